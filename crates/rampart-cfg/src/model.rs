@@ -1,0 +1,340 @@
+//! The typed configuration model: what the parser produces and the daemon consumes.
+//!
+//! Everything here is resolved: `defaults` are already applied to each proxy, durations
+//! are `Duration`s, addresses are parsed, file contents (`errorfile`, `http-request
+//! return file`) are loaded, and cross references (`default_backend`, `use_backend`) are
+//! indices into [`Config::proxies`]. HAProxy counterparts: `struct proxy`
+//! (include/haproxy/proxy-t.h), `struct server` (server-t.h), `struct global` (global-t.h).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::span::Span;
+
+/// A whole configuration (one generation).
+#[derive(Debug, Clone, Default)]
+pub struct Config {
+    pub global: Global,
+    /// Frontends, backends and listens in file order. A `listen` is one proxy with both
+    /// capabilities.
+    pub proxies: Vec<Proxy>,
+}
+
+impl Config {
+    /// Index of the proxy with this name and capability.
+    pub fn find_backend(&self, name: &str) -> Option<usize> {
+        self.proxies.iter().position(|p| p.cap.backend && p.name == name)
+    }
+}
+
+/// The `global` section.
+#[derive(Debug, Clone)]
+pub struct Global {
+    pub daemon: bool,
+    /// `nbthread`; `None` means one thread per CPU the process may use.
+    pub nbthread: Option<usize>,
+    /// `maxconn`; `None` means derived from the fd limit as HAProxy does.
+    pub maxconn: Option<u32>,
+    pub pidfile: Option<PathBuf>,
+    pub ulimit_n: Option<u64>,
+    pub user: Option<String>,
+    pub group: Option<String>,
+    pub uid: Option<u32>,
+    pub gid: Option<u32>,
+    pub chroot: Option<PathBuf>,
+    /// `tune.bufsize` (default 16384).
+    pub bufsize: usize,
+    /// `tune.maxrewrite` (default 1024): the part of a buffer kept free for header edits.
+    pub maxrewrite: usize,
+    pub hard_stop_after: Option<Duration>,
+    pub quiet: bool,
+    pub master_worker: bool,
+    /// `log` lines, kept for the logging issue.
+    pub logs: Vec<LogTarget>,
+    /// `stats socket` lines, kept for the runtime-API issue.
+    pub stats_sockets: Vec<StatsSocket>,
+    pub span: Span,
+}
+
+impl Default for Global {
+    fn default() -> Self {
+        Global {
+            daemon: false,
+            nbthread: None,
+            maxconn: None,
+            pidfile: None,
+            ulimit_n: None,
+            user: None,
+            group: None,
+            uid: None,
+            gid: None,
+            chroot: None,
+            bufsize: 16384,
+            maxrewrite: 1024,
+            hard_stop_after: None,
+            quiet: false,
+            master_worker: false,
+            logs: Vec::new(),
+            stats_sockets: Vec::new(),
+            span: Span::default(),
+        }
+    }
+}
+
+/// A `log` line: the words after `log`, kept verbatim until the logging issue.
+#[derive(Debug, Clone)]
+pub struct LogTarget {
+    pub args: Vec<String>,
+    pub span: Span,
+}
+
+/// A `stats socket <addr> [options]` line.
+#[derive(Debug, Clone)]
+pub struct StatsSocket {
+    pub addr: ListenAddr,
+    /// Remaining words (`mode`, `level`, `expose-fd listeners`, ...), parsed by the CLI issue.
+    pub options: Vec<String>,
+    pub span: Span,
+}
+
+/// What a proxy section can do: `frontend` = front only, `backend` = back only, `listen` = both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Cap {
+    pub frontend: bool,
+    pub backend: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    #[default]
+    Tcp,
+    Http,
+}
+
+/// One `frontend`, `backend` or `listen` section, with its `defaults` applied.
+#[derive(Debug, Clone)]
+pub struct Proxy {
+    pub name: String,
+    pub cap: Cap,
+    pub mode: Mode,
+    pub binds: Vec<Bind>,
+    /// Frontend `maxconn` (HAProxy default when unset: the global maxconn).
+    pub maxconn: Option<u32>,
+    pub default_backend: Option<BackendRef>,
+    pub use_backends: Vec<UseBackend>,
+    pub servers: Vec<Server>,
+    pub balance: Balance,
+    pub timeouts: Timeouts,
+    pub options: ProxyOptions,
+    pub http_reuse: HttpReuse,
+    /// `retries` (default 3): connection attempts after the first one.
+    pub retries: u32,
+    /// `errorfile <code> <file>`: the file's raw bytes (a complete HTTP response).
+    pub errorfiles: Vec<(u16, Vec<u8>)>,
+    pub http_request_rules: Vec<HttpRequestRule>,
+    pub span: Span,
+}
+
+/// A backend named by a frontend; `index` is filled by the cross-reference check.
+#[derive(Debug, Clone)]
+pub struct BackendRef {
+    pub name: String,
+    /// Index into [`Config::proxies`]; valid after a successful parse.
+    pub index: usize,
+    pub span: Span,
+}
+
+/// `use_backend <name> [if|unless <cond>]`.
+#[derive(Debug, Clone)]
+pub struct UseBackend {
+    pub backend: BackendRef,
+    pub cond: Option<Condition>,
+}
+
+/// An `if`/`unless` condition, held as words until the ACL issue compiles it.
+#[derive(Debug, Clone)]
+pub struct Condition {
+    /// `true` for `unless`.
+    pub negate: bool,
+    pub words: Vec<String>,
+    pub span: Span,
+}
+
+/// `timeout ...` values; `None` = unset (no timeout).
+#[derive(Debug, Clone, Default)]
+pub struct Timeouts {
+    pub client: Option<Duration>,
+    pub server: Option<Duration>,
+    pub connect: Option<Duration>,
+    pub http_request: Option<Duration>,
+    pub http_keep_alive: Option<Duration>,
+    pub queue: Option<Duration>,
+    pub tunnel: Option<Duration>,
+    pub client_fin: Option<Duration>,
+    pub server_fin: Option<Duration>,
+    pub check: Option<Duration>,
+}
+
+/// The HTTP connection mode of a proxy (`option http-keep-alive|http-server-close|httpclose`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HttpConnMode {
+    #[default]
+    KeepAlive,
+    ServerClose,
+    Close,
+}
+
+/// `option forwardfor [except <net>] [header <name>] [if-none]`.
+#[derive(Debug, Clone)]
+pub struct ForwardFor {
+    pub except: Option<IpNet>,
+    /// Header name (default `x-forwarded-for`).
+    pub header: String,
+    pub if_none: bool,
+}
+
+/// An address with a prefix length, for `except <net>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IpNet {
+    pub addr: std::net::IpAddr,
+    pub prefix: u8,
+}
+
+impl IpNet {
+    pub fn contains(&self, ip: std::net::IpAddr) -> bool {
+        use std::net::IpAddr;
+        match (self.addr, ip) {
+            (IpAddr::V4(net), IpAddr::V4(ip)) => {
+                let bits = u32::from(self.prefix.min(32));
+                let mask = if bits == 0 { 0 } else { u32::MAX << (32 - bits) };
+                u32::from(net) & mask == u32::from(ip) & mask
+            }
+            (IpAddr::V6(net), IpAddr::V6(ip)) => {
+                let bits = u32::from(self.prefix.min(128));
+                let mask = if bits == 0 { 0 } else { u128::MAX << (128 - bits) };
+                u128::from(net) & mask == u128::from(ip) & mask
+            }
+            _ => false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ProxyOptions {
+    pub httplog: bool,
+    pub tcplog: bool,
+    pub dontlognull: bool,
+    pub forwardfor: Option<ForwardFor>,
+    pub http_conn_mode: HttpConnMode,
+    pub redispatch: bool,
+    pub abortonclose: bool,
+}
+
+/// `http-reuse`; HAProxy's default is `safe`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HttpReuse {
+    Never,
+    #[default]
+    Safe,
+    Aggressive,
+    Always,
+}
+
+/// `balance`; only the algorithms of this issue, others are rejected as not supported yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Balance {
+    #[default]
+    RoundRobin,
+    StaticRr,
+}
+
+/// A `bind` line: one or more addresses and its options.
+#[derive(Debug, Clone)]
+pub struct Bind {
+    /// Every address the line expands to (comma lists and port ranges expanded).
+    pub addrs: Vec<ListenAddr>,
+    pub name: Option<String>,
+    pub span: Span,
+}
+
+/// A listening address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ListenAddr {
+    /// `ip:port`, `*:port`, `:::port`, `ipv4@...`, `ipv6@...`.
+    Inet(SocketAddr),
+    /// `unix@/path` or `/path`.
+    Unix(PathBuf),
+    /// `fd@N`: an inherited, already listening socket (VTest, reloads).
+    Fd(i32),
+}
+
+/// A server address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerAddr {
+    Inet(SocketAddr),
+    Unix(PathBuf),
+}
+
+/// `server <name> <addr> [options]` with `default-server` applied.
+#[derive(Debug, Clone)]
+pub struct Server {
+    pub name: String,
+    pub addr: ServerAddr,
+    /// `weight` 0..=256, default 1.
+    pub weight: u32,
+    /// `maxconn`, `None` = unlimited.
+    pub maxconn: Option<u32>,
+    pub backup: bool,
+    pub disabled: bool,
+    /// Health-check settings, parsed and kept for the health-check issue.
+    pub check: CheckOptions,
+    pub span: Span,
+}
+
+/// `check`, `inter`, `rise`, `fall`, ... as written on a `server` line.
+#[derive(Debug, Clone, Default)]
+pub struct CheckOptions {
+    pub enabled: bool,
+    pub inter: Option<Duration>,
+    pub fastinter: Option<Duration>,
+    pub downinter: Option<Duration>,
+    pub rise: Option<u32>,
+    pub fall: Option<u32>,
+    pub port: Option<u16>,
+    pub addr: Option<String>,
+}
+
+/// One `http-request` rule.
+#[derive(Debug, Clone)]
+pub struct HttpRequestRule {
+    pub action: HttpRequestAction,
+    pub cond: Option<Condition>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone)]
+pub enum HttpRequestAction {
+    /// `http-request return ...`
+    Return(ReturnSpec),
+}
+
+/// `return status <code> [content-type <type>] [string|file|lf-string ...] [hdr <n> <v>]...`
+#[derive(Debug, Clone)]
+pub struct ReturnSpec {
+    /// Default 200.
+    pub status: u16,
+    pub content_type: Option<String>,
+    pub body: ReturnBody,
+    pub headers: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone)]
+pub enum ReturnBody {
+    None,
+    /// `string <text>` or `file <path>` (already read).
+    Bytes(Vec<u8>),
+    /// `lf-string <fmt>`: a log-format string. Only literal text (no `%` variables) is
+    /// supported until the log-format issue; the parser rejects anything else.
+    LogFormat(String),
+}
