@@ -20,3 +20,69 @@ pub use diag::{Diag, Diags, Level};
 pub use lexer::LexCtx;
 pub use model::Config;
 pub use span::Span;
+
+use std::path::{Path, PathBuf};
+
+/// The result of loading a configuration: the model when there was no alert, and every
+/// diagnostic (warnings are reported even on success).
+#[derive(Debug)]
+pub struct Loaded {
+    pub config: Option<Config>,
+    pub diags: Diags,
+}
+
+/// Loads configuration files in order; a directory contributes its `*.cfg` files in
+/// lexical order (as `haproxy -f <dir>`).
+pub fn load_files(paths: &[PathBuf], ctx: &LexCtx<'_>) -> Loaded {
+    let mut diags = Diags::default();
+    let mut texts = Vec::new();
+    for path in paths {
+        for file in expand_path(path, &mut diags) {
+            match std::fs::read_to_string(&file) {
+                Ok(text) => texts.push((file.display().to_string(), text)),
+                Err(e) => diags.push(Diag::alert(None, format!("Could not open configuration file {} : {}", file.display(), e))),
+            }
+        }
+    }
+    if diags.has_alerts() {
+        return Loaded { config: None, diags };
+    }
+    parse_texts(&texts, ctx, diags)
+}
+
+/// Parses one configuration given as text (`name` is used in diagnostics).
+pub fn parse_str(name: &str, text: &str, ctx: &LexCtx<'_>) -> Loaded {
+    parse_texts(&[(name.to_owned(), text.to_owned())], ctx, Diags::default())
+}
+
+fn expand_path(path: &Path, diags: &mut Diags) -> Vec<PathBuf> {
+    if !path.is_dir() {
+        return vec![path.to_path_buf()];
+    }
+    match std::fs::read_dir(path) {
+        Ok(rd) => {
+            let mut files: Vec<PathBuf> = rd
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "cfg") && p.is_file())
+                .collect();
+            files.sort();
+            files
+        }
+        Err(e) => {
+            diags.push(Diag::alert(None, format!("Could not open configuration directory {} : {}", path.display(), e)));
+            Vec::new()
+        }
+    }
+}
+
+fn parse_texts(texts: &[(String, String)], ctx: &LexCtx<'_>, mut diags: Diags) -> Loaded {
+    let mut lines = Vec::new();
+    for (name, text) in texts {
+        let file: std::sync::Arc<str> = name.as_str().into();
+        lines.extend(lexer::lex(&file, text, ctx, &mut diags));
+    }
+    // Placeholder until the section parser lands.
+    let _ = lines;
+    let config = if diags.has_alerts() { None } else { Some(Config::default()) };
+    Loaded { config, diags }
+}
