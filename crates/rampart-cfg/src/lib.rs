@@ -40,7 +40,8 @@ pub fn load_files(paths: &[PathBuf], ctx: &LexCtx<'_>) -> Loaded {
         for file in expand_path(path, &mut diags) {
             match std::fs::read_to_string(&file) {
                 Ok(text) => texts.push((file.display().to_string(), text)),
-                Err(e) => diags.push(Diag::alert(None, format!("Could not open configuration file {} : {}", file.display(), e))),
+                Err(e) => diags
+                    .push(Diag::alert(None, format!("Could not open configuration file {} : {}", file.display(), e))),
             }
         }
     }

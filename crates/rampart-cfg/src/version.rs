@@ -14,6 +14,20 @@ pub const FEATURES: &[&str] = &["ACCEPT4", "EPOLL", "GETADDRINFO", "LINUX_SPLICE
 
 /// HAProxy features rampart does not have yet (shown as `-NAME` by `-vv`).
 pub const MISSING_FEATURES: &[&str] = &[
-    "51DEGREES", "DEVICEATLAS", "LUA", "OPENSSL", "OT", "PCRE", "PCRE2", "PCRE2_JIT", "PROMEX", "QUIC", "SLZ", "SYSTEMD",
-    "TFO", "TPROXY", "WURFL", "ZLIB",
+    "51DEGREES",
+    "DEVICEATLAS",
+    "LUA",
+    "OPENSSL",
+    "OT",
+    "PCRE",
+    "PCRE2",
+    "PCRE2_JIT",
+    "PROMEX",
+    "QUIC",
+    "SLZ",
+    "SYSTEMD",
+    "TFO",
+    "TPROXY",
+    "WURFL",
+    "ZLIB",
 ];
