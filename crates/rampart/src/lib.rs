@@ -1,15 +1,30 @@
 //! rampart: an HAProxy-compatible TCP and HTTP/1 load balancer.
 //!
 //! Modules, in the order a connection meets them (DESIGN.md, STYLE.md):
-//! - `cli`, `process`: haproxy-compatible command line; daemon, pidfile, limits, privileges
 //! - `worker`: one current-thread runtime per thread, signals, soft stop
-//! - `listener`: bind / adopt listening sockets, accept loop, maxconn
-//! - `proxy`: runtime frontends and backends built from the configuration model
+//! - `listener`: bind / adopt listening sockets, accept loop, maxconn, pause
+//! - `session`: one client connection: its maxconn slot, the mux that serves it
 //! - `mux`: per-connection drivers: `h1` (HTTP/1), `pt` (TCP passthrough)
-//! - `stream`: one request/response exchange through the analysers
+//! - `stream`: one HTTP request/response exchange through the analysers
+//! - `http`: message heads on their way out (rewrites, Connection header)
 //! - `backend`, `lb`, `conn_pool`: pick a server, connect or reuse, retry
+//! - `proxy`: runtime frontends and backends built from the configuration model
 //! - `errors`: HAProxy's synthetic responses (400, 408, 502, 503, 504 ...)
-//! - `buf`: per-thread buffer pool
+//! - `io`, `splice`, `buf`: socket primitives, zero-copy forwarding, buffer pool
+//! - `sys`: the few system-call wrappers that need `unsafe`
 
+pub mod backend;
+pub mod buf;
+pub mod conn_pool;
+pub mod errors;
+pub mod http;
+pub mod io;
+pub mod lb;
 pub mod listener;
+pub mod mux;
+pub mod proxy;
+pub mod session;
+pub mod splice;
+pub mod stream;
+mod sys;
 pub mod worker;

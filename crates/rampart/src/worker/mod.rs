@@ -1,12 +1,22 @@
 //! Worker: `nbthread` OS threads, each running a single-threaded tokio runtime that
-//! accepts on its own listening sockets and serves the connections it accepted.
-//! Signals: SIGTERM/SIGINT stop now, SIGUSR1 soft stop, SIGTTOU/SIGTTIN pause/resume.
+//! accepts on its own listening sockets and serves the connections it accepted (no
+//! work stealing, no lock on the request path). The main thread handles signals:
+//! SIGTERM/SIGINT stop now, SIGUSR1 soft stop (stop accepting, finish exchanges,
+//! exit when the last connection closed or after `hard-stop-after`), SIGTTOU/SIGTTIN
+//! pause/resume the listeners. HAProxy counterpart: haproxy.c (run_poll_loop,
+//! signal handlers), thread.c.
 
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Duration;
 
-use rampart_cfg::Config;
+use tokio::signal::unix::{signal, SignalKind};
+use tokio::sync::watch;
 
-use crate::listener::Listeners;
+use crate::conn_pool;
+use crate::listener::accept::{self, ListenState};
+use crate::listener::{Listeners, ThreadSocket};
+use crate::proxy::Runtime;
 
 /// Process-wide settings decided by the command line and `global`.
 #[derive(Debug, Clone)]
@@ -14,9 +24,114 @@ pub struct Settings {
     pub nbthread: usize,
     /// Effective global maxconn.
     pub maxconn: u32,
+    /// `hard-stop-after`: the longest a soft stop may take.
+    pub hard_stop_after: Option<Duration>,
 }
 
 /// Runs the worker until it stops; returns the process exit status.
-pub fn run(_cfg: Arc<Config>, _listeners: Listeners, _settings: Settings) -> i32 {
-    0
+pub fn run(rt: Arc<Runtime>, listeners: Listeners, settings: Settings) -> i32 {
+    let nbthread = settings.nbthread.max(1);
+    let per_thread = match listeners.into_threads(nbthread) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("[ALERT]    ({}) : cannot share listening sockets between threads: {e}", std::process::id());
+            return 1;
+        }
+    };
+    let (state_tx, state_rx) = watch::channel(ListenState::Running);
+    for (t, socks) in per_thread.into_iter().enumerate() {
+        let (rt, state_rx) = (rt.clone(), state_rx.clone());
+        let spawned = std::thread::Builder::new().name(format!("rampart-{}", t + 1)).spawn(move || {
+            thread_main(socks, rt, state_rx);
+        });
+        if let Err(e) = spawned {
+            eprintln!("[ALERT]    ({}) : cannot start thread {}: {e}", std::process::id(), t + 1);
+            return 1;
+        }
+    }
+    let main = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("[ALERT]    ({}) : cannot start the signal handler: {e}", std::process::id());
+            return 1;
+        }
+    };
+    main.block_on(handle_signals(rt, state_tx, settings.hard_stop_after))
+}
+
+/// One worker thread: its accept loops and its idle-pool purge, forever (the process
+/// exits from the main thread).
+fn thread_main(socks: Vec<ThreadSocket>, rt: Arc<Runtime>, state_rx: watch::Receiver<ListenState>) {
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("[ALERT]    ({}) : cannot start a thread's event loop: {e}", std::process::id());
+            std::process::exit(1);
+        }
+    };
+    runtime.block_on(async move {
+        for sock in socks {
+            tokio::spawn(accept::run(sock, rt.clone(), state_rx.clone()));
+        }
+        loop {
+            tokio::time::sleep(conn_pool::PURGE_DELAY).await;
+            conn_pool::purge();
+        }
+    });
+}
+
+/// Waits for signals and acts on them; returns the exit status.
+async fn handle_signals(rt: Arc<Runtime>, state: watch::Sender<ListenState>, hard_stop_after: Option<Duration>) -> i32 {
+    let (Ok(mut term), Ok(mut int), Ok(mut usr1), Ok(mut ttou), Ok(mut ttin)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::user_defined1()),
+        signal(SignalKind::from_raw(libc::SIGTTOU)),
+        signal(SignalKind::from_raw(libc::SIGTTIN)),
+    ) else {
+        eprintln!("[ALERT]    ({}) : cannot install signal handlers", std::process::id());
+        return 1;
+    };
+    loop {
+        tokio::select! {
+            _ = term.recv() => return 0,
+            _ = int.recv() => return 0,
+            _ = usr1.recv() => break,
+            _ = ttou.recv() => { let _ = state.send(ListenState::Paused); }
+            _ = ttin.recv() => { let _ = state.send(ListenState::Running); }
+        }
+    }
+    // Soft stop: no new connection, idle keep-alive connections close, exchanges in
+    // flight finish (their responses announce the close).
+    rt.global.stopping.store(true, Ordering::SeqCst);
+    rt.global.stop_notify.notify_waiters();
+    let _ = state.send(ListenState::Stopped);
+    let drained = wait_for_last_connection(&rt);
+    let hard_stop = async {
+        match hard_stop_after {
+            Some(d) => tokio::time::sleep(d).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = drained => 0,
+        _ = hard_stop => 0,
+        _ = term.recv() => 0,
+        _ = int.recv() => 0,
+    }
+}
+
+/// Resolves once no client connection is left.
+async fn wait_for_last_connection(rt: &Runtime) {
+    loop {
+        let released = rt.global.conn_released.notified();
+        tokio::pin!(released);
+        released.as_mut().enable();
+        if rt.global.cur_conns.load(Ordering::SeqCst) == 0 {
+            return;
+        }
+        // The notification covers the usual case; the tick covers a release racing
+        // with the stop flag being set.
+        let _ = tokio::time::timeout(Duration::from_millis(100), released).await;
+    }
 }

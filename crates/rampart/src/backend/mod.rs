@@ -1,0 +1,185 @@
+//! Pick a server, then reuse an idle connection to it or open a new one, retrying as
+//! `retries` and `option redispatch` say.
+//! HAProxy counterpart: backend.c (assign_server, connect_server, the connection
+//! retry logic of back_handle_st_cer), queue.c (not yet: a full server is skipped).
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::{TcpSocket, TcpStream};
+
+use crate::conn_pool;
+use crate::io::idle_conn_alive;
+use crate::proxy::{ProxyRt, Runtime, ServerRt};
+
+/// A server connection in use by one stream; counts against the server's `maxconn`
+/// until dropped or parked again.
+#[derive(Debug)]
+pub struct ServerConn {
+    pub stream: TcpStream,
+    /// Index of the server in its backend.
+    pub srv: usize,
+    /// Requests this connection carried before the current one.
+    pub uses: u32,
+    /// Whether it came from the idle pool (its failure before any response byte
+    /// allows a transparent retry on a new connection).
+    pub from_pool: bool,
+    _busy: Busy,
+}
+
+/// Holds one unit of a server's `cur_conns`.
+#[derive(Debug)]
+struct Busy {
+    rt: Arc<Runtime>,
+    be: usize,
+    srv: usize,
+}
+
+impl Busy {
+    fn new(rt: &Arc<Runtime>, be: usize, srv: usize) -> Busy {
+        rt.proxies[be].be.servers[srv].cur_conns.fetch_add(1, Ordering::Relaxed);
+        Busy { rt: rt.clone(), be, srv }
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.rt.proxies[self.be].be.servers[self.srv].cur_conns.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl ServerConn {
+    /// Parks the connection in this thread's idle pool for later requests.
+    pub fn park(self, rt: &Runtime, be: usize) {
+        let key = rt.proxies[be].be.servers[self.srv].pool_key;
+        conn_pool::put(key, self.stream, self.uses + 1);
+    }
+}
+
+/// Why no server connection could be had.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnectError {
+    /// No usable server in the backend (all disabled or full): 503.
+    NoServer,
+    /// Every attempt failed: 503 (HAProxy answers 503 after the retries, whatever the cause).
+    Failed,
+}
+
+/// Which idle connections a request may take (the `http-reuse` decision).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reuse {
+    /// Always open a new connection.
+    No,
+    /// Take an idle connection that carried at least this many requests.
+    MinUses(u32),
+}
+
+/// Picks a server of backend `be` with its load-balancing algorithm. Backup servers
+/// are used only when no active server is usable (the first usable one, as HAProxy
+/// does without `option allbackups`). `avoid` is skipped when another server is usable.
+pub fn pick_server(be: &ProxyRt, avoid: Option<usize>) -> Option<usize> {
+    let servers = &be.be.servers;
+    let active = |i: usize| !servers[i].backup && servers[i].usable();
+    if let Some(avoid) = avoid {
+        if let Some(s) = be.be.lb.pick(|i| i != avoid && active(i)) {
+            return Some(s);
+        }
+    }
+    be.be.lb.pick(active).or_else(|| servers.iter().position(|s| s.backup && s.usable()))
+}
+
+/// Gets a connection to a server of backend `be`: an idle one when `reuse` allows, or a
+/// new one, with `retries` further attempts (the last one on another server with
+/// `option redispatch`), waiting MIN(1s, timeout connect) before retrying the same
+/// server after an immediate failure.
+pub async fn connect(rt: &Arc<Runtime>, be_idx: usize, reuse: Reuse) -> Result<ServerConn, ConnectError> {
+    let be = &rt.proxies[be_idx];
+    let mut srv = pick_server(be, None).ok_or(ConnectError::NoServer)?;
+    if let Reuse::MinUses(min) = reuse {
+        if let Some(conn) = take_idle(rt, be_idx, srv, min) {
+            return Ok(conn);
+        }
+    }
+    let attempts = be.retries + 1;
+    for attempt in 1..=attempts {
+        let server = &be.be.servers[srv];
+        match connect_addr(server.addr, be.timeouts.connect).await {
+            Ok(stream) => {
+                return Ok(ServerConn { stream, srv, uses: 0, from_pool: false, _busy: Busy::new(rt, be_idx, srv) })
+            }
+            Err(timed_out) if attempt < attempts => {
+                let redispatch = be.redispatch && attempt + 1 == attempts;
+                let next = if redispatch { pick_server(be, Some(srv)).unwrap_or(srv) } else { srv };
+                if next == srv && !timed_out {
+                    tokio::time::sleep(turnaround(be.timeouts.connect)).await;
+                }
+                srv = next;
+            }
+            Err(_) => {}
+        }
+    }
+    Err(ConnectError::Failed)
+}
+
+/// Opens a new connection to the same server after a reused one failed before any
+/// response byte (no retry count is consumed, as the failure was the pool's).
+pub async fn reconnect(rt: &Arc<Runtime>, be_idx: usize, srv: usize) -> Result<ServerConn, ConnectError> {
+    let be = &rt.proxies[be_idx];
+    match connect_addr(be.be.servers[srv].addr, be.timeouts.connect).await {
+        Ok(stream) => Ok(ServerConn { stream, srv, uses: 0, from_pool: false, _busy: Busy::new(rt, be_idx, srv) }),
+        Err(_) => connect(rt, be_idx, Reuse::No).await,
+    }
+}
+
+fn take_idle(rt: &Arc<Runtime>, be_idx: usize, srv: usize, min_uses: u32) -> Option<ServerConn> {
+    let server: &ServerRt = &rt.proxies[be_idx].be.servers[srv];
+    while let Some(idle) = conn_pool::take(server.pool_key, min_uses) {
+        if idle_conn_alive(&idle.stream) {
+            return Some(ServerConn {
+                stream: idle.stream,
+                srv,
+                uses: idle.uses,
+                from_pool: true,
+                _busy: Busy::new(rt, be_idx, srv),
+            });
+        }
+    }
+    None
+}
+
+/// HAProxy's turn-around before retrying the same server: MIN(1s, timeout connect).
+fn turnaround(connect: Option<Duration>) -> Duration {
+    connect.map_or(Duration::from_secs(1), |c| c.min(Duration::from_secs(1)))
+}
+
+/// One connection attempt. `Err(true)` when it timed out.
+async fn connect_addr(addr: SocketAddr, timeout: Option<Duration>) -> Result<TcpStream, bool> {
+    let attempt = async {
+        let sock = if addr.is_ipv4() { TcpSocket::new_v4()? } else { TcpSocket::new_v6()? };
+        sock.set_nodelay(true)?;
+        sock.connect(addr).await
+    };
+    let res: io::Result<TcpStream> = match timeout {
+        Some(d) => match tokio::time::timeout(d, attempt).await {
+            Ok(r) => r,
+            Err(_) => return Err(true),
+        },
+        None => attempt.await,
+    };
+    res.map_err(|_| false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn turnaround_is_capped_by_connect_timeout() {
+        assert_eq!(turnaround(None), Duration::from_secs(1));
+        assert_eq!(turnaround(Some(Duration::from_millis(200))), Duration::from_millis(200));
+        assert_eq!(turnaround(Some(Duration::from_secs(5))), Duration::from_secs(1));
+    }
+}

@@ -1,0 +1,83 @@
+//! Idle server connections, per thread and per server, with no lock: a connection is
+//! only ever used by the thread that created it. Most recently used first, so the
+//! warmest connections are reused and the others age out.
+//! HAProxy counterpart: the idle/safe connection lists of server.c and backend.c
+//! (`http-reuse`), `pool-purge-delay`.
+
+use std::cell::RefCell;
+use std::time::Duration;
+
+use tokio::net::TcpStream;
+
+/// Idle connections kept per server per thread.
+const MAX_IDLE_PER_SERVER: usize = 256;
+/// Idle connections not reused for this long are closed (HAProxy `pool-purge-delay`).
+pub const PURGE_DELAY: Duration = Duration::from_secs(5);
+
+/// A connection waiting in the pool.
+#[derive(Debug)]
+pub struct IdleConn {
+    pub stream: TcpStream,
+    /// The purge round during which it was put back.
+    round: u64,
+    /// Requests this connection has carried (`http-reuse aggressive` wants at least 2:
+    /// a connection that was already reused once).
+    pub uses: u32,
+}
+
+#[derive(Default)]
+struct Pool {
+    /// Indexed by `ServerRt::pool_key`.
+    servers: Vec<Vec<IdleConn>>,
+    round: u64,
+}
+
+thread_local! {
+    static POOL: RefCell<Pool> = RefCell::new(Pool::default());
+}
+
+/// Takes the most recently parked idle connection to server `key`, if any.
+/// Only connections that carried at least `min_uses` requests are considered.
+pub fn take(key: usize, min_uses: u32) -> Option<IdleConn> {
+    POOL.with(|p| {
+        let mut p = p.borrow_mut();
+        let list = p.servers.get_mut(key)?;
+        let pos = list.iter().rposition(|c| c.uses >= min_uses)?;
+        Some(list.remove(pos))
+    })
+}
+
+/// Parks a connection for reuse. When the pool for that server is full the oldest
+/// idle connection is closed.
+pub fn put(key: usize, stream: TcpStream, uses: u32) {
+    POOL.with(|p| {
+        let mut p = p.borrow_mut();
+        let round = p.round;
+        if p.servers.len() <= key {
+            p.servers.resize_with(key + 1, Vec::new);
+        }
+        let list = &mut p.servers[key];
+        if list.len() >= MAX_IDLE_PER_SERVER {
+            list.remove(0);
+        }
+        list.push(IdleConn { stream, round, uses });
+    })
+}
+
+/// Closes the connections that stayed idle for a whole purge round. Called every
+/// [`PURGE_DELAY`] by each thread.
+pub fn purge() {
+    POOL.with(|p| {
+        let mut p = p.borrow_mut();
+        let cutoff = p.round;
+        for list in &mut p.servers {
+            list.retain(|c| c.round >= cutoff);
+        }
+        p.round += 1;
+    })
+}
+
+/// Idle connections of this thread to server `key` (for tests and stats).
+pub fn idle_count(key: usize) -> usize {
+    POOL.with(|p| p.borrow().servers.get(key).map_or(0, Vec::len))
+}

@@ -1,0 +1,141 @@
+//! Socket I/O shared by the muxes: one trait over TCP and unix streams, and the few
+//! waiting primitives every side uses (read some with a timeout, write all with a
+//! timeout, splice through a pipe).
+//!
+//! PERF: every operation first tries the system call directly and only arms a timer
+//! when it would block, so a request whose bytes are already there costs no timer.
+
+use std::future::Future;
+use std::io;
+use std::os::fd::{AsFd, AsRawFd};
+use std::time::Duration;
+
+use tokio::io::Interest;
+use tokio::net::{TcpStream, UnixStream};
+
+/// What the proxy needs from a connected stream socket.
+pub trait Sock: AsFd + AsRawFd + Send + Sync + Unpin + 'static {
+    fn readable(&self) -> impl Future<Output = io::Result<()>> + Send;
+    fn writable(&self) -> impl Future<Output = io::Result<()>> + Send;
+    fn try_read_buf(&self, buf: &mut Vec<u8>) -> io::Result<usize>;
+    fn try_write(&self, buf: &[u8]) -> io::Result<usize>;
+    fn try_io<R>(&self, interest: Interest, f: impl FnOnce() -> io::Result<R>) -> io::Result<R>;
+    fn poll_read_ready(&self, cx: &mut std::task::Context<'_>) -> std::task::Poll<io::Result<()>>;
+}
+
+macro_rules! impl_sock {
+    ($t:ty) => {
+        impl Sock for $t {
+            fn readable(&self) -> impl Future<Output = io::Result<()>> + Send {
+                <$t>::readable(self)
+            }
+            fn writable(&self) -> impl Future<Output = io::Result<()>> + Send {
+                <$t>::writable(self)
+            }
+            fn try_read_buf(&self, buf: &mut Vec<u8>) -> io::Result<usize> {
+                <$t>::try_read_buf(self, buf)
+            }
+            fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+                <$t>::try_write(self, buf)
+            }
+            fn try_io<R>(&self, interest: Interest, f: impl FnOnce() -> io::Result<R>) -> io::Result<R> {
+                <$t>::try_io(self, interest, f)
+            }
+            fn poll_read_ready(&self, cx: &mut std::task::Context<'_>) -> std::task::Poll<io::Result<()>> {
+                <$t>::poll_read_ready(self, cx)
+            }
+        }
+    };
+}
+impl_sock!(TcpStream);
+impl_sock!(UnixStream);
+
+/// Why an I/O step did not complete.
+#[derive(Debug, thiserror::Error)]
+pub enum IoError {
+    /// The timeout of this phase expired.
+    #[error("timeout")]
+    Timeout,
+    /// The peer closed (read returned 0) before what was expected arrived.
+    #[error("connection closed by peer")]
+    Closed,
+    #[error(transparent)]
+    Io(#[from] io::Error),
+}
+
+/// Runs `fut` under an optional timeout.
+pub async fn with_timeout<T>(d: Option<Duration>, fut: impl Future<Output = io::Result<T>>) -> Result<T, IoError> {
+    match d {
+        None => Ok(fut.await?),
+        Some(d) => match tokio::time::timeout(d, fut).await {
+            Ok(r) => Ok(r?),
+            Err(_) => Err(IoError::Timeout),
+        },
+    }
+}
+
+/// Reads what is available into the spare capacity of `buf` (at least one byte, or
+/// `Ok(0)` at end of stream), waiting at most `timeout` for it.
+pub async fn read_some<S: Sock>(s: &S, buf: &mut Vec<u8>, timeout: Option<Duration>) -> Result<usize, IoError> {
+    if buf.len() == buf.capacity() {
+        buf.reserve(4096);
+    }
+    loop {
+        match s.try_read_buf(buf) {
+            Ok(n) => return Ok(n),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => with_timeout(timeout, s.readable()).await?,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+/// Writes all of `data`, waiting at most `timeout` each time the peer does not read.
+pub async fn write_all<S: Sock>(s: &S, mut data: &[u8], timeout: Option<Duration>) -> Result<(), IoError> {
+    while !data.is_empty() {
+        match s.try_write(data) {
+            Ok(0) => return Err(IoError::Closed),
+            Ok(n) => data = &data[n..],
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => with_timeout(timeout, s.writable()).await?,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
+
+/// Half-closes the write side (sends FIN).
+pub fn shutdown_write<S: Sock>(s: &S) {
+    let _ = nix::sys::socket::shutdown(s.as_raw_fd(), nix::sys::socket::Shutdown::Write);
+}
+
+/// Whether the socket has a pending event (data, FIN or error) already seen by the
+/// event loop, without a system call. Used to discard dead idle server connections.
+pub fn has_pending_event<S: Sock>(s: &S) -> bool {
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    s.poll_read_ready(&mut cx).is_ready()
+}
+
+/// Forgets the read readiness the event loop recorded, without a system call, so that
+/// [`has_pending_event`] later reports only events that arrive after this point.
+/// Call it right after a message was read completely (no await in between): an event
+/// that arrives later sets the readiness again, and a seen FIN (read-closed) is never
+/// cleared by tokio.
+pub fn clear_read_readiness<S: Sock>(s: &S) {
+    let _ = s.try_io(Interest::READABLE, || Err::<(), _>(io::ErrorKind::WouldBlock.into()));
+}
+
+/// Confirms that an idle connection is still usable: no pending event, or a pending
+/// event that turns out to be nothing (`EAGAIN`). Data or FIN mean it must be dropped.
+pub fn idle_conn_alive<S: Sock>(s: &S) -> bool {
+    if !has_pending_event(s) {
+        return true;
+    }
+    let mut probe = [0u8; 1];
+    match s.try_io(Interest::READABLE, || {
+        nix::sys::socket::recv(s.as_raw_fd(), &mut probe, nix::sys::socket::MsgFlags::MSG_PEEK).map_err(io::Error::from)
+    }) {
+        Err(e) => e.kind() == io::ErrorKind::WouldBlock,
+        Ok(_) => false,
+    }
+}

@@ -1,0 +1,87 @@
+//! One client connection's life: its slot under the global and frontend `maxconn`,
+//! its addresses, and the mux that serves it (HTTP/1 or TCP passthrough).
+//! HAProxy counterpart: session.c.
+
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use rampart_cfg::model::Mode;
+
+use crate::io::Sock;
+use crate::mux;
+use crate::proxy::Runtime;
+
+/// A client connection and where it came in.
+#[derive(Debug)]
+pub struct Session {
+    pub rt: Arc<Runtime>,
+    /// Index of the frontend that accepted it.
+    pub fe: usize,
+    /// Client address (`None` for unix sockets).
+    pub peer: Option<SocketAddr>,
+    _slot: ConnSlot,
+}
+
+impl Session {
+    pub fn new(rt: Arc<Runtime>, fe: usize, peer: Option<SocketAddr>, slot: ConnSlot) -> Session {
+        Session { rt, fe, peer, _slot: slot }
+    }
+}
+
+/// Serves a freshly accepted connection until it closes.
+pub async fn serve<S: Sock>(sock: S, sess: Session) {
+    match sess.rt.proxies[sess.fe].mode {
+        Mode::Http => mux::h1::serve(sock, sess).await,
+        Mode::Tcp => mux::pt::serve(sock, sess).await,
+    }
+}
+
+/// One connection counted against the global and the frontend `maxconn`; released on
+/// drop, waking accept loops paused at the limit.
+#[derive(Debug)]
+pub struct ConnSlot {
+    rt: Arc<Runtime>,
+    fe: usize,
+}
+
+impl ConnSlot {
+    /// Takes a slot if both limits allow one more connection.
+    pub fn try_acquire(rt: &Arc<Runtime>, fe: usize) -> Option<ConnSlot> {
+        let g = &rt.global;
+        if g.cur_conns.fetch_add(1, Ordering::AcqRel) >= g.maxconn {
+            g.cur_conns.fetch_sub(1, Ordering::AcqRel);
+            return None;
+        }
+        let f = &rt.proxies[fe].fe;
+        if f.cur_conns.fetch_add(1, Ordering::AcqRel) >= f.maxconn {
+            f.cur_conns.fetch_sub(1, Ordering::AcqRel);
+            g.cur_conns.fetch_sub(1, Ordering::AcqRel);
+            return None;
+        }
+        Some(ConnSlot { rt: rt.clone(), fe })
+    }
+
+    /// Whether a slot could be taken now (no reservation).
+    pub fn available(rt: &Runtime, fe: usize) -> bool {
+        rt.global.cur_conns.load(Ordering::Acquire) < rt.global.maxconn
+            && rt.proxies[fe].fe.cur_conns.load(Ordering::Acquire) < rt.proxies[fe].fe.maxconn
+    }
+}
+
+impl Drop for ConnSlot {
+    fn drop(&mut self) {
+        let g = &self.rt.global;
+        if g.cur_conns.fetch_sub(1, Ordering::AcqRel) >= g.maxconn {
+            g.conn_released.notify_waiters();
+        }
+        let f = &self.rt.proxies[self.fe].fe;
+        if f.cur_conns.fetch_sub(1, Ordering::AcqRel) >= f.maxconn {
+            f.conn_released.notify_waiters();
+        }
+        if g.is_stopping() {
+            // The main thread waits for the last connection of a soft stop.
+            g.conn_released.notify_waiters();
+        }
+    }
+}

@@ -1,0 +1,144 @@
+//! Body forwarding for both directions, streamed as it arrives (never buffered whole):
+//! bytes of known length go through splice(2) when there are many of them, chunked
+//! bodies are validated chunk by chunk while copied, and until-close bodies run to the
+//! end of the stream. HAProxy counterpart: the data phase of mux_h1.c.
+
+use std::time::Duration;
+
+use rampart_proto::h1::{ChunkedState, Framing, H1Error};
+
+use crate::io::{read_some, write_all, IoError, Sock};
+use crate::splice::{forward, Activity, DirTimeouts};
+
+/// Below this many bytes left, copying through user space is cheaper than setting up
+/// a splice (two system calls per hop either way, but no pipe).
+const SPLICE_MIN: u64 = 64 * 1024;
+
+/// Where the body of a message stands.
+#[derive(Debug, Clone)]
+pub enum Body {
+    /// Bytes left of a `Content-Length` body.
+    Length(u64),
+    Chunked(ChunkedState),
+    /// Ends when the sender closes.
+    UntilClose,
+    Done,
+}
+
+impl Body {
+    pub fn new(framing: Framing) -> Body {
+        match framing {
+            Framing::None | Framing::Length(0) => Body::Done,
+            Framing::Length(n) => Body::Length(n),
+            Framing::Chunked => Body::Chunked(ChunkedState::new()),
+            Framing::UntilClose => Body::UntilClose,
+        }
+    }
+
+    pub fn is_done(&self) -> bool {
+        matches!(self, Body::Done)
+    }
+
+    /// How many of the bytes at the start of `avail` belong to this body; updates the
+    /// state. Bytes beyond belong to the next message.
+    pub fn take(&mut self, avail: &[u8]) -> Result<usize, H1Error> {
+        let n = match self {
+            Body::Done => 0,
+            Body::Length(left) => {
+                let n = (*left).min(avail.len() as u64);
+                *left -= n;
+                if *left == 0 {
+                    *self = Body::Done;
+                }
+                n as usize
+            }
+            Body::Chunked(state) => {
+                let (n, done) = state.scan(avail)?;
+                if done {
+                    *self = Body::Done;
+                }
+                n
+            }
+            Body::UntilClose => avail.len(),
+        };
+        Ok(n)
+    }
+}
+
+/// Why forwarding a body stopped early.
+#[derive(Debug)]
+pub enum BodyError {
+    /// The sender's side failed (timeout, reset, early close) or sent bad framing.
+    From(IoError),
+    /// The receiver's side failed.
+    To(IoError),
+    Framing(H1Error),
+}
+
+/// Forwards the rest of a body from `from` to `to`. `buf` is scratch space that may
+/// already hold bytes read from `from` beyond what was forwarded (they are processed
+/// first); on return it holds the bytes read past the end of the body.
+pub async fn forward_rest<A: Sock, B: Sock>(
+    from: &A,
+    to: &B,
+    body: &mut Body,
+    buf: &mut Vec<u8>,
+    read_timeout: Option<Duration>,
+    write_timeout: Option<Duration>,
+) -> Result<(), BodyError> {
+    loop {
+        if !buf.is_empty() {
+            let n = body.take(buf).map_err(BodyError::Framing)?;
+            if n > 0 {
+                write_all(to, &buf[..n], write_timeout).await.map_err(BodyError::To)?;
+                buf.drain(..n);
+            }
+        }
+        match body {
+            Body::Done => return Ok(()),
+            Body::Length(left) if *left >= SPLICE_MIN && buf.is_empty() => {
+                let t = DirTimeouts { read: read_timeout, write: write_timeout, fin: None };
+                let moved = forward(from, to, Some(*left), t, &Activity::default()).await.map_err(BodyError::From)?;
+                *left -= moved;
+                if *left == 0 {
+                    *body = Body::Done;
+                }
+                continue;
+            }
+            Body::UntilClose if buf.is_empty() => {
+                let t = DirTimeouts { read: read_timeout, write: write_timeout, fin: None };
+                forward(from, to, None, t, &Activity::default()).await.map_err(BodyError::From)?;
+                *body = Body::Done;
+                return Ok(());
+            }
+            _ => {}
+        }
+        if buf.is_empty() {
+            match read_some(from, buf, read_timeout).await {
+                Ok(0) => return Err(BodyError::From(IoError::Closed)),
+                Ok(_) => {}
+                Err(e) => return Err(BodyError::From(e)),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn length_body_takes_only_its_bytes() {
+        let mut b = Body::new(Framing::Length(3));
+        assert_eq!(b.take(b"ab").unwrap(), 2);
+        assert_eq!(b.take(b"cdef").unwrap(), 1);
+        assert!(b.is_done());
+    }
+
+    #[test]
+    fn empty_framings_are_done_at_once() {
+        assert!(Body::new(Framing::None).is_done());
+        assert!(Body::new(Framing::Length(0)).is_done());
+        assert!(!Body::new(Framing::UntilClose).is_done());
+    }
+}

@@ -1,0 +1,310 @@
+//! One HTTP request/response exchange, from a parsed request head to the end of the
+//! response, in HAProxy's analyser order:
+//!
+//! 1. `http-request` rules (`return` answers here),
+//! 2. backend switching (`use_backend` / `default_backend`),
+//! 3. server connection: reuse an idle one as `http-reuse` allows, or connect (retries),
+//! 4. forward the request head and body (the body streams while the response comes),
+//! 5. read the response head (interim 1xx forwarded), forward head and body,
+//! 6. decide what happens to both connections (keep-alive, pool, close, tunnel).
+//!
+//! HAProxy counterpart: stream.c process_stream() with http_ana.c's analysers.
+//!
+//! - `body`: body framing and forwarding
+//! - `response`: reading and forwarding the response
+
+pub mod body;
+mod response;
+
+use std::net::IpAddr;
+
+use rampart_cfg::model::{HttpConnMode, HttpReuse};
+use rampart_proto::h1::{Head, Method};
+
+use crate::backend::{self, Reuse, ServerConn};
+use crate::buf::Buf;
+use crate::errors::Origin;
+use crate::http::{request_conn_hdr, write_request_head, ReqEdits};
+use crate::io::{write_all, Sock};
+use crate::mux::h1::H1Conn;
+use crate::proxy::{ProxyRt, Reply};
+use crate::session::Session;
+use body::{forward_rest, Body};
+use response::{forward_response, RespEnd, RespError};
+
+/// What the client connection does after an exchange.
+#[derive(Debug)]
+pub enum Next {
+    /// Wait for the next request; the buffer holds bytes of it already received.
+    KeepAlive(Option<Buf>),
+    Close,
+}
+
+/// Runs one exchange for the request whose head is parsed in `conn.req` and whose
+/// bytes start `req`. Returns what the client connection does next.
+pub async fn run<S: Sock>(client: &S, sess: &Session, conn: &mut H1Conn, mut req: Buf) -> Next {
+    let rt = &sess.rt;
+    let fe = &rt.proxies[sess.fe];
+    let head = &conn.req;
+    let keep_client = head.wants_keep_alive()
+        && fe.http_conn_mode != HttpConnMode::Close
+        && !head.cl_and_te
+        && !rt.global.is_stopping();
+
+    if let Some(reply) = &fe.fe.http_return {
+        return send_reply(client, fe, reply, head, req, keep_client).await;
+    }
+    let Some(be_idx) = fe.fe.backend else {
+        return send_error(client, fe, 503).await;
+    };
+    let be = &rt.proxies[be_idx];
+
+    // The request head and the body bytes already here, in one write.
+    let mut body = Body::new(head.framing);
+    let body_here = match body.take(&req[head.len..]) {
+        Ok(n) => n,
+        Err(_) => return send_mux_error(client, fe, 400).await,
+    };
+    let keep_server = be.http_conn_mode == HttpConnMode::KeepAlive && fe.http_conn_mode == HttpConnMode::KeepAlive;
+    let upgrade = head.upgrade.is_some() && head.conn.upgrade;
+    let mut out = Buf::take(rt.bufsize);
+    write_request_head(
+        &mut out,
+        &req,
+        head,
+        ReqEdits {
+            conn: request_conn_hdr(head.version, keep_server, upgrade),
+            forwarded_for: forwarded_for(fe, be, sess, &req, head),
+        },
+    );
+    out.extend_from_slice(&req[head.len..head.len + body_here]);
+    req.consume(head.len + body_here);
+    let replayable = body.is_done();
+
+    let reuse = reuse_policy(be.http_reuse, conn.first_done, head.method, replayable);
+    let server = match conn.private.take() {
+        Some(sc) if be.http_reuse == HttpReuse::Never => Ok(sc),
+        _ => backend::connect(rt, be_idx, reuse).await,
+    };
+    let Ok(mut sc) = server else {
+        return send_error(client, fe, 503).await;
+    };
+    conn.first_done = true;
+
+    // Send; a pooled connection that turns out dead is replaced once, transparently.
+    if write_all(&sc.stream, &out, be.timeouts.server).await.is_err() {
+        match retry_on_new_conn(sess, be_idx, &sc, &out, replayable).await {
+            Some(new) => sc = new,
+            None => return send_error(client, fe, 502).await,
+        }
+    }
+
+    let info = response::ReqInfo { method: head.method, version: head.version, upgrade, keep_client };
+    let mut result = if body.is_done() {
+        forward_response(client, &sc.stream, &mut conn.res, info, sess, be_idx, &req).await
+    } else {
+        let fwd = forward_request_and_response(client, &sc, &mut conn.res, info, sess, be_idx, &mut body, &mut req);
+        fwd.await
+    };
+    if matches!(result, Err(RespError::ServerClosedEarly)) && sc.from_pool {
+        if let Some(new) = retry_on_new_conn(sess, be_idx, &sc, &out, replayable).await {
+            sc = new;
+            result = forward_response(client, &sc.stream, &mut conn.res, info, sess, be_idx, &req).await;
+        }
+    }
+    drop(out);
+
+    match result {
+        Ok(end) => finish(sess, conn, be_idx, sc, end, body.is_done() && keep_server, req),
+        Err(RespError::ClientGone) => Next::Close,
+        Err(RespError::Status(code)) => send_error(client, fe, code).await,
+        Err(RespError::ServerClosedEarly) => send_error(client, fe, 502).await,
+        Err(RespError::Aborted) => Next::Close,
+    }
+}
+
+/// After a complete response: park or keep the server connection, and keep the client
+/// connection if both sides agree.
+fn finish(
+    sess: &Session,
+    conn: &mut H1Conn,
+    be_idx: usize,
+    sc: ServerConn,
+    end: RespEnd,
+    keep_server: bool,
+    req: Buf,
+) -> Next {
+    let rt = &sess.rt;
+    if keep_server && end.server_reusable {
+        crate::io::clear_read_readiness(&sc.stream);
+        if rt.proxies[be_idx].http_reuse == HttpReuse::Never {
+            conn.private = Some(sc);
+        } else {
+            sc.park(rt, be_idx);
+        }
+    }
+    if !end.keep_client {
+        return Next::Close;
+    }
+    Next::KeepAlive(if req.is_empty() { None } else { Some(req) })
+}
+
+/// The request body still streams in while the response may already come back (a
+/// server may answer before reading everything). If the response ends first, the
+/// connections cannot be reused: the exchange ends with a close.
+#[allow(clippy::too_many_arguments)]
+async fn forward_request_and_response<S: Sock>(
+    client: &S,
+    sc: &ServerConn,
+    res: &mut Head,
+    info: response::ReqInfo,
+    sess: &Session,
+    be_idx: usize,
+    body: &mut Body,
+    req: &mut Buf,
+) -> Result<RespEnd, RespError> {
+    let fe = &sess.rt.proxies[sess.fe];
+    let be = &sess.rt.proxies[be_idx];
+    let up = forward_rest(client, &sc.stream, body, req, fe.timeouts.client, be.timeouts.server);
+    let down = forward_response(client, &sc.stream, res, info, sess, be_idx, &[]);
+    tokio::pin!(up, down);
+    let mut up_done = false;
+    loop {
+        tokio::select! {
+            r = &mut down => {
+                let mut end = r?;
+                if !up_done {
+                    end.keep_client = false;
+                    end.server_reusable = false;
+                }
+                return Ok(end);
+            }
+            r = &mut up, if !up_done => {
+                up_done = true;
+                if r.is_err() {
+                    return Err(RespError::Aborted);
+                }
+            }
+        }
+    }
+}
+
+/// A connection taken from the pool failed before any response byte: open a new one
+/// to the same server and send the request again, if the request can be replayed.
+async fn retry_on_new_conn(
+    sess: &Session,
+    be_idx: usize,
+    sc: &ServerConn,
+    out: &[u8],
+    replayable: bool,
+) -> Option<ServerConn> {
+    if !sc.from_pool || !replayable {
+        return None;
+    }
+    let new = backend::reconnect(&sess.rt, be_idx, sc.srv).await.ok()?;
+    write_all(&new.stream, out, sess.rt.proxies[be_idx].timeouts.server).await.ok()?;
+    Some(new)
+}
+
+/// Which idle connections this request may use (`http-reuse`).
+///
+/// COMPAT: with `safe` (the default), HAProxy sends the first request of a client
+/// connection on a new server connection, so that a server closing an idle connection
+/// cannot make that request fail. rampart gives the same guarantee more cheaply: a
+/// first request that can be replayed (idempotent method, whole request already in
+/// hand) may use an idle connection, and if that connection fails before any response
+/// byte the request is sent again on a new connection, invisibly to the client.
+fn reuse_policy(mode: HttpReuse, first_done: bool, method: Method, replayable: bool) -> Reuse {
+    match mode {
+        HttpReuse::Never => Reuse::No,
+        HttpReuse::Always => Reuse::MinUses(0),
+        _ if first_done => Reuse::MinUses(0),
+        HttpReuse::Aggressive => Reuse::MinUses(2),
+        HttpReuse::Safe if method.is_idempotent() && replayable => Reuse::MinUses(0),
+        HttpReuse::Safe => Reuse::No,
+    }
+}
+
+/// The `X-Forwarded-For` header to add, if `option forwardfor` applies (frontend's,
+/// else backend's; `except` and `if-none` honoured).
+fn forwarded_for<'a>(
+    fe: &'a ProxyRt,
+    be: &'a ProxyRt,
+    sess: &Session,
+    src: &[u8],
+    head: &Head,
+) -> Option<(&'a str, IpAddr)> {
+    let ff = fe.forwardfor.as_ref().or(be.forwardfor.as_ref())?;
+    let ip = sess.peer?.ip();
+    if ff.except.is_some_and(|net| net.contains(ip)) {
+        return None;
+    }
+    if ff.if_none && crate::http::has_header(src, head, &ff.header) {
+        return None;
+    }
+    Some((ff.header.as_str(), ip))
+}
+
+/// Answers with an `http-request return` reply.
+async fn send_reply<S: Sock>(
+    client: &S,
+    fe: &ProxyRt,
+    reply: &Reply,
+    head: &Head,
+    req: Buf,
+    keep_client: bool,
+) -> Next {
+    let mut req = req;
+    let mut body = Body::new(head.framing);
+    let here = body.take(&req[head.len..]).unwrap_or(0);
+    req.consume(head.len + here);
+    // The request body is not waited for: if it is not all here, the connection closes.
+    let keep = keep_client && body.is_done();
+    let mut out = Buf::take(reply.head.len() + reply.body.len() + 64);
+    out.extend_from_slice(&reply.head);
+    let conn = crate::http::response_conn_hdr(head.version, rampart_proto::h1::Version::Http11, keep, false);
+    out.extend_from_slice(match conn {
+        crate::http::ConnHdr::KeepAlive => b"connection: keep-alive\r\n".as_slice(),
+        crate::http::ConnHdr::Close => b"connection: close\r\n",
+        _ => b"",
+    });
+    out.extend_from_slice(b"\r\n");
+    if head.method != Method::Head {
+        out.extend_from_slice(&reply.body);
+    }
+    if write_all(client, &out, fe.timeouts.client).await.is_err() || !keep {
+        return Next::Close;
+    }
+    Next::KeepAlive(if req.is_empty() { None } else { Some(req) })
+}
+
+/// Sends an error page produced by the stream (502/503/504: lowercase headers) and
+/// closes the client connection.
+async fn send_error<S: Sock>(client: &S, fe: &ProxyRt, code: u16) -> Next {
+    let page = fe.errors.get(code, Origin::Stream);
+    let _ = write_all(client, &page, fe.timeouts.client).await;
+    Next::Close
+}
+
+/// Sends an error page as the H1 mux does (400: mixed case, `Connection: close`).
+async fn send_mux_error<S: Sock>(client: &S, fe: &ProxyRt, code: u16) -> Next {
+    let page = fe.errors.get(code, Origin::Mux);
+    let _ = write_all(client, &page, fe.timeouts.client).await;
+    Next::Close
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn safe_reuse_lets_only_replayable_first_requests_take_idle_connections() {
+        assert_eq!(reuse_policy(HttpReuse::Safe, false, Method::Get, true), Reuse::MinUses(0));
+        assert_eq!(reuse_policy(HttpReuse::Safe, false, Method::Post, true), Reuse::No);
+        assert_eq!(reuse_policy(HttpReuse::Safe, false, Method::Get, false), Reuse::No);
+        assert_eq!(reuse_policy(HttpReuse::Safe, true, Method::Post, false), Reuse::MinUses(0));
+        assert_eq!(reuse_policy(HttpReuse::Never, true, Method::Get, true), Reuse::No);
+        assert_eq!(reuse_policy(HttpReuse::Aggressive, false, Method::Post, false), Reuse::MinUses(2));
+        assert_eq!(reuse_policy(HttpReuse::Always, false, Method::Post, false), Reuse::MinUses(0));
+    }
+}

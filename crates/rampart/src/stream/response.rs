@@ -1,0 +1,180 @@
+//! The response side of an exchange: read the head from the server (forwarding
+//! interim 1xx responses), write it to the client with the body bytes that came with
+//! it in one write, stream the rest of the body, and switch to a tunnel after a
+//! successful upgrade. HAProxy counterpart: http_wait_for_response() and
+//! http_response_forward_body() in http_ana.c.
+
+use std::time::Duration;
+
+use rampart_proto::h1::{parse_response, Framing, H1Error, Head, Method, Version};
+use tokio::net::TcpStream;
+
+use super::body::{forward_rest, Body, BodyError};
+use crate::buf::Buf;
+use crate::http::{response_conn_hdr, write_response_head, ConnHdr};
+use crate::io::{read_some, write_all, IoError, Sock};
+use crate::session::Session;
+use crate::splice::{forward, Activity, DirTimeouts};
+
+/// What the response side needs to know about the request.
+#[derive(Debug, Clone, Copy)]
+pub struct ReqInfo {
+    pub method: Method,
+    pub version: Version,
+    /// The client asked to upgrade (`Connection: upgrade` + `Upgrade`).
+    pub upgrade: bool,
+    /// The client connection may stay open after this exchange.
+    pub keep_client: bool,
+}
+
+/// How a forwarded response ended.
+#[derive(Debug, Clone, Copy)]
+pub struct RespEnd {
+    pub keep_client: bool,
+    pub server_reusable: bool,
+}
+
+/// Why the response could not be forwarded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RespError {
+    /// Nothing was sent to the client yet: answer with this error page (502, 504).
+    Status(u16),
+    /// The server closed or reset before sending any byte (a retry may be possible).
+    ServerClosedEarly,
+    /// The client went away or stopped reading.
+    ClientGone,
+    /// Failed after the head was sent: nothing to do but close.
+    Aborted,
+}
+
+/// Reads the response from `server` and forwards it to `client`.
+pub async fn forward_response<S: Sock>(
+    client: &S,
+    server: &TcpStream,
+    res: &mut Head,
+    info: ReqInfo,
+    sess: &Session,
+    be_idx: usize,
+    client_pending: &[u8],
+) -> Result<RespEnd, RespError> {
+    let rt = &sess.rt;
+    let fe = &rt.proxies[sess.fe];
+    let be = &rt.proxies[be_idx];
+    let (t_server, t_client) = (be.timeouts.server, fe.timeouts.client);
+    let mut buf = Buf::take(rt.bufsize);
+    read_final_head(client, server, &mut buf, res, info, rt.max_head, t_server, t_client).await?;
+
+    let tunnel =
+        (res.status == 101 && info.upgrade) || (info.method == Method::Connect && (200..300).contains(&res.status));
+    let until_close = res.framing == Framing::UntilClose;
+    let keep_client = info.keep_client && !until_close && !tunnel;
+    let conn = if tunnel && res.status == 101 {
+        ConnHdr::Upgrade
+    } else {
+        response_conn_hdr(info.version, res.version, keep_client, false)
+    };
+
+    let mut body = if tunnel { Body::Done } else { Body::new(res.framing) };
+    let here = body.take(&buf[res.len..]).map_err(|_| RespError::Status(502))?;
+    let mut out = Buf::take(rt.bufsize);
+    write_response_head(&mut out, &buf, res, conn);
+    out.extend_from_slice(&buf[res.len..res.len + here]);
+    buf.consume(res.len + here);
+    write_all(client, &out, t_client).await.map_err(|_| RespError::ClientGone)?;
+    drop(out);
+
+    if tunnel {
+        run_tunnel(client, server, &buf, client_pending, sess, be_idx).await;
+        return Ok(RespEnd { keep_client: false, server_reusable: false });
+    }
+    match forward_rest(server, client, &mut body, &mut buf, t_server, t_client).await {
+        Ok(()) => {}
+        Err(BodyError::To(_)) => return Err(RespError::ClientGone),
+        Err(BodyError::From(_) | BodyError::Framing(_)) => return Err(RespError::Aborted),
+    }
+    // Bytes after the end of the response: the server is confused, do not reuse it.
+    let server_reusable = buf.is_empty() && !until_close && res.wants_keep_alive();
+    Ok(RespEnd { keep_client, server_reusable })
+}
+
+/// Reads response heads until a final one (status >= 200 or 101), forwarding interim
+/// responses to the client.
+#[allow(clippy::too_many_arguments)]
+async fn read_final_head<S: Sock>(
+    client: &S,
+    server: &TcpStream,
+    buf: &mut Buf,
+    res: &mut Head,
+    info: ReqInfo,
+    max_head: usize,
+    t_server: Option<Duration>,
+    t_client: Option<Duration>,
+) -> Result<(), RespError> {
+    loop {
+        read_head(server, buf, res, info.method, max_head, t_server).await?;
+        if res.status >= 200 || res.status == 101 {
+            return Ok(());
+        }
+        let mut out = Buf::take(res.len + 16);
+        write_response_head(&mut out, buf, res, ConnHdr::None);
+        write_all(client, &out, t_client).await.map_err(|_| RespError::ClientGone)?;
+        buf.consume(res.len);
+    }
+}
+
+/// Reads one response head into `res` (bytes in `buf`).
+async fn read_head(
+    server: &TcpStream,
+    buf: &mut Buf,
+    res: &mut Head,
+    method: Method,
+    max_head: usize,
+    timeout: Option<Duration>,
+) -> Result<(), RespError> {
+    loop {
+        if !buf.is_empty() {
+            match parse_response(buf, max_head, method, res) {
+                Ok(true) => return Ok(()),
+                Ok(false) => {}
+                Err(H1Error::TooLarge) | Err(_) => return Err(RespError::Status(502)),
+            }
+        }
+        let empty = buf.is_empty();
+        match read_some(server, buf.vec(), timeout).await {
+            Ok(0) if empty => return Err(RespError::ServerClosedEarly),
+            Ok(0) => return Err(RespError::Status(502)),
+            Ok(_) => {}
+            Err(IoError::Timeout) => return Err(RespError::Status(504)),
+            Err(_) if empty => return Err(RespError::ServerClosedEarly),
+            Err(_) => return Err(RespError::Status(502)),
+        }
+    }
+}
+
+/// After `101 Switching Protocols` (or a CONNECT): bytes flow both ways untouched
+/// under `timeout tunnel` until both sides closed. `pending` holds bytes the server
+/// sent right after its head, `client_pending` bytes the client sent after its request.
+async fn run_tunnel<S: Sock>(
+    client: &S,
+    server: &TcpStream,
+    pending: &[u8],
+    client_pending: &[u8],
+    sess: &Session,
+    be_idx: usize,
+) {
+    let fe = &sess.rt.proxies[sess.fe];
+    let be = &sess.rt.proxies[be_idx];
+    let tunnel = be.timeouts.tunnel;
+    let (t_client, t_server) = (tunnel.or(fe.timeouts.client), tunnel.or(be.timeouts.server));
+    if !pending.is_empty() && write_all(client, pending, t_client).await.is_err() {
+        return;
+    }
+    if !client_pending.is_empty() && write_all(server, client_pending, t_server).await.is_err() {
+        return;
+    }
+    let activity = Activity::default();
+    let up = DirTimeouts { read: t_client, write: t_server, fin: be.timeouts.server_fin.or(tunnel) };
+    let down = DirTimeouts { read: t_server, write: t_client, fin: fe.timeouts.client_fin.or(tunnel) };
+    let _ =
+        tokio::try_join!(forward(client, server, None, up, &activity), forward(server, client, None, down, &activity),);
+}
