@@ -67,7 +67,8 @@ pub async fn forward_response<S: Sock>(
     let tunnel =
         (res.status == 101 && info.upgrade) || (info.method == Method::Connect && (200..300).contains(&res.status));
     let until_close = res.framing == Framing::UntilClose;
-    let keep_client = info.keep_client && !until_close && !tunnel;
+    // A soft stop that began during the exchange closes the connection after it.
+    let keep_client = info.keep_client && !until_close && !tunnel && !rt.global.is_stopping();
     let conn = if tunnel && res.status == 101 {
         ConnHdr::Upgrade
     } else {
