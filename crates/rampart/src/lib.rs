@@ -1,7 +1,8 @@
 //! rampart: an HAProxy-compatible TCP and HTTP/1 load balancer.
 //!
 //! Modules, in the order a connection meets them (DESIGN.md, STYLE.md):
-//! - `cli`, `process`: haproxy-compatible command line; daemon, pidfile, limits, privileges
+//! - `cli`, `process`, `version`: haproxy-compatible command line; daemon, pidfile, limits,
+//!   privileges; `-v`/`-vv`
 //! - `worker`: one current-thread runtime per thread, signals, soft stop
 //! - `listener`: bind / adopt listening sockets, accept loop, maxconn
 //! - `proxy`: runtime frontends and backends built from the configuration model
@@ -11,5 +12,8 @@
 //! - `errors`: HAProxy's synthetic responses (400, 408, 502, 503, 504 ...)
 //! - `buf`: per-thread buffer pool
 
+pub mod cli;
 pub mod listener;
+pub mod process;
+pub mod version;
 pub mod worker;

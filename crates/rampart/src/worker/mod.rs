@@ -14,6 +14,8 @@ pub struct Settings {
     pub nbthread: usize,
     /// Effective global maxconn.
     pub maxconn: u32,
+    /// Local peer name (`-L`, default: the host name), for the `peers` sections.
+    pub localpeer: String,
 }
 
 /// Runs the worker until it stops; returns the process exit status.
