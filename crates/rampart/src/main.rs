@@ -14,6 +14,7 @@
 
 use std::ffi::OsString;
 use std::fs::File;
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -106,21 +107,28 @@ fn print_version(verbose: bool) -> i32 {
     if verbose {
         text.push_str(&version::display_build_opts(limits::default_nbthread()));
     }
-    print!("{text}");
+    stdout(&text);
     0
 }
 
 fn print_pool_debug_help() -> i32 {
-    println!("rampart has no memory pools: -dM and its options are accepted for compatibility and have no effect.");
+    stdout("rampart has no memory pools: -dM and its options are accepted for compatibility and have no effect.\n");
     0
 }
 
 /// HAProxy's `usage()`: the version on stdout, the usage on stderr, exit 1.
 fn usage(argv: &[OsString]) -> i32 {
     let argv0 = argv.first().map(|a| a.to_string_lossy().into_owned()).unwrap_or_default();
-    print!("{}", version::display_version(version::running_on().as_deref()));
-    eprint!("{}", cli::usage_text(cli::progname(&argv0)));
+    stdout(&version::display_version(version::running_on().as_deref()));
+    let _ = std::io::stderr().write_all(cli::usage_text(cli::progname(&argv0)).as_bytes());
     1
+}
+
+/// Writes to stdout, ignoring a closed pipe (`rampart -vv | head -1`) instead of
+/// panicking as `print!` would.
+fn stdout(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
 }
 
 /// HAProxy exports the local peer name (`-L`, or the host name) for `${HAPROXY_LOCALPEER}`.
@@ -222,7 +230,7 @@ fn report_check(cli: &Cli, cfg: &Config, rep: &Reporter) -> i32 {
     let quiet = cli.quiet || cfg.global.quiet;
     let say = |line: &str| {
         if !quiet {
-            println!("{line}");
+            stdout(&format!("{line}\n"));
         }
     };
     if rep.warned() {
