@@ -1,6 +1,8 @@
 //! rampart: an HAProxy-compatible TCP and HTTP/1 load balancer.
 //!
 //! Modules, in the order a connection meets them (DESIGN.md, STYLE.md):
+//! - `cli`, `process`, `version`: haproxy-compatible command line; daemon, pidfile, limits,
+//!   privileges; `-v`/`-vv`
 //! - `worker`: one current-thread runtime per thread, signals, soft stop
 //! - `listener`: bind / adopt listening sockets, accept loop, maxconn, pause
 //! - `session`: one client connection: its maxconn slot, the mux that serves it
@@ -15,6 +17,7 @@
 
 pub mod backend;
 pub mod buf;
+pub mod cli;
 pub mod conn_pool;
 pub mod errors;
 pub mod http;
@@ -22,9 +25,11 @@ pub mod io;
 pub mod lb;
 pub mod listener;
 pub mod mux;
+pub mod process;
 pub mod proxy;
 pub mod session;
 pub mod splice;
 pub mod stream;
 mod sys;
+pub mod version;
 pub mod worker;

@@ -1,40 +1,487 @@
-//! Minimal entry point until the haproxy-compatible command line lands: `-f <cfg>`.
+//! `rampart`, the haproxy-compatible entry point: command line, configuration load and
+//! checks, sizing, bind, then chroot, privileges, daemon, old processes, and the worker.
+//! HAProxy counterpart: `main()`, `init()` and `init_args()` in src/haproxy.c, whose
+//! order of steps, messages and exit codes this follows:
+//!
+//! - 0: `-v`/`-vv`, valid configuration under `-c`, true condition under `-cc`,
+//!   daemon started, or the worker's status;
+//! - 1: usage error, configuration alert, startup failure, false condition;
+//! - 2: `-c` on a configuration without listener, `-cc` on a condition that cannot be
+//!   evaluated.
+//!
+//! Everything here runs before the worker starts any thread (daemon mode re-executes
+//! the program, see `process::daemon`).
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
+
+use nix::sys::signal::Signal;
+use rampart::cli::{self, Cli, CliError, Mode, Parsed};
+use rampart::listener::{self, Listeners};
+use rampart::process::identity::{self, Identity};
+use rampart::process::limits::{self, FdLimits, FixedNeeds, MaxconnSource, PlanInput, Raise};
+use rampart::process::msg::{self, Reporter};
+use rampart::process::{self, daemon, strerror};
+use rampart::{version, worker};
+use rampart_cfg::version::{FEATURES, HAPROXY_COMPAT_VERSION};
+use rampart_cfg::{Config, Diag, Level, LexCtx};
+
+/// Bind attempts while old processes release their ports (`-sf`/`-st`), 10 ms apart.
+const MAX_START_RETRIES: u32 = 100;
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let files: Vec<PathBuf> = args.windows(2).filter(|w| w[0] == "-f").map(|w| PathBuf::from(&w[1])).collect();
-    let env = |k: &str| std::env::var(k).ok();
-    let ctx = rampart_cfg::LexCtx {
-        env: &env,
-        version: rampart_cfg::version::HAPROXY_COMPAT_VERSION,
-        features: rampart_cfg::version::FEATURES,
+    std::process::exit(run());
+}
+
+fn run() -> i32 {
+    let argv: Vec<OsString> = std::env::args_os().collect();
+    let daemon_child = daemon::take_child_marker();
+    let mut rep = Reporter::stderr(&version::version_string());
+    let cli = match cli::parse(&argv) {
+        Ok(Parsed::Run(cli)) => *cli,
+        Ok(Parsed::Version { verbose }) => return print_version(verbose),
+        Ok(Parsed::PoolDebugHelp) => return print_pool_debug_help(),
+        Err(CliError::Usage { alert }) => {
+            if let Some(alert) = alert {
+                rep.alert(&alert);
+            }
+            return usage(&argv);
+        }
+        Err(CliError::Fatal(msg)) => {
+            rep.alert(&msg);
+            return 1;
+        }
     };
-    let loaded = rampart_cfg::load_files(&files, &ctx);
-    let pid = std::process::id();
-    for d in &loaded.diags.list {
-        eprint!("{}", d.render(pid));
+    rep.set_quiet(cli.quiet);
+    rep.set_verbose(cli.verbose);
+    rep.set_diag(cli.diag);
+    if let Some(flag) = cli.unsupported.first() {
+        rep.alert(&format!("'{}' ({}) is not supported yet.", flag.flag, flag.what));
+        return 1;
     }
-    let Some(cfg) = loaded.config else { std::process::exit(1) };
-    let maxconn = cfg.global.maxconn.unwrap_or(4096);
-    let nbthread = cfg.global.nbthread.unwrap_or(1);
+    let start_dir = std::env::current_dir().ok();
+    if let Some(dir) = &cli.chdir {
+        if let Err(e) = std::env::set_current_dir(dir) {
+            rep.alert(&format!("Could not change to directory {} : {}", dir.display(), strerror(&e)));
+            return 1;
+        }
+    }
+    set_localpeer_env(&cli);
+    if let Mode::CheckCondition(expr) = &cli.mode {
+        return check_condition(expr, &mut rep);
+    }
+    if cli.cfgfiles.is_empty() {
+        return usage(&argv);
+    }
+    let Some(cfg) = load_config(&cli, &mut rep, daemon_child) else {
+        return 1;
+    };
+    let identity = match check_config(&cli, &cfg, &mut rep) {
+        Ok(identity) => identity,
+        Err(code) => return code,
+    };
+    if cli.mode == Mode::Check {
+        return report_check(&cli, &cfg, &rep);
+    }
+    let modes = resolve_modes(&cli, &cfg, &mut rep);
+    if modes.daemon && !daemon_child {
+        return match daemon::spawn_and_wait(&argv, start_dir.as_deref()) {
+            Ok(code) => code,
+            Err(msg) => {
+                rep.alert(&msg);
+                1
+            }
+        };
+    }
+    start(&cli, cfg, identity, modes, daemon_child, &mut rep)
+}
+
+// === command line answers ===
+
+fn print_version(verbose: bool) -> i32 {
+    let mut text = version::display_version(version::running_on().as_deref());
+    if verbose {
+        text.push_str(&version::display_build_opts(limits::default_nbthread()));
+    }
+    stdout(&text);
+    0
+}
+
+fn print_pool_debug_help() -> i32 {
+    stdout("rampart has no memory pools: -dM and its options are accepted for compatibility and have no effect.\n");
+    0
+}
+
+/// HAProxy's `usage()`: the version on stdout, the usage on stderr, exit 1.
+fn usage(argv: &[OsString]) -> i32 {
+    let argv0 = argv.first().map(|a| a.to_string_lossy().into_owned()).unwrap_or_default();
+    stdout(&version::display_version(version::running_on().as_deref()));
+    let _ = std::io::stderr().write_all(cli::usage_text(cli::progname(&argv0)).as_bytes());
+    1
+}
+
+/// Writes to stdout, ignoring a closed pipe (`rampart -vv | head -1`) instead of
+/// panicking as `print!` would.
+fn stdout(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
+
+/// HAProxy exports the local peer name (`-L`, or the host name) for `${HAPROXY_LOCALPEER}`.
+fn set_localpeer_env(cli: &Cli) {
+    std::env::set_var("HAPROXY_LOCALPEER", localpeer(cli));
+}
+
+fn localpeer(cli: &Cli) -> String {
+    cli.localpeer
+        .clone()
+        .unwrap_or_else(|| nix::unistd::gethostname().map(|h| h.to_string_lossy().into_owned()).unwrap_or_default())
+}
+
+fn env_lookup(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+fn lex_ctx() -> LexCtx<'static> {
+    LexCtx { env: &env_lookup, version: HAPROXY_COMPAT_VERSION, features: FEATURES }
+}
+
+/// `-cc <expr>`: 0 when true, 1 when false, 2 when it cannot be evaluated.
+fn check_condition(expr: &str, rep: &mut Reporter) -> i32 {
+    // COMPAT: HAProxy takes an empty condition as false.
+    if expr.split_whitespace().next().is_none() {
+        return 1;
+    }
+    match rampart_cfg::cond::eval_str(expr, &lex_ctx()) {
+        Ok(true) => 0,
+        Ok(false) => 1,
+        Err(msg) => {
+            rep.config_alert(&format!("Failed to evaluate condition: {msg}"));
+            2
+        }
+    }
+}
+
+// === configuration ===
+
+/// Loads the files and reports their diagnostics. `None` when the load failed (the
+/// alerts are printed).
+fn load_config(cli: &Cli, rep: &mut Reporter, daemon_child: bool) -> Option<Config> {
+    // Like HAProxy, a missing file or directory stops everything before any is read.
+    for path in &cli.cfgfiles {
+        if let Err(e) = std::fs::metadata(path) {
+            rep.config_alert(&format!(
+                "Cannot open configuration file/directory {} : {}",
+                path.display(),
+                strerror(&e)
+            ));
+            return None;
+        }
+    }
+    let loaded = rampart_cfg::load_files(&cli.cfgfiles, &lex_ctx());
+    if loaded.config.as_ref().is_some_and(|c| c.global.quiet) {
+        rep.set_quiet(true);
+    }
+    // The daemon child reads the files its parent already reported on: only alerts
+    // can be new (a file changed in between).
+    let mut diags = loaded.diags.list;
+    if let Some(cfg) = &loaded.config {
+        // What the model holds but the runtime cannot run yet (e.g. conditions).
+        diags.extend(rampart::proxy::check(cfg));
+    }
+    let diags: Vec<Diag> = diags.into_iter().filter(|d| !daemon_child || d.level == Level::Alert).collect();
+    let has_alerts = msg::report_load(rep, &diags);
+    let files: Vec<String> = cli.cfgfiles.iter().map(|p| p.display().to_string()).collect();
+    std::env::set_var("HAPROXY_CFGFILES", files.join(";"));
+    match loaded.config {
+        Some(cfg) if !has_alerts => Some(cfg),
+        _ => {
+            rep.config_alert("Fatal errors found in configuration.");
+            None
+        }
+    }
+}
+
+/// Checks that need the system or the command line: user and group names, modes
+/// rampart does not have yet, `-dW`. `Err` is the exit status (alerts printed).
+fn check_config(cli: &Cli, cfg: &Config, rep: &mut Reporter) -> Result<Identity, i32> {
+    let mut fatal = false;
+    let identity = identity::resolve(&cfg.global).unwrap_or_else(|errors| {
+        errors.iter().for_each(|e| rep.config_alert(e));
+        fatal = true;
+        Identity::default()
+    });
+    if cfg.global.master_worker {
+        rep.config_alert("'master-worker' in the 'global' section is not supported yet.");
+        fatal = true;
+    }
+    if fatal {
+        rep.config_alert("Fatal errors found in configuration.");
+        return Err(1);
+    }
+    if cli.zero_warning && rep.warned() {
+        rep.config_alert("Some warnings were found and 'zero-warning' is set. Aborting.");
+        return Err(1);
+    }
+    Ok(identity)
+}
+
+/// `-c` once the configuration loaded: what HAProxy prints on stdout, and its status.
+fn report_check(cli: &Cli, cfg: &Config, rep: &Reporter) -> i32 {
+    let quiet = cli.quiet || cfg.global.quiet;
+    let say = |line: &str| {
+        if !quiet {
+            stdout(&format!("{line}\n"));
+        }
+    };
+    if rep.warned() {
+        say("Warnings were found.");
+    }
+    if limits::listener_count(cfg) > 0 {
+        say("Configuration file is valid");
+        0
+    } else {
+        say("Configuration file has no error but will not start (no listener) => exit(2).");
+        2
+    }
+}
+
+// === startup ===
+
+/// How the process runs, from the command line and `global`.
+#[derive(Debug, Clone, Copy)]
+struct Modes {
+    daemon: bool,
+    quiet: bool,
+    debug: bool,
+}
+
+/// HAProxy's rules: `-d`/`-db` cancel `daemon` and `quiet` of the configuration, `-D`
+/// cancels `-d`/`-db`, and debug cannot be combined with quiet or daemon.
+fn resolve_modes(cli: &Cli, cfg: &Config, rep: &mut Reporter) -> Modes {
+    let from_cfg = !(cli.debug || cli.foreground);
+    let mut modes = Modes {
+        daemon: cli.daemon || (from_cfg && cfg.global.daemon),
+        quiet: cli.quiet || (from_cfg && cfg.global.quiet),
+        debug: cli.debug && !cli.daemon,
+    };
+    if modes.debug && (modes.daemon || modes.quiet) {
+        rep.warning("<debug> mode incompatible with <quiet> and <daemon>. Keeping <debug> only.");
+        modes.daemon = false;
+        modes.quiet = false;
+    }
+    modes
+}
+
+/// Sizes the process, binds, then drops what it no longer needs and runs the worker.
+fn start(cli: &Cli, mut cfg: Config, identity: Identity, modes: Modes, daemon_child: bool, rep: &mut Reporter) -> i32 {
+    rep.set_quiet(modes.quiet);
+    let argv0 = cli.argv0.as_str();
+    let nbthread = cfg.global.nbthread.unwrap_or_else(limits::default_nbthread);
+    if limits::listener_count(&cfg) == 0 {
+        rep.alert(&format!("[{argv0}.main()] No enabled listener found (check for 'bind' directives) ! Exiting."));
+        return 1;
+    }
+    let Some(maxconn) = size_process(cli, &cfg, nbthread, modes, rep) else {
+        return 1;
+    };
+    if let Some(maxpconn) = cli.maxpconn {
+        process::apply_default_maxpconn(&mut cfg, maxpconn);
+    }
+    let mut old = OldPids { pids: &cli.oldpids, paused: false };
+    let Some(listeners) = bind_listeners(&cfg, nbthread, &mut old, argv0, rep) else {
+        return 1;
+    };
+    let detach = match leave_startup_state(cli, &cfg, identity, modes, daemon_child, &mut old, rep) {
+        Ok(detach) => detach,
+        Err(msg) => {
+            rep.alert(&msg);
+            old.resume();
+            return 1;
+        }
+    };
+    if let Some(detach) = detach {
+        if let Err(msg) = become_daemon(detach) {
+            rep.alert(&msg);
+            return 1;
+        }
+    }
     let rt = match rampart::proxy::build(&cfg, maxconn) {
         Ok(rt) => Arc::new(rt),
         Err(diags) => {
-            for d in diags {
-                eprint!("{}", d.render(pid));
+            diags.iter().for_each(|d| rep.config_diag(d));
+            return 1;
+        }
+    };
+    let settings =
+        worker::Settings { nbthread, maxconn, hard_stop_after: cfg.global.hard_stop_after, localpeer: localpeer(cli) };
+    worker::run(rt, listeners, settings)
+}
+
+/// Decides maxconn and sets the descriptor and memory limits. `None`: cannot run.
+fn size_process(cli: &Cli, cfg: &Config, nbthread: usize, modes: Modes, rep: &mut Reporter) -> Option<u32> {
+    let argv0 = cli.argv0.as_str();
+    let boot = FdLimits::current();
+    let needs = FixedNeeds { listener_fds: limits::listener_fds(cfg, nbthread), nbthread: nbthread as u64 };
+    let input = PlanInput {
+        cli_maxconn: cli.maxconn,
+        cfg_maxconn: cfg.global.maxconn,
+        ulimit_n: cfg.global.ulimit_n,
+        memmax_mb: cli.memmax_mb,
+        bufsize: cfg.global.bufsize,
+    };
+    let plan = limits::plan(input, boot, needs);
+    if plan.source == MaxconnSource::Computed && (modes.debug || cli.verbose) {
+        rep.note(&format!("Note: setting global.maxconn to {}.", plan.maxconn));
+    }
+    if let Raise::Refused { limit } = limits::apply_nofile(&plan, boot) {
+        rep.warning(&format!("[{argv0}.main()] Cannot raise FD limit to {}, limit is {limit}.", plan.nofile));
+    }
+    if let Some(megs) = cli.memmax_mb {
+        if limits::apply_memmax(megs).is_err() {
+            rep.warning(&format!("[{argv0}.main()] Cannot fix MEM limit to {megs} megs."));
+        }
+    }
+    fit_maxconn_to_fd_limit(plan.maxconn, needs, argv0, rep)
+}
+
+/// Lowers maxconn to what the descriptor limit allows, warning about it; `None` (with an
+/// alert) when not even one connection fits.
+fn fit_maxconn_to_fd_limit(maxconn: u32, needs: FixedNeeds, argv0: &str, rep: &mut Reporter) -> Option<u32> {
+    let limit = FdLimits::current().soft;
+    let maxsock = needs.maxsock(maxconn);
+    if maxsock <= limit {
+        return Some(maxconn);
+    }
+    let fitting = needs.maxconn_fitting(limit);
+    if fitting == 0 {
+        rep.alert(&format!(
+            "[{argv0}.main()] FD limit ({limit}) too low for maxconn={maxconn}/maxsock={maxsock}. \
+             Please raise 'ulimit-n' to {maxsock} or more to avoid any trouble."
+        ));
+        return None;
+    }
+    rep.warning(&format!(
+        "[{argv0}.main()] FD limit ({limit}) too low for maxconn={maxconn}/maxsock={maxsock}; \
+         lowering maxconn to {fitting}. Raise 'ulimit-n' to {maxsock} or more to keep it."
+    ));
+    Some(fitting)
+}
+
+/// The processes named by `-sf`/`-st`, and whether they were asked to pause listening.
+struct OldPids<'a> {
+    pids: &'a [i32],
+    paused: bool,
+}
+
+impl OldPids<'_> {
+    /// Asks them to stop listening so that their ports can be bound; `false` if none
+    /// could be reached.
+    fn pause(&mut self) -> bool {
+        let reached = process::tell_old_pids(self.pids, Signal::SIGTTOU) > 0;
+        self.paused |= reached;
+        reached
+    }
+
+    /// Startup failed: let them listen again if they were paused.
+    fn resume(&self) {
+        if self.paused {
+            process::tell_old_pids(self.pids, Signal::SIGTTIN);
+        }
+    }
+}
+
+/// Binds every listener. With old processes (`-sf`/`-st`), a failed bind pauses them and
+/// retries for up to a second, as HAProxy does; alerts come only from the last attempt.
+fn bind_listeners(
+    cfg: &Config,
+    nbthread: usize,
+    old: &mut OldPids<'_>,
+    argv0: &str,
+    rep: &mut Reporter,
+) -> Option<Listeners> {
+    let mut retries = if old.pids.is_empty() { 0 } else { MAX_START_RETRIES };
+    loop {
+        match listener::bind_all(cfg, nbthread) {
+            Ok(listeners) => return Some(listeners),
+            Err(_) if retries > 0 => {
+                if old.pause() {
+                    std::thread::sleep(Duration::from_millis(10));
+                    retries -= 1;
+                } else {
+                    retries = 0;
+                }
             }
-            std::process::exit(1)
+            Err(err) => {
+                rep.alert(&err.0);
+                rep.alert(&format!("[{argv0}.main()] Some protocols failed to start their listeners! Exiting."));
+                old.resume();
+                return None;
+            }
         }
+    }
+}
+
+/// After bind: quiet detaching, pidfile, chroot, old processes, privileges. HAProxy's
+/// order: the pidfile is created before the chroot, and old processes are told before
+/// privileges are dropped (a failure after that point cannot give them their ports
+/// back). In the daemon child, returns what it needs to detach once ready; `Err` is
+/// an alert.
+fn leave_startup_state(
+    cli: &Cli,
+    cfg: &Config,
+    identity: Identity,
+    modes: Modes,
+    daemon_child: bool,
+    old: &mut OldPids<'_>,
+    rep: &mut Reporter,
+) -> Result<Option<Detach>, String> {
+    let argv0 = cli.argv0.as_str();
+    if modes.quiet && !cli.verbose && !daemon_child {
+        daemon::redirect_stdio_to_null()?;
+    }
+    let detach = if daemon_child {
+        let pidfile = match pidfile_path(cli, cfg) {
+            Some(path) => Some(
+                daemon::create_pidfile(&path)
+                    .map_err(|_| format!("[{argv0}.main()] Cannot create pidfile {}", path.display()))?,
+            ),
+            None => None,
+        };
+        Some(Detach { pidfile, null: daemon::open_dev_null()? })
+    } else {
+        None
     };
-    let listeners = match rampart::listener::bind_all(&cfg, nbthread) {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("[ALERT]    ({pid}) : {}", e.0);
-            std::process::exit(1)
-        }
-    };
-    let settings = rampart::worker::Settings { nbthread, maxconn, hard_stop_after: cfg.global.hard_stop_after };
-    std::process::exit(rampart::worker::run(rt, listeners, settings));
+    if let Some(dir) = &cfg.global.chroot {
+        identity::enter_chroot(dir).map_err(|_| format!("[{argv0}.main()] Cannot chroot({}).", dir.display()))?;
+    }
+    process::tell_old_pids(old.pids, process::oldpids_signal(cli.oldpids_signal));
+    old.paused = false;
+    let dropped = identity::drop_privileges(identity, argv0)?;
+    dropped.warnings.iter().for_each(|w| rep.warning(w));
+    Ok(detach)
+}
+
+/// What the daemon child opens before the chroot and uses once ready.
+struct Detach {
+    pidfile: Option<File>,
+    null: File,
+}
+
+/// The daemon child is ready: fill the pidfile, detach, and let the parent exit.
+fn become_daemon(detach: Detach) -> Result<(), String> {
+    if let Some(file) = detach.pidfile {
+        daemon::write_pid(file, std::process::id())
+            .map_err(|e| format!("Cannot write the pidfile: {}", strerror(&e)))?;
+    }
+    daemon::detach_and_notify(&detach.null)
+}
+
+/// `-p` wins over `pidfile` in `global`. Like HAProxy, only a daemon writes it.
+fn pidfile_path(cli: &Cli, cfg: &Config) -> Option<PathBuf> {
+    cli.pidfile.clone().or_else(|| cfg.global.pidfile.clone())
 }

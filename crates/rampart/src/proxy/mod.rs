@@ -205,6 +205,11 @@ pub fn build(cfg: &Config, maxconn: u32) -> Result<Runtime, Vec<Diag>> {
     })
 }
 
+/// The alerts [`build`] would report, for `-c` and startup before binding.
+pub fn check(cfg: &Config) -> Vec<Diag> {
+    build(cfg, 1).err().unwrap_or_default()
+}
+
 fn not_supported(span: &Span, what: &str) -> Diag {
     Diag::alert(Some(span.clone()), format!("{what} are not supported yet"))
 }

@@ -26,6 +26,8 @@ pub struct Settings {
     pub maxconn: u32,
     /// `hard-stop-after`: the longest a soft stop may take.
     pub hard_stop_after: Option<Duration>,
+    /// Local peer name (`-L`, default: the host name), for the `peers` sections.
+    pub localpeer: String,
 }
 
 /// Runs the worker until it stops; returns the process exit status.
