@@ -6,9 +6,7 @@ use std::io::{self, ErrorKind, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use crate::http::{
-    parse_response_head, response_framing, Interim, MsgReader, Response, TimedPiece, TimedResponse,
-};
+use crate::http::{parse_response_head, response_framing, Interim, MsgReader, Response, TimedPiece, TimedResponse};
 
 /// A blocking client connection that sends whatever bytes the test gives it.
 ///
@@ -88,11 +86,7 @@ impl RawClient {
         Ok(TimedResponse { response, head_at, pieces })
     }
 
-    fn read_response_with(
-        &mut self,
-        method: &str,
-        on_piece: &mut dyn FnMut(&[u8]),
-    ) -> io::Result<(Response, Instant)> {
+    fn read_response_with(&mut self, method: &str, on_piece: &mut dyn FnMut(&[u8])) -> io::Result<(Response, Instant)> {
         self.reader.take_raw();
         let mut interim = Vec::new();
         loop {

@@ -27,7 +27,9 @@ type BackendFactory = Box<dyn Fn() -> Box<dyn TestBackend>>;
 /// use rampart_testkit::{Differential, HttpBackend, RawClient};
 /// let cfg = "defaults\n  mode http\n  timeout client 5s\n  timeout server 5s\n  timeout connect 5s\n\
 ///            listen fe1\n  bind fd@${fe1}\n  server s1 ${s1_addr}:${s1_port}\n";
-/// let diff = Differential::new(env!("CARGO_BIN_EXE_rampart"))
+/// # let rampart = "target/debug/rampart";
+/// // in crates/rampart/tests: Differential::new(env!("CARGO_BIN_EXE_rampart"))
+/// let diff = Differential::new(rampart)
 ///     .listener("fe1")
 ///     .backend("s1", || HttpBackend::start("s1"))
 ///     .config(cfg)

@@ -19,8 +19,10 @@
 //! ```no_run
 //! use rampart_testkit::{HttpBackend, Proxy, RawClient};
 //!
+//! // In crates/rampart/tests: env!("CARGO_BIN_EXE_rampart"); or rampart_testkit::haproxy_path().
+//! let rampart = "target/debug/rampart";
 //! let s1 = HttpBackend::start("s1");
-//! let proxy = Proxy::new(env!("CARGO_BIN_EXE_rampart"))
+//! let proxy = Proxy::new(rampart)
 //!     .listener("fe1")
 //!     .backend("s1", s1.addr())
 //!     .config("defaults\n mode http\n timeout client 5s\n timeout server 5s\n timeout connect 1s\n\
@@ -35,6 +37,7 @@
 
 // The testkit is test infrastructure, never on the request path: std mutexes are fine.
 #![allow(clippy::disallowed_types)]
+#![warn(missing_docs)]
 
 mod backend;
 mod client;
@@ -45,16 +48,14 @@ mod proxy;
 mod sync;
 
 pub use backend::{
-    closed_port, HttpBackend, HttpBackendBuilder, RawBackend, RawConn, Reply, ReplyFraming, Seen, Step,
-    TcpEchoBackend, TestBackend,
+    closed_port, HttpBackend, HttpBackendBuilder, RawBackend, RawConn, Reply, ReplyFraming, Seen, Step, TcpEchoBackend,
+    TestBackend,
 };
 pub use client::{http_get, RawClient};
 pub use diff::{Comparison, Differential, Normalize, Normalizer, Observed};
 pub use eventually::{patience, PATIENCE_ENV};
 pub use http::{Framing, Headers, Interim, Request, Response, TimedPiece, TimedResponse};
-pub use proxy::{
-    check, haproxy_path, spawn_guarded, CheckOutput, Output, Proxy, Running, StartError, HAPROXY_ENV,
-};
+pub use proxy::{check, haproxy_path, spawn_guarded, CheckOutput, Output, Proxy, Running, StartError, HAPROXY_ENV};
 
 /// Re-exported so tests can name signals for [`Running::signal`] without their own `nix`.
 pub use nix::sys::signal::Signal;

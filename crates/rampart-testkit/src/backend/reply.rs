@@ -151,32 +151,48 @@ impl Reply {
         if !self.delay.is_zero() {
             thread::sleep(self.delay);
         }
-        if let Some(raw) = &self.raw {
-            return out.write_all(raw);
-        }
-        out.write_all(&self.head())?;
-        if head_only || self.framing == ReplyFraming::NoBody {
-            return Ok(());
-        }
-        for (i, piece) in self.pieces.iter().enumerate() {
+        for (i, segment) in self.segments(head_only).iter().enumerate() {
             if i > 0 && !self.pace.is_zero() {
                 thread::sleep(self.pace);
             }
-            match self.framing {
-                ReplyFraming::Chunked if piece.is_empty() => {}
+            out.write_all(segment)?;
+        }
+        Ok(())
+    }
+
+    /// The bytes to send, one entry per write. Without pacing everything goes in one
+    /// write; with pacing, the head travels with the first piece and the last-chunk
+    /// marker with the last. Servers usually write a head and its body together, and
+    /// haproxy 2.6.12 was seen (about 1 in 100) to stall a body sent separately after a
+    /// `100 Continue`: one write per piece keeps the backend's shape predictable.
+    fn segments(&self, head_only: bool) -> Vec<Vec<u8>> {
+        if let Some(raw) = &self.raw {
+            return vec![raw.clone()];
+        }
+        let mut segments = vec![self.head()];
+        if head_only || self.framing == ReplyFraming::NoBody {
+            return segments;
+        }
+        for (i, piece) in self.pieces.iter().enumerate() {
+            let encoded = match self.framing {
+                ReplyFraming::Chunked if piece.is_empty() => Vec::new(),
                 ReplyFraming::Chunked => {
                     let mut chunk = format!("{:x}\r\n", piece.len()).into_bytes();
                     chunk.extend_from_slice(piece);
                     chunk.extend_from_slice(b"\r\n");
-                    out.write_all(&chunk)?;
+                    chunk
                 }
-                _ => out.write_all(piece)?,
+                _ => piece.clone(),
+            };
+            match segments.last_mut() {
+                Some(last) if i == 0 || self.pace.is_zero() => last.extend_from_slice(&encoded),
+                _ => segments.push(encoded),
             }
         }
-        if self.framing == ReplyFraming::Chunked {
-            out.write_all(b"0\r\n\r\n")?;
+        if let Some(last) = segments.last_mut().filter(|_| self.framing == ReplyFraming::Chunked) {
+            last.extend_from_slice(b"0\r\n\r\n");
         }
-        Ok(())
+        segments
     }
 
     fn head(&self) -> Vec<u8> {
@@ -236,5 +252,19 @@ mod tests {
         assert_eq!(head, b"HTTP/1.1 404 Not Found\r\ncontent-length: 9\r\n\r\n");
         let head = Reply::new(299).chunked().head();
         assert_eq!(head, b"HTTP/1.1 299 \r\nTransfer-Encoding: chunked\r\n\r\n");
+    }
+
+    #[test]
+    fn segments_follow_pacing() {
+        let r = Reply::ok().body("abc");
+        assert_eq!(r.segments(false), vec![b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc".to_vec()]);
+        assert_eq!(r.segments(true), vec![b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n".to_vec()]);
+        let r = Reply::ok().chunks(["a", "", "bc"], Duration::from_millis(1));
+        let expected: Vec<Vec<u8>> = vec![
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n".to_vec(),
+            b"".to_vec(),
+            b"2\r\nbc\r\n0\r\n\r\n".to_vec(),
+        ];
+        assert_eq!(r.segments(false), expected);
     }
 }

@@ -310,9 +310,7 @@ pub(crate) fn strip_header_lines(raw: &[u8], names: &[String]) -> Vec<u8> {
     let mut first = true;
     for line in raw[..end].split_inclusive(|&b| b == b'\n') {
         let name = line.split(|&b| b == b':').next().unwrap_or_default();
-        let drop = !first
-            && line.contains(&b':')
-            && names.iter().any(|n| n.as_bytes().eq_ignore_ascii_case(name));
+        let drop = !first && line.contains(&b':') && names.iter().any(|n| n.as_bytes().eq_ignore_ascii_case(name));
         if !drop {
             out.extend_from_slice(line);
         }

@@ -1,7 +1,7 @@
 //! Starting the binary under test (rampart or haproxy, same interface): [`Proxy`] binds
 //! listeners in the test process and passes them as `fd@N`, fills in `${NAME}`
 //! placeholders, writes the configuration to a scratch directory and runs
-//! `<binary> -db -f <cfg>`; [`Running`] is the live process, killed on drop.
+//! `<binary> -db -f test.cfg`; [`Running`] is the live process, killed on drop.
 //! [`check`] runs `-c`. VTest's `haproxy` blocks (`vtc_haproxy.c`) work the same way.
 
 mod binary;
@@ -113,7 +113,8 @@ impl Proxy {
         self
     }
 
-    /// Appends a command-line argument after `-db -f <cfg>`.
+    /// Appends a command-line argument after `-db -f test.cfg` (relative paths are
+    /// relative to the scratch directory, the child's working directory).
     pub fn arg(mut self, arg: impl Into<OsString>) -> Proxy {
         self.args.push(arg.into());
         self
@@ -160,15 +161,16 @@ impl Proxy {
     }
 
     /// Writes the configuration into a fresh scratch directory and prepares the command
-    /// (`args` first, then the user's extra arguments).
+    /// (`args` first, then the user's extra arguments). The child runs in that directory
+    /// and gets the file as `-f test.cfg`, so diagnostics read `parsing [test.cfg:N]`
+    /// whatever the directory (stable expected outputs, comparable across binaries).
     fn prepare(&self, args: &[&str]) -> io::Result<(TempDir, String, Command)> {
         let dir = TempDir::new()?;
         let vars = self.vars(Some(dir.path()));
         let config = substitute(&self.config, &vars);
-        let cfg_path = dir.path().join(CONFIG_FILE);
-        std::fs::write(&cfg_path, &config)?;
+        std::fs::write(dir.path().join(CONFIG_FILE), &config)?;
         let mut cmd = Command::new(&self.binary);
-        cmd.args(args).arg("-f").arg(&cfg_path).args(&self.args);
+        cmd.args(args).arg("-f").arg(CONFIG_FILE).args(&self.args);
         cmd.current_dir(dir.path()).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
         for (name, value) in vars.iter() {
             cmd.env(name, value);
@@ -179,7 +181,7 @@ impl Proxy {
         Ok((dir, config, cmd))
     }
 
-    /// Starts `<binary> -db -f <cfg> <args>` with the listeners inherited, then waits the
+    /// Starts `<binary> -db -f test.cfg <args>` with the listeners inherited, then waits the
     /// startup window. Fails with the captured output if the process exits meanwhile.
     pub fn start(self) -> Result<Running, StartError> {
         let (dir, config, mut cmd) = self.prepare(&["-db"])?;
@@ -189,8 +191,7 @@ impl Proxy {
         let mut child = spawn_inheriting(&mut cmd, &fds)?;
         let output = Output::capture(&mut child);
         let addrs = self.listeners.iter().filter_map(|(n, l)| Some((n.clone(), l.local_addr().ok()?))).collect();
-        let mut running =
-            Running { child, exited: None, listeners: self.listeners, addrs, output, config, dir };
+        let mut running = Running { child, exited: None, listeners: self.listeners, addrs, output, config, dir };
         if let Some(status) = running.wait_exit(self.startup_window) {
             running.output.wait_closed(Duration::from_secs(1));
             return Err(StartError::Exited {
@@ -202,7 +203,7 @@ impl Proxy {
         Ok(running)
     }
 
-    /// Runs `<binary> -c -f <cfg> <args>` (configuration check) to completion.
+    /// Runs `<binary> -c -f test.cfg <args>` (configuration check) to completion.
     /// The process is killed if it runs longer than twice the [`patience`](crate::patience).
     pub fn check(self) -> io::Result<CheckOutput> {
         let (_dir, _config, mut cmd) = self.prepare(&["-c"])?;
@@ -257,7 +258,39 @@ pub struct CheckOutput {
     pub stderr: String,
 }
 
-/// Runs `<binary> -c -f <cfg>` on `config` (placeholders for `testdir` only).
+impl CheckOutput {
+    /// The `[ALERT]` and `[WARNING]` lines of stderr (with their indented continuation
+    /// lines), the process id masked as `(PID)`: the part of a check's output that two
+    /// binaries, or two runs, should agree on.
+    pub fn diagnostics(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        let mut keep = false;
+        for line in self.stderr.lines() {
+            if line.starts_with('[') {
+                keep = line.starts_with("[ALERT]") || line.starts_with("[WARNING]");
+                if keep {
+                    out.push(mask_pid(line));
+                }
+            } else if keep && line.starts_with(' ') {
+                out.push(line.to_string());
+            }
+        }
+        out
+    }
+}
+
+/// `[ALERT]    (4121) : ...` -> `[ALERT]    (PID) : ...`.
+fn mask_pid(line: &str) -> String {
+    let Some(open) = line.find('(') else { return line.to_string() };
+    match line[open + 1..].find(')') {
+        Some(len) if len > 0 && line[open + 1..open + 1 + len].bytes().all(|b| b.is_ascii_digit()) => {
+            format!("{}(PID){}", &line[..open], &line[open + 1 + len + 1..])
+        }
+        _ => line.to_string(),
+    }
+}
+
+/// Runs `<binary> -c -f test.cfg` on `config` (placeholders: `${testdir}` only).
 ///
 /// # Panics
 /// If the binary cannot be run at all.
@@ -409,5 +442,27 @@ impl Drop for Running {
             );
         }
         self.listeners.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn diagnostics_keep_alerts_and_warnings_with_pid_masked() {
+        let out = CheckOutput {
+            code: 1,
+            stdout: String::new(),
+            stderr: "[NOTICE]   (12) : haproxy version is 2.6\n[ALERT]    (12) : config : parsing [test.cfg:3] : bad\n  hint: fix it\n[WARNING]  (12) : w (x)\n".to_string(),
+        };
+        assert_eq!(
+            out.diagnostics(),
+            vec![
+                "[ALERT]    (PID) : config : parsing [test.cfg:3] : bad",
+                "  hint: fix it",
+                "[WARNING]  (PID) : w (x)"
+            ]
+        );
     }
 }
