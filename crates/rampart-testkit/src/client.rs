@@ -126,11 +126,11 @@ impl RawClient {
         out
     }
 
-    /// Reads everything until the peer closes (buffered bytes included).
+    /// Reads everything until the peer closes (buffered bytes included). On error (e.g.
+    /// a timeout) nothing is lost: what arrived stays in [`RawClient::buffered`].
     pub fn read_to_end(&mut self) -> io::Result<Vec<u8>> {
-        let out = self.reader.read_to_end(&mut |_| {});
-        self.reader.take_raw();
-        out
+        while self.reader.fill()? > 0 {}
+        Ok(self.reader.take_buffered())
     }
 
     /// Half-closes: sends FIN, the read side stays open.

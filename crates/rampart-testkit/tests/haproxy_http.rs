@@ -212,10 +212,14 @@ fn soft_stop_by_signal() {
     let haproxy = require_haproxy!();
     let s1 = HttpBackend::start("s1");
     let mut proxy = start(&haproxy, s1.addr());
+    let addr = proxy.addr("fe1");
     assert!(proxy.pid() > 0);
     assert_eq!(proxy.wait_exit(Duration::from_millis(50)), None);
     proxy.signal(Signal::SIGUSR1).unwrap();
     let status = proxy.wait_exit(Duration::from_secs(5)).expect("soft stop ends the process");
     assert_eq!(status.code(), Some(0));
     assert!(proxy.signal(Signal::SIGUSR1).is_err(), "a reaped process must not be signalled");
+    // The test process kept no copy of the listener: with the proxy gone, the port is closed.
+    let refused = RawClient::connect(addr).err().map(|e| e.kind());
+    assert_eq!(refused, Some(std::io::ErrorKind::ConnectionRefused));
 }

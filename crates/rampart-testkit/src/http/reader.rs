@@ -59,6 +59,11 @@ impl<S: Read> MsgReader<S> {
         &self.buf
     }
 
+    /// Takes every buffered byte (not recorded as consumed).
+    pub fn take_buffered(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.buf)
+    }
+
     /// Returns and forgets the bytes consumed since the previous call.
     pub fn take_raw(&mut self) -> Vec<u8> {
         std::mem::take(&mut self.raw)

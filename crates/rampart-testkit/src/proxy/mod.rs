@@ -93,6 +93,10 @@ impl Proxy {
     /// the configuration (`bind fd@${name}`). Connections made before the proxy accepts
     /// wait in the backlog, so tests never race the proxy's startup.
     ///
+    /// The test process closes its own copy right after the spawn: the socket then lives
+    /// exactly as long as the proxy keeps it, so once the proxy closes it (soft stop,
+    /// exit, crash) new connections are refused instead of hanging in a backlog.
+    ///
     /// # Panics
     /// If the loopback listener cannot be bound.
     pub fn listener(mut self, name: &str) -> Proxy {
@@ -191,7 +195,10 @@ impl Proxy {
         let mut child = spawn_inheriting(&mut cmd, &fds)?;
         let output = Output::capture(&mut child);
         let addrs = self.listeners.iter().filter_map(|(n, l)| Some((n.clone(), l.local_addr().ok()?))).collect();
-        let mut running = Running { child, exited: None, listeners: self.listeners, addrs, output, config, dir };
+        // The child has its copies now (spawn returns after exec); ours would only keep
+        // the ports open after the proxy closed them.
+        drop(self.listeners);
+        let mut running = Running { child, exited: None, addrs, output, config, dir };
         if let Some(status) = running.wait_exit(self.startup_window) {
             running.output.wait_closed(Duration::from_secs(1));
             return Err(StartError::Exited {
@@ -350,8 +357,6 @@ pub struct Running {
     child: Child,
     /// Set once the child was reaped; from then on its pid may belong to someone else.
     exited: Option<ExitStatus>,
-    /// Kept open so the fd numbers stay valid; closed after the child is gone.
-    listeners: Vec<(String, TcpListener)>,
     addrs: Vec<(String, SocketAddr)>,
     output: Output,
     config: String,
@@ -441,7 +446,6 @@ impl Drop for Running {
                 self.config
             );
         }
-        self.listeners.clear();
     }
 }
 
