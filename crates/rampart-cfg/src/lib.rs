@@ -11,8 +11,10 @@
 
 pub mod cond;
 pub mod diag;
+pub mod kw;
 pub mod lexer;
 pub mod model;
+pub mod parse;
 pub mod span;
 pub mod version;
 
@@ -77,13 +79,16 @@ fn expand_path(path: &Path, diags: &mut Diags) -> Vec<PathBuf> {
 }
 
 fn parse_texts(texts: &[(String, String)], ctx: &LexCtx<'_>, mut diags: Diags) -> Loaded {
-    let mut lines = Vec::new();
+    let mut files = Vec::with_capacity(texts.len());
+    let mut lexer_diags = Vec::with_capacity(texts.len());
     for (name, text) in texts {
         let file: std::sync::Arc<str> = name.as_str().into();
-        lines.extend(lexer::lex(&file, text, ctx, &mut diags));
+        let mut file_diags = Diags::default();
+        let lines = lexer::lex(&file, text, ctx, &mut file_diags);
+        files.push(parse::FileLines { name: file, lines });
+        lexer_diags.push(file_diags.list);
     }
-    // Placeholder until the section parser lands.
-    let _ = lines;
-    let config = if diags.has_alerts() { None } else { Some(Config::default()) };
+    let config = parse::parse_files(&files, lexer_diags, &mut diags);
+    let config = if diags.has_alerts() { None } else { Some(config) };
     Loaded { config, diags }
 }

@@ -54,6 +54,10 @@ pub struct Global {
     pub logs: Vec<LogTarget>,
     /// `stats socket` lines, kept for the runtime-API issue.
     pub stats_sockets: Vec<StatsSocket>,
+    /// `stats timeout`: idle timeout of stats socket connections (HAProxy default 10s).
+    pub stats_timeout: Option<Duration>,
+    /// `stats maxconn`: concurrent stats socket connections (HAProxy default 10).
+    pub stats_maxconn: Option<u32>,
     pub span: Span,
 }
 
@@ -77,6 +81,8 @@ impl Default for Global {
             master_worker: false,
             logs: Vec::new(),
             stats_sockets: Vec::new(),
+            stats_timeout: None,
+            stats_maxconn: None,
             span: Span::default(),
         }
     }
@@ -133,6 +139,8 @@ pub struct Proxy {
     /// `errorfile <code> <file>`: the file's raw bytes (a complete HTTP response).
     pub errorfiles: Vec<(u16, Vec<u8>)>,
     pub http_request_rules: Vec<HttpRequestRule>,
+    /// `log` lines (inherited from `defaults`; `log global` kept as is), for the logging issue.
+    pub logs: Vec<LogTarget>,
     pub span: Span,
 }
 

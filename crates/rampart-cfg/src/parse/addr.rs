@@ -1,0 +1,339 @@
+//! Listening and server addresses as HAProxy writes them: `[proto@]host:port`,
+//! `unix@/path`, `/path`, `fd@N`, comma lists and port ranges for `bind`. Host names are
+//! resolved here, at parse time, like HAProxy's default `init-addr libc`.
+//! HAProxy counterparts: `str2sa_range()` and `str2ip2()` in src/tools.c,
+//! `str2listener()` in src/cfgparse.c. Error texts are HAProxy's.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+
+use crate::model::{ListenAddr, ServerAddr};
+
+/// Address family forced by a prefix (`ipv4@`, `tcp6@`...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Family {
+    Any,
+    V4,
+    V6,
+}
+
+/// What an address string designates once its prefix is read.
+enum Target<'a> {
+    Inet(Family, &'a str),
+    Unix(&'a str),
+    Fd(&'a str),
+}
+
+/// Reads the protocol prefix of one address. `Err` is the final message.
+fn split_prefix(full: &str) -> Result<Target<'_>, String> {
+    let mut s = full;
+    if let Some(rest) = s.strip_prefix("stream+") {
+        s = rest;
+    } else if s.starts_with("dgram+") {
+        return Err(format!("dgram-type address not acceptable in '{full}'"));
+    }
+    const DGRAM: [&str; 4] = ["udp@", "udp4@", "udp6@", "uxdg@"];
+    if DGRAM.iter().any(|p| s.starts_with(p)) {
+        return Err(format!("dgram-type address not acceptable in '{full}'"));
+    }
+    for p in ["abns@", "sockpair@", "quic4@", "quic6@"] {
+        if s.starts_with(p) {
+            return Err(format!("'{p}' addresses are not supported yet (in '{full}')"));
+        }
+    }
+    let inet = [("ip@", Family::Any), ("tcp@", Family::Any), ("ipv4@", Family::V4), ("tcp4@", Family::V4)];
+    let inet6 = [("ipv6@", Family::V6), ("tcp6@", Family::V6)];
+    for (p, fam) in inet.into_iter().chain(inet6) {
+        if let Some(rest) = s.strip_prefix(p) {
+            return Ok(Target::Inet(fam, rest));
+        }
+    }
+    if let Some(rest) = s.strip_prefix("unix@").or_else(|| s.strip_prefix("uxst@")) {
+        return Ok(Target::Unix(rest));
+    }
+    if let Some(rest) = s.strip_prefix("fd@") {
+        return Ok(Target::Fd(rest));
+    }
+    if s.starts_with('/') {
+        return Ok(Target::Unix(s));
+    }
+    Ok(Target::Inet(Family::Any, s))
+}
+
+/// The port part of an inet address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ports {
+    /// No port, an empty port, or a `+N`/`-N` offset (server port mapping).
+    Mapped,
+    Range(u16, u16),
+}
+
+/// Splits `host:port` at the last colon that is not inside brackets, as HAProxy does,
+/// so `::1:80` is host `::1` port 80 and `[::1]` has no port.
+fn split_host_port(s: &str) -> (&str, Option<&str>) {
+    match s.rfind([':', ']']) {
+        Some(i) if s.as_bytes()[i] == b':' => (&s[..i], Some(&s[i + 1..])),
+        _ => (s, None),
+    }
+}
+
+/// Parses the port text. `mandatory`: a port of at least 1 is required (`bind`);
+/// `range`: `a-b` is accepted.
+fn parse_ports(port: Option<&str>, full: &str, mandatory: bool, range: bool) -> Result<Ports, String> {
+    let missing = || format!("missing port specification in '{full}'");
+    let Some(p) = port else {
+        return if mandatory { Err(missing()) } else { Ok(Ports::Mapped) };
+    };
+    match p.chars().next() {
+        None if mandatory => Err(missing()),
+        None => Ok(Ports::Mapped),
+        Some('+' | '-') if !mandatory => Ok(Ports::Mapped),
+        Some('+' | '-') => Err(format!("port offset not permitted here in '{full}'")),
+        Some(c) if c.is_ascii_digit() => {
+            let (lo, hi) = match p.split_once('-') {
+                Some(_) if !range => return Err(format!("port range not permitted here in '{full}'")),
+                Some((lo, hi)) => (lo, hi),
+                None => (p, p),
+            };
+            // COMPAT: HAProxy reads each port with atoi(), so trailing junk is ignored.
+            let min = i64::from(mandatory);
+            let (l, h) = (super::value::atol(lo), super::value::atol(hi));
+            if !(min..=65535).contains(&l) {
+                return Err(format!("invalid port '{lo}'"));
+            }
+            if !(min..=65535).contains(&h) {
+                return Err(format!("invalid port '{hi}'"));
+            }
+            if l > h {
+                return Err(format!("invalid port range '{l}-{h}'"));
+            }
+            if l == 0 {
+                return Ok(Ports::Mapped);
+            }
+            Ok(Ports::Range(l as u16, h as u16))
+        }
+        Some(c) => Err(format!("invalid character '{c}' in port number '{p}' in '{full}'")),
+    }
+}
+
+/// How a host part resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Host {
+    /// Empty, `*` or `::`: every address of the family.
+    Wildcard(IpAddr),
+    Ip(IpAddr),
+}
+
+/// Resolves the host part: `[v6]`, `::`, `*` or empty, literal IPv6 then IPv4, then a
+/// name through the system resolver (first answer of the wanted family).
+fn parse_host(host: &str, fam: Family) -> Option<Host> {
+    let host = match host.strip_prefix('[') {
+        Some(inner) => inner.strip_suffix(']').filter(|h| h.len() >= 2)?,
+        None => host,
+    };
+    if host == "::" {
+        return (fam != Family::V4).then_some(Host::Wildcard(IpAddr::V6(Ipv6Addr::UNSPECIFIED)));
+    }
+    if host.is_empty() || host == "*" {
+        let any = if fam == Family::V6 { IpAddr::V6(Ipv6Addr::UNSPECIFIED) } else { IpAddr::V4(Ipv4Addr::UNSPECIFIED) };
+        return Some(Host::Wildcard(any));
+    }
+    if fam != Family::V4 {
+        if let Ok(v6) = host.parse::<Ipv6Addr>() {
+            return Some(Host::Ip(IpAddr::V6(v6)));
+        }
+    }
+    if fam != Family::V6 {
+        if let Ok(v4) = host.parse::<Ipv4Addr>() {
+            return Some(Host::Ip(IpAddr::V4(v4)));
+        }
+    }
+    resolve(host, fam).map(Host::Ip)
+}
+
+fn resolve(host: &str, fam: Family) -> Option<IpAddr> {
+    let wanted = |ip: &IpAddr| match fam {
+        Family::Any => true,
+        Family::V4 => ip.is_ipv4(),
+        Family::V6 => ip.is_ipv6(),
+    };
+    (host, 0).to_socket_addrs().ok()?.map(|sa| sa.ip()).find(wanted)
+}
+
+fn parse_fd(text: &str, full: &str) -> Result<i32, String> {
+    match text.parse::<i32>() {
+        Ok(fd) if fd >= 0 && super::value::is_integer(text) => Ok(fd),
+        _ => Err(format!("file descriptor '{text}' is not a valid integer in '{full}'")),
+    }
+}
+
+/// Parses the argument of `bind` (or `stats socket`): a comma-separated list where each
+/// address may carry a port range; returns every address it expands to.
+pub fn parse_listen_addrs(text: &str) -> Result<Vec<ListenAddr>, String> {
+    if text.is_empty() {
+        return Err(format!("'{text}' resolves to an empty address (environment variable missing?)"));
+    }
+    let mut out = Vec::new();
+    let mut pieces: Vec<&str> = text.split(',').collect();
+    // A trailing comma ends the list, as in HAProxy ("a:1," is one address).
+    if pieces.len() > 1 && pieces.last() == Some(&"") {
+        pieces.pop();
+    }
+    for piece in pieces {
+        if piece.is_empty() {
+            return Err(format!("'{piece}' resolves to an empty address (environment variable missing?)"));
+        }
+        parse_one_listen(piece, &mut out)?;
+    }
+    Ok(out)
+}
+
+fn parse_one_listen(full: &str, out: &mut Vec<ListenAddr>) -> Result<(), String> {
+    match split_prefix(full)? {
+        Target::Unix(path) => out.push(ListenAddr::Unix(PathBuf::from(path))),
+        Target::Fd(fd) => out.push(ListenAddr::Fd(parse_fd(fd, full)?)),
+        Target::Inet(fam, rest) => {
+            let (host, port) = split_host_port(rest);
+            let Ports::Range(lo, hi) = parse_ports(port, full, true, true)? else {
+                return Err(format!("missing port specification in '{full}'"));
+            };
+            let ip = match parse_host(host, fam) {
+                Some(Host::Wildcard(ip) | Host::Ip(ip)) => ip,
+                None => return Err(format!("invalid address: '{host}' in '{full}'")),
+            };
+            out.extend((lo..=hi).map(|p| ListenAddr::Inet(SocketAddr::new(ip, p))));
+        }
+    }
+    Ok(())
+}
+
+/// Parses the address of a `server` line.
+pub fn parse_server_addr(full: &str) -> Result<ServerAddr, String> {
+    if full.is_empty() {
+        return Err(format!("'{full}' resolves to an empty address (environment variable missing?)"));
+    }
+    match split_prefix(full)? {
+        Target::Unix(path) => Ok(ServerAddr::Unix(PathBuf::from(path))),
+        Target::Fd(_) => Err(format!("a file descriptor is not acceptable here in '{full}'")),
+        Target::Inet(fam, rest) => {
+            let (host, port) = split_host_port(rest);
+            let ports = parse_ports(port, full, false, false)?;
+            let ip = match parse_host(host, fam) {
+                Some(Host::Ip(ip)) => ip,
+                Some(Host::Wildcard(_)) => {
+                    return Err(format!(
+                        "server address '{full}' (connect to the client's destination address) is not supported yet"
+                    ))
+                }
+                None => return Err(format!("could not resolve address '{host}'.")),
+            };
+            match ports {
+                Ports::Range(p, _) => Ok(ServerAddr::Inet(SocketAddr::new(ip, p))),
+                Ports::Mapped => {
+                    Err(format!("server address '{full}' without a fixed port (port mapping) is not supported yet"))
+                }
+            }
+        }
+    }
+}
+
+/// Validates the argument of the `addr` server option (a host with an optional port).
+pub fn check_probe_addr(full: &str) -> Result<(), String> {
+    let rest = match split_prefix(full)? {
+        Target::Inet(fam, rest) => (fam, rest),
+        Target::Unix(_) | Target::Fd(_) => return Ok(()),
+    };
+    let (host, port) = split_host_port(rest.1);
+    parse_ports(port, full, false, false)?;
+    match parse_host(host, rest.0) {
+        Some(_) => Ok(()),
+        None => Err(format!("invalid address: '{host}' in '{full}'")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inet(s: &str) -> ListenAddr {
+        ListenAddr::Inet(s.parse().expect("socket addr"))
+    }
+
+    #[test]
+    fn listen_forms() {
+        assert_eq!(parse_listen_addrs(":8080"), Ok(vec![inet("0.0.0.0:8080")]));
+        assert_eq!(parse_listen_addrs("*:8080"), Ok(vec![inet("0.0.0.0:8080")]));
+        assert_eq!(parse_listen_addrs(":::8080"), Ok(vec![inet("[::]:8080")]));
+        assert_eq!(parse_listen_addrs("ipv6@:8080"), Ok(vec![inet("[::]:8080")]));
+        assert_eq!(parse_listen_addrs("ipv4@:8080"), Ok(vec![inet("0.0.0.0:8080")]));
+        assert_eq!(parse_listen_addrs("::1:8080"), Ok(vec![inet("[::1]:8080")]));
+        assert_eq!(parse_listen_addrs("[::1]:8080"), Ok(vec![inet("[::1]:8080")]));
+        assert_eq!(parse_listen_addrs("127.0.0.1:80"), Ok(vec![inet("127.0.0.1:80")]));
+        assert_eq!(parse_listen_addrs("unix@/tmp/s"), Ok(vec![ListenAddr::Unix("/tmp/s".into())]));
+        assert_eq!(parse_listen_addrs("/tmp/s"), Ok(vec![ListenAddr::Unix("/tmp/s".into())]));
+        assert_eq!(parse_listen_addrs("fd@3"), Ok(vec![ListenAddr::Fd(3)]));
+        assert_eq!(parse_listen_addrs("localhost:80").map(|v| v.len()), Ok(1));
+    }
+
+    #[test]
+    fn listen_lists_and_ranges() {
+        let v = parse_listen_addrs("127.0.0.1:8000-8002,:9000").expect("addrs");
+        assert_eq!(
+            v,
+            vec![inet("127.0.0.1:8000"), inet("127.0.0.1:8001"), inet("127.0.0.1:8002"), inet("0.0.0.0:9000")]
+        );
+        assert_eq!(parse_listen_addrs(":80,"), Ok(vec![inet("0.0.0.0:80")]));
+    }
+
+    #[test]
+    fn listen_errors_are_haproxy_words() {
+        let e = |s: &str| parse_listen_addrs(s).expect_err(s);
+        assert_eq!(e("::1"), "invalid address: ':' in '::1'");
+        assert_eq!(e("127.0.0.1"), "missing port specification in '127.0.0.1'");
+        assert_eq!(e("127.0.0.1:0"), "invalid port '0'");
+        assert_eq!(e("127.0.0.1:70000"), "invalid port '70000'");
+        assert_eq!(e("127.0.0.1:abc"), "invalid character 'a' in port number 'abc' in '127.0.0.1:abc'");
+        assert_eq!(e("127.0.0.1:8010-8000"), "invalid port range '8010-8000'");
+        assert_eq!(e("127.0.0.1:+1"), "port offset not permitted here in '127.0.0.1:+1'");
+        assert_eq!(e("fd@x"), "file descriptor 'x' is not a valid integer in 'fd@x'");
+        assert_eq!(e("udp@:80"), "dgram-type address not acceptable in 'udp@:80'");
+        assert_eq!(e(",:80"), "'' resolves to an empty address (environment variable missing?)");
+        assert_eq!(e("256.1.1.1:80"), "invalid address: '256.1.1.1' in '256.1.1.1:80'");
+        assert_eq!(e("ipv4@[::1]:80"), "invalid address: '[::1]' in 'ipv4@[::1]:80'");
+        assert!(e("abns@x").contains("not supported yet"));
+    }
+
+    #[test]
+    fn server_forms() {
+        let ok = |s: &str| parse_server_addr(s).expect(s);
+        assert_eq!(ok("127.0.0.1:80"), ServerAddr::Inet("127.0.0.1:80".parse().expect("sa")));
+        assert_eq!(ok("::1:80"), ServerAddr::Inet("[::1]:80".parse().expect("sa")));
+        assert_eq!(ok("[::1]:80"), ServerAddr::Inet("[::1]:80".parse().expect("sa")));
+        assert_eq!(ok("ipv6@::1:80"), ServerAddr::Inet("[::1]:80".parse().expect("sa")));
+        assert_eq!(ok("/tmp/s"), ServerAddr::Unix("/tmp/s".into()));
+        assert_eq!(ok("unix@/tmp/s"), ServerAddr::Unix("/tmp/s".into()));
+        assert!(matches!(ok("localhost:80"), ServerAddr::Inet(sa) if sa.port() == 80 && sa.ip().is_loopback()));
+    }
+
+    #[test]
+    fn server_errors() {
+        let e = |s: &str| parse_server_addr(s).expect_err(s);
+        assert_eq!(e("127.0.0.1:8000-8001"), "port range not permitted here in '127.0.0.1:8000-8001'");
+        assert_eq!(e("fd@3"), "a file descriptor is not acceptable here in 'fd@3'");
+        assert_eq!(e("127.0.0.1:70000"), "invalid port '70000'");
+        assert_eq!(e("nosuch.invalid:80"), "could not resolve address 'nosuch.invalid'.");
+        assert!(e("127.0.0.1").contains("port mapping"));
+        assert!(e("127.0.0.1:+1").contains("port mapping"));
+        assert!(e(":80").contains("client's destination"));
+    }
+
+    #[test]
+    fn probe_addr() {
+        assert_eq!(check_probe_addr("1.2.3.4"), Ok(()));
+        assert_eq!(check_probe_addr("1.2.3.4:80"), Ok(()));
+        assert_eq!(
+            check_probe_addr("nosuch.invalid"),
+            Err("invalid address: 'nosuch.invalid' in 'nosuch.invalid'".into())
+        );
+    }
+}

@@ -1,0 +1,188 @@
+//! Checks that need the whole configuration, run once every file is parsed: backend
+//! references (resolved to indices), modes of linked proxies, duplicate server names,
+//! missing timeouts, settings that `mode tcp` ignores. Each message points at the line
+//! of the object it is about.
+//!
+//! HAProxy counterpart: the per-proxy loop of `check_config_validity()` (src/cfgparse.c)
+//! and `proxy_cfg_ensure_no_http()` (src/proxy.c). HAProxy prints some of these without
+//! a location; rampart adds it.
+
+use crate::diag::Diag;
+use crate::model::{BackendRef, Config, Mode, Proxy};
+
+use super::proxy::ProxyBuild;
+use super::Parser;
+
+/// Builds the final [`Config`] from the parser state, reporting into `p.diags`.
+pub(super) fn finish(p: &mut Parser) -> Config {
+    let mut global = std::mem::take(&mut p.global);
+    // HAProxy keeps at least half of each buffer for data.
+    global.maxrewrite = global.maxrewrite.min(global.bufsize / 2);
+    let builds = std::mem::take(&mut p.proxies);
+    let mut proxies: Vec<Proxy> = builds.iter().map(|b| b.px.clone()).collect();
+    for i in 0..builds.len() {
+        check_proxy(&builds, i, &mut proxies, &mut p.diags);
+    }
+    Config { global, proxies }
+}
+
+fn mode_str(m: Mode) -> &'static str {
+    match m {
+        Mode::Tcp => "tcp",
+        Mode::Http => "http",
+    }
+}
+
+fn check_proxy(builds: &[ProxyBuild], i: usize, proxies: &mut [Proxy], out: &mut Vec<Diag>) {
+    let b = &builds[i];
+    let span = Some(b.px.span.clone());
+    let (kind, name) = (b.kind.type_str(), b.px.name.as_str());
+    if b.px.mode == Mode::Tcp && b.px.options.httplog {
+        let at = b.logformat_span.clone().or_else(|| span.clone());
+        out.push(Diag::warning(
+            at,
+            format!("'option httplog' not usable with {kind} '{name}' (needs 'mode http'). Falling back to 'option tcplog'."),
+        ));
+        proxies[i].options.httplog = false;
+        proxies[i].options.tcplog = true;
+    }
+    if b.px.cap.frontend && b.px.binds.is_empty() {
+        out.push(Diag::warning(
+            span.clone(),
+            format!("{kind} '{name}' has no 'bind' directive. Please declare it as a backend if this was intended."),
+        ));
+    }
+    if let Some(r) = &b.px.default_backend {
+        proxies[i].default_backend = resolve_ref(builds, i, r, "default_backend", "as its default backend", out);
+        if proxies[i].default_backend.is_some() && !b.px.servers.is_empty() {
+            out.push(Diag::warning(
+                Some(r.span.clone()),
+                format!("In proxy '{name}', the 'default_backend' rule always has precedence over the servers, which will never be used."),
+            ));
+        }
+    }
+    let mut kept = Vec::new();
+    for ub in &b.px.use_backends {
+        if let Some(backend) = resolve_ref(builds, i, &ub.backend, "use_backend", "in a 'use_backend' rule", out) {
+            kept.push(crate::model::UseBackend { backend, cond: ub.cond.clone() });
+        }
+    }
+    proxies[i].use_backends = kept;
+    check_timeouts(b, &mut proxies[i], out);
+    check_server_names(b, out);
+    check_tcp_mode(b, &mut proxies[i], out);
+}
+
+/// Finds the backend a frontend names; reports a missing one, a loop, or a mode the
+/// frontend cannot use (an HTTP frontend cannot hand over to a TCP backend; the reverse
+/// is an implicit upgrade and fine).
+fn resolve_ref(
+    builds: &[ProxyBuild],
+    i: usize,
+    r: &BackendRef,
+    what: &str,
+    usage: &str,
+    out: &mut Vec<Diag>,
+) -> Option<BackendRef> {
+    let me = &builds[i];
+    let at = Some(r.span.clone());
+    let Some(t) = builds.iter().position(|o| o.px.cap.backend && o.px.name == r.name) else {
+        out.push(Diag::alert(at, format!("Proxy '{}': unable to find required {what}: '{}'.", me.px.name, r.name)));
+        return None;
+    };
+    if t == i {
+        out.push(Diag::alert(at, format!("Proxy '{}': loop detected for {what}: '{}'.", me.px.name, r.name)));
+        return None;
+    }
+    let target = &builds[t];
+    if target.px.mode != me.px.mode && !(me.px.mode == Mode::Tcp && target.px.mode == Mode::Http) {
+        out.push(Diag::alert(
+            at,
+            format!(
+                "{} {} '{}' ({}) tries to use incompatible {} {} '{}' ({}) {usage} (see 'mode').",
+                mode_str(me.px.mode),
+                me.kind.type_str(),
+                me.px.name,
+                me.px.span,
+                mode_str(target.px.mode),
+                target.kind.type_str(),
+                target.px.name,
+                target.px.span
+            ),
+        ));
+        return None;
+    }
+    Some(BackendRef { name: r.name.clone(), index: t, span: r.span.clone() })
+}
+
+/// The "missing timeouts" warning, and the queue timeout that defaults to the connect
+/// timeout in a backend.
+fn check_timeouts(b: &ProxyBuild, px: &mut Proxy, out: &mut Vec<Diag>) {
+    let t = &b.px.timeouts;
+    let front_missing = b.px.cap.frontend && t.client.is_none();
+    let back_missing = b.px.cap.backend
+        && !b.px.servers.is_empty()
+        && (t.connect.is_none() || (t.server.is_none() && (b.px.mode == Mode::Http || t.tunnel.is_none())));
+    if front_missing || back_missing {
+        out.push(Diag::warning(
+            Some(b.px.span.clone()),
+            format!(
+                "missing timeouts for {} '{}'.\n   | While not properly invalid, you will certainly encounter various problems\n   | with such a configuration. To fix this, please ensure that all following\n   | timeouts are set to a non-zero value: 'client', 'connect', 'server'.",
+                b.kind.type_str(),
+                b.px.name
+            ),
+        ));
+    }
+    if b.px.cap.backend && px.timeouts.queue.is_none() {
+        px.timeouts.queue = px.timeouts.connect;
+    }
+}
+
+fn check_server_names(b: &ProxyBuild, out: &mut Vec<Diag>) {
+    let servers = &b.px.servers;
+    for (n, s) in servers.iter().enumerate() {
+        if let Some(first) = servers[..n].iter().find(|o| o.name == s.name) {
+            out.push(Diag::alert(
+                Some(s.span.clone()),
+                format!(
+                    "{} '{}', another server named '{}' was already defined at line {}, please use distinct names.",
+                    b.kind.type_str(),
+                    b.px.name,
+                    s.name,
+                    first.span.line
+                ),
+            ));
+        }
+    }
+}
+
+/// What HAProxy ignores, with a warning, when a proxy is not in HTTP mode; and the log
+/// format that has nowhere to go.
+fn check_tcp_mode(b: &ProxyBuild, px: &mut Proxy, out: &mut Vec<Diag>) {
+    let (kind, name) = (b.kind.type_str(), b.px.name.as_str());
+    let span = Some(b.px.span.clone());
+    let has_format = px.options.httplog || px.options.tcplog;
+    if b.px.cap.frontend && b.px.logs.is_empty() && has_format {
+        out.push(Diag::warning(
+            span.clone(),
+            format!("log format ignored for {kind} '{name}' since it has no log address."),
+        ));
+    }
+    if b.px.mode == Mode::Http {
+        return;
+    }
+    if !b.px.http_request_rules.is_empty() {
+        out.push(Diag::warning(
+            span.clone(),
+            format!("'http-request' rules ignored for {kind} '{name}' as they require HTTP mode."),
+        ));
+        px.http_request_rules.clear();
+    }
+    if b.px.options.forwardfor.is_some() {
+        out.push(Diag::warning(
+            span,
+            format!("'option forwardfor' ignored for {kind} '{name}' as it requires HTTP mode."),
+        ));
+        px.options.forwardfor = None;
+    }
+}

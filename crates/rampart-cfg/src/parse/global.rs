@@ -1,0 +1,451 @@
+//! The `global` section.
+//!
+//! HAProxy counterparts: `cfg_parse_global()` (src/cfgparse-global.c), plus the global
+//! keywords registered elsewhere: `nbthread` (src/thread.c), `hard-stop-after`
+//! (src/proxy.c), `stats` (src/cli.c).
+
+use crate::kw::{self, Support};
+use crate::model::StatsSocket;
+use crate::span::Span;
+
+use super::addr::parse_listen_addrs;
+use super::value::{atol, is_integer, parse_time_ms, time_trailing_warning, TimeError};
+use super::{arg, not_yet, too_many_args, Modifier, Parser};
+
+/// HAProxy's `MAX_THREADS` on 64-bit builds.
+const MAX_THREADS: i64 = 64;
+
+pub(super) fn parse_global_line(p: &mut Parser, words: &[String], kwm: Modifier, span: &Span) {
+    let word = words[0].as_str();
+    match word {
+        "daemon" | "quiet" => parse_flag(p, words, span),
+        "master-worker" => parse_master_worker(p, words, span),
+        "nbthread" => parse_nbthread(p, words, span),
+        "maxconn" | "ulimit-n" => parse_limit(p, words, span),
+        "pidfile" | "chroot" => parse_path(p, words, span),
+        "user" | "group" => parse_account(p, words, span),
+        "uid" | "gid" => parse_id(p, words, span),
+        "tune.bufsize" | "tune.maxrewrite" => parse_tune(p, words, span),
+        "hard-stop-after" => parse_hard_stop_after(p, words, span),
+        "log" => super::log::parse_global_log(p, words, kwm, span),
+        "stats" => parse_stats(p, words, span),
+        "nbproc" => p.alert(
+            span,
+            "nbproc is not supported any more since HAProxy 2.5. Threads will automatically be used on \
+             multi-processor machines if available.",
+        ),
+        _ => unknown_or_not_yet(p, word, span),
+    }
+}
+
+fn unknown_or_not_yet(p: &mut Parser, word: &str, span: &Span) {
+    match kw::global_kw(word) {
+        Some(k) if k.support != Support::Rejected => p.alert(span, not_yet(word)),
+        _ => {
+            let msg = match kw::suggest_global(word) {
+                Some(best) => format!("unknown keyword '{word}' in 'global' section; did you mean '{best}' maybe ?"),
+                None => format!("unknown keyword '{word}' in 'global' section"),
+            };
+            p.alert(span, msg);
+        }
+    }
+}
+
+/// HAProxy's `alertif_too_many_args()`.
+fn too_many(p: &mut Parser, words: &[String], max: usize, span: &Span) -> bool {
+    match words.get(max + 1) {
+        Some(extra) => {
+            p.alert(span, too_many_args(&words[0], extra));
+            true
+        }
+        None => false,
+    }
+}
+
+/// HAProxy reports a second `maxconn`, `pidfile`... with an alert that does not fail
+/// the configuration ("Continuing."); rampart fails on every alert, so it is a warning
+/// here, with the same text.
+fn already_specified(p: &mut Parser, span: &Span, msg: String) {
+    p.warning(span, msg);
+}
+
+fn parse_flag(p: &mut Parser, words: &[String], span: &Span) {
+    if too_many(p, words, 0, span) {
+        return;
+    }
+    match words[0].as_str() {
+        "daemon" => p.global.daemon = true,
+        _ => p.global.quiet = true,
+    }
+}
+
+fn parse_master_worker(p: &mut Parser, words: &[String], span: &Span) {
+    if too_many(p, words, 1, span) {
+        return;
+    }
+    match arg(words, 1) {
+        "" => p.global.master_worker = true,
+        "no-exit-on-failure" => p.alert(span, not_yet("master-worker no-exit-on-failure")),
+        _ => p.alert(span, "'master-worker' only supports 'no-exit-on-failure' option."),
+    }
+}
+
+fn parse_nbthread(p: &mut Parser, words: &[String], span: &Span) {
+    if too_many(p, words, 1, span) {
+        return;
+    }
+    let text = arg(words, 1);
+    if !is_integer(text) {
+        p.alert(span, format!("'nbthread' passed a missing or unparsable integer value in '{text}'"));
+        return;
+    }
+    let n = atol(text);
+    if !(1..=MAX_THREADS).contains(&n) {
+        p.alert(span, format!("'nbthread' value must be between 1 and {MAX_THREADS} (was {n})"));
+        return;
+    }
+    p.global.nbthread = Some(n as usize);
+}
+
+fn parse_limit(p: &mut Parser, words: &[String], span: &Span) {
+    let word = words[0].as_str();
+    if too_many(p, words, 1, span) {
+        return;
+    }
+    let already = if word == "maxconn" { p.global.maxconn.is_some() } else { p.global.ulimit_n.is_some() };
+    if already {
+        already_specified(p, span, format!("'{word}' already specified. Continuing."));
+        return;
+    }
+    let text = arg(words, 1);
+    if text.is_empty() {
+        p.alert(span, format!("'{word}' expects an integer argument."));
+        return;
+    }
+    let v = atol(text);
+    if !is_integer(text) {
+        p.warning(span, format!("'{word}' : '{text}' is not a plain integer; read as {v}, as HAProxy does."));
+    }
+    // 0 (or less) leaves the automatic value, as in HAProxy.
+    if word == "maxconn" {
+        p.global.maxconn = u32::try_from(v).ok().filter(|&v| v > 0);
+    } else {
+        p.global.ulimit_n = u64::try_from(v).ok().filter(|&v| v > 0);
+    }
+}
+
+fn parse_path(p: &mut Parser, words: &[String], span: &Span) {
+    let word = words[0].as_str();
+    if too_many(p, words, 1, span) {
+        return;
+    }
+    let already = if word == "pidfile" { p.global.pidfile.is_some() } else { p.global.chroot.is_some() };
+    if already {
+        already_specified(p, span, format!("'{word}' already specified. Continuing."));
+        return;
+    }
+    let path = arg(words, 1);
+    if path.is_empty() {
+        let what = if word == "pidfile" { "a file name" } else { "a directory" };
+        p.alert(span, format!("'{word}' expects {what} as an argument."));
+        return;
+    }
+    if word == "pidfile" {
+        p.global.pidfile = Some(path.into());
+    } else {
+        p.global.chroot = Some(path.into());
+    }
+}
+
+/// `user <name>` / `group <name>`: the name must exist in the system databases, as
+/// HAProxy resolves it at parse time.
+fn parse_account(p: &mut Parser, words: &[String], span: &Span) {
+    let user = words[0] == "user";
+    if too_many(p, words, 1, span) {
+        return;
+    }
+    let g = &p.global;
+    if user && (g.user.is_some() || g.uid.is_some()) {
+        return already_specified(p, span, "user/uid already specified. Continuing.".into());
+    }
+    if !user && (g.group.is_some() || g.gid.is_some()) {
+        return already_specified(p, span, "gid/group was already specified. Continuing.".into());
+    }
+    let name = arg(words, 1);
+    let db = if user { "/etc/passwd" } else { "/etc/group" };
+    if lookup_id(db, name).is_none() {
+        let what = if user { "user" } else { "group" };
+        p.alert(span, format!("cannot find {what} id for '{name}' (0:Success)"));
+        return;
+    }
+    if user {
+        p.global.user = Some(name.to_owned());
+    } else {
+        p.global.group = Some(name.to_owned());
+    }
+}
+
+/// Looks `name` up in a passwd/group style file (`name:x:id:...`).
+// COMPAT: HAProxy asks libc (NSS); we read the local files, which covers system
+// accounts but not directory services (LDAP, sssd).
+fn lookup_id(db: &str, name: &str) -> Option<u32> {
+    let text = std::fs::read_to_string(db).ok()?;
+    text.lines().find_map(|l| {
+        let mut f = l.split(':');
+        (f.next()? == name).then(|| f.nth(1)?.parse().ok()).flatten()
+    })
+}
+
+fn parse_id(p: &mut Parser, words: &[String], span: &Span) {
+    let uid = words[0] == "uid";
+    if too_many(p, words, 1, span) {
+        return;
+    }
+    let g = &p.global;
+    if uid && (g.user.is_some() || g.uid.is_some()) {
+        return already_specified(p, span, "user/uid already specified. Continuing.".into());
+    }
+    if !uid && (g.group.is_some() || g.gid.is_some()) {
+        return already_specified(p, span, "group/gid already specified. Continuing.".into());
+    }
+    let text = arg(words, 1);
+    if text.is_empty() {
+        p.alert(span, format!("'{}' expects an integer argument.", words[0]));
+        return;
+    }
+    let Ok(id) = text.parse::<i32>().map(|v| v as u32) else {
+        let (kw, param, what) = if uid { ("uid", "user", "user") } else { ("gid", "group", "group") };
+        p.warning(
+            span,
+            format!(
+                " {kw}: string '{text}' is not a number.\n   | You might want to use the '{param}' parameter to use a system {what} name."
+            ),
+        );
+        return;
+    };
+    if uid {
+        p.global.uid = Some(id);
+    } else {
+        p.global.gid = Some(id);
+    }
+}
+
+fn parse_tune(p: &mut Parser, words: &[String], span: &Span) {
+    let word = words[0].as_str();
+    if too_many(p, words, 1, span) {
+        return;
+    }
+    let text = arg(words, 1);
+    if text.is_empty() {
+        p.alert(span, format!("'{word}' expects an integer argument."));
+        return;
+    }
+    let v = atol(text);
+    if word == "tune.bufsize" {
+        // Rounded up to a multiple of two pointers, as HAProxy does.
+        let rounded = v.saturating_add(15) & !15;
+        if rounded <= 0 {
+            p.alert(span, format!("'{word}' expects a positive integer argument."));
+            return;
+        }
+        p.global.bufsize = rounded as usize;
+    } else {
+        if v < 0 {
+            p.alert(span, format!("'{word}' expects a positive integer argument."));
+            return;
+        }
+        p.global.maxrewrite = v as usize;
+    }
+}
+
+fn parse_hard_stop_after(p: &mut Parser, words: &[String], span: &Span) {
+    let text = arg(words, 1);
+    if text.is_empty() {
+        p.alert(span, "'hard-stop-after' expects <time> as argument.");
+        return;
+    }
+    match parse_time_ms(text) {
+        Ok(ms) => {
+            if let Some(c) = ms.trailing {
+                p.warning(span, time_trailing_warning(c, text));
+            }
+            p.global.hard_stop_after = ms.duration();
+        }
+        Err(TimeError::Overflow) => p.alert(
+            span,
+            format!("timer overflow in argument '{text}' to 'hard-stop-after' (maximum value is 2147483647 ms or ~24.8 days)"),
+        ),
+        Err(TimeError::Underflow) => p.alert(
+            span,
+            format!("timer underflow in argument '{text}' to 'hard-stop-after' (minimum non-null value is 1 ms)"),
+        ),
+        Err(TimeError::BadChar(c)) => {
+            p.alert(span, format!("unexpected character '{c}' in argument to <hard-stop-after>."))
+        }
+    }
+}
+
+/// `stats socket|timeout|maxconn|bind-process ...` in `global`.
+fn parse_stats(p: &mut Parser, words: &[String], span: &Span) {
+    let (sub, value) = (arg(words, 1), arg(words, 2));
+    match sub {
+        "socket" => parse_stats_socket(p, words, span),
+        "timeout" => match parse_time_ms(value) {
+            Ok(ms) if ms.ms == 0 => p.alert(span, "'stats timeout' expects a positive value"),
+            Ok(ms) => {
+                if let Some(c) = ms.trailing {
+                    p.warning(span, time_trailing_warning(c, value));
+                }
+                p.global.stats_timeout = ms.duration();
+            }
+            Err(TimeError::Overflow) => p.alert(
+                span,
+                format!("timer overflow in argument '{value}' to 'stats timeout' (maximum value is 2147483647 ms or ~24.8 days)"),
+            ),
+            Err(TimeError::Underflow) => p.alert(
+                span,
+                format!("timer underflow in argument '{value}' to 'stats timeout' (minimum non-null value is 1 ms)"),
+            ),
+            Err(TimeError::BadChar(c)) => p.alert(span, format!("'stats timeout' : unexpected character '{c}'")),
+        },
+        "maxconn" => match u32::try_from(atol(value)) {
+            Ok(n) if n > 0 => p.global.stats_maxconn = Some(n),
+            _ => p.alert(span, "'stats maxconn' expects a positive value"),
+        },
+        "bind-process" => p.alert(span, not_yet("stats bind-process")),
+        _ => p.alert(
+            span,
+            format!("'stats' only supports 'socket', 'maxconn', 'bind-process' and 'timeout' (got '{sub}')"),
+        ),
+    }
+}
+
+fn parse_stats_socket(p: &mut Parser, words: &[String], span: &Span) {
+    let spec = arg(words, 2);
+    if spec.is_empty() {
+        p.alert(span, "'stats socket' in global section expects an address or a path to a UNIX socket");
+        return;
+    }
+    let mut addrs = match parse_listen_addrs(spec) {
+        Ok(a) => a,
+        Err(e) => {
+            p.alert(span, format!("'stats socket' : {e}"));
+            return;
+        }
+    };
+    if addrs.len() != 1 {
+        p.alert(span, not_yet("stats socket with several addresses"));
+        return;
+    }
+    let options = words[3..].to_vec();
+    if let Some(msg) = check_socket_options(&options) {
+        p.alert(span, msg);
+        return;
+    }
+    let addr = addrs.remove(0);
+    p.global.stats_sockets.push(StatsSocket { addr, options, span: span.clone() });
+}
+
+/// The options of `stats socket` must be `bind` options; they are kept as words.
+fn check_socket_options(options: &[String]) -> Option<String> {
+    let mut i = 0;
+    while let Some(word) = options.get(i) {
+        let Some(k) = kw::bind_option(word) else {
+            return Some(match kw::suggest_bind_option(word) {
+                Some(best) => format!("'stats socket' : unknown keyword '{word}'. Did you mean '{best}' maybe ?"),
+                None => format!("'stats socket' : unknown keyword '{word}'."),
+            });
+        };
+        i += 1 + k.args;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use crate::model::ListenAddr;
+    use crate::parse::tests::{alerts, parse_ok, warnings};
+
+    #[test]
+    fn global_keywords() {
+        let cfg = parse_ok(
+            "global\n daemon\n quiet\n master-worker\n nbthread 4\n maxconn 1000\n pidfile /run/r.pid\n\
+             ulimit-n 4096\n uid 99\n gid 98\n chroot /var/empty\n tune.bufsize 1000\n tune.maxrewrite 100\n\
+             hard-stop-after 30s\n log stdout format raw local0\n stats socket /run/r.sock mode 600 level admin\n\
+             stats timeout 2m\n stats maxconn 5\n",
+        );
+        let g = &cfg.global;
+        assert!(g.daemon && g.quiet && g.master_worker);
+        assert_eq!(
+            (g.nbthread, g.maxconn, g.ulimit_n, g.uid, g.gid),
+            (Some(4), Some(1000), Some(4096), Some(99), Some(98))
+        );
+        assert_eq!(g.pidfile.as_deref(), Some(std::path::Path::new("/run/r.pid")));
+        assert_eq!(g.chroot.as_deref(), Some(std::path::Path::new("/var/empty")));
+        assert_eq!((g.bufsize, g.maxrewrite), (1008, 100), "bufsize rounded up to 16");
+        assert_eq!(g.hard_stop_after, Some(Duration::from_secs(30)));
+        assert_eq!(g.logs[0].args, ["stdout", "format", "raw", "local0"]);
+        assert_eq!(g.stats_sockets[0].addr, ListenAddr::Unix("/run/r.sock".into()));
+        assert_eq!(g.stats_sockets[0].options, ["mode", "600", "level", "admin"]);
+        assert_eq!((g.stats_timeout, g.stats_maxconn), (Some(Duration::from_secs(120)), Some(5)));
+        assert_eq!(g.span.line, 1);
+    }
+
+    #[test]
+    fn user_and_group_are_looked_up() {
+        let cfg = parse_ok("global\n user root\n group root\n");
+        assert_eq!((cfg.global.user.as_deref(), cfg.global.group.as_deref()), (Some("root"), Some("root")));
+        assert_eq!(
+            alerts("global\n user nosuchuser-rampart\n"),
+            ["cannot find user id for 'nosuchuser-rampart' (0:Success)"]
+        );
+    }
+
+    #[test]
+    fn global_errors() {
+        assert_eq!(
+            alerts("global\n nbthred 4\n"),
+            ["unknown keyword 'nbthred' in 'global' section; did you mean 'nbthread' maybe ?"]
+        );
+        assert_eq!(alerts("global\n nbthread 0\n"), ["'nbthread' value must be between 1 and 64 (was 0)"]);
+        assert_eq!(alerts("global\n nbthread x\n"), ["'nbthread' passed a missing or unparsable integer value in 'x'"]);
+        assert_eq!(alerts("global\n daemon 1\n"), ["'daemon' cannot handle unexpected argument '1'."]);
+        assert_eq!(
+            alerts("global\n master-worker x\n"),
+            ["'master-worker' only supports 'no-exit-on-failure' option."]
+        );
+        assert_eq!(alerts("global\n tune.bufsize 0\n"), ["'tune.bufsize' expects a positive integer argument."]);
+        assert_eq!(alerts("global\n pidfile\n"), ["'pidfile' expects a file name as an argument."]);
+        assert_eq!(
+            alerts("global\n hard-stop-after 1x\n"),
+            ["unexpected character 'x' in argument to <hard-stop-after>."]
+        );
+        assert_eq!(alerts("global\n lua-load /x.lua\n"), ["'lua-load' is not supported yet"]);
+        assert_eq!(alerts("global\n nbproc 2\n")[0], "nbproc is not supported any more since HAProxy 2.5. Threads will automatically be used on multi-processor machines if available.");
+        assert_eq!(
+            alerts("global\n stats foo\n"),
+            ["'stats' only supports 'socket', 'maxconn', 'bind-process' and 'timeout' (got 'foo')"]
+        );
+        assert_eq!(
+            alerts("global\n stats socket 127.0.0.1\n"),
+            ["'stats socket' : missing port specification in '127.0.0.1'"]
+        );
+        assert_eq!(
+            alerts("global\n stats socket /x levl admin\n"),
+            ["'stats socket' : unknown keyword 'levl'. Did you mean 'level' maybe ?"]
+        );
+        assert_eq!(alerts("global\n stats timeout 10x\n"), ["'stats timeout' : unexpected character 'x'"]);
+        assert_eq!(alerts("global\n stats maxconn\n"), ["'stats maxconn' expects a positive value"]);
+        assert_eq!(alerts("global x\n"), ["'global' cannot handle unexpected argument 'x'."]);
+    }
+
+    #[test]
+    fn global_continuing_alerts_are_warnings() {
+        assert_eq!(warnings("global\n maxconn 10\n maxconn 20\n"), ["'maxconn' already specified. Continuing."]);
+        assert_eq!(warnings("global\n uid 1\n uid 2\n"), ["user/uid already specified. Continuing."]);
+        let cfg = parse_ok("global\n maxconn 10\n maxconn 20\n");
+        assert_eq!(cfg.global.maxconn, Some(10));
+    }
+}

@@ -1,0 +1,121 @@
+//! `log` lines in `global` and proxy sections, and `no log`. The words are checked as
+//! HAProxy checks them (arguments, length, format, facility, levels) and kept verbatim
+//! for the logging issue; the target address is not interpreted yet.
+//!
+//! HAProxy counterpart: `parse_logsrv()` (src/log.c).
+
+use crate::model::LogTarget;
+use crate::span::Span;
+
+use super::proxy::Ctx;
+use super::{Modifier, Parser};
+
+const FACILITIES: &[&str] = &[
+    "kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news", "uucp", "cron", "auth2", "ftp", "ntp", "audit",
+    "alert", "cron2", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7",
+];
+const LEVELS: &[&str] = &["emerg", "alert", "crit", "err", "warning", "notice", "info", "debug"];
+const FORMATS: &[&str] = &["local", "rfc3164", "rfc5424", "priority", "short", "timed", "iso", "raw"];
+
+/// Checks the words after `log`; `Err` is HAProxy's message (without the `log : ` prefix).
+fn check_log_args(args: &[String], kwm: Modifier, in_global: bool) -> Result<(), String> {
+    if kwm == Modifier::No {
+        return if args.is_empty() { Ok(()) } else { Err("'no log' does not expect arguments".into()) };
+    }
+    if args.len() == 1 && args[0] == "global" {
+        return if in_global { Err("'global' is not supported for a global syslog server".into()) } else { Ok(()) };
+    }
+    if args.len() < 2 {
+        let or_global = if in_global { "" } else { "or global" };
+        return Err(format!("expects <address> and <facility> {or_global} as arguments"));
+    }
+    let arg = |i: usize| args.get(i).map_or("", String::as_str);
+    let mut i = 1;
+    if arg(i) == "len" {
+        let len = super::value::atol(arg(i + 1));
+        if !(80..=65535).contains(&len) {
+            return Err(format!("invalid log length '{}', must be between 80 and 65535", arg(i + 1)));
+        }
+        i += 2;
+    }
+    if arg(i) == "format" {
+        if !FORMATS.contains(&arg(i + 1)) {
+            return Err(format!("unknown log format '{}'", arg(i + 1)));
+        }
+        i += 2;
+    }
+    if arg(i) == "sample" {
+        if !arg(i + 1).contains(':') {
+            return Err("Missing sample size".into());
+        }
+        i += 2;
+    }
+    if !FACILITIES.contains(&arg(i)) {
+        return Err(format!("unknown log facility '{}'", arg(i)));
+    }
+    if !arg(i + 1).is_empty() && !LEVELS.contains(&arg(i + 1)) {
+        return Err(format!("unknown optional log level '{}'", arg(i + 1)));
+    }
+    if !arg(i + 2).is_empty() && !LEVELS.contains(&arg(i + 2)) {
+        return Err(format!("unknown optional minimum log level '{}'", arg(i + 2)));
+    }
+    if let Some(extra) = args.get(i + 3) {
+        return Err(format!("cannot handle unexpected argument '{extra}'"));
+    }
+    Ok(())
+}
+
+/// `log` / `no log` in the `global` section.
+pub(super) fn parse_global_log(p: &mut Parser, words: &[String], kwm: Modifier, span: &Span) {
+    let args = &words[1..];
+    match check_log_args(args, kwm, true) {
+        Err(e) => p.alert(span, format!("log : {e}")),
+        Ok(()) if kwm == Modifier::No => p.global.logs.clear(),
+        Ok(()) => p.global.logs.push(LogTarget { args: args.to_vec(), span: span.clone() }),
+    }
+}
+
+/// `log` / `no log` in proxy and `defaults` sections.
+pub(super) fn parse_proxy_log(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
+    let args = &words[1..];
+    match check_log_args(args, kwm, false) {
+        Err(e) => cx.alert(format!("log : {e}")),
+        Ok(()) if kwm == Modifier::No => cx.pb.px.logs.clear(),
+        Ok(()) => {
+            let span = cx.span.clone();
+            cx.pb.px.logs.push(LogTarget { args: args.to_vec(), span });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(line: &str, kwm: Modifier, global: bool) -> Result<(), String> {
+        let args: Vec<String> = line.split_whitespace().map(str::to_owned).collect();
+        check_log_args(&args, kwm, global)
+    }
+
+    #[test]
+    fn log_lines() {
+        assert_eq!(check("stdout format raw local0", Modifier::Std, true), Ok(()));
+        assert_eq!(check("127.0.0.1:514 len 1024 local0 info notice", Modifier::Std, true), Ok(()));
+        assert_eq!(check("global", Modifier::Std, false), Ok(()));
+        assert_eq!(check("", Modifier::No, false), Ok(()));
+        assert_eq!(check("x", Modifier::No, false), Err("'no log' does not expect arguments".into()));
+        assert_eq!(
+            check("127.0.0.1", Modifier::Std, true),
+            Err("expects <address> and <facility>  as arguments".into())
+        );
+        assert_eq!(
+            check("127.0.0.1", Modifier::Std, false),
+            Err("expects <address> and <facility> or global as arguments".into())
+        );
+        assert_eq!(check("127.0.0.1 foo", Modifier::Std, true), Err("unknown log facility 'foo'".into()));
+        assert_eq!(check("global x", Modifier::Std, false), Err("unknown log facility 'x'".into()));
+        assert_eq!(check("a local0 loud", Modifier::Std, false), Err("unknown optional log level 'loud'".into()));
+        assert_eq!(check("a len 10 local0", Modifier::Std, false).map_err(|e| e.contains("80 and 65535")), Err(true));
+        assert_eq!(check("a format json local0", Modifier::Std, false), Err("unknown log format 'json'".into()));
+    }
+}

@@ -1,0 +1,293 @@
+//! Sections and keywords -> [`Config`]: the line dispatcher, section switching, the
+//! `no` / `default` prefixes, then the cross-reference checks.
+//!
+//! HAProxy counterpart: `readcfgfile()` in src/cfgparse.c (section detection and the
+//! keyword modifiers), `cfg_parse_global()` and `cfg_parse_listen()` (one function per
+//! section here: `global`, `proxy`), `check_config_validity()` (`check`).
+//!
+//! Every keyword parser reports with the line's span and returns; parsing always goes on
+//! to the next line so that one run lists every problem.
+//!
+//! - `value`, `addr`: times, integers, names, networks; listening and server addresses
+//! - `global`: the `global` section
+//! - `proxy`: section headers, `defaults` inheritance, proxy keyword dispatch
+//! - `proxy_kw`: the simple proxy keywords (mode, maxconn, timeouts, balance...)
+//! - `option`: `option ...`
+//! - `bind`, `server`: `bind` lines, `server` / `default-server` lines
+//! - `http_rule`: `http-request` rules; `errorfile`: error files and `errorfile`
+//! - `log`: `log` lines (kept raw)
+//! - `check`: checks that need the whole configuration
+
+mod addr;
+mod bind;
+mod check;
+mod errorfile;
+mod global;
+mod http_rule;
+mod log;
+mod option;
+mod proxy;
+mod proxy_kw;
+mod server;
+mod value;
+
+use std::sync::Arc;
+
+use crate::diag::{Diag, Diags};
+use crate::kw;
+use crate::lexer::Line;
+use crate::model::{Config, Global};
+use crate::span::Span;
+
+pub(crate) use proxy::ProxyBuild;
+
+/// One configuration file, already split into lines by the lexer.
+pub struct FileLines {
+    pub name: Arc<str>,
+    pub lines: Vec<Line>,
+}
+
+/// The section the following lines belong to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cursor {
+    /// Start of a file: nothing yet.
+    Outside,
+    Global,
+    /// A `defaults` section, index into [`Parser::defaults`].
+    Defaults(usize),
+    /// A frontend/backend/listen, index into [`Parser::proxies`].
+    Proxy(usize),
+    /// A section rampart does not parse (already reported), or whose header was refused:
+    /// its lines are skipped without further noise.
+    Skipped,
+}
+
+/// `no` / `default` in front of a keyword (HAProxy's `KWM_NO` / `KWM_DEF`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Modifier {
+    Std,
+    No,
+    Default,
+}
+
+/// Keywords the `no` / `default` prefixes may be used with (cfgparse.c).
+const NEGATABLE: &[&str] =
+    &["option", "log", "busy-polling", "set-dumpable", "strict-limits", "insecure-fork-wanted", "numa-cpu-mapping"];
+
+/// Parser state across all files of one load.
+pub(crate) struct Parser {
+    pub global: Global,
+    /// Every `defaults` section in order (named and anonymous).
+    pub defaults: Vec<ProxyBuild>,
+    /// The last `defaults` section seen: what a proxy without `from` inherits.
+    pub last_defaults: Option<usize>,
+    pub proxies: Vec<ProxyBuild>,
+    cursor: Cursor,
+    /// Diagnostics of the file being parsed.
+    pub diags: Vec<Diag>,
+}
+
+impl Parser {
+    fn new() -> Self {
+        Parser {
+            global: Global::default(),
+            defaults: Vec::new(),
+            last_defaults: None,
+            proxies: Vec::new(),
+            cursor: Cursor::Outside,
+            diags: Vec::new(),
+        }
+    }
+
+    pub fn alert(&mut self, span: &Span, msg: impl Into<String>) {
+        self.diags.push(Diag::alert(Some(span.clone()), msg));
+    }
+
+    pub fn warning(&mut self, span: &Span, msg: impl Into<String>) {
+        self.diags.push(Diag::warning(Some(span.clone()), msg));
+    }
+
+    /// Parses the lines of one file. Each file starts outside any section, as in HAProxy.
+    fn parse_file(&mut self, lines: &[Line]) {
+        self.cursor = Cursor::Outside;
+        for line in lines {
+            self.parse_line(line);
+        }
+    }
+
+    fn parse_line(&mut self, line: &Line) {
+        let Some((kwm, words)) = self.split_modifier(line) else { return };
+        let Some(first) = words.first() else { return };
+        if let Some(section) = kw::section_kw(first) {
+            self.open_section(section, words, &line.span);
+            return;
+        }
+        match self.cursor {
+            Cursor::Outside => {
+                self.alert(&line.span, format!("unknown keyword '{first}' out of section."));
+            }
+            Cursor::Skipped => {}
+            Cursor::Global => global::parse_global_line(self, words, kwm, &line.span),
+            Cursor::Defaults(i) => proxy::parse_proxy_line(self, proxy::Target::Defaults(i), words, kwm, &line.span),
+            Cursor::Proxy(i) => proxy::parse_proxy_line(self, proxy::Target::Proxy(i), words, kwm, &line.span),
+        }
+    }
+
+    /// Strips a leading `no` / `default`, refusing it on keywords that do not take it.
+    fn split_modifier<'l>(&mut self, line: &'l Line) -> Option<(Modifier, &'l [String])> {
+        let words = line.words.as_slice();
+        let kwm = match words.first().map(String::as_str) {
+            Some("no") if words.len() > 1 => Modifier::No,
+            Some("default") if words.len() > 1 => Modifier::Default,
+            _ => return Some((Modifier::Std, words)),
+        };
+        let rest = &words[1..];
+        if !NEGATABLE.contains(&rest[0].as_str()) {
+            self.alert(
+                &line.span,
+                "negation/default currently supported only for options, log, busy-polling, set-dumpable, \
+                 strict-limits, insecure-fork-wanted and numa-cpu-mapping.",
+            );
+            return None;
+        }
+        Some((kwm, rest))
+    }
+
+    fn open_section(&mut self, section: &kw::Kw, words: &[String], span: &Span) {
+        match section.name {
+            "global" => {
+                self.cursor = Cursor::Global;
+                if words.len() > 1 {
+                    self.alert(span, format!("'global' cannot handle unexpected argument '{}'.", words[1]));
+                }
+                if self.global.span == Span::default() {
+                    self.global.span = span.clone();
+                }
+            }
+            "defaults" => {
+                self.cursor = match proxy::open_defaults(self, words, span) {
+                    Some(i) => Cursor::Defaults(i),
+                    None => Cursor::Skipped,
+                }
+            }
+            "frontend" | "backend" | "listen" => {
+                self.cursor = match proxy::open_proxy(self, words, span) {
+                    Some(i) => Cursor::Proxy(i),
+                    None => Cursor::Skipped,
+                }
+            }
+            other => {
+                self.alert(span, format!("'{other}' is not supported yet"));
+                self.cursor = Cursor::Skipped;
+            }
+        }
+    }
+}
+
+/// Parses every file and returns the configuration; problems go to `diags` (lexer
+/// diagnostics already there are kept in line order with the parser's own).
+pub fn parse_files(files: &[FileLines], lexer_diags: Vec<Vec<Diag>>, diags: &mut Diags) -> Config {
+    let mut p = Parser::new();
+    let mut lexer_diags = lexer_diags.into_iter();
+    for file in files {
+        p.parse_file(&file.lines);
+        let parsed = std::mem::take(&mut p.diags);
+        let merged = merge_by_line(lexer_diags.next().unwrap_or_default(), parsed);
+        let had_alert = merged.iter().any(|d| d.level == crate::diag::Level::Alert);
+        for d in merged {
+            diags.push(d);
+        }
+        if had_alert {
+            diags.push(Diag::alert(None, format!("Error(s) found in configuration file : {}", file.name)));
+        }
+    }
+    let config = check::finish(&mut p);
+    for d in std::mem::take(&mut p.diags) {
+        diags.push(d);
+    }
+    config
+}
+
+/// Interleaves two line-ordered diagnostic lists by line, the first list winning ties.
+fn merge_by_line(a: Vec<Diag>, b: Vec<Diag>) -> Vec<Diag> {
+    let line = |d: &Diag| d.span.as_ref().map_or(0, |s| s.line);
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
+    loop {
+        let take_a = match (a.peek(), b.peek()) {
+            (Some(x), Some(y)) => line(x) <= line(y),
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (None, None) => return out,
+        };
+        out.extend(if take_a { a.next() } else { b.next() });
+    }
+}
+
+/// "'kw' is not supported yet" (rampart's message for HAProxy keywords it lacks).
+pub(crate) fn not_yet(what: &str) -> String {
+    format!("'{what}' is not supported yet")
+}
+
+/// HAProxy's `alertif_too_many_args()` wording: `'kw' cannot handle unexpected argument 'x'.`
+pub(crate) fn too_many_args(what: &str, extra: &str) -> String {
+    format!("'{what}' cannot handle unexpected argument '{extra}'.")
+}
+
+/// The word at `i`, or "" (HAProxy's argument array is padded with empty strings).
+pub(crate) fn arg(words: &[String], i: usize) -> &str {
+    words.get(i).map_or("", String::as_str)
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    //! Helpers for the keyword parsers' unit tests: parse a text and look at the model
+    //! or at the messages.
+
+    use std::sync::Arc;
+
+    use crate::diag::Level;
+    use crate::lexer::{lex, LexCtx};
+    use crate::model::Config;
+    use crate::Diags;
+
+    fn ctx() -> LexCtx<'static> {
+        LexCtx { env: &|_| None, version: "2.6.12", features: &[] }
+    }
+
+    /// Parses `text` as file "t.cfg" and returns the configuration and every diagnostic.
+    pub fn parse(text: &str) -> (Config, Diags) {
+        let name: Arc<str> = "t.cfg".into();
+        let mut lex_diags = Diags::default();
+        let lines = lex(&name, text, &ctx(), &mut lex_diags);
+        let mut diags = Diags::default();
+        let files = [super::FileLines { name, lines }];
+        let cfg = super::parse_files(&files, vec![lex_diags.list], &mut diags);
+        (cfg, diags)
+    }
+
+    /// Parses `text`, panicking with the messages if there is any alert.
+    pub fn parse_ok(text: &str) -> Config {
+        let (cfg, diags) = parse(text);
+        let alerts: Vec<_> = diags.list.iter().filter(|d| d.level == Level::Alert).map(|d| d.render(0)).collect();
+        assert!(alerts.is_empty(), "unexpected alerts:\n{}", alerts.concat());
+        cfg
+    }
+
+    /// The alert messages (without location), excluding the per-file summary line.
+    pub fn alerts(text: &str) -> Vec<String> {
+        let (_, diags) = parse(text);
+        diags.list.iter().filter(|d| d.level == Level::Alert && d.span.is_some()).map(|d| d.message.clone()).collect()
+    }
+
+    /// The warnings of the parsing phase only (not those of the final checks, such as
+    /// "missing timeouts"), without location.
+    pub fn warnings(text: &str) -> Vec<String> {
+        let name: Arc<str> = "t.cfg".into();
+        let mut lex_diags = Diags::default();
+        let lines = lex(&name, text, &ctx(), &mut lex_diags);
+        let mut p = super::Parser::new();
+        p.parse_file(&lines);
+        p.diags.iter().filter(|d| d.level == Level::Warning).map(|d| d.message.clone()).collect()
+    }
+}

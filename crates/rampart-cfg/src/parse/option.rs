@@ -1,0 +1,263 @@
+//! `option <name> [args]` in proxy and `defaults` sections, with the `no` / `default`
+//! prefixes.
+//!
+//! HAProxy counterpart: the `option` branch of `cfg_parse_listen()` and the `cfg_opts`
+//! tables (src/cfgparse-listen.c, src/proxy.c).
+
+use crate::kw::{self, Support};
+use crate::model::{ForwardFor, HttpConnMode};
+
+use super::proxy::{Ctx, Kind};
+use super::value::{atol, parse_net};
+use super::{arg, not_yet, Modifier};
+
+pub(super) fn parse_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
+    let name = arg(words, 1);
+    if name.is_empty() {
+        cx.alert("'option' expects an option name.");
+        return;
+    }
+    let Some(opt) = kw::option_kw(name) else {
+        let msg = match kw::suggest_option(name) {
+            Some(best) => format!("unknown option '{name}'; did you mean '{best}' maybe ?"),
+            None => format!("unknown option '{name}'."),
+        };
+        cx.alert(msg);
+        return;
+    };
+    match (opt.support, name) {
+        (Support::Rejected, _) => cx.alert(removed_option(name)),
+        (Support::No, _) => cx.alert(not_yet(&format!("option {name}"))),
+        (_, "dontlognull" | "abortonclose") => flag_option(cx, words, kwm, name),
+        (_, "httpclose" | "http-server-close" | "http-keep-alive") => conn_mode_option(cx, words, kwm, name),
+        (_, "redispatch") => redispatch_option(cx, words, kwm),
+        _ if kwm != Modifier::Std => {
+            cx.alert(format!("negation/default is not supported for option '{name}'."));
+        }
+        (_, "httplog") => httplog_option(cx, words),
+        (_, "tcplog") => tcplog_option(cx, words),
+        (_, "forwardfor") => forwardfor_option(cx, words),
+        _ => cx.alert(not_yet(&format!("option {name}"))),
+    }
+}
+
+/// HAProxy 2.6's error for an option it removed.
+fn removed_option(name: &str) -> String {
+    match name {
+        "forceclose" => format!(
+            "option '{name}' is not supported any more since HAProxy 2.0, please just remove it, or use 'option httpclose' if absolutely needed."
+        ),
+        "http-tunnel" => format!(
+            "option '{name}' is not supported any more since HAProxy 2.1, please just remove it, it shouldn't be needed."
+        ),
+        _ => format!(
+            "option '{name}' is not supported any more since HAProxy 2.5. This option stopped working in HAProxy 1.9 and usually had nasty side effects. It can be more reliably implemented with combinations of 'http-request set-dst' and 'http-request set-uri', and even 'http-request do-resolve' if DNS resolution is desired."
+        ),
+    }
+}
+
+/// The plain on/off options of HAProxy's `cfg_opts` table.
+fn flag_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str) {
+    if cx.too_many(words, 0, 1) {
+        return;
+    }
+    let need_frontend = name == "dontlognull";
+    if cx.ignored_without(need_frontend, name, "") {
+        return;
+    }
+    let on = kwm == Modifier::Std;
+    let opts = &mut cx.pb.px.options;
+    match name {
+        "dontlognull" => opts.dontlognull = on,
+        _ => opts.abortonclose = on,
+    }
+}
+
+/// `httpclose`, `http-server-close`, `http-keep-alive`: one mode at a time; `no option
+/// X` only cancels X if it is the mode in effect.
+fn conn_mode_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str) {
+    if cx.too_many(words, 0, 1) {
+        return;
+    }
+    let mode = match name {
+        "httpclose" => HttpConnMode::Close,
+        "http-server-close" => HttpConnMode::ServerClose,
+        _ => HttpConnMode::KeepAlive,
+    };
+    let cur = &mut cx.pb.px.options.http_conn_mode;
+    match kwm {
+        Modifier::Std => *cur = mode,
+        Modifier::No if *cur == mode => *cur = HttpConnMode::default(),
+        Modifier::No => {}
+        Modifier::Default => cx.alert(format!("negation/default is not supported for option '{name}'.")),
+    }
+}
+
+fn redispatch_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
+    if cx.ignored_without(false, "redispatch", "") {
+        return;
+    }
+    if kwm == Modifier::Std && !arg(words, 2).is_empty() && atol(arg(words, 2)) != -1 {
+        cx.alert(not_yet("option redispatch <interval>"));
+        return;
+    }
+    cx.pb.px.options.redispatch = kwm == Modifier::Std;
+}
+
+/// The log format currently set, for the "overrides previous" warning of `defaults`.
+fn current_log_format(cx: &Ctx<'_>) -> Option<&'static str> {
+    let o = &cx.pb.px.options;
+    if o.httplog {
+        Some("option httplog")
+    } else if o.tcplog {
+        Some("option tcplog")
+    } else {
+        None
+    }
+}
+
+fn httplog_option(cx: &mut Ctx<'_>, words: &[String]) {
+    match arg(words, 2) {
+        "" => {}
+        "clf" => {
+            cx.alert(not_yet("option httplog clf"));
+            return;
+        }
+        _ => {
+            cx.alert("keyword 'httplog' only supports option 'clf'.");
+            return;
+        }
+    }
+    set_log_format(cx, true);
+}
+
+fn tcplog_option(cx: &mut Ctx<'_>, words: &[String]) {
+    set_log_format(cx, false);
+    cx.too_many(words, 0, 1);
+}
+
+fn set_log_format(cx: &mut Ctx<'_>, http: bool) {
+    let name = if http { "httplog" } else { "tcplog" };
+    if cx.is_defaults() {
+        if let Some(old) = current_log_format(cx) {
+            cx.warning(format!("'option {name}' overrides previous '{old}' in 'defaults' section."));
+        }
+    }
+    let opts = &mut cx.pb.px.options;
+    opts.httplog = http;
+    opts.tcplog = !http;
+    cx.pb.logformat_span = Some(cx.span.clone());
+    if cx.pb.kind == Kind::Backend {
+        let msg = format!("backend '{}' : 'option {name}' directive is ignored in backends.", cx.pb.px.name);
+        cx.warning(msg);
+        let opts = &mut cx.pb.px.options;
+        opts.httplog = false;
+        opts.tcplog = false;
+    }
+}
+
+fn forwardfor_option(cx: &mut Ctx<'_>, words: &[String]) {
+    let mut ff = ForwardFor { except: None, header: "x-forwarded-for".to_owned(), if_none: false };
+    let mut i = 2;
+    while let Some(word) = words.get(i) {
+        match word.as_str() {
+            "except" => match words.get(i + 1).and_then(|n| parse_net(n)) {
+                Some(net) => ff.except = Some(net),
+                None => {
+                    cx.alert("'option forwardfor except' expects <address>[/mask] as argument.");
+                    return;
+                }
+            },
+            "header" => match words.get(i + 1).filter(|h| !h.is_empty()) {
+                Some(h) => ff.header = h.clone(),
+                None => {
+                    cx.alert("'option forwardfor header' expects <header_name> as argument.");
+                    return;
+                }
+            },
+            "if-none" => {
+                ff.if_none = true;
+                i += 1;
+                continue;
+            }
+            _ => {
+                cx.alert("'option forwardfor' only supports optional values: 'except', 'header' and 'if-none'.");
+                return;
+            }
+        }
+        i += 2;
+    }
+    cx.pb.px.options.forwardfor = Some(ff);
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::model::{HttpConnMode, IpNet};
+    use crate::parse::tests::{alerts, parse_ok};
+
+    #[test]
+    fn boolean_options_and_negation() {
+        let cfg = parse_ok(
+            "defaults\n option dontlognull\n option redispatch\n option abortonclose\n\
+             frontend f\n bind :80\n no option dontlognull\n default_backend b\n\
+             backend b\n no option redispatch\n",
+        );
+        assert!(!cfg.proxies[0].options.dontlognull);
+        assert!(cfg.proxies[0].options.abortonclose, "inherited from defaults");
+        assert!(cfg.proxies[1].options.dontlognull, "inherited");
+        assert!(!cfg.proxies[1].options.redispatch);
+    }
+
+    #[test]
+    fn connection_modes_override_each_other() {
+        let cfg = parse_ok(
+            "defaults\n mode http\n option httpclose\nbackend a\nbackend b\n option http-server-close\n\
+             backend c\n no option http-server-close\nbackend d\n no option httpclose\n",
+        );
+        let modes: Vec<_> = cfg.proxies.iter().map(|p| p.options.http_conn_mode).collect();
+        assert_eq!(
+            modes,
+            [HttpConnMode::Close, HttpConnMode::ServerClose, HttpConnMode::Close, HttpConnMode::KeepAlive]
+        );
+    }
+
+    #[test]
+    fn forwardfor_arguments() {
+        let cfg = parse_ok("backend b\n mode http\n option forwardfor except 10.0.0.0/8 header X-Client if-none\n");
+        let ff = cfg.proxies[0].options.forwardfor.clone().expect("forwardfor");
+        assert_eq!(ff.header, "X-Client");
+        assert!(ff.if_none);
+        assert_eq!(ff.except, Some(IpNet { addr: "10.0.0.0".parse().expect("ip"), prefix: 8 }));
+        let cfg = parse_ok("backend b\n mode http\n option forwardfor\n");
+        assert_eq!(cfg.proxies[0].options.forwardfor.as_ref().map(|f| f.header.as_str()), Some("x-forwarded-for"));
+    }
+
+    #[test]
+    fn option_errors() {
+        assert_eq!(
+            alerts("backend b\n option forwardfor except 1.2.3.4/33\n"),
+            ["'option forwardfor except' expects <address>[/mask] as argument."]
+        );
+        assert_eq!(
+            alerts("backend b\n option forwardfor foo\n"),
+            ["'option forwardfor' only supports optional values: 'except', 'header' and 'if-none'."]
+        );
+        assert_eq!(
+            alerts("backend b\n no option httplog\n"),
+            ["negation/default is not supported for option 'httplog'."]
+        );
+        assert_eq!(
+            alerts("backend b\n option dontlognul\n"),
+            ["unknown option 'dontlognul'; did you mean 'dontlognull' maybe ?"]
+        );
+        assert_eq!(alerts("backend b\n option httpchk\n"), ["'option httpchk' is not supported yet"]);
+        assert_eq!(alerts("backend b\n option tcplog x\n"), ["'option tcplog' cannot handle unexpected argument 'x'."]);
+        assert_eq!(alerts("backend b\n option httplog x\n"), ["keyword 'httplog' only supports option 'clf'."]);
+        assert_eq!(alerts("backend b\n option\n"), ["'option' expects an option name."]);
+        assert_eq!(
+            alerts("backend b\n option redispatch 2\n"),
+            ["'option redispatch <interval>' is not supported yet"]
+        );
+        assert!(alerts("backend b\n option http_proxy\n")[0].contains("not supported any more since HAProxy 2.5"));
+    }
+}

@@ -1,0 +1,508 @@
+//! Proxy sections: `defaults`, `frontend`, `backend`, `listen` headers, what a proxy
+//! inherits from its `defaults` section, and the dispatch of proxy keywords.
+//!
+//! HAProxy counterparts: the head of `cfg_parse_listen()` (src/cfgparse-listen.c),
+//! `proxy_defproxy_cpy()` and `proxy_preset_defaults()` (src/proxy.c).
+
+use crate::diag::Diag;
+use crate::kw::{self, Support};
+use crate::model::{Balance, Cap, CheckOptions, HttpReuse, Mode, Proxy, ProxyOptions, Timeouts};
+use crate::span::Span;
+
+use super::value::invalid_char;
+use super::{arg, not_yet, too_many_args, Modifier, Parser};
+
+/// The section kind, which decides the capabilities and the words used in messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Defaults,
+    Frontend,
+    Backend,
+    Listen,
+}
+
+impl Kind {
+    fn from_word(word: &str) -> Kind {
+        match word {
+            "frontend" => Kind::Frontend,
+            "backend" => Kind::Backend,
+            "listen" => Kind::Listen,
+            _ => Kind::Defaults,
+        }
+    }
+
+    /// The section keyword (HAProxy's `cursection`), as in "in 'listen' section".
+    pub fn section_word(self) -> &'static str {
+        match self {
+            Kind::Defaults => "defaults",
+            Kind::Frontend => "frontend",
+            Kind::Backend => "backend",
+            Kind::Listen => "listen",
+        }
+    }
+
+    /// HAProxy's `proxy_cap_str()`: a `listen` is a "proxy".
+    pub fn type_str(self) -> &'static str {
+        match self {
+            Kind::Defaults => "defaults",
+            Kind::Frontend => "frontend",
+            Kind::Backend => "backend",
+            Kind::Listen => "proxy",
+        }
+    }
+
+    pub fn cap(self) -> Cap {
+        match self {
+            Kind::Frontend => Cap { frontend: true, backend: false },
+            Kind::Backend => Cap { frontend: false, backend: true },
+            Kind::Defaults | Kind::Listen => Cap { frontend: true, backend: true },
+        }
+    }
+}
+
+/// `server` settings that `default-server` presets.
+#[derive(Debug, Clone)]
+pub(crate) struct ServerSettings {
+    pub weight: u32,
+    pub maxconn: Option<u32>,
+    pub backup: bool,
+    pub disabled: bool,
+    pub check: CheckOptions,
+}
+
+impl Default for ServerSettings {
+    fn default() -> Self {
+        ServerSettings { weight: 1, maxconn: None, backup: false, disabled: false, check: CheckOptions::default() }
+    }
+}
+
+/// A proxy or `defaults` section while it is being parsed: the model object plus what
+/// parsing needs to remember.
+#[derive(Debug, Clone)]
+pub(crate) struct ProxyBuild {
+    pub px: Proxy,
+    pub kind: Kind,
+    /// The `default-server` settings in effect.
+    pub defsrv: ServerSettings,
+    /// The timeouts as inherited, to warn when a proxy sets one twice.
+    pub inherited_timeouts: Timeouts,
+    /// Line of the `option httplog` / `option tcplog` in effect (HAProxy's `lfs_line`).
+    pub logformat_span: Option<Span>,
+    /// For `defaults`: referenced by `from <name>` / used implicitly by some proxy.
+    pub explicit_ref: bool,
+    pub implicit_ref: bool,
+    /// For `defaults` with `http-request` rules: the capability of the proxies that took
+    /// them (frontends and backends may not share such a section).
+    pub rules_taken_by: Option<Kind>,
+}
+
+/// Which section a keyword line belongs to.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Target {
+    Defaults(usize),
+    Proxy(usize),
+}
+
+/// What keyword parsers get: the section being built, where to report, and the global
+/// settings some keywords depend on.
+pub(crate) struct Ctx<'a> {
+    pub pb: &'a mut ProxyBuild,
+    pub diags: &'a mut Vec<Diag>,
+    pub span: &'a Span,
+    pub bufsize: usize,
+    pub maxrewrite: usize,
+}
+
+impl Ctx<'_> {
+    pub fn alert(&mut self, msg: impl Into<String>) {
+        self.diags.push(Diag::alert(Some(self.span.clone()), msg));
+    }
+
+    pub fn warning(&mut self, msg: impl Into<String>) {
+        self.diags.push(Diag::warning(Some(self.span.clone()), msg));
+    }
+
+    pub fn cap(&self) -> Cap {
+        self.pb.px.cap
+    }
+
+    pub fn is_defaults(&self) -> bool {
+        self.pb.kind == Kind::Defaults
+    }
+
+    /// HAProxy's `warnifnotcap()`: warns and returns `true` when the section lacks the
+    /// capability (`frontend` or `backend`) a keyword needs; the keyword is then ignored.
+    pub fn ignored_without(&mut self, need_frontend: bool, what: &str, hint: &str) -> bool {
+        let cap = self.cap();
+        let has = if need_frontend { cap.frontend } else { cap.backend };
+        if !has {
+            let missing = if need_frontend { "frontend" } else { "backend" };
+            let msg = format!(
+                "'{what}' ignored because {} '{}' has no {missing} capability.{hint}",
+                self.pb.kind.type_str(),
+                self.pb.px.name
+            );
+            self.warning(msg);
+        }
+        !has
+    }
+
+    /// Alerts HAProxy's "cannot handle unexpected argument" when `words` has more than
+    /// `index + max + 1` words; `words[..=index]` name the keyword.
+    pub fn too_many(&mut self, words: &[String], max: usize, index: usize) -> bool {
+        match words.get(index + max + 1) {
+            Some(extra) => {
+                let name = words[..=index.min(words.len() - 1)].join(" ");
+                self.alert(too_many_args(&name, extra));
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// A new proxy with HAProxy's built-in defaults (`proxy_preset_defaults()`).
+fn fresh_proxy(name: &str, cap: Cap, span: &Span) -> Proxy {
+    Proxy {
+        name: name.to_owned(),
+        cap,
+        mode: Mode::Tcp,
+        binds: Vec::new(),
+        maxconn: None,
+        default_backend: None,
+        use_backends: Vec::new(),
+        servers: Vec::new(),
+        balance: Balance::RoundRobin,
+        timeouts: Timeouts::default(),
+        options: ProxyOptions::default(),
+        http_reuse: HttpReuse::Safe,
+        retries: 3,
+        errorfiles: Vec::new(),
+        http_request_rules: Vec::new(),
+        logs: Vec::new(),
+        span: span.clone(),
+    }
+}
+
+fn fresh_build(name: &str, kind: Kind, span: &Span) -> ProxyBuild {
+    ProxyBuild {
+        px: fresh_proxy(name, kind.cap(), span),
+        kind,
+        defsrv: ServerSettings::default(),
+        inherited_timeouts: Timeouts::default(),
+        logformat_span: None,
+        explicit_ref: false,
+        implicit_ref: false,
+        rules_taken_by: None,
+    }
+}
+
+/// A new section initialised from `def`, copying only what its capabilities use, as
+/// `proxy_defproxy_cpy()` does. Rules are copied by the caller (they have restrictions).
+fn inherit(def: &ProxyBuild, name: &str, kind: Kind, span: &Span) -> ProxyBuild {
+    let mut pb = fresh_build(name, kind, span);
+    let (d, px) = (&def.px, &mut pb.px);
+    let cap = kind.cap();
+    px.mode = d.mode;
+    px.options = d.options.clone();
+    px.http_reuse = d.http_reuse;
+    px.errorfiles = d.errorfiles.clone();
+    px.logs = d.logs.clone();
+    pb.defsrv = def.defsrv.clone();
+    let (dt, t) = (&d.timeouts, &mut px.timeouts);
+    if cap.frontend {
+        px.maxconn = d.maxconn;
+        px.default_backend = d.default_backend.clone();
+        t.client = dt.client;
+        t.client_fin = dt.client_fin;
+        pb.logformat_span = def.logformat_span.clone();
+    } else {
+        // The log format is a frontend setting; a backend does not inherit it.
+        px.options.httplog = false;
+        px.options.tcplog = false;
+    }
+    if cap.backend {
+        px.balance = d.balance;
+        px.retries = d.retries;
+        t.connect = dt.connect;
+        t.server = dt.server;
+        t.server_fin = dt.server_fin;
+        t.check = dt.check;
+        t.queue = dt.queue;
+        t.tunnel = dt.tunnel;
+    }
+    t.http_request = dt.http_request;
+    t.http_keep_alive = dt.http_keep_alive;
+    pb.inherited_timeouts = px.timeouts.clone();
+    pb
+}
+
+/// Looks a `defaults` section up by name for `from`; reports and returns `None` when it
+/// does not exist.
+fn find_defaults(p: &mut Parser, name: &str, who: &str, span: &Span) -> Option<usize> {
+    let matches: Vec<usize> = (0..p.defaults.len()).filter(|&i| p.defaults[i].px.name == name).collect();
+    let Some(&first) = matches.first() else {
+        p.alert(span, format!("defaults section '{name}' not found for {who}."));
+        return None;
+    };
+    if let Some(&second) = matches.get(1) {
+        let (a, b) = (p.defaults[first].px.span.clone(), p.defaults[second].px.span.clone());
+        p.alert(
+            span,
+            format!("ambiguous defaults section name '{name}' referenced by {who} exists at least at {a} and {b}."),
+        );
+    }
+    if let Some(c) = invalid_char(name) {
+        let at = p.defaults[first].px.span.clone();
+        p.alert(
+            span,
+            format!(
+                "character '{c}' is not permitted in defaults section name '{name}' when designated by its name (section found at {at})."
+            ),
+        );
+    }
+    p.defaults[first].explicit_ref = true;
+    Some(first)
+}
+
+/// `defaults [<name>] [from <defaults>]`. Returns the new section's index.
+pub(crate) fn open_defaults(p: &mut Parser, words: &[String], span: &Span) -> Option<usize> {
+    let (name, from_at) = if arg(words, 1) == "from" && words.len() == 3 { ("", 1) } else { (arg(words, 1), 2) };
+    let mut pb = match arg(words, from_at) {
+        "from" => {
+            let who = format!("defaults '{name}'");
+            let src = find_defaults(p, arg(words, from_at + 1), &who, span)?;
+            let def = &p.defaults[src];
+            let pb = inherit(def, name, Kind::Defaults, span);
+            if !def.px.http_request_rules.is_empty() {
+                let at = def.px.span.clone();
+                p.alert(span, format!("a defaults section cannot inherit from a defaults section defining TCP/HTTP rules (defaults section at {at})."));
+            }
+            pb
+        }
+        "" => fresh_build(name, Kind::Defaults, span),
+        // COMPAT: HAProxy silently ignores extra words here; we say so.
+        extra => {
+            p.warning(span, format!("'defaults' : unexpected argument '{extra}' ignored."));
+            fresh_build(name, Kind::Defaults, span)
+        }
+    };
+    pb.px.span = span.clone();
+    p.defaults.push(pb);
+    let idx = p.defaults.len() - 1;
+    p.last_defaults = Some(idx);
+    Some(idx)
+}
+
+/// `frontend|backend|listen <name> [from <defaults>]`. Returns the new proxy's index.
+pub(crate) fn open_proxy(p: &mut Parser, words: &[String], span: &Span) -> Option<usize> {
+    let kind = Kind::from_word(&words[0]);
+    let name = arg(words, 1);
+    if name.is_empty() {
+        p.alert(span, format!("'{}' expects an <id> argument", words[0]));
+        return None;
+    }
+    if let Some(c) = invalid_char(name) {
+        p.alert(span, format!("character '{c}' is not permitted in '{}' name '{name}'.", words[0]));
+    }
+    report_name_clash(p, kind, name, span);
+    if !header_args_ok(p, kind, words, span) {
+        return None;
+    }
+    let who = format!("{} '{name}'", kind.type_str());
+    let def_idx =
+        if arg(words, 2) == "from" { Some(find_defaults(p, arg(words, 3), &who, span)?) } else { p.last_defaults };
+    let mut pb = match def_idx {
+        Some(i) => inherit(&p.defaults[i], name, kind, span),
+        None => fresh_build(name, kind, span),
+    };
+    if let Some(i) = def_idx {
+        if arg(words, 2) != "from" {
+            p.defaults[i].implicit_ref = true;
+        }
+        warn_mixed_refs(p, i, span);
+        take_default_rules(p, i, kind, &mut pb, span);
+    }
+    p.proxies.push(pb);
+    Some(p.proxies.len() - 1)
+}
+
+/// Extra words after the name: only `from <defaults>` is allowed.
+fn header_args_ok(p: &mut Parser, kind: Kind, words: &[String], span: &Span) -> bool {
+    let bad_from = !arg(words, 2).is_empty() && (arg(words, 3).is_empty() || arg(words, 2) != "from");
+    if !bad_from && words.len() <= 4 {
+        return true;
+    }
+    if !bad_from {
+        p.alert(span, too_many_args(&words[0], &words[4]));
+    }
+    if kind != Kind::Backend {
+        p.alert(span, "please use the 'bind' keyword for listening addresses.");
+    } else if bad_from {
+        // COMPAT: HAProxy 2.6 drops such a backend header without a word; we report it.
+        p.alert(span, too_many_args(&words[0], &words[2]));
+    }
+    false
+}
+
+/// HAProxy refuses two proxies with a frontend capability, or a backend after a
+/// proxy with a backend capability, of the same name.
+fn report_name_clash(p: &mut Parser, kind: Kind, name: &str, span: &Span) {
+    let cap = kind.cap();
+    let clash =
+        p.proxies.iter().find(|o| o.px.name == name && if cap.frontend { o.px.cap.frontend } else { o.px.cap.backend });
+    if let Some(o) = clash {
+        let msg = format!(
+            "{} '{name}' has the same name as {} '{name}' declared at {}.",
+            kind.type_str(),
+            o.kind.type_str(),
+            o.px.span
+        );
+        p.alert(span, msg);
+        return;
+    }
+    // HAProxy 2.6 accepts a listen named like an earlier backend; references then go to
+    // the first one. Worth a word.
+    if kind == Kind::Listen {
+        if let Some(o) = p.proxies.iter().find(|o| o.px.name == name && o.px.cap.backend) {
+            let msg = format!(
+                "proxy '{name}' has the same name as {} '{name}' declared at {}; backend references will use the first one.",
+                o.kind.type_str(),
+                o.px.span
+            );
+            p.warning(span, msg);
+        }
+    }
+}
+
+fn warn_mixed_refs(p: &mut Parser, i: usize, span: &Span) {
+    let d = &p.defaults[i];
+    if d.explicit_ref && d.implicit_ref {
+        let msg = format!(
+            "defaults section '{}' (declared at {}) is explicitly referenced by another proxy and implicitly used here. \
+             To avoid any ambiguity don't mix both usage. Add a last defaults section not explicitly used or always use explicit references.",
+            d.px.name, d.px.span
+        );
+        p.warning(span, msg);
+    }
+}
+
+/// Rules of a named `defaults` section run before the proxy's own, with HAProxy's
+/// restrictions on who may inherit them.
+fn take_default_rules(p: &mut Parser, i: usize, kind: Kind, pb: &mut ProxyBuild, span: &Span) {
+    let def = &p.defaults[i];
+    if def.px.http_request_rules.is_empty() {
+        return;
+    }
+    let at = def.px.span.clone();
+    if kind == Kind::Listen {
+        p.alert(span, "a listen section cannot inherit from a defaults section defining TCP/HTTP rules.");
+        return;
+    }
+    match def.rules_taken_by {
+        Some(k) if k != kind => {
+            p.alert(
+                span,
+                format!("frontends and backends cannot inherit from the same defaults section if it defines TCP/HTTP rules (defaults section at {at})."),
+            );
+        }
+        _ => {
+            pb.px.http_request_rules = def.px.http_request_rules.clone();
+            p.defaults[i].rules_taken_by = Some(kind);
+        }
+    }
+}
+
+/// Parses one keyword line of a proxy or `defaults` section.
+pub(crate) fn parse_proxy_line(p: &mut Parser, target: Target, words: &[String], kwm: Modifier, span: &Span) {
+    let (bufsize, maxrewrite) = (p.global.bufsize, p.global.maxrewrite);
+    let pb = match target {
+        Target::Defaults(i) => &mut p.defaults[i],
+        Target::Proxy(i) => &mut p.proxies[i],
+    };
+    let mut cx = Ctx { pb, diags: &mut p.diags, span, bufsize, maxrewrite };
+    dispatch(&mut cx, words, kwm);
+}
+
+fn dispatch(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
+    use super::{bind, errorfile, http_rule, log, option, proxy_kw, server};
+    match words[0].as_str() {
+        "mode" => proxy_kw::parse_mode(cx, words),
+        "bind" => bind::parse_bind(cx, words),
+        "server" => server::parse_server(cx, words),
+        "default-server" => server::parse_default_server(cx, words),
+        "maxconn" => proxy_kw::parse_maxconn(cx, words),
+        "default_backend" => proxy_kw::parse_default_backend(cx, words),
+        "use_backend" => proxy_kw::parse_use_backend(cx, words),
+        "balance" => proxy_kw::parse_balance(cx, words),
+        "timeout" => proxy_kw::parse_timeout(cx, words),
+        "http-reuse" => proxy_kw::parse_http_reuse(cx, words),
+        "retries" => proxy_kw::parse_retries(cx, words),
+        "errorfile" => errorfile::parse_errorfile(cx, words),
+        "option" => option::parse_option(cx, words, kwm),
+        "http-request" => http_rule::parse_http_request(cx, words),
+        "log" => log::parse_proxy_log(cx, words, kwm),
+        _ => unknown_or_not_yet(cx, words),
+    }
+}
+
+fn unknown_or_not_yet(cx: &mut Ctx<'_>, words: &[String]) {
+    let word = words[0].as_str();
+    match kw::proxy_kw(word).map(|k| k.support) {
+        Some(Support::Rejected) => {
+            let msg = removed_keyword(word, arg(words, 1));
+            cx.alert(msg);
+        }
+        Some(_) => cx.alert(not_yet(word)),
+        None => {
+            let section = cx.pb.kind.section_word();
+            let msg = match kw::suggest_proxy(word) {
+                Some(best) => format!("unknown keyword '{word}' in '{section}' section; did you mean '{best}' maybe ?"),
+                None => format!("unknown keyword '{word}' in '{section}' section"),
+            };
+            cx.alert(msg);
+        }
+    }
+}
+
+/// HAProxy 2.6's own error for a keyword it removed.
+fn removed_keyword(word: &str, arg1: &str) -> String {
+    let since21 = |hint: &str| format!("The '{word}' directive is not supported anymore since HAProxy 2.1. {hint}");
+    match word {
+        "appsession" => format!("'{word}' is not supported anymore since HAProxy 1.6."),
+        "block" => since21("Use 'http-request deny' which uses the exact same syntax."),
+        "monitor-net" => format!(
+            "'monitor-net' doesn't exist anymore. Please use 'http-request return status 200 if {{ src {arg1} }}' instead."
+        ),
+        "redispatch" | "redisp" => {
+            format!("keyword '{word}' directive is not supported anymore since HAProxy 2.1. Use 'option redispatch'.")
+        }
+        "grace" => format!("the '{word}' keyword is not supported any more since HAProxy version 2.5."),
+        "clitimeout" | "contimeout" | "srvtimeout" => {
+            let new = match word {
+                "clitimeout" => "client",
+                "contimeout" => "connect",
+                _ => "server",
+            };
+            format!("the '{word}' directive is not supported anymore since HAProxy 2.1. Use 'timeout {new}'.")
+        }
+        "cliexp" | "reqrep" => since21(
+            "Use 'http-request replace-path', 'http-request replace-uri' or 'http-request replace-header' instead.",
+        ),
+        "reqdel" | "reqidel" => since21("Use 'http-request del-header' instead."),
+        "reqdeny" => format!("The '{word}' not supported anymore since HAProxy 2.1. Use 'http-request deny' instead."),
+        "reqpass" => format!("The '{word}' not supported anymore since HAProxy 2.1."),
+        "reqipass" => format!("The '{word}' directive is not supported anymore since HAProxy 2.1."),
+        "reqallow" | "reqiallow" => since21("Use 'http-request allow' instead."),
+        "reqtarpit" | "reqitarpit" => since21("Use 'http-request tarpit' instead."),
+        "reqirep" => since21("Use 'http-request replace-header' instead."),
+        "reqideny" => since21("Use 'http-request deny' instead."),
+        "reqadd" => since21("Use 'http-request add-header' instead."),
+        "srvexp" | "rsprep" | "rspirep" => since21("Use 'http-response replace-header' instead."),
+        "rspdel" => since21("Use 'http-response del-header' ."),
+        "rspidel" => since21("Use 'http-response del-header' instead."),
+        "rspdeny" | "rspideny" => since21("Use 'http-response deny' instead."),
+        "rspadd" => since21("Use 'http-response add-header' instead."),
+        _ => not_yet(word),
+    }
+}

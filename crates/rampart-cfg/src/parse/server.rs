@@ -1,0 +1,234 @@
+//! `server <name> <addr> [options]` and `default-server [options]`.
+//!
+//! HAProxy counterparts: `parse_server()`, `_srv_parse_init()`, `_srv_parse_kw()` and the
+//! `srv_parse_*()` keyword parsers (src/server.c, src/check.c). HAProxy prefixes these
+//! messages with `'server <backend>/<name>' : ` and ends each option error with an
+//! extra period (its `display_parser_err()`); we keep both.
+
+use crate::kw::{self, Support};
+use crate::model::Server;
+
+use super::addr::{check_probe_addr, parse_server_addr};
+use super::proxy::{Ctx, ServerSettings};
+use super::value::{atol, invalid_char, parse_time_ms, TimeError};
+use super::{arg, not_yet};
+
+pub(super) fn parse_server(cx: &mut Ctx<'_>, words: &[String]) {
+    if cx.is_defaults() {
+        cx.alert("'server' not allowed in 'defaults' section.");
+        return;
+    }
+    if !server_allowed(cx, "server") {
+        return;
+    }
+    let name = arg(words, 1);
+    if arg(words, 2).is_empty() {
+        cx.alert("'server' expects <name> and <addr>[:<port>] as arguments.");
+        return;
+    }
+    if let Some(c) = invalid_char(name) {
+        cx.alert(format!("character '{c}' is not permitted in server name '{name}'."));
+        return;
+    }
+    let ctx = format!("'server {}/{name}' : ", cx.pb.px.name);
+    let addr = match parse_server_addr(&words[2]) {
+        Ok(a) => a,
+        Err(e) => {
+            cx.alert(format!("{ctx}{e}"));
+            return;
+        }
+    };
+    let mut s = cx.pb.defsrv.clone();
+    if !parse_server_options(cx, &words[3..], &mut s, &ctx, name, true) {
+        return;
+    }
+    let span = cx.span.clone();
+    cx.pb.px.servers.push(Server {
+        name: name.to_owned(),
+        addr,
+        weight: s.weight,
+        maxconn: s.maxconn,
+        backup: s.backup,
+        disabled: s.disabled,
+        check: s.check,
+        span,
+    });
+}
+
+pub(super) fn parse_default_server(cx: &mut Ctx<'_>, words: &[String]) {
+    if !server_allowed(cx, "default-server") {
+        return;
+    }
+    let mut s = cx.pb.defsrv.clone();
+    // As in HAProxy, options before an error still apply.
+    parse_server_options(cx, &words[1..], &mut s, "", "default-server", false);
+    cx.pb.defsrv = s;
+}
+
+/// HAProxy's `failifnotcap(PR_CAP_BE)`: an alert, unlike most capability checks.
+fn server_allowed(cx: &mut Ctx<'_>, what: &str) -> bool {
+    if cx.cap().backend {
+        return true;
+    }
+    let msg = format!(
+        "'{what}' not allowed because {} '{}' has no backend capability.",
+        cx.pb.kind.type_str(),
+        cx.pb.px.name
+    );
+    cx.alert(msg);
+    false
+}
+
+/// Parses options into `s`, stopping at the first error (reported). `ctx` prefixes
+/// messages; `srv` is the server name used inside them.
+fn parse_server_options(
+    cx: &mut Ctx<'_>,
+    opts: &[String],
+    s: &mut ServerSettings,
+    ctx: &str,
+    srv: &str,
+    with_addr: bool,
+) -> bool {
+    let mut i = 0;
+    while let Some(word) = opts.get(i) {
+        let Some(k) = kw::server_option(word) else {
+            let hint = if with_addr { "" } else { " Hint: no address was expected for this server." };
+            let msg = match kw::suggest_server_option(word) {
+                Some(best) => format!("{ctx}unknown keyword '{word}'; did you mean '{best}' maybe ?{hint}"),
+                None => format!("{ctx}unknown keyword '{word}'.{hint}"),
+            };
+            cx.alert(msg);
+            return false;
+        };
+        if k.support == Support::No {
+            cx.alert(format!("{ctx}{}", not_yet(word)));
+            return false;
+        }
+        let value = opts.get(i + 1).map_or("", String::as_str);
+        if let Err(e) = apply_option(word, value, s, srv) {
+            // HAProxy's display_parser_err() appends a period to every option error.
+            cx.alert(format!("{ctx}{e}."));
+            return false;
+        }
+        i += 1 + k.args;
+    }
+    true
+}
+
+/// Applies one supported option; `Err` is HAProxy's message for it.
+fn apply_option(word: &str, value: &str, s: &mut ServerSettings, srv: &str) -> Result<(), String> {
+    match word {
+        "backup" => s.backup = true,
+        "disabled" => s.disabled = true,
+        "check" => s.check.enabled = true,
+        "weight" => {
+            let w = atol(value);
+            if !(0..=256).contains(&w) {
+                return Err(format!("weight of server {srv} is not within 0 and 256 ({w})."));
+            }
+            s.weight = w as u32;
+        }
+        "maxconn" => s.maxconn = u32::try_from(atol(value)).ok().filter(|&m| m > 0),
+        "inter" => s.check.inter = Some(check_delay(word, value, srv)?),
+        "fastinter" => s.check.fastinter = Some(check_delay(word, value, srv)?),
+        "downinter" => s.check.downinter = Some(check_delay(word, value, srv)?),
+        "rise" => s.check.rise = Some(positive(word, value)?),
+        "fall" => s.check.fall = Some(positive(word, value)?),
+        "port" => {
+            if value.is_empty() {
+                return Err(format!("'{word}' expects a port number as argument."));
+            }
+            // COMPAT: HAProxy stores any integer here; out-of-range values cannot work.
+            s.check.port = u16::try_from(atol(value)).ok().filter(|&p| p > 0);
+        }
+        "addr" => {
+            if value.is_empty() {
+                return Err(format!("'{word}' expects <ipv4|ipv6> as argument."));
+            }
+            check_probe_addr(value).map_err(|e| format!("'{word}' : {e}"))?;
+            s.check.addr = Some(value.to_owned());
+        }
+        _ => return Err(not_yet(word)),
+    }
+    Ok(())
+}
+
+fn check_delay(word: &str, value: &str, srv: &str) -> Result<std::time::Duration, String> {
+    if value.is_empty() {
+        return Err(format!("'{word}' expects a delay as argument."));
+    }
+    match parse_time_ms(value) {
+        Ok(ms) => ms.duration().ok_or_else(|| format!("invalid value 0 for argument '{word}' of server {srv}.")),
+        Err(TimeError::Overflow) => Err(format!(
+            "timer overflow in argument <{value}> to <{word}> of server {srv}, maximum value is 2147483647 ms (~24.8 days)."
+        )),
+        Err(TimeError::Underflow) => Err(format!(
+            "timer underflow in argument <{value}> to <{word}> of server {srv}, minimum non-null value is 1 ms."
+        )),
+        // COMPAT: HAProxy 2.6 names 'agent-inter' here whatever the keyword; we name the right one.
+        Err(TimeError::BadChar(c)) => Err(format!("unexpected character '{c}' in '{word}' argument of server {srv}.")),
+    }
+}
+
+fn positive(word: &str, value: &str) -> Result<u32, String> {
+    if value.is_empty() {
+        return Err(format!("'{word}' expects an integer argument."));
+    }
+    u32::try_from(atol(value)).ok().filter(|&v| v > 0).ok_or_else(|| format!("'{word}' has to be > 0."))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use crate::model::ServerAddr;
+    use crate::parse::tests::{alerts, parse_ok};
+
+    #[test]
+    fn server_options_and_defaults() {
+        let cfg = parse_ok(
+            "defaults\n default-server inter 3s fall 2\nbackend b\n default-server weight 7 check\n\
+             server s1 127.0.0.1:8080\n server s2 127.0.0.1:8081 weight 3 maxconn 10 backup disabled rise 4 fastinter 1s downinter 5s port 9 addr 127.0.0.2\n",
+        );
+        let s = &cfg.proxies[0].servers;
+        assert_eq!((s[0].weight, s[0].check.enabled, s[0].check.fall), (7, true, Some(2)));
+        assert_eq!(s[0].check.inter, Some(Duration::from_secs(3)));
+        assert_eq!(s[0].addr, ServerAddr::Inet("127.0.0.1:8080".parse().expect("addr")));
+        assert_eq!((s[1].weight, s[1].maxconn, s[1].backup, s[1].disabled), (3, Some(10), true, true));
+        assert_eq!((s[1].check.rise, s[1].check.port), (Some(4), Some(9)));
+        assert_eq!(s[1].check.fastinter, Some(Duration::from_secs(1)));
+        assert_eq!(s[1].check.downinter, Some(Duration::from_secs(5)));
+        assert_eq!(s[1].check.addr.as_deref(), Some("127.0.0.2"));
+        assert_eq!(s[1].span.line, 6);
+    }
+
+    #[test]
+    fn server_errors() {
+        let a = |opts: &str| alerts(&format!("backend b\n server s 127.0.0.1:80 {opts}\n"));
+        assert_eq!(a("wieght 3"), ["'server b/s' : unknown keyword 'wieght'; did you mean 'weight' maybe ?"]);
+        assert_eq!(a("weight 300"), ["'server b/s' : weight of server s is not within 0 and 256 (300).."]);
+        assert_eq!(a("inter 0"), ["'server b/s' : invalid value 0 for argument 'inter' of server s.."]);
+        assert_eq!(a("inter"), ["'server b/s' : 'inter' expects a delay as argument.."]);
+        assert_eq!(a("rise 0"), ["'server b/s' : 'rise' has to be > 0.."]);
+        assert_eq!(a("ssl verify none"), ["'server b/s' : 'ssl' is not supported yet"]);
+        assert_eq!(a("check 1"), ["'server b/s' : unknown keyword '1'."]);
+        assert_eq!(
+            alerts("backend b\n default-server wieght 3\n"),
+            ["unknown keyword 'wieght'; did you mean 'weight' maybe ? Hint: no address was expected for this server."]
+        );
+        assert_eq!(alerts("backend b\n server s\n"), ["'server' expects <name> and <addr>[:<port>] as arguments."]);
+        assert_eq!(
+            alerts("backend b\n server s/x 1.2.3.4:80\n"),
+            ["character '/' is not permitted in server name 's/x'."]
+        );
+        assert_eq!(
+            alerts("frontend f\n server s 1.2.3.4:80\n"),
+            ["'server' not allowed because frontend 'f' has no backend capability."]
+        );
+        assert_eq!(alerts("defaults\n server s 1.2.3.4:80\n"), ["'server' not allowed in 'defaults' section."]);
+        assert_eq!(
+            alerts("backend b\n server s 127.0.0.1:1-2\n"),
+            ["'server b/s' : port range not permitted here in '127.0.0.1:1-2'"]
+        );
+    }
+}
