@@ -131,7 +131,7 @@ pub struct ConnTokens {
 
 /// A parsed request or response head. Reuse one per connection side: `headers` keeps
 /// its capacity between messages.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Head {
     /// Length of the head in bytes, final CRLF included: the body starts here.
     pub len: usize,
