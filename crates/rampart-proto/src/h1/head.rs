@@ -1,16 +1,363 @@
-//! Request and response heads on httparse, plus the checks httparse leaves to us
-//! (framing headers, Connection tokens, size limit).
+//! Request and response heads: the start line (`startline`), the header fields on
+//! httparse, then the checks httparse leaves to us: framing headers, `Connection`
+//! tokens and hop-by-hop headers, Host against the target, WebSocket handshake, size
+//! limit. The result decides how the body is delimited ([`Framing`]).
+//!
+//! HAProxy counterpart: `h1_headers_to_hdr_list` (src/h1.c), `h1_postparse_req_hdrs`
+//! and `h1_postparse_res_hdrs` (src/h1_htx.c), and the checks `h1_handle_headers`
+//! (src/mux_h1.c) makes before accepting a message. Behaviours were checked against
+//! haproxy 2.6.12 with raw requests; where rampart differs, a `COMPAT:` note says so.
+//!
+//! COMPAT: header values follow httparse, stricter than HAProxy: control characters
+//! other than HTAB (NUL included) are refused where HAProxy forwards them, and obsolete
+//! line folding is refused (RFC 9112 §5.2 allows it) where HAProxy replaces it by
+//! spaces, since the codec does not rewrite the buffer.
+//!
+//! Not here: HTTP/2 preface detection (see [`is_h2_preface`]), lowercasing and
+//! rewriting headers on output (`write`), the `Connection` header the runtime emits.
 
-use super::types::{H1Error, Head, Method};
+use super::fields::{self, TransferCodings};
+use super::startline::{self, RequestLine, StatusLine};
+use super::types::{Framing, H1Error, HdrKind, Head, Header, Method, Slice, Version, MAX_HEADERS};
+
+/// The HTTP/2 connection preface: a client that starts with it speaks h2 directly.
+pub const H2_PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/// Whether `buf` starts with the HTTP/2 preface: `None` while `buf` is a strict
+/// prefix of it. HAProxy's H1 mux upgrades to h2 on it (when the bind has no `proto`).
+pub fn is_h2_preface(buf: &[u8]) -> Option<bool> {
+    let n = buf.len().min(H2_PREFACE.len());
+    if buf[..n] != H2_PREFACE[..n] {
+        Some(false)
+    } else if n < H2_PREFACE.len() {
+        None
+    } else {
+        Some(true)
+    }
+}
 
 /// Parses the request head at the start of `buf` into `head` (reset first).
 /// `Ok(true)`: complete, `head.len` bytes consumed. `Ok(false)`: more bytes needed.
 /// A head that is not complete within `max_len` bytes is [`H1Error::TooLarge`].
-pub fn parse_request(_buf: &[u8], _max_len: usize, _head: &mut Head) -> Result<bool, H1Error> {
-    Err(H1Error::StartLine)
+///
+/// Empty lines before the request line are skipped (they count in `head.len`). Only
+/// the first `max_len` bytes are read, so a complete head is never longer than that,
+/// and an error is the same whether the bytes arrive at once or piecewise.
+pub fn parse_request(buf: &[u8], max_len: usize, head: &mut Head) -> Result<bool, H1Error> {
+    head.reset();
+    let (window, full) = window(buf, max_len);
+    let Some(start) = startline::skip_empty_lines(window)? else { return incomplete(full) };
+    let Some(line) = startline::parse_request_line(window, start)? else { return incomplete(full) };
+    set_request_line(head, &line);
+    if !parse_fields(window, line.end, head)? {
+        return incomplete(full);
+    }
+    finish_request(window, head)?;
+    Ok(true)
 }
 
-/// Parses a response head; `req_method` decides whether a body may follow (HEAD).
-pub fn parse_response(_buf: &[u8], _max_len: usize, _req_method: Method, _head: &mut Head) -> Result<bool, H1Error> {
-    Err(H1Error::StartLine)
+/// Parses a response head; `req_method` decides whether a body may follow (HEAD,
+/// CONNECT). Same contract as [`parse_request`]. An interim (1xx) response is a
+/// complete head of its own: parse again after it for the final response.
+pub fn parse_response(buf: &[u8], max_len: usize, req_method: Method, head: &mut Head) -> Result<bool, H1Error> {
+    head.reset();
+    let (window, full) = window(buf, max_len);
+    let Some(start) = startline::skip_empty_lines(window)? else { return incomplete(full) };
+    let Some(line) = startline::parse_status_line(window, start)? else { return incomplete(full) };
+    set_status_line(head, &line);
+    if !parse_fields(window, line.end, head)? {
+        return incomplete(full);
+    }
+    finish_response(window, req_method, head)?;
+    Ok(true)
+}
+
+/// The part of `buf` the parser may read (offsets must fit a `u32`), and whether the
+/// caller can give no more bytes (so incomplete means too large).
+fn window(buf: &[u8], max_len: usize) -> (&[u8], bool) {
+    let max_len = max_len.min(u32::MAX as usize);
+    (&buf[..buf.len().min(max_len)], buf.len() >= max_len)
+}
+
+fn incomplete(full: bool) -> Result<bool, H1Error> {
+    if full {
+        Err(H1Error::TooLarge)
+    } else {
+        Ok(false)
+    }
+}
+
+fn set_request_line(head: &mut Head, line: &RequestLine) {
+    head.method = line.method;
+    head.method_raw = line.method_raw;
+    head.uri = line.uri;
+    head.version = line.version;
+}
+
+fn set_status_line(head: &mut Head, line: &StatusLine) {
+    head.status = line.status;
+    head.reason = line.reason;
+    head.version = line.version;
+}
+
+// === header fields ===
+
+/// Parses the header fields starting at `from` into `head.headers` (offsets into
+/// `buf`, kinds set) and sets `head.len`. `Ok(false)`: incomplete.
+fn parse_fields(buf: &[u8], from: usize, head: &mut Head) -> Result<bool, H1Error> {
+    // PERF: httparse needs initialised slots; 100 empty headers are a 3 KiB memset on
+    // the stack, cheaper than anything that would keep them between calls.
+    let mut raw = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let (n, fields) = match httparse::parse_headers(&buf[from..], &mut raw) {
+        Ok(httparse::Status::Complete(done)) => done,
+        Ok(httparse::Status::Partial) => return Ok(false),
+        Err(httparse::Error::TooManyHeaders) => return Err(H1Error::TooManyHeaders),
+        Err(_) => return Err(H1Error::HeaderSyntax),
+    };
+    let base = buf.as_ptr() as usize;
+    let offset = |part: &[u8]| (part.as_ptr() as usize - base) as u32;
+    // grows only for a message with more fields than any before on this Head
+    head.headers.reserve(fields.len());
+    for f in fields {
+        let name = f.name.as_bytes();
+        let (start, vstart) = (offset(name), offset(f.value));
+        head.headers.push(Header {
+            name: Slice { start, end: start + name.len() as u32 },
+            value: Slice { start: vstart, end: vstart + f.value.len() as u32 },
+            kind: classify(name),
+            drop: false,
+        });
+    }
+    head.len = from + n;
+    Ok(true)
+}
+
+/// Finds the kind of a header by its name: a switch on the length, then one
+/// case-insensitive comparison.
+fn classify(name: &[u8]) -> HdrKind {
+    let is = |s: &[u8]| name.eq_ignore_ascii_case(s);
+    match name.len() {
+        2 if is(b"te") => HdrKind::Te,
+        4 if is(b"host") => HdrKind::Host,
+        6 if is(b"expect") => HdrKind::Expect,
+        7 if is(b"upgrade") => HdrKind::Upgrade,
+        7 if is(b"trailer") => HdrKind::Trailer,
+        10 if is(b"connection") => HdrKind::Connection,
+        10 if is(b"keep-alive") => HdrKind::KeepAlive,
+        14 if is(b"content-length") => HdrKind::ContentLength,
+        16 if is(b"proxy-connection") => HdrKind::ProxyConnection,
+        17 if is(b"transfer-encoding") => HdrKind::TransferEncoding,
+        17 if is(b"sec-websocket-key") => HdrKind::SecWebSocketKey,
+        20 if is(b"sec-websocket-accept") => HdrKind::SecWebSocketAccept,
+        _ => HdrKind::Other,
+    }
+}
+
+/// What one pass over the header fields found, beyond what goes into `Head`.
+#[derive(Default)]
+struct Found {
+    content_length: Option<u64>,
+    te: TransferCodings,
+    /// Index of the first `Host` header (requests).
+    host: Option<usize>,
+    /// Index of the first `Upgrade` header.
+    upgrade: Option<usize>,
+    /// The last `Upgrade` header names `websocket` (as `h1_parse_upgrade_header`).
+    upgrade_websocket: bool,
+    /// A `Sec-WebSocket-Key` of 24 bytes (request) / a `Sec-WebSocket-Accept` (response).
+    websocket_key: bool,
+    /// Some `Connection` header names other headers.
+    conn_names_headers: bool,
+}
+
+/// Reads the value of every header whose kind matters, in order; marks the
+/// hop-by-hop ones and the duplicates to drop.
+fn scan_fields(buf: &[u8], head: &mut Head, is_response: bool) -> Result<Found, H1Error> {
+    let mut found = Found::default();
+    for i in 0..head.headers.len() {
+        let h = head.headers[i];
+        let value = h.value.get(buf);
+        match h.kind {
+            HdrKind::Other | HdrKind::Trailer => {}
+            HdrKind::ContentLength => {
+                let first = found.content_length.is_none();
+                let (s, e) = fields::content_length(value, &mut found.content_length)?;
+                let hdr = &mut head.headers[i];
+                hdr.value = Slice { start: h.value.start + s as u32, end: h.value.start + e as u32 };
+                // HAProxy forwards the first Content-Length only
+                hdr.drop = !first;
+            }
+            HdrKind::TransferEncoding => fields::transfer_encoding(value, is_response, &mut found.te)?,
+            HdrKind::Connection => found.conn_names_headers |= fields::connection(value, &mut head.conn),
+            HdrKind::KeepAlive | HdrKind::ProxyConnection | HdrKind::Te => head.headers[i].drop = true,
+            HdrKind::Upgrade => {
+                found.upgrade.get_or_insert(i);
+                found.upgrade_websocket = fields::has_token(value, b"websocket");
+            }
+            HdrKind::Host if !is_response => match found.host {
+                None => found.host = Some(i),
+                Some(first) if value.eq_ignore_ascii_case(head.headers[first].value.get(buf)) => {
+                    head.headers[i].drop = true;
+                }
+                Some(_) => return Err(H1Error::Host),
+            },
+            HdrKind::Host => {}
+            HdrKind::Expect => {
+                head.expect_continue |= !is_response && value.eq_ignore_ascii_case(b"100-continue");
+            }
+            HdrKind::SecWebSocketKey => found.websocket_key |= !is_response && value.len() == 24,
+            HdrKind::SecWebSocketAccept => found.websocket_key |= is_response,
+        }
+    }
+    if found.conn_names_headers {
+        drop_named_by_connection(buf, head);
+    }
+    Ok(found)
+}
+
+/// Marks `drop` on the headers named by `Connection` tokens (RFC 9110 §7.6.1).
+// COMPAT: HAProxy 2.6 forwards them; rampart removes them as the RFC asks a proxy to.
+// Only headers of kind `Other` (and the hop-by-hop kinds, dropped anyway) can be named
+// this way: a client must not be able to remove framing or Host headers.
+fn drop_named_by_connection(buf: &[u8], head: &mut Head) {
+    let Head { headers, .. } = head;
+    for c in 0..headers.len() {
+        if headers[c].kind != HdrKind::Connection {
+            continue;
+        }
+        for token in fields::connection_others(headers[c].value.get(buf)) {
+            for h in headers.iter_mut() {
+                let droppable =
+                    matches!(h.kind, HdrKind::Other | HdrKind::KeepAlive | HdrKind::ProxyConnection | HdrKind::Te);
+                if droppable && h.name.get(buf).eq_ignore_ascii_case(token) {
+                    h.drop = true;
+                }
+            }
+        }
+    }
+}
+
+/// Marks `drop` on every header of kind `kind`.
+fn drop_all(head: &mut Head, kind: HdrKind) {
+    for h in head.headers.iter_mut().filter(|h| h.kind == kind) {
+        h.drop = true;
+    }
+}
+
+/// Framing headers common to both directions: TE wins over CL, and the connection is
+/// closed after a message framed both ways or chunked in HTTP/1.0.
+fn resolve_te_and_cl(head: &mut Head, found: &Found) {
+    if !found.te.present {
+        return;
+    }
+    if found.content_length.is_some() {
+        head.cl_and_te = true;
+        head.force_close = true;
+        drop_all(head, HdrKind::ContentLength);
+    } else if head.version == Version::Http10 {
+        head.force_close = true;
+    }
+}
+
+/// Keeps the `Upgrade` headers (and points at the first) when `Connection: upgrade`
+/// asks for it, else marks them to drop.
+fn resolve_upgrade(head: &mut Head, found: &Found) {
+    match found.upgrade {
+        Some(i) if head.conn.upgrade => {
+            head.upgrade = Some(i as u16);
+            head.websocket = found.upgrade_websocket;
+        }
+        _ => drop_all(head, HdrKind::Upgrade),
+    }
+}
+
+// === requests ===
+
+/// The checks on a complete request head, in HAProxy's order (first error wins).
+fn finish_request(buf: &[u8], head: &mut Head) -> Result<(), H1Error> {
+    let found = scan_fields(buf, head, false)?;
+    check_host(buf, head, &found)?;
+    resolve_te_and_cl(head, &found);
+    // RFC 9112 §6.3: a request whose last coding is not chunked cannot be framed
+    if found.te.present && !found.te.chunked_last {
+        return Err(H1Error::TransferEncoding);
+    }
+    head.framing = if head.method == Method::Connect {
+        // a CONNECT request has no body: what follows is the tunnel
+        drop_all(head, HdrKind::ContentLength);
+        drop_all(head, HdrKind::TransferEncoding);
+        Framing::None
+    } else if found.te.present {
+        Framing::Chunked
+    } else {
+        found.content_length.map_or(Framing::None, Framing::Length)
+    };
+    let has_body = matches!(head.framing, Framing::Chunked) || matches!(head.framing, Framing::Length(n) if n > 0);
+    if head.version == Version::Http10 && has_body && matches!(head.method, Method::Get | Method::Head | Method::Delete)
+    {
+        return Err(H1Error::PayloadForbidden);
+    }
+    if found.te.other {
+        return Err(H1Error::UnknownTransferCoding);
+    }
+    if has_body {
+        // HAProxy gives up the upgrade of a request that carries a body
+        head.conn.upgrade = false;
+    }
+    resolve_upgrade(head, &found);
+    if head.websocket && !found.websocket_key {
+        return Err(H1Error::WebSocket);
+    }
+    Ok(())
+}
+
+/// Host against the request target (see `fields`); a CONNECT to a default port makes
+/// the Host value lose its `:port`, as HAProxy normalises it.
+fn check_host(buf: &[u8], head: &mut Head, found: &Found) -> Result<(), H1Error> {
+    let (scheme, authority) = fields::scheme_and_authority(head.uri.get(buf));
+    let host = found.host.map(|i| head.headers[i].value.get(buf));
+    if head.method == Method::Connect {
+        if let (Some(cut), Some(i)) = (fields::check_connect_authority(authority, host)?, found.host) {
+            let v = &mut head.headers[i].value;
+            v.end = v.start + cut as u32;
+        }
+        return Ok(());
+    }
+    match (authority, host) {
+        (Some(authority), Some(host)) => fields::check_absolute_authority(scheme, authority, host),
+        _ => Ok(()),
+    }
+}
+
+// === responses ===
+
+/// The checks on a complete response head and its framing (RFC 9112 §6.3).
+fn finish_response(buf: &[u8], req_method: Method, head: &mut Head) -> Result<(), H1Error> {
+    let found = scan_fields(buf, head, true)?;
+    resolve_te_and_cl(head, &found);
+    if found.te.other {
+        return Err(H1Error::UnknownTransferCoding);
+    }
+    let status = head.status;
+    let tunnel = status == 101 || (req_method == Method::Connect && (200..300).contains(&status));
+    let bodyless = req_method == Method::Head || status < 200 || status == 204 || status == 304;
+    head.framing = if tunnel || bodyless {
+        Framing::None
+    } else if found.te.chunked_last {
+        Framing::Chunked
+    } else if let (false, Some(n)) = (found.te.present, found.content_length) {
+        Framing::Length(n)
+    } else {
+        Framing::UntilClose
+    };
+    if status < 200 || status == 204 {
+        // HAProxy never forwards framing headers on these
+        drop_all(head, HdrKind::ContentLength);
+        drop_all(head, HdrKind::TransferEncoding);
+    }
+    resolve_upgrade(head, &found);
+    if head.websocket && !found.websocket_key {
+        return Err(H1Error::WebSocket);
+    }
+    Ok(())
 }

@@ -5,16 +5,22 @@
 //! header list is reused from one message to the next (no allocation per header once
 //! warm). Validation follows HAProxy's H1 mux (src/h1.c, src/mux_h1.c): anything that
 //! could let two parties frame a message differently is an error (400 on the request
-//! side, 502 on the response side).
+//! side, 502 on the response side; [`H1Error::status`]).
 //!
 //! - `types`: [`Head`], [`Framing`], [`H1Error`] ...
-//! - `head`: [`parse_request`], [`parse_response`]
+//! - `startline`: request and status lines (private)
+//! - `fields`: Content-Length, Transfer-Encoding, Connection, Host values (private)
+//! - `head`: [`parse_request`], [`parse_response`], [`is_h2_preface`]
 //! - `chunked`: [`ChunkedState`], validating chunked bodies while they are forwarded
+//! - `write`: request/status lines and headers on output
 
 pub mod chunked;
+mod fields;
 pub mod head;
+mod startline;
 pub mod types;
+pub mod write;
 
 pub use chunked::ChunkedState;
-pub use head::{parse_request, parse_response};
+pub use head::{is_h2_preface, parse_request, parse_response, H2_PREFACE};
 pub use types::*;

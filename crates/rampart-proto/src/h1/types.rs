@@ -1,8 +1,10 @@
 //! The parsed HTTP/1 message head and its framing. Offsets point into the buffer the
 //! head was parsed from.
 
-/// Most headers a message may carry (HAProxy's `tune.http.maxhdr` default).
-pub const MAX_HEADERS: usize = 101;
+/// Most header fields a message may carry. HAProxy's `tune.http.maxhdr` defaults to 101
+/// but counts the end-of-headers marker in it, so 100 fields pass and 101 are refused
+/// (checked against haproxy 2.6.12: 400 on a request, 502 on a response).
+pub const MAX_HEADERS: usize = 100;
 
 /// A byte range `[start, end)` in the parsed buffer.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -26,6 +28,9 @@ impl Slice {
     }
 }
 
+/// The protocol version as HAProxy classifies it (`H1_MF_VER_11`): any `HTTP/x.y`
+/// from 1.1 up (`HTTP/1.2`, `HTTP/2.0` on an HTTP/1 connection) is [`Version::Http11`],
+/// anything below (`HTTP/1.0`, `HTTP/0.9`) is [`Version::Http10`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Version {
     Http10,
@@ -33,6 +38,8 @@ pub enum Version {
     Http11,
 }
 
+/// The request method, recognised case-sensitively (`get` is [`Method::Other`], as in
+/// HAProxy's `find_http_meth`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Method {
     #[default]
@@ -58,14 +65,17 @@ impl Method {
 /// How the body of a message is delimited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Framing {
-    /// No body at all (requests without CL/TE; HEAD, 1xx, 204, 304 responses).
+    /// No body at all: requests without CL/TE, CONNECT requests; responses to HEAD,
+    /// 1xx, 204 and 304. After a CONNECT 2xx or a 101 the connection becomes a tunnel,
+    /// which the runtime handles.
     #[default]
     None,
     /// `Content-Length: n` (n may be 0).
     Length(u64),
     /// `Transfer-Encoding: ..., chunked`.
     Chunked,
-    /// Response without length: the body ends when the server closes.
+    /// Response without length: the body ends when the server closes (also a
+    /// `Transfer-Encoding` header with no coding at all, as HAProxy).
     UntilClose,
 }
 
@@ -85,6 +95,10 @@ pub enum HdrKind {
     Host,
     Expect,
     Trailer,
+    /// `Sec-WebSocket-Key` (the request half of a WebSocket handshake).
+    SecWebSocketKey,
+    /// `Sec-WebSocket-Accept` (the response half of a WebSocket handshake).
+    SecWebSocketAccept,
 }
 
 /// One header: offsets of its name and (trimmed) value.
@@ -94,12 +108,20 @@ pub struct Header {
     pub value: Slice,
     pub kind: HdrKind,
     /// Set by the parser for headers the proxy must not forward as they are:
-    /// `Content-Length` when `Transfer-Encoding` is present, and the headers named by
-    /// `Connection` tokens. The runtime may set it too.
+    /// - `Content-Length` when `Transfer-Encoding` is present, repeated `Content-Length`
+    ///   headers after the first (same value), repeated `Host` headers (same value),
+    ///   and `Content-Length`/`Transfer-Encoding` of CONNECT requests and of 1xx/204
+    ///   responses (HAProxy skips them on output);
+    /// - hop-by-hop headers: `Keep-Alive`, `Proxy-Connection`, `TE`, `Upgrade` unless
+    ///   the message carries `Connection: upgrade`, and headers of kind `Other` named by
+    ///   a `Connection` token (never a framing header: `Connection: content-length` does
+    ///   not drop `Content-Length`).
+    ///
+    /// The runtime may set it too.
     pub drop: bool,
 }
 
-/// Tokens seen in `Connection` headers.
+/// Tokens seen in `Connection` headers (all of them, comma lists, case-insensitive).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ConnTokens {
     pub close: bool,
@@ -109,7 +131,7 @@ pub struct ConnTokens {
 
 /// A parsed request or response head. Reuse one per connection side: `headers` keeps
 /// its capacity between messages.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Head {
     /// Length of the head in bytes, final CRLF included: the body starts here.
     pub len: usize,
@@ -127,12 +149,23 @@ pub struct Head {
     pub conn: ConnTokens,
     /// `Expect: 100-continue` (requests only).
     pub expect_continue: bool,
-    /// Index in `headers` of the `Upgrade` header, if any.
+    /// Index in `headers` of the (first) `Upgrade` header, set only when the message
+    /// also carries `Connection: upgrade` (and, for a request, has no body: HAProxy
+    /// drops the upgrade of a request with a body, see `h1_postparse_req_hdrs`).
     pub upgrade: Option<u16>,
-    /// The message had both `Content-Length` and `Transfer-Encoding: chunked`: framed by
-    /// chunked, `Content-Length` marked `drop`, and (as HAProxy) the connection must be
-    /// closed after this exchange.
+    /// A WebSocket handshake: `Connection: upgrade` with an `Upgrade` header naming
+    /// `websocket`. The parser has checked the `Sec-WebSocket-Key` (request) or that a
+    /// `Sec-WebSocket-Accept` is present (response).
+    pub websocket: bool,
+    /// The message had both `Content-Length` and `Transfer-Encoding`: framed by
+    /// chunked (or, for a response whose `Transfer-Encoding` lists no coding, until
+    /// close), `Content-Length` marked `drop`, and (as HAProxy) the connection must be
+    /// closed after this exchange ([`Head::force_close`] is set too).
     pub cl_and_te: bool,
+    /// HAProxy closes the connection after this exchange whatever the `Connection`
+    /// header says: `Transfer-Encoding` together with `Content-Length`, or
+    /// `Transfer-Encoding` in an HTTP/1.0 message (`H1_MF_CONN_CLO` in src/h1.c).
+    pub force_close: bool,
 }
 
 impl Head {
@@ -144,8 +177,12 @@ impl Head {
     }
 
     /// Whether the sender wants the connection kept after this message: HTTP/1.1
-    /// unless `Connection: close`, HTTP/1.0 only with `Connection: keep-alive`.
+    /// unless `Connection: close`, HTTP/1.0 only with `Connection: keep-alive`; never
+    /// after a body delimited by the close, nor when [`Head::force_close`] is set.
     pub fn wants_keep_alive(&self) -> bool {
+        if self.force_close || self.framing == Framing::UntilClose {
+            return false;
+        }
         match self.version {
             Version::Http11 => !self.conn.close,
             Version::Http10 => self.conn.keep_alive && !self.conn.close,
@@ -153,25 +190,73 @@ impl Head {
     }
 }
 
-/// Why a head or body is invalid. The runtime answers 400 (request) or 502 (response).
+/// Why a head or body is invalid. [`H1Error::status`] gives the answer HAProxy sends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum H1Error {
-    /// The request or status line is malformed, or the version is not HTTP/1.x.
+    /// The request or status line is malformed, or the version is not `HTTP/d.d`
+    /// (a request without version, HTTP/0.9 style, is refused too).
     StartLine,
     /// A header name is not a token, has a space before the colon, or a field has a
-    /// CR, LF or NUL where it must not.
+    /// CR, LF, NUL or other control character where it must not; obsolete line folding.
     HeaderSyntax,
-    /// More than [`MAX_HEADERS`] headers.
+    /// More than [`MAX_HEADERS`] headers (or trailers).
     TooManyHeaders,
-    /// The head does not fit in the space allowed (`tune.bufsize - tune.maxrewrite`).
+    /// The head (or a chunk-size line, or the trailer section of a chunked body) does
+    /// not fit in the space allowed (`tune.bufsize - tune.maxrewrite`).
     TooLarge,
     /// Malformed `Content-Length`, or several that disagree.
     ContentLength,
-    /// `Transfer-Encoding` whose last coding is not `chunked` (request), or another
-    /// unusable transfer coding.
+    /// Malformed `Transfer-Encoding`: `chunked` applied twice, a request coding after
+    /// `chunked`, or a request whose last coding is not `chunked`.
     TransferEncoding,
+    /// A transfer coding other than `chunked` (`gzip, chunked`): HAProxy answers
+    /// 422 to such a request and 502 to such a response.
+    UnknownTransferCoding,
+    /// An HTTP/1.0 GET, HEAD or DELETE request with a body: HAProxy answers 413
+    /// (unless `h1-accept-payload-with-any-method` is set, which the caller checks).
+    PayloadForbidden,
+    /// Several `Host` headers that differ, a `Host` that does not match the authority
+    /// of an absolute-form target, or a CONNECT target without a port.
+    Host,
+    /// A WebSocket handshake without a 24-byte `Sec-WebSocket-Key` (request) or
+    /// without `Sec-WebSocket-Accept` (response).
+    WebSocket,
     /// A chunk size line or chunk delimiter is malformed.
     Chunk,
-    /// A response status outside 100..=599.
+    /// A response status that is not three digits from 100 to 999.
     Status,
 }
+
+impl H1Error {
+    /// The status HAProxy answers with: on a request 400, 413 or 422; on a response
+    /// always 502.
+    pub fn status(self, is_request: bool) -> u16 {
+        match (is_request, self) {
+            (false, _) => 502,
+            (true, H1Error::PayloadForbidden) => 413,
+            (true, H1Error::UnknownTransferCoding) => 422,
+            (true, _) => 400,
+        }
+    }
+}
+
+impl std::fmt::Display for H1Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            H1Error::StartLine => "malformed start line",
+            H1Error::HeaderSyntax => "malformed header field",
+            H1Error::TooManyHeaders => "too many header fields",
+            H1Error::TooLarge => "header section too large",
+            H1Error::ContentLength => "invalid content-length",
+            H1Error::TransferEncoding => "invalid transfer-encoding",
+            H1Error::UnknownTransferCoding => "unsupported transfer coding",
+            H1Error::PayloadForbidden => "HTTP/1.0 GET/HEAD/DELETE request with a body",
+            H1Error::Host => "host does not match the request target",
+            H1Error::WebSocket => "incomplete websocket handshake",
+            H1Error::Chunk => "malformed chunked body",
+            H1Error::Status => "invalid response status",
+        })
+    }
+}
+
+impl std::error::Error for H1Error {}
