@@ -174,7 +174,6 @@ impl<'a> Lexer<'a> {
             if let Some(at) = previous_cut {
                 // The previous line did not end with its line feed: it held a NUL byte.
                 self.alert(diags, format!("Stray NUL character at position {}.", at + 1));
-                self.fatal += 1;
                 self.finish(diags);
                 break;
             }
