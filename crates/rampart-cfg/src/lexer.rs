@@ -1,7 +1,7 @@
 //! haproxy.cfg lexer: text -> lines of words.
 //!
 //! Handles comments, quoting (`"..."` with backslash escapes and `${VAR}` /
-//! `${VAR-default}` / `${VAR[*]}` expansion, `'...'` literal; see [`words`]), the
+//! `${VAR-default}` / `${VAR[*]}` expansion, `'...'` literal; see `words.rs`), the
 //! conditional blocks `.if/.elif/.else/.endif` (conditions evaluated by [`crate::cond`]),
 //! the `.diag/.notice/.warning/.alert` directives and `[scope]` lines. HAProxy counterpart:
 //! `readcfgfile()` in src/cfgparse.c and `parse_line()` in src/tools.c. No sections or
