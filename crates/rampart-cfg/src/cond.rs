@@ -39,6 +39,11 @@ pub fn eval_words(words: &[String], ctx: &LexCtx<'_>) -> Result<bool, String> {
 /// then the words are joined back. `Err` is the whole alert text HAProxy prints, e.g.
 /// `Failed to evaluate condition: unparsable conditional expression 'foo'`; `-cc` then
 /// exits with status 2.
+///
+/// COMPAT: `haproxy -cc` expands variables in place in its argument, so a value longer than
+/// the `"${NAME}"` that names it overwrites the text still to be read (typically ending in
+/// "Unmatched quote"); rampart expands correctly. Where HAProxy prints only "Unhandled error
+/// in condition" (bad variable name, brace or `[*]`), rampart names the problem.
 pub fn eval_str(expr: &str, ctx: &LexCtx<'_>) -> Result<bool, String> {
     let place = Place { line: 0, file: None, section: None };
     let words = match words::split(expr.as_bytes(), false, &place, ctx.env) {

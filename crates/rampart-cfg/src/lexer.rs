@@ -1,7 +1,7 @@
 //! haproxy.cfg lexer: text -> lines of words.
 //!
 //! Handles comments, quoting (`"..."` with backslash escapes and `${VAR}` /
-//! `${VAR-default}` / `${VAR[*]}` expansion, `'...'` literal; see [`words`]), the
+//! `${VAR-default}` / `${VAR[*]}` expansion, `'...'` literal; see `words.rs`), the
 //! conditional blocks `.if/.elif/.else/.endif` (conditions evaluated by [`crate::cond`]),
 //! the `.diag/.notice/.warning/.alert` directives and `[scope]` lines. HAProxy counterpart:
 //! `readcfgfile()` in src/cfgparse.c and `parse_line()` in src/tools.c. No sections or
@@ -174,7 +174,6 @@ impl<'a> Lexer<'a> {
             if let Some(at) = previous_cut {
                 // The previous line did not end with its line feed: it held a NUL byte.
                 self.alert(diags, format!("Stray NUL character at position {}.", at + 1));
-                self.fatal += 1;
                 self.finish(diags);
                 break;
             }

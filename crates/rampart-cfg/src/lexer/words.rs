@@ -19,6 +19,13 @@
 //! that the quirks configurations can observe stay identical: a word produced by `\x00`
 //! ends at that byte, trailing blanks yield a final empty word (which counts towards the
 //! 64-word limit), and `.if` re-joins the words of its line with single spaces.
+//!
+//! COMPAT: one HAProxy 2.6.12 bug is deliberately not reproduced. `readcfgfile()` re-runs
+//! `parse_line()` when its output buffer (reused across lines, empty at the start of each
+//! file) is too small, but the first run has already written a NUL over the `}` of any
+//! `${NAME-default}`, so the second run reports "unmatched brace". Such a default is thus
+//! refused on the first line of a file that produces output, or on any line longer than
+//! every previous one past 1 KiB; rampart accepts it.
 
 /// Most words a line may hold (HAProxy's `MAX_LINE_ARGS`).
 pub(crate) const MAX_WORDS: usize = 64;
