@@ -160,7 +160,7 @@ fn check_condition(expr: &str, rep: &mut Reporter) -> i32 {
         Ok(true) => 0,
         Ok(false) => 1,
         Err(msg) => {
-            rep.config_alert(&format!("Failed to evaluate condition: {msg}"));
+            rep.config_alert(&msg);
             2
         }
     }
