@@ -1,14 +1,65 @@
-//! Per-thread buffer pool. A connection takes buffers only while it is exchanging
-//! data and gives them back before it waits idle, so an idle connection holds none
-//! (HAProxy: dynbuf.c, `b_alloc`/`b_free`).
+//! Per-thread pools of what an exchange needs: I/O buffers and parsed message heads.
+//! A connection takes them only while it is exchanging data and gives them back before
+//! it waits idle, so an idle connection holds none (HAProxy: dynbuf.c,
+//! `b_alloc`/`b_free`, and the pools of pool.c).
 
 use std::cell::RefCell;
 
+use rampart_proto::h1::Head;
+
 /// Buffers kept per thread beyond which returned buffers are freed.
-const POOL_MAX: usize = 1024;
+const POOL_MAX: usize = 256;
+/// Head pairs kept per thread.
+const HEADS_MAX: usize = 256;
 
 thread_local! {
     static POOL: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
+    static HEADS: RefCell<Vec<Box<HeadPair>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The request and response heads of one exchange. Their header lists keep their
+/// capacity across exchanges (no allocation per header), so they are pooled rather
+/// than kept by each connection.
+#[derive(Debug, Default)]
+pub struct HeadPair {
+    pub req: Head,
+    pub res: Head,
+}
+
+/// A [`HeadPair`] drawn from the current thread's pool; returns itself on drop.
+#[derive(Debug)]
+pub struct Heads(Option<Box<HeadPair>>);
+
+impl Heads {
+    pub fn take() -> Heads {
+        Heads(Some(HEADS.with(|p| p.borrow_mut().pop()).unwrap_or_default()))
+    }
+}
+
+impl std::ops::Deref for Heads {
+    type Target = HeadPair;
+    fn deref(&self) -> &HeadPair {
+        self.0.as_ref().expect("present until drop")
+    }
+}
+
+impl std::ops::DerefMut for Heads {
+    fn deref_mut(&mut self) -> &mut HeadPair {
+        self.0.as_mut().expect("present until drop")
+    }
+}
+
+impl Drop for Heads {
+    fn drop(&mut self) {
+        if let Some(pair) = self.0.take() {
+            let _ = HEADS.try_with(|p| {
+                let mut p = p.borrow_mut();
+                if p.len() < HEADS_MAX {
+                    p.push(pair);
+                }
+            });
+        }
+    }
 }
 
 /// A buffer drawn from the current thread's pool; returns itself on drop.

@@ -10,7 +10,7 @@ use rampart_proto::h1::{parse_request, H1Error, Head};
 use tokio::time::Instant;
 
 use crate::backend::ServerConn;
-use crate::buf::Buf;
+use crate::buf::{Buf, Heads};
 use crate::errors::Origin;
 use crate::io::{write_all, IoError, Sock};
 use crate::proxy::{GlobalRt, ProxyRt};
@@ -22,13 +22,10 @@ use crate::stream::{self, Next};
 /// client has read the error page.
 const LINGER: Duration = Duration::from_millis(500);
 
-/// Per-connection HTTP/1 state reused from one exchange to the next.
+/// Per-connection HTTP/1 state kept between exchanges (small: an idle connection
+/// holds no buffer and no parsed head).
 #[derive(Debug, Default)]
 pub struct H1Conn {
-    /// The current request head (its header list keeps its capacity).
-    pub req: Head,
-    /// The current response head.
-    pub res: Head,
     /// Whether a request was already sent to a server on this connection (the first
     /// one is special for `http-reuse safe`).
     pub first_done: bool,
@@ -68,7 +65,8 @@ pub async fn serve<S: Sock>(client: S, sess: Session) {
                 Buf::take(rt.bufsize)
             }
         };
-        if let Err(e) = read_request_head(&client, &mut buf, &mut conn.req, rt.max_head, fe.timeouts.http_request).await
+        let mut heads = Heads::take();
+        if let Err(e) = read_request_head(&client, &mut buf, &mut heads.req, rt.max_head, fe.timeouts.http_request).await
         {
             match e {
                 HeadError::ClosedEmpty => {}
@@ -79,7 +77,7 @@ pub async fn serve<S: Sock>(client: S, sess: Session) {
             return;
         }
         first = false;
-        match Box::pin(stream::run(&client, &sess, &mut conn, buf)).await {
+        match Box::pin(stream::run(&client, &sess, &mut conn, &mut heads, buf)).await {
             Next::KeepAlive(next) => pending = next,
             Next::Close => return,
         }

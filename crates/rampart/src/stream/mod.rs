@@ -22,7 +22,7 @@ use rampart_cfg::model::{HttpConnMode, HttpReuse};
 use rampart_proto::h1::{Head, Method};
 
 use crate::backend::{self, Reuse, ServerConn};
-use crate::buf::Buf;
+use crate::buf::{Buf, HeadPair};
 use crate::errors::Origin;
 use crate::http::{request_conn_hdr, write_request_head, ReqEdits};
 use crate::io::{write_all, Sock};
@@ -40,12 +40,12 @@ pub enum Next {
     Close,
 }
 
-/// Runs one exchange for the request whose head is parsed in `conn.req` and whose
+/// Runs one exchange for the request whose head is parsed in `heads.req` and whose
 /// bytes start `req`. Returns what the client connection does next.
-pub async fn run<S: Sock>(client: &S, sess: &Session, conn: &mut H1Conn, mut req: Buf) -> Next {
+pub async fn run<S: Sock>(client: &S, sess: &Session, conn: &mut H1Conn, heads: &mut HeadPair, mut req: Buf) -> Next {
     let rt = &sess.rt;
     let fe = &rt.proxies[sess.fe];
-    let head = &conn.req;
+    let head = &heads.req;
     let keep_client = head.wants_keep_alive()
         && fe.http_conn_mode != HttpConnMode::Close
         && !head.cl_and_te
@@ -101,15 +101,15 @@ pub async fn run<S: Sock>(client: &S, sess: &Session, conn: &mut H1Conn, mut req
 
     let info = response::ReqInfo { method: head.method, version: head.version, upgrade, keep_client };
     let mut result = if body.is_done() {
-        forward_response(client, &sc.stream, &mut conn.res, info, sess, be_idx, &req).await
+        forward_response(client, &sc.stream, &mut heads.res, info, sess, be_idx, &req).await
     } else {
-        let fwd = forward_request_and_response(client, &sc, &mut conn.res, info, sess, be_idx, &mut body, &mut req);
+        let fwd = forward_request_and_response(client, &sc, &mut heads.res, info, sess, be_idx, &mut body, &mut req);
         fwd.await
     };
     if matches!(result, Err(RespError::ServerClosedEarly)) && sc.from_pool {
         if let Some(new) = retry_on_new_conn(sess, be_idx, &sc, &out, replayable).await {
             sc = new;
-            result = forward_response(client, &sc.stream, &mut conn.res, info, sess, be_idx, &req).await;
+            result = forward_response(client, &sc.stream, &mut heads.res, info, sess, be_idx, &req).await;
         }
     }
     drop(out);
