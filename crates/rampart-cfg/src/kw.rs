@@ -196,24 +196,18 @@ pub fn suggest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
 
 /// Suggestion for an unknown first word in a `global` section.
 pub fn suggest_global(word: &str) -> Option<&'static str> {
-    suggest(
-        word,
-        GLOBAL.iter().map(|k| k.name).chain([
-            "global",
-            "defaults",
-            "listen",
-            "frontend",
-            "backend",
-            "peers",
-            "resolvers",
-        ]),
-    )
+    let registered = GLOBAL.iter().map(|k| k.name).filter(|n| !tables::GLOBAL_SUGGEST_ORDER.contains(n));
+    suggest(word, registered.chain(tables::GLOBAL_SUGGEST_ORDER.iter().copied()))
 }
 
 /// Suggestion for an unknown first word in a proxy or `defaults` section.
 pub fn suggest_proxy(word: &str) -> Option<&'static str> {
-    let known = PROXY.iter().filter(|k| k.support != Support::Rejected).map(|k| k.name);
-    suggest(word, known.chain(["listen", "frontend", "backend", "defaults"]))
+    // Registered keywords first, then HAProxy's own list in its order (ties go to the first).
+    let registered = PROXY
+        .iter()
+        .filter(|k| k.support != Support::Rejected && !tables::PROXY_SUGGEST_ORDER.contains(&k.name))
+        .map(|k| k.name);
+    suggest(word, registered.chain(tables::PROXY_SUGGEST_ORDER.iter().copied()))
 }
 
 /// Suggestion for an unknown `option` name.

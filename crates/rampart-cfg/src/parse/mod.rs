@@ -201,9 +201,14 @@ pub fn parse_files(files: &[FileLines], lexer_diags: Vec<Vec<Diag>>, diags: &mut
             diags.push(Diag::alert(None, format!("Error(s) found in configuration file : {}", file.name)));
         }
     }
+    // Once a line was refused, the final checks' warnings (a frontend without `bind`,
+    // missing timeouts...) are mostly echoes of it: only their alerts are kept then.
+    let parse_failed = diags.has_alerts();
     let config = check::finish(&mut p);
     for d in std::mem::take(&mut p.diags) {
-        diags.push(d);
+        if !parse_failed || d.level == crate::diag::Level::Alert {
+            diags.push(d);
+        }
     }
     config
 }
