@@ -10,12 +10,11 @@
 //! `docs/COMPATIBILITY.md` is generated from these tables ([`compat_markdown`]); a test
 //! fails when the two drift apart.
 
+mod args;
 mod tables;
 
-pub use tables::{
-    BALANCE_ALGOS, BIND_OPTIONS, GLOBAL, HTTP_REQUEST_ACTIONS, OPTIONS, PROXY, SECTIONS, SERVER_OPTIONS, STATS_GLOBAL,
-    TIMEOUTS,
-};
+pub use args::{BIND_OPTIONS, HTTP_REQUEST_ACTIONS, SERVER_OPTIONS};
+pub use tables::{BALANCE_ALGOS, GLOBAL, OPTIONS, PROXY, SECTIONS, STATS_GLOBAL, TIMEOUTS};
 
 /// What rampart does with a keyword.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -341,7 +340,7 @@ mod tests {
         assert!(http_request_action("retrun").is_none());
     }
 
-    use tables::RETURN_PARTIAL;
+    use args::RETURN_PARTIAL;
 
     #[test]
     fn tables_have_no_duplicates() {

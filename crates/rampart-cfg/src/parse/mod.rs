@@ -296,3 +296,36 @@ pub(crate) mod tests {
         p.diags.iter().filter(|d| d.level == Level::Warning).map(|d| d.message.clone()).collect()
     }
 }
+
+#[cfg(test)]
+mod file_tests {
+    use std::sync::Arc;
+
+    use super::{parse_files, FileLines};
+    use crate::diag::Level;
+    use crate::lexer::{lex, LexCtx};
+    use crate::Diags;
+
+    #[test]
+    fn each_file_starts_outside_any_section() {
+        let ctx = LexCtx { env: &|_| None, version: "2.6.12", features: &[] };
+        let mut files = Vec::new();
+        for (name, text) in [("a.cfg", "frontend f\n bind :1\n timeout client 1s\n"), ("b.cfg", " maxconn 10\n")] {
+            let name: Arc<str> = name.into();
+            let lines = lex(&name, text, &ctx, &mut Diags::default());
+            files.push(FileLines { name, lines });
+        }
+        let mut diags = Diags::default();
+        let cfg = parse_files(&files, vec![Vec::new(), Vec::new()], &mut diags);
+        let rendered: Vec<String> = diags.list.iter().map(|d| d.render(1)).collect();
+        assert_eq!(
+            rendered,
+            [
+                "[ALERT]    (1) : config : parsing [b.cfg:1] : unknown keyword 'maxconn' out of section.\n",
+                "[ALERT]    (1) : config : Error(s) found in configuration file : b.cfg\n",
+            ]
+        );
+        assert_eq!(cfg.proxies[0].maxconn, None);
+        assert!(diags.list.iter().all(|d| d.level == Level::Alert));
+    }
+}
