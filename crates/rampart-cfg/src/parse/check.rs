@@ -68,6 +68,11 @@ fn check_proxy(builds: &[ProxyBuild], i: usize, proxies: &mut [Proxy], out: &mut
         }
     }
     proxies[i].use_backends = kept;
+    if !b.px.cap.frontend {
+        // Checked above like HAProxy does, but a backend never switches.
+        proxies[i].default_backend = None;
+        proxies[i].use_backends.clear();
+    }
     check_timeouts(b, &mut proxies[i], out);
     check_server_names(b, out);
     check_tcp_mode(b, &mut proxies[i], out);
@@ -212,6 +217,16 @@ mod tests {
         let (_, diags) = parse(&format!("{T}frontend f\n bind :80\n default_backend nope\n"));
         let d = diags.list.iter().find(|d| d.level == Level::Alert).expect("alert");
         assert_eq!(d.span.as_ref().map(|s| s.line), Some(7), "points at the default_backend line");
+    }
+
+    #[test]
+    fn backends_references_are_checked_then_dropped() {
+        assert_eq!(
+            alerts("backend b\n default_backend x\n"),
+            ["Proxy 'b': unable to find required default_backend: 'x'."]
+        );
+        let (cfg, _) = parse("backend b\n default_backend c\n use_backend c\nbackend c\n");
+        assert!(cfg.proxies[0].default_backend.is_none() && cfg.proxies[0].use_backends.is_empty());
     }
 
     #[test]

@@ -117,7 +117,8 @@ impl Parser {
 
     fn parse_line(&mut self, line: &Line) {
         let Some((kwm, words)) = self.split_modifier(line) else { return };
-        let Some(first) = words.first() else { return };
+        // As in HAProxy, a line whose first word is empty (`""`) is an empty line.
+        let Some(first) = words.first().filter(|w| !w.is_empty()) else { return };
         if let Some(section) = kw::section_kw(first) {
             self.open_section(section, words, &line.span);
             return;

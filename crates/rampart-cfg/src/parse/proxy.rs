@@ -448,11 +448,12 @@ fn dispatch(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
 
 fn unknown_or_not_yet(cx: &mut Ctx<'_>, words: &[String]) {
     let word = words[0].as_str();
-    match kw::proxy_kw(word).map(|k| k.support) {
-        Some(Support::Rejected) => {
+    match kw::proxy_kw(word) {
+        Some(k) if k.support == Support::Rejected => {
             let msg = removed_keyword(word, arg(words, 1));
             cx.alert(msg);
         }
+        Some(k) if ignored_when_misplaced(cx, k) => {}
         Some(_) => cx.alert(not_yet(word)),
         None => {
             let section = cx.pb.kind.section_word();
@@ -463,6 +464,82 @@ fn unknown_or_not_yet(cx: &mut Ctx<'_>, words: &[String]) {
             cx.alert(msg);
         }
     }
+}
+
+/// How HAProxy 2.6 words the warning when it ignores a keyword in a section that lacks
+/// the capability the keyword needs.
+enum Misplaced {
+    /// `'kw' ignored because frontend 'f' has no backend capability.<hint>`
+    Ignored(&'static str),
+    /// `kw will be ignored because frontend 'f' has no backend capability`
+    WillBeIgnored,
+    /// `backend 'b' : 'kw' directive is ignored in backends.`
+    IgnoredInBackends,
+    /// Accepted without a word.
+    Silent,
+}
+
+fn misplaced_wording(word: &str) -> Option<Misplaced> {
+    Some(match word {
+        "cookie"
+        | "dispatch"
+        | "hash-type"
+        | "http-check"
+        | "http-send-name-header"
+        | "source"
+        | "stick"
+        | "force-persist"
+        | "ignore-persist"
+        | "dynamic-cookie-key"
+        | "server-state-file-name"
+        | "backlog"
+        | "capture"
+        | "max-session-srv-conns"
+        | "monitor"
+        | "monitor-uri" => Misplaced::Ignored(""),
+        "fullconn" => Misplaced::Ignored(" Maybe you want 'maxconn' instead ?"),
+        "clitcpka-cnt"
+        | "clitcpka-idle"
+        | "clitcpka-intvl"
+        | "srvtcpka-cnt"
+        | "srvtcpka-idle"
+        | "srvtcpka-intvl"
+        | "max-keep-alive-queue" => Misplaced::WillBeIgnored,
+        "log-format" | "log-format-sd" | "error-log-format" => Misplaced::IgnoredInBackends,
+        "unique-id-format" | "unique-id-header" | "hash-balance-factor" | "persist" | "transparent" => {
+            Misplaced::Silent
+        }
+        _ => return None,
+    })
+}
+
+/// A keyword rampart lacks, used where HAProxy 2.6 would ignore it anyway (a backend
+/// keyword in a frontend, or the reverse): it is ignored with HAProxy's warning rather
+/// than refused, since it has no effect there. Returns `true` when that is the case.
+fn ignored_when_misplaced(cx: &mut Ctx<'_>, k: &kw::ProxyKw) -> bool {
+    let cap = cx.cap();
+    let needs_backend = !k.caps.has(kw::Caps::FRONTEND) && cap.frontend && !cap.backend;
+    let needs_frontend = !k.caps.has(kw::Caps::BACKEND) && cap.backend && !cap.frontend;
+    if !(needs_backend || needs_frontend) {
+        return false;
+    }
+    let Some(wording) = misplaced_wording(k.name) else { return false };
+    let (kind, name) = (cx.pb.kind.type_str(), cx.pb.px.name.clone());
+    let missing = if needs_backend { "backend" } else { "frontend" };
+    let w = k.name;
+    match wording {
+        Misplaced::Ignored(hint) => {
+            cx.warning(format!("'{w}' ignored because {kind} '{name}' has no {missing} capability.{hint}"))
+        }
+        Misplaced::WillBeIgnored => {
+            cx.warning(format!("{w} will be ignored because {kind} '{name}' has no {missing} capability"))
+        }
+        Misplaced::IgnoredInBackends => {
+            cx.warning(format!("{kind} '{name}' : '{w}' directive is ignored in backends."))
+        }
+        Misplaced::Silent => {}
+    }
+    true
 }
 
 /// HAProxy 2.6's own error for a keyword it removed.
@@ -598,6 +675,29 @@ mod tests {
             warnings("defaults d\nbackend a from d\nbackend b\n"),
             ["defaults section 'd' (declared at t.cfg:1) is explicitly referenced by another proxy and implicitly used here. \
               To avoid any ambiguity don't mix both usage. Add a last defaults section not explicitly used or always use explicit references."]
+        );
+    }
+
+    #[test]
+    fn misplaced_missing_keywords_are_ignored_like_haproxy() {
+        assert!(alerts("frontend f\n bind :80\n cookie SRV insert\n fullconn 10\n persist rdp-cookie\n").is_empty());
+        assert_eq!(
+            warnings("frontend f\n cookie SRV insert\n fullconn 10\n persist rdp-cookie\n srvtcpka-cnt 3\n"),
+            [
+                "'cookie' ignored because frontend 'f' has no backend capability.",
+                "'fullconn' ignored because frontend 'f' has no backend capability. Maybe you want 'maxconn' instead ?",
+                "srvtcpka-cnt will be ignored because frontend 'f' has no backend capability",
+            ]
+        );
+        assert_eq!(
+            warnings("backend b\n log-format %t\n"),
+            ["backend 'b' : 'log-format' directive is ignored in backends."]
+        );
+        assert_eq!(alerts("backend b\n cookie SRV insert\n"), ["'cookie' is not supported yet"]);
+        assert_eq!(alerts("listen l\n backlog 10\n"), ["'backlog' is not supported yet"]);
+        assert_eq!(
+            alerts("frontend f\n server-template s 3 127.0.0.1:80\n"),
+            ["'server-template' is not supported yet"]
         );
     }
 

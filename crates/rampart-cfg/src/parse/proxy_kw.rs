@@ -50,10 +50,10 @@ pub(super) fn parse_maxconn(cx: &mut Ctx<'_>, words: &[String]) {
     cx.too_many(words, 1, 0);
 }
 
+// `default_backend` and `use_backend` in a backend: HAProxy warns that they are ignored
+// but still checks the names they give; so do we (the final model drops them).
 pub(super) fn parse_default_backend(cx: &mut Ctx<'_>, words: &[String]) {
-    if cx.ignored_without(true, "default_backend", "") {
-        return;
-    }
+    cx.ignored_without(true, "default_backend", "");
     let name = arg(words, 1);
     if name.is_empty() {
         cx.alert("'default_backend' expects a backend name.");
@@ -70,9 +70,7 @@ pub(super) fn parse_use_backend(cx: &mut Ctx<'_>, words: &[String]) {
         cx.alert("'use_backend' not allowed in 'defaults' section.");
         return;
     }
-    if cx.ignored_without(true, "use_backend", "") {
-        return;
-    }
+    cx.ignored_without(true, "use_backend", "");
     let name = arg(words, 1);
     if name.is_empty() {
         cx.alert("'use_backend' expects a backend name.");
