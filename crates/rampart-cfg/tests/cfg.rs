@@ -146,3 +146,114 @@ fn haproxy_agrees_on_the_same_files() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Random lines built from real keywords and odd values never make the parser panic.
+#[test]
+fn random_lines_never_panic() {
+    const WORDS: &[&str] = &[
+        "global",
+        "defaults",
+        "frontend",
+        "backend",
+        "listen",
+        "userlist",
+        "from",
+        "no",
+        "default",
+        "bind",
+        "server",
+        "default-server",
+        "mode",
+        "http",
+        "tcp",
+        "timeout",
+        "client",
+        "server",
+        "connect",
+        "option",
+        "httplog",
+        "forwardfor",
+        "except",
+        "header",
+        "if-none",
+        "http-request",
+        "return",
+        "status",
+        "content-type",
+        "string",
+        "file",
+        "lf-string",
+        "hdr",
+        "if",
+        "unless",
+        "use_backend",
+        "default_backend",
+        "balance",
+        "roundrobin",
+        "errorfile",
+        "503",
+        "retries",
+        "http-reuse",
+        "log",
+        "stats",
+        "socket",
+        "maxconn",
+        "nbthread",
+        "weight",
+        "inter",
+        "check",
+        "addr",
+        "port",
+        "name",
+        "",
+        "x",
+        "0",
+        "-1",
+        "99999999999999999999",
+        "1.5s",
+        "10s",
+        ":80",
+        "[::1]:80",
+        "::1",
+        "fd@",
+        "fd@3",
+        "unix@",
+        "/",
+        "127.0.0.1:1-2",
+        "a,b",
+        ",",
+        "%[src]",
+        "{",
+        "}",
+        "é",
+        "\u{0}",
+        "ipv6@",
+        "abns@x",
+        "tests/cfg/files/503.http",
+        "/dev/null",
+        "d",
+        "fe",
+        "be",
+    ];
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = move |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    let ctx = LexCtx { env: &|_| None, version: "2.6.12", features: &[] };
+    for _ in 0..300 {
+        let mut text = String::new();
+        for _ in 0..next(30) {
+            let n = next(7);
+            let line: Vec<&str> = (0..n).map(|_| WORDS[next(WORDS.len())]).collect();
+            text.push_str(&line.join(" "));
+            text.push('\n');
+        }
+        let loaded = rampart_cfg::parse_str("fuzz.cfg", &text, &ctx);
+        for d in &loaded.diags.list {
+            assert!(!d.render(1).is_empty());
+        }
+    }
+}
