@@ -30,9 +30,7 @@ pub(super) fn parse_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
         // HAProxy ignores the on/off options outside the sections they apply to, with a
         // warning; rampart does the same rather than refuse one it lacks.
         (Support::No, _) if opt.negatable && misplaced(cx, opt.caps) => {
-            let (missing, kind, px) =
-                (if cx.cap().frontend { "backend" } else { "frontend" }, cx.pb.kind.type_str(), cx.pb.px.name.clone());
-            cx.warning(format!("'{name}' ignored because {kind} '{px}' has no {missing} capability."));
+            cx.ignored_without(!opt.caps.has(kw::Caps::BACKEND), name, "");
         }
         (Support::No, _) => cx.alert(not_yet(&format!("option {name}"))),
         (_, "dontlognull" | "abortonclose") => flag_option(cx, words, kwm, name),
