@@ -10,12 +10,11 @@
 //! `docs/COMPATIBILITY.md` is generated from these tables ([`compat_markdown`]); a test
 //! fails when the two drift apart.
 
+mod args;
 mod tables;
 
-pub use tables::{
-    BALANCE_ALGOS, BIND_OPTIONS, GLOBAL, HTTP_REQUEST_ACTIONS, OPTIONS, PROXY, SECTIONS, SERVER_OPTIONS, STATS_GLOBAL,
-    TIMEOUTS,
-};
+pub use args::{BIND_OPTIONS, HTTP_REQUEST_ACTIONS, SERVER_OPTIONS};
+pub use tables::{BALANCE_ALGOS, GLOBAL, OPTIONS, PROXY, SECTIONS, STATS_GLOBAL, TIMEOUTS};
 
 /// What rampart does with a keyword.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -196,24 +195,18 @@ pub fn suggest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
 
 /// Suggestion for an unknown first word in a `global` section.
 pub fn suggest_global(word: &str) -> Option<&'static str> {
-    suggest(
-        word,
-        GLOBAL.iter().map(|k| k.name).chain([
-            "global",
-            "defaults",
-            "listen",
-            "frontend",
-            "backend",
-            "peers",
-            "resolvers",
-        ]),
-    )
+    let registered = GLOBAL.iter().map(|k| k.name).filter(|n| !tables::GLOBAL_SUGGEST_ORDER.contains(n));
+    suggest(word, registered.chain(tables::GLOBAL_SUGGEST_ORDER.iter().copied()))
 }
 
 /// Suggestion for an unknown first word in a proxy or `defaults` section.
 pub fn suggest_proxy(word: &str) -> Option<&'static str> {
-    let known = PROXY.iter().filter(|k| k.support != Support::Rejected).map(|k| k.name);
-    suggest(word, known.chain(["listen", "frontend", "backend", "defaults"]))
+    // Registered keywords first, then HAProxy's own list in its order (ties go to the first).
+    let registered = PROXY
+        .iter()
+        .filter(|k| k.support != Support::Rejected && !tables::PROXY_SUGGEST_ORDER.contains(&k.name))
+        .map(|k| k.name);
+    suggest(word, registered.chain(tables::PROXY_SUGGEST_ORDER.iter().copied()))
 }
 
 /// Suggestion for an unknown `option` name.
@@ -347,7 +340,7 @@ mod tests {
         assert!(http_request_action("retrun").is_none());
     }
 
-    use tables::RETURN_PARTIAL;
+    use args::RETURN_PARTIAL;
 
     #[test]
     fn tables_have_no_duplicates() {

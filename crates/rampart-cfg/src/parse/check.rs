@@ -68,6 +68,11 @@ fn check_proxy(builds: &[ProxyBuild], i: usize, proxies: &mut [Proxy], out: &mut
         }
     }
     proxies[i].use_backends = kept;
+    if !b.px.cap.frontend {
+        // Checked above like HAProxy does, but a backend never switches.
+        proxies[i].default_backend = None;
+        proxies[i].use_backends.clear();
+    }
     check_timeouts(b, &mut proxies[i], out);
     check_server_names(b, out);
     check_tcp_mode(b, &mut proxies[i], out);
@@ -184,5 +189,85 @@ fn check_tcp_mode(b: &ProxyBuild, px: &mut Proxy, out: &mut Vec<Diag>) {
             format!("'option forwardfor' ignored for {kind} '{name}' as it requires HTTP mode."),
         ));
         px.options.forwardfor = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::diag::Level;
+    use crate::parse::tests::{alerts, parse};
+
+    const T: &str = "defaults\n timeout client 1s\n timeout server 1s\n timeout connect 1s\n";
+
+    #[test]
+    fn backend_references() {
+        let a = alerts(&format!(
+            "{T}frontend f\n mode http\n bind :80\n default_backend nope\n use_backend f\n use_backend tb\n\
+             listen l\n bind :81\n default_backend l\nbackend tb\n mode tcp\n"
+        ));
+        assert_eq!(
+            a,
+            [
+                "Proxy 'f': unable to find required default_backend: 'nope'.",
+                "Proxy 'f': unable to find required use_backend: 'f'.",
+                "http frontend 'f' (t.cfg:5) tries to use incompatible tcp backend 'tb' (t.cfg:14) in a 'use_backend' rule (see 'mode').",
+                "Proxy 'l': loop detected for default_backend: 'l'.",
+            ]
+        );
+        let (_, diags) = parse(&format!("{T}frontend f\n bind :80\n default_backend nope\n"));
+        let d = diags.list.iter().find(|d| d.level == Level::Alert).expect("alert");
+        assert_eq!(d.span.as_ref().map(|s| s.line), Some(7), "points at the default_backend line");
+    }
+
+    #[test]
+    fn backends_references_are_checked_then_dropped() {
+        assert_eq!(
+            alerts("backend b\n default_backend x\n"),
+            ["Proxy 'b': unable to find required default_backend: 'x'."]
+        );
+        let (cfg, _) = parse("backend b\n default_backend c\n use_backend c\nbackend c\n");
+        assert!(cfg.proxies[0].default_backend.is_none() && cfg.proxies[0].use_backends.is_empty());
+    }
+
+    #[test]
+    fn tcp_frontend_may_use_http_backend() {
+        assert!(alerts(&format!("{T}frontend f\n bind :80\n default_backend b\nbackend b\n mode http\n")).is_empty());
+    }
+
+    #[test]
+    fn duplicate_servers() {
+        assert_eq!(
+            alerts(&format!("{T}backend b\n server a 127.0.0.1:1\n server a 127.0.0.1:2\n")),
+            ["backend 'b', another server named 'a' was already defined at line 6, please use distinct names."]
+        );
+    }
+
+    #[test]
+    fn final_warnings() {
+        let warn = |text: &str| -> Vec<String> {
+            let (_, diags) = parse(text);
+            diags.list.iter().filter(|d| d.level == Level::Warning).map(|d| d.message.clone()).collect()
+        };
+        let w = warn("frontend f\n bind :80\n");
+        assert_eq!(w.len(), 1);
+        assert!(w[0].starts_with("missing timeouts for frontend 'f'.\n   | While not properly invalid"));
+        assert_eq!(
+            warn(&format!("{T}frontend f\n")),
+            ["frontend 'f' has no 'bind' directive. Please declare it as a backend if this was intended."]
+        );
+        assert!(warn(&format!("{T}backend b\n")).is_empty(), "no server, no timeout needed");
+        assert!(warn("backend b\n").is_empty());
+        // After a refused line, only alerts of the final checks are reported.
+        assert!(warn("frontend f\n bind 127.0.0.1\n").is_empty());
+    }
+
+    #[test]
+    fn tcp_mode_drops_http_settings() {
+        let (cfg, _) = parse(&format!(
+            "{T}frontend f\n bind :80\n option httplog\n option forwardfor\n http-request return status 200\n"
+        ));
+        let o = &cfg.proxies[0].options;
+        assert!(!o.httplog && o.tcplog && o.forwardfor.is_none());
+        assert!(cfg.proxies[0].http_request_rules.is_empty());
     }
 }

@@ -117,7 +117,8 @@ impl Parser {
 
     fn parse_line(&mut self, line: &Line) {
         let Some((kwm, words)) = self.split_modifier(line) else { return };
-        let Some(first) = words.first() else { return };
+        // As in HAProxy, a line whose first word is empty (`""`) is an empty line.
+        let Some(first) = words.first().filter(|w| !w.is_empty()) else { return };
         if let Some(section) = kw::section_kw(first) {
             self.open_section(section, words, &line.span);
             return;
@@ -201,9 +202,14 @@ pub fn parse_files(files: &[FileLines], lexer_diags: Vec<Vec<Diag>>, diags: &mut
             diags.push(Diag::alert(None, format!("Error(s) found in configuration file : {}", file.name)));
         }
     }
+    // Once a line was refused, the final checks' warnings (a frontend without `bind`,
+    // missing timeouts...) are mostly echoes of it: only their alerts are kept then.
+    let parse_failed = diags.has_alerts();
     let config = check::finish(&mut p);
     for d in std::mem::take(&mut p.diags) {
-        diags.push(d);
+        if !parse_failed || d.level == crate::diag::Level::Alert {
+            diags.push(d);
+        }
     }
     config
 }
@@ -289,5 +295,38 @@ pub(crate) mod tests {
         let mut p = super::Parser::new();
         p.parse_file(&lines);
         p.diags.iter().filter(|d| d.level == Level::Warning).map(|d| d.message.clone()).collect()
+    }
+}
+
+#[cfg(test)]
+mod file_tests {
+    use std::sync::Arc;
+
+    use super::{parse_files, FileLines};
+    use crate::diag::Level;
+    use crate::lexer::{lex, LexCtx};
+    use crate::Diags;
+
+    #[test]
+    fn each_file_starts_outside_any_section() {
+        let ctx = LexCtx { env: &|_| None, version: "2.6.12", features: &[] };
+        let mut files = Vec::new();
+        for (name, text) in [("a.cfg", "frontend f\n bind :1\n timeout client 1s\n"), ("b.cfg", " maxconn 10\n")] {
+            let name: Arc<str> = name.into();
+            let lines = lex(&name, text, &ctx, &mut Diags::default());
+            files.push(FileLines { name, lines });
+        }
+        let mut diags = Diags::default();
+        let cfg = parse_files(&files, vec![Vec::new(), Vec::new()], &mut diags);
+        let rendered: Vec<String> = diags.list.iter().map(|d| d.render(1)).collect();
+        assert_eq!(
+            rendered,
+            [
+                "[ALERT]    (1) : config : parsing [b.cfg:1] : unknown keyword 'maxconn' out of section.\n",
+                "[ALERT]    (1) : config : Error(s) found in configuration file : b.cfg\n",
+            ]
+        );
+        assert_eq!(cfg.proxies[0].maxconn, None);
+        assert!(diags.list.iter().all(|d| d.level == Level::Alert));
     }
 }

@@ -27,6 +27,11 @@ pub(super) fn parse_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
     };
     match (opt.support, name) {
         (Support::Rejected, _) => cx.alert(removed_option(name)),
+        // HAProxy ignores the on/off options outside the sections they apply to, with a
+        // warning; rampart does the same rather than refuse one it lacks.
+        (Support::No, _) if opt.negatable && misplaced(cx, opt.caps) => {
+            cx.ignored_without(!opt.caps.has(kw::Caps::BACKEND), name, "");
+        }
         (Support::No, _) => cx.alert(not_yet(&format!("option {name}"))),
         (_, "dontlognull" | "abortonclose") => flag_option(cx, words, kwm, name),
         (_, "httpclose" | "http-server-close" | "http-keep-alive") => conn_mode_option(cx, words, kwm, name),
@@ -39,6 +44,13 @@ pub(super) fn parse_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
         (_, "forwardfor") => forwardfor_option(cx, words),
         _ => cx.alert(not_yet(&format!("option {name}"))),
     }
+}
+
+/// `true` when a frontend-only section uses a backend-only option or the reverse.
+fn misplaced(cx: &Ctx<'_>, caps: kw::Caps) -> bool {
+    let cap = cx.cap();
+    (cap.frontend && !cap.backend && !caps.has(kw::Caps::FRONTEND))
+        || (cap.backend && !cap.frontend && !caps.has(kw::Caps::BACKEND))
 }
 
 /// HAProxy 2.6's error for an option it removed.
@@ -193,7 +205,7 @@ fn forwardfor_option(cx: &mut Ctx<'_>, words: &[String]) {
 #[cfg(test)]
 mod tests {
     use crate::model::{HttpConnMode, IpNet};
-    use crate::parse::tests::{alerts, parse_ok};
+    use crate::parse::tests::{alerts, parse_ok, warnings};
 
     #[test]
     fn boolean_options_and_negation() {
@@ -251,6 +263,12 @@ mod tests {
             ["unknown option 'dontlognul'; did you mean 'dontlognull' maybe ?"]
         );
         assert_eq!(alerts("backend b\n option httpchk\n"), ["'option httpchk' is not supported yet"]);
+        assert_eq!(alerts("backend b\n option logasap\n"), Vec::<String>::new(), "ignored, as by HAProxy");
+        assert_eq!(
+            warnings("backend b\n option logasap\n"),
+            ["'logasap' ignored because backend 'b' has no frontend capability."]
+        );
+        assert_eq!(alerts("frontend f\n option logasap\n"), ["'option logasap' is not supported yet"]);
         assert_eq!(alerts("backend b\n option tcplog x\n"), ["'option tcplog' cannot handle unexpected argument 'x'."]);
         assert_eq!(alerts("backend b\n option httplog x\n"), ["keyword 'httplog' only supports option 'clf'."]);
         assert_eq!(alerts("backend b\n option\n"), ["'option' expects an option name."]);

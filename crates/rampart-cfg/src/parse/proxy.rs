@@ -448,11 +448,12 @@ fn dispatch(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
 
 fn unknown_or_not_yet(cx: &mut Ctx<'_>, words: &[String]) {
     let word = words[0].as_str();
-    match kw::proxy_kw(word).map(|k| k.support) {
-        Some(Support::Rejected) => {
+    match kw::proxy_kw(word) {
+        Some(k) if k.support == Support::Rejected => {
             let msg = removed_keyword(word, arg(words, 1));
             cx.alert(msg);
         }
+        Some(k) if ignored_when_misplaced(cx, k) => {}
         Some(_) => cx.alert(not_yet(word)),
         None => {
             let section = cx.pb.kind.section_word();
@@ -463,6 +464,82 @@ fn unknown_or_not_yet(cx: &mut Ctx<'_>, words: &[String]) {
             cx.alert(msg);
         }
     }
+}
+
+/// How HAProxy 2.6 words the warning when it ignores a keyword in a section that lacks
+/// the capability the keyword needs.
+enum Misplaced {
+    /// `'kw' ignored because frontend 'f' has no backend capability.<hint>`
+    Ignored(&'static str),
+    /// `kw will be ignored because frontend 'f' has no backend capability`
+    WillBeIgnored,
+    /// `backend 'b' : 'kw' directive is ignored in backends.`
+    IgnoredInBackends,
+    /// Accepted without a word.
+    Silent,
+}
+
+fn misplaced_wording(word: &str) -> Option<Misplaced> {
+    Some(match word {
+        "cookie"
+        | "dispatch"
+        | "hash-type"
+        | "http-check"
+        | "http-send-name-header"
+        | "source"
+        | "stick"
+        | "force-persist"
+        | "ignore-persist"
+        | "dynamic-cookie-key"
+        | "server-state-file-name"
+        | "backlog"
+        | "capture"
+        | "max-session-srv-conns"
+        | "monitor"
+        | "monitor-uri" => Misplaced::Ignored(""),
+        "fullconn" => Misplaced::Ignored(" Maybe you want 'maxconn' instead ?"),
+        "clitcpka-cnt"
+        | "clitcpka-idle"
+        | "clitcpka-intvl"
+        | "srvtcpka-cnt"
+        | "srvtcpka-idle"
+        | "srvtcpka-intvl"
+        | "max-keep-alive-queue" => Misplaced::WillBeIgnored,
+        "log-format" | "log-format-sd" | "error-log-format" => Misplaced::IgnoredInBackends,
+        "unique-id-format" | "unique-id-header" | "hash-balance-factor" | "persist" | "transparent" => {
+            Misplaced::Silent
+        }
+        _ => return None,
+    })
+}
+
+/// A keyword rampart lacks, used where HAProxy 2.6 would ignore it anyway (a backend
+/// keyword in a frontend, or the reverse): it is ignored with HAProxy's warning rather
+/// than refused, since it has no effect there. Returns `true` when that is the case.
+fn ignored_when_misplaced(cx: &mut Ctx<'_>, k: &kw::ProxyKw) -> bool {
+    let cap = cx.cap();
+    let needs_backend = !k.caps.has(kw::Caps::FRONTEND) && cap.frontend && !cap.backend;
+    let needs_frontend = !k.caps.has(kw::Caps::BACKEND) && cap.backend && !cap.frontend;
+    if !(needs_backend || needs_frontend) {
+        return false;
+    }
+    let Some(wording) = misplaced_wording(k.name) else { return false };
+    let (kind, name) = (cx.pb.kind.type_str(), cx.pb.px.name.clone());
+    let missing = if needs_backend { "backend" } else { "frontend" };
+    let w = k.name;
+    match wording {
+        Misplaced::Ignored(hint) => {
+            cx.warning(format!("'{w}' ignored because {kind} '{name}' has no {missing} capability.{hint}"))
+        }
+        Misplaced::WillBeIgnored => {
+            cx.warning(format!("{w} will be ignored because {kind} '{name}' has no {missing} capability"))
+        }
+        Misplaced::IgnoredInBackends => {
+            cx.warning(format!("{kind} '{name}' : '{w}' directive is ignored in backends."))
+        }
+        Misplaced::Silent => {}
+    }
+    true
 }
 
 /// HAProxy 2.6's own error for a keyword it removed.
@@ -504,5 +581,153 @@ fn removed_keyword(word: &str, arg1: &str) -> String {
         "rspdeny" | "rspideny" => since21("Use 'http-response deny' instead."),
         "rspadd" => since21("Use 'http-response add-header' instead."),
         _ => not_yet(word),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use crate::model::{Balance, HttpReuse, Mode};
+    use crate::parse::tests::{alerts, parse_ok, warnings};
+
+    const DEFAULTS: &str = "defaults\n mode http\n maxconn 50\n balance static-rr\n retries 7\n http-reuse never\n\
+         timeout client 1s\n timeout server 2s\n timeout connect 3s\n default_backend be\n\
+         errorfile 503 tests/cfg/files/503.http\n log stdout local0\n";
+
+    #[test]
+    fn proxies_inherit_what_their_capabilities_use() {
+        let cfg = parse_ok(&format!("{DEFAULTS}frontend fe\n bind :80\nbackend be\n server s 127.0.0.1:80\n"));
+        let (fe, be) = (&cfg.proxies[0], &cfg.proxies[1]);
+        assert_eq!((fe.mode, be.mode), (Mode::Http, Mode::Http));
+        assert_eq!(fe.maxconn, Some(50));
+        assert_eq!(be.maxconn, None, "maxconn is a frontend setting");
+        assert_eq!(fe.default_backend.as_ref().map(|b| b.index), Some(1));
+        assert!(be.default_backend.is_none());
+        assert_eq!((be.balance, be.retries, be.http_reuse), (Balance::StaticRr, 7, HttpReuse::Never));
+        assert_eq!(fe.timeouts.client, Some(Duration::from_secs(1)));
+        assert_eq!((fe.timeouts.server, fe.timeouts.connect), (None, None));
+        assert_eq!(be.timeouts.client, None);
+        assert_eq!(
+            (be.timeouts.server, be.timeouts.connect),
+            (Some(Duration::from_secs(2)), Some(Duration::from_secs(3)))
+        );
+        assert_eq!(be.timeouts.queue, Some(Duration::from_secs(3)), "queue defaults to connect");
+        assert_eq!((fe.errorfiles.len(), be.errorfiles.len()), (1, 1));
+        assert_eq!((fe.logs.len(), be.logs.len()), (1, 1));
+        assert_eq!(fe.span.line, 13);
+    }
+
+    #[test]
+    fn a_new_defaults_section_starts_afresh() {
+        let cfg = parse_ok("defaults\n mode http\ndefaults\n timeout client 1s\nfrontend fe\n bind :80\n");
+        assert_eq!(cfg.proxies[0].mode, Mode::Tcp);
+        assert_eq!(cfg.proxies[0].timeouts.client, Some(Duration::from_secs(1)));
+    }
+
+    #[test]
+    fn named_defaults_and_from() {
+        let cfg = parse_ok(
+            "defaults a\n mode http\n timeout client 1s\ndefaults b from a\n timeout client 2s\n\
+             defaults c\n timeout client 3s\nfrontend f1 from a\n bind :80\nfrontend f2 from b\n bind :81\n\
+             frontend f3\n bind :82\n",
+        );
+        let t = |i: usize| cfg.proxies[i].timeouts.client;
+        assert_eq!([t(0), t(1), t(2)], [1, 2, 3].map(|s| Some(Duration::from_secs(s))));
+        assert_eq!(cfg.proxies[1].mode, Mode::Http, "b inherits a's mode");
+        assert_eq!(cfg.proxies[2].mode, Mode::Tcp, "f3 uses the last defaults, c");
+    }
+
+    #[test]
+    fn rules_of_a_named_defaults_run_first() {
+        let cfg = parse_ok(
+            "defaults d\n mode http\n http-request return status 403 if { path /a }\n\
+             frontend f\n bind :80\n http-request return status 404\n",
+        );
+        let codes: Vec<u16> = cfg.proxies[0]
+            .http_request_rules
+            .iter()
+            .map(|r| match &r.action {
+                crate::model::HttpRequestAction::Return(s) => s.status,
+            })
+            .collect();
+        assert_eq!(codes, [403, 404]);
+    }
+
+    #[test]
+    fn header_errors() {
+        assert_eq!(alerts("frontend\n"), ["'frontend' expects an <id> argument"]);
+        assert_eq!(alerts("frontend fe :80\n"), ["please use the 'bind' keyword for listening addresses."]);
+        assert_eq!(alerts("backend be x\n"), ["'backend' cannot handle unexpected argument 'x'."]);
+        assert_eq!(alerts("backend be from d x\n"), ["'backend' cannot handle unexpected argument 'x'."]);
+        assert_eq!(alerts("backend b/x\n"), ["character '/' is not permitted in 'backend' name 'b/x'."]);
+        assert_eq!(alerts("backend be from nosuch\n"), ["defaults section 'nosuch' not found for backend 'be'."]);
+        assert_eq!(
+            alerts("defaults d\ndefaults d\nbackend be from d\n"),
+            ["ambiguous defaults section name 'd' referenced by backend 'be' exists at least at t.cfg:1 and t.cfg:2."]
+        );
+        assert_eq!(
+            alerts("frontend fe\n bind :1\nlisten fe\n bind :2\n"),
+            ["proxy 'fe' has the same name as frontend 'fe' declared at t.cfg:1."]
+        );
+        assert!(alerts("frontend fe\n bind :1\nbackend fe\n").is_empty(), "a frontend and a backend may share a name");
+        assert_eq!(
+            warnings("defaults d\nbackend a from d\nbackend b\n"),
+            ["defaults section 'd' (declared at t.cfg:1) is explicitly referenced by another proxy and implicitly used here. \
+              To avoid any ambiguity don't mix both usage. Add a last defaults section not explicitly used or always use explicit references."]
+        );
+    }
+
+    #[test]
+    fn misplaced_missing_keywords_are_ignored_like_haproxy() {
+        assert!(alerts("frontend f\n bind :80\n cookie SRV insert\n fullconn 10\n persist rdp-cookie\n").is_empty());
+        assert_eq!(
+            warnings("frontend f\n cookie SRV insert\n fullconn 10\n persist rdp-cookie\n srvtcpka-cnt 3\n"),
+            [
+                "'cookie' ignored because frontend 'f' has no backend capability.",
+                "'fullconn' ignored because frontend 'f' has no backend capability. Maybe you want 'maxconn' instead ?",
+                "srvtcpka-cnt will be ignored because frontend 'f' has no backend capability",
+            ]
+        );
+        assert_eq!(
+            warnings("backend b\n log-format %t\n"),
+            ["backend 'b' : 'log-format' directive is ignored in backends."]
+        );
+        assert_eq!(alerts("backend b\n cookie SRV insert\n"), ["'cookie' is not supported yet"]);
+        assert_eq!(alerts("listen l\n backlog 10\n"), ["'backlog' is not supported yet"]);
+        assert_eq!(
+            alerts("frontend f\n server-template s 3 127.0.0.1:80\n"),
+            ["'server-template' is not supported yet"]
+        );
+    }
+
+    #[test]
+    fn lines_of_a_refused_section_are_skipped() {
+        assert_eq!(alerts("backend\n foo\n bar\n"), ["'backend' expects an <id> argument"]);
+        assert_eq!(alerts("userlist u\n user a password x\n"), ["'userlist' is not supported yet"]);
+    }
+
+    #[test]
+    fn unknown_and_removed_keywords() {
+        assert_eq!(
+            alerts("backend b\n balanse x\n"),
+            ["unknown keyword 'balanse' in 'backend' section; did you mean 'balance' maybe ?"]
+        );
+        assert_eq!(alerts("listen l\n xyzzyqqq\n"), ["unknown keyword 'xyzzyqqq' in 'listen' section"]);
+        assert_eq!(alerts("backend b\n stick-table type ip size 1m\n"), ["'stick-table' is not supported yet"]);
+        assert_eq!(alerts("backend b\n appsession x\n"), ["'appsession' is not supported anymore since HAProxy 1.6."]);
+        assert_eq!(
+            alerts("backend b\n monitor-net 10.0.0.0/8\n"),
+            ["'monitor-net' doesn't exist anymore. Please use 'http-request return status 200 if { src 10.0.0.0/8 }' instead."]
+        );
+        assert_eq!(
+            alerts("backend b\n srvtimeout 5s\n"),
+            ["the 'srvtimeout' directive is not supported anymore since HAProxy 2.1. Use 'timeout server'."]
+        );
+        assert_eq!(alerts("maxconn 10\n"), ["unknown keyword 'maxconn' out of section."]);
+        assert_eq!(
+            alerts("backend b\n no maxconn 10\n"),
+            ["negation/default currently supported only for options, log, busy-polling, set-dumpable, strict-limits, insecure-fork-wanted and numa-cpu-mapping."]
+        );
     }
 }

@@ -50,10 +50,10 @@ pub(super) fn parse_maxconn(cx: &mut Ctx<'_>, words: &[String]) {
     cx.too_many(words, 1, 0);
 }
 
+// `default_backend` and `use_backend` in a backend: HAProxy warns that they are ignored
+// but still checks the names they give; so do we (the final model drops them).
 pub(super) fn parse_default_backend(cx: &mut Ctx<'_>, words: &[String]) {
-    if cx.ignored_without(true, "default_backend", "") {
-        return;
-    }
+    cx.ignored_without(true, "default_backend", "");
     let name = arg(words, 1);
     if name.is_empty() {
         cx.alert("'default_backend' expects a backend name.");
@@ -70,9 +70,7 @@ pub(super) fn parse_use_backend(cx: &mut Ctx<'_>, words: &[String]) {
         cx.alert("'use_backend' not allowed in 'defaults' section.");
         return;
     }
-    if cx.ignored_without(true, "use_backend", "") {
-        return;
-    }
+    cx.ignored_without(true, "use_backend", "");
     let name = arg(words, 1);
     if name.is_empty() {
         cx.alert("'use_backend' expects a backend name.");
@@ -271,4 +269,114 @@ pub(super) fn parse_retries(cx: &mut Ctx<'_>, words: &[String]) {
     }
     let v = lenient_int(cx, "retries", arg(words, 1));
     cx.pb.px.retries = u32::try_from(v.max(0)).unwrap_or(u32::MAX);
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use crate::model::{Balance, HttpReuse, Mode};
+    use crate::parse::tests::{alerts, parse_ok, warnings};
+
+    #[test]
+    fn simple_keywords() {
+        let cfg = parse_ok(
+            "frontend fe\n mode http\n bind :80\n maxconn 300\n default_backend be\n\
+             use_backend be if { path_beg /a } || !{ method GET }\n use_backend be unless TRUE\n\
+             backend be\n mode http\n balance static-rr\n http-reuse always\n retries 0\n",
+        );
+        let (fe, be) = (&cfg.proxies[0], &cfg.proxies[1]);
+        assert_eq!((fe.mode, fe.maxconn), (Mode::Http, Some(300)));
+        assert_eq!(fe.use_backends.len(), 2);
+        let c0 = fe.use_backends[0].cond.as_ref().expect("cond");
+        assert_eq!((c0.negate, c0.words.join(" ").as_str()), (false, "{ path_beg /a } || !{ method GET }"));
+        assert!(fe.use_backends[1].cond.as_ref().is_some_and(|c| c.negate && c.words == ["TRUE"]));
+        assert_eq!(fe.use_backends[1].backend.index, 1);
+        assert_eq!((be.balance, be.http_reuse, be.retries), (Balance::StaticRr, HttpReuse::Always, 0));
+    }
+
+    #[test]
+    fn timeouts() {
+        let cfg = parse_ok(
+            "listen l\n bind :80\n timeout client 1m\n timeout server 30s\n timeout connect 500\n\
+             timeout http-request 1500us\n timeout http-keep-alive 1h\n timeout queue 0\n timeout tunnel 1d\n\
+             timeout client-fin 1s\n timeout server-fin 2s\n timeout check 3s\n",
+        );
+        let t = &cfg.proxies[0].timeouts;
+        assert_eq!(t.client, Some(Duration::from_secs(60)));
+        assert_eq!(t.server, Some(Duration::from_secs(30)));
+        assert_eq!(t.connect, Some(Duration::from_millis(500)));
+        assert_eq!(t.http_request, Some(Duration::from_millis(2)));
+        assert_eq!(t.http_keep_alive, Some(Duration::from_secs(3600)));
+        assert_eq!(t.queue, Some(Duration::from_millis(500)), "0 means unset, then connect applies");
+        assert_eq!(t.tunnel, Some(Duration::from_secs(86400)));
+        assert_eq!(
+            (t.client_fin, t.server_fin, t.check),
+            (Some(Duration::from_secs(1)), Some(Duration::from_secs(2)), Some(Duration::from_secs(3)))
+        );
+    }
+
+    #[test]
+    fn timeout_messages() {
+        let a = |l: &str| alerts(&format!("listen l\n {l}\n"));
+        assert_eq!(a("timeout client 1.5s"), ["unexpected character '.' in 'timeout client'"]);
+        assert_eq!(
+            a("timeout server 25d"),
+            ["timer overflow in argument '25d' to 'timeout server' (maximum value is 2147483647 ms or ~24.8 days)"]
+        );
+        assert_eq!(a("timeout connect"), ["'timeout connect' expects an integer value (in milliseconds)"]);
+        assert_eq!(a("timeout queue 5s 6s"), ["'timeout queue' : unexpected extra argument '6s' after value '5s'."]);
+        assert_eq!(a("timeout tarpit 5s"), ["'timeout tarpit' is not supported yet"]);
+        assert!(a("timeout conect 5s")[0].ends_with("(got 'conect')"));
+        assert_eq!(
+            warnings("backend b\n timeout client 5s\n"),
+            ["'timeout client' will be ignored because backend 'b' has no frontend capability"]
+        );
+        assert_eq!(
+            warnings("defaults\n timeout client 1s\nfrontend f\n timeout client 2s\n timeout client 3s\n"),
+            ["overwriting 'timeout client' which was already specified"]
+        );
+        assert_eq!(
+            warnings("listen l\n timeout client 10sx\n")[0],
+            "unexpected character 'x' after the timer value '10sx', only (us=microseconds,ms=milliseconds,s=seconds,m=minutes,h=hours,d=days) are supported. This will be reported as an error in next versions."
+        );
+    }
+
+    #[test]
+    fn keyword_messages() {
+        let a = |l: &str| alerts(&format!("listen l\n {l}\n"));
+        assert_eq!(a("mode foo"), ["unknown proxy mode 'foo'."]);
+        assert_eq!(a("mode http x"), ["'mode' cannot handle unexpected argument 'x'."]);
+        assert_eq!(a("maxconn"), ["'maxconn' expects an integer argument."]);
+        assert_eq!(a("maxconn 1 2"), ["'maxconn' cannot handle unexpected argument '2'."]);
+        assert_eq!(a("default_backend"), ["'default_backend' expects a backend name."]);
+        assert_eq!(a("default_backend b c"), ["'default_backend' cannot handle unexpected argument 'c'."]);
+        assert_eq!(a("use_backend"), ["'use_backend' expects a backend name."]);
+        assert_eq!(
+            a("use_backend b foo"),
+            ["unexpected keyword 'foo' after switching rule, only 'if' and 'unless' are allowed."]
+        );
+        assert_eq!(a("balance leastconn"), ["'balance leastconn' is not supported yet"]);
+        assert_eq!(a("balance hdr(host)"), ["'balance hdr' is not supported yet"]);
+        assert!(a("balance foo")[0].starts_with("balance only supports 'roundrobin', 'static-rr'"));
+        assert_eq!(a("http-reuse x"), ["'http-reuse' only supports 'never', 'safe', 'aggressive', 'always'."]);
+        assert_eq!(a("http-reuse safe x"), ["'http-reuse safe' cannot handle unexpected argument 'x'."]);
+        assert_eq!(a("retries"), ["'retries' expects an integer argument (dispatch counts for one)."]);
+        assert_eq!(
+            a("mode health"),
+            ["'mode health' doesn't exist anymore. Please use 'http-request return status 200' instead."]
+        );
+        assert_eq!(
+            warnings("listen l\n maxconn 10k\n"),
+            ["'maxconn' : '10k' is not a plain integer; read as 10, as HAProxy does."]
+        );
+        assert_eq!(
+            warnings("backend b\n default_backend x\n"),
+            ["'default_backend' ignored because backend 'b' has no frontend capability."]
+        );
+        assert_eq!(
+            warnings("frontend f\n balance roundrobin\n"),
+            ["'balance' ignored because frontend 'f' has no backend capability."]
+        );
+    }
 }
