@@ -374,9 +374,16 @@ fn finish_response(buf: &[u8], req_method: Method, head: &mut Head) -> Result<()
         drop_all(head, HdrKind::ContentLength);
         drop_all(head, HdrKind::TransferEncoding);
     }
-    resolve_upgrade(head, &found);
-    if head.websocket && !found.websocket_key {
-        return Err(H1Error::WebSocket);
+    if status == 101 {
+        resolve_upgrade(head, &found);
+        if head.websocket && !found.websocket_key {
+            return Err(H1Error::WebSocket);
+        }
+    } else if !head.conn.upgrade {
+        // a 426 or an h2c advertisement with `Connection: upgrade` keeps its `Upgrade`
+        // header, but only a 101 switches protocols (HAProxy clears its upgrade flags
+        // on other responses since 2.6.8)
+        drop_all(head, HdrKind::Upgrade);
     }
     Ok(())
 }

@@ -150,8 +150,9 @@ pub struct Head {
     /// `Expect: 100-continue` (requests only).
     pub expect_continue: bool,
     /// Index in `headers` of the (first) `Upgrade` header, set only when the message
-    /// also carries `Connection: upgrade` (and, for a request, has no body: HAProxy
-    /// drops the upgrade of a request with a body, see `h1_postparse_req_hdrs`).
+    /// also carries `Connection: upgrade`, and: for a request, only without a body
+    /// (HAProxy drops the upgrade of a request with a body, `h1_postparse_req_hdrs`);
+    /// for a response, only on a 101.
     pub upgrade: Option<u16>,
     /// A WebSocket handshake: `Connection: upgrade` with an `Upgrade` header naming
     /// `websocket`. The parser has checked the `Sec-WebSocket-Key` (request) or that a
