@@ -550,3 +550,19 @@ fn error_status_codes() {
     assert_eq!(H1Error::TooLarge.status(true), 400);
     assert_eq!(H1Error::PayloadForbidden.status(false), 502);
 }
+
+#[test]
+fn connection_names_are_capped() {
+    // 40 names: the first 32 are honoured, the rest forwarded (HAProxy forwards all)
+    let mut buf = b"GET / HTTP/1.1\r\nConnection: ".to_vec();
+    let names: Vec<String> = (0..40).map(|i| format!("x-{i}")).collect();
+    buf.extend_from_slice(names.join(", ").as_bytes());
+    buf.extend_from_slice(b"\r\n");
+    for n in &names {
+        buf.extend_from_slice(format!("{n}: v\r\n").as_bytes());
+    }
+    buf.extend_from_slice(b"\r\n");
+    let h = req_ok(&buf);
+    let dropped: Vec<bool> = h.headers[1..].iter().map(|f| f.drop).collect();
+    assert_eq!(dropped, [vec![true; 32], vec![false; 8]].concat());
+}

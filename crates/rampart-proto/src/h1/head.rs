@@ -234,24 +234,28 @@ fn scan_fields(buf: &[u8], head: &mut Head, is_response: bool) -> Result<Found, 
     Ok(found)
 }
 
+/// Most `Connection` tokens naming headers that are honoured. Real messages name one
+/// or two; the cap keeps a crafted head (thousands of tokens times 100 headers) from
+/// costing more than a few thousand comparisons. Headers named past it are forwarded,
+/// as HAProxy 2.6 forwards them all.
+const MAX_NAMED_BY_CONNECTION: usize = 32;
+
 /// Marks `drop` on the headers named by `Connection` tokens (RFC 9110 §7.6.1).
 // COMPAT: HAProxy 2.6 forwards them; rampart removes them as the RFC asks a proxy to.
 // Only headers of kind `Other` (and the hop-by-hop kinds, dropped anyway) can be named
 // this way: a client must not be able to remove framing or Host headers.
 fn drop_named_by_connection(buf: &[u8], head: &mut Head) {
-    let Head { headers, .. } = head;
-    for c in 0..headers.len() {
-        if headers[c].kind != HdrKind::Connection {
-            continue;
-        }
-        for token in fields::connection_others(headers[c].value.get(buf)) {
-            for h in headers.iter_mut() {
-                let droppable =
-                    matches!(h.kind, HdrKind::Other | HdrKind::KeepAlive | HdrKind::ProxyConnection | HdrKind::Te);
-                if droppable && h.name.get(buf).eq_ignore_ascii_case(token) {
-                    h.drop = true;
-                }
-            }
+    let mut named: [&[u8]; MAX_NAMED_BY_CONNECTION] = [&[]; MAX_NAMED_BY_CONNECTION];
+    let mut n = 0;
+    let connection = head.headers.iter().filter(|h| h.kind == HdrKind::Connection);
+    for token in connection.flat_map(|h| fields::connection_others(h.value.get(buf))).take(named.len()) {
+        named[n] = token;
+        n += 1;
+    }
+    for h in head.headers.iter_mut() {
+        let droppable = matches!(h.kind, HdrKind::Other | HdrKind::KeepAlive | HdrKind::ProxyConnection | HdrKind::Te);
+        if droppable && named[..n].iter().any(|t| h.name.get(buf).eq_ignore_ascii_case(t)) {
+            h.drop = true;
         }
     }
 }

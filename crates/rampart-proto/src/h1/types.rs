@@ -113,7 +113,8 @@ pub struct Header {
     ///   and `Content-Length`/`Transfer-Encoding` of CONNECT requests and of 1xx/204
     ///   responses (HAProxy skips them on output);
     /// - hop-by-hop headers: `Keep-Alive`, `Proxy-Connection`, `TE`, `Upgrade` unless
-    ///   the message carries `Connection: upgrade`, and headers of kind `Other` named by
+    ///   the message carries `Connection: upgrade` (and, for a request, has no body),
+    ///   and headers of kind `Other` named by
     ///   a `Connection` token (never a framing header: `Connection: content-length` does
     ///   not drop `Content-Length`).
     ///
