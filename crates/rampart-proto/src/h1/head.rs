@@ -187,6 +187,8 @@ struct Found {
     websocket_key: bool,
     /// Some `Connection` header names other headers.
     conn_names_headers: bool,
+    /// The first `Expect` header was found; it asks for `100-continue`.
+    expect: Option<bool>,
 }
 
 /// Reads the value of every header whose kind matters, in order; marks the
@@ -222,7 +224,11 @@ fn scan_fields(buf: &[u8], head: &mut Head, is_response: bool) -> Result<Found, 
             },
             HdrKind::Host => {}
             HdrKind::Expect => {
-                head.expect_continue |= !is_response && value.eq_ignore_ascii_case(b"100-continue");
+                // HAProxy looks at the first item of the first Expect header only
+                if found.expect.is_none() {
+                    found.expect =
+                        Some(fields::Items::new(value).next().is_some_and(|v| v.eq_ignore_ascii_case(b"100-continue")));
+                }
             }
             HdrKind::SecWebSocketKey => found.websocket_key |= !is_response && value.len() == 24,
             HdrKind::SecWebSocketAccept => found.websocket_key |= is_response,
@@ -323,6 +329,9 @@ fn finish_request(buf: &[u8], head: &mut Head) -> Result<(), H1Error> {
     if found.te.other {
         return Err(H1Error::UnknownTransferCoding);
     }
+    // `http_handle_expect_hdr`: only an HTTP/1.1 request with a length or chunks
+    let framed = matches!(head.framing, Framing::Chunked | Framing::Length(_));
+    head.expect_continue = found.expect == Some(true) && head.version == Version::Http11 && framed;
     if has_body {
         // HAProxy gives up the upgrade of a request that carries a body
         head.conn.upgrade = false;

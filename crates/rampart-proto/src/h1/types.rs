@@ -148,7 +148,8 @@ pub struct Head {
     pub headers: Vec<Header>,
     pub framing: Framing,
     pub conn: ConnTokens,
-    /// `Expect: 100-continue` (requests only).
+    /// `Expect: 100-continue` (the first item of the first `Expect` header) in an
+    /// HTTP/1.1 request with `Content-Length` or chunks, as `http_handle_expect_hdr`.
     pub expect_continue: bool,
     /// Index in `headers` of the (first) `Upgrade` header, set only when the message
     /// also carries `Connection: upgrade`, and: for a request, only without a body
