@@ -42,7 +42,8 @@ pub fn is_h2_preface(buf: &[u8]) -> Option<bool> {
 ///
 /// Empty lines before the request line are skipped (they count in `head.len`). Only
 /// the first `max_len` bytes are read, so a complete head is never longer than that,
-/// and an error is the same whether the bytes arrive at once or piecewise.
+/// and an error is the same whether the bytes arrive at once or piecewise. Unless
+/// `Ok(true)` is returned, what `head` holds is unspecified.
 pub fn parse_request(buf: &[u8], max_len: usize, head: &mut Head) -> Result<bool, H1Error> {
     head.reset();
     let (window, full) = window(buf, max_len);
