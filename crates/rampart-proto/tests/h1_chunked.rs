@@ -68,9 +68,24 @@ fn blanks_and_extensions_after_size() {
         b"3\t\r\nabc\r\n0\r\n\r\n",
         b"3;a=b\r\nabc\r\n0;x\r\n\r\n",
         b"3 ;a=\"b;c\"\r\nabc\r\n0\r\n\r\n",
-        b"3;a\x01\x00b\r\nabc\r\n0\r\n\r\n",
+        b"3;a=\"b\\\"\\\\c\";d\t=\xc3\xa9\r\nabc\r\n0\r\n\r\n",
     ] {
         assert_eq!(ok(body), body.len(), "{:?}", String::from_utf8_lossy(body));
+    }
+}
+
+#[test]
+fn deviation_chunk_extensions_checked_as_haproxy_34() {
+    // COMPAT: haproxy 2.6 skips extensions blindly; 3.4 (and rampart) refuse an open
+    // quote at the line end, a backslash outside quotes, and control characters
+    for body in [
+        &b"1;a=\"\r\nX\r\n0\r\n\r\n\"\r\nY\r\n0\r\n\r\n"[..],
+        b"1;a=\"b\\\r\nX\r\n0\r\n\r\n",
+        b"1;a=b\\c\r\nX\r\n0\r\n\r\n",
+        b"3;a\x01\x00b\r\nabc\r\n0\r\n\r\n",
+        b"3;a\rb\r\nabc\r\n0\r\n\r\n",
+    ] {
+        assert_eq!(err(body), H1Error::Chunk, "{:?}", String::from_utf8_lossy(body));
     }
 }
 

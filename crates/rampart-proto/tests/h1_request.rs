@@ -111,6 +111,9 @@ fn methods() {
     let h = req_ok(buf);
     assert_eq!((h.method, h.method_raw.get(buf)), (Method::Other, &b"G!T"[..]));
     assert_eq!(req_err(b"G(T / HTTP/1.1\r\n\r\n"), H1Error::StartLine);
+    // PRI belongs to the HTTP/2 preface
+    assert_eq!(req_err(H2_PREFACE), H1Error::StartLine);
+    assert_eq!(req_err(b"pri / HTTP/1.1\r\n\r\n"), H1Error::StartLine);
 }
 
 #[test]
@@ -454,8 +457,16 @@ fn upgrade_of_a_request_with_body_is_given_up() {
 
 #[test]
 fn expect_100_continue() {
-    assert!(req_ok(b"POST / HTTP/1.1\r\nExpect: 100-Continue\r\nContent-Length: 1\r\n\r\n").expect_continue);
-    assert!(!req_ok(b"POST / HTTP/1.1\r\nExpect: 100-continue-x\r\n\r\n").expect_continue);
+    let expects = |s: &[u8]| req_ok(s).expect_continue;
+    assert!(expects(b"POST / HTTP/1.1\r\nExpect: 100-Continue\r\nContent-Length: 1\r\n\r\n"));
+    assert!(expects(b"POST / HTTP/1.1\r\nExpect: 100-continue, x\r\nTransfer-Encoding: chunked\r\n\r\n"));
+    assert!(expects(b"POST / HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 0\r\n\r\n"));
+    assert!(!expects(b"POST / HTTP/1.1\r\nExpect: 100-continue-x\r\nContent-Length: 1\r\n\r\n"));
+    // only the first Expect header counts
+    assert!(!expects(b"POST / HTTP/1.1\r\nExpect: x\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\n"));
+    // not without a body length, not in HTTP/1.0
+    assert!(!expects(b"POST / HTTP/1.1\r\nExpect: 100-continue\r\n\r\n"));
+    assert!(!expects(b"POST / HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\n"));
 }
 
 #[test]
@@ -549,4 +560,20 @@ fn error_status_codes() {
     assert_eq!(H1Error::HeaderSyntax.status(true), 400);
     assert_eq!(H1Error::TooLarge.status(true), 400);
     assert_eq!(H1Error::PayloadForbidden.status(false), 502);
+}
+
+#[test]
+fn connection_names_are_capped() {
+    // 40 names: the first 32 are honoured, the rest forwarded (HAProxy forwards all)
+    let mut buf = b"GET / HTTP/1.1\r\nConnection: ".to_vec();
+    let names: Vec<String> = (0..40).map(|i| format!("x-{i}")).collect();
+    buf.extend_from_slice(names.join(", ").as_bytes());
+    buf.extend_from_slice(b"\r\n");
+    for n in &names {
+        buf.extend_from_slice(format!("{n}: v\r\n").as_bytes());
+    }
+    buf.extend_from_slice(b"\r\n");
+    let h = req_ok(&buf);
+    let dropped: Vec<bool> = h.headers[1..].iter().map(|f| f.drop).collect();
+    assert_eq!(dropped, [vec![true; 32], vec![false; 8]].concat());
 }

@@ -215,6 +215,16 @@ fn switching_protocols() {
 }
 
 #[test]
+fn upgrade_on_other_statuses_is_not_a_switch() {
+    // HAProxy 2.6.12 checks no WebSocket handshake on a non-101 response
+    let buf =
+        b"HTTP/1.1 426 Upgrade Required\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nContent-Length: 0\r\n\r\n";
+    let h = resp_ok(buf, GET);
+    assert_eq!((h.upgrade, h.websocket, h.framing), (None, false, Framing::Length(0)));
+    assert_eq!(kept(&h, buf).len(), 3);
+}
+
+#[test]
 fn upgrade_advertised_without_connection_upgrade_is_dropped() {
     let buf = b"HTTP/1.1 200 OK\r\nUpgrade: h2c\r\nContent-Length: 0\r\n\r\n";
     let h = resp_ok(buf, GET);

@@ -6,8 +6,14 @@
 //! (include/haproxy/h1.h), the chunk states of `h1_parse_msg_data` and the trailers
 //! parsed by `h1_parse_msg_tlrs` (src/h1_htx.c). As there: at most 13 hex digits of
 //! value (leading zeros free), blanks allowed between the size and the CRLF or the
-//! extension, extensions skipped up to the line end, bare LF accepted for CRLF, a CR
-//! not followed by LF refused.
+//! extension, bare LF accepted for CRLF, a CR not followed by LF refused.
+//!
+//! COMPAT: chunk extensions are checked as HAProxy 3.4 does (commit "MEDIUM: h1:
+//! strictly verify quoting in chunk extensions"), not skipped blindly as in 2.6: quotes
+//! must pair up before the line ends, a backslash only escapes inside quotes, and no
+//! control character but HTAB may appear. Extensions are only used by attacks, and a
+//! CRLF inside quotes would frame the body differently for a server that honours the
+//! quotes.
 //!
 //! COMPAT: trailer fields follow the head's rules (token name, no blank before the
 //! colon, no control character but HTAB in the value, no obsolete folding), stricter
@@ -33,8 +39,9 @@ enum St {
     Size,
     /// Blanks after the size.
     SizeBlank,
-    /// In a chunk extension (`;...`), up to the line end.
-    Ext,
+    /// In a chunk extension (`;...`), up to the line end: inside a quoted string or
+    /// not, just after a backslash or not.
+    Ext { quoted: bool, escaped: bool },
     /// Got the CR ending the size line, the LF must follow.
     SizeLf,
     /// In chunk data: `ChunkedState::left` bytes remain.
@@ -176,11 +183,7 @@ impl ChunkedState {
                 None => self.after_size(b)?,
             },
             St::SizeBlank => self.after_size(b)?,
-            St::Ext => match b {
-                b'\r' => St::SizeLf,
-                b'\n' => self.size_line_done(),
-                _ => St::Ext,
-            },
+            St::Ext { quoted, escaped } => self.in_extension(b, quoted, escaped)?,
             St::SizeLf => match b {
                 b'\n' => self.size_line_done(),
                 _ => return Err(H1Error::Chunk),
@@ -235,10 +238,30 @@ impl ChunkedState {
     fn after_size(&mut self, b: u8) -> Result<St, H1Error> {
         Ok(match b {
             b' ' | b'\t' => St::SizeBlank,
-            b';' => St::Ext,
+            b';' => St::Ext { quoted: false, escaped: false },
             b'\r' => St::SizeLf,
             b'\n' => self.size_line_done(),
             _ => return Err(H1Error::Chunk),
+        })
+    }
+
+    /// One byte of a chunk extension.
+    fn in_extension(&mut self, b: u8, quoted: bool, escaped: bool) -> Result<St, H1Error> {
+        let is_ctl = b < 0x20 || b == 0x7f;
+        if is_ctl && b != b'\t' {
+            return match b {
+                _ if quoted || escaped => Err(H1Error::Chunk),
+                b'\r' => Ok(St::SizeLf),
+                b'\n' => Ok(self.size_line_done()),
+                _ => Err(H1Error::Chunk),
+            };
+        }
+        Ok(match b {
+            _ if escaped => St::Ext { quoted, escaped: false },
+            b'\\' if quoted => St::Ext { quoted, escaped: true },
+            b'\\' => return Err(H1Error::Chunk),
+            b'"' => St::Ext { quoted: !quoted, escaped: false },
+            _ => St::Ext { quoted, escaped: false },
         })
     }
 

@@ -42,7 +42,8 @@ pub fn is_h2_preface(buf: &[u8]) -> Option<bool> {
 ///
 /// Empty lines before the request line are skipped (they count in `head.len`). Only
 /// the first `max_len` bytes are read, so a complete head is never longer than that,
-/// and an error is the same whether the bytes arrive at once or piecewise.
+/// and an error is the same whether the bytes arrive at once or piecewise. Unless
+/// `Ok(true)` is returned, what `head` holds is unspecified.
 pub fn parse_request(buf: &[u8], max_len: usize, head: &mut Head) -> Result<bool, H1Error> {
     head.reset();
     let (window, full) = window(buf, max_len);
@@ -102,13 +103,32 @@ fn set_status_line(head: &mut Head, line: &StatusLine) {
 
 // === header fields ===
 
+/// Header slots tried first: enough for nearly every message, and cheap to initialise.
+const FIRST_SLOTS: usize = 24;
+
 /// Parses the header fields starting at `from` into `head.headers` (offsets into
 /// `buf`, kinds set) and sets `head.len`. `Ok(false)`: incomplete.
 fn parse_fields(buf: &[u8], from: usize, head: &mut Head) -> Result<bool, H1Error> {
-    // PERF: httparse needs initialised slots; 100 empty headers are a 3 KiB memset on
-    // the stack, cheaper than anything that would keep them between calls.
-    let mut raw = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let (n, fields) = match httparse::parse_headers(&buf[from..], &mut raw) {
+    // PERF: httparse wants initialised slots. Zeroing 24 costs little; a message with
+    // more fields is parsed again with room for all MAX_HEADERS (3 KiB of stack).
+    let mut few = [httparse::EMPTY_HEADER; FIRST_SLOTS];
+    match parse_fields_into(buf, from, &mut few, head) {
+        Err(H1Error::TooManyHeaders) => {}
+        done => return done,
+    }
+    head.headers.clear();
+    let mut all = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    parse_fields_into(buf, from, &mut all, head)
+}
+
+/// [`parse_fields`] with the slots given.
+fn parse_fields_into<'b>(
+    buf: &'b [u8],
+    from: usize,
+    slots: &mut [httparse::Header<'b>],
+    head: &mut Head,
+) -> Result<bool, H1Error> {
+    let (n, fields) = match httparse::parse_headers(&buf[from..], slots) {
         Ok(httparse::Status::Complete(done)) => done,
         Ok(httparse::Status::Partial) => return Ok(false),
         Err(httparse::Error::TooManyHeaders) => return Err(H1Error::TooManyHeaders),
@@ -168,6 +188,8 @@ struct Found {
     websocket_key: bool,
     /// Some `Connection` header names other headers.
     conn_names_headers: bool,
+    /// The first `Expect` header was found; it asks for `100-continue`.
+    expect: Option<bool>,
 }
 
 /// Reads the value of every header whose kind matters, in order; marks the
@@ -203,7 +225,11 @@ fn scan_fields(buf: &[u8], head: &mut Head, is_response: bool) -> Result<Found, 
             },
             HdrKind::Host => {}
             HdrKind::Expect => {
-                head.expect_continue |= !is_response && value.eq_ignore_ascii_case(b"100-continue");
+                // HAProxy looks at the first item of the first Expect header only
+                if found.expect.is_none() {
+                    found.expect =
+                        Some(fields::Items::new(value).next().is_some_and(|v| v.eq_ignore_ascii_case(b"100-continue")));
+                }
             }
             HdrKind::SecWebSocketKey => found.websocket_key |= !is_response && value.len() == 24,
             HdrKind::SecWebSocketAccept => found.websocket_key |= is_response,
@@ -215,24 +241,28 @@ fn scan_fields(buf: &[u8], head: &mut Head, is_response: bool) -> Result<Found, 
     Ok(found)
 }
 
+/// Most `Connection` tokens naming headers that are honoured. Real messages name one
+/// or two; the cap keeps a crafted head (thousands of tokens times 100 headers) from
+/// costing more than a few thousand comparisons. Headers named past it are forwarded,
+/// as HAProxy 2.6 forwards them all.
+const MAX_NAMED_BY_CONNECTION: usize = 32;
+
 /// Marks `drop` on the headers named by `Connection` tokens (RFC 9110 §7.6.1).
 // COMPAT: HAProxy 2.6 forwards them; rampart removes them as the RFC asks a proxy to.
 // Only headers of kind `Other` (and the hop-by-hop kinds, dropped anyway) can be named
 // this way: a client must not be able to remove framing or Host headers.
 fn drop_named_by_connection(buf: &[u8], head: &mut Head) {
-    let Head { headers, .. } = head;
-    for c in 0..headers.len() {
-        if headers[c].kind != HdrKind::Connection {
-            continue;
-        }
-        for token in fields::connection_others(headers[c].value.get(buf)) {
-            for h in headers.iter_mut() {
-                let droppable =
-                    matches!(h.kind, HdrKind::Other | HdrKind::KeepAlive | HdrKind::ProxyConnection | HdrKind::Te);
-                if droppable && h.name.get(buf).eq_ignore_ascii_case(token) {
-                    h.drop = true;
-                }
-            }
+    let mut named: [&[u8]; MAX_NAMED_BY_CONNECTION] = [&[]; MAX_NAMED_BY_CONNECTION];
+    let mut n = 0;
+    let connection = head.headers.iter().filter(|h| h.kind == HdrKind::Connection);
+    for token in connection.flat_map(|h| fields::connection_others(h.value.get(buf))).take(named.len()) {
+        named[n] = token;
+        n += 1;
+    }
+    for h in head.headers.iter_mut() {
+        let droppable = matches!(h.kind, HdrKind::Other | HdrKind::KeepAlive | HdrKind::ProxyConnection | HdrKind::Te);
+        if droppable && named[..n].iter().any(|t| h.name.get(buf).eq_ignore_ascii_case(t)) {
+            h.drop = true;
         }
     }
 }
@@ -300,6 +330,9 @@ fn finish_request(buf: &[u8], head: &mut Head) -> Result<(), H1Error> {
     if found.te.other {
         return Err(H1Error::UnknownTransferCoding);
     }
+    // `http_handle_expect_hdr`: only an HTTP/1.1 request with a length or chunks
+    let framed = matches!(head.framing, Framing::Chunked | Framing::Length(_));
+    head.expect_continue = found.expect == Some(true) && head.version == Version::Http11 && framed;
     if has_body {
         // HAProxy gives up the upgrade of a request that carries a body
         head.conn.upgrade = false;
@@ -355,9 +388,16 @@ fn finish_response(buf: &[u8], req_method: Method, head: &mut Head) -> Result<()
         drop_all(head, HdrKind::ContentLength);
         drop_all(head, HdrKind::TransferEncoding);
     }
-    resolve_upgrade(head, &found);
-    if head.websocket && !found.websocket_key {
-        return Err(H1Error::WebSocket);
+    if status == 101 {
+        resolve_upgrade(head, &found);
+        if head.websocket && !found.websocket_key {
+            return Err(H1Error::WebSocket);
+        }
+    } else if !head.conn.upgrade {
+        // a 426 or an h2c advertisement with `Connection: upgrade` keeps its `Upgrade`
+        // header, but only a 101 switches protocols (HAProxy clears its upgrade flags
+        // on other responses since 2.6.8)
+        drop_all(head, HdrKind::Upgrade);
     }
     Ok(())
 }

@@ -134,6 +134,10 @@ pub(super) fn parse_request_line(buf: &[u8], start: usize) -> Step<RequestLine> 
     let Some(end) = line_end(buf, ver_end)? else { return Ok(None) };
     let version = request_version(&buf[ver_start..ver_end])?;
     let method_raw = &buf[start..method_end];
+    // PRI is reserved for the HTTP/2 preface (`http_wait_for_request` answers 400)
+    if method_raw.eq_ignore_ascii_case(b"PRI") {
+        return Err(H1Error::StartLine);
+    }
     Ok(Some(RequestLine {
         method: method_from(method_raw),
         method_raw: slice(start, method_end),

@@ -113,7 +113,8 @@ pub struct Header {
     ///   and `Content-Length`/`Transfer-Encoding` of CONNECT requests and of 1xx/204
     ///   responses (HAProxy skips them on output);
     /// - hop-by-hop headers: `Keep-Alive`, `Proxy-Connection`, `TE`, `Upgrade` unless
-    ///   the message carries `Connection: upgrade`, and headers of kind `Other` named by
+    ///   the message carries `Connection: upgrade` (and, for a request, has no body),
+    ///   and headers of kind `Other` named by
     ///   a `Connection` token (never a framing header: `Connection: content-length` does
     ///   not drop `Content-Length`).
     ///
@@ -147,11 +148,13 @@ pub struct Head {
     pub headers: Vec<Header>,
     pub framing: Framing,
     pub conn: ConnTokens,
-    /// `Expect: 100-continue` (requests only).
+    /// `Expect: 100-continue` (the first item of the first `Expect` header) in an
+    /// HTTP/1.1 request with `Content-Length` or chunks, as `http_handle_expect_hdr`.
     pub expect_continue: bool,
     /// Index in `headers` of the (first) `Upgrade` header, set only when the message
-    /// also carries `Connection: upgrade` (and, for a request, has no body: HAProxy
-    /// drops the upgrade of a request with a body, see `h1_postparse_req_hdrs`).
+    /// also carries `Connection: upgrade`, and: for a request, only without a body
+    /// (HAProxy drops the upgrade of a request with a body, `h1_postparse_req_hdrs`);
+    /// for a response, only on a 101.
     pub upgrade: Option<u16>,
     /// A WebSocket handshake: `Connection: upgrade` with an `Upgrade` header naming
     /// `websocket`. The parser has checked the `Sec-WebSocket-Key` (request) or that a
