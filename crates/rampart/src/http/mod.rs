@@ -11,6 +11,7 @@
 use std::io::Write as _;
 use std::net::IpAddr;
 
+use rampart_proto::h1::write::{push_header_lower, push_request_line, push_status_line};
 use rampart_proto::h1::{HdrKind, Head, Version};
 
 /// The `Connection` header to emit on this hop.
@@ -33,32 +34,13 @@ impl ConnHdr {
     }
 }
 
-fn version_str(v: Version) -> &'static [u8] {
-    match v {
-        Version::Http10 => b"HTTP/1.0",
-        Version::Http11 => b"HTTP/1.1",
-    }
-}
-
-/// Appends `name` lowercased.
-#[inline]
-fn push_lower(out: &mut Vec<u8>, name: &[u8]) {
-    out.extend(name.iter().map(u8::to_ascii_lowercase));
-}
-
 /// Appends the forwarded headers of `head` (not the start line, not the final CRLF).
 fn push_headers(out: &mut Vec<u8>, src: &[u8], head: &Head, keep_upgrade: bool) {
     for h in &head.headers {
-        if h.drop || h.kind == HdrKind::Connection {
+        if h.drop || h.kind == HdrKind::Connection || (h.kind == HdrKind::Upgrade && !keep_upgrade) {
             continue;
         }
-        if h.kind == HdrKind::Upgrade && !keep_upgrade {
-            continue;
-        }
-        push_lower(out, h.name.get(src));
-        out.extend_from_slice(b": ");
-        out.extend_from_slice(h.value.get(src));
-        out.extend_from_slice(b"\r\n");
+        push_header_lower(out, h.name.get(src), h.value.get(src));
     }
 }
 
@@ -72,12 +54,7 @@ pub struct ReqEdits<'a> {
 
 /// Writes the request head for the server into `out`.
 pub fn write_request_head(out: &mut Vec<u8>, src: &[u8], head: &Head, edits: ReqEdits<'_>) {
-    out.extend_from_slice(head.method_raw.get(src));
-    out.push(b' ');
-    out.extend_from_slice(head.uri.get(src));
-    out.push(b' ');
-    out.extend_from_slice(version_str(head.version));
-    out.extend_from_slice(b"\r\n");
+    push_request_line(out, head.method_raw.get(src), head.uri.get(src), head.version);
     push_headers(out, src, head, edits.conn == ConnHdr::Upgrade);
     if let Some((name, ip)) = edits.forwarded_for {
         out.extend_from_slice(name.as_bytes());
@@ -92,10 +69,7 @@ pub fn write_request_head(out: &mut Vec<u8>, src: &[u8], head: &Head, edits: Req
 /// Writes the response head for the client into `out`; the status line keeps the
 /// server's version and reason, as HAProxy does.
 pub fn write_response_head(out: &mut Vec<u8>, src: &[u8], head: &Head, conn: ConnHdr) {
-    out.extend_from_slice(version_str(head.version));
-    let _ = write!(out, " {} ", head.status);
-    out.extend_from_slice(head.reason.get(src));
-    out.extend_from_slice(b"\r\n");
+    push_status_line(out, head.version, head.status, head.reason.get(src));
     push_headers(out, src, head, conn == ConnHdr::Upgrade);
     out.extend_from_slice(conn.line());
     out.extend_from_slice(b"\r\n");

@@ -72,7 +72,8 @@ pub async fn serve<S: Sock>(client: S, sess: Session) {
                 HeadError::ClosedEmpty => {}
                 HeadError::Timeout { empty } if empty && !first => {}
                 HeadError::Timeout { .. } => close_with_error(&client, fe, 408).await,
-                HeadError::ClosedPartial | HeadError::Invalid(_) => close_with_error(&client, fe, 400).await,
+                HeadError::ClosedPartial => close_with_error(&client, fe, 400).await,
+                HeadError::Invalid(e) => close_with_error(&client, fe, e.status(true)).await,
             }
             return;
         }
