@@ -63,14 +63,11 @@ pub enum IoError {
     Io(#[from] io::Error),
 }
 
-/// Runs `fut` under an optional timeout.
+/// Runs `fut` under an optional timeout (coarse, see `timer`).
 pub async fn with_timeout<T>(d: Option<Duration>, fut: impl Future<Output = io::Result<T>>) -> Result<T, IoError> {
-    match d {
-        None => Ok(fut.await?),
-        Some(d) => match tokio::time::timeout(d, fut).await {
-            Ok(r) => Ok(r?),
-            Err(_) => Err(IoError::Timeout),
-        },
+    match crate::timer::timeout(d, fut).await {
+        Ok(r) => Ok(r?),
+        Err(_) => Err(IoError::Timeout),
     }
 }
 
@@ -80,9 +77,18 @@ pub async fn read_some<S: Sock>(s: &S, buf: &mut Vec<u8>, timeout: Option<Durati
     if buf.len() == buf.capacity() {
         buf.reserve(4096);
     }
+    let spare = buf.capacity() - buf.len();
     loop {
         match s.try_read_buf(buf) {
-            Ok(n) => return Ok(n),
+            Ok(n) => {
+                if n > 0 && n < spare {
+                    // A short read drained the socket: forget the readiness now, so the
+                    // next wait (e.g. for the next keep-alive request) really waits,
+                    // without a read that would only return EAGAIN.
+                    clear_read_readiness(s);
+                }
+                return Ok(n);
+            }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => with_timeout(timeout, s.readable()).await?,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e.into()),

@@ -12,7 +12,8 @@
 //! - `backend`, `lb`, `conn_pool`: pick a server, connect or reuse, retry
 //! - `proxy`: runtime frontends and backends built from the configuration model
 //! - `errors`: HAProxy's synthetic responses (400, 408, 502, 503, 504 ...)
-//! - `io`, `splice`, `buf`: socket primitives, zero-copy forwarding, buffer pool
+//! - `io`, `splice`, `buf`, `timer`: socket primitives, zero-copy forwarding, pools,
+//!   coarse per-thread timeouts
 //! - `sys`: the few system-call wrappers that need `unsafe`
 
 pub mod backend;
@@ -31,5 +32,6 @@ pub mod session;
 pub mod splice;
 pub mod stream;
 mod sys;
+pub mod timer;
 pub mod version;
 pub mod worker;

@@ -66,13 +66,13 @@ impl Listener {
                 s.set_nonblocking(true)?;
                 s.set_nodelay(true)?;
                 let s = tokio::net::TcpStream::from_std(s)?;
-                tokio::spawn(session::serve(s, Session::new(rt.clone(), fe, Some(peer), slot)));
+                session::spawn(s, Session::new(rt.clone(), fe, Some(peer), slot));
                 Ok(())
             }),
             Listener::Unix(l) => l.get_ref().accept().and_then(|(s, _)| {
                 s.set_nonblocking(true)?;
                 let s = tokio::net::UnixStream::from_std(s)?;
-                tokio::spawn(session::serve(s, Session::new(rt.clone(), fe, None, slot)));
+                session::spawn(s, Session::new(rt.clone(), fe, None, slot));
                 Ok(())
             }),
         };

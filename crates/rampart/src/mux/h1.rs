@@ -16,6 +16,7 @@ use crate::io::{write_all, IoError, Sock};
 use crate::proxy::{GlobalRt, ProxyRt};
 use crate::session::Session;
 use crate::stream::{self, Next};
+use crate::timer::Timer;
 
 /// How long a connection closing after an error keeps reading (and discarding) what
 /// the client still sends, so the kernel does not reset the connection before the
@@ -30,7 +31,7 @@ pub struct H1Conn {
     /// one is special for `http-reuse safe`).
     pub first_done: bool,
     /// The server connection kept for this client only (`http-reuse never`).
-    pub private: Option<ServerConn>,
+    pub private: Option<Box<ServerConn>>,
 }
 
 /// Why no request head could be read.
@@ -48,61 +49,83 @@ enum HeadError {
 }
 
 /// Serves one HTTP/1 client connection until it closes.
+///
+/// PERF: this future is what an idle keep-alive connection costs, so it only holds the
+/// socket, the session and [`H1Conn`] while it waits ([`IdleWait`]); everything an
+/// exchange needs lives in one boxed future, allocated per request.
 pub async fn serve<S: Sock>(client: S, sess: Session) {
-    let rt = sess.rt.clone();
-    let fe = &rt.proxies[sess.fe];
     let mut conn = H1Conn::default();
     let mut pending: Option<Buf> = None;
     let mut first = true;
     loop {
-        let mut buf = match pending.take() {
-            Some(buf) => buf,
-            None if first => Buf::take(rt.bufsize),
-            None => {
-                if !wait_next_request(&client, fe.timeouts.http_keep_alive, &rt.global).await {
-                    return;
-                }
-                Buf::take(rt.bufsize)
+        if pending.is_none() && !first {
+            let fe = &sess.rt.proxies[sess.fe];
+            if !IdleWait::new(&client, fe.timeouts.http_keep_alive, &sess.rt.global).await {
+                return;
             }
-        };
-        let mut heads = Heads::take();
-        if let Err(e) = read_request_head(&client, &mut buf, &mut heads.req, rt.max_head, fe.timeouts.http_request).await
-        {
-            match e {
-                HeadError::ClosedEmpty => {}
-                HeadError::Timeout { empty } if empty && !first => {}
-                HeadError::Timeout { .. } => close_with_error(&client, fe, 408).await,
-                HeadError::ClosedPartial => close_with_error(&client, fe, 400).await,
-                HeadError::Invalid(e) => close_with_error(&client, fe, e.status(true)).await,
-            }
-            return;
         }
+        let next = Box::pin(exchange(&client, &sess, &mut conn, pending.take(), first)).await;
         first = false;
-        match Box::pin(stream::run(&client, &sess, &mut conn, &mut heads, buf)).await {
+        match next {
             Next::KeepAlive(next) => pending = next,
             Next::Close => return,
         }
     }
 }
 
-/// Waits, holding no buffer, until the next request starts. `false` when the
-/// connection should close instead: keep-alive timeout, soft stop, error.
-async fn wait_next_request<S: Sock>(client: &S, timeout: Option<Duration>, global: &GlobalRt) -> bool {
-    let stop = global.stop_notify.notified();
-    tokio::pin!(stop);
-    stop.as_mut().enable();
-    if global.is_stopping() {
-        return false;
-    }
-    let ready = async {
-        match timeout {
-            Some(d) => tokio::time::timeout(d, client.readable()).await.is_ok_and(|r| r.is_ok()),
-            None => client.readable().await.is_ok(),
+/// Reads one request head (`pending` may already hold its start) and runs the
+/// exchange.
+async fn exchange<S: Sock>(client: &S, sess: &Session, conn: &mut H1Conn, pending: Option<Buf>, first: bool) -> Next {
+    let rt = &sess.rt;
+    let fe = &rt.proxies[sess.fe];
+    let mut buf = pending.unwrap_or_else(|| Buf::take(rt.bufsize));
+    let mut heads = Heads::take();
+    if let Err(e) = read_request_head(client, &mut buf, &mut heads.req, rt.max_head, fe.timeouts.http_request).await {
+        match e {
+            HeadError::ClosedEmpty => {}
+            HeadError::Timeout { empty } if empty && !first => {}
+            HeadError::Timeout { .. } => close_with_error(client, fe, 408).await,
+            HeadError::ClosedPartial => close_with_error(client, fe, 400).await,
+            HeadError::Invalid(e) => close_with_error(client, fe, e.status(true)).await,
         }
-    };
-    tokio::select! {
-        ok = ready => ok,
-        _ = stop => false,
+        return Next::Close;
+    }
+    stream::run(client, sess, conn, &mut heads, buf).await
+}
+
+/// Waits, holding no buffer, until the next request starts. Resolves to `false` when
+/// the connection should close instead: `timeout http-keep-alive`, soft stop, error.
+struct IdleWait<'a, S> {
+    sock: &'a S,
+    timer: Option<Timer>,
+    stopping: bool,
+}
+
+impl<'a, S: Sock> IdleWait<'a, S> {
+    fn new(sock: &'a S, timeout: Option<Duration>, global: &GlobalRt) -> Self {
+        let timer = match timeout {
+            Some(_) => Timer::new(timeout).map(Timer::or_stop),
+            None => Timer::stop_only(),
+        };
+        IdleWait { sock, timer, stopping: global.is_stopping() }
+    }
+}
+
+impl<S: Sock> std::future::Future for IdleWait<'_, S> {
+    type Output = bool;
+
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<bool> {
+        use std::task::Poll;
+        if self.stopping {
+            return Poll::Ready(false);
+        }
+        if let Poll::Ready(r) = self.sock.poll_read_ready(cx) {
+            return Poll::Ready(r.is_ok());
+        }
+        match self.timer.as_mut().map(|t| t.poll_expired(cx)) {
+            Some(Poll::Ready(())) => Poll::Ready(false),
+            _ => Poll::Pending,
+        }
     }
 }
 

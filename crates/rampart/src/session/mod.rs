@@ -29,11 +29,14 @@ impl Session {
     }
 }
 
-/// Serves a freshly accepted connection until it closes.
-pub async fn serve<S: Sock>(sock: S, sess: Session) {
+/// Starts serving a freshly accepted connection on the current thread.
+///
+/// PERF: each mux is its own task type, so an idle HTTP connection's task is as small
+/// as the HTTP mux's idle state, not as large as the biggest mux.
+pub fn spawn<S: Sock>(sock: S, sess: Session) {
     match sess.rt.proxies[sess.fe].mode {
-        Mode::Http => mux::h1::serve(sock, sess).await,
-        Mode::Tcp => mux::pt::serve(sock, sess).await,
+        Mode::Http => drop(tokio::spawn(mux::h1::serve(sock, sess))),
+        Mode::Tcp => drop(tokio::spawn(mux::pt::serve(sock, sess))),
     }
 }
 

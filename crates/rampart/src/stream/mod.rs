@@ -83,7 +83,7 @@ pub async fn run<S: Sock>(client: &S, sess: &Session, conn: &mut H1Conn, heads: 
 
     let reuse = reuse_policy(be.http_reuse, conn.first_done, head.method, replayable);
     let server = match conn.private.take() {
-        Some(sc) if be.http_reuse == HttpReuse::Never => Ok(sc),
+        Some(sc) if be.http_reuse == HttpReuse::Never => Ok(*sc),
         _ => backend::connect(rt, be_idx, reuse).await,
     };
     let Ok(mut sc) = server else {
@@ -138,7 +138,7 @@ fn finish(
     if keep_server && end.server_reusable {
         crate::io::clear_read_readiness(&sc.stream);
         if rt.proxies[be_idx].http_reuse == HttpReuse::Never {
-            conn.private = Some(sc);
+            conn.private = Some(Box::new(sc));
         } else {
             sc.park(rt, be_idx);
         }
