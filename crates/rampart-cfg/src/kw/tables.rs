@@ -90,7 +90,7 @@ pub static GLOBAL: &[Kw] = &[
     kw("lua-load", No),
     kw("lua-load-per-thread", No),
     kw("lua-prepend-path", No),
-    kw("master-worker", Yes),
+    kw("master-worker", No),
     kw("max-spread-checks", No),
     kw("maxcompcpuusage", No),
     kw("maxcomprate", No),
@@ -228,8 +228,11 @@ pub static STATS_GLOBAL: &[Kw] = &[
 
 const SERVER_PARTIAL: &str = "address (IPv4, IPv6, hostname resolved once, unix@) and the options listed below";
 const BIND_PARTIAL: &str = "addresses (all forms but abns@/sockpair@/quic) and the 'name' option";
-const CONDITION_PARTIAL: &str = "the condition is parsed as words; ACLs are not evaluated yet";
-const HTTP_REQUEST_PARTIAL: &str = "only the 'return' action";
+const CONDITION_PARTIAL: &str =
+    "without condition; 'if'/'unless' are parsed but refused at startup until ACLs are evaluated";
+const CHECKS_PARTIAL: &str = "parsed and kept; health checks do not run yet";
+const LOGS_PARTIAL: &str = "parsed; logs are not sent yet";
+const HTTP_REQUEST_PARTIAL: &str = "only the 'return' action, without condition";
 
 /// First words of proxy and `defaults` section lines, with the sections of the keyword
 /// matrix (configuration.txt §4.1).
@@ -348,13 +351,13 @@ pub static PROXY: &[ProxyKw] = &[
 /// `timeout <name>` in proxies (which sections accept each is checked by the parser, as
 /// HAProxy does, with a warning).
 pub static TIMEOUTS: &[Kw] = &[
-    kw("check", Yes),
+    kw("check", Partial(CHECKS_PARTIAL)),
     kw("client", Yes),
     kw("client-fin", Yes),
     kw("connect", Yes),
     kw("http-keep-alive", Yes),
     kw("http-request", Yes),
-    kw("queue", Yes),
+    kw("queue", Partial("no queue yet: a request finding every server at its maxconn gets a 503 at once")),
     kw("server", Yes),
     kw("server-fin", Yes),
     kw("tarpit", No),
@@ -363,7 +366,7 @@ pub static TIMEOUTS: &[Kw] = &[
 
 /// `option <name>` (configuration.txt §4.1, plus the options only listed in §4.2).
 pub static OPTIONS: &[OptionKw] = &[
-    opt("abortonclose", D | L | B, true, Yes),
+    opt("abortonclose", D | L | B, true, Partial("parsed; a client leaving is only noticed when its response is written")),
     opt("accept-invalid-http-request", D | F | L, true, No),
     opt("accept-invalid-http-response", D | L | B, true, No),
     opt("allbackups", D | L | B, true, No),
@@ -372,7 +375,7 @@ pub static OPTIONS: &[OptionKw] = &[
     opt("contstats", D | F | L, true, No),
     opt("disable-h2-upgrade", D | F | L, true, No),
     opt("dontlog-normal", D | F | L, true, No),
-    opt("dontlognull", D | F | L, true, Yes),
+    opt("dontlognull", D | F | L, true, Partial(LOGS_PARTIAL)),
     opt("forwardfor", ALL, false, Yes),
     opt("h1-case-adjust-bogus-client", D | F | L, true, No),
     opt("h1-case-adjust-bogus-server", D | L | B, true, No),
@@ -386,7 +389,7 @@ pub static OPTIONS: &[OptionKw] = &[
     opt("http-use-proxy-header", D | F | L, true, No),
     opt("httpchk", D | L | B, false, No),
     opt("httpclose", ALL, true, Yes),
-    opt("httplog", D | F | L, false, Partial("'clf' is not supported yet")),
+    opt("httplog", D | F | L, false, Partial("parsed ('clf' is not supported yet); logs are not sent yet")),
     opt("httpslog", D | F | L, false, No),
     opt("idle-close-on-response", D | F | L, true, No),
     opt("independent-streams", ALL, true, No),
@@ -415,7 +418,7 @@ pub static OPTIONS: &[OptionKw] = &[
     opt("tcp-smart-accept", D | F | L, true, No),
     opt("tcp-smart-connect", D | L | B, true, No),
     opt("tcpka", ALL, false, No),
-    opt("tcplog", ALL, false, Yes),
+    opt("tcplog", ALL, false, Partial(LOGS_PARTIAL)),
     opt("transparent", D | L | B, true, No),
     opt("forceclose", ALL, false, Rejected),
     opt("http-tunnel", ALL, false, Rejected),
