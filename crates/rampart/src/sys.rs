@@ -21,12 +21,23 @@ pub fn adopt_inherited_fd(fd: RawFd) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-/// Registers a listening socket with the current thread's event loop, for readable
-/// events only.
-pub fn register_listener<T: std::os::fd::AsRawFd>(listener: T) -> io::Result<tokio::io::unix::AsyncFd<T>> {
-    // SAFETY: `T` is std's TcpListener or UnixListener: it owns its descriptor, which
-    // stays open, unchanged, until the listener is dropped, and the AsyncFd owns the
-    // listener, so the descriptor outlives the registration.
+/// Registers a descriptor with the current thread's event loop, for readable events
+/// only: a listening socket, or a thread's park set (an epoll instance).
+pub fn register_readable<T: std::os::fd::AsRawFd>(listener: T) -> io::Result<tokio::io::unix::AsyncFd<T>> {
+    // SAFETY: `T` is std's TcpListener or UnixListener, which own their descriptor
+    // (open and unchanged until dropped, and the AsyncFd owns them), or the epoll
+    // descriptor of a park set, which lives in a thread-local for the whole life of the
+    // thread, longer than this registration (owned by the same thread's task).
     unsafe { tokio::io::unix::AsyncFd::register_with_interest(listener, tokio::io::Interest::READABLE) }
         .map_err(io::Error::from)
+}
+
+/// Returns freed heap memory to the system (glibc `malloc_trim`), as HAProxy does
+/// after releasing many objects.
+pub fn trim_heap() {
+    // SAFETY: malloc_trim has no preconditions; it only walks glibc's own arenas
+    // under their locks.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }

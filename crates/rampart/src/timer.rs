@@ -139,7 +139,13 @@ thread_local! {
     static RUNNING: Cell<bool> = const { Cell::new(false) };
 }
 
-fn ticks(d: Duration) -> u64 {
+/// The current tick of this thread's wheel.
+pub fn now_tick() -> u64 {
+    NOW.with(|n| n.get())
+}
+
+/// How many ticks a timeout of `d` lasts (rounded up, plus one).
+pub fn ticks(d: Duration) -> u64 {
     // Round up, plus one: the current tick is already partly elapsed.
     (d.as_nanos().div_ceil(TICK.as_nanos()) as u64).max(1) + 1
 }

@@ -366,7 +366,12 @@ pub static TIMEOUTS: &[Kw] = &[
 
 /// `option <name>` (configuration.txt §4.1, plus the options only listed in §4.2).
 pub static OPTIONS: &[OptionKw] = &[
-    opt("abortonclose", D | L | B, true, Partial("parsed; a client leaving is only noticed when its response is written")),
+    opt(
+        "abortonclose",
+        D | L | B,
+        true,
+        Partial("parsed; a client leaving is only noticed when its response is written"),
+    ),
     opt("accept-invalid-http-request", D | F | L, true, No),
     opt("accept-invalid-http-response", D | L | B, true, No),
     opt("allbackups", D | L | B, true, No),

@@ -14,6 +14,7 @@ use crate::buf::{Buf, Heads};
 use crate::errors::Origin;
 use crate::io::{write_all, IoError, Sock};
 use crate::proxy::{GlobalRt, ProxyRt};
+use crate::session::park::{self, Parkable};
 use crate::session::Session;
 use crate::stream::{self, Next};
 use crate::timer::Timer;
@@ -52,18 +53,35 @@ enum HeadError {
 ///
 /// PERF: this future is what an idle keep-alive connection costs, so it only holds the
 /// socket, the session and [`H1Conn`] while it waits ([`IdleWait`]); everything an
-/// exchange needs lives in one boxed future, allocated per request.
-pub async fn serve<S: Sock>(client: S, sess: Session) {
-    let mut conn = H1Conn::default();
+/// exchange needs lives in one boxed future, allocated per request. A connection idle
+/// for long is parked ([`park`]) and its task ends.
+pub async fn serve<S: Parkable>(client: S, sess: Session) {
+    serve_from(client, sess, H1Conn::default(), true).await
+}
+
+/// Serves a connection that was parked and whose client spoke again.
+pub async fn resume<S: Parkable>(client: S, sess: Session, conn: H1Conn) {
+    serve_from(client, sess, conn, false).await
+}
+
+async fn serve_from<S: Parkable>(client: S, sess: Session, mut conn: H1Conn, first: bool) {
     let mut pending: Option<Buf> = None;
-    let mut first = true;
+    let mut wait = !first;
+    let mut first = first;
     loop {
-        if pending.is_none() && !first {
+        if pending.is_none() && wait {
             let fe = &sess.rt.proxies[sess.fe];
-            if !IdleWait::new(&client, fe.timeouts.http_keep_alive, &sess.rt.global).await {
-                return;
+            match IdleWait::new(&client, fe.timeouts.http_keep_alive, &sess.rt.global).await {
+                Idle::Request => {}
+                Idle::Close => return,
+                Idle::Park => {
+                    let left = fe.timeouts.http_keep_alive.map(|t| t.saturating_sub(park::PARK_AFTER));
+                    park::park(client, sess, conn, left);
+                    return;
+                }
             }
         }
+        wait = true;
         let next = Box::pin(exchange(&client, &sess, &mut conn, pending.take(), first)).await;
         first = false;
         match next {
@@ -93,11 +111,22 @@ async fn exchange<S: Sock>(client: &S, sess: &Session, conn: &mut H1Conn, pendin
     stream::run(client, sess, conn, &mut heads, buf).await
 }
 
-/// Waits, holding no buffer, until the next request starts. Resolves to `false` when
-/// the connection should close instead: `timeout http-keep-alive`, soft stop, error.
+/// What an idle connection does next.
+enum Idle {
+    /// The next request starts.
+    Request,
+    /// `timeout http-keep-alive`, soft stop or error.
+    Close,
+    /// Idle for [`park::PARK_AFTER`]: leave the event loop.
+    Park,
+}
+
+/// Waits, holding no buffer, until the next request starts, the keep-alive timeout
+/// expires, a soft stop begins, or the connection has been idle long enough to park.
 struct IdleWait<'a, S> {
     sock: &'a S,
-    timer: Option<Timer>,
+    timeout: Option<Timer>,
+    park: Option<Timer>,
     stopping: bool,
 }
 
@@ -107,25 +136,31 @@ impl<'a, S: Sock> IdleWait<'a, S> {
             Some(_) => Timer::new(timeout).map(Timer::or_stop),
             None => Timer::stop_only(),
         };
-        IdleWait { sock, timer, stopping: global.is_stopping() }
+        let park = (park::available() && timeout.is_none_or(|t| t > park::PARK_AFTER))
+            .then(|| Timer::new(Some(park::PARK_AFTER)))
+            .flatten();
+        IdleWait { sock, timeout: timer, park, stopping: global.is_stopping() }
     }
 }
 
 impl<S: Sock> std::future::Future for IdleWait<'_, S> {
-    type Output = bool;
+    type Output = Idle;
 
-    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<bool> {
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<Idle> {
         use std::task::Poll;
         if self.stopping {
-            return Poll::Ready(false);
+            return Poll::Ready(Idle::Close);
         }
         if let Poll::Ready(r) = self.sock.poll_read_ready(cx) {
-            return Poll::Ready(r.is_ok());
+            return Poll::Ready(if r.is_ok() { Idle::Request } else { Idle::Close });
         }
-        match self.timer.as_mut().map(|t| t.poll_expired(cx)) {
-            Some(Poll::Ready(())) => Poll::Ready(false),
-            _ => Poll::Pending,
+        if let Some(Poll::Ready(())) = self.timeout.as_mut().map(|t| t.poll_expired(cx)) {
+            return Poll::Ready(Idle::Close);
         }
+        if let Some(Poll::Ready(())) = self.park.as_mut().map(|t| t.poll_expired(cx)) {
+            return Poll::Ready(Idle::Park);
+        }
+        Poll::Pending
     }
 }
 

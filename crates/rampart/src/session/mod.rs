@@ -2,13 +2,14 @@
 //! its addresses, and the mux that serves it (HTTP/1 or TCP passthrough).
 //! HAProxy counterpart: session.c.
 
+pub mod park;
+
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use rampart_cfg::model::Mode;
 
-use crate::io::Sock;
 use crate::mux;
 use crate::proxy::Runtime;
 
@@ -33,7 +34,7 @@ impl Session {
 ///
 /// PERF: each mux is its own task type, so an idle HTTP connection's task is as small
 /// as the HTTP mux's idle state, not as large as the biggest mux.
-pub fn spawn<S: Sock>(sock: S, sess: Session) {
+pub fn spawn<S: park::Parkable>(sock: S, sess: Session) {
     match sess.rt.proxies[sess.fe].mode {
         Mode::Http => drop(tokio::spawn(mux::h1::serve(sock, sess))),
         Mode::Tcp => drop(tokio::spawn(mux::pt::serve(sock, sess))),

@@ -74,6 +74,8 @@ fn thread_main(socks: Vec<ThreadSocket>, rt: Arc<Runtime>, state_rx: watch::Rece
     runtime.block_on(async move {
         let stop_rt = rt.clone();
         tokio::spawn(crate::timer::run_wheel(move || stop_rt.global.is_stopping()));
+        let park_rt = rt.clone();
+        tokio::spawn(crate::session::park::run_parker(move || park_rt.global.is_stopping()));
         for sock in socks {
             tokio::spawn(accept::run(sock, rt.clone(), state_rx.clone()));
         }
