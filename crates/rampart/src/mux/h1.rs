@@ -47,6 +47,8 @@ enum HeadError {
         empty: bool,
     },
     Invalid(H1Error),
+    /// Woken from the idle wait with nothing to read: wait again.
+    Spurious,
 }
 
 /// Serves one HTTP/1 client connection until it closes.
@@ -96,10 +98,14 @@ async fn serve_from<S: Parkable>(client: S, sess: Session, mut conn: H1Conn, fir
 async fn exchange<S: Sock>(client: &S, sess: &Session, conn: &mut H1Conn, pending: Option<Buf>, first: bool) -> Next {
     let rt = &sess.rt;
     let fe = &rt.proxies[sess.fe];
+    let after_idle = !first && pending.is_none();
     let mut buf = pending.unwrap_or_else(|| Buf::take(rt.bufsize));
     let mut heads = Heads::take();
-    if let Err(e) = read_request_head(client, &mut buf, &mut heads.req, rt.max_head, fe.timeouts.http_request).await {
+    if let Err(e) =
+        read_request_head(client, &mut buf, &mut heads.req, rt.max_head, fe.timeouts.http_request, after_idle).await
+    {
         match e {
+            HeadError::Spurious => return Next::KeepAlive(None),
             HeadError::ClosedEmpty => {}
             HeadError::Timeout { empty } if empty && !first => {}
             HeadError::Timeout { .. } => close_with_error(client, fe, 408).await,
@@ -171,8 +177,19 @@ async fn read_request_head<S: Sock>(
     head: &mut Head,
     max_head: usize,
     timeout: Option<Duration>,
+    after_idle: bool,
 ) -> Result<(), HeadError> {
     let mut deadline: Option<Instant> = None;
+    if after_idle && buf.is_empty() {
+        // The idle wait woke up on readiness left over from an earlier read (a read
+        // that filled the buffer exactly): if nothing is there, go back to idle.
+        match client.try_read_buf(buf.vec()) {
+            Ok(0) => return Err(HeadError::ClosedEmpty),
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Err(HeadError::Spurious),
+            Err(_) => return Err(HeadError::ClosedEmpty),
+        }
+    }
     loop {
         if !buf.is_empty() {
             match parse_request(buf, max_head, head) {
