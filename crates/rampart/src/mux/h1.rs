@@ -95,10 +95,21 @@ async fn wait_next_request<S: Sock>(client: &S, timeout: Option<Duration>, globa
     if global.is_stopping() {
         return false;
     }
+    // The readiness left by the previous request's last read says nothing about the
+    // next one: each wake-up is confirmed by a peek, else `timeout http-keep-alive`
+    // would never start.
+    let next_bytes = async {
+        loop {
+            client.readable().await?;
+            if crate::io::input_pending(client) {
+                return std::io::Result::Ok(());
+            }
+        }
+    };
     let ready = async {
         match timeout {
-            Some(d) => tokio::time::timeout(d, client.readable()).await.is_ok_and(|r| r.is_ok()),
-            None => client.readable().await.is_ok(),
+            Some(d) => tokio::time::timeout(d, next_bytes).await.is_ok_and(|r| r.is_ok()),
+            None => next_bytes.await.is_ok(),
         }
     };
     tokio::select! {
