@@ -172,7 +172,7 @@ pub fn build(cfg: &Config, maxconn: u32) -> Result<Runtime, Vec<Diag>> {
             name: px.name.clone(),
             mode: px.mode,
             timeouts: timeouts(&px.timeouts),
-            forwardfor: px.options.forwardfor.clone(),
+            forwardfor: px.options.forwardfor.as_ref().map(forwardfor),
             http_conn_mode: px.options.http_conn_mode,
             http_reuse: px.http_reuse,
             retries: px.retries,
@@ -228,6 +228,12 @@ fn select_backend(cfg: &Config, idx: usize, alerts: &mut Vec<Diag>) -> Option<us
         return Some(db.index);
     }
     px.cap.backend.then_some(idx)
+}
+
+/// `option forwardfor` with its header name lowercased, as HAProxy writes every header
+/// name on HTTP/1 output (`header X-Client` arrives as `x-client`).
+fn forwardfor(ff: &ForwardFor) -> ForwardFor {
+    ForwardFor { header: ff.header.to_ascii_lowercase(), ..ff.clone() }
 }
 
 fn timeouts(t: &rampart_cfg::model::Timeouts) -> Timeouts {
