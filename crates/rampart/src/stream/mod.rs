@@ -225,8 +225,10 @@ fn reuse_policy(mode: HttpReuse, first_done: bool, method: Method, replayable: b
     }
 }
 
-/// The `X-Forwarded-For` header to add, if `option forwardfor` applies (frontend's,
-/// else backend's; `except` and `if-none` honoured).
+/// The `X-Forwarded-For` header to add, if `option forwardfor` applies. As HAProxy
+/// (http_process_request): enabled by the frontend or the backend; the backend's header
+/// name wins; `if-none` holds only if neither side asks to always add; a client in
+/// either side's `except` network gets no header.
 fn forwarded_for<'a>(
     fe: &'a ProxyRt,
     be: &'a ProxyRt,
@@ -234,15 +236,17 @@ fn forwarded_for<'a>(
     src: &[u8],
     head: &Head,
 ) -> Option<(&'a str, IpAddr)> {
-    let ff = fe.forwardfor.as_ref().or(be.forwardfor.as_ref())?;
+    let sides = [fe.forwardfor.as_ref(), be.forwardfor.as_ref()];
+    let header = sides[1].or(sides[0])?.header.as_str();
     let ip = sess.peer?.ip();
-    if ff.except.is_some_and(|net| net.contains(ip)) {
+    if sides.iter().flatten().any(|ff| ff.except.is_some_and(|net| net.contains(ip))) {
         return None;
     }
-    if ff.if_none && crate::http::has_header(src, head, &ff.header) {
+    let always = sides.iter().flatten().any(|ff| !ff.if_none);
+    if !always && crate::http::has_header(src, head, header) {
         return None;
     }
-    Some((ff.header.as_str(), ip))
+    Some((header, ip))
 }
 
 /// Answers with an `http-request return` reply.
