@@ -23,7 +23,8 @@ pub enum ConnHdr {
 }
 
 impl ConnHdr {
-    fn line(self) -> &'static [u8] {
+    /// The header line to write (empty for [`ConnHdr::None`]).
+    pub fn line(self) -> &'static [u8] {
         match self {
             ConnHdr::None => b"",
             ConnHdr::KeepAlive => b"connection: keep-alive\r\n",

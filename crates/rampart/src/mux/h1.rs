@@ -11,7 +11,6 @@ use tokio::time::Instant;
 
 use crate::backend::ServerConn;
 use crate::buf::Buf;
-use crate::errors::Origin;
 use crate::io::{write_all, IoError, Sock};
 use crate::proxy::{GlobalRt, ProxyRt};
 use crate::session::Session;
@@ -156,7 +155,7 @@ async fn read_request_head<S: Sock>(
 
 /// Sends an error page as the H1 mux does (`Connection: close`), then closes softly.
 async fn close_with_error<S: Sock>(client: &S, fe: &ProxyRt, code: u16) {
-    let page = fe.errors.get(code, Origin::Mux);
+    let page = fe.errors.mux(code);
     if write_all(client, &page, fe.timeouts.client).await.is_ok() {
         linger(client).await;
     }
