@@ -69,11 +69,16 @@ pub async fn serve<S: Sock>(client: S, sess: Session) {
         };
         if let Err(e) = read_request_head(&client, &mut buf, &mut conn.req, rt.max_head, fe.timeouts.http_request).await
         {
+            // As haproxy 2.6 (without `option http-ignore-probes`), a connection that
+            // ends or times out before its first request gets a 400 or 408; between
+            // requests of a kept-alive connection, it closes silently.
             match e {
-                HeadError::ClosedEmpty => {}
+                HeadError::ClosedEmpty if !first => {}
                 HeadError::Timeout { empty } if empty && !first => {}
                 HeadError::Timeout { .. } => close_with_error(&client, fe, 408).await,
-                HeadError::ClosedPartial | HeadError::Invalid(_) => close_with_error(&client, fe, 400).await,
+                HeadError::ClosedEmpty | HeadError::ClosedPartial | HeadError::Invalid(_) => {
+                    close_with_error(&client, fe, 400).await
+                }
             }
             return;
         }
