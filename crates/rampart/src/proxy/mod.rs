@@ -327,18 +327,19 @@ fn render_return(spec: &ReturnSpec) -> Reply {
         ReturnBody::LogFormat(s) => s.as_bytes().to_vec(),
     };
     let mut head = format!("HTTP/1.1 {} {}\r\n", spec.status, reason(spec.status)).into_bytes();
+    // As HAProxy (http_reply_to_htx): the `hdr` headers first, then the length and type.
+    for (name, value) in &spec.headers {
+        head.extend_from_slice(name.to_ascii_lowercase().as_bytes());
+        head.extend_from_slice(b": ");
+        head.extend_from_slice(value.as_bytes());
+        head.extend_from_slice(b"\r\n");
+    }
     let has_body = !matches!(spec.body, ReturnBody::None);
     if has_body || !matches!(spec.status, 100..=199 | 204 | 304) {
         head.extend_from_slice(format!("content-length: {}\r\n", body.len()).as_bytes());
     }
     if let Some(ct) = &spec.content_type {
         head.extend_from_slice(format!("content-type: {ct}\r\n").as_bytes());
-    }
-    for (name, value) in &spec.headers {
-        head.extend_from_slice(name.to_ascii_lowercase().as_bytes());
-        head.extend_from_slice(b": ");
-        head.extend_from_slice(value.as_bytes());
-        head.extend_from_slice(b"\r\n");
     }
     Reply { head, body }
 }
@@ -358,7 +359,7 @@ mod tests {
         let r = render_return(&spec);
         assert_eq!(
             r.head,
-            b"HTTP/1.1 200 OK\r\ncontent-length: 16\r\ncontent-type: text/plain\r\nx-served-by: app1\r\n".to_vec()
+            b"HTTP/1.1 200 OK\r\nx-served-by: app1\r\ncontent-length: 16\r\ncontent-type: text/plain\r\n".to_vec()
         );
         assert_eq!(r.body, b"hello from app1\n");
     }
