@@ -140,3 +140,31 @@ pub fn page_kept(head: &str, body: &str) -> Vec<u8> {
 pub fn page_closing(head: &str, body: &str) -> Vec<u8> {
     format!("{head}connection: close\r\n\r\n{body}").into_bytes()
 }
+
+/// A scratch directory for files a configuration names before the proxy starts
+/// (`errorfile`, `http-request return file`), removed on drop.
+pub struct Files(std::path::PathBuf);
+
+impl Files {
+    pub fn new(tag: &str) -> Files {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static SEQ: AtomicU32 = AtomicU32::new(0);
+        let seq = SEQ.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("rampart-http-{tag}-{}-{seq}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("create a scratch directory");
+        Files(dir)
+    }
+
+    /// Writes `name` with `bytes`; returns its absolute path.
+    pub fn write(&self, name: &str, bytes: impl AsRef<[u8]>) -> String {
+        let path = self.0.join(name);
+        std::fs::write(&path, bytes).expect("write a scratch file");
+        path.display().to_string()
+    }
+}
+
+impl Drop for Files {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
