@@ -75,7 +75,15 @@ pub struct ReqEdits<'a> {
 pub fn write_request_head(out: &mut Vec<u8>, src: &[u8], head: &Head, edits: ReqEdits<'_>) {
     out.extend_from_slice(head.method_raw.get(src));
     out.push(b' ');
-    out.extend_from_slice(head.uri.get(src));
+    let uri = head.uri.get(src);
+    if head.uri_cut.is_empty() {
+        out.extend_from_slice(uri);
+    } else {
+        let (cut_start, cut_end) =
+            ((head.uri_cut.start - head.uri.start) as usize, (head.uri_cut.end - head.uri.start) as usize);
+        out.extend_from_slice(&uri[..cut_start]);
+        out.extend_from_slice(&uri[cut_end..]);
+    }
     out.push(b' ');
     out.extend_from_slice(version_str(head.version));
     out.extend_from_slice(b"\r\n");
