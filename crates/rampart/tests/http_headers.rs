@@ -177,3 +177,31 @@ fn forwardfor_of_frontend_and_backend_combine_as_in_haproxy() {
     assert_eq!(seen[0].raw_head_str(), "GET /1 HTTP/1.1\r\nhost: a\r\nx-back: 192.0.2.1\r\nx-back: 127.0.0.1\r\n\r\n");
     assert_eq!(seen[1].raw_head_str(), "GET /2 HTTP/1.1\r\nhost: rampart.test\r\n\r\n");
 }
+
+#[test]
+fn absolute_form_targets_lose_their_default_port() {
+    // haproxy 2.6's scheme-based normalization: the default port leaves the target, and
+    // the Host header becomes the target's host.
+    let s1 = HttpBackend::start("s1");
+    let proxy = start(&listen_cfg("", "", &["s1"]), &[("s1", s1.addr())]);
+    let mut c = client(&proxy);
+    for req in [
+        "GET http://Example.com:80/x?y HTTP/1.1\r\nHost: example.com:80\r\n\r\n",
+        "GET https://example.com:443 HTTP/1.1\r\nHost: example.com\r\n\r\n",
+        "GET http://example.com:8080/ HTTP/1.1\r\nHost: example.com:8080\r\n\r\n",
+        "GET http://example.com:443/ HTTP/1.1\r\nHost: example.com:443\r\n\r\n",
+    ] {
+        c.send(req).unwrap();
+        assert_eq!(c.read_response().unwrap().status, 200, "{req:?}");
+    }
+    let seen: Vec<String> = s1.wait_requests(4).iter().map(|r| r.raw_head_str()).collect();
+    assert_eq!(
+        seen,
+        [
+            "GET http://Example.com/x?y HTTP/1.1\r\nhost: Example.com\r\n\r\n",
+            "GET https://example.com HTTP/1.1\r\nhost: example.com\r\n\r\n",
+            "GET http://example.com:8080/ HTTP/1.1\r\nhost: example.com:8080\r\n\r\n",
+            "GET http://example.com:443/ HTTP/1.1\r\nhost: example.com:443\r\n\r\n",
+        ]
+    );
+}

@@ -67,9 +67,12 @@ fn content_length_response_streams_too() {
     assert!(timed.gaps()[1..].iter().all(|g| *g >= MIN_GAP), "{:?}", timed.gaps());
 }
 
+/// The reads of a connection: when each completed, and what it brought.
+type Reads = Vec<(Instant, Vec<u8>)>;
+
 /// A one-connection server that records when each piece of input arrived, then
 /// answers `200` once `until` is in what it received.
-fn timing_backend(until: &'static [u8]) -> (SocketAddr, mpsc::Receiver<Vec<(Instant, Vec<u8>)>>) {
+fn timing_backend(until: &'static [u8]) -> (SocketAddr, mpsc::Receiver<Reads>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     let (tx, rx) = mpsc::channel();
@@ -111,7 +114,7 @@ fn send_paced(c: &mut rampart_testkit::RawClient, pieces: &[Vec<u8>]) -> Vec<Ins
 }
 
 /// The arrival time at the server of the read that completed `marker`.
-fn arrival(reads: &[(Instant, Vec<u8>)], marker: &[u8]) -> Instant {
+fn arrival(reads: &Reads, marker: &[u8]) -> Instant {
     let mut all = Vec::new();
     for (at, data) in reads {
         all.extend_from_slice(data);
@@ -152,7 +155,7 @@ fn long_content_length_request_body_streams() {
     let proxy = start(&listen_cfg("", "", &["s1"]), &[("s1", addr)]);
     let mut c = client(&proxy);
     let mut head = format!("PUT /big HTTP/1.1\r\nHost: a\r\nContent-Length: {}\r\n\r\n", 4 * PIECE).into_bytes();
-    head.extend(std::iter::repeat(b'A').take(PIECE));
+    head.extend_from_slice(&[b'A'; PIECE]);
     let pieces = vec![head, vec![b'B'; PIECE], vec![b'C'; PIECE], vec![b'D'; PIECE]];
     let sent = send_paced(&mut c, &pieces);
     let reads = reads.recv_timeout(rampart_testkit::patience()).unwrap();
