@@ -499,6 +499,25 @@ fn host_against_absolute_target() {
 }
 
 #[test]
+fn default_port_of_absolute_target_is_cut() {
+    // The port is left out of the target, and Host takes the target's host (as haproxy).
+    let buf = b"GET http://A:80/x HTTP/1.1\r\nHost: a:80\r\n\r\n";
+    let h = req_ok(buf);
+    assert_eq!(h.uri.get(buf), b"http://A:80/x");
+    assert_eq!(h.uri_cut.get(buf), b":80");
+    assert_eq!(kept(&h, buf), [("Host", "A")]);
+    let buf = b"GET https://a:443 HTTP/1.1\r\n\r\n";
+    assert_eq!(req_ok(buf).uri_cut.get(buf), b":443");
+    for untouched in [
+        &b"GET http://a:8080/ HTTP/1.1\r\nHost: a:8080\r\n\r\n"[..],
+        b"GET http://a/ HTTP/1.1\r\nHost: a\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: a:80\r\n\r\n",
+    ] {
+        assert!(req_ok(untouched).uri_cut.is_empty(), "{:?}", String::from_utf8_lossy(untouched));
+    }
+}
+
+#[test]
 fn connect_target() {
     let buf = b"CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\nContent-Length: 3\r\n\r\nabc";
     let h = req_ok(buf);

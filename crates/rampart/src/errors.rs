@@ -6,6 +6,10 @@
 //! the ones the stream emits after a server failure (502, 503, 504) go through
 //! HAProxy's HTX layer, which lowercases header names and lets the connection live.
 
+use rampart_proto::h1::{parse_response, Framing, Head, Method, Version};
+
+use crate::http::{write_response_head, ConnHdr};
+
 /// Status codes HAProxy has a default page for (also the codes `errorfile` accepts).
 pub const KNOWN_CODES: &[u16] =
     &[200, 400, 401, 403, 404, 405, 407, 408, 410, 413, 421, 422, 425, 429, 500, 501, 502, 503, 504];
@@ -65,12 +69,72 @@ pub fn default_page(code: u16, origin: Origin) -> Vec<u8> {
     .into_bytes()
 }
 
+/// An error page as the stream sends it: a response like any other, so the H1 output
+/// rules apply to it (header names lowercased, the `Connection` header computed for
+/// the request, the connection kept alive when the request allows and the page has a
+/// length). HAProxy turns each page into HTX once at startup (`http_str_to_htx`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamPage {
+    /// Status line and header lines, each ending with CRLF, without the blank line
+    /// (and without any `Connection` or hop-by-hop header).
+    pub head: Vec<u8>,
+    pub body: Vec<u8>,
+    /// The version of the status line (decides the `Connection` header to add).
+    pub version: Version,
+    /// The page announces its length; without one, the connection closes after it.
+    pub has_length: bool,
+}
+
+impl StreamPage {
+    /// The default page for `code`.
+    fn default_for(code: u16) -> StreamPage {
+        StreamPage::parse(&default_page(code, Origin::Stream)).unwrap_or_else(|| StreamPage {
+            head: b"HTTP/1.1 500 Internal Server Error\r\ncontent-length: 0\r\n".to_vec(),
+            body: Vec::new(),
+            version: Version::Http11,
+            has_length: true,
+        })
+    }
+
+    /// Parses a raw response (an `errorfile`). `None` when rampart's parser refuses it
+    /// (it is stricter than the `errorfile` checks in places); the raw bytes are then
+    /// sent as they are and the connection closed.
+    fn parse(raw: &[u8]) -> Option<StreamPage> {
+        let mut head = Head::default();
+        if parse_response(raw, raw.len(), Method::Get, &mut head) != Ok(true) {
+            return None;
+        }
+        let mut out = Vec::with_capacity(head.len);
+        write_response_head(&mut out, raw, &head, ConnHdr::None);
+        out.truncate(out.len().saturating_sub(2));
+        let has_length = matches!(head.framing, Framing::Length(_) | Framing::None);
+        Some(StreamPage { head: out, body: raw[head.len..].to_vec(), version: head.version, has_length })
+    }
+}
+
+/// What the stream sends for one status code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StreamError<'a> {
+    Page(&'a StreamPage),
+    /// An `errorfile` rampart's parser cannot read: sent as is, then the connection closes.
+    Raw(&'a [u8]),
+    /// An empty `errorfile`: nothing is sent, the connection closes.
+    Nothing,
+}
+
+#[derive(Debug, Clone)]
+enum Entry {
+    Page(StreamPage),
+    Raw(Vec<u8>),
+    Empty,
+}
+
 /// Pre-rendered error pages of one proxy (its `errorfile`s over the defaults).
 #[derive(Debug, Clone)]
 pub struct ErrorPages {
-    /// (code, bytes) for the codes emitted by the stream.
-    pages: Vec<(u16, Vec<u8>)>,
-    /// Whether the page for a code came from an `errorfile` (sent as is, whatever origin).
+    /// The page of each code the stream may emit.
+    pages: Vec<(u16, Entry)>,
+    /// Whether each page comes from an `errorfile`.
     custom: Vec<u16>,
 }
 
@@ -80,25 +144,45 @@ impl ErrorPages {
         let mut pages = Vec::new();
         let mut custom = Vec::new();
         for &code in KNOWN_CODES {
-            match errorfiles.iter().rev().find(|(c, _)| *c == code) {
+            let entry = match errorfiles.iter().rev().find(|(c, _)| *c == code) {
                 Some((_, bytes)) => {
-                    pages.push((code, bytes.clone()));
                     custom.push(code);
+                    if bytes.is_empty() {
+                        Entry::Empty
+                    } else {
+                        StreamPage::parse(bytes).map_or_else(|| Entry::Raw(bytes.clone()), Entry::Page)
+                    }
                 }
-                None => pages.push((code, default_page(code, Origin::Stream))),
-            }
+                None => Entry::Page(StreamPage::default_for(code)),
+            };
+            pages.push((code, entry));
         }
         ErrorPages { pages, custom }
     }
 
-    /// The bytes to send for `code` from `origin`.
-    pub fn get(&self, code: u16, origin: Origin) -> std::borrow::Cow<'_, [u8]> {
-        if origin == Origin::Mux && !self.custom.contains(&code) {
-            return std::borrow::Cow::Owned(default_page(code, Origin::Mux));
+    /// Whether `code` has an `errorfile` of this proxy.
+    pub fn is_custom(&self, code: u16) -> bool {
+        self.custom.contains(&code)
+    }
+
+    /// What the stream sends for `code`.
+    pub fn stream(&self, code: u16) -> StreamError<'_> {
+        match self.pages.iter().find(|(c, _)| *c == code).map(|(_, e)| e) {
+            Some(Entry::Page(page)) => StreamError::Page(page),
+            Some(Entry::Raw(bytes)) => StreamError::Raw(bytes),
+            Some(Entry::Empty) | None => StreamError::Nothing,
         }
+    }
+
+    /// The bytes the H1 mux sends for `code` (400, 408 ...): always HAProxy's default
+    /// page, whatever the `errorfile`, except that an empty `errorfile` silences it.
+    ///
+    /// COMPAT: as HAProxy 2.6 (`h1_send_error` writes `http_err_msgs`), `errorfile`
+    /// does not change the errors the H1 mux answers while reading a request.
+    pub fn mux(&self, code: u16) -> Vec<u8> {
         match self.pages.iter().find(|(c, _)| *c == code) {
-            Some((_, b)) => std::borrow::Cow::Borrowed(b),
-            None => std::borrow::Cow::Owned(default_page(code, origin)),
+            Some((_, Entry::Empty)) => Vec::new(),
+            _ => default_page(code, Origin::Mux),
         }
     }
 }
@@ -134,10 +218,33 @@ mod tests {
     }
 
     #[test]
-    fn errorfile_overrides_both_origins() {
-        let pages = ErrorPages::new(&[(503, b"HTTP/1.0 503 x\r\n\r\ncustom".to_vec())]);
-        assert_eq!(&*pages.get(503, Origin::Stream), b"HTTP/1.0 503 x\r\n\r\ncustom");
-        assert_eq!(&*pages.get(503, Origin::Mux), b"HTTP/1.0 503 x\r\n\r\ncustom");
-        assert!(pages.get(502, Origin::Stream).starts_with(b"HTTP/1.1 502 Bad Gateway\r\ncontent-length"));
+    fn stream_pages_are_parsed_into_head_and_body() {
+        let pages = ErrorPages::new(&[]);
+        let StreamError::Page(page) = pages.stream(503) else { panic!("default page") };
+        assert_eq!(
+            page.head,
+            b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 107\r\ncache-control: no-cache\r\ncontent-type: text/html\r\n"
+        );
+        assert!(page.body.starts_with(b"<html><body><h1>503 Service Unavailable</h1>"));
+        assert!(page.has_length);
+    }
+
+    #[test]
+    fn errorfile_overrides_stream_pages_only() {
+        let pages = ErrorPages::new(&[
+            (503, b"HTTP/1.0 503 x\r\nX-Custom: 1\r\n\r\ncustom".to_vec()),
+            (400, b"HTTP/1.1 400 mine\r\nContent-Length: 0\r\n\r\n".to_vec()),
+            (408, Vec::new()),
+        ]);
+        let StreamError::Page(page) = pages.stream(503) else { panic!("parsed errorfile") };
+        assert_eq!(page.head, b"HTTP/1.0 503 x\r\nx-custom: 1\r\n");
+        assert_eq!(
+            (page.body.as_slice(), page.version, page.has_length),
+            (b"custom".as_slice(), Version::Http10, false)
+        );
+        assert!(pages.mux(400).starts_with(b"HTTP/1.1 400 Bad request\r\nContent-length: 90"));
+        assert!(pages.mux(408).is_empty(), "an empty errorfile silences the mux");
+        assert_eq!(pages.stream(408), StreamError::Nothing);
+        assert!(pages.is_custom(503) && !pages.is_custom(502));
     }
 }

@@ -131,17 +131,21 @@ pub fn clear_read_readiness<S: Sock>(s: &S) {
     let _ = s.try_io(Interest::READABLE, || Err::<(), _>(io::ErrorKind::WouldBlock.into()));
 }
 
-/// Confirms that an idle connection is still usable: no pending event, or a pending
-/// event that turns out to be nothing (`EAGAIN`). Data or FIN mean it must be dropped.
-pub fn idle_conn_alive<S: Sock>(s: &S) -> bool {
-    if !has_pending_event(s) {
-        return true;
-    }
+/// Whether bytes (or the end of the stream, or an error) are waiting to be read, checked
+/// with a one-byte `MSG_PEEK`. When nothing is there, the stale read readiness tokio
+/// kept from an earlier read is cleared, so the next `readable()` really waits.
+pub fn input_pending<S: Sock>(s: &S) -> bool {
     let mut probe = [0u8; 1];
     match s.try_io(Interest::READABLE, || {
         nix::sys::socket::recv(s.as_raw_fd(), &mut probe, nix::sys::socket::MsgFlags::MSG_PEEK).map_err(io::Error::from)
     }) {
-        Err(e) => e.kind() == io::ErrorKind::WouldBlock,
-        Ok(_) => false,
+        Err(e) => e.kind() != io::ErrorKind::WouldBlock,
+        Ok(_) => true,
     }
+}
+
+/// Confirms that an idle connection is still usable: no pending event, or a pending
+/// event that turns out to be nothing (`EAGAIN`). Data or FIN mean it must be dropped.
+pub fn idle_conn_alive<S: Sock>(s: &S) -> bool {
+    !has_pending_event(s) || !input_pending(s)
 }

@@ -212,6 +212,22 @@ pub(super) fn scheme_and_authority(uri: &[u8]) -> (Option<&[u8]>, Option<&[u8]>)
     (scheme, Some(&rest[start..end]))
 }
 
+/// For an absolute-form target whose authority ends with its scheme's default port
+/// (`http://a:80/x`, `https://a:443`), the offsets in `uri` of the host (without user
+/// info) and of the `:port` to leave out: `(host_start, colon, port_end)`. An empty
+/// port (`http://a:/`) is left alone, as HAProxy does.
+pub(super) fn default_port_span(uri: &[u8]) -> Option<(usize, usize, usize)> {
+    let scheme_end = scheme_len(uri)?;
+    let rest = &uri[scheme_end..];
+    let end = memchr::memchr(b'/', rest).unwrap_or(rest.len());
+    let start = memchr::memrchr(b'@', &rest[..end]).map_or(0, |at| at + 1);
+    let port = host_port(&rest[start..end]).filter(|p| !p.is_empty())?;
+    if !is_default_port(Some(&uri[..scheme_end]), port) {
+        return None;
+    }
+    Some((scheme_end + start, scheme_end + end - port.len() - 1, scheme_end + end))
+}
+
 /// Length of `alpha *(alnum / "+" / "-" / ".") "://"` at the start of `uri`.
 fn scheme_len(uri: &[u8]) -> Option<usize> {
     if !uri.first()?.is_ascii_alphabetic() {
@@ -388,6 +404,12 @@ mod tests {
         assert_eq!(scheme_and_authority(b"*"), (None, None));
         assert_eq!(scheme_and_authority(b"http://u:p@a:80/x@y"), (Some(&b"http://"[..]), Some(&b"a:80"[..])));
         assert_eq!(scheme_and_authority(b"a:443"), (None, Some(&b"a:443"[..])));
+        assert_eq!(default_port_span(b"http://a:80/x"), Some((7, 8, 11)));
+        assert_eq!(default_port_span(b"HTTPS://u@h:443"), Some((10, 11, 15)));
+        assert_eq!(default_port_span(b"http://a:443/"), None);
+        assert_eq!(default_port_span(b"http://a:/"), None);
+        assert_eq!(default_port_span(b"http://a/"), None);
+        assert_eq!(default_port_span(b"/x:80"), None);
         assert_eq!(scheme_and_authority(b"http://a?x"), (Some(&b"http://"[..]), Some(&b"a?x"[..])));
     }
 

@@ -356,9 +356,23 @@ fn check_host(buf: &[u8], head: &mut Head, found: &Found) -> Result<(), H1Error>
         }
         return Ok(());
     }
-    match (authority, host) {
-        (Some(authority), Some(host)) => fields::check_absolute_authority(scheme, authority, host),
-        _ => Ok(()),
+    if let (Some(authority), Some(host)) = (authority, host) {
+        fields::check_absolute_authority(scheme, authority, host)?;
+    }
+    normalize_default_port(buf, head);
+    Ok(())
+}
+
+/// HAProxy's scheme-based normalization (`http_scheme_based_normalize`): the default
+/// port of an absolute-form target is left out of the target on output, and every
+/// `Host` value becomes the target's host.
+fn normalize_default_port(buf: &[u8], head: &mut Head) {
+    let Some((host_start, colon, port_end)) = fields::default_port_span(head.uri.get(buf)) else { return };
+    let at = |off: usize| head.uri.start + off as u32;
+    let host = Slice { start: at(host_start), end: at(colon) };
+    head.uri_cut = Slice { start: at(colon), end: at(port_end) };
+    for h in head.headers.iter_mut().filter(|h| h.kind == HdrKind::Host) {
+        h.value = host;
     }
 }
 

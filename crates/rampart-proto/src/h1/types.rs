@@ -141,6 +141,11 @@ pub struct Head {
     pub method: Method,
     pub method_raw: Slice,
     pub uri: Slice,
+    /// The part of `uri` to leave out on output: the default `:port` of an
+    /// absolute-form target (`http://a:80/x` is sent as `http://a/x`, and every `Host`
+    /// value then points at the target's host), HAProxy's scheme-based normalization.
+    /// Empty when nothing is left out.
+    pub uri_cut: Slice,
     // --- status line
     pub status: u16,
     pub reason: Slice,

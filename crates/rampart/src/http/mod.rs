@@ -11,7 +11,7 @@
 use std::io::Write as _;
 use std::net::IpAddr;
 
-use rampart_proto::h1::write::{push_header_lower, push_request_line, push_status_line};
+use rampart_proto::h1::write::{push_header_lower, push_request_line, push_status_line, version_str};
 use rampart_proto::h1::{HdrKind, Head, Version};
 
 /// The `Connection` header to emit on this hop.
@@ -24,7 +24,8 @@ pub enum ConnHdr {
 }
 
 impl ConnHdr {
-    fn line(self) -> &'static [u8] {
+    /// The header line to write (empty for [`ConnHdr::None`]).
+    pub fn line(self) -> &'static [u8] {
         match self {
             ConnHdr::None => b"",
             ConnHdr::KeepAlive => b"connection: keep-alive\r\n",
@@ -54,7 +55,20 @@ pub struct ReqEdits<'a> {
 
 /// Writes the request head for the server into `out`.
 pub fn write_request_head(out: &mut Vec<u8>, src: &[u8], head: &Head, edits: ReqEdits<'_>) {
-    push_request_line(out, head.method_raw.get(src), head.uri.get(src), head.version);
+    let uri = head.uri.get(src);
+    if head.uri_cut.is_empty() {
+        push_request_line(out, head.method_raw.get(src), uri, head.version);
+    } else {
+        // An absolute-form target loses its default port (`uri_cut`), as in HAProxy.
+        let cut = (head.uri_cut.start - head.uri.start) as usize..(head.uri_cut.end - head.uri.start) as usize;
+        out.extend_from_slice(head.method_raw.get(src));
+        out.push(b' ');
+        out.extend_from_slice(&uri[..cut.start]);
+        out.extend_from_slice(&uri[cut.end..]);
+        out.push(b' ');
+        out.extend_from_slice(version_str(head.version));
+        out.extend_from_slice(b"\r\n");
+    }
     push_headers(out, src, head, edits.conn == ConnHdr::Upgrade);
     if let Some((name, ip)) = edits.forwarded_for {
         out.extend_from_slice(name.as_bytes());

@@ -11,7 +11,6 @@ use tokio::time::Instant;
 
 use crate::backend::ServerConn;
 use crate::buf::{Buf, Heads};
-use crate::errors::Origin;
 use crate::io::{write_all, IoError, Sock};
 use crate::proxy::{GlobalRt, ProxyRt};
 use crate::session::park::{self, Parkable};
@@ -105,11 +104,14 @@ async fn exchange<S: Sock>(client: &S, sess: &Session, conn: &mut H1Conn, pendin
         read_request_head(client, &mut buf, &mut heads.req, rt.max_head, fe.timeouts.http_request, after_idle).await
     {
         match e {
+            // As HAProxy 2.6 (without `option http-ignore-probes`), a connection that
+            // ends or times out before its first request gets a 400 or 408; between
+            // requests of a kept-alive connection, it closes silently.
             HeadError::Spurious => return Next::KeepAlive(None),
-            HeadError::ClosedEmpty => {}
+            HeadError::ClosedEmpty if !first => {}
             HeadError::Timeout { empty } if empty && !first => {}
             HeadError::Timeout { .. } => close_with_error(client, fe, 408).await,
-            HeadError::ClosedPartial => close_with_error(client, fe, 400).await,
+            HeadError::ClosedEmpty | HeadError::ClosedPartial => close_with_error(client, fe, 400).await,
             HeadError::Invalid(e) => close_with_error(client, fe, e.status(true)).await,
         }
         return Next::Close;
@@ -219,7 +221,7 @@ async fn read_request_head<S: Sock>(
 
 /// Sends an error page as the H1 mux does (`Connection: close`), then closes softly.
 async fn close_with_error<S: Sock>(client: &S, fe: &ProxyRt, code: u16) {
-    let page = fe.errors.get(code, Origin::Mux);
+    let page = fe.errors.mux(code);
     if write_all(client, &page, fe.timeouts.client).await.is_ok() {
         linger(client).await;
     }

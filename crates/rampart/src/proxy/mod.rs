@@ -37,8 +37,6 @@ pub struct GlobalRt {
     pub conn_released: Notify,
     /// Set once a soft stop (SIGUSR1) began: finish exchanges, accept nothing new.
     pub stopping: AtomicBool,
-    /// Woken when `stopping` is set, so idle keep-alive connections close.
-    pub stop_notify: Notify,
 }
 
 impl GlobalRt {
@@ -172,7 +170,7 @@ pub fn build(cfg: &Config, maxconn: u32) -> Result<Runtime, Vec<Diag>> {
             name: px.name.clone(),
             mode: px.mode,
             timeouts: timeouts(&px.timeouts),
-            forwardfor: px.options.forwardfor.clone(),
+            forwardfor: px.options.forwardfor.as_ref().map(forwardfor),
             http_conn_mode: px.options.http_conn_mode,
             http_reuse: px.http_reuse,
             retries: px.retries,
@@ -200,7 +198,6 @@ pub fn build(cfg: &Config, maxconn: u32) -> Result<Runtime, Vec<Diag>> {
             cur_conns: AtomicU32::new(0),
             conn_released: Notify::new(),
             stopping: AtomicBool::new(false),
-            stop_notify: Notify::new(),
         },
     })
 }
@@ -228,6 +225,12 @@ fn select_backend(cfg: &Config, idx: usize, alerts: &mut Vec<Diag>) -> Option<us
         return Some(db.index);
     }
     px.cap.backend.then_some(idx)
+}
+
+/// `option forwardfor` with its header name lowercased, as HAProxy writes every header
+/// name on HTTP/1 output (`header X-Client` arrives as `x-client`).
+fn forwardfor(ff: &ForwardFor) -> ForwardFor {
+    ForwardFor { header: ff.header.to_ascii_lowercase(), ..ff.clone() }
 }
 
 fn timeouts(t: &rampart_cfg::model::Timeouts) -> Timeouts {
@@ -321,18 +324,19 @@ fn render_return(spec: &ReturnSpec) -> Reply {
         ReturnBody::LogFormat(s) => s.as_bytes().to_vec(),
     };
     let mut head = format!("HTTP/1.1 {} {}\r\n", spec.status, reason(spec.status)).into_bytes();
+    // As HAProxy (http_reply_to_htx): the `hdr` headers first, then the length and type.
+    for (name, value) in &spec.headers {
+        head.extend_from_slice(name.to_ascii_lowercase().as_bytes());
+        head.extend_from_slice(b": ");
+        head.extend_from_slice(value.as_bytes());
+        head.extend_from_slice(b"\r\n");
+    }
     let has_body = !matches!(spec.body, ReturnBody::None);
     if has_body || !matches!(spec.status, 100..=199 | 204 | 304) {
         head.extend_from_slice(format!("content-length: {}\r\n", body.len()).as_bytes());
     }
     if let Some(ct) = &spec.content_type {
         head.extend_from_slice(format!("content-type: {ct}\r\n").as_bytes());
-    }
-    for (name, value) in &spec.headers {
-        head.extend_from_slice(name.to_ascii_lowercase().as_bytes());
-        head.extend_from_slice(b": ");
-        head.extend_from_slice(value.as_bytes());
-        head.extend_from_slice(b"\r\n");
     }
     Reply { head, body }
 }
@@ -352,7 +356,7 @@ mod tests {
         let r = render_return(&spec);
         assert_eq!(
             r.head,
-            b"HTTP/1.1 200 OK\r\ncontent-length: 16\r\ncontent-type: text/plain\r\nx-served-by: app1\r\n".to_vec()
+            b"HTTP/1.1 200 OK\r\nx-served-by: app1\r\ncontent-length: 16\r\ncontent-type: text/plain\r\n".to_vec()
         );
         assert_eq!(r.body, b"hello from app1\n");
     }

@@ -19,11 +19,11 @@ mod response;
 use std::net::IpAddr;
 
 use rampart_cfg::model::{HttpConnMode, HttpReuse};
-use rampart_proto::h1::{Head, Method};
+use rampart_proto::h1::{Head, Method, Version};
 
 use crate::backend::{self, Reuse, ServerConn};
 use crate::buf::{Buf, HeadPair};
-use crate::errors::Origin;
+use crate::errors::StreamError;
 use crate::http::{request_conn_hdr, write_request_head, ReqEdits};
 use crate::io::{write_all, Sock};
 use crate::mux::h1::H1Conn;
@@ -54,10 +54,6 @@ pub async fn run<S: Sock>(client: &S, sess: &Session, conn: &mut H1Conn, heads: 
     if let Some(reply) = &fe.fe.http_return {
         return send_reply(client, fe, reply, head, req, keep_client).await;
     }
-    let Some(be_idx) = fe.fe.backend else {
-        return send_error(client, fe, 503).await;
-    };
-    let be = &rt.proxies[be_idx];
 
     // The request head and the body bytes already here, in one write.
     let mut body = Body::new(head.framing);
@@ -65,6 +61,13 @@ pub async fn run<S: Sock>(client: &S, sess: &Session, conn: &mut H1Conn, heads: 
         Ok(n) => n,
         Err(_) => return send_mux_error(client, fe, 400).await,
     };
+    let (method, version) = (head.method, head.version);
+    let Some(be_idx) = fe.fe.backend else {
+        req.consume(head.len + body_here);
+        let answering = Answering { method, version, keep: keep_client && body.is_done(), rest: req };
+        return send_error(client, fe, None, 503, answering).await;
+    };
+    let be = &rt.proxies[be_idx];
     let keep_server = be.http_conn_mode == HttpConnMode::KeepAlive && fe.http_conn_mode == HttpConnMode::KeepAlive;
     let upgrade = head.upgrade.is_some() && head.conn.upgrade;
     let mut out = Buf::take(rt.bufsize);
@@ -87,7 +90,8 @@ pub async fn run<S: Sock>(client: &S, sess: &Session, conn: &mut H1Conn, heads: 
         _ => backend::connect(rt, be_idx, reuse).await,
     };
     let Ok(mut sc) = server else {
-        return send_error(client, fe, 503).await;
+        let answering = Answering { method, version, keep: keep_client && body.is_done(), rest: req };
+        return send_error(client, fe, Some(be), 503, answering).await;
     };
     conn.first_done = true;
 
@@ -95,7 +99,10 @@ pub async fn run<S: Sock>(client: &S, sess: &Session, conn: &mut H1Conn, heads: 
     if write_all(&sc.stream, &out, be.timeouts.server).await.is_err() {
         match retry_on_new_conn(sess, be_idx, &sc, &out, replayable).await {
             Some(new) => sc = new,
-            None => return send_error(client, fe, 502).await,
+            None => {
+                let answering = Answering { method, version, keep: keep_client && body.is_done(), rest: req };
+                return send_error(client, fe, Some(be), 502, answering).await;
+            }
         }
     }
 
@@ -114,13 +121,15 @@ pub async fn run<S: Sock>(client: &S, sess: &Session, conn: &mut H1Conn, heads: 
     }
     drop(out);
 
-    match result {
-        Ok(end) => finish(sess, conn, be_idx, sc, end, body.is_done() && keep_server, req),
-        Err(RespError::ClientGone) => Next::Close,
-        Err(RespError::Status(code)) => send_error(client, fe, code).await,
-        Err(RespError::ServerClosedEarly) => send_error(client, fe, 502).await,
-        Err(RespError::Aborted) => Next::Close,
-    }
+    let code = match result {
+        Ok(end) => return finish(sess, conn, be_idx, sc, end, body.is_done() && keep_server, req),
+        Err(RespError::ClientGone | RespError::Aborted) => return Next::Close,
+        Err(RespError::Status(code)) => code,
+        Err(RespError::ServerClosedEarly) => 502,
+    };
+    drop(sc);
+    let answering = Answering { method, version, keep: keep_client && body.is_done(), rest: req };
+    send_error(client, fe, Some(be), code, answering).await
 }
 
 /// After a complete response: park or keep the server connection, and keep the client
@@ -225,8 +234,10 @@ fn reuse_policy(mode: HttpReuse, first_done: bool, method: Method, replayable: b
     }
 }
 
-/// The `X-Forwarded-For` header to add, if `option forwardfor` applies (frontend's,
-/// else backend's; `except` and `if-none` honoured).
+/// The `X-Forwarded-For` header to add, if `option forwardfor` applies. As HAProxy
+/// (http_process_request): enabled by the frontend or the backend; the backend's header
+/// name wins; `if-none` holds only if neither side asks to always add; a client in
+/// either side's `except` network gets no header.
 fn forwarded_for<'a>(
     fe: &'a ProxyRt,
     be: &'a ProxyRt,
@@ -234,15 +245,29 @@ fn forwarded_for<'a>(
     src: &[u8],
     head: &Head,
 ) -> Option<(&'a str, IpAddr)> {
-    let ff = fe.forwardfor.as_ref().or(be.forwardfor.as_ref())?;
+    let sides = [fe.forwardfor.as_ref(), be.forwardfor.as_ref()];
+    let header = sides[1].or(sides[0])?.header.as_str();
     let ip = sess.peer?.ip();
-    if ff.except.is_some_and(|net| net.contains(ip)) {
+    if sides.iter().flatten().any(|ff| ff.except.is_some_and(|net| net.contains(ip))) {
         return None;
     }
-    if ff.if_none && crate::http::has_header(src, head, &ff.header) {
+    let always = sides.iter().flatten().any(|ff| !ff.if_none);
+    if !always && crate::http::has_header(src, head, header) {
         return None;
     }
-    Some((ff.header.as_str(), ip))
+    Some((header, ip))
+}
+
+/// What a synthetic response (error page, `http-request return`) needs to know about
+/// the request it answers.
+struct Answering {
+    method: Method,
+    version: Version,
+    /// The client connection may stay open after the response: the client asked for it
+    /// and the whole request was read.
+    keep: bool,
+    /// Bytes received after the request (the start of the next one).
+    rest: Buf,
 }
 
 /// Answers with an `http-request return` reply.
@@ -259,36 +284,59 @@ async fn send_reply<S: Sock>(
     let here = body.take(&req[head.len..]).unwrap_or(0);
     req.consume(head.len + here);
     // The request body is not waited for: if it is not all here, the connection closes.
-    let keep = keep_client && body.is_done();
-    let mut out = Buf::take(reply.head.len() + reply.body.len() + 64);
-    out.extend_from_slice(&reply.head);
-    let conn = crate::http::response_conn_hdr(head.version, rampart_proto::h1::Version::Http11, keep, false);
-    out.extend_from_slice(match conn {
-        crate::http::ConnHdr::KeepAlive => b"connection: keep-alive\r\n".as_slice(),
-        crate::http::ConnHdr::Close => b"connection: close\r\n",
-        _ => b"",
-    });
+    let answering =
+        Answering { method: head.method, version: head.version, keep: keep_client && body.is_done(), rest: req };
+    send_response(client, fe, &reply.head, &reply.body, Version::Http11, true, answering).await
+}
+
+/// Sends a response built by rampart: `head` (status and header lines, each ending
+/// with CRLF) gets the
+/// `Connection` header this exchange needs, the body is left out for HEAD.
+async fn send_response<S: Sock>(
+    client: &S,
+    fe: &ProxyRt,
+    head: &[u8],
+    body: &[u8],
+    res_version: Version,
+    has_length: bool,
+    req: Answering,
+) -> Next {
+    let keep = req.keep && has_length;
+    let conn = crate::http::response_conn_hdr(req.version, res_version, keep, false);
+    let mut out = Buf::take(head.len() + body.len() + 64);
+    out.extend_from_slice(head);
+    out.extend_from_slice(conn.line());
     out.extend_from_slice(b"\r\n");
-    if head.method != Method::Head {
-        out.extend_from_slice(&reply.body);
+    if req.method != Method::Head {
+        out.extend_from_slice(body);
     }
     if write_all(client, &out, fe.timeouts.client).await.is_err() || !keep {
         return Next::Close;
     }
-    Next::KeepAlive(if req.is_empty() { None } else { Some(req) })
+    Next::KeepAlive(if req.rest.is_empty() { None } else { Some(req.rest) })
 }
 
-/// Sends an error page produced by the stream (502/503/504: lowercase headers) and
-/// closes the client connection.
-async fn send_error<S: Sock>(client: &S, fe: &ProxyRt, code: u16) -> Next {
-    let page = fe.errors.get(code, Origin::Stream);
-    let _ = write_all(client, &page, fe.timeouts.client).await;
-    Next::Close
+/// Sends the error page for `code` produced by the stream (502, 503, 504), the
+/// backend's `errorfile` first, then the frontend's, then HAProxy's default. Like any
+/// response it keeps the client connection when the request allows.
+async fn send_error<S: Sock>(client: &S, fe: &ProxyRt, be: Option<&ProxyRt>, code: u16, req: Answering) -> Next {
+    let pages = match be {
+        Some(be) if be.errors.is_custom(code) => &be.errors,
+        _ => &fe.errors,
+    };
+    match pages.stream(code) {
+        StreamError::Page(p) => send_response(client, fe, &p.head, &p.body, p.version, p.has_length, req).await,
+        StreamError::Raw(bytes) => {
+            let _ = write_all(client, bytes, fe.timeouts.client).await;
+            Next::Close
+        }
+        StreamError::Nothing => Next::Close,
+    }
 }
 
 /// Sends an error page as the H1 mux does (400: mixed case, `Connection: close`).
 async fn send_mux_error<S: Sock>(client: &S, fe: &ProxyRt, code: u16) -> Next {
-    let page = fe.errors.get(code, Origin::Mux);
+    let page = fe.errors.mux(code);
     let _ = write_all(client, &page, fe.timeouts.client).await;
     Next::Close
 }

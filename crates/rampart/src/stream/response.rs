@@ -69,10 +69,11 @@ pub async fn forward_response<S: Sock>(
     let until_close = res.framing == Framing::UntilClose;
     // A soft stop that began during the exchange closes the connection after it.
     let keep_client = info.keep_client && !until_close && !tunnel && !rt.global.is_stopping();
-    let conn = if tunnel && res.status == 101 {
-        ConnHdr::Upgrade
-    } else {
-        response_conn_hdr(info.version, res.version, keep_client, false)
+    // A 2xx to CONNECT announces nothing: the connection is a tunnel from now on.
+    let conn = match (tunnel, res.status) {
+        (true, 101) => ConnHdr::Upgrade,
+        (true, _) => ConnHdr::None,
+        (false, _) => response_conn_hdr(info.version, res.version, keep_client, false),
     };
 
     let mut body = if tunnel { Body::Done } else { Body::new(res.framing) };

@@ -110,7 +110,7 @@ async fn handle_signals(rt: Arc<Runtime>, state: watch::Sender<ListenState>, har
     // Soft stop: no new connection, idle keep-alive connections close, exchanges in
     // flight finish (their responses announce the close).
     rt.global.stopping.store(true, Ordering::SeqCst);
-    rt.global.stop_notify.notify_waiters();
+    // (Idle keep-alive connections notice it through their thread's timer wheel.)
     let _ = state.send(ListenState::Stopped);
     let drained = wait_for_last_connection(&rt);
     let hard_stop = async {
