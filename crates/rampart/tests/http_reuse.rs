@@ -120,8 +120,6 @@ fn a_reused_connection_failing_before_the_response_is_replaced() {
 }
 
 #[test]
-#[ignore = "rampart keeps a pooled connection the server closed until it is taken or purged (up to \
-            2 x pool-purge-delay): the idle pool does not watch its sockets (conn_pool)"]
 fn idle_server_connections_closed_by_the_server_are_released() {
     // The server closes its side of the idle connection: the proxy closes its own
     // promptly instead of keeping a half-closed socket in its pool.

@@ -13,6 +13,8 @@ use tokio::net::TcpStream;
 const MAX_IDLE_PER_SERVER: usize = 256;
 /// Idle connections not reused for this long are closed (HAProxy `pool-purge-delay`).
 pub const PURGE_DELAY: Duration = Duration::from_secs(5);
+/// How often idle connections are checked for a close by their server.
+pub const WATCH_EVERY: Duration = Duration::from_millis(100);
 
 /// A connection waiting in the pool.
 #[derive(Debug)]
@@ -74,6 +76,17 @@ pub fn purge() {
             list.retain(|c| c.round >= cutoff);
         }
         p.round += 1;
+    })
+}
+
+/// Closes the idle connections on which the server sent something (its FIN, mostly):
+/// the event loop already recorded it, so this costs no system call. Called every
+/// [`WATCH_EVERY`] by each thread, as HAProxy polls its idle connections.
+pub fn release_closed() {
+    POOL.with(|p| {
+        for list in &mut p.borrow_mut().servers {
+            list.retain(|c| !crate::io::has_pending_event(&c.stream));
+        }
     })
 }
 

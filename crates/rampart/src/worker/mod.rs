@@ -79,9 +79,14 @@ fn thread_main(socks: Vec<ThreadSocket>, rt: Arc<Runtime>, state_rx: watch::Rece
         for sock in socks {
             tokio::spawn(accept::run(sock, rt.clone(), state_rx.clone()));
         }
-        loop {
-            tokio::time::sleep(conn_pool::PURGE_DELAY).await;
-            conn_pool::purge();
+        let mut watch = tokio::time::interval(conn_pool::WATCH_EVERY);
+        let per_purge = (conn_pool::PURGE_DELAY.as_millis() / conn_pool::WATCH_EVERY.as_millis()).max(1);
+        for round in 1u128.. {
+            watch.tick().await;
+            conn_pool::release_closed();
+            if round % per_purge == 0 {
+                conn_pool::purge();
+            }
         }
     });
 }
