@@ -130,7 +130,7 @@ fn server_timeout_gives_504() {
     let resp = c.get("/slow").unwrap();
     let took = t.elapsed();
     assert_eq!(show(&resp.raw), show(&page_kept(HEAD_504, BODY_504)));
-    assert!(took >= Duration::from_millis(180) && took < Duration::from_millis(550), "504 after {took:?}");
+    assert!(took >= Duration::from_millis(180) && took < Duration::from_millis(1000), "504 after {took:?}");
     still_serves_on(&mut c);
 }
 
