@@ -94,10 +94,12 @@ pub struct Activity {
 }
 
 impl Activity {
-    fn bump(&self) {
+    /// Records that bytes moved.
+    pub(crate) fn bump(&self) {
         self.moves.fetch_add(1, Ordering::Relaxed);
     }
-    fn get(&self) -> u64 {
+    /// A counter that changes whenever bytes moved.
+    pub(crate) fn get(&self) -> u64 {
         self.moves.load(Ordering::Relaxed)
     }
     /// Marks that one direction reached its end of stream.

@@ -135,17 +135,10 @@ fn get_with_keep_alive() {
 
 #[test]
 fn post_with_content_length() {
+    let post = "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Type: text/plain\r\nContent-Length: 11\r\n\r\nhello world";
     run_same(
         &diff(CFG),
-        |p| {
-            exchange(
-            p,
-            &[(
-                "POST",
-                "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Type: text/plain\r\nContent-Length: 11\r\n\r\nhello world",
-            )],
-        )
-        },
+        |p| exchange(p, &[("POST", post)]),
         |got| assert_eq!(got[0].as_ref().map(|r| r.body.clone()), Ok(b"hello world".to_vec())),
     );
 }

@@ -130,8 +130,24 @@ fn server_timeout_gives_504() {
     let resp = c.get("/slow").unwrap();
     let took = t.elapsed();
     assert_eq!(show(&resp.raw), show(&page_kept(HEAD_504, BODY_504)));
-    assert!(took >= Duration::from_millis(180) && took < Duration::from_millis(550), "504 after {took:?}");
+    assert!(took >= Duration::from_millis(180) && took < Duration::from_millis(1000), "504 after {took:?}");
     still_serves_on(&mut c);
+}
+
+#[test]
+fn client_pausing_in_its_upload_gets_504_at_timeout_server() {
+    // As haproxy: once the request is on its way, the server timeout governs; a body
+    // that stops coming gets the 504, and the connection closes (the request is unfinished).
+    let s1 = path_backend();
+    let cfg = listen_cfg("  timeout client 100ms\n  timeout server 400ms\n", "", &["s1"]);
+    let proxy = start(&cfg, &[("s1", s1.addr())]);
+    let mut c = client(&proxy);
+    let t = Instant::now();
+    c.send("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\nhello").unwrap();
+    assert_eq!(show(&read_all(&mut c)), show(&page_closing(HEAD_504, BODY_504)));
+    let took = t.elapsed();
+    assert!(took >= Duration::from_millis(350) && took < Duration::from_millis(1500), "504 after {took:?}");
+    still_serves(&proxy);
 }
 
 #[test]

@@ -251,3 +251,24 @@ fn chunked_in_http10_closes_after_the_response() {
     assert!(got.ends_with(b"\r\n\r\nhi"), "{}", show(&got));
     assert_eq!(s1.wait_requests(1)[0].body, b"hi");
 }
+
+#[test]
+fn invalid_chunk_after_the_head_was_forwarded_gets_400() {
+    // The head and a valid chunk went to the server; the next chunk size is garbage. No
+    // response started: the client gets haproxy's 400 (as the stream sends it, lowercase,
+    // closing), and the server never sees the invalid bytes.
+    let s1 = RawBackend::start(vec![Step::expect_until("hello\r\n"), Step::ReadToEnd]);
+    let proxy = start(&listen_cfg("", "", &["s1"]), &[("s1", s1.addr())]);
+    let mut c = client(&proxy);
+    c.send("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n").unwrap();
+    rampart_testkit::eventually!(s1.received().first().is_some_and(|r| r.ends_with(b"hello\r\n")));
+    c.send("zz\r\n").unwrap();
+    let page = "HTTP/1.1 400 Bad request\r\ncontent-length: 90\r\ncache-control: no-cache\r\ncontent-type: text/html\r\n\
+                connection: close\r\n\r\n<html><body><h1>400 Bad request</h1>\nYour browser sent an invalid request.\n</body></html>\n";
+    assert_eq!(show(&read_all(&mut c)), page);
+    let conns = s1.wait_finished(1);
+    assert_eq!(
+        conns[0].received_str(),
+        "POST / HTTP/1.1\r\nhost: a\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n"
+    );
+}

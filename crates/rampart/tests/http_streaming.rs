@@ -182,3 +182,20 @@ fn slow_client_upload_and_fast_response_do_not_block_each_other() {
     assert_eq!(resp.body, b"early");
     assert_eq!(s1.received()[0], b"POST / HTTP/1.1\r\nhost: a\r\ncontent-length: 6\r\n\r\nab");
 }
+
+#[test]
+fn an_upload_slower_than_timeout_server_is_not_cut() {
+    // The server answers once the whole body is in; sending it takes 3 x timeout server.
+    // Bytes reaching the server are server activity: no 504.
+    let s1 = HttpBackend::builder("s1").respond(|req| Reply::ok().body(req.body.clone())).start();
+    let proxy = start(&listen_cfg("  timeout server 200ms\n", "", &["s1"]), &[("s1", s1.addr())]);
+    let mut c = client(&proxy);
+    let mut pieces = vec![b"POST /slow HTTP/1.1\r\nHost: a\r\nContent-Length: 6\r\n\r\n".to_vec()];
+    pieces.extend((0..6).map(|i| vec![b'0' + i]));
+    for piece in &pieces {
+        c.send(piece).unwrap();
+        thread::sleep(EVERY);
+    }
+    let resp = c.read_response().unwrap();
+    assert_eq!((resp.status, resp.body.as_slice()), (200, b"012345".as_slice()));
+}

@@ -77,7 +77,8 @@ pub enum BodyError {
 
 /// Forwards the rest of a body from `from` to `to`. `buf` is scratch space that may
 /// already hold bytes read from `from` beyond what was forwarded (they are processed
-/// first); on return it holds the bytes read past the end of the body.
+/// first); on return it holds the bytes read past the end of the body. `activity` is
+/// bumped whenever bytes reach `to`.
 pub async fn forward_rest<A: Sock, B: Sock>(
     from: &A,
     to: &B,
@@ -85,12 +86,14 @@ pub async fn forward_rest<A: Sock, B: Sock>(
     buf: &mut Vec<u8>,
     read_timeout: Option<Duration>,
     write_timeout: Option<Duration>,
+    activity: &Activity,
 ) -> Result<(), BodyError> {
     loop {
         if !buf.is_empty() {
             let n = body.take(buf).map_err(BodyError::Framing)?;
             if n > 0 {
                 write_all(to, &buf[..n], write_timeout).await.map_err(BodyError::To)?;
+                activity.bump();
                 buf.drain(..n);
             }
         }
@@ -98,7 +101,7 @@ pub async fn forward_rest<A: Sock, B: Sock>(
             Body::Done => return Ok(()),
             Body::Length(left) if *left >= SPLICE_MIN && buf.is_empty() => {
                 let t = DirTimeouts { read: read_timeout, write: write_timeout, fin: None };
-                let moved = forward(from, to, Some(*left), t, &Activity::default()).await.map_err(BodyError::From)?;
+                let moved = forward(from, to, Some(*left), t, activity).await.map_err(BodyError::From)?;
                 *left -= moved;
                 if *left == 0 {
                     *body = Body::Done;
@@ -107,7 +110,7 @@ pub async fn forward_rest<A: Sock, B: Sock>(
             }
             Body::UntilClose if buf.is_empty() => {
                 let t = DirTimeouts { read: read_timeout, write: write_timeout, fin: None };
-                forward(from, to, None, t, &Activity::default()).await.map_err(BodyError::From)?;
+                forward(from, to, None, t, activity).await.map_err(BodyError::From)?;
                 *body = Body::Done;
                 return Ok(());
             }

@@ -17,6 +17,7 @@ pub mod body;
 mod response;
 
 use std::net::IpAddr;
+use std::sync::atomic::Ordering;
 
 use rampart_cfg::model::{HttpConnMode, HttpReuse};
 use rampart_proto::h1::{Head, Method, Version};
@@ -29,7 +30,7 @@ use crate::io::{write_all, Sock};
 use crate::mux::h1::H1Conn;
 use crate::proxy::{ProxyRt, Reply};
 use crate::session::Session;
-use body::{forward_rest, Body};
+use body::{forward_rest, Body, BodyError};
 use response::{forward_response, RespEnd, RespError};
 
 /// What the client connection does after an exchange.
@@ -106,7 +107,9 @@ pub async fn run<S: Sock>(client: &S, sess: &Session, conn: &mut H1Conn, heads: 
         }
     }
 
-    let info = response::ReqInfo { method: head.method, version: head.version, upgrade, keep_client };
+    let progress = response::Progress::default();
+    let info =
+        response::ReqInfo { method: head.method, version: head.version, upgrade, keep_client, progress: &progress };
     let mut result = if body.is_done() {
         forward_response(client, &sc.stream, &mut heads.res, info, sess, be_idx, &req).await
     } else {
@@ -161,12 +164,17 @@ fn finish(
 /// The request body still streams in while the response may already come back (a
 /// server may answer before reading everything). If the response ends first, the
 /// connections cannot be reused: the exchange ends with a close.
+///
+/// As in HAProxy, `timeout server` bounds this phase (restarted by every body byte the
+/// server receives), not `timeout client`: a client pausing in its upload gets a 504
+/// when the server timeout strikes. An invalid chunk gets a 400 if nothing of the
+/// response was sent yet.
 #[allow(clippy::too_many_arguments)]
 async fn forward_request_and_response<S: Sock>(
     client: &S,
     sc: &ServerConn,
     res: &mut Head,
-    info: response::ReqInfo,
+    info: response::ReqInfo<'_>,
     sess: &Session,
     be_idx: usize,
     body: &mut Body,
@@ -174,7 +182,8 @@ async fn forward_request_and_response<S: Sock>(
 ) -> Result<RespEnd, RespError> {
     let fe = &sess.rt.proxies[sess.fe];
     let be = &sess.rt.proxies[be_idx];
-    let up = forward_rest(client, &sc.stream, body, req, fe.timeouts.client, be.timeouts.server);
+    let client_timeout = if be.timeouts.server.is_some() { None } else { fe.timeouts.client };
+    let up = forward_rest(client, &sc.stream, body, req, client_timeout, be.timeouts.server, &info.progress.upload);
     let down = forward_response(client, &sc.stream, res, info, sess, be_idx, &[]);
     tokio::pin!(up, down);
     let mut up_done = false;
@@ -190,8 +199,12 @@ async fn forward_request_and_response<S: Sock>(
             }
             r = &mut up, if !up_done => {
                 up_done = true;
-                if r.is_err() {
-                    return Err(RespError::Aborted);
+                match r {
+                    Ok(()) => {}
+                    Err(BodyError::Framing(_)) if !info.progress.answered.load(Ordering::Relaxed) => {
+                        return Err(RespError::Status(400))
+                    }
+                    Err(_) => return Err(RespError::Aborted),
                 }
             }
         }

@@ -4,6 +4,7 @@
 //! successful upgrade. HAProxy counterpart: http_wait_for_response() and
 //! http_response_forward_body() in http_ana.c.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use rampart_proto::h1::{parse_response, Framing, H1Error, Head, Method, Version};
@@ -18,13 +19,26 @@ use crate::splice::{forward, Activity, DirTimeouts};
 
 /// What the response side needs to know about the request.
 #[derive(Debug, Clone, Copy)]
-pub struct ReqInfo {
+pub struct ReqInfo<'a> {
     pub method: Method,
     pub version: Version,
     /// The client asked to upgrade (`Connection: upgrade` + `Upgrade`).
     pub upgrade: bool,
     /// The client connection may stay open after this exchange.
     pub keep_client: bool,
+    pub progress: &'a Progress,
+}
+
+/// What the two halves of an exchange learn from each other while a request body
+/// still streams to the server.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Moves whenever request body bytes reach the server: as for HAProxy, a server
+    /// receiving a (slow) upload is not idle, so `timeout server` restarts.
+    pub upload: Activity,
+    /// Set once something of the response was sent to the client: an error page can
+    /// no longer be sent.
+    pub answered: AtomicBool,
 }
 
 /// How a forwarded response ended.
@@ -52,7 +66,7 @@ pub async fn forward_response<S: Sock>(
     client: &S,
     server: &TcpStream,
     res: &mut Head,
-    info: ReqInfo,
+    info: ReqInfo<'_>,
     sess: &Session,
     be_idx: usize,
     client_pending: &[u8],
@@ -82,6 +96,7 @@ pub async fn forward_response<S: Sock>(
     write_response_head(&mut out, &buf, res, conn);
     out.extend_from_slice(&buf[res.len..res.len + here]);
     buf.consume(res.len + here);
+    info.progress.answered.store(true, Ordering::Relaxed);
     write_all(client, &out, t_client).await.map_err(|_| RespError::ClientGone)?;
     drop(out);
 
@@ -89,7 +104,7 @@ pub async fn forward_response<S: Sock>(
         run_tunnel(client, server, &buf, client_pending, sess, be_idx).await;
         return Ok(RespEnd { keep_client: false, server_reusable: false });
     }
-    match forward_rest(server, client, &mut body, &mut buf, t_server, t_client).await {
+    match forward_rest(server, client, &mut body, &mut buf, t_server, t_client, &Activity::default()).await {
         Ok(()) => {}
         Err(BodyError::To(_)) => return Err(RespError::ClientGone),
         Err(BodyError::From(_) | BodyError::Framing(_)) => return Err(RespError::Aborted),
@@ -107,24 +122,26 @@ async fn read_final_head<S: Sock>(
     server: &TcpStream,
     buf: &mut Buf,
     res: &mut Head,
-    info: ReqInfo,
+    info: ReqInfo<'_>,
     max_head: usize,
     t_server: Option<Duration>,
     t_client: Option<Duration>,
 ) -> Result<(), RespError> {
     loop {
-        read_head(server, buf, res, info.method, max_head, t_server).await?;
+        read_head(server, buf, res, info.method, max_head, t_server, &info.progress.upload).await?;
         if res.status >= 200 || res.status == 101 {
             return Ok(());
         }
         let mut out = Buf::take(res.len + 16);
         write_response_head(&mut out, buf, res, ConnHdr::None);
+        info.progress.answered.store(true, Ordering::Relaxed);
         write_all(client, &out, t_client).await.map_err(|_| RespError::ClientGone)?;
         buf.consume(res.len);
     }
 }
 
-/// Reads one response head into `res` (bytes in `buf`).
+/// Reads one response head into `res` (bytes in `buf`). `timeout` is the server's
+/// inactivity: request bytes still reaching it (`upload`) count as activity.
 async fn read_head(
     server: &TcpStream,
     buf: &mut Buf,
@@ -132,6 +149,7 @@ async fn read_head(
     method: Method,
     max_head: usize,
     timeout: Option<Duration>,
+    upload: &Activity,
 ) -> Result<(), RespError> {
     loop {
         if !buf.is_empty() {
@@ -142,10 +160,12 @@ async fn read_head(
             }
         }
         let empty = buf.is_empty();
+        let seen = upload.get();
         match read_some(server, buf.vec(), timeout).await {
             Ok(0) if empty => return Err(RespError::ServerClosedEarly),
             Ok(0) => return Err(RespError::Status(502)),
             Ok(_) => {}
+            Err(IoError::Timeout) if upload.get() != seen => {}
             Err(IoError::Timeout) => return Err(RespError::Status(504)),
             Err(_) if empty => return Err(RespError::ServerClosedEarly),
             Err(_) => return Err(RespError::Status(502)),
