@@ -22,7 +22,10 @@ pub const BINARY_ENV: &str = "RAMPART_IT_BINARY";
 
 /// The binary under test.
 pub fn binary() -> PathBuf {
-    std::env::var_os(BINARY_ENV).map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_rampart")), PathBuf::from)
+    match std::env::var_os(BINARY_ENV) {
+        Some(path) if !path.is_empty() => PathBuf::from(path),
+        _ => PathBuf::from(env!("CARGO_BIN_EXE_rampart")),
+    }
 }
 
 /// Whether the binary under test is HAProxy (for the rare place where only the wording
