@@ -38,6 +38,8 @@ pub struct BoundSocket {
     pub family: Family,
     /// `backlog` passed to listen() (and to re-listen after a pause).
     pub backlog: i32,
+    /// Adopted (`fd@N`) rather than bound here: never disconnected on pause.
+    pub inherited: bool,
     /// One socket per thread (`SO_REUSEPORT`), or a single one shared by all threads.
     pub fds: Vec<OwnedFd>,
 }
@@ -49,7 +51,8 @@ impl Listeners {
         let mut threads: Vec<Vec<ThreadSocket>> = (0..nbthread.max(1)).map(|_| Vec::new()).collect();
         let n = threads.len();
         for b in self.sockets {
-            let ts = |fd| ThreadSocket { proxy: b.proxy, family: b.family, backlog: b.backlog, fd };
+            let ts =
+                |fd| ThreadSocket { proxy: b.proxy, family: b.family, backlog: b.backlog, inherited: b.inherited, fd };
             let mut fds = b.fds.into_iter();
             if fds.len() == 1 {
                 let Some(fd) = fds.next() else { continue };
@@ -73,6 +76,7 @@ pub struct ThreadSocket {
     pub proxy: usize,
     pub family: Family,
     pub backlog: i32,
+    pub inherited: bool,
     pub fd: OwnedFd,
 }
 
@@ -116,7 +120,10 @@ pub fn bind_all(cfg: &Config, nbthread: usize) -> Result<Listeners, BindError> {
                     ListenAddr::Fd(n) => adopt(*n, &mut adopted).map(|(family, fd)| (family, vec![fd])),
                 };
                 match bound {
-                    Ok((family, fds)) => out.sockets.push(BoundSocket { proxy: idx, family, backlog, fds }),
+                    Ok((family, fds)) => {
+                        let inherited = matches!(addr, ListenAddr::Fd(_));
+                        out.sockets.push(BoundSocket { proxy: idx, family, backlog, inherited, fds });
+                    }
                     Err((step, e)) => {
                         let what = if matches!(step, Step::Listen) { "Starting" } else { "Binding" };
                         errors.push(format!(

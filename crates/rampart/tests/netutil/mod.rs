@@ -82,6 +82,8 @@ pub fn probe_echo(addr: SocketAddr, wait: Duration) -> Probe {
     let mut s = match connect(addr, wait) {
         Ok(s) => s,
         Err(e) if e.kind() == ErrorKind::ConnectionRefused => return Probe::Refused,
+        // Accepted by the kernel, then reset: a listener closing or pausing meanwhile.
+        Err(e) if e.kind() == ErrorKind::ConnectionReset => return Probe::Closed,
         Err(e) => panic!("connect {addr}: {e}"),
     };
     if s.write_all(b"probe\n").is_err() {
@@ -92,6 +94,15 @@ pub fn probe_echo(addr: SocketAddr, wait: Duration) -> Probe {
         Ok(got) => panic!("unexpected echo {got:?}"),
         Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => Probe::Held,
         Err(_) => Probe::Closed,
+    }
+}
+
+/// Whether a connection to `addr` is refused (nothing listens there any more).
+pub fn refused(addr: SocketAddr) -> bool {
+    match TcpStream::connect_timeout(&addr, Duration::from_secs(2)) {
+        Ok(_) => false,
+        Err(e) if e.kind() == ErrorKind::ConnectionRefused => true,
+        Err(e) => panic!("connect {addr}: {e}"),
     }
 }
 
