@@ -304,3 +304,92 @@ fn echo_session_manual(proxy: &Running, server: &ManualServer) -> (std::net::Tcp
     assert_eq!(read_exact_within(&mut srv, 1, Duration::from_secs(5)).unwrap(), b"1");
     (client, srv)
 }
+
+/// A `listen fe1` with `lines` (each a whole indented line) and servers s1, s2.
+fn start_two(s1: std::net::SocketAddr, s2: std::net::SocketAddr, lines: &str) -> Running {
+    proxy()
+        .listener("fe1")
+        .backend("s1", s1)
+        .backend("s2", s2)
+        .config(&format!("{}listen fe1\n  bind fd@${{fe1}}\n{lines}", netutil::tcp_defaults("")))
+        .start()
+        .unwrap()
+}
+
+#[test]
+fn redispatch_moves_the_last_retry_to_another_server() {
+    let s2 = RawBackend::start(vec![Step::send("s2"), Step::Close]);
+    let proxy = start_two(
+        closed_port(),
+        s2.addr(),
+        "  retries 2\n  option redispatch\n  timeout connect 100ms\n\
+         server s1 ${s1_addr}:${s1_port}\n  server s2 ${s2_addr}:${s2_port}\n",
+    );
+    // Whichever server the rotation starts with, every client ends up on s2.
+    for _ in 0..2 {
+        let mut c = RawClient::connect(proxy.addr("fe1")).unwrap();
+        assert_eq!(c.read_to_end().unwrap(), b"s2");
+    }
+}
+
+#[test]
+fn without_redispatch_the_retries_stay_on_the_refusing_server() {
+    let s2 = RawBackend::start(vec![Step::send("s2"), Step::Close]);
+    let proxy = start_two(
+        closed_port(),
+        s2.addr(),
+        "  retries 2\n  timeout connect 100ms\n  server s1 ${s1_addr}:${s1_port}\n  server s2 ${s2_addr}:${s2_port}\n",
+    );
+    // Round robin: one of two clients lands on s1 and is closed without data.
+    let got: Vec<Vec<u8>> = (0..2)
+        .map(|_| {
+            let mut c = RawClient::connect(proxy.addr("fe1")).unwrap();
+            c.read_to_end().unwrap()
+        })
+        .collect();
+    let mut sorted = got.clone();
+    sorted.sort();
+    assert_eq!(sorted, [b"".to_vec(), b"s2".to_vec()], "{got:?}");
+}
+
+#[test]
+fn backup_server_takes_over_only_when_no_active_server_is_enabled() {
+    let active = RawBackend::start(vec![Step::send("active"), Step::Close]);
+    let backup = RawBackend::start(vec![Step::send("backup"), Step::Close]);
+    let proxy = start_two(
+        active.addr(),
+        backup.addr(),
+        "  server s1 ${s1_addr}:${s1_port}\n  server s2 ${s2_addr}:${s2_port} backup\n",
+    );
+    for _ in 0..3 {
+        assert_eq!(RawClient::connect(proxy.addr("fe1")).unwrap().read_to_end().unwrap(), b"active");
+    }
+    drop(proxy);
+    let proxy = start_two(
+        active.addr(),
+        backup.addr(),
+        "  server s1 ${s1_addr}:${s1_port} disabled\n  server s2 ${s2_addr}:${s2_port} backup\n",
+    );
+    for _ in 0..2 {
+        assert_eq!(RawClient::connect(proxy.addr("fe1")).unwrap().read_to_end().unwrap(), b"backup");
+    }
+}
+
+#[test]
+fn a_full_active_server_queues_rather_than_using_the_backup() {
+    let server = ManualServer::start();
+    let backup = RawBackend::start(vec![Step::send("backup"), Step::Close]);
+    let proxy = start_two(
+        server.addr(),
+        backup.addr(),
+        "  timeout queue 5s\n  server s1 ${s1_addr}:${s1_port} maxconn 1\n  server s2 ${s2_addr}:${s2_port} backup\n",
+    );
+    let (first, first_srv) = echo_session_manual(&proxy, &server);
+    let mut second = netutil::connect(proxy.addr("fe1"), Duration::from_secs(5)).unwrap();
+    assert!(read_exact_within(&mut second, 1, Duration::from_millis(300)).is_err(), "sent to the backup");
+    assert!(backup.connections().is_empty());
+    drop((first, first_srv));
+    let mut srv = server.accept();
+    srv.write_all(b"active").unwrap();
+    assert_eq!(read_exact_within(&mut second, 6, Duration::from_secs(5)).unwrap(), b"active");
+}
