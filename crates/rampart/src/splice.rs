@@ -195,18 +195,21 @@ pub async fn forward<A: Sock, B: Sock>(
 async fn wait_input<A: Sock>(from: &A, t: &DirTimeouts, activity: &Activity) -> Result<(), IoError> {
     loop {
         let seen = activity.get();
-        let ended = activity.ended_notify.notified();
-        tokio::pin!(ended);
-        ended.as_mut().enable();
-        let switch_to_fin = t.fin.is_some() && !activity.other_ended();
-        let waited = with_timeout(t.read(activity), from.readable());
-        let res = if switch_to_fin {
+        let res = if t.fin.is_some() && !activity.other_ended() {
+            // PERF: only a tunnel with a half-closed timeout registers for the end of
+            // the other direction (registering takes the Notify's lock).
+            let ended = activity.ended_notify.notified();
+            tokio::pin!(ended);
+            ended.as_mut().enable();
+            if activity.other_ended() {
+                continue;
+            }
             tokio::select! {
-                res = waited => res,
+                res = with_timeout(t.read(activity), from.readable()) => res,
                 () = ended => continue,
             }
         } else {
-            waited.await
+            with_timeout(t.read(activity), from.readable()).await
         };
         match res {
             Err(IoError::Timeout) if activity.get() != seen => continue,
