@@ -102,6 +102,8 @@ pub fn refused(addr: SocketAddr) -> bool {
     match TcpStream::connect_timeout(&addr, Duration::from_secs(2)) {
         Ok(_) => false,
         Err(e) if e.kind() == ErrorKind::ConnectionRefused => true,
+        // Accepted by the kernel, then reset as the listener closed: not refused yet.
+        Err(e) if e.kind() == ErrorKind::ConnectionReset => false,
         Err(e) => panic!("connect {addr}: {e}"),
     }
 }
