@@ -113,8 +113,6 @@ fn sigusr1_soft_stop_finishes_the_request_in_flight_then_exits() {
 }
 
 #[test]
-#[ignore = "mux/h1.rs: wait_next_request wakes on the readiness left by the previous request, \
-            then waits in read_request_head (timeout http-request), where a soft stop is not seen"]
 fn sigusr1_soft_stop_closes_idle_keep_alive_connections_at_once() {
     let (mut proxy, _backend) = start_http_slow_server();
     let mut idle = RawClient::connect(proxy.addr("fe1")).unwrap();
