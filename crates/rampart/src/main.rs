@@ -417,7 +417,7 @@ fn bind_listeners(
                 }
             }
             Err(err) => {
-                rep.alert(&err.0);
+                err.0.iter().for_each(|msg| rep.alert(msg));
                 rep.alert(&format!("[{argv0}.main()] Some protocols failed to start their listeners! Exiting."));
                 old.resume();
                 return None;

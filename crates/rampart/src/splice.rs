@@ -12,8 +12,10 @@ use std::time::Duration;
 
 use nix::fcntl::{splice, OFlag, SpliceFFlags};
 use tokio::io::Interest;
+use tokio::sync::Notify;
 
 use crate::io::{with_timeout, IoError, Sock};
+use crate::proxy::Timeouts;
 
 /// Most bytes moved by one splice call (the default pipe capacity).
 const SPLICE_MAX: usize = 64 * 1024;
@@ -71,8 +73,10 @@ pub struct DirTimeouts {
     pub read: Option<Duration>,
     /// Inactivity allowed while waiting for the destination to accept bytes.
     pub write: Option<Duration>,
-    /// Replaces both once the other direction has ended (`timeout client-fin` /
-    /// `server-fin`: the peer that closed must not keep the session forever).
+    /// Replaces `read` once the other direction has ended, i.e. once the source was
+    /// sent a FIN: the source's half-closed timeout (`timeout client-fin` for the
+    /// client, `server-fin` for the server), so that a peer told to close cannot keep
+    /// the session forever. The clock restarts when the other direction ends.
     pub fin: Option<Duration>,
 }
 
@@ -80,9 +84,23 @@ impl DirTimeouts {
     fn read(&self, activity: &Activity) -> Option<Duration> {
         self.fin.filter(|_| activity.other_ended()).or(self.read)
     }
-    fn write(&self, activity: &Activity) -> Option<Duration> {
-        self.fin.filter(|_| activity.other_ended()).or(self.write)
-    }
+}
+
+/// The two directions of a tunnel (TCP mode, or HTTP once upgraded): `(client to
+/// server, server to client)`. As in HAProxy (stream.c, process_stream), `timeout
+/// tunnel` (from the backend) supersedes the client and server timeouts, and once a
+/// side was sent a FIN its read timeout becomes its half-closed timeout: `client-fin`
+/// (frontend) for the client, `server-fin` (backend) for the server (stconn.c,
+/// sc_app_shutw).
+///
+/// COMPAT: HAProxy also uses the half-closed timeout of a side to write to it once the
+/// *other* side closed; here writes keep the client/server (or tunnel) timeout.
+pub fn tunnel_timeouts(fe: &Timeouts, be: &Timeouts) -> (DirTimeouts, DirTimeouts) {
+    let tunnel = be.tunnel;
+    let (client, server) = (tunnel.or(fe.client), tunnel.or(be.server));
+    let up = DirTimeouts { read: client, write: server, fin: fe.client_fin };
+    let down = DirTimeouts { read: server, write: client, fin: be.server_fin };
+    (up, down)
 }
 
 /// Activity shared by the two directions of a tunnel: a direction waiting for input
@@ -91,6 +109,9 @@ impl DirTimeouts {
 pub struct Activity {
     moves: AtomicU64,
     ended: std::sync::atomic::AtomicBool,
+    /// Wakes the other direction when one ends, so that it switches to its `fin`
+    /// timeout while it waits.
+    ended_notify: Notify,
 }
 
 impl Activity {
@@ -105,6 +126,7 @@ impl Activity {
     /// Marks that one direction reached its end of stream.
     fn end(&self) {
         self.ended.store(true, Ordering::Relaxed);
+        self.ended_notify.notify_waiters();
     }
     /// Whether a direction ended (seen by the other one: its peer half-closed).
     fn other_ended(&self) -> bool {
@@ -151,7 +173,7 @@ pub async fn forward<A: Sock, B: Sock>(
                     }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                         drop(p); // an empty pipe goes back to the pool while we wait
-                        wait_input(from, t.read(activity), activity).await?;
+                        wait_input(from, &t, activity).await?;
                         continue;
                     }
                     Err(e) => return Err(e.into()),
@@ -164,17 +186,34 @@ pub async fn forward<A: Sock, B: Sock>(
                 moved += n as u64;
                 activity.bump();
             }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => with_timeout(t.write(activity), to.writable()).await?,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => with_timeout(t.write, to.writable()).await?,
             Err(e) => return Err(e.into()),
         }
     }
 }
 
-/// Waits for input; a timeout only counts if the other direction was idle too.
-async fn wait_input<A: Sock>(from: &A, timeout: Option<Duration>, activity: &Activity) -> Result<(), IoError> {
+/// Waits for input; a timeout only counts if the other direction was idle too. When the
+/// other direction ends meanwhile, the wait starts again under the `fin` timeout.
+async fn wait_input<A: Sock>(from: &A, t: &DirTimeouts, activity: &Activity) -> Result<(), IoError> {
     loop {
         let seen = activity.get();
-        match with_timeout(timeout, from.readable()).await {
+        let res = if t.fin.is_some() && !activity.other_ended() {
+            // PERF: only a tunnel with a half-closed timeout registers for the end of
+            // the other direction (registering takes the Notify's lock).
+            let ended = activity.ended_notify.notified();
+            tokio::pin!(ended);
+            ended.as_mut().enable();
+            if activity.other_ended() {
+                continue;
+            }
+            tokio::select! {
+                res = with_timeout(t.read(activity), from.readable()) => res,
+                () = ended => continue,
+            }
+        } else {
+            with_timeout(t.read(activity), from.readable()).await
+        };
+        match res {
             Err(IoError::Timeout) if activity.get() != seen => continue,
             other => return other,
         }

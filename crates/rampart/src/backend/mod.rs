@@ -1,7 +1,9 @@
 //! Pick a server, then reuse an idle connection to it or open a new one, retrying as
-//! `retries` and `option redispatch` say.
+//! `retries` and `option redispatch` say. When every server is at its `maxconn`, the
+//! stream waits in the backend queue for up to `timeout queue`.
 //! HAProxy counterpart: backend.c (assign_server, connect_server, the connection
-//! retry logic of back_handle_st_cer), queue.c (not yet: a full server is skipped).
+//! retry logic of back_handle_st_cer), queue.c (the backend queue only: no per-server
+//! queue, no `maxqueue`, and no priority of queued streams over new ones).
 
 use std::io;
 use std::net::SocketAddr;
@@ -11,7 +13,7 @@ use std::time::Duration;
 
 use tokio::net::{TcpSocket, TcpStream};
 
-use crate::conn_pool;
+use crate::conn_pool::{self, IdleConn};
 use crate::io::idle_conn_alive;
 use crate::proxy::{ProxyRt, Runtime, ServerRt};
 
@@ -47,7 +49,12 @@ impl Busy {
 
 impl Drop for Busy {
     fn drop(&mut self) {
-        self.rt.proxies[self.be].be.servers[self.srv].cur_conns.fetch_sub(1, Ordering::Relaxed);
+        let be = &self.rt.proxies[self.be].be;
+        let server = &be.servers[self.srv];
+        server.cur_conns.fetch_sub(1, Ordering::Relaxed);
+        if server.maxconn.is_some() {
+            be.queue.notify_waiters();
+        }
     }
 }
 
@@ -66,6 +73,8 @@ pub enum ConnectError {
     NoServer,
     /// Every attempt failed: 503 (HAProxy answers 503 after the retries, whatever the cause).
     Failed,
+    /// Every server stayed at its `maxconn` for `timeout queue`: 503.
+    QueueTimeout,
 }
 
 /// Which idle connections a request may take (the `http-reuse` decision).
@@ -77,18 +86,24 @@ pub enum Reuse {
     MinUses(u32),
 }
 
-/// Picks a server of backend `be` with its load-balancing algorithm. Backup servers
-/// are used only when no active server is usable (the first usable one, as HAProxy
-/// does without `option allbackups`). `avoid` is skipped when another server is usable.
+/// Picks a server of backend `be` with its load-balancing algorithm, among the active
+/// servers below their `maxconn`. As in HAProxy, backup servers are used only when no
+/// active server is enabled (the first usable one, without `option allbackups`): active
+/// servers that are merely full make the stream wait in the queue instead. `avoid` is
+/// skipped when another server is usable.
 pub fn pick_server(be: &ProxyRt, avoid: Option<usize>) -> Option<usize> {
     let servers = &be.be.servers;
-    let active = |i: usize| !servers[i].backup && servers[i].usable();
+    let enabled = |i: usize| !servers[i].backup && !servers[i].disabled;
+    let active = |i: usize| enabled(i) && servers[i].usable();
     if let Some(avoid) = avoid {
         if let Some(s) = be.be.lb.pick(|i| i != avoid && active(i)) {
             return Some(s);
         }
     }
-    be.be.lb.pick(active).or_else(|| servers.iter().position(|s| s.backup && s.usable()))
+    if (0..servers.len()).any(enabled) {
+        return be.be.lb.pick(active);
+    }
+    servers.iter().position(|s| s.backup && s.usable())
 }
 
 /// Gets a connection to a server of backend `be`: an idle one when `reuse` allows, or a
@@ -97,24 +112,25 @@ pub fn pick_server(be: &ProxyRt, avoid: Option<usize>) -> Option<usize> {
 /// server after an immediate failure.
 pub async fn connect(rt: &Arc<Runtime>, be_idx: usize, reuse: Reuse) -> Result<ServerConn, ConnectError> {
     let be = &rt.proxies[be_idx];
-    let mut srv = pick_server(be, None).ok_or(ConnectError::NoServer)?;
+    let (mut srv, mut busy) = assign_server(rt, be_idx).await?;
     if let Reuse::MinUses(min) = reuse {
-        if let Some(conn) = take_idle(rt, be_idx, srv, min) {
-            return Ok(conn);
+        if let Some(idle) = take_idle(&be.be.servers[srv], min) {
+            return Ok(ServerConn { stream: idle.stream, srv, uses: idle.uses, from_pool: true, _busy: busy });
         }
     }
     let attempts = be.retries + 1;
     for attempt in 1..=attempts {
         let server = &be.be.servers[srv];
         match connect_addr(server.addr, be.timeouts.connect).await {
-            Ok(stream) => {
-                return Ok(ServerConn { stream, srv, uses: 0, from_pool: false, _busy: Busy::new(rt, be_idx, srv) })
-            }
+            Ok(stream) => return Ok(ServerConn { stream, srv, uses: 0, from_pool: false, _busy: busy }),
             Err(timed_out) if attempt < attempts => {
                 let redispatch = be.redispatch && attempt + 1 == attempts;
                 let next = if redispatch { pick_server(be, Some(srv)).unwrap_or(srv) } else { srv };
                 if next == srv && !timed_out {
                     tokio::time::sleep(turnaround(be.timeouts.connect)).await;
+                }
+                if next != srv {
+                    busy = Busy::new(rt, be_idx, next);
                 }
                 srv = next;
             }
@@ -122,6 +138,33 @@ pub async fn connect(rt: &Arc<Runtime>, be_idx: usize, reuse: Reuse) -> Result<S
         }
     }
     Err(ConnectError::Failed)
+}
+
+/// Picks a server and counts the stream on it at once (so that concurrent streams see
+/// it full). When every enabled server is at its `maxconn`, waits in the backend queue
+/// until one releases a connection, for at most `timeout queue`.
+async fn assign_server(rt: &Arc<Runtime>, be_idx: usize) -> Result<(usize, Busy), ConnectError> {
+    let be = &rt.proxies[be_idx];
+    let deadline = be.timeouts.queue.map(|d| tokio::time::Instant::now() + d);
+    loop {
+        let released = be.be.queue.notified();
+        tokio::pin!(released);
+        released.as_mut().enable();
+        if let Some(srv) = pick_server(be, None) {
+            return Ok((srv, Busy::new(rt, be_idx, srv)));
+        }
+        if !be.be.servers.iter().any(|s| !s.disabled) {
+            return Err(ConnectError::NoServer);
+        }
+        match deadline {
+            Some(at) => {
+                if tokio::time::timeout_at(at, released).await.is_err() {
+                    return Err(ConnectError::QueueTimeout);
+                }
+            }
+            None => released.await,
+        }
+    }
 }
 
 /// Opens a new connection to the same server after a reused one failed before any
@@ -134,20 +177,10 @@ pub async fn reconnect(rt: &Arc<Runtime>, be_idx: usize, srv: usize) -> Result<S
     }
 }
 
-fn take_idle(rt: &Arc<Runtime>, be_idx: usize, srv: usize, min_uses: u32) -> Option<ServerConn> {
-    let server: &ServerRt = &rt.proxies[be_idx].be.servers[srv];
-    while let Some(idle) = conn_pool::take(server.pool_key, min_uses) {
-        if idle_conn_alive(&idle.stream) {
-            return Some(ServerConn {
-                stream: idle.stream,
-                srv,
-                uses: idle.uses,
-                from_pool: true,
-                _busy: Busy::new(rt, be_idx, srv),
-            });
-        }
-    }
-    None
+/// An idle connection to `server` that carried at least `min_uses` requests and is
+/// still alive.
+fn take_idle(server: &ServerRt, min_uses: u32) -> Option<IdleConn> {
+    std::iter::from_fn(|| conn_pool::take(server.pool_key, min_uses)).find(|idle| idle_conn_alive(&idle.stream))
 }
 
 /// HAProxy's turn-around before retrying the same server: MIN(1s, timeout connect).

@@ -3,7 +3,7 @@
 //! connection ends), stop accepting on soft stop, and pause/resume on SIGTTOU/SIGTTIN.
 
 use std::io;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -45,10 +45,18 @@ impl Listener {
         })
     }
 
-    fn raw_fd(&self) -> i32 {
+    /// Leaves the event loop, keeping the socket open.
+    fn deregister(self) -> OwnedFd {
         match self {
-            Listener::Tcp(l) => l.get_ref().as_raw_fd(),
-            Listener::Unix(l) => l.get_ref().as_raw_fd(),
+            Listener::Tcp(l) => l.into_inner().into(),
+            Listener::Unix(l) => l.into_inner().into(),
+        }
+    }
+
+    fn family(&self) -> Family {
+        match self {
+            Listener::Tcp(_) => Family::Inet,
+            Listener::Unix(_) => Family::Unix,
         }
     }
 
@@ -101,28 +109,38 @@ impl Listener {
 
 /// Runs the accept loop of `sock` until the listeners stop.
 pub async fn run(sock: ThreadSocket, rt: Arc<Runtime>, mut state: watch::Receiver<ListenState>) {
-    let (fe, backlog, family) = (sock.proxy, sock.backlog, sock.family);
-    let listener = match Listener::new(sock) {
+    let (fe, backlog) = (sock.proxy, sock.backlog);
+    let suspendable = sock.family == Family::Inet && !sock.inherited;
+    let mut listener = match Listener::new(sock) {
         Ok(l) => l,
-        Err(e) => {
-            eprintln!(
-                "[ALERT]    ({}) : cannot register listener of proxy {}: {e}",
-                std::process::id(),
-                rt.proxies[fe].name
-            );
-            return;
-        }
+        Err(e) => return register_failed(&rt, fe, &e),
     };
     loop {
         let current = *state.borrow_and_update();
         match current {
             ListenState::Stopped => return,
+            ListenState::Paused if suspendable => {
+                // The socket leaves the event loop while disconnected: the hang-up it
+                // reports then would stay recorded as readiness (tokio never clears a
+                // closed state), and the accept loop would spin once resumed.
+                let family = listener.family();
+                let fd = listener.deregister();
+                suspend(&fd);
+                let changed = state.changed().await;
+                relisten(&fd, backlog);
+                if changed.is_err() {
+                    return;
+                }
+                listener = match Listener::new(ThreadSocket { proxy: fe, family, backlog, inherited: false, fd }) {
+                    Ok(l) => l,
+                    Err(e) => return register_failed(&rt, fe, &e),
+                };
+                continue;
+            }
             ListenState::Paused => {
-                pause(&listener, family);
                 if state.changed().await.is_err() {
                     return;
                 }
-                resume(&listener, family, backlog);
                 continue;
             }
             ListenState::Running => {}
@@ -138,6 +156,10 @@ pub async fn run(sock: ThreadSocket, rt: Arc<Runtime>, mut state: watch::Receive
             }
         }
     }
+}
+
+fn register_failed(rt: &Runtime, fe: usize, e: &io::Error) {
+    eprintln!("[ALERT]    ({}) : cannot register listener of proxy {}: {e}", std::process::id(), rt.proxies[fe].name);
 }
 
 /// Accepts up to [`MAX_ACCEPT`] pending connections, waiting for a free slot when at
@@ -187,20 +209,16 @@ async fn wait_for_slot(rt: &Runtime, fe: usize, state: &mut watch::Receiver<List
     }
 }
 
-/// Stops listening while keeping the socket (Linux: shutdown(SHUT_RD) on a listening
-/// TCP socket, as HAProxy pauses listeners); unix listeners just stop being polled.
-fn pause(listener: &Listener, family: Family) {
-    if family == Family::Inet {
-        let _ = nix::sys::socket::shutdown(listener.raw_fd(), nix::sys::socket::Shutdown::Read);
-    }
+/// Stops listening while keeping the socket and its port, so that connections are
+/// refused meanwhile (Linux: shutdown(SHUT_RD) on a listening TCP socket; HAProxy's
+/// tcp_suspend_receiver disconnects it the same way). Only for sockets bound here: like
+/// HAProxy, an adopted (`fd@`) socket is not touched, as its port may not survive
+/// (an automatically chosen port is released), and a unix socket cannot be re-listened;
+/// those are only no longer polled, so connections wait in their backlog.
+fn suspend(fd: &OwnedFd) {
+    let _ = nix::sys::socket::shutdown(fd.as_raw_fd(), nix::sys::socket::Shutdown::Read);
 }
 
-fn resume(listener: &Listener, family: Family, backlog: i32) {
-    if family == Family::Inet {
-        let backlog = Backlog::new(backlog).unwrap_or(Backlog::MAXCONN);
-        let _ = match listener {
-            Listener::Tcp(l) => nix::sys::socket::listen(l.get_ref(), backlog),
-            Listener::Unix(l) => nix::sys::socket::listen(l.get_ref(), backlog),
-        };
-    }
+fn relisten(fd: &OwnedFd, backlog: i32) {
+    let _ = nix::sys::socket::listen(fd, Backlog::new(backlog).unwrap_or(Backlog::MAXCONN));
 }

@@ -38,6 +38,8 @@ pub struct BoundSocket {
     pub family: Family,
     /// `backlog` passed to listen() (and to re-listen after a pause).
     pub backlog: i32,
+    /// Adopted (`fd@N`) rather than bound here: never disconnected on pause.
+    pub inherited: bool,
     /// One socket per thread (`SO_REUSEPORT`), or a single one shared by all threads.
     pub fds: Vec<OwnedFd>,
 }
@@ -49,7 +51,8 @@ impl Listeners {
         let mut threads: Vec<Vec<ThreadSocket>> = (0..nbthread.max(1)).map(|_| Vec::new()).collect();
         let n = threads.len();
         for b in self.sockets {
-            let ts = |fd| ThreadSocket { proxy: b.proxy, family: b.family, backlog: b.backlog, fd };
+            let ts =
+                |fd| ThreadSocket { proxy: b.proxy, family: b.family, backlog: b.backlog, inherited: b.inherited, fd };
             let mut fds = b.fds.into_iter();
             if fds.len() == 1 {
                 let Some(fd) = fds.next() else { continue };
@@ -73,17 +76,32 @@ pub struct ThreadSocket {
     pub proxy: usize,
     pub family: Family,
     pub backlog: i32,
+    pub inherited: bool,
     pub fd: OwnedFd,
 }
 
-/// Why a bind failed, already worded as HAProxy words it.
+/// Why binding failed: one message per listener that could not be bound, worded as
+/// HAProxy words it (`Binding [file:line] for frontend fe: cannot bind socket (Address
+/// already in use) for [127.0.0.1:80]`).
 #[derive(Debug)]
-pub struct BindError(pub String);
+pub struct BindError(pub Vec<String>);
 
-/// Binds (or adopts) every listener of `cfg` for `nbthread` threads. `maxconn` is the
-/// global connection limit, the default backlog.
+/// Which step of setting up a listening socket failed; decides HAProxy's wording.
+#[derive(Debug)]
+enum Step {
+    Socket,
+    ReuseAddr,
+    Bind,
+    Listen,
+    Adopt,
+}
+
+/// Binds (or adopts) every listener of `cfg` for `nbthread` threads. Like HAProxy
+/// (protocol_bind_all), a failed listener does not stop the others from being tried,
+/// so that every failure is reported.
 pub fn bind_all(cfg: &Config, nbthread: usize) -> Result<Listeners, BindError> {
     let mut out = Listeners::default();
+    let mut errors = Vec::new();
     let mut adopted = HashSet::new();
     for (idx, px) in cfg.proxies.iter().enumerate() {
         if !px.cap.frontend {
@@ -93,41 +111,63 @@ pub fn bind_all(cfg: &Config, nbthread: usize) -> Result<Listeners, BindError> {
         let backlog = px.maxconn.or(cfg.global.maxconn).unwrap_or(4096).min(i32::MAX as u32) as i32;
         for bind in &px.binds {
             for addr in &bind.addrs {
-                let fail = |e: io::Error| {
-                    BindError(format!(
-                        "Starting {kind} {}: cannot bind socket ({}) [{}]",
-                        px.name,
-                        errno_text(&e),
-                        show(addr)
-                    ))
+                let bound = match addr {
+                    ListenAddr::Inet(sa) => (0..nbthread.max(1))
+                        .map(|_| bind_inet(*sa, backlog))
+                        .collect::<Result<Vec<_>, _>>()
+                        .map(|fds| (Family::Inet, fds)),
+                    ListenAddr::Unix(path) => bind_unix(path, backlog).map(|fd| (Family::Unix, vec![fd])),
+                    ListenAddr::Fd(n) => adopt(*n, &mut adopted).map(|(family, fd)| (family, vec![fd])),
                 };
-                let (family, fds) = match addr {
-                    ListenAddr::Inet(sa) => {
-                        let fds = (0..nbthread.max(1)).map(|_| bind_inet(*sa, backlog)).collect::<Result<Vec<_>, _>>();
-                        (Family::Inet, fds.map_err(fail)?)
+                match bound {
+                    Ok((family, fds)) => {
+                        let inherited = matches!(addr, ListenAddr::Fd(_));
+                        out.sockets.push(BoundSocket { proxy: idx, family, backlog, inherited, fds });
                     }
-                    ListenAddr::Unix(path) => (Family::Unix, vec![bind_unix(path, backlog).map_err(fail)?]),
-                    ListenAddr::Fd(n) => {
-                        if !adopted.insert(*n) {
-                            return Err(fail(io::Error::from_raw_os_error(libc::EBUSY)));
-                        }
-                        let fd = crate::sys::adopt_inherited_fd(*n).map_err(fail)?;
-                        let family = socket_family(&fd).map_err(fail)?;
-                        (family, vec![fd])
+                    Err((step, e)) => {
+                        let what = if matches!(step, Step::Listen) { "Starting" } else { "Binding" };
+                        errors.push(format!(
+                            "{what} [{}] for {kind} {}: {}",
+                            bind.span,
+                            px.name,
+                            failure_text(addr, &step, &e)
+                        ));
                     }
-                };
-                out.sockets.push(BoundSocket { proxy: idx, family, backlog, fds });
+                }
             }
         }
     }
-    Ok(out)
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(BindError(errors))
+    }
 }
 
-fn show(addr: &ListenAddr) -> String {
+/// HAProxy's text for a failed step on `addr` (sock_inet.c, sock_unix.c, proto_tcp.c,
+/// proto_uxst.c).
+fn failure_text(addr: &ListenAddr, step: &Step, e: &io::Error) -> String {
+    let err = errno_text(e);
     match addr {
-        ListenAddr::Inet(sa) => sa.to_string(),
-        ListenAddr::Unix(p) => format!("unix@{}", p.display()),
-        ListenAddr::Fd(n) => format!("fd@{n}"),
+        ListenAddr::Inet(sa) => {
+            let what = match step {
+                Step::Socket => format!("cannot create receiving socket ({err})"),
+                Step::ReuseAddr => "cannot do so_reuseaddr".to_owned(),
+                Step::Bind | Step::Adopt => format!("cannot bind socket ({err})"),
+                // proto_tcp.c puts no " for" before the address of a listen() failure.
+                Step::Listen => return format!("cannot listen to socket [{}:{}]", sa.ip(), sa.port()),
+            };
+            format!("{what} for [{}:{}]", sa.ip(), sa.port())
+        }
+        ListenAddr::Unix(path) => {
+            let what = match step {
+                Step::Socket => format!("cannot create receiving socket ({err})"),
+                Step::Listen => "cannot listen to UNIX socket".to_owned(),
+                _ => format!("cannot bind UNIX socket ({err})"),
+            };
+            format!("{what} [{}]", path.display())
+        }
+        ListenAddr::Fd(n) => format!("cannot use inherited socket ({err}) [fd {n}]"),
     }
 }
 
@@ -139,27 +179,44 @@ fn errno_text(e: &io::Error) -> String {
     }
 }
 
-fn bind_inet(sa: SocketAddr, backlog: i32) -> io::Result<OwnedFd> {
-    let sock = Socket::new(Domain::for_address(sa), Type::STREAM.nonblocking().cloexec(), None)?;
-    sock.set_reuse_address(true)?;
-    sock.set_reuse_port(true)?;
-    sock.bind(&SockAddr::from(sa))?;
-    sock.listen(backlog)?;
+type StepResult<T> = Result<T, (Step, io::Error)>;
+
+fn at(step: Step) -> impl FnOnce(io::Error) -> (Step, io::Error) {
+    move |e| (step, e)
+}
+
+fn bind_inet(sa: SocketAddr, backlog: i32) -> StepResult<OwnedFd> {
+    let sock =
+        Socket::new(Domain::for_address(sa), Type::STREAM.nonblocking().cloexec(), None).map_err(at(Step::Socket))?;
+    sock.set_reuse_address(true).map_err(at(Step::ReuseAddr))?;
+    sock.set_reuse_port(true).map_err(at(Step::ReuseAddr))?;
+    sock.bind(&SockAddr::from(sa)).map_err(at(Step::Bind))?;
+    sock.listen(backlog).map_err(at(Step::Listen))?;
     Ok(sock.into())
 }
 
-fn bind_unix(path: &Path, backlog: i32) -> io::Result<OwnedFd> {
-    // COMPAT: like HAProxy, a stale socket file left by a previous process is replaced.
+fn bind_unix(path: &Path, backlog: i32) -> StepResult<OwnedFd> {
+    // COMPAT: like HAProxy, a socket file left by a previous process is replaced.
     if let Ok(meta) = std::fs::symlink_metadata(path) {
         use std::os::unix::fs::FileTypeExt;
         if meta.file_type().is_socket() {
             let _ = std::fs::remove_file(path);
         }
     }
-    let sock = Socket::new(Domain::UNIX, Type::STREAM.nonblocking().cloexec(), None)?;
-    sock.bind(&SockAddr::unix(path)?)?;
-    sock.listen(backlog)?;
+    let sock = Socket::new(Domain::UNIX, Type::STREAM.nonblocking().cloexec(), None).map_err(at(Step::Socket))?;
+    sock.bind(&SockAddr::unix(path).map_err(at(Step::Bind))?).map_err(at(Step::Bind))?;
+    sock.listen(backlog).map_err(at(Step::Listen))?;
     Ok(sock.into())
+}
+
+/// Takes over inherited descriptor `n` (`fd@N`), once per process.
+fn adopt(n: i32, adopted: &mut HashSet<i32>) -> StepResult<(Family, OwnedFd)> {
+    if !adopted.insert(n) {
+        return Err((Step::Adopt, io::Error::from_raw_os_error(libc::EBUSY)));
+    }
+    let fd = crate::sys::adopt_inherited_fd(n).map_err(at(Step::Adopt))?;
+    let family = socket_family(&fd).map_err(at(Step::Adopt))?;
+    Ok((family, fd))
 }
 
 /// Checks that an adopted descriptor is a listening stream socket and returns its family.

@@ -6,31 +6,40 @@
 use crate::backend::{self, Reuse};
 use crate::io::Sock;
 use crate::session::Session;
-use crate::splice::{forward, Activity, DirTimeouts};
+use crate::splice::{forward, tunnel_timeouts, Activity};
 
 /// Serves one TCP-mode client connection.
 pub async fn serve<S: Sock>(client: S, sess: Session) {
     let rt = &sess.rt;
     let fe = &rt.proxies[sess.fe];
     let Some(be_idx) = fe.fe.backend else {
-        return; // no backend: HAProxy closes the connection
+        // No backend: HAProxy closes the connection.
+        return discard_pending_input(&client, rt.bufsize);
     };
     let Ok(conn) = backend::connect(rt, be_idx, Reuse::No).await else {
-        return; // connection refused after the retries: close the client
+        // No server (refused after the retries, queue timeout): close the client.
+        return discard_pending_input(&client, rt.bufsize);
     };
     let be = &rt.proxies[be_idx];
-    // COMPAT: `timeout tunnel` (from the backend) supersedes client and server timeouts
-    // once the session is established, as in HAProxy.
-    let tunnel = be.timeouts.tunnel;
-    let client_side = tunnel.or(fe.timeouts.client);
-    let server_side = tunnel.or(be.timeouts.server);
+    let (up, down) = tunnel_timeouts(&fe.timeouts, &be.timeouts);
     let activity = Activity::default();
-    // After the client half-closed, the server->client direction runs under
-    // `timeout client-fin`; after the server did, client->server under `server-fin`.
-    let up = DirTimeouts { read: client_side, write: server_side, fin: be.timeouts.server_fin.or(tunnel) };
-    let down = DirTimeouts { read: server_side, write: client_side, fin: fe.timeouts.client_fin.or(tunnel) };
     let _ = tokio::try_join!(
         forward(&client, &conn.stream, None, up, &activity),
         forward(&conn.stream, &client, None, down, &activity),
     );
+}
+
+/// Reads and drops what the client already sent (at most a buffer, what HAProxy would
+/// have read while connecting), so that closing sends a FIN as HAProxy's close does,
+/// not the reset the kernel sends when unread bytes are left.
+fn discard_pending_input<S: Sock>(client: &S, max: usize) {
+    let mut scratch = Vec::with_capacity(max.min(16 * 1024));
+    let mut left = max;
+    while left > 0 {
+        scratch.clear();
+        match client.try_read_buf(&mut scratch) {
+            Ok(n) if n > 0 => left = left.saturating_sub(n),
+            _ => return,
+        }
+    }
 }

@@ -69,6 +69,8 @@ pub struct Timeouts {
     pub client: Option<Duration>,
     pub server: Option<Duration>,
     pub connect: Option<Duration>,
+    /// Waiting in the queue for a server below its `maxconn` (`queue`, else `connect`).
+    pub queue: Option<Duration>,
     /// Waiting for a complete request head (`http-request`, else `client`).
     pub http_request: Option<Duration>,
     /// Waiting for the next request on a kept-alive connection
@@ -103,6 +105,9 @@ pub struct Reply {
 pub struct BackendRt {
     pub servers: Vec<ServerRt>,
     pub lb: Lb,
+    /// Woken when a server with a `maxconn` releases a connection, so that streams
+    /// queued because every server was full try again (the backend queue).
+    pub queue: Notify,
 }
 
 #[derive(Debug)]
@@ -183,7 +188,7 @@ pub fn build(cfg: &Config, maxconn: u32) -> Result<Runtime, Vec<Diag>> {
                 backend,
                 http_return,
             },
-            be: BackendRt { lb: Lb::new(px.balance, &weights), servers },
+            be: BackendRt { lb: Lb::new(px.balance, &weights), servers, queue: Notify::new() },
         });
     }
     if !alerts.is_empty() {
@@ -239,6 +244,7 @@ fn timeouts(t: &rampart_cfg::model::Timeouts) -> Timeouts {
         client: t.client,
         server: t.server,
         connect: t.connect,
+        queue: t.queue.or(t.connect),
         http_request,
         http_keep_alive: t.http_keep_alive.or(http_request),
         tunnel: t.tunnel,
