@@ -15,7 +15,7 @@ use crate::buf::Buf;
 use crate::http::{response_conn_hdr, write_response_head, ConnHdr};
 use crate::io::{read_some, write_all, IoError, Sock};
 use crate::session::Session;
-use crate::splice::{forward, Activity, DirTimeouts};
+use crate::splice::{self, forward, Activity};
 
 /// What the response side needs to know about the request.
 #[derive(Debug, Clone, Copy)]
@@ -186,17 +186,14 @@ async fn run_tunnel<S: Sock>(
 ) {
     let fe = &sess.rt.proxies[sess.fe];
     let be = &sess.rt.proxies[be_idx];
-    let tunnel = be.timeouts.tunnel;
-    let (t_client, t_server) = (tunnel.or(fe.timeouts.client), tunnel.or(be.timeouts.server));
-    if !pending.is_empty() && write_all(client, pending, t_client).await.is_err() {
+    let (up, down) = splice::tunnel_timeouts(&fe.timeouts, &be.timeouts);
+    if !pending.is_empty() && write_all(client, pending, up.read).await.is_err() {
         return;
     }
-    if !client_pending.is_empty() && write_all(server, client_pending, t_server).await.is_err() {
+    if !client_pending.is_empty() && write_all(server, client_pending, up.write).await.is_err() {
         return;
     }
     let activity = Activity::default();
-    let up = DirTimeouts { read: t_client, write: t_server, fin: be.timeouts.server_fin.or(tunnel) };
-    let down = DirTimeouts { read: t_server, write: t_client, fin: fe.timeouts.client_fin.or(tunnel) };
     let _ =
         tokio::try_join!(forward(client, server, None, up, &activity), forward(server, client, None, down, &activity),);
 }
