@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::signal::unix::{signal, SignalKind};
+use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::sync::watch;
 
 use crate::conn_pool;
@@ -40,6 +40,21 @@ pub fn run(rt: Arc<Runtime>, listeners: Listeners, settings: Settings) -> i32 {
             return 1;
         }
     };
+    let main = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("[ALERT]    ({}) : cannot start the signal handler: {e}", std::process::id());
+            return 1;
+        }
+    };
+    // Signal handlers first: a signal must never find the process serving without them.
+    let signals = match main.block_on(async { Signals::install() }) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("[ALERT]    ({}) : cannot install signal handlers: {e}", std::process::id());
+            return 1;
+        }
+    };
     let (state_tx, state_rx) = watch::channel(ListenState::Running);
     for (t, socks) in per_thread.into_iter().enumerate() {
         let (rt, state_rx) = (rt.clone(), state_rx.clone());
@@ -51,14 +66,28 @@ pub fn run(rt: Arc<Runtime>, listeners: Listeners, settings: Settings) -> i32 {
             return 1;
         }
     }
-    let main = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-        Ok(m) => m,
-        Err(e) => {
-            eprintln!("[ALERT]    ({}) : cannot start the signal handler: {e}", std::process::id());
-            return 1;
-        }
-    };
-    main.block_on(handle_signals(rt, state_tx, settings.hard_stop_after))
+    main.block_on(handle_signals(signals, rt, state_tx, settings.hard_stop_after))
+}
+
+/// The signals rampart acts on.
+struct Signals {
+    term: Signal,
+    int: Signal,
+    usr1: Signal,
+    ttou: Signal,
+    ttin: Signal,
+}
+
+impl Signals {
+    fn install() -> std::io::Result<Signals> {
+        Ok(Signals {
+            term: signal(SignalKind::terminate())?,
+            int: signal(SignalKind::interrupt())?,
+            usr1: signal(SignalKind::user_defined1())?,
+            ttou: signal(SignalKind::from_raw(libc::SIGTTOU))?,
+            ttin: signal(SignalKind::from_raw(libc::SIGTTIN))?,
+        })
+    }
 }
 
 /// One worker thread: its accept loops and its idle-pool purge, forever (the process
@@ -92,17 +121,13 @@ fn thread_main(socks: Vec<ThreadSocket>, rt: Arc<Runtime>, state_rx: watch::Rece
 }
 
 /// Waits for signals and acts on them; returns the exit status.
-async fn handle_signals(rt: Arc<Runtime>, state: watch::Sender<ListenState>, hard_stop_after: Option<Duration>) -> i32 {
-    let (Ok(mut term), Ok(mut int), Ok(mut usr1), Ok(mut ttou), Ok(mut ttin)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::user_defined1()),
-        signal(SignalKind::from_raw(libc::SIGTTOU)),
-        signal(SignalKind::from_raw(libc::SIGTTIN)),
-    ) else {
-        eprintln!("[ALERT]    ({}) : cannot install signal handlers", std::process::id());
-        return 1;
-    };
+async fn handle_signals(
+    signals: Signals,
+    rt: Arc<Runtime>,
+    state: watch::Sender<ListenState>,
+    hard_stop_after: Option<Duration>,
+) -> i32 {
+    let Signals { mut term, mut int, mut usr1, mut ttou, mut ttin } = signals;
     loop {
         tokio::select! {
             _ = term.recv() => return 0,
