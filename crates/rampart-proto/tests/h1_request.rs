@@ -389,9 +389,25 @@ fn keep_alive_by_version() {
 #[test]
 fn hop_by_hop_headers_are_dropped() {
     let buf = b"GET / HTTP/1.1\r\nConnection: foo, close\r\nFoo: 1\r\nKeep-Alive: 5\r\n\
-        Proxy-Connection: x\r\nTE: trailers\r\nX-Other: y\r\n\r\n";
+        Proxy-Connection: x\r\nTE: gzip\r\nX-Other: y\r\n\r\n";
     let h = req_ok(buf);
     assert_eq!(kept(&h, buf), [("Connection", "foo, close"), ("X-Other", "y")]);
+}
+
+#[test]
+fn te_is_kept_only_when_it_names_trailers() {
+    // As HAProxy 2.6 (reg-tests/http-messaging/http_transfer_encoding.vtc): the runtime
+    // writes a kept TE as `te: trailers`.
+    let te_kept = |v: &str| {
+        let buf = format!("GET / HTTP/1.1\r\nTE: {v}\r\n\r\n");
+        let h = req_ok(buf.as_bytes());
+        h.headers.iter().any(|f| f.kind == HdrKind::Te && !f.drop)
+    };
+    assert!(te_kept("trailers"));
+    assert!(te_kept("trailers, gzip"));
+    assert!(te_kept("gzip, Trailers"));
+    assert!(!te_kept("gzip"));
+    assert!(!te_kept("trailers;q=0.5"));
 }
 
 #[test]

@@ -211,7 +211,10 @@ fn scan_fields(buf: &[u8], head: &mut Head, is_response: bool) -> Result<Found, 
             }
             HdrKind::TransferEncoding => fields::transfer_encoding(value, is_response, &mut found.te)?,
             HdrKind::Connection => found.conn_names_headers |= fields::connection(value, &mut head.conn),
-            HdrKind::KeepAlive | HdrKind::ProxyConnection | HdrKind::Te => head.headers[i].drop = true,
+            HdrKind::KeepAlive | HdrKind::ProxyConnection => head.headers[i].drop = true,
+            // COMPAT: as HAProxy, a request's `TE` survives only as `te: trailers`, when
+            // it names `trailers` without parameters (the runtime writes that value).
+            HdrKind::Te => head.headers[i].drop = is_response || !fields::has_token(value, b"trailers"),
             HdrKind::Upgrade => {
                 found.upgrade.get_or_insert(i);
                 found.upgrade_websocket = fields::has_token(value, b"websocket");

@@ -5,8 +5,9 @@
 //! http_ana.c (forwardfor).
 //!
 //! COMPAT: HAProxy 2.6 lowercases header names on HTTP/1 output; so does rampart.
-//! Unlike HAProxy, headers named by `Connection` tokens, `Keep-Alive`, `TE`,
-//! `Proxy-Connection` and a non-upgrading `Upgrade` are not forwarded (RFC 9110 §7.6.1).
+//! Unlike HAProxy, headers named by `Connection` tokens, `Keep-Alive`,
+//! `Proxy-Connection` and a non-upgrading `Upgrade` are not forwarded (RFC 9110 §7.6.1);
+//! `TE` is forwarded as `te: trailers` when it names `trailers`, as HAProxy does.
 
 use std::io::Write as _;
 use std::net::IpAddr;
@@ -39,6 +40,10 @@ impl ConnHdr {
 fn push_headers(out: &mut Vec<u8>, src: &[u8], head: &Head, keep_upgrade: bool) {
     for h in &head.headers {
         if h.drop || h.kind == HdrKind::Connection || (h.kind == HdrKind::Upgrade && !keep_upgrade) {
+            continue;
+        }
+        if h.kind == HdrKind::Te {
+            push_header_lower(out, b"te", b"trailers");
             continue;
         }
         push_header_lower(out, h.name.get(src), h.value.get(src));
