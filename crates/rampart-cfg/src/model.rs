@@ -48,6 +48,9 @@ pub struct Global {
     /// `tune.maxrewrite` (default 1024): the part of a buffer kept free for header edits.
     pub maxrewrite: usize,
     pub hard_stop_after: Option<Duration>,
+    /// `tune.idle-pool.shared` (HAProxy's default: on). rampart's idle connections are
+    /// per thread whatever it says.
+    pub idle_pool_shared: bool,
     pub quiet: bool,
     pub master_worker: bool,
     /// `log` lines, kept for the logging issue.
@@ -77,6 +80,7 @@ impl Default for Global {
             bufsize: 16384,
             maxrewrite: 1024,
             hard_stop_after: None,
+            idle_pool_shared: true,
             quiet: false,
             master_worker: false,
             logs: Vec::new(),
@@ -237,6 +241,8 @@ pub struct ProxyOptions {
     pub http_conn_mode: HttpConnMode,
     pub redispatch: bool,
     pub abortonclose: bool,
+    /// `option log-health-checks`, kept for the health-check issue.
+    pub log_health_checks: bool,
 }
 
 /// `http-reuse`; HAProxy's default is `safe`.

@@ -27,6 +27,7 @@ pub(super) fn parse_global_line(p: &mut Parser, words: &[String], kwm: Modifier,
         "uid" | "gid" => parse_id(p, words, span),
         "tune.bufsize" | "tune.maxrewrite" => parse_tune(p, words, span),
         "hard-stop-after" => parse_hard_stop_after(p, words, span),
+        "tune.idle-pool.shared" => parse_idle_pool_shared(p, words, span),
         "log" => super::log::parse_global_log(p, words, kwm, span),
         "stats" => parse_stats(p, words, span),
         "nbproc" => p.alert(
@@ -255,6 +256,15 @@ fn parse_tune(p: &mut Parser, words: &[String], span: &Span) {
             return;
         }
         p.global.maxrewrite = v as usize;
+    }
+}
+
+/// `tune.idle-pool.shared on|off`.
+fn parse_idle_pool_shared(p: &mut Parser, words: &[String], span: &Span) {
+    match arg(words, 1) {
+        "on" => p.global.idle_pool_shared = true,
+        "off" => p.global.idle_pool_shared = false,
+        other => p.alert(span, format!("'tune.idle-pool.shared' expects either 'on' or 'off' but got '{other}'.")),
     }
 }
 

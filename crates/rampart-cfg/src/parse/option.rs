@@ -33,7 +33,7 @@ pub(super) fn parse_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
             cx.ignored_without(!opt.caps.has(kw::Caps::BACKEND), name, "");
         }
         (Support::No, _) => cx.alert(not_yet(&format!("option {name}"))),
-        (_, "dontlognull" | "abortonclose") => flag_option(cx, words, kwm, name),
+        (_, "dontlognull" | "abortonclose" | "log-health-checks") => flag_option(cx, words, kwm, name),
         (_, "httpclose" | "http-server-close" | "http-keep-alive") => conn_mode_option(cx, words, kwm, name),
         (_, "redispatch") => redispatch_option(cx, words, kwm),
         _ if kwm != Modifier::Std => {
@@ -81,6 +81,7 @@ fn flag_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str) {
     let opts = &mut cx.pb.px.options;
     match name {
         "dontlognull" => opts.dontlognull = on,
+        "log-health-checks" => opts.log_health_checks = on,
         _ => opts.abortonclose = on,
     }
 }
