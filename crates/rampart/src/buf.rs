@@ -14,6 +14,8 @@ const HEADS_MAX: usize = 256;
 
 thread_local! {
     static POOL: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
+    // Boxed on purpose: an exchange holds a pointer, not two heads, in its future.
+    #[allow(clippy::vec_box)]
     static HEADS: RefCell<Vec<Box<HeadPair>>> = const { RefCell::new(Vec::new()) };
 }
 
