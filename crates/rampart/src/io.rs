@@ -124,9 +124,9 @@ pub fn has_pending_event<S: Sock>(s: &S) -> bool {
 
 /// Forgets the read readiness the event loop recorded, without a system call, so that
 /// [`has_pending_event`] later reports only events that arrive after this point.
-/// Call it right after a message was read completely (no await in between): an event
-/// that arrives later sets the readiness again, and a seen FIN (read-closed) is never
-/// cleared by tokio.
+/// Only sound right after a read that drained the socket (a short read), with no await
+/// in between: an event that arrives later sets the readiness again, and a seen FIN
+/// (read-closed) is never cleared by tokio.
 pub fn clear_read_readiness<S: Sock>(s: &S) {
     let _ = s.try_io(Interest::READABLE, || Err::<(), _>(io::ErrorKind::WouldBlock.into()));
 }

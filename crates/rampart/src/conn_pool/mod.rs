@@ -79,13 +79,14 @@ pub fn purge() {
     })
 }
 
-/// Closes the idle connections on which the server sent something (its FIN, mostly):
-/// the event loop already recorded it, so this costs no system call. Called every
-/// [`WATCH_EVERY`] by each thread, as HAProxy polls its idle connections.
+/// Closes the idle connections on which the server sent something (its FIN, mostly).
+/// Only a connection whose socket the event loop saw an event on costs a system call
+/// (a peek, which also forgets a readiness left over from the last response). Called
+/// every [`WATCH_EVERY`] by each thread, as HAProxy polls its idle connections.
 pub fn release_closed() {
     POOL.with(|p| {
         for list in &mut p.borrow_mut().servers {
-            list.retain(|c| !crate::io::has_pending_event(&c.stream));
+            list.retain(|c| crate::io::idle_conn_alive(&c.stream));
         }
     })
 }

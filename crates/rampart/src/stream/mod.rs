@@ -148,7 +148,6 @@ fn finish(
 ) -> Next {
     let rt = &sess.rt;
     if keep_server && end.server_reusable {
-        crate::io::clear_read_readiness(&sc.stream);
         if rt.proxies[be_idx].http_reuse == HttpReuse::Never {
             conn.private = Some(Box::new(sc));
         } else {
