@@ -174,3 +174,33 @@ fn keep_alive_timeout_closes_an_idle_client() {
     // Silently: no 408 for a connection that was idle between requests.
     assert!(c.buffered().is_empty(), "unexpected bytes: {:?}", show(c.buffered()));
 }
+
+#[test]
+fn a_connection_idle_long_enough_to_be_parked_serves_its_next_request() {
+    // rampart parks a keep-alive connection idle for 500 ms (session::park); the next
+    // request must find it as if nothing happened, pipelined bytes included.
+    let s1 = HttpBackend::builder("s1").respond(|req| Reply::ok().body(req.path.clone())).start();
+    let proxy = start(&listen_cfg("  timeout http-keep-alive 10s\n", "", &["s1"]), &[("s1", s1.addr())]);
+    let mut c = client(&proxy);
+    assert_eq!(c.get("/1").unwrap().body, b"/1");
+    std::thread::sleep(Duration::from_millis(800));
+    assert_eq!(c.get("/2").unwrap().body, b"/2");
+    std::thread::sleep(Duration::from_millis(800));
+    c.send("GET /3 HTTP/1.1\r\nHost: a\r\n\r\nGET /4 HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
+    assert_eq!(c.read_response().unwrap().body, b"/3");
+    assert_eq!(c.read_response().unwrap().body, b"/4");
+    assert!(stays_open(&mut c, Duration::from_millis(100)), "still kept alive");
+}
+
+#[test]
+fn keep_alive_timeout_also_closes_a_parked_connection() {
+    let s1 = HttpBackend::start("s1");
+    let proxy = start(&listen_cfg("  timeout http-keep-alive 900ms\n", "", &["s1"]), &[("s1", s1.addr())]);
+    let mut c = client(&proxy);
+    assert_eq!(c.get("/").unwrap().status, 200);
+    let t = std::time::Instant::now();
+    assert!(closes_soon(&mut c), "the parked connection is closed at its keep-alive timeout");
+    let waited = t.elapsed();
+    assert!(waited >= Duration::from_millis(800), "closed after {waited:?}");
+    assert!(c.buffered().is_empty(), "unexpected bytes: {:?}", show(c.buffered()));
+}

@@ -126,6 +126,20 @@ fn sigusr1_soft_stop_closes_idle_keep_alive_connections_at_once() {
 }
 
 #[test]
+fn sigusr1_soft_stop_closes_long_idle_keep_alive_connections_too() {
+    // Idle for longer than rampart's park delay (500 ms): the connection has left its
+    // task for the thread's park set, which must close it on soft stop as well.
+    let (mut proxy, _backend) = start_http_slow_server();
+    let mut idle = RawClient::connect(proxy.addr("fe1")).unwrap();
+    assert_eq!(idle.get("/fast").unwrap().body, b"done /fast");
+    std::thread::sleep(Duration::from_millis(800));
+    proxy.signal(Signal::SIGUSR1).unwrap();
+    assert!(idle.is_closed_within(Duration::from_millis(800)), "long-idle keep-alive connection left open");
+    let status = proxy.wait_exit(Duration::from_secs(1)).expect("exits once the idle connection closed");
+    assert_eq!(status.code(), Some(0));
+}
+
+#[test]
 fn sigusr1_soft_stop_waits_for_tcp_sessions() {
     let echo = TcpEchoBackend::start();
     let mut proxy = start_tcp(&echo, "");
