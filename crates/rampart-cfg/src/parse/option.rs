@@ -35,6 +35,11 @@ pub(super) fn parse_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
         (Support::No, _) => cx.alert(not_yet(&format!("option {name}"))),
         (_, "dontlognull" | "abortonclose" | "log-health-checks") => flag_option(cx, words, kwm, name),
         (_, "httpclose" | "http-server-close" | "http-keep-alive") => conn_mode_option(cx, words, kwm, name),
+        // rampart always forwards data as it comes (no delay) and splices where it pays
+        // off: these options ask for what it does anyway.
+        (_, "http-no-delay" | "splice-auto" | "splice-request" | "splice-response") => {
+            let _ = cx.too_many(words, 0, 1);
+        }
         (_, "redispatch") => redispatch_option(cx, words, kwm),
         _ if kwm != Modifier::Std => {
             cx.alert(format!("negation/default is not supported for option '{name}'."));
