@@ -74,26 +74,32 @@ pub async fn with_timeout<T>(d: Option<Duration>, fut: impl Future<Output = io::
 /// Reads what is available into the spare capacity of `buf` (at least one byte, or
 /// `Ok(0)` at end of stream), waiting at most `timeout` for it.
 pub async fn read_some<S: Sock>(s: &S, buf: &mut Vec<u8>, timeout: Option<Duration>) -> Result<usize, IoError> {
-    if buf.len() == buf.capacity() {
-        buf.reserve(4096);
-    }
-    let spare = buf.capacity() - buf.len();
     loop {
-        match s.try_read_buf(buf) {
-            Ok(n) => {
-                if n > 0 && n < spare {
-                    // A short read drained the socket: forget the readiness now, so the
-                    // next wait (e.g. for the next keep-alive request) really waits,
-                    // without a read that would only return EAGAIN.
-                    clear_read_readiness(s);
-                }
-                return Ok(n);
-            }
+        match try_read_some(s, buf) {
+            Ok(n) => return Ok(n),
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => with_timeout(timeout, s.readable()).await?,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e.into()),
         }
     }
+}
+
+/// One read into the spare capacity of `buf`, without waiting (`WouldBlock` when
+/// nothing is there).
+///
+/// PERF: a short read drained the socket, so the readiness the event loop recorded is
+/// forgotten at once: the next wait (for the next keep-alive request, say) really
+/// waits, instead of waking up for a read that would only return EAGAIN.
+pub fn try_read_some<S: Sock>(s: &S, buf: &mut Vec<u8>) -> io::Result<usize> {
+    if buf.len() == buf.capacity() {
+        buf.reserve(4096);
+    }
+    let spare = buf.capacity() - buf.len();
+    let n = s.try_read_buf(buf)?;
+    if n > 0 && n < spare {
+        clear_read_readiness(s);
+    }
+    Ok(n)
 }
 
 /// Writes all of `data`, waiting at most `timeout` each time the peer does not read.

@@ -185,7 +185,7 @@ async fn read_request_head<S: Sock>(
     if after_idle && buf.is_empty() {
         // The idle wait woke up on readiness left over from an earlier read (a read
         // that filled the buffer exactly): if nothing is there, go back to idle.
-        match client.try_read_buf(buf.vec()) {
+        match crate::io::try_read_some(client, buf.vec()) {
             Ok(0) => return Err(HeadError::ClosedEmpty),
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Err(HeadError::Spurious),
