@@ -204,3 +204,26 @@ fn keep_alive_timeout_also_closes_a_parked_connection() {
     assert!(waited >= Duration::from_millis(800), "closed after {waited:?}");
     assert!(c.buffered().is_empty(), "unexpected bytes: {:?}", show(c.buffered()));
 }
+
+#[test]
+fn a_tcp_frontend_switching_to_an_http_backend_speaks_http() {
+    // As HAProxy: the stream is upgraded to HTTP when it reaches a backend in `mode http`
+    // (header names lowercased on the way, the connection kept alive, HTTP errors).
+    let s1 = HttpBackend::builder("s1").respond(|req| Reply::ok().body(req.path.clone())).start();
+    let cfg = format!(
+        "{}frontend fe1\n  mode tcp\n  bind fd@${{fe1}}\n  default_backend be\nbackend be\n  mode http\n  \
+         server s1 ${{s1_addr}}:${{s1_port}}\n",
+        http_common::PREAMBLE
+    );
+    let proxy = start(&cfg, &[("s1", s1.addr())]);
+    let mut c = client(&proxy);
+    c.send("GET /a HTTP/1.1\r\nHost: h\r\nX-Case: V\r\n\r\n").unwrap();
+    assert_eq!(c.read_response().unwrap().body, b"/a");
+    c.send("GET /b HTTP/1.1\r\nHost: h\r\n\r\n").unwrap();
+    assert_eq!(c.read_response().unwrap().body, b"/b");
+    assert_eq!(s1.wait_requests(2)[0].raw_head_str(), "GET /a HTTP/1.1\r\nhost: h\r\nx-case: V\r\n\r\n");
+    // An invalid request gets the HTTP answer, not a relayed byte stream.
+    let mut bad = client(&proxy);
+    bad.send("GET / HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n").unwrap();
+    assert_eq!(read_all(&mut bad), http_common::PAGE_400);
+}

@@ -91,6 +91,10 @@ pub struct FrontendRt {
     pub backend: Option<usize>,
     /// `http-request return` answering every request, pre-rendered.
     pub http_return: Option<Reply>,
+    /// Connections are served as HTTP: the frontend is in `mode http`, or it is in
+    /// `mode tcp` and its backend is in `mode http` (HAProxy then upgrades the stream to
+    /// HTTP when it switches to the backend).
+    pub http: bool,
 }
 
 /// A pre-rendered response: head lines without the blank line, then the body.
@@ -187,6 +191,7 @@ pub fn build(cfg: &Config, maxconn: u32) -> Result<Runtime, Vec<Diag>> {
                 conn_released: Notify::new(),
                 backend,
                 http_return,
+                http: px.mode == Mode::Http || backend.is_some_and(|b| cfg.proxies[b].mode == Mode::Http),
             },
             be: BackendRt { lb: Lb::new(px.balance, &weights), servers, queue: Notify::new() },
         });

@@ -8,8 +8,6 @@ use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use rampart_cfg::model::Mode;
-
 use crate::mux;
 use crate::proxy::Runtime;
 
@@ -35,9 +33,10 @@ impl Session {
 /// PERF: each mux is its own task type, so an idle HTTP connection's task is as small
 /// as the HTTP mux's idle state, not as large as the biggest mux.
 pub fn spawn<S: park::Parkable>(sock: S, sess: Session) {
-    match sess.rt.proxies[sess.fe].mode {
-        Mode::Http => drop(tokio::spawn(mux::h1::serve(sock, sess))),
-        Mode::Tcp => drop(tokio::spawn(mux::pt::serve(sock, sess))),
+    if sess.rt.proxies[sess.fe].fe.http {
+        drop(tokio::spawn(mux::h1::serve(sock, sess)));
+    } else {
+        drop(tokio::spawn(mux::pt::serve(sock, sess)));
     }
 }
 
