@@ -48,7 +48,11 @@ pub fn push_status_line(out: &mut Vec<u8>, version: Version, status: u16, reason
 /// Appends `name: value CRLF` with `name` lowercased.
 pub fn push_header_lower(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
     out.reserve(name.len() + value.len() + 4);
-    out.extend(name.iter().map(u8::to_ascii_lowercase));
+    let start = out.len();
+    // PERF: copy then lowercase in place (a vectorizable loop), rather than one
+    // iterator step per byte.
+    out.extend_from_slice(name);
+    out[start..].make_ascii_lowercase();
     out.extend_from_slice(b": ");
     out.extend_from_slice(value);
     out.extend_from_slice(b"\r\n");

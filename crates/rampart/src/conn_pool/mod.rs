@@ -90,8 +90,3 @@ pub fn release_closed() {
         }
     })
 }
-
-/// Idle connections of this thread to server `key` (for tests and stats).
-pub fn idle_count(key: usize) -> usize {
-    POOL.with(|p| p.borrow().servers.get(key).map_or(0, Vec::len))
-}

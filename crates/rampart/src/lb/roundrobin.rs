@@ -12,12 +12,11 @@ pub struct RoundRobin {
     /// Server indices in rotation order.
     cycle: Vec<u32>,
     cursor: AtomicUsize,
-    servers: usize,
 }
 
 impl RoundRobin {
     pub fn new(weights: &[u32]) -> RoundRobin {
-        RoundRobin { cycle: smooth_cycle(weights), cursor: AtomicUsize::new(0), servers: weights.len() }
+        RoundRobin { cycle: smooth_cycle(weights), cursor: AtomicUsize::new(0) }
     }
 
     /// Next server in rotation for which `usable` holds. A server that is skipped loses
@@ -33,7 +32,6 @@ impl RoundRobin {
             }
         }
         // Weight-0 servers are not in the cycle; HAProxy never picks them either.
-        let _ = self.servers;
         None
     }
 }
