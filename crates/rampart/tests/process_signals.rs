@@ -219,3 +219,27 @@ fn sigttou_then_sigusr1_still_stops() {
     assert_eq!(status.code(), Some(0));
     assert!(took < Duration::from_secs(1), "took {took:?}");
 }
+
+#[test]
+fn soft_stop_serves_the_connections_waiting_in_the_backlog() {
+    // A connection the kernel completed but the proxy did not accept yet (here: an
+    // inherited socket paused by SIGTTOU) is served by the stopping process rather than
+    // reset when its listener closes; a reload with -sf loses nothing queued.
+    if netutil::testing_haproxy() {
+        // COMPAT: HAProxy 2.6 closes the listener with the backlog in it (the client
+        // gets a reset).
+        return;
+    }
+    let echo = TcpEchoBackend::start();
+    let mut proxy = start_tcp(&echo, "");
+    proxy.signal(Signal::SIGTTOU).unwrap();
+    eventually!(probe_echo(proxy.addr("fe1"), Duration::from_millis(200)) == Probe::Held, "not paused");
+    let mut queued = netutil::connect(proxy.addr("fe1"), Duration::from_secs(2)).unwrap();
+    queued.write_all(b"queued\n").unwrap();
+    proxy.signal(Signal::SIGUSR1).unwrap();
+    assert_eq!(read_exact_within(&mut queued, 7, Duration::from_secs(2)).unwrap(), b"queued\n");
+    assert_eq!(proxy.wait_exit(Duration::from_millis(200)), None, "left with a session open");
+    drop(queued);
+    let status = proxy.wait_exit(Duration::from_secs(3)).expect("exits once the session ended");
+    assert_eq!(status.code(), Some(0));
+}

@@ -4,6 +4,7 @@
 
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -109,6 +110,7 @@ impl Listener {
 
 /// Runs the accept loop of `sock` until the listeners stop.
 pub async fn run(sock: ThreadSocket, rt: Arc<Runtime>, mut state: watch::Receiver<ListenState>) {
+    let _open = OpenListener(rt.clone());
     let (fe, backlog) = (sock.proxy, sock.backlog);
     let suspendable = sock.family == Family::Inet && !sock.inherited;
     let mut listener = match Listener::new(sock) {
@@ -118,7 +120,7 @@ pub async fn run(sock: ThreadSocket, rt: Arc<Runtime>, mut state: watch::Receive
     loop {
         let current = *state.borrow_and_update();
         match current {
-            ListenState::Stopped => return,
+            ListenState::Stopped => return drain_backlog(&listener, &rt, fe),
             ListenState::Paused if suspendable => {
                 // The socket leaves the event loop while disconnected: the hang-up it
                 // reports then would stay recorded as readiness (tokio never clears a
@@ -154,6 +156,26 @@ pub async fn run(sock: ThreadSocket, rt: Arc<Runtime>, mut state: watch::Receive
                 }
                 accept_batch(&listener, &rt, fe, &mut state).await;
             }
+        }
+    }
+}
+
+/// Counts an accept loop as holding its socket until it returns.
+struct OpenListener(Arc<Runtime>);
+
+impl Drop for OpenListener {
+    fn drop(&mut self) {
+        self.0.global.listeners_open.fetch_sub(1, Ordering::SeqCst);
+        self.0.global.listener_closed.notify_waiters();
+    }
+}
+
+/// On stop, serves the connections the kernel already queued on this socket (closing
+/// it would reset them), as far as `maxconn` allows.
+fn drain_backlog(listener: &Listener, rt: &Arc<Runtime>, fe: usize) {
+    while let Some(slot) = ConnSlot::try_acquire(rt, fe) {
+        if !matches!(listener.accept_one(rt, fe, slot), Ok(true)) {
+            return;
         }
     }
 }

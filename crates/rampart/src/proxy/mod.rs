@@ -37,6 +37,10 @@ pub struct GlobalRt {
     pub conn_released: Notify,
     /// Set once a soft stop (SIGUSR1) began: finish exchanges, accept nothing new.
     pub stopping: AtomicBool,
+    /// Accept loops still holding their listening socket (all threads).
+    pub listeners_open: AtomicU32,
+    /// Woken when an accept loop closed its socket.
+    pub listener_closed: Notify,
 }
 
 impl GlobalRt {
@@ -208,6 +212,8 @@ pub fn build(cfg: &Config, maxconn: u32) -> Result<Runtime, Vec<Diag>> {
             cur_conns: AtomicU32::new(0),
             conn_released: Notify::new(),
             stopping: AtomicBool::new(false),
+            listeners_open: AtomicU32::new(0),
+            listener_closed: Notify::new(),
         },
     })
 }

@@ -56,6 +56,8 @@ pub fn run(rt: Arc<Runtime>, listeners: Listeners, settings: Settings) -> i32 {
         }
     };
     let (state_tx, state_rx) = watch::channel(ListenState::Running);
+    let sockets: usize = per_thread.iter().map(Vec::len).sum();
+    rt.global.listeners_open.store(u32::try_from(sockets).unwrap_or(u32::MAX), Ordering::SeqCst);
     for (t, socks) in per_thread.into_iter().enumerate() {
         let (rt, state_rx) = (rt.clone(), state_rx.clone());
         let spawned = std::thread::Builder::new().name(format!("rampart-{}", t + 1)).spawn(move || {
@@ -142,6 +144,10 @@ async fn handle_signals(
     rt.global.stopping.store(true, Ordering::SeqCst);
     // (Idle keep-alive connections notice it through their thread's timer wheel.)
     let _ = state.send(ListenState::Stopped);
+    // The accept loops take what already waits in their backlog before closing (a
+    // connection the kernel queued there would otherwise be reset), then the process
+    // waits for every connection to end.
+    let _ = tokio::time::timeout(LISTENER_CLOSE_WAIT, wait_for_listeners_closed(&rt)).await;
     let drained = wait_for_last_connection(&rt);
     let hard_stop = async {
         match hard_stop_after {
@@ -154,6 +160,22 @@ async fn handle_signals(
         _ = hard_stop => 0,
         _ = term.recv() => 0,
         _ = int.recv() => 0,
+    }
+}
+
+/// How long a soft stop waits for the accept loops to drain their backlog and close.
+const LISTENER_CLOSE_WAIT: Duration = Duration::from_secs(1);
+
+/// Resolves once every accept loop closed its listening socket.
+async fn wait_for_listeners_closed(rt: &Runtime) {
+    loop {
+        let closed = rt.global.listener_closed.notified();
+        tokio::pin!(closed);
+        closed.as_mut().enable();
+        if rt.global.listeners_open.load(Ordering::SeqCst) == 0 {
+            return;
+        }
+        let _ = tokio::time::timeout(Duration::from_millis(10), closed).await;
     }
 }
 

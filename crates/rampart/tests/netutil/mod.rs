@@ -226,8 +226,13 @@ pub fn wait_pid_gone(pid: i32, wait: Duration) -> bool {
     loop {
         let gone = match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
             Err(_) => true,
-            // A zombie is gone as far as serving is concerned.
-            Ok(stat) => stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')),
+            // A zombie is gone as far as serving is concerned, but only once all
+            // its threads are: the leader turns Z while the others may still be
+            // exiting, holding the shared fd table (and the listening sockets).
+            Ok(stat) => {
+                stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z'))
+                    && std::fs::read_dir(format!("/proc/{pid}/task")).map_or(true, |d| d.count() <= 1)
+            }
         };
         if gone {
             return true;
