@@ -150,6 +150,28 @@ pub fn input_pending<S: Sock>(s: &S) -> bool {
     }
 }
 
+/// Whether the peer closed its side (or the connection failed), even with bytes still
+/// waiting to be read, checked with a zero-timeout `poll(POLLRDHUP)` that leaves the
+/// event loop's readiness alone.
+pub fn peer_closed<S: Sock>(s: &S) -> bool {
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    // nix names no POLLRDHUP (and its `revents()` drops unknown bits): the only events
+    // poll can report here are RDHUP (asked), HUP and ERR (always), each meaning closed.
+    let mut fds = [PollFd::new(s.as_fd(), PollFlags::from_bits_retain(libc::POLLRDHUP))];
+    matches!(poll(&mut fds, PollTimeout::ZERO), Ok(n) if n > 0)
+}
+
+/// Resolves once the peer of `s` closed its side, checking every `every` (used only on
+/// slow paths: while a stream waits in a queue or for a connection).
+pub async fn peer_closes<S: Sock>(s: &S, every: Duration) {
+    loop {
+        tokio::time::sleep(every).await;
+        if peer_closed(s) {
+            return;
+        }
+    }
+}
+
 /// Confirms that an idle connection is still usable: no pending event, or a pending
 /// event that turns out to be nothing (`EAGAIN`). Data or FIN mean it must be dropped.
 pub fn idle_conn_alive<S: Sock>(s: &S) -> bool {

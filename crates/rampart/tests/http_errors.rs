@@ -134,6 +134,94 @@ fn server_timeout_gives_504() {
     still_serves_on(&mut c);
 }
 
+/// `listen fe1` over one server taking one request at a time (`maxconn 1`).
+fn one_at_a_time(timeout_queue: &str) -> (Running, HttpBackend) {
+    one_at_a_time_with(timeout_queue, "")
+}
+
+fn one_at_a_time_with(timeout_queue: &str, lines: &str) -> (Running, HttpBackend) {
+    let s1 = path_backend();
+    let cfg = format!(
+        "{PREAMBLE}listen fe1\n  bind fd@${{fe1}}\n  timeout queue {timeout_queue}\n{lines}  \
+         server s1 ${{s1_addr}}:${{s1_port}} maxconn 1\n"
+    );
+    (start(&cfg, &[("s1", s1.addr())]), s1)
+}
+
+/// With the only server busy on a slow request, a second client sends its request,
+/// half-closes and waits; returns it with the time it was queued at.
+fn queue_a_half_closed_request(proxy: &Running, s1: &HttpBackend) -> (RawClient, RawClient, Instant) {
+    let mut first = client(proxy);
+    first.send("GET /slow HTTP/1.1\r\nHost: rampart.test\r\n\r\n").unwrap();
+    s1.wait_requests(1);
+    let mut second = client(proxy);
+    second.send("GET /queued HTTP/1.1\r\nHost: rampart.test\r\n\r\n").unwrap();
+    second.shutdown_write().unwrap();
+    (first, second, Instant::now())
+}
+
+#[test]
+fn abortonclose_drops_a_queued_request_whose_client_left() {
+    let (proxy, s1) = one_at_a_time_with("5s", "  option abortonclose\n");
+    let (mut first, mut second, queued_at) = queue_a_half_closed_request(&proxy, &s1);
+    assert!(second.is_closed_within(Duration::from_secs(3)), "the aborted client is not closed");
+    assert_eq!(show(second.buffered()), "", "the aborted client gets no response");
+    if !testing_reference() {
+        // haproxy 2.6 notices when the stream leaves the queue; rampart at once.
+        assert!(queued_at.elapsed() < Duration::from_millis(450), "closed after {:?}", queued_at.elapsed());
+    }
+    assert_eq!(first.read_response().unwrap().body, b"late");
+    std::thread::sleep(Duration::from_millis(200));
+    let paths: Vec<String> = s1.requests().into_iter().map(|r| r.path).collect();
+    assert_eq!(paths, ["/slow"], "the aborted request never reached the server");
+    still_serves(&proxy);
+}
+
+#[test]
+fn without_abortonclose_a_half_closed_client_is_still_served() {
+    let (proxy, s1) = one_at_a_time("5s");
+    let (mut first, mut second, _) = queue_a_half_closed_request(&proxy, &s1);
+    assert_eq!(first.read_response().unwrap().body, b"late");
+    let resp = second.read_response().unwrap();
+    assert_eq!((resp.status, resp.body.as_slice()), (200, b"ok".as_slice()));
+    let paths: Vec<String> = s1.requests().into_iter().map(|r| r.path).collect();
+    assert_eq!(paths, ["/slow", "/queued"]);
+}
+
+#[test]
+fn a_request_finding_the_server_full_waits_in_the_queue() {
+    let (proxy, s1) = one_at_a_time("5s");
+    let mut first = client(&proxy);
+    first.send("GET /slow HTTP/1.1\r\nHost: rampart.test\r\n\r\n").unwrap();
+    s1.wait_requests(1);
+    let t = Instant::now();
+    let mut second = client(&proxy);
+    let resp = second.get("/queued").unwrap();
+    let took = t.elapsed();
+    assert_eq!((resp.status, resp.body.as_slice()), (200, b"ok".as_slice()));
+    assert!(took >= Duration::from_millis(300), "served after {took:?}, before the first request ended");
+    assert_eq!(first.read_response().unwrap().body, b"late");
+    let paths: Vec<String> = s1.requests().into_iter().map(|r| r.path).collect();
+    assert_eq!(paths, ["/slow", "/queued"]);
+}
+
+#[test]
+fn a_request_still_queued_at_timeout_queue_gets_503() {
+    let (proxy, s1) = one_at_a_time("200ms");
+    let mut first = client(&proxy);
+    first.send("GET /slow HTTP/1.1\r\nHost: rampart.test\r\n\r\n").unwrap();
+    s1.wait_requests(1);
+    let t = Instant::now();
+    let mut second = client(&proxy);
+    let resp = second.get("/queued").unwrap();
+    let took = t.elapsed();
+    assert_eq!(show(&resp.raw), show(&page_kept(HEAD_503, BODY_503)));
+    assert!(took >= Duration::from_millis(180) && took < Duration::from_millis(550), "503 after {took:?}");
+    assert_eq!(first.read_response().unwrap().body, b"late");
+    assert_eq!(s1.requests().len(), 1, "the queued request never reached the server");
+    still_serves_on(&mut second);
+}
+
 #[test]
 fn client_pausing_in_its_upload_gets_504_at_timeout_server() {
     // As haproxy: once the request is on its way, the server timeout governs; a body

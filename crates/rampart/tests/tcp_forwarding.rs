@@ -295,6 +295,34 @@ fn queued_connection_is_closed_after_timeout_queue() {
     );
 }
 
+#[test]
+fn abortonclose_drops_a_queued_connection_whose_client_left() {
+    let server = ManualServer::start();
+    let proxy = proxy()
+        .listener("fe1")
+        .backend("s1", server.addr())
+        .config(&format!(
+            "{}listen fe1\n  bind fd@${{fe1}}\n  timeout queue 5s\n  option abortonclose\n  \
+             server s1 ${{s1_addr}}:${{s1_port}} maxconn 1\n",
+            netutil::tcp_defaults("")
+        ))
+        .start()
+        .unwrap();
+    let first = echo_session_manual(&proxy, &server);
+
+    // Data then a FIN while queued: the client is gone, nothing goes to the server.
+    let mut second = netutil::connect(proxy.addr("fe1"), Duration::from_secs(5)).unwrap();
+    second.write_all(b"two").unwrap();
+    second.shutdown(std::net::Shutdown::Write).unwrap();
+    let (end, _) = wait_end(&mut second, Duration::from_secs(3));
+    assert_eq!(end, End::Eof, "the client that left is closed while still queued");
+    drop(first);
+    assert!(
+        netutil::accept_within(&server.listener, Duration::from_millis(300)).is_none(),
+        "the aborted connection reached the server once it had room"
+    );
+}
+
 /// One session through the proxy to a [`ManualServer`], both ends returned once a byte
 /// went through.
 fn echo_session_manual(proxy: &Running, server: &ManualServer) -> (std::net::TcpStream, std::net::TcpStream) {

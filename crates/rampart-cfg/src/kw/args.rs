@@ -124,7 +124,13 @@ pub static SERVER_OPTIONS: &[ArgKw] = &[
     arg("inter", 1, Partial("parsed and kept; health checks do not run yet")),
     arg("log-proto", 1, No),
     arg("max-reuse", 1, No),
-    arg("maxconn", 1, Partial("a full server is skipped; no queue yet")),
+    arg(
+        "maxconn",
+        1,
+        Partial(
+            "a full server is skipped; when all are full the stream waits in the backend queue (no per-server queue)",
+        ),
+    ),
     arg("maxqueue", 1, No),
     arg("minconn", 1, No),
     arg("namespace", 1, No),

@@ -357,7 +357,7 @@ pub static TIMEOUTS: &[Kw] = &[
     kw("connect", Yes),
     kw("http-keep-alive", Yes),
     kw("http-request", Yes),
-    kw("queue", Partial("no queue yet: a request finding every server at its maxconn gets a 503 at once")),
+    kw("queue", Yes),
     kw("server", Yes),
     kw("server-fin", Yes),
     kw("tarpit", No),
@@ -366,12 +366,7 @@ pub static TIMEOUTS: &[Kw] = &[
 
 /// `option <name>` (configuration.txt §4.1, plus the options only listed in §4.2).
 pub static OPTIONS: &[OptionKw] = &[
-    opt(
-        "abortonclose",
-        D | L | B,
-        true,
-        Partial("parsed; a client leaving is only noticed when its response is written"),
-    ),
+    opt("abortonclose", D | L | B, true, Yes),
     opt("accept-invalid-http-request", D | F | L, true, No),
     opt("accept-invalid-http-response", D | L | B, true, No),
     opt("allbackups", D | L | B, true, No),

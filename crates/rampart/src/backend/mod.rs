@@ -1,6 +1,7 @@
 //! Pick a server, then reuse an idle connection to it or open a new one, retrying as
 //! `retries` and `option redispatch` say. When every server is at its `maxconn`, the
-//! stream waits in the backend queue for up to `timeout queue`.
+//! stream waits in the backend queue for up to `timeout queue`, or until its client
+//! leaves with `option abortonclose`.
 //! HAProxy counterpart: backend.c (assign_server, connect_server, the connection
 //! retry logic of back_handle_st_cer), queue.c (the backend queue only: no per-server
 //! queue, no `maxqueue`, and no priority of queued streams over new ones).
@@ -14,7 +15,7 @@ use std::time::Duration;
 use tokio::net::{TcpSocket, TcpStream};
 
 use crate::conn_pool::{self, IdleConn};
-use crate::io::idle_conn_alive;
+use crate::io::{idle_conn_alive, Sock};
 use crate::proxy::{ProxyRt, Runtime, ServerRt};
 
 /// A server connection in use by one stream; counts against the server's `maxconn`
@@ -104,6 +105,31 @@ pub fn pick_server(be: &ProxyRt, avoid: Option<usize>) -> Option<usize> {
         return be.be.lb.pick(active);
     }
     servers.iter().position(|s| s.backup && s.usable())
+}
+
+/// How often a stream waiting for a server checks whether its client left
+/// (`option abortonclose`).
+const ABORT_CHECK_EVERY: Duration = Duration::from_millis(100);
+
+/// [`connect`], given up (`None`) when the backend has `option abortonclose` and the
+/// client closes its side meanwhile: a stream still in the queue or still connecting is
+/// dropped before it reaches a server. Without the option the request is served, as a
+/// closed input may be a mere half-close.
+pub async fn connect_unless_aborted<S: Sock>(
+    client: &S,
+    rt: &Arc<Runtime>,
+    be_idx: usize,
+    reuse: Reuse,
+) -> Option<Result<ServerConn, ConnectError>> {
+    let connecting = connect(rt, be_idx, reuse);
+    if !rt.proxies[be_idx].abortonclose {
+        return Some(connecting.await);
+    }
+    tokio::select! {
+        biased;
+        r = connecting => Some(r),
+        () = crate::io::peer_closes(client, ABORT_CHECK_EVERY) => None,
+    }
 }
 
 /// Gets a connection to a server of backend `be`: an idle one when `reuse` allows, or a

@@ -16,8 +16,9 @@ pub async fn serve<S: Sock>(client: S, sess: Session) {
         // No backend: HAProxy closes the connection.
         return discard_pending_input(&client, rt.bufsize);
     };
-    let Ok(conn) = backend::connect(rt, be_idx, Reuse::No).await else {
-        // No server (refused after the retries, queue timeout): close the client.
+    let Some(Ok(conn)) = backend::connect_unless_aborted(&client, rt, be_idx, Reuse::No).await else {
+        // No server (refused after the retries, queue timeout), or the client left
+        // meanwhile with `option abortonclose`: close the client.
         return discard_pending_input(&client, rt.bufsize);
     };
     let be = &rt.proxies[be_idx];

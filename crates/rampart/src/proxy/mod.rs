@@ -60,6 +60,9 @@ pub struct ProxyRt {
     pub http_reuse: HttpReuse,
     pub retries: u32,
     pub redispatch: bool,
+    /// `option abortonclose`: a stream whose client closed is dropped while queued or
+    /// connecting.
+    pub abortonclose: bool,
     pub errors: ErrorPages,
     /// Front side (meaningful when the proxy has the frontend capability).
     pub fe: FrontendRt,
@@ -188,6 +191,7 @@ pub fn build(cfg: &Config, maxconn: u32) -> Result<Runtime, Vec<Diag>> {
             http_reuse: px.http_reuse,
             retries: px.retries,
             redispatch: px.options.redispatch,
+            abortonclose: px.options.abortonclose,
             errors: ErrorPages::new(&px.errorfiles),
             fe: FrontendRt {
                 maxconn: px.maxconn.unwrap_or(maxconn),

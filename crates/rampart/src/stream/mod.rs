@@ -88,7 +88,11 @@ pub async fn run<S: Sock>(client: &S, sess: &Session, conn: &mut H1Conn, heads: 
     let reuse = reuse_policy(be.http_reuse, conn.first_done, head.method, replayable);
     let server = match conn.private.take() {
         Some(sc) if be.http_reuse == HttpReuse::Never => Ok(*sc),
-        _ => backend::connect(rt, be_idx, reuse).await,
+        _ => match backend::connect_unless_aborted(client, rt, be_idx, reuse).await {
+            Some(r) => r,
+            // `option abortonclose`: the client left before a server took the request.
+            None => return Next::Close,
+        },
     };
     let Ok(mut sc) = server else {
         let answering = Answering { method, version, keep: keep_client && body.is_done(), rest: req };
