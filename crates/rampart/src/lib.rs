@@ -14,12 +14,14 @@
 //! - `errors`: HAProxy's synthetic responses (400, 408, 502, 503, 504 ...)
 //! - `io`, `splice`, `buf`, `timer`: socket primitives, zero-copy forwarding, pools,
 //!   coarse per-thread timeouts
+//! - `debug`: `-d` traffic debug output
 //! - `sys`: the few system-call wrappers that need `unsafe`
 
 pub mod backend;
 pub mod buf;
 pub mod cli;
 pub mod conn_pool;
+pub mod debug;
 pub mod errors;
 pub mod http;
 pub mod io;

@@ -280,6 +280,9 @@ fn resolve_modes(cli: &Cli, cfg: &Config, rep: &mut Reporter) -> Modes {
 /// Sizes the process, binds, then drops what it no longer needs and runs the worker.
 fn start(cli: &Cli, mut cfg: Config, identity: Identity, modes: Modes, daemon_child: bool, rep: &mut Reporter) -> i32 {
     rep.set_quiet(modes.quiet);
+    if modes.debug && (!modes.quiet || cli.verbose) {
+        rampart::debug::enable();
+    }
     let argv0 = cli.argv0.as_str();
     let nbthread = cfg.global.nbthread.unwrap_or_else(limits::default_nbthread);
     if limits::listener_count(&cfg) == 0 {
@@ -289,6 +292,10 @@ fn start(cli: &Cli, mut cfg: Config, identity: Identity, modes: Modes, daemon_ch
     let Some(maxconn) = size_process(cli, &cfg, nbthread, modes, rep) else {
         return 1;
     };
+    if modes.debug || cli.verbose {
+        // tokio's event loop is epoll.
+        println!("Using epoll() as the polling mechanism.");
+    }
     if let Some(maxpconn) = cli.maxpconn {
         process::apply_default_maxpconn(&mut cfg, maxpconn);
     }

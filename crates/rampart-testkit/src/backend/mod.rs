@@ -21,18 +21,28 @@ pub use raw::{RawBackend, RawConn, Step};
 pub use reply::{Reply, ReplyFraming};
 
 use std::net::{SocketAddr, TcpListener};
+use std::os::fd::AsRawFd;
 use std::time::Duration;
 
 use crate::http::Request;
 
-/// A loopback address where nothing listens, for connection-refused cases.
+/// A loopback address where connections are refused, for connection-refused cases.
 ///
-/// The port was just free (bound then released), so nothing listens there unless another
-/// test binds it in between, which the kernel's ephemeral port rotation makes unlikely.
+/// The port stays reserved for the life of the test process: its socket is kept bound
+/// but disconnected (`shutdown(SHUT_RD)` on a listening socket refuses connections and
+/// keeps the port), so no backend of a concurrent test can be given the same port (a
+/// port that was merely released could be, and then the "refused" server answers).
 pub fn closed_port() -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").expect("testkit: bind 127.0.0.1:0");
-    listener.local_addr().expect("testkit: local_addr")
+    nix::sys::socket::shutdown(listener.as_raw_fd(), nix::sys::socket::Shutdown::Read)
+        .expect("testkit: disconnect the reserved port");
+    let addr = listener.local_addr().expect("testkit: local_addr");
+    RESERVED.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(listener);
+    addr
 }
+
+/// The sockets holding the ports [`closed_port`] handed out.
+static RESERVED: std::sync::Mutex<Vec<TcpListener>> = std::sync::Mutex::new(Vec::new());
 
 /// What a backend saw during a scenario, for comparison between two runs.
 #[derive(Clone, Debug, PartialEq, Eq)]

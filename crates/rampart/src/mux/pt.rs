@@ -3,30 +3,46 @@
 //! side when the other one closes. HAProxy counterpart: mux_pt.c plus the TCP part of
 //! stream.c.
 
+use std::os::fd::AsRawFd;
+
 use crate::backend::{self, Reuse};
+use crate::debug::{self, Trace};
 use crate::io::Sock;
 use crate::session::Session;
 use crate::splice::{forward, tunnel_timeouts, Activity};
 
 /// Serves one TCP-mode client connection.
 pub async fn serve<S: Sock>(client: S, sess: Session) {
+    if !debug::on() {
+        return forward_session(&client, &sess, None).await;
+    }
+    let fe = &sess.rt.proxies[sess.fe];
+    let trace = Trace::accept(&fe.name, sess.lfd, client.as_raw_fd(), sess.peer);
+    forward_session(&client, &sess, Some(&trace)).await;
+    trace.end(&fe.fe.backend.map_or(fe, |be| &sess.rt.proxies[be]).name);
+}
+
+async fn forward_session<S: Sock>(client: &S, sess: &Session, trace: Option<&Trace>) {
     let rt = &sess.rt;
     let fe = &rt.proxies[sess.fe];
     let Some(be_idx) = fe.fe.backend else {
         // No backend: HAProxy closes the connection.
-        return discard_pending_input(&client, rt.bufsize);
+        return discard_pending_input(client, rt.bufsize);
     };
-    let Some(Ok(conn)) = backend::connect_unless_aborted(&client, rt, be_idx, Reuse::No).await else {
+    let Some(Ok(conn)) = backend::connect_unless_aborted(client, rt, be_idx, Reuse::No).await else {
         // No server (refused after the retries, queue timeout), or the client left
         // meanwhile with `option abortonclose`: close the client.
-        return discard_pending_input(&client, rt.bufsize);
+        return discard_pending_input(client, rt.bufsize);
     };
+    if let Some(t) = trace {
+        t.set_server(conn.stream.as_raw_fd());
+    }
     let be = &rt.proxies[be_idx];
     let (up, down) = tunnel_timeouts(&fe.timeouts, &be.timeouts);
     let activity = Activity::default();
     let _ = tokio::try_join!(
-        forward(&client, &conn.stream, None, up, &activity),
-        forward(&conn.stream, &client, None, down, &activity),
+        forward(client, &conn.stream, None, up, &activity),
+        forward(&conn.stream, client, None, down, &activity),
     );
 }
 

@@ -19,12 +19,14 @@ pub struct Session {
     pub fe: usize,
     /// Client address (`None` for unix sockets).
     pub peer: Option<SocketAddr>,
+    /// The listening socket it came through (for `-d` output).
+    pub lfd: i32,
     _slot: ConnSlot,
 }
 
 impl Session {
-    pub fn new(rt: Arc<Runtime>, fe: usize, peer: Option<SocketAddr>, slot: ConnSlot) -> Session {
-        Session { rt, fe, peer, _slot: slot }
+    pub fn new(rt: Arc<Runtime>, fe: usize, peer: Option<SocketAddr>, lfd: i32, slot: ConnSlot) -> Session {
+        Session { rt, fe, peer, lfd, _slot: slot }
     }
 }
 

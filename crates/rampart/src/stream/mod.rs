@@ -17,6 +17,7 @@ pub mod body;
 mod response;
 
 use std::net::IpAddr;
+use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
 
 use rampart_cfg::model::{HttpConnMode, HttpReuse};
@@ -24,6 +25,7 @@ use rampart_proto::h1::{Head, Method, Version};
 
 use crate::backend::{self, Reuse, ServerConn};
 use crate::buf::{Buf, HeadPair};
+use crate::debug::{self, Trace};
 use crate::errors::StreamError;
 use crate::http::{request_conn_hdr, write_request_head, ReqEdits};
 use crate::io::{write_all, Sock};
@@ -43,7 +45,27 @@ pub enum Next {
 
 /// Runs one exchange for the request whose head is parsed in `heads.req` and whose
 /// bytes start `req`. Returns what the client connection does next.
-pub async fn run<S: Sock>(client: &S, sess: &Session, conn: &mut H1Conn, heads: &mut HeadPair, mut req: Buf) -> Next {
+pub async fn run<S: Sock>(client: &S, sess: &Session, conn: &mut H1Conn, heads: &mut HeadPair, req: Buf) -> Next {
+    if !debug::on() {
+        return exchange(client, sess, conn, heads, req, None).await;
+    }
+    let fe = &sess.rt.proxies[sess.fe];
+    let trace = Trace::accept(&fe.name, sess.lfd, client.as_raw_fd(), sess.peer);
+    trace.request(&fe.name, &req, &heads.req);
+    let next = exchange(client, sess, conn, heads, req, Some(&trace)).await;
+    let px = fe.fe.backend.map_or(fe, |be| &sess.rt.proxies[be]);
+    trace.end(&px.name);
+    next
+}
+
+async fn exchange<S: Sock>(
+    client: &S,
+    sess: &Session,
+    conn: &mut H1Conn,
+    heads: &mut HeadPair,
+    mut req: Buf,
+    trace: Option<&Trace>,
+) -> Next {
     let rt = &sess.rt;
     let fe = &rt.proxies[sess.fe];
     let head = &heads.req;
@@ -99,11 +121,15 @@ pub async fn run<S: Sock>(client: &S, sess: &Session, conn: &mut H1Conn, heads: 
         return send_error(client, fe, Some(be), 503, answering).await;
     };
     conn.first_done = true;
+    trace_server(trace, &sc);
 
     // Send; a pooled connection that turns out dead is replaced once, transparently.
     if write_all(&sc.stream, &out, be.timeouts.server).await.is_err() {
         match retry_on_new_conn(sess, be_idx, &sc, &out, replayable).await {
-            Some(new) => sc = new,
+            Some(new) => {
+                sc = new;
+                trace_server(trace, &sc);
+            }
             None => {
                 let answering = Answering { method, version, keep: keep_client && body.is_done(), rest: req };
                 return send_error(client, fe, Some(be), 502, answering).await;
@@ -112,8 +138,14 @@ pub async fn run<S: Sock>(client: &S, sess: &Session, conn: &mut H1Conn, heads: 
     }
 
     let progress = response::Progress::default();
-    let info =
-        response::ReqInfo { method: head.method, version: head.version, upgrade, keep_client, progress: &progress };
+    let info = response::ReqInfo {
+        method: head.method,
+        version: head.version,
+        upgrade,
+        keep_client,
+        progress: &progress,
+        trace,
+    };
     let mut result = if body.is_done() {
         forward_response(client, &sc.stream, &mut heads.res, info, sess, be_idx, &req).await
     } else {
@@ -123,6 +155,7 @@ pub async fn run<S: Sock>(client: &S, sess: &Session, conn: &mut H1Conn, heads: 
     if matches!(result, Err(RespError::ServerClosedEarly)) && sc.from_pool {
         if let Some(new) = retry_on_new_conn(sess, be_idx, &sc, &out, replayable).await {
             sc = new;
+            trace_server(trace, &sc);
             result = forward_response(client, &sc.stream, &mut heads.res, info, sess, be_idx, &req).await;
         }
     }
@@ -137,6 +170,13 @@ pub async fn run<S: Sock>(client: &S, sess: &Session, conn: &mut H1Conn, heads: 
     drop(sc);
     let answering = Answering { method, version, keep: keep_client && body.is_done(), rest: req };
     send_error(client, fe, Some(be), code, answering).await
+}
+
+/// `-d`: the stream is carried by `sc` from now on.
+fn trace_server(trace: Option<&Trace>, sc: &ServerConn) {
+    if let Some(t) = trace {
+        t.set_server(sc.stream.as_raw_fd());
+    }
 }
 
 /// After a complete response: park or keep the server connection, and keep the client

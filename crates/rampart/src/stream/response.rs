@@ -12,6 +12,7 @@ use tokio::net::TcpStream;
 
 use super::body::{forward_rest, Body, BodyError};
 use crate::buf::Buf;
+use crate::debug::Trace;
 use crate::http::{response_conn_hdr, write_response_head, ConnHdr};
 use crate::io::{read_some, write_all, IoError, Sock};
 use crate::session::Session;
@@ -27,6 +28,8 @@ pub struct ReqInfo<'a> {
     /// The client connection may stay open after this exchange.
     pub keep_client: bool,
     pub progress: &'a Progress,
+    /// `-d` output of this stream.
+    pub trace: Option<&'a Trace>,
 }
 
 /// What the two halves of an exchange learn from each other while a request body
@@ -76,7 +79,7 @@ pub async fn forward_response<S: Sock>(
     let be = &rt.proxies[be_idx];
     let (t_server, t_client) = (be.timeouts.server, fe.timeouts.client);
     let mut buf = Buf::take(rt.bufsize);
-    read_final_head(client, server, &mut buf, res, info, rt.max_head, t_server, t_client).await?;
+    read_final_head(client, server, &mut buf, res, info, &be.name, rt.max_head, t_server, t_client).await?;
 
     let tunnel =
         (res.status == 101 && info.upgrade) || (info.method == Method::Connect && (200..300).contains(&res.status));
@@ -123,12 +126,16 @@ async fn read_final_head<S: Sock>(
     buf: &mut Buf,
     res: &mut Head,
     info: ReqInfo<'_>,
+    be_name: &str,
     max_head: usize,
     t_server: Option<Duration>,
     t_client: Option<Duration>,
 ) -> Result<(), RespError> {
     loop {
         read_head(server, buf, res, info.method, max_head, t_server, &info.progress.upload).await?;
+        if let Some(trace) = info.trace {
+            trace.response(be_name, buf, res);
+        }
         if res.status >= 200 || res.status == 101 {
             return Ok(());
         }
