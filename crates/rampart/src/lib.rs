@@ -14,6 +14,7 @@
 //! - `errors`: HAProxy's synthetic responses (400, 408, 502, 503, 504 ...)
 //! - `io`, `splice`, `buf`, `timer`: socket primitives, zero-copy forwarding, pools,
 //!   coarse per-thread timeouts
+//! - `counters`: per-thread event counters (connections per frontend and backend)
 //! - `debug`: `-d` traffic debug output
 //! - `sys`: the few system-call wrappers that need `unsafe`
 
@@ -21,6 +22,7 @@ pub mod backend;
 pub mod buf;
 pub mod cli;
 pub mod conn_pool;
+pub mod counters;
 pub mod debug;
 pub mod errors;
 pub mod http;

@@ -317,7 +317,7 @@ fn start(cli: &Cli, mut cfg: Config, identity: Identity, modes: Modes, daemon_ch
             return 1;
         }
     }
-    let rt = match rampart::proxy::build(&cfg, maxconn) {
+    let rt = match rampart::proxy::build(&cfg, maxconn, nbthread) {
         Ok(rt) => Arc::new(rt),
         Err(diags) => {
             diags.iter().for_each(|d| rep.config_diag(d));

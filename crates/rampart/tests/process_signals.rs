@@ -243,3 +243,41 @@ fn soft_stop_serves_the_connections_waiting_in_the_backlog() {
     let status = proxy.wait_exit(Duration::from_secs(3)).expect("exits once the session ended");
     assert_eq!(status.code(), Some(0));
 }
+
+#[test]
+fn pause_resume_and_soft_stop_report_each_proxy_as_haproxy_does() {
+    let backend = HttpBackend::builder("s1").reply(Reply::ok().body("ok")).start();
+    let mut proxy = proxy()
+        .listener("fe1")
+        .backend("s1", backend.addr())
+        .config(
+            "defaults\n  mode http\n  timeout client 5s\n  timeout server 5s\n  timeout connect 1s\n\
+             frontend fe1\n  bind fd@${fe1}\n  default_backend be1\n\
+             backend be1\n  server s1 ${s1_addr}:${s1_port}\n",
+        )
+        .start()
+        .unwrap();
+    // Two connections (FE), three requests reaching the backend (BE).
+    let mut first = RawClient::connect(proxy.addr("fe1")).unwrap();
+    assert_eq!(first.get("/a").unwrap().status, 200);
+    assert_eq!(first.get("/b").unwrap().status, 200);
+    drop(first);
+    let mut second = RawClient::connect(proxy.addr("fe1")).unwrap();
+    assert_eq!(second.get("/c").unwrap().status, 200);
+    drop(second);
+
+    let wait = Duration::from_secs(3);
+    let pid = proxy.pid();
+    let warning = |msg: &str| format!("[WARNING]  ({pid}) : {msg}\n");
+    proxy.signal(Signal::SIGTTOU).unwrap();
+    assert!(proxy.wait_output(&warning("Paused frontend fe1."), wait), "{}", proxy.output());
+    proxy.signal(Signal::SIGTTIN).unwrap();
+    assert!(proxy.wait_output(&warning("Resumed frontend fe1."), wait), "{}", proxy.output());
+    assert!(!proxy.output().contains("backend be1."), "only proxies with listeners pause: {}", proxy.output());
+
+    proxy.signal(Signal::SIGUSR1).unwrap();
+    assert_eq!(proxy.wait_exit(wait).and_then(|s| s.code()), Some(0));
+    let out = proxy.output();
+    assert!(out.contains(&warning("Proxy fe1 stopped (cumulated conns: FE: 2, BE: 0).")), "{out}");
+    assert!(out.contains(&warning("Proxy be1 stopped (cumulated conns: FE: 0, BE: 3).")), "{out}");
+}

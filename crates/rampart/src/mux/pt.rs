@@ -29,6 +29,7 @@ async fn forward_session<S: Sock>(client: &S, sess: &Session, trace: Option<&Tra
         // No backend: HAProxy closes the connection.
         return discard_pending_input(client, rt.bufsize);
     };
+    rt.proxies[be_idx].be.cum_conn.inc();
     let Some(Ok(conn)) = backend::connect_unless_aborted(client, rt, be_idx, Reuse::No).await else {
         // No server (refused after the retries, queue timeout), or the client left
         // meanwhile with `option abortonclose`: close the client.

@@ -8,11 +8,12 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
 use rampart_cfg::model::{
-    Config, ForwardFor, HttpConnMode, HttpRequestAction, HttpReuse, Mode, ReturnBody, ReturnSpec, ServerAddr,
+    Cap, Config, ForwardFor, HttpConnMode, HttpRequestAction, HttpReuse, Mode, ReturnBody, ReturnSpec, ServerAddr,
 };
 use rampart_cfg::{Diag, Span};
 use tokio::sync::Notify;
 
+use crate::counters::Counter;
 use crate::errors::ErrorPages;
 use crate::lb::Lb;
 
@@ -53,6 +54,8 @@ impl GlobalRt {
 #[derive(Debug)]
 pub struct ProxyRt {
     pub name: String,
+    /// `frontend`, `backend` or both (`listen`).
+    pub cap: Cap,
     pub mode: Mode,
     pub timeouts: Timeouts,
     pub forwardfor: Option<ForwardFor>,
@@ -102,6 +105,8 @@ pub struct FrontendRt {
     /// `mode tcp` and its backend is in `mode http` (HAProxy then upgrades the stream to
     /// HTTP when it switches to the backend).
     pub http: bool,
+    /// Connections accepted.
+    pub cum_conn: Counter,
 }
 
 /// A pre-rendered response: head lines without the blank line, then the body.
@@ -119,6 +124,8 @@ pub struct BackendRt {
     /// Woken when a server with a `maxconn` releases a connection, so that streams
     /// queued because every server was full try again (the backend queue).
     pub queue: Notify,
+    /// Streams (HTTP exchanges, TCP connections) that chose this backend.
+    pub cum_conn: Counter,
 }
 
 #[derive(Debug)]
@@ -143,7 +150,8 @@ impl ServerRt {
 
 /// Builds the runtime from a parsed configuration. Features the model holds but the
 /// runtime does not implement yet are reported as alerts with their line.
-pub fn build(cfg: &Config, maxconn: u32) -> Result<Runtime, Vec<Diag>> {
+/// `threads` sizes the per-thread counters.
+pub fn build(cfg: &Config, maxconn: u32, threads: usize) -> Result<Runtime, Vec<Diag>> {
     let mut alerts = Vec::new();
     let mut pool_key = 0;
     let mut proxies = Vec::with_capacity(cfg.proxies.len());
@@ -184,6 +192,7 @@ pub fn build(cfg: &Config, maxconn: u32) -> Result<Runtime, Vec<Diag>> {
         });
         proxies.push(ProxyRt {
             name: px.name.clone(),
+            cap: px.cap,
             mode: px.mode,
             timeouts: timeouts(&px.timeouts),
             forwardfor: px.options.forwardfor.as_ref().map(forwardfor),
@@ -200,8 +209,14 @@ pub fn build(cfg: &Config, maxconn: u32) -> Result<Runtime, Vec<Diag>> {
                 backend,
                 http_return,
                 http: px.mode == Mode::Http || backend.is_some_and(|b| cfg.proxies[b].mode == Mode::Http),
+                cum_conn: Counter::new(threads),
             },
-            be: BackendRt { lb: Lb::new(px.balance, &weights), servers, queue: Notify::new() },
+            be: BackendRt {
+                lb: Lb::new(px.balance, &weights),
+                servers,
+                queue: Notify::new(),
+                cum_conn: Counter::new(threads),
+            },
         });
     }
     if !alerts.is_empty() {
@@ -224,7 +239,7 @@ pub fn build(cfg: &Config, maxconn: u32) -> Result<Runtime, Vec<Diag>> {
 
 /// The alerts [`build`] would report, for `-c` and startup before binding.
 pub fn check(cfg: &Config) -> Vec<Diag> {
-    build(cfg, 1).err().unwrap_or_default()
+    build(cfg, 1, 1).err().unwrap_or_default()
 }
 
 fn not_supported(span: &Span, what: &str) -> Diag {

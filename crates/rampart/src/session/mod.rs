@@ -26,6 +26,7 @@ pub struct Session {
 
 impl Session {
     pub fn new(rt: Arc<Runtime>, fe: usize, peer: Option<SocketAddr>, lfd: i32, slot: ConnSlot) -> Session {
+        rt.proxies[fe].fe.cum_conn.inc();
         Session { rt, fe, peer, lfd, _slot: slot }
     }
 }

@@ -91,6 +91,7 @@ async fn exchange<S: Sock>(
         return send_error(client, fe, None, 503, answering).await;
     };
     let be = &rt.proxies[be_idx];
+    be.be.cum_conn.inc();
     let keep_server = be.http_conn_mode == HttpConnMode::KeepAlive && fe.http_conn_mode == HttpConnMode::KeepAlive;
     let upgrade = head.upgrade.is_some() && head.conn.upgrade;
     let mut out = Buf::take(rt.bufsize);

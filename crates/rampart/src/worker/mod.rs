@@ -61,6 +61,7 @@ pub fn run(rt: Arc<Runtime>, listeners: Listeners, settings: Settings) -> i32 {
     for (t, socks) in per_thread.into_iter().enumerate() {
         let (rt, state_rx) = (rt.clone(), state_rx.clone());
         let spawned = std::thread::Builder::new().name(format!("rampart-{}", t + 1)).spawn(move || {
+            crate::counters::set_thread_slot(t);
             thread_main(socks, rt, state_rx);
         });
         if let Err(e) = spawned {
@@ -135,8 +136,14 @@ async fn handle_signals(
             _ = term.recv() => return 0,
             _ = int.recv() => return 0,
             _ = usr1.recv() => break,
-            _ = ttou.recv() => { let _ = state.send(ListenState::Paused); }
-            _ = ttin.recv() => { let _ = state.send(ListenState::Running); }
+            _ = ttou.recv() => {
+                let _ = state.send(ListenState::Paused);
+                report_listening_proxies(&rt, "Paused");
+            }
+            _ = ttin.recv() => {
+                let _ = state.send(ListenState::Running);
+                report_listening_proxies(&rt, "Resumed");
+            }
         }
     }
     // Soft stop: no new connection, idle keep-alive connections close, exchanges in
@@ -148,6 +155,7 @@ async fn handle_signals(
     // connection the kernel queued there would otherwise be reset), then the process
     // waits for every connection to end.
     let _ = tokio::time::timeout(LISTENER_CLOSE_WAIT, wait_for_listeners_closed(&rt)).await;
+    report_stopped_proxies(&rt);
     let drained = wait_for_last_connection(&rt);
     let hard_stop = async {
         match hard_stop_after {
@@ -161,6 +169,32 @@ async fn handle_signals(
         _ = term.recv() => 0,
         _ = int.recv() => 0,
     }
+}
+
+/// HAProxy's `Paused <cap> <name>.` / `Resumed ...` warnings, one per proxy with
+/// listeners (SIGTTOU / SIGTTIN).
+fn report_listening_proxies(rt: &Runtime, what: &str) {
+    for px in rt.proxies.iter().filter(|px| px.cap.frontend) {
+        let cap = match (px.cap.frontend, px.cap.backend) {
+            (true, true) => "proxy",
+            (true, false) => "frontend",
+            _ => "backend",
+        };
+        warn(&format!("{what} {cap} {}.", px.name));
+    }
+}
+
+/// HAProxy's soft-stop report, one line per proxy once the listeners are closed.
+fn report_stopped_proxies(rt: &Runtime) {
+    for px in &rt.proxies {
+        let (fe, be) = (px.fe.cum_conn.get(), px.be.cum_conn.get());
+        warn(&format!("Proxy {} stopped (cumulated conns: FE: {fe}, BE: {be}).", px.name));
+    }
+}
+
+/// A `[WARNING]` line on stderr (in quiet mode stderr is already /dev/null).
+fn warn(msg: &str) {
+    eprintln!("{}({}) : {msg}", rampart_cfg::Level::Warning.tag(), std::process::id());
 }
 
 /// How long a soft stop waits for the accept loops to drain their backlog and close.

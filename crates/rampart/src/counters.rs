@@ -1,0 +1,89 @@
+//! Event counters that every worker thread bumps without contention: one cache line per
+//! thread, written only by its thread, summed when read (the soft-stop report now, the
+//! stats later). HAProxy counterpart: the `cum_conn` fields of fe_counters/be_counters.
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+thread_local! {
+    /// This thread's slot in every [`Counter`]: worker thread `t` has slot `t + 1`;
+    /// slot 0, shared by every other thread, is only ever added to atomically.
+    static SLOT: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Gives worker thread `thread` (0-based, below the `threads` the counters were made
+/// for) its own slot.
+pub fn set_thread_slot(thread: usize) {
+    SLOT.with(|s| s.set(thread + 1));
+}
+
+/// One thread's share of a counter, alone on its cache line.
+#[derive(Debug, Default)]
+#[repr(align(64))]
+struct Slot(AtomicU64);
+
+/// A monotonic event count.
+#[derive(Debug)]
+pub struct Counter(Box<[Slot]>);
+
+impl Counter {
+    pub fn new(threads: usize) -> Counter {
+        Counter((0..=threads).map(|_| Slot::default()).collect())
+    }
+
+    /// Counts one event.
+    ///
+    /// PERF: a plain load and store, no locked instruction: only the owning thread
+    /// writes its slot. A thread without a slot of its own adds to the shared slot 0
+    /// atomically.
+    #[inline]
+    pub fn inc(&self) {
+        let slot = SLOT.with(Cell::get);
+        match self.0.get(slot) {
+            Some(s) if slot > 0 => s.0.store(s.0.load(Ordering::Relaxed) + 1, Ordering::Relaxed),
+            _ => {
+                self.0[0].0.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// The total over all threads.
+    pub fn get(&self) -> u64 {
+        self.0.iter().map(|s| s.0.load(Ordering::Relaxed)).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn threads_count_in_their_own_slots_and_the_total_sums_them() {
+        let c = Arc::new(Counter::new(3));
+        let handles: Vec<_> = (0..3)
+            .map(|t| {
+                let c = c.clone();
+                std::thread::spawn(move || {
+                    set_thread_slot(t);
+                    (0..1000).for_each(|_| c.inc());
+                })
+            })
+            .collect();
+        handles.into_iter().for_each(|h| h.join().unwrap());
+        c.inc(); // this thread: no slot of its own
+        assert_eq!(c.get(), 3001);
+    }
+
+    #[test]
+    fn a_slot_beyond_the_threads_falls_back_to_the_shared_one() {
+        let c = Counter::new(2);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                set_thread_slot(7);
+                c.inc();
+            });
+        });
+        assert_eq!(c.get(), 1);
+    }
+}
