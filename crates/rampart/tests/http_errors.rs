@@ -148,12 +148,23 @@ fn one_at_a_time_with(timeout_queue: &str, lines: &str) -> (Running, HttpBackend
     (start(&cfg, &[("s1", s1.addr())]), s1)
 }
 
-/// With the only server busy on a slow request, a second client sends its request,
-/// half-closes and waits; returns it with the time it was queued at.
-fn queue_a_half_closed_request(proxy: &Running, s1: &HttpBackend) -> (RawClient, RawClient, Instant) {
+/// Keeps the only server busy: a client whose `/slow` request the server is answering.
+fn occupy_the_server(proxy: &Running, s1: &HttpBackend) -> RawClient {
     let mut first = client(proxy);
     first.send("GET /slow HTTP/1.1\r\nHost: rampart.test\r\n\r\n").unwrap();
     s1.wait_requests(1);
+    first
+}
+
+/// The paths of the requests `s1` received, in order.
+fn paths_seen(s1: &HttpBackend) -> Vec<String> {
+    s1.requests().into_iter().map(|r| r.path).collect()
+}
+
+/// With the only server busy on a slow request, a second client sends its request,
+/// half-closes and waits; returns it with the time it was queued at.
+fn queue_a_half_closed_request(proxy: &Running, s1: &HttpBackend) -> (RawClient, RawClient, Instant) {
+    let first = occupy_the_server(proxy, s1);
     let mut second = client(proxy);
     second.send("GET /queued HTTP/1.1\r\nHost: rampart.test\r\n\r\n").unwrap();
     second.shutdown_write().unwrap();
@@ -172,7 +183,7 @@ fn abortonclose_drops_a_queued_request_whose_client_left() {
     }
     assert_eq!(first.read_response().unwrap().body, b"late");
     std::thread::sleep(Duration::from_millis(200));
-    let paths: Vec<String> = s1.requests().into_iter().map(|r| r.path).collect();
+    let paths = paths_seen(&s1);
     assert_eq!(paths, ["/slow"], "the aborted request never reached the server");
     still_serves(&proxy);
 }
@@ -184,16 +195,14 @@ fn without_abortonclose_a_half_closed_client_is_still_served() {
     assert_eq!(first.read_response().unwrap().body, b"late");
     let resp = second.read_response().unwrap();
     assert_eq!((resp.status, resp.body.as_slice()), (200, b"ok".as_slice()));
-    let paths: Vec<String> = s1.requests().into_iter().map(|r| r.path).collect();
+    let paths = paths_seen(&s1);
     assert_eq!(paths, ["/slow", "/queued"]);
 }
 
 #[test]
 fn a_request_finding_the_server_full_waits_in_the_queue() {
     let (proxy, s1) = one_at_a_time("5s");
-    let mut first = client(&proxy);
-    first.send("GET /slow HTTP/1.1\r\nHost: rampart.test\r\n\r\n").unwrap();
-    s1.wait_requests(1);
+    let mut first = occupy_the_server(&proxy, &s1);
     let t = Instant::now();
     let mut second = client(&proxy);
     let resp = second.get("/queued").unwrap();
@@ -201,16 +210,14 @@ fn a_request_finding_the_server_full_waits_in_the_queue() {
     assert_eq!((resp.status, resp.body.as_slice()), (200, b"ok".as_slice()));
     assert!(took >= Duration::from_millis(300), "served after {took:?}, before the first request ended");
     assert_eq!(first.read_response().unwrap().body, b"late");
-    let paths: Vec<String> = s1.requests().into_iter().map(|r| r.path).collect();
+    let paths = paths_seen(&s1);
     assert_eq!(paths, ["/slow", "/queued"]);
 }
 
 #[test]
 fn a_request_still_queued_at_timeout_queue_gets_503() {
     let (proxy, s1) = one_at_a_time("200ms");
-    let mut first = client(&proxy);
-    first.send("GET /slow HTTP/1.1\r\nHost: rampart.test\r\n\r\n").unwrap();
-    s1.wait_requests(1);
+    let mut first = occupy_the_server(&proxy, &s1);
     let t = Instant::now();
     let mut second = client(&proxy);
     let resp = second.get("/queued").unwrap();

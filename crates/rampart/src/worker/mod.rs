@@ -202,28 +202,26 @@ const LISTENER_CLOSE_WAIT: Duration = Duration::from_secs(1);
 
 /// Resolves once every accept loop closed its listening socket.
 async fn wait_for_listeners_closed(rt: &Runtime) {
-    loop {
-        let closed = rt.global.listener_closed.notified();
-        tokio::pin!(closed);
-        closed.as_mut().enable();
-        if rt.global.listeners_open.load(Ordering::SeqCst) == 0 {
-            return;
-        }
-        let _ = tokio::time::timeout(Duration::from_millis(10), closed).await;
-    }
+    let g = &rt.global;
+    wait_until(&g.listener_closed, || g.listeners_open.load(Ordering::SeqCst) == 0, Duration::from_millis(10)).await;
 }
 
 /// Resolves once no client connection is left.
 async fn wait_for_last_connection(rt: &Runtime) {
+    let g = &rt.global;
+    wait_until(&g.conn_released, || g.cur_conns.load(Ordering::SeqCst) == 0, Duration::from_millis(100)).await;
+}
+
+/// Resolves once `done()` holds, checked whenever `changed` is notified and at least
+/// every `tick` (which covers a change racing with the start of the wait).
+async fn wait_until(changed: &tokio::sync::Notify, done: impl Fn() -> bool, tick: Duration) {
     loop {
-        let released = rt.global.conn_released.notified();
-        tokio::pin!(released);
-        released.as_mut().enable();
-        if rt.global.cur_conns.load(Ordering::SeqCst) == 0 {
+        let notified = changed.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        if done() {
             return;
         }
-        // The notification covers the usual case; the tick covers a release racing
-        // with the stop flag being set.
-        let _ = tokio::time::timeout(Duration::from_millis(100), released).await;
+        let _ = tokio::time::timeout(tick, notified).await;
     }
 }
