@@ -175,11 +175,7 @@ async fn handle_signals(
 /// listeners (SIGTTOU / SIGTTIN).
 fn report_listening_proxies(rt: &Runtime, what: &str) {
     for px in rt.proxies.iter().filter(|px| px.cap.frontend) {
-        let cap = match (px.cap.frontend, px.cap.backend) {
-            (true, true) => "proxy",
-            (true, false) => "frontend",
-            _ => "backend",
-        };
+        let cap = if px.cap.backend { "proxy" } else { "frontend" };
         warn(&format!("{what} {cap} {}.", px.name));
     }
 }
