@@ -293,8 +293,8 @@ fn start(cli: &Cli, mut cfg: Config, identity: Identity, modes: Modes, daemon_ch
         return 1;
     };
     if modes.debug || cli.verbose {
-        // tokio's event loop is epoll.
-        println!("Using epoll() as the polling mechanism.");
+        // tokio's event loop is epoll. (A closed stdout is not worth failing for.)
+        let _ = std::io::Write::write_all(&mut std::io::stdout(), b"Using epoll() as the polling mechanism.\n");
     }
     if let Some(maxpconn) = cli.maxpconn {
         process::apply_default_maxpconn(&mut cfg, maxpconn);

@@ -188,9 +188,11 @@ fn report_stopped_proxies(rt: &Runtime) {
     }
 }
 
-/// A `[WARNING]` line on stderr (in quiet mode stderr is already /dev/null).
+/// A `[WARNING]` line on stderr (in quiet mode stderr is already /dev/null). A stderr
+/// that is gone (a closed pipe) is ignored: the process goes on stopping.
 fn warn(msg: &str) {
-    eprintln!("{}({}) : {msg}", rampart_cfg::Level::Warning.tag(), std::process::id());
+    let line = format!("{}({}) : {msg}\n", rampart_cfg::Level::Warning.tag(), std::process::id());
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
 }
 
 /// How long a soft stop waits for the accept loops to drain their backlog and close.
