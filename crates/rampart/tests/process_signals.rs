@@ -281,3 +281,35 @@ fn pause_resume_and_soft_stop_report_each_proxy_as_haproxy_does() {
     assert!(out.contains(&warning("Proxy fe1 stopped (cumulated conns: FE: 2, BE: 0).")), "{out}");
     assert!(out.contains(&warning("Proxy be1 stopped (cumulated conns: FE: 0, BE: 3).")), "{out}");
 }
+
+#[test]
+fn a_closed_stderr_does_not_stop_the_soft_stop() {
+    // Started by a script whose output pipe is gone: the warnings printed on SIGUSR1
+    // (and the -d traffic lines) fail with EPIPE, which must not crash the process.
+    let echo = TcpEchoBackend::start();
+    let port = netutil::free_port();
+    let dir = netutil::Scratch::new("closed-stderr");
+    dir.file(
+        "c.cfg",
+        &format!("{}listen fe1\n  bind 127.0.0.1:{port}\n  server s1 {}\n", netutil::tcp_defaults(""), echo.addr()),
+    );
+    let mut cmd = std::process::Command::new(netutil::binary());
+    cmd.args(["-d", "-f", "c.cfg"]).current_dir(dir.path());
+    cmd.stdin(std::process::Stdio::null()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    let mut child = rampart_testkit::spawn_guarded(&mut cmd).expect("start the binary");
+    // Close the read ends at once: every write of the child now fails.
+    drop(child.stdout.take());
+    drop(child.stderr.take());
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    eventually!(probe_echo(addr, Duration::from_secs(1)) == Probe::Echoed, "not serving");
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), Signal::SIGUSR1).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "still running after SIGUSR1");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(0), "{status:?}");
+}
