@@ -286,6 +286,10 @@ fn pause_resume_and_soft_stop_report_each_proxy_as_haproxy_does() {
 fn a_closed_stderr_does_not_stop_the_soft_stop() {
     // Started by a script whose output pipe is gone: the warnings printed on SIGUSR1
     // (and the -d traffic lines) fail with EPIPE, which must not crash the process.
+    if netutil::testing_haproxy() {
+        // COMPAT: haproxy 2.6 -d dies of SIGPIPE writing its startup notes there.
+        return;
+    }
     let echo = TcpEchoBackend::start();
     let port = netutil::free_port();
     let dir = netutil::Scratch::new("closed-stderr");
