@@ -48,7 +48,8 @@ fn check_head(data: &[u8], method: Method, head: &Head) {
         assert_eq!(head.framing, Framing::None);
     }
     if head.status < 200 || head.status == 204 {
-        let framing_kinds = |h: &&rampart_proto::h1::Header| matches!(h.kind, HdrKind::ContentLength | HdrKind::TransferEncoding);
+        let framing_kinds =
+            |h: &&rampart_proto::h1::Header| matches!(h.kind, HdrKind::ContentLength | HdrKind::TransferEncoding);
         assert!(head.headers.iter().filter(framing_kinds).all(|h| h.drop));
     }
     if head.framing == Framing::UntilClose {
