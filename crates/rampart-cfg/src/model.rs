@@ -269,6 +269,11 @@ pub struct Bind {
     /// Every address the line expands to (comma lists and port ranges expanded).
     pub addrs: Vec<ListenAddr>,
     pub name: Option<String>,
+    /// IPV6_V6ONLY for IPv6 addresses: `Some(true)` with `v6only`, `Some(false)` with
+    /// `v4v6` (`v6only` wins when both are given), `None`: the system's default.
+    pub v6only: Option<bool>,
+    /// `backlog N` (N > 0); otherwise the frontend's.
+    pub backlog: Option<u32>,
     pub span: Span,
 }
 

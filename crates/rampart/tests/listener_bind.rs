@@ -103,6 +103,56 @@ fn ipv6_any_address_also_takes_ipv4() {
 }
 
 #[test]
+fn v6only_and_v4v6_choose_whether_the_ipv6_wildcard_takes_ipv4() {
+    if !ipv6_available() {
+        return;
+    }
+    let echo = TcpEchoBackend::start();
+    let (only, both, both_then_only) = (free_port(), free_port(), free_port());
+    let _p = start(
+        &echo,
+        &format!("  bind :::{only} v6only\n  bind :::{both} v4v6\n  bind :::{both_then_only} v4v6 v6only\n"),
+    );
+    for port in [only, both, both_then_only] {
+        assert_eq!(probe_echo(v6(port), WAIT), Probe::Echoed, "[::1]:{port}");
+    }
+    assert_eq!(probe_echo(v4(only), WAIT), Probe::Refused, "v6only takes no IPv4");
+    assert_eq!(probe_echo(v4(both), WAIT), Probe::Echoed, "v4v6 takes IPv4 too");
+    assert_eq!(probe_echo(v4(both_then_only), WAIT), Probe::Refused, "v6only wins over v4v6");
+}
+
+/// The backlog of the socket listening on 127.0.0.1:`port`, as `ss` shows it (the
+/// Send-Q of a listening socket); `None` without `ss`.
+fn listen_backlog(port: u16) -> Option<u32> {
+    let out = std::process::Command::new("ss").args(["-Hltn", &format!("sport = :{port}")]).output().ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines().next()?.split_whitespace().nth(2)?.parse().ok()
+}
+
+#[test]
+fn backlog_sets_the_listen_queue_of_the_bind() {
+    let echo = TcpEchoBackend::start();
+    let (small, default) = (free_port(), free_port());
+    let _p = proxy()
+        .backend("s1", echo.addr())
+        .config(&format!(
+            "{}listen fe1\n  maxconn 300\n  bind 127.0.0.1:{small} backlog 7\n  bind 127.0.0.1:{default}\n  \
+             server s1 ${{s1_addr}}:${{s1_port}}\n",
+            tcp_defaults("")
+        ))
+        .start()
+        .expect("proxy starts");
+    assert_eq!(probe_echo(v4(small), WAIT), Probe::Echoed);
+    let Some(got) = listen_backlog(small) else {
+        eprintln!("SKIPPED: no ss to read the backlog");
+        return;
+    };
+    assert_eq!(got, 7);
+    // Without the option, the frontend's maxconn.
+    assert_eq!(listen_backlog(default), Some(300));
+}
+
+#[test]
 fn unix_socket_forms() {
     let echo = TcpEchoBackend::start();
     let proxy = start(&echo, "  bind unix@${testdir}/prefixed.sock\n  bind ${testdir}/bare.sock\n");

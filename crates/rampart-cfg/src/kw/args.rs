@@ -19,7 +19,7 @@ pub static BIND_OPTIONS: &[ArgKw] = &[
     arg("accept-proxy", 0, No),
     arg("allow-0rtt", 0, No),
     arg("alpn", 1, No),
-    arg("backlog", 1, No),
+    arg("backlog", 1, Yes),
     arg("ca-file", 1, No),
     arg("ca-ignore-err", 1, No),
     arg("ca-sign-file", 1, No),
@@ -77,8 +77,8 @@ pub static BIND_OPTIONS: &[ArgKw] = &[
     arg("transparent", 0, No),
     arg("uid", 1, No),
     arg("user", 1, No),
-    arg("v4v6", 0, No),
-    arg("v6only", 0, No),
+    arg("v4v6", 0, Yes),
+    arg("v6only", 0, Yes),
     arg("verify", 1, No),
 ];
 

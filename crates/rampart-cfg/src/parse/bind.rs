@@ -33,14 +33,24 @@ pub(super) fn parse_bind(cx: &mut Ctx<'_>, words: &[String]) {
         }
     };
     let ctx = format!("'bind {spec}' in section '{}'", cx.pb.kind.section_word());
-    let Some(name) = parse_bind_options(cx, &words[2..], &ctx) else { return };
-    cx.pb.px.binds.push(Bind { addrs, name, span: cx.span.clone() });
+    let Some(opts) = parse_bind_options(cx, &words[2..], &ctx) else { return };
+    let v6only = if opts.v6only { Some(true) } else { opts.v4v6.then_some(false) };
+    let (name, backlog) = (opts.name, opts.backlog);
+    cx.pb.px.binds.push(Bind { addrs, name, v6only, backlog, span: cx.span.clone() });
 }
 
-/// Parses the options after the address; `None` on error (already reported), else the
-/// `name` option's value if any.
-fn parse_bind_options(cx: &mut Ctx<'_>, opts: &[String], ctx: &str) -> Option<Option<String>> {
-    let mut name = None;
+/// The supported options of one `bind` line.
+#[derive(Default)]
+struct BindOpts {
+    name: Option<String>,
+    v4v6: bool,
+    v6only: bool,
+    backlog: Option<u32>,
+}
+
+/// Parses the options after the address; `None` on error (already reported).
+fn parse_bind_options(cx: &mut Ctx<'_>, opts: &[String], ctx: &str) -> Option<BindOpts> {
+    let mut out = BindOpts::default();
     let mut i = 0;
     while let Some(word) = opts.get(i) {
         let Some(k) = kw::bind_option(word) else {
@@ -55,17 +65,50 @@ fn parse_bind_options(cx: &mut Ctx<'_>, opts: &[String], ctx: &str) -> Option<Op
             cx.alert(format!("{ctx} : {}", not_yet(word)));
             return None;
         }
-        // Only `name` is supported so far.
-        match opts.get(i + 1).filter(|n| !n.is_empty()) {
-            Some(n) => name = Some(n.clone()),
-            None => {
+        let value = opts.get(i + 1).filter(|v| !v.is_empty());
+        match (k.name, value) {
+            ("v4v6", _) => out.v4v6 = true,
+            ("v6only", _) => out.v6only = true,
+            ("name", Some(n)) => out.name = Some(n.clone()),
+            ("name", None) => {
                 cx.alert(format!("{ctx} : 'name' : missing name"));
+                return None;
+            }
+            ("backlog", Some(v)) => match parse_backlog(v) {
+                Ok(n) => out.backlog = n,
+                Err(msg) => {
+                    cx.alert(format!("{ctx} : {msg}"));
+                    return None;
+                }
+            },
+            ("backlog", None) => {
+                cx.alert(format!("{ctx} : 'backlog' : missing value"));
+                return None;
+            }
+            // A table entry marked supported without a parser here: refuse, never ignore.
+            (other, _) => {
+                cx.alert(format!("{ctx} : {}", not_yet(other)));
                 return None;
             }
         }
         i += 1 + k.args;
     }
-    Some(name)
+    Some(out)
+}
+
+/// `backlog`'s value as HAProxy reads it (`atol`: leading digits, anything else is 0);
+/// 0 means the frontend's backlog. A negative value is an error.
+fn parse_backlog(v: &str) -> Result<Option<u32>, String> {
+    let (neg, digits) = match v.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, v.strip_prefix('+').unwrap_or(v)),
+    };
+    let end = digits.find(|c: char| !c.is_ascii_digit()).unwrap_or(digits.len());
+    let n: u64 = digits[..end].parse().unwrap_or(0);
+    if neg && n > 0 {
+        return Err(format!("'backlog' : invalid value -{n}, must be > 0"));
+    }
+    Ok(u32::try_from(n).ok().filter(|&n| n > 0))
 }
 
 #[cfg(test)]
@@ -83,6 +126,27 @@ mod tests {
         assert_eq!(binds[0].span.line, 2);
         assert_eq!(binds[1].addrs, [ListenAddr::Unix("/tmp/x.sock".into())]);
         assert_eq!(binds[2].addrs, [ListenAddr::Fd(4)]);
+    }
+
+    #[test]
+    fn bind_socket_options() {
+        let cfg = parse_ok(
+            "frontend f\n bind :::80 v4v6\n bind :::81 v6only\n bind :::82 v4v6 v6only\n bind :83 backlog 16\n \
+             bind :84 backlog 0\n bind :85\n",
+        );
+        let b = &cfg.proxies[0].binds;
+        let v6: Vec<_> = b.iter().map(|b| b.v6only).collect();
+        assert_eq!(v6, [Some(false), Some(true), Some(true), None, None, None]);
+        let backlog: Vec<_> = b.iter().map(|b| b.backlog).collect();
+        assert_eq!(backlog, [None, None, None, Some(16), None, None]);
+        assert_eq!(
+            alerts("frontend f\n bind :80 backlog -3\n"),
+            ["'bind :80' in section 'frontend' : 'backlog' : invalid value -3, must be > 0"]
+        );
+        assert_eq!(
+            alerts("frontend f\n bind :80 backlog\n"),
+            ["'bind :80' in section 'frontend' : 'backlog' : missing value"]
+        );
     }
 
     #[test]

@@ -108,12 +108,13 @@ pub fn bind_all(cfg: &Config, nbthread: usize) -> Result<Listeners, BindError> {
             continue;
         }
         let kind = if px.cap.backend { "proxy" } else { "frontend" };
-        let backlog = px.maxconn.or(cfg.global.maxconn).unwrap_or(4096).min(i32::MAX as u32) as i32;
+        let fe_backlog = px.maxconn.or(cfg.global.maxconn).unwrap_or(4096);
         for bind in &px.binds {
+            let backlog = bind.backlog.unwrap_or(fe_backlog).min(i32::MAX as u32) as i32;
             for addr in &bind.addrs {
                 let bound = match addr {
                     ListenAddr::Inet(sa) => (0..nbthread.max(1))
-                        .map(|_| bind_inet(*sa, backlog))
+                        .map(|_| bind_inet(*sa, backlog, bind.v6only))
                         .collect::<Result<Vec<_>, _>>()
                         .map(|fds| (Family::Inet, fds)),
                     ListenAddr::Unix(path) => bind_unix(path, backlog).map(|fd| (Family::Unix, vec![fd])),
@@ -185,11 +186,16 @@ fn at(step: Step) -> impl FnOnce(io::Error) -> (Step, io::Error) {
     move |e| (step, e)
 }
 
-fn bind_inet(sa: SocketAddr, backlog: i32) -> StepResult<OwnedFd> {
+/// `v6only` (`bind ... v6only` / `v4v6`) applies to IPv6 addresses only; `None` keeps
+/// the system's default (`net.ipv6.bindv6only`).
+fn bind_inet(sa: SocketAddr, backlog: i32, v6only: Option<bool>) -> StepResult<OwnedFd> {
     let sock =
         Socket::new(Domain::for_address(sa), Type::STREAM.nonblocking().cloexec(), None).map_err(at(Step::Socket))?;
     sock.set_reuse_address(true).map_err(at(Step::ReuseAddr))?;
     sock.set_reuse_port(true).map_err(at(Step::ReuseAddr))?;
+    if let (true, Some(only)) = (sa.is_ipv6(), v6only) {
+        sock.set_only_v6(only).map_err(at(Step::Bind))?;
+    }
     sock.bind(&SockAddr::from(sa)).map_err(at(Step::Bind))?;
     sock.listen(backlog).map_err(at(Step::Listen))?;
     Ok(sock.into())
