@@ -131,6 +131,8 @@ pub struct Proxy {
     pub binds: Vec<Bind>,
     /// Frontend `maxconn` (HAProxy default when unset: the global maxconn).
     pub maxconn: Option<u32>,
+    /// Frontend `backlog` for its listeners (default: the frontend's maxconn).
+    pub backlog: Option<u32>,
     pub default_backend: Option<BackendRef>,
     pub use_backends: Vec<UseBackend>,
     pub servers: Vec<Server>,

@@ -130,13 +130,15 @@ fn listen_backlog(port: u16) -> Option<u32> {
 }
 
 #[test]
-fn backlog_sets_the_listen_queue_of_the_bind() {
+fn backlog_sets_the_listen_queue_of_the_bind_or_the_frontend() {
     let echo = TcpEchoBackend::start();
-    let (small, default) = (free_port(), free_port());
+    let (small, default, proxy_wide) = (free_port(), free_port(), free_port());
     let _p = proxy()
         .backend("s1", echo.addr())
         .config(&format!(
             "{}listen fe1\n  maxconn 300\n  bind 127.0.0.1:{small} backlog 7\n  bind 127.0.0.1:{default}\n  \
+             server s1 ${{s1_addr}}:${{s1_port}}\n\
+             listen fe2\n  maxconn 300\n  backlog 50\n  bind 127.0.0.1:{proxy_wide}\n  \
              server s1 ${{s1_addr}}:${{s1_port}}\n",
             tcp_defaults("")
         ))
@@ -148,8 +150,9 @@ fn backlog_sets_the_listen_queue_of_the_bind() {
         return;
     };
     assert_eq!(got, 7);
-    // Without the option, the frontend's maxconn.
+    // Without the option, the frontend's `backlog`, else its maxconn.
     assert_eq!(listen_backlog(default), Some(300));
+    assert_eq!(listen_backlog(proxy_wide), Some(50));
 }
 
 #[test]

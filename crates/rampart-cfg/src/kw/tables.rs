@@ -238,7 +238,7 @@ const HTTP_REQUEST_PARTIAL: &str = "only the 'return' action, without condition"
 /// matrix (configuration.txt §4.1).
 pub static PROXY: &[ProxyKw] = &[
     px("acl", ALL | NAMED, No),
-    px("backlog", D | F | L, No),
+    px("backlog", D | F | L, Yes),
     px("balance", D | L | B, Partial("'roundrobin' and 'static-rr'")),
     px("bind", F | L, Partial(BIND_PARTIAL)),
     px("bind-process", ALL, No),

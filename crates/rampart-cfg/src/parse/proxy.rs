@@ -169,6 +169,7 @@ fn fresh_proxy(name: &str, cap: Cap, span: &Span) -> Proxy {
         mode: Mode::Tcp,
         binds: Vec::new(),
         maxconn: None,
+        backlog: None,
         default_backend: None,
         use_backends: Vec::new(),
         servers: Vec::new(),
@@ -212,6 +213,7 @@ fn inherit(def: &ProxyBuild, name: &str, kind: Kind, span: &Span) -> ProxyBuild 
     let (dt, t) = (&d.timeouts, &mut px.timeouts);
     if cap.frontend {
         px.maxconn = d.maxconn;
+        px.backlog = d.backlog;
         px.default_backend = d.default_backend.clone();
         t.client = dt.client;
         t.client_fin = dt.client_fin;
@@ -432,6 +434,7 @@ fn dispatch(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
         "server" => server::parse_server(cx, words),
         "default-server" => server::parse_default_server(cx, words),
         "maxconn" => proxy_kw::parse_maxconn(cx, words),
+        "backlog" => proxy_kw::parse_backlog(cx, words),
         "default_backend" => proxy_kw::parse_default_backend(cx, words),
         "use_backend" => proxy_kw::parse_use_backend(cx, words),
         "balance" => proxy_kw::parse_balance(cx, words),
@@ -694,7 +697,11 @@ mod tests {
             ["backend 'b' : 'log-format' directive is ignored in backends."]
         );
         assert_eq!(alerts("backend b\n cookie SRV insert\n"), ["'cookie' is not supported yet"]);
-        assert_eq!(alerts("listen l\n backlog 10\n"), ["'backlog' is not supported yet"]);
+        assert_eq!(alerts("listen l\n backlog 10\n"), [] as [&str; 0]);
+        assert_eq!(
+            warnings("backend b\n backlog 10\n"),
+            ["'backlog' ignored because backend 'b' has no frontend capability."]
+        );
         assert_eq!(
             alerts("frontend f\n server-template s 3 127.0.0.1:80\n"),
             ["'server-template' is not supported yet"]

@@ -50,6 +50,21 @@ pub(super) fn parse_maxconn(cx: &mut Ctx<'_>, words: &[String]) {
     cx.too_many(words, 1, 0);
 }
 
+pub(super) fn parse_backlog(cx: &mut Ctx<'_>, words: &[String]) {
+    if cx.ignored_without(true, "backlog", "") {
+        return;
+    }
+    if cx.too_many(words, 1, 0) {
+        return;
+    }
+    if arg(words, 1).is_empty() {
+        cx.alert("'backlog' expects an integer argument.");
+        return;
+    }
+    let v = lenient_int(cx, "backlog", arg(words, 1));
+    cx.pb.px.backlog = u32::try_from(v).ok().filter(|&v| v > 0);
+}
+
 // `default_backend` and `use_backend` in a backend: HAProxy warns that they are ignored
 // but still checks the names they give; so do we (the final model drops them).
 pub(super) fn parse_default_backend(cx: &mut Ctx<'_>, words: &[String]) {
@@ -287,6 +302,7 @@ mod tests {
         );
         let (fe, be) = (&cfg.proxies[0], &cfg.proxies[1]);
         assert_eq!((fe.mode, fe.maxconn), (Mode::Http, Some(300)));
+        assert_eq!(fe.backlog, None);
         assert_eq!(fe.use_backends.len(), 2);
         let c0 = fe.use_backends[0].cond.as_ref().expect("cond");
         assert_eq!((c0.negate, c0.words.join(" ").as_str()), (false, "{ path_beg /a } || !{ method GET }"));
@@ -348,6 +364,8 @@ mod tests {
         assert_eq!(a("mode foo"), ["unknown proxy mode 'foo'."]);
         assert_eq!(a("mode http x"), ["'mode' cannot handle unexpected argument 'x'."]);
         assert_eq!(a("maxconn"), ["'maxconn' expects an integer argument."]);
+        assert_eq!(a("backlog"), ["'backlog' expects an integer argument."]);
+        assert_eq!(a("backlog 1 2"), ["'backlog' cannot handle unexpected argument '2'."]);
         assert_eq!(a("maxconn 1 2"), ["'maxconn' cannot handle unexpected argument '2'."]);
         assert_eq!(a("default_backend"), ["'default_backend' expects a backend name."]);
         assert_eq!(a("default_backend b c"), ["'default_backend' cannot handle unexpected argument 'c'."]);

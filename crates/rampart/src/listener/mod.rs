@@ -108,7 +108,7 @@ pub fn bind_all(cfg: &Config, nbthread: usize) -> Result<Listeners, BindError> {
             continue;
         }
         let kind = if px.cap.backend { "proxy" } else { "frontend" };
-        let fe_backlog = px.maxconn.or(cfg.global.maxconn).unwrap_or(4096);
+        let fe_backlog = px.backlog.or(px.maxconn).or(cfg.global.maxconn).unwrap_or(4096);
         for bind in &px.binds {
             let backlog = bind.backlog.unwrap_or(fe_backlog).min(i32::MAX as u32) as i32;
             for addr in &bind.addrs {
