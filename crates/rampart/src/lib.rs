@@ -8,7 +8,8 @@
 //! - `session`: one client connection: its maxconn slot, the mux that serves it
 //! - `mux`: per-connection drivers: `h1` (HTTP/1), `pt` (TCP passthrough)
 //! - `stream`: one HTTP request/response exchange through the analysers
-//! - `http`: message heads on their way out (rewrites, Connection header)
+//! - `http`: the protocol-neutral message head (start line, headers, rewrites)
+//! - `sample`: fetches, converters and sample expressions
 //! - `backend`, `lb`, `conn_pool`: pick a server, connect or reuse, retry
 //! - `proxy`: runtime frontends and backends built from the configuration model
 //! - `errors`: HAProxy's synthetic responses (400, 408, 502, 503, 504 ...)
@@ -32,6 +33,7 @@ pub mod listener;
 pub mod mux;
 pub mod process;
 pub mod proxy;
+pub mod sample;
 pub mod session;
 pub mod splice;
 pub mod stream;

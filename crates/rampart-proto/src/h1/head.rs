@@ -144,33 +144,12 @@ fn parse_fields_into<'b>(
         head.headers.push(Header {
             name: Slice { start, end: start + name.len() as u32 },
             value: Slice { start: vstart, end: vstart + f.value.len() as u32 },
-            kind: classify(name),
+            kind: HdrKind::classify(name),
             drop: false,
         });
     }
     head.len = from + n;
     Ok(true)
-}
-
-/// Finds the kind of a header by its name: a switch on the length, then one
-/// case-insensitive comparison.
-fn classify(name: &[u8]) -> HdrKind {
-    let is = |s: &[u8]| name.eq_ignore_ascii_case(s);
-    match name.len() {
-        2 if is(b"te") => HdrKind::Te,
-        4 if is(b"host") => HdrKind::Host,
-        6 if is(b"expect") => HdrKind::Expect,
-        7 if is(b"upgrade") => HdrKind::Upgrade,
-        7 if is(b"trailer") => HdrKind::Trailer,
-        10 if is(b"connection") => HdrKind::Connection,
-        10 if is(b"keep-alive") => HdrKind::KeepAlive,
-        14 if is(b"content-length") => HdrKind::ContentLength,
-        16 if is(b"proxy-connection") => HdrKind::ProxyConnection,
-        17 if is(b"transfer-encoding") => HdrKind::TransferEncoding,
-        17 if is(b"sec-websocket-key") => HdrKind::SecWebSocketKey,
-        20 if is(b"sec-websocket-accept") => HdrKind::SecWebSocketAccept,
-        _ => HdrKind::Other,
-    }
 }
 
 /// What one pass over the header fields found, beyond what goes into `Head`.

@@ -139,7 +139,7 @@ pub(super) fn parse_request_line(buf: &[u8], start: usize) -> Step<RequestLine> 
         return Err(H1Error::StartLine);
     }
     Ok(Some(RequestLine {
-        method: method_from(method_raw),
+        method: Method::from_bytes(method_raw),
         method_raw: slice(start, method_end),
         uri: slice(uri_start, uri_end),
         version,
@@ -214,21 +214,6 @@ fn status_code(code: &[u8]) -> Result<u16, H1Error> {
 }
 
 /// Method names are case-sensitive (`find_http_meth`).
-fn method_from(m: &[u8]) -> Method {
-    match m {
-        b"GET" => Method::Get,
-        b"HEAD" => Method::Head,
-        b"POST" => Method::Post,
-        b"PUT" => Method::Put,
-        b"DELETE" => Method::Delete,
-        b"OPTIONS" => Method::Options,
-        b"CONNECT" => Method::Connect,
-        b"TRACE" => Method::Trace,
-        b"PATCH" => Method::Patch,
-        _ => Method::Other,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,66 +1,13 @@
 //! The parsed HTTP/1 message head and its framing. Offsets point into the buffer the
-//! head was parsed from.
+//! head was parsed from. The protocol-neutral parts (slices, method, version, header
+//! entries) come from [`crate::http`] and are re-exported here.
+
+pub use crate::http::{HdrKind, Header, Method, Slice, Version};
 
 /// Most header fields a message may carry. HAProxy's `tune.http.maxhdr` defaults to 101
 /// but counts the end-of-headers marker in it, so 100 fields pass and 101 are refused
 /// (checked against haproxy 2.6.12: 400 on a request, 502 on a response).
 pub const MAX_HEADERS: usize = 100;
-
-/// A byte range `[start, end)` in the parsed buffer.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Slice {
-    pub start: u32,
-    pub end: u32,
-}
-
-impl Slice {
-    #[inline]
-    pub fn get<'b>(&self, buf: &'b [u8]) -> &'b [u8] {
-        &buf[self.start as usize..self.end as usize]
-    }
-    #[inline]
-    pub fn len(&self) -> usize {
-        (self.end - self.start) as usize
-    }
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.end == self.start
-    }
-}
-
-/// The protocol version as HAProxy classifies it (`H1_MF_VER_11`): any `HTTP/x.y`
-/// from 1.1 up (`HTTP/1.2`, `HTTP/2.0` on an HTTP/1 connection) is [`Version::Http11`],
-/// anything below (`HTTP/1.0`, `HTTP/0.9`) is [`Version::Http10`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Version {
-    Http10,
-    #[default]
-    Http11,
-}
-
-/// The request method, recognised case-sensitively (`get` is [`Method::Other`], as in
-/// HAProxy's `find_http_meth`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Method {
-    #[default]
-    Get,
-    Head,
-    Post,
-    Put,
-    Delete,
-    Options,
-    Connect,
-    Trace,
-    Patch,
-    Other,
-}
-
-impl Method {
-    /// Methods that can be replayed safely on another connection (RFC 9110 §9.2.2).
-    pub fn is_idempotent(self) -> bool {
-        matches!(self, Method::Get | Method::Head | Method::Put | Method::Delete | Method::Options | Method::Trace)
-    }
-}
 
 /// How the body of a message is delimited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -77,49 +24,6 @@ pub enum Framing {
     /// Response without length: the body ends when the server closes (also a
     /// `Transfer-Encoding` header with no coding at all, as HAProxy).
     UntilClose,
-}
-
-/// Which well-known header a header is, found once during parsing so that the
-/// runtime never compares names again.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum HdrKind {
-    #[default]
-    Other,
-    Connection,
-    ContentLength,
-    TransferEncoding,
-    KeepAlive,
-    ProxyConnection,
-    Te,
-    Upgrade,
-    Host,
-    Expect,
-    Trailer,
-    /// `Sec-WebSocket-Key` (the request half of a WebSocket handshake).
-    SecWebSocketKey,
-    /// `Sec-WebSocket-Accept` (the response half of a WebSocket handshake).
-    SecWebSocketAccept,
-}
-
-/// One header: offsets of its name and (trimmed) value.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Header {
-    pub name: Slice,
-    pub value: Slice,
-    pub kind: HdrKind,
-    /// Set by the parser for headers the proxy must not forward as they are:
-    /// - `Content-Length` when `Transfer-Encoding` is present, repeated `Content-Length`
-    ///   headers after the first (same value), repeated `Host` headers (same value),
-    ///   and `Content-Length`/`Transfer-Encoding` of CONNECT requests and of 1xx/204
-    ///   responses (HAProxy skips them on output);
-    /// - hop-by-hop headers: `Keep-Alive`, `Proxy-Connection`, `TE`, `Upgrade` unless
-    ///   the message carries `Connection: upgrade` (and, for a request, has no body),
-    ///   and headers of kind `Other` named by
-    ///   a `Connection` token (never a framing header: `Connection: content-length` does
-    ///   not drop `Content-Length`).
-    ///
-    /// The runtime may set it too.
-    pub drop: bool,
 }
 
 /// Tokens seen in `Connection` headers (all of them, comma lists, case-insensitive).

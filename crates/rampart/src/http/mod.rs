@@ -9,6 +9,11 @@
 //! `Proxy-Connection` and a non-upgrading `Upgrade` are not forwarded (RFC 9110 §7.6.1);
 //! `TE` is forwarded as `te: trailers` when it names `trailers`, as HAProxy does.
 
+pub mod msg;
+pub mod uri;
+
+pub use msg::{BodyLen, MsgHead, MsgView, NoRoom};
+
 use std::io::Write as _;
 use std::net::IpAddr;
 

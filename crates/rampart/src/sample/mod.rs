@@ -1,0 +1,20 @@
+//! Samples: fetches read a value from the stream (connection, request, response,
+//! variables ...), converters transform it; a sample expression `fetch(args),conv(args),...`
+//! is compiled once at startup (names to functions, arguments checked and typed,
+//! regexes compiled) and evaluated per stream. ACLs, actions, log-formats and balancers
+//! are built on it.
+//!
+//! HAProxy counterpart: src/sample.c (expression parser, casts, generic converters),
+//! src/http_fetch.c, src/tcp_sample.c, src/payload.c (fetches), src/vars.c.
+//!
+//! No sockets, no tokio here: the stream hands a [`SampleCtx`] of references, so this
+//! module is tested like a codec and fuzzed.
+//!
+//! - `types`: [`Sample`], [`SmpType`]
+//! - `ctx`: [`SampleCtx`], what an evaluation can read (and the variables it can set)
+
+pub mod ctx;
+pub mod types;
+
+pub use ctx::SampleCtx;
+pub use types::{Sample, SmpType};
