@@ -12,8 +12,10 @@
 //!
 //! - `types`: [`Sample`], [`SmpType`]
 //! - `ctx`: [`SampleCtx`], what an evaluation can read (and the variables it can set)
+//! - `kw`: the shape of fetch and converter keywords ([`kw::FetchKw`], [`kw::ConvKw`])
 
 pub mod ctx;
+pub mod kw;
 pub mod types;
 
 pub use ctx::SampleCtx;
