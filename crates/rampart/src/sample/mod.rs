@@ -12,9 +12,14 @@
 //!
 //! - `types`: [`Sample`], [`SmpType`]
 //! - `ctx`: [`SampleCtx`], what an evaluation can read (and the variables it can set)
+//! - `expr`: compiling and evaluating `fetch,conv,...` expressions
+//! - `fetch`, `conv`: the keyword tables, one file per family
 //! - `kw`: the shape of fetch and converter keywords ([`kw::FetchKw`], [`kw::ConvKw`])
 
+pub mod conv;
 pub mod ctx;
+pub mod expr;
+pub mod fetch;
 pub mod kw;
 pub mod types;
 
