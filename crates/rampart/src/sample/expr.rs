@@ -16,6 +16,8 @@ pub struct CompileCx<'c> {
     pub cfg: &'c rampart_cfg::Config,
     /// Index of the proxy whose rule holds the expression.
     pub px: usize,
+    /// Pattern and map files, loaded once per path for the whole configuration.
+    pub pats: &'c crate::acl::PatRefs,
 }
 
 /// A compiled sample expression.
@@ -53,6 +55,15 @@ impl Expr {
     /// Every value of the expression, each through the converters, until `f` returns
     /// `false` (ACL matching).
     pub fn each<'a>(&'a self, ctx: &SampleCtx<'a>, f: &mut dyn FnMut(Sample<'a>) -> bool) {
-        let _ = (ctx, f);
+        (self.fetch.f)(&self.args, ctx, &mut |smp| {
+            let mut cur = Some(smp);
+            for (conv, args) in &self.convs {
+                cur = cur.and_then(|s| (conv.f)(args, s, ctx));
+            }
+            match cur {
+                Some(s) => f(s),
+                None => true,
+            }
+        });
     }
 }

@@ -27,6 +27,8 @@ pub enum Arg {
     Proxy(usize),
     /// A server: proxy index and server index.
     Server(usize, usize),
+    /// A map file compiled for one map converter (`crate::acl::map::resolve_args`).
+    Map(Arc<crate::acl::patref::PatIndex>),
 }
 
 /// The type an argument is parsed as (HAProxy's `ARGT_*`).

@@ -5,7 +5,7 @@
 use super::kw::ConvKw;
 
 /// Every converter table, searched in order.
-pub const ALL: &[&[ConvKw]] = &[];
+pub const ALL: &[&[ConvKw]] = &[crate::acl::map::KEYWORDS];
 
 /// The converter named `name`.
 pub fn find(name: &str) -> Option<&'static ConvKw> {

@@ -1,0 +1,214 @@
+//! Maps: `map*(<file>[,<default>])` converters look the sample up in a map file (key,
+//! blanks, value to the end of the line; `#` comments and blank lines skipped) with
+//! one of the match methods, and return the value of the matching line, or the
+//! default, or fail. The map file is read once per path and shared
+//! ([`super::PatRefs`]); each converter compiles its view of it ([`PatIndex`]), which
+//! runtime updates replace whole (see [`super::patref`]).
+//!
+//! Which line wins is HAProxy's: the first in file order, except for `map_beg` and
+//! `map_ip`, where the longest matching prefix wins. `map_regm` expands `\1`..`\9`
+//! in the value with the regex groups.
+//!
+//! HAProxy counterpart: src/map.c (`sample_load_map`, `sample_conv_map`,
+//! `map_parse_*`, its converter table).
+
+use std::borrow::Cow;
+use std::net::{Ipv4Addr, Ipv6Addr};
+use std::sync::Arc;
+
+use super::patref::{PatIndex, Snapshot};
+use super::pattern::input::read_int64;
+use super::pattern::reg::expand;
+use super::pattern::{MatchMethod, PatFlags};
+use crate::sample::expr::CompileCx;
+use crate::sample::kw::{Arg, ArgSpec, ArgT, ConvKw};
+use crate::sample::{Sample, SampleCtx, SmpType};
+
+/// How the values of a map are read: the converter's output type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ValueKind {
+    Str,
+    Int,
+    Addr,
+}
+
+/// A parsed map value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MapValue {
+    Str(Box<[u8]>),
+    Int(i64),
+    V4(Ipv4Addr),
+    V6(Ipv6Addr),
+}
+
+/// Parses a value (`map_parse_str`, `map_parse_int`, `map_parse_ip`). An empty
+/// integer is 0, as in HAProxy.
+pub fn parse_value(kind: ValueKind, text: &str) -> Option<MapValue> {
+    match kind {
+        ValueKind::Str => Some(MapValue::Str(text.as_bytes().into())),
+        ValueKind::Int => {
+            let b = text.as_bytes();
+            let signed = usize::from(matches!(b.first(), Some(b'-' | b'+')));
+            b[signed..].iter().all(u8::is_ascii_digit).then(|| MapValue::Int(read_int64(b)))
+        }
+        ValueKind::Addr => {
+            if let Ok(a) = text.parse::<Ipv4Addr>() {
+                return Some(MapValue::V4(a));
+            }
+            text.parse::<Ipv6Addr>().ok().map(MapValue::V6)
+        }
+    }
+}
+
+/// Longest value a `map_regm` expansion may produce (HAProxy's trash buffer,
+/// `tune.bufsize`'s default).
+const REGM_MAX: usize = 16384;
+
+/// `sample_conv_map`: one function for every map converter; the view in `args[0]`
+/// knows the method and the value type.
+fn conv_map<'a>(args: &'a [Arg], smp: Sample<'a>, _ctx: &SampleCtx<'a>) -> Option<Sample<'a>> {
+    let Some(Arg::Map(map)) = args.first() else { return None };
+    // PERF: a map never updated at run time is read in place and its string values
+    // are borrowed; after an update, values are copied out of the snapshot, which may
+    // be replaced while the sample lives (HAProxy copies them into a trash chunk).
+    if let Some(snap) = map.unchanged() {
+        if let Some(v) = lookup(map, snap, &smp, Cow::Borrowed) {
+            return v;
+        }
+    } else {
+        let snap = map.load();
+        if let Some(v) = lookup(map, &snap, &smp, |b| Cow::Owned(b.to_vec())) {
+            return v;
+        }
+    }
+    match args.get(1)? {
+        Arg::Str(s) => Some(Sample::Str(Cow::Borrowed(s))),
+        Arg::Sint(i) => Some(Sample::Sint(*i)),
+        Arg::Ipv4(a) => Some(Sample::Ipv4(*a)),
+        Arg::Ipv6(a) => Some(Sample::Ipv6(*a)),
+        _ => None,
+    }
+}
+
+/// The value for `smp`: `None` when no line matches, `Some(None)` when the matching
+/// line's `map_regm` expansion fails.
+fn lookup<'s, 'a>(
+    map: &PatIndex,
+    snap: &'s Snapshot,
+    smp: &Sample<'_>,
+    bytes: impl Fn(&'s [u8]) -> Cow<'a, [u8]>,
+) -> Option<Option<Sample<'a>>> {
+    let (n, re) = snap.set.lookup(smp)?;
+    let v = snap.values.get(n as usize)?;
+    Some(match v {
+        MapValue::Str(s) if map.method == MatchMethod::Regm => {
+            let (Some(re), Sample::Str(input)) = (re, smp) else { return Some(None) };
+            expand(re, input, s, REGM_MAX).map(|out| Sample::Str(Cow::Owned(out)))
+        }
+        MapValue::Str(s) => Some(Sample::Str(bytes(s))),
+        MapValue::Int(i) => Some(Sample::Sint(*i)),
+        MapValue::V4(a) => Some(Sample::Ipv4(*a)),
+        MapValue::V6(a) => Some(Sample::Ipv6(*a)),
+    })
+}
+
+const ARGS_STR: ArgSpec = ArgSpec { types: &[ArgT::Map, ArgT::Str], mandatory: 1 };
+const ARGS_INT: ArgSpec = ArgSpec { types: &[ArgT::Map, ArgT::Sint], mandatory: 1 };
+
+const fn conv(name: &'static str, input: SmpType, out: SmpType) -> ConvKw {
+    let args = if matches!(out, SmpType::Sint) { ARGS_INT } else { ARGS_STR };
+    ConvKw { name, args, input, out, f: conv_map }
+}
+
+use SmpType::{Addr, Sint, Str};
+
+/// The map converters (HAProxy's src/map.c table).
+pub const KEYWORDS: &[ConvKw] = &[
+    conv("map", Str, Str),
+    conv("map_str", Str, Str),
+    conv("map_beg", Str, Str),
+    conv("map_sub", Str, Str),
+    conv("map_dir", Str, Str),
+    conv("map_dom", Str, Str),
+    conv("map_end", Str, Str),
+    conv("map_reg", Str, Str),
+    conv("map_regm", Str, Str),
+    conv("map_int", Sint, Str),
+    conv("map_ip", Addr, Str),
+    conv("map_str_int", Str, Sint),
+    conv("map_beg_int", Str, Sint),
+    conv("map_sub_int", Str, Sint),
+    conv("map_dir_int", Str, Sint),
+    conv("map_dom_int", Str, Sint),
+    conv("map_end_int", Str, Sint),
+    conv("map_reg_int", Str, Sint),
+    conv("map_int_int", Sint, Sint),
+    conv("map_ip_int", Addr, Sint),
+    conv("map_str_ip", Str, Addr),
+    conv("map_beg_ip", Str, Addr),
+    conv("map_sub_ip", Str, Addr),
+    conv("map_dir_ip", Str, Addr),
+    conv("map_dom_ip", Str, Addr),
+    conv("map_end_ip", Str, Addr),
+    conv("map_reg_ip", Str, Addr),
+    conv("map_int_ip", Sint, Addr),
+    conv("map_ip_ip", Addr, Addr),
+];
+
+/// The match method of a map converter, from its name (`map_<method>[_<out>]`).
+pub fn method_of(name: &str) -> Option<MatchMethod> {
+    let rest = name.strip_prefix("map")?;
+    let m = rest.strip_prefix('_').map_or("str", |r| r.split('_').next().unwrap_or(r));
+    MatchMethod::from_name(m)
+        .filter(|m| !matches!(m, MatchMethod::Found | MatchMethod::Bool | MatchMethod::Bin | MatchMethod::Len))
+}
+
+fn value_kind(out: SmpType) -> ValueKind {
+    match out {
+        SmpType::Sint => ValueKind::Int,
+        SmpType::Addr => ValueKind::Addr,
+        _ => ValueKind::Str,
+    }
+}
+
+/// Resolves the arguments of a map converter once the expression compiler parsed them
+/// by [`ArgSpec`] (HAProxy's `sample_load_map` argument check): `args[0]`, the file
+/// path as `Arg::Str`, becomes the compiled [`Arg::Map`]; an address default becomes
+/// `Arg::Ipv4`/`Arg::Ipv6`. The expression compiler calls it for every converter
+/// whose first argument type is [`ArgT::Map`]. The error is HAProxy's text, for
+/// `invalid args in converter '<name>' : <error>`.
+pub fn resolve_args(kw: &ConvKw, args: &mut [Arg], cx: &mut CompileCx<'_>) -> Result<(), String> {
+    let method = method_of(kw.name).ok_or_else(|| format!("'{}' is not a map converter", kw.name))?;
+    let path = match args.first() {
+        Some(Arg::Str(p)) => String::from_utf8_lossy(p).into_owned(),
+        _ => return Err("missing map file name".into()),
+    };
+    let kind = value_kind(kw.out);
+    let src = cx.pats.file(&path, true)?;
+    // COMPAT: maps never resolve host names (HAProxy loads them with PAT_MF_NO_DNS).
+    let flags = PatFlags { icase: false, no_dns: true };
+    let map = src.index(method, flags, Some(kind), false)?;
+    if kind == ValueKind::Addr {
+        if let Some(Arg::Str(d)) = args.get(1) {
+            let text = String::from_utf8_lossy(d);
+            args[1] = match parse_value(ValueKind::Addr, &text) {
+                Some(MapValue::V4(a)) => Arg::Ipv4(a),
+                Some(MapValue::V6(a)) => Arg::Ipv6(a),
+                _ => return Err(format!("map: cannot parse default ip <{text}>.")),
+            };
+        }
+    }
+    args[0] = Arg::Map(map);
+    Ok(())
+}
+
+/// The view behind a compiled map argument.
+pub fn map_of(arg: &Arg) -> Option<&Arc<PatIndex>> {
+    match arg {
+        Arg::Map(m) => Some(m),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests;
