@@ -67,7 +67,13 @@ const REGM_MAX: usize = 16384;
 /// `sample_conv_map`: one function for every map converter; the view in `args[0]`
 /// knows the method and the value type.
 fn conv_map<'a>(args: &'a [Arg], smp: Sample<'a>, _ctx: &SampleCtx<'a>) -> Option<Sample<'a>> {
-    let Some(Arg::Map(map)) = args.first() else { return None };
+    let map = map_of(args.first()?)?;
+    apply(map, args.get(1), smp)
+}
+
+/// Looks `smp` up in `map`: the value of the matching line, else `default` (the
+/// converter's second argument), else `None` (the converter fails).
+pub fn apply<'a>(map: &'a PatIndex, default: Option<&'a Arg>, smp: Sample<'a>) -> Option<Sample<'a>> {
     // PERF: a map never updated at run time is read in place and its string values
     // are borrowed; after an update, values are copied out of the snapshot, which may
     // be replaced while the sample lives (HAProxy copies them into a trash chunk).
@@ -81,7 +87,7 @@ fn conv_map<'a>(args: &'a [Arg], smp: Sample<'a>, _ctx: &SampleCtx<'a>) -> Optio
             return v;
         }
     }
-    match args.get(1)? {
+    match default? {
         Arg::Str(s) => Some(Sample::Str(Cow::Borrowed(s))),
         Arg::Sint(i) => Some(Sample::Sint(*i)),
         Arg::Ipv4(a) => Some(Sample::Ipv4(*a)),
@@ -158,7 +164,11 @@ pub const KEYWORDS: &[ConvKw] = &[
 /// The match method of a map converter, from its name (`map_<method>[_<out>]`).
 pub fn method_of(name: &str) -> Option<MatchMethod> {
     let rest = name.strip_prefix("map")?;
-    let m = rest.strip_prefix('_').map_or("str", |r| r.split('_').next().unwrap_or(r));
+    let m = match rest.strip_prefix('_') {
+        Some(r) => r.split('_').next().unwrap_or(r),
+        None if rest.is_empty() => "str",
+        None => return None,
+    };
     MatchMethod::from_name(m)
         .filter(|m| !matches!(m, MatchMethod::Found | MatchMethod::Bool | MatchMethod::Bin | MatchMethod::Len))
 }
