@@ -12,17 +12,15 @@
 //! HAProxy counterpart: src/map.c (`sample_load_map`, `sample_conv_map`,
 //! `map_parse_*`, its converter table).
 
-use std::borrow::Cow;
-use std::net::{Ipv4Addr, Ipv6Addr};
-use std::sync::Arc;
-
 use super::patref::{PatIndex, Snapshot};
 use super::pattern::input::read_int64;
 use super::pattern::reg::expand;
 use super::pattern::{MatchMethod, PatFlags};
 use crate::sample::expr::CompileCx;
-use crate::sample::kw::{Arg, ArgSpec, ArgT, ConvKw};
+use crate::sample::kw::{Arg, ArgList, ArgSpec, ArgT, ConvKw};
 use crate::sample::{Sample, SampleCtx, SmpType};
+use std::borrow::Cow;
+use std::net::{Ipv4Addr, Ipv6Addr};
 
 /// How the values of a map are read: the converter's output type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -118,47 +116,95 @@ fn lookup<'s, 'a>(
     })
 }
 
-const ARGS_STR: ArgSpec = ArgSpec { types: &[ArgT::Map, ArgT::Str], mandatory: 1 };
-const ARGS_INT: ArgSpec = ArgSpec { types: &[ArgT::Map, ArgT::Sint], mandatory: 1 };
+const ARGS_STR: ArgSpec = ArgSpec::new(&[ArgT::Map, ArgT::Str], 1);
+const ARGS_INT: ArgSpec = ArgSpec::new(&[ArgT::Map, ArgT::Sint], 1);
 
-const fn conv(name: &'static str, input: SmpType, out: SmpType) -> ConvKw {
-    let args = if matches!(out, SmpType::Sint) { ARGS_INT } else { ARGS_STR };
-    ConvKw { name, args, input, out, f: conv_map }
+// Match methods and value kinds as const parameters of [`check_map`] (one check
+// function per converter, since a check does not know its keyword).
+const STR: u8 = 0;
+const BEG: u8 = 1;
+const SUB: u8 = 2;
+const DIR: u8 = 3;
+const DOM: u8 = 4;
+const END: u8 = 5;
+const REG: u8 = 6;
+const REGM: u8 = 7;
+const INT: u8 = 8;
+const IP: u8 = 9;
+
+const fn method(code: u8) -> MatchMethod {
+    match code {
+        BEG => MatchMethod::Beg,
+        SUB => MatchMethod::Sub,
+        DIR => MatchMethod::Dir,
+        DOM => MatchMethod::Dom,
+        END => MatchMethod::End,
+        REG => MatchMethod::Reg,
+        REGM => MatchMethod::Regm,
+        INT => MatchMethod::Int,
+        IP => MatchMethod::Ip,
+        _ => MatchMethod::Str,
+    }
 }
 
-use SmpType::{Addr, Sint, Str};
+const fn input(code: u8) -> SmpType {
+    match code {
+        INT => SmpType::Sint,
+        IP => SmpType::Addr,
+        _ => SmpType::Str,
+    }
+}
+
+const fn value_kind(out: SmpType) -> ValueKind {
+    match out {
+        SmpType::Sint => ValueKind::Int,
+        SmpType::Addr => ValueKind::Addr,
+        _ => ValueKind::Str,
+    }
+}
+
+/// `map_<method>[_<out>]` matching with method `M` and returning `out`.
+const fn conv<const M: u8, const O: u8>(name: &'static str) -> ConvKw {
+    let out = match O {
+        INT => SmpType::Sint,
+        IP => SmpType::Addr,
+        _ => SmpType::Str,
+    };
+    let args = if O == INT { ARGS_INT } else { ARGS_STR };
+    ConvKw::new(name, args, input(M), out, conv_map).check(check_map::<M, O>)
+}
 
 /// The map converters (HAProxy's src/map.c table).
 pub const KEYWORDS: &[ConvKw] = &[
-    conv("map", Str, Str),
-    conv("map_str", Str, Str),
-    conv("map_beg", Str, Str),
-    conv("map_sub", Str, Str),
-    conv("map_dir", Str, Str),
-    conv("map_dom", Str, Str),
-    conv("map_end", Str, Str),
-    conv("map_reg", Str, Str),
-    conv("map_regm", Str, Str),
-    conv("map_int", Sint, Str),
-    conv("map_ip", Addr, Str),
-    conv("map_str_int", Str, Sint),
-    conv("map_beg_int", Str, Sint),
-    conv("map_sub_int", Str, Sint),
-    conv("map_dir_int", Str, Sint),
-    conv("map_dom_int", Str, Sint),
-    conv("map_end_int", Str, Sint),
-    conv("map_reg_int", Str, Sint),
-    conv("map_int_int", Sint, Sint),
-    conv("map_ip_int", Addr, Sint),
-    conv("map_str_ip", Str, Addr),
-    conv("map_beg_ip", Str, Addr),
-    conv("map_sub_ip", Str, Addr),
-    conv("map_dir_ip", Str, Addr),
-    conv("map_dom_ip", Str, Addr),
-    conv("map_end_ip", Str, Addr),
-    conv("map_reg_ip", Str, Addr),
-    conv("map_int_ip", Sint, Addr),
-    conv("map_ip_ip", Addr, Addr),
+    conv::<STR, STR>("map"),
+    conv::<STR, STR>("map_str"),
+    conv::<BEG, STR>("map_beg"),
+    conv::<SUB, STR>("map_sub"),
+    conv::<DIR, STR>("map_dir"),
+    conv::<DOM, STR>("map_dom"),
+    conv::<END, STR>("map_end"),
+    conv::<REG, STR>("map_reg"),
+    conv::<REGM, STR>("map_regm"),
+    conv::<INT, STR>("map_int"),
+    conv::<IP, STR>("map_ip"),
+    conv::<STR, INT>("map_str_int"),
+    conv::<BEG, INT>("map_beg_int"),
+    conv::<SUB, INT>("map_sub_int"),
+    conv::<DIR, INT>("map_dir_int"),
+    conv::<DOM, INT>("map_dom_int"),
+    conv::<END, INT>("map_end_int"),
+    conv::<REG, INT>("map_reg_int"),
+    conv::<INT, INT>("map_int_int"),
+    conv::<IP, INT>("map_ip_int"),
+    conv::<STR, IP>("map_str_ip"),
+    conv::<BEG, IP>("map_beg_ip"),
+    conv::<SUB, IP>("map_sub_ip"),
+    conv::<DIR, IP>("map_dir_ip"),
+    conv::<DOM, IP>("map_dom_ip"),
+    conv::<END, IP>("map_end_ip"),
+    conv::<REG, IP>("map_reg_ip"),
+    conv::<INT, IP>("map_int_ip"),
+    conv::<IP, IP>("map_ip_ip"),
 ];
 
 /// The match method of a map converter, from its name (`map_<method>[_<out>]`).
@@ -173,27 +219,26 @@ pub fn method_of(name: &str) -> Option<MatchMethod> {
         .filter(|m| !matches!(m, MatchMethod::Found | MatchMethod::Bool | MatchMethod::Bin | MatchMethod::Len))
 }
 
-fn value_kind(out: SmpType) -> ValueKind {
-    match out {
-        SmpType::Sint => ValueKind::Int,
-        SmpType::Addr => ValueKind::Addr,
-        _ => ValueKind::Str,
-    }
+/// The check of map converter `M`/`O` (HAProxy's `sample_load_map`), run by the
+/// expression compiler once it parsed the arguments: `args[0]`, the file path as
+/// `Arg::Str`, becomes the compiled view (`Arg::Private` holding a [`PatIndex`]); an
+/// address default becomes `Arg::Ipv4`/`Arg::Ipv6`. The error is HAProxy's text
+/// for `invalid args in converter '<name>' : <error>`.
+fn check_map<const M: u8, const O: u8>(args: &mut ArgList, cx: &mut CompileCx<'_>) -> Result<(), String> {
+    let out = match O {
+        INT => SmpType::Sint,
+        IP => SmpType::Addr,
+        _ => SmpType::Str,
+    };
+    load_args(method(M), value_kind(out), args, cx)
 }
 
-/// Resolves the arguments of a map converter once the expression compiler parsed them
-/// by [`ArgSpec`] (HAProxy's `sample_load_map` argument check): `args[0]`, the file
-/// path as `Arg::Str`, becomes the compiled [`Arg::Map`]; an address default becomes
-/// `Arg::Ipv4`/`Arg::Ipv6`. The expression compiler calls it for every converter
-/// whose first argument type is [`ArgT::Map`]. The error is HAProxy's text, for
-/// `invalid args in converter '<name>' : <error>`.
-pub fn resolve_args(kw: &ConvKw, args: &mut [Arg], cx: &mut CompileCx<'_>) -> Result<(), String> {
-    let method = method_of(kw.name).ok_or_else(|| format!("'{}' is not a map converter", kw.name))?;
+/// Loads the map of `args[0]` for `method` and values of `kind` (see [`check_map`]).
+pub fn load_args(method: MatchMethod, kind: ValueKind, args: &mut [Arg], cx: &mut CompileCx<'_>) -> Result<(), String> {
     let path = match args.first() {
         Some(Arg::Str(p)) => String::from_utf8_lossy(p).into_owned(),
         _ => return Err("missing map file name".into()),
     };
-    let kind = value_kind(kw.out);
     let src = cx.pats.file(&path, true)?;
     // COMPAT: maps never resolve host names (HAProxy loads them with PAT_MF_NO_DNS).
     let flags = PatFlags { icase: false, no_dns: true };
@@ -208,16 +253,13 @@ pub fn resolve_args(kw: &ConvKw, args: &mut [Arg], cx: &mut CompileCx<'_>) -> Re
             };
         }
     }
-    args[0] = Arg::Map(map);
+    args[0] = Arg::Private(map);
     Ok(())
 }
 
 /// The view behind a compiled map argument.
-pub fn map_of(arg: &Arg) -> Option<&Arc<PatIndex>> {
-    match arg {
-        Arg::Map(m) => Some(m),
-        _ => None,
-    }
+pub fn map_of(arg: &Arg) -> Option<&PatIndex> {
+    arg.private::<PatIndex>()
 }
 
 #[cfg(test)]

@@ -279,6 +279,11 @@ pub struct PatRefs {
 }
 
 impl PatRefs {
+    /// Sources whose address patterns never resolve host names (tests, fuzzing).
+    pub fn without_dns() -> PatRefs {
+        PatRefs { no_resolve: true, ..PatRefs::default() }
+    }
+
     /// The source for file `path`, read on first use.
     pub fn file(&self, path: &str, two_cols: bool) -> Result<Arc<PatRef>, String> {
         if let Some(r) = self.files.borrow().get(path) {

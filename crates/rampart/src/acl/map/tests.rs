@@ -2,9 +2,12 @@
 //! converters on the same files.
 
 use std::net::Ipv4Addr;
+use std::rc::Rc;
+use std::sync::Arc;
 
 use super::*;
 use crate::acl::PatRefs;
+use crate::sample::expr::Site;
 
 struct Files(std::path::PathBuf);
 
@@ -34,13 +37,14 @@ fn kw(name: &str) -> &'static ConvKw {
 
 /// Compiles converter `name` on `path` with an optional default, as the expression
 /// compiler would.
-fn load(pats: &PatRefs, name: &str, path: &str, default: Option<Arg>) -> Result<Vec<Arg>, String> {
+fn load(pats: &Rc<PatRefs>, name: &str, path: &str, default: Option<Arg>) -> Result<Vec<Arg>, String> {
     let cfg = rampart_cfg::Config::default();
-    let mut cx = CompileCx { cfg: &cfg, px: 0, pats };
-    let mut args = vec![Arg::Str(path.as_bytes().into())];
+    let mut cx = CompileCx::new(&cfg, 0, Site::Cfg);
+    cx.pats = pats.clone();
+    let mut args = ArgList(vec![Arg::Str(path.as_bytes().into())]);
     args.extend(default);
-    resolve_args(kw(name), &mut args, &mut cx)?;
-    Ok(args)
+    (kw(name).check.unwrap())(&mut args, &mut cx)?;
+    Ok(args.0)
 }
 
 fn run<'a>(args: &'a [Arg], smp: Sample<'a>) -> Option<Sample<'a>> {
@@ -74,13 +78,14 @@ fn table_names_methods_and_types() {
     for k in KEYWORDS {
         assert!(method_of(k.name).is_some(), "{}", k.name);
         assert_eq!(k.args.mandatory, 1);
+        assert!(k.check.is_some());
     }
 }
 
 #[test]
 fn str_beg_sub_and_defaults() {
     let f = Files::new("str");
-    let pats = PatRefs::default();
+    let pats = Rc::new(PatRefs::default());
     let m1 = f.put("m1.map", "# comment\n/api      api\n/api/v1   v1\n/         root\n/API/v2   upper\n");
     let beg = load(&pats, "map_beg", &m1, Some(Arg::Str(b"none"[..].into()))).unwrap();
     assert_eq!(text(run(&beg, s("/api/v1/x"))).as_deref(), Some("v1"));
@@ -99,7 +104,7 @@ fn str_beg_sub_and_defaults() {
 #[test]
 fn dom_dir_end_reg_int_ip() {
     let f = Files::new("kinds");
-    let pats = PatRefs::default();
+    let pats = Rc::new(PatRefs::default());
     let dom = f.put("dom.map", "example.com ex\nexample.org org\n");
     let a = load(&pats, "map_dom", &dom, None).unwrap();
     assert_eq!(text(run(&a, s("www.example.com:80"))).as_deref(), Some("ex"));
@@ -128,7 +133,7 @@ fn dom_dir_end_reg_int_ip() {
 #[test]
 fn output_types_and_value_errors() {
     let f = Files::new("out");
-    let pats = PatRefs::default();
+    let pats = Rc::new(PatRefs::default());
     let ints = f.put("int.map", "cd 5\nabc -3\nfoo\n");
     let a = load(&pats, "map_str_int", &ints, Some(Arg::Sint(7))).unwrap();
     assert_eq!(run(&a, s("abc")), Some(Sample::Sint(-3)));
@@ -158,7 +163,7 @@ fn output_types_and_value_errors() {
 #[test]
 fn regm_back_references() {
     let f = Files::new("regm");
-    let pats = PatRefs::default();
+    let pats = Rc::new(PatRefs::default());
     let m = f.put("regm.map", "^/img/([a-z]+)/(.*)$ /static/\\2?size=\\1\n^/(.*)$ /app/\\1\n");
     let a = load(&pats, "map_regm", &m, None).unwrap();
     assert_eq!(text(run(&a, s("/img/big/a.png"))).as_deref(), Some("/static/a.png?size=big"));
@@ -169,13 +174,13 @@ fn regm_back_references() {
 #[test]
 fn one_file_shared_by_converters_and_updated_live() {
     let f = Files::new("shared");
-    let pats = PatRefs::default();
+    let pats = Rc::new(PatRefs::default());
     let m = f.put("m.map", "a 1\n");
     let s1 = load(&pats, "map_str", &m, None).unwrap();
     let s2 = load(&pats, "map_str", &m, None).unwrap();
     let i1 = load(&pats, "map_str_int", &m, None).unwrap();
     let (v1, v2) = (map_of(&s1[0]).unwrap(), map_of(&s2[0]).unwrap());
-    assert!(Arc::ptr_eq(v1, v2));
+    assert!(std::ptr::eq(v1, v2));
     assert!(Arc::ptr_eq(&v1.src, &map_of(&i1[0]).unwrap().src));
     // A value one view cannot read refuses the update for all (all or nothing).
     assert!(v1.src.add("b", Some("two")).is_err());
