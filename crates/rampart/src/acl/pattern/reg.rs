@@ -18,11 +18,63 @@ const SET_FROM: usize = 8;
 /// Compiles one pattern, case-insensitive under `-i`. The error is worded as
 /// HAProxy's (`regex '(' is invalid (error=...)`), with the regex crate's reason.
 pub fn compile(text: &str, icase: bool) -> Result<Regex, String> {
+    if has_possessive(text) {
+        return Err(format!("regex '{text}' is invalid (error=possessive quantifiers are not supported)"));
+    }
+    // PCRE's whole-pattern recursion; the regex crate would read the CRLF flag.
+    if text.contains("(?R)") {
+        return Err(format!("regex '{text}' is invalid (error=recursion is not supported)"));
+    }
     RegexBuilder::new(text)
         .case_insensitive(icase)
         .unicode(false)
         .build()
         .map_err(|e| format!("regex '{text}' is invalid (error={})", reason(&e)))
+}
+
+/// Whether `re` holds a PCRE possessive quantifier (`a*+`, `a++`, `a?+`, `a{2}+`):
+/// the regex crate would read it as a repetition of a repetition and match what PCRE
+/// refuses, so it is refused instead.
+fn has_possessive(re: &str) -> bool {
+    let b = re.as_bytes();
+    let mut i = 0;
+    let mut in_class = false;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 1,
+            b'[' if !in_class => {
+                in_class = true;
+                // A `]` right after `[` or `[^` is a literal.
+                if b.get(i + 1) == Some(&b'^') {
+                    i += 1;
+                }
+                if b.get(i + 1) == Some(&b']') {
+                    i += 1;
+                }
+            }
+            b'[' if b.get(i + 1) == Some(&b':') => {
+                // A POSIX class inside a bracket expression.
+                if let Some(end) = re[i..].find(":]") {
+                    i += end + 1;
+                }
+            }
+            b']' if in_class => in_class = false,
+            b'*' | b'+' | b'?' | b'}' if !in_class => {
+                // `(?` and `(?+1)`-like group syntax is not a quantifier.
+                let quantifier = b[i] != b'?' || i == 0 || b[i - 1] != b'(';
+                if quantifier && b.get(i + 1) == Some(&b'+') {
+                    return true;
+                }
+                // A lazy or repeated marker after a quantifier: skip it (`a+?`).
+                if quantifier && matches!(b.get(i + 1), Some(b'?')) {
+                    i += 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    false
 }
 
 /// The one-line reason of a regex error (the crate prints the pattern and a caret
@@ -124,6 +176,57 @@ mod tests {
         assert!(e.contains("unclosed group"), "{e}");
         assert!(compile("a(?=b)", false).is_err());
         assert!(compile("(a)\\1", false).is_err());
+    }
+
+    /// The PCRE constructs docs/compat/acl.md lists as supported or not.
+    #[test]
+    fn dialect() {
+        for ok in [
+            "^/a.*b$",
+            "[a-z0-9_-]+",
+            "[^/]+",
+            "[[:alpha:]]",
+            "\\d\\w\\s\\D\\W\\S",
+            "\\bword\\b",
+            "a{2,3}",
+            "a*?b+?c??",
+            "(?:x|y)",
+            "(?P<n>x)",
+            "(?<n>x)",
+            "(?i)abc",
+            "(?s).",
+            "(?m)^a$",
+            "(?x) a b # c",
+            "(?U)a+",
+            "\\x41\\t",
+            "\\Aab\\z",
+        ] {
+            assert!(compile(ok, false).is_ok(), "{ok}");
+        }
+        for no in [
+            "(a)\\1",
+            "a(?=b)",
+            "a(?!b)",
+            "(?<=a)b",
+            "(?<!a)b",
+            "(?>a)",
+            "a*+",
+            "a++",
+            "(?R)",
+            "(?(1)a|b)",
+            "a\\Kb",
+            "\\Gx",
+            "a\\Z",
+            "\\Qa.b\\E",
+            "\\p{L}",
+        ] {
+            assert!(compile(no, false).is_err(), "{no}");
+        }
+        assert!(compile("a{2}+", false).is_err());
+        assert!(compile("a?+", false).is_err());
+        assert!(compile("[a*+]b\\++c+?", false).is_ok());
+        // `$` is the very end: PCRE would also match before a final newline.
+        assert!(!compile("a$", false).unwrap().is_match(b"a\n"));
     }
 
     #[test]
