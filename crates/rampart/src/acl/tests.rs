@@ -346,3 +346,28 @@ fn map_converter_in_an_acl_criterion() {
     assert!(f.holds(&[&format!("r str(x),map_beg({m},none) none")], "if r"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Every predefined ACL compiles once its fetch exists (fetches still being written
+/// give HAProxy's unknown-fetch message), and `TRUE`/`FALSE` evaluate.
+#[test]
+fn predefined_acls() {
+    let f = Fx::new();
+    let set = f.acls(&[]).unwrap();
+    for p in kw::PREDEFINED {
+        let fetch = p.words[0].split('(').next().unwrap();
+        let fetch = kw::find(fetch).map_or(fetch, |k| k.fetch);
+        match f.cond(&set, &format!("if {}", p.name)) {
+            Ok(c) => {
+                assert!(crate::sample::fetch::find(fetch).is_some(), "{}", p.name);
+                assert_eq!(c.suites[0][0].acl.name, p.name);
+            }
+            Err(e) => {
+                assert!(crate::sample::fetch::find(fetch).is_none(), "{}: {e}", p.name);
+                assert!(e.contains(&format!("unknown fetch method '{fetch}'")), "{}: {e}", p.name);
+            }
+        }
+    }
+    assert!(f.cond(&set, "if TRUE").unwrap().eval(&f.ctx()));
+    assert!(!f.cond(&set, "if FALSE").unwrap().eval(&f.ctx()));
+    assert!(f.cond(&set, "unless FALSE").unwrap().eval(&f.ctx()));
+}
