@@ -17,7 +17,7 @@ pub async fn serve<S: Sock>(client: S, sess: Session) {
         return forward_session(&client, &sess, None).await;
     }
     let fe = &sess.rt.proxies[sess.fe];
-    let trace = Trace::accept(&fe.name, sess.lfd, client.as_raw_fd(), sess.peer);
+    let trace = Trace::accept(&fe.name, sess.lfd, client.as_raw_fd(), sess.conn.src);
     forward_session(&client, &sess, Some(&trace)).await;
     trace.end(&fe.fe.backend.map_or(fe, |be| &sess.rt.proxies[be]).name);
 }

@@ -17,9 +17,8 @@ pub struct Session {
     pub rt: Arc<Runtime>,
     /// Index of the frontend that accepted it.
     pub fe: usize,
-    /// Client address (`None` for unix sockets).
-    pub peer: Option<SocketAddr>,
-    /// The connection's addresses as rules see them.
+    /// The connection's addresses as rules see them (client address `conn.src`,
+    /// `None` for unix sockets).
     pub conn: ConnInfo,
     /// The listening socket it came through (for `-d` output).
     pub lfd: i32,
@@ -29,7 +28,7 @@ pub struct Session {
 impl Session {
     pub fn new(rt: Arc<Runtime>, fe: usize, peer: Option<SocketAddr>, fd: RawFd, lfd: i32, slot: ConnSlot) -> Session {
         rt.proxies[fe].fe.cum_conn.inc();
-        Session { rt, fe, peer, conn: ConnInfo::new(peer, fd), lfd, _slot: slot }
+        Session { rt, fe, conn: ConnInfo::new(peer, fd), lfd, _slot: slot }
     }
 }
 

@@ -146,7 +146,7 @@ async fn exchange<S: Sock>(
     if !debug::on() {
         return run_stream(client, sess, conn, &mut heads, buf, None).await;
     }
-    let trace = Trace::accept(&fe.name, sess.lfd, client.as_raw_fd(), sess.peer);
+    let trace = Trace::accept(&fe.name, sess.lfd, client.as_raw_fd(), sess.conn.src);
     trace.request(&fe.name, &buf, &heads.req);
     let out = run_stream(client, sess, conn, &mut heads, buf, Some(&trace)).await;
     let px = fe.fe.backend.map_or(fe, |be| &rt.proxies[be]);
