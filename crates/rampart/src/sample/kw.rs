@@ -7,6 +7,7 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use std::sync::Arc;
 
 use super::ctx::SampleCtx;
+use super::expr::CompileCx;
 use super::types::{Sample, SmpType};
 
 /// A compiled argument of a fetch or converter (HAProxy's `struct arg`), resolved at
@@ -61,6 +62,10 @@ pub struct ArgSpec {
 
 impl ArgSpec {
     pub const NONE: ArgSpec = ArgSpec { types: &[], mandatory: 0 };
+
+    pub const fn new(types: &'static [ArgT], mandatory: usize) -> ArgSpec {
+        ArgSpec { types, mandatory }
+    }
 }
 
 /// A fetch calls `emit` for each value it has, in order, and stops when `emit` returns
@@ -72,6 +77,12 @@ pub type FetchFn = for<'a> fn(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: &mut d
 /// A converter takes one value and returns the new one, or `None` when the conversion
 /// fails (the sample is then absent, as in HAProxy).
 pub type ConvFn = for<'a> fn(args: &'a [Arg], smp: Sample<'a>, ctx: &SampleCtx<'a>) -> Option<Sample<'a>>;
+
+/// Checks and compiles a keyword's parsed arguments at startup (HAProxy's `val_args`):
+/// may rewrite them (a map file name into [`Arg::Private`]) and may append optional
+/// ones it defaults. `Err` is the reason, which the compiler wraps into HAProxy's
+/// `invalid args in fetch method 'x' : <reason>`.
+pub type CheckFn = fn(args: &mut Vec<Arg>, cx: &mut CompileCx<'_>) -> Result<(), String>;
 
 /// A fetch keyword.
 #[derive(Clone, Copy)]
@@ -92,6 +103,18 @@ pub struct ConvKw {
     pub input: SmpType,
     pub out: SmpType,
     pub f: ConvFn,
+    pub check: Option<CheckFn>,
+}
+
+impl ConvKw {
+    pub const fn new(name: &'static str, args: ArgSpec, input: SmpType, out: SmpType, f: ConvFn) -> ConvKw {
+        ConvKw { name, args, input, out, f, check: None }
+    }
+
+    pub const fn check(mut self, check: CheckFn) -> ConvKw {
+        self.check = Some(check);
+        self
+    }
 }
 
 impl std::fmt::Debug for FetchKw {

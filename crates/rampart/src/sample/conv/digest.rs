@@ -1,0 +1,1 @@
+pub const KEYWORDS: &[crate::sample::kw::ConvKw] = &[];
