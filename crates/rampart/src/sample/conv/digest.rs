@@ -260,7 +260,7 @@ fn check_hmac(args: &mut Vec<Arg>, cx: &mut CompileCx<'_>) -> Result<(), String>
     }
     let resolved = match var_arg(&key) {
         Some(var) => var,
-        None if key.len() % 4 == 0 => Arg::Str(super::encode::b64_decode(&key).ok_or(KEY_ERR)?.into()),
+        None if matches!(key.len() % 4, 0) => Arg::Str(super::encode::b64_decode(&key).ok_or(KEY_ERR)?.into()),
         None => return Err(KEY_ERR.into()),
     };
     args[1] = resolved;

@@ -24,6 +24,10 @@
 //! truncates (or fails) past it; rampart's outputs are not capped, and are bounded by
 //! their input, itself bounded by the buffers.
 
+// Argument checks take `&mut Vec<Arg>` (the `CheckFn` signature, so that a check may
+// append a defaulted argument) even where they only rewrite in place.
+#![allow(clippy::ptr_arg)]
+
 use std::borrow::Cow;
 use std::ops::Range;
 
