@@ -8,47 +8,15 @@
 //! two-argument ones is an integer or a variable name, checked at startup.
 
 use super::{sint_of, var_arg, var_sint};
+use crate::sample::cast::read_int64;
 use crate::sample::ctx::SampleCtx;
 use crate::sample::expr::CompileCx;
-use crate::sample::kw::{Arg, ArgSpec, ArgT, ConvKw};
+use crate::sample::kw::{Arg, ArgList, ArgSpec, ArgT, ConvKw};
 use crate::sample::types::{Sample, SmpType};
-
-/// Reads an optionally signed decimal integer at the start of `s` as HAProxy's
-/// `read_int64`: values beyond the 64-bit range saturate. Returns the value and the
-/// number of bytes read.
-pub fn read_int64(s: &[u8]) -> (i64, usize) {
-    let (neg, mut i) = match s.first() {
-        Some(b'-') => (true, 1),
-        Some(b'+') => (false, 1),
-        _ => (false, 0),
-    };
-    let mut v: u64 = 0;
-    let mut overflow = false;
-    while let Some(d) = s.get(i).filter(|c| c.is_ascii_digit()) {
-        match v.checked_mul(10).and_then(|x| x.checked_add(u64::from(d - b'0'))) {
-            Some(x) if !overflow => v = x,
-            _ => overflow = true,
-        }
-        i += 1;
-    }
-    if overflow {
-        v = u64::MAX;
-    }
-    let out = if neg {
-        if v > 1 << 63 {
-            i64::MIN
-        } else {
-            (v as i64).wrapping_neg()
-        }
-    } else {
-        i64::try_from(v).unwrap_or(i64::MAX)
-    };
-    (out, i)
-}
 
 /// The operand of `add`, `and` ...: a variable name, else a whole integer (an empty
 /// one reads as 0, as in HAProxy).
-fn check_operator(args: &mut Vec<Arg>, _: &mut CompileCx<'_>) -> Result<(), String> {
+fn check_operator(args: &mut ArgList, _: &mut CompileCx<'_>) -> Result<(), String> {
     let Some(Arg::Str(text)) = args.first() else { return Ok(()) };
     if let Some(var) = var_arg(text) {
         args[0] = var;
@@ -236,20 +204,19 @@ mod tests {
     }
 
     #[test]
+    fn variable_operands() {
+        assert_eq!(op("add", 3, "txn.i"), Some(45));
+        assert_eq!(op("mul", 3, "txn.i"), Some(126));
+        assert_eq!(op("add", 3, "txn.v"), Some(3));
+        assert_eq!(op("add", 3, "txn.nope"), None);
+        assert!(matches!(check("and", vec![s("proc.x")]).unwrap()[..], [Arg::Var(_)]));
+    }
+
+    #[test]
     fn operand_check() {
         for bad in ["x", "12x", " 3", "0x10", "foo.bar", "txn.", "txn.a-b"] {
             assert_eq!(check("add", vec![s(bad)]).unwrap_err(), "expects an integer or a variable name", "{bad}");
         }
         assert!(matches!(check("add", vec![s("-3")]).unwrap()[..], [Arg::Sint(-3)]));
-    }
-
-    #[test]
-    fn read_int64_as_haproxy() {
-        assert_eq!(read_int64(b"123abc"), (123, 3));
-        assert_eq!(read_int64(b"-9223372036854775808"), (MIN, 20));
-        assert_eq!(read_int64(b"-9223372036854775809"), (MIN, 20));
-        assert_eq!(read_int64(b"9223372036854775808"), (MAX, 19));
-        assert_eq!(read_int64(b"+"), (0, 1));
-        assert_eq!(read_int64(b""), (0, 0));
     }
 }

@@ -6,7 +6,7 @@
 use super::{arg_bytes, bytes_of, new_str, var_arg, var_bytes};
 use crate::sample::ctx::SampleCtx;
 use crate::sample::expr::CompileCx;
-use crate::sample::kw::{Arg, ArgSpec, ArgT, ConvKw};
+use crate::sample::kw::{Arg, ArgList, ArgSpec, ArgT, ConvKw};
 use crate::sample::types::{Sample, SmpType};
 
 /// Resolves argument `i`, a variable name, into a variable argument.
@@ -22,7 +22,7 @@ fn resolve_var(args: &mut [Arg], i: usize) -> Result<(), String> {
 }
 
 /// `concat([<start>],[<var>],[<end>])`: an optional variable.
-fn check_concat(args: &mut Vec<Arg>, _: &mut CompileCx<'_>) -> Result<(), String> {
+fn check_concat(args: &mut ArgList, _: &mut CompileCx<'_>) -> Result<(), String> {
     if arg_bytes(args, 1).is_empty() {
         return Ok(());
     }
@@ -30,7 +30,7 @@ fn check_concat(args: &mut Vec<Arg>, _: &mut CompileCx<'_>) -> Result<(), String
 }
 
 /// `add_item(<delim>,[<var>][,<suff>])`: a variable, a suffix, or both.
-fn check_add_item(args: &mut Vec<Arg>, cx: &mut CompileCx<'_>) -> Result<(), String> {
+fn check_add_item(args: &mut ArgList, cx: &mut CompileCx<'_>) -> Result<(), String> {
     if arg_bytes(args, 1).is_empty() && arg_bytes(args, 2).is_empty() {
         return Err("one of the optional arguments has to be nonempty".into());
     }
@@ -38,7 +38,7 @@ fn check_add_item(args: &mut Vec<Arg>, cx: &mut CompileCx<'_>) -> Result<(), Str
 }
 
 /// `strcmp(<var>)`, `secure_memcmp(<var>)`: a mandatory variable.
-fn check_var(args: &mut Vec<Arg>, _: &mut CompileCx<'_>) -> Result<(), String> {
+fn check_var(args: &mut ArgList, _: &mut CompileCx<'_>) -> Result<(), String> {
     if arg_bytes(args, 0).is_empty() {
         return Err("missing variable name".into());
     }
@@ -135,7 +135,7 @@ pub const KEYWORDS: &[ConvKw] = &[
 mod tests {
     //! Expected values from haproxy 2.6.12, with `txn.v` set to `abz`, `txn.e` to the
     //! empty string and `txn.i` to the integer 42.
-    use super::super::testing::{check, s, st, text};
+    use super::super::testing::{bin, check, int, run, s, st, text};
     use super::*;
 
     #[test]
@@ -164,6 +164,27 @@ mod tests {
         assert_eq!(check("strcmp", vec![s("")]).unwrap_err(), "missing variable name");
         assert_eq!(check("strcmp", vec![s("foo")]).unwrap_err(), "failed to register variable name 'foo'");
         assert_eq!(check("secure_memcmp", vec![s("foo")]).unwrap_err(), "failed to register variable name 'foo'");
+    }
+
+    #[test]
+    fn with_variables() {
+        let x = || st("x");
+        assert_eq!(text("concat", vec![s("<"), s("txn.v"), s(">")], x()).as_deref(), Some("x<abz>"));
+        assert_eq!(text("concat", vec![s("<"), s("txn.i"), s(">")], x()).as_deref(), Some("x<42>"));
+        assert_eq!(text("concat", vec![s("<"), s("txn.nope"), s(">")], x()).as_deref(), Some("x<>"));
+        assert_eq!(text("add_item", vec![s("-"), s("txn.v"), s("s")], x()).as_deref(), Some("x-abzs"));
+        assert_eq!(text("add_item", vec![s("-"), s("txn.v")], st("")).as_deref(), Some("abz"));
+        assert_eq!(text("add_item", vec![s("-"), s("txn.e")], x()).as_deref(), Some("x"));
+        assert_eq!(text("add_item", vec![s("-"), s("txn.e"), s("s")], x()).as_deref(), Some("x-s"));
+        assert_eq!(text("add_item", vec![s("-"), s("txn.nope")], x()).as_deref(), Some("x"));
+        assert_eq!(text("add_item", vec![s("-"), s("txn.nope"), s("s")], x()).as_deref(), Some("x-s"));
+        assert_eq!(int("strcmp", vec![s("txn.v")], st("abc")), Some(-23));
+        assert_eq!(int("strcmp", vec![s("txn.v")], st("abz")), Some(0));
+        assert_eq!(int("strcmp", vec![s("txn.i")], x()), Some(68));
+        assert_eq!(int("strcmp", vec![s("txn.nope")], x()), None);
+        assert_eq!(run("secure_memcmp", vec![s("txn.v")], bin(b"abz")), Some(Sample::Bool(true)));
+        assert_eq!(run("secure_memcmp", vec![s("txn.v")], bin(b"abc")), Some(Sample::Bool(false)));
+        assert_eq!(run("secure_memcmp", vec![s("txn.nope")], bin(b"abc")), None);
     }
 
     #[test]

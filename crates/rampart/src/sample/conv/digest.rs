@@ -16,7 +16,7 @@ use hmac::SimpleHmac;
 use super::{arg_bytes, arg_sint, bytes_of, new_bin, var_arg, var_bytes};
 use crate::sample::ctx::SampleCtx;
 use crate::sample::expr::CompileCx;
-use crate::sample::kw::{Arg, ArgSpec, ArgT, ConvKw};
+use crate::sample::kw::{Arg, ArgList, ArgSpec, ArgT, ConvKw};
 use crate::sample::types::{Sample, SmpType};
 
 /// A digest algorithm, stored as `Arg::Sint(Algo as i64)` once checked.
@@ -211,7 +211,7 @@ fn conv_sha1<'a>(_: &'a [Arg], smp: Sample<'a>, _: &SampleCtx<'a>) -> Option<Sam
 }
 
 /// `sha2([<bits>])`: 224, 256 (the default), 384 or 512.
-fn check_sha2(args: &mut Vec<Arg>, _: &mut CompileCx<'_>) -> Result<(), String> {
+fn check_sha2(args: &mut ArgList, _: &mut CompileCx<'_>) -> Result<(), String> {
     match args.first() {
         None | Some(Arg::Sint(224 | 256 | 384 | 512)) => Ok(()),
         Some(Arg::Sint(n)) => Err(format!("Unsupported number of bits: '{n}'")),
@@ -233,7 +233,7 @@ fn conv_sha2<'a>(args: &'a [Arg], smp: Sample<'a>, _: &SampleCtx<'a>) -> Option<
 // === digest, hmac ===
 
 /// The algorithm name becomes `Arg::Sint(<algo>)`.
-fn check_digest(args: &mut Vec<Arg>, _: &mut CompileCx<'_>) -> Result<(), String> {
+fn check_digest(args: &mut ArgList, _: &mut CompileCx<'_>) -> Result<(), String> {
     let algo = parse_algo(arg_bytes(args, 0))?;
     let pos = ALGOS.iter().position(|&a| a == algo).unwrap_or(0);
     match args.first_mut() {
@@ -252,7 +252,7 @@ const KEY_ERR: &str =
 
 /// `hmac(<algorithm>,<key>)`: the key is a variable name (whose value is base64
 /// decoded at run time) or a base64 constant decoded now; empty is an empty key.
-fn check_hmac(args: &mut Vec<Arg>, cx: &mut CompileCx<'_>) -> Result<(), String> {
+fn check_hmac(args: &mut ArgList, cx: &mut CompileCx<'_>) -> Result<(), String> {
     check_digest(args, cx)?;
     let key = arg_bytes(args, 1).to_vec();
     if key.is_empty() {
@@ -370,6 +370,11 @@ mod tests {
             "FD7ADB152C05EF80DCCF50A1FA4C05D5A3EC6DA95575FC312AE7C5D091836351"
         );
         assert_eq!(hex("hmac", vec![s("md5"), s("a2V5")], "abc").unwrap(), "D2FE98063F876B03193AFB49B4979591");
+        // a variable key is base64-decoded at run time
+        let with_var = hex("hmac", vec![s("sha256"), s("txn.k")], "abc");
+        assert_eq!(with_var.as_deref(), Some("9C196E32DC0175F86F4B1CB89289D6619DE6BEE699E4C378E68309ED97A1A6AB"));
+        assert_eq!(hex("hmac", vec![s("sha256"), s("txn.v")], "abc"), None);
+        assert_eq!(hex("hmac", vec![s("sha256"), s("txn.nope")], "abc"), None);
         let bad = "failed to parse key : argument needs to be base64 encoded, and can either be a string or a variable";
         assert_eq!(check("hmac", vec![s("sha256"), s("a2V")]).unwrap_err(), bad);
         assert_eq!(check("hmac", vec![s("sha256"), s("a2V!")]).unwrap_err(), bad);

@@ -9,7 +9,7 @@ use base64::engine::{DecodePaddingMode, Engine};
 use super::{arg_bytes, arg_sint, bytes_of, new_bin, new_str, sint_of};
 use crate::sample::ctx::SampleCtx;
 use crate::sample::expr::CompileCx;
-use crate::sample::kw::{Arg, ArgSpec, ArgT, ConvKw};
+use crate::sample::kw::{Arg, ArgList, ArgSpec, ArgT, ConvKw};
 use crate::sample::types::{Sample, SmpType};
 
 // === base64 ===
@@ -90,7 +90,7 @@ fn conv_hex2i<'a>(_: &'a [Arg], smp: Sample<'a>, _: &SampleCtx<'a>) -> Option<Sa
 // === be2dec, be2hex ===
 
 /// `be2dec(<separator>,<chunk_size>[,<truncate>])`: chunk size 1..8, truncate 0 or 1.
-fn check_be2dec(args: &mut Vec<Arg>, _: &mut CompileCx<'_>) -> Result<(), String> {
+fn check_be2dec(args: &mut ArgList, _: &mut CompileCx<'_>) -> Result<(), String> {
     let chunk = arg_sint(args, 1).unwrap_or(0);
     if !(1..=8).contains(&chunk) {
         return Err(format!("chunk_size out of [1..8] range ({chunk})"));
@@ -100,7 +100,7 @@ fn check_be2dec(args: &mut Vec<Arg>, _: &mut CompileCx<'_>) -> Result<(), String
 
 /// `be2hex([<separator>],[<chunk_size>],[<truncate>])`: a positive chunk size when
 /// there is a separator or truncation.
-fn check_be2hex(args: &mut Vec<Arg>, _: &mut CompileCx<'_>) -> Result<(), String> {
+fn check_be2hex(args: &mut ArgList, _: &mut CompileCx<'_>) -> Result<(), String> {
     let chunk = arg_sint(args, 1).unwrap_or(0);
     if chunk <= 0 && (!arg_bytes(args, 0).is_empty() || arg_sint(args, 2).unwrap_or(0) != 0) {
         return Err(format!("chunk_size needs to be positive ({chunk})"));
@@ -184,7 +184,7 @@ enum JsonInput {
 }
 
 /// The input code name becomes `Arg::Sint(<JsonInput>)`.
-fn check_json(args: &mut Vec<Arg>, _: &mut CompileCx<'_>) -> Result<(), String> {
+fn check_json(args: &mut ArgList, _: &mut CompileCx<'_>) -> Result<(), String> {
     let mode = match arg_bytes(args, 0) {
         b"" | b"ascii" => JsonInput::Ascii,
         b"utf8" => JsonInput::Utf8,

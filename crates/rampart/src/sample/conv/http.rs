@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use super::{arg_bytes, arg_sint, bytes_of, new_str, slice};
 use crate::sample::ctx::SampleCtx;
 use crate::sample::expr::CompileCx;
-use crate::sample::kw::{Arg, ArgSpec, ArgT, ConvKw};
+use crate::sample::kw::{Arg, ArgList, ArgSpec, ArgT, ConvKw};
 use crate::sample::types::{Sample, SmpType};
 
 // === url_dec ===
@@ -58,7 +58,7 @@ fn conv_url_dec<'a>(args: &'a [Arg], smp: Sample<'a>, _: &SampleCtx<'a>) -> Opti
 // === url_enc ===
 
 /// `url_enc([<enc_type>])`: only `query` (the default) exists.
-fn check_url_enc(args: &mut Vec<Arg>, _: &mut CompileCx<'_>) -> Result<(), String> {
+fn check_url_enc(args: &mut ArgList, _: &mut CompileCx<'_>) -> Result<(), String> {
     match arg_bytes(args, 0) {
         b"" | b"query" => {
             args.clear();

@@ -24,16 +24,12 @@
 //! truncates (or fails) past it; rampart's outputs are not capped, and are bounded by
 //! their input, itself bounded by the buffers.
 
-// Argument checks take `&mut Vec<Arg>` (the `CheckFn` signature, so that a check may
-// append a defaulted argument) even where they only rewrite in place.
-#![allow(clippy::ptr_arg)]
-
 use std::borrow::Cow;
 use std::ops::Range;
 
 use super::ctx::SampleCtx;
 use super::kw::{Arg, ConvKw};
-use super::types::Sample;
+use super::types::{Sample, SmpType};
 
 mod arith;
 mod compose;
@@ -57,12 +53,28 @@ pub const ALL: &[&[ConvKw]] = &[
     http::KEYWORDS,
     time::KEYWORDS,
     net::KEYWORDS,
+    super::vars::CONVERTERS,
 ];
 
 /// The converter named `name`.
 pub fn find(name: &str) -> Option<&'static ConvKw> {
-    ALL.iter().flat_map(|t| t.iter()).find(|k| k.name == name)
+    all().find(|k| k.name == name)
 }
+
+/// Every converter name, for did-you-mean suggestions.
+pub fn names() -> impl Iterator<Item = &'static str> {
+    all().map(|k| k.name)
+}
+
+fn all() -> impl Iterator<Item = &'static ConvKw> {
+    ALL.iter().flat_map(|t| t.iter()).chain(TEST_ONLY.iter())
+}
+
+/// Converters the expression tests use whatever the tables hold.
+#[cfg(test)]
+const TEST_ONLY: &[ConvKw] = super::expr_tests::CONVERTERS;
+#[cfg(not(test))]
+const TEST_ONLY: &[ConvKw] = &[];
 
 // === argument access ===
 
@@ -127,28 +139,28 @@ fn new_bin(v: Vec<u8>) -> Sample<'static> {
 
 // === variables ===
 
-// TODO(#5): variables arrive with `sample::vars` (being written with the expression
-// compiler); until they are merged a variable name is not recognised here, so
-// `add(txn.x)`, `concat(,txn.x,)` ... are refused at startup rather than never
-// matching.
-
 /// A variable argument (`txn.foo`) compiled from its name, `None` if `text` is not a
-/// variable name.
+/// variable name (HAProxy's `vars_check_arg`).
 fn var_arg(text: &[u8]) -> Option<Arg> {
-    let _ = text;
-    None
+    super::vars::parse_name(text).ok().map(Arg::Var)
 }
 
-/// The value of variable argument `arg` cast to an integer.
+/// The value of variable argument `arg` cast to `to`; `None` when `arg` is not a
+/// variable, the variable is not set, or it does not cast.
+fn var_cast(arg: &Arg, ctx: &SampleCtx<'_>, to: SmpType) -> Option<Sample<'static>> {
+    let Arg::Var(v) = arg else { return None };
+    super::cast::cast(ctx.vars.get(v)?, to)
+}
+
+/// The value of variable argument `arg` as an integer.
 fn var_sint(arg: &Arg, ctx: &SampleCtx<'_>) -> Option<i64> {
-    let _ = (arg, ctx);
-    None
+    sint_of(&var_cast(arg, ctx, SmpType::Sint)?)
 }
 
-/// The value of variable argument `arg` cast to a string (`bin`: to binary).
+/// The value of variable argument `arg` as a string (`bin`: as binary).
 fn var_bytes(arg: &Arg, ctx: &SampleCtx<'_>, bin: bool) -> Option<Vec<u8>> {
-    let _ = (arg, ctx, bin);
-    None
+    let to = if bin { SmpType::Bin } else { SmpType::Str };
+    bytes_of(var_cast(arg, ctx, to)?).map(Cow::into_owned)
 }
 
 #[cfg(test)]
@@ -177,3 +189,6 @@ mod tests {
         assert_eq!(&*slice(Cow::Owned(b.to_vec()), 0..0), b"");
     }
 }
+
+#[cfg(test)]
+mod e2e_tests;

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use super::{arg_bytes, arg_sint, bytes_of, slice};
 use crate::sample::ctx::SampleCtx;
 use crate::sample::expr::CompileCx;
-use crate::sample::kw::{Arg, ArgSpec, ArgT, ConvKw};
+use crate::sample::kw::{Arg, ArgList, ArgSpec, ArgT, ConvKw};
 use crate::sample::types::{Sample, SmpType};
 
 // === lower, upper, length ===
@@ -60,7 +60,7 @@ fn conv_bytes<'a>(args: &'a [Arg], smp: Sample<'a>, _: &SampleCtx<'a>) -> Option
 // === field, word ===
 
 /// `field` and `word` arguments: a non-zero index and a non-empty delimiter list.
-fn check_field(args: &mut Vec<Arg>, _: &mut CompileCx<'_>) -> Result<(), String> {
+fn check_field(args: &mut ArgList, _: &mut CompileCx<'_>) -> Result<(), String> {
     match args.first() {
         Some(Arg::Sint(0)) => return Err("Unexpected value 0 for index".into()),
         Some(Arg::Sint(_)) => {}
@@ -261,7 +261,7 @@ fn conv_iif<'a>(args: &'a [Arg], smp: Sample<'a>, _: &SampleCtx<'a>) -> Option<S
 
 /// `regsub` flags: `i` recompiles the regex case-insensitive, `g` becomes
 /// `Arg::Sint(1)` in place of the flags (0 without it).
-fn check_regsub(args: &mut Vec<Arg>, _: &mut CompileCx<'_>) -> Result<(), String> {
+fn check_regsub(args: &mut ArgList, _: &mut CompileCx<'_>) -> Result<(), String> {
     let flags = arg_bytes(args, 2).to_vec();
     let mut glob = false;
     let mut icase = false;

@@ -1,9 +1,7 @@
 //! Expected values come from haproxy 2.6.12 (`lf-string "%[str(...),conv(...)]"` on
 //! a loopback listener; "absent" is an ACL `-m found` that did not match).
 
-use std::borrow::Cow;
-
-use super::super::testing::{bin, check, i, int, run, run_checked, s, st, text};
+use super::super::testing::{bin, borrows, check, i, int, run, s, st, text};
 use crate::sample::types::Sample;
 
 #[test]
@@ -15,9 +13,8 @@ fn lower_upper_ascii_only() {
 
 #[test]
 fn lower_borrows_when_unchanged() {
-    let args = check("lower", vec![]).unwrap();
-    let out = run_checked("lower", &args, st("abc")).unwrap();
-    assert!(matches!(out, Sample::Str(Cow::Borrowed(b"abc"))));
+    assert!(borrows("lower", vec![], st("abc")));
+    assert!(!borrows("lower", vec![], st("aBc")));
 }
 
 #[test]
@@ -49,9 +46,12 @@ fn bytes_offsets_and_lengths() {
 
 #[test]
 fn bytes_borrows_its_input() {
-    let args = check("bytes", vec![i(1), i(2)]).unwrap();
-    let out = run_checked("bytes", &args, bin(b"abcd")).unwrap();
-    assert!(matches!(out, Sample::Bin(Cow::Borrowed(b"bc"))));
+    assert!(borrows("bytes", vec![i(1), i(2)], bin(b"abcd")));
+    assert!(borrows("field", vec![i(2), s("_")], st("a_b_c")));
+    assert!(borrows("word", vec![i(-1), s("_")], st("a_b_c")));
+    assert!(borrows("ltrim", vec![s(" ")], st("  a")));
+    assert!(borrows("rtrim", vec![s(" ")], st("a  ")));
+    assert!(borrows("cut_crlf", vec![], st("a\r\n")));
 }
 
 fn field(args: Vec<crate::sample::kw::Arg>, input: &str) -> Option<String> {
@@ -161,9 +161,8 @@ fn host_only_and_port_only() {
 
 #[test]
 fn iif_picks_an_argument() {
-    let args = check("iif", vec![s("yes"), s("no")]).unwrap();
-    let out = run_checked("iif", &args, Sample::Bool(true)).unwrap();
-    assert!(matches!(out, Sample::Str(Cow::Borrowed(b"yes"))));
+    assert!(borrows("iif", vec![s("yes"), s("no")], Sample::Bool(true)));
+    assert_eq!(text("iif", vec![s("yes"), s("no")], Sample::Bool(true)).as_deref(), Some("yes"));
     assert_eq!(text("iif", vec![s("yes"), s("no")], Sample::Bool(false)).as_deref(), Some("no"));
     assert_eq!(text("iif", vec![s("yes"), s("no")], Sample::Sint(5)).as_deref(), Some("yes"));
 }

@@ -15,7 +15,7 @@ use super::strftime::{strftime, Tm};
 use super::{arg_bytes, arg_sint, new_str, sint_of};
 use crate::sample::ctx::SampleCtx;
 use crate::sample::expr::CompileCx;
-use crate::sample::kw::{Arg, ArgSpec, ArgT, ConvKw};
+use crate::sample::kw::{Arg, ArgList, ArgSpec, ArgT, ConvKw};
 use crate::sample::types::{Sample, SmpType};
 
 /// HAProxy's mask keeping dates positive.
@@ -77,7 +77,7 @@ const UNIT_MS: i64 = 1;
 const UNIT_US: i64 = 2;
 
 /// The unit name becomes `Arg::Sint(UNIT_*)` (HAProxy's `smp_check_date_unit`).
-fn check_http_date(args: &mut Vec<Arg>, _: &mut CompileCx<'_>) -> Result<(), String> {
+fn check_http_date(args: &mut ArgList, _: &mut CompileCx<'_>) -> Result<(), String> {
     let unit = match args.get(1) {
         None => return Ok(()),
         Some(Arg::Str(u)) => match &u[..] {
