@@ -93,6 +93,12 @@ pub struct SampleCtx<'a> {
     /// The status of a response rampart produced itself (deny, return, redirect,
     /// errors), which the logs report when there is no server response (`%ST`).
     pub status: Option<u16>,
+    /// Whether this is the first request of its connection (`http_first_req`).
+    pub first_req: bool,
+    /// Set by [`crate::sample::expr::Expr::each`] while it runs: a multi-valued fetch
+    /// then emits every value (HAProxy's `SMP_OPT_ITERATE`); otherwise it emits only
+    /// the one a sample keeps (the last header, the first URL parameter ...).
+    pub iterate: Cell<bool>,
 }
 
 impl<'a> SampleCtx<'a> {
@@ -117,6 +123,8 @@ impl<'a> SampleCtx<'a> {
             unique_id: None,
             uniq_id: 0,
             status: None,
+            first_req: true,
+            iterate: Cell::new(false),
         }
     }
 
