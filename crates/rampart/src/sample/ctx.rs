@@ -75,7 +75,8 @@ pub struct SampleCtx<'a> {
     /// The bytes waiting in the direction being inspected (`req.payload` in
     /// `tcp-request content`, `res.payload` in `tcp-response content`).
     pub payload: Option<&'a [u8]>,
-    /// The variables this evaluation can read and set.
+    /// The variables this evaluation can read and set ([`SampleCtx::new`] fills the
+    /// `proc` scope from the runtime; the stream adds its `sess`, `txn`, `req`/`res`).
     pub vars: Vars<'a>,
     /// Set by a fetch that found too few bytes in [`SampleCtx::payload`] to answer but
     /// could once more arrive (HAProxy's `SMP_F_MAY_CHANGE`): `tcp-request content`
@@ -116,7 +117,7 @@ impl<'a> SampleCtx<'a> {
             res: None,
             req_body: None,
             payload: None,
-            vars: Vars::default(),
+            vars: Vars { proc: Some(&rt.proc_vars), ..Vars::default() },
             may_change: Cell::new(false),
             req_caps: &[],
             res_caps: &[],
