@@ -61,7 +61,20 @@ pub struct Global {
     pub stats_timeout: Option<Duration>,
     /// `stats maxconn`: concurrent stats socket connections (HAProxy default 10).
     pub stats_maxconn: Option<u32>,
+    /// `tune.vars.*-max-size`: variable budgets in bytes, 0 = unlimited.
+    pub vars_max: VarsMax,
     pub span: Span,
+}
+
+/// `tune.vars.global-max-size`, `proc-`, `sess-`, `txn-`, `reqres-`, `check-max-size`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct VarsMax {
+    pub global: u32,
+    pub proc: u32,
+    pub sess: u32,
+    pub txn: u32,
+    pub reqres: u32,
+    pub check: u32,
 }
 
 impl Default for Global {
@@ -87,6 +100,7 @@ impl Default for Global {
             stats_sockets: Vec::new(),
             stats_timeout: None,
             stats_maxconn: None,
+            vars_max: VarsMax::default(),
             span: Span::default(),
         }
     }
