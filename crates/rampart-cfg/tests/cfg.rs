@@ -101,7 +101,10 @@ fn ok_files_are_resolved() {
     assert_eq!(www.use_backends.len(), 2);
     let be = www.default_backend.as_ref().expect("default_backend");
     assert_eq!(cfg.proxies[be.index].name, "app");
-    assert_eq!(cfg.proxies[www.use_backends[0].backend.index].name, "api");
+    let rampart_cfg::model::BackendTarget::Static(api) = &www.use_backends[0].target else {
+        panic!("static use_backend");
+    };
+    assert_eq!(cfg.proxies[api.index].name, "api");
     assert_eq!(www.errorfiles.len(), 1, "errorfile inherited from defaults");
     assert!(www.errorfiles[0].1.starts_with(b"HTTP/1.0 503"));
     let app = &cfg.proxies[be.index];
