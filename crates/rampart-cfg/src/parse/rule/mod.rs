@@ -20,6 +20,8 @@ mod http_act;
 mod redirect;
 mod reply;
 mod tcp;
+#[cfg(test)]
+mod tests;
 mod vars;
 
 pub(crate) use http::{parse_http_after_response, parse_http_request, parse_http_response};
