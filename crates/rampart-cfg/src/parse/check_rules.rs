@@ -22,10 +22,6 @@ const COOKIE_LEN: usize = 64;
 /// Resolves and checks the rule-related parts of proxy `b` into `px`.
 pub(super) fn check_proxy_rules(b: &ProxyBuild, px: &mut Proxy, sections: &[HttpErrors], out: &mut Vec<Diag>) {
     let (kind, name) = (b.kind.type_str(), b.px.name.as_str());
-    let (files, replies) = resolve_errors(name, &b.errors, sections, out);
-    px.errorfiles = files;
-    px.http_error_replies = replies;
-    check_rule_set(px, sections, out);
     for us in &mut px.use_servers {
         if let ServerTarget::Static { name: srv, index } = &mut us.target {
             match b.px.servers.iter().position(|s| &s.name == srv) {
@@ -37,6 +33,10 @@ pub(super) fn check_proxy_rules(b: &ProxyBuild, px: &mut Proxy, sections: &[Http
             }
         }
     }
+    check_rule_set(px, sections, out);
+    let (files, replies) = resolve_errors(name, &b.errors, sections, out);
+    px.errorfiles = files;
+    px.http_error_replies = replies;
     if let Some(cookie) = &mut px.captures.cookie {
         if cookie.len >= COOKIE_LEN {
             let msg = format!("truncating capture length to {} bytes for {kind} '{name}'.", COOKIE_LEN - 1);
