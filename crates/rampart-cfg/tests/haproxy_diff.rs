@@ -610,7 +610,7 @@ fn rule_cases() -> Vec<(&'static str, String)> {
         ("vars_valid", format!("global\n tune.vars.txn-max-size 256\n tune.vars.sess-max-size\n tune.vars.global-max-size -1\n\
             tune.vars.proc-max-size 1\n tune.vars.reqres-max-size 2\n tune.vars.check-max-size 3\n{}", fe(""))),
         ("vars_size", "global\n tune.vars.txn-max-size 10k\n".into()),
-        ("defaults_rules_listen", format!("defaults d\n mode http\n http-request deny\nlisten l from d\n bind :8080\n")),
+        ("defaults_rules_listen", "defaults d\n mode http\n http-request deny\nlisten l from d\n bind :8080\n".into()),
         ("defaults_rules_mixed", "defaults d\n mode http\n http-request deny\nfrontend f from d\n bind :8080\nbackend b from d\n".into()),
         ("defaults_rules_defaults", "defaults d\n http-request deny\ndefaults e from d\n".into()),
         ("defaults_rules_l4", "defaults d\n tcp-request connection reject\nbackend b from d\n".into()),

@@ -10,7 +10,8 @@
 //!
 //! - `value`, `addr`: times, integers, names, networks; listening and server addresses
 //! - `global`: the `global` section
-//! - `proxy`: section headers, `defaults` inheritance, proxy keyword dispatch
+//! - `proxy`: section headers and proxy keyword dispatch; `inherit`: what a section
+//!   takes from its `defaults` section
 //! - `proxy_kw`: the simple proxy keywords (mode, maxconn, timeouts, balance...)
 //! - `option`: `option ...`
 //! - `bind`, `server`: `bind` lines, `server` / `default-server` lines
@@ -29,6 +30,7 @@ mod check_rules;
 mod errorfile;
 mod global;
 mod http_errors;
+mod inherit;
 mod log;
 mod option;
 mod proxy;

@@ -272,8 +272,8 @@ fn request_action_errors() {
         );
     }
     let b = |rule: &str| alerts(&format!("backend b\n mode http\n http-request {rule}\n"));
-    assert_eq!(b("set-timeout client 1s"), [format!("error detected in backend 'b' while parsing 'http-request set-timeout' rule : 'set-timeout' rule supports 'server'/'tunnel' (got 'client').")]);
-    assert_eq!(b("set-timeout server 0"), [format!("error detected in backend 'b' while parsing 'http-request set-timeout' rule : null value is not valid for a 'set-timeout server' rule.")]);
+    assert_eq!(b("set-timeout client 1s"), ["error detected in backend 'b' while parsing 'http-request set-timeout' rule : 'set-timeout' rule supports 'server'/'tunnel' (got 'client')."]);
+    assert_eq!(b("set-timeout server 0"), ["error detected in backend 'b' while parsing 'http-request set-timeout' rule : null value is not valid for a 'set-timeout server' rule."]);
     assert_eq!(b("capture src len 1"), ["error detected in backend 'b' while parsing 'http-request capture' rule : proxy 'b' has no frontend capability."]);
 }
 
