@@ -616,6 +616,32 @@ fn rule_cases() -> Vec<(&'static str, String)> {
         ("defaults_rules_l4", "defaults d\n tcp-request connection reject\nbackend b from d\n".into()),
         ("defaults_rules_tcpres", "defaults d\n tcp-response content accept\nfrontend f from d\n bind :8080\n".into()),
         ("defaults_captures", "defaults d\n mode http\n http-request capture src len 4\nbackend b from d\n".into()),
+        ("expr_words", fe(" http-request set-var(txn.a) req.hdr(host) lower,upper\n http-request set-var(txn.b) \"str(a b)\"\n\
+            http-request capture req.hdr(host) lower len 10\n tcp-request content capture src lower len 5\n")),
+        ("expr_extra_word", fe(" http-request set-var(txn.x) src foo\n")),
+        ("capture_conv_extra", fe(" http-request capture src lower foo 1\n")),
+        ("use_backend_defaults", "defaults d\n use_backend b\n".into()),
+        ("monitor_defaults", "defaults d\n monitor fail if TRUE\n".into()),
+        ("capture_defaults", "defaults d\n capture request header Host len 1\n".into()),
+        ("declare_defaults", "defaults d\n declare capture request len 1\n".into()),
+        ("backend_misc", be(" capture cookie A len 10\n unique-id-format %ci\n timeout tarpit 1s\n\
+            http-response redirect location /x code 301 if FALSE\n option originalto\n redirect location / if FALSE\n\
+            http-request deny if FALSE\n server s 127.0.0.1:80\n use-server s if TRUE\n http-request allow\n")),
+        ("listen_tcp_rules", format!("{D}listen l\n bind :8080\n tcp-request connection accept\n tcp-request session reject if FALSE\n\
+            tcp-response content accept\n server s 127.0.0.1:80\n")),
+        ("named_defaults_tcp", "defaults d\n mode tcp\n timeout client 1s\n tcp-request session accept\n tcp-request inspect-delay 1s\n\
+            frontend f from d\n bind :8080\n tcp-request inspect-delay 2s\n".into()),
+        ("no_option_buffer", fe(" no option http-buffer-request\n option http-buffer-request\n")),
+        ("auth_quoted", fe(" http-request auth realm \"My Realm\" if FALSE\n http-request wait-for-body time 0\n")),
+        ("http_errors_override", format!("http-errors e\n errorfile 503 {e503}\n errorfile 503 {e503}\n{}", fe(" errorfiles e 503\n"))),
+        ("userlist_group_users", format!("userlist u\n user a\n user b\n group g users a,b\n group h users b\n{}", fe(""))),
+        ("res_deny_reply", fe(" http-response deny deny_status 503 content-type text/plain string busy if FALSE\n\
+            http-response return status 200 hdr X-A a if FALSE\n")),
+        ("req_redirect_cookie", fe(" http-request redirect location /l set-cookie A=1 clear-cookie B if FALSE\n")),
+        ("req_del_header_reg", fe(" http-request del-header ^x- -m reg\n http-request del-header y -m end\n")),
+        ("req_replace_value_extra", fe(" http-request replace-value a b c d\n")),
+        ("req_set_status_in_req", fe(" http-request set-status 200\n")),
+        ("after_set_status_reason", fe(" http-after-response set-status 503 reason \"Slow Down\" if FALSE\n")),
         ("tcp_mode_ignores", format!("{D}frontend f\n mode tcp\n bind :8080\n http-request deny\n http-response deny\n\
             http-after-response allow\n redirect location /\n option originalto\n option http-buffer-request\n\
             capture cookie A len 10\n default_backend b\nbackend b\n mode tcp\n")),
