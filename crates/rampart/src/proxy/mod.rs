@@ -2,13 +2,18 @@
 //! cfg model: names become indices, responses are pre-rendered, and everything the
 //! request path reads is immutable except the counters (atomics).
 //! HAProxy counterpart: proxy.c, frontend.c, server.c (runtime parts).
+//!
+//! - `unsupported`: what the model holds and the runtime refuses at startup
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
+mod unsupported;
+
 use rampart_cfg::model::{
-    Cap, Config, ForwardFor, HttpConnMode, HttpRequestAction, HttpReuse, Mode, ReturnBody, ReturnSpec, ServerAddr,
+    BackendTarget, Cap, Config, ForwardFor, HttpConnMode, HttpReply, HttpReqAction, HttpReuse, Mode, ReplyBody,
+    ServerAddr,
 };
 use rampart_cfg::{Diag, Span};
 use tokio::sync::Notify;
@@ -180,14 +185,18 @@ pub fn build(cfg: &Config, maxconn: u32, threads: usize) -> Result<Runtime, Vec<
             .collect::<Vec<_>>();
         let weights: Vec<u32> = px.servers.iter().map(|s| s.weight).collect();
         let backend = select_backend(cfg, idx, &mut alerts);
-        let http_return = px.http_request_rules.iter().find_map(|rule| {
+        let defaults = px.defaults_rules.and_then(|d| cfg.defaults.get(d)).map(|d| &d.rules);
+        unsupported::refuse(px, defaults, &mut alerts);
+        let own = px.rules.http_request.iter();
+        // The only rule the runtime runs yet: an unconditional `return` with a literal
+        // reply (every other rule was refused above).
+        let http_return = defaults.into_iter().flat_map(|d| d.http_request.iter()).chain(own).find_map(|rule| {
+            let HttpReqAction::Return(reply) = &rule.action else { return None };
             if let Some(cond) = &rule.cond {
                 alerts.push(not_supported(&cond.span, "conditions ('if'/'unless') on http-request rules"));
                 return None;
             }
-            match &rule.action {
-                HttpRequestAction::Return(spec) => Some(render_return(spec)),
-            }
+            unsupported::unrenderable(reply).is_none().then(|| render_return(reply))
         });
         proxies.push(ProxyRt {
             name: px.name.clone(),
@@ -234,19 +243,21 @@ pub fn build(cfg: &Config, maxconn: u32, threads: usize) -> Result<Runtime, Vec<
             listeners_open: AtomicU32::new(0),
             listener_closed: Notify::new(),
         },
-        proc_vars: ProcVars::new(var_limits(&cfg.global.vars_max)),
+        proc_vars: ProcVars::new(var_limits(&cfg.global.vars)),
     })
 }
 
 /// The `tune.vars.*-max-size` budgets.
-fn var_limits(m: &rampart_cfg::model::VarsMax) -> VarLimits {
+/// `None` (unlimited) is 0 for the variable stores.
+fn var_limits(m: &rampart_cfg::model::VarsLimits) -> VarLimits {
+    let bytes = |v: Option<u64>| v.map_or(0, |n| n as usize);
     VarLimits {
-        global: m.global as usize,
-        proc: m.proc as usize,
-        sess: m.sess as usize,
-        txn: m.txn as usize,
-        reqres: m.reqres as usize,
-        check: m.check as usize,
+        global: bytes(m.global),
+        proc: bytes(m.proc),
+        sess: bytes(m.sess),
+        txn: bytes(m.txn),
+        reqres: bytes(m.reqres),
+        check: bytes(m.check),
     }
 }
 
@@ -263,10 +274,12 @@ fn not_supported(span: &Span, what: &str) -> Diag {
 fn select_backend(cfg: &Config, idx: usize, alerts: &mut Vec<Diag>) -> Option<usize> {
     let px = &cfg.proxies[idx];
     for ub in &px.use_backends {
-        match &ub.cond {
-            // TODO(#2 follow-up: ACL issue): evaluate conditions per request.
-            Some(cond) => alerts.push(not_supported(&cond.span, "conditions ('if'/'unless') on use_backend")),
-            None => return Some(ub.backend.index),
+        match (&ub.cond, &ub.target) {
+            // TODO(#5): evaluate conditions and log-format names per request.
+            (Some(cond), _) => alerts.push(not_supported(&cond.span, "conditions ('if'/'unless') on use_backend")),
+            (None, BackendTarget::Static(b)) => return Some(b.index),
+            // Refused by `unsupported::refuse`.
+            (None, BackendTarget::Dynamic(_)) => {}
         }
     }
     if let Some(db) = &px.default_backend {
@@ -296,22 +309,23 @@ fn timeouts(t: &rampart_cfg::model::Timeouts) -> Timeouts {
     }
 }
 
-/// Pre-renders `http-request return`.
-fn render_return(spec: &ReturnSpec) -> ReplyTpl {
+/// Pre-renders `http-request return` with a literal payload and literal headers (see
+/// `unsupported::unrenderable`).
+fn render_return(spec: &HttpReply) -> ReplyTpl {
     let body: Vec<u8> = match &spec.body {
-        ReturnBody::None => Vec::new(),
-        ReturnBody::Bytes(b) => b.clone(),
-        ReturnBody::LogFormat(s) => s.as_bytes().to_vec(),
+        ReplyBody::Raw(b) => b.clone(),
+        ReplyBody::LogFormat(s) => s.text.as_bytes().to_vec(),
+        _ => Vec::new(),
     };
     let mut head = format!("HTTP/1.1 {} {}\r\n", spec.status, crate::http::reason(spec.status)).into_bytes();
     // As HAProxy (http_reply_to_htx): the `hdr` headers first, then the length and type.
     for (name, value) in &spec.headers {
         head.extend_from_slice(name.to_ascii_lowercase().as_bytes());
         head.extend_from_slice(b": ");
-        head.extend_from_slice(value.as_bytes());
+        head.extend_from_slice(value.text.as_bytes());
         head.extend_from_slice(b"\r\n");
     }
-    let has_body = !matches!(spec.body, ReturnBody::None);
+    let has_body = !matches!(spec.body, ReplyBody::Empty);
     if has_body || !matches!(spec.status, 100..=199 | 204 | 304) {
         head.extend_from_slice(format!("content-length: {}\r\n", body.len()).as_bytes());
     }
@@ -329,11 +343,12 @@ mod tests {
 
     #[test]
     fn return_is_rendered_like_haproxy() {
-        let spec = ReturnSpec {
+        let fmt = |t: &str| rampart_cfg::model::FmtSrc { text: t.into(), span: Span::default() };
+        let spec = HttpReply {
             status: 200,
             content_type: Some("text/plain".into()),
-            body: ReturnBody::Bytes(b"hello from app1\n".to_vec()),
-            headers: vec![("X-Served-By".into(), "app1".into())],
+            body: ReplyBody::Raw(b"hello from app1\n".to_vec()),
+            headers: vec![("X-Served-By".into(), fmt("app1"))],
         };
         let r = render_return(&spec);
         assert_eq!(
