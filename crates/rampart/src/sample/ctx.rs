@@ -8,7 +8,6 @@
 use std::cell::Cell;
 use std::net::SocketAddr;
 use std::os::fd::RawFd;
-use std::sync::OnceLock;
 
 use super::vars::Vars;
 use crate::http::MsgView;
@@ -26,20 +25,21 @@ pub enum Dir {
 pub struct ConnInfo {
     /// Client address (`src`); `None` for a unix socket.
     pub src: Option<SocketAddr>,
-    /// The socket, to read the local address on first use.
+    /// The socket, to read the local address when asked.
     pub fd: RawFd,
-    /// Local address the client connected to (`dst`), read once when first asked.
-    dst: OnceLock<Option<SocketAddr>>,
 }
 
 impl ConnInfo {
     pub fn new(src: Option<SocketAddr>, fd: RawFd) -> ConnInfo {
-        ConnInfo { src, fd, dst: OnceLock::new() }
+        ConnInfo { src, fd }
     }
 
     /// The local address (`getsockname`), `None` for a unix socket or a closed socket.
+    ///
+    /// PERF: read when a rule asks (one system call) rather than kept per connection:
+    /// an idle connection stays small, and few configurations read `dst`.
     pub fn dst(&self) -> Option<SocketAddr> {
-        *self.dst.get_or_init(|| local_addr(self.fd))
+        local_addr(self.fd)
     }
 }
 
@@ -75,7 +75,8 @@ pub struct SampleCtx<'a> {
     /// The bytes waiting in the direction being inspected (`req.payload` in
     /// `tcp-request content`, `res.payload` in `tcp-response content`).
     pub payload: Option<&'a [u8]>,
-    /// The variables this evaluation can read and set.
+    /// The variables this evaluation can read and set ([`SampleCtx::new`] fills the
+    /// `proc` scope from the runtime; the stream adds its `sess`, `txn`, `req`/`res`).
     pub vars: Vars<'a>,
     /// Set by a fetch that found too few bytes in [`SampleCtx::payload`] to answer but
     /// could once more arrive (HAProxy's `SMP_F_MAY_CHANGE`): `tcp-request content`
@@ -93,6 +94,12 @@ pub struct SampleCtx<'a> {
     /// The status of a response rampart produced itself (deny, return, redirect,
     /// errors), which the logs report when there is no server response (`%ST`).
     pub status: Option<u16>,
+    /// Whether this is the first request of its connection (`http_first_req`).
+    pub first_req: bool,
+    /// Set by [`crate::sample::expr::Expr::each`] while it runs: a multi-valued fetch
+    /// then emits every value (HAProxy's `SMP_OPT_ITERATE`); otherwise it emits only
+    /// the one a sample keeps (the last header, the first URL parameter ...).
+    pub iterate: Cell<bool>,
 }
 
 impl<'a> SampleCtx<'a> {
@@ -110,13 +117,15 @@ impl<'a> SampleCtx<'a> {
             res: None,
             req_body: None,
             payload: None,
-            vars: Vars::default(),
+            vars: Vars { proc: Some(&rt.proc_vars), ..Vars::default() },
             may_change: Cell::new(false),
             req_caps: &[],
             res_caps: &[],
             unique_id: None,
             uniq_id: 0,
             status: None,
+            first_req: true,
+            iterate: Cell::new(false),
         }
     }
 
