@@ -10,6 +10,7 @@
 //! - `stream`: one HTTP request/response exchange through the analysers
 //! - `http`: the protocol-neutral message head (start line, headers, rewrites)
 //! - `sample`: fetches, converters and sample expressions
+//! - `acl`: ACLs, conditions, pattern sets and maps
 //! - `backend`, `lb`, `conn_pool`: pick a server, connect or reuse, retry
 //! - `proxy`: runtime frontends and backends built from the configuration model
 //! - `errors`: HAProxy's synthetic responses (400, 408, 502, 503, 504 ...)
@@ -20,6 +21,7 @@
 //! - `debug`: `-d` traffic debug output
 //! - `sys`: the few system-call wrappers that need `unsafe`
 
+pub mod acl;
 pub mod backend;
 pub mod buf;
 pub mod cli;

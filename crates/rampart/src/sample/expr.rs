@@ -86,11 +86,14 @@ pub struct CompileCx<'c> {
     /// startup ([`super::vars::ProcVars::declare`]), as HAProxy creates them while
     /// parsing. Keep one `CompileCx` per proxy, or collect them.
     pub proc_vars: Vec<VarRef>,
+    /// Pattern and map files (ACL `-f`, `map_*` converters), loaded once per path: give
+    /// every proxy's context the same one (`cx.pats = shared.clone()`).
+    pub pats: std::rc::Rc<crate::acl::PatRefs>,
 }
 
 impl<'c> CompileCx<'c> {
     pub fn new(cfg: &'c rampart_cfg::Config, px: usize, site: Site) -> CompileCx<'c> {
-        CompileCx { cfg, px, site, proc_vars: Vec::new() }
+        CompileCx { cfg, px, site, proc_vars: Vec::new(), pats: Default::default() }
     }
 
     /// The name of the expression's proxy.

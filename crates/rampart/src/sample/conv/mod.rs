@@ -54,6 +54,7 @@ pub const ALL: &[&[ConvKw]] = &[
     time::KEYWORDS,
     net::KEYWORDS,
     super::vars::CONVERTERS,
+    crate::acl::map::KEYWORDS,
 ];
 
 /// The converter named `name`.
