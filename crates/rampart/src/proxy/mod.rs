@@ -20,6 +20,7 @@ use tokio::sync::Notify;
 
 use crate::counters::Counter;
 use crate::errors::ErrorPages;
+use crate::http::ReplyTpl;
 use crate::lb::Lb;
 
 /// Everything the worker threads share for one configuration generation.
@@ -30,6 +31,8 @@ pub struct Runtime {
     pub bufsize: usize,
     /// `tune.bufsize - tune.maxrewrite`: the most a request or response head may take.
     pub max_head: usize,
+    /// `tune.maxrewrite`: the most bytes rules may add to a message head.
+    pub max_rewrite: usize,
     pub global: GlobalRt,
 }
 
@@ -72,6 +75,9 @@ pub struct ProxyRt {
     /// connecting.
     pub abortonclose: bool,
     pub errors: ErrorPages,
+    /// `http-request return` answering every request reaching this proxy's rules,
+    /// pre-rendered.
+    pub http_return: Option<ReplyTpl>,
     /// Front side (meaningful when the proxy has the frontend capability).
     pub fe: FrontendRt,
     /// Back side (meaningful when the proxy has the backend capability).
@@ -104,22 +110,12 @@ pub struct FrontendRt {
     /// Backend chosen for every request/session (`use_backend` without condition, else
     /// `default_backend`, else the proxy itself for a `listen`).
     pub backend: Option<usize>,
-    /// `http-request return` answering every request, pre-rendered.
-    pub http_return: Option<Reply>,
     /// Connections are served as HTTP: the frontend is in `mode http`, or it is in
     /// `mode tcp` and its backend is in `mode http` (HAProxy then upgrades the stream to
     /// HTTP when it switches to the backend).
     pub http: bool,
     /// Connections accepted.
     pub cum_conn: Counter,
-}
-
-/// A pre-rendered response: head lines without the blank line, then the body.
-/// The connection header and the final CRLF are added per request.
-#[derive(Debug, Clone)]
-pub struct Reply {
-    pub head: Vec<u8>,
-    pub body: Vec<u8>,
 }
 
 #[derive(Debug)]
@@ -211,12 +207,12 @@ pub fn build(cfg: &Config, maxconn: u32, threads: usize) -> Result<Runtime, Vec<
             redispatch: px.options.redispatch,
             abortonclose: px.options.abortonclose,
             errors: ErrorPages::new(&px.errorfiles),
+            http_return,
             fe: FrontendRt {
                 maxconn: px.maxconn.unwrap_or(maxconn),
                 cur_conns: AtomicU32::new(0),
                 conn_released: Notify::new(),
                 backend,
-                http_return,
                 http: px.mode == Mode::Http || backend.is_some_and(|b| cfg.proxies[b].mode == Mode::Http),
                 cum_conn: Counter::new(threads),
             },
@@ -235,6 +231,7 @@ pub fn build(cfg: &Config, maxconn: u32, threads: usize) -> Result<Runtime, Vec<
         proxies,
         bufsize: cfg.global.bufsize,
         max_head: cfg.global.bufsize.saturating_sub(cfg.global.maxrewrite).max(1024),
+        max_rewrite: cfg.global.maxrewrite,
         global: GlobalRt {
             maxconn,
             cur_conns: AtomicU32::new(0),
@@ -294,84 +291,15 @@ fn timeouts(t: &rampart_cfg::model::Timeouts) -> Timeouts {
     }
 }
 
-/// HAProxy's reason phrase for a status code (http_get_reason in HAProxy).
-pub fn reason(status: u16) -> &'static str {
-    match status {
-        100 => "Continue",
-        101 => "Switching Protocols",
-        102 => "Processing",
-        103 => "Early Hints",
-        200 => "OK",
-        201 => "Created",
-        202 => "Accepted",
-        203 => "Non-Authoritative Information",
-        204 => "No Content",
-        205 => "Reset Content",
-        206 => "Partial Content",
-        207 => "Multi-Status",
-        208 => "Already Reported",
-        226 => "IM Used",
-        300 => "Multiple Choices",
-        301 => "Moved Permanently",
-        302 => "Found",
-        303 => "See Other",
-        304 => "Not Modified",
-        305 => "Use Proxy",
-        307 => "Temporary Redirect",
-        308 => "Permanent Redirect",
-        400 => "Bad Request",
-        401 => "Unauthorized",
-        402 => "Payment Required",
-        403 => "Forbidden",
-        404 => "Not Found",
-        405 => "Method Not Allowed",
-        406 => "Not Acceptable",
-        407 => "Proxy Authentication Required",
-        408 => "Request Timeout",
-        409 => "Conflict",
-        410 => "Gone",
-        411 => "Length Required",
-        412 => "Precondition Failed",
-        413 => "Payload Too Large",
-        414 => "URI Too Long",
-        415 => "Unsupported Media Type",
-        416 => "Range Not Satisfiable",
-        417 => "Expectation Failed",
-        418 => "I'm a teapot",
-        421 => "Misdirected Request",
-        422 => "Unprocessable Content",
-        423 => "Locked",
-        424 => "Failed Dependency",
-        425 => "Too Early",
-        426 => "Upgrade Required",
-        428 => "Precondition Required",
-        429 => "Too Many Requests",
-        431 => "Request Header Fields Too Large",
-        451 => "Unavailable For Legal Reasons",
-        500 => "Internal Server Error",
-        501 => "Not Implemented",
-        502 => "Bad Gateway",
-        503 => "Service Unavailable",
-        504 => "Gateway Timeout",
-        505 => "HTTP Version Not Supported",
-        506 => "Variant Also Negotiates",
-        507 => "Insufficient Storage",
-        508 => "Loop Detected",
-        510 => "Not Extended",
-        511 => "Network Authentication Required",
-        _ => "Other",
-    }
-}
-
 /// Pre-renders `http-request return` with a literal payload and literal headers (see
 /// `unsupported::unrenderable`).
-fn render_return(spec: &HttpReply) -> Reply {
+fn render_return(spec: &HttpReply) -> ReplyTpl {
     let body: Vec<u8> = match &spec.body {
         ReplyBody::Raw(b) => b.clone(),
         ReplyBody::LogFormat(s) => s.text.as_bytes().to_vec(),
         _ => Vec::new(),
     };
-    let mut head = format!("HTTP/1.1 {} {}\r\n", spec.status, reason(spec.status)).into_bytes();
+    let mut head = format!("HTTP/1.1 {} {}\r\n", spec.status, crate::http::reason(spec.status)).into_bytes();
     // As HAProxy (http_reply_to_htx): the `hdr` headers first, then the length and type.
     for (name, value) in &spec.headers {
         head.extend_from_slice(name.to_ascii_lowercase().as_bytes());
@@ -386,7 +314,9 @@ fn render_return(spec: &HttpReply) -> Reply {
     if let Some(ct) = &spec.content_type {
         head.extend_from_slice(format!("content-type: {ct}\r\n").as_bytes());
     }
-    Reply { head, body }
+    head.extend_from_slice(b"\r\n");
+    head.extend_from_slice(&body);
+    crate::errors::parse_reply(&head).expect("a rendered reply parses")
 }
 
 #[cfg(test)]
@@ -404,10 +334,10 @@ mod tests {
         };
         let r = render_return(&spec);
         assert_eq!(
-            r.head,
-            b"HTTP/1.1 200 OK\r\nx-served-by: app1\r\ncontent-length: 16\r\ncontent-type: text/plain\r\n".to_vec()
+            &r.buf[..],
+            b"HTTP/1.1 200 OK\r\nx-served-by: app1\r\ncontent-length: 16\r\ncontent-type: text/plain\r\n\r\nhello from app1\n"
         );
-        assert_eq!(r.body, b"hello from app1\n");
+        assert_eq!(&r.buf[r.body.clone()], b"hello from app1\n");
     }
 
     #[test]
