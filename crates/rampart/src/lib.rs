@@ -16,6 +16,7 @@
 //! - `io`, `splice`, `buf`, `timer`: socket primitives, zero-copy forwarding, pools,
 //!   coarse per-thread timeouts
 //! - `counters`: per-thread event counters (connections per frontend and backend)
+//! - `log`: log-format strings (compiled segments, rendered per stream)
 //! - `debug`: `-d` traffic debug output
 //! - `sys`: the few system-call wrappers that need `unsafe`
 
@@ -30,6 +31,7 @@ pub mod http;
 pub mod io;
 pub mod lb;
 pub mod listener;
+pub mod log;
 pub mod mux;
 pub mod process;
 pub mod proxy;

@@ -82,23 +82,22 @@ pub struct Global {
     pub stats_timeout: Option<Duration>,
     /// `stats maxconn`: concurrent stats socket connections (HAProxy default 10).
     pub stats_maxconn: Option<u32>,
-    /// `tune.vars.*-max-size`.
-    pub vars: VarsLimits,
+    /// `tune.vars.*-max-size`: variable budgets in bytes, 0 = unlimited.
+    pub vars_max: VarsMax,
     /// `expose-experimental-directives` (needed by `http-request normalize-uri`).
     pub expose_experimental: bool,
     pub span: Span,
 }
 
-/// `tune.vars.<scope>-max-size`: bytes the variables of a scope may hold in total;
-/// `None` = unlimited (HAProxy's default).
+/// `tune.vars.global-max-size`, `proc-`, `sess-`, `txn-`, `reqres-`, `check-max-size`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct VarsLimits {
-    pub global: Option<u64>,
-    pub proc: Option<u64>,
-    pub sess: Option<u64>,
-    pub txn: Option<u64>,
-    pub reqres: Option<u64>,
-    pub check: Option<u64>,
+pub struct VarsMax {
+    pub global: u32,
+    pub proc: u32,
+    pub sess: u32,
+    pub txn: u32,
+    pub reqres: u32,
+    pub check: u32,
 }
 
 impl Default for Global {
@@ -124,7 +123,7 @@ impl Default for Global {
             stats_sockets: Vec::new(),
             stats_timeout: None,
             stats_maxconn: None,
-            vars: VarsLimits::default(),
+            vars_max: VarsMax::default(),
             expose_experimental: false,
             span: Span::default(),
         }

@@ -22,6 +22,7 @@ use crate::counters::Counter;
 use crate::errors::ErrorPages;
 use crate::http::ReplyTpl;
 use crate::lb::Lb;
+use crate::sample::vars::{ProcVars, VarLimits};
 
 /// Everything the worker threads share for one configuration generation.
 #[derive(Debug)]
@@ -34,6 +35,8 @@ pub struct Runtime {
     /// `tune.maxrewrite`: the most bytes rules may add to a message head.
     pub max_rewrite: usize,
     pub global: GlobalRt,
+    /// `proc.` variables and the process-wide variable budgets.
+    pub proc_vars: ProcVars,
 }
 
 /// Process-wide connection accounting and stop state.
@@ -240,7 +243,20 @@ pub fn build(cfg: &Config, maxconn: u32, threads: usize) -> Result<Runtime, Vec<
             listeners_open: AtomicU32::new(0),
             listener_closed: Notify::new(),
         },
+        proc_vars: ProcVars::new(var_limits(&cfg.global.vars_max)),
     })
+}
+
+/// The `tune.vars.*-max-size` budgets.
+fn var_limits(m: &rampart_cfg::model::VarsMax) -> VarLimits {
+    VarLimits {
+        global: m.global as usize,
+        proc: m.proc as usize,
+        sess: m.sess as usize,
+        txn: m.txn as usize,
+        reqres: m.reqres as usize,
+        check: m.check as usize,
+    }
 }
 
 /// The alerts [`build`] would report, for `-c` and startup before binding.

@@ -75,7 +75,8 @@ pub struct SampleCtx<'a> {
     /// The bytes waiting in the direction being inspected (`req.payload` in
     /// `tcp-request content`, `res.payload` in `tcp-response content`).
     pub payload: Option<&'a [u8]>,
-    /// The variables this evaluation can read and set.
+    /// The variables this evaluation can read and set ([`SampleCtx::new`] fills the
+    /// `proc` scope from the runtime; the stream adds its `sess`, `txn`, `req`/`res`).
     pub vars: Vars<'a>,
     /// Set by a fetch that found too few bytes in [`SampleCtx::payload`] to answer but
     /// could once more arrive (HAProxy's `SMP_F_MAY_CHANGE`): `tcp-request content`
@@ -93,6 +94,12 @@ pub struct SampleCtx<'a> {
     /// The status of a response rampart produced itself (deny, return, redirect,
     /// errors), which the logs report when there is no server response (`%ST`).
     pub status: Option<u16>,
+    /// Whether this is the first request of its connection (`http_first_req`).
+    pub first_req: bool,
+    /// Set by [`crate::sample::expr::Expr::each`] while it runs: a multi-valued fetch
+    /// then emits every value (HAProxy's `SMP_OPT_ITERATE`); otherwise it emits only
+    /// the one a sample keeps (the last header, the first URL parameter ...).
+    pub iterate: Cell<bool>,
 }
 
 impl<'a> SampleCtx<'a> {
@@ -110,13 +117,15 @@ impl<'a> SampleCtx<'a> {
             res: None,
             req_body: None,
             payload: None,
-            vars: Vars::default(),
+            vars: Vars { proc: Some(&rt.proc_vars), ..Vars::default() },
             may_change: Cell::new(false),
             req_caps: &[],
             res_caps: &[],
             unique_id: None,
             uniq_id: 0,
             status: None,
+            first_req: true,
+            iterate: Cell::new(false),
         }
     }
 

@@ -447,20 +447,24 @@ impl Expr {
     /// multi-valued fetch, through the converters. `None`: absent or failed.
     pub fn eval<'a>(&'a self, ctx: &SampleCtx<'a>) -> Option<Sample<'a>> {
         let mut last = None;
+        let was = ctx.iterate.replace(false);
         (self.fetch.f)(&self.args, ctx, &mut |s| {
             last = Some(s);
             true
         });
+        ctx.iterate.set(was);
         self.convert(last?, ctx)
     }
 
     /// Every value of the expression, each through the converters, until `f` returns
     /// `false` (ACL matching). A value the converters reject is skipped.
     pub fn each<'a>(&'a self, ctx: &SampleCtx<'a>, f: &mut dyn FnMut(Sample<'a>) -> bool) {
+        let was = ctx.iterate.replace(true);
         (self.fetch.f)(&self.args, ctx, &mut |s| match self.convert(s, ctx) {
             Some(v) => f(v),
             None => true,
         });
+        ctx.iterate.set(was);
     }
 
     /// Runs the converters on one value (HAProxy's `sample_process_cnv`).

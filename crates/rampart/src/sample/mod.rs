@@ -29,7 +29,7 @@ mod expr_tests;
 pub mod fetch;
 pub mod kw;
 #[cfg(test)]
-mod testutil;
+pub(crate) mod testutil;
 pub mod types;
 pub mod vars;
 

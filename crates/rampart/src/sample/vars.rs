@@ -343,8 +343,7 @@ impl<'a> Vars<'a> {
             Sample::Str(b) | Sample::Bin(b) => Some(b.is_empty()),
             _ => None,
         };
-        if (cond.has(SetCond::IFEMPTY) && empty != Some(true))
-            || (cond.has(SetCond::IFNOTEMPTY) && empty == Some(false))
+        if (cond.has(SetCond::IFEMPTY) && empty != Some(true)) || (cond.has(SetCond::IFNOTEMPTY) && empty == Some(true))
         {
             return false;
         }
@@ -501,3 +500,189 @@ pub const CONVERTERS: &[ConvKw] = &[
     .check(check_set_var),
     ConvKw::new("unset-var", ArgSpec::new(&[ArgT::Var], 1), SmpType::Any, SmpType::Any, conv_unset_var),
 ];
+
+#[cfg(test)]
+mod tests {
+    use std::borrow::Cow;
+
+    use super::*;
+    use crate::sample::testutil::*;
+
+    fn v(name: &str) -> VarRef {
+        parse_name(name.as_bytes()).unwrap()
+    }
+
+    /// A stream's stores: sess, txn, reqres.
+    fn stores() -> (VarStore, VarStore, VarStore) {
+        (VarStore::new(Scope::Sess), VarStore::new(Scope::Txn), VarStore::new(Scope::Req))
+    }
+
+    fn vars<'a>(proc: &'a ProcVars, s: &'a (VarStore, VarStore, VarStore)) -> Vars<'a> {
+        Vars { proc: Some(proc), sess: Some(&s.0), txn: Some(&s.1), reqres: Some(&s.2), check: None }
+    }
+
+    fn text(t: &str) -> Sample<'_> {
+        Sample::str(t.as_bytes())
+    }
+
+    #[test]
+    fn names_need_a_scope_and_a_clean_name() {
+        let r = v("txn.foo.bar_1");
+        assert_eq!((r.scope, &*r.name), (Scope::Txn, "txn.foo.bar_1"));
+        for (n, s) in [("proc.a", Scope::Proc), ("sess.a", Scope::Sess), ("req.a", Scope::Req), ("res.a", Scope::Res)] {
+            assert_eq!(v(n).scope, s);
+        }
+        assert_eq!(v("check.a").scope, Scope::Check);
+        assert_eq!(v("txn.a").hash, v("req.a").hash, "the hash is of the name without scope");
+        assert_ne!(v("txn.a").hash, v("txn.b").hash);
+        assert_eq!(parse_name(b""), Err("Empty variable name cannot be accepted".into()));
+        assert!(parse_name(b"txn.").unwrap_err().starts_with("invalid variable name 'txn.'"));
+        assert!(parse_name(b"foo").unwrap_err().starts_with("invalid variable name 'foo'. A variable name"));
+        assert_eq!(parse_name(b"txn.a b"), Err("invalid syntax at char ' b'".into()));
+    }
+
+    #[test]
+    fn set_get_unset_per_scope() {
+        let proc = ProcVars::default();
+        let s = stores();
+        let vs = vars(&proc, &s);
+        assert!(vs.set(&v("txn.a"), &text("1"), SetCond::NONE));
+        assert!(vs.set(&v("sess.a"), &Sample::Sint(2), SetCond::NONE));
+        assert!(vs.set(&v("req.a"), &Sample::Bool(true), SetCond::NONE));
+        assert!(vs.set(&v("proc.a"), &Sample::Ipv4("1.2.3.4".parse().unwrap()), SetCond::NONE));
+        assert_eq!(vs.get(&v("txn.a")), Some(Sample::Str(Cow::Owned(b"1".to_vec()))));
+        assert_eq!(vs.get(&v("sess.a")), Some(Sample::Sint(2)));
+        assert_eq!(vs.get(&v("req.a")), Some(Sample::Bool(true)));
+        assert_eq!(vs.get(&v("res.a")), None);
+        assert_eq!(vs.get(&v("proc.a")), Some(Sample::Ipv4("1.2.3.4".parse().unwrap())));
+        // No check store here.
+        assert!(!vs.set(&v("check.a"), &Sample::Sint(1), SetCond::NONE));
+        assert!(vs.unset(&v("txn.a")));
+        assert_eq!(vs.get(&v("txn.a")), None);
+        // The response starts: `req.` variables go, `res.` ones can be set.
+        vs.start_response();
+        assert_eq!(vs.get(&v("req.a")), None);
+        assert!(!vs.set(&v("req.b"), &Sample::Sint(1), SetCond::NONE));
+        assert!(vs.set(&v("res.b"), &Sample::Sint(1), SetCond::NONE));
+        assert_eq!(vs.get(&v("res.b")), Some(Sample::Sint(1)));
+        // A connection-less context (tcp-request connection) has only proc.
+        let bare = Vars { proc: Some(&proc), ..Vars::default() };
+        assert!(!bare.set(&v("txn.a"), &Sample::Sint(1), SetCond::NONE));
+        assert_eq!(bare.get(&v("proc.a")), Some(Sample::Ipv4("1.2.3.4".parse().unwrap())));
+    }
+
+    #[test]
+    fn conditions() {
+        let proc = ProcVars::default();
+        let s = stores();
+        let vs = vars(&proc, &s);
+        let c = |bits| SetCond(bits);
+        let a = v("txn.a");
+        assert!(!vs.set(&a, &Sample::Sint(5), c(SetCond::IFEXISTS)));
+        assert!(vs.set(&a, &Sample::Sint(5), c(SetCond::IFNOTEXISTS)));
+        assert!(!vs.set(&a, &Sample::Sint(6), c(SetCond::IFNOTEXISTS)));
+        // `ifgt`: set when the variable is greater than the new value.
+        assert!(vs.set(&a, &Sample::Sint(4), c(SetCond::IFGT)));
+        assert!(!vs.set(&a, &Sample::Sint(5), c(SetCond::IFGT)));
+        assert!(vs.set(&a, &Sample::Sint(3), c(SetCond::IFGT)));
+        assert_eq!(vs.get(&a), Some(Sample::Sint(3)));
+        assert!(!vs.set(&a, &Sample::Sint(2), c(SetCond::IFLT)));
+        assert!(vs.set(&a, &Sample::Sint(9), c(SetCond::IFLT)));
+        assert!(!vs.set(&a, &text("x"), c(SetCond::IFEMPTY)));
+        assert!(vs.set(&a, &text(""), c(SetCond::IFEMPTY)));
+        assert!(!vs.set(&a, &text(""), c(SetCond::IFNOTEMPTY)));
+        assert!(!vs.set(&a, &Sample::Sint(1), c(SetCond::IFEMPTY)), "a scalar is never empty");
+        assert!(vs.set(&a, &Sample::Sint(1), c(SetCond::IFNOTEMPTY)));
+        assert!(!vs.set(&a, &Sample::Sint(1), c(SetCond::IFNOTSET)));
+        assert!(vs.set(&a, &Sample::Sint(2), c(SetCond::IFSET)));
+        assert_eq!(SetCond::parse(b"ifgt"), Ok(SetCond::IFGT));
+        assert_eq!(SetCond::parse(b"ifbig"), Err("unknown condition \"ifbig\"".into()));
+    }
+
+    #[test]
+    fn budgets_count_every_enclosing_scope() {
+        let limits = VarLimits { txn: 2 * VAR_OVERHEAD + 10, sess: 3 * VAR_OVERHEAD + 20, ..VarLimits::default() };
+        let proc = ProcVars::new(limits);
+        let s = stores();
+        let vs = vars(&proc, &s);
+        assert!(vs.set(&v("txn.a"), &text("0123456789"), SetCond::NONE));
+        assert_eq!((s.1.size(), s.0.size()), (VAR_OVERHEAD + 10, VAR_OVERHEAD + 10));
+        // A second variable fits, its bytes do not: HAProxy leaves it, empty of data.
+        assert!(!vs.set(&v("txn.b"), &text("x"), SetCond::NONE));
+        assert_eq!(vs.get(&v("txn.b")), Some(Sample::Bool(false)));
+        assert_eq!(s.1.size(), 2 * VAR_OVERHEAD + 10);
+        // A third variable does not fit at all.
+        assert!(!vs.set(&v("txn.c"), &Sample::Sint(1), SetCond::NONE));
+        assert_eq!(vs.get(&v("txn.c")), None);
+        // Replacing a value releases the old bytes first.
+        assert!(vs.set(&v("txn.a"), &text("abcdefghij"), SetCond::NONE));
+        // The session budget counts the transaction's variables too.
+        assert!(vs.set(&v("sess.s"), &text("0123456789"), SetCond::NONE));
+        assert!(!vs.set(&v("sess.t"), &Sample::Sint(1), SetCond::NONE));
+        vs.prune(Scope::Txn);
+        assert_eq!((s.1.size(), s.0.size()), (0, VAR_OVERHEAD + 10));
+        assert!(vs.set(&v("sess.t"), &Sample::Sint(1), SetCond::NONE));
+    }
+
+    #[test]
+    fn the_global_budget_spans_all_streams() {
+        let proc = ProcVars::new(VarLimits { global: VAR_OVERHEAD + 4, ..VarLimits::default() });
+        let (s1, s2) = (stores(), stores());
+        assert!(vars(&proc, &s1).set(&v("txn.a"), &text("abcd"), SetCond::NONE));
+        assert!(!vars(&proc, &s2).set(&v("txn.a"), &Sample::Sint(1), SetCond::NONE));
+        assert_eq!(proc.size(), VAR_OVERHEAD + 4);
+        vars(&proc, &s1).unset(&v("txn.a"));
+        assert_eq!(proc.size(), 0);
+        assert!(vars(&proc, &s2).set(&v("txn.a"), &Sample::Sint(1), SetCond::NONE));
+    }
+
+    #[test]
+    fn declared_proc_variables_exist_unset() {
+        let proc = ProcVars::default();
+        let p = v("proc.x");
+        proc.declare(&p);
+        let vs = Vars { proc: Some(&proc), ..Vars::default() };
+        assert_eq!(vs.get(&p), None);
+        assert!(vs.set(&p, &Sample::Sint(1), SetCond(SetCond::IFEXISTS)));
+        assert!(vs.unset(&p));
+        // Unset, it still exists.
+        assert!(vs.set(&p, &Sample::Sint(2), SetCond(SetCond::IFEXISTS)));
+        assert!(!vs.set(&v("proc.y"), &Sample::Sint(2), SetCond(SetCond::IFEXISTS)));
+    }
+
+    #[test]
+    fn var_fetch_and_converters() {
+        let cfg = config(CFG);
+        let rt = runtime(&cfg);
+        let c = conn();
+        let s = stores();
+        let ctx = crate::sample::SampleCtx {
+            vars: Vars {
+                proc: Some(&rt.proc_vars),
+                sess: Some(&s.0),
+                txn: Some(&s.1),
+                reqres: Some(&s.2),
+                check: None,
+            },
+            ..crate::sample::SampleCtx::new(&rt, &c, 0)
+        };
+        let e = |t: &str| compile_in(&cfg, 0, t).unwrap_or_else(|e| panic!("{t}: {e}"));
+        let set = e("str(abc),set-var(txn.x)");
+        assert_eq!(set.eval(&ctx).map(Sample::into_owned), Some(s_("abc")));
+        assert_eq!(e("var(txn.x)").eval(&ctx).map(Sample::into_owned), Some(s_("abc")));
+        assert_eq!(e("var(txn.nope,dflt)").eval(&ctx).map(Sample::into_owned), Some(s_("dflt")));
+        assert_eq!(e("var(txn.nope)").eval(&ctx), None);
+        e("int(1),set-var(txn.x,ifnotexists)").eval(&ctx);
+        assert_eq!(e("var(txn.x)").eval(&ctx).map(Sample::into_owned), Some(s_("abc")));
+        e("int(1),unset-var(txn.x)").eval(&ctx);
+        assert_eq!(e("var(txn.x)").eval(&ctx), None);
+        e("int(7),set-var(proc.p)").eval(&ctx);
+        let other = crate::sample::SampleCtx::new(&rt, &c, 0);
+        assert_eq!(e("var(proc.p)").eval(&other), Some(Sample::Sint(7)));
+        assert_eq!(e("var(txn.x)").eval(&other), None, "no stream store there");
+    }
+
+    fn s_(t: &str) -> Sample<'static> {
+        s(t)
+    }
+}

@@ -13,7 +13,7 @@ use crate::sample::expr::CompileCx;
 use crate::sample::kw::{uses, Arg, ArgList, ArgSpec, ArgT, FetchKw};
 use crate::sample::types::{Sample, SmpType};
 
-type Emit<'e, 'a> = &'e mut dyn FnMut(Sample<'a>) -> bool;
+use super::Emit;
 
 fn fetch_always_true<'a>(_: &'a [Arg], _: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
     emit(Sample::Bool(true));
