@@ -32,7 +32,7 @@ pub enum BodyLen {
 pub struct NoRoom;
 
 /// One message head: a request (method, target) or a response (status, reason).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MsgHead {
     pub version: Version,
     // --- request line
@@ -66,6 +66,35 @@ impl MsgHead {
         headers.clear();
         arena.clear();
         *self = MsgHead { headers, arena, arena_max: self.arena_max, ..MsgHead::default() };
+    }
+
+    /// Becomes a copy of `other` (its arena budget kept), reusing this head's capacity.
+    pub fn copy_from(&mut self, other: &MsgHead) {
+        let mut headers = std::mem::take(&mut self.headers);
+        let mut arena = std::mem::take(&mut self.arena);
+        headers.clear();
+        headers.extend_from_slice(&other.headers);
+        arena.clear();
+        arena.extend_from_slice(&other.arena);
+        *self = MsgHead { headers, arena, arena_max: self.arena_max, ..other.clone_fields() };
+    }
+
+    /// The fixed-size fields of this head (no list).
+    fn clone_fields(&self) -> MsgHead {
+        MsgHead {
+            version: self.version,
+            method: self.method,
+            method_raw: self.method_raw,
+            uri: self.uri,
+            uri_cut: self.uri_cut,
+            status: self.status,
+            reason: self.reason,
+            headers: Vec::new(),
+            body: self.body,
+            arena: Vec::new(),
+            arena_max: self.arena_max,
+            failed_rewrites: self.failed_rewrites,
+        }
     }
 
     /// A read view over this head and the buffer its slices point into.

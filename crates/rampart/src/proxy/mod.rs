@@ -2,19 +2,25 @@
 //! cfg model: names become indices, responses are pre-rendered, and everything the
 //! request path reads is immutable except the counters (atomics).
 //! HAProxy counterpart: proxy.c, frontend.c, server.c (runtime parts).
+//!
+//! - `unsupported`: what the model holds and the runtime refuses at startup
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
+mod unsupported;
+
 use rampart_cfg::model::{
-    Cap, Config, ForwardFor, HttpConnMode, HttpRequestAction, HttpReuse, Mode, ReturnBody, ReturnSpec, ServerAddr,
+    BackendTarget, Cap, Config, ForwardFor, HttpConnMode, HttpReply, HttpReqAction, HttpReuse, Mode, ReplyBody,
+    ServerAddr,
 };
 use rampart_cfg::{Diag, Span};
 use tokio::sync::Notify;
 
 use crate::counters::Counter;
 use crate::errors::ErrorPages;
+use crate::http::ReplyTpl;
 use crate::lb::Lb;
 use crate::sample::vars::{ProcVars, VarLimits};
 
@@ -26,6 +32,8 @@ pub struct Runtime {
     pub bufsize: usize,
     /// `tune.bufsize - tune.maxrewrite`: the most a request or response head may take.
     pub max_head: usize,
+    /// `tune.maxrewrite`: the most bytes rules may add to a message head.
+    pub max_rewrite: usize,
     pub global: GlobalRt,
     /// `proc.` variables and the process-wide variable budgets.
     pub proc_vars: ProcVars,
@@ -70,6 +78,9 @@ pub struct ProxyRt {
     /// connecting.
     pub abortonclose: bool,
     pub errors: ErrorPages,
+    /// `http-request return` answering every request reaching this proxy's rules,
+    /// pre-rendered.
+    pub http_return: Option<ReplyTpl>,
     /// Front side (meaningful when the proxy has the frontend capability).
     pub fe: FrontendRt,
     /// Back side (meaningful when the proxy has the backend capability).
@@ -102,22 +113,12 @@ pub struct FrontendRt {
     /// Backend chosen for every request/session (`use_backend` without condition, else
     /// `default_backend`, else the proxy itself for a `listen`).
     pub backend: Option<usize>,
-    /// `http-request return` answering every request, pre-rendered.
-    pub http_return: Option<Reply>,
     /// Connections are served as HTTP: the frontend is in `mode http`, or it is in
     /// `mode tcp` and its backend is in `mode http` (HAProxy then upgrades the stream to
     /// HTTP when it switches to the backend).
     pub http: bool,
     /// Connections accepted.
     pub cum_conn: Counter,
-}
-
-/// A pre-rendered response: head lines without the blank line, then the body.
-/// The connection header and the final CRLF are added per request.
-#[derive(Debug, Clone)]
-pub struct Reply {
-    pub head: Vec<u8>,
-    pub body: Vec<u8>,
 }
 
 #[derive(Debug)]
@@ -184,14 +185,18 @@ pub fn build(cfg: &Config, maxconn: u32, threads: usize) -> Result<Runtime, Vec<
             .collect::<Vec<_>>();
         let weights: Vec<u32> = px.servers.iter().map(|s| s.weight).collect();
         let backend = select_backend(cfg, idx, &mut alerts);
-        let http_return = px.http_request_rules.iter().find_map(|rule| {
+        let defaults = px.defaults_rules.and_then(|d| cfg.defaults.get(d)).map(|d| &d.rules);
+        unsupported::refuse(px, defaults, &mut alerts);
+        let own = px.rules.http_request.iter();
+        // The only rule the runtime runs yet: an unconditional `return` with a literal
+        // reply (every other rule was refused above).
+        let http_return = defaults.into_iter().flat_map(|d| d.http_request.iter()).chain(own).find_map(|rule| {
+            let HttpReqAction::Return(reply) = &rule.action else { return None };
             if let Some(cond) = &rule.cond {
                 alerts.push(not_supported(&cond.span, "conditions ('if'/'unless') on http-request rules"));
                 return None;
             }
-            match &rule.action {
-                HttpRequestAction::Return(spec) => Some(render_return(spec)),
-            }
+            unsupported::unrenderable(reply).is_none().then(|| render_return(reply))
         });
         proxies.push(ProxyRt {
             name: px.name.clone(),
@@ -205,12 +210,12 @@ pub fn build(cfg: &Config, maxconn: u32, threads: usize) -> Result<Runtime, Vec<
             redispatch: px.options.redispatch,
             abortonclose: px.options.abortonclose,
             errors: ErrorPages::new(&px.errorfiles),
+            http_return,
             fe: FrontendRt {
                 maxconn: px.maxconn.unwrap_or(maxconn),
                 cur_conns: AtomicU32::new(0),
                 conn_released: Notify::new(),
                 backend,
-                http_return,
                 http: px.mode == Mode::Http || backend.is_some_and(|b| cfg.proxies[b].mode == Mode::Http),
                 cum_conn: Counter::new(threads),
             },
@@ -229,6 +234,7 @@ pub fn build(cfg: &Config, maxconn: u32, threads: usize) -> Result<Runtime, Vec<
         proxies,
         bufsize: cfg.global.bufsize,
         max_head: cfg.global.bufsize.saturating_sub(cfg.global.maxrewrite).max(1024),
+        max_rewrite: cfg.global.maxrewrite,
         global: GlobalRt {
             maxconn,
             cur_conns: AtomicU32::new(0),
@@ -237,19 +243,21 @@ pub fn build(cfg: &Config, maxconn: u32, threads: usize) -> Result<Runtime, Vec<
             listeners_open: AtomicU32::new(0),
             listener_closed: Notify::new(),
         },
-        proc_vars: ProcVars::new(var_limits(&cfg.global.vars_max)),
+        proc_vars: ProcVars::new(var_limits(&cfg.global.vars)),
     })
 }
 
 /// The `tune.vars.*-max-size` budgets.
-fn var_limits(m: &rampart_cfg::model::VarsMax) -> VarLimits {
+/// `None` (unlimited) is 0 for the variable stores.
+fn var_limits(m: &rampart_cfg::model::VarsLimits) -> VarLimits {
+    let bytes = |v: Option<u64>| v.map_or(0, |n| n as usize);
     VarLimits {
-        global: m.global as usize,
-        proc: m.proc as usize,
-        sess: m.sess as usize,
-        txn: m.txn as usize,
-        reqres: m.reqres as usize,
-        check: m.check as usize,
+        global: bytes(m.global),
+        proc: bytes(m.proc),
+        sess: bytes(m.sess),
+        txn: bytes(m.txn),
+        reqres: bytes(m.reqres),
+        check: bytes(m.check),
     }
 }
 
@@ -266,10 +274,12 @@ fn not_supported(span: &Span, what: &str) -> Diag {
 fn select_backend(cfg: &Config, idx: usize, alerts: &mut Vec<Diag>) -> Option<usize> {
     let px = &cfg.proxies[idx];
     for ub in &px.use_backends {
-        match &ub.cond {
-            // TODO(#2 follow-up: ACL issue): evaluate conditions per request.
-            Some(cond) => alerts.push(not_supported(&cond.span, "conditions ('if'/'unless') on use_backend")),
-            None => return Some(ub.backend.index),
+        match (&ub.cond, &ub.target) {
+            // TODO(#5): evaluate conditions and log-format names per request.
+            (Some(cond), _) => alerts.push(not_supported(&cond.span, "conditions ('if'/'unless') on use_backend")),
+            (None, BackendTarget::Static(b)) => return Some(b.index),
+            // Refused by `unsupported::refuse`.
+            (None, BackendTarget::Dynamic(_)) => {}
         }
     }
     if let Some(db) = &px.default_backend {
@@ -299,98 +309,32 @@ fn timeouts(t: &rampart_cfg::model::Timeouts) -> Timeouts {
     }
 }
 
-/// HAProxy's reason phrase for a status code (http_get_reason in HAProxy).
-pub fn reason(status: u16) -> &'static str {
-    match status {
-        100 => "Continue",
-        101 => "Switching Protocols",
-        102 => "Processing",
-        103 => "Early Hints",
-        200 => "OK",
-        201 => "Created",
-        202 => "Accepted",
-        203 => "Non-Authoritative Information",
-        204 => "No Content",
-        205 => "Reset Content",
-        206 => "Partial Content",
-        207 => "Multi-Status",
-        208 => "Already Reported",
-        226 => "IM Used",
-        300 => "Multiple Choices",
-        301 => "Moved Permanently",
-        302 => "Found",
-        303 => "See Other",
-        304 => "Not Modified",
-        305 => "Use Proxy",
-        307 => "Temporary Redirect",
-        308 => "Permanent Redirect",
-        400 => "Bad Request",
-        401 => "Unauthorized",
-        402 => "Payment Required",
-        403 => "Forbidden",
-        404 => "Not Found",
-        405 => "Method Not Allowed",
-        406 => "Not Acceptable",
-        407 => "Proxy Authentication Required",
-        408 => "Request Timeout",
-        409 => "Conflict",
-        410 => "Gone",
-        411 => "Length Required",
-        412 => "Precondition Failed",
-        413 => "Payload Too Large",
-        414 => "URI Too Long",
-        415 => "Unsupported Media Type",
-        416 => "Range Not Satisfiable",
-        417 => "Expectation Failed",
-        418 => "I'm a teapot",
-        421 => "Misdirected Request",
-        422 => "Unprocessable Content",
-        423 => "Locked",
-        424 => "Failed Dependency",
-        425 => "Too Early",
-        426 => "Upgrade Required",
-        428 => "Precondition Required",
-        429 => "Too Many Requests",
-        431 => "Request Header Fields Too Large",
-        451 => "Unavailable For Legal Reasons",
-        500 => "Internal Server Error",
-        501 => "Not Implemented",
-        502 => "Bad Gateway",
-        503 => "Service Unavailable",
-        504 => "Gateway Timeout",
-        505 => "HTTP Version Not Supported",
-        506 => "Variant Also Negotiates",
-        507 => "Insufficient Storage",
-        508 => "Loop Detected",
-        510 => "Not Extended",
-        511 => "Network Authentication Required",
-        _ => "Other",
-    }
-}
-
-/// Pre-renders `http-request return`.
-fn render_return(spec: &ReturnSpec) -> Reply {
+/// Pre-renders `http-request return` with a literal payload and literal headers (see
+/// `unsupported::unrenderable`).
+fn render_return(spec: &HttpReply) -> ReplyTpl {
     let body: Vec<u8> = match &spec.body {
-        ReturnBody::None => Vec::new(),
-        ReturnBody::Bytes(b) => b.clone(),
-        ReturnBody::LogFormat(s) => s.as_bytes().to_vec(),
+        ReplyBody::Raw(b) => b.clone(),
+        ReplyBody::LogFormat(s) => s.text.as_bytes().to_vec(),
+        _ => Vec::new(),
     };
-    let mut head = format!("HTTP/1.1 {} {}\r\n", spec.status, reason(spec.status)).into_bytes();
+    let mut head = format!("HTTP/1.1 {} {}\r\n", spec.status, crate::http::reason(spec.status)).into_bytes();
     // As HAProxy (http_reply_to_htx): the `hdr` headers first, then the length and type.
     for (name, value) in &spec.headers {
         head.extend_from_slice(name.to_ascii_lowercase().as_bytes());
         head.extend_from_slice(b": ");
-        head.extend_from_slice(value.as_bytes());
+        head.extend_from_slice(value.text.as_bytes());
         head.extend_from_slice(b"\r\n");
     }
-    let has_body = !matches!(spec.body, ReturnBody::None);
+    let has_body = !matches!(spec.body, ReplyBody::Empty);
     if has_body || !matches!(spec.status, 100..=199 | 204 | 304) {
         head.extend_from_slice(format!("content-length: {}\r\n", body.len()).as_bytes());
     }
     if let Some(ct) = &spec.content_type {
         head.extend_from_slice(format!("content-type: {ct}\r\n").as_bytes());
     }
-    Reply { head, body }
+    head.extend_from_slice(b"\r\n");
+    head.extend_from_slice(&body);
+    crate::errors::parse_reply(&head).expect("a rendered reply parses")
 }
 
 #[cfg(test)]
@@ -399,18 +343,19 @@ mod tests {
 
     #[test]
     fn return_is_rendered_like_haproxy() {
-        let spec = ReturnSpec {
+        let fmt = |t: &str| rampart_cfg::model::FmtSrc { text: t.into(), span: Span::default() };
+        let spec = HttpReply {
             status: 200,
             content_type: Some("text/plain".into()),
-            body: ReturnBody::Bytes(b"hello from app1\n".to_vec()),
-            headers: vec![("X-Served-By".into(), "app1".into())],
+            body: ReplyBody::Raw(b"hello from app1\n".to_vec()),
+            headers: vec![("X-Served-By".into(), fmt("app1"))],
         };
         let r = render_return(&spec);
         assert_eq!(
-            r.head,
-            b"HTTP/1.1 200 OK\r\nx-served-by: app1\r\ncontent-length: 16\r\ncontent-type: text/plain\r\n".to_vec()
+            &r.buf[..],
+            b"HTTP/1.1 200 OK\r\nx-served-by: app1\r\ncontent-length: 16\r\ncontent-type: text/plain\r\n\r\nhello from app1\n"
         );
-        assert_eq!(r.body, b"hello from app1\n");
+        assert_eq!(&r.buf[r.body.clone()], b"hello from app1\n");
     }
 
     #[test]

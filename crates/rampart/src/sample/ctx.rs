@@ -8,7 +8,6 @@
 use std::cell::Cell;
 use std::net::SocketAddr;
 use std::os::fd::RawFd;
-use std::sync::OnceLock;
 
 use super::vars::Vars;
 use crate::http::MsgView;
@@ -26,20 +25,21 @@ pub enum Dir {
 pub struct ConnInfo {
     /// Client address (`src`); `None` for a unix socket.
     pub src: Option<SocketAddr>,
-    /// The socket, to read the local address on first use.
+    /// The socket, to read the local address when asked.
     pub fd: RawFd,
-    /// Local address the client connected to (`dst`), read once when first asked.
-    dst: OnceLock<Option<SocketAddr>>,
 }
 
 impl ConnInfo {
     pub fn new(src: Option<SocketAddr>, fd: RawFd) -> ConnInfo {
-        ConnInfo { src, fd, dst: OnceLock::new() }
+        ConnInfo { src, fd }
     }
 
     /// The local address (`getsockname`), `None` for a unix socket or a closed socket.
+    ///
+    /// PERF: read when a rule asks (one system call) rather than kept per connection:
+    /// an idle connection stays small, and few configurations read `dst`.
     pub fn dst(&self) -> Option<SocketAddr> {
-        *self.dst.get_or_init(|| local_addr(self.fd))
+        local_addr(self.fd)
     }
 }
 

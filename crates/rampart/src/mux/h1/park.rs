@@ -19,8 +19,8 @@ use std::time::Duration;
 
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
 
-use super::Session;
-use crate::mux::h1::{self, H1Conn};
+use super::H1Conn;
+use crate::session::Session;
 use crate::timer;
 
 /// How long a keep-alive connection waits in its task before being parked.
@@ -116,7 +116,7 @@ fn insert(set: &mut Option<ParkSet>, parked: Parked) -> Result<(), Parked> {
 
 fn resume<S: Parkable>(fd: OwnedFd, sess: Session, conn: H1Conn) {
     if let Ok(sock) = S::from_fd(fd) {
-        drop(tokio::spawn(h1::resume(sock, sess, conn)));
+        drop(tokio::spawn(super::resume(sock, sess, conn)));
     }
 }
 
