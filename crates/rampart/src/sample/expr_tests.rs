@@ -410,3 +410,11 @@ fn random_texts_never_panic() {
         }
     }
 }
+
+#[test]
+fn compiled_forms_are_shared_across_threads() {
+    fn shared<T: Send + Sync>() {}
+    shared::<super::expr::Expr>();
+    shared::<crate::log::LogFormat>();
+    shared::<super::vars::ProcVars>();
+}
