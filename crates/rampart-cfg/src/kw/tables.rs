@@ -1,5 +1,5 @@
 //! The keyword lists of sections, `global` and proxy sections (names only). Options of
-//! `bind` and `server` lines and `http-request` actions are in `args.rs`.
+//! `bind` and `server` lines are in `args.rs`, rule actions in `actions.rs`.
 
 use super::Support::{No, Partial, Rejected, Yes};
 use super::{Caps, Kw, OptionKw, ProxyKw, Support, PARSED};

@@ -331,3 +331,90 @@ fn env_date_and_rand() {
     let Some(Sample::Sint(r)) = val("rand") else { panic!() };
     assert!((0..1 << 32).contains(&r));
 }
+
+/// A cheap stand-in for the `sample_expr` fuzz target when cargo-fuzz is absent:
+/// random texts built from keyword fragments and delimiters compile (or not) and
+/// evaluate without panicking.
+#[test]
+fn random_texts_never_panic() {
+    use crate::log::{LfMode, LogFormat};
+    use crate::sample::fetch::internal::random32;
+    const PIECES: &[&str] = &[
+        "req.hdr",
+        "req.cook",
+        "url_param",
+        "path",
+        "base32",
+        "src",
+        "int",
+        "str",
+        "bin",
+        "var",
+        "set-var",
+        "txn.x",
+        "proc.y",
+        "req.payload_lv",
+        "req.ssl_sni",
+        "t-args",
+        "t-regsub",
+        "t-srv",
+        "date",
+        "(",
+        ")",
+        ",",
+        "\"",
+        "'",
+        "\\",
+        " ",
+        "-",
+        "1",
+        "-11",
+        "99999999999999999999",
+        "%",
+        "%[",
+        "]",
+        "%{+Q}",
+        "{",
+        "}",
+        "é",
+        "\0",
+        "be/s1",
+        "a(",
+        "*",
+        "+",
+        "ms",
+        ":",
+        ".",
+        "t-time",
+        "meth",
+        "ipv6",
+        "::1",
+    ];
+    let cfg = config(CFG);
+    let rt = runtime(&cfg);
+    let c = conn();
+    let buf = b"GET /a?p=1 HTTP/1.1\r\nHost: h\r\nCookie: a=1\r\nX: 1, 2\r\n\r\n";
+    let head = req_head(buf);
+    let payload = [0x16u8, 3, 1, 0, 60, 1, 0, 0, 56, 3, 3];
+    let ctx = SampleCtx { req: Some(head.view(buf)), payload: Some(&payload), ..SampleCtx::new(&rt, &c, 0) };
+    for _ in 0..600 {
+        let n = 1 + random32() as usize % 8;
+        let text: String = (0..n).map(|_| PIECES[random32() as usize % PIECES.len()]).collect();
+        let mut cx = CompileCx::new(&cfg, 1, Site::HttpReq);
+        if let Ok(e) = super::expr::compile(&text, &mut cx) {
+            let _ = e.eval(&ctx);
+            e.each(&ctx, &mut |_| true);
+        }
+        if let Ok(lf) = LogFormat::compile(&text, &mut cx, LfMode::Log, &[]) {
+            lf.render(&ctx, &mut Vec::new());
+        }
+    }
+}
+
+#[test]
+fn compiled_forms_are_shared_across_threads() {
+    fn shared<T: Send + Sync>() {}
+    shared::<super::expr::Expr>();
+    shared::<crate::log::LogFormat>();
+    shared::<super::vars::ProcVars>();
+}

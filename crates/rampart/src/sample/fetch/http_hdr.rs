@@ -76,7 +76,7 @@ where
         if let Some(v) = it().nth((occ - 1) as usize) {
             emit(v);
         }
-    } else if -occ <= MAX_HDR_HISTORY {
+    } else if occ >= -MAX_HDR_HISTORY {
         let n = it().count() as i64;
         if n + occ >= 0 {
             if let Some(v) = it().nth((n + occ) as usize) {
