@@ -121,6 +121,47 @@ pub fn shutdown_write<S: Sock>(s: &S) {
     let _ = nix::sys::socket::shutdown(s.as_raw_fd(), nix::sys::socket::Shutdown::Write);
 }
 
+/// Reads and drops what the peer already sent (at most `max` bytes, what HAProxy would
+/// have read meanwhile), so that closing sends a FIN, not the reset the kernel sends
+/// when unread bytes are left.
+pub fn discard_input<S: Sock>(s: &S, max: usize) {
+    let mut scratch = Vec::with_capacity(max.min(16 * 1024));
+    let mut left = max;
+    while left > 0 {
+        scratch.clear();
+        match s.try_read_buf(&mut scratch) {
+            Ok(n) if n > 0 => left = left.saturating_sub(n),
+            _ => return,
+        }
+    }
+}
+
+/// Makes the coming close of `s` a reset (`SO_LINGER` 0), as HAProxy closes a
+/// connection a `tcp-request connection reject` rule refused.
+pub fn reset_on_close<S: Sock>(s: &S) {
+    let _ = socket2::SockRef::from(s).set_linger(Some(Duration::ZERO));
+}
+
+/// Prepares the close of a client connection `silent-drop` asks for, as HAProxy does
+/// (src/tcp_act.c): acknowledge what arrived (`TCP_QUICKACK`, so the client does not
+/// retransmit), then either put the socket in repair mode, where closing sends nothing
+/// at all (needs `CAP_NET_ADMIN`), or else send the reset with a TTL (hop limit) of 1,
+/// so that it dies at the first router and only a client on the local network sees it.
+///
+/// COMPAT: as in HAProxy, the TTL fallback cannot keep a client on the same host or
+/// network from seeing the reset.
+pub fn silent_drop<S: Sock>(s: &S, max: usize) {
+    discard_input(s, max);
+    let sock = socket2::SockRef::from(s);
+    let _ = sock.set_quickack(true);
+    if nix::sys::socket::setsockopt(s, nix::sys::socket::sockopt::TcpRepair, &1).is_ok() {
+        return;
+    }
+    let _ = sock.set_ttl(1);
+    let _ = sock.set_unicast_hops_v6(1);
+    let _ = sock.set_linger(Some(Duration::ZERO));
+}
+
 /// Whether the socket has a pending event (data, FIN or error) already seen by the
 /// event loop, without a system call. Used to discard dead idle server connections.
 pub fn has_pending_event<S: Sock>(s: &S) -> bool {

@@ -4,17 +4,16 @@
 //! Terms side by side are ANDed, `or` separates ORed groups; there are no parentheses.
 //!
 //! Evaluation stops at the first false term of a group and at the first true group;
-//! it allocates nothing. TODO(#5): HAProxy's third result, MISS (data that may still
-//! arrive, for `tcp-request content` under `inspect-delay`), is not modelled: a
-//! condition is true or false on the data in hand.
+//! it allocates nothing. [`Cond::test`] adds HAProxy's third result, a miss on data
+//! that may still arrive (`tcp-request content` under `inspect-delay`).
 //!
 //! HAProxy counterpart: `parse_acl_cond()`, `build_acl_cond()`, `acl_exec_cond()`
 //! (src/acl.c).
 
 use std::sync::Arc;
 
-use super::{expr, Acl, AclSet};
-use crate::sample::expr::CompileCx;
+use super::{expr, Acl, AclSet, Test};
+use crate::sample::expr::{CompileCx, Place};
 use crate::sample::SampleCtx;
 
 /// One term: an ACL, maybe negated.
@@ -41,6 +40,55 @@ impl Cond {
         let any = self.suites.iter().any(|suite| suite.iter().all(|t| t.acl.eval(ctx) != t.neg));
         any != self.negate
     }
+
+    /// The condition on data that may still grow (polarity applied; a miss stays a
+    /// miss): HAProxy's `acl_exec_cond()` without `SMP_OPT_FINAL`. On final data use
+    /// [`Cond::eval`], where a miss is a failure.
+    pub fn test(&self, ctx: &SampleCtx<'_>) -> Test {
+        let mut cond = Test::Fail;
+        for suite in &self.suites {
+            let mut res = Test::Pass;
+            for t in suite {
+                let r = t.acl.test(ctx);
+                res = res.min(if t.neg { r.negate() } else { r });
+                if res == Test::Fail {
+                    break;
+                }
+            }
+            cond = cond.max(res);
+            if cond == Test::Pass {
+                break;
+            }
+        }
+        if self.negate {
+            cond.negate()
+        } else {
+            cond
+        }
+    }
+
+    /// The first ACL none of whose keywords can be fetched at any of `places`, else the first
+    /// one with such a keyword (which keyword), for HAProxy's warning that a rule
+    /// will never match (`warnif_cond_conflicts()`).
+    pub fn conflicts(&self, places: &[Place]) -> Option<Conflict<'_>> {
+        let terms = || self.suites.iter().flatten();
+        if let Some(t) = terms().find(|t| t.acl.conflicts(places).0) {
+            let kw = t.acl.exprs.first().map_or("", |e| e.kw.as_str());
+            return Some(Conflict { acl: &t.acl.name, kw, never: true });
+        }
+        terms().find_map(|t| t.acl.conflicts(places).1.map(|kw| Conflict { acl: &t.acl.name, kw, never: false }))
+    }
+}
+
+/// An ACL of a condition that uses data not available where the condition runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Conflict<'a> {
+    /// Empty for an anonymous ACL.
+    pub acl: &'a str,
+    /// The keyword (the first of the ACL when `never`).
+    pub kw: &'a str,
+    /// No keyword of the ACL is available: it never matches.
+    pub never: bool,
 }
 
 /// Compiles the words of a condition after `if`/`unless` (`negate` for `unless`),

@@ -36,6 +36,19 @@ impl AclExpr {
         hit
     }
 
+    /// As [`AclExpr::eval`], with HAProxy's third result: no match, but a fetch said
+    /// that more data could change its answer (`SMP_F_MAY_CHANGE`).
+    pub fn test(&self, ctx: &SampleCtx<'_>) -> super::Test {
+        let was = ctx.may_change.replace(false);
+        let hit = self.eval(ctx);
+        let may_change = ctx.may_change.replace(was);
+        match (hit, may_change) {
+            (true, _) => super::Test::Pass,
+            (false, true) => super::Test::Miss,
+            (false, false) => super::Test::Fail,
+        }
+    }
+
     /// Whether `smp` matches (`pattern_exec_match`).
     pub fn matches(&self, smp: &Sample<'_>) -> bool {
         match self.method {

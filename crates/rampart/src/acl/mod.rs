@@ -31,7 +31,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-pub use cond::{compile_cond, Cond};
+pub use cond::{compile_cond, Cond, Conflict};
 pub use expr::AclExpr;
 pub use patref::{PatRef, PatRefs};
 
@@ -53,6 +53,50 @@ impl Acl {
     #[inline]
     pub fn eval(&self, ctx: &SampleCtx<'_>) -> bool {
         self.exprs.iter().any(|e| e.eval(ctx))
+    }
+
+    /// As [`Acl::eval`], telling apart a miss that more data could turn into a match
+    /// ([`Test::Miss`]).
+    pub fn test(&self, ctx: &SampleCtx<'_>) -> Test {
+        let mut res = Test::Fail;
+        for e in &self.exprs {
+            match e.test(ctx) {
+                Test::Pass => return Test::Pass,
+                Test::Miss => res = Test::Miss,
+                Test::Fail => {}
+            }
+        }
+        res
+    }
+
+    /// Whether no expression can be fetched at any of `places` (HAProxy's `acl->val`),
+    /// and the keyword of the first expression that cannot, if any.
+    pub fn conflicts(&self, places: &[crate::sample::expr::Place]) -> (bool, Option<&str>) {
+        let valid = |e: &AclExpr| places.iter().any(|p| e.expr.valid_at(*p));
+        let first_bad = self.exprs.iter().find(|e| !valid(e)).map(|e| e.kw.as_str());
+        (!self.exprs.iter().any(valid), first_bad)
+    }
+}
+
+/// The result of a condition on data that may still grow (HAProxy's `acl_test_res`):
+/// a miss is a "not yet", which `tcp-request content` rules wait on until their
+/// `inspect-delay`, and which counts as a failure once the data is final. Ordered as
+/// HAProxy's values (fail < miss < pass), so that AND is the minimum and OR the maximum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Test {
+    Fail,
+    Miss,
+    Pass,
+}
+
+impl Test {
+    /// Negation: a miss stays a miss.
+    pub fn negate(self) -> Test {
+        match self {
+            Test::Fail => Test::Pass,
+            Test::Miss => Test::Miss,
+            Test::Pass => Test::Fail,
+        }
     }
 }
 

@@ -53,18 +53,24 @@ impl List {
 }
 
 /// The compiler of one proxy's rules: where errors go and what names resolve to.
-struct Cx<'c> {
-    cfg: &'c Config,
-    px: usize,
-    shared: &'c mut Shared,
-    alerts: Vec<Diag>,
+pub(super) struct Cx<'c> {
+    pub(super) cfg: &'c Config,
+    pub(super) px: usize,
+    pub(super) shared: &'c mut Shared,
+    pub(super) alerts: Vec<Diag>,
 }
 
 /// Compiles the rules of proxy `idx`; errors are alerts with their line.
 pub fn compile_proxy(cfg: &Config, idx: usize, shared: &mut Shared) -> Result<ProxyRules, Vec<Diag>> {
     let px = &cfg.proxies[idx];
     let mut c = Cx { cfg, px: idx, shared, alerts: Vec::new() };
-    let mut rules = ProxyRules { tarpit: px.timeouts.tarpit.or(px.timeouts.connect), ..ProxyRules::default() };
+    let mut rules = ProxyRules {
+        tarpit: px.timeouts.tarpit.or(px.timeouts.connect),
+        inspect_delay: px.tcp_request_inspect_delay,
+        res_inspect_delay: px.tcp_response_inspect_delay,
+        req_captures: px.captures.request.len(),
+        ..ProxyRules::default()
+    };
     if let Some(d) = px.defaults_rules.and_then(|d| cfg.defaults.get(d)) {
         c.rule_set(&d.rules, &mut rules);
     }
@@ -79,18 +85,18 @@ pub fn compile_proxy(cfg: &Config, idx: usize, shared: &mut Shared) -> Result<Pr
 }
 
 impl<'c> Cx<'c> {
-    fn px(&self) -> &'c Proxy {
+    pub(super) fn px(&self) -> &'c Proxy {
         &self.cfg.proxies[self.px]
     }
 
-    fn cx(&self, site: Site) -> CompileCx<'c> {
+    pub(super) fn cx(&self, site: Site) -> CompileCx<'c> {
         let mut cx = CompileCx::new(self.cfg, self.px, site);
         cx.pats = self.shared.pats.clone();
         cx
     }
 
     /// Keeps what a compile context learnt (`proc.` variables).
-    fn keep(&mut self, cx: CompileCx<'c>) {
+    pub(super) fn keep(&mut self, cx: CompileCx<'c>) {
         for v in cx.proc_vars {
             if !self.shared.proc_vars.contains(&v) {
                 self.shared.proc_vars.push(v);
@@ -98,7 +104,7 @@ impl<'c> Cx<'c> {
         }
     }
 
-    fn alert(&mut self, span: &Span, msg: String) {
+    pub(super) fn alert(&mut self, span: &Span, msg: String) {
         self.alerts.push(Diag::alert(Some(span.clone()), msg));
     }
 
@@ -136,6 +142,7 @@ impl<'c> Cx<'c> {
                 out.http_after.push(Rule { cond: cond.flatten(), act });
             }
         }
+        self.tcp_rule_set(set, &acls, out);
         acls
     }
 
@@ -220,7 +227,7 @@ impl<'c> Cx<'c> {
         }
     }
 
-    fn alerts_warning(&mut self, span: &Span, msg: &str) {
+    pub(super) fn alerts_warning(&mut self, span: &Span, msg: &str) {
         self.shared.warnings.push(Diag::warning(Some(span.clone()), msg.to_owned()));
     }
 
@@ -526,7 +533,7 @@ fn set_status(s: &m::SetStatus) -> HttpAct {
     HttpAct::SetStatus { status: s.status, reason: reason.into_bytes().into() }
 }
 
-fn var_text(v: &m::VarName) -> String {
+pub(super) fn var_text(v: &m::VarName) -> String {
     let scope = match v.scope {
         m::VarScope::Proc => "proc",
         m::VarScope::Sess => "sess",
@@ -546,7 +553,7 @@ fn var_span(v: &VarAction) -> Span {
     }
 }
 
-fn set_cond(conds: &[VarCond]) -> SetCond {
+pub(super) fn set_cond(conds: &[VarCond]) -> SetCond {
     let mut bits = 0;
     for c in conds {
         let word: &[u8] = match c {

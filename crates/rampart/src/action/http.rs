@@ -137,6 +137,8 @@ pub struct Env<'p> {
     pub sess: &'p VarStore,
     pub txn: &'p VarStore,
     pub reqres: &'p VarStore,
+    /// The stream's request capture slots (`capture.req.hdr`).
+    pub req_caps: &'p [Option<Vec<u8>>],
 }
 
 impl Env<'_> {
@@ -158,6 +160,7 @@ impl Env<'_> {
                 check: None,
             },
             first_req: self.first_req,
+            req_caps: self.req_caps,
             ..SampleCtx::new(self.rt, self.conn, self.fe)
         }
     }

@@ -6,7 +6,9 @@
 //! src/http_ana.c (`http_req_get_intercept_rule`, `http_res_get_intercept_rule`).
 //!
 //! - `compile`: configuration model to [`ProxyRules`], with HAProxy's messages
+//!   (`compile_tcp`: the TCP rule lists)
 //! - `http`: [`HttpAct`] and how each action runs on a message head
+//! - `tcp`: [`TcpAct`] and how a TCP rule list runs (waiting on missing data)
 //! - `rewrite`: header and request-line rewrites (regex replacement with `\N`)
 //! - `reply`: responses rules build (`deny`, `return`, `tarpit`, `redirect`, `auth`)
 //!
@@ -14,14 +16,17 @@
 //! message head's edits; they never see a socket.
 
 pub mod compile;
+mod compile_tcp;
 pub mod http;
 pub mod reply;
 pub mod rewrite;
+pub mod tcp;
 
 use std::time::Duration;
 
 pub use compile::compile_proxy;
 pub use http::HttpAct;
+pub use tcp::{TcpAct, TcpFlow};
 
 use crate::acl::Cond;
 use crate::log::format::LogFormat;
@@ -80,6 +85,21 @@ pub struct ProxyRules {
     pub use_server: Vec<Rule<usize>>,
     /// `timeout tarpit`, else `timeout connect` (HAProxy's fallback).
     pub tarpit: Option<Duration>,
+    /// `tcp-request connection` rules (frontends), run at accept.
+    pub tcp_conn: Vec<Rule<TcpAct>>,
+    /// `tcp-request session` rules (frontends), run right after.
+    pub tcp_sess: Vec<Rule<TcpAct>>,
+    /// `tcp-request content` rules, run per stream (frontend, then backend).
+    pub tcp_req: Vec<Rule<TcpAct>>,
+    /// `tcp-response content` rules (backends), on the server's first bytes.
+    pub tcp_res: Vec<Rule<TcpAct>>,
+    /// `tcp-request inspect-delay`: how long `tcp_req` may wait for data.
+    pub inspect_delay: Option<Duration>,
+    /// `tcp-response inspect-delay`.
+    pub res_inspect_delay: Option<Duration>,
+    /// Request capture slots a stream of this frontend has (`capture` actions,
+    /// `capture request header`, `declare capture request`).
+    pub req_captures: usize,
 }
 
 impl ProxyRules {

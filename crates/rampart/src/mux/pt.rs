@@ -1,65 +1,197 @@
-//! TCP passthrough (`mode tcp`): connect to a server as soon as the client is
-//! accepted, then splice both directions until both have ended, half-closing each
-//! side when the other one closes. HAProxy counterpart: mux_pt.c plus the TCP part of
-//! stream.c.
+//! TCP passthrough (`mode tcp`): the I/O of a TCP stream (`stream::tcp` decides). Without
+//! content rules it connects to a server as soon as the client is accepted, then
+//! splices both directions until both have ended, half-closing each side when the
+//! other one closes; with rules, it first reads what they inspect, sends that ahead of
+//! the spliced bytes, and holds the server's first bytes for the response rules.
+//! HAProxy counterpart: mux_pt.c plus the TCP part of stream.c.
 
 use std::os::fd::AsRawFd;
+use std::time::Duration;
 
-use crate::backend::{self, Reuse};
+use tokio::time::Instant;
+
+use crate::backend::{self, Reuse, ServerConn};
+use crate::buf::Buf;
 use crate::debug::{self, Trace};
-use crate::io::Sock;
+use crate::io::{self, write_all, IoError, Sock};
+use crate::sample::vars::VarStore;
 use crate::session::Session;
-use crate::splice::{forward, tunnel_timeouts, Activity};
+use crate::splice::{forward, tunnel_timeouts, Activity, DirTimeouts};
+use crate::stream::side::Input;
+use crate::stream::{self, ResVerdict, TcpClose, TcpFront};
 
-/// Serves one TCP-mode client connection.
-pub async fn serve<S: Sock>(client: S, sess: Session) {
-    if !debug::on() {
-        return forward_session(&client, &sess, None).await;
+/// Serves one TCP-mode client connection; `sess_vars` are the `sess.` variables the
+/// connection rules set.
+pub async fn serve<S: Sock>(client: S, sess: Session, sess_vars: Option<Box<VarStore>>) {
+    let trace = debug::on().then(|| {
+        let fe = &sess.rt.proxies[sess.fe];
+        Trace::accept(&fe.name, sess.lfd, client.as_raw_fd(), sess.conn.src)
+    });
+    let mut front = PtFront { client: &client, sess: &sess, server: None, trace: trace.as_ref() };
+    stream::tcp::run(&mut front, &sess.rt, &sess.conn, sess.fe, sess_vars).await;
+    if let Some(trace) = trace {
+        let fe = &sess.rt.proxies[sess.fe];
+        trace.end(&fe.fe.backend.map_or(fe, |be| &sess.rt.proxies[be]).name);
+        // COMPAT: `-d` names the default backend at the end of a TCP stream, even when
+        // a `use_backend` rule chose another one.
     }
-    let fe = &sess.rt.proxies[sess.fe];
-    let trace = Trace::accept(&fe.name, sess.lfd, client.as_raw_fd(), sess.conn.src);
-    forward_session(&client, &sess, Some(&trace)).await;
-    trace.end(&fe.fe.backend.map_or(fe, |be| &sess.rt.proxies[be]).name);
-    // COMPAT: `-d` names the default backend at the end of a TCP stream, even when a
-    // `use_backend` rule chose another one.
 }
 
-async fn forward_session<S: Sock>(client: &S, sess: &Session, trace: Option<&Trace>) {
-    let rt = &sess.rt;
-    let fe = &rt.proxies[sess.fe];
-    let Some(be_idx) = crate::stream::tcp_backend(rt, &sess.conn, sess.fe) else {
-        // No backend: HAProxy closes the connection.
-        return discard_pending_input(client, rt.bufsize);
-    };
-    rt.proxies[be_idx].be.cum_conn.inc();
-    let Some(Ok(conn)) = backend::connect_unless_aborted(client, rt, be_idx, Reuse::No, None).await else {
-        // No server (refused after the retries, queue timeout), or the client left
-        // meanwhile with `option abortonclose`: close the client.
-        return discard_pending_input(client, rt.bufsize);
-    };
-    if let Some(t) = trace {
-        t.set_server(conn.stream.as_raw_fd());
-    }
-    let be = &rt.proxies[be_idx];
-    let (up, down) = tunnel_timeouts(&fe.timeouts, &be.timeouts);
-    let activity = Activity::default();
-    let _ = tokio::try_join!(
-        forward(client, &conn.stream, None, up, &activity),
-        forward(&conn.stream, client, None, down, &activity),
-    );
+/// The client connection of a TCP stream and, once connected, its server connection.
+struct PtFront<'a, S> {
+    client: &'a S,
+    sess: &'a Session,
+    server: Option<ServerConn>,
+    trace: Option<&'a Trace>,
 }
 
-/// Reads and drops what the client already sent (at most a buffer, what HAProxy would
-/// have read while connecting), so that closing sends a FIN as HAProxy's close does,
-/// not the reset the kernel sends when unread bytes are left.
-fn discard_pending_input<S: Sock>(client: &S, max: usize) {
-    let mut scratch = Vec::with_capacity(max.min(16 * 1024));
-    let mut left = max;
-    while left > 0 {
-        scratch.clear();
-        match client.try_read_buf(&mut scratch) {
-            Ok(n) if n > 0 => left = left.saturating_sub(n),
-            _ => return,
+impl<S: Sock> TcpFront for PtFront<'_, S> {
+    async fn read_req(&mut self, buf: &mut Vec<u8>, wait: Option<Duration>) -> Input {
+        read_input(self.client, buf, wait).await
+    }
+
+    async fn connect(&mut self, be: usize) -> bool {
+        let rt = &self.sess.rt;
+        match backend::connect_unless_aborted(self.client, rt, be, Reuse::No, None).await {
+            Some(Ok(conn)) => {
+                if let Some(t) = self.trace {
+                    t.set_server(conn.stream.as_raw_fd());
+                }
+                self.server = Some(conn);
+                true
+            }
+            // No server (refused after the retries, queue timeout), or the client left
+            // meanwhile with `option abortonclose`.
+            _ => false,
+        }
+    }
+
+    async fn forward<R>(&mut self, be: usize, req: &[u8], on_response: Option<R>)
+    where
+        R: FnMut(&[u8], bool) -> ResVerdict + Send,
+    {
+        let Some(conn) = self.server.take() else { return };
+        let rt = &self.sess.rt;
+        let (up, down) = tunnel_timeouts(&rt.proxies[self.sess.fe].timeouts, &rt.proxies[be].timeouts);
+        if !req.is_empty() && write_all(&conn.stream, req, up.write).await.is_err() {
+            return;
+        }
+        let (client, server) = (self.client, &conn.stream);
+        let activity = Activity::default();
+        let Some(on_response) = on_response else {
+            let _ = tokio::try_join!(
+                forward(client, server, None, up, &activity),
+                forward(server, client, None, down, &activity),
+            );
+            return;
+        };
+        let up_f = forward(client, server, None, up, &activity);
+        let down_f = inspect_response(server, client, on_response, down, &activity, rt.bufsize);
+        tokio::pin!(up_f, down_f);
+        let mut up_done = false;
+        let down_end = loop {
+            tokio::select! {
+                end = &mut down_f => break end,
+                res = &mut up_f, if !up_done => {
+                    if res.is_err() {
+                        return;
+                    }
+                    up_done = true;
+                }
+            }
+        };
+        match down_end {
+            DownEnd::Spliced(Ok(_)) if !up_done => {
+                let _ = up_f.await;
+            }
+            DownEnd::Spliced(_) => {}
+            DownEnd::ServerClosed => io::reset_on_close(server),
+            DownEnd::Reject => io::discard_input(client, rt.bufsize),
+            DownEnd::SilentDrop => io::silent_drop(client, rt.bufsize),
+        }
+    }
+
+    fn close(&mut self, how: TcpClose) {
+        let max = self.sess.rt.bufsize;
+        match how {
+            TcpClose::Close => io::discard_input(self.client, max),
+            TcpClose::SilentDrop => io::silent_drop(self.client, max),
+        }
+    }
+}
+
+/// One read of what a peer sent into `buf`, waiting at most `wait` (zero: only what
+/// already arrived, without arming a timer).
+async fn read_input<S: Sock>(sock: &S, buf: &mut Vec<u8>, wait: Option<Duration>) -> Input {
+    if wait == Some(Duration::ZERO) {
+        return match io::try_read_some(sock, buf) {
+            Ok(0) => Input::End,
+            Ok(_) => Input::Data,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Input::Timeout,
+            Err(_) => Input::Error,
+        };
+    }
+    match io::read_some(sock, buf, wait).await {
+        Ok(0) | Err(IoError::Closed) => Input::End,
+        Ok(_) => Input::Data,
+        Err(IoError::Timeout) => Input::Timeout,
+        Err(IoError::Io(_)) => Input::Error,
+    }
+}
+
+/// How the server-to-client direction ended when response rules held it.
+enum DownEnd {
+    /// The rules let the bytes through: the direction was spliced to its end.
+    Spliced(Result<u64, IoError>),
+    /// `close`: what arrived was sent, the server connection is to be reset.
+    ServerClosed,
+    Reject,
+    SilentDrop,
+}
+
+/// Holds the server's first bytes until `on_response` decides, reading more while it
+/// waits (until its deadline, or the server's timeout if that comes first), then
+/// sends them to the client and splices the rest.
+async fn inspect_response<A: Sock, B: Sock>(
+    server: &A,
+    client: &B,
+    mut on_response: impl FnMut(&[u8], bool) -> ResVerdict,
+    t: DirTimeouts,
+    activity: &Activity,
+    bufsize: usize,
+) -> DownEnd {
+    let mut held = Buf::take(bufsize);
+    let mut ended = false;
+    loop {
+        match on_response(&held, ended) {
+            ResVerdict::Wait(deadline) => {
+                let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+                let server_first = match (left, t.read) {
+                    (Some(l), Some(s)) => s < l,
+                    (None, _) => true,
+                    (Some(_), None) => false,
+                };
+                let wait = if server_first { t.read } else { left };
+                match read_input(server, held.vec(), wait).await {
+                    Input::Data => activity.bump(),
+                    Input::End => ended = true,
+                    Input::Timeout if server_first => return DownEnd::Spliced(Err(IoError::Timeout)),
+                    Input::Timeout => {}
+                    Input::Error => return DownEnd::Spliced(Err(IoError::Closed)),
+                }
+            }
+            ResVerdict::Forward => {
+                if let Err(e) = write_all(client, &held, t.write).await {
+                    return DownEnd::Spliced(Err(e));
+                }
+                return DownEnd::Spliced(forward(server, client, None, t, activity).await);
+            }
+            ResVerdict::CloseServer => {
+                let _ = write_all(client, &held, t.write).await;
+                return DownEnd::ServerClosed;
+            }
+            ResVerdict::Reject => return DownEnd::Reject,
+            ResVerdict::SilentDrop => return DownEnd::SilentDrop,
         }
     }
 }

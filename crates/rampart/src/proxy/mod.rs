@@ -115,6 +115,12 @@ pub struct FrontendRt {
     pub http: bool,
     /// Connections accepted.
     pub cum_conn: Counter,
+    /// Connections a `tcp-request connection` rule rejected (HAProxy's `dcon`).
+    pub denied_conn: Counter,
+    /// Sessions a `tcp-request session` rule rejected (`dses`).
+    pub denied_sess: Counter,
+    /// Requests denied by a content rule or dropped by `silent-drop` (`dreq`).
+    pub denied_req: Counter,
 }
 
 #[derive(Debug)]
@@ -187,8 +193,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             .collect::<Vec<_>>();
         let weights: Vec<u32> = px.servers.iter().map(|s| s.weight).collect();
         let backend = default_backend(cfg, idx);
-        let defaults = px.defaults_rules.and_then(|d| cfg.defaults.get(d)).map(|d| &d.rules);
-        unsupported::refuse(px, defaults, &mut alerts);
+        unsupported::refuse(px, &mut alerts);
         let rules = match action::compile_proxy(cfg, idx, &mut shared) {
             Ok(r) => r,
             Err(e) => {
@@ -216,6 +221,9 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 backend,
                 http: px.mode == Mode::Http || serves_http_backend(cfg, idx),
                 cum_conn: Counter::new(threads),
+                denied_conn: Counter::new(threads),
+                denied_sess: Counter::new(threads),
+                denied_req: Counter::new(threads),
             },
             be: BackendRt {
                 lb: Lb::new(px.balance, &weights),

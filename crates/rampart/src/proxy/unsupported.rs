@@ -3,20 +3,16 @@
 //! rampart never starts while silently ignoring part of a configuration. Each item
 //! leaves this list when its runtime lands (rules issue #5).
 
-use rampart_cfg::model::{Proxy, RestrictHdrNames, RuleSet};
+use rampart_cfg::model::{Proxy, RestrictHdrNames, TcpReqAction};
 use rampart_cfg::{Diag, Span};
 
 fn not_yet(span: &Span, what: &str) -> Diag {
     Diag::alert(Some(span.clone()), format!("'{what}' is not supported yet"))
 }
 
-/// Alerts for everything of proxy `px` (and of the named `defaults` rules it runs,
-/// `defaults`) that the runtime cannot honour. The unconditional `http-request return`
-/// rules it can answer are left to the caller.
-pub(super) fn refuse(px: &Proxy, defaults: Option<&RuleSet>, alerts: &mut Vec<Diag>) {
-    for rules in defaults.into_iter().chain(std::iter::once(&px.rules)) {
-        refuse_rules(rules, alerts);
-    }
+/// Alerts for everything of proxy `px` that the runtime cannot honour (rule actions it
+/// lacks are refused where they are compiled, `crate::action::compile`).
+pub(super) fn refuse(px: &Proxy, alerts: &mut Vec<Diag>) {
     if px.monitor_uri.is_some() {
         alerts.push(not_yet(&px.span, "monitor-uri"));
     }
@@ -24,7 +20,15 @@ pub(super) fn refuse(px: &Proxy, defaults: Option<&RuleSet>, alerts: &mut Vec<Di
         alerts.push(not_yet(&c.span, "monitor fail"));
     }
     let caps = &px.captures;
-    for c in caps.request.iter().chain(&caps.response) {
+    // the slots `tcp-request content capture` rules declared are filled by them
+    let by_rules = |slot: usize| {
+        px.rules
+            .tcp_request_content
+            .iter()
+            .any(|r| matches!(r.action, TcpReqAction::Capture { slot: s, .. } if s == slot))
+    };
+    let request = caps.request.iter().enumerate().filter(|(i, _)| !by_rules(*i)).map(|(_, c)| c);
+    for c in request.chain(&caps.response) {
         alerts.push(not_yet(&c.span, if c.header.is_some() { "capture" } else { "declare capture" }));
     }
     if let Some(c) = &caps.cookie {
@@ -51,22 +55,6 @@ pub(super) fn refuse(px: &Proxy, defaults: Option<&RuleSet>, alerts: &mut Vec<Di
     }
 }
 
-fn refuse_rules(rules: &RuleSet, alerts: &mut Vec<Diag>) {
-    let tcp_req = [
-        ("connection", &rules.tcp_request_connection),
-        ("session", &rules.tcp_request_session),
-        ("content", &rules.tcp_request_content),
-    ];
-    for (set, list) in tcp_req {
-        for r in list {
-            alerts.push(not_yet(&r.span, &format!("tcp-request {set} {}", r.action.name())));
-        }
-    }
-    for r in &rules.tcp_response_content {
-        alerts.push(not_yet(&r.span, &format!("tcp-response content {}", r.action.name())));
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use rampart_cfg::{parse_str, LexCtx};
@@ -82,16 +70,13 @@ mod tests {
     fn rules_the_runtime_lacks_are_refused_by_name() {
         let got = alerts(
             "defaults d\n mode http\n timeout client 1s\n timeout server 1s\n timeout connect 1s\n\
-             frontend f from d\n bind :80\n tcp-request content accept\n\
-             tcp-request connection reject\n option originalto\n monitor-uri /m\n\
+             frontend f from d\n bind :80\n option originalto\n monitor-uri /m\n\
              capture request header Host len 10\n unique-id-header X-Id\n\
              http-request set-src src\n default_backend b\n\
              defaults\n mode http\n timeout server 1s\n timeout connect 1s\n\
              backend b\n server s 127.0.0.1:1\n",
         );
         for expected in [
-            "'tcp-request content accept' is not supported yet",
-            "'tcp-request connection reject' is not supported yet",
             "'option originalto' is not supported yet",
             "'monitor-uri' is not supported yet",
             "'capture' is not supported yet",
@@ -111,8 +96,13 @@ mod tests {
                    redirect location / if { path /r }\n use_backend %[str(b)]\n\
                    http-request return status 200 content-type text/plain lf-string %[src] if { path /x }\n\
                    http-request return status 503 default-errorfiles if { path /y }\n\
+                   tcp-request connection reject if { src 10.0.0.0/8 }\n tcp-request session accept\n\
+                   tcp-request inspect-delay 1s\n\
+                   tcp-request content capture req.hdr(host) len 10\n\
                    default_backend b\ndefaults\n mode http\n timeout server 1s\n timeout connect 1s\n\
-                   backend b\n server s 127.0.0.1:1\n use-server s if TRUE\n";
+                   backend b\n server s 127.0.0.1:1\n use-server s if TRUE\n\
+                   tcp-request content reject if { req.hdr(x) -m found }\n\
+                   tcp-response content accept\n";
         assert_eq!(alerts(cfg), Vec::<String>::new());
     }
 }

@@ -20,26 +20,33 @@ pub enum Dir {
     Response,
 }
 
-/// A client connection's addresses, as the rules see them.
-#[derive(Debug)]
+/// A client connection's addresses, as the rules see them. The session keeps the
+/// connection's (which `tcp-request connection|session` rules may change) and each
+/// stream a copy of it (which `tcp-request content` rules may change for that stream
+/// only), as HAProxy keeps addresses per connection, session and stream connector.
+#[derive(Debug, Clone, Copy)]
 pub struct ConnInfo {
     /// Client address (`src`); `None` for a unix socket.
     pub src: Option<SocketAddr>,
     /// The socket, to read the local address when asked.
     pub fd: RawFd,
+    /// The local address a rule set (`set-dst`, `set-dst-port`), which replaces the
+    /// socket's.
+    pub dst_set: Option<SocketAddr>,
 }
 
 impl ConnInfo {
     pub fn new(src: Option<SocketAddr>, fd: RawFd) -> ConnInfo {
-        ConnInfo { src, fd }
+        ConnInfo { src, fd, dst_set: None }
     }
 
-    /// The local address (`getsockname`), `None` for a unix socket or a closed socket.
+    /// The local address (`getsockname`, unless a rule set it), `None` for a unix
+    /// socket or a closed socket.
     ///
     /// PERF: read when a rule asks (one system call) rather than kept per connection:
     /// an idle connection stays small, and few configurations read `dst`.
     pub fn dst(&self) -> Option<SocketAddr> {
-        local_addr(self.fd)
+        self.dst_set.or_else(|| local_addr(self.fd))
     }
 }
 

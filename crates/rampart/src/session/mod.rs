@@ -1,6 +1,9 @@
 //! One client connection's life: its slot under the global and frontend `maxconn`,
-//! its addresses, and the mux that serves it (HTTP/1 or TCP passthrough).
+//! its addresses, the `tcp-request connection|session` rules (`rules`), and the mux
+//! that serves it (HTTP/1 or TCP passthrough).
 //! HAProxy counterpart: session.c.
+
+pub mod rules;
 
 use std::net::SocketAddr;
 use std::os::fd::RawFd;
@@ -10,6 +13,7 @@ use std::sync::Arc;
 use crate::mux;
 use crate::proxy::Runtime;
 use crate::sample::ctx::ConnInfo;
+use crate::sample::vars::VarStore;
 
 /// A client connection and where it came in.
 #[derive(Debug)]
@@ -32,15 +36,35 @@ impl Session {
     }
 }
 
-/// Starts serving a freshly accepted connection on the current thread.
+/// Runs the `tcp-request connection` and `session` rules on a freshly accepted
+/// connection, then starts serving it on the current thread, unless they closed it.
+///
+/// PERF: a frontend without such rules goes straight to its mux.
+pub fn start<S: mux::h1::park::Parkable>(sock: S, mut sess: Session) {
+    let fe_rules = &sess.rt.proxies[sess.fe].rules;
+    if fe_rules.tcp_conn.is_empty() && fe_rules.tcp_sess.is_empty() {
+        return spawn(sock, sess, None);
+    }
+    let bufsize = sess.rt.bufsize;
+    match rules::run(&mut sess) {
+        rules::Accepted::Serve(vars) => spawn(sock, sess, vars),
+        // HAProxy resets a connection its connection rules refused (no TIME_WAIT left)
+        rules::Accepted::Reset => crate::io::reset_on_close(&sock),
+        rules::Accepted::Close => crate::io::discard_input(&sock, bufsize),
+        rules::Accepted::SilentDrop => crate::io::silent_drop(&sock, bufsize),
+    }
+}
+
+/// Starts serving a connection on the current thread, with the `sess.` variables the
+/// connection rules set.
 ///
 /// PERF: each mux is its own task type, so an idle HTTP connection's task is as small
 /// as the HTTP mux's idle state, not as large as the biggest mux.
-pub fn spawn<S: mux::h1::park::Parkable>(sock: S, sess: Session) {
+fn spawn<S: mux::h1::park::Parkable>(sock: S, sess: Session, vars: Option<Box<VarStore>>) {
     if sess.rt.proxies[sess.fe].fe.http {
-        drop(tokio::spawn(mux::h1::serve(sock, sess)));
+        drop(tokio::spawn(mux::h1::serve(sock, sess, vars)));
     } else {
-        drop(tokio::spawn(mux::pt::serve(sock, sess)));
+        drop(tokio::spawn(mux::pt::serve(sock, sess, vars)));
     }
 }
 

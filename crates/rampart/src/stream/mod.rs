@@ -1,9 +1,11 @@
 //! One HTTP request/response exchange, from a parsed request head to the end of the
 //! response, through the analysers in HAProxy's order:
 //!
-//! 1. `http-request` rules of the frontend (`ana::http_req`),
+//! 1. `tcp-request content` then `http-request` rules of the frontend
+//!    (`ana::inspect`, `ana::http_req`),
 //! 2. backend switching (`ana::switching`),
-//! 3. `http-request` rules of the backend, then `option forwardfor`,
+//! 3. `tcp-request content` then `http-request` rules of the backend, then `option
+//!    forwardfor`,
 //! 4. server connection (the front mux connects or reuses, [`HttpFront::connect`]),
 //! 5. forward (the front mux sends the request and streams the bodies),
 //! 6. `http-response` rules of the backend then the frontend, `http-after-response`
@@ -13,12 +15,14 @@
 //! client side through [`HttpFront`]: it never names a protocol.
 //! HAProxy counterpart: stream.c process_stream() with http_ana.c's analysers.
 //!
-//! - `side`: [`HttpFront`], the contract with the front muxes
+//! - `side`: [`HttpFront`] and [`TcpFront`], the contracts with the front muxes
 //! - `txn`: [`Txn`], the request and response heads of one exchange
 //! - `ana`: one file per analyser
+//! - `tcp`: the TCP-mode stream (content rules, switching, response rules)
 
 pub mod ana;
 pub mod side;
+pub mod tcp;
 mod txn;
 
 use std::io::Write as _;
@@ -33,7 +37,7 @@ use crate::sample::SampleCtx;
 use ana::http_res::ResState;
 use ana::switching::Input;
 pub use ana::Verdict;
-pub use side::{Conn, ConnectFail, Forwarded, HttpFront, ReqMeta};
+pub use side::{Conn, ConnectFail, Forwarded, HttpFront, ReqMeta, ResVerdict, TcpClose, TcpFront};
 pub use txn::{Txn, TxnData};
 
 /// What the client connection does after an exchange.
@@ -48,7 +52,9 @@ pub enum Next {
 #[derive(Debug)]
 pub struct Stream<'a> {
     pub rt: &'a Runtime,
-    pub conn: &'a ConnInfo,
+    /// The client's addresses as this stream's rules see them: the connection's,
+    /// which `tcp-request content` rules may change for this stream only.
+    pub conn: ConnInfo,
     /// The frontend (index into `rt.proxies`).
     pub fe: usize,
     /// The backend once switching chose it.
@@ -85,7 +91,7 @@ impl<'a> Stream<'a> {
                 check: None,
             },
             first_req: self.first_req,
-            ..SampleCtx::new(self.rt, self.conn, self.fe)
+            ..SampleCtx::new(self.rt, &self.conn, self.fe)
         }
     }
 
@@ -93,7 +99,7 @@ impl<'a> Stream<'a> {
     pub fn env<'c>(&'c self, dir: Dir, sess: &'c VarStore, txn: &'c VarStore, reqres: &'c VarStore) -> Env<'c> {
         Env {
             rt: self.rt,
-            conn: self.conn,
+            conn: &self.conn,
             fe: self.fe,
             be: self.be,
             srv: self.srv,
@@ -102,6 +108,7 @@ impl<'a> Stream<'a> {
             sess,
             txn,
             reqres,
+            req_caps: &[],
         }
     }
 
@@ -117,7 +124,9 @@ impl<'a> Stream<'a> {
 pub async fn run<F: HttpFront>(front: &mut F, rt: &Runtime, conn: &ConnInfo, fe: usize, txn: &mut Txn) -> Next {
     let mut sess_vars = front.take_sess_vars().unwrap_or_else(|| Box::new(VarStore::new(Scope::Sess)));
     let first_req = front.req_meta().first;
-    let mut s = Stream { rt, conn, fe, be: None, srv: None, first_req };
+    let mut s = Stream { rt, conn: *conn, fe, be: None, srv: None, first_req };
+    txn.req_caps.clear();
+    txn.req_caps.resize(rt.proxies[fe].rules.req_captures, None);
     let next = exchange(front, &mut s, txn, &mut sess_vars).await;
     // the stream's variables end with it; the session's stay with the connection
     let vars = Vars {
@@ -139,6 +148,9 @@ pub async fn run<F: HttpFront>(front: &mut F, rt: &Runtime, conn: &ConnInfo, fe:
 async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn, sess: &mut VarStore) -> Next {
     let mut reply: Option<Synth<'_>> = None;
     let fe = s.fe;
+    if ana::inspect::run(s, txn, front.req_buf(), fe, sess) != Verdict::Continue {
+        return Next::Close;
+    }
     let v = ana::http_req::run(s, txn, front.req_buf(), fe, sess, &mut reply);
     if v != Verdict::Continue {
         return conclude(front, s, txn, sess, v, reply).await;
@@ -149,6 +161,9 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
     s.be = Some(be);
     s.rt.proxies[be].be.cum_conn.inc();
     if be != fe {
+        if ana::inspect::run(s, txn, front.req_buf(), be, sess) != Verdict::Continue {
+            return Next::Close;
+        }
         let v = ana::http_req::run(s, txn, front.req_buf(), be, sess, &mut reply);
         if v != Verdict::Continue {
             return conclude(front, s, txn, sess, v, reply).await;
@@ -162,7 +177,7 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
         Err(ConnectFail::NoServer) => return error(front, s, txn, sess, 503).await,
         Err(ConnectFail::Aborted) => return Next::Close,
     };
-    let TxnData { req, res, synth, vars_txn, vars_reqres, scratch, strict } = &mut **txn;
+    let TxnData { req, res, synth, vars_txn, vars_reqres, scratch, strict, .. } = &mut **txn;
     let mut st = ResState { synth, vars_txn, vars_reqres, sess_vars: &mut *sess, scratch, strict, reply: &mut reply };
     let stream = &*s;
     let forwarded = front.forward(server, be, req, res, |res, buf| ana::http_res::run(stream, res, buf, &mut st)).await;
@@ -174,15 +189,16 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
     }
 }
 
-/// The backend of a TCP-mode stream (`use_backend` rules over the connection, else
-/// the default backend); `None`: no backend.
-pub fn tcp_backend(rt: &Runtime, conn: &ConnInfo, fe: usize) -> Option<usize> {
-    let s = Stream { rt, conn, fe, be: None, srv: None, first_req: true };
-    ana::switching::backend_l4(&s)
-}
-
 fn input<'t>(txn: &'t mut TxnData, buf: &'t [u8], sess: &'t VarStore) -> Input<'t> {
-    Input { req: &txn.req, buf, sess, txn: &txn.vars_txn, reqres: &txn.vars_reqres, scratch: &mut txn.scratch }
+    Input {
+        req: &txn.req,
+        buf,
+        sess,
+        txn: &txn.vars_txn,
+        reqres: &txn.vars_reqres,
+        caps: &txn.req_caps,
+        scratch: &mut txn.scratch,
+    }
 }
 
 /// Ends the exchange as a request analyser decided.

@@ -1,5 +1,6 @@
-//! What the stream asks of the client side of an HTTP exchange: the contract every
-//! front mux (HTTP/1 today, HTTP/2 later) implements. The stream decides (rules,
+//! What the stream asks of the client side: [`HttpFront`] for an HTTP exchange, the
+//! contract every front mux (HTTP/1 today, HTTP/2 later) implements, and [`TcpFront`]
+//! for a TCP-mode stream (the passthrough mux). The stream decides (rules,
 //! backend, server, replies); the mux does the I/O in its protocol: connecting or
 //! reusing a server connection, writing the request head with the rewrites, streaming
 //! both bodies, reading the response head, writing responses.
@@ -7,6 +8,7 @@
 //! its muxes.
 
 use std::future::Future;
+use std::time::Duration;
 
 use crate::http::{MsgHead, Synth};
 use crate::sample::vars::VarStore;
@@ -94,3 +96,68 @@ pub trait HttpFront {
 /// A server connection on its way from [`HttpFront::connect`] to
 /// [`HttpFront::forward`]; opaque to the stream.
 pub type Conn = crate::backend::ServerConn;
+
+// === TCP ===
+
+/// What came of waiting for a peer's bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Input {
+    /// Bytes arrived.
+    Data,
+    /// The peer closed its side (or nothing can arrive any more).
+    End,
+    /// The wait expired with nothing new.
+    Timeout,
+    /// The connection failed.
+    Error,
+}
+
+/// What the `tcp-response content` rules decided on the server's first bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResVerdict {
+    /// Read more, until the instant given at the latest (`None`: no deadline), then
+    /// ask again.
+    Wait(Option<tokio::time::Instant>),
+    /// Send what arrived to the client, then forward both ways.
+    Forward,
+    /// Close the server connection now, send the client what arrived, then end.
+    CloseServer,
+    /// Close the client connection (and the server's).
+    Reject,
+    /// Drop the client connection without telling the client.
+    SilentDrop,
+}
+
+/// How a TCP stream ends the client connection when a rule ended it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TcpClose {
+    /// `reject`, a timeout, no backend or no server: close, having read what the
+    /// client sent (a FIN, not a reset).
+    Close,
+    /// `silent-drop`.
+    SilentDrop,
+}
+
+/// The client side of a TCP stream, as the stream sees it: the front mux (TCP
+/// passthrough) does the I/O, the stream decides.
+pub trait TcpFront {
+    /// Reads what the client sent into `buf` (appended), waiting at most `wait`
+    /// (`None`: as long as it takes; zero: only what already arrived).
+    fn read_req(&mut self, buf: &mut Vec<u8>, wait: Option<Duration>) -> impl Future<Output = Input> + Send;
+
+    /// Connects to a server of backend `be`; `false`: no server (the client is then
+    /// closed).
+    fn connect(&mut self, be: usize) -> impl Future<Output = bool> + Send;
+
+    /// Sends `req` (what the request rules read) to the server, then forwards both ways
+    /// until both ends closed. With `on_response`, the server's first bytes are held
+    /// until it says what to do: it is called once at once with nothing, then each time
+    /// bytes arrive (or the server closes: its second argument), with all the bytes
+    /// held so far.
+    fn forward<R>(&mut self, be: usize, req: &[u8], on_response: Option<R>) -> impl Future<Output = ()> + Send
+    where
+        R: FnMut(&[u8], bool) -> ResVerdict + Send;
+
+    /// Ends the client connection.
+    fn close(&mut self, how: TcpClose);
+}

@@ -33,6 +33,9 @@ pub struct TxnData {
     pub scratch: Vec<u8>,
     /// `strict-mode`: a failed rewrite aborts the stream (HAProxy's default: on).
     pub strict: bool,
+    /// Request capture slots (`tcp-request content capture`): one per slot of the
+    /// frontend, `None` until a value is captured.
+    pub req_caps: Vec<Option<Vec<u8>>>,
 }
 
 impl Default for TxnData {
@@ -45,6 +48,7 @@ impl Default for TxnData {
             vars_reqres: VarStore::new(Scope::Req),
             scratch: Vec::new(),
             strict: true,
+            req_caps: Vec::new(),
         }
     }
 }
@@ -54,7 +58,8 @@ impl Default for TxnData {
 pub struct Txn(Option<Box<TxnData>>);
 
 impl Txn {
-    /// Takes a cleared transaction whose heads may hold `arena_max` bytes of rewrites.
+    /// Takes a cleared transaction whose heads may hold `arena_max` bytes of rewrites
+    /// (its capture slots are set by the stream, which knows the frontend).
     pub fn take(arena_max: usize) -> Txn {
         let mut data = POOL.with(|p| p.borrow_mut().pop()).unwrap_or_default();
         for head in [&mut data.req, &mut data.res, &mut data.synth] {

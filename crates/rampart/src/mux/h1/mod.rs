@@ -73,14 +73,15 @@ enum HeadError {
     Spurious,
 }
 
-/// Serves one HTTP/1 client connection until it closes.
+/// Serves one HTTP/1 client connection until it closes; `sess_vars` are the `sess.`
+/// variables the connection rules set.
 ///
 /// PERF: this future is what an idle keep-alive connection costs, so it only holds the
 /// socket, the session and [`H1Conn`] while it waits ([`IdleWait`]); everything an
 /// exchange needs lives in one boxed future, allocated per request. A connection idle
 /// for long is parked ([`park`]) and its task ends.
-pub async fn serve<S: Parkable>(client: S, sess: Session) {
-    serve_from(client, sess, H1Conn::default(), true).await
+pub async fn serve<S: Parkable>(client: S, sess: Session, sess_vars: Option<Box<VarStore>>) {
+    serve_from(client, sess, H1Conn { sess_vars, ..H1Conn::default() }, true).await
 }
 
 /// Serves a connection that was parked and whose client spoke again.

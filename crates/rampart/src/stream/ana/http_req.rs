@@ -5,7 +5,7 @@
 //! (src/http_ana.c).
 
 use super::Verdict;
-use crate::action::http::{run_rules, Exec};
+use crate::action::http::{run_rules, Env, Exec};
 use crate::action::Flow;
 use crate::http::Synth;
 use crate::sample::ctx::Dir;
@@ -26,8 +26,8 @@ pub fn run<'rt>(
     if rules.http_req.is_empty() && rules.redirects.is_empty() {
         return Verdict::Continue;
     }
-    let TxnData { req, synth, vars_txn, vars_reqres, scratch, strict, .. } = txn;
-    let env = s.env(Dir::Request, sess_vars, vars_txn, vars_reqres);
+    let TxnData { req, synth, vars_txn, vars_reqres, scratch, strict, req_caps, .. } = txn;
+    let env = Env { req_caps, ..s.env(Dir::Request, sess_vars, vars_txn, vars_reqres) };
     let pages = s.pages(px);
     let mut x = Exec { msg: req, buf, out: synth, reply, pages, scratch, strict };
     let mut flow = run_rules(&rules.http_req, &mut x, &env);

@@ -3,6 +3,8 @@
 //! HAProxy counterpart: the `AN_REQ_*` / `AN_RES_*` analysers of http_ana.c and
 //! tcp_rules.c.
 //!
+//! - `inspect`: `tcp-request content` rules (HTTP mode; TCP mode runs them in
+//!   `stream::tcp`, which waits for data)
 //! - `http_req`: `http-request` rules of the frontend, then of the backend
 //! - `switching`: `use_backend` / `default_backend`, `use-server`
 //! - `http_res`: `http-response` rules of the backend then the frontend, and
@@ -10,6 +12,7 @@
 
 pub mod http_req;
 pub mod http_res;
+pub mod inspect;
 pub mod switching;
 
 /// What an analyser decided.

@@ -6,7 +6,7 @@
 use crate::action::BackendTarget;
 use crate::http::MsgHead;
 use crate::sample::ctx::Dir;
-use crate::sample::vars::{Scope, VarStore};
+use crate::sample::vars::VarStore;
 use crate::sample::SampleCtx;
 use crate::stream::Stream;
 
@@ -17,25 +17,21 @@ pub struct Input<'t> {
     pub sess: &'t VarStore,
     pub txn: &'t VarStore,
     pub reqres: &'t VarStore,
+    /// The request capture slots.
+    pub caps: &'t [Option<Vec<u8>>],
     pub scratch: &'t mut Vec<u8>,
 }
 
 /// The backend of this stream; `None` when the frontend has none (503).
 pub fn backend(s: &Stream<'_>, i: Input<'_>) -> Option<usize> {
-    let ctx = s.ctx(Dir::Request, Some((i.req, i.buf)), None, i.sess, i.txn, i.reqres);
+    let ctx =
+        SampleCtx { req_caps: i.caps, ..s.ctx(Dir::Request, Some((i.req, i.buf)), None, i.sess, i.txn, i.reqres) };
     choose(s, &ctx, i.scratch)
 }
 
-/// The backend of a TCP stream: the rules see the connection (and the variables),
-/// no HTTP message.
-// TODO(#5): tcp-request content rules and inspect-delay before switching.
-pub fn backend_l4(s: &Stream<'_>) -> Option<usize> {
-    let (sess, txn, reqres) = (VarStore::new(Scope::Sess), VarStore::new(Scope::Txn), VarStore::new(Scope::Req));
-    let ctx = s.ctx(Dir::Request, None, None, &sess, &txn, &reqres);
-    choose(s, &ctx, &mut Vec::new())
-}
-
-fn choose(s: &Stream<'_>, ctx: &SampleCtx<'_>, scratch: &mut Vec<u8>) -> Option<usize> {
+/// The backend of a stream for the rules' view `ctx` (a TCP stream's: the
+/// connection, the bytes the content rules waited for, the variables and captures).
+pub fn choose(s: &Stream<'_>, ctx: &SampleCtx<'_>, scratch: &mut Vec<u8>) -> Option<usize> {
     let fe = &s.rt.proxies[s.fe];
     let rules = &fe.rules.switching;
     if !rules.is_empty() {
@@ -68,6 +64,7 @@ pub fn server(s: &Stream<'_>, be: usize, i: Input<'_>) -> Option<usize> {
     if rules.is_empty() {
         return None;
     }
-    let ctx = s.ctx(Dir::Request, Some((i.req, i.buf)), None, i.sess, i.txn, i.reqres);
+    let ctx =
+        SampleCtx { req_caps: i.caps, ..s.ctx(Dir::Request, Some((i.req, i.buf)), None, i.sess, i.txn, i.reqres) };
     rules.iter().find(|r| r.applies(&ctx)).map(|r| r.act)
 }

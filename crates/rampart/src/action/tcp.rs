@@ -1,0 +1,245 @@
+//! The TCP actions (`tcp-request connection|session|content`, `tcp-response content`),
+//! compiled, and how a rule list runs: conditions on data that may still grow (a miss
+//! waits, see [`run_tcp_rules`]), then the action on the connection's addresses, the
+//! stream's capture slots and the variables.
+//! HAProxy counterpart: src/tcp_act.c, `tcp_exec_l4_rules()`, `tcp_exec_l5_rules()`,
+//! `tcp_inspect_request()` and `tcp_inspect_response()` (src/tcp_rules.c), the TCP
+//! parts of src/vars.c.
+//!
+//! Actions never see a socket: closing, resetting or dropping the connection is what
+//! the caller does with the [`TcpFlow`] a list returns.
+
+use std::net::{IpAddr, SocketAddr};
+
+use super::Rule;
+use crate::acl::Test;
+use crate::http::MsgHead;
+use crate::log::format::LogFormat;
+use crate::proxy::Runtime;
+use crate::sample::cast::cast;
+use crate::sample::ctx::{ConnInfo, Dir};
+use crate::sample::expr::Expr;
+use crate::sample::vars::{SetCond, VarRef, Vars};
+use crate::sample::{Sample, SampleCtx, SmpType};
+
+/// Which address (or port) `set-src`, `set-dst`, `set-src-port`, `set-dst-port` change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AddrPart {
+    Src,
+    Dst,
+    SrcPort,
+    DstPort,
+}
+
+/// A compiled TCP action.
+#[derive(Debug)]
+pub enum TcpAct {
+    /// `accept`: stop evaluating; the connection goes on.
+    Accept,
+    /// `reject`: close the connection.
+    Reject,
+    /// `tcp-response content close`: close the server connection now, forward what it
+    /// sent so far, then end.
+    CloseServer,
+    /// `silent-drop`: close the client connection without telling the client.
+    SilentDrop,
+    SetVar {
+        var: VarRef,
+        cond: SetCond,
+        expr: Expr,
+    },
+    SetVarFmt {
+        var: VarRef,
+        cond: SetCond,
+        fmt: LogFormat,
+    },
+    UnsetVar(VarRef),
+    /// `capture <expr> len <n>`: the value goes into request capture slot `slot`, cut to
+    /// `len` bytes.
+    Capture {
+        expr: Expr,
+        slot: usize,
+        len: usize,
+    },
+    /// `set-src`, `set-dst`, `set-src-port`, `set-dst-port`.
+    SetAddr(AddrPart, Expr),
+    /// `set-log-level`: accepted; nothing to change until rampart logs, as the HTTP one.
+    Nothing,
+}
+
+/// What a TCP rule list decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TcpFlow {
+    /// Every rule ran (or none applied): the list accepts by default.
+    Continue,
+    /// `accept`: stop this list (and the rest of this analyser).
+    Accept,
+    /// A condition missed on data that may still arrive: evaluate again with more.
+    Wait,
+    /// `reject`.
+    Reject,
+    /// `silent-drop`.
+    SilentDrop,
+    /// `tcp-response content close`.
+    CloseServer,
+}
+
+/// What TCP rules read and change.
+pub struct TcpExec<'x> {
+    pub rt: &'x Runtime,
+    pub fe: usize,
+    pub be: Option<usize>,
+    /// The request (`tcp-request`) or the response (`tcp-response`).
+    pub dir: Dir,
+    /// The addresses as rules see them; `set-src` and friends change them.
+    pub conn: &'x mut ConnInfo,
+    /// The bytes in hand in `dir` (`req.payload`, `res.len` ...); `None` before a
+    /// stream exists and in HTTP mode.
+    pub payload: Option<&'x [u8]>,
+    /// The request head in HTTP mode (with the buffer its slices point into).
+    pub req: Option<(&'x MsgHead, &'x [u8])>,
+    /// The stream's request capture slots (empty before a stream exists).
+    pub caps: &'x mut [Option<Vec<u8>>],
+    pub vars: Vars<'x>,
+    pub first_req: bool,
+    /// Scratch space for rendered values.
+    pub scratch: &'x mut Vec<u8>,
+}
+
+impl TcpExec<'_> {
+    /// The sample context over what the rules see now.
+    pub fn ctx(&self) -> SampleCtx<'_> {
+        SampleCtx {
+            be: self.be,
+            dir: self.dir,
+            req: self.req.map(|(m, b)| m.view(b)),
+            payload: self.payload,
+            vars: self.vars,
+            req_caps: self.caps,
+            first_req: self.first_req,
+            ..SampleCtx::new(self.rt, self.conn, self.fe)
+        }
+    }
+}
+
+/// Runs a rule list in order until an action ends it. `final_data`: no more data will
+/// come (the inspect delay expired, the buffer is full, the peer closed, or the list
+/// does not wait), so a condition that misses fails; otherwise a miss returns
+/// [`TcpFlow::Wait`] and the caller runs the whole list again once more data arrived,
+/// as HAProxy restarts it from the top.
+pub fn run_tcp_rules(rules: &[Rule<TcpAct>], final_data: bool, x: &mut TcpExec<'_>) -> TcpFlow {
+    for rule in rules {
+        if let Some(cond) = &rule.cond {
+            let ctx = x.ctx();
+            let applies = if final_data {
+                cond.eval(&ctx)
+            } else {
+                match cond.test(&ctx) {
+                    Test::Pass => true,
+                    Test::Fail => false,
+                    Test::Miss => return TcpFlow::Wait,
+                }
+            };
+            if !applies {
+                continue;
+            }
+        }
+        match rule.act.exec(x) {
+            TcpFlow::Continue => {}
+            end => return end,
+        }
+    }
+    TcpFlow::Continue
+}
+
+impl TcpAct {
+    /// Runs the action. Expressions see the data in hand as final (HAProxy evaluates
+    /// action samples with `SMP_OPT_FINAL`).
+    pub fn exec(&self, x: &mut TcpExec<'_>) -> TcpFlow {
+        match self {
+            TcpAct::Accept => TcpFlow::Accept,
+            TcpAct::Reject => TcpFlow::Reject,
+            TcpAct::CloseServer => TcpFlow::CloseServer,
+            TcpAct::SilentDrop => TcpFlow::SilentDrop,
+            TcpAct::SetVar { var, cond, expr } => {
+                let ctx = x.ctx();
+                if let Some(smp) = expr.eval(&ctx) {
+                    ctx.vars.set(var, &smp, *cond);
+                }
+                TcpFlow::Continue
+            }
+            TcpAct::SetVarFmt { var, cond, fmt } => {
+                let mut out = std::mem::take(x.scratch);
+                out.clear();
+                fmt.render(&x.ctx(), &mut out);
+                x.vars.set(var, &Sample::str(&out), *cond);
+                *x.scratch = out;
+                TcpFlow::Continue
+            }
+            TcpAct::UnsetVar(var) => {
+                x.vars.unset(var);
+                TcpFlow::Continue
+            }
+            TcpAct::Capture { expr, slot, len } => {
+                capture(x, expr, *slot, *len);
+                TcpFlow::Continue
+            }
+            TcpAct::SetAddr(part, expr) => {
+                set_addr(x, *part, expr);
+                TcpFlow::Continue
+            }
+            TcpAct::Nothing => TcpFlow::Continue,
+        }
+    }
+}
+
+/// `capture`: the value as a string, cut to `len` bytes and, as HAProxy stores a C
+/// string, at its first NUL byte. No value: the slot keeps what it had.
+fn capture(x: &mut TcpExec<'_>, expr: &Expr, slot: usize, len: usize) {
+    let value = {
+        let ctx = x.ctx();
+        let Some(smp) = expr.eval(&ctx).and_then(|s| cast(s, SmpType::Str)) else { return };
+        let Sample::Str(bytes) = smp else { return };
+        let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len()).min(len);
+        bytes[..end].to_vec()
+    };
+    if let Some(cap) = x.caps.get_mut(slot) {
+        *cap = Some(value);
+    }
+}
+
+/// `set-src` / `set-dst` keep the port (0 where there was no address, a unix socket);
+/// `set-src-port` / `set-dst-port` keep the address (`0.0.0.0` where there was none).
+fn set_addr(x: &mut TcpExec<'_>, part: AddrPart, expr: &Expr) {
+    let want = if matches!(part, AddrPart::Src | AddrPart::Dst) { SmpType::Addr } else { SmpType::Sint };
+    let value = {
+        let ctx = x.ctx();
+        match expr.eval(&ctx).and_then(|s| cast(s, want)) {
+            Some(Sample::Ipv4(a)) => Value::Ip(IpAddr::V4(a)),
+            Some(Sample::Ipv6(a)) => Value::Ip(IpAddr::V6(a)),
+            // HAProxy stores the port in 16 bits (`htons`): it wraps
+            Some(Sample::Sint(p)) => Value::Port(p as u16),
+            _ => return,
+        }
+    };
+    let conn = &mut *x.conn;
+    let current = match part {
+        AddrPart::Src | AddrPart::SrcPort => conn.src,
+        AddrPart::Dst | AddrPart::DstPort => conn.dst(),
+    };
+    let new = match value {
+        Value::Ip(ip) => SocketAddr::new(ip, current.map_or(0, |a| a.port())),
+        Value::Port(port) => {
+            SocketAddr::new(current.map_or(IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED), |a| a.ip()), port)
+        }
+    };
+    match part {
+        AddrPart::Src | AddrPart::SrcPort => conn.src = Some(new),
+        AddrPart::Dst | AddrPart::DstPort => conn.dst_set = Some(new),
+    }
+}
+
+enum Value {
+    Ip(IpAddr),
+    Port(u16),
+}

@@ -1,0 +1,55 @@
+//! `tcp-request content` rules in HTTP mode: run once per request, the frontend's
+//! before its `http-request` rules, the backend's right after switching, on the parsed
+//! request (HTTP fetches work; the payload fetches find nothing, as in HAProxy where
+//! they are meaningless on HTX buffers). The request is complete, so nothing waits:
+//! `tcp-request inspect-delay` has nothing to wait for.
+//! HAProxy counterpart: `tcp_inspect_request()` (src/tcp_rules.c) as the
+//! `AN_REQ_INSPECT_FE` and `AN_REQ_INSPECT_BE` analysers of an HTTP stream.
+
+use super::Verdict;
+use crate::action::tcp::{run_tcp_rules, TcpExec};
+use crate::action::TcpFlow;
+use crate::sample::ctx::Dir;
+use crate::sample::vars::{VarStore, Vars};
+use crate::stream::{Stream, TxnData};
+
+/// Runs the `tcp-request content` rules of proxy `px` on the request head (slices into
+/// `buf`). `reject` closes the connection; `accept` ends the list.
+///
+/// COMPAT: `silent-drop` closes the connection as `reject` does here (as the HTTP
+/// mux's `http-request silent-drop`): the client sees the close.
+pub fn run(s: &mut Stream<'_>, txn: &mut TxnData, buf: &[u8], px: usize, sess: &VarStore) -> Verdict {
+    let rt = s.rt;
+    let rules = &rt.proxies[px].rules.tcp_req;
+    if rules.is_empty() {
+        return Verdict::Continue;
+    }
+    let TxnData { req, vars_txn, vars_reqres, scratch, req_caps, .. } = txn;
+    let vars = Vars {
+        proc: Some(&rt.proc_vars),
+        sess: Some(sess),
+        txn: Some(vars_txn),
+        reqres: Some(vars_reqres),
+        check: None,
+    };
+    let mut x = TcpExec {
+        rt,
+        fe: s.fe,
+        be: s.be,
+        dir: Dir::Request,
+        conn: &mut s.conn,
+        payload: None,
+        req: Some((req, buf)),
+        caps: req_caps,
+        vars,
+        first_req: s.first_req,
+        scratch,
+    };
+    match run_tcp_rules(rules, true, &mut x) {
+        TcpFlow::Continue | TcpFlow::Accept | TcpFlow::Wait | TcpFlow::CloseServer => Verdict::Continue,
+        TcpFlow::Reject | TcpFlow::SilentDrop => {
+            rt.proxies[s.fe].fe.denied_req.inc();
+            Verdict::Close
+        }
+    }
+}

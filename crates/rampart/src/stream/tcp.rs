@@ -1,0 +1,265 @@
+//! One TCP-mode stream (one client connection in `mode tcp`), through the analysers in
+//! HAProxy's order:
+//!
+//! 1. `tcp-request content` rules of the frontend, on the bytes the client sent,
+//!    waiting for more up to `tcp-request inspect-delay` while a condition misses on
+//!    data that may still arrive ([`inspect`]);
+//! 2. backend switching, whose rules see those bytes (`req.ssl_sni` ...);
+//! 3. `tcp-request content` rules of the backend (with its own inspect delay);
+//! 4. server connection ([`TcpFront::connect`]);
+//! 5. forwarding, the bytes held first; with `tcp-response content` rules, the
+//!    server's first bytes are held until they decide (`tcp-response inspect-delay`).
+//!
+//! Without rules nothing is read before connecting: the front mux connects at once
+//! and splices. The stream talks to the client side through [`TcpFront`]; it never
+//! sees a socket.
+//! HAProxy counterpart: `tcp_inspect_request()`, `tcp_inspect_response()`
+//! (src/tcp_rules.c), `process_switching_rules()` (src/stream.c).
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::ana::switching;
+use super::side::{Input, ResVerdict, TcpClose, TcpFront};
+use super::Stream;
+use crate::action::tcp::{run_tcp_rules, TcpExec};
+use crate::action::TcpFlow;
+use crate::buf::Buf;
+use crate::proxy::Runtime;
+use crate::sample::ctx::{ConnInfo, Dir};
+use crate::sample::vars::{Scope, VarStore, Vars};
+use crate::sample::SampleCtx;
+
+/// What a TCP stream keeps between its analysers. Owned (no shared borrow of the
+/// variable stores lives across an await), so that the stream's future can move
+/// between polls.
+struct TcpState<'a> {
+    s: Stream<'a>,
+    sess: VarStore,
+    txn: VarStore,
+    /// `req.` variables, then `res.` ones once the response rules start.
+    reqres: VarStore,
+    /// Request capture slots of the frontend (`capture` actions).
+    caps: Vec<Option<Vec<u8>>>,
+    scratch: Vec<u8>,
+}
+
+/// Why a TCP stream ended before forwarding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    Close,
+    SilentDrop,
+}
+
+impl TcpState<'_> {
+    fn vars(&self) -> Vars<'_> {
+        Vars {
+            proc: Some(&self.s.rt.proc_vars),
+            sess: Some(&self.sess),
+            txn: Some(&self.txn),
+            reqres: Some(&self.reqres),
+            check: None,
+        }
+    }
+
+    /// Runs the `tcp-request content` (`dir` request) or `tcp-response content` rules
+    /// of proxy `px` over `payload`.
+    fn eval(&mut self, px: usize, dir: Dir, payload: &[u8], final_data: bool) -> TcpFlow {
+        let rt = self.s.rt;
+        let rules = &rt.proxies[px].rules;
+        let rules = if dir == Dir::Request { &rules.tcp_req } else { &rules.tcp_res };
+        let vars = Vars {
+            proc: Some(&rt.proc_vars),
+            sess: Some(&self.sess),
+            txn: Some(&self.txn),
+            reqres: Some(&self.reqres),
+            check: None,
+        };
+        let mut x = TcpExec {
+            rt,
+            fe: self.s.fe,
+            be: self.s.be,
+            dir,
+            conn: &mut self.s.conn,
+            payload: Some(payload),
+            req: None,
+            caps: &mut self.caps,
+            vars,
+            first_req: true,
+            scratch: &mut self.scratch,
+        };
+        run_tcp_rules(rules, final_data, &mut x)
+    }
+
+    /// Backend switching over what the request rules waited for.
+    fn switch(&mut self, payload: &[u8]) -> Option<usize> {
+        let rt = self.s.rt;
+        let vars = Vars {
+            proc: Some(&rt.proc_vars),
+            sess: Some(&self.sess),
+            txn: Some(&self.txn),
+            reqres: Some(&self.reqres),
+            check: None,
+        };
+        let ctx = SampleCtx {
+            payload: Some(payload),
+            req_caps: &self.caps,
+            vars,
+            ..SampleCtx::new(rt, &self.s.conn, self.s.fe)
+        };
+        switching::choose(&self.s, &ctx, &mut self.scratch)
+    }
+}
+
+/// Runs a TCP stream for the client connection `front` serves; `sess_vars` are the
+/// variables the connection rules set. Returns the backend it went to, if any.
+pub async fn run<F: TcpFront>(
+    front: &mut F,
+    rt: &Runtime,
+    conn: &ConnInfo,
+    fe: usize,
+    sess_vars: Option<Box<VarStore>>,
+) -> Option<usize> {
+    let caps = vec![None; rt.proxies[fe].rules.req_captures];
+    let mut st = TcpState {
+        s: Stream { rt, conn: *conn, fe, be: None, srv: None, first_req: true },
+        sess: sess_vars.map_or_else(|| VarStore::new(Scope::Sess), |b| *b),
+        txn: VarStore::new(Scope::Txn),
+        reqres: VarStore::new(Scope::Req),
+        caps,
+        scratch: Vec::new(),
+    };
+    // PERF: the request buffer is taken only when some rule reads what it holds.
+    let mut req: Option<Buf> = None;
+    if let Err(stop) = inspect(front, &mut st, fe, &mut req).await {
+        return end(front, stop, None);
+    }
+    let be = st.switch(req.as_deref().map_or(&[], |b| &b[..]));
+    let Some(be) = be else {
+        // No backend: HAProxy closes the connection.
+        return end(front, Stop::Close, None);
+    };
+    st.s.be = Some(be);
+    rt.proxies[be].be.cum_conn.inc();
+    if be != fe {
+        if let Err(stop) = inspect(front, &mut st, be, &mut req).await {
+            return end(front, stop, Some(be));
+        }
+    }
+    if !front.connect(be).await {
+        return end(front, Stop::Close, Some(be));
+    }
+    let held = req.as_deref().map_or(&[][..], |b| &b[..]);
+    if rt.proxies[be].rules.tcp_res.is_empty() {
+        front.forward(be, held, None::<fn(&[u8], bool) -> ResVerdict>).await;
+        return Some(be);
+    }
+    // the `req.` variables end where the response rules start
+    st.vars().start_response();
+    let on_response = response_rules(&mut st, be);
+    front.forward(be, held, Some(on_response)).await;
+    Some(be)
+}
+
+fn end<F: TcpFront>(front: &mut F, stop: Stop, be: Option<usize>) -> Option<usize> {
+    front.close(match stop {
+        Stop::Close => TcpClose::Close,
+        Stop::SilentDrop => TcpClose::SilentDrop,
+    });
+    be
+}
+
+/// Runs the `tcp-request content` rules of proxy `px` until they decide, reading the
+/// client's bytes into `buf` while a condition misses on data that may still arrive,
+/// for at most the proxy's `tcp-request inspect-delay` (as HAProxy, the list runs again
+/// from its first rule each time). Without a delay, the rules see what already arrived.
+async fn inspect<F: TcpFront>(
+    front: &mut F,
+    st: &mut TcpState<'_>,
+    px: usize,
+    buf: &mut Option<Buf>,
+) -> Result<(), Stop> {
+    let rt = st.s.rt;
+    let rules = &rt.proxies[px].rules;
+    if rules.tcp_req.is_empty() {
+        return Ok(());
+    }
+    let deadline = rules.inspect_delay.map(|d| Instant::now() + d);
+    let client_timeout = rt.proxies[st.s.fe].timeouts.client;
+    let max = rt.max_head;
+    let buf = buf.get_or_insert_with(|| Buf::take(rt.bufsize));
+    let mut ended = false;
+    if buf.is_empty() {
+        ended = read(front, buf, Some(Duration::ZERO)).await?;
+    }
+    loop {
+        let now = Instant::now();
+        let final_data = ended || buf.len() >= max || deadline.is_none_or(|d| now >= d);
+        match st.eval(px, Dir::Request, buf, final_data) {
+            TcpFlow::Wait => {}
+            TcpFlow::Continue | TcpFlow::Accept | TcpFlow::CloseServer => return Ok(()),
+            TcpFlow::Reject => {
+                rt.proxies[st.s.fe].fe.denied_req.inc();
+                return Err(Stop::Close);
+            }
+            TcpFlow::SilentDrop => {
+                rt.proxies[st.s.fe].fe.denied_req.inc();
+                return Err(Stop::SilentDrop);
+            }
+        }
+        // not final: there is a deadline, still ahead
+        let left = deadline.map(|d| d.saturating_duration_since(now));
+        let client_first = matches!((left, client_timeout), (Some(l), Some(c)) if c < l);
+        let wait = if client_first { client_timeout } else { left };
+        match front.read_req(buf.vec(), wait).await {
+            Input::Data => {}
+            Input::End => ended = true,
+            // `timeout client` expired first: HAProxy aborts the stream (`cR`)
+            Input::Timeout if client_first => return Err(Stop::Close),
+            Input::Timeout => {}
+            Input::Error => return Err(Stop::Close),
+        }
+    }
+}
+
+/// Reads once; `Ok(true)` when the client closed its side.
+async fn read<F: TcpFront>(front: &mut F, buf: &mut Buf, wait: Option<Duration>) -> Result<bool, Stop> {
+    match front.read_req(buf.vec(), wait).await {
+        Input::Data | Input::Timeout => Ok(false),
+        Input::End => Ok(true),
+        Input::Error => Err(Stop::Close),
+    }
+}
+
+/// The `tcp-response content` rules of backend `be`, as the front mux calls them on
+/// the server's first bytes. The inspect delay starts when they are first called (at
+/// connection); without one, they run once the first bytes (or the server's close)
+/// arrived, on what is there.
+fn response_rules<'s, 'a: 's>(
+    st: &'s mut TcpState<'a>,
+    be: usize,
+) -> impl FnMut(&[u8], bool) -> ResVerdict + Send + use<'s, 'a> {
+    let rt = st.s.rt;
+    let delay = rt.proxies[be].rules.res_inspect_delay;
+    let max = rt.max_head;
+    let mut deadline: Option<Option<Instant>> = None;
+    move |data: &[u8], ended: bool| {
+        let now = Instant::now();
+        let deadline = *deadline.get_or_insert_with(|| delay.map(|d| now + d));
+        if deadline.is_none() && data.is_empty() && !ended {
+            return ResVerdict::Wait(None);
+        }
+        let final_data = ended || data.len() >= max || deadline.is_none_or(|d| now >= d);
+        match st.eval(be, Dir::Response, data, final_data) {
+            TcpFlow::Wait => ResVerdict::Wait(deadline),
+            TcpFlow::Continue | TcpFlow::Accept => ResVerdict::Forward,
+            TcpFlow::CloseServer => ResVerdict::CloseServer,
+            TcpFlow::Reject => ResVerdict::Reject,
+            TcpFlow::SilentDrop => {
+                rt.proxies[st.s.fe].fe.denied_req.inc();
+                ResVerdict::SilentDrop
+            }
+        }
+    }
+}
