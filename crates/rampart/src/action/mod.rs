@@ -21,6 +21,8 @@ pub mod http;
 pub mod reply;
 pub mod rewrite;
 pub mod tcp;
+#[cfg(test)]
+mod tcp_tests;
 
 use std::time::Duration;
 
