@@ -89,15 +89,19 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
         let down_f = inspect_response(server, client, on_response, down, &activity, rt.bufsize);
         tokio::pin!(up_f, down_f);
         let mut up_done = false;
+        // biased, the request direction first: what the client already sent reaches
+        // the server before a response rule may end the stream, as in HAProxy where
+        // the request buffer is sent as soon as the connection is up
         let down_end = loop {
             tokio::select! {
-                end = &mut down_f => break end,
+                biased;
                 res = &mut up_f, if !up_done => {
                     if res.is_err() {
                         return;
                     }
                     up_done = true;
                 }
+                end = &mut down_f => break end,
             }
         };
         match down_end {

@@ -50,7 +50,8 @@ pub fn start<S: mux::h1::park::Parkable>(sock: S, mut sess: Session) {
         rules::Accepted::Serve(vars) => spawn(sock, sess, vars),
         // HAProxy resets a connection its connection rules refused (no TIME_WAIT left)
         rules::Accepted::Reset => crate::io::reset_on_close(&sock),
-        rules::Accepted::Close => crate::io::discard_input(&sock, bufsize),
+        // as HAProxy: a plain close, a reset if the client's first bytes are unread
+        rules::Accepted::Close => {}
         rules::Accepted::SilentDrop => crate::io::silent_drop(&sock, bufsize),
     }
 }

@@ -21,7 +21,8 @@ pub enum Accepted {
     Serve(Option<Box<VarStore>>),
     /// `tcp-request connection reject`: close with a reset, sending nothing.
     Reset,
-    /// `tcp-request session reject`: close, sending nothing.
+    /// `tcp-request session reject`: close, sending nothing (a FIN, or the reset the
+    /// kernel sends when the client's first bytes are left unread).
     Close,
     /// `silent-drop`: close without telling the client.
     SilentDrop,
