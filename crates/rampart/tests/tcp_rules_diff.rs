@@ -194,3 +194,17 @@ fn client_hello(host: &str) -> Vec<u8> {
     rec.extend_from_slice(&hs);
     rec
 }
+
+/// Without `tcp-response inspect-delay` the response rules decide when the server
+/// connection is up, on nothing: a payload condition never matches.
+#[test]
+fn response_rules_without_delay_decide_at_connection() {
+    let rules = "  tcp-response content reject if { res.len gt 0 }\n";
+    let Some(cmp) = tcp(&format!("listen fe1\n  bind fd@${{fe1}}\n{rules}  server s1 ${{s1_addr}}:${{s1_port}}\n"))
+        .backend("s1", || RawBackend::start(vec![Step::send("hello"), Step::sleep_ms(100), Step::send(" world")]))
+        .run(|proxy| talk(proxy, &[b"q"]))
+    else {
+        return;
+    };
+    cmp.assert_same();
+}

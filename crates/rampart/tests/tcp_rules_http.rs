@@ -150,3 +150,27 @@ fn connection_reject_in_an_http_frontend_sends_nothing() {
     assert!(matches!(got, Ok(0) | Err(_)), "no byte: {got:?}");
     assert!(s1.requests().is_empty());
 }
+
+/// `tcp-response content` rules of an HTTP backend run once the response arrived,
+/// before the `http-response` rules; as in HAProxy 2.6 they see the stream (variables,
+/// backend) but not the HTTP response.
+#[test]
+fn response_content_rules_run_before_the_http_response_rules() {
+    let s1 = HttpBackend::builder("s1").reply(rampart_testkit::Reply::ok().header("Server", "s1").body("ok")).start();
+    let proxy = start_with(
+        "frontend fe1\n  bind fd@${fe1}\n  http-request set-var(txn.block) str(1) if { path /bad }\n\
+         default_backend b\n\
+         backend b\n  tcp-response content reject if { var(txn.block) -m found }\n\
+         tcp-response content set-var(txn.be) be_name\n\
+         tcp-response content set-var(txn.server) res.hdr(server)\n\
+         http-response set-header x-be %[var(txn.be)]\n\
+         http-response set-header x-server %[var(txn.server)]\n  server s1 ${s1_addr}:${s1_port}\n",
+        &[("s1", s1.addr())],
+    );
+    let mut c = client(&proxy);
+    c.send("GET /good HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
+    let r = c.read_response().unwrap();
+    assert_eq!((r.status, r.headers.get("x-be"), r.headers.get("x-server")), (200, Some("b"), Some("")));
+    c.send("GET /bad HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
+    assert_eq!(read_all(&mut c), b"");
+}

@@ -303,6 +303,11 @@ impl Cx<'_> {
         Some(match a {
             TcpResAction::Accept => TcpAct::Accept,
             TcpResAction::Reject => TcpAct::Reject,
+            TcpResAction::Close if self.px().mode == m::Mode::Http => {
+                // TODO(#5): in HTTP mode, end the server connection after this response
+                self.alert(span, "'tcp-response content close' in an HTTP backend is not supported yet".into());
+                return None;
+            }
             TcpResAction::Close => TcpAct::CloseServer,
             TcpResAction::SilentDrop => TcpAct::SilentDrop,
             TcpResAction::SetLogLevel(_) => TcpAct::Nothing,

@@ -98,6 +98,8 @@ pub struct TcpExec<'x> {
     pub payload: Option<&'x [u8]>,
     /// The request head in HTTP mode (with the buffer its slices point into).
     pub req: Option<(&'x MsgHead, &'x [u8])>,
+    /// The response head in HTTP mode (`tcp-response content` rules).
+    pub res: Option<(&'x MsgHead, &'x [u8])>,
     /// The stream's request capture slots (empty before a stream exists).
     pub caps: &'x mut [Option<Vec<u8>>],
     pub vars: Vars<'x>,
@@ -113,6 +115,7 @@ impl TcpExec<'_> {
             be: self.be,
             dir: self.dir,
             req: self.req.map(|(m, b)| m.view(b)),
+            res: self.res.map(|(m, b)| m.view(b)),
             payload: self.payload,
             vars: self.vars,
             req_caps: self.caps,

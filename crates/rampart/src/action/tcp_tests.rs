@@ -67,6 +67,7 @@ impl Stream {
             conn: &mut self.conn,
             payload: Some(payload),
             req: None,
+            res: None,
             caps: &mut self.caps,
             vars,
             first_req: true,
@@ -150,6 +151,7 @@ fn or_and_not_follow_haproxys_three_valued_logic() {
         conn: &mut st.conn,
         payload: Some(b"x"),
         req: None,
+        res: None,
         caps: &mut [],
         vars,
         first_req: true,
@@ -333,9 +335,11 @@ fn actions_rampart_lacks_are_refused_by_name() {
     let got = diags(
         "frontend f\n bind :1\n tcp-request content set-priority-class int(1)\n\
          tcp-request content set-priority-offset int(1)\n\
-         tcp-request content switch-mode http\n default_backend b\nbackend b\n mode http\n server s 127.0.0.1:1\n",
+         tcp-request content switch-mode http\n default_backend b\nbackend b\n mode http\n server s 127.0.0.1:1\n\
+         tcp-response content close\n",
     );
     for msg in [
+        "'tcp-response content close' in an HTTP backend is not supported yet",
         "'tcp-request content set-priority-class' is not supported yet",
         "'tcp-request content set-priority-offset' is not supported yet",
         "'tcp-request content switch-mode' is not supported yet",

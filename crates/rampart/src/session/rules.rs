@@ -49,6 +49,7 @@ pub fn run(sess: &mut Session) -> Accepted {
             conn: &mut sess.conn,
             payload: None,
             req: None,
+            res: None,
             caps: &mut [],
             vars: Vars { proc: Some(&rt.proc_vars), sess: Some(&sess_vars), ..Vars::default() },
             first_req: true,

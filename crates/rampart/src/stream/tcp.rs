@@ -8,7 +8,8 @@
 //! 3. `tcp-request content` rules of the backend (with its own inspect delay);
 //! 4. server connection ([`TcpFront::connect`]);
 //! 5. forwarding, the bytes held first; with `tcp-response content` rules, the
-//!    server's first bytes are held until they decide (`tcp-response inspect-delay`).
+//!    server's first bytes are held until they decide (`tcp-response inspect-delay`;
+//!    without one they decide at connection, on nothing).
 //!
 //! Without rules nothing is read before connecting: the front mux connects at once
 //! and splices. The stream talks to the client side through [`TcpFront`]; it never
@@ -84,6 +85,7 @@ impl TcpState<'_> {
             conn: &mut self.s.conn,
             payload: Some(payload),
             req: None,
+            res: None,
             caps: &mut self.caps,
             vars,
             first_req: true,
@@ -233,9 +235,9 @@ async fn read<F: TcpFront>(front: &mut F, buf: &mut Buf, wait: Option<Duration>)
 }
 
 /// The `tcp-response content` rules of backend `be`, as the front mux calls them on
-/// the server's first bytes. The inspect delay starts when they are first called (at
-/// connection); without one, they run once the first bytes (or the server's close)
-/// arrived, on what is there.
+/// the server's first bytes. They first run when the server connection is up, with
+/// nothing received yet; the inspect delay starts then. Without a delay that first run
+/// is final, as in HAProxy (payload rules then never match).
 fn response_rules<'s, 'a: 's>(
     st: &'s mut TcpState<'a>,
     be: usize,
@@ -247,9 +249,6 @@ fn response_rules<'s, 'a: 's>(
     move |data: &[u8], ended: bool| {
         let now = Instant::now();
         let deadline = *deadline.get_or_insert_with(|| delay.map(|d| now + d));
-        if deadline.is_none() && data.is_empty() && !ended {
-            return ResVerdict::Wait(None);
-        }
         let final_data = ended || data.len() >= max || deadline.is_none_or(|d| now >= d);
         match st.eval(be, Dir::Response, data, final_data) {
             TcpFlow::Wait => ResVerdict::Wait(deadline),

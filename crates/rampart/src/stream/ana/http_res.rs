@@ -1,13 +1,15 @@
-//! `http-response` rules (backend, then frontend) on the server's response head, and
-//! `http-after-response` rules (backend, then frontend) on every response, built ones
-//! included, just before the front mux writes it.
-//! HAProxy counterpart: `http_process_res_common()` and `http_res_get_intercept_rule()`
-//! (src/http_ana.c).
+//! `tcp-response content` rules of the backend, then `http-response` rules (backend,
+//! then frontend) on the server's response head, and `http-after-response` rules
+//! (backend, then frontend) on every response, built ones included, just before the
+//! front mux writes it.
+//! HAProxy counterpart: `tcp_inspect_response()` (src/tcp_rules.c),
+//! `http_process_res_common()` and `http_res_get_intercept_rule()` (src/http_ana.c).
 
 use super::http_req::verdict;
 use super::Verdict;
 use crate::action::http::{run_rules, Exec};
-use crate::action::{Flow, HttpAct, Rule};
+use crate::action::tcp::{run_tcp_rules, TcpExec};
+use crate::action::{Flow, HttpAct, Rule, TcpFlow};
 use crate::http::{MsgHead, Synth};
 use crate::proxy::ProxyRt;
 use crate::sample::ctx::Dir;
@@ -39,6 +41,9 @@ fn proxies<'rt>(s: &Stream<'rt>) -> impl Iterator<Item = (usize, &'rt ProxyRt)> 
 /// Runs the `http-response` rules on the server's response `res` (slices into `buf`).
 pub fn run<'rt>(s: &Stream<'rt>, res: &mut MsgHead, buf: &[u8], st: &mut ResState<'_, 'rt>) -> Verdict {
     st.vars_reqres_start(s);
+    if tcp_response(s, st) != Verdict::Continue {
+        return Verdict::Close;
+    }
     for (idx, px) in proxies(s) {
         let flow = run_list(s, &px.rules.http_res, res, buf, idx, st);
         if flow != Flow::Continue && flow != Flow::Allow {
@@ -46,6 +51,50 @@ pub fn run<'rt>(s: &Stream<'rt>, res: &mut MsgHead, buf: &[u8], st: &mut ResStat
         }
     }
     after(s, res, buf, st)
+}
+
+/// The backend's `tcp-response content` rules, once the response head arrived. As in
+/// HAProxy 2.6, whose response inspection runs as soon as the server connection is up,
+/// they see no HTTP response (`status`, `res.hdr` find nothing) nor payload: the
+/// connection, the variables and the stream's state. Nothing waits. `reject` and
+/// `silent-drop` close (COMPAT: `silent-drop` closes as `reject` in HTTP mode); `close`
+/// is refused at startup in HTTP backends.
+///
+/// COMPAT: HAProxy decides before the server answers (a rejecting server finds its
+/// connection closed while it answers); rampart decides on the head (the answer is
+/// read, then dropped). The client sees the same close.
+fn tcp_response(s: &Stream<'_>, st: &mut ResState<'_, '_>) -> Verdict {
+    let Some(be) = s.be else { return Verdict::Continue };
+    let rules = &s.rt.proxies[be].rules.tcp_res;
+    if rules.is_empty() {
+        return Verdict::Continue;
+    }
+    let vars = crate::sample::vars::Vars {
+        proc: Some(&s.rt.proc_vars),
+        sess: Some(&*st.sess_vars),
+        txn: Some(&*st.vars_txn),
+        reqres: Some(&*st.vars_reqres),
+        check: None,
+    };
+    let mut conn = s.conn;
+    let mut x = TcpExec {
+        rt: s.rt,
+        fe: s.fe,
+        be: s.be,
+        dir: Dir::Response,
+        conn: &mut conn,
+        payload: None,
+        req: None,
+        res: None,
+        caps: &mut [],
+        vars,
+        first_req: s.first_req,
+        scratch: st.scratch,
+    };
+    match run_tcp_rules(rules, true, &mut x) {
+        TcpFlow::Reject | TcpFlow::SilentDrop => Verdict::Close,
+        _ => Verdict::Continue,
+    }
 }
 
 /// Runs the `http-after-response` rules on a response about to be written.

@@ -40,6 +40,7 @@ pub fn run(s: &mut Stream<'_>, txn: &mut TxnData, buf: &[u8], px: usize, sess: &
         conn: &mut s.conn,
         payload: None,
         req: Some((req, buf)),
+        res: None,
         caps: req_caps,
         vars,
         first_req: s.first_req,
