@@ -15,7 +15,7 @@ use rampart_cfg::model::{
     BackendTarget, Cap, Config, ForwardFor, HttpConnMode, HttpReply, HttpReqAction, HttpReuse, Mode, ReplyBody,
     ServerAddr,
 };
-use rampart_cfg::{Diag, Span};
+use rampart_cfg::{Diag, Level, Span};
 use tokio::sync::Notify;
 
 use crate::counters::Counter;
@@ -227,6 +227,8 @@ pub fn build(cfg: &Config, maxconn: u32, threads: usize) -> Result<Runtime, Vec<
             },
         });
     }
+    // Password hashes rampart cannot verify (the warnings are for `check`).
+    alerts.extend(crate::auth::diagnostics(cfg).into_iter().filter(|d| d.level == Level::Alert));
     if !alerts.is_empty() {
         return Err(alerts);
     }
@@ -263,7 +265,9 @@ fn var_limits(m: &rampart_cfg::model::VarsLimits) -> VarLimits {
 
 /// The alerts [`build`] would report, for `-c` and startup before binding.
 pub fn check(cfg: &Config) -> Vec<Diag> {
-    build(cfg, 1, 1).err().unwrap_or_default()
+    let mut out: Vec<Diag> = crate::auth::diagnostics(cfg).into_iter().filter(|d| d.level != Level::Alert).collect();
+    out.extend(build(cfg, 1, 1).err().unwrap_or_default());
+    out
 }
 
 fn not_supported(span: &Span, what: &str) -> Diag {
