@@ -70,6 +70,12 @@ const VECTORS: &[(&str, &str, &str)] = &[
         "correct horse",
         "$y$jBT$pDhVTWqQBO4DKk1J9R6eY/$4wD62r5IdrdKYcfjpqwYRoBoCBnyoag9sT7AA2tJxz1",
     ),
+    (
+        "mkpasswd -m yescrypt -R 5 'tr0ub4dor&3'",
+        "tr0ub4dor&3",
+        "$y$j9T$a1Vp629wOkmtFuIDVv1U1/$2h4oqAM/ogPA4M5fi.3foVMDZCdgPvbbv53NW8cAPw2",
+    ),
+    ("mkpasswd -m bcrypt -R 10 x", "x", "$2b$10$D0NUnEJYAJxKfqVk.08AduOWH1qBPmnlJHBHDz7qKHZe4hicie/NS"),
 ];
 
 fn hash(text: &str) -> crypt::CryptHash {
