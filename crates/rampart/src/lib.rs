@@ -23,6 +23,7 @@
 //! - `sys`: the few system-call wrappers that need `unsafe`
 
 pub mod acl;
+pub mod action;
 pub mod auth;
 pub mod backend;
 pub mod buf;
