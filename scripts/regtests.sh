@@ -50,9 +50,10 @@ fi
 [ -s "$out" ] || { echo "regtests.sh: the runner wrote no results; see ${out%.tsv}.log" >&2; exit 2; }
 
 # The table: test, result, reason. For a configuration the program refused, the
-# reason lists the refused keywords (from the [ALERT] lines in the vtest log, with the
-# line of the test's configuration where each first appears); otherwise it is the
-# runner's: the first vtest error line (the failed `expect`, a timeout ...).
+# reason lists every distinct [ALERT] of the vtest log ("'x' (not yet)" for a keyword
+# rampart does not implement yet, else the message), each with the line of the test's
+# configuration where it first appears; otherwise it is the runner's: the first vtest
+# error line (the failed `expect`, a timeout ...).
 python3 - "$out" "$rundir/logs" <<'PY'
 import csv, os, re, sys
 out, logs = sys.argv[1], sys.argv[2]
@@ -67,10 +68,13 @@ for row in sorted(rows[1:]):
         for line in open(log, errors="replace") if os.path.exists(log) else []:
             m = alert.search(line)
             if m and not m.group(2).startswith(skip):
-                what = re.sub(r" (is|are) not supported yet\.?$", "", m.group(2).strip())
+                what = m.group(2).strip()
+                # "error detected in frontend 'fe' while parsing '...' rule : X" -> X
+                what = re.sub(r"^error detected in .*? : (?=\S)", "", what)
+                what = re.sub(r" (is|are) not supported yet\.?$", " (not yet)", what)
                 seen.setdefault(what, m.group(1))
         if seen:
-            reason = "not supported yet: " + "; ".join(f"{k} (cfg:{v})" if v else k for k, v in seen.items())
+            reason = "config refused: " + "; ".join(f"{k} cfg:{v}" if v else k for k, v in seen.items())
     print(f"{test}\t{result}\t{reason}")
 PY
 echo
