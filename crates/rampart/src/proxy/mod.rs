@@ -12,7 +12,7 @@ use std::time::Duration;
 mod unsupported;
 
 use rampart_cfg::model::{BackendTarget, Cap, Config, ForwardFor, HttpConnMode, HttpReuse, Mode, ServerAddr};
-use rampart_cfg::{Diag, Span};
+use rampart_cfg::{Diag, Level, Span};
 use tokio::sync::Notify;
 
 use crate::action::{self, ProxyRules};
@@ -29,8 +29,6 @@ pub struct Runtime {
     pub bufsize: usize,
     /// `tune.bufsize - tune.maxrewrite`: the most a request or response head may take.
     pub max_head: usize,
-    /// `tune.maxrewrite`: the most bytes rules may add to a message head.
-    pub max_rewrite: usize,
     pub global: GlobalRt,
     /// `proc.` variables and the process-wide variable budgets.
     pub proc_vars: ProcVars,
@@ -165,7 +163,12 @@ pub fn build(cfg: &Config, maxconn: u32, threads: usize) -> Result<Runtime, Vec<
 pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Result<Runtime, Vec<Diag>>, Vec<Diag>) {
     let mut alerts = Vec::new();
     let mut pool_key = 0;
-    let mut shared = action::compile::Shared { pats: Default::default(), proc_vars: Vec::new(), warnings: Vec::new() };
+    let mut shared = action::compile::Shared {
+        pats: Default::default(),
+        userlists: Default::default(),
+        proc_vars: Vec::new(),
+        warnings: Vec::new(),
+    };
     let mut proxies = Vec::with_capacity(cfg.proxies.len());
     for (idx, px) in cfg.proxies.iter().enumerate() {
         let servers = px
@@ -233,7 +236,16 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             },
         });
     }
-    let warnings = shared.warnings;
+    let mut warnings = shared.warnings;
+    // Password hashes rampart cannot verify are alerts; hashes no password matches,
+    // warnings.
+    for d in crate::auth::diagnostics(cfg) {
+        if d.level == Level::Alert {
+            alerts.push(d);
+        } else {
+            warnings.push(d);
+        }
+    }
     if !alerts.is_empty() {
         return (Err(alerts), warnings);
     }
@@ -241,7 +253,6 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         proxies,
         bufsize: cfg.global.bufsize,
         max_head: cfg.global.bufsize.saturating_sub(cfg.global.maxrewrite).max(1024),
-        max_rewrite: cfg.global.maxrewrite,
         global: GlobalRt {
             maxconn,
             cur_conns: AtomicU32::new(0),

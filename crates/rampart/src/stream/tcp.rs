@@ -97,6 +97,10 @@ impl TcpState<'_> {
     /// Backend switching over what the request rules waited for.
     fn switch(&mut self, payload: &[u8]) -> Option<usize> {
         let rt = self.s.rt;
+        let fe = &rt.proxies[self.s.fe];
+        if fe.rules.switching.is_empty() {
+            return fe.fe.backend;
+        }
         let vars = Vars {
             proc: Some(&rt.proc_vars),
             sess: Some(&self.sess),

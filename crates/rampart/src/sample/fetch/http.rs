@@ -3,7 +3,7 @@
 //! `req.body*`, `capture.*`, `unique-id`, `http_first_req`, `req.proto_http`.
 //! HAProxy counterpart: src/http_fetch.c.
 //!
-//! Not yet (rejected as unknown): `http_auth*` (need userlists), `req.body_param`,
+//! Not yet (rejected as unknown): `req.body_param`,
 //! `res.body*` (responses are not buffered), `req.hdrs_bin`.
 
 use std::borrow::Cow;

@@ -24,6 +24,9 @@ pub struct Input<'t> {
 
 /// The backend of this stream; `None` when the frontend has none (503).
 pub fn backend(s: &Stream<'_>, i: Input<'_>) -> Option<usize> {
+    if s.rt.proxies[s.fe].rules.switching.is_empty() {
+        return s.rt.proxies[s.fe].fe.backend;
+    }
     let ctx =
         SampleCtx { req_caps: i.caps, ..s.ctx(Dir::Request, Some((i.req, i.buf)), None, i.sess, i.txn, i.reqres) };
     choose(s, &ctx, i.scratch)
