@@ -5,9 +5,11 @@
 //!   privileges; `-v`/`-vv`
 //! - `worker`: one current-thread runtime per thread, signals, soft stop
 //! - `listener`: bind / adopt listening sockets, accept loop, maxconn, pause
-//! - `session`: one client connection: its maxconn slot, the mux that serves it
+//! - `session`: one client connection: its maxconn slot, `tcp-request connection|session`
+//!   rules, the mux that serves it
 //! - `mux`: per-connection drivers: `h1` (HTTP/1), `pt` (TCP passthrough)
-//! - `stream`: one HTTP request/response exchange through the analysers
+//! - `stream`: one HTTP request/response exchange (or one TCP-mode stream) through the
+//!   analysers
 //! - `http`: the protocol-neutral message head (start line, headers, rewrites)
 //! - `sample`: fetches, converters and sample expressions
 //! - `acl`: ACLs, conditions, pattern sets and maps
