@@ -16,7 +16,8 @@
 //!
 //! `cargo build --release -p rampart && cargo test --release -p rampart --test rules_diff`.
 //! Environment: `RULES_DIFF_CASE=<substring>` runs the matching cases only (the list is
-//! then checked for them only), `RULES_DIFF_SHOW=1` prints both observations of every
+//! then checked for them only), `RULES_DIFF_BINARY=/usr/sbin/haproxy` runs haproxy
+//! against itself (a determinism check of the corpus), `RULES_DIFF_SHOW=1` prints both observations of every
 //! case, `RULES_DIFF_JOBS=<n>` sets how many cases run at once (default 6). The detailed
 //! report (every disagreement with both observations) goes to
 //! `target/tmp/rules-diff-report.txt`.
@@ -40,6 +41,11 @@ use report::{Known, Outcome, Verdict};
 
 /// The binary under test.
 const RAMPART: &str = env!("CARGO_BIN_EXE_rampart");
+
+/// Names another binary to run in rampart's place: `RULES_DIFF_BINARY=/usr/sbin/haproxy`
+/// runs haproxy against itself, which shows whether the corpus is deterministic (every
+/// case must agree then; the known-differences list is not checked).
+const BINARY_ENV: &str = "RULES_DIFF_BINARY";
 
 /// Cases run at once by default: each is mostly waiting (process start-up, sockets).
 const DEFAULT_JOBS: usize = 6;
@@ -80,7 +86,8 @@ fn scenario(case: &Case, proxy: &Running) -> Client {
 
 /// Runs one case through both binaries; `None` when haproxy is not installed.
 fn run_case(case: &Case) -> Option<(Outcome, String)> {
-    let d = Differential::new(RAMPART)
+    let binary = std::env::var_os(BINARY_ENV).unwrap_or_else(|| RAMPART.into());
+    let d = Differential::new(binary)
         .listener("fe1")
         .backend("s1", || backend("s1"))
         .backend("s2", || backend("s2"))
@@ -124,7 +131,10 @@ fn rules_corpus_agrees_with_haproxy() {
     if let Some(f) = &filter {
         cases.retain(|c| c.id.contains(f.as_str()));
     }
-    let known = Known::load(&dir.join("known-differences")).unwrap_or_else(|e| panic!("known-differences: {e}"));
+    let known = match std::env::var_os(BINARY_ENV) {
+        Some(_) => Known::default(),
+        None => Known::load(&dir.join("known-differences")).unwrap_or_else(|e| panic!("known-differences: {e}")),
+    };
     let jobs = std::env::var("RULES_DIFF_JOBS").ok().and_then(|j| j.parse().ok()).unwrap_or(DEFAULT_JOBS);
     let Some(results) = run_all(&cases, jobs.max(1)) else { return };
     let verdicts: Vec<Verdict> = cases
@@ -138,7 +148,7 @@ fn rules_corpus_agrees_with_haproxy() {
     let details = report::details(&verdicts);
     let _ = std::fs::write(&path, format!("{summary}\n{details}"));
     let mut problems = report::problems(&verdicts);
-    if filter.is_none() {
+    if filter.is_none() && std::env::var_os(BINARY_ENV).is_none() {
         problems.extend(known.unused(&cases));
     }
     assert!(

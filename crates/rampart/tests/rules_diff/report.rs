@@ -155,6 +155,7 @@ fn line_diff(h: &str, r: &str) -> String {
 }
 
 /// `tests/rules_corpus/known-differences`: `<case id> <reason>` per line.
+#[derive(Default)]
 pub struct Known(BTreeMap<String, String>);
 
 impl Known {
