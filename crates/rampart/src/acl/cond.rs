@@ -4,7 +4,9 @@
 //! Terms side by side are ANDed, `or` separates ORed groups; there are no parentheses.
 //!
 //! Evaluation stops at the first false term of a group and at the first true group;
-//! it allocates nothing.
+//! it allocates nothing. TODO(#5): HAProxy's third result, MISS (data that may still
+//! arrive, for `tcp-request content` under `inspect-delay`), is not modelled: a
+//! condition is true or false on the data in hand.
 //!
 //! HAProxy counterpart: `parse_acl_cond()`, `build_acl_cond()`, `acl_exec_cond()`
 //! (src/acl.c).

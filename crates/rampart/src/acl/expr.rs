@@ -63,6 +63,8 @@ fn criterion(word: &str, cx: &mut CompileCx<'_>) -> Result<(Expr, String, Option
         Some(k) => {
             let rest = &word[k.name.len()..];
             let text = format!("{}{rest}", k.fetch);
+            // COMPAT: the expression compiler's message follows `ACL keyword 'x' :`;
+            // HAProxy words a few of these errors differently for ACL keywords.
             let expr = compile_sample(&text, cx).map_err(|e| format!("ACL keyword '{}' : {e}", k.name))?;
             if expr.convs.is_empty() {
                 Ok((expr, k.name.to_owned(), Some(k.method)))

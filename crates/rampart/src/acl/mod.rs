@@ -15,8 +15,10 @@
 //! - `cond`: conditions: terms, `!`, `or`/`||`, `{ anonymous }`
 //! - `map`: map files and the `map_*` converters
 //!
-//! The rest of the daemon calls [`compile_acls`] with a proxy's `acl` lines, then
-//! [`compile_cond`] for each rule's condition, and [`Cond::eval`] per stream.
+//! The rest of the daemon calls [`compile_acl_defs`] with a proxy's `acl` lines (the
+//! cfg model's `RuleSet::acls`), then [`compile_condition`] for each rule's condition,
+//! and [`Cond::eval`] per stream. [`compile_acls`] and [`compile_cond`] take plain
+//! words.
 
 pub mod cond;
 pub mod expr;
@@ -32,6 +34,8 @@ use std::sync::Arc;
 pub use cond::{compile_cond, Cond};
 pub use expr::AclExpr;
 pub use patref::{PatRef, PatRefs};
+
+use rampart_cfg::model::{AclDef, Condition};
 
 use crate::sample::expr::CompileCx;
 use crate::sample::SampleCtx;
@@ -165,11 +169,34 @@ pub fn compile_acl_lines(lines: &[(&str, &[String])], cx: &mut CompileCx<'_>) ->
     (set, errs)
 }
 
+/// Compiles the `acl` lines of one section of the configuration model: the set of the
+/// good lines, and for each bad line its index in `defs` (for its span) and HAProxy's
+/// complete message.
+pub fn compile_acl_defs(defs: &[AclDef], cx: &mut CompileCx<'_>) -> (AclSet, Vec<(usize, String)>) {
+    let lines: Vec<(&str, &[String])> = defs.iter().map(|d| (d.name.as_str(), d.words.as_slice())).collect();
+    compile_acl_lines(&lines, cx)
+}
+
+/// Compiles a rule's condition against the ACLs of its section (`defs`, compiled into
+/// `acls`): it sees the ACLs declared above its line, as in HAProxy. The error is the
+/// inner message, for the rule's own `error detected while parsing ... : %s.`.
+pub fn compile_condition(
+    c: &Condition,
+    defs: &[AclDef],
+    acls: &AclSet,
+    cx: &mut CompileCx<'_>,
+) -> Result<Cond, String> {
+    let upto = defs.iter().take_while(|d| d.span.file != c.span.file || d.span.line < c.span.line).count();
+    cond::compile_cond_at(&c.words, c.negate, acls, upto, cx)
+}
+
 fn paren_warning(name: &str, crit: &str, next: &str) -> String {
     format!(
         "parsing acl '{name}' :\n  matching '{crit}' for pattern '{next}' is likely a mistake and probably\n  not what you want. Maybe you need to remove the extraneous space before '('.\n  If you are really sure this is not an error, please insert '--' between the\n  match and the pattern to make this warning message disappear."
     )
 }
 
+#[cfg(test)]
+mod http_tests;
 #[cfg(test)]
 mod tests;

@@ -371,3 +371,78 @@ fn predefined_acls() {
     assert!(!f.cond(&set, "if FALSE").unwrap().eval(&f.ctx()));
     assert!(f.cond(&set, "unless FALSE").unwrap().eval(&f.ctx()));
 }
+
+/// A cheap stand-in for the `acl_cond` fuzz target: random lines over a vocabulary
+/// of criteria, options, operators, patterns and condition words compile or fail with
+/// a message, never panic.
+#[test]
+fn random_lines_never_panic() {
+    const VOCAB: &[&str] = &[
+        "str(x)",
+        "int(5)",
+        "always_true",
+        "bin(00)",
+        "ipv4(1.2.3.4)",
+        "-i",
+        "-n",
+        "-m",
+        "-f",
+        "-M",
+        "-u",
+        "--",
+        "str",
+        "beg",
+        "reg",
+        "ip",
+        "int",
+        "len",
+        "found",
+        "bool",
+        "dom",
+        "gt",
+        "le",
+        "eq",
+        "1:3",
+        ":",
+        "-",
+        "(",
+        "{",
+        "}",
+        "!",
+        "!!",
+        "or",
+        "||",
+        "a",
+        "b",
+        "TRUE",
+        "x",
+        "10.0.0.0/8",
+        "::1/200",
+        "[",
+        "(?=x)",
+        "a*+",
+        "",
+    ];
+    let f = Fx::new();
+    let mut r: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut pick = |n: usize| {
+        r ^= r << 13;
+        r ^= r >> 7;
+        r ^= r << 17;
+        (r % n as u64) as usize
+    };
+    for _ in 0..3000 {
+        let n = pick(6);
+        let words: Vec<String> = (0..n).map(|_| VOCAB[pick(VOCAB.len())].to_owned()).collect();
+        let name = ["a", "b", "or", "x!"][pick(4)];
+        let (set, errs) = compile_acl_lines(&[(name, words.as_slice())], &mut f.cx());
+        assert!(errs.iter().all(|(i, e)| *i == 0 && !e.is_empty()));
+        let cond: Vec<String> = (0..pick(6)).map(|_| VOCAB[pick(VOCAB.len())].to_owned()).collect();
+        match compile_cond(&cond, pick(2) == 0, &set, &mut f.cx()) {
+            Ok(c) => {
+                let _ = c.eval(&f.ctx());
+            }
+            Err(e) => assert!(!e.is_empty()),
+        }
+    }
+}

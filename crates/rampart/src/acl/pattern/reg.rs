@@ -12,6 +12,11 @@
 
 use regex::bytes::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 
+// PERF: a regex keeps its scratch space in a pool: the first thread to use it takes
+// it without synchronisation, other threads take theirs from a small lock-protected
+// stack (held for a push or a pop, never while matching). Regexes of the sample
+// expressions (`Arg::Regex`) are shared the same way.
+
 /// From this many regexes on, a set screens samples first.
 const SET_FROM: usize = 8;
 

@@ -13,6 +13,8 @@
 //! - `http`: `url_dec url_enc language`
 //! - `time`: `ltime utime http_date`, over a strftime of our own ([`strftime`])
 //! - `net`: `ipmask`
+//! - `crate::acl::map`: `map map_str map_beg ... map_ip_ip` (the map converters live
+//!   with the pattern sets they use)
 //!
 //! The evaluator casts the input to the keyword's `input` type before calling it, so a
 //! converter only sees the types it declared; each one still refuses (returns `None`
