@@ -29,15 +29,14 @@ mod expect;
 #[path = "rules_diff/report.rs"]
 mod report;
 
-use std::collections::VecDeque;
 use std::path::Path;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 
 use corpus::{Case, CORPUS_DIR};
 use expect::Client;
 use rampart_testkit::{Attempt, Differential, HttpBackend, RawClient, Reply, Request, Running};
-use report::{Known, Outcome, Verdict};
+use report::{Judged, Known, Verdict};
 
 /// The binary under test.
 const RAMPART: &str = env!("CARGO_BIN_EXE_rampart");
@@ -85,7 +84,7 @@ fn scenario(case: &Case, proxy: &Running) -> Client {
 }
 
 /// Runs one case through both binaries; `None` when haproxy is not installed.
-fn run_case(case: &Case) -> Option<(Outcome, String)> {
+fn run_case(case: &Case) -> Option<Judged> {
     let binary = std::env::var_os(BINARY_ENV).unwrap_or_else(|| RAMPART.into());
     let d = Differential::new(binary)
         .listener("fe1")
@@ -97,30 +96,30 @@ fn run_case(case: &Case) -> Option<(Outcome, String)> {
     Some(report::judge(case, attempt))
 }
 
-/// Runs `cases` on `jobs` threads; results in case order.
-fn run_all(cases: &[Case], jobs: usize) -> Option<Vec<(Outcome, String)>> {
-    let queue: Arc<Mutex<VecDeque<usize>>> = Arc::new(Mutex::new((0..cases.len()).collect()));
-    let results: Arc<Mutex<Vec<Option<(Outcome, String)>>>> = Arc::new(Mutex::new(vec![None; cases.len()]));
-    let skipped = Arc::new(Mutex::new(false));
-    thread::scope(|s| {
-        for _ in 0..jobs {
-            let (queue, results, skipped) = (Arc::clone(&queue), Arc::clone(&results), Arc::clone(&skipped));
-            s.spawn(move || loop {
-                let next = queue.lock().unwrap_or_else(PoisonError::into_inner).pop_front();
-                let Some(i) = next else { return };
-                let got = run_case(&cases[i]);
-                if got.is_none() {
-                    *skipped.lock().unwrap_or_else(PoisonError::into_inner) = true;
-                }
-                results.lock().unwrap_or_else(PoisonError::into_inner)[i] = got;
-            });
-        }
+/// Runs `cases` on `jobs` threads; results in case order, `None` when haproxy is not
+/// installed.
+fn run_all(cases: &[Case], jobs: usize) -> Option<Vec<Judged>> {
+    let next = AtomicUsize::new(0);
+    let done: Vec<Vec<(usize, Option<Judged>)>> = thread::scope(|s| {
+        let workers: Vec<_> = (0..jobs)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(case) = cases.get(i) else { return mine };
+                        mine.push((i, run_case(case)));
+                    }
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
     });
-    if *skipped.lock().unwrap_or_else(PoisonError::into_inner) {
-        return None;
+    let mut results: Vec<Option<Judged>> = vec![None; cases.len()];
+    for (i, got) in done.into_iter().flatten() {
+        results[i] = Some(got?);
     }
-    let results = std::mem::take(&mut *results.lock().unwrap_or_else(PoisonError::into_inner));
-    Some(results.into_iter().map(|r| r.unwrap_or((Outcome::CorpusError("not run".into()), String::new()))).collect())
+    results.into_iter().collect()
 }
 
 #[test]

@@ -141,7 +141,7 @@ pub fn parse(theme: &str, text: &str) -> Result<Vec<Case>, String> {
             if let Some(d) = draft.take() {
                 cases.push(finish(theme, d)?);
             }
-            let name = header.trim().split_whitespace().next().unwrap_or_default().to_string();
+            let name = header.split_whitespace().next().unwrap_or_default().to_string();
             if name.is_empty() {
                 return Err(format!("line {lineno}: a case needs a name"));
             }

@@ -26,8 +26,11 @@ pub enum Outcome {
     CorpusError(String),
 }
 
-/// Judges one attempt; returns the outcome and the detailed text for the report.
-pub fn judge(case: &Case, attempt: Attempt<Client>) -> (Outcome, String) {
+/// An outcome and the detailed text for the report.
+pub type Judged = (Outcome, String);
+
+/// Judges one attempt.
+pub fn judge(case: &Case, attempt: Attempt<Client>) -> Judged {
     let haproxy = match attempt.haproxy {
         Ok(obs) => obs,
         Err(e) => return (Outcome::CorpusError(format!("haproxy did not start: {}", first_alert(&e))), e.to_string()),
