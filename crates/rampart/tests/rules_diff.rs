@@ -32,6 +32,7 @@ mod report;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
+use std::time::Duration;
 
 use corpus::{Case, CORPUS_DIR};
 use expect::Client;
@@ -45,6 +46,10 @@ const RAMPART: &str = env!("CARGO_BIN_EXE_rampart");
 /// runs haproxy against itself, which shows whether the corpus is deterministic (every
 /// case must agree then; the known-differences list is not checked).
 const BINARY_ENV: &str = "RULES_DIFF_BINARY";
+
+/// How long a client waits for a response: well above the slowest case (a 200 ms
+/// tarpit), short enough that a proxy that never answers costs little.
+const READ_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// Cases run at once by default: each is mostly waiting (process start-up, sockets).
 const DEFAULT_JOBS: usize = 6;
@@ -77,6 +82,7 @@ fn scenario(case: &Case, proxy: &Running) -> Client {
         .iter()
         .map(|r| {
             let mut c = RawClient::connect(proxy.addr("fe1")).map_err(|e| e.kind())?;
+            c.set_read_timeout(READ_TIMEOUT).map_err(|e| e.kind())?;
             c.send(&r.bytes).map_err(|e| e.kind())?;
             c.read_response_for(&r.method).map_err(|e| e.kind())
         })
