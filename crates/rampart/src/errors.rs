@@ -93,6 +93,14 @@ fn default_reply(code: u16) -> ReplyTpl {
         .expect("the fallback page parses")
 }
 
+/// HAProxy's own stream page for `code` (500's for a code without one).
+pub fn builtin_page(code: u16) -> &'static ReplyTpl {
+    static PAGES: std::sync::OnceLock<Vec<(u16, ReplyTpl)>> = std::sync::OnceLock::new();
+    let pages = PAGES.get_or_init(|| KNOWN_CODES.iter().map(|&c| (c, default_reply(c))).collect());
+    let find = |c: u16| pages.iter().find(|(k, _)| *k == c).map(|(_, p)| p);
+    find(code).or_else(|| find(500)).expect("500 is a known code")
+}
+
 /// What the stream sends for one status code.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StreamError<'a> {

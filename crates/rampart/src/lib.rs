@@ -22,6 +22,7 @@
 //! - `sys`: the few system-call wrappers that need `unsafe`
 
 pub mod acl;
+pub mod action;
 pub mod backend;
 pub mod buf;
 pub mod cli;

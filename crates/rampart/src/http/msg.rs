@@ -56,6 +56,9 @@ pub struct MsgHead {
     pub arena_max: usize,
     /// Rewrites refused for lack of room, since the head was parsed.
     pub failed_rewrites: u32,
+    /// rampart built this head (a reply, a redirect): its framing headers are its own
+    /// and are written as they are, where a rule's are left to the mux.
+    pub built: bool,
 }
 
 impl MsgHead {
@@ -94,6 +97,7 @@ impl MsgHead {
             arena: Vec::new(),
             arena_max: self.arena_max,
             failed_rewrites: self.failed_rewrites,
+            built: self.built,
         }
     }
 

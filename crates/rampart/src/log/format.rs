@@ -226,6 +226,12 @@ impl LogFormat {
         Ok(p.out)
     }
 
+    /// A format that is only `text` (no `%` interpretation).
+    pub fn literal(text: &[u8]) -> LogFormat {
+        let segs = if text.is_empty() { Vec::new() } else { vec![Seg::Text(text.into())] };
+        LogFormat { segs, warnings: Vec::new() }
+    }
+
     /// The format's text when it has no variable (callers may pre-render it).
     pub fn as_text(&self) -> Option<&[u8]> {
         match &self.segs[..] {

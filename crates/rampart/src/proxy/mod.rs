@@ -11,16 +11,13 @@ use std::time::Duration;
 
 mod unsupported;
 
-use rampart_cfg::model::{
-    BackendTarget, Cap, Config, ForwardFor, HttpConnMode, HttpReply, HttpReqAction, HttpReuse, Mode, ReplyBody,
-    ServerAddr,
-};
+use rampart_cfg::model::{BackendTarget, Cap, Config, ForwardFor, HttpConnMode, HttpReuse, Mode, ServerAddr};
 use rampart_cfg::{Diag, Span};
 use tokio::sync::Notify;
 
+use crate::action::{self, ProxyRules};
 use crate::counters::Counter;
 use crate::errors::ErrorPages;
-use crate::http::ReplyTpl;
 use crate::lb::Lb;
 use crate::sample::vars::{ProcVars, VarLimits};
 
@@ -78,9 +75,8 @@ pub struct ProxyRt {
     /// connecting.
     pub abortonclose: bool,
     pub errors: ErrorPages,
-    /// `http-request return` answering every request reaching this proxy's rules,
-    /// pre-rendered.
-    pub http_return: Option<ReplyTpl>,
+    /// Rules, compiled.
+    pub rules: ProxyRules,
     /// Front side (meaningful when the proxy has the frontend capability).
     pub fe: FrontendRt,
     /// Back side (meaningful when the proxy has the backend capability).
@@ -156,8 +152,14 @@ impl ServerRt {
 /// runtime does not implement yet are reported as alerts with their line.
 /// `threads` sizes the per-thread counters.
 pub fn build(cfg: &Config, maxconn: u32, threads: usize) -> Result<Runtime, Vec<Diag>> {
+    build_with_warnings(cfg, maxconn, threads).0
+}
+
+/// [`build`], with the warnings met on the way (rules, ACLs).
+pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Result<Runtime, Vec<Diag>>, Vec<Diag>) {
     let mut alerts = Vec::new();
     let mut pool_key = 0;
+    let mut shared = action::compile::Shared { pats: Default::default(), proc_vars: Vec::new(), warnings: Vec::new() };
     let mut proxies = Vec::with_capacity(cfg.proxies.len());
     for (idx, px) in cfg.proxies.iter().enumerate() {
         let servers = px
@@ -184,20 +186,16 @@ pub fn build(cfg: &Config, maxconn: u32, threads: usize) -> Result<Runtime, Vec<
             })
             .collect::<Vec<_>>();
         let weights: Vec<u32> = px.servers.iter().map(|s| s.weight).collect();
-        let backend = select_backend(cfg, idx, &mut alerts);
+        let backend = default_backend(cfg, idx);
         let defaults = px.defaults_rules.and_then(|d| cfg.defaults.get(d)).map(|d| &d.rules);
         unsupported::refuse(px, defaults, &mut alerts);
-        let own = px.rules.http_request.iter();
-        // The only rule the runtime runs yet: an unconditional `return` with a literal
-        // reply (every other rule was refused above).
-        let http_return = defaults.into_iter().flat_map(|d| d.http_request.iter()).chain(own).find_map(|rule| {
-            let HttpReqAction::Return(reply) = &rule.action else { return None };
-            if let Some(cond) = &rule.cond {
-                alerts.push(not_supported(&cond.span, "conditions ('if'/'unless') on http-request rules"));
-                return None;
+        let rules = match action::compile_proxy(cfg, idx, &mut shared) {
+            Ok(r) => r,
+            Err(e) => {
+                alerts.extend(e);
+                Default::default()
             }
-            unsupported::unrenderable(reply).is_none().then(|| render_return(reply))
-        });
+        };
         proxies.push(ProxyRt {
             name: px.name.clone(),
             cap: px.cap,
@@ -210,13 +208,13 @@ pub fn build(cfg: &Config, maxconn: u32, threads: usize) -> Result<Runtime, Vec<
             redispatch: px.options.redispatch,
             abortonclose: px.options.abortonclose,
             errors: ErrorPages::new(&px.errorfiles),
-            http_return,
+            rules,
             fe: FrontendRt {
                 maxconn: px.maxconn.unwrap_or(maxconn),
                 cur_conns: AtomicU32::new(0),
                 conn_released: Notify::new(),
                 backend,
-                http: px.mode == Mode::Http || backend.is_some_and(|b| cfg.proxies[b].mode == Mode::Http),
+                http: px.mode == Mode::Http || serves_http_backend(cfg, idx),
                 cum_conn: Counter::new(threads),
             },
             be: BackendRt {
@@ -227,10 +225,11 @@ pub fn build(cfg: &Config, maxconn: u32, threads: usize) -> Result<Runtime, Vec<
             },
         });
     }
+    let warnings = shared.warnings;
     if !alerts.is_empty() {
-        return Err(alerts);
+        return (Err(alerts), warnings);
     }
-    Ok(Runtime {
+    let rt = Runtime {
         proxies,
         bufsize: cfg.global.bufsize,
         max_head: cfg.global.bufsize.saturating_sub(cfg.global.maxrewrite).max(1024),
@@ -244,7 +243,11 @@ pub fn build(cfg: &Config, maxconn: u32, threads: usize) -> Result<Runtime, Vec<
             listener_closed: Notify::new(),
         },
         proc_vars: ProcVars::new(var_limits(&cfg.global.vars)),
-    })
+    };
+    for v in &shared.proc_vars {
+        rt.proc_vars.declare(v);
+    }
+    (Ok(rt), warnings)
 }
 
 /// The `tune.vars.*-max-size` budgets.
@@ -261,31 +264,39 @@ fn var_limits(m: &rampart_cfg::model::VarsLimits) -> VarLimits {
     }
 }
 
-/// The alerts [`build`] would report, for `-c` and startup before binding.
+/// The alerts and warnings [`build`] would report, for `-c` and startup before binding.
 pub fn check(cfg: &Config) -> Vec<Diag> {
-    build(cfg, 1, 1).err().unwrap_or_default()
+    let (rt, mut diags) = build_with_warnings(cfg, 1, 1);
+    if let Err(alerts) = rt {
+        diags.extend(alerts);
+    }
+    diags
 }
 
 fn not_supported(span: &Span, what: &str) -> Diag {
     Diag::alert(Some(span.clone()), format!("{what} are not supported yet"))
 }
 
-/// The backend every request of frontend `idx` goes to.
-fn select_backend(cfg: &Config, idx: usize, alerts: &mut Vec<Diag>) -> Option<usize> {
+/// The backend of frontend `idx` when no `use_backend` rule applies: its
+/// `default_backend`, else itself for a `listen`.
+fn default_backend(cfg: &Config, idx: usize) -> Option<usize> {
     let px = &cfg.proxies[idx];
-    for ub in &px.use_backends {
-        match (&ub.cond, &ub.target) {
-            // TODO(#5): evaluate conditions and log-format names per request.
-            (Some(cond), _) => alerts.push(not_supported(&cond.span, "conditions ('if'/'unless') on use_backend")),
-            (None, BackendTarget::Static(b)) => return Some(b.index),
-            // Refused by `unsupported::refuse`.
-            (None, BackendTarget::Dynamic(_)) => {}
-        }
+    match &px.default_backend {
+        Some(db) => Some(db.index),
+        None => px.cap.backend.then_some(idx),
     }
-    if let Some(db) = &px.default_backend {
-        return Some(db.index);
-    }
-    px.cap.backend.then_some(idx)
+}
+
+/// Whether a `mode tcp` frontend hands its connections to an HTTP backend (its
+/// default one, or the one of an unconditional `use_backend`): HAProxy then upgrades
+/// the stream to HTTP, and rampart serves the connection as HTTP from the start.
+fn serves_http_backend(cfg: &Config, idx: usize) -> bool {
+    let px = &cfg.proxies[idx];
+    let first_static = px.use_backends.iter().find_map(|ub| match (&ub.cond, &ub.target) {
+        (None, BackendTarget::Static(b)) => Some(b.index),
+        _ => None,
+    });
+    first_static.or_else(|| default_backend(cfg, idx)).is_some_and(|b| cfg.proxies[b].mode == Mode::Http)
 }
 
 /// `option forwardfor` with its header name lowercased, as HAProxy writes every header
@@ -309,54 +320,9 @@ fn timeouts(t: &rampart_cfg::model::Timeouts) -> Timeouts {
     }
 }
 
-/// Pre-renders `http-request return` with a literal payload and literal headers (see
-/// `unsupported::unrenderable`).
-fn render_return(spec: &HttpReply) -> ReplyTpl {
-    let body: Vec<u8> = match &spec.body {
-        ReplyBody::Raw(b) => b.clone(),
-        ReplyBody::LogFormat(s) => s.text.as_bytes().to_vec(),
-        _ => Vec::new(),
-    };
-    let mut head = format!("HTTP/1.1 {} {}\r\n", spec.status, crate::http::reason(spec.status)).into_bytes();
-    // As HAProxy (http_reply_to_htx): the `hdr` headers first, then the length and type.
-    for (name, value) in &spec.headers {
-        head.extend_from_slice(name.to_ascii_lowercase().as_bytes());
-        head.extend_from_slice(b": ");
-        head.extend_from_slice(value.text.as_bytes());
-        head.extend_from_slice(b"\r\n");
-    }
-    let has_body = !matches!(spec.body, ReplyBody::Empty);
-    if has_body || !matches!(spec.status, 100..=199 | 204 | 304) {
-        head.extend_from_slice(format!("content-length: {}\r\n", body.len()).as_bytes());
-    }
-    if let Some(ct) = &spec.content_type {
-        head.extend_from_slice(format!("content-type: {ct}\r\n").as_bytes());
-    }
-    head.extend_from_slice(b"\r\n");
-    head.extend_from_slice(&body);
-    crate::errors::parse_reply(&head).expect("a rendered reply parses")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn return_is_rendered_like_haproxy() {
-        let fmt = |t: &str| rampart_cfg::model::FmtSrc { text: t.into(), span: Span::default() };
-        let spec = HttpReply {
-            status: 200,
-            content_type: Some("text/plain".into()),
-            body: ReplyBody::Raw(b"hello from app1\n".to_vec()),
-            headers: vec![("X-Served-By".into(), fmt("app1"))],
-        };
-        let r = render_return(&spec);
-        assert_eq!(
-            &r.buf[..],
-            b"HTTP/1.1 200 OK\r\nx-served-by: app1\r\ncontent-length: 16\r\ncontent-type: text/plain\r\n\r\nhello from app1\n"
-        );
-        assert_eq!(&r.buf[r.body.clone()], b"hello from app1\n");
-    }
 
     #[test]
     fn keep_alive_timeout_falls_back_to_http_request_then_client() {

@@ -184,6 +184,19 @@ impl VarStore {
     pub fn size(&self) -> usize {
         self.size.get()
     }
+
+    /// Whether the store holds no variable.
+    pub fn is_empty(&self) -> bool {
+        self.vars.borrow().is_empty()
+    }
+
+    /// Gives an empty store a new scope (a `req.`/`res.` store reused by the next
+    /// stream). A store still holding variables keeps its scope: prune it first.
+    pub fn rescope(&self, scope: Scope) {
+        if self.is_empty() {
+            self.scope.set(scope);
+        }
+    }
 }
 
 /// `proc.` variables and the process-wide accounting.

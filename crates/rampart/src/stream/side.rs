@@ -9,6 +9,7 @@
 use std::future::Future;
 
 use crate::http::{MsgHead, Synth};
+use crate::sample::vars::VarStore;
 
 use super::ana::Verdict;
 use super::Next;
@@ -20,6 +21,8 @@ pub struct ReqMeta {
     pub keep_alive: bool,
     /// The whole request body is already in hand.
     pub body_complete: bool,
+    /// The first request of its connection.
+    pub first: bool,
 }
 
 /// Why no server connection could be had.
@@ -53,6 +56,13 @@ pub trait HttpFront {
     fn req_buf(&self) -> &[u8];
 
     fn req_meta(&self) -> ReqMeta;
+
+    /// The `sess.` variables of the connection, if it has some (taken for the
+    /// exchange, given back with [`HttpFront::keep_sess_vars`]).
+    fn take_sess_vars(&mut self) -> Option<Box<VarStore>>;
+
+    /// Keeps the `sess.` variables with the connection for its next requests.
+    fn keep_sess_vars(&mut self, vars: Box<VarStore>);
 
     /// Gets a connection to a server of backend `be`: `srv` when a rule chose it (and it
     /// is usable), else the balancer's pick; an idle one when `http-reuse` allows.

@@ -1,11 +1,12 @@
 //! The per-exchange state the stream keeps between analysers: the request and response
-//! heads. Drawn from a per-thread pool so that their lists keep their capacity from one
+//! heads, the head of a response rampart builds, the transaction's variables. Drawn from a per-thread pool so that their lists keep their capacity from one
 //! exchange to the next (no allocation per request once warm), and an idle connection
 //! holds none. HAProxy counterpart: `struct http_txn` (include/haproxy/http_ana-t.h).
 
 use std::cell::RefCell;
 
 use crate::http::MsgHead;
+use crate::sample::vars::{Scope, VarStore};
 
 /// Transactions kept per thread.
 const POOL_MAX: usize = 256;
@@ -16,11 +17,36 @@ thread_local! {
     static POOL: RefCell<Vec<Box<TxnData>>> = const { RefCell::new(Vec::new()) };
 }
 
-/// The heads of one exchange.
-#[derive(Debug, Default)]
+/// The state of one exchange.
+#[derive(Debug)]
 pub struct TxnData {
     pub req: MsgHead,
+    /// The server's response.
     pub res: MsgHead,
+    /// A response rampart builds (error page, `deny`, `return`, redirect ...).
+    pub synth: MsgHead,
+    /// `txn.` variables.
+    pub vars_txn: VarStore,
+    /// `req.` then `res.` variables.
+    pub vars_reqres: VarStore,
+    /// Rendered values on their way into a head.
+    pub scratch: Vec<u8>,
+    /// `strict-mode`: a failed rewrite aborts the stream (HAProxy's default: on).
+    pub strict: bool,
+}
+
+impl Default for TxnData {
+    fn default() -> Self {
+        TxnData {
+            req: MsgHead::default(),
+            res: MsgHead::default(),
+            synth: MsgHead::default(),
+            vars_txn: VarStore::new(Scope::Txn),
+            vars_reqres: VarStore::new(Scope::Req),
+            scratch: Vec::new(),
+            strict: true,
+        }
+    }
 }
 
 /// A [`TxnData`] drawn from the current thread's pool; returns itself on drop.
@@ -31,10 +57,11 @@ impl Txn {
     /// Takes a cleared transaction whose heads may hold `arena_max` bytes of rewrites.
     pub fn take(arena_max: usize) -> Txn {
         let mut data = POOL.with(|p| p.borrow_mut().pop()).unwrap_or_default();
-        data.req.reset();
-        data.res.reset();
-        data.req.arena_max = arena_max;
-        data.res.arena_max = arena_max;
+        for head in [&mut data.req, &mut data.res, &mut data.synth] {
+            head.reset();
+            head.arena_max = arena_max;
+        }
+        data.strict = true;
         Txn(Some(data))
     }
 }

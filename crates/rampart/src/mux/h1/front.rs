@@ -20,6 +20,7 @@ use crate::buf::{Buf, HeadPair};
 use crate::debug::Trace;
 use crate::http::{MsgHead, Synth};
 use crate::io::{write_all, Sock};
+use crate::sample::vars::VarStore;
 use crate::session::Session;
 use crate::stream::{ConnectFail, Forwarded, HttpFront, Next, ReqMeta, Verdict};
 
@@ -42,6 +43,8 @@ pub struct H1Front<'a, S> {
     pub trace: Option<&'a Trace>,
     /// Whether `buf` still starts with the request head.
     pub head_in_buf: bool,
+    /// The first request of the connection.
+    pub first_req: bool,
 }
 
 impl<S: Sock> H1Front<'_, S> {
@@ -82,7 +85,15 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
     }
 
     fn req_meta(&self) -> ReqMeta {
-        ReqMeta { keep_alive: self.keep_client, body_complete: self.body.is_done() }
+        ReqMeta { keep_alive: self.keep_client, body_complete: self.body.is_done(), first: self.first_req }
+    }
+
+    fn take_sess_vars(&mut self) -> Option<Box<VarStore>> {
+        self.conn.sess_vars.take()
+    }
+
+    fn keep_sess_vars(&mut self, vars: Box<VarStore>) {
+        self.conn.sess_vars = Some(vars);
     }
 
     async fn connect(&mut self, be_idx: usize, srv: Option<usize>) -> Result<ServerConn, ConnectFail> {

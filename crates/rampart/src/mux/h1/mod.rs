@@ -31,6 +31,7 @@ use crate::buf::{Buf, Heads};
 use crate::debug::{self, Trace};
 use crate::io::{write_all, IoError, Sock};
 use crate::proxy::{GlobalRt, ProxyRt};
+use crate::sample::vars::VarStore;
 use crate::session::Session;
 use crate::stream::{self, Next, Txn};
 use crate::timer::Timer;
@@ -52,6 +53,8 @@ pub struct H1Conn {
     pub first_done: bool,
     /// The server connection kept for this client only (`http-reuse never`).
     pub private: Option<Box<ServerConn>>,
+    /// The connection's `sess.` variables, once a rule set one.
+    pub sess_vars: Option<Box<VarStore>>,
 }
 
 /// Why no request head could be read.
@@ -144,11 +147,11 @@ async fn exchange<S: Sock>(
         return (Next::Close, None);
     }
     if !debug::on() {
-        return run_stream(client, sess, conn, &mut heads, buf, None).await;
+        return run_stream(client, sess, conn, &mut heads, buf, first, None).await;
     }
     let trace = Trace::accept(&fe.name, sess.lfd, client.as_raw_fd(), sess.conn.src);
     trace.request(&fe.name, &buf, &heads.req);
-    let out = run_stream(client, sess, conn, &mut heads, buf, Some(&trace)).await;
+    let out = run_stream(client, sess, conn, &mut heads, buf, first, Some(&trace)).await;
     let px = fe.fe.backend.map_or(fe, |be| &rt.proxies[be]);
     trace.end(&px.name);
     out
@@ -162,6 +165,7 @@ async fn run_stream<S: Sock>(
     conn: &mut H1Conn,
     heads: &mut Heads,
     buf: Buf,
+    first_req: bool,
     trace: Option<&Trace>,
 ) -> (Next, Option<Buf>) {
     let rt = &sess.rt;
@@ -178,7 +182,8 @@ async fn run_stream<S: Sock>(
     };
     let mut txn = Txn::take(rt.max_rewrite);
     msg::fill(&mut txn.req, head);
-    let mut front = H1Front { client, sess, conn, heads, buf, body, here, keep_client, trace, head_in_buf: true };
+    let mut front =
+        H1Front { client, sess, conn, heads, buf, body, here, keep_client, trace, head_in_buf: true, first_req };
     let next = stream::run(&mut front, rt, &sess.conn, sess.fe, &mut txn).await;
     let rest = if next == Next::KeepAlive { front.take_rest() } else { None };
     (next, rest)

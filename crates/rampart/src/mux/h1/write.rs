@@ -59,7 +59,7 @@ fn push_headers(out: &mut Vec<u8>, msg: MsgView<'_>, keep_upgrade: bool) -> bool
             continue;
         }
         // a framing or hop-by-hop header a rule added is the mux's to decide
-        if h.name.in_arena() && h.kind.is_hop_or_framing() {
+        if h.name.in_arena() && h.kind.is_hop_or_framing() && !msg.head.built {
             continue;
         }
         match h.kind {

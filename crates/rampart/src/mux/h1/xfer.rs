@@ -100,7 +100,7 @@ where
     fill(res, h1);
     match on_response(res, &buf) {
         Verdict::Continue => {}
-        Verdict::Reply => return Err(RespError::Replaced),
+        Verdict::Reply | Verdict::Tarpit => return Err(RespError::Replaced),
         Verdict::Close => return Err(RespError::Closed),
     }
 

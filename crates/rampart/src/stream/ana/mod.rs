@@ -4,7 +4,7 @@
 //! tcp_rules.c.
 //!
 //! - `http_req`: `http-request` rules of the frontend, then of the backend
-//! - `switching`: `use_backend` / `default_backend`
+//! - `switching`: `use_backend` / `default_backend`, `use-server`
 //! - `http_res`: `http-response` rules of the backend then the frontend, and
 //!   `http-after-response`
 
@@ -17,8 +17,10 @@ pub mod switching;
 pub enum Verdict {
     /// Go on with the next analyser.
     Continue,
-    /// Answer with the response now in the stream's response head (and its body).
+    /// Answer with the response built in the stream's built-response head.
     Reply,
+    /// `tarpit`: hold the connection for `timeout tarpit`, then answer as `Reply`.
+    Tarpit,
     /// Close the client connection without a response.
     Close,
 }
