@@ -180,8 +180,10 @@ async fn run_stream<S: Sock>(
         close_with_error(client, fe, 400).await;
         return (Next::Close, None);
     };
-    let mut txn = Txn::take(rt.max_rewrite);
+    let mut txn = Txn::take(rt.bufsize);
     msg::fill(&mut txn.req, head);
+    // COMPAT: as in HAProxy, rules may grow a head until it fills a buffer.
+    txn.req.arena_max = rt.bufsize.saturating_sub(head.len);
     let mut front =
         H1Front { client, sess, conn, heads, buf, body, here, keep_client, trace, head_in_buf: true, first_req };
     let next = stream::run(&mut front, rt, &sess.conn, sess.fe, &mut txn).await;
