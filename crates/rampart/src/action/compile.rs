@@ -182,13 +182,18 @@ impl<'c> Cx<'c> {
     }
 
     /// Where a rule of `list` runs, for the fetch validity checks.
+    /// A `listen` section's rules run at both sides' places (HAProxy checks a fetch
+    /// against any of them).
     fn places(&self, list: List) -> &'static [Place] {
         let px = self.px();
-        match (list, px.cap.frontend, px.cap.backend) {
-            (List::HttpReq | List::Redirect, true, _) => &[Place::FeHrqHdr],
-            (List::HttpReq | List::Redirect, false, _) => &[Place::BeHrqHdr],
-            (_, _, true) => &[Place::BeHrsHdr],
-            _ => &[Place::FeHrsHdr],
+        let request = matches!(list, List::HttpReq | List::Redirect);
+        match (request, px.cap.frontend, px.cap.backend) {
+            (true, true, true) => &[Place::FeHrqHdr, Place::BeHrqHdr],
+            (true, true, false) => &[Place::FeHrqHdr],
+            (true, false, _) => &[Place::BeHrqHdr],
+            (false, true, true) => &[Place::BeHrsHdr, Place::FeHrsHdr],
+            (false, false, _) => &[Place::BeHrsHdr],
+            (false, true, false) => &[Place::FeHrsHdr],
         }
     }
 
@@ -274,7 +279,8 @@ impl<'c> Cx<'c> {
             HttpReqAction::Uri(u) => self.uri(u, list)?,
             HttpReqAction::Var(v) => self.var(v, list)?,
             HttpReqAction::StrictMode(on) => HttpAct::StrictMode(*on),
-            HttpReqAction::Reject | HttpReqAction::SilentDrop => HttpAct::Close,
+            HttpReqAction::Reject => HttpAct::Close,
+            HttpReqAction::SilentDrop => HttpAct::SilentDrop,
             HttpReqAction::SetLogLevel(_) | HttpReqAction::DisableL7Retry => HttpAct::Nothing,
             other => {
                 self.alert(span, format!("'http-request {}' is not supported yet", other.name()));
@@ -293,7 +299,7 @@ impl<'c> Cx<'c> {
             HttpResAction::SetStatus(s) => set_status(s),
             HttpResAction::Var(v) => self.var(v, list)?,
             HttpResAction::StrictMode(on) => HttpAct::StrictMode(*on),
-            HttpResAction::SilentDrop => HttpAct::Close,
+            HttpResAction::SilentDrop => HttpAct::SilentDrop,
             HttpResAction::SetLogLevel(_) => HttpAct::Nothing,
             other => {
                 self.alert(span, format!("'http-response {}' is not supported yet", other.name()));
@@ -598,7 +604,7 @@ pub fn render_static(r: &HttpReply) -> crate::http::ReplyTpl {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rampart_cfg::model::{FmtSrc, HttpReply};
+    use rampart_cfg::model::HttpReply;
 
     #[test]
     fn return_is_rendered_like_haproxy() {

@@ -97,8 +97,10 @@ pub enum HttpAct {
     UnsetVar(VarRef),
     /// `strict-mode on|off`: whether a failed rewrite aborts the stream.
     StrictMode(bool),
-    /// `reject`, `silent-drop`: close the connection without a response.
+    /// `reject`: close the connection without a response.
     Close,
+    /// `silent-drop`: close it without the client noticing.
+    SilentDrop,
     /// Actions accepted for what they do not need to do here (`set-log-level` until
     /// logs exist, `disable-l7-retry` as rampart has no L7 retries): nothing happens.
     Nothing,
@@ -132,6 +134,8 @@ pub struct Env<'p> {
     pub be: Option<usize>,
     pub srv: Option<usize>,
     pub first_req: bool,
+    /// The request's method (response rules still read it).
+    pub meth: Option<rampart_proto::http::Method>,
     /// The request (rules on the request) or the response (rules on a response).
     pub dir: Dir,
     pub sess: &'p VarStore,
@@ -158,6 +162,7 @@ impl Env<'_> {
                 check: None,
             },
             first_req: self.first_req,
+            txn_meth: self.meth,
             ..SampleCtx::new(self.rt, self.conn, self.fe)
         }
     }
@@ -169,10 +174,9 @@ impl HttpAct {
         let before = x.msg.failed_rewrites;
         let flow = self.run(x, ctx);
         if x.msg.failed_rewrites != before && *x.strict {
-            // COMPAT: HAProxy answers 500 to a failed rewrite in strict mode (a
-            // request) or 502 (a response); rampart sends the error page of that status.
-            let status = if x.msg.status == 0 { 500 } else { 502 };
-            super::reply::build_default(x, status);
+            // As HAProxy, a failed rewrite in strict mode is an internal error (500),
+            // on a request as on a response.
+            super::reply::build_default(x, 500);
             return Flow::Reply;
         }
         flow
@@ -261,6 +265,7 @@ impl HttpAct {
                 Flow::Continue
             }
             HttpAct::Close => Flow::Close,
+            HttpAct::SilentDrop => Flow::SilentDrop,
             HttpAct::Nothing => Flow::Continue,
         }
     }

@@ -53,8 +53,10 @@ pub enum Flow {
     Reply,
     /// `tarpit`: hold the connection for `timeout tarpit`, then send the reply built.
     Tarpit,
-    /// `reject`, `silent-drop`: close without a response.
+    /// `reject`: close without a response.
     Close,
+    /// `silent-drop`: close without the peer noticing.
+    SilentDrop,
 }
 
 /// A `use_backend` rule's target.

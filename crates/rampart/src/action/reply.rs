@@ -43,8 +43,10 @@ impl Reply {
             Reply::Default(status) => build_default(x, *status),
             Reply::Dynamic(d) => d.build(x, ctx),
             Reply::Auth(challenge) => {
-                *x.reply = Some(default_page(x.pages, 401).instantiate(x.out));
-                let _ = x.out.add_header(b"www-authenticate", challenge);
+                build_default(x, 401);
+                if x.reply.as_ref().is_some_and(|r| !r.raw) {
+                    let _ = x.out.add_header(b"www-authenticate", challenge);
+                }
             }
         }
     }
@@ -52,32 +54,45 @@ impl Reply {
 
 /// Writes the error page of `status` into the built-response slot.
 pub fn build_default<'rt>(x: &mut Exec<'_, 'rt>, status: u16) {
-    *x.reply = Some(default_page(x.pages, status).instantiate(x.out));
+    *x.reply = Some(match default_page(x.pages, status) {
+        StreamError::Page(tpl) => tpl.instantiate(x.out),
+        StreamError::Raw(bytes) => Synth::raw(bytes),
+        // an empty `errorfile`: the connection closes without a response
+        StreamError::Nothing => Synth::raw(&[]),
+    });
 }
 
 /// The page for `status`: the proxy's `errorfile`, else the frontend's, else
 /// HAProxy's; a status without a page of its own gets the 500 page, as HAProxy does.
-fn default_page(pages: [&crate::errors::ErrorPages; 2], status: u16) -> &ReplyTpl {
+fn default_page(pages: [&crate::errors::ErrorPages; 2], status: u16) -> StreamError<'_> {
     let code = if crate::errors::KNOWN_CODES.contains(&status) { status } else { 500 };
     let custom = pages.iter().find(|p| p.is_custom(code)).copied().unwrap_or(pages[0]);
-    match custom.stream(code) {
-        StreamError::Page(tpl) => tpl,
-        // an errorfile rampart cannot parse (or an empty one): HAProxy's own page
-        _ => crate::errors::builtin_page(code),
-    }
+    custom.stream(code)
 }
 
 /// Starts a built head: `HTTP/1.1 <status> <reason>`, no header yet.
-pub fn start_head(out: &mut MsgHead, status: u16) {
+pub fn start_head(out: &mut MsgHead, status: u16, reason: &str) {
     out.reset();
     out.built = true;
     out.version = rampart_proto::http::Version::Http11;
-    let _ = out.set_status(status, reason(status).as_bytes());
+    let _ = out.set_status(status, reason.as_bytes());
+}
+
+/// The reason phrase of a redirect: HAProxy writes these itself, in RFC 9110's words
+/// (not its `http_get_reason` table, which says `302 Moved Temporarily`).
+fn redirect_reason(code: u16) -> &'static str {
+    match code {
+        301 => "Moved Permanently",
+        303 => "See Other",
+        307 => "Temporary Redirect",
+        308 => "Permanent Redirect",
+        _ => "Found",
+    }
 }
 
 impl DynReply {
     fn build(&self, x: &mut Exec<'_, '_>, ctx: &Env<'_>) {
-        start_head(x.out, self.status);
+        start_head(x.out, self.status, reason(self.status));
         for (name, fmt) in &self.headers {
             super::http::render(fmt, x, ctx);
             let _ = x.out.add_header(name, x.scratch);
@@ -92,7 +107,7 @@ impl DynReply {
         if let Some(ct) = &self.content_type {
             let _ = x.out.add_header(b"content-type", ct);
         }
-        *x.reply = Some(Synth { buf: &[], body: Cow::Owned(body), has_length: true });
+        *x.reply = Some(Synth::built(Cow::Owned(body)));
     }
 }
 
@@ -152,7 +167,7 @@ impl Redirect {
                 self.push_path(view.uri(), &mut location);
             }
         }
-        start_head(x.out, self.code);
+        start_head(x.out, self.code, redirect_reason(self.code));
         let _ = x.out.add_header(b"content-length", b"0");
         let _ = x.out.add_header(b"location", &location);
         if matches!(self.code, 302 | 303 | 307) {
@@ -161,7 +176,7 @@ impl Redirect {
         if let Some(cookie) = &self.cookie {
             let _ = x.out.add_header(b"set-cookie", cookie);
         }
-        *x.reply = Some(Synth { buf: &[], body: Cow::Borrowed(&[]), has_length: true });
+        *x.reply = Some(Synth::built(Cow::Borrowed(&[])));
         true
     }
 

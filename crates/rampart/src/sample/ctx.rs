@@ -96,6 +96,9 @@ pub struct SampleCtx<'a> {
     pub status: Option<u16>,
     /// Whether this is the first request of its connection (`http_first_req`).
     pub first_req: bool,
+    /// The request's method when it is one HAProxy knows, kept for the whole
+    /// transaction: `method` still answers in response rules, as in HAProxy.
+    pub txn_meth: Option<rampart_proto::http::Method>,
     /// Set by [`crate::sample::expr::Expr::each`] while it runs: a multi-valued fetch
     /// then emits every value (HAProxy's `SMP_OPT_ITERATE`); otherwise it emits only
     /// the one a sample keeps (the last header, the first URL parameter ...).
@@ -125,6 +128,7 @@ impl<'a> SampleCtx<'a> {
             uniq_id: 0,
             status: None,
             first_req: true,
+            txn_meth: None,
             iterate: Cell::new(false),
         }
     }

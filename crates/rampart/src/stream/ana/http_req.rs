@@ -44,5 +44,6 @@ pub fn verdict(flow: Flow) -> Verdict {
         Flow::Reply => Verdict::Reply,
         Flow::Tarpit => Verdict::Tarpit,
         Flow::Close => Verdict::Close,
+        Flow::SilentDrop => Verdict::SilentDrop,
     }
 }

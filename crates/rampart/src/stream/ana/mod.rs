@@ -23,4 +23,6 @@ pub enum Verdict {
     Tarpit,
     /// Close the client connection without a response.
     Close,
+    /// Close it so that the client does not notice (`silent-drop`).
+    SilentDrop,
 }
