@@ -144,6 +144,15 @@ pub struct Env<'p> {
 }
 
 impl Env<'_> {
+    /// The sample context over `msg` for rules on the request, and over no message
+    /// for rules on a response (what a reply built there sees).
+    pub fn bare_or<'m>(&'m self, msg: &'m MsgHead, buf: &'m [u8]) -> SampleCtx<'m> {
+        match self.dir {
+            Dir::Request => self.ctx(msg, buf),
+            Dir::Response => SampleCtx { res: None, ..self.ctx(msg, buf) },
+        }
+    }
+
     /// The sample context over `msg` (its slices into `buf`).
     pub fn ctx<'m>(&'m self, msg: &'m MsgHead, buf: &'m [u8]) -> SampleCtx<'m> {
         let view = Some(msg.view(buf));

@@ -99,7 +99,9 @@ impl DynReply {
         }
         let mut body = Vec::new();
         if let Some(fmt) = &self.body {
-            fmt.render(&ctx.ctx(x.msg, x.buf), &mut body);
+            // A reply built on a response: the server's response is gone by then, as in
+            // HAProxy (its status or headers are absent).
+            fmt.render(&ctx.bare_or(x.msg, x.buf), &mut body);
         }
         if self.body.is_some() || !matches!(self.status, 204 | 304) {
             let _ = x.out.add_header(b"content-length", body.len().to_string().as_bytes());
@@ -176,7 +178,10 @@ impl Redirect {
         if let Some(cookie) = &self.cookie {
             let _ = x.out.add_header(b"set-cookie", cookie);
         }
-        *x.reply = Some(Synth::built(Cow::Borrowed(&[])));
+        // As HAProxy (`http_apply_redirect_rule`), a request with a body gets its
+        // redirect on a connection that then closes: the body is not waited for.
+        let close = ctx.dir == crate::sample::ctx::Dir::Request && x.msg.body != crate::http::BodyLen::None;
+        *x.reply = Some(Synth { close, ..Synth::built(Cow::Borrowed(&[])) });
         true
     }
 

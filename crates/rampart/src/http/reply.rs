@@ -30,6 +30,7 @@ impl ReplyTpl {
             body: Cow::Borrowed(&self.buf[self.body.clone()]),
             has_length: self.has_length,
             raw: false,
+            close: false,
         }
     }
 }
@@ -45,16 +46,18 @@ pub struct Synth<'a> {
     /// rampart's parser cannot read); an empty one closes without a response (an empty
     /// `errorfile`, as HAProxy).
     pub raw: bool,
+    /// The client connection closes after this response.
+    pub close: bool,
 }
 
 impl<'a> Synth<'a> {
     /// Raw bytes to send as they are, then close.
     pub fn raw(bytes: &'a [u8]) -> Synth<'a> {
-        Synth { buf: bytes, body: Cow::Borrowed(&[]), has_length: false, raw: true }
+        Synth { buf: bytes, body: Cow::Borrowed(&[]), has_length: false, raw: true, close: true }
     }
 
     /// A built head (in the head's arena) with this body.
     pub fn built(body: Cow<'a, [u8]>) -> Synth<'a> {
-        Synth { buf: &[], body, has_length: true, raw: false }
+        Synth { buf: &[], body, has_length: true, raw: false, close: false }
     }
 }

@@ -206,7 +206,7 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
     async fn reply(&mut self, res: &MsgHead, reply: &Synth<'_>) -> Next {
         let fe = &self.sess.rt.proxies[self.sess.fe];
         self.drop_request_bytes();
-        let keep = self.keep_after_reply() && reply.has_length;
+        let keep = self.keep_after_reply() && reply.has_length && !reply.close;
         let req = &self.heads.req;
         let conn = response_conn_hdr(req.version, res.version, keep, false);
         let body = &reply.body[..];
