@@ -319,7 +319,7 @@ pub fn full_version(m: MsgView<'_>) -> &'static [u8] {
 }
 
 fn fetch_unique_id<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(id) = ctx.unique_id {
+    if let Some(id) = ctx.unique_id() {
         emit(Sample::str(id));
     }
 }

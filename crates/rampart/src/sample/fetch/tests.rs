@@ -257,11 +257,12 @@ fn bodies_captures_and_ids() {
     let mut head = req_head(buf);
     head.body = crate::http::BodyLen::Known(10);
     let caps = [Some(b"h".to_vec()), None];
+    let uid = crate::log::UniqueId::preset(b"ID-1");
     let ctx = SampleCtx {
         req: Some(head.view(buf)),
         req_body: Some(b"a=1&b"),
         req_caps: &caps,
-        unique_id: Some(b"ID-1"),
+        unique_id: Some(&uid),
         first_req: false,
         ..SampleCtx::new(&f.rt, &f.conn, 0)
     };
