@@ -618,7 +618,7 @@ pub fn render_static(r: &HttpReply) -> crate::http::ReplyTpl {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rampart_cfg::model::{FmtSrc, HttpReply};
+    use rampart_cfg::model::HttpReply;
 
     #[test]
     fn return_is_rendered_like_haproxy() {

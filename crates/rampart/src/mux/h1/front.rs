@@ -272,7 +272,9 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
     async fn reply(&mut self, res: &MsgHead, reply: &Synth<'_>) -> Next {
         let fe = &self.sess.rt.proxies[self.sess.fe];
         self.drop_request_bytes();
-        let keep = self.keep_after_reply() && reply.has_length;
+        // a reply asking to close (HAProxy's 400 and 408 pages, an errorfile saying so)
+        let closing = res.view(reply.buf).values(b"connection").any(|v| v.eq_ignore_ascii_case(b"close"));
+        let keep = self.keep_after_reply() && reply.has_length && !closing;
         let req = &self.heads.req;
         let conn = response_conn_hdr(req.version, res.version, keep, false);
         let body = &reply.body[..];

@@ -269,6 +269,9 @@ fn bodies_captures_and_ids() {
     let v = |t: &str| compile_in(&f.cfg, 0, t).unwrap().eval(&ctx).map(Sample::into_owned);
     assert_eq!(v("req.body"), Some(Sample::Bin(Cow::Owned(b"a=1&b".to_vec()))));
     assert_eq!(v("req.body_len"), i(5));
+    assert_eq!(v("req.body_param(a)"), Some(Sample::Bin(Cow::Owned(b"1".to_vec()))));
+    assert_eq!(v("req.body_param(b)"), None);
+    assert_eq!(v("req.body_param"), Some(Sample::Bin(Cow::Owned(b"1".to_vec()))));
     assert_eq!(v("req.body_size"), i(10));
     assert_eq!(v("capture.req.hdr(0)"), st("h"));
     assert_eq!(v("capture.req.hdr(1)"), None);
