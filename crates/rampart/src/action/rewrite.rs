@@ -80,24 +80,25 @@ fn replace_all(old: &[u8], re: &Regex, template: &[u8], out: &mut Vec<u8>) -> bo
     true
 }
 
-/// Each item replaced when the regex matches it; what separates the items (commas,
-/// spaces) is kept as it was.
+/// Each item replaced when the regex matches it. As HAProxy, a replaced item loses the
+/// blanks around it while the others keep theirs (`v1 , x, v2` becomes `w1, x,w2`).
 fn replace_items(old: &[u8], re: &Regex, template: &[u8], out: &mut Vec<u8>) -> bool {
     let mut changed = false;
     let mut copied = 0;
-    for (start, end) in item_ranges(old) {
+    for (raw_start, raw_end) in item_ranges(old) {
+        let (start, end) = trimmed(old, raw_start, raw_end);
         let Some(caps) = re.captures(&old[start..end]) else { continue };
-        out.extend_from_slice(&old[copied..start]);
+        out.extend_from_slice(&old[copied..raw_start]);
         expand(template, &caps, out);
-        copied = end;
+        copied = raw_end;
         changed = true;
     }
     out.extend_from_slice(&old[copied..]);
     changed
 }
 
-/// The trimmed byte ranges of the comma-separated items of a value (commas inside
-/// double quotes do not separate), in order.
+/// The byte ranges (blanks included) of the comma-separated items of a value (commas
+/// inside double quotes do not separate), in order.
 fn item_ranges(v: &[u8]) -> Vec<(usize, usize)> {
     let mut ranges = Vec::new();
     let mut from = 0;
@@ -108,10 +109,10 @@ fn item_ranges(v: &[u8]) -> Vec<(usize, usize)> {
             Some(b'"') => quoted = !quoted,
             Some(b'\\') if quoted => i += 1,
             Some(b',') if !quoted => {
-                ranges.push(trimmed(v, from, i));
+                ranges.push((from, i));
                 from = i + 1;
             }
-            None => ranges.push(trimmed(v, from, i)),
+            None => ranges.push((from, i)),
             _ => {}
         }
         i += 1;
@@ -227,8 +228,11 @@ mod tests {
     fn replace_value_works_item_by_item() {
         let re = Regex::new("^(.*)-old$").unwrap();
         let mut out = Vec::new();
-        assert!(replace_items(b"a-old, b,c-old ", &re, br"\1-new", &mut out));
-        assert_eq!(out, b"a-new, b,c-new ");
+        assert!(replace_items(b"a-old , b, c-old ", &re, br"\1-new", &mut out));
+        assert_eq!(out, b"a-new, b,c-new", "checked against haproxy 2.6.12");
+        out.clear();
+        assert!(replace_items(b"x , v-old  ,y", &re, br"\1", &mut out));
+        assert_eq!(out, b"x ,v,y");
         out.clear();
         assert!(!replace_items(b"a, b", &re, b"x", &mut out));
     }

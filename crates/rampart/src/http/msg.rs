@@ -5,8 +5,9 @@
 //! Edits are applied to the entries themselves, so every later rule sees them: a
 //! deleted header is marked `drop`, a new value or header lives in the arena and its
 //! [`Slice`] says so. A head no rule touched has an empty arena and is written out from
-//! the receive buffer without a copy. The arena is bounded (`tune.maxrewrite`); an
-//! edit that does not fit fails and is counted as a failed rewrite, as in HAProxy.
+//! the receive buffer without a copy. The arena is bounded by what is left of a buffer
+//! after the head; an edit that does not fit fails and is counted as a failed rewrite,
+//! as in HAProxy.
 //!
 //! What does not belong here: framing (`Content-Length`, chunks, `Connection`), which
 //! the muxes own, and bodies.
@@ -52,7 +53,8 @@ pub struct MsgHead {
     pub body: BodyLen,
     /// Owned bytes of rewritten parts; [`Slice::in_arena`] slices point here.
     pub arena: Vec<u8>,
-    /// Most bytes the arena may hold (`tune.maxrewrite`).
+    /// Most bytes the arena may hold: what is left of a buffer (`tune.bufsize`) after
+    /// the head, as HAProxy lets rewrites grow a message until its buffer is full.
     pub arena_max: usize,
     /// Rewrites refused for lack of room, since the head was parsed.
     pub failed_rewrites: u32,

@@ -31,8 +31,6 @@ pub struct Runtime {
     pub bufsize: usize,
     /// `tune.bufsize - tune.maxrewrite`: the most a request or response head may take.
     pub max_head: usize,
-    /// `tune.maxrewrite`: the most bytes rules may add to a message head.
-    pub max_rewrite: usize,
     pub global: GlobalRt,
     /// `proc.` variables and the process-wide variable budgets.
     pub proc_vars: ProcVars,
@@ -248,7 +246,6 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         proxies,
         bufsize: cfg.global.bufsize,
         max_head: cfg.global.bufsize.saturating_sub(cfg.global.maxrewrite).max(1024),
-        max_rewrite: cfg.global.maxrewrite,
         global: GlobalRt {
             maxconn,
             cur_conns: AtomicU32::new(0),

@@ -180,8 +180,10 @@ async fn run_stream<S: Sock>(
         close_with_error(client, fe, 400).await;
         return (Next::Close, None);
     };
-    let mut txn = Txn::take(rt.max_rewrite);
+    let mut txn = Txn::take(rt.bufsize);
     msg::fill(&mut txn.req, head);
+    // COMPAT: as in HAProxy, rules may grow a head until it fills a buffer.
+    txn.req.arena_max = rt.bufsize.saturating_sub(head.len);
     let dechunked = (head.framing == Framing::Chunked && here > 0).then(|| {
         let mut d = Dechunk::default();
         d.feed(&buf[head.len..head.len + here]);

@@ -101,6 +101,7 @@ where
     read_final_head(client, server, &mut buf, h1, info, &be.name, rt.max_head, t_server, t_client).await?;
 
     fill(res, h1);
+    res.arena_max = rt.bufsize.saturating_sub(h1.len);
     match on_response(res, &buf) {
         Verdict::Continue | Verdict::WaitBody(_) => {}
         Verdict::Reply | Verdict::Tarpit => return Err(RespError::Replaced),

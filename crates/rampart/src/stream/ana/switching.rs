@@ -24,6 +24,9 @@ pub struct Input<'t> {
 
 /// The backend of this stream; `None` when the frontend has none (503).
 pub fn backend(s: &Stream<'_>, i: Input<'_>) -> Option<usize> {
+    if s.rt.proxies[s.fe].rules.switching.is_empty() {
+        return s.rt.proxies[s.fe].fe.backend;
+    }
     let ctx = s.ctx(Dir::Request, Some((i.req, i.buf)), None, i.sess, i.txn, i.reqres, i.st);
     choose(s, &ctx, i.scratch)
 }
@@ -32,6 +35,9 @@ pub fn backend(s: &Stream<'_>, i: Input<'_>) -> Option<usize> {
 /// no HTTP message.
 // TODO(#5): tcp-request content rules and inspect-delay before switching.
 pub fn backend_l4(s: &Stream<'_>) -> Option<usize> {
+    if s.rt.proxies[s.fe].rules.switching.is_empty() {
+        return s.rt.proxies[s.fe].fe.backend;
+    }
     let (sess, txn, reqres) = (VarStore::new(Scope::Sess), VarStore::new(Scope::Txn), VarStore::new(Scope::Req));
     let st = StreamState { conn: *s.conn, ..StreamState::default() };
     let ctx = s.ctx(Dir::Request, None, None, &sess, &txn, &reqres, &st);
