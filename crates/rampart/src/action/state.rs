@@ -85,3 +85,34 @@ impl StreamState {
         self.resume = 0;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overrides_win_over_the_configured_timeouts() {
+        let five = Some(Duration::from_secs(5));
+        let mut t = TimeoutOverride::default();
+        assert_eq!((t.server(five), t.tunnel(None)), (five, None));
+        t.server = Some(None);
+        t.tunnel = Some(Some(Duration::from_millis(200)));
+        assert_eq!((t.server(five), t.tunnel(five)), (None, Some(Duration::from_millis(200))));
+    }
+
+    #[test]
+    fn a_new_stream_forgets_the_last_one() {
+        let mut st = StreamState::default();
+        let decls =
+            CaptureDecls { req: vec![crate::action::capture::CapSlot { header: None, len: 4 }], res: Vec::new() };
+        st.begin(&ConnInfo::new(None, -1), 1, &decls);
+        st.caps.store(crate::action::capture::CapDir::Req, 0, b"abc", 4);
+        st.timeouts.server = Some(None);
+        st.resume = 3;
+        st.hints.push(MsgHead::default());
+        let conn = ConnInfo::new(Some("10.0.0.1:5".parse().unwrap()), -1);
+        st.begin(&conn, 2, &decls);
+        assert_eq!((st.caps.req.as_slice(), st.uniq_id, st.resume), (&[None][..], 2, 0));
+        assert_eq!((st.timeouts, st.hints.len(), st.conn.src), (TimeoutOverride::default(), 0, conn.src));
+    }
+}

@@ -49,3 +49,60 @@ impl UniqueId {
         Some(self.value.get_or_init(|| v))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sample::testutil::{config, conn, runtime};
+
+    fn ctx_with<'a>(
+        rt: &'a crate::proxy::Runtime,
+        c: &'a crate::sample::ctx::ConnInfo,
+        uid: &'a UniqueId,
+    ) -> SampleCtx<'a> {
+        SampleCtx { unique_id: Some(uid), uniq_id: 7, ..SampleCtx::new(rt, c, 0) }
+    }
+
+    #[test]
+    fn the_id_is_rendered_once_on_first_use() {
+        let cfg = config(
+            "defaults\n mode http\n timeout client 1s\n timeout server 1s\n timeout connect 1s\n\
+             frontend fe\n bind :80\n unique-id-format \"%ci-%rt-[%ID]-%[unique-id]\"\n default_backend be\n\
+             backend be\n server s 127.0.0.1:1\n",
+        );
+        let rt = runtime(&cfg);
+        let mut c = conn();
+        let uid = UniqueId::default();
+        // the format's own `%ID` / `unique-id` see no id while it renders
+        assert_eq!(ctx_with(&rt, &c, &uid).unique_id(), Some(&b"192.168.1.10-7-[]-"[..]));
+        c.src = Some("10.0.0.1:1".parse().unwrap());
+        assert_eq!(ctx_with(&rt, &c, &uid).unique_id(), Some(&b"192.168.1.10-7-[]-"[..]));
+        let mut uid = uid;
+        uid.reset();
+        assert_eq!(ctx_with(&rt, &c, &uid).unique_id(), Some(&b"10.0.0.1-7-[]-"[..]));
+    }
+
+    #[test]
+    fn no_format_no_id() {
+        let cfg = config(crate::sample::testutil::CFG);
+        let rt = runtime(&cfg);
+        let c = conn();
+        let uid = UniqueId::default();
+        assert_eq!(ctx_with(&rt, &c, &uid).unique_id(), None);
+        assert_eq!(ctx_with(&rt, &c, &UniqueId::preset(b"x")).unique_id(), Some(&b"x"[..]));
+    }
+
+    #[test]
+    fn long_ids_are_cut() {
+        let long = "a".repeat(300);
+        let cfg = config(&format!(
+            "defaults\n mode http\n timeout client 1s\n timeout server 1s\n timeout connect 1s\n\
+             frontend fe\n bind :80\n unique-id-format {long}\n default_backend be\n\
+             backend be\n server s 127.0.0.1:1\n"
+        ));
+        let rt = runtime(&cfg);
+        let c = conn();
+        let uid = UniqueId::default();
+        assert_eq!(ctx_with(&rt, &c, &uid).unique_id().map(<[u8]>::len), Some(MAX_LEN));
+    }
+}

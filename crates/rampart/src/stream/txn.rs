@@ -125,3 +125,16 @@ impl Drop for Txn {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stream_numbers_are_unique_across_threads_and_in_order_within_one() {
+        let mine: Vec<u64> = (0..100).map(|_| next_uniq_id()).collect();
+        assert!(mine.windows(2).all(|w| w[1] == w[0] + 1 || w[1] % UNIQ_BATCH == 0), "{mine:?}");
+        let theirs = std::thread::spawn(|| (0..100).map(|_| next_uniq_id()).collect::<Vec<_>>()).join().unwrap();
+        assert!(theirs.iter().all(|n| !mine.contains(n)));
+    }
+}

@@ -125,3 +125,36 @@ pub(super) fn mark_hint_groups(rules: &mut [Rule<HttpAct>]) {
 pub(super) fn refused(span: &Span, list: List, action: &str, why: &str) -> Diag {
     Diag::alert(Some(span.clone()), format!("'{} {action}' is not supported yet ({why})", list.keyword()))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::action::http::HttpAct;
+    use crate::sample::testutil::{config, runtime};
+
+    #[test]
+    fn early_hints_end_their_response_before_another_action_or_a_condition() {
+        let cfg = config(
+            "defaults d\n mode http\n timeout client 1s\n timeout server 1s\n timeout connect 1s\n\
+             http-request early-hint Link </d>\n\
+             frontend fe from d\n bind :80\n\
+             http-request early-hint Link </a>\n http-request early-hint Link </b>\n\
+             http-request early-hint X-C c if TRUE\n http-request early-hint X-D d\n\
+             http-request set-header X-E e\n http-request early-hint X-F f\n default_backend be\n\
+             defaults\n mode http\n timeout server 1s\n timeout connect 1s\n\
+             backend be\n server s 127.0.0.1:1\n",
+        );
+        let rt = runtime(&cfg);
+        let ends: Vec<Option<bool>> = rt.proxies[0]
+            .rules
+            .http_req
+            .iter()
+            .map(|r| match r.act {
+                HttpAct::EarlyHint { ends, .. } => Some(ends),
+                _ => None,
+            })
+            .collect();
+        // the named defaults' list ends on its own; `</b>` ends as the next rule has a
+        // condition; `X-C` joins `X-D`
+        assert_eq!(ends, [Some(true), Some(false), Some(true), Some(false), Some(true), None, Some(true)]);
+    }
+}
