@@ -100,11 +100,17 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
         if !self.head_in_buf || h1.framing == Framing::None {
             return None;
         }
-        match &self.dechunked {
-            Some(d) => Some(&d.data),
-            None if h1.framing == Framing::Chunked => Some(&[]),
-            None => Some(&self.buf[h1.len..h1.len + self.here]),
-        }
+        // COMPAT: what a buffer holds, as HAProxy's `req.body` sees: the head and the body
+        // within `tune.bufsize - tune.maxrewrite`. HAProxy's internal form of the head
+        // takes about a hundred bytes more than its wire form, so rampart may show that
+        // many more bytes of a body that does not fit.
+        let room = self.sess.rt.max_head.saturating_sub(h1.len);
+        let data = match &self.dechunked {
+            Some(d) => &d.data[..],
+            None if h1.framing == Framing::Chunked => &[],
+            None => &self.buf[h1.len..h1.len + self.here],
+        };
+        Some(&data[..data.len().min(room)])
     }
 
     async fn wait_body(&mut self, w: WaitBody, expect_continue: bool) -> BodyWaited {
