@@ -1,9 +1,13 @@
 //! One HTTP request/response exchange, from a parsed request head to the end of the
 //! response, through the analysers in HAProxy's order:
 //!
-//! 1. `http-request` rules of the frontend (`ana::http_req`),
+//! 0. `monitor-uri`, `capture request header` (`ana::wait_http`),
+//! 1. `option http-buffer-request`, then the `http-request` rules of the frontend
+//!    (`ana::http_req`, waiting for the body where `wait-for-body` asks, sending the
+//!    `early-hint` responses they built),
 //! 2. backend switching (`ana::switching`),
-//! 3. `http-request` rules of the backend, then `option forwardfor`,
+//! 3. the same for the backend, then the unique id, `option forwardfor` and
+//!    `option originalto` (`ana::inner`),
 //! 4. server connection (the front mux connects or reuses, [`HttpFront::connect`]),
 //! 5. forward (the front mux sends the request and streams the bodies),
 //! 6. `http-response` rules of the backend then the frontend, `http-after-response`
@@ -14,7 +18,8 @@
 //! HAProxy counterpart: stream.c process_stream() with http_ana.c's analysers.
 //!
 //! - `side`: [`HttpFront`], the contract with the front muxes
-//! - `txn`: [`Txn`], the request and response heads of one exchange
+//! - `txn`: [`Txn`], the request and response heads of one exchange, the stream's state
+//!   (`action::state::StreamState`), the stream numbers
 //! - `ana`: one file per analyser
 
 pub mod ana;

@@ -116,9 +116,10 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
     async fn wait_body(&mut self, w: WaitBody, expect_continue: bool) -> BodyWaited {
         let rt = &self.sess.rt;
         let fe = &rt.proxies[self.sess.fe];
-        if !self.head_in_buf || self.body.is_done() {
+        if !self.head_in_buf {
             return BodyWaited::Ready;
         }
+        // as HAProxy, even when the body came along with the head
         if expect_continue && write_all(self.client, CONTINUE, fe.timeouts.client).await.is_err() {
             return BodyWaited::Closed;
         }
