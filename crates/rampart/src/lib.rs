@@ -11,6 +11,7 @@
 //! - `http`: the protocol-neutral message head (start line, headers, rewrites)
 //! - `sample`: fetches, converters and sample expressions
 //! - `acl`: ACLs, conditions, pattern sets and maps
+//! - `auth`: `userlist` sections at run time: users, groups, crypt(3) password checks
 //! - `backend`, `lb`, `conn_pool`: pick a server, connect or reuse, retry
 //! - `proxy`: runtime frontends and backends built from the configuration model
 //! - `errors`: HAProxy's synthetic responses (400, 408, 502, 503, 504 ...)
@@ -23,6 +24,7 @@
 
 pub mod acl;
 pub mod action;
+pub mod auth;
 pub mod backend;
 pub mod buf;
 pub mod cli;

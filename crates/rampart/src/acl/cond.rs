@@ -88,6 +88,9 @@ pub fn compile_cond_at(
             let inner = &words[i + 1..i + 1 + close];
             let mut warnings = Vec::new();
             let e = expr::compile(inner, cx, &mut warnings)?;
+            if let Some(m) = e.auth_targets("", cx.px_name()).into_iter().next() {
+                return Err(m);
+            }
             acls.warn(warnings);
             i += close + 1;
             Arc::new(Acl { name: String::new(), exprs: vec![e] })

@@ -12,6 +12,7 @@ use super::pattern::input::can_cast;
 use super::pattern::int::{apply_op, Op};
 use super::pattern::{MatchMethod, PatFlags};
 use crate::sample::expr::{compile as compile_sample, CompileCx, Expr};
+use crate::sample::kw::Arg;
 use crate::sample::{Sample, SampleCtx, SmpType};
 
 /// A compiled ACL expression.
@@ -41,8 +42,36 @@ impl AclExpr {
         match self.method {
             MatchMethod::Found => true,
             MatchMethod::Bool => self.lists.first().is_some_and(|l| l.with(|s| s.set.matches(smp))),
+            MatchMethod::Auth => self.auth_group_matches(smp),
             _ => self.lists.iter().any(|l| l.with(|s| s.set.matches(smp))),
         }
+    }
+}
+
+impl AclExpr {
+    /// `http_auth_group(L) G1 G2 ...` (HAProxy's `pat_match_auth`): `smp` is a user name
+    /// of userlist `L`, which matches when one of the user's groups is a pattern.
+    fn auth_group_matches(&self, smp: &Sample<'_>) -> bool {
+        let (Some(Arg::Userlist(ul)), Sample::Str(name)) = (self.expr.args.first(), smp) else {
+            return false;
+        };
+        let Some(user) = ul.user(name) else { return false };
+        user.group_names(ul).any(|g| self.lists.iter().any(|l| l.with(|s| s.set.matches(&Sample::str(g.as_bytes())))))
+    }
+
+    /// HAProxy's `acl_find_targets()`: the patterns of an `http_auth_group` ACL must be
+    /// groups of its userlist. Returns HAProxy's messages (empty when all is well) for
+    /// ACL `acl` (empty when anonymous) of proxy `px`.
+    pub fn auth_targets(&self, acl: &str, px: &str) -> Vec<String> {
+        let (MatchMethod::Auth, Some(Arg::Userlist(ul))) = (self.method, self.expr.args.first()) else {
+            return Vec::new();
+        };
+        let head = format!("proxy {px}: acl {acl} {}()", self.kw);
+        let groups: Vec<String> = self.lists.iter().flat_map(|l| l.src.entries()).map(|e| e.key).collect();
+        if groups.is_empty() {
+            return vec![format!("{head}: no groups specified.")];
+        }
+        groups.iter().filter(|g| ul.group(g).is_none()).map(|g| format!("{head}: invalid group '{g}'.")).collect()
     }
 }
 
@@ -56,9 +85,6 @@ fn no_pattern_warning(kw: &str) -> String {
 /// The criterion: a sample expression, the keyword to name in messages, its output
 /// type and the method it implies.
 fn criterion(word: &str, cx: &mut CompileCx<'_>) -> Result<(Expr, String, Option<MatchMethod>), String> {
-    if let Some(not_yet) = kw::NOT_YET.iter().find(|n| word.split(['(', ',']).next() == Some(**n)) {
-        return Err(format!("ACL keyword '{not_yet}' is not supported yet"));
-    }
     match kw::find(word) {
         Some(k) => {
             let rest = &word[k.name.len()..];

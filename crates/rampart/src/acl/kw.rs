@@ -20,10 +20,9 @@ const fn kw(name: &'static str, fetch: &'static str, method: MatchMethod) -> Acl
     AclKw { name, fetch, method }
 }
 
-use MatchMethod::{Beg, Bin, Dir, Dom, End, Int, Len, Meth, Reg, Str, Sub, Ver};
+use MatchMethod::{Auth, Beg, Bin, Dir, Dom, End, Int, Len, Meth, Reg, Str, Sub, Ver};
 
-/// Every ACL keyword of HAProxy 2.6 (`haproxy -dKacl`), but `http_auth_group` (see
-/// [`NOT_YET`]).
+/// Every ACL keyword of HAProxy 2.6 (`haproxy -dKacl`).
 pub const KEYWORDS: &[AclKw] = &[
     kw("base", "base", Str),
     kw("base_beg", "base", Beg),
@@ -49,6 +48,7 @@ pub const KEYWORDS: &[AclKw] = &[
     kw("hdr_len", "req.hdr", Len),
     kw("hdr_reg", "req.hdr", Reg),
     kw("hdr_sub", "req.hdr", Sub),
+    kw("http_auth_group", "http_auth_group", Auth),
     kw("method", "method", Meth),
     kw("path", "path", Str),
     kw("path_beg", "path", Beg),
@@ -102,9 +102,6 @@ pub const KEYWORDS: &[AclKw] = &[
     kw("urlp_reg", "urlp", Reg),
     kw("urlp_sub", "urlp", Sub),
 ];
-
-/// ACL keywords rampart refuses with "'xxx' is not supported yet".
-pub const NOT_YET: &[&str] = &["http_auth_group"];
 
 /// The ACL keyword a criterion starts with: its leading identifier characters
 /// (HAProxy's `is_idchar`), before any `(` or `,`.
@@ -178,7 +175,7 @@ mod tests {
         for w in KEYWORDS.windows(2) {
             assert!(w[0].name < w[1].name, "{} / {}", w[0].name, w[1].name);
         }
-        assert_eq!(KEYWORDS.len(), 76);
+        assert_eq!(KEYWORDS.len(), 77);
         assert_eq!(PREDEFINED.len(), 22);
         assert_eq!(predefined("METH_GET").unwrap().words, ["method", "GET", "HEAD"]);
         assert!(predefined("meth_get").is_none());

@@ -153,6 +153,7 @@ pub fn compile_acl_lines(lines: &[(&str, &[String])], cx: &mut CompileCx<'_>) ->
                     }
                 }
                 set.warn(warnings);
+                errs.extend(e.auth_targets(name, cx.px_name()).into_iter().map(|m| (i, m)));
                 let slot = *at.entry(name).or_insert_with(|| {
                     order.push((name.to_owned(), i, Vec::new()));
                     order.len() - 1

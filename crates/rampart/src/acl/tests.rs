@@ -186,7 +186,8 @@ fn acl_errors_as_haproxy() {
     );
     assert_eq!(
         f.acl_err("a http_auth_group(x) g"),
-        "error detected while parsing ACL 'a' : ACL keyword 'http_auth_group' is not supported yet."
+        "error detected while parsing ACL 'a' : ACL keyword 'http_auth_group' : unable to find userlist 'x' \
+         referenced in arg 1 of ACL keyword 'http_auth_group' in proxy 'fe'."
     );
     // -u ids are unique per configuration.
     let e = f.acls(&["a str(x) -u 7 x", "b str(x) -u 7 x"]).unwrap_err();

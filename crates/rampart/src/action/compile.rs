@@ -28,6 +28,8 @@ use crate::sample::vars::{self, SetCond, VarRef};
 pub struct Shared {
     /// Pattern and map files, loaded once for every proxy.
     pub pats: Rc<PatRefs>,
+    /// Userlists (`http_auth(<userlist>)`), built once for every proxy.
+    pub userlists: Rc<crate::auth::Userlists>,
     /// `proc.` variables named anywhere, declared at startup by the caller.
     pub proc_vars: Vec<VarRef>,
     /// Warnings met while compiling (with their line), for the caller to print.
@@ -92,6 +94,7 @@ impl<'c> Cx<'c> {
     fn cx(&self, site: Site) -> CompileCx<'c> {
         let mut cx = CompileCx::new(self.cfg, self.px, site);
         cx.pats = self.shared.pats.clone();
+        cx.userlists = self.shared.userlists.clone();
         cx
     }
 

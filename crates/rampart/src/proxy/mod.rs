@@ -14,7 +14,7 @@ mod unsupported;
 use rampart_cfg::model::{
     BackendTarget, Cap, Config, ForwardFor, HttpConnMode, HttpReuse, Mode, OriginalTo, RestrictHdrNames, ServerAddr,
 };
-use rampart_cfg::{Diag, Span};
+use rampart_cfg::{Diag, Level, Span};
 use tokio::sync::Notify;
 
 use crate::action::{self, ProxyRules, WaitBody};
@@ -166,7 +166,12 @@ pub fn build(cfg: &Config, maxconn: u32, threads: usize) -> Result<Runtime, Vec<
 pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Result<Runtime, Vec<Diag>>, Vec<Diag>) {
     let mut alerts = Vec::new();
     let mut pool_key = 0;
-    let mut shared = action::compile::Shared { pats: Default::default(), proc_vars: Vec::new(), warnings: Vec::new() };
+    let mut shared = action::compile::Shared {
+        pats: Default::default(),
+        userlists: Default::default(),
+        proc_vars: Vec::new(),
+        warnings: Vec::new(),
+    };
     let mut proxies = Vec::with_capacity(cfg.proxies.len());
     for (idx, px) in cfg.proxies.iter().enumerate() {
         let servers = px
@@ -238,7 +243,16 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             },
         });
     }
-    let warnings = shared.warnings;
+    let mut warnings = shared.warnings;
+    // Password hashes rampart cannot verify are alerts; hashes no password matches,
+    // warnings.
+    for d in crate::auth::diagnostics(cfg) {
+        if d.level == Level::Alert {
+            alerts.push(d);
+        } else {
+            warnings.push(d);
+        }
+    }
     if !alerts.is_empty() {
         return (Err(alerts), warnings);
     }

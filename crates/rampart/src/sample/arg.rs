@@ -195,6 +195,7 @@ fn resolve(raw: Raw, t: ArgT, pos: usize, cx: &mut CompileCx<'_>) -> Result<Arg,
         ArgT::Regex => resolve_regex(&w, pos)?,
         ArgT::Frontend | ArgT::Backend => resolve_proxy(&w, t, pos, cx)?,
         ArgT::Server => resolve_server(&w, pos, cx)?,
+        ArgT::Usr => resolve_userlist(&w, pos, cx)?,
     })
 }
 
@@ -265,6 +266,18 @@ fn resolve_server(w: &[u8], pos: usize, cx: &mut CompileCx<'_>) -> Result<Arg, A
             "unable to find server '{sname}' in proxy '{pname}', referenced in arg {}",
             pos + 1
         ))),
+    }
+}
+
+/// A `userlist` name (HAProxy's `ARGT_USR` in `smp_resolve_args()`).
+fn resolve_userlist(w: &[u8], pos: usize, cx: &mut CompileCx<'_>) -> Result<Arg, ArgError> {
+    if w.is_empty() {
+        return Err(resolve_err(format!("missing userlist name in arg {}", pos + 1)));
+    }
+    let name = String::from_utf8_lossy(w);
+    match cx.userlists.find(cx.cfg, &name) {
+        Some(ul) => Ok(Arg::Userlist(ul)),
+        None => Err(resolve_err(format!("unable to find userlist '{name}' referenced in arg {}", pos + 1))),
     }
 }
 

@@ -89,11 +89,14 @@ pub struct CompileCx<'c> {
     /// Pattern and map files (ACL `-f`, `map_*` converters), loaded once per path: give
     /// every proxy's context the same one (`cx.pats = shared.clone()`).
     pub pats: std::rc::Rc<crate::acl::PatRefs>,
+    /// The runtime userlists (`http_auth(<userlist>)`), built once: give every proxy's
+    /// context the same one (`cx.userlists = shared.clone()`).
+    pub userlists: std::rc::Rc<crate::auth::Userlists>,
 }
 
 impl<'c> CompileCx<'c> {
     pub fn new(cfg: &'c rampart_cfg::Config, px: usize, site: Site) -> CompileCx<'c> {
-        CompileCx { cfg, px, site, proc_vars: Vec::new(), pats: Default::default() }
+        CompileCx { cfg, px, site, proc_vars: Vec::new(), pats: Default::default(), userlists: Default::default() }
     }
 
     /// The name of the expression's proxy.

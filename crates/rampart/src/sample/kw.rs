@@ -39,6 +39,8 @@ pub enum Arg {
     Server(usize, usize),
     /// A variable (`txn.foo`), resolved to its scope and name hash.
     Var(VarRef),
+    /// A `userlist` section (`http_auth(<userlist>)`), built for this generation.
+    Userlist(Arc<crate::auth::UserlistRt>),
     /// Whatever a keyword's [`CheckFn`] compiled from its arguments (a loaded map, the
     /// conditions of `set-var` ...); the keyword downcasts it.
     Private(Arc<dyn Any + Send + Sync>),
@@ -57,6 +59,7 @@ impl std::fmt::Debug for Arg {
             Arg::Proxy(p) => write!(f, "Proxy({p})"),
             Arg::Server(p, s) => write!(f, "Server({p}, {s})"),
             Arg::Var(v) => write!(f, "Var({})", v.name),
+            Arg::Userlist(u) => write!(f, "Userlist({})", u.name),
             Arg::Private(_) => f.write_str("Private(..)"),
         }
     }
@@ -115,6 +118,8 @@ pub enum ArgT {
     Map,
     /// A stick table: kept as [`Arg::Str`] until stick tables exist.
     Table,
+    /// A `userlist` name, resolved to [`Arg::Userlist`] (HAProxy's `ARGT_USR`).
+    Usr,
 }
 
 impl ArgT {
@@ -136,6 +141,7 @@ impl ArgT {
             ArgT::Map => "map",
             ArgT::Regex => "regex",
             ArgT::Var => "variable",
+            ArgT::Usr => "user list",
         }
     }
 }

@@ -32,8 +32,8 @@ use input::{meth_bytes, with_input, Input};
 /// "No pattern" in the index arrays.
 pub const NONE: u32 = u32::MAX;
 
-/// A match method (HAProxy's `PAT_MATCH_*`), plus the two that only ACL keywords use:
-/// `method`'s and `req.ssl_ver`'s.
+/// A match method (HAProxy's `PAT_MATCH_*`), plus the three that only ACL keywords use:
+/// `method`'s, `req.ssl_ver`'s and `http_auth_group`'s.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum MatchMethod {
     Found,
@@ -54,6 +54,10 @@ pub enum MatchMethod {
     Meth,
     /// `major.minor` versions compared as integers.
     Ver,
+    /// `http_auth_group`: the sample is a user name of the fetch's userlist, the
+    /// patterns group names, compared exactly (HAProxy's `pat_match_auth`); the ACL
+    /// evaluation does the user-to-groups step (`acl::expr`).
+    Auth,
 }
 
 impl MatchMethod {
@@ -90,7 +94,7 @@ impl MatchMethod {
             Ip => "ip",
             Bin => "bin",
             Len => "len",
-            Str | Meth => "str",
+            Str | Meth | Auth => "str",
             Beg => "beg",
             Sub => "sub",
             Dir => "dir",
@@ -109,7 +113,7 @@ impl MatchMethod {
             Ip => SmpType::Addr,
             Bin => SmpType::Bin,
             Meth => SmpType::Meth,
-            Len | Str | Beg | Sub | Dir | Dom | End | Reg | Regm => SmpType::Str,
+            Len | Str | Beg | Sub | Dir | Dom | End | Reg | Regm | Auth => SmpType::Str,
         }
     }
 
@@ -229,7 +233,7 @@ impl PatternSet {
                     .collect::<Result<Vec<_>, _>>()?;
                 Index::Ip(ip::IpSet::build(&nets))
             }
-            Bin | Str => {
+            Bin | Str | Auth => {
                 let mut set = exact::ExactSet::new(flags.icase && method == Str);
                 for (i, p, n) in numbered() {
                     if method == Bin {

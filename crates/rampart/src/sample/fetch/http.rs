@@ -3,8 +3,8 @@
 //! `req.body*` (`req.body_param` too), `capture.*`, `unique-id`, `http_first_req`, `req.proto_http`.
 //! HAProxy counterpart: src/http_fetch.c.
 //!
-//! Not yet (rejected as unknown): `http_auth*` (need userlists), `res.body*`
-//! (responses are not buffered), `req.hdrs_bin`.
+//! Not yet (rejected as unknown): `res.body*` (responses are not buffered),
+//! `req.hdrs_bin`.
 
 use std::borrow::Cow;
 use std::net::IpAddr;

@@ -6,11 +6,14 @@
 //! - `proxy`: frontends, backends, servers (`fe_name`, `nbsrv`, `srv_is_up` ...)
 //! - `http`: start lines, target, body, transaction (`path`, `url_param`, `status` ...)
 //! - `http_hdr`: headers and cookies (`req.hdr`, `req.cook` ...)
+//! - `auth`: `Authorization` credentials and their check against userlists
+//!   (`http_auth`, `http_auth_group`, `http_auth_user` ...)
 //! - `payload`, `tls_hello`: raw TCP bytes and TLS ClientHellos (`req.payload`,
 //!   `req.ssl_sni` ...)
 //!
 //! `var` lives with the variables (`sample::vars`).
 
+pub mod auth;
 pub mod conn;
 pub mod http;
 pub mod http_hdr;
@@ -34,6 +37,7 @@ pub const ALL: &[&[FetchKw]] = &[
     proxy::KEYWORDS,
     http::KEYWORDS,
     http_hdr::KEYWORDS,
+    auth::KEYWORDS,
     payload::KEYWORDS,
     super::vars::FETCHES,
 ];
