@@ -327,8 +327,10 @@ fn set_timeout_server_overrides_the_backend_timeout() {
     let s1 = HttpBackend::builder("s1").reply(Reply::ok().body("late").delay(Duration::from_millis(800))).start();
     let cfg = format!(
         "{GLOBAL}frontend fe1\n  bind fd@${{fe1}}\n  default_backend be\nbackend be\n\
-         http-request set-timeout server 200ms if {{ path /short }}\n\
-         http-request set-timeout server int(0) if {{ path /none }}\n  server s1 ${{s1_addr}}:${{s1_port}}\n"
+         http-request set-timeout server 200ms if {{ path /short }} || {{ path /cur }}\n\
+         http-request set-timeout server int(0) if {{ path /none }}\n\
+         http-request return status 200 content-type text/plain lf-string \"%[be_server_timeout] %[cur_server_timeout]\" if {{ path /cur }}\n\
+         server s1 ${{s1_addr}}:${{s1_port}}\n"
     );
     let proxy = start(&cfg, &[("s1", s1.addr())]);
     let mut c = client(&proxy);
@@ -338,6 +340,7 @@ fn set_timeout_server_overrides_the_backend_timeout() {
     assert!(t.elapsed() < Duration::from_millis(700), "{:?}", t.elapsed());
     let mut c = client(&proxy);
     assert_eq!(c.get("/none").unwrap().body, b"late");
+    assert_eq!(c.get("/cur").unwrap().body, b"5000 200");
 }
 
 // === wait-for-body, http-buffer-request ===

@@ -213,6 +213,7 @@ impl Env<'_> {
             res_caps: &st.caps.res,
             unique_id: Some(&st.uid),
             uniq_id: st.uniq_id,
+            timeouts: st.timeouts,
             ..SampleCtx::new(self.rt, &st.conn, self.fe)
         }
     }

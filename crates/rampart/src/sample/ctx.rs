@@ -10,6 +10,7 @@ use std::net::SocketAddr;
 use std::os::fd::RawFd;
 
 use super::vars::Vars;
+use crate::action::state::TimeoutOverride;
 use crate::http::MsgView;
 use crate::log::UniqueId;
 use crate::proxy::Runtime;
@@ -100,6 +101,8 @@ pub struct SampleCtx<'a> {
     pub unique_id: Option<&'a UniqueId>,
     /// The stream's request counter (HAProxy's `uniq_id`: `%rt`, `%ID` formats).
     pub uniq_id: u64,
+    /// The timeouts `set-timeout` rules set for the stream (`cur_server_timeout`).
+    pub timeouts: TimeoutOverride,
     /// The status of a response rampart produced itself (deny, return, redirect,
     /// errors), which the logs report when there is no server response (`%ST`).
     pub status: Option<u16>,
@@ -132,6 +135,7 @@ impl<'a> SampleCtx<'a> {
             res_caps: &[],
             unique_id: None,
             uniq_id: 0,
+            timeouts: TimeoutOverride::default(),
             status: None,
             first_req: true,
             iterate: Cell::new(false),

@@ -96,6 +96,7 @@ impl<'a> Stream<'a> {
             res_caps: &st.caps.res,
             unique_id: Some(&st.uid),
             uniq_id: st.uniq_id,
+            timeouts: st.timeouts,
             ..SampleCtx::new(self.rt, &st.conn, self.fe)
         }
     }
