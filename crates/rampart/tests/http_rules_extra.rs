@@ -436,3 +436,10 @@ fn a_body_larger_than_the_buffer_is_seen_up_to_the_buffer() {
     assert!((15000..=15360).contains(&seen), "{text}");
     assert_eq!(size, "20000");
 }
+
+#[test]
+fn reply_headers_that_render_empty_are_left_out() {
+    let cfg = cfg("  http-request return status 200 hdr x-e \"%[req.hdr(x-none)]\" hdr x-f \"%[req.hdr(x-f)]\"\n");
+    let (got, _) = same(&cfg, &["GET / HTTP/1.1\r\nHost: a\r\nX-F: f\r\n\r\n"]);
+    assert_eq!(show(&got[0].as_ref().unwrap().raw), "HTTP/1.1 200 OK\r\nx-f: f\r\ncontent-length: 0\r\n\r\n");
+}

@@ -102,7 +102,10 @@ impl DynReply {
         start_head(x.out, self.status);
         for (name, fmt) in &self.headers {
             super::http::render(fmt, x, ctx);
-            let _ = x.out.add_header(name, x.scratch);
+            // as HAProxy (`http_reply_to_htx()`), a `hdr` whose value renders empty is left out
+            if !x.scratch.is_empty() {
+                let _ = x.out.add_header(name, x.scratch);
+            }
         }
         let mut body = Vec::new();
         if let Some(fmt) = &self.body {
