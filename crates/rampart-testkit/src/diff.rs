@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use crate::backend::{RawConn, Seen, TestBackend};
 use crate::http::{strip_header_lines, Headers, Interim, Request, Response};
-use crate::proxy::{haproxy_path, CheckOutput, Proxy, Running};
+use crate::proxy::{haproxy_path, CheckOutput, Proxy, Running, StartError};
 
 /// How long a run waits for backend connections to close after the proxy is killed.
 const SETTLE: Duration = Duration::from_secs(2);
@@ -120,9 +120,29 @@ impl Differential {
             eprintln!("note: haproxy not installed, differential run skipped");
             return None;
         };
+        let haproxy =
+            self.run_one(haproxy, &scenario).unwrap_or_else(|e| panic!("{} did not start: {e}", haproxy.display()));
+        let rampart = self
+            .run_one(&self.rampart, &scenario)
+            .unwrap_or_else(|e| panic!("{} did not start: {e}", self.rampart.display()));
+        Some(Comparison { haproxy, rampart })
+    }
+
+    /// Like [`Differential::run`], but a binary that refuses to start (a configuration it
+    /// rejects) is a result, not a panic: for corpora where a refusal is an outcome to count.
+    /// Returns `None` (after printing a note) when haproxy is not installed.
+    pub fn try_run<T, F>(&self, scenario: F) -> Option<Attempt<T>>
+    where
+        T: Normalize,
+        F: Fn(&Running) -> T,
+    {
+        let Some(haproxy) = &self.haproxy else {
+            eprintln!("note: haproxy not installed, differential run skipped");
+            return None;
+        };
         let haproxy = self.run_one(haproxy, &scenario);
         let rampart = self.run_one(&self.rampart, &scenario);
-        Some(Comparison { haproxy, rampart })
+        Some(Attempt { haproxy, rampart })
     }
 
     /// Runs `-c` on the configuration with both binaries: `(haproxy, rampart)`, or `None`
@@ -153,13 +173,14 @@ impl Differential {
         }
     }
 
-    fn run_one<T: Normalize>(&self, binary: &Path, scenario: &dyn Fn(&Running) -> T) -> Observed<T> {
+    fn run_one<T: Normalize>(
+        &self,
+        binary: &Path,
+        scenario: &dyn Fn(&Running) -> T,
+    ) -> Result<Observed<T>, StartError> {
         let backends: Vec<(String, Box<dyn TestBackend>)> =
             self.backends.iter().map(|(name, make)| (name.clone(), make())).collect();
-        let running = match self.proxy(binary, &backends).start() {
-            Ok(running) => running,
-            Err(e) => panic!("{} did not start: {e}", binary.display()),
-        };
+        let running = self.proxy(binary, &backends).start()?;
         let mut client = scenario(&running);
         let output = running.output();
         // Killing the proxy closes its server connections, so backend records are final.
@@ -170,8 +191,18 @@ impl Differential {
         let mut servers: Vec<(String, Seen)> = backends.iter().map(|(n, b)| (n.clone(), b.seen())).collect();
         client.normalize(&self.normalizer);
         servers.normalize(&self.normalizer);
-        Observed { client, servers, output }
+        Ok(Observed { client, servers, output })
     }
+}
+
+/// What [`Differential::try_run`] got from each binary: its observation, or why it did
+/// not start.
+#[derive(Debug)]
+pub struct Attempt<T> {
+    /// The reference run.
+    pub haproxy: Result<Observed<T>, StartError>,
+    /// The run under test.
+    pub rampart: Result<Observed<T>, StartError>,
 }
 
 /// What one binary's run produced.

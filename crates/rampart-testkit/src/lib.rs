@@ -52,7 +52,7 @@ pub use backend::{
     TestBackend,
 };
 pub use client::{http_get, RawClient};
-pub use diff::{Comparison, Differential, Normalize, Normalizer, Observed};
+pub use diff::{Attempt, Comparison, Differential, Normalize, Normalizer, Observed};
 pub use eventually::{patience, PATIENCE_ENV};
 pub use http::{Framing, Headers, Interim, Request, Response, TimedPiece, TimedResponse};
 pub use proxy::{check, haproxy_path, spawn_guarded, CheckOutput, Output, Proxy, Running, StartError, HAPROXY_ENV};

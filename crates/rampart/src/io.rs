@@ -177,3 +177,16 @@ pub async fn peer_closes<S: Sock>(s: &S, every: Duration) {
 pub fn idle_conn_alive<S: Sock>(s: &S) -> bool {
     !has_pending_event(s) || !input_pending(s)
 }
+
+/// Makes the connection disappear without telling the peer (`silent-drop`): what is
+/// sent from now on expires at the first hop (TTL 1), and in TCP repair mode (when the
+/// process may use it) closing the socket sends neither FIN nor RST. HAProxy does the
+/// same (`tcp_action_silent_drop`).
+pub fn silent_drop<S: Sock>(s: &S) {
+    use nix::sys::socket::{setsockopt, sockopt};
+    let fd = s.as_fd();
+    // The socket family decides which TTL applies; the other call fails harmlessly.
+    let _ = setsockopt(&fd, sockopt::Ipv4Ttl, &1);
+    let _ = setsockopt(&fd, sockopt::Ipv6Ttl, &1);
+    let _ = setsockopt(&fd, sockopt::TcpRepair, &1);
+}

@@ -194,15 +194,20 @@ impl<'c> Cx<'c> {
     }
 
     /// Where a rule of `list` runs, for the fetch validity checks.
+    /// A `listen` section's rules run at both sides' places (HAProxy checks a fetch
+    /// against any of them).
     fn places(&self, list: List) -> &'static [Place] {
         let px = self.px();
-        match (list, px.cap.frontend, px.cap.backend) {
-            (List::HttpReq | List::Redirect, true, _) => &[Place::FeHrqHdr],
-            (List::HttpReq | List::Redirect, false, _) => &[Place::BeHrqHdr],
+        let request = matches!(list, List::HttpReq | List::Redirect);
+        match (list, request, px.cap.frontend, px.cap.backend) {
             // HAProxy checks `http-error` formats against every request and response place
-            (List::HttpError, _, _) => &[Place::FeHrqHdr, Place::FeHrsHdr, Place::BeHrqHdr, Place::BeHrsHdr],
-            (_, _, true) => &[Place::BeHrsHdr],
-            _ => &[Place::FeHrsHdr],
+            (List::HttpError, ..) => &[Place::FeHrqHdr, Place::FeHrsHdr, Place::BeHrqHdr, Place::BeHrsHdr],
+            (_, true, true, true) => &[Place::FeHrqHdr, Place::BeHrqHdr],
+            (_, true, true, false) => &[Place::FeHrqHdr],
+            (_, true, false, _) => &[Place::BeHrqHdr],
+            (_, false, true, true) => &[Place::BeHrsHdr, Place::FeHrsHdr],
+            (_, false, false, _) => &[Place::BeHrsHdr],
+            (_, false, true, false) => &[Place::FeHrsHdr],
         }
     }
 
@@ -289,7 +294,8 @@ impl<'c> Cx<'c> {
             HttpReqAction::Uri(u) => self.uri(u, list)?,
             HttpReqAction::Var(v) => self.var(v, list)?,
             HttpReqAction::StrictMode(on) => HttpAct::StrictMode(*on),
-            HttpReqAction::Reject | HttpReqAction::SilentDrop => HttpAct::Close,
+            HttpReqAction::Reject => HttpAct::Close,
+            HttpReqAction::SilentDrop => HttpAct::SilentDrop,
             HttpReqAction::SetLogLevel(_) | HttpReqAction::DisableL7Retry => HttpAct::Nothing,
             HttpReqAction::Capture(c) => self.capture_req(c)?,
             HttpReqAction::Addr(a) => self.addr(a)?,
@@ -317,7 +323,7 @@ impl<'c> Cx<'c> {
             HttpResAction::SetStatus(s) => set_status(s),
             HttpResAction::Var(v) => self.var(v, list)?,
             HttpResAction::StrictMode(on) => HttpAct::StrictMode(*on),
-            HttpResAction::SilentDrop => HttpAct::Close,
+            HttpResAction::SilentDrop => HttpAct::SilentDrop,
             HttpResAction::SetLogLevel(_) => HttpAct::Nothing,
             HttpResAction::Capture { expr, id } => self.capture_res(expr, *id, list)?,
             HttpResAction::WaitForBody(_) => {

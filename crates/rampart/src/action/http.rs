@@ -129,8 +129,10 @@ pub enum HttpAct {
     },
     /// `wait-for-body time <t> [at-least <n>]`.
     WaitBody(WaitBody),
-    /// `reject`, `silent-drop`: close the connection without a response.
+    /// `reject`: close the connection without a response.
     Close,
+    /// `silent-drop`: close it without the client noticing.
+    SilentDrop,
     /// Actions accepted for what they do not need to do here (`set-log-level` until
     /// logs exist, `disable-l7-retry` as rampart has no L7 retries): nothing happens.
     Nothing,
@@ -180,6 +182,8 @@ pub struct Env<'p> {
     pub be: Option<usize>,
     pub srv: Option<usize>,
     pub first_req: bool,
+    /// The request's method (response rules still read it).
+    pub meth: Option<rampart_proto::http::Method>,
     /// The request (rules on the request) or the response (rules on a response).
     pub dir: Dir,
     pub sess: &'p VarStore,
@@ -208,6 +212,7 @@ impl Env<'_> {
                 check: None,
             },
             first_req: self.first_req,
+            txn_meth: self.meth,
             req_body: self.req_body,
             req_caps: &st.caps.req,
             res_caps: &st.caps.res,
@@ -225,10 +230,9 @@ impl HttpAct {
         let before = x.msg.failed_rewrites;
         let flow = self.run(x, ctx);
         if x.msg.failed_rewrites != before && *x.strict {
-            // COMPAT: HAProxy answers 500 to a failed rewrite in strict mode (a
-            // request) or 502 (a response); rampart sends the error page of that status.
-            let status = if x.msg.status == 0 { 500 } else { 502 };
-            super::reply::build_default(x, ctx, status);
+            // As HAProxy, a failed rewrite in strict mode is an internal error (500),
+            // on a request as on a response.
+            super::reply::build_default(x, ctx, 500);
             return Flow::Reply;
         }
         flow
@@ -317,6 +321,7 @@ impl HttpAct {
                 Flow::Continue
             }
             HttpAct::Close => Flow::Close,
+            HttpAct::SilentDrop => Flow::SilentDrop,
             HttpAct::Nothing => Flow::Continue,
             HttpAct::Capture { expr, dir, slot, len } => {
                 capture(x, ctx, expr, *dir, *slot, *len);
@@ -392,7 +397,7 @@ fn early_hint(x: &mut Exec<'_, '_>, ctx: &Env<'_>, name: &[u8], value: &LogForma
     render(value, x, ctx);
     if !x.st.hint_open {
         let mut head = MsgHead { arena_max: ctx.rt.bufsize, ..MsgHead::default() };
-        super::reply::start_head(&mut head, 103);
+        super::reply::start_head(&mut head, 103, "Early Hints");
         x.st.hints.push(head);
         x.st.hint_open = true;
     }

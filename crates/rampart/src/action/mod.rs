@@ -62,8 +62,10 @@ pub enum Flow {
     Reply,
     /// `tarpit`: hold the connection for `timeout tarpit`, then send the reply built.
     Tarpit,
-    /// `reject`, `silent-drop`: close without a response.
+    /// `reject`: close without a response.
     Close,
+    /// `silent-drop`: close without the peer noticing.
+    SilentDrop,
     /// `wait-for-body`: the rules that follow run once the request body is in hand (or
     /// the wait ended); the stream waits, then resumes the list after this rule.
     WaitBody(WaitBody),

@@ -45,7 +45,9 @@ impl Reply {
             Reply::Dynamic(d) => d.build(x, ctx),
             Reply::Auth(challenge) => {
                 build_default(x, ctx, 401);
-                let _ = x.out.add_header(b"www-authenticate", challenge);
+                if x.reply.as_ref().is_some_and(|r| !r.raw) {
+                    let _ = x.out.add_header(b"www-authenticate", challenge);
+                }
             }
         }
     }
@@ -61,7 +63,12 @@ pub fn build_default<'rt>(x: &mut Exec<'_, 'rt>, ctx: &Env<'_>, status: u16) {
         r.build(x, ctx);
         return;
     }
-    *x.reply = Some(default_page(x.pages, code).instantiate(x.out));
+    *x.reply = Some(match default_page(x.pages, code) {
+        StreamError::Page(tpl) => tpl.instantiate(x.out),
+        StreamError::Raw(bytes) => Synth::raw(bytes),
+        // an empty `errorfile`: the connection closes without a response
+        StreamError::Nothing => Synth::raw(&[]),
+    });
 }
 
 /// The `http-error status <code>` reply that answers `code` for a stream whose
@@ -80,26 +87,34 @@ pub fn http_error(pages: [&ProxyRt; 2], code: u16) -> Option<&Reply> {
 }
 
 /// The page for `code`: the proxy's `errorfile`, else the frontend's, else HAProxy's.
-fn default_page(pages: [&ProxyRt; 2], code: u16) -> &ReplyTpl {
+fn default_page(pages: [&ProxyRt; 2], code: u16) -> StreamError<'_> {
     let custom = pages.iter().find(|p| p.errors.is_custom(code)).copied().unwrap_or(pages[0]);
-    match custom.errors.stream(code) {
-        StreamError::Page(tpl) => tpl,
-        // an errorfile rampart cannot parse (or an empty one): HAProxy's own page
-        _ => crate::errors::builtin_page(code),
-    }
+    custom.errors.stream(code)
 }
 
 /// Starts a built head: `HTTP/1.1 <status> <reason>`, no header yet.
-pub fn start_head(out: &mut MsgHead, status: u16) {
+pub fn start_head(out: &mut MsgHead, status: u16, reason: &str) {
     out.reset();
     out.built = true;
     out.version = rampart_proto::http::Version::Http11;
-    let _ = out.set_status(status, reason(status).as_bytes());
+    let _ = out.set_status(status, reason.as_bytes());
+}
+
+/// The reason phrase of a redirect: HAProxy writes these itself, in RFC 9110's words
+/// (not its `http_get_reason` table, which says `302 Moved Temporarily`).
+fn redirect_reason(code: u16) -> &'static str {
+    match code {
+        301 => "Moved Permanently",
+        303 => "See Other",
+        307 => "Temporary Redirect",
+        308 => "Permanent Redirect",
+        _ => "Found",
+    }
 }
 
 impl DynReply {
     fn build(&self, x: &mut Exec<'_, '_>, ctx: &Env<'_>) {
-        start_head(x.out, self.status);
+        start_head(x.out, self.status, reason(self.status));
         for (name, fmt) in &self.headers {
             super::http::render(fmt, x, ctx);
             // as HAProxy (`http_reply_to_htx()`), a `hdr` whose value renders empty is left out
@@ -117,7 +132,7 @@ impl DynReply {
         if let Some(ct) = &self.content_type {
             let _ = x.out.add_header(b"content-type", ct);
         }
-        *x.reply = Some(Synth { buf: &[], body: Cow::Owned(body), has_length: true });
+        *x.reply = Some(Synth::built(Cow::Owned(body)));
     }
 }
 
@@ -177,7 +192,7 @@ impl Redirect {
                 self.push_path(view.uri(), &mut location);
             }
         }
-        start_head(x.out, self.code);
+        start_head(x.out, self.code, redirect_reason(self.code));
         let _ = x.out.add_header(b"content-length", b"0");
         let _ = x.out.add_header(b"location", &location);
         if matches!(self.code, 302 | 303 | 307) {
@@ -186,7 +201,7 @@ impl Redirect {
         if let Some(cookie) = &self.cookie {
             let _ = x.out.add_header(b"set-cookie", cookie);
         }
-        *x.reply = Some(Synth { buf: &[], body: Cow::Borrowed(&[]), has_length: true });
+        *x.reply = Some(Synth::built(Cow::Borrowed(&[])));
         true
     }
 

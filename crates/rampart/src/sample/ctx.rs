@@ -108,6 +108,9 @@ pub struct SampleCtx<'a> {
     pub status: Option<u16>,
     /// Whether this is the first request of its connection (`http_first_req`).
     pub first_req: bool,
+    /// The request's method when it is one HAProxy knows, kept for the whole
+    /// transaction: `method` still answers in response rules, as in HAProxy.
+    pub txn_meth: Option<rampart_proto::http::Method>,
     /// Set by [`crate::sample::expr::Expr::each`] while it runs: a multi-valued fetch
     /// then emits every value (HAProxy's `SMP_OPT_ITERATE`); otherwise it emits only
     /// the one a sample keeps (the last header, the first URL parameter ...).
@@ -138,6 +141,7 @@ impl<'a> SampleCtx<'a> {
             timeouts: TimeoutOverride::default(),
             status: None,
             first_req: true,
+            txn_meth: None,
             iterate: Cell::new(false),
         }
     }

@@ -62,6 +62,8 @@ pub struct Stream<'a> {
     pub srv: Option<usize>,
     /// Whether this is the first request of its connection.
     pub first_req: bool,
+    /// The request's method, for rules on the response.
+    pub meth: Option<rampart_proto::http::Method>,
 }
 
 impl<'a> Stream<'a> {
@@ -109,6 +111,7 @@ impl<'a> Stream<'a> {
             be: self.be,
             srv: self.srv,
             first_req: self.first_req,
+            meth: self.meth,
             dir,
             sess,
             txn,
@@ -131,7 +134,8 @@ pub async fn run<F: HttpFront>(front: &mut F, rt: &Runtime, conn: &ConnInfo, fe:
     let mut sess_vars = front.take_sess_vars().map_or_else(|| VarStore::new(Scope::Sess), |b| *b);
     let first_req = front.req_meta().first;
     txn.st.begin(conn, next_uniq_id(), &rt.proxies[fe].rules.captures);
-    let mut s = Stream { rt, conn, fe, be: None, srv: None, first_req };
+    let meth = Some(txn.req.method);
+    let mut s = Stream { rt, conn, fe, be: None, srv: None, first_req, meth };
     let next = exchange(front, &mut s, txn, &mut sess_vars).await;
     // the stream's variables end with it; the session's stay with the connection
     let vars = Vars {
@@ -176,7 +180,10 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
     ana::inner::run(s, txn, front.req_buf(), sess);
 
     let server = match front.connect(be, s.srv).await {
-        Ok(c) => c,
+        Ok(c) => {
+            s.srv = Some(c.srv);
+            c
+        }
         Err(ConnectFail::NoServer) => return error(front, s, txn, sess, 503, true).await,
         Err(ConnectFail::Aborted) => return Next::Close,
     };
@@ -257,7 +264,7 @@ fn take_expect_continue(req: &mut MsgHead, buf: &[u8]) -> bool {
 /// The backend of a TCP-mode stream (`use_backend` rules over the connection, else
 /// the default backend); `None`: no backend.
 pub fn tcp_backend(rt: &Runtime, conn: &ConnInfo, fe: usize) -> Option<usize> {
-    let s = Stream { rt, conn, fe, be: None, srv: None, first_req: true };
+    let s = Stream { rt, conn, fe, be: None, srv: None, first_req: true, meth: None };
     ana::switching::backend_l4(&s)
 }
 
@@ -287,6 +294,10 @@ async fn conclude<'rt, F: HttpFront>(
             Next::Close
         }
         Verdict::Close => Next::Close,
+        Verdict::SilentDrop => {
+            front.silent_drop();
+            Next::Close
+        }
     }
 }
 
@@ -300,6 +311,9 @@ async fn send_built<'rt, F: HttpFront>(
     reply: Option<Synth<'rt>>,
 ) -> Next {
     let Some(mut reply) = reply else { return Next::Close };
+    if reply.raw {
+        return front.reply_raw(reply.buf).await;
+    }
     let TxnData { synth, vars_txn, vars_reqres, scratch, strict, st, .. } = &mut **txn;
     let mut again: Option<Synth<'rt>> = None;
     let mut scratch_head = MsgHead::default();
@@ -317,6 +331,10 @@ async fn send_built<'rt, F: HttpFront>(
     match ana::http_res::after(s, synth, buf, &mut st) {
         Verdict::Continue | Verdict::WaitBody(_) => {}
         Verdict::Close => return Next::Close,
+        Verdict::SilentDrop => {
+            front.silent_drop();
+            return Next::Close;
+        }
         // an after-response rule cannot build a reply; a failed rewrite did
         Verdict::Reply | Verdict::Tarpit => {
             if let Some(r) = again {
@@ -356,6 +374,6 @@ async fn error<F: HttpFront>(
             send_built(front, s, txn, sess, Some(reply)).await
         }
         StreamError::Raw(bytes) => front.reply_raw(bytes).await,
-        StreamError::Nothing => Next::Close,
+        StreamError::Nothing => front.reply_raw(&[]).await,
     }
 }

@@ -119,6 +119,10 @@ pub trait HttpFront {
     /// its arena).
     fn reply(&mut self, res: &MsgHead, reply: &Synth<'_>) -> impl Future<Output = Next> + Send;
 
+    /// Makes the client connection disappear without telling the client
+    /// (`silent-drop`); it closes when the exchange returns.
+    fn silent_drop(&mut self);
+
     /// Sends raw bytes (an `errorfile` rampart's parser cannot read), then closes.
     fn reply_raw(&mut self, bytes: &[u8]) -> impl Future<Output = Next> + Send;
 }

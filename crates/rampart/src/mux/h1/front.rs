@@ -271,6 +271,10 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
             Ok(end) => Forwarded::Done(self.finish(be_idx, sc, end, self.body.is_done() && keep_server)),
             Err(RespError::ClientGone | RespError::Aborted | RespError::Closed) => Forwarded::Closed,
             Err(RespError::Replaced) => Forwarded::Replaced,
+            Err(RespError::SilentDrop) => {
+                crate::io::silent_drop(self.client);
+                Forwarded::Closed
+            }
             Err(RespError::Status(code)) => Forwarded::Failed(code),
             Err(RespError::ServerClosedEarly) => Forwarded::Failed(502),
         }
@@ -297,6 +301,10 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
             return Next::Close;
         }
         Next::KeepAlive
+    }
+
+    fn silent_drop(&mut self) {
+        crate::io::silent_drop(self.client);
     }
 
     async fn reply_raw(&mut self, bytes: &[u8]) -> Next {

@@ -74,6 +74,8 @@ pub enum RespError {
     Replaced,
     /// The response analysers closed the stream.
     Closed,
+    /// The response analysers dropped the client silently.
+    SilentDrop,
 }
 
 /// Reads the response from `server`, runs `on_response` on its head, and forwards it
@@ -106,6 +108,7 @@ where
         Verdict::Continue | Verdict::WaitBody(_) => {}
         Verdict::Reply | Verdict::Tarpit => return Err(RespError::Replaced),
         Verdict::Close => return Err(RespError::Closed),
+        Verdict::SilentDrop => return Err(RespError::SilentDrop),
     }
 
     let tunnel =

@@ -23,6 +23,9 @@ use super::Emit;
 fn fetch_method<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
     if let Some(m) = ctx.req {
         emit(Sample::Meth(m.head.method, Cow::Borrowed(m.method())));
+    } else if let Some(known) = ctx.txn_meth.and_then(|m| m.as_str().map(|s| (m, s))) {
+        // in response rules: the transaction's method, when HAProxy knows it
+        emit(Sample::Meth(known.0, Cow::Borrowed(known.1.as_bytes())));
     }
 }
 

@@ -104,6 +104,7 @@ pub fn verdict(flow: Flow) -> Verdict {
         Flow::Reply => Verdict::Reply,
         Flow::Tarpit => Verdict::Tarpit,
         Flow::Close => Verdict::Close,
+        Flow::SilentDrop => Verdict::SilentDrop,
         Flow::WaitBody(w) => Verdict::WaitBody(w),
     }
 }

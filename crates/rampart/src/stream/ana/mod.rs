@@ -27,6 +27,8 @@ pub enum Verdict {
     Tarpit,
     /// Close the client connection without a response.
     Close,
+    /// Close it so that the client does not notice (`silent-drop`).
+    SilentDrop,
     /// `wait-for-body`: wait for the request body, then run the rest of the rules.
     WaitBody(crate::action::WaitBody),
 }
