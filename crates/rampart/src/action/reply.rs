@@ -10,6 +10,7 @@ use super::http::{Env, Exec};
 use crate::errors::StreamError;
 use crate::http::{reason, MsgHead, ReplyTpl, Synth};
 use crate::log::format::LogFormat;
+use crate::proxy::ProxyRt;
 
 /// A reply of `deny`, `tarpit`, `return`, `auth` or `http-error`.
 #[derive(Debug)]
@@ -40,10 +41,10 @@ impl Reply {
     pub fn build<'rt>(&'rt self, x: &mut Exec<'_, 'rt>, ctx: &Env<'_>) {
         match self {
             Reply::Static(tpl) => *x.reply = Some(tpl.instantiate(x.out)),
-            Reply::Default(status) => build_default(x, *status),
+            Reply::Default(status) => build_default(x, ctx, *status),
             Reply::Dynamic(d) => d.build(x, ctx),
             Reply::Auth(challenge) => {
-                build_default(x, 401);
+                build_default(x, ctx, 401);
                 if x.reply.as_ref().is_some_and(|r| !r.raw) {
                     let _ = x.out.add_header(b"www-authenticate", challenge);
                 }
@@ -52,9 +53,17 @@ impl Reply {
     }
 }
 
-/// Writes the error page of `status` into the built-response slot.
-pub fn build_default<'rt>(x: &mut Exec<'_, 'rt>, status: u16) {
-    *x.reply = Some(match default_page(x.pages, status) {
+/// Writes the answer of the proxy for `status` into the built-response slot: the
+/// `http-error` reply or `errorfile` of the proxy holding the rule, else the
+/// frontend's, else HAProxy's page. A status without a page of its own gets the 500
+/// one, as HAProxy does.
+pub fn build_default<'rt>(x: &mut Exec<'_, 'rt>, ctx: &Env<'_>, status: u16) {
+    let code = if crate::errors::KNOWN_CODES.contains(&status) { status } else { 500 };
+    if let Some(r) = http_error(x.pages, code) {
+        r.build(x, ctx);
+        return;
+    }
+    *x.reply = Some(match default_page(x.pages, code) {
         StreamError::Page(tpl) => tpl.instantiate(x.out),
         StreamError::Raw(bytes) => Synth::raw(bytes),
         // an empty `errorfile`: the connection closes without a response
@@ -62,12 +71,25 @@ pub fn build_default<'rt>(x: &mut Exec<'_, 'rt>, status: u16) {
     });
 }
 
-/// The page for `status`: the proxy's `errorfile`, else the frontend's, else
-/// HAProxy's; a status without a page of its own gets the 500 page, as HAProxy does.
-fn default_page(pages: [&crate::errors::ErrorPages; 2], status: u16) -> StreamError<'_> {
-    let code = if crate::errors::KNOWN_CODES.contains(&status) { status } else { 500 };
-    let custom = pages.iter().find(|p| p.is_custom(code)).copied().unwrap_or(pages[0]);
-    custom.stream(code)
+/// The `http-error status <code>` reply that answers `code` for a stream whose
+/// replies come from `pages` (the first proxy with an `errorfile` or an `http-error`
+/// for the code decides), if it is one.
+pub fn http_error(pages: [&ProxyRt; 2], code: u16) -> Option<&Reply> {
+    for px in pages {
+        if let Some((_, r)) = px.rules.http_errors.iter().find(|(c, _)| *c == code) {
+            return Some(r);
+        }
+        if px.errors.is_custom(code) {
+            return None;
+        }
+    }
+    None
+}
+
+/// The page for `code`: the proxy's `errorfile`, else the frontend's, else HAProxy's.
+fn default_page(pages: [&ProxyRt; 2], code: u16) -> StreamError<'_> {
+    let custom = pages.iter().find(|p| p.errors.is_custom(code)).copied().unwrap_or(pages[0]);
+    custom.errors.stream(code)
 }
 
 /// Starts a built head: `HTTP/1.1 <status> <reason>`, no header yet.
@@ -95,13 +117,16 @@ impl DynReply {
         start_head(x.out, self.status, reason(self.status));
         for (name, fmt) in &self.headers {
             super::http::render(fmt, x, ctx);
-            let _ = x.out.add_header(name, x.scratch);
+            // as HAProxy (`http_reply_to_htx()`), a `hdr` whose value renders empty is left out
+            if !x.scratch.is_empty() {
+                let _ = x.out.add_header(name, x.scratch);
+            }
         }
         let mut body = Vec::new();
         if let Some(fmt) = &self.body {
             // A reply built on a response: the server's response is gone by then, as in
             // HAProxy (its status or headers are absent).
-            fmt.render(&ctx.bare_or(x.msg, x.buf), &mut body);
+            fmt.render(&ctx.bare_or(x.msg, x.buf, x.st), &mut body);
         }
         if self.body.is_some() || !matches!(self.status, 204 | 304) {
             let _ = x.out.add_header(b"content-length", body.len().to_string().as_bytes());
@@ -142,13 +167,13 @@ impl Redirect {
         let mut location = Vec::with_capacity(128);
         match &self.to {
             RedirectTo::Location(fmt) => {
-                fmt.render(&ctx.ctx(x.msg, x.buf), &mut location);
+                fmt.render(&ctx.ctx(x.msg, x.buf, x.st), &mut location);
                 if location.is_empty() && self.ignore_empty {
                     return false;
                 }
             }
             RedirectTo::Prefix(fmt) => {
-                fmt.render(&ctx.ctx(x.msg, x.buf), &mut location);
+                fmt.render(&ctx.ctx(x.msg, x.buf, x.st), &mut location);
                 if location.is_empty() && self.ignore_empty {
                     return false;
                 }
@@ -159,7 +184,7 @@ impl Redirect {
                 self.push_path(x.msg.view(x.buf).uri(), &mut location);
             }
             RedirectTo::Scheme(fmt) => {
-                fmt.render(&ctx.ctx(x.msg, x.buf), &mut location);
+                fmt.render(&ctx.ctx(x.msg, x.buf, x.st), &mut location);
                 if location.is_empty() && self.ignore_empty {
                     return false;
                 }

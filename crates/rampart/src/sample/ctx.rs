@@ -10,7 +10,9 @@ use std::net::SocketAddr;
 use std::os::fd::RawFd;
 
 use super::vars::Vars;
+use crate::action::state::TimeoutOverride;
 use crate::http::MsgView;
+use crate::log::UniqueId;
 use crate::proxy::Runtime;
 
 /// Which way the data an evaluation runs on flows (HAProxy's `SMP_OPT_DIR_REQ/RES`).
@@ -20,26 +22,33 @@ pub enum Dir {
     Response,
 }
 
-/// A client connection's addresses, as the rules see them.
-#[derive(Debug)]
+/// A client connection's addresses, as the rules see them. The session keeps the
+/// connection's (which `tcp-request connection|session` rules may change) and each
+/// stream a copy of it (which `tcp-request content` rules may change for that stream
+/// only), as HAProxy keeps addresses per connection, session and stream connector.
+#[derive(Debug, Clone, Copy)]
 pub struct ConnInfo {
     /// Client address (`src`); `None` for a unix socket.
     pub src: Option<SocketAddr>,
     /// The socket, to read the local address when asked.
     pub fd: RawFd,
+    /// The local address a rule set (`set-dst`, `set-dst-port`), which replaces the
+    /// socket's.
+    pub dst_set: Option<SocketAddr>,
 }
 
 impl ConnInfo {
     pub fn new(src: Option<SocketAddr>, fd: RawFd) -> ConnInfo {
-        ConnInfo { src, fd }
+        ConnInfo { src, fd, dst_set: None }
     }
 
-    /// The local address (`getsockname`), `None` for a unix socket or a closed socket.
+    /// The local address (`getsockname`, unless a rule set it), `None` for a unix
+    /// socket or a closed socket.
     ///
     /// PERF: read when a rule asks (one system call) rather than kept per connection:
     /// an idle connection stays small, and few configurations read `dst`.
     pub fn dst(&self) -> Option<SocketAddr> {
-        local_addr(self.fd)
+        self.dst_set.or_else(|| local_addr(self.fd))
     }
 }
 
@@ -87,10 +96,13 @@ pub struct SampleCtx<'a> {
     pub req_caps: &'a [Option<Vec<u8>>],
     /// `capture response header` slots (`capture.res.hdr(n)`, `%hs`).
     pub res_caps: &'a [Option<Vec<u8>>],
-    /// The stream's unique id once `unique-id-format` produced it (`unique-id`, `%ID`).
-    pub unique_id: Option<&'a [u8]>,
+    /// The stream's unique id, rendered on first use from the frontend's
+    /// `unique-id-format` (`unique-id`, `%ID`): read it with [`SampleCtx::unique_id`].
+    pub unique_id: Option<&'a UniqueId>,
     /// The stream's request counter (HAProxy's `uniq_id`: `%rt`, `%ID` formats).
     pub uniq_id: u64,
+    /// The timeouts `set-timeout` rules set for the stream (`cur_server_timeout`).
+    pub timeouts: TimeoutOverride,
     /// The status of a response rampart produced itself (deny, return, redirect,
     /// errors), which the logs report when there is no server response (`%ST`).
     pub status: Option<u16>,
@@ -126,6 +138,7 @@ impl<'a> SampleCtx<'a> {
             res_caps: &[],
             unique_id: None,
             uniq_id: 0,
+            timeouts: TimeoutOverride::default(),
             status: None,
             first_req: true,
             txn_meth: None,
@@ -139,6 +152,12 @@ impl<'a> SampleCtx<'a> {
             Dir::Request => self.req,
             Dir::Response => self.res,
         }
+    }
+
+    /// The stream's unique id (generated now if this is the first use); `None` without
+    /// a stream or a `unique-id-format`.
+    pub fn unique_id(&self) -> Option<&'a [u8]> {
+        self.unique_id?.get(self)
     }
 
     /// The backend, or the frontend while none is chosen (HAProxy's `s->be` starts as

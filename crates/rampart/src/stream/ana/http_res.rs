@@ -6,7 +6,9 @@
 
 use super::http_req::verdict;
 use super::Verdict;
+use crate::action::capture::CapDir;
 use crate::action::http::{run_rules, Exec};
+use crate::action::state::StreamState;
 use crate::action::{Flow, HttpAct, Rule};
 use crate::http::{MsgHead, Synth};
 use crate::proxy::ProxyRt;
@@ -26,6 +28,7 @@ pub struct ResState<'t, 'rt> {
     pub scratch: &'t mut Vec<u8>,
     pub strict: &'t mut bool,
     pub reply: &'t mut Option<Synth<'rt>>,
+    pub st: &'t mut StreamState,
 }
 
 /// The proxies whose response rules run, in order: the backend, then the frontend
@@ -36,12 +39,14 @@ fn proxies<'rt>(s: &Stream<'rt>) -> impl Iterator<Item = (usize, &'rt ProxyRt)> 
     be.into_iter().chain(std::iter::once(s.fe)).map(move |i| (i, &rt.proxies[i]))
 }
 
-/// Runs the `http-response` rules on the server's response `res` (slices into `buf`).
+/// Captures the frontend's response headers (`capture response header`), then runs
+/// the `http-response` rules on the server's response `res` (slices into `buf`).
 pub fn run<'rt>(s: &Stream<'rt>, res: &mut MsgHead, buf: &[u8], st: &mut ResState<'_, 'rt>) -> Verdict {
     st.vars_reqres_start(s);
+    st.st.caps.headers(CapDir::Res, &s.rt.proxies[s.fe].rules.captures.res, res.view(buf));
     for (idx, px) in proxies(s) {
         let flow = run_list(s, &px.rules.http_res, res, buf, idx, st);
-        if flow != Flow::Continue && flow != Flow::Allow {
+        if ends(flow) {
             return verdict(flow);
         }
     }
@@ -52,11 +57,17 @@ pub fn run<'rt>(s: &Stream<'rt>, res: &mut MsgHead, buf: &[u8], st: &mut ResStat
 pub fn after<'rt>(s: &Stream<'rt>, res: &mut MsgHead, buf: &[u8], st: &mut ResState<'_, 'rt>) -> Verdict {
     for (idx, px) in proxies(s) {
         let flow = run_list(s, &px.rules.http_after, res, buf, idx, st);
-        if flow != Flow::Continue && flow != Flow::Allow {
+        if ends(flow) {
             return verdict(flow);
         }
     }
     Verdict::Continue
+}
+
+/// Whether a response rule list's outcome ends the response analysers (`wait-for-body`
+/// is refused on responses at startup).
+fn ends(flow: Flow) -> bool {
+    !matches!(flow, Flow::Continue | Flow::Allow | Flow::WaitBody(_))
 }
 
 fn run_list<'rt>(
@@ -79,6 +90,7 @@ fn run_list<'rt>(
         pages: s.pages(px),
         scratch: st.scratch,
         strict: st.strict,
+        st: st.st,
     };
     run_rules(rules, &mut x, &env)
 }

@@ -3,14 +3,18 @@
 //! HAProxy counterpart: the `AN_REQ_*` / `AN_RES_*` analysers of http_ana.c and
 //! tcp_rules.c.
 //!
+//! - `wait_http`: `monitor-uri`, `capture request header`
 //! - `http_req`: `http-request` rules of the frontend, then of the backend
 //! - `switching`: `use_backend` / `default_backend`, `use-server`
+//! - `inner`: unique id, `option forwardfor`, `option originalto`
 //! - `http_res`: `http-response` rules of the backend then the frontend, and
 //!   `http-after-response`
 
 pub mod http_req;
 pub mod http_res;
+pub mod inner;
 pub mod switching;
+pub mod wait_http;
 
 /// What an analyser decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,4 +29,6 @@ pub enum Verdict {
     Close,
     /// Close it so that the client does not notice (`silent-drop`).
     SilentDrop,
+    /// `wait-for-body`: wait for the request body, then run the rest of the rules.
+    WaitBody(crate::action::WaitBody),
 }

@@ -3,6 +3,7 @@
 //! HAProxy counterpart: `process_switching_rules()` and `process_server_rules()`
 //! (src/stream.c).
 
+use crate::action::state::StreamState;
 use crate::action::BackendTarget;
 use crate::http::MsgHead;
 use crate::sample::ctx::Dir;
@@ -18,6 +19,7 @@ pub struct Input<'t> {
     pub txn: &'t VarStore,
     pub reqres: &'t VarStore,
     pub scratch: &'t mut Vec<u8>,
+    pub st: &'t StreamState,
 }
 
 /// The backend of this stream; `None` when the frontend has none (503).
@@ -25,7 +27,7 @@ pub fn backend(s: &Stream<'_>, i: Input<'_>) -> Option<usize> {
     if s.rt.proxies[s.fe].rules.switching.is_empty() {
         return s.rt.proxies[s.fe].fe.backend;
     }
-    let ctx = s.ctx(Dir::Request, Some((i.req, i.buf)), None, i.sess, i.txn, i.reqres);
+    let ctx = s.ctx(Dir::Request, Some((i.req, i.buf)), None, i.sess, i.txn, i.reqres, i.st);
     choose(s, &ctx, i.scratch)
 }
 
@@ -37,7 +39,8 @@ pub fn backend_l4(s: &Stream<'_>) -> Option<usize> {
         return s.rt.proxies[s.fe].fe.backend;
     }
     let (sess, txn, reqres) = (VarStore::new(Scope::Sess), VarStore::new(Scope::Txn), VarStore::new(Scope::Req));
-    let ctx = s.ctx(Dir::Request, None, None, &sess, &txn, &reqres);
+    let st = StreamState { conn: *s.conn, ..StreamState::default() };
+    let ctx = s.ctx(Dir::Request, None, None, &sess, &txn, &reqres, &st);
     choose(s, &ctx, &mut Vec::new())
 }
 
@@ -74,6 +77,6 @@ pub fn server(s: &Stream<'_>, be: usize, i: Input<'_>) -> Option<usize> {
     if rules.is_empty() {
         return None;
     }
-    let ctx = s.ctx(Dir::Request, Some((i.req, i.buf)), None, i.sess, i.txn, i.reqres);
+    let ctx = s.ctx(Dir::Request, Some((i.req, i.buf)), None, i.sess, i.txn, i.reqres, i.st);
     rules.iter().find(|r| r.applies(&ctx)).map(|r| r.act)
 }
