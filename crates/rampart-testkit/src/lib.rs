@@ -15,6 +15,8 @@
 //! - `eventually`: [`patience`] and [`eventually!`]
 //! - `diff`: [`Differential`] runs one scenario against haproxy and rampart and compares
 //! - `sync`: poison-tolerant lock and the request/connection recorders (internal)
+//! - `strict`: a second, independent strict HTTP/1 parser and malformed-message
+//!   generators, to judge what rampart forwards (black-box tests and fuzz targets)
 //!
 //! ```no_run
 //! use rampart_testkit::{HttpBackend, Proxy, RawClient};
@@ -45,6 +47,7 @@ mod diff;
 mod eventually;
 mod http;
 mod proxy;
+pub mod strict;
 mod sync;
 
 pub use backend::{

@@ -412,8 +412,10 @@ fn bind_listeners(
     rep: &mut Reporter,
 ) -> Option<Listeners> {
     let mut retries = if old.pids.is_empty() { 0 } else { MAX_START_RETRIES };
+    // adopted once: a retry must not adopt numbers a failed attempt closed
+    let inherited = listener::adopt_inherited(cfg);
     loop {
-        match listener::bind_all(cfg, nbthread) {
+        match listener::bind_all(cfg, nbthread, &inherited) {
             Ok(listeners) => return Some(listeners),
             Err(_) if retries > 0 => {
                 if old.pause() {

@@ -3,7 +3,7 @@
 //! head refused by the front mux). Then generated malformed variants of each framing
 //! element (chunk size lines, extensions, terminators, trailers, Transfer-Encoding
 //! lists, Content-Length values, Host forms, targets), on requests and on responses,
-//! with the property: what rampart accepts, a second strict parser (`strict_parser`:
+//! with the property: what rampart accepts, a second strict parser (`rampart_testkit::strict`:
 //! httparse plus a chunk decoder and target/Host checks written for this test) accepts
 //! too, and re-parses from what rampart forwarded as the same message; what it refuses
 //! never reaches the other side as a complete message.
@@ -13,7 +13,6 @@
 //! docs/compat/strictness.md.
 
 mod http_common;
-mod strict_parser;
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
@@ -21,8 +20,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use http_common::{client, listen_cfg, read_all, show, start, PAGE_400};
+use rampart_testkit::strict::{self as strict_parser, variants, Msg, Parsed};
 use rampart_testkit::Running;
-use strict_parser::{variants, Msg, Parsed};
 
 // === a backend that records exactly what it receives ===
 

@@ -1,15 +1,14 @@
 //! A second strict HTTP/1.1 parser, independent of rampart-proto: httparse for the
 //! head, and a chunk decoder, target and Host checks written here from RFC 9112 and
-//! RFC 9110 (not from rampart's code). `http_strictness` uses it to judge what rampart
-//! forwards: a message rampart accepts must be one this parser accepts too, and what
-//! reaches the other side must parse here as the same message.
+//! RFC 9110 (not from rampart's code). The `http_strictness` black-box tests and the
+//! `h1_*` fuzz targets use it to judge what rampart forwards: a message rampart accepts
+//! must be one this parser accepts too, and what reaches the other side must parse
+//! here as the same message. [`variants`] generates malformed framing elements.
 //!
 //! Stricter than the RFC where rampart documents it is (docs/compat/strictness.md):
 //! no BWS anywhere in chunk lines, no empty list elements in Transfer-Encoding, no
 //! quoted transfer-parameters, at most 16 hex digits (and a value below 2^52) per
 //! chunk size, no Transfer-Encoding in an HTTP/1.0 request, no comma in Host.
-#![allow(dead_code)] // the test file uses a part of it
-
 pub mod variants;
 
 /// One parsed message: the start line, fields (names as sent), the decoded body and
@@ -22,8 +21,11 @@ pub struct Msg {
     pub second: String,
     /// Minor version (`HTTP/1.x`).
     pub minor: u8,
+    /// Header fields in order: name as sent, value trimmed.
     pub headers: Vec<(String, Vec<u8>)>,
+    /// The body, decoded from chunks if chunked.
     pub body: Vec<u8>,
+    /// Trailer fields of a chunked body.
     pub trailers: Vec<(String, Vec<u8>)>,
     /// How the body was framed: "none", "length", "chunked" or "close".
     pub framing: &'static str,
@@ -41,8 +43,11 @@ impl Msg {
 /// What parsing a buffer gave.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Parsed {
+    /// A whole message (see [`Msg::len`] for where it ends).
     Complete(Msg),
+    /// More bytes are needed.
     Incomplete,
+    /// Not a valid message; says why.
     Invalid(String),
 }
 
@@ -81,6 +86,24 @@ pub fn request(buf: &[u8]) -> Parsed {
 }
 
 fn request_inner(buf: &[u8]) -> R<Msg> {
+    let mut m = request_head_inner(buf)?;
+    if m.first != "CONNECT" {
+        let framing = m.framing;
+        read_body(&mut m, buf, framing, false)?;
+    }
+    Ok(m)
+}
+
+/// Parses and checks a request head only: [`Msg::framing`] says how a body would
+/// follow, [`Msg::len`] is the head's length, the body is left empty.
+pub fn request_head(buf: &[u8]) -> Parsed {
+    match request_head_inner(buf) {
+        Ok(m) => Parsed::Complete(m),
+        Err(p) => p,
+    }
+}
+
+fn request_head_inner(buf: &[u8]) -> R<Msg> {
     let mut slots = [httparse::EMPTY_HEADER; 100];
     let mut req = httparse::Request::new(&mut slots);
     let head_len = match req.parse(buf) {
@@ -89,15 +112,12 @@ fn request_inner(buf: &[u8]) -> R<Msg> {
         Err(e) => return invalid(format!("httparse: {e}")),
     };
     // httparse takes a bare LF for a line end; rampart rewrites heads, so it matters not
-    let method = req.method.unwrap_or_default().to_string();
-    let target = req.path.unwrap_or_default().to_string();
     let minor = req.version.unwrap_or(1);
-    let headers: Vec<(String, Vec<u8>)> = req.headers.iter().map(|h| (h.name.to_string(), h.value.to_vec())).collect();
     let mut m = Msg {
-        first: method,
-        second: target,
+        first: req.method.unwrap_or_default().to_string(),
+        second: req.path.unwrap_or_default().to_string(),
         minor,
-        headers,
+        headers: req.headers.iter().map(|h| (h.name.to_string(), h.value.to_vec())).collect(),
         body: Vec::new(),
         trailers: Vec::new(),
         framing: "none",
@@ -105,11 +125,7 @@ fn request_inner(buf: &[u8]) -> R<Msg> {
     };
     let authority = check_target(&m.first, &m.second)?;
     check_host(&m, authority.as_deref())?;
-    let framing = framing(&m, true, minor)?;
-    if m.first == "CONNECT" {
-        return Ok(m);
-    }
-    read_body(&mut m, buf, framing, false)?;
+    m.framing = if m.first == "CONNECT" { "none" } else { framing(&m, true, minor)? };
     Ok(m)
 }
 
@@ -123,6 +139,28 @@ pub fn response(buf: &[u8], method: &str, eof: bool) -> Parsed {
 }
 
 fn response_inner(buf: &[u8], method: &str, eof: bool) -> R<Msg> {
+    let mut m = response_head_inner(buf)?;
+    let status: u16 = m.first.parse().unwrap_or_default();
+    let bodyless = method == "HEAD" || status < 200 || status == 204 || status == 304;
+    if bodyless {
+        m.framing = "none";
+    } else {
+        let framing = m.framing;
+        read_body(&mut m, buf, framing, eof)?;
+    }
+    Ok(m)
+}
+
+/// Parses and checks a response head only: [`Msg::framing`] is what its headers say
+/// (whatever the status and the request method), [`Msg::len`] the head's length.
+pub fn response_head(buf: &[u8]) -> Parsed {
+    match response_head_inner(buf) {
+        Ok(m) => Parsed::Complete(m),
+        Err(p) => p,
+    }
+}
+
+fn response_head_inner(buf: &[u8]) -> R<Msg> {
     let mut slots = [httparse::EMPTY_HEADER; 100];
     let mut resp = httparse::Response::new(&mut slots);
     let head_len = match resp.parse(buf) {
@@ -130,9 +168,8 @@ fn response_inner(buf: &[u8], method: &str, eof: bool) -> R<Msg> {
         Ok(httparse::Status::Partial) => return Err(Parsed::Incomplete),
         Err(e) => return invalid(format!("httparse: {e}")),
     };
-    let status = resp.code.unwrap_or_default();
     let mut m = Msg {
-        first: status.to_string(),
+        first: resp.code.unwrap_or_default().to_string(),
         second: resp.reason.unwrap_or_default().to_string(),
         minor: resp.version.unwrap_or(1),
         headers: resp.headers.iter().map(|h| (h.name.to_string(), h.value.to_vec())).collect(),
@@ -141,11 +178,7 @@ fn response_inner(buf: &[u8], method: &str, eof: bool) -> R<Msg> {
         framing: "none",
         len: head_len,
     };
-    let framing = framing(&m, false, m.minor)?;
-    let bodyless = method == "HEAD" || status < 200 || status == 204 || status == 304;
-    if !bodyless {
-        read_body(&mut m, buf, framing, eof)?;
-    }
+    m.framing = framing(&m, false, m.minor)?;
     Ok(m)
 }
 
