@@ -11,9 +11,11 @@
 //! fails when the two drift apart.
 
 mod args;
+pub mod pending;
 mod tables;
 
 pub use args::{BIND_OPTIONS, HTTP_REQUEST_ACTIONS, SERVER_OPTIONS};
+pub use pending::{Pending, PendingUses};
 pub use tables::{BALANCE_ALGOS, GLOBAL, OPTIONS, PROXY, SECTIONS, STATS_GLOBAL, TIMEOUTS};
 
 /// What rampart does with a keyword.
@@ -86,6 +88,26 @@ pub struct ActionKw {
     pub name: &'static str,
     pub prefix: bool,
     pub support: Support,
+}
+
+/// Every keyword of every table, named as a line spells it: sections (`listen`),
+/// `global <kw>`, `global stats <kw>`, proxy keywords (`maxconn`), `timeout <kw>`,
+/// `option <kw>`, `balance <kw>`, `bind <option>`, `server <option>` (also the
+/// `default-server` options) and `http-request <action>`, with what rampart does.
+pub fn every_keyword() -> Vec<(String, Support)> {
+    let mut out = Vec::new();
+    let mut add = |prefix: &str, name: &str, support: Support| out.push((format!("{prefix}{name}"), support));
+    SECTIONS.iter().for_each(|k| add("", k.name, k.support));
+    GLOBAL.iter().for_each(|k| add("global ", k.name, k.support));
+    STATS_GLOBAL.iter().for_each(|k| add("global stats ", k.name, k.support));
+    PROXY.iter().for_each(|k| add("", k.name, k.support));
+    TIMEOUTS.iter().for_each(|k| add("timeout ", k.name, k.support));
+    OPTIONS.iter().for_each(|k| add("option ", k.name, k.support));
+    BALANCE_ALGOS.iter().for_each(|k| add("balance ", k.name, k.support));
+    BIND_OPTIONS.iter().for_each(|k| add("bind ", k.name, k.support));
+    SERVER_OPTIONS.iter().for_each(|k| add("server ", k.name, k.support));
+    HTTP_REQUEST_ACTIONS.iter().for_each(|k| add("http-request ", k.name, k.support));
+    out
 }
 
 // === lookups ===

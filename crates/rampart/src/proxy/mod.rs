@@ -2,6 +2,10 @@
 //! cfg model: names become indices, responses are pre-rendered, and everything the
 //! request path reads is immutable except the counters (atomics).
 //! HAProxy counterpart: proxy.c, frontend.c, server.c (runtime parts).
+//!
+//! - `readers`: which code reads each accepted keyword (checked against the tables)
+
+pub mod readers;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
