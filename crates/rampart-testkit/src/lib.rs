@@ -58,7 +58,10 @@ pub use client::{http_get, RawClient};
 pub use diff::{Comparison, Differential, Normalize, Normalizer, Observed};
 pub use eventually::{patience, PATIENCE_ENV};
 pub use http::{Framing, Headers, Interim, Request, Response, TimedPiece, TimedResponse};
-pub use proxy::{check, haproxy_path, spawn_guarded, CheckOutput, Output, Proxy, Running, StartError, HAPROXY_ENV};
+pub use proxy::{
+    binary_under_test, check, haproxy_or_skip, haproxy_path, haproxy_required, spawn_guarded, testing_another_binary,
+    CheckOutput, Output, Proxy, Running, StartError, BINARY_ENV, HAPROXY_ENV, REQUIRE_HAPROXY_ENV,
+};
 
 /// Re-exported so tests can name signals for [`Running::signal`] without their own `nix`.
 pub use nix::sys::signal::Signal;

@@ -5,7 +5,7 @@
 
 mod netutil;
 
-use rampart_testkit::{check, haproxy_path, CheckOutput};
+use rampart_testkit::{check, haproxy_or_skip, CheckOutput};
 
 /// `(name, expected exit code, configuration)`.
 const CASES: &[(&str, i32, &str)] = &[
@@ -92,10 +92,7 @@ fn check_exit_codes() {
 
 #[test]
 fn check_answers_like_haproxy() {
-    let Some(haproxy) = haproxy_path() else {
-        eprintln!("SKIPPED: haproxy is not installed");
-        return;
-    };
+    let Some(haproxy) = haproxy_or_skip("check_answers_like_haproxy") else { return };
     for (name, _, cfg) in CASES {
         let ours = check(netutil::binary(), cfg);
         let theirs = check(&haproxy, cfg);
@@ -110,7 +107,7 @@ fn check_answers_like_haproxy() {
 /// already failed.
 #[test]
 fn one_check_run_reports_every_refusal() {
-    if std::env::var_os(netutil::BINARY_ENV).is_some() {
+    if rampart_testkit::testing_another_binary() {
         eprintln!("note: rampart-specific messages, skipped against another binary");
         return;
     }
@@ -153,7 +150,7 @@ fn one_check_run_reports_every_refusal() {
 /// lines use them.
 #[test]
 fn kept_features_warn_once_each() {
-    if std::env::var_os(netutil::BINARY_ENV).is_some() {
+    if rampart_testkit::testing_another_binary() {
         eprintln!("note: rampart-specific messages, skipped against another binary");
         return;
     }
