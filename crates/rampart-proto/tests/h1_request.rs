@@ -616,7 +616,8 @@ fn deviation_host_is_required_once_and_valid() {
 #[test]
 fn deviation_request_target_forms() {
     // RFC 9112 §3.2: `*` only for OPTIONS, authority-form only for CONNECT, no
-    // fragment, no user info. COMPAT: haproxy 2.6 forwards all of these.
+    // fragment, no user info. COMPAT: haproxy 2.6.12 forwards `*` with GET, `*x`, user
+    // info, and `a/b` when Host is `a`; it refuses fragments too.
     for bad in [
         &b"GET * HTTP/1.1\r\nHost: a\r\n\r\n"[..],
         b"OPTIONS *x HTTP/1.1\r\nHost: a\r\n\r\n",

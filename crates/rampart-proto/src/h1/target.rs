@@ -21,9 +21,11 @@
 //!   `Host` look like a list (RFC 9110 §7.2 makes Host a singleton);
 //! - the host of an `http` URI is never empty (RFC 9110 §4.2.1).
 //!
-//! COMPAT: haproxy 2.6 forwards fragments, user info, `*` with any method, targets in
-//! no form (`GET a/b`) and any Host value; rampart answers 400
-//! (docs/compat/strictness.md).
+//! COMPAT: haproxy 2.6.12 (Debian) forwards user info, `*` with any method (and `*x`
+//! with OPTIONS), CONNECT in absolute form, a target in no form whose first segment
+//! equals Host (`GET a/b` with `Host: a`) and any Host value; rampart answers 400. Both
+//! refuse a fragment. haproxy refuses `http://a?x` (it takes `a?x` for the authority);
+//! rampart ends the authority at `?` as RFC 3986 §3.2 does (docs/compat/strictness.md).
 
 use std::ops::Range;
 
