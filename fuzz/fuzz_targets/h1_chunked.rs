@@ -11,7 +11,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use rampart_proto::h1::{ChunkedState, H1Error};
-use rampart_testkit::strict::{dechunk, Parsed};
+use rampart_testkit::strict::{dechunk, Stop};
 
 const LIMIT: usize = 64;
 
@@ -34,9 +34,9 @@ fuzz_target!(|data: &[u8]| {
 fn differential(body: &[u8], scanned: Result<(usize, bool), H1Error>) {
     let strict = dechunk(body);
     match (scanned, &strict) {
-        (Ok((n, true)), Ok((_, _, len))) => assert_eq!(*len, n, "the strict decoder ends the body elsewhere"),
+        (Ok((n, true)), Ok(body)) => assert_eq!(body.len, n, "the strict decoder ends the body elsewhere"),
         (Ok((n, true)), _) => panic!("the scanner ends the body after {n} bytes, the strict decoder says {strict:?}"),
-        (Ok((_, false)), Err(Parsed::Incomplete)) => {}
+        (Ok((_, false)), Err(Stop::Incomplete)) => {}
         (Ok((_, false)), _) => panic!("the scanner wants more, the strict decoder says {strict:?}"),
         // a refusal may come before the line is over, when the strict decoder still
         // waits for it; it must never take the body as complete

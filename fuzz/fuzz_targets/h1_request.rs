@@ -59,7 +59,7 @@ fn differential(data: &[u8], head: &Head) {
         if let Ok((n, true)) = ChunkedState::new().scan(body) {
             let decoded = strict::dechunk(&body[..n]);
             assert!(
-                matches!(decoded, Ok((_, _, len)) if len == n),
+                matches!(&decoded, Ok(b) if b.len == n),
                 "body {:?}: {decoded:?}",
                 String::from_utf8_lossy(body)
             );

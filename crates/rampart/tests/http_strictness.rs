@@ -12,6 +12,9 @@
 //! Where the expected answer differs from haproxy 2.6 the list is in
 //! docs/compat/strictness.md.
 
+// A test backend, far from the request path: std locks are fine.
+#![allow(clippy::disallowed_types)]
+
 mod http_common;
 
 use std::io::{ErrorKind, Read, Write};
@@ -393,7 +396,9 @@ fn variant_request(i: usize) -> Vec<u8> {
 
 #[test]
 fn response_rules() {
-    let cases: Vec<(&str, &[u8], Option<&[u8]>)> = vec![
+    // (what, the server's response, what the client gets if it is forwarded)
+    type Case<'a> = (&'a str, &'a [u8], Option<&'a [u8]>);
+    let cases: Vec<Case> = vec![
         ("bare LF after a response chunk size", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\nhello\r\n0\r\n\r\n", None),
         ("blank after a response chunk size", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5 \r\nhello\r\n0\r\n\r\n", None),
         ("empty coding in a response", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked,\r\n\r\n0\r\n\r\n", None),

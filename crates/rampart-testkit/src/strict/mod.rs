@@ -51,10 +51,28 @@ pub enum Parsed {
     Invalid(String),
 }
 
-type R<T> = Result<T, Parsed>;
+/// Why parsing stopped short of a message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stop {
+    /// More bytes are needed.
+    Incomplete,
+    /// Not valid; says why.
+    Invalid(String),
+}
+
+impl From<Stop> for Parsed {
+    fn from(s: Stop) -> Parsed {
+        match s {
+            Stop::Incomplete => Parsed::Incomplete,
+            Stop::Invalid(why) => Parsed::Invalid(why),
+        }
+    }
+}
+
+type R<T> = Result<T, Stop>;
 
 fn invalid<T>(why: impl Into<String>) -> R<T> {
-    Err(Parsed::Invalid(why.into()))
+    Err(Stop::Invalid(why.into()))
 }
 
 fn tchar(b: u8) -> bool {
@@ -81,7 +99,7 @@ fn trim(v: &[u8]) -> &[u8] {
 pub fn request(buf: &[u8]) -> Parsed {
     match request_inner(buf) {
         Ok(m) => Parsed::Complete(m),
-        Err(p) => p,
+        Err(s) => s.into(),
     }
 }
 
@@ -99,7 +117,7 @@ fn request_inner(buf: &[u8]) -> R<Msg> {
 pub fn request_head(buf: &[u8]) -> Parsed {
     match request_head_inner(buf) {
         Ok(m) => Parsed::Complete(m),
-        Err(p) => p,
+        Err(s) => s.into(),
     }
 }
 
@@ -108,7 +126,7 @@ fn request_head_inner(buf: &[u8]) -> R<Msg> {
     let mut req = httparse::Request::new(&mut slots);
     let head_len = match req.parse(buf) {
         Ok(httparse::Status::Complete(n)) => n,
-        Ok(httparse::Status::Partial) => return Err(Parsed::Incomplete),
+        Ok(httparse::Status::Partial) => return Err(Stop::Incomplete),
         Err(e) => return invalid(format!("httparse: {e}")),
     };
     // httparse takes a bare LF for a line end; rampart rewrites heads, so it matters not
@@ -134,7 +152,7 @@ fn request_head_inner(buf: &[u8]) -> R<Msg> {
 pub fn response(buf: &[u8], method: &str, eof: bool) -> Parsed {
     match response_inner(buf, method, eof) {
         Ok(m) => Parsed::Complete(m),
-        Err(p) => p,
+        Err(s) => s.into(),
     }
 }
 
@@ -156,7 +174,7 @@ fn response_inner(buf: &[u8], method: &str, eof: bool) -> R<Msg> {
 pub fn response_head(buf: &[u8]) -> Parsed {
     match response_head_inner(buf) {
         Ok(m) => Parsed::Complete(m),
-        Err(p) => p,
+        Err(s) => s.into(),
     }
 }
 
@@ -165,7 +183,7 @@ fn response_head_inner(buf: &[u8]) -> R<Msg> {
     let mut resp = httparse::Response::new(&mut slots);
     let head_len = match resp.parse(buf) {
         Ok(httparse::Status::Complete(n)) => n,
-        Ok(httparse::Status::Partial) => return Err(Parsed::Incomplete),
+        Ok(httparse::Status::Partial) => return Err(Stop::Incomplete),
         Err(e) => return invalid(format!("httparse: {e}")),
     };
     let mut m = Msg {
@@ -215,8 +233,7 @@ fn framing(m: &Msg, is_request: bool, minor: u8) -> R<&'static str> {
             }
             // any number of digits (RFC 9110 §8.6), a value a signed 64-bit integer holds
             let digits = std::str::from_utf8(item).unwrap_or("x").trim_start_matches('0');
-            let n: u64 =
-                if digits.is_empty() { 0 } else { digits.parse().map_err(|_| Parsed::Invalid("cl".into()))? };
+            let n: u64 = if digits.is_empty() { 0 } else { digits.parse().map_err(|_| Stop::Invalid("cl".into()))? };
             if n > i64::MAX as u64 {
                 return invalid("content-length too large");
             }
@@ -272,20 +289,20 @@ fn read_body(m: &mut Msg, buf: &[u8], framing: &'static str, eof: bool) -> R<()>
                 .and_then(|s| if s.is_empty() { Some(0) } else { s.parse::<usize>().ok() })
                 .unwrap_or(usize::MAX);
             if rest.len() < n {
-                return Err(Parsed::Incomplete);
+                return Err(Stop::Incomplete);
             }
             m.body = rest[..n].to_vec();
             m.len += n;
         }
         "chunked" => {
-            let (body, trailers, n) = dechunk(rest)?;
-            m.body = body;
-            m.trailers = trailers;
-            m.len += n;
+            let body = dechunk(rest)?;
+            m.body = body.data;
+            m.trailers = body.trailers;
+            m.len += body.len;
         }
         "close" => {
             if !eof {
-                return Err(Parsed::Incomplete);
+                return Err(Stop::Incomplete);
             }
             m.body = rest.to_vec();
             m.len = buf.len();
@@ -302,18 +319,29 @@ fn read_body(m: &mut Msg, buf: &[u8], framing: &'static str, eof: bool) -> R<()>
 fn line(buf: &[u8], at: usize) -> R<(&[u8], usize)> {
     let rest = &buf[at..];
     match rest.iter().position(|&b| b == b'\r' || b == b'\n') {
-        None => Err(Parsed::Incomplete),
+        None => Err(Stop::Incomplete),
         Some(i) if rest[i] == b'\n' => invalid("bare LF"),
         Some(i) => match rest.get(i + 1) {
-            None => Err(Parsed::Incomplete),
+            None => Err(Stop::Incomplete),
             Some(b'\n') => Ok((&rest[..i], at + i + 2)),
             Some(_) => invalid("bare CR"),
         },
     }
 }
 
-/// Decodes a chunked body: (data, trailers, bytes taken).
-pub fn dechunk(buf: &[u8]) -> R<(Vec<u8>, Vec<(String, Vec<u8>)>, usize)> {
+/// A decoded chunked body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dechunked {
+    /// The chunk data, joined.
+    pub data: Vec<u8>,
+    /// The trailer fields.
+    pub trailers: Vec<(String, Vec<u8>)>,
+    /// Bytes the body took, final CRLF included.
+    pub len: usize,
+}
+
+/// Decodes the chunked body at the start of `buf`.
+pub fn dechunk(buf: &[u8]) -> R<Dechunked> {
     let mut at = 0;
     let mut data = Vec::new();
     loop {
@@ -323,9 +351,9 @@ pub fn dechunk(buf: &[u8]) -> R<(Vec<u8>, Vec<(String, Vec<u8>)>, usize)> {
         if size == 0 {
             break;
         }
-        let end = at.checked_add(size as usize).ok_or(Parsed::Invalid("size".into()))?;
+        let end = at.checked_add(size as usize).ok_or(Stop::Invalid("size".into()))?;
         if buf.len() < end + 2 {
-            return Err(Parsed::Incomplete);
+            return Err(Stop::Incomplete);
         }
         data.extend_from_slice(&buf[at..end]);
         if &buf[end..end + 2] != b"\r\n" {
@@ -338,9 +366,9 @@ pub fn dechunk(buf: &[u8]) -> R<(Vec<u8>, Vec<(String, Vec<u8>)>, usize)> {
         let (field, next) = line(buf, at)?;
         at = next;
         if field.is_empty() {
-            return Ok((data, trailers, at));
+            return Ok(Dechunked { data, trailers, len: at });
         }
-        let colon = field.iter().position(|&b| b == b':').ok_or(Parsed::Invalid("trailer without colon".into()))?;
+        let colon = field.iter().position(|&b| b == b':').ok_or(Stop::Invalid("trailer without colon".into()))?;
         let (name, value) = (&field[..colon], trim(&field[colon + 1..]));
         if !is_token(name) || !value.iter().all(|&b| b == b'\t' || b == b' ' || (0x21..=0x7e).contains(&b) || b >= 0x80)
         {
@@ -357,7 +385,7 @@ fn chunk_size(l: &[u8]) -> R<u64> {
         return invalid("chunk size digits");
     }
     let size = u64::from_str_radix(std::str::from_utf8(&l[..digits]).unwrap_or("x"), 16)
-        .map_err(|_| Parsed::Invalid("chunk size".into()))?;
+        .map_err(|_| Stop::Invalid("chunk size".into()))?;
     if size >= 1 << 52 {
         return invalid("chunk size too large");
     }
@@ -413,7 +441,7 @@ fn check_target(method: &str, target: &str) -> R<Option<String>> {
         return invalid("fragment");
     }
     if method == "CONNECT" {
-        let (host, port) = host_port(target).ok_or(Parsed::Invalid("connect target".into()))?;
+        let (host, port) = host_port(target).ok_or(Stop::Invalid("connect target".into()))?;
         return match port {
             Some(p) if !p.is_empty() && !host.is_empty() => Ok(Some(target.to_ascii_lowercase())),
             _ => invalid("connect target"),
@@ -438,7 +466,7 @@ fn check_target(method: &str, target: &str) -> R<Option<String>> {
     if authority.contains('@') {
         return invalid("user info");
     }
-    let (host, port) = host_port(authority).ok_or(Parsed::Invalid("authority".into()))?;
+    let (host, port) = host_port(authority).ok_or(Stop::Invalid("authority".into()))?;
     if host.is_empty() {
         return invalid("empty host");
     }
@@ -517,11 +545,11 @@ fn check_host(m: &Msg, authority: Option<&str>) -> R<()> {
         return invalid("host count");
     }
     let Some(value) = hosts.first() else { return Ok(()) };
-    let value = std::str::from_utf8(value).map_err(|_| Parsed::Invalid("host utf-8".into()))?;
+    let value = std::str::from_utf8(value).map_err(|_| Stop::Invalid("host utf-8".into()))?;
     if value.is_empty() {
         return if authority.is_some() { invalid("empty host with an authority") } else { Ok(()) };
     }
-    let (host, port) = host_port(value).ok_or(Parsed::Invalid("host syntax".into()))?;
+    let (host, port) = host_port(value).ok_or(Stop::Invalid("host syntax".into()))?;
     if host.is_empty() {
         return invalid("empty host name");
     }
