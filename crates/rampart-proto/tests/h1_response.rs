@@ -28,9 +28,14 @@ fn reason_phrase() {
     assert_eq!(resp_ok(buf, GET).reason.get(buf), b"");
     let buf = b"HTTP/1.1 200 \r\n\r\n";
     assert_eq!(resp_ok(buf, GET).reason.get(buf), b"");
-    // HAProxy forwards any byte but CR and LF in the reason
-    let buf = b"HTTP/1.1 200 O\x01K\r\n\r\n";
-    assert_eq!(resp_ok(buf, GET).reason.get(buf), b"O\x01K");
+    let buf = b"HTTP/1.1 200 O\tK \xc3\xa9\r\n\r\n";
+    assert_eq!(resp_ok(buf, GET).reason.get(buf), b"O\tK \xc3\xa9");
+    // COMPAT: HAProxy forwards any byte but CR and LF in the reason; rampart answers 502
+    // to control characters (RFC 9112 §4), which the client's parser may read otherwise
+    for bad in [&b"HTTP/1.1 200 O\x01K\r\n\r\n"[..], b"HTTP/1.1 200 O\x00K\r\n\r\n", b"HTTP/1.1 200 O\x7fK\r\n\r\n"] {
+        let e = resp_err(bad, GET);
+        assert_eq!((e, e.status(false)), (H1Error::StartLine, 502), "{:?}", String::from_utf8_lossy(bad));
+    }
 }
 
 #[test]
