@@ -10,11 +10,17 @@
 //! `docs/COMPATIBILITY.md` is generated from these tables ([`compat_markdown`]); a test
 //! fails when the two drift apart.
 
+mod actions;
 mod args;
 pub mod pending;
 mod tables;
 
-pub use args::{BIND_OPTIONS, HTTP_REQUEST_ACTIONS, SERVER_OPTIONS};
+pub use actions::{
+    CONVERTERS, HTTP_AFTER_RESPONSE_ACTIONS, HTTP_REQUEST_ACTIONS, HTTP_RESPONSE_ACTIONS, PARSED, RETURN_PARTIAL,
+    TCP_REQUEST_BUILTIN_ACTIONS, TCP_REQUEST_CONNECTION_ACTIONS, TCP_REQUEST_CONTENT_ACTIONS,
+    TCP_RESPONSE_BUILTIN_ACTIONS, TCP_RESPONSE_CONTENT_ACTIONS,
+};
+pub use args::{BIND_OPTIONS, SERVER_OPTIONS};
 pub use pending::{Pending, PendingUses};
 pub use tables::{BALANCE_ALGOS, GLOBAL, OPTIONS, PROXY, SECTIONS, STATS_GLOBAL, TIMEOUTS};
 
@@ -81,8 +87,8 @@ pub struct ArgKw {
     pub support: Support,
 }
 
-/// An `http-request` action. `prefix` actions take their argument glued to the name,
-/// as `set-var(txn.x)` or `track-sc0`.
+/// A rule action. `prefix` actions take their argument glued to the name, as
+/// `set-var(txn.x)` or `track-sc0`.
 #[derive(Debug, Clone, Copy)]
 pub struct ActionKw {
     pub name: &'static str,
@@ -93,7 +99,8 @@ pub struct ActionKw {
 /// Every keyword of every table, named as a line spells it: sections (`listen`),
 /// `global <kw>`, `global stats <kw>`, proxy keywords (`maxconn`), `timeout <kw>`,
 /// `option <kw>`, `balance <kw>`, `bind <option>`, `server <option>` (also the
-/// `default-server` options) and `http-request <action>`, with what rampart does.
+/// `default-server` options) and rule actions (`http-request <action>`,
+/// `tcp-request content <action>`...), with what rampart does.
 pub fn every_keyword() -> Vec<(String, Support)> {
     let mut out = Vec::new();
     let mut add = |prefix: &str, name: &str, support: Support| out.push((format!("{prefix}{name}"), support));
@@ -106,7 +113,18 @@ pub fn every_keyword() -> Vec<(String, Support)> {
     BALANCE_ALGOS.iter().for_each(|k| add("balance ", k.name, k.support));
     BIND_OPTIONS.iter().for_each(|k| add("bind ", k.name, k.support));
     SERVER_OPTIONS.iter().for_each(|k| add("server ", k.name, k.support));
-    HTTP_REQUEST_ACTIONS.iter().for_each(|k| add("http-request ", k.name, k.support));
+    let actions: [(&str, &[&[ActionKw]]); 7] = [
+        ("http-request ", &[HTTP_REQUEST_ACTIONS]),
+        ("http-response ", &[HTTP_RESPONSE_ACTIONS]),
+        ("http-after-response ", &[HTTP_AFTER_RESPONSE_ACTIONS]),
+        ("tcp-request connection ", &[TCP_REQUEST_BUILTIN_ACTIONS, TCP_REQUEST_CONNECTION_ACTIONS]),
+        ("tcp-request session ", &[TCP_REQUEST_BUILTIN_ACTIONS, TCP_REQUEST_CONNECTION_ACTIONS]),
+        ("tcp-request content ", &[TCP_REQUEST_BUILTIN_ACTIONS, TCP_REQUEST_CONTENT_ACTIONS]),
+        ("tcp-response content ", &[TCP_RESPONSE_BUILTIN_ACTIONS, TCP_RESPONSE_CONTENT_ACTIONS]),
+    ];
+    for (prefix, tables) in actions {
+        tables.iter().flat_map(|t| t.iter()).for_each(|k| add(prefix, k.name, k.support));
+    }
     out
 }
 
@@ -136,16 +154,33 @@ pub fn section_kw(name: &str) -> Option<&'static Kw> {
     SECTIONS.iter().find(|k| k.name == name)
 }
 
-/// Finds an action by exact name, or by prefix for the `(*)` ones, in HAProxy's order.
-pub fn http_request_action(word: &str) -> Option<&'static ActionKw> {
-    HTTP_REQUEST_ACTIONS.iter().find(|a| if a.prefix { word.starts_with(a.name) } else { word == a.name })
+/// Finds an action of `list` by exact name, or by prefix for the `(*)` ones, in HAProxy's
+/// order (the first match wins).
+pub fn find_action(list: &'static [ActionKw], word: &str) -> Option<&'static ActionKw> {
+    list.iter().find(|a| if a.prefix { word.starts_with(a.name) } else { word == a.name })
 }
 
-/// The action list as HAProxy prints it in its "expects ..." message.
-pub fn http_request_action_list() -> String {
+pub fn http_request_action(word: &str) -> Option<&'static ActionKw> {
+    find_action(HTTP_REQUEST_ACTIONS, word)
+}
+
+/// An action list as HAProxy prints it in its "expects ..." messages.
+pub fn action_list_text(list: &[ActionKw]) -> String {
     let names: Vec<String> =
-        HTTP_REQUEST_ACTIONS.iter().map(|a| format!("'{}{}'", a.name, if a.prefix { "(*)" } else { "" })).collect();
+        list.iter().map(|a| format!("'{}{}'", a.name, if a.prefix { "(*)" } else { "" })).collect();
     names.join(", ")
+}
+
+pub fn http_request_action_list() -> String {
+    action_list_text(HTTP_REQUEST_ACTIONS)
+}
+
+/// `true` when `word` starts with a converter name followed by nothing, `(` or `,`: the
+/// word continues a sample expression (HAProxy's `sample_parse_expr()`).
+pub fn starts_with_converter(word: &str) -> bool {
+    let end = word.find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '+' | ':')));
+    let name = &word[..end.unwrap_or(word.len())];
+    !name.is_empty() && CONVERTERS.contains(&name)
 }
 
 // === did-you-mean ===
@@ -245,7 +280,28 @@ pub fn suggest_server_option(word: &str) -> Option<&'static str> {
 }
 
 pub fn suggest_http_request_action(word: &str) -> Option<&'static str> {
-    suggest(word, HTTP_REQUEST_ACTIONS.iter().map(|k| k.name))
+    suggest_action(word, HTTP_REQUEST_ACTIONS, &[])
+}
+
+/// HAProxy's `action_suggest()`: the closest action of `list`, then of `extra`; a prefix
+/// action (`set-var(*)`...) is allowed a larger distance, since the word carries its
+/// argument.
+pub fn suggest_action(word: &str, list: &'static [ActionKw], extra: &[&'static str]) -> Option<&'static str> {
+    if word.is_empty() {
+        return None;
+    }
+    let fp = Fingerprint::of(word);
+    let mut best: Option<(&'static str, usize, bool)> = None;
+    let candidates = list.iter().map(|a| (a.name, a.prefix)).chain(extra.iter().map(|e| (*e, false)));
+    for (name, prefix) in candidates {
+        let dist = fp.distance(&Fingerprint::of(name));
+        if best.is_none_or(|(_, d, _)| dist < d) {
+            best = Some((name, dist, prefix));
+        }
+    }
+    let (name, dist, prefix) = best?;
+    let factor = if prefix { 3 } else { 2 };
+    (dist <= factor * word.len() && dist <= factor * name.len()).then_some(name)
 }
 
 // === docs/COMPATIBILITY.md ===
@@ -309,10 +365,21 @@ pub fn compat_markdown() -> String {
     kw_table(&mut out, "Balance algorithms", "balance ", BALANCE_ALGOS);
     arg_table(&mut out, "Bind options", BIND_OPTIONS);
     arg_table(&mut out, "Server and default-server options", SERVER_OPTIONS);
-    out.push_str("### http-request actions\n\n| action | status |\n| --- | --- |\n");
-    for a in HTTP_REQUEST_ACTIONS {
-        let star = if a.prefix { "(*)" } else { "" };
-        out.push_str(&format!("| `http-request {}{star}` | {} |\n", a.name, support_cell(a.support)));
+    let lists: [(&str, &[&[ActionKw]]); 7] = [
+        ("http-request", &[HTTP_REQUEST_ACTIONS]),
+        ("http-response", &[HTTP_RESPONSE_ACTIONS]),
+        ("http-after-response", &[HTTP_AFTER_RESPONSE_ACTIONS]),
+        ("tcp-request connection", &[TCP_REQUEST_BUILTIN_ACTIONS, TCP_REQUEST_CONNECTION_ACTIONS]),
+        ("tcp-request session", &[TCP_REQUEST_BUILTIN_ACTIONS, TCP_REQUEST_CONNECTION_ACTIONS]),
+        ("tcp-request content", &[TCP_REQUEST_BUILTIN_ACTIONS, TCP_REQUEST_CONTENT_ACTIONS]),
+        ("tcp-response content", &[TCP_RESPONSE_BUILTIN_ACTIONS, TCP_RESPONSE_CONTENT_ACTIONS]),
+    ];
+    for (rule, parts) in lists {
+        out.push_str(&format!("\n### {rule} actions\n\n| action | status |\n| --- | --- |\n"));
+        for a in parts.iter().flat_map(|p| p.iter()) {
+            let star = if a.prefix { "(*)" } else { "" };
+            out.push_str(&format!("| `{rule} {}{star}` | {} |\n", a.name, support_cell(a.support)));
+        }
     }
     out
 }
@@ -358,11 +425,33 @@ mod tests {
         assert_eq!(http_request_action("set-var(txn.x)").map(|a| a.name), Some("set-var"));
         assert_eq!(http_request_action("set-var-fmt(txn.x)").map(|a| a.name), Some("set-var-fmt"));
         assert_eq!(http_request_action("track-sc0").map(|a| a.name), Some("track-sc"));
-        assert_eq!(http_request_action("return").map(|a| a.support), Some(Support::Partial(RETURN_PARTIAL)));
+        assert_eq!(http_request_action("return").map(|a| a.support), Some(RETURN_PARTIAL));
         assert!(http_request_action("retrun").is_none());
+        assert_eq!(find_action(TCP_RESPONSE_CONTENT_ACTIONS, "unset-var(txn.a)").map(|a| a.name), Some("unset-var"));
+        assert!(find_action(HTTP_AFTER_RESPONSE_ACTIONS, "deny").is_none());
     }
 
-    use args::RETURN_PARTIAL;
+    #[test]
+    fn converter_words_are_recognised() {
+        assert!(starts_with_converter("lower"));
+        assert!(starts_with_converter("map_str(/etc/x.map),lower"));
+        assert!(starts_with_converter("set-var(txn.x)"));
+        assert!(!starts_with_converter("if"));
+        assert!(!starts_with_converter("len"));
+        assert!(!starts_with_converter("lowercase"));
+        assert!(!starts_with_converter(""));
+    }
+
+    #[test]
+    fn action_suggestions() {
+        assert_eq!(
+            suggest_action("acept", TCP_RESPONSE_CONTENT_ACTIONS, &["accept", "reject", "close"]),
+            Some("accept")
+        );
+        assert_eq!(suggest_action("set-header", HTTP_AFTER_RESPONSE_ACTIONS, &[]), Some("set-header"));
+        assert_eq!(suggest_action("", HTTP_REQUEST_ACTIONS, &[]), None);
+        assert_eq!(suggest_action("zzzzzzzzzzzzzzzzzzzz", HTTP_REQUEST_ACTIONS, &[]), None);
+    }
 
     #[test]
     fn tables_have_no_duplicates() {
@@ -378,6 +467,12 @@ mod tests {
         check("bind", BIND_OPTIONS.iter().map(|k| k.name));
         check("server", SERVER_OPTIONS.iter().map(|k| k.name));
         check("action", HTTP_REQUEST_ACTIONS.iter().map(|k| k.name));
+        check("response action", HTTP_RESPONSE_ACTIONS.iter().map(|k| k.name));
+        check("after-response action", HTTP_AFTER_RESPONSE_ACTIONS.iter().map(|k| k.name));
+        check("tcp connection action", TCP_REQUEST_CONNECTION_ACTIONS.iter().map(|k| k.name));
+        check("tcp content action", TCP_REQUEST_CONTENT_ACTIONS.iter().map(|k| k.name));
+        check("tcp response action", TCP_RESPONSE_CONTENT_ACTIONS.iter().map(|k| k.name));
+        check("converter", CONVERTERS.iter().copied());
         check("timeout", TIMEOUTS.iter().map(|k| k.name));
         check("section", SECTIONS.iter().map(|k| k.name));
     }
@@ -415,6 +510,9 @@ mod tests {
         }
         for a in HTTP_REQUEST_ACTIONS {
             assert!(doc.contains(&format!("`http-request {}", a.name)), "action '{}' missing", a.name);
+        }
+        for a in HTTP_RESPONSE_ACTIONS {
+            assert!(doc.contains(&format!("`http-response {}", a.name)), "action '{}' missing", a.name);
         }
     }
 }

@@ -101,7 +101,10 @@ fn ok_files_are_resolved() {
     assert_eq!(www.use_backends.len(), 2);
     let be = www.default_backend.as_ref().expect("default_backend");
     assert_eq!(cfg.proxies[be.index].name, "app");
-    assert_eq!(cfg.proxies[www.use_backends[0].backend.index].name, "api");
+    let rampart_cfg::model::BackendTarget::Static(api) = &www.use_backends[0].target else {
+        panic!("static use_backend");
+    };
+    assert_eq!(cfg.proxies[api.index].name, "api");
     assert_eq!(www.errorfiles.len(), 1, "errorfile inherited from defaults");
     assert!(www.errorfiles[0].1.starts_with(b"HTTP/1.0 503"));
     let app = &cfg.proxies[be.index];
@@ -232,6 +235,68 @@ fn random_lines_never_panic() {
         "d",
         "fe",
         "be",
+        "tcp-request",
+        "tcp-response",
+        "content",
+        "connection",
+        "session",
+        "inspect-delay",
+        "http-response",
+        "http-after-response",
+        "set-var(txn.x)",
+        "set-var(",
+        "unset-var(txn.x,ifset)",
+        "set-header",
+        "del-header",
+        "-m",
+        "reg",
+        "deny",
+        "deny_status",
+        "tarpit",
+        "capture",
+        "len",
+        "id",
+        "redirect",
+        "location",
+        "prefix",
+        "code",
+        "301",
+        "acl",
+        "use-server",
+        "monitor",
+        "monitor-uri",
+        "fail",
+        "declare",
+        "request",
+        "response",
+        "userlist",
+        "user",
+        "group",
+        "users",
+        "groups",
+        "http-errors",
+        "errorfiles",
+        "http-error",
+        "errorfile",
+        "default-errorfiles",
+        "set-timeout",
+        "wait-for-body",
+        "time",
+        "at-least",
+        "normalize-uri",
+        "switch-mode",
+        "proto",
+        "lower",
+        "src",
+        "req.hdr(host)",
+        "set-status",
+        "reason",
+        "accept",
+        "reject",
+        "close",
+        "unique-id-format",
+        "expose-experimental-directives",
+        "tune.vars.txn-max-size",
     ];
     let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
     let mut next = move |n: usize| {
@@ -241,7 +306,7 @@ fn random_lines_never_panic() {
         (seed % n as u64) as usize
     };
     let ctx = LexCtx { env: &|_| None, version: "2.6.12", features: &[] };
-    for _ in 0..300 {
+    for _ in 0..800 {
         let mut text = String::new();
         for _ in 0..next(30) {
             let n = next(7);

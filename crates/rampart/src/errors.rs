@@ -6,9 +6,9 @@
 //! the ones the stream emits after a server failure (502, 503, 504) go through
 //! HAProxy's HTX layer, which lowercases header names and lets the connection live.
 
-use rampart_proto::h1::{parse_response, Framing, Head, Method, Version};
+use rampart_proto::h1::{parse_response, Framing, Head, Method};
 
-use crate::http::{write_response_head, ConnHdr};
+use crate::http::{MsgHead, ReplyTpl};
 
 /// Status codes HAProxy has a default page for (also the codes `errorfile` accepts).
 pub const KNOWN_CODES: &[u16] =
@@ -69,53 +69,42 @@ pub fn default_page(code: u16, origin: Origin) -> Vec<u8> {
     .into_bytes()
 }
 
-/// An error page as the stream sends it: a response like any other, so the H1 output
-/// rules apply to it (header names lowercased, the `Connection` header computed for
-/// the request, the connection kept alive when the request allows and the page has a
-/// length). HAProxy turns each page into HTX once at startup (`http_str_to_htx`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StreamPage {
-    /// Status line and header lines, each ending with CRLF, without the blank line
-    /// (and without any `Connection` or hop-by-hop header).
-    pub head: Vec<u8>,
-    pub body: Vec<u8>,
-    /// The version of the status line (decides the `Connection` header to add).
-    pub version: Version,
-    /// The page announces its length; without one, the connection closes after it.
-    pub has_length: bool,
+/// Parses a complete response (a default page, an `errorfile`, a pre-rendered reply)
+/// into a template the stream can send. `None` when rampart's parser refuses it (it is
+/// stricter than the `errorfile` checks in places); the raw bytes are then sent as they
+/// are and the connection closed.
+///
+/// HAProxy turns each page into HTX once at startup (`http_str_to_htx`); so does rampart.
+pub fn parse_reply(raw: &[u8]) -> Option<ReplyTpl> {
+    let mut h1 = Head::default();
+    if parse_response(raw, raw.len(), Method::Get, &mut h1) != Ok(true) {
+        return None;
+    }
+    let mut head = MsgHead::default();
+    crate::mux::h1::msg::fill(&mut head, &h1);
+    let has_length = matches!(h1.framing, Framing::Length(_) | Framing::None);
+    Some(ReplyTpl { buf: raw.into(), head, body: h1.len..raw.len(), has_length })
 }
 
-impl StreamPage {
-    /// The default page for `code`.
-    fn default_for(code: u16) -> StreamPage {
-        StreamPage::parse(&default_page(code, Origin::Stream)).unwrap_or_else(|| StreamPage {
-            head: b"HTTP/1.1 500 Internal Server Error\r\ncontent-length: 0\r\n".to_vec(),
-            body: Vec::new(),
-            version: Version::Http11,
-            has_length: true,
-        })
-    }
+/// The default stream page for `code`.
+fn default_reply(code: u16) -> ReplyTpl {
+    parse_reply(&default_page(code, Origin::Stream))
+        .or_else(|| parse_reply(b"HTTP/1.1 500 Internal Server Error\r\ncontent-length: 0\r\n\r\n"))
+        .expect("the fallback page parses")
+}
 
-    /// Parses a raw response (an `errorfile`). `None` when rampart's parser refuses it
-    /// (it is stricter than the `errorfile` checks in places); the raw bytes are then
-    /// sent as they are and the connection closed.
-    fn parse(raw: &[u8]) -> Option<StreamPage> {
-        let mut head = Head::default();
-        if parse_response(raw, raw.len(), Method::Get, &mut head) != Ok(true) {
-            return None;
-        }
-        let mut out = Vec::with_capacity(head.len);
-        write_response_head(&mut out, raw, &head, ConnHdr::None);
-        out.truncate(out.len().saturating_sub(2));
-        let has_length = matches!(head.framing, Framing::Length(_) | Framing::None);
-        Some(StreamPage { head: out, body: raw[head.len..].to_vec(), version: head.version, has_length })
-    }
+/// HAProxy's own stream page for `code` (500's for a code without one).
+pub fn builtin_page(code: u16) -> &'static ReplyTpl {
+    static PAGES: std::sync::OnceLock<Vec<(u16, ReplyTpl)>> = std::sync::OnceLock::new();
+    let pages = PAGES.get_or_init(|| KNOWN_CODES.iter().map(|&c| (c, default_reply(c))).collect());
+    let find = |c: u16| pages.iter().find(|(k, _)| *k == c).map(|(_, p)| p);
+    find(code).or_else(|| find(500)).expect("500 is a known code")
 }
 
 /// What the stream sends for one status code.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StreamError<'a> {
-    Page(&'a StreamPage),
+    Page(&'a ReplyTpl),
     /// An `errorfile` rampart's parser cannot read: sent as is, then the connection closes.
     Raw(&'a [u8]),
     /// An empty `errorfile`: nothing is sent, the connection closes.
@@ -124,7 +113,7 @@ pub enum StreamError<'a> {
 
 #[derive(Debug, Clone)]
 enum Entry {
-    Page(StreamPage),
+    Page(ReplyTpl),
     Raw(Vec<u8>),
     Empty,
 }
@@ -150,10 +139,10 @@ impl ErrorPages {
                     if bytes.is_empty() {
                         Entry::Empty
                     } else {
-                        StreamPage::parse(bytes).map_or_else(|| Entry::Raw(bytes.clone()), Entry::Page)
+                        parse_reply(bytes).map_or_else(|| Entry::Raw(bytes.clone()), Entry::Page)
                     }
                 }
-                None => Entry::Page(StreamPage::default_for(code)),
+                None => Entry::Page(default_reply(code)),
             };
             pages.push((code, entry));
         }
@@ -221,11 +210,11 @@ mod tests {
     fn stream_pages_are_parsed_into_head_and_body() {
         let pages = ErrorPages::new(&[]);
         let StreamError::Page(page) = pages.stream(503) else { panic!("default page") };
-        assert_eq!(
-            page.head,
-            b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 107\r\ncache-control: no-cache\r\ncontent-type: text/html\r\n"
-        );
-        assert!(page.body.starts_with(b"<html><body><h1>503 Service Unavailable</h1>"));
+        let view = page.head.view(&page.buf);
+        assert_eq!((page.head.status, view.reason()), (503, &b"Service Unavailable"[..]));
+        let names: Vec<_> = view.headers().map(|(_, n, _)| n).collect();
+        assert_eq!(names, [&b"content-length"[..], b"cache-control", b"content-type"]);
+        assert!(page.buf[page.body.clone()].starts_with(b"<html><body><h1>503 Service Unavailable</h1>"));
         assert!(page.has_length);
     }
 
@@ -237,10 +226,11 @@ mod tests {
             (408, Vec::new()),
         ]);
         let StreamError::Page(page) = pages.stream(503) else { panic!("parsed errorfile") };
-        assert_eq!(page.head, b"HTTP/1.0 503 x\r\nx-custom: 1\r\n");
+        let view = page.head.view(&page.buf);
+        assert_eq!(view.headers().map(|(_, n, v)| (n, v)).collect::<Vec<_>>(), [(&b"X-Custom"[..], &b"1"[..])]);
         assert_eq!(
-            (page.body.as_slice(), page.version, page.has_length),
-            (b"custom".as_slice(), Version::Http10, false)
+            (&page.buf[page.body.clone()], page.head.version, page.has_length),
+            (b"custom".as_slice(), rampart_proto::http::Version::Http10, false)
         );
         assert!(pages.mux(400).starts_with(b"HTTP/1.1 400 Bad request\r\nContent-length: 90"));
         assert!(pages.mux(408).is_empty(), "an empty errorfile silences the mux");

@@ -10,15 +10,19 @@
 //! - `stream`: one HTTP request/response exchange through the analysers
 //! - `http`: the protocol-neutral message head (start line, headers, rewrites)
 //! - `sample`: fetches, converters and sample expressions
+//! - `acl`: ACLs, conditions, pattern sets and maps
 //! - `backend`, `lb`, `conn_pool`: pick a server, connect or reuse, retry
 //! - `proxy`: runtime frontends and backends built from the configuration model
 //! - `errors`: HAProxy's synthetic responses (400, 408, 502, 503, 504 ...)
 //! - `io`, `splice`, `buf`, `timer`: socket primitives, zero-copy forwarding, pools,
 //!   coarse per-thread timeouts
 //! - `counters`: per-thread event counters (connections per frontend and backend)
+//! - `log`: log-format strings (compiled segments, rendered per stream)
 //! - `debug`: `-d` traffic debug output
 //! - `sys`: the few system-call wrappers that need `unsafe`
 
+pub mod acl;
+pub mod action;
 pub mod backend;
 pub mod buf;
 pub mod cli;
@@ -30,6 +34,7 @@ pub mod http;
 pub mod io;
 pub mod lb;
 pub mod listener;
+pub mod log;
 pub mod mux;
 pub mod process;
 pub mod proxy;

@@ -194,7 +194,10 @@ fn load_config(cli: &Cli, rep: &mut Reporter, daemon_child: bool) -> Option<Conf
     // The per-file summaries of the parser are dropped: `report_load` writes them after
     // each file's messages, the runtime's included.
     diags.retain(|d| !(d.span.is_none() && d.message.starts_with("Error(s) found in configuration file")));
-    diags.extend(rampart::proxy::check(&loaded.partial));
+    // After a refusal, the runtime's warnings are mostly echoes of it: only its alerts.
+    let parse_failed = diags.iter().any(|d| d.level == Level::Alert);
+    let runtime = rampart::proxy::check(&loaded.partial);
+    diags.extend(runtime.into_iter().filter(|d| !parse_failed || d.level == Level::Alert));
     let diags: Vec<Diag> = diags.into_iter().filter(|d| !daemon_child || d.level == Level::Alert).collect();
     let has_alerts = msg::report_load(rep, &diags);
     let files: Vec<String> = cli.cfgfiles.iter().map(|p| p.display().to_string()).collect();

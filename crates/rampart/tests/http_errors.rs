@@ -451,11 +451,8 @@ fn http_request_return_in_a_listen_with_servers_answers_without_the_server() {
 }
 
 /// `http-request return` in a `backend`: haproxy runs backend rules after switching, so
-/// the rule answers; rampart today forwards to the server and relays its answer.
-// TODO(issue #5): backend rules are parsed but only frontends run them (the stream
-// rewrite runs every analyser for frontends, backends and `listen` sections alike).
+/// the rule answers and the server never hears of the request.
 #[test]
-#[ignore = "issue 5: backend rules"]
 fn http_request_return_in_a_backend_answers_without_the_server() {
     let s1 = HttpBackend::start("s1");
     let cfg = format!(

@@ -1,16 +1,11 @@
-//! Keywords that come after the first word of a line: `bind` and `server` options and
-//! `http-request` actions (names only, with the number of words each one takes). The
-//! action list keeps the order HAProxy 2.6 prints it in.
+//! Options of `bind` and `server` lines (names only, with the number of words each one
+//! takes). Rule actions are in `actions.rs`.
 
 use super::Support::{No, Partial, Yes};
-use super::{ActionKw, ArgKw, Support};
+use super::{ArgKw, Support};
 
 const fn arg(name: &'static str, args: usize, support: Support) -> ArgKw {
     ArgKw { name, args, support }
-}
-
-const fn act(name: &'static str, prefix: bool, support: Support) -> ActionKw {
-    ActionKw { name, prefix, support }
 }
 
 /// `bind` options (configuration.txt §5.1; `args` from `haproxy -dKall`).
@@ -192,68 +187,4 @@ pub static SERVER_OPTIONS: &[ArgKw] = &[
     arg("verifyhost", 1, No),
     arg("weight", 1, Yes),
     arg("ws", 1, No),
-];
-
-pub(super) const RETURN_PARTIAL: &str =
-    "'status', 'content-type', 'string', 'file', 'hdr' with literal values, 'lf-string' without '%'";
-
-/// `http-request` actions, in the order HAProxy 2.6 lists them in its error message.
-pub static HTTP_REQUEST_ACTIONS: &[ActionKw] = &[
-    act("wait-for-handshake", false, No),
-    act("ot-group", false, No),
-    act("set-log-level", false, No),
-    act("set-nice", false, No),
-    act("use-service", false, No),
-    act("sc-inc-gpc", true, No),
-    act("sc-inc-gpc0", true, No),
-    act("sc-inc-gpc1", true, No),
-    act("sc-set-gpt", true, No),
-    act("sc-set-gpt0", true, No),
-    act("send-spoe-group", false, No),
-    act("do-resolve", true, No),
-    act("cache-use", false, No),
-    act("add-acl", true, No),
-    act("add-header", false, No),
-    act("allow", false, No),
-    act("auth", false, No),
-    act("capture", false, No),
-    act("del-acl", true, No),
-    act("del-header", false, No),
-    act("del-map", true, No),
-    act("deny", false, No),
-    act("disable-l7-retry", false, No),
-    act("early-hint", false, No),
-    act("normalize-uri", false, No),
-    act("redirect", false, No),
-    act("reject", false, No),
-    act("replace-header", false, No),
-    act("replace-path", false, No),
-    act("replace-pathq", false, No),
-    act("replace-uri", false, No),
-    act("replace-value", false, No),
-    act("return", false, Partial(RETURN_PARTIAL)),
-    act("set-header", false, No),
-    act("set-map", true, No),
-    act("set-method", false, No),
-    act("set-path", false, No),
-    act("set-pathq", false, No),
-    act("set-query", false, No),
-    act("set-uri", false, No),
-    act("strict-mode", false, No),
-    act("tarpit", false, No),
-    act("track-sc", true, No),
-    act("set-timeout", false, No),
-    act("wait-for-body", false, No),
-    act("set-var-fmt", true, No),
-    act("set-var", true, No),
-    act("unset-var", true, No),
-    act("set-dst", false, No),
-    act("set-dst-port", false, No),
-    act("set-mark", false, No),
-    act("set-src", false, No),
-    act("set-src-port", false, No),
-    act("set-tos", false, No),
-    act("silent-drop", false, No),
-    act("set-priority-class", false, No),
-    act("set-priority-offset", false, No),
 ];

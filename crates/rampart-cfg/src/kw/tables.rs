@@ -1,8 +1,8 @@
 //! The keyword lists of sections, `global` and proxy sections (names only). Options of
-//! `bind` and `server` lines and `http-request` actions are in `args.rs`.
+//! `bind` and `server` lines are in `args.rs`, rule actions in `actions.rs`.
 
 use super::Support::{No, Partial, Rejected, Yes};
-use super::{Caps, Kw, OptionKw, ProxyKw, Support};
+use super::{Caps, Kw, OptionKw, ProxyKw, Support, PARSED};
 
 const fn kw(name: &'static str, support: Support) -> Kw {
     Kw { name, support }
@@ -30,12 +30,12 @@ pub static SECTIONS: &[Kw] = &[
     kw("frontend", Yes),
     kw("backend", Yes),
     kw("listen", Yes),
-    kw("userlist", No),
+    kw("userlist", Partial(USERLIST_PARTIAL)),
     kw("peers", No),
     kw("mailers", No),
     kw("resolvers", No),
     kw("cache", No),
-    kw("http-errors", No),
+    kw("http-errors", Yes),
     kw("ring", No),
     kw("log-forward", No),
     kw("program", No),
@@ -65,7 +65,7 @@ pub static GLOBAL: &[Kw] = &[
     kw("deviceatlas-log-level", No),
     kw("deviceatlas-properties-cookie", No),
     kw("deviceatlas-separator", No),
-    kw("expose-experimental-directives", No),
+    kw("expose-experimental-directives", Yes),
     kw("external-check", No),
     kw("fd-hard-limit", No),
     kw("gid", Yes),
@@ -203,12 +203,12 @@ pub static GLOBAL: &[Kw] = &[
     kw("tune.ssl.lifetime", No),
     kw("tune.ssl.maxrecord", No),
     kw("tune.ssl.ssl-ctx-cache-size", No),
-    kw("tune.vars.check-max-size", No),
-    kw("tune.vars.global-max-size", No),
-    kw("tune.vars.proc-max-size", No),
-    kw("tune.vars.reqres-max-size", No),
-    kw("tune.vars.sess-max-size", No),
-    kw("tune.vars.txn-max-size", No),
+    kw("tune.vars.check-max-size", PARSED),
+    kw("tune.vars.global-max-size", PARSED),
+    kw("tune.vars.proc-max-size", PARSED),
+    kw("tune.vars.reqres-max-size", PARSED),
+    kw("tune.vars.sess-max-size", PARSED),
+    kw("tune.vars.txn-max-size", PARSED),
     kw("tune.zlib.memlevel", No),
     kw("tune.zlib.windowsize", No),
     kw("uid", Yes),
@@ -236,28 +236,32 @@ pub static STATS_GLOBAL: &[Kw] = &[
 
 const SERVER_PARTIAL: &str = "address (IPv4, IPv6, hostname resolved once, unix@) and the options listed below";
 const BIND_PARTIAL: &str = "addresses (all forms but abns@/sockpair@/quic) and the 'name' option";
-const CONDITION_PARTIAL: &str =
-    "without condition; 'if'/'unless' are parsed but refused at startup until ACLs are evaluated";
+const USE_BACKEND_PARTIAL: &str = "runs without condition and with a static name; conditions and log-format \
+     names are parsed, runtime in progress";
 const CHECKS_PARTIAL: &str = "parsed and kept; health checks do not run yet (startup warning)";
 const LOGS_PARTIAL: &str = "parsed; logs are not sent yet (startup warning)";
 const SPLICE_PARTIAL: &str = "rampart splices where it pays off anyway; 'no option' is not supported yet";
-const HTTP_REQUEST_PARTIAL: &str = "only the 'return' action, without condition";
+const USERLIST_PARTIAL: &str = "parsed and checked (groups, users, crypt formats); used by 'http-request auth' \
+     and the 'http_auth' fetches, runtime in progress";
+const HTTP_REQUEST_PARTIAL: &str =
+    "every action of the action table parsed; only an unconditional 'return' runs yet, the rest is in progress";
+const HTTP_ERROR_PARTIAL: &str = "'errorfile' replies are served; other replies parsed, runtime in progress";
 
 /// First words of proxy and `defaults` section lines, with the sections of the keyword
 /// matrix (configuration.txt §4.1).
 pub static PROXY: &[ProxyKw] = &[
-    px("acl", ALL | NAMED, No),
+    px("acl", ALL | NAMED, PARSED),
     px("backlog", D | F | L, Yes),
     px("balance", D | L | B, Partial("'roundrobin' and 'static-rr'")),
     px("bind", F | L, Partial(BIND_PARTIAL)),
     px("bind-process", ALL, No),
-    px("capture", F | L, No),
+    px("capture", F | L, PARSED),
     px("clitcpka-cnt", D | F | L, No),
     px("clitcpka-idle", D | F | L, No),
     px("clitcpka-intvl", D | F | L, No),
     px("compression", ALL, No),
     px("cookie", D | L | B, No),
-    px("declare", F | L, No),
+    px("declare", F | L, PARSED),
     px("default-server", D | L | B, Partial("the same options as 'server'")),
     px("default_backend", D | F | L, Yes),
     px("description", F | L | B, No),
@@ -267,7 +271,7 @@ pub static PROXY: &[ProxyKw] = &[
     px("email-alert", ALL, No),
     px("enabled", ALL, No),
     px("errorfile", ALL, Yes),
-    px("errorfiles", ALL, No),
+    px("errorfiles", ALL, Yes),
     px("errorloc", ALL, No),
     px("errorloc302", ALL, No),
     px("errorloc303", ALL, No),
@@ -278,11 +282,11 @@ pub static PROXY: &[ProxyKw] = &[
     px("fullconn", D | L | B, No),
     px("hash-balance-factor", D | L | B, No),
     px("hash-type", D | L | B, No),
-    px("http-after-response", ALL | NAMED, No),
+    px("http-after-response", ALL | NAMED, PARSED),
     px("http-check", D | L | B, No),
-    px("http-error", ALL, No),
+    px("http-error", ALL, Partial(HTTP_ERROR_PARTIAL)),
     px("http-request", ALL | NAMED, Partial(HTTP_REQUEST_PARTIAL)),
-    px("http-response", ALL | NAMED, No),
+    px("http-response", ALL | NAMED, PARSED),
     px("http-reuse", D | L | B, Yes),
     px("http-send-name-header", L | B, No),
     px("id", F | L | B, No),
@@ -296,12 +300,12 @@ pub static PROXY: &[ProxyKw] = &[
     px("max-session-srv-conns", D | F | L, No),
     px("maxconn", D | F | L, Yes),
     px("mode", ALL, Yes),
-    px("monitor", F | L, No),
-    px("monitor-uri", D | F | L, No),
+    px("monitor", F | L, PARSED),
+    px("monitor-uri", D | F | L, PARSED),
     px("option", ALL, Partial("see the option table")),
     px("persist", D | L | B, No),
     px("rate-limit", D | F | L, No),
-    px("redirect", F | L | B, No),
+    px("redirect", F | L | B, PARSED),
     px("retries", D | L | B, Yes),
     px("retry-on", D | L | B, No),
     px("server", L | B, Partial(SERVER_PARTIAL)),
@@ -315,15 +319,15 @@ pub static PROXY: &[ProxyKw] = &[
     px("stick", L | B, No),
     px("stick-table", F | L | B, No),
     px("tcp-check", D | L | B, No),
-    px("tcp-request", ALL | NAMED, No),
-    px("tcp-response", D | L | B | NAMED, No),
+    px("tcp-request", ALL | NAMED, PARSED),
+    px("tcp-response", D | L | B | NAMED, PARSED),
     px("timeout", ALL, Partial("see the timeout table")),
     px("transparent", D | L | B, No),
-    px("unique-id-format", D | F | L, No),
-    px("unique-id-header", D | F | L, No),
-    px("use_backend", F | L, Partial(CONDITION_PARTIAL)),
+    px("unique-id-format", D | F | L, PARSED),
+    px("unique-id-header", D | F | L, PARSED),
+    px("use_backend", F | L, Partial(USE_BACKEND_PARTIAL)),
     px("use-fcgi-app", L | B, No),
-    px("use-server", L | B, No),
+    px("use-server", L | B, PARSED),
     px("appsession", ALL, Rejected),
     px("block", ALL, Rejected),
     px("monitor-net", ALL, Rejected),
@@ -369,9 +373,11 @@ pub static TIMEOUTS: &[Kw] = &[
     kw("queue", Yes),
     kw("server", Yes),
     kw("server-fin", Yes),
-    kw("tarpit", No),
+    kw("tarpit", Yes),
     kw("tunnel", Yes),
 ];
+
+const RESTRICT_PARTIAL: &str = "'preserve' (the default) runs; 'delete' and 'reject' parsed, runtime in progress";
 
 /// `option <name>` (configuration.txt §4.1, plus the options only listed in §4.2).
 pub static OPTIONS: &[OptionKw] = &[
@@ -388,12 +394,12 @@ pub static OPTIONS: &[OptionKw] = &[
     opt("forwardfor", ALL, false, Yes),
     opt("h1-case-adjust-bogus-client", D | F | L, true, No),
     opt("h1-case-adjust-bogus-server", D | L | B, true, No),
-    opt("http-buffer-request", ALL, true, No),
+    opt("http-buffer-request", ALL, true, PARSED),
     opt("http-ignore-probes", D | F | L, true, No),
     opt("http-keep-alive", ALL, true, Yes),
     opt("http-no-delay", ALL, true, Yes),
     opt("http-pretend-keepalive", D | L | B, true, No),
-    opt("http-restrict-req-hdr-names", ALL, false, No),
+    opt("http-restrict-req-hdr-names", ALL, false, Partial(RESTRICT_PARTIAL)),
     opt("http-server-close", ALL, true, Yes),
     opt("http-use-proxy-header", D | F | L, true, No),
     opt("httpchk", D | L | B, false, No),
@@ -414,7 +420,7 @@ pub static OPTIONS: &[OptionKw] = &[
     opt("logasap", D | F | L, true, No),
     opt("mysql-check", D | L | B, false, No),
     opt("nolinger", ALL, true, No),
-    opt("originalto", ALL, false, No),
+    opt("originalto", ALL, false, PARSED),
     opt("persist", D | L | B, true, No),
     opt("pgsql-check", D | L | B, false, No),
     opt("prefer-last-server", D | L | B, true, No),

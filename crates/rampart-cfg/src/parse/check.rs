@@ -8,8 +8,9 @@
 //! a location; rampart adds it.
 
 use crate::diag::Diag;
-use crate::model::{BackendRef, Config, Mode, Proxy};
+use crate::model::{BackendRef, BackendTarget, Config, Mode, Proxy, TcpReqAction, UseBackend};
 
+use super::check_rules::{check_proxy_rules, collect_defaults};
 use super::proxy::ProxyBuild;
 use super::Parser;
 
@@ -19,11 +20,17 @@ pub(super) fn finish(p: &mut Parser) -> Config {
     // HAProxy keeps at least half of each buffer for data.
     global.maxrewrite = global.maxrewrite.min(global.bufsize / 2);
     let builds = std::mem::take(&mut p.proxies);
+    let http_errors = std::mem::take(&mut p.http_errors);
+    let userlists = std::mem::take(&mut p.userlists);
     let mut proxies: Vec<Proxy> = builds.iter().map(|b| b.px.clone()).collect();
+    let defaults = collect_defaults(&p.defaults, &mut proxies, &builds, &http_errors, &mut p.diags);
     for i in 0..builds.len() {
         check_proxy(&builds, i, &mut proxies, &mut p.diags);
+        check_proxy_rules(&builds[i], &mut proxies[i], &http_errors, &mut p.diags);
+        check_tcp_mode(&builds[i], &mut proxies[i], &mut p.diags);
     }
-    Config { global, proxies }
+    super::userlist::check_userlists(&userlists, &mut p.diags);
+    Config { global, proxies, defaults, userlists, http_errors }
 }
 
 fn mode_str(m: Mode) -> &'static str {
@@ -63,9 +70,16 @@ fn check_proxy(builds: &[ProxyBuild], i: usize, proxies: &mut [Proxy], out: &mut
     }
     let mut kept = Vec::new();
     for ub in &b.px.use_backends {
-        if let Some(backend) = resolve_ref(builds, i, &ub.backend, "use_backend", "in a 'use_backend' rule", out) {
-            kept.push(crate::model::UseBackend { backend, cond: ub.cond.clone() });
-        }
+        let target = match &ub.target {
+            BackendTarget::Static(r) => {
+                match resolve_ref(builds, i, r, "use_backend", "in a 'use_backend' rule", out) {
+                    Some(backend) => BackendTarget::Static(backend),
+                    None => continue,
+                }
+            }
+            BackendTarget::Dynamic(f) => BackendTarget::Dynamic(f.clone()),
+        };
+        kept.push(UseBackend { target, cond: ub.cond.clone(), span: ub.span.clone() });
     }
     proxies[i].use_backends = kept;
     if !b.px.cap.frontend {
@@ -75,7 +89,6 @@ fn check_proxy(builds: &[ProxyBuild], i: usize, proxies: &mut [Proxy], out: &mut
     }
     check_timeouts(b, &mut proxies[i], out);
     check_server_names(b, out);
-    check_tcp_mode(b, &mut proxies[i], out);
 }
 
 /// Finds the backend a frontend names; reports a missing one, a loop, or a mode the
@@ -161,8 +174,9 @@ fn check_server_names(b: &ProxyBuild, out: &mut Vec<Diag>) {
     }
 }
 
-/// What HAProxy ignores, with a warning, when a proxy is not in HTTP mode; and the log
-/// format that has nowhere to go.
+/// What HAProxy ignores, with a warning, when a proxy is not in HTTP mode (and does not
+/// switch to it with `tcp-request content switch-mode http`); and the log format that
+/// has nowhere to go.
 fn check_tcp_mode(b: &ProxyBuild, px: &mut Proxy, out: &mut Vec<Diag>) {
     let (kind, name) = (b.kind.type_str(), b.px.name.as_str());
     let span = Some(b.px.span.clone());
@@ -173,22 +187,40 @@ fn check_tcp_mode(b: &ProxyBuild, px: &mut Proxy, out: &mut Vec<Diag>) {
             format!("log format ignored for {kind} '{name}' since it has no log address."),
         ));
     }
-    if b.px.mode == Mode::Http {
+    let upgrades =
+        b.px.rules.tcp_request_content.iter().any(|r| matches!(r.action, TcpReqAction::SwitchModeHttp { .. }));
+    if b.px.mode == Mode::Http || upgrades {
         return;
     }
-    if !b.px.http_request_rules.is_empty() {
-        out.push(Diag::warning(
-            span.clone(),
-            format!("'http-request' rules ignored for {kind} '{name}' as they require HTTP mode."),
-        ));
-        px.http_request_rules.clear();
+    let mut warn = |what: String| out.push(Diag::warning(span.clone(), what));
+    if px.captures.cookie.take().is_some() {
+        warn(format!("'capture' statement ignored for {kind} '{name}' as it requires HTTP mode."));
     }
-    if b.px.options.forwardfor.is_some() {
-        out.push(Diag::warning(
-            span,
-            format!("'option forwardfor' ignored for {kind} '{name}' as it requires HTTP mode."),
-        ));
-        px.options.forwardfor = None;
+    let rules = &mut px.rules;
+    let lists = [
+        ("http-request", !rules.http_request.is_empty()),
+        ("http-response", !rules.http_response.is_empty()),
+        ("http-after-response", !rules.http_after_response.is_empty()),
+        ("redirect", !px.redirects.is_empty()),
+    ];
+    for (what, present) in lists {
+        if present {
+            warn(format!("'{what}' rules ignored for {kind} '{name}' as they require HTTP mode."));
+        }
+    }
+    rules.http_request.clear();
+    rules.http_response.clear();
+    rules.http_after_response.clear();
+    px.redirects.clear();
+    let o = &mut px.options;
+    if o.forwardfor.take().is_some() {
+        warn(format!("'option forwardfor' ignored for {kind} '{name}' as it requires HTTP mode."));
+    }
+    if o.originalto.take().is_some() {
+        warn(format!("'option originalto' ignored for {kind} '{name}' as it requires HTTP mode."));
+    }
+    if std::mem::take(&mut o.http_buffer_request) {
+        warn(format!("'option http-buffer-request' ignored for {kind} '{name}' as it requires HTTP mode."));
     }
 }
 
@@ -268,6 +300,6 @@ mod tests {
         ));
         let o = &cfg.proxies[0].options;
         assert!(!o.httplog && o.tcplog && o.forwardfor.is_none());
-        assert!(cfg.proxies[0].http_request_rules.is_empty());
+        assert!(cfg.proxies[0].rules.http_request.is_empty());
     }
 }

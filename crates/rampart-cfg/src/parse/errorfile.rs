@@ -6,6 +6,7 @@
 //! HAProxy can produce are `http_err_codes` (src/http.c).
 
 use super::arg;
+use super::http_errors::{ErrorConf, Page};
 use super::proxy::Ctx;
 use super::value::atol;
 
@@ -30,13 +31,7 @@ pub(super) fn parse_errorfile(cx: &mut Ctx<'_>, words: &[String]) {
         cx.warning(w);
     }
     match loaded {
-        Ok(bytes) => {
-            let files = &mut cx.pb.px.errorfiles;
-            match files.iter_mut().find(|(c, _)| *c == status) {
-                Some(slot) => slot.1 = bytes,
-                None => files.push((status, bytes)),
-            }
-        }
+        Ok(bytes) => cx.pb.errors.push(ErrorConf::Page { status, page: Page::File(bytes) }),
         Err(e) => cx.alert(format!("errorfile : {e}")),
     }
 }

@@ -28,6 +28,9 @@ pub(super) fn parse_global_line(p: &mut Parser, words: &[String], kwm: Modifier,
         "tune.bufsize" | "tune.maxrewrite" => parse_tune(p, words, span),
         "hard-stop-after" => parse_hard_stop_after(p, words, span),
         "tune.idle-pool.shared" => parse_idle_pool_shared(p, words, span),
+        _ if word.starts_with("tune.vars.") && kw::global_kw(word).is_some() => parse_vars_max_size(p, words, span),
+        // HAProxy 2.6 ignores any word after it.
+        "expose-experimental-directives" => p.global.expose_experimental = true,
         "log" => super::log::parse_global_log(p, words, kwm, span),
         "stats" => parse_stats(p, words, span),
         "nbproc" => p.alert(
@@ -264,6 +267,28 @@ fn parse_tune(p: &mut Parser, words: &[String], span: &Span) {
     }
 }
 
+/// `tune.vars.<scope>-max-size <bytes>`: read as C's `strtol()` over the whole word (an
+/// empty word is 0, unlimited; a negative value wraps as HAProxy's unsigned int does).
+fn parse_vars_max_size(p: &mut Parser, words: &[String], span: &Span) {
+    let (word, text) = (words[0].as_str(), arg(words, 1));
+    let t = text.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
+    let digits = t.strip_prefix(['-', '+']).unwrap_or(t);
+    if !digits.bytes().all(|b| b.is_ascii_digit()) || (digits.is_empty() && !t.is_empty()) {
+        p.alert(span, format!("{word}: '{text}' is an invalid size"));
+        return;
+    }
+    let value = (atol(t) as u32 != 0).then_some(u64::from(atol(t) as u32));
+    let v = &mut p.global.vars;
+    match &word["tune.vars.".len()..] {
+        "global-max-size" => v.global = value,
+        "proc-max-size" => v.proc = value,
+        "sess-max-size" => v.sess = value,
+        "txn-max-size" => v.txn = value,
+        "reqres-max-size" => v.reqres = value,
+        _ => v.check = value,
+    }
+}
+
 /// `tune.idle-pool.shared on|off`.
 fn parse_idle_pool_shared(p: &mut Parser, words: &[String], span: &Span) {
     match arg(words, 1) {
@@ -452,9 +477,12 @@ mod tests {
             "global\n daemon\n quiet\n nbthread 4\n maxconn 1000\n pidfile /run/r.pid\n\
              ulimit-n 4096\n uid 99\n gid 98\n chroot /var/empty\n tune.bufsize 1000\n tune.maxrewrite 100\n\
              hard-stop-after 30s\n log stdout format raw local0\n stats socket /run/r.sock mode 600 level admin\n\
-             stats timeout 2m\n stats maxconn 5\n",
+             stats timeout 2m\n stats maxconn 5\n tune.vars.txn-max-size 256\n tune.vars.sess-max-size\n\
+             tune.vars.global-max-size -1\n expose-experimental-directives\n",
         );
         let g = &cfg.global;
+        assert_eq!((g.vars.txn, g.vars.sess, g.vars.global), (Some(256), None, Some(u64::from(u32::MAX))));
+        assert!(g.expose_experimental);
         assert!(g.daemon && g.quiet && !g.master_worker);
         assert_eq!(
             (g.nbthread, g.maxconn, g.ulimit_n, g.uid, g.gid),
@@ -469,6 +497,29 @@ mod tests {
         assert_eq!(g.stats_sockets[0].options, ["mode", "600", "level", "admin"]);
         assert_eq!((g.stats_timeout, g.stats_maxconn), (Some(Duration::from_secs(120)), Some(5)));
         assert_eq!(g.span.line, 1);
+    }
+
+    #[test]
+    fn variable_budgets_read_like_strtol() {
+        let cfg = parse_ok(
+            "global\n tune.vars.global-max-size 1000\n tune.vars.proc-max-size 900\n tune.vars.sess-max-size 800\n\
+             tune.vars.txn-max-size 700\n tune.vars.reqres-max-size 600 ignored\n tune.vars.check-max-size\n",
+        );
+        let m = cfg.global.vars;
+        assert_eq!(
+            (m.global, m.proc, m.sess, m.txn, m.reqres, m.check),
+            (Some(1000), Some(900), Some(800), Some(700), Some(600), None)
+        );
+        assert_eq!(parse_ok("global\n tune.vars.txn-max-size -1\n").global.vars.txn, Some(u64::from(u32::MAX)));
+        assert_eq!(
+            alerts("global\n tune.vars.txn-max-size abc\n"),
+            ["tune.vars.txn-max-size: 'abc' is an invalid size"]
+        );
+        assert_eq!(
+            alerts("global\n tune.vars.check-max-size 12k\n"),
+            ["tune.vars.check-max-size: '12k' is an invalid size"]
+        );
+        assert_eq!(alerts("global\n tune.vars.sess-max-size -\n"), ["tune.vars.sess-max-size: '-' is an invalid size"]);
     }
 
     #[test]
@@ -495,6 +546,10 @@ mod tests {
             ["'master-worker' only supports 'no-exit-on-failure' option."]
         );
         assert_eq!(alerts("global\n tune.bufsize 0\n"), ["'tune.bufsize' expects a positive integer argument."]);
+        assert_eq!(
+            alerts("global\n tune.vars.txn-max-size 10k\n"),
+            ["tune.vars.txn-max-size: '10k' is an invalid size"]
+        );
         assert_eq!(alerts("global\n pidfile\n"), ["'pidfile' expects a file name as an argument."]);
         assert_eq!(
             alerts("global\n hard-stop-after 1x\n"),

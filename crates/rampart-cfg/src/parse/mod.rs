@@ -10,26 +10,38 @@
 //!
 //! - `value`, `addr`: times, integers, names, networks; listening and server addresses
 //! - `global`: the `global` section
-//! - `proxy`: section headers, `defaults` inheritance, proxy keyword dispatch
+//! - `proxy`: section headers and proxy keyword dispatch; `inherit`: what a section
+//!   takes from its `defaults` section
 //! - `proxy_kw`: the simple proxy keywords (mode, maxconn, timeouts, balance...)
 //! - `option`: `option ...`
 //! - `bind`, `server`: `bind` lines, `server` / `default-server` lines
-//! - `http_rule`: `http-request` rules; `errorfile`: error files and `errorfile`
+//! - `rule`: the rule lists (`http-request`, `tcp-request`...) and `redirect`
+//! - `switching`: `acl`, `use_backend`, `use-server`, `monitor`, `capture`, `unique-id-*`
+//! - `errorfile`: error files and `errorfile`; `http_errors`: `errorfiles`, `http-error`
+//!   and `http-errors` sections
+//! - `userlist`: `userlist` sections
 //! - `log`: `log` lines (kept raw)
-//! - `check`: checks that need the whole configuration
+//! - `check`, `check_rules`: checks that need the whole configuration
 
 mod addr;
 mod bind;
 mod check;
+mod check_rules;
 mod errorfile;
 mod global;
-mod http_rule;
+mod http_errors;
+mod inherit;
 mod log;
 mod option;
 mod proxy;
 mod proxy_kw;
+mod rule;
 mod server;
+mod switching;
+mod userlist;
 mod value;
+
+pub use rule::parse_var_name;
 
 use std::sync::Arc;
 
@@ -57,6 +69,10 @@ enum Cursor {
     Defaults(usize),
     /// A frontend/backend/listen, index into [`Parser::proxies`].
     Proxy(usize),
+    /// A `userlist` section, index into [`Parser::userlists`].
+    Userlist(usize),
+    /// An `http-errors` section, index into [`Parser::http_errors`].
+    HttpErrors(usize),
     /// A section rampart does not parse (already reported), or whose header was refused:
     /// its lines are skipped without further noise.
     Skipped,
@@ -82,6 +98,8 @@ pub(crate) struct Parser {
     /// The last `defaults` section seen: what a proxy without `from` inherits.
     pub last_defaults: Option<usize>,
     pub proxies: Vec<ProxyBuild>,
+    pub userlists: Vec<crate::model::Userlist>,
+    pub http_errors: Vec<crate::model::HttpErrors>,
     cursor: Cursor,
     /// Diagnostics of the file being parsed.
     pub diags: Vec<Diag>,
@@ -96,6 +114,8 @@ impl Parser {
             defaults: Vec::new(),
             last_defaults: None,
             proxies: Vec::new(),
+            userlists: Vec::new(),
+            http_errors: Vec::new(),
             cursor: Cursor::Outside,
             diags: Vec::new(),
             pending: kw::PendingUses::default(),
@@ -134,6 +154,8 @@ impl Parser {
             Cursor::Global => global::parse_global_line(self, words, kwm, &line.span),
             Cursor::Defaults(i) => proxy::parse_proxy_line(self, proxy::Target::Defaults(i), words, kwm, &line.span),
             Cursor::Proxy(i) => proxy::parse_proxy_line(self, proxy::Target::Proxy(i), words, kwm, &line.span),
+            Cursor::Userlist(i) => userlist::parse_userlist_line(self, i, words, &line.span),
+            Cursor::HttpErrors(i) => http_errors::parse_http_errors_line(self, i, words, &line.span),
         }
     }
 
@@ -177,6 +199,18 @@ impl Parser {
             "frontend" | "backend" | "listen" => {
                 self.cursor = match proxy::open_proxy(self, words, span) {
                     Some(i) => Cursor::Proxy(i),
+                    None => Cursor::Skipped,
+                }
+            }
+            "userlist" => {
+                self.cursor = match userlist::open_userlist(self, words, span) {
+                    Some(i) => Cursor::Userlist(i),
+                    None => Cursor::Skipped,
+                }
+            }
+            "http-errors" => {
+                self.cursor = match http_errors::open_http_errors(self, words, span) {
+                    Some(i) => Cursor::HttpErrors(i),
                     None => Cursor::Skipped,
                 }
             }

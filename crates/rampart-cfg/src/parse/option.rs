@@ -5,7 +5,7 @@
 //! tables (src/cfgparse-listen.c, src/proxy.c).
 
 use crate::kw::{self, Support};
-use crate::model::{ForwardFor, HttpConnMode};
+use crate::model::{ForwardFor, HttpConnMode, OriginalTo, RestrictHdrNames};
 
 use super::proxy::{Ctx, Kind};
 use super::value::{atol, parse_net};
@@ -42,7 +42,9 @@ fn dispatch_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str
             cx.ignored_without(!opt.caps.has(kw::Caps::BACKEND), name, "");
         }
         (Support::No, _) => cx.alert(not_yet(&format!("option {name}"))),
-        (_, "dontlognull" | "abortonclose" | "log-health-checks") => flag_option(cx, words, kwm, name),
+        (_, "dontlognull" | "abortonclose" | "log-health-checks" | "http-buffer-request") => {
+            flag_option(cx, words, kwm, name)
+        }
         (_, "httpclose" | "http-server-close" | "http-keep-alive") => conn_mode_option(cx, words, kwm, name),
         // rampart always forwards data as it comes (no delay) and splices where it pays
         // off: these options ask for what it does anyway.
@@ -65,6 +67,8 @@ fn dispatch_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str
         (_, "httplog") => httplog_option(cx, words),
         (_, "tcplog") => tcplog_option(cx, words),
         (_, "forwardfor") => forwardfor_option(cx, words),
+        (_, "originalto") => originalto_option(cx, words),
+        (_, "http-restrict-req-hdr-names") => restrict_hdr_names_option(cx, words),
         _ => cx.alert(not_yet(&format!("option {name}"))),
     }
 }
@@ -97,7 +101,7 @@ fn flag_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str) {
         return;
     }
     let need_frontend = name == "dontlognull";
-    if cx.ignored_without(need_frontend, name, "") {
+    if name != "http-buffer-request" && cx.ignored_without(need_frontend, name, "") {
         return;
     }
     let on = kwm == Modifier::Std;
@@ -105,6 +109,7 @@ fn flag_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str) {
     match name {
         "dontlognull" => opts.dontlognull = on,
         "log-health-checks" => opts.log_health_checks = on,
+        "http-buffer-request" => opts.http_buffer_request = on,
         _ => opts.abortonclose = on,
     }
 }
@@ -226,9 +231,62 @@ fn forwardfor_option(cx: &mut Ctx<'_>, words: &[String]) {
     cx.pb.px.options.forwardfor = Some(ff);
 }
 
+/// `option originalto [except <net>] [header <name>]`.
+fn originalto_option(cx: &mut Ctx<'_>, words: &[String]) {
+    let mut ot = OriginalTo { except: None, header: "x-original-to".to_owned() };
+    let mut i = 2;
+    while let Some(word) = words.get(i) {
+        match word.as_str() {
+            "except" => match words.get(i + 1).and_then(|n| parse_net(n)) {
+                Some(net) => ot.except = Some(net),
+                None => {
+                    cx.alert("'option originalto except' expects <address>[/mask] as argument.");
+                    return;
+                }
+            },
+            "header" => match words.get(i + 1).filter(|h| !h.is_empty()) {
+                Some(h) => ot.header = h.clone(),
+                None => {
+                    cx.alert("'option originalto header' expects <header_name> as argument.");
+                    return;
+                }
+            },
+            _ => {
+                cx.alert("'option originalto' only supports optional values: 'except' and 'header'.");
+                return;
+            }
+        }
+        i += 2;
+    }
+    cx.pb.px.options.originalto = Some(ot);
+}
+
+/// `option http-restrict-req-hdr-names preserve|delete|reject`.
+fn restrict_hdr_names_option(cx: &mut Ctx<'_>, words: &[String]) {
+    if cx.too_many(words, 2, 0) {
+        return;
+    }
+    let policy = match arg(words, 2) {
+        "preserve" => RestrictHdrNames::Preserve,
+        "delete" => RestrictHdrNames::Delete,
+        "reject" => RestrictHdrNames::Reject,
+        "" => {
+            cx.alert("missing parameter. option 'http-restrict-req-hdr-names' expects 'preserve', 'reject' or 'delete' option.");
+            return;
+        }
+        other => {
+            cx.alert(format!(
+                "invalid parameter '{other}'. option 'http-restrict-req-hdr-names' expects 'preserve', 'reject' or 'delete' option."
+            ));
+            return;
+        }
+    };
+    cx.pb.px.options.restrict_req_hdr_names = policy;
+}
+
 #[cfg(test)]
 mod tests {
-    use crate::model::{HttpConnMode, IpNet};
+    use crate::model::{HttpConnMode, IpNet, RestrictHdrNames};
     use crate::parse::tests::{alerts, parse_ok, warnings};
 
     #[test]
@@ -266,6 +324,41 @@ mod tests {
         assert_eq!(ff.except, Some(IpNet { addr: "10.0.0.0".parse().expect("ip"), prefix: 8 }));
         let cfg = parse_ok("backend b\n mode http\n option forwardfor\n");
         assert_eq!(cfg.proxies[0].options.forwardfor.as_ref().map(|f| f.header.as_str()), Some("x-forwarded-for"));
+    }
+
+    #[test]
+    fn rules_options() {
+        let cfg = parse_ok(
+            "defaults\n mode http\n option http-buffer-request\n\
+             frontend f\n bind :80\n option originalto except 127.0.0.0/8 header X-Dst\n\
+             option http-restrict-req-hdr-names delete\nbackend b\n no option http-buffer-request\n option originalto\n",
+        );
+        let (f, b) = (&cfg.proxies[0].options, &cfg.proxies[1].options);
+        assert!(f.http_buffer_request && !b.http_buffer_request);
+        let ot = f.originalto.as_ref().expect("originalto");
+        assert_eq!((ot.header.as_str(), ot.except.map(|n| n.prefix)), ("X-Dst", Some(8)));
+        assert_eq!(b.originalto.as_ref().map(|o| o.header.as_str()), Some("x-original-to"));
+        assert_eq!(
+            (f.restrict_req_hdr_names, b.restrict_req_hdr_names),
+            (RestrictHdrNames::Delete, RestrictHdrNames::Preserve)
+        );
+        let a = |l: &str| alerts(&format!("backend b\n mode http\n {l}\n"));
+        assert_eq!(
+            a("option originalto except x/99"),
+            ["'option originalto except' expects <address>[/mask] as argument."]
+        );
+        assert_eq!(a("option originalto header"), ["'option originalto header' expects <header_name> as argument."]);
+        assert_eq!(
+            a("option originalto foo"),
+            ["'option originalto' only supports optional values: 'except' and 'header'."]
+        );
+        assert!(a("option http-restrict-req-hdr-names")[0].starts_with("missing parameter. option 'http-restrict"));
+        assert!(a("option http-restrict-req-hdr-names x")[0].starts_with("invalid parameter 'x'. option"));
+        assert_eq!(
+            a("option http-restrict-req-hdr-names delete x"),
+            ["'option' cannot handle unexpected argument 'x'."]
+        );
+        assert_eq!(a("no option originalto"), ["negation/default is not supported for option 'originalto'."]);
     }
 
     #[test]

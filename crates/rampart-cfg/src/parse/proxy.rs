@@ -6,9 +6,11 @@
 
 use crate::diag::Diag;
 use crate::kw::{self, Support};
-use crate::model::{Balance, Cap, CheckOptions, HttpReuse, Mode, Proxy, ProxyOptions, Timeouts};
+use crate::model::{Balance, Cap, Captures, CheckOptions, HttpReuse, Mode, Proxy, ProxyOptions, RuleSet, Timeouts};
 use crate::span::Span;
 
+use super::http_errors::ErrorConf;
+use super::inherit::{inherit, take_default_rules, warn_mixed_refs};
 use super::value::invalid_char;
 use super::{arg, not_yet, too_many_args, Modifier, Parser};
 
@@ -91,9 +93,15 @@ pub(crate) struct ProxyBuild {
     /// For `defaults`: referenced by `from <name>` / used implicitly by some proxy.
     pub explicit_ref: bool,
     pub implicit_ref: bool,
-    /// For `defaults` with `http-request` rules: the capability of the proxies that took
-    /// them (frontends and backends may not share such a section).
+    /// For `defaults` with rules: the capability of the proxies that took them (frontends
+    /// and backends may not share such a section).
     pub rules_taken_by: Option<Kind>,
+    /// The named `defaults` section (index into [`Parser::defaults`]) whose rules this
+    /// proxy runs first.
+    pub defaults_rules: Option<usize>,
+    /// `errorfile`, `errorfiles` and `http-error` lines, inherited ones first; resolved
+    /// into the proxy's pages once every section is read.
+    pub errors: Vec<ErrorConf>,
 }
 
 /// Which section a keyword line belongs to.
@@ -111,6 +119,8 @@ pub(crate) struct Ctx<'a> {
     pub span: &'a Span,
     pub bufsize: usize,
     pub maxrewrite: usize,
+    /// `expose-experimental-directives` was seen in `global`.
+    pub experimental: bool,
     /// Where the line records its use of a feature kept but not done yet.
     pub pending: &'a mut crate::kw::PendingUses,
 }
@@ -186,13 +196,24 @@ fn fresh_proxy(name: &str, cap: Cap, span: &Span) -> Proxy {
         http_reuse: HttpReuse::Safe,
         retries: 3,
         errorfiles: Vec::new(),
-        http_request_rules: Vec::new(),
+        http_error_replies: Vec::new(),
+        rules: RuleSet::default(),
+        defaults_rules: None,
+        use_servers: Vec::new(),
+        redirects: Vec::new(),
+        tcp_request_inspect_delay: None,
+        tcp_response_inspect_delay: None,
+        monitor_uri: None,
+        monitor_fail: Vec::new(),
+        captures: Captures::default(),
+        unique_id_format: None,
+        unique_id_header: None,
         logs: Vec::new(),
         span: span.clone(),
     }
 }
 
-fn fresh_build(name: &str, kind: Kind, span: &Span) -> ProxyBuild {
+pub(super) fn fresh_build(name: &str, kind: Kind, span: &Span) -> ProxyBuild {
     ProxyBuild {
         px: fresh_proxy(name, kind.cap(), span),
         kind,
@@ -202,48 +223,9 @@ fn fresh_build(name: &str, kind: Kind, span: &Span) -> ProxyBuild {
         explicit_ref: false,
         implicit_ref: false,
         rules_taken_by: None,
+        defaults_rules: None,
+        errors: Vec::new(),
     }
-}
-
-/// A new section initialised from `def`, copying only what its capabilities use, as
-/// `proxy_defproxy_cpy()` does. Rules are copied by the caller (they have restrictions).
-fn inherit(def: &ProxyBuild, name: &str, kind: Kind, span: &Span) -> ProxyBuild {
-    let mut pb = fresh_build(name, kind, span);
-    let (d, px) = (&def.px, &mut pb.px);
-    let cap = kind.cap();
-    px.mode = d.mode;
-    px.options = d.options.clone();
-    px.http_reuse = d.http_reuse;
-    px.errorfiles = d.errorfiles.clone();
-    px.logs = d.logs.clone();
-    pb.defsrv = def.defsrv.clone();
-    let (dt, t) = (&d.timeouts, &mut px.timeouts);
-    if cap.frontend {
-        px.maxconn = d.maxconn;
-        px.backlog = d.backlog;
-        px.default_backend = d.default_backend.clone();
-        t.client = dt.client;
-        t.client_fin = dt.client_fin;
-        pb.logformat_span = def.logformat_span.clone();
-    } else {
-        // The log format is a frontend setting; a backend does not inherit it.
-        px.options.httplog = false;
-        px.options.tcplog = false;
-    }
-    if cap.backend {
-        px.balance = d.balance;
-        px.retries = d.retries;
-        t.connect = dt.connect;
-        t.server = dt.server;
-        t.server_fin = dt.server_fin;
-        t.check = dt.check;
-        t.queue = dt.queue;
-        t.tunnel = dt.tunnel;
-    }
-    t.http_request = dt.http_request;
-    t.http_keep_alive = dt.http_keep_alive;
-    pb.inherited_timeouts = px.timeouts.clone();
-    pb
 }
 
 /// Looks a `defaults` section up by name for `from`; reports and returns `None` when it
@@ -283,9 +265,16 @@ pub(crate) fn open_defaults(p: &mut Parser, words: &[String], span: &Span) -> Op
             let src = find_defaults(p, arg(words, from_at + 1), &who, span)?;
             let def = &p.defaults[src];
             let pb = inherit(def, name, Kind::Defaults, span);
-            if !def.px.http_request_rules.is_empty() {
-                let at = def.px.span.clone();
+            let at = def.px.span.clone();
+            let (has_rules, has_captures) = (
+                def.px.rules.has_rules(),
+                !(def.px.captures.request.is_empty() && def.px.captures.response.is_empty()),
+            );
+            if has_rules {
                 p.alert(span, format!("a defaults section cannot inherit from a defaults section defining TCP/HTTP rules (defaults section at {at})."));
+            }
+            if has_captures {
+                p.alert(span, format!("backend or defaults sections cannot inherit from a defaults section defining capptures (defaults section at {at})."));
             }
             pb
         }
@@ -384,57 +373,20 @@ fn report_name_clash(p: &mut Parser, kind: Kind, name: &str, span: &Span) {
     }
 }
 
-fn warn_mixed_refs(p: &mut Parser, i: usize, span: &Span) {
-    let d = &p.defaults[i];
-    if d.explicit_ref && d.implicit_ref {
-        let msg = format!(
-            "defaults section '{}' (declared at {}) is explicitly referenced by another proxy and implicitly used here. \
-             To avoid any ambiguity don't mix both usage. Add a last defaults section not explicitly used or always use explicit references.",
-            d.px.name, d.px.span
-        );
-        p.warning(span, msg);
-    }
-}
-
-/// Rules of a named `defaults` section run before the proxy's own, with HAProxy's
-/// restrictions on who may inherit them.
-fn take_default_rules(p: &mut Parser, i: usize, kind: Kind, pb: &mut ProxyBuild, span: &Span) {
-    let def = &p.defaults[i];
-    if def.px.http_request_rules.is_empty() {
-        return;
-    }
-    let at = def.px.span.clone();
-    if kind == Kind::Listen {
-        p.alert(span, "a listen section cannot inherit from a defaults section defining TCP/HTTP rules.");
-        return;
-    }
-    match def.rules_taken_by {
-        Some(k) if k != kind => {
-            p.alert(
-                span,
-                format!("frontends and backends cannot inherit from the same defaults section if it defines TCP/HTTP rules (defaults section at {at})."),
-            );
-        }
-        _ => {
-            pb.px.http_request_rules = def.px.http_request_rules.clone();
-            p.defaults[i].rules_taken_by = Some(kind);
-        }
-    }
-}
-
 /// Parses one keyword line of a proxy or `defaults` section.
 pub(crate) fn parse_proxy_line(p: &mut Parser, target: Target, words: &[String], kwm: Modifier, span: &Span) {
     let (bufsize, maxrewrite) = (p.global.bufsize, p.global.maxrewrite);
+    let experimental = p.global.expose_experimental;
     let pb = match target {
         Target::Defaults(i) => &mut p.defaults[i],
         Target::Proxy(i) => &mut p.proxies[i],
     };
-    let mut cx = Ctx { pb, diags: &mut p.diags, span, bufsize, maxrewrite, pending: &mut p.pending };
+    let mut cx = Ctx { pb, diags: &mut p.diags, span, bufsize, maxrewrite, experimental, pending: &mut p.pending };
     dispatch(&mut cx, words, kwm);
 }
 
 fn dispatch(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
-    use super::{bind, errorfile, http_rule, log, option, proxy_kw, server};
+    use super::{bind, errorfile, http_errors, log, option, proxy_kw, rule, server, switching};
     match words[0].as_str() {
         "mode" => proxy_kw::parse_mode(cx, words),
         "bind" => bind::parse_bind(cx, words),
@@ -443,14 +395,29 @@ fn dispatch(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
         "maxconn" => proxy_kw::parse_maxconn(cx, words),
         "backlog" => proxy_kw::parse_backlog(cx, words),
         "default_backend" => proxy_kw::parse_default_backend(cx, words),
-        "use_backend" => proxy_kw::parse_use_backend(cx, words),
+        "use_backend" => switching::parse_use_backend(cx, words),
+        "use-server" => switching::parse_use_server(cx, words),
+        "acl" => switching::parse_acl(cx, words),
+        "monitor-uri" => switching::parse_monitor_uri(cx, words),
+        "monitor" => switching::parse_monitor(cx, words),
+        "capture" => switching::parse_capture(cx, words),
+        "declare" => switching::parse_declare(cx, words),
+        "unique-id-format" => switching::parse_unique_id_format(cx, words),
+        "unique-id-header" => switching::parse_unique_id_header(cx, words),
+        "redirect" => rule::parse_redirect_keyword(cx, words),
         "balance" => proxy_kw::parse_balance(cx, words),
         "timeout" => proxy_kw::parse_timeout(cx, words),
         "http-reuse" => proxy_kw::parse_http_reuse(cx, words),
         "retries" => proxy_kw::parse_retries(cx, words),
         "errorfile" => errorfile::parse_errorfile(cx, words),
+        "errorfiles" => http_errors::parse_errorfiles(cx, words),
+        "http-error" => http_errors::parse_http_error(cx, words),
         "option" => option::parse_option(cx, words, kwm),
-        "http-request" => http_rule::parse_http_request(cx, words),
+        "http-request" => rule::parse_http_request(cx, words),
+        "http-response" => rule::parse_http_response(cx, words),
+        "http-after-response" => rule::parse_http_after_response(cx, words),
+        "tcp-request" => rule::parse_tcp_request(cx, words),
+        "tcp-response" => rule::parse_tcp_response(cx, words),
         "log" => log::parse_proxy_log(cx, words, kwm),
         _ => unknown_or_not_yet(cx, words),
     }
@@ -649,22 +616,6 @@ mod tests {
     }
 
     #[test]
-    fn rules_of_a_named_defaults_run_first() {
-        let cfg = parse_ok(
-            "defaults d\n mode http\n http-request return status 403 if { path /a }\n\
-             frontend f\n bind :80\n http-request return status 404\n",
-        );
-        let codes: Vec<u16> = cfg.proxies[0]
-            .http_request_rules
-            .iter()
-            .map(|r| match &r.action {
-                crate::model::HttpRequestAction::Return(s) => s.status,
-            })
-            .collect();
-        assert_eq!(codes, [403, 404]);
-    }
-
-    #[test]
     fn header_errors() {
         assert_eq!(alerts("frontend\n"), ["'frontend' expects an <id> argument"]);
         assert_eq!(alerts("frontend fe :80\n"), ["please use the 'bind' keyword for listening addresses."]);
@@ -718,7 +669,7 @@ mod tests {
     #[test]
     fn lines_of_a_refused_section_are_skipped() {
         assert_eq!(alerts("backend\n foo\n bar\n"), ["'backend' expects an <id> argument"]);
-        assert_eq!(alerts("userlist u\n user a password x\n"), ["'userlist' is not supported yet"]);
+        assert_eq!(alerts("peers p\n peer a 127.0.0.1:1\n"), ["'peers' is not supported yet"]);
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! The one-line proxy keywords: `mode`, `maxconn`, `default_backend`, `use_backend`,
-//! `balance`, `timeout`, `http-reuse`, `retries`.
+//! The one-line proxy keywords: `mode`, `maxconn`, `default_backend`, `balance`,
+//! `timeout`, `http-reuse`, `retries`.
 //!
 //! HAProxy counterparts: their branches in `cfg_parse_listen()` (src/cfgparse-listen.c),
 //! `proxy_parse_timeout()` (src/proxy.c), `backend_parse_balance()` (src/backend.c).
@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use crate::kw::{self, Support};
-use crate::model::{BackendRef, Balance, Condition, HttpReuse, Mode, UseBackend};
+use crate::model::{BackendRef, Balance, HttpReuse, Mode};
 
 use super::proxy::Ctx;
 use super::value::{atol, is_integer, parse_time_ms, time_trailing_warning, TimeError};
@@ -65,8 +65,8 @@ pub(super) fn parse_backlog(cx: &mut Ctx<'_>, words: &[String]) {
     cx.pb.px.backlog = u32::try_from(v).ok().filter(|&v| v > 0);
 }
 
-// `default_backend` and `use_backend` in a backend: HAProxy warns that they are ignored
-// but still checks the names they give; so do we (the final model drops them).
+// `default_backend` in a backend: HAProxy warns that it is ignored but still checks the
+// name it gives; so do we (the final model drops it).
 pub(super) fn parse_default_backend(cx: &mut Ctx<'_>, words: &[String]) {
     cx.ignored_without(true, "default_backend", "");
     let name = arg(words, 1);
@@ -78,48 +78,6 @@ pub(super) fn parse_default_backend(cx: &mut Ctx<'_>, words: &[String]) {
         return;
     }
     cx.pb.px.default_backend = Some(BackendRef { name: name.to_owned(), index: usize::MAX, span: cx.span.clone() });
-}
-
-pub(super) fn parse_use_backend(cx: &mut Ctx<'_>, words: &[String]) {
-    if cx.is_defaults() {
-        cx.alert("'use_backend' not allowed in 'defaults' section.");
-        return;
-    }
-    cx.ignored_without(true, "use_backend", "");
-    let name = arg(words, 1);
-    if name.is_empty() {
-        cx.alert("'use_backend' expects a backend name.");
-        return;
-    }
-    let cond = match parse_condition(words, 2, cx.span) {
-        Ok(c) => c,
-        Err(extra) => {
-            cx.alert(format!("unexpected keyword '{extra}' after switching rule, only 'if' and 'unless' are allowed."));
-            return;
-        }
-    };
-    if name.contains('%') {
-        cx.alert(not_yet("use_backend with a log-format backend name"));
-        return;
-    }
-    let backend = BackendRef { name: name.to_owned(), index: usize::MAX, span: cx.span.clone() };
-    cx.pb.px.use_backends.push(UseBackend { backend, cond });
-}
-
-/// Reads an optional `if|unless <words...>` starting at `at`. `Err` carries the word
-/// found instead of `if`/`unless`.
-pub(super) fn parse_condition<'w>(
-    words: &'w [String],
-    at: usize,
-    span: &crate::span::Span,
-) -> Result<Option<Condition>, &'w str> {
-    match arg(words, at) {
-        "" => Ok(None),
-        "if" | "unless" => {
-            Ok(Some(Condition { negate: words[at] == "unless", words: words[at + 1..].to_vec(), span: span.clone() }))
-        }
-        other => Err(other),
-    }
 }
 
 pub(super) fn parse_balance(cx: &mut Ctx<'_>, words: &[String]) {
@@ -178,6 +136,7 @@ fn timeout_slot<'t>(t: &'t mut crate::model::Timeouts, name: &str) -> Option<&'t
         "tunnel" => &mut t.tunnel,
         "http-keep-alive" => &mut t.http_keep_alive,
         "http-request" => &mut t.http_request,
+        "tarpit" => &mut t.tarpit,
         _ => return None,
     })
 }
@@ -308,7 +267,7 @@ mod tests {
         let c0 = fe.use_backends[0].cond.as_ref().expect("cond");
         assert_eq!((c0.negate, c0.words.join(" ").as_str()), (false, "{ path_beg /a } || !{ method GET }"));
         assert!(fe.use_backends[1].cond.as_ref().is_some_and(|c| c.negate && c.words == ["TRUE"]));
-        assert_eq!(fe.use_backends[1].backend.index, 1);
+        assert!(matches!(&fe.use_backends[1].target, crate::model::BackendTarget::Static(b) if b.index == 1));
         assert_eq!((be.balance, be.http_reuse, be.retries), (Balance::StaticRr, HttpReuse::Always, 0));
     }
 
@@ -343,7 +302,7 @@ mod tests {
         );
         assert_eq!(a("timeout connect"), ["'timeout connect' expects an integer value (in milliseconds)"]);
         assert_eq!(a("timeout queue 5s 6s"), ["'timeout queue' : unexpected extra argument '6s' after value '5s'."]);
-        assert_eq!(a("timeout tarpit 5s"), ["'timeout tarpit' is not supported yet"]);
+        assert!(a("timeout tarpit 5s").is_empty());
         assert!(a("timeout conect 5s")[0].ends_with("(got 'conect')"));
         assert_eq!(
             warnings("backend b\n timeout client 5s\n"),

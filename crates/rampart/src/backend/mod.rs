@@ -120,8 +120,9 @@ pub async fn connect_unless_aborted<S: Sock>(
     rt: &Arc<Runtime>,
     be_idx: usize,
     reuse: Reuse,
+    forced: Option<usize>,
 ) -> Option<Result<ServerConn, ConnectError>> {
-    let connecting = connect(rt, be_idx, reuse);
+    let connecting = connect(rt, be_idx, reuse, forced);
     if !rt.proxies[be_idx].abortonclose {
         return Some(connecting.await);
     }
@@ -135,10 +136,17 @@ pub async fn connect_unless_aborted<S: Sock>(
 /// Gets a connection to a server of backend `be`: an idle one when `reuse` allows, or a
 /// new one, with `retries` further attempts (the last one on another server with
 /// `option redispatch`), waiting MIN(1s, timeout connect) before retrying the same
-/// server after an immediate failure.
-pub async fn connect(rt: &Arc<Runtime>, be_idx: usize, reuse: Reuse) -> Result<ServerConn, ConnectError> {
+/// server after an immediate failure. `forced` is the server a rule chose (`use-server`):
+/// it is used when enabled, waiting for room in it if it is full.
+pub async fn connect(
+    rt: &Arc<Runtime>,
+    be_idx: usize,
+    reuse: Reuse,
+    forced: Option<usize>,
+) -> Result<ServerConn, ConnectError> {
     let be = &rt.proxies[be_idx];
-    let (mut srv, mut busy) = assign_server(rt, be_idx).await?;
+    let forced = forced.filter(|&s| be.be.servers.get(s).is_some_and(|s| !s.disabled));
+    let (mut srv, mut busy) = assign_server(rt, be_idx, forced).await?;
     if let Reuse::MinUses(min) = reuse {
         if let Some(idle) = take_idle(&be.be.servers[srv], min) {
             return Ok(ServerConn { stream: idle.stream, srv, uses: idle.uses, from_pool: true, _busy: busy });
@@ -169,10 +177,14 @@ pub async fn connect(rt: &Arc<Runtime>, be_idx: usize, reuse: Reuse) -> Result<S
 /// Picks a server and counts the stream on it at once (so that concurrent streams see
 /// it full). When every enabled server is at its `maxconn`, waits in the backend queue
 /// until one releases a connection, for at most `timeout queue`.
-async fn assign_server(rt: &Arc<Runtime>, be_idx: usize) -> Result<(usize, Busy), ConnectError> {
+async fn assign_server(rt: &Arc<Runtime>, be_idx: usize, forced: Option<usize>) -> Result<(usize, Busy), ConnectError> {
     let be = &rt.proxies[be_idx];
+    let pick = |be: &ProxyRt| match forced {
+        Some(s) => be.be.servers[s].usable().then_some(s),
+        None => pick_server(be, None),
+    };
     // PERF: the usual case (a server has room) takes no lock and reads no clock.
-    if let Some(srv) = pick_server(be, None) {
+    if let Some(srv) = pick(be) {
         return Ok((srv, Busy::new(rt, be_idx, srv)));
     }
     let deadline = be.timeouts.queue.map(|d| tokio::time::Instant::now() + d);
@@ -180,7 +192,7 @@ async fn assign_server(rt: &Arc<Runtime>, be_idx: usize) -> Result<(usize, Busy)
         let released = be.be.queue.notified();
         tokio::pin!(released);
         released.as_mut().enable();
-        if let Some(srv) = pick_server(be, None) {
+        if let Some(srv) = pick(be) {
             return Ok((srv, Busy::new(rt, be_idx, srv)));
         }
         if !be.be.servers.iter().any(|s| !s.disabled) {
@@ -203,7 +215,7 @@ pub async fn reconnect(rt: &Arc<Runtime>, be_idx: usize, srv: usize) -> Result<S
     let be = &rt.proxies[be_idx];
     match connect_addr(be.be.servers[srv].addr, be.timeouts.connect).await {
         Ok(stream) => Ok(ServerConn { stream, srv, uses: 0, from_pool: false, _busy: Busy::new(rt, be_idx, srv) }),
-        Err(_) => connect(rt, be_idx, Reuse::No).await,
+        Err(_) => connect(rt, be_idx, Reuse::No, None).await,
     }
 }
 

@@ -5,8 +5,9 @@
 //! Edits are applied to the entries themselves, so every later rule sees them: a
 //! deleted header is marked `drop`, a new value or header lives in the arena and its
 //! [`Slice`] says so. A head no rule touched has an empty arena and is written out from
-//! the receive buffer without a copy. The arena is bounded (`tune.maxrewrite`); an
-//! edit that does not fit fails and is counted as a failed rewrite, as in HAProxy.
+//! the receive buffer without a copy. The arena is bounded by what is left of a buffer
+//! after the head; an edit that does not fit fails and is counted as a failed rewrite,
+//! as in HAProxy.
 //!
 //! What does not belong here: framing (`Content-Length`, chunks, `Connection`), which
 //! the muxes own, and bodies.
@@ -32,7 +33,7 @@ pub enum BodyLen {
 pub struct NoRoom;
 
 /// One message head: a request (method, target) or a response (status, reason).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MsgHead {
     pub version: Version,
     // --- request line
@@ -52,10 +53,14 @@ pub struct MsgHead {
     pub body: BodyLen,
     /// Owned bytes of rewritten parts; [`Slice::in_arena`] slices point here.
     pub arena: Vec<u8>,
-    /// Most bytes the arena may hold (`tune.maxrewrite`).
+    /// Most bytes the arena may hold: what is left of a buffer (`tune.bufsize`) after
+    /// the head, as HAProxy lets rewrites grow a message until its buffer is full.
     pub arena_max: usize,
     /// Rewrites refused for lack of room, since the head was parsed.
     pub failed_rewrites: u32,
+    /// rampart built this head (a reply, a redirect): its framing headers are its own
+    /// and are written as they are, where a rule's are left to the mux.
+    pub built: bool,
 }
 
 impl MsgHead {
@@ -66,6 +71,36 @@ impl MsgHead {
         headers.clear();
         arena.clear();
         *self = MsgHead { headers, arena, arena_max: self.arena_max, ..MsgHead::default() };
+    }
+
+    /// Becomes a copy of `other` (its arena budget kept), reusing this head's capacity.
+    pub fn copy_from(&mut self, other: &MsgHead) {
+        let mut headers = std::mem::take(&mut self.headers);
+        let mut arena = std::mem::take(&mut self.arena);
+        headers.clear();
+        headers.extend_from_slice(&other.headers);
+        arena.clear();
+        arena.extend_from_slice(&other.arena);
+        *self = MsgHead { headers, arena, arena_max: self.arena_max, ..other.clone_fields() };
+    }
+
+    /// The fixed-size fields of this head (no list).
+    fn clone_fields(&self) -> MsgHead {
+        MsgHead {
+            version: self.version,
+            method: self.method,
+            method_raw: self.method_raw,
+            uri: self.uri,
+            uri_cut: self.uri_cut,
+            status: self.status,
+            reason: self.reason,
+            headers: Vec::new(),
+            body: self.body,
+            arena: Vec::new(),
+            arena_max: self.arena_max,
+            failed_rewrites: self.failed_rewrites,
+            built: self.built,
+        }
     }
 
     /// A read view over this head and the buffer its slices point into.

@@ -75,13 +75,15 @@ impl Listener {
                 s.set_nonblocking(true)?;
                 s.set_nodelay(true)?;
                 let s = tokio::net::TcpStream::from_std(s)?;
-                session::spawn(s, Session::new(rt.clone(), fe, Some(peer), l.as_raw_fd(), slot));
+                let fd = s.as_raw_fd();
+                session::spawn(s, Session::new(rt.clone(), fe, Some(peer), fd, l.as_raw_fd(), slot));
                 Ok(())
             }),
             Listener::Unix(l) => l.get_ref().accept().and_then(|(s, _)| {
                 s.set_nonblocking(true)?;
                 let s = tokio::net::UnixStream::from_std(s)?;
-                session::spawn(s, Session::new(rt.clone(), fe, None, l.as_raw_fd(), slot));
+                let fd = s.as_raw_fd();
+                session::spawn(s, Session::new(rt.clone(), fe, None, fd, l.as_raw_fd(), slot));
                 Ok(())
             }),
         };

@@ -17,20 +17,22 @@ pub async fn serve<S: Sock>(client: S, sess: Session) {
         return forward_session(&client, &sess, None).await;
     }
     let fe = &sess.rt.proxies[sess.fe];
-    let trace = Trace::accept(&fe.name, sess.lfd, client.as_raw_fd(), sess.peer);
+    let trace = Trace::accept(&fe.name, sess.lfd, client.as_raw_fd(), sess.conn.src);
     forward_session(&client, &sess, Some(&trace)).await;
     trace.end(&fe.fe.backend.map_or(fe, |be| &sess.rt.proxies[be]).name);
+    // COMPAT: `-d` names the default backend at the end of a TCP stream, even when a
+    // `use_backend` rule chose another one.
 }
 
 async fn forward_session<S: Sock>(client: &S, sess: &Session, trace: Option<&Trace>) {
     let rt = &sess.rt;
     let fe = &rt.proxies[sess.fe];
-    let Some(be_idx) = fe.fe.backend else {
+    let Some(be_idx) = crate::stream::tcp_backend(rt, &sess.conn, sess.fe) else {
         // No backend: HAProxy closes the connection.
         return discard_pending_input(client, rt.bufsize);
     };
     rt.proxies[be_idx].be.cum_conn.inc();
-    let Some(Ok(conn)) = backend::connect_unless_aborted(client, rt, be_idx, Reuse::No).await else {
+    let Some(Ok(conn)) = backend::connect_unless_aborted(client, rt, be_idx, Reuse::No, None).await else {
         // No server (refused after the retries, queue timeout), or the client left
         // meanwhile with `option abortonclose`: close the client.
         return discard_pending_input(client, rt.bufsize);

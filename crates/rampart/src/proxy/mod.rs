@@ -4,6 +4,7 @@
 //! HAProxy counterpart: proxy.c, frontend.c, server.c (runtime parts).
 //!
 //! - `readers`: which code reads each accepted keyword (checked against the tables)
+//! - `unsupported`: what the model holds and the runtime refuses at startup
 
 pub mod readers;
 
@@ -11,15 +12,17 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
-use rampart_cfg::model::{
-    Cap, Config, ForwardFor, HttpConnMode, HttpRequestAction, HttpReuse, Mode, ReturnBody, ReturnSpec, ServerAddr,
-};
+mod unsupported;
+
+use rampart_cfg::model::{BackendTarget, Cap, Config, ForwardFor, HttpConnMode, HttpReuse, Mode, ServerAddr};
 use rampart_cfg::{Diag, Span};
 use tokio::sync::Notify;
 
+use crate::action::{self, ProxyRules};
 use crate::counters::Counter;
 use crate::errors::ErrorPages;
 use crate::lb::Lb;
+use crate::sample::vars::{ProcVars, VarLimits};
 
 /// Everything the worker threads share for one configuration generation.
 #[derive(Debug)]
@@ -30,6 +33,8 @@ pub struct Runtime {
     /// `tune.bufsize - tune.maxrewrite`: the most a request or response head may take.
     pub max_head: usize,
     pub global: GlobalRt,
+    /// `proc.` variables and the process-wide variable budgets.
+    pub proc_vars: ProcVars,
 }
 
 /// Process-wide connection accounting and stop state.
@@ -71,6 +76,8 @@ pub struct ProxyRt {
     /// connecting.
     pub abortonclose: bool,
     pub errors: ErrorPages,
+    /// Rules, compiled.
+    pub rules: ProxyRules,
     /// Front side (meaningful when the proxy has the frontend capability).
     pub fe: FrontendRt,
     /// Back side (meaningful when the proxy has the backend capability).
@@ -103,22 +110,12 @@ pub struct FrontendRt {
     /// Backend chosen for every request/session (`use_backend` without condition, else
     /// `default_backend`, else the proxy itself for a `listen`).
     pub backend: Option<usize>,
-    /// `http-request return` answering every request, pre-rendered.
-    pub http_return: Option<Reply>,
     /// Connections are served as HTTP: the frontend is in `mode http`, or it is in
     /// `mode tcp` and its backend is in `mode http` (HAProxy then upgrades the stream to
     /// HTTP when it switches to the backend).
     pub http: bool,
     /// Connections accepted.
     pub cum_conn: Counter,
-}
-
-/// A pre-rendered response: head lines without the blank line, then the body.
-/// The connection header and the final CRLF are added per request.
-#[derive(Debug, Clone)]
-pub struct Reply {
-    pub head: Vec<u8>,
-    pub body: Vec<u8>,
 }
 
 #[derive(Debug)]
@@ -156,8 +153,14 @@ impl ServerRt {
 /// runtime does not implement yet are reported as alerts with their line.
 /// `threads` sizes the per-thread counters.
 pub fn build(cfg: &Config, maxconn: u32, threads: usize) -> Result<Runtime, Vec<Diag>> {
+    build_with_warnings(cfg, maxconn, threads).0
+}
+
+/// [`build`], with the warnings met on the way (rules, ACLs).
+pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Result<Runtime, Vec<Diag>>, Vec<Diag>) {
     let mut alerts = Vec::new();
     let mut pool_key = 0;
+    let mut shared = action::compile::Shared { pats: Default::default(), proc_vars: Vec::new(), warnings: Vec::new() };
     let mut proxies = Vec::with_capacity(cfg.proxies.len());
     for (idx, px) in cfg.proxies.iter().enumerate() {
         let servers = px
@@ -184,16 +187,16 @@ pub fn build(cfg: &Config, maxconn: u32, threads: usize) -> Result<Runtime, Vec<
             })
             .collect::<Vec<_>>();
         let weights: Vec<u32> = px.servers.iter().map(|s| s.weight).collect();
-        let backend = select_backend(cfg, idx, &mut alerts);
-        let http_return = px.http_request_rules.iter().find_map(|rule| {
-            if let Some(cond) = &rule.cond {
-                alerts.push(not_supported(&cond.span, "conditions ('if'/'unless') on http-request rules"));
-                return None;
+        let backend = default_backend(cfg, idx);
+        let defaults = px.defaults_rules.and_then(|d| cfg.defaults.get(d)).map(|d| &d.rules);
+        unsupported::refuse(px, defaults, &mut alerts);
+        let rules = match action::compile_proxy(cfg, idx, &mut shared) {
+            Ok(r) => r,
+            Err(e) => {
+                alerts.extend(e);
+                Default::default()
             }
-            match &rule.action {
-                HttpRequestAction::Return(spec) => Some(render_return(spec)),
-            }
-        });
+        };
         proxies.push(ProxyRt {
             name: px.name.clone(),
             cap: px.cap,
@@ -206,13 +209,13 @@ pub fn build(cfg: &Config, maxconn: u32, threads: usize) -> Result<Runtime, Vec<
             redispatch: px.options.redispatch,
             abortonclose: px.options.abortonclose,
             errors: ErrorPages::new(&px.errorfiles),
+            rules,
             fe: FrontendRt {
                 maxconn: px.maxconn.unwrap_or(maxconn),
                 cur_conns: AtomicU32::new(0),
                 conn_released: Notify::new(),
                 backend,
-                http_return,
-                http: px.mode == Mode::Http || backend.is_some_and(|b| cfg.proxies[b].mode == Mode::Http),
+                http: px.mode == Mode::Http || serves_http_backend(cfg, idx),
                 cum_conn: Counter::new(threads),
             },
             be: BackendRt {
@@ -223,10 +226,11 @@ pub fn build(cfg: &Config, maxconn: u32, threads: usize) -> Result<Runtime, Vec<
             },
         });
     }
+    let warnings = shared.warnings;
     if !alerts.is_empty() {
-        return Err(alerts);
+        return (Err(alerts), warnings);
     }
-    Ok(Runtime {
+    let rt = Runtime {
         proxies,
         bufsize: cfg.global.bufsize,
         max_head: cfg.global.bufsize.saturating_sub(cfg.global.maxrewrite).max(1024),
@@ -238,32 +242,61 @@ pub fn build(cfg: &Config, maxconn: u32, threads: usize) -> Result<Runtime, Vec<
             listeners_open: AtomicU32::new(0),
             listener_closed: Notify::new(),
         },
-    })
+        proc_vars: ProcVars::new(var_limits(&cfg.global.vars)),
+    };
+    for v in &shared.proc_vars {
+        rt.proc_vars.declare(v);
+    }
+    (Ok(rt), warnings)
 }
 
-/// The alerts [`build`] would report, for `-c` and startup before binding.
+/// The `tune.vars.*-max-size` budgets.
+/// `None` (unlimited) is 0 for the variable stores.
+fn var_limits(m: &rampart_cfg::model::VarsLimits) -> VarLimits {
+    let bytes = |v: Option<u64>| v.map_or(0, |n| n as usize);
+    VarLimits {
+        global: bytes(m.global),
+        proc: bytes(m.proc),
+        sess: bytes(m.sess),
+        txn: bytes(m.txn),
+        reqres: bytes(m.reqres),
+        check: bytes(m.check),
+    }
+}
+
+/// The alerts and warnings [`build`] would report, for `-c` and startup before binding.
 pub fn check(cfg: &Config) -> Vec<Diag> {
-    build(cfg, 1, 1).err().unwrap_or_default()
+    let (rt, mut diags) = build_with_warnings(cfg, 1, 1);
+    if let Err(alerts) = rt {
+        diags.extend(alerts);
+    }
+    diags
 }
 
 fn not_supported(span: &Span, what: &str) -> Diag {
     Diag::alert(Some(span.clone()), format!("{what} are not supported yet"))
 }
 
-/// The backend every request of frontend `idx` goes to.
-fn select_backend(cfg: &Config, idx: usize, alerts: &mut Vec<Diag>) -> Option<usize> {
+/// The backend of frontend `idx` when no `use_backend` rule applies: its
+/// `default_backend`, else itself for a `listen`.
+fn default_backend(cfg: &Config, idx: usize) -> Option<usize> {
     let px = &cfg.proxies[idx];
-    for ub in &px.use_backends {
-        match &ub.cond {
-            // TODO(#2 follow-up: ACL issue): evaluate conditions per request.
-            Some(cond) => alerts.push(not_supported(&cond.span, "conditions ('if'/'unless') on use_backend")),
-            None => return Some(ub.backend.index),
-        }
+    match &px.default_backend {
+        Some(db) => Some(db.index),
+        None => px.cap.backend.then_some(idx),
     }
-    if let Some(db) = &px.default_backend {
-        return Some(db.index);
-    }
-    px.cap.backend.then_some(idx)
+}
+
+/// Whether a `mode tcp` frontend hands its connections to an HTTP backend (its
+/// default one, or the one of an unconditional `use_backend`): HAProxy then upgrades
+/// the stream to HTTP, and rampart serves the connection as HTTP from the start.
+fn serves_http_backend(cfg: &Config, idx: usize) -> bool {
+    let px = &cfg.proxies[idx];
+    let first_static = px.use_backends.iter().find_map(|ub| match (&ub.cond, &ub.target) {
+        (None, BackendTarget::Static(b)) => Some(b.index),
+        _ => None,
+    });
+    first_static.or_else(|| default_backend(cfg, idx)).is_some_and(|b| cfg.proxies[b].mode == Mode::Http)
 }
 
 /// `option forwardfor` with its header name lowercased, as HAProxy writes every header
@@ -287,119 +320,9 @@ fn timeouts(t: &rampart_cfg::model::Timeouts) -> Timeouts {
     }
 }
 
-/// HAProxy's reason phrase for a status code (http_get_reason in HAProxy).
-pub fn reason(status: u16) -> &'static str {
-    match status {
-        100 => "Continue",
-        101 => "Switching Protocols",
-        102 => "Processing",
-        103 => "Early Hints",
-        200 => "OK",
-        201 => "Created",
-        202 => "Accepted",
-        203 => "Non-Authoritative Information",
-        204 => "No Content",
-        205 => "Reset Content",
-        206 => "Partial Content",
-        207 => "Multi-Status",
-        208 => "Already Reported",
-        226 => "IM Used",
-        300 => "Multiple Choices",
-        301 => "Moved Permanently",
-        302 => "Found",
-        303 => "See Other",
-        304 => "Not Modified",
-        305 => "Use Proxy",
-        307 => "Temporary Redirect",
-        308 => "Permanent Redirect",
-        400 => "Bad Request",
-        401 => "Unauthorized",
-        402 => "Payment Required",
-        403 => "Forbidden",
-        404 => "Not Found",
-        405 => "Method Not Allowed",
-        406 => "Not Acceptable",
-        407 => "Proxy Authentication Required",
-        408 => "Request Timeout",
-        409 => "Conflict",
-        410 => "Gone",
-        411 => "Length Required",
-        412 => "Precondition Failed",
-        413 => "Payload Too Large",
-        414 => "URI Too Long",
-        415 => "Unsupported Media Type",
-        416 => "Range Not Satisfiable",
-        417 => "Expectation Failed",
-        418 => "I'm a teapot",
-        421 => "Misdirected Request",
-        422 => "Unprocessable Content",
-        423 => "Locked",
-        424 => "Failed Dependency",
-        425 => "Too Early",
-        426 => "Upgrade Required",
-        428 => "Precondition Required",
-        429 => "Too Many Requests",
-        431 => "Request Header Fields Too Large",
-        451 => "Unavailable For Legal Reasons",
-        500 => "Internal Server Error",
-        501 => "Not Implemented",
-        502 => "Bad Gateway",
-        503 => "Service Unavailable",
-        504 => "Gateway Timeout",
-        505 => "HTTP Version Not Supported",
-        506 => "Variant Also Negotiates",
-        507 => "Insufficient Storage",
-        508 => "Loop Detected",
-        510 => "Not Extended",
-        511 => "Network Authentication Required",
-        _ => "Other",
-    }
-}
-
-/// Pre-renders `http-request return`.
-fn render_return(spec: &ReturnSpec) -> Reply {
-    let body: Vec<u8> = match &spec.body {
-        ReturnBody::None => Vec::new(),
-        ReturnBody::Bytes(b) => b.clone(),
-        ReturnBody::LogFormat(s) => s.as_bytes().to_vec(),
-    };
-    let mut head = format!("HTTP/1.1 {} {}\r\n", spec.status, reason(spec.status)).into_bytes();
-    // As HAProxy (http_reply_to_htx): the `hdr` headers first, then the length and type.
-    for (name, value) in &spec.headers {
-        head.extend_from_slice(name.to_ascii_lowercase().as_bytes());
-        head.extend_from_slice(b": ");
-        head.extend_from_slice(value.as_bytes());
-        head.extend_from_slice(b"\r\n");
-    }
-    let has_body = !matches!(spec.body, ReturnBody::None);
-    if has_body || !matches!(spec.status, 100..=199 | 204 | 304) {
-        head.extend_from_slice(format!("content-length: {}\r\n", body.len()).as_bytes());
-    }
-    if let Some(ct) = &spec.content_type {
-        head.extend_from_slice(format!("content-type: {ct}\r\n").as_bytes());
-    }
-    Reply { head, body }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn return_is_rendered_like_haproxy() {
-        let spec = ReturnSpec {
-            status: 200,
-            content_type: Some("text/plain".into()),
-            body: ReturnBody::Bytes(b"hello from app1\n".to_vec()),
-            headers: vec![("X-Served-By".into(), "app1".into())],
-        };
-        let r = render_return(&spec);
-        assert_eq!(
-            r.head,
-            b"HTTP/1.1 200 OK\r\nx-served-by: app1\r\ncontent-length: 16\r\ncontent-type: text/plain\r\n".to_vec()
-        );
-        assert_eq!(r.body, b"hello from app1\n");
-    }
 
     #[test]
     fn keep_alive_timeout_falls_back_to_http_request_then_client() {

@@ -38,8 +38,6 @@ pub const READERS: &[(&str, &str)] = &[
     ("default-server", "rampart-cfg parse::server: copied into each server"),
     ("default_backend", "proxy::select_backend"),
     ("errorfile", "proxy::build: ErrorPages"),
-    // TODO(issue #5): rules of backend sections are parsed but only frontends run them.
-    ("http-request", "proxy::build: FrontendRt::http_return"),
     ("http-reuse", "proxy::build: ProxyRt::http_reuse"),
     ("maxconn", "proxy::build: FrontendRt::maxconn"),
     ("mode", "proxy::build: ProxyRt::mode"),
@@ -81,13 +79,55 @@ pub const READERS: &[(&str, &str)] = &[
     ("server disabled", "proxy::build: ServerRt::disabled"),
     ("server weight", "proxy::build: Lb weights"),
     ("server maxconn", "proxy::build: ServerRt::maxconn"),
-    // http-request actions
-    ("http-request return", "proxy::build: render_return"),
+    // sections and keywords of the rules work (read, or refused at startup by name)
+    ("userlist", "sample::fetch::http (http_auth), action::compile (http-request auth)"),
+    ("http-errors", "rampart-cfg: 'errorfiles' copies them into proxies (errors::ErrorPages)"),
+    ("global expose-experimental-directives", "rampart-cfg parse: gates experimental directives"),
+    ("global tune.vars.check-max-size", "proxy::var_limits"),
+    ("global tune.vars.global-max-size", "proxy::var_limits"),
+    ("global tune.vars.proc-max-size", "proxy::var_limits"),
+    ("global tune.vars.reqres-max-size", "proxy::var_limits"),
+    ("global tune.vars.sess-max-size", "proxy::var_limits"),
+    ("global tune.vars.txn-max-size", "proxy::var_limits"),
+    ("acl", "action::compile_proxy: acl::compile_acl_defs"),
+    ("capture", "proxy::unsupported: refused at startup"),
+    ("declare", "proxy::unsupported: refused at startup"),
+    ("errorfiles", "rampart-cfg: resolved into each proxy's errorfiles (errors::ErrorPages)"),
+    ("http-error", "errors::ErrorPages ('errorfile' replies); proxy::unsupported refuses the others"),
+    ("monitor", "proxy::unsupported: refused at startup"),
+    ("monitor-uri", "proxy::unsupported: refused at startup"),
+    ("redirect", "action::compile_proxy: redirects"),
+    ("unique-id-format", "proxy::unsupported: refused at startup"),
+    ("unique-id-header", "proxy::unsupported: refused at startup"),
+    ("use-server", "action::compile_proxy: switching"),
+    ("timeout tarpit", "action::compile_proxy: ProxyRules::tarpit"),
+    ("option http-buffer-request", "proxy::unsupported: refused at startup"),
+    ("option http-restrict-req-hdr-names", "proxy::unsupported: 'delete'/'reject' refused at startup"),
+    ("option originalto", "proxy::unsupported: refused at startup"),
 ];
+
+/// Keyword families read as a whole: every rule action is compiled by
+/// `action::compile_proxy`, which refuses at startup, by name and line, an action the
+/// runtime cannot run yet.
+pub const FAMILY_READERS: &[(&str, &str)] = &[
+    ("http-request", "action::compile_proxy"),
+    ("http-response", "action::compile_proxy"),
+    ("http-after-response", "action::compile_proxy"),
+    ("tcp-request", "action::compile_proxy, proxy::unsupported"),
+    ("tcp-response", "action::compile_proxy, proxy::unsupported"),
+];
+
+/// Whether `keyword` (as `every_keyword` names it) has a reader.
+pub fn is_read(keyword: &str) -> bool {
+    READERS.iter().any(|(k, _)| *k == keyword)
+        || FAMILY_READERS
+            .iter()
+            .any(|(f, _)| keyword == *f || keyword.strip_prefix(f).is_some_and(|r| r.starts_with(' ')))
+}
 
 #[cfg(test)]
 mod tests {
-    use super::READERS;
+    use super::{is_read, FAMILY_READERS, READERS};
     use rampart_cfg::kw::{every_keyword, Pending, Support};
 
     #[test]
@@ -97,7 +137,7 @@ mod tests {
             if !matches!(support, Support::Yes | Support::Partial(_)) {
                 continue;
             }
-            let read = READERS.iter().any(|(k, _)| *k == name);
+            let read = is_read(&name);
             let pending = Pending::of(&name).is_some();
             if read == pending {
                 missing.push(format!("{name}: read {read}, pending {pending}"));
@@ -120,6 +160,7 @@ mod tests {
                 "{name} is not an accepted keyword: {found:?}"
             );
             assert!(!READERS[..i].iter().any(|(k, _)| k == name), "{name} listed twice");
+            assert!(!FAMILY_READERS.iter().any(|(f, _)| name.starts_with(f)), "{name} is read by its family");
         }
     }
 }

@@ -5,10 +5,11 @@
 //! read without copying, and the borrow checker keeps rules from writing a message
 //! while a sample still points into it.
 
+use std::cell::Cell;
 use std::net::SocketAddr;
 use std::os::fd::RawFd;
-use std::sync::OnceLock;
 
+use super::vars::Vars;
 use crate::http::MsgView;
 use crate::proxy::Runtime;
 
@@ -24,20 +25,21 @@ pub enum Dir {
 pub struct ConnInfo {
     /// Client address (`src`); `None` for a unix socket.
     pub src: Option<SocketAddr>,
-    /// The socket, to read the local address on first use.
+    /// The socket, to read the local address when asked.
     pub fd: RawFd,
-    /// Local address the client connected to (`dst`), read once when first asked.
-    dst: OnceLock<Option<SocketAddr>>,
 }
 
 impl ConnInfo {
     pub fn new(src: Option<SocketAddr>, fd: RawFd) -> ConnInfo {
-        ConnInfo { src, fd, dst: OnceLock::new() }
+        ConnInfo { src, fd }
     }
 
     /// The local address (`getsockname`), `None` for a unix socket or a closed socket.
+    ///
+    /// PERF: read when a rule asks (one system call) rather than kept per connection:
+    /// an idle connection stays small, and few configurations read `dst`.
     pub fn dst(&self) -> Option<SocketAddr> {
-        *self.dst.get_or_init(|| local_addr(self.fd))
+        local_addr(self.fd)
     }
 }
 
@@ -50,7 +52,9 @@ fn local_addr(fd: RawFd) -> Option<SocketAddr> {
     ss.as_sockaddr_in6().map(|v6| SocketAddr::V6((*v6).into()))
 }
 
-/// Everything one evaluation may read.
+/// Everything one evaluation may read. Build it with [`SampleCtx::new`] and struct
+/// update syntax (`SampleCtx { req: Some(view), ..SampleCtx::new(rt, conn, fe) }`), so
+/// that fields added later keep a default.
 pub struct SampleCtx<'a> {
     pub rt: &'a Runtime,
     pub conn: &'a ConnInfo,
@@ -71,4 +75,71 @@ pub struct SampleCtx<'a> {
     /// The bytes waiting in the direction being inspected (`req.payload` in
     /// `tcp-request content`, `res.payload` in `tcp-response content`).
     pub payload: Option<&'a [u8]>,
+    /// The variables this evaluation can read and set ([`SampleCtx::new`] fills the
+    /// `proc` scope from the runtime; the stream adds its `sess`, `txn`, `req`/`res`).
+    pub vars: Vars<'a>,
+    /// Set by a fetch that found too few bytes in [`SampleCtx::payload`] to answer but
+    /// could once more arrive (HAProxy's `SMP_F_MAY_CHANGE`): `tcp-request content`
+    /// rules then wait for more data until `inspect-delay`. Reset by the caller.
+    pub may_change: Cell<bool>,
+    /// `capture request header` slots of the frontend (`capture.req.hdr(n)`, `%hr`):
+    /// `None` where the header was not seen.
+    pub req_caps: &'a [Option<Vec<u8>>],
+    /// `capture response header` slots (`capture.res.hdr(n)`, `%hs`).
+    pub res_caps: &'a [Option<Vec<u8>>],
+    /// The stream's unique id once `unique-id-format` produced it (`unique-id`, `%ID`).
+    pub unique_id: Option<&'a [u8]>,
+    /// The stream's request counter (HAProxy's `uniq_id`: `%rt`, `%ID` formats).
+    pub uniq_id: u64,
+    /// The status of a response rampart produced itself (deny, return, redirect,
+    /// errors), which the logs report when there is no server response (`%ST`).
+    pub status: Option<u16>,
+    /// Whether this is the first request of its connection (`http_first_req`).
+    pub first_req: bool,
+    /// Set by [`crate::sample::expr::Expr::each`] while it runs: a multi-valued fetch
+    /// then emits every value (HAProxy's `SMP_OPT_ITERATE`); otherwise it emits only
+    /// the one a sample keeps (the last header, the first URL parameter ...).
+    pub iterate: Cell<bool>,
+}
+
+impl<'a> SampleCtx<'a> {
+    /// A context with only the connection and its frontend: no message, no
+    /// variables; the caller fills what it has.
+    pub fn new(rt: &'a Runtime, conn: &'a ConnInfo, fe: usize) -> SampleCtx<'a> {
+        SampleCtx {
+            rt,
+            conn,
+            fe,
+            be: None,
+            srv: None,
+            dir: Dir::Request,
+            req: None,
+            res: None,
+            req_body: None,
+            payload: None,
+            vars: Vars { proc: Some(&rt.proc_vars), ..Vars::default() },
+            may_change: Cell::new(false),
+            req_caps: &[],
+            res_caps: &[],
+            unique_id: None,
+            uniq_id: 0,
+            status: None,
+            first_req: true,
+            iterate: Cell::new(false),
+        }
+    }
+
+    /// The message of the direction being inspected.
+    pub fn msg(&self) -> Option<MsgView<'a>> {
+        match self.dir {
+            Dir::Request => self.req,
+            Dir::Response => self.res,
+        }
+    }
+
+    /// The backend, or the frontend while none is chosen (HAProxy's `s->be` starts as
+    /// the frontend).
+    pub fn be_or_fe(&self) -> usize {
+        self.be.unwrap_or(self.fe)
+    }
 }

@@ -5,23 +5,33 @@
 //! are built on it.
 //!
 //! HAProxy counterpart: src/sample.c (expression parser, casts, generic converters),
-//! src/http_fetch.c, src/tcp_sample.c, src/payload.c (fetches), src/vars.c.
+//! src/arg.c, src/http_fetch.c, src/tcp_sample.c, src/payload.c (fetches), src/vars.c.
 //!
 //! No sockets, no tokio here: the stream hands a [`SampleCtx`] of references, so this
 //! module is tested like a codec and fuzzed.
 //!
 //! - `types`: [`Sample`], [`SmpType`]
+//! - `cast`: implicit casts between types (HAProxy's `sample_casts`)
 //! - `ctx`: [`SampleCtx`], what an evaluation can read (and the variables it can set)
+//! - `arg`: keyword arguments: quoting, typing, name resolution
 //! - `expr`: compiling and evaluating `fetch,conv,...` expressions
 //! - `fetch`, `conv`: the keyword tables, one file per family
 //! - `kw`: the shape of fetch and converter keywords ([`kw::FetchKw`], [`kw::ConvKw`])
+//! - `vars`: variables, their stores and budgets; `set-var`/`unset-var` converters
 
+pub mod arg;
+pub mod cast;
 pub mod conv;
 pub mod ctx;
 pub mod expr;
+#[cfg(test)]
+mod expr_tests;
 pub mod fetch;
 pub mod kw;
+#[cfg(test)]
+pub(crate) mod testutil;
 pub mod types;
+pub mod vars;
 
 pub use ctx::SampleCtx;
 pub use types::{Sample, SmpType};

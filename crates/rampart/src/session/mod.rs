@@ -2,14 +2,14 @@
 //! its addresses, and the mux that serves it (HTTP/1 or TCP passthrough).
 //! HAProxy counterpart: session.c.
 
-pub mod park;
-
 use std::net::SocketAddr;
+use std::os::fd::RawFd;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use crate::mux;
 use crate::proxy::Runtime;
+use crate::sample::ctx::ConnInfo;
 
 /// A client connection and where it came in.
 #[derive(Debug)]
@@ -17,17 +17,18 @@ pub struct Session {
     pub rt: Arc<Runtime>,
     /// Index of the frontend that accepted it.
     pub fe: usize,
-    /// Client address (`None` for unix sockets).
-    pub peer: Option<SocketAddr>,
+    /// The connection's addresses as rules see them (client address `conn.src`,
+    /// `None` for unix sockets).
+    pub conn: ConnInfo,
     /// The listening socket it came through (for `-d` output).
     pub lfd: i32,
     _slot: ConnSlot,
 }
 
 impl Session {
-    pub fn new(rt: Arc<Runtime>, fe: usize, peer: Option<SocketAddr>, lfd: i32, slot: ConnSlot) -> Session {
+    pub fn new(rt: Arc<Runtime>, fe: usize, peer: Option<SocketAddr>, fd: RawFd, lfd: i32, slot: ConnSlot) -> Session {
         rt.proxies[fe].fe.cum_conn.inc();
-        Session { rt, fe, peer, lfd, _slot: slot }
+        Session { rt, fe, conn: ConnInfo::new(peer, fd), lfd, _slot: slot }
     }
 }
 
@@ -35,7 +36,7 @@ impl Session {
 ///
 /// PERF: each mux is its own task type, so an idle HTTP connection's task is as small
 /// as the HTTP mux's idle state, not as large as the biggest mux.
-pub fn spawn<S: park::Parkable>(sock: S, sess: Session) {
+pub fn spawn<S: mux::h1::park::Parkable>(sock: S, sess: Session) {
     if sess.rt.proxies[sess.fe].fe.http {
         drop(tokio::spawn(mux::h1::serve(sock, sess)));
     } else {

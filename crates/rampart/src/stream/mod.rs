@@ -1,415 +1,289 @@
 //! One HTTP request/response exchange, from a parsed request head to the end of the
-//! response, in HAProxy's analyser order:
+//! response, through the analysers in HAProxy's order:
 //!
-//! 1. `http-request` rules (`return` answers here),
-//! 2. backend switching (`use_backend` / `default_backend`),
-//! 3. server connection: reuse an idle one as `http-reuse` allows, or connect (retries),
-//! 4. forward the request head and body (the body streams while the response comes),
-//! 5. read the response head (interim 1xx forwarded), forward head and body,
-//! 6. decide what happens to both connections (keep-alive, pool, close, tunnel).
+//! 1. `http-request` rules of the frontend (`ana::http_req`),
+//! 2. backend switching (`ana::switching`),
+//! 3. `http-request` rules of the backend, then `option forwardfor`,
+//! 4. server connection (the front mux connects or reuses, [`HttpFront::connect`]),
+//! 5. forward (the front mux sends the request and streams the bodies),
+//! 6. `http-response` rules of the backend then the frontend, `http-after-response`
+//!    (`ana::http_res`), run by the front mux on the response head before writing it.
 //!
+//! The stream works on the protocol-neutral message (`crate::http`) and talks to the
+//! client side through [`HttpFront`]: it never names a protocol.
 //! HAProxy counterpart: stream.c process_stream() with http_ana.c's analysers.
 //!
-//! - `body`: body framing and forwarding
-//! - `response`: reading and forwarding the response
+//! - `side`: [`HttpFront`], the contract with the front muxes
+//! - `txn`: [`Txn`], the request and response heads of one exchange
+//! - `ana`: one file per analyser
 
-pub mod body;
-mod response;
+pub mod ana;
+pub mod side;
+mod txn;
 
-use std::net::IpAddr;
-use std::os::fd::AsRawFd;
-use std::sync::atomic::Ordering;
+use std::io::Write as _;
 
-use rampart_cfg::model::{HttpConnMode, HttpReuse};
-use rampart_proto::h1::{Head, Method, Version};
-
-use crate::backend::{self, Reuse, ServerConn};
-use crate::buf::{Buf, HeadPair};
-use crate::debug::{self, Trace};
-use crate::errors::StreamError;
-use crate::http::{request_conn_hdr, write_request_head, ReqEdits};
-use crate::io::{write_all, Sock};
-use crate::mux::h1::H1Conn;
-use crate::proxy::{ProxyRt, Reply};
-use crate::session::Session;
-use body::{forward_rest, Body, BodyError};
-use response::{forward_response, RespEnd, RespError};
+use crate::action::http::Env;
+use crate::errors::{ErrorPages, StreamError};
+use crate::http::{MsgHead, Synth};
+use crate::proxy::Runtime;
+use crate::sample::ctx::{ConnInfo, Dir};
+use crate::sample::vars::{Scope, VarStore, Vars};
+use crate::sample::SampleCtx;
+use ana::http_res::ResState;
+use ana::switching::Input;
+pub use ana::Verdict;
+pub use side::{Conn, ConnectFail, Forwarded, HttpFront, ReqMeta};
+pub use txn::{Txn, TxnData};
 
 /// What the client connection does after an exchange.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Next {
-    /// Wait for the next request; the buffer holds bytes of it already received.
-    KeepAlive(Option<Buf>),
+    /// Wait for the next request.
+    KeepAlive,
     Close,
 }
 
-/// Runs one exchange for the request whose head is parsed in `heads.req` and whose
-/// bytes start `req`. Returns what the client connection does next.
-pub async fn run<S: Sock>(client: &S, sess: &Session, conn: &mut H1Conn, heads: &mut HeadPair, req: Buf) -> Next {
-    if !debug::on() {
-        return exchange(client, sess, conn, heads, req, None).await;
+/// The state the analysers share during one exchange.
+#[derive(Debug)]
+pub struct Stream<'a> {
+    pub rt: &'a Runtime,
+    pub conn: &'a ConnInfo,
+    /// The frontend (index into `rt.proxies`).
+    pub fe: usize,
+    /// The backend once switching chose it.
+    pub be: Option<usize>,
+    /// The server a rule chose (`use-server`), if any.
+    pub srv: Option<usize>,
+    /// Whether this is the first request of its connection.
+    pub first_req: bool,
+}
+
+impl<'a> Stream<'a> {
+    /// A sample context over the stream and the heads given (each with the buffer
+    /// its slices point into).
+    pub fn ctx<'c>(
+        &'c self,
+        dir: Dir,
+        req: Option<(&'c MsgHead, &'c [u8])>,
+        res: Option<(&'c MsgHead, &'c [u8])>,
+        sess: &'c VarStore,
+        txn: &'c VarStore,
+        reqres: &'c VarStore,
+    ) -> SampleCtx<'c> {
+        SampleCtx {
+            be: self.be,
+            srv: self.srv,
+            dir,
+            req: req.map(|(m, b)| m.view(b)),
+            res: res.map(|(m, b)| m.view(b)),
+            vars: Vars {
+                proc: Some(&self.rt.proc_vars),
+                sess: Some(sess),
+                txn: Some(txn),
+                reqres: Some(reqres),
+                check: None,
+            },
+            first_req: self.first_req,
+            ..SampleCtx::new(self.rt, self.conn, self.fe)
+        }
     }
-    let fe = &sess.rt.proxies[sess.fe];
-    let trace = Trace::accept(&fe.name, sess.lfd, client.as_raw_fd(), sess.peer);
-    trace.request(&fe.name, &req, &heads.req);
-    let next = exchange(client, sess, conn, heads, req, Some(&trace)).await;
-    let px = fe.fe.backend.map_or(fe, |be| &sess.rt.proxies[be]);
-    trace.end(&px.name);
+
+    /// What rules build their sample contexts from.
+    pub fn env<'c>(&'c self, dir: Dir, sess: &'c VarStore, txn: &'c VarStore, reqres: &'c VarStore) -> Env<'c> {
+        Env {
+            rt: self.rt,
+            conn: self.conn,
+            fe: self.fe,
+            be: self.be,
+            srv: self.srv,
+            first_req: self.first_req,
+            dir,
+            sess,
+            txn,
+            reqres,
+        }
+    }
+
+    /// The error pages for replies of rules of proxy `px`: its own, then the
+    /// frontend's.
+    pub fn pages(&self, px: usize) -> [&'a ErrorPages; 2] {
+        [&self.rt.proxies[px].errors, &self.rt.proxies[self.fe].errors]
+    }
+}
+
+/// Runs one exchange for the request whose head is in `txn.req` (its slices point into
+/// [`HttpFront::req_buf`]). Returns what the client connection does next.
+pub async fn run<F: HttpFront>(front: &mut F, rt: &Runtime, conn: &ConnInfo, fe: usize, txn: &mut Txn) -> Next {
+    let mut sess_vars = front.take_sess_vars().unwrap_or_else(|| Box::new(VarStore::new(Scope::Sess)));
+    let first_req = front.req_meta().first;
+    let mut s = Stream { rt, conn, fe, be: None, srv: None, first_req };
+    let next = exchange(front, &mut s, txn, &mut sess_vars).await;
+    // the stream's variables end with it; the session's stay with the connection
+    let vars = Vars {
+        proc: Some(&rt.proc_vars),
+        sess: Some(&sess_vars),
+        txn: Some(&txn.vars_txn),
+        reqres: Some(&txn.vars_reqres),
+        check: None,
+    };
+    vars.prune(Scope::Txn);
+    vars.prune(txn.vars_reqres.scope());
+    txn.vars_reqres.rescope(Scope::Req);
+    if !sess_vars.is_empty() {
+        front.keep_sess_vars(sess_vars);
+    }
     next
 }
 
-async fn exchange<S: Sock>(
-    client: &S,
-    sess: &Session,
-    conn: &mut H1Conn,
-    heads: &mut HeadPair,
-    mut req: Buf,
-    trace: Option<&Trace>,
-) -> Next {
-    let rt = &sess.rt;
-    let fe = &rt.proxies[sess.fe];
-    let head = &heads.req;
-    let keep_client = head.wants_keep_alive()
-        && fe.http_conn_mode != HttpConnMode::Close
-        && !head.cl_and_te
-        && !rt.global.is_stopping();
-
-    if let Some(reply) = &fe.fe.http_return {
-        return send_reply(client, fe, reply, head, req, keep_client).await;
+async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn, sess: &mut VarStore) -> Next {
+    let mut reply: Option<Synth<'_>> = None;
+    let fe = s.fe;
+    let v = ana::http_req::run(s, txn, front.req_buf(), fe, sess, &mut reply);
+    if v != Verdict::Continue {
+        return conclude(front, s, txn, sess, v, reply).await;
     }
-
-    // The request head and the body bytes already here, in one write.
-    let mut body = Body::new(head.framing);
-    let body_here = match body.take(&req[head.len..]) {
-        Ok(n) => n,
-        Err(_) => return send_mux_error(client, fe, 400).await,
+    let Some(be) = ana::switching::backend(s, input(txn, front.req_buf(), sess)) else {
+        return error(front, s, txn, sess, 503).await;
     };
-    let (method, version) = (head.method, head.version);
-    let Some(be_idx) = fe.fe.backend else {
-        req.consume(head.len + body_here);
-        let answering = Answering { method, version, keep: keep_client && body.is_done(), rest: req };
-        return send_error(client, fe, None, 503, answering).await;
-    };
-    let be = &rt.proxies[be_idx];
-    be.be.cum_conn.inc();
-    let keep_server = be.http_conn_mode == HttpConnMode::KeepAlive && fe.http_conn_mode == HttpConnMode::KeepAlive;
-    let upgrade = head.upgrade.is_some() && head.conn.upgrade;
-    let mut out = Buf::take(rt.bufsize);
-    write_request_head(
-        &mut out,
-        &req,
-        head,
-        ReqEdits {
-            conn: request_conn_hdr(head.version, keep_server, upgrade),
-            forwarded_for: forwarded_for(fe, be, sess, &req, head),
-        },
-    );
-    out.extend_from_slice(&req[head.len..head.len + body_here]);
-    req.consume(head.len + body_here);
-    let replayable = body.is_done();
-
-    let reuse = reuse_policy(be.http_reuse, conn.first_done, head.method, replayable);
-    let server = match conn.private.take() {
-        Some(sc) if be.http_reuse == HttpReuse::Never => Ok(*sc),
-        _ => match backend::connect_unless_aborted(client, rt, be_idx, reuse).await {
-            Some(r) => r,
-            // `option abortonclose`: the client left before a server took the request.
-            None => return Next::Close,
-        },
-    };
-    let Ok(mut sc) = server else {
-        let answering = Answering { method, version, keep: keep_client && body.is_done(), rest: req };
-        return send_error(client, fe, Some(be), 503, answering).await;
-    };
-    conn.first_done = true;
-    trace_server(trace, &sc);
-
-    // Send; a pooled connection that turns out dead is replaced once, transparently.
-    if write_all(&sc.stream, &out, be.timeouts.server).await.is_err() {
-        match retry_on_new_conn(sess, be_idx, &sc, &out, replayable).await {
-            Some(new) => {
-                sc = new;
-                trace_server(trace, &sc);
-            }
-            None => {
-                let answering = Answering { method, version, keep: keep_client && body.is_done(), rest: req };
-                return send_error(client, fe, Some(be), 502, answering).await;
-            }
+    s.be = Some(be);
+    s.rt.proxies[be].be.cum_conn.inc();
+    if be != fe {
+        let v = ana::http_req::run(s, txn, front.req_buf(), be, sess, &mut reply);
+        if v != Verdict::Continue {
+            return conclude(front, s, txn, sess, v, reply).await;
         }
     }
+    s.srv = ana::switching::server(s, be, input(txn, front.req_buf(), sess));
+    add_forwarded_for(s, txn, front.req_buf());
 
-    let progress = response::Progress::default();
-    let info = response::ReqInfo {
-        method: head.method,
-        version: head.version,
-        upgrade,
-        keep_client,
-        progress: &progress,
-        trace,
+    let server = match front.connect(be, s.srv).await {
+        Ok(c) => c,
+        Err(ConnectFail::NoServer) => return error(front, s, txn, sess, 503).await,
+        Err(ConnectFail::Aborted) => return Next::Close,
     };
-    let mut result = if body.is_done() {
-        forward_response(client, &sc.stream, &mut heads.res, info, sess, be_idx, &req).await
-    } else {
-        let fwd = forward_request_and_response(client, &sc, &mut heads.res, info, sess, be_idx, &mut body, &mut req);
-        fwd.await
-    };
-    if matches!(result, Err(RespError::ServerClosedEarly)) && sc.from_pool {
-        if let Some(new) = retry_on_new_conn(sess, be_idx, &sc, &out, replayable).await {
-            sc = new;
-            trace_server(trace, &sc);
-            result = forward_response(client, &sc.stream, &mut heads.res, info, sess, be_idx, &req).await;
-        }
-    }
-    drop(out);
-
-    let code = match result {
-        Ok(end) => return finish(sess, conn, be_idx, sc, end, body.is_done() && keep_server, req),
-        Err(RespError::ClientGone | RespError::Aborted) => return Next::Close,
-        Err(RespError::Status(code)) => code,
-        Err(RespError::ServerClosedEarly) => 502,
-    };
-    drop(sc);
-    let answering = Answering { method, version, keep: keep_client && body.is_done(), rest: req };
-    send_error(client, fe, Some(be), code, answering).await
-}
-
-/// `-d`: the stream is carried by `sc` from now on.
-fn trace_server(trace: Option<&Trace>, sc: &ServerConn) {
-    if let Some(t) = trace {
-        t.set_server(sc.stream.as_raw_fd());
+    let TxnData { req, res, synth, vars_txn, vars_reqres, scratch, strict } = &mut **txn;
+    let mut st = ResState { synth, vars_txn, vars_reqres, sess_vars: &mut *sess, scratch, strict, reply: &mut reply };
+    let stream = &*s;
+    let forwarded = front.forward(server, be, req, res, |res, buf| ana::http_res::run(stream, res, buf, &mut st)).await;
+    match forwarded {
+        Forwarded::Done(next) => next,
+        Forwarded::Failed(code) => error(front, s, txn, sess, code).await,
+        Forwarded::Replaced => send_built(front, s, txn, sess, reply).await,
+        Forwarded::Closed => Next::Close,
     }
 }
 
-/// After a complete response: park or keep the server connection, and keep the client
-/// connection if both sides agree.
-fn finish(
-    sess: &Session,
-    conn: &mut H1Conn,
-    be_idx: usize,
-    sc: ServerConn,
-    end: RespEnd,
-    keep_server: bool,
-    req: Buf,
+/// The backend of a TCP-mode stream (`use_backend` rules over the connection, else
+/// the default backend); `None`: no backend.
+pub fn tcp_backend(rt: &Runtime, conn: &ConnInfo, fe: usize) -> Option<usize> {
+    let s = Stream { rt, conn, fe, be: None, srv: None, first_req: true };
+    ana::switching::backend_l4(&s)
+}
+
+fn input<'t>(txn: &'t mut TxnData, buf: &'t [u8], sess: &'t VarStore) -> Input<'t> {
+    Input { req: &txn.req, buf, sess, txn: &txn.vars_txn, reqres: &txn.vars_reqres, scratch: &mut txn.scratch }
+}
+
+/// Ends the exchange as a request analyser decided.
+async fn conclude<'rt, F: HttpFront>(
+    front: &mut F,
+    s: &mut Stream<'rt>,
+    txn: &mut Txn,
+    sess: &mut VarStore,
+    v: Verdict,
+    reply: Option<Synth<'rt>>,
 ) -> Next {
-    let rt = &sess.rt;
-    if keep_server && end.server_reusable {
-        if rt.proxies[be_idx].http_reuse == HttpReuse::Never {
-            conn.private = Some(Box::new(sc));
-        } else {
-            sc.park(rt, be_idx);
-        }
-    }
-    if !end.keep_client {
-        return Next::Close;
-    }
-    Next::KeepAlive(if req.is_empty() { None } else { Some(req) })
-}
-
-/// The request body still streams in while the response may already come back (a
-/// server may answer before reading everything). If the response ends first, the
-/// connections cannot be reused: the exchange ends with a close.
-///
-/// As in HAProxy, `timeout server` bounds this phase (restarted by every body byte the
-/// server receives), not `timeout client`: a client pausing in its upload gets a 504
-/// when the server timeout strikes. An invalid chunk gets a 400 if nothing of the
-/// response was sent yet.
-#[allow(clippy::too_many_arguments)]
-async fn forward_request_and_response<S: Sock>(
-    client: &S,
-    sc: &ServerConn,
-    res: &mut Head,
-    info: response::ReqInfo<'_>,
-    sess: &Session,
-    be_idx: usize,
-    body: &mut Body,
-    req: &mut Buf,
-) -> Result<RespEnd, RespError> {
-    let fe = &sess.rt.proxies[sess.fe];
-    let be = &sess.rt.proxies[be_idx];
-    let client_timeout = if be.timeouts.server.is_some() { None } else { fe.timeouts.client };
-    let up = forward_rest(client, &sc.stream, body, req, client_timeout, be.timeouts.server, &info.progress.upload);
-    let down = forward_response(client, &sc.stream, res, info, sess, be_idx, &[]);
-    tokio::pin!(up, down);
-    let mut up_done = false;
-    loop {
-        tokio::select! {
-            r = &mut down => {
-                let mut end = r?;
-                if !up_done {
-                    end.keep_client = false;
-                    end.server_reusable = false;
-                }
-                return Ok(end);
+    match v {
+        Verdict::Continue | Verdict::Reply => send_built(front, s, txn, sess, reply).await,
+        Verdict::Tarpit => {
+            // HAProxy holds a tarpitted request for `timeout tarpit`, then answers.
+            let px = s.be.unwrap_or(s.fe);
+            if let Some(d) = s.rt.proxies[px].rules.tarpit {
+                tokio::time::sleep(d).await;
             }
-            r = &mut up, if !up_done => {
-                up_done = true;
-                match r {
-                    Ok(()) => {}
-                    Err(BodyError::Framing(_)) if !info.progress.answered.load(Ordering::Relaxed) => {
-                        return Err(RespError::Status(400))
-                    }
-                    Err(_) => return Err(RespError::Aborted),
-                }
-            }
-        }
-    }
-}
-
-/// A connection taken from the pool failed before any response byte: open a new one
-/// to the same server and send the request again, if the request can be replayed.
-async fn retry_on_new_conn(
-    sess: &Session,
-    be_idx: usize,
-    sc: &ServerConn,
-    out: &[u8],
-    replayable: bool,
-) -> Option<ServerConn> {
-    if !sc.from_pool || !replayable {
-        return None;
-    }
-    let new = backend::reconnect(&sess.rt, be_idx, sc.srv).await.ok()?;
-    write_all(&new.stream, out, sess.rt.proxies[be_idx].timeouts.server).await.ok()?;
-    Some(new)
-}
-
-/// Which idle connections this request may use (`http-reuse`).
-///
-/// COMPAT: with `safe` (the default), HAProxy sends the first request of a client
-/// connection on a new server connection, so that a server closing an idle connection
-/// cannot make that request fail. rampart gives the same guarantee more cheaply: a
-/// first request that can be replayed (idempotent method, whole request already in
-/// hand) may use an idle connection, and if that connection fails before any response
-/// byte the request is sent again on a new connection, invisibly to the client.
-fn reuse_policy(mode: HttpReuse, first_done: bool, method: Method, replayable: bool) -> Reuse {
-    match mode {
-        HttpReuse::Never => Reuse::No,
-        HttpReuse::Always => Reuse::MinUses(0),
-        _ if first_done => Reuse::MinUses(0),
-        HttpReuse::Aggressive => Reuse::MinUses(2),
-        HttpReuse::Safe if method.is_idempotent() && replayable => Reuse::MinUses(0),
-        HttpReuse::Safe => Reuse::No,
-    }
-}
-
-/// The `X-Forwarded-For` header to add, if `option forwardfor` applies. As HAProxy
-/// (http_process_request): enabled by the frontend or the backend; the backend's header
-/// name wins; `if-none` holds only if neither side asks to always add; a client in
-/// either side's `except` network gets no header.
-fn forwarded_for<'a>(
-    fe: &'a ProxyRt,
-    be: &'a ProxyRt,
-    sess: &Session,
-    src: &[u8],
-    head: &Head,
-) -> Option<(&'a str, IpAddr)> {
-    let sides = [fe.forwardfor.as_ref(), be.forwardfor.as_ref()];
-    let header = sides[1].or(sides[0])?.header.as_str();
-    let ip = sess.peer?.ip();
-    if sides.iter().flatten().any(|ff| ff.except.is_some_and(|net| net.contains(ip))) {
-        return None;
-    }
-    let always = sides.iter().flatten().any(|ff| !ff.if_none);
-    if !always && crate::http::has_header(src, head, header) {
-        return None;
-    }
-    Some((header, ip))
-}
-
-/// What a synthetic response (error page, `http-request return`) needs to know about
-/// the request it answers.
-struct Answering {
-    method: Method,
-    version: Version,
-    /// The client connection may stay open after the response: the client asked for it
-    /// and the whole request was read.
-    keep: bool,
-    /// Bytes received after the request (the start of the next one).
-    rest: Buf,
-}
-
-/// Answers with an `http-request return` reply.
-async fn send_reply<S: Sock>(
-    client: &S,
-    fe: &ProxyRt,
-    reply: &Reply,
-    head: &Head,
-    req: Buf,
-    keep_client: bool,
-) -> Next {
-    let mut req = req;
-    let mut body = Body::new(head.framing);
-    let here = body.take(&req[head.len..]).unwrap_or(0);
-    req.consume(head.len + here);
-    // The request body is not waited for: if it is not all here, the connection closes.
-    let answering =
-        Answering { method: head.method, version: head.version, keep: keep_client && body.is_done(), rest: req };
-    send_response(client, fe, &reply.head, &reply.body, Version::Http11, true, answering).await
-}
-
-/// Sends a response built by rampart: `head` (status and header lines, each ending
-/// with CRLF) gets the
-/// `Connection` header this exchange needs, the body is left out for HEAD.
-async fn send_response<S: Sock>(
-    client: &S,
-    fe: &ProxyRt,
-    head: &[u8],
-    body: &[u8],
-    res_version: Version,
-    has_length: bool,
-    req: Answering,
-) -> Next {
-    let keep = req.keep && has_length;
-    let conn = crate::http::response_conn_hdr(req.version, res_version, keep, false);
-    let mut out = Buf::take(head.len() + body.len() + 64);
-    out.extend_from_slice(head);
-    out.extend_from_slice(conn.line());
-    out.extend_from_slice(b"\r\n");
-    if req.method != Method::Head {
-        out.extend_from_slice(body);
-    }
-    if write_all(client, &out, fe.timeouts.client).await.is_err() || !keep {
-        return Next::Close;
-    }
-    Next::KeepAlive(if req.rest.is_empty() { None } else { Some(req.rest) })
-}
-
-/// Sends the error page for `code` produced by the stream (502, 503, 504), the
-/// backend's `errorfile` first, then the frontend's, then HAProxy's default. Like any
-/// response it keeps the client connection when the request allows.
-async fn send_error<S: Sock>(client: &S, fe: &ProxyRt, be: Option<&ProxyRt>, code: u16, req: Answering) -> Next {
-    let pages = match be {
-        Some(be) if be.errors.is_custom(code) => &be.errors,
-        _ => &fe.errors,
-    };
-    match pages.stream(code) {
-        StreamError::Page(p) => send_response(client, fe, &p.head, &p.body, p.version, p.has_length, req).await,
-        StreamError::Raw(bytes) => {
-            let _ = write_all(client, bytes, fe.timeouts.client).await;
+            send_built(front, s, txn, sess, reply).await;
             Next::Close
         }
+        Verdict::Close => Next::Close,
+    }
+}
+
+/// Sends the response an analyser built (in `txn.synth` and `reply`), after the
+/// `http-after-response` rules.
+async fn send_built<'rt, F: HttpFront>(
+    front: &mut F,
+    s: &mut Stream<'rt>,
+    txn: &mut Txn,
+    sess: &mut VarStore,
+    reply: Option<Synth<'rt>>,
+) -> Next {
+    let Some(mut reply) = reply else { return Next::Close };
+    let TxnData { synth, vars_txn, vars_reqres, scratch, strict, .. } = &mut **txn;
+    let mut again: Option<Synth<'rt>> = None;
+    let mut scratch_head = MsgHead::default();
+    let mut st = ResState {
+        synth: &mut scratch_head,
+        vars_txn,
+        vars_reqres,
+        sess_vars: &mut *sess,
+        scratch,
+        strict,
+        reply: &mut again,
+    };
+    let buf = reply.buf;
+    match ana::http_res::after(s, synth, buf, &mut st) {
+        Verdict::Continue => {}
+        Verdict::Close => return Next::Close,
+        // an after-response rule cannot build a reply; a failed rewrite did
+        Verdict::Reply | Verdict::Tarpit => {
+            if let Some(r) = again {
+                std::mem::swap(synth, &mut scratch_head);
+                reply = r;
+            }
+        }
+    }
+    front.reply(synth, &reply).await
+}
+
+/// Answers with the error page for `code` (502, 503, 504 ...): the backend's
+/// `errorfile` first, then the frontend's, then HAProxy's default.
+async fn error<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn, sess: &mut VarStore, code: u16) -> Next {
+    let pages = match s.be.map(|be| &s.rt.proxies[be]) {
+        Some(be) if be.errors.is_custom(code) => &be.errors,
+        _ => &s.rt.proxies[s.fe].errors,
+    };
+    match pages.stream(code) {
+        StreamError::Page(tpl) => {
+            let reply = tpl.instantiate(&mut txn.synth);
+            send_built(front, s, txn, sess, Some(reply)).await
+        }
+        StreamError::Raw(bytes) => front.reply_raw(bytes).await,
         StreamError::Nothing => Next::Close,
     }
 }
 
-/// Sends an error page as the H1 mux does (400: mixed case, `Connection: close`).
-async fn send_mux_error<S: Sock>(client: &S, fe: &ProxyRt, code: u16) -> Next {
-    let page = fe.errors.mux(code);
-    let _ = write_all(client, &page, fe.timeouts.client).await;
-    Next::Close
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn safe_reuse_lets_only_replayable_first_requests_take_idle_connections() {
-        assert_eq!(reuse_policy(HttpReuse::Safe, false, Method::Get, true), Reuse::MinUses(0));
-        assert_eq!(reuse_policy(HttpReuse::Safe, false, Method::Post, true), Reuse::No);
-        assert_eq!(reuse_policy(HttpReuse::Safe, false, Method::Get, false), Reuse::No);
-        assert_eq!(reuse_policy(HttpReuse::Safe, true, Method::Post, false), Reuse::MinUses(0));
-        assert_eq!(reuse_policy(HttpReuse::Never, true, Method::Get, true), Reuse::No);
-        assert_eq!(reuse_policy(HttpReuse::Aggressive, false, Method::Post, false), Reuse::MinUses(2));
-        assert_eq!(reuse_policy(HttpReuse::Always, false, Method::Post, false), Reuse::MinUses(0));
+/// `option forwardfor`: adds the client's address, as HAProxy (`http_process_request`)
+/// does after the backend's rules: enabled by the frontend or the backend; the
+/// backend's header name wins; `if-none` holds only if neither side asks to always add;
+/// a client in either side's `except` network gets no header.
+fn add_forwarded_for(s: &Stream<'_>, txn: &mut Txn, buf: &[u8]) {
+    let (fe, be) = (&s.rt.proxies[s.fe], s.be.map(|b| &s.rt.proxies[b]));
+    let sides = [fe.forwardfor.as_ref(), be.and_then(|be| be.forwardfor.as_ref())];
+    let Some(ff) = sides[1].or(sides[0]) else { return };
+    let Some(ip) = s.conn.src.map(|a| a.ip()) else { return };
+    if sides.iter().flatten().any(|ff| ff.except.is_some_and(|net| net.contains(ip))) {
+        return;
     }
+    let always = sides.iter().flatten().any(|ff| !ff.if_none);
+    let name = ff.header.as_bytes();
+    if !always && txn.req.view(buf).first(name).is_some() {
+        return;
+    }
+    let mut value = [0u8; 48];
+    let mut cursor = &mut value[..];
+    let _ = write!(cursor, "{ip}");
+    let len = 48 - cursor.len();
+    // a failed rewrite is counted in the head (no room left for it)
+    let _ = txn.req.add_header(name, &value[..len]);
 }

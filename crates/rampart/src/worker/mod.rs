@@ -107,7 +107,7 @@ fn thread_main(socks: Vec<ThreadSocket>, rt: Arc<Runtime>, state_rx: watch::Rece
         let stop_rt = rt.clone();
         tokio::spawn(crate::timer::run_wheel(move || stop_rt.global.is_stopping()));
         let park_rt = rt.clone();
-        tokio::spawn(crate::session::park::run_parker(move || park_rt.global.is_stopping()));
+        tokio::spawn(crate::mux::h1::park::run_parker(move || park_rt.global.is_stopping()));
         for sock in socks {
             tokio::spawn(accept::run(sock, rt.clone(), state_rx.clone()));
         }

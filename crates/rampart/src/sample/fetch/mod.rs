@@ -1,12 +1,49 @@
 //! Fetch keywords, one file per family, each ending with its `KEYWORDS` table.
 //! HAProxy counterparts: src/tcp_sample.c, src/http_fetch.c, src/payload.c, src/sample.c.
+//!
+//! - `internal`: constants, `env`, `date`, `rand` and other internal state
+//! - `conn`: client connection addresses (`src`, `dst`, `fc_*`)
+//! - `proxy`: frontends, backends, servers (`fe_name`, `nbsrv`, `srv_is_up` ...)
+//! - `http`: start lines, target, body, transaction (`path`, `url_param`, `status` ...)
+//! - `http_hdr`: headers and cookies (`req.hdr`, `req.cook` ...)
+//! - `payload`, `tls_hello`: raw TCP bytes and TLS ClientHellos (`req.payload`,
+//!   `req.ssl_sni` ...)
+//!
+//! `var` lives with the variables (`sample::vars`).
+
+pub mod conn;
+pub mod http;
+pub mod http_hdr;
+pub mod internal;
+pub mod payload;
+pub mod proxy;
+#[cfg(test)]
+mod tests;
+pub mod tls_hello;
 
 use super::kw::FetchKw;
+use super::types::Sample;
+
+/// What a fetch calls with each of its values (see [`super::kw::FetchFn`]).
+pub type Emit<'e, 'a> = &'e mut dyn FnMut(Sample<'a>) -> bool;
 
 /// Every fetch table, searched in order.
-pub const ALL: &[&[FetchKw]] = &[];
+pub const ALL: &[&[FetchKw]] = &[
+    internal::KEYWORDS,
+    conn::KEYWORDS,
+    proxy::KEYWORDS,
+    http::KEYWORDS,
+    http_hdr::KEYWORDS,
+    payload::KEYWORDS,
+    super::vars::FETCHES,
+];
 
 /// The fetch named `name`.
 pub fn find(name: &str) -> Option<&'static FetchKw> {
     ALL.iter().flat_map(|t| t.iter()).find(|k| k.name == name)
+}
+
+/// Every fetch name, for did-you-mean suggestions.
+pub fn names() -> impl Iterator<Item = &'static str> {
+    ALL.iter().flat_map(|t| t.iter()).map(|k| k.name)
 }

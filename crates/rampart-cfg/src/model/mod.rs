@@ -2,9 +2,20 @@
 //!
 //! Everything here is resolved: `defaults` are already applied to each proxy, durations
 //! are `Duration`s, addresses are parsed, file contents (`errorfile`, `http-request
-//! return file`) are loaded, and cross references (`default_backend`, `use_backend`) are
-//! indices into [`Config::proxies`]. HAProxy counterparts: `struct proxy`
-//! (include/haproxy/proxy-t.h), `struct server` (server-t.h), `struct global` (global-t.h).
+//! return file`) are loaded, and cross references (`default_backend`, `use_backend`,
+//! `use-server`) are indices. Sample expressions, log-format strings, regexes and ACL
+//! words stay text with their line, for the daemon's engines to compile (see `rules`).
+//! HAProxy counterparts: `struct proxy` (include/haproxy/proxy-t.h), `struct server`
+//! (server-t.h), `struct global` (global-t.h).
+//!
+//! - `rules`: ACLs, conditions, the rule lists and their actions
+//! - `reply`: HTTP replies, redirects, `http-errors` and `userlist` sections
+
+mod reply;
+mod rules;
+
+pub use reply::*;
+pub use rules::*;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -19,12 +30,22 @@ pub struct Config {
     /// Frontends, backends and listens in file order. A `listen` is one proxy with both
     /// capabilities.
     pub proxies: Vec<Proxy>,
+    /// Named `defaults` sections whose rules some proxy runs ([`Proxy::defaults_rules`]).
+    pub defaults: Vec<DefaultsRules>,
+    /// `userlist` sections in file order (a duplicate name is ignored with a warning).
+    pub userlists: Vec<Userlist>,
+    /// `http-errors` sections in file order.
+    pub http_errors: Vec<HttpErrors>,
 }
 
 impl Config {
     /// Index of the proxy with this name and capability.
     pub fn find_backend(&self, name: &str) -> Option<usize> {
         self.proxies.iter().position(|p| p.cap.backend && p.name == name)
+    }
+
+    pub fn find_userlist(&self, name: &str) -> Option<&Userlist> {
+        self.userlists.iter().find(|u| u.name == name)
     }
 }
 
@@ -61,7 +82,23 @@ pub struct Global {
     pub stats_timeout: Option<Duration>,
     /// `stats maxconn`: concurrent stats socket connections (HAProxy default 10).
     pub stats_maxconn: Option<u32>,
+    /// `tune.vars.*-max-size`.
+    pub vars: VarsLimits,
+    /// `expose-experimental-directives` (needed by `http-request normalize-uri`).
+    pub expose_experimental: bool,
     pub span: Span,
+}
+
+/// `tune.vars.<scope>-max-size`: bytes the variables of a scope may hold in total;
+/// `None` = unlimited (HAProxy's default).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct VarsLimits {
+    pub global: Option<u64>,
+    pub proc: Option<u64>,
+    pub sess: Option<u64>,
+    pub txn: Option<u64>,
+    pub reqres: Option<u64>,
+    pub check: Option<u64>,
 }
 
 impl Default for Global {
@@ -87,6 +124,8 @@ impl Default for Global {
             stats_sockets: Vec::new(),
             stats_timeout: None,
             stats_maxconn: None,
+            vars: VarsLimits::default(),
+            expose_experimental: false,
             span: Span::default(),
         }
     }
@@ -134,7 +173,12 @@ pub struct Proxy {
     /// Frontend `backlog` for its listeners (default: the frontend's maxconn).
     pub backlog: Option<u32>,
     pub default_backend: Option<BackendRef>,
+    /// `use_backend` rules in order (frontends only; a backend's are checked, then dropped).
     pub use_backends: Vec<UseBackend>,
+    /// `use-server` rules in order (backends only).
+    pub use_servers: Vec<UseServer>,
+    /// Proxy-level `redirect` rules in order.
+    pub redirects: Vec<RedirectRule>,
     pub servers: Vec<Server>,
     pub balance: Balance,
     pub timeouts: Timeouts,
@@ -142,9 +186,32 @@ pub struct Proxy {
     pub http_reuse: HttpReuse,
     /// `retries` (default 3): connection attempts after the first one.
     pub retries: u32,
-    /// `errorfile <code> <file>`: the file's raw bytes (a complete HTTP response).
+    /// The error pages given as complete HTTP responses, one per status: `errorfile
+    /// <code> <file>`, `errorfiles <section> [<code>...]` and `http-error status <code>
+    /// errorfile <file>`, resolved in file order (the last one for a status wins, also
+    /// over `http_error_replies`).
     pub errorfiles: Vec<(u16, Vec<u8>)>,
-    pub http_request_rules: Vec<HttpRequestRule>,
+    /// `http-error status <code> <reply>` answers that are not plain error files.
+    pub http_error_replies: Vec<(u16, HttpReply)>,
+    /// `acl` lines and rule lists of the proxy itself.
+    pub rules: RuleSet,
+    /// The named `defaults` section (index into [`Config::defaults`]) whose rules run
+    /// before `rules`, as HAProxy 2.6 does for a proxy built `from` such a section.
+    pub defaults_rules: Option<usize>,
+    /// `tcp-request inspect-delay`.
+    pub tcp_request_inspect_delay: Option<Duration>,
+    /// `tcp-response inspect-delay` (backends).
+    pub tcp_response_inspect_delay: Option<Duration>,
+    /// `monitor-uri <uri>` (frontends).
+    pub monitor_uri: Option<String>,
+    /// `monitor fail if|unless <cond>` lines (frontends).
+    pub monitor_fail: Vec<Condition>,
+    /// `capture ...`, `declare capture ...` and the capture slots rules declared.
+    pub captures: Captures,
+    /// `unique-id-format <fmt>`.
+    pub unique_id_format: Option<FmtSrc>,
+    /// `unique-id-header <name>`.
+    pub unique_id_header: Option<String>,
     /// `log` lines (inherited from `defaults`; `log global` kept as is), for the logging issue.
     pub logs: Vec<LogTarget>,
     pub span: Span,
@@ -159,19 +226,67 @@ pub struct BackendRef {
     pub span: Span,
 }
 
-/// `use_backend <name> [if|unless <cond>]`.
+/// `use_backend <name>|<fmt> [if|unless <cond>]`.
 #[derive(Debug, Clone)]
 pub struct UseBackend {
-    pub backend: BackendRef,
+    pub target: BackendTarget,
     pub cond: Option<Condition>,
+    pub span: Span,
 }
 
-/// An `if`/`unless` condition, held as words until the ACL issue compiles it.
+/// Which backend a `use_backend` rule names.
 #[derive(Debug, Clone)]
-pub struct Condition {
-    /// `true` for `unless`.
-    pub negate: bool,
-    pub words: Vec<String>,
+pub enum BackendTarget {
+    /// A backend name, resolved after parsing.
+    Static(BackendRef),
+    /// A name containing `%`: a log-format string evaluated per request, whose result
+    /// names the backend (HAProxy's dynamic `use_backend`).
+    Dynamic(FmtSrc),
+}
+
+/// `use-server <name>|<fmt> if|unless <cond>`.
+#[derive(Debug, Clone)]
+pub struct UseServer {
+    pub target: ServerTarget,
+    pub cond: Condition,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone)]
+pub enum ServerTarget {
+    /// A server of this backend: its name and index into [`Proxy::servers`].
+    Static { name: String, index: usize },
+    /// A name containing `%`: a log-format string evaluated per request.
+    Dynamic(FmtSrc),
+}
+
+/// The capture slots of a frontend, in declaration order (a slot's index is what `id <n>`
+/// and the `capture.req.hdr(<n>)` fetch refer to).
+#[derive(Debug, Clone, Default)]
+pub struct Captures {
+    pub request: Vec<CaptureDecl>,
+    pub response: Vec<CaptureDecl>,
+    /// `capture cookie <name> len <n>`.
+    pub cookie: Option<CookieCapture>,
+}
+
+/// One capture slot and who declared it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaptureDecl {
+    /// `Some(name)` for `capture request|response header <name> len <n>`; `None` for
+    /// `declare capture ... len <n>` and the `capture ... len <n>` actions.
+    pub header: Option<String>,
+    /// Bytes kept (values are truncated to it).
+    pub len: usize,
+    pub span: Span,
+}
+
+/// `capture cookie <name> len <n>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CookieCapture {
+    pub name: String,
+    /// At most 63 (HAProxy truncates longer lengths with a warning).
+    pub len: usize,
     pub span: Span,
 }
 
@@ -188,6 +303,8 @@ pub struct Timeouts {
     pub client_fin: Option<Duration>,
     pub server_fin: Option<Duration>,
     pub check: Option<Duration>,
+    /// `timeout tarpit` (unset: `http-request tarpit` waits `timeout connect`).
+    pub tarpit: Option<Duration>,
 }
 
 /// The HTTP connection mode of a proxy (`option http-keep-alive|http-server-close|httpclose`).
@@ -245,6 +362,31 @@ pub struct ProxyOptions {
     pub abortonclose: bool,
     /// `option log-health-checks`, kept for the health-check issue.
     pub log_health_checks: bool,
+    /// `option http-buffer-request`: wait for the whole request body (up to the buffer)
+    /// before the `http-request` rules run.
+    pub http_buffer_request: bool,
+    /// `option originalto [except <net>] [header <name>]`.
+    pub originalto: Option<OriginalTo>,
+    /// `option http-restrict-req-hdr-names preserve|delete|reject`.
+    pub restrict_req_hdr_names: RestrictHdrNames,
+}
+
+/// `option originalto`: adds the original destination address to requests.
+#[derive(Debug, Clone)]
+pub struct OriginalTo {
+    pub except: Option<IpNet>,
+    /// Header name (default `x-original-to`).
+    pub header: String,
+}
+
+/// What to do with request header names holding other characters than letters, digits
+/// and `-` (`option http-restrict-req-hdr-names`); HAProxy's default is `preserve`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RestrictHdrNames {
+    #[default]
+    Preserve,
+    Delete,
+    Reject,
 }
 
 /// `http-reuse`; HAProxy's default is `safe`.
@@ -324,38 +466,4 @@ pub struct CheckOptions {
     pub fall: Option<u32>,
     pub port: Option<u16>,
     pub addr: Option<String>,
-}
-
-/// One `http-request` rule.
-#[derive(Debug, Clone)]
-pub struct HttpRequestRule {
-    pub action: HttpRequestAction,
-    pub cond: Option<Condition>,
-    pub span: Span,
-}
-
-#[derive(Debug, Clone)]
-pub enum HttpRequestAction {
-    /// `http-request return ...`
-    Return(ReturnSpec),
-}
-
-/// `return status <code> [content-type <type>] [string|file|lf-string ...] [hdr <n> <v>]...`
-#[derive(Debug, Clone)]
-pub struct ReturnSpec {
-    /// Default 200.
-    pub status: u16,
-    pub content_type: Option<String>,
-    pub body: ReturnBody,
-    pub headers: Vec<(String, String)>,
-}
-
-#[derive(Debug, Clone)]
-pub enum ReturnBody {
-    None,
-    /// `string <text>` or `file <path>` (already read).
-    Bytes(Vec<u8>),
-    /// `lf-string <fmt>`: a log-format string. Only literal text (no `%` variables) is
-    /// supported until the log-format issue; the parser rejects anything else.
-    LogFormat(String),
 }

@@ -1,22 +1,26 @@
-//! The response side of an exchange: read the head from the server (forwarding
-//! interim 1xx responses), write it to the client with the body bytes that came with
-//! it in one write, stream the rest of the body, and switch to a tunnel after a
-//! successful upgrade. HAProxy counterpart: http_wait_for_response() and
+//! The response side of an HTTP/1 exchange: read the head from the server (forwarding
+//! interim 1xx responses), hand it to the stream's response analysers as the neutral
+//! message, write it to the client with the body bytes that came with it in one write,
+//! stream the rest of the body, and switch to a tunnel after a successful upgrade.
+//! HAProxy counterpart: h1 mux input on the back side, http_wait_for_response() and
 //! http_response_forward_body() in http_ana.c.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use rampart_proto::h1::{parse_response, Framing, H1Error, Head, Method, Version};
+use rampart_proto::h1::{parse_response, Framing, Head, Method, Version};
 use tokio::net::TcpStream;
 
 use super::body::{forward_rest, Body, BodyError};
+use super::msg::fill;
+use super::write::{response_conn_hdr, write_response_head, ConnHdr, OutFraming};
 use crate::buf::Buf;
 use crate::debug::Trace;
-use crate::http::{response_conn_hdr, write_response_head, ConnHdr};
+use crate::http::MsgHead;
 use crate::io::{read_some, write_all, IoError, Sock};
 use crate::session::Session;
 use crate::splice::{self, forward, Activity};
+use crate::stream::Verdict;
 
 /// What the response side needs to know about the request.
 #[derive(Debug, Clone, Copy)]
@@ -62,43 +66,63 @@ pub enum RespError {
     ClientGone,
     /// Failed after the head was sent: nothing to do but close.
     Aborted,
+    /// The response analysers answered instead of the server (their response is in
+    /// the stream's head).
+    Replaced,
+    /// The response analysers closed the stream.
+    Closed,
 }
 
-/// Reads the response from `server` and forwards it to `client`.
-pub async fn forward_response<S: Sock>(
+/// Reads the response from `server`, runs `on_response` on its head, and forwards it
+/// to `client`. `res` receives the neutral head, `h1` the HTTP/1 one.
+#[allow(clippy::too_many_arguments)]
+pub async fn forward_response<S: Sock, R>(
     client: &S,
     server: &TcpStream,
-    res: &mut Head,
+    h1: &mut Head,
+    res: &mut MsgHead,
     info: ReqInfo<'_>,
     sess: &Session,
     be_idx: usize,
     client_pending: &[u8],
-) -> Result<RespEnd, RespError> {
+    on_response: &mut R,
+) -> Result<RespEnd, RespError>
+where
+    R: FnMut(&mut MsgHead, &[u8]) -> Verdict,
+{
     let rt = &sess.rt;
     let fe = &rt.proxies[sess.fe];
     let be = &rt.proxies[be_idx];
     let (t_server, t_client) = (be.timeouts.server, fe.timeouts.client);
     let mut buf = Buf::take(rt.bufsize);
-    read_final_head(client, server, &mut buf, res, info, &be.name, rt.max_head, t_server, t_client).await?;
+    read_final_head(client, server, &mut buf, h1, info, &be.name, rt.max_head, t_server, t_client).await?;
+
+    fill(res, h1);
+    res.arena_max = rt.bufsize.saturating_sub(h1.len);
+    match on_response(res, &buf) {
+        Verdict::Continue => {}
+        Verdict::Reply | Verdict::Tarpit => return Err(RespError::Replaced),
+        Verdict::Close => return Err(RespError::Closed),
+    }
 
     let tunnel =
-        (res.status == 101 && info.upgrade) || (info.method == Method::Connect && (200..300).contains(&res.status));
-    let until_close = res.framing == Framing::UntilClose;
+        (h1.status == 101 && info.upgrade) || (info.method == Method::Connect && (200..300).contains(&h1.status));
+    let until_close = h1.framing == Framing::UntilClose;
     // A soft stop that began during the exchange closes the connection after it.
     let keep_client = info.keep_client && !until_close && !tunnel && !rt.global.is_stopping();
     // A 2xx to CONNECT announces nothing: the connection is a tunnel from now on.
-    let conn = match (tunnel, res.status) {
+    let conn = match (tunnel, h1.status) {
         (true, 101) => ConnHdr::Upgrade,
         (true, _) => ConnHdr::None,
-        (false, _) => response_conn_hdr(info.version, res.version, keep_client, false),
+        (false, _) => response_conn_hdr(info.version, h1.version, keep_client, false),
     };
 
-    let mut body = if tunnel { Body::Done } else { Body::new(res.framing) };
-    let here = body.take(&buf[res.len..]).map_err(|_| RespError::Status(502))?;
+    let mut body = if tunnel { Body::Done } else { Body::new(h1.framing) };
+    let here = body.take(&buf[h1.len..]).map_err(|_| RespError::Status(502))?;
     let mut out = Buf::take(rt.bufsize);
-    write_response_head(&mut out, &buf, res, conn);
-    out.extend_from_slice(&buf[res.len..res.len + here]);
-    buf.consume(res.len + here);
+    write_response_head(&mut out, res.view(&buf), conn, out_framing(h1.framing));
+    out.extend_from_slice(&buf[h1.len..h1.len + here]);
+    buf.consume(h1.len + here);
     info.progress.answered.store(true, Ordering::Relaxed);
     write_all(client, &out, t_client).await.map_err(|_| RespError::ClientGone)?;
     drop(out);
@@ -113,12 +137,21 @@ pub async fn forward_response<S: Sock>(
         Err(BodyError::From(_) | BodyError::Framing(_)) => return Err(RespError::Aborted),
     }
     // Bytes after the end of the response: the server is confused, do not reuse it.
-    let server_reusable = buf.is_empty() && !until_close && res.wants_keep_alive();
+    let server_reusable = buf.is_empty() && !until_close && h1.wants_keep_alive();
     Ok(RespEnd { keep_client, server_reusable })
 }
 
+/// The framing header the mux writes back if a rule removed the message's own.
+pub fn out_framing(framing: Framing) -> OutFraming {
+    match framing {
+        Framing::Length(n) => OutFraming::Length(n),
+        Framing::Chunked => OutFraming::Chunked,
+        Framing::None | Framing::UntilClose => OutFraming::AsIs,
+    }
+}
+
 /// Reads response heads until a final one (status >= 200 or 101), forwarding interim
-/// responses to the client.
+/// responses to the client as they are (no rule runs on them).
 #[allow(clippy::too_many_arguments)]
 async fn read_final_head<S: Sock>(
     client: &S,
@@ -131,6 +164,7 @@ async fn read_final_head<S: Sock>(
     t_server: Option<Duration>,
     t_client: Option<Duration>,
 ) -> Result<(), RespError> {
+    let mut interim = MsgHead::default();
     loop {
         read_head(server, buf, res, info.method, max_head, t_server, &info.progress.upload).await?;
         if let Some(trace) = info.trace {
@@ -139,8 +173,9 @@ async fn read_final_head<S: Sock>(
         if res.status >= 200 || res.status == 101 {
             return Ok(());
         }
+        fill(&mut interim, res);
         let mut out = Buf::take(res.len + 16);
-        write_response_head(&mut out, buf, res, ConnHdr::None);
+        write_response_head(&mut out, interim.view(buf), ConnHdr::None, OutFraming::AsIs);
         info.progress.answered.store(true, Ordering::Relaxed);
         write_all(client, &out, t_client).await.map_err(|_| RespError::ClientGone)?;
         buf.consume(res.len);
@@ -163,7 +198,7 @@ async fn read_head(
             match parse_response(buf, max_head, method, res) {
                 Ok(true) => return Ok(()),
                 Ok(false) => {}
-                Err(H1Error::TooLarge) | Err(_) => return Err(RespError::Status(502)),
+                Err(_) => return Err(RespError::Status(502)),
             }
         }
         let empty = buf.is_empty();

@@ -19,8 +19,8 @@ use std::time::Duration;
 
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
 
-use super::Session;
-use crate::mux::h1::{self, H1Conn};
+use super::H1Conn;
+use crate::session::Session;
 use crate::timer;
 
 /// How long a keep-alive connection waits in its task before being parked.
@@ -87,6 +87,7 @@ pub fn available() -> bool {
 
 /// Parks an idle connection; `left` is what remains of its keep-alive timeout. If the
 /// park set cannot take it, the connection goes on in a new task at once.
+#[allow(clippy::result_large_err, reason = "the error hands the connection back, once, on a rare path")]
 pub fn park<S: Parkable>(sock: S, sess: Session, conn: H1Conn, left: Option<Duration>) {
     let Ok(fd) = sock.into_fd() else {
         return; // the socket failed: the connection closes
@@ -98,6 +99,7 @@ pub fn park<S: Parkable>(sock: S, sess: Session, conn: H1Conn, left: Option<Dura
     }
 }
 
+#[allow(clippy::result_large_err, reason = "the error hands the connection back, once, on a rare path")]
 fn insert(set: &mut Option<ParkSet>, parked: Parked) -> Result<(), Parked> {
     let Some(set) = set.as_mut() else { return Err(parked) };
     let key = set.free.pop().unwrap_or_else(|| {
@@ -116,7 +118,7 @@ fn insert(set: &mut Option<ParkSet>, parked: Parked) -> Result<(), Parked> {
 
 fn resume<S: Parkable>(fd: OwnedFd, sess: Session, conn: H1Conn) {
     if let Ok(sock) = S::from_fd(fd) {
-        drop(tokio::spawn(h1::resume(sock, sess, conn)));
+        drop(tokio::spawn(super::resume(sock, sess, conn)));
     }
 }
 

@@ -1,22 +1,43 @@
-//! HTTP/1 on the client side: wait for a request (holding no buffer while idle),
-//! read and parse its head under `timeout http-request`, answer parse errors with
-//! HAProxy's 400 and timeouts with 408, hand each request to the stream, and loop
-//! for keep-alive and pipelined requests (answered in order, one at a time).
-//! HAProxy counterpart: mux_h1.c (front side).
+//! HTTP/1: the client side waits for a request (holding no buffer while idle), reads
+//! and parses its head under `timeout http-request`, answers parse errors with
+//! HAProxy's 400 and timeouts with 408, hands each request to the stream as the
+//! protocol-neutral message, and loops for keep-alive and pipelined requests (answered
+//! in order, one at a time). The server side (client role) is driven from the same
+//! exchange: HTTP/1 on both sides is one codec in two roles.
+//! HAProxy counterpart: mux_h1.c.
+//!
+//! - `front`: one exchange as the stream sees it ([`front::H1Front`])
+//! - `xfer`: the response side: read, analyse, forward, tunnel
+//! - `body`: body framing and forwarding in both directions
+//! - `write`: heads on output (rewrites resolved, `Connection` per hop)
+//! - `msg`: HTTP/1 head to neutral message
+//! - `park`: long-idle keep-alive connections leave the event loop
 
 use std::time::Duration;
 
+pub mod body;
+pub mod front;
+pub mod msg;
+pub mod park;
+pub mod write;
+mod xfer;
+
+use rampart_cfg::model::HttpConnMode;
 use rampart_proto::h1::{parse_request, H1Error, Head};
 use tokio::time::Instant;
 
 use crate::backend::ServerConn;
 use crate::buf::{Buf, Heads};
+use crate::debug::{self, Trace};
 use crate::io::{write_all, IoError, Sock};
 use crate::proxy::{GlobalRt, ProxyRt};
-use crate::session::park::{self, Parkable};
+use crate::sample::vars::VarStore;
 use crate::session::Session;
-use crate::stream::{self, Next};
+use crate::stream::{self, Next, Txn};
 use crate::timer::Timer;
+use body::Body;
+use front::H1Front;
+use park::Parkable;
 
 /// How long a connection closing after an error keeps reading (and discarding) what
 /// the client still sends, so the kernel does not reset the connection before the
@@ -32,6 +53,8 @@ pub struct H1Conn {
     pub first_done: bool,
     /// The server connection kept for this client only (`http-reuse never`).
     pub private: Option<Box<ServerConn>>,
+    /// The connection's `sess.` variables, once a rule set one.
+    pub sess_vars: Option<Box<VarStore>>,
 }
 
 /// Why no request head could be read.
@@ -83,18 +106,25 @@ async fn serve_from<S: Parkable>(client: S, sess: Session, mut conn: H1Conn, fir
             }
         }
         wait = true;
-        let next = Box::pin(exchange(&client, &sess, &mut conn, pending.take(), first)).await;
+        let (next, rest) = Box::pin(exchange(&client, &sess, &mut conn, pending.take(), first)).await;
         first = false;
         match next {
-            Next::KeepAlive(next) => pending = next,
+            Next::KeepAlive => pending = rest,
             Next::Close => return,
         }
     }
 }
 
 /// Reads one request head (`pending` may already hold its start) and runs the
-/// exchange.
-async fn exchange<S: Sock>(client: &S, sess: &Session, conn: &mut H1Conn, pending: Option<Buf>, first: bool) -> Next {
+/// exchange. Returns what the connection does next and the bytes of the next request
+/// already received.
+async fn exchange<S: Sock>(
+    client: &S,
+    sess: &Session,
+    conn: &mut H1Conn,
+    pending: Option<Buf>,
+    first: bool,
+) -> (Next, Option<Buf>) {
     let rt = &sess.rt;
     let fe = &rt.proxies[sess.fe];
     let after_idle = !first && pending.is_none();
@@ -107,16 +137,58 @@ async fn exchange<S: Sock>(client: &S, sess: &Session, conn: &mut H1Conn, pendin
             // As HAProxy 2.6 (without `option http-ignore-probes`), a connection that
             // ends or times out before its first request gets a 400 or 408; between
             // requests of a kept-alive connection, it closes silently.
-            HeadError::Spurious => return Next::KeepAlive(None),
+            HeadError::Spurious => return (Next::KeepAlive, None),
             HeadError::ClosedEmpty if !first => {}
             HeadError::Timeout { empty } if empty && !first => {}
             HeadError::Timeout { .. } => close_with_error(client, fe, 408).await,
             HeadError::ClosedEmpty | HeadError::ClosedPartial => close_with_error(client, fe, 400).await,
             HeadError::Invalid(e) => close_with_error(client, fe, e.status(true)).await,
         }
-        return Next::Close;
+        return (Next::Close, None);
     }
-    stream::run(client, sess, conn, &mut heads, buf).await
+    if !debug::on() {
+        return run_stream(client, sess, conn, &mut heads, buf, first, None).await;
+    }
+    let trace = Trace::accept(&fe.name, sess.lfd, client.as_raw_fd(), sess.conn.src);
+    trace.request(&fe.name, &buf, &heads.req);
+    let out = run_stream(client, sess, conn, &mut heads, buf, first, Some(&trace)).await;
+    let px = fe.fe.backend.map_or(fe, |be| &rt.proxies[be]);
+    trace.end(&px.name);
+    out
+}
+
+/// Hands the parsed request to the stream. The body bytes already received are
+/// checked first: an invalid chunk there gets the mux's 400 before any rule runs.
+async fn run_stream<S: Sock>(
+    client: &S,
+    sess: &Session,
+    conn: &mut H1Conn,
+    heads: &mut Heads,
+    buf: Buf,
+    first_req: bool,
+    trace: Option<&Trace>,
+) -> (Next, Option<Buf>) {
+    let rt = &sess.rt;
+    let fe = &rt.proxies[sess.fe];
+    let head = &heads.req;
+    let keep_client = head.wants_keep_alive()
+        && fe.http_conn_mode != HttpConnMode::Close
+        && !head.cl_and_te
+        && !rt.global.is_stopping();
+    let mut body = Body::new(head.framing);
+    let Ok(here) = body.take(&buf[head.len..]) else {
+        close_with_error(client, fe, 400).await;
+        return (Next::Close, None);
+    };
+    let mut txn = Txn::take(rt.bufsize);
+    msg::fill(&mut txn.req, head);
+    // COMPAT: as in HAProxy, rules may grow a head until it fills a buffer.
+    txn.req.arena_max = rt.bufsize.saturating_sub(head.len);
+    let mut front =
+        H1Front { client, sess, conn, heads, buf, body, here, keep_client, trace, head_in_buf: true, first_req };
+    let next = stream::run(&mut front, rt, &sess.conn, sess.fe, &mut txn).await;
+    let rest = if next == Next::KeepAlive { front.take_rest() } else { None };
+    (next, rest)
 }
 
 /// What an idle connection does next.

@@ -1,0 +1,616 @@
+//! From the configuration model to a proxy's runnable rules: ACLs compiled, then each
+//! rule's condition and action (expressions, log-formats, regexes, replies). Errors
+//! read as HAProxy's (`error detected in frontend 'fe' while parsing 'http-request
+//! set-header' rule : ...`) and keep the rule's line.
+//! HAProxy counterpart: the action parsers of src/http_act.c and src/http_rules.c,
+//! `check_config_validity()` for the parts resolved after parsing.
+
+use std::rc::Rc;
+
+use rampart_cfg::model::{
+    self as m, AclDef, Condition, HdrMatch, HeaderAction, HttpAfterResAction, HttpReply, HttpReqAction, HttpResAction,
+    Proxy, RedirectKind, RedirectTarget, ReplyBody, RuleSet, UriAction, VarAction, VarCond,
+};
+use rampart_cfg::{Config, Diag, Span};
+
+use super::http::{HttpAct, NameMatch};
+use super::reply::{DynReply, Redirect, RedirectTo, Reply};
+use super::rewrite::UriPart;
+use super::{BackendTarget, ProxyRules, Rule};
+use crate::acl::{self, AclSet, Cond, PatRefs};
+use crate::log::format::{LfMode, LogFormat};
+use crate::sample::expr::{self, CompileCx, Place, Site};
+use crate::sample::vars::{self, SetCond, VarRef};
+
+/// What compiling one proxy needs beyond the configuration.
+pub struct Shared {
+    /// Pattern and map files, loaded once for every proxy.
+    pub pats: Rc<PatRefs>,
+    /// `proc.` variables named anywhere, declared at startup by the caller.
+    pub proc_vars: Vec<VarRef>,
+    /// Warnings met while compiling (with their line), for the caller to print.
+    pub warnings: Vec<Diag>,
+}
+
+/// Which rule list a rule belongs to, for places, sites and messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum List {
+    HttpReq,
+    HttpRes,
+    HttpAfter,
+    Redirect,
+}
+
+impl List {
+    fn keyword(self) -> &'static str {
+        match self {
+            List::HttpReq => "http-request",
+            List::HttpRes => "http-response",
+            List::HttpAfter => "http-after-response",
+            List::Redirect => "redirect",
+        }
+    }
+}
+
+/// The compiler of one proxy's rules: where errors go and what names resolve to.
+struct Cx<'c> {
+    cfg: &'c Config,
+    px: usize,
+    shared: &'c mut Shared,
+    alerts: Vec<Diag>,
+}
+
+/// Compiles the rules of proxy `idx`; errors are alerts with their line.
+pub fn compile_proxy(cfg: &Config, idx: usize, shared: &mut Shared) -> Result<ProxyRules, Vec<Diag>> {
+    let px = &cfg.proxies[idx];
+    let mut c = Cx { cfg, px: idx, shared, alerts: Vec::new() };
+    let mut rules = ProxyRules { tarpit: px.timeouts.tarpit.or(px.timeouts.connect), ..ProxyRules::default() };
+    if let Some(d) = px.defaults_rules.and_then(|d| cfg.defaults.get(d)) {
+        c.rule_set(&d.rules, &mut rules);
+    }
+    let acls = c.rule_set(&px.rules, &mut rules);
+    c.redirects(px, &acls, &mut rules);
+    c.switching(px, &acls, &mut rules);
+    if c.alerts.is_empty() {
+        Ok(rules)
+    } else {
+        Err(c.alerts)
+    }
+}
+
+impl<'c> Cx<'c> {
+    fn px(&self) -> &'c Proxy {
+        &self.cfg.proxies[self.px]
+    }
+
+    fn cx(&self, site: Site) -> CompileCx<'c> {
+        let mut cx = CompileCx::new(self.cfg, self.px, site);
+        cx.pats = self.shared.pats.clone();
+        cx
+    }
+
+    /// Keeps what a compile context learnt (`proc.` variables).
+    fn keep(&mut self, cx: CompileCx<'c>) {
+        for v in cx.proc_vars {
+            if !self.shared.proc_vars.contains(&v) {
+                self.shared.proc_vars.push(v);
+            }
+        }
+    }
+
+    fn alert(&mut self, span: &Span, msg: String) {
+        self.alerts.push(Diag::alert(Some(span.clone()), msg));
+    }
+
+    /// `error detected in <kind> '<name>' while parsing '<kw> <action>' rule : <msg>.`
+    fn rule_error(&mut self, span: &Span, list: List, action: &str, msg: &str) {
+        let px = self.px();
+        let kind = match (px.cap.frontend, px.cap.backend) {
+            (true, true) => "proxy",
+            (true, false) => "frontend",
+            _ => "backend",
+        };
+        let what = if list == List::Redirect { "redirect".to_owned() } else { format!("{} {action}", list.keyword()) };
+        let msg = format!("error detected in {kind} '{}' while parsing '{what}' rule : {msg}.", px.name);
+        self.alert(span, msg);
+    }
+
+    /// The ACLs of a rule set, then its rule lists appended to `out`.
+    fn rule_set(&mut self, set: &RuleSet, out: &mut ProxyRules) -> AclSet {
+        let acls = self.acls(&set.acls);
+        for r in &set.http_request {
+            let cond = self.cond(&r.cond, List::HttpReq, r.action.name(), &acls, &set.acls, &r.span);
+            if let Some(act) = self.http_req(&r.action, &r.span) {
+                out.http_req.push(Rule { cond: cond.flatten(), act });
+            }
+        }
+        for r in &set.http_response {
+            let cond = self.cond(&r.cond, List::HttpRes, r.action.name(), &acls, &set.acls, &r.span);
+            if let Some(act) = self.http_res(&r.action, &r.span, List::HttpRes) {
+                out.http_res.push(Rule { cond: cond.flatten(), act });
+            }
+        }
+        for r in &set.http_after_response {
+            let cond = self.cond(&r.cond, List::HttpAfter, r.action.name(), &acls, &set.acls, &r.span);
+            if let Some(act) = self.http_after(&r.action, &r.span) {
+                out.http_after.push(Rule { cond: cond.flatten(), act });
+            }
+        }
+        acls
+    }
+
+    fn acls(&mut self, defs: &[AclDef]) -> AclSet {
+        let mut cx = self.cx(Site::Acl);
+        let (set, errs) = acl::compile_acl_defs(defs, &mut cx);
+        self.keep(cx);
+        for (i, msg) in errs {
+            self.alert(&defs[i].span, msg);
+        }
+        for w in set.take_warnings() {
+            self.shared.warnings.push(Diag::warning(None, w));
+        }
+        set
+    }
+
+    /// Compiles a rule's condition; `Some(None)` without one, `None` on error.
+    fn cond(
+        &mut self,
+        cond: &Option<Condition>,
+        list: List,
+        action: &str,
+        acls: &AclSet,
+        defs: &[AclDef],
+        span: &Span,
+    ) -> Option<Option<Cond>> {
+        let Some(c) = cond else { return Some(None) };
+        let _ = span;
+        let mut cx = self.cx(Site::Acl);
+        let res = acl::compile_condition(c, defs, acls, &mut cx);
+        self.keep(cx);
+        match res {
+            Ok(cond) => Some(Some(cond)),
+            Err(msg) => {
+                let what =
+                    if list == List::Redirect { "redirect".to_owned() } else { format!("{} {action}", list.keyword()) };
+                self.alert(&c.span, format!("error detected while parsing an '{what}' condition : {msg}."));
+                None
+            }
+        }
+    }
+
+    /// Where a rule of `list` runs, for the fetch validity checks.
+    fn places(&self, list: List) -> &'static [Place] {
+        let px = self.px();
+        match (list, px.cap.frontend, px.cap.backend) {
+            (List::HttpReq | List::Redirect, true, _) => &[Place::FeHrqHdr],
+            (List::HttpReq | List::Redirect, false, _) => &[Place::BeHrqHdr],
+            (_, _, true) => &[Place::BeHrsHdr],
+            _ => &[Place::FeHrsHdr],
+        }
+    }
+
+    fn site(list: List) -> Site {
+        match list {
+            List::HttpReq => Site::HttpReq,
+            List::HttpRes | List::HttpAfter => Site::HttpRes,
+            List::Redirect => Site::Redirect,
+        }
+    }
+
+    fn fmt(&mut self, src: &m::FmtSrc, list: List, action: &str) -> Option<LogFormat> {
+        let places = self.places(list);
+        let mut cx = self.cx(Self::site(list));
+        let res = LogFormat::compile(&src.text, &mut cx, LfMode::Http, places);
+        self.keep(cx);
+        match res {
+            Ok(f) => {
+                for w in &f.warnings {
+                    self.alerts_warning(&src.span, w);
+                }
+                Some(f)
+            }
+            Err(e) if e.resolve => {
+                self.alert(&src.span, format!("{e}."));
+                None
+            }
+            Err(e) => {
+                self.rule_error(&src.span, list, action, &e.msg);
+                None
+            }
+        }
+    }
+
+    fn alerts_warning(&mut self, span: &Span, msg: &str) {
+        self.shared.warnings.push(Diag::warning(Some(span.clone()), msg.to_owned()));
+    }
+
+    fn expr(&mut self, src: &m::ExprSrc, list: List, action: &str) -> Option<expr::Expr> {
+        let mut cx = self.cx(Self::site(list));
+        let res = expr::compile(&src.text, &mut cx);
+        self.keep(cx);
+        match res {
+            Ok(e) => Some(e),
+            Err(e) if e.is_resolve() => {
+                self.alert(&src.span, format!("{e}."));
+                None
+            }
+            Err(e) => {
+                self.rule_error(&src.span, list, action, &e.to_string());
+                None
+            }
+        }
+    }
+
+    fn regex(&mut self, src: &m::RegexSrc, list: List, action: &str, icase: bool) -> Option<regex::bytes::Regex> {
+        match acl::pattern::reg::compile(&src.text, icase) {
+            Ok(re) => Some(re),
+            Err(msg) => {
+                self.rule_error(&src.span, list, action, &msg);
+                None
+            }
+        }
+    }
+}
+
+// === actions ===
+
+impl<'c> Cx<'c> {
+    fn http_req(&mut self, a: &HttpReqAction, span: &Span) -> Option<HttpAct> {
+        let list = List::HttpReq;
+        Some(match a {
+            HttpReqAction::Allow => HttpAct::Allow,
+            HttpReqAction::Deny(r) => HttpAct::Deny(self.reply(r, list, "deny")?),
+            HttpReqAction::Tarpit(r) => HttpAct::Tarpit(self.reply(r, list, "tarpit")?),
+            HttpReqAction::Return(r) => HttpAct::Return(self.reply(r, list, "return")?),
+            HttpReqAction::Auth { realm } => {
+                let realm = realm.clone().unwrap_or_else(|| self.px().name.clone());
+                HttpAct::Auth(Reply::Auth(format!("Basic realm=\"{realm}\"").into_bytes().into()))
+            }
+            HttpReqAction::Redirect(r) => HttpAct::Redirect(self.redirect(r, list, span)?),
+            HttpReqAction::Header(h) => self.header(h, list)?,
+            HttpReqAction::Uri(u) => self.uri(u, list)?,
+            HttpReqAction::Var(v) => self.var(v, list)?,
+            HttpReqAction::StrictMode(on) => HttpAct::StrictMode(*on),
+            HttpReqAction::Reject | HttpReqAction::SilentDrop => HttpAct::Close,
+            HttpReqAction::SetLogLevel(_) | HttpReqAction::DisableL7Retry => HttpAct::Nothing,
+            other => {
+                self.alert(span, format!("'http-request {}' is not supported yet", other.name()));
+                return None;
+            }
+        })
+    }
+
+    fn http_res(&mut self, a: &HttpResAction, span: &Span, list: List) -> Option<HttpAct> {
+        Some(match a {
+            HttpResAction::Allow => HttpAct::Allow,
+            HttpResAction::Deny(r) => HttpAct::Deny(self.reply(r, list, "deny")?),
+            HttpResAction::Return(r) => HttpAct::Return(self.reply(r, list, "return")?),
+            HttpResAction::Redirect(r) => HttpAct::Redirect(self.redirect(r, list, span)?),
+            HttpResAction::Header(h) => self.header(h, list)?,
+            HttpResAction::SetStatus(s) => set_status(s),
+            HttpResAction::Var(v) => self.var(v, list)?,
+            HttpResAction::StrictMode(on) => HttpAct::StrictMode(*on),
+            HttpResAction::SilentDrop => HttpAct::Close,
+            HttpResAction::SetLogLevel(_) => HttpAct::Nothing,
+            other => {
+                self.alert(span, format!("'http-response {}' is not supported yet", other.name()));
+                return None;
+            }
+        })
+    }
+
+    fn http_after(&mut self, a: &HttpAfterResAction, span: &Span) -> Option<HttpAct> {
+        let list = List::HttpAfter;
+        Some(match a {
+            HttpAfterResAction::Allow => HttpAct::Allow,
+            HttpAfterResAction::Header(h) => self.header(h, list)?,
+            HttpAfterResAction::SetStatus(s) => set_status(s),
+            HttpAfterResAction::Var(v) => self.var(v, list)?,
+            HttpAfterResAction::StrictMode(on) => HttpAct::StrictMode(*on),
+            other => {
+                self.alert(span, format!("'http-after-response {}' is not supported yet", other.name()));
+                return None;
+            }
+        })
+    }
+
+    fn header(&mut self, h: &HeaderAction, list: List) -> Option<HttpAct> {
+        let action = h.name();
+        let name = |n: &String| n.as_bytes().to_vec().into_boxed_slice();
+        Some(match h {
+            HeaderAction::Set { name: n, value } => {
+                HttpAct::SetHeader { name: name(n), value: self.fmt(value, list, action)? }
+            }
+            HeaderAction::Add { name: n, value } => {
+                HttpAct::AddHeader { name: name(n), value: self.fmt(value, list, action)? }
+            }
+            HeaderAction::Del { name: n, matcher } => {
+                let how = match matcher {
+                    HdrMatch::Str => NameMatch::Str,
+                    HdrMatch::Beg => NameMatch::Beg,
+                    HdrMatch::End => NameMatch::End,
+                    HdrMatch::Sub => NameMatch::Sub,
+                    // the name is the regex; HAProxy compiles it case-insensitive
+                    HdrMatch::Reg(re) => NameMatch::Reg(self.regex(re, list, action, true)?),
+                };
+                HttpAct::DelHeader { name: name(n), how }
+            }
+            HeaderAction::Replace { name: n, regex, replace } => HttpAct::ReplaceHeader {
+                name: name(n),
+                re: self.regex(regex, list, action, false)?,
+                with: self.fmt(replace, list, action)?,
+            },
+            HeaderAction::ReplaceValue { name: n, regex, replace } => HttpAct::ReplaceValue {
+                name: name(n),
+                re: self.regex(regex, list, action, false)?,
+                with: self.fmt(replace, list, action)?,
+            },
+        })
+    }
+
+    fn uri(&mut self, u: &UriAction, list: List) -> Option<HttpAct> {
+        let action = u.name();
+        Some(match u {
+            UriAction::SetMethod(f) => HttpAct::SetMethod(self.fmt(f, list, action)?),
+            UriAction::SetPath(f) => HttpAct::SetUriPart(UriPart::Path, self.fmt(f, list, action)?),
+            UriAction::SetPathq(f) => HttpAct::SetUriPart(UriPart::Pathq, self.fmt(f, list, action)?),
+            UriAction::SetQuery(f) => HttpAct::SetUriPart(UriPart::Query, self.fmt(f, list, action)?),
+            UriAction::SetUri(f) => HttpAct::SetUriPart(UriPart::Uri, self.fmt(f, list, action)?),
+            UriAction::ReplacePath { regex, replace } => HttpAct::ReplaceUriPart(
+                UriPart::Path,
+                self.regex(regex, list, action, false)?,
+                self.fmt(replace, list, action)?,
+            ),
+            UriAction::ReplacePathq { regex, replace } => HttpAct::ReplaceUriPart(
+                UriPart::Pathq,
+                self.regex(regex, list, action, false)?,
+                self.fmt(replace, list, action)?,
+            ),
+            UriAction::ReplaceUri { regex, replace } => HttpAct::ReplaceUriPart(
+                UriPart::Uri,
+                self.regex(regex, list, action, false)?,
+                self.fmt(replace, list, action)?,
+            ),
+        })
+    }
+
+    fn var(&mut self, v: &VarAction, list: List) -> Option<HttpAct> {
+        let (var, action) = match v {
+            VarAction::Set { var, .. } | VarAction::SetFmt { var, .. } | VarAction::Unset(var) => {
+                (var, format!("{}({})", v.name(), var_text(var)))
+            }
+        };
+        let r = match vars::parse_name(var_text(var).as_bytes()) {
+            Ok(r) => r,
+            Err(msg) => {
+                self.rule_error(&var_span(v), list, &action, &msg);
+                return None;
+            }
+        };
+        if r.scope == vars::Scope::Proc && !self.shared.proc_vars.contains(&r) {
+            self.shared.proc_vars.push(r.clone());
+        }
+        Some(match v {
+            VarAction::Set { conds, expr, .. } => {
+                HttpAct::SetVar { var: r, cond: set_cond(conds), expr: self.expr(expr, list, &action)? }
+            }
+            VarAction::SetFmt { conds, fmt, .. } => {
+                HttpAct::SetVarFmt { var: r, cond: set_cond(conds), fmt: self.fmt(fmt, list, &action)? }
+            }
+            VarAction::Unset(_) => HttpAct::UnsetVar(r),
+        })
+    }
+
+    /// A reply of `deny`, `tarpit`, `return` (and `http-error`).
+    fn reply(&mut self, r: &HttpReply, list: List, action: &str) -> Option<Reply> {
+        let literal_headers = r.headers.iter().all(|(_, v)| !v.text.contains('%'));
+        match &r.body {
+            ReplyBody::DefaultErrorfile => return Some(Reply::Default(r.status)),
+            ReplyBody::Errorfile(bytes) => {
+                return match crate::errors::parse_reply(bytes) {
+                    Some(tpl) => Some(Reply::Static(tpl)),
+                    // checked by the parser already; a page rampart cannot read falls back
+                    None => Some(Reply::Default(r.status)),
+                };
+            }
+            ReplyBody::Empty | ReplyBody::Raw(_) if literal_headers => {
+                return Some(Reply::Static(render_static(r)));
+            }
+            ReplyBody::LogFormat(f) if literal_headers && !f.text.contains('%') => {
+                return Some(Reply::Static(render_static(r)));
+            }
+            _ => {}
+        }
+        let mut headers = Vec::with_capacity(r.headers.len());
+        for (name, value) in &r.headers {
+            headers.push((name.to_ascii_lowercase().into_bytes().into(), self.fmt(value, list, action)?));
+        }
+        let body = match &r.body {
+            ReplyBody::LogFormat(f) => Some(self.fmt(f, list, action)?),
+            ReplyBody::Raw(b) => Some(LogFormat::literal(b)),
+            _ => None,
+        };
+        let content_type = r.content_type.as_ref().map(|c| c.as_bytes().to_vec().into_boxed_slice());
+        Some(Reply::Dynamic(DynReply { status: r.status, headers, content_type, body }))
+    }
+
+    fn redirect(&mut self, r: &m::Redirect, list: List, span: &Span) -> Option<Redirect> {
+        let fmt = match &r.target {
+            RedirectTarget::Literal(text) => LogFormat::literal(text.as_bytes()),
+            RedirectTarget::Format(f) => self.fmt(f, list, "redirect")?,
+        };
+        let _ = span;
+        let to = match r.kind {
+            RedirectKind::Location => RedirectTo::Location(fmt),
+            RedirectKind::Prefix => RedirectTo::Prefix(fmt),
+            RedirectKind::Scheme => RedirectTo::Scheme(fmt),
+        };
+        Some(Redirect {
+            to,
+            code: r.code,
+            drop_query: r.drop_query,
+            append_slash: r.append_slash,
+            ignore_empty: r.ignore_empty,
+            cookie: r.cookie.as_ref().map(|c| c.as_bytes().to_vec().into_boxed_slice()),
+        })
+    }
+
+    /// Proxy-level `redirect` rules.
+    fn redirects(&mut self, px: &Proxy, acls: &AclSet, out: &mut ProxyRules) {
+        for r in &px.redirects {
+            let cond = self.cond(&r.cond, List::Redirect, "redirect", acls, &px.rules.acls, &r.span);
+            if let (Some(cond), Some(rd)) = (cond, self.redirect(&r.redirect, List::Redirect, &r.span)) {
+                out.redirects.push(Rule { cond, act: HttpAct::Redirect(rd) });
+            }
+        }
+    }
+
+    /// `use_backend` and `use-server` rules.
+    fn switching(&mut self, px: &Proxy, acls: &AclSet, out: &mut ProxyRules) {
+        for ub in &px.use_backends {
+            let cond = match &ub.cond {
+                None => None,
+                Some(c) => {
+                    let mut cx = self.cx(Site::Acl);
+                    let res = acl::compile_condition(c, &px.rules.acls, acls, &mut cx);
+                    self.keep(cx);
+                    match res {
+                        Ok(c) => Some(c),
+                        Err(msg) => {
+                            self.alert(&c.span, format!("error detected while parsing switching rule : {msg}."));
+                            continue;
+                        }
+                    }
+                }
+            };
+            let target = match &ub.target {
+                m::BackendTarget::Static(b) => BackendTarget::Static(b.index),
+                m::BackendTarget::Dynamic(f) => {
+                    let mut cx = self.cx(Site::UseBackend);
+                    let res = LogFormat::compile(&f.text, &mut cx, LfMode::Http, &[Place::FeSetBck]);
+                    self.keep(cx);
+                    match res {
+                        Ok(fmt) => BackendTarget::Dynamic(fmt),
+                        Err(e) => {
+                            self.alert(&f.span, format!("error detected while parsing switching rule : {e}."));
+                            continue;
+                        }
+                    }
+                }
+            };
+            out.switching.push(Rule { cond, act: target });
+        }
+        for us in &px.use_servers {
+            let mut cx = self.cx(Site::Acl);
+            let res = acl::compile_condition(&us.cond, &px.rules.acls, acls, &mut cx);
+            self.keep(cx);
+            let cond = match res {
+                Ok(c) => c,
+                Err(msg) => {
+                    self.alert(&us.span, format!("error detected while parsing switching rule : {msg}."));
+                    continue;
+                }
+            };
+            match &us.target {
+                m::ServerTarget::Static { index, .. } => out.use_server.push(Rule { cond: Some(cond), act: *index }),
+                m::ServerTarget::Dynamic(f) => {
+                    self.alert(&f.span, "'use-server' with a log-format server name is not supported yet".into());
+                }
+            }
+        }
+    }
+}
+
+fn set_status(s: &m::SetStatus) -> HttpAct {
+    let reason = s.reason.clone().unwrap_or_else(|| crate::http::reason(s.status).to_owned());
+    HttpAct::SetStatus { status: s.status, reason: reason.into_bytes().into() }
+}
+
+fn var_text(v: &m::VarName) -> String {
+    let scope = match v.scope {
+        m::VarScope::Proc => "proc",
+        m::VarScope::Sess => "sess",
+        m::VarScope::Txn => "txn",
+        m::VarScope::Req => "req",
+        m::VarScope::Res => "res",
+        m::VarScope::Check => "check",
+    };
+    format!("{scope}.{}", v.name)
+}
+
+fn var_span(v: &VarAction) -> Span {
+    match v {
+        VarAction::Set { expr, .. } => expr.span.clone(),
+        VarAction::SetFmt { fmt, .. } => fmt.span.clone(),
+        VarAction::Unset(_) => Span::default(),
+    }
+}
+
+fn set_cond(conds: &[VarCond]) -> SetCond {
+    let mut bits = 0;
+    for c in conds {
+        let word: &[u8] = match c {
+            VarCond::IfExists => b"ifexists",
+            VarCond::IfNotExists => b"ifnotexists",
+            VarCond::IfEmpty => b"ifempty",
+            VarCond::IfNotEmpty => b"ifnotempty",
+            VarCond::IfSet => b"ifset",
+            VarCond::IfNotSet => b"ifnotset",
+            VarCond::IfGt => b"ifgt",
+            VarCond::IfLt => b"iflt",
+        };
+        bits |= SetCond::parse(word).unwrap_or(0);
+    }
+    SetCond(bits)
+}
+
+/// Pre-renders a reply whose parts are all literal, as HAProxy writes it: the `hdr`
+/// headers, then `content-length` (unless a 204/304 without payload), then
+/// `content-type`.
+pub fn render_static(r: &HttpReply) -> crate::http::ReplyTpl {
+    let body: Vec<u8> = match &r.body {
+        ReplyBody::Raw(b) => b.clone(),
+        ReplyBody::LogFormat(s) => s.text.as_bytes().to_vec(),
+        _ => Vec::new(),
+    };
+    let mut raw = format!("HTTP/1.1 {} {}\r\n", r.status, crate::http::reason(r.status)).into_bytes();
+    for (name, value) in &r.headers {
+        raw.extend_from_slice(name.to_ascii_lowercase().as_bytes());
+        raw.extend_from_slice(b": ");
+        raw.extend_from_slice(value.text.as_bytes());
+        raw.extend_from_slice(b"\r\n");
+    }
+    let has_body = !matches!(r.body, ReplyBody::Empty);
+    if has_body || !matches!(r.status, 100..=199 | 204 | 304) {
+        raw.extend_from_slice(format!("content-length: {}\r\n", body.len()).as_bytes());
+    }
+    if let Some(ct) = &r.content_type {
+        raw.extend_from_slice(format!("content-type: {ct}\r\n").as_bytes());
+    }
+    raw.extend_from_slice(b"\r\n");
+    raw.extend_from_slice(&body);
+    crate::errors::parse_reply(&raw).expect("a rendered reply parses")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rampart_cfg::model::{FmtSrc, HttpReply};
+
+    #[test]
+    fn return_is_rendered_like_haproxy() {
+        let fmt = |t: &str| rampart_cfg::model::FmtSrc { text: t.into(), span: Span::default() };
+        let spec = HttpReply {
+            status: 200,
+            content_type: Some("text/plain".into()),
+            body: ReplyBody::Raw(b"hello from app1\n".to_vec()),
+            headers: vec![("X-Served-By".into(), fmt("app1"))],
+        };
+        let r = render_static(&spec);
+        assert_eq!(
+            &r.buf[..],
+            b"HTTP/1.1 200 OK\r\nx-served-by: app1\r\ncontent-length: 16\r\ncontent-type: text/plain\r\n\r\nhello from app1\n"
+        );
+        assert_eq!(&r.buf[r.body.clone()], b"hello from app1\n");
+    }
+}

@@ -1,0 +1,182 @@
+//! Responses rules build: `deny`, `tarpit`, `return` and `auth` replies, and
+//! redirects. Each is written into the stream's built-response head, so that
+//! `http-after-response` rules and the front mux treat it like any response.
+//! HAProxy counterpart: `http_reply_to_htx()` (src/http_htx.c),
+//! `http_apply_redirect_rule()` (src/http_ana.c), `http_reply_401()`.
+
+use std::borrow::Cow;
+
+use super::http::{Env, Exec};
+use crate::errors::StreamError;
+use crate::http::{reason, MsgHead, ReplyTpl, Synth};
+use crate::log::format::LogFormat;
+
+/// A reply of `deny`, `tarpit`, `return`, `auth` or `http-error`.
+#[derive(Debug)]
+pub enum Reply {
+    /// Fully known at startup (literal payload and headers, or an error file).
+    Static(ReplyTpl),
+    /// Headers or body given as log-formats, rendered per stream.
+    Dynamic(DynReply),
+    /// The error page of this status: the proxy's `errorfile`, else HAProxy's.
+    Default(u16),
+    /// `auth`: the 401 page with this `WWW-Authenticate` value.
+    Auth(Box<[u8]>),
+}
+
+/// A reply with log-format parts. The head is written as HAProxy writes it: the
+/// `hdr` headers, then `content-length`, then `content-type`.
+#[derive(Debug)]
+pub struct DynReply {
+    pub status: u16,
+    pub headers: Vec<(Box<[u8]>, LogFormat)>,
+    pub content_type: Option<Box<[u8]>>,
+    /// `None`: no body (and no `content-length` for 204/304).
+    pub body: Option<LogFormat>,
+}
+
+impl Reply {
+    /// Writes the reply into the built-response slot.
+    pub fn build<'rt>(&'rt self, x: &mut Exec<'_, 'rt>, ctx: &Env<'_>) {
+        match self {
+            Reply::Static(tpl) => *x.reply = Some(tpl.instantiate(x.out)),
+            Reply::Default(status) => build_default(x, *status),
+            Reply::Dynamic(d) => d.build(x, ctx),
+            Reply::Auth(challenge) => {
+                *x.reply = Some(default_page(x.pages, 401).instantiate(x.out));
+                let _ = x.out.add_header(b"www-authenticate", challenge);
+            }
+        }
+    }
+}
+
+/// Writes the error page of `status` into the built-response slot.
+pub fn build_default<'rt>(x: &mut Exec<'_, 'rt>, status: u16) {
+    *x.reply = Some(default_page(x.pages, status).instantiate(x.out));
+}
+
+/// The page for `status`: the proxy's `errorfile`, else the frontend's, else
+/// HAProxy's; a status without a page of its own gets the 500 page, as HAProxy does.
+fn default_page(pages: [&crate::errors::ErrorPages; 2], status: u16) -> &ReplyTpl {
+    let code = if crate::errors::KNOWN_CODES.contains(&status) { status } else { 500 };
+    let custom = pages.iter().find(|p| p.is_custom(code)).copied().unwrap_or(pages[0]);
+    match custom.stream(code) {
+        StreamError::Page(tpl) => tpl,
+        // an errorfile rampart cannot parse (or an empty one): HAProxy's own page
+        _ => crate::errors::builtin_page(code),
+    }
+}
+
+/// Starts a built head: `HTTP/1.1 <status> <reason>`, no header yet.
+pub fn start_head(out: &mut MsgHead, status: u16) {
+    out.reset();
+    out.built = true;
+    out.version = rampart_proto::http::Version::Http11;
+    let _ = out.set_status(status, reason(status).as_bytes());
+}
+
+impl DynReply {
+    fn build(&self, x: &mut Exec<'_, '_>, ctx: &Env<'_>) {
+        start_head(x.out, self.status);
+        for (name, fmt) in &self.headers {
+            super::http::render(fmt, x, ctx);
+            let _ = x.out.add_header(name, x.scratch);
+        }
+        let mut body = Vec::new();
+        if let Some(fmt) = &self.body {
+            fmt.render(&ctx.ctx(x.msg, x.buf), &mut body);
+        }
+        if self.body.is_some() || !matches!(self.status, 204 | 304) {
+            let _ = x.out.add_header(b"content-length", body.len().to_string().as_bytes());
+        }
+        if let Some(ct) = &self.content_type {
+            let _ = x.out.add_header(b"content-type", ct);
+        }
+        *x.reply = Some(Synth { buf: &[], body: Cow::Owned(body), has_length: true });
+    }
+}
+
+/// Where a redirect takes its `Location` from.
+#[derive(Debug)]
+pub enum RedirectTo {
+    /// `location <fmt>`.
+    Location(LogFormat),
+    /// `prefix <fmt>`: prepended to the request's path.
+    Prefix(LogFormat),
+    /// `scheme <fmt>`: `<scheme>://<host><path>`.
+    Scheme(LogFormat),
+}
+
+/// A compiled redirect (action or proxy rule).
+#[derive(Debug)]
+pub struct Redirect {
+    pub to: RedirectTo,
+    pub code: u16,
+    pub drop_query: bool,
+    pub append_slash: bool,
+    pub ignore_empty: bool,
+    /// The `Set-Cookie` value, already complete.
+    pub cookie: Option<Box<[u8]>>,
+}
+
+impl Redirect {
+    /// Builds the redirect; `false` when `ignore-empty` applies (no redirect).
+    pub fn build<'rt>(&'rt self, x: &mut Exec<'_, 'rt>, ctx: &Env<'_>) -> bool {
+        let mut location = Vec::with_capacity(128);
+        match &self.to {
+            RedirectTo::Location(fmt) => {
+                fmt.render(&ctx.ctx(x.msg, x.buf), &mut location);
+                if location.is_empty() && self.ignore_empty {
+                    return false;
+                }
+            }
+            RedirectTo::Prefix(fmt) => {
+                fmt.render(&ctx.ctx(x.msg, x.buf), &mut location);
+                if location.is_empty() && self.ignore_empty {
+                    return false;
+                }
+                // As HAProxy, a prefix of "/" alone adds nothing.
+                if location == b"/" {
+                    location.clear();
+                }
+                self.push_path(x.msg.view(x.buf).uri(), &mut location);
+            }
+            RedirectTo::Scheme(fmt) => {
+                fmt.render(&ctx.ctx(x.msg, x.buf), &mut location);
+                if location.is_empty() && self.ignore_empty {
+                    return false;
+                }
+                let view = x.msg.view(x.buf);
+                location.extend_from_slice(b"://");
+                location.extend_from_slice(view.first(b"host").unwrap_or_default());
+                self.push_path(view.uri(), &mut location);
+            }
+        }
+        start_head(x.out, self.code);
+        let _ = x.out.add_header(b"content-length", b"0");
+        let _ = x.out.add_header(b"location", &location);
+        if matches!(self.code, 302 | 303 | 307) {
+            let _ = x.out.add_header(b"cache-control", b"no-cache");
+        }
+        if let Some(cookie) = &self.cookie {
+            let _ = x.out.add_header(b"set-cookie", cookie);
+        }
+        *x.reply = Some(Synth { buf: &[], body: Cow::Borrowed(&[]), has_length: true });
+        true
+    }
+
+    /// Appends the request's path (and query unless `drop-query`), with a final `/`
+    /// under `append-slash`.
+    fn push_path(&self, uri: &[u8], out: &mut Vec<u8>) {
+        let t = crate::http::uri::split(uri);
+        let path = if t.pathq.is_empty() && !t.scheme.is_empty() { &b"/"[..] } else { t.path };
+        out.extend_from_slice(path);
+        if self.append_slash && !path.ends_with(b"/") {
+            out.push(b'/');
+        }
+        if let (false, Some(q)) = (self.drop_query, t.query) {
+            out.push(b'?');
+            out.extend_from_slice(q);
+        }
+    }
+}

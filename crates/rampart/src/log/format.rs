@@ -1,0 +1,635 @@
+//! Log-format strings, compiled once into segments and rendered per stream into a
+//! caller's buffer: literal text, `%[expr]` sample expressions, `%{+Q,-E}` options,
+//! `%%`, and the `%` variables a [`SampleCtx`] can answer. HAProxy counterpart:
+//! `parse_logformat_string()`, `add_sample_to_logformat_list()` and
+//! `sess_build_logline()` (src/log.c).
+//!
+//! Used by `http-request set-header`/`add-header`, `redirect`, `return lf-string`,
+//! `set-var-fmt`, `use_backend %[...]`, `unique-id-format`, and by the log lines of the
+//! logging issue, which adds the timing, byte-count and termination-state variables
+//! (refused here with "'%X' is not supported yet in this context").
+
+use std::io::Write as _;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::Ordering;
+
+use crate::sample::ctx::SampleCtx;
+use crate::sample::expr::{compile_prefix, CompileCx, Expr, ExprError, Place};
+use crate::sample::fetch::http::full_version;
+use crate::sample::kw::uses;
+use crate::sample::Sample;
+
+/// How a format's output is used: it decides the defaults HAProxy gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LfMode {
+    /// Header values, redirect locations, bodies, variables, backend names
+    /// (HAProxy's `LOG_OPT_HTTP`): control characters of expressions are `%XX`-encoded,
+    /// an absent sample is empty.
+    Http,
+    /// Log lines (`LOG_OPT_MANDATORY|LOG_OPT_MERGE_SPACES`): an absent value is `-`,
+    /// runs of spaces collapse.
+    Log,
+}
+
+/// Per-node options (`%{+M,+Q,+X,+E}`; `-` removes).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Opts(u8);
+
+impl Opts {
+    const MANDATORY: u8 = 1;
+    const QUOTE: u8 = 2;
+    const HEXA: u8 = 4;
+    const ESC: u8 = 8;
+    const HTTP: u8 = 16;
+
+    fn has(self, bit: u8) -> bool {
+        self.0 & bit != 0
+    }
+
+    /// Applies `+Q,-E,...` (unknown names are ignored, as HAProxy).
+    fn apply(mut self, spec: &str) -> Opts {
+        for item in spec.split(',') {
+            let (add, name) = match item.as_bytes().first() {
+                Some(b'+') => (true, &item[1..]),
+                Some(b'-') => (false, &item[1..]),
+                _ => continue,
+            };
+            let bit = match name {
+                "M" => Opts::MANDATORY,
+                "Q" => Opts::QUOTE,
+                "X" => Opts::HEXA,
+                "E" => Opts::ESC,
+                _ => continue,
+            };
+            self.0 = if add { self.0 | bit } else { self.0 & !bit };
+        }
+        self
+    }
+}
+
+/// The `%` variables rendered from a sample context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Var {
+    ClientIp,
+    ClientPort,
+    FrontendIp,
+    FrontendPort,
+    Frontend,
+    FrontendXprt,
+    Backend,
+    Server,
+    ServerIp,
+    ServerPort,
+    Hostname,
+    Pid,
+    UniqueId,
+    Method,
+    Uri,
+    Path,
+    PathOnly,
+    Query,
+    Version,
+    Request,
+    ReqHdrs,
+    ReqHdrList,
+    ResHdrs,
+    ResHdrList,
+    Status,
+    Counter,
+    ActConn,
+    FeConn,
+    BeConn,
+    SrvConn,
+}
+
+/// HAProxy's log-format variables: name, HTTP-only, and what rampart renders (`None`:
+/// the logging issue will).
+const VARS: &[(&str, bool, Option<Var>)] = &[
+    ("B", false, None),
+    ("CC", true, None),
+    ("CS", true, None),
+    ("H", false, Some(Var::Hostname)),
+    ("ID", false, Some(Var::UniqueId)),
+    ("ST", false, Some(Var::Status)),
+    ("T", false, None),
+    ("Ta", true, None),
+    ("Tc", false, None),
+    ("Th", false, None),
+    ("Ti", true, None),
+    ("Tl", false, None),
+    ("Tq", true, None),
+    ("Tr", true, None),
+    ("TR", true, None),
+    ("Td", false, None),
+    ("Ts", false, None),
+    ("Tt", false, None),
+    ("Tu", false, None),
+    ("Tw", false, None),
+    ("U", false, None),
+    ("ac", false, Some(Var::ActConn)),
+    ("b", false, Some(Var::Backend)),
+    ("bc", false, Some(Var::BeConn)),
+    ("bi", false, None),
+    ("bp", false, None),
+    ("bq", false, None),
+    ("ci", false, Some(Var::ClientIp)),
+    ("cp", false, Some(Var::ClientPort)),
+    ("f", false, Some(Var::Frontend)),
+    ("fc", false, Some(Var::FeConn)),
+    ("fi", false, Some(Var::FrontendIp)),
+    ("fp", false, Some(Var::FrontendPort)),
+    ("ft", false, Some(Var::FrontendXprt)),
+    ("hr", false, Some(Var::ReqHdrs)),
+    ("hrl", false, Some(Var::ReqHdrList)),
+    ("hs", false, Some(Var::ResHdrs)),
+    ("hsl", false, Some(Var::ResHdrList)),
+    ("HM", true, Some(Var::Method)),
+    ("HP", true, Some(Var::Path)),
+    ("HPO", true, Some(Var::PathOnly)),
+    ("HQ", true, Some(Var::Query)),
+    ("HU", true, Some(Var::Uri)),
+    ("HV", true, Some(Var::Version)),
+    ("lc", false, None),
+    ("ms", false, None),
+    ("pid", false, Some(Var::Pid)),
+    ("r", true, Some(Var::Request)),
+    ("rc", false, None),
+    ("rt", false, Some(Var::Counter)),
+    ("s", false, Some(Var::Server)),
+    ("sc", false, Some(Var::SrvConn)),
+    ("si", false, Some(Var::ServerIp)),
+    ("sp", false, Some(Var::ServerPort)),
+    ("sq", false, None),
+    ("sslc", false, None),
+    ("sslv", false, None),
+    ("t", false, None),
+    ("tr", true, None),
+    ("trg", true, None),
+    ("trl", true, None),
+    ("ts", false, None),
+    ("tsc", false, None),
+];
+
+/// One compiled piece of a format.
+#[derive(Debug)]
+enum Seg {
+    Text(Box<[u8]>),
+    /// A run of spaces in a log line: one space unless the output already ends with one.
+    Sep,
+    Expr(Expr, Opts),
+    Var(Var, Opts),
+    /// A value fixed at startup (`%H`), rendered as text.
+    Const(Box<[u8]>, Opts),
+}
+
+/// A compiled log-format string.
+#[derive(Debug, Default)]
+pub struct LogFormat {
+    segs: Vec<Seg>,
+    /// HAProxy's warnings while compiling (an L6 fetch in an HTTP format ...), for the
+    /// caller to report with its `[file:line]`.
+    pub warnings: Vec<String>,
+}
+
+/// Why a format does not compile: HAProxy's message (without the caller's prefix)
+/// and, for unknown keywords, a did-you-mean hint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LfError {
+    pub msg: String,
+    pub hint: Option<String>,
+    /// A name that did not resolve: HAProxy reports these as a whole line
+    /// (`parsing [f:l]: unable to find backend ...`), see [`ExprError::Resolve`].
+    pub resolve: bool,
+}
+
+impl std::fmt::Display for LfError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.msg)
+    }
+}
+
+fn err(msg: String) -> LfError {
+    LfError { msg, hint: None, resolve: false }
+}
+
+impl LogFormat {
+    /// Compiles `fmt`. `places`: where it is evaluated (a fetch must be valid at one of
+    /// them; empty: no check).
+    pub fn compile(fmt: &str, cx: &mut CompileCx<'_>, mode: LfMode, places: &[Place]) -> Result<LogFormat, LfError> {
+        let http_px = cx.cfg.proxies.get(cx.px).is_some_and(|p| p.mode == rampart_cfg::model::Mode::Http);
+        let defaults = match mode {
+            LfMode::Http => Opts(Opts::HTTP),
+            LfMode::Log => Opts(Opts::MANDATORY),
+        };
+        let mut p = Parser { fmt, i: 0, text: Vec::new(), out: LogFormat::default(), mode, http_px, places, defaults };
+        p.run(cx)?;
+        Ok(p.out)
+    }
+
+    /// A format that is only `text` (no `%` interpretation).
+    pub fn literal(text: &[u8]) -> LogFormat {
+        let segs = if text.is_empty() { Vec::new() } else { vec![Seg::Text(text.into())] };
+        LogFormat { segs, warnings: Vec::new() }
+    }
+
+    /// The format's text when it has no variable (callers may pre-render it).
+    pub fn as_text(&self) -> Option<&[u8]> {
+        match &self.segs[..] {
+            [] => Some(b""),
+            [Seg::Text(t)] => Some(t),
+            _ => None,
+        }
+    }
+
+    /// Appends the rendering of the format in `ctx` to `out`. Allocates nothing but
+    /// what converters produce and `out`'s growth.
+    pub fn render(&self, ctx: &SampleCtx<'_>, out: &mut Vec<u8>) {
+        // As HAProxy, a separator is written only after something else, once.
+        let mut after_sep = true;
+        for seg in &self.segs {
+            match seg {
+                Seg::Sep => {
+                    if !after_sep {
+                        out.push(b' ');
+                    }
+                    after_sep = true;
+                    continue;
+                }
+                Seg::Text(t) => out.extend_from_slice(t),
+                Seg::Expr(e, o) => render_expr(e, *o, ctx, out),
+                Seg::Var(v, o) => render_var(*v, *o, ctx, out),
+                Seg::Const(c, o) => text(out, Some(c), *o),
+            }
+            after_sep = false;
+        }
+    }
+}
+
+struct Parser<'f, 'p> {
+    fmt: &'f str,
+    i: usize,
+    text: Vec<u8>,
+    out: LogFormat,
+    mode: LfMode,
+    http_px: bool,
+    places: &'p [Place],
+    defaults: Opts,
+}
+
+impl Parser<'_, '_> {
+    fn flush(&mut self) {
+        if !self.text.is_empty() {
+            self.out.segs.push(Seg::Text(std::mem::take(&mut self.text).into_boxed_slice()));
+        }
+    }
+
+    fn run(&mut self, cx: &mut CompileCx<'_>) -> Result<(), LfError> {
+        let b = self.fmt.as_bytes();
+        while self.i < b.len() {
+            match b[self.i] {
+                b'%' => self.percent(cx)?,
+                b' ' if self.mode == LfMode::Log => {
+                    self.flush();
+                    self.out.segs.push(Seg::Sep);
+                    self.i += 1;
+                }
+                c => {
+                    self.text.push(c);
+                    self.i += 1;
+                }
+            }
+        }
+        self.flush();
+        Ok(())
+    }
+
+    /// What follows a `%` at `self.i`.
+    fn percent(&mut self, cx: &mut CompileCx<'_>) -> Result<(), LfError> {
+        let b = self.fmt.as_bytes();
+        let at = self.i + 1;
+        match b.get(at) {
+            None => Err(err("truncated line after '%'".into())),
+            Some(b'%') => {
+                self.text.push(b'%');
+                self.i += 2;
+                Ok(())
+            }
+            Some(b'{') => {
+                let Some(close) = self.fmt[at + 1..].find('}').map(|n| at + 1 + n) else {
+                    return Err(err(format!("truncated line after '{}'", &self.fmt[at + 1..])));
+                };
+                let arg = &self.fmt[at + 1..close];
+                let opts = self.defaults.apply(arg);
+                match b.get(close + 1) {
+                    Some(b'[') => self.expr(close + 2, opts, cx),
+                    Some(c) if c.is_ascii_alphanumeric() => self.var(close + 1, opts),
+                    _ => Err(err(format!("parse argument modifier without variable name near '%{{{arg}}}'"))),
+                }
+            }
+            Some(b'[') => self.expr(at + 1, self.defaults, cx),
+            Some(c) if c.is_ascii_alphabetic() => self.var(at, self.defaults),
+            Some(&c) if c.is_ascii_digit() || c == b' ' || c == b'\t' => Err(err(format!(
+                "unexpected variable name near '{}' at position {at} line : '{}'. Maybe you want to write a \
+                 single '%', use the syntax '%%'",
+                c as char, self.fmt
+            ))),
+            // HAProxy drops a `%` before anything else.
+            Some(_) => {
+                self.i += 1;
+                Ok(())
+            }
+        }
+    }
+
+    /// `%[expr]` with the expression starting at `start`.
+    fn expr(&mut self, start: usize, opts: Opts, cx: &mut CompileCx<'_>) -> Result<(), LfError> {
+        let text = &self.fmt[start..];
+        let (e, n) = compile_prefix(text, cx).map_err(|e| match e {
+            ExprError::Resolve(m) => LfError { msg: m, hint: None, resolve: true },
+            other => LfError {
+                msg: format!("failed to parse sample expression <{text}> : {other}"),
+                hint: other.hint(),
+                resolve: false,
+            },
+        })?;
+        match text.as_bytes().get(n) {
+            Some(b']') => {}
+            Some(&c) if c.is_ascii_graphic() || c == b' ' => {
+                return Err(err(format!("expected ']' after '{}', but found '{}'", &text[..n], c as char)))
+            }
+            _ => return Err(err(format!("missing ']' after '{}'", &text[..n]))),
+        }
+        if !self.places.is_empty() && !self.places.iter().any(|p| e.valid_at(*p)) {
+            let needs = e.check_place(self.places[0]).err().unwrap_or_default();
+            return Err(err(format!(
+                "sample fetch <{text}> may not be reliably used here because it needs '{needs}' which is not \
+                 available here"
+            )));
+        }
+        if self.mode == LfMode::Http && e.fetch.uses & (uses::L6REQ | uses::L6RES) != 0 {
+            self.out.warnings.push(format!("L6 sample fetch <{text}> ignored in HTTP log-format string."));
+        }
+        self.flush();
+        self.out.segs.push(Seg::Expr(e, opts));
+        self.i = start + n + 1;
+        Ok(())
+    }
+
+    /// `%name` with the name starting at `start`.
+    fn var(&mut self, start: usize, opts: Opts) -> Result<(), LfError> {
+        let b = self.fmt.as_bytes();
+        let len = b[start..].iter().take_while(|c| c.is_ascii_alphanumeric()).count();
+        let name = &self.fmt[start..start + len];
+        self.i = start + len;
+        if name == "o" {
+            self.defaults = opts;
+            return Ok(());
+        }
+        let Some(&(_, http_only, var)) = VARS.iter().find(|(n, _, _)| *n == name) else {
+            return Err(err(format!(
+                "no such format variable '{name}'. If you wanted to emit the '%' character verbatim, you need to \
+                 use '%%'"
+            )));
+        };
+        if http_only && !self.http_px {
+            return Err(err(format!("format variable '{name}' is reserved for HTTP mode")));
+        }
+        let Some(var) = var else {
+            return Err(err(format!("'%{name}' is not supported yet in this context")));
+        };
+        self.flush();
+        self.out.segs.push(match var {
+            Var::Hostname => Seg::Const(crate::sample::fetch::internal::hostname().into_bytes().into(), opts),
+            _ => Seg::Var(var, opts),
+        });
+        Ok(())
+    }
+}
+
+// === rendering ===
+
+/// Bytes HAProxy `%XX`-encodes in HTTP formats: controls but HTAB, and DEL.
+fn http_encoded(c: u8) -> bool {
+    (c < 0x20 && c != b'\t') || c == 0x7f
+}
+
+/// Bytes `+E` escapes with a backslash (RFC 5424 PARAM-VALUE).
+fn rfc5424_escaped(c: u8) -> bool {
+    matches!(c, b'"' | b'\\' | b']')
+}
+
+/// Bytes of URI-like variables encoded as `#XX`.
+fn url_encoded(c: u8) -> bool {
+    !(0x20..0x7f).contains(&c) || c == b'"' || c == b'#'
+}
+
+const HEX: &[u8; 16] = b"0123456789ABCDEF";
+
+/// `s` with the bytes `enc` selects written as `<esc>XX`, and with `+E` the
+/// RFC 5424 ones backslash-escaped (HAProxy's `lf_encode_chunk`).
+fn encode(out: &mut Vec<u8>, s: &[u8], esc: u8, enc: fn(u8) -> bool, o: Opts) {
+    for &c in s {
+        if enc(c) {
+            out.extend_from_slice(&[esc, HEX[usize::from(c >> 4)], HEX[usize::from(c & 15)]]);
+        } else {
+            if o.has(Opts::ESC) && rfc5424_escaped(c) {
+                out.push(b'\\');
+            }
+            out.push(c);
+        }
+    }
+}
+
+/// Text with `+Q` quotes, `+E` escapes, and `-` for nothing when mandatory (HAProxy's
+/// `lf_text_len`).
+fn text(out: &mut Vec<u8>, s: Option<&[u8]>, o: Opts) {
+    if o.has(Opts::QUOTE) {
+        out.push(b'"');
+    }
+    match s {
+        Some(s) if !s.is_empty() => {
+            for &c in s {
+                if o.has(Opts::ESC) && rfc5424_escaped(c) {
+                    out.push(b'\\');
+                }
+                out.push(c);
+            }
+        }
+        _ if o.has(Opts::MANDATORY) && !o.has(Opts::QUOTE) => out.push(b'-'),
+        _ => {}
+    }
+    if o.has(Opts::QUOTE) {
+        out.push(b'"');
+    }
+}
+
+/// A sample as a string (HAProxy casts `%[...]` results to `str`).
+fn sample_bytes<'s>(smp: &'s Sample<'_>, scratch: &'s mut [u8; 48]) -> &'s [u8] {
+    let mut cur = std::io::Cursor::new(&mut scratch[..]);
+    let _ = match smp {
+        Sample::Str(b) => return b,
+        Sample::Bin(b) => return &b[..memchr::memchr(0, b).unwrap_or(b.len())],
+        Sample::Meth(_, b) => return b,
+        Sample::Bool(v) => return if *v { b"1" } else { b"0" },
+        Sample::Sint(i) => write!(cur, "{i}"),
+        Sample::Ipv4(a) => write!(cur, "{a}"),
+        Sample::Ipv6(a) => write!(cur, "{a}"),
+    };
+    let n = cur.position() as usize;
+    &scratch[..n]
+}
+
+fn render_expr(e: &Expr, o: Opts, ctx: &SampleCtx<'_>, out: &mut Vec<u8>) {
+    let smp = e.eval(ctx);
+    let mut scratch = [0u8; 48];
+    let bytes = smp.as_ref().map(|s| sample_bytes(s, &mut scratch));
+    if o.has(Opts::HTTP) {
+        encode(out, bytes.unwrap_or_default(), b'%', http_encoded, o);
+    } else {
+        text(out, bytes, o);
+    }
+}
+
+fn ip_text(out: &mut Vec<u8>, a: Option<SocketAddr>, o: Opts) {
+    match a {
+        Some(a) if o.has(Opts::HEXA) => match a.ip() {
+            IpAddr::V4(v4) => v4.octets().iter().for_each(|b| {
+                let _ = write!(out, "{b:02X}");
+            }),
+            IpAddr::V6(v6) => v6.octets().iter().for_each(|b| {
+                let _ = write!(out, "{b:02X}");
+            }),
+        },
+        Some(a) => {
+            let mut scratch = [0u8; 48];
+            let mut cur = std::io::Cursor::new(&mut scratch[..]);
+            let _ = write!(cur, "{}", a.ip());
+            let n = cur.position() as usize;
+            text(out, Some(&scratch[..n]), o);
+        }
+        None => text(out, None, o),
+    }
+}
+
+fn port_text(out: &mut Vec<u8>, a: Option<SocketAddr>, o: Opts) {
+    match a {
+        Some(a) if o.has(Opts::HEXA) => {
+            let _ = write!(out, "{:04X}", a.port());
+        }
+        Some(a) => {
+            let _ = write!(out, "{}", a.port());
+        }
+        None => text(out, None, o),
+    }
+}
+
+/// A counter: decimal, or `%04X` with `+X`.
+fn number(out: &mut Vec<u8>, n: i64, o: Opts) {
+    let _ = if o.has(Opts::HEXA) { write!(out, "{n:04X}") } else { write!(out, "{n}") };
+}
+
+/// The captured headers in `{a|b}` form (`%hr`, `%hs`), or one quoted-or-dash field
+/// each (`%hrl`, `%hsl`); nothing without captures.
+fn captures(out: &mut Vec<u8>, caps: &[Option<Vec<u8>>], o: Opts, list: bool) {
+    if caps.is_empty() {
+        return;
+    }
+    if !list {
+        if o.has(Opts::QUOTE) {
+            out.push(b'"');
+        }
+        out.push(b'{');
+    }
+    for (n, c) in caps.iter().enumerate() {
+        if n > 0 {
+            out.push(if list { b' ' } else { b'|' });
+        }
+        if list && o.has(Opts::QUOTE) {
+            out.push(b'"');
+        }
+        match c {
+            Some(v) => encode(out, v, b'#', hdr_encoded, o),
+            None if list && !o.has(Opts::QUOTE) => out.push(b'-'),
+            None => {}
+        }
+        if list && o.has(Opts::QUOTE) {
+            out.push(b'"');
+        }
+    }
+    if !list {
+        out.push(b'}');
+        if o.has(Opts::QUOTE) {
+            out.push(b'"');
+        }
+    }
+}
+
+/// Bytes of captured headers encoded as `#XX`.
+fn hdr_encoded(c: u8) -> bool {
+    url_encoded(c) || matches!(c, b'{' | b'|' | b'}')
+}
+
+/// Parts of the request line, `#XX`-encoded, quoted with `+Q`; `<BADREQ>` without a
+/// request.
+fn uri_parts(out: &mut Vec<u8>, parts: Option<&[&[u8]]>, o: Opts) {
+    if o.has(Opts::QUOTE) {
+        out.push(b'"');
+    }
+    for p in parts.unwrap_or(&[b"<BADREQ>"]) {
+        encode(out, p, b'#', url_encoded, o);
+    }
+    if o.has(Opts::QUOTE) {
+        out.push(b'"');
+    }
+}
+
+fn uri_part(out: &mut Vec<u8>, part: Option<&[u8]>, o: Opts) {
+    uri_parts(out, part.as_ref().map(std::slice::from_ref), o);
+}
+
+fn render_var(v: Var, o: Opts, ctx: &SampleCtx<'_>, out: &mut Vec<u8>) {
+    let px = |i: usize| ctx.rt.proxies.get(i);
+    let srv = ctx.be.zip(ctx.srv).and_then(|(b, s)| px(b)?.be.servers.get(s));
+    let req = ctx.req;
+    match v {
+        Var::ClientIp => ip_text(out, ctx.conn.src, o),
+        Var::ClientPort => port_text(out, ctx.conn.src, o),
+        Var::FrontendIp => ip_text(out, ctx.conn.dst(), o),
+        Var::FrontendPort => port_text(out, ctx.conn.dst(), o),
+        Var::Frontend | Var::FrontendXprt => text(out, px(ctx.fe).map(|p| p.name.as_bytes()), o),
+        Var::Backend => text(out, px(ctx.be_or_fe()).map(|p| p.name.as_bytes()), o),
+        Var::Server => text(out, Some(srv.map_or(&b"<NOSRV>"[..], |s| s.name.as_bytes())), o),
+        Var::ServerIp => ip_text(out, srv.map(|s| s.addr), o),
+        Var::ServerPort => port_text(out, srv.map(|s| s.addr), o),
+        Var::Hostname => {}
+        Var::Pid => number(out, i64::from(std::process::id()), o),
+        Var::UniqueId => text(out, ctx.unique_id, o),
+        Var::Method => uri_part(out, req.map(|m| m.method()), o),
+        Var::Uri => uri_part(out, req.map(|m| m.uri()), o),
+        Var::Path => uri_part(out, req.map(|m| m.uri().split(|&c| c == b'?').next().unwrap_or_default()), o),
+        Var::PathOnly => uri_part(out, req.map(|m| m.target().path), o),
+        Var::Query => uri_part(out, req.map(|m| memchr::memchr(b'?', m.uri()).map_or(&b""[..], |q| &m.uri()[q..])), o),
+        Var::Version => uri_part(out, req.map(full_version), o),
+        Var::Request => {
+            uri_parts(out, req.map(|m| [m.method(), b" ", m.uri(), b" ", full_version(m)]).as_ref().map(|p| &p[..]), o)
+        }
+        Var::ReqHdrs => captures(out, ctx.req_caps, o, false),
+        Var::ReqHdrList => captures(out, ctx.req_caps, o, true),
+        Var::ResHdrs => captures(out, ctx.res_caps, o, false),
+        Var::ResHdrList => captures(out, ctx.res_caps, o, true),
+        Var::Status => {
+            let st = ctx.status.or(ctx.res.map(|r| r.head.status)).map_or(-1, i64::from);
+            let _ = write!(out, "{st}");
+        }
+        Var::Counter => number(out, ctx.uniq_id as i64, o),
+        Var::ActConn => number(out, i64::from(ctx.rt.global.cur_conns.load(Ordering::Relaxed)), o),
+        Var::FeConn => number(out, px(ctx.fe).map_or(0, |p| i64::from(p.fe.cur_conns.load(Ordering::Relaxed))), o),
+        Var::BeConn => {
+            let n = px(ctx.be_or_fe()).map_or(0, |p| {
+                p.be.servers.iter().map(|s| i64::from(s.cur_conns.load(Ordering::Relaxed))).sum::<i64>()
+            });
+            number(out, n, o)
+        }
+        Var::SrvConn => number(out, srv.map_or(0, |s| i64::from(s.cur_conns.load(Ordering::Relaxed))), o),
+    }
+}

@@ -1,0 +1,361 @@
+//! One HTTP/1 exchange on the client side, as the stream sees it: [`H1Front`]
+//! implements [`HttpFront`]. It owns the request bytes (head, the body bytes already
+//! here, maybe the start of the next request), connects or reuses server connections
+//! as `http-reuse` allows, writes the request with the stream's rewrites, streams the
+//! request body while the response comes back, and writes responses, real or built.
+//! HAProxy counterpart: mux_h1.c (both sides of an H1-to-H1 stream).
+
+use std::os::fd::AsRawFd;
+use std::sync::atomic::Ordering;
+
+use rampart_cfg::model::{HttpConnMode, HttpReuse};
+use rampart_proto::h1::Method;
+
+use super::body::{forward_rest, Body, BodyError};
+use super::write::{request_conn_hdr, response_conn_hdr, write_request_head, write_response_head, OutFraming, ReqOut};
+use super::xfer::{self, forward_response, out_framing, RespEnd, RespError};
+use super::H1Conn;
+use crate::backend::{self, Reuse, ServerConn};
+use crate::buf::{Buf, HeadPair};
+use crate::debug::Trace;
+use crate::http::{MsgHead, Synth};
+use crate::io::{write_all, Sock};
+use crate::sample::vars::VarStore;
+use crate::session::Session;
+use crate::stream::{ConnectFail, Forwarded, HttpFront, Next, ReqMeta, Verdict};
+
+/// The client side of one HTTP/1 exchange.
+pub struct H1Front<'a, S> {
+    pub client: &'a S,
+    pub sess: &'a Session,
+    pub conn: &'a mut H1Conn,
+    /// The HTTP/1 heads of the request (parsed) and the response (once read).
+    pub heads: &'a mut HeadPair,
+    /// The request head, the body bytes already here, maybe the next request's start;
+    /// once the request is sent, only what follows it.
+    pub buf: Buf,
+    /// The request body after the bytes in hand.
+    pub body: Body,
+    /// Request body bytes in `buf` right after the head.
+    pub here: usize,
+    /// The client asked to keep its connection, and may.
+    pub keep_client: bool,
+    pub trace: Option<&'a Trace>,
+    /// Whether `buf` still starts with the request head.
+    pub head_in_buf: bool,
+    /// The first request of the connection.
+    pub first_req: bool,
+}
+
+impl<S: Sock> H1Front<'_, S> {
+    /// Bytes received after this request (the next one's start), to keep for the
+    /// next exchange.
+    pub fn take_rest(&mut self) -> Option<Buf> {
+        self.drop_request_bytes();
+        if self.buf.is_empty() {
+            None
+        } else {
+            Some(std::mem::replace(&mut self.buf, Buf::take(0)))
+        }
+    }
+
+    /// Forgets the head and the body bytes in hand (sent or answered).
+    fn drop_request_bytes(&mut self) {
+        if self.head_in_buf {
+            self.buf.consume(self.heads.req.len + self.here);
+            self.head_in_buf = false;
+        }
+    }
+
+    /// Whether the client connection may stay open after a response rampart built:
+    /// the client asked for it and the whole request was read.
+    fn keep_after_reply(&self) -> bool {
+        self.keep_client && self.body.is_done()
+    }
+
+    /// Which idle connections this request may use (`http-reuse`).
+    fn reuse(&self, mode: HttpReuse) -> Reuse {
+        reuse_policy(mode, self.conn.first_done, self.heads.req.method, self.body.is_done())
+    }
+}
+
+impl<S: Sock> HttpFront for H1Front<'_, S> {
+    fn req_buf(&self) -> &[u8] {
+        &self.buf
+    }
+
+    fn req_meta(&self) -> ReqMeta {
+        ReqMeta { keep_alive: self.keep_client, body_complete: self.body.is_done(), first: self.first_req }
+    }
+
+    fn take_sess_vars(&mut self) -> Option<Box<VarStore>> {
+        self.conn.sess_vars.take()
+    }
+
+    fn keep_sess_vars(&mut self, vars: Box<VarStore>) {
+        self.conn.sess_vars = Some(vars);
+    }
+
+    async fn connect(&mut self, be_idx: usize, srv: Option<usize>) -> Result<ServerConn, ConnectFail> {
+        let rt = &self.sess.rt;
+        let be = &rt.proxies[be_idx];
+        if be.http_reuse == HttpReuse::Never {
+            if let Some(sc) = self.conn.private.take() {
+                return Ok(*sc);
+            }
+        }
+        let reuse = self.reuse(be.http_reuse);
+        match backend::connect_unless_aborted(self.client, rt, be_idx, reuse, srv).await {
+            Some(Ok(sc)) => Ok(sc),
+            Some(Err(_)) => Err(ConnectFail::NoServer),
+            // `option abortonclose`: the client left before a server took the request.
+            None => Err(ConnectFail::Aborted),
+        }
+    }
+
+    async fn forward<R>(
+        &mut self,
+        mut sc: ServerConn,
+        be_idx: usize,
+        req: &MsgHead,
+        res: &mut MsgHead,
+        mut on_response: R,
+    ) -> Forwarded
+    where
+        R: FnMut(&mut MsgHead, &[u8]) -> Verdict + Send,
+    {
+        let sess = self.sess;
+        let rt = &sess.rt;
+        let (fe, be) = (&rt.proxies[sess.fe], &rt.proxies[be_idx]);
+        let h1 = &self.heads.req;
+        let keep_server = be.http_conn_mode == HttpConnMode::KeepAlive && fe.http_conn_mode == HttpConnMode::KeepAlive;
+        let upgrade = h1.upgrade.is_some() && h1.conn.upgrade;
+        let (method, version) = (h1.method, h1.version);
+
+        // The request head and the body bytes already here, in one write.
+        let mut out = Buf::take(rt.bufsize);
+        let extra = ReqOut { conn: request_conn_hdr(version, keep_server, upgrade), framing: out_framing(h1.framing) };
+        write_request_head(&mut out, req.view(&self.buf), extra);
+        out.extend_from_slice(&self.buf[h1.len..h1.len + self.here]);
+        self.drop_request_bytes();
+        let replayable = self.body.is_done();
+        self.conn.first_done = true;
+        trace_server(self.trace, &sc);
+
+        // Send; a pooled connection that turns out dead is replaced once, transparently.
+        if write_all(&sc.stream, &out, be.timeouts.server).await.is_err() {
+            match retry_on_new_conn(sess, be_idx, &sc, &out, replayable).await {
+                Some(new) => {
+                    sc = new;
+                    trace_server(self.trace, &sc);
+                }
+                None => return Forwarded::Failed(502),
+            }
+        }
+
+        let progress = xfer::Progress::default();
+        let info = xfer::ReqInfo {
+            method,
+            version,
+            upgrade,
+            keep_client: self.keep_client,
+            progress: &progress,
+            trace: self.trace,
+        };
+        let mut result = if self.body.is_done() {
+            let pending = &self.buf[..];
+            let res_h1 = &mut self.heads.res;
+            forward_response(self.client, &sc.stream, res_h1, res, info, sess, be_idx, pending, &mut on_response).await
+        } else {
+            self.forward_upload_and_response(&sc, res, info, be_idx, &mut on_response).await
+        };
+        if matches!(result, Err(RespError::ServerClosedEarly)) && sc.from_pool {
+            if let Some(new) = retry_on_new_conn(sess, be_idx, &sc, &out, replayable).await {
+                sc = new;
+                trace_server(self.trace, &sc);
+                let (pending, res_h1) = (&self.buf[..], &mut self.heads.res);
+                let fwd = forward_response(
+                    self.client,
+                    &sc.stream,
+                    res_h1,
+                    res,
+                    info,
+                    sess,
+                    be_idx,
+                    pending,
+                    &mut on_response,
+                );
+                result = fwd.await;
+            }
+        }
+        drop(out);
+
+        match result {
+            Ok(end) => Forwarded::Done(self.finish(be_idx, sc, end, self.body.is_done() && keep_server)),
+            Err(RespError::ClientGone | RespError::Aborted | RespError::Closed) => Forwarded::Closed,
+            Err(RespError::Replaced) => Forwarded::Replaced,
+            Err(RespError::Status(code)) => Forwarded::Failed(code),
+            Err(RespError::ServerClosedEarly) => Forwarded::Failed(502),
+        }
+    }
+
+    async fn reply(&mut self, res: &MsgHead, reply: &Synth<'_>) -> Next {
+        let fe = &self.sess.rt.proxies[self.sess.fe];
+        self.drop_request_bytes();
+        let keep = self.keep_after_reply() && reply.has_length;
+        let req = &self.heads.req;
+        let conn = response_conn_hdr(req.version, res.version, keep, false);
+        let body = &reply.body[..];
+        let bodyless = matches!(res.status, 100..=199 | 204 | 304);
+        let framing =
+            if reply.has_length && !bodyless { OutFraming::Length(body.len() as u64) } else { OutFraming::AsIs };
+        let mut out = Buf::take(self.sess.rt.bufsize);
+        write_response_head(&mut out, res.view(reply.buf), conn, framing);
+        if req.method != Method::Head {
+            out.extend_from_slice(body);
+        }
+        if write_all(self.client, &out, fe.timeouts.client).await.is_err() || !keep {
+            return Next::Close;
+        }
+        Next::KeepAlive
+    }
+
+    async fn reply_raw(&mut self, bytes: &[u8]) -> Next {
+        let fe = &self.sess.rt.proxies[self.sess.fe];
+        let _ = write_all(self.client, bytes, fe.timeouts.client).await;
+        Next::Close
+    }
+}
+
+impl<S: Sock> H1Front<'_, S> {
+    /// The request body still streams in while the response may already come back (a
+    /// server may answer before reading everything). If the response ends first, the
+    /// connections cannot be reused: the exchange ends with a close.
+    ///
+    /// As in HAProxy, `timeout server` bounds this phase (restarted by every body byte the
+    /// server receives), not `timeout client`: a client pausing in its upload gets a 504
+    /// when the server timeout strikes. An invalid chunk gets a 400 if nothing of the
+    /// response was sent yet.
+    async fn forward_upload_and_response<R>(
+        &mut self,
+        sc: &ServerConn,
+        res: &mut MsgHead,
+        info: xfer::ReqInfo<'_>,
+        be_idx: usize,
+        on_response: &mut R,
+    ) -> Result<RespEnd, RespError>
+    where
+        R: FnMut(&mut MsgHead, &[u8]) -> Verdict,
+    {
+        let sess = self.sess;
+        let fe = &sess.rt.proxies[sess.fe];
+        let be = &sess.rt.proxies[be_idx];
+        let client_timeout = if be.timeouts.server.is_some() { None } else { fe.timeouts.client };
+        let (body, buf) = (&mut self.body, &mut self.buf);
+        let up =
+            forward_rest(self.client, &sc.stream, body, buf, client_timeout, be.timeouts.server, &info.progress.upload);
+        let res_h1 = &mut self.heads.res;
+        let down = forward_response(self.client, &sc.stream, res_h1, res, info, sess, be_idx, &[], on_response);
+        tokio::pin!(up, down);
+        let mut up_done = false;
+        loop {
+            tokio::select! {
+                r = &mut down => {
+                    let mut end = r?;
+                    if !up_done {
+                        end.keep_client = false;
+                        end.server_reusable = false;
+                    }
+                    return Ok(end);
+                }
+                r = &mut up, if !up_done => {
+                    up_done = true;
+                    match r {
+                        Ok(()) => {}
+                        Err(BodyError::Framing(_)) if !info.progress.answered.load(Ordering::Relaxed) => {
+                            return Err(RespError::Status(400))
+                        }
+                        Err(_) => return Err(RespError::Aborted),
+                    }
+                }
+            }
+        }
+    }
+
+    /// After a complete response: park or keep the server connection, and keep the
+    /// client connection if both sides agree.
+    fn finish(&mut self, be_idx: usize, sc: ServerConn, end: RespEnd, keep_server: bool) -> Next {
+        let rt = &self.sess.rt;
+        if keep_server && end.server_reusable {
+            if rt.proxies[be_idx].http_reuse == HttpReuse::Never {
+                self.conn.private = Some(Box::new(sc));
+            } else {
+                sc.park(rt, be_idx);
+            }
+        }
+        if end.keep_client {
+            Next::KeepAlive
+        } else {
+            Next::Close
+        }
+    }
+}
+
+/// `-d`: the stream is carried by `sc` from now on.
+fn trace_server(trace: Option<&Trace>, sc: &ServerConn) {
+    if let Some(t) = trace {
+        t.set_server(sc.stream.as_raw_fd());
+    }
+}
+
+/// A connection taken from the pool failed before any response byte: open a new one
+/// to the same server and send the request again, if the request can be replayed.
+async fn retry_on_new_conn(
+    sess: &Session,
+    be_idx: usize,
+    sc: &ServerConn,
+    out: &[u8],
+    replayable: bool,
+) -> Option<ServerConn> {
+    if !sc.from_pool || !replayable {
+        return None;
+    }
+    let new = backend::reconnect(&sess.rt, be_idx, sc.srv).await.ok()?;
+    write_all(&new.stream, out, sess.rt.proxies[be_idx].timeouts.server).await.ok()?;
+    Some(new)
+}
+
+/// Which idle connections this request may use (`http-reuse`).
+///
+/// COMPAT: with `safe` (the default), HAProxy sends the first request of a client
+/// connection on a new server connection, so that a server closing an idle connection
+/// cannot make that request fail. rampart gives the same guarantee more cheaply: a
+/// first request that can be replayed (idempotent method, whole request already in
+/// hand) may use an idle connection, and if that connection fails before any response
+/// byte the request is sent again on a new connection, invisibly to the client.
+fn reuse_policy(mode: HttpReuse, first_done: bool, method: Method, replayable: bool) -> Reuse {
+    match mode {
+        HttpReuse::Never => Reuse::No,
+        HttpReuse::Always => Reuse::MinUses(0),
+        _ if first_done => Reuse::MinUses(0),
+        HttpReuse::Aggressive => Reuse::MinUses(2),
+        HttpReuse::Safe if method.is_idempotent() && replayable => Reuse::MinUses(0),
+        HttpReuse::Safe => Reuse::No,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn safe_reuse_lets_only_replayable_first_requests_take_idle_connections() {
+        assert_eq!(reuse_policy(HttpReuse::Safe, false, Method::Get, true), Reuse::MinUses(0));
+        assert_eq!(reuse_policy(HttpReuse::Safe, false, Method::Post, true), Reuse::No);
+        assert_eq!(reuse_policy(HttpReuse::Safe, false, Method::Get, false), Reuse::No);
+        assert_eq!(reuse_policy(HttpReuse::Safe, true, Method::Post, false), Reuse::MinUses(0));
+        assert_eq!(reuse_policy(HttpReuse::Never, true, Method::Get, true), Reuse::No);
+        assert_eq!(reuse_policy(HttpReuse::Aggressive, false, Method::Post, false), Reuse::MinUses(2));
+        assert_eq!(reuse_policy(HttpReuse::Always, false, Method::Post, false), Reuse::MinUses(0));
+    }
+}

@@ -1,0 +1,415 @@
+//! HTTP fetches of the start lines, the target, the body and the transaction:
+//! `method`, `path`, `base`, `url`, `url_param`, `query`, `req.ver`, `status`,
+//! `req.body*`, `capture.*`, `unique-id`, `http_first_req`, `req.proto_http`.
+//! HAProxy counterpart: src/http_fetch.c.
+//!
+//! Not yet (rejected as unknown): `http_auth*` (need userlists), `req.body_param`,
+//! `res.body*` (responses are not buffered), `req.hdrs_bin`.
+
+use std::borrow::Cow;
+use std::net::IpAddr;
+
+use rampart_proto::h1;
+
+use crate::http::MsgView;
+use crate::sample::cast::buf_to_ipv4;
+use crate::sample::ctx::SampleCtx;
+use crate::sample::kw::{uses, Arg, ArgSpec, ArgT, FetchKw};
+use crate::sample::types::{Sample, SmpType};
+
+use super::http_hdr::strl2ic;
+use super::Emit;
+
+fn fetch_method<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(m) = ctx.req {
+        emit(Sample::Meth(m.head.method, Cow::Borrowed(m.method())));
+    }
+}
+
+/// The path of the request target, from its `/`, with the query when `with_query`
+/// (HAProxy's `http_parse_path`: absent for `*`, authority form, or no `/`).
+fn path(m: MsgView<'_>, with_query: bool) -> Option<&[u8]> {
+    let t = m.target();
+    if !t.pathq.starts_with(b"/") {
+        return None;
+    }
+    Some(if with_query { t.pathq } else { t.path })
+}
+
+fn fetch_path<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(p) = ctx.req.and_then(|m| path(m, false)) {
+        emit(Sample::str(p));
+    }
+}
+
+fn fetch_pathq<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(p) = ctx.req.and_then(|m| path(m, true)) {
+        emit(Sample::str(p));
+    }
+}
+
+/// The first value of the `Host` header.
+fn host<'a>(m: MsgView<'a>) -> Option<&'a [u8]> {
+    m.values(b"host").next()
+}
+
+/// `base` / `baseq`: the `Host` header then the path, or the path alone without host.
+fn base(m: MsgView<'_>, with_query: bool) -> Option<Cow<'_, [u8]>> {
+    let Some(h) = host(m).filter(|h| !h.is_empty()) else {
+        return path(m, with_query).map(Cow::Borrowed);
+    };
+    let mut out = h.to_vec();
+    if let Some(p) = path(m, with_query) {
+        out.extend_from_slice(p);
+    }
+    Some(Cow::Owned(out))
+}
+
+fn fetch_base<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(b) = ctx.req.and_then(|m| base(m, false)) {
+        emit(Sample::Str(b));
+    }
+}
+
+fn fetch_baseq<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(b) = ctx.req.and_then(|m| base(m, true)) {
+        emit(Sample::Str(b));
+    }
+}
+
+/// HAProxy's string hash of `base32` (sdbm's recurrence).
+fn sdbm_step(hash: u32, bytes: &[u8]) -> u32 {
+    bytes.iter().fold(hash, |h, &c| u32::from(c).wrapping_add(h << 6).wrapping_add(h << 16).wrapping_sub(h))
+}
+
+/// Bob Jenkins' integer avalanche then a multiplication (HAProxy's `full_hash`).
+pub fn full_hash(mut a: u32) -> u32 {
+    a = a.wrapping_add(0x7ed5_5d16).wrapping_add(a << 12);
+    a = (a ^ 0xc761_c23c) ^ (a >> 19);
+    a = a.wrapping_add(0x1656_67b1).wrapping_add(a << 5);
+    a = a.wrapping_add(0xd3a2_646c) ^ (a << 9);
+    a = a.wrapping_add(0xfd70_46c5).wrapping_add(a << 3);
+    a = (a ^ 0xb55a_4f09) ^ (a >> 16);
+    a.wrapping_mul(3_221_225_473)
+}
+
+/// `base32`: hash of the first `Host` value and the path without query.
+fn base32(m: MsgView<'_>) -> u32 {
+    let mut h = host(m).map_or(0, |v| sdbm_step(0, v));
+    if let Some(p) = path(m, false) {
+        h = sdbm_step(h, p);
+    }
+    full_hash(h)
+}
+
+/// `url32`: hash of the whole first `Host` header and the path with its query.
+fn url32(m: MsgView<'_>) -> u32 {
+    let mut h = m.first(b"host").map_or(0, |v| sdbm_step(0, v));
+    if let Some(p) = path(m, true) {
+        h = sdbm_step(h, p);
+    }
+    full_hash(h)
+}
+
+fn fetch_base32<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(m) = ctx.req {
+        emit(Sample::Sint(i64::from(base32(m))));
+    }
+}
+
+fn fetch_url32<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(m) = ctx.req {
+        emit(Sample::Sint(i64::from(url32(m))));
+    }
+}
+
+/// A hash followed by the client address bytes (`base32+src`, `url32+src`).
+fn hash_src(hash: u32, ctx: &SampleCtx<'_>) -> Option<Sample<'static>> {
+    let mut out = hash.to_be_bytes().to_vec();
+    match ctx.conn.src?.ip() {
+        IpAddr::V4(a) => out.extend_from_slice(&a.octets()),
+        IpAddr::V6(a) => out.extend_from_slice(&a.octets()),
+    }
+    Some(Sample::Bin(Cow::Owned(out)))
+}
+
+fn fetch_base32_src<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(s) = ctx.req.and_then(|m| hash_src(base32(m), ctx)) {
+        emit(s);
+    }
+}
+
+fn fetch_url32_src<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(s) = ctx.req.and_then(|m| hash_src(url32(m), ctx)) {
+        emit(s);
+    }
+}
+
+fn fetch_url<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(m) = ctx.req {
+        emit(Sample::str(m.uri()));
+    }
+}
+
+/// The IPv4 address and port of an `http://a.b.c.d[:port]/` target (HAProxy's
+/// `url2sa`, which knows only this form).
+fn url_addr(uri: &[u8]) -> Option<(std::net::Ipv4Addr, u16)> {
+    if uri.len() < 7 || !uri[..7].eq_ignore_ascii_case(b"http://") {
+        return None;
+    }
+    let rest = &uri[7..];
+    let n = rest.iter().take_while(|c| c.is_ascii_digit() || **c == b'.').count();
+    let ip = buf_to_ipv4(&rest[..n])?;
+    let port = match rest.get(n) {
+        Some(b':') => {
+            let d: Vec<u8> = rest[n + 1..].iter().take_while(|c| c.is_ascii_digit()).copied().collect();
+            std::str::from_utf8(&d).ok()?.parse().ok()?
+        }
+        _ => 80,
+    };
+    Some((ip, port))
+}
+
+fn fetch_url_ip<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some((ip, _)) = ctx.req.and_then(|m| url_addr(m.uri())) {
+        emit(Sample::Ipv4(ip));
+    }
+}
+
+fn fetch_url_port<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some((_, port)) = ctx.req.and_then(|m| url_addr(m.uri())) {
+        emit(Sample::Sint(i64::from(port)));
+    }
+}
+
+fn fetch_query<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    let Some(m) = ctx.req else { return };
+    let uri = m.uri();
+    if let Some(q) = memchr::memchr(b'?', uri) {
+        emit(Sample::str(&uri[q + 1..]));
+    }
+}
+
+/// Calls `f` with the values of URL parameter `name` (any parameter with a value when
+/// empty) in `uri`, parameters starting after the first `delim` and separated by `&`,
+/// `;` or `delim` (HAProxy's `http_find_next_url_param`).
+pub fn url_params<'a>(uri: &'a [u8], name: &[u8], delim: u8, f: &mut dyn FnMut(&'a [u8]) -> bool) {
+    let Some(start) = memchr::memchr(delim, uri) else { return };
+    let is_delim = |c: u8| c == b'&' || c == b';' || c == delim;
+    let mut pos = start + 1;
+    let end = uri.len();
+    loop {
+        let value_start = if name.is_empty() {
+            match memchr::memchr(b'=', &uri[pos..]) {
+                Some(e) => pos + e + 1,
+                None => return,
+            }
+        } else {
+            match find_param(uri, pos, name, &is_delim) {
+                Some(p) => p + name.len() + 1,
+                None => return,
+            }
+        };
+        let value_end = uri[value_start..].iter().position(|&c| is_delim(c)).map_or(end, |e| value_start + e);
+        if !f(&uri[value_start..value_end]) || value_end >= end {
+            return;
+        }
+        pos = value_end;
+    }
+}
+
+/// Where parameter `name=` starts at or after `pos` (HAProxy's
+/// `http_find_url_param_pos`).
+fn find_param(uri: &[u8], mut pos: usize, name: &[u8], is_delim: &dyn Fn(u8) -> bool) -> Option<usize> {
+    while pos < uri.len() {
+        let eq = pos + name.len();
+        if eq >= uri.len() {
+            return None;
+        }
+        if uri[eq] == b'=' {
+            if &uri[pos..eq] == name {
+                return Some(pos);
+            }
+            pos = eq + 1;
+        }
+        while pos < uri.len() && !is_delim(uri[pos]) {
+            pos += 1;
+        }
+        pos += 1;
+    }
+    None
+}
+
+/// The parameter values a fetch reports: all while iterating, else the first.
+fn pick_param<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, f: &mut dyn FnMut(&'a [u8]) -> bool) {
+    let Some(m) = ctx.req else { return };
+    let name = args.first().and_then(Arg::as_bytes).unwrap_or_default();
+    let delim = args.get(1).and_then(Arg::as_bytes).and_then(|d| d.first().copied()).unwrap_or(b'?');
+    let iterate = ctx.iterate.get();
+    url_params(m.uri(), name, delim, &mut |v| f(v) && iterate);
+}
+
+fn fetch_url_param<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    pick_param(args, ctx, &mut |v| emit(Sample::str(v)));
+}
+
+fn fetch_urlp_val<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    pick_param(args, ctx, &mut |v| emit(Sample::Sint(strl2ic(v))));
+}
+
+fn fetch_req_ver<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(m) = ctx.req {
+        emit(Sample::str(m.head.version.as_str().as_bytes()));
+    }
+}
+
+fn fetch_res_ver<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(m) = ctx.res {
+        emit(Sample::str(m.head.version.as_str().as_bytes()));
+    }
+}
+
+fn fetch_status<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(m) = ctx.res {
+        emit(Sample::Sint(i64::from(m.head.status)));
+    }
+}
+
+fn capture<'a>(caps: &'a [Option<Vec<u8>>], args: &[Arg]) -> Option<&'a [u8]> {
+    let i = usize::try_from(args.first()?.as_sint()?).ok()?;
+    caps.get(i)?.as_deref()
+}
+
+fn fetch_capture_req_hdr<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(v) = capture(ctx.req_caps, args) {
+        emit(Sample::str(v));
+    }
+}
+
+fn fetch_capture_res_hdr<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(v) = capture(ctx.res_caps, args) {
+        emit(Sample::str(v));
+    }
+}
+
+fn fetch_capture_req_method<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(m) = ctx.req {
+        emit(Sample::str(m.method()));
+    }
+}
+
+fn fetch_capture_req_ver<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(m) = ctx.req {
+        emit(Sample::str(full_version(m)));
+    }
+}
+
+fn fetch_capture_res_ver<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(m) = ctx.res {
+        emit(Sample::str(full_version(m)));
+    }
+}
+
+/// `HTTP/1.0` or `HTTP/1.1`.
+pub fn full_version(m: MsgView<'_>) -> &'static [u8] {
+    match m.head.version {
+        rampart_proto::http::Version::Http10 => b"HTTP/1.0",
+        rampart_proto::http::Version::Http11 => b"HTTP/1.1",
+    }
+}
+
+fn fetch_unique_id<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(id) = ctx.unique_id {
+        emit(Sample::str(id));
+    }
+}
+
+fn fetch_http_first_req<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if ctx.req.is_some() {
+        emit(Sample::Bool(ctx.first_req));
+    }
+}
+
+fn fetch_req_body<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if ctx.req.is_some() {
+        emit(Sample::Bin(Cow::Borrowed(ctx.req_body.unwrap_or_default())));
+    }
+}
+
+fn fetch_req_body_len<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if ctx.req.is_some() {
+        emit(Sample::Sint(ctx.req_body.map_or(0, <[u8]>::len) as i64));
+    }
+}
+
+/// `req.body_size`: the announced length when known, else what is in hand.
+fn fetch_req_body_size<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    let Some(m) = ctx.req else { return };
+    let n = match m.head.body {
+        crate::http::BodyLen::Known(n) => n as i64,
+        _ => ctx.req_body.map_or(0, <[u8]>::len) as i64,
+    };
+    emit(Sample::Sint(n));
+}
+
+/// `req.proto_http`: an HTTP request, or TCP bytes that start with a complete one.
+fn fetch_proto_http<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if ctx.req.is_some() {
+        emit(Sample::Bool(true));
+        return;
+    }
+    let Some(p) = ctx.payload else { return };
+    let mut head = h1::Head::default();
+    match h1::parse_request(p, ctx.rt.max_head.max(1), &mut head) {
+        Ok(true) => {
+            emit(Sample::Bool(true));
+        }
+        Ok(false) => ctx.may_change.set(true),
+        Err(_) => {}
+    }
+}
+
+const NAME_DELIM: ArgSpec = ArgSpec::new(&[ArgT::Str, ArgT::Str], 0);
+const IDX: ArgSpec = ArgSpec::new(&[ArgT::Sint], 1);
+const RQ: u32 = uses::HRQHV;
+const RQP: u32 = uses::HRQHP;
+
+pub const KEYWORDS: &[FetchKw] = &[
+    FetchKw::new("base", ArgSpec::NONE, SmpType::Str, fetch_base).uses(RQ),
+    FetchKw::new("base32", ArgSpec::NONE, SmpType::Sint, fetch_base32).uses(RQ),
+    FetchKw::new("base32+src", ArgSpec::NONE, SmpType::Bin, fetch_base32_src).uses(RQ),
+    FetchKw::new("baseq", ArgSpec::NONE, SmpType::Str, fetch_baseq).uses(RQ),
+    FetchKw::new("capture.req.hdr", IDX, SmpType::Str, fetch_capture_req_hdr).uses(RQP),
+    FetchKw::new("capture.req.method", ArgSpec::NONE, SmpType::Str, fetch_capture_req_method).uses(RQP),
+    FetchKw::new("capture.req.uri", ArgSpec::NONE, SmpType::Str, fetch_url).uses(RQP),
+    FetchKw::new("capture.req.ver", ArgSpec::NONE, SmpType::Str, fetch_capture_req_ver).uses(RQP),
+    FetchKw::new("capture.res.hdr", IDX, SmpType::Str, fetch_capture_res_hdr).uses(uses::HRSHP),
+    FetchKw::new("capture.res.ver", ArgSpec::NONE, SmpType::Str, fetch_capture_res_ver).uses(RQP),
+    FetchKw::new("http_first_req", ArgSpec::NONE, SmpType::Bool, fetch_http_first_req).uses(RQP),
+    FetchKw::new("method", ArgSpec::NONE, SmpType::Meth, fetch_method).uses(RQP),
+    FetchKw::new("path", ArgSpec::NONE, SmpType::Str, fetch_path).uses(RQ),
+    FetchKw::new("pathq", ArgSpec::NONE, SmpType::Str, fetch_pathq).uses(RQ),
+    FetchKw::new("query", ArgSpec::NONE, SmpType::Str, fetch_query).uses(RQ),
+    FetchKw::new("req.proto_http", ArgSpec::NONE, SmpType::Bool, fetch_proto_http).uses(RQP),
+    FetchKw::new("req_proto_http", ArgSpec::NONE, SmpType::Bool, fetch_proto_http).uses(RQP),
+    FetchKw::new("req.ver", ArgSpec::NONE, SmpType::Str, fetch_req_ver).uses(RQ),
+    FetchKw::new("req_ver", ArgSpec::NONE, SmpType::Str, fetch_req_ver).uses(RQ),
+    FetchKw::new("req.body", ArgSpec::NONE, SmpType::Bin, fetch_req_body).uses(RQ),
+    FetchKw::new("req.body_len", ArgSpec::NONE, SmpType::Sint, fetch_req_body_len).uses(RQ),
+    FetchKw::new("req.body_size", ArgSpec::NONE, SmpType::Sint, fetch_req_body_size).uses(RQ),
+    FetchKw::new("res.ver", ArgSpec::NONE, SmpType::Str, fetch_res_ver).uses(uses::HRSHV),
+    FetchKw::new("resp_ver", ArgSpec::NONE, SmpType::Str, fetch_res_ver).uses(uses::HRSHV),
+    FetchKw::new("status", ArgSpec::NONE, SmpType::Sint, fetch_status).uses(uses::HRSHP),
+    // COMPAT: HAProxy 2.6 declares `unique-id` with a source number as its use
+    // bits, which amounts to constant, listener and frontend; kept for the same checks.
+    FetchKw::new("unique-id", ArgSpec::NONE, SmpType::Str, fetch_unique_id)
+        .uses(uses::CONST | uses::LISTN | uses::FTEND),
+    FetchKw::new("url", ArgSpec::NONE, SmpType::Str, fetch_url).uses(RQ),
+    FetchKw::new("url32", ArgSpec::NONE, SmpType::Sint, fetch_url32).uses(RQ),
+    FetchKw::new("url32+src", ArgSpec::NONE, SmpType::Bin, fetch_url32_src).uses(RQ),
+    FetchKw::new("url_ip", ArgSpec::NONE, SmpType::Ipv4, fetch_url_ip).uses(RQ),
+    FetchKw::new("url_port", ArgSpec::NONE, SmpType::Sint, fetch_url_port).uses(RQ),
+    FetchKw::new("url_param", NAME_DELIM, SmpType::Str, fetch_url_param).uses(RQ),
+    FetchKw::new("urlp", NAME_DELIM, SmpType::Str, fetch_url_param).uses(RQ),
+    FetchKw::new("urlp_val", NAME_DELIM, SmpType::Sint, fetch_urlp_val).uses(RQ),
+];

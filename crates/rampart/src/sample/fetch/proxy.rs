@@ -1,0 +1,239 @@
+//! Fetches of the proxies and servers: names, ids, connection counts, server states,
+//! timeouts. HAProxy counterpart: src/frontend.c, src/backend.c.
+//!
+//! Ids: HAProxy numbers proxies from 1 in declaration order, after the internal
+//! `GLOBAL` proxy a `stats socket` creates, and servers from 1 in their backend
+//! (explicit `id` keywords are not supported by the configuration model yet).
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use crate::proxy::ProxyRt;
+use crate::sample::ctx::SampleCtx;
+use crate::sample::expr::CompileCx;
+use crate::sample::kw::{uses, Arg, ArgList, ArgSpec, ArgT, FetchKw};
+use crate::sample::types::{Sample, SmpType};
+
+use super::Emit;
+
+fn proxy<'a>(ctx: &SampleCtx<'a>, idx: usize) -> Option<&'a ProxyRt> {
+    ctx.rt.proxies.get(idx)
+}
+
+/// The proxy an argument names, else `default`.
+fn arg_proxy(args: &[Arg], default: usize) -> usize {
+    match args.first() {
+        Some(Arg::Proxy(p)) => *p,
+        _ => default,
+    }
+}
+
+/// Appends the id of the first proxy (1, or 2 after the `GLOBAL` proxy).
+fn check_px_id(args: &mut ArgList, cx: &mut CompileCx<'_>) -> Result<(), String> {
+    args.push(Arg::Sint(1 + i64::from(!cx.cfg.global.stats_sockets.is_empty())));
+    Ok(())
+}
+
+fn px_id(args: &[Arg], idx: usize) -> Sample<'static> {
+    Sample::Sint(args.last().and_then(Arg::as_sint).unwrap_or(1) + idx as i64)
+}
+
+fn fetch_fe_name<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(p) = proxy(ctx, ctx.fe) {
+        emit(Sample::str(p.name.as_bytes()));
+    }
+}
+
+fn fetch_fe_id<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    emit(px_id(args, ctx.fe));
+}
+
+/// `fe_defbe`: the frontend's default backend.
+fn fetch_fe_defbe<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(b) = proxy(ctx, ctx.fe).and_then(|p| p.fe.backend).and_then(|b| proxy(ctx, b)) {
+        emit(Sample::str(b.name.as_bytes()));
+    }
+}
+
+fn fetch_be_name<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(p) = proxy(ctx, ctx.be_or_fe()) {
+        emit(Sample::str(p.name.as_bytes()));
+    }
+}
+
+fn fetch_be_id<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    emit(px_id(args, ctx.be_or_fe()));
+}
+
+fn fetch_srv_name<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    let srv = ctx.be.zip(ctx.srv).and_then(|(b, s)| proxy(ctx, b)?.be.servers.get(s));
+    if let Some(s) = srv {
+        emit(Sample::str(s.name.as_bytes()));
+    }
+}
+
+fn fetch_srv_id<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let (Some(_), Some(s)) = (ctx.be, ctx.srv) {
+        emit(Sample::Sint(s as i64 + 1));
+    }
+}
+
+/// `nbsrv([backend])`: usable active servers, else usable backup servers.
+fn fetch_nbsrv<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    let Some(p) = proxy(ctx, arg_proxy(args, ctx.be_or_fe())) else { return };
+    let up = |backup: bool| p.be.servers.iter().filter(|s| s.backup == backup && !s.disabled).count();
+    let n = match up(false) {
+        0 => up(true),
+        n => n,
+    };
+    emit(Sample::Sint(n as i64));
+}
+
+fn server<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>) -> Option<&'a crate::proxy::ServerRt> {
+    match args.first() {
+        Some(Arg::Server(p, s)) => proxy(ctx, *p)?.be.servers.get(*s),
+        _ => None,
+    }
+}
+
+/// `srv_is_up(srv)`: the server takes traffic.
+/// COMPAT: without health checks yet, "up" means not `disabled`.
+fn fetch_srv_is_up<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(s) = server(args, ctx) {
+        emit(Sample::Bool(!s.disabled));
+    }
+}
+
+fn fetch_srv_conn<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(s) = server(args, ctx) {
+        emit(Sample::Sint(i64::from(s.cur_conns.load(Ordering::Relaxed))));
+    }
+}
+
+/// `be_conn(backend)`: connections in use to the backend's servers.
+/// COMPAT: HAProxy counts the backend's streams (queued ones too).
+fn fetch_be_conn<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(p) = proxy(ctx, arg_proxy(args, ctx.be_or_fe())) {
+        let n: u64 = p.be.servers.iter().map(|s| u64::from(s.cur_conns.load(Ordering::Relaxed))).sum();
+        emit(Sample::Sint(n as i64));
+    }
+}
+
+fn fetch_fe_conn<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(p) = proxy(ctx, arg_proxy(args, ctx.fe)) {
+        emit(Sample::Sint(i64::from(p.fe.cur_conns.load(Ordering::Relaxed))));
+    }
+}
+
+fn ms(d: Option<Duration>) -> Sample<'static> {
+    Sample::Sint(d.map_or(0, |d| d.as_millis() as i64))
+}
+
+fn fetch_fe_client_timeout<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(p) = proxy(ctx, ctx.fe) {
+        emit(ms(p.timeouts.client));
+    }
+}
+
+fn fetch_be_server_timeout<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(p) = proxy(ctx, ctx.be_or_fe()) {
+        emit(ms(p.timeouts.server));
+    }
+}
+
+fn fetch_be_tunnel_timeout<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(p) = proxy(ctx, ctx.be_or_fe()) {
+        emit(ms(p.timeouts.tunnel));
+    }
+}
+
+const BE: ArgSpec = ArgSpec::new(&[ArgT::Backend], 1);
+const FE: ArgSpec = ArgSpec::new(&[ArgT::Frontend], 1);
+const SRV: ArgSpec = ArgSpec::new(&[ArgT::Server], 1);
+
+pub const KEYWORDS: &[FetchKw] = &[
+    FetchKw::new("fe_client_timeout", ArgSpec::NONE, SmpType::Sint, fetch_fe_client_timeout).uses(uses::FTEND),
+    FetchKw::new("fe_conn", FE, SmpType::Sint, fetch_fe_conn),
+    FetchKw::new("fe_defbe", ArgSpec::NONE, SmpType::Str, fetch_fe_defbe).uses(uses::FTEND),
+    FetchKw::new("fe_id", ArgSpec::NONE, SmpType::Sint, fetch_fe_id).uses(uses::FTEND).check(check_px_id),
+    FetchKw::new("fe_name", ArgSpec::NONE, SmpType::Str, fetch_fe_name).uses(uses::FTEND),
+    FetchKw::new("be_conn", BE, SmpType::Sint, fetch_be_conn),
+    FetchKw::new("be_id", ArgSpec::NONE, SmpType::Sint, fetch_be_id).uses(uses::BKEND).check(check_px_id),
+    FetchKw::new("be_name", ArgSpec::NONE, SmpType::Str, fetch_be_name).uses(uses::BKEND),
+    FetchKw::new("be_server_timeout", ArgSpec::NONE, SmpType::Sint, fetch_be_server_timeout).uses(uses::BKEND),
+    FetchKw::new("be_tunnel_timeout", ArgSpec::NONE, SmpType::Sint, fetch_be_tunnel_timeout).uses(uses::BKEND),
+    FetchKw::new("nbsrv", BE, SmpType::Sint, fetch_nbsrv),
+    FetchKw::new("srv_conn", SRV, SmpType::Sint, fetch_srv_conn),
+    FetchKw::new("srv_id", ArgSpec::NONE, SmpType::Sint, fetch_srv_id).uses(uses::SERVR),
+    FetchKw::new("srv_is_up", SRV, SmpType::Bool, fetch_srv_is_up),
+    FetchKw::new("srv_name", ArgSpec::NONE, SmpType::Str, fetch_srv_name).uses(uses::SERVR),
+];
+
+#[cfg(test)]
+mod tests {
+    use crate::sample::ctx::SampleCtx;
+    use crate::sample::testutil::*;
+    use crate::sample::Sample;
+
+    #[test]
+    fn names_and_ids() {
+        let cfg = config(CFG);
+        let rt = runtime(&cfg);
+        let c = conn();
+        let mut ctx = SampleCtx::new(&rt, &c, 0);
+        let v = |ctx: &SampleCtx<'_>, t: &str| compile_in(&cfg, 1, t).unwrap().eval(ctx).map(Sample::into_owned);
+        assert_eq!(v(&ctx, "fe_name"), Some(s("fe")));
+        assert_eq!(v(&ctx, "fe_id"), Some(Sample::Sint(1)));
+        assert_eq!(v(&ctx, "fe_defbe"), Some(s("be")));
+        // No backend yet: the frontend stands for it, as HAProxy's `s->be`.
+        assert_eq!(v(&ctx, "be_name"), Some(s("fe")));
+        assert_eq!(v(&ctx, "srv_name"), None);
+        assert_eq!(v(&ctx, "srv_id"), None);
+        ctx.be = Some(1);
+        ctx.srv = Some(1);
+        assert_eq!(v(&ctx, "be_name"), Some(s("be")));
+        assert_eq!(v(&ctx, "be_id"), Some(Sample::Sint(2)));
+        assert_eq!(v(&ctx, "srv_name"), Some(s("s2")));
+        assert_eq!(v(&ctx, "srv_id"), Some(Sample::Sint(2)));
+        assert_eq!(v(&ctx, "fe_client_timeout"), Some(Sample::Sint(1000)));
+        assert_eq!(v(&ctx, "be_server_timeout"), Some(Sample::Sint(1000)));
+        assert_eq!(v(&ctx, "be_tunnel_timeout"), Some(Sample::Sint(0)));
+    }
+
+    #[test]
+    fn ids_count_the_global_proxy_of_a_stats_socket() {
+        let text = format!("global\n  stats socket /tmp/rampart-test.sock\n{CFG}");
+        let cfg = config(&text);
+        let rt = runtime(&cfg);
+        let c = conn();
+        let ctx = SampleCtx::new(&rt, &c, 0);
+        let e = compile_in(&cfg, 0, "fe_id").unwrap();
+        assert_eq!(e.eval(&ctx), Some(Sample::Sint(2)));
+    }
+
+    #[test]
+    fn servers_and_counts() {
+        let cfg = config(CFG);
+        let rt = runtime(&cfg);
+        let c = conn();
+        let ctx = SampleCtx::new(&rt, &c, 0);
+        let v = |t: &str| compile_in(&cfg, 2, t).unwrap().eval(&ctx).map(Sample::into_owned);
+        assert_eq!(v("nbsrv(be)"), Some(Sample::Sint(1)));
+        assert_eq!(v("nbsrv"), Some(Sample::Sint(1)));
+        assert_eq!(v("srv_is_up(be/s1)"), Some(Sample::Bool(true)));
+        assert_eq!(v("srv_is_up(be/s2)"), Some(Sample::Bool(false)));
+        assert_eq!(v("srv_is_up(s3)"), Some(Sample::Bool(true)));
+        rt.proxies[1].be.servers[0].cur_conns.store(3, std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(v("srv_conn(be/s1)"), Some(Sample::Sint(3)));
+        assert_eq!(v("be_conn(be)"), Some(Sample::Sint(3)));
+        assert_eq!(v("fe_conn(fe)"), Some(Sample::Sint(0)));
+        let e = compile_in(&cfg, 0, "srv_is_up(s1)").unwrap_err();
+        assert!(e.is_resolve(), "{e}");
+        let e = compile_in(&cfg, 0, "nbsrv").unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "proxy 'fe', referenced in arg 1 of sample fetch keyword 'nbsrv' in http-request expression in \
+             proxy 'fe', has not backend capability"
+        );
+    }
+}

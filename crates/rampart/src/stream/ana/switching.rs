@@ -1,0 +1,73 @@
+//! Backend switching (`use_backend` rules, else `default_backend`, else the proxy
+//! itself for a `listen`) and server rules (`use-server`).
+//! HAProxy counterpart: `process_switching_rules()` and `process_server_rules()`
+//! (src/stream.c).
+
+use crate::action::BackendTarget;
+use crate::http::MsgHead;
+use crate::sample::ctx::Dir;
+use crate::sample::vars::{Scope, VarStore};
+use crate::sample::SampleCtx;
+use crate::stream::Stream;
+
+/// The vars and the request the switching rules read.
+pub struct Input<'t> {
+    pub req: &'t MsgHead,
+    pub buf: &'t [u8],
+    pub sess: &'t VarStore,
+    pub txn: &'t VarStore,
+    pub reqres: &'t VarStore,
+    pub scratch: &'t mut Vec<u8>,
+}
+
+/// The backend of this stream; `None` when the frontend has none (503).
+pub fn backend(s: &Stream<'_>, i: Input<'_>) -> Option<usize> {
+    let ctx = s.ctx(Dir::Request, Some((i.req, i.buf)), None, i.sess, i.txn, i.reqres);
+    choose(s, &ctx, i.scratch)
+}
+
+/// The backend of a TCP stream: the rules see the connection (and the variables),
+/// no HTTP message.
+// TODO(#5): tcp-request content rules and inspect-delay before switching.
+pub fn backend_l4(s: &Stream<'_>) -> Option<usize> {
+    let (sess, txn, reqres) = (VarStore::new(Scope::Sess), VarStore::new(Scope::Txn), VarStore::new(Scope::Req));
+    let ctx = s.ctx(Dir::Request, None, None, &sess, &txn, &reqres);
+    choose(s, &ctx, &mut Vec::new())
+}
+
+fn choose(s: &Stream<'_>, ctx: &SampleCtx<'_>, scratch: &mut Vec<u8>) -> Option<usize> {
+    let fe = &s.rt.proxies[s.fe];
+    let rules = &fe.rules.switching;
+    if !rules.is_empty() {
+        for rule in rules {
+            if !rule.applies(ctx) {
+                continue;
+            }
+            match &rule.act {
+                BackendTarget::Static(be) => return Some(*be),
+                BackendTarget::Dynamic(fmt) => {
+                    scratch.clear();
+                    fmt.render(ctx, scratch);
+                    // As HAProxy, a name that is no backend falls through to the
+                    // default backend.
+                    let name = &scratch[..];
+                    if let Some(be) = s.rt.proxies.iter().position(|p| p.cap.backend && p.name.as_bytes() == name) {
+                        return Some(be);
+                    }
+                    break;
+                }
+            }
+        }
+    }
+    fe.fe.backend
+}
+
+/// The server a `use-server` rule of backend `be` chooses, if any.
+pub fn server(s: &Stream<'_>, be: usize, i: Input<'_>) -> Option<usize> {
+    let rules = &s.rt.proxies[be].rules.use_server;
+    if rules.is_empty() {
+        return None;
+    }
+    let ctx = s.ctx(Dir::Request, Some((i.req, i.buf)), None, i.sess, i.txn, i.reqres);
+    rules.iter().find(|r| r.applies(&ctx)).map(|r| r.act)
+}

@@ -1,0 +1,93 @@
+//! The per-exchange state the stream keeps between analysers: the request and response
+//! heads, the head of a response rampart builds, the transaction's variables. Drawn from a per-thread pool so that their lists keep their capacity from one
+//! exchange to the next (no allocation per request once warm), and an idle connection
+//! holds none. HAProxy counterpart: `struct http_txn` (include/haproxy/http_ana-t.h).
+
+use std::cell::RefCell;
+
+use crate::http::MsgHead;
+use crate::sample::vars::{Scope, VarStore};
+
+/// Transactions kept per thread.
+const POOL_MAX: usize = 256;
+
+thread_local! {
+    // Boxed on purpose: an exchange holds a pointer, not two heads, in its future.
+    #[allow(clippy::vec_box)]
+    static POOL: RefCell<Vec<Box<TxnData>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The state of one exchange.
+#[derive(Debug)]
+pub struct TxnData {
+    pub req: MsgHead,
+    /// The server's response.
+    pub res: MsgHead,
+    /// A response rampart builds (error page, `deny`, `return`, redirect ...).
+    pub synth: MsgHead,
+    /// `txn.` variables.
+    pub vars_txn: VarStore,
+    /// `req.` then `res.` variables.
+    pub vars_reqres: VarStore,
+    /// Rendered values on their way into a head.
+    pub scratch: Vec<u8>,
+    /// `strict-mode`: a failed rewrite aborts the stream (HAProxy's default: on).
+    pub strict: bool,
+}
+
+impl Default for TxnData {
+    fn default() -> Self {
+        TxnData {
+            req: MsgHead::default(),
+            res: MsgHead::default(),
+            synth: MsgHead::default(),
+            vars_txn: VarStore::new(Scope::Txn),
+            vars_reqres: VarStore::new(Scope::Req),
+            scratch: Vec::new(),
+            strict: true,
+        }
+    }
+}
+
+/// A [`TxnData`] drawn from the current thread's pool; returns itself on drop.
+#[derive(Debug)]
+pub struct Txn(Option<Box<TxnData>>);
+
+impl Txn {
+    /// Takes a cleared transaction whose heads may hold `arena_max` bytes of rewrites.
+    pub fn take(arena_max: usize) -> Txn {
+        let mut data = POOL.with(|p| p.borrow_mut().pop()).unwrap_or_default();
+        for head in [&mut data.req, &mut data.res, &mut data.synth] {
+            head.reset();
+            head.arena_max = arena_max;
+        }
+        data.strict = true;
+        Txn(Some(data))
+    }
+}
+
+impl std::ops::Deref for Txn {
+    type Target = TxnData;
+    fn deref(&self) -> &TxnData {
+        self.0.as_ref().expect("present until drop")
+    }
+}
+
+impl std::ops::DerefMut for Txn {
+    fn deref_mut(&mut self) -> &mut TxnData {
+        self.0.as_mut().expect("present until drop")
+    }
+}
+
+impl Drop for Txn {
+    fn drop(&mut self) {
+        if let Some(data) = self.0.take() {
+            let _ = POOL.try_with(|p| {
+                let mut p = p.borrow_mut();
+                if p.len() < POOL_MAX {
+                    p.push(data);
+                }
+            });
+        }
+    }
+}
