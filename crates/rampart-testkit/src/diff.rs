@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use crate::backend::{RawConn, Seen, TestBackend};
 use crate::http::{strip_header_lines, Headers, Interim, Request, Response};
-use crate::proxy::{haproxy_path, CheckOutput, Proxy, Running, StartError};
+use crate::proxy::{haproxy_or_skip, haproxy_path, CheckOutput, Proxy, Running, StartError};
 
 /// How long a run waits for backend connections to close after the proxy is killed.
 const SETTLE: Duration = Duration::from_secs(2);
@@ -106,8 +106,9 @@ impl Differential {
     }
 
     /// Runs `scenario` against haproxy, then rampart, each with fresh listeners and
-    /// backends, and returns both observations, normalized. Returns `None` (after
-    /// printing a note) when haproxy is not installed.
+    /// backends, and returns both observations, normalized. Returns `None` when haproxy
+    /// is not installed, after [`haproxy_or_skip`]'s visible line (or its panic when
+    /// the run requires haproxy).
     ///
     /// # Panics
     /// If either binary fails to start (the message carries its output).
@@ -116,12 +117,12 @@ impl Differential {
         T: Normalize,
         F: Fn(&Running) -> T,
     {
-        let Some(haproxy) = &self.haproxy else {
-            eprintln!("note: haproxy not installed, differential run skipped");
-            return None;
+        let haproxy = match &self.haproxy {
+            Some(path) => path.clone(),
+            None => haproxy_or_skip(&current_test())?,
         };
         let haproxy =
-            self.run_one(haproxy, &scenario).unwrap_or_else(|e| panic!("{} did not start: {e}", haproxy.display()));
+            self.run_one(&haproxy, &scenario).unwrap_or_else(|e| panic!("{} did not start: {e}", haproxy.display()));
         let rampart = self
             .run_one(&self.rampart, &scenario)
             .unwrap_or_else(|e| panic!("{} did not start: {e}", self.rampart.display()));
@@ -136,20 +137,23 @@ impl Differential {
         T: Normalize,
         F: Fn(&Running) -> T,
     {
-        let Some(haproxy) = &self.haproxy else {
-            eprintln!("note: haproxy not installed, differential run skipped");
-            return None;
+        let haproxy = match &self.haproxy {
+            Some(path) => path.clone(),
+            None => haproxy_or_skip(&current_test())?,
         };
-        let haproxy = self.run_one(haproxy, &scenario);
+        let haproxy = self.run_one(&haproxy, &scenario);
         let rampart = self.run_one(&self.rampart, &scenario);
         Some(Attempt { haproxy, rampart })
     }
 
     /// Runs `-c` on the configuration with both binaries: `(haproxy, rampart)`, or `None`
-    /// when haproxy is not installed.
+    /// when haproxy is not installed (as [`Differential::run`]).
     pub fn check(&self) -> Option<(CheckOutput, CheckOutput)> {
-        let haproxy = self.haproxy.as_ref()?;
-        Some((self.check_one(haproxy), self.check_one(&self.rampart)))
+        let haproxy = match &self.haproxy {
+            Some(path) => path.clone(),
+            None => haproxy_or_skip(&current_test())?,
+        };
+        Some((self.check_one(&haproxy), self.check_one(&self.rampart)))
     }
 
     fn proxy(&self, binary: &Path, backends: &[(String, Box<dyn TestBackend>)]) -> Proxy {
@@ -379,3 +383,8 @@ macro_rules! normalize_as_is {
     )*};
 }
 normalize_as_is!((), bool, u8, u16, u32, u64, usize, i32, String, ErrorKind);
+
+/// The running test's name (libtest names its threads after the tests).
+fn current_test() -> String {
+    std::thread::current().name().unwrap_or("differential test").to_string()
+}

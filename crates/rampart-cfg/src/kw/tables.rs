@@ -144,7 +144,12 @@ pub static GLOBAL: &[Kw] = &[
     kw("ssl-provider-path", No),
     kw("ssl-server-verify", No),
     kw("ssl-skip-self-issued-ca", No),
-    kw("stats", Partial("'socket' (address parsed, options kept), 'timeout', 'maxconn'; the CLI is not served yet")),
+    kw(
+        "stats",
+        Partial(
+            "'socket', 'timeout', 'maxconn' are checked and kept; the runtime API is not served yet (startup warning)",
+        ),
+    ),
     kw("strict-limits", No),
     kw("thread-group", No),
     kw("thread-groups", No),
@@ -220,9 +225,12 @@ pub static GLOBAL: &[Kw] = &[
 
 /// Second words of `stats` in the `global` section.
 pub static STATS_GLOBAL: &[Kw] = &[
-    kw("socket", Partial("address parsed; options kept for the runtime API, which is not served yet")),
-    kw("timeout", Yes),
-    kw("maxconn", Yes),
+    kw(
+        "socket",
+        Partial("address and options checked; binds nothing: the runtime API is not served yet (startup warning)"),
+    ),
+    kw("timeout", Partial("checked and kept; the runtime API is not served yet (startup warning)")),
+    kw("maxconn", Partial("checked and kept; the runtime API is not served yet (startup warning)")),
     kw("bind-process", No),
 ];
 
@@ -230,8 +238,9 @@ const SERVER_PARTIAL: &str = "address (IPv4, IPv6, hostname resolved once, unix@
 const BIND_PARTIAL: &str = "addresses (all forms but abns@/sockpair@/quic) and the 'name' option";
 const USE_BACKEND_PARTIAL: &str = "runs without condition and with a static name; conditions and log-format \
      names are parsed, runtime in progress";
-const CHECKS_PARTIAL: &str = "parsed and kept; health checks do not run yet";
-const LOGS_PARTIAL: &str = "parsed; logs are not sent yet";
+const CHECKS_PARTIAL: &str = "parsed and kept; health checks do not run yet (startup warning)";
+const LOGS_PARTIAL: &str = "parsed; logs are not sent yet (startup warning)";
+const SPLICE_PARTIAL: &str = "rampart splices where it pays off anyway; 'no option' is not supported yet";
 const USERLIST_PARTIAL: &str = "parsed and checked (groups, users, crypt formats); used by 'http-request auth' \
      and the 'http_auth' fetches, runtime in progress";
 const HTTP_REQUEST_PARTIAL: &str =
@@ -395,13 +404,18 @@ pub static OPTIONS: &[OptionKw] = &[
     opt("http-use-proxy-header", D | F | L, true, No),
     opt("httpchk", D | L | B, false, No),
     opt("httpclose", ALL, true, Yes),
-    opt("httplog", D | F | L, false, Partial("parsed ('clf' is not supported yet); logs are not sent yet")),
+    opt(
+        "httplog",
+        D | F | L,
+        false,
+        Partial("parsed ('clf' is not supported yet); logs are not sent yet (startup warning)"),
+    ),
     opt("httpslog", D | F | L, false, No),
     opt("idle-close-on-response", D | F | L, true, No),
     opt("independent-streams", ALL, true, No),
     opt("ldap-check", D | L | B, false, No),
     opt("external-check", D | L | B, false, No),
-    opt("log-health-checks", D | L | B, true, Partial("parsed; health checks and logs do not run yet")),
+    opt("log-health-checks", D | L | B, true, Partial(CHECKS_PARTIAL)),
     opt("log-separate-errors", D | F | L, true, No),
     opt("logasap", D | F | L, true, No),
     opt("mysql-check", D | L | B, false, No),
@@ -414,9 +428,9 @@ pub static OPTIONS: &[OptionKw] = &[
     opt("redis-check", D | L | B, false, No),
     opt("smtpchk", D | L | B, false, No),
     opt("socket-stats", D | F | L, true, No),
-    opt("splice-auto", ALL, true, Yes),
-    opt("splice-request", ALL, true, Yes),
-    opt("splice-response", ALL, true, Yes),
+    opt("splice-auto", ALL, true, Partial(SPLICE_PARTIAL)),
+    opt("splice-request", ALL, true, Partial(SPLICE_PARTIAL)),
+    opt("splice-response", ALL, true, Partial(SPLICE_PARTIAL)),
     opt("spop-check", B, false, No),
     opt("srvtcpka", D | L | B, true, No),
     opt("ssl-hello-chk", D | L | B, false, No),

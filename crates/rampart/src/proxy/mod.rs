@@ -3,7 +3,10 @@
 //! request path reads is immutable except the counters (atomics).
 //! HAProxy counterpart: proxy.c, frontend.c, server.c (runtime parts).
 //!
+//! - `readers`: which code reads each accepted keyword (checked against the tables)
 //! - `unsupported`: what the model holds and the runtime refuses at startup
+
+pub mod readers;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
