@@ -103,7 +103,7 @@ fn check_answers_like_haproxy() {
 
 /// One `-c` run lists every refusal of a file, each with its line: several options of
 /// one `bind` or `server` line, `master-worker`, invalid `stats socket` options, and
-/// what only the runtime refuses (`option http-buffer-request`, `unix@` servers) even though parsing
+/// what only the runtime refuses (`http-request set-priority-class`, `unix@` servers) even though parsing
 /// already failed.
 #[test]
 fn one_check_run_reports_every_refusal() {
@@ -113,7 +113,7 @@ fn one_check_run_reports_every_refusal() {
     }
     let cfg = "global\n  master-worker\n  stats socket /tmp/rampart-every.sock level bogus\n\
                defaults\n  mode http\n  timeout client 1s\n  timeout server 1s\n  timeout connect 1s\n\
-               frontend fe\n  bind 127.0.0.1:18080 accept-proxy tfo\n  option http-buffer-request\n  default_backend be\n\
+               frontend fe\n  bind 127.0.0.1:18080 accept-proxy tfo\n  http-request set-priority-class int(1)\n  default_backend be\n\
                backend be\n  server s1 unix@/tmp/rampart-every-s.sock check\n  server s2 127.0.0.1:1 send-proxy weight 999\n";
     let out = check(netutil::binary(), cfg);
     assert_eq!(out.code, 1, "{}", show(&out));
@@ -135,7 +135,7 @@ fn one_check_run_reports_every_refusal() {
             "10] : 'bind 127.0.0.1:18080' in section 'frontend' : 'tfo' is not supported yet",
             "15] : 'server be/s2' : 'send-proxy' is not supported yet",
             "15] : 'server be/s2' : weight of server s2 is not within 0 and 256 (999)..",
-            "9] : 'option http-buffer-request' is not supported yet",
+            "11] : 'http-request set-priority-class' is not supported yet (the backend queue has no priorities)",
             "14] : unix socket server addresses are not supported yet",
             "Error(s) found in configuration file : test.cfg",
             "Fatal errors found in configuration.",
