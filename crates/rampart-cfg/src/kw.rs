@@ -16,7 +16,7 @@ pub mod pending;
 mod tables;
 
 pub use actions::{
-    CONVERTERS, HTTP_AFTER_RESPONSE_ACTIONS, HTTP_REQUEST_ACTIONS, HTTP_RESPONSE_ACTIONS, PARSED, RETURN_PARTIAL,
+    CONVERTERS, HTTP_AFTER_RESPONSE_ACTIONS, HTTP_REQUEST_ACTIONS, HTTP_RESPONSE_ACTIONS, PARSED,
     TCP_REQUEST_BUILTIN_ACTIONS, TCP_REQUEST_CONNECTION_ACTIONS, TCP_REQUEST_CONTENT_ACTIONS,
     TCP_RESPONSE_BUILTIN_ACTIONS, TCP_RESPONSE_CONTENT_ACTIONS,
 };
@@ -425,7 +425,7 @@ mod tests {
         assert_eq!(http_request_action("set-var(txn.x)").map(|a| a.name), Some("set-var"));
         assert_eq!(http_request_action("set-var-fmt(txn.x)").map(|a| a.name), Some("set-var-fmt"));
         assert_eq!(http_request_action("track-sc0").map(|a| a.name), Some("track-sc"));
-        assert_eq!(http_request_action("return").map(|a| a.support), Some(RETURN_PARTIAL));
+        assert_eq!(http_request_action("return").map(|a| a.support), Some(Support::Yes));
         assert!(http_request_action("retrun").is_none());
         assert_eq!(find_action(TCP_RESPONSE_CONTENT_ACTIONS, "unset-var(txn.a)").map(|a| a.name), Some("unset-var"));
         assert!(find_action(HTTP_AFTER_RESPONSE_ACTIONS, "deny").is_none());

@@ -70,18 +70,6 @@ pub fn register_owned<T: OwnsFd>(owner: T) -> io::Result<tokio::io::unix::AsyncF
         .map_err(io::Error::from)
 }
 
-/// Registers a descriptor that `T` does not own, for readable events: the epoll
-/// descriptor of a thread's park set, which lives in a thread-local for the whole life
-/// of the thread, longer than this registration (owned by the same thread's task).
-// TODO(issue #6): its soundness rests on its one caller, session/park.rs; once that
-// registers a dup of its epoll descriptor (`register_owned(epoll.0.try_clone()?)`),
-// this function goes.
-pub fn register_readable<T: AsRawFd>(listener: T) -> io::Result<tokio::io::unix::AsyncFd<T>> {
-    // SAFETY: see above; kept only for session/park.rs.
-    unsafe { tokio::io::unix::AsyncFd::register_with_interest(listener, tokio::io::Interest::READABLE) }
-        .map_err(io::Error::from)
-}
-
 /// Returns freed heap memory to the system (glibc `malloc_trim`), as HAProxy does
 /// after releasing many objects.
 pub fn trim_heap() {
