@@ -1,11 +1,22 @@
 //! Arbitrary bytes as a request head. Parsing must not panic, a complete head must
 //! stay inside the bytes and the limit and parse the same on its own, and a prefix
 //! (cut where the first byte says) must agree with the whole input.
+//!
+//! Differential: a head the codec accepts is written as rampart forwards it
+//! (`common::forward`) and read again by a second strict parser
+//! (`rampart_testkit::strict`, httparse plus RFC 9112 target, Host and framing checks
+//! written apart from rampart-proto), which must accept it and see the same message:
+//! method, target, headers, framing. A chunked body that follows is scanned and must
+//! decode the same with the strict chunk decoder.
 
 #![no_main]
 
+#[path = "common/forward.rs"]
+mod forward;
+
 use libfuzzer_sys::fuzz_target;
-use rampart_proto::h1::{parse_request, Framing, HdrKind, Head, Method};
+use rampart_proto::h1::{parse_request, ChunkedState, Framing, HdrKind, Head, Method};
+use rampart_testkit::strict::{self, Parsed};
 
 const MAX: usize = 2048;
 
@@ -17,6 +28,7 @@ fuzz_target!(|data: &[u8]| {
         let mut again = Head::default();
         assert_eq!(parse_request(&data[..head.len], MAX, &mut again), Ok(true));
         assert_eq!(again, head, "the head alone parses the same");
+        differential(data, &head);
     }
     if let Some(&first) = data.first() {
         let cut = first as usize * data.len() / 256;
@@ -30,6 +42,30 @@ fuzz_target!(|data: &[u8]| {
         }
     }
 });
+
+fn differential(data: &[u8], head: &Head) {
+    let forwarded = forward::request_head(data, head);
+    let m = match strict::request_head(&forwarded) {
+        Parsed::Complete(m) => m,
+        other => {
+            panic!("rampart would forward {:?}, the strict parser says {other:?}", String::from_utf8_lossy(&forwarded))
+        }
+    };
+    assert_eq!(m.first.as_bytes(), head.method_raw.get(data), "method");
+    assert_eq!(m.second.as_bytes(), forward::target(data, head), "target");
+    forward::assert_same_head(data, head, &m, &forwarded);
+    if head.framing == Framing::Chunked {
+        let body = &data[head.len..];
+        if let Ok((n, true)) = ChunkedState::new().scan(body) {
+            let decoded = strict::dechunk(&body[..n]);
+            assert!(
+                matches!(&decoded, Ok(b) if b.len == n),
+                "body {:?}: {decoded:?}",
+                String::from_utf8_lossy(body)
+            );
+        }
+    }
+}
 
 fn check_head(data: &[u8], head: &Head) {
     assert!(head.len <= data.len() && head.len <= MAX);

@@ -12,14 +12,16 @@
 
 mod actions;
 mod args;
+pub mod pending;
 mod tables;
 
 pub use actions::{
-    CONVERTERS, HTTP_AFTER_RESPONSE_ACTIONS, HTTP_REQUEST_ACTIONS, HTTP_RESPONSE_ACTIONS, PARSED, RETURN_PARTIAL,
+    CONVERTERS, HTTP_AFTER_RESPONSE_ACTIONS, HTTP_REQUEST_ACTIONS, HTTP_RESPONSE_ACTIONS, PARSED,
     TCP_REQUEST_BUILTIN_ACTIONS, TCP_REQUEST_CONNECTION_ACTIONS, TCP_REQUEST_CONTENT_ACTIONS,
     TCP_RESPONSE_BUILTIN_ACTIONS, TCP_RESPONSE_CONTENT_ACTIONS,
 };
 pub use args::{BIND_OPTIONS, SERVER_OPTIONS};
+pub use pending::{Pending, PendingUses};
 pub use tables::{BALANCE_ALGOS, GLOBAL, OPTIONS, PROXY, SECTIONS, STATS_GLOBAL, TIMEOUTS};
 
 /// What rampart does with a keyword.
@@ -92,6 +94,38 @@ pub struct ActionKw {
     pub name: &'static str,
     pub prefix: bool,
     pub support: Support,
+}
+
+/// Every keyword of every table, named as a line spells it: sections (`listen`),
+/// `global <kw>`, `global stats <kw>`, proxy keywords (`maxconn`), `timeout <kw>`,
+/// `option <kw>`, `balance <kw>`, `bind <option>`, `server <option>` (also the
+/// `default-server` options) and rule actions (`http-request <action>`,
+/// `tcp-request content <action>`...), with what rampart does.
+pub fn every_keyword() -> Vec<(String, Support)> {
+    let mut out = Vec::new();
+    let mut add = |prefix: &str, name: &str, support: Support| out.push((format!("{prefix}{name}"), support));
+    SECTIONS.iter().for_each(|k| add("", k.name, k.support));
+    GLOBAL.iter().for_each(|k| add("global ", k.name, k.support));
+    STATS_GLOBAL.iter().for_each(|k| add("global stats ", k.name, k.support));
+    PROXY.iter().for_each(|k| add("", k.name, k.support));
+    TIMEOUTS.iter().for_each(|k| add("timeout ", k.name, k.support));
+    OPTIONS.iter().for_each(|k| add("option ", k.name, k.support));
+    BALANCE_ALGOS.iter().for_each(|k| add("balance ", k.name, k.support));
+    BIND_OPTIONS.iter().for_each(|k| add("bind ", k.name, k.support));
+    SERVER_OPTIONS.iter().for_each(|k| add("server ", k.name, k.support));
+    let actions: [(&str, &[&[ActionKw]]); 7] = [
+        ("http-request ", &[HTTP_REQUEST_ACTIONS]),
+        ("http-response ", &[HTTP_RESPONSE_ACTIONS]),
+        ("http-after-response ", &[HTTP_AFTER_RESPONSE_ACTIONS]),
+        ("tcp-request connection ", &[TCP_REQUEST_BUILTIN_ACTIONS, TCP_REQUEST_CONNECTION_ACTIONS]),
+        ("tcp-request session ", &[TCP_REQUEST_BUILTIN_ACTIONS, TCP_REQUEST_CONNECTION_ACTIONS]),
+        ("tcp-request content ", &[TCP_REQUEST_BUILTIN_ACTIONS, TCP_REQUEST_CONTENT_ACTIONS]),
+        ("tcp-response content ", &[TCP_RESPONSE_BUILTIN_ACTIONS, TCP_RESPONSE_CONTENT_ACTIONS]),
+    ];
+    for (prefix, tables) in actions {
+        tables.iter().flat_map(|t| t.iter()).for_each(|k| add(prefix, k.name, k.support));
+    }
+    out
 }
 
 // === lookups ===
@@ -391,7 +425,7 @@ mod tests {
         assert_eq!(http_request_action("set-var(txn.x)").map(|a| a.name), Some("set-var"));
         assert_eq!(http_request_action("set-var-fmt(txn.x)").map(|a| a.name), Some("set-var-fmt"));
         assert_eq!(http_request_action("track-sc0").map(|a| a.name), Some("track-sc"));
-        assert_eq!(http_request_action("return").map(|a| a.support), Some(RETURN_PARTIAL));
+        assert_eq!(http_request_action("return").map(|a| a.support), Some(Support::Yes));
         assert!(http_request_action("retrun").is_none());
         assert_eq!(find_action(TCP_RESPONSE_CONTENT_ACTIONS, "unset-var(txn.a)").map(|a| a.name), Some("unset-var"));
         assert!(find_action(HTTP_AFTER_RESPONSE_ACTIONS, "deny").is_none());

@@ -30,6 +30,10 @@ use std::path::{Path, PathBuf};
 #[derive(Debug)]
 pub struct Loaded {
     pub config: Option<Config>,
+    /// The model as far as it was parsed, also when there were alerts (refused lines
+    /// are missing from it): for the checks that find more problems to report in the
+    /// same run (`rampart -c` lists every refusal of a file), never to run.
+    pub partial: Config,
     pub diags: Diags,
 }
 
@@ -48,7 +52,7 @@ pub fn load_files(paths: &[PathBuf], ctx: &LexCtx<'_>) -> Loaded {
         }
     }
     if diags.has_alerts() {
-        return Loaded { config: None, diags };
+        return Loaded { config: None, partial: Config::default(), diags };
     }
     parse_texts(&texts, ctx, diags)
 }
@@ -88,7 +92,7 @@ fn parse_texts(texts: &[(String, String)], ctx: &LexCtx<'_>, mut diags: Diags) -
         files.push(parse::FileLines { name: file, lines });
         lexer_diags.push(file_diags.list);
     }
-    let config = parse::parse_files(&files, lexer_diags, &mut diags);
-    let config = if diags.has_alerts() { None } else { Some(config) };
-    Loaded { config, diags }
+    let partial = parse::parse_files(&files, lexer_diags, &mut diags);
+    let config = if diags.has_alerts() { None } else { Some(partial.clone()) };
+    Loaded { config, partial, diags }
 }

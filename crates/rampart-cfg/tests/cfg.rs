@@ -113,9 +113,10 @@ fn ok_files_are_resolved() {
     assert_eq!(app.timeouts.queue, Some(std::time::Duration::from_secs(60)));
 }
 
+/// The haproxy to compare with (`RAMPART_TEST_HAPROXY` or the installed one); a visible
+/// skip without it, a failure under `RAMPART_REQUIRE_HAPROXY`.
 fn haproxy() -> Option<PathBuf> {
-    let candidates = ["/usr/sbin/haproxy", "/usr/local/sbin/haproxy", "/usr/bin/haproxy"];
-    candidates.iter().map(PathBuf::from).find(|p| p.exists())
+    rampart_testkit::haproxy_or_skip("cfg::haproxy_agrees_on_the_same_files")
 }
 
 fn haproxy_check(bin: &Path, cfg: &Path) -> i32 {
@@ -125,10 +126,7 @@ fn haproxy_check(bin: &Path, cfg: &Path) -> i32 {
 
 #[test]
 fn haproxy_agrees_on_the_same_files() {
-    let Some(bin) = haproxy() else {
-        eprintln!("haproxy not installed: skipping the comparison");
-        return;
-    };
+    let Some(bin) = haproxy() else { return };
     let mut failures = Vec::new();
     for cfg in cfg_files("ok") {
         let rc = haproxy_check(&bin, &cfg);

@@ -16,8 +16,6 @@ use std::sync::Arc;
 use rampart_cfg::lexer::Lexer;
 use rampart_cfg::{cond, Diags, Level, LexCtx};
 
-const HAPROXY: &str = "/usr/sbin/haproxy";
-
 /// Environment of both sides. Values stay shorter than the references to them because
 /// `haproxy -cc` expands variables in place and corrupts its input otherwise.
 fn env_vars() -> HashMap<&'static str, &'static str> {
@@ -30,12 +28,11 @@ fn env_vars() -> HashMap<&'static str, &'static str> {
     ])
 }
 
+/// A command running haproxy (`RAMPART_TEST_HAPROXY` or the installed one); a visible
+/// skip without it, a failure under `RAMPART_REQUIRE_HAPROXY`.
 fn haproxy() -> Option<Command> {
-    if !Path::new(HAPROXY).exists() {
-        eprintln!("{HAPROXY} not found: differential test skipped");
-        return None;
-    }
-    let mut cmd = Command::new(HAPROXY);
+    let path = rampart_testkit::haproxy_or_skip("haproxy_diff")?;
+    let mut cmd = Command::new(path);
     cmd.env_clear().env("PATH", "/usr/bin:/bin");
     cmd.envs(env_vars());
     Some(cmd)

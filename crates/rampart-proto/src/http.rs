@@ -201,8 +201,7 @@ pub struct Header {
     pub kind: HdrKind,
     /// Set by the parser for headers the proxy must not forward as they are:
     /// - `Content-Length` when `Transfer-Encoding` is present, repeated `Content-Length`
-    ///   headers after the first (same value), repeated `Host` headers (same value),
-    ///   and `Content-Length`/`Transfer-Encoding` of CONNECT requests and of 1xx/204
+    ///   headers after the first (same value), and `Content-Length`/`Transfer-Encoding` of CONNECT requests and of 1xx/204
     ///   responses (HAProxy skips them on output);
     /// - hop-by-hop headers: `Keep-Alive`, `Proxy-Connection`, `TE`, `Upgrade` unless
     ///   the message carries `Connection: upgrade` (and, for a request, has no body),

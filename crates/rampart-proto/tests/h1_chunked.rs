@@ -1,6 +1,8 @@
 //! Chunked bodies: each input scanned whole, split in two at every offset, and byte by
 //! byte; all must agree. Expected answers come from haproxy 2.6.12 (400 or forwarded),
-//! except where a test name says `deviation`.
+//! except where a test name says `deviation`: rampart forwards chunks as they came, so
+//! it refuses every form two parsers could frame differently (RFC 9112 §7.1 to the
+//! letter; see the module doc of `rampart_proto::h1::chunked`).
 
 mod common;
 
@@ -48,42 +50,101 @@ fn incomplete_body_takes_everything() {
 }
 
 #[test]
-fn bare_lf_accepted() {
-    let body = b"3\nabc\n0\n\n";
-    assert_eq!(ok(body), body.len());
+fn deviation_bare_lf_refused() {
+    // COMPAT: haproxy 2.6 takes a bare LF for CRLF everywhere in a chunked body
+    for body in
+        [&b"3\nabc\r\n0\r\n\r\n"[..], b"3;a=b\nabc\r\n0\r\n\r\n", b"3\r\nabc\n0\r\n\r\n", b"3\r\nabc\r\n0\n\r\n"]
+    {
+        assert_eq!(err(body), H1Error::Chunk, "{:?}", String::from_utf8_lossy(body));
+    }
+    for body in [&b"3\r\nabc\r\n0\r\n\n"[..], b"0\r\nX: 1\n\r\n", b"0\r\nX: 1\r\n\n"] {
+        assert_eq!(err(body), H1Error::HeaderSyntax, "{:?}", String::from_utf8_lossy(body));
+    }
+}
+
+#[test]
+fn bare_cr_refused() {
+    for body in
+        [&b"3\rabc\r\n0\r\n\r\n"[..], b"3;a\rb\r\nabc\r\n0\r\n\r\n", b"3\r\nabc\r0\r\n\r\n", b"3\r\nabc\r\r\n0\r\n\r\n"]
+    {
+        assert_eq!(err(body), H1Error::Chunk, "{:?}", String::from_utf8_lossy(body));
+    }
+    for body in [&b"0\r\n\r\r\n"[..], b"0\r\nX: 1\r2\r\n\r\n", b"0\r\nX: 1\r\r\n\r\n", b"0\r\n\rX"] {
+        assert_eq!(err(body), H1Error::HeaderSyntax, "{:?}", String::from_utf8_lossy(body));
+    }
 }
 
 #[test]
 fn hex_sizes() {
     let body = b"A\r\n0123456789\r\na\r\n0123456789\r\n0\r\n\r\n";
     assert_eq!(ok(body), body.len());
-    let body = b"0000000000000000003\r\nabc\r\n000\r\n\r\n";
+    let body = b"0000000000000003\r\nabc\r\n000\r\n\r\n";
     assert_eq!(ok(body), body.len());
 }
 
 #[test]
-fn blanks_and_extensions_after_size() {
+fn deviation_more_than_16_hex_digits_refused() {
+    // COMPAT: haproxy 2.6 skips leading zeros freely; a server reading the size into
+    // 64 bits could wrap on 17 digits
+    assert_eq!(err(b"00000000000000003\r\nabc\r\n0\r\n\r\n"), H1Error::Chunk);
+    assert_eq!(err(b"3\r\nabc\r\n00000000000000000\r\n\r\n"), H1Error::Chunk);
+    assert_eq!(err(b"10000000000000003\r\n"), H1Error::Chunk);
+}
+
+#[test]
+fn extensions() {
     for body in [
-        &b"3  \r\nabc\r\n0\r\n\r\n"[..],
-        b"3\t\r\nabc\r\n0\r\n\r\n",
-        b"3;a=b\r\nabc\r\n0;x\r\n\r\n",
-        b"3 ;a=\"b;c\"\r\nabc\r\n0\r\n\r\n",
-        b"3;a=\"b\\\"\\\\c\";d\t=\xc3\xa9\r\nabc\r\n0\r\n\r\n",
+        &b"3;a=b\r\nabc\r\n0;x\r\n\r\n"[..],
+        b"3;a=\"b;c\"\r\nabc\r\n0\r\n\r\n",
+        b"3;a=\"b\\\"\\\\c\";d=e;f\r\nabc\r\n0\r\n\r\n",
+        b"3;a=\"\"\r\nabc\r\n0\r\n\r\n",
+        b"3;a=\"\t \xc3\xa9\\\t\"\r\nabc\r\n0\r\n\r\n",
+        b"3;!#$%&'*+-.^_`|~=!#$%&'*+-.^_`|~\r\nabc\r\n0\r\n\r\n",
     ] {
         assert_eq!(ok(body), body.len(), "{:?}", String::from_utf8_lossy(body));
     }
 }
 
 #[test]
-fn deviation_chunk_extensions_checked_as_haproxy_34() {
-    // COMPAT: haproxy 2.6 skips extensions blindly; 3.4 (and rampart) refuse an open
-    // quote at the line end, a backslash outside quotes, and control characters
+fn deviation_blanks_after_size_or_in_extensions_refused() {
+    // COMPAT: haproxy 2.6 skips blanks after the size; RFC 9112 §7.1.1 calls them BWS,
+    // which no sender may generate (RFC 9110 §5.6.3)
     for body in [
-        &b"1;a=\"\r\nX\r\n0\r\n\r\n\"\r\nY\r\n0\r\n\r\n"[..],
-        b"1;a=\"b\\\r\nX\r\n0\r\n\r\n",
-        b"1;a=b\\c\r\nX\r\n0\r\n\r\n",
-        b"3;a\x01\x00b\r\nabc\r\n0\r\n\r\n",
-        b"3;a\rb\r\nabc\r\n0\r\n\r\n",
+        &b"3  \r\nabc\r\n0\r\n\r\n"[..],
+        b"3\t\r\nabc\r\n0\r\n\r\n",
+        b"3 ;a=b\r\nabc\r\n0\r\n\r\n",
+        b"3; a=b\r\nabc\r\n0\r\n\r\n",
+        b"3;a =b\r\nabc\r\n0\r\n\r\n",
+        b"3;a= b\r\nabc\r\n0\r\n\r\n",
+        b"3;a=b \r\nabc\r\n0\r\n\r\n",
+        b"3;a=\"b\" \r\nabc\r\n0\r\n\r\n",
+        b"0 \r\n\r\n",
+    ] {
+        assert_eq!(err(body), H1Error::Chunk, "{:?}", String::from_utf8_lossy(body));
+    }
+}
+
+#[test]
+fn deviation_invalid_extensions_refused() {
+    // COMPAT: haproxy 2.6 skips extensions blindly (3.4 checks the quoting); rampart
+    // wants `;token[=token|quoted-string]`
+    for body in [
+        &b"3;\r\nabc\r\n0\r\n\r\n"[..],                  // no name
+        b"3;=b\r\nabc\r\n0\r\n\r\n",                     // no name
+        b"3;;a\r\nabc\r\n0\r\n\r\n",                     // empty extension
+        b"3;a=\r\nabc\r\n0\r\n\r\n",                     // no value
+        b"3;a=b=c\r\nabc\r\n0\r\n\r\n",                  // two `=`
+        b"3;a(b\r\nabc\r\n0\r\n\r\n",                    // not a token
+        b"3;a=b\"c\"\r\nabc\r\n0\r\n\r\n",               // quote inside a token
+        b"3;a=\"b\"c\r\nabc\r\n0\r\n\r\n",               // text after the quoted string
+        b"3;a=\xc3\xa9\r\nabc\r\n0\r\n\r\n",             // obs-text outside quotes
+        b"1;a=\"\r\nX\r\n0\r\n\r\n\"\r\nY\r\n0\r\n\r\n", // quote open at the line end
+        b"1;a=\"b\\\r\nX\r\n0\r\n\r\n",                  // escaped CR
+        b"1;a=b\\c\r\nX\r\n0\r\n\r\n",                   // backslash outside quotes
+        b"3;a\x01\x00b\r\nabc\r\n0\r\n\r\n",             // controls
+        b"3;a=\"\x01\"\r\nabc\r\n0\r\n\r\n",             // control in quotes
+        b"3;a=\"\x7f\"\r\nabc\r\n0\r\n\r\n",             // DEL in quotes
+        b"3;a=\"\\\x01\"\r\nabc\r\n0\r\n\r\n",           // escaped control
     ] {
         assert_eq!(err(body), H1Error::Chunk, "{:?}", String::from_utf8_lossy(body));
     }
@@ -109,6 +170,7 @@ fn invalid_chunk_sizes() {
         b"g\r\n",
         b"3 4\r\nabc\r\n0\r\n\r\n",
         b"3\rabc\r\n0\r\n\r\n",
+        b"3\x00\r\nabc\r\n0\r\n\r\n",
         b";x\r\n",
     ] {
         assert_eq!(err(body), H1Error::Chunk, "{:?}", String::from_utf8_lossy(body));
@@ -124,7 +186,7 @@ fn data_not_followed_by_crlf() {
 
 #[test]
 fn trailers() {
-    let body = b"3\r\nabc\r\n0\r\nX-T: 1\r\nY:\r\nZ: a b\t\xc3\xa9\n\r\n";
+    let body = b"3\r\nabc\r\n0\r\nX-T: 1\r\nY:\r\nZ: a b\t\xc3\xa9\r\n\r\n";
     let mut st = ChunkedState::new();
     assert_eq!(st.scan(&body[..13]), Ok((13, false)));
     assert!(st.in_trailers());

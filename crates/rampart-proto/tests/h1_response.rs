@@ -28,9 +28,14 @@ fn reason_phrase() {
     assert_eq!(resp_ok(buf, GET).reason.get(buf), b"");
     let buf = b"HTTP/1.1 200 \r\n\r\n";
     assert_eq!(resp_ok(buf, GET).reason.get(buf), b"");
-    // HAProxy forwards any byte but CR and LF in the reason
-    let buf = b"HTTP/1.1 200 O\x01K\r\n\r\n";
-    assert_eq!(resp_ok(buf, GET).reason.get(buf), b"O\x01K");
+    let buf = b"HTTP/1.1 200 O\tK \xc3\xa9\r\n\r\n";
+    assert_eq!(resp_ok(buf, GET).reason.get(buf), b"O\tK \xc3\xa9");
+    // COMPAT: HAProxy forwards any byte but CR and LF in the reason; rampart answers 502
+    // to control characters (RFC 9112 §4), which the client's parser may read otherwise
+    for bad in [&b"HTTP/1.1 200 O\x01K\r\n\r\n"[..], b"HTTP/1.1 200 O\x00K\r\n\r\n", b"HTTP/1.1 200 O\x7fK\r\n\r\n"] {
+        let e = resp_err(bad, GET);
+        assert_eq!((e, e.status(false)), (H1Error::StartLine, 502), "{:?}", String::from_utf8_lossy(bad));
+    }
 }
 
 #[test]
@@ -106,27 +111,43 @@ fn te_chunked_with_content_length() {
 }
 
 #[test]
-fn unknown_transfer_codings_are_502() {
-    for v in [&b"gzip"[..], b"chunked, gzip", b"gzip, chunked", b",chunked"] {
+fn deviation_other_codings_are_forwarded() {
+    // COMPAT: haproxy 2.6 answers 502 to any coding but chunked; RFC 9112 §6.3 frames a
+    // list ending in chunked by chunks, and one without chunked until the close.
+    let buf = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n";
+    let h = resp_ok(buf, GET);
+    assert_eq!(h.framing, Framing::Chunked);
+    assert_eq!(kept(&h, buf), [("Transfer-Encoding", "gzip, chunked")]);
+    let buf = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nContent-Length: 5\r\n\r\nhello";
+    let h = resp_ok(buf, GET);
+    assert_eq!(h.framing, Framing::UntilClose);
+    assert!(h.cl_and_te && !h.wants_keep_alive());
+    assert_eq!(kept(&h, buf), [("Transfer-Encoding", "gzip")]);
+}
+
+#[test]
+fn malformed_transfer_codings_are_502() {
+    // chunked not last (RFC 9112 §6.1 lets a server close instead; rampart refuses the
+    // ambiguity), chunked twice, empty elements, non-token codings
+    for v in
+        [&b"chunked, gzip"[..], b"chunked, chunked", b",chunked", b"chunked,", b"", b"gzip chunked", b"chunked;a=b"]
+    {
         let mut buf = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: ".to_vec();
         buf.extend_from_slice(v);
         buf.extend_from_slice(b"\r\n\r\n");
         let e = resp_err(&buf, GET);
-        assert_eq!((e, e.status(false)), (H1Error::UnknownTransferCoding, 502), "{:?}", String::from_utf8_lossy(v));
+        assert_eq!((e, e.status(false)), (H1Error::TransferEncoding, 502), "{:?}", String::from_utf8_lossy(v));
     }
-    assert_eq!(
-        resp_err(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, chunked\r\n\r\n", GET),
-        H1Error::TransferEncoding
-    );
 }
 
 #[test]
-fn empty_transfer_encoding_means_until_close() {
-    let h = resp_ok(b"HTTP/1.1 200 OK\r\nTransfer-Encoding:\r\n\r\nhello", GET);
-    assert_eq!(h.framing, Framing::UntilClose);
-    let h = resp_ok(b"HTTP/1.1 200 OK\r\nTransfer-Encoding:\r\nContent-Length: 5\r\n\r\nhello", GET);
-    assert_eq!(h.framing, Framing::UntilClose);
-    assert!(h.cl_and_te);
+fn deviation_empty_transfer_encoding_is_502() {
+    // COMPAT: haproxy 2.6 reads the body until the close
+    assert_eq!(resp_err(b"HTTP/1.1 200 OK\r\nTransfer-Encoding:\r\n\r\nhello", GET), H1Error::TransferEncoding);
+    assert_eq!(
+        resp_err(b"HTTP/1.1 200 OK\r\nTransfer-Encoding:\r\nContent-Length: 5\r\n\r\nhello", GET),
+        H1Error::TransferEncoding
+    );
 }
 
 #[test]
@@ -247,4 +268,14 @@ fn response_too_large() {
     let mut h = Head::default();
     assert_eq!(parse_response(buf, 40, GET, &mut h), Err(H1Error::TooLarge));
     assert_eq!(parse_response(buf, buf.len(), GET, &mut h), Ok(true));
+}
+
+#[test]
+fn header_name_longer_than_the_buffer_is_502() {
+    let mut buf = b"HTTP/1.1 200 OK\r\nX-".to_vec();
+    buf.extend_from_slice(&[b'n'; 3000]);
+    buf.extend_from_slice(b": v\r\n\r\n");
+    let mut h = Head::default();
+    let e = parse_response(&buf, 2048, GET, &mut h).unwrap_err();
+    assert_eq!((e, e.status(false)), (H1Error::TooLarge, 502));
 }

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use crate::backend::{RawConn, Seen, TestBackend};
 use crate::http::{strip_header_lines, Headers, Interim, Request, Response};
-use crate::proxy::{haproxy_path, CheckOutput, Proxy, Running};
+use crate::proxy::{haproxy_or_skip, haproxy_path, CheckOutput, Proxy, Running, StartError};
 
 /// How long a run waits for backend connections to close after the proxy is killed.
 const SETTLE: Duration = Duration::from_secs(2);
@@ -106,8 +106,9 @@ impl Differential {
     }
 
     /// Runs `scenario` against haproxy, then rampart, each with fresh listeners and
-    /// backends, and returns both observations, normalized. Returns `None` (after
-    /// printing a note) when haproxy is not installed.
+    /// backends, and returns both observations, normalized. Returns `None` when haproxy
+    /// is not installed, after [`haproxy_or_skip`]'s visible line (or its panic when
+    /// the run requires haproxy).
     ///
     /// # Panics
     /// If either binary fails to start (the message carries its output).
@@ -116,20 +117,43 @@ impl Differential {
         T: Normalize,
         F: Fn(&Running) -> T,
     {
-        let Some(haproxy) = &self.haproxy else {
-            eprintln!("note: haproxy not installed, differential run skipped");
-            return None;
+        let haproxy = match &self.haproxy {
+            Some(path) => path.clone(),
+            None => haproxy_or_skip(&current_test())?,
         };
-        let haproxy = self.run_one(haproxy, &scenario);
-        let rampart = self.run_one(&self.rampart, &scenario);
+        let haproxy =
+            self.run_one(&haproxy, &scenario).unwrap_or_else(|e| panic!("{} did not start: {e}", haproxy.display()));
+        let rampart = self
+            .run_one(&self.rampart, &scenario)
+            .unwrap_or_else(|e| panic!("{} did not start: {e}", self.rampart.display()));
         Some(Comparison { haproxy, rampart })
     }
 
+    /// Like [`Differential::run`], but a binary that refuses to start (a configuration it
+    /// rejects) is a result, not a panic: for corpora where a refusal is an outcome to count.
+    /// Returns `None` (after printing a note) when haproxy is not installed.
+    pub fn try_run<T, F>(&self, scenario: F) -> Option<Attempt<T>>
+    where
+        T: Normalize,
+        F: Fn(&Running) -> T,
+    {
+        let haproxy = match &self.haproxy {
+            Some(path) => path.clone(),
+            None => haproxy_or_skip(&current_test())?,
+        };
+        let haproxy = self.run_one(&haproxy, &scenario);
+        let rampart = self.run_one(&self.rampart, &scenario);
+        Some(Attempt { haproxy, rampart })
+    }
+
     /// Runs `-c` on the configuration with both binaries: `(haproxy, rampart)`, or `None`
-    /// when haproxy is not installed.
+    /// when haproxy is not installed (as [`Differential::run`]).
     pub fn check(&self) -> Option<(CheckOutput, CheckOutput)> {
-        let haproxy = self.haproxy.as_ref()?;
-        Some((self.check_one(haproxy), self.check_one(&self.rampart)))
+        let haproxy = match &self.haproxy {
+            Some(path) => path.clone(),
+            None => haproxy_or_skip(&current_test())?,
+        };
+        Some((self.check_one(&haproxy), self.check_one(&self.rampart)))
     }
 
     fn proxy(&self, binary: &Path, backends: &[(String, Box<dyn TestBackend>)]) -> Proxy {
@@ -153,13 +177,14 @@ impl Differential {
         }
     }
 
-    fn run_one<T: Normalize>(&self, binary: &Path, scenario: &dyn Fn(&Running) -> T) -> Observed<T> {
+    fn run_one<T: Normalize>(
+        &self,
+        binary: &Path,
+        scenario: &dyn Fn(&Running) -> T,
+    ) -> Result<Observed<T>, StartError> {
         let backends: Vec<(String, Box<dyn TestBackend>)> =
             self.backends.iter().map(|(name, make)| (name.clone(), make())).collect();
-        let running = match self.proxy(binary, &backends).start() {
-            Ok(running) => running,
-            Err(e) => panic!("{} did not start: {e}", binary.display()),
-        };
+        let running = self.proxy(binary, &backends).start()?;
         let mut client = scenario(&running);
         let output = running.output();
         // Killing the proxy closes its server connections, so backend records are final.
@@ -170,8 +195,18 @@ impl Differential {
         let mut servers: Vec<(String, Seen)> = backends.iter().map(|(n, b)| (n.clone(), b.seen())).collect();
         client.normalize(&self.normalizer);
         servers.normalize(&self.normalizer);
-        Observed { client, servers, output }
+        Ok(Observed { client, servers, output })
     }
+}
+
+/// What [`Differential::try_run`] got from each binary: its observation, or why it did
+/// not start.
+#[derive(Debug)]
+pub struct Attempt<T> {
+    /// The reference run.
+    pub haproxy: Result<Observed<T>, StartError>,
+    /// The run under test.
+    pub rampart: Result<Observed<T>, StartError>,
 }
 
 /// What one binary's run produced.
@@ -348,3 +383,8 @@ macro_rules! normalize_as_is {
     )*};
 }
 normalize_as_is!((), bool, u8, u16, u32, u64, usize, i32, String, ErrorKind);
+
+/// The running test's name (libtest names its threads after the tests).
+fn current_test() -> String {
+    std::thread::current().name().unwrap_or("differential test").to_string()
+}

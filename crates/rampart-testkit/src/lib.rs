@@ -15,6 +15,8 @@
 //! - `eventually`: [`patience`] and [`eventually!`]
 //! - `diff`: [`Differential`] runs one scenario against haproxy and rampart and compares
 //! - `sync`: poison-tolerant lock and the request/connection recorders (internal)
+//! - `strict`: a second, independent strict HTTP/1 parser and malformed-message
+//!   generators, to judge what rampart forwards (black-box tests and fuzz targets)
 //!
 //! ```no_run
 //! use rampart_testkit::{HttpBackend, Proxy, RawClient};
@@ -45,6 +47,7 @@ mod diff;
 mod eventually;
 mod http;
 mod proxy;
+pub mod strict;
 mod sync;
 
 pub use backend::{
@@ -52,10 +55,13 @@ pub use backend::{
     TestBackend,
 };
 pub use client::{http_get, RawClient};
-pub use diff::{Comparison, Differential, Normalize, Normalizer, Observed};
+pub use diff::{Attempt, Comparison, Differential, Normalize, Normalizer, Observed};
 pub use eventually::{patience, PATIENCE_ENV};
 pub use http::{Framing, Headers, Interim, Request, Response, TimedPiece, TimedResponse};
-pub use proxy::{check, haproxy_path, spawn_guarded, CheckOutput, Output, Proxy, Running, StartError, HAPROXY_ENV};
+pub use proxy::{
+    binary_under_test, check, haproxy_or_skip, haproxy_path, haproxy_required, spawn_guarded, testing_another_binary,
+    CheckOutput, Output, Proxy, Running, StartError, BINARY_ENV, HAPROXY_ENV, REQUIRE_HAPROXY_ENV,
+};
 
 /// Re-exported so tests can name signals for [`Running::signal`] without their own `nix`.
 pub use nix::sys::signal::Signal;

@@ -61,9 +61,12 @@ pub fn default_page(code: u16, origin: Origin) -> Vec<u8> {
             "HTTP/1.1 {code} {reason}\r\nContent-length: {}\r\nCache-Control: no-cache\r\nConnection: close\r\nContent-Type: text/html\r\n\r\n{body}",
             body.len()
         ),
+        // HAProxy's 400 and 408 pages ask to close the connection; the front mux
+        // writes that `connection: close` last, as any connection header.
         Origin::Stream => format!(
-            "HTTP/1.1 {code} {reason}\r\ncontent-length: {}\r\ncache-control: no-cache\r\ncontent-type: text/html\r\n\r\n{body}",
-            body.len()
+            "HTTP/1.1 {code} {reason}\r\ncontent-length: {}\r\ncache-control: no-cache\r\ncontent-type: text/html\r\n{}\r\n{body}",
+            body.len(),
+            if matches!(code, 400 | 408) { "connection: close\r\n" } else { "" }
         ),
     }
     .into_bytes()
@@ -196,6 +199,17 @@ mod tests {
             page,
             b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 107\r\ncache-control: no-cache\r\ncontent-type: text/html\r\n\r\n<html><body><h1>503 Service Unavailable</h1>\nNo server is available to handle this request.\n</body></html>\n"
         );
+    }
+
+    #[test]
+    fn stream_400_and_408_ask_to_close_the_connection() {
+        for code in [400, 408] {
+            let page = String::from_utf8(default_page(code, Origin::Stream)).unwrap();
+            assert!(page.contains("\r\ncontent-type: text/html\r\nconnection: close\r\n\r\n"), "{code}: {page}");
+        }
+        for code in [403, 500, 503] {
+            assert!(!String::from_utf8(default_page(code, Origin::Stream)).unwrap().contains("connection"), "{code}");
+        }
     }
 
     #[test]

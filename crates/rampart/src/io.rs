@@ -142,21 +142,26 @@ pub fn reset_on_close<S: Sock>(s: &S) {
     let _ = socket2::SockRef::from(s).set_linger(Some(Duration::ZERO));
 }
 
+/// Most bytes [`silent_drop`] reads and drops before closing.
+const SILENT_DROP_DRAIN: usize = 64 * 1024;
+
 /// Prepares the close of a client connection `silent-drop` asks for, as HAProxy does
-/// (src/tcp_act.c): acknowledge what arrived (`TCP_QUICKACK`, so the client does not
-/// retransmit), then either put the socket in repair mode, where closing sends nothing
-/// at all (needs `CAP_NET_ADMIN`), or else send the reset with a TTL (hop limit) of 1,
-/// so that it dies at the first router and only a client on the local network sees it.
+/// (`tcp_exec_action_silent_drop()`, src/tcp_act.c): read what arrived and acknowledge
+/// it at once (`TCP_QUICKACK`, so the client does not retransmit), then either put the
+/// socket in repair mode, where closing sends nothing at all (needs `CAP_NET_ADMIN`),
+/// or else make the close a reset sent with a TTL (hop limit) of 1, which dies at the
+/// first router. The caller then drops the socket.
 ///
 /// COMPAT: as in HAProxy, the TTL fallback cannot keep a client on the same host or
 /// network from seeing the reset.
-pub fn silent_drop<S: Sock>(s: &S, max: usize) {
-    discard_input(s, max);
+pub fn silent_drop<S: Sock>(s: &S) {
+    discard_input(s, SILENT_DROP_DRAIN);
     let sock = socket2::SockRef::from(s);
     let _ = sock.set_quickack(true);
     if nix::sys::socket::setsockopt(s, nix::sys::socket::sockopt::TcpRepair, &1).is_ok() {
         return;
     }
+    // the socket family decides which one applies; the other call fails harmlessly
     let _ = sock.set_ttl(1);
     let _ = sock.set_unicast_hops_v6(1);
     let _ = sock.set_linger(Some(Duration::ZERO));

@@ -189,10 +189,15 @@ fn load_config(cli: &Cli, rep: &mut Reporter, daemon_child: bool) -> Option<Conf
     // The daemon child reads the files its parent already reported on: only alerts
     // can be new (a file changed in between).
     let mut diags = loaded.diags.list;
-    if let Some(cfg) = &loaded.config {
-        // What the model holds but the runtime cannot run yet (e.g. conditions).
-        diags.extend(rampart::proxy::check(cfg));
-    }
+    // What the model holds but the runtime cannot run yet (e.g. conditions), also when
+    // parsing refused lines already, so that one run reports every refusal.
+    // The per-file summaries of the parser are dropped: `report_load` writes them after
+    // each file's messages, the runtime's included.
+    diags.retain(|d| !(d.span.is_none() && d.message.starts_with("Error(s) found in configuration file")));
+    // After a refusal, the runtime's warnings are mostly echoes of it: only its alerts.
+    let parse_failed = diags.iter().any(|d| d.level == Level::Alert);
+    let runtime = rampart::proxy::check(&loaded.partial);
+    diags.extend(runtime.into_iter().filter(|d| !parse_failed || d.level == Level::Alert));
     let diags: Vec<Diag> = diags.into_iter().filter(|d| !daemon_child || d.level == Level::Alert).collect();
     let has_alerts = msg::report_load(rep, &diags);
     let files: Vec<String> = cli.cfgfiles.iter().map(|p| p.display().to_string()).collect();
@@ -215,10 +220,6 @@ fn check_config(cli: &Cli, cfg: &Config, rep: &mut Reporter) -> Result<Identity,
         fatal = true;
         Identity::default()
     });
-    if cfg.global.master_worker {
-        rep.config_alert("'master-worker' in the 'global' section is not supported yet.");
-        fatal = true;
-    }
     if fatal {
         rep.config_alert("Fatal errors found in configuration.");
         return Err(1);
@@ -412,8 +413,10 @@ fn bind_listeners(
     rep: &mut Reporter,
 ) -> Option<Listeners> {
     let mut retries = if old.pids.is_empty() { 0 } else { MAX_START_RETRIES };
+    // adopted once: a retry must not adopt numbers a failed attempt closed
+    let inherited = listener::adopt_inherited(cfg);
     loop {
-        match listener::bind_all(cfg, nbthread) {
+        match listener::bind_all(cfg, nbthread, &inherited) {
             Ok(listeners) => return Some(listeners),
             Err(_) if retries > 0 => {
                 if old.pause() {

@@ -1,34 +1,72 @@
 //! The only `unsafe` of the daemon: small wrappers over system calls that std and nix
-//! do not offer safely. Each states why it is sound.
+//! do not offer safely. Each states why it is sound, from what this module checks or
+//! owns itself: no caller has a contract to keep.
 #![allow(unsafe_code)]
 
+use std::collections::BTreeSet;
 use std::io;
-use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::net::UnixListener;
 
 /// Takes ownership of an inherited file descriptor named on the command line or in the
-/// configuration (`fd@N`), after checking that it is open.
+/// configuration (`fd@N`), once per process: `check` first sees it borrowed and must
+/// accept it (the listener registry checks it is a listening socket), so a number that
+/// is not what it should be (`fd@1` on a terminal) is refused without being closed.
 ///
-/// The caller must adopt each number at most once (the listener registry enforces it).
-pub fn adopt_inherited_fd(fd: RawFd) -> io::Result<OwnedFd> {
+/// A number adopted before, by any caller, is refused with `EBUSY`: once adopted, the
+/// descriptor belongs to the `OwnedFd` returned, which may have closed it since, and the
+/// number may now name another file.
+pub fn adopt_inherited_fd<T>(
+    fd: RawFd,
+    check: impl FnOnce(BorrowedFd<'_>) -> io::Result<T>,
+) -> io::Result<(OwnedFd, T)> {
     if fd < 0 {
         return Err(io::Error::from_raw_os_error(libc::EBADF));
     }
+    // The set is only touched at startup, before any thread of the runtime exists.
+    #[allow(clippy::disallowed_types)] // not on the request path
+    static ADOPTED: std::sync::Mutex<BTreeSet<RawFd>> = std::sync::Mutex::new(BTreeSet::new());
+    let mut adopted = ADOPTED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if adopted.contains(&fd) {
+        return Err(io::Error::from_raw_os_error(libc::EBUSY));
+    }
     // Is it open? F_GETFD fails with EBADF otherwise.
     nix::fcntl::fcntl(fd, nix::fcntl::FcntlArg::F_GETFD).map_err(io::Error::from)?;
-    // SAFETY: the descriptor is open (checked above), it was inherited from the parent
-    // process and nothing in this process has taken ownership of it: the registry
-    // adopts each number once, and no other code creates descriptors from numbers.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    // SAFETY: the descriptor is open (checked above) and nothing in this process owns
+    // it (numbers are adopted once, and the registry above remembers every one); the
+    // borrow ends with `check`, while the lock above keeps any other adoption out.
+    let value = check(unsafe { BorrowedFd::borrow_raw(fd) })?;
+    adopted.insert(fd);
+    // SAFETY: as above: open, inherited from the parent process, owned by nothing in
+    // this process, and recorded so that it is never adopted again.
+    Ok((unsafe { OwnedFd::from_raw_fd(fd) }, value))
 }
 
-/// Registers a descriptor with the current thread's event loop, for readable events
-/// only: a listening socket, or a thread's park set (an epoll instance).
-pub fn register_readable<T: std::os::fd::AsRawFd>(listener: T) -> io::Result<tokio::io::unix::AsyncFd<T>> {
-    // SAFETY: `T` is std's TcpListener or UnixListener, which own their descriptor
-    // (open and unchanged until dropped, and the AsyncFd owns them), or the epoll
-    // descriptor of a park set, which lives in a thread-local for the whole life of the
-    // thread, longer than this registration (owned by the same thread's task).
-    unsafe { tokio::io::unix::AsyncFd::register_with_interest(listener, tokio::io::Interest::READABLE) }
+/// Descriptor owners that may be registered with the event loop: each owns its
+/// descriptor, keeps it open until dropped, and always returns the same number.
+/// Sealed: only the types below.
+pub trait OwnsFd: AsRawFd + sealed::Sealed {}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+impl sealed::Sealed for std::net::TcpListener {}
+impl OwnsFd for std::net::TcpListener {}
+impl sealed::Sealed for UnixListener {}
+impl OwnsFd for UnixListener {}
+impl sealed::Sealed for OwnedFd {}
+impl OwnsFd for OwnedFd {}
+
+/// Registers a descriptor owner with the current thread's event loop, for readable
+/// events only: a listening socket, or an owned descriptor (a thread's park set
+/// registers a `dup` of its epoll descriptor).
+pub fn register_owned<T: OwnsFd>(owner: T) -> io::Result<tokio::io::unix::AsyncFd<T>> {
+    // SAFETY: `T` owns its descriptor (`OwnsFd` is sealed to std's TcpListener,
+    // UnixListener and OwnedFd): it stays open and names the same file description
+    // until the owner is dropped, which the AsyncFd does when it is dropped or gives
+    // the owner back (`into_inner`); none of these types can change its number.
+    unsafe { tokio::io::unix::AsyncFd::register_with_interest(owner, tokio::io::Interest::READABLE) }
         .map_err(io::Error::from)
 }
 

@@ -16,7 +16,6 @@ use rampart_cfg::version::{FEATURES, HAPROXY_COMPAT_VERSION};
 use rampart_cfg::LexCtx;
 
 const RAMPART: &str = env!("CARGO_BIN_EXE_rampart");
-const HAPROXY: &str = "/usr/sbin/haproxy";
 
 // === helpers ===
 
@@ -493,10 +492,7 @@ fn foreground_does_not_write_the_pidfile() {
 
 #[test]
 fn exit_codes_match_haproxy() {
-    if !Path::new(HAPROXY).exists() {
-        eprintln!("SKIPPED: {HAPROXY} is not installed");
-        return;
-    }
+    let Some(haproxy) = rampart_testkit::haproxy_or_skip(module_path!()) else { return };
     let dir = TempDir::new("diff");
     dir.file("n.cfg", NO_LISTENER_CFG);
     let mut cases: Vec<Vec<&str>> = vec![
@@ -532,17 +528,14 @@ fn exit_codes_match_haproxy() {
     }
     for args in &cases {
         let ours = rampart(dir.path(), args);
-        let theirs = run_in(HAPROXY, dir.path(), args, Duration::from_secs(20));
+        let theirs = run_in(&haproxy.to_string_lossy(), dir.path(), args, Duration::from_secs(20));
         assert_eq!(ours.code, theirs.code, "{args:?}\nrampart: {}\nhaproxy: {}", ours.stderr, theirs.stderr);
     }
 }
 
 #[test]
 fn messages_match_haproxy() {
-    if !Path::new(HAPROXY).exists() {
-        eprintln!("SKIPPED: {HAPROXY} is not installed");
-        return;
-    }
+    let Some(haproxy) = rampart_testkit::haproxy_or_skip(module_path!()) else { return };
     let dir = TempDir::new("diffmsg");
     dir.file("n.cfg", NO_LISTENER_CFG);
     for args in [
@@ -553,7 +546,7 @@ fn messages_match_haproxy() {
         &["-c", "-f", "n.cfg"],
     ] {
         let ours = rampart(dir.path(), args);
-        let theirs = run_in(HAPROXY, dir.path(), args, Duration::from_secs(20));
+        let theirs = run_in(&haproxy.to_string_lossy(), dir.path(), args, Duration::from_secs(20));
         assert_eq!(normalize(&ours.stderr), normalize(&theirs.stderr), "{args:?}");
         assert_eq!(ours.stdout, theirs.stdout, "{args:?}");
     }

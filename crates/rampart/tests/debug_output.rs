@@ -2,7 +2,7 @@
 //! `accept` line, the request line and headers (`clireq`, `clihdr`), the response line
 //! and headers (`srvrep`, `srvhdr`), then `clicls`, `srvcls` and `closed`. Each HTTP
 //! exchange of a keep-alive connection is a stream with the next id. Checked against
-//! haproxy 2.6 with `RAMPART_HTTP_TEST_BINARY=/usr/sbin/haproxy`.
+//! haproxy 2.6 with `RAMPART_TEST_BINARY=/usr/sbin/haproxy`.
 
 mod http_common;
 

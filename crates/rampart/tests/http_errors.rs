@@ -436,3 +436,32 @@ fn http_request_return_with_a_pending_body_closes() {
     let got = read_all(&mut c);
     assert!(show(&got).contains("connection: close\r\n\r\ndone"), "{}", show(&got));
 }
+
+/// `http-request return` in a `listen` section that also has servers: the rule answers
+/// and the server never hears of the request (as haproxy).
+#[test]
+fn http_request_return_in_a_listen_with_servers_answers_without_the_server() {
+    let s1 = HttpBackend::start("s1");
+    let cfg =
+        listen_cfg("", "  http-request return status 403 content-type text/plain string \"from listen\"\n", &["s1"]);
+    let proxy = start(&cfg, &[("s1", s1.addr())]);
+    let resp = client(&proxy).get("/x").unwrap();
+    assert_eq!((resp.status, resp.body.as_slice()), (403, &b"from listen"[..]));
+    assert!(s1.requests().is_empty(), "the server got {:?}", s1.requests());
+}
+
+/// `http-request return` in a `backend`: haproxy runs backend rules after switching, so
+/// the rule answers and the server never hears of the request.
+#[test]
+fn http_request_return_in_a_backend_answers_without_the_server() {
+    let s1 = HttpBackend::start("s1");
+    let cfg = format!(
+        "{PREAMBLE}frontend fe1\n  bind fd@${{fe1}}\n  default_backend be\n\
+         backend be\n  http-request return status 403 content-type text/plain string \"from backend\"\n\
+         server s1 ${{s1_addr}}:${{s1_port}}\n"
+    );
+    let proxy = start(&cfg, &[("s1", s1.addr())]);
+    let resp = client(&proxy).get("/x").unwrap();
+    assert_eq!((resp.status, resp.body.as_slice()), (403, &b"from backend"[..]));
+    assert!(s1.requests().is_empty(), "the server got {:?}", s1.requests());
+}

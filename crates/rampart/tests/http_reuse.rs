@@ -93,7 +93,14 @@ fn an_idle_connection_closed_by_the_server_is_not_used() {
     assert_eq!(c.get("/1").unwrap().status, 200);
     thread::sleep(Duration::from_millis(300));
     assert_eq!(c.get("/2").unwrap().status, 200);
-    assert_eq!(s1.connections().len(), 2);
+    // What each connection received: the dead one must not have been written to (a
+    // transparent retry on a new connection would hide that from the client).
+    let conns = s1.wait_finished(1);
+    assert_eq!(conns.len(), 2, "{conns:?}");
+    assert_eq!(conns[0].received_str(), "GET /1 HTTP/1.1\r\nhost: rampart.test\r\n\r\n", "{conns:?}");
+    assert!(conns[0].finished, "{conns:?}");
+    assert!(conns[1].received_str().starts_with("GET /2 HTTP/1.1\r\nhost: rampart.test\r\n\r\n"), "{conns:?}");
+    assert!(!conns[1].received_str().contains("GET /1"), "{conns:?}");
 }
 
 #[test]

@@ -5,7 +5,7 @@
 
 mod netutil;
 
-use rampart_testkit::{check, haproxy_path, CheckOutput};
+use rampart_testkit::{check, haproxy_or_skip, CheckOutput};
 
 /// `(name, expected exit code, configuration)`.
 const CASES: &[(&str, i32, &str)] = &[
@@ -92,14 +92,82 @@ fn check_exit_codes() {
 
 #[test]
 fn check_answers_like_haproxy() {
-    let Some(haproxy) = haproxy_path() else {
-        eprintln!("SKIPPED: haproxy is not installed");
-        return;
-    };
+    let Some(haproxy) = haproxy_or_skip("check_answers_like_haproxy") else { return };
     for (name, _, cfg) in CASES {
         let ours = check(netutil::binary(), cfg);
         let theirs = check(&haproxy, cfg);
         assert_eq!(ours.code, theirs.code, "{name}\nrampart {}\nhaproxy {}", show(&ours), show(&theirs));
         assert_eq!(ours.stdout, theirs.stdout, "{name}\nrampart {}\nhaproxy {}", show(&ours), show(&theirs));
     }
+}
+
+/// One `-c` run lists every refusal of a file, each with its line: several options of
+/// one `bind` or `server` line, `master-worker`, invalid `stats socket` options, and
+/// what only the runtime refuses (`http-request set-priority-class`, `unix@` servers) even though parsing
+/// already failed.
+#[test]
+fn one_check_run_reports_every_refusal() {
+    if rampart_testkit::testing_another_binary() {
+        eprintln!("note: rampart-specific messages, skipped against another binary");
+        return;
+    }
+    let cfg = "global\n  master-worker\n  stats socket /tmp/rampart-every.sock level bogus\n\
+               defaults\n  mode http\n  timeout client 1s\n  timeout server 1s\n  timeout connect 1s\n\
+               frontend fe\n  bind 127.0.0.1:18080 accept-proxy tfo\n  http-request set-priority-class int(1)\n  default_backend be\n\
+               backend be\n  server s1 unix@/tmp/rampart-every-s.sock check\n  server s2 127.0.0.1:1 send-proxy weight 999\n";
+    let out = check(netutil::binary(), cfg);
+    assert_eq!(out.code, 1, "{}", show(&out));
+    let alerts: Vec<String> = out
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("[ALERT]"))
+        .map(|l| l.split_once(" : config : ").map_or(l, |(_, m)| m).replace(".cfg:", ".cfg#"))
+        .map(|l| {
+            l.split_once("parsing [").map_or(l.clone(), |(_, m)| m.split_once('#').map_or(m, |(_, n)| n).to_string())
+        })
+        .collect();
+    assert_eq!(
+        alerts,
+        [
+            "2] : 'master-worker' is not supported yet",
+            "3] : 'stats socket' : ''level' only supports 'user', 'operator', and 'admin' (got 'bogus')'",
+            "10] : 'bind 127.0.0.1:18080' in section 'frontend' : 'accept-proxy' is not supported yet",
+            "10] : 'bind 127.0.0.1:18080' in section 'frontend' : 'tfo' is not supported yet",
+            "15] : 'server be/s2' : 'send-proxy' is not supported yet",
+            "15] : 'server be/s2' : weight of server s2 is not within 0 and 256 (999)..",
+            "11] : 'http-request set-priority-class' is not supported yet (the backend queue has no priorities)",
+            "14] : unix socket server addresses are not supported yet",
+            "Error(s) found in configuration file : test.cfg",
+            "Fatal errors found in configuration.",
+        ],
+        "{}",
+        show(&out)
+    );
+}
+
+/// Features kept but not done yet (health checks, logs, the runtime API, listener
+/// names) are named by one warning each, at the first line using them, however many
+/// lines use them.
+#[test]
+fn kept_features_warn_once_each() {
+    if rampart_testkit::testing_another_binary() {
+        eprintln!("note: rampart-specific messages, skipped against another binary");
+        return;
+    }
+    let cfg = "global\n  log 127.0.0.1 local0\n  stats socket /tmp/rampart-warn.sock mode 600 level admin\n\
+               defaults\n  mode tcp\n  log global\n  option tcplog\n  timeout client 1s\n  timeout server 1s\n\
+               timeout connect 1s\n  timeout check 1s\n\
+               listen fe\n  bind 127.0.0.1:18081 name a\n  bind 127.0.0.1:18082 name b\n\
+               server s1 127.0.0.1:1 check inter 1s\n  server s2 127.0.0.1:2 check\n";
+    let out = check(netutil::binary(), cfg);
+    assert_eq!(out.code, 0, "{}", show(&out));
+    let warnings: Vec<&str> = out.stderr.lines().filter(|l| l.starts_with("[WARNING]")).collect();
+    let count = |what: &str| warnings.iter().filter(|l| l.contains(what)).count();
+    assert_eq!(count("health checks are not performed yet: servers stay in rotation"), 1, "{}", show(&out));
+    assert_eq!(count("logs are not sent yet"), 1, "{}", show(&out));
+    assert_eq!(count("the runtime API is not served yet"), 1, "{}", show(&out));
+    assert_eq!(count("listener names ('bind ... name') are not used yet"), 1, "{}", show(&out));
+    assert!(warnings.iter().any(|l| l.contains(".cfg:11] : health checks")), "{warnings:?}");
+    assert_eq!(warnings.len(), 4, "{warnings:?}");
+    assert_eq!(out.stdout, "Warnings were found.\nConfiguration file is valid\n");
 }

@@ -144,7 +144,12 @@ pub static GLOBAL: &[Kw] = &[
     kw("ssl-provider-path", No),
     kw("ssl-server-verify", No),
     kw("ssl-skip-self-issued-ca", No),
-    kw("stats", Partial("'socket' (address parsed, options kept), 'timeout', 'maxconn'; the CLI is not served yet")),
+    kw(
+        "stats",
+        Partial(
+            "'socket', 'timeout', 'maxconn' are checked and kept; the runtime API is not served yet (startup warning)",
+        ),
+    ),
     kw("strict-limits", No),
     kw("thread-group", No),
     kw("thread-groups", No),
@@ -198,12 +203,12 @@ pub static GLOBAL: &[Kw] = &[
     kw("tune.ssl.lifetime", No),
     kw("tune.ssl.maxrecord", No),
     kw("tune.ssl.ssl-ctx-cache-size", No),
-    kw("tune.vars.check-max-size", PARSED),
-    kw("tune.vars.global-max-size", PARSED),
-    kw("tune.vars.proc-max-size", PARSED),
-    kw("tune.vars.reqres-max-size", PARSED),
-    kw("tune.vars.sess-max-size", PARSED),
-    kw("tune.vars.txn-max-size", PARSED),
+    kw("tune.vars.check-max-size", Yes),
+    kw("tune.vars.global-max-size", Yes),
+    kw("tune.vars.proc-max-size", Yes),
+    kw("tune.vars.reqres-max-size", Yes),
+    kw("tune.vars.sess-max-size", Yes),
+    kw("tune.vars.txn-max-size", Yes),
     kw("tune.zlib.memlevel", No),
     kw("tune.zlib.windowsize", No),
     kw("uid", Yes),
@@ -220,39 +225,39 @@ pub static GLOBAL: &[Kw] = &[
 
 /// Second words of `stats` in the `global` section.
 pub static STATS_GLOBAL: &[Kw] = &[
-    kw("socket", Partial("address parsed; options kept for the runtime API, which is not served yet")),
-    kw("timeout", Yes),
-    kw("maxconn", Yes),
+    kw(
+        "socket",
+        Partial("address and options checked; binds nothing: the runtime API is not served yet (startup warning)"),
+    ),
+    kw("timeout", Partial("checked and kept; the runtime API is not served yet (startup warning)")),
+    kw("maxconn", Partial("checked and kept; the runtime API is not served yet (startup warning)")),
     kw("bind-process", No),
 ];
 
 const SERVER_PARTIAL: &str = "address (IPv4, IPv6, hostname resolved once, unix@) and the options listed below";
 const BIND_PARTIAL: &str = "addresses (all forms but abns@/sockpair@/quic) and the 'name' option";
-const USE_BACKEND_PARTIAL: &str = "runs without condition and with a static name; conditions and log-format \
-     names are parsed, runtime in progress";
-const CHECKS_PARTIAL: &str = "parsed and kept; health checks do not run yet";
-const LOGS_PARTIAL: &str = "parsed; logs are not sent yet";
-const USERLIST_PARTIAL: &str = "parsed and checked (groups, users, crypt formats); used by 'http-request auth' \
-     and the 'http_auth' fetches, runtime in progress";
-const HTTP_REQUEST_PARTIAL: &str =
-    "every action of the action table parsed; only an unconditional 'return' runs yet, the rest is in progress";
-const HTTP_ERROR_PARTIAL: &str = "'errorfile' replies are served; other replies parsed, runtime in progress";
+const CHECKS_PARTIAL: &str = "parsed and kept; health checks do not run yet (startup warning)";
+const LOGS_PARTIAL: &str = "parsed; logs are not sent yet (startup warning)";
+const SPLICE_PARTIAL: &str = "rampart splices where it pays off anyway; 'no option' is not supported yet";
+const USERLIST_PARTIAL: &str = "md5, sha256, sha512, bcrypt and yescrypt crypt(3) hashes and insecure \
+     passwords; other crypt schemes (DES, ...) are refused at startup";
+const HTTP_REQUEST_PARTIAL: &str = "every action of the http-request action table marked supported or partial";
 
 /// First words of proxy and `defaults` section lines, with the sections of the keyword
 /// matrix (configuration.txt §4.1).
 pub static PROXY: &[ProxyKw] = &[
-    px("acl", ALL | NAMED, PARSED),
+    px("acl", ALL | NAMED, Yes),
     px("backlog", D | F | L, Yes),
     px("balance", D | L | B, Partial("'roundrobin' and 'static-rr'")),
     px("bind", F | L, Partial(BIND_PARTIAL)),
     px("bind-process", ALL, No),
-    px("capture", F | L, PARSED),
+    px("capture", F | L, Yes),
     px("clitcpka-cnt", D | F | L, No),
     px("clitcpka-idle", D | F | L, No),
     px("clitcpka-intvl", D | F | L, No),
     px("compression", ALL, No),
     px("cookie", D | L | B, No),
-    px("declare", F | L, PARSED),
+    px("declare", F | L, Yes),
     px("default-server", D | L | B, Partial("the same options as 'server'")),
     px("default_backend", D | F | L, Yes),
     px("description", F | L | B, No),
@@ -273,11 +278,11 @@ pub static PROXY: &[ProxyKw] = &[
     px("fullconn", D | L | B, No),
     px("hash-balance-factor", D | L | B, No),
     px("hash-type", D | L | B, No),
-    px("http-after-response", ALL | NAMED, PARSED),
+    px("http-after-response", ALL | NAMED, Yes),
     px("http-check", D | L | B, No),
-    px("http-error", ALL, Partial(HTTP_ERROR_PARTIAL)),
+    px("http-error", ALL, Yes),
     px("http-request", ALL | NAMED, Partial(HTTP_REQUEST_PARTIAL)),
-    px("http-response", ALL | NAMED, PARSED),
+    px("http-response", ALL | NAMED, Yes),
     px("http-reuse", D | L | B, Yes),
     px("http-send-name-header", L | B, No),
     px("id", F | L | B, No),
@@ -291,12 +296,12 @@ pub static PROXY: &[ProxyKw] = &[
     px("max-session-srv-conns", D | F | L, No),
     px("maxconn", D | F | L, Yes),
     px("mode", ALL, Yes),
-    px("monitor", F | L, PARSED),
-    px("monitor-uri", D | F | L, PARSED),
+    px("monitor", F | L, Yes),
+    px("monitor-uri", D | F | L, Yes),
     px("option", ALL, Partial("see the option table")),
     px("persist", D | L | B, No),
     px("rate-limit", D | F | L, No),
-    px("redirect", F | L | B, PARSED),
+    px("redirect", F | L | B, Yes),
     px("retries", D | L | B, Yes),
     px("retry-on", D | L | B, No),
     px("server", L | B, Partial(SERVER_PARTIAL)),
@@ -314,11 +319,11 @@ pub static PROXY: &[ProxyKw] = &[
     px("tcp-response", D | L | B | NAMED, PARSED),
     px("timeout", ALL, Partial("see the timeout table")),
     px("transparent", D | L | B, No),
-    px("unique-id-format", D | F | L, PARSED),
-    px("unique-id-header", D | F | L, PARSED),
-    px("use_backend", F | L, Partial(USE_BACKEND_PARTIAL)),
+    px("unique-id-format", D | F | L, Yes),
+    px("unique-id-header", D | F | L, Yes),
+    px("use_backend", F | L, Yes),
     px("use-fcgi-app", L | B, No),
-    px("use-server", L | B, PARSED),
+    px("use-server", L | B, Yes),
     px("appsession", ALL, Rejected),
     px("block", ALL, Rejected),
     px("monitor-net", ALL, Rejected),
@@ -368,8 +373,6 @@ pub static TIMEOUTS: &[Kw] = &[
     kw("tunnel", Yes),
 ];
 
-const RESTRICT_PARTIAL: &str = "'preserve' (the default) runs; 'delete' and 'reject' parsed, runtime in progress";
-
 /// `option <name>` (configuration.txt §4.1, plus the options only listed in §4.2).
 pub static OPTIONS: &[OptionKw] = &[
     opt("abortonclose", D | L | B, true, Yes),
@@ -385,28 +388,33 @@ pub static OPTIONS: &[OptionKw] = &[
     opt("forwardfor", ALL, false, Yes),
     opt("h1-case-adjust-bogus-client", D | F | L, true, No),
     opt("h1-case-adjust-bogus-server", D | L | B, true, No),
-    opt("http-buffer-request", ALL, true, PARSED),
+    opt("http-buffer-request", ALL, true, Yes),
     opt("http-ignore-probes", D | F | L, true, No),
     opt("http-keep-alive", ALL, true, Yes),
     opt("http-no-delay", ALL, true, Yes),
     opt("http-pretend-keepalive", D | L | B, true, No),
-    opt("http-restrict-req-hdr-names", ALL, false, Partial(RESTRICT_PARTIAL)),
+    opt("http-restrict-req-hdr-names", ALL, false, Yes),
     opt("http-server-close", ALL, true, Yes),
     opt("http-use-proxy-header", D | F | L, true, No),
     opt("httpchk", D | L | B, false, No),
     opt("httpclose", ALL, true, Yes),
-    opt("httplog", D | F | L, false, Partial("parsed ('clf' is not supported yet); logs are not sent yet")),
+    opt(
+        "httplog",
+        D | F | L,
+        false,
+        Partial("parsed ('clf' is not supported yet); logs are not sent yet (startup warning)"),
+    ),
     opt("httpslog", D | F | L, false, No),
     opt("idle-close-on-response", D | F | L, true, No),
     opt("independent-streams", ALL, true, No),
     opt("ldap-check", D | L | B, false, No),
     opt("external-check", D | L | B, false, No),
-    opt("log-health-checks", D | L | B, true, Partial("parsed; health checks and logs do not run yet")),
+    opt("log-health-checks", D | L | B, true, Partial(CHECKS_PARTIAL)),
     opt("log-separate-errors", D | F | L, true, No),
     opt("logasap", D | F | L, true, No),
     opt("mysql-check", D | L | B, false, No),
     opt("nolinger", ALL, true, No),
-    opt("originalto", ALL, false, PARSED),
+    opt("originalto", ALL, false, Yes),
     opt("persist", D | L | B, true, No),
     opt("pgsql-check", D | L | B, false, No),
     opt("prefer-last-server", D | L | B, true, No),
@@ -414,9 +422,9 @@ pub static OPTIONS: &[OptionKw] = &[
     opt("redis-check", D | L | B, false, No),
     opt("smtpchk", D | L | B, false, No),
     opt("socket-stats", D | F | L, true, No),
-    opt("splice-auto", ALL, true, Yes),
-    opt("splice-request", ALL, true, Yes),
-    opt("splice-response", ALL, true, Yes),
+    opt("splice-auto", ALL, true, Partial(SPLICE_PARTIAL)),
+    opt("splice-request", ALL, true, Partial(SPLICE_PARTIAL)),
+    opt("splice-response", ALL, true, Partial(SPLICE_PARTIAL)),
     opt("spop-check", B, false, No),
     opt("srvtcpka", D | L | B, true, No),
     opt("ssl-hello-chk", D | L | B, false, No),

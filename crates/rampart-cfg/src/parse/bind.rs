@@ -36,6 +36,9 @@ pub(super) fn parse_bind(cx: &mut Ctx<'_>, words: &[String]) {
     let Some(opts) = parse_bind_options(cx, &words[2..], &ctx) else { return };
     let v6only = if opts.v6only { Some(true) } else { opts.v4v6.then_some(false) };
     let (name, backlog) = (opts.name, opts.backlog);
+    if name.is_some() {
+        cx.note("bind name");
+    }
     cx.pb.px.binds.push(Bind { addrs, name, v6only, backlog, span: cx.span.clone() });
 }
 
@@ -48,9 +51,13 @@ struct BindOpts {
     backlog: Option<u32>,
 }
 
-/// Parses the options after the address; `None` on error (already reported).
+/// Parses the options after the address; `None` on error (already reported). A
+/// refused option does not stop the others from being checked, so that one run lists
+/// every refusal of the line; an unknown word does, since how many words it takes is
+/// unknown (HAProxy stops at the first error of a line).
 fn parse_bind_options(cx: &mut Ctx<'_>, opts: &[String], ctx: &str) -> Option<BindOpts> {
     let mut out = BindOpts::default();
+    let mut ok = true;
     let mut i = 0;
     while let Some(word) = opts.get(i) {
         let Some(k) = kw::bind_option(word) else {
@@ -61,39 +68,34 @@ fn parse_bind_options(cx: &mut Ctx<'_>, opts: &[String], ctx: &str) -> Option<Bi
             cx.alert(msg);
             return None;
         };
+        i += 1 + k.args;
         if k.support == Support::No {
             cx.alert(format!("{ctx} : {}", not_yet(word)));
-            return None;
+            ok = false;
+            continue;
         }
-        let value = opts.get(i + 1).filter(|v| !v.is_empty());
-        match (k.name, value) {
-            ("v4v6", _) => out.v4v6 = true,
-            ("v6only", _) => out.v6only = true,
-            ("name", Some(n)) => out.name = Some(n.clone()),
-            ("name", None) => {
-                cx.alert(format!("{ctx} : 'name' : missing name"));
-                return None;
-            }
-            ("backlog", Some(v)) => match parse_backlog(v) {
-                Ok(n) => out.backlog = n,
-                Err(msg) => {
-                    cx.alert(format!("{ctx} : {msg}"));
-                    return None;
-                }
-            },
-            ("backlog", None) => {
-                cx.alert(format!("{ctx} : 'backlog' : missing value"));
-                return None;
-            }
-            // A table entry marked supported without a parser here: refuse, never ignore.
-            (other, _) => {
-                cx.alert(format!("{ctx} : {}", not_yet(other)));
-                return None;
-            }
+        let value = opts.get(i - k.args).filter(|v| k.args > 0 && !v.is_empty());
+        if let Err(msg) = apply_bind_option(&mut out, k.name, value) {
+            cx.alert(format!("{ctx} : {msg}"));
+            ok = false;
         }
-        i += 1 + k.args;
     }
-    Some(out)
+    ok.then_some(out)
+}
+
+/// Applies one supported option; `Err` is the message after the line's context.
+fn apply_bind_option(out: &mut BindOpts, name: &str, value: Option<&String>) -> Result<(), String> {
+    match (name, value) {
+        ("v4v6", _) => out.v4v6 = true,
+        ("v6only", _) => out.v6only = true,
+        ("name", Some(n)) => out.name = Some(n.clone()),
+        ("name", None) => return Err("'name' : missing name".into()),
+        ("backlog", Some(v)) => out.backlog = parse_backlog(v)?,
+        ("backlog", None) => return Err("'backlog' : missing value".into()),
+        // A table entry marked supported without a parser here: refuse, never ignore.
+        (other, _) => return Err(not_yet(other)),
+    }
+    Ok(())
 }
 
 /// `backlog`'s value as HAProxy reads it (`atol`: leading digits, anything else is 0);
@@ -153,7 +155,20 @@ mod tests {
     fn bind_errors() {
         assert_eq!(
             alerts("frontend f\n bind :80 ssl crt /x.pem\n"),
-            ["'bind :80' in section 'frontend' : 'ssl' is not supported yet"]
+            [
+                "'bind :80' in section 'frontend' : 'ssl' is not supported yet",
+                "'bind :80' in section 'frontend' : 'crt' is not supported yet"
+            ]
+        );
+        // every refusal of the line is reported, up to an unknown word
+        assert_eq!(
+            alerts("frontend f\n bind :80 accept-proxy backlog -1 name n tfo bogus ssl\n"),
+            [
+                "'bind :80' in section 'frontend' : 'accept-proxy' is not supported yet",
+                "'bind :80' in section 'frontend' : 'backlog' : invalid value -1, must be > 0",
+                "'bind :80' in section 'frontend' : 'tfo' is not supported yet",
+                "'bind :80' in section 'frontend': unknown keyword 'bogus'."
+            ]
         );
         assert_eq!(
             alerts("listen f\n bind :80 nme x\n"),

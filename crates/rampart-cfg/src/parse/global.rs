@@ -88,7 +88,12 @@ fn parse_master_worker(p: &mut Parser, words: &[String], span: &Span) {
         return;
     }
     match arg(words, 1) {
-        "" => p.global.master_worker = true,
+        // Refused here rather than at startup, so that `-c` reports it with its line
+        // and with every other refusal of the file.
+        "" => {
+            p.global.master_worker = true;
+            p.alert(span, not_yet("master-worker"));
+        }
         "no-exit-on-failure" => p.alert(span, not_yet("master-worker no-exit-on-failure")),
         _ => p.alert(span, "'master-worker' only supports 'no-exit-on-failure' option."),
     }
@@ -332,6 +337,7 @@ fn parse_stats(p: &mut Parser, words: &[String], span: &Span) {
                     p.warning(span, time_trailing_warning(c, value));
                 }
                 p.global.stats_timeout = ms.duration();
+                p.pending.note("global stats timeout", span);
             }
             Err(TimeError::Overflow) => p.alert(
                 span,
@@ -344,7 +350,10 @@ fn parse_stats(p: &mut Parser, words: &[String], span: &Span) {
             Err(TimeError::BadChar(c)) => p.alert(span, format!("'stats timeout' : unexpected character '{c}'")),
         },
         "maxconn" => match u32::try_from(atol(value)) {
-            Ok(n) if n > 0 => p.global.stats_maxconn = Some(n),
+            Ok(n) if n > 0 => {
+                p.global.stats_maxconn = Some(n);
+                p.pending.note("global stats maxconn", span);
+            }
             _ => p.alert(span, "'stats maxconn' expects a positive value"),
         },
         "bind-process" => p.alert(span, not_yet("stats bind-process")),
@@ -373,27 +382,65 @@ fn parse_stats_socket(p: &mut Parser, words: &[String], span: &Span) {
         return;
     }
     let options = words[3..].to_vec();
-    if let Some(msg) = check_socket_options(&options) {
-        p.alert(span, msg);
+    let problems = check_socket_options(&options);
+    if !problems.is_empty() {
+        for msg in problems {
+            p.alert(span, msg);
+        }
         return;
     }
     let addr = addrs.remove(0);
     p.global.stats_sockets.push(StatsSocket { addr, options, span: span.clone() });
+    p.pending.note("global stats socket", span);
 }
 
-/// The options of `stats socket` must be `bind` options; they are kept as words.
-fn check_socket_options(options: &[String]) -> Option<String> {
+/// The options of `stats socket` are `bind` options; they are kept as words for the
+/// runtime API, and the values of those that matter to it are checked now, as HAProxy
+/// does (`bind_parse_level`, `bind_parse_mode`, `bind_parse_expose_fd`... in
+/// src/cli.c and src/sock_unix.c). Every problem is returned, up to an unknown word.
+fn check_socket_options(options: &[String]) -> Vec<String> {
+    let mut problems = Vec::new();
     let mut i = 0;
     while let Some(word) = options.get(i) {
         let Some(k) = kw::bind_option(word) else {
-            return Some(match kw::suggest_bind_option(word) {
+            problems.push(match kw::suggest_bind_option(word) {
                 Some(best) => format!("'stats socket' : unknown keyword '{word}'. Did you mean '{best}' maybe ?"),
                 None => format!("'stats socket' : unknown keyword '{word}'."),
             });
+            break;
         };
+        if let Err(e) = check_socket_option(word, arg(options, i + 1)) {
+            // HAProxy quotes the option's own message
+            problems.push(format!("'stats socket' : '{e}'"));
+        }
         i += 1 + k.args;
     }
-    None
+    problems
+}
+
+/// The value of one `stats socket` option, with HAProxy's message when it is invalid.
+fn check_socket_option(word: &str, value: &str) -> Result<(), String> {
+    let one_of = |allowed: &[&str], list: &str| {
+        if value.is_empty() {
+            Err(format!("'{word}' : missing {}", word.trim_end_matches("-output")))
+        } else if allowed.contains(&value) {
+            Ok(())
+        } else {
+            Err(format!("'{word}' only supports {list} (got '{value}')"))
+        }
+    };
+    match word {
+        "level" => one_of(&["user", "operator", "admin"], "'user', 'operator', and 'admin'"),
+        "severity-output" => one_of(&["none", "number", "string"], "'none', 'number', and 'string'"),
+        "expose-fd" if value == "listeners" => Ok(()),
+        "expose-fd" => Err(format!("'{word}' only supports 'listeners' (got '{value}')")),
+        "mode" if !value.is_empty() && value.bytes().all(|b| (b'0'..=b'7').contains(&b)) => Ok(()),
+        "mode" => Err(format!("'{word}' : missing or invalid mode '{value}' (octal integer expected)")),
+        "user" if lookup_id("/etc/passwd", value).is_none() => Err(format!("'{word}' : unknown user name '{value}'")),
+        "group" if lookup_id("/etc/group", value).is_none() => Err(format!("'{word}' : unknown group name '{value}'")),
+        "name" if value.is_empty() => Err(format!("'{word}' : missing name")),
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]
@@ -404,9 +451,30 @@ mod tests {
     use crate::parse::tests::{alerts, parse_ok, warnings};
 
     #[test]
+    fn stats_socket_options_are_checked() {
+        // messages as haproxy 2.6.12 prints them; every problem of the line is listed
+        assert_eq!(
+            alerts("global\n stats socket /tmp/x.sock level bogus mode 999 expose-fd x severity-output y user nosuchuserzz\n"),
+            [
+                "'stats socket' : ''level' only supports 'user', 'operator', and 'admin' (got 'bogus')'",
+                "'stats socket' : ''mode' : missing or invalid mode '999' (octal integer expected)'",
+                "'stats socket' : ''expose-fd' only supports 'listeners' (got 'x')'",
+                "'stats socket' : ''severity-output' only supports 'none', 'number', and 'string' (got 'y')'",
+                "'stats socket' : ''user' : unknown user name 'nosuchuserzz''",
+            ]
+        );
+        assert_eq!(alerts("global\n stats socket /tmp/x.sock level\n"), ["'stats socket' : ''level' : missing level'"]);
+        assert_eq!(alerts("global\n stats socket /tmp/x.sock name\n"), ["'stats socket' : ''name' : missing name'"]);
+        assert!(alerts(
+            "global\n stats socket /tmp/x.sock mode 0660 level admin expose-fd listeners user root name a\n"
+        )
+        .is_empty());
+    }
+
+    #[test]
     fn global_keywords() {
         let cfg = parse_ok(
-            "global\n daemon\n quiet\n master-worker\n nbthread 4\n maxconn 1000\n pidfile /run/r.pid\n\
+            "global\n daemon\n quiet\n nbthread 4\n maxconn 1000\n pidfile /run/r.pid\n\
              ulimit-n 4096\n uid 99\n gid 98\n chroot /var/empty\n tune.bufsize 1000\n tune.maxrewrite 100\n\
              hard-stop-after 30s\n log stdout format raw local0\n stats socket /run/r.sock mode 600 level admin\n\
              stats timeout 2m\n stats maxconn 5\n tune.vars.txn-max-size 256\n tune.vars.sess-max-size\n\
@@ -415,7 +483,7 @@ mod tests {
         let g = &cfg.global;
         assert_eq!((g.vars.txn, g.vars.sess, g.vars.global), (Some(256), None, Some(u64::from(u32::MAX))));
         assert!(g.expose_experimental);
-        assert!(g.daemon && g.quiet && g.master_worker);
+        assert!(g.daemon && g.quiet && !g.master_worker);
         assert_eq!(
             (g.nbthread, g.maxconn, g.ulimit_n, g.uid, g.gid),
             (Some(4), Some(1000), Some(4096), Some(99), Some(98))

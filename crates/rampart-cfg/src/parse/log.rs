@@ -71,7 +71,10 @@ pub(super) fn parse_global_log(p: &mut Parser, words: &[String], kwm: Modifier, 
     match check_log_args(args, kwm, true) {
         Err(e) => p.alert(span, format!("log : {e}")),
         Ok(()) if kwm == Modifier::No => p.global.logs.clear(),
-        Ok(()) => p.global.logs.push(LogTarget { args: args.to_vec(), span: span.clone() }),
+        Ok(()) => {
+            p.global.logs.push(LogTarget { args: args.to_vec(), span: span.clone() });
+            p.pending.note("global log", span);
+        }
     }
 }
 
@@ -84,6 +87,7 @@ pub(super) fn parse_proxy_log(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier)
         Ok(()) => {
             let span = cx.span.clone();
             cx.pb.px.logs.push(LogTarget { args: args.to_vec(), span });
+            cx.note("log");
         }
     }
 }

@@ -103,6 +103,8 @@ pub(crate) struct Parser {
     cursor: Cursor,
     /// Diagnostics of the file being parsed.
     pub diags: Vec<Diag>,
+    /// The first line using each feature that is kept but not done yet.
+    pub pending: kw::PendingUses,
 }
 
 impl Parser {
@@ -116,6 +118,7 @@ impl Parser {
             http_errors: Vec::new(),
             cursor: Cursor::Outside,
             diags: Vec::new(),
+            pending: kw::PendingUses::default(),
         }
     }
 
@@ -240,6 +243,10 @@ pub fn parse_files(files: &[FileLines], lexer_diags: Vec<Vec<Diag>>, diags: &mut
     // missing timeouts...) are mostly echoes of it: only their alerts are kept then.
     let parse_failed = diags.has_alerts();
     let config = check::finish(&mut p);
+    // One warning per feature rampart keeps without doing it yet, at its first line.
+    for (feature, span) in p.pending.used() {
+        p.diags.push(Diag::warning(Some(span.clone()), feature.warning()));
+    }
     for d in std::mem::take(&mut p.diags) {
         if !parse_failed || d.level == crate::diag::Level::Alert {
             diags.push(d);

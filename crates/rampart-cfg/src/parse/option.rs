@@ -17,6 +17,15 @@ pub(super) fn parse_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
         cx.alert("'option' expects an option name.");
         return;
     }
+    let before = cx.diags.len();
+    dispatch_option(cx, words, kwm, name);
+    let refused = cx.diags[before..].iter().any(|d| d.level == crate::diag::Level::Alert);
+    if kwm == Modifier::Std && !refused {
+        cx.note(&format!("option {name}"));
+    }
+}
+
+fn dispatch_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str) {
     let Some(opt) = kw::option_kw(name) else {
         let msg = match kw::suggest_option(name) {
             Some(best) => format!("unknown option '{name}'; did you mean '{best}' maybe ?"),
@@ -39,8 +48,17 @@ pub(super) fn parse_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
         (_, "httpclose" | "http-server-close" | "http-keep-alive") => conn_mode_option(cx, words, kwm, name),
         // rampart always forwards data as it comes (no delay) and splices where it pays
         // off: these options ask for what it does anyway.
-        (_, "http-no-delay" | "splice-auto" | "splice-request" | "splice-response") => {
+        (_, "http-no-delay" | "splice-auto" | "splice-request" | "splice-response") if kwm == Modifier::Std => {
             let _ = cx.too_many(words, 0, 1);
+        }
+        (_, "http-no-delay") => {
+            // the HAProxy default (small delays allowed); rampart never delays
+            let _ = cx.too_many(words, 0, 1);
+        }
+        // rampart splices where it pays off and cannot be told not to yet
+        (_, "splice-auto" | "splice-request" | "splice-response") => {
+            let prefix = if kwm == Modifier::No { "no" } else { "default" };
+            cx.alert(not_yet(&format!("{prefix} option {name}")));
         }
         (_, "redispatch") => redispatch_option(cx, words, kwm),
         _ if kwm != Modifier::Std => {

@@ -121,9 +121,16 @@ pub(crate) struct Ctx<'a> {
     pub maxrewrite: usize,
     /// `expose-experimental-directives` was seen in `global`.
     pub experimental: bool,
+    /// Where the line records its use of a feature kept but not done yet.
+    pub pending: &'a mut crate::kw::PendingUses,
 }
 
 impl Ctx<'_> {
+    /// Records that this line uses `keyword` (see [`crate::kw::Pending`]).
+    pub fn note(&mut self, keyword: &str) {
+        self.pending.note(keyword, self.span);
+    }
+
     pub fn alert(&mut self, msg: impl Into<String>) {
         self.diags.push(Diag::alert(Some(self.span.clone()), msg));
     }
@@ -374,7 +381,7 @@ pub(crate) fn parse_proxy_line(p: &mut Parser, target: Target, words: &[String],
         Target::Defaults(i) => &mut p.defaults[i],
         Target::Proxy(i) => &mut p.proxies[i],
     };
-    let mut cx = Ctx { pb, diags: &mut p.diags, span, bufsize, maxrewrite, experimental };
+    let mut cx = Ctx { pb, diags: &mut p.diags, span, bufsize, maxrewrite, experimental, pending: &mut p.pending };
     dispatch(&mut cx, words, kwm);
 }
 

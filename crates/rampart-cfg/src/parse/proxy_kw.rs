@@ -186,6 +186,7 @@ pub(super) fn parse_timeout(cx: &mut Ctx<'_>, words: &[String]) {
         return;
     }
     store_timeout(cx, name, need, ms.duration());
+    cx.note(&format!("timeout {name}"));
 }
 
 fn store_timeout(cx: &mut Ctx<'_>, name: &str, need: TimeoutCap, value: Option<Duration>) {

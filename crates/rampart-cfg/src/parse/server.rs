@@ -79,8 +79,10 @@ fn server_allowed(cx: &mut Ctx<'_>, what: &str) -> bool {
     false
 }
 
-/// Parses options into `s`, stopping at the first error (reported). `ctx` prefixes
-/// messages; `srv` is the server name used inside them.
+/// Parses options into `s`; `false` if one was refused (reported). A refused option
+/// does not stop the others from being checked, so that one run lists every refusal of
+/// the line; an unknown word does, since how many words it takes is unknown. `ctx`
+/// prefixes messages; `srv` is the server name used inside them.
 fn parse_server_options(
     cx: &mut Ctx<'_>,
     opts: &[String],
@@ -89,6 +91,7 @@ fn parse_server_options(
     srv: &str,
     with_addr: bool,
 ) -> bool {
+    let mut ok = true;
     let mut i = 0;
     while let Some(word) = opts.get(i) {
         let Some(k) = kw::server_option(word) else {
@@ -100,19 +103,23 @@ fn parse_server_options(
             cx.alert(msg);
             return false;
         };
+        let value = opts.get(i + 1).map_or("", String::as_str);
+        i += 1 + k.args;
         if k.support == Support::No {
             cx.alert(format!("{ctx}{}", not_yet(word)));
-            return false;
+            ok = false;
+            continue;
         }
-        let value = opts.get(i + 1).map_or("", String::as_str);
-        if let Err(e) = apply_option(word, value, s, srv) {
-            // HAProxy's display_parser_err() appends a period to every option error.
-            cx.alert(format!("{ctx}{e}."));
-            return false;
+        match apply_option(word, value, s, srv) {
+            Ok(()) => cx.note(&format!("server {word}")),
+            Err(e) => {
+                // HAProxy's display_parser_err() appends a period to every option error.
+                cx.alert(format!("{ctx}{e}."));
+                ok = false;
+            }
         }
-        i += 1 + k.args;
     }
-    true
+    ok
 }
 
 /// Applies one supported option; `Err` is HAProxy's message for it.
@@ -210,7 +217,21 @@ mod tests {
         assert_eq!(a("inter 0"), ["'server b/s' : invalid value 0 for argument 'inter' of server s.."]);
         assert_eq!(a("inter"), ["'server b/s' : 'inter' expects a delay as argument.."]);
         assert_eq!(a("rise 0"), ["'server b/s' : 'rise' has to be > 0.."]);
-        assert_eq!(a("ssl verify none"), ["'server b/s' : 'ssl' is not supported yet"]);
+        assert_eq!(
+            a("ssl verify none"),
+            ["'server b/s' : 'ssl' is not supported yet", "'server b/s' : 'verify' is not supported yet"]
+        );
+        // every refusal of the line is reported, up to an unknown word
+        assert_eq!(
+            a("send-proxy weight 300 check inter 0 agent-port 1 wieght 3 ssl"),
+            [
+                "'server b/s' : 'send-proxy' is not supported yet",
+                "'server b/s' : weight of server s is not within 0 and 256 (300)..",
+                "'server b/s' : invalid value 0 for argument 'inter' of server s..",
+                "'server b/s' : 'agent-port' is not supported yet",
+                "'server b/s' : unknown keyword 'wieght'; did you mean 'weight' maybe ?"
+            ]
+        );
         assert_eq!(a("check 1"), ["'server b/s' : unknown keyword '1'."]);
         assert_eq!(
             alerts("backend b\n default-server wieght 3\n"),

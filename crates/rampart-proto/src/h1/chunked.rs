@@ -4,22 +4,37 @@
 //!
 //! HAProxy counterpart: `h1_parse_chunk_size` and `h1_skip_chunk_crlf`
 //! (include/haproxy/h1.h), the chunk states of `h1_parse_msg_data` and the trailers
-//! parsed by `h1_parse_msg_tlrs` (src/h1_htx.c). As there: at most 13 hex digits of
-//! value (leading zeros free), blanks allowed between the size and the CRLF or the
-//! extension, bare LF accepted for CRLF, a CR not followed by LF refused.
+//! parsed by `h1_parse_msg_tlrs` (src/h1_htx.c). HAProxy re-chunks what it forwards, so
+//! its parser may be lenient; rampart forwards the bytes as they came, so it accepts
+//! only the grammar of RFC 9112 §7.1 to the letter, and refuses (400 on a request, 502
+//! on a response) every form two parsers could read differently:
 //!
-//! COMPAT: chunk extensions are checked as HAProxy 3.4 does (commit "MEDIUM: h1:
-//! strictly verify quoting in chunk extensions"), not skipped blindly as in 2.6: quotes
-//! must pair up before the line ends, a backslash only escapes inside quotes, and no
-//! control character but HTAB may appear. Extensions are only used by attacks, and a
-//! CRLF inside quotes would frame the body differently for a server that honours the
-//! quotes.
+//! ```text
+//! chunked-body    = *chunk last-chunk trailer-section CRLF
+//! chunk           = chunk-size [ chunk-ext ] CRLF chunk-data CRLF
+//! chunk-ext       = *( ";" chunk-ext-name [ "=" chunk-ext-val ] )   ; no BWS, see below
+//! chunk-ext-val   = token / quoted-string
+//! trailer-section = *( field-line CRLF )
+//! ```
 //!
-//! COMPAT: trailer fields follow the head's rules (token name, no blank before the
-//! colon, no control character but HTAB in the value, no obsolete folding), stricter
-//! than HAProxy which forwards control characters and unfolds. HAProxy also applies
-//! its Content-Length checks to a trailer named so; rampart does not read trailer
-//! values.
+//! - Line ends are CRLF, nothing else: a bare LF or a CR not followed by LF in a size
+//!   line, after chunk data, in the trailer section or as the final line is refused
+//!   (RFC 9112 §2.2 lets a recipient accept a bare LF; a server that does not would
+//!   frame the body differently).
+//! - No whitespace after the size nor around `;` and `=` in extensions: RFC 9112
+//!   §7.1.1 writes it `BWS`, which a sender MUST NOT generate (RFC 9110 §5.6.3), and
+//!   servers disagree on whether `3 ` is a size.
+//! - An extension has a token name, and a value that is a token or a well-formed
+//!   quoted-string (RFC 9110 §5.6.2, §5.6.4): no empty name (`3;`, `3;=x`), no control
+//!   character but HTAB inside quotes, quotes that pair up before the line ends.
+//! - At most 16 hex digits, leading zeros included (a server parsing the size into 64
+//!   bits would wrap), and, as HAProxy, a value below 2^52.
+//! - After the last chunk only field lines (RFC 9110 §5.5: token name, colon, value of
+//!   visible characters, SP, HTAB or obs-text; no obsolete folding) and the final CRLF.
+//!
+//! COMPAT: haproxy 2.6 accepts bare LF, blanks after the size and skips extensions
+//! blindly; it also unfolds trailers and lets control characters through. rampart
+//! refuses all of these (docs/compat/strictness.md).
 
 use super::startline::is_token;
 use super::types::{H1Error, MAX_HEADERS};
@@ -31,22 +46,32 @@ pub const DEFAULT_LINE_LIMIT: usize = 16384 - 1024;
 /// HAProxy refuses chunk sizes of 2^52 and more (values a float could not hold).
 const SIZE_OVERFLOW_MASK: u64 = 0xF0_0000_0000_0000;
 
+/// Most hex digits a chunk size may have, leading zeros included: what fits 64 bits.
+pub const MAX_SIZE_DIGITS: u8 = 16;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum St {
     /// Before the first hex digit of a chunk size.
     SizeFirst,
-    /// In the hex digits.
+    /// In the hex digits (`ChunkedState::digits` of them so far).
     Size,
-    /// Blanks after the size.
-    SizeBlank,
-    /// In a chunk extension (`;...`), up to the line end: inside a quoted string or
-    /// not, just after a backslash or not.
-    Ext { quoted: bool, escaped: bool },
+    /// Just after a `;`: the first byte of an extension name.
+    ExtNameFirst,
+    /// In an extension name.
+    ExtName,
+    /// Just after the `=` of an extension: a token or a quoted string follows.
+    ExtValueFirst,
+    /// In an extension value that is a token.
+    ExtToken,
+    /// In a quoted extension value; `escaped` just after a backslash.
+    ExtQuoted { escaped: bool },
+    /// After the closing quote: `;` or the CR ending the line.
+    ExtQuoteEnd,
     /// Got the CR ending the size line, the LF must follow.
     SizeLf,
     /// In chunk data: `ChunkedState::left` bytes remain.
     Data,
-    /// After chunk data: CRLF (or LF) must follow.
+    /// After chunk data: the CR must follow.
     DataCr,
     /// Got the CR after chunk data, the LF must follow.
     DataLf,
@@ -70,6 +95,8 @@ pub struct ChunkedState {
     st: St,
     /// The chunk size being read, then the data bytes left in the chunk.
     left: u64,
+    /// Hex digits of the size read so far.
+    digits: u8,
     /// Bytes in the current size line, or in the trailer section so far.
     line_len: usize,
     /// Most bytes a size line or the trailer section may take.
@@ -94,7 +121,7 @@ impl ChunkedState {
     /// A scanner allowing `limit` bytes for a chunk-size line (extensions included)
     /// and for the whole trailer section; past it, [`H1Error::TooLarge`].
     pub fn with_limit(limit: usize) -> Self {
-        ChunkedState { st: St::SizeFirst, left: 0, line_len: 0, limit, trailers: 0, failed: None }
+        ChunkedState { st: St::SizeFirst, left: 0, digits: 0, line_len: 0, limit, trailers: 0, failed: None }
     }
 
     /// Scans the next body bytes. Returns how many bytes of `buf` belong to the body and
@@ -165,32 +192,33 @@ impl ChunkedState {
             return Err(H1Error::TooLarge);
         }
         self.st = match self.st {
-            St::SizeFirst => match hex_value(b) {
-                Some(d) => {
-                    self.left = d;
-                    St::Size
-                }
-                None => return Err(H1Error::Chunk),
+            St::SizeFirst | St::Size => self.size_digit(b)?,
+            St::ExtNameFirst => match b {
+                _ if is_token(b) => St::ExtName,
+                _ => return Err(H1Error::Chunk),
             },
-            St::Size => match hex_value(b) {
-                Some(d) => {
-                    self.left = (self.left << 4) | d;
-                    if self.left & SIZE_OVERFLOW_MASK != 0 {
-                        return Err(H1Error::Chunk);
-                    }
-                    St::Size
-                }
-                None => self.after_size(b)?,
+            St::ExtName => match b {
+                _ if is_token(b) => St::ExtName,
+                b'=' => St::ExtValueFirst,
+                _ => end_of_extension(b)?,
             },
-            St::SizeBlank => self.after_size(b)?,
-            St::Ext { quoted, escaped } => self.in_extension(b, quoted, escaped)?,
+            St::ExtValueFirst => match b {
+                b'"' => St::ExtQuoted { escaped: false },
+                _ if is_token(b) => St::ExtToken,
+                _ => return Err(H1Error::Chunk),
+            },
+            St::ExtToken => match b {
+                _ if is_token(b) => St::ExtToken,
+                _ => end_of_extension(b)?,
+            },
+            St::ExtQuoted { escaped } => in_quoted_string(b, escaped)?,
+            St::ExtQuoteEnd => end_of_extension(b)?,
             St::SizeLf => match b {
                 b'\n' => self.size_line_done(),
                 _ => return Err(H1Error::Chunk),
             },
             St::DataCr => match b {
                 b'\r' => St::DataLf,
-                b'\n' => self.next_size_line(),
                 _ => return Err(H1Error::Chunk),
             },
             St::DataLf => match b {
@@ -199,7 +227,6 @@ impl ChunkedState {
             },
             St::TrailerStart => match b {
                 b'\r' => St::EndLf,
-                b'\n' => St::Done,
                 _ if is_token(b) => {
                     self.trailers += 1;
                     if self.trailers > MAX_HEADERS {
@@ -216,7 +243,6 @@ impl ChunkedState {
             },
             St::TrailerValue => match b {
                 b'\r' => St::TrailerLf,
-                b'\n' => St::TrailerStart,
                 b'\t' | 0x20..=0x7e | 0x80..=0xff => St::TrailerValue,
                 _ => return Err(H1Error::HeaderSyntax),
             },
@@ -234,40 +260,31 @@ impl ChunkedState {
         Ok(())
     }
 
-    /// After the hex digits: blanks, then an extension or the line end.
-    fn after_size(&mut self, b: u8) -> Result<St, H1Error> {
-        Ok(match b {
-            b' ' | b'\t' => St::SizeBlank,
-            b';' => St::Ext { quoted: false, escaped: false },
-            b'\r' => St::SizeLf,
-            b'\n' => self.size_line_done(),
-            _ => return Err(H1Error::Chunk),
-        })
-    }
-
-    /// One byte of a chunk extension.
-    fn in_extension(&mut self, b: u8, quoted: bool, escaped: bool) -> Result<St, H1Error> {
-        let is_ctl = b < 0x20 || b == 0x7f;
-        if is_ctl && b != b'\t' {
-            return match b {
-                _ if quoted || escaped => Err(H1Error::Chunk),
-                b'\r' => Ok(St::SizeLf),
-                b'\n' => Ok(self.size_line_done()),
-                _ => Err(H1Error::Chunk),
-            };
+    /// A byte of the size: a hex digit, or after at least one, `;` or the CR.
+    fn size_digit(&mut self, b: u8) -> Result<St, H1Error> {
+        if let Some(d) = hex_value(b) {
+            // RFC 9112 §7.1: chunk-size = 1*HEXDIG; more than 16 digits cannot be read
+            // into 64 bits by every parser, even when the leading ones are zeros.
+            self.digits += 1;
+            self.left = (self.left << 4) | d;
+            if self.digits > MAX_SIZE_DIGITS || self.left & SIZE_OVERFLOW_MASK != 0 {
+                return Err(H1Error::Chunk);
+            }
+            return Ok(St::Size);
         }
-        Ok(match b {
-            _ if escaped => St::Ext { quoted, escaped: false },
-            b'\\' if quoted => St::Ext { quoted, escaped: true },
-            b'\\' => return Err(H1Error::Chunk),
-            b'"' => St::Ext { quoted: !quoted, escaped: false },
-            _ => St::Ext { quoted, escaped: false },
-        })
+        match b {
+            _ if self.st == St::SizeFirst => Err(H1Error::Chunk),
+            b';' => Ok(St::ExtNameFirst),
+            b'\r' => Ok(St::SizeLf),
+            // blanks (BWS), a bare LF, anything else
+            _ => Err(H1Error::Chunk),
+        }
     }
 
     /// The size line is over: data follows, or the trailers after the last chunk.
     fn size_line_done(&mut self) -> St {
         self.line_len = 0;
+        self.digits = 0;
         if self.left == 0 {
             St::TrailerStart
         } else {
@@ -280,6 +297,30 @@ impl ChunkedState {
         self.line_len = 0;
         St::SizeFirst
     }
+}
+
+/// After an extension (its name, token value or closing quote): another one, or the
+/// CR ending the size line. Blanks (BWS) and a bare LF are refused.
+fn end_of_extension(b: u8) -> Result<St, H1Error> {
+    match b {
+        b';' => Ok(St::ExtNameFirst),
+        b'\r' => Ok(St::SizeLf),
+        _ => Err(H1Error::Chunk),
+    }
+}
+
+/// One byte of a quoted string (RFC 9110 §5.6.4): `qdtext` is HTAB, SP, visible
+/// characters but `"` and `\`, and obs-text; a backslash escapes HTAB, SP, a visible
+/// character or obs-text.
+fn in_quoted_string(b: u8, escaped: bool) -> Result<St, H1Error> {
+    let text = matches!(b, b'\t' | 0x20..=0x7e | 0x80..=0xff);
+    Ok(match b {
+        _ if !text => return Err(H1Error::Chunk),
+        _ if escaped => St::ExtQuoted { escaped: false },
+        b'\\' => St::ExtQuoted { escaped: true },
+        b'"' => St::ExtQuoteEnd,
+        _ => St::ExtQuoted { escaped: false },
+    })
 }
 
 #[inline]

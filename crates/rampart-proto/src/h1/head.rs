@@ -18,6 +18,7 @@
 
 use super::fields::{self, TransferCodings};
 use super::startline::{self, RequestLine, StatusLine};
+use super::target::{self, Form, Target};
 use super::types::{Framing, H1Error, HdrKind, Head, Header, Method, Slice, Version, MAX_HEADERS};
 
 /// The HTTP/2 connection preface: a client that starts with it speaks h2 directly.
@@ -157,7 +158,7 @@ fn parse_fields_into<'b>(
 struct Found {
     content_length: Option<u64>,
     te: TransferCodings,
-    /// Index of the first `Host` header (requests).
+    /// Index of the `Host` header (requests; a second one is an error).
     host: Option<usize>,
     /// Index of the first `Upgrade` header.
     upgrade: Option<usize>,
@@ -188,7 +189,7 @@ fn scan_fields(buf: &[u8], head: &mut Head, is_response: bool) -> Result<Found, 
                 // HAProxy forwards the first Content-Length only
                 hdr.drop = !first;
             }
-            HdrKind::TransferEncoding => fields::transfer_encoding(value, is_response, &mut found.te)?,
+            HdrKind::TransferEncoding => fields::transfer_encoding(value, &mut found.te)?,
             HdrKind::Connection => found.conn_names_headers |= fields::connection(value, &mut head.conn),
             HdrKind::KeepAlive | HdrKind::ProxyConnection => head.headers[i].drop = true,
             // COMPAT: as HAProxy, a request's `TE` survives only as `te: trailers`, when
@@ -198,11 +199,10 @@ fn scan_fields(buf: &[u8], head: &mut Head, is_response: bool) -> Result<Found, 
                 found.upgrade.get_or_insert(i);
                 found.upgrade_websocket = fields::has_token(value, b"websocket");
             }
+            // RFC 9112 §3.2: several Host lines are a 400, even equal ones (HAProxy
+            // merges equal ones; two parsers could pick different ones otherwise).
             HdrKind::Host if !is_response => match found.host {
                 None => found.host = Some(i),
-                Some(first) if value.eq_ignore_ascii_case(head.headers[first].value.get(buf)) => {
-                    head.headers[i].drop = true;
-                }
                 Some(_) => return Err(H1Error::Host),
             },
             HdrKind::Host => {}
@@ -285,13 +285,21 @@ fn resolve_upgrade(head: &mut Head, found: &Found) {
 
 // === requests ===
 
-/// The checks on a complete request head, in HAProxy's order (first error wins).
+/// The checks on a complete request head, in HAProxy's order (first error wins), then
+/// rampart's stricter ones on the target, Host and Transfer-Encoding.
 fn finish_request(buf: &[u8], head: &mut Head) -> Result<(), H1Error> {
+    let target = target::classify(head.uri.get(buf), head.method)?;
     let found = scan_fields(buf, head, false)?;
-    check_host(buf, head, &found)?;
+    check_host(buf, head, &found, &target)?;
+    // RFC 9112 §6.1: Transfer-Encoding in HTTP/1.0 means an HTTP/1.0 hop may have
+    // forwarded chunks it did not understand; the framing cannot be trusted.
+    // COMPAT: HAProxy forwards such a request and closes afterwards.
+    if found.te.present && head.version == Version::Http10 {
+        return Err(H1Error::TransferEncoding);
+    }
     resolve_te_and_cl(head, &found);
     // RFC 9112 §6.3: a request whose last coding is not chunked cannot be framed
-    if found.te.present && !found.te.chunked_last {
+    if found.te.present && !found.te.chunked {
         return Err(H1Error::TransferEncoding);
     }
     head.framing = if head.method == Method::Connect {
@@ -309,9 +317,6 @@ fn finish_request(buf: &[u8], head: &mut Head) -> Result<(), H1Error> {
     {
         return Err(H1Error::PayloadForbidden);
     }
-    if found.te.other {
-        return Err(H1Error::UnknownTransferCoding);
-    }
     // `http_handle_expect_hdr`: only an HTTP/1.1 request with a length or chunks
     let framed = matches!(head.framing, Framing::Chunked | Framing::Length(_));
     head.expect_continue = found.expect == Some(true) && head.version == Version::Http11 && framed;
@@ -326,35 +331,52 @@ fn finish_request(buf: &[u8], head: &mut Head) -> Result<(), H1Error> {
     Ok(())
 }
 
-/// Host against the request target (see `fields`); a CONNECT to a default port makes
-/// the Host value lose its `:port`, as HAProxy normalises it.
-fn check_host(buf: &[u8], head: &mut Head, found: &Found) -> Result<(), H1Error> {
-    let (scheme, authority) = fields::scheme_and_authority(head.uri.get(buf));
+/// `Host` against the request target (RFC 9112 §3.2, §3.2.2, §3.2.3; see `target`):
+/// required in HTTP/1.1, a valid `uri-host [ ":" port ]`, empty only when the target
+/// has no authority, equal to the authority when it has one. Then the two are made
+/// identical on output: a CONNECT to a default port makes the Host value lose its
+/// `:port` (as HAProxy); an absolute-form target's authority (without a default port)
+/// becomes the value of `Host`, since it is what a server must use (RFC 9112 §3.2.2).
+fn check_host(buf: &[u8], head: &mut Head, found: &Found, target: &Target) -> Result<(), H1Error> {
     let host = found.host.map(|i| head.headers[i].value.get(buf));
-    if head.method == Method::Connect {
-        if let (Some(cut), Some(i)) = (fields::check_connect_authority(authority, host)?, found.host) {
-            let v = &mut head.headers[i].value;
-            v.end = v.start + cut as u32;
+    match host {
+        None if head.version == Version::Http11 => return Err(H1Error::Host),
+        Some(b"") if target.has_authority() => return Err(H1Error::Host),
+        Some(v) if !v.is_empty() && !target::is_valid_host(v) => return Err(H1Error::Host),
+        _ => {}
+    }
+    let uri = head.uri.get(buf);
+    let authority = &uri[target.authority.clone()];
+    match target.form {
+        Form::Authority => {
+            if let (Some(cut), Some(i)) = (target::check_connect_authority(authority, host)?, found.host) {
+                let v = &mut head.headers[i].value;
+                v.end = v.start + cut as u32;
+            }
         }
-        return Ok(());
+        Form::Absolute => {
+            if let Some(host) = host {
+                target::check_absolute_authority(&uri[target.scheme.clone()], authority, host)?;
+            }
+            normalize_absolute(head, target);
+        }
+        Form::Origin | Form::Asterisk => {}
     }
-    if let (Some(authority), Some(host)) = (authority, host) {
-        fields::check_absolute_authority(scheme, authority, host)?;
-    }
-    normalize_default_port(buf, head);
     Ok(())
 }
 
-/// HAProxy's scheme-based normalization (`http_scheme_based_normalize`): the default
-/// port of an absolute-form target is left out of the target on output, and every
-/// `Host` value becomes the target's host.
-fn normalize_default_port(buf: &[u8], head: &mut Head) {
-    let Some((host_start, colon, port_end)) = fields::default_port_span(head.uri.get(buf)) else { return };
+/// HAProxy's scheme-based normalization (`http_scheme_based_normalize`), extended: the
+/// default port of an absolute-form target is left out of the target on output, and
+/// the `Host` value becomes the target's authority (without that port).
+fn normalize_absolute(head: &mut Head, target: &Target) {
     let at = |off: usize| head.uri.start + off as u32;
-    let host = Slice { start: at(host_start), end: at(colon) };
-    head.uri_cut = Slice { start: at(colon), end: at(port_end) };
+    let mut authority = Slice { start: at(target.authority.start), end: at(target.authority.end) };
+    if let Some(port) = &target.default_port {
+        head.uri_cut = Slice { start: at(port.start), end: at(port.end) };
+        authority.end = head.uri_cut.start;
+    }
     for h in head.headers.iter_mut().filter(|h| h.kind == HdrKind::Host) {
-        h.value = host;
+        h.value = authority;
     }
 }
 
@@ -364,19 +386,17 @@ fn normalize_default_port(buf: &[u8], head: &mut Head) {
 fn finish_response(buf: &[u8], req_method: Method, head: &mut Head) -> Result<(), H1Error> {
     let found = scan_fields(buf, head, true)?;
     resolve_te_and_cl(head, &found);
-    if found.te.other {
-        return Err(H1Error::UnknownTransferCoding);
-    }
     let status = head.status;
     let tunnel = status == 101 || (req_method == Method::Connect && (200..300).contains(&status));
     let bodyless = req_method == Method::Head || status < 200 || status == 204 || status == 304;
     head.framing = if tunnel || bodyless {
         Framing::None
-    } else if found.te.chunked_last {
+    } else if found.te.chunked {
         Framing::Chunked
     } else if let (false, Some(n)) = (found.te.present, found.content_length) {
         Framing::Length(n)
     } else {
+        // no length, or codings without chunked (`gzip`): until the server closes
         Framing::UntilClose
     };
     if status < 200 || status == 204 {

@@ -9,7 +9,8 @@
 //!
 //! - `types`: [`Head`], [`Framing`], [`H1Error`] ...
 //! - `startline`: request and status lines (private)
-//! - `fields`: Content-Length, Transfer-Encoding, Connection, Host values (private)
+//! - `fields`: Content-Length, Transfer-Encoding, Connection values (private)
+//! - `target`: request-target forms, authority and Host syntax and agreement (private)
 //! - `head`: [`parse_request`], [`parse_response`], [`is_h2_preface`]
 //! - `chunked`: [`ChunkedState`], validating chunked bodies while they are forwarded
 //! - `write`: request/status lines and headers on output
@@ -18,6 +19,7 @@ pub mod chunked;
 mod fields;
 pub mod head;
 mod startline;
+mod target;
 pub mod types;
 pub mod write;
 

@@ -161,12 +161,25 @@ pub(super) fn parse_status_line(buf: &[u8], start: usize) -> Step<StatusLine> {
         return Err(H1Error::StartLine);
     }
     let reason_start = span(buf, code_end, is_spht);
-    let Some(reason_end) = memchr::memchr2(b'\r', b'\n', &buf[reason_start..]) else { return Ok(None) };
-    let reason_end = reason_start + reason_end;
+    let reason_end = span(buf, reason_start, is_reason_char);
+    match buf.get(reason_end) {
+        None => return Ok(None),
+        Some(b'\r' | b'\n') => {}
+        // RFC 9112 §4: reason-phrase = *( HTAB / SP / VCHAR / obs-text )
+        // COMPAT: HAProxy forwards any byte but CR and LF; a NUL or another control
+        // character would be read differently by the client's parser.
+        Some(_) => return Err(H1Error::StartLine),
+    }
     let Some(end) = line_end(buf, reason_end)? else { return Ok(None) };
     let version = response_version(&buf[start..ver_end])?;
     let status = status_code(&buf[code_start..code_end])?;
     Ok(Some(StatusLine { version, status, reason: slice(reason_start, reason_end), end }))
+}
+
+/// A reason-phrase byte (RFC 9112 §4): HTAB, SP, visible ASCII or obs-text.
+#[inline]
+fn is_reason_char(b: u8) -> bool {
+    b == b'\t' || (b >= 0x20 && b != 0x7f)
 }
 
 /// `HTTP/d.d`, exactly (case-sensitive, as `h1_process_req_vsn`).

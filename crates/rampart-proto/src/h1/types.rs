@@ -22,7 +22,7 @@ pub enum Framing {
     /// `Transfer-Encoding: ..., chunked`.
     Chunked,
     /// Response without length: the body ends when the server closes (also a
-    /// `Transfer-Encoding` header with no coding at all, as HAProxy).
+    /// response whose `Transfer-Encoding` does not list `chunked`, RFC 9112 §6.3).
     UntilClose,
 }
 
@@ -76,7 +76,8 @@ pub struct Head {
     pub cl_and_te: bool,
     /// HAProxy closes the connection after this exchange whatever the `Connection`
     /// header says: `Transfer-Encoding` together with `Content-Length`, or
-    /// `Transfer-Encoding` in an HTTP/1.0 message (`H1_MF_CONN_CLO` in src/h1.c).
+    /// `Transfer-Encoding` in an HTTP/1.0 response (`H1_MF_CONN_CLO` in src/h1.c; an
+    /// HTTP/1.0 request with it is refused).
     pub force_close: bool,
 }
 
@@ -118,18 +119,22 @@ pub enum H1Error {
     TooLarge,
     /// Malformed `Content-Length`, or several that disagree.
     ContentLength,
-    /// Malformed `Transfer-Encoding`: `chunked` applied twice, a request coding after
-    /// `chunked`, or a request whose last coding is not `chunked`.
+    /// Malformed `Transfer-Encoding`: an empty list element or value, a coding that is
+    /// not a token (with `;name=token` parameters), `chunked` with parameters or applied
+    /// twice, a coding after `chunked`, a request whose last coding is not `chunked`,
+    /// or any `Transfer-Encoding` in an HTTP/1.0 request.
     TransferEncoding,
-    /// A transfer coding other than `chunked` (`gzip, chunked`): HAProxy answers
-    /// 422 to such a request and 502 to such a response.
-    UnknownTransferCoding,
     /// An HTTP/1.0 GET, HEAD or DELETE request with a body: HAProxy answers 413
     /// (unless `h1-accept-payload-with-any-method` is set, which the caller checks).
     PayloadForbidden,
-    /// Several `Host` headers that differ, a `Host` that does not match the authority
-    /// of an absolute-form target, or a CONNECT target without a port.
+    /// No `Host` in an HTTP/1.1 request, several `Host` headers (even equal), a value
+    /// that is not `uri-host [ ":" port ]`, an empty one with an absolute-form or
+    /// CONNECT target, or one that does not match the target's authority.
     Host,
+    /// A request target in no form its method allows (RFC 9112 §3.2): `*` but with
+    /// OPTIONS, CONNECT without `host:port`, neither origin nor absolute form, a
+    /// fragment (`#`), user info (`user@`) or an invalid host or port in the authority.
+    Target,
     /// A WebSocket handshake without a 24-byte `Sec-WebSocket-Key` (request) or
     /// without `Sec-WebSocket-Accept` (response).
     WebSocket,
@@ -140,13 +145,15 @@ pub enum H1Error {
 }
 
 impl H1Error {
-    /// The status HAProxy answers with: on a request 400, 413 or 422; on a response
+    /// The status HAProxy answers with: on a request 400 or 413; on a response
     /// always 502.
+    // COMPAT: HAProxy answers 422 to a request with a coding other than chunked
+    // (`gzip, chunked`); rampart forwards it (RFC 9112 §6.1 allows any coding list that
+    // ends with chunked).
     pub fn status(self, is_request: bool) -> u16 {
         match (is_request, self) {
             (false, _) => 502,
             (true, H1Error::PayloadForbidden) => 413,
-            (true, H1Error::UnknownTransferCoding) => 422,
             (true, _) => 400,
         }
     }
@@ -161,9 +168,9 @@ impl std::fmt::Display for H1Error {
             H1Error::TooLarge => "header section too large",
             H1Error::ContentLength => "invalid content-length",
             H1Error::TransferEncoding => "invalid transfer-encoding",
-            H1Error::UnknownTransferCoding => "unsupported transfer coding",
             H1Error::PayloadForbidden => "HTTP/1.0 GET/HEAD/DELETE request with a body",
-            H1Error::Host => "host does not match the request target",
+            H1Error::Host => "missing, repeated or invalid host",
+            H1Error::Target => "invalid request target",
             H1Error::WebSocket => "incomplete websocket handshake",
             H1Error::Chunk => "malformed chunked body",
             H1Error::Status => "invalid response status",

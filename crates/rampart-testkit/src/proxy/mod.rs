@@ -9,7 +9,10 @@ mod output;
 mod spawn;
 mod template;
 
-pub use binary::{haproxy_path, HAPROXY_ENV};
+pub use binary::{
+    binary_under_test, haproxy_or_skip, haproxy_path, haproxy_required, testing_another_binary, BINARY_ENV,
+    HAPROXY_ENV, REQUIRE_HAPROXY_ENV,
+};
 pub use output::Output;
 pub use spawn::spawn_guarded;
 

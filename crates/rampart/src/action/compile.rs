@@ -17,6 +17,8 @@ use super::http::{HttpAct, NameMatch};
 use super::reply::{DynReply, Redirect, RedirectTo, Reply};
 use super::rewrite::UriPart;
 use super::{BackendTarget, ProxyRules, Rule};
+
+mod stream;
 use crate::acl::{self, AclSet, Cond, PatRefs};
 use crate::log::format::{LfMode, LogFormat};
 use crate::sample::expr::{self, CompileCx, Place, Site};
@@ -41,6 +43,8 @@ enum List {
     HttpRes,
     HttpAfter,
     Redirect,
+    /// `http-error status <code>` replies.
+    HttpError,
 }
 
 impl List {
@@ -50,6 +54,7 @@ impl List {
             List::HttpRes => "http-response",
             List::HttpAfter => "http-after-response",
             List::Redirect => "redirect",
+            List::HttpError => "http-error",
         }
     }
 }
@@ -70,7 +75,6 @@ pub fn compile_proxy(cfg: &Config, idx: usize, shared: &mut Shared) -> Result<Pr
         tarpit: px.timeouts.tarpit.or(px.timeouts.connect),
         inspect_delay: px.tcp_request_inspect_delay,
         res_inspect_delay: px.tcp_response_inspect_delay,
-        req_captures: px.captures.request.len(),
         ..ProxyRules::default()
     };
     if let Some(d) = px.defaults_rules.and_then(|d| cfg.defaults.get(d)) {
@@ -79,6 +83,7 @@ pub fn compile_proxy(cfg: &Config, idx: usize, shared: &mut Shared) -> Result<Pr
     let acls = c.rule_set(&px.rules, &mut rules);
     c.redirects(px, &acls, &mut rules);
     c.switching(px, &acls, &mut rules);
+    c.stream_keywords(px, &acls, &mut rules);
     if c.alerts.is_empty() {
         Ok(rules)
     } else {
@@ -113,6 +118,10 @@ impl<'c> Cx<'c> {
 
     /// `error detected in <kind> '<name>' while parsing '<kw> <action>' rule : <msg>.`
     fn rule_error(&mut self, span: &Span, list: List, action: &str, msg: &str) {
+        if list == List::HttpError {
+            self.alert(span, format!("http-error : {msg}"));
+            return;
+        }
         let px = self.px();
         let kind = match (px.cap.frontend, px.cap.backend) {
             (true, true) => "proxy",
@@ -127,12 +136,14 @@ impl<'c> Cx<'c> {
     /// The ACLs of a rule set, then its rule lists appended to `out`.
     fn rule_set(&mut self, set: &RuleSet, out: &mut ProxyRules) -> AclSet {
         let acls = self.acls(&set.acls);
+        let first = out.http_req.len();
         for r in &set.http_request {
             let cond = self.cond(&r.cond, List::HttpReq, r.action.name(), &acls, &set.acls, &r.span);
-            if let Some(act) = self.http_req(&r.action, &r.span) {
+            if let Some(act) = self.http_req(&r.action, &r.span, r.cond.is_some()) {
                 out.http_req.push(Rule { cond: cond.flatten(), act });
             }
         }
+        stream::mark_hint_groups(&mut out.http_req[first..]);
         for r in &set.http_response {
             let cond = self.cond(&r.cond, List::HttpRes, r.action.name(), &acls, &set.acls, &r.span);
             if let Some(act) = self.http_res(&r.action, &r.span, List::HttpRes) {
@@ -141,7 +152,7 @@ impl<'c> Cx<'c> {
         }
         for r in &set.http_after_response {
             let cond = self.cond(&r.cond, List::HttpAfter, r.action.name(), &acls, &set.acls, &r.span);
-            if let Some(act) = self.http_after(&r.action, &r.span) {
+            if let Some(act) = self.http_after(&r.action) {
                 out.http_after.push(Rule { cond: cond.flatten(), act });
             }
         }
@@ -189,13 +200,20 @@ impl<'c> Cx<'c> {
     }
 
     /// Where a rule of `list` runs, for the fetch validity checks.
+    /// A `listen` section's rules run at both sides' places (HAProxy checks a fetch
+    /// against any of them).
     fn places(&self, list: List) -> &'static [Place] {
         let px = self.px();
-        match (list, px.cap.frontend, px.cap.backend) {
-            (List::HttpReq | List::Redirect, true, _) => &[Place::FeHrqHdr],
-            (List::HttpReq | List::Redirect, false, _) => &[Place::BeHrqHdr],
-            (_, _, true) => &[Place::BeHrsHdr],
-            _ => &[Place::FeHrsHdr],
+        let request = matches!(list, List::HttpReq | List::Redirect);
+        match (list, request, px.cap.frontend, px.cap.backend) {
+            // HAProxy checks `http-error` formats against every request and response place
+            (List::HttpError, ..) => &[Place::FeHrqHdr, Place::FeHrsHdr, Place::BeHrqHdr, Place::BeHrsHdr],
+            (_, true, true, true) => &[Place::FeHrqHdr, Place::BeHrqHdr],
+            (_, true, true, false) => &[Place::FeHrqHdr],
+            (_, true, false, _) => &[Place::BeHrqHdr],
+            (_, false, true, true) => &[Place::BeHrsHdr, Place::FeHrsHdr],
+            (_, false, false, _) => &[Place::BeHrsHdr],
+            (_, false, true, false) => &[Place::FeHrsHdr],
         }
     }
 
@@ -204,6 +222,7 @@ impl<'c> Cx<'c> {
             List::HttpReq => Site::HttpReq,
             List::HttpRes | List::HttpAfter => Site::HttpRes,
             List::Redirect => Site::Redirect,
+            List::HttpError => Site::HttpErr,
         }
     }
 
@@ -265,7 +284,7 @@ impl<'c> Cx<'c> {
 // === actions ===
 
 impl<'c> Cx<'c> {
-    fn http_req(&mut self, a: &HttpReqAction, span: &Span) -> Option<HttpAct> {
+    fn http_req(&mut self, a: &HttpReqAction, span: &Span, has_cond: bool) -> Option<HttpAct> {
         let list = List::HttpReq;
         Some(match a {
             HttpReqAction::Allow => HttpAct::Allow,
@@ -281,10 +300,20 @@ impl<'c> Cx<'c> {
             HttpReqAction::Uri(u) => self.uri(u, list)?,
             HttpReqAction::Var(v) => self.var(v, list)?,
             HttpReqAction::StrictMode(on) => HttpAct::StrictMode(*on),
-            HttpReqAction::Reject | HttpReqAction::SilentDrop => HttpAct::Close,
+            HttpReqAction::Reject => HttpAct::Close,
+            HttpReqAction::SilentDrop => HttpAct::SilentDrop,
             HttpReqAction::SetLogLevel(_) | HttpReqAction::DisableL7Retry => HttpAct::Nothing,
-            other => {
-                self.alert(span, format!("'http-request {}' is not supported yet", other.name()));
+            HttpReqAction::Capture(c) => self.capture_req(c)?,
+            HttpReqAction::Addr(a) => self.addr(a)?,
+            HttpReqAction::NormalizeUri(n) => {
+                HttpAct::NormalizeUri(crate::action::normalize::as_haproxy_runs(*n, has_cond))
+            }
+            HttpReqAction::EarlyHint { name, value } => self.early_hint(name, value)?,
+            HttpReqAction::SetTimeout { timeout, value } => self.set_timeout(*timeout, value)?,
+            HttpReqAction::WaitForBody(w) => stream::wait_for_body(w),
+            HttpReqAction::SetPriorityClass(_) | HttpReqAction::SetPriorityOffset(_) => {
+                let why = "the backend queue has no priorities";
+                self.alerts.push(stream::refused(span, list, a.name(), why));
                 return None;
             }
         })
@@ -300,16 +329,18 @@ impl<'c> Cx<'c> {
             HttpResAction::SetStatus(s) => set_status(s),
             HttpResAction::Var(v) => self.var(v, list)?,
             HttpResAction::StrictMode(on) => HttpAct::StrictMode(*on),
-            HttpResAction::SilentDrop => HttpAct::Close,
+            HttpResAction::SilentDrop => HttpAct::SilentDrop,
             HttpResAction::SetLogLevel(_) => HttpAct::Nothing,
-            other => {
-                self.alert(span, format!("'http-response {}' is not supported yet", other.name()));
+            HttpResAction::Capture { expr, id } => self.capture_res(expr, *id, list)?,
+            HttpResAction::WaitForBody(_) => {
+                let why = "response bodies are streamed, never buffered";
+                self.alerts.push(stream::refused(span, list, a.name(), why));
                 return None;
             }
         })
     }
 
-    fn http_after(&mut self, a: &HttpAfterResAction, span: &Span) -> Option<HttpAct> {
+    fn http_after(&mut self, a: &HttpAfterResAction) -> Option<HttpAct> {
         let list = List::HttpAfter;
         Some(match a {
             HttpAfterResAction::Allow => HttpAct::Allow,
@@ -317,10 +348,7 @@ impl<'c> Cx<'c> {
             HttpAfterResAction::SetStatus(s) => set_status(s),
             HttpAfterResAction::Var(v) => self.var(v, list)?,
             HttpAfterResAction::StrictMode(on) => HttpAct::StrictMode(*on),
-            other => {
-                self.alert(span, format!("'http-after-response {}' is not supported yet", other.name()));
-                return None;
-            }
+            HttpAfterResAction::Capture { expr, id } => self.capture_res(expr, *id, list)?,
         })
     }
 

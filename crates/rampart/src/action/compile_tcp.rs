@@ -8,8 +8,9 @@
 use rampart_cfg::model::{self as m, AddrAction, Condition, RuleSet, TcpReqAction, TcpResAction, VarAction};
 use rampart_cfg::{Diag, Span};
 
+use super::addr::AddrPart;
 use super::compile::{set_cond, var_text, Cx};
-use super::tcp::{AddrPart, TcpAct};
+use super::tcp::TcpAct;
 use super::{ProxyRules, Rule};
 use crate::acl::{self, AclSet, Cond};
 use crate::log::format::{LfMode, LogFormat};
@@ -261,8 +262,8 @@ impl Cx<'_> {
     }
 
     fn tcp_req_act(&mut self, a: &TcpReqAction, list: TcpList, name: &str, span: &Span) -> Option<TcpAct> {
-        let not_yet = |c: &mut Self, what: &str| {
-            c.alert(span, format!("'{} {what}' is not supported yet", list.keyword()));
+        let not_yet = |c: &mut Self, what: &str, why: &str| {
+            c.alert(span, format!("'{} {what}' is not supported yet{why}", list.keyword()));
             None
         };
         Some(match a {
@@ -275,7 +276,7 @@ impl Cx<'_> {
                 let Some(len) = self.px().captures.request.get(*slot).map(|c| c.len) else {
                     // a capture declared by a `defaults` section's rule: its slot is not
                     // among the proxy's
-                    return not_yet(self, "capture (in a 'defaults' section)");
+                    return not_yet(self, "capture", " (in a 'defaults' section)");
                 };
                 let prefix = format!("'{} capture' : ", list.keyword());
                 let expr = self.tcp_expr(expr, list, Some(""), &prefix)?;
@@ -292,10 +293,13 @@ impl Cx<'_> {
                 TcpAct::SetAddr(part, self.tcp_expr(src, list, None, "")?)
             }
             // TODO(#5): `switch-mode http` hands the connection to the HTTP/1 mux.
-            TcpReqAction::SwitchModeHttp { .. } => return not_yet(self, "switch-mode"),
-            // Queue priorities wait for the balancing work (no priority in the queue yet).
-            TcpReqAction::SetPriorityClass(_) => return not_yet(self, "set-priority-class"),
-            TcpReqAction::SetPriorityOffset(_) => return not_yet(self, "set-priority-offset"),
+            TcpReqAction::SwitchModeHttp { .. } => return not_yet(self, "switch-mode", ""),
+            TcpReqAction::SetPriorityClass(_) => {
+                return not_yet(self, "set-priority-class", " (the backend queue has no priorities)");
+            }
+            TcpReqAction::SetPriorityOffset(_) => {
+                return not_yet(self, "set-priority-offset", " (the backend queue has no priorities)");
+            }
         })
     }
 

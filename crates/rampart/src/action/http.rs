@@ -2,15 +2,21 @@
 //! proxy `redirect` rules), compiled, and how each runs.
 //! HAProxy counterpart: src/http_act.c, the HTTP parts of src/vars.c.
 
+use std::time::Duration;
+
+use rampart_cfg::model::Normalizer;
 use regex::bytes::Regex;
 
+use super::addr::AddrPart;
+use super::capture::CapDir;
 use super::reply::{Redirect, Reply};
 use super::rewrite::{self, UriPart};
-use super::Flow;
+use super::state::StreamState;
+use super::{Flow, WaitBody};
 use crate::http::{MsgHead, Synth};
 use crate::log::format::LogFormat;
-use crate::proxy::Runtime;
-use crate::sample::ctx::{ConnInfo, Dir};
+use crate::proxy::{ProxyRt, Runtime};
+use crate::sample::ctx::Dir;
 use crate::sample::expr::Expr;
 use crate::sample::vars::{SetCond, VarRef, VarStore, Vars};
 use crate::sample::SampleCtx;
@@ -97,11 +103,47 @@ pub enum HttpAct {
     UnsetVar(VarRef),
     /// `strict-mode on|off`: whether a failed rewrite aborts the stream.
     StrictMode(bool),
-    /// `reject`, `silent-drop`: close the connection without a response.
+    /// `capture <expr> len <n>|id <n>`: the value, as a string, into capture slot
+    /// `slot`; cut to `len`, or for `id`, to the length of the frontend's slot.
+    Capture {
+        expr: Expr,
+        dir: CapDir,
+        slot: usize,
+        len: Option<usize>,
+    },
+    /// `set-src`, `set-dst`, `set-src-port`, `set-dst-port`.
+    SetAddr(AddrPart, Expr),
+    NormalizeUri(Normalizer),
+    /// `early-hint <name> <fmt>`: a header of a `103 Early Hints` response; `ends`: the
+    /// response is complete after it (the next rule is not an unconditional
+    /// `early-hint`).
+    EarlyHint {
+        name: Box<[u8]>,
+        value: LogFormat,
+        ends: bool,
+    },
+    /// `set-timeout server|tunnel <time>|<expr>`.
+    SetTimeout {
+        tunnel: bool,
+        value: TimeoutValue,
+    },
+    /// `wait-for-body time <t> [at-least <n>]`.
+    WaitBody(WaitBody),
+    /// `reject`: close the connection without a response.
     Close,
+    /// `silent-drop`: close it without the client noticing.
+    SilentDrop,
     /// Actions accepted for what they do not need to do here (`set-log-level` until
     /// logs exist, `disable-l7-retry` as rampart has no L7 retries): nothing happens.
     Nothing,
+}
+
+/// The value `set-timeout` gives.
+#[derive(Debug)]
+pub enum TimeoutValue {
+    Fixed(Duration),
+    /// Milliseconds; 0 means no timeout, a negative or absent value changes nothing.
+    Expr(Expr),
 }
 
 /// What an action runs on: the stream's heads and where their slices point, the
@@ -114,36 +156,55 @@ pub struct Exec<'x, 'rt> {
     /// Where a reply is built (the stream's response head) and its bytes.
     pub out: &'x mut MsgHead,
     pub reply: &'x mut Option<Synth<'rt>>,
-    /// Error pages for default replies: those of the proxy holding the rule, then the
-    /// frontend's.
-    pub pages: [&'rt crate::errors::ErrorPages; 2],
+    /// Where default replies (`errorfile`s, `http-error`s) come from: the proxy holding
+    /// the rule, then the frontend.
+    pub pages: [&'rt ProxyRt; 2],
     /// Scratch space for rendered values.
     pub scratch: &'x mut Vec<u8>,
     /// A failed rewrite aborts the stream (HAProxy's default `strict-mode on`).
     pub strict: &'x mut bool,
+    /// The stream's addresses, captures, unique id, early hints, timeouts.
+    pub st: &'x mut StreamState,
+}
+
+impl Exec<'_, '_> {
+    /// The sample context over the current message and the stream.
+    pub fn ctx<'m>(&'m self, env: &'m Env<'_>) -> SampleCtx<'m> {
+        env.ctx(self.msg, self.buf, self.st)
+    }
 }
 
 /// What a sample context is built from, besides the message a rule works on: the
 /// stream's state and its variable stores. [`Env::ctx`] builds one per evaluation.
 pub struct Env<'p> {
     pub rt: &'p Runtime,
-    pub conn: &'p ConnInfo,
     pub fe: usize,
     pub be: Option<usize>,
     pub srv: Option<usize>,
     pub first_req: bool,
+    /// The request's method (response rules still read it).
+    pub meth: Option<rampart_proto::http::Method>,
     /// The request (rules on the request) or the response (rules on a response).
     pub dir: Dir,
     pub sess: &'p VarStore,
     pub txn: &'p VarStore,
     pub reqres: &'p VarStore,
-    /// The stream's request capture slots (`capture.req.hdr`).
-    pub req_caps: &'p [Option<Vec<u8>>],
+    /// The request body bytes in hand (`req.body`).
+    pub req_body: Option<&'p [u8]>,
 }
 
 impl Env<'_> {
-    /// The sample context over `msg` (its slices into `buf`).
-    pub fn ctx<'m>(&'m self, msg: &'m MsgHead, buf: &'m [u8]) -> SampleCtx<'m> {
+    /// The sample context over `msg` for rules on the request, and over no message
+    /// for rules on a response (what a reply built there sees).
+    pub fn bare_or<'m>(&'m self, msg: &'m MsgHead, buf: &'m [u8], st: &'m StreamState) -> SampleCtx<'m> {
+        match self.dir {
+            Dir::Request => self.ctx(msg, buf, st),
+            Dir::Response => SampleCtx { res: None, ..self.ctx(msg, buf, st) },
+        }
+    }
+
+    /// The sample context over `msg` (its slices into `buf`) and the stream's state.
+    pub fn ctx<'m>(&'m self, msg: &'m MsgHead, buf: &'m [u8], st: &'m StreamState) -> SampleCtx<'m> {
         let view = Some(msg.view(buf));
         let (req, res) = if self.dir == Dir::Request { (view, None) } else { (None, view) };
         SampleCtx {
@@ -160,8 +221,14 @@ impl Env<'_> {
                 check: None,
             },
             first_req: self.first_req,
-            req_caps: self.req_caps,
-            ..SampleCtx::new(self.rt, self.conn, self.fe)
+            txn_meth: self.meth,
+            req_body: self.req_body,
+            req_caps: &st.caps.req,
+            res_caps: &st.caps.res,
+            unique_id: Some(&st.uid),
+            uniq_id: st.uniq_id,
+            timeouts: st.timeouts,
+            ..SampleCtx::new(self.rt, &st.conn, self.fe)
         }
     }
 }
@@ -172,10 +239,9 @@ impl HttpAct {
         let before = x.msg.failed_rewrites;
         let flow = self.run(x, ctx);
         if x.msg.failed_rewrites != before && *x.strict {
-            // COMPAT: HAProxy answers 500 to a failed rewrite in strict mode (a
-            // request) or 502 (a response); rampart sends the error page of that status.
-            let status = if x.msg.status == 0 { 500 } else { 502 };
-            super::reply::build_default(x, status);
+            // As HAProxy, a failed rewrite in strict mode is an internal error (500),
+            // on a request as on a response.
+            super::reply::build_default(x, ctx, 500);
             return Flow::Reply;
         }
         flow
@@ -243,7 +309,7 @@ impl HttpAct {
                 Flow::Continue
             }
             HttpAct::SetVar { var, cond, expr } => {
-                let c = ctx.ctx(x.msg, x.buf);
+                let c = ctx.ctx(x.msg, x.buf, x.st);
                 if let Some(smp) = expr.eval(&c) {
                     c.vars.set(var, &smp, *cond);
                 }
@@ -251,12 +317,12 @@ impl HttpAct {
             }
             HttpAct::SetVarFmt { var, cond, fmt } => {
                 render(fmt, x, ctx);
-                let c = ctx.ctx(x.msg, x.buf);
+                let c = ctx.ctx(x.msg, x.buf, x.st);
                 c.vars.set(var, &crate::sample::Sample::str(x.scratch), *cond);
                 Flow::Continue
             }
             HttpAct::UnsetVar(var) => {
-                ctx.ctx(x.msg, x.buf).vars.unset(var);
+                ctx.ctx(x.msg, x.buf, x.st).vars.unset(var);
                 Flow::Continue
             }
             HttpAct::StrictMode(on) => {
@@ -264,31 +330,125 @@ impl HttpAct {
                 Flow::Continue
             }
             HttpAct::Close => Flow::Close,
+            HttpAct::SilentDrop => Flow::SilentDrop,
             HttpAct::Nothing => Flow::Continue,
+            HttpAct::Capture { expr, dir, slot, len } => {
+                capture(x, ctx, expr, *dir, *slot, *len);
+                Flow::Continue
+            }
+            HttpAct::SetAddr(part, expr) => {
+                let c = ctx.ctx(x.msg, x.buf, x.st);
+                let v = expr.eval(&c).map(crate::sample::Sample::into_owned);
+                if let Some(v) = v {
+                    super::addr::set(*part, &mut x.st.conn, v);
+                }
+                Flow::Continue
+            }
+            HttpAct::NormalizeUri(n) => match super::normalize::apply(*n, x.msg, x.buf) {
+                Ok(()) => Flow::Continue,
+                Err(_) => {
+                    super::reply::build_default(x, ctx, 400);
+                    Flow::Reply
+                }
+            },
+            HttpAct::EarlyHint { name, value, ends } => {
+                early_hint(x, ctx, name, value, *ends);
+                Flow::Continue
+            }
+            HttpAct::SetTimeout { tunnel, value } => {
+                let t = match value {
+                    TimeoutValue::Fixed(d) => Some(*d),
+                    TimeoutValue::Expr(e) => match e.eval(&ctx.ctx(x.msg, x.buf, x.st)) {
+                        Some(crate::sample::Sample::Sint(ms)) if ms >= 0 => Some(Duration::from_millis(ms as u64)),
+                        _ => return Flow::Continue,
+                    },
+                };
+                // a value of 0 means no timeout, as HAProxy's "eternity" tick
+                let t = t.filter(|d| !d.is_zero());
+                if *tunnel {
+                    x.st.timeouts.tunnel = Some(t);
+                } else {
+                    x.st.timeouts.server = Some(t);
+                }
+                Flow::Continue
+            }
+            HttpAct::WaitBody(w) => Flow::WaitBody(*w),
         }
+    }
+}
+
+/// `capture`: stores the expression's value, as a string, in a capture slot.
+fn capture(x: &mut Exec<'_, '_>, ctx: &Env<'_>, expr: &Expr, dir: CapDir, slot: usize, len: Option<usize>) {
+    let c = ctx.ctx(x.msg, x.buf, x.st);
+    let Some(crate::sample::Sample::Str(v)) =
+        expr.eval(&c).and_then(|s| crate::sample::cast::cast(s, crate::sample::SmpType::Str))
+    else {
+        return;
+    };
+    x.scratch.clear();
+    x.scratch.extend_from_slice(&v);
+    let slots = &ctx.rt.proxies[ctx.fe].rules.captures;
+    let declared = match dir {
+        CapDir::Req => slots.req.get(slot),
+        CapDir::Res => slots.res.get(slot),
+    };
+    if let Some(len) = len.or(declared.map(|d| d.len)) {
+        x.st.caps.store(dir, slot, x.scratch, len);
+    }
+}
+
+/// `early-hint`: adds a header to the `103 Early Hints` response being built (starting
+/// one if none is), for HTTP/1.1 clients only, as HAProxy.
+fn early_hint(x: &mut Exec<'_, '_>, ctx: &Env<'_>, name: &[u8], value: &LogFormat, ends: bool) {
+    if x.msg.version != rampart_proto::http::Version::Http11 {
+        return;
+    }
+    render(value, x, ctx);
+    if !x.st.hint_open {
+        let mut head = MsgHead { arena_max: ctx.rt.bufsize, ..MsgHead::default() };
+        super::reply::start_head(&mut head, 103, "Early Hints");
+        x.st.hints.push(head);
+        x.st.hint_open = true;
+    }
+    if let Some(head) = x.st.hints.last_mut() {
+        let _ = head.add_header(name, x.scratch);
+    }
+    if ends {
+        x.st.hint_open = false;
     }
 }
 
 /// Renders a log-format over the current message into `x.scratch`.
 pub(super) fn render(fmt: &LogFormat, x: &mut Exec<'_, '_>, ctx: &Env<'_>) {
     x.scratch.clear();
-    fmt.render(&ctx.ctx(x.msg, x.buf), x.scratch);
+    fmt.render(&ctx.ctx(x.msg, x.buf, x.st), x.scratch);
 }
 
 /// Runs a rule list in order until an action ends it.
 pub fn run_rules<'rt>(rules: &'rt [super::Rule<HttpAct>], x: &mut Exec<'_, 'rt>, ctx: &Env<'_>) -> Flow {
-    for rule in rules {
+    run_rules_from(rules, 0, x, ctx).0
+}
+
+/// Runs the rules of a list from index `start` until an action ends it; returns what
+/// ended it and the index of that rule (the list's length when none did).
+pub fn run_rules_from<'rt>(
+    rules: &'rt [super::Rule<HttpAct>],
+    start: usize,
+    x: &mut Exec<'_, 'rt>,
+    ctx: &Env<'_>,
+) -> (Flow, usize) {
+    for (i, rule) in rules.iter().enumerate().skip(start) {
         if let Some(cond) = &rule.cond {
-            if !cond.eval(&ctx.ctx(x.msg, x.buf)) {
+            if !cond.eval(&ctx.ctx(x.msg, x.buf, x.st)) {
                 continue;
             }
         }
         match rule.act.exec(x, ctx) {
             Flow::Continue => {}
-            end => return end,
+            end => return (end, i),
         }
     }
-    Flow::Continue
+    (Flow::Continue, rules.len())
 }
 
 #[cfg(test)]

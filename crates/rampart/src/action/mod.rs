@@ -11,15 +11,24 @@
 //! - `tcp`: [`TcpAct`] and how a TCP rule list runs (waiting on missing data)
 //! - `rewrite`: header and request-line rewrites (regex replacement with `\N`)
 //! - `reply`: responses rules build (`deny`, `return`, `tarpit`, `redirect`, `auth`)
+//!   and the error pages of `errorfile` / `http-error`
+//! - `capture`: capture slots, the values a stream captured, header captures
+//! - `addr`: `set-src`, `set-dst`, `set-src-port`, `set-dst-port`
+//! - `normalize`: `normalize-uri` and its normalizers
+//! - `state`: [`state::StreamState`], what actions change in a stream besides its heads
 //!
 //! Actions read the stream through a [`SampleCtx`] and write only through the
 //! message head's edits; they never see a socket.
 
+pub mod addr;
+pub mod capture;
 pub mod compile;
 mod compile_tcp;
 pub mod http;
+pub mod normalize;
 pub mod reply;
 pub mod rewrite;
+pub mod state;
 pub mod tcp;
 #[cfg(test)]
 mod tcp_tests;
@@ -60,8 +69,24 @@ pub enum Flow {
     Reply,
     /// `tarpit`: hold the connection for `timeout tarpit`, then send the reply built.
     Tarpit,
-    /// `reject`, `silent-drop`: close without a response.
+    /// `reject`: close without a response.
     Close,
+    /// `silent-drop`: close without the peer noticing.
+    SilentDrop,
+    /// `wait-for-body`: the rules that follow run once the request body is in hand (or
+    /// the wait ended); the stream waits, then resumes the list after this rule.
+    WaitBody(WaitBody),
+}
+
+/// How long and for how much of the request body `wait-for-body` (and `option
+/// http-buffer-request`) waits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WaitBody {
+    /// Past it, the request is answered with a 408; `None`: no limit but the client
+    /// timeout.
+    pub time: Option<Duration>,
+    /// Enough bytes to stop waiting early; 0: the whole body (or a full buffer).
+    pub at_least: u64,
 }
 
 /// A `use_backend` rule's target.
@@ -87,6 +112,18 @@ pub struct ProxyRules {
     pub use_server: Vec<Rule<usize>>,
     /// `timeout tarpit`, else `timeout connect` (HAProxy's fallback).
     pub tarpit: Option<Duration>,
+    /// `http-error status <code>` replies other than error files, by status.
+    pub http_errors: Vec<(u16, reply::Reply)>,
+    /// The capture slots (a frontend's: what its streams capture into).
+    pub captures: capture::CaptureDecls,
+    /// `unique-id-format` (frontends).
+    pub unique_id: Option<LogFormat>,
+    /// `unique-id-header`: the request header the id is sent in (lowercase).
+    pub unique_id_header: Option<Box<[u8]>>,
+    /// `monitor-uri` (frontends): requests for it are answered by the proxy itself.
+    pub monitor_uri: Option<Box<[u8]>>,
+    /// `monitor fail` conditions: a monitor request meeting one gets a 503.
+    pub monitor_fail: Vec<Cond>,
     /// `tcp-request connection` rules (frontends), run at accept.
     pub tcp_conn: Vec<Rule<TcpAct>>,
     /// `tcp-request session` rules (frontends), run right after.
@@ -99,9 +136,6 @@ pub struct ProxyRules {
     pub inspect_delay: Option<Duration>,
     /// `tcp-response inspect-delay`.
     pub res_inspect_delay: Option<Duration>,
-    /// Request capture slots a stream of this frontend has (`capture` actions,
-    /// `capture request header`, `declare capture request`).
-    pub req_captures: usize,
 }
 
 impl ProxyRules {

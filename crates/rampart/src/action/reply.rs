@@ -10,6 +10,7 @@ use super::http::{Env, Exec};
 use crate::errors::StreamError;
 use crate::http::{reason, MsgHead, ReplyTpl, Synth};
 use crate::log::format::LogFormat;
+use crate::proxy::ProxyRt;
 
 /// A reply of `deny`, `tarpit`, `return`, `auth` or `http-error`.
 #[derive(Debug)]
@@ -40,51 +41,92 @@ impl Reply {
     pub fn build<'rt>(&'rt self, x: &mut Exec<'_, 'rt>, ctx: &Env<'_>) {
         match self {
             Reply::Static(tpl) => *x.reply = Some(tpl.instantiate(x.out)),
-            Reply::Default(status) => build_default(x, *status),
+            Reply::Default(status) => build_default(x, ctx, *status),
             Reply::Dynamic(d) => d.build(x, ctx),
             Reply::Auth(challenge) => {
-                *x.reply = Some(default_page(x.pages, 401).instantiate(x.out));
-                let _ = x.out.add_header(b"www-authenticate", challenge);
+                build_default(x, ctx, 401);
+                if x.reply.as_ref().is_some_and(|r| !r.raw) {
+                    let _ = x.out.add_header(b"www-authenticate", challenge);
+                }
             }
         }
     }
 }
 
-/// Writes the error page of `status` into the built-response slot.
-pub fn build_default<'rt>(x: &mut Exec<'_, 'rt>, status: u16) {
-    *x.reply = Some(default_page(x.pages, status).instantiate(x.out));
+/// Writes the answer of the proxy for `status` into the built-response slot: the
+/// `http-error` reply or `errorfile` of the proxy holding the rule, else the
+/// frontend's, else HAProxy's page. A status without a page of its own gets the 500
+/// one, as HAProxy does.
+pub fn build_default<'rt>(x: &mut Exec<'_, 'rt>, ctx: &Env<'_>, status: u16) {
+    let code = if crate::errors::KNOWN_CODES.contains(&status) { status } else { 500 };
+    if let Some(r) = http_error(x.pages, code) {
+        r.build(x, ctx);
+        return;
+    }
+    *x.reply = Some(match default_page(x.pages, code) {
+        StreamError::Page(tpl) => tpl.instantiate(x.out),
+        StreamError::Raw(bytes) => Synth::raw(bytes),
+        // an empty `errorfile`: the connection closes without a response
+        StreamError::Nothing => Synth::raw(&[]),
+    });
 }
 
-/// The page for `status`: the proxy's `errorfile`, else the frontend's, else
-/// HAProxy's; a status without a page of its own gets the 500 page, as HAProxy does.
-fn default_page(pages: [&crate::errors::ErrorPages; 2], status: u16) -> &ReplyTpl {
-    let code = if crate::errors::KNOWN_CODES.contains(&status) { status } else { 500 };
-    let custom = pages.iter().find(|p| p.is_custom(code)).copied().unwrap_or(pages[0]);
-    match custom.stream(code) {
-        StreamError::Page(tpl) => tpl,
-        // an errorfile rampart cannot parse (or an empty one): HAProxy's own page
-        _ => crate::errors::builtin_page(code),
+/// The `http-error status <code>` reply that answers `code` for a stream whose
+/// replies come from `pages` (the first proxy with an `errorfile` or an `http-error`
+/// for the code decides), if it is one.
+pub fn http_error(pages: [&ProxyRt; 2], code: u16) -> Option<&Reply> {
+    for px in pages {
+        if let Some((_, r)) = px.rules.http_errors.iter().find(|(c, _)| *c == code) {
+            return Some(r);
+        }
+        if px.errors.is_custom(code) {
+            return None;
+        }
     }
+    None
+}
+
+/// The page for `code`: the proxy's `errorfile`, else the frontend's, else HAProxy's.
+fn default_page(pages: [&ProxyRt; 2], code: u16) -> StreamError<'_> {
+    let custom = pages.iter().find(|p| p.errors.is_custom(code)).copied().unwrap_or(pages[0]);
+    custom.errors.stream(code)
 }
 
 /// Starts a built head: `HTTP/1.1 <status> <reason>`, no header yet.
-pub fn start_head(out: &mut MsgHead, status: u16) {
+pub fn start_head(out: &mut MsgHead, status: u16, reason: &str) {
     out.reset();
     out.built = true;
     out.version = rampart_proto::http::Version::Http11;
-    let _ = out.set_status(status, reason(status).as_bytes());
+    let _ = out.set_status(status, reason.as_bytes());
+}
+
+/// The reason phrase of a redirect: HAProxy writes these itself, in RFC 9110's words
+/// (not its `http_get_reason` table, which says `302 Moved Temporarily`).
+fn redirect_reason(code: u16) -> &'static str {
+    match code {
+        301 => "Moved Permanently",
+        303 => "See Other",
+        307 => "Temporary Redirect",
+        308 => "Permanent Redirect",
+        _ => "Found",
+    }
 }
 
 impl DynReply {
     fn build(&self, x: &mut Exec<'_, '_>, ctx: &Env<'_>) {
-        start_head(x.out, self.status);
+        start_head(x.out, self.status, reason(self.status));
         for (name, fmt) in &self.headers {
             super::http::render(fmt, x, ctx);
-            let _ = x.out.add_header(name, x.scratch);
+            // as HAProxy (`http_reply_to_htx()`), a `hdr` whose value renders empty is left out
+            if !x.scratch.is_empty() {
+                let _ = x.out.add_header(name, x.scratch);
+            }
         }
         let mut body = Vec::new();
         if let Some(fmt) = &self.body {
-            fmt.render(&ctx.ctx(x.msg, x.buf), &mut body);
+            // A reply built on a response: the server's response is gone by then, as in
+            // HAProxy (its status or headers are absent).
+            fmt.render(&ctx.bare_or(x.msg, x.buf, x.st), &mut body);
         }
         if self.body.is_some() || !matches!(self.status, 204 | 304) {
             let _ = x.out.add_header(b"content-length", body.len().to_string().as_bytes());
@@ -92,7 +134,7 @@ impl DynReply {
         if let Some(ct) = &self.content_type {
             let _ = x.out.add_header(b"content-type", ct);
         }
-        *x.reply = Some(Synth { buf: &[], body: Cow::Owned(body), has_length: true });
+        *x.reply = Some(Synth::built(Cow::Owned(body)));
     }
 }
 
@@ -125,13 +167,13 @@ impl Redirect {
         let mut location = Vec::with_capacity(128);
         match &self.to {
             RedirectTo::Location(fmt) => {
-                fmt.render(&ctx.ctx(x.msg, x.buf), &mut location);
+                fmt.render(&ctx.ctx(x.msg, x.buf, x.st), &mut location);
                 if location.is_empty() && self.ignore_empty {
                     return false;
                 }
             }
             RedirectTo::Prefix(fmt) => {
-                fmt.render(&ctx.ctx(x.msg, x.buf), &mut location);
+                fmt.render(&ctx.ctx(x.msg, x.buf, x.st), &mut location);
                 if location.is_empty() && self.ignore_empty {
                     return false;
                 }
@@ -142,7 +184,7 @@ impl Redirect {
                 self.push_path(x.msg.view(x.buf).uri(), &mut location);
             }
             RedirectTo::Scheme(fmt) => {
-                fmt.render(&ctx.ctx(x.msg, x.buf), &mut location);
+                fmt.render(&ctx.ctx(x.msg, x.buf, x.st), &mut location);
                 if location.is_empty() && self.ignore_empty {
                     return false;
                 }
@@ -152,7 +194,7 @@ impl Redirect {
                 self.push_path(view.uri(), &mut location);
             }
         }
-        start_head(x.out, self.code);
+        start_head(x.out, self.code, redirect_reason(self.code));
         let _ = x.out.add_header(b"content-length", b"0");
         let _ = x.out.add_header(b"location", &location);
         if matches!(self.code, 302 | 303 | 307) {
@@ -161,7 +203,10 @@ impl Redirect {
         if let Some(cookie) = &self.cookie {
             let _ = x.out.add_header(b"set-cookie", cookie);
         }
-        *x.reply = Some(Synth { buf: &[], body: Cow::Borrowed(&[]), has_length: true });
+        // As HAProxy (`http_apply_redirect_rule`), a request with a body gets its
+        // redirect on a connection that then closes: the body is not waited for.
+        let close = ctx.dir == crate::sample::ctx::Dir::Request && x.msg.body != crate::http::BodyLen::None;
+        *x.reply = Some(Synth { close, ..Synth::built(Cow::Borrowed(&[])) });
         true
     }
 

@@ -178,7 +178,26 @@ fn part_of(target: &[u8], part: UriPart) -> &[u8] {
 pub fn set_uri_part(msg: &mut MsgHead, buf: &[u8], part: UriPart, value: &[u8]) {
     let mut out = Vec::with_capacity(value.len() + 64);
     rebuilt(msg.view(buf).uri(), part, value, &mut out);
-    let _ = msg.set_uri(&out);
+    set_target(msg, buf, &out);
+}
+
+/// Replaces the target; as HAProxy (`http_update_host`), an absolute target's
+/// authority becomes the value of every `Host` header, so that the two stay consistent.
+fn set_target(msg: &mut MsgHead, buf: &[u8], target: &[u8]) {
+    if msg.set_uri(target).is_err() {
+        return;
+    }
+    let authority = uri::split(target).authority;
+    if authority.is_empty() {
+        return;
+    }
+    let authority = authority.to_vec();
+    for i in 0..msg.headers.len() {
+        let h = msg.headers[i];
+        if !h.drop && h.name.resolve(buf, &msg.arena).eq_ignore_ascii_case(b"host") {
+            let _ = msg.set_header_value(i, &authority);
+        }
+    }
 }
 
 /// `replace-path`, `replace-pathq`, `replace-uri`: when the regex matches the part,
@@ -190,7 +209,7 @@ pub fn replace_uri_part(msg: &mut MsgHead, buf: &[u8], part: UriPart, re: &Regex
     expand(template, &caps, &mut value);
     let mut out = Vec::with_capacity(value.len() + 64);
     rebuilt(target, part, &value, &mut out);
-    let _ = msg.set_uri(&out);
+    set_target(msg, buf, &out);
 }
 
 #[cfg(test)]

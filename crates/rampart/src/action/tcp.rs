@@ -9,8 +9,8 @@
 //! Actions never see a socket: closing, resetting or dropping the connection is what
 //! the caller does with the [`TcpFlow`] a list returns.
 
-use std::net::{IpAddr, SocketAddr};
-
+use super::addr::{self, AddrPart};
+use super::capture::{CapDir, Captured};
 use super::Rule;
 use crate::acl::Test;
 use crate::http::MsgHead;
@@ -21,15 +21,6 @@ use crate::sample::ctx::{ConnInfo, Dir};
 use crate::sample::expr::Expr;
 use crate::sample::vars::{SetCond, VarRef, Vars};
 use crate::sample::{Sample, SampleCtx, SmpType};
-
-/// Which address (or port) `set-src`, `set-dst`, `set-src-port`, `set-dst-port` change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AddrPart {
-    Src,
-    Dst,
-    SrcPort,
-    DstPort,
-}
 
 /// A compiled TCP action.
 #[derive(Debug)]
@@ -100,8 +91,8 @@ pub struct TcpExec<'x> {
     pub req: Option<(&'x MsgHead, &'x [u8])>,
     /// The response head in HTTP mode (`tcp-response content` rules).
     pub res: Option<(&'x MsgHead, &'x [u8])>,
-    /// The stream's request capture slots (empty before a stream exists).
-    pub caps: &'x mut [Option<Vec<u8>>],
+    /// The stream's capture slots (none before a stream exists).
+    pub caps: &'x mut Captured,
     pub vars: Vars<'x>,
     pub first_req: bool,
     /// Scratch space for rendered values.
@@ -118,7 +109,8 @@ impl TcpExec<'_> {
             res: self.res.map(|(m, b)| m.view(b)),
             payload: self.payload,
             vars: self.vars,
-            req_caps: self.caps,
+            req_caps: &self.caps.req,
+            res_caps: &self.caps.res,
             first_req: self.first_req,
             ..SampleCtx::new(self.rt, self.conn, self.fe)
         }
@@ -199,50 +191,26 @@ impl TcpAct {
 /// `capture`: the value as a string, cut to `len` bytes and, as HAProxy stores a C
 /// string, at its first NUL byte. No value: the slot keeps what it had.
 fn capture(x: &mut TcpExec<'_>, expr: &Expr, slot: usize, len: usize) {
-    let value = {
+    // the value may borrow the stream (a capture read back): copy it to scratch space
+    let mut value = std::mem::take(x.scratch);
+    value.clear();
+    let mut found = false;
+    {
         let ctx = x.ctx();
-        let Some(smp) = expr.eval(&ctx).and_then(|s| cast(s, SmpType::Str)) else { return };
-        let Sample::Str(bytes) = smp else { return };
-        let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len()).min(len);
-        bytes[..end].to_vec()
-    };
-    if let Some(cap) = x.caps.get_mut(slot) {
-        *cap = Some(value);
+        if let Some(Sample::Str(bytes)) = expr.eval(&ctx).and_then(|s| cast(s, SmpType::Str)) {
+            let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+            value.extend_from_slice(&bytes[..end.min(len)]);
+            found = true;
+        }
     }
+    if found {
+        x.caps.store(CapDir::Req, slot, &value, len);
+    }
+    *x.scratch = value;
 }
 
-/// `set-src` / `set-dst` keep the port (0 where there was no address, a unix socket);
-/// `set-src-port` / `set-dst-port` keep the address (`0.0.0.0` where there was none).
+/// `set-src`, `set-dst`, `set-src-port`, `set-dst-port` on the addresses the rules see.
 fn set_addr(x: &mut TcpExec<'_>, part: AddrPart, expr: &Expr) {
-    let want = if matches!(part, AddrPart::Src | AddrPart::Dst) { SmpType::Addr } else { SmpType::Sint };
-    let value = {
-        let ctx = x.ctx();
-        match expr.eval(&ctx).and_then(|s| cast(s, want)) {
-            Some(Sample::Ipv4(a)) => Value::Ip(IpAddr::V4(a)),
-            Some(Sample::Ipv6(a)) => Value::Ip(IpAddr::V6(a)),
-            // HAProxy stores the port in 16 bits (`htons`): it wraps
-            Some(Sample::Sint(p)) => Value::Port(p as u16),
-            _ => return,
-        }
-    };
-    let conn = &mut *x.conn;
-    let current = match part {
-        AddrPart::Src | AddrPart::SrcPort => conn.src,
-        AddrPart::Dst | AddrPart::DstPort => conn.dst(),
-    };
-    let new = match value {
-        Value::Ip(ip) => SocketAddr::new(ip, current.map_or(0, |a| a.port())),
-        Value::Port(port) => {
-            SocketAddr::new(current.map_or(IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED), |a| a.ip()), port)
-        }
-    };
-    match part {
-        AddrPart::Src | AddrPart::SrcPort => conn.src = Some(new),
-        AddrPart::Dst | AddrPart::DstPort => conn.dst_set = Some(new),
-    }
-}
-
-enum Value {
-    Ip(IpAddr),
-    Port(u16),
+    let Some(smp) = expr.eval(&x.ctx()).map(Sample::into_owned) else { return };
+    addr::set(part, x.conn, smp);
 }

@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 
+use super::capture::Captured;
 use super::tcp::{run_tcp_rules, TcpExec, TcpFlow};
 use crate::proxy::{self, Runtime};
 use crate::sample::ctx::{ConnInfo, Dir};
@@ -34,7 +35,7 @@ struct Stream {
     sess: VarStore,
     txn: VarStore,
     req: VarStore,
-    caps: Vec<Option<Vec<u8>>>,
+    caps: Captured,
     scratch: Vec<u8>,
 }
 
@@ -45,7 +46,11 @@ impl Stream {
             sess: VarStore::new(Scope::Sess),
             txn: VarStore::new(Scope::Txn),
             req: VarStore::new(Scope::Req),
-            caps: vec![None; rt.proxies[0].rules.req_captures],
+            caps: {
+                let mut c = Captured::default();
+                c.reset(&rt.proxies[0].rules.captures);
+                c
+            },
             scratch: Vec::new(),
         }
     }
@@ -152,7 +157,7 @@ fn or_and_not_follow_haproxys_three_valued_logic() {
         payload: Some(b"x"),
         req: None,
         res: None,
-        caps: &mut [],
+        caps: &mut Captured::default(),
         vars,
         first_req: true,
         scratch: &mut Vec::new(),
@@ -177,7 +182,7 @@ fn variables_and_captures_take_what_arrived() {
     assert_eq!(st.var(&rt, "txn.first"), Some(Sample::Bin(b"PING".to_vec().into())));
     assert_eq!(st.var(&rt, "sess.fmt"), Some(Sample::Str(b"len=18".to_vec().into())));
     // cut at 6 bytes, and at the NUL byte HAProxy's C string ends on
-    assert_eq!(st.caps, vec![Some(b"PING".to_vec())]);
+    assert_eq!(st.caps.req, vec![Some(b"PING".to_vec())]);
     assert_eq!(st.var(&rt, "txn.cap"), Some(Sample::Str(b"PING".to_vec().into())));
 }
 
@@ -340,8 +345,8 @@ fn actions_rampart_lacks_are_refused_by_name() {
     );
     for msg in [
         "'tcp-response content close' in an HTTP backend is not supported yet",
-        "'tcp-request content set-priority-class' is not supported yet",
-        "'tcp-request content set-priority-offset' is not supported yet",
+        "'tcp-request content set-priority-class' is not supported yet (the backend queue has no priorities)",
+        "'tcp-request content set-priority-offset' is not supported yet (the backend queue has no priorities)",
         "'tcp-request content switch-mode' is not supported yet",
     ] {
         assert!(got.iter().any(|(k, _, m)| k == "ALERT" && m == msg), "missing {msg}\ngot {got:#?}");

@@ -185,6 +185,18 @@ impl MsgHead {
     }
 }
 
+/// A header's value; one a rule wrote loses its surrounding blanks, as a parsed one
+/// did (HAProxy trims values when it looks them up).
+#[inline]
+fn value_of<'a>(h: &Header, buf: &'a [u8], arena: &'a [u8]) -> &'a [u8] {
+    let v = h.value.resolve(buf, arena);
+    if h.value.in_arena() {
+        super::uri::trim(v)
+    } else {
+        v
+    }
+}
+
 /// A read view of a message head: what fetches and the outgoing mux read.
 #[derive(Debug, Clone, Copy)]
 pub struct MsgView<'a> {
@@ -227,7 +239,7 @@ impl<'a> MsgView<'a> {
             .iter()
             .enumerate()
             .filter(|(_, h)| !h.drop)
-            .map(move |(i, h)| (i, h.name.resolve(buf, arena), h.value.resolve(buf, arena)))
+            .map(move |(i, h)| (i, h.name.resolve(buf, arena), value_of(h, buf, arena)))
     }
 
     /// The full values of the headers named `name` (case-insensitive), in order

@@ -25,7 +25,13 @@ impl ReplyTpl {
     /// the returned [`Synth`] borrows the template's bytes.
     pub fn instantiate<'a>(&'a self, into: &mut MsgHead) -> Synth<'a> {
         into.copy_from(&self.head);
-        Synth { buf: &self.buf, body: Cow::Borrowed(&self.buf[self.body.clone()]), has_length: self.has_length }
+        Synth {
+            buf: &self.buf,
+            body: Cow::Borrowed(&self.buf[self.body.clone()]),
+            has_length: self.has_length,
+            raw: false,
+            close: false,
+        }
     }
 }
 
@@ -36,4 +42,22 @@ pub struct Synth<'a> {
     pub buf: &'a [u8],
     pub body: Cow<'a, [u8]>,
     pub has_length: bool,
+    /// `buf` is a whole response to send as it is, then close (an `errorfile`
+    /// rampart's parser cannot read); an empty one closes without a response (an empty
+    /// `errorfile`, as HAProxy).
+    pub raw: bool,
+    /// The client connection closes after this response.
+    pub close: bool,
+}
+
+impl<'a> Synth<'a> {
+    /// Raw bytes to send as they are, then close.
+    pub fn raw(bytes: &'a [u8]) -> Synth<'a> {
+        Synth { buf: bytes, body: Cow::Borrowed(&[]), has_length: false, raw: true, close: true }
+    }
+
+    /// A built head (in the head's arena) with this body.
+    pub fn built(body: Cow<'a, [u8]>) -> Synth<'a> {
+        Synth { buf: &[], body, has_length: true, raw: false, close: false }
+    }
 }

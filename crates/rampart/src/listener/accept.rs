@@ -39,9 +39,9 @@ enum Listener {
 impl Listener {
     fn new(sock: ThreadSocket) -> io::Result<Listener> {
         Ok(match sock.family {
-            Family::Inet => Listener::Tcp(crate::sys::register_readable(std::net::TcpListener::from(sock.fd))?),
+            Family::Inet => Listener::Tcp(crate::sys::register_owned(std::net::TcpListener::from(sock.fd))?),
             Family::Unix => {
-                Listener::Unix(crate::sys::register_readable(std::os::unix::net::UnixListener::from(sock.fd))?)
+                Listener::Unix(crate::sys::register_owned(std::os::unix::net::UnixListener::from(sock.fd))?)
             }
         })
     }

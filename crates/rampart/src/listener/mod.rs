@@ -7,10 +7,10 @@
 
 pub mod accept;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io;
 use std::net::SocketAddr;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{BorrowedFd, OwnedFd};
 use std::path::Path;
 
 use rampart_cfg::model::ListenAddr;
@@ -96,13 +96,54 @@ enum Step {
     Adopt,
 }
 
-/// Binds (or adopts) every listener of `cfg` for `nbthread` threads. Like HAProxy
-/// (protocol_bind_all), a failed listener does not stop the others from being tried,
-/// so that every failure is reported.
-pub fn bind_all(cfg: &Config, nbthread: usize) -> Result<Listeners, BindError> {
+/// The inherited sockets (`fd@N`) of a configuration, adopted once before any bind
+/// attempt: a retry (with `-sf`) takes a `dup()` of them again, rather than adopting
+/// numbers that a failed attempt closed (and that may name another file since).
+#[derive(Debug, Default)]
+pub struct Inherited {
+    /// Each number named, with its socket, or the `errno` adopting it gave.
+    fds: HashMap<i32, Result<(Family, OwnedFd), i32>>,
+}
+
+/// Adopts every `fd@N` of `cfg`, each number once, checking that it is a listening
+/// stream socket before taking it (so `bind fd@1` on a terminal leaves stdout open).
+pub fn adopt_inherited(cfg: &Config) -> Inherited {
+    let mut out = Inherited::default();
+    let numbers = cfg.proxies.iter().filter(|px| px.cap.frontend).flat_map(|px| &px.binds).flat_map(|b| &b.addrs);
+    for addr in numbers {
+        if let ListenAddr::Fd(n) = addr {
+            out.fds.entry(*n).or_insert_with(|| {
+                crate::sys::adopt_inherited_fd(*n, socket_family)
+                    .map(|(fd, family)| (family, fd))
+                    .map_err(|e| e.raw_os_error().unwrap_or(libc::EINVAL))
+            });
+        }
+    }
+    out
+}
+
+impl Inherited {
+    /// A descriptor of inherited socket `n` for one bind line; a number named by two
+    /// `bind` lines is refused the second time (`EBUSY`).
+    fn take(&self, n: i32, used: &mut HashSet<i32>) -> StepResult<(Family, OwnedFd)> {
+        if !used.insert(n) {
+            return Err((Step::Adopt, io::Error::from_raw_os_error(libc::EBUSY)));
+        }
+        match self.fds.get(&n) {
+            Some(Ok((family, fd))) => Ok((*family, fd.try_clone().map_err(at(Step::Adopt))?)),
+            Some(Err(errno)) => Err((Step::Adopt, io::Error::from_raw_os_error(*errno))),
+            None => Err((Step::Adopt, io::Error::from_raw_os_error(libc::EBADF))),
+        }
+    }
+}
+
+/// Binds every listener of `cfg` for `nbthread` threads, taking the `fd@N` ones from
+/// `inherited`. Like HAProxy (protocol_bind_all), a failed listener does not stop the
+/// others from being tried, so that every failure is reported.
+pub fn bind_all(cfg: &Config, nbthread: usize, inherited: &Inherited) -> Result<Listeners, BindError> {
     let mut out = Listeners::default();
     let mut errors = Vec::new();
-    let mut adopted = HashSet::new();
+    let mut used = HashSet::new();
     for (idx, px) in cfg.proxies.iter().enumerate() {
         if !px.cap.frontend {
             continue;
@@ -118,7 +159,7 @@ pub fn bind_all(cfg: &Config, nbthread: usize) -> Result<Listeners, BindError> {
                         .collect::<Result<Vec<_>, _>>()
                         .map(|fds| (Family::Inet, fds)),
                     ListenAddr::Unix(path) => bind_unix(path, backlog).map(|fd| (Family::Unix, vec![fd])),
-                    ListenAddr::Fd(n) => adopt(*n, &mut adopted).map(|(family, fd)| (family, vec![fd])),
+                    ListenAddr::Fd(n) => inherited.take(*n, &mut used).map(|(family, fd)| (family, vec![fd])),
                 };
                 match bound {
                     Ok((family, fds)) => {
@@ -215,24 +256,95 @@ fn bind_unix(path: &Path, backlog: i32) -> StepResult<OwnedFd> {
     Ok(sock.into())
 }
 
-/// Takes over inherited descriptor `n` (`fd@N`), once per process.
-fn adopt(n: i32, adopted: &mut HashSet<i32>) -> StepResult<(Family, OwnedFd)> {
-    if !adopted.insert(n) {
-        return Err((Step::Adopt, io::Error::from_raw_os_error(libc::EBUSY)));
-    }
-    let fd = crate::sys::adopt_inherited_fd(n).map_err(at(Step::Adopt))?;
-    let family = socket_family(&fd).map_err(at(Step::Adopt))?;
-    Ok((family, fd))
-}
-
-/// Checks that an adopted descriptor is a listening stream socket and returns its family.
-fn socket_family(fd: &OwnedFd) -> io::Result<Family> {
-    let borrowed = fd.as_fd();
-    let sock = socket2::SockRef::from(&borrowed);
+/// Checks that an inherited descriptor is a listening stream socket (and makes it
+/// non-blocking); returns its family.
+fn socket_family(fd: BorrowedFd<'_>) -> io::Result<Family> {
+    let sock = socket2::SockRef::from(&fd);
     if !sock.is_listener()? {
         return Err(io::Error::from_raw_os_error(libc::EINVAL));
     }
     sock.set_nonblocking(true)?;
     let local = sock.local_addr()?;
     Ok(if local.is_unix() { Family::Unix } else { Family::Inet })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::{AsRawFd, IntoRawFd};
+
+    fn config(binds: &str) -> Config {
+        let ctx = rampart_cfg::LexCtx { env: &|_| None, version: "2.6", features: &[] };
+        let text = format!("defaults\n  mode tcp\nfrontend fe\n{binds}  default_backend be\nbackend be\n");
+        rampart_cfg::parse_str("t.cfg", &text, &ctx).config.expect("the test configuration is valid")
+    }
+
+    /// Whether descriptor `n` is still open.
+    fn is_open(n: i32) -> bool {
+        nix::fcntl::fcntl(n, nix::fcntl::FcntlArg::F_GETFD).is_ok()
+    }
+
+    /// One test, so that no other adoption in this process races with its numbers
+    /// (adoption is once per number per process, and closed numbers are reused).
+    #[test]
+    fn inherited_descriptors() {
+        // kept until the end: dropping it closes a number a later step could get again
+        let _adopted = one_number_on_two_bind_lines_is_refused_the_second_time();
+        an_inherited_descriptor_that_is_not_a_listener_is_left_open();
+        an_inherited_listener_is_adopted_once_and_survives_a_retry();
+    }
+
+    fn an_inherited_descriptor_that_is_not_a_listener_is_left_open() {
+        // what `bind fd@1` finds when stdout is a pipe or a terminal
+        let (read, write) = nix::unistd::pipe().unwrap();
+        let n = write.into_raw_fd();
+        let cfg = config(&format!("  bind fd@{n}\n"));
+        let inherited = adopt_inherited(&cfg);
+        let err = bind_all(&cfg, 1, &inherited).unwrap_err();
+        assert!(
+            err.0[0].contains(&format!("cannot use inherited socket (Socket operation on non-socket) [fd {n}]")),
+            "{err:?}"
+        );
+        drop(inherited);
+        assert!(is_open(n), "a refused descriptor must not be closed");
+        drop(read);
+        let _ = nix::unistd::close(n);
+    }
+
+    fn an_inherited_listener_is_adopted_once_and_survives_a_retry() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let n = listener.into_raw_fd();
+        let cfg = config(&format!("  bind fd@{n}\n"));
+        let inherited = adopt_inherited(&cfg);
+        // a failed attempt drops what it bound; the next one binds again
+        for _ in 0..2 {
+            let bound = bind_all(&cfg, 1, &inherited).unwrap();
+            assert_eq!(bound.sockets.len(), 1);
+            assert!(bound.sockets[0].inherited);
+            drop(bound);
+        }
+        let bound = bind_all(&cfg, 1, &inherited).unwrap();
+        drop(inherited);
+        // the dup kept by the bound socket still accepts
+        let _client = std::net::TcpStream::connect(addr).unwrap();
+        let sock = socket2::SockRef::from(&bound.sockets[0].fds[0]);
+        assert_eq!(sock.local_addr().unwrap().as_socket(), Some(addr));
+        // the number itself is never adopted again in this process
+        let again = adopt_inherited(&cfg);
+        let err = bind_all(&cfg, 1, &again).unwrap_err();
+        assert!(err.0[0].contains("Device or resource busy"), "{err:?}");
+        assert!(bound.sockets[0].fds[0].as_raw_fd() != n);
+    }
+
+    fn one_number_on_two_bind_lines_is_refused_the_second_time() -> Inherited {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let n = listener.into_raw_fd();
+        let cfg = config(&format!("  bind fd@{n}\n  bind fd@{n}\n"));
+        let inherited = adopt_inherited(&cfg);
+        let err = bind_all(&cfg, 1, &inherited).unwrap_err();
+        assert_eq!(err.0.len(), 1, "{err:?}");
+        assert!(err.0[0].contains("Device or resource busy"), "{err:?}");
+        inherited
+    }
 }

@@ -603,7 +603,7 @@ fn render_var(v: Var, o: Opts, ctx: &SampleCtx<'_>, out: &mut Vec<u8>) {
         Var::ServerPort => port_text(out, srv.map(|s| s.addr), o),
         Var::Hostname => {}
         Var::Pid => number(out, i64::from(std::process::id()), o),
-        Var::UniqueId => text(out, ctx.unique_id, o),
+        Var::UniqueId => text(out, ctx.unique_id(), o),
         Var::Method => uri_part(out, req.map(|m| m.method()), o),
         Var::Uri => uri_part(out, req.map(|m| m.uri()), o),
         Var::Path => uri_part(out, req.map(|m| m.uri().split(|&c| c == b'?').next().unwrap_or_default()), o),

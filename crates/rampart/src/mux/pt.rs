@@ -111,15 +111,14 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
             DownEnd::Spliced(_) => {}
             DownEnd::ServerClosed => io::reset_on_close(server),
             DownEnd::Reject => io::discard_input(client, rt.bufsize),
-            DownEnd::SilentDrop => io::silent_drop(client, rt.bufsize),
+            DownEnd::SilentDrop => io::silent_drop(client),
         }
     }
 
     fn close(&mut self, how: TcpClose) {
-        let max = self.sess.rt.bufsize;
         match how {
-            TcpClose::Close => io::discard_input(self.client, max),
-            TcpClose::SilentDrop => io::silent_drop(self.client, max),
+            TcpClose::Close => io::discard_input(self.client, self.sess.rt.bufsize),
+            TcpClose::SilentDrop => io::silent_drop(self.client),
         }
     }
 }

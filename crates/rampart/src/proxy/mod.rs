@@ -3,7 +3,10 @@
 //! request path reads is immutable except the counters (atomics).
 //! HAProxy counterpart: proxy.c, frontend.c, server.c (runtime parts).
 //!
+//! - `readers`: which code reads each accepted keyword (checked against the tables)
 //! - `unsupported`: what the model holds and the runtime refuses at startup
+
+pub mod readers;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -11,11 +14,13 @@ use std::time::Duration;
 
 mod unsupported;
 
-use rampart_cfg::model::{BackendTarget, Cap, Config, ForwardFor, HttpConnMode, HttpReuse, Mode, ServerAddr};
+use rampart_cfg::model::{
+    BackendTarget, Cap, Config, ForwardFor, HttpConnMode, HttpReuse, Mode, OriginalTo, RestrictHdrNames, ServerAddr,
+};
 use rampart_cfg::{Diag, Level, Span};
 use tokio::sync::Notify;
 
-use crate::action::{self, ProxyRules};
+use crate::action::{self, ProxyRules, WaitBody};
 use crate::counters::Counter;
 use crate::errors::ErrorPages;
 use crate::lb::Lb;
@@ -65,6 +70,13 @@ pub struct ProxyRt {
     pub mode: Mode,
     pub timeouts: Timeouts,
     pub forwardfor: Option<ForwardFor>,
+    /// `option originalto`, its header name lowercased.
+    pub originalto: Option<OriginalTo>,
+    /// `option http-restrict-req-hdr-names`.
+    pub restrict_req_hdr_names: RestrictHdrNames,
+    /// `option http-buffer-request`: wait for the request body (for `timeout
+    /// http-request`) before this proxy's `http-request` rules.
+    pub buffer_request: Option<WaitBody>,
     pub http_conn_mode: HttpConnMode,
     pub http_reuse: HttpReuse,
     pub retries: u32,
@@ -210,6 +222,12 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             mode: px.mode,
             timeouts: timeouts(&px.timeouts),
             forwardfor: px.options.forwardfor.as_ref().map(forwardfor),
+            originalto: px.options.originalto.as_ref().map(originalto),
+            restrict_req_hdr_names: px.options.restrict_req_hdr_names,
+            buffer_request: px
+                .options
+                .http_buffer_request
+                .then(|| WaitBody { time: timeouts(&px.timeouts).http_request, at_least: 0 }),
             http_conn_mode: px.options.http_conn_mode,
             http_reuse: px.http_reuse,
             retries: px.retries,
@@ -322,6 +340,11 @@ fn serves_http_backend(cfg: &Config, idx: usize) -> bool {
 /// name on HTTP/1 output (`header X-Client` arrives as `x-client`).
 fn forwardfor(ff: &ForwardFor) -> ForwardFor {
     ForwardFor { header: ff.header.to_ascii_lowercase(), ..ff.clone() }
+}
+
+/// `option originalto` with its header name lowercased (see [`forwardfor`]).
+fn originalto(ot: &OriginalTo) -> OriginalTo {
+    OriginalTo { header: ot.header.to_ascii_lowercase(), ..ot.clone() }
 }
 
 fn timeouts(t: &rampart_cfg::model::Timeouts) -> Timeouts {

@@ -3,7 +3,7 @@
 //! rampart never starts while silently ignoring part of a configuration. Each item
 //! leaves this list when its runtime lands (rules issue #5).
 
-use rampart_cfg::model::{Proxy, RestrictHdrNames, TcpReqAction};
+use rampart_cfg::model::Proxy;
 use rampart_cfg::{Diag, Span};
 
 fn not_yet(span: &Span, what: &str) -> Diag {
@@ -13,45 +13,8 @@ fn not_yet(span: &Span, what: &str) -> Diag {
 /// Alerts for everything of proxy `px` that the runtime cannot honour (rule actions it
 /// lacks are refused where they are compiled, `crate::action::compile`).
 pub(super) fn refuse(px: &Proxy, alerts: &mut Vec<Diag>) {
-    if px.monitor_uri.is_some() {
-        alerts.push(not_yet(&px.span, "monitor-uri"));
-    }
-    for c in &px.monitor_fail {
-        alerts.push(not_yet(&c.span, "monitor fail"));
-    }
-    let caps = &px.captures;
-    // the slots `tcp-request content capture` rules declared are filled by them
-    let by_rules = |slot: usize| {
-        px.rules
-            .tcp_request_content
-            .iter()
-            .any(|r| matches!(r.action, TcpReqAction::Capture { slot: s, .. } if s == slot))
-    };
-    let request = caps.request.iter().enumerate().filter(|(i, _)| !by_rules(*i)).map(|(_, c)| c);
-    for c in request.chain(&caps.response) {
-        alerts.push(not_yet(&c.span, if c.header.is_some() { "capture" } else { "declare capture" }));
-    }
-    if let Some(c) = &caps.cookie {
+    if let Some(c) = &px.captures.cookie {
         alerts.push(not_yet(&c.span, "capture cookie"));
-    }
-    if let Some(f) = &px.unique_id_format {
-        alerts.push(not_yet(&f.span, "unique-id-format"));
-    }
-    if px.unique_id_header.is_some() {
-        alerts.push(not_yet(&px.span, "unique-id-header"));
-    }
-    if !px.http_error_replies.is_empty() {
-        alerts.push(not_yet(&px.span, "http-error with a reply other than 'errorfile'"));
-    }
-    let o = &px.options;
-    if o.http_buffer_request {
-        alerts.push(not_yet(&px.span, "option http-buffer-request"));
-    }
-    if o.originalto.is_some() {
-        alerts.push(not_yet(&px.span, "option originalto"));
-    }
-    if o.restrict_req_hdr_names != RestrictHdrNames::Preserve {
-        alerts.push(not_yet(&px.span, "option http-restrict-req-hdr-names delete|reject"));
     }
 }
 
@@ -70,18 +33,14 @@ mod tests {
     fn rules_the_runtime_lacks_are_refused_by_name() {
         let got = alerts(
             "defaults d\n mode http\n timeout client 1s\n timeout server 1s\n timeout connect 1s\n\
-             frontend f from d\n bind :80\n option originalto\n monitor-uri /m\n\
-             capture request header Host len 10\n unique-id-header X-Id\n\
-             http-request set-src src\n default_backend b\n\
+             frontend f from d\n bind :80\n capture cookie c len 10\n\
+             http-request set-priority-class int(1)\n default_backend b\n\
              defaults\n mode http\n timeout server 1s\n timeout connect 1s\n\
              backend b\n server s 127.0.0.1:1\n",
         );
         for expected in [
-            "'option originalto' is not supported yet",
-            "'monitor-uri' is not supported yet",
-            "'capture' is not supported yet",
-            "'unique-id-header' is not supported yet",
-            "'http-request set-src' is not supported yet",
+            "'capture cookie' is not supported yet",
+            "'http-request set-priority-class' is not supported yet (the backend queue has no priorities)",
         ] {
             assert!(got.iter().any(|m| m == expected), "missing {expected:?} in {got:#?}");
         }
@@ -89,20 +48,29 @@ mod tests {
 
     #[test]
     fn the_rules_the_runtime_runs_are_accepted() {
-        let cfg = "defaults d\n mode http\n timeout client 1s\n timeout server 1s\n timeout connect 1s\n\
+        let cfg = "global\n expose-experimental-directives\n\
+                   defaults d\n mode http\n timeout client 1s\n timeout server 1s\n timeout connect 1s\n\
                    acl a path /a\n http-request set-var(txn.x) str(1) if a\n\
                    frontend f from d\n bind :80\n acl b path_beg /b\n http-request set-header X-A 1\n\
                    http-request deny if b\n http-response del-header Server\n http-after-response allow\n\
                    redirect location / if { path /r }\n use_backend %[str(b)]\n\
                    http-request return status 200 content-type text/plain lf-string %[src] if { path /x }\n\
                    http-request return status 503 default-errorfiles if { path /y }\n\
+                   option originalto\n monitor-uri /m\n monitor fail if { path /x }\n\
+                   capture request header Host len 10\n capture response header Server len 5\n\
+                   declare capture request len 4\n http-request capture path len 8\n\
+                   http-request capture path id 1\n http-response capture status id 0\n\
+                   unique-id-format %[src]\n unique-id-header X-Id\n http-request set-src src\n\
+                   http-request set-dst-port int(1)\n http-request early-hint Link </a>\n\
+                   http-request wait-for-body time 1s\n\
+                   http-request normalize-uri path-strip-dotdot full\n\
+                   option http-buffer-request\n option http-restrict-req-hdr-names delete\n\
+                   http-error status 404 content-type text/plain lf-string %[path]\n\
                    tcp-request connection reject if { src 10.0.0.0/8 }\n tcp-request session accept\n\
-                   tcp-request inspect-delay 1s\n\
-                   tcp-request content capture req.hdr(host) len 10\n\
+                   tcp-request inspect-delay 1s\n tcp-request content capture req.hdr(host) len 10\n\
                    default_backend b\ndefaults\n mode http\n timeout server 1s\n timeout connect 1s\n\
-                   backend b\n server s 127.0.0.1:1\n use-server s if TRUE\n\
-                   tcp-request content reject if { req.hdr(x) -m found }\n\
-                   tcp-response content accept\n";
+                   backend b\n server s 127.0.0.1:1\n use-server s if TRUE\n http-request set-timeout server 2s\n\
+                   tcp-request content reject if { req.hdr(x) -m found }\n tcp-response content accept\n";
         assert_eq!(alerts(cfg), Vec::<String>::new());
     }
 }

@@ -10,7 +10,9 @@ use std::net::SocketAddr;
 use std::os::fd::RawFd;
 
 use super::vars::Vars;
+use crate::action::state::TimeoutOverride;
 use crate::http::MsgView;
+use crate::log::UniqueId;
 use crate::proxy::Runtime;
 
 /// Which way the data an evaluation runs on flows (HAProxy's `SMP_OPT_DIR_REQ/RES`).
@@ -94,15 +96,21 @@ pub struct SampleCtx<'a> {
     pub req_caps: &'a [Option<Vec<u8>>],
     /// `capture response header` slots (`capture.res.hdr(n)`, `%hs`).
     pub res_caps: &'a [Option<Vec<u8>>],
-    /// The stream's unique id once `unique-id-format` produced it (`unique-id`, `%ID`).
-    pub unique_id: Option<&'a [u8]>,
+    /// The stream's unique id, rendered on first use from the frontend's
+    /// `unique-id-format` (`unique-id`, `%ID`): read it with [`SampleCtx::unique_id`].
+    pub unique_id: Option<&'a UniqueId>,
     /// The stream's request counter (HAProxy's `uniq_id`: `%rt`, `%ID` formats).
     pub uniq_id: u64,
+    /// The timeouts `set-timeout` rules set for the stream (`cur_server_timeout`).
+    pub timeouts: TimeoutOverride,
     /// The status of a response rampart produced itself (deny, return, redirect,
     /// errors), which the logs report when there is no server response (`%ST`).
     pub status: Option<u16>,
     /// Whether this is the first request of its connection (`http_first_req`).
     pub first_req: bool,
+    /// The request's method when it is one HAProxy knows, kept for the whole
+    /// transaction: `method` still answers in response rules, as in HAProxy.
+    pub txn_meth: Option<rampart_proto::http::Method>,
     /// Set by [`crate::sample::expr::Expr::each`] while it runs: a multi-valued fetch
     /// then emits every value (HAProxy's `SMP_OPT_ITERATE`); otherwise it emits only
     /// the one a sample keeps (the last header, the first URL parameter ...).
@@ -130,8 +138,10 @@ impl<'a> SampleCtx<'a> {
             res_caps: &[],
             unique_id: None,
             uniq_id: 0,
+            timeouts: TimeoutOverride::default(),
             status: None,
             first_req: true,
+            txn_meth: None,
             iterate: Cell::new(false),
         }
     }
@@ -142,6 +152,12 @@ impl<'a> SampleCtx<'a> {
             Dir::Request => self.req,
             Dir::Response => self.res,
         }
+    }
+
+    /// The stream's unique id (generated now if this is the first use); `None` without
+    /// a stream or a `unique-id-format`.
+    pub fn unique_id(&self) -> Option<&'a [u8]> {
+        self.unique_id?.get(self)
     }
 
     /// The backend, or the frontend while none is chosen (HAProxy's `s->be` starts as

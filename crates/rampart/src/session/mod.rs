@@ -45,14 +45,13 @@ pub fn start<S: mux::h1::park::Parkable>(sock: S, mut sess: Session) {
     if fe_rules.tcp_conn.is_empty() && fe_rules.tcp_sess.is_empty() {
         return spawn(sock, sess, None);
     }
-    let bufsize = sess.rt.bufsize;
     match rules::run(&mut sess) {
         rules::Accepted::Serve(vars) => spawn(sock, sess, vars),
         // HAProxy resets a connection its connection rules refused (no TIME_WAIT left)
         rules::Accepted::Reset => crate::io::reset_on_close(&sock),
         // as HAProxy: a plain close, a reset if the client's first bytes are unread
         rules::Accepted::Close => {}
-        rules::Accepted::SilentDrop => crate::io::silent_drop(&sock, bufsize),
+        rules::Accepted::SilentDrop => crate::io::silent_drop(&sock),
     }
 }
 

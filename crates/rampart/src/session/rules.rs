@@ -9,6 +9,7 @@
 //! PROXY protocol) where HAProxy would wait.
 
 use super::Session;
+use crate::action::capture::Captured;
 use crate::action::tcp::{run_tcp_rules, TcpExec};
 use crate::action::{Rule, TcpAct, TcpFlow};
 use crate::sample::ctx::Dir;
@@ -50,7 +51,7 @@ pub fn run(sess: &mut Session) -> Accepted {
             payload: None,
             req: None,
             res: None,
-            caps: &mut [],
+            caps: &mut Captured::default(),
             vars: Vars { proc: Some(&rt.proc_vars), sess: Some(&sess_vars), ..Vars::default() },
             first_req: true,
             scratch: &mut scratch,

@@ -1,11 +1,14 @@
 //! One HTTP request/response exchange, from a parsed request head to the end of the
 //! response, through the analysers in HAProxy's order:
 //!
-//! 1. `tcp-request content` then `http-request` rules of the frontend
-//!    (`ana::inspect`, `ana::http_req`),
+//! 0. `tcp-request content` rules of the frontend (`ana::inspect`), `monitor-uri`,
+//!    `capture request header` (`ana::wait_http`),
+//! 1. `option http-buffer-request`, then the `http-request` rules of the frontend
+//!    (`ana::http_req`, waiting for the body where `wait-for-body` asks, sending the
+//!    `early-hint` responses they built),
 //! 2. backend switching (`ana::switching`),
-//! 3. `tcp-request content` then `http-request` rules of the backend, then `option
-//!    forwardfor`,
+//! 3. the same for the backend (its `tcp-request content` rules first), then the unique
+//!    id, `option forwardfor` and `option originalto` (`ana::inner`),
 //! 4. server connection (the front mux connects or reuses, [`HttpFront::connect`]),
 //! 5. forward (the front mux sends the request and streams the bodies),
 //! 6. `http-response` rules of the backend then the frontend, `http-after-response`
@@ -16,29 +19,31 @@
 //! HAProxy counterpart: stream.c process_stream() with http_ana.c's analysers.
 //!
 //! - `side`: [`HttpFront`] and [`TcpFront`], the contracts with the front muxes
-//! - `txn`: [`Txn`], the request and response heads of one exchange
+//! - `txn`: [`Txn`], the request and response heads of one exchange, the stream's state
+//!   (`action::state::StreamState`), the stream numbers
 //! - `ana`: one file per analyser
-//! - `tcp`: the TCP-mode stream (content rules, switching, response rules)
+//! - `tcp`: the TCP-mode stream (content rules waiting for data, switching, response
+//!   rules)
 
 pub mod ana;
 pub mod side;
 pub mod tcp;
 mod txn;
 
-use std::io::Write as _;
-
 use crate::action::http::Env;
-use crate::errors::{ErrorPages, StreamError};
+use crate::action::state::StreamState;
+use crate::action::WaitBody;
+use crate::errors::StreamError;
 use crate::http::{MsgHead, Synth};
-use crate::proxy::Runtime;
+use crate::proxy::{ProxyRt, Runtime};
 use crate::sample::ctx::{ConnInfo, Dir};
 use crate::sample::vars::{Scope, VarStore, Vars};
 use crate::sample::SampleCtx;
 use ana::http_res::ResState;
 use ana::switching::Input;
 pub use ana::Verdict;
-pub use side::{Conn, ConnectFail, Forwarded, HttpFront, ReqMeta, ResVerdict, TcpClose, TcpFront};
-pub use txn::{Txn, TxnData};
+pub use side::{BodyWaited, Conn, ConnectFail, Forwarded, HttpFront, ReqMeta, ResVerdict, TcpClose, TcpFront};
+pub use txn::{next_uniq_id, Txn, TxnData};
 
 /// What the client connection does after an exchange.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,9 +57,7 @@ pub enum Next {
 #[derive(Debug)]
 pub struct Stream<'a> {
     pub rt: &'a Runtime,
-    /// The client's addresses as this stream's rules see them: the connection's,
-    /// which `tcp-request content` rules may change for this stream only.
-    pub conn: ConnInfo,
+    pub conn: &'a ConnInfo,
     /// The frontend (index into `rt.proxies`).
     pub fe: usize,
     /// The backend once switching chose it.
@@ -63,11 +66,14 @@ pub struct Stream<'a> {
     pub srv: Option<usize>,
     /// Whether this is the first request of its connection.
     pub first_req: bool,
+    /// The request's method, for rules on the response.
+    pub meth: Option<rampart_proto::http::Method>,
 }
 
 impl<'a> Stream<'a> {
-    /// A sample context over the stream and the heads given (each with the buffer
-    /// its slices point into).
+    /// A sample context over the stream, its state and the heads given (each with the
+    /// buffer its slices point into).
+    #[allow(clippy::too_many_arguments)]
     pub fn ctx<'c>(
         &'c self,
         dir: Dir,
@@ -76,6 +82,7 @@ impl<'a> Stream<'a> {
         sess: &'c VarStore,
         txn: &'c VarStore,
         reqres: &'c VarStore,
+        st: &'c StreamState,
     ) -> SampleCtx<'c> {
         SampleCtx {
             be: self.be,
@@ -91,7 +98,12 @@ impl<'a> Stream<'a> {
                 check: None,
             },
             first_req: self.first_req,
-            ..SampleCtx::new(self.rt, &self.conn, self.fe)
+            req_caps: &st.caps.req,
+            res_caps: &st.caps.res,
+            unique_id: Some(&st.uid),
+            uniq_id: st.uniq_id,
+            timeouts: st.timeouts,
+            ..SampleCtx::new(self.rt, &st.conn, self.fe)
         }
     }
 
@@ -99,23 +111,23 @@ impl<'a> Stream<'a> {
     pub fn env<'c>(&'c self, dir: Dir, sess: &'c VarStore, txn: &'c VarStore, reqres: &'c VarStore) -> Env<'c> {
         Env {
             rt: self.rt,
-            conn: &self.conn,
             fe: self.fe,
             be: self.be,
             srv: self.srv,
             first_req: self.first_req,
+            meth: self.meth,
             dir,
             sess,
             txn,
             reqres,
-            req_caps: &[],
+            req_body: None,
         }
     }
 
-    /// The error pages for replies of rules of proxy `px`: its own, then the
-    /// frontend's.
-    pub fn pages(&self, px: usize) -> [&'a ErrorPages; 2] {
-        [&self.rt.proxies[px].errors, &self.rt.proxies[self.fe].errors]
+    /// Where the default replies of rules of proxy `px` come from: its own error pages
+    /// and `http-error`s, then the frontend's.
+    pub fn pages(&self, px: usize) -> [&'a ProxyRt; 2] {
+        [&self.rt.proxies[px], &self.rt.proxies[self.fe]]
     }
 }
 
@@ -125,9 +137,9 @@ pub async fn run<F: HttpFront>(front: &mut F, rt: &Runtime, conn: &ConnInfo, fe:
     // PERF: a connection without `sess.` variables costs no allocation here.
     let mut sess_vars = front.take_sess_vars().map_or_else(|| VarStore::new(Scope::Sess), |b| *b);
     let first_req = front.req_meta().first;
-    let mut s = Stream { rt, conn: *conn, fe, be: None, srv: None, first_req };
-    txn.req_caps.clear();
-    txn.req_caps.resize(rt.proxies[fe].rules.req_captures, None);
+    txn.st.begin(conn, next_uniq_id(), &rt.proxies[fe].rules.captures);
+    let meth = Some(txn.req.method);
+    let mut s = Stream { rt, conn, fe, be: None, srv: None, first_req, meth };
     let next = exchange(front, &mut s, txn, &mut sess_vars).await;
     // the stream's variables end with it; the session's stay with the connection
     let vars = Vars {
@@ -149,57 +161,121 @@ pub async fn run<F: HttpFront>(front: &mut F, rt: &Runtime, conn: &ConnInfo, fe:
 async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn, sess: &mut VarStore) -> Next {
     let mut reply: Option<Synth<'_>> = None;
     let fe = s.fe;
-    if ana::inspect::run(s, txn, front.req_buf(), fe, sess) != Verdict::Continue {
-        return Next::Close;
+    let v = ana::inspect::run(s, txn, front.req_buf(), fe, sess);
+    if v != Verdict::Continue {
+        return conclude(front, s, txn, sess, v, reply).await;
     }
-    let v = ana::http_req::run(s, txn, front.req_buf(), fe, sess, &mut reply);
+    let v = ana::wait_http::run(s, txn, front.req_buf(), sess, &mut reply);
+    if v != Verdict::Continue {
+        return conclude(front, s, txn, sess, v, reply).await;
+    }
+    let v = request_rules(front, s, txn, sess, fe, &mut reply).await;
     if v != Verdict::Continue {
         return conclude(front, s, txn, sess, v, reply).await;
     }
     let Some(be) = ana::switching::backend(s, input(txn, front.req_buf(), sess)) else {
-        return error(front, s, txn, sess, 503).await;
+        return error(front, s, txn, sess, 503, true).await;
     };
     s.be = Some(be);
     s.rt.proxies[be].be.cum_conn.inc();
     if be != fe {
-        if ana::inspect::run(s, txn, front.req_buf(), be, sess) != Verdict::Continue {
-            return Next::Close;
+        let v = ana::inspect::run(s, txn, front.req_buf(), be, sess);
+        if v != Verdict::Continue {
+            return conclude(front, s, txn, sess, v, reply).await;
         }
-        let v = ana::http_req::run(s, txn, front.req_buf(), be, sess, &mut reply);
+        let v = request_rules(front, s, txn, sess, be, &mut reply).await;
         if v != Verdict::Continue {
             return conclude(front, s, txn, sess, v, reply).await;
         }
     }
     s.srv = ana::switching::server(s, be, input(txn, front.req_buf(), sess));
-    add_forwarded_for(s, txn, front.req_buf());
+    ana::inner::run(s, txn, front.req_buf(), sess);
 
     let server = match front.connect(be, s.srv).await {
-        Ok(c) => c,
-        Err(ConnectFail::NoServer) => return error(front, s, txn, sess, 503).await,
+        Ok(c) => {
+            s.srv = Some(c.srv);
+            c
+        }
+        Err(ConnectFail::NoServer) => return error(front, s, txn, sess, 503, true).await,
         Err(ConnectFail::Aborted) => return Next::Close,
     };
-    let TxnData { req, res, synth, vars_txn, vars_reqres, scratch, strict, .. } = &mut **txn;
-    let mut st = ResState { synth, vars_txn, vars_reqres, sess_vars: &mut *sess, scratch, strict, reply: &mut reply };
+    let TxnData { req, res, synth, vars_txn, vars_reqres, scratch, strict, st } = &mut **txn;
+    let tmo = st.timeouts;
+    let mut st =
+        ResState { synth, vars_txn, vars_reqres, sess_vars: &mut *sess, scratch, strict, reply: &mut reply, st };
     let stream = &*s;
-    let forwarded = front.forward(server, be, req, res, |res, buf| ana::http_res::run(stream, res, buf, &mut st)).await;
+    let on_response = |res: &mut MsgHead, buf: &[u8]| ana::http_res::run(stream, res, buf, &mut st);
+    let forwarded = front.forward(server, be, req, res, tmo, on_response).await;
     match forwarded {
         Forwarded::Done(next) => next,
-        Forwarded::Failed(code) => error(front, s, txn, sess, code).await,
+        Forwarded::Failed(code) => error(front, s, txn, sess, code, false).await,
         Forwarded::Replaced => send_built(front, s, txn, sess, reply).await,
         Forwarded::Closed => Next::Close,
     }
 }
 
-fn input<'t>(txn: &'t mut TxnData, buf: &'t [u8], sess: &'t VarStore) -> Input<'t> {
-    Input {
-        req: &txn.req,
-        buf,
-        sess,
-        txn: &txn.vars_txn,
-        reqres: &txn.vars_reqres,
-        caps: &txn.req_caps,
-        scratch: &mut txn.scratch,
+/// The `http-request` rules of proxy `px` (after its `option http-buffer-request`),
+/// waiting for the request body where a `wait-for-body` asks, and sending the early
+/// hints they built.
+async fn request_rules<'rt, F: HttpFront>(
+    front: &mut F,
+    s: &Stream<'rt>,
+    txn: &mut TxnData,
+    sess: &mut VarStore,
+    px: usize,
+    reply: &mut Option<Synth<'rt>>,
+) -> Verdict {
+    if let Some(w) = s.rt.proxies[px].buffer_request {
+        if let Some(v) = wait_body(front, s, txn, sess, w, reply).await {
+            return v;
+        }
     }
+    loop {
+        let v = ana::http_req::run(s, txn, front.req_buf(), front.req_body(), px, sess, reply);
+        for hint in txn.st.hints.drain(..) {
+            front.interim(&hint).await;
+        }
+        txn.st.hint_open = false;
+        let Verdict::WaitBody(w) = v else { return v };
+        if let Some(v) = wait_body(front, s, txn, sess, w, reply).await {
+            return v;
+        }
+    }
+}
+
+/// Waits for the request body as `w` says; `Some` verdict when the exchange cannot go
+/// on (the wait expired: a 408 is built; the client left).
+async fn wait_body<'rt, F: HttpFront>(
+    front: &mut F,
+    s: &Stream<'rt>,
+    txn: &mut TxnData,
+    sess: &mut VarStore,
+    w: WaitBody,
+    reply: &mut Option<Synth<'rt>>,
+) -> Option<Verdict> {
+    let expect_continue = take_expect_continue(&mut txn.req, front.req_buf());
+    let status = match front.wait_body(w, expect_continue).await {
+        BodyWaited::Ready => return None,
+        BodyWaited::Closed => return Some(Verdict::Close),
+        BodyWaited::Failed(status) => status,
+    };
+    ana::http_req::error_reply(s, txn, Some(front.req_buf()), sess, status, reply);
+    Some(Verdict::Reply)
+}
+
+/// Removes `Expect: 100-continue` from an HTTP/1.1 request with a body: the stream
+/// answers it itself before waiting for the body, as HAProxy does
+/// (`http_handle_expect_hdr()`); `true` if it was there.
+fn take_expect_continue(req: &mut MsgHead, buf: &[u8]) -> bool {
+    let eligible = req.version == rampart_proto::http::Version::Http11 && req.body != crate::http::BodyLen::None;
+    eligible
+        && req.del_header_if(buf, |n, v| n.eq_ignore_ascii_case(b"expect") && v.eq_ignore_ascii_case(b"100-continue"))
+            > 0
+}
+
+fn input<'t>(txn: &'t mut TxnData, buf: &'t [u8], sess: &'t VarStore) -> Input<'t> {
+    let TxnData { req, vars_txn, vars_reqres, scratch, st, .. } = txn;
+    Input { req, buf, sess, txn: vars_txn, reqres: vars_reqres, scratch, st }
 }
 
 /// Ends the exchange as a request analyser decided.
@@ -212,7 +288,7 @@ async fn conclude<'rt, F: HttpFront>(
     reply: Option<Synth<'rt>>,
 ) -> Next {
     match v {
-        Verdict::Continue | Verdict::Reply => send_built(front, s, txn, sess, reply).await,
+        Verdict::Continue | Verdict::Reply | Verdict::WaitBody(_) => send_built(front, s, txn, sess, reply).await,
         Verdict::Tarpit => {
             // HAProxy holds a tarpitted request for `timeout tarpit`, then answers.
             let px = s.be.unwrap_or(s.fe);
@@ -223,6 +299,10 @@ async fn conclude<'rt, F: HttpFront>(
             Next::Close
         }
         Verdict::Close => Next::Close,
+        Verdict::SilentDrop => {
+            front.silent_drop();
+            Next::Close
+        }
     }
 }
 
@@ -236,7 +316,10 @@ async fn send_built<'rt, F: HttpFront>(
     reply: Option<Synth<'rt>>,
 ) -> Next {
     let Some(mut reply) = reply else { return Next::Close };
-    let TxnData { synth, vars_txn, vars_reqres, scratch, strict, .. } = &mut **txn;
+    if reply.raw {
+        return front.reply_raw(reply.buf).await;
+    }
+    let TxnData { synth, vars_txn, vars_reqres, scratch, strict, st, .. } = &mut **txn;
     let mut again: Option<Synth<'rt>> = None;
     let mut scratch_head = MsgHead::default();
     let mut st = ResState {
@@ -247,11 +330,16 @@ async fn send_built<'rt, F: HttpFront>(
         scratch,
         strict,
         reply: &mut again,
+        st,
     };
     let buf = reply.buf;
     match ana::http_res::after(s, synth, buf, &mut st) {
-        Verdict::Continue => {}
+        Verdict::Continue | Verdict::WaitBody(_) => {}
         Verdict::Close => return Next::Close,
+        Verdict::SilentDrop => {
+            front.silent_drop();
+            return Next::Close;
+        }
         // an after-response rule cannot build a reply; a failed rewrite did
         Verdict::Reply | Verdict::Tarpit => {
             if let Some(r) = again {
@@ -263,9 +351,24 @@ async fn send_built<'rt, F: HttpFront>(
     front.reply(synth, &reply).await
 }
 
-/// Answers with the error page for `code` (502, 503, 504 ...): the backend's
-/// `errorfile` first, then the frontend's, then HAProxy's default.
-async fn error<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn, sess: &mut VarStore, code: u16) -> Next {
+/// Answers with the stream's answer for `code` (502, 503, 504 ...): an `http-error`
+/// reply or `errorfile` of the backend first, then of the frontend, then HAProxy's
+/// page. `with_req`: the request head is still in the front's buffer (not yet sent),
+/// for `http-error` formats that read it.
+async fn error<F: HttpFront>(
+    front: &mut F,
+    s: &mut Stream<'_>,
+    txn: &mut Txn,
+    sess: &mut VarStore,
+    code: u16,
+    with_req: bool,
+) -> Next {
+    if crate::action::reply::http_error(s.pages(s.be.unwrap_or(s.fe)), code).is_some() {
+        let mut reply = None;
+        let buf = with_req.then(|| front.req_buf());
+        ana::http_req::error_reply(s, txn, buf, sess, code, &mut reply);
+        return send_built(front, s, txn, sess, reply).await;
+    }
     let pages = match s.be.map(|be| &s.rt.proxies[be]) {
         Some(be) if be.errors.is_custom(code) => &be.errors,
         _ => &s.rt.proxies[s.fe].errors,
@@ -276,31 +379,6 @@ async fn error<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn, s
             send_built(front, s, txn, sess, Some(reply)).await
         }
         StreamError::Raw(bytes) => front.reply_raw(bytes).await,
-        StreamError::Nothing => Next::Close,
+        StreamError::Nothing => front.reply_raw(&[]).await,
     }
-}
-
-/// `option forwardfor`: adds the client's address, as HAProxy (`http_process_request`)
-/// does after the backend's rules: enabled by the frontend or the backend; the
-/// backend's header name wins; `if-none` holds only if neither side asks to always add;
-/// a client in either side's `except` network gets no header.
-fn add_forwarded_for(s: &Stream<'_>, txn: &mut Txn, buf: &[u8]) {
-    let (fe, be) = (&s.rt.proxies[s.fe], s.be.map(|b| &s.rt.proxies[b]));
-    let sides = [fe.forwardfor.as_ref(), be.and_then(|be| be.forwardfor.as_ref())];
-    let Some(ff) = sides[1].or(sides[0]) else { return };
-    let Some(ip) = s.conn.src.map(|a| a.ip()) else { return };
-    if sides.iter().flatten().any(|ff| ff.except.is_some_and(|net| net.contains(ip))) {
-        return;
-    }
-    let always = sides.iter().flatten().any(|ff| !ff.if_none);
-    let name = ff.header.as_bytes();
-    if !always && txn.req.view(buf).first(name).is_some() {
-        return;
-    }
-    let mut value = [0u8; 48];
-    let mut cursor = &mut value[..];
-    let _ = write!(cursor, "{ip}");
-    let len = 48 - cursor.len();
-    // a failed rewrite is counted in the head (no room left for it)
-    let _ = txn.req.add_header(name, &value[..len]);
 }

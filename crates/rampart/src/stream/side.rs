@@ -10,6 +10,8 @@
 use std::future::Future;
 use std::time::Duration;
 
+use crate::action::state::TimeoutOverride;
+use crate::action::WaitBody;
 use crate::http::{MsgHead, Synth};
 use crate::sample::vars::VarStore;
 
@@ -52,12 +54,40 @@ pub enum Forwarded {
     Closed,
 }
 
+/// How waiting for the request body ended ([`HttpFront::wait_body`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyWaited {
+    /// The body is in hand, or as much of it as asked for, or as much as the buffer
+    /// holds.
+    Ready,
+    /// Answer with this status: 408 when the wait expired, 400 for a body that breaks
+    /// its framing.
+    Failed(u16),
+    /// The client went away.
+    Closed,
+}
+
 /// The client side of an HTTP exchange, as the stream sees it.
 pub trait HttpFront {
     /// The buffer the request head's slices point into.
     fn req_buf(&self) -> &[u8];
 
     fn req_meta(&self) -> ReqMeta;
+
+    /// The request body bytes in hand, without their transfer framing (a chunked body's
+    /// data only); `None` when the request has no body.
+    fn req_body(&self) -> Option<&[u8]>;
+
+    /// Reads more of the request body (`wait-for-body`, `option http-buffer-request`):
+    /// until the whole body is in hand, or at least `w.at_least` bytes of it, or the
+    /// buffer is full; for at most `w.time`.
+    /// `expect_continue`: the stream removed the request's `Expect: 100-continue`, the
+    /// front tells the client to go on (`100 Continue` on HTTP/1.1).
+    fn wait_body(&mut self, w: WaitBody, expect_continue: bool) -> impl Future<Output = BodyWaited> + Send;
+
+    /// Sends an interim response (`103 Early Hints`) before the final one; nothing when
+    /// the client's protocol has none (HTTP/1.0).
+    fn interim(&mut self, head: &MsgHead) -> impl Future<Output = ()> + Send;
 
     /// The `sess.` variables of the connection, if it has some (taken for the
     /// exchange, given back with [`HttpFront::keep_sess_vars`]).
@@ -73,13 +103,15 @@ pub trait HttpFront {
     /// Sends the request (`req`, its slices into [`HttpFront::req_buf`]) over `conn`,
     /// streams its body, reads the response head into `res`, and calls `on_response`
     /// with it (and the buffer its slices point into) before writing it to the client:
-    /// the response analysers run there and may rewrite it or replace it.
+    /// the response analysers run there and may rewrite it or replace it. `tmo` holds
+    /// the timeouts rules set for this stream (`set-timeout`).
     fn forward<R>(
         &mut self,
         conn: Conn,
         be: usize,
         req: &MsgHead,
         res: &mut MsgHead,
+        tmo: TimeoutOverride,
         on_response: R,
     ) -> impl Future<Output = Forwarded> + Send
     where
@@ -88,6 +120,10 @@ pub trait HttpFront {
     /// Sends a response rampart built; `res` is its head (slices into `reply.buf` or
     /// its arena).
     fn reply(&mut self, res: &MsgHead, reply: &Synth<'_>) -> impl Future<Output = Next> + Send;
+
+    /// Makes the client connection disappear without telling the client
+    /// (`silent-drop`); it closes when the exchange returns.
+    fn silent_drop(&mut self);
 
     /// Sends raw bytes (an `errorfile` rampart's parser cannot read), then closes.
     fn reply_raw(&mut self, bytes: &[u8]) -> impl Future<Output = Next> + Send;

@@ -24,6 +24,7 @@ use tokio::time::Instant;
 use super::ana::switching;
 use super::side::{Input, ResVerdict, TcpClose, TcpFront};
 use super::Stream;
+use crate::action::capture::Captured;
 use crate::action::tcp::{run_tcp_rules, TcpExec};
 use crate::action::TcpFlow;
 use crate::buf::Buf;
@@ -37,12 +38,14 @@ use crate::sample::SampleCtx;
 /// between polls.
 struct TcpState<'a> {
     s: Stream<'a>,
+    /// The stream's addresses: the session's, as the content rules change them.
+    conn: ConnInfo,
     sess: VarStore,
     txn: VarStore,
     /// `req.` variables, then `res.` ones once the response rules start.
     reqres: VarStore,
-    /// Request capture slots of the frontend (`capture` actions).
-    caps: Vec<Option<Vec<u8>>>,
+    /// The capture slots of the frontend (`capture` actions).
+    caps: Captured,
     scratch: Vec<u8>,
 }
 
@@ -82,7 +85,7 @@ impl TcpState<'_> {
             fe: self.s.fe,
             be: self.s.be,
             dir,
-            conn: &mut self.s.conn,
+            conn: &mut self.conn,
             payload: Some(payload),
             req: None,
             res: None,
@@ -110,9 +113,10 @@ impl TcpState<'_> {
         };
         let ctx = SampleCtx {
             payload: Some(payload),
-            req_caps: &self.caps,
+            req_caps: &self.caps.req,
+            res_caps: &self.caps.res,
             vars,
-            ..SampleCtx::new(rt, &self.s.conn, self.s.fe)
+            ..SampleCtx::new(rt, &self.conn, self.s.fe)
         };
         switching::choose(&self.s, &ctx, &mut self.scratch)
     }
@@ -120,16 +124,18 @@ impl TcpState<'_> {
 
 /// Runs a TCP stream for the client connection `front` serves; `sess_vars` are the
 /// variables the connection rules set. Returns the backend it went to, if any.
-pub async fn run<F: TcpFront>(
+pub async fn run<'a, F: TcpFront>(
     front: &mut F,
-    rt: &Runtime,
-    conn: &ConnInfo,
+    rt: &'a Runtime,
+    conn: &'a ConnInfo,
     fe: usize,
     sess_vars: Option<Box<VarStore>>,
 ) -> Option<usize> {
-    let caps = vec![None; rt.proxies[fe].rules.req_captures];
+    let mut caps = Captured::default();
+    caps.reset(&rt.proxies[fe].rules.captures);
     let mut st = TcpState {
-        s: Stream { rt, conn: *conn, fe, be: None, srv: None, first_req: true },
+        s: Stream { rt, conn, fe, be: None, srv: None, first_req: true, meth: None },
+        conn: *conn,
         sess: sess_vars.map_or_else(|| VarStore::new(Scope::Sess), |b| *b),
         txn: VarStore::new(Scope::Txn),
         reqres: VarStore::new(Scope::Req),

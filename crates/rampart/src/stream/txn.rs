@@ -3,8 +3,10 @@
 //! exchange to the next (no allocation per request once warm), and an idle connection
 //! holds none. HAProxy counterpart: `struct http_txn` (include/haproxy/http_ana-t.h).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
+use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::action::state::StreamState;
 use crate::http::MsgHead;
 use crate::sample::vars::{Scope, VarStore};
 
@@ -33,9 +35,8 @@ pub struct TxnData {
     pub scratch: Vec<u8>,
     /// `strict-mode`: a failed rewrite aborts the stream (HAProxy's default: on).
     pub strict: bool,
-    /// Request capture slots (`tcp-request content capture`): one per slot of the
-    /// frontend, `None` until a value is captured.
-    pub req_caps: Vec<Option<Vec<u8>>>,
+    /// Addresses, captures, unique id, early hints and timeouts of the stream.
+    pub st: StreamState,
 }
 
 impl Default for TxnData {
@@ -48,9 +49,38 @@ impl Default for TxnData {
             vars_reqres: VarStore::new(Scope::Req),
             scratch: Vec::new(),
             strict: true,
-            req_caps: Vec::new(),
+            st: StreamState::default(),
         }
     }
+}
+
+/// Streams numbered so far in the process (HAProxy's `global.req_count`).
+static STREAMS: AtomicU64 = AtomicU64::new(0);
+
+/// Stream numbers a thread takes from [`STREAMS`] at a time.
+const UNIQ_BATCH: u64 = 64;
+
+thread_local! {
+    /// The next number this thread hands out, and the end of its batch.
+    static UNIQ: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
+}
+
+/// The next stream number (`uniq_id`, `%rt`): unique in the process.
+///
+/// PERF: each thread takes numbers by batches, so streams do not contend on one
+/// counter. COMPAT: with several threads the numbers are unique but not in the order
+/// the streams started, as HAProxy's one shared counter gives; with one thread they
+/// are the same (0, 1, 2 ...).
+pub fn next_uniq_id() -> u64 {
+    UNIQ.with(|u| {
+        let (mut next, mut end) = u.get();
+        if next == end {
+            next = STREAMS.fetch_add(UNIQ_BATCH, Ordering::Relaxed);
+            end = next + UNIQ_BATCH;
+        }
+        u.set((next + 1, end));
+        next
+    })
 }
 
 /// A [`TxnData`] drawn from the current thread's pool; returns itself on drop.
@@ -58,8 +88,7 @@ impl Default for TxnData {
 pub struct Txn(Option<Box<TxnData>>);
 
 impl Txn {
-    /// Takes a cleared transaction whose heads may hold `arena_max` bytes of rewrites
-    /// (its capture slots are set by the stream, which knows the frontend).
+    /// Takes a cleared transaction whose heads may hold `arena_max` bytes of rewrites.
     pub fn take(arena_max: usize) -> Txn {
         let mut data = POOL.with(|p| p.borrow_mut().pop()).unwrap_or_default();
         for head in [&mut data.req, &mut data.res, &mut data.synth] {
@@ -94,5 +123,18 @@ impl Drop for Txn {
                 }
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stream_numbers_are_unique_across_threads_and_in_order_within_one() {
+        let mine: Vec<u64> = (0..100).map(|_| next_uniq_id()).collect();
+        assert!(mine.windows(2).all(|w| w[1] == w[0] + 1 || w[1] % UNIQ_BATCH == 0), "{mine:?}");
+        let theirs = std::thread::spawn(|| (0..100).map(|_| next_uniq_id()).collect::<Vec<_>>()).join().unwrap();
+        assert!(theirs.iter().all(|n| !mine.contains(n)));
     }
 }

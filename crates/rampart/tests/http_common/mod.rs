@@ -5,7 +5,7 @@
 //!
 //! Each test file includes this module and uses part of it.
 //!
-//! The expectations are HAProxy's: `RAMPART_HTTP_TEST_BINARY=/usr/sbin/haproxy cargo test
+//! The expectations are HAProxy's: `RAMPART_TEST_BINARY=/usr/sbin/haproxy cargo test
 //! --release -p rampart --test http_basic` runs a file against haproxy instead, which is
 //! how they were checked. Tests of deliberate differences (`COMPAT:` notes) start with
 //! [`rampart_only!`] and are skipped then.
@@ -41,17 +41,15 @@ pub fn listen_cfg(extra_defaults: &str, listen_lines: &str, servers: &[&str]) ->
     cfg
 }
 
-/// Environment variable naming another binary to run the tests against (haproxy).
-pub const BINARY_ENV: &str = "RAMPART_HTTP_TEST_BINARY";
-
-/// The binary the tests run: rampart, unless [`BINARY_ENV`] names another one.
+/// The binary the tests run: rampart, unless `RAMPART_TEST_BINARY`
+/// ([`rampart_testkit::BINARY_ENV`]) names another one.
 pub fn binary() -> std::path::PathBuf {
-    std::env::var_os(BINARY_ENV).map_or_else(|| RAMPART.into(), Into::into)
+    rampart_testkit::binary_under_test(RAMPART)
 }
 
 /// Whether the tests run against another binary than rampart.
 pub fn testing_reference() -> bool {
-    std::env::var_os(BINARY_ENV).is_some()
+    rampart_testkit::testing_another_binary()
 }
 
 /// Returns from a test of a rampart-specific behaviour when the suite runs against haproxy.

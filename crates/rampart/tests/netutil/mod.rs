@@ -3,8 +3,8 @@
 //! short timeouts, and probes that tell whether a proxy serves, refuses or holds a
 //! connection.
 //!
-//! Every test runs `rampart` (`CARGO_BIN_EXE_rampart`). Setting `RAMPART_IT_BINARY`
-//! runs the same tests against another binary, e.g. `RAMPART_IT_BINARY=/usr/sbin/haproxy`
+//! Every test runs `rampart` (`CARGO_BIN_EXE_rampart`). Setting `RAMPART_TEST_BINARY`
+//! runs the same tests against another binary, e.g. `RAMPART_TEST_BINARY=/usr/sbin/haproxy`
 //! to check that a test asserts HAProxy's behaviour and not only rampart's.
 
 // Each test file uses a different part of this module.
@@ -17,15 +17,10 @@ use std::time::{Duration, Instant};
 
 use rampart_testkit::Proxy;
 
-/// Environment variable naming another binary to test instead of rampart.
-pub const BINARY_ENV: &str = "RAMPART_IT_BINARY";
-
-/// The binary under test.
+/// The binary under test: rampart, unless `RAMPART_TEST_BINARY`
+/// ([`rampart_testkit::BINARY_ENV`]) names another one.
 pub fn binary() -> PathBuf {
-    match std::env::var_os(BINARY_ENV) {
-        Some(path) if !path.is_empty() => PathBuf::from(path),
-        _ => PathBuf::from(env!("CARGO_BIN_EXE_rampart")),
-    }
+    rampart_testkit::binary_under_test(env!("CARGO_BIN_EXE_rampart"))
 }
 
 /// Whether the binary under test is HAProxy (for the rare place where only the wording

@@ -65,6 +65,34 @@ impl Body {
     }
 }
 
+/// The data of a chunked body without its framing, decoded as the (already checked)
+/// body bytes arrive: what `req.body` sees of a chunked request.
+#[derive(Debug, Default)]
+pub struct Dechunk {
+    state: ChunkedState,
+    pub data: Vec<u8>,
+}
+
+impl Dechunk {
+    /// Decodes the next raw body bytes (size lines, chunk data, trailers).
+    pub fn feed(&mut self, raw: &[u8]) {
+        let mut i = 0;
+        while i < raw.len() {
+            let left = self.state.data_left();
+            if left > 0 {
+                let n = left.min((raw.len() - i) as u64) as usize;
+                self.data.extend_from_slice(&raw[i..i + n]);
+                self.state.skip_data(n as u64);
+                i += n;
+            } else if self.state.scan(&raw[i..i + 1]).is_ok() {
+                i += 1;
+            } else {
+                return;
+            }
+        }
+    }
+}
+
 /// Why forwarding a body stopped early.
 #[derive(Debug)]
 pub enum BodyError {
@@ -136,6 +164,17 @@ mod tests {
         assert_eq!(b.take(b"ab").unwrap(), 2);
         assert_eq!(b.take(b"cdef").unwrap(), 1);
         assert!(b.is_done());
+    }
+
+    #[test]
+    fn chunked_bodies_decode_to_their_data_whatever_the_split() {
+        let raw = b"3\r\nabc\r\n10;ext=1\r\n0123456789abcdef\r\n0\r\nX-T: 1\r\n\r\n";
+        for cut in 0..raw.len() {
+            let mut d = Dechunk::default();
+            d.feed(&raw[..cut]);
+            d.feed(&raw[cut..]);
+            assert_eq!(d.data, b"abc0123456789abcdef", "split at {cut}");
+        }
     }
 
     #[test]

@@ -9,20 +9,24 @@ use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
 
 use rampart_cfg::model::{HttpConnMode, HttpReuse};
-use rampart_proto::h1::Method;
+use rampart_proto::h1::{Framing, Method};
 
-use super::body::{forward_rest, Body, BodyError};
-use super::write::{request_conn_hdr, response_conn_hdr, write_request_head, write_response_head, OutFraming, ReqOut};
+use super::body::{forward_rest, Body, BodyError, Dechunk};
+use super::write::{
+    request_conn_hdr, response_conn_hdr, write_request_head, write_response_head, ConnHdr, OutFraming, ReqOut,
+};
 use super::xfer::{self, forward_response, out_framing, RespEnd, RespError};
 use super::H1Conn;
+use crate::action::state::TimeoutOverride;
+use crate::action::WaitBody;
 use crate::backend::{self, Reuse, ServerConn};
 use crate::buf::{Buf, HeadPair};
 use crate::debug::Trace;
 use crate::http::{MsgHead, Synth};
-use crate::io::{write_all, Sock};
+use crate::io::{read_some, write_all, IoError, Sock};
 use crate::sample::vars::VarStore;
 use crate::session::Session;
-use crate::stream::{ConnectFail, Forwarded, HttpFront, Next, ReqMeta, Verdict};
+use crate::stream::{BodyWaited, ConnectFail, Forwarded, HttpFront, Next, ReqMeta, Verdict};
 
 /// The client side of one HTTP/1 exchange.
 pub struct H1Front<'a, S> {
@@ -45,6 +49,9 @@ pub struct H1Front<'a, S> {
     pub head_in_buf: bool,
     /// The first request of the connection.
     pub first_req: bool,
+    /// The data of a chunked request body in hand, decoded for `req.body` (kept only
+    /// once body bytes arrived).
+    pub dechunked: Option<Dechunk>,
 }
 
 impl<S: Sock> H1Front<'_, S> {
@@ -88,6 +95,74 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
         ReqMeta { keep_alive: self.keep_client, body_complete: self.body.is_done(), first: self.first_req }
     }
 
+    fn req_body(&self) -> Option<&[u8]> {
+        let h1 = &self.heads.req;
+        if !self.head_in_buf || h1.framing == Framing::None {
+            return None;
+        }
+        // COMPAT: what a buffer holds, as HAProxy's `req.body` sees: the head and the body
+        // within `tune.bufsize - tune.maxrewrite`. HAProxy's internal form of the head
+        // takes about a hundred bytes more than its wire form, so rampart may show that
+        // many more bytes of a body that does not fit.
+        let room = self.sess.rt.max_head.saturating_sub(h1.len);
+        let data = match &self.dechunked {
+            Some(d) => &d.data[..],
+            None if h1.framing == Framing::Chunked => &[],
+            None => &self.buf[h1.len..h1.len + self.here],
+        };
+        Some(&data[..data.len().min(room)])
+    }
+
+    async fn wait_body(&mut self, w: WaitBody, expect_continue: bool) -> BodyWaited {
+        let rt = &self.sess.rt;
+        let fe = &rt.proxies[self.sess.fe];
+        if !self.head_in_buf {
+            return BodyWaited::Ready;
+        }
+        // as HAProxy, even when the body came along with the head
+        if expect_continue && write_all(self.client, CONTINUE, fe.timeouts.client).await.is_err() {
+            return BodyWaited::Closed;
+        }
+        let deadline = w.time.map(|t| tokio::time::Instant::now() + t);
+        let len = self.heads.req.len;
+        loop {
+            if self.body.is_done()
+                || (w.at_least > 0 && self.body_in_hand() >= w.at_least)
+                || len + self.here >= rt.max_head
+            {
+                return BodyWaited::Ready;
+            }
+            let left = deadline.map(|d| d.saturating_duration_since(tokio::time::Instant::now()));
+            let timeout = match (left, fe.timeouts.client) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            let from = self.buf.len();
+            match read_some(self.client, self.buf.vec(), timeout).await {
+                Ok(0) | Err(IoError::Closed | IoError::Io(_)) => return BodyWaited::Closed,
+                Err(IoError::Timeout) => return BodyWaited::Failed(408),
+                Ok(_) => {}
+            }
+            let Ok(n) = self.body.take(&self.buf[from..]) else { return BodyWaited::Failed(400) };
+            if let Some(d) = &mut self.dechunked {
+                d.feed(&self.buf[from..from + n]);
+            } else if self.heads.req.framing == Framing::Chunked {
+                let mut d = Dechunk::default();
+                d.feed(&self.buf[len..from + n]);
+                self.dechunked = Some(d);
+            }
+            self.here += n;
+        }
+    }
+
+    async fn interim(&mut self, head: &MsgHead) {
+        let fe = &self.sess.rt.proxies[self.sess.fe];
+        let mut out = Buf::take(256);
+        write_response_head(&mut out, head.view(&[]), ConnHdr::None, OutFraming::AsIs);
+        // a client gone is noticed when the final response is written
+        let _ = write_all(self.client, &out, fe.timeouts.client).await;
+    }
+
     fn take_sess_vars(&mut self) -> Option<Box<VarStore>> {
         self.conn.sess_vars.take()
     }
@@ -119,6 +194,7 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
         be_idx: usize,
         req: &MsgHead,
         res: &mut MsgHead,
+        tmo: TimeoutOverride,
         mut on_response: R,
     ) -> Forwarded
     where
@@ -143,7 +219,7 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
         trace_server(self.trace, &sc);
 
         // Send; a pooled connection that turns out dead is replaced once, transparently.
-        if write_all(&sc.stream, &out, be.timeouts.server).await.is_err() {
+        if write_all(&sc.stream, &out, tmo.server(be.timeouts.server)).await.is_err() {
             match retry_on_new_conn(sess, be_idx, &sc, &out, replayable).await {
                 Some(new) => {
                     sc = new;
@@ -161,6 +237,7 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
             keep_client: self.keep_client,
             progress: &progress,
             trace: self.trace,
+            tmo,
         };
         let mut result = if self.body.is_done() {
             let pending = &self.buf[..];
@@ -194,6 +271,10 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
             Ok(end) => Forwarded::Done(self.finish(be_idx, sc, end, self.body.is_done() && keep_server)),
             Err(RespError::ClientGone | RespError::Aborted | RespError::Closed) => Forwarded::Closed,
             Err(RespError::Replaced) => Forwarded::Replaced,
+            Err(RespError::SilentDrop) => {
+                crate::io::silent_drop(self.client);
+                Forwarded::Closed
+            }
             Err(RespError::Status(code)) => Forwarded::Failed(code),
             Err(RespError::ServerClosedEarly) => Forwarded::Failed(502),
         }
@@ -202,7 +283,11 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
     async fn reply(&mut self, res: &MsgHead, reply: &Synth<'_>) -> Next {
         let fe = &self.sess.rt.proxies[self.sess.fe];
         self.drop_request_bytes();
-        let keep = self.keep_after_reply() && reply.has_length;
+        // a reply asking to close (a redirect of a request with a body, HAProxy's 400
+        // and 408 pages, an errorfile saying so)
+        let closing =
+            reply.close || res.view(reply.buf).values(b"connection").any(|v| v.eq_ignore_ascii_case(b"close"));
+        let keep = self.keep_after_reply() && reply.has_length && !closing;
         let req = &self.heads.req;
         let conn = response_conn_hdr(req.version, res.version, keep, false);
         let body = &reply.body[..];
@@ -220,6 +305,10 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
         Next::KeepAlive
     }
 
+    fn silent_drop(&mut self) {
+        crate::io::silent_drop(self.client);
+    }
+
     async fn reply_raw(&mut self, bytes: &[u8]) -> Next {
         let fe = &self.sess.rt.proxies[self.sess.fe];
         let _ = write_all(self.client, bytes, fe.timeouts.client).await;
@@ -227,7 +316,19 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
     }
 }
 
+/// What HAProxy answers a client that waits for it before sending its body.
+const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
+
 impl<S: Sock> H1Front<'_, S> {
+    /// Request body bytes in hand, without their framing.
+    fn body_in_hand(&self) -> u64 {
+        match &self.dechunked {
+            Some(d) => d.data.len() as u64,
+            None if self.heads.req.framing == Framing::Chunked => 0,
+            None => self.here as u64,
+        }
+    }
+
     /// The request body still streams in while the response may already come back (a
     /// server may answer before reading everything). If the response ends first, the
     /// connections cannot be reused: the exchange ends with a close.
@@ -250,10 +351,10 @@ impl<S: Sock> H1Front<'_, S> {
         let sess = self.sess;
         let fe = &sess.rt.proxies[sess.fe];
         let be = &sess.rt.proxies[be_idx];
-        let client_timeout = if be.timeouts.server.is_some() { None } else { fe.timeouts.client };
+        let t_server = info.tmo.server(be.timeouts.server);
+        let client_timeout = if t_server.is_some() { None } else { fe.timeouts.client };
         let (body, buf) = (&mut self.body, &mut self.buf);
-        let up =
-            forward_rest(self.client, &sc.stream, body, buf, client_timeout, be.timeouts.server, &info.progress.upload);
+        let up = forward_rest(self.client, &sc.stream, body, buf, client_timeout, t_server, &info.progress.upload);
         let res_h1 = &mut self.heads.res;
         let down = forward_response(self.client, &sc.stream, res_h1, res, info, sess, be_idx, &[], on_response);
         tokio::pin!(up, down);

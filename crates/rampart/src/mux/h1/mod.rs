@@ -23,7 +23,7 @@ pub mod write;
 mod xfer;
 
 use rampart_cfg::model::HttpConnMode;
-use rampart_proto::h1::{parse_request, H1Error, Head};
+use rampart_proto::h1::{parse_request, Framing, H1Error, Head};
 use tokio::time::Instant;
 
 use crate::backend::ServerConn;
@@ -35,7 +35,7 @@ use crate::sample::vars::VarStore;
 use crate::session::Session;
 use crate::stream::{self, Next, Txn};
 use crate::timer::Timer;
-use body::Body;
+use body::{Body, Dechunk};
 use front::H1Front;
 use park::Parkable;
 
@@ -185,8 +185,25 @@ async fn run_stream<S: Sock>(
     msg::fill(&mut txn.req, head);
     // COMPAT: as in HAProxy, rules may grow a head until it fills a buffer.
     txn.req.arena_max = rt.bufsize.saturating_sub(head.len);
-    let mut front =
-        H1Front { client, sess, conn, heads, buf, body, here, keep_client, trace, head_in_buf: true, first_req };
+    let dechunked = (head.framing == Framing::Chunked && here > 0).then(|| {
+        let mut d = Dechunk::default();
+        d.feed(&buf[head.len..head.len + here]);
+        d
+    });
+    let mut front = H1Front {
+        client,
+        sess,
+        conn,
+        heads,
+        buf,
+        body,
+        here,
+        keep_client,
+        trace,
+        head_in_buf: true,
+        first_req,
+        dechunked,
+    };
     let next = stream::run(&mut front, rt, &sess.conn, sess.fe, &mut txn).await;
     let rest = if next == Next::KeepAlive { front.take_rest() } else { None };
     (next, rest)

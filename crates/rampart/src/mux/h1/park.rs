@@ -14,7 +14,7 @@
 
 use std::cell::RefCell;
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::OwnedFd;
 use std::time::Duration;
 
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
@@ -122,15 +122,6 @@ fn resume<S: Parkable>(fd: OwnedFd, sess: Session, conn: H1Conn) {
     }
 }
 
-/// The epoll descriptor as something tokio can wait on.
-struct EpollFd(RawFd);
-
-impl AsRawFd for EpollFd {
-    fn as_raw_fd(&self) -> RawFd {
-        self.0
-    }
-}
-
 /// Runs this thread's park set forever: unparks connections whose client spoke,
 /// closes those whose keep-alive timeout expired, and all of them on soft stop.
 pub async fn run_parker(stopping: impl Fn() -> bool) {
@@ -138,14 +129,12 @@ pub async fn run_parker(stopping: impl Fn() -> bool) {
         Ok(e) => e,
         Err(_) => return, // parking stays unavailable; idle connections keep their task
     };
-    let raw = epoll.0.as_raw_fd();
-    PARK.with(|p| *p.borrow_mut() = Some(ParkSet { epoll, slots: Vec::new(), free: Vec::new(), parked_since_trim: 0 }));
-    // The park set lives as long as the thread: the descriptor stays open while the
-    // registration exists.
-    let Ok(ready) = crate::sys::register_readable(EpollFd(raw)) else {
-        PARK.with(|p| *p.borrow_mut() = None);
-        return;
+    // The event loop waits on a duplicate of the park set's epoll descriptor, which the
+    // registration owns: the same epoll instance, readable when a parked socket is.
+    let Ok(ready) = epoll.0.try_clone().and_then(crate::sys::register_owned) else {
+        return; // parking stays unavailable
     };
+    PARK.with(|p| *p.borrow_mut() = Some(ParkSet { epoll, slots: Vec::new(), free: Vec::new(), parked_since_trim: 0 }));
     let mut sweep = tokio::time::interval(SWEEP_EVERY);
     loop {
         tokio::select! {

@@ -14,6 +14,7 @@ use tokio::net::TcpStream;
 use super::body::{forward_rest, Body, BodyError};
 use super::msg::fill;
 use super::write::{response_conn_hdr, write_response_head, ConnHdr, OutFraming};
+use crate::action::state::TimeoutOverride;
 use crate::buf::Buf;
 use crate::debug::Trace;
 use crate::http::MsgHead;
@@ -34,6 +35,8 @@ pub struct ReqInfo<'a> {
     pub progress: &'a Progress,
     /// `-d` output of this stream.
     pub trace: Option<&'a Trace>,
+    /// Timeouts `set-timeout` rules set for this stream.
+    pub tmo: TimeoutOverride,
 }
 
 /// What the two halves of an exchange learn from each other while a request body
@@ -71,6 +74,8 @@ pub enum RespError {
     Replaced,
     /// The response analysers closed the stream.
     Closed,
+    /// The response analysers dropped the client silently.
+    SilentDrop,
 }
 
 /// Reads the response from `server`, runs `on_response` on its head, and forwards it
@@ -93,16 +98,17 @@ where
     let rt = &sess.rt;
     let fe = &rt.proxies[sess.fe];
     let be = &rt.proxies[be_idx];
-    let (t_server, t_client) = (be.timeouts.server, fe.timeouts.client);
+    let (t_server, t_client) = (info.tmo.server(be.timeouts.server), fe.timeouts.client);
     let mut buf = Buf::take(rt.bufsize);
     read_final_head(client, server, &mut buf, h1, info, &be.name, rt.max_head, t_server, t_client).await?;
 
     fill(res, h1);
     res.arena_max = rt.bufsize.saturating_sub(h1.len);
     match on_response(res, &buf) {
-        Verdict::Continue => {}
+        Verdict::Continue | Verdict::WaitBody(_) => {}
         Verdict::Reply | Verdict::Tarpit => return Err(RespError::Replaced),
         Verdict::Close => return Err(RespError::Closed),
+        Verdict::SilentDrop => return Err(RespError::SilentDrop),
     }
 
     let tunnel =
@@ -128,7 +134,7 @@ where
     drop(out);
 
     if tunnel {
-        run_tunnel(client, server, &buf, client_pending, sess, be_idx).await;
+        run_tunnel(client, server, &buf, client_pending, sess, be_idx, info.tmo).await;
         return Ok(RespEnd { keep_client: false, server_reusable: false });
     }
     match forward_rest(server, client, &mut body, &mut buf, t_server, t_client, &Activity::default()).await {
@@ -225,10 +231,13 @@ async fn run_tunnel<S: Sock>(
     client_pending: &[u8],
     sess: &Session,
     be_idx: usize,
+    tmo: TimeoutOverride,
 ) {
     let fe = &sess.rt.proxies[sess.fe];
-    let be = &sess.rt.proxies[be_idx];
-    let (up, down) = splice::tunnel_timeouts(&fe.timeouts, &be.timeouts);
+    let mut be = sess.rt.proxies[be_idx].timeouts;
+    be.server = tmo.server(be.server);
+    be.tunnel = tmo.tunnel(be.tunnel);
+    let (up, down) = splice::tunnel_timeouts(&fe.timeouts, &be);
     if !pending.is_empty() && write_all(client, pending, up.read).await.is_err() {
         return;
     }

@@ -1,10 +1,10 @@
 //! HTTP fetches of the start lines, the target, the body and the transaction:
 //! `method`, `path`, `base`, `url`, `url_param`, `query`, `req.ver`, `status`,
-//! `req.body*`, `capture.*`, `unique-id`, `http_first_req`, `req.proto_http`.
+//! `req.body*` (`req.body_param` too), `capture.*`, `unique-id`, `http_first_req`, `req.proto_http`.
 //! HAProxy counterpart: src/http_fetch.c.
 //!
-//! Not yet (rejected as unknown): `req.body_param`,
-//! `res.body*` (responses are not buffered), `req.hdrs_bin`.
+//! Not yet (rejected as unknown): `res.body*` (responses are not buffered),
+//! `req.hdrs_bin`.
 
 use std::borrow::Cow;
 use std::net::IpAddr;
@@ -23,6 +23,9 @@ use super::Emit;
 fn fetch_method<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
     if let Some(m) = ctx.req {
         emit(Sample::Meth(m.head.method, Cow::Borrowed(m.method())));
+    } else if let Some(known) = ctx.txn_meth.and_then(|m| m.as_str().map(|s| (m, s))) {
+        // in response rules: the transaction's method, when HAProxy knows it
+        emit(Sample::Meth(known.0, Cow::Borrowed(known.1.as_bytes())));
     }
 }
 
@@ -195,9 +198,17 @@ fn fetch_query<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
 /// `;` or `delim` (HAProxy's `http_find_next_url_param`).
 pub fn url_params<'a>(uri: &'a [u8], name: &[u8], delim: u8, f: &mut dyn FnMut(&'a [u8]) -> bool) {
     let Some(start) = memchr::memchr(delim, uri) else { return };
+    params_from(uri, start + 1, name, delim, f);
+}
+
+/// Calls `f` with the values of parameter `name` in `uri` from `pos` on (see
+/// [`url_params`]).
+fn params_from<'a>(uri: &'a [u8], mut pos: usize, name: &[u8], delim: u8, f: &mut dyn FnMut(&'a [u8]) -> bool) {
     let is_delim = |c: u8| c == b'&' || c == b';' || c == delim;
-    let mut pos = start + 1;
     let end = uri.len();
+    if pos >= end {
+        return;
+    }
     loop {
         let value_start = if name.is_empty() {
             match memchr::memchr(b'=', &uri[pos..]) {
@@ -247,6 +258,15 @@ fn pick_param<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, f: &mut dyn FnMut(&'a [u
     let delim = args.get(1).and_then(Arg::as_bytes).and_then(|d| d.first().copied()).unwrap_or(b'?');
     let iterate = ctx.iterate.get();
     url_params(m.uri(), name, delim, &mut |v| f(v) && iterate);
+}
+
+/// `req.body_param([<name>])`: the values of parameter `name` of a form-encoded
+/// request body in hand (`&`-separated from its first byte).
+fn fetch_body_param<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    let (Some(_), Some(body)) = (ctx.req, ctx.req_body) else { return };
+    let name = args.first().and_then(Arg::as_bytes).unwrap_or_default();
+    let iterate = ctx.iterate.get();
+    params_from(body, 0, name, b'&', &mut |v| emit(Sample::Bin(Cow::Borrowed(v))) && iterate);
 }
 
 fn fetch_url_param<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
@@ -319,7 +339,7 @@ pub fn full_version(m: MsgView<'_>) -> &'static [u8] {
 }
 
 fn fetch_unique_id<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(id) = ctx.unique_id {
+    if let Some(id) = ctx.unique_id() {
         emit(Sample::str(id));
     }
 }
@@ -370,6 +390,7 @@ fn fetch_proto_http<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
 }
 
 const NAME_DELIM: ArgSpec = ArgSpec::new(&[ArgT::Str, ArgT::Str], 0);
+const NAME: ArgSpec = ArgSpec::new(&[ArgT::Str], 0);
 const IDX: ArgSpec = ArgSpec::new(&[ArgT::Sint], 1);
 const RQ: u32 = uses::HRQHV;
 const RQP: u32 = uses::HRQHP;
@@ -397,6 +418,7 @@ pub const KEYWORDS: &[FetchKw] = &[
     FetchKw::new("req.body", ArgSpec::NONE, SmpType::Bin, fetch_req_body).uses(RQ),
     FetchKw::new("req.body_len", ArgSpec::NONE, SmpType::Sint, fetch_req_body_len).uses(RQ),
     FetchKw::new("req.body_size", ArgSpec::NONE, SmpType::Sint, fetch_req_body_size).uses(RQ),
+    FetchKw::new("req.body_param", NAME, SmpType::Bin, fetch_body_param).uses(RQ),
     FetchKw::new("res.ver", ArgSpec::NONE, SmpType::Str, fetch_res_ver).uses(uses::HRSHV),
     FetchKw::new("resp_ver", ArgSpec::NONE, SmpType::Str, fetch_res_ver).uses(uses::HRSHV),
     FetchKw::new("status", ArgSpec::NONE, SmpType::Sint, fetch_status).uses(uses::HRSHP),

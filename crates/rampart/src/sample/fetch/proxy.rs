@@ -147,6 +147,20 @@ fn fetch_be_tunnel_timeout<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_,
     }
 }
 
+/// `cur_server_timeout`: the stream's server timeout, `set-timeout` included.
+fn fetch_cur_server_timeout<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(p) = proxy(ctx, ctx.be_or_fe()) {
+        emit(ms(ctx.timeouts.server(p.timeouts.server)));
+    }
+}
+
+/// `cur_tunnel_timeout`: the stream's tunnel timeout, `set-timeout` included.
+fn fetch_cur_tunnel_timeout<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(p) = proxy(ctx, ctx.be_or_fe()) {
+        emit(ms(ctx.timeouts.tunnel(p.timeouts.tunnel)));
+    }
+}
+
 const BE: ArgSpec = ArgSpec::new(&[ArgT::Backend], 1);
 const FE: ArgSpec = ArgSpec::new(&[ArgT::Frontend], 1);
 const SRV: ArgSpec = ArgSpec::new(&[ArgT::Server], 1);
@@ -162,6 +176,8 @@ pub const KEYWORDS: &[FetchKw] = &[
     FetchKw::new("be_name", ArgSpec::NONE, SmpType::Str, fetch_be_name).uses(uses::BKEND),
     FetchKw::new("be_server_timeout", ArgSpec::NONE, SmpType::Sint, fetch_be_server_timeout).uses(uses::BKEND),
     FetchKw::new("be_tunnel_timeout", ArgSpec::NONE, SmpType::Sint, fetch_be_tunnel_timeout).uses(uses::BKEND),
+    FetchKw::new("cur_server_timeout", ArgSpec::NONE, SmpType::Sint, fetch_cur_server_timeout).uses(uses::BKEND),
+    FetchKw::new("cur_tunnel_timeout", ArgSpec::NONE, SmpType::Sint, fetch_cur_tunnel_timeout).uses(uses::BKEND),
     FetchKw::new("nbsrv", BE, SmpType::Sint, fetch_nbsrv),
     FetchKw::new("srv_conn", SRV, SmpType::Sint, fetch_srv_conn),
     FetchKw::new("srv_id", ArgSpec::NONE, SmpType::Sint, fetch_srv_id).uses(uses::SERVR),
@@ -171,6 +187,8 @@ pub const KEYWORDS: &[FetchKw] = &[
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use crate::sample::ctx::SampleCtx;
     use crate::sample::testutil::*;
     use crate::sample::Sample;
@@ -198,6 +216,11 @@ mod tests {
         assert_eq!(v(&ctx, "fe_client_timeout"), Some(Sample::Sint(1000)));
         assert_eq!(v(&ctx, "be_server_timeout"), Some(Sample::Sint(1000)));
         assert_eq!(v(&ctx, "be_tunnel_timeout"), Some(Sample::Sint(0)));
+        assert_eq!(v(&ctx, "cur_server_timeout"), Some(Sample::Sint(1000)));
+        ctx.timeouts.server = Some(Some(Duration::from_millis(3000)));
+        ctx.timeouts.tunnel = Some(Some(Duration::from_millis(7)));
+        assert_eq!(v(&ctx, "cur_server_timeout"), Some(Sample::Sint(3000)));
+        assert_eq!(v(&ctx, "cur_tunnel_timeout"), Some(Sample::Sint(7)));
     }
 
     #[test]

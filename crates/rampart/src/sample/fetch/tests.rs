@@ -257,17 +257,21 @@ fn bodies_captures_and_ids() {
     let mut head = req_head(buf);
     head.body = crate::http::BodyLen::Known(10);
     let caps = [Some(b"h".to_vec()), None];
+    let uid = crate::log::UniqueId::preset(b"ID-1");
     let ctx = SampleCtx {
         req: Some(head.view(buf)),
         req_body: Some(b"a=1&b"),
         req_caps: &caps,
-        unique_id: Some(b"ID-1"),
+        unique_id: Some(&uid),
         first_req: false,
         ..SampleCtx::new(&f.rt, &f.conn, 0)
     };
     let v = |t: &str| compile_in(&f.cfg, 0, t).unwrap().eval(&ctx).map(Sample::into_owned);
     assert_eq!(v("req.body"), Some(Sample::Bin(Cow::Owned(b"a=1&b".to_vec()))));
     assert_eq!(v("req.body_len"), i(5));
+    assert_eq!(v("req.body_param(a)"), Some(Sample::Bin(Cow::Owned(b"1".to_vec()))));
+    assert_eq!(v("req.body_param(b)"), None);
+    assert_eq!(v("req.body_param"), Some(Sample::Bin(Cow::Owned(b"1".to_vec()))));
     assert_eq!(v("req.body_size"), i(10));
     assert_eq!(v("capture.req.hdr(0)"), st("h"));
     assert_eq!(v("capture.req.hdr(1)"), None);

@@ -1,40 +1,100 @@
-//! `http-request` rules, then the proxy's `redirect` rules: those of the frontend
-//! before backend switching, those of the backend after it (a `listen` runs its own
-//! once, as a frontend).
-//! HAProxy counterpart: `http_process_req_common()` and `http_req_get_intercept_rule()`
-//! (src/http_ana.c).
+//! `http-request` rules, then `option http-restrict-req-hdr-names`, then the proxy's
+//! `redirect` rules: those of the frontend before backend switching, those of the
+//! backend after it (a `listen` runs its own once, as a frontend).
+//! HAProxy counterpart: `http_process_req_common()`, `http_req_get_intercept_rule()`
+//! and `http_req_restrict_header_names()` (src/http_ana.c).
+
+use rampart_cfg::model::RestrictHdrNames;
 
 use super::Verdict;
-use crate::action::http::{run_rules, Env, Exec};
+use crate::action::http::{run_rules, run_rules_from, Exec};
+use crate::action::reply::build_default;
 use crate::action::Flow;
-use crate::http::Synth;
+use crate::http::{MsgHead, Synth};
 use crate::sample::ctx::Dir;
 use crate::sample::vars::VarStore;
 use crate::stream::{Stream, TxnData};
 
 /// Runs the `http-request` and `redirect` rules of proxy `px` on the request head;
-/// `buf` is where its slices point. A reply is built in `txn.synth` and `reply`.
+/// `buf` is where its slices point, `body` the request body bytes in hand. A reply is
+/// built in `txn.synth` and `reply`. After a [`Verdict::WaitBody`], calling again runs
+/// the rules that follow the `wait-for-body`.
+#[allow(clippy::too_many_arguments)]
 pub fn run<'rt>(
     s: &Stream<'rt>,
     txn: &mut TxnData,
     buf: &[u8],
+    body: Option<&[u8]>,
     px: usize,
     sess_vars: &VarStore,
     reply: &mut Option<Synth<'rt>>,
 ) -> Verdict {
-    let rules = &s.rt.proxies[px].rules;
-    if rules.http_req.is_empty() && rules.redirects.is_empty() {
+    let proxy = &s.rt.proxies[px];
+    let rules = &proxy.rules;
+    let restrict = proxy.restrict_req_hdr_names;
+    if rules.http_req.is_empty() && rules.redirects.is_empty() && restrict == RestrictHdrNames::Preserve {
         return Verdict::Continue;
     }
-    let TxnData { req, synth, vars_txn, vars_reqres, scratch, strict, req_caps, .. } = txn;
-    let env = Env { req_caps, ..s.env(Dir::Request, sess_vars, vars_txn, vars_reqres) };
+    let TxnData { req, synth, vars_txn, vars_reqres, scratch, strict, st, .. } = txn;
+    let mut env = s.env(Dir::Request, sess_vars, vars_txn, vars_reqres);
+    env.req_body = body;
     let pages = s.pages(px);
-    let mut x = Exec { msg: req, buf, out: synth, reply, pages, scratch, strict };
-    let mut flow = run_rules(&rules.http_req, &mut x, &env);
+    let mut x = Exec { msg: req, buf, out: synth, reply, pages, scratch, strict, st };
+    let start = std::mem::take(&mut x.st.resume);
+    let (mut flow, at) = run_rules_from(&rules.http_req, start, &mut x, &env);
+    if let Flow::WaitBody(w) = flow {
+        x.st.resume = at + 1;
+        return Verdict::WaitBody(w);
+    }
     if matches!(flow, Flow::Continue | Flow::Allow) {
+        if restrict_names(x.msg, buf, restrict) {
+            build_default(&mut x, &env, 403);
+            return Verdict::Reply;
+        }
         flow = run_rules(&rules.redirects, &mut x, &env);
     }
     verdict(flow)
+}
+
+/// `option http-restrict-req-hdr-names delete|reject`: headers whose name holds other
+/// characters than letters, digits and `-` are removed (`delete`); `true` when the
+/// request has one and must be refused (`reject`, answered with a 403).
+fn restrict_names(req: &mut MsgHead, buf: &[u8], how: RestrictHdrNames) -> bool {
+    let bad = |name: &[u8]| name.iter().any(|&c| !c.is_ascii_alphanumeric() && c != b'-');
+    match how {
+        RestrictHdrNames::Preserve => false,
+        RestrictHdrNames::Delete => {
+            req.del_header_if(buf, |n, _| bad(n));
+            false
+        }
+        RestrictHdrNames::Reject => req.view(buf).headers().any(|(_, n, _)| bad(n)),
+    }
+}
+
+/// Builds the answer of the stream for `status` (an `http-error` reply, an
+/// `errorfile`, HAProxy's page) in `txn.synth` and `reply`, as the proxy the stream is
+/// in (its backend once chosen) would send it. `buf` holds the request head's bytes
+/// while the request is still there (formats of an `http-error` reply may read it),
+/// `None` once it was sent to the server.
+#[allow(clippy::too_many_arguments)]
+pub fn error_reply<'rt>(
+    s: &Stream<'rt>,
+    txn: &mut TxnData,
+    buf: Option<&[u8]>,
+    sess_vars: &VarStore,
+    status: u16,
+    reply: &mut Option<Synth<'rt>>,
+) {
+    let TxnData { req, synth, vars_txn, vars_reqres, scratch, strict, st, .. } = txn;
+    let env = s.env(Dir::Request, sess_vars, vars_txn, vars_reqres);
+    let mut gone = MsgHead::default();
+    let (msg, buf) = match buf {
+        Some(b) => (req, b),
+        None => (&mut gone, &[][..]),
+    };
+    let pages = s.pages(s.be.unwrap_or(s.fe));
+    let mut x = Exec { msg, buf, out: synth, reply, pages, scratch, strict, st };
+    build_default(&mut x, &env, status);
 }
 
 /// The stream's verdict for what a rule list decided.
@@ -44,5 +104,42 @@ pub fn verdict(flow: Flow) -> Verdict {
         Flow::Reply => Verdict::Reply,
         Flow::Tarpit => Verdict::Tarpit,
         Flow::Close => Verdict::Close,
+        Flow::SilentDrop => Verdict::SilentDrop,
+        Flow::WaitBody(w) => Verdict::WaitBody(w),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rampart_proto::http::{HdrKind, Header, Slice};
+
+    fn head(buf: &[u8]) -> MsgHead {
+        let mut h = MsgHead { arena_max: 64, ..MsgHead::default() };
+        let mut at = 0;
+        for line in buf.split(|&c| c == b'\n').filter(|l| !l.is_empty()) {
+            let colon = line.iter().position(|&c| c == b':').unwrap();
+            let (ns, vs) = (at, at + colon + 2);
+            h.headers.push(Header {
+                name: Slice { start: ns as u32, end: (ns + colon) as u32 },
+                value: Slice { start: vs as u32, end: (at + line.len()) as u32 },
+                kind: HdrKind::classify(&line[..colon]),
+                drop: false,
+            });
+            at += line.len() + 1;
+        }
+        h
+    }
+
+    #[test]
+    fn header_names_are_restricted_to_letters_digits_and_dashes() {
+        let buf = b"Host: a\nX_A: 1\nX.B: 2\nx-c-9: 3\nx__d: 4\nx-e: 5\n";
+        let mut h = head(buf);
+        assert!(!restrict_names(&mut h, buf, RestrictHdrNames::Preserve));
+        assert!(restrict_names(&mut h, buf, RestrictHdrNames::Reject));
+        assert!(!restrict_names(&mut h, buf, RestrictHdrNames::Delete));
+        let kept: Vec<_> = h.view(buf).headers().map(|(_, n, _)| n.to_vec()).collect();
+        assert_eq!(kept, [b"Host".to_vec(), b"x-c-9".to_vec(), b"x-e".to_vec()]);
+        assert!(!restrict_names(&mut h, buf, RestrictHdrNames::Reject));
     }
 }

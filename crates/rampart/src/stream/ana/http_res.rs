@@ -7,7 +7,9 @@
 
 use super::http_req::verdict;
 use super::Verdict;
+use crate::action::capture::CapDir;
 use crate::action::http::{run_rules, Exec};
+use crate::action::state::StreamState;
 use crate::action::tcp::{run_tcp_rules, TcpExec};
 use crate::action::{Flow, HttpAct, Rule, TcpFlow};
 use crate::http::{MsgHead, Synth};
@@ -28,6 +30,7 @@ pub struct ResState<'t, 'rt> {
     pub scratch: &'t mut Vec<u8>,
     pub strict: &'t mut bool,
     pub reply: &'t mut Option<Synth<'rt>>,
+    pub st: &'t mut StreamState,
 }
 
 /// The proxies whose response rules run, in order: the backend, then the frontend
@@ -38,15 +41,18 @@ fn proxies<'rt>(s: &Stream<'rt>) -> impl Iterator<Item = (usize, &'rt ProxyRt)> 
     be.into_iter().chain(std::iter::once(s.fe)).map(move |i| (i, &rt.proxies[i]))
 }
 
-/// Runs the `http-response` rules on the server's response `res` (slices into `buf`).
+/// Captures the frontend's response headers (`capture response header`), then runs
+/// the `http-response` rules on the server's response `res` (slices into `buf`).
 pub fn run<'rt>(s: &Stream<'rt>, res: &mut MsgHead, buf: &[u8], st: &mut ResState<'_, 'rt>) -> Verdict {
     st.vars_reqres_start(s);
-    if tcp_response(s, st) != Verdict::Continue {
-        return Verdict::Close;
+    let v = tcp_response(s, st);
+    if v != Verdict::Continue {
+        return v;
     }
+    st.st.caps.headers(CapDir::Res, &s.rt.proxies[s.fe].rules.captures.res, res.view(buf));
     for (idx, px) in proxies(s) {
         let flow = run_list(s, &px.rules.http_res, res, buf, idx, st);
-        if flow != Flow::Continue && flow != Flow::Allow {
+        if ends(flow) {
             return verdict(flow);
         }
     }
@@ -56,9 +62,8 @@ pub fn run<'rt>(s: &Stream<'rt>, res: &mut MsgHead, buf: &[u8], st: &mut ResStat
 /// The backend's `tcp-response content` rules, once the response head arrived. As in
 /// HAProxy 2.6, whose response inspection runs as soon as the server connection is up,
 /// they see no HTTP response (`status`, `res.hdr` find nothing) nor payload: the
-/// connection, the variables and the stream's state. Nothing waits. `reject` and
-/// `silent-drop` close (COMPAT: `silent-drop` closes as `reject` in HTTP mode); `close`
-/// is refused at startup in HTTP backends.
+/// connection, the variables and the stream's state. Nothing waits. `close` is refused
+/// at startup in HTTP backends.
 ///
 /// COMPAT: HAProxy decides before the server answers (a rejecting server finds its
 /// connection closed while it answers); rampart decides on the head (the answer is
@@ -76,23 +81,24 @@ fn tcp_response(s: &Stream<'_>, st: &mut ResState<'_, '_>) -> Verdict {
         reqres: Some(&*st.vars_reqres),
         check: None,
     };
-    let mut conn = s.conn;
+    let ResState { st: state, scratch, .. } = st;
     let mut x = TcpExec {
         rt: s.rt,
         fe: s.fe,
         be: s.be,
         dir: Dir::Response,
-        conn: &mut conn,
+        conn: &mut state.conn,
         payload: None,
         req: None,
         res: None,
-        caps: &mut [],
+        caps: &mut state.caps,
         vars,
         first_req: s.first_req,
-        scratch: st.scratch,
+        scratch,
     };
     match run_tcp_rules(rules, true, &mut x) {
-        TcpFlow::Reject | TcpFlow::SilentDrop => Verdict::Close,
+        TcpFlow::Reject => Verdict::Close,
+        TcpFlow::SilentDrop => Verdict::SilentDrop,
         _ => Verdict::Continue,
     }
 }
@@ -101,11 +107,17 @@ fn tcp_response(s: &Stream<'_>, st: &mut ResState<'_, '_>) -> Verdict {
 pub fn after<'rt>(s: &Stream<'rt>, res: &mut MsgHead, buf: &[u8], st: &mut ResState<'_, 'rt>) -> Verdict {
     for (idx, px) in proxies(s) {
         let flow = run_list(s, &px.rules.http_after, res, buf, idx, st);
-        if flow != Flow::Continue && flow != Flow::Allow {
+        if ends(flow) {
             return verdict(flow);
         }
     }
     Verdict::Continue
+}
+
+/// Whether a response rule list's outcome ends the response analysers (`wait-for-body`
+/// is refused on responses at startup).
+fn ends(flow: Flow) -> bool {
+    !matches!(flow, Flow::Continue | Flow::Allow | Flow::WaitBody(_))
 }
 
 fn run_list<'rt>(
@@ -128,6 +140,7 @@ fn run_list<'rt>(
         pages: s.pages(px),
         scratch: st.scratch,
         strict: st.strict,
+        st: st.st,
     };
     run_rules(rules, &mut x, &env)
 }

@@ -16,15 +16,14 @@ use crate::stream::{Stream, TxnData};
 /// Runs the `tcp-request content` rules of proxy `px` on the request head (slices into
 /// `buf`). `reject` closes the connection; `accept` ends the list.
 ///
-/// COMPAT: `silent-drop` closes the connection as `reject` does here (as the HTTP
-/// mux's `http-request silent-drop`): the client sees the close.
-pub fn run(s: &mut Stream<'_>, txn: &mut TxnData, buf: &[u8], px: usize, sess: &VarStore) -> Verdict {
+/// What they change of the addresses and captures is the stream's (`txn.st`).
+pub fn run(s: &Stream<'_>, txn: &mut TxnData, buf: &[u8], px: usize, sess: &VarStore) -> Verdict {
     let rt = s.rt;
     let rules = &rt.proxies[px].rules.tcp_req;
     if rules.is_empty() {
         return Verdict::Continue;
     }
-    let TxnData { req, vars_txn, vars_reqres, scratch, req_caps, .. } = txn;
+    let TxnData { req, vars_txn, vars_reqres, scratch, st, .. } = txn;
     let vars = Vars {
         proc: Some(&rt.proc_vars),
         sess: Some(sess),
@@ -37,20 +36,24 @@ pub fn run(s: &mut Stream<'_>, txn: &mut TxnData, buf: &[u8], px: usize, sess: &
         fe: s.fe,
         be: s.be,
         dir: Dir::Request,
-        conn: &mut s.conn,
+        conn: &mut st.conn,
         payload: None,
         req: Some((req, buf)),
         res: None,
-        caps: req_caps,
+        caps: &mut st.caps,
         vars,
         first_req: s.first_req,
         scratch,
     };
     match run_tcp_rules(rules, true, &mut x) {
         TcpFlow::Continue | TcpFlow::Accept | TcpFlow::Wait | TcpFlow::CloseServer => Verdict::Continue,
-        TcpFlow::Reject | TcpFlow::SilentDrop => {
+        TcpFlow::Reject => {
             rt.proxies[s.fe].fe.denied_req.inc();
             Verdict::Close
+        }
+        TcpFlow::SilentDrop => {
+            rt.proxies[s.fe].fe.denied_req.inc();
+            Verdict::SilentDrop
         }
     }
 }

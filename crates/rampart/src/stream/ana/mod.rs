@@ -3,17 +3,21 @@
 //! HAProxy counterpart: the `AN_REQ_*` / `AN_RES_*` analysers of http_ana.c and
 //! tcp_rules.c.
 //!
+//! - `wait_http`: `monitor-uri`, `capture request header`
 //! - `inspect`: `tcp-request content` rules (HTTP mode; TCP mode runs them in
 //!   `stream::tcp`, which waits for data)
 //! - `http_req`: `http-request` rules of the frontend, then of the backend
 //! - `switching`: `use_backend` / `default_backend`, `use-server`
+//! - `inner`: unique id, `option forwardfor`, `option originalto`
 //! - `http_res`: `http-response` rules of the backend then the frontend, and
 //!   `http-after-response`
 
 pub mod http_req;
 pub mod http_res;
+pub mod inner;
 pub mod inspect;
 pub mod switching;
+pub mod wait_http;
 
 /// What an analyser decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,4 +30,8 @@ pub enum Verdict {
     Tarpit,
     /// Close the client connection without a response.
     Close,
+    /// Close it so that the client does not notice (`silent-drop`).
+    SilentDrop,
+    /// `wait-for-body`: wait for the request body, then run the rest of the rules.
+    WaitBody(crate::action::WaitBody),
 }

@@ -3,6 +3,7 @@
 //! HAProxy counterpart: `process_switching_rules()` and `process_server_rules()`
 //! (src/stream.c).
 
+use crate::action::state::StreamState;
 use crate::action::BackendTarget;
 use crate::http::MsgHead;
 use crate::sample::ctx::Dir;
@@ -17,9 +18,8 @@ pub struct Input<'t> {
     pub sess: &'t VarStore,
     pub txn: &'t VarStore,
     pub reqres: &'t VarStore,
-    /// The request capture slots.
-    pub caps: &'t [Option<Vec<u8>>],
     pub scratch: &'t mut Vec<u8>,
+    pub st: &'t StreamState,
 }
 
 /// The backend of this stream; `None` when the frontend has none (503).
@@ -27,8 +27,7 @@ pub fn backend(s: &Stream<'_>, i: Input<'_>) -> Option<usize> {
     if s.rt.proxies[s.fe].rules.switching.is_empty() {
         return s.rt.proxies[s.fe].fe.backend;
     }
-    let ctx =
-        SampleCtx { req_caps: i.caps, ..s.ctx(Dir::Request, Some((i.req, i.buf)), None, i.sess, i.txn, i.reqres) };
+    let ctx = s.ctx(Dir::Request, Some((i.req, i.buf)), None, i.sess, i.txn, i.reqres, i.st);
     choose(s, &ctx, i.scratch)
 }
 
@@ -67,7 +66,6 @@ pub fn server(s: &Stream<'_>, be: usize, i: Input<'_>) -> Option<usize> {
     if rules.is_empty() {
         return None;
     }
-    let ctx =
-        SampleCtx { req_caps: i.caps, ..s.ctx(Dir::Request, Some((i.req, i.buf)), None, i.sess, i.txn, i.reqres) };
+    let ctx = s.ctx(Dir::Request, Some((i.req, i.buf)), None, i.sess, i.txn, i.reqres, i.st);
     rules.iter().find(|r| r.applies(&ctx)).map(|r| r.act)
 }

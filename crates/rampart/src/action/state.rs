@@ -1,0 +1,118 @@
+//! What HTTP actions change in a stream besides its message heads and variables: its
+//! own copy of the connection's addresses (`set-src`, `set-dst` ...), its captures, its
+//! unique id, the early hints waiting to be sent, and the timeouts `set-timeout`
+//! overrides. The stream keeps one per exchange (pooled with the heads), and every
+//! sample context of the exchange reads from it.
+//! HAProxy counterpart: the fields of `struct stream` (include/haproxy/stream-t.h) these
+//! actions write: `scf->src/dst`, `req_cap`/`res_cap`, `unique_id`, the 103 response
+//! of `http_action_early_hint()`, `scb->ioto` / `tunnel_timeout`.
+
+use std::time::Duration;
+
+use super::capture::{CaptureDecls, Captured};
+use crate::http::MsgHead;
+use crate::log::UniqueId;
+use crate::sample::ctx::ConnInfo;
+
+/// The per-stream state actions change.
+#[derive(Debug)]
+pub struct StreamState {
+    /// The stream's addresses: the session's, as `set-src`, `set-dst`, `set-src-port`,
+    /// `set-dst-port` left them for this stream (HAProxy 2.6 changes the stream
+    /// connector's copy: the next request of the connection starts from the session's).
+    pub conn: ConnInfo,
+    pub caps: Captured,
+    pub uid: UniqueId,
+    /// HAProxy's `uniq_id`: the stream's number in the process (`%rt`).
+    pub uniq_id: u64,
+    /// `103 Early Hints` responses built by `early-hint` rules, to send before anything
+    /// else; the last one is still open to more headers while `hint_open`.
+    pub hints: Vec<MsgHead>,
+    pub hint_open: bool,
+    /// `set-timeout server|tunnel` for this stream.
+    pub timeouts: TimeoutOverride,
+    /// Where the `http-request` rules resume after a `wait-for-body`: the index of the
+    /// next rule of the list being run (0 when none waits).
+    pub resume: usize,
+}
+
+/// Timeouts a rule set for one stream; `None`: the backend's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TimeoutOverride {
+    /// `Some(None)`: no server timeout at all (a value of 0).
+    pub server: Option<Option<Duration>>,
+    pub tunnel: Option<Option<Duration>>,
+}
+
+impl TimeoutOverride {
+    /// The server timeout to apply: the override, else `configured`.
+    pub fn server(&self, configured: Option<Duration>) -> Option<Duration> {
+        self.server.unwrap_or(configured)
+    }
+
+    /// The tunnel timeout to apply: the override, else `configured`.
+    pub fn tunnel(&self, configured: Option<Duration>) -> Option<Duration> {
+        self.tunnel.unwrap_or(configured)
+    }
+}
+
+impl Default for StreamState {
+    fn default() -> Self {
+        StreamState {
+            conn: ConnInfo::new(None, -1),
+            caps: Captured::default(),
+            uid: UniqueId::default(),
+            uniq_id: 0,
+            hints: Vec::new(),
+            hint_open: false,
+            timeouts: TimeoutOverride::default(),
+            resume: 0,
+        }
+    }
+}
+
+impl StreamState {
+    /// Starts a stream on connection `conn` (its addresses as the session has them),
+    /// numbered `uniq_id`, with the capture slots of its frontend.
+    pub fn begin(&mut self, conn: &ConnInfo, uniq_id: u64, caps: &CaptureDecls) {
+        self.conn = *conn;
+        self.caps.reset(caps);
+        self.uid.reset();
+        self.uniq_id = uniq_id;
+        self.hints.clear();
+        self.hint_open = false;
+        self.timeouts = TimeoutOverride::default();
+        self.resume = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overrides_win_over_the_configured_timeouts() {
+        let five = Some(Duration::from_secs(5));
+        let mut t = TimeoutOverride::default();
+        assert_eq!((t.server(five), t.tunnel(None)), (five, None));
+        t.server = Some(None);
+        t.tunnel = Some(Some(Duration::from_millis(200)));
+        assert_eq!((t.server(five), t.tunnel(five)), (None, Some(Duration::from_millis(200))));
+    }
+
+    #[test]
+    fn a_new_stream_forgets_the_last_one() {
+        let mut st = StreamState::default();
+        let decls =
+            CaptureDecls { req: vec![crate::action::capture::CapSlot { header: None, len: 4 }], res: Vec::new() };
+        st.begin(&ConnInfo::new(None, -1), 1, &decls);
+        st.caps.store(crate::action::capture::CapDir::Req, 0, b"abc", 4);
+        st.timeouts.server = Some(None);
+        st.resume = 3;
+        st.hints.push(MsgHead::default());
+        let conn = ConnInfo::new(Some("10.0.0.1:5".parse().unwrap()), -1);
+        st.begin(&conn, 2, &decls);
+        assert_eq!((st.caps.req.as_slice(), st.uniq_id, st.resume), (&[None][..], 2, 0));
+        assert_eq!((st.timeouts, st.hints.len(), st.conn.src), (TimeoutOverride::default(), 0, conn.src));
+    }
+}

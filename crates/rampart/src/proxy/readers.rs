@@ -1,0 +1,166 @@
+//! Who reads each keyword rampart accepts: an explicit list, checked against the
+//! keyword tables of rampart-cfg, so that no keyword is marked supported (or partial)
+//! while nothing at runtime acts on it. A keyword is either read by the code named
+//! here, or covered by a startup warning (`rampart_cfg::kw::Pending`), or refused with
+//! "not supported yet". Adding a keyword to the tables means adding it here with the
+//! code that reads it, or to a pending feature.
+
+/// (keyword as `rampart_cfg::kw::every_keyword` names it, what reads it).
+pub const READERS: &[(&str, &str)] = &[
+    // sections
+    ("global", "main.rs: load_config, start"),
+    ("defaults", "rampart-cfg parse::proxy: inherited into each proxy"),
+    ("frontend", "proxy::build, listener::bind_all"),
+    ("backend", "proxy::build"),
+    ("listen", "proxy::build, listener::bind_all"),
+    // global
+    ("global chroot", "main.rs: leave_startup_state"),
+    ("global daemon", "main.rs: resolve_modes"),
+    ("global quiet", "main.rs: resolve_modes"),
+    ("global pidfile", "main.rs: leave_startup_state"),
+    ("global user", "process::identity::resolve"),
+    ("global group", "process::identity::resolve"),
+    ("global uid", "process::identity::resolve"),
+    ("global gid", "process::identity::resolve"),
+    ("global hard-stop-after", "worker: soft stop"),
+    ("global maxconn", "process::limits"),
+    ("global ulimit-n", "process::limits"),
+    ("global nbthread", "main.rs: start"),
+    ("global tune.bufsize", "proxy::build: Runtime::bufsize"),
+    ("global tune.maxrewrite", "proxy::build: Runtime::max_head"),
+    // COMPAT: idle server connections are per thread by design: 'off' is what runs,
+    // and 'on' (HAProxy's default) only changes how idle connections are shared.
+    ("global tune.idle-pool.shared", "conn_pool: always per thread (by design)"),
+    // proxy keywords
+    ("backlog", "listener::bind_all"),
+    ("balance", "proxy::build: Lb::new"),
+    ("bind", "listener::bind_all"),
+    ("default-server", "rampart-cfg parse::server: copied into each server"),
+    ("default_backend", "proxy::select_backend"),
+    ("errorfile", "proxy::build: ErrorPages"),
+    ("http-reuse", "proxy::build: ProxyRt::http_reuse"),
+    ("maxconn", "proxy::build: FrontendRt::maxconn"),
+    ("mode", "proxy::build: ProxyRt::mode"),
+    ("option", "the option table below"),
+    ("retries", "proxy::build: ProxyRt::retries"),
+    ("server", "proxy::build: BackendRt::servers"),
+    ("timeout", "the timeout table below"),
+    ("use_backend", "proxy::select_backend"),
+    // timeouts
+    ("timeout client", "proxy::timeouts"),
+    ("timeout client-fin", "proxy::timeouts, splice"),
+    ("timeout connect", "proxy::timeouts"),
+    ("timeout http-keep-alive", "proxy::timeouts"),
+    ("timeout http-request", "proxy::timeouts"),
+    ("timeout queue", "proxy::timeouts, backend"),
+    ("timeout server", "proxy::timeouts"),
+    ("timeout server-fin", "proxy::timeouts, splice"),
+    ("timeout tunnel", "proxy::timeouts, splice"),
+    // options
+    ("option abortonclose", "proxy::build: ProxyRt::abortonclose"),
+    ("option forwardfor", "proxy::build: ProxyRt::forwardfor"),
+    ("option http-keep-alive", "proxy::build: ProxyRt::http_conn_mode"),
+    ("option http-server-close", "proxy::build: ProxyRt::http_conn_mode"),
+    ("option httpclose", "proxy::build: ProxyRt::http_conn_mode"),
+    ("option redispatch", "proxy::build: ProxyRt::redispatch"),
+    ("option http-no-delay", "by design: rampart never delays data"),
+    ("option splice-auto", "by design: splice (the 'no' form is refused)"),
+    ("option splice-request", "by design: splice (the 'no' form is refused)"),
+    ("option splice-response", "by design: splice (the 'no' form is refused)"),
+    // balance algorithms
+    ("balance roundrobin", "lb::roundrobin"),
+    ("balance static-rr", "lb"),
+    // bind options
+    ("bind backlog", "listener::bind_all"),
+    ("bind v4v6", "listener::bind_inet"),
+    ("bind v6only", "listener::bind_inet"),
+    // server options
+    ("server backup", "proxy::build: ServerRt::backup"),
+    ("server disabled", "proxy::build: ServerRt::disabled"),
+    ("server weight", "proxy::build: Lb weights"),
+    ("server maxconn", "proxy::build: ServerRt::maxconn"),
+    // sections and keywords of the rules work (read, or refused at startup by name)
+    ("userlist", "sample::fetch::http (http_auth), action::compile (http-request auth)"),
+    ("http-errors", "rampart-cfg: 'errorfiles' copies them into proxies (errors::ErrorPages)"),
+    ("global expose-experimental-directives", "rampart-cfg parse: gates experimental directives"),
+    ("global tune.vars.check-max-size", "proxy::var_limits"),
+    ("global tune.vars.global-max-size", "proxy::var_limits"),
+    ("global tune.vars.proc-max-size", "proxy::var_limits"),
+    ("global tune.vars.reqres-max-size", "proxy::var_limits"),
+    ("global tune.vars.sess-max-size", "proxy::var_limits"),
+    ("global tune.vars.txn-max-size", "proxy::var_limits"),
+    ("acl", "action::compile_proxy: acl::compile_acl_defs"),
+    ("capture", "proxy::unsupported: refused at startup"),
+    ("declare", "proxy::unsupported: refused at startup"),
+    ("errorfiles", "rampart-cfg: resolved into each proxy's errorfiles (errors::ErrorPages)"),
+    ("http-error", "errors::ErrorPages ('errorfile' replies); proxy::unsupported refuses the others"),
+    ("monitor", "proxy::unsupported: refused at startup"),
+    ("monitor-uri", "proxy::unsupported: refused at startup"),
+    ("redirect", "action::compile_proxy: redirects"),
+    ("unique-id-format", "proxy::unsupported: refused at startup"),
+    ("unique-id-header", "proxy::unsupported: refused at startup"),
+    ("use-server", "action::compile_proxy: switching"),
+    ("timeout tarpit", "action::compile_proxy: ProxyRules::tarpit"),
+    ("option http-buffer-request", "proxy::unsupported: refused at startup"),
+    ("option http-restrict-req-hdr-names", "proxy::unsupported: 'delete'/'reject' refused at startup"),
+    ("option originalto", "proxy::unsupported: refused at startup"),
+];
+
+/// Keyword families read as a whole: every rule action is compiled by
+/// `action::compile_proxy`, which refuses at startup, by name and line, an action the
+/// runtime cannot run yet.
+pub const FAMILY_READERS: &[(&str, &str)] = &[
+    ("http-request", "action::compile_proxy"),
+    ("http-response", "action::compile_proxy"),
+    ("http-after-response", "action::compile_proxy"),
+    ("tcp-request", "action::compile_proxy, proxy::unsupported"),
+    ("tcp-response", "action::compile_proxy, proxy::unsupported"),
+];
+
+/// Whether `keyword` (as `every_keyword` names it) has a reader.
+pub fn is_read(keyword: &str) -> bool {
+    READERS.iter().any(|(k, _)| *k == keyword)
+        || FAMILY_READERS
+            .iter()
+            .any(|(f, _)| keyword == *f || keyword.strip_prefix(f).is_some_and(|r| r.starts_with(' ')))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{is_read, FAMILY_READERS, READERS};
+    use rampart_cfg::kw::{every_keyword, Pending, Support};
+
+    #[test]
+    fn every_accepted_keyword_has_a_reader_or_a_startup_warning() {
+        let mut missing = Vec::new();
+        for (name, support) in every_keyword() {
+            if !matches!(support, Support::Yes | Support::Partial(_)) {
+                continue;
+            }
+            let read = is_read(&name);
+            let pending = Pending::of(&name).is_some();
+            if read == pending {
+                missing.push(format!("{name}: read {read}, pending {pending}"));
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "each accepted keyword needs exactly one of: a reader in READERS, a pending feature:\n{}",
+            missing.join("\n")
+        );
+    }
+
+    #[test]
+    fn every_reader_names_an_accepted_keyword_once() {
+        let all = every_keyword();
+        for (i, (name, _)) in READERS.iter().enumerate() {
+            let found = all.iter().find(|(k, _)| k == name);
+            assert!(
+                matches!(found, Some((_, Support::Yes | Support::Partial(_)))),
+                "{name} is not an accepted keyword: {found:?}"
+            );
+            assert!(!READERS[..i].iter().any(|(k, _)| k == name), "{name} listed twice");
+            assert!(!FAMILY_READERS.iter().any(|(f, _)| name.starts_with(f)), "{name} is read by its family");
+        }
+    }
+}
