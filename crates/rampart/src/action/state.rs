@@ -75,7 +75,7 @@ impl StreamState {
     /// Starts a stream on connection `conn` (its addresses as the session has them),
     /// numbered `uniq_id`, with the capture slots of its frontend.
     pub fn begin(&mut self, conn: &ConnInfo, uniq_id: u64, caps: &CaptureDecls) {
-        self.conn = *conn;
+        self.conn.clone_from(conn);
         self.caps.reset(caps);
         self.uid.reset();
         self.uniq_id = uniq_id;

@@ -69,21 +69,21 @@ impl Listener {
     }
 
     /// Accepts one connection and starts serving it. `Ok(false)`: nothing pending.
-    fn accept_one(&self, rt: &Arc<Runtime>, fe: usize, slot: ConnSlot) -> io::Result<bool> {
+    fn accept_one(&self, slot: ConnSlot) -> io::Result<bool> {
         let res = match self {
             Listener::Tcp(l) => l.get_ref().accept().and_then(|(s, peer)| {
                 s.set_nonblocking(true)?;
                 s.set_nodelay(true)?;
                 let s = tokio::net::TcpStream::from_std(s)?;
                 let fd = s.as_raw_fd();
-                session::start(s, Session::new(rt.clone(), fe, Some(peer), fd, l.as_raw_fd(), slot));
+                session::start(s, Session::new(Some(peer), fd, l.as_raw_fd(), slot));
                 Ok(())
             }),
             Listener::Unix(l) => l.get_ref().accept().and_then(|(s, _)| {
                 s.set_nonblocking(true)?;
                 let s = tokio::net::UnixStream::from_std(s)?;
                 let fd = s.as_raw_fd();
-                session::start(s, Session::new(rt.clone(), fe, None, fd, l.as_raw_fd(), slot));
+                session::start(s, Session::new(None, fd, l.as_raw_fd(), slot));
                 Ok(())
             }),
         };
@@ -176,7 +176,7 @@ impl Drop for OpenListener {
 /// it would reset them), as far as `maxconn` allows.
 fn drain_backlog(listener: &Listener, rt: &Arc<Runtime>, fe: usize) {
     while let Some(slot) = ConnSlot::try_acquire(rt, fe) {
-        if !matches!(listener.accept_one(rt, fe, slot), Ok(true)) {
+        if !matches!(listener.accept_one(slot), Ok(true)) {
             return;
         }
     }
@@ -197,7 +197,7 @@ async fn accept_batch(listener: &Listener, rt: &Arc<Runtime>, fe: usize, state: 
                 return;
             }
         };
-        match listener.accept_one(rt, fe, slot) {
+        match listener.accept_one(slot) {
             Ok(true) => {}
             Ok(false) => return,
             Err(e) => {

@@ -26,7 +26,9 @@ pub enum Dir {
 /// connection's (which `tcp-request connection|session` rules may change) and each
 /// stream a copy of it (which `tcp-request content` rules may change for that stream
 /// only), as HAProxy keeps addresses per connection, session and stream connector.
-#[derive(Debug, Clone, Copy)]
+///
+/// PERF: every idle connection holds one: the rare `set-dst` override is boxed.
+#[derive(Debug, Clone)]
 pub struct ConnInfo {
     /// Client address (`src`); `None` for a unix socket.
     pub src: Option<SocketAddr>,
@@ -34,7 +36,7 @@ pub struct ConnInfo {
     pub fd: RawFd,
     /// The local address a rule set (`set-dst`, `set-dst-port`), which replaces the
     /// socket's.
-    pub dst_set: Option<SocketAddr>,
+    pub dst_set: Option<Box<SocketAddr>>,
 }
 
 impl ConnInfo {
@@ -48,7 +50,7 @@ impl ConnInfo {
     /// PERF: read when a rule asks (one system call) rather than kept per connection:
     /// an idle connection stays small, and few configurations read `dst`.
     pub fn dst(&self) -> Option<SocketAddr> {
-        self.dst_set.or_else(|| local_addr(self.fd))
+        self.dst_set.as_deref().copied().or_else(|| local_addr(self.fd))
     }
 }
 

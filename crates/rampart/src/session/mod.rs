@@ -26,13 +26,23 @@ pub struct Session {
     pub conn: ConnInfo,
     /// The listening socket it came through (for `-d` output).
     pub lfd: i32,
-    _slot: ConnSlot,
 }
 
 impl Session {
-    pub fn new(rt: Arc<Runtime>, fe: usize, peer: Option<SocketAddr>, fd: RawFd, lfd: i32, slot: ConnSlot) -> Session {
+    /// A session holding `slot`, which it releases when dropped.
+    ///
+    /// PERF: the slot's own reference to the runtime is given up here, so that an idle
+    /// connection holds one.
+    pub fn new(peer: Option<SocketAddr>, fd: RawFd, lfd: i32, slot: ConnSlot) -> Session {
+        let (rt, fe) = slot.into_parts();
         rt.proxies[fe].fe.cum_conn.inc();
-        Session { rt, fe, conn: ConnInfo::new(peer, fd), lfd, _slot: slot }
+        Session { rt, fe, conn: ConnInfo::new(peer, fd), lfd }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        release(&self.rt, self.fe);
     }
 }
 
@@ -72,7 +82,8 @@ fn spawn<S: mux::h1::park::Parkable>(sock: S, sess: Session, vars: Option<Box<Va
 /// drop, waking accept loops paused at the limit.
 #[derive(Debug)]
 pub struct ConnSlot {
-    rt: Arc<Runtime>,
+    /// `None` once handed over to a session.
+    rt: Option<Arc<Runtime>>,
     fe: usize,
 }
 
@@ -90,7 +101,13 @@ impl ConnSlot {
             g.cur_conns.fetch_sub(1, Ordering::AcqRel);
             return None;
         }
-        Some(ConnSlot { rt: rt.clone(), fe })
+        Some(ConnSlot { rt: Some(rt.clone()), fe })
+    }
+
+    /// The slot's runtime and frontend, the release left to the caller.
+    fn into_parts(mut self) -> (Arc<Runtime>, usize) {
+        let rt = self.rt.take().expect("a slot is handed over once");
+        (rt, self.fe)
     }
 
     /// Whether a slot could be taken now (no reservation).
@@ -102,17 +119,25 @@ impl ConnSlot {
 
 impl Drop for ConnSlot {
     fn drop(&mut self) {
-        let g = &self.rt.global;
-        if g.cur_conns.fetch_sub(1, Ordering::AcqRel) >= g.maxconn {
-            g.conn_released.notify_waiters();
+        if let Some(rt) = self.rt.take() {
+            release(&rt, self.fe);
         }
-        let f = &self.rt.proxies[self.fe].fe;
-        if f.cur_conns.fetch_sub(1, Ordering::AcqRel) >= f.maxconn {
-            f.conn_released.notify_waiters();
-        }
-        if g.is_stopping() {
-            // The main thread waits for the last connection of a soft stop.
-            g.conn_released.notify_waiters();
-        }
+    }
+}
+
+/// Gives back one connection of the global and frontend `maxconn`, waking accept loops
+/// paused at the limit.
+fn release(rt: &Runtime, fe: usize) {
+    let g = &rt.global;
+    if g.cur_conns.fetch_sub(1, Ordering::AcqRel) >= g.maxconn {
+        g.conn_released.notify_waiters();
+    }
+    let f = &rt.proxies[fe].fe;
+    if f.cur_conns.fetch_sub(1, Ordering::AcqRel) >= f.maxconn {
+        f.conn_released.notify_waiters();
+    }
+    if g.is_stopping() {
+        // The main thread waits for the last connection of a soft stop.
+        g.conn_released.notify_waiters();
     }
 }

@@ -135,7 +135,7 @@ impl<'a> Stream<'a> {
 /// [`HttpFront::req_buf`]). Returns what the client connection does next.
 pub async fn run<F: HttpFront>(front: &mut F, rt: &Runtime, conn: &ConnInfo, fe: usize, txn: &mut Txn) -> Next {
     // PERF: a connection without `sess.` variables costs no allocation here.
-    let mut sess_vars = front.take_sess_vars().map_or_else(|| VarStore::new(Scope::Sess), |b| *b);
+    let mut sess_vars = front.take_sess_vars().unwrap_or_else(|| VarStore::new(Scope::Sess));
     let first_req = front.req_meta().first;
     txn.st.begin(conn, next_uniq_id(), &rt.proxies[fe].rules.captures);
     let meth = Some(txn.req.method);
@@ -153,7 +153,7 @@ pub async fn run<F: HttpFront>(front: &mut F, rt: &Runtime, conn: &ConnInfo, fe:
     vars.prune(txn.vars_reqres.scope());
     txn.vars_reqres.rescope(Scope::Req);
     if !sess_vars.is_empty() {
-        front.keep_sess_vars(Box::new(sess_vars));
+        front.keep_sess_vars(sess_vars);
     }
     next
 }

@@ -91,10 +91,10 @@ pub trait HttpFront {
 
     /// The `sess.` variables of the connection, if it has some (taken for the
     /// exchange, given back with [`HttpFront::keep_sess_vars`]).
-    fn take_sess_vars(&mut self) -> Option<Box<VarStore>>;
+    fn take_sess_vars(&mut self) -> Option<VarStore>;
 
     /// Keeps the `sess.` variables with the connection for its next requests.
-    fn keep_sess_vars(&mut self, vars: Box<VarStore>);
+    fn keep_sess_vars(&mut self, vars: VarStore);
 
     /// Gets a connection to a server of backend `be`: `srv` when a rule chose it (and it
     /// is usable), else the balancer's pick; an idle one when `http-reuse` allows.

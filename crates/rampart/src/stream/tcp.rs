@@ -135,7 +135,7 @@ pub async fn run<'a, F: TcpFront>(
     caps.reset(&rt.proxies[fe].rules.captures);
     let mut st = TcpState {
         s: Stream { rt, conn, fe, be: None, srv: None, first_req: true, meth: None },
-        conn: *conn,
+        conn: conn.clone(),
         sess: sess_vars.map_or_else(|| VarStore::new(Scope::Sess), |b| *b),
         txn: VarStore::new(Scope::Txn),
         reqres: VarStore::new(Scope::Req),

@@ -163,20 +163,23 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
         let _ = write_all(self.client, &out, fe.timeouts.client).await;
     }
 
-    fn take_sess_vars(&mut self) -> Option<Box<VarStore>> {
-        self.conn.sess_vars.take()
+    fn take_sess_vars(&mut self) -> Option<VarStore> {
+        // the box stays for the exchange: the variables come back at its end
+        self.conn.extra.as_mut().and_then(|e| e.sess_vars.take())
     }
 
-    fn keep_sess_vars(&mut self, vars: Box<VarStore>) {
-        self.conn.sess_vars = Some(vars);
+    fn keep_sess_vars(&mut self, vars: VarStore) {
+        self.conn.extra().sess_vars = Some(vars);
     }
 
     async fn connect(&mut self, be_idx: usize, srv: Option<usize>) -> Result<ServerConn, ConnectFail> {
         let rt = &self.sess.rt;
         let be = &rt.proxies[be_idx];
         if be.http_reuse == HttpReuse::Never {
-            if let Some(sc) = self.conn.private.take() {
-                return Ok(*sc);
+            let private = self.conn.extra.as_mut().and_then(|e| e.private.take());
+            self.conn.trim();
+            if let Some(sc) = private {
+                return Ok(sc);
             }
         }
         let reuse = self.reuse(be.http_reuse);
@@ -389,7 +392,7 @@ impl<S: Sock> H1Front<'_, S> {
         let rt = &self.sess.rt;
         if keep_server && end.server_reusable {
             if rt.proxies[be_idx].http_reuse == HttpReuse::Never {
-                self.conn.private = Some(Box::new(sc));
+                self.conn.extra().private = Some(sc);
             } else {
                 sc.park(rt, be_idx);
             }

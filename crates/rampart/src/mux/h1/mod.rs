@@ -51,10 +51,30 @@ pub struct H1Conn {
     /// Whether a request was already sent to a server on this connection (the first
     /// one is special for `http-reuse safe`).
     pub first_done: bool,
+    /// What few connections need, boxed so that an idle connection stays small.
+    pub extra: Option<Box<ConnExtra>>,
+}
+
+/// Per-connection state most connections never need.
+#[derive(Debug, Default)]
+pub struct ConnExtra {
     /// The server connection kept for this client only (`http-reuse never`).
-    pub private: Option<Box<ServerConn>>,
+    pub private: Option<ServerConn>,
     /// The connection's `sess.` variables, once a rule set one.
-    pub sess_vars: Option<Box<VarStore>>,
+    pub sess_vars: Option<VarStore>,
+}
+
+impl H1Conn {
+    fn extra(&mut self) -> &mut ConnExtra {
+        self.extra.get_or_insert_with(Default::default)
+    }
+
+    /// Drops the extra state once nothing is left in it.
+    fn trim(&mut self) {
+        if self.extra.as_ref().is_some_and(|e| e.private.is_none() && e.sess_vars.is_none()) {
+            self.extra = None;
+        }
+    }
 }
 
 /// Why no request head could be read.
@@ -81,7 +101,8 @@ enum HeadError {
 /// exchange needs lives in one boxed future, allocated per request. A connection idle
 /// for long is parked ([`park`]) and its task ends.
 pub async fn serve<S: Parkable>(client: S, sess: Session, sess_vars: Option<Box<VarStore>>) {
-    serve_from(client, sess, H1Conn { sess_vars, ..H1Conn::default() }, true).await
+    let extra = sess_vars.map(|v| Box::new(ConnExtra { private: None, sess_vars: Some(*v) }));
+    serve_from(client, sess, H1Conn { extra, ..H1Conn::default() }, true).await
 }
 
 /// Serves a connection that was parked and whose client spoke again.
@@ -109,6 +130,7 @@ async fn serve_from<S: Parkable>(client: S, sess: Session, mut conn: H1Conn, fir
         wait = true;
         let (next, rest) = Box::pin(exchange(&client, &sess, &mut conn, pending.take(), first)).await;
         first = false;
+        conn.trim();
         match next {
             Next::KeepAlive => pending = rest,
             Next::Close => return,
