@@ -447,8 +447,9 @@ impl<'c> Cx<'c> {
             ReplyBody::Errorfile(bytes) => {
                 return match crate::errors::parse_reply(bytes) {
                     Some(tpl) => Some(Reply::Static(tpl)),
-                    // checked by the parser already; a page rampart cannot read falls back
-                    None => Some(Reply::Default(r.status)),
+                    // an empty file closes without a response, as in HAProxy; a page
+                    // rampart's parser cannot read is sent as it is
+                    None => Some(Reply::Raw(bytes.clone().into_boxed_slice())),
                 };
             }
             ReplyBody::Empty | ReplyBody::Raw(_) if literal_headers => {
