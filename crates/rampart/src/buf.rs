@@ -9,14 +9,59 @@ use rampart_proto::h1::Head;
 
 /// Buffers kept per thread beyond which returned buffers are freed.
 const POOL_MAX: usize = 256;
-/// Head pairs kept per thread.
-const HEADS_MAX: usize = 256;
+/// Objects of each [`Poolable`] type kept per thread.
+const OBJECTS_MAX: usize = 256;
 
 thread_local! {
     static POOL: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
-    // Boxed on purpose: an exchange holds a pointer, not two heads, in its future.
-    #[allow(clippy::vec_box)]
-    static HEADS: RefCell<Vec<Box<HeadPair>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A type with a per-thread pool of boxed, reusable values: what an exchange needs
+/// keeps its capacity (header lists, arenas) from one exchange to the next.
+pub trait Poolable: Default + 'static {
+    /// This type's pool.
+    fn pool() -> &'static std::thread::LocalKey<RefCell<Vec<Box<Self>>>>;
+}
+
+/// A value drawn from the current thread's pool of `T`; returns itself on drop.
+///
+/// Boxed on purpose: an exchange holds a pointer, not the value, in its future.
+#[derive(Debug)]
+pub struct Pooled<T: Poolable>(Option<Box<T>>);
+
+impl<T: Poolable> Pooled<T> {
+    /// A value from the pool (as it was left: the caller resets what it needs), or a
+    /// new one.
+    pub fn take() -> Pooled<T> {
+        Pooled(Some(T::pool().with(|p| p.borrow_mut().pop()).unwrap_or_default()))
+    }
+}
+
+impl<T: Poolable> std::ops::Deref for Pooled<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        self.0.as_ref().expect("present until drop")
+    }
+}
+
+impl<T: Poolable> std::ops::DerefMut for Pooled<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        self.0.as_mut().expect("present until drop")
+    }
+}
+
+impl<T: Poolable> Drop for Pooled<T> {
+    fn drop(&mut self) {
+        if let Some(value) = self.0.take() {
+            // `try_with`: during thread teardown the pool may already be gone.
+            let _ = T::pool().try_with(|p| {
+                let mut p = p.borrow_mut();
+                if p.len() < OBJECTS_MAX {
+                    p.push(value);
+                }
+            });
+        }
+    }
 }
 
 /// The request and response heads of one exchange. Their header lists keep their
@@ -28,41 +73,18 @@ pub struct HeadPair {
     pub res: Head,
 }
 
-/// A [`HeadPair`] drawn from the current thread's pool; returns itself on drop.
-#[derive(Debug)]
-pub struct Heads(Option<Box<HeadPair>>);
-
-impl Heads {
-    pub fn take() -> Heads {
-        Heads(Some(HEADS.with(|p| p.borrow_mut().pop()).unwrap_or_default()))
-    }
-}
-
-impl std::ops::Deref for Heads {
-    type Target = HeadPair;
-    fn deref(&self) -> &HeadPair {
-        self.0.as_ref().expect("present until drop")
-    }
-}
-
-impl std::ops::DerefMut for Heads {
-    fn deref_mut(&mut self) -> &mut HeadPair {
-        self.0.as_mut().expect("present until drop")
-    }
-}
-
-impl Drop for Heads {
-    fn drop(&mut self) {
-        if let Some(pair) = self.0.take() {
-            let _ = HEADS.try_with(|p| {
-                let mut p = p.borrow_mut();
-                if p.len() < HEADS_MAX {
-                    p.push(pair);
-                }
-            });
+impl Poolable for HeadPair {
+    fn pool() -> &'static std::thread::LocalKey<RefCell<Vec<Box<Self>>>> {
+        thread_local! {
+            #[allow(clippy::vec_box, reason = "pooled values are handed out boxed")]
+            static HEADS: RefCell<Vec<Box<HeadPair>>> = const { RefCell::new(Vec::new()) };
         }
+        &HEADS
     }
 }
+
+/// A [`HeadPair`] drawn from the current thread's pool.
+pub type Heads = Pooled<HeadPair>;
 
 /// A buffer drawn from the current thread's pool; returns itself on drop.
 ///

@@ -1,23 +1,16 @@
 //! The per-exchange state the stream keeps between analysers: the request and response
-//! heads, the head of a response rampart builds, the transaction's variables. Drawn from a per-thread pool so that their lists keep their capacity from one
-//! exchange to the next (no allocation per request once warm), and an idle connection
+//! heads, the head of a response rampart builds, the transaction's variables. Drawn
+//! from a per-thread pool so that their lists keep their capacity from one exchange to
+//! the next (no allocation per request once warm), and an idle connection
 //! holds none. HAProxy counterpart: `struct http_txn` (include/haproxy/http_ana-t.h).
 
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::action::state::StreamState;
+use crate::buf::{Poolable, Pooled};
 use crate::http::MsgHead;
 use crate::sample::vars::{Scope, VarStore};
-
-/// Transactions kept per thread.
-const POOL_MAX: usize = 256;
-
-thread_local! {
-    // Boxed on purpose: an exchange holds a pointer, not two heads, in its future.
-    #[allow(clippy::vec_box)]
-    static POOL: RefCell<Vec<Box<TxnData>>> = const { RefCell::new(Vec::new()) };
-}
 
 /// The state of one exchange.
 #[derive(Debug)]
@@ -84,45 +77,29 @@ pub fn next_uniq_id() -> u64 {
 }
 
 /// A [`TxnData`] drawn from the current thread's pool; returns itself on drop.
-#[derive(Debug)]
-pub struct Txn(Option<Box<TxnData>>);
+pub type Txn = Pooled<TxnData>;
 
-impl Txn {
+impl Pooled<TxnData> {
     /// Takes a cleared transaction whose heads may hold `arena_max` bytes of rewrites.
-    pub fn take(arena_max: usize) -> Txn {
-        let mut data = POOL.with(|p| p.borrow_mut().pop()).unwrap_or_default();
+    pub fn fresh(arena_max: usize) -> Txn {
+        let mut txn = Txn::take();
+        let data = &mut *txn;
         for head in [&mut data.req, &mut data.res, &mut data.synth] {
             head.reset();
             head.arena_max = arena_max;
         }
-        data.strict = true;
-        Txn(Some(data))
+        txn.strict = true;
+        txn
     }
 }
 
-impl std::ops::Deref for Txn {
-    type Target = TxnData;
-    fn deref(&self) -> &TxnData {
-        self.0.as_ref().expect("present until drop")
-    }
-}
-
-impl std::ops::DerefMut for Txn {
-    fn deref_mut(&mut self) -> &mut TxnData {
-        self.0.as_mut().expect("present until drop")
-    }
-}
-
-impl Drop for Txn {
-    fn drop(&mut self) {
-        if let Some(data) = self.0.take() {
-            let _ = POOL.try_with(|p| {
-                let mut p = p.borrow_mut();
-                if p.len() < POOL_MAX {
-                    p.push(data);
-                }
-            });
+impl Poolable for TxnData {
+    fn pool() -> &'static std::thread::LocalKey<RefCell<Vec<Box<Self>>>> {
+        thread_local! {
+            #[allow(clippy::vec_box, reason = "pooled values are handed out boxed")]
+            static TXNS: RefCell<Vec<Box<TxnData>>> = const { RefCell::new(Vec::new()) };
         }
+        &TXNS
     }
 }
 

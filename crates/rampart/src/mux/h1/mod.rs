@@ -203,7 +203,7 @@ async fn run_stream<S: Sock>(
         close_with_error(client, fe, 400).await;
         return (Next::Close, None);
     };
-    let mut txn = Txn::take(rt.bufsize);
+    let mut txn = Txn::fresh(rt.bufsize);
     msg::fill(&mut txn.req, head);
     // As in HAProxy, rules may grow a head until it fills a buffer.
     txn.req.arena_max = front::rewrite_room(rt, head.len + here);
