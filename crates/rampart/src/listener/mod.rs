@@ -293,6 +293,29 @@ mod tests {
         rampart_cfg::parse_str("t.cfg", &text, &ctx).config.expect("the test configuration is valid")
     }
 
+    #[test]
+    fn listeners_are_numbered_in_their_frontend_in_order() {
+        let dir = std::env::temp_dir().join(format!("rampart-li-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (a, b) = (dir.join("a.sock"), dir.join("b.sock"));
+        let cfg = config(&format!("  bind {} name a\n  bind {}\n", a.display(), b.display()));
+        let bound = bind_all(&cfg, 2, &Inherited::default()).unwrap();
+        assert_eq!(bound.sockets.iter().map(|b| b.listener).collect::<Vec<_>>(), [0, 1]);
+        for t in &bound.into_threads(2).unwrap() {
+            assert_eq!(t.iter().map(|s| s.listener).collect::<Vec<_>>(), [0, 1]);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn the_runtime_names_every_address_of_a_bind_line() {
+        // not bound: the same order as bind_all's
+        let cfg = config("  bind 127.0.0.1:18201-18202 name a\n  bind 127.0.0.1:18203\n");
+        let rt = crate::proxy::build(&cfg, 10, 1).unwrap();
+        let names: Vec<_> = rt.proxies[0].fe.listeners.iter().map(|l| l.name.as_deref()).collect();
+        assert_eq!(names, [Some("a"), Some("a"), None]);
+    }
+
     /// Whether descriptor `n` is still open.
     fn is_open(n: i32) -> bool {
         nix::fcntl::fcntl(n, nix::fcntl::FcntlArg::F_GETFD).is_ok()

@@ -10,9 +10,9 @@
 //! - trailing commas are accepted in arrays and objects;
 //! - keys are compared with the bytes as written in the input (escapes are not
 //!   decoded), the path's backslash escaping its next character (`$.my\.key`);
-//! - an index is read as a number after `[` and only `[0]` to `[9]` keep the rest
-//!   of the path in step (the matcher skips three characters on `[0]`), so
-//!   `$['a']` reads as `$[0]`;
+//! - `[n]` selects element n; an index that is no number reads as 0, and index 0 is
+//!   taken to be written in three characters (`[0]`), so `$[a]` is `$[0]` while
+//!   `$['a']` (bracketed names) matches nothing;
 //! - numbers are scanned by mjson's own `strtod`.
 //!
 //! COMPAT: mjson reads numbers and escaped path characters past the end of their
