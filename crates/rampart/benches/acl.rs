@@ -2,7 +2,7 @@
 //! (exact, prefix, IP) and 10 000-pattern ACLs, against the same lookups on a
 //! 10-entry set (what a request pays without a large set).
 //!
-//! Run: `cargo bench -p rampart --bench acl` (figures in docs/compat/acl.md).
+//! Run: `cargo bench -p rampart --bench acl` (figures in docs/COMPATIBILITY.md, "ACLs, conditions and maps").
 
 use std::hint::black_box;
 use std::net::Ipv4Addr;

@@ -293,3 +293,17 @@ fn defaults_rules_run_before_the_proxys_own() {
     let head = s1.wait_requests(1)[0].raw_head_str();
     assert!(head.ends_with("x-order: defaults\r\nx-order: frontend\r\n\r\n"), "{head}");
 }
+
+#[test]
+fn global_set_var_gives_proc_variables_their_startup_value() {
+    let s1 = HttpBackend::start("s1");
+    let rules = "  http-request return status 200 content-type text/plain lf-string %[var(proc.c)]\n";
+    let cfg = cfg(Place::Listen, rules).replacen(
+        "  nbthread 1\n",
+        "  nbthread 1\n  set-var proc.a int(12)\n  set-var proc.b var(proc.missing,60),div(proc.a)\n\
+         \x20 set-var-fmt proc.c \"%[var(proc.a)]-%[var(proc.b)]\"\n",
+        1,
+    );
+    let p = start(&cfg, &[("s1", s1.addr())]);
+    assert!(get(&p, "/").ends_with("\r\n\r\n12-5"));
+}

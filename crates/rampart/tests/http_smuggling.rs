@@ -244,7 +244,7 @@ fn content_length_with_chunked_is_framed_by_chunked_then_closed() {
 fn chunked_in_http10_is_refused() {
     rampart_only!();
     // COMPAT: haproxy 2.6 frames it by chunks and closes after the response; RFC 9112
-    // §6.1 says such framing cannot be trusted (docs/compat/strictness.md).
+    // §6.1 says such framing cannot be trusted (docs/COMPATIBILITY.md, "Stricter than HAProxy").
     assert_all_refused(&[(
         "Transfer-Encoding in HTTP/1.0",
         b"POST / HTTP/1.0\r\nHost: a\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n",

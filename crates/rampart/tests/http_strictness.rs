@@ -10,7 +10,7 @@
 //!
 //! Run with the release binary: `cargo test --release -p rampart --test http_strictness`.
 //! Where the expected answer differs from haproxy 2.6 the list is in
-//! docs/compat/strictness.md.
+//! docs/COMPATIBILITY.md, "Stricter than HAProxy".
 
 // A test backend, far from the request path: std locks are fine.
 #![allow(clippy::disallowed_types)]

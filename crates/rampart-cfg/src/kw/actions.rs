@@ -13,9 +13,6 @@ const fn act(name: &'static str, prefix: bool, support: Support) -> ActionKw {
     ActionKw { name, prefix, support }
 }
 
-/// Parsed into the model; the daemon refuses the rule at startup until it runs it.
-pub const PARSED: Support = Partial("parsed; runtime in progress");
-
 /// `set-priority-*`: checked, then refused by the daemon until the queue has priorities.
 pub const PRIORITY: Support = Partial("parsed; refused at startup: the backend queue has no priorities yet");
 
@@ -140,9 +137,9 @@ pub static HTTP_AFTER_RESPONSE_ACTIONS: &[ActionKw] = &[
 
 /// The `tcp-request` actions built into the rule parser, listed first in its message.
 pub static TCP_REQUEST_BUILTIN_ACTIONS: &[ActionKw] = &[
-    act("accept", false, PARSED),
-    act("reject", false, PARSED),
-    act("capture", false, PARSED),
+    act("accept", false, Yes),
+    act("reject", false, Yes),
+    act("capture", false, Yes),
     act("expect-proxy", false, No),
     act("expect-netscaler-cip", false, No),
     act("track-sc", true, No),
@@ -156,24 +153,24 @@ pub static TCP_REQUEST_CONNECTION_ACTIONS: &[ActionKw] = &[
     act("sc-inc-gpc1", true, No),
     act("sc-set-gpt", true, No),
     act("sc-set-gpt0", true, No),
-    act("set-var-fmt", true, PARSED),
-    act("set-var", true, PARSED),
-    act("unset-var", true, PARSED),
-    act("set-dst", false, PARSED),
-    act("set-dst-port", false, PARSED),
+    act("set-var-fmt", true, Yes),
+    act("set-var", true, Yes),
+    act("unset-var", true, Yes),
+    act("set-dst", false, Yes),
+    act("set-dst-port", false, Yes),
     act("set-mark", false, No),
-    act("set-src", false, PARSED),
-    act("set-src-port", false, PARSED),
+    act("set-src", false, Yes),
+    act("set-src-port", false, Yes),
     act("set-tos", false, No),
-    act("silent-drop", false, PARSED),
+    act("silent-drop", false, Yes),
 ];
 
 /// `tcp-request content` actions (after the built-in ones).
 pub static TCP_REQUEST_CONTENT_ACTIONS: &[ActionKw] = &[
     act("ot-group", false, No),
-    act("set-log-level", false, PARSED),
+    act("set-log-level", false, LOG_LEVEL),
     act("set-nice", false, No),
-    act("switch-mode", false, PARSED),
+    act("switch-mode", false, Partial("parsed; refused at startup: a TCP connection cannot become HTTP yet")),
     act("use-service", false, No),
     act("sc-inc-gpc", true, No),
     act("sc-inc-gpc0", true, No),
@@ -182,28 +179,31 @@ pub static TCP_REQUEST_CONTENT_ACTIONS: &[ActionKw] = &[
     act("sc-set-gpt0", true, No),
     act("send-spoe-group", false, No),
     act("do-resolve", true, No),
-    act("set-var-fmt", true, PARSED),
-    act("set-var", true, PARSED),
-    act("unset-var", true, PARSED),
-    act("set-src", false, PARSED),
-    act("set-src-port", false, PARSED),
-    act("set-dst", false, PARSED),
-    act("set-dst-port", false, PARSED),
+    act("set-var-fmt", true, Yes),
+    act("set-var", true, Yes),
+    act("unset-var", true, Yes),
+    act("set-src", false, Yes),
+    act("set-src-port", false, Yes),
+    act("set-dst", false, Yes),
+    act("set-dst-port", false, Yes),
     act("set-mark", false, No),
     act("set-tos", false, No),
-    act("silent-drop", false, PARSED),
-    act("set-priority-class", false, PARSED),
-    act("set-priority-offset", false, PARSED),
+    act("silent-drop", false, Yes),
+    act("set-priority-class", false, PRIORITY),
+    act("set-priority-offset", false, PRIORITY),
 ];
 
 /// The `tcp-response content` actions built into the rule parser.
-pub static TCP_RESPONSE_BUILTIN_ACTIONS: &[ActionKw] =
-    &[act("accept", false, PARSED), act("reject", false, PARSED), act("close", false, PARSED)];
+pub static TCP_RESPONSE_BUILTIN_ACTIONS: &[ActionKw] = &[
+    act("accept", false, Yes),
+    act("reject", false, Yes),
+    act("close", false, Partial("TCP backends; refused at startup in HTTP backends")),
+];
 
 /// `tcp-response content` actions (after the built-in ones).
 pub static TCP_RESPONSE_CONTENT_ACTIONS: &[ActionKw] = &[
     act("ot-group", false, No),
-    act("set-log-level", false, PARSED),
+    act("set-log-level", false, LOG_LEVEL),
     act("set-nice", false, No),
     act("sc-inc-gpc", true, No),
     act("sc-inc-gpc0", true, No),
@@ -211,12 +211,12 @@ pub static TCP_RESPONSE_CONTENT_ACTIONS: &[ActionKw] = &[
     act("sc-set-gpt", true, No),
     act("sc-set-gpt0", true, No),
     act("send-spoe-group", false, No),
-    act("set-var-fmt", true, PARSED),
-    act("set-var", true, PARSED),
-    act("unset-var", true, PARSED),
+    act("set-var-fmt", true, Yes),
+    act("set-var", true, Yes),
+    act("unset-var", true, Yes),
     act("set-mark", false, No),
     act("set-tos", false, No),
-    act("silent-drop", false, PARSED),
+    act("silent-drop", false, Yes),
 ];
 
 /// HAProxy 2.6's sample converters. A word of a rule that starts with one of these names

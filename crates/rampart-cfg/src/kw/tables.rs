@@ -2,7 +2,7 @@
 //! `bind` and `server` lines are in `args.rs`, rule actions in `actions.rs`.
 
 use super::Support::{No, Partial, Rejected, Yes};
-use super::{Caps, Kw, OptionKw, ProxyKw, Support, PARSED};
+use super::{Caps, Kw, OptionKw, ProxyKw, Support};
 
 const fn kw(name: &'static str, support: Support) -> Kw {
     Kw { name, support }
@@ -123,8 +123,8 @@ pub static GLOBAL: &[Kw] = &[
     kw("server-state-base", No),
     kw("server-state-file", No),
     kw("set-dumpable", No),
-    kw("set-var", No),
-    kw("set-var-fmt", No),
+    kw("set-var", Yes),
+    kw("set-var-fmt", Yes),
     kw("setenv", No),
     kw("spread-checks", No),
     kw("ssl-default-bind-ciphers", No),
@@ -315,8 +315,8 @@ pub static PROXY: &[ProxyKw] = &[
     px("stick", L | B, No),
     px("stick-table", F | L | B, No),
     px("tcp-check", D | L | B, No),
-    px("tcp-request", ALL | NAMED, PARSED),
-    px("tcp-response", D | L | B | NAMED, PARSED),
+    px("tcp-request", ALL | NAMED, Yes),
+    px("tcp-response", D | L | B | NAMED, Yes),
     px("timeout", ALL, Partial("see the timeout table")),
     px("transparent", D | L | B, No),
     px("unique-id-format", D | F | L, Yes),

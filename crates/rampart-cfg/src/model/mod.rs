@@ -86,7 +86,23 @@ pub struct Global {
     pub vars: VarsLimits,
     /// `expose-experimental-directives` (needed by `http-request normalize-uri`).
     pub expose_experimental: bool,
+    /// `set-var` / `set-var-fmt` lines, evaluated at startup in order (`proc.` only).
+    pub set_vars: Vec<GlobalSetVar>,
     pub span: Span,
+}
+
+/// `set-var <proc.name> <expr>` or `set-var-fmt <proc.name> <fmt>` in `global`.
+#[derive(Debug, Clone)]
+pub struct GlobalSetVar {
+    pub var: VarName,
+    pub value: GlobalVarValue,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone)]
+pub enum GlobalVarValue {
+    Expr(ExprSrc),
+    Fmt(FmtSrc),
 }
 
 /// `tune.vars.<scope>-max-size`: bytes the variables of a scope may hold in total;
@@ -125,6 +141,7 @@ impl Default for Global {
             stats_timeout: None,
             stats_maxconn: None,
             vars: VarsLimits::default(),
+            set_vars: Vec::new(),
             expose_experimental: false,
             span: Span::default(),
         }

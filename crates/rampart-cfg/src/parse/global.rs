@@ -31,6 +31,7 @@ pub(super) fn parse_global_line(p: &mut Parser, words: &[String], kwm: Modifier,
         _ if word.starts_with("tune.vars.") && kw::global_kw(word).is_some() => parse_vars_max_size(p, words, span),
         // HAProxy 2.6 ignores any word after it.
         "expose-experimental-directives" => p.global.expose_experimental = true,
+        "set-var" | "set-var-fmt" => parse_set_var(p, words, span),
         "log" => super::log::parse_global_log(p, words, kwm, span),
         "stats" => parse_stats(p, words, span),
         "nbproc" => p.alert(
@@ -40,6 +41,44 @@ pub(super) fn parse_global_line(p: &mut Parser, words: &[String], kwm: Modifier,
         ),
         _ => unknown_or_not_yet(p, word, span),
     }
+}
+
+/// `set-var <proc.name> <expr...>` and `set-var-fmt <proc.name> <fmt>`: checked here,
+/// evaluated by the daemon at startup (HAProxy evaluates them while parsing).
+fn parse_set_var(p: &mut Parser, words: &[String], span: &Span) {
+    use crate::model::{ExprSrc, FmtSrc, GlobalSetVar, GlobalVarValue, VarScope};
+    let kw = words[0].as_str();
+    let (name, rest) = (arg(words, 1), &words[2.min(words.len())..]);
+    if name.is_empty() || rest.is_empty() || rest[0].is_empty() {
+        let what = if kw == "set-var" { "a sample expression" } else { "a format string" };
+        p.alert(span, format!("'{kw}' requires a process-wide variable name ('proc.<name>') and {what}."));
+        return;
+    }
+    let var = match super::rule::vars::parse_var_name(name) {
+        Ok(v) if v.scope == VarScope::Proc => v,
+        Ok(_) => {
+            p.alert(
+                span,
+                format!("'{kw}': cannot set variable '{name}', only scope 'proc' is permitted in the global section."),
+            );
+            return;
+        }
+        Err(e) => {
+            p.alert(span, format!("'{kw}': {e}."));
+            return;
+        }
+    };
+    let value = if kw == "set-var" {
+        // HAProxy reads the rest of the line as one expression (converters may be
+        // separate words).
+        GlobalVarValue::Expr(ExprSrc { text: rest.join(","), span: span.clone() })
+    } else {
+        if too_many(p, words, 2, span) {
+            return;
+        }
+        GlobalVarValue::Fmt(FmtSrc { text: rest[0].clone(), span: span.clone() })
+    };
+    p.global.set_vars.push(GlobalSetVar { var, value, span: span.clone() });
 }
 
 fn unknown_or_not_yet(p: &mut Parser, word: &str, span: &Span) {
@@ -497,6 +536,24 @@ mod tests {
         assert_eq!(g.stats_sockets[0].options, ["mode", "600", "level", "admin"]);
         assert_eq!((g.stats_timeout, g.stats_maxconn), (Some(Duration::from_secs(120)), Some(5)));
         assert_eq!(g.span.line, 1);
+    }
+
+    #[test]
+    fn global_set_var_takes_proc_variables_only() {
+        let cfg = parse_ok("global\n set-var proc.a str(x) lower\n set-var-fmt proc.b \"%[var(proc.a)]-y\"\n");
+        let v = &cfg.global.set_vars;
+        assert_eq!(v.len(), 2);
+        assert!(matches!(&v[0].value, crate::model::GlobalVarValue::Expr(e) if e.text == "str(x),lower"));
+        assert!(matches!(&v[1].value, crate::model::GlobalVarValue::Fmt(f) if f.text == "%[var(proc.a)]-y"));
+        // messages checked against haproxy 2.6.12
+        assert_eq!(
+            alerts("global\n set-var txn.x int(1)\n"),
+            ["'set-var': cannot set variable 'txn.x', only scope 'proc' is permitted in the global section."]
+        );
+        assert_eq!(
+            alerts("global\n set-var proc.y\n"),
+            ["'set-var' requires a process-wide variable name ('proc.<name>') and a sample expression."]
+        );
     }
 
     #[test]

@@ -34,7 +34,7 @@
 //!
 //! COMPAT: haproxy 2.6 accepts bare LF, blanks after the size and skips extensions
 //! blindly; it also unfolds trailers and lets control characters through. rampart
-//! refuses all of these (docs/compat/strictness.md).
+//! refuses all of these (docs/COMPATIBILITY.md, "Stricter than HAProxy").
 
 use super::startline::is_token;
 use super::types::{H1Error, MAX_HEADERS};

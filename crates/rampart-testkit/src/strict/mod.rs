@@ -5,7 +5,7 @@
 //! must be one this parser accepts too, and what reaches the other side must parse
 //! here as the same message. [`variants`] generates malformed framing elements.
 //!
-//! Stricter than the RFC where rampart documents it is (docs/compat/strictness.md):
+//! Stricter than the RFC where rampart documents it is (docs/COMPATIBILITY.md, "Stricter than HAProxy"):
 //! no BWS anywhere in chunk lines, no empty list elements in Transfer-Encoding, no
 //! quoted transfer-parameters, at most 16 hex digits (and a value below 2^52) per
 //! chunk size, no Transfer-Encoding in an HTTP/1.0 request, no comma in Host.

@@ -16,7 +16,7 @@ use rampart_cfg::{Config, Diag, Span};
 use super::http::{HttpAct, NameMatch};
 use super::reply::{DynReply, Redirect, RedirectTo, Reply};
 use super::rewrite::UriPart;
-use super::{BackendTarget, ProxyRules, Rule};
+use super::{BackendTarget, ProxyRules, Rule, ServerTarget};
 
 mod stream;
 use crate::acl::{self, AclSet, Cond, PatRefs};
@@ -447,8 +447,9 @@ impl<'c> Cx<'c> {
             ReplyBody::Errorfile(bytes) => {
                 return match crate::errors::parse_reply(bytes) {
                     Some(tpl) => Some(Reply::Static(tpl)),
-                    // checked by the parser already; a page rampart cannot read falls back
-                    None => Some(Reply::Default(r.status)),
+                    // an empty file closes without a response, as in HAProxy; a page
+                    // rampart's parser cannot read is sent as it is
+                    None => Some(Reply::Raw(bytes.clone().into_boxed_slice())),
                 };
             }
             ReplyBody::Empty | ReplyBody::Raw(_) if literal_headers => {
@@ -549,12 +550,22 @@ impl<'c> Cx<'c> {
                     continue;
                 }
             };
-            match &us.target {
-                m::ServerTarget::Static { index, .. } => out.use_server.push(Rule { cond: Some(cond), act: *index }),
+            let act = match &us.target {
+                m::ServerTarget::Static { index, .. } => ServerTarget::Static(*index),
                 m::ServerTarget::Dynamic(f) => {
-                    self.alert(&f.span, "'use-server' with a log-format server name is not supported yet".into());
+                    let mut cx = self.cx(Site::UseServer);
+                    let res = LogFormat::compile(&f.text, &mut cx, LfMode::Http, &[Place::BeSetSrv]);
+                    self.keep(cx);
+                    match res {
+                        Ok(fmt) => ServerTarget::Dynamic(fmt),
+                        Err(e) => {
+                            self.alert(&f.span, format!("error detected while parsing switching rule : {e}."));
+                            continue;
+                        }
+                    }
                 }
-            }
+            };
+            out.use_server.push(Rule { cond: Some(cond), act });
         }
     }
 }

@@ -97,6 +97,15 @@ pub enum BackendTarget {
     Dynamic(LogFormat),
 }
 
+/// A `use-server` rule's target.
+#[derive(Debug)]
+pub enum ServerTarget {
+    /// A server of the backend (index).
+    Static(usize),
+    /// A log-format whose result names the server.
+    Dynamic(LogFormat),
+}
+
 /// Everything of the rules language a proxy runs, in evaluation order. Rules
 /// inherited from a named `defaults` section come first in each list.
 #[derive(Debug, Default)]
@@ -109,7 +118,7 @@ pub struct ProxyRules {
     /// `use_backend` rules (the frontend side).
     pub switching: Vec<Rule<BackendTarget>>,
     /// `use-server` rules (the backend side): server indices.
-    pub use_server: Vec<Rule<usize>>,
+    pub use_server: Vec<Rule<ServerTarget>>,
     /// `timeout tarpit`, else `timeout connect` (HAProxy's fallback).
     pub tarpit: Option<Duration>,
     /// `http-error status <code>` replies other than error files, by status.

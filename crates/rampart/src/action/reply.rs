@@ -23,6 +23,9 @@ pub enum Reply {
     Default(u16),
     /// `auth`: the 401 page with this `WWW-Authenticate` value.
     Auth(Box<[u8]>),
+    /// An `errorfile` sent as it is, then the connection closes; empty: it closes
+    /// without a response.
+    Raw(Box<[u8]>),
 }
 
 /// A reply with log-format parts. The head is written as HAProxy writes it: the
@@ -43,6 +46,7 @@ impl Reply {
             Reply::Static(tpl) => *x.reply = Some(tpl.instantiate(x.out)),
             Reply::Default(status) => build_default(x, ctx, *status),
             Reply::Dynamic(d) => d.build(x, ctx),
+            Reply::Raw(bytes) => *x.reply = Some(Synth::raw(bytes)),
             Reply::Auth(challenge) => {
                 build_default(x, ctx, 401);
                 if x.reply.as_ref().is_some_and(|r| !r.raw) {

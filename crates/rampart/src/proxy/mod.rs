@@ -306,7 +306,60 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
     for v in &shared.proc_vars {
         rt.proc_vars.declare(v);
     }
+    if let Err(alerts) = global_set_vars(cfg, &rt) {
+        return (Err(alerts), warnings);
+    }
     (Ok(rt), warnings)
+}
+
+/// Runs the `set-var` / `set-var-fmt` lines of `global` in order, as HAProxy does
+/// while parsing: each sees the `proc.` variables the lines above it set.
+fn global_set_vars(cfg: &Config, rt: &Runtime) -> Result<(), Vec<Diag>> {
+    use crate::log::format::{LfMode, LogFormat};
+    use crate::sample::ctx::ConnInfo;
+    use crate::sample::expr::{self, CompileCx, Place, Site};
+    use rampart_cfg::model::GlobalVarValue;
+    let mut alerts = Vec::new();
+    let conn = ConnInfo::new(None, -1);
+    for gv in &cfg.global.set_vars {
+        let Ok(var) = crate::sample::vars::parse_name(format!("proc.{}", gv.var.name).as_bytes()) else { continue };
+        rt.proc_vars.declare(&var);
+        let mut cx = CompileCx::new(cfg, 0, Site::Cfg);
+        let ctx = crate::sample::SampleCtx::new(rt, &conn, 0);
+        let failed = match &gv.value {
+            GlobalVarValue::Expr(src) => match expr::compile(&src.text, &mut cx) {
+                Ok(e) => match e.check_place(Place::CfgParser) {
+                    Ok(()) => {
+                        if let Some(smp) = e.eval(&ctx) {
+                            ctx.vars.set(&var, &smp, Default::default());
+                        }
+                        None
+                    }
+                    Err(msg) => Some(msg),
+                },
+                // as HAProxy, the expression's own message, without a prefix
+                Err(e) => Some(e.to_string()),
+            },
+            GlobalVarValue::Fmt(src) => match LogFormat::compile(&src.text, &mut cx, LfMode::Http, &[Place::CfgParser])
+            {
+                Ok(f) => {
+                    let mut out = Vec::new();
+                    f.render(&ctx, &mut out);
+                    ctx.vars.set(&var, &crate::sample::Sample::str(&out), Default::default());
+                    None
+                }
+                Err(e) => Some(e.to_string()),
+            },
+        };
+        if let Some(msg) = failed {
+            alerts.push(Diag::alert(Some(gv.span.clone()), msg));
+        }
+    }
+    if alerts.is_empty() {
+        Ok(())
+    } else {
+        Err(alerts)
+    }
 }
 
 /// The `tune.vars.*-max-size` budgets.

@@ -84,6 +84,8 @@ pub const READERS: &[(&str, &str)] = &[
     ("userlist", "sample::fetch::http (http_auth), action::compile (http-request auth)"),
     ("http-errors", "rampart-cfg: 'errorfiles' copies them into proxies (errors::ErrorPages)"),
     ("global expose-experimental-directives", "rampart-cfg parse: gates experimental directives"),
+    ("global set-var", "proxy::global_set_vars"),
+    ("global set-var-fmt", "proxy::global_set_vars"),
     ("global tune.vars.check-max-size", "proxy::var_limits"),
     ("global tune.vars.global-max-size", "proxy::var_limits"),
     ("global tune.vars.proc-max-size", "proxy::var_limits"),

@@ -255,7 +255,11 @@ async fn wait_body<'rt, F: HttpFront>(
 ) -> Option<Verdict> {
     let expect_continue = take_expect_continue(&mut txn.req, front.req_buf());
     let status = match front.wait_body(w, expect_continue).await {
-        BodyWaited::Ready => return None,
+        BodyWaited::Ready => {
+            // the body waited for shares the buffer with the head: less room for rewrites
+            txn.req.arena_max = front.rewrite_room();
+            return None;
+        }
         BodyWaited::Closed => return Some(Verdict::Close),
         BodyWaited::Failed(status) => status,
     };

@@ -85,6 +85,10 @@ pub trait HttpFront {
     /// front tells the client to go on (`100 Continue` on HTTP/1.1).
     fn wait_body(&mut self, w: WaitBody, expect_continue: bool) -> impl Future<Output = BodyWaited> + Send;
 
+    /// What is left of the request's buffer for rewrites: `tune.bufsize` less the head
+    /// and the body bytes in hand (HAProxy's rewrites fail when the buffer is full).
+    fn rewrite_room(&self) -> usize;
+
     /// Sends an interim response (`103 Early Hints`) before the final one; nothing when
     /// the client's protocol has none (HTTP/1.0).
     fn interim(&mut self, head: &MsgHead) -> impl Future<Output = ()> + Send;

@@ -1,7 +1,7 @@
 //! The corpus format: one `*.cases` file per theme under `tests/rules_corpus/`, each a
 //! list of cases; a case is a configuration fragment, one or more raw requests and
 //! optional expectations checked on haproxy's run (so a case that exercises nothing
-//! cannot pass unnoticed). The full grammar is in `docs/compat/rules-diff.md`; in short:
+//! cannot pass unnoticed). The full grammar is in `docs/COMPATIBILITY.md, "Differential corpus against haproxy 2.6"`; in short:
 //!
 //! ```text
 //! === path-beg                       a case named "path-beg" (id: <theme>/path-beg)

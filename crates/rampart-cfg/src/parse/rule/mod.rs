@@ -22,7 +22,7 @@ mod reply;
 mod tcp;
 #[cfg(test)]
 mod tests;
-mod vars;
+pub(crate) mod vars;
 
 pub(crate) use http::{parse_http_after_response, parse_http_request, parse_http_response};
 pub(crate) use http_act::declare_capture;

@@ -5,7 +5,7 @@
 //!
 //! The dialect is the regex crate's, run on bytes with Unicode off (so `\w`, `.` and
 //! `-i` work on bytes and ASCII, like PCRE without UTF): the PCRE subset HAProxy users
-//! get is listed in docs/compat/acl.md.
+//! get is listed in docs/COMPATIBILITY.md, "ACLs, conditions and maps".
 //!
 //! HAProxy counterpart: `pat_parse_reg()`, `pat_idx_list_reg()`, `pat_match_reg()`,
 //! `pat_match_regm()` (src/pattern.c), `regex_comp()` (src/regex.c).
@@ -183,7 +183,7 @@ mod tests {
         assert!(compile("(a)\\1", false).is_err());
     }
 
-    /// The PCRE constructs docs/compat/acl.md lists as supported or not.
+    /// The PCRE constructs docs/COMPATIBILITY.md, "ACLs, conditions and maps" lists as supported or not.
     #[test]
     fn dialect() {
         for ok in [

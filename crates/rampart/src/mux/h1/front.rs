@@ -113,6 +113,10 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
         Some(&data[..data.len().min(room)])
     }
 
+    fn rewrite_room(&self) -> usize {
+        rewrite_room(&self.sess.rt, if self.head_in_buf { self.heads.req.len + self.here } else { 0 })
+    }
+
     async fn wait_body(&mut self, w: WaitBody, expect_continue: bool) -> BodyWaited {
         let rt = &self.sess.rt;
         let fe = &rt.proxies[self.sess.fe];
@@ -138,10 +142,13 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
                 (a, b) => a.or(b),
             };
             let from = self.buf.len();
-            match read_some(self.client, self.buf.vec(), timeout).await {
+            // As HAProxy, the body waited for stops short of the space kept for
+            // rewrites (`tune.maxrewrite`): read no more than fits below it.
+            let mut chunk = Vec::with_capacity(rt.max_head.saturating_sub(len + self.here).max(1));
+            match read_some(self.client, &mut chunk, timeout).await {
                 Ok(0) | Err(IoError::Closed | IoError::Io(_)) => return BodyWaited::Closed,
                 Err(IoError::Timeout) => return BodyWaited::Failed(408),
-                Ok(_) => {}
+                Ok(_) => self.buf.extend_from_slice(&chunk),
             }
             let Ok(n) = self.body.take(&self.buf[from..]) else { return BodyWaited::Failed(400) };
             if let Some(d) = &mut self.dechunked {
@@ -403,6 +410,14 @@ impl<S: Sock> H1Front<'_, S> {
             Next::Close
         }
     }
+}
+
+/// The room rules have to grow a message whose head and body bytes in hand take
+/// `used` bytes of its buffer. HAProxy receives at most `tune.bufsize -
+/// tune.maxrewrite` bytes of a message, so whatever rampart read in one go, the
+/// rewrites get at least `tune.maxrewrite`, and what the buffer has left beyond.
+pub fn rewrite_room(rt: &crate::proxy::Runtime, used: usize) -> usize {
+    rt.bufsize.saturating_sub(used.min(rt.max_head))
 }
 
 /// `-d`: the stream is carried by `sc` from now on.

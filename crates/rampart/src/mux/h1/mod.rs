@@ -205,8 +205,8 @@ async fn run_stream<S: Sock>(
     };
     let mut txn = Txn::take(rt.bufsize);
     msg::fill(&mut txn.req, head);
-    // COMPAT: as in HAProxy, rules may grow a head until it fills a buffer.
-    txn.req.arena_max = rt.bufsize.saturating_sub(head.len);
+    // As in HAProxy, rules may grow a head until it fills a buffer.
+    txn.req.arena_max = front::rewrite_room(rt, head.len + here);
     let dechunked = (head.framing == Framing::Chunked && here > 0).then(|| {
         let mut d = Dechunk::default();
         d.feed(&buf[head.len..head.len + here]);

@@ -103,7 +103,8 @@ where
     read_final_head(client, server, &mut buf, h1, info, &be.name, rt.max_head, t_server, t_client).await?;
 
     fill(res, h1);
-    res.arena_max = rt.bufsize.saturating_sub(h1.len);
+    // the body bytes that came with the head share its buffer, as in HAProxy
+    res.arena_max = super::front::rewrite_room(rt, buf.len());
     match on_response(res, &buf) {
         Verdict::Continue | Verdict::WaitBody(_) => {}
         Verdict::Reply | Verdict::Tarpit => return Err(RespError::Replaced),

@@ -188,6 +188,28 @@ fn fetch_rand<'a>(args: &'a [Arg], _: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
     emit(Sample::Sint(v));
 }
 
+/// `uuid([4])`: a random (version 4) UUID, as HAProxy's `ha_generate_uuid()`.
+fn fetch_uuid<'a>(_: &'a [Arg], _: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    let (a, b, c, d) = (random32(), random32(), random32(), random32());
+    let text = format!(
+        "{:08x}-{:04x}-{:04x}-{:04x}-{:04x}{:08x}",
+        a,
+        b >> 16,
+        (b & 0x0fff) | 0x4000,
+        ((c >> 16) & 0x3fff) | 0x8000,
+        c & 0xffff,
+        d
+    );
+    emit(Sample::Str(Cow::Owned(text.into_bytes())));
+}
+
+fn check_uuid(args: &mut ArgList, _: &mut CompileCx<'_>) -> Result<(), String> {
+    match args.first().and_then(Arg::as_sint) {
+        None | Some(4) => Ok(()),
+        Some(v) => Err(format!("Unsupported UUID version: '{v}'")),
+    }
+}
+
 fn fetch_hostname<'a>(_: &'a [Arg], _: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
     emit(Sample::Str(Cow::Owned(hostname().into_bytes())));
 }
@@ -220,6 +242,7 @@ pub const KEYWORDS: &[FetchKw] = &[
     FetchKw::new("proc", ArgSpec::NONE, SmpType::Sint, fetch_one).uses(uses::CONST),
     FetchKw::new("rand", ArgSpec::new(&[ArgT::Sint], 0), SmpType::Sint, fetch_rand).uses(uses::CONST),
     FetchKw::new("stopping", ArgSpec::NONE, SmpType::Bool, fetch_stopping),
+    FetchKw::new("uuid", ArgSpec::new(&[ArgT::Sint], 0), SmpType::Str, fetch_uuid).uses(uses::CONST).check(check_uuid),
     FetchKw::new("str", STR1, SmpType::Str, fetch_str).uses(uses::CONST),
     FetchKw::new("bool", STR1, SmpType::Bool, fetch_bool).uses(uses::CONST).check(check_bool),
     FetchKw::new("int", ArgSpec::new(&[ArgT::Sint], 1), SmpType::Sint, fetch_int).uses(uses::CONST),

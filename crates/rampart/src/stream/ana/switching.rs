@@ -4,7 +4,7 @@
 //! (src/stream.c).
 
 use crate::action::state::StreamState;
-use crate::action::BackendTarget;
+use crate::action::{BackendTarget, ServerTarget};
 use crate::http::MsgHead;
 use crate::sample::ctx::Dir;
 use crate::sample::vars::VarStore;
@@ -67,5 +67,22 @@ pub fn server(s: &Stream<'_>, be: usize, i: Input<'_>) -> Option<usize> {
         return None;
     }
     let ctx = s.ctx(Dir::Request, Some((i.req, i.buf)), None, i.sess, i.txn, i.reqres, i.st);
-    rules.iter().find(|r| r.applies(&ctx)).map(|r| r.act)
+    let servers = &s.rt.proxies[be].be.servers;
+    for rule in rules.iter().filter(|r| r.applies(&ctx)) {
+        let srv = match &rule.act {
+            ServerTarget::Static(srv) => *srv,
+            ServerTarget::Dynamic(fmt) => {
+                i.scratch.clear();
+                fmt.render(&ctx, i.scratch);
+                // as HAProxy (`process_server_rules`): a name that is no server ends
+                // the rules, the balancer decides
+                servers.iter().position(|sv| sv.name.as_bytes() == &i.scratch[..])?
+            }
+        };
+        // a server that is down lets the next rules have their say
+        if !servers[srv].disabled {
+            return Some(srv);
+        }
+    }
+    None
 }
