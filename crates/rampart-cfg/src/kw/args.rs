@@ -44,7 +44,7 @@ pub static BIND_OPTIONS: &[ArgKw] = &[
     arg("maxconn", 1, No),
     arg("mode", 1, No),
     arg("mss", 1, No),
-    arg("name", 1, Partial("kept; names show in stats and logs, not done yet (startup warning)")),
+    arg("name", 1, Yes),
     arg("namespace", 1, No),
     arg("nice", 1, No),
     arg("no-ca-names", 0, No),

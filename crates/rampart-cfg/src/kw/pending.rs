@@ -19,12 +19,10 @@ pub enum Pending {
     Logs,
     /// The runtime API: `stats socket` binds nothing.
     RuntimeApi,
-    /// Listener names: they only show in stats and logs, which are not done yet.
-    ListenerNames,
 }
 
 impl Pending {
-    pub const ALL: [Pending; 4] = [Pending::HealthChecks, Pending::Logs, Pending::RuntimeApi, Pending::ListenerNames];
+    pub const ALL: [Pending; 3] = [Pending::HealthChecks, Pending::Logs, Pending::RuntimeApi];
 
     /// The startup warning (the line of the first use is prefixed to it).
     pub fn warning(self) -> &'static str {
@@ -40,10 +38,6 @@ impl Pending {
             Pending::RuntimeApi => {
                 "the runtime API is not served yet: 'stats socket' binds nothing ('stats timeout' and \
                  'stats maxconn' are kept for when it does)."
-            }
-            Pending::ListenerNames => {
-                "listener names ('bind ... name') are not used yet: they only show in stats and logs, which \
-                 are not done yet."
             }
         }
     }
@@ -67,7 +61,6 @@ impl Pending {
             Pending::RuntimeApi => {
                 &["global stats", "global stats socket", "global stats timeout", "global stats maxconn"]
             }
-            Pending::ListenerNames => &["bind name"],
         }
     }
 
@@ -80,7 +73,7 @@ impl Pending {
 /// The first line using each pending feature, in a configuration being parsed.
 #[derive(Debug, Default, Clone)]
 pub struct PendingUses {
-    first: [Option<Span>; 4],
+    first: [Option<Span>; 3],
 }
 
 impl PendingUses {
@@ -131,7 +124,6 @@ mod tests {
                 format!("[WARNING]  (1) : config : parsing [t.cfg:10] : {}\n", Pending::HealthChecks.warning()),
                 format!("[WARNING]  (1) : config : parsing [t.cfg:4] : {}\n", Pending::Logs.warning()),
                 format!("[WARNING]  (1) : config : parsing [t.cfg:2] : {}\n", Pending::RuntimeApi.warning()),
-                format!("[WARNING]  (1) : config : parsing [t.cfg:12] : {}\n", Pending::ListenerNames.warning()),
             ]
         );
     }

@@ -36,9 +36,6 @@ pub(super) fn parse_bind(cx: &mut Ctx<'_>, words: &[String]) {
     let Some(opts) = parse_bind_options(cx, &words[2..], &ctx) else { return };
     let v6only = if opts.v6only { Some(true) } else { opts.v4v6.then_some(false) };
     let (name, backlog) = (opts.name, opts.backlog);
-    if name.is_some() {
-        cx.note("bind name");
-    }
     cx.pb.px.binds.push(Bind { addrs, name, v6only, backlog, span: cx.span.clone() });
 }
 

@@ -68,22 +68,23 @@ impl Listener {
         }
     }
 
-    /// Accepts one connection and starts serving it. `Ok(false)`: nothing pending.
-    fn accept_one(&self, slot: ConnSlot) -> io::Result<bool> {
+    /// Accepts one connection on listener `li` of its frontend and starts serving it.
+    /// `Ok(false)`: nothing pending.
+    fn accept_one(&self, li: u32, slot: ConnSlot) -> io::Result<bool> {
         let res = match self {
             Listener::Tcp(l) => l.get_ref().accept().and_then(|(s, peer)| {
                 s.set_nonblocking(true)?;
                 s.set_nodelay(true)?;
                 let s = tokio::net::TcpStream::from_std(s)?;
                 let fd = s.as_raw_fd();
-                session::start(s, Session::new(Some(peer), fd, l.as_raw_fd(), slot));
+                session::start(s, Session::new(Some(peer), fd, l.as_raw_fd(), li, slot));
                 Ok(())
             }),
             Listener::Unix(l) => l.get_ref().accept().and_then(|(s, _)| {
                 s.set_nonblocking(true)?;
                 let s = tokio::net::UnixStream::from_std(s)?;
                 let fd = s.as_raw_fd();
-                session::start(s, Session::new(None, fd, l.as_raw_fd(), slot));
+                session::start(s, Session::new(None, fd, l.as_raw_fd(), li, slot));
                 Ok(())
             }),
         };
@@ -113,7 +114,7 @@ impl Listener {
 /// Runs the accept loop of `sock` until the listeners stop.
 pub async fn run(sock: ThreadSocket, rt: Arc<Runtime>, mut state: watch::Receiver<ListenState>) {
     let _open = OpenListener(rt.clone());
-    let (fe, backlog) = (sock.proxy, sock.backlog);
+    let (fe, li, backlog) = (sock.proxy, sock.listener, sock.backlog);
     let suspendable = sock.family == Family::Inet && !sock.inherited;
     let mut listener = match Listener::new(sock) {
         Ok(l) => l,
@@ -122,7 +123,7 @@ pub async fn run(sock: ThreadSocket, rt: Arc<Runtime>, mut state: watch::Receive
     loop {
         let current = *state.borrow_and_update();
         match current {
-            ListenState::Stopped => return drain_backlog(&listener, &rt, fe),
+            ListenState::Stopped => return drain_backlog(&listener, &rt, fe, li),
             ListenState::Paused if suspendable => {
                 // The socket leaves the event loop while disconnected: the hang-up it
                 // reports then would stay recorded as readiness (tokio never clears a
@@ -135,7 +136,8 @@ pub async fn run(sock: ThreadSocket, rt: Arc<Runtime>, mut state: watch::Receive
                 if changed.is_err() {
                     return;
                 }
-                listener = match Listener::new(ThreadSocket { proxy: fe, family, backlog, inherited: false, fd }) {
+                let sock = ThreadSocket { proxy: fe, listener: li, family, backlog, inherited: false, fd };
+                listener = match Listener::new(sock) {
                     Ok(l) => l,
                     Err(e) => return register_failed(&rt, fe, &e),
                 };
@@ -156,7 +158,7 @@ pub async fn run(sock: ThreadSocket, rt: Arc<Runtime>, mut state: watch::Receive
                 if ready.is_err() {
                     return;
                 }
-                accept_batch(&listener, &rt, fe, &mut state).await;
+                accept_batch(&listener, &rt, fe, li, &mut state).await;
             }
         }
     }
@@ -174,9 +176,9 @@ impl Drop for OpenListener {
 
 /// On stop, serves the connections the kernel already queued on this socket (closing
 /// it would reset them), as far as `maxconn` allows.
-fn drain_backlog(listener: &Listener, rt: &Arc<Runtime>, fe: usize) {
+fn drain_backlog(listener: &Listener, rt: &Arc<Runtime>, fe: usize, li: u32) {
     while let Some(slot) = ConnSlot::try_acquire(rt, fe) {
-        if !matches!(listener.accept_one(slot), Ok(true)) {
+        if !matches!(listener.accept_one(li, slot), Ok(true)) {
             return;
         }
     }
@@ -188,7 +190,13 @@ fn register_failed(rt: &Runtime, fe: usize, e: &io::Error) {
 
 /// Accepts up to [`MAX_ACCEPT`] pending connections, waiting for a free slot when at
 /// `maxconn`.
-async fn accept_batch(listener: &Listener, rt: &Arc<Runtime>, fe: usize, state: &mut watch::Receiver<ListenState>) {
+async fn accept_batch(
+    listener: &Listener,
+    rt: &Arc<Runtime>,
+    fe: usize,
+    li: u32,
+    state: &mut watch::Receiver<ListenState>,
+) {
     for _ in 0..MAX_ACCEPT {
         let slot = match ConnSlot::try_acquire(rt, fe) {
             Some(slot) => slot,
@@ -197,7 +205,7 @@ async fn accept_batch(listener: &Listener, rt: &Arc<Runtime>, fe: usize, state: 
                 return;
             }
         };
-        match listener.accept_one(slot) {
+        match listener.accept_one(li, slot) {
             Ok(true) => {}
             Ok(false) => return,
             Err(e) => {

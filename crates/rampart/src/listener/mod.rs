@@ -35,6 +35,9 @@ pub enum Family {
 pub struct BoundSocket {
     /// Index of the proxy in the configuration.
     pub proxy: usize,
+    /// Index of the address among the proxy's listeners, every address of its `bind`
+    /// lines in order, as [`crate::proxy::FrontendRt::listeners`] lists them.
+    pub listener: u32,
     pub family: Family,
     /// `backlog` passed to listen() (and to re-listen after a pause).
     pub backlog: i32,
@@ -51,8 +54,14 @@ impl Listeners {
         let mut threads: Vec<Vec<ThreadSocket>> = (0..nbthread.max(1)).map(|_| Vec::new()).collect();
         let n = threads.len();
         for b in self.sockets {
-            let ts =
-                |fd| ThreadSocket { proxy: b.proxy, family: b.family, backlog: b.backlog, inherited: b.inherited, fd };
+            let ts = |fd| ThreadSocket {
+                proxy: b.proxy,
+                listener: b.listener,
+                family: b.family,
+                backlog: b.backlog,
+                inherited: b.inherited,
+                fd,
+            };
             let mut fds = b.fds.into_iter();
             if fds.len() == 1 {
                 let Some(fd) = fds.next() else { continue };
@@ -74,6 +83,8 @@ impl Listeners {
 #[derive(Debug)]
 pub struct ThreadSocket {
     pub proxy: usize,
+    /// See [`BoundSocket::listener`].
+    pub listener: u32,
     pub family: Family,
     pub backlog: i32,
     pub inherited: bool,
@@ -150,6 +161,7 @@ pub fn bind_all(cfg: &Config, nbthread: usize, inherited: &Inherited) -> Result<
         }
         let kind = if px.cap.backend { "proxy" } else { "frontend" };
         let fe_backlog = px.backlog.or(px.maxconn).or(cfg.global.maxconn).unwrap_or(4096);
+        let mut listener = 0u32;
         for bind in &px.binds {
             let backlog = bind.backlog.unwrap_or(fe_backlog).min(i32::MAX as u32) as i32;
             for addr in &bind.addrs {
@@ -161,10 +173,12 @@ pub fn bind_all(cfg: &Config, nbthread: usize, inherited: &Inherited) -> Result<
                     ListenAddr::Unix(path) => bind_unix(path, backlog).map(|fd| (Family::Unix, vec![fd])),
                     ListenAddr::Fd(n) => inherited.take(*n, &mut used).map(|(family, fd)| (family, vec![fd])),
                 };
+                listener += 1;
                 match bound {
                     Ok((family, fds)) => {
                         let inherited = matches!(addr, ListenAddr::Fd(_));
-                        out.sockets.push(BoundSocket { proxy: idx, family, backlog, inherited, fds });
+                        let listener = listener - 1;
+                        out.sockets.push(BoundSocket { proxy: idx, listener, family, backlog, inherited, fds });
                     }
                     Err((step, e)) => {
                         let what = if matches!(step, Step::Listen) { "Starting" } else { "Binding" };
@@ -277,6 +291,29 @@ mod tests {
         let ctx = rampart_cfg::LexCtx { env: &|_| None, version: "2.6", features: &[] };
         let text = format!("defaults\n  mode tcp\nfrontend fe\n{binds}  default_backend be\nbackend be\n");
         rampart_cfg::parse_str("t.cfg", &text, &ctx).config.expect("the test configuration is valid")
+    }
+
+    #[test]
+    fn listeners_are_numbered_in_their_frontend_in_order() {
+        let dir = std::env::temp_dir().join(format!("rampart-li-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (a, b) = (dir.join("a.sock"), dir.join("b.sock"));
+        let cfg = config(&format!("  bind {} name a\n  bind {}\n", a.display(), b.display()));
+        let bound = bind_all(&cfg, 2, &Inherited::default()).unwrap();
+        assert_eq!(bound.sockets.iter().map(|b| b.listener).collect::<Vec<_>>(), [0, 1]);
+        for t in &bound.into_threads(2).unwrap() {
+            assert_eq!(t.iter().map(|s| s.listener).collect::<Vec<_>>(), [0, 1]);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn the_runtime_names_every_address_of_a_bind_line() {
+        // not bound: the same order as bind_all's
+        let cfg = config("  bind 127.0.0.1:18201-18202 name a\n  bind 127.0.0.1:18203\n");
+        let rt = crate::proxy::build(&cfg, 10, 1).unwrap();
+        let names: Vec<_> = rt.proxies[0].fe.listeners.iter().map(|l| l.name.as_deref()).collect();
+        assert_eq!(names, [Some("a"), Some("a"), None]);
     }
 
     /// Whether descriptor `n` is still open.

@@ -131,6 +131,27 @@ pub struct FrontendRt {
     pub denied_sess: Counter,
     /// Requests denied by a content rule or dropped by `silent-drop` (`dreq`).
     pub denied_req: Counter,
+    /// The listeners: every address of the `bind` lines, in order (the registry binds
+    /// them in the same order, see [`crate::listener::BoundSocket::listener`]).
+    pub listeners: Box<[ListenerRt]>,
+}
+
+/// One listener (an address of a `bind` line) as rules see it.
+#[derive(Debug)]
+pub struct ListenerRt {
+    /// `bind ... name` (`so_name`).
+    pub name: Option<Box<str>>,
+}
+
+impl FrontendRt {
+    /// The listeners of `px`, in the order the listener registry binds them.
+    fn listeners(px: &rampart_cfg::model::Proxy) -> Box<[ListenerRt]> {
+        let mut out = Vec::new();
+        for b in &px.binds {
+            out.extend(b.addrs.iter().map(|_| ListenerRt { name: b.name.as_deref().map(Box::from) }));
+        }
+        out.into_boxed_slice()
+    }
 }
 
 #[derive(Debug)]
@@ -245,6 +266,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 denied_conn: Counter::new(threads),
                 denied_sess: Counter::new(threads),
                 denied_req: Counter::new(threads),
+                listeners: FrontendRt::listeners(px),
             },
             be: BackendRt {
                 lb: Lb::new(px.balance, &weights),

@@ -72,6 +72,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("balance static-rr", "lb"),
     // bind options
     ("bind backlog", "listener::bind_all"),
+    ("bind name", "proxy::build: ListenerRt::name (so_name)"),
     ("bind v4v6", "listener::bind_inet"),
     ("bind v6only", "listener::bind_inet"),
     // server options

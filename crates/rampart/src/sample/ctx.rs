@@ -34,14 +34,22 @@ pub struct ConnInfo {
     pub src: Option<SocketAddr>,
     /// The socket, to read the local address when asked.
     pub fd: RawFd,
+    /// The listener (one address of a `bind` line) the connection came through: an
+    /// index into its frontend's [`crate::proxy::FrontendRt::listeners`]
+    /// (`so_name`, `so_id`).
+    ///
+    /// PERF: it takes the padding after `fd`, so an idle connection does not grow.
+    pub listener: u32,
     /// The local address a rule set (`set-dst`, `set-dst-port`), which replaces the
     /// socket's.
     pub dst_set: Option<Box<SocketAddr>>,
 }
 
 impl ConnInfo {
+    /// A connection on the first listener of its frontend (set
+    /// [`ConnInfo::listener`] for another).
     pub fn new(src: Option<SocketAddr>, fd: RawFd) -> ConnInfo {
-        ConnInfo { src, fd, dst_set: None }
+        ConnInfo { src, fd, listener: 0, dst_set: None }
     }
 
     /// The local address (`getsockname`, unless a rule set it), `None` for a unix

@@ -29,14 +29,15 @@ pub struct Session {
 }
 
 impl Session {
-    /// A session holding `slot`, which it releases when dropped.
+    /// A session holding `slot`, which it releases when dropped, for a connection
+    /// accepted on listener `listener` of the frontend (see [`ConnInfo::listener`]).
     ///
     /// PERF: the slot's own reference to the runtime is given up here, so that an idle
     /// connection holds one.
-    pub fn new(peer: Option<SocketAddr>, fd: RawFd, lfd: i32, slot: ConnSlot) -> Session {
+    pub fn new(peer: Option<SocketAddr>, fd: RawFd, lfd: i32, listener: u32, slot: ConnSlot) -> Session {
         let (rt, fe) = slot.into_parts();
         rt.proxies[fe].fe.cum_conn.inc();
-        Session { rt, fe, conn: ConnInfo::new(peer, fd), lfd }
+        Session { rt, fe, conn: ConnInfo { listener, ..ConnInfo::new(peer, fd) }, lfd }
     }
 }
 

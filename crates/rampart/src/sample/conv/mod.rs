@@ -13,6 +13,9 @@
 //! - `http`: `url_dec url_enc language`
 //! - `time`: `ltime utime http_date`, over a strftime of our own ([`strftime`])
 //! - `net`: `ipmask`
+//! - `fix`, `mqtt`: `fix_is_valid fix_tag_value`, `mqtt_is_valid mqtt_field_value`
+//!   (checks and fields of FIX and MQTT messages in TCP payloads)
+//! - `json_query`: `json_query`, over a JSON scanner of its own ([`json_scan`])
 //! - `crate::acl::map`: `map map_str map_beg ... map_ip_ip` (the map converters live
 //!   with the pattern sets they use)
 //!
@@ -37,8 +40,12 @@ mod arith;
 mod compose;
 mod digest;
 mod encode;
+mod fix;
 mod hash;
 mod http;
+mod json_query;
+mod json_scan;
+mod mqtt;
 mod net;
 mod strftime;
 mod string;
@@ -55,6 +62,9 @@ pub const ALL: &[&[ConvKw]] = &[
     http::KEYWORDS,
     time::KEYWORDS,
     net::KEYWORDS,
+    fix::KEYWORDS,
+    mqtt::KEYWORDS,
+    json_query::KEYWORDS,
     super::vars::CONVERTERS,
     crate::acl::map::KEYWORDS,
 ];
@@ -138,6 +148,31 @@ fn new_str(v: Vec<u8>) -> Sample<'static> {
 /// A binary sample owning new bytes.
 fn new_bin(v: Vec<u8>) -> Sample<'static> {
     Sample::Bin(Cow::Owned(v))
+}
+
+// === protocol checks ===
+
+/// The verdict of a protocol check (`fix_is_valid`, `mqtt_is_valid`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Validity {
+    Valid,
+    Invalid,
+    /// The message may still complete: not decided yet.
+    NeedMore,
+}
+
+impl Validity {
+    /// A boolean once decided; absent while more bytes could decide, with
+    /// [`SampleCtx::may_change`] set so that content rules wait (and cleared otherwise,
+    /// as HAProxy clears `SMP_F_MAY_CHANGE` the payload fetch set).
+    fn into_sample(self, ctx: &SampleCtx<'_>) -> Option<Sample<'static>> {
+        ctx.may_change.set(self == Validity::NeedMore);
+        match self {
+            Validity::Valid => Some(Sample::Bool(true)),
+            Validity::Invalid => Some(Sample::Bool(false)),
+            Validity::NeedMore => None,
+        }
+    }
 }
 
 // === variables ===

@@ -4,6 +4,7 @@
 //! - `internal`: constants, `env`, `date`, `rand` and other internal state
 //! - `conn`: client connection addresses (`src`, `dst`, `fc_*`)
 //! - `proxy`: frontends, backends, servers (`fe_name`, `nbsrv`, `srv_is_up` ...)
+//! - `listener`: the `bind` a connection came through (`so_name`, `so_id`)
 //! - `http`: start lines, target, body, transaction (`path`, `url_param`, `status` ...)
 //! - `http_hdr`: headers and cookies (`req.hdr`, `req.cook` ...)
 //! - `auth`: `Authorization` credentials and their check against userlists
@@ -18,6 +19,7 @@ pub mod conn;
 pub mod http;
 pub mod http_hdr;
 pub mod internal;
+pub mod listener;
 pub mod payload;
 pub mod proxy;
 #[cfg(test)]
@@ -35,6 +37,7 @@ pub const ALL: &[&[FetchKw]] = &[
     internal::KEYWORDS,
     conn::KEYWORDS,
     proxy::KEYWORDS,
+    listener::KEYWORDS,
     http::KEYWORDS,
     http_hdr::KEYWORDS,
     auth::KEYWORDS,
