@@ -19,6 +19,8 @@
 
 pub(crate) mod words;
 
+pub use words::{raw_bytes, RAW_BASE};
+
 use std::sync::Arc;
 
 use crate::cond;

@@ -101,13 +101,14 @@ impl Words {
     }
 
     /// The words as strings, without the trailing empty ones (which C callers cannot tell
-    /// from absent ones). Bytes that are not UTF-8 (from `\xHH`) become U+FFFD.
+    /// from absent ones). Bytes that are not UTF-8 (from `\xHH`) are kept as the
+    /// private-use characters [`RAW_BASE`]` + byte`; [`raw_bytes`] gives them back.
     pub fn to_strings(&self) -> Vec<String> {
         let mut n = self.len();
         while n > 0 && self.arg(n - 1).is_empty() {
             n -= 1;
         }
-        (0..n).map(|i| String::from_utf8_lossy(self.arg(i)).into_owned()).collect()
+        (0..n).map(|i| escape_raw(self.arg(i))).collect()
     }
 
     fn emit(&mut self, b: u8) {
@@ -342,6 +343,71 @@ pub(crate) fn sanitize_for_printing(line: &[u8], pos: usize, width: usize) -> (S
         out.push_str("...");
     }
     (out, pos - shift)
+}
+
+/// The first of the 256 private-use characters (U+10FF00..U+10FFFF) that stand for the
+/// bytes of a word that are not UTF-8 (a `\xE0` in a quoted string), the way Python's
+/// `surrogateescape` keeps them: the configuration model is text, and what reaches the
+/// wire (sample arguments, log-format text) gets the bytes back with [`raw_bytes`].
+pub const RAW_BASE: u32 = 0x10_FF00;
+
+/// `bytes` as a string, each byte of an invalid UTF-8 sequence kept as
+/// [`RAW_BASE`]` + byte`.
+pub fn escape_raw(mut bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    loop {
+        match std::str::from_utf8(bytes) {
+            Ok(s) => {
+                out.push_str(s);
+                return out;
+            }
+            Err(e) => {
+                let (good, rest) = bytes.split_at(e.valid_up_to());
+                out.push_str(std::str::from_utf8(good).unwrap_or_default());
+                let bad = e.error_len().unwrap_or(rest.len());
+                for &b in &rest[..bad] {
+                    out.push(char::from_u32(RAW_BASE + u32::from(b)).unwrap_or(char::REPLACEMENT_CHARACTER));
+                }
+                bytes = &rest[bad..];
+            }
+        }
+    }
+}
+
+/// The bytes a configuration string stands for: its UTF-8, with the characters
+/// [`escape_raw`] made of raw bytes turned back into those bytes.
+pub fn raw_bytes(s: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    // U+10FF00..U+10FFFF is F4 8F BC..BF 80..BF in UTF-8
+    let is_raw = |w: &[u8]| w.len() >= 4 && w[0] == 0xF4 && w[1] == 0x8F && (0xBC..=0xBF).contains(&w[2]);
+    if !s.windows(4).any(is_raw) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = Vec::with_capacity(s.len());
+    let mut i = 0;
+    while i < s.len() {
+        if is_raw(&s[i..]) {
+            out.push(((s[i + 2] - 0xBC) << 6) | (s[i + 3] & 0x3F));
+            i += 4;
+        } else {
+            out.push(s[i]);
+            i += 1;
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod raw_tests {
+    use super::*;
+
+    #[test]
+    fn raw_bytes_survive_the_round_trip() {
+        let word = b"a\xe0b\xff\x80\xc3\xa9";
+        let s = escape_raw(word);
+        assert!(s.starts_with('a') && s.ends_with('\u{e9}'));
+        assert_eq!(&raw_bytes(s.as_bytes())[..], word);
+        assert!(matches!(raw_bytes(b"plain \xc3\xa9"), std::borrow::Cow::Borrowed(_)));
+    }
 }
 
 #[cfg(test)]

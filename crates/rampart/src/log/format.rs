@@ -279,7 +279,9 @@ struct Parser<'f, 'p> {
 impl Parser<'_, '_> {
     fn flush(&mut self) {
         if !self.text.is_empty() {
-            self.out.segs.push(Seg::Text(std::mem::take(&mut self.text).into_boxed_slice()));
+            let text = std::mem::take(&mut self.text);
+            let text = rampart_cfg::lexer::raw_bytes(&text).into_owned();
+            self.out.segs.push(Seg::Text(text.into_boxed_slice()));
         }
     }
 
