@@ -142,8 +142,10 @@ fn a_nul_from_an_escape_ends_the_word() {
 }
 
 #[test]
-fn bytes_that_are_not_utf8_become_replacement_characters() {
-    assert_eq!(one_line(r"\xc3\xa9 \xff"), ["é", "\u{fffd}"]);
+fn bytes_that_are_not_utf8_are_kept_as_private_use_characters() {
+    // U+10FF00 + byte: the daemon turns them back into the byte (`lexer::raw_bytes`)
+    assert_eq!(one_line(r"\xc3\xa9 \xff"), ["é", "\u{10ffff}"]);
+    assert_eq!(&rampart_cfg::lexer::raw_bytes("\u{10ffff}".as_bytes())[..], b"\xff");
 }
 
 #[test]
