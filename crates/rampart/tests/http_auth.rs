@@ -1,7 +1,7 @@
 //! HTTP Basic authentication through the binary: a `userlist` with an insecure and a
 //! bcrypt password, `http-request auth` guarded by `http_auth`, and an
 //! `http_auth_group` ACL, in a frontend, a backend and a `listen` section. The 401
-//! page and every answer are haproxy 2.6.12's (`RAMPART_HTTP_TEST_BINARY=/usr/sbin/haproxy`
+//! page and every answer are haproxy 2.6.12's (`RAMPART_TEST_BINARY=/usr/sbin/haproxy`
 //! runs this file against it).
 
 mod http_common;

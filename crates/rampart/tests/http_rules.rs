@@ -3,7 +3,7 @@
 //! `use_backend` and `use-server`, each rule placed in a frontend, in a backend and in
 //! a `listen` section, since HAProxy runs them at all three places.
 //!
-//! The expected bytes are HAProxy 2.6's: `RAMPART_HTTP_TEST_BINARY=/usr/sbin/haproxy
+//! The expected bytes are HAProxy 2.6's: `RAMPART_TEST_BINARY=/usr/sbin/haproxy
 //! cargo test --release -p rampart --test http_rules` runs this file against haproxy.
 
 mod http_common;
