@@ -309,7 +309,16 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
         if req.method != Method::Head {
             out.extend_from_slice(body);
         }
-        if write_all(self.client, &out, fe.timeouts.client).await.is_err() || !keep {
+        if write_all(self.client, &out, fe.timeouts.client).await.is_err() {
+            return Next::Close;
+        }
+        if !keep {
+            // Request bytes may still be on their way (a body not read): closing now
+            // would reset the connection and lose the response, so close softly, as the
+            // mux does after its own errors.
+            if !self.body.is_done() {
+                super::linger(self.client).await;
+            }
             return Next::Close;
         }
         Next::KeepAlive

@@ -340,7 +340,7 @@ async fn close_with_error<S: Sock>(client: &S, fe: &ProxyRt, code: u16) {
 }
 
 /// Half-closes, then discards what the client still sends for a short while.
-async fn linger<S: Sock>(client: &S) {
+pub(super) async fn linger<S: Sock>(client: &S) {
     crate::io::shutdown_write(client);
     let mut scratch = Vec::with_capacity(4096);
     let deadline = Instant::now() + LINGER;
