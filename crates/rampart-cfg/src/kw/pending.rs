@@ -1,6 +1,5 @@
 //! Features whose keywords rampart accepts without acting on them yet, because
-//! refusing them would refuse nearly every real configuration (`check` on servers,
-//! `log` lines, `option httplog`, the `stats socket` of Debian's default file). Each
+//! refusing them would refuse nearly every real configuration (`log` lines, `option httplog`, the `stats socket` of Debian's default file). Each
 //! feature prints one warning at startup (and with `-c`), at the first line using it,
 //! naming what is not done. Any other keyword rampart does not act on is refused with
 //! "'kw' is not supported yet".
@@ -13,8 +12,6 @@ use crate::span::Span;
 /// A feature that is parsed and kept, but does nothing yet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Pending {
-    /// Health checks: servers are never marked down by a probe.
-    HealthChecks,
     /// Logging: nothing is sent to a syslog server or a sink.
     Logs,
     /// The runtime API: `stats socket` binds nothing.
@@ -22,15 +19,11 @@ pub enum Pending {
 }
 
 impl Pending {
-    pub const ALL: [Pending; 3] = [Pending::HealthChecks, Pending::Logs, Pending::RuntimeApi];
+    pub const ALL: [Pending; 2] = [Pending::Logs, Pending::RuntimeApi];
 
     /// The startup warning (the line of the first use is prefixed to it).
     pub fn warning(self) -> &'static str {
         match self {
-            Pending::HealthChecks => {
-                "health checks are not performed yet: servers stay in rotation ('check', its settings, \
-                 'timeout check' and 'option log-health-checks' are kept for when they are)."
-            }
             Pending::Logs => {
                 "logs are not sent yet: 'log' lines and 'option httplog', 'tcplog' and 'dontlognull' are kept \
                  for when they are."
@@ -45,18 +38,6 @@ impl Pending {
     /// The keywords the feature covers, named as [`super::every_keyword`] names them.
     pub fn keywords(self) -> &'static [&'static str] {
         match self {
-            Pending::HealthChecks => &[
-                "server check",
-                "server addr",
-                "server port",
-                "server inter",
-                "server fastinter",
-                "server downinter",
-                "server rise",
-                "server fall",
-                "timeout check",
-                "option log-health-checks",
-            ],
             Pending::Logs => &["global log", "log", "option httplog", "option tcplog", "option dontlognull"],
             Pending::RuntimeApi => {
                 &["global stats", "global stats socket", "global stats timeout", "global stats maxconn"]
@@ -73,7 +54,7 @@ impl Pending {
 /// The first line using each pending feature, in a configuration being parsed.
 #[derive(Debug, Default, Clone)]
 pub struct PendingUses {
-    first: [Option<Span>; 3],
+    first: [Option<Span>; 2],
 }
 
 impl PendingUses {
@@ -121,7 +102,6 @@ mod tests {
         assert_eq!(
             pending_warnings(&text),
             [
-                format!("[WARNING]  (1) : config : parsing [t.cfg:10] : {}\n", Pending::HealthChecks.warning()),
                 format!("[WARNING]  (1) : config : parsing [t.cfg:4] : {}\n", Pending::Logs.warning()),
                 format!("[WARNING]  (1) : config : parsing [t.cfg:2] : {}\n", Pending::RuntimeApi.warning()),
             ]
@@ -140,13 +120,7 @@ mod tests {
 
     #[test]
     fn each_option_and_keyword_counts() {
-        for (line, feature) in [
-            (" option log-health-checks\n", Pending::HealthChecks),
-            (" option dontlognull\n", Pending::Logs),
-            (" option tcplog\n", Pending::Logs),
-            (" default-server fall 2\n", Pending::HealthChecks),
-            (" server s 127.0.0.1:1 addr 127.0.0.2 port 80\n", Pending::HealthChecks),
-        ] {
+        for (line, feature) in [(" option dontlognull\n", Pending::Logs), (" option tcplog\n", Pending::Logs)] {
             let text = format!("{T}listen l\n bind :80\n{line}");
             let got = pending_warnings(&text);
             assert_eq!(got.len(), 1, "{line}: {got:?}");

@@ -126,7 +126,7 @@ pub static GLOBAL: &[Kw] = &[
     kw("set-var", Yes),
     kw("set-var-fmt", Yes),
     kw("setenv", No),
-    kw("spread-checks", No),
+    kw("spread-checks", Yes),
     kw("ssl-default-bind-ciphers", No),
     kw("ssl-default-bind-ciphersuites", No),
     kw("ssl-default-bind-curves", No),
@@ -236,7 +236,9 @@ pub static STATS_GLOBAL: &[Kw] = &[
 
 const SERVER_PARTIAL: &str = "address (IPv4, IPv6, hostname resolved once, unix@) and the options listed below";
 const BIND_PARTIAL: &str = "addresses (all forms but abns@/sockpair@/quic) and the 'name' option";
-const CHECKS_PARTIAL: &str = "parsed and kept; health checks do not run yet (startup warning)";
+const HTTPCHK_PARTIAL: &str = "send meth/uri/ver/hdr/body (one request per check), expect [!] status/rstatus/string/rstring \
+     with comment, disable-on-404, send-state, comment; not: connect, set-var, unset-var, uri-lf, body-lf, other expect matchers \
+     and options";
 const LOGS_PARTIAL: &str = "parsed; logs are not sent yet (startup warning)";
 const SPLICE_PARTIAL: &str = "rampart splices where it pays off anyway; 'no option' is not supported yet";
 const USERLIST_PARTIAL: &str = "md5, sha256, sha512, bcrypt and yescrypt crypt(3) hashes and insecure \
@@ -279,7 +281,7 @@ pub static PROXY: &[ProxyKw] = &[
     px("hash-balance-factor", D | L | B, No),
     px("hash-type", D | L | B, No),
     px("http-after-response", ALL | NAMED, Yes),
-    px("http-check", D | L | B, No),
+    px("http-check", D | L | B, Partial(HTTPCHK_PARTIAL)),
     px("http-error", ALL, Yes),
     px("http-request", ALL | NAMED, Partial(HTTP_REQUEST_PARTIAL)),
     px("http-response", ALL | NAMED, Yes),
@@ -360,7 +362,7 @@ pub static PROXY: &[ProxyKw] = &[
 /// `timeout <name>` in proxies (which sections accept each is checked by the parser, as
 /// HAProxy does, with a warning).
 pub static TIMEOUTS: &[Kw] = &[
-    kw("check", Partial(CHECKS_PARTIAL)),
+    kw("check", Yes),
     kw("client", Yes),
     kw("client-fin", Yes),
     kw("connect", Yes),
@@ -396,7 +398,7 @@ pub static OPTIONS: &[OptionKw] = &[
     opt("http-restrict-req-hdr-names", ALL, false, Yes),
     opt("http-server-close", ALL, true, Yes),
     opt("http-use-proxy-header", D | F | L, true, No),
-    opt("httpchk", D | L | B, false, No),
+    opt("httpchk", D | L | B, false, Partial(HTTPCHK_PARTIAL)),
     opt("httpclose", ALL, true, Yes),
     opt(
         "httplog",
@@ -409,7 +411,7 @@ pub static OPTIONS: &[OptionKw] = &[
     opt("independent-streams", ALL, true, No),
     opt("ldap-check", D | L | B, false, No),
     opt("external-check", D | L | B, false, No),
-    opt("log-health-checks", D | L | B, true, Partial(CHECKS_PARTIAL)),
+    opt("log-health-checks", D | L | B, true, Yes),
     opt("log-separate-errors", D | F | L, true, No),
     opt("logasap", D | F | L, true, No),
     opt("mysql-check", D | L | B, false, No),

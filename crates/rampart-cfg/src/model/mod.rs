@@ -10,10 +10,13 @@
 //!
 //! - `rules`: ACLs, conditions, the rule lists and their actions
 //! - `reply`: HTTP replies, redirects, `http-errors` and `userlist` sections
+//! - `check`: health-check settings of a proxy (`option httpchk`, `http-check`)
 
+mod check;
 mod reply;
 mod rules;
 
+pub use check::*;
 pub use reply::*;
 pub use rules::*;
 
@@ -88,6 +91,8 @@ pub struct Global {
     pub expose_experimental: bool,
     /// `set-var` / `set-var-fmt` lines, evaluated at startup in order (`proc.` only).
     pub set_vars: Vec<GlobalSetVar>,
+    /// `spread-checks` (0..=50): random +/- percentage added to each check interval.
+    pub spread_checks: u32,
     pub span: Span,
 }
 
@@ -143,6 +148,7 @@ impl Default for Global {
             vars: VarsLimits::default(),
             set_vars: Vec::new(),
             expose_experimental: false,
+            spread_checks: 0,
             span: Span::default(),
         }
     }
@@ -377,8 +383,10 @@ pub struct ProxyOptions {
     pub http_conn_mode: HttpConnMode,
     pub redispatch: bool,
     pub abortonclose: bool,
-    /// `option log-health-checks`, kept for the health-check issue.
+    /// `option log-health-checks`: report every check result change.
     pub log_health_checks: bool,
+    /// `option httpchk` and the `http-check` rules.
+    pub health: HealthCheck,
     /// `option http-buffer-request`: wait for the whole request body (up to the buffer)
     /// before the `http-request` rules run.
     pub http_buffer_request: bool,
@@ -467,7 +475,7 @@ pub struct Server {
     pub maxconn: Option<u32>,
     pub backup: bool,
     pub disabled: bool,
-    /// Health-check settings, parsed and kept for the health-check issue.
+    /// Health-check settings.
     pub check: CheckOptions,
     pub span: Span,
 }

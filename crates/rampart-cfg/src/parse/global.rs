@@ -27,6 +27,7 @@ pub(super) fn parse_global_line(p: &mut Parser, words: &[String], kwm: Modifier,
         "uid" | "gid" => parse_id(p, words, span),
         "tune.bufsize" | "tune.maxrewrite" => parse_tune(p, words, span),
         "hard-stop-after" => parse_hard_stop_after(p, words, span),
+        "spread-checks" => parse_spread_checks(p, words, span),
         "tune.idle-pool.shared" => parse_idle_pool_shared(p, words, span),
         _ if word.starts_with("tune.vars.") && kw::global_kw(word).is_some() => parse_vars_max_size(p, words, span),
         // HAProxy 2.6 ignores any word after it.
@@ -335,6 +336,24 @@ fn parse_idle_pool_shared(p: &mut Parser, words: &[String], span: &Span) {
         "off" => p.global.idle_pool_shared = false,
         other => p.alert(span, format!("'tune.idle-pool.shared' expects either 'on' or 'off' but got '{other}'.")),
     }
+}
+
+/// `spread-checks <0..50>`: HAProxy's `cfg_parse_global()` messages.
+fn parse_spread_checks(p: &mut Parser, words: &[String], span: &Span) {
+    if too_many(p, words, 1, span) {
+        return;
+    }
+    let text = arg(words, 1);
+    if text.is_empty() {
+        p.alert(span, "'spread-checks' expects an integer argument (0..50).");
+        return;
+    }
+    let v = atol(text);
+    if !(0..=50).contains(&v) {
+        p.alert(span, "'spread-checks' needs a positive value in range 0..50.");
+        return;
+    }
+    p.global.spread_checks = v as u32;
 }
 
 fn parse_hard_stop_after(p: &mut Parser, words: &[String], span: &Span) {

@@ -29,6 +29,7 @@ mod check;
 mod check_rules;
 mod errorfile;
 mod global;
+mod healthcheck;
 mod http_errors;
 mod inherit;
 mod log;

@@ -65,6 +65,7 @@ fn dispatch_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str
             cx.alert(format!("negation/default is not supported for option '{name}'."));
         }
         (_, "httplog") => httplog_option(cx, words),
+        (_, "httpchk") => super::healthcheck::parse_option_httpchk(cx, words),
         (_, "tcplog") => tcplog_option(cx, words),
         (_, "forwardfor") => forwardfor_option(cx, words),
         (_, "originalto") => originalto_option(cx, words),
@@ -379,7 +380,7 @@ mod tests {
             alerts("backend b\n option dontlognul\n"),
             ["unknown option 'dontlognul'; did you mean 'dontlognull' maybe ?"]
         );
-        assert_eq!(alerts("backend b\n option httpchk\n"), ["'option httpchk' is not supported yet"]);
+        assert_eq!(alerts("backend b\n option tcp-check\n"), ["'option tcp-check' is not supported yet"]);
         assert_eq!(alerts("backend b\n option logasap\n"), Vec::<String>::new(), "ignored, as by HAProxy");
         assert_eq!(
             warnings("backend b\n option logasap\n"),

@@ -419,6 +419,7 @@ fn dispatch(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
         "tcp-request" => rule::parse_tcp_request(cx, words),
         "tcp-response" => rule::parse_tcp_response(cx, words),
         "log" => log::parse_proxy_log(cx, words, kwm),
+        "http-check" => super::healthcheck::parse_http_check(cx, words),
         _ => unknown_or_not_yet(cx, words),
     }
 }

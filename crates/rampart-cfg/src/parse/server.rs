@@ -128,6 +128,7 @@ fn apply_option(word: &str, value: &str, s: &mut ServerSettings, srv: &str) -> R
         "backup" => s.backup = true,
         "disabled" => s.disabled = true,
         "check" => s.check.enabled = true,
+        "no-check" => s.check.enabled = false,
         "weight" => {
             let w = atol(value);
             if !(0..=256).contains(&w) {

@@ -1,0 +1,66 @@
+//! Health-check settings of a proxy: `option httpchk` and its `http-check` rules (the
+//! server side, `check`, `inter`, `rise`..., is [`super::CheckOptions`]).
+//! HAProxy counterpart: `struct tcpcheck_rules` / `struct tcpcheck_rule`
+//! (include/haproxy/tcpcheck-t.h) as built for HTTP checks.
+
+/// The checks a backend runs on its servers with `check`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HealthCheck {
+    /// `option httpchk` (`None`: a TCP connect check).
+    pub http: Option<HttpCheck>,
+    /// `http-check disable-on-404`: a 404 reply puts an UP server in NOLB (stopping).
+    pub disable_on_404: bool,
+    /// `http-check send-state`: add `X-Haproxy-Server-State` to the check request.
+    pub send_state: bool,
+}
+
+/// `option httpchk [<method> <uri> [<version>]]` with its `http-check send` and
+/// `http-check expect` rules.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpCheck {
+    pub meth: String,
+    pub uri: String,
+    pub ver: String,
+    /// Headers, in order (from `http-check send hdr`, or the deprecated `\r\n` tail of
+    /// the version of `option httpchk`).
+    pub hdrs: Vec<(String, String)>,
+    pub body: String,
+    /// `http-check expect` rules, all evaluated on the response; none: status 2xx/3xx.
+    pub expects: Vec<HttpExpect>,
+}
+
+impl Default for HttpCheck {
+    fn default() -> HttpCheck {
+        HttpCheck {
+            meth: "OPTIONS".into(),
+            uri: "/".into(),
+            ver: "HTTP/1.0".into(),
+            hdrs: Vec::new(),
+            body: String::new(),
+            expects: Vec::new(),
+        }
+    }
+}
+
+/// One `http-check expect [!] <match> <pattern>` rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpExpect {
+    /// `!`: the rule passes when the pattern does not match.
+    pub inverse: bool,
+    pub matcher: HttpExpectMatch,
+    /// `comment <msg>`, appended to the failure reason.
+    pub comment: Option<String>,
+}
+
+/// What an `http-check expect` rule looks at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HttpExpectMatch {
+    /// `status <codes>`: inclusive ranges (`200`, `200-299`, comma lists).
+    Status(Vec<(u16, u16)>),
+    /// `rstatus <regex>`, on the status code text.
+    Rstatus(String),
+    /// `string <text>`, in the body.
+    String(String),
+    /// `rstring <regex>`, on the body.
+    Rstring(String),
+}
