@@ -15,6 +15,8 @@
 //! - `acl`: ACLs, conditions, pattern sets and maps
 //! - `auth`: `userlist` sections at run time: users, groups, crypt(3) password checks
 //! - `backend`, `lb`, `conn_pool`: pick a server, connect or reuse, retry
+//! - `server`: server runtime state (UP/DOWN/NOLB, maintenance, effective weight)
+//! - `check`: active health checks (TCP connect, `option httpchk`), rise/fall, messages
 //! - `proxy`: runtime frontends and backends built from the configuration model
 //! - `errors`: HAProxy's synthetic responses (400, 408, 502, 503, 504 ...)
 //! - `io`, `splice`, `buf`, `timer`: socket primitives, zero-copy forwarding, pools,
@@ -29,6 +31,7 @@ pub mod action;
 pub mod auth;
 pub mod backend;
 pub mod buf;
+pub mod check;
 pub mod cli;
 pub mod conn_pool;
 pub mod counters;
@@ -43,6 +46,7 @@ pub mod mux;
 pub mod process;
 pub mod proxy;
 pub mod sample;
+pub mod server;
 pub mod session;
 pub mod splice;
 pub mod stream;

@@ -94,7 +94,7 @@ pub enum Reuse {
 /// skipped when another server is usable.
 pub fn pick_server(be: &ProxyRt, avoid: Option<usize>) -> Option<usize> {
     let servers = &be.be.servers;
-    let enabled = |i: usize| !servers[i].backup && !servers[i].disabled;
+    let enabled = |i: usize| !servers[i].backup && servers[i].is_up();
     let active = |i: usize| enabled(i) && servers[i].usable();
     if let Some(avoid) = avoid {
         if let Some(s) = be.be.lb.pick(|i| i != avoid && active(i)) {
@@ -145,7 +145,7 @@ pub async fn connect(
     forced: Option<usize>,
 ) -> Result<ServerConn, ConnectError> {
     let be = &rt.proxies[be_idx];
-    let forced = forced.filter(|&s| be.be.servers.get(s).is_some_and(|s| !s.disabled));
+    let forced = forced.filter(|&s| be.be.servers.get(s).is_some_and(ServerRt::is_up));
     let (mut srv, mut busy) = assign_server(rt, be_idx, forced).await?;
     if let Reuse::MinUses(min) = reuse {
         if let Some(idle) = take_idle(&be.be.servers[srv], min) {
@@ -195,7 +195,7 @@ async fn assign_server(rt: &Arc<Runtime>, be_idx: usize, forced: Option<usize>) 
         if let Some(srv) = pick(be) {
             return Ok((srv, Busy::new(rt, be_idx, srv)));
         }
-        if !be.be.servers.iter().any(|s| !s.disabled) {
+        if !be.be.servers.iter().any(ServerRt::is_up) {
             return Err(ConnectError::NoServer);
         }
         match deadline {

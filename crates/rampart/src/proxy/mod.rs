@@ -21,10 +21,12 @@ use rampart_cfg::{Diag, Level, Span};
 use tokio::sync::Notify;
 
 use crate::action::{self, ProxyRules, WaitBody};
+use crate::check::{self as health_check, CheckRt};
 use crate::counters::Counter;
 use crate::errors::ErrorPages;
 use crate::lb::Lb;
 use crate::sample::vars::{ProcVars, VarLimits};
+use crate::server::SrvState;
 
 /// Everything the worker threads share for one configuration generation.
 #[derive(Debug)]
@@ -176,12 +178,22 @@ pub struct ServerRt {
     pub cur_conns: AtomicU32,
     /// Index of this server across all backends, keying the idle connection pools.
     pub pool_key: usize,
+    /// Operational state (set by the checks), maintenance, effective weight.
+    pub state: SrvState,
+    /// Health-check settings (`check`), `None` without.
+    pub check: Option<CheckRt>,
 }
 
 impl ServerRt {
     /// Whether a new request may be sent to this server now.
     pub fn usable(&self) -> bool {
-        !self.disabled && self.maxconn.is_none_or(|m| self.cur_conns.load(Ordering::Relaxed) < m)
+        self.state.is_usable() && self.maxconn.is_none_or(|m| self.cur_conns.load(Ordering::Relaxed) < m)
+    }
+
+    /// Whether the server is UP and not in maintenance (full or not).
+    #[inline]
+    pub fn is_up(&self) -> bool {
+        self.state.is_usable()
     }
 }
 
@@ -204,6 +216,10 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
     };
     let mut proxies = Vec::with_capacity(cfg.proxies.len());
     for (idx, px) in cfg.proxies.iter().enumerate() {
+        let http_chk = health_check::compile_http(px).unwrap_or_else(|d| {
+            alerts.push(d);
+            None
+        });
         let servers = px
             .servers
             .iter()
@@ -215,6 +231,10 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                         return None;
                     }
                 };
+                let check = health_check::build(cfg, px, srv, addr, &http_chk).unwrap_or_else(|d| {
+                    alerts.push(d);
+                    None
+                });
                 pool_key += 1;
                 Some(ServerRt {
                     name: srv.name.clone(),
@@ -224,6 +244,8 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                     disabled: srv.disabled,
                     cur_conns: AtomicU32::new(0),
                     pool_key: pool_key - 1,
+                    state: SrvState::new(srv.weight, srv.disabled),
+                    check,
                 })
             })
             .collect::<Vec<_>>();

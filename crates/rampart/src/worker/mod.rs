@@ -62,7 +62,7 @@ pub fn run(rt: Arc<Runtime>, listeners: Listeners, settings: Settings) -> i32 {
         let (rt, state_rx) = (rt.clone(), state_rx.clone());
         let spawned = std::thread::Builder::new().name(format!("rampart-{}", t + 1)).spawn(move || {
             crate::counters::set_thread_slot(t);
-            thread_main(socks, rt, state_rx);
+            thread_main(socks, rt, state_rx, (t, nbthread));
         });
         if let Err(e) = spawned {
             eprintln!("[ALERT]    ({}) : cannot start thread {}: {e}", std::process::id(), t + 1);
@@ -95,7 +95,12 @@ impl Signals {
 
 /// One worker thread: its accept loops and its idle-pool purge, forever (the process
 /// exits from the main thread).
-fn thread_main(socks: Vec<ThreadSocket>, rt: Arc<Runtime>, state_rx: watch::Receiver<ListenState>) {
+fn thread_main(
+    socks: Vec<ThreadSocket>,
+    rt: Arc<Runtime>,
+    state_rx: watch::Receiver<ListenState>,
+    (thread, nbthread): (usize, usize),
+) {
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(r) => r,
         Err(e) => {
@@ -111,6 +116,7 @@ fn thread_main(socks: Vec<ThreadSocket>, rt: Arc<Runtime>, state_rx: watch::Rece
         for sock in socks {
             tokio::spawn(accept::run(sock, rt.clone(), state_rx.clone()));
         }
+        crate::check::spawn_for_thread(&rt, thread, nbthread);
         let mut watch = tokio::time::interval(conn_pool::WATCH_EVERY);
         let per_purge = (conn_pool::PURGE_DELAY.as_millis() / conn_pool::WATCH_EVERY.as_millis()).max(1);
         for round in 1u128.. {

@@ -1,0 +1,156 @@
+//! Active health checks: one task per checked server, on the worker threads (spread
+//! round-robin), probing the server every `inter`/`fastinter`/`downinter` and moving it
+//! between UP, DOWN and NOLB with HAProxy's rise/fall rules and messages.
+//! HAProxy counterpart: check.c (`start_checks()`, `process_chk_conn()`,
+//! `set_server_check_status()`), tcpcheck.c (the connect step and HTTP checks).
+//!
+//! - `status`: check result codes (`L4OK`, `L7STS`...)
+//! - `health`: the rise/fall counter and the interval it implies
+//! - `http`: `option httpchk` requests and `http-check expect` evaluation
+//! - `probe`: one check: connect, and for HTTP checks an exchange, within the timeouts
+//! - `report`: applying a result: counters, server state, messages
+
+mod health;
+mod http;
+mod probe;
+mod report;
+mod status;
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use rampart_cfg::model::{Config, Proxy, Server};
+use rampart_cfg::{Diag, Span};
+
+pub use health::Health;
+pub use http::{HttpChk, Outcome};
+pub use status::{CheckResult, CheckStatus};
+
+use crate::proxy::Runtime;
+
+/// HAProxy's default `inter`.
+const DEFAULT_INTER: Duration = Duration::from_millis(2000);
+/// Checks with an interval at least this long set the pace of the startup spread
+/// (HAProxy's `SRV_CHK_INTER_THRES`).
+const INTER_THRES: Duration = Duration::from_millis(1000);
+
+/// The check settings of one server, resolved.
+#[derive(Debug)]
+pub struct CheckRt {
+    /// Where the probe connects: the server address with `addr` and `port` applied.
+    pub addr: SocketAddr,
+    pub inter: Duration,
+    pub fastinter: Option<Duration>,
+    pub downinter: Option<Duration>,
+    pub rise: u32,
+    pub fall: u32,
+    /// `timeout check` of the backend.
+    pub timeout_check: Option<Duration>,
+    /// `option log-health-checks` of the backend.
+    pub log_health_checks: bool,
+    /// `spread-checks` of `global` (percent).
+    pub spread: u32,
+    /// The backend's HTTP check (`option httpchk`), shared by its servers.
+    pub http: Option<Arc<HttpChk>>,
+}
+
+/// The compiled HTTP check of backend `px` (`None` without `option httpchk`).
+pub fn compile_http(px: &Proxy) -> Result<Option<Arc<HttpChk>>, Diag> {
+    HttpChk::compile(&px.options.health).map(|h| h.map(Arc::new)).map_err(|e| Diag::alert(Some(px.span.clone()), e))
+}
+
+/// The check settings of server `srv` of `px`, `None` without `check`.
+pub fn build(
+    cfg: &Config,
+    px: &Proxy,
+    srv: &Server,
+    addr: SocketAddr,
+    http: &Option<Arc<HttpChk>>,
+) -> Result<Option<CheckRt>, Diag> {
+    let c = &srv.check;
+    if !c.enabled {
+        return Ok(None);
+    }
+    let ip = match &c.addr {
+        None => addr.ip(),
+        Some(text) => probe_ip(text).ok_or_else(|| {
+            not_yet(&srv.span, &format!("server {}/{}: check 'addr {text}' (only an IP address)", px.name, srv.name))
+        })?,
+    };
+    let port = c.port.unwrap_or(addr.port());
+    if port == 0 {
+        return Err(Diag::alert(
+            Some(srv.span.clone()),
+            format!(
+                "'server {}/{}' : neither a port on the address nor a 'port' for its health checks.",
+                px.name, srv.name
+            ),
+        ));
+    }
+    Ok(Some(CheckRt {
+        addr: SocketAddr::new(ip, port),
+        inter: c.inter.unwrap_or(DEFAULT_INTER),
+        fastinter: c.fastinter,
+        downinter: c.downinter,
+        rise: c.rise.unwrap_or(2),
+        fall: c.fall.unwrap_or(3),
+        timeout_check: px.timeouts.check,
+        log_health_checks: px.options.log_health_checks,
+        spread: cfg.global.spread_checks,
+        http: http.clone(),
+    }))
+}
+
+/// An `addr` value as an IP address (`ipv4@`/`ipv6@` prefixes and a port allowed).
+fn probe_ip(text: &str) -> Option<IpAddr> {
+    let t = text.strip_prefix("ipv4@").or_else(|| text.strip_prefix("ipv6@")).unwrap_or(text);
+    if let Ok(ip) = t.parse() {
+        return Some(ip);
+    }
+    if let Ok(sa) = t.parse::<SocketAddr>() {
+        return Some(sa.ip());
+    }
+    let host = t.rsplit_once(':').map_or(t, |(h, _)| h);
+    host.trim_start_matches('[').trim_end_matches(']').parse().ok()
+}
+
+fn not_yet(span: &Span, what: &str) -> Diag {
+    Diag::alert(Some(span.clone()), format!("{what} is not supported yet"))
+}
+
+/// Where each check starts: (backend, server, delay before its first probe). As in
+/// HAProxy, check number `pos` of `n` starts after `pace * pos / n`, where `pace` is
+/// the smallest interval of at least 1s among all checks, or the check's own interval
+/// when longer.
+pub fn schedule(rt: &Runtime) -> Vec<(usize, usize, Duration)> {
+    let checked: Vec<(usize, usize, &CheckRt)> = rt
+        .proxies
+        .iter()
+        .enumerate()
+        .flat_map(|(b, px)| {
+            px.be.servers.iter().enumerate().filter_map(move |(s, srv)| srv.check.as_ref().map(|c| (b, s, c)))
+        })
+        .collect();
+    let n = checked.len() as u32;
+    let first_inter = |c: &CheckRt| Health::new(c.rise, c.fall).interval(c.inter, c.fastinter, c.downinter);
+    let min_inter = checked.iter().map(|(_, _, c)| first_inter(c)).filter(|&i| i >= INTER_THRES).min();
+    checked
+        .iter()
+        .enumerate()
+        .map(|(pos, &(b, s, c))| {
+            let pace = min_inter.unwrap_or_default().max(first_inter(c));
+            (b, s, pace * pos as u32 / n.max(1))
+        })
+        .collect()
+}
+
+/// Starts, on the current worker thread, the checks that fall to thread `thread` of
+/// `nbthread` (every `nbthread`-th check of [`schedule`]).
+pub fn spawn_for_thread(rt: &Arc<Runtime>, thread: usize, nbthread: usize) {
+    for (i, (be, srv, delay)) in schedule(rt).into_iter().enumerate() {
+        if i % nbthread.max(1) == thread {
+            tokio::spawn(probe::run(rt.clone(), be, srv, delay));
+        }
+    }
+}

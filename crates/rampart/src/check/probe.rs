@@ -1,0 +1,197 @@
+//! One server's check task and one probe: connect within `inter` (or `timeout
+//! connect` when `timeout check` is set, whichever is shorter), then for an HTTP check
+//! send the request and read the response within `timeout check` (else what is left of
+//! `inter`), reading at most `tune.bufsize` bytes. Nothing here blocks the thread.
+//! HAProxy counterparts: `process_chk_conn()` (src/check.c), `tcpcheck_eval_connect()`
+//! and the HTTP send/expect steps (src/tcpcheck.c).
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpSocket, TcpStream};
+use tokio::time::Instant;
+
+use super::health::Health;
+use super::http::{HttpChk, Outcome};
+use super::status::CheckStatus;
+use super::{report, CheckRt};
+use crate::proxy::{ProxyRt, Runtime, ServerRt};
+use crate::server::OperState;
+
+/// Runs the checks of server `srv` of backend `be` until the process stops, the first
+/// one after `first`.
+pub(super) async fn run(rt: Arc<Runtime>, be: usize, srv: usize, first: Duration) {
+    let px = &rt.proxies[be];
+    let server = &px.be.servers[srv];
+    let Some(chk) = server.check.as_ref() else { return };
+    let mut health = Health::new(chk.rise, chk.fall);
+    let mut rng = Jitter::new(be, srv);
+    tokio::time::sleep(first).await;
+    while !rt.global.is_stopping() {
+        let start = Instant::now();
+        let out = probe(px, server, chk, &health, rt.bufsize).await;
+        report::apply(px, srv, &mut health, out, start.elapsed(), chk.log_health_checks);
+        let inter = health.interval(chk.inter, chk.fastinter, chk.downinter);
+        tokio::time::sleep(rng.spread(inter, chk.spread)).await;
+    }
+}
+
+/// One check of `server`.
+async fn probe(px: &ProxyRt, server: &ServerRt, chk: &CheckRt, health: &Health, bufsize: usize) -> Outcome {
+    let start = Instant::now();
+    let connect_limit = match (chk.timeout_check, px.timeouts.connect) {
+        (Some(_), Some(c)) => c.min(chk.inter),
+        _ => chk.inter,
+    };
+    let stream = match tokio::time::timeout(connect_limit, connect(chk.addr)).await {
+        Err(_) => return Outcome::new(CheckStatus::L4Tout, ""),
+        Ok(Err(e)) => return Outcome::new(CheckStatus::L4Con, strerror(&e)),
+        Ok(Ok(s)) => s,
+    };
+    let Some(http) = chk.http.as_deref() else { return Outcome::new(CheckStatus::L4Ok, "") };
+    let deadline = match chk.timeout_check {
+        Some(t) => Instant::now() + t,
+        None => start + chk.inter,
+    };
+    let state = http.send_state.then(|| server_state_header(px, server, health));
+    let running = server.state.oper() != OperState::Stopped;
+    let exchange = exchange(stream, http, state.as_deref(), running, bufsize);
+    tokio::time::timeout_at(deadline, exchange).await.unwrap_or_else(|_| Outcome::new(CheckStatus::L7Tout, ""))
+}
+
+async fn connect(addr: SocketAddr) -> io::Result<TcpStream> {
+    let sock = if addr.is_ipv4() { TcpSocket::new_v4()? } else { TcpSocket::new_v6()? };
+    sock.set_nodelay(true)?;
+    sock.connect(addr).await
+}
+
+/// Sends the HTTP check request and reads the response until it can be judged.
+async fn exchange(
+    mut stream: TcpStream,
+    http: &HttpChk,
+    state: Option<&str>,
+    running: bool,
+    bufsize: usize,
+) -> Outcome {
+    if let Err(e) = stream.write_all(&http.request(state)).await {
+        return Outcome::new(CheckStatus::SockErr, strerror(&e));
+    }
+    let max = bufsize.max(1024);
+    let mut buf = Vec::with_capacity(4096.min(max));
+    let mut chunk = [0u8; 4096];
+    loop {
+        let room = max - buf.len();
+        let n = match stream.read(&mut chunk[..room.min(4096)]).await {
+            Ok(n) => n,
+            Err(e) => return Outcome::new(CheckStatus::SockErr, strerror(&e)),
+        };
+        buf.extend_from_slice(&chunk[..n]);
+        let last = n == 0 || buf.len() >= max;
+        if let Some(out) = http.evaluate(&buf, last, running) {
+            return out;
+        }
+        if last {
+            return Outcome::new(CheckStatus::L7Rsp, "");
+        }
+    }
+}
+
+/// HAProxy's `X-Haproxy-Server-State` value (`httpchk_build_status_header()`).
+fn server_state_header(px: &ProxyRt, server: &ServerRt, h: &Health) -> String {
+    let st = &server.state;
+    let oper = st.oper();
+    let state = if oper != OperState::Stopped {
+        let base = if oper == OperState::Stopping { "NOLB" } else { "UP" };
+        if h.health == h.rise + h.fall - 1 {
+            base.to_owned()
+        } else {
+            format!("{base} {}/{}", h.health.saturating_sub(h.rise) + 1, h.fall)
+        }
+    } else if h.health > 0 {
+        format!("DOWN {}/{}", h.health, h.rise)
+    } else {
+        "DOWN".to_owned()
+    };
+    let servers = &px.be.servers;
+    let total: u32 =
+        servers.iter().filter(|s| s.state.is_usable() && s.backup == server.backup).map(|s| s.state.eweight()).sum();
+    let be_conns: u32 = servers.iter().map(|s| s.cur_conns.load(Ordering::Relaxed)).sum();
+    let node = nix::unistd::gethostname().map(|h| h.to_string_lossy().into_owned()).unwrap_or_default();
+    format!(
+        "{state}; address={}; port={}; name={}/{}; node={node}; weight={}/{total}; scur={}/{be_conns}; qcur=0",
+        server.addr.ip(),
+        server.addr.port(),
+        px.name,
+        server.name,
+        st.eweight(),
+        server.cur_conns.load(Ordering::Relaxed),
+    )
+}
+
+/// The text of an I/O error without Rust's ` (os error N)` suffix, as `strerror()`.
+fn strerror(e: &io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error ") {
+        Some(i) => text[..i].to_owned(),
+        None => text,
+    }
+}
+
+/// A small xorshift generator for `spread-checks` (no need for a strong one).
+struct Jitter(u64);
+
+impl Jitter {
+    fn new(be: usize, srv: usize) -> Jitter {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+        Jitter(u64::from(nanos) ^ ((be as u64) << 32) ^ (srv as u64) ^ 0x9e37_79b9_7f4a_7c15)
+    }
+
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// `inter` moved by a random amount within +/- `percent`% (HAProxy's
+    /// `spread-checks`).
+    fn spread(&mut self, inter: Duration, percent: u32) -> Duration {
+        if percent == 0 {
+            return inter;
+        }
+        let range = inter.as_micros() as u64 * u64::from(percent) / 100;
+        let offset = self.next() % (2 * range + 1);
+        Duration::from_micros((inter.as_micros() as u64 + offset).saturating_sub(range))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strerror_drops_the_os_error_suffix() {
+        let e = io::Error::from_raw_os_error(libc::ECONNREFUSED);
+        assert_eq!(strerror(&e), "Connection refused");
+        let e = io::Error::from_raw_os_error(libc::ECONNRESET);
+        assert_eq!(strerror(&e), "Connection reset by peer");
+    }
+
+    #[test]
+    fn spread_stays_within_the_percentage() {
+        let mut j = Jitter::new(1, 2);
+        let inter = Duration::from_millis(1000);
+        assert_eq!(j.spread(inter, 0), inter);
+        let mut seen = (Duration::MAX, Duration::ZERO);
+        for _ in 0..1000 {
+            let d = j.spread(inter, 10);
+            assert!(d >= Duration::from_millis(900) && d <= Duration::from_millis(1100), "{d:?}");
+            seen = (seen.0.min(d), seen.1.max(d));
+        }
+        assert!(seen.0 < Duration::from_millis(950) && seen.1 > Duration::from_millis(1050), "{seen:?}");
+    }
+}

@@ -1,0 +1,187 @@
+//! Applying a check result to its server: the rise/fall counter, the last-check record,
+//! the operational state, and HAProxy's messages on stderr.
+//! HAProxy counterparts: `set_server_check_status()`, `check_notify_failure()`,
+//! `check_notify_success()`, `check_notify_stopping()` (src/check.c),
+//! `srv_update_status()`, `srv_append_status()` (src/server.c), `set_backend_down()`
+//! (src/backend.c).
+
+use std::fmt::Write as _;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use rampart_cfg::Level;
+
+use super::health::Health;
+use super::http::Outcome;
+use super::status::CheckResult;
+use crate::proxy::ProxyRt;
+use crate::server::{CheckReport, OperState};
+
+// TODO(#7): these messages also go to the proxy's logs (notice / alert levels).
+
+/// Applies the result of a check of server `srv` of backend `px`.
+pub(super) fn apply(px: &ProxyRt, srv: usize, health: &mut Health, out: Outcome, duration: Duration, log_hc: bool) {
+    let server = &px.be.servers[srv];
+    let st = &server.state;
+    let prev_status = st.last_check().map(|r| r.status);
+    let result = out.status.result();
+    let moved = match result {
+        CheckResult::Failed if health.health > 0 => {
+            st.count_failed_check();
+            health.fail()
+        }
+        CheckResult::Failed => false,
+        CheckResult::Passed | CheckResult::CondPass => health.pass(),
+    };
+    let report = CheckReport {
+        status: out.status,
+        code: out.code,
+        duration,
+        desc: out.desc,
+        health: health.health,
+        rise: health.rise,
+        fall: health.fall,
+    };
+    if log_hc && (prev_status != Some(out.status) || moved) {
+        let verdict = match result {
+            CheckResult::Failed => "failed",
+            CheckResult::Passed => "succeeded",
+            CheckResult::CondPass => "conditionally succeeded",
+        };
+        let backup = if server.backup { "backup " } else { "" };
+        let mut msg = format!("Health check for {backup}server {}/{} {verdict}", px.name, server.name);
+        append_check(&mut msg, &report);
+        let _ = write!(msg, ", status: {}", health.status_text(st.uweight()));
+        emit(Level::Warning, &msg);
+    }
+    let reason = (!log_hc).then_some(&report);
+    let next = match result {
+        CheckResult::Failed if health.health == 0 => Some(OperState::Stopped),
+        CheckResult::Passed if health.is_up() => Some(OperState::Running),
+        CheckResult::CondPass if health.is_up() => Some(OperState::Stopping),
+        _ => None,
+    };
+    let report_copy = reason.cloned();
+    st.set_last_check(report);
+    if let Some(next) = next {
+        change_state(px, srv, next, report_copy.as_ref());
+    }
+}
+
+/// Moves server `srv` to `next` and reports it as HAProxy does, when it changes and
+/// the server is not in maintenance (which keeps its own state silent).
+fn change_state(px: &ProxyRt, srv: usize, next: OperState, reason: Option<&CheckReport>) {
+    let server = &px.be.servers[srv];
+    let st = &server.state;
+    if st.oper() == next {
+        return;
+    }
+    let before = available(px);
+    let maint = st.is_maint();
+    st.set_oper(next);
+    if maint {
+        return;
+    }
+    let what = match next {
+        OperState::Stopped => "DOWN",
+        OperState::Running => "UP",
+        OperState::Stopping => "stopping",
+    };
+    let backup = if server.backup { "Backup " } else { "" };
+    let mut msg = format!("{backup}Server {}/{} is {what}", px.name, server.name);
+    if let Some(r) = reason {
+        append_check(&mut msg, r);
+    }
+    let (act, bck) = available(px);
+    let on_backup = if bck > 0 && act == 0 { " Running on backup." } else { "" };
+    if next == OperState::Stopped {
+        let cur = server.cur_conns.load(Ordering::Relaxed);
+        let _ = write!(
+            msg,
+            ". {act} active and {bck} backup servers left.{on_backup} {cur} sessions active, 0 requeued, 0 remaining in queue"
+        );
+    } else {
+        let _ = write!(
+            msg,
+            ". {act} active and {bck} backup servers online.{on_backup} 0 sessions requeued, 0 total in queue"
+        );
+    }
+    emit(Level::Warning, &msg);
+    if before.0 + before.1 > 0 && act + bck == 0 {
+        emit(Level::Alert, &format!("{} '{}' has no server available!", proxy_type(px), px.name));
+    }
+}
+
+/// HAProxy's `srv_act` and `srv_bck`: active and backup servers UP with a weight.
+fn available(px: &ProxyRt) -> (usize, usize) {
+    let servers = &px.be.servers;
+    let count = |backup: bool| servers.iter().filter(|s| s.backup == backup && s.state.counts_as_available()).count();
+    (count(false), count(true))
+}
+
+/// HAProxy's `proxy_type_str()`.
+fn proxy_type(px: &ProxyRt) -> &'static str {
+    match (px.cap.frontend, px.cap.backend) {
+        (true, true) => "proxy",
+        (false, true) => "backend",
+        _ => "frontend",
+    }
+}
+
+/// `, reason: <desc>[, code: N][, info: "..."], check duration: Nms`.
+pub(super) fn append_check(msg: &mut String, r: &CheckReport) {
+    let _ = write!(msg, ", reason: {}", r.status.description());
+    if r.status.has_code() {
+        let _ = write!(msg, ", code: {}", r.code);
+    }
+    if !r.desc.is_empty() {
+        msg.push_str(", info: \"");
+        ascii_encode(msg, &r.desc);
+        msg.push('"');
+    }
+    let _ = write!(msg, ", check duration: {}ms", r.duration.as_millis());
+}
+
+/// HAProxy's `chunk_asciiencode()`: non-printable bytes, `<`, `>` and `"` as `<HH>`.
+fn ascii_encode(out: &mut String, text: &str) {
+    for b in text.bytes() {
+        if (0x20..0x7f).contains(&b) && !matches!(b, b'"' | b'<' | b'>') {
+            out.push(char::from(b));
+        } else {
+            let _ = write!(out, "<{b:02X}>");
+        }
+    }
+}
+
+/// A `[WARNING]` or `[ALERT]` line on stderr (a closed stderr is ignored).
+fn emit(level: Level, msg: &str) {
+    let line = format!("{}({}) : {msg}.\n", level.tag(), std::process::id());
+    let line = if level == Level::Alert { line.replacen("!.\n", "!\n", 1) } else { line };
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::CheckStatus;
+
+    fn rep(status: CheckStatus, code: u16, desc: &str) -> CheckReport {
+        CheckReport { status, code, duration: Duration::from_millis(3), desc: desc.into(), health: 0, rise: 2, fall: 3 }
+    }
+
+    #[test]
+    fn reason_part_as_haproxy_prints_it() {
+        let mut m = String::new();
+        append_check(&mut m, &rep(CheckStatus::L4Con, 0, "Connection refused"));
+        assert_eq!(m, ", reason: Layer4 connection problem, info: \"Connection refused\", check duration: 3ms");
+        let mut m = String::new();
+        append_check(&mut m, &rep(CheckStatus::L7Sts, 500, "Internal Server Error"));
+        assert_eq!(m, ", reason: Layer7 wrong status, code: 500, info: \"Internal Server Error\", check duration: 3ms");
+        let mut m = String::new();
+        append_check(&mut m, &rep(CheckStatus::L7OkC, 404, ""));
+        assert_eq!(m, ", reason: Layer7 check conditionally passed, code: 404, check duration: 3ms");
+        let mut m = String::new();
+        append_check(&mut m, &rep(CheckStatus::L7Rsp, 200, "a \"q\"\n"));
+        assert_eq!(m, ", reason: Layer7 invalid response, info: \"a <22>q<22><0A>\", check duration: 3ms");
+    }
+}

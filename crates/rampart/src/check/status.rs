@@ -1,0 +1,71 @@
+//! Check result codes, as `show stat` (`check_status`) and the state-change messages
+//! name them. HAProxy counterpart: `check_statuses[]` (src/check.c).
+
+/// The outcome class of a check status (HAProxy's `CHK_RES_*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckResult {
+    Failed,
+    Passed,
+    /// Passed, but the server asks for no new traffic (404 with `disable-on-404`).
+    CondPass,
+}
+
+/// A finished check's status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckStatus {
+    SockErr,
+    L4Ok,
+    L4Tout,
+    L4Con,
+    L7Tout,
+    L7Rsp,
+    L7Ok,
+    L7OkC,
+    L7Sts,
+}
+
+impl CheckStatus {
+    /// The short code of `show stat` (`L4OK`, `L7STS`...).
+    pub fn code(self) -> &'static str {
+        match self {
+            CheckStatus::SockErr => "SOCKERR",
+            CheckStatus::L4Ok => "L4OK",
+            CheckStatus::L4Tout => "L4TOUT",
+            CheckStatus::L4Con => "L4CON",
+            CheckStatus::L7Tout => "L7TOUT",
+            CheckStatus::L7Rsp => "L7RSP",
+            CheckStatus::L7Ok => "L7OK",
+            CheckStatus::L7OkC => "L7OKC",
+            CheckStatus::L7Sts => "L7STS",
+        }
+    }
+
+    /// The `reason:` text of the messages.
+    pub fn description(self) -> &'static str {
+        match self {
+            CheckStatus::SockErr => "Socket error",
+            CheckStatus::L4Ok => "Layer4 check passed",
+            CheckStatus::L4Tout => "Layer4 timeout",
+            CheckStatus::L4Con => "Layer4 connection problem",
+            CheckStatus::L7Tout => "Layer7 timeout",
+            CheckStatus::L7Rsp => "Layer7 invalid response",
+            CheckStatus::L7Ok => "Layer7 check passed",
+            CheckStatus::L7OkC => "Layer7 check conditionally passed",
+            CheckStatus::L7Sts => "Layer7 wrong status",
+        }
+    }
+
+    pub fn result(self) -> CheckResult {
+        match self {
+            CheckStatus::L4Ok | CheckStatus::L7Ok => CheckResult::Passed,
+            CheckStatus::L7OkC => CheckResult::CondPass,
+            _ => CheckResult::Failed,
+        }
+    }
+
+    /// Whether the status carries an HTTP code (`code: N` in messages): HAProxy's
+    /// statuses from `HCHK_STATUS_L57DATA` on.
+    pub fn has_code(self) -> bool {
+        matches!(self, CheckStatus::L7Ok | CheckStatus::L7OkC | CheckStatus::L7Sts)
+    }
+}

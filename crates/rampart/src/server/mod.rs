@@ -1,0 +1,218 @@
+//! Server runtime state: the operational state the health checks set (UP, DOWN,
+//! stopping/NOLB), the administrative maintenance (`disabled`), the effective weight,
+//! and the last check result kept for `show stat`. The request path reads one relaxed
+//! atomic ([`SrvState::is_usable`]); everything else is written by the server's check
+//! task only and read by reports.
+//! HAProxy counterpart: server.c (`srv_set_running()`, `srv_set_stopped()`,
+//! `srv_set_stopping()`, `srv_update_status()`), the `cur_state`/`cur_admin` fields of
+//! `struct server`.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use std::sync::Arc;
+
+use arc_swap::ArcSwapOption;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::check::CheckStatus;
+
+/// The operational state of a server (HAProxy's `enum srv_state`, without STARTING:
+/// rampart has no `slowstart`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum OperState {
+    /// DOWN: failed its checks (`SRV_ST_STOPPED`).
+    Stopped = 0,
+    /// UP (`SRV_ST_RUNNING`).
+    Running = 1,
+    /// NOLB: passes its checks but asked for no new traffic (`disable-on-404`,
+    /// `SRV_ST_STOPPING`).
+    Stopping = 2,
+}
+
+impl OperState {
+    fn from_u8(v: u8) -> OperState {
+        match v {
+            0 => OperState::Stopped,
+            2 => OperState::Stopping,
+            _ => OperState::Running,
+        }
+    }
+}
+
+/// The last completed check of a server, for reports and `show stat`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckReport {
+    pub status: CheckStatus,
+    /// HTTP status code of an HTTP check (0 when none).
+    pub code: u16,
+    /// How long the check took.
+    pub duration: Duration,
+    /// The `info` text (e.g. "Connection refused"), possibly empty.
+    pub desc: String,
+    /// HAProxy's `check->health`: 0..rise+fall-1, UP from `rise` on.
+    pub health: u32,
+    pub rise: u32,
+    pub fall: u32,
+}
+
+/// Runtime state of one server, shared by all threads.
+#[derive(Debug)]
+pub struct SrvState {
+    /// UP and not in maintenance: the load balancer may pick it.
+    usable: AtomicBool,
+    oper: AtomicU8,
+    maint: AtomicBool,
+    /// The effective weight (the configured one until an agent or the runtime API
+    /// changes it).
+    eweight: AtomicU32,
+    /// The configured (user) weight.
+    uweight: u32,
+    /// Unix time (seconds) of the last operational state change (`lastchg`).
+    last_change: AtomicU64,
+    /// Transitions to DOWN (`chkdown`).
+    down_trans: AtomicU32,
+    /// Failed checks (`chkfail`).
+    failed_checks: AtomicU64,
+    last_check: ArcSwapOption<CheckReport>,
+}
+
+impl SrvState {
+    /// A server starting UP, or in maintenance when `disabled`.
+    pub fn new(weight: u32, disabled: bool) -> SrvState {
+        SrvState {
+            usable: AtomicBool::new(!disabled),
+            oper: AtomicU8::new(OperState::Running as u8),
+            maint: AtomicBool::new(disabled),
+            eweight: AtomicU32::new(weight),
+            uweight: weight,
+            last_change: AtomicU64::new(unix_now()),
+            down_trans: AtomicU32::new(0),
+            failed_checks: AtomicU64::new(0),
+            last_check: ArcSwapOption::empty(),
+        }
+    }
+
+    /// Whether the load balancer may pick this server (UP, not in maintenance): one
+    /// relaxed load, for the request path.
+    #[inline]
+    pub fn is_usable(&self) -> bool {
+        self.usable.load(Ordering::Relaxed)
+    }
+
+    pub fn oper(&self) -> OperState {
+        OperState::from_u8(self.oper.load(Ordering::Relaxed))
+    }
+
+    /// In maintenance (`disabled`, or set by the runtime API).
+    pub fn is_maint(&self) -> bool {
+        self.maint.load(Ordering::Relaxed)
+    }
+
+    /// Enters or leaves maintenance (for the runtime API).
+    pub fn set_maint(&self, on: bool) {
+        self.maint.store(on, Ordering::Relaxed);
+        self.refresh_usable();
+    }
+
+    /// The effective weight balancers should use for this server.
+    #[inline]
+    pub fn eweight(&self) -> u32 {
+        self.eweight.load(Ordering::Relaxed)
+    }
+
+    /// Changes the effective weight (agent checks, `set weight`).
+    pub fn set_eweight(&self, w: u32) {
+        self.eweight.store(w, Ordering::Relaxed);
+    }
+
+    /// The configured weight.
+    pub fn uweight(&self) -> u32 {
+        self.uweight
+    }
+
+    /// Unix time of the last operational state change.
+    pub fn last_change(&self) -> u64 {
+        self.last_change.load(Ordering::Relaxed)
+    }
+
+    /// How many times the server went DOWN.
+    pub fn down_transitions(&self) -> u32 {
+        self.down_trans.load(Ordering::Relaxed)
+    }
+
+    /// How many checks failed while the server was not fully DOWN.
+    pub fn failed_checks(&self) -> u64 {
+        self.failed_checks.load(Ordering::Relaxed)
+    }
+
+    /// The last completed check, `None` before the first one (or without checks).
+    pub fn last_check(&self) -> Option<Arc<CheckReport>> {
+        self.last_check.load_full()
+    }
+
+    pub(crate) fn set_last_check(&self, r: CheckReport) {
+        self.last_check.store(Some(Arc::new(r)));
+    }
+
+    pub(crate) fn count_failed_check(&self) {
+        self.failed_checks.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Sets the operational state; returns the previous one.
+    pub(crate) fn set_oper(&self, st: OperState) -> OperState {
+        let prev = OperState::from_u8(self.oper.swap(st as u8, Ordering::Relaxed));
+        if prev != st {
+            self.last_change.store(unix_now(), Ordering::Relaxed);
+            if st == OperState::Stopped {
+                self.down_trans.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        self.refresh_usable();
+        prev
+    }
+
+    fn refresh_usable(&self) {
+        let up = self.oper() == OperState::Running && !self.is_maint();
+        self.usable.store(up, Ordering::Relaxed);
+    }
+
+    /// Counts for HAProxy's `srv_act`/`srv_bck`: UP, not in maintenance, weight > 0.
+    pub fn counts_as_available(&self) -> bool {
+        self.is_usable() && self.eweight() > 0
+    }
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usable_follows_oper_state_and_maintenance() {
+        let s = SrvState::new(1, false);
+        assert!(s.is_usable());
+        assert_eq!(s.set_oper(OperState::Stopped), OperState::Running);
+        assert!(!s.is_usable());
+        assert_eq!(s.down_transitions(), 1);
+        s.set_oper(OperState::Stopping);
+        assert!(!s.is_usable());
+        s.set_oper(OperState::Running);
+        assert!(s.is_usable());
+        s.set_maint(true);
+        assert!(!s.is_usable() && s.oper() == OperState::Running);
+        let d = SrvState::new(1, true);
+        assert!(!d.is_usable() && d.is_maint());
+    }
+
+    #[test]
+    fn weight_zero_is_usable_but_not_counted() {
+        let s = SrvState::new(0, false);
+        assert!(s.is_usable() && !s.counts_as_available());
+        s.set_eweight(5);
+        assert!(s.counts_as_available());
+        assert_eq!((s.eweight(), s.uweight()), (5, 0));
+    }
+}
