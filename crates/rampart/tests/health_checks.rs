@@ -1,0 +1,256 @@
+//! Health checks end to end: servers that go down and come back (listener closed,
+//! accept-and-never-answer, wrong status, wrong body), the exact rise/fall sequence of
+//! messages, traffic avoiding a DOWN server, 503 when none is left, and the same
+//! messages as haproxy for the same events.
+
+mod check_backend;
+
+use std::time::{Duration, Instant};
+
+use check_backend::{FlappyBackend, Mode};
+use rampart_testkit::{closed_port, haproxy_or_skip, http_get, patience, Proxy, Running};
+
+const RAMPART: &str = env!("CARGO_BIN_EXE_rampart");
+
+const DEFAULTS: &str = "defaults\n mode http\n timeout client 5s\n timeout server 5s\n timeout connect 1s\n";
+
+fn start(binary: &str, backends: &[(&str, std::net::SocketAddr)], body: &str) -> Running {
+    let mut p = Proxy::new(binary).listener("fe1").config(&format!("{DEFAULTS}{body}"));
+    for (name, addr) in backends {
+        p = p.backend(name, *addr);
+    }
+    p.start().expect("proxy starts")
+}
+
+/// The check and state lines of the output, without the pid and durations.
+fn check_lines(out: &str) -> Vec<String> {
+    out.lines()
+        .filter(|l| l.contains("check for") || l.contains("Server ") || l.contains("has no server available"))
+        .map(normalize)
+        .collect()
+}
+
+fn normalize(line: &str) -> String {
+    let line = match (line.find('('), line.find(") : ")) {
+        (Some(a), Some(b)) if a < b => format!("{}{}", &line[..a], &line[b + 4..]),
+        _ => line.to_owned(),
+    };
+    let mut out = String::new();
+    let mut rest = line.as_str();
+    while let Some(i) = rest.find("duration: ") {
+        out.push_str(&rest[..i + 10]);
+        rest = &rest[i + 10..];
+        let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+        out.push('N');
+        rest = &rest[digits..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Waits until the output holds `needle`; the time it took.
+fn wait_for(proxy: &Running, needle: &str) -> Duration {
+    let t = Instant::now();
+    assert!(proxy.wait_output(needle, patience() * 2), "no {needle:?} in:\n{}", proxy.output());
+    t.elapsed()
+}
+
+fn bodies(proxy: &Running, n: usize) -> Vec<String> {
+    (0..n).map(|_| String::from_utf8_lossy(&http_get(proxy.addr("fe1"), "/").body).into_owned()).collect()
+}
+
+#[test]
+fn tcp_check_goes_down_after_fall_failures_and_up_after_rise_successes() {
+    let s1 = FlappyBackend::start("s1", Mode::Up);
+    let s2 = FlappyBackend::start("s2", Mode::Up);
+    let proxy = start(
+        RAMPART,
+        &[("s1", s1.addr()), ("s2", s2.addr())],
+        "listen fe1\n bind fd@${fe1}\n option log-health-checks\n\
+         server s1 ${s1_addr}:${s1_port} check inter 100ms rise 2 fall 3\n\
+         server s2 ${s2_addr}:${s2_port} check inter 100ms rise 2 fall 3\n",
+    );
+    wait_for(&proxy, "Health check for server fe1/s1 succeeded, reason: Layer4 check passed, check duration: ");
+    let before = proxy.output().lines().count();
+    s1.set(Mode::Refuse);
+    let took = wait_for(&proxy, "Server fe1/s1 is DOWN.");
+    // three failures at `inter` (fully UP: no fastinter) take at least two intervals
+    assert!(took >= Duration::from_millis(150), "DOWN after only {took:?}");
+    assert!(took < Duration::from_millis(2000), "DOWN after {took:?}");
+    let after: Vec<String> = proxy.output().lines().skip(before).map(normalize).filter(|l| l.contains("s1")).collect();
+    let refused = "reason: Layer4 connection problem, info: \"Connection refused\", check duration: Nms";
+    assert_eq!(
+        after[..4],
+        [
+            format!("[WARNING]  Health check for server fe1/s1 failed, {refused}, status: 2/3 UP."),
+            format!("[WARNING]  Health check for server fe1/s1 failed, {refused}, status: 1/3 UP."),
+            format!("[WARNING]  Health check for server fe1/s1 failed, {refused}, status: 0/2 DOWN."),
+            "[WARNING]  Server fe1/s1 is DOWN. 1 active and 0 backup servers left. 0 sessions active, 0 requeued, 0 remaining in queue.".to_owned(),
+        ]
+    );
+    assert_eq!(bodies(&proxy, 6), ["s2"; 6], "a DOWN server takes no traffic");
+    let before = proxy.output().lines().count();
+    s1.set(Mode::Up);
+    wait_for(&proxy, "Server fe1/s1 is UP.");
+    let after: Vec<String> = proxy.output().lines().skip(before).map(normalize).filter(|l| l.contains("s1")).collect();
+    let passed = "reason: Layer4 check passed, check duration: Nms";
+    assert_eq!(
+        after[..3],
+        [
+            format!("[WARNING]  Health check for server fe1/s1 succeeded, {passed}, status: 1/2 DOWN."),
+            format!("[WARNING]  Health check for server fe1/s1 succeeded, {passed}, status: 3/3 UP."),
+            "[WARNING]  Server fe1/s1 is UP. 2 active and 0 backup servers online. 0 sessions requeued, 0 total in queue.".to_owned(),
+        ]
+    );
+    let got = bodies(&proxy, 4);
+    assert!(got.contains(&"s1".to_owned()) && got.contains(&"s2".to_owned()), "{got:?}");
+}
+
+#[test]
+fn checks_run_at_inter_downinter_and_fastinter() {
+    let s1 = FlappyBackend::start("s1", Mode::Status500);
+    let proxy = start(
+        RAMPART,
+        &[("s1", s1.addr())],
+        "listen fe1\n bind fd@${fe1}\n option httpchk GET /\n\
+         server s1 ${s1_addr}:${s1_port} check inter 300ms fastinter 40ms downinter 150ms rise 3\n",
+    );
+    wait_for(&proxy, "Server fe1/s1 is DOWN");
+    rampart_testkit::eventually!(s1.accepts().len() >= 4, "{} checks", s1.accepts().len());
+    let gaps = |t: &[Instant]| t.windows(2).map(|w| w[1] - w[0]).collect::<Vec<Duration>>();
+    // fully DOWN: every `downinter`
+    let down = gaps(&s1.accepts()[..4]);
+    for g in &down[1..] {
+        assert!(*g >= Duration::from_millis(140) && *g < Duration::from_millis(450), "{down:?}");
+    }
+    s1.set(Mode::Up);
+    wait_for(&proxy, "Server fe1/s1 is UP");
+    let n = s1.accepts().len();
+    rampart_testkit::eventually!(s1.accepts().len() >= n + 3, "{} checks", s1.accepts().len());
+    let t = s1.accepts();
+    // the three successes that brought it UP came at `fastinter`
+    let rising = gaps(&t[n - 3..n]);
+    for g in &rising {
+        assert!(*g >= Duration::from_millis(35) && *g < Duration::from_millis(140), "{rising:?}");
+    }
+    // then fully UP: every `inter`
+    let up = gaps(&t[n..n + 3]);
+    for g in &up {
+        assert!(*g >= Duration::from_millis(290) && *g < Duration::from_millis(800), "{up:?}");
+    }
+}
+
+#[test]
+fn http_check_wrong_status_body_and_timeout() {
+    let s1 = FlappyBackend::start("s1", Mode::Status500);
+    let s2 = FlappyBackend::start("s2", Mode::WrongBody);
+    let s3 = FlappyBackend::start("s3", Mode::Hang);
+    let s4 = FlappyBackend::start("s4", Mode::Up);
+    let proxy = start(
+        RAMPART,
+        &[("s1", s1.addr()), ("s2", s2.addr()), ("s3", s3.addr()), ("s4", s4.addr())],
+        "frontend fe1\n bind fd@${fe1}\n default_backend b1\n\
+         backend b1\n option httpchk GET /health\n server s1 ${s1_addr}:${s1_port} check inter 100ms\n\
+         backend b2\n option httpchk GET /health\n http-check expect string s2\n server s2 ${s2_addr}:${s2_port} check inter 100ms\n\
+         backend b3\n timeout check 200ms\n option httpchk GET /health\n server s3 ${s3_addr}:${s3_port} check inter 100ms\n\
+         backend b4\n option httpchk GET /health\n http-check expect status 200\n server s4 ${s4_addr}:${s4_port} check inter 100ms\n",
+    );
+    wait_for(&proxy, "Server b1/s1 is DOWN, reason: Layer7 wrong status, code: 500, info: \"Internal Server Error\"");
+    wait_for(
+        &proxy,
+        "Server b2/s2 is DOWN, reason: Layer7 invalid response, info: \"HTTP content check did not match\"",
+    );
+    let took = wait_for(&proxy, "Server b3/s3 is DOWN, reason: Layer7 timeout, check duration: ");
+    assert!(took < Duration::from_secs(3), "{took:?}");
+    wait_for(&proxy, "backend 'b1' has no server available!");
+    // b1 has no server left: 503
+    let r = http_get(proxy.addr("fe1"), "/");
+    assert_eq!(r.status, 503);
+    // the timed-out check gave up after `timeout check`, not `inter`
+    let line = proxy.output().lines().find(|l| l.contains("b3/s3 is DOWN")).unwrap_or_default().to_owned();
+    let ms: u64 =
+        line.split("duration: ").nth(1).and_then(|r| r.split("ms").next()).and_then(|n| n.parse().ok()).unwrap_or(0);
+    assert!((150..1500).contains(&ms), "{line}");
+    assert!(!proxy.output().contains("b4/s4 is DOWN"), "{}", proxy.output());
+    // the request HAProxy sends
+    s2.set(Mode::Up);
+    wait_for(&proxy, "Server b2/s2 is UP, reason: Layer7 check passed, code: 200, check duration: ");
+}
+
+#[test]
+fn backup_server_takes_over_when_the_active_one_is_down() {
+    let s1 = FlappyBackend::start("s1", Mode::Up);
+    let s2 = FlappyBackend::start("s2", Mode::Up);
+    let proxy = start(
+        RAMPART,
+        &[("s1", s1.addr()), ("s2", s2.addr())],
+        "listen fe1\n bind fd@${fe1}\n server s1 ${s1_addr}:${s1_port} check inter 100ms fall 1\n\
+         server s2 ${s2_addr}:${s2_port} backup\n",
+    );
+    assert_eq!(bodies(&proxy, 3), ["s1"; 3]);
+    s1.set(Mode::Refuse);
+    wait_for(
+        &proxy,
+        "Server fe1/s1 is DOWN, reason: Layer4 connection problem, info: \"Connection refused\", check duration: ",
+    );
+    assert!(
+        proxy.output().contains("0 active and 1 backup servers left. Running on backup. 0 sessions active"),
+        "{}",
+        proxy.output()
+    );
+    assert_eq!(bodies(&proxy, 3), ["s2"; 3]);
+}
+
+#[test]
+fn disabled_servers_and_no_check_are_left_alone() {
+    let s1 = FlappyBackend::start("s1", Mode::Up);
+    let proxy = start(
+        RAMPART,
+        &[("s1", s1.addr()), ("s2", closed_port())],
+        "listen fe1\n bind fd@${fe1}\n default-server check inter 100ms\n\
+         server s1 ${s1_addr}:${s1_port} no-check\n server s2 ${s2_addr}:${s2_port} disabled\n",
+    );
+    assert_eq!(bodies(&proxy, 3), ["s1"; 3]);
+    let conns = s1.accepts().len();
+    std::thread::sleep(Duration::from_millis(400));
+    assert_eq!(s1.accepts().len(), conns, "no check on a no-check server");
+    assert!(!proxy.output().contains("is DOWN"), "a server in maintenance reports nothing: {}", proxy.output());
+}
+
+/// The same events through haproxy and rampart print the same lines (durations aside).
+#[test]
+fn messages_match_haproxy() {
+    let Some(haproxy) = haproxy_or_skip("messages_match_haproxy") else { return };
+    let cfg = "global\n spread-checks 0\n\
+               frontend fe1\n bind fd@${fe1}\n default_backend b1\n\
+               backend b1\n server s1 ${s1_addr}:${s1_port} check inter 100ms\n server s2 ${s2_addr}:${s2_port} check inter 100ms backup\n\
+               backend b2\n option httpchk GET /\n server s3 ${s3_addr}:${s3_port} check inter 100ms\n\
+               backend b3\n option httpchk GET /\n http-check expect ! string nope\n http-check expect comment mine status 200\n server s4 ${s4_addr}:${s4_port} check inter 100ms\n\
+               backend l4\n option log-health-checks\n server s5 ${s5_addr}:${s5_port} check inter 100ms rise 1 fall 2\n";
+    let run = |binary: &str| {
+        let s3 = FlappyBackend::start("s3", Mode::Status500);
+        let s4 = FlappyBackend::start("s4", Mode::WrongBody);
+        let s5 = FlappyBackend::start("s5", Mode::Up);
+        let proxy = start(
+            binary,
+            &[("s1", closed_port()), ("s2", closed_port()), ("s3", s3.addr()), ("s4", s4.addr()), ("s5", s5.addr())],
+            cfg,
+        );
+        wait_for(&proxy, "Health check for server l4/s5 succeeded");
+        std::thread::sleep(Duration::from_millis(300));
+        s5.set(Mode::Refuse);
+        wait_for(&proxy, "Server l4/s5 is DOWN");
+        s5.set(Mode::Up);
+        wait_for(&proxy, "Server l4/s5 is UP");
+        wait_for(&proxy, "Server b2/s3 is DOWN");
+        wait_for(&proxy, "Server b3/s4 is DOWN");
+        let mut lines = check_lines(&proxy.output());
+        lines.sort();
+        lines
+    };
+    let ours = run(RAMPART);
+    let theirs = run(haproxy.to_str().expect("utf-8 path"));
+    assert_eq!(ours, theirs);
+    assert!(ours.len() >= 8, "{ours:#?}");
+    assert!(ours.iter().any(|l| l == "[ALERT]    backend 'b2' has no server available!"), "{ours:#?}");
+}
