@@ -244,6 +244,9 @@ fn messages_match_haproxy() {
         wait_for(&proxy, "Server l4/s5 is UP");
         wait_for(&proxy, "Server b2/s3 is DOWN");
         wait_for(&proxy, "Server b3/s4 is DOWN");
+        for be in ["b2", "b3"] {
+            wait_for(&proxy, &format!("backend '{be}' has no server available!"));
+        }
         let mut lines = check_lines(&proxy.output());
         lines.sort();
         lines
@@ -253,4 +256,45 @@ fn messages_match_haproxy() {
     assert_eq!(ours, theirs);
     assert!(ours.len() >= 8, "{ours:#?}");
     assert!(ours.iter().any(|l| l == "[ALERT]    backend 'b2' has no server available!"), "{ours:#?}");
+}
+
+/// `option tcp-check` and `option redis-check` against an echo server, through both
+/// binaries (rampart alone when haproxy is missing).
+#[test]
+fn tcp_check_rules_and_redis_check() {
+    let cfg = "frontend fe1\n bind fd@${fe1}\n default_backend b1\n\
+               backend b1\n option log-health-checks\n option tcp-check\n tcp-check send PONG\\r\\n\n\
+               tcp-check expect string PONG\n server s1 ${s1_addr}:${s1_port} check inter 100ms\n\
+               backend b2\n timeout check 2s\n option tcp-check\n tcp-check comment greeting\n tcp-check send xyzw\\r\\n\n\
+               tcp-check expect min-recv 3 string nope comment bad\n server s2 ${s2_addr}:${s2_port} check inter 100ms\n\
+               backend b3\n timeout check 200ms\n option redis-check\n server s3 ${s3_addr}:${s3_port} check inter 100ms\n\
+               backend b4\n option tcp-check\n tcp-check connect port 1\n server s4 ${s4_addr}:${s4_port} check inter 100ms\n";
+    let run = |binary: &str| {
+        let echo = [(); 3].map(|()| rampart_testkit::TcpEchoBackend::start());
+        let (a, b, c) = (echo[0].addr(), echo[1].addr(), echo[2].addr());
+        let proxy = start(binary, &[("s1", a), ("s2", b), ("s3", c), ("s4", closed_port())], cfg);
+        wait_for(&proxy, "Health check for server b1/s1 succeeded");
+        wait_for(&proxy, "Server b2/s2 is DOWN");
+        wait_for(&proxy, "Server b3/s3 is DOWN");
+        wait_for(&proxy, "Server b4/s4 is DOWN");
+        for be in ["b2", "b3", "b4"] {
+            wait_for(&proxy, &format!("backend '{be}' has no server available!"));
+        }
+        let mut lines: Vec<String> =
+            check_lines(&proxy.output()).into_iter().filter(|l| !l.contains("b1/s1 succeeded")).collect();
+        lines.sort();
+        lines
+    };
+    let ours = run(RAMPART);
+    let expected = [
+        "[ALERT]    backend 'b2' has no server available!",
+        "[ALERT]    backend 'b3' has no server available!",
+        "[ALERT]    backend 'b4' has no server available!",
+        "[WARNING]  Server b2/s2 is DOWN, reason: Layer7 invalid response, info: \"TCPCHK did not match content 'nope' at step 3 comment: bad\", check duration: Nms. 0 active and 0 backup servers left. 0 sessions active, 0 requeued, 0 remaining in queue.",
+        "[WARNING]  Server b3/s3 is DOWN, reason: Layer7 timeout, check duration: Nms. 0 active and 0 backup servers left. 0 sessions active, 0 requeued, 0 remaining in queue.",
+        "[WARNING]  Server b4/s4 is DOWN, reason: Layer4 connection problem, info: \"Connection refused at step 1 of tcp-check (connect port 1)\", check duration: Nms. 0 active and 0 backup servers left. 0 sessions active, 0 requeued, 0 remaining in queue.",
+    ];
+    assert_eq!(ours, expected);
+    let Some(haproxy) = haproxy_or_skip("tcp_check_rules_and_redis_check") else { return };
+    assert_eq!(run(haproxy.to_str().expect("utf-8 path")), ours);
 }

@@ -236,6 +236,9 @@ pub static STATS_GLOBAL: &[Kw] = &[
 
 const SERVER_PARTIAL: &str = "address (IPv4, IPv6, hostname resolved once, unix@) and the options listed below";
 const BIND_PARTIAL: &str = "addresses (all forms but abns@/sockpair@/quic) and the 'name' option";
+const TCPCHK_PARTIAL: &str =
+    "connect [port] [addr] [linger], send, send-binary, expect [min-recv] [!] string/rstring/binary/rbinary, \
+     comment; not: send-lf, set-var, unset-var, connect ssl/send-proxy/via-socks4/sni/alpn/proto, other expect options";
 const HTTPCHK_PARTIAL: &str = "send meth/uri/ver/hdr/body (one request per check), expect [!] status/rstatus/string/rstring \
      with comment, disable-on-404, send-state, comment; not: connect, set-var, unset-var, uri-lf, body-lf, other expect matchers \
      and options";
@@ -316,7 +319,7 @@ pub static PROXY: &[ProxyKw] = &[
     px("stats", ALL, No),
     px("stick", L | B, No),
     px("stick-table", F | L | B, No),
-    px("tcp-check", D | L | B, No),
+    px("tcp-check", D | L | B, Partial(TCPCHK_PARTIAL)),
     px("tcp-request", ALL | NAMED, Yes),
     px("tcp-response", D | L | B | NAMED, Yes),
     px("timeout", ALL, Partial("see the timeout table")),
@@ -421,8 +424,8 @@ pub static OPTIONS: &[OptionKw] = &[
     opt("pgsql-check", D | L | B, false, No),
     opt("prefer-last-server", D | L | B, true, No),
     opt("redispatch", D | L | B, true, Partial("without the <interval> argument")),
-    opt("redis-check", D | L | B, false, No),
-    opt("smtpchk", D | L | B, false, No),
+    opt("redis-check", D | L | B, false, Yes),
+    opt("smtpchk", D | L | B, false, Yes),
     opt("socket-stats", D | F | L, true, No),
     opt("splice-auto", ALL, true, Partial(SPLICE_PARTIAL)),
     opt("splice-request", ALL, true, Partial(SPLICE_PARTIAL)),
@@ -430,7 +433,7 @@ pub static OPTIONS: &[OptionKw] = &[
     opt("spop-check", B, false, No),
     opt("srvtcpka", D | L | B, true, No),
     opt("ssl-hello-chk", D | L | B, false, No),
-    opt("tcp-check", D | L | B, false, No),
+    opt("tcp-check", D | L | B, false, Partial(TCPCHK_PARTIAL)),
     opt("tcp-smart-accept", D | F | L, true, No),
     opt("tcp-smart-connect", D | L | B, true, No),
     opt("tcpka", ALL, false, No),

@@ -12,6 +12,51 @@ pub struct HealthCheck {
     pub disable_on_404: bool,
     /// `http-check send-state`: add `X-Haproxy-Server-State` to the check request.
     pub send_state: bool,
+    /// `option tcp-check`, `option redis-check`, `option smtpchk` (exclusive with
+    /// `http`: the last option wins).
+    pub proto: Option<ProtoCheck>,
+    /// `tcp-check` rules, run with `option tcp-check`.
+    pub tcp_rules: Vec<TcpCheckRule>,
+}
+
+/// A check built on the tcp-check rule engine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProtoCheck {
+    /// `option tcp-check`: the `tcp-check` rules.
+    TcpCheck,
+    /// `option redis-check`: PING, expect `+PONG`.
+    Redis,
+    /// `option smtpchk [EHLO|HELO <domain>]`: banner, the greeting, QUIT.
+    Smtp { hello: String },
+}
+
+/// One `tcp-check` rule with its `comment` (for `Comment`, the text itself).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TcpCheckRule {
+    pub action: TcpCheckAction,
+    pub comment: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TcpCheckAction {
+    /// `comment <text>`: names the rule after it (and counts as a step).
+    Comment,
+    /// `connect [port <n>] [addr <ip>]`.
+    Connect { port: Option<u16>, addr: Option<String> },
+    /// `send <string>` / `send-binary <hex>`.
+    Send(Vec<u8>),
+    /// `expect [min-recv <n>] [!] <match> <pattern>`.
+    Expect { inverse: bool, matcher: TcpExpectMatch, min_recv: Option<usize> },
+}
+
+/// What a `tcp-check expect` rule looks for in the bytes received.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TcpExpectMatch {
+    String(Vec<u8>),
+    Rstring(String),
+    Binary(Vec<u8>),
+    /// On the received bytes written as upper-case hex.
+    Rbinary(String),
 }
 
 /// `option httpchk [<method> <uri> [<version>]]` with its `http-check send` and

@@ -37,6 +37,7 @@ pub(super) fn parse_option_httpchk(cx: &mut Ctx<'_>, words: &[String]) {
         }
     }
     cx.pb.px.options.health.http = Some(http);
+    cx.pb.px.options.health.proto = None;
 }
 
 /// Headers (and a body after an empty line) written after the version of

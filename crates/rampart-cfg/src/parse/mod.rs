@@ -39,6 +39,7 @@ mod proxy_kw;
 mod rule;
 mod server;
 mod switching;
+mod tcpcheck;
 mod userlist;
 mod value;
 

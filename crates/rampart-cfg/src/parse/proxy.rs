@@ -420,6 +420,7 @@ fn dispatch(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
         "tcp-response" => rule::parse_tcp_response(cx, words),
         "log" => log::parse_proxy_log(cx, words, kwm),
         "http-check" => super::healthcheck::parse_http_check(cx, words),
+        "tcp-check" => super::tcpcheck::parse_tcp_check(cx, words),
         _ => unknown_or_not_yet(cx, words),
     }
 }

@@ -240,7 +240,7 @@ mod tests {
 
     fn chk(expects: Vec<HttpExpect>, disable_on_404: bool) -> HttpChk {
         let http = HttpCheck { expects, ..Default::default() };
-        let hc = HealthCheck { http: Some(http), disable_on_404, send_state: false };
+        let hc = HealthCheck { http: Some(http), disable_on_404, ..Default::default() };
         HttpChk::compile(&hc).expect("compiles").expect("http")
     }
 

@@ -8,6 +8,7 @@
 //! - `health`: the rise/fall counter and the interval it implies
 //! - `http`: `option httpchk` requests and `http-check expect` evaluation
 //! - `probe`: one check: connect, and for HTTP checks an exchange, within the timeouts
+//! - `tcpcheck`: the tcp-check rule engine (`option tcp-check`, `redis-check`, `smtpchk`)
 //! - `report`: applying a result: counters, server state, messages
 
 mod health;
@@ -15,6 +16,7 @@ mod http;
 mod probe;
 mod report;
 mod status;
+mod tcpcheck;
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -26,6 +28,7 @@ use rampart_cfg::{Diag, Span};
 pub use health::Health;
 pub use http::{HttpChk, Outcome};
 pub use status::{CheckResult, CheckStatus};
+pub use tcpcheck::TcpChk;
 
 use crate::proxy::Runtime;
 
@@ -53,11 +56,23 @@ pub struct CheckRt {
     pub spread: u32,
     /// The backend's HTTP check (`option httpchk`), shared by its servers.
     pub http: Option<Arc<HttpChk>>,
+    /// The backend's tcp-check rules (`option tcp-check`, `redis-check`, `smtpchk`).
+    pub tcp: Option<Arc<TcpChk>>,
 }
 
-/// The compiled HTTP check of backend `px` (`None` without `option httpchk`).
-pub fn compile_http(px: &Proxy) -> Result<Option<Arc<HttpChk>>, Diag> {
-    HttpChk::compile(&px.options.health).map(|h| h.map(Arc::new)).map_err(|e| Diag::alert(Some(px.span.clone()), e))
+/// The compiled check kinds of a backend, shared by its servers.
+#[derive(Debug, Default, Clone)]
+pub struct BackendChecks {
+    pub http: Option<Arc<HttpChk>>,
+    pub tcp: Option<Arc<TcpChk>>,
+}
+
+/// The compiled checks of backend `px` (`option httpchk`, `option tcp-check`...).
+pub fn compile_backend(px: &Proxy) -> Result<BackendChecks, Diag> {
+    let alert = |e: String| Diag::alert(Some(px.span.clone()), e);
+    let http = HttpChk::compile(&px.options.health).map_err(alert)?.map(Arc::new);
+    let tcp = TcpChk::compile(&px.options.health).map_err(alert)?.map(Arc::new);
+    Ok(BackendChecks { http, tcp })
 }
 
 /// The check settings of server `srv` of `px`, `None` without `check`.
@@ -66,7 +81,7 @@ pub fn build(
     px: &Proxy,
     srv: &Server,
     addr: SocketAddr,
-    http: &Option<Arc<HttpChk>>,
+    chks: &BackendChecks,
 ) -> Result<Option<CheckRt>, Diag> {
     let c = &srv.check;
     if !c.enabled {
@@ -98,12 +113,13 @@ pub fn build(
         timeout_check: px.timeouts.check,
         log_health_checks: px.options.log_health_checks,
         spread: cfg.global.spread_checks,
-        http: http.clone(),
+        http: chks.http.clone(),
+        tcp: chks.tcp.clone(),
     }))
 }
 
 /// An `addr` value as an IP address (`ipv4@`/`ipv6@` prefixes and a port allowed).
-fn probe_ip(text: &str) -> Option<IpAddr> {
+pub(crate) fn probe_ip(text: &str) -> Option<IpAddr> {
     let t = text.strip_prefix("ipv4@").or_else(|| text.strip_prefix("ipv6@")).unwrap_or(text);
     if let Ok(ip) = t.parse() {
         return Some(ip);

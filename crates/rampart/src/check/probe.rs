@@ -18,6 +18,7 @@ use tokio::time::Instant;
 use super::health::Health;
 use super::http::{HttpChk, Outcome};
 use super::status::CheckStatus;
+use super::tcpcheck::Limits;
 use super::{report, CheckRt};
 use crate::proxy::{ProxyRt, Runtime, ServerRt};
 use crate::server::OperState;
@@ -47,6 +48,11 @@ async fn probe(px: &ProxyRt, server: &ServerRt, chk: &CheckRt, health: &Health, 
         (Some(_), Some(c)) => c.min(chk.inter),
         _ => chk.inter,
     };
+    if let Some(tcp) = chk.tcp.as_deref() {
+        let deadline = start + chk.inter;
+        let lim = Limits { addr: chk.addr, connect: connect_limit, check: chk.timeout_check, deadline, bufsize };
+        return tcp.run(lim).await;
+    }
     let stream = match tokio::time::timeout(connect_limit, connect(chk.addr)).await {
         Err(_) => return Outcome::new(CheckStatus::L4Tout, ""),
         Ok(Err(e)) => return Outcome::new(CheckStatus::L4Con, strerror(&e)),
@@ -63,7 +69,7 @@ async fn probe(px: &ProxyRt, server: &ServerRt, chk: &CheckRt, health: &Health, 
     tokio::time::timeout_at(deadline, exchange).await.unwrap_or_else(|_| Outcome::new(CheckStatus::L7Tout, ""))
 }
 
-async fn connect(addr: SocketAddr) -> io::Result<TcpStream> {
+pub(super) async fn connect(addr: SocketAddr) -> io::Result<TcpStream> {
     let sock = if addr.is_ipv4() { TcpSocket::new_v4()? } else { TcpSocket::new_v6()? };
     sock.set_nodelay(true)?;
     sock.connect(addr).await
@@ -133,7 +139,7 @@ fn server_state_header(px: &ProxyRt, server: &ServerRt, h: &Health) -> String {
 }
 
 /// The text of an I/O error without Rust's ` (os error N)` suffix, as `strerror()`.
-fn strerror(e: &io::Error) -> String {
+pub(super) fn strerror(e: &io::Error) -> String {
     let text = e.to_string();
     match text.find(" (os error ") {
         Some(i) => text[..i].to_owned(),

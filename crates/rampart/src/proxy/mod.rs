@@ -216,9 +216,9 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
     };
     let mut proxies = Vec::with_capacity(cfg.proxies.len());
     for (idx, px) in cfg.proxies.iter().enumerate() {
-        let http_chk = health_check::compile_http(px).unwrap_or_else(|d| {
+        let backend_checks = health_check::compile_backend(px).unwrap_or_else(|d| {
             alerts.push(d);
-            None
+            Default::default()
         });
         let servers = px
             .servers
@@ -231,7 +231,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                         return None;
                     }
                 };
-                let check = health_check::build(cfg, px, srv, addr, &http_chk).unwrap_or_else(|d| {
+                let check = health_check::build(cfg, px, srv, addr, &backend_checks).unwrap_or_else(|d| {
                     alerts.push(d);
                     None
                 });
