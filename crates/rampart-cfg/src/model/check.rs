@@ -6,14 +6,17 @@
 /// The checks a backend runs on its servers with `check`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HealthCheck {
-    /// `option httpchk` (`None`: a TCP connect check).
+    /// `option httpchk` is in effect (else a TCP connect check, or `proto`).
+    pub httpchk: bool,
+    /// The HTTP request and expect rules (`option httpchk` arguments, `http-check
+    /// send|expect`), `None` when neither was written.
     pub http: Option<HttpCheck>,
     /// `http-check disable-on-404`: a 404 reply puts an UP server in NOLB (stopping).
     pub disable_on_404: bool,
     /// `http-check send-state`: add `X-Haproxy-Server-State` to the check request.
     pub send_state: bool,
     /// `option tcp-check`, `option redis-check`, `option smtpchk` (exclusive with
-    /// `http`: the last option wins).
+    /// `httpchk`: the last option wins).
     pub proto: Option<ProtoCheck>,
     /// `tcp-check` rules, run with `option tcp-check`.
     pub tcp_rules: Vec<TcpCheckRule>,

@@ -36,8 +36,27 @@ pub(super) fn parse_option_httpchk(cx: &mut Ctx<'_>, words: &[String]) {
             }
         }
     }
-    cx.pb.px.options.health.http = Some(http);
-    cx.pb.px.options.health.proto = None;
+    let health = &mut cx.pb.px.options.health;
+    health.http = Some(http);
+    health.httpchk = true;
+    health.proto = None;
+}
+
+/// HAProxy's warnings for rules whose check option is not set (the rules are ignored).
+pub(super) fn check_rules_without_option(kind: &str, px: &crate::model::Proxy, out: &mut Vec<crate::diag::Diag>) {
+    let h = &px.options.health;
+    if !px.cap.backend {
+        return;
+    }
+    let name = &px.name;
+    if !h.httpchk && h.http.is_some() {
+        let msg = format!("{kind} '{name}' uses http-check rules without 'option httpchk', so the rules are ignored.");
+        out.push(crate::diag::Diag::warning(None, msg));
+    }
+    if h.proto != Some(crate::model::ProtoCheck::TcpCheck) && !h.tcp_rules.is_empty() {
+        let msg = format!("{kind} '{name}' uses tcp-check rules without 'option tcp-check', so the rules are ignored.");
+        out.push(crate::diag::Diag::warning(None, msg));
+    }
 }
 
 /// Headers (and a body after an empty line) written after the version of
@@ -257,6 +276,23 @@ mod tests {
         let cfg = parse_ok("defaults\n option httpchk GET /d\n http-check expect status 200\nbackend b\n");
         let h = cfg.proxies[0].options.health.http.as_ref().expect("httpchk");
         assert_eq!((h.uri.as_str(), h.expects.len()), ("/d", 1));
+    }
+
+    #[test]
+    fn rules_without_their_option_are_ignored_with_a_warning() {
+        let (_, diags) = crate::parse::tests::parse(
+            "backend b\n http-check expect status 200\n tcp-check expect string x\nbackend c\n option httpchk\n",
+        );
+        let w: Vec<&str> =
+            diags.list.iter().filter(|d| d.message.contains("rules are ignored")).map(|d| d.message.as_str()).collect();
+        assert_eq!(
+            w,
+            [
+                "backend 'b' uses http-check rules without 'option httpchk', so the rules are ignored.",
+                "backend 'b' uses tcp-check rules without 'option tcp-check', so the rules are ignored."
+            ]
+        );
+        assert!(!backend(" http-check expect status 200\n").options.health.httpchk);
     }
 
     #[test]

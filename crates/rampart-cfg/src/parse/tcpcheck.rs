@@ -31,7 +31,7 @@ pub(super) fn parse_proto_option(cx: &mut Ctx<'_>, words: &[String], name: &str)
         _ => ProtoCheck::TcpCheck,
     };
     let health = &mut cx.pb.px.options.health;
-    health.http = None;
+    health.httpchk = false;
     health.proto = Some(proto);
 }
 
@@ -238,9 +238,9 @@ mod tests {
             Some(ProtoCheck::Smtp { hello: "EHLO mx.example".into() })
         );
         let x = h(" option httpchk\n option redis-check\n");
-        assert!(x.http.is_none() && x.proto.is_some());
+        assert!(!x.httpchk && x.proto.is_some());
         let x = h(" option redis-check\n option httpchk\n");
-        assert!(x.http.is_some() && x.proto.is_none());
+        assert!(x.httpchk && x.proto.is_none());
     }
 
     #[test]

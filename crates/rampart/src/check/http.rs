@@ -56,7 +56,11 @@ pub struct HttpChk {
 impl HttpChk {
     /// Compiles the HTTP check of a backend; `Err` names a regex that does not compile.
     pub fn compile(hc: &HealthCheck) -> Result<Option<HttpChk>, String> {
-        let Some(http) = &hc.http else { return Ok(None) };
+        if !hc.httpchk {
+            return Ok(None);
+        }
+        let default = HttpCheck::default();
+        let http = hc.http.as_ref().unwrap_or(&default);
         let expects = http.expects.iter().map(compile_expect).collect::<Result<Vec<_>, _>>()?;
         let (head, tail) = render_request(http);
         Ok(Some(HttpChk { head, tail, expects, disable_on_404: hc.disable_on_404, send_state: hc.send_state }))
@@ -240,7 +244,7 @@ mod tests {
 
     fn chk(expects: Vec<HttpExpect>, disable_on_404: bool) -> HttpChk {
         let http = HttpCheck { expects, ..Default::default() };
-        let hc = HealthCheck { http: Some(http), disable_on_404, ..Default::default() };
+        let hc = HealthCheck { httpchk: true, http: Some(http), disable_on_404, ..Default::default() };
         HttpChk::compile(&hc).expect("compiles").expect("http")
     }
 
@@ -254,7 +258,7 @@ mod tests {
     #[test]
     fn requests_as_haproxy_writes_them() {
         let r = |http: HttpCheck| {
-            let hc = HealthCheck { http: Some(http), ..Default::default() };
+            let hc = HealthCheck { httpchk: true, http: Some(http), ..Default::default() };
             String::from_utf8(HttpChk::compile(&hc).unwrap().unwrap().request(None)).unwrap()
         };
         assert_eq!(r(HttpCheck::default()), "OPTIONS / HTTP/1.0\r\n\r\n");
@@ -275,7 +279,7 @@ mod tests {
         };
         assert_eq!(r(http), "GET /h HTTP/1.0\r\nhost: foo\r\ncontent-length: 3\r\n\r\nabc");
         let http = HttpCheck { meth: "POST".into(), uri: "/x".into(), ver: "HTTP/1.1".into(), ..Default::default() };
-        let hc = HealthCheck { http: Some(http), ..Default::default() };
+        let hc = HealthCheck { httpchk: true, http: Some(http), ..Default::default() };
         let req = HttpChk::compile(&hc).unwrap().unwrap().request(Some("UP; name=b/s"));
         assert_eq!(
             String::from_utf8(req).unwrap(),
@@ -356,7 +360,7 @@ mod tests {
     fn bad_regex_is_refused() {
         let http =
             HttpCheck { expects: vec![exp(false, HttpExpectMatch::Rstring("(".into()), None)], ..Default::default() };
-        let hc = HealthCheck { http: Some(http), ..Default::default() };
+        let hc = HealthCheck { httpchk: true, http: Some(http), ..Default::default() };
         assert!(HttpChk::compile(&hc).unwrap_err().starts_with("'http-check expect' : regex '(' : "));
     }
 }
