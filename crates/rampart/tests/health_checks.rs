@@ -298,3 +298,51 @@ fn tcp_check_rules_and_redis_check() {
     let Some(haproxy) = haproxy_or_skip("tcp_check_rules_and_redis_check") else { return };
     assert_eq!(run(haproxy.to_str().expect("utf-8 path")), ours);
 }
+
+/// An agent takes a server down and brings it back; its weight words change the
+/// effective weight (a weight of 0 leaves the backend without server).
+#[test]
+fn agent_check_changes_state_and_weight() {
+    let s1 = FlappyBackend::start("s1", Mode::Up);
+    let s2 = FlappyBackend::start("s2", Mode::Up);
+    let agent = check_backend::AgentBackend::start("up\n");
+    let proxy = start(
+        RAMPART,
+        &[("s1", s1.addr()), ("s2", s2.addr()), ("a1", agent.addr())],
+        "listen fe1\n bind fd@${fe1}\n\
+         server s1 ${s1_addr}:${s1_port} agent-check agent-addr ${a1_addr} agent-port ${a1_port} agent-inter 100ms\n\
+         server s2 ${s2_addr}:${s2_port}\n",
+    );
+    agent.say("down # disk full\n");
+    wait_for(
+        &proxy,
+        "Server fe1/s1 is DOWN, reason: Layer7 wrong status, code: 0, info: \"via agent : down (disk full)\", check duration: ",
+    );
+    assert_eq!(bodies(&proxy, 4), ["s2"; 4]);
+    agent.say("UP 100%\n");
+    wait_for(
+        &proxy,
+        "Server fe1/s1 is UP, reason: Layer7 check passed, code: 0, info: \"via agent : UP\", check duration: ",
+    );
+    let got = bodies(&proxy, 4);
+    assert!(got.contains(&"s1".to_owned()), "{got:?}");
+    // an agent that stops answering does not take the server down
+    drop(agent);
+    std::thread::sleep(Duration::from_millis(400));
+    assert_eq!(proxy.output().matches("fe1/s1 is DOWN").count(), 1, "{}", proxy.output());
+}
+
+#[test]
+fn agent_weight_zero_leaves_no_server() {
+    let s1 = FlappyBackend::start("s1", Mode::Up);
+    let agent = check_backend::AgentBackend::start("50%\n");
+    let proxy = start(
+        RAMPART,
+        &[("s1", s1.addr()), ("a1", agent.addr())],
+        "listen fe1\n bind fd@${fe1}\n option log-health-checks\n\
+         server s1 ${s1_addr}:${s1_port} agent-check agent-port ${a1_port} agent-addr ${a1_addr} agent-inter 100ms\n",
+    );
+    // 50% of weight 1 is 0: the backend has no server with a weight left
+    wait_for(&proxy, "proxy 'fe1' has no server available!");
+    assert!(!proxy.output().contains("is DOWN"), "{}", proxy.output());
+}

@@ -491,4 +491,10 @@ pub struct CheckOptions {
     pub fall: Option<u32>,
     pub port: Option<u16>,
     pub addr: Option<String>,
+    /// `agent-check` and its settings.
+    pub agent: bool,
+    pub agent_port: Option<u16>,
+    pub agent_addr: Option<String>,
+    pub agent_inter: Option<Duration>,
+    pub agent_send: Option<String>,
 }

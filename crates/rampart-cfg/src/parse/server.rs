@@ -129,6 +129,23 @@ fn apply_option(word: &str, value: &str, s: &mut ServerSettings, srv: &str) -> R
         "disabled" => s.disabled = true,
         "check" => s.check.enabled = true,
         "no-check" => s.check.enabled = false,
+        "agent-check" => s.check.agent = true,
+        "no-agent-check" => s.check.agent = false,
+        "agent-inter" => s.check.agent_inter = Some(check_delay(word, value, srv)?),
+        "agent-send" => s.check.agent_send = Some(value.to_owned()),
+        "agent-port" => {
+            let p = atol(value);
+            if value.is_empty() || !(1..=65535).contains(&p) {
+                return Err(format!("'{word}' expects a port number as argument."));
+            }
+            s.check.agent_port = Some(p as u16);
+        }
+        "agent-addr" => {
+            if value.is_empty() {
+                return Err(format!("'{word}' expects an address as argument."));
+            }
+            s.check.agent_addr = Some(value.to_owned());
+        }
         "weight" => {
             let w = atol(value);
             if !(0..=256).contains(&w) {
@@ -224,12 +241,12 @@ mod tests {
         );
         // every refusal of the line is reported, up to an unknown word
         assert_eq!(
-            a("send-proxy weight 300 check inter 0 agent-port 1 wieght 3 ssl"),
+            a("send-proxy weight 300 check inter 0 observe layer4 wieght 3 ssl"),
             [
                 "'server b/s' : 'send-proxy' is not supported yet",
                 "'server b/s' : weight of server s is not within 0 and 256 (300)..",
                 "'server b/s' : invalid value 0 for argument 'inter' of server s..",
-                "'server b/s' : 'agent-port' is not supported yet",
+                "'server b/s' : 'observe' is not supported yet",
                 "'server b/s' : unknown keyword 'wieght'; did you mean 'weight' maybe ?"
             ]
         );

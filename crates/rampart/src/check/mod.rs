@@ -5,12 +5,14 @@
 //! `set_server_check_status()`), tcpcheck.c (the connect step and HTTP checks).
 //!
 //! - `status`: check result codes (`L4OK`, `L7STS`...)
+//! - `agent`: agent checks (`agent-check`): weight, health and admin words
 //! - `health`: the rise/fall counter and the interval it implies
 //! - `http`: `option httpchk` requests and `http-check expect` evaluation
 //! - `probe`: one check: connect, and for HTTP checks an exchange, within the timeouts
 //! - `tcpcheck`: the tcp-check rule engine (`option tcp-check`, `redis-check`, `smtpchk`)
 //! - `report`: applying a result: counters, server state, messages
 
+mod agent;
 mod health;
 mod http;
 mod probe;
@@ -25,6 +27,7 @@ use std::time::Duration;
 use rampart_cfg::model::{Config, Proxy, Server};
 use rampart_cfg::{Diag, Span};
 
+pub use agent::{AgentReply, AgentRt};
 pub use health::Health;
 pub use http::{HttpChk, Outcome};
 pub use status::{CheckResult, CheckStatus};
@@ -135,28 +138,40 @@ fn not_yet(span: &Span, what: &str) -> Diag {
     Diag::alert(Some(span.clone()), format!("{what} is not supported yet"))
 }
 
-/// Where each check starts: (backend, server, delay before its first probe). As in
-/// HAProxy, check number `pos` of `n` starts after `pace * pos / n`, where `pace` is
-/// the smallest interval of at least 1s among all checks, or the check's own interval
-/// when longer.
-pub fn schedule(rt: &Runtime) -> Vec<(usize, usize, Duration)> {
-    let checked: Vec<(usize, usize, &CheckRt)> = rt
-        .proxies
-        .iter()
+/// One check task to start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Scheduled {
+    pub be: usize,
+    pub srv: usize,
+    /// The agent check (else the health check).
+    pub agent: bool,
+    /// Delay before its first probe.
+    pub delay: Duration,
+}
+
+/// Where each check starts. As in HAProxy, check number `pos` of `n` (health check,
+/// then agent check, server after server) starts after `pace * pos / n`, where `pace`
+/// is the smallest interval of at least 1s among all checks, or the check's own
+/// interval when longer.
+pub fn schedule(rt: &Runtime) -> Vec<Scheduled> {
+    let mut all: Vec<(usize, usize, bool, Duration)> = Vec::new();
+    for (b, px) in rt.proxies.iter().enumerate() {
+        for (s, srv) in px.be.servers.iter().enumerate() {
+            if let Some(c) = &srv.check {
+                all.push((b, s, false, Health::new(c.rise, c.fall).interval(c.inter, c.fastinter, c.downinter)));
+            }
+            if let Some(a) = &srv.agent {
+                all.push((b, s, true, a.inter));
+            }
+        }
+    }
+    let n = all.len() as u32;
+    let min_inter = all.iter().map(|c| c.3).filter(|&i| i >= INTER_THRES).min();
+    all.iter()
         .enumerate()
-        .flat_map(|(b, px)| {
-            px.be.servers.iter().enumerate().filter_map(move |(s, srv)| srv.check.as_ref().map(|c| (b, s, c)))
-        })
-        .collect();
-    let n = checked.len() as u32;
-    let first_inter = |c: &CheckRt| Health::new(c.rise, c.fall).interval(c.inter, c.fastinter, c.downinter);
-    let min_inter = checked.iter().map(|(_, _, c)| first_inter(c)).filter(|&i| i >= INTER_THRES).min();
-    checked
-        .iter()
-        .enumerate()
-        .map(|(pos, &(b, s, c))| {
-            let pace = min_inter.unwrap_or_default().max(first_inter(c));
-            (b, s, pace * pos as u32 / n.max(1))
+        .map(|(pos, &(be, srv, agent, inter))| {
+            let pace = min_inter.unwrap_or_default().max(inter);
+            Scheduled { be, srv, agent, delay: pace * pos as u32 / n.max(1) }
         })
         .collect()
 }
@@ -164,9 +179,42 @@ pub fn schedule(rt: &Runtime) -> Vec<(usize, usize, Duration)> {
 /// Starts, on the current worker thread, the checks that fall to thread `thread` of
 /// `nbthread` (every `nbthread`-th check of [`schedule`]).
 pub fn spawn_for_thread(rt: &Arc<Runtime>, thread: usize, nbthread: usize) {
-    for (i, (be, srv, delay)) in schedule(rt).into_iter().enumerate() {
+    for (i, c) in schedule(rt).into_iter().enumerate() {
         if i % nbthread.max(1) == thread {
-            tokio::spawn(probe::run(rt.clone(), be, srv, delay));
+            if c.agent {
+                tokio::spawn(probe::run_agent(rt.clone(), c.be, c.srv, c.delay));
+            } else {
+                tokio::spawn(probe::run(rt.clone(), c.be, c.srv, c.delay));
+            }
         }
     }
+}
+
+/// The agent settings of server `srv` of `px`, `None` without `agent-check`.
+pub fn build_agent(px: &Proxy, srv: &Server, addr: SocketAddr) -> Result<Option<AgentRt>, Diag> {
+    let c = &srv.check;
+    if !c.agent {
+        return Ok(None);
+    }
+    let Some(port) = c.agent_port else {
+        return Err(Diag::alert(
+            Some(srv.span.clone()),
+            format!(
+                "'server {}/{}' : server {} does not have agent port. Agent check has been disabled.",
+                px.name, srv.name, srv.name
+            ),
+        ));
+    };
+    let ip = match &c.agent_addr {
+        None => c.addr.as_deref().and_then(probe_ip).unwrap_or(addr.ip()),
+        Some(text) => probe_ip(text).ok_or_else(|| {
+            not_yet(&srv.span, &format!("server {}/{}: 'agent-addr {text}' (only an IP address)", px.name, srv.name))
+        })?,
+    };
+    Ok(Some(AgentRt {
+        addr: SocketAddr::new(ip, port),
+        inter: c.agent_inter.or(c.inter).unwrap_or(DEFAULT_INTER),
+        send: c.agent_send.as_ref().map(|s| rampart_cfg::lexer::raw_bytes(s.as_bytes()).into_owned()),
+        log_health_checks: px.options.log_health_checks,
+    }))
 }

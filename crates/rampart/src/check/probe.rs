@@ -15,6 +15,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
 use tokio::time::Instant;
 
+use super::agent::{Admin, AgentReply, AgentResult};
 use super::health::Health;
 use super::http::{HttpChk, Outcome};
 use super::status::CheckStatus;
@@ -35,9 +36,59 @@ pub(super) async fn run(rt: Arc<Runtime>, be: usize, srv: usize, first: Duration
     while !rt.global.is_stopping() {
         let start = Instant::now();
         let out = probe(px, server, chk, &health, rt.bufsize).await;
-        report::apply(px, srv, &mut health, out, start.elapsed(), chk.log_health_checks);
+        report::apply(px, srv, &mut health, out, start.elapsed(), chk.log_health_checks, false);
         let inter = health.interval(chk.inter, chk.fastinter, chk.downinter);
         tokio::time::sleep(rng.spread(inter, chk.spread)).await;
+    }
+}
+
+/// Runs the agent checks of server `srv` of backend `be` until the process stops.
+pub(super) async fn run_agent(rt: Arc<Runtime>, be: usize, srv: usize, first: Duration) {
+    let px = &rt.proxies[be];
+    let server = &px.be.servers[srv];
+    let Some(agent) = server.agent.as_ref() else { return };
+    let log_hc = agent.log_health_checks;
+    // HAProxy's agent rise and fall are 1: one answer decides
+    let mut health = Health::new(1, 1);
+    let connect = px.timeouts.connect.unwrap_or(agent.inter);
+    tokio::time::sleep(first).await;
+    while !rt.global.is_stopping() {
+        let start = Instant::now();
+        match super::agent::probe(agent, connect, agent.inter, rt.bufsize).await {
+            AgentResult::Failed(out) => report::apply(px, srv, &mut health, out, start.elapsed(), log_hc, true),
+            AgentResult::Incomplete => {}
+            AgentResult::Reply(reply) => apply_agent_reply(px, server, srv, &mut health, &reply, start, log_hc),
+        }
+        tokio::time::sleep(agent.inter).await;
+    }
+}
+
+/// Applies an agent's line: administrative state, weight, then health.
+fn apply_agent_reply(
+    px: &ProxyRt,
+    server: &ServerRt,
+    srv: usize,
+    health: &mut Health,
+    r: &AgentReply,
+    start: Instant,
+    log_hc: bool,
+) {
+    let st = &server.state;
+    match r.admin {
+        Some(Admin::Drain) => st.set_drain(true),
+        Some(Admin::Maint) => st.set_maint(true),
+        Some(Admin::Ready) => {
+            st.set_drain(false);
+            st.set_maint(false);
+        }
+        None => {}
+    }
+    if let Some(w) = r.weight(st.uweight()) {
+        report::change_weight(px, srv, w);
+    }
+    if let Some(out) = r.outcome() {
+        health.health = if out.status == CheckStatus::L7Ok { 1 } else { 0 };
+        report::apply(px, srv, health, out, start.elapsed(), log_hc, true);
     }
 }
 

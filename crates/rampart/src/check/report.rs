@@ -13,20 +13,31 @@ use rampart_cfg::Level;
 
 use super::health::Health;
 use super::http::Outcome;
-use super::status::CheckResult;
+use super::status::{CheckResult, CheckStatus};
 use crate::proxy::ProxyRt;
 use crate::server::{CheckReport, OperState};
 
 // TODO(#7): these messages also go to the proxy's logs (notice / alert levels).
 
-/// Applies the result of a check of server `srv` of backend `px`.
-pub(super) fn apply(px: &ProxyRt, srv: usize, health: &mut Health, out: Outcome, duration: Duration, log_hc: bool) {
+/// Applies the result of a check of server `srv` of backend `px` (`agent`: of its
+/// agent check, whose connection failures do not count against the server).
+pub(super) fn apply(
+    px: &ProxyRt,
+    srv: usize,
+    health: &mut Health,
+    out: Outcome,
+    duration: Duration,
+    log_hc: bool,
+    agent: bool,
+) {
     let server = &px.be.servers[srv];
     let st = &server.state;
-    let prev_status = st.last_check().map(|r| r.status);
+    let prev = if agent { st.last_agent_check() } else { st.last_check() };
+    let prev_status = prev.map(|r| r.status);
     let result = out.status.result();
+    let counts = !agent || out.status == CheckStatus::L7Sts;
     let moved = match result {
-        CheckResult::Failed if health.health > 0 => {
+        CheckResult::Failed if health.health > 0 && counts => {
             st.count_failed_check();
             health.fail()
         }
@@ -49,20 +60,27 @@ pub(super) fn apply(px: &ProxyRt, srv: usize, health: &mut Health, out: Outcome,
             CheckResult::CondPass => "conditionally succeeded",
         };
         let backup = if server.backup { "backup " } else { "" };
-        let mut msg = format!("Health check for {backup}server {}/{} {verdict}", px.name, server.name);
+        let what = if agent { "Agent" } else { "Health" };
+        let mut msg = format!("{what} check for {backup}server {}/{} {verdict}", px.name, server.name);
         append_check(&mut msg, &report);
-        let _ = write!(msg, ", status: {}", health.status_text(st.uweight()));
+        let _ = write!(msg, ", status: {}", health.status_text(st.eweight()));
         emit(Level::Warning, &msg);
     }
     let reason = (!log_hc).then_some(&report);
+    st.set_verdict(agent, health.is_up());
+    let other_up = st.other_verdict(agent);
     let next = match result {
-        CheckResult::Failed if health.health == 0 => Some(OperState::Stopped),
-        CheckResult::Passed if health.is_up() => Some(OperState::Running),
-        CheckResult::CondPass if health.is_up() => Some(OperState::Stopping),
+        CheckResult::Failed if health.health == 0 && counts => Some(OperState::Stopped),
+        CheckResult::Passed if health.is_up() && other_up => Some(OperState::Running),
+        CheckResult::CondPass if health.is_up() && other_up => Some(OperState::Stopping),
         _ => None,
     };
     let report_copy = reason.cloned();
-    st.set_last_check(report);
+    if agent {
+        st.set_last_agent_check(report);
+    } else {
+        st.set_last_check(report);
+    }
     if let Some(next) = next {
         change_state(px, srv, next, report_copy.as_ref());
     }
@@ -107,6 +125,17 @@ fn change_state(px: &ProxyRt, srv: usize, next: OperState, reason: Option<&Check
         );
     }
     emit(Level::Warning, &msg);
+    if before.0 + before.1 > 0 && act + bck == 0 {
+        emit(Level::Alert, &format!("{} '{}' has no server available!", proxy_type(px), px.name));
+    }
+}
+
+/// Sets the effective weight of server `srv` (an agent's `<N>%`); as in HAProxy, the
+/// backend reports having no server left when that was its last weight.
+pub(super) fn change_weight(px: &ProxyRt, srv: usize, weight: u32) {
+    let before = available(px);
+    px.be.servers[srv].state.set_eweight(weight);
+    let (act, bck) = available(px);
     if before.0 + before.1 > 0 && act + bck == 0 {
         emit(Level::Alert, &format!("{} '{}' has no server available!", proxy_type(px), px.name));
     }
@@ -163,7 +192,6 @@ fn emit(level: Level, msg: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::check::CheckStatus;
 
     fn rep(status: CheckStatus, code: u16, desc: &str) -> CheckReport {
         CheckReport { status, code, duration: Duration::from_millis(3), desc: desc.into(), health: 0, rise: 2, fall: 3 }

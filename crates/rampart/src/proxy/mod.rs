@@ -21,7 +21,7 @@ use rampart_cfg::{Diag, Level, Span};
 use tokio::sync::Notify;
 
 use crate::action::{self, ProxyRules, WaitBody};
-use crate::check::{self as health_check, CheckRt};
+use crate::check::{self as health_check, AgentRt, CheckRt};
 use crate::counters::Counter;
 use crate::errors::ErrorPages;
 use crate::lb::Lb;
@@ -182,6 +182,8 @@ pub struct ServerRt {
     pub state: SrvState,
     /// Health-check settings (`check`), `None` without.
     pub check: Option<CheckRt>,
+    /// Agent-check settings (`agent-check`), `None` without.
+    pub agent: Option<AgentRt>,
 }
 
 impl ServerRt {
@@ -235,6 +237,10 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                     alerts.push(d);
                     None
                 });
+                let agent = health_check::build_agent(px, srv, addr).unwrap_or_else(|d| {
+                    alerts.push(d);
+                    None
+                });
                 pool_key += 1;
                 Some(ServerRt {
                     name: srv.name.clone(),
@@ -246,6 +252,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                     pool_key: pool_key - 1,
                     state: SrvState::new(srv.weight, srv.disabled),
                     check,
+                    agent,
                 })
             })
             .collect::<Vec<_>>();

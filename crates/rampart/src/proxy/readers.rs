@@ -83,6 +83,12 @@ pub const READERS: &[(&str, &str)] = &[
     // health checks
     ("server check", "check::build: ServerRt::check"),
     ("server no-check", "check::build: ServerRt::check"),
+    ("server agent-check", "check::build_agent: ServerRt::agent"),
+    ("server no-agent-check", "check::build_agent: ServerRt::agent"),
+    ("server agent-port", "check::build_agent: AgentRt::addr"),
+    ("server agent-addr", "check::build_agent: AgentRt::addr"),
+    ("server agent-inter", "check::build_agent: AgentRt::inter"),
+    ("server agent-send", "check::build_agent: AgentRt::send"),
     ("server addr", "check::build: CheckRt::addr"),
     ("server port", "check::build: CheckRt::addr"),
     ("server inter", "check::build: CheckRt::inter"),

@@ -62,6 +62,12 @@ pub struct SrvState {
     usable: AtomicBool,
     oper: AtomicU8,
     maint: AtomicBool,
+    /// DRAIN (set by an agent): UP, but takes no new traffic from the balancer.
+    drain: AtomicBool,
+    /// The health check's own verdict (true without a health check).
+    check_up: AtomicBool,
+    /// The agent's verdict (true without an agent check).
+    agent_up: AtomicBool,
     /// The effective weight (the configured one until an agent or the runtime API
     /// changes it).
     eweight: AtomicU32,
@@ -74,6 +80,7 @@ pub struct SrvState {
     /// Failed checks (`chkfail`).
     failed_checks: AtomicU64,
     last_check: ArcSwapOption<CheckReport>,
+    last_agent: ArcSwapOption<CheckReport>,
 }
 
 impl SrvState {
@@ -83,12 +90,16 @@ impl SrvState {
             usable: AtomicBool::new(!disabled),
             oper: AtomicU8::new(OperState::Running as u8),
             maint: AtomicBool::new(disabled),
+            drain: AtomicBool::new(false),
+            check_up: AtomicBool::new(true),
+            agent_up: AtomicBool::new(true),
             eweight: AtomicU32::new(weight),
             uweight: weight,
             last_change: AtomicU64::new(unix_now()),
             down_trans: AtomicU32::new(0),
             failed_checks: AtomicU64::new(0),
             last_check: ArcSwapOption::empty(),
+            last_agent: ArcSwapOption::empty(),
         }
     }
 
@@ -150,8 +161,17 @@ impl SrvState {
         self.last_check.load_full()
     }
 
+    /// The last completed agent check, `None` before the first one (or without one).
+    pub fn last_agent_check(&self) -> Option<Arc<CheckReport>> {
+        self.last_agent.load_full()
+    }
+
     pub(crate) fn set_last_check(&self, r: CheckReport) {
         self.last_check.store(Some(Arc::new(r)));
+    }
+
+    pub(crate) fn set_last_agent_check(&self, r: CheckReport) {
+        self.last_agent.store(Some(Arc::new(r)));
     }
 
     pub(crate) fn count_failed_check(&self) {
@@ -171,8 +191,32 @@ impl SrvState {
         prev
     }
 
+    /// In DRAIN (an agent said `drain`).
+    pub fn is_drain(&self) -> bool {
+        self.drain.load(Ordering::Relaxed)
+    }
+
+    /// Enters or leaves DRAIN.
+    pub fn set_drain(&self, on: bool) {
+        self.drain.store(on, Ordering::Relaxed);
+        self.refresh_usable();
+    }
+
+    /// Records the verdict of the health check (`agent`: of the agent check); the
+    /// server may be UP only when both agree.
+    pub(crate) fn set_verdict(&self, agent: bool, up: bool) {
+        let flag = if agent { &self.agent_up } else { &self.check_up };
+        flag.store(up, Ordering::Relaxed);
+    }
+
+    /// Whether the other check than `agent` lets the server be UP.
+    pub(crate) fn other_verdict(&self, agent: bool) -> bool {
+        let flag = if agent { &self.check_up } else { &self.agent_up };
+        flag.load(Ordering::Relaxed)
+    }
+
     fn refresh_usable(&self) {
-        let up = self.oper() == OperState::Running && !self.is_maint();
+        let up = self.oper() == OperState::Running && !self.is_maint() && !self.is_drain();
         self.usable.store(up, Ordering::Relaxed);
     }
 
@@ -203,6 +247,11 @@ mod tests {
         assert!(s.is_usable());
         s.set_maint(true);
         assert!(!s.is_usable() && s.oper() == OperState::Running);
+        s.set_maint(false);
+        s.set_drain(true);
+        assert!(!s.is_usable() && s.is_drain());
+        s.set_drain(false);
+        assert!(s.is_usable());
         let d = SrvState::new(1, true);
         assert!(!d.is_usable() && d.is_maint());
     }

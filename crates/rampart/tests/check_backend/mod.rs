@@ -154,3 +154,47 @@ fn handle(mut c: TcpStream, m: &AtomicU8, name: &str) {
         }
     }
 }
+
+/// An agent for `agent-check`: answers every connection with its current line.
+pub struct AgentBackend {
+    addr: SocketAddr,
+    line: Arc<Mutex<String>>,
+    stop: Arc<AtomicBool>,
+}
+
+impl AgentBackend {
+    pub fn start(line: &str) -> AgentBackend {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.set_nonblocking(true).expect("nonblocking");
+        let addr = listener.local_addr().expect("addr");
+        let a =
+            AgentBackend { addr, line: Arc::new(Mutex::new(line.to_owned())), stop: Arc::new(AtomicBool::new(false)) };
+        let (line, stop) = (a.line.clone(), a.stop.clone());
+        thread::spawn(move || {
+            while !stop.load(Ordering::SeqCst) {
+                match listener.accept() {
+                    Ok((mut c, _)) => {
+                        let text = line.lock().unwrap().clone();
+                        let _ = c.write_all(text.as_bytes());
+                    }
+                    Err(_) => thread::sleep(Duration::from_millis(2)),
+                }
+            }
+        });
+        a
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    pub fn say(&self, line: &str) {
+        *self.line.lock().unwrap() = line.to_owned();
+    }
+}
+
+impl Drop for AgentBackend {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+    }
+}
