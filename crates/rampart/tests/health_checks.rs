@@ -8,7 +8,7 @@ mod check_backend;
 use std::time::{Duration, Instant};
 
 use check_backend::{FlappyBackend, Mode};
-use rampart_testkit::{closed_port, haproxy_or_skip, http_get, patience, Proxy, Running};
+use rampart_testkit::{haproxy_or_skip, http_get, patience, Proxy, Running};
 
 const RAMPART: &str = env!("CARGO_BIN_EXE_rampart");
 
@@ -46,6 +46,12 @@ fn normalize(line: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// An address that refuses connections for the whole test: port 1, which no test
+/// binds (a released ephemeral port may be taken by a parallel test meanwhile).
+fn refused() -> std::net::SocketAddr {
+    "127.0.0.1:1".parse().expect("address")
 }
 
 /// Waits until the output holds `needle`; the time it took.
@@ -206,7 +212,7 @@ fn disabled_servers_and_no_check_are_left_alone() {
     let s1 = FlappyBackend::start("s1", Mode::Up);
     let proxy = start(
         RAMPART,
-        &[("s1", s1.addr()), ("s2", closed_port())],
+        &[("s1", s1.addr()), ("s2", refused())],
         "listen fe1\n bind fd@${fe1}\n default-server check inter 100ms\n\
          server s1 ${s1_addr}:${s1_port} no-check\n server s2 ${s2_addr}:${s2_port} disabled\n",
     );
@@ -233,7 +239,7 @@ fn messages_match_haproxy() {
         let s5 = FlappyBackend::start("s5", Mode::Up);
         let proxy = start(
             binary,
-            &[("s1", closed_port()), ("s2", closed_port()), ("s3", s3.addr()), ("s4", s4.addr()), ("s5", s5.addr())],
+            &[("s1", refused()), ("s2", refused()), ("s3", s3.addr()), ("s4", s4.addr()), ("s5", s5.addr())],
             cfg,
         );
         wait_for(&proxy, "Health check for server l4/s5 succeeded");
@@ -272,7 +278,7 @@ fn tcp_check_rules_and_redis_check() {
     let run = |binary: &str| {
         let echo = [(); 3].map(|()| rampart_testkit::TcpEchoBackend::start());
         let (a, b, c) = (echo[0].addr(), echo[1].addr(), echo[2].addr());
-        let proxy = start(binary, &[("s1", a), ("s2", b), ("s3", c), ("s4", closed_port())], cfg);
+        let proxy = start(binary, &[("s1", a), ("s2", b), ("s3", c), ("s4", refused())], cfg);
         wait_for(&proxy, "Health check for server b1/s1 succeeded");
         wait_for(&proxy, "Server b2/s2 is DOWN");
         wait_for(&proxy, "Server b3/s3 is DOWN");
@@ -345,4 +351,7 @@ fn agent_weight_zero_leaves_no_server() {
     // 50% of weight 1 is 0: the backend has no server with a weight left
     wait_for(&proxy, "proxy 'fe1' has no server available!");
     assert!(!proxy.output().contains("is DOWN"), "{}", proxy.output());
+    assert_eq!(http_get(proxy.addr("fe1"), "/").status, 503, "no weight left: no server to pick");
+    agent.say("100%\n");
+    rampart_testkit::eventually!(http_get(proxy.addr("fe1"), "/").status == 200);
 }

@@ -94,7 +94,7 @@ pub enum Reuse {
 /// skipped when another server is usable.
 pub fn pick_server(be: &ProxyRt, avoid: Option<usize>) -> Option<usize> {
     let servers = &be.be.servers;
-    let enabled = |i: usize| !servers[i].backup && servers[i].is_up();
+    let enabled = |i: usize| !servers[i].backup && servers[i].state.is_usable();
     let active = |i: usize| enabled(i) && servers[i].usable();
     if let Some(avoid) = avoid {
         if let Some(s) = be.be.lb.pick(|i| i != avoid && active(i)) {
@@ -195,7 +195,7 @@ async fn assign_server(rt: &Arc<Runtime>, be_idx: usize, forced: Option<usize>) 
         if let Some(srv) = pick(be) {
             return Ok((srv, Busy::new(rt, be_idx, srv)));
         }
-        if !be.be.servers.iter().any(ServerRt::is_up) {
+        if !be.be.servers.iter().any(|s| s.state.is_usable()) {
             return Err(ConnectError::NoServer);
         }
         match deadline {

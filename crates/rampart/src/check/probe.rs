@@ -175,7 +175,7 @@ fn server_state_header(px: &ProxyRt, server: &ServerRt, h: &Health) -> String {
     };
     let servers = &px.be.servers;
     let total: u32 =
-        servers.iter().filter(|s| s.state.is_usable() && s.backup == server.backup).map(|s| s.state.eweight()).sum();
+        servers.iter().filter(|s| s.state.is_up() && s.backup == server.backup).map(|s| s.state.eweight()).sum();
     let be_conns: u32 = servers.iter().map(|s| s.cur_conns.load(Ordering::Relaxed)).sum();
     let node = nix::unistd::gethostname().map(|h| h.to_string_lossy().into_owned()).unwrap_or_default();
     format!(

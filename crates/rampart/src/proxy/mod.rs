@@ -195,7 +195,7 @@ impl ServerRt {
     /// Whether the server is UP and not in maintenance (full or not).
     #[inline]
     pub fn is_up(&self) -> bool {
-        self.state.is_usable()
+        self.state.is_up()
     }
 }
 

@@ -58,7 +58,10 @@ pub struct CheckReport {
 /// Runtime state of one server, shared by all threads.
 #[derive(Debug)]
 pub struct SrvState {
-    /// UP and not in maintenance: the load balancer may pick it.
+    /// UP, not in maintenance nor drain.
+    up: AtomicBool,
+    /// `up`, and a weight the agent did not take down to 0: the load balancer may
+    /// pick it.
     usable: AtomicBool,
     oper: AtomicU8,
     maint: AtomicBool,
@@ -87,6 +90,7 @@ impl SrvState {
     /// A server starting UP, or in maintenance when `disabled`.
     pub fn new(weight: u32, disabled: bool) -> SrvState {
         SrvState {
+            up: AtomicBool::new(!disabled),
             usable: AtomicBool::new(!disabled),
             oper: AtomicU8::new(OperState::Running as u8),
             maint: AtomicBool::new(disabled),
@@ -103,11 +107,19 @@ impl SrvState {
         }
     }
 
-    /// Whether the load balancer may pick this server (UP, not in maintenance): one
-    /// relaxed load, for the request path.
+    /// Whether the load balancer may pick this server (UP, not in maintenance nor
+    /// drain, its weight not taken down to 0 at run time): one relaxed load, for the
+    /// request path.
     #[inline]
     pub fn is_usable(&self) -> bool {
         self.usable.load(Ordering::Relaxed)
+    }
+
+    /// Whether the server is UP and neither in maintenance nor in drain, whatever its
+    /// weight (a rule may still send traffic to it).
+    #[inline]
+    pub fn is_up(&self) -> bool {
+        self.up.load(Ordering::Relaxed)
     }
 
     pub fn oper(&self) -> OperState {
@@ -134,6 +146,7 @@ impl SrvState {
     /// Changes the effective weight (agent checks, `set weight`).
     pub fn set_eweight(&self, w: u32) {
         self.eweight.store(w, Ordering::Relaxed);
+        self.refresh_usable();
     }
 
     /// The configured weight.
@@ -217,12 +230,15 @@ impl SrvState {
 
     fn refresh_usable(&self) {
         let up = self.oper() == OperState::Running && !self.is_maint() && !self.is_drain();
-        self.usable.store(up, Ordering::Relaxed);
+        self.up.store(up, Ordering::Relaxed);
+        // a configured weight of 0 is the balancer's business; one set at run time is ours
+        let weighted = self.eweight() > 0 || self.uweight == 0;
+        self.usable.store(up && weighted, Ordering::Relaxed);
     }
 
     /// Counts for HAProxy's `srv_act`/`srv_bck`: UP, not in maintenance, weight > 0.
     pub fn counts_as_available(&self) -> bool {
-        self.is_usable() && self.eweight() > 0
+        self.is_up() && self.eweight() > 0
     }
 }
 
@@ -263,5 +279,11 @@ mod tests {
         s.set_eweight(5);
         assert!(s.counts_as_available());
         assert_eq!((s.eweight(), s.uweight()), (5, 0));
+        // a weight taken to 0 at run time keeps the balancer away
+        let s = SrvState::new(3, false);
+        s.set_eweight(0);
+        assert!(!s.is_usable() && s.is_up() && !s.counts_as_available());
+        s.set_eweight(2);
+        assert!(s.is_usable());
     }
 }
