@@ -248,7 +248,7 @@ const HTTP_REQUEST_PARTIAL: &str = "every action of the http-request action tabl
 pub static PROXY: &[ProxyKw] = &[
     px("acl", ALL | NAMED, Yes),
     px("backlog", D | F | L, Yes),
-    px("balance", D | L | B, Partial("'roundrobin' and 'static-rr'")),
+    px("balance", D | L | B, Partial("every algorithm but 'rdp-cookie' and 'url_param check_post'")),
     px("bind", F | L, Partial(BIND_PARTIAL)),
     px("bind-process", ALL, No),
     px("capture", F | L, Yes),
@@ -276,8 +276,8 @@ pub static PROXY: &[ProxyKw] = &[
     px("filter", F | L | B, No),
     px("force-persist", L | B, No),
     px("fullconn", D | L | B, No),
-    px("hash-balance-factor", D | L | B, No),
-    px("hash-type", D | L | B, No),
+    px("hash-balance-factor", D | L | B, Yes),
+    px("hash-type", D | L | B, Yes),
     px("http-after-response", ALL | NAMED, Yes),
     px("http-check", D | L | B, No),
     px("http-error", ALL, Yes),
@@ -443,15 +443,15 @@ pub static OPTIONS: &[OptionKw] = &[
 pub static BALANCE_ALGOS: &[Kw] = &[
     kw("roundrobin", Yes),
     kw("static-rr", Yes),
-    kw("leastconn", No),
-    kw("first", No),
-    kw("source", No),
-    kw("uri", No),
-    kw("url_param", No),
-    kw("hdr", No),
-    kw("random", No),
+    kw("leastconn", Yes),
+    kw("first", Yes),
+    kw("source", Yes),
+    kw("uri", Yes),
+    kw("url_param", Partial("'check_post' is not supported yet")),
+    kw("hdr", Yes),
+    kw("random", Yes),
     kw("rdp-cookie", No),
-    kw("hash", No),
+    kw("hash", Yes),
 ];
 
 /// Words HAProxy compares last, in its order, when it looks for a proxy keyword close to

@@ -198,6 +198,9 @@ pub struct Proxy {
     pub redirects: Vec<RedirectRule>,
     pub servers: Vec<Server>,
     pub balance: Balance,
+    pub hash_type: HashType,
+    /// `hash-balance-factor` (0: off, else above 100).
+    pub hash_balance_factor: u32,
     pub timeouts: Timeouts,
     pub options: ProxyOptions,
     pub http_reuse: HttpReuse,
@@ -416,12 +419,72 @@ pub enum HttpReuse {
     Always,
 }
 
-/// `balance`; only the algorithms of this issue, others are rejected as not supported yet.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// `balance`; `rdp-cookie` is refused as not supported yet.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Balance {
     #[default]
     RoundRobin,
     StaticRr,
+    LeastConn,
+    First,
+    Source,
+    /// `uri [whole] [len N] [depth N] [path-only]` (0: no limit).
+    Uri {
+        whole: bool,
+        path_only: bool,
+        len: u32,
+        depth: u32,
+    },
+    /// `url_param <name> [check_post]`.
+    UrlParam {
+        name: String,
+        check_post: bool,
+    },
+    /// `hdr(<name>) [use_domain_only]`.
+    Hdr {
+        name: String,
+        use_domain_only: bool,
+    },
+    /// `random[(<draws>)]` (2 draws by default).
+    Random {
+        draws: u32,
+    },
+    /// `hash <expr>`: the expression text, compiled by the runtime.
+    Hash {
+        expr: String,
+    },
+}
+
+impl Balance {
+    /// Whether the algorithm hashes a key (`hash-type` applies).
+    pub fn is_hash(&self) -> bool {
+        matches!(
+            self,
+            Balance::Source
+                | Balance::Uri { .. }
+                | Balance::UrlParam { .. }
+                | Balance::Hdr { .. }
+                | Balance::Hash { .. }
+        )
+    }
+}
+
+/// The function of `hash-type <method> <function>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HashFunc {
+    #[default]
+    Sdbm,
+    Djb2,
+    Wt6,
+    Crc32,
+}
+
+/// `hash-type`: map-based sdbm by default; `consistent` alone adds `avalanche`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct HashType {
+    pub consistent: bool,
+    pub func: HashFunc,
+    pub avalanche: bool,
 }
 
 /// A `bind` line: one or more addresses and its options.

@@ -42,7 +42,9 @@ pub(super) fn inherit(def: &ProxyBuild, name: &str, kind: Kind, span: &Span) -> 
         px.options.tcplog = false;
     }
     if cap.backend {
-        px.balance = d.balance;
+        px.balance = d.balance.clone();
+        px.hash_type = d.hash_type;
+        px.hash_balance_factor = d.hash_balance_factor;
         px.retries = d.retries;
         t.connect = dt.connect;
         t.server = dt.server;

@@ -6,6 +6,7 @@
 //! - `readers`: which code reads each accepted keyword (checked against the tables)
 //! - `unsupported`: what the model holds and the runtime refuses at startup
 
+mod balancer;
 pub mod readers;
 
 use std::net::SocketAddr;
@@ -158,6 +159,8 @@ impl FrontendRt {
 pub struct BackendRt {
     pub servers: Vec<ServerRt>,
     pub lb: Lb,
+    /// The expression of `balance hash <expr>`.
+    pub lb_expr: Option<crate::sample::expr::Expr>,
     /// Woken when a server with a `maxconn` releases a connection, so that streams
     /// queued because every server was full try again (the backend queue).
     pub queue: Notify,
@@ -227,7 +230,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 })
             })
             .collect::<Vec<_>>();
-        let weights: Vec<u32> = px.servers.iter().map(|s| s.weight).collect();
+        let (lb, lb_expr) = balancer::build(cfg, idx, &mut alerts);
         let backend = default_backend(cfg, idx);
         unsupported::refuse(px, &mut alerts);
         let rules = match action::compile_proxy(cfg, idx, &mut shared) {
@@ -268,12 +271,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 denied_req: Counter::new(threads),
                 listeners: FrontendRt::listeners(px),
             },
-            be: BackendRt {
-                lb: Lb::new(px.balance, &weights),
-                servers,
-                queue: Notify::new(),
-                cum_conn: Counter::new(threads),
-            },
+            be: BackendRt { lb, lb_expr, servers, queue: Notify::new(), cum_conn: Counter::new(threads) },
         });
     }
     let mut warnings = shared.warnings;

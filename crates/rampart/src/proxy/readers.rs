@@ -33,7 +33,9 @@ pub const READERS: &[(&str, &str)] = &[
     ("global tune.idle-pool.shared", "conn_pool: always per thread (by design)"),
     // proxy keywords
     ("backlog", "listener::bind_all"),
-    ("balance", "proxy::build: Lb::new"),
+    ("balance", "proxy::balancer::build"),
+    ("hash-type", "proxy::balancer::build: LbConfig::consistent, hasher"),
+    ("hash-balance-factor", "proxy::balancer::build: LbConfig::balance_factor"),
     ("bind", "listener::bind_all"),
     ("default-server", "rampart-cfg parse::server: copied into each server"),
     ("default_backend", "proxy::select_backend"),
@@ -69,7 +71,15 @@ pub const READERS: &[(&str, &str)] = &[
     ("option splice-response", "by design: splice (the 'no' form is refused)"),
     // balance algorithms
     ("balance roundrobin", "lb::roundrobin"),
-    ("balance static-rr", "lb"),
+    ("balance static-rr", "lb::roundrobin"),
+    ("balance leastconn", "lb::leastconn"),
+    ("balance first", "lb::first"),
+    ("balance random", "lb::random"),
+    ("balance source", "backend::key, lb::chash, lb::map"),
+    ("balance uri", "backend::key, lb::chash, lb::map"),
+    ("balance url_param", "backend::key, lb::chash, lb::map"),
+    ("balance hdr", "backend::key, lb::chash, lb::map"),
+    ("balance hash", "proxy::balancer (expression), backend::key"),
     // bind options
     ("bind backlog", "listener::bind_all"),
     ("bind name", "proxy::build: ListenerRt::name (so_name)"),

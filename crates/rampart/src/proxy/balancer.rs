@@ -1,0 +1,81 @@
+//! Builds a backend's balancer from its `balance`, `hash-type`,
+//! `hash-balance-factor` and server weights, and compiles the expression of
+//! `balance hash <expr>`.
+//! HAProxy counterpart: the `lbprm` set-up of `check_config_validity()`
+//! (src/cfgparse.c) and the expression check of `balance hash` (src/backend.c).
+
+use rampart_cfg::model::{Balance, HashFunc};
+use rampart_cfg::{Config, Diag};
+
+use crate::lb::{Algo, HashFn, Hasher, KeySource, Lb, LbConfig, UriOpts};
+use crate::sample::expr::{self, CompileCx, Expr, Place, Site};
+
+/// The balancer of proxy `idx` and its compiled `balance hash` expression; problems
+/// become alerts.
+pub fn build(cfg: &Config, idx: usize, alerts: &mut Vec<Diag>) -> (Lb, Option<Expr>) {
+    let px = &cfg.proxies[idx];
+    let algo = match &px.balance {
+        Balance::RoundRobin => Algo::RoundRobin,
+        Balance::StaticRr => Algo::StaticRr,
+        Balance::LeastConn => Algo::LeastConn,
+        Balance::First => Algo::First,
+        Balance::Random { draws } => Algo::Random(*draws),
+        Balance::Source => Algo::Hash(KeySource::Source),
+        Balance::Uri { whole, path_only, len, depth } => {
+            Algo::Hash(KeySource::Uri(UriOpts { whole: *whole, path_only: *path_only, len: *len, depth: *depth }))
+        }
+        Balance::UrlParam { name, .. } => Algo::Hash(KeySource::UrlParam(name.as_str().into())),
+        Balance::Hdr { name, use_domain_only } => {
+            Algo::Hash(KeySource::Hdr { name: name.as_str().into(), domain_only: *use_domain_only })
+        }
+        Balance::Hash { .. } => Algo::Hash(KeySource::Expr),
+    };
+    let lb_expr = match &px.balance {
+        Balance::Hash { expr } if px.cap.backend => compile(cfg, idx, expr, alerts),
+        _ => None,
+    };
+    let t = px.hash_type;
+    let func = match t.func {
+        HashFunc::Sdbm => HashFn::Sdbm,
+        HashFunc::Djb2 => HashFn::Djb2,
+        HashFunc::Wt6 => HashFn::Wt6,
+        HashFunc::Crc32 => HashFn::Crc32,
+    };
+    let lb_cfg = LbConfig {
+        algo,
+        consistent: t.consistent,
+        hasher: Hasher { func, avalanche: t.avalanche },
+        balance_factor: px.hash_balance_factor,
+    };
+    // Backup servers are picked apart (see `backend::pick_server`): they take no
+    // place in the active servers' tables.
+    let weights: Vec<u32> = px.servers.iter().map(|s| if s.backup { 0 } else { s.weight }).collect();
+    // HAProxy's automatic ids: 1, 2, ... in declaration order (`id` is not supported yet).
+    let ids: Vec<u32> = (1..=px.servers.len() as u32).collect();
+    (Lb::new(lb_cfg, &weights, &ids), lb_expr)
+}
+
+fn compile(cfg: &Config, idx: usize, text: &str, alerts: &mut Vec<Diag>) -> Option<Expr> {
+    let px = &cfg.proxies[idx];
+    let kind = if px.cap.frontend { "proxy" } else { "backend" };
+    let head = format!("{kind} '{}' : ", px.name);
+    let mut cx = CompileCx::new(cfg, idx, Site::UseServer);
+    match expr::compile(text, &mut cx) {
+        Ok(e) => match e.check_place(Place::BeSetSrv) {
+            Ok(()) => Some(e),
+            Err(needs) => {
+                let msg = format!(
+                    "{head}error detected while parsing 'balance hash' expression '{text}' which requires \
+                     information from {needs}, which is not available here."
+                );
+                alerts.push(Diag::alert(Some(px.span.clone()), msg));
+                None
+            }
+        },
+        Err(e) => {
+            let msg = format!("{head}failed to parse 'balance hash' expression '{text}' in : {e}.");
+            alerts.push(Diag::alert(Some(px.span.clone()), msg));
+            None
+        }
+    }
+}
