@@ -17,8 +17,10 @@ pub struct Map {
 }
 
 impl Map {
-    pub fn new(weights: &[u32]) -> Map {
-        let gcd = weights.iter().copied().filter(|&w| w > 0).fold(0, gcd);
+    /// `weights`: the servers' current weights (0 when out of rotation); `gcd`: the
+    /// common divisor of the configured weights (HAProxy computes it once, at startup,
+    /// over every server), see [`weights_gcd`].
+    pub fn new(weights: &[u32], gcd: u32) -> Map {
         let eweights: Vec<u32> = weights.iter().map(|&w| if gcd == 0 { 0 } else { w / gcd }).collect();
         let slots = fill(&eweights, |_| true);
         Map { eweights, slots }
@@ -86,6 +88,11 @@ fn fill(eweights: &[u32], usable: impl Fn(usize) -> bool) -> Vec<u32> {
     slots
 }
 
+/// The greatest common divisor of the positive weights (0 when there is none).
+pub fn weights_gcd(weights: &[u32]) -> u32 {
+    weights.iter().copied().filter(|&w| w > 0).fold(0, gcd)
+}
+
 fn gcd(a: u32, b: u32) -> u32 {
     if b == 0 {
         a
@@ -100,24 +107,31 @@ mod tests {
 
     #[test]
     fn weights_are_divided_by_their_gcd() {
-        let m = Map::new(&[2, 4, 0]);
+        let m = Map::new(&[2, 4, 0], weights_gcd(&[2, 4, 0]));
         assert_eq!(m.eweights, [1, 2, 0]);
         assert_eq!(m.len(), 3);
         assert_eq!(m.slots.iter().filter(|&&s| s == 1).count(), 2);
-        assert!(Map::new(&[0, 0]).is_empty());
+        assert!(Map::new(&[0, 0], weights_gcd(&[0, 0])).is_empty());
     }
 
     #[test]
     fn slot_order_is_haproxys() {
         // equal weights: declaration order
-        assert_eq!(Map::new(&[1, 1, 1]).slots, [0, 1, 2]);
+        assert_eq!(Map::new(&[1, 1, 1], weights_gcd(&[1, 1, 1])).slots, [0, 1, 2]);
         // weights 1 and 3: both score 1 at first, the first server wins the tie
-        assert_eq!(Map::new(&[1, 3]).slots, [0, 1, 1, 1]);
+        assert_eq!(Map::new(&[1, 3], weights_gcd(&[1, 3])).slots, [0, 1, 1, 1]);
+    }
+
+    #[test]
+    fn divisor_comes_from_the_configured_weights() {
+        // a server of weight 1 out of rotation still counts in the divisor
+        let m = Map::new(&[2, 0, 4], weights_gcd(&[2, 1, 4]));
+        assert_eq!(m.len(), 6);
     }
 
     #[test]
     fn hash_modulo_slots() {
-        let m = Map::new(&[1, 1, 1]);
+        let m = Map::new(&[1, 1, 1], weights_gcd(&[1, 1, 1]));
         assert_eq!(m.lookup(0, |_| true), Some(0));
         assert_eq!(m.lookup(4, |_| true), Some(1));
         assert_eq!(m.lookup(u32::MAX, |_| true), Some((u32::MAX % 3) as usize));
@@ -125,7 +139,7 @@ mod tests {
 
     #[test]
     fn unusable_server_rebuilds_without_it() {
-        let m = Map::new(&[1, 1, 1]);
+        let m = Map::new(&[1, 1, 1], weights_gcd(&[1, 1, 1]));
         // slot table without server 1 is [0, 2]: hash 4 -> slot 0
         assert_eq!(m.lookup(4, |s| s != 1), Some(0));
         assert_eq!(m.lookup(5, |s| s != 1), Some(2));

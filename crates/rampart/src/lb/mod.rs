@@ -22,7 +22,7 @@ mod map;
 mod random;
 mod roundrobin;
 
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
@@ -84,8 +84,13 @@ enum Table {
 #[derive(Debug)]
 pub struct Lb {
     cfg: LbConfig,
-    /// Current weight of each server (0 for backup servers: they are picked apart).
+    /// Current weight of each server.
     weights: Box<[AtomicU32]>,
+    /// Whether each server is in the active tables: not a backup (backups are picked
+    /// apart, see `backend::pick_server`), not disabled or down.
+    active: Box<[AtomicBool]>,
+    /// The common divisor of the configured weights (`hash-type map-based`).
+    gcd: u32,
     /// HAProxy's numeric server ids (`puid`), which place servers on the ring.
     ids: Box<[u32]>,
     /// Server indices by ascending id (`first`).
@@ -96,14 +101,16 @@ pub struct Lb {
 }
 
 impl Lb {
-    /// `weights[i]` is the weight of server `i` (0 for a backup server), `ids[i]` its
-    /// numeric id.
-    pub fn new(cfg: LbConfig, weights: &[u32], ids: &[u32]) -> Lb {
+    /// `weights[i]` is the configured weight of server `i`, `ids[i]` its numeric id,
+    /// `active[i]` whether it starts in the active tables (see [`Lb::set_active`]).
+    pub fn new(cfg: LbConfig, weights: &[u32], ids: &[u32], active: &[bool]) -> Lb {
         let mut by_id: Vec<u32> = (0..weights.len() as u32).collect();
         by_id.sort_by_key(|&i| ids.get(i as usize).copied().unwrap_or(i + 1));
         let lb = Lb {
             table: ArcSwap::from_pointee(Table::None),
             weights: weights.iter().map(|&w| AtomicU32::new(w)).collect(),
+            active: (0..weights.len()).map(|i| AtomicBool::new(active.get(i).copied().unwrap_or(true))).collect(),
+            gcd: map::weights_gcd(weights),
             ids: (0..weights.len()).map(|i| ids.get(i).copied().unwrap_or(i as u32 + 1)).collect(),
             by_id: by_id.into(),
             cursor: AtomicUsize::new(0),
@@ -121,6 +128,7 @@ impl Lb {
             LbConfig { algo: Algo::RoundRobin, consistent: false, hasher: Hasher::default(), balance_factor: 0 },
             weights,
             &ids,
+            &[],
         )
     }
 
@@ -141,9 +149,26 @@ impl Lb {
         self.cfg.hasher.hash(key)
     }
 
-    /// Current weight of server `i`.
+    /// Current weight of server `i` for picking: 0 while it is out of the active
+    /// tables.
     pub fn weight(&self, i: usize) -> u32 {
-        self.weights.get(i).map_or(0, |w| w.load(Ordering::Relaxed))
+        match (self.weights.get(i), self.active.get(i)) {
+            (Some(w), Some(a)) if a.load(Ordering::Relaxed) => w.load(Ordering::Relaxed),
+            _ => 0,
+        }
+    }
+
+    /// Puts server `i` in or out of the active tables, keeping its weight: for the
+    /// health checks and `set server state` (a server going DOWN or to MAINT, then UP).
+    /// The `usable` predicate of [`Lb::pick_keyed`] already skips such a server, which
+    /// is exact for every algorithm but `hash-type map-based`, whose slot table depends
+    /// on which servers are in it: call this on every state change.
+    pub fn set_active(&self, i: usize, active: bool) {
+        if let Some(a) = self.active.get(i) {
+            if a.swap(active, Ordering::Relaxed) != active {
+                self.rebuild();
+            }
+        }
     }
 
     /// Changes the weight of server `i` (0 takes it out of rotation) and rebuilds the
@@ -156,14 +181,14 @@ impl Lb {
     }
 
     fn rebuild(&self) {
-        let weights: Vec<u32> = self.weights.iter().map(|w| w.load(Ordering::Relaxed)).collect();
+        let weights: Vec<u32> = (0..self.weights.len()).map(|i| self.weight(i)).collect();
         let ring = || Ring::new(weights.iter().copied().zip(self.ids.iter().copied()));
         let table = match &self.cfg.algo {
             Algo::RoundRobin | Algo::StaticRr => Table::Cycle(RoundRobin::new(&weights)),
             Algo::LeastConn | Algo::First => Table::None,
             Algo::Random(_) => Table::Ring(ring()),
             Algo::Hash(_) if self.cfg.consistent => Table::Ring(ring()),
-            Algo::Hash(_) => Table::Map(Map::new(&weights)),
+            Algo::Hash(_) => Table::Map(Map::new(&weights, self.gcd)),
         };
         self.table.store(Arc::new(table));
     }

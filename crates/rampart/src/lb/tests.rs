@@ -4,7 +4,7 @@ use super::*;
 fn lb(algo: Algo, consistent: bool, weights: &[u32]) -> Lb {
     let ids: Vec<u32> = (1..=weights.len() as u32).collect();
     let hasher = Hasher { func: HashFn::Sdbm, avalanche: consistent };
-    Lb::new(LbConfig { algo, consistent, hasher, balance_factor: 0 }, weights, &ids)
+    Lb::new(LbConfig { algo, consistent, hasher, balance_factor: 0 }, weights, &ids, &[])
 }
 
 fn share(lb: &Lb, n: usize, picks: u32, key: impl Fn(u32) -> Option<u32>) -> Vec<u32> {
@@ -98,6 +98,7 @@ fn first_fills_in_id_order() {
         LbConfig { algo: Algo::First, consistent: false, hasher: Hasher::default(), balance_factor: 0 },
         &[1, 1, 1],
         &[3, 1, 2],
+        &[],
     );
     assert_eq!(lb.pick(|_| true), Some(1));
     assert_eq!(lb.pick(|i| i != 1), Some(2));
@@ -107,7 +108,7 @@ fn first_fills_in_id_order() {
 fn balance_factor_bounds_a_hot_key() {
     let hasher = Hasher { func: HashFn::Sdbm, avalanche: true };
     let cfg = LbConfig { algo: Algo::Hash(KeySource::Expr), consistent: true, hasher, balance_factor: 125 };
-    let lb = Lb::new(cfg, &[1, 1, 1, 1], &[1, 2, 3, 4]);
+    let lb = Lb::new(cfg, &[1, 1, 1, 1], &[1, 2, 3, 4], &[]);
     let mut load = [0u32; 4];
     let h = lb.hash(b"hot");
     for _ in 0..400 {
@@ -125,4 +126,16 @@ fn round_robin_constructor() {
     let lb = Lb::round_robin(&[1, 1]);
     assert_eq!((lb.pick(|_| true), lb.pick(|_| true)), (Some(0), Some(1)));
     assert!(lb.key_source().is_none());
+}
+
+#[test]
+fn inactive_servers_leave_the_map_but_keep_the_divisor() {
+    let lb = lb(Algo::Hash(KeySource::Expr), false, &[2, 1, 4]);
+    // 7 slots; without server 1: 6 slots of weights 2 and 4
+    lb.set_active(1, false);
+    assert_eq!(lb.weight(1), 0);
+    let s = share(&lb, 3, 6000, Some);
+    assert_eq!(s, [2000, 0, 4000]);
+    lb.set_active(1, true);
+    assert_eq!(share(&lb, 3, 7000, Some), [2000, 1000, 4000]);
 }

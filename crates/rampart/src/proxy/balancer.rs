@@ -47,12 +47,13 @@ pub fn build(cfg: &Config, idx: usize, alerts: &mut Vec<Diag>) -> (Lb, Option<Ex
         hasher: Hasher { func, avalanche: t.avalanche },
         balance_factor: px.hash_balance_factor,
     };
-    // Backup servers are picked apart (see `backend::pick_server`): they take no
-    // place in the active servers' tables.
-    let weights: Vec<u32> = px.servers.iter().map(|s| if s.backup { 0 } else { s.weight }).collect();
+    let weights: Vec<u32> = px.servers.iter().map(|s| s.weight).collect();
+    // Backup servers are picked apart (see `backend::pick_server`), disabled ones are
+    // in maintenance: neither is in the active servers' tables.
+    let active: Vec<bool> = px.servers.iter().map(|s| !s.backup && !s.disabled).collect();
     // HAProxy's automatic ids: 1, 2, ... in declaration order (`id` is not supported yet).
     let ids: Vec<u32> = (1..=px.servers.len() as u32).collect();
-    (Lb::new(lb_cfg, &weights, &ids), lb_expr)
+    (Lb::new(lb_cfg, &weights, &ids, &active), lb_expr)
 }
 
 fn compile(cfg: &Config, idx: usize, text: &str, alerts: &mut Vec<Diag>) -> Option<Expr> {
