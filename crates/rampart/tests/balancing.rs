@@ -165,8 +165,11 @@ fn consistent_ring_moves_only_the_removed_servers_keys() {
     assert!(moved > 10, "s3 had only {moved} keys");
 }
 
+/// Makes the request path and extra header lines of key number `k`.
+type KeyFn<'a> = &'a dyn Fn(usize) -> (String, String);
+
 /// The same keys through haproxy and rampart: the share that reached the same server.
-fn agreement(lines: &str, opts: &[&str], key: &dyn Fn(usize) -> (String, String)) -> Option<f64> {
+fn agreement(lines: &str, opts: &[&str], key: KeyFn<'_>) -> Option<f64> {
     let haproxy = haproxy_or_skip("balancing agreement with haproxy")?;
     let r = start_with(binary(), lines, &NAMES, opts);
     let h = start_with(haproxy, lines, &NAMES, opts);
@@ -192,7 +195,7 @@ fn agreement(lines: &str, opts: &[&str], key: &dyn Fn(usize) -> (String, String)
 fn same_server_as_haproxy() {
     let uri = |k: usize| (format!("/item/{k}?q={k}"), String::new());
     let hdr = |k: usize| ("/".to_owned(), format!("X: client-{k}\r\n"));
-    let cases: [(&str, &dyn Fn(usize) -> (String, String)); 8] = [
+    let cases: [(&str, KeyFn<'_>); 8] = [
         ("  balance uri\n  hash-type consistent\n", &uri),
         ("  balance uri\n  hash-type map-based\n", &uri),
         ("  balance hdr(x)\n  hash-type consistent\n", &hdr),

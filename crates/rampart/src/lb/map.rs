@@ -21,7 +21,7 @@ impl Map {
     /// common divisor of the configured weights (HAProxy computes it once, at startup,
     /// over every server), see [`weights_gcd`].
     pub fn new(weights: &[u32], gcd: u32) -> Map {
-        let eweights: Vec<u32> = weights.iter().map(|&w| if gcd == 0 { 0 } else { w / gcd }).collect();
+        let eweights: Vec<u32> = weights.iter().map(|&w| w.checked_div(gcd).unwrap_or(0)).collect();
         let slots = fill(&eweights, |_| true);
         Map { eweights, slots }
     }
