@@ -213,6 +213,11 @@ fn same_server_as_haproxy() {
     }
     let Some(rate) = agreement("  balance uri\n  hash-type consistent\n", weighted, &uri) else { return };
     assert!(rate >= 0.99, "weighted ring: {:.1}%", rate * 100.0);
+    // custom ids place the servers elsewhere on the ring
+    let Some(rate) = agreement("  balance uri\n  hash-type consistent\n", &["id 7", "", "id 2", "id 12"], &uri) else {
+        return;
+    };
+    assert!(rate >= 0.99, "custom ids: {:.1}%", rate * 100.0);
     // a server out of rotation: HAProxy takes it out of its tree or map
     let one_off: &[&str] = &["weight 2", "", "disabled", "weight 3"];
     for lines in ["  balance uri\n  hash-type consistent\n", "  balance uri\n  hash-type map-based\n"] {

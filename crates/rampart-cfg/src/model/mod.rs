@@ -530,6 +530,8 @@ pub struct Server {
     pub maxconn: Option<u32>,
     pub backup: bool,
     pub disabled: bool,
+    /// `id` (HAProxy's `puid`, > 0, unique in the backend); `None`: assigned at startup.
+    pub id: Option<u32>,
     /// Health-check settings, parsed and kept for the health-check issue.
     pub check: CheckOptions,
     pub span: Span,

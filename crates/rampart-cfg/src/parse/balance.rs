@@ -251,6 +251,20 @@ mod tests {
     }
 
     #[test]
+    fn server_ids() {
+        let cfg = parse_ok("backend b\n server s1 127.0.0.1:1 id 7\n server s2 127.0.0.1:2\n");
+        assert_eq!(cfg.proxies[0].servers.iter().map(|s| s.id).collect::<Vec<_>>(), [Some(7), None]);
+        let a = alerts("backend b\n server s1 127.0.0.1:1 id 3\n server s2 127.0.0.1:2 id 3\n");
+        assert_eq!(a.len(), 1);
+        assert!(a[0].starts_with("'server b/s2' : 'id' : custom id 3 already used at "), "{a:?}");
+        assert!(a[0].ends_with(":2 ('server s1')."), "{a:?}");
+        assert_eq!(
+            alerts("backend b\n default-server id 4\n"),
+            ["'id' option is not accepted in default-server sections"]
+        );
+    }
+
+    #[test]
     fn messages_are_haproxys() {
         let a = |l: &str| alerts(&format!("backend b\n {l}\n"));
         assert_eq!(

@@ -69,12 +69,21 @@ pub(crate) struct ServerSettings {
     pub maxconn: Option<u32>,
     pub backup: bool,
     pub disabled: bool,
+    /// `id`: a `server` line's own (refused on `default-server`).
+    pub id: Option<u32>,
     pub check: CheckOptions,
 }
 
 impl Default for ServerSettings {
     fn default() -> Self {
-        ServerSettings { weight: 1, maxconn: None, backup: false, disabled: false, check: CheckOptions::default() }
+        ServerSettings {
+            weight: 1,
+            maxconn: None,
+            backup: false,
+            disabled: false,
+            id: None,
+            check: CheckOptions::default(),
+        }
     }
 }
 

@@ -87,6 +87,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("bind v6only", "listener::bind_inet"),
     // server options
     ("server backup", "proxy::build: ServerRt::backup"),
+    ("server id", "proxy::balancer::server_ids (ring positions, `first` order)"),
     ("server disabled", "proxy::build: ServerRt::disabled"),
     ("server weight", "proxy::build: Lb weights"),
     ("server maxconn", "proxy::build: ServerRt::maxconn"),
