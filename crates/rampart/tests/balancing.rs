@@ -225,3 +225,14 @@ fn same_server_as_haproxy() {
         assert!(rate >= 0.99, "{lines:?} with a disabled server: {:.1}%", rate * 100.0);
     }
 }
+
+#[test]
+fn allbackups_balances_over_every_backup() {
+    let lines = "  option allbackups\n";
+    let s = start(lines, &NAMES, &["disabled", "backup", "backup weight 2", "backup disabled"]);
+    let t = tally((0..30).map(|_| who(&s, "/", "")));
+    assert_eq!((n(&t, "s2"), n(&t, "s3")), (10, 20), "{t:?}");
+    // without the option, only the first backup
+    let s = start("", &NAMES, &["disabled", "backup", "backup weight 2", "backup disabled"]);
+    assert_eq!(n(&tally((0..6).map(|_| who(&s, "/", ""))), "s2"), 6);
+}

@@ -378,7 +378,7 @@ pub static OPTIONS: &[OptionKw] = &[
     opt("abortonclose", D | L | B, true, Yes),
     opt("accept-invalid-http-request", D | F | L, true, No),
     opt("accept-invalid-http-response", D | L | B, true, No),
-    opt("allbackups", D | L | B, true, No),
+    opt("allbackups", D | L | B, true, Yes),
     opt("checkcache", D | L | B, true, No),
     opt("clitcpka", D | F | L, true, No),
     opt("contstats", D | F | L, true, No),

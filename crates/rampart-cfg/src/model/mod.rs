@@ -380,6 +380,9 @@ pub struct ProxyOptions {
     pub http_conn_mode: HttpConnMode,
     pub redispatch: bool,
     pub abortonclose: bool,
+    /// `option allbackups`: balance over every backup server (not only the first)
+    /// when no active server is usable.
+    pub allbackups: bool,
     /// `option log-health-checks`, kept for the health-check issue.
     pub log_health_checks: bool,
     /// `option http-buffer-request`: wait for the whole request body (up to the buffer)

@@ -91,7 +91,8 @@ pub enum Reuse {
 
 /// Picks a server of backend `be` with its load-balancing algorithm, among the active
 /// servers below their `maxconn`. As in HAProxy, backup servers are used only when no
-/// active server is enabled (the first usable one, without `option allbackups`): active
+/// active server is enabled (the first usable one, or all of them balanced with
+/// `option allbackups`): active
 /// servers that are merely full make the stream wait in the queue instead. `avoid` is
 /// skipped when another server is usable. `key` is the stream's hash key
 /// ([`key::lb_key`]) for a hashing backend.
@@ -107,6 +108,9 @@ pub fn pick_server(be: &ProxyRt, avoid: Option<usize>, key: Option<u32>) -> Opti
     }
     if (0..servers.len()).any(enabled) {
         return be.be.lb.pick_keyed(key, active, load);
+    }
+    if let Some(lb) = &be.be.lb_backup {
+        return lb.pick_keyed(key, |i| servers[i].backup && servers[i].usable(), load);
     }
     servers.iter().position(|s| s.backup && s.usable())
 }

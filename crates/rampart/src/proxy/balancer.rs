@@ -10,9 +10,9 @@ use rampart_cfg::{Config, Diag};
 use crate::lb::{Algo, HashFn, Hasher, KeySource, Lb, LbConfig, UriOpts};
 use crate::sample::expr::{self, CompileCx, Expr, Place, Site};
 
-/// The balancer of proxy `idx` and its compiled `balance hash` expression; problems
-/// become alerts.
-pub fn build(cfg: &Config, idx: usize, alerts: &mut Vec<Diag>) -> (Lb, Option<Expr>) {
+/// The balancer of proxy `idx`, its compiled `balance hash` expression, and with
+/// `option allbackups` the balancer of its backup servers; problems become alerts.
+pub fn build(cfg: &Config, idx: usize, alerts: &mut Vec<Diag>) -> (Lb, Option<Expr>, Option<Lb>) {
     let px = &cfg.proxies[idx];
     let algo = match &px.balance {
         Balance::RoundRobin => Algo::RoundRobin,
@@ -52,7 +52,11 @@ pub fn build(cfg: &Config, idx: usize, alerts: &mut Vec<Diag>) -> (Lb, Option<Ex
     // in maintenance: neither is in the active servers' tables.
     let active: Vec<bool> = px.servers.iter().map(|s| !s.backup && !s.disabled).collect();
     let ids = server_ids(px.servers.iter().map(|s| s.id));
-    (Lb::new(lb_cfg, &weights, &ids, &active), lb_expr)
+    let backup = px.options.allbackups.then(|| {
+        let backups: Vec<bool> = px.servers.iter().map(|s| s.backup && !s.disabled).collect();
+        Lb::new(lb_cfg.clone(), &weights, &ids, &backups)
+    });
+    (Lb::new(lb_cfg, &weights, &ids, &active), lb_expr, backup)
 }
 
 fn compile(cfg: &Config, idx: usize, text: &str, alerts: &mut Vec<Diag>) -> Option<Expr> {

@@ -161,6 +161,9 @@ pub struct BackendRt {
     pub lb: Lb,
     /// The expression of `balance hash <expr>`.
     pub lb_expr: Option<crate::sample::expr::Expr>,
+    /// With `option allbackups`: the same algorithm over the backup servers, used when
+    /// no active server is enabled.
+    pub lb_backup: Option<Lb>,
     /// Woken when a server with a `maxconn` releases a connection, so that streams
     /// queued because every server was full try again (the backend queue).
     pub queue: Notify,
@@ -230,7 +233,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 })
             })
             .collect::<Vec<_>>();
-        let (lb, lb_expr) = balancer::build(cfg, idx, &mut alerts);
+        let (lb, lb_expr, lb_backup) = balancer::build(cfg, idx, &mut alerts);
         let backend = default_backend(cfg, idx);
         unsupported::refuse(px, &mut alerts);
         let rules = match action::compile_proxy(cfg, idx, &mut shared) {
@@ -271,7 +274,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 denied_req: Counter::new(threads),
                 listeners: FrontendRt::listeners(px),
             },
-            be: BackendRt { lb, lb_expr, servers, queue: Notify::new(), cum_conn: Counter::new(threads) },
+            be: BackendRt { lb, lb_expr, lb_backup, servers, queue: Notify::new(), cum_conn: Counter::new(threads) },
         });
     }
     let mut warnings = shared.warnings;

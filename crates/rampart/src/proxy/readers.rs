@@ -60,6 +60,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("timeout tunnel", "proxy::timeouts, splice"),
     // options
     ("option abortonclose", "proxy::build: ProxyRt::abortonclose"),
+    ("option allbackups", "proxy::balancer::build: BackendRt::lb_backup, backend::pick_server"),
     ("option forwardfor", "proxy::build: ProxyRt::forwardfor"),
     ("option http-keep-alive", "proxy::build: ProxyRt::http_conn_mode"),
     ("option http-server-close", "proxy::build: ProxyRt::http_conn_mode"),
