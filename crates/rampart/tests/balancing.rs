@@ -236,3 +236,20 @@ fn allbackups_balances_over_every_backup() {
     let s = start("", &NAMES, &["disabled", "backup", "backup weight 2", "backup disabled"]);
     assert_eq!(n(&tally((0..6).map(|_| who(&s, "/", ""))), "s2"), 6);
 }
+
+#[test]
+fn retry_on_none_gives_up_at_the_first_failure() {
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let live = HttpBackend::start("s2");
+    let run = |lines: &str| {
+        let cfg = cfg(&format!("  option redispatch\n  retries 1\n{lines}"), &["s1", "s2"], &[]);
+        let proxy = start_binary(binary(), &cfg, &[("s1", dead), ("s2", live.addr())]);
+        // round robin starts on s1, the dead one
+        let mut c = RawClient::connect(proxy.addr("fe1")).unwrap();
+        c.send("GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n").unwrap();
+        c.read_response().unwrap().status
+    };
+    assert_eq!(run(""), 200, "redispatched to s2");
+    assert_eq!(run("  retry-on none\n"), 503);
+    assert_eq!(run("  retry-on conn-failure\n"), 200);
+}

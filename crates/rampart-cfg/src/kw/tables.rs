@@ -303,7 +303,7 @@ pub static PROXY: &[ProxyKw] = &[
     px("rate-limit", D | F | L, No),
     px("redirect", F | L | B, Yes),
     px("retries", D | L | B, Yes),
-    px("retry-on", D | L | B, No),
+    px("retry-on", D | L | B, Partial("'none' and 'conn-failure'; response-based conditions are not supported yet")),
     px("server", L | B, Partial(SERVER_PARTIAL)),
     px("server-state-file-name", D | L | B, No),
     px("server-template", L | B, No),

@@ -206,6 +206,9 @@ pub struct Proxy {
     pub http_reuse: HttpReuse,
     /// `retries` (default 3): connection attempts after the first one.
     pub retries: u32,
+    /// `retry-on`: whether a failed connection is retried (`conn-failure`, the
+    /// default; `none` turns it off). The other conditions are refused for now.
+    pub retry_on_conn_failure: bool,
     /// The error pages given as complete HTTP responses, one per status: `errorfile
     /// <code> <file>`, `errorfiles <section> [<code>...]` and `http-error status <code>
     /// errorfile <file>`, resolved in file order (the last one for a status wins, also

@@ -1,8 +1,9 @@
-//! `balance`, `hash-type` and `hash-balance-factor`.
+//! `balance`, `hash-type`, `hash-balance-factor` and `retry-on`.
 //!
 //! HAProxy counterparts: `backend_parse_balance()` (src/backend.c) and the
 //! `hash-type` / `hash-balance-factor` branches of `cfg_parse_listen()`
-//! (src/cfgparse-listen.c). The messages are HAProxy 2.6's.
+//! (src/cfgparse-listen.c), `proxy_parse_retry_on()` (src/proxy.c). The messages
+//! are HAProxy 2.6's.
 
 use crate::model::{Balance, HashFunc, HashType};
 
@@ -200,6 +201,55 @@ pub(super) fn parse_hash_balance_factor(cx: &mut Ctx<'_>, words: &[String]) {
     cx.pb.px.hash_balance_factor = v;
 }
 
+/// `retry-on <condition>...`: `none` (alone) or `conn-failure`; a condition on the
+/// response (`empty-response`, `503`, `all-retryable-errors`...) needs the request kept
+/// for a replay, which the stream does not do yet.
+pub(super) fn parse_retry_on(cx: &mut Ctx<'_>, words: &[String]) {
+    if arg(words, 1).is_empty() {
+        cx.alert("'retry-on' needs at least one keyword to specify when to retry");
+        return;
+    }
+    if !cx.cap().backend {
+        cx.alert("'retry-on' only available in backend or listen section");
+        return;
+    }
+    let mut conn_failure = false;
+    for (i, w) in words.iter().enumerate().skip(1) {
+        match w.as_str() {
+            "conn-failure" => conn_failure = true,
+            "none" if i != 1 || words.len() > 2 => {
+                cx.alert("'retry-on' 'none' keyworld only usable alone");
+                return;
+            }
+            "none" => {}
+            "empty-response"
+            | "response-timeout"
+            | "401"
+            | "403"
+            | "404"
+            | "408"
+            | "425"
+            | "500"
+            | "501"
+            | "502"
+            | "503"
+            | "504"
+            | "0rtt-rejected"
+            | "junk-response"
+            | "all-retryable-errors" => {
+                // TODO(#10): layer-7 retries (replaying the request after a response).
+                cx.alert(not_yet(&format!("retry-on {w}")));
+                return;
+            }
+            _ => {
+                cx.alert(format!("'retry-on': unknown keyword '{w}'"));
+                return;
+            }
+        }
+    }
+    cx.pb.px.retry_on_conn_failure = conn_failure;
+}
+
 #[cfg(test)]
 mod tests {
     use crate::model::{Balance, HashFunc, HashType};
@@ -245,6 +295,11 @@ mod tests {
             HashType { consistent: false, func: HashFunc::Wt6, avalanche: true }
         );
         assert_eq!(be(" hash-balance-factor 150\n").hash_balance_factor, 150);
+        assert!(be("").retry_on_conn_failure);
+        assert!(!be(" retry-on none\n").retry_on_conn_failure);
+        assert!(be(" retry-on none\n retry-on conn-failure\n").retry_on_conn_failure);
+        let cfg = parse_ok("defaults\n retry-on none\nbackend b\n");
+        assert!(!cfg.proxies[0].retry_on_conn_failure);
         let cfg = parse_ok("defaults\n hash-type consistent crc32\n balance source\nbackend b\n");
         assert_eq!(cfg.proxies[0].hash_type.func, HashFunc::Crc32);
         assert_eq!(cfg.proxies[0].balance, Balance::Source);
@@ -292,6 +347,11 @@ mod tests {
             a("hash-type map-based sdbm x"),
             ["'hash-type' only supports 'avalanche' as a modifier for hash functions."]
         );
+        assert_eq!(a("retry-on"), ["'retry-on' needs at least one keyword to specify when to retry"]);
+        assert_eq!(a("retry-on foo"), ["'retry-on': unknown keyword 'foo'"]);
+        assert_eq!(a("retry-on none 404"), ["'retry-on' 'none' keyworld only usable alone"]);
+        assert_eq!(a("retry-on conn-failure 503"), ["'retry-on 503' is not supported yet"]);
+        assert_eq!(alerts("frontend f\n retry-on none\n"), ["'retry-on' only available in backend or listen section"]);
         assert_eq!(a("hash-balance-factor 50"), ["'hash-balance-factor' must be 0 or greater than 100."]);
         assert_eq!(a("hash-balance-factor"), ["'hash-balance-factor' expects an integer argument."]);
         assert_eq!(

@@ -257,7 +257,8 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 .then(|| WaitBody { time: timeouts(&px.timeouts).http_request, at_least: 0 }),
             http_conn_mode: px.options.http_conn_mode,
             http_reuse: px.http_reuse,
-            retries: px.retries,
+            // `retry-on none`: a failed connection is not retried
+            retries: if px.retry_on_conn_failure { px.retries } else { 0 },
             redispatch: px.options.redispatch,
             abortonclose: px.options.abortonclose,
             errors: ErrorPages::new(&px.errorfiles),

@@ -45,6 +45,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("mode", "proxy::build: ProxyRt::mode"),
     ("option", "the option table below"),
     ("retries", "proxy::build: ProxyRt::retries"),
+    ("retry-on", "proxy::build: ProxyRt::retries (none: 0)"),
     ("server", "proxy::build: BackendRt::servers"),
     ("timeout", "the timeout table below"),
     ("use_backend", "proxy::select_backend"),
