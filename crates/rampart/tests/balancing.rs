@@ -253,3 +253,14 @@ fn retry_on_none_gives_up_at_the_first_failure() {
     assert_eq!(run("  retry-on none\n"), 503);
     assert_eq!(run("  retry-on conn-failure\n"), 200);
 }
+
+#[test]
+fn static_rr_sequence_is_haproxys() {
+    let Some(haproxy) = haproxy_or_skip("static-rr sequence against haproxy") else { return };
+    let opts = ["weight 1", "weight 2", "weight 3", "weight 4"];
+    let r = start_with(binary(), "  balance static-rr\n", &NAMES, &opts);
+    let h = start_with(haproxy, "  balance static-rr\n", &NAMES, &opts);
+    let ours: Vec<String> = (0..20).map(|_| who(&r, "/", "")).collect();
+    let theirs: Vec<String> = (0..20).map(|_| who(&h, "/", "")).collect();
+    assert_eq!(ours, theirs);
+}

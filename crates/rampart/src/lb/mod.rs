@@ -4,7 +4,8 @@
 //! HAProxy counterpart: src/lb_*.c and the algorithm dispatch of `assign_server()`
 //! (src/backend.c).
 //!
-//! - `roundrobin`: smooth weighted rotation (`roundrobin` and `static-rr`).
+//! - `roundrobin`: smooth weighted rotation (`roundrobin`; `static-rr` walks the
+//!   map-based table in HAProxy's order).
 //! - `leastconn`, `first`, `random`: one file each.
 //! - `hash`: HAProxy's hash functions and the key extraction of `source`, `uri`,
 //!   `url_param`, `hdr`.
@@ -184,7 +185,9 @@ impl Lb {
         let weights: Vec<u32> = (0..self.weights.len()).map(|i| self.weight(i)).collect();
         let ring = || Ring::new(weights.iter().copied().zip(self.ids.iter().copied()));
         let table = match &self.cfg.algo {
-            Algo::RoundRobin | Algo::StaticRr => Table::Cycle(RoundRobin::new(&weights)),
+            Algo::RoundRobin => Table::Cycle(RoundRobin::new(&weights)),
+            // HAProxy's static-rr walks the map-based table, in its slot order
+            Algo::StaticRr => Table::Map(Map::new(&weights, self.gcd)),
             Algo::LeastConn | Algo::First => Table::None,
             Algo::Random(_) => Table::Ring(ring()),
             Algo::Hash(_) if self.cfg.consistent => Table::Ring(ring()),

@@ -139,3 +139,11 @@ fn inactive_servers_leave_the_map_but_keep_the_divisor() {
     lb.set_active(1, true);
     assert_eq!(share(&lb, 3, 7000, Some), [2000, 1000, 4000]);
 }
+
+#[test]
+fn static_rr_walks_haproxys_map_order() {
+    let lb = lb(Algo::StaticRr, false, &[1, 3]);
+    let seq: Vec<_> = (0..8).map(|_| lb.pick(|_| true).unwrap()).collect();
+    assert_eq!(seq, [0, 1, 1, 1, 0, 1, 1, 1]);
+    assert_eq!(lb.pick(|i| i == 0), Some(0));
+}
