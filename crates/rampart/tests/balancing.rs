@@ -218,6 +218,23 @@ fn same_server_as_haproxy() {
         return;
     };
     assert!(rate >= 0.99, "custom ids: {:.1}%", rate * 100.0);
+    // the other key sources
+    let abs = |k: usize| (format!("http://t/a{k}/item?q={k}"), String::new());
+    let param = |k: usize| (format!("/p?a=1&id=user{k}&z"), String::new());
+    let host = |k: usize| ("/".to_owned(), format!("X-Host: www.site{k}.com\r\n"));
+    let cookie = |k: usize| ("/".to_owned(), format!("Cookie: a=b; sid=s{k}\r\n"));
+    let more: [(&str, KeyFn<'_>); 6] = [
+        ("  balance uri path-only\n  hash-type consistent\n", &abs),
+        ("  balance uri depth 3 len 40\n", &abs),
+        ("  balance url_param id\n  hash-type consistent\n", &param),
+        ("  balance hdr(x-host) use_domain_only\n", &host),
+        ("  balance hash req.cook(sid)\n  hash-type consistent\n", &cookie),
+        ("  balance hash req.cook(sid),lower\n", &cookie),
+    ];
+    for (lines, key) in more {
+        let Some(rate) = agreement(lines, weighted, key) else { return };
+        assert!(rate >= 0.99, "{lines:?}: {:.1}%", rate * 100.0);
+    }
     // a server out of rotation: HAProxy takes it out of its tree or map
     let one_off: &[&str] = &["weight 2", "", "disabled", "weight 3"];
     for lines in ["  balance uri\n  hash-type consistent\n", "  balance uri\n  hash-type map-based\n"] {
@@ -263,4 +280,16 @@ fn static_rr_sequence_is_haproxys() {
     let ours: Vec<String> = (0..20).map(|_| who(&r, "/", "")).collect();
     let theirs: Vec<String> = (0..20).map(|_| who(&h, "/", "")).collect();
     assert_eq!(ours, theirs);
+}
+
+#[test]
+fn source_and_hash_in_tcp_mode() {
+    for lines in ["  mode tcp\n  balance source\n", "  mode tcp\n  balance hash src\n  hash-type consistent\n"] {
+        let backends: Vec<HttpBackend> = NAMES.iter().map(|n| HttpBackend::start(n)).collect();
+        let addrs: Vec<(&str, SocketAddr)> = NAMES.iter().copied().zip(backends.iter().map(|b| b.addr())).collect();
+        let text = cfg(lines, &NAMES, &[]).replace("frontend fe1\n", "frontend fe1\n  mode tcp\n");
+        let s = Setup { proxy: start_binary(binary(), &text, &addrs), _backends: backends };
+        let t = tally((0..8).map(|_| who(&s, "/", "")));
+        assert_eq!(t.len(), 1, "{lines:?}: {t:?}");
+    }
 }

@@ -190,7 +190,7 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
     }
     s.srv = ana::switching::server(s, be, input(txn, front.req_buf(), sess));
     ana::inner::run(s, txn, front.req_buf(), sess);
-    let key = if s.srv.is_none() { ana::switching::lb_key(s, be, input(txn, front.req_buf(), sess)) } else { None };
+    let key = ana::switching::lb_key(s, be, input(txn, front.req_buf(), sess));
 
     let server = match front.connect(be, s.srv, key).await {
         Ok(c) => {
