@@ -21,7 +21,7 @@ fn lb(algo: Algo, consistent: bool, n: usize) -> Lb {
 /// ns per pick over about `budget`.
 fn measure(lb: &Lb, n: usize, keyed: bool, budget: Duration) -> f64 {
     let loads: Vec<AtomicU32> = (0..n).map(|i| AtomicU32::new(i as u32 % 7)).collect();
-    let keys: Vec<u32> = (0..1024u32).map(|k| hash::full_hash(k)).collect();
+    let keys: Vec<u32> = (0..1024u32).map(hash::full_hash).collect();
     let mut picks = 0u64;
     let start = Instant::now();
     while start.elapsed() < budget {
