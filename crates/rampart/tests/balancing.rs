@@ -293,3 +293,18 @@ fn source_and_hash_in_tcp_mode() {
         assert_eq!(t.len(), 1, "{lines:?}: {t:?}");
     }
 }
+
+#[test]
+fn peak_ewma_avoids_a_slow_server() {
+    use rampart_testkit::Reply;
+    let slow =
+        HttpBackend::builder("s1").reply(Reply::ok().body("s1").delay(std::time::Duration::from_millis(150))).start();
+    let fast: Vec<HttpBackend> = ["s2", "s3"].iter().map(|n| HttpBackend::start(n)).collect();
+    let addrs = [("s1", slow.addr()), ("s2", fast[0].addr()), ("s3", fast[1].addr())];
+    let proxy = start_binary(binary(), &cfg("  balance peak-ewma decay 20s\n", &NAMES[..3], &[]), &addrs);
+    let s = Setup { proxy, _backends: Vec::new() };
+    let t = tally((0..40).map(|_| who(&s, "/", "")));
+    // round robin would send it 13; once measured it loses every draw
+    assert!(n(&t, "s1") <= 3, "{t:?}");
+    assert!(n(&t, "s2") >= 10 && n(&t, "s3") >= 10, "{t:?}");
+}

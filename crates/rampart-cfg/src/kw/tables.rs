@@ -452,6 +452,7 @@ pub static BALANCE_ALGOS: &[Kw] = &[
     kw("random", Yes),
     kw("rdp-cookie", No),
     kw("hash", Yes),
+    kw("peak-ewma", Partial("rampart extension, not in HAProxy: response-time aware power of two choices")),
 ];
 
 /// Words HAProxy compares last, in its order, when it looks for a proxy keyword close to

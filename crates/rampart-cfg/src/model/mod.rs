@@ -459,6 +459,10 @@ pub enum Balance {
     Hash {
         expr: String,
     },
+    /// `peak-ewma [decay <time>]` (rampart extension; decay 10s by default).
+    PeakEwma {
+        decay: Duration,
+    },
 }
 
 impl Balance {

@@ -8,7 +8,7 @@
 use crate::model::{Balance, HashFunc, HashType};
 
 use super::proxy::Ctx;
-use super::value::atol;
+use super::value::{atol, parse_time_ms};
 use super::{arg, not_yet};
 
 pub(super) fn parse_balance(cx: &mut Ctx<'_>, words: &[String]) {
@@ -62,6 +62,8 @@ fn balance(args: &[&str]) -> Result<Balance, Refusal> {
             }
             Balance::Hash { expr: at(1).to_owned() }
         }
+        // rampart extension: response-time aware power of two choices
+        "peak-ewma" => peak_ewma(&args[1..])?,
         _ if algo.starts_with("random") => Balance::Random { draws: draws(&algo[6..])? },
         _ if algo.starts_with("hdr(") => {
             let name = algo[4..].split(')').next().filter(|n| !n.is_empty() && algo[4..].contains(')'));
@@ -126,6 +128,19 @@ fn uri(args: &[&str]) -> Result<Balance, Refusal> {
         }
     }
     Ok(Balance::Uri { whole, path_only, len, depth })
+}
+
+/// `peak-ewma [decay <time>]`.
+fn peak_ewma(args: &[&str]) -> Result<Balance, Refusal> {
+    let decay = match args {
+        [] => std::time::Duration::from_secs(10),
+        ["decay", t] => match parse_time_ms(t).ok().and_then(|ms| ms.duration()) {
+            Some(d) => d,
+            None => return Err(Refusal::Bad(format!("peak-ewma : 'decay' expects a positive time (got '{t}')."))),
+        },
+        _ => return Err(Refusal::Bad("peak-ewma only accepts 'decay <time>'.".into())),
+    };
+    Ok(Balance::PeakEwma { decay })
 }
 
 /// `random` or `random(<draws>)` (the text after `random`).
@@ -279,6 +294,9 @@ mod tests {
             Balance::Hdr { name: "Host".into(), use_domain_only: true }
         );
         assert_eq!(be(" balance hash req.cook(x)\n").balance, Balance::Hash { expr: "req.cook(x)".into() });
+        let secs = std::time::Duration::from_secs;
+        assert_eq!(be(" balance peak-ewma\n").balance, Balance::PeakEwma { decay: secs(10) });
+        assert_eq!(be(" balance peak-ewma decay 30s\n").balance, Balance::PeakEwma { decay: secs(30) });
     }
 
     #[test]
@@ -336,6 +354,8 @@ mod tests {
         assert_eq!(a("balance url_param a b"), ["balance url_param only accepts 'check_post' modifier (got 'b')."]);
         assert_eq!(a("balance url_param a check_post"), ["'balance url_param check_post' is not supported yet"]);
         assert_eq!(a("balance hash"), ["balance hash requires a sample expression."]);
+        assert_eq!(a("balance peak-ewma decay 0"), ["balance peak-ewma : 'decay' expects a positive time (got '0')."]);
+        assert_eq!(a("balance peak-ewma foo"), ["balance peak-ewma only accepts 'decay <time>'."]);
         assert_eq!(a("balance rdp-cookie"), ["'balance rdp-cookie' is not supported yet"]);
         assert!(a("balance foo")[0].starts_with("balance only supports 'roundrobin', 'static-rr'"));
         assert_eq!(

@@ -115,6 +115,30 @@ pub fn pick_server(be: &ProxyRt, avoid: Option<usize>, key: Option<u32>) -> Opti
     servers.iter().position(|s| s.backup && s.usable())
 }
 
+/// Times a server's answer for balancers that learn from response times
+/// (`balance peak-ewma`); free for the others.
+#[derive(Debug)]
+pub struct ResponseProbe<'a> {
+    lb: &'a crate::lb::Lb,
+    srv: usize,
+    sent: Option<std::time::Instant>,
+}
+
+impl<'a> ResponseProbe<'a> {
+    /// Starts timing, when the balancer of `be` wants it, a request sent to `srv`.
+    pub fn start(be: &'a ProxyRt, srv: usize) -> ResponseProbe<'a> {
+        let lb = &be.be.lb;
+        ResponseProbe { lb, srv, sent: lb.wants_latency().then(std::time::Instant::now) }
+    }
+
+    /// The final response head arrived with `status` (5xx and 429 count as failures).
+    pub fn response(&self, status: u16) {
+        if let (Some(t0), 200..) = (self.sent, status) {
+            self.lb.observe(self.srv, t0.elapsed(), status >= 500 || status == 429);
+        }
+    }
+}
+
 /// How often a stream waiting for a server checks whether its client left
 /// (`option abortonclose`).
 const ABORT_CHECK_EVERY: Duration = Duration::from_millis(100);
@@ -166,7 +190,11 @@ pub async fn connect(
     let attempts = be.retries + 1;
     for attempt in 1..=attempts {
         let server = &be.be.servers[srv];
-        match connect_addr(server.addr, be.timeouts.connect).await {
+        let result = connect_addr(server.addr, be.timeouts.connect).await;
+        if result.is_err() {
+            be.be.lb.observe(srv, Duration::ZERO, true);
+        }
+        match result {
             Ok(stream) => return Ok(ServerConn { stream, srv, uses: 0, from_pool: false, _busy: busy }),
             Err(timed_out) if attempt < attempts => {
                 let redispatch = be.redispatch && attempt + 1 == attempts;

@@ -11,6 +11,7 @@
 //!   `url_param`, `hdr`.
 //! - `chash`: the consistent ring (`hash-type consistent`, and `random`).
 //! - `map`: the slot table of `hash-type map-based`.
+//! - `peak_ewma`: `balance peak-ewma`, a rampart extension (response-time aware).
 //!
 //! Weights can change at run time ([`Lb::set_weight`]): the weighted tables are
 //! rebuilt and swapped in atomically, picks never take a lock.
@@ -20,6 +21,7 @@ mod first;
 pub mod hash;
 mod leastconn;
 mod map;
+mod peak_ewma;
 mod random;
 mod roundrobin;
 
@@ -57,6 +59,8 @@ pub enum Algo {
     First,
     /// `random(<draws>)`.
     Random(u32),
+    /// `peak-ewma [decay <time>]` (rampart extension).
+    PeakEwma(std::time::Duration),
     Hash(KeySource),
 }
 
@@ -99,6 +103,8 @@ pub struct Lb {
     table: ArcSwap<Table>,
     /// Rotation for ties and for round robin over a ring or map.
     cursor: AtomicUsize,
+    /// Response-time averages (`peak-ewma` only).
+    ewma: Option<peak_ewma::PeakEwma>,
 }
 
 impl Lb {
@@ -115,6 +121,10 @@ impl Lb {
             ids: (0..weights.len()).map(|i| ids.get(i).copied().unwrap_or(i as u32 + 1)).collect(),
             by_id: by_id.into(),
             cursor: AtomicUsize::new(0),
+            ewma: match cfg.algo {
+                Algo::PeakEwma(decay) => Some(peak_ewma::PeakEwma::new(weights.len(), decay)),
+                _ => None,
+            },
             cfg,
         };
         lb.rebuild();
@@ -143,6 +153,24 @@ impl Lb {
             Algo::Hash(k) => Some(k),
             _ => None,
         }
+    }
+
+    /// Whether the stream must report response times ([`Lb::observe`]).
+    pub fn wants_latency(&self) -> bool {
+        self.ewma.is_some()
+    }
+
+    /// Reports how long server `i` took to answer (to its response head), or that it
+    /// failed (connection error, 5xx, 429), for `peak-ewma`.
+    pub fn observe(&self, i: usize, rtt: std::time::Duration, failed: bool) {
+        if let Some(e) = &self.ewma {
+            e.observe(i, rtt, failed);
+        }
+    }
+
+    /// The current response-time average of server `i` (`peak-ewma`), for the stats.
+    pub fn ewma_cost(&self, i: usize) -> Option<std::time::Duration> {
+        self.ewma.as_ref().map(|e| e.cost(i))
     }
 
     /// Hashes a key the way this backend's `hash-type` says.
@@ -189,7 +217,7 @@ impl Lb {
             // HAProxy's static-rr walks the map-based table, in its slot order
             Algo::StaticRr => Table::Map(Map::new(&weights, self.gcd)),
             Algo::LeastConn | Algo::First => Table::None,
-            Algo::Random(_) => Table::Ring(ring()),
+            Algo::Random(_) | Algo::PeakEwma(_) => Table::Ring(ring()),
             Algo::Hash(_) if self.cfg.consistent => Table::Ring(ring()),
             Algo::Hash(_) => Table::Map(Map::new(&weights, self.gcd)),
         };
@@ -220,6 +248,10 @@ impl Lb {
             (Algo::LeastConn, _) => leastconn::pick(&self.cursor, n, weight, usable, load),
             (Algo::First, _) => first::pick(&self.by_id, weight, usable),
             (Algo::Random(draws), Table::Ring(ring)) => random::pick(ring, *draws, weight, usable, load),
+            (Algo::PeakEwma(_), Table::Ring(ring)) => match &self.ewma {
+                Some(e) => e.pick(ring, weight, usable, load),
+                None => None,
+            },
             (_, Table::Ring(ring)) => match key {
                 Some(h) if self.cfg.balance_factor > 0 => {
                     let w = weights_of(self);

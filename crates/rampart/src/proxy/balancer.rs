@@ -29,6 +29,7 @@ pub fn build(cfg: &Config, idx: usize, alerts: &mut Vec<Diag>) -> (Lb, Option<Ex
             Algo::Hash(KeySource::Hdr { name: name.as_str().into(), domain_only: *use_domain_only })
         }
         Balance::Hash { .. } => Algo::Hash(KeySource::Expr),
+        Balance::PeakEwma { decay } => Algo::PeakEwma(*decay),
     };
     let lb_expr = match &px.balance {
         Balance::Hash { expr } if px.cap.backend => compile(cfg, idx, expr, alerts),

@@ -82,6 +82,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("balance url_param", "backend::key, lb::chash, lb::map"),
     ("balance hdr", "backend::key, lb::chash, lb::map"),
     ("balance hash", "proxy::balancer (expression), backend::key"),
+    ("balance peak-ewma", "lb::peak_ewma, backend::ResponseProbe"),
     // bind options
     ("bind backlog", "listener::bind_all"),
     ("bind name", "proxy::build: ListenerRt::name (so_name)"),
