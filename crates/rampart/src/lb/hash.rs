@@ -129,7 +129,7 @@ pub fn uri_part(uri: &[u8], o: UriOpts) -> &[u8] {
     for (i, &c) in uri.iter().enumerate() {
         if c == b'/' {
             slashes += 1;
-            if o.depth > 0 && slashes == o.depth + 1 {
+            if o.depth > 0 && slashes == o.depth.saturating_add(1) {
                 return &uri[..i];
             }
         } else if c == b'?' && !o.whole {
@@ -217,6 +217,7 @@ mod tests {
         assert_eq!(uri_part(b"/a/b/c", UriOpts { depth: 2, ..d }), b"/a/b");
         assert_eq!(uri_part(b"/a/b/c", UriOpts { len: 3, ..d }), b"/a/");
         assert_eq!(uri_part(b"", d), b"");
+        assert_eq!(uri_part(b"/a/b", UriOpts { depth: u32::MAX, len: u32::MAX, ..d }), b"/a/b");
     }
 
     #[test]
