@@ -234,6 +234,9 @@ impl Lb {
     /// for a hashing algorithm (`None`: no key in the request, round robin as HAProxy
     /// falls back to); `load(i)` is the number of streams server `i` serves now
     /// (`leastconn`, `random`, `hash-balance-factor`).
+    // COMPAT: when the server a key hashes to is full (`maxconn`), HAProxy queues the
+    // stream on that server; rampart has only a backend queue and takes the next usable
+    // server of the ring (or the map of the usable servers) instead.
     pub fn pick_keyed(
         &self,
         key: Option<u32>,
