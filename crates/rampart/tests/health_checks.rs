@@ -224,12 +224,14 @@ fn disabled_servers_and_no_check_are_left_alone() {
 }
 
 /// The same events through haproxy and rampart print the same lines (durations aside).
+/// The 1s interval of b1 spreads the first checks 200ms apart (its active server is
+/// reported DOWN before its backup, whatever the load).
 #[test]
 fn messages_match_haproxy() {
     let Some(haproxy) = haproxy_or_skip("messages_match_haproxy") else { return };
     let cfg = "global\n spread-checks 0\n\
                frontend fe1\n bind fd@${fe1}\n default_backend b1\n\
-               backend b1\n server s1 ${s1_addr}:${s1_port} check inter 100ms\n server s2 ${s2_addr}:${s2_port} check inter 100ms backup\n\
+               backend b1\n server s1 ${s1_addr}:${s1_port} check inter 1s\n server s2 ${s2_addr}:${s2_port} check inter 1s backup\n\
                backend b2\n option httpchk GET /\n server s3 ${s3_addr}:${s3_port} check inter 100ms\n\
                backend b3\n option httpchk GET /\n http-check expect ! string nope\n http-check expect comment mine status 200\n server s4 ${s4_addr}:${s4_port} check inter 100ms\n\
                backend l4\n option log-health-checks\n server s5 ${s5_addr}:${s5_port} check inter 100ms rise 1 fall 2\n";

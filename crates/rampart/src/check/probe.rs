@@ -83,6 +83,9 @@ fn apply_agent_reply(
         }
         None => {}
     }
+    if r.admin.is_some() {
+        report::sync_lb(px, srv);
+    }
     if let Some(w) = r.weight(st.uweight()) {
         report::change_weight(px, srv, w);
     }

@@ -97,6 +97,7 @@ fn change_state(px: &ProxyRt, srv: usize, next: OperState, reason: Option<&Check
     let before = available(px);
     let maint = st.is_maint();
     st.set_oper(next);
+    sync_lb(px, srv);
     if maint {
         return;
     }
@@ -135,9 +136,23 @@ fn change_state(px: &ProxyRt, srv: usize, next: OperState, reason: Option<&Check
 pub(super) fn change_weight(px: &ProxyRt, srv: usize, weight: u32) {
     let before = available(px);
     px.be.servers[srv].state.set_eweight(weight);
+    let lb = if px.be.servers[srv].backup { px.be.lb_backup.as_ref() } else { Some(&px.be.lb) };
+    if let Some(lb) = lb {
+        lb.set_weight(srv, weight);
+    }
     let (act, bck) = available(px);
     if before.0 + before.1 > 0 && act + bck == 0 {
         emit(Level::Alert, &format!("{} '{}' has no server available!", proxy_type(px), px.name));
+    }
+}
+
+/// Tells the balancer of server `srv` whether it is in rotation (its tables depend on
+/// it for `hash-type map-based`); call after every state change of the server.
+pub(crate) fn sync_lb(px: &ProxyRt, srv: usize) {
+    let server = &px.be.servers[srv];
+    let lb = if server.backup { px.be.lb_backup.as_ref() } else { Some(&px.be.lb) };
+    if let Some(lb) = lb {
+        lb.set_active(srv, server.state.is_up());
     }
 }
 

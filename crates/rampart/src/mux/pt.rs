@@ -52,7 +52,8 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
 
     async fn connect(&mut self, be: usize) -> bool {
         let rt = &self.sess.rt;
-        match backend::connect_unless_aborted(self.client, rt, be, Reuse::No, None).await {
+        let key = backend::key::tcp_key(rt, &self.sess.conn, self.sess.fe, be);
+        match backend::connect_unless_aborted(self.client, rt, be, Reuse::No, None, key).await {
             Some(Ok(conn)) => {
                 if let Some(t) = self.trace {
                     t.set_server(conn.stream.as_raw_fd());

@@ -101,8 +101,14 @@ pub trait HttpFront {
     fn keep_sess_vars(&mut self, vars: VarStore);
 
     /// Gets a connection to a server of backend `be`: `srv` when a rule chose it (and it
-    /// is usable), else the balancer's pick; an idle one when `http-reuse` allows.
-    fn connect(&mut self, be: usize, srv: Option<usize>) -> impl Future<Output = Result<Conn, ConnectFail>> + Send;
+    /// is usable), else the balancer's pick (with `key`, the hash key of a hashing
+    /// backend); an idle one when `http-reuse` allows.
+    fn connect(
+        &mut self,
+        be: usize,
+        srv: Option<usize>,
+        key: Option<u32>,
+    ) -> impl Future<Output = Result<Conn, ConnectFail>> + Send;
 
     /// Sends the request (`req`, its slices into [`HttpFront::req_buf`]) over `conn`,
     /// streams its body, reads the response head into `res`, and calls `on_response`

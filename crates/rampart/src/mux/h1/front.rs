@@ -179,7 +179,12 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
         self.conn.extra().sess_vars = Some(vars);
     }
 
-    async fn connect(&mut self, be_idx: usize, srv: Option<usize>) -> Result<ServerConn, ConnectFail> {
+    async fn connect(
+        &mut self,
+        be_idx: usize,
+        srv: Option<usize>,
+        key: Option<u32>,
+    ) -> Result<ServerConn, ConnectFail> {
         let rt = &self.sess.rt;
         let be = &rt.proxies[be_idx];
         if be.http_reuse == HttpReuse::Never {
@@ -190,7 +195,7 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
             }
         }
         let reuse = self.reuse(be.http_reuse);
-        match backend::connect_unless_aborted(self.client, rt, be_idx, reuse, srv).await {
+        match backend::connect_unless_aborted(self.client, rt, be_idx, reuse, srv, key).await {
             Some(Ok(sc)) => Ok(sc),
             Some(Err(_)) => Err(ConnectFail::NoServer),
             // `option abortonclose`: the client left before a server took the request.
