@@ -11,6 +11,9 @@ pub struct HealthCheck {
     /// The HTTP request and expect rules (`option httpchk` arguments, `http-check
     /// send|expect`), `None` when neither was written.
     pub http: Option<HttpCheck>,
+    /// The line of the section that wrote `http` (a proxy that writes its own rules
+    /// starts over instead of adding to those of its `defaults`).
+    pub http_owner: Option<(std::sync::Arc<str>, u32)>,
     /// `http-check disable-on-404`: a 404 reply puts an UP server in NOLB (stopping).
     pub disable_on_404: bool,
     /// `http-check send-state`: add `X-Haproxy-Server-State` to the check request.

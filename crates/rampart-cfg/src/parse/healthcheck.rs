@@ -15,7 +15,8 @@ pub(super) fn parse_option_httpchk(cx: &mut Ctx<'_>, words: &[String]) {
     if cx.ignored_without(false, "option httpchk", "") || cx.too_many(words, 3, 1) {
         return;
     }
-    let mut http = cx.pb.px.options.health.http.take().unwrap_or_default();
+    // the option starts a new rule set (HAProxy drops the inherited one)
+    let mut http = HttpCheck::default();
     match &words[2.min(words.len())..] {
         [] => {}
         [uri] => http.uri = uri.clone(),
@@ -36,8 +37,10 @@ pub(super) fn parse_option_httpchk(cx: &mut Ctx<'_>, words: &[String]) {
             }
         }
     }
+    let owner = section(cx);
     let health = &mut cx.pb.px.options.health;
     health.http = Some(http);
+    health.http_owner = Some(owner);
     health.httpchk = true;
     health.proto = None;
 }
@@ -75,6 +78,23 @@ fn deprecated_tail(lines: &[&str], http: &mut HttpCheck) {
     http.body = body.join("\r\n");
 }
 
+/// The section being parsed, as an owner of rules.
+fn section(cx: &Ctx<'_>) -> (std::sync::Arc<str>, u32) {
+    (cx.pb.px.span.file.clone(), cx.pb.px.span.line)
+}
+
+/// The rule set this section adds to: the one it started, or a fresh one (rules
+/// inherited from `defaults` are dropped as soon as a proxy writes its own).
+fn own_rules<'a>(cx: &'a mut Ctx<'_>) -> &'a mut HttpCheck {
+    let owner = section(cx);
+    let health = &mut cx.pb.px.options.health;
+    if health.http_owner.as_ref() != Some(&owner) {
+        health.http = None;
+        health.http_owner = Some(owner);
+    }
+    health.http.get_or_insert_with(HttpCheck::default)
+}
+
 /// `http-check <action> ...`.
 pub(super) fn parse_http_check(cx: &mut Ctx<'_>, words: &[String]) {
     if cx.ignored_without(false, "http-check", "") {
@@ -94,9 +114,7 @@ pub(super) fn parse_http_check(cx: &mut Ctx<'_>, words: &[String]) {
         // HTTP checks do not print: it is accepted and has no effect.
         "comment" if !arg(words, 2).is_empty() => Ok(()),
         "send" => parse_send(cx, &words[2..]),
-        "expect" => parse_expect(&words[2..]).map(|e| {
-            cx.pb.px.options.health.http.get_or_insert_with(HttpCheck::default).expects.push(e);
-        }),
+        "expect" => parse_expect(&words[2..]).map(|e| own_rules(cx).expects.push(e)),
         "connect" | "set-var" | "unset-var" => Err(not_yet(&format!("http-check {action}"))),
         "" => Err("'http-check' expects 'comment', 'connect', 'disable-on-404', 'expect', 'send', \
                    'send-state', 'set-var' or 'unset-var'."
@@ -114,12 +132,13 @@ pub(super) fn parse_http_check(cx: &mut Ctx<'_>, words: &[String]) {
 /// `http-check send [meth <m>] [uri <u>] [ver <v>] [hdr <name> <value>]* [body <s>]
 /// [comment <c>]`.
 fn parse_send(cx: &mut Ctx<'_>, args: &[String]) -> Result<(), String> {
-    let mut http = cx.pb.px.options.health.http.clone().unwrap_or_default();
+    let mut http = own_rules(cx).clone();
     if !http.expects.is_empty() {
         return Err(
             "'http-check send' after an 'http-check expect' is not supported yet (one request per check).".into()
         );
     }
+    let mut hdrs = Vec::new();
     let mut i = 0;
     while i < args.len() {
         let word = args[i].as_str();
@@ -141,7 +160,7 @@ fn parse_send(cx: &mut Ctx<'_>, args: &[String]) -> Result<(), String> {
                 let (Some(name), Some(value)) = (val(1), args.get(i + 2)) else {
                     return Err("'http-check send' : 'hdr' expects <name> and <value> as arguments.".into());
                 };
-                http.hdrs.push((name.to_owned(), value.clone()));
+                hdrs.push((name.to_owned(), value.clone()));
                 i += 3;
             }
             "uri-lf" | "body-lf" => return Err(not_yet(&format!("http-check send {word}"))),
@@ -153,7 +172,12 @@ fn parse_send(cx: &mut Ctx<'_>, args: &[String]) -> Result<(), String> {
             }
         }
     }
-    cx.pb.px.options.health.http = Some(http);
+    // headers given here replace those of the request so far (the deprecated tail of
+    // `option httpchk` included)
+    if !hdrs.is_empty() {
+        http.hdrs = hdrs;
+    }
+    *own_rules(cx) = http;
     Ok(())
 }
 
@@ -272,10 +296,29 @@ mod tests {
     }
 
     #[test]
-    fn defaults_are_inherited() {
-        let cfg = parse_ok("defaults\n option httpchk GET /d\n http-check expect status 200\nbackend b\n");
-        let h = cfg.proxies[0].options.health.http.as_ref().expect("httpchk");
-        assert_eq!((h.uri.as_str(), h.expects.len()), ("/d", 1));
+    fn defaults_are_inherited_until_a_proxy_writes_its_own_rules() {
+        let cfg = parse_ok(
+            "defaults\n option httpchk GET /d HTTP/1.1\\r\\nHdr:\\ gone\n http-check send hdr Host h body b\n\
+             http-check expect status 200\n\
+             backend b1\nbackend b2\n option httpchk\nbackend b3\n http-check send hdr X-New 1\n",
+        );
+        let h = |i: usize| cfg.proxies[i].options.health.http.clone().expect("httpchk");
+        // inherited whole: the send's headers replaced the option's
+        let b1 = h(0);
+        assert_eq!(
+            (b1.meth.as_str(), b1.uri.as_str(), b1.ver.as_str(), b1.body.as_str()),
+            ("GET", "/d", "HTTP/1.1", "b")
+        );
+        assert_eq!(b1.hdrs, [("Host".to_owned(), "h".to_owned())]);
+        assert_eq!(b1.expects.len(), 1);
+        // the option starts over
+        let b2 = h(1);
+        assert_eq!((b2.meth.as_str(), b2.hdrs.len(), b2.expects.len()), ("OPTIONS", 0, 0));
+        // so does a proxy's own http-check rule
+        let b3 = h(2);
+        assert_eq!((b3.meth.as_str(), b3.uri.as_str(), b3.body.as_str()), ("OPTIONS", "/", ""));
+        assert_eq!(b3.hdrs, [("X-New".to_owned(), "1".to_owned())]);
+        assert!(cfg.proxies[2].options.health.httpchk, "the option itself is inherited");
     }
 
     #[test]

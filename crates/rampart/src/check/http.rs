@@ -172,7 +172,7 @@ fn render_request(http: &HttpCheck) -> (Vec<u8>, Vec<u8>) {
     if !http.body.is_empty() || (v11 && !no_body_method) {
         tail.extend_from_slice(format!("content-length: {}\r\n", http.body.len()).as_bytes());
     }
-    if v11 {
+    if v11 && !http.hdrs.iter().any(|(n, _)| n.eq_ignore_ascii_case("connection")) {
         tail.extend_from_slice(b"connection: close\r\n");
     }
     tail.extend_from_slice(b"\r\n");
