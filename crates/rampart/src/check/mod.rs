@@ -218,3 +218,57 @@ pub fn build_agent(px: &Proxy, srv: &Server, addr: SocketAddr) -> Result<Option<
         log_health_checks: px.options.log_health_checks,
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rampart_cfg::{parse_str, LexCtx};
+
+    fn runtime(text: &str) -> Result<Runtime, Vec<String>> {
+        let ctx = LexCtx { env: &|_| None, version: "2.6.12", features: &[] };
+        let loaded = parse_str("t.cfg", text, &ctx);
+        let cfg = loaded.config.unwrap_or_else(|| panic!("config refused: {:?}", loaded.diags.list));
+        crate::proxy::build(&cfg, 100, 1).map_err(|d| d.into_iter().map(|d| d.message).collect())
+    }
+
+    const T: &str = "defaults\n timeout client 1s\n timeout server 1s\n timeout connect 1s\n";
+
+    #[test]
+    fn first_checks_are_spread_over_the_smallest_long_interval() {
+        let rt = runtime(&format!(
+            "{T}backend b\n server s1 127.0.0.1:1 check inter 2s\n server s2 127.0.0.1:2 check inter 4s\n\
+             server s3 127.0.0.1:3 check inter 100ms agent-check agent-port 9 agent-inter 1s\n server s4 127.0.0.1:4\n"
+        ))
+        .expect("builds");
+        let got: Vec<(usize, bool, u128)> =
+            schedule(&rt).iter().map(|c| (c.srv, c.agent, c.delay.as_millis())).collect();
+        // four checks, pace = 1s (the agent's, the smallest of at least 1s), each check's
+        // own interval when longer
+        assert_eq!(got, [(0, false, 0), (1, false, 1000), (2, false, 500), (2, true, 750)]);
+    }
+
+    #[test]
+    fn check_settings_and_their_defaults() {
+        let rt = runtime(&format!(
+            "{T} timeout check 3s\n option log-health-checks\nbackend b\n server s1 127.0.0.1:80 check\n\
+             server s2 127.0.0.1:80 check addr 127.0.0.2 port 8080 inter 1s rise 4 fall 5\n"
+        ))
+        .expect("builds");
+        let c = |i: usize| rt.proxies[0].be.servers[i].check.as_ref().expect("check");
+        assert_eq!((c(0).inter, c(0).rise, c(0).fall), (DEFAULT_INTER, 2, 3));
+        assert_eq!((c(0).timeout_check, c(0).log_health_checks), (Some(Duration::from_secs(3)), true));
+        assert_eq!(c(1).addr, "127.0.0.2:8080".parse().expect("addr"));
+        assert_eq!((c(1).inter, c(1).rise, c(1).fall), (Duration::from_secs(1), 4, 5));
+    }
+
+    #[test]
+    fn refusals_at_startup() {
+        let e = runtime(&format!("{T}backend b\n server s 127.0.0.1:80 agent-check\n")).unwrap_err();
+        assert_eq!(e, ["'server b/s' : server s does not have agent port. Agent check has been disabled."]);
+        let e = runtime(&format!(
+            "{T}backend b\n option httpchk\n http-check expect rstring (\n server s 127.0.0.1:80 check\n"
+        ))
+        .unwrap_err();
+        assert!(e[0].starts_with("'http-check expect' : regex '(' : "), "{e:?}");
+    }
+}
