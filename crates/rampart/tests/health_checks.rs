@@ -357,3 +357,33 @@ fn agent_weight_zero_leaves_no_server() {
     agent.say("100%\n");
     rampart_testkit::eventually!(http_get(proxy.addr("fe1"), "/").status == 200);
 }
+
+/// `observe layer7`: a server answering 500s goes DOWN after `error-limit` of them,
+/// with the same message as haproxy's (the stream that saw the last 500 still counts as
+/// a session on the server, there too).
+#[test]
+fn observe_layer7_marks_a_failing_server_down() {
+    let cfg = "listen fe1\n bind fd@${fe1}\n balance roundrobin\n\
+               server s1 ${s1_addr}:${s1_port} check inter 10s observe layer7 error-limit 3 on-error mark-down\n\
+               server s2 ${s2_addr}:${s2_port} check inter 10s observe layer7 error-limit 3 on-error mark-down\n";
+    let run = |binary: &str| {
+        let s1 = FlappyBackend::start("s1", Mode::Status500);
+        let s2 = FlappyBackend::start("s2", Mode::Up);
+        let proxy = start(binary, &[("s1", s1.addr()), ("s2", s2.addr())], cfg);
+        // round robin: s1 answers every other request, until it is DOWN
+        let statuses: Vec<u16> = (0..10).map(|_| http_get(proxy.addr("fe1"), "/").status).collect();
+        wait_for(&proxy, "Server fe1/s1 is DOWN");
+        let lines = check_lines(&proxy.output());
+        (statuses, lines)
+    };
+    let (statuses, ours) = run(RAMPART);
+    assert_eq!(statuses.iter().filter(|&&s| s == 500).count(), 3, "{statuses:?}");
+    assert_eq!(
+        ours,
+        ["[WARNING]  Server fe1/s1 is DOWN, reason: Health analyze, info: \"Detected 3 consecutive errors, last one was: \
+          Wrong http response\". 1 active and 0 backup servers left. 1 sessions active, 0 requeued, 0 remaining in queue."]
+    );
+    let Some(haproxy) = haproxy_or_skip("observe_layer7_marks_a_failing_server_down") else { return };
+    let (theirs_statuses, theirs) = run(haproxy.to_str().expect("utf-8 path"));
+    assert_eq!((statuses, ours), (theirs_statuses, theirs));
+}

@@ -572,4 +572,28 @@ pub struct CheckOptions {
     pub agent_addr: Option<String>,
     pub agent_inter: Option<Duration>,
     pub agent_send: Option<String>,
+    /// `observe layer4|layer7` (`None`: `none`, the default).
+    pub observe: Option<Observe>,
+    /// `error-limit` (HAProxy's default: 10).
+    pub error_limit: Option<u32>,
+    /// `on-error` (HAProxy's default: `fail-check`).
+    pub on_error: Option<OnError>,
+}
+
+/// `observe`: which traffic errors count against a server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Observe {
+    /// Connection failures.
+    Layer4,
+    /// Connection failures and 5xx responses (but 501 and 505).
+    Layer7,
+}
+
+/// `on-error`: what `error-limit` consecutive errors do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnError {
+    FastInter,
+    FailCheck,
+    SuddenDeath,
+    MarkDown,
 }

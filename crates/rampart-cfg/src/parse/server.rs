@@ -6,7 +6,7 @@
 //! extra period (its `display_parser_err()`); we keep both.
 
 use crate::kw::{self, Support};
-use crate::model::Server;
+use crate::model::{Observe, OnError, Server};
 
 use super::addr::{check_probe_addr, parse_server_addr};
 use super::proxy::{Ctx, ServerSettings};
@@ -142,6 +142,32 @@ fn apply_option(word: &str, value: &str, s: &mut ServerSettings, srv: &str) -> R
         "disabled" => s.disabled = true,
         "check" => s.check.enabled = true,
         "no-check" => s.check.enabled = false,
+        "observe" => {
+            s.check.observe = match value {
+                "" => return Err(format!("'{word}' expects <mode> as argument.\n")),
+                "none" => None,
+                "layer4" => Some(Observe::Layer4),
+                "layer7" => Some(Observe::Layer7),
+                _ => return Err(format!("'{word}' expects one of 'none', 'layer4', 'layer7' but got '{value}'\n")),
+            }
+        }
+        "error-limit" => {
+            if value.is_empty() {
+                return Err(format!("'{word}' expects an integer argument."));
+            }
+            s.check.error_limit = Some(
+                u32::try_from(atol(value)).ok().filter(|&v| v > 0).ok_or_else(|| format!("{word} has to be > 0."))?,
+            );
+        }
+        "on-error" => s.check.on_error = Some(match value {
+            "fastinter" => OnError::FastInter,
+            "fail-check" => OnError::FailCheck,
+            "sudden-death" => OnError::SuddenDeath,
+            "mark-down" => OnError::MarkDown,
+            _ => return Err(format!(
+                "'{word}' expects one of 'fastinter', 'fail-check', 'sudden-death' or 'mark-down' but got '{value}'"
+            )),
+        }),
         "agent-check" => s.check.agent = true,
         "no-agent-check" => s.check.agent = false,
         "agent-inter" => s.check.agent_inter = Some(check_delay(word, value, srv)?),
@@ -264,16 +290,25 @@ mod tests {
         );
         // every refusal of the line is reported, up to an unknown word
         assert_eq!(
-            a("send-proxy weight 300 check inter 0 observe layer4 wieght 3 ssl"),
+            a("send-proxy weight 300 check inter 0 slowstart 1s wieght 3 ssl"),
             [
                 "'server b/s' : 'send-proxy' is not supported yet",
                 "'server b/s' : weight of server s is not within 0 and 256 (300)..",
                 "'server b/s' : invalid value 0 for argument 'inter' of server s..",
-                "'server b/s' : 'observe' is not supported yet",
+                "'server b/s' : 'slowstart' is not supported yet",
                 "'server b/s' : unknown keyword 'wieght'; did you mean 'weight' maybe ?"
             ]
         );
         assert_eq!(a("check 1"), ["'server b/s' : unknown keyword '1'."]);
+        assert_eq!(
+            a("observe layer9"),
+            ["'server b/s' : 'observe' expects one of 'none', 'layer4', 'layer7' but got 'layer9'\n."]
+        );
+        assert_eq!(a("error-limit 0"), ["'server b/s' : error-limit has to be > 0.."]);
+        assert_eq!(
+            a("on-error x"),
+            ["'server b/s' : 'on-error' expects one of 'fastinter', 'fail-check', 'sudden-death' or 'mark-down' but got 'x'."]
+        );
         assert_eq!(
             alerts("backend b\n default-server wieght 3\n"),
             ["unknown keyword 'wieght'; did you mean 'weight' maybe ? Hint: no address was expected for this server."]

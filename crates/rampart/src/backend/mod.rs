@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use tokio::net::{TcpSocket, TcpStream};
 
+use crate::check::{self, Event};
 use crate::conn_pool::{self, IdleConn};
 use crate::io::{idle_conn_alive, Sock};
 use crate::proxy::{ProxyRt, Runtime, ServerRt};
@@ -119,6 +120,8 @@ pub fn pick_server(be: &ProxyRt, avoid: Option<usize>, key: Option<u32>) -> Opti
 /// (`balance peak-ewma`); free for the others.
 #[derive(Debug)]
 pub struct ResponseProbe<'a> {
+    /// The backend (for `observe layer7`).
+    be: &'a ProxyRt,
     lb: &'a crate::lb::Lb,
     srv: usize,
     sent: Option<std::time::Instant>,
@@ -128,11 +131,12 @@ impl<'a> ResponseProbe<'a> {
     /// Starts timing, when the balancer of `be` wants it, a request sent to `srv`.
     pub fn start(be: &'a ProxyRt, srv: usize) -> ResponseProbe<'a> {
         let lb = &be.be.lb;
-        ResponseProbe { lb, srv, sent: lb.wants_latency().then(std::time::Instant::now) }
+        ResponseProbe { be, lb, srv, sent: lb.wants_latency().then(std::time::Instant::now) }
     }
 
     /// The final response head arrived with `status` (5xx and 429 count as failures).
     pub fn response(&self, status: u16) {
+        check::observe(self.be, self.srv, Event::Http(status));
         if let (Some(t0), 200..) = (self.sent, status) {
             self.lb.observe(self.srv, t0.elapsed(), status >= 500 || status == 429);
         }
@@ -194,6 +198,7 @@ pub async fn connect(
         if result.is_err() {
             be.be.lb.observe(srv, Duration::ZERO, true);
         }
+        check::observe(be, srv, if result.is_ok() { Event::L4Ok } else { Event::L4Err });
         match result {
             Ok(stream) => return Ok(ServerConn { stream, srv, uses: 0, from_pool: false, _busy: busy }),
             Err(timed_out) if attempt < attempts => {
@@ -257,7 +262,9 @@ async fn assign_server(
 /// response byte (no retry count is consumed, as the failure was the pool's).
 pub async fn reconnect(rt: &Arc<Runtime>, be_idx: usize, srv: usize) -> Result<ServerConn, ConnectError> {
     let be = &rt.proxies[be_idx];
-    match connect_addr(be.be.servers[srv].addr, be.timeouts.connect).await {
+    let result = connect_addr(be.be.servers[srv].addr, be.timeouts.connect).await;
+    check::observe(be, srv, if result.is_ok() { Event::L4Ok } else { Event::L4Err });
+    match result {
         Ok(stream) => Ok(ServerConn { stream, srv, uses: 0, from_pool: false, _busy: Busy::new(rt, be_idx, srv) }),
         Err(_) => connect(rt, be_idx, Reuse::No, None, None).await,
     }

@@ -10,11 +10,13 @@
 //! - `http`: `option httpchk` requests and `http-check expect` evaluation
 //! - `probe`: one check: connect, and for HTTP checks an exchange, within the timeouts
 //! - `tcpcheck`: the tcp-check rule engine (`option tcp-check`, `redis-check`, `smtpchk`)
+//! - `passive`: `observe`: traffic errors counted against a server
 //! - `report`: applying a result: counters, server state, messages
 
 mod agent;
 mod health;
 mod http;
+mod passive;
 mod probe;
 mod report;
 mod status;
@@ -24,12 +26,13 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
-use rampart_cfg::model::{Config, Proxy, Server};
+use rampart_cfg::model::{Config, Observe, OnError, Proxy, Server};
 use rampart_cfg::{Diag, Span};
 
 pub use agent::{AgentReply, AgentRt};
 pub use health::Health;
 pub use http::{HttpChk, Outcome};
+pub use passive::{observe, Event};
 pub use status::{CheckResult, CheckStatus};
 pub use tcpcheck::TcpChk;
 
@@ -61,6 +64,10 @@ pub struct CheckRt {
     pub http: Option<Arc<HttpChk>>,
     /// The backend's tcp-check rules (`option tcp-check`, `redis-check`, `smtpchk`).
     pub tcp: Option<Arc<TcpChk>>,
+    /// `observe`, `error-limit`, `on-error` (passive checks).
+    pub observe: Option<Observe>,
+    pub error_limit: u32,
+    pub on_error: OnError,
 }
 
 /// The compiled check kinds of a backend, shared by its servers.
@@ -118,6 +125,9 @@ pub fn build(
         spread: cfg.global.spread_checks,
         http: chks.http.clone(),
         tcp: chks.tcp.clone(),
+        observe: c.observe,
+        error_limit: c.error_limit.unwrap_or(10),
+        on_error: c.on_error.unwrap_or(OnError::FailCheck),
     }))
 }
 

@@ -30,15 +30,29 @@ pub(super) async fn run(rt: Arc<Runtime>, be: usize, srv: usize, first: Duration
     let px = &rt.proxies[be];
     let server = &px.be.servers[srv];
     let Some(chk) = server.check.as_ref() else { return };
+    let st = &server.state;
     let mut health = Health::new(chk.rise, chk.fall);
     let mut rng = Jitter::new(be, srv);
     tokio::time::sleep(first).await;
     while !rt.global.is_stopping() {
         let start = Instant::now();
+        health.health = st.health_or(chk.rise);
         let out = probe(px, server, chk, &health, rt.bufsize).await;
+        // the passive checks may have moved the counter meanwhile
+        health.health = st.health_or(chk.rise);
         report::apply(px, srv, &mut health, out, start.elapsed(), chk.log_health_checks, false);
+        st.store_health(health.health);
         let inter = health.interval(chk.inter, chk.fastinter, chk.downinter);
-        tokio::time::sleep(rng.spread(inter, chk.spread)).await;
+        let mut next = Instant::now() + rng.spread(inter, chk.spread);
+        // `observe` may ask for the next check sooner (`fastinter`)
+        loop {
+            tokio::select! {
+                () = tokio::time::sleep_until(next) => break,
+                () = st.check_wake.notified() => {
+                    next = next.min(Instant::now() + chk.fastinter.unwrap_or(chk.inter));
+                }
+            }
+        }
     }
 }
 

@@ -183,7 +183,10 @@ pub(super) fn append_check(msg: &mut String, r: &CheckReport) {
         ascii_encode(msg, &r.desc);
         msg.push('"');
     }
-    let _ = write!(msg, ", check duration: {}ms", r.duration.as_millis());
+    // a passive check has no duration (HAProxy's -1)
+    if r.status != CheckStatus::Hana {
+        let _ = write!(msg, ", check duration: {}ms", r.duration.as_millis());
+    }
 }
 
 /// HAProxy's `chunk_asciiencode()`: non-printable bytes, `<`, `>` and `"` as `<HH>`.

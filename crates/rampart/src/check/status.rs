@@ -13,6 +13,8 @@ pub enum CheckResult {
 /// A finished check's status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CheckStatus {
+    /// A passive check (`observe`) counted enough errors.
+    Hana,
     SockErr,
     L4Ok,
     L4Tout,
@@ -28,6 +30,7 @@ impl CheckStatus {
     /// The short code of `show stat` (`L4OK`, `L7STS`...).
     pub fn code(self) -> &'static str {
         match self {
+            CheckStatus::Hana => "HANA",
             CheckStatus::SockErr => "SOCKERR",
             CheckStatus::L4Ok => "L4OK",
             CheckStatus::L4Tout => "L4TOUT",
@@ -43,6 +46,7 @@ impl CheckStatus {
     /// The `reason:` text of the messages.
     pub fn description(self) -> &'static str {
         match self {
+            CheckStatus::Hana => "Health analyze",
             CheckStatus::SockErr => "Socket error",
             CheckStatus::L4Ok => "Layer4 check passed",
             CheckStatus::L4Tout => "Layer4 timeout",

@@ -84,6 +84,15 @@ pub struct SrvState {
     failed_checks: AtomicU64,
     last_check: ArcSwapOption<CheckReport>,
     last_agent: ArcSwapOption<CheckReport>,
+    /// The health check's counter (`u32::MAX` until the first check), shared with the
+    /// passive checks (`observe`).
+    health: AtomicU32,
+    /// Consecutive errors seen by `observe`.
+    consecutive_errors: AtomicU32,
+    /// Times `observe` acted (`hanafail`).
+    failed_hana: AtomicU64,
+    /// Wakes the health check early (`observe` asks for `fastinter`).
+    pub(crate) check_wake: tokio::sync::Notify,
 }
 
 impl SrvState {
@@ -104,6 +113,10 @@ impl SrvState {
             failed_checks: AtomicU64::new(0),
             last_check: ArcSwapOption::empty(),
             last_agent: ArcSwapOption::empty(),
+            health: AtomicU32::new(u32::MAX),
+            consecutive_errors: AtomicU32::new(0),
+            failed_hana: AtomicU64::new(0),
+            check_wake: tokio::sync::Notify::new(),
         }
     }
 
@@ -185,6 +198,39 @@ impl SrvState {
 
     pub(crate) fn set_last_agent_check(&self, r: CheckReport) {
         self.last_agent.store(Some(Arc::new(r)));
+    }
+
+    /// The health check's counter, `fresh` before the first check.
+    pub(crate) fn health_or(&self, fresh: u32) -> u32 {
+        match self.health.load(Ordering::Relaxed) {
+            u32::MAX => fresh,
+            h => h,
+        }
+    }
+
+    pub(crate) fn store_health(&self, h: u32) {
+        self.health.store(h, Ordering::Relaxed);
+    }
+
+    /// Counts an error seen by `observe`; the count so far.
+    pub(crate) fn count_error(&self) -> u32 {
+        self.consecutive_errors.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// A success seen by `observe` (or an action taken) resets the count.
+    pub(crate) fn reset_errors(&self) {
+        if self.consecutive_errors.load(Ordering::Relaxed) != 0 {
+            self.consecutive_errors.store(0, Ordering::Relaxed);
+        }
+    }
+
+    pub(crate) fn count_hana(&self) {
+        self.failed_hana.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Times the passive checks acted on this server (`hanafail`).
+    pub fn failed_hana(&self) -> u64 {
+        self.failed_hana.load(Ordering::Relaxed)
     }
 
     pub(crate) fn count_failed_check(&self) {
