@@ -387,3 +387,31 @@ fn observe_layer7_marks_a_failing_server_down() {
     let (theirs_statuses, theirs) = run(haproxy.to_str().expect("utf-8 path"));
     assert_eq!((statuses, ours), (theirs_statuses, theirs));
 }
+
+/// `track`: servers follow the state of the server they track, across backends and
+/// along a chain, with HAProxy's ` via be/srv` messages; traffic avoids them too.
+#[test]
+fn tracking_servers_follow_the_tracked_one() {
+    let cfg = "frontend fe1\n bind fd@${fe1}\n default_backend c\n\
+               backend b\n server s1 ${s1_addr}:${s1_port} check inter 100ms fall 1\n\
+               server s3 ${s1_addr}:${s1_port} track s1\n\
+               backend c\n server s4 ${s1_addr}:${s1_port} track b/s3\n server s5 ${s5_addr}:${s5_port}\n";
+    let s1 = FlappyBackend::start("s1", Mode::Up);
+    let s5 = FlappyBackend::start("s5", Mode::Up);
+    let proxy = start(RAMPART, &[("s1", s1.addr()), ("s5", s5.addr())], cfg);
+    rampart_testkit::eventually!(s1.accepts().len() >= 2);
+    s1.set(Mode::Refuse);
+    wait_for(&proxy, "Server c/s4 is DOWN via b/s3. 1 active and 0 backup servers left.");
+    assert_eq!(
+        check_lines(&proxy.output()),
+        [
+            "[WARNING]  Server b/s1 is DOWN, reason: Layer4 connection problem, info: \"Connection refused\", check duration: Nms. 1 active and 0 backup servers left. 0 sessions active, 0 requeued, 0 remaining in queue.",
+            "[WARNING]  Server b/s3 is DOWN via b/s1. 0 active and 0 backup servers left. 0 sessions active, 0 requeued, 0 remaining in queue.",
+            "[ALERT]    backend 'b' has no server available!",
+            "[WARNING]  Server c/s4 is DOWN via b/s3. 1 active and 0 backup servers left. 0 sessions active, 0 requeued, 0 remaining in queue.",
+        ]
+    );
+    assert_eq!(bodies(&proxy, 4), ["s5"; 4]);
+    s1.set(Mode::Up);
+    wait_for(&proxy, "Server c/s4 is UP via b/s3. 2 active and 0 backup servers online.");
+}

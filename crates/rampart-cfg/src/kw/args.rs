@@ -181,7 +181,7 @@ pub static SERVER_OPTIONS: &[ArgKw] = &[
     arg("tcp-ut", 1, No),
     arg("tfo", 0, No),
     arg("tls-tickets", 0, No),
-    arg("track", 1, No),
+    arg("track", 1, Yes),
     arg("usesrc", 0, No),
     arg("verify", 1, No),
     arg("verifyhost", 1, No),

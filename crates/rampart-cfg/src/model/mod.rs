@@ -578,6 +578,8 @@ pub struct CheckOptions {
     pub error_limit: Option<u32>,
     /// `on-error` (HAProxy's default: `fail-check`).
     pub on_error: Option<OnError>,
+    /// `track [<backend>/]<server>`: follow that server's state instead of checking.
+    pub track: Option<String>,
 }
 
 /// `observe`: which traffic errors count against a server.

@@ -159,15 +159,25 @@ fn apply_option(word: &str, value: &str, s: &mut ServerSettings, srv: &str) -> R
                 u32::try_from(atol(value)).ok().filter(|&v| v > 0).ok_or_else(|| format!("{word} has to be > 0."))?,
             );
         }
-        "on-error" => s.check.on_error = Some(match value {
-            "fastinter" => OnError::FastInter,
-            "fail-check" => OnError::FailCheck,
-            "sudden-death" => OnError::SuddenDeath,
-            "mark-down" => OnError::MarkDown,
-            _ => return Err(format!(
+        "on-error" => {
+            s.check.on_error = Some(match value {
+                "fastinter" => OnError::FastInter,
+                "fail-check" => OnError::FailCheck,
+                "sudden-death" => OnError::SuddenDeath,
+                "mark-down" => OnError::MarkDown,
+                _ => {
+                    return Err(format!(
                 "'{word}' expects one of 'fastinter', 'fail-check', 'sudden-death' or 'mark-down' but got '{value}'"
-            )),
-        }),
+            ))
+                }
+            })
+        }
+        "track" => {
+            if value.is_empty() {
+                return Err(format!("'{word}' expects [<proxy>/]<server> as argument.\n"));
+            }
+            s.check.track = Some(value.to_owned());
+        }
         "agent-check" => s.check.agent = true,
         "no-agent-check" => s.check.agent = false,
         "agent-inter" => s.check.agent_inter = Some(check_delay(word, value, srv)?),

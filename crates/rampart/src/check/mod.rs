@@ -12,6 +12,7 @@
 //! - `tcpcheck`: the tcp-check rule engine (`option tcp-check`, `redis-check`, `smtpchk`)
 //! - `passive`: `observe`: traffic errors counted against a server
 //! - `report`: applying a result: counters, server state, messages
+//! - `track`: servers that follow another server's state (`track`)
 
 mod agent;
 mod health;
@@ -21,6 +22,7 @@ mod probe;
 mod report;
 mod status;
 mod tcpcheck;
+mod track;
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -35,6 +37,7 @@ pub use http::{HttpChk, Outcome};
 pub use passive::{observe, Event};
 pub use status::{CheckResult, CheckStatus};
 pub use tcpcheck::TcpChk;
+pub use track::resolve_tracks;
 
 use crate::proxy::Runtime;
 
@@ -189,6 +192,16 @@ pub fn schedule(rt: &Runtime) -> Vec<Scheduled> {
 /// Starts, on the current worker thread, the checks that fall to thread `thread` of
 /// `nbthread` (every `nbthread`-th check of [`schedule`]).
 pub fn spawn_for_thread(rt: &Arc<Runtime>, thread: usize, nbthread: usize) {
+    // trackers only wait for their tracked server: all on the first thread
+    if thread == 0 {
+        for (b, px) in rt.proxies.iter().enumerate() {
+            for (s, srv) in px.be.servers.iter().enumerate() {
+                if srv.track.is_some() {
+                    tokio::spawn(track::run(rt.clone(), b, s));
+                }
+            }
+        }
+    }
     for (i, c) in schedule(rt).into_iter().enumerate() {
         if i % nbthread.max(1) == thread {
             if c.agent {
@@ -269,6 +282,26 @@ mod tests {
         assert_eq!((c(0).timeout_check, c(0).log_health_checks), (Some(Duration::from_secs(3)), true));
         assert_eq!(c(1).addr, "127.0.0.2:8080".parse().expect("addr"));
         assert_eq!((c(1).inter, c(1).rise, c(1).fall), (Duration::from_secs(1), 4, 5));
+    }
+
+    #[test]
+    fn track_refusals_as_haproxy_words_them() {
+        let e = runtime(&format!(
+            "{T}backend b\n server s 127.0.0.1:80 track s9\n server s2 127.0.0.1:80\n\
+             server s3 127.0.0.1:80 track s2\n server s4 127.0.0.1:80 track x/s\n server s5 127.0.0.1:80 check track s3\n\
+             server s6 127.0.0.1:80 track s7\n server s7 127.0.0.1:80 track s6\n"
+        ))
+        .unwrap_err();
+        assert_eq!(
+            e,
+            [
+                "[t.cfg:6] : 'server b/s' : unable to find required server 's9' for tracking.",
+                "[t.cfg:8] : 'server b/s3' : unable to use b/s2 for tracking as it does not have any check nor agent enabled.",
+                "[t.cfg:9] : 'server b/s4' : unable to find required proxy 'x' for tracking.",
+                "[t.cfg:10] : 'server b/s5' : unable to enable checks and tracking at the same time!",
+                "[t.cfg:12] : 'server b/s7' : unable to track b/s6 as it belongs to a tracking chain looping back to b/s7.",
+            ]
+        );
     }
 
     #[test]

@@ -75,20 +75,31 @@ pub(super) fn apply(
         CheckResult::CondPass if health.is_up() && other_up => Some(OperState::Stopping),
         _ => None,
     };
-    let report_copy = reason.cloned();
+    let report_copy = reason.cloned().map(Reason::Check).unwrap_or(Reason::None);
     if agent {
         st.set_last_agent_check(report);
     } else {
         st.set_last_check(report);
     }
     if let Some(next) = next {
-        change_state(px, srv, next, report_copy.as_ref());
+        change_state(px, srv, next, &report_copy);
     }
+}
+
+/// Why a server changes state, as the message says it.
+#[derive(Debug)]
+pub(super) enum Reason {
+    /// Nothing (`option log-health-checks` already told).
+    None,
+    /// The check that decided.
+    Check(CheckReport),
+    /// ` via <backend>/<server>`: the tracked server changed.
+    Via(String),
 }
 
 /// Moves server `srv` to `next` and reports it as HAProxy does, when it changes and
 /// the server is not in maintenance (which keeps its own state silent).
-fn change_state(px: &ProxyRt, srv: usize, next: OperState, reason: Option<&CheckReport>) {
+pub(super) fn change_state(px: &ProxyRt, srv: usize, next: OperState, reason: &Reason) {
     let server = &px.be.servers[srv];
     let st = &server.state;
     if st.oper() == next {
@@ -108,8 +119,10 @@ fn change_state(px: &ProxyRt, srv: usize, next: OperState, reason: Option<&Check
     };
     let backup = if server.backup { "Backup " } else { "" };
     let mut msg = format!("{backup}Server {}/{} is {what}", px.name, server.name);
-    if let Some(r) = reason {
-        append_check(&mut msg, r);
+    match reason {
+        Reason::None => {}
+        Reason::Check(r) => append_check(&mut msg, r),
+        Reason::Via(v) => msg.push_str(v),
     }
     let (act, bck) = available(px);
     let on_backup = if bck > 0 && act == 0 { " Running on backup." } else { "" };

@@ -190,6 +190,8 @@ pub struct ServerRt {
     pub check: Option<CheckRt>,
     /// Agent-check settings (`agent-check`), `None` without.
     pub agent: Option<AgentRt>,
+    /// `track`: the (backend, server) whose state this server follows.
+    pub track: Option<(usize, usize)>,
 }
 
 impl ServerRt {
@@ -259,6 +261,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                     state: SrvState::new(srv.weight, srv.disabled),
                     check,
                     agent,
+                    track: None,
                 })
             })
             .collect::<Vec<_>>();
@@ -307,6 +310,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             be: BackendRt { lb, lb_expr, lb_backup, servers, queue: Notify::new(), cum_conn: Counter::new(threads) },
         });
     }
+    health_check::resolve_tracks(cfg, &mut proxies, &mut alerts);
     let mut warnings = shared.warnings;
     // Password hashes rampart cannot verify are alerts; hashes no password matches,
     // warnings.

@@ -99,6 +99,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("server no-check", "check::build: ServerRt::check"),
     ("server agent-check", "check::build_agent: ServerRt::agent"),
     ("server observe", "check::build: CheckRt::observe, check::observe"),
+    ("server track", "check::resolve_tracks: ServerRt::track"),
     ("server error-limit", "check::build: CheckRt::error_limit"),
     ("server on-error", "check::build: CheckRt::on_error"),
     ("server no-agent-check", "check::build_agent: ServerRt::agent"),

@@ -93,6 +93,8 @@ pub struct SrvState {
     failed_hana: AtomicU64,
     /// Wakes the health check early (`observe` asks for `fastinter`).
     pub(crate) check_wake: tokio::sync::Notify,
+    /// Woken on every operational state change (servers that `track` this one).
+    pub(crate) changed: tokio::sync::Notify,
 }
 
 impl SrvState {
@@ -117,6 +119,7 @@ impl SrvState {
             consecutive_errors: AtomicU32::new(0),
             failed_hana: AtomicU64::new(0),
             check_wake: tokio::sync::Notify::new(),
+            changed: tokio::sync::Notify::new(),
         }
     }
 
@@ -247,6 +250,9 @@ impl SrvState {
             }
         }
         self.refresh_usable();
+        if prev != st {
+            self.changed.notify_waiters();
+        }
         prev
     }
 

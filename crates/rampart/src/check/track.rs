@@ -1,0 +1,101 @@
+//! `track [<backend>/]<server>`: a server without checks of its own follows the state
+//! of another one (which checks, or tracks in turn), with HAProxy's ` via be/srv`
+//! messages.
+//! HAProxy counterpart: `srv_apply_track()` and the tracker propagation of
+//! `srv_set_running()` / `srv_set_stopped()` (src/server.c).
+
+use std::sync::Arc;
+
+use rampart_cfg::model::Config;
+use rampart_cfg::Diag;
+
+use super::report::{self, Reason};
+use crate::proxy::{ProxyRt, Runtime};
+
+/// Resolves the `track` of every server, with HAProxy's refusals.
+pub fn resolve_tracks(cfg: &Config, proxies: &mut [ProxyRt], alerts: &mut Vec<Diag>) {
+    let mut links = Vec::new();
+    for (b, px) in cfg.proxies.iter().enumerate() {
+        for (s, srv) in px.servers.iter().enumerate() {
+            let Some(target) = &srv.check.track else { continue };
+            let fail =
+                |msg: String| Diag::alert(None, format!("[{}] : 'server {}/{}' : {msg}", srv.span, px.name, srv.name));
+            if srv.check.enabled {
+                alerts.push(fail("unable to enable checks and tracking at the same time!".into()));
+                continue;
+            }
+            let (tb, sname) = match target.rsplit_once('/') {
+                Some((p, s)) => match cfg.find_backend(p) {
+                    Some(i) => (i, s),
+                    None => {
+                        alerts.push(fail(format!("unable to find required proxy '{p}' for tracking.")));
+                        continue;
+                    }
+                },
+                None => (b, target.as_str()),
+            };
+            let tpx = &cfg.proxies[tb];
+            let Some(ts) = tpx.servers.iter().position(|x| x.name == sname) else {
+                alerts.push(fail(format!("unable to find required server '{sname}' for tracking.")));
+                continue;
+            };
+            let t = &tpx.servers[ts];
+            if !t.check.enabled && !t.check.agent && t.check.track.is_none() {
+                alerts.push(fail(format!(
+                    "unable to use {}/{} for tracking as it does not have any check nor agent enabled.",
+                    tpx.name, t.name
+                )));
+                continue;
+            }
+            links.push(((b, s), (tb, ts)));
+        }
+    }
+    // as HAProxy, in configuration order, a chain is followed through the links
+    // resolved so far: the link that closes a loop is the one refused
+    let mut resolved: Vec<((usize, usize), (usize, usize))> = Vec::new();
+    for &((b, s), target) in &links {
+        let mut at = Some(target);
+        let mut looped = false;
+        while let Some(cur) = at {
+            if cur == (b, s) {
+                looped = true;
+                break;
+            }
+            at = resolved.iter().find(|(from, _)| *from == cur).map(|(_, to)| *to);
+        }
+        if looped {
+            let (px, srv) = (&cfg.proxies[b], &cfg.proxies[b].servers[s]);
+            let (tpx, tsrv) = (&cfg.proxies[target.0], &cfg.proxies[target.0].servers[target.1]);
+            alerts.push(Diag::alert(
+                None,
+                format!(
+                    "[{}] : 'server {}/{}' : unable to track {}/{} as it belongs to a tracking chain looping back to {}/{}.",
+                    srv.span, px.name, srv.name, tpx.name, tsrv.name, px.name, srv.name
+                ),
+            ));
+            continue;
+        }
+        resolved.push(((b, s), target));
+        if let Some(server) = proxies.get_mut(b).and_then(|p| p.be.servers.get_mut(s)) {
+            server.track = Some(target);
+        }
+    }
+}
+
+/// Follows the tracked server of server `srv` of backend `be` until the process stops.
+pub(super) async fn run(rt: Arc<Runtime>, be: usize, srv: usize) {
+    let px = &rt.proxies[be];
+    let Some((tb, ts)) = px.be.servers[srv].track else { return };
+    let (tpx, tsrv) = (&rt.proxies[tb], &rt.proxies[tb].be.servers[ts]);
+    let via = format!(" via {}/{}", tpx.name, tsrv.name);
+    while !rt.global.is_stopping() {
+        let changed = tsrv.state.changed.notified();
+        tokio::pin!(changed);
+        changed.as_mut().enable();
+        let want = tsrv.state.oper();
+        if px.be.servers[srv].state.oper() != want {
+            report::change_state(px, srv, want, &Reason::Via(via.clone()));
+        }
+        changed.await;
+    }
+}
