@@ -15,8 +15,14 @@ pub(super) fn parse_option_httpchk(cx: &mut Ctx<'_>, words: &[String]) {
     if cx.ignored_without(false, "option httpchk", "") || cx.too_many(words, 3, 1) {
         return;
     }
-    // the option starts a new rule set (HAProxy drops the inherited one)
+    // the option starts a new request; the expect rules this section wrote before it
+    // stay, the inherited ones go (as HAProxy does)
     let mut http = HttpCheck::default();
+    let owner = section(cx);
+    let health = &cx.pb.px.options.health;
+    if health.http_owner.as_ref() == Some(&owner) {
+        http.expects = health.http.as_ref().map(|h| h.expects.clone()).unwrap_or_default();
+    }
     match &words[2.min(words.len())..] {
         [] => {}
         [uri] => http.uri = uri.clone(),
@@ -37,7 +43,6 @@ pub(super) fn parse_option_httpchk(cx: &mut Ctx<'_>, words: &[String]) {
             }
         }
     }
-    let owner = section(cx);
     let health = &mut cx.pb.px.options.health;
     health.http = Some(http);
     health.http_owner = Some(owner);
@@ -319,6 +324,10 @@ mod tests {
         assert_eq!((b3.meth.as_str(), b3.uri.as_str(), b3.body.as_str()), ("OPTIONS", "/", ""));
         assert_eq!(b3.hdrs, [("X-New".to_owned(), "1".to_owned())]);
         assert!(cfg.proxies[2].options.health.httpchk, "the option itself is inherited");
+        // expect rules written before the option in the same section stay
+        let px = backend(" http-check expect status 500\n option httpchk GET /x\n");
+        let h = px.options.health.http.expect("httpchk");
+        assert_eq!((h.uri.as_str(), h.expects.len()), ("/x", 1));
     }
 
     #[test]
