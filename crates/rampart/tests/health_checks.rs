@@ -415,3 +415,27 @@ fn tracking_servers_follow_the_tracked_one() {
     s1.set(Mode::Up);
     wait_for(&proxy, "Server c/s4 is UP via b/s3. 2 active and 0 backup servers online.");
 }
+
+/// `slowstart`: a server back UP gets a small share of the traffic first, its full
+/// share once the slow start is over.
+#[test]
+fn slowstart_ramps_the_weight_up() {
+    let s1 = FlappyBackend::start("s1", Mode::Up);
+    let s2 = FlappyBackend::start("s2", Mode::Up);
+    let proxy = start(
+        RAMPART,
+        &[("s1", s1.addr()), ("s2", s2.addr())],
+        "listen fe1\n bind fd@${fe1}\n http-reuse never\n option httpclose\n\
+         server s1 ${s1_addr}:${s1_port} weight 10 check inter 100ms rise 1 fall 1 slowstart 3s\n\
+         server s2 ${s2_addr}:${s2_port} weight 10\n",
+    );
+    s1.set(Mode::Refuse);
+    wait_for(&proxy, "Server fe1/s1 is DOWN");
+    s1.set(Mode::Up);
+    wait_for(&proxy, "Server fe1/s1 is UP");
+    let early = bodies(&proxy, 20).iter().filter(|b| *b == "s1").count();
+    assert!(early <= 6, "s1 got {early} of 20 requests right after coming back");
+    std::thread::sleep(Duration::from_millis(3300));
+    let later = bodies(&proxy, 20).iter().filter(|b| *b == "s1").count();
+    assert!((8..=12).contains(&later), "s1 got {later} of 20 requests at full weight");
+}

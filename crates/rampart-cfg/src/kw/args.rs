@@ -169,7 +169,7 @@ pub static SERVER_OPTIONS: &[ArgKw] = &[
     arg("send-proxy-v2", 0, No),
     arg("send-proxy-v2-ssl", 0, No),
     arg("send-proxy-v2-ssl-cn", 0, No),
-    arg("slowstart", 1, No),
+    arg("slowstart", 1, Yes),
     arg("sni", 1, No),
     arg("socks4", 1, No),
     arg("source", 1, No),

@@ -580,6 +580,8 @@ pub struct CheckOptions {
     pub on_error: Option<OnError>,
     /// `track [<backend>/]<server>`: follow that server's state instead of checking.
     pub track: Option<String>,
+    /// `slowstart`, rounded up to whole seconds as HAProxy does (`None`: off).
+    pub slowstart: Option<Duration>,
 }
 
 /// `observe`: which traffic errors count against a server.

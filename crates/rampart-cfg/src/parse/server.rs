@@ -172,6 +172,7 @@ fn apply_option(word: &str, value: &str, s: &mut ServerSettings, srv: &str) -> R
                 }
             })
         }
+        "slowstart" => s.check.slowstart = parse_slowstart(word, value, srv)?,
         "track" => {
             if value.is_empty() {
                 return Err(format!("'{word}' expects [<proxy>/]<server> as argument.\n"));
@@ -251,6 +252,23 @@ fn check_delay(word: &str, value: &str, srv: &str) -> Result<std::time::Duration
     }
 }
 
+/// `slowstart <time>`: whole seconds, rounded up; 0 turns it off.
+fn parse_slowstart(word: &str, value: &str, srv: &str) -> Result<Option<std::time::Duration>, String> {
+    match parse_time_ms(value) {
+        Ok(ms) => {
+            let secs = ms.duration().map_or(0, |d| d.as_millis().div_ceil(1000) as u64);
+            Ok((secs > 0).then(|| std::time::Duration::from_secs(secs)))
+        }
+        Err(TimeError::Overflow) => Err(format!(
+            "overflow in argument <{value}> to <{word}> of server {srv}, maximum value is 2147483647 ms (~24.8 days)."
+        )),
+        Err(TimeError::Underflow) => {
+            Err(format!("underflow in argument <{value}> to <{word}> of server {srv}, minimum non-null value is 1 ms."))
+        }
+        Err(TimeError::BadChar(c)) => Err(format!("unexpected character '{c}' in '{word}' argument of server {srv}.")),
+    }
+}
+
 fn positive(word: &str, value: &str) -> Result<u32, String> {
     if value.is_empty() {
         return Err(format!("'{word}' expects an integer argument."));
@@ -300,12 +318,12 @@ mod tests {
         );
         // every refusal of the line is reported, up to an unknown word
         assert_eq!(
-            a("send-proxy weight 300 check inter 0 slowstart 1s wieght 3 ssl"),
+            a("send-proxy weight 300 check inter 0 redir http://x wieght 3 ssl"),
             [
                 "'server b/s' : 'send-proxy' is not supported yet",
                 "'server b/s' : weight of server s is not within 0 and 256 (300)..",
                 "'server b/s' : invalid value 0 for argument 'inter' of server s..",
-                "'server b/s' : 'slowstart' is not supported yet",
+                "'server b/s' : 'redir' is not supported yet",
                 "'server b/s' : unknown keyword 'wieght'; did you mean 'weight' maybe ?"
             ]
         );
@@ -315,6 +333,15 @@ mod tests {
             ["'server b/s' : 'observe' expects one of 'none', 'layer4', 'layer7' but got 'layer9'\n."]
         );
         assert_eq!(a("error-limit 0"), ["'server b/s' : error-limit has to be > 0.."]);
+        assert_eq!(
+            a("slowstart 1x"),
+            ["'server b/s' : unexpected character 'x' in 'slowstart' argument of server s.."]
+        );
+        let cfg = crate::parse::tests::parse_ok(
+            "backend b\n server s 127.0.0.1:80 slowstart 1500\n server t 127.0.0.1:80 slowstart 0\n",
+        );
+        assert_eq!(cfg.proxies[0].servers[0].check.slowstart, Some(Duration::from_secs(2)));
+        assert_eq!(cfg.proxies[0].servers[1].check.slowstart, None);
         assert_eq!(
             a("on-error x"),
             ["'server b/s' : 'on-error' expects one of 'fastinter', 'fail-check', 'sudden-death' or 'mark-down' but got 'x'."]

@@ -71,6 +71,8 @@ pub struct CheckRt {
     pub observe: Option<Observe>,
     pub error_limit: u32,
     pub on_error: OnError,
+    /// `slowstart`: after going UP, the weight climbs from 1 to its value over this.
+    pub slowstart: Option<Duration>,
 }
 
 /// The compiled check kinds of a backend, shared by its servers.
@@ -131,6 +133,7 @@ pub fn build(
         observe: c.observe,
         error_limit: c.error_limit.unwrap_or(10),
         on_error: c.on_error.unwrap_or(OnError::FailCheck),
+        slowstart: c.slowstart,
     }))
 }
 

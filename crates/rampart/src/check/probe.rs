@@ -33,6 +33,7 @@ pub(super) async fn run(rt: Arc<Runtime>, be: usize, srv: usize, first: Duration
     let st = &server.state;
     let mut health = Health::new(chk.rise, chk.fall);
     let mut rng = Jitter::new(be, srv);
+    let mut ramp = Ramp::default();
     tokio::time::sleep(first).await;
     while !rt.global.is_stopping() {
         let start = Instant::now();
@@ -40,19 +41,74 @@ pub(super) async fn run(rt: Arc<Runtime>, be: usize, srv: usize, first: Duration
         let out = probe(px, server, chk, &health, rt.bufsize).await;
         // the passive checks may have moved the counter meanwhile
         health.health = st.health_or(chk.rise);
+        let was_down = st.oper() == OperState::Stopped;
         report::apply(px, srv, &mut health, out, start.elapsed(), chk.log_health_checks, false);
         st.store_health(health.health);
+        if let Some(ss) = chk.slowstart {
+            ramp.update(px, srv, was_down, ss);
+        }
         let inter = health.interval(chk.inter, chk.fastinter, chk.downinter);
         let mut next = Instant::now() + rng.spread(inter, chk.spread);
-        // `observe` may ask for the next check sooner (`fastinter`)
+        // `observe` may ask for the next check sooner (`fastinter`); a slow start
+        // raises the weight on its own steps
         loop {
+            let wake = ramp.next_step().map_or(next, |s| s.min(next));
             tokio::select! {
-                () = tokio::time::sleep_until(next) => break,
+                () = tokio::time::sleep_until(wake) => {
+                    if let Some(ss) = chk.slowstart {
+                        ramp.step(px, srv, ss);
+                    }
+                    if Instant::now() >= next {
+                        break;
+                    }
+                }
                 () = st.check_wake.notified() => {
                     next = next.min(Instant::now() + chk.fastinter.unwrap_or(chk.inter));
                 }
             }
         }
+    }
+}
+
+/// A `slowstart` in progress: the weight goes from 1 to the configured one, raised
+/// every MAX(1s, slowstart / 20) (HAProxy's warmup task).
+#[derive(Debug, Default)]
+struct Ramp {
+    since: Option<Instant>,
+    next: Option<Instant>,
+}
+
+impl Ramp {
+    /// Starts a ramp when the server just came UP, stops it when it went DOWN.
+    fn update(&mut self, px: &ProxyRt, srv: usize, was_down: bool, ss: Duration) {
+        let st = &px.be.servers[srv].state;
+        if was_down && st.oper() == OperState::Running {
+            self.since = Some(Instant::now());
+            self.step(px, srv, ss);
+        } else if st.oper() == OperState::Stopped && self.since.take().is_some() {
+            self.next = None;
+            report::change_weight(px, srv, st.uweight());
+        }
+    }
+
+    fn next_step(&self) -> Option<Instant> {
+        self.next
+    }
+
+    /// Sets the weight for the time elapsed; ends the ramp at full weight.
+    fn step(&mut self, px: &ProxyRt, srv: usize, ss: Duration) {
+        let Some(since) = self.since else { return };
+        let full = px.be.servers[srv].state.uweight();
+        let elapsed = since.elapsed();
+        if elapsed >= ss || full == 0 {
+            report::change_weight(px, srv, full);
+            self.since = None;
+            self.next = None;
+            return;
+        }
+        let w = (u128::from(full) * elapsed.as_millis()).div_ceil(ss.as_millis().max(1));
+        report::change_weight(px, srv, (w as u32).clamp(1, full));
+        self.next = Some(Instant::now() + (ss / 20).max(Duration::from_secs(1)));
     }
 }
 

@@ -100,6 +100,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("server agent-check", "check::build_agent: ServerRt::agent"),
     ("server observe", "check::build: CheckRt::observe, check::observe"),
     ("server track", "check::resolve_tracks: ServerRt::track"),
+    ("server slowstart", "check::build: CheckRt::slowstart, check::probe::Ramp"),
     ("server error-limit", "check::build: CheckRt::error_limit"),
     ("server on-error", "check::build: CheckRt::on_error"),
     ("server no-agent-check", "check::build_agent: ServerRt::agent"),
