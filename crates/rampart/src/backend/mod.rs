@@ -43,7 +43,10 @@ struct Busy {
 
 impl Busy {
     fn new(rt: &Arc<Runtime>, be: usize, srv: usize) -> Busy {
-        rt.proxies[be].be.servers[srv].cur_conns.fetch_add(1, Ordering::Relaxed);
+        let server = &rt.proxies[be].be.servers[srv];
+        let before = server.cur_conns.fetch_add(1, Ordering::Relaxed);
+        server.stats.stot.inc();
+        crate::stats::counters::note_max(&server.stats.smax, before + 1);
         Busy { rt: rt.clone(), be, srv }
     }
 }

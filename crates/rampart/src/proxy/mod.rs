@@ -91,6 +91,8 @@ pub struct ProxyRt {
     pub fe: FrontendRt,
     /// Back side (meaningful when the proxy has the backend capability).
     pub be: BackendRt,
+    /// Counters only the stats read (`show stat`).
+    pub stats: crate::stats::ProxyStats,
 }
 
 /// Timeouts with HAProxy's fallbacks already applied.
@@ -176,6 +178,8 @@ pub struct ServerRt {
     pub cur_conns: AtomicU32,
     /// Index of this server across all backends, keying the idle connection pools.
     pub pool_key: usize,
+    /// Counters only the stats read (`show stat`).
+    pub stats: crate::stats::ServerStats,
 }
 
 impl ServerRt {
@@ -207,7 +211,8 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         let servers = px
             .servers
             .iter()
-            .filter_map(|srv| {
+            .enumerate()
+            .filter_map(|(pos, srv)| {
                 let addr = match &srv.addr {
                     ServerAddr::Inet(a) => *a,
                     ServerAddr::Unix(_) => {
@@ -224,6 +229,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                     disabled: srv.disabled,
                     cur_conns: AtomicU32::new(0),
                     pool_key: pool_key - 1,
+                    stats: crate::stats::ServerStats::new(threads, srv.weight, pos as u32 + 1),
                 })
             })
             .collect::<Vec<_>>();
@@ -274,6 +280,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 queue: Notify::new(),
                 cum_conn: Counter::new(threads),
             },
+            stats: crate::stats::ProxyStats::new(threads),
         });
     }
     let mut warnings = shared.warnings;

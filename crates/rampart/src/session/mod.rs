@@ -97,11 +97,13 @@ impl ConnSlot {
             return None;
         }
         let f = &rt.proxies[fe].fe;
-        if f.cur_conns.fetch_add(1, Ordering::AcqRel) >= f.maxconn {
+        let before = f.cur_conns.fetch_add(1, Ordering::AcqRel);
+        if before >= f.maxconn {
             f.cur_conns.fetch_sub(1, Ordering::AcqRel);
             g.cur_conns.fetch_sub(1, Ordering::AcqRel);
             return None;
         }
+        crate::stats::counters::note_max(&rt.proxies[fe].stats.fe_smax, before + 1);
         Some(ConnSlot { rt: Some(rt.clone()), fe })
     }
 

@@ -141,6 +141,7 @@ pub async fn run<F: HttpFront>(front: &mut F, rt: &Runtime, conn: &ConnInfo, fe:
     let meth = Some(txn.req.method);
     let mut s = Stream { rt, conn, fe, be: None, srv: None, first_req, meth };
     let next = exchange(front, &mut s, txn, &mut sess_vars).await;
+    crate::stats::counters::count_http(rt, fe, s.be, s.srv, answered_status(txn));
     // the stream's variables end with it; the session's stay with the connection
     let vars = Vars {
         proc: Some(&rt.proc_vars),
@@ -156,6 +157,12 @@ pub async fn run<F: HttpFront>(front: &mut F, rt: &Runtime, conn: &ConnInfo, fe:
         front.keep_sess_vars(sess_vars);
     }
     next
+}
+
+/// The status of the response the exchange sent: the one rampart built, else the
+/// server's; `None` when none was sent (or only a raw error file, not parsed here).
+fn answered_status(txn: &TxnData) -> Option<u16> {
+    [txn.synth.status, txn.res.status].into_iter().find(|&st| st != 0)
 }
 
 async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn, sess: &mut VarStore) -> Next {

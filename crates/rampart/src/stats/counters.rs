@@ -1,0 +1,149 @@
+//! The counters `show stat` reads that the proxies do not keep themselves: requests and
+//! responses by status class per frontend, backend and server, server sessions, and
+//! the highest concurrent sessions seen. Per-thread [`Counter`]s (no locked instruction
+//! per request); the maxima are relaxed atomics written only when a new maximum is
+//! reached. HAProxy counterpart: the fe/be/srv counters of counters-t.h.
+//!
+//! Another module adds a counter by adding a field here (built in [`ProxyStats::new`] /
+//! [`ServerStats::new`]), bumping it where the event happens, and reading it in
+//! `stats::stat` under its HAProxy field name.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use crate::counters::Counter;
+use crate::proxy::Runtime;
+
+/// HTTP responses by status class, in `show stat` order: 1xx, 2xx, 3xx, 4xx, 5xx, other.
+#[derive(Debug)]
+pub struct ByClass(pub [Counter; 6]);
+
+impl ByClass {
+    fn new(threads: usize) -> ByClass {
+        ByClass(std::array::from_fn(|_| Counter::new(threads)))
+    }
+
+    /// Counts one response with `status`.
+    #[inline]
+    pub fn count(&self, status: u16) {
+        let class = match status {
+            100..=599 => usize::from(status / 100 - 1),
+            _ => 5,
+        };
+        self.0[class].inc();
+    }
+}
+
+/// The per-proxy counters of the stats (both sides of a `listen`).
+#[derive(Debug)]
+pub struct ProxyStats {
+    /// HTTP requests the frontend received (`req_tot` of the FRONTEND row).
+    pub fe_req: Counter,
+    /// Responses the frontend sent (`hrsp_*` of the FRONTEND row).
+    pub fe_rsp: ByClass,
+    /// HTTP requests the backend handled (`req_tot` of the BACKEND row).
+    pub be_req: Counter,
+    /// Responses to requests the backend handled (`hrsp_*` of the BACKEND row).
+    pub be_rsp: ByClass,
+    /// Highest concurrent client connections of the frontend (`smax`).
+    pub fe_smax: AtomicU32,
+}
+
+impl ProxyStats {
+    pub fn new(threads: usize) -> ProxyStats {
+        ProxyStats {
+            fe_req: Counter::new(threads),
+            fe_rsp: ByClass::new(threads),
+            be_req: Counter::new(threads),
+            be_rsp: ByClass::new(threads),
+            fe_smax: AtomicU32::new(0),
+        }
+    }
+}
+
+/// The per-server counters of the stats.
+#[derive(Debug)]
+pub struct ServerStats {
+    /// Streams sent to the server (`stot`).
+    pub stot: Counter,
+    /// HTTP requests sent to the server (`req_tot`).
+    pub req: Counter,
+    /// Responses to requests sent to the server (`hrsp_*`).
+    pub rsp: ByClass,
+    /// Highest concurrent connections in use (`smax`).
+    pub smax: AtomicU32,
+    /// The configured weight (`uweight`; also `weight` until weights change at run time).
+    pub weight: u32,
+    /// The server's `id` (`sid`): its position in the backend from 1, or `id N`.
+    pub sid: u32,
+}
+
+impl ServerStats {
+    pub fn new(threads: usize, weight: u32, sid: u32) -> ServerStats {
+        ServerStats {
+            stot: Counter::new(threads),
+            req: Counter::new(threads),
+            rsp: ByClass::new(threads),
+            smax: AtomicU32::new(0),
+            weight,
+            sid,
+        }
+    }
+}
+
+/// Records `now` as the maximum if it is one.
+///
+/// PERF: a relaxed load per call; the store happens only while the maximum grows.
+#[inline]
+pub fn note_max(max: &AtomicU32, now: u32) {
+    if now > max.load(Ordering::Relaxed) {
+        max.fetch_max(now, Ordering::Relaxed);
+    }
+}
+
+/// Counts one HTTP exchange that ended: a request on frontend `fe`, on backend `be`
+/// and server `srv` when they were chosen, and its response status (`None`: no
+/// response reached the client, or rampart sent a raw error file it did not parse).
+pub fn count_http(rt: &Runtime, fe: usize, be: Option<usize>, srv: Option<usize>, status: Option<u16>) {
+    let f = &rt.proxies[fe].stats;
+    f.fe_req.inc();
+    if let Some(st) = status {
+        f.fe_rsp.count(st);
+    }
+    let Some(be) = be else { return };
+    let b = &rt.proxies[be];
+    b.stats.be_req.inc();
+    if let Some(st) = status {
+        b.stats.be_rsp.count(st);
+    }
+    if let Some(s) = srv.and_then(|s| b.be.servers.get(s)) {
+        s.stats.req.inc();
+        if let Some(st) = status {
+            s.stats.rsp.count(st);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_fall_in_their_class_and_the_rest_in_other() {
+        let c = ByClass::new(1);
+        for st in [100, 101, 200, 204, 302, 404, 503, 599, 600, 0, 99] {
+            c.count(st);
+        }
+        let got: Vec<u64> = c.0.iter().map(Counter::get).collect();
+        assert_eq!(got, [2, 2, 1, 1, 2, 3]);
+    }
+
+    #[test]
+    fn the_maximum_only_grows() {
+        let m = AtomicU32::new(0);
+        note_max(&m, 3);
+        note_max(&m, 2);
+        assert_eq!(m.load(Ordering::Relaxed), 3);
+        note_max(&m, 7);
+        assert_eq!(m.load(Ordering::Relaxed), 7);
+    }
+}
