@@ -250,11 +250,17 @@ impl HttpAct {
     fn run<'rt>(&'rt self, x: &mut Exec<'_, 'rt>, ctx: &Env<'_>) -> Flow {
         match self {
             HttpAct::Allow => Flow::Allow,
-            HttpAct::Deny(r) | HttpAct::Return(r) | HttpAct::Auth(r) => {
+            HttpAct::Deny(r) => {
+                count_denied(ctx);
+                r.build(x, ctx);
+                Flow::Reply
+            }
+            HttpAct::Return(r) | HttpAct::Auth(r) => {
                 r.build(x, ctx);
                 Flow::Reply
             }
             HttpAct::Tarpit(r) => {
+                count_denied(ctx);
                 r.build(x, ctx);
                 Flow::Tarpit
             }
@@ -449,6 +455,14 @@ pub fn run_rules_from<'rt>(
         }
     }
     (Flow::Continue, rules.len())
+}
+
+/// `deny` and `tarpit` on a request count in the frontend's `dreq` (HAProxy counts
+/// them there, `show stat`).
+fn count_denied(ctx: &Env<'_>) {
+    if ctx.dir == Dir::Request {
+        ctx.rt.proxies[ctx.fe].fe.denied_req.inc();
+    }
 }
 
 #[cfg(test)]

@@ -28,8 +28,17 @@ fn value(cli: &Cli, name: &str) -> Option<Val> {
         "Ulimit-n" => cli.ulimit_n.into(),
         "Maxconn" | "Hard_maxconn" => g.maxconn.into(),
         "CurrConns" => g.cur_conns.load(Ordering::Relaxed).into(),
-        "CumConns" => rt.proxies.iter().map(|p| p.fe.cum_conn.get()).sum::<u64>().into(),
-        "CumReq" => rt.proxies.iter().map(|p| p.stats.fe_req.get()).sum::<u64>().into(),
+        "CumConns" => {
+            let cli_conns = cli.cum_sessions.load(Ordering::Relaxed);
+            (rt.proxies.iter().map(|p| p.fe.cum_conn.get()).sum::<u64>() + cli_conns).into()
+        }
+        // HAProxy counts every stream: HTTP requests, TCP sessions and CLI sessions
+        "CumReq" => {
+            let streams =
+                |p: &crate::proxy::ProxyRt| if p.fe.http { p.stats.fe_req.get() } else { p.fe.cum_conn.get() };
+            let front: u64 = rt.proxies.iter().filter(|p| p.cap.frontend).map(streams).sum();
+            (front + cli.cum_sessions.load(Ordering::Relaxed)).into()
+        }
         "node" => Val::Str(cli.node.clone()),
         "Stopping" => u64::from(g.is_stopping()).into(),
         "Listeners" => cli.listeners.into(),

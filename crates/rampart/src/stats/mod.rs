@@ -22,7 +22,7 @@ mod servers;
 pub mod socket;
 mod stat;
 
-use std::sync::atomic::AtomicU32;
+use std::sync::atomic::{AtomicU32, AtomicU64};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -61,6 +61,8 @@ pub struct Cli {
     pub node: String,
     /// CLI sessions alive (all sockets).
     pub sessions: AtomicU32,
+    /// CLI sessions accepted so far (HAProxy counts them in `CumConns`).
+    pub cum_sessions: AtomicU64,
 }
 
 impl Cli {
@@ -88,6 +90,7 @@ impl Cli {
             maxconn: cfg.global.stats_maxconn.unwrap_or(DEFAULT_MAXCONN),
             node: nix::unistd::gethostname().map(|h| h.to_string_lossy().into_owned()).unwrap_or_default(),
             sessions: AtomicU32::new(0),
+            cum_sessions: AtomicU64::new(0),
         }
     }
 

@@ -172,6 +172,7 @@ pub async fn serve(l: CliListener, cli: Arc<Cli>) {
 /// timeout or an overlong line.
 pub async fn session<S: AsyncRead + AsyncWrite + Unpin>(conn: S, cli: &Cli, level: Level) {
     cli.sessions.fetch_add(1, Ordering::Relaxed);
+    cli.cum_sessions.fetch_add(1, Ordering::Relaxed);
     let (rd, mut wr) = tokio::io::split(conn);
     let mut rd = BufReader::new(rd);
     let mut sess = Session { level, prompt: false, timeout: cli.timeout, quit: false };
