@@ -273,3 +273,33 @@ fn prometheus_haproxy_exporter_reads_the_socket() {
     assert!(out.status.success(), "promtool check metrics failed:\n{text}");
     assert!(!text.contains("error"), "{text}");
 }
+
+#[test]
+fn show_stat_counts_errors_and_retries() {
+    let s1 = HttpBackend::start("s1");
+    let dead = rampart_testkit::closed_port();
+    let cfg = format!(
+        "global\n  stats socket ${{testdir}}/admin.sock level admin\n\
+         defaults\n  mode http\n  timeout client 5s\n  timeout server 5s\n  timeout connect 1s\n  retries 2\n\
+         frontend fe1\n  bind fd@${{fe1}}\n  use_backend dead if {{ path /dead }}\n  default_backend be1\n\
+         backend be1\n  server s1 ${{s1_addr}}:${{s1_port}}\n\
+         backend dead\n  server d1 {dead}\n"
+    );
+    let proxy = start(&netutil::binary(), &cfg, &s1);
+    assert_eq!(http_get(proxy.addr("fe1"), "/dead").status, 503);
+    let mut c = rampart_testkit::RawClient::connect(proxy.addr("fe1")).expect("connect");
+    c.send("GARBAGE\r\n\r\n").expect("send");
+    assert_eq!(c.read_response().expect("a 400").status, 400);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut rows = stat(&proxy);
+    while get(&rows["fe1/FRONTEND"], "ereq") != "1" && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+        rows = stat(&proxy);
+    }
+    let fe = &rows["fe1/FRONTEND"];
+    assert_eq!((get(fe, "ereq").as_str(), get(fe, "hrsp_4xx").as_str(), get(fe, "hrsp_5xx").as_str()), ("1", "1", "1"));
+    let (be, d1) = (&rows["dead/BACKEND"], &rows["dead/d1"]);
+    assert_eq!((get(be, "econ").as_str(), get(be, "wretr").as_str(), get(be, "hrsp_5xx").as_str()), ("1", "2", "1"));
+    assert_eq!((get(d1, "econ").as_str(), get(d1, "wretr").as_str()), ("1", "2"));
+    assert_eq!(get(be, "eresp"), "0");
+}

@@ -17,6 +17,7 @@ use tokio::net::{TcpSocket, TcpStream};
 use crate::conn_pool::{self, IdleConn};
 use crate::io::{idle_conn_alive, Sock};
 use crate::proxy::{ProxyRt, Runtime, ServerRt};
+use crate::stats::counters::SrvError;
 
 /// A server connection in use by one stream; counts against the server's `maxconn`
 /// until dropped or parked again.
@@ -163,6 +164,8 @@ pub async fn connect(
             Err(timed_out) if attempt < attempts => {
                 let redispatch = be.redispatch && attempt + 1 == attempts;
                 let next = if redispatch { pick_server(be, Some(srv)).unwrap_or(srv) } else { srv };
+                let retry = SrvError::Retry { redispatch: next != srv };
+                crate::stats::counters::count_srv_error(rt, be_idx, Some(srv), retry);
                 if next == srv && !timed_out {
                     tokio::time::sleep(turnaround(be.timeouts.connect)).await;
                 }
@@ -171,7 +174,7 @@ pub async fn connect(
                 }
                 srv = next;
             }
-            Err(_) => {}
+            Err(_) => crate::stats::counters::count_srv_error(rt, be_idx, Some(srv), SrvError::Connect),
         }
     }
     Err(ConnectError::Failed)

@@ -46,6 +46,16 @@ pub struct ProxyStats {
     pub be_rsp: ByClass,
     /// Highest concurrent client connections of the frontend (`smax`).
     pub fe_smax: AtomicU32,
+    /// Requests the frontend's mux refused (invalid, incomplete, too slow: `ereq`).
+    pub fe_ereq: Counter,
+    /// Streams whose connection attempts to a server all failed (`econ`).
+    pub be_econ: Counter,
+    /// Server responses that failed (invalid, cut, too slow: `eresp`).
+    pub be_eresp: Counter,
+    /// Connection attempts retried (`wretr`).
+    pub be_wretr: Counter,
+    /// Retries moved to another server (`wredis`).
+    pub be_wredis: Counter,
 }
 
 impl ProxyStats {
@@ -56,6 +66,11 @@ impl ProxyStats {
             be_req: Counter::new(threads),
             be_rsp: ByClass::new(threads),
             fe_smax: AtomicU32::new(0),
+            fe_ereq: Counter::new(threads),
+            be_econ: Counter::new(threads),
+            be_eresp: Counter::new(threads),
+            be_wretr: Counter::new(threads),
+            be_wredis: Counter::new(threads),
         }
     }
 }
@@ -71,6 +86,11 @@ pub struct ServerStats {
     pub rsp: ByClass,
     /// Highest concurrent connections in use (`smax`).
     pub smax: AtomicU32,
+    /// `econ`, `eresp`, `wretr`, `wredis` of this server (see [`ProxyStats`]).
+    pub econ: Counter,
+    pub eresp: Counter,
+    pub wretr: Counter,
+    pub wredis: Counter,
     /// The configured weight (`uweight`; also `weight` until weights change at run time).
     pub weight: u32,
     /// The server's `id` (`sid`): its position in the backend from 1, or `id N`.
@@ -84,6 +104,10 @@ impl ServerStats {
             req: Counter::new(threads),
             rsp: ByClass::new(threads),
             smax: AtomicU32::new(0),
+            econ: Counter::new(threads),
+            eresp: Counter::new(threads),
+            wretr: Counter::new(threads),
+            wredis: Counter::new(threads),
             weight,
             sid,
         }
@@ -120,6 +144,41 @@ pub fn count_http(rt: &Runtime, fe: usize, be: Option<usize>, srv: Option<usize>
         if let Some(st) = status {
             s.stats.rsp.count(st);
         }
+    }
+}
+
+/// Which error of a server exchange to count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SrvError {
+    /// Every connection attempt failed (`econ`).
+    Connect,
+    /// A connection attempt is retried, on the same server or (`redispatch`) another one
+    /// (`wretr`, and `wredis`).
+    Retry { redispatch: bool },
+    /// The response failed (`eresp`).
+    Response,
+}
+
+/// Counts `err` on backend `be` and its server `srv`.
+pub fn count_srv_error(rt: &Runtime, be: usize, srv: Option<usize>, err: SrvError) {
+    let p = &rt.proxies[be];
+    let s = srv.and_then(|s| p.be.servers.get(s)).map(|s| &s.stats);
+    let (b, sv) = match err {
+        SrvError::Connect => (&p.stats.be_econ, s.map(|s| &s.econ)),
+        SrvError::Response => (&p.stats.be_eresp, s.map(|s| &s.eresp)),
+        SrvError::Retry { redispatch } => {
+            if redispatch {
+                p.stats.be_wredis.inc();
+                if let Some(s) = s {
+                    s.wredis.inc();
+                }
+            }
+            (&p.stats.be_wretr, s.map(|s| &s.wretr))
+        }
+    };
+    b.inc();
+    if let Some(c) = sv {
+        c.inc();
     }
 }
 

@@ -215,7 +215,10 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
     let forwarded = front.forward(server, be, req, res, tmo, on_response).await;
     match forwarded {
         Forwarded::Done(next) => next,
-        Forwarded::Failed(code) => error(front, s, txn, sess, code, false).await,
+        Forwarded::Failed(code) => {
+            crate::stats::counters::count_srv_error(s.rt, be, s.srv, crate::stats::counters::SrvError::Response);
+            error(front, s, txn, sess, code, false).await
+        }
         Forwarded::Replaced => send_built(front, s, txn, sess, reply).await,
         Forwarded::Closed => Next::Close,
     }
