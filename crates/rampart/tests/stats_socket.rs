@@ -303,3 +303,18 @@ fn show_stat_counts_errors_and_retries() {
     assert_eq!((get(d1, "econ").as_str(), get(d1, "wretr").as_str()), ("1", "2"));
     assert_eq!(get(be, "eresp"), "0");
 }
+
+#[test]
+fn set_maxconn_changes_the_limits_show_stat_and_show_info_report() {
+    let s1 = HttpBackend::start("s1");
+    let proxy = start(&netutil::binary(), CFG, &s1);
+    let admin = sock(&proxy, "admin.sock");
+    assert_eq!(socat(&sock(&proxy, "user.sock"), "set maxconn global 5\n"), "Permission denied\n\n");
+    assert_eq!(socat(&admin, "set maxconn global 5; set maxconn frontend fe1 7\n"), "\n\n");
+    assert_eq!(info(&proxy)["Maxconn"], "5");
+    assert_eq!(get(&stat(&proxy)["fe1/FRONTEND"], "slim"), "7");
+    assert_eq!(socat(&admin, "set maxconn frontend be1 5\n"), "No such frontend.\n\n");
+    assert_eq!(socat(&admin, "set maxconn frontend fe1\n"), "Integer value expected.\n\n");
+    assert_eq!(socat(&admin, "set maxconn global 999999999\n"), "Value out of range.\n\n");
+    assert_eq!(http_get(proxy.addr("fe1"), "/").status, 200);
+}

@@ -42,7 +42,10 @@ pub struct Runtime {
 /// Process-wide connection accounting and stop state.
 #[derive(Debug)]
 pub struct GlobalRt {
-    pub maxconn: u32,
+    /// Effective global `maxconn`; the CLI's `set maxconn global` changes it.
+    pub maxconn: AtomicU32,
+    /// The `maxconn` the process was sized for (`Hard_maxconn`): the CLI cannot go above.
+    pub hard_maxconn: u32,
     /// Client connections alive (all frontends, all threads).
     pub cur_conns: AtomicU32,
     /// Woken when a connection ends, so paused accept loops can resume.
@@ -56,6 +59,10 @@ pub struct GlobalRt {
 }
 
 impl GlobalRt {
+    pub fn maxconn(&self) -> u32 {
+        self.maxconn.load(Ordering::Relaxed)
+    }
+
     pub fn is_stopping(&self) -> bool {
         self.stopping.load(Ordering::Relaxed)
     }
@@ -115,7 +122,8 @@ pub struct Timeouts {
 
 #[derive(Debug)]
 pub struct FrontendRt {
-    pub maxconn: u32,
+    /// The frontend's `maxconn`; the CLI's `set maxconn frontend` changes it.
+    pub maxconn: AtomicU32,
     pub cur_conns: AtomicU32,
     pub conn_released: Notify,
     /// Backend chosen for every request/session (`use_backend` without condition, else
@@ -146,6 +154,10 @@ pub struct ListenerRt {
 }
 
 impl FrontendRt {
+    pub fn maxconn(&self) -> u32 {
+        self.maxconn.load(Ordering::Relaxed)
+    }
+
     /// The listeners of `px`, in the order the listener registry binds them.
     fn listeners(px: &rampart_cfg::model::Proxy) -> Box<[ListenerRt]> {
         let mut out = Vec::new();
@@ -263,7 +275,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             errors: ErrorPages::new(&px.errorfiles),
             rules,
             fe: FrontendRt {
-                maxconn: px.maxconn.unwrap_or(maxconn),
+                maxconn: AtomicU32::new(px.maxconn.unwrap_or(maxconn)),
                 cur_conns: AtomicU32::new(0),
                 conn_released: Notify::new(),
                 backend,
@@ -301,7 +313,8 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         bufsize: cfg.global.bufsize,
         max_head: cfg.global.bufsize.saturating_sub(cfg.global.maxrewrite).max(1024),
         global: GlobalRt {
-            maxconn,
+            maxconn: AtomicU32::new(maxconn),
+            hard_maxconn: maxconn,
             cur_conns: AtomicU32::new(0),
             conn_released: Notify::new(),
             stopping: AtomicBool::new(false),

@@ -75,6 +75,20 @@ pub static COMMANDS: &[Cmd] = &[
         run: |_, s, _| set_level(s, Level::Operator),
     },
     Cmd {
+        words: &["set", "maxconn", "frontend"],
+        usage: "set maxconn frontend <frontend> <value>",
+        help: "change a frontend's maxconn setting",
+        level: Level::Admin,
+        run: set_maxconn_frontend,
+    },
+    Cmd {
+        words: &["set", "maxconn", "global"],
+        usage: "set maxconn global <value>",
+        help: "change the per-process maxconn setting",
+        level: Level::Admin,
+        run: set_maxconn_global,
+    },
+    Cmd {
         words: &["set", "timeout"],
         usage: "set timeout [cli] <delay>",
         help: "change a timeout setting",
@@ -177,7 +191,7 @@ const NOT_YET: &[&[&str]] = &[
     &["get", "weight"],
     &["enable"],
     &["disable"],
-    &["set", "maxconn"],
+    &["set", "maxconn", "server"],
     &["set", "rate-limit"],
     &["show", "sess"],
     &["show", "errors"],
@@ -273,6 +287,50 @@ fn set_level(sess: &mut Session, to: Level) -> String {
     String::new()
 }
 
+/// C's `atoi`: leading digits (after an optional sign), 0 when there are none.
+fn atoi(s: &str) -> i64 {
+    let (neg, digits) = match s.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, s.strip_prefix('+').unwrap_or(s)),
+    };
+    let end = digits.find(|c: char| !c.is_ascii_digit()).unwrap_or(digits.len());
+    let n = digits[..end].parse::<i64>().unwrap_or(if end > 0 { i64::MAX } else { 0 });
+    if neg {
+        -n
+    } else {
+        n
+    }
+}
+
+/// `set maxconn global <value>`: 0 means the process's hard limit, above it is refused.
+fn set_maxconn_global(cli: &Cli, _: &mut Session, words: &[&str]) -> String {
+    let Some(value) = words.get(3) else { return "Expects an integer value.\n".to_owned() };
+    let g = &cli.rt.global;
+    let v = atoi(value);
+    if v > i64::from(g.hard_maxconn) {
+        return "Value out of range.\n".to_owned();
+    }
+    let v = if v <= 0 { g.hard_maxconn } else { v as u32 };
+    g.maxconn.store(v, std::sync::atomic::Ordering::Relaxed);
+    // accept loops paused at the old limit look again
+    g.conn_released.notify_waiters();
+    String::new()
+}
+
+/// `set maxconn frontend <frontend> <value>`.
+fn set_maxconn_frontend(cli: &Cli, _: &mut Session, words: &[&str]) -> String {
+    let Some(name) = words.get(3) else { return "A frontend name is expected.\n".to_owned() };
+    let Some(idx) = cli.find_proxy(name).filter(|&i| cli.rt.proxies[i].cap.frontend) else {
+        return "No such frontend.\n".to_owned();
+    };
+    let Some(value) = words.get(4) else { return "Integer value expected.\n".to_owned() };
+    let Ok(v) = u32::try_from(atoi(value)) else { return "Value out of range.\n".to_owned() };
+    let fe = &cli.rt.proxies[idx].fe;
+    fe.maxconn.store(v, std::sync::atomic::Ordering::Relaxed);
+    fe.conn_released.notify_waiters();
+    String::new()
+}
+
 /// `set timeout cli <delay>`: the delay in seconds unless it has a unit.
 fn set_timeout(_: &Cli, sess: &mut Session, words: &[&str]) -> String {
     if words.get(2) != Some(&"cli") {
@@ -357,6 +415,11 @@ mod tests {
         );
         assert!(text.contains("\n  show backend                            : list backends"));
         assert!(text.ends_with("  quit                                    : disconnect\n"), "{text}");
+    }
+
+    #[test]
+    fn atoi_reads_leading_digits_as_c_does() {
+        assert_eq!((atoi("12ab"), atoi("abc"), atoi("-3"), atoi("")), (12, 0, -3, 0));
     }
 
     #[test]

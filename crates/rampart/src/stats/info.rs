@@ -26,7 +26,8 @@ fn value(cli: &Cli, name: &str) -> Option<Val> {
         "Uptime" => Val::Str(format!("{}d {}h{:02}m{:02}s", up / 86400, up / 3600 % 24, up / 60 % 60, up % 60)),
         "Uptime_sec" => up.into(),
         "Ulimit-n" => cli.ulimit_n.into(),
-        "Maxconn" | "Hard_maxconn" => g.maxconn.into(),
+        "Maxconn" => g.maxconn().into(),
+        "Hard_maxconn" => g.hard_maxconn.into(),
         "CurrConns" => g.cur_conns.load(Ordering::Relaxed).into(),
         "CumConns" => {
             let cli_conns = cli.cum_sessions.load(Ordering::Relaxed);

@@ -263,7 +263,7 @@ fn frontend(cli: &Cli, px: &ProxyRt, name: &str) -> Option<Val> {
         "svname" => "FRONTEND".into(),
         "scur" => fe.cur_conns.load(Ordering::Relaxed).into(),
         "smax" => px.stats.fe_smax.load(Ordering::Relaxed).into(),
-        "slim" => fe.maxconn.into(),
+        "slim" => fe.maxconn().into(),
         "stot" => fe.cum_conn.get().saturating_sub(fe.denied_conn.get()).into(),
         "conn_tot" => fe.cum_conn.get().into(),
         "dreq" => fe.denied_req.get().into(),
