@@ -318,3 +318,66 @@ fn set_maxconn_changes_the_limits_show_stat_and_show_info_report() {
     assert_eq!(socat(&admin, "set maxconn global 999999999\n"), "Value out of range.\n\n");
     assert_eq!(http_get(proxy.addr("fe1"), "/").status, 200);
 }
+
+// === the statistics page ===
+
+const PAGE_CFG: &str = "defaults\n  mode http\n  timeout client 5s\n  timeout server 5s\n  timeout connect 5s\n\
+                        listen st\n  bind fd@${fe1}\n  stats enable\n  stats uri /st\n  stats refresh 5s\n\
+                        stats auth admin:pw\n  stats realm Rlm\n  server s1 ${s1_addr}:${s1_port}\n";
+
+fn page_get(proxy: &Running, method: &str, target: &str, auth: bool) -> rampart_testkit::Response {
+    let mut c = rampart_testkit::RawClient::connect(proxy.addr("fe1")).expect("connect");
+    // "admin:pw"
+    let creds = if auth { "Authorization: Basic YWRtaW46cHc=\r\n" } else { "" };
+    c.send(format!("{method} {target} HTTP/1.1\r\nHost: a\r\n{creds}Content-Length: 0\r\n\r\n")).expect("send");
+    c.read_response().expect("a response")
+}
+
+#[test]
+fn the_stats_page_asks_for_credentials_and_exports_csv_and_html() {
+    let s1 = HttpBackend::start("s1");
+    let proxy = Proxy::new(netutil::binary())
+        .listener("fe1")
+        .backend("s1", s1.addr())
+        .config(PAGE_CFG)
+        .start()
+        .expect("the proxy starts");
+    let r = page_get(&proxy, "GET", "/st", false);
+    assert_eq!(r.status, 401);
+    assert_eq!(r.headers.get("www-authenticate"), Some("Basic realm=\"Rlm\""));
+    // the 401 is counted once its exchange ended: ask until it shows
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut asked = 1;
+    let (r, rows, header) = loop {
+        let r = page_get(&proxy, "GET", "/st;csv", true);
+        asked += 1;
+        let csv = r.body_str();
+        let header: Vec<String> =
+            csv.lines().next().unwrap_or_default().trim_start_matches("# ").split(',').map(String::from).collect();
+        let rows: Vec<Vec<String>> = csv.lines().skip(1).map(|l| l.split(',').map(String::from).collect()).collect();
+        let col = header.iter().position(|h| h == "hrsp_4xx").expect("hrsp_4xx");
+        if rows.first().is_some_and(|f| f[col] == "1") || Instant::now() > deadline {
+            break (r, rows, header);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(r.status, 200);
+    assert_eq!(r.headers.get("content-type"), Some("text/plain"));
+    assert_eq!(r.headers.get("cache-control"), Some("no-cache"));
+    assert_eq!(r.headers.get("refresh"), Some("5"));
+    let names: Vec<&str> = rows.iter().map(|r| r[1].as_str()).collect();
+    assert_eq!(names, ["FRONTEND", "s1", "BACKEND"], "{rows:?}");
+    let col = |name: &str| header.iter().position(|h| h == name).expect("column");
+    // every request went through the page, the last one included
+    assert_eq!(rows[0][col("intercepted")], asked.to_string(), "{rows:?}");
+    assert_eq!(rows[0][col("hrsp_4xx")], "1", "{rows:?}");
+    let r = page_get(&proxy, "GET", "/st;csv;norefresh", true);
+    assert_eq!(r.headers.get("refresh"), None);
+    let r = page_get(&proxy, "GET", "/st", true);
+    assert_eq!((r.status, r.headers.get("content-type")), (200, Some("text/html")));
+    assert!(r.body_str().contains("s1"), "{}", r.body_str());
+    let r = page_get(&proxy, "POST", "/st", true);
+    assert_eq!((r.status, r.headers.get("location")), (303, Some("/st;st=DENY")));
+    // other paths go to the servers
+    assert_eq!(page_get(&proxy, "GET", "/other", true).body_str(), "s1");
+}

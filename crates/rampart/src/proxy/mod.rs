@@ -37,6 +37,8 @@ pub struct Runtime {
     pub global: GlobalRt,
     /// `proc.` variables and the process-wide variable budgets.
     pub proc_vars: ProcVars,
+    /// What the stats outputs (CLI, stats page) tell about the process.
+    pub stats: crate::stats::Facts,
 }
 
 /// Process-wide connection accounting and stop state.
@@ -100,6 +102,8 @@ pub struct ProxyRt {
     pub be: BackendRt,
     /// Counters only the stats read (`show stat`).
     pub stats: crate::stats::ProxyStats,
+    /// The statistics page (`stats enable`, `stats uri` ...).
+    pub stats_page: Option<Box<crate::stats::page::Page>>,
 }
 
 /// Timeouts with HAProxy's fallbacks already applied.
@@ -293,6 +297,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 cum_conn: Counter::new(threads),
             },
             stats: crate::stats::ProxyStats::new(threads),
+            stats_page: px.stats.as_ref().map(|p| Box::new(crate::stats::page::Page::new(p))),
         });
     }
     let mut warnings = shared.warnings;
@@ -309,6 +314,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         return (Err(alerts), warnings);
     }
     let rt = Runtime {
+        stats: crate::stats::Facts::new(cfg),
         proxies,
         bufsize: cfg.global.bufsize,
         max_head: cfg.global.bufsize.saturating_sub(cfg.global.maxrewrite).max(1024),

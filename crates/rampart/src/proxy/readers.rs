@@ -36,6 +36,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("global stats timeout", "stats::Cli::timeout"),
     ("global stats maxconn", "stats::Cli::maxconn"),
     // proxy keywords
+    ("stats", "proxy::build: ProxyRt::stats_page (stats::page, stream::stats_page)"),
     ("backlog", "listener::bind_all"),
     ("balance", "proxy::build: Lb::new"),
     ("bind", "listener::bind_all"),

@@ -135,8 +135,8 @@ pub static COMMANDS: &[Cmd] = &[
         usage: "show stat [desc|json|no-maint|typed|up]*",
         help: "report counters for each proxy and server",
         level: Level::User,
-        run: |c, s, w| match Request::parse(c, &w[2..]) {
-            Ok(req) => stat::render(c, &req, s.level),
+        run: |c, s, w| match Request::parse(&c.rt, &w[2..]) {
+            Ok(req) => stat::render(&c.rt, &req, s.level),
             Err(e) => e,
         },
     },

@@ -48,6 +48,8 @@ pub struct ProxyStats {
     pub fe_smax: AtomicU32,
     /// Requests the frontend's mux refused (invalid, incomplete, too slow: `ereq`).
     pub fe_ereq: Counter,
+    /// Requests answered by the statistics page (`intercepted`).
+    pub fe_intercepted: Counter,
     /// Streams whose connection attempts to a server all failed (`econ`).
     pub be_econ: Counter,
     /// Server responses that failed (invalid, cut, too slow: `eresp`).
@@ -67,6 +69,7 @@ impl ProxyStats {
             be_rsp: ByClass::new(threads),
             fe_smax: AtomicU32::new(0),
             fe_ereq: Counter::new(threads),
+            fe_intercepted: Counter::new(threads),
             be_econ: Counter::new(threads),
             be_eresp: Counter::new(threads),
             be_wretr: Counter::new(threads),

@@ -40,12 +40,12 @@ fn value(cli: &Cli, name: &str) -> Option<Val> {
             let front: u64 = rt.proxies.iter().filter(|p| p.cap.frontend).map(streams).sum();
             (front + cli.cum_sessions.load(Ordering::Relaxed)).into()
         }
-        "node" => Val::Str(cli.node.clone()),
+        "node" => Val::Str(cli.rt.stats.node.clone()),
         "Stopping" => u64::from(g.is_stopping()).into(),
         "Listeners" => cli.listeners.into(),
         // TODO(#7): the number of log lines the log sinks dropped.
         "DroppedLogs" => 0u64.into(),
-        "Start_time_sec" => cli.started_unix.into(),
+        "Start_time_sec" => cli.rt.stats.started_unix.into(),
         "Tainted" => "0".into(),
         // features rampart does not have: nothing to count
         "MaxSslConns"

@@ -18,6 +18,7 @@ pub mod cmd;
 pub mod counters;
 mod fields;
 mod info;
+pub mod page;
 mod servers;
 pub mod socket;
 mod stat;
@@ -37,46 +38,26 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// HAProxy's default `stats maxconn`.
 pub const DEFAULT_MAXCONN: u32 = 10;
 
-/// What the CLI reads besides the runtime: process facts fixed at startup.
+/// Facts about the process the stats outputs report, fixed when the runtime is built.
 #[derive(Debug)]
-pub struct Cli {
-    pub rt: Arc<Runtime>,
+pub struct Facts {
     pub started: Instant,
     /// Start time in seconds since the epoch (`Start_time_sec`).
     pub started_unix: u64,
-    pub nbthread: usize,
-    /// `ulimit-n` as set for the process (`Ulimit-n`, `Maxsock`).
-    pub ulimit_n: u64,
-    /// Listening sockets, CLI ones included (`Listeners`).
-    pub listeners: u32,
     /// HAProxy numbers proxies from 1, after a `GLOBAL` proxy when a stats socket exists.
     pub first_iid: u32,
     /// `balance` of each proxy, as `show stat` names it (`algo`).
     pub algos: Vec<&'static str>,
-    /// `stats timeout`: how long a CLI session may stay idle.
-    pub timeout: Duration,
-    /// `stats maxconn`: CLI sessions served at once (per socket, as HAProxy).
-    pub maxconn: u32,
     /// The host name (`node`).
     pub node: String,
-    /// CLI sessions alive (all sockets).
-    pub sessions: AtomicU32,
-    /// CLI sessions accepted so far (HAProxy counts them in `CumConns`).
-    pub cum_sessions: AtomicU64,
 }
 
-impl Cli {
-    /// The CLI state for `rt`, built from its configuration.
-    pub fn new(cfg: &Config, rt: Arc<Runtime>, nbthread: usize, listeners: u32) -> Cli {
+impl Facts {
+    pub fn new(cfg: &Config) -> Facts {
         let started_unix = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-        let ulimit_n = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE).map_or(0, |l| l.0);
-        Cli {
-            rt,
+        Facts {
             started: Instant::now(),
             started_unix,
-            nbthread,
-            ulimit_n,
-            listeners,
             first_iid: 1 + u32::from(!cfg.global.stats_sockets.is_empty()),
             algos: cfg
                 .proxies
@@ -86,9 +67,42 @@ impl Cli {
                     Balance::StaticRr => "static-rr",
                 })
                 .collect(),
+            node: nix::unistd::gethostname().map(|h| h.to_string_lossy().into_owned()).unwrap_or_default(),
+        }
+    }
+}
+
+/// What the CLI reads besides the runtime: process settings fixed at startup, and the
+/// CLI sessions.
+#[derive(Debug)]
+pub struct Cli {
+    pub rt: Arc<Runtime>,
+    pub nbthread: usize,
+    /// `ulimit-n` as set for the process (`Ulimit-n`).
+    pub ulimit_n: u64,
+    /// Listening sockets, CLI ones included (`Listeners`).
+    pub listeners: u32,
+    /// `stats timeout`: how long a CLI session may stay idle.
+    pub timeout: Duration,
+    /// `stats maxconn`: CLI sessions served at once (per socket, as HAProxy).
+    pub maxconn: u32,
+    /// CLI sessions alive (all sockets).
+    pub sessions: AtomicU32,
+    /// CLI sessions accepted so far (HAProxy counts them in `CumConns`).
+    pub cum_sessions: AtomicU64,
+}
+
+impl Cli {
+    /// The CLI state for `rt`, built from its configuration.
+    pub fn new(cfg: &Config, rt: Arc<Runtime>, nbthread: usize, listeners: u32) -> Cli {
+        let ulimit_n = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE).map_or(0, |l| l.0);
+        Cli {
+            rt,
+            nbthread,
+            ulimit_n,
+            listeners,
             timeout: cfg.global.stats_timeout.unwrap_or(DEFAULT_TIMEOUT),
             maxconn: cfg.global.stats_maxconn.unwrap_or(DEFAULT_MAXCONN),
-            node: nix::unistd::gethostname().map(|h| h.to_string_lossy().into_owned()).unwrap_or_default(),
             sessions: AtomicU32::new(0),
             cum_sessions: AtomicU64::new(0),
         }
@@ -96,22 +110,37 @@ impl Cli {
 
     /// Seconds since the process started.
     pub fn uptime(&self) -> u64 {
-        self.started.elapsed().as_secs()
+        uptime(&self.rt)
     }
 
     /// HAProxy's id of proxy `idx`.
     pub fn iid(&self, idx: usize) -> u32 {
-        self.first_iid + idx as u32
+        iid(&self.rt, idx)
     }
 
     /// The proxy named `name`, or numbered so (`show stat <iid> ...`).
     pub fn find_proxy(&self, name: &str) -> Option<usize> {
-        self.rt.proxies.iter().position(|p| p.name == name).or_else(|| {
-            let iid: u32 = name.parse().ok()?;
-            let idx = iid.checked_sub(self.first_iid)? as usize;
-            (idx < self.rt.proxies.len()).then_some(idx)
-        })
+        find_proxy(&self.rt, name)
     }
+}
+
+/// Seconds since the process started.
+pub fn uptime(rt: &Runtime) -> u64 {
+    rt.stats.started.elapsed().as_secs()
+}
+
+/// HAProxy's id of proxy `idx`.
+pub fn iid(rt: &Runtime, idx: usize) -> u32 {
+    rt.stats.first_iid + idx as u32
+}
+
+/// The proxy named `name`, or numbered so (`show stat <iid> ...`).
+pub fn find_proxy(rt: &Runtime, name: &str) -> Option<usize> {
+    rt.proxies.iter().position(|p| p.name == name).or_else(|| {
+        let iid: u32 = name.parse().ok()?;
+        let idx = iid.checked_sub(rt.stats.first_iid)? as usize;
+        (idx < rt.proxies.len()).then_some(idx)
+    })
 }
 
 /// One value of a stats field, typed as `show ... typed` prints it.

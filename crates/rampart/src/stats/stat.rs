@@ -12,12 +12,12 @@ use rampart_cfg::model::Mode;
 
 use super::cmd::Level;
 use super::fields::{MODULE_FIELDS_AT, STAT_FIELDS};
-use super::{json_field, Cli, Val};
-use crate::proxy::{ProxyRt, ServerRt};
+use super::{json_field, Val};
+use crate::proxy::{ProxyRt, Runtime, ServerRt};
 
 /// The kind of a row, with HAProxy's type number (the `type` field, the filter bit).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+pub(super) enum Kind {
     Frontend,
     Backend,
     Server,
@@ -74,7 +74,7 @@ pub struct Request {
 
 impl Request {
     /// Parses the words after `show stat`; `Err` is HAProxy's message.
-    pub fn parse(cli: &Cli, words: &[&str]) -> Result<Request, String> {
+    pub fn parse(rt: &Runtime, words: &[&str]) -> Result<Request, String> {
         let mut req = Request::default();
         let mut rest = Vec::new();
         for w in words {
@@ -91,7 +91,7 @@ impl Request {
             let px = if rest[0] == "-1" {
                 None
             } else {
-                Some(cli.find_proxy(rest[0]).ok_or_else(|| "No such proxy.\n".to_owned())?)
+                Some(super::find_proxy(rt, rest[0]).ok_or_else(|| "No such proxy.\n".to_owned())?)
             };
             let num = |s: &str| s.parse::<i64>().unwrap_or(0);
             req.filter = Some((px, num(rest[1]), num(rest[2])));
@@ -105,11 +105,13 @@ impl Request {
     }
 }
 
-/// The text of `show stat` for `req`, at the session's `level`.
-pub fn render(cli: &Cli, req: &Request, level: Level) -> String {
-    let mut out = String::with_capacity(8192);
-    let mut rows: Vec<(usize, Kind, Option<usize>)> = Vec::new();
-    for (idx, px) in cli.rt.proxies.iter().enumerate() {
+/// One row of the stats: a proxy, its kind, and the server of a server row.
+pub(super) type Row = (usize, Kind, Option<usize>);
+
+/// The rows `req` asks for, in HAProxy's order (per proxy: frontend, servers, backend).
+pub(super) fn rows(rt: &Runtime, req: &Request) -> Vec<Row> {
+    let mut rows: Vec<Row> = Vec::new();
+    for (idx, px) in rt.proxies.iter().enumerate() {
         if px.cap.frontend && req.wants(idx, Kind::Frontend, 0) {
             rows.push((idx, Kind::Frontend, None));
         }
@@ -126,17 +128,37 @@ pub fn render(cli: &Cli, req: &Request, level: Level) -> String {
             }
         }
     }
+    rows
+}
+
+/// The value of the field called `name` in `row` (`None`: empty or no such field).
+pub(super) fn cell(rt: &Runtime, row: Row, level: Level, name: &str) -> Option<Val> {
+    let i = STAT_FIELDS.iter().position(|f| f.0 == name)?;
+    field(rt, row.0, row.1, row.2, level, i)
+}
+
+/// The text of `show stat` for `req`, at the session's `level`.
+pub fn render(rt: &Runtime, req: &Request, level: Level) -> String {
+    let mut out = String::with_capacity(8192);
+    let rows = rows(rt, req);
     if req.json {
-        json(cli, &rows, level, &mut out);
+        json(rt, &rows, level, &mut out);
     } else if req.typed {
         for &(idx, kind, srv) in &rows {
-            typed_row(cli, idx, kind, srv, level, &mut out);
+            typed_row(rt, idx, kind, srv, level, &mut out);
         }
     } else {
         header(&mut out);
-        for &(idx, kind, srv) in &rows {
-            csv_row(cli, idx, kind, srv, level, &mut out);
-        }
+        out.push_str(&render_rows(rt, rows.into_iter(), level));
+    }
+    out
+}
+
+/// The CSV lines of `rows`.
+pub(super) fn render_rows(rt: &Runtime, rows: impl Iterator<Item = Row>, level: Level) -> String {
+    let mut out = String::with_capacity(4096);
+    for (idx, kind, srv) in rows {
+        csv_row(rt, idx, kind, srv, level, &mut out);
     }
     out
 }
@@ -154,12 +176,12 @@ pub fn header(out: &mut String) {
     out.push('\n');
 }
 
-fn csv_row(cli: &Cli, idx: usize, kind: Kind, srv: Option<usize>, level: Level, out: &mut String) {
+fn csv_row(rt: &Runtime, idx: usize, kind: Kind, srv: Option<usize>, level: Level, out: &mut String) {
     for i in 0..STAT_FIELDS.len() {
         if i == MODULE_FIELDS_AT {
             out.push_str("-,");
         }
-        if let Some(v) = field(cli, idx, kind, srv, level, i) {
+        if let Some(v) = field(rt, idx, kind, srv, level, i) {
             let _ = write!(out, "{}", Csv(&v));
         }
         out.push(',');
@@ -179,31 +201,32 @@ impl std::fmt::Display for Csv<'_> {
     }
 }
 
-fn typed_row(cli: &Cli, idx: usize, kind: Kind, srv: Option<usize>, level: Level, out: &mut String) {
-    let sid = sid_of(cli, idx, srv);
+fn typed_row(rt: &Runtime, idx: usize, kind: Kind, srv: Option<usize>, level: Level, out: &mut String) {
+    let sid = sid_of(rt, idx, srv);
     for (i, (name, ..)) in STAT_FIELDS.iter().enumerate() {
-        if let Some(v) = field(cli, idx, kind, srv, level, i) {
-            let _ = writeln!(out, "{}.{}.{sid}.{i}.{name}.1:{}:{v}", kind.letter(), cli.iid(idx), kind.desc(i));
+        if let Some(v) = field(rt, idx, kind, srv, level, i) {
+            let _ = writeln!(out, "{}.{}.{sid}.{i}.{name}.1:{}:{v}", kind.letter(), super::iid(rt, idx), kind.desc(i));
         }
     }
 }
 
-fn json(cli: &Cli, rows: &[(usize, Kind, Option<usize>)], level: Level, out: &mut String) {
+fn json(rt: &Runtime, rows: &[Row], level: Level, out: &mut String) {
     out.push('[');
     for (r, &(idx, kind, srv)) in rows.iter().enumerate() {
         if r > 0 {
             out.push(',');
         }
         out.push('[');
-        let sid = sid_of(cli, idx, srv);
+        let sid = sid_of(rt, idx, srv);
         let mut first = true;
         for (i, (name, ..)) in STAT_FIELDS.iter().enumerate() {
-            let Some(v) = field(cli, idx, kind, srv, level, i) else { continue };
+            let Some(v) = field(rt, idx, kind, srv, level, i) else { continue };
             if !first {
                 out.push(',');
             }
             first = false;
-            let _ = write!(out, "{{\"objType\":\"{}\",\"proxyId\":{},\"id\":{sid},", kind.json_name(), cli.iid(idx));
+            let _ =
+                write!(out, "{{\"objType\":\"{}\",\"proxyId\":{},\"id\":{sid},", kind.json_name(), super::iid(rt, idx));
             json_field(out, i, name, kind.desc(i), &v);
             out.push('}');
         }
@@ -212,27 +235,27 @@ fn json(cli: &Cli, rows: &[(usize, Kind, Option<usize>)], level: Level, out: &mu
     out.push_str("]\n");
 }
 
-fn sid_of(cli: &Cli, idx: usize, srv: Option<usize>) -> u32 {
-    srv.map_or(0, |s| cli.rt.proxies[idx].be.servers[s].stats.sid)
+fn sid_of(rt: &Runtime, idx: usize, srv: Option<usize>) -> u32 {
+    srv.map_or(0, |s| rt.proxies[idx].be.servers[s].stats.sid)
 }
 
 /// Field `i` of a row, `None` when it is empty.
-fn field(cli: &Cli, idx: usize, kind: Kind, srv: Option<usize>, level: Level, i: usize) -> Option<Val> {
+fn field(rt: &Runtime, idx: usize, kind: Kind, srv: Option<usize>, level: Level, i: usize) -> Option<Val> {
     let desc = kind.desc(i);
     if desc.is_empty() {
         return None;
     }
-    let px = &cli.rt.proxies[idx];
+    let px = &rt.proxies[idx];
     let name = STAT_FIELDS[i].0;
     let v = match name {
         "pxname" => Some(Val::Str(px.name.clone())),
         "pid" => Some(1u64.into()),
-        "iid" => Some(cli.iid(idx).into()),
+        "iid" => Some(super::iid(rt, idx).into()),
         "mode" => Some(if px.mode == Mode::Http { "http" } else { "tcp" }.into()),
         _ => match (kind, srv) {
-            (Kind::Frontend, _) => frontend(cli, px, name),
-            (Kind::Backend, _) => backend(cli, idx, px, name, level),
-            (Kind::Server, Some(s)) => server(cli, px, &px.be.servers[s], name, level),
+            (Kind::Frontend, _) => frontend(rt, px, name),
+            (Kind::Backend, _) => backend(rt, idx, px, name, level),
+            (Kind::Server, Some(s)) => server(rt, px, &px.be.servers[s], name, level),
             (Kind::Server, None) => None,
         },
     };
@@ -246,7 +269,6 @@ fn zero_for_missing_feature(name: &str) -> Option<Val> {
         || name.starts_with("h2_")
         || name.starts_with("comp_")
         || name.starts_with("cache_")
-        || name == "intercepted"
         || name == "rate_lim";
     absent.then(|| 0u64.into())
 }
@@ -257,7 +279,7 @@ fn by_class(c: &super::counters::ByClass, name: &str) -> Option<Val> {
     Some(c.0[i].get().into())
 }
 
-fn frontend(cli: &Cli, px: &ProxyRt, name: &str) -> Option<Val> {
+fn frontend(rt: &Runtime, px: &ProxyRt, name: &str) -> Option<Val> {
     let fe = &px.fe;
     Some(match name {
         "svname" => "FRONTEND".into(),
@@ -268,9 +290,10 @@ fn frontend(cli: &Cli, px: &ProxyRt, name: &str) -> Option<Val> {
         "conn_tot" => fe.cum_conn.get().into(),
         "dreq" => fe.denied_req.get().into(),
         "ereq" => px.stats.fe_ereq.get().into(),
+        "intercepted" => px.stats.fe_intercepted.get().into(),
         "dcon" => fe.denied_conn.get().into(),
         "dses" => fe.denied_sess.get().into(),
-        "status" => if cli.rt.global.is_stopping() { "STOP" } else { "OPEN" }.into(),
+        "status" => if rt.global.is_stopping() { "STOP" } else { "OPEN" }.into(),
         "sid" => 0u32.into(),
         "type" => 0u32.into(),
         "req_tot" if fe.http => px.stats.fe_req.get().into(),
@@ -285,7 +308,7 @@ fn usable(px: &ProxyRt) -> (u32, u32, u64) {
     up.fold((0, 0, 0), |(a, b, w), s| if s.backup { (a, b + 1, w) } else { (a + 1, b, w + u64::from(s.stats.weight)) })
 }
 
-fn backend(cli: &Cli, idx: usize, px: &ProxyRt, name: &str, level: Level) -> Option<Val> {
+fn backend(rt: &Runtime, idx: usize, px: &ProxyRt, name: &str, level: Level) -> Option<Val> {
     let be = &px.be;
     let (act, bck, weight) = usable(px);
     let http = px.mode == Mode::Http;
@@ -301,17 +324,17 @@ fn backend(cli: &Cli, idx: usize, px: &ProxyRt, name: &str, level: Level) -> Opt
         "weight" | "uweight" => weight.into(),
         "act" => act.into(),
         "bck" => bck.into(),
-        "lastchg" => cli.uptime().into(),
+        "lastchg" => super::uptime(rt).into(),
         "sid" => 0u32.into(),
         "type" => 1u32.into(),
-        "algo" if level >= Level::Operator => cli.algos[idx].into(),
+        "algo" if level >= Level::Operator => rt.stats.algos[idx].into(),
         "req_tot" if http => px.stats.be_req.get().into(),
         n if n.starts_with("hrsp_") && http => by_class(&px.stats.be_rsp, n)?,
         _ => return None,
     })
 }
 
-fn server(cli: &Cli, px: &ProxyRt, srv: &ServerRt, name: &str, level: Level) -> Option<Val> {
+fn server(rt: &Runtime, px: &ProxyRt, srv: &ServerRt, name: &str, level: Level) -> Option<Val> {
     let http = px.mode == Mode::Http;
     Some(match name {
         "svname" => Val::Str(srv.name.clone()),
@@ -328,7 +351,7 @@ fn server(cli: &Cli, px: &ProxyRt, srv: &ServerRt, name: &str, level: Level) -> 
         "weight" | "uweight" => srv.stats.weight.into(),
         "act" => u32::from(!srv.backup).into(),
         "bck" => u32::from(srv.backup).into(),
-        "lastchg" => cli.uptime().into(),
+        "lastchg" => super::uptime(rt).into(),
         "sid" => srv.stats.sid.into(),
         "type" => 2u32.into(),
         "addr" if level >= Level::Operator => Val::Str(srv.addr.to_string()),

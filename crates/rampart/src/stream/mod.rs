@@ -5,7 +5,8 @@
 //!    `capture request header` (`ana::wait_http`),
 //! 1. `option http-buffer-request`, then the `http-request` rules of the frontend
 //!    (`ana::http_req`, waiting for the body where `wait-for-body` asks, sending the
-//!    `early-hint` responses they built),
+//!    `early-hint` responses they built), then the frontend's statistics page
+//!    (`stats_page`) when the request is for it,
 //! 2. backend switching (`ana::switching`),
 //! 3. the same for the backend (its `tcp-request content` rules first), then the unique
 //!    id, `option forwardfor` and `option originalto` (`ana::inner`),
@@ -22,11 +23,13 @@
 //! - `txn`: [`Txn`], the request and response heads of one exchange, the stream's state
 //!   (`action::state::StreamState`), the stream numbers
 //! - `ana`: one file per analyser
+//! - `stats_page`: the `stats uri` page answered in place of a server
 //! - `tcp`: the TCP-mode stream (content rules waiting for data, switching, response
 //!   rules)
 
 pub mod ana;
 pub mod side;
+mod stats_page;
 pub mod tcp;
 mod txn;
 
@@ -159,8 +162,18 @@ pub async fn run<F: HttpFront>(front: &mut F, rt: &Runtime, conn: &ConnInfo, fe:
     next
 }
 
-/// The status of the response the exchange sent: the one rampart built, else the
-/// server's; `None` when none was sent (or only a raw error file, not parsed here).
+/// The status of a raw response (`HTTP/1.x NNN ...`), for the stats; 0 if unreadable.
+fn raw_status(bytes: &[u8]) -> u16 {
+    let code = bytes.get(9..12).and_then(|c| std::str::from_utf8(c).ok()).and_then(|c| c.parse().ok());
+    if bytes.starts_with(b"HTTP/") {
+        code.unwrap_or(0)
+    } else {
+        0
+    }
+}
+
+/// The status of the response the exchange sent: the one rampart built (or sent raw),
+/// else the server's; `None` when none was sent.
 fn answered_status(txn: &TxnData) -> Option<u16> {
     [txn.synth.status, txn.res.status].into_iter().find(|&st| st != 0)
 }
@@ -180,6 +193,9 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
     if v != Verdict::Continue {
         return conclude(front, s, txn, sess, v, reply).await;
     }
+    if let Some(next) = stats_page::serve(front, s, txn, sess, fe).await {
+        return next;
+    }
     let Some(be) = ana::switching::backend(s, input(txn, front.req_buf(), sess)) else {
         return error(front, s, txn, sess, 503, true).await;
     };
@@ -193,6 +209,9 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
         let v = request_rules(front, s, txn, sess, be, &mut reply).await;
         if v != Verdict::Continue {
             return conclude(front, s, txn, sess, v, reply).await;
+        }
+        if let Some(next) = stats_page::serve(front, s, txn, sess, be).await {
+            return next;
         }
     }
     s.srv = ana::switching::server(s, be, input(txn, front.req_buf(), sess));
@@ -331,6 +350,7 @@ async fn send_built<'rt, F: HttpFront>(
 ) -> Next {
     let Some(mut reply) = reply else { return Next::Close };
     if reply.raw {
+        txn.synth.status = raw_status(reply.buf);
         return front.reply_raw(reply.buf).await;
     }
     let TxnData { synth, vars_txn, vars_reqres, scratch, strict, st, .. } = &mut **txn;
@@ -392,7 +412,10 @@ async fn error<F: HttpFront>(
             let reply = tpl.instantiate(&mut txn.synth);
             send_built(front, s, txn, sess, Some(reply)).await
         }
-        StreamError::Raw(bytes) => front.reply_raw(bytes).await,
+        StreamError::Raw(bytes) => {
+            txn.synth.status = raw_status(bytes);
+            front.reply_raw(bytes).await
+        }
         StreamError::Nothing => front.reply_raw(&[]).await,
     }
 }
