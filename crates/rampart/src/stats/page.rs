@@ -82,7 +82,7 @@ impl Page {
             }
         }
         let opts: Vec<&[u8]> = options.split(|&c| c == b';').skip(1).collect();
-        let has = |o: &[u8]| opts.iter().any(|x| *x == o);
+        let has = |o: &[u8]| opts.contains(&o);
         if post {
             let mut to = self.uri.to_vec();
             to.extend_from_slice(b";st=DENY");
