@@ -339,7 +339,7 @@ fn start(cli: &Cli, mut cfg: Config, identity: Identity, modes: Modes, daemon_ch
     };
     let settings =
         worker::Settings { nbthread, maxconn, hard_stop_after: cfg.global.hard_stop_after, localpeer: localpeer(cli) };
-    let cli = Arc::new(rampart::stats::Cli::new(&cfg, rt.clone(), nbthread, limits::listener_count(&cfg) as u32));
+    let cli = Arc::new(rampart::stats::Cli::new(&cfg, rt.clone()));
     let main_tasks: Vec<worker::MainTask> =
         cli_listeners.into_iter().map(|l| Box::pin(rampart::stats::socket::serve(l, cli.clone())) as _).collect();
     worker::run(rt, listeners, settings, main_tasks)

@@ -381,3 +381,82 @@ fn the_stats_page_asks_for_credentials_and_exports_csv_and_html() {
     // other paths go to the servers
     assert_eq!(page_get(&proxy, "GET", "/other", true).body_str(), "s1");
 }
+
+// === prometheus-exporter service ===
+
+const PROM_CFG: &str = "defaults\n  mode http\n  timeout client 5s\n  timeout server 5s\n  timeout connect 5s\n\
+                        frontend fe1\n  bind fd@${fe1}\n\
+                        http-request use-service prometheus-exporter if { path /metrics }\n  default_backend be1\n\
+                        backend be1\n  server s1 ${s1_addr}:${s1_port}\n  server s2 ${s1_addr}:${s1_port} disabled\n";
+
+/// The `/metrics` text of `binary` after one request through the proxy.
+fn scrape(binary: &Path) -> String {
+    let s1 = HttpBackend::start("s1");
+    let proxy = Proxy::new(binary).listener("fe1").backend("s1", s1.addr()).config(PROM_CFG).start().expect("starts");
+    assert_eq!(http_get(proxy.addr("fe1"), "/").status, 200);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let r = http_get(proxy.addr("fe1"), "/metrics");
+        assert_eq!(r.headers.get("content-type"), Some("text/plain; version=0.0.4"));
+        let text = r.body_str();
+        let counted = "haproxy_backend_http_responses_total{proxy=\"be1\",code=\"2xx\"} 1";
+        if text.lines().any(|l| l == counted) || Instant::now() > deadline {
+            return text;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `name type` of every metric of an exposition text.
+fn metric_types(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("# TYPE "))
+        .filter_map(|l| l.split_once(' '))
+        .map(|(n, t)| (n.to_owned(), t.to_owned()))
+        .collect()
+}
+
+#[test]
+fn the_prometheus_service_exports_haproxys_metric_names() {
+    let text = scrape(Path::new(env!("CARGO_BIN_EXE_rampart")));
+    // (the scrapes count on the frontend too)
+    for prefix in [
+        "haproxy_frontend_http_responses_total{proxy=\"fe1\",code=\"2xx\"} ",
+        "haproxy_frontend_intercepted_requests_total{proxy=\"fe1\"} ",
+    ] {
+        assert!(text.lines().any(|l| l.starts_with(prefix)), "missing {prefix:?} in\n{text}");
+    }
+    for line in [
+        "haproxy_backend_http_responses_total{proxy=\"be1\",code=\"2xx\"} 1",
+        "haproxy_server_status{proxy=\"be1\",server=\"s1\",state=\"UP\"} 1",
+        "haproxy_server_status{proxy=\"be1\",server=\"s2\",state=\"MAINT\"} 1",
+    ] {
+        assert!(text.lines().any(|l| l == line), "missing {line:?} in\n{text}");
+    }
+    if let Some(promtool) = which("promtool") {
+        let mut check = Command::new(promtool)
+            .args(["check", "metrics"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("promtool runs");
+        check.stdin.take().expect("stdin").write_all(text.as_bytes()).expect("write");
+        let out = check.wait_with_output().expect("promtool ends");
+        let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        // the one lint finding is HAProxy's own name (a counter without `_total`)
+        let known = "haproxy_process_failed_resolutions counter metrics should have \"_total\" suffix";
+        let problems: Vec<&str> = said.lines().filter(|l| !l.trim().is_empty() && *l != known).collect();
+        assert!(problems.is_empty(), "promtool check metrics:\n{said}");
+    } else {
+        println!("SKIPPED promtool check: promtool is not installed");
+    }
+    let Some(haproxy) = haproxy_or_skip("the_prometheus_service_exports_haproxys_metric_names") else { return };
+    let theirs = metric_types(&scrape(&haproxy));
+    let ours = metric_types(&text);
+    let unknown: Vec<_> = ours.iter().filter(|m| !theirs.contains(m)).collect();
+    assert!(unknown.is_empty(), "metrics (or types) haproxy does not export: {unknown:?}");
+    // ours come in haproxy's order
+    let order: Vec<usize> = ours.iter().filter_map(|m| theirs.iter().position(|t| t == m)).collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "order differs: {ours:?}");
+}

@@ -53,6 +53,8 @@ pub enum HttpAct {
     Allow,
     /// `deny`: the reply (403 by default, 502 on responses).
     Deny(Reply),
+    /// `use-service prometheus-exporter`: the metrics (`crate::stats::prometheus`).
+    PrometheusExporter,
     /// `tarpit`: the reply after `timeout tarpit`.
     Tarpit(Reply),
     Return(Reply),
@@ -257,6 +259,20 @@ impl HttpAct {
             }
             HttpAct::Return(r) | HttpAct::Auth(r) => {
                 r.build(x, ctx);
+                Flow::Reply
+            }
+            HttpAct::PrometheusExporter => {
+                ctx.rt.proxies[ctx.fe].stats.fe_intercepted.inc();
+                let uri = x.msg.view(x.buf).uri();
+                let query = memchr::memchr(b'?', uri).map_or(&[][..], |i| &uri[i + 1..]);
+                let scope = crate::stats::prometheus::Scope::from_query(query);
+                let body = crate::stats::prometheus::render(ctx.rt, scope).into_bytes();
+                let out = &mut *x.out;
+                super::reply::start_head(out, 200, "OK");
+                let _ = out.add_header(b"cache-control", b"no-cache");
+                let _ = out.add_header(b"content-type", b"text/plain; version=0.0.4");
+                let _ = out.add_header(b"content-length", body.len().to_string().as_bytes());
+                *x.reply = Some(crate::http::Synth::built(std::borrow::Cow::Owned(body)));
                 Flow::Reply
             }
             HttpAct::Tarpit(r) => {

@@ -314,7 +314,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         return (Err(alerts), warnings);
     }
     let rt = Runtime {
-        stats: crate::stats::Facts::new(cfg),
+        stats: crate::stats::Facts::new(cfg, threads),
         proxies,
         bufsize: cfg.global.bufsize,
         max_head: cfg.global.bufsize.saturating_sub(cfg.global.maxrewrite).max(1024),

@@ -9,43 +9,42 @@ use std::sync::atomic::Ordering;
 
 use super::fields::INFO_FIELDS;
 use super::{json_field, Cli, Val};
+use crate::proxy::Runtime;
 use crate::version;
 
 /// The value of info field `name`; `None` when rampart does not measure it.
-fn value(cli: &Cli, name: &str) -> Option<Val> {
-    let rt = &cli.rt;
+/// `cli_sessions`: the CLI sessions accepted so far (HAProxy counts them as connections
+/// and requests).
+pub(super) fn value(rt: &Runtime, cli_sessions: u64, name: &str) -> Option<Val> {
     let g = &rt.global;
-    let up = cli.uptime();
+    let up = super::uptime(rt);
     Some(match name {
         "Name" => "HAProxy".into(),
         "Version" | "Build info" => Val::Str(version::version_string()),
         "Release_date" => version::RELEASE_DATE.into(),
-        "Nbthread" => (cli.nbthread as u64).into(),
+        "Nbthread" => (rt.stats.nbthread as u64).into(),
         "Nbproc" | "Process_num" => 1u64.into(),
         "Pid" => std::process::id().into(),
         "Uptime" => Val::Str(format!("{}d {}h{:02}m{:02}s", up / 86400, up / 3600 % 24, up / 60 % 60, up % 60)),
         "Uptime_sec" => up.into(),
-        "Ulimit-n" => cli.ulimit_n.into(),
+        "Ulimit-n" => rt.stats.ulimit_n.into(),
         "Maxconn" => g.maxconn().into(),
         "Hard_maxconn" => g.hard_maxconn.into(),
         "CurrConns" => g.cur_conns.load(Ordering::Relaxed).into(),
-        "CumConns" => {
-            let cli_conns = cli.cum_sessions.load(Ordering::Relaxed);
-            (rt.proxies.iter().map(|p| p.fe.cum_conn.get()).sum::<u64>() + cli_conns).into()
-        }
+        "CumConns" => (rt.proxies.iter().map(|p| p.fe.cum_conn.get()).sum::<u64>() + cli_sessions).into(),
         // HAProxy counts every stream: HTTP requests, TCP sessions and CLI sessions
         "CumReq" => {
             let streams =
                 |p: &crate::proxy::ProxyRt| if p.fe.http { p.stats.fe_req.get() } else { p.fe.cum_conn.get() };
             let front: u64 = rt.proxies.iter().filter(|p| p.cap.frontend).map(streams).sum();
-            (front + cli.cum_sessions.load(Ordering::Relaxed)).into()
+            (front + cli_sessions).into()
         }
-        "node" => Val::Str(cli.rt.stats.node.clone()),
+        "node" => Val::Str(rt.stats.node.clone()),
         "Stopping" => u64::from(g.is_stopping()).into(),
-        "Listeners" => cli.listeners.into(),
+        "Listeners" => rt.stats.listeners.into(),
         // TODO(#7): the number of log lines the log sinks dropped.
         "DroppedLogs" => 0u64.into(),
-        "Start_time_sec" => cli.rt.stats.started_unix.into(),
+        "Start_time_sec" => rt.stats.started_unix.into(),
         "Tainted" => "0".into(),
         // features rampart does not have: nothing to count
         "MaxSslConns"
@@ -81,7 +80,8 @@ fn value(cli: &Cli, name: &str) -> Option<Val> {
 pub fn plain(cli: &Cli) -> String {
     let mut out = String::with_capacity(2048);
     for (_, name, _) in INFO_FIELDS {
-        let v = value(cli, name).map(|v| v.to_string()).unwrap_or_default();
+        let v =
+            value(&cli.rt, cli.cum_sessions.load(Ordering::Relaxed), name).map(|v| v.to_string()).unwrap_or_default();
         let _ = writeln!(out, "{name}: {v}");
     }
     out
@@ -91,7 +91,7 @@ pub fn plain(cli: &Cli) -> String {
 pub fn typed(cli: &Cli) -> String {
     let mut out = String::with_capacity(4096);
     for (pos, name, desc) in INFO_FIELDS {
-        if let Some(v) = value(cli, name) {
+        if let Some(v) = value(&cli.rt, cli.cum_sessions.load(Ordering::Relaxed), name) {
             let _ = writeln!(out, "{pos}.{name}.1:{desc}:{v}");
         }
     }
@@ -104,7 +104,7 @@ pub fn json(cli: &Cli) -> String {
     out.push('[');
     let mut first = true;
     for (pos, name, desc) in INFO_FIELDS {
-        let Some(v) = value(cli, name) else { continue };
+        let Some(v) = value(&cli.rt, cli.cum_sessions.load(Ordering::Relaxed), name) else { continue };
         if !first {
             out.push(',');
         }

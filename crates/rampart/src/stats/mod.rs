@@ -19,6 +19,7 @@ pub mod counters;
 mod fields;
 mod info;
 pub mod page;
+pub mod prometheus;
 mod servers;
 pub mod socket;
 mod stat;
@@ -50,10 +51,17 @@ pub struct Facts {
     pub algos: Vec<&'static str>,
     /// The host name (`node`).
     pub node: String,
+    /// Worker threads (`Nbthread`).
+    pub nbthread: usize,
+    /// The descriptor limit once the process was sized (`Ulimit-n`).
+    pub ulimit_n: u64,
+    /// Listening sockets of the configuration, stats sockets included (`Listeners`).
+    pub listeners: u32,
 }
 
 impl Facts {
-    pub fn new(cfg: &Config) -> Facts {
+    pub fn new(cfg: &Config, nbthread: usize) -> Facts {
+        let ulimit_n = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE).map_or(0, |l| l.0);
         let started_unix = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs());
         Facts {
             started: Instant::now(),
@@ -68,6 +76,9 @@ impl Facts {
                 })
                 .collect(),
             node: nix::unistd::gethostname().map(|h| h.to_string_lossy().into_owned()).unwrap_or_default(),
+            nbthread,
+            ulimit_n,
+            listeners: crate::process::limits::listener_count(cfg) as u32,
         }
     }
 }
@@ -77,11 +88,6 @@ impl Facts {
 #[derive(Debug)]
 pub struct Cli {
     pub rt: Arc<Runtime>,
-    pub nbthread: usize,
-    /// `ulimit-n` as set for the process (`Ulimit-n`).
-    pub ulimit_n: u64,
-    /// Listening sockets, CLI ones included (`Listeners`).
-    pub listeners: u32,
     /// `stats timeout`: how long a CLI session may stay idle.
     pub timeout: Duration,
     /// `stats maxconn`: CLI sessions served at once (per socket, as HAProxy).
@@ -94,13 +100,9 @@ pub struct Cli {
 
 impl Cli {
     /// The CLI state for `rt`, built from its configuration.
-    pub fn new(cfg: &Config, rt: Arc<Runtime>, nbthread: usize, listeners: u32) -> Cli {
-        let ulimit_n = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE).map_or(0, |l| l.0);
+    pub fn new(cfg: &Config, rt: Arc<Runtime>) -> Cli {
         Cli {
             rt,
-            nbthread,
-            ulimit_n,
-            listeners,
             timeout: cfg.global.stats_timeout.unwrap_or(DEFAULT_TIMEOUT),
             maxconn: cfg.global.stats_maxconn.unwrap_or(DEFAULT_MAXCONN),
             sessions: AtomicU32::new(0),
