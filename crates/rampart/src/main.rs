@@ -340,8 +340,9 @@ fn start(cli: &Cli, mut cfg: Config, identity: Identity, modes: Modes, daemon_ch
     let settings =
         worker::Settings { nbthread, maxconn, hard_stop_after: cfg.global.hard_stop_after, localpeer: localpeer(cli) };
     let cli = Arc::new(rampart::stats::Cli::new(&cfg, rt.clone()));
-    let main_tasks: Vec<worker::MainTask> =
+    let mut main_tasks: Vec<worker::MainTask> =
         cli_listeners.into_iter().map(|l| Box::pin(rampart::stats::socket::serve(l, cli.clone())) as _).collect();
+    main_tasks.push(Box::pin(rampart::stats::rates::run(rt.clone())));
     worker::run(rt, listeners, settings, main_tasks)
 }
 

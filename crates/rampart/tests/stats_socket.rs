@@ -460,3 +460,30 @@ fn the_prometheus_service_exports_haproxys_metric_names() {
     let order: Vec<usize> = ours.iter().filter_map(|m| theirs.iter().position(|t| t == m)).collect();
     assert!(order.windows(2).all(|w| w[0] < w[1]), "order differs: {ours:?}");
 }
+
+#[test]
+fn rates_and_their_maxima_follow_the_traffic() {
+    let s1 = HttpBackend::start("s1");
+    let proxy = start(&netutil::binary(), CFG, &s1);
+    // the rates are known once a second passed; then a burst of requests (split
+    // between two sampled seconds at worst: one of them saw 3)
+    std::thread::sleep(Duration::from_millis(1100));
+    for _ in 0..5 {
+        assert_eq!(http_get(proxy.addr("fe1"), "/").status, 200);
+    }
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut rows = stat(&proxy);
+    while rows["fe1/FRONTEND"].get("req_rate_max").is_none_or(|v| v.parse::<u64>().unwrap_or(0) < 3)
+        && Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_millis(100));
+        rows = stat(&proxy);
+    }
+    let fe = &rows["fe1/FRONTEND"];
+    assert!(get(fe, "req_rate_max").parse::<u64>().unwrap() > 2, "{fe:?}");
+    assert!(get(fe, "rate_max").parse::<u64>().unwrap() > 2, "{fe:?}");
+    assert!(get(fe, "conn_rate_max").parse::<u64>().unwrap() > 2, "{fe:?}");
+    assert!(get(&rows["be1/BACKEND"], "rate_max").parse::<u64>().unwrap() > 2);
+    let info = info(&proxy);
+    assert!(info["MaxConnRate"].parse::<u64>().unwrap() > 2, "{info:?}");
+}

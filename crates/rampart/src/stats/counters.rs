@@ -10,6 +10,7 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use super::rates::RateCell;
 use crate::counters::Counter;
 use crate::proxy::Runtime;
 
@@ -58,6 +59,12 @@ pub struct ProxyStats {
     pub be_wretr: Counter,
     /// Retries moved to another server (`wredis`).
     pub be_wredis: Counter,
+    /// Rates of the frontend's connections, sessions and requests, of the backend's
+    /// sessions (`conn_rate`, `rate`, `req_rate`, with their maxima).
+    pub fe_conn_rate: RateCell,
+    pub fe_sess_rate: RateCell,
+    pub fe_req_rate: RateCell,
+    pub be_sess_rate: RateCell,
 }
 
 impl ProxyStats {
@@ -74,6 +81,10 @@ impl ProxyStats {
             be_eresp: Counter::new(threads),
             be_wretr: Counter::new(threads),
             be_wredis: Counter::new(threads),
+            fe_conn_rate: RateCell::default(),
+            fe_sess_rate: RateCell::default(),
+            fe_req_rate: RateCell::default(),
+            be_sess_rate: RateCell::default(),
         }
     }
 }
@@ -94,6 +105,8 @@ pub struct ServerStats {
     pub eresp: Counter,
     pub wretr: Counter,
     pub wredis: Counter,
+    /// Sessions per second (`rate`, `rate_max`).
+    pub sess_rate: RateCell,
     /// The configured weight (`uweight`; also `weight` until weights change at run time).
     pub weight: u32,
     /// The server's `id` (`sid`): its position in the backend from 1, or `id N`.
@@ -111,6 +124,7 @@ impl ServerStats {
             eresp: Counter::new(threads),
             wretr: Counter::new(threads),
             wredis: Counter::new(threads),
+            sess_rate: RateCell::default(),
             weight,
             sid,
         }

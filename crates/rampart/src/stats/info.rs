@@ -44,6 +44,10 @@ pub(super) fn value(rt: &Runtime, cli_sessions: u64, name: &str) -> Option<Val> 
         "Listeners" => rt.stats.listeners.into(),
         // TODO(#7): the number of log lines the log sinks dropped.
         "DroppedLogs" => 0u64.into(),
+        "ConnRate" => rt.stats.conn_rate.current()?.into(),
+        "MaxConnRate" => rt.stats.conn_rate.max()?.into(),
+        "SessRate" => rt.stats.sess_rate.current()?.into(),
+        "MaxSessRate" => rt.stats.sess_rate.max()?.into(),
         "Start_time_sec" => rt.stats.started_unix.into(),
         "Tainted" => "0".into(),
         // features rampart does not have: nothing to count

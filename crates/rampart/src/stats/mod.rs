@@ -20,6 +20,7 @@ mod fields;
 mod info;
 pub mod page;
 pub mod prometheus;
+pub mod rates;
 mod servers;
 pub mod socket;
 mod stat;
@@ -57,6 +58,9 @@ pub struct Facts {
     pub ulimit_n: u64,
     /// Listening sockets of the configuration, stats sockets included (`Listeners`).
     pub listeners: u32,
+    /// Connections and sessions per second, all frontends (`ConnRate`, `SessRate`).
+    pub conn_rate: rates::RateCell,
+    pub sess_rate: rates::RateCell,
 }
 
 impl Facts {
@@ -79,6 +83,8 @@ impl Facts {
             nbthread,
             ulimit_n,
             listeners: crate::process::limits::listener_count(cfg) as u32,
+            conn_rate: Default::default(),
+            sess_rate: Default::default(),
         }
     }
 }
