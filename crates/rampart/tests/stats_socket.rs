@@ -131,6 +131,7 @@ fn show_stat_counts_the_traffic_by_frontend_backend_and_server() {
     assert_eq!((get(be, "status").as_str(), get(be, "act").as_str(), get(be, "weight").as_str()), ("UP", "1", "1"));
     let srv = &rows["be1/s1"];
     assert_eq!(get(srv, "hrsp_2xx"), "3");
+    assert_eq!((get(srv, "lbtot").as_str(), get(be, "lbtot").as_str()), ("3", "3"));
     assert_eq!(get(srv, "status"), "no check");
     assert_eq!(get(srv, "addr"), s1.addr().to_string());
     assert!(get(srv, "stot").parse::<u64>().unwrap() >= 1);

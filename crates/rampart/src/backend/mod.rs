@@ -170,6 +170,7 @@ pub async fn connect(
                     tokio::time::sleep(turnaround(be.timeouts.connect)).await;
                 }
                 if next != srv {
+                    count_lb_pick(rt, be_idx, next, None);
                     busy = Busy::new(rt, be_idx, next);
                 }
                 srv = next;
@@ -178,6 +179,15 @@ pub async fn connect(
         }
     }
     Err(ConnectError::Failed)
+}
+
+/// Counts a server the balancer chose (`lbtot`); a server a rule forced is not one.
+fn count_lb_pick(rt: &Runtime, be: usize, srv: usize, forced: Option<usize>) {
+    if forced.is_none() {
+        let px = &rt.proxies[be];
+        px.stats.be_lbtot.inc();
+        px.be.servers[srv].stats.lbtot.inc();
+    }
 }
 
 /// Picks a server and counts the stream on it at once (so that concurrent streams see
@@ -191,6 +201,7 @@ async fn assign_server(rt: &Arc<Runtime>, be_idx: usize, forced: Option<usize>) 
     };
     // PERF: the usual case (a server has room) takes no lock and reads no clock.
     if let Some(srv) = pick(be) {
+        count_lb_pick(rt, be_idx, srv, forced);
         return Ok((srv, Busy::new(rt, be_idx, srv)));
     }
     let deadline = be.timeouts.queue.map(|d| tokio::time::Instant::now() + d);
@@ -199,6 +210,7 @@ async fn assign_server(rt: &Arc<Runtime>, be_idx: usize, forced: Option<usize>) 
         tokio::pin!(released);
         released.as_mut().enable();
         if let Some(srv) = pick(be) {
+            count_lb_pick(rt, be_idx, srv, forced);
             return Ok((srv, Busy::new(rt, be_idx, srv)));
         }
         if !be.be.servers.iter().any(|s| !s.disabled) {

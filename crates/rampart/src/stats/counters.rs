@@ -59,6 +59,8 @@ pub struct ProxyStats {
     pub be_wretr: Counter,
     /// Retries moved to another server (`wredis`).
     pub be_wredis: Counter,
+    /// Servers the balancer chose (`lbtot`).
+    pub be_lbtot: Counter,
     /// Rates of the frontend's connections, sessions and requests, of the backend's
     /// sessions (`conn_rate`, `rate`, `req_rate`, with their maxima).
     pub fe_conn_rate: RateCell,
@@ -81,6 +83,7 @@ impl ProxyStats {
             be_eresp: Counter::new(threads),
             be_wretr: Counter::new(threads),
             be_wredis: Counter::new(threads),
+            be_lbtot: Counter::new(threads),
             fe_conn_rate: RateCell::default(),
             fe_sess_rate: RateCell::default(),
             fe_req_rate: RateCell::default(),
@@ -107,6 +110,8 @@ pub struct ServerStats {
     pub wredis: Counter,
     /// Sessions per second (`rate`, `rate_max`).
     pub sess_rate: RateCell,
+    /// Times the balancer chose this server (`lbtot`).
+    pub lbtot: Counter,
     /// The configured weight (`uweight`; also `weight` until weights change at run time).
     pub weight: u32,
     /// The server's `id` (`sid`): its position in the backend from 1, or `id N`.
@@ -125,6 +130,7 @@ impl ServerStats {
             wretr: Counter::new(threads),
             wredis: Counter::new(threads),
             sess_rate: RateCell::default(),
+            lbtot: Counter::new(threads),
             weight,
             sid,
         }
