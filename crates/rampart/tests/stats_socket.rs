@@ -488,3 +488,30 @@ fn rates_and_their_maxima_follow_the_traffic() {
     let info = info(&proxy);
     assert!(info["MaxConnRate"].parse::<u64>().unwrap() > 2, "{info:?}");
 }
+
+#[test]
+fn clear_counters_resets_maxima_or_everything() {
+    let s1 = HttpBackend::start("s1");
+    let proxy = start(&netutil::binary(), CFG, &s1);
+    for _ in 0..2 {
+        assert_eq!(http_get(proxy.addr("fe1"), "/").status, 200);
+    }
+    let admin = sock(&proxy, "admin.sock");
+    assert_eq!(socat(&sock(&proxy, "user.sock"), "clear counters\n"), "Permission denied\n\n");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while get(&stat(&proxy)["be1/s1"], "hrsp_2xx") != "2" && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(socat(&admin, "clear counters\n"), "\n");
+    let rows = stat(&proxy);
+    assert_eq!(get(&rows["fe1/FRONTEND"], "smax"), "0");
+    assert_eq!(get(&rows["fe1/FRONTEND"], "req_tot"), "2");
+    assert_eq!(socat(&admin, "clear counters all\n"), "\n");
+    let rows = stat(&proxy);
+    for (row, col) in
+        [("fe1/FRONTEND", "req_tot"), ("fe1/FRONTEND", "hrsp_2xx"), ("be1/BACKEND", "stot"), ("be1/s1", "hrsp_2xx")]
+    {
+        assert_eq!(get(&rows[row], col), "0", "{row} {col}");
+    }
+    assert_eq!(http_get(proxy.addr("fe1"), "/").status, 200);
+}

@@ -68,6 +68,13 @@ const PERMISSION_DENIED: &str = "Permission denied\n";
 /// listed last, as HAProxy does).
 pub static COMMANDS: &[Cmd] = &[
     Cmd {
+        words: &["clear", "counters"],
+        usage: "clear counters [all]",
+        help: "clear max statistics counters (or all counters)",
+        level: Level::Operator,
+        run: clear_counters,
+    },
+    Cmd {
         words: &["operator"],
         usage: "operator",
         help: "lower the level of the current CLI session to operator",
@@ -202,7 +209,9 @@ const NOT_YET: &[&[&str]] = &[
     &["show", "map"],
     &["show", "acl"],
     &["shutdown"],
-    &["clear"],
+    &["clear", "acl"],
+    &["clear", "map"],
+    &["clear", "table"],
     &["add"],
     &["del"],
     &["get"],
@@ -277,6 +286,16 @@ fn usage_text(title: &str, filter: &[&str], all: bool) -> String {
         out.push_str(&format!("  {:<40}: {}\n", c.usage, c.help));
     }
     out
+}
+
+/// `clear counters [all]`; `all` needs the admin level.
+fn clear_counters(cli: &Cli, sess: &mut Session, words: &[&str]) -> String {
+    let all = words.get(2) == Some(&"all");
+    if all && sess.level < Level::Admin {
+        return PERMISSION_DENIED.to_owned();
+    }
+    super::counters::clear(&cli.rt, all);
+    String::new()
 }
 
 fn set_level(sess: &mut Session, to: Level) -> String {

@@ -170,6 +170,50 @@ pub fn count_http(rt: &Runtime, fe: usize, be: Option<usize>, srv: Option<usize>
     }
 }
 
+/// `clear counters [all]`: the maxima (concurrent sessions, rates) restart from the
+/// current values; with `all`, every counter of every proxy and server restarts from 0.
+pub fn clear(rt: &Runtime, all: bool) {
+    for px in &rt.proxies {
+        let st = &px.stats;
+        st.fe_smax.store(px.fe.cur_conns.load(Ordering::Relaxed), Ordering::Relaxed);
+        for r in [&st.fe_conn_rate, &st.fe_sess_rate, &st.fe_req_rate, &st.be_sess_rate] {
+            r.clear_max();
+        }
+        for srv in &px.be.servers {
+            srv.stats.smax.store(srv.cur_conns.load(Ordering::Relaxed), Ordering::Relaxed);
+            srv.stats.sess_rate.clear_max();
+        }
+        if !all {
+            continue;
+        }
+        let fe = &px.fe;
+        let proxy_counters = [
+            &fe.cum_conn,
+            &fe.denied_conn,
+            &fe.denied_sess,
+            &fe.denied_req,
+            &px.be.cum_conn,
+            &st.fe_req,
+            &st.be_req,
+            &st.fe_ereq,
+            &st.fe_intercepted,
+            &st.be_econ,
+            &st.be_eresp,
+            &st.be_wretr,
+            &st.be_wredis,
+            &st.be_lbtot,
+        ];
+        proxy_counters.into_iter().chain(&st.fe_rsp.0).chain(&st.be_rsp.0).for_each(Counter::clear);
+        for srv in &px.be.servers {
+            let s = &srv.stats;
+            let server_counters = [&s.stot, &s.req, &s.econ, &s.eresp, &s.wretr, &s.wredis, &s.lbtot];
+            server_counters.into_iter().chain(&s.rsp.0).for_each(Counter::clear);
+        }
+    }
+    rt.stats.conn_rate.clear_max();
+    rt.stats.sess_rate.clear_max();
+}
+
 /// Which error of a server exchange to count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SrvError {

@@ -45,6 +45,11 @@ impl RateCell {
         self.known().then(|| self.max.load(Ordering::Relaxed))
     }
 
+    /// Forgets the maximum (`clear counters`).
+    pub fn clear_max(&self) {
+        self.max.store(self.cur.load(Ordering::Relaxed), Ordering::Relaxed);
+    }
+
     fn known(&self) -> bool {
         self.samples.load(Ordering::Relaxed) >= 2
     }
