@@ -2,8 +2,8 @@
 //! `show info` and `show stat` values under HAProxy 2.6's metric names and labels
 //! (`haproxy_process_*`, `haproxy_frontend_*{proxy}`, `haproxy_backend_*{proxy}`,
 //! `haproxy_server_*{proxy,server}`), in the text exposition format. A value rampart does
-//! not measure yet is left out (a metric with no value at all is left out whole), never
-//! exported as 0. `?scope=global|frontend|backend|server` (repeatable) limits the
+//! not measure yet is exported as `NaN`, as HAProxy exports a field it has no value for,
+//! never as 0. `?scope=global|frontend|backend|server` (repeatable) limits the
 //! output, as in HAProxy. HAProxy counterpart: addons/promex/service-prometheus.c.
 
 use std::fmt::Write as _;
@@ -282,24 +282,23 @@ pub fn render(rt: &Runtime, scope: Scope) -> String {
     out
 }
 
-/// One metric: its HELP and TYPE lines, then a sample per row (and label value) that
-/// has a value; nothing when none has.
+/// One metric: its HELP and TYPE lines, then a sample per row (and label value); nothing
+/// when no row has the metric.
 fn metric(out: &mut String, rt: &Runtime, part: &str, (name, ty, src): &Metric, rows: &[Row]) {
     let mut samples = String::new();
     match src {
         Info(field) => {
-            if let Some(v) = info::value(rt, 0, field) {
-                let _ = writeln!(samples, "haproxy_{part}_{name} {}", number(&v, name));
-            }
+            let v = info::value(rt, 0, field).map_or_else(|| "NaN".to_owned(), |v| number(&v, name));
+            let _ = writeln!(samples, "haproxy_{part}_{name} {v}");
         }
         Src::BuildInfo => {
             let _ = writeln!(samples, "haproxy_{part}_{name}{{version=\"{}\"}} 1", crate::version::version_string());
         }
         Stat(field) => {
-            for &row in rows {
-                if let Some(v) = stat::cell(rt, row, Level::User, field) {
-                    let _ = writeln!(samples, "haproxy_{part}_{name}{{{}}} {}", labels(rt, row), number(&v, name));
-                }
+            for &row in rows.iter().filter(|r| applies(rt, **r, field)) {
+                let v = stat::cell(rt, row, Level::User, field);
+                let v = v.map_or_else(|| "NaN".to_owned(), |v| number(&v, name));
+                let _ = writeln!(samples, "haproxy_{part}_{name}{{{}}} {v}", labels(rt, row));
             }
         }
         Codes => {
@@ -338,6 +337,16 @@ fn metric(out: &mut String, rt: &Runtime, part: &str, (name, ty, src): &Metric, 
     };
     let _ = writeln!(out, "# HELP haproxy_{part}_{name} {what}.\n# TYPE haproxy_{part}_{name} {ty}");
     out.push_str(&samples);
+}
+
+/// Whether `field` is a metric of `row`: HTTP-only fields are not exported for a TCP
+/// proxy (as HAProxy skips them); any other field is, as `NaN` when it has no value.
+fn applies(rt: &Runtime, row: Row, field: &str) -> bool {
+    let http_only = field.starts_with("req_")
+        || field.starts_with("comp_")
+        || field.starts_with("cache_")
+        || matches!(field, "intercepted" | "wrew");
+    !http_only || rt.proxies[row.0].mode == rampart_cfg::model::Mode::Http
 }
 
 /// The labels of a row: `proxy="…"`, and `server="…"` for a server.
@@ -392,8 +401,8 @@ mod tests {
         ] {
             assert!(text.lines().any(|l| l == line), "missing {line:?}");
         }
-        // not measured: left out, never 0
-        assert!(!text.contains("haproxy_frontend_bytes_in_total"));
+        // not measured: NaN, never 0
+        assert!(text.lines().any(|l| l == "haproxy_frontend_bytes_in_total{proxy=\"fe\"} NaN"));
     }
 
     #[test]
