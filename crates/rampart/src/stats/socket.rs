@@ -99,12 +99,23 @@ fn bind_one(s: &StatsSocket, o: &Options) -> Result<Bound, String> {
         ListenAddr::Unix(path) => bind_unix(path, o)
             .map(Bound::Unix)
             .map_err(|e| fail(format!("cannot bind UNIX socket ({}) [{}]", errno_text(&e), path.display()))),
-        ListenAddr::Inet(sa) => std::net::TcpListener::bind(sa)
-            .and_then(|l| l.set_nonblocking(true).map(|()| l))
+        ListenAddr::Inet(sa) => bind_tcp(*sa)
             .map(Bound::Tcp)
             .map_err(|e| fail(format!("cannot bind socket ({}) for [{}:{}]", errno_text(&e), sa.ip(), sa.port()))),
         ListenAddr::Fd(n) => Err(format!("parsing [{}] : 'stats socket fd@{n}' is not supported yet.", s.span)),
     }
+}
+
+/// Binds a TCP socket; `SO_REUSEPORT` as for the other listeners, so that a new
+/// process started with `-sf` binds it while the old one still holds it.
+fn bind_tcp(sa: std::net::SocketAddr) -> io::Result<std::net::TcpListener> {
+    let sock =
+        socket2::Socket::new(socket2::Domain::for_address(sa), socket2::Type::STREAM.nonblocking().cloexec(), None)?;
+    sock.set_reuse_address(true)?;
+    sock.set_reuse_port(true)?;
+    sock.bind(&sa.into())?;
+    sock.listen(128)?;
+    Ok(sock.into())
 }
 
 /// Binds a unix socket in place of a stale one, then applies `mode` and ownership.
@@ -134,7 +145,15 @@ fn errno_text(e: &io::Error) -> String {
     }
 }
 
-/// Accepts CLI sessions on `l` forever (the process exits from elsewhere).
+/// Resolves once a soft stop began (checked a few times a second: not a hot path).
+async fn stopping(cli: &Cli) {
+    while !cli.rt.global.is_stopping() {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+}
+
+/// Accepts CLI sessions on `l` until a soft stop begins: then the socket closes (the
+/// new process of a reload serves it), as HAProxy closes its listeners.
 pub async fn serve(l: CliListener, cli: Arc<Cli>) {
     let slots = Arc::new(Semaphore::new(cli.maxconn as usize));
     let level = l.level;
@@ -143,7 +162,11 @@ pub async fn serve(l: CliListener, cli: Arc<Cli>) {
             let Ok(listener) = tokio::net::UnixListener::from_std(std) else { return };
             loop {
                 let Ok(permit) = slots.clone().acquire_owned().await else { return };
-                if let Ok((conn, _)) = listener.accept().await {
+                let accepted = tokio::select! {
+                    a = listener.accept() => a,
+                    () = stopping(&cli) => return,
+                };
+                if let Ok((conn, _)) = accepted {
                     let cli = cli.clone();
                     tokio::spawn(async move {
                         session(conn, &cli, level).await;
@@ -156,7 +179,11 @@ pub async fn serve(l: CliListener, cli: Arc<Cli>) {
             let Ok(listener) = tokio::net::TcpListener::from_std(std) else { return };
             loop {
                 let Ok(permit) = slots.clone().acquire_owned().await else { return };
-                if let Ok((conn, _)) = listener.accept().await {
+                let accepted = tokio::select! {
+                    a = listener.accept() => a,
+                    () = stopping(&cli) => return,
+                };
+                if let Ok((conn, _)) = accepted {
                     let cli = cli.clone();
                     tokio::spawn(async move {
                         session(conn, &cli, level).await;
