@@ -515,3 +515,28 @@ fn clear_counters_resets_maxima_or_everything() {
     }
     assert_eq!(http_get(proxy.addr("fe1"), "/").status, 200);
 }
+
+#[test]
+fn many_cli_clients_during_traffic_all_get_their_answers() {
+    use std::io::Read;
+    let s1 = HttpBackend::start("s1");
+    let proxy = start(&netutil::binary(), CFG, &s1);
+    let admin = proxy.dir().join("admin.sock");
+    let fe = proxy.addr("fe1");
+    let traffic = std::thread::spawn(move || (0..50).all(|_| http_get(fe, "/").status == 200));
+    let clients: Vec<_> = (0..20)
+        .map(|_| {
+            let admin = admin.clone();
+            std::thread::spawn(move || {
+                (0..5).all(|_| {
+                    let mut c = std::os::unix::net::UnixStream::connect(&admin).expect("connect");
+                    c.write_all(b"show stat\n").expect("send");
+                    let mut out = String::new();
+                    c.read_to_string(&mut out).is_ok() && out.starts_with("# pxname,") && out.ends_with(",\n\n")
+                })
+            })
+        })
+        .collect();
+    assert!(clients.into_iter().all(|c| c.join().unwrap_or(false)), "a CLI client got no full answer");
+    assert!(traffic.join().unwrap_or(false), "traffic failed while the CLI was busy");
+}
