@@ -305,10 +305,7 @@ fn start(cli: &Cli, mut cfg: Config, identity: Identity, modes: Modes, daemon_ch
         return 1;
     };
     let cli_listeners = match rampart::stats::socket::bind_all(&cfg) {
-        Ok((bound, warnings)) => {
-            warnings.iter().for_each(|w| rep.warning(w));
-            bound
-        }
+        Ok(bound) => bound,
         Err(alerts) => {
             alerts.iter().for_each(|a| rep.alert(a));
             rep.alert(&format!("[{argv0}.main()] Some protocols failed to start their listeners! Exiting."));

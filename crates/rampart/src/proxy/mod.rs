@@ -408,6 +408,7 @@ pub fn check(cfg: &Config) -> Vec<Diag> {
     if let Err(alerts) = rt {
         diags.extend(alerts);
     }
+    diags.extend(crate::stats::socket::check(cfg));
     diags
 }
 

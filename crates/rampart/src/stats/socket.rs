@@ -14,7 +14,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use rampart_cfg::model::{ListenAddr, StatsSocket};
-use rampart_cfg::Config;
+use rampart_cfg::{Config, Diag};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Semaphore;
 
@@ -44,27 +44,56 @@ struct Options {
     mode: Option<u32>,
     uid: Option<u32>,
     gid: Option<u32>,
+    /// `expose-fd listeners` (kept for the master-worker reloads).
+    expose_fd: bool,
 }
 
-/// Binds every `stats socket` of `cfg`. Returns the listeners and startup warnings, or
-/// alerts (one per socket that could not be set up).
-pub fn bind_all(cfg: &Config) -> Result<(Vec<CliListener>, Vec<String>), Vec<String>> {
-    let (mut out, mut warnings, mut alerts) = (Vec::new(), Vec::new(), Vec::new());
+/// Binds every `stats socket` of `cfg`. Returns the listeners, or alerts (one per
+/// socket that could not be set up). What [`check`] refuses is refused here too.
+pub fn bind_all(cfg: &Config) -> Result<Vec<CliListener>, Vec<String>> {
+    let (mut out, mut alerts) = (Vec::new(), Vec::new());
     for s in &cfg.global.stats_sockets {
-        match options(s, &mut warnings).and_then(|o| bind_one(s, &o).map(|sock| (sock, o))) {
+        let opts = options(s).map_err(|what| format!("parsing [{}] : {}", s.span, not_yet(&what)));
+        match opts.and_then(|o| bind_one(s, &o).map(|sock| (sock, o))) {
             Ok((sock, o)) => out.push(CliListener { sock, level: o.level.unwrap_or(Level::Operator) }),
             Err(msg) => alerts.push(msg),
         }
     }
     if alerts.is_empty() {
-        Ok((out, warnings))
+        Ok(out)
     } else {
         Err(alerts)
     }
 }
 
-/// Reads the options of `s` (their values were checked by the parser).
-fn options(s: &StatsSocket, warnings: &mut Vec<String>) -> Result<Options, String> {
+/// The configuration checks of the stats sockets (with `-c` too): what rampart cannot do
+/// yet is refused, `expose-fd listeners` gets a warning.
+pub fn check(cfg: &Config) -> Vec<Diag> {
+    let mut out = Vec::new();
+    for s in &cfg.global.stats_sockets {
+        match options(s) {
+            Ok(o) if o.expose_fd => out.push(Diag::warning(
+                Some(s.span.clone()),
+                "'stats socket ... expose-fd listeners' is accepted, but no listening socket is passed on it \
+                 yet (master-worker reloads are not supported yet).",
+            )),
+            Ok(_) => {}
+            Err(what) => out.push(Diag::alert(Some(s.span.clone()), not_yet(&what))),
+        }
+        if let ListenAddr::Fd(n) = &s.addr {
+            out.push(Diag::alert(Some(s.span.clone()), not_yet(&format!("stats socket fd@{n}"))));
+        }
+    }
+    out
+}
+
+fn not_yet(what: &str) -> String {
+    format!("'{what}' is not supported yet")
+}
+
+/// Reads the options of `s` (their values were checked by the parser); `Err` names an
+/// option rampart does not support.
+fn options(s: &StatsSocket) -> Result<Options, String> {
     let mut o = Options::default();
     let mut i = 0;
     let words = &s.options;
@@ -80,13 +109,9 @@ fn options(s: &StatsSocket, warnings: &mut Vec<String>) -> Result<Options, Strin
             "group" => o.gid = nix::unistd::Group::from_name(value).ok().flatten().map(|g| g.gid.as_raw()),
             // only names the socket in `show cli sockets`
             "name" => {}
-            "expose-fd" => warnings.push(format!(
-                "parsing [{}] : 'stats socket ... expose-fd listeners' is accepted, but no listening socket is \
-                 passed on it yet (master-worker reloads are not supported yet).",
-                s.span
-            )),
+            "expose-fd" => o.expose_fd = true,
             "severity-output" if value == "none" => {}
-            other => return Err(format!("parsing [{}] : 'stats socket ... {other}' is not supported yet.", s.span)),
+            other => return Err(format!("stats socket ... {other}")),
         }
         i += 1 + args;
     }
@@ -102,7 +127,7 @@ fn bind_one(s: &StatsSocket, o: &Options) -> Result<Bound, String> {
         ListenAddr::Inet(sa) => bind_tcp(*sa)
             .map(Bound::Tcp)
             .map_err(|e| fail(format!("cannot bind socket ({}) for [{}:{}]", errno_text(&e), sa.ip(), sa.port()))),
-        ListenAddr::Fd(n) => Err(format!("parsing [{}] : 'stats socket fd@{n}' is not supported yet.", s.span)),
+        ListenAddr::Fd(n) => Err(format!("parsing [{}] : {}", s.span, not_yet(&format!("stats socket fd@{n}")))),
     }
 }
 
@@ -315,6 +340,19 @@ mod tests {
         let (_client, server) = tokio::io::duplex(1024);
         let done = tokio::time::timeout(std::time::Duration::from_secs(5), session(server, &cli, Level::Admin));
         assert!(done.await.is_ok());
+    }
+
+    #[test]
+    fn options_rampart_lacks_are_refused_and_expose_fd_is_warned_about() {
+        let ctx = rampart_cfg::LexCtx { env: &|_| None, version: "2.6", features: &[] };
+        let text = "global\n stats socket /tmp/a.sock accept-proxy\n stats socket /tmp/b.sock level admin \
+                    expose-fd listeners\n stats socket /tmp/c.sock mode 600 user root name x\n";
+        let cfg = rampart_cfg::parse_str("t.cfg", text, &ctx).config.expect("valid");
+        let got: Vec<(rampart_cfg::Level, String)> = check(&cfg).into_iter().map(|d| (d.level, d.message)).collect();
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert_eq!(got[0], (rampart_cfg::Level::Alert, "'stats socket ... accept-proxy' is not supported yet".into()));
+        assert_eq!(got[1].0, rampart_cfg::Level::Warning);
+        assert!(got[1].1.contains("expose-fd listeners"));
     }
 
     #[tokio::test]
