@@ -1,6 +1,6 @@
 //! Features whose keywords rampart accepts without acting on them yet, because
 //! refusing them would refuse nearly every real configuration (`check` on servers,
-//! `log` lines, `option httplog`, the `stats socket` of Debian's default file). Each
+//! `log` lines, `option httplog`). Each
 //! feature prints one warning at startup (and with `-c`), at the first line using it,
 //! naming what is not done. Any other keyword rampart does not act on is refused with
 //! "'kw' is not supported yet".
@@ -17,12 +17,10 @@ pub enum Pending {
     HealthChecks,
     /// Logging: nothing is sent to a syslog server or a sink.
     Logs,
-    /// The runtime API: `stats socket` binds nothing.
-    RuntimeApi,
 }
 
 impl Pending {
-    pub const ALL: [Pending; 3] = [Pending::HealthChecks, Pending::Logs, Pending::RuntimeApi];
+    pub const ALL: [Pending; 2] = [Pending::HealthChecks, Pending::Logs];
 
     /// The startup warning (the line of the first use is prefixed to it).
     pub fn warning(self) -> &'static str {
@@ -34,10 +32,6 @@ impl Pending {
             Pending::Logs => {
                 "logs are not sent yet: 'log' lines and 'option httplog', 'tcplog' and 'dontlognull' are kept \
                  for when they are."
-            }
-            Pending::RuntimeApi => {
-                "the runtime API is not served yet: 'stats socket' binds nothing ('stats timeout' and \
-                 'stats maxconn' are kept for when it does)."
             }
         }
     }
@@ -58,9 +52,6 @@ impl Pending {
                 "option log-health-checks",
             ],
             Pending::Logs => &["global log", "log", "option httplog", "option tcplog", "option dontlognull"],
-            Pending::RuntimeApi => {
-                &["global stats", "global stats socket", "global stats timeout", "global stats maxconn"]
-            }
         }
     }
 
@@ -73,7 +64,7 @@ impl Pending {
 /// The first line using each pending feature, in a configuration being parsed.
 #[derive(Debug, Default, Clone)]
 pub struct PendingUses {
-    first: [Option<Span>; 3],
+    first: [Option<Span>; 2],
 }
 
 impl PendingUses {
@@ -123,7 +114,6 @@ mod tests {
             [
                 format!("[WARNING]  (1) : config : parsing [t.cfg:10] : {}\n", Pending::HealthChecks.warning()),
                 format!("[WARNING]  (1) : config : parsing [t.cfg:4] : {}\n", Pending::Logs.warning()),
-                format!("[WARNING]  (1) : config : parsing [t.cfg:2] : {}\n", Pending::RuntimeApi.warning()),
             ]
         );
     }

@@ -146,9 +146,7 @@ pub static GLOBAL: &[Kw] = &[
     kw("ssl-skip-self-issued-ca", No),
     kw(
         "stats",
-        Partial(
-            "'socket', 'timeout', 'maxconn' are checked and kept; the runtime API is not served yet (startup warning)",
-        ),
+        Partial("'socket', 'timeout', 'maxconn' (the runtime API, see docs/compat/runtime-api.md); not 'bind-process'"),
     ),
     kw("strict-limits", No),
     kw("thread-group", No),
@@ -227,10 +225,10 @@ pub static GLOBAL: &[Kw] = &[
 pub static STATS_GLOBAL: &[Kw] = &[
     kw(
         "socket",
-        Partial("address and options checked; binds nothing: the runtime API is not served yet (startup warning)"),
+        Partial("unix path and ipv4@/ipv6@ addresses with mode, user, group, uid, gid, level, name; expose-fd is accepted with a warning; not fd@ or other bind options"),
     ),
-    kw("timeout", Partial("checked and kept; the runtime API is not served yet (startup warning)")),
-    kw("maxconn", Partial("checked and kept; the runtime API is not served yet (startup warning)")),
+    kw("timeout", Yes),
+    kw("maxconn", Yes),
     kw("bind-process", No),
 ];
 
@@ -311,7 +309,11 @@ pub static PROXY: &[ProxyKw] = &[
     px("srvtcpka-cnt", D | L | B, No),
     px("srvtcpka-idle", D | L | B, No),
     px("srvtcpka-intvl", D | L | B, No),
-    px("stats", ALL, No),
+    px(
+        "stats",
+        ALL,
+        Partial("the HTML page and its ';csv' export: enable, uri, realm, auth, refresh, hide-version, show-node, show-desc, show-legends, scope; not 'admin' or 'http-request'"),
+    ),
     px("stick", L | B, No),
     px("stick-table", F | L | B, No),
     px("tcp-check", D | L | B, No),

@@ -164,6 +164,56 @@ pub struct StatsSocket {
     pub span: Span,
 }
 
+/// The statistics page of a proxy (`stats ...` keywords; any of them enables it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatsPage {
+    /// `stats uri`: the page answers requests whose path and query start with it.
+    pub uri: String,
+    /// `stats realm` (HAProxy's default: `HAProxy Statistics`).
+    pub realm: Option<String>,
+    /// `stats auth <user>:<password>` accounts; none: the page is open.
+    pub auth: Vec<StatsAuth>,
+    /// `stats refresh` (seconds, rounded up).
+    pub refresh: Option<Duration>,
+    pub hide_version: bool,
+    pub show_legends: bool,
+    /// `stats show-node [name]`: `Some("")` for the host name.
+    pub show_node: Option<String>,
+    /// `stats show-desc [text]`.
+    pub show_desc: Option<String>,
+    /// `stats scope <proxy>`: the proxies shown (all when empty).
+    pub scope: Vec<String>,
+    /// The first `stats` line.
+    pub span: Span,
+}
+
+impl StatsPage {
+    /// HAProxy's realm when `stats realm` is not set.
+    pub const DEFAULT_REALM: &'static str = "HAProxy Statistics";
+
+    pub fn new(uri: &str, span: Span) -> StatsPage {
+        StatsPage {
+            uri: uri.to_owned(),
+            realm: None,
+            auth: Vec::new(),
+            refresh: None,
+            hide_version: false,
+            show_legends: false,
+            show_node: None,
+            show_desc: None,
+            scope: Vec::new(),
+            span,
+        }
+    }
+}
+
+/// A `stats auth` account.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatsAuth {
+    pub user: String,
+    pub password: String,
+}
+
 /// What a proxy section can do: `frontend` = front only, `backend` = back only, `listen` = both.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Cap {
@@ -227,6 +277,8 @@ pub struct Proxy {
     pub tcp_response_inspect_delay: Option<Duration>,
     /// `monitor-uri <uri>` (frontends).
     pub monitor_uri: Option<String>,
+    /// The statistics page (`stats enable`, `stats uri` ...), when enabled.
+    pub stats: Option<StatsPage>,
     /// `monitor fail if|unless <cond>` lines (frontends).
     pub monitor_fail: Vec<Condition>,
     /// `capture ...`, `declare capture ...` and the capture slots rules declared.
@@ -466,6 +518,23 @@ pub enum Balance {
 }
 
 impl Balance {
+    /// The algorithm's name as HAProxy's stats report it (`algo` column).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Balance::RoundRobin => "roundrobin",
+            Balance::StaticRr => "static-rr",
+            Balance::LeastConn => "leastconn",
+            Balance::First => "first",
+            Balance::Source => "source",
+            Balance::Uri { .. } => "uri",
+            Balance::UrlParam { .. } => "url_param",
+            Balance::Hdr { .. } => "hdr",
+            Balance::Random { .. } => "random",
+            Balance::Hash { .. } => "hash",
+            Balance::PeakEwma { .. } => "peak-ewma",
+        }
+    }
+
     /// Whether the algorithm hashes a key (`hash-type` applies).
     pub fn is_hash(&self) -> bool {
         matches!(

@@ -317,6 +317,8 @@ pub enum HttpReqAction {
         timeout: TimeoutName,
         value: TimeoutValue,
     },
+    /// `use-service <name>` (only `prometheus-exporter` exists).
+    UseService(String),
     Reject,
 }
 
@@ -346,6 +348,7 @@ impl HttpReqAction {
             A::StrictMode(_) => "strict-mode",
             A::DisableL7Retry => "disable-l7-retry",
             A::SetTimeout { .. } => "set-timeout",
+            A::UseService(_) => "use-service",
             A::Reject => "reject",
         }
     }

@@ -38,6 +38,7 @@ mod proxy;
 mod proxy_kw;
 mod rule;
 mod server;
+mod stats;
 mod switching;
 mod userlist;
 mod value;

@@ -19,6 +19,7 @@ use tokio::net::{TcpSocket, TcpStream};
 use crate::conn_pool::{self, IdleConn};
 use crate::io::{idle_conn_alive, Sock};
 use crate::proxy::{ProxyRt, Runtime, ServerRt};
+use crate::stats::counters::SrvError;
 
 /// A server connection in use by one stream; counts against the server's `maxconn`
 /// until dropped or parked again.
@@ -45,7 +46,10 @@ struct Busy {
 
 impl Busy {
     fn new(rt: &Arc<Runtime>, be: usize, srv: usize) -> Busy {
-        rt.proxies[be].be.servers[srv].cur_conns.fetch_add(1, Ordering::Relaxed);
+        let server = &rt.proxies[be].be.servers[srv];
+        let before = server.cur_conns.fetch_add(1, Ordering::Relaxed);
+        server.stats.stot.inc();
+        crate::stats::counters::note_max(&server.stats.smax, before + 1);
         Busy { rt: rt.clone(), be, srv }
     }
 }
@@ -199,18 +203,30 @@ pub async fn connect(
             Err(timed_out) if attempt < attempts => {
                 let redispatch = be.redispatch && attempt + 1 == attempts;
                 let next = if redispatch { pick_server(be, Some(srv), key).unwrap_or(srv) } else { srv };
+                let retry = SrvError::Retry { redispatch: next != srv };
+                crate::stats::counters::count_srv_error(rt, be_idx, Some(srv), retry);
                 if next == srv && !timed_out {
                     tokio::time::sleep(turnaround(be.timeouts.connect)).await;
                 }
                 if next != srv {
+                    count_lb_pick(rt, be_idx, next, None);
                     busy = Busy::new(rt, be_idx, next);
                 }
                 srv = next;
             }
-            Err(_) => {}
+            Err(_) => crate::stats::counters::count_srv_error(rt, be_idx, Some(srv), SrvError::Connect),
         }
     }
     Err(ConnectError::Failed)
+}
+
+/// Counts a server the balancer chose (`lbtot`); a server a rule forced is not one.
+fn count_lb_pick(rt: &Runtime, be: usize, srv: usize, forced: Option<usize>) {
+    if forced.is_none() {
+        let px = &rt.proxies[be];
+        px.stats.be_lbtot.inc();
+        px.be.servers[srv].stats.lbtot.inc();
+    }
 }
 
 /// Picks a server and counts the stream on it at once (so that concurrent streams see
@@ -229,6 +245,7 @@ async fn assign_server(
     };
     // PERF: the usual case (a server has room) takes no lock and reads no clock.
     if let Some(srv) = pick(be) {
+        count_lb_pick(rt, be_idx, srv, forced);
         return Ok((srv, Busy::new(rt, be_idx, srv)));
     }
     let deadline = be.timeouts.queue.map(|d| tokio::time::Instant::now() + d);
@@ -237,6 +254,7 @@ async fn assign_server(
         tokio::pin!(released);
         released.as_mut().enable();
         if let Some(srv) = pick(be) {
+            count_lb_pick(rt, be_idx, srv, forced);
             return Ok((srv, Busy::new(rt, be_idx, srv)));
         }
         if !be.be.servers.iter().any(|s| !s.disabled) {

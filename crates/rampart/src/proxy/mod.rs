@@ -38,12 +38,17 @@ pub struct Runtime {
     pub global: GlobalRt,
     /// `proc.` variables and the process-wide variable budgets.
     pub proc_vars: ProcVars,
+    /// What the stats outputs (CLI, stats page) tell about the process.
+    pub stats: crate::stats::Facts,
 }
 
 /// Process-wide connection accounting and stop state.
 #[derive(Debug)]
 pub struct GlobalRt {
-    pub maxconn: u32,
+    /// Effective global `maxconn`; the CLI's `set maxconn global` changes it.
+    pub maxconn: AtomicU32,
+    /// The `maxconn` the process was sized for (`Hard_maxconn`): the CLI cannot go above.
+    pub hard_maxconn: u32,
     /// Client connections alive (all frontends, all threads).
     pub cur_conns: AtomicU32,
     /// Woken when a connection ends, so paused accept loops can resume.
@@ -57,6 +62,10 @@ pub struct GlobalRt {
 }
 
 impl GlobalRt {
+    pub fn maxconn(&self) -> u32 {
+        self.maxconn.load(Ordering::Relaxed)
+    }
+
     pub fn is_stopping(&self) -> bool {
         self.stopping.load(Ordering::Relaxed)
     }
@@ -92,6 +101,10 @@ pub struct ProxyRt {
     pub fe: FrontendRt,
     /// Back side (meaningful when the proxy has the backend capability).
     pub be: BackendRt,
+    /// Counters only the stats read (`show stat`).
+    pub stats: crate::stats::ProxyStats,
+    /// The statistics page (`stats enable`, `stats uri` ...).
+    pub stats_page: Option<Box<crate::stats::page::Page>>,
 }
 
 /// Timeouts with HAProxy's fallbacks already applied.
@@ -114,7 +127,8 @@ pub struct Timeouts {
 
 #[derive(Debug)]
 pub struct FrontendRt {
-    pub maxconn: u32,
+    /// The frontend's `maxconn`; the CLI's `set maxconn frontend` changes it.
+    pub maxconn: AtomicU32,
     pub cur_conns: AtomicU32,
     pub conn_released: Notify,
     /// Backend chosen for every request/session (`use_backend` without condition, else
@@ -145,6 +159,10 @@ pub struct ListenerRt {
 }
 
 impl FrontendRt {
+    pub fn maxconn(&self) -> u32 {
+        self.maxconn.load(Ordering::Relaxed)
+    }
+
     /// The listeners of `px`, in the order the listener registry binds them.
     fn listeners(px: &rampart_cfg::model::Proxy) -> Box<[ListenerRt]> {
         let mut out = Vec::new();
@@ -182,6 +200,8 @@ pub struct ServerRt {
     pub cur_conns: AtomicU32,
     /// Index of this server across all backends, keying the idle connection pools.
     pub pool_key: usize,
+    /// Counters only the stats read (`show stat`).
+    pub stats: crate::stats::ServerStats,
 }
 
 impl ServerRt {
@@ -213,7 +233,8 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         let servers = px
             .servers
             .iter()
-            .filter_map(|srv| {
+            .enumerate()
+            .filter_map(|(pos, srv)| {
                 let addr = match &srv.addr {
                     ServerAddr::Inet(a) => *a,
                     ServerAddr::Unix(_) => {
@@ -230,6 +251,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                     disabled: srv.disabled,
                     cur_conns: AtomicU32::new(0),
                     pool_key: pool_key - 1,
+                    stats: crate::stats::ServerStats::new(threads, srv.weight, pos as u32 + 1),
                 })
             })
             .collect::<Vec<_>>();
@@ -264,7 +286,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             errors: ErrorPages::new(&px.errorfiles),
             rules,
             fe: FrontendRt {
-                maxconn: px.maxconn.unwrap_or(maxconn),
+                maxconn: AtomicU32::new(px.maxconn.unwrap_or(maxconn)),
                 cur_conns: AtomicU32::new(0),
                 conn_released: Notify::new(),
                 backend,
@@ -276,6 +298,8 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 listeners: FrontendRt::listeners(px),
             },
             be: BackendRt { lb, lb_expr, lb_backup, servers, queue: Notify::new(), cum_conn: Counter::new(threads) },
+            stats: crate::stats::ProxyStats::new(threads),
+            stats_page: px.stats.as_ref().map(|p| Box::new(crate::stats::page::Page::new(p))),
         });
     }
     let mut warnings = shared.warnings;
@@ -292,11 +316,13 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         return (Err(alerts), warnings);
     }
     let rt = Runtime {
+        stats: crate::stats::Facts::new(cfg, threads),
         proxies,
         bufsize: cfg.global.bufsize,
         max_head: cfg.global.bufsize.saturating_sub(cfg.global.maxrewrite).max(1024),
         global: GlobalRt {
-            maxconn,
+            maxconn: AtomicU32::new(maxconn),
+            hard_maxconn: maxconn,
             cur_conns: AtomicU32::new(0),
             conn_released: Notify::new(),
             stopping: AtomicBool::new(false),
@@ -384,6 +410,7 @@ pub fn check(cfg: &Config) -> Vec<Diag> {
     if let Err(alerts) = rt {
         diags.extend(alerts);
     }
+    diags.extend(crate::stats::socket::check(cfg));
     diags
 }
 

@@ -31,7 +31,12 @@ pub const READERS: &[(&str, &str)] = &[
     // COMPAT: idle server connections are per thread by design: 'off' is what runs,
     // and 'on' (HAProxy's default) only changes how idle connections are shared.
     ("global tune.idle-pool.shared", "conn_pool: always per thread (by design)"),
+    ("global stats", "the stats table below"),
+    ("global stats socket", "stats::socket::bind_all"),
+    ("global stats timeout", "stats::Cli::timeout"),
+    ("global stats maxconn", "stats::Cli::maxconn"),
     // proxy keywords
+    ("stats", "proxy::build: ProxyRt::stats_page (stats::page, stream::stats_page)"),
     ("backlog", "listener::bind_all"),
     ("balance", "proxy::balancer::build"),
     ("hash-type", "proxy::balancer::build: LbConfig::consistent, hasher"),

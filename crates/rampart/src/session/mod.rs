@@ -92,16 +92,18 @@ impl ConnSlot {
     /// Takes a slot if both limits allow one more connection.
     pub fn try_acquire(rt: &Arc<Runtime>, fe: usize) -> Option<ConnSlot> {
         let g = &rt.global;
-        if g.cur_conns.fetch_add(1, Ordering::AcqRel) >= g.maxconn {
+        if g.cur_conns.fetch_add(1, Ordering::AcqRel) >= g.maxconn() {
             g.cur_conns.fetch_sub(1, Ordering::AcqRel);
             return None;
         }
         let f = &rt.proxies[fe].fe;
-        if f.cur_conns.fetch_add(1, Ordering::AcqRel) >= f.maxconn {
+        let before = f.cur_conns.fetch_add(1, Ordering::AcqRel);
+        if before >= f.maxconn() {
             f.cur_conns.fetch_sub(1, Ordering::AcqRel);
             g.cur_conns.fetch_sub(1, Ordering::AcqRel);
             return None;
         }
+        crate::stats::counters::note_max(&rt.proxies[fe].stats.fe_smax, before + 1);
         Some(ConnSlot { rt: Some(rt.clone()), fe })
     }
 
@@ -113,8 +115,8 @@ impl ConnSlot {
 
     /// Whether a slot could be taken now (no reservation).
     pub fn available(rt: &Runtime, fe: usize) -> bool {
-        rt.global.cur_conns.load(Ordering::Acquire) < rt.global.maxconn
-            && rt.proxies[fe].fe.cur_conns.load(Ordering::Acquire) < rt.proxies[fe].fe.maxconn
+        rt.global.cur_conns.load(Ordering::Acquire) < rt.global.maxconn()
+            && rt.proxies[fe].fe.cur_conns.load(Ordering::Acquire) < rt.proxies[fe].fe.maxconn()
     }
 }
 
@@ -130,11 +132,11 @@ impl Drop for ConnSlot {
 /// paused at the limit.
 fn release(rt: &Runtime, fe: usize) {
     let g = &rt.global;
-    if g.cur_conns.fetch_sub(1, Ordering::AcqRel) >= g.maxconn {
+    if g.cur_conns.fetch_sub(1, Ordering::AcqRel) >= g.maxconn() {
         g.conn_released.notify_waiters();
     }
     let f = &rt.proxies[fe].fe;
-    if f.cur_conns.fetch_sub(1, Ordering::AcqRel) >= f.maxconn {
+    if f.cur_conns.fetch_sub(1, Ordering::AcqRel) >= f.maxconn() {
         f.conn_released.notify_waiters();
     }
     if g.is_stopping() {
