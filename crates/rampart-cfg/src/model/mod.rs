@@ -435,6 +435,8 @@ pub struct Bind {
     pub v6only: Option<bool>,
     /// `backlog N` (N > 0); otherwise the frontend's.
     pub backlog: Option<u32>,
+    /// `accept-proxy`: every connection starts with a PROXY protocol v1/v2 header.
+    pub accept_proxy: bool,
     pub span: Span,
 }
 
@@ -469,7 +471,24 @@ pub struct Server {
     pub disabled: bool,
     /// Health-check settings, parsed and kept for the health-check issue.
     pub check: CheckOptions,
+    /// `send-proxy`, `send-proxy-v2`, `proxy-v2-options`, `check-send-proxy`.
+    pub proxy: SendProxy,
     pub span: Span,
+}
+
+/// The PROXY protocol header a server connection starts with.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SendProxy {
+    /// `None`: no header; `Some(1)`: `send-proxy`; `Some(2)`: `send-proxy-v2`.
+    pub version: Option<u8>,
+    /// `proxy-v2-options authority`: the AUTHORITY TLV received from the client.
+    pub authority: bool,
+    /// `proxy-v2-options unique-id`: the frontend's `unique-id-format` value.
+    pub unique_id: bool,
+    /// `proxy-v2-options crc32c`: a CRC32C TLV.
+    pub crc32c: bool,
+    /// `check-send-proxy`: health checks start with a header too.
+    pub check: bool,
 }
 
 /// `check`, `inter`, `rise`, `fall`, ... as written on a `server` line.

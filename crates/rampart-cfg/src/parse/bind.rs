@@ -35,8 +35,8 @@ pub(super) fn parse_bind(cx: &mut Ctx<'_>, words: &[String]) {
     let ctx = format!("'bind {spec}' in section '{}'", cx.pb.kind.section_word());
     let Some(opts) = parse_bind_options(cx, &words[2..], &ctx) else { return };
     let v6only = if opts.v6only { Some(true) } else { opts.v4v6.then_some(false) };
-    let (name, backlog) = (opts.name, opts.backlog);
-    cx.pb.px.binds.push(Bind { addrs, name, v6only, backlog, span: cx.span.clone() });
+    let (name, backlog, accept_proxy) = (opts.name, opts.backlog, opts.accept_proxy);
+    cx.pb.px.binds.push(Bind { addrs, name, v6only, backlog, accept_proxy, span: cx.span.clone() });
 }
 
 /// The supported options of one `bind` line.
@@ -46,6 +46,7 @@ struct BindOpts {
     v4v6: bool,
     v6only: bool,
     backlog: Option<u32>,
+    accept_proxy: bool,
 }
 
 /// Parses the options after the address; `None` on error (already reported). A
@@ -85,6 +86,7 @@ fn apply_bind_option(out: &mut BindOpts, name: &str, value: Option<&String>) -> 
     match (name, value) {
         ("v4v6", _) => out.v4v6 = true,
         ("v6only", _) => out.v6only = true,
+        ("accept-proxy", _) => out.accept_proxy = true,
         ("name", Some(n)) => out.name = Some(n.clone()),
         ("name", None) => return Err("'name' : missing name".into()),
         ("backlog", Some(v)) => out.backlog = parse_backlog(v)?,
@@ -149,6 +151,18 @@ mod tests {
     }
 
     #[test]
+    fn bind_accept_proxy() {
+        let cfg = parse_ok("frontend f\n bind :80 accept-proxy\n bind :81\n");
+        let b = &cfg.proxies[0].binds;
+        assert_eq!((b[0].accept_proxy, b[1].accept_proxy), (true, false));
+        // no safe wrapper sets TCP_DEFER_ACCEPT yet
+        assert_eq!(
+            alerts("frontend f\n bind :80 defer-accept\n"),
+            ["'bind :80' in section 'frontend' : 'defer-accept' is not supported yet"]
+        );
+    }
+
+    #[test]
     fn bind_errors() {
         assert_eq!(
             alerts("frontend f\n bind :80 ssl crt /x.pem\n"),
@@ -161,7 +175,6 @@ mod tests {
         assert_eq!(
             alerts("frontend f\n bind :80 accept-proxy backlog -1 name n tfo bogus ssl\n"),
             [
-                "'bind :80' in section 'frontend' : 'accept-proxy' is not supported yet",
                 "'bind :80' in section 'frontend' : 'backlog' : invalid value -1, must be > 0",
                 "'bind :80' in section 'frontend' : 'tfo' is not supported yet",
                 "'bind :80' in section 'frontend': unknown keyword 'bogus'."

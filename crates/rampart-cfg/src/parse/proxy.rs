@@ -70,11 +70,19 @@ pub(crate) struct ServerSettings {
     pub backup: bool,
     pub disabled: bool,
     pub check: CheckOptions,
+    pub proxy: crate::model::SendProxy,
 }
 
 impl Default for ServerSettings {
     fn default() -> Self {
-        ServerSettings { weight: 1, maxconn: None, backup: false, disabled: false, check: CheckOptions::default() }
+        ServerSettings {
+            weight: 1,
+            maxconn: None,
+            backup: false,
+            disabled: false,
+            check: CheckOptions::default(),
+            proxy: crate::model::SendProxy::default(),
+        }
     }
 }
 

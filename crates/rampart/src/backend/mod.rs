@@ -6,6 +6,8 @@
 //! retry logic of back_handle_st_cer), queue.c (the backend queue only: no per-server
 //! queue, no `maxqueue`, and no priority of queued streams over new ones).
 
+pub mod send_proxy;
+
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
@@ -60,9 +62,14 @@ impl Drop for Busy {
 }
 
 impl ServerConn {
-    /// Parks the connection in this thread's idle pool for later requests.
+    /// Parks the connection in this thread's idle pool for later requests (closes it
+    /// when it started with a PROXY header: see `send_proxy`).
     pub fn park(self, rt: &Runtime, be: usize) {
-        let key = rt.proxies[be].be.servers[self.srv].pool_key;
+        let server = &rt.proxies[be].be.servers[self.srv];
+        if server.send_proxy.version.is_some() {
+            return;
+        }
+        let key = server.pool_key;
         conn_pool::put(key, self.stream, self.uses + 1);
     }
 }

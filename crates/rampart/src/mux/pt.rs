@@ -54,6 +54,9 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
         let rt = &self.sess.rt;
         match backend::connect_unless_aborted(self.client, rt, be, Reuse::No, None).await {
             Some(Ok(conn)) => {
+                if !backend::send_proxy::send(rt, be, &conn, &self.sess.conn).await {
+                    return false;
+                }
                 if let Some(t) = self.trace {
                     t.set_server(conn.stream.as_raw_fd());
                 }

@@ -131,6 +131,9 @@ pub struct FrontendRt {
     pub denied_sess: Counter,
     /// Requests denied by a content rule or dropped by `silent-drop` (`dreq`).
     pub denied_req: Counter,
+    /// Connections closed for a missing, malformed or truncated PROXY header
+    /// (`accept-proxy`, `expect-proxy`). HAProxy only logs these; kept for stats.
+    pub pp_failed: Counter,
     /// The listeners: every address of the `bind` lines, in order (the registry binds
     /// them in the same order, see [`crate::listener::BoundSocket::listener`]).
     pub listeners: Box<[ListenerRt]>,
@@ -141,6 +144,8 @@ pub struct FrontendRt {
 pub struct ListenerRt {
     /// `bind ... name` (`so_name`).
     pub name: Option<Box<str>>,
+    /// `bind ... accept-proxy`: connections start with a PROXY header.
+    pub accept_proxy: bool,
 }
 
 impl FrontendRt {
@@ -148,7 +153,8 @@ impl FrontendRt {
     fn listeners(px: &rampart_cfg::model::Proxy) -> Box<[ListenerRt]> {
         let mut out = Vec::new();
         for b in &px.binds {
-            out.extend(b.addrs.iter().map(|_| ListenerRt { name: b.name.as_deref().map(Box::from) }));
+            let li = || ListenerRt { name: b.name.as_deref().map(Box::from), accept_proxy: b.accept_proxy };
+            out.extend(b.addrs.iter().map(|_| li()));
         }
         out.into_boxed_slice()
     }
@@ -176,6 +182,8 @@ pub struct ServerRt {
     pub cur_conns: AtomicU32,
     /// Index of this server across all backends, keying the idle connection pools.
     pub pool_key: usize,
+    /// `send-proxy`, `send-proxy-v2`, `proxy-v2-options` (`backend::send_proxy`).
+    pub send_proxy: rampart_cfg::model::SendProxy,
 }
 
 impl ServerRt {
@@ -224,6 +232,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                     disabled: srv.disabled,
                     cur_conns: AtomicU32::new(0),
                     pool_key: pool_key - 1,
+                    send_proxy: srv.proxy,
                 })
             })
             .collect::<Vec<_>>();
@@ -266,6 +275,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 denied_conn: Counter::new(threads),
                 denied_sess: Counter::new(threads),
                 denied_req: Counter::new(threads),
+                pp_failed: Counter::new(threads),
                 listeners: FrontendRt::listeners(px),
             },
             be: BackendRt {

@@ -75,11 +75,18 @@ pub const READERS: &[(&str, &str)] = &[
     ("bind name", "proxy::build: ListenerRt::name (so_name)"),
     ("bind v4v6", "listener::bind_inet"),
     ("bind v6only", "listener::bind_inet"),
+    ("bind accept-proxy", "proxy::build: ListenerRt::accept_proxy (session::pp)"),
     // server options
     ("server backup", "proxy::build: ServerRt::backup"),
     ("server disabled", "proxy::build: ServerRt::disabled"),
     ("server weight", "proxy::build: Lb weights"),
     ("server maxconn", "proxy::build: ServerRt::maxconn"),
+    ("server enabled", "rampart-cfg parse::server: clears 'disabled'"),
+    ("server send-proxy", "backend::send_proxy"),
+    ("server send-proxy-v2", "backend::send_proxy"),
+    ("server no-send-proxy", "backend::send_proxy"),
+    ("server no-send-proxy-v2", "backend::send_proxy"),
+    ("server proxy-v2-options", "backend::send_proxy"),
     // sections and keywords of the rules work (read, or refused at startup by name)
     ("userlist", "sample::fetch::http (http_auth), action::compile (http-request auth)"),
     ("http-errors", "rampart-cfg: 'errorfiles' copies them into proxies (errors::ErrorPages)"),
