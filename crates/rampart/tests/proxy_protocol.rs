@@ -6,6 +6,9 @@
 //! line when haproxy is missing, a failure with RAMPART_REQUIRE_HAPROXY=1).
 //! HAProxy counterpart: reg-tests/connection/proxy_protocol*.vtc.
 
+// Test infrastructure (the header-reading test server), never on the request path.
+#![allow(clippy::disallowed_types)]
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};

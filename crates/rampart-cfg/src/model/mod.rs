@@ -386,6 +386,24 @@ pub struct ProxyOptions {
     pub originalto: Option<OriginalTo>,
     /// `option http-restrict-req-hdr-names preserve|delete|reject`.
     pub restrict_req_hdr_names: RestrictHdrNames,
+    /// `option clitcpka` (or `tcpka`) and `clitcpka-cnt|idle|intvl`: TCP keep-alive
+    /// probes on client connections.
+    pub clitcpka: TcpKa,
+    /// `option srvtcpka` (or `tcpka`) and `srvtcpka-*`: the same on server connections.
+    pub srvtcpka: TcpKa,
+}
+
+/// TCP keep-alive of one side: SO_KEEPALIVE when `on`, and the TCP_KEEP* settings
+/// given (the system's otherwise).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TcpKa {
+    pub on: bool,
+    /// `*tcpka-cnt`: TCP_KEEPCNT.
+    pub cnt: Option<u32>,
+    /// `*tcpka-idle`: TCP_KEEPIDLE.
+    pub idle: Option<Duration>,
+    /// `*tcpka-intvl`: TCP_KEEPINTVL.
+    pub intvl: Option<Duration>,
 }
 
 /// `option originalto`: adds the original destination address to requests.

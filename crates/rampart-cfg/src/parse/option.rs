@@ -46,6 +46,7 @@ fn dispatch_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str
             flag_option(cx, words, kwm, name)
         }
         (_, "httpclose" | "http-server-close" | "http-keep-alive") => conn_mode_option(cx, words, kwm, name),
+        (_, "tcpka" | "clitcpka" | "srvtcpka") => tcpka_option(cx, words, kwm, name),
         // rampart always forwards data as it comes (no delay) and splices where it pays
         // off: these options ask for what it does anyway.
         (_, "http-no-delay" | "splice-auto" | "splice-request" | "splice-response") if kwm == Modifier::Std => {
@@ -111,6 +112,25 @@ fn flag_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str) {
         "log-health-checks" => opts.log_health_checks = on,
         "http-buffer-request" => opts.http_buffer_request = on,
         _ => opts.abortonclose = on,
+    }
+}
+
+/// `tcpka` (both sides), `clitcpka`, `srvtcpka`: SO_KEEPALIVE on client and/or server
+/// connections.
+fn tcpka_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str) {
+    if cx.too_many(words, 0, 1) {
+        return;
+    }
+    if name != "tcpka" && cx.ignored_without(name == "clitcpka", name, "") {
+        return;
+    }
+    let on = kwm == Modifier::Std;
+    let opts = &mut cx.pb.px.options;
+    if name != "srvtcpka" {
+        opts.clitcpka.on = on;
+    }
+    if name != "clitcpka" {
+        opts.srvtcpka.on = on;
     }
 }
 

@@ -417,6 +417,9 @@ fn dispatch(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
         "timeout" => proxy_kw::parse_timeout(cx, words),
         "http-reuse" => proxy_kw::parse_http_reuse(cx, words),
         "retries" => proxy_kw::parse_retries(cx, words),
+        "clitcpka-cnt" | "clitcpka-idle" | "clitcpka-intvl" | "srvtcpka-cnt" | "srvtcpka-idle" | "srvtcpka-intvl" => {
+            proxy_kw::parse_tcpka(cx, words)
+        }
         "errorfile" => errorfile::parse_errorfile(cx, words),
         "errorfiles" => http_errors::parse_errorfiles(cx, words),
         "http-error" => http_errors::parse_http_error(cx, words),

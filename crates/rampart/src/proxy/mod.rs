@@ -84,6 +84,10 @@ pub struct ProxyRt {
     /// `option abortonclose`: a stream whose client closed is dropped while queued or
     /// connecting.
     pub abortonclose: bool,
+    /// `option clitcpka`/`tcpka` and `clitcpka-*`: set on each accepted connection.
+    pub clitcpka: Option<socket2::TcpKeepalive>,
+    /// `option srvtcpka`/`tcpka` and `srvtcpka-*`: set on each server connection.
+    pub srvtcpka: Option<socket2::TcpKeepalive>,
     pub errors: ErrorPages,
     /// Rules, compiled.
     pub rules: ProxyRules,
@@ -263,6 +267,8 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             retries: px.retries,
             redispatch: px.options.redispatch,
             abortonclose: px.options.abortonclose,
+            clitcpka: crate::io::keepalive(&px.options.clitcpka),
+            srvtcpka: crate::io::keepalive(&px.options.srvtcpka),
             errors: ErrorPages::new(&px.errorfiles),
             rules,
             fe: FrontendRt {

@@ -56,6 +56,9 @@ impl Drop for Session {
 /// PERF: a frontend without such rules or `accept-proxy` goes straight to its mux.
 pub fn start<S: mux::h1::park::Parkable>(sock: S, mut sess: Session) {
     let px = &sess.rt.proxies[sess.fe];
+    if let Some(ka) = &px.clitcpka {
+        crate::io::set_keepalive(&sock, ka);
+    }
     let accept_proxy = px.fe.listeners.get(sess.conn.listener as usize).is_some_and(|l| l.accept_proxy);
     if !accept_proxy && px.rules.tcp_conn.is_empty() && px.rules.tcp_sess.is_empty() {
         return spawn(sock, sess, None);
