@@ -62,6 +62,11 @@ fn dispatch_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str
             cx.alert(not_yet(&format!("{prefix} option {name}")));
         }
         (_, "redispatch") => redispatch_option(cx, words, kwm),
+        // COMPAT: ACK-saving socket tweaks (TCP_QUICKACK off on accept or connect);
+        // rampart leaves acknowledgements to the kernel whether they are on or off.
+        (_, "tcp-smart-accept" | "tcp-smart-connect") => {
+            let _ = cx.too_many(words, 0, 1);
+        }
         _ if kwm != Modifier::Std => {
             cx.alert(format!("negation/default is not supported for option '{name}'."));
         }
@@ -308,6 +313,13 @@ fn restrict_hdr_names_option(cx: &mut Ctx<'_>, words: &[String]) {
 mod tests {
     use crate::model::{HttpConnMode, IpNet, RestrictHdrNames};
     use crate::parse::tests::{alerts, parse_ok, warnings};
+
+    #[test]
+    fn tcp_smart_options_are_accepted() {
+        let cfg = parse_ok("defaults\n option tcp-smart-accept\n no option tcp-smart-connect\nlisten l\n bind :80\n");
+        assert_eq!(cfg.proxies.len(), 1);
+        assert_eq!(alerts("listen l\n option tcp-smart-accept x\n").len(), 1, "no argument");
+    }
 
     #[test]
     fn boolean_options_and_negation() {

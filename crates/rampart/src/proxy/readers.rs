@@ -73,6 +73,8 @@ pub const READERS: &[(&str, &str)] = &[
     ("srvtcpka-idle", "proxy::build: ProxyRt::srvtcpka"),
     ("srvtcpka-intvl", "proxy::build: ProxyRt::srvtcpka"),
     ("option http-no-delay", "by design: rampart never delays data"),
+    ("option tcp-smart-accept", "by design: acknowledgements are left to the kernel"),
+    ("option tcp-smart-connect", "by design: acknowledgements are left to the kernel"),
     ("option splice-auto", "by design: splice (the 'no' form is refused)"),
     ("option splice-request", "by design: splice (the 'no' form is refused)"),
     ("option splice-response", "by design: splice (the 'no' form is refused)"),
