@@ -312,3 +312,22 @@ fn rampart_sends_to_haproxy() {
         assert_eq!(req.headers.get("x-auth").unwrap_or(""), auth, "{opts}");
     }
 }
+
+// === connection options ===
+
+#[test]
+fn source_binds_server_connections_and_tcpka_is_accepted() {
+    for (server_opts, backend_lines, want) in [
+        ("source 127.0.0.3", "", "127.0.0.3"),
+        ("", "  source 127.0.0.4:0\n  option tcpka\n  srvtcpka-idle 30\n", "127.0.0.4"),
+    ] {
+        let server = RawBackend::start(vec![Step::expect_until("hi")]);
+        let cfg = tcp_send(server_opts).replace("  server s1", &format!("{backend_lines}  server s1"));
+        let px = start(RAMPART, &cfg, server.addr());
+        let mut c = TcpStream::connect(px.addr("fe1")).unwrap();
+        c.write_all(b"hi").unwrap();
+        let conn = &server.wait_finished(1)[0];
+        assert_eq!(conn.peer.ip().to_string(), want, "{cfg}");
+        assert_eq!(conn.received, b"hi");
+    }
+}

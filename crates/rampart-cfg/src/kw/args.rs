@@ -172,7 +172,7 @@ pub static SERVER_OPTIONS: &[ArgKw] = &[
     arg("slowstart", 1, No),
     arg("sni", 1, No),
     arg("socks4", 1, No),
-    arg("source", 1, No),
+    arg("source", 1, Yes),
     arg("ssl", 0, No),
     arg("ssl-max-ver", 1, No),
     arg("ssl-min-ver", 1, No),

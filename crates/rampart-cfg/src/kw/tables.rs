@@ -307,7 +307,7 @@ pub static PROXY: &[ProxyKw] = &[
     px("server", L | B, Partial(SERVER_PARTIAL)),
     px("server-state-file-name", D | L | B, No),
     px("server-template", L | B, No),
-    px("source", D | L | B, No),
+    px("source", D | L | B, Yes),
     px("srvtcpka-cnt", D | L | B, Yes),
     px("srvtcpka-idle", D | L | B, Yes),
     px("srvtcpka-intvl", D | L | B, Yes),

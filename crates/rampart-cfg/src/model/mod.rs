@@ -203,6 +203,9 @@ pub struct Proxy {
     pub http_reuse: HttpReuse,
     /// `retries` (default 3): connection attempts after the first one.
     pub retries: u32,
+    /// `source <addr>[:<port>]`: the local address server connections bind to
+    /// (port 0: any).
+    pub source: Option<SocketAddr>,
     /// The error pages given as complete HTTP responses, one per status: `errorfile
     /// <code> <file>`, `errorfiles <section> [<code>...]` and `http-error status <code>
     /// errorfile <file>`, resolved in file order (the last one for a status wins, also
@@ -491,6 +494,8 @@ pub struct Server {
     pub check: CheckOptions,
     /// `send-proxy`, `send-proxy-v2`, `proxy-v2-options`, `check-send-proxy`.
     pub proxy: SendProxy,
+    /// `source <addr>[:<port>]`, else the backend's.
+    pub source: Option<SocketAddr>,
     pub span: Span,
 }
 

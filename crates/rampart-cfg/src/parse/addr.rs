@@ -237,6 +237,25 @@ pub fn parse_server_addr(full: &str) -> Result<ServerAddr, String> {
     }
 }
 
+/// The address of a `source` keyword or server option: an IP address with an optional
+/// port (none or 0: any port).
+pub fn parse_source_addr(full: &str) -> Result<SocketAddr, String> {
+    match split_prefix(full)? {
+        Target::Inet(fam, rest) => {
+            let (host, port) = split_host_port(rest);
+            let port = match parse_ports(port, full, false, false)? {
+                Ports::Range(p, _) => p,
+                Ports::Mapped => 0,
+            };
+            match parse_host(host, fam) {
+                Some(Host::Ip(ip) | Host::Wildcard(ip)) => Ok(SocketAddr::new(ip, port)),
+                None => Err(format!("Unknown host in '{full}'")),
+            }
+        }
+        Target::Unix(_) | Target::Fd(_) => Err(format!("'{full}' is not an IPv4/IPv6 address")),
+    }
+}
+
 /// Validates the argument of the `addr` server option (a host with an optional port).
 pub fn check_probe_addr(full: &str) -> Result<(), String> {
     let rest = match split_prefix(full)? {

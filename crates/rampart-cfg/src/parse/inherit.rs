@@ -44,6 +44,7 @@ pub(super) fn inherit(def: &ProxyBuild, name: &str, kind: Kind, span: &Span) -> 
     if cap.backend {
         px.balance = d.balance;
         px.retries = d.retries;
+        px.source = d.source;
         t.connect = dt.connect;
         t.server = dt.server;
         t.server_fin = dt.server_fin;

@@ -71,6 +71,7 @@ pub(crate) struct ServerSettings {
     pub disabled: bool,
     pub check: CheckOptions,
     pub proxy: crate::model::SendProxy,
+    pub source: Option<std::net::SocketAddr>,
 }
 
 impl Default for ServerSettings {
@@ -82,6 +83,7 @@ impl Default for ServerSettings {
             disabled: false,
             check: CheckOptions::default(),
             proxy: crate::model::SendProxy::default(),
+            source: None,
         }
     }
 }
@@ -203,6 +205,7 @@ fn fresh_proxy(name: &str, cap: Cap, span: &Span) -> Proxy {
         options: ProxyOptions::default(),
         http_reuse: HttpReuse::Safe,
         retries: 3,
+        source: None,
         errorfiles: Vec::new(),
         http_error_replies: Vec::new(),
         rules: RuleSet::default(),
@@ -417,6 +420,7 @@ fn dispatch(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
         "timeout" => proxy_kw::parse_timeout(cx, words),
         "http-reuse" => proxy_kw::parse_http_reuse(cx, words),
         "retries" => proxy_kw::parse_retries(cx, words),
+        "source" => proxy_kw::parse_source(cx, words),
         "clitcpka-cnt" | "clitcpka-idle" | "clitcpka-intvl" | "srvtcpka-cnt" | "srvtcpka-idle" | "srvtcpka-intvl" => {
             proxy_kw::parse_tcpka(cx, words)
         }

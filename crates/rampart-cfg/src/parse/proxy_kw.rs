@@ -246,6 +246,31 @@ pub(super) fn parse_retries(cx: &mut Ctx<'_>, words: &[String]) {
     cx.pb.px.retries = u32::try_from(v.max(0)).unwrap_or(u32::MAX);
 }
 
+/// `source <addr>[:<port>]`: server connections bind to this local address first.
+/// `usesrc` (transparent proxying) and `interface` are refused: they need privileges
+/// rampart does not keep.
+pub(super) fn parse_source(cx: &mut Ctx<'_>, words: &[String]) {
+    if cx.ignored_without(false, "source", "") {
+        return;
+    }
+    let value = arg(words, 1);
+    if value.is_empty() {
+        cx.alert("'source' expects <addr>[:<port>] as argument.");
+        return;
+    }
+    if let Some(extra) = words[2..].iter().find(|w| matches!(w.as_str(), "usesrc" | "interface")) {
+        cx.alert(format!("'source {extra}' is not supported yet"));
+        return;
+    }
+    if cx.too_many(words, 1, 0) {
+        return;
+    }
+    match super::addr::parse_source_addr(value) {
+        Ok(a) => cx.pb.px.source = Some(a),
+        Err(e) => cx.alert(format!("'source' : {e}")),
+    }
+}
+
 /// `clitcpka-cnt|idle|intvl <value>`, `srvtcpka-*` (HAProxy's `proxy_parse_tcpka_*()`):
 /// a count, or a delay in seconds unless a unit is given. Kept with a warning on a
 /// proxy that lacks the side it applies to, as HAProxy does.
@@ -320,6 +345,15 @@ mod tests {
 
     use crate::model::{Balance, HttpReuse, Mode};
     use crate::parse::tests::{alerts, parse_ok, warnings};
+
+    #[test]
+    fn source_keyword() {
+        let cfg = parse_ok("defaults\n source 127.0.0.2\nbackend b\n source 127.0.0.3:0\nlisten l\n bind :80\n");
+        assert_eq!(cfg.proxies[0].source, Some("127.0.0.3:0".parse().unwrap()));
+        assert_eq!(cfg.proxies[1].source, Some("127.0.0.2:0".parse().unwrap()), "inherited");
+        assert_eq!(alerts("backend b\n source 1.2.3.4 usesrc clientip\n"), ["'source usesrc' is not supported yet"]);
+        assert_eq!(alerts("backend b\n source\n"), ["'source' expects <addr>[:<port>] as argument."]);
+    }
 
     #[test]
     fn tcp_keepalive() {

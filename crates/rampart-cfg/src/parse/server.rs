@@ -52,6 +52,7 @@ pub(super) fn parse_server(cx: &mut Ctx<'_>, words: &[String]) {
         disabled: s.disabled,
         check: s.check,
         proxy: s.proxy,
+        source: s.source,
         span,
     });
 }
@@ -134,6 +135,7 @@ fn apply_option(word: &str, value: &str, s: &mut ServerSettings, srv: &str) -> R
         "no-send-proxy" | "no-send-proxy-v2" => s.proxy.version = None,
         "proxy-v2-options" => parse_pp2_options(value, &mut s.proxy)?,
         "check-send-proxy" => s.proxy.check = true,
+        "source" => s.source = Some(super::addr::parse_source_addr(value).map_err(|e| format!("'source' : {e}"))?),
         "no-check-send-proxy" => s.proxy.check = false,
         "check" => s.check.enabled = true,
         "weight" => {
@@ -248,6 +250,8 @@ mod tests {
         let p = s[1].proxy;
         assert_eq!((p.version, p.crc32c, p.authority, p.unique_id, p.check), (Some(2), true, true, false, false));
         assert_eq!((s[2].proxy.version, s[2].disabled), (None, false));
+        let cfg = parse_ok("backend b\n server s 127.0.0.1:1 source 127.0.0.9:0\n");
+        assert_eq!(cfg.proxies[0].servers[0].source, Some("127.0.0.9:0".parse().unwrap()));
         let a = |opts: &str| alerts(&format!("backend b\n server s 127.0.0.1:80 {opts}\n"));
         assert_eq!(a("proxy-v2-options crc32c,bogus"), ["'server b/s' : 'bogus' : proxy v2 option not implemented."]);
         assert_eq!(

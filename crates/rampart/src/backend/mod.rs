@@ -9,7 +9,6 @@
 pub mod send_proxy;
 
 use std::io;
-use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
@@ -162,7 +161,7 @@ pub async fn connect(
     let attempts = be.retries + 1;
     for attempt in 1..=attempts {
         let server = &be.be.servers[srv];
-        match connect_addr(server.addr, be.timeouts.connect, be.srvtcpka.as_ref()).await {
+        match connect_addr(server, be.timeouts.connect, be.srvtcpka.as_ref()).await {
             Ok(stream) => return Ok(ServerConn { stream, srv, uses: 0, from_pool: false, _busy: busy }),
             Err(timed_out) if attempt < attempts => {
                 let redispatch = be.redispatch && attempt + 1 == attempts;
@@ -220,7 +219,7 @@ async fn assign_server(rt: &Arc<Runtime>, be_idx: usize, forced: Option<usize>) 
 /// response byte (no retry count is consumed, as the failure was the pool's).
 pub async fn reconnect(rt: &Arc<Runtime>, be_idx: usize, srv: usize) -> Result<ServerConn, ConnectError> {
     let be = &rt.proxies[be_idx];
-    match connect_addr(be.be.servers[srv].addr, be.timeouts.connect, be.srvtcpka.as_ref()).await {
+    match connect_addr(&be.be.servers[srv], be.timeouts.connect, be.srvtcpka.as_ref()).await {
         Ok(stream) => Ok(ServerConn { stream, srv, uses: 0, from_pool: false, _busy: Busy::new(rt, be_idx, srv) }),
         Err(_) => connect(rt, be_idx, Reuse::No, None).await,
     }
@@ -237,16 +236,22 @@ fn turnaround(connect: Option<Duration>) -> Duration {
     connect.map_or(Duration::from_secs(1), |c| c.min(Duration::from_secs(1)))
 }
 
-/// One connection attempt, with `option srvtcpka`'s settings if any. `Err(true)` when
-/// it timed out.
+/// One connection attempt to `server` (from its `source` address if any), with
+/// `option srvtcpka`'s settings if any. `Err(true)` when it timed out.
 async fn connect_addr(
-    addr: SocketAddr,
+    server: &ServerRt,
     timeout: Option<Duration>,
     ka: Option<&socket2::TcpKeepalive>,
 ) -> Result<TcpStream, bool> {
+    let addr = server.addr;
     let attempt = async {
         let sock = if addr.is_ipv4() { TcpSocket::new_v4()? } else { TcpSocket::new_v6()? };
         sock.set_nodelay(true)?;
+        if let Some(src) = server.source {
+            // a fixed source port may be taken by a connection in TIME_WAIT
+            sock.set_reuseaddr(src.port() != 0)?;
+            sock.bind(src)?;
+        }
         if let Some(ka) = ka {
             crate::io::set_keepalive(&sock, ka);
         }

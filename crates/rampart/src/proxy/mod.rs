@@ -188,6 +188,9 @@ pub struct ServerRt {
     pub pool_key: usize,
     /// `send-proxy`, `send-proxy-v2`, `proxy-v2-options` (`backend::send_proxy`).
     pub send_proxy: rampart_cfg::model::SendProxy,
+    /// `source` of the server, else of its backend: the local address to bind to
+    /// before connecting.
+    pub source: Option<SocketAddr>,
 }
 
 impl ServerRt {
@@ -237,6 +240,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                     cur_conns: AtomicU32::new(0),
                     pool_key: pool_key - 1,
                     send_proxy: srv.proxy,
+                    source: srv.source.or(px.source),
                 })
             })
             .collect::<Vec<_>>();

@@ -93,6 +93,8 @@ pub const READERS: &[(&str, &str)] = &[
     ("server weight", "proxy::build: Lb weights"),
     ("server maxconn", "proxy::build: ServerRt::maxconn"),
     ("server enabled", "rampart-cfg parse::server: clears 'disabled'"),
+    ("server source", "proxy::build: ServerRt::source (backend::connect_addr)"),
+    ("source", "proxy::build: ServerRt::source (backend::connect_addr)"),
     ("server send-proxy", "backend::send_proxy"),
     ("server send-proxy-v2", "backend::send_proxy"),
     ("server no-send-proxy", "backend::send_proxy"),
