@@ -331,3 +331,32 @@ fn source_binds_server_connections_and_tcpka_is_accepted() {
         assert_eq!(conn.received, b"hi");
     }
 }
+
+#[test]
+fn server_without_a_port_takes_the_clients_destination_port() {
+    for with_offset in [false, true] {
+        let builder = Proxy::new(RAMPART).listener("fe1");
+        let fe = builder.listener_addr("fe1").expect("pre-bound listener");
+        let (server, target) = if with_offset {
+            let l = TcpListener::bind("127.0.0.1:0").unwrap();
+            let offset = i32::from(l.local_addr().unwrap().port()) - i32::from(fe.port());
+            (l, format!("127.0.0.1:{offset:+}"))
+        } else {
+            // the listener's own port, on another loopback address
+            (TcpListener::bind(("127.0.0.2", fe.port())).expect("127.0.0.2 on the listener's port"), "127.0.0.2".into())
+        };
+        let cfg = format!(
+            "defaults\n  mode tcp\n  timeout client 5s\n  timeout server 5s\n  timeout connect 1s\n\
+             listen fe1\n  bind fd@${{fe1}}\n  server s1 {target}\n"
+        );
+        let px = builder.config(&cfg).start().expect("proxy starts");
+        let mut c = TcpStream::connect(px.addr("fe1")).unwrap();
+        c.write_all(b"mapped").unwrap();
+        server.set_nonblocking(false).unwrap();
+        let (mut s, _) = server.accept().expect("the mapped server is reached");
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut got = [0u8; 6];
+        s.read_exact(&mut got).unwrap();
+        assert_eq!(&got, b"mapped", "{target}");
+    }
+}

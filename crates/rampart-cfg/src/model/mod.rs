@@ -496,6 +496,9 @@ pub struct Server {
     pub proxy: SendProxy,
     /// `source <addr>[:<port>]`, else the backend's.
     pub source: Option<SocketAddr>,
+    /// An address without a port, or with `+N`/`-N`: the port is the one the client
+    /// connected to plus this offset (the address's port is then 0).
+    pub port_offset: Option<i32>,
     pub span: Span,
 }
 

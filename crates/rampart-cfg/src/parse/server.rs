@@ -8,7 +8,7 @@
 use crate::kw::{self, Support};
 use crate::model::Server;
 
-use super::addr::{check_probe_addr, parse_server_addr};
+use super::addr::{check_probe_addr, parse_server_target};
 use super::proxy::{Ctx, ServerSettings};
 use super::value::{atol, invalid_char, parse_time_ms, TimeError};
 use super::{arg, not_yet};
@@ -31,7 +31,7 @@ pub(super) fn parse_server(cx: &mut Ctx<'_>, words: &[String]) {
         return;
     }
     let ctx = format!("'server {}/{name}' : ", cx.pb.px.name);
-    let addr = match parse_server_addr(&words[2]) {
+    let (addr, port_offset) = match parse_server_target(&words[2]) {
         Ok(a) => a,
         Err(e) => {
             cx.alert(format!("{ctx}{e}"));
@@ -53,6 +53,7 @@ pub(super) fn parse_server(cx: &mut Ctx<'_>, words: &[String]) {
         check: s.check,
         proxy: s.proxy,
         source: s.source,
+        port_offset,
         span,
     });
 }

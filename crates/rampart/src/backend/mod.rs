@@ -18,6 +18,7 @@ use tokio::net::{TcpSocket, TcpStream};
 use crate::conn_pool::{self, IdleConn};
 use crate::io::{idle_conn_alive, Sock};
 use crate::proxy::{ProxyRt, Runtime, ServerRt};
+use crate::sample::ctx::ConnInfo;
 
 /// A server connection in use by one stream; counts against the server's `maxconn`
 /// until dropped or parked again.
@@ -127,8 +128,9 @@ pub async fn connect_unless_aborted<S: Sock>(
     be_idx: usize,
     reuse: Reuse,
     forced: Option<usize>,
+    conn: &ConnInfo,
 ) -> Option<Result<ServerConn, ConnectError>> {
-    let connecting = connect(rt, be_idx, reuse, forced);
+    let connecting = connect(rt, be_idx, reuse, forced, conn);
     if !rt.proxies[be_idx].abortonclose {
         return Some(connecting.await);
     }
@@ -143,12 +145,14 @@ pub async fn connect_unless_aborted<S: Sock>(
 /// new one, with `retries` further attempts (the last one on another server with
 /// `option redispatch`), waiting MIN(1s, timeout connect) before retrying the same
 /// server after an immediate failure. `forced` is the server a rule chose (`use-server`):
-/// it is used when enabled, waiting for room in it if it is full.
+/// it is used when enabled, waiting for room in it if it is full. `conn` is the client
+/// connection (the port a mapped server address adds its offset to).
 pub async fn connect(
     rt: &Arc<Runtime>,
     be_idx: usize,
     reuse: Reuse,
     forced: Option<usize>,
+    conn: &ConnInfo,
 ) -> Result<ServerConn, ConnectError> {
     let be = &rt.proxies[be_idx];
     let forced = forced.filter(|&s| be.be.servers.get(s).is_some_and(|s| !s.disabled));
@@ -161,7 +165,7 @@ pub async fn connect(
     let attempts = be.retries + 1;
     for attempt in 1..=attempts {
         let server = &be.be.servers[srv];
-        match connect_addr(server, be.timeouts.connect, be.srvtcpka.as_ref()).await {
+        match connect_addr(server, conn, be.timeouts.connect, be.srvtcpka.as_ref()).await {
             Ok(stream) => return Ok(ServerConn { stream, srv, uses: 0, from_pool: false, _busy: busy }),
             Err(timed_out) if attempt < attempts => {
                 let redispatch = be.redispatch && attempt + 1 == attempts;
@@ -217,11 +221,16 @@ async fn assign_server(rt: &Arc<Runtime>, be_idx: usize, forced: Option<usize>) 
 
 /// Opens a new connection to the same server after a reused one failed before any
 /// response byte (no retry count is consumed, as the failure was the pool's).
-pub async fn reconnect(rt: &Arc<Runtime>, be_idx: usize, srv: usize) -> Result<ServerConn, ConnectError> {
+pub async fn reconnect(
+    rt: &Arc<Runtime>,
+    be_idx: usize,
+    srv: usize,
+    conn: &ConnInfo,
+) -> Result<ServerConn, ConnectError> {
     let be = &rt.proxies[be_idx];
-    match connect_addr(&be.be.servers[srv], be.timeouts.connect, be.srvtcpka.as_ref()).await {
+    match connect_addr(&be.be.servers[srv], conn, be.timeouts.connect, be.srvtcpka.as_ref()).await {
         Ok(stream) => Ok(ServerConn { stream, srv, uses: 0, from_pool: false, _busy: Busy::new(rt, be_idx, srv) }),
-        Err(_) => connect(rt, be_idx, Reuse::No, None).await,
+        Err(_) => connect(rt, be_idx, Reuse::No, None, conn).await,
     }
 }
 
@@ -229,6 +238,16 @@ pub async fn reconnect(rt: &Arc<Runtime>, be_idx: usize, srv: usize) -> Result<S
 /// still alive.
 fn take_idle(server: &ServerRt, min_uses: u32) -> Option<IdleConn> {
     std::iter::from_fn(|| conn_pool::take(server.pool_key, min_uses)).find(|idle| idle_conn_alive(&idle.stream))
+}
+
+/// The address to connect to: the server's, with the port the client connected to
+/// (plus the offset) when the configured address has no fixed port; `None` when that
+/// port is unknown (a unix-socket client). The port wraps as HAProxy's 16-bit one does.
+fn server_target(server: &ServerRt, client: &ConnInfo) -> Option<std::net::SocketAddr> {
+    let Some(offset) = server.port_offset else { return Some(server.addr) };
+    let port = i32::from(client.dst()?.port()) + offset;
+    let port = u16::try_from(port.rem_euclid(65536)).ok()?;
+    Some(std::net::SocketAddr::new(server.addr.ip(), port))
 }
 
 /// HAProxy's turn-around before retrying the same server: MIN(1s, timeout connect).
@@ -240,10 +259,11 @@ fn turnaround(connect: Option<Duration>) -> Duration {
 /// `option srvtcpka`'s settings if any. `Err(true)` when it timed out.
 async fn connect_addr(
     server: &ServerRt,
+    client: &ConnInfo,
     timeout: Option<Duration>,
     ka: Option<&socket2::TcpKeepalive>,
 ) -> Result<TcpStream, bool> {
-    let addr = server.addr;
+    let addr = server_target(server, client).ok_or(false)?;
     let attempt = async {
         let sock = if addr.is_ipv4() { TcpSocket::new_v4()? } else { TcpSocket::new_v6()? };
         sock.set_nodelay(true)?;

@@ -52,7 +52,7 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
 
     async fn connect(&mut self, be: usize) -> bool {
         let rt = &self.sess.rt;
-        match backend::connect_unless_aborted(self.client, rt, be, Reuse::No, None).await {
+        match backend::connect_unless_aborted(self.client, rt, be, Reuse::No, None, &self.sess.conn).await {
             Some(Ok(conn)) => {
                 if !backend::send_proxy::send(rt, be, &conn, &self.sess.conn).await {
                     return false;

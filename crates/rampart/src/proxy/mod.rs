@@ -191,6 +191,8 @@ pub struct ServerRt {
     /// `source` of the server, else of its backend: the local address to bind to
     /// before connecting.
     pub source: Option<SocketAddr>,
+    /// An address without a fixed port: the client's destination port plus this.
+    pub port_offset: Option<i32>,
 }
 
 impl ServerRt {
@@ -241,6 +243,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                     pool_key: pool_key - 1,
                     send_proxy: srv.proxy,
                     source: srv.source.or(px.source),
+                    port_offset: srv.port_offset,
                 })
             })
             .collect::<Vec<_>>();

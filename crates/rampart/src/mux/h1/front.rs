@@ -190,7 +190,7 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
             }
         }
         let reuse = self.reuse(be.http_reuse);
-        match backend::connect_unless_aborted(self.client, rt, be_idx, reuse, srv).await {
+        match backend::connect_unless_aborted(self.client, rt, be_idx, reuse, srv, &self.sess.conn).await {
             Some(Ok(sc)) if sc.from_pool || backend::send_proxy::send(rt, be_idx, &sc, &self.sess.conn).await => Ok(sc),
             Some(Ok(_)) => Err(ConnectFail::NoServer),
             Some(Err(_)) => Err(ConnectFail::NoServer),
@@ -449,7 +449,7 @@ async fn retry_on_new_conn(
     if !sc.from_pool || !replayable {
         return None;
     }
-    let new = backend::reconnect(&sess.rt, be_idx, sc.srv).await.ok()?;
+    let new = backend::reconnect(&sess.rt, be_idx, sc.srv, &sess.conn).await.ok()?;
     backend::send_proxy::send(&sess.rt, be_idx, &new, &sess.conn).await.then_some(())?;
     write_all(&new.stream, out, sess.rt.proxies[be_idx].timeouts.server).await.ok()?;
     Some(new)
