@@ -172,14 +172,12 @@ fn apply_option(word: &str, value: &str, s: &mut ServerSettings, srv: &str) -> R
 }
 
 /// `proxy-v2-options <opt>[,<opt>]*`. COMPAT: the TLS ones (`ssl`, `cert-cn`,
-/// `ssl-cipher`, `cert-sig`, `cert-key`) are refused: rampart has no TLS yet; so is
-/// `unique-id` for now.
+/// `ssl-cipher`, `cert-sig`, `cert-key`) are refused: rampart has no TLS yet.
 fn parse_pp2_options(value: &str, p: &mut crate::model::SendProxy) -> Result<(), String> {
     for opt in value.split(',') {
         match opt {
             "authority" => p.authority = true,
-            // TODO(#12): the stream's unique id does not reach the server connection yet.
-            "unique-id" => return Err("'proxy-v2-options unique-id' is not supported yet".into()),
+            "unique-id" => p.unique_id = true,
             "crc32c" => p.crc32c = true,
             "ssl" | "cert-cn" | "ssl-cipher" | "cert-sig" | "cert-key" => {
                 return Err(format!("'proxy-v2-options {opt}' is not supported yet (no TLS)"));
@@ -243,22 +241,18 @@ mod tests {
     fn server_proxy_protocol_options() {
         let cfg = parse_ok(
             "backend b\n default-server send-proxy check-send-proxy\n server s1 127.0.0.1:1\n \
-             server s2 127.0.0.1:2 send-proxy-v2 proxy-v2-options crc32c,authority no-check-send-proxy\n \
+             server s2 127.0.0.1:2 send-proxy-v2 proxy-v2-options crc32c,authority,unique-id no-check-send-proxy\n \
              server s3 127.0.0.1:3 no-send-proxy disabled enabled\n",
         );
         let s = &cfg.proxies[0].servers;
         assert_eq!((s[0].proxy.version, s[0].proxy.check), (Some(1), true));
         let p = s[1].proxy;
-        assert_eq!((p.version, p.crc32c, p.authority, p.unique_id, p.check), (Some(2), true, true, false, false));
+        assert_eq!((p.version, p.crc32c, p.authority, p.unique_id, p.check), (Some(2), true, true, true, false));
         assert_eq!((s[2].proxy.version, s[2].disabled), (None, false));
         let cfg = parse_ok("backend b\n server s 127.0.0.1:1 source 127.0.0.9:0\n");
         assert_eq!(cfg.proxies[0].servers[0].source, Some("127.0.0.9:0".parse().unwrap()));
         let a = |opts: &str| alerts(&format!("backend b\n server s 127.0.0.1:80 {opts}\n"));
         assert_eq!(a("proxy-v2-options crc32c,bogus"), ["'server b/s' : 'bogus' : proxy v2 option not implemented."]);
-        assert_eq!(
-            a("proxy-v2-options unique-id"),
-            ["'server b/s' : 'proxy-v2-options unique-id' is not supported yet."]
-        );
         assert_eq!(
             a("proxy-v2-options cert-cn"),
             ["'server b/s' : 'proxy-v2-options cert-cn' is not supported yet (no TLS)."]

@@ -54,7 +54,9 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
         let rt = &self.sess.rt;
         match backend::connect_unless_aborted(self.client, rt, be, Reuse::No, None, &self.sess.conn).await {
             Some(Ok(conn)) => {
-                if !backend::send_proxy::send(rt, be, &conn, &self.sess.conn).await {
+                // COMPAT: no unique id in TCP mode yet: `proxy-v2-options unique-id` sends none
+                let cx = backend::send_proxy::ConnectCtx::new(&self.sess.conn);
+                if !backend::send_proxy::send(rt, be, &conn, cx).await {
                     return false;
                 }
                 if let Some(t) = self.trace {

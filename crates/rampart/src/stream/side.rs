@@ -102,7 +102,13 @@ pub trait HttpFront {
 
     /// Gets a connection to a server of backend `be`: `srv` when a rule chose it (and it
     /// is usable), else the balancer's pick; an idle one when `http-reuse` allows.
-    fn connect(&mut self, be: usize, srv: Option<usize>) -> impl Future<Output = Result<Conn, ConnectFail>> + Send;
+    /// `cx` makes the PROXY header of a new connection (`server ... send-proxy*`).
+    fn connect(
+        &mut self,
+        be: usize,
+        srv: Option<usize>,
+        cx: crate::backend::send_proxy::ConnectCtx<'_>,
+    ) -> impl Future<Output = Result<Conn, ConnectFail>> + Send;
 
     /// Sends the request (`req`, its slices into [`HttpFront::req_buf`]) over `conn`,
     /// streams its body, reads the response head into `res`, and calls `on_response`

@@ -19,6 +19,7 @@ use super::xfer::{self, forward_response, out_framing, RespEnd, RespError};
 use super::H1Conn;
 use crate::action::state::TimeoutOverride;
 use crate::action::WaitBody;
+use crate::backend::send_proxy::ConnectCtx;
 use crate::backend::{self, Reuse, ServerConn};
 use crate::buf::{Buf, HeadPair};
 use crate::debug::Trace;
@@ -179,7 +180,7 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
         self.conn.extra().sess_vars = Some(vars);
     }
 
-    async fn connect(&mut self, be_idx: usize, srv: Option<usize>) -> Result<ServerConn, ConnectFail> {
+    async fn connect(&mut self, be_idx: usize, srv: Option<usize>, cx: ConnectCtx<'_>) -> Result<ServerConn, ConnectFail> {
         let rt = &self.sess.rt;
         let be = &rt.proxies[be_idx];
         if be.http_reuse == HttpReuse::Never {
@@ -190,8 +191,8 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
             }
         }
         let reuse = self.reuse(be.http_reuse);
-        match backend::connect_unless_aborted(self.client, rt, be_idx, reuse, srv, &self.sess.conn).await {
-            Some(Ok(sc)) if sc.from_pool || backend::send_proxy::send(rt, be_idx, &sc, &self.sess.conn).await => Ok(sc),
+        match backend::connect_unless_aborted(self.client, rt, be_idx, reuse, srv, cx.conn).await {
+            Some(Ok(sc)) if sc.from_pool || backend::send_proxy::send(rt, be_idx, &sc, cx).await => Ok(sc),
             Some(Ok(_)) => Err(ConnectFail::NoServer),
             Some(Err(_)) => Err(ConnectFail::NoServer),
             // `option abortonclose`: the client left before a server took the request.
@@ -450,7 +451,8 @@ async fn retry_on_new_conn(
         return None;
     }
     let new = backend::reconnect(&sess.rt, be_idx, sc.srv, &sess.conn).await.ok()?;
-    backend::send_proxy::send(&sess.rt, be_idx, &new, &sess.conn).await.then_some(())?;
+    // COMPAT: this rare retry's header carries no UNIQUE_ID TLV
+    backend::send_proxy::send(&sess.rt, be_idx, &new, ConnectCtx::new(&sess.conn)).await.then_some(())?;
     write_all(&new.stream, out, sess.rt.proxies[be_idx].timeouts.server).await.ok()?;
     Some(new)
 }
