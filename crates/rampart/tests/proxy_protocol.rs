@@ -289,12 +289,13 @@ fn haproxy_sends_v1_to_rampart_in_tcp_mode() {
 fn rampart_sends_to_haproxy() {
     let Some(haproxy) = haproxy_or_skip("rampart_sends_to_haproxy") else { return };
     let haproxy = haproxy.to_string_lossy().into_owned();
-    for opts in ["send-proxy", "send-proxy-v2", "send-proxy-v2 proxy-v2-options crc32c,authority"] {
+    for opts in ["send-proxy", "send-proxy-v2", "send-proxy-v2 proxy-v2-options crc32c,authority,unique-id"] {
         let s1 = HttpBackend::start("s1");
-        let inner_extra =
-            "  http-request set-header X-Src %[src]:%[src_port]\n  http-request set-header X-Auth %[fc_pp_authority]\n";
+        let inner_extra = "  http-request set-header X-Src %[src]:%[src_port]\n  http-request set-header X-Auth %[fc_pp_authority]\n  \
+                           http-request set-header X-Uid %[fc_pp_unique_id]\n";
         let inner = start(&haproxy, &http_listen("accept-proxy", inner_extra), s1.addr());
-        let outer_cfg = http_listen("accept-proxy", "").replace("${s1_port}\n", &format!("${{s1_port}} {opts}\n"));
+        let outer_cfg = http_listen("accept-proxy", "  unique-id-format uid-%[src_port]\n")
+            .replace("${s1_port}\n", &format!("${{s1_port}} {opts}\n"));
         let outer = start(RAMPART, &outer_cfg, inner.addr("fe1"));
         // the client itself speaks PROXY v2 with an AUTHORITY to rampart
         let mut hdr = Vec::new();
@@ -310,6 +311,8 @@ fn rampart_sends_to_haproxy() {
         assert_eq!(req.headers.get("x-src"), Some("203.0.113.5:6000"), "{opts}");
         let auth = if opts.contains("authority") { "a.example" } else { "" };
         assert_eq!(req.headers.get("x-auth").unwrap_or(""), auth, "{opts}");
+        let uid = if opts.contains("unique-id") { "uid-6000" } else { "" };
+        assert_eq!(req.headers.get("x-uid").unwrap_or(""), uid, "{opts}");
     }
 }
 

@@ -180,7 +180,12 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
         self.conn.extra().sess_vars = Some(vars);
     }
 
-    async fn connect(&mut self, be_idx: usize, srv: Option<usize>, cx: ConnectCtx<'_>) -> Result<ServerConn, ConnectFail> {
+    async fn connect(
+        &mut self,
+        be_idx: usize,
+        srv: Option<usize>,
+        cx: ConnectCtx<'_>,
+    ) -> Result<ServerConn, ConnectFail> {
         let rt = &self.sess.rt;
         let be = &rt.proxies[be_idx];
         if be.http_reuse == HttpReuse::Never {
