@@ -43,7 +43,7 @@ pub static BIND_OPTIONS: &[ArgKw] = &[
     arg("level", 1, No),
     arg("maxconn", 1, No),
     arg("mode", 1, No),
-    arg("mss", 1, No),
+    arg("mss", 1, Yes),
     arg("name", 1, Yes),
     arg("namespace", 1, No),
     arg("nice", 1, No),

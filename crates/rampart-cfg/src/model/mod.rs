@@ -458,6 +458,9 @@ pub struct Bind {
     pub backlog: Option<u32>,
     /// `accept-proxy`: every connection starts with a PROXY protocol v1/v2 header.
     pub accept_proxy: bool,
+    /// `mss <n>`: TCP_MAXSEG of the listening socket; negative: the system's value
+    /// minus `|n|`.
+    pub mss: Option<i32>,
     pub span: Span,
 }
 

@@ -87,6 +87,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("bind v4v6", "listener::bind_inet"),
     ("bind v6only", "listener::bind_inet"),
     ("bind accept-proxy", "proxy::build: ListenerRt::accept_proxy (session::pp)"),
+    ("bind mss", "listener::bind_inet (TCP_MAXSEG)"),
     // server options
     ("server backup", "proxy::build: ServerRt::backup"),
     ("server disabled", "proxy::build: ServerRt::disabled"),
