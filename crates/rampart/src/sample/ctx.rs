@@ -57,6 +57,10 @@ pub struct ConnExt {
     pub dst: Option<SocketAddr>,
     /// The PROXY header the connection started with (`accept-proxy`, `expect-proxy`).
     pub pp: Option<rampart_proto::pp::Header>,
+    /// The connection's own addresses (`fc_src`, `fc_dst`) when `tcp-request
+    /// connection` rules changed them; later rules and PROXY headers change only the
+    /// session's (`src`, `dst`), as HAProxy keeps `conn->src` apart from `sess->src`.
+    pub fc: Option<(Option<SocketAddr>, Option<SocketAddr>)>,
 }
 
 impl ConnInfo {
@@ -94,9 +98,20 @@ impl ConnInfo {
         Arc::make_mut(self.ext.get_or_insert_with(Arc::default)).pp = Some(h);
     }
 
-    /// `fc_src`: the client address of the connection itself. COMPAT: as in HAProxy
-    /// 2.6, this is the socket's peer even when a PROXY header gave `src` another.
+    /// Fixes the connection's own addresses as they are now (after the `tcp-request
+    /// connection` rules changed them): `fc_src`/`fc_dst` keep them from now on.
+    pub fn pin_fc(&mut self) {
+        let fc = (self.src, self.dst());
+        Arc::make_mut(self.ext.get_or_insert_with(Arc::default)).fc = Some(fc);
+    }
+
+    /// `fc_src`: the client address of the connection itself, as HAProxy 2.6 defines
+    /// it: the socket's peer, or what a `tcp-request connection` rule set, even when a
+    /// PROXY header or a later rule gave `src` another.
     pub fn fc_src(&self) -> Option<SocketAddr> {
+        if let Some((src, _)) = self.ext.as_ref().and_then(|e| e.fc) {
+            return src;
+        }
         if self.proxy_header().is_some() {
             return peer_addr(self.fd);
         }
@@ -105,6 +120,9 @@ impl ConnInfo {
 
     /// `fc_dst`: the connection's own local address (see [`ConnInfo::fc_src`]).
     pub fn fc_dst(&self) -> Option<SocketAddr> {
+        if let Some((_, dst)) = self.ext.as_ref().and_then(|e| e.fc) {
+            return dst;
+        }
         if self.proxy_header().is_some() {
             return local_addr(self.fd);
         }

@@ -45,7 +45,13 @@ pub fn run_connection(sess: &mut Session) -> Result<ConnPassed, Accepted> {
     let fe = &rt.proxies[sess.fe];
     let vars = VarStore::new(Scope::Sess);
     let mut expect_proxy = false;
-    match run_list(sess, &fe.rules.tcp_conn, &vars, &mut expect_proxy) {
+    let before = (sess.conn.src, sess.conn.ext.as_ref().and_then(|e| e.dst));
+    let flow = run_list(sess, &fe.rules.tcp_conn, &vars, &mut expect_proxy);
+    if before != (sess.conn.src, sess.conn.ext.as_ref().and_then(|e| e.dst)) {
+        // PERF: only when a rule changed an address
+        sess.conn.pin_fc();
+    }
+    match flow {
         TcpFlow::Reject => {
             fe.fe.denied_conn.inc();
             Err(Accepted::Reset)

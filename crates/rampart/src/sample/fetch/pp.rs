@@ -147,6 +147,23 @@ mod tests {
     }
 
     #[test]
+    fn connection_rules_pin_fc_src_and_fc_dst() {
+        // as reg-test connection/cli_src_dst: `tcp-request connection set-src` then a
+        // PROXY header: fc_src keeps the rule's address, src is the header's
+        let mut c = ConnInfo::new(Some("10.1.0.1:1".parse().unwrap()), -1);
+        c.set_dst("10.1.0.2:2".parse().unwrap());
+        c.pin_fc();
+        let mut out = Vec::new();
+        encode_v2(&mut out, Some(("192.168.0.1:3".parse().unwrap(), "192.168.0.2:4".parse().unwrap())), &[], false);
+        let Decoded::Done(h, _) = decode(&out) else { panic!("header") };
+        c.set_proxy_header(h);
+        assert_eq!(eval(&c, "fc_src"), Some(Sample::Ipv4("10.1.0.1".parse().unwrap())));
+        assert_eq!(eval(&c, "fc_dst"), Some(Sample::Ipv4("10.1.0.2".parse().unwrap())));
+        assert_eq!(eval(&c, "src"), Some(Sample::Ipv4("192.168.0.1".parse().unwrap())));
+        assert_eq!(eval(&c, "dst"), Some(Sample::Ipv4("192.168.0.2".parse().unwrap())));
+    }
+
+    #[test]
     fn bad_tlv_ids_are_refused_at_startup() {
         let cfg = config(CFG);
         for bad in ["fc_pp_tlv(256)", "fc_pp_tlv(0xZZ)", "fc_pp_tlv(alpn)", "fc_pp_tlv"] {
