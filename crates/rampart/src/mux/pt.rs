@@ -50,12 +50,10 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
         read_input(self.client, buf, wait).await
     }
 
-    async fn connect(&mut self, be: usize) -> bool {
+    async fn connect(&mut self, be: usize, cx: backend::send_proxy::ConnectCtx<'_>) -> bool {
         let rt = &self.sess.rt;
-        match backend::connect_unless_aborted(self.client, rt, be, Reuse::No, None, &self.sess.conn).await {
+        match backend::connect_unless_aborted(self.client, rt, be, Reuse::No, None, cx.conn).await {
             Some(Ok(conn)) => {
-                // COMPAT: no unique id in TCP mode yet: `proxy-v2-options unique-id` sends none
-                let cx = backend::send_proxy::ConnectCtx::new(&self.sess.conn);
                 if !backend::send_proxy::send(rt, be, &conn, cx).await {
                     return false;
                 }

@@ -193,7 +193,12 @@ pub trait TcpFront {
 
     /// Connects to a server of backend `be`; `false`: no server (the client is then
     /// closed).
-    fn connect(&mut self, be: usize) -> impl Future<Output = bool> + Send;
+    /// `cx` makes the PROXY header of the connection (`server ... send-proxy*`).
+    fn connect(
+        &mut self,
+        be: usize,
+        cx: crate::backend::send_proxy::ConnectCtx<'_>,
+    ) -> impl Future<Output = bool> + Send;
 
     /// Sends `req` (what the request rules read) to the server, then forwards both ways
     /// until both ends closed. With `on_response`, the server's first bytes are held
