@@ -114,7 +114,7 @@ pub static SERVER_OPTIONS: &[ArgKw] = &[
     arg("force-tlsv11", 0, No),
     arg("force-tlsv12", 0, No),
     arg("force-tlsv13", 0, No),
-    arg("id", 1, No),
+    arg("id", 1, Yes),
     arg("init-addr", 1, No),
     arg("inter", 1, Partial("parsed and kept; health checks do not run yet (startup warning)")),
     arg("log-proto", 1, No),

@@ -198,6 +198,9 @@ pub struct Proxy {
     pub redirects: Vec<RedirectRule>,
     pub servers: Vec<Server>,
     pub balance: Balance,
+    pub hash_type: HashType,
+    /// `hash-balance-factor` (0: off, else above 100).
+    pub hash_balance_factor: u32,
     pub timeouts: Timeouts,
     pub options: ProxyOptions,
     pub http_reuse: HttpReuse,
@@ -206,6 +209,9 @@ pub struct Proxy {
     /// `source <addr>[:<port>]`: the local address server connections bind to
     /// (port 0: any).
     pub source: Option<SocketAddr>,
+    /// `retry-on`: whether a failed connection is retried (`conn-failure`, the
+    /// default; `none` turns it off). The other conditions are refused for now.
+    pub retry_on_conn_failure: bool,
     /// The error pages given as complete HTTP responses, one per status: `errorfile
     /// <code> <file>`, `errorfiles <section> [<code>...]` and `http-error status <code>
     /// errorfile <file>`, resolved in file order (the last one for a status wins, also
@@ -380,6 +386,9 @@ pub struct ProxyOptions {
     pub http_conn_mode: HttpConnMode,
     pub redispatch: bool,
     pub abortonclose: bool,
+    /// `option allbackups`: balance over every backup server (not only the first)
+    /// when no active server is usable.
+    pub allbackups: bool,
     /// `option log-health-checks`, kept for the health-check issue.
     pub log_health_checks: bool,
     /// `option http-buffer-request`: wait for the whole request body (up to the buffer)
@@ -437,12 +446,76 @@ pub enum HttpReuse {
     Always,
 }
 
-/// `balance`; only the algorithms of this issue, others are rejected as not supported yet.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// `balance`; `rdp-cookie` is refused as not supported yet.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Balance {
     #[default]
     RoundRobin,
     StaticRr,
+    LeastConn,
+    First,
+    Source,
+    /// `uri [whole] [len N] [depth N] [path-only]` (0: no limit).
+    Uri {
+        whole: bool,
+        path_only: bool,
+        len: u32,
+        depth: u32,
+    },
+    /// `url_param <name> [check_post]`.
+    UrlParam {
+        name: String,
+        check_post: bool,
+    },
+    /// `hdr(<name>) [use_domain_only]`.
+    Hdr {
+        name: String,
+        use_domain_only: bool,
+    },
+    /// `random[(<draws>)]` (2 draws by default).
+    Random {
+        draws: u32,
+    },
+    /// `hash <expr>`: the expression text, compiled by the runtime.
+    Hash {
+        expr: String,
+    },
+    /// `peak-ewma [decay <time>]` (rampart extension; decay 10s by default).
+    PeakEwma {
+        decay: Duration,
+    },
+}
+
+impl Balance {
+    /// Whether the algorithm hashes a key (`hash-type` applies).
+    pub fn is_hash(&self) -> bool {
+        matches!(
+            self,
+            Balance::Source
+                | Balance::Uri { .. }
+                | Balance::UrlParam { .. }
+                | Balance::Hdr { .. }
+                | Balance::Hash { .. }
+        )
+    }
+}
+
+/// The function of `hash-type <method> <function>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HashFunc {
+    #[default]
+    Sdbm,
+    Djb2,
+    Wt6,
+    Crc32,
+}
+
+/// `hash-type`: map-based sdbm by default; `consistent` alone adds `avalanche`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct HashType {
+    pub consistent: bool,
+    pub func: HashFunc,
+    pub avalanche: bool,
 }
 
 /// A `bind` line: one or more addresses and its options.
@@ -493,6 +566,8 @@ pub struct Server {
     pub maxconn: Option<u32>,
     pub backup: bool,
     pub disabled: bool,
+    /// `id` (HAProxy's `puid`, > 0, unique in the backend); `None`: assigned at startup.
+    pub id: Option<u32>,
     /// Health-check settings, parsed and kept for the health-check issue.
     pub check: CheckOptions,
     /// `send-proxy`, `send-proxy-v2`, `proxy-v2-options`, `check-send-proxy`.

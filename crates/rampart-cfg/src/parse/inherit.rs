@@ -42,9 +42,12 @@ pub(super) fn inherit(def: &ProxyBuild, name: &str, kind: Kind, span: &Span) -> 
         px.options.tcplog = false;
     }
     if cap.backend {
-        px.balance = d.balance;
+        px.balance = d.balance.clone();
+        px.hash_type = d.hash_type;
+        px.hash_balance_factor = d.hash_balance_factor;
         px.retries = d.retries;
         px.source = d.source;
+        px.retry_on_conn_failure = d.retry_on_conn_failure;
         t.connect = dt.connect;
         t.server = dt.server;
         t.server_fin = dt.server_fin;

@@ -24,6 +24,7 @@
 //! - `check`, `check_rules`: checks that need the whole configuration
 
 mod addr;
+mod balance;
 mod bind;
 mod check;
 mod check_rules;

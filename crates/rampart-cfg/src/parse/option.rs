@@ -42,7 +42,7 @@ fn dispatch_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str
             cx.ignored_without(!opt.caps.has(kw::Caps::BACKEND), name, "");
         }
         (Support::No, _) => cx.alert(not_yet(&format!("option {name}"))),
-        (_, "dontlognull" | "abortonclose" | "log-health-checks" | "http-buffer-request") => {
+        (_, "dontlognull" | "abortonclose" | "log-health-checks" | "http-buffer-request" | "allbackups") => {
             flag_option(cx, words, kwm, name)
         }
         (_, "httpclose" | "http-server-close" | "http-keep-alive") => conn_mode_option(cx, words, kwm, name),
@@ -116,6 +116,7 @@ fn flag_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str) {
         "dontlognull" => opts.dontlognull = on,
         "log-health-checks" => opts.log_health_checks = on,
         "http-buffer-request" => opts.http_buffer_request = on,
+        "allbackups" => opts.allbackups = on,
         _ => opts.abortonclose = on,
     }
 }

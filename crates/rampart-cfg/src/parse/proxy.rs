@@ -69,6 +69,8 @@ pub(crate) struct ServerSettings {
     pub maxconn: Option<u32>,
     pub backup: bool,
     pub disabled: bool,
+    /// `id`: a `server` line's own (refused on `default-server`).
+    pub id: Option<u32>,
     pub check: CheckOptions,
     pub proxy: crate::model::SendProxy,
     pub source: Option<std::net::SocketAddr>,
@@ -81,6 +83,7 @@ impl Default for ServerSettings {
             maxconn: None,
             backup: false,
             disabled: false,
+            id: None,
             check: CheckOptions::default(),
             proxy: crate::model::SendProxy::default(),
             source: None,
@@ -201,11 +204,14 @@ fn fresh_proxy(name: &str, cap: Cap, span: &Span) -> Proxy {
         use_backends: Vec::new(),
         servers: Vec::new(),
         balance: Balance::RoundRobin,
+        hash_type: Default::default(),
+        hash_balance_factor: 0,
         timeouts: Timeouts::default(),
         options: ProxyOptions::default(),
         http_reuse: HttpReuse::Safe,
         retries: 3,
         source: None,
+        retry_on_conn_failure: true,
         errorfiles: Vec::new(),
         http_error_replies: Vec::new(),
         rules: RuleSet::default(),
@@ -397,7 +403,7 @@ pub(crate) fn parse_proxy_line(p: &mut Parser, target: Target, words: &[String],
 }
 
 fn dispatch(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
-    use super::{bind, errorfile, http_errors, log, option, proxy_kw, rule, server, switching};
+    use super::{balance, bind, errorfile, http_errors, log, option, proxy_kw, rule, server, switching};
     match words[0].as_str() {
         "mode" => proxy_kw::parse_mode(cx, words),
         "bind" => bind::parse_bind(cx, words),
@@ -416,7 +422,10 @@ fn dispatch(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
         "unique-id-format" => switching::parse_unique_id_format(cx, words),
         "unique-id-header" => switching::parse_unique_id_header(cx, words),
         "redirect" => rule::parse_redirect_keyword(cx, words),
-        "balance" => proxy_kw::parse_balance(cx, words),
+        "balance" => balance::parse_balance(cx, words),
+        "hash-type" => balance::parse_hash_type(cx, words),
+        "hash-balance-factor" => balance::parse_hash_balance_factor(cx, words),
+        "retry-on" => balance::parse_retry_on(cx, words),
         "timeout" => proxy_kw::parse_timeout(cx, words),
         "http-reuse" => proxy_kw::parse_http_reuse(cx, words),
         "retries" => proxy_kw::parse_retries(cx, words),
@@ -596,7 +605,7 @@ mod tests {
         assert_eq!(be.maxconn, None, "maxconn is a frontend setting");
         assert_eq!(fe.default_backend.as_ref().map(|b| b.index), Some(1));
         assert!(be.default_backend.is_none());
-        assert_eq!((be.balance, be.retries, be.http_reuse), (Balance::StaticRr, 7, HttpReuse::Never));
+        assert_eq!((be.balance.clone(), be.retries, be.http_reuse), (Balance::StaticRr, 7, HttpReuse::Never));
         assert_eq!(fe.timeouts.client, Some(Duration::from_secs(1)));
         assert_eq!((fe.timeouts.server, fe.timeouts.connect), (None, None));
         assert_eq!(be.timeouts.client, None);

@@ -1,13 +1,13 @@
-//! The one-line proxy keywords: `mode`, `maxconn`, `default_backend`, `balance`,
+//! The one-line proxy keywords: `mode`, `maxconn`, `default_backend`,
 //! `timeout`, `http-reuse`, `retries`.
 //!
 //! HAProxy counterparts: their branches in `cfg_parse_listen()` (src/cfgparse-listen.c),
-//! `proxy_parse_timeout()` (src/proxy.c), `backend_parse_balance()` (src/backend.c).
+//! `proxy_parse_timeout()` (src/proxy.c).
 
 use std::time::Duration;
 
 use crate::kw::{self, Support};
-use crate::model::{BackendRef, Balance, HttpReuse, Mode};
+use crate::model::{BackendRef, HttpReuse, Mode};
 
 use super::proxy::Ctx;
 use super::value::{atol, is_integer, parse_time_ms, time_trailing_warning, TimeError};
@@ -78,33 +78,6 @@ pub(super) fn parse_default_backend(cx: &mut Ctx<'_>, words: &[String]) {
         return;
     }
     cx.pb.px.default_backend = Some(BackendRef { name: name.to_owned(), index: usize::MAX, span: cx.span.clone() });
-}
-
-pub(super) fn parse_balance(cx: &mut Ctx<'_>, words: &[String]) {
-    if cx.ignored_without(false, "balance", "") {
-        return;
-    }
-    let algo = arg(words, 1);
-    let name = if algo.starts_with("random") {
-        "random"
-    } else if algo.starts_with("hdr(") {
-        "hdr"
-    } else if algo.starts_with("rdp-cookie") {
-        "rdp-cookie"
-    } else {
-        algo
-    };
-    match name {
-        "" | "roundrobin" => cx.pb.px.balance = Balance::RoundRobin,
-        "static-rr" => cx.pb.px.balance = Balance::StaticRr,
-        _ if kw::BALANCE_ALGOS.iter().any(|a| a.name == name && a.support == Support::No) => {
-            cx.alert(not_yet(&format!("balance {name}")));
-        }
-        _ => cx.alert(
-            "balance only supports 'roundrobin', 'static-rr', 'leastconn', 'source', 'uri', 'url_param', \
-             'hdr(name)' and 'rdp-cookie(name)' options.",
-        ),
-    }
 }
 
 /// Which capability a timeout needs: frontend, backend, or either.
@@ -393,7 +366,7 @@ mod tests {
         assert_eq!((c0.negate, c0.words.join(" ").as_str()), (false, "{ path_beg /a } || !{ method GET }"));
         assert!(fe.use_backends[1].cond.as_ref().is_some_and(|c| c.negate && c.words == ["TRUE"]));
         assert!(matches!(&fe.use_backends[1].target, crate::model::BackendTarget::Static(b) if b.index == 1));
-        assert_eq!((be.balance, be.http_reuse, be.retries), (Balance::StaticRr, HttpReuse::Always, 0));
+        assert_eq!((be.balance.clone(), be.http_reuse, be.retries), (Balance::StaticRr, HttpReuse::Always, 0));
     }
 
     #[test]
@@ -459,9 +432,6 @@ mod tests {
             a("use_backend b foo"),
             ["unexpected keyword 'foo' after switching rule, only 'if' and 'unless' are allowed."]
         );
-        assert_eq!(a("balance leastconn"), ["'balance leastconn' is not supported yet"]);
-        assert_eq!(a("balance hdr(host)"), ["'balance hdr' is not supported yet"]);
-        assert!(a("balance foo")[0].starts_with("balance only supports 'roundrobin', 'static-rr'"));
         assert_eq!(a("http-reuse x"), ["'http-reuse' only supports 'never', 'safe', 'aggressive', 'always'."]);
         assert_eq!(a("http-reuse safe x"), ["'http-reuse safe' cannot handle unexpected argument 'x'."]);
         assert_eq!(a("retries"), ["'retries' expects an integer argument (dispatch counts for one)."]);

@@ -42,6 +42,13 @@ pub(super) fn parse_server(cx: &mut Ctx<'_>, words: &[String]) {
     if !parse_server_options(cx, &words[3..], &mut s, &ctx, name, true) {
         return;
     }
+    if let Some(id) = s.id {
+        if let Some(other) = cx.pb.px.servers.iter().find(|o| o.id == Some(id)) {
+            let msg = format!("{ctx}'id' : custom id {id} already used at {} ('server {}').", other.span, other.name);
+            cx.alert(msg);
+            return;
+        }
+    }
     let span = cx.span.clone();
     cx.pb.px.servers.push(Server {
         name: name.to_owned(),
@@ -50,6 +57,7 @@ pub(super) fn parse_server(cx: &mut Ctx<'_>, words: &[String]) {
         maxconn: s.maxconn,
         backup: s.backup,
         disabled: s.disabled,
+        id: s.id,
         check: s.check,
         proxy: s.proxy,
         source: s.source,
@@ -108,6 +116,11 @@ fn parse_server_options(
         };
         let value = opts.get(i + 1).map_or("", String::as_str);
         i += 1 + k.args;
+        if word == "id" && !with_addr {
+            cx.alert("'id' option is not accepted in default-server sections");
+            ok = false;
+            continue;
+        }
         if k.support == Support::No {
             cx.alert(format!("{ctx}{}", not_yet(word)));
             ok = false;
@@ -147,6 +160,13 @@ fn apply_option(word: &str, value: &str, s: &mut ServerSettings, srv: &str) -> R
             s.weight = w as u32;
         }
         "maxconn" => s.maxconn = u32::try_from(atol(value)).ok().filter(|&m| m > 0),
+        "id" => {
+            if value.is_empty() {
+                return Err("'id' : expects an integer argument".into());
+            }
+            let id = u32::try_from(atol(value)).ok().filter(|&v| v > 0 && v <= i32::MAX as u32);
+            s.id = Some(id.ok_or("'id' : custom id has to be > 0")?);
+        }
         "inter" => s.check.inter = Some(check_delay(word, value, srv)?),
         "fastinter" => s.check.fastinter = Some(check_delay(word, value, srv)?),
         "downinter" => s.check.downinter = Some(check_delay(word, value, srv)?),
@@ -263,6 +283,9 @@ mod tests {
     fn server_errors() {
         let a = |opts: &str| alerts(&format!("backend b\n server s 127.0.0.1:80 {opts}\n"));
         assert_eq!(a("wieght 3"), ["'server b/s' : unknown keyword 'wieght'; did you mean 'weight' maybe ?"]);
+        assert_eq!(a("id 0"), ["'server b/s' : 'id' : custom id has to be > 0."]);
+        assert_eq!(a("id x"), ["'server b/s' : 'id' : custom id has to be > 0."]);
+        assert_eq!(a("id"), ["'server b/s' : 'id' : expects an integer argument."]);
         assert_eq!(a("weight 300"), ["'server b/s' : weight of server s is not within 0 and 256 (300).."]);
         assert_eq!(a("inter 0"), ["'server b/s' : invalid value 0 for argument 'inter' of server s.."]);
         assert_eq!(a("inter"), ["'server b/s' : 'inter' expects a delay as argument.."]);

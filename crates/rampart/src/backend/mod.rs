@@ -6,6 +6,7 @@
 //! retry logic of back_handle_st_cer), queue.c (the backend queue only: no per-server
 //! queue, no `maxqueue`, and no priority of queued streams over new ones).
 
+pub mod key;
 pub mod send_proxy;
 
 use std::io;
@@ -96,22 +97,52 @@ pub enum Reuse {
 
 /// Picks a server of backend `be` with its load-balancing algorithm, among the active
 /// servers below their `maxconn`. As in HAProxy, backup servers are used only when no
-/// active server is enabled (the first usable one, without `option allbackups`): active
+/// active server is enabled (the first usable one, or all of them balanced with
+/// `option allbackups`): active
 /// servers that are merely full make the stream wait in the queue instead. `avoid` is
-/// skipped when another server is usable.
-pub fn pick_server(be: &ProxyRt, avoid: Option<usize>) -> Option<usize> {
+/// skipped when another server is usable. `key` is the stream's hash key
+/// ([`key::lb_key`]) for a hashing backend.
+pub fn pick_server(be: &ProxyRt, avoid: Option<usize>, key: Option<u32>) -> Option<usize> {
     let servers = &be.be.servers;
     let enabled = |i: usize| !servers[i].backup && !servers[i].disabled;
     let active = |i: usize| enabled(i) && servers[i].usable();
+    let load = |i: usize| servers[i].cur_conns.load(Ordering::Relaxed);
     if let Some(avoid) = avoid {
-        if let Some(s) = be.be.lb.pick(|i| i != avoid && active(i)) {
+        if let Some(s) = be.be.lb.pick_keyed(key, |i| i != avoid && active(i), load) {
             return Some(s);
         }
     }
     if (0..servers.len()).any(enabled) {
-        return be.be.lb.pick(active);
+        return be.be.lb.pick_keyed(key, active, load);
+    }
+    if let Some(lb) = &be.be.lb_backup {
+        return lb.pick_keyed(key, |i| servers[i].backup && servers[i].usable(), load);
     }
     servers.iter().position(|s| s.backup && s.usable())
+}
+
+/// Times a server's answer for balancers that learn from response times
+/// (`balance peak-ewma`); free for the others.
+#[derive(Debug)]
+pub struct ResponseProbe<'a> {
+    lb: &'a crate::lb::Lb,
+    srv: usize,
+    sent: Option<std::time::Instant>,
+}
+
+impl<'a> ResponseProbe<'a> {
+    /// Starts timing, when the balancer of `be` wants it, a request sent to `srv`.
+    pub fn start(be: &'a ProxyRt, srv: usize) -> ResponseProbe<'a> {
+        let lb = &be.be.lb;
+        ResponseProbe { lb, srv, sent: lb.wants_latency().then(std::time::Instant::now) }
+    }
+
+    /// The final response head arrived with `status` (5xx and 429 count as failures).
+    pub fn response(&self, status: u16) {
+        if let (Some(t0), 200..) = (self.sent, status) {
+            self.lb.observe(self.srv, t0.elapsed(), status >= 500 || status == 429);
+        }
+    }
 }
 
 /// How often a stream waiting for a server checks whether its client left
@@ -128,9 +159,10 @@ pub async fn connect_unless_aborted<S: Sock>(
     be_idx: usize,
     reuse: Reuse,
     forced: Option<usize>,
+    key: Option<u32>,
     conn: &ConnInfo,
 ) -> Option<Result<ServerConn, ConnectError>> {
-    let connecting = connect(rt, be_idx, reuse, forced, conn);
+    let connecting = connect(rt, be_idx, reuse, forced, key, conn);
     if !rt.proxies[be_idx].abortonclose {
         return Some(connecting.await);
     }
@@ -145,18 +177,20 @@ pub async fn connect_unless_aborted<S: Sock>(
 /// new one, with `retries` further attempts (the last one on another server with
 /// `option redispatch`), waiting MIN(1s, timeout connect) before retrying the same
 /// server after an immediate failure. `forced` is the server a rule chose (`use-server`):
-/// it is used when enabled, waiting for room in it if it is full. `conn` is the client
-/// connection (the port a mapped server address adds its offset to).
+/// it is used when enabled, waiting for room in it if it is full. `key` is the hash
+/// key of a hashing backend ([`key::lb_key`]); `conn` is the client connection (the
+/// port a mapped server address adds its offset to).
 pub async fn connect(
     rt: &Arc<Runtime>,
     be_idx: usize,
     reuse: Reuse,
     forced: Option<usize>,
+    key: Option<u32>,
     conn: &ConnInfo,
 ) -> Result<ServerConn, ConnectError> {
     let be = &rt.proxies[be_idx];
     let forced = forced.filter(|&s| be.be.servers.get(s).is_some_and(|s| !s.disabled));
-    let (mut srv, mut busy) = assign_server(rt, be_idx, forced).await?;
+    let (mut srv, mut busy) = assign_server(rt, be_idx, forced, key).await?;
     if let Reuse::MinUses(min) = reuse {
         if let Some(idle) = take_idle(&be.be.servers[srv], min) {
             return Ok(ServerConn { stream: idle.stream, srv, uses: idle.uses, from_pool: true, _busy: busy });
@@ -165,11 +199,15 @@ pub async fn connect(
     let attempts = be.retries + 1;
     for attempt in 1..=attempts {
         let server = &be.be.servers[srv];
-        match connect_addr(server, conn, be.timeouts.connect, be.srvtcpka.as_ref()).await {
+        let result = connect_addr(server, conn, be.timeouts.connect, be.srvtcpka.as_ref()).await;
+        if result.is_err() {
+            be.be.lb.observe(srv, Duration::ZERO, true);
+        }
+        match result {
             Ok(stream) => return Ok(ServerConn { stream, srv, uses: 0, from_pool: false, _busy: busy }),
             Err(timed_out) if attempt < attempts => {
                 let redispatch = be.redispatch && attempt + 1 == attempts;
-                let next = if redispatch { pick_server(be, Some(srv)).unwrap_or(srv) } else { srv };
+                let next = if redispatch { pick_server(be, Some(srv), key).unwrap_or(srv) } else { srv };
                 if next == srv && !timed_out {
                     tokio::time::sleep(turnaround(be.timeouts.connect)).await;
                 }
@@ -187,11 +225,16 @@ pub async fn connect(
 /// Picks a server and counts the stream on it at once (so that concurrent streams see
 /// it full). When every enabled server is at its `maxconn`, waits in the backend queue
 /// until one releases a connection, for at most `timeout queue`.
-async fn assign_server(rt: &Arc<Runtime>, be_idx: usize, forced: Option<usize>) -> Result<(usize, Busy), ConnectError> {
+async fn assign_server(
+    rt: &Arc<Runtime>,
+    be_idx: usize,
+    forced: Option<usize>,
+    key: Option<u32>,
+) -> Result<(usize, Busy), ConnectError> {
     let be = &rt.proxies[be_idx];
     let pick = |be: &ProxyRt| match forced {
         Some(s) => be.be.servers[s].usable().then_some(s),
-        None => pick_server(be, None),
+        None => pick_server(be, None, key),
     };
     // PERF: the usual case (a server has room) takes no lock and reads no clock.
     if let Some(srv) = pick(be) {
@@ -230,7 +273,7 @@ pub async fn reconnect(
     let be = &rt.proxies[be_idx];
     match connect_addr(&be.be.servers[srv], conn, be.timeouts.connect, be.srvtcpka.as_ref()).await {
         Ok(stream) => Ok(ServerConn { stream, srv, uses: 0, from_pool: false, _busy: Busy::new(rt, be_idx, srv) }),
-        Err(_) => connect(rt, be_idx, Reuse::No, None, conn).await,
+        Err(_) => connect(rt, be_idx, Reuse::No, None, None, conn).await,
     }
 }
 

@@ -1,36 +1,304 @@
 //! Load-balancing algorithms: pick a server index for a request. Pure: no sockets, no
-//! runtime handles; server availability is passed in as a predicate.
-//! HAProxy counterpart: lb_fwrr.c (roundrobin), lb_map.c (static-rr).
+//! runtime handles; server availability and load are passed in as closures, and the
+//! stream computes the hash key of the hashing algorithms (see [`KeySource`]).
+//! HAProxy counterpart: src/lb_*.c and the algorithm dispatch of `assign_server()`
+//! (src/backend.c).
 //!
-//! - `roundrobin`: smooth weighted rotation (used for both `roundrobin` and `static-rr`,
-//!   which only differ once weights change at run time).
+//! - `roundrobin`: smooth weighted rotation (`roundrobin`; `static-rr` walks the
+//!   map-based table in HAProxy's order).
+//! - `leastconn`, `first`, `random`: one file each.
+//! - `hash`: HAProxy's hash functions and the key extraction of `source`, `uri`,
+//!   `url_param`, `hdr`.
+//! - `chash`: the consistent ring (`hash-type consistent`, and `random`).
+//! - `map`: the slot table of `hash-type map-based`.
+//! - `peak_ewma`: `balance peak-ewma`, a rampart extension (response-time aware).
+//!
+//! Weights can change at run time ([`Lb::set_weight`]): the weighted tables are
+//! rebuilt and swapped in atomically, picks never take a lock.
 
+mod chash;
+mod first;
+pub mod hash;
+mod leastconn;
+mod map;
+mod peak_ewma;
+mod random;
 mod roundrobin;
 
-use rampart_cfg::model::Balance;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::Arc;
 
+use arc_swap::ArcSwap;
+
+pub use chash::Ring;
+pub use hash::{HashFn, Hasher, UriOpts};
+pub use map::Map;
 pub use roundrobin::RoundRobin;
+
+/// What the stream hashes for a hashing algorithm.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeySource {
+    /// `balance source`: the client address.
+    Source,
+    /// `balance uri`.
+    Uri(UriOpts),
+    /// `balance url_param <name>`.
+    UrlParam(Box<str>),
+    /// `balance hdr(<name>) [use_domain_only]`.
+    Hdr { name: Box<str>, domain_only: bool },
+    /// `balance hash <expr>`: the expression is compiled and kept by the proxy.
+    Expr,
+}
+
+/// The algorithm of a backend as configured.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Algo {
+    RoundRobin,
+    StaticRr,
+    LeastConn,
+    First,
+    /// `random(<draws>)`.
+    Random(u32),
+    /// `peak-ewma [decay <time>]` (rampart extension).
+    PeakEwma(std::time::Duration),
+    Hash(KeySource),
+}
+
+/// `balance`, `hash-type` and `hash-balance-factor` of a backend.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LbConfig {
+    pub algo: Algo,
+    /// `hash-type consistent` (else map-based).
+    pub consistent: bool,
+    pub hasher: Hasher,
+    /// `hash-balance-factor` (0: off), consistent hashing only.
+    pub balance_factor: u32,
+}
+
+/// The weighted structure an algorithm walks, rebuilt when a weight changes.
+#[derive(Debug)]
+enum Table {
+    Cycle(RoundRobin),
+    Ring(Ring),
+    Map(Map),
+    /// `leastconn` and `first` read the weights directly.
+    None,
+}
 
 /// The algorithm of one backend.
 #[derive(Debug)]
-pub enum Lb {
-    RoundRobin(RoundRobin),
+pub struct Lb {
+    cfg: LbConfig,
+    /// Current weight of each server.
+    weights: Box<[AtomicU32]>,
+    /// Whether each server is in the active tables: not a backup (backups are picked
+    /// apart, see `backend::pick_server`), not disabled or down.
+    active: Box<[AtomicBool]>,
+    /// The common divisor of the configured weights (`hash-type map-based`).
+    gcd: u32,
+    /// HAProxy's numeric server ids (`puid`), which place servers on the ring.
+    ids: Box<[u32]>,
+    /// Server indices by ascending id (`first`).
+    by_id: Box<[u32]>,
+    table: ArcSwap<Table>,
+    /// Rotation for ties and for round robin over a ring or map.
+    cursor: AtomicUsize,
+    /// Response-time averages (`peak-ewma` only).
+    ewma: Option<peak_ewma::PeakEwma>,
 }
 
 impl Lb {
-    /// `weights[i]` is the configured weight of server `i`.
-    pub fn new(balance: Balance, weights: &[u32]) -> Lb {
-        match balance {
-            // COMPAT: static-rr equals roundrobin while weights cannot change at run time
-            // (no runtime API yet).
-            Balance::RoundRobin | Balance::StaticRr => Lb::RoundRobin(RoundRobin::new(weights)),
+    /// `weights[i]` is the configured weight of server `i`, `ids[i]` its numeric id,
+    /// `active[i]` whether it starts in the active tables (see [`Lb::set_active`]).
+    pub fn new(cfg: LbConfig, weights: &[u32], ids: &[u32], active: &[bool]) -> Lb {
+        let mut by_id: Vec<u32> = (0..weights.len() as u32).collect();
+        by_id.sort_by_key(|&i| ids.get(i as usize).copied().unwrap_or(i + 1));
+        let lb = Lb {
+            table: ArcSwap::from_pointee(Table::None),
+            weights: weights.iter().map(|&w| AtomicU32::new(w)).collect(),
+            active: (0..weights.len()).map(|i| AtomicBool::new(active.get(i).copied().unwrap_or(true))).collect(),
+            gcd: map::weights_gcd(weights),
+            ids: (0..weights.len()).map(|i| ids.get(i).copied().unwrap_or(i as u32 + 1)).collect(),
+            by_id: by_id.into(),
+            cursor: AtomicUsize::new(0),
+            ewma: match cfg.algo {
+                Algo::PeakEwma(decay) => Some(peak_ewma::PeakEwma::new(weights.len(), decay)),
+                _ => None,
+            },
+            cfg,
+        };
+        lb.rebuild();
+        lb
+    }
+
+    /// A plain round robin over `weights` (tests, and backends built without
+    /// configuration).
+    pub fn round_robin(weights: &[u32]) -> Lb {
+        let ids: Vec<u32> = (1..=weights.len() as u32).collect();
+        Lb::new(
+            LbConfig { algo: Algo::RoundRobin, consistent: false, hasher: Hasher::default(), balance_factor: 0 },
+            weights,
+            &ids,
+            &[],
+        )
+    }
+
+    pub fn config(&self) -> &LbConfig {
+        &self.cfg
+    }
+
+    /// What the stream must hash before [`Lb::pick`], if anything.
+    pub fn key_source(&self) -> Option<&KeySource> {
+        match &self.cfg.algo {
+            Algo::Hash(k) => Some(k),
+            _ => None,
         }
     }
 
-    /// Picks a server for which `usable` holds, or `None`.
+    /// Whether the stream must report response times ([`Lb::observe`]).
+    pub fn wants_latency(&self) -> bool {
+        self.ewma.is_some()
+    }
+
+    /// Reports how long server `i` took to answer (to its response head), or that it
+    /// failed (connection error, 5xx, 429), for `peak-ewma`.
+    pub fn observe(&self, i: usize, rtt: std::time::Duration, failed: bool) {
+        if let Some(e) = &self.ewma {
+            e.observe(i, rtt, failed);
+        }
+    }
+
+    /// The current response-time average of server `i` (`peak-ewma`), for the stats.
+    pub fn ewma_cost(&self, i: usize) -> Option<std::time::Duration> {
+        self.ewma.as_ref().map(|e| e.cost(i))
+    }
+
+    /// Hashes a key the way this backend's `hash-type` says.
+    pub fn hash(&self, key: &[u8]) -> u32 {
+        self.cfg.hasher.hash(key)
+    }
+
+    /// Current weight of server `i` for picking: 0 while it is out of the active
+    /// tables.
+    pub fn weight(&self, i: usize) -> u32 {
+        match (self.weights.get(i), self.active.get(i)) {
+            (Some(w), Some(a)) if a.load(Ordering::Relaxed) => w.load(Ordering::Relaxed),
+            _ => 0,
+        }
+    }
+
+    /// Puts server `i` in or out of the active tables, keeping its weight: for the
+    /// health checks and `set server state` (a server going DOWN or to MAINT, then UP).
+    /// The `usable` predicate of [`Lb::pick_keyed`] already skips such a server, which
+    /// is exact for every algorithm but `hash-type map-based`, whose slot table depends
+    /// on which servers are in it: call this on every state change.
+    pub fn set_active(&self, i: usize, active: bool) {
+        if let Some(a) = self.active.get(i) {
+            if a.swap(active, Ordering::Relaxed) != active {
+                self.rebuild();
+            }
+        }
+    }
+
+    /// Changes the weight of server `i` (0 takes it out of rotation) and rebuilds the
+    /// weighted tables. For the runtime API and slow start; not on the request path.
+    pub fn set_weight(&self, i: usize, weight: u32) {
+        if let Some(w) = self.weights.get(i) {
+            w.store(weight, Ordering::Relaxed);
+            self.rebuild();
+        }
+    }
+
+    fn rebuild(&self) {
+        let weights: Vec<u32> = (0..self.weights.len()).map(|i| self.weight(i)).collect();
+        let ring = || Ring::new(weights.iter().copied().zip(self.ids.iter().copied()));
+        let table = match &self.cfg.algo {
+            Algo::RoundRobin => Table::Cycle(RoundRobin::new(&weights)),
+            // HAProxy's static-rr walks the map-based table, in its slot order
+            Algo::StaticRr => Table::Map(Map::new(&weights, self.gcd)),
+            Algo::LeastConn | Algo::First => Table::None,
+            Algo::Random(_) | Algo::PeakEwma(_) => Table::Ring(ring()),
+            Algo::Hash(_) if self.cfg.consistent => Table::Ring(ring()),
+            Algo::Hash(_) => Table::Map(Map::new(&weights, self.gcd)),
+        };
+        self.table.store(Arc::new(table));
+    }
+
+    /// Picks a server for which `usable` holds, or `None`, without a hash key and
+    /// without reading loads (round robin style algorithms).
     pub fn pick(&self, usable: impl Fn(usize) -> bool) -> Option<usize> {
-        match self {
-            Lb::RoundRobin(rr) => rr.pick(usable),
+        self.pick_keyed(None, usable, |_| 0)
+    }
+
+    /// Picks a server for which `usable` holds. `key` is the hash the stream computed
+    /// for a hashing algorithm (`None`: no key in the request, round robin as HAProxy
+    /// falls back to); `load(i)` is the number of streams server `i` serves now
+    /// (`leastconn`, `random`, `hash-balance-factor`).
+    // COMPAT: when the server a key hashes to is full (`maxconn`), HAProxy queues the
+    // stream on that server; rampart has only a backend queue and takes the next usable
+    // server of the ring (or the map of the usable servers) instead.
+    pub fn pick_keyed(
+        &self,
+        key: Option<u32>,
+        usable: impl Fn(usize) -> bool,
+        load: impl Fn(usize) -> u32,
+    ) -> Option<usize> {
+        let n = self.weights.len();
+        let weight = |i: usize| self.weight(i);
+        let table = self.table.load();
+        match (&self.cfg.algo, &**table) {
+            (_, Table::Cycle(rr)) => rr.pick(usable),
+            (Algo::LeastConn, _) => leastconn::pick(&self.cursor, n, weight, usable, load),
+            (Algo::First, _) => first::pick(&self.by_id, weight, usable),
+            (Algo::Random(draws), Table::Ring(ring)) => random::pick(ring, *draws, weight, usable, load),
+            (Algo::PeakEwma(_), Table::Ring(ring)) => match &self.ewma {
+                Some(e) => e.pick(ring, weight, usable, load),
+                None => None,
+            },
+            (_, Table::Ring(ring)) => match key {
+                Some(h) if self.cfg.balance_factor > 0 => {
+                    let w = weights_of(self);
+                    ring.lookup(h, &usable, self.bounded(&w, &usable, &load))
+                }
+                Some(h) => ring.lookup(h, usable, |_| true),
+                None => self.rotate(ring.len(), |at| ring.server_at(at), usable),
+            },
+            (_, Table::Map(map)) => match key {
+                Some(h) => map.lookup(h, usable),
+                None => self.rotate(map.len(), |at| map.server_at(at), usable),
+            },
+            (_, Table::None) => None,
+        }
+    }
+
+    /// HAProxy's round robin over the ring's points or the map's slots, for a hashing
+    /// backend whose request has no key.
+    fn rotate(&self, len: usize, server_at: impl Fn(usize) -> usize, usable: impl Fn(usize) -> bool) -> Option<usize> {
+        (0..len).map(|_| server_at(self.cursor.fetch_add(1, Ordering::Relaxed))).find(|&s| usable(s))
+    }
+
+    /// The `hash-balance-factor` test for a server.
+    // PERF: O(servers) per pick, only with `hash-balance-factor`.
+    fn bounded<'a>(
+        &'a self,
+        w: &'a [u64],
+        usable: &'a impl Fn(usize) -> bool,
+        load: &'a impl Fn(usize) -> u32,
+    ) -> impl Fn(usize) -> bool + 'a {
+        let live = |i: usize| w[i] > 0 && usable(i);
+        let total: u64 = (0..w.len()).filter(|&i| live(i)).map(|i| u64::from(load(i))).sum();
+        let tot_weight: u64 = (0..w.len()).filter(|&i| live(i)).map(|i| w[i]).sum();
+        move |s| {
+            let cum: u64 = (0..s).filter(|&i| live(i)).map(|i| w[i]).sum();
+            chash::eligible(self.cfg.balance_factor, total, tot_weight, w[s], cum, u64::from(load(s)))
         }
     }
 }
+
+/// Effective weights as HAProxy counts them for bounded loads (× 16).
+fn weights_of(lb: &Lb) -> Vec<u64> {
+    (0..lb.weights.len()).map(|i| u64::from(lb.weight(i)) * u64::from(chash::POINTS_PER_WEIGHT)).collect()
+}
+
+#[cfg(test)]
+mod tests;

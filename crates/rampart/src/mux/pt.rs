@@ -52,7 +52,8 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
 
     async fn connect(&mut self, be: usize, cx: backend::send_proxy::ConnectCtx<'_>) -> bool {
         let rt = &self.sess.rt;
-        match backend::connect_unless_aborted(self.client, rt, be, Reuse::No, None, cx.conn).await {
+        let key = backend::key::tcp_key(rt, cx.conn, self.sess.fe, be);
+        match backend::connect_unless_aborted(self.client, rt, be, Reuse::No, None, key, cx.conn).await {
             Some(Ok(conn)) => {
                 if !backend::send_proxy::send(rt, be, &conn, cx).await {
                     return false;

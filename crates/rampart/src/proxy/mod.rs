@@ -6,6 +6,7 @@
 //! - `readers`: which code reads each accepted keyword (checked against the tables)
 //! - `unsupported`: what the model holds and the runtime refuses at startup
 
+mod balancer;
 pub mod readers;
 
 use std::net::SocketAddr;
@@ -168,6 +169,11 @@ impl FrontendRt {
 pub struct BackendRt {
     pub servers: Vec<ServerRt>,
     pub lb: Lb,
+    /// The expression of `balance hash <expr>`.
+    pub lb_expr: Option<crate::sample::expr::Expr>,
+    /// With `option allbackups`: the same algorithm over the backup servers, used when
+    /// no active server is enabled.
+    pub lb_backup: Option<Lb>,
     /// Woken when a server with a `maxconn` releases a connection, so that streams
     /// queued because every server was full try again (the backend queue).
     pub queue: Notify,
@@ -247,7 +253,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 })
             })
             .collect::<Vec<_>>();
-        let weights: Vec<u32> = px.servers.iter().map(|s| s.weight).collect();
+        let (lb, lb_expr, lb_backup) = balancer::build(cfg, idx, &mut alerts);
         let backend = default_backend(cfg, idx);
         unsupported::refuse(px, &mut alerts);
         let rules = match action::compile_proxy(cfg, idx, &mut shared) {
@@ -271,7 +277,8 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 .then(|| WaitBody { time: timeouts(&px.timeouts).http_request, at_least: 0 }),
             http_conn_mode: px.options.http_conn_mode,
             http_reuse: px.http_reuse,
-            retries: px.retries,
+            // `retry-on none`: a failed connection is not retried
+            retries: if px.retry_on_conn_failure { px.retries } else { 0 },
             redispatch: px.options.redispatch,
             abortonclose: px.options.abortonclose,
             clitcpka: crate::io::keepalive(&px.options.clitcpka),
@@ -291,12 +298,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 pp_failed: Counter::new(threads),
                 listeners: FrontendRt::listeners(px),
             },
-            be: BackendRt {
-                lb: Lb::new(px.balance, &weights),
-                servers,
-                queue: Notify::new(),
-                cum_conn: Counter::new(threads),
-            },
+            be: BackendRt { lb, lb_expr, lb_backup, servers, queue: Notify::new(), cum_conn: Counter::new(threads) },
         });
     }
     let mut warnings = shared.warnings;

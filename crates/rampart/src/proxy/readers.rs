@@ -33,7 +33,9 @@ pub const READERS: &[(&str, &str)] = &[
     ("global tune.idle-pool.shared", "conn_pool: always per thread (by design)"),
     // proxy keywords
     ("backlog", "listener::bind_all"),
-    ("balance", "proxy::build: Lb::new"),
+    ("balance", "proxy::balancer::build"),
+    ("hash-type", "proxy::balancer::build: LbConfig::consistent, hasher"),
+    ("hash-balance-factor", "proxy::balancer::build: LbConfig::balance_factor"),
     ("bind", "listener::bind_all"),
     ("default-server", "rampart-cfg parse::server: copied into each server"),
     ("default_backend", "proxy::select_backend"),
@@ -43,6 +45,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("mode", "proxy::build: ProxyRt::mode"),
     ("option", "the option table below"),
     ("retries", "proxy::build: ProxyRt::retries"),
+    ("retry-on", "proxy::build: ProxyRt::retries (none: 0)"),
     ("server", "proxy::build: BackendRt::servers"),
     ("timeout", "the timeout table below"),
     ("use_backend", "proxy::select_backend"),
@@ -58,6 +61,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("timeout tunnel", "proxy::timeouts, splice"),
     // options
     ("option abortonclose", "proxy::build: ProxyRt::abortonclose"),
+    ("option allbackups", "proxy::balancer::build: BackendRt::lb_backup, backend::pick_server"),
     ("option forwardfor", "proxy::build: ProxyRt::forwardfor"),
     ("option http-keep-alive", "proxy::build: ProxyRt::http_conn_mode"),
     ("option http-server-close", "proxy::build: ProxyRt::http_conn_mode"),
@@ -80,7 +84,16 @@ pub const READERS: &[(&str, &str)] = &[
     ("option splice-response", "by design: splice (the 'no' form is refused)"),
     // balance algorithms
     ("balance roundrobin", "lb::roundrobin"),
-    ("balance static-rr", "lb"),
+    ("balance static-rr", "lb::roundrobin"),
+    ("balance leastconn", "lb::leastconn"),
+    ("balance first", "lb::first"),
+    ("balance random", "lb::random"),
+    ("balance source", "backend::key, lb::chash, lb::map"),
+    ("balance uri", "backend::key, lb::chash, lb::map"),
+    ("balance url_param", "backend::key, lb::chash, lb::map"),
+    ("balance hdr", "backend::key, lb::chash, lb::map"),
+    ("balance hash", "proxy::balancer (expression), backend::key"),
+    ("balance peak-ewma", "lb::peak_ewma, backend::ResponseProbe"),
     // bind options
     ("bind backlog", "listener::bind_all"),
     ("bind name", "proxy::build: ListenerRt::name (so_name)"),
@@ -90,6 +103,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("bind mss", "listener::bind_inet (TCP_MAXSEG)"),
     // server options
     ("server backup", "proxy::build: ServerRt::backup"),
+    ("server id", "proxy::balancer::server_ids (ring positions, `first` order)"),
     ("server disabled", "proxy::build: ServerRt::disabled"),
     ("server weight", "proxy::build: Lb weights"),
     ("server maxconn", "proxy::build: ServerRt::maxconn"),

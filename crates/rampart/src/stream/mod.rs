@@ -190,6 +190,7 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
     }
     s.srv = ana::switching::server(s, be, input(txn, front.req_buf(), sess));
     ana::inner::run(s, txn, front.req_buf(), sess);
+    let key = ana::switching::lb_key(s, be, input(txn, front.req_buf(), sess));
 
     // HAProxy sends an empty UNIQUE_ID when the frontend has no unique-id-format
     let uid = match s.rt.proxies[s.fe].rules.unique_id {
@@ -197,7 +198,7 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
         None => Some(&b""[..]),
     };
     let cx = crate::backend::send_proxy::ConnectCtx { conn: &txn.st.conn, unique_id: uid };
-    let server = match front.connect(be, s.srv, cx).await {
+    let server = match front.connect(be, s.srv, key, cx).await {
         Ok(c) => {
             s.srv = Some(c.srv);
             c
@@ -210,7 +211,11 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
     let mut st =
         ResState { synth, vars_txn, vars_reqres, sess_vars: &mut *sess, scratch, strict, reply: &mut reply, st };
     let stream = &*s;
-    let on_response = |res: &mut MsgHead, buf: &[u8]| ana::http_res::run(stream, res, buf, &mut st);
+    let probe = crate::backend::ResponseProbe::start(&s.rt.proxies[be], server.srv);
+    let on_response = |res: &mut MsgHead, buf: &[u8]| {
+        probe.response(res.status);
+        ana::http_res::run(stream, res, buf, &mut st)
+    };
     let forwarded = front.forward(server, be, req, res, tmo, on_response).await;
     match forwarded {
         Forwarded::Done(next) => next,

@@ -101,12 +101,14 @@ pub trait HttpFront {
     fn keep_sess_vars(&mut self, vars: VarStore);
 
     /// Gets a connection to a server of backend `be`: `srv` when a rule chose it (and it
-    /// is usable), else the balancer's pick; an idle one when `http-reuse` allows.
-    /// `cx` makes the PROXY header of a new connection (`server ... send-proxy*`).
+    /// is usable), else the balancer's pick (with `key`, the hash key of a hashing
+    /// backend); an idle one when `http-reuse` allows. `cx` makes the PROXY header of
+    /// a new connection (`server ... send-proxy*`).
     fn connect(
         &mut self,
         be: usize,
         srv: Option<usize>,
+        key: Option<u32>,
         cx: crate::backend::send_proxy::ConnectCtx<'_>,
     ) -> impl Future<Output = Result<Conn, ConnectFail>> + Send;
 

@@ -184,6 +184,7 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
         &mut self,
         be_idx: usize,
         srv: Option<usize>,
+        key: Option<u32>,
         cx: ConnectCtx<'_>,
     ) -> Result<ServerConn, ConnectFail> {
         let rt = &self.sess.rt;
@@ -196,7 +197,7 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
             }
         }
         let reuse = self.reuse(be.http_reuse);
-        match backend::connect_unless_aborted(self.client, rt, be_idx, reuse, srv, cx.conn).await {
+        match backend::connect_unless_aborted(self.client, rt, be_idx, reuse, srv, key, cx.conn).await {
             Some(Ok(sc)) if sc.from_pool || backend::send_proxy::send(rt, be_idx, &sc, cx).await => Ok(sc),
             Some(Ok(_)) => Err(ConnectFail::NoServer),
             Some(Err(_)) => Err(ConnectFail::NoServer),

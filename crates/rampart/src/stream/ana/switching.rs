@@ -86,3 +86,12 @@ pub fn server(s: &Stream<'_>, be: usize, i: Input<'_>) -> Option<usize> {
     }
     None
 }
+
+/// The hash key of a hashing backend `be` for this request (`balance source`, `uri`,
+/// `url_param`, `hdr`, `hash`); `None` for other algorithms or a missing key.
+pub fn lb_key(s: &Stream<'_>, be: usize, i: Input<'_>) -> Option<u32> {
+    let px = &s.rt.proxies[be];
+    px.be.lb.key_source()?;
+    let ctx = s.ctx(Dir::Request, Some((i.req, i.buf)), None, i.sess, i.txn, i.reqres, i.st);
+    crate::backend::key::lb_key(px, &ctx)
+}

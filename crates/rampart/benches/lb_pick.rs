@@ -1,0 +1,67 @@
+//! Server picks per second for each balancing algorithm with 1, 10 and 1 000 servers
+//! (all usable, weights 1..=4, loads varying), the way `backend::pick_server` calls
+//! the balancer: the cost of choosing a server, without sockets.
+//!
+//! Run: `cargo bench -p rampart --bench lb_pick` (figures in docs/compat/balancing.md).
+//! A custom harness like `acl.rs` (no criterion dependency in the workspace).
+
+use std::hint::black_box;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use rampart::lb::{hash, Algo, HashFn, Hasher, KeySource, Lb, LbConfig, UriOpts};
+
+fn lb(algo: Algo, consistent: bool, n: usize) -> Lb {
+    let weights: Vec<u32> = (0..n).map(|i| 1 + (i as u32 % 4)).collect();
+    let ids: Vec<u32> = (1..=n as u32).collect();
+    let hasher = Hasher { func: HashFn::Sdbm, avalanche: consistent };
+    Lb::new(LbConfig { algo, consistent, hasher, balance_factor: 0 }, &weights, &ids, &[])
+}
+
+/// ns per pick over about `budget`.
+fn measure(lb: &Lb, n: usize, keyed: bool, budget: Duration) -> f64 {
+    let loads: Vec<AtomicU32> = (0..n).map(|i| AtomicU32::new(i as u32 % 7)).collect();
+    let keys: Vec<u32> = (0..1024u32).map(hash::full_hash).collect();
+    let mut picks = 0u64;
+    let start = Instant::now();
+    while start.elapsed() < budget {
+        for &k in &keys {
+            let key = keyed.then_some(k);
+            let s = lb.pick_keyed(black_box(key), |i| black_box(i) < n, |i| loads[i].load(Ordering::Relaxed));
+            black_box(s);
+        }
+        picks += keys.len() as u64;
+    }
+    start.elapsed().as_secs_f64() * 1e9 / picks as f64
+}
+
+fn main() {
+    let budget = Duration::from_millis(300);
+    println!("| algorithm | 1 server | 10 servers | 1000 servers |");
+    println!("|---|---|---|---|");
+    let cases: [(&str, Algo, bool, bool); 8] = [
+        ("roundrobin", Algo::RoundRobin, false, false),
+        ("leastconn", Algo::LeastConn, false, false),
+        ("first", Algo::First, false, false),
+        ("random(2)", Algo::Random(2), false, false),
+        ("uri, map-based", Algo::Hash(KeySource::Uri(UriOpts::default())), false, true),
+        ("uri, consistent", Algo::Hash(KeySource::Uri(UriOpts::default())), true, true),
+        ("uri, map-based, no key (round robin)", Algo::Hash(KeySource::Expr), false, false),
+        ("uri, consistent, no key (round robin)", Algo::Hash(KeySource::Expr), true, false),
+    ];
+    for (name, algo, consistent, keyed) in cases {
+        let row: Vec<String> = [1, 10, 1000]
+            .iter()
+            .map(|&n| format!("{:.0} ns", measure(&lb(algo.clone(), consistent, n), n, keyed, budget)))
+            .collect();
+        println!("| {name} | {} |", row.join(" | "));
+    }
+    let key = b"/images/logo-2024.png";
+    let t = Instant::now();
+    let mut h = 0u32;
+    for _ in 0..1_000_000 {
+        h ^= Hasher { func: HashFn::Sdbm, avalanche: true }.hash(black_box(key));
+    }
+    black_box(h);
+    println!("\nhashing a 21-byte URI (sdbm + avalanche): {:.0} ns", t.elapsed().as_secs_f64() * 1e3);
+}

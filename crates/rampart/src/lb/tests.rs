@@ -1,0 +1,149 @@
+use super::hash::full_hash;
+use super::*;
+
+fn lb(algo: Algo, consistent: bool, weights: &[u32]) -> Lb {
+    let ids: Vec<u32> = (1..=weights.len() as u32).collect();
+    let hasher = Hasher { func: HashFn::Sdbm, avalanche: consistent };
+    Lb::new(LbConfig { algo, consistent, hasher, balance_factor: 0 }, weights, &ids, &[])
+}
+
+fn share(lb: &Lb, n: usize, picks: u32, key: impl Fn(u32) -> Option<u32>) -> Vec<u32> {
+    let mut out = vec![0; n];
+    for k in 0..picks {
+        out[lb.pick_keyed(key(k), |_| true, |_| 0).unwrap()] += 1;
+    }
+    out
+}
+
+#[test]
+fn map_based_hash_follows_weights_exactly() {
+    let lb = lb(Algo::Hash(KeySource::Uri(UriOpts::default())), false, &[1, 2, 3]);
+    // 6 slots, consecutive hashes walk them: exact shares
+    assert_eq!(share(&lb, 3, 6000, Some), [1000, 2000, 3000]);
+}
+
+#[test]
+fn consistent_hash_follows_weights_roughly() {
+    let lb = lb(Algo::Hash(KeySource::Source), true, &[1, 1, 2]);
+    let s = share(&lb, 3, 40_000, |k| Some(full_hash(k)));
+    assert!((6_000..14_000).contains(&s[0]), "{s:?}");
+    assert!((14_000..26_000).contains(&s[2]), "{s:?}");
+}
+
+#[test]
+fn same_key_same_server() {
+    for consistent in [false, true] {
+        let lb = lb(Algo::Hash(KeySource::Expr), consistent, &[1, 1, 1, 1]);
+        for k in 0..200u32 {
+            let h = lb.hash(format!("/key/{k}").as_bytes());
+            let a = lb.pick_keyed(Some(h), |_| true, |_| 0);
+            assert_eq!(a, lb.pick_keyed(Some(h), |_| true, |_| 0));
+        }
+    }
+}
+
+#[test]
+fn missing_key_falls_back_to_round_robin() {
+    for consistent in [false, true] {
+        let lb = lb(Algo::Hash(KeySource::Expr), consistent, &[1, 1, 1]);
+        let s = share(&lb, 3, 3000, |_| None);
+        // map: exact; ring: points in ring order, 16 each
+        assert!(s.iter().all(|&c| (900..=1100).contains(&c)), "{s:?}");
+    }
+}
+
+#[test]
+fn weight_zero_is_never_picked() {
+    for algo in [Algo::RoundRobin, Algo::LeastConn, Algo::First, Algo::Random(2), Algo::Hash(KeySource::Source)] {
+        for consistent in [false, true] {
+            let lb = lb(algo.clone(), consistent, &[0, 1, 0]);
+            for k in 0..500 {
+                assert_eq!(lb.pick_keyed(Some(full_hash(k)), |_| true, |_| 0), Some(1), "{algo:?}");
+            }
+            let none = lb.pick_keyed(Some(1), |i| i != 1, |_| 0);
+            assert_eq!(none, None, "{algo:?}");
+        }
+    }
+}
+
+#[test]
+fn set_weight_rebuilds() {
+    for algo in [Algo::RoundRobin, Algo::Hash(KeySource::Source), Algo::LeastConn, Algo::Random(1)] {
+        let lb = lb(algo.clone(), true, &[1, 1]);
+        lb.set_weight(0, 0);
+        assert_eq!(lb.weight(0), 0);
+        for k in 0..200 {
+            assert_eq!(lb.pick_keyed(Some(full_hash(k)), |_| true, |_| 0), Some(1), "{algo:?}");
+        }
+        lb.set_weight(0, 3);
+        // streams that stay open, so that leastconn sees the loads grow
+        let mut s = [0u32; 2];
+        for k in 0..4000 {
+            s[lb.pick_keyed(Some(full_hash(k)), |_| true, |i| s[i]).unwrap()] += 1;
+        }
+        assert!(s[0] > 2 * s[1], "{algo:?} {s:?}");
+    }
+}
+
+#[test]
+fn leastconn_reads_loads() {
+    let lb = lb(Algo::LeastConn, false, &[1, 1, 1]);
+    let load = [3, 1, 2];
+    assert_eq!(lb.pick_keyed(None, |_| true, |i| load[i]), Some(1));
+}
+
+#[test]
+fn first_fills_in_id_order() {
+    let lb = Lb::new(
+        LbConfig { algo: Algo::First, consistent: false, hasher: Hasher::default(), balance_factor: 0 },
+        &[1, 1, 1],
+        &[3, 1, 2],
+        &[],
+    );
+    assert_eq!(lb.pick(|_| true), Some(1));
+    assert_eq!(lb.pick(|i| i != 1), Some(2));
+}
+
+#[test]
+fn balance_factor_bounds_a_hot_key() {
+    let hasher = Hasher { func: HashFn::Sdbm, avalanche: true };
+    let cfg = LbConfig { algo: Algo::Hash(KeySource::Expr), consistent: true, hasher, balance_factor: 125 };
+    let lb = Lb::new(cfg, &[1, 1, 1, 1], &[1, 2, 3, 4], &[]);
+    let mut load = [0u32; 4];
+    let h = lb.hash(b"hot");
+    for _ in 0..400 {
+        let s = lb.pick_keyed(Some(h), |_| true, |i| load[i]).unwrap();
+        load[s] += 1;
+    }
+    // every stream stays open: no server exceeds 125% of the mean (100) plus one
+    assert!(load.iter().all(|&l| l <= 126), "{load:?}");
+    let without = lb.config().balance_factor == 0;
+    assert!(!without);
+}
+
+#[test]
+fn round_robin_constructor() {
+    let lb = Lb::round_robin(&[1, 1]);
+    assert_eq!((lb.pick(|_| true), lb.pick(|_| true)), (Some(0), Some(1)));
+    assert!(lb.key_source().is_none());
+}
+
+#[test]
+fn inactive_servers_leave_the_map_but_keep_the_divisor() {
+    let lb = lb(Algo::Hash(KeySource::Expr), false, &[2, 1, 4]);
+    // 7 slots; without server 1: 6 slots of weights 2 and 4
+    lb.set_active(1, false);
+    assert_eq!(lb.weight(1), 0);
+    let s = share(&lb, 3, 6000, Some);
+    assert_eq!(s, [2000, 0, 4000]);
+    lb.set_active(1, true);
+    assert_eq!(share(&lb, 3, 7000, Some), [2000, 1000, 4000]);
+}
+
+#[test]
+fn static_rr_walks_haproxys_map_order() {
+    let lb = lb(Algo::StaticRr, false, &[1, 3]);
+    let seq: Vec<_> = (0..8).map(|_| lb.pick(|_| true).unwrap()).collect();
+    assert_eq!(seq, [0, 1, 1, 1, 0, 1, 1, 1]);
+    assert_eq!(lb.pick(|i| i == 0), Some(0));
+}

@@ -1,0 +1,119 @@
+//! Builds a backend's balancer from its `balance`, `hash-type`,
+//! `hash-balance-factor` and server weights, and compiles the expression of
+//! `balance hash <expr>`.
+//! HAProxy counterpart: the `lbprm` set-up of `check_config_validity()`
+//! (src/cfgparse.c) and the expression check of `balance hash` (src/backend.c).
+
+use rampart_cfg::model::{Balance, HashFunc};
+use rampart_cfg::{Config, Diag};
+
+use crate::lb::{Algo, HashFn, Hasher, KeySource, Lb, LbConfig, UriOpts};
+use crate::sample::expr::{self, CompileCx, Expr, Place, Site};
+
+/// The balancer of proxy `idx`, its compiled `balance hash` expression, and with
+/// `option allbackups` the balancer of its backup servers; problems become alerts.
+pub fn build(cfg: &Config, idx: usize, alerts: &mut Vec<Diag>) -> (Lb, Option<Expr>, Option<Lb>) {
+    let px = &cfg.proxies[idx];
+    let algo = match &px.balance {
+        Balance::RoundRobin => Algo::RoundRobin,
+        Balance::StaticRr => Algo::StaticRr,
+        Balance::LeastConn => Algo::LeastConn,
+        Balance::First => Algo::First,
+        Balance::Random { draws } => Algo::Random(*draws),
+        Balance::Source => Algo::Hash(KeySource::Source),
+        Balance::Uri { whole, path_only, len, depth } => {
+            Algo::Hash(KeySource::Uri(UriOpts { whole: *whole, path_only: *path_only, len: *len, depth: *depth }))
+        }
+        Balance::UrlParam { name, .. } => Algo::Hash(KeySource::UrlParam(name.as_str().into())),
+        Balance::Hdr { name, use_domain_only } => {
+            Algo::Hash(KeySource::Hdr { name: name.as_str().into(), domain_only: *use_domain_only })
+        }
+        Balance::Hash { .. } => Algo::Hash(KeySource::Expr),
+        Balance::PeakEwma { decay } => Algo::PeakEwma(*decay),
+    };
+    let lb_expr = match &px.balance {
+        Balance::Hash { expr } if px.cap.backend => compile(cfg, idx, expr, alerts),
+        _ => None,
+    };
+    let t = px.hash_type;
+    let func = match t.func {
+        HashFunc::Sdbm => HashFn::Sdbm,
+        HashFunc::Djb2 => HashFn::Djb2,
+        HashFunc::Wt6 => HashFn::Wt6,
+        HashFunc::Crc32 => HashFn::Crc32,
+    };
+    let lb_cfg = LbConfig {
+        algo,
+        consistent: t.consistent,
+        hasher: Hasher { func, avalanche: t.avalanche },
+        balance_factor: px.hash_balance_factor,
+    };
+    let weights: Vec<u32> = px.servers.iter().map(|s| s.weight).collect();
+    // Backup servers are picked apart (see `backend::pick_server`), disabled ones are
+    // in maintenance: neither is in the active servers' tables.
+    let active: Vec<bool> = px.servers.iter().map(|s| !s.backup && !s.disabled).collect();
+    let ids = server_ids(px.servers.iter().map(|s| s.id));
+    let backup = px.options.allbackups.then(|| {
+        let backups: Vec<bool> = px.servers.iter().map(|s| s.backup && !s.disabled).collect();
+        Lb::new(lb_cfg.clone(), &weights, &ids, &backups)
+    });
+    (Lb::new(lb_cfg, &weights, &ids, &active), lb_expr, backup)
+}
+
+fn compile(cfg: &Config, idx: usize, text: &str, alerts: &mut Vec<Diag>) -> Option<Expr> {
+    let px = &cfg.proxies[idx];
+    let kind = if px.cap.frontend { "proxy" } else { "backend" };
+    let head = format!("{kind} '{}' : ", px.name);
+    let mut cx = CompileCx::new(cfg, idx, Site::UseServer);
+    match expr::compile(text, &mut cx) {
+        Ok(e) => match e.check_place(Place::BeSetSrv) {
+            Ok(()) => Some(e),
+            Err(needs) => {
+                let msg = format!(
+                    "{head}error detected while parsing 'balance hash' expression '{text}' which requires \
+                     information from {needs}, which is not available here."
+                );
+                alerts.push(Diag::alert(Some(px.span.clone()), msg));
+                None
+            }
+        },
+        Err(e) => {
+            let msg = format!("{head}failed to parse 'balance hash' expression '{text}' in : {e}.");
+            alerts.push(Diag::alert(Some(px.span.clone()), msg));
+            None
+        }
+    }
+}
+
+/// HAProxy's `puid` of each server: its `id`, else the first id no server uses from a
+/// counter that starts at 1 and moves on after every server, custom id or not
+/// (`check_config_validity()` with `get_next_id`).
+pub fn server_ids(ids: impl Iterator<Item = Option<u32>> + Clone) -> Vec<u32> {
+    let used: std::collections::BTreeSet<u32> = ids.clone().flatten().collect();
+    let mut next = 1u32;
+    ids.map(|id| {
+        let puid = id.unwrap_or_else(|| {
+            while used.contains(&next) {
+                next += 1;
+            }
+            next
+        });
+        next += 1;
+        puid
+    })
+    .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::server_ids;
+
+    #[test]
+    fn automatic_ids_skip_custom_ones() {
+        assert_eq!(server_ids([None, None, None].into_iter()), [1, 2, 3]);
+        assert_eq!(server_ids([None, Some(1), None, Some(3), None].into_iter()), [2, 1, 4, 3, 6]);
+        // the counter moves on after a custom id too
+        assert_eq!(server_ids([Some(10), None].into_iter()), [10, 2]);
+        assert_eq!(server_ids([Some(7), None, Some(2), Some(12)].into_iter()), [7, 3, 2, 12]);
+    }
+}
