@@ -50,6 +50,8 @@ impl Pending {
                 "server fall",
                 "timeout check",
                 "option log-health-checks",
+                "server check-send-proxy",
+                "server no-check-send-proxy",
             ],
             Pending::Logs => &["global log", "log", "option httplog", "option tcplog", "option dontlognull"],
         }

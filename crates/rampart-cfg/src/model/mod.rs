@@ -256,6 +256,9 @@ pub struct Proxy {
     pub http_reuse: HttpReuse,
     /// `retries` (default 3): connection attempts after the first one.
     pub retries: u32,
+    /// `source <addr>[:<port>]`: the local address server connections bind to
+    /// (port 0: any).
+    pub source: Option<SocketAddr>,
     /// `retry-on`: whether a failed connection is retried (`conn-failure`, the
     /// default; `none` turns it off). The other conditions are refused for now.
     pub retry_on_conn_failure: bool,
@@ -447,6 +450,24 @@ pub struct ProxyOptions {
     pub originalto: Option<OriginalTo>,
     /// `option http-restrict-req-hdr-names preserve|delete|reject`.
     pub restrict_req_hdr_names: RestrictHdrNames,
+    /// `option clitcpka` (or `tcpka`) and `clitcpka-cnt|idle|intvl`: TCP keep-alive
+    /// probes on client connections.
+    pub clitcpka: TcpKa,
+    /// `option srvtcpka` (or `tcpka`) and `srvtcpka-*`: the same on server connections.
+    pub srvtcpka: TcpKa,
+}
+
+/// TCP keep-alive of one side: SO_KEEPALIVE when `on`, and the TCP_KEEP* settings
+/// given (the system's otherwise).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TcpKa {
+    pub on: bool,
+    /// `*tcpka-cnt`: TCP_KEEPCNT.
+    pub cnt: Option<u32>,
+    /// `*tcpka-idle`: TCP_KEEPIDLE.
+    pub idle: Option<Duration>,
+    /// `*tcpka-intvl`: TCP_KEEPINTVL.
+    pub intvl: Option<Duration>,
 }
 
 /// `option originalto`: adds the original destination address to requests.
@@ -577,6 +598,11 @@ pub struct Bind {
     pub v6only: Option<bool>,
     /// `backlog N` (N > 0); otherwise the frontend's.
     pub backlog: Option<u32>,
+    /// `accept-proxy`: every connection starts with a PROXY protocol v1/v2 header.
+    pub accept_proxy: bool,
+    /// `mss <n>`: TCP_MAXSEG of the listening socket; negative: the system's value
+    /// minus `|n|`.
+    pub mss: Option<i32>,
     pub span: Span,
 }
 
@@ -613,7 +639,29 @@ pub struct Server {
     pub id: Option<u32>,
     /// Health-check settings, parsed and kept for the health-check issue.
     pub check: CheckOptions,
+    /// `send-proxy`, `send-proxy-v2`, `proxy-v2-options`, `check-send-proxy`.
+    pub proxy: SendProxy,
+    /// `source <addr>[:<port>]`, else the backend's.
+    pub source: Option<SocketAddr>,
+    /// An address without a port, or with `+N`/`-N`: the port is the one the client
+    /// connected to plus this offset (the address's port is then 0).
+    pub port_offset: Option<i32>,
     pub span: Span,
+}
+
+/// The PROXY protocol header a server connection starts with.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SendProxy {
+    /// `None`: no header; `Some(1)`: `send-proxy`; `Some(2)`: `send-proxy-v2`.
+    pub version: Option<u8>,
+    /// `proxy-v2-options authority`: the AUTHORITY TLV received from the client.
+    pub authority: bool,
+    /// `proxy-v2-options unique-id`: the frontend's `unique-id-format` value.
+    pub unique_id: bool,
+    /// `proxy-v2-options crc32c`: a CRC32C TLV.
+    pub crc32c: bool,
+    /// `check-send-proxy`: health checks start with a header too.
+    pub check: bool,
 }
 
 /// `check`, `inter`, `rise`, `fall`, ... as written on a `server` line.

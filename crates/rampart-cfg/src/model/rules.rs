@@ -471,6 +471,8 @@ pub enum TcpReqAction {
     /// Content rules only.
     SetPriorityClass(ExprSrc),
     SetPriorityOffset(ExprSrc),
+    /// `expect-proxy layer4` (connection rules only): read a PROXY header next.
+    ExpectProxy,
 }
 
 impl TcpReqAction {
@@ -487,6 +489,7 @@ impl TcpReqAction {
             A::SwitchModeHttp { .. } => "switch-mode",
             A::SetPriorityClass(_) => "set-priority-class",
             A::SetPriorityOffset(_) => "set-priority-offset",
+            A::ExpectProxy => "expect-proxy",
         }
     }
 }

@@ -47,6 +47,7 @@ pub(super) fn inherit(def: &ProxyBuild, name: &str, kind: Kind, span: &Span) -> 
         px.hash_type = d.hash_type;
         px.hash_balance_factor = d.hash_balance_factor;
         px.retries = d.retries;
+        px.source = d.source;
         px.retry_on_conn_failure = d.retry_on_conn_failure;
         t.connect = dt.connect;
         t.server = dt.server;

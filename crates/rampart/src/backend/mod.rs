@@ -7,9 +7,9 @@
 //! queue, no `maxqueue`, and no priority of queued streams over new ones).
 
 pub mod key;
+pub mod send_proxy;
 
 use std::io;
-use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,6 +19,7 @@ use tokio::net::{TcpSocket, TcpStream};
 use crate::conn_pool::{self, IdleConn};
 use crate::io::{idle_conn_alive, Sock};
 use crate::proxy::{ProxyRt, Runtime, ServerRt};
+use crate::sample::ctx::ConnInfo;
 use crate::stats::counters::SrvError;
 
 /// A server connection in use by one stream; counts against the server's `maxconn`
@@ -66,9 +67,14 @@ impl Drop for Busy {
 }
 
 impl ServerConn {
-    /// Parks the connection in this thread's idle pool for later requests.
+    /// Parks the connection in this thread's idle pool for later requests (closes it
+    /// when it started with a PROXY header: see `send_proxy`).
     pub fn park(self, rt: &Runtime, be: usize) {
-        let key = rt.proxies[be].be.servers[self.srv].pool_key;
+        let server = &rt.proxies[be].be.servers[self.srv];
+        if server.send_proxy.version.is_some() {
+            return;
+        }
+        let key = server.pool_key;
         conn_pool::put(key, self.stream, self.uses + 1);
     }
 }
@@ -158,8 +164,9 @@ pub async fn connect_unless_aborted<S: Sock>(
     reuse: Reuse,
     forced: Option<usize>,
     key: Option<u32>,
+    conn: &ConnInfo,
 ) -> Option<Result<ServerConn, ConnectError>> {
-    let connecting = connect(rt, be_idx, reuse, forced, key);
+    let connecting = connect(rt, be_idx, reuse, forced, key, conn);
     if !rt.proxies[be_idx].abortonclose {
         return Some(connecting.await);
     }
@@ -175,13 +182,15 @@ pub async fn connect_unless_aborted<S: Sock>(
 /// `option redispatch`), waiting MIN(1s, timeout connect) before retrying the same
 /// server after an immediate failure. `forced` is the server a rule chose (`use-server`):
 /// it is used when enabled, waiting for room in it if it is full. `key` is the hash
-/// key of a hashing backend ([`key::lb_key`]).
+/// key of a hashing backend ([`key::lb_key`]); `conn` is the client connection (the
+/// port a mapped server address adds its offset to).
 pub async fn connect(
     rt: &Arc<Runtime>,
     be_idx: usize,
     reuse: Reuse,
     forced: Option<usize>,
     key: Option<u32>,
+    conn: &ConnInfo,
 ) -> Result<ServerConn, ConnectError> {
     let be = &rt.proxies[be_idx];
     let forced = forced.filter(|&s| be.be.servers.get(s).is_some_and(|s| !s.disabled));
@@ -194,7 +203,7 @@ pub async fn connect(
     let attempts = be.retries + 1;
     for attempt in 1..=attempts {
         let server = &be.be.servers[srv];
-        let result = connect_addr(server.addr, be.timeouts.connect).await;
+        let result = connect_addr(server, conn, be.timeouts.connect, be.srvtcpka.as_ref()).await;
         if result.is_err() {
             be.be.lb.observe(srv, Duration::ZERO, true);
         }
@@ -273,11 +282,16 @@ async fn assign_server(
 
 /// Opens a new connection to the same server after a reused one failed before any
 /// response byte (no retry count is consumed, as the failure was the pool's).
-pub async fn reconnect(rt: &Arc<Runtime>, be_idx: usize, srv: usize) -> Result<ServerConn, ConnectError> {
+pub async fn reconnect(
+    rt: &Arc<Runtime>,
+    be_idx: usize,
+    srv: usize,
+    conn: &ConnInfo,
+) -> Result<ServerConn, ConnectError> {
     let be = &rt.proxies[be_idx];
-    match connect_addr(be.be.servers[srv].addr, be.timeouts.connect).await {
+    match connect_addr(&be.be.servers[srv], conn, be.timeouts.connect, be.srvtcpka.as_ref()).await {
         Ok(stream) => Ok(ServerConn { stream, srv, uses: 0, from_pool: false, _busy: Busy::new(rt, be_idx, srv) }),
-        Err(_) => connect(rt, be_idx, Reuse::No, None, None).await,
+        Err(_) => connect(rt, be_idx, Reuse::No, None, None, conn).await,
     }
 }
 
@@ -287,16 +301,41 @@ fn take_idle(server: &ServerRt, min_uses: u32) -> Option<IdleConn> {
     std::iter::from_fn(|| conn_pool::take(server.pool_key, min_uses)).find(|idle| idle_conn_alive(&idle.stream))
 }
 
+/// The address to connect to: the server's, with the port the client connected to
+/// (plus the offset) when the configured address has no fixed port; `None` when that
+/// port is unknown (a unix-socket client). The port wraps as HAProxy's 16-bit one does.
+fn server_target(server: &ServerRt, client: &ConnInfo) -> Option<std::net::SocketAddr> {
+    let Some(offset) = server.port_offset else { return Some(server.addr) };
+    let port = i32::from(client.dst()?.port()) + offset;
+    let port = u16::try_from(port.rem_euclid(65536)).ok()?;
+    Some(std::net::SocketAddr::new(server.addr.ip(), port))
+}
+
 /// HAProxy's turn-around before retrying the same server: MIN(1s, timeout connect).
 fn turnaround(connect: Option<Duration>) -> Duration {
     connect.map_or(Duration::from_secs(1), |c| c.min(Duration::from_secs(1)))
 }
 
-/// One connection attempt. `Err(true)` when it timed out.
-async fn connect_addr(addr: SocketAddr, timeout: Option<Duration>) -> Result<TcpStream, bool> {
+/// One connection attempt to `server` (from its `source` address if any), with
+/// `option srvtcpka`'s settings if any. `Err(true)` when it timed out.
+async fn connect_addr(
+    server: &ServerRt,
+    client: &ConnInfo,
+    timeout: Option<Duration>,
+    ka: Option<&socket2::TcpKeepalive>,
+) -> Result<TcpStream, bool> {
+    let addr = server_target(server, client).ok_or(false)?;
     let attempt = async {
         let sock = if addr.is_ipv4() { TcpSocket::new_v4()? } else { TcpSocket::new_v6()? };
         sock.set_nodelay(true)?;
+        if let Some(src) = server.source {
+            // a fixed source port may be taken by a connection in TIME_WAIT
+            sock.set_reuseaddr(src.port() != 0)?;
+            sock.bind(src)?;
+        }
+        if let Some(ka) = ka {
+            crate::io::set_keepalive(&sock, ka);
+        }
         sock.connect(addr).await
     };
     let res: io::Result<TcpStream> = match timeout {

@@ -94,6 +94,10 @@ pub struct ProxyRt {
     /// `option abortonclose`: a stream whose client closed is dropped while queued or
     /// connecting.
     pub abortonclose: bool,
+    /// `option clitcpka`/`tcpka` and `clitcpka-*`: set on each accepted connection.
+    pub clitcpka: Option<socket2::TcpKeepalive>,
+    /// `option srvtcpka`/`tcpka` and `srvtcpka-*`: set on each server connection.
+    pub srvtcpka: Option<socket2::TcpKeepalive>,
     pub errors: ErrorPages,
     /// Rules, compiled.
     pub rules: ProxyRules,
@@ -146,6 +150,9 @@ pub struct FrontendRt {
     pub denied_sess: Counter,
     /// Requests denied by a content rule or dropped by `silent-drop` (`dreq`).
     pub denied_req: Counter,
+    /// Connections closed for a missing, malformed or truncated PROXY header
+    /// (`accept-proxy`, `expect-proxy`). HAProxy only logs these; kept for stats.
+    pub pp_failed: Counter,
     /// The listeners: every address of the `bind` lines, in order (the registry binds
     /// them in the same order, see [`crate::listener::BoundSocket::listener`]).
     pub listeners: Box<[ListenerRt]>,
@@ -156,6 +163,8 @@ pub struct FrontendRt {
 pub struct ListenerRt {
     /// `bind ... name` (`so_name`).
     pub name: Option<Box<str>>,
+    /// `bind ... accept-proxy`: connections start with a PROXY header.
+    pub accept_proxy: bool,
 }
 
 impl FrontendRt {
@@ -167,7 +176,8 @@ impl FrontendRt {
     fn listeners(px: &rampart_cfg::model::Proxy) -> Box<[ListenerRt]> {
         let mut out = Vec::new();
         for b in &px.binds {
-            out.extend(b.addrs.iter().map(|_| ListenerRt { name: b.name.as_deref().map(Box::from) }));
+            let li = || ListenerRt { name: b.name.as_deref().map(Box::from), accept_proxy: b.accept_proxy };
+            out.extend(b.addrs.iter().map(|_| li()));
         }
         out.into_boxed_slice()
     }
@@ -202,6 +212,13 @@ pub struct ServerRt {
     pub pool_key: usize,
     /// Counters only the stats read (`show stat`).
     pub stats: crate::stats::ServerStats,
+    /// `send-proxy`, `send-proxy-v2`, `proxy-v2-options` (`backend::send_proxy`).
+    pub send_proxy: rampart_cfg::model::SendProxy,
+    /// `source` of the server, else of its backend: the local address to bind to
+    /// before connecting.
+    pub source: Option<SocketAddr>,
+    /// An address without a fixed port: the client's destination port plus this.
+    pub port_offset: Option<i32>,
 }
 
 impl ServerRt {
@@ -252,6 +269,9 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                     cur_conns: AtomicU32::new(0),
                     pool_key: pool_key - 1,
                     stats: crate::stats::ServerStats::new(threads, srv.weight, pos as u32 + 1),
+                    send_proxy: srv.proxy,
+                    source: srv.source.or(px.source),
+                    port_offset: srv.port_offset,
                 })
             })
             .collect::<Vec<_>>();
@@ -283,6 +303,8 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             retries: if px.retry_on_conn_failure { px.retries } else { 0 },
             redispatch: px.options.redispatch,
             abortonclose: px.options.abortonclose,
+            clitcpka: crate::io::keepalive(&px.options.clitcpka),
+            srvtcpka: crate::io::keepalive(&px.options.srvtcpka),
             errors: ErrorPages::new(&px.errorfiles),
             rules,
             fe: FrontendRt {
@@ -295,6 +317,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 denied_conn: Counter::new(threads),
                 denied_sess: Counter::new(threads),
                 denied_req: Counter::new(threads),
+                pp_failed: Counter::new(threads),
                 listeners: FrontendRt::listeners(px),
             },
             be: BackendRt { lb, lb_expr, lb_backup, servers, queue: Notify::new(), cum_conn: Counter::new(threads) },

@@ -218,7 +218,13 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
     ana::inner::run(s, txn, front.req_buf(), sess);
     let key = ana::switching::lb_key(s, be, input(txn, front.req_buf(), sess));
 
-    let server = match front.connect(be, s.srv, key).await {
+    // HAProxy sends an empty UNIQUE_ID when the frontend has no unique-id-format
+    let uid = match s.rt.proxies[s.fe].rules.unique_id {
+        Some(_) => txn.st.uid.rendered(),
+        None => Some(&b""[..]),
+    };
+    let cx = crate::backend::send_proxy::ConnectCtx { conn: &txn.st.conn, unique_id: uid };
+    let server = match front.connect(be, s.srv, key, cx).await {
         Ok(c) => {
             s.srv = Some(c.srv);
             c
