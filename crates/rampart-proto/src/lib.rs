@@ -2,6 +2,8 @@
 //!
 //! - `http`: protocol-neutral pieces of a message head (slices, method, version, headers)
 //! - `h1`: HTTP/1.x heads (on httparse, with HAProxy's strictness), chunked framing
+//! - `pp`: PROXY protocol v1/v2 headers (decode with HAProxy's limits, encode)
 
 pub mod h1;
 pub mod http;
+pub mod pp;

@@ -24,11 +24,16 @@ struct Slot(AtomicU64);
 
 /// A monotonic event count.
 #[derive(Debug)]
-pub struct Counter(Box<[Slot]>);
+pub struct Counter {
+    slots: Box<[Slot]>,
+    /// The total when the counter was last cleared (`clear counters all`): subtracted
+    /// on read, so that clearing never writes a thread's slot.
+    base: AtomicU64,
+}
 
 impl Counter {
     pub fn new(threads: usize) -> Counter {
-        Counter((0..=threads).map(|_| Slot::default()).collect())
+        Counter { slots: (0..=threads).map(|_| Slot::default()).collect(), base: AtomicU64::new(0) }
     }
 
     /// Counts one event.
@@ -39,17 +44,26 @@ impl Counter {
     #[inline]
     pub fn inc(&self) {
         let slot = SLOT.with(Cell::get);
-        match self.0.get(slot) {
+        match self.slots.get(slot) {
             Some(s) if slot > 0 => s.0.store(s.0.load(Ordering::Relaxed) + 1, Ordering::Relaxed),
             _ => {
-                self.0[0].0.fetch_add(1, Ordering::Relaxed);
+                self.slots[0].0.fetch_add(1, Ordering::Relaxed);
             }
         }
     }
 
-    /// The total over all threads.
+    /// The total over all threads (since the last [`Counter::clear`]).
     pub fn get(&self) -> u64 {
-        self.0.iter().map(|s| s.0.load(Ordering::Relaxed)).sum()
+        self.sum().saturating_sub(self.base.load(Ordering::Relaxed))
+    }
+
+    /// Starts counting from 0 again.
+    pub fn clear(&self) {
+        self.base.store(self.sum(), Ordering::Relaxed);
+    }
+
+    fn sum(&self) -> u64 {
+        self.slots.iter().map(|s| s.0.load(Ordering::Relaxed)).sum()
     }
 }
 
@@ -73,6 +87,10 @@ mod tests {
         handles.into_iter().for_each(|h| h.join().unwrap());
         c.inc(); // this thread: no slot of its own
         assert_eq!(c.get(), 3001);
+        c.clear();
+        assert_eq!(c.get(), 0);
+        c.inc();
+        assert_eq!(c.get(), 1);
     }
 
     #[test]

@@ -223,3 +223,51 @@ pub async fn peer_closes<S: Sock>(s: &S, every: Duration) {
 pub fn idle_conn_alive<S: Sock>(s: &S) -> bool {
     !has_pending_event(s) || !input_pending(s)
 }
+
+/// The keep-alive settings of `option clitcpka`/`srvtcpka` (`None` when off).
+pub fn keepalive(ka: &rampart_cfg::model::TcpKa) -> Option<socket2::TcpKeepalive> {
+    if !ka.on {
+        return None;
+    }
+    let mut k = socket2::TcpKeepalive::new();
+    if let Some(d) = ka.idle {
+        k = k.with_time(d);
+    }
+    if let Some(d) = ka.intvl {
+        k = k.with_interval(d);
+    }
+    if let Some(n) = ka.cnt {
+        k = k.with_retries(n);
+    }
+    Some(k)
+}
+
+/// Turns on TCP keep-alive probes (SO_KEEPALIVE and the TCP_KEEP* given); failures
+/// (a unix socket) are ignored, as HAProxy ignores them.
+pub fn set_keepalive<S: std::os::fd::AsFd>(s: &S, ka: &socket2::TcpKeepalive) {
+    let _ = socket2::SockRef::from(s).set_tcp_keepalive(ka);
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    #[test]
+    fn keepalive_settings_reach_the_socket() {
+        let ka = rampart_cfg::model::TcpKa {
+            on: true,
+            cnt: Some(4),
+            idle: Some(Duration::from_secs(31)),
+            intvl: Some(Duration::from_secs(7)),
+        };
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let s = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        super::set_keepalive(&s, &super::keepalive(&ka).unwrap());
+        let r = socket2::SockRef::from(&s);
+        assert!(r.keepalive().unwrap());
+        assert_eq!(r.keepalive_time().unwrap(), Duration::from_secs(31));
+        assert_eq!(r.keepalive_interval().unwrap(), Duration::from_secs(7));
+        assert_eq!(r.keepalive_retries().unwrap(), 4);
+        assert!(super::keepalive(&rampart_cfg::model::TcpKa::default()).is_none());
+    }
+}

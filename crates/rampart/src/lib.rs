@@ -22,6 +22,8 @@
 //! - `io`, `splice`, `buf`, `timer`: socket primitives, zero-copy forwarding, pools,
 //!   coarse per-thread timeouts
 //! - `counters`: per-thread event counters (connections per frontend and backend)
+//! - `stats`: the runtime API on the stats sockets (`show info`, `show stat` ...) and
+//!   the counters only it reads
 //! - `log`: log-format strings (compiled segments, rendered per stream)
 //! - `debug`: `-d` traffic debug output
 //! - `sys`: the few system-call wrappers that need `unsafe`
@@ -49,6 +51,7 @@ pub mod sample;
 pub mod server;
 pub mod session;
 pub mod splice;
+pub mod stats;
 pub mod stream;
 mod sys;
 pub mod timer;

@@ -304,6 +304,15 @@ fn start(cli: &Cli, mut cfg: Config, identity: Identity, modes: Modes, daemon_ch
     let Some(listeners) = bind_listeners(&cfg, nbthread, &mut old, argv0, rep) else {
         return 1;
     };
+    let cli_listeners = match rampart::stats::socket::bind_all(&cfg) {
+        Ok(bound) => bound,
+        Err(alerts) => {
+            alerts.iter().for_each(|a| rep.alert(a));
+            rep.alert(&format!("[{argv0}.main()] Some protocols failed to start their listeners! Exiting."));
+            old.resume();
+            return 1;
+        }
+    };
     let detach = match leave_startup_state(cli, &cfg, identity, modes, daemon_child, &mut old, rep) {
         Ok(detach) => detach,
         Err(msg) => {
@@ -327,7 +336,11 @@ fn start(cli: &Cli, mut cfg: Config, identity: Identity, modes: Modes, daemon_ch
     };
     let settings =
         worker::Settings { nbthread, maxconn, hard_stop_after: cfg.global.hard_stop_after, localpeer: localpeer(cli) };
-    worker::run(rt, listeners, settings)
+    let cli = Arc::new(rampart::stats::Cli::new(&cfg, rt.clone()));
+    let mut main_tasks: Vec<worker::MainTask> =
+        cli_listeners.into_iter().map(|l| Box::pin(rampart::stats::socket::serve(l, cli.clone())) as _).collect();
+    main_tasks.push(Box::pin(rampart::stats::rates::run(rt.clone())));
+    worker::run(rt, listeners, settings, main_tasks)
 }
 
 /// Decides maxconn and sets the descriptor and memory limits. `None`: cannot run.

@@ -69,7 +69,7 @@ pub fn display_build_opts(default_nbthread: usize) -> String {
     out.push_str("(protocols marked as <default> cannot be specified using 'proto' keyword)\n");
     out.push_str("  <default> : mode=HTTP  side=FE|BE  mux=H1    flags=HTX\n");
     out.push_str("  <default> : mode=TCP   side=FE|BE  mux=PASS  flags=\n\n");
-    out.push_str("Available services : none\n\n");
+    out.push_str("Available services : prometheus-exporter\n\n");
     out.push_str("Available filters :\n\n");
     out
 }
@@ -148,7 +148,7 @@ mod tests {
         assert_eq!(view[0].split_whitespace().nth(2), Some(version_string().as_str()));
         assert_eq!(view[1], build_target());
         assert!(view[2].contains("+ACCEPT4") && view[2].contains("-OPENSSL"), "{}", view[2]);
-        assert_eq!(view[3], "none");
+        assert_eq!(view[3], "prometheus-exporter");
     }
 
     #[test]
@@ -172,7 +172,7 @@ mod tests {
         assert_eq!(lines[0], "Build options :");
         assert!(lines.contains(&"Built with multi-threading support (MAX_THREADS=64, default=2)."));
         assert!(lines.contains(&"  bufsize = 16384, maxrewrite = 1024"));
-        assert!(lines.contains(&"Available services : none"));
+        assert!(lines.contains(&"Available services : prometheus-exporter"));
         assert!(lines.contains(&"      epoll : pref=300,  test result OK"));
         let filters = lines.iter().position(|l| *l == "Available filters :").unwrap();
         assert_eq!(filters, lines.len() - 2, "no filter follows the header");

@@ -213,7 +213,7 @@ fn vv_has_haproxy_layout() {
         at("Built with multi-threading support (MAX_THREADS=64, default="),
         at("Available polling systems :"),
         at("Available multiplexer protocols :"),
-        at("Available services : none"),
+        at("Available services : prometheus-exporter"),
         at("Available filters :"),
     ];
     assert!(order.windows(2).all(|w| w[0] < w[1]), "sections out of order: {order:?}");
@@ -240,7 +240,7 @@ fn regression_test_runner_reads_vv_with_its_own_shell_pipeline() {
     assert!(fields[0].starts_with("2.6.12-rampart"), "version: {text}");
     assert_eq!(fields[1], "linux-glibc", "target: {text}");
     assert!(fields[2].contains("+THREAD"), "features: {text}");
-    assert_eq!(fields[3], "none", "services: {text}");
+    assert_eq!(fields[3], "prometheus-exporter", "services: {text}");
 }
 
 // === usage and bad command lines ===

@@ -25,7 +25,11 @@ pub static HTTP_REQUEST_ACTIONS: &[ActionKw] = &[
     act("ot-group", false, No),
     act("set-log-level", false, LOG_LEVEL),
     act("set-nice", false, No),
-    act("use-service", false, No),
+    act(
+        "use-service",
+        false,
+        Partial("'prometheus-exporter' (HAProxy's metric names; see docs/compat/runtime-api.md)"),
+    ),
     act("sc-inc-gpc", true, No),
     act("sc-inc-gpc0", true, No),
     act("sc-inc-gpc1", true, No),

@@ -1,5 +1,6 @@
 //! Features whose keywords rampart accepts without acting on them yet, because
-//! refusing them would refuse nearly every real configuration (`log` lines, `option httplog`, the `stats socket` of Debian's default file). Each
+//! refusing them would refuse nearly every real configuration (`log` lines,
+//! `option httplog`). Each
 //! feature prints one warning at startup (and with `-c`), at the first line using it,
 //! naming what is not done. Any other keyword rampart does not act on is refused with
 //! "'kw' is not supported yet".
@@ -14,12 +15,10 @@ use crate::span::Span;
 pub enum Pending {
     /// Logging: nothing is sent to a syslog server or a sink.
     Logs,
-    /// The runtime API: `stats socket` binds nothing.
-    RuntimeApi,
 }
 
 impl Pending {
-    pub const ALL: [Pending; 2] = [Pending::Logs, Pending::RuntimeApi];
+    pub const ALL: [Pending; 1] = [Pending::Logs];
 
     /// The startup warning (the line of the first use is prefixed to it).
     pub fn warning(self) -> &'static str {
@@ -28,10 +27,6 @@ impl Pending {
                 "logs are not sent yet: 'log' lines and 'option httplog', 'tcplog' and 'dontlognull' are kept \
                  for when they are."
             }
-            Pending::RuntimeApi => {
-                "the runtime API is not served yet: 'stats socket' binds nothing ('stats timeout' and \
-                 'stats maxconn' are kept for when it does)."
-            }
         }
     }
 
@@ -39,9 +34,6 @@ impl Pending {
     pub fn keywords(self) -> &'static [&'static str] {
         match self {
             Pending::Logs => &["global log", "log", "option httplog", "option tcplog", "option dontlognull"],
-            Pending::RuntimeApi => {
-                &["global stats", "global stats socket", "global stats timeout", "global stats maxconn"]
-            }
         }
     }
 
@@ -54,7 +46,7 @@ impl Pending {
 /// The first line using each pending feature, in a configuration being parsed.
 #[derive(Debug, Default, Clone)]
 pub struct PendingUses {
-    first: [Option<Span>; 2],
+    first: [Option<Span>; 1],
 }
 
 impl PendingUses {
@@ -101,10 +93,7 @@ mod tests {
         );
         assert_eq!(
             pending_warnings(&text),
-            [
-                format!("[WARNING]  (1) : config : parsing [t.cfg:4] : {}\n", Pending::Logs.warning()),
-                format!("[WARNING]  (1) : config : parsing [t.cfg:2] : {}\n", Pending::RuntimeApi.warning()),
-            ]
+            [format!("[WARNING]  (1) : config : parsing [t.cfg:4] : {}\n", Pending::Logs.warning()),]
         );
     }
 

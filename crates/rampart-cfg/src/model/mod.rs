@@ -170,6 +170,56 @@ pub struct StatsSocket {
     pub span: Span,
 }
 
+/// The statistics page of a proxy (`stats ...` keywords; any of them enables it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatsPage {
+    /// `stats uri`: the page answers requests whose path and query start with it.
+    pub uri: String,
+    /// `stats realm` (HAProxy's default: `HAProxy Statistics`).
+    pub realm: Option<String>,
+    /// `stats auth <user>:<password>` accounts; none: the page is open.
+    pub auth: Vec<StatsAuth>,
+    /// `stats refresh` (seconds, rounded up).
+    pub refresh: Option<Duration>,
+    pub hide_version: bool,
+    pub show_legends: bool,
+    /// `stats show-node [name]`: `Some("")` for the host name.
+    pub show_node: Option<String>,
+    /// `stats show-desc [text]`.
+    pub show_desc: Option<String>,
+    /// `stats scope <proxy>`: the proxies shown (all when empty).
+    pub scope: Vec<String>,
+    /// The first `stats` line.
+    pub span: Span,
+}
+
+impl StatsPage {
+    /// HAProxy's realm when `stats realm` is not set.
+    pub const DEFAULT_REALM: &'static str = "HAProxy Statistics";
+
+    pub fn new(uri: &str, span: Span) -> StatsPage {
+        StatsPage {
+            uri: uri.to_owned(),
+            realm: None,
+            auth: Vec::new(),
+            refresh: None,
+            hide_version: false,
+            show_legends: false,
+            show_node: None,
+            show_desc: None,
+            scope: Vec::new(),
+            span,
+        }
+    }
+}
+
+/// A `stats auth` account.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatsAuth {
+    pub user: String,
+    pub password: String,
+}
+
 /// What a proxy section can do: `frontend` = front only, `backend` = back only, `listen` = both.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Cap {
@@ -212,6 +262,9 @@ pub struct Proxy {
     pub http_reuse: HttpReuse,
     /// `retries` (default 3): connection attempts after the first one.
     pub retries: u32,
+    /// `source <addr>[:<port>]`: the local address server connections bind to
+    /// (port 0: any).
+    pub source: Option<SocketAddr>,
     /// `retry-on`: whether a failed connection is retried (`conn-failure`, the
     /// default; `none` turns it off). The other conditions are refused for now.
     pub retry_on_conn_failure: bool,
@@ -233,6 +286,8 @@ pub struct Proxy {
     pub tcp_response_inspect_delay: Option<Duration>,
     /// `monitor-uri <uri>` (frontends).
     pub monitor_uri: Option<String>,
+    /// The statistics page (`stats enable`, `stats uri` ...), when enabled.
+    pub stats: Option<StatsPage>,
     /// `monitor fail if|unless <cond>` lines (frontends).
     pub monitor_fail: Vec<Condition>,
     /// `capture ...`, `declare capture ...` and the capture slots rules declared.
@@ -403,6 +458,24 @@ pub struct ProxyOptions {
     pub originalto: Option<OriginalTo>,
     /// `option http-restrict-req-hdr-names preserve|delete|reject`.
     pub restrict_req_hdr_names: RestrictHdrNames,
+    /// `option clitcpka` (or `tcpka`) and `clitcpka-cnt|idle|intvl`: TCP keep-alive
+    /// probes on client connections.
+    pub clitcpka: TcpKa,
+    /// `option srvtcpka` (or `tcpka`) and `srvtcpka-*`: the same on server connections.
+    pub srvtcpka: TcpKa,
+}
+
+/// TCP keep-alive of one side: SO_KEEPALIVE when `on`, and the TCP_KEEP* settings
+/// given (the system's otherwise).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TcpKa {
+    pub on: bool,
+    /// `*tcpka-cnt`: TCP_KEEPCNT.
+    pub cnt: Option<u32>,
+    /// `*tcpka-idle`: TCP_KEEPIDLE.
+    pub idle: Option<Duration>,
+    /// `*tcpka-intvl`: TCP_KEEPINTVL.
+    pub intvl: Option<Duration>,
 }
 
 /// `option originalto`: adds the original destination address to requests.
@@ -474,6 +547,23 @@ pub enum Balance {
 }
 
 impl Balance {
+    /// The algorithm's name as HAProxy's stats report it (`algo` column).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Balance::RoundRobin => "roundrobin",
+            Balance::StaticRr => "static-rr",
+            Balance::LeastConn => "leastconn",
+            Balance::First => "first",
+            Balance::Source => "source",
+            Balance::Uri { .. } => "uri",
+            Balance::UrlParam { .. } => "url_param",
+            Balance::Hdr { .. } => "hdr",
+            Balance::Random { .. } => "random",
+            Balance::Hash { .. } => "hash",
+            Balance::PeakEwma { .. } => "peak-ewma",
+        }
+    }
+
     /// Whether the algorithm hashes a key (`hash-type` applies).
     pub fn is_hash(&self) -> bool {
         matches!(
@@ -516,6 +606,11 @@ pub struct Bind {
     pub v6only: Option<bool>,
     /// `backlog N` (N > 0); otherwise the frontend's.
     pub backlog: Option<u32>,
+    /// `accept-proxy`: every connection starts with a PROXY protocol v1/v2 header.
+    pub accept_proxy: bool,
+    /// `mss <n>`: TCP_MAXSEG of the listening socket; negative: the system's value
+    /// minus `|n|`.
+    pub mss: Option<i32>,
     pub span: Span,
 }
 
@@ -552,7 +647,29 @@ pub struct Server {
     pub id: Option<u32>,
     /// Health-check settings.
     pub check: CheckOptions,
+    /// `send-proxy`, `send-proxy-v2`, `proxy-v2-options`, `check-send-proxy`.
+    pub proxy: SendProxy,
+    /// `source <addr>[:<port>]`, else the backend's.
+    pub source: Option<SocketAddr>,
+    /// An address without a port, or with `+N`/`-N`: the port is the one the client
+    /// connected to plus this offset (the address's port is then 0).
+    pub port_offset: Option<i32>,
     pub span: Span,
+}
+
+/// The PROXY protocol header a server connection starts with.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SendProxy {
+    /// `None`: no header; `Some(1)`: `send-proxy`; `Some(2)`: `send-proxy-v2`.
+    pub version: Option<u8>,
+    /// `proxy-v2-options authority`: the AUTHORITY TLV received from the client.
+    pub authority: bool,
+    /// `proxy-v2-options unique-id`: the frontend's `unique-id-format` value.
+    pub unique_id: bool,
+    /// `proxy-v2-options crc32c`: a CRC32C TLV.
+    pub crc32c: bool,
+    /// `check-send-proxy`: health checks start with a header too.
+    pub check: bool,
 }
 
 /// `check`, `inter`, `rise`, `fall`, ... as written on a `server` line.

@@ -317,6 +317,8 @@ pub enum HttpReqAction {
         timeout: TimeoutName,
         value: TimeoutValue,
     },
+    /// `use-service <name>` (only `prometheus-exporter` exists).
+    UseService(String),
     Reject,
 }
 
@@ -346,6 +348,7 @@ impl HttpReqAction {
             A::StrictMode(_) => "strict-mode",
             A::DisableL7Retry => "disable-l7-retry",
             A::SetTimeout { .. } => "set-timeout",
+            A::UseService(_) => "use-service",
             A::Reject => "reject",
         }
     }
@@ -468,6 +471,8 @@ pub enum TcpReqAction {
     /// Content rules only.
     SetPriorityClass(ExprSrc),
     SetPriorityOffset(ExprSrc),
+    /// `expect-proxy layer4` (connection rules only): read a PROXY header next.
+    ExpectProxy,
 }
 
 impl TcpReqAction {
@@ -484,6 +489,7 @@ impl TcpReqAction {
             A::SwitchModeHttp { .. } => "switch-mode",
             A::SetPriorityClass(_) => "set-priority-class",
             A::SetPriorityOffset(_) => "set-priority-offset",
+            A::ExpectProxy => "expect-proxy",
         }
     }
 }

@@ -208,12 +208,15 @@ fn parse_one_listen(full: &str, out: &mut Vec<ListenAddr>) -> Result<(), String>
 }
 
 /// Parses the address of a `server` line.
-pub fn parse_server_addr(full: &str) -> Result<ServerAddr, String> {
+/// A server address that may map ports: no port, port 0, or `+N`/`-N` give the offset
+/// to add to the port the client connected to (`Some(offset)`, the address's own port
+/// then being 0). HAProxy's `str2sa_range()` with `PA_O_PORT_OFS`.
+pub fn parse_server_target(full: &str) -> Result<(ServerAddr, Option<i32>), String> {
     if full.is_empty() {
         return Err(format!("'{full}' resolves to an empty address (environment variable missing?)"));
     }
     match split_prefix(full)? {
-        Target::Unix(path) => Ok(ServerAddr::Unix(PathBuf::from(path))),
+        Target::Unix(path) => Ok((ServerAddr::Unix(PathBuf::from(path)), None)),
         Target::Fd(_) => Err(format!("a file descriptor is not acceptable here in '{full}'")),
         Target::Inet(fam, rest) => {
             let (host, port) = split_host_port(rest);
@@ -228,12 +231,34 @@ pub fn parse_server_addr(full: &str) -> Result<ServerAddr, String> {
                 None => return Err(format!("could not resolve address '{host}'.")),
             };
             match ports {
-                Ports::Range(p, _) => Ok(ServerAddr::Inet(SocketAddr::new(ip, p))),
+                Ports::Range(p, _) => Ok((ServerAddr::Inet(SocketAddr::new(ip, p)), None)),
                 Ports::Mapped => {
-                    Err(format!("server address '{full}' without a fixed port (port mapping) is not supported yet"))
+                    // "", "0", "+N" or "-N"; atol() like HAProxy (strtol on the offset)
+                    let offset = port.map_or(0, super::value::atol);
+                    let offset = i32::try_from(offset).map_err(|_| format!("invalid port offset in '{full}'"))?;
+                    Ok((ServerAddr::Inet(SocketAddr::new(ip, 0)), Some(offset)))
                 }
             }
         }
+    }
+}
+
+/// The address of a `source` keyword or server option: an IP address with an optional
+/// port (none or 0: any port).
+pub fn parse_source_addr(full: &str) -> Result<SocketAddr, String> {
+    match split_prefix(full)? {
+        Target::Inet(fam, rest) => {
+            let (host, port) = split_host_port(rest);
+            let port = match parse_ports(port, full, false, false)? {
+                Ports::Range(p, _) => p,
+                Ports::Mapped => 0,
+            };
+            match parse_host(host, fam) {
+                Some(Host::Ip(ip) | Host::Wildcard(ip)) => Ok(SocketAddr::new(ip, port)),
+                None => Err(format!("Unknown host in '{full}'")),
+            }
+        }
+        Target::Unix(_) | Target::Fd(_) => Err(format!("'{full}' is not an IPv4/IPv6 address")),
     }
 }
 
@@ -305,7 +330,7 @@ mod tests {
 
     #[test]
     fn server_forms() {
-        let ok = |s: &str| parse_server_addr(s).expect(s);
+        let ok = |s: &str| parse_server_target(s).expect(s).0;
         assert_eq!(ok("127.0.0.1:80"), ServerAddr::Inet("127.0.0.1:80".parse().expect("sa")));
         assert_eq!(ok("::1:80"), ServerAddr::Inet("[::1]:80".parse().expect("sa")));
         assert_eq!(ok("[::1]:80"), ServerAddr::Inet("[::1]:80".parse().expect("sa")));
@@ -316,14 +341,23 @@ mod tests {
     }
 
     #[test]
+    fn server_port_mapping() {
+        let ok = |s: &str| parse_server_target(s).expect(s);
+        let ip = |s: &str| ServerAddr::Inet(s.parse().expect("sa"));
+        assert_eq!(ok("127.0.0.1"), (ip("127.0.0.1:0"), Some(0)));
+        assert_eq!(ok("127.0.0.1:+1000"), (ip("127.0.0.1:0"), Some(1000)));
+        assert_eq!(ok("127.0.0.1:-80"), (ip("127.0.0.1:0"), Some(-80)));
+        assert_eq!(ok("127.0.0.1:0"), (ip("127.0.0.1:0"), Some(0)));
+        assert_eq!(ok("127.0.0.1:81"), (ip("127.0.0.1:81"), None));
+    }
+
+    #[test]
     fn server_errors() {
-        let e = |s: &str| parse_server_addr(s).expect_err(s);
+        let e = |s: &str| parse_server_target(s).expect_err(s);
         assert_eq!(e("127.0.0.1:8000-8001"), "port range not permitted here in '127.0.0.1:8000-8001'");
         assert_eq!(e("fd@3"), "a file descriptor is not acceptable here in 'fd@3'");
         assert_eq!(e("127.0.0.1:70000"), "invalid port '70000'");
         assert_eq!(e("nosuch.invalid:80"), "could not resolve address 'nosuch.invalid'.");
-        assert!(e("127.0.0.1").contains("port mapping"));
-        assert!(e("127.0.0.1:+1").contains("port mapping"));
         assert!(e(":80").contains("client's destination"));
     }
 

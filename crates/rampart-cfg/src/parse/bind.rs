@@ -35,8 +35,8 @@ pub(super) fn parse_bind(cx: &mut Ctx<'_>, words: &[String]) {
     let ctx = format!("'bind {spec}' in section '{}'", cx.pb.kind.section_word());
     let Some(opts) = parse_bind_options(cx, &words[2..], &ctx) else { return };
     let v6only = if opts.v6only { Some(true) } else { opts.v4v6.then_some(false) };
-    let (name, backlog) = (opts.name, opts.backlog);
-    cx.pb.px.binds.push(Bind { addrs, name, v6only, backlog, span: cx.span.clone() });
+    let (name, backlog, accept_proxy, mss) = (opts.name, opts.backlog, opts.accept_proxy, opts.mss);
+    cx.pb.px.binds.push(Bind { addrs, name, v6only, backlog, accept_proxy, mss, span: cx.span.clone() });
 }
 
 /// The supported options of one `bind` line.
@@ -46,6 +46,8 @@ struct BindOpts {
     v4v6: bool,
     v6only: bool,
     backlog: Option<u32>,
+    accept_proxy: bool,
+    mss: Option<i32>,
 }
 
 /// Parses the options after the address; `None` on error (already reported). A
@@ -85,6 +87,15 @@ fn apply_bind_option(out: &mut BindOpts, name: &str, value: Option<&String>) -> 
     match (name, value) {
         ("v4v6", _) => out.v4v6 = true,
         ("v6only", _) => out.v6only = true,
+        ("accept-proxy", _) => out.accept_proxy = true,
+        ("mss", v) => {
+            // strtol() as HAProxy reads it: leading digits, 0 when none
+            let n = v.map_or(0, |v| super::value::atol(v));
+            if n == 0 || n.abs() > 65535 {
+                return Err("'mss' : expects an MSS with and absolute value between 1 and 65535".into());
+            }
+            out.mss = i32::try_from(n).ok();
+        }
         ("name", Some(n)) => out.name = Some(n.clone()),
         ("name", None) => return Err("'name' : missing name".into()),
         ("backlog", Some(v)) => out.backlog = parse_backlog(v)?,
@@ -149,6 +160,23 @@ mod tests {
     }
 
     #[test]
+    fn bind_accept_proxy() {
+        let cfg = parse_ok("frontend f\n bind :80 accept-proxy mss 1400\n bind :81 mss -20\n");
+        let b = &cfg.proxies[0].binds;
+        assert_eq!((b[0].accept_proxy, b[1].accept_proxy), (true, false));
+        assert_eq!((b[0].mss, b[1].mss), (Some(1400), Some(-20)));
+        assert_eq!(
+            alerts("frontend f\n bind :80 mss 0\n"),
+            ["'bind :80' in section 'frontend' : 'mss' : expects an MSS with and absolute value between 1 and 65535"]
+        );
+        // no safe wrapper sets TCP_DEFER_ACCEPT yet
+        assert_eq!(
+            alerts("frontend f\n bind :80 defer-accept\n"),
+            ["'bind :80' in section 'frontend' : 'defer-accept' is not supported yet"]
+        );
+    }
+
+    #[test]
     fn bind_errors() {
         assert_eq!(
             alerts("frontend f\n bind :80 ssl crt /x.pem\n"),
@@ -161,7 +189,6 @@ mod tests {
         assert_eq!(
             alerts("frontend f\n bind :80 accept-proxy backlog -1 name n tfo bogus ssl\n"),
             [
-                "'bind :80' in section 'frontend' : 'accept-proxy' is not supported yet",
                 "'bind :80' in section 'frontend' : 'backlog' : invalid value -1, must be > 0",
                 "'bind :80' in section 'frontend' : 'tfo' is not supported yet",
                 "'bind :80' in section 'frontend': unknown keyword 'bogus'."

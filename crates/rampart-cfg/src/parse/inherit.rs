@@ -26,6 +26,7 @@ pub(super) fn inherit(def: &ProxyBuild, name: &str, kind: Kind, span: &Span) -> 
     px.unique_id_format = d.unique_id_format.clone();
     px.unique_id_header = d.unique_id_header.clone();
     pb.defsrv = def.defsrv.clone();
+    px.stats = d.stats.clone();
     let (dt, t) = (&d.timeouts, &mut px.timeouts);
     if cap.frontend {
         px.maxconn = d.maxconn;
@@ -46,6 +47,7 @@ pub(super) fn inherit(def: &ProxyBuild, name: &str, kind: Kind, span: &Span) -> 
         px.hash_type = d.hash_type;
         px.hash_balance_factor = d.hash_balance_factor;
         px.retries = d.retries;
+        px.source = d.source;
         px.retry_on_conn_failure = d.retry_on_conn_failure;
         t.connect = dt.connect;
         t.server = dt.server;

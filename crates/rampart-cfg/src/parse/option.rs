@@ -46,6 +46,7 @@ fn dispatch_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str
             flag_option(cx, words, kwm, name)
         }
         (_, "httpclose" | "http-server-close" | "http-keep-alive") => conn_mode_option(cx, words, kwm, name),
+        (_, "tcpka" | "clitcpka" | "srvtcpka") => tcpka_option(cx, words, kwm, name),
         // rampart always forwards data as it comes (no delay) and splices where it pays
         // off: these options ask for what it does anyway.
         (_, "http-no-delay" | "splice-auto" | "splice-request" | "splice-response") if kwm == Modifier::Std => {
@@ -61,6 +62,11 @@ fn dispatch_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str
             cx.alert(not_yet(&format!("{prefix} option {name}")));
         }
         (_, "redispatch") => redispatch_option(cx, words, kwm),
+        // COMPAT: ACK-saving socket tweaks (TCP_QUICKACK off on accept or connect);
+        // rampart leaves acknowledgements to the kernel whether they are on or off.
+        (_, "tcp-smart-accept" | "tcp-smart-connect") => {
+            let _ = cx.too_many(words, 0, 1);
+        }
         _ if kwm != Modifier::Std => {
             cx.alert(format!("negation/default is not supported for option '{name}'."));
         }
@@ -114,6 +120,25 @@ fn flag_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str) {
         "http-buffer-request" => opts.http_buffer_request = on,
         "allbackups" => opts.allbackups = on,
         _ => opts.abortonclose = on,
+    }
+}
+
+/// `tcpka` (both sides), `clitcpka`, `srvtcpka`: SO_KEEPALIVE on client and/or server
+/// connections.
+fn tcpka_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str) {
+    if cx.too_many(words, 0, 1) {
+        return;
+    }
+    if name != "tcpka" && cx.ignored_without(name == "clitcpka", name, "") {
+        return;
+    }
+    let on = kwm == Modifier::Std;
+    let opts = &mut cx.pb.px.options;
+    if name != "srvtcpka" {
+        opts.clitcpka.on = on;
+    }
+    if name != "clitcpka" {
+        opts.srvtcpka.on = on;
     }
 }
 
@@ -291,6 +316,13 @@ fn restrict_hdr_names_option(cx: &mut Ctx<'_>, words: &[String]) {
 mod tests {
     use crate::model::{HttpConnMode, IpNet, RestrictHdrNames};
     use crate::parse::tests::{alerts, parse_ok, warnings};
+
+    #[test]
+    fn tcp_smart_options_are_accepted() {
+        let cfg = parse_ok("defaults\n option tcp-smart-accept\n no option tcp-smart-connect\nlisten l\n bind :80\n");
+        assert_eq!(cfg.proxies.len(), 1);
+        assert_eq!(alerts("listen l\n option tcp-smart-accept x\n").len(), 1, "no argument");
+    }
 
     #[test]
     fn boolean_options_and_negation() {

@@ -72,6 +72,8 @@ pub(crate) struct ServerSettings {
     /// `id`: a `server` line's own (refused on `default-server`).
     pub id: Option<u32>,
     pub check: CheckOptions,
+    pub proxy: crate::model::SendProxy,
+    pub source: Option<std::net::SocketAddr>,
 }
 
 impl Default for ServerSettings {
@@ -83,6 +85,8 @@ impl Default for ServerSettings {
             disabled: false,
             id: None,
             check: CheckOptions::default(),
+            proxy: crate::model::SendProxy::default(),
+            source: None,
         }
     }
 }
@@ -206,6 +210,7 @@ fn fresh_proxy(name: &str, cap: Cap, span: &Span) -> Proxy {
         options: ProxyOptions::default(),
         http_reuse: HttpReuse::Safe,
         retries: 3,
+        source: None,
         retry_on_conn_failure: true,
         errorfiles: Vec::new(),
         http_error_replies: Vec::new(),
@@ -216,6 +221,7 @@ fn fresh_proxy(name: &str, cap: Cap, span: &Span) -> Proxy {
         tcp_request_inspect_delay: None,
         tcp_response_inspect_delay: None,
         monitor_uri: None,
+        stats: None,
         monitor_fail: Vec::new(),
         captures: Captures::default(),
         unique_id_format: None,
@@ -411,6 +417,7 @@ fn dispatch(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
         "use-server" => switching::parse_use_server(cx, words),
         "acl" => switching::parse_acl(cx, words),
         "monitor-uri" => switching::parse_monitor_uri(cx, words),
+        "stats" => super::stats::parse_stats(cx, words),
         "monitor" => switching::parse_monitor(cx, words),
         "capture" => switching::parse_capture(cx, words),
         "declare" => switching::parse_declare(cx, words),
@@ -424,6 +431,10 @@ fn dispatch(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
         "timeout" => proxy_kw::parse_timeout(cx, words),
         "http-reuse" => proxy_kw::parse_http_reuse(cx, words),
         "retries" => proxy_kw::parse_retries(cx, words),
+        "source" => proxy_kw::parse_source(cx, words),
+        "clitcpka-cnt" | "clitcpka-idle" | "clitcpka-intvl" | "srvtcpka-cnt" | "srvtcpka-idle" | "srvtcpka-intvl" => {
+            proxy_kw::parse_tcpka(cx, words)
+        }
         "errorfile" => errorfile::parse_errorfile(cx, words),
         "errorfiles" => http_errors::parse_errorfiles(cx, words),
         "http-error" => http_errors::parse_http_error(cx, words),

@@ -219,12 +219,137 @@ pub(super) fn parse_retries(cx: &mut Ctx<'_>, words: &[String]) {
     cx.pb.px.retries = u32::try_from(v.max(0)).unwrap_or(u32::MAX);
 }
 
+/// `source <addr>[:<port>]`: server connections bind to this local address first.
+/// `usesrc` (transparent proxying) and `interface` are refused: they need privileges
+/// rampart does not keep.
+pub(super) fn parse_source(cx: &mut Ctx<'_>, words: &[String]) {
+    if cx.ignored_without(false, "source", "") {
+        return;
+    }
+    let value = arg(words, 1);
+    if value.is_empty() {
+        cx.alert("'source' expects <addr>[:<port>] as argument.");
+        return;
+    }
+    if let Some(extra) = words[2..].iter().find(|w| matches!(w.as_str(), "usesrc" | "interface")) {
+        cx.alert(format!("'source {extra}' is not supported yet"));
+        return;
+    }
+    if cx.too_many(words, 1, 0) {
+        return;
+    }
+    match super::addr::parse_source_addr(value) {
+        Ok(a) => cx.pb.px.source = Some(a),
+        Err(e) => cx.alert(format!("'source' : {e}")),
+    }
+}
+
+/// `clitcpka-cnt|idle|intvl <value>`, `srvtcpka-*` (HAProxy's `proxy_parse_tcpka_*()`):
+/// a count, or a delay in seconds unless a unit is given. Kept with a warning on a
+/// proxy that lacks the side it applies to, as HAProxy does.
+pub(super) fn parse_tcpka(cx: &mut Ctx<'_>, words: &[String]) {
+    let name = words[0].as_str();
+    let value = arg(words, 1);
+    if value.is_empty() {
+        cx.alert(format!("'{name}' expects an integer value"));
+        return;
+    }
+    let cli = name.starts_with("cli");
+    let (what, field) = name.split_once('-').unwrap_or((name, ""));
+    let parsed = if field == "cnt" { tcpka_count(name, value).map(Err) } else { tcpka_delay(name, value).map(Ok) };
+    let v = match parsed {
+        Ok(v) => v,
+        Err(msg) => {
+            cx.alert(msg);
+            return;
+        }
+    };
+    let cap = cx.cap();
+    if (cli && !cap.frontend) || (!cli && !cap.backend) {
+        let (kind, px) = (cx.pb.kind.type_str(), cx.pb.px.name.clone());
+        let side = if cli { "frontend" } else { "backend" };
+        cx.warning(format!("{name} will be ignored because {kind} '{px}' has no {side} capability"));
+    }
+    let ka = if what == "clitcpka" { &mut cx.pb.px.options.clitcpka } else { &mut cx.pb.px.options.srvtcpka };
+    match (field, v) {
+        ("cnt", Err(n)) => ka.cnt = Some(n),
+        ("idle", Ok(d)) => ka.idle = Some(d),
+        (_, Ok(d)) => ka.intvl = Some(d),
+        (_, Err(_)) => {}
+    }
+}
+
+/// `strtol(.., 0)`: decimal, `0x` hexadecimal or `0` octal, nothing after it.
+fn tcpka_count(name: &str, value: &str) -> Result<u32, String> {
+    let (digits, radix) = match value.strip_prefix("0x").or_else(|| value.strip_prefix("0X")) {
+        Some(hex) => (hex, 16),
+        None if value.len() > 1 && value.starts_with('0') => (&value[1..], 8),
+        None => (value, 10),
+    };
+    match digits.find(|c: char| !c.is_digit(radix)) {
+        Some(i) => {
+            let c = digits[i..].chars().next().unwrap_or(' ');
+            Err(format!("'{name}' : unexpected character '{c}' in integer value '{value}'"))
+        }
+        None => Ok(u32::from_str_radix(digits, radix).unwrap_or(u32::MAX)),
+    }
+}
+
+/// A delay in seconds by default (HAProxy's `TIME_UNIT_S`).
+fn tcpka_delay(name: &str, value: &str) -> Result<std::time::Duration, String> {
+    let with_unit = if value.ends_with(|c: char| c.is_ascii_digit()) { format!("{value}s") } else { value.to_owned() };
+    match super::value::parse_time_ms(&with_unit) {
+        Ok(ms) => Ok(ms.duration().unwrap_or_default()),
+        Err(super::value::TimeError::Overflow) => Err(format!(
+            "timer overflow in argument '{value}' to '{name}' (maximum value is 2147483647 ms or ~24.8 days)"
+        )),
+        Err(super::value::TimeError::Underflow) => {
+            Err(format!("timer underflow in argument '{value}' to '{name}' (minimum non-null value is 1 ms)"))
+        }
+        Err(super::value::TimeError::BadChar(c)) => {
+            Err(format!("unexpected character '{c}' in argument to <{name}>.\n"))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
 
     use crate::model::{Balance, HttpReuse, Mode};
     use crate::parse::tests::{alerts, parse_ok, warnings};
+
+    #[test]
+    fn source_keyword() {
+        let cfg = parse_ok("defaults\n source 127.0.0.2\nbackend b\n source 127.0.0.3:0\nlisten l\n bind :80\n");
+        assert_eq!(cfg.proxies[0].source, Some("127.0.0.3:0".parse().unwrap()));
+        assert_eq!(cfg.proxies[1].source, Some("127.0.0.2:0".parse().unwrap()), "inherited");
+        assert_eq!(alerts("backend b\n source 1.2.3.4 usesrc clientip\n"), ["'source usesrc' is not supported yet"]);
+        assert_eq!(alerts("backend b\n source\n"), ["'source' expects <addr>[:<port>] as argument."]);
+    }
+
+    #[test]
+    fn tcp_keepalive() {
+        let cfg = parse_ok(
+            "defaults\n option tcpka\n clitcpka-idle 30\n srvtcpka-intvl 500ms\nlisten l\n bind :80\n \
+             clitcpka-cnt 0x5\n srvtcpka-cnt 3\n no option srvtcpka\n server s 127.0.0.1:1\n\
+             frontend f\n bind :81\n no option tcpka\n option clitcpka\n",
+        );
+        let (l, f) = (&cfg.proxies[0].options, &cfg.proxies[1].options);
+        assert!(l.clitcpka.on && !l.srvtcpka.on);
+        assert_eq!((l.clitcpka.idle, l.clitcpka.cnt), (Some(Duration::from_secs(30)), Some(5)));
+        assert_eq!((l.srvtcpka.intvl, l.srvtcpka.cnt), (Some(Duration::from_millis(500)), Some(3)));
+        assert!(f.clitcpka.on && !f.srvtcpka.on);
+        assert_eq!(
+            alerts("listen l\n clitcpka-cnt 3x\n"),
+            ["'clitcpka-cnt' : unexpected character 'x' in integer value '3x'"]
+        );
+        assert_eq!(alerts("listen l\n srvtcpka-idle\n"), ["'srvtcpka-idle' expects an integer value"]);
+        assert_eq!(
+            warnings("frontend f\n srvtcpka-idle 3\n"),
+            ["srvtcpka-idle will be ignored because frontend 'f' has no backend capability"]
+        );
+    }
 
     #[test]
     fn simple_keywords() {

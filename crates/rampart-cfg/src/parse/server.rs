@@ -8,7 +8,7 @@
 use crate::kw::{self, Support};
 use crate::model::{Observe, OnError, Server};
 
-use super::addr::{check_probe_addr, parse_server_addr};
+use super::addr::{check_probe_addr, parse_server_target};
 use super::proxy::{Ctx, ServerSettings};
 use super::value::{atol, invalid_char, parse_time_ms, TimeError};
 use super::{arg, not_yet};
@@ -31,7 +31,7 @@ pub(super) fn parse_server(cx: &mut Ctx<'_>, words: &[String]) {
         return;
     }
     let ctx = format!("'server {}/{name}' : ", cx.pb.px.name);
-    let addr = match parse_server_addr(&words[2]) {
+    let (addr, port_offset) = match parse_server_target(&words[2]) {
         Ok(a) => a,
         Err(e) => {
             cx.alert(format!("{ctx}{e}"));
@@ -59,6 +59,9 @@ pub(super) fn parse_server(cx: &mut Ctx<'_>, words: &[String]) {
         disabled: s.disabled,
         id: s.id,
         check: s.check,
+        proxy: s.proxy,
+        source: s.source,
+        port_offset,
         span,
     });
 }
@@ -140,6 +143,14 @@ fn apply_option(word: &str, value: &str, s: &mut ServerSettings, srv: &str) -> R
     match word {
         "backup" => s.backup = true,
         "disabled" => s.disabled = true,
+        "enabled" => s.disabled = false,
+        "send-proxy" => s.proxy.version = Some(1),
+        "send-proxy-v2" => s.proxy.version = Some(2),
+        "no-send-proxy" | "no-send-proxy-v2" => s.proxy.version = None,
+        "proxy-v2-options" => parse_pp2_options(value, &mut s.proxy)?,
+        "check-send-proxy" => s.proxy.check = true,
+        "source" => s.source = Some(super::addr::parse_source_addr(value).map_err(|e| format!("'source' : {e}"))?),
+        "no-check-send-proxy" => s.proxy.check = false,
         "check" => s.check.enabled = true,
         "no-check" => s.check.enabled = false,
         "observe" => {
@@ -235,6 +246,23 @@ fn apply_option(word: &str, value: &str, s: &mut ServerSettings, srv: &str) -> R
     Ok(())
 }
 
+/// `proxy-v2-options <opt>[,<opt>]*`. COMPAT: the TLS ones (`ssl`, `cert-cn`,
+/// `ssl-cipher`, `cert-sig`, `cert-key`) are refused: rampart has no TLS yet.
+fn parse_pp2_options(value: &str, p: &mut crate::model::SendProxy) -> Result<(), String> {
+    for opt in value.split(',') {
+        match opt {
+            "authority" => p.authority = true,
+            "unique-id" => p.unique_id = true,
+            "crc32c" => p.crc32c = true,
+            "ssl" | "cert-cn" | "ssl-cipher" | "cert-sig" | "cert-key" => {
+                return Err(format!("'proxy-v2-options {opt}' is not supported yet (no TLS)"));
+            }
+            _ => return Err(format!("'{opt}' : proxy v2 option not implemented")),
+        }
+    }
+    Ok(())
+}
+
 fn check_delay(word: &str, value: &str, srv: &str) -> Result<std::time::Duration, String> {
     if value.is_empty() {
         return Err(format!("'{word}' expects a delay as argument."));
@@ -302,6 +330,28 @@ mod tests {
     }
 
     #[test]
+    fn server_proxy_protocol_options() {
+        let cfg = parse_ok(
+            "backend b\n default-server send-proxy check-send-proxy\n server s1 127.0.0.1:1\n \
+             server s2 127.0.0.1:2 send-proxy-v2 proxy-v2-options crc32c,authority,unique-id no-check-send-proxy\n \
+             server s3 127.0.0.1:3 no-send-proxy disabled enabled\n",
+        );
+        let s = &cfg.proxies[0].servers;
+        assert_eq!((s[0].proxy.version, s[0].proxy.check), (Some(1), true));
+        let p = s[1].proxy;
+        assert_eq!((p.version, p.crc32c, p.authority, p.unique_id, p.check), (Some(2), true, true, true, false));
+        assert_eq!((s[2].proxy.version, s[2].disabled), (None, false));
+        let cfg = parse_ok("backend b\n server s 127.0.0.1:1 source 127.0.0.9:0\n");
+        assert_eq!(cfg.proxies[0].servers[0].source, Some("127.0.0.9:0".parse().unwrap()));
+        let a = |opts: &str| alerts(&format!("backend b\n server s 127.0.0.1:80 {opts}\n"));
+        assert_eq!(a("proxy-v2-options crc32c,bogus"), ["'server b/s' : 'bogus' : proxy v2 option not implemented."]);
+        assert_eq!(
+            a("proxy-v2-options cert-cn"),
+            ["'server b/s' : 'proxy-v2-options cert-cn' is not supported yet (no TLS)."]
+        );
+    }
+
+    #[test]
     fn server_errors() {
         let a = |opts: &str| alerts(&format!("backend b\n server s 127.0.0.1:80 {opts}\n"));
         assert_eq!(a("wieght 3"), ["'server b/s' : unknown keyword 'wieght'; did you mean 'weight' maybe ?"]);
@@ -318,9 +368,9 @@ mod tests {
         );
         // every refusal of the line is reported, up to an unknown word
         assert_eq!(
-            a("send-proxy weight 300 check inter 0 redir http://x wieght 3 ssl"),
+            a("send-proxy-v2-ssl weight 300 check inter 0 redir http://x wieght 3 ssl"),
             [
-                "'server b/s' : 'send-proxy' is not supported yet",
+                "'server b/s' : 'send-proxy-v2-ssl' is not supported yet",
                 "'server b/s' : weight of server s is not within 0 and 256 (300)..",
                 "'server b/s' : invalid value 0 for argument 'inter' of server s..",
                 "'server b/s' : 'redir' is not supported yet",

@@ -47,11 +47,11 @@ pub fn set(part: AddrPart, conn: &mut ConnInfo, smp: Sample<'_>) {
     match (part, ip, port) {
         (AddrPart::Src, Some(ip), _) => conn.src = Some(SocketAddr::new(ip, conn.src.map_or(0, |a| a.port()))),
         (AddrPart::Dst, Some(ip), _) => {
-            conn.dst_set = Some(Box::new(SocketAddr::new(ip, conn.dst().map_or(0, |a| a.port()))));
+            conn.set_dst(SocketAddr::new(ip, conn.dst().map_or(0, |a| a.port())));
         }
         (AddrPart::SrcPort, _, Some(p)) => conn.src = Some(SocketAddr::new(conn.src.map_or(unset, |a| a.ip()), p)),
         (AddrPart::DstPort, _, Some(p)) => {
-            conn.dst_set = Some(Box::new(SocketAddr::new(conn.dst().map_or(unset, |a| a.ip()), p)));
+            conn.set_dst(SocketAddr::new(conn.dst().map_or(unset, |a| a.ip()), p));
         }
         _ => {}
     }

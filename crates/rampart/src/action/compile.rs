@@ -289,6 +289,7 @@ impl<'c> Cx<'c> {
         Some(match a {
             HttpReqAction::Allow => HttpAct::Allow,
             HttpReqAction::Deny(r) => HttpAct::Deny(self.reply(r, list, "deny")?),
+            HttpReqAction::UseService(_) => HttpAct::PrometheusExporter,
             HttpReqAction::Tarpit(r) => HttpAct::Tarpit(self.reply(r, list, "tarpit")?),
             HttpReqAction::Return(r) => HttpAct::Return(self.reply(r, list, "return")?),
             HttpReqAction::Auth { realm } => {

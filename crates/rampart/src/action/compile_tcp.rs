@@ -271,6 +271,7 @@ impl Cx<'_> {
             TcpReqAction::Reject => TcpAct::Reject,
             TcpReqAction::SilentDrop => TcpAct::SilentDrop,
             TcpReqAction::SetLogLevel(_) => TcpAct::Nothing,
+            TcpReqAction::ExpectProxy => TcpAct::ExpectProxy,
             TcpReqAction::Var(v) => self.tcp_var(v, list, name, span)?,
             TcpReqAction::Capture { expr, slot } => {
                 let Some(len) = self.px().captures.request.get(*slot).map(|c| c.len) else {

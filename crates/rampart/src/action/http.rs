@@ -53,6 +53,8 @@ pub enum HttpAct {
     Allow,
     /// `deny`: the reply (403 by default, 502 on responses).
     Deny(Reply),
+    /// `use-service prometheus-exporter`: the metrics (`crate::stats::prometheus`).
+    PrometheusExporter,
     /// `tarpit`: the reply after `timeout tarpit`.
     Tarpit(Reply),
     Return(Reply),
@@ -250,11 +252,31 @@ impl HttpAct {
     fn run<'rt>(&'rt self, x: &mut Exec<'_, 'rt>, ctx: &Env<'_>) -> Flow {
         match self {
             HttpAct::Allow => Flow::Allow,
-            HttpAct::Deny(r) | HttpAct::Return(r) | HttpAct::Auth(r) => {
+            HttpAct::Deny(r) => {
+                count_denied(ctx);
                 r.build(x, ctx);
                 Flow::Reply
             }
+            HttpAct::Return(r) | HttpAct::Auth(r) => {
+                r.build(x, ctx);
+                Flow::Reply
+            }
+            HttpAct::PrometheusExporter => {
+                ctx.rt.proxies[ctx.fe].stats.fe_intercepted.inc();
+                let uri = x.msg.view(x.buf).uri();
+                let query = memchr::memchr(b'?', uri).map_or(&[][..], |i| &uri[i + 1..]);
+                let scope = crate::stats::prometheus::Scope::from_query(query);
+                let body = crate::stats::prometheus::render(ctx.rt, scope).into_bytes();
+                let out = &mut *x.out;
+                super::reply::start_head(out, 200, "OK");
+                let _ = out.add_header(b"cache-control", b"no-cache");
+                let _ = out.add_header(b"content-type", b"text/plain; version=0.0.4");
+                let _ = out.add_header(b"content-length", body.len().to_string().as_bytes());
+                *x.reply = Some(crate::http::Synth::built(std::borrow::Cow::Owned(body)));
+                Flow::Reply
+            }
             HttpAct::Tarpit(r) => {
+                count_denied(ctx);
                 r.build(x, ctx);
                 Flow::Tarpit
             }
@@ -449,6 +471,14 @@ pub fn run_rules_from<'rt>(
         }
     }
     (Flow::Continue, rules.len())
+}
+
+/// `deny` and `tarpit` on a request count in the frontend's `dreq` (HAProxy counts
+/// them there, `show stat`).
+fn count_denied(ctx: &Env<'_>) {
+    if ctx.dir == Dir::Request {
+        ctx.rt.proxies[ctx.fe].fe.denied_req.inc();
+    }
 }
 
 #[cfg(test)]

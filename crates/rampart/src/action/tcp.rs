@@ -56,6 +56,9 @@ pub enum TcpAct {
     SetAddr(AddrPart, Expr),
     /// `set-log-level`: accepted; nothing to change until rampart logs, as the HTTP one.
     Nothing,
+    /// `tcp-request connection expect-proxy layer4`: the session reads a PROXY header
+    /// after the connection rules (`session::rules`); a no-op anywhere else.
+    ExpectProxy,
 }
 
 /// What a TCP rule list decided.
@@ -183,7 +186,7 @@ impl TcpAct {
                 set_addr(x, *part, expr);
                 TcpFlow::Continue
             }
-            TcpAct::Nothing => TcpFlow::Continue,
+            TcpAct::Nothing | TcpAct::ExpectProxy => TcpFlow::Continue,
         }
     }
 }

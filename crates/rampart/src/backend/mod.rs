@@ -7,9 +7,9 @@
 //! queue, no `maxqueue`, and no priority of queued streams over new ones).
 
 pub mod key;
+pub mod send_proxy;
 
 use std::io;
-use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,6 +20,8 @@ use crate::check::{self, Event};
 use crate::conn_pool::{self, IdleConn};
 use crate::io::{idle_conn_alive, Sock};
 use crate::proxy::{ProxyRt, Runtime, ServerRt};
+use crate::sample::ctx::ConnInfo;
+use crate::stats::counters::SrvError;
 
 /// A server connection in use by one stream; counts against the server's `maxconn`
 /// until dropped or parked again.
@@ -46,7 +48,10 @@ struct Busy {
 
 impl Busy {
     fn new(rt: &Arc<Runtime>, be: usize, srv: usize) -> Busy {
-        rt.proxies[be].be.servers[srv].cur_conns.fetch_add(1, Ordering::Relaxed);
+        let server = &rt.proxies[be].be.servers[srv];
+        let before = server.cur_conns.fetch_add(1, Ordering::Relaxed);
+        server.stats.stot.inc();
+        crate::stats::counters::note_max(&server.stats.smax, before + 1);
         Busy { rt: rt.clone(), be, srv }
     }
 }
@@ -63,9 +68,14 @@ impl Drop for Busy {
 }
 
 impl ServerConn {
-    /// Parks the connection in this thread's idle pool for later requests.
+    /// Parks the connection in this thread's idle pool for later requests (closes it
+    /// when it started with a PROXY header: see `send_proxy`).
     pub fn park(self, rt: &Runtime, be: usize) {
-        let key = rt.proxies[be].be.servers[self.srv].pool_key;
+        let server = &rt.proxies[be].be.servers[self.srv];
+        if server.send_proxy.version.is_some() {
+            return;
+        }
+        let key = server.pool_key;
         conn_pool::put(key, self.stream, self.uses + 1);
     }
 }
@@ -158,8 +168,9 @@ pub async fn connect_unless_aborted<S: Sock>(
     reuse: Reuse,
     forced: Option<usize>,
     key: Option<u32>,
+    conn: &ConnInfo,
 ) -> Option<Result<ServerConn, ConnectError>> {
-    let connecting = connect(rt, be_idx, reuse, forced, key);
+    let connecting = connect(rt, be_idx, reuse, forced, key, conn);
     if !rt.proxies[be_idx].abortonclose {
         return Some(connecting.await);
     }
@@ -175,13 +186,15 @@ pub async fn connect_unless_aborted<S: Sock>(
 /// `option redispatch`), waiting MIN(1s, timeout connect) before retrying the same
 /// server after an immediate failure. `forced` is the server a rule chose (`use-server`):
 /// it is used when enabled, waiting for room in it if it is full. `key` is the hash
-/// key of a hashing backend ([`key::lb_key`]).
+/// key of a hashing backend ([`key::lb_key`]); `conn` is the client connection (the
+/// port a mapped server address adds its offset to).
 pub async fn connect(
     rt: &Arc<Runtime>,
     be_idx: usize,
     reuse: Reuse,
     forced: Option<usize>,
     key: Option<u32>,
+    conn: &ConnInfo,
 ) -> Result<ServerConn, ConnectError> {
     let be = &rt.proxies[be_idx];
     let forced = forced.filter(|&s| be.be.servers.get(s).is_some_and(ServerRt::is_up));
@@ -194,7 +207,7 @@ pub async fn connect(
     let attempts = be.retries + 1;
     for attempt in 1..=attempts {
         let server = &be.be.servers[srv];
-        let result = connect_addr(server.addr, be.timeouts.connect).await;
+        let result = connect_addr(server, conn, be.timeouts.connect, be.srvtcpka.as_ref()).await;
         if result.is_err() {
             be.be.lb.observe(srv, Duration::ZERO, true);
         }
@@ -204,18 +217,30 @@ pub async fn connect(
             Err(timed_out) if attempt < attempts => {
                 let redispatch = be.redispatch && attempt + 1 == attempts;
                 let next = if redispatch { pick_server(be, Some(srv), key).unwrap_or(srv) } else { srv };
+                let retry = SrvError::Retry { redispatch: next != srv };
+                crate::stats::counters::count_srv_error(rt, be_idx, Some(srv), retry);
                 if next == srv && !timed_out {
                     tokio::time::sleep(turnaround(be.timeouts.connect)).await;
                 }
                 if next != srv {
+                    count_lb_pick(rt, be_idx, next, None);
                     busy = Busy::new(rt, be_idx, next);
                 }
                 srv = next;
             }
-            Err(_) => {}
+            Err(_) => crate::stats::counters::count_srv_error(rt, be_idx, Some(srv), SrvError::Connect),
         }
     }
     Err(ConnectError::Failed)
+}
+
+/// Counts a server the balancer chose (`lbtot`); a server a rule forced is not one.
+fn count_lb_pick(rt: &Runtime, be: usize, srv: usize, forced: Option<usize>) {
+    if forced.is_none() {
+        let px = &rt.proxies[be];
+        px.stats.be_lbtot.inc();
+        px.be.servers[srv].stats.lbtot.inc();
+    }
 }
 
 /// Picks a server and counts the stream on it at once (so that concurrent streams see
@@ -234,6 +259,7 @@ async fn assign_server(
     };
     // PERF: the usual case (a server has room) takes no lock and reads no clock.
     if let Some(srv) = pick(be) {
+        count_lb_pick(rt, be_idx, srv, forced);
         return Ok((srv, Busy::new(rt, be_idx, srv)));
     }
     let deadline = be.timeouts.queue.map(|d| tokio::time::Instant::now() + d);
@@ -242,6 +268,7 @@ async fn assign_server(
         tokio::pin!(released);
         released.as_mut().enable();
         if let Some(srv) = pick(be) {
+            count_lb_pick(rt, be_idx, srv, forced);
             return Ok((srv, Busy::new(rt, be_idx, srv)));
         }
         if !be.be.servers.iter().any(|s| s.state.is_usable()) {
@@ -260,13 +287,18 @@ async fn assign_server(
 
 /// Opens a new connection to the same server after a reused one failed before any
 /// response byte (no retry count is consumed, as the failure was the pool's).
-pub async fn reconnect(rt: &Arc<Runtime>, be_idx: usize, srv: usize) -> Result<ServerConn, ConnectError> {
+pub async fn reconnect(
+    rt: &Arc<Runtime>,
+    be_idx: usize,
+    srv: usize,
+    conn: &ConnInfo,
+) -> Result<ServerConn, ConnectError> {
     let be = &rt.proxies[be_idx];
-    let result = connect_addr(be.be.servers[srv].addr, be.timeouts.connect).await;
+    let result = connect_addr(&be.be.servers[srv], conn, be.timeouts.connect, be.srvtcpka.as_ref()).await;
     check::observe(be, srv, if result.is_ok() { Event::L4Ok } else { Event::L4Err });
     match result {
         Ok(stream) => Ok(ServerConn { stream, srv, uses: 0, from_pool: false, _busy: Busy::new(rt, be_idx, srv) }),
-        Err(_) => connect(rt, be_idx, Reuse::No, None, None).await,
+        Err(_) => connect(rt, be_idx, Reuse::No, None, None, conn).await,
     }
 }
 
@@ -276,16 +308,41 @@ fn take_idle(server: &ServerRt, min_uses: u32) -> Option<IdleConn> {
     std::iter::from_fn(|| conn_pool::take(server.pool_key, min_uses)).find(|idle| idle_conn_alive(&idle.stream))
 }
 
+/// The address to connect to: the server's, with the port the client connected to
+/// (plus the offset) when the configured address has no fixed port; `None` when that
+/// port is unknown (a unix-socket client). The port wraps as HAProxy's 16-bit one does.
+fn server_target(server: &ServerRt, client: &ConnInfo) -> Option<std::net::SocketAddr> {
+    let Some(offset) = server.port_offset else { return Some(server.addr) };
+    let port = i32::from(client.dst()?.port()) + offset;
+    let port = u16::try_from(port.rem_euclid(65536)).ok()?;
+    Some(std::net::SocketAddr::new(server.addr.ip(), port))
+}
+
 /// HAProxy's turn-around before retrying the same server: MIN(1s, timeout connect).
 fn turnaround(connect: Option<Duration>) -> Duration {
     connect.map_or(Duration::from_secs(1), |c| c.min(Duration::from_secs(1)))
 }
 
-/// One connection attempt. `Err(true)` when it timed out.
-async fn connect_addr(addr: SocketAddr, timeout: Option<Duration>) -> Result<TcpStream, bool> {
+/// One connection attempt to `server` (from its `source` address if any), with
+/// `option srvtcpka`'s settings if any. `Err(true)` when it timed out.
+async fn connect_addr(
+    server: &ServerRt,
+    client: &ConnInfo,
+    timeout: Option<Duration>,
+    ka: Option<&socket2::TcpKeepalive>,
+) -> Result<TcpStream, bool> {
+    let addr = server_target(server, client).ok_or(false)?;
     let attempt = async {
         let sock = if addr.is_ipv4() { TcpSocket::new_v4()? } else { TcpSocket::new_v6()? };
         sock.set_nodelay(true)?;
+        if let Some(src) = server.source {
+            // a fixed source port may be taken by a connection in TIME_WAIT
+            sock.set_reuseaddr(src.port() != 0)?;
+            sock.bind(src)?;
+        }
+        if let Some(ka) = ka {
+            crate::io::set_keepalive(&sock, ka);
+        }
         sock.connect(addr).await
     };
     let res: io::Result<TcpStream> = match timeout {

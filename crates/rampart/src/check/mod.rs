@@ -73,6 +73,10 @@ pub struct CheckRt {
     pub on_error: OnError,
     /// `slowstart`: after going UP, the weight climbs from 1 to its value over this.
     pub slowstart: Option<Duration>,
+    /// The PROXY header checks start with (`check-send-proxy`, or the server's
+    /// `send-proxy*` when the check has no `port` nor `addr`): no client, so
+    /// "PROXY UNKNOWN" (v1) or a LOCAL header (v2), as HAProxy sends.
+    pub proxy_header: Option<Vec<u8>>,
 }
 
 /// The compiled check kinds of a backend, shared by its servers.
@@ -134,7 +138,23 @@ pub fn build(
         error_limit: c.error_limit.unwrap_or(10),
         on_error: c.on_error.unwrap_or(OnError::FailCheck),
         slowstart: c.slowstart,
+        proxy_header: check_proxy_header(srv),
     }))
+}
+
+/// The PROXY header of the server's checks, if any.
+fn check_proxy_header(srv: &Server) -> Option<Vec<u8>> {
+    let p = &srv.proxy;
+    let implied = p.version.is_some() && srv.check.port.is_none() && srv.check.addr.is_none();
+    if !p.check && !implied {
+        return None;
+    }
+    let mut out = Vec::new();
+    match p.version.unwrap_or(1) {
+        1 => rampart_proto::pp::encode_v1(&mut out, None),
+        _ => rampart_proto::pp::encode_v2(&mut out, None, &[], p.crc32c),
+    }
+    Some(out)
 }
 
 /// An `addr` value as an IP address (`ipv4@`/`ipv6@` prefixes and a port allowed).
@@ -305,6 +325,24 @@ mod tests {
                 "[t.cfg:12] : 'server b/s7' : unable to track b/s6 as it belongs to a tracking chain looping back to b/s7.",
             ]
         );
+    }
+
+    #[test]
+    fn checks_send_a_proxy_header_as_haproxy_decides() {
+        let rt = runtime(&format!(
+            "{T}backend b\n server s1 127.0.0.1:80 check send-proxy\n server s2 127.0.0.1:80 check send-proxy port 81\n\
+             server s3 127.0.0.1:80 check check-send-proxy port 81\n server s4 127.0.0.1:80 check send-proxy-v2\n\
+             server s5 127.0.0.1:80 check\n"
+        ))
+        .expect("builds");
+        let h = |i: usize| rt.proxies[0].be.servers[i].check.as_ref().expect("check").proxy_header.clone();
+        assert_eq!(h(0).as_deref(), Some(&b"PROXY UNKNOWN\r\n"[..]));
+        assert_eq!(h(1), None, "a check port of its own: no header unless asked");
+        assert_eq!(h(2).as_deref(), Some(&b"PROXY UNKNOWN\r\n"[..]));
+        let v2 = h(3).expect("v2 header");
+        assert_eq!(&v2[..12], b"\r\n\r\n\0\r\nQUIT\n");
+        assert_eq!(v2[12], 0x20, "LOCAL command");
+        assert_eq!(h(4), None);
     }
 
     #[test]

@@ -172,16 +172,31 @@ async fn probe(px: &ProxyRt, server: &ServerRt, chk: &CheckRt, health: &Health, 
         (Some(_), Some(c)) => c.min(chk.inter),
         _ => chk.inter,
     };
+    let proxy_header = chk.proxy_header.as_deref();
     if let Some(tcp) = chk.tcp.as_deref() {
         let deadline = start + chk.inter;
-        let lim = Limits { addr: chk.addr, connect: connect_limit, check: chk.timeout_check, deadline, bufsize };
+        let lim = Limits {
+            addr: chk.addr,
+            connect: connect_limit,
+            check: chk.timeout_check,
+            deadline,
+            bufsize,
+            proxy_header,
+        };
         return tcp.run(lim).await;
     }
-    let stream = match tokio::time::timeout(connect_limit, connect(chk.addr)).await {
+    let mut stream = match tokio::time::timeout(connect_limit, connect(chk.addr)).await {
         Err(_) => return Outcome::new(CheckStatus::L4Tout, ""),
         Ok(Err(e)) => return Outcome::new(CheckStatus::L4Con, strerror(&e)),
         Ok(Ok(s)) => s,
     };
+    if let Some(h) = proxy_header {
+        match tokio::time::timeout(connect_limit, stream.write_all(h)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Outcome::new(CheckStatus::SockErr, strerror(&e)),
+            Err(_) => return Outcome::new(CheckStatus::L4Tout, ""),
+        }
+    }
     let Some(http) = chk.http.as_deref() else { return Outcome::new(CheckStatus::L4Ok, "") };
     let deadline = match chk.timeout_check {
         Some(t) => Instant::now() + t,

@@ -85,7 +85,7 @@ enum Msg {
 
 /// Bounds of one run.
 #[derive(Debug, Clone, Copy)]
-pub struct Limits {
+pub struct Limits<'a> {
     /// The server's check address (`addr`/`port` applied).
     pub addr: SocketAddr,
     /// The longest a connect may take.
@@ -96,6 +96,8 @@ pub struct Limits {
     pub deadline: Instant,
     /// Most bytes read for an `expect`.
     pub bufsize: usize,
+    /// The PROXY header a new connection starts with (`check-send-proxy`).
+    pub proxy_header: Option<&'a [u8]>,
 }
 
 impl TcpChk {
@@ -122,7 +124,7 @@ impl TcpChk {
     }
 
     /// Runs the rules against the server.
-    pub async fn run(&self, lim: Limits) -> Outcome {
+    pub async fn run(&self, lim: Limits<'_>) -> Outcome {
         let mut run = Run { chk: self, lim, deadline: lim.deadline, stream: None, buf: Vec::new(), code: 0 };
         if self.implicit_connect {
             if let Err(out) = run.connect(None, lim.addr).await {
@@ -239,7 +241,7 @@ fn smtp(hello: &str) -> RuleList {
 /// The state of one run.
 struct Run<'a> {
     chk: &'a TcpChk,
-    lim: Limits,
+    lim: Limits<'a>,
     deadline: Instant,
     stream: Option<TcpStream>,
     buf: Vec<u8>,
@@ -267,7 +269,12 @@ impl Run<'_> {
         match tokio::time::timeout(limit, super::probe::connect(addr)).await {
             Err(_) => Err(Outcome::new(CheckStatus::L4Tout, self.where_(rule, ""))),
             Ok(Err(e)) => Err(Outcome::new(CheckStatus::L4Con, self.where_(rule, &super::probe::strerror(&e)))),
-            Ok(Ok(s)) => {
+            Ok(Ok(mut s)) => {
+                if let Some(h) = self.lim.proxy_header {
+                    if let Err(e) = s.write_all(h).await {
+                        return Err(Outcome::new(CheckStatus::SockErr, self.where_(rule, &super::probe::strerror(&e))));
+                    }
+                }
                 self.stream = Some(s);
                 if let Some(t) = self.lim.check {
                     self.deadline = Instant::now() + t;

@@ -167,7 +167,7 @@ pub fn bind_all(cfg: &Config, nbthread: usize, inherited: &Inherited) -> Result<
             for addr in &bind.addrs {
                 let bound = match addr {
                     ListenAddr::Inet(sa) => (0..nbthread.max(1))
-                        .map(|_| bind_inet(*sa, backlog, bind.v6only))
+                        .map(|_| bind_inet(*sa, backlog, bind.v6only, bind.mss))
                         .collect::<Result<Vec<_>, _>>()
                         .map(|fds| (Family::Inet, fds)),
                     ListenAddr::Unix(path) => bind_unix(path, backlog).map(|fd| (Family::Unix, vec![fd])),
@@ -243,7 +243,9 @@ fn at(step: Step) -> impl FnOnce(io::Error) -> (Step, io::Error) {
 
 /// `v6only` (`bind ... v6only` / `v4v6`) applies to IPv6 addresses only; `None` keeps
 /// the system's default (`net.ipv6.bindv6only`).
-fn bind_inet(sa: SocketAddr, backlog: i32, v6only: Option<bool>) -> StepResult<OwnedFd> {
+/// `mss` sets TCP_MAXSEG (negative: the system's value minus `|mss|`), as HAProxy's
+/// `tcp_bind_listener()`, before `listen()`.
+fn bind_inet(sa: SocketAddr, backlog: i32, v6only: Option<bool>, mss: Option<i32>) -> StepResult<OwnedFd> {
     let sock =
         Socket::new(Domain::for_address(sa), Type::STREAM.nonblocking().cloexec(), None).map_err(at(Step::Socket))?;
     sock.set_reuse_address(true).map_err(at(Step::ReuseAddr))?;
@@ -252,6 +254,13 @@ fn bind_inet(sa: SocketAddr, backlog: i32, v6only: Option<bool>) -> StepResult<O
         sock.set_only_v6(only).map_err(at(Step::Bind))?;
     }
     sock.bind(&SockAddr::from(sa)).map_err(at(Step::Bind))?;
+    if let Some(mss) = mss {
+        let value = match u32::try_from(mss) {
+            Ok(v) => v,
+            Err(_) => sock.mss().map_err(at(Step::Bind))?.saturating_sub(mss.unsigned_abs()),
+        };
+        sock.set_mss(value).map_err(at(Step::Bind))?;
+    }
     sock.listen(backlog).map_err(at(Step::Listen))?;
     Ok(sock.into())
 }
@@ -286,6 +295,17 @@ fn socket_family(fd: BorrowedFd<'_>) -> io::Result<Family> {
 mod tests {
     use super::*;
     use std::os::fd::{AsRawFd, IntoRawFd};
+
+    #[test]
+    fn mss_is_set_on_the_listening_socket() {
+        let sa: SocketAddr = "127.0.0.1:0".parse().unwrap();
+        let fd = bind_inet(sa, 8, None, Some(1200)).expect("bind");
+        assert_eq!(socket2::SockRef::from(&fd).mss().unwrap(), 1200);
+        let plain = bind_inet(sa, 8, None, None).expect("bind");
+        let default = socket2::SockRef::from(&plain).mss().unwrap();
+        let fd = bind_inet(sa, 8, None, Some(-36)).expect("bind");
+        assert_eq!(socket2::SockRef::from(&fd).mss().unwrap(), default - 36);
+    }
 
     fn config(binds: &str) -> Config {
         let ctx = rampart_cfg::LexCtx { env: &|_| None, version: "2.6", features: &[] };

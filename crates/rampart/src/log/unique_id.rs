@@ -26,6 +26,11 @@ impl UniqueId {
         UniqueId { value: OnceCell::from(value.to_vec()), busy: Cell::new(false) }
     }
 
+    /// The id if something rendered it already (renders nothing).
+    pub fn rendered(&self) -> Option<&[u8]> {
+        self.value.get().map(Vec::as_slice)
+    }
+
     /// Forgets the id, for the next stream.
     pub fn reset(&mut self) {
         self.value.take();

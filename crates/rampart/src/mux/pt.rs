@@ -50,11 +50,14 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
         read_input(self.client, buf, wait).await
     }
 
-    async fn connect(&mut self, be: usize) -> bool {
+    async fn connect(&mut self, be: usize, cx: backend::send_proxy::ConnectCtx<'_>) -> bool {
         let rt = &self.sess.rt;
-        let key = backend::key::tcp_key(rt, &self.sess.conn, self.sess.fe, be);
-        match backend::connect_unless_aborted(self.client, rt, be, Reuse::No, None, key).await {
+        let key = backend::key::tcp_key(rt, cx.conn, self.sess.fe, be);
+        match backend::connect_unless_aborted(self.client, rt, be, Reuse::No, None, key, cx.conn).await {
             Some(Ok(conn)) => {
+                if !backend::send_proxy::send(rt, be, &conn, cx).await {
+                    return false;
+                }
                 if let Some(t) = self.trace {
                     t.set_server(conn.stream.as_raw_fd());
                 }

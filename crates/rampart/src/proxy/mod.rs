@@ -40,12 +40,17 @@ pub struct Runtime {
     pub global: GlobalRt,
     /// `proc.` variables and the process-wide variable budgets.
     pub proc_vars: ProcVars,
+    /// What the stats outputs (CLI, stats page) tell about the process.
+    pub stats: crate::stats::Facts,
 }
 
 /// Process-wide connection accounting and stop state.
 #[derive(Debug)]
 pub struct GlobalRt {
-    pub maxconn: u32,
+    /// Effective global `maxconn`; the CLI's `set maxconn global` changes it.
+    pub maxconn: AtomicU32,
+    /// The `maxconn` the process was sized for (`Hard_maxconn`): the CLI cannot go above.
+    pub hard_maxconn: u32,
     /// Client connections alive (all frontends, all threads).
     pub cur_conns: AtomicU32,
     /// Woken when a connection ends, so paused accept loops can resume.
@@ -59,6 +64,10 @@ pub struct GlobalRt {
 }
 
 impl GlobalRt {
+    pub fn maxconn(&self) -> u32 {
+        self.maxconn.load(Ordering::Relaxed)
+    }
+
     pub fn is_stopping(&self) -> bool {
         self.stopping.load(Ordering::Relaxed)
     }
@@ -87,6 +96,10 @@ pub struct ProxyRt {
     /// `option abortonclose`: a stream whose client closed is dropped while queued or
     /// connecting.
     pub abortonclose: bool,
+    /// `option clitcpka`/`tcpka` and `clitcpka-*`: set on each accepted connection.
+    pub clitcpka: Option<socket2::TcpKeepalive>,
+    /// `option srvtcpka`/`tcpka` and `srvtcpka-*`: set on each server connection.
+    pub srvtcpka: Option<socket2::TcpKeepalive>,
     pub errors: ErrorPages,
     /// Rules, compiled.
     pub rules: ProxyRules,
@@ -94,6 +107,10 @@ pub struct ProxyRt {
     pub fe: FrontendRt,
     /// Back side (meaningful when the proxy has the backend capability).
     pub be: BackendRt,
+    /// Counters only the stats read (`show stat`).
+    pub stats: crate::stats::ProxyStats,
+    /// The statistics page (`stats enable`, `stats uri` ...).
+    pub stats_page: Option<Box<crate::stats::page::Page>>,
 }
 
 /// Timeouts with HAProxy's fallbacks already applied.
@@ -116,7 +133,8 @@ pub struct Timeouts {
 
 #[derive(Debug)]
 pub struct FrontendRt {
-    pub maxconn: u32,
+    /// The frontend's `maxconn`; the CLI's `set maxconn frontend` changes it.
+    pub maxconn: AtomicU32,
     pub cur_conns: AtomicU32,
     pub conn_released: Notify,
     /// Backend chosen for every request/session (`use_backend` without condition, else
@@ -134,6 +152,9 @@ pub struct FrontendRt {
     pub denied_sess: Counter,
     /// Requests denied by a content rule or dropped by `silent-drop` (`dreq`).
     pub denied_req: Counter,
+    /// Connections closed for a missing, malformed or truncated PROXY header
+    /// (`accept-proxy`, `expect-proxy`). HAProxy only logs these; kept for stats.
+    pub pp_failed: Counter,
     /// The listeners: every address of the `bind` lines, in order (the registry binds
     /// them in the same order, see [`crate::listener::BoundSocket::listener`]).
     pub listeners: Box<[ListenerRt]>,
@@ -144,14 +165,21 @@ pub struct FrontendRt {
 pub struct ListenerRt {
     /// `bind ... name` (`so_name`).
     pub name: Option<Box<str>>,
+    /// `bind ... accept-proxy`: connections start with a PROXY header.
+    pub accept_proxy: bool,
 }
 
 impl FrontendRt {
+    pub fn maxconn(&self) -> u32 {
+        self.maxconn.load(Ordering::Relaxed)
+    }
+
     /// The listeners of `px`, in the order the listener registry binds them.
     fn listeners(px: &rampart_cfg::model::Proxy) -> Box<[ListenerRt]> {
         let mut out = Vec::new();
         for b in &px.binds {
-            out.extend(b.addrs.iter().map(|_| ListenerRt { name: b.name.as_deref().map(Box::from) }));
+            let li = || ListenerRt { name: b.name.as_deref().map(Box::from), accept_proxy: b.accept_proxy };
+            out.extend(b.addrs.iter().map(|_| li()));
         }
         out.into_boxed_slice()
     }
@@ -184,6 +212,15 @@ pub struct ServerRt {
     pub cur_conns: AtomicU32,
     /// Index of this server across all backends, keying the idle connection pools.
     pub pool_key: usize,
+    /// Counters only the stats read (`show stat`).
+    pub stats: crate::stats::ServerStats,
+    /// `send-proxy`, `send-proxy-v2`, `proxy-v2-options` (`backend::send_proxy`).
+    pub send_proxy: rampart_cfg::model::SendProxy,
+    /// `source` of the server, else of its backend: the local address to bind to
+    /// before connecting.
+    pub source: Option<SocketAddr>,
+    /// An address without a fixed port: the client's destination port plus this.
+    pub port_offset: Option<i32>,
     /// Operational state (set by the checks), maintenance, effective weight.
     pub state: SrvState,
     /// Health-check settings (`check`), `None` without.
@@ -233,7 +270,8 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         let servers = px
             .servers
             .iter()
-            .filter_map(|srv| {
+            .enumerate()
+            .filter_map(|(pos, srv)| {
                 let addr = match &srv.addr {
                     ServerAddr::Inet(a) => *a,
                     ServerAddr::Unix(_) => {
@@ -258,6 +296,10 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                     disabled: srv.disabled,
                     cur_conns: AtomicU32::new(0),
                     pool_key: pool_key - 1,
+                    stats: crate::stats::ServerStats::new(threads, srv.weight, pos as u32 + 1),
+                    send_proxy: srv.proxy,
+                    source: srv.source.or(px.source),
+                    port_offset: srv.port_offset,
                     state: SrvState::new(srv.weight, srv.disabled),
                     check,
                     agent,
@@ -293,10 +335,12 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             retries: if px.retry_on_conn_failure { px.retries } else { 0 },
             redispatch: px.options.redispatch,
             abortonclose: px.options.abortonclose,
+            clitcpka: crate::io::keepalive(&px.options.clitcpka),
+            srvtcpka: crate::io::keepalive(&px.options.srvtcpka),
             errors: ErrorPages::new(&px.errorfiles),
             rules,
             fe: FrontendRt {
-                maxconn: px.maxconn.unwrap_or(maxconn),
+                maxconn: AtomicU32::new(px.maxconn.unwrap_or(maxconn)),
                 cur_conns: AtomicU32::new(0),
                 conn_released: Notify::new(),
                 backend,
@@ -305,9 +349,12 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 denied_conn: Counter::new(threads),
                 denied_sess: Counter::new(threads),
                 denied_req: Counter::new(threads),
+                pp_failed: Counter::new(threads),
                 listeners: FrontendRt::listeners(px),
             },
             be: BackendRt { lb, lb_expr, lb_backup, servers, queue: Notify::new(), cum_conn: Counter::new(threads) },
+            stats: crate::stats::ProxyStats::new(threads),
+            stats_page: px.stats.as_ref().map(|p| Box::new(crate::stats::page::Page::new(p))),
         });
     }
     health_check::resolve_tracks(cfg, &mut proxies, &mut alerts);
@@ -325,11 +372,13 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         return (Err(alerts), warnings);
     }
     let rt = Runtime {
+        stats: crate::stats::Facts::new(cfg, threads),
         proxies,
         bufsize: cfg.global.bufsize,
         max_head: cfg.global.bufsize.saturating_sub(cfg.global.maxrewrite).max(1024),
         global: GlobalRt {
-            maxconn,
+            maxconn: AtomicU32::new(maxconn),
+            hard_maxconn: maxconn,
             cur_conns: AtomicU32::new(0),
             conn_released: Notify::new(),
             stopping: AtomicBool::new(false),
@@ -417,6 +466,7 @@ pub fn check(cfg: &Config) -> Vec<Diag> {
     if let Err(alerts) = rt {
         diags.extend(alerts);
     }
+    diags.extend(crate::stats::socket::check(cfg));
     diags
 }
 

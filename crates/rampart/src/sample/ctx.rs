@@ -8,6 +8,7 @@
 use std::cell::Cell;
 use std::net::SocketAddr;
 use std::os::fd::RawFd;
+use std::sync::Arc;
 
 use super::vars::Vars;
 use crate::action::state::TimeoutOverride;
@@ -27,7 +28,8 @@ pub enum Dir {
 /// stream a copy of it (which `tcp-request content` rules may change for that stream
 /// only), as HAProxy keeps addresses per connection, session and stream connector.
 ///
-/// PERF: every idle connection holds one: the rare `set-dst` override is boxed.
+/// PERF: every idle connection holds one: the rare `set-dst` override and PROXY
+/// header are behind one pointer.
 #[derive(Debug, Clone)]
 pub struct ConnInfo {
     /// Client address (`src`); `None` for a unix socket.
@@ -40,26 +42,101 @@ pub struct ConnInfo {
     ///
     /// PERF: it takes the padding after `fd`, so an idle connection does not grow.
     pub listener: u32,
-    /// The local address a rule set (`set-dst`, `set-dst-port`), which replaces the
-    /// socket's.
-    pub dst_set: Option<Box<SocketAddr>>,
+    /// What few connections carry (a `set-dst` address, a PROXY header).
+    ///
+    /// PERF: shared, so that the copy each stream takes costs no allocation; a rule
+    /// that changes it copies it first.
+    pub ext: Option<Arc<ConnExt>>,
+}
+
+/// The rarely used part of a connection's addresses.
+#[derive(Debug, Clone, Default)]
+pub struct ConnExt {
+    /// The local address a rule set (`set-dst`, `set-dst-port`) or a PROXY header
+    /// carried, which replaces the socket's.
+    pub dst: Option<SocketAddr>,
+    /// The PROXY header the connection started with (`accept-proxy`, `expect-proxy`).
+    pub pp: Option<rampart_proto::pp::Header>,
+    /// The connection's own addresses (`fc_src`, `fc_dst`) when `tcp-request
+    /// connection` rules changed them; later rules and PROXY headers change only the
+    /// session's (`src`, `dst`), as HAProxy keeps `conn->src` apart from `sess->src`.
+    pub fc: Option<(Option<SocketAddr>, Option<SocketAddr>)>,
 }
 
 impl ConnInfo {
     /// A connection on the first listener of its frontend (set
     /// [`ConnInfo::listener`] for another).
     pub fn new(src: Option<SocketAddr>, fd: RawFd) -> ConnInfo {
-        ConnInfo { src, fd, listener: 0, dst_set: None }
+        ConnInfo { src, fd, listener: 0, ext: None }
     }
 
-    /// The local address (`getsockname`, unless a rule set it), `None` for a unix
-    /// socket or a closed socket.
+    /// The local address (`getsockname`, unless a rule or a PROXY header set it),
+    /// `None` for a unix socket or a closed socket.
     ///
     /// PERF: read when a rule asks (one system call) rather than kept per connection:
     /// an idle connection stays small, and few configurations read `dst`.
     pub fn dst(&self) -> Option<SocketAddr> {
-        self.dst_set.as_deref().copied().or_else(|| local_addr(self.fd))
+        self.ext.as_ref().and_then(|e| e.dst).or_else(|| local_addr(self.fd))
     }
+
+    /// Replaces the local address rules see.
+    pub fn set_dst(&mut self, a: SocketAddr) {
+        Arc::make_mut(self.ext.get_or_insert_with(Arc::default)).dst = Some(a);
+    }
+
+    /// The PROXY header received on this connection, if any (`fc_rcvd_proxy`).
+    pub fn proxy_header(&self) -> Option<&rampart_proto::pp::Header> {
+        self.ext.as_ref().and_then(|e| e.pp.as_ref())
+    }
+
+    /// Keeps a received PROXY header; its TCP addresses (if any) become `src`/`dst`.
+    pub fn set_proxy_header(&mut self, h: rampart_proto::pp::Header) {
+        if let Some((src, dst)) = h.tcp_addrs() {
+            self.src = Some(src);
+            self.set_dst(dst);
+        }
+        Arc::make_mut(self.ext.get_or_insert_with(Arc::default)).pp = Some(h);
+    }
+
+    /// Fixes the connection's own addresses as they are now (after the `tcp-request
+    /// connection` rules changed them): `fc_src`/`fc_dst` keep them from now on.
+    pub fn pin_fc(&mut self) {
+        let fc = (self.src, self.dst());
+        Arc::make_mut(self.ext.get_or_insert_with(Arc::default)).fc = Some(fc);
+    }
+
+    /// `fc_src`: the client address of the connection itself, as HAProxy 2.6 defines
+    /// it: the socket's peer, or what a `tcp-request connection` rule set, even when a
+    /// PROXY header or a later rule gave `src` another.
+    pub fn fc_src(&self) -> Option<SocketAddr> {
+        if let Some((src, _)) = self.ext.as_ref().and_then(|e| e.fc) {
+            return src;
+        }
+        if self.proxy_header().is_some() {
+            return peer_addr(self.fd);
+        }
+        self.src
+    }
+
+    /// `fc_dst`: the connection's own local address (see [`ConnInfo::fc_src`]).
+    pub fn fc_dst(&self) -> Option<SocketAddr> {
+        if let Some((_, dst)) = self.ext.as_ref().and_then(|e| e.fc) {
+            return dst;
+        }
+        if self.proxy_header().is_some() {
+            return local_addr(self.fd);
+        }
+        self.dst()
+    }
+}
+
+fn peer_addr(fd: RawFd) -> Option<SocketAddr> {
+    use nix::sys::socket::{getpeername, SockaddrStorage};
+    let ss: SockaddrStorage = getpeername(fd).ok()?;
+    if let Some(v4) = ss.as_sockaddr_in() {
+        return Some(SocketAddr::V4((*v4).into()));
+    }
+    ss.as_sockaddr_in6().map(|v6| SocketAddr::V6((*v6).into()))
 }
 
 fn local_addr(fd: RawFd) -> Option<SocketAddr> {

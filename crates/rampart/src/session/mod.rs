@@ -3,6 +3,7 @@
 //! that serves it (HTTP/1 or TCP passthrough).
 //! HAProxy counterpart: session.c.
 
+pub mod pp;
 pub mod rules;
 
 use std::net::SocketAddr;
@@ -47,22 +48,63 @@ impl Drop for Session {
     }
 }
 
-/// Runs the `tcp-request connection` and `session` rules on a freshly accepted
-/// connection, then starts serving it on the current thread, unless they closed it.
+/// Runs the `tcp-request connection` rules on a freshly accepted connection, reads its
+/// PROXY header if `accept-proxy` or an `expect-proxy` rule asks for one, runs the
+/// `tcp-request session` rules, then starts serving it on the current thread, unless
+/// something closed it.
 ///
-/// PERF: a frontend without such rules goes straight to its mux.
+/// PERF: a frontend without such rules or `accept-proxy` goes straight to its mux.
 pub fn start<S: mux::h1::park::Parkable>(sock: S, mut sess: Session) {
-    let fe_rules = &sess.rt.proxies[sess.fe].rules;
-    if fe_rules.tcp_conn.is_empty() && fe_rules.tcp_sess.is_empty() {
+    let px = &sess.rt.proxies[sess.fe];
+    if let Some(ka) = &px.clitcpka {
+        crate::io::set_keepalive(&sock, ka);
+    }
+    let accept_proxy = px.fe.listeners.get(sess.conn.listener as usize).is_some_and(|l| l.accept_proxy);
+    if !accept_proxy && px.rules.tcp_conn.is_empty() && px.rules.tcp_sess.is_empty() {
         return spawn(sock, sess, None);
     }
-    match rules::run(&mut sess) {
+    let passed = match rules::run_connection(&mut sess) {
+        Ok(p) => p,
+        Err(verdict) => return close(&sock, verdict),
+    };
+    if accept_proxy || passed.expect_proxy {
+        drop(tokio::spawn(handshake(sock, sess, passed.vars)));
+        return;
+    }
+    finish(sock, sess, passed.vars);
+}
+
+/// Waits for the PROXY header (within `timeout client`), then goes on as [`start`].
+/// A missing or bad header closes the connection and counts in `pp_failed`.
+async fn handshake<S: mux::h1::park::Parkable>(sock: S, mut sess: Session, vars: VarStore) {
+    let px = &sess.rt.proxies[sess.fe];
+    match pp::read_header(&sock, px.timeouts.client).await {
+        Ok(h) => sess.conn.set_proxy_header(h),
+        Err(_fail) => {
+            // TODO(#7): log `_fail` as HAProxy's session_kill_embryonic() does.
+            px.fe.pp_failed.inc();
+            return;
+        }
+    }
+    finish(sock, sess, vars);
+}
+
+/// Runs the session rules, then serves the connection or closes it.
+fn finish<S: mux::h1::park::Parkable>(sock: S, mut sess: Session, vars: VarStore) {
+    match rules::run_session(&mut sess, vars) {
         rules::Accepted::Serve(vars) => spawn(sock, sess, vars),
+        other => close(&sock, other),
+    }
+}
+
+/// Prepares the close the rules asked for; the caller then drops the socket.
+fn close<S: mux::h1::park::Parkable>(sock: &S, verdict: rules::Accepted) {
+    match verdict {
         // HAProxy resets a connection its connection rules refused (no TIME_WAIT left)
-        rules::Accepted::Reset => crate::io::reset_on_close(&sock),
+        rules::Accepted::Reset => crate::io::reset_on_close(sock),
+        rules::Accepted::SilentDrop => crate::io::silent_drop(sock),
         // as HAProxy: a plain close, a reset if the client's first bytes are unread
-        rules::Accepted::Close => {}
-        rules::Accepted::SilentDrop => crate::io::silent_drop(&sock),
+        rules::Accepted::Close | rules::Accepted::Serve(_) => {}
     }
 }
 
@@ -92,16 +134,18 @@ impl ConnSlot {
     /// Takes a slot if both limits allow one more connection.
     pub fn try_acquire(rt: &Arc<Runtime>, fe: usize) -> Option<ConnSlot> {
         let g = &rt.global;
-        if g.cur_conns.fetch_add(1, Ordering::AcqRel) >= g.maxconn {
+        if g.cur_conns.fetch_add(1, Ordering::AcqRel) >= g.maxconn() {
             g.cur_conns.fetch_sub(1, Ordering::AcqRel);
             return None;
         }
         let f = &rt.proxies[fe].fe;
-        if f.cur_conns.fetch_add(1, Ordering::AcqRel) >= f.maxconn {
+        let before = f.cur_conns.fetch_add(1, Ordering::AcqRel);
+        if before >= f.maxconn() {
             f.cur_conns.fetch_sub(1, Ordering::AcqRel);
             g.cur_conns.fetch_sub(1, Ordering::AcqRel);
             return None;
         }
+        crate::stats::counters::note_max(&rt.proxies[fe].stats.fe_smax, before + 1);
         Some(ConnSlot { rt: Some(rt.clone()), fe })
     }
 
@@ -113,8 +157,8 @@ impl ConnSlot {
 
     /// Whether a slot could be taken now (no reservation).
     pub fn available(rt: &Runtime, fe: usize) -> bool {
-        rt.global.cur_conns.load(Ordering::Acquire) < rt.global.maxconn
-            && rt.proxies[fe].fe.cur_conns.load(Ordering::Acquire) < rt.proxies[fe].fe.maxconn
+        rt.global.cur_conns.load(Ordering::Acquire) < rt.global.maxconn()
+            && rt.proxies[fe].fe.cur_conns.load(Ordering::Acquire) < rt.proxies[fe].fe.maxconn()
     }
 }
 
@@ -130,11 +174,11 @@ impl Drop for ConnSlot {
 /// paused at the limit.
 fn release(rt: &Runtime, fe: usize) {
     let g = &rt.global;
-    if g.cur_conns.fetch_sub(1, Ordering::AcqRel) >= g.maxconn {
+    if g.cur_conns.fetch_sub(1, Ordering::AcqRel) >= g.maxconn() {
         g.conn_released.notify_waiters();
     }
     let f = &rt.proxies[fe].fe;
-    if f.cur_conns.fetch_sub(1, Ordering::AcqRel) >= f.maxconn {
+    if f.cur_conns.fetch_sub(1, Ordering::AcqRel) >= f.maxconn() {
         f.conn_released.notify_waiters();
     }
     if g.is_stopping() {

@@ -5,12 +5,12 @@
 //! HAProxy counterpart: `tcp_exec_l4_rules()` and `tcp_exec_l5_rules()`
 //! (src/tcp_rules.c), called from `session_accept_fd()` and `conn_complete_session()`.
 //!
-//! The two lists run back to back here: rampart has no handshake between them yet (TLS,
-//! PROXY protocol) where HAProxy would wait.
+//! The PROXY protocol header (`accept-proxy`, `expect-proxy`) is read between the two
+//! lists, as HAProxy's handshake runs between them (`session::start`).
 
 use super::Session;
 use crate::action::capture::Captured;
-use crate::action::tcp::{run_tcp_rules, TcpExec};
+use crate::action::tcp::TcpExec;
 use crate::action::{Rule, TcpAct, TcpFlow};
 use crate::sample::ctx::Dir;
 use crate::sample::vars::{Scope, VarStore, Vars};
@@ -29,48 +29,93 @@ pub enum Accepted {
     SilentDrop,
 }
 
-/// Runs the connection rules, then the session rules, of the session's frontend (the
-/// ones of its named `defaults` section first, as they are compiled in front).
-pub fn run(sess: &mut Session) -> Accepted {
+/// What the connection rules let through: the `sess.` variables they set, and
+/// whether an `expect-proxy layer4` rule asked for a PROXY header.
+#[derive(Debug)]
+pub struct ConnPassed {
+    pub vars: VarStore,
+    pub expect_proxy: bool,
+}
+
+/// Runs the `tcp-request connection` rules of the session's frontend (the ones of its
+/// named `defaults` section first, as they are compiled in front): they see the
+/// socket's addresses, before any PROXY header.
+pub fn run_connection(sess: &mut Session) -> Result<ConnPassed, Accepted> {
     let rt = sess.rt.clone();
     let fe = &rt.proxies[sess.fe];
-    let sess_vars = VarStore::new(Scope::Sess);
-    let lists: [(&[Rule<TcpAct>], Accepted); 2] =
-        [(&fe.rules.tcp_conn, Accepted::Reset), (&fe.rules.tcp_sess, Accepted::Close)];
-    for (rules, on_reject) in lists {
-        if rules.is_empty() {
+    let vars = VarStore::new(Scope::Sess);
+    let mut expect_proxy = false;
+    let before = (sess.conn.src, sess.conn.ext.as_ref().and_then(|e| e.dst));
+    let flow = run_list(sess, &fe.rules.tcp_conn, &vars, &mut expect_proxy);
+    if before != (sess.conn.src, sess.conn.ext.as_ref().and_then(|e| e.dst)) {
+        // PERF: only when a rule changed an address
+        sess.conn.pin_fc();
+    }
+    match flow {
+        TcpFlow::Reject => {
+            fe.fe.denied_conn.inc();
+            Err(Accepted::Reset)
+        }
+        TcpFlow::SilentDrop => {
+            fe.fe.denied_req.inc();
+            Err(Accepted::SilentDrop)
+        }
+        _ => Ok(ConnPassed { vars, expect_proxy }),
+    }
+}
+
+/// Runs the `tcp-request session` rules (after any PROXY header), with the `sess.`
+/// variables the connection rules set.
+pub fn run_session(sess: &mut Session, vars: VarStore) -> Accepted {
+    let rt = sess.rt.clone();
+    let fe = &rt.proxies[sess.fe];
+    match run_list(sess, &fe.rules.tcp_sess, &vars, &mut false) {
+        TcpFlow::Reject => {
+            fe.fe.denied_sess.inc();
+            Accepted::Close
+        }
+        TcpFlow::SilentDrop => {
+            fe.fe.denied_req.inc();
+            Accepted::SilentDrop
+        }
+        _ => Accepted::Serve((!vars.is_empty()).then(|| Box::new(vars))),
+    }
+}
+
+/// One list, as `run_tcp_rules` runs it on final data, noting `expect-proxy` (which
+/// only the session acts on).
+fn run_list(sess: &mut Session, rules: &[Rule<TcpAct>], vars: &VarStore, expect_proxy: &mut bool) -> TcpFlow {
+    if rules.is_empty() {
+        return TcpFlow::Continue;
+    }
+    let rt = sess.rt.clone();
+    let mut scratch = Vec::new();
+    let mut x = TcpExec {
+        rt: &rt,
+        fe: sess.fe,
+        be: None,
+        dir: Dir::Request,
+        conn: &mut sess.conn,
+        payload: None,
+        req: None,
+        res: None,
+        caps: &mut Captured::default(),
+        vars: Vars { proc: Some(&rt.proc_vars), sess: Some(vars), ..Vars::default() },
+        first_req: true,
+        scratch: &mut scratch,
+    };
+    for rule in rules {
+        if rule.cond.as_ref().is_some_and(|c| !c.eval(&x.ctx())) {
             continue;
         }
-        let mut scratch = Vec::new();
-        let mut x = TcpExec {
-            rt: &rt,
-            fe: sess.fe,
-            be: None,
-            dir: Dir::Request,
-            conn: &mut sess.conn,
-            payload: None,
-            req: None,
-            res: None,
-            caps: &mut Captured::default(),
-            vars: Vars { proc: Some(&rt.proc_vars), sess: Some(&sess_vars), ..Vars::default() },
-            first_req: true,
-            scratch: &mut scratch,
-        };
-        match run_tcp_rules(rules, true, &mut x) {
-            TcpFlow::Continue | TcpFlow::Accept | TcpFlow::Wait | TcpFlow::CloseServer => {}
-            TcpFlow::Reject => {
-                if matches!(on_reject, Accepted::Reset) {
-                    fe.fe.denied_conn.inc();
-                } else {
-                    fe.fe.denied_sess.inc();
-                }
-                return on_reject;
-            }
-            TcpFlow::SilentDrop => {
-                fe.fe.denied_req.inc();
-                return Accepted::SilentDrop;
-            }
+        if matches!(rule.act, TcpAct::ExpectProxy) {
+            *expect_proxy = true;
+            continue;
+        }
+        match rule.act.exec(&mut x) {
+            TcpFlow::Continue => {}
+            end => return end,
         }
     }
-    Accepted::Serve((!sess_vars.is_empty()).then(|| Box::new(sess_vars)))
+    TcpFlow::Continue
 }

@@ -5,7 +5,8 @@
 //!    `capture request header` (`ana::wait_http`),
 //! 1. `option http-buffer-request`, then the `http-request` rules of the frontend
 //!    (`ana::http_req`, waiting for the body where `wait-for-body` asks, sending the
-//!    `early-hint` responses they built),
+//!    `early-hint` responses they built), then the frontend's statistics page
+//!    (`stats_page`) when the request is for it,
 //! 2. backend switching (`ana::switching`),
 //! 3. the same for the backend (its `tcp-request content` rules first), then the unique
 //!    id, `option forwardfor` and `option originalto` (`ana::inner`),
@@ -22,11 +23,13 @@
 //! - `txn`: [`Txn`], the request and response heads of one exchange, the stream's state
 //!   (`action::state::StreamState`), the stream numbers
 //! - `ana`: one file per analyser
+//! - `stats_page`: the `stats uri` page answered in place of a server
 //! - `tcp`: the TCP-mode stream (content rules waiting for data, switching, response
 //!   rules)
 
 pub mod ana;
 pub mod side;
+mod stats_page;
 pub mod tcp;
 mod txn;
 
@@ -141,6 +144,7 @@ pub async fn run<F: HttpFront>(front: &mut F, rt: &Runtime, conn: &ConnInfo, fe:
     let meth = Some(txn.req.method);
     let mut s = Stream { rt, conn, fe, be: None, srv: None, first_req, meth };
     let next = exchange(front, &mut s, txn, &mut sess_vars).await;
+    crate::stats::counters::count_http(rt, fe, s.be, s.srv, answered_status(txn));
     // the stream's variables end with it; the session's stay with the connection
     let vars = Vars {
         proc: Some(&rt.proc_vars),
@@ -158,6 +162,22 @@ pub async fn run<F: HttpFront>(front: &mut F, rt: &Runtime, conn: &ConnInfo, fe:
     next
 }
 
+/// The status of a raw response (`HTTP/1.x NNN ...`), for the stats; 0 if unreadable.
+fn raw_status(bytes: &[u8]) -> u16 {
+    let code = bytes.get(9..12).and_then(|c| std::str::from_utf8(c).ok()).and_then(|c| c.parse().ok());
+    if bytes.starts_with(b"HTTP/") {
+        code.unwrap_or(0)
+    } else {
+        0
+    }
+}
+
+/// The status of the response the exchange sent: the one rampart built (or sent raw),
+/// else the server's; `None` when none was sent.
+fn answered_status(txn: &TxnData) -> Option<u16> {
+    [txn.synth.status, txn.res.status].into_iter().find(|&st| st != 0)
+}
+
 async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn, sess: &mut VarStore) -> Next {
     let mut reply: Option<Synth<'_>> = None;
     let fe = s.fe;
@@ -173,6 +193,9 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
     if v != Verdict::Continue {
         return conclude(front, s, txn, sess, v, reply).await;
     }
+    if let Some(next) = stats_page::serve(front, s, txn, sess, fe).await {
+        return next;
+    }
     let Some(be) = ana::switching::backend(s, input(txn, front.req_buf(), sess)) else {
         return error(front, s, txn, sess, 503, true).await;
     };
@@ -187,12 +210,21 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
         if v != Verdict::Continue {
             return conclude(front, s, txn, sess, v, reply).await;
         }
+        if let Some(next) = stats_page::serve(front, s, txn, sess, be).await {
+            return next;
+        }
     }
     s.srv = ana::switching::server(s, be, input(txn, front.req_buf(), sess));
     ana::inner::run(s, txn, front.req_buf(), sess);
     let key = ana::switching::lb_key(s, be, input(txn, front.req_buf(), sess));
 
-    let server = match front.connect(be, s.srv, key).await {
+    // HAProxy sends an empty UNIQUE_ID when the frontend has no unique-id-format
+    let uid = match s.rt.proxies[s.fe].rules.unique_id {
+        Some(_) => txn.st.uid.rendered(),
+        None => Some(&b""[..]),
+    };
+    let cx = crate::backend::send_proxy::ConnectCtx { conn: &txn.st.conn, unique_id: uid };
+    let server = match front.connect(be, s.srv, key, cx).await {
         Ok(c) => {
             s.srv = Some(c.srv);
             c
@@ -213,7 +245,10 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
     let forwarded = front.forward(server, be, req, res, tmo, on_response).await;
     match forwarded {
         Forwarded::Done(next) => next,
-        Forwarded::Failed(code) => error(front, s, txn, sess, code, false).await,
+        Forwarded::Failed(code) => {
+            crate::stats::counters::count_srv_error(s.rt, be, s.srv, crate::stats::counters::SrvError::Response);
+            error(front, s, txn, sess, code, false).await
+        }
         Forwarded::Replaced => send_built(front, s, txn, sess, reply).await,
         Forwarded::Closed => Next::Close,
     }
@@ -326,6 +361,7 @@ async fn send_built<'rt, F: HttpFront>(
 ) -> Next {
     let Some(mut reply) = reply else { return Next::Close };
     if reply.raw {
+        txn.synth.status = raw_status(reply.buf);
         return front.reply_raw(reply.buf).await;
     }
     let TxnData { synth, vars_txn, vars_reqres, scratch, strict, st, .. } = &mut **txn;
@@ -387,7 +423,10 @@ async fn error<F: HttpFront>(
             let reply = tpl.instantiate(&mut txn.synth);
             send_built(front, s, txn, sess, Some(reply)).await
         }
-        StreamError::Raw(bytes) => front.reply_raw(bytes).await,
+        StreamError::Raw(bytes) => {
+            txn.synth.status = raw_status(bytes);
+            front.reply_raw(bytes).await
+        }
         StreamError::Nothing => front.reply_raw(&[]).await,
     }
 }

@@ -102,12 +102,14 @@ pub trait HttpFront {
 
     /// Gets a connection to a server of backend `be`: `srv` when a rule chose it (and it
     /// is usable), else the balancer's pick (with `key`, the hash key of a hashing
-    /// backend); an idle one when `http-reuse` allows.
+    /// backend); an idle one when `http-reuse` allows. `cx` makes the PROXY header of
+    /// a new connection (`server ... send-proxy*`).
     fn connect(
         &mut self,
         be: usize,
         srv: Option<usize>,
         key: Option<u32>,
+        cx: crate::backend::send_proxy::ConnectCtx<'_>,
     ) -> impl Future<Output = Result<Conn, ConnectFail>> + Send;
 
     /// Sends the request (`req`, its slices into [`HttpFront::req_buf`]) over `conn`,
@@ -193,7 +195,12 @@ pub trait TcpFront {
 
     /// Connects to a server of backend `be`; `false`: no server (the client is then
     /// closed).
-    fn connect(&mut self, be: usize) -> impl Future<Output = bool> + Send;
+    /// `cx` makes the PROXY header of the connection (`server ... send-proxy*`).
+    fn connect(
+        &mut self,
+        be: usize,
+        cx: crate::backend::send_proxy::ConnectCtx<'_>,
+    ) -> impl Future<Output = bool> + Send;
 
     /// Sends `req` (what the request rules read) to the server, then forwards both ways
     /// until both ends closed. With `on_response`, the server's first bytes are held

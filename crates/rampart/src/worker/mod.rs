@@ -30,8 +30,13 @@ pub struct Settings {
     pub localpeer: String,
 }
 
-/// Runs the worker until it stops; returns the process exit status.
-pub fn run(rt: Arc<Runtime>, listeners: Listeners, settings: Settings) -> i32 {
+/// Work the main thread serves besides the signals, away from the traffic threads
+/// (the stats sockets).
+pub type MainTask = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'static>>;
+
+/// Runs the worker until it stops; returns the process exit status. `main_tasks` run
+/// on the main thread's event loop, beside the signal handling.
+pub fn run(rt: Arc<Runtime>, listeners: Listeners, settings: Settings, main_tasks: Vec<MainTask>) -> i32 {
     let nbthread = settings.nbthread.max(1);
     let per_thread = match listeners.into_threads(nbthread) {
         Ok(p) => p,
@@ -68,6 +73,9 @@ pub fn run(rt: Arc<Runtime>, listeners: Listeners, settings: Settings) -> i32 {
             eprintln!("[ALERT]    ({}) : cannot start thread {}: {e}", std::process::id(), t + 1);
             return 1;
         }
+    }
+    for task in main_tasks {
+        main.spawn(task);
     }
     main.block_on(handle_signals(signals, rt, state_tx, settings.hard_stop_after))
 }

@@ -14,7 +14,7 @@ use crate::model::{
 
 use super::super::not_yet;
 use super::super::proxy::Ctx;
-use super::{http_act, redirect, reply, vars, warn_misplaced, ActErr, ActResult, Args, Stage};
+use super::{http_act, invalid, redirect, reply, vars, warn_misplaced, ActErr, ActResult, Args, Stage};
 
 /// Which HTTP rule list a line belongs to.
 struct List {
@@ -170,6 +170,11 @@ fn request_action(cx: &mut Ctx<'_>, a: &mut Args<'_>, word: &str, name: &'static
         "set-src" | "set-dst" | "set-src-port" | "set-dst-port" => A::Addr(http_act::parse_addr(a, name)?),
         "wait-for-body" => A::WaitForBody(http_act::parse_wait_for_body(a)?),
         "silent-drop" => A::SilentDrop,
+        "use-service" => match a.next() {
+            "" => return invalid("'use-service' expects a service name."),
+            "prometheus-exporter" => A::UseService("prometheus-exporter".to_owned()),
+            other => return invalid(format!("'{other}' unknown service name.")),
+        },
         "early-hint" => {
             let (name, value) = http_act::parse_name_fmt(a)?;
             A::EarlyHint { name, value }

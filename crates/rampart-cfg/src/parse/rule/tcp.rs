@@ -180,6 +180,10 @@ fn request_action(cx: &mut Ctx<'_>, a: &mut Args<'_>, set: Where, word: &str) ->
             if set != Where::Connection {
                 return invalid(format!("'{word} layer4' is not allowed in '{rule}' rules in {}", proxy_desc(cx)));
             }
+            if word == "expect-proxy" {
+                a.next();
+                return Ok(TcpReqAction::ExpectProxy);
+            }
             return Err(ActErr::NotYet(format!("{rule} {word}")));
         }
         _ if word.starts_with("track-sc") => return Err(ActErr::NotYet(format!("{rule} track-sc"))),

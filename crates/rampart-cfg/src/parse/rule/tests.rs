@@ -459,7 +459,7 @@ fn tcp_request_messages() {
         (fe, "tcp-request session capture src len 3", "'capture src' is not allowed in 'tcp-request session' rules in frontend 'f'"),
         (fe, "tcp-request connection expect-proxy", "'tcp-request connection expect-proxy' only supports 'layer4' in frontend 'f' (got '')"),
         (fe, "tcp-request content expect-proxy layer4", "'expect-proxy layer4' is not allowed in 'tcp-request content' rules in frontend 'f'"),
-        (fe, "tcp-request connection expect-proxy layer4", "'tcp-request connection expect-proxy' is not supported yet"),
+        (fe, "tcp-request connection expect-netscaler-cip layer4", "'tcp-request connection expect-netscaler-cip' is not supported yet"),
         (fe, "tcp-request content track-sc0 src", "'tcp-request content track-sc' is not supported yet"),
         (fe, "tcp-request content accept foo", "'tcp-request content accept' only accepts 'if' or 'unless', in frontend 'f' (got 'foo')"),
         (be, "tcp-request content set-var(foo) src", "invalid variable name 'foo'. A variable name must be start by its scope. The scope can be 'proc', 'sess', 'txn', 'req', 'res' or 'check'"),

@@ -19,6 +19,7 @@ use super::xfer::{self, forward_response, out_framing, RespEnd, RespError};
 use super::H1Conn;
 use crate::action::state::TimeoutOverride;
 use crate::action::WaitBody;
+use crate::backend::send_proxy::ConnectCtx;
 use crate::backend::{self, Reuse, ServerConn};
 use crate::buf::{Buf, HeadPair};
 use crate::debug::Trace;
@@ -184,6 +185,7 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
         be_idx: usize,
         srv: Option<usize>,
         key: Option<u32>,
+        cx: ConnectCtx<'_>,
     ) -> Result<ServerConn, ConnectFail> {
         let rt = &self.sess.rt;
         let be = &rt.proxies[be_idx];
@@ -195,8 +197,9 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
             }
         }
         let reuse = self.reuse(be.http_reuse);
-        match backend::connect_unless_aborted(self.client, rt, be_idx, reuse, srv, key).await {
-            Some(Ok(sc)) => Ok(sc),
+        match backend::connect_unless_aborted(self.client, rt, be_idx, reuse, srv, key, cx.conn).await {
+            Some(Ok(sc)) if sc.from_pool || backend::send_proxy::send(rt, be_idx, &sc, cx).await => Ok(sc),
+            Some(Ok(_)) => Err(ConnectFail::NoServer),
             Some(Err(_)) => Err(ConnectFail::NoServer),
             // `option abortonclose`: the client left before a server took the request.
             None => Err(ConnectFail::Aborted),
@@ -453,7 +456,9 @@ async fn retry_on_new_conn(
     if !sc.from_pool || !replayable {
         return None;
     }
-    let new = backend::reconnect(&sess.rt, be_idx, sc.srv).await.ok()?;
+    let new = backend::reconnect(&sess.rt, be_idx, sc.srv, &sess.conn).await.ok()?;
+    // COMPAT: this rare retry's header carries no UNIQUE_ID TLV
+    backend::send_proxy::send(&sess.rt, be_idx, &new, ConnectCtx::new(&sess.conn)).await.then_some(())?;
     write_all(&new.stream, out, sess.rt.proxies[be_idx].timeouts.server).await.ok()?;
     Some(new)
 }

@@ -333,6 +333,8 @@ async fn read_request_head<S: Sock>(
 
 /// Sends an error page as the H1 mux does (`Connection: close`), then closes softly.
 async fn close_with_error<S: Sock>(client: &S, fe: &ProxyRt, code: u16) {
+    fe.stats.fe_ereq.inc();
+    fe.stats.fe_rsp.count(code);
     let page = fe.errors.mux(code);
     if write_all(client, &page, fe.timeouts.client).await.is_ok() {
         linger(client).await;

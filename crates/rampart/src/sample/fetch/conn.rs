@@ -2,8 +2,8 @@
 //! HAProxy counterpart: src/tcp_sample.c, src/connection.c.
 //!
 //! Not yet (rejected as unknown): `src_is_local`/`dst_is_local` (need the local
-//! interfaces), `fc_rtt` and the other `TCP_INFO` counters, `bc_*` (server side), the
-//! PROXY-protocol fetches (`fc_rcvd_proxy`, `fc_pp_*`), `fc_err*`.
+//! interfaces), `fc_rtt` and the other `TCP_INFO` counters, `bc_*` (server side),
+//! `fc_err*`. The PROXY-protocol fetches are in `fetch::pp`.
 
 use std::net::{IpAddr, SocketAddr};
 
@@ -44,6 +44,32 @@ fn fetch_dst_port<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
     }
 }
 
+/// `fc_src`: the socket's peer, not a PROXY header's client (`ConnInfo::fc_src`).
+fn fetch_fc_src<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(a) = ctx.conn.fc_src() {
+        emit(ip(a));
+    }
+}
+
+fn fetch_fc_src_port<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(a) = ctx.conn.fc_src() {
+        emit(Sample::Sint(i64::from(a.port())));
+    }
+}
+
+/// `fc_dst`: the socket's local address, not a PROXY header's destination.
+fn fetch_fc_dst<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(a) = ctx.conn.fc_dst() {
+        emit(ip(a));
+    }
+}
+
+fn fetch_fc_dst_port<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(a) = ctx.conn.fc_dst() {
+        emit(Sample::Sint(i64::from(a.port())));
+    }
+}
+
 /// `fc_http_major`: 1 for HTTP/1 (the only protocol rampart serves yet).
 fn fetch_fc_http_major<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
     if ctx.req.is_some() {
@@ -60,10 +86,10 @@ pub const KEYWORDS: &[FetchKw] = &[
     FetchKw::new("src_port", ArgSpec::NONE, SmpType::Sint, fetch_src_port).uses(L4),
     FetchKw::new("dst", ArgSpec::NONE, SmpType::Ipv4, fetch_dst).uses(L4),
     FetchKw::new("dst_port", ArgSpec::NONE, SmpType::Sint, fetch_dst_port).uses(L4),
-    FetchKw::new("fc_src", ArgSpec::NONE, SmpType::Ipv4, fetch_src).uses(L4),
-    FetchKw::new("fc_src_port", ArgSpec::NONE, SmpType::Sint, fetch_src_port).uses(L4),
-    FetchKw::new("fc_dst", ArgSpec::NONE, SmpType::Ipv4, fetch_dst).uses(L4),
-    FetchKw::new("fc_dst_port", ArgSpec::NONE, SmpType::Sint, fetch_dst_port).uses(L4),
+    FetchKw::new("fc_src", ArgSpec::NONE, SmpType::Ipv4, fetch_fc_src).uses(L4),
+    FetchKw::new("fc_src_port", ArgSpec::NONE, SmpType::Sint, fetch_fc_src_port).uses(L4),
+    FetchKw::new("fc_dst", ArgSpec::NONE, SmpType::Ipv4, fetch_fc_dst).uses(L4),
+    FetchKw::new("fc_dst_port", ArgSpec::NONE, SmpType::Sint, fetch_fc_dst_port).uses(L4),
     FetchKw::new("fc_http_major", ArgSpec::NONE, SmpType::Sint, fetch_fc_http_major).uses(L4),
 ];
 

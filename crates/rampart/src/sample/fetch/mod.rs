@@ -3,6 +3,7 @@
 //!
 //! - `internal`: constants, `env`, `date`, `rand` and other internal state
 //! - `conn`: client connection addresses (`src`, `dst`, `fc_*`)
+//! - `pp`: the PROXY protocol header received (`fc_rcvd_proxy`, `fc_pp_*`)
 //! - `proxy`: frontends, backends, servers (`fe_name`, `nbsrv`, `srv_is_up` ...)
 //! - `listener`: the `bind` a connection came through (`so_name`, `so_id`)
 //! - `http`: start lines, target, body, transaction (`path`, `url_param`, `status` ...)
@@ -21,6 +22,7 @@ pub mod http_hdr;
 pub mod internal;
 pub mod listener;
 pub mod payload;
+pub mod pp;
 pub mod proxy;
 #[cfg(test)]
 mod tests;
@@ -36,6 +38,7 @@ pub type Emit<'e, 'a> = &'e mut dyn FnMut(Sample<'a>) -> bool;
 pub const ALL: &[&[FetchKw]] = &[
     internal::KEYWORDS,
     conn::KEYWORDS,
+    pp::KEYWORDS,
     proxy::KEYWORDS,
     listener::KEYWORDS,
     http::KEYWORDS,

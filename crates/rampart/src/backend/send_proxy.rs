@@ -1,0 +1,128 @@
+//! The PROXY protocol header a new server connection starts with (`server ...
+//! send-proxy`, `send-proxy-v2`, `proxy-v2-options`).
+//! HAProxy counterpart: `conn_send_proxy()` and `make_proxy_line()` (src/connection.c);
+//! the bytes come from `rampart_proto::pp`.
+//!
+//! COMPAT: HAProxy keys idle server connections by the header they were opened with;
+//! rampart does not pool connections to a server with `send-proxy*` at all
+//! (`ServerConn::park` closes them instead), so a connection never carries another
+//! client's header. `http-reuse` has no effect on such servers.
+
+use std::time::Duration;
+
+use rampart_cfg::model::SendProxy;
+use rampart_proto::pp::{self, tlv};
+
+use super::ServerConn;
+use crate::io::write_all;
+use crate::proxy::Runtime;
+use crate::sample::ctx::ConnInfo;
+
+/// What the header of a new server connection is made of.
+#[derive(Debug, Clone, Copy)]
+pub struct ConnectCtx<'a> {
+    /// The client connection as the stream sees it (addresses after a received PROXY
+    /// header, `set-src` ...).
+    pub conn: &'a ConnInfo,
+    /// The stream's unique id for `proxy-v2-options unique-id`: `None` leaves the TLV
+    /// out, an empty value is sent when the frontend has no `unique-id-format` (as
+    /// HAProxy does).
+    pub unique_id: Option<&'a [u8]>,
+}
+
+impl<'a> ConnectCtx<'a> {
+    /// A context without a unique id.
+    pub fn new(conn: &'a ConnInfo) -> ConnectCtx<'a> {
+        ConnectCtx { conn, unique_id: None }
+    }
+}
+
+/// The header for a connection relaying `cx.conn`, or `None` without `send-proxy*`.
+/// Addresses are the ones the rules see (after a received PROXY header or `set-src`);
+/// a unix-socket client gives "PROXY UNKNOWN" (v1) or a LOCAL header (v2), as in
+/// HAProxy. TLVs come in HAProxy's order: CRC32C, AUTHORITY, UNIQUE_ID.
+pub fn header(opts: &SendProxy, cx: ConnectCtx<'_>) -> Option<Vec<u8>> {
+    let client = cx.conn;
+    let version = opts.version?;
+    let addrs = client.src.zip(client.dst());
+    let mut out = Vec::with_capacity(64);
+    if version == 1 {
+        pp::encode_v1(&mut out, addrs);
+        return Some(out);
+    }
+    // HAProxy forwards the AUTHORITY it received (or the TLS SNI, which rampart lacks).
+    let authority = opts.authority.then(|| client.proxy_header().and_then(|h| h.authority())).flatten();
+    let unique_id = cx.unique_id.filter(|_| opts.unique_id);
+    let tlvs = [authority.map(|a| (tlv::AUTHORITY, a)), unique_id.map(|u| (tlv::UNIQUE_ID, u))];
+    let tlvs: Vec<(u8, &[u8])> = tlvs.into_iter().flatten().collect();
+    pp::encode_v2(&mut out, addrs, &tlvs, opts.crc32c);
+    Some(out)
+}
+
+/// Writes the header of server `sc.srv` of backend `be` on a connection just opened
+/// (never one from the pool); `false` when the write failed.
+pub async fn send(rt: &Runtime, be: usize, sc: &ServerConn, cx: ConnectCtx<'_>) -> bool {
+    let proxy = &rt.proxies[be];
+    let Some(bytes) = header(&proxy.be.servers[sc.srv].send_proxy, cx) else { return true };
+    let timeout: Option<Duration> = proxy.timeouts.server;
+    write_all(&sc.stream, &bytes, timeout).await.is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rampart_proto::pp::{decode, Decoded};
+
+    fn client() -> ConnInfo {
+        ConnInfo::new(Some("192.0.2.9:5000".parse().unwrap()), -1)
+    }
+
+    #[test]
+    fn v1_and_v2_headers() {
+        let mut c = client();
+        c.set_dst("198.51.100.3:80".parse().unwrap());
+        let v1 = SendProxy { version: Some(1), ..SendProxy::default() };
+        assert_eq!(header(&v1, ConnectCtx::new(&c)).unwrap(), b"PROXY TCP4 192.0.2.9 198.51.100.3 5000 80\r\n");
+        let v2 = SendProxy { version: Some(2), crc32c: true, authority: true, ..SendProxy::default() };
+        let bytes = header(&v2, ConnectCtx::new(&c)).unwrap();
+        let Decoded::Done(h, n) = decode(&bytes) else { panic!("{bytes:?}") };
+        assert_eq!(n, bytes.len());
+        assert_eq!(h.tcp_addrs(), Some(("192.0.2.9:5000".parse().unwrap(), "198.51.100.3:80".parse().unwrap())));
+        assert_eq!(h.tlvs.iter().map(|t| t.kind).collect::<Vec<_>>(), [tlv::CRC32C]);
+        assert_eq!(header(&SendProxy::default(), ConnectCtx::new(&c)), None);
+        let uid = SendProxy { version: Some(2), unique_id: true, ..SendProxy::default() };
+        let with = |u: Option<&[u8]>| {
+            let Decoded::Done(h, _) = decode(&header(&uid, ConnectCtx { conn: &c, unique_id: u }).unwrap()) else {
+                panic!()
+            };
+            h.unique_id().map(<[u8]>::to_vec)
+        };
+        assert_eq!(with(Some(b"id-9")), Some(b"id-9".to_vec()));
+        assert_eq!(with(Some(b"")), Some(Vec::new()));
+        assert_eq!(with(None), None);
+    }
+
+    #[test]
+    fn authority_is_forwarded_from_the_received_header() {
+        let mut received = Vec::new();
+        let addrs = Some(("10.1.1.1:1".parse().unwrap(), "10.2.2.2:2".parse().unwrap()));
+        pp::encode_v2(&mut received, addrs, &[(tlv::AUTHORITY, b"svc.example")], false);
+        let Decoded::Done(h, _) = decode(&received) else { panic!() };
+        let mut c = client();
+        c.set_proxy_header(h);
+        let v2 = SendProxy { version: Some(2), authority: true, ..SendProxy::default() };
+        let Decoded::Done(out, _) = decode(&header(&v2, ConnectCtx::new(&c)).unwrap()) else { panic!() };
+        assert_eq!(out.authority(), Some(&b"svc.example"[..]));
+        assert_eq!(out.tcp_addrs(), Some(("10.1.1.1:1".parse().unwrap(), "10.2.2.2:2".parse().unwrap())));
+    }
+
+    #[test]
+    fn unknown_addresses() {
+        let c = ConnInfo::new(None, -1);
+        let v1 = SendProxy { version: Some(1), ..SendProxy::default() };
+        assert_eq!(header(&v1, ConnectCtx::new(&c)).unwrap(), b"PROXY UNKNOWN\r\n");
+        let v2 = SendProxy { version: Some(2), ..SendProxy::default() };
+        let Decoded::Done(h, _) = decode(&header(&v2, ConnectCtx::new(&c)).unwrap()) else { panic!() };
+        assert_eq!(h.command, pp::Command::Local);
+    }
+}

@@ -1,0 +1,451 @@
+//! The CLI commands: one table with each command's words, its help line and the level
+//! it needs, and the dispatcher that runs the `;`-separated commands of a line.
+//! Answers are HAProxy 2.6's texts. HAProxy counterpart: cli.c (cli_kws, cli_parse_request,
+//! cli_gen_usage_msg) and the `cli_register_kw` tables of stats.c, proxy.c, server.c.
+//!
+//! Another module adds a command by adding a [`Cmd`] to [`COMMANDS`] (alphabetical
+//! order, as `help` lists them) with a handler `fn(&Cli, &mut Session, &[&str]) -> String`
+//! that receives every word of the command, its own included.
+
+use std::time::Duration;
+
+use super::stat::Request;
+use super::{info, servers, stat, Cli};
+
+/// A CLI session's access level (`stats socket ... level`), lowest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    User,
+    Operator,
+    Admin,
+}
+
+impl Level {
+    /// The `level` option's word.
+    pub fn parse(word: &str) -> Option<Level> {
+        match word {
+            "user" => Some(Level::User),
+            "operator" => Some(Level::Operator),
+            "admin" => Some(Level::Admin),
+            _ => None,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Level::User => "user",
+            Level::Operator => "operator",
+            Level::Admin => "admin",
+        }
+    }
+}
+
+/// The state of one CLI connection.
+#[derive(Debug, Clone)]
+pub struct Session {
+    pub level: Level,
+    /// Interactive mode (`prompt`): the connection stays open and a `> ` prompt follows
+    /// every answer.
+    pub prompt: bool,
+    /// Idle limit of this session (`stats timeout`, changed by `set timeout cli`).
+    pub timeout: Duration,
+    /// `quit` was asked: close once the answers are sent.
+    pub quit: bool,
+}
+
+/// A command: the words that name it, its help line, the level it needs.
+pub struct Cmd {
+    pub words: &'static [&'static str],
+    pub usage: &'static str,
+    pub help: &'static str,
+    pub level: Level,
+    pub run: fn(&Cli, &mut Session, &[&str]) -> String,
+}
+
+const PERMISSION_DENIED: &str = "Permission denied\n";
+
+/// Every command rampart implements, in `help` order (help, prompt and quit are
+/// listed last, as HAProxy does).
+pub static COMMANDS: &[Cmd] = &[
+    Cmd {
+        words: &["clear", "counters"],
+        usage: "clear counters [all]",
+        help: "clear max statistics counters (or all counters)",
+        level: Level::Operator,
+        run: clear_counters,
+    },
+    Cmd {
+        words: &["operator"],
+        usage: "operator",
+        help: "lower the level of the current CLI session to operator",
+        level: Level::User,
+        run: |_, s, _| set_level(s, Level::Operator),
+    },
+    Cmd {
+        words: &["set", "maxconn", "frontend"],
+        usage: "set maxconn frontend <frontend> <value>",
+        help: "change a frontend's maxconn setting",
+        level: Level::Admin,
+        run: set_maxconn_frontend,
+    },
+    Cmd {
+        words: &["set", "maxconn", "global"],
+        usage: "set maxconn global <value>",
+        help: "change the per-process maxconn setting",
+        level: Level::Admin,
+        run: set_maxconn_global,
+    },
+    Cmd {
+        words: &["set", "timeout"],
+        usage: "set timeout [cli] <delay>",
+        help: "change a timeout setting",
+        level: Level::User,
+        run: set_timeout,
+    },
+    Cmd {
+        words: &["show", "backend"],
+        usage: "show backend",
+        help: "list backends in the current running config",
+        level: Level::User,
+        run: |c, _, _| servers::backends(c),
+    },
+    Cmd {
+        words: &["show", "cli", "level"],
+        usage: "show cli level",
+        help: "display the level of the current CLI session",
+        level: Level::User,
+        run: |_, s, _| format!("{}\n", s.level.name()),
+    },
+    Cmd {
+        words: &["show", "env"],
+        usage: "show env [var]",
+        help: "dump environment variables known to the process",
+        level: Level::Operator,
+        run: show_env,
+    },
+    Cmd {
+        words: &["show", "info"],
+        usage: "show info [desc|json|typed|float]*",
+        help: "report information about the running process",
+        level: Level::User,
+        run: show_info,
+    },
+    Cmd {
+        words: &["show", "servers", "state"],
+        usage: "show servers state [<backend>]",
+        help: "dump volatile server information (all or for a single backend)",
+        level: Level::User,
+        run: |c, _, w| servers::state(c, w.get(3).copied()).unwrap_or_else(|e| e),
+    },
+    Cmd {
+        words: &["show", "stat"],
+        usage: "show stat [desc|json|no-maint|typed|up]*",
+        help: "report counters for each proxy and server",
+        level: Level::User,
+        run: |c, s, w| match Request::parse(&c.rt, &w[2..]) {
+            Ok(req) => stat::render(&c.rt, &req, s.level),
+            Err(e) => e,
+        },
+    },
+    Cmd {
+        words: &["show", "version"],
+        usage: "show version",
+        help: "show version of the current process",
+        level: Level::User,
+        run: |_, _, _| format!("{}\n", crate::version::version_string()),
+    },
+    Cmd {
+        words: &["user"],
+        usage: "user",
+        help: "lower the level of the current CLI session to user",
+        level: Level::User,
+        run: |_, s, _| set_level(s, Level::User),
+    },
+    Cmd {
+        words: &["help"],
+        usage: "help [<command>]",
+        help: "list matching or all commands",
+        level: Level::User,
+        run: |_, _, w| usage_text("The following commands are valid at this level:\n", &w[1..], true),
+    },
+    Cmd {
+        words: &["prompt"],
+        usage: "prompt",
+        help: "toggle interactive mode with prompt",
+        level: Level::User,
+        run: |_, s, _| {
+            s.prompt = !s.prompt;
+            String::new()
+        },
+    },
+    Cmd {
+        words: &["quit"],
+        usage: "quit",
+        help: "disconnect",
+        level: Level::User,
+        run: |_, s, _| {
+            s.quit = true;
+            String::new()
+        },
+    },
+];
+
+/// HAProxy commands rampart does not have yet: they get a clear answer instead of
+/// the unknown-command help. (First words, matched as a prefix of the command.)
+const NOT_YET: &[&[&str]] = &[
+    &["set", "server"],
+    &["set", "weight"],
+    &["get", "weight"],
+    &["enable"],
+    &["disable"],
+    &["set", "maxconn", "server"],
+    &["set", "rate-limit"],
+    &["show", "sess"],
+    &["show", "errors"],
+    &["show", "activity"],
+    &["show", "pools"],
+    &["show", "threads"],
+    &["show", "table"],
+    &["show", "map"],
+    &["show", "acl"],
+    &["shutdown"],
+    &["clear", "acl"],
+    &["clear", "map"],
+    &["clear", "table"],
+    &["add"],
+    &["del"],
+    &["get"],
+    &["set", "map"],
+    &["set", "table"],
+    &["prepare"],
+    &["commit"],
+];
+
+/// Runs one line of the session: its `;`-separated commands in order, each answer
+/// followed by an empty line, as HAProxy ends them.
+pub fn run_line(cli: &Cli, sess: &mut Session, line: &str, out: &mut String) {
+    for command in split_commands(line) {
+        let words: Vec<&str> = command.split_whitespace().collect();
+        if words.is_empty() {
+            continue;
+        }
+        out.push_str(&run_command(cli, sess, &words));
+        if sess.quit {
+            return;
+        }
+        out.push('\n');
+    }
+}
+
+/// The commands of a line: split at `;` not escaped by a backslash.
+fn split_commands(line: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some(';') => out.last_mut().map_or((), |s| s.push(';')),
+                Some(n) => out.last_mut().map_or((), |s| {
+                    s.push('\\');
+                    s.push(n)
+                }),
+                None => {}
+            },
+            ';' => out.push(String::new()),
+            c => out.last_mut().map_or((), |s| s.push(c)),
+        }
+    }
+    out
+}
+
+/// One command's answer.
+pub fn run_command(cli: &Cli, sess: &mut Session, words: &[&str]) -> String {
+    let found = COMMANDS.iter().find(|c| words.len() >= c.words.len() && words[..c.words.len()] == *c.words);
+    match found {
+        Some(cmd) if sess.level < cmd.level => PERMISSION_DENIED.to_owned(),
+        Some(cmd) => (cmd.run)(cli, sess, words),
+        None if NOT_YET.iter().any(|p| words.len() >= p.len() && words[..p.len()] == **p) => {
+            format!("'{}' is not supported yet.\n", words.iter().take(3).copied().collect::<Vec<_>>().join(" "))
+        }
+        None => usage_text("Unknown command, but maybe one of the following ones is a better match:\n", words, false),
+    }
+}
+
+/// The help text: the commands whose words start with `filter` (every command when
+/// none does), then help, prompt and quit. `all`: a `help` request, which lists
+/// every command when no filter is given.
+fn usage_text(title: &str, filter: &[&str], all: bool) -> String {
+    let (listed, last) = COMMANDS.split_at(COMMANDS.len() - 3);
+    let matching: Vec<&Cmd> = listed
+        .iter()
+        .filter(|c| filter.first().is_some_and(|f| c.words.first() == Some(f)) || (all && filter.is_empty()))
+        .collect();
+    let shown: Vec<&Cmd> = if matching.is_empty() { listed.iter().collect() } else { matching };
+    let mut out = String::from(title);
+    for c in shown.into_iter().chain(last) {
+        out.push_str(&format!("  {:<40}: {}\n", c.usage, c.help));
+    }
+    out
+}
+
+/// `clear counters [all]`; `all` needs the admin level.
+fn clear_counters(cli: &Cli, sess: &mut Session, words: &[&str]) -> String {
+    let all = words.get(2) == Some(&"all");
+    if all && sess.level < Level::Admin {
+        return PERMISSION_DENIED.to_owned();
+    }
+    super::counters::clear(&cli.rt, all);
+    String::new()
+}
+
+fn set_level(sess: &mut Session, to: Level) -> String {
+    if to > sess.level {
+        return PERMISSION_DENIED.to_owned();
+    }
+    sess.level = to;
+    String::new()
+}
+
+/// C's `atoi`: leading digits (after an optional sign), 0 when there are none.
+fn atoi(s: &str) -> i64 {
+    let (neg, digits) = match s.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, s.strip_prefix('+').unwrap_or(s)),
+    };
+    let end = digits.find(|c: char| !c.is_ascii_digit()).unwrap_or(digits.len());
+    let n = digits[..end].parse::<i64>().unwrap_or(if end > 0 { i64::MAX } else { 0 });
+    if neg {
+        -n
+    } else {
+        n
+    }
+}
+
+/// `set maxconn global <value>`: 0 means the process's hard limit, above it is refused.
+fn set_maxconn_global(cli: &Cli, _: &mut Session, words: &[&str]) -> String {
+    let Some(value) = words.get(3) else { return "Expects an integer value.\n".to_owned() };
+    let g = &cli.rt.global;
+    let v = atoi(value);
+    if v > i64::from(g.hard_maxconn) {
+        return "Value out of range.\n".to_owned();
+    }
+    let v = if v <= 0 { g.hard_maxconn } else { v as u32 };
+    g.maxconn.store(v, std::sync::atomic::Ordering::Relaxed);
+    // accept loops paused at the old limit look again
+    g.conn_released.notify_waiters();
+    String::new()
+}
+
+/// `set maxconn frontend <frontend> <value>`.
+fn set_maxconn_frontend(cli: &Cli, _: &mut Session, words: &[&str]) -> String {
+    let Some(name) = words.get(3) else { return "A frontend name is expected.\n".to_owned() };
+    let Some(idx) = cli.find_proxy(name).filter(|&i| cli.rt.proxies[i].cap.frontend) else {
+        return "No such frontend.\n".to_owned();
+    };
+    let Some(value) = words.get(4) else { return "Integer value expected.\n".to_owned() };
+    let Ok(v) = u32::try_from(atoi(value)) else { return "Value out of range.\n".to_owned() };
+    let fe = &cli.rt.proxies[idx].fe;
+    fe.maxconn.store(v, std::sync::atomic::Ordering::Relaxed);
+    fe.conn_released.notify_waiters();
+    String::new()
+}
+
+/// `set timeout cli <delay>`: the delay in seconds unless it has a unit.
+fn set_timeout(_: &Cli, sess: &mut Session, words: &[&str]) -> String {
+    if words.get(2) != Some(&"cli") {
+        return "'set timeout' only supports 'cli'.\n".to_owned();
+    }
+    let Some(value) = words.get(3) else { return "Expects an integer value.\n".to_owned() };
+    match parse_delay(value) {
+        Some(d) if !d.is_zero() => {
+            sess.timeout = d;
+            String::new()
+        }
+        _ => "Invalid timeout value.\n".to_owned(),
+    }
+}
+
+/// A delay with HAProxy's units (`us`, `ms`, `s`, `m`, `h`, `d`), seconds by default.
+fn parse_delay(s: &str) -> Option<Duration> {
+    let digits = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let n: u64 = s[..digits].parse().ok()?;
+    let us = match &s[digits..] {
+        "" | "s" => 1_000_000,
+        "us" => 1,
+        "ms" => 1_000,
+        "m" => 60_000_000,
+        "h" => 3_600_000_000,
+        "d" => 86_400_000_000,
+        _ => return None,
+    };
+    Some(Duration::from_micros(n.checked_mul(us)?))
+}
+
+fn show_env(_: &Cli, _: &mut Session, words: &[&str]) -> String {
+    let mut out = String::new();
+    match words.get(2) {
+        Some(name) => match std::env::var_os(name) {
+            Some(v) => out.push_str(&format!("{name}={}\n", v.to_string_lossy())),
+            None => out.push_str("Variable not found\n"),
+        },
+        None => {
+            for (k, v) in std::env::vars_os() {
+                out.push_str(&format!("{}={}\n", k.to_string_lossy(), v.to_string_lossy()));
+            }
+        }
+    }
+    out
+}
+
+fn show_info(cli: &Cli, _: &mut Session, words: &[&str]) -> String {
+    if words[2..].contains(&"json") {
+        info::json(cli)
+    } else if words[2..].contains(&"typed") {
+        info::typed(cli)
+    } else {
+        info::plain(cli)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_split_at_unescaped_semicolons() {
+        assert_eq!(split_commands("show info;show stat"), ["show info", "show stat"]);
+        assert_eq!(split_commands("a\\;b;c"), ["a;b", "c"]);
+    }
+
+    #[test]
+    fn delays_default_to_seconds() {
+        assert_eq!(parse_delay("5"), Some(Duration::from_secs(5)));
+        assert_eq!(parse_delay("250ms"), Some(Duration::from_millis(250)));
+        assert_eq!(parse_delay("2m"), Some(Duration::from_secs(120)));
+        assert_eq!(parse_delay("x"), None);
+        assert_eq!(parse_delay("5q"), None);
+    }
+
+    #[test]
+    fn help_lines_pad_the_usage_to_forty_columns() {
+        let text = usage_text("T\n", &[], true);
+        assert!(
+            text.contains("\n  show stat [desc|json|no-maint|typed|up]*: report counters for each proxy and server\n")
+        );
+        assert!(text.contains("\n  show backend                            : list backends"));
+        assert!(text.ends_with("  quit                                    : disconnect\n"), "{text}");
+    }
+
+    #[test]
+    fn atoi_reads_leading_digits_as_c_does() {
+        assert_eq!((atoi("12ab"), atoi("abc"), atoi("-3"), atoi("")), (12, 0, -3, 0));
+    }
+
+    #[test]
+    fn levels_only_go_down() {
+        let mut s = Session { level: Level::Operator, prompt: false, timeout: Duration::ZERO, quit: false };
+        assert_eq!(set_level(&mut s, Level::Admin), PERMISSION_DENIED);
+        assert_eq!(set_level(&mut s, Level::User), "");
+        assert_eq!(s.level, Level::User);
+    }
+}

@@ -1,0 +1,275 @@
+//! The counters `show stat` reads that the proxies do not keep themselves: requests and
+//! responses by status class per frontend, backend and server, server sessions, and
+//! the highest concurrent sessions seen. Per-thread [`Counter`]s (no locked instruction
+//! per request); the maxima are relaxed atomics written only when a new maximum is
+//! reached. HAProxy counterpart: the fe/be/srv counters of counters-t.h.
+//!
+//! Another module adds a counter by adding a field here (built in [`ProxyStats::new`] /
+//! [`ServerStats::new`]), bumping it where the event happens, and reading it in
+//! `stats::stat` under its HAProxy field name.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use super::rates::RateCell;
+use crate::counters::Counter;
+use crate::proxy::Runtime;
+
+/// HTTP responses by status class, in `show stat` order: 1xx, 2xx, 3xx, 4xx, 5xx, other.
+#[derive(Debug)]
+pub struct ByClass(pub [Counter; 6]);
+
+impl ByClass {
+    fn new(threads: usize) -> ByClass {
+        ByClass(std::array::from_fn(|_| Counter::new(threads)))
+    }
+
+    /// Counts one response with `status`.
+    #[inline]
+    pub fn count(&self, status: u16) {
+        let class = match status {
+            100..=599 => usize::from(status / 100 - 1),
+            _ => 5,
+        };
+        self.0[class].inc();
+    }
+}
+
+/// The per-proxy counters of the stats (both sides of a `listen`).
+#[derive(Debug)]
+pub struct ProxyStats {
+    /// HTTP requests the frontend received (`req_tot` of the FRONTEND row).
+    pub fe_req: Counter,
+    /// Responses the frontend sent (`hrsp_*` of the FRONTEND row).
+    pub fe_rsp: ByClass,
+    /// HTTP requests the backend handled (`req_tot` of the BACKEND row).
+    pub be_req: Counter,
+    /// Responses to requests the backend handled (`hrsp_*` of the BACKEND row).
+    pub be_rsp: ByClass,
+    /// Highest concurrent client connections of the frontend (`smax`).
+    pub fe_smax: AtomicU32,
+    /// Requests the frontend's mux refused (invalid, incomplete, too slow: `ereq`).
+    pub fe_ereq: Counter,
+    /// Requests answered by the statistics page (`intercepted`).
+    pub fe_intercepted: Counter,
+    /// Streams whose connection attempts to a server all failed (`econ`).
+    pub be_econ: Counter,
+    /// Server responses that failed (invalid, cut, too slow: `eresp`).
+    pub be_eresp: Counter,
+    /// Connection attempts retried (`wretr`).
+    pub be_wretr: Counter,
+    /// Retries moved to another server (`wredis`).
+    pub be_wredis: Counter,
+    /// Servers the balancer chose (`lbtot`).
+    pub be_lbtot: Counter,
+    /// Rates of the frontend's connections, sessions and requests, of the backend's
+    /// sessions (`conn_rate`, `rate`, `req_rate`, with their maxima).
+    pub fe_conn_rate: RateCell,
+    pub fe_sess_rate: RateCell,
+    pub fe_req_rate: RateCell,
+    pub be_sess_rate: RateCell,
+}
+
+impl ProxyStats {
+    pub fn new(threads: usize) -> ProxyStats {
+        ProxyStats {
+            fe_req: Counter::new(threads),
+            fe_rsp: ByClass::new(threads),
+            be_req: Counter::new(threads),
+            be_rsp: ByClass::new(threads),
+            fe_smax: AtomicU32::new(0),
+            fe_ereq: Counter::new(threads),
+            fe_intercepted: Counter::new(threads),
+            be_econ: Counter::new(threads),
+            be_eresp: Counter::new(threads),
+            be_wretr: Counter::new(threads),
+            be_wredis: Counter::new(threads),
+            be_lbtot: Counter::new(threads),
+            fe_conn_rate: RateCell::default(),
+            fe_sess_rate: RateCell::default(),
+            fe_req_rate: RateCell::default(),
+            be_sess_rate: RateCell::default(),
+        }
+    }
+}
+
+/// The per-server counters of the stats.
+#[derive(Debug)]
+pub struct ServerStats {
+    /// Streams sent to the server (`stot`).
+    pub stot: Counter,
+    /// HTTP requests sent to the server (`req_tot`).
+    pub req: Counter,
+    /// Responses to requests sent to the server (`hrsp_*`).
+    pub rsp: ByClass,
+    /// Highest concurrent connections in use (`smax`).
+    pub smax: AtomicU32,
+    /// `econ`, `eresp`, `wretr`, `wredis` of this server (see [`ProxyStats`]).
+    pub econ: Counter,
+    pub eresp: Counter,
+    pub wretr: Counter,
+    pub wredis: Counter,
+    /// Sessions per second (`rate`, `rate_max`).
+    pub sess_rate: RateCell,
+    /// Times the balancer chose this server (`lbtot`).
+    pub lbtot: Counter,
+    /// The configured weight (`uweight`; also `weight` until weights change at run time).
+    pub weight: u32,
+    /// The server's `id` (`sid`): its position in the backend from 1, or `id N`.
+    pub sid: u32,
+}
+
+impl ServerStats {
+    pub fn new(threads: usize, weight: u32, sid: u32) -> ServerStats {
+        ServerStats {
+            stot: Counter::new(threads),
+            req: Counter::new(threads),
+            rsp: ByClass::new(threads),
+            smax: AtomicU32::new(0),
+            econ: Counter::new(threads),
+            eresp: Counter::new(threads),
+            wretr: Counter::new(threads),
+            wredis: Counter::new(threads),
+            sess_rate: RateCell::default(),
+            lbtot: Counter::new(threads),
+            weight,
+            sid,
+        }
+    }
+}
+
+/// Records `now` as the maximum if it is one.
+///
+/// PERF: a relaxed load per call; the store happens only while the maximum grows.
+#[inline]
+pub fn note_max(max: &AtomicU32, now: u32) {
+    if now > max.load(Ordering::Relaxed) {
+        max.fetch_max(now, Ordering::Relaxed);
+    }
+}
+
+/// Counts one HTTP exchange that ended: a request on frontend `fe`, on backend `be`
+/// and server `srv` when they were chosen, and its response status (`None`: no
+/// response reached the client, or rampart sent a raw error file it did not parse).
+pub fn count_http(rt: &Runtime, fe: usize, be: Option<usize>, srv: Option<usize>, status: Option<u16>) {
+    let f = &rt.proxies[fe].stats;
+    f.fe_req.inc();
+    if let Some(st) = status {
+        f.fe_rsp.count(st);
+    }
+    let Some(be) = be else { return };
+    let b = &rt.proxies[be];
+    b.stats.be_req.inc();
+    if let Some(st) = status {
+        b.stats.be_rsp.count(st);
+    }
+    if let Some(s) = srv.and_then(|s| b.be.servers.get(s)) {
+        s.stats.req.inc();
+        if let Some(st) = status {
+            s.stats.rsp.count(st);
+        }
+    }
+}
+
+/// `clear counters [all]`: the maxima (concurrent sessions, rates) restart from the
+/// current values; with `all`, every counter of every proxy and server restarts from 0.
+pub fn clear(rt: &Runtime, all: bool) {
+    for px in &rt.proxies {
+        let st = &px.stats;
+        st.fe_smax.store(px.fe.cur_conns.load(Ordering::Relaxed), Ordering::Relaxed);
+        for r in [&st.fe_conn_rate, &st.fe_sess_rate, &st.fe_req_rate, &st.be_sess_rate] {
+            r.clear_max();
+        }
+        for srv in &px.be.servers {
+            srv.stats.smax.store(srv.cur_conns.load(Ordering::Relaxed), Ordering::Relaxed);
+            srv.stats.sess_rate.clear_max();
+        }
+        if !all {
+            continue;
+        }
+        let fe = &px.fe;
+        let proxy_counters = [
+            &fe.cum_conn,
+            &fe.denied_conn,
+            &fe.denied_sess,
+            &fe.denied_req,
+            &px.be.cum_conn,
+            &st.fe_req,
+            &st.be_req,
+            &st.fe_ereq,
+            &st.fe_intercepted,
+            &st.be_econ,
+            &st.be_eresp,
+            &st.be_wretr,
+            &st.be_wredis,
+            &st.be_lbtot,
+        ];
+        proxy_counters.into_iter().chain(&st.fe_rsp.0).chain(&st.be_rsp.0).for_each(Counter::clear);
+        for srv in &px.be.servers {
+            let s = &srv.stats;
+            let server_counters = [&s.stot, &s.req, &s.econ, &s.eresp, &s.wretr, &s.wredis, &s.lbtot];
+            server_counters.into_iter().chain(&s.rsp.0).for_each(Counter::clear);
+        }
+    }
+    rt.stats.conn_rate.clear_max();
+    rt.stats.sess_rate.clear_max();
+}
+
+/// Which error of a server exchange to count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SrvError {
+    /// Every connection attempt failed (`econ`).
+    Connect,
+    /// A connection attempt is retried, on the same server or (`redispatch`) another one
+    /// (`wretr`, and `wredis`).
+    Retry { redispatch: bool },
+    /// The response failed (`eresp`).
+    Response,
+}
+
+/// Counts `err` on backend `be` and its server `srv`.
+pub fn count_srv_error(rt: &Runtime, be: usize, srv: Option<usize>, err: SrvError) {
+    let p = &rt.proxies[be];
+    let s = srv.and_then(|s| p.be.servers.get(s)).map(|s| &s.stats);
+    let (b, sv) = match err {
+        SrvError::Connect => (&p.stats.be_econ, s.map(|s| &s.econ)),
+        SrvError::Response => (&p.stats.be_eresp, s.map(|s| &s.eresp)),
+        SrvError::Retry { redispatch } => {
+            if redispatch {
+                p.stats.be_wredis.inc();
+                if let Some(s) = s {
+                    s.wredis.inc();
+                }
+            }
+            (&p.stats.be_wretr, s.map(|s| &s.wretr))
+        }
+    };
+    b.inc();
+    if let Some(c) = sv {
+        c.inc();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_fall_in_their_class_and_the_rest_in_other() {
+        let c = ByClass::new(1);
+        for st in [100, 101, 200, 204, 302, 404, 503, 599, 600, 0, 99] {
+            c.count(st);
+        }
+        let got: Vec<u64> = c.0.iter().map(Counter::get).collect();
+        assert_eq!(got, [2, 2, 1, 1, 2, 3]);
+    }
+
+    #[test]
+    fn the_maximum_only_grows() {
+        let m = AtomicU32::new(0);
+        note_max(&m, 3);
+        note_max(&m, 2);
+        assert_eq!(m.load(Ordering::Relaxed), 3);
+        note_max(&m, 7);
+        assert_eq!(m.load(Ordering::Relaxed), 7);
+    }
+}

@@ -1,0 +1,244 @@
+//! The runtime API: `stats socket` listeners (unix and TCP), the CLI sessions on them
+//! and the commands they run (`show info`, `show stat`, `show servers state` ...), with
+//! HAProxy 2.6's output byte for byte where tools parse it. The sockets are served by
+//! the worker's main thread (the one that handles signals), never by the threads that
+//! carry traffic. HAProxy counterpart: cli.c, stats.c, server.c (`show servers state`).
+//!
+//! - `socket`: bind the `stats socket` lines (mode, user, group), accept, one CLI
+//!   session per connection (one-shot and `prompt` modes, `stats timeout`, `stats maxconn`)
+//! - `cmd`: the command table with each command's level, the help, the dispatcher
+//! - `info`, `stat`, `servers`: what `show info`, `show stat`, `show servers state` and
+//!   `show backend` print
+//! - `fields`: HAProxy's field lists for `show stat` and `show info`
+//! - `counters`: the counters only the stats read (responses by class, maxima)
+//!
+//! Not here: the HTML stats page and the Prometheus exporter (refused at startup).
+
+pub mod cmd;
+pub mod counters;
+mod fields;
+mod info;
+pub mod page;
+pub mod prometheus;
+pub mod rates;
+mod servers;
+pub mod socket;
+mod stat;
+
+use std::sync::atomic::{AtomicU32, AtomicU64};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use rampart_cfg::model::Config;
+
+use crate::proxy::Runtime;
+
+pub use counters::{ProxyStats, ServerStats};
+
+/// HAProxy's default `stats timeout`.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+/// HAProxy's default `stats maxconn`.
+pub const DEFAULT_MAXCONN: u32 = 10;
+
+/// Facts about the process the stats outputs report, fixed when the runtime is built.
+#[derive(Debug)]
+pub struct Facts {
+    pub started: Instant,
+    /// Start time in seconds since the epoch (`Start_time_sec`).
+    pub started_unix: u64,
+    /// HAProxy numbers proxies from 1, after a `GLOBAL` proxy when a stats socket exists.
+    pub first_iid: u32,
+    /// `balance` of each proxy, as `show stat` names it (`algo`).
+    pub algos: Vec<&'static str>,
+    /// The host name (`node`).
+    pub node: String,
+    /// Worker threads (`Nbthread`).
+    pub nbthread: usize,
+    /// The descriptor limit once the process was sized (`Ulimit-n`).
+    pub ulimit_n: u64,
+    /// Listening sockets of the configuration, stats sockets included (`Listeners`).
+    pub listeners: u32,
+    /// Connections and sessions per second, all frontends (`ConnRate`, `SessRate`).
+    pub conn_rate: rates::RateCell,
+    pub sess_rate: rates::RateCell,
+}
+
+impl Facts {
+    pub fn new(cfg: &Config, nbthread: usize) -> Facts {
+        let ulimit_n = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE).map_or(0, |l| l.0);
+        let started_unix = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        Facts {
+            started: Instant::now(),
+            started_unix,
+            first_iid: 1 + u32::from(!cfg.global.stats_sockets.is_empty()),
+            algos: cfg.proxies.iter().map(|p| p.balance.name()).collect(),
+            node: nix::unistd::gethostname().map(|h| h.to_string_lossy().into_owned()).unwrap_or_default(),
+            nbthread,
+            ulimit_n,
+            listeners: crate::process::limits::listener_count(cfg) as u32,
+            conn_rate: Default::default(),
+            sess_rate: Default::default(),
+        }
+    }
+}
+
+/// What the CLI reads besides the runtime: process settings fixed at startup, and the
+/// CLI sessions.
+#[derive(Debug)]
+pub struct Cli {
+    pub rt: Arc<Runtime>,
+    /// `stats timeout`: how long a CLI session may stay idle.
+    pub timeout: Duration,
+    /// `stats maxconn`: CLI sessions served at once (per socket, as HAProxy).
+    pub maxconn: u32,
+    /// CLI sessions alive (all sockets).
+    pub sessions: AtomicU32,
+    /// CLI sessions accepted so far (HAProxy counts them in `CumConns`).
+    pub cum_sessions: AtomicU64,
+}
+
+impl Cli {
+    /// The CLI state for `rt`, built from its configuration.
+    pub fn new(cfg: &Config, rt: Arc<Runtime>) -> Cli {
+        Cli {
+            rt,
+            timeout: cfg.global.stats_timeout.unwrap_or(DEFAULT_TIMEOUT),
+            maxconn: cfg.global.stats_maxconn.unwrap_or(DEFAULT_MAXCONN),
+            sessions: AtomicU32::new(0),
+            cum_sessions: AtomicU64::new(0),
+        }
+    }
+
+    /// Seconds since the process started.
+    pub fn uptime(&self) -> u64 {
+        uptime(&self.rt)
+    }
+
+    /// HAProxy's id of proxy `idx`.
+    pub fn iid(&self, idx: usize) -> u32 {
+        iid(&self.rt, idx)
+    }
+
+    /// The proxy named `name`, or numbered so (`show stat <iid> ...`).
+    pub fn find_proxy(&self, name: &str) -> Option<usize> {
+        find_proxy(&self.rt, name)
+    }
+}
+
+/// Seconds since the process started.
+pub fn uptime(rt: &Runtime) -> u64 {
+    rt.stats.started.elapsed().as_secs()
+}
+
+/// HAProxy's id of proxy `idx`.
+pub fn iid(rt: &Runtime, idx: usize) -> u32 {
+    rt.stats.first_iid + idx as u32
+}
+
+/// The proxy named `name`, or numbered so (`show stat <iid> ...`).
+pub fn find_proxy(rt: &Runtime, name: &str) -> Option<usize> {
+    rt.proxies.iter().position(|p| p.name == name).or_else(|| {
+        let iid: u32 = name.parse().ok()?;
+        let idx = iid.checked_sub(rt.stats.first_iid)? as usize;
+        (idx < rt.proxies.len()).then_some(idx)
+    })
+}
+
+/// One value of a stats field, typed as `show ... typed` prints it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Val {
+    Str(String),
+    Uint(u64),
+    Sint(i64),
+}
+
+impl std::fmt::Display for Val {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Val::Str(s) => f.write_str(s),
+            Val::Uint(n) => write!(f, "{n}"),
+            Val::Sint(n) => write!(f, "{n}"),
+        }
+    }
+}
+
+impl From<u64> for Val {
+    fn from(n: u64) -> Val {
+        Val::Uint(n)
+    }
+}
+
+impl From<u32> for Val {
+    fn from(n: u32) -> Val {
+        Val::Uint(n.into())
+    }
+}
+
+impl From<&str> for Val {
+    fn from(s: &str) -> Val {
+        Val::Str(s.to_owned())
+    }
+}
+
+/// The JSON of a string value (HAProxy escapes quotes, backslashes and controls).
+fn json_str(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// HAProxy's JSON names of the tags letters (origin, nature, scope).
+fn json_tags(tags: &str) -> [&'static str; 3] {
+    let b = tags.as_bytes();
+    let origin = match b.first() {
+        Some(b'M') => "Metric",
+        Some(b'S') => "Status",
+        Some(b'K') => "Key",
+        Some(b'C') => "Config",
+        _ => "Product",
+    };
+    let nature = match b.get(1) {
+        Some(b'A') => "Age",
+        Some(b'a') => "Avg",
+        Some(b'C') => "Counter",
+        Some(b'D') => "Duration",
+        Some(b'G') => "Gauge",
+        Some(b'L') => "Limit",
+        Some(b'M') => "Max",
+        Some(b'N') => "Name",
+        Some(b'R') => "Rate",
+        Some(b'T') => "Time",
+        _ => "Output",
+    };
+    let scope = match b.get(2) {
+        Some(b'S') => "Service",
+        Some(b's') => "System",
+        Some(b'C') => "Cluster",
+        _ => "Process",
+    };
+    [origin, nature, scope]
+}
+
+/// One field of a JSON dump: its position, name, tags and typed value.
+fn json_field(out: &mut String, pos: usize, name: &str, desc: &str, val: &Val) {
+    let (tags, ty) = desc.split_once(':').unwrap_or(("", "str"));
+    let [origin, nature, scope] = json_tags(tags);
+    out.push_str(&format!("\"field\":{{\"pos\":{pos},\"name\":"));
+    json_str(out, name);
+    out.push_str(&format!(
+        "}},\"processNum\":1,\"tags\":{{\"origin\":\"{origin}\",\"nature\":\"{nature}\",\"scope\":\"{scope}\"}},\
+         \"value\":{{\"type\":\"{ty}\",\"value\":"
+    ));
+    match val {
+        Val::Str(s) => json_str(out, s),
+        v => out.push_str(&v.to_string()),
+    }
+    out.push_str("}}");
+}

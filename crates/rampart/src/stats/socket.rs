@@ -1,0 +1,364 @@
+//! `stats socket` listeners: bound with the other listeners (before chroot and the
+//! privilege drop), with their `mode`, `user`/`uid`, `group`/`gid` and `level`; served
+//! on the worker's main thread. Each connection is a CLI session: one line of
+//! `;`-separated commands then close (one-shot), or line after line behind a `> `
+//! prompt once `prompt` was sent. A session idle for `stats timeout`, or sending a
+//! line longer than [`MAX_LINE`], is closed; at most `stats maxconn` sessions per socket
+//! are served at once, the others wait in the backlog. HAProxy counterpart: cli.c
+//! (cli_io_handler, bind_parse_level), sock_unix.c.
+
+use std::io;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use rampart_cfg::model::{ListenAddr, StatsSocket};
+use rampart_cfg::{Config, Diag};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::Semaphore;
+
+use super::cmd::{run_line, Level, Session};
+use super::Cli;
+
+/// The longest command line a session may send (HAProxy's buffer size).
+pub const MAX_LINE: usize = 16384;
+
+/// One bound `stats socket`.
+#[derive(Debug)]
+pub struct CliListener {
+    sock: Bound,
+    level: Level,
+}
+
+#[derive(Debug)]
+enum Bound {
+    Unix(std::os::unix::net::UnixListener),
+    Tcp(std::net::TcpListener),
+}
+
+/// The options of a `stats socket` line that rampart acts on.
+#[derive(Debug, Default)]
+struct Options {
+    level: Option<Level>,
+    mode: Option<u32>,
+    uid: Option<u32>,
+    gid: Option<u32>,
+    /// `expose-fd listeners` (kept for the master-worker reloads).
+    expose_fd: bool,
+}
+
+/// Binds every `stats socket` of `cfg`. Returns the listeners, or alerts (one per
+/// socket that could not be set up). What [`check`] refuses is refused here too.
+pub fn bind_all(cfg: &Config) -> Result<Vec<CliListener>, Vec<String>> {
+    let (mut out, mut alerts) = (Vec::new(), Vec::new());
+    for s in &cfg.global.stats_sockets {
+        let opts = options(s).map_err(|what| format!("parsing [{}] : {}", s.span, not_yet(&what)));
+        match opts.and_then(|o| bind_one(s, &o).map(|sock| (sock, o))) {
+            Ok((sock, o)) => out.push(CliListener { sock, level: o.level.unwrap_or(Level::Operator) }),
+            Err(msg) => alerts.push(msg),
+        }
+    }
+    if alerts.is_empty() {
+        Ok(out)
+    } else {
+        Err(alerts)
+    }
+}
+
+/// The configuration checks of the stats sockets (with `-c` too): what rampart cannot do
+/// yet is refused, `expose-fd listeners` gets a warning.
+pub fn check(cfg: &Config) -> Vec<Diag> {
+    let mut out = Vec::new();
+    for s in &cfg.global.stats_sockets {
+        match options(s) {
+            Ok(o) if o.expose_fd => out.push(Diag::warning(
+                Some(s.span.clone()),
+                "'stats socket ... expose-fd listeners' is accepted, but no listening socket is passed on it \
+                 yet (master-worker reloads are not supported yet).",
+            )),
+            Ok(_) => {}
+            Err(what) => out.push(Diag::alert(Some(s.span.clone()), not_yet(&what))),
+        }
+        if let ListenAddr::Fd(n) = &s.addr {
+            out.push(Diag::alert(Some(s.span.clone()), not_yet(&format!("stats socket fd@{n}"))));
+        }
+    }
+    out
+}
+
+fn not_yet(what: &str) -> String {
+    format!("'{what}' is not supported yet")
+}
+
+/// Reads the options of `s` (their values were checked by the parser); `Err` names an
+/// option rampart does not support.
+fn options(s: &StatsSocket) -> Result<Options, String> {
+    let mut o = Options::default();
+    let mut i = 0;
+    let words = &s.options;
+    while let Some(word) = words.get(i) {
+        let value = words.get(i + 1).map(String::as_str).unwrap_or("");
+        let args = rampart_cfg::kw::bind_option(word).map_or(0, |k| k.args);
+        match word.as_str() {
+            "level" => o.level = Level::parse(value),
+            "mode" => o.mode = u32::from_str_radix(value, 8).ok(),
+            "uid" => o.uid = value.parse().ok(),
+            "gid" => o.gid = value.parse().ok(),
+            "user" => o.uid = nix::unistd::User::from_name(value).ok().flatten().map(|u| u.uid.as_raw()),
+            "group" => o.gid = nix::unistd::Group::from_name(value).ok().flatten().map(|g| g.gid.as_raw()),
+            // only names the socket in `show cli sockets`
+            "name" => {}
+            "expose-fd" => o.expose_fd = true,
+            "severity-output" if value == "none" => {}
+            other => return Err(format!("stats socket ... {other}")),
+        }
+        i += 1 + args;
+    }
+    Ok(o)
+}
+
+fn bind_one(s: &StatsSocket, o: &Options) -> Result<Bound, String> {
+    let fail = |what: String| format!("Binding [{}] for proxy GLOBAL: {what}", s.span);
+    match &s.addr {
+        ListenAddr::Unix(path) => bind_unix(path, o)
+            .map(Bound::Unix)
+            .map_err(|e| fail(format!("cannot bind UNIX socket ({}) [{}]", errno_text(&e), path.display()))),
+        ListenAddr::Inet(sa) => bind_tcp(*sa)
+            .map(Bound::Tcp)
+            .map_err(|e| fail(format!("cannot bind socket ({}) for [{}:{}]", errno_text(&e), sa.ip(), sa.port()))),
+        ListenAddr::Fd(n) => Err(format!("parsing [{}] : {}", s.span, not_yet(&format!("stats socket fd@{n}")))),
+    }
+}
+
+/// Binds a TCP socket; `SO_REUSEPORT` as for the other listeners, so that a new
+/// process started with `-sf` binds it while the old one still holds it.
+fn bind_tcp(sa: std::net::SocketAddr) -> io::Result<std::net::TcpListener> {
+    let sock =
+        socket2::Socket::new(socket2::Domain::for_address(sa), socket2::Type::STREAM.nonblocking().cloexec(), None)?;
+    sock.set_reuse_address(true)?;
+    sock.set_reuse_port(true)?;
+    sock.bind(&sa.into())?;
+    sock.listen(128)?;
+    Ok(sock.into())
+}
+
+/// Binds a unix socket in place of a stale one, then applies `mode` and ownership.
+fn bind_unix(path: &Path, o: &Options) -> io::Result<std::os::unix::net::UnixListener> {
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        use std::os::unix::fs::FileTypeExt;
+        if meta.file_type().is_socket() {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+    let l = std::os::unix::net::UnixListener::bind(path)?;
+    l.set_nonblocking(true)?;
+    if let Some(mode) = o.mode {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))?;
+    }
+    if o.uid.is_some() || o.gid.is_some() {
+        nix::unistd::chown(path, o.uid.map(nix::unistd::Uid::from_raw), o.gid.map(nix::unistd::Gid::from_raw))
+            .map_err(io::Error::from)?;
+    }
+    Ok(l)
+}
+
+fn errno_text(e: &io::Error) -> String {
+    match e.raw_os_error() {
+        Some(n) => nix::errno::Errno::from_raw(n).desc().to_string(),
+        None => e.to_string(),
+    }
+}
+
+/// Resolves once a soft stop began (checked a few times a second: not a hot path).
+async fn stopping(cli: &Cli) {
+    while !cli.rt.global.is_stopping() {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+}
+
+/// Accepts CLI sessions on `l` until a soft stop begins: then the socket closes (the
+/// new process of a reload serves it), as HAProxy closes its listeners.
+pub async fn serve(l: CliListener, cli: Arc<Cli>) {
+    let slots = Arc::new(Semaphore::new(cli.maxconn as usize));
+    let level = l.level;
+    match l.sock {
+        Bound::Unix(std) => {
+            let Ok(listener) = tokio::net::UnixListener::from_std(std) else { return };
+            loop {
+                let Ok(permit) = slots.clone().acquire_owned().await else { return };
+                let accepted = tokio::select! {
+                    a = listener.accept() => a,
+                    () = stopping(&cli) => return,
+                };
+                if let Ok((conn, _)) = accepted {
+                    let cli = cli.clone();
+                    tokio::spawn(async move {
+                        session(conn, &cli, level).await;
+                        drop(permit);
+                    });
+                }
+            }
+        }
+        Bound::Tcp(std) => {
+            let Ok(listener) = tokio::net::TcpListener::from_std(std) else { return };
+            loop {
+                let Ok(permit) = slots.clone().acquire_owned().await else { return };
+                let accepted = tokio::select! {
+                    a = listener.accept() => a,
+                    () = stopping(&cli) => return,
+                };
+                if let Ok((conn, _)) = accepted {
+                    let cli = cli.clone();
+                    tokio::spawn(async move {
+                        session(conn, &cli, level).await;
+                        drop(permit);
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// One CLI session, until `quit`, the end of a one-shot line, the peer closing, a
+/// timeout or an overlong line.
+pub async fn session<S: AsyncRead + AsyncWrite + Unpin>(conn: S, cli: &Cli, level: Level) {
+    cli.sessions.fetch_add(1, Ordering::Relaxed);
+    cli.cum_sessions.fetch_add(1, Ordering::Relaxed);
+    let (rd, mut wr) = tokio::io::split(conn);
+    let mut rd = BufReader::new(rd);
+    let mut sess = Session { level, prompt: false, timeout: cli.timeout, quit: false };
+    let mut line = Vec::with_capacity(256);
+    loop {
+        line.clear();
+        let mut bounded = (&mut rd).take(MAX_LINE as u64);
+        let read = tokio::time::timeout(sess.timeout, bounded.read_until(b'\n', &mut line));
+        match read.await {
+            Ok(Ok(0)) | Ok(Err(_)) | Err(_) => break,
+            Ok(Ok(_)) if line.len() >= MAX_LINE && line.last() != Some(&b'\n') => break,
+            Ok(Ok(_)) => {}
+        }
+        let text = String::from_utf8_lossy(&line);
+        let mut out = String::new();
+        run_line(cli, &mut sess, text.trim_end_matches(['\n', '\r']), &mut out);
+        if sess.prompt && !sess.quit {
+            out.push_str("> ");
+        }
+        let sent = tokio::time::timeout(sess.timeout, wr.write_all(out.as_bytes())).await;
+        if !matches!(sent, Ok(Ok(()))) || sess.quit || !sess.prompt {
+            break;
+        }
+    }
+    let _ = wr.shutdown().await;
+    cli.sessions.fetch_sub(1, Ordering::Relaxed);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cli() -> Cli {
+        let ctx = rampart_cfg::LexCtx { env: &|_| None, version: "2.6", features: &[] };
+        let text =
+            "global\n stats socket /tmp/x.sock\ndefaults\n mode http\nfrontend fe\n bind :80\n default_backend be\n\
+                    backend be\n server s1 127.0.0.1:1\n server s2 127.0.0.1:2 weight 3 disabled\n";
+        let cfg = rampart_cfg::parse_str("t.cfg", text, &ctx).config.expect("valid");
+        let rt = crate::proxy::build(&cfg, 100, 1).expect("built");
+        Cli::new(&cfg, Arc::new(rt))
+    }
+
+    /// What a session answers to `input`.
+    async fn talk(cli: &Cli, level: Level, input: &str) -> String {
+        let (mut client, server) = tokio::io::duplex(1 << 20);
+        client.write_all(input.as_bytes()).await.unwrap();
+        client.shutdown().await.unwrap();
+        session(server, cli, level).await;
+        let mut out = String::new();
+        client.read_to_string(&mut out).await.unwrap();
+        out
+    }
+
+    #[tokio::test]
+    async fn a_one_shot_line_runs_its_commands_then_closes() {
+        let cli = cli();
+        let out = talk(&cli, Level::Admin, "show backend; show backend\nshow backend\n").await;
+        assert_eq!(out, "# name\nbe\n\n# name\nbe\n\n");
+    }
+
+    #[tokio::test]
+    async fn prompt_mode_answers_line_after_line_until_quit() {
+        let cli = cli();
+        let out = talk(&cli, Level::Admin, "prompt\nshow backend\nset timeout cli 5\nquit\nshow backend\n").await;
+        assert_eq!(out, "\n> # name\nbe\n\n> \n> ");
+    }
+
+    #[tokio::test]
+    async fn a_command_above_the_level_is_denied() {
+        let cli = cli();
+        assert_eq!(talk(&cli, Level::User, "show env\n").await, "Permission denied\n\n");
+        assert_eq!(talk(&cli, Level::User, "operator\n").await, "Permission denied\n\n");
+        assert!(talk(&cli, Level::Operator, "show env PATH\n").await.starts_with("PATH="));
+    }
+
+    #[tokio::test]
+    async fn unknown_and_missing_commands_are_told_apart() {
+        let cli = cli();
+        let out = talk(&cli, Level::Admin, "bogus\n").await;
+        assert!(out.starts_with("Unknown command, but maybe one of the following ones is a better match:\n"), "{out}");
+        assert!(out.ends_with("  quit                                    : disconnect\n\n"), "{out}");
+        let out = talk(&cli, Level::Admin, "set server be/s1 state drain\n").await;
+        assert_eq!(out, "'set server be/s1' is not supported yet.\n\n");
+    }
+
+    #[tokio::test]
+    async fn servers_state_and_stat_rows_describe_the_configuration() {
+        let cli = cli();
+        let out = talk(&cli, Level::Admin, "show servers state\n").await;
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[0], "1");
+        assert!(lines[2].starts_with("3 be 1 s1 127.0.0.1 2 0 1 1 "), "{out}");
+        assert!(lines[3].starts_with("3 be 2 s2 127.0.0.1 0 5 3 3 "), "{out}");
+        assert!(lines[2].ends_with(" 1 0 2 0 0 0 0 - 1 - 0 0 - - 0"), "{out}");
+        let out = talk(&cli, Level::Admin, "show stat\n").await;
+        let rows: Vec<Vec<&str>> =
+            out.lines().skip(1).filter(|l| !l.is_empty()).map(|l| l.split(',').collect()).collect();
+        assert_eq!(rows.len(), 4, "{out}");
+        assert_eq!(&rows[0][..2], ["fe", "FRONTEND"]);
+        assert_eq!((rows[1][1], rows[1][17], rows[1][18]), ("s1", "no check", "1"));
+        assert_eq!((rows[2][1], rows[2][17], rows[2][18]), ("s2", "MAINT", "3"));
+        assert_eq!((rows[3][1], rows[3][17], rows[3][18], rows[3][19]), ("BACKEND", "UP", "1", "1"));
+        assert!(rows.iter().all(|r| r.len() == 129 && r[103] == "-"));
+        let user = talk(&cli, Level::User, "show stat -1 4 -1\n").await;
+        assert_eq!(user.lines().filter(|l| !l.is_empty()).count(), 3, "{user}");
+        assert!(!user.contains("127.0.0.1:1"), "user level hides addresses: {user}");
+    }
+
+    #[tokio::test]
+    async fn an_idle_session_is_closed_at_the_timeout() {
+        let mut cli = cli();
+        cli.timeout = std::time::Duration::from_millis(50);
+        let (_client, server) = tokio::io::duplex(1024);
+        let done = tokio::time::timeout(std::time::Duration::from_secs(5), session(server, &cli, Level::Admin));
+        assert!(done.await.is_ok());
+    }
+
+    #[test]
+    fn options_rampart_lacks_are_refused_and_expose_fd_is_warned_about() {
+        let ctx = rampart_cfg::LexCtx { env: &|_| None, version: "2.6", features: &[] };
+        let text = "global\n stats socket /tmp/a.sock accept-proxy\n stats socket /tmp/b.sock level admin \
+                    expose-fd listeners\n stats socket /tmp/c.sock mode 600 user root name x\n";
+        let cfg = rampart_cfg::parse_str("t.cfg", text, &ctx).config.expect("valid");
+        let got: Vec<(rampart_cfg::Level, String)> = check(&cfg).into_iter().map(|d| (d.level, d.message)).collect();
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert_eq!(got[0], (rampart_cfg::Level::Alert, "'stats socket ... accept-proxy' is not supported yet".into()));
+        assert_eq!(got[1].0, rampart_cfg::Level::Warning);
+        assert!(got[1].1.contains("expose-fd listeners"));
+    }
+
+    #[tokio::test]
+    async fn an_endless_line_is_cut_off() {
+        let cli = cli();
+        let long = "x".repeat(MAX_LINE + 10);
+        assert_eq!(talk(&cli, Level::Admin, &long).await, "");
+    }
+}

@@ -1,0 +1,400 @@
+//! `show stat [desc|json|no-maint|typed|up]* [<px> <type> <sid>]`: one row per
+//! frontend, server and backend with HAProxy 2.6's columns, in its order. A field
+//! HAProxy fills but rampart does not measure yet is empty (never invented); a field
+//! about a feature rampart lacks (TLS, compression, cache, HTTP/2) reads 0.
+//! HAProxy counterpart: stats_fill_fe_stats(), stats_fill_sv_stats(),
+//! stats_fill_be_stats() and the CSV/typed/JSON dumpers in stats.c.
+
+use std::fmt::Write as _;
+use std::sync::atomic::Ordering;
+
+use rampart_cfg::model::Mode;
+
+use super::cmd::Level;
+use super::fields::{MODULE_FIELDS_AT, STAT_FIELDS};
+use super::{json_field, Val};
+use crate::proxy::{ProxyRt, Runtime, ServerRt};
+
+/// The kind of a row, with HAProxy's type number (the `type` field, the filter bit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    Frontend,
+    Backend,
+    Server,
+}
+
+impl Kind {
+    fn bit(self) -> i64 {
+        match self {
+            Kind::Frontend => 1,
+            Kind::Backend => 2,
+            Kind::Server => 4,
+        }
+    }
+
+    /// The field's `tags:type` for this kind (`""`: always empty).
+    fn desc(self, field: usize) -> &'static str {
+        let (_, f, b, s) = STAT_FIELDS[field];
+        match self {
+            Kind::Frontend => f,
+            Kind::Backend => b,
+            Kind::Server => s,
+        }
+    }
+
+    fn letter(self) -> char {
+        match self {
+            Kind::Frontend => 'F',
+            Kind::Backend => 'B',
+            Kind::Server => 'S',
+        }
+    }
+
+    fn json_name(self) -> &'static str {
+        match self {
+            Kind::Frontend => "Frontend",
+            Kind::Backend => "Backend",
+            Kind::Server => "Server",
+        }
+    }
+}
+
+/// Output form and row filter of one `show stat`.
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    pub typed: bool,
+    pub json: bool,
+    /// `no-maint`: leave out servers in maintenance.
+    pub no_maint: bool,
+    /// `up`: only servers that are up.
+    pub up_only: bool,
+    /// `<px> <type> <sid>`: a proxy (None: all), a mask of kinds, a server id (-1: all).
+    pub filter: Option<(Option<usize>, i64, i64)>,
+}
+
+impl Request {
+    /// Parses the words after `show stat`; `Err` is HAProxy's message.
+    pub fn parse(rt: &Runtime, words: &[&str]) -> Result<Request, String> {
+        let mut req = Request::default();
+        let mut rest = Vec::new();
+        for w in words {
+            match *w {
+                "typed" => req.typed = true,
+                "json" => req.json = true,
+                "no-maint" => req.no_maint = true,
+                "up" => req.up_only = true,
+                "desc" => {}
+                w => rest.push(w),
+            }
+        }
+        if rest.len() >= 3 {
+            let px = if rest[0] == "-1" {
+                None
+            } else {
+                Some(super::find_proxy(rt, rest[0]).ok_or_else(|| "No such proxy.\n".to_owned())?)
+            };
+            let num = |s: &str| s.parse::<i64>().unwrap_or(0);
+            req.filter = Some((px, num(rest[1]), num(rest[2])));
+        }
+        Ok(req)
+    }
+
+    fn wants(&self, px: usize, kind: Kind, sid: u32) -> bool {
+        let Some((p, mask, id)) = self.filter else { return true };
+        p.is_none_or(|p| p == px) && (mask == -1 || mask & kind.bit() != 0) && (id == -1 || id == i64::from(sid))
+    }
+}
+
+/// One row of the stats: a proxy, its kind, and the server of a server row.
+pub(super) type Row = (usize, Kind, Option<usize>);
+
+/// The rows `req` asks for, in HAProxy's order (per proxy: frontend, servers, backend).
+pub(super) fn rows(rt: &Runtime, req: &Request) -> Vec<Row> {
+    let mut rows: Vec<Row> = Vec::new();
+    for (idx, px) in rt.proxies.iter().enumerate() {
+        if px.cap.frontend && req.wants(idx, Kind::Frontend, 0) {
+            rows.push((idx, Kind::Frontend, None));
+        }
+        if px.cap.backend {
+            for (i, srv) in px.be.servers.iter().enumerate() {
+                // COMPAT: with no health checks, a server is up unless it is in maintenance.
+                let skip = (req.no_maint || req.up_only) && srv.disabled;
+                if !skip && req.wants(idx, Kind::Server, srv.stats.sid) {
+                    rows.push((idx, Kind::Server, Some(i)));
+                }
+            }
+            if req.wants(idx, Kind::Backend, 0) {
+                rows.push((idx, Kind::Backend, None));
+            }
+        }
+    }
+    rows
+}
+
+/// The value of the field called `name` in `row` (`None`: empty or no such field).
+pub(super) fn cell(rt: &Runtime, row: Row, level: Level, name: &str) -> Option<Val> {
+    let i = STAT_FIELDS.iter().position(|f| f.0 == name)?;
+    field(rt, row.0, row.1, row.2, level, i)
+}
+
+/// The text of `show stat` for `req`, at the session's `level`.
+pub fn render(rt: &Runtime, req: &Request, level: Level) -> String {
+    let mut out = String::with_capacity(8192);
+    let rows = rows(rt, req);
+    if req.json {
+        json(rt, &rows, level, &mut out);
+    } else if req.typed {
+        for &(idx, kind, srv) in &rows {
+            typed_row(rt, idx, kind, srv, level, &mut out);
+        }
+    } else {
+        header(&mut out);
+        out.push_str(&render_rows(rt, rows.into_iter(), level));
+    }
+    out
+}
+
+/// The CSV lines of `rows`.
+pub(super) fn render_rows(rt: &Runtime, rows: impl Iterator<Item = Row>, level: Level) -> String {
+    let mut out = String::with_capacity(4096);
+    for (idx, kind, srv) in rows {
+        csv_row(rt, idx, kind, srv, level, &mut out);
+    }
+    out
+}
+
+/// The CSV header line: `# pxname,svname,...,`.
+pub fn header(out: &mut String) {
+    out.push_str("# ");
+    for (i, (name, ..)) in STAT_FIELDS.iter().enumerate() {
+        if i == MODULE_FIELDS_AT {
+            out.push_str("-,");
+        }
+        out.push_str(name);
+        out.push(',');
+    }
+    out.push('\n');
+}
+
+fn csv_row(rt: &Runtime, idx: usize, kind: Kind, srv: Option<usize>, level: Level, out: &mut String) {
+    for i in 0..STAT_FIELDS.len() {
+        if i == MODULE_FIELDS_AT {
+            out.push_str("-,");
+        }
+        if let Some(v) = field(rt, idx, kind, srv, level, i) {
+            let _ = write!(out, "{}", Csv(&v));
+        }
+        out.push(',');
+    }
+    out.push('\n');
+}
+
+/// A value as a CSV cell: HAProxy quotes strings holding a comma or a quote.
+struct Csv<'a>(&'a Val);
+
+impl std::fmt::Display for Csv<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Val::Str(s) if s.contains([',', '"']) => write!(f, "\"{}\"", s.replace('"', "\"\"")),
+            v => write!(f, "{v}"),
+        }
+    }
+}
+
+fn typed_row(rt: &Runtime, idx: usize, kind: Kind, srv: Option<usize>, level: Level, out: &mut String) {
+    let sid = sid_of(rt, idx, srv);
+    for (i, (name, ..)) in STAT_FIELDS.iter().enumerate() {
+        if let Some(v) = field(rt, idx, kind, srv, level, i) {
+            let _ = writeln!(out, "{}.{}.{sid}.{i}.{name}.1:{}:{v}", kind.letter(), super::iid(rt, idx), kind.desc(i));
+        }
+    }
+}
+
+fn json(rt: &Runtime, rows: &[Row], level: Level, out: &mut String) {
+    out.push('[');
+    for (r, &(idx, kind, srv)) in rows.iter().enumerate() {
+        if r > 0 {
+            out.push(',');
+        }
+        out.push('[');
+        let sid = sid_of(rt, idx, srv);
+        let mut first = true;
+        for (i, (name, ..)) in STAT_FIELDS.iter().enumerate() {
+            let Some(v) = field(rt, idx, kind, srv, level, i) else { continue };
+            if !first {
+                out.push(',');
+            }
+            first = false;
+            let _ =
+                write!(out, "{{\"objType\":\"{}\",\"proxyId\":{},\"id\":{sid},", kind.json_name(), super::iid(rt, idx));
+            json_field(out, i, name, kind.desc(i), &v);
+            out.push('}');
+        }
+        out.push(']');
+    }
+    out.push_str("]\n");
+}
+
+fn sid_of(rt: &Runtime, idx: usize, srv: Option<usize>) -> u32 {
+    srv.map_or(0, |s| rt.proxies[idx].be.servers[s].stats.sid)
+}
+
+/// Field `i` of a row, `None` when it is empty.
+fn field(rt: &Runtime, idx: usize, kind: Kind, srv: Option<usize>, level: Level, i: usize) -> Option<Val> {
+    let desc = kind.desc(i);
+    if desc.is_empty() {
+        return None;
+    }
+    let px = &rt.proxies[idx];
+    let name = STAT_FIELDS[i].0;
+    let v = match name {
+        "pxname" => Some(Val::Str(px.name.clone())),
+        "pid" => Some(1u64.into()),
+        "iid" => Some(super::iid(rt, idx).into()),
+        "mode" => Some(if px.mode == Mode::Http { "http" } else { "tcp" }.into()),
+        _ => match (kind, srv) {
+            (Kind::Frontend, _) => frontend(rt, px, name),
+            (Kind::Backend, _) => backend(rt, idx, px, name, level),
+            (Kind::Server, Some(s)) => server(rt, px, &px.be.servers[s], name, level),
+            (Kind::Server, None) => None,
+        },
+    };
+    v.or_else(|| zero_for_missing_feature(name))
+}
+
+/// Fields about features rampart does not have (TLS, compression, cache, HTTP/2,
+/// interception): there is nothing to count, so they read 0.
+fn zero_for_missing_feature(name: &str) -> Option<Val> {
+    let absent = name.starts_with("ssl_")
+        || name.starts_with("h2_")
+        || name.starts_with("comp_")
+        || name.starts_with("cache_")
+        || name == "rate_lim";
+    absent.then(|| 0u64.into())
+}
+
+fn by_class(c: &super::counters::ByClass, name: &str) -> Option<Val> {
+    let i =
+        ["hrsp_1xx", "hrsp_2xx", "hrsp_3xx", "hrsp_4xx", "hrsp_5xx", "hrsp_other"].iter().position(|n| *n == name)?;
+    Some(c.0[i].get().into())
+}
+
+fn frontend(rt: &Runtime, px: &ProxyRt, name: &str) -> Option<Val> {
+    let fe = &px.fe;
+    Some(match name {
+        "svname" => "FRONTEND".into(),
+        "scur" => fe.cur_conns.load(Ordering::Relaxed).into(),
+        "smax" => px.stats.fe_smax.load(Ordering::Relaxed).into(),
+        "slim" => fe.maxconn().into(),
+        "stot" => fe.cum_conn.get().saturating_sub(fe.denied_conn.get()).into(),
+        "conn_tot" => fe.cum_conn.get().into(),
+        "dreq" => fe.denied_req.get().into(),
+        "ereq" => px.stats.fe_ereq.get().into(),
+        "intercepted" => px.stats.fe_intercepted.get().into(),
+        "rate" => px.stats.fe_sess_rate.current()?.into(),
+        "rate_max" => px.stats.fe_sess_rate.max()?.into(),
+        "conn_rate" => px.stats.fe_conn_rate.current()?.into(),
+        "conn_rate_max" => px.stats.fe_conn_rate.max()?.into(),
+        "req_rate" if fe.http => px.stats.fe_req_rate.current()?.into(),
+        "req_rate_max" if fe.http => px.stats.fe_req_rate.max()?.into(),
+        "dcon" => fe.denied_conn.get().into(),
+        "dses" => fe.denied_sess.get().into(),
+        "status" => if rt.global.is_stopping() { "STOP" } else { "OPEN" }.into(),
+        "sid" => 0u32.into(),
+        "type" => 0u32.into(),
+        "req_tot" if fe.http => px.stats.fe_req.get().into(),
+        n if n.starts_with("hrsp_") && fe.http => by_class(&px.stats.fe_rsp, n)?,
+        _ => return None,
+    })
+}
+
+/// Servers of a backend that take traffic: (active count, backup count, their weight).
+fn usable(px: &ProxyRt) -> (u32, u32, u64) {
+    let up = px.be.servers.iter().filter(|s| !s.disabled);
+    up.fold((0, 0, 0), |(a, b, w), s| if s.backup { (a, b + 1, w) } else { (a + 1, b, w + u64::from(s.stats.weight)) })
+}
+
+fn backend(rt: &Runtime, idx: usize, px: &ProxyRt, name: &str, level: Level) -> Option<Val> {
+    let be = &px.be;
+    let (act, bck, weight) = usable(px);
+    let http = px.mode == Mode::Http;
+    Some(match name {
+        "svname" => "BACKEND".into(),
+        "scur" => be.servers.iter().map(|s| s.cur_conns.load(Ordering::Relaxed)).sum::<u32>().into(),
+        "stot" => be.cum_conn.get().into(),
+        "econ" => px.stats.be_econ.get().into(),
+        "lbtot" => px.stats.be_lbtot.get().into(),
+        "rate" => px.stats.be_sess_rate.current()?.into(),
+        "rate_max" => px.stats.be_sess_rate.max()?.into(),
+        "eresp" => px.stats.be_eresp.get().into(),
+        "wretr" => px.stats.be_wretr.get().into(),
+        "wredis" => px.stats.be_wredis.get().into(),
+        "status" => if act + bck > 0 { "UP" } else { "DOWN" }.into(),
+        "weight" | "uweight" => weight.into(),
+        "act" => act.into(),
+        "bck" => bck.into(),
+        "lastchg" => super::uptime(rt).into(),
+        "sid" => 0u32.into(),
+        "type" => 1u32.into(),
+        "algo" if level >= Level::Operator => rt.stats.algos[idx].into(),
+        "req_tot" if http => px.stats.be_req.get().into(),
+        n if n.starts_with("hrsp_") && http => by_class(&px.stats.be_rsp, n)?,
+        _ => return None,
+    })
+}
+
+fn server(rt: &Runtime, px: &ProxyRt, srv: &ServerRt, name: &str, level: Level) -> Option<Val> {
+    let http = px.mode == Mode::Http;
+    Some(match name {
+        "svname" => Val::Str(srv.name.clone()),
+        "scur" => srv.cur_conns.load(Ordering::Relaxed).into(),
+        "smax" => srv.stats.smax.load(Ordering::Relaxed).into(),
+        "slim" => srv.maxconn?.into(),
+        "stot" => srv.stats.stot.get().into(),
+        "econ" => srv.stats.econ.get().into(),
+        "lbtot" => srv.stats.lbtot.get().into(),
+        "rate" => srv.stats.sess_rate.current()?.into(),
+        "rate_max" => srv.stats.sess_rate.max()?.into(),
+        "eresp" => srv.stats.eresp.get().into(),
+        "wretr" => srv.stats.wretr.get().into(),
+        "wredis" => srv.stats.wredis.get().into(),
+        // TODO(#9): the health-check state once checks run.
+        "status" => if srv.disabled { "MAINT" } else { "no check" }.into(),
+        "weight" | "uweight" => srv.stats.weight.into(),
+        "act" => u32::from(!srv.backup).into(),
+        "bck" => u32::from(srv.backup).into(),
+        "lastchg" => super::uptime(rt).into(),
+        "sid" => srv.stats.sid.into(),
+        "type" => 2u32.into(),
+        "addr" if level >= Level::Operator => Val::Str(srv.addr.to_string()),
+        "req_tot" if http => srv.stats.req.get().into(),
+        n if n.starts_with("hrsp_") && http => by_class(&srv.stats.rsp, n)?,
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_header_has_every_column_of_haproxy_2_6_in_order() {
+        let mut h = String::new();
+        header(&mut h);
+        let cols: Vec<&str> = h.trim_start_matches("# ").trim_end().split(',').collect();
+        assert_eq!(cols.len(), 129, "128 columns and the trailing comma");
+        assert_eq!(&cols[..4], ["pxname", "svname", "qcur", "qmax"]);
+        assert_eq!(
+            &cols[100..106],
+            ["agg_server_status", "agg_server_check_status", "agg_check_status", "-", "ssl_sess", "ssl_reused_sess"]
+        );
+        assert_eq!(cols[127], "h1_spliced_bytes_out");
+    }
+
+    #[test]
+    fn csv_cells_with_commas_are_quoted() {
+        assert_eq!(Csv(&Val::Str("a,b".into())).to_string(), "\"a,b\"");
+        assert_eq!(Csv(&Val::Str("ab".into())).to_string(), "ab");
+        assert_eq!(Csv(&Val::Uint(3)).to_string(), "3");
+    }
+}
