@@ -174,6 +174,37 @@ fn not_yet(span: &Span, what: &str) -> Diag {
     Diag::alert(Some(span.clone()), format!("{what} is not supported yet"))
 }
 
+/// The `status` of `show stat` for a server, as HAProxy words it: `MAINT`, `DRAIN`,
+/// `UP`, `DOWN`, `NOLB`, the transitional `UP 1/3` / `DOWN 1/2`, or `no check`.
+pub fn status_text(srv: &crate::proxy::ServerRt) -> String {
+    use crate::server::OperState;
+    let st = &srv.state;
+    if st.is_maint() {
+        return "MAINT".into();
+    }
+    if st.is_drain() {
+        return "DRAIN".into();
+    }
+    let oper = st.oper();
+    let Some(chk) = &srv.check else {
+        return if oper == OperState::Stopped { "DOWN" } else { "no check" }.into();
+    };
+    let h = Health { health: st.health_or(chk.rise), rise: chk.rise, fall: chk.fall };
+    let top = h.rise + h.fall - 1;
+    match oper {
+        OperState::Stopped if h.health > 0 => format!("DOWN {}/{}", h.health, h.rise),
+        OperState::Stopped => "DOWN".into(),
+        _ => {
+            let word = if oper == OperState::Stopping { "NOLB" } else { "UP" };
+            if h.health >= top {
+                word.into()
+            } else {
+                format!("{word} {}/{}", h.health.saturating_sub(h.rise) + 1, h.fall)
+            }
+        }
+    }
+}
+
 /// One check task to start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Scheduled {
@@ -343,6 +374,32 @@ mod tests {
         assert_eq!(&v2[..12], b"\r\n\r\n\0\r\nQUIT\n");
         assert_eq!(v2[12], 0x20, "LOCAL command");
         assert_eq!(h(4), None);
+    }
+
+    #[test]
+    fn stats_status_as_haproxy_words_it() {
+        use crate::server::OperState;
+        let rt = runtime(&format!(
+            "{T}backend b\n server s1 127.0.0.1:80 check rise 2 fall 3\n server s2 127.0.0.1:80\n\
+             server s3 127.0.0.1:80 check disabled\n"
+        ))
+        .expect("builds");
+        let srv = |i: usize| &rt.proxies[0].be.servers[i];
+        assert_eq!(status_text(srv(0)), "UP 1/3", "a fresh server is one failure from DOWN");
+        srv(0).state.store_health(4);
+        assert_eq!(status_text(srv(0)), "UP");
+        srv(0).state.store_health(1);
+        srv(0).state.set_oper(OperState::Stopped);
+        assert_eq!(status_text(srv(0)), "DOWN 1/2");
+        srv(0).state.store_health(0);
+        assert_eq!(status_text(srv(0)), "DOWN");
+        srv(0).state.store_health(4);
+        srv(0).state.set_oper(OperState::Stopping);
+        assert_eq!(status_text(srv(0)), "NOLB");
+        assert_eq!(status_text(srv(1)), "no check");
+        assert_eq!(status_text(srv(2)), "MAINT");
+        srv(1).state.set_drain(true);
+        assert_eq!(status_text(srv(1)), "DRAIN");
     }
 
     #[test]

@@ -31,8 +31,16 @@ pub fn state(cli: &Cli, backend: Option<&str>) -> Result<String, String> {
             // op_state 2 = running, 0 = stopped; admin_state 0x5 = forced and
             // configured maintenance (`disabled`); health = rise when running (no check:
             // the default rise of 2); check_state 0x8 = paused.
-            // TODO(#9): the check fields once health checks run.
             let (op, admin, health, chk_state) = if srv.disabled { (0, 5, 0, 8) } else { (2, 0, 2, 0) };
+            // the operational state and health counter the checks keep
+            // TODO(#9): the admin and check-state flags of drain, maint set at run time
+            let op = match srv.state.oper() {
+                crate::server::OperState::Stopped => 0,
+                crate::server::OperState::Running if !srv.disabled => 2,
+                crate::server::OperState::Running => op,
+                crate::server::OperState::Stopping => 3,
+            };
+            let health = srv.check.as_ref().map_or(health, |c| srv.state.health_or(c.rise));
             let w = srv.stats.weight;
             let _ = writeln!(
                 out,

@@ -117,8 +117,7 @@ pub(super) fn rows(rt: &Runtime, req: &Request) -> Vec<Row> {
         }
         if px.cap.backend {
             for (i, srv) in px.be.servers.iter().enumerate() {
-                // COMPAT: with no health checks, a server is up unless it is in maintenance.
-                let skip = (req.no_maint || req.up_only) && srv.disabled;
+                let skip = (req.no_maint && srv.state.is_maint()) || (req.up_only && !srv.state.is_up());
                 if !skip && req.wants(idx, Kind::Server, srv.stats.sid) {
                     rows.push((idx, Kind::Server, Some(i)));
                 }
@@ -310,7 +309,7 @@ fn frontend(rt: &Runtime, px: &ProxyRt, name: &str) -> Option<Val> {
 
 /// Servers of a backend that take traffic: (active count, backup count, their weight).
 fn usable(px: &ProxyRt) -> (u32, u32, u64) {
-    let up = px.be.servers.iter().filter(|s| !s.disabled);
+    let up = px.be.servers.iter().filter(|s| s.state.counts_as_available());
     up.fold((0, 0, 0), |(a, b, w), s| if s.backup { (a, b + 1, w) } else { (a + 1, b, w + u64::from(s.stats.weight)) })
 }
 
@@ -358,8 +357,7 @@ fn server(rt: &Runtime, px: &ProxyRt, srv: &ServerRt, name: &str, level: Level) 
         "eresp" => srv.stats.eresp.get().into(),
         "wretr" => srv.stats.wretr.get().into(),
         "wredis" => srv.stats.wredis.get().into(),
-        // TODO(#9): the health-check state once checks run.
-        "status" => if srv.disabled { "MAINT" } else { "no check" }.into(),
+        "status" => Val::Str(crate::check::status_text(srv)),
         "weight" | "uweight" => srv.stats.weight.into(),
         "act" => u32::from(!srv.backup).into(),
         "bck" => u32::from(srv.backup).into(),
