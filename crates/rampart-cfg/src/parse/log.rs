@@ -1,8 +1,10 @@
-//! `log` lines in `global` and proxy sections, and `no log`. The words are checked as
-//! HAProxy checks them (arguments, length, format, facility, levels) and kept verbatim
-//! for the logging issue; the target address is not interpreted yet.
+//! `log` lines in `global` and proxy sections, and `no log`; `log-format`,
+//! `error-log-format`, `log-tag` and `log-send-hostname`. The words of a `log` line are
+//! checked as HAProxy checks them (arguments, length, format, facility, levels) and kept
+//! verbatim; the daemon resolves the target (`log::target`).
 //!
-//! HAProxy counterpart: `parse_logsrv()` (src/log.c).
+//! HAProxy counterpart: `parse_logsrv()` (src/log.c), the `log-format` branch of
+//! `cfg_parse_listen()` (src/cfgparse-listen.c).
 
 use crate::model::LogTarget;
 use crate::span::Span;
@@ -89,6 +91,58 @@ pub(super) fn parse_proxy_log(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier)
             cx.pb.px.logs.push(LogTarget { args: args.to_vec(), span });
             cx.note("log");
         }
+    }
+}
+
+/// `log-format <fmt>` and `error-log-format <fmt>` in proxy and `defaults` sections.
+pub(super) fn parse_log_format(cx: &mut Ctx<'_>, words: &[String]) {
+    let kw = words[0].as_str();
+    if words.len() < 2 {
+        cx.alert(format!("{kw} expects an argument."));
+        return;
+    }
+    if words.len() > 2 {
+        cx.alert(format!("{kw} expects only one argument, don't forget to escape spaces!"));
+        return;
+    }
+    let cap = cx.cap();
+    if cap.backend && !cap.frontend {
+        let (kind, name) = (cx.pb.kind.type_str(), cx.pb.px.name.clone());
+        cx.warning(format!("{kind} '{name}' : '{kw}' directive is ignored in backends."));
+        return;
+    }
+    if kw == "error-log-format" {
+        cx.pb.px.options.error_log_format = Some(words[1].clone());
+        return;
+    }
+    if cx.is_defaults() {
+        if let Some(old) = super::option::current_log_format(cx) {
+            cx.warning(format!("'log-format' overrides previous '{old}' in 'defaults' section."));
+        }
+    }
+    let opts = &mut cx.pb.px.options;
+    opts.httplog = false;
+    opts.tcplog = false;
+    opts.log_format = Some(words[1].clone());
+    cx.pb.logformat_span = Some(cx.span.clone());
+}
+
+/// `log-tag <tag>` in proxy and `defaults` sections.
+pub(super) fn parse_proxy_log_tag(cx: &mut Ctx<'_>, words: &[String]) {
+    match words.get(1) {
+        Some(tag) if !tag.is_empty() => cx.pb.px.log_tag = Some(tag.clone()),
+        _ => cx.alert("'log-tag' expects a tag for use in syslog."),
+    }
+}
+
+/// `log-tag <tag>` and `log-send-hostname [<name>]` in `global`.
+pub(super) fn parse_global_log_kw(p: &mut Parser, words: &[String], span: &Span) {
+    match words[0].as_str() {
+        "log-tag" => match words.get(1) {
+            Some(tag) if !tag.is_empty() => p.global.log_tag = Some(tag.clone()),
+            _ => p.alert(span, "'log-tag' expects a tag for use in syslog."),
+        },
+        _ => p.global.log_send_hostname = Some(words.get(1).cloned().unwrap_or_default()),
     }
 }
 

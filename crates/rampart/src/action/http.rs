@@ -15,6 +15,7 @@ use super::state::StreamState;
 use super::{Flow, WaitBody};
 use crate::http::{MsgHead, Synth};
 use crate::log::format::LogFormat;
+use crate::log::Cause;
 use crate::proxy::{ProxyRt, Runtime};
 use crate::sample::ctx::Dir;
 use crate::sample::expr::Expr;
@@ -252,6 +253,9 @@ impl HttpAct {
             HttpAct::Allow => Flow::Allow,
             HttpAct::Deny(r) | HttpAct::Return(r) | HttpAct::Auth(r) => {
                 r.build(x, ctx);
+                // the log's termination state: a refusal, or the proxy's own answer
+                let cause = if matches!(self, HttpAct::Return(_)) { Cause::Local } else { Cause::Proxy };
+                x.st.log.end_by(cause, x.st.log.current_phase());
                 Flow::Reply
             }
             HttpAct::Tarpit(r) => {
@@ -260,6 +264,7 @@ impl HttpAct {
             }
             HttpAct::Redirect(r) => {
                 if r.build(x, ctx) {
+                    x.st.log.end_by(Cause::Local, x.st.log.current_phase());
                     Flow::Reply
                 } else {
                     Flow::Continue

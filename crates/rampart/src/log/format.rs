@@ -19,6 +19,8 @@ use crate::sample::fetch::http::full_version;
 use crate::sample::kw::uses;
 use crate::sample::Sample;
 
+use super::vars::{self as logvars, LogVar};
+
 /// How a format's output is used: it decides the defaults HAProxy gives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LfMode {
@@ -100,6 +102,8 @@ enum Var {
     FeConn,
     BeConn,
     SrvConn,
+    /// A variable only log lines answer.
+    Log(LogVar),
 }
 
 /// HAProxy's log-format variables: name, HTTP-only, and what rampart renders (`None`:
@@ -245,8 +249,11 @@ impl LogFormat {
     /// what converters produce and `out`'s growth.
     pub fn render(&self, ctx: &SampleCtx<'_>, out: &mut Vec<u8>) {
         // As HAProxy, a separator is written only after something else, once.
+        // A segment that wrote nothing (`%hr` without captures) leaves the separator
+        // state as it was, so that no double space appears.
         let mut after_sep = true;
         for seg in &self.segs {
+            let before = out.len();
             match seg {
                 Seg::Sep => {
                     if !after_sep {
@@ -260,7 +267,9 @@ impl LogFormat {
                 Seg::Var(v, o) => render_var(*v, *o, ctx, out),
                 Seg::Const(c, o) => text(out, Some(c), *o),
             }
-            after_sep = false;
+            if out.len() != before {
+                after_sep = false;
+            }
         }
     }
 }
@@ -396,8 +405,13 @@ impl Parser<'_, '_> {
         if http_only && !self.http_px {
             return Err(err(format!("format variable '{name}' is reserved for HTTP mode")));
         }
-        let Some(var) = var else {
-            return Err(err(format!("'%{name}' is not supported yet in this context")));
+        let var = match (var, self.mode) {
+            (Some(v), _) => v,
+            (None, LfMode::Log) => match logvars::by_name(name) {
+                Some(lv) => Var::Log(lv),
+                None => return Err(err(format!("'%{name}' is not supported yet"))),
+            },
+            (None, LfMode::Http) => return Err(err(format!("'%{name}' is not supported yet in this context"))),
         };
         self.flush();
         self.out.segs.push(match var {
@@ -589,7 +603,28 @@ fn uri_part(out: &mut Vec<u8>, part: Option<&[u8]>, o: Opts) {
     uri_parts(out, part.as_ref().map(std::slice::from_ref), o);
 }
 
+/// The request variables of a log line, from the request line it captured.
+fn logged_req_var(v: Var, o: Opts, l: &super::StreamLog, out: &mut Vec<u8>) -> bool {
+    let r = logvars::req_line(l);
+    match v {
+        Var::Request => uri_part(out, r.map(|_| &l.req_line[..]), o),
+        Var::Method => uri_part(out, r.map(|r| r.method), o),
+        Var::Uri => uri_part(out, r.map(|r| r.uri), o),
+        Var::Path => uri_part(out, r.map(|r| r.uri.split(|&c| c == b'?').next().unwrap_or_default()), o),
+        Var::PathOnly => uri_part(out, r.map(|r| logvars::path_only(r.uri)), o),
+        Var::Query => uri_part(out, r.map(|r| memchr::memchr(b'?', r.uri).map_or(&b""[..], |q| &r.uri[q..])), o),
+        Var::Version => uri_part(out, r.map(|r| r.version), o),
+        _ => return false,
+    }
+    true
+}
+
 fn render_var(v: Var, o: Opts, ctx: &SampleCtx<'_>, out: &mut Vec<u8>) {
+    if let Some(l) = ctx.log {
+        if logged_req_var(v, o, l, out) {
+            return;
+        }
+    }
     let px = |i: usize| ctx.rt.proxies.get(i);
     let srv = ctx.be.zip(ctx.srv).and_then(|(b, s)| px(b)?.be.servers.get(s));
     let req = ctx.req;
@@ -633,5 +668,6 @@ fn render_var(v: Var, o: Opts, ctx: &SampleCtx<'_>, out: &mut Vec<u8>) {
             number(out, n, o)
         }
         Var::SrvConn => number(out, srv.map_or(0, |s| i64::from(s.cur_conns.load(Ordering::Relaxed))), o),
+        Var::Log(lv) => logvars::render(lv, o.has(Opts::HEXA), ctx, out),
     }
 }

@@ -14,7 +14,9 @@ use crate::backend::{self, Reuse, ServerConn};
 use crate::buf::Buf;
 use crate::debug::{self, Trace};
 use crate::io::{self, write_all, IoError, Sock};
+use crate::log::{Cause, Phase, StreamLog};
 use crate::sample::vars::VarStore;
+use crate::sample::SampleCtx;
 use crate::session::Session;
 use crate::splice::{forward, tunnel_timeouts, Activity, DirTimeouts};
 use crate::stream::side::Input;
@@ -27,8 +29,22 @@ pub async fn serve<S: Sock>(client: S, sess: Session, sess_vars: Option<Box<VarS
         let fe = &sess.rt.proxies[sess.fe];
         Trace::accept(&fe.name, sess.lfd, client.as_raw_fd(), sess.conn.src)
     });
-    let mut front = PtFront { client: &client, sess: &sess, server: None, trace: trace.as_ref() };
-    stream::tcp::run(&mut front, &sess.rt, &sess.conn, sess.fe, sess_vars).await;
+    let log = sess.accept.map(|accept| {
+        let mut l = Box::<StreamLog>::default();
+        l.begin(accept, accept, 0);
+        l
+    });
+    let mut front = PtFront { client: &client, sess: &sess, server: None, trace: trace.as_ref(), log, srv: None };
+    let be = stream::tcp::run(&mut front, &sess.rt, &sess.conn, sess.fe, sess_vars).await;
+    if let (Some(mut l), Some(pl)) = (front.log.take(), sess.rt.proxies[sess.fe].log.as_deref()) {
+        l.end = Some(std::time::Instant::now());
+        if be.is_none() || l.connect_start.is_none() {
+            // closed by a rule (or no backend) before any connection
+            l.end_by(Cause::Proxy, Phase::Request);
+        }
+        let ctx = SampleCtx { be, srv: front.srv, log: Some(&l), ..SampleCtx::new(&sess.rt, &sess.conn, sess.fe) };
+        crate::log::emit(pl, &ctx, l.bytes_in == 0);
+    }
     if let Some(trace) = trace {
         let fe = &sess.rt.proxies[sess.fe];
         trace.end(&fe.fe.backend.map_or(fe, |be| &sess.rt.proxies[be]).name);
@@ -43,6 +59,10 @@ struct PtFront<'a, S> {
     sess: &'a Session,
     server: Option<ServerConn>,
     trace: Option<&'a Trace>,
+    /// The log record, when the frontend logs.
+    log: Option<Box<StreamLog>>,
+    /// The server connected to (for the log line).
+    srv: Option<usize>,
 }
 
 impl<S: Sock> TcpFront for PtFront<'_, S> {
@@ -52,8 +72,16 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
 
     async fn connect(&mut self, be: usize) -> bool {
         let rt = &self.sess.rt;
+        if let Some(l) = &mut self.log {
+            l.connect_start = Some(std::time::Instant::now());
+        }
         match backend::connect_unless_aborted(self.client, rt, be, Reuse::No, None).await {
             Some(Ok(conn)) => {
+                self.srv = Some(conn.srv);
+                if let Some(l) = &mut self.log {
+                    l.connected = Some(std::time::Instant::now());
+                    l.back_src = conn.stream.local_addr().ok();
+                }
                 if let Some(t) = self.trace {
                     t.set_server(conn.stream.as_raw_fd());
                 }
@@ -62,7 +90,13 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
             }
             // No server (refused after the retries, queue timeout), or the client left
             // meanwhile with `option abortonclose`.
-            _ => false,
+            other => {
+                if let Some(l) = &mut self.log {
+                    let cause = if other.is_none() { Cause::ClientAbort } else { Cause::ServerAbort };
+                    l.end_by(cause, Phase::Connect);
+                }
+                false
+            }
         }
     }
 
@@ -79,10 +113,16 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
         let (client, server) = (self.client, &conn.stream);
         let activity = Activity::default();
         let Some(on_response) = on_response else {
-            let _ = tokio::try_join!(
+            let moved = tokio::try_join!(
                 forward(client, server, None, up, &activity),
                 forward(server, client, None, down, &activity),
             );
+            // COMPAT: the sizes of a session that ended in error (a timeout, a reset)
+            // are not known: rampart logs 0 where HAProxy logs what moved.
+            if let (Some(l), Ok((up, down))) = (&mut self.log, moved) {
+                l.bytes_in = up + req.len() as u64;
+                l.bytes_out = down;
+            }
             return;
         };
         let up_f = forward(client, server, None, up, &activity);

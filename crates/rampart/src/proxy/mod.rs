@@ -91,6 +91,8 @@ pub struct ProxyRt {
     pub fe: FrontendRt,
     /// Back side (meaningful when the proxy has the backend capability).
     pub be: BackendRt,
+    /// Its `log` targets, format and options; `None` without `log` lines.
+    pub log: Option<Box<crate::log::ProxyLog>>,
 }
 
 /// Timeouts with HAProxy's fallbacks already applied.
@@ -203,6 +205,8 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         warnings: Vec::new(),
     };
     let mut proxies = Vec::with_capacity(cfg.proxies.len());
+    let mut log_warnings = Vec::new();
+    let mut logs = crate::log::setup::Opener::new(cfg, &mut alerts);
     for (idx, px) in cfg.proxies.iter().enumerate() {
         let servers = px
             .servers
@@ -274,9 +278,11 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 queue: Notify::new(),
                 cum_conn: Counter::new(threads),
             },
+            log: logs.proxy(cfg, idx, &mut alerts, &mut log_warnings),
         });
     }
     let mut warnings = shared.warnings;
+    warnings.extend(log_warnings);
     // Password hashes rampart cannot verify are alerts; hashes no password matches,
     // warnings.
     for d in crate::auth::diagnostics(cfg) {
@@ -309,6 +315,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
     if let Err(alerts) = global_set_vars(cfg, &rt) {
         return (Err(alerts), warnings);
     }
+    crate::log::set_global(logs.global_loggers());
     (Ok(rt), warnings)
 }
 

@@ -35,6 +35,7 @@ use crate::action::state::StreamState;
 use crate::action::WaitBody;
 use crate::errors::StreamError;
 use crate::http::{MsgHead, Synth};
+use crate::log::{Cause, Phase};
 use crate::proxy::{ProxyRt, Runtime};
 use crate::sample::ctx::{ConnInfo, Dir};
 use crate::sample::vars::{Scope, VarStore, Vars};
@@ -141,6 +142,9 @@ pub async fn run<F: HttpFront>(front: &mut F, rt: &Runtime, conn: &ConnInfo, fe:
     let meth = Some(txn.req.method);
     let mut s = Stream { rt, conn, fe, be: None, srv: None, first_req, meth };
     let next = exchange(front, &mut s, txn, &mut sess_vars).await;
+    if let Some(pl) = rt.proxies[fe].log.as_deref() {
+        log_exchange(pl, &*front, &s, txn, &sess_vars);
+    }
     // the stream's variables end with it; the session's stay with the connection
     let vars = Vars {
         proc: Some(&rt.proc_vars),
@@ -156,6 +160,41 @@ pub async fn run<F: HttpFront>(front: &mut F, rt: &Runtime, conn: &ConnInfo, fe:
         front.keep_sess_vars(sess_vars);
     }
     next
+}
+
+/// Ends the exchange's log record and sends its line (the frontend logs).
+fn log_exchange<F: HttpFront>(pl: &crate::log::ProxyLog, front: &F, s: &Stream<'_>, txn: &mut Txn, sess: &VarStore) {
+    let (sent, back_src) = front.log_info();
+    let l = &mut txn.st.log;
+    l.end = Some(std::time::Instant::now());
+    // COMPAT: HAProxy 2.6 counts a response as its internal message holds it: 3 bytes
+    // more than the HTTP/1 head on the wire (checked against haproxy for pages, redirects
+    // and forwarded responses alike).
+    l.bytes_out = if sent > 0 && l.status.is_some() { sent + 3 } else { sent };
+    l.back_src = back_src;
+    let st = &txn.st;
+    let ctx = SampleCtx {
+        status: st.log.status,
+        log: Some(&st.log),
+        ..s.ctx(Dir::Response, None, None, sess, &txn.vars_txn, &txn.vars_reqres, st)
+    };
+    crate::log::emit(pl, &ctx, false);
+}
+
+/// Records who ended the exchange, in which phase (the first decision stays).
+fn ended(txn: &mut Txn, cause: Cause, phase: Phase) {
+    txn.st.log.end_by(cause, phase);
+}
+
+/// The status of a raw response (`HTTP/1.x NNN ...`), for the log line.
+fn raw_status(bytes: &[u8]) -> Option<u16> {
+    let code = bytes.get(9..12)?;
+    std::str::from_utf8(code).ok()?.parse().ok()
+}
+
+/// Whether the frontend of `s` logs (instants are only read then).
+fn logs(s: &Stream<'_>) -> bool {
+    s.rt.proxies[s.fe].log.is_some()
 }
 
 async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn, sess: &mut VarStore) -> Next {
@@ -174,6 +213,7 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
         return conclude(front, s, txn, sess, v, reply).await;
     }
     let Some(be) = ana::switching::backend(s, input(txn, front.req_buf(), sess)) else {
+        ended(txn, Cause::Internal, Phase::Request);
         return error(front, s, txn, sess, 503, true).await;
     };
     s.be = Some(be);
@@ -191,26 +231,62 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
     s.srv = ana::switching::server(s, be, input(txn, front.req_buf(), sess));
     ana::inner::run(s, txn, front.req_buf(), sess);
 
+    let logging = logs(s);
+    if logging {
+        txn.st.log.connect_start = Some(std::time::Instant::now());
+    }
     let server = match front.connect(be, s.srv).await {
         Ok(c) => {
             s.srv = Some(c.srv);
+            if logging {
+                txn.st.log.connected = Some(std::time::Instant::now());
+            }
             c
         }
-        Err(ConnectFail::NoServer) => return error(front, s, txn, sess, 503, true).await,
-        Err(ConnectFail::Aborted) => return Next::Close,
+        Err(ConnectFail::NoServer) => {
+            ended(txn, Cause::ServerAbort, Phase::Connect);
+            return error(front, s, txn, sess, 503, true).await;
+        }
+        Err(ConnectFail::Aborted) => {
+            ended(txn, Cause::ClientAbort, Phase::Connect);
+            return Next::Close;
+        }
     };
     let TxnData { req, res, synth, vars_txn, vars_reqres, scratch, strict, st } = &mut **txn;
     let tmo = st.timeouts;
     let mut st =
         ResState { synth, vars_txn, vars_reqres, sess_vars: &mut *sess, scratch, strict, reply: &mut reply, st };
     let stream = &*s;
-    let on_response = |res: &mut MsgHead, buf: &[u8]| ana::http_res::run(stream, res, buf, &mut st);
+    let on_response = |res: &mut MsgHead, buf: &[u8]| {
+        if logging {
+            st.st.log.res_head = Some(std::time::Instant::now());
+        }
+        let v = ana::http_res::run(stream, res, buf, &mut st);
+        st.st.log.status = Some(res.status);
+        v
+    };
     let forwarded = front.forward(server, be, req, res, tmo, on_response).await;
     match forwarded {
         Forwarded::Done(next) => next,
-        Forwarded::Failed(code) => error(front, s, txn, sess, code, false).await,
-        Forwarded::Replaced => send_built(front, s, txn, sess, reply).await,
-        Forwarded::Closed => Next::Close,
+        Forwarded::Failed(code) => {
+            let cause = match code {
+                504 => Cause::ServerTimeout,
+                400 | 408 => Cause::ClientAbort,
+                _ => Cause::ServerAbort,
+            };
+            let phase = txn.st.log.current_phase();
+            ended(txn, cause, phase);
+            error(front, s, txn, sess, code, false).await
+        }
+        Forwarded::Replaced => {
+            ended(txn, Cause::Proxy, Phase::Headers);
+            send_built(front, s, txn, sess, reply).await
+        }
+        Forwarded::Closed => {
+            let phase = txn.st.log.current_phase();
+            ended(txn, Cause::ClientAbort, phase);
+            Next::Close
+        }
     }
 }
 
@@ -260,9 +336,14 @@ async fn wait_body<'rt, F: HttpFront>(
             txn.req.arena_max = front.rewrite_room();
             return None;
         }
-        BodyWaited::Closed => return Some(Verdict::Close),
+        BodyWaited::Closed => {
+            txn.st.log.end_by(Cause::ClientAbort, Phase::Request);
+            return Some(Verdict::Close);
+        }
         BodyWaited::Failed(status) => status,
     };
+    let cause = if status == 408 { Cause::ClientTimeout } else { Cause::Proxy };
+    txn.st.log.end_by(cause, Phase::Request);
     ana::http_req::error_reply(s, txn, Some(front.req_buf()), sess, status, reply);
     Some(Verdict::Reply)
 }
@@ -294,6 +375,7 @@ async fn conclude<'rt, F: HttpFront>(
     match v {
         Verdict::Continue | Verdict::Reply | Verdict::WaitBody(_) => send_built(front, s, txn, sess, reply).await,
         Verdict::Tarpit => {
+            ended(txn, Cause::Proxy, Phase::Tarpit);
             // HAProxy holds a tarpitted request for `timeout tarpit`, then answers.
             let px = s.be.unwrap_or(s.fe);
             if let Some(d) = s.rt.proxies[px].rules.tarpit {
@@ -302,8 +384,12 @@ async fn conclude<'rt, F: HttpFront>(
             send_built(front, s, txn, sess, reply).await;
             Next::Close
         }
-        Verdict::Close => Next::Close,
+        Verdict::Close => {
+            ended(txn, Cause::Proxy, Phase::Request);
+            Next::Close
+        }
         Verdict::SilentDrop => {
+            ended(txn, Cause::Proxy, Phase::Request);
             front.silent_drop();
             Next::Close
         }
@@ -321,9 +407,10 @@ async fn send_built<'rt, F: HttpFront>(
 ) -> Next {
     let Some(mut reply) = reply else { return Next::Close };
     if reply.raw {
+        txn.st.log.status = raw_status(reply.buf);
         return front.reply_raw(reply.buf).await;
     }
-    let TxnData { synth, vars_txn, vars_reqres, scratch, strict, st, .. } = &mut **txn;
+    let TxnData { synth, vars_txn, vars_reqres, scratch, strict, st: stream_st, .. } = &mut **txn;
     let mut again: Option<Synth<'rt>> = None;
     let mut scratch_head = MsgHead::default();
     let mut st = ResState {
@@ -334,7 +421,7 @@ async fn send_built<'rt, F: HttpFront>(
         scratch,
         strict,
         reply: &mut again,
-        st,
+        st: &mut *stream_st,
     };
     let buf = reply.buf;
     match ana::http_res::after(s, synth, buf, &mut st) {
@@ -352,6 +439,11 @@ async fn send_built<'rt, F: HttpFront>(
             }
         }
     }
+    let l = &mut stream_st.log;
+    l.status = Some(synth.status);
+    // a reply no rule explained: an error refuses (`P`), anything else answers (`L`)
+    let cause = if synth.status >= 400 { Cause::Proxy } else { Cause::Local };
+    l.end_by(cause, l.current_phase());
     front.reply(synth, &reply).await
 }
 
@@ -382,7 +474,10 @@ async fn error<F: HttpFront>(
             let reply = tpl.instantiate(&mut txn.synth);
             send_built(front, s, txn, sess, Some(reply)).await
         }
-        StreamError::Raw(bytes) => front.reply_raw(bytes).await,
+        StreamError::Raw(bytes) => {
+            txn.st.log.status = raw_status(bytes);
+            front.reply_raw(bytes).await
+        }
         StreamError::Nothing => front.reply_raw(&[]).await,
     }
 }

@@ -131,6 +131,12 @@ pub trait HttpFront {
 
     /// Sends raw bytes (an `errorfile` rampart's parser cannot read), then closes.
     fn reply_raw(&mut self, bytes: &[u8]) -> impl Future<Output = Next> + Send;
+
+    /// For the log line: the bytes sent to the client so far in this exchange, and
+    /// the source address of the server connection used (when the frontend logs).
+    fn log_info(&self) -> (u64, Option<std::net::SocketAddr>) {
+        (0, None)
+    }
 }
 
 /// A server connection on its way from [`HttpFront::connect`] to

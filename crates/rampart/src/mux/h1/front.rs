@@ -52,6 +52,10 @@ pub struct H1Front<'a, S> {
     /// The data of a chunked request body in hand, decoded for `req.body` (kept only
     /// once body bytes arrived).
     pub dechunked: Option<Dechunk>,
+    /// Bytes sent to the client in this exchange (`%B`).
+    pub sent: u64,
+    /// The server connection's source address, when the frontend logs (`%bi`, `%bp`).
+    pub back_src: Option<std::net::SocketAddr>,
 }
 
 impl<S: Sock> H1Front<'_, S> {
@@ -249,6 +253,9 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
             trace: self.trace,
             tmo,
         };
+        if fe.log.is_some() {
+            self.back_src = sc.stream.local_addr().ok();
+        }
         let mut result = if self.body.is_done() {
             let pending = &self.buf[..];
             let res_h1 = &mut self.heads.res;
@@ -276,6 +283,7 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
             }
         }
         drop(out);
+        self.sent += progress.download.bytes();
 
         match result {
             Ok(end) => Forwarded::Done(self.finish(be_idx, sc, end, self.body.is_done() && keep_server)),
@@ -312,6 +320,7 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
         if write_all(self.client, &out, fe.timeouts.client).await.is_err() {
             return Next::Close;
         }
+        self.sent += out.len() as u64;
         if !keep {
             // Request bytes may still be on their way (a body not read): closing now
             // would reset the connection and lose the response, so close softly, as the
@@ -330,8 +339,14 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
 
     async fn reply_raw(&mut self, bytes: &[u8]) -> Next {
         let fe = &self.sess.rt.proxies[self.sess.fe];
-        let _ = write_all(self.client, bytes, fe.timeouts.client).await;
+        if write_all(self.client, bytes, fe.timeouts.client).await.is_ok() {
+            self.sent += bytes.len() as u64;
+        }
         Next::Close
+    }
+
+    fn log_info(&self) -> (u64, Option<std::net::SocketAddr>) {
+        (self.sent, self.back_src)
     }
 }
 

@@ -1,0 +1,146 @@
+//! Startup: each proxy's `log` lines resolved and opened (`log global` standing for
+//! the `global` ones, opened once and shared), its format compiled, its options
+//! kept; and the `global` loggers that operational messages go to
+//! ([`send_global`]). A proxy without `log` lines gets nothing: its streams pay
+//! nothing for logging.
+//! HAProxy counterpart: the log parts of `check_config_validity()` (src/cfgparse.c),
+//! `send_log()` (src/log.c).
+
+use std::collections::HashMap;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+
+use arc_swap::ArcSwapOption;
+use rampart_cfg::model::{Config, LogTarget, Mode, TCP_LOG_FORMAT};
+use rampart_cfg::Diag;
+
+use super::format::{LfMode, LogFormat};
+use super::sink::{self, Ident, Loggers, Sink};
+use super::stream_log::ProxyLog;
+use super::target;
+use crate::sample::expr::{CompileCx, Place, Site};
+
+/// The `global` loggers of the running configuration.
+static GLOBAL: ArcSwapOption<Loggers> = ArcSwapOption::const_empty();
+
+/// Makes `loggers` the ones [`send_global`] uses (at startup, after a successful build).
+pub fn set_global(loggers: Loggers) {
+    GLOBAL.store(Some(Arc::new(loggers)));
+}
+
+/// Sends an operational message (HAProxy's wording, no trailing newline) at `level`
+/// (see [`super::level`]) to the `global` log targets; nothing without any.
+pub fn send_global(level: u8, msg: &str) {
+    if let Some(g) = GLOBAL.load().as_deref() {
+        g.send(level, msg.as_bytes());
+    }
+}
+
+/// Sends an operational message to the log targets of proxy `px` (its own lines and
+/// `log global`), as HAProxy's `send_log(px, ...)`.
+pub fn send_proxy(rt: &crate::proxy::Runtime, px: usize, level: u8, msg: &str) {
+    if let Some(pl) = rt.proxies.get(px).and_then(|p| p.log.as_deref()) {
+        pl.loggers.send(level, msg.as_bytes());
+    }
+}
+
+/// Opened targets, shared between the proxies naming the same line.
+pub struct Opener {
+    opened: HashMap<Vec<String>, Arc<Sink>>,
+    /// The `global` section's targets.
+    pub global: Vec<Arc<Sink>>,
+    pub ident: Ident,
+}
+
+impl Opener {
+    /// Opens the `global` targets; alerts name the ones that cannot be.
+    pub fn new(cfg: &Config, alerts: &mut Vec<Diag>) -> Opener {
+        let ident = Ident::new(cfg.global.log_tag.as_deref(), cfg.global.log_send_hostname.as_deref());
+        let mut o = Opener { opened: HashMap::new(), global: Vec::new(), ident };
+        for t in &cfg.global.logs {
+            if let Some(s) = o.open(t, alerts) {
+                o.global.push(s);
+            }
+        }
+        o
+    }
+
+    fn open(&mut self, t: &LogTarget, alerts: &mut Vec<Diag>) -> Option<Arc<Sink>> {
+        if let Some(s) = self.opened.get(&t.args) {
+            return Some(s.clone());
+        }
+        let opened = target::parse(&t.args).and_then(sink::open);
+        match opened {
+            Ok(s) => {
+                let s = Arc::new(s);
+                self.opened.insert(t.args.clone(), s.clone());
+                Some(s)
+            }
+            Err(msg) => {
+                alerts.push(Diag::alert(Some(t.span.clone()), msg));
+                None
+            }
+        }
+    }
+
+    /// The `global` loggers, for [`set_global`].
+    pub fn global_loggers(&self) -> Loggers {
+        Loggers { sinks: self.global.clone(), ident: self.ident.clone() }
+    }
+
+    /// The log settings of proxy `idx`; `None` without any `log` line.
+    pub fn proxy(
+        &mut self,
+        cfg: &Config,
+        idx: usize,
+        alerts: &mut Vec<Diag>,
+        warnings: &mut Vec<Diag>,
+    ) -> Option<Box<ProxyLog>> {
+        let px = &cfg.proxies[idx];
+        let mut sinks = Vec::new();
+        for t in &px.logs {
+            if t.args.len() == 1 && t.args[0] == "global" {
+                sinks.extend(self.global.iter().cloned());
+            } else if let Some(s) = self.open(t, alerts) {
+                sinks.push(s);
+            }
+        }
+        if sinks.is_empty() {
+            return None;
+        }
+        let o = &px.options;
+        let mut text = o.log_format.as_deref();
+        if o.httplog && px.mode != Mode::Http && px.cap.frontend {
+            warnings.push(Diag::warning(
+                None,
+                format!(
+                    "'option httplog' not usable with frontend '{}' (needs 'mode http'). Falling back to 'option \
+                     tcplog'.",
+                    px.name
+                ),
+            ));
+            text = Some(TCP_LOG_FORMAT);
+        }
+        let mut compile = |text: &str| -> Option<LogFormat> {
+            let mut cx = CompileCx::new(cfg, idx, Site::Log);
+            match LogFormat::compile(text, &mut cx, LfMode::Log, &[Place::FeLogEnd]) {
+                Ok(f) => Some(f),
+                Err(e) => {
+                    alerts.push(Diag::alert(Some(px.span.clone()), format!("failed to parse log-format : {}", e.msg)));
+                    None
+                }
+            }
+        };
+        let format = text.filter(|t| !t.is_empty()).and_then(&mut compile);
+        let error_format = o.error_log_format.as_deref().and_then(&mut compile);
+        Some(Box::new(ProxyLog {
+            loggers: Loggers { sinks, ident: self.ident.with_tag(px.log_tag.as_deref()) },
+            format,
+            error_format,
+            dontlognull: o.dontlognull,
+            dontlog_normal: o.dontlog_normal,
+            separate_errors: o.log_separate_errors,
+            count: AtomicU64::new(0),
+        }))
+    }
+}
