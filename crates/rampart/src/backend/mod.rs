@@ -73,7 +73,9 @@ pub enum ConnectError {
     /// No usable server in the backend (all disabled or full): 503.
     NoServer,
     /// Every attempt failed: 503 (HAProxy answers 503 after the retries, whatever the cause).
-    Failed,
+    /// `srv`: the server last tried; `timed_out`: the last attempt timed out (the log's
+    /// `sC` rather than `SC`); `retries`: attempts after the first (`%rc`).
+    Failed { srv: usize, timed_out: bool, retries: u32 },
     /// Every server stayed at its `maxconn` for `timeout queue`: 503.
     QueueTimeout,
 }
@@ -168,10 +170,10 @@ pub async fn connect(
                 }
                 srv = next;
             }
-            Err(_) => {}
+            Err(timed_out) => return Err(ConnectError::Failed { srv, timed_out, retries: attempts - 1 }),
         }
     }
-    Err(ConnectError::Failed)
+    Err(ConnectError::Failed { srv, timed_out: false, retries: attempts - 1 })
 }
 
 /// Picks a server and counts the stream on it at once (so that concurrent streams see

@@ -127,6 +127,8 @@ pub struct StreamLog {
     pub end: Option<Instant>,
     /// Bytes sent to the client (`%B`) and received from it (`%U`).
     pub bytes_out: u64,
+    /// The size HAProxy counts for the response head sent ([`htx_head_size`]).
+    pub res_head_size: u64,
     pub bytes_in: u64,
     /// The status sent to the client (`%ST`).
     pub status: Option<u16>,
@@ -157,6 +159,7 @@ impl Default for StreamLog {
             res_head: None,
             end: None,
             bytes_out: 0,
+            res_head_size: 0,
             bytes_in: 0,
             status: None,
             retries: 0,
@@ -166,6 +169,29 @@ impl Default for StreamLog {
             req_line: Vec::new(),
         }
     }
+}
+
+/// A millisecond clock for instants kept where space is tight (a kept-alive
+/// connection's last exchange end): milliseconds since the first call, wrapping every
+/// 49 days (differences taken with `wrapping_sub` stay right below that).
+pub fn clock_ms() -> u32 {
+    static BASE: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    let base = *BASE.get_or_init(Instant::now);
+    base.elapsed().as_millis() as u32
+}
+
+/// What HAProxy 2.6 counts in `%B` for a response head: its internal message (HTX)
+/// holds the start line's three parts with a fixed overhead, and each header's name
+/// and value without separators; the connection headers the HTTP/1 mux adds on output
+/// are not counted. Checked against haproxy for pages, redirects, `return` and
+/// forwarded responses.
+pub fn htx_head_size(res: crate::http::MsgView<'_>, status: u16) -> u64 {
+    /// The start line block's own size (HAProxy's `struct htx_sl` and block header).
+    const SL_OVERHEAD: u64 = 21;
+    let version = 8; // `HTTP/1.x`
+    let status_len = if status >= 100 { 3 } else { 1 };
+    let hdrs: usize = res.headers().map(|(_, n, v)| n.len() + v.len()).sum();
+    SL_OVERHEAD + version + status_len + res.reason().len() as u64 + hdrs as u64
 }
 
 /// Milliseconds from `a` to `b`, `-1` when either did not happen.

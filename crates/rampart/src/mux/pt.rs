@@ -29,11 +29,8 @@ pub async fn serve<S: Sock>(client: S, sess: Session, sess_vars: Option<Box<VarS
         let fe = &sess.rt.proxies[sess.fe];
         Trace::accept(&fe.name, sess.lfd, client.as_raw_fd(), sess.conn.src)
     });
-    let log = sess.accept.map(|accept| {
-        let mut l = Box::<StreamLog>::default();
-        l.begin(accept, accept, 0);
-        l
-    });
+    // the session rules ran since the accept: the time they took is not counted
+    let log = sess.rt.proxies[sess.fe].log.is_some().then(Box::<StreamLog>::default);
     let mut front = PtFront { client: &client, sess: &sess, server: None, trace: trace.as_ref(), log, srv: None };
     let be = stream::tcp::run(&mut front, &sess.rt, &sess.conn, sess.fe, sess_vars).await;
     if let (Some(mut l), Some(pl)) = (front.log.take(), sess.rt.proxies[sess.fe].log.as_deref()) {

@@ -26,9 +26,6 @@ pub struct Session {
     pub conn: ConnInfo,
     /// The listening socket it came through (for `-d` output).
     pub lfd: i32,
-    /// When it was accepted (date and instant), for the log lines; only taken when
-    /// the frontend logs.
-    pub accept: Option<(std::time::SystemTime, std::time::Instant)>,
 }
 
 impl Session {
@@ -40,8 +37,7 @@ impl Session {
     pub fn new(peer: Option<SocketAddr>, fd: RawFd, lfd: i32, listener: u32, slot: ConnSlot) -> Session {
         let (rt, fe) = slot.into_parts();
         rt.proxies[fe].fe.cum_conn.inc();
-        let accept = rt.proxies[fe].log.is_some().then(|| (std::time::SystemTime::now(), std::time::Instant::now()));
-        Session { rt, fe, conn: ConnInfo { listener, ..ConnInfo::new(peer, fd) }, lfd, accept }
+        Session { rt, fe, conn: ConnInfo { listener, ..ConnInfo::new(peer, fd) }, lfd }
     }
 }
 

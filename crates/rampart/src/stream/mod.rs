@@ -167,10 +167,9 @@ fn log_exchange<F: HttpFront>(pl: &crate::log::ProxyLog, front: &F, s: &Stream<'
     let (sent, back_src) = front.log_info();
     let l = &mut txn.st.log;
     l.end = Some(std::time::Instant::now());
-    // COMPAT: HAProxy 2.6 counts a response as its internal message holds it: 3 bytes
-    // more than the HTTP/1 head on the wire (checked against haproxy for pages, redirects
-    // and forwarded responses alike).
-    l.bytes_out = if sent > 0 && l.status.is_some() { sent + 3 } else { sent };
+    // COMPAT: `%B` counts the head as HAProxy's internal message holds it
+    // (`log::stream_log::htx_head_size`), and a chunked body with its chunk framing.
+    l.bytes_out = sent + l.res_head_size;
     l.back_src = back_src;
     let st = &txn.st;
     let ctx = SampleCtx {
@@ -247,6 +246,13 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
             ended(txn, Cause::ServerAbort, Phase::Connect);
             return error(front, s, txn, sess, 503, true).await;
         }
+        Err(ConnectFail::Failed { srv, timed_out, retries }) => {
+            s.srv = Some(srv);
+            txn.st.log.retries = retries;
+            let cause = if timed_out { Cause::ServerTimeout } else { Cause::ServerAbort };
+            ended(txn, cause, Phase::Connect);
+            return error(front, s, txn, sess, 503, true).await;
+        }
         Err(ConnectFail::Aborted) => {
             ended(txn, Cause::ClientAbort, Phase::Connect);
             return Next::Close;
@@ -262,7 +268,10 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
             st.st.log.res_head = Some(std::time::Instant::now());
         }
         let v = ana::http_res::run(stream, res, buf, &mut st);
-        st.st.log.status = Some(res.status);
+        if logging {
+            st.st.log.status = Some(res.status);
+            st.st.log.res_head_size = crate::log::stream_log::htx_head_size(res.view(buf), res.status);
+        }
         v
     };
     let forwarded = front.forward(server, be, req, res, tmo, on_response).await;
@@ -441,6 +450,9 @@ async fn send_built<'rt, F: HttpFront>(
     }
     let l = &mut stream_st.log;
     l.status = Some(synth.status);
+    if logs(s) {
+        l.res_head_size = crate::log::stream_log::htx_head_size(synth.view(reply.buf), synth.status);
+    }
     // a reply no rule explained: an error refuses (`P`), anything else answers (`L`)
     let cause = if synth.status >= 400 { Cause::Proxy } else { Cause::Local };
     l.end_by(cause, l.current_phase());

@@ -36,6 +36,9 @@ pub enum ConnectFail {
     NoServer,
     /// The client left while the stream waited (`option abortonclose`): close.
     Aborted,
+    /// Every connection attempt to server `srv` failed (503), the last one by timing
+    /// out or not, after `retries` retries: the log names the server.
+    Failed { srv: usize, timed_out: bool, retries: u32 },
 }
 
 /// How forwarding a request to a server ended.
@@ -132,8 +135,9 @@ pub trait HttpFront {
     /// Sends raw bytes (an `errorfile` rampart's parser cannot read), then closes.
     fn reply_raw(&mut self, bytes: &[u8]) -> impl Future<Output = Next> + Send;
 
-    /// For the log line: the bytes sent to the client so far in this exchange, and
-    /// the source address of the server connection used (when the frontend logs).
+    /// For the log line: the body bytes sent to the client so far in this exchange
+    /// (the response head is counted apart), and the source address of the server
+    /// connection used (when the frontend logs).
     fn log_info(&self) -> (u64, Option<std::net::SocketAddr>) {
         (0, None)
     }

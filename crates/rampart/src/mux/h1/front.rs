@@ -52,7 +52,7 @@ pub struct H1Front<'a, S> {
     /// The data of a chunked request body in hand, decoded for `req.body` (kept only
     /// once body bytes arrived).
     pub dechunked: Option<Dechunk>,
-    /// Bytes sent to the client in this exchange (`%B`).
+    /// Body bytes sent to the client in this exchange (`%B` adds the head's size).
     pub sent: u64,
     /// The server connection's source address, when the frontend logs (`%bi`, `%bp`).
     pub back_src: Option<std::net::SocketAddr>,
@@ -196,6 +196,9 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
         let reuse = self.reuse(be.http_reuse);
         match backend::connect_unless_aborted(self.client, rt, be_idx, reuse, srv).await {
             Some(Ok(sc)) => Ok(sc),
+            Some(Err(backend::ConnectError::Failed { srv, timed_out, retries })) => {
+                Err(ConnectFail::Failed { srv, timed_out, retries })
+            }
             Some(Err(_)) => Err(ConnectFail::NoServer),
             // `option abortonclose`: the client left before a server took the request.
             None => Err(ConnectFail::Aborted),
@@ -314,13 +317,14 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
             if reply.has_length && !bodyless { OutFraming::Length(body.len() as u64) } else { OutFraming::AsIs };
         let mut out = Buf::take(self.sess.rt.bufsize);
         write_response_head(&mut out, res.view(reply.buf), conn, framing);
+        let head_len = out.len() as u64;
         if req.method != Method::Head {
             out.extend_from_slice(body);
         }
         if write_all(self.client, &out, fe.timeouts.client).await.is_err() {
             return Next::Close;
         }
-        self.sent += out.len() as u64;
+        self.sent += out.len() as u64 - head_len;
         if !keep {
             // Request bytes may still be on their way (a body not read): closing now
             // would reset the connection and lose the response, so close softly, as the

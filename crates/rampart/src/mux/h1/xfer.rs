@@ -130,11 +130,12 @@ where
     let here = body.take(&buf[h1.len..]).map_err(|_| RespError::Status(502))?;
     let mut out = Buf::take(rt.bufsize);
     write_response_head(&mut out, res.view(&buf), conn, out_framing(h1.framing));
+    let head_len = out.len() as u64;
     out.extend_from_slice(&buf[h1.len..h1.len + here]);
     buf.consume(h1.len + here);
     info.progress.answered.store(true, Ordering::Relaxed);
     write_all(client, &out, t_client).await.map_err(|_| RespError::ClientGone)?;
-    info.progress.download.add(out.len() as u64);
+    info.progress.download.add(out.len() as u64 - head_len);
     drop(out);
 
     if tunnel {
