@@ -668,6 +668,6 @@ fn render_var(v: Var, o: Opts, ctx: &SampleCtx<'_>, out: &mut Vec<u8>) {
             number(out, n, o)
         }
         Var::SrvConn => number(out, srv.map_or(0, |s| i64::from(s.cur_conns.load(Ordering::Relaxed))), o),
-        Var::Log(lv) => logvars::render(lv, o.has(Opts::HEXA), ctx, out),
+        Var::Log(lv) => logvars::render(lv, o.has(Opts::HEXA), o.has(Opts::QUOTE), ctx, out),
     }
 }

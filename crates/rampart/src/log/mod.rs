@@ -19,6 +19,8 @@ pub mod date;
 pub mod format;
 #[cfg(test)]
 mod format_tests;
+#[cfg(test)]
+mod line_tests;
 pub mod setup;
 pub mod sink;
 pub mod stream_log;

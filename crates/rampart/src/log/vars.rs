@@ -99,8 +99,9 @@ fn num(out: &mut Vec<u8>, n: i64, hex: bool) {
     let _ = if hex { write!(out, "{n:04X}") } else { write!(out, "{n}") };
 }
 
-/// Renders `v` from `ctx.log`; `-` when there is no log record (`hex`: `+X`).
-pub fn render(v: LogVar, hex: bool, ctx: &SampleCtx<'_>, out: &mut Vec<u8>) {
+/// Renders `v` from `ctx.log`; `-` when there is no log record (`hex`: `+X`; `quote`:
+/// `+Q`, which only the absent cookies honour, as in HAProxy).
+pub fn render(v: LogVar, hex: bool, quote: bool, ctx: &SampleCtx<'_>, out: &mut Vec<u8>) {
     let Some(l) = ctx.log else {
         out.push(b'-');
         return;
@@ -133,6 +134,7 @@ pub fn render(v: LogVar, hex: bool, ctx: &SampleCtx<'_>, out: &mut Vec<u8>) {
         LogVar::Tu => num(out, l.tu(), hex),
         LogVar::BytesOut => num(out, l.bytes_out as i64, hex),
         LogVar::BytesIn => num(out, l.bytes_in as i64, hex),
+        LogVar::Cookie if quote => out.extend_from_slice(b"\"\""),
         LogVar::Cookie => out.push(b'-'),
         LogVar::Term => out.extend_from_slice(&l.term()),
         LogVar::TermCookie => {
