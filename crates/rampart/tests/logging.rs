@@ -213,6 +213,32 @@ fn httplog_and_tcplog_lines_match_haproxy_field_by_field() {
 }
 
 #[test]
+fn a_frontend_without_a_format_logs_each_connection_as_haproxy() {
+    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let syslog = rx.local_addr().unwrap();
+    let cfg = format!(
+        "global\n  log {syslog} local0\n  log-tag px\ndefaults\n  mode http\n  log global\n  timeout client 5s\n\
+         \x20 timeout server 5s\n  timeout connect 1s\nfrontend fe1\n  bind fd@${{fe1}}\n  default_backend be\n\
+         backend be\n  server s1 ${{s1_addr}}:${{s1_port}}\n"
+    );
+    let diff = Differential::new(RAMPART).listener("fe1").backend("s1", backend).config(&cfg);
+    let Some(cmp) = diff.run(|proxy| {
+        while collect_one(&rx).is_some() {}
+        get(proxy.addr("fe1"), "/");
+        Lines(collect(&rx, 1))
+    }) else {
+        return;
+    };
+    // the ports differ between runs
+    let strip = |l: &Lines| {
+        let port = |t: &str| t.rsplit_once(':').map_or(t.to_owned(), |(a, _)| format!("{a}:*"));
+        l.0.iter().map(|l| mask(l).iter().map(|t| port(t)).collect::<Vec<_>>().join(" ")).collect::<Vec<_>>()
+    };
+    assert_eq!(strip(&cmp.rampart.client), strip(&cmp.haproxy.client), "{:?}", cmp.haproxy.client);
+    assert!(cmp.haproxy.client.0[0].contains("Connect from 127.0.0.1:"), "{:?}", cmp.haproxy.client);
+}
+
+#[test]
 fn stdout_target_prints_each_request_in_httplog_format() {
     let be = HttpBackend::start("s1");
     let cfg = "defaults\n  mode http\n  timeout client 5s\n  timeout server 5s\n  timeout connect 1s\n\

@@ -5,9 +5,9 @@
 //! `sess_build_logline()` (src/log.c).
 //!
 //! Used by `http-request set-header`/`add-header`, `redirect`, `return lf-string`,
-//! `set-var-fmt`, `use_backend %[...]`, `unique-id-format`, and by the log lines of the
-//! logging issue, which adds the timing, byte-count and termination-state variables
-//! (refused here with "'%X' is not supported yet in this context").
+//! `set-var-fmt`, `use_backend %[...]`, `unique-id-format`, and by the log lines
+//! (`LfMode::Log`), which alone answer the timing, size and termination-state
+//! variables (`super::vars`; rules get "'%X' is not supported yet in this context").
 
 use std::io::Write as _;
 use std::net::{IpAddr, SocketAddr};

@@ -44,6 +44,19 @@ pub fn send_proxy(rt: &crate::proxy::Runtime, px: usize, level: u8, msg: &str) {
     }
 }
 
+/// HAProxy's line for a connection to a frontend that logs without a format:
+/// `Connect from <src> to <dst> (<frontend>/<MODE>)`, at the accept.
+pub fn log_connect(rt: &crate::proxy::Runtime, fe: usize, pl: &ProxyLog, conn: &crate::sample::ctx::ConnInfo) {
+    if pl.format.is_some() {
+        return;
+    }
+    let px = &rt.proxies[fe];
+    let mode = if px.fe.http { "HTTP" } else { "TCP" };
+    let addr = |a: Option<std::net::SocketAddr>| a.map_or_else(|| "unix".to_owned(), |a| a.to_string());
+    let msg = format!("Connect from {} to {} ({}/{mode})", addr(conn.src), addr(conn.dst()), px.name);
+    pl.loggers.send(super::level::INFO, msg.as_bytes());
+}
+
 /// Opened targets, shared between the proxies naming the same line.
 pub struct Opener {
     opened: HashMap<Vec<String>, Arc<Sink>>,

@@ -52,6 +52,9 @@ impl Drop for Session {
 ///
 /// PERF: a frontend without such rules goes straight to its mux.
 pub fn start<S: mux::h1::park::Parkable>(sock: S, mut sess: Session) {
+    if let Some(pl) = sess.rt.proxies[sess.fe].log.as_deref() {
+        crate::log::setup::log_connect(&sess.rt, sess.fe, pl, &sess.conn);
+    }
     let fe_rules = &sess.rt.proxies[sess.fe].rules;
     if fe_rules.tcp_conn.is_empty() && fe_rules.tcp_sess.is_empty() {
         return spawn(sock, sess, None);
