@@ -396,6 +396,10 @@ pub struct ProxyOptions {
     pub log_format: Option<String>,
     /// `error-log-format`.
     pub error_log_format: Option<String>,
+    /// The lines of `log-format` (or the option setting it) and `error-log-format`,
+    /// for the daemon's messages when they do not compile.
+    pub log_format_span: Option<crate::span::Span>,
+    pub error_log_format_span: Option<crate::span::Span>,
     pub dontlognull: bool,
     pub dontlog_normal: bool,
     pub log_separate_errors: bool,

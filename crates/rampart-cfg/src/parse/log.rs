@@ -113,6 +113,7 @@ pub(super) fn parse_log_format(cx: &mut Ctx<'_>, words: &[String]) {
     }
     if kw == "error-log-format" {
         cx.pb.px.options.error_log_format = Some(words[1].clone());
+        cx.pb.px.options.error_log_format_span = Some(cx.span.clone());
         return;
     }
     if cx.is_defaults() {
@@ -124,6 +125,7 @@ pub(super) fn parse_log_format(cx: &mut Ctx<'_>, words: &[String]) {
     opts.httplog = false;
     opts.tcplog = false;
     opts.log_format = Some(words[1].clone());
+    opts.log_format_span = Some(cx.span.clone());
     cx.pb.logformat_span = Some(cx.span.clone());
 }
 

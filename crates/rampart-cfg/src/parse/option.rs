@@ -203,6 +203,7 @@ fn set_log_format(cx: &mut Ctx<'_>, http: bool) {
     opts.httplog = http;
     opts.tcplog = !http;
     opts.log_format = Some(if http { HTTP_LOG_FORMAT } else { TCP_LOG_FORMAT }.to_owned());
+    opts.log_format_span = Some(cx.span.clone());
     cx.pb.logformat_span = Some(cx.span.clone());
     if cx.pb.kind == Kind::Backend {
         let msg = format!("backend '{}' : 'option {name}' directive is ignored in backends.", cx.pb.px.name);

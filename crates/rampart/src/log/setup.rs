@@ -134,18 +134,19 @@ impl Opener {
             ));
             text = Some(TCP_LOG_FORMAT);
         }
-        let mut compile = |text: &str| -> Option<LogFormat> {
+        let mut compile = |text: &str, span: &Option<rampart_cfg::Span>| -> Option<LogFormat> {
             let mut cx = CompileCx::new(cfg, idx, Site::Log);
             match LogFormat::compile(text, &mut cx, LfMode::Log, &[Place::FeLogEnd]) {
                 Ok(f) => Some(f),
                 Err(e) => {
-                    alerts.push(Diag::alert(Some(px.span.clone()), format!("failed to parse log-format : {}", e.msg)));
+                    let span = span.clone().unwrap_or_else(|| px.span.clone());
+                    alerts.push(Diag::alert(Some(span), format!("failed to parse log-format : {}", e.msg)));
                     None
                 }
             }
         };
-        let format = text.filter(|t| !t.is_empty()).and_then(&mut compile);
-        let error_format = o.error_log_format.as_deref().and_then(&mut compile);
+        let format = text.filter(|t| !t.is_empty()).and_then(|t| compile(t, &o.log_format_span));
+        let error_format = o.error_log_format.as_deref().and_then(|t| compile(t, &o.error_log_format_span));
         Some(Box::new(ProxyLog {
             loggers: Loggers { sinks, ident: self.ident.with_tag(px.log_tag.as_deref()) },
             format,
