@@ -11,7 +11,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
 use arc_swap::ArcSwapOption;
-use rampart_cfg::model::{Config, LogTarget, Mode, TCP_LOG_FORMAT};
+use rampart_cfg::model::{Config, LogTarget};
 use rampart_cfg::Diag;
 
 use super::format::{LfMode, LogFormat};
@@ -122,18 +122,9 @@ impl Opener {
             return None;
         }
         let o = &px.options;
-        let mut text = o.log_format.as_deref();
-        if o.httplog && px.mode != Mode::Http && px.cap.frontend {
-            warnings.push(Diag::warning(
-                None,
-                format!(
-                    "'option httplog' not usable with frontend '{}' (needs 'mode http'). Falling back to 'option \
-                     tcplog'.",
-                    px.name
-                ),
-            ));
-            text = Some(TCP_LOG_FORMAT);
-        }
+        // (`option httplog` in a TCP frontend already fell back to tcplog, with
+        // HAProxy's warning, in rampart-cfg's checks)
+        let text = o.log_format.as_deref();
         let mut compile = |text: &str, span: &Option<rampart_cfg::Span>| -> Option<LogFormat> {
             let mut cx = CompileCx::new(cfg, idx, Site::Log);
             match LogFormat::compile(text, &mut cx, LfMode::Log, &[Place::FeLogEnd]) {
@@ -156,5 +147,58 @@ impl Opener {
             separate_errors: o.log_separate_errors,
             count: AtomicU64::new(0),
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use crate::sample::testutil::config;
+
+    fn build(text: &str) -> (Result<crate::proxy::Runtime, Vec<Diag>>, Vec<Diag>) {
+        crate::proxy::build_with_warnings(&config(text), 100, 1)
+    }
+
+    use rampart_cfg::Diag;
+
+    const D: &str = "defaults\n  mode http\n  timeout client 1s\n  timeout server 1s\n  timeout connect 1s\n";
+
+    #[test]
+    fn log_global_shares_the_global_sockets_and_proxies_without_log_pay_nothing() {
+        let text = format!(
+            "global\n  log 127.0.0.1:9 local0\n{D}frontend fe\n  bind 127.0.0.1:18001\n  log global\n\
+             \x20 log 127.0.0.1:9 local0\n  option httplog\n  default_backend be\nbackend be\n  server s 127.0.0.1:1\n"
+        );
+        let rt = build(&text).0.unwrap();
+        let fe = rt.proxies[0].log.as_deref().unwrap();
+        assert_eq!(fe.loggers.sinks.len(), 2);
+        assert!(Arc::ptr_eq(&fe.loggers.sinks[0], &fe.loggers.sinks[1]), "the same line opens one socket");
+        assert!(fe.format.is_some());
+        assert!(rt.proxies[1].log.is_none(), "a backend without log lines");
+    }
+
+    #[test]
+    fn httplog_in_a_tcp_frontend_falls_back_to_tcplog() {
+        let text = "defaults\n  mode tcp\n  timeout client 1s\n  timeout server 1s\n  timeout connect 1s\n\
+                    frontend fe\n  bind 127.0.0.1:18001\n  log 127.0.0.1:9 local0\n  option httplog\n\
+                    \x20 default_backend be\nbackend be\n  server s 127.0.0.1:1\n";
+        let cfg = config(text);
+        assert_eq!(cfg.proxies[0].options.log_format.as_deref(), Some(rampart_cfg::model::TCP_LOG_FORMAT));
+        assert!(build(text).0.unwrap().proxies[0].log.as_deref().unwrap().format.is_some());
+    }
+
+    #[test]
+    fn unopenable_targets_and_bad_formats_are_alerts() {
+        let text = format!(
+            "{D}frontend fe\n  bind 127.0.0.1:18001\n  log ring@buf local0\n  log-format \"%Tx\"\n  default_backend be\n\
+             backend be\n  server s 127.0.0.1:1\n"
+        );
+        let alerts = build(&text).0.unwrap_err();
+        let msgs: Vec<&str> = alerts.iter().map(|d| d.message.as_str()).collect();
+        assert!(msgs.iter().any(|m| m.contains("'ring@' targets are not supported yet")), "{msgs:?}");
+        let text = text.replace("ring@buf", "127.0.0.1:9");
+        let alerts = build(&text).0.unwrap_err();
+        assert!(alerts[0].message.starts_with("failed to parse log-format : no such format variable 'Tx'"));
     }
 }

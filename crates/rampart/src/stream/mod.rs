@@ -164,9 +164,10 @@ pub async fn run<F: HttpFront>(front: &mut F, rt: &Runtime, conn: &ConnInfo, fe:
 
 /// Ends the exchange's log record and sends its line (the frontend logs).
 fn log_exchange<F: HttpFront>(pl: &crate::log::ProxyLog, front: &F, s: &Stream<'_>, txn: &mut Txn, sess: &VarStore) {
-    let (sent, back_src) = front.log_info();
+    let side::LogInfo { sent, received, back_src } = front.log_info();
     let l = &mut txn.st.log;
     l.end = Some(std::time::Instant::now());
+    l.bytes_in += received;
     // COMPAT: `%B` counts the head as HAProxy's internal message holds it
     // (`log::stream_log::htx_head_size`), and a chunked body with its chunk framing.
     l.bytes_out = sent + l.res_head_size;

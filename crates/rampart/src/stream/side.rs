@@ -135,12 +135,22 @@ pub trait HttpFront {
     /// Sends raw bytes (an `errorfile` rampart's parser cannot read), then closes.
     fn reply_raw(&mut self, bytes: &[u8]) -> impl Future<Output = Next> + Send;
 
-    /// For the log line: the body bytes sent to the client so far in this exchange
-    /// (the response head is counted apart), and the source address of the server
-    /// connection used (when the frontend logs).
-    fn log_info(&self) -> (u64, Option<std::net::SocketAddr>) {
-        (0, None)
+    /// What the front measured for the log line (when the frontend logs).
+    fn log_info(&self) -> LogInfo {
+        LogInfo::default()
     }
+}
+
+/// What the front mux measured of an exchange, for its log line.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LogInfo {
+    /// Body bytes sent to the client (the response head is counted apart, as HAProxy
+    /// counts it).
+    pub sent: u64,
+    /// Request body bytes received after those that came with the head.
+    pub received: u64,
+    /// The source address of the server connection used.
+    pub back_src: Option<std::net::SocketAddr>,
 }
 
 /// A server connection on its way from [`HttpFront::connect`] to

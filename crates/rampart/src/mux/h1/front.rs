@@ -56,6 +56,8 @@ pub struct H1Front<'a, S> {
     pub sent: u64,
     /// The server connection's source address, when the frontend logs (`%bi`, `%bp`).
     pub back_src: Option<std::net::SocketAddr>,
+    /// Request body bytes received after those in hand with the head (`%U`).
+    pub received: u64,
 }
 
 impl<S: Sock> H1Front<'_, S> {
@@ -287,6 +289,7 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
         }
         drop(out);
         self.sent += progress.download.bytes();
+        self.received += progress.upload.bytes();
 
         match result {
             Ok(end) => Forwarded::Done(self.finish(be_idx, sc, end, self.body.is_done() && keep_server)),
@@ -349,8 +352,8 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
         Next::Close
     }
 
-    fn log_info(&self) -> (u64, Option<std::net::SocketAddr>) {
-        (self.sent, self.back_src)
+    fn log_info(&self) -> crate::stream::side::LogInfo {
+        crate::stream::side::LogInfo { sent: self.sent, received: self.received, back_src: self.back_src }
     }
 }
 

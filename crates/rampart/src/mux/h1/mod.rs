@@ -240,6 +240,7 @@ async fn run_stream<S: Sock>(
         dechunked,
         sent: 0,
         back_src: None,
+        received: 0,
     };
     let next = stream::run(&mut front, rt, &sess.conn, sess.fe, &mut txn).await;
     let rest = if next == Next::KeepAlive { front.take_rest() } else { None };
