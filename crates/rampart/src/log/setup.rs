@@ -102,13 +102,7 @@ impl Opener {
     }
 
     /// The log settings of proxy `idx`; `None` without any `log` line.
-    pub fn proxy(
-        &mut self,
-        cfg: &Config,
-        idx: usize,
-        alerts: &mut Vec<Diag>,
-        warnings: &mut Vec<Diag>,
-    ) -> Option<Box<ProxyLog>> {
+    pub fn proxy(&mut self, cfg: &Config, idx: usize, alerts: &mut Vec<Diag>) -> Option<Box<ProxyLog>> {
         let px = &cfg.proxies[idx];
         let mut sinks = Vec::new();
         for t in &px.logs {

@@ -205,7 +205,6 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         warnings: Vec::new(),
     };
     let mut proxies = Vec::with_capacity(cfg.proxies.len());
-    let mut log_warnings = Vec::new();
     let mut logs = crate::log::setup::Opener::new(cfg, &mut alerts);
     for (idx, px) in cfg.proxies.iter().enumerate() {
         let servers = px
@@ -278,11 +277,10 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 queue: Notify::new(),
                 cum_conn: Counter::new(threads),
             },
-            log: logs.proxy(cfg, idx, &mut alerts, &mut log_warnings),
+            log: logs.proxy(cfg, idx, &mut alerts),
         });
     }
     let mut warnings = shared.warnings;
-    warnings.extend(log_warnings);
     // Password hashes rampart cannot verify are alerts; hashes no password matches,
     // warnings.
     for d in crate::auth::diagnostics(cfg) {
