@@ -43,6 +43,9 @@ impl Opts {
     const HEXA: u8 = 4;
     const ESC: u8 = 8;
     const HTTP: u8 = 16;
+    /// `+json` (HAProxy 3.x, an extension here): the line is a JSON object of the
+    /// named nodes (`%(name)...`).
+    const JSON: u8 = 32;
 
     fn has(self, bit: u8) -> bool {
         self.0 & bit != 0
@@ -61,6 +64,7 @@ impl Opts {
                 "Q" => Opts::QUOTE,
                 "X" => Opts::HEXA,
                 "E" => Opts::ESC,
+                "json" => Opts::JSON,
                 _ => continue,
             };
             self.0 = if add { self.0 | bit } else { self.0 & !bit };
@@ -190,6 +194,10 @@ enum Seg {
 #[derive(Debug, Default)]
 pub struct LogFormat {
     segs: Vec<Seg>,
+    /// `%(name)` of nodes (index into `segs`), for the JSON encoding.
+    names: Vec<(Box<str>, usize)>,
+    /// `%{+json}o`: render as a JSON object of the named nodes.
+    json: bool,
     /// HAProxy's warnings while compiling (an L6 fetch in an HTTP format ...), for the
     /// caller to report with its `[file:line]`.
     pub warnings: Vec<String>,
@@ -225,15 +233,26 @@ impl LogFormat {
             LfMode::Http => Opts(Opts::HTTP),
             LfMode::Log => Opts(Opts::MANDATORY),
         };
-        let mut p = Parser { fmt, i: 0, text: Vec::new(), out: LogFormat::default(), mode, http_px, places, defaults };
+        let mut p = Parser {
+            name: None,
+            fmt,
+            i: 0,
+            text: Vec::new(),
+            out: LogFormat::default(),
+            mode,
+            http_px,
+            places,
+            defaults,
+        };
         p.run(cx)?;
+        p.out.json = mode == LfMode::Log && p.defaults.has(Opts::JSON);
         Ok(p.out)
     }
 
     /// A format that is only `text` (no `%` interpretation).
     pub fn literal(text: &[u8]) -> LogFormat {
         let segs = if text.is_empty() { Vec::new() } else { vec![Seg::Text(text.into())] };
-        LogFormat { segs, warnings: Vec::new() }
+        LogFormat { segs, warnings: Vec::new(), ..LogFormat::default() }
     }
 
     /// The format's text when it has no variable (callers may pre-render it).
@@ -248,6 +267,9 @@ impl LogFormat {
     /// Appends the rendering of the format in `ctx` to `out`. Allocates nothing but
     /// what converters produce and `out`'s growth.
     pub fn render(&self, ctx: &SampleCtx<'_>, out: &mut Vec<u8>) {
+        if self.json {
+            return super::json::render(&self.names, |i, out| self.render_seg(i, ctx, out), out);
+        }
         // As HAProxy, a separator is written only after something else, once.
         // A segment that wrote nothing (`%hr` without captures) leaves the separator
         // state as it was, so that no double space appears.
@@ -272,9 +294,22 @@ impl LogFormat {
             }
         }
     }
+
+    /// Renders node `i` alone (for the JSON encoding).
+    fn render_seg(&self, i: usize, ctx: &SampleCtx<'_>, out: &mut Vec<u8>) {
+        match &self.segs[i] {
+            Seg::Text(t) => out.extend_from_slice(t),
+            Seg::Sep => {}
+            Seg::Expr(e, o) => render_expr(e, *o, ctx, out),
+            Seg::Var(v, o) => render_var(*v, *o, ctx, out),
+            Seg::Const(c, o) => text(out, Some(c), *o),
+        }
+    }
 }
 
 struct Parser<'f, 'p> {
+    /// The `%(name)` waiting for its node.
+    name: Option<Box<str>>,
     fmt: &'f str,
     i: usize,
     text: Vec<u8>,
@@ -338,6 +373,15 @@ impl Parser<'_, '_> {
                 }
             }
             Some(b'[') => self.expr(at + 1, self.defaults, cx),
+            Some(b'(') => {
+                // `%(name)` before a node names it for the JSON encoding
+                let Some(close) = self.fmt[at..].find(')').map(|n| at + n) else {
+                    return Err(err(format!("missing ')' after '%{}'", &self.fmt[at..])));
+                };
+                self.name = Some(self.fmt[at + 1..close].into());
+                self.i = close;
+                self.percent(cx)
+            }
             Some(c) if c.is_ascii_alphabetic() => self.var(at, self.defaults),
             Some(&c) if c.is_ascii_digit() || c == b' ' || c == b'\t' => Err(err(format!(
                 "unexpected variable name near '{}' at position {at} line : '{}'. Maybe you want to write a \
@@ -382,6 +426,7 @@ impl Parser<'_, '_> {
         }
         self.flush();
         self.out.segs.push(Seg::Expr(e, opts));
+        self.named();
         self.i = start + n + 1;
         Ok(())
     }
@@ -418,7 +463,15 @@ impl Parser<'_, '_> {
             Var::Hostname => Seg::Const(crate::sample::fetch::internal::hostname().into_bytes().into(), opts),
             _ => Seg::Var(var, opts),
         });
+        self.named();
         Ok(())
+    }
+
+    /// Gives the node just pushed the `%(name)` that preceded it.
+    fn named(&mut self) {
+        if let Some(name) = self.name.take() {
+            self.out.names.push((name, self.out.segs.len() - 1));
+        }
     }
 }
 

@@ -172,3 +172,21 @@ fn log_only_variables_are_refused_in_rules_and_unknown_ones_everywhere() {
     let e = render_with("%Tx", &served(), &[]).unwrap_err();
     assert!(e.starts_with("no such format variable 'Tx'"), "{e}");
 }
+
+#[test]
+fn json_encoding_of_named_nodes() {
+    let l = served();
+    let caps = [Some(b"a\"b".to_vec())];
+    assert_eq!(
+        render_with(
+            "%{+json}o %(client_ip)ci %(client_port)cp %(backend)b/%s %(status)ST %(bytes)B %(term)tsc \
+             %(request)r %(host)hr %(cookie)CC %(sample)[str(x\\ty)] %(timers){+Q}Tc",
+            &l,
+            &caps
+        )
+        .unwrap(),
+        r#"{"client_ip": "10.0.1.2", "client_port": 33317, "backend": "be", "status": 200, "bytes": 2750, "term": "----", "request": "GET /index.html?a=1 HTTP/1.1", "host": "{a#22b}", "cookie": null, "sample": "x\ty", "timers": 5}"#
+    );
+    // without +json, names are accepted and ignored
+    assert_eq!(render("%(status)ST %(b)B", &l), "200 2750");
+}

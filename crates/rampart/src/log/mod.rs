@@ -7,6 +7,7 @@
 //! HAProxy counterpart: src/log.c.
 //!
 //! - `format`: log-format strings, compiled and rendered
+//! - `json`: `%{+json}o` lines (HAProxy 3.x's encoding, an extension of 2.6)
 //! - `unique_id`: the stream's `unique-id-format` id, rendered on first use
 //! - `target`: a `log` line resolved (address, facility, levels, len, format, sample)
 //! - `sink`: sockets and the stdout/stderr writer, syslog headers, `DroppedLogs`
@@ -19,6 +20,7 @@ pub mod date;
 pub mod format;
 #[cfg(test)]
 mod format_tests;
+pub mod json;
 #[cfg(test)]
 mod line_tests;
 pub mod setup;
