@@ -119,6 +119,8 @@ pub struct StreamLog {
     pub head_done: Option<Instant>,
     /// The stream asked for a server connection (end of `Tw` starts `Tc`).
     pub connect_start: Option<Instant>,
+    /// Time spent waiting in a queue or a tarpit (`Tw`), when it was measured.
+    pub queue_ms: Option<i64>,
     /// The server connection was established (`Tc`).
     pub connected: Option<Instant>,
     /// The response head arrived (`Tr`).
@@ -155,6 +157,7 @@ impl Default for StreamLog {
             idle_ms: 0,
             head_done: None,
             connect_start: None,
+            queue_ms: None,
             connected: None,
             res_head: None,
             end: None,
@@ -270,9 +273,12 @@ impl StreamLog {
         }
     }
 
-    /// `Tw`: time in queues. COMPAT: rampart counts the queue in `Tc`; `Tw` is 0 once a
-    /// connection was asked for.
+    /// `Tw`: time in a queue that timed out, or in a tarpit. COMPAT: the wait of a
+    /// queued stream that got a server is counted in `Tc`, `Tw` is 0 then.
     pub fn tw(&self) -> i64 {
+        if let Some(q) = self.queue_ms {
+            return q;
+        }
         if self.connect_start.is_some() {
             0
         } else {

@@ -247,6 +247,12 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
             ended(txn, Cause::ServerAbort, Phase::Connect);
             return error(front, s, txn, sess, 503, true).await;
         }
+        Err(ConnectFail::QueueTimeout) => {
+            let l = &mut txn.st.log;
+            l.queue_ms = l.connect_start.map(|t| t.elapsed().as_millis() as i64);
+            ended(txn, Cause::ServerTimeout, Phase::Queue);
+            return error(front, s, txn, sess, 503, true).await;
+        }
         Err(ConnectFail::Failed { srv, timed_out, retries }) => {
             s.srv = Some(srv);
             txn.st.log.retries = retries;
@@ -388,8 +394,15 @@ async fn conclude<'rt, F: HttpFront>(
             ended(txn, Cause::Proxy, Phase::Tarpit);
             // HAProxy holds a tarpitted request for `timeout tarpit`, then answers.
             let px = s.be.unwrap_or(s.fe);
+            let held = std::time::Instant::now();
             if let Some(d) = s.rt.proxies[px].rules.tarpit {
                 tokio::time::sleep(d).await;
+            }
+            if logs(s) {
+                // as HAProxy: the time held is the line's `Tw`, and its `TR` is -1
+                let l = &mut txn.st.log;
+                l.queue_ms = Some(held.elapsed().as_millis() as i64);
+                l.head_done = None;
             }
             send_built(front, s, txn, sess, reply).await;
             Next::Close

@@ -36,6 +36,8 @@ pub enum ConnectFail {
     NoServer,
     /// The client left while the stream waited (`option abortonclose`): close.
     Aborted,
+    /// Every server stayed full for `timeout queue` (503, the log's `sQ`).
+    QueueTimeout,
     /// Every connection attempt to server `srv` failed (503), the last one by timing
     /// out or not, after `retries` retries: the log names the server.
     Failed { srv: usize, timed_out: bool, retries: u32 },
