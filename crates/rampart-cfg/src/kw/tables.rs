@@ -407,7 +407,7 @@ pub static OPTIONS: &[OptionKw] = &[
     opt("external-check", D | L | B, false, No),
     opt("log-health-checks", D | L | B, true, Partial(CHECKS_PARTIAL)),
     opt("log-separate-errors", D | F | L, true, Yes),
-    opt("logasap", D | F | L, true, Partial("the line is sent at the end of the stream, as without it")),
+    opt("logasap", D | F | L, true, Partial("HTTP lines go at the response head; TCP lines at the end of the session")),
     opt("mysql-check", D | L | B, false, No),
     opt("nolinger", ALL, true, No),
     opt("originalto", ALL, false, Yes),

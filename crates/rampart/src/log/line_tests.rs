@@ -190,3 +190,11 @@ fn json_encoding_of_named_nodes() {
     // without +json, names are accepted and ignored
     assert_eq!(render("%(status)ST %(b)B", &l), "200 2750");
 }
+
+#[test]
+fn logasap_marks_the_totals() {
+    let mut l = served();
+    l.asap = true;
+    l.bytes_out = 114;
+    assert_eq!(render("%Tr/%Ta %Tt %B %U", &l), "12/+25 +25 +114 120");
+}

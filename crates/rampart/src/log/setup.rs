@@ -139,6 +139,7 @@ impl Opener {
             dontlognull: o.dontlognull,
             dontlog_normal: o.dontlog_normal,
             separate_errors: o.log_separate_errors,
+            logasap: o.logasap,
             count: AtomicU64::new(0),
         }))
     }

@@ -134,6 +134,9 @@ pub struct StreamLog {
     pub bytes_in: u64,
     /// The status sent to the client (`%ST`).
     pub status: Option<u16>,
+    /// The line was sent at the response head (`option logasap`): its totals are
+    /// `+`-prefixed, and the end of the stream sends nothing more.
+    pub asap: bool,
     /// Connection retries (`%rc`).
     pub retries: u32,
     /// The source address of the server connection (`%bi`, `%bp`).
@@ -165,6 +168,7 @@ impl Default for StreamLog {
             res_head_size: 0,
             bytes_in: 0,
             status: None,
+            asap: false,
             retries: 0,
             back_src: None,
             cause: Cause::None,
@@ -333,6 +337,8 @@ pub struct ProxyLog {
     pub dontlognull: bool,
     pub dontlog_normal: bool,
     pub separate_errors: bool,
+    /// `option logasap`.
+    pub logasap: bool,
     /// Lines logged so far (`%lc`).
     pub count: AtomicU64,
 }

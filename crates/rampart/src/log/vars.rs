@@ -106,6 +106,12 @@ pub fn render(v: LogVar, hex: bool, quote: bool, ctx: &SampleCtx<'_>, out: &mut 
         out.push(b'-');
         return;
     };
+    // `option logasap`: HAProxy marks the totals of every line of the frontend, sent
+    // early or not
+    let asap = || ctx.rt.proxies.get(ctx.fe).and_then(|p| p.log.as_ref()).is_some_and(|p| p.logasap);
+    if matches!(v, LogVar::Ta | LogVar::Tt | LogVar::Tu | LogVar::BytesOut) && (l.asap || asap()) {
+        out.push(b'+');
+    }
     let (acc_s, acc_us) = date::split(l.accept_date);
     let (req_s, req_us) = date::split(l.req_date);
     match v {

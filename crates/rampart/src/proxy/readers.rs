@@ -80,8 +80,8 @@ pub const READERS: &[(&str, &str)] = &[
     ("option dontlognull", "log::emit"),
     ("option dontlog-normal", "log::emit"),
     ("option log-separate-errors", "log::emit"),
-    // COMPAT: partial, the line is sent at the end of the stream (docs/compat/logging.md)
-    ("option logasap", "log::emit"),
+    // COMPAT: partial, TCP lines are sent at the end of the session (docs/compat/logging.md)
+    ("option logasap", "stream::log_asap, log::vars"),
     // balance algorithms
     ("balance roundrobin", "lb::roundrobin"),
     ("balance static-rr", "lb"),

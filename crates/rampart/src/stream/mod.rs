@@ -142,7 +142,7 @@ pub async fn run<F: HttpFront>(front: &mut F, rt: &Runtime, conn: &ConnInfo, fe:
     let meth = Some(txn.req.method);
     let mut s = Stream { rt, conn, fe, be: None, srv: None, first_req, meth };
     let next = exchange(front, &mut s, txn, &mut sess_vars).await;
-    if let Some(pl) = rt.proxies[fe].log.as_deref() {
+    if let Some(pl) = rt.proxies[fe].log.as_deref().filter(|_| !txn.st.log.asap) {
         log_exchange(pl, &*front, &s, txn, &sess_vars);
     }
     // the stream's variables end with it; the session's stay with the connection
@@ -177,6 +177,23 @@ fn log_exchange<F: HttpFront>(pl: &crate::log::ProxyLog, front: &F, s: &Stream<'
         status: st.log.status,
         log: Some(&st.log),
         ..s.ctx(Dir::Response, None, None, sess, &txn.vars_txn, &txn.vars_reqres, st)
+    };
+    crate::log::emit(pl, &ctx, false);
+}
+
+/// `option logasap`: the line goes as soon as the response head is in, with the
+/// sizes and times so far (`+`-prefixed, as HAProxy writes them).
+fn log_asap(s: &Stream<'_>, st: &mut ResState<'_, '_>) {
+    let Some(pl) = s.rt.proxies[s.fe].log.as_deref().filter(|pl| pl.logasap) else { return };
+    let l = &mut st.st.log;
+    l.end = Some(std::time::Instant::now());
+    l.bytes_out = l.res_head_size;
+    l.asap = true;
+    let state = &*st.st;
+    let ctx = SampleCtx {
+        status: state.log.status,
+        log: Some(&state.log),
+        ..s.ctx(Dir::Response, None, None, st.sess_vars, st.vars_txn, st.vars_reqres, state)
     };
     crate::log::emit(pl, &ctx, false);
 }
@@ -278,6 +295,9 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
         if logging {
             st.st.log.status = Some(res.status);
             st.st.log.res_head_size = crate::log::stream_log::htx_head_size(res.view(buf), res.status);
+            if v == Verdict::Continue {
+                log_asap(stream, &mut st);
+            }
         }
         v
     };
