@@ -198,3 +198,11 @@ fn logasap_marks_the_totals() {
     l.bytes_out = 114;
     assert_eq!(render("%Tr/%Ta %Tt %B %U", &l), "12/+25 +25 +114 120");
 }
+
+#[test]
+fn backend_source_address() {
+    let mut l = served();
+    assert_eq!(render("%bi:%bp", &l), "-:-");
+    l.back_src = Some("127.0.0.1:40000".parse().unwrap());
+    assert_eq!(render("%bi:%bp", &l), "127.0.0.1:40000");
+}

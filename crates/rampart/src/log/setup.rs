@@ -140,6 +140,10 @@ impl Opener {
             dontlog_normal: o.dontlog_normal,
             separate_errors: o.log_separate_errors,
             logasap: o.logasap,
+            back_src: [text, o.error_log_format.as_deref()]
+                .iter()
+                .flatten()
+                .any(|t| t.contains("bi") || t.contains("bp")),
             count: AtomicU64::new(0),
         }))
     }

@@ -339,6 +339,9 @@ pub struct ProxyLog {
     pub separate_errors: bool,
     /// `option logasap`.
     pub logasap: bool,
+    /// A format reads the server connection's source (`%bi`, `%bp`): only then does
+    /// the mux ask the kernel for it.
+    pub back_src: bool,
     /// Lines logged so far (`%lc`).
     pub count: AtomicU64,
 }

@@ -259,7 +259,7 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
             trace: self.trace,
             tmo,
         };
-        if fe.log.is_some() {
+        if fe.log.as_ref().is_some_and(|l| l.back_src) {
             self.back_src = sc.stream.local_addr().ok();
         }
         let mut result = if self.body.is_done() {
