@@ -110,15 +110,27 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
         let (client, server) = (self.client, &conn.stream);
         let activity = Activity::default();
         let Some(on_response) = on_response else {
+            // each direction's error says which side ended the session, for the log
             let moved = tokio::try_join!(
-                forward(client, server, None, up, &activity),
-                forward(server, client, None, down, &activity),
+                async { forward(client, server, None, up, &activity).await.map_err(|e| (Cause::ClientAbort, e)) },
+                async { forward(server, client, None, down, &activity).await.map_err(|e| (Cause::ServerAbort, e)) },
             );
-            // COMPAT: the sizes of a session that ended in error (a timeout, a reset)
-            // are not known: rampart logs 0 where HAProxy logs what moved.
-            if let (Some(l), Ok((up, down))) = (&mut self.log, moved) {
-                l.bytes_in = up + req.len() as u64;
-                l.bytes_out = down;
+            let Some(l) = &mut self.log else { return };
+            match moved {
+                Ok((up, down)) => {
+                    l.bytes_in = up + req.len() as u64;
+                    l.bytes_out = down;
+                }
+                // COMPAT: the sizes of a session that ended in error (a timeout, a
+                // reset) are not known: rampart logs 0 where HAProxy logs what moved.
+                Err((side, e)) => {
+                    let cause = match (side, e) {
+                        (Cause::ClientAbort, IoError::Timeout) => Cause::ClientTimeout,
+                        (Cause::ServerAbort, IoError::Timeout) => Cause::ServerTimeout,
+                        (side, _) => side,
+                    };
+                    l.end_by(cause, Phase::Data);
+                }
             }
             return;
         };
