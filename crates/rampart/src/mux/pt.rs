@@ -31,7 +31,15 @@ pub async fn serve<S: Sock>(client: S, sess: Session, sess_vars: Option<Box<VarS
     });
     // the session rules ran since the accept: the time they took is not counted
     let log = sess.rt.proxies[sess.fe].log.is_some().then(Box::<StreamLog>::default);
-    let mut front = PtFront { client: &client, sess: &sess, server: None, trace: trace.as_ref(), log, srv: None };
+    let mut front = PtFront {
+        client: &client,
+        sess: &sess,
+        server: None,
+        trace: trace.as_ref(),
+        log,
+        srv: None,
+        client_spoke: false,
+    };
     let be = stream::tcp::run(&mut front, &sess.rt, &sess.conn, sess.fe, sess_vars).await;
     if let (Some(mut l), Some(pl)) = (front.log.take(), sess.rt.proxies[sess.fe].log.as_deref()) {
         l.end = Some(std::time::Instant::now());
@@ -40,7 +48,7 @@ pub async fn serve<S: Sock>(client: S, sess: Session, sess_vars: Option<Box<VarS
             l.end_by(Cause::Proxy, Phase::Request);
         }
         let ctx = SampleCtx { be, srv: front.srv, log: Some(&l), ..SampleCtx::new(&sess.rt, &sess.conn, sess.fe) };
-        crate::log::emit(pl, &ctx, l.bytes_in == 0);
+        crate::log::emit(pl, &ctx, l.bytes_in == 0 && !front.client_spoke);
     }
     if let Some(trace) = trace {
         let fe = &sess.rt.proxies[sess.fe];
@@ -60,6 +68,8 @@ struct PtFront<'a, S> {
     log: Option<Box<StreamLog>>,
     /// The server connected to (for the log line).
     srv: Option<usize>,
+    /// Bytes moved in a session whose sizes are unknown (it ended in error).
+    client_spoke: bool,
 }
 
 impl<S: Sock> TcpFront for PtFront<'_, S> {
@@ -124,6 +134,8 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
                 // COMPAT: the sizes of a session that ended in error (a timeout, a
                 // reset) are not known: rampart logs 0 where HAProxy logs what moved.
                 Err((side, e)) => {
+                    // whether the client sent anything still counts (`dontlognull`)
+                    self.client_spoke = !req.is_empty() || activity.get() > 0;
                     let cause = match (side, e) {
                         (Cause::ClientAbort, IoError::Timeout) => Cause::ClientTimeout,
                         (Cause::ServerAbort, IoError::Timeout) => Cause::ServerTimeout,
@@ -162,6 +174,9 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
             DownEnd::Reject => io::discard_input(client, rt.bufsize),
             DownEnd::SilentDrop => io::silent_drop(client),
         }
+        // COMPAT: with response rules the sizes are not counted (0 in the log); whether
+        // anything moved still counts for `dontlognull`
+        self.client_spoke = !req.is_empty() || activity.get() > 0;
     }
 
     fn close(&mut self, how: TcpClose) {
