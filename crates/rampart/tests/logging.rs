@@ -311,3 +311,31 @@ fn an_unresolvable_target_is_an_alert_naming_it() {
     let out = rampart_testkit::check(RAMPART, &cfg);
     assert!(out.stderr.contains("not supported yet"), "{}", out.stderr);
 }
+
+#[test]
+fn soft_stop_reports_go_to_the_logs_too() {
+    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    rx.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
+    let syslog = rx.local_addr().unwrap();
+    let be = HttpBackend::start("s1");
+    let cfg = format!(
+        "global\n  log {syslog} local0\ndefaults\n  mode http\n  log global\n  timeout client 5s\n\
+         \x20 timeout server 5s\n  timeout connect 1s\nfrontend fe1\n  bind fd@${{fe1}}\n  option httplog\n\
+         \x20 default_backend be\nbackend be\n  server s1 ${{s1_addr}}:${{s1_port}}\n"
+    );
+    let mut proxy = rampart_testkit::Proxy::new(RAMPART)
+        .listener("fe1")
+        .backend("s1", be.addr())
+        .config(&cfg)
+        .start()
+        .expect("rampart starts");
+    proxy.signal(rampart_testkit::Signal::SIGUSR1).unwrap();
+    let _ = proxy.wait_exit(Duration::from_secs(5));
+    let lines = collect(&rx, 2);
+    // HAProxy 2.6: `<132>... haproxy[pid]: Proxy fe1 stopped (cumulated conns: FE: 0, BE: 0).`
+    let stopped: Vec<&String> = lines.iter().filter(|l| l.contains(": Proxy ")).collect();
+    assert_eq!(stopped.len(), 2, "{lines:?}");
+    assert!(stopped[0].starts_with("<132>"), "warning level: {lines:?}");
+    assert!(stopped[0].ends_with("]: Proxy fe1 stopped (cumulated conns: FE: 0, BE: 0)."), "{lines:?}");
+    assert!(stopped[1].ends_with("]: Proxy be stopped (cumulated conns: FE: 0, BE: 0)."), "{lines:?}");
+}
