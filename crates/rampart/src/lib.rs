@@ -20,7 +20,7 @@
 //! - `io`, `splice`, `buf`, `timer`: socket primitives, zero-copy forwarding, pools,
 //!   coarse per-thread timeouts
 //! - `counters`: per-thread event counters (connections per frontend and backend)
-//! - `log`: log-format strings (compiled segments, rendered per stream)
+//! - `log`: log-format strings, log targets sent without blocking, the log line of each stream
 //! - `debug`: `-d` traffic debug output
 //! - `sys`: the few system-call wrappers that need `unsafe`
 
