@@ -53,7 +53,8 @@ impl Pending {
                 "server check-send-proxy",
                 "server no-check-send-proxy",
             ],
-            Pending::Logs => &["global log", "log", "option httplog", "option tcplog", "option dontlognull"],
+            // logs are sent since issue 7: no keyword is pending any more
+            Pending::Logs => &[],
         }
     }
 
@@ -113,10 +114,7 @@ mod tests {
         );
         assert_eq!(
             pending_warnings(&text),
-            [
-                format!("[WARNING]  (1) : config : parsing [t.cfg:10] : {}\n", Pending::HealthChecks.warning()),
-                format!("[WARNING]  (1) : config : parsing [t.cfg:4] : {}\n", Pending::Logs.warning()),
-            ]
+            [format!("[WARNING]  (1) : config : parsing [t.cfg:10] : {}\n", Pending::HealthChecks.warning()),]
         );
     }
 
@@ -134,8 +132,6 @@ mod tests {
     fn each_option_and_keyword_counts() {
         for (line, feature) in [
             (" option log-health-checks\n", Pending::HealthChecks),
-            (" option dontlognull\n", Pending::Logs),
-            (" option tcplog\n", Pending::Logs),
             (" default-server fall 2\n", Pending::HealthChecks),
             (" server s 127.0.0.1:1 addr 127.0.0.2 port 80\n", Pending::HealthChecks),
         ] {
