@@ -634,6 +634,12 @@ pub struct Bind {
     /// `mss <n>`: TCP_MAXSEG of the listening socket; negative: the system's value
     /// minus `|n|`.
     pub mss: Option<i32>,
+    /// `defer-accept`: TCP_DEFER_ACCEPT (a connection is accepted once data came).
+    pub defer_accept: bool,
+    /// `tfo`: TCP_FASTOPEN on the listening socket.
+    pub tfo: bool,
+    /// `tcp-ut <delay>`: TCP_USER_TIMEOUT of the accepted connections, in milliseconds.
+    pub tcp_ut: Option<u32>,
     pub span: Span,
 }
 
