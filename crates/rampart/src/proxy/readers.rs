@@ -121,6 +121,9 @@ pub const READERS: &[(&str, &str)] = &[
     ("bind v6only", "listener::bind_inet"),
     ("bind accept-proxy", "proxy::build: ListenerRt::accept_proxy (session::pp)"),
     ("bind mss", "listener::bind_inet (TCP_MAXSEG)"),
+    ("bind defer-accept", "listener::set_listen_options (TCP_DEFER_ACCEPT)"),
+    ("bind tfo", "listener::set_listen_options (TCP_FASTOPEN)"),
+    ("bind tcp-ut", "listener::set_listen_options (TCP_USER_TIMEOUT)"),
     // server options
     ("server backup", "proxy::build: ServerRt::backup"),
     ("server id", "proxy::balancer::server_ids (ring positions, `first` order)"),
