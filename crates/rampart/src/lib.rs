@@ -24,7 +24,7 @@
 //! - `counters`: per-thread event counters (connections per frontend and backend)
 //! - `stats`: the runtime API on the stats sockets (`show info`, `show stat` ...) and
 //!   the counters only it reads
-//! - `log`: log-format strings (compiled segments, rendered per stream)
+//! - `log`: log-format strings, log targets sent without blocking, the log line of each stream
 //! - `debug`: `-d` traffic debug output
 //! - `sys`: the few system-call wrappers that need `unsafe`
 

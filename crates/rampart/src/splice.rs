@@ -108,6 +108,9 @@ pub fn tunnel_timeouts(fe: &Timeouts, be: &Timeouts) -> (DirTimeouts, DirTimeout
 #[derive(Debug, Default)]
 pub struct Activity {
     moves: AtomicU64,
+    /// Bytes moved, where the caller counts them ([`Activity::add`]): the response
+    /// body bytes of an HTTP exchange, for its log line (`%B`).
+    bytes: AtomicU64,
     ended: std::sync::atomic::AtomicBool,
     /// Wakes the other direction when one ends, so that it switches to its `fin`
     /// timeout while it waits.
@@ -118,6 +121,14 @@ impl Activity {
     /// Records that bytes moved.
     pub(crate) fn bump(&self) {
         self.moves.fetch_add(1, Ordering::Relaxed);
+    }
+    /// Counts `n` bytes moved.
+    pub(crate) fn add(&self, n: u64) {
+        self.bytes.fetch_add(n, Ordering::Relaxed);
+    }
+    /// The bytes counted with [`Activity::add`].
+    pub(crate) fn bytes(&self) -> u64 {
+        self.bytes.load(Ordering::Relaxed)
     }
     /// A counter that changes whenever bytes moved.
     pub(crate) fn get(&self) -> u64 {

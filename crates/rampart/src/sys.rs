@@ -70,6 +70,35 @@ pub fn register_owned<T: OwnsFd>(owner: T) -> io::Result<tokio::io::unix::AsyncF
         .map_err(io::Error::from)
 }
 
+/// TCP options of a listening socket that std, nix and socket2 do not set.
+#[derive(Debug, Clone, Copy)]
+pub enum ListenTcpOpt {
+    /// TCP_DEFER_ACCEPT: seconds the kernel waits for the first data before `accept()`
+    /// returns the connection.
+    DeferAccept,
+    /// TCP_FASTOPEN: how many fast-open requests may wait for `accept()`.
+    FastOpen,
+}
+
+/// Sets an integer TCP option of a listening socket.
+pub fn set_listen_tcp_opt(fd: BorrowedFd<'_>, opt: ListenTcpOpt, value: libc::c_int) -> io::Result<()> {
+    let name = match opt {
+        ListenTcpOpt::DeferAccept => libc::TCP_DEFER_ACCEPT,
+        ListenTcpOpt::FastOpen => libc::TCP_FASTOPEN,
+    };
+    let len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: `fd` is borrowed, so it stays open for the call; the option value is a
+    // c_int on this stack frame passed with its exact size, and setsockopt() only reads
+    // it during the call.
+    let r =
+        unsafe { libc::setsockopt(fd.as_raw_fd(), libc::IPPROTO_TCP, name, std::ptr::from_ref(&value).cast(), len) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
 /// Returns freed heap memory to the system (glibc `malloc_trim`), as HAProxy does
 /// after releasing many objects.
 pub fn trim_heap() {

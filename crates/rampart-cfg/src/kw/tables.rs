@@ -43,7 +43,8 @@ pub static SECTIONS: &[Kw] = &[
     kw("namespace_list", No),
 ];
 
-const LOG_PARTIAL: &str = "parsed and kept; logs are not sent yet";
+const LOG_PARTIAL: &str =
+    "udp@/udp6@/ipv4/ipv6, unix@/uxdg@/paths (datagram), stdout/stderr, fd@1/fd@2; not ring@ or tcp@";
 
 /// `global` section keywords.
 pub static GLOBAL: &[Kw] = &[
@@ -85,8 +86,8 @@ pub static GLOBAL: &[Kw] = &[
     kw("issuers-chain-path", No),
     kw("localpeer", No),
     kw("log", Partial(LOG_PARTIAL)),
-    kw("log-send-hostname", No),
-    kw("log-tag", No),
+    kw("log-send-hostname", Yes),
+    kw("log-tag", Yes),
     kw("lua-load", No),
     kw("lua-load-per-thread", No),
     kw("lua-prepend-path", No),
@@ -240,7 +241,7 @@ const TCPCHK_PARTIAL: &str =
 const HTTPCHK_PARTIAL: &str = "send meth/uri/ver/hdr/body (one request per check), expect [!] status/rstatus/string/rstring \
      with comment, disable-on-404, send-state, comment; not: connect, set-var, unset-var, uri-lf, body-lf, other expect matchers \
      and options";
-const LOGS_PARTIAL: &str = "parsed; logs are not sent yet (startup warning)";
+const LOGS_PARTIAL: &str = "the variables listed in docs/compat/logging.md";
 const SPLICE_PARTIAL: &str = "rampart splices where it pays off anyway; 'no option' is not supported yet";
 const USERLIST_PARTIAL: &str = "md5, sha256, sha512, bcrypt and yescrypt crypt(3) hashes and insecure \
      passwords; other crypt schemes (DES, ...) are refused at startup";
@@ -274,7 +275,7 @@ pub static PROXY: &[ProxyKw] = &[
     px("errorloc", ALL, No),
     px("errorloc302", ALL, No),
     px("errorloc303", ALL, No),
-    px("error-log-format", D | F | L, No),
+    px("error-log-format", D | F | L, Yes),
     px("external-check", D | L | B, No),
     px("filter", F | L | B, No),
     px("force-persist", L | B, No),
@@ -292,9 +293,9 @@ pub static PROXY: &[ProxyKw] = &[
     px("ignore-persist", L | B, No),
     px("load-server-state-from-file", D | L | B, No),
     px("log", ALL, Partial(LOG_PARTIAL)),
-    px("log-format", D | F | L, No),
+    px("log-format", D | F | L, Partial(LOGS_PARTIAL)),
     px("log-format-sd", D | F | L, No),
-    px("log-tag", ALL, No),
+    px("log-tag", ALL, Yes),
     px("max-keep-alive-queue", D | L | B, No),
     px("max-session-srv-conns", D | F | L, No),
     px("maxconn", D | F | L, Yes),
@@ -390,8 +391,8 @@ pub static OPTIONS: &[OptionKw] = &[
     opt("clitcpka", D | F | L, true, Yes),
     opt("contstats", D | F | L, true, No),
     opt("disable-h2-upgrade", D | F | L, true, No),
-    opt("dontlog-normal", D | F | L, true, No),
-    opt("dontlognull", D | F | L, true, Partial(LOGS_PARTIAL)),
+    opt("dontlog-normal", D | F | L, true, Yes),
+    opt("dontlognull", D | F | L, true, Yes),
     opt("forwardfor", ALL, false, Yes),
     opt("h1-case-adjust-bogus-client", D | F | L, true, No),
     opt("h1-case-adjust-bogus-server", D | L | B, true, No),
@@ -405,20 +406,15 @@ pub static OPTIONS: &[OptionKw] = &[
     opt("http-use-proxy-header", D | F | L, true, No),
     opt("httpchk", D | L | B, false, Partial(HTTPCHK_PARTIAL)),
     opt("httpclose", ALL, true, Yes),
-    opt(
-        "httplog",
-        D | F | L,
-        false,
-        Partial("parsed ('clf' is not supported yet); logs are not sent yet (startup warning)"),
-    ),
+    opt("httplog", D | F | L, false, Partial(LOGS_PARTIAL)),
     opt("httpslog", D | F | L, false, No),
     opt("idle-close-on-response", D | F | L, true, No),
     opt("independent-streams", ALL, true, No),
     opt("ldap-check", D | L | B, false, No),
     opt("external-check", D | L | B, false, No),
     opt("log-health-checks", D | L | B, true, Yes),
-    opt("log-separate-errors", D | F | L, true, No),
-    opt("logasap", D | F | L, true, No),
+    opt("log-separate-errors", D | F | L, true, Yes),
+    opt("logasap", D | F | L, true, Partial("HTTP lines go at the response head; TCP lines at the end of the session")),
     opt("mysql-check", D | L | B, false, No),
     opt("nolinger", ALL, true, No),
     opt("originalto", ALL, false, Yes),

@@ -77,8 +77,12 @@ pub struct Global {
     pub idle_pool_shared: bool,
     pub quiet: bool,
     pub master_worker: bool,
-    /// `log` lines, kept for the logging issue.
+    /// `log` lines.
     pub logs: Vec<LogTarget>,
+    /// `log-tag <tag>` (default: the program name).
+    pub log_tag: Option<String>,
+    /// `log-send-hostname [<name>]`: `Some("")` for the system's host name.
+    pub log_send_hostname: Option<String>,
     /// `stats socket` lines, kept for the runtime-API issue.
     pub stats_sockets: Vec<StatsSocket>,
     /// `stats timeout`: idle timeout of stats socket connections (HAProxy default 10s).
@@ -142,6 +146,8 @@ impl Default for Global {
             quiet: false,
             master_worker: false,
             logs: Vec::new(),
+            log_tag: None,
+            log_send_hostname: None,
             stats_sockets: Vec::new(),
             stats_timeout: None,
             stats_maxconn: None,
@@ -154,12 +160,23 @@ impl Default for Global {
     }
 }
 
-/// A `log` line: the words after `log`, kept verbatim until the logging issue.
+/// A `log` line: the words after `log`, checked by the parser and interpreted by the
+/// daemon (`log::target`).
 #[derive(Debug, Clone)]
 pub struct LogTarget {
     pub args: Vec<String>,
     pub span: Span,
 }
+
+/// HAProxy 2.6's `option httplog` format.
+pub const HTTP_LOG_FORMAT: &str =
+    "%ci:%cp [%tr] %ft %b/%s %TR/%Tw/%Tc/%Tr/%Ta %ST %B %CC %CS %tsc %ac/%fc/%bc/%sc/%rc %sq/%bq %hr %hs %{+Q}r";
+/// HAProxy 2.6's `option httplog clf` format.
+pub const CLF_HTTP_LOG_FORMAT: &str =
+    "%{+Q}o %{-Q}ci - - [%trg] %r %ST %B \"\" \"\" %cp %ms %ft %b %s %TR %Tw %Tc %Tr \
+     %Ta %tsc %ac %fc %bc %sc %rc %sq %bq %CC %CS %hrl %hsl";
+/// HAProxy 2.6's `option tcplog` format.
+pub const TCP_LOG_FORMAT: &str = "%ci:%cp [%t] %ft %b/%s %Tw/%Tc/%Tt %B %ts %ac/%fc/%bc/%sc/%rc %sq/%bq";
 
 /// A `stats socket <addr> [options]` line.
 #[derive(Debug, Clone)]
@@ -296,8 +313,10 @@ pub struct Proxy {
     pub unique_id_format: Option<FmtSrc>,
     /// `unique-id-header <name>`.
     pub unique_id_header: Option<String>,
-    /// `log` lines (inherited from `defaults`; `log global` kept as is), for the logging issue.
+    /// `log` lines (inherited from `defaults`; `log global` kept as is).
     pub logs: Vec<LogTarget>,
+    /// `log-tag <tag>`.
+    pub log_tag: Option<String>,
     pub span: Span,
 }
 
@@ -439,7 +458,19 @@ impl IpNet {
 pub struct ProxyOptions {
     pub httplog: bool,
     pub tcplog: bool,
+    /// The log format in effect: `option httplog [clf]`, `option tcplog` or `log-format`,
+    /// whichever came last (HAProxy's `conf.logformat_string`).
+    pub log_format: Option<String>,
+    /// `error-log-format`.
+    pub error_log_format: Option<String>,
+    /// The lines of `log-format` (or the option setting it) and `error-log-format`,
+    /// for the daemon's messages when they do not compile.
+    pub log_format_span: Option<crate::span::Span>,
+    pub error_log_format_span: Option<crate::span::Span>,
     pub dontlognull: bool,
+    pub dontlog_normal: bool,
+    pub log_separate_errors: bool,
+    pub logasap: bool,
     pub forwardfor: Option<ForwardFor>,
     pub http_conn_mode: HttpConnMode,
     pub redispatch: bool,
@@ -611,6 +642,12 @@ pub struct Bind {
     /// `mss <n>`: TCP_MAXSEG of the listening socket; negative: the system's value
     /// minus `|n|`.
     pub mss: Option<i32>,
+    /// `defer-accept`: TCP_DEFER_ACCEPT (a connection is accepted once data came).
+    pub defer_accept: bool,
+    /// `tfo`: TCP_FASTOPEN on the listening socket.
+    pub tfo: bool,
+    /// `tcp-ut <delay>`: TCP_USER_TIMEOUT of the accepted connections, in milliseconds.
+    pub tcp_ut: Option<u32>,
     pub span: Span,
 }
 

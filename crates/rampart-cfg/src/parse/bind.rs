@@ -35,8 +35,9 @@ pub(super) fn parse_bind(cx: &mut Ctx<'_>, words: &[String]) {
     let ctx = format!("'bind {spec}' in section '{}'", cx.pb.kind.section_word());
     let Some(opts) = parse_bind_options(cx, &words[2..], &ctx) else { return };
     let v6only = if opts.v6only { Some(true) } else { opts.v4v6.then_some(false) };
-    let (name, backlog, accept_proxy, mss) = (opts.name, opts.backlog, opts.accept_proxy, opts.mss);
-    cx.pb.px.binds.push(Bind { addrs, name, v6only, backlog, accept_proxy, mss, span: cx.span.clone() });
+    let BindOpts { name, backlog, accept_proxy, mss, defer_accept, tfo, tcp_ut, .. } = opts;
+    let span = cx.span.clone();
+    cx.pb.px.binds.push(Bind { addrs, name, v6only, backlog, accept_proxy, mss, defer_accept, tfo, tcp_ut, span });
 }
 
 /// The supported options of one `bind` line.
@@ -48,6 +49,9 @@ struct BindOpts {
     backlog: Option<u32>,
     accept_proxy: bool,
     mss: Option<i32>,
+    defer_accept: bool,
+    tfo: bool,
+    tcp_ut: Option<u32>,
 }
 
 /// Parses the options after the address; `None` on error (already reported). A
@@ -88,6 +92,10 @@ fn apply_bind_option(out: &mut BindOpts, name: &str, value: Option<&String>) -> 
         ("v4v6", _) => out.v4v6 = true,
         ("v6only", _) => out.v6only = true,
         ("accept-proxy", _) => out.accept_proxy = true,
+        ("defer-accept", _) => out.defer_accept = true,
+        ("tfo", _) => out.tfo = true,
+        ("tcp-ut", Some(v)) => out.tcp_ut = Some(parse_tcp_ut(v)?),
+        ("tcp-ut", None) => return Err("'tcp-ut' : missing TCP User Timeout value".into()),
         ("mss", v) => {
             // strtol() as HAProxy reads it: leading digits, 0 when none
             let n = v.map_or(0, |v| super::value::atol(v));
@@ -104,6 +112,14 @@ fn apply_bind_option(out: &mut BindOpts, name: &str, value: Option<&String>) -> 
         (other, _) => return Err(not_yet(other)),
     }
     Ok(())
+}
+
+/// `tcp-ut`'s delay (milliseconds unless a unit is given), as HAProxy reads it.
+fn parse_tcp_ut(v: &str) -> Result<u32, String> {
+    match super::value::parse_time_ms(v) {
+        Ok(t) if t.trailing.is_none() => Ok(t.ms),
+        _ => Err("'tcp-ut' : expects a positive delay in milliseconds".into()),
+    }
 }
 
 /// `backlog`'s value as HAProxy reads it (`atol`: leading digits, anything else is 0);
@@ -169,10 +185,16 @@ mod tests {
             alerts("frontend f\n bind :80 mss 0\n"),
             ["'bind :80' in section 'frontend' : 'mss' : expects an MSS with and absolute value between 1 and 65535"]
         );
-        // no safe wrapper sets TCP_DEFER_ACCEPT yet
+        let cfg = parse_ok("frontend f\n bind :80 defer-accept tfo tcp-ut 5s\n bind :81 tcp-ut 250\n");
+        let b = &cfg.proxies[0].binds;
+        assert_eq!((b[0].defer_accept, b[0].tfo, b[0].tcp_ut), (true, true, Some(5000)));
+        assert_eq!((b[1].defer_accept, b[1].tfo, b[1].tcp_ut), (false, false, Some(250)));
         assert_eq!(
-            alerts("frontend f\n bind :80 defer-accept\n"),
-            ["'bind :80' in section 'frontend' : 'defer-accept' is not supported yet"]
+            alerts("frontend f\n bind :80 tcp-ut 1x\n bind :81 tcp-ut\n"),
+            [
+                "'bind :80' in section 'frontend' : 'tcp-ut' : expects a positive delay in milliseconds",
+                "'bind :81' in section 'frontend' : 'tcp-ut' : missing TCP User Timeout value"
+            ]
         );
     }
 
@@ -187,10 +209,10 @@ mod tests {
         );
         // every refusal of the line is reported, up to an unknown word
         assert_eq!(
-            alerts("frontend f\n bind :80 accept-proxy backlog -1 name n tfo bogus ssl\n"),
+            alerts("frontend f\n bind :80 accept-proxy backlog -1 name n interface lo bogus ssl\n"),
             [
                 "'bind :80' in section 'frontend' : 'backlog' : invalid value -1, must be > 0",
-                "'bind :80' in section 'frontend' : 'tfo' is not supported yet",
+                "'bind :80' in section 'frontend' : 'interface' is not supported yet",
                 "'bind :80' in section 'frontend': unknown keyword 'bogus'."
             ]
         );

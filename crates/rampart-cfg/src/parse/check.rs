@@ -53,6 +53,7 @@ fn check_proxy(builds: &[ProxyBuild], i: usize, proxies: &mut [Proxy], out: &mut
         ));
         proxies[i].options.httplog = false;
         proxies[i].options.tcplog = true;
+        proxies[i].options.log_format = Some(crate::model::TCP_LOG_FORMAT.to_owned());
     }
     if b.px.cap.frontend && b.px.binds.is_empty() {
         out.push(Diag::warning(
@@ -181,7 +182,7 @@ fn check_server_names(b: &ProxyBuild, out: &mut Vec<Diag>) {
 fn check_tcp_mode(b: &ProxyBuild, px: &mut Proxy, out: &mut Vec<Diag>) {
     let (kind, name) = (b.kind.type_str(), b.px.name.as_str());
     let span = Some(b.px.span.clone());
-    let has_format = px.options.httplog || px.options.tcplog;
+    let has_format = px.options.httplog || px.options.tcplog || px.options.log_format.is_some();
     if b.px.cap.frontend && b.px.logs.is_empty() && has_format {
         out.push(Diag::warning(
             span.clone(),

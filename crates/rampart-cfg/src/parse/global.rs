@@ -34,6 +34,7 @@ pub(super) fn parse_global_line(p: &mut Parser, words: &[String], kwm: Modifier,
         "expose-experimental-directives" => p.global.expose_experimental = true,
         "set-var" | "set-var-fmt" => parse_set_var(p, words, span),
         "log" => super::log::parse_global_log(p, words, kwm, span),
+        "log-tag" | "log-send-hostname" => super::log::parse_global_log_kw(p, words, span),
         "stats" => parse_stats(p, words, span),
         "nbproc" => p.alert(
             span,

@@ -21,6 +21,7 @@ pub(super) fn inherit(def: &ProxyBuild, name: &str, kind: Kind, span: &Span) -> 
     px.http_reuse = d.http_reuse;
     pb.errors = def.errors.clone();
     px.logs = d.logs.clone();
+    px.log_tag = d.log_tag.clone();
     px.tcp_request_inspect_delay = d.tcp_request_inspect_delay;
     px.tcp_response_inspect_delay = d.tcp_response_inspect_delay;
     px.unique_id_format = d.unique_id_format.clone();
@@ -41,6 +42,8 @@ pub(super) fn inherit(def: &ProxyBuild, name: &str, kind: Kind, span: &Span) -> 
         // The log format is a frontend setting; a backend does not inherit it.
         px.options.httplog = false;
         px.options.tcplog = false;
+        px.options.log_format = None;
+        px.options.error_log_format = None;
     }
     if cap.backend {
         px.balance = d.balance.clone();

@@ -1,8 +1,10 @@
-//! `log` lines in `global` and proxy sections, and `no log`. The words are checked as
-//! HAProxy checks them (arguments, length, format, facility, levels) and kept verbatim
-//! for the logging issue; the target address is not interpreted yet.
+//! `log` lines in `global` and proxy sections, and `no log`; `log-format`,
+//! `error-log-format`, `log-tag` and `log-send-hostname`. The words of a `log` line are
+//! checked as HAProxy checks them (arguments, length, format, facility, levels) and kept
+//! verbatim; the daemon resolves the target (`log::target`).
 //!
-//! HAProxy counterpart: `parse_logsrv()` (src/log.c).
+//! HAProxy counterpart: `parse_logsrv()` (src/log.c), the `log-format` branch of
+//! `cfg_parse_listen()` (src/cfgparse-listen.c).
 
 use crate::model::LogTarget;
 use crate::span::Span;
@@ -92,9 +94,113 @@ pub(super) fn parse_proxy_log(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier)
     }
 }
 
+/// `log-format <fmt>` and `error-log-format <fmt>` in proxy and `defaults` sections.
+pub(super) fn parse_log_format(cx: &mut Ctx<'_>, words: &[String]) {
+    let kw = words[0].as_str();
+    if words.len() < 2 {
+        cx.alert(format!("{kw} expects an argument."));
+        return;
+    }
+    if words.len() > 2 {
+        cx.alert(format!("{kw} expects only one argument, don't forget to escape spaces!"));
+        return;
+    }
+    let cap = cx.cap();
+    if cap.backend && !cap.frontend {
+        let (kind, name) = (cx.pb.kind.type_str(), cx.pb.px.name.clone());
+        cx.warning(format!("{kind} '{name}' : '{kw}' directive is ignored in backends."));
+        return;
+    }
+    if kw == "error-log-format" {
+        cx.pb.px.options.error_log_format = Some(words[1].clone());
+        cx.pb.px.options.error_log_format_span = Some(cx.span.clone());
+        return;
+    }
+    if cx.is_defaults() {
+        if let Some(old) = super::option::current_log_format(cx) {
+            cx.warning(format!("'log-format' overrides previous '{old}' in 'defaults' section."));
+        }
+    }
+    let opts = &mut cx.pb.px.options;
+    opts.httplog = false;
+    opts.tcplog = false;
+    opts.log_format = Some(words[1].clone());
+    opts.log_format_span = Some(cx.span.clone());
+    cx.pb.logformat_span = Some(cx.span.clone());
+}
+
+/// `log-tag <tag>` in proxy and `defaults` sections.
+pub(super) fn parse_proxy_log_tag(cx: &mut Ctx<'_>, words: &[String]) {
+    match words.get(1) {
+        Some(tag) if !tag.is_empty() => cx.pb.px.log_tag = Some(tag.clone()),
+        _ => cx.alert("'log-tag' expects a tag for use in syslog."),
+    }
+}
+
+/// `log-tag <tag>` and `log-send-hostname [<name>]` in `global`.
+pub(super) fn parse_global_log_kw(p: &mut Parser, words: &[String], span: &Span) {
+    match words[0].as_str() {
+        "log-tag" => match words.get(1) {
+            Some(tag) if !tag.is_empty() => p.global.log_tag = Some(tag.clone()),
+            _ => p.alert(span, "'log-tag' expects a tag for use in syslog."),
+        },
+        _ => p.global.log_send_hostname = Some(words.get(1).cloned().unwrap_or_default()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{CLF_HTTP_LOG_FORMAT, HTTP_LOG_FORMAT, TCP_LOG_FORMAT};
+    use crate::parse::tests::{alerts, parse_ok, warnings};
+
+    const T: &str = "defaults\n mode http\n timeout client 1s\n timeout server 1s\n timeout connect 1s\n";
+
+    #[test]
+    fn the_last_log_format_wins_and_backends_do_not_inherit_it() {
+        let cfg = parse_ok(&format!(
+            "{T} option httplog\nfrontend f\n bind :80\n log-format \"%ci %ST\"\n default_backend b\n\
+             frontend g\n bind :81\n default_backend b\nfrontend h\n bind :82\n option httplog clf\n\
+             default_backend b\nfrontend i\n bind :83\n option tcplog\n default_backend b\nbackend b\n"
+        ));
+        let fmt = |i: usize| cfg.proxies[i].options.log_format.as_deref();
+        assert_eq!(fmt(0), Some("%ci %ST"));
+        assert_eq!(fmt(1), Some(HTTP_LOG_FORMAT), "inherited from defaults");
+        assert_eq!(fmt(2), Some(CLF_HTTP_LOG_FORMAT));
+        assert_eq!(fmt(3), Some(TCP_LOG_FORMAT));
+        assert_eq!(fmt(4), None, "a backend has no log format");
+    }
+
+    #[test]
+    fn log_format_errors_and_warnings_as_haproxy() {
+        assert_eq!(alerts("frontend f\n log-format\n"), ["log-format expects an argument."]);
+        assert_eq!(
+            alerts("frontend f\n log-format a b\n"),
+            ["log-format expects only one argument, don't forget to escape spaces!"]
+        );
+        assert_eq!(
+            warnings("backend b\n log-format %ci\n"),
+            ["backend 'b' : 'log-format' directive is ignored in backends."]
+        );
+        assert_eq!(
+            warnings("defaults\n option httplog\n log-format %ci\n"),
+            ["'log-format' overrides previous 'option httplog' in 'defaults' section."]
+        );
+        assert_eq!(alerts("frontend f\n log-tag\n"), ["'log-tag' expects a tag for use in syslog."]);
+    }
+
+    #[test]
+    fn tags_hostname_and_error_format() {
+        let cfg = parse_ok(&format!(
+            "global\n log-tag g\n log-send-hostname\n{T}frontend f\n bind :80\n log-tag fe\n\
+             error-log-format \"%ci err\"\n option dontlog-normal\n option log-separate-errors\n"
+        ));
+        assert_eq!((cfg.global.log_tag.as_deref(), cfg.global.log_send_hostname.as_deref()), (Some("g"), Some("")));
+        let f = &cfg.proxies[0];
+        assert_eq!(f.log_tag.as_deref(), Some("fe"));
+        assert_eq!(f.options.error_log_format.as_deref(), Some("%ci err"));
+        assert!(f.options.dontlog_normal && f.options.log_separate_errors);
+    }
 
     fn check(line: &str, kwm: Modifier, global: bool) -> Result<(), String> {
         let args: Vec<String> = line.split_whitespace().map(str::to_owned).collect();

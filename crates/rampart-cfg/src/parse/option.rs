@@ -5,7 +5,9 @@
 //! tables (src/cfgparse-listen.c, src/proxy.c).
 
 use crate::kw::{self, Support};
-use crate::model::{ForwardFor, HttpConnMode, OriginalTo, RestrictHdrNames};
+use crate::model::{
+    ForwardFor, HttpConnMode, OriginalTo, RestrictHdrNames, CLF_HTTP_LOG_FORMAT, HTTP_LOG_FORMAT, TCP_LOG_FORMAT,
+};
 
 use super::proxy::{Ctx, Kind};
 use super::value::{atol, parse_net};
@@ -42,9 +44,17 @@ fn dispatch_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str
             cx.ignored_without(!opt.caps.has(kw::Caps::BACKEND), name, "");
         }
         (Support::No, _) => cx.alert(not_yet(&format!("option {name}"))),
-        (_, "dontlognull" | "abortonclose" | "log-health-checks" | "http-buffer-request" | "allbackups") => {
-            flag_option(cx, words, kwm, name)
-        }
+        (
+            _,
+            "dontlognull"
+            | "abortonclose"
+            | "log-health-checks"
+            | "http-buffer-request"
+            | "dontlog-normal"
+            | "log-separate-errors"
+            | "logasap"
+            | "allbackups",
+        ) => flag_option(cx, words, kwm, name),
         (_, "httpclose" | "http-server-close" | "http-keep-alive") => conn_mode_option(cx, words, kwm, name),
         (_, "tcpka" | "clitcpka" | "srvtcpka") => tcpka_option(cx, words, kwm, name),
         // rampart always forwards data as it comes (no delay) and splices where it pays
@@ -108,7 +118,7 @@ fn flag_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str) {
     if cx.too_many(words, 0, 1) {
         return;
     }
-    let need_frontend = name == "dontlognull";
+    let need_frontend = matches!(name, "dontlognull" | "dontlog-normal" | "log-separate-errors" | "logasap");
     if name != "http-buffer-request" && cx.ignored_without(need_frontend, name, "") {
         return;
     }
@@ -116,6 +126,9 @@ fn flag_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str) {
     let opts = &mut cx.pb.px.options;
     match name {
         "dontlognull" => opts.dontlognull = on,
+        "dontlog-normal" => opts.dontlog_normal = on,
+        "log-separate-errors" => opts.log_separate_errors = on,
+        "logasap" => opts.logasap = on,
         "log-health-checks" => opts.log_health_checks = on,
         "http-buffer-request" => opts.http_buffer_request = on,
         "allbackups" => opts.allbackups = on,
@@ -174,12 +187,14 @@ fn redispatch_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
 }
 
 /// The log format currently set, for the "overrides previous" warning of `defaults`.
-fn current_log_format(cx: &Ctx<'_>) -> Option<&'static str> {
+pub(super) fn current_log_format(cx: &Ctx<'_>) -> Option<&'static str> {
     let o = &cx.pb.px.options;
     if o.httplog {
         Some("option httplog")
     } else if o.tcplog {
         Some("option tcplog")
+    } else if o.log_format.is_some() {
+        Some("log-format")
     } else {
         None
     }
@@ -189,7 +204,8 @@ fn httplog_option(cx: &mut Ctx<'_>, words: &[String]) {
     match arg(words, 2) {
         "" => {}
         "clf" => {
-            cx.alert(not_yet("option httplog clf"));
+            set_log_format(cx, true);
+            cx.pb.px.options.log_format = cx.pb.px.options.httplog.then(|| CLF_HTTP_LOG_FORMAT.to_owned());
             return;
         }
         _ => {
@@ -215,6 +231,8 @@ fn set_log_format(cx: &mut Ctx<'_>, http: bool) {
     let opts = &mut cx.pb.px.options;
     opts.httplog = http;
     opts.tcplog = !http;
+    opts.log_format = Some(if http { HTTP_LOG_FORMAT } else { TCP_LOG_FORMAT }.to_owned());
+    opts.log_format_span = Some(cx.span.clone());
     cx.pb.logformat_span = Some(cx.span.clone());
     if cx.pb.kind == Kind::Backend {
         let msg = format!("backend '{}' : 'option {name}' directive is ignored in backends.", cx.pb.px.name);
@@ -222,6 +240,7 @@ fn set_log_format(cx: &mut Ctx<'_>, http: bool) {
         let opts = &mut cx.pb.px.options;
         opts.httplog = false;
         opts.tcplog = false;
+        opts.log_format = None;
     }
 }
 
@@ -420,7 +439,7 @@ mod tests {
             warnings("backend b\n option logasap\n"),
             ["'logasap' ignored because backend 'b' has no frontend capability."]
         );
-        assert_eq!(alerts("frontend f\n option logasap\n"), ["'option logasap' is not supported yet"]);
+        assert_eq!(alerts("frontend f\n option httpslog\n"), ["'option httpslog' is not supported yet"]);
         assert_eq!(alerts("backend b\n option tcplog x\n"), ["'option tcplog' cannot handle unexpected argument 'x'."]);
         assert_eq!(alerts("backend b\n option httplog x\n"), ["keyword 'httplog' only supports option 'clf'."]);
         assert_eq!(alerts("backend b\n option\n"), ["'option' expects an option name."]);

@@ -15,6 +15,7 @@ use super::state::StreamState;
 use super::{Flow, WaitBody};
 use crate::http::{MsgHead, Synth};
 use crate::log::format::LogFormat;
+use crate::log::Cause;
 use crate::proxy::{ProxyRt, Runtime};
 use crate::sample::ctx::Dir;
 use crate::sample::expr::Expr;
@@ -255,6 +256,9 @@ impl HttpAct {
             HttpAct::Deny(r) => {
                 count_denied(ctx);
                 r.build(x, ctx);
+                // the log's termination state: a refusal, or the proxy's own answer
+                let cause = if matches!(self, HttpAct::Return(_)) { Cause::Local } else { Cause::Proxy };
+                x.st.log.end_by(cause, x.st.log.current_phase());
                 Flow::Reply
             }
             HttpAct::Return(r) | HttpAct::Auth(r) => {
@@ -282,6 +286,7 @@ impl HttpAct {
             }
             HttpAct::Redirect(r) => {
                 if r.build(x, ctx) {
+                    x.st.log.end_by(Cause::Local, x.st.log.current_phase());
                     Flow::Reply
                 } else {
                     Flow::Continue

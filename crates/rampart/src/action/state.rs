@@ -34,6 +34,9 @@ pub struct StreamState {
     /// Where the `http-request` rules resume after a `wait-for-body`: the index of the
     /// next rule of the list being run (0 when none waits).
     pub resume: usize,
+    /// What the log line reports (filled only when the frontend logs; the mux starts
+    /// it, see `crate::log::StreamLog::begin`).
+    pub log: crate::log::StreamLog,
 }
 
 /// Timeouts a rule set for one stream; `None`: the backend's.
@@ -67,6 +70,7 @@ impl Default for StreamState {
             hint_open: false,
             timeouts: TimeoutOverride::default(),
             resume: 0,
+            log: crate::log::StreamLog::default(),
         }
     }
 }

@@ -86,7 +86,9 @@ pub enum ConnectError {
     /// No usable server in the backend (all disabled or full): 503.
     NoServer,
     /// Every attempt failed: 503 (HAProxy answers 503 after the retries, whatever the cause).
-    Failed,
+    /// `srv`: the server last tried; `timed_out`: the last attempt timed out (the log's
+    /// `sC` rather than `SC`); `retries`: attempts after the first (`%rc`).
+    Failed { srv: usize, timed_out: bool, retries: u32 },
     /// Every server stayed at its `maxconn` for `timeout queue`: 503.
     QueueTimeout,
 }
@@ -228,10 +230,13 @@ pub async fn connect(
                 }
                 srv = next;
             }
-            Err(_) => crate::stats::counters::count_srv_error(rt, be_idx, Some(srv), SrvError::Connect),
+            Err(timed_out) => {
+                crate::stats::counters::count_srv_error(rt, be_idx, Some(srv), SrvError::Connect);
+                return Err(ConnectError::Failed { srv, timed_out, retries: attempts - 1 });
+            }
         }
     }
-    Err(ConnectError::Failed)
+    Err(ConnectError::Failed { srv, timed_out: false, retries: attempts - 1 })
 }
 
 /// Counts a server the balancer chose (`lbtot`); a server a rule forced is not one.

@@ -167,7 +167,7 @@ pub fn bind_all(cfg: &Config, nbthread: usize, inherited: &Inherited) -> Result<
             for addr in &bind.addrs {
                 let bound = match addr {
                     ListenAddr::Inet(sa) => (0..nbthread.max(1))
-                        .map(|_| bind_inet(*sa, backlog, bind.v6only, bind.mss))
+                        .map(|_| bind_inet(*sa, backlog, bind))
                         .collect::<Result<Vec<_>, _>>()
                         .map(|fds| (Family::Inet, fds)),
                     ListenAddr::Unix(path) => bind_unix(path, backlog).map(|fd| (Family::Unix, vec![fd])),
@@ -244,8 +244,10 @@ fn at(step: Step) -> impl FnOnce(io::Error) -> (Step, io::Error) {
 /// `v6only` (`bind ... v6only` / `v4v6`) applies to IPv6 addresses only; `None` keeps
 /// the system's default (`net.ipv6.bindv6only`).
 /// `mss` sets TCP_MAXSEG (negative: the system's value minus `|mss|`), as HAProxy's
-/// `tcp_bind_listener()`, before `listen()`.
-fn bind_inet(sa: SocketAddr, backlog: i32, v6only: Option<bool>, mss: Option<i32>) -> StepResult<OwnedFd> {
+/// `tcp_bind_listener()`, before `listen()`; `defer-accept`, `tfo` and `tcp-ut` set
+/// their socket options as it does (the accepted connections inherit them).
+fn bind_inet(sa: SocketAddr, backlog: i32, bind: &rampart_cfg::model::Bind) -> StepResult<OwnedFd> {
+    let (v6only, mss) = (bind.v6only, bind.mss);
     let sock =
         Socket::new(Domain::for_address(sa), Type::STREAM.nonblocking().cloexec(), None).map_err(at(Step::Socket))?;
     sock.set_reuse_address(true).map_err(at(Step::ReuseAddr))?;
@@ -261,8 +263,26 @@ fn bind_inet(sa: SocketAddr, backlog: i32, v6only: Option<bool>, mss: Option<i32
         };
         sock.set_mss(value).map_err(at(Step::Bind))?;
     }
+    set_listen_options(&sock, backlog, bind).map_err(at(Step::Bind))?;
     sock.listen(backlog).map_err(at(Step::Listen))?;
     Ok(sock.into())
+}
+
+/// `defer-accept` (one second, as HAProxy), `tfo` (a queue as long as the backlog) and
+/// `tcp-ut`.
+fn set_listen_options(sock: &Socket, backlog: i32, bind: &rampart_cfg::model::Bind) -> io::Result<()> {
+    use crate::sys::{set_listen_tcp_opt, ListenTcpOpt};
+    use std::os::fd::AsFd;
+    if bind.defer_accept {
+        set_listen_tcp_opt(sock.as_fd(), ListenTcpOpt::DeferAccept, 1)?;
+    }
+    if bind.tfo {
+        set_listen_tcp_opt(sock.as_fd(), ListenTcpOpt::FastOpen, backlog)?;
+    }
+    if let Some(ms) = bind.tcp_ut {
+        sock.set_tcp_user_timeout(Some(std::time::Duration::from_millis(u64::from(ms))))?;
+    }
+    Ok(())
 }
 
 fn bind_unix(path: &Path, backlog: i32) -> StepResult<OwnedFd> {
@@ -296,15 +316,55 @@ mod tests {
     use super::*;
     use std::os::fd::{AsRawFd, IntoRawFd};
 
+    /// The first `bind` line of `opts` on 127.0.0.1, any port.
+    fn bind_line(opts: &str) -> rampart_cfg::model::Bind {
+        config(&format!("  bind 127.0.0.1:9 {opts}\n")).proxies[0].binds[0].clone()
+    }
+
+    const ANY: &str = "127.0.0.1:0";
+
     #[test]
     fn mss_is_set_on_the_listening_socket() {
-        let sa: SocketAddr = "127.0.0.1:0".parse().unwrap();
-        let fd = bind_inet(sa, 8, None, Some(1200)).expect("bind");
+        let sa: SocketAddr = ANY.parse().unwrap();
+        let fd = bind_inet(sa, 8, &bind_line("mss 1200")).expect("bind");
         assert_eq!(socket2::SockRef::from(&fd).mss().unwrap(), 1200);
-        let plain = bind_inet(sa, 8, None, None).expect("bind");
+        let plain = bind_inet(sa, 8, &bind_line("")).expect("bind");
         let default = socket2::SockRef::from(&plain).mss().unwrap();
-        let fd = bind_inet(sa, 8, None, Some(-36)).expect("bind");
+        let fd = bind_inet(sa, 8, &bind_line("mss -36")).expect("bind");
         assert_eq!(socket2::SockRef::from(&fd).mss().unwrap(), default - 36);
+    }
+
+    #[test]
+    fn tcp_ut_and_tfo_are_set_on_the_listening_socket() {
+        let sa: SocketAddr = ANY.parse().unwrap();
+        let fd = bind_inet(sa, 8, &bind_line("tcp-ut 2500 tfo")).expect("bind");
+        let ut = socket2::SockRef::from(&fd).tcp_user_timeout().unwrap();
+        assert_eq!(ut, Some(std::time::Duration::from_millis(2500)));
+        let plain = bind_inet(sa, 8, &bind_line("")).expect("bind");
+        assert_eq!(socket2::SockRef::from(&plain).tcp_user_timeout().unwrap(), None);
+    }
+
+    /// With `defer-accept`, a connection that sent nothing is not handed to `accept()`;
+    /// it is once data came.
+    #[test]
+    fn defer_accept_waits_for_data() {
+        use std::io::Write;
+        let sa: SocketAddr = ANY.parse().unwrap();
+        for (opts, accepted_at_once) in [("defer-accept", false), ("", true)] {
+            let listener = std::net::TcpListener::from(bind_inet(sa, 8, &bind_line(opts)).expect("bind"));
+            let mut client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            let first = listener.accept();
+            assert_eq!(first.is_ok(), accepted_at_once, "{opts:?}: {first:?}");
+            if !accepted_at_once {
+                client.write_all(b"x").unwrap();
+                let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+                while listener.accept().is_err() {
+                    assert!(std::time::Instant::now() < deadline, "never accepted after data");
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+            }
+        }
     }
 
     fn config(binds: &str) -> Config {

@@ -5,9 +5,9 @@
 //! `sess_build_logline()` (src/log.c).
 //!
 //! Used by `http-request set-header`/`add-header`, `redirect`, `return lf-string`,
-//! `set-var-fmt`, `use_backend %[...]`, `unique-id-format`, and by the log lines of the
-//! logging issue, which adds the timing, byte-count and termination-state variables
-//! (refused here with "'%X' is not supported yet in this context").
+//! `set-var-fmt`, `use_backend %[...]`, `unique-id-format`, and by the log lines
+//! (`LfMode::Log`), which alone answer the timing, size and termination-state
+//! variables (`super::vars`; rules get "'%X' is not supported yet in this context").
 
 use std::io::Write as _;
 use std::net::{IpAddr, SocketAddr};
@@ -18,6 +18,8 @@ use crate::sample::expr::{compile_prefix, CompileCx, Expr, ExprError, Place};
 use crate::sample::fetch::http::full_version;
 use crate::sample::kw::uses;
 use crate::sample::Sample;
+
+use super::vars::{self as logvars, LogVar};
 
 /// How a format's output is used: it decides the defaults HAProxy gives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,6 +43,9 @@ impl Opts {
     const HEXA: u8 = 4;
     const ESC: u8 = 8;
     const HTTP: u8 = 16;
+    /// `+json` (HAProxy 3.x, an extension here): the line is a JSON object of the
+    /// named nodes (`%(name)...`).
+    const JSON: u8 = 32;
 
     fn has(self, bit: u8) -> bool {
         self.0 & bit != 0
@@ -59,6 +64,7 @@ impl Opts {
                 "Q" => Opts::QUOTE,
                 "X" => Opts::HEXA,
                 "E" => Opts::ESC,
+                "json" => Opts::JSON,
                 _ => continue,
             };
             self.0 = if add { self.0 | bit } else { self.0 & !bit };
@@ -100,6 +106,8 @@ enum Var {
     FeConn,
     BeConn,
     SrvConn,
+    /// A variable only log lines answer.
+    Log(LogVar),
 }
 
 /// HAProxy's log-format variables: name, HTTP-only, and what rampart renders (`None`:
@@ -186,6 +194,10 @@ enum Seg {
 #[derive(Debug, Default)]
 pub struct LogFormat {
     segs: Vec<Seg>,
+    /// `%(name)` of nodes (index into `segs`), for the JSON encoding.
+    names: Vec<(Box<str>, usize)>,
+    /// `%{+json}o`: render as a JSON object of the named nodes.
+    json: bool,
     /// HAProxy's warnings while compiling (an L6 fetch in an HTTP format ...), for the
     /// caller to report with its `[file:line]`.
     pub warnings: Vec<String>,
@@ -221,15 +233,26 @@ impl LogFormat {
             LfMode::Http => Opts(Opts::HTTP),
             LfMode::Log => Opts(Opts::MANDATORY),
         };
-        let mut p = Parser { fmt, i: 0, text: Vec::new(), out: LogFormat::default(), mode, http_px, places, defaults };
+        let mut p = Parser {
+            name: None,
+            fmt,
+            i: 0,
+            text: Vec::new(),
+            out: LogFormat::default(),
+            mode,
+            http_px,
+            places,
+            defaults,
+        };
         p.run(cx)?;
+        p.out.json = mode == LfMode::Log && p.defaults.has(Opts::JSON);
         Ok(p.out)
     }
 
     /// A format that is only `text` (no `%` interpretation).
     pub fn literal(text: &[u8]) -> LogFormat {
         let segs = if text.is_empty() { Vec::new() } else { vec![Seg::Text(text.into())] };
-        LogFormat { segs, warnings: Vec::new() }
+        LogFormat { segs, warnings: Vec::new(), ..LogFormat::default() }
     }
 
     /// The format's text when it has no variable (callers may pre-render it).
@@ -244,9 +267,15 @@ impl LogFormat {
     /// Appends the rendering of the format in `ctx` to `out`. Allocates nothing but
     /// what converters produce and `out`'s growth.
     pub fn render(&self, ctx: &SampleCtx<'_>, out: &mut Vec<u8>) {
+        if self.json {
+            return super::json::render(&self.names, |i, out| self.render_seg(i, ctx, out), out);
+        }
         // As HAProxy, a separator is written only after something else, once.
+        // A segment that wrote nothing (`%hr` without captures) leaves the separator
+        // state as it was, so that no double space appears.
         let mut after_sep = true;
         for seg in &self.segs {
+            let before = out.len();
             match seg {
                 Seg::Sep => {
                     if !after_sep {
@@ -260,12 +289,27 @@ impl LogFormat {
                 Seg::Var(v, o) => render_var(*v, *o, ctx, out),
                 Seg::Const(c, o) => text(out, Some(c), *o),
             }
-            after_sep = false;
+            if out.len() != before {
+                after_sep = false;
+            }
+        }
+    }
+
+    /// Renders node `i` alone (for the JSON encoding).
+    fn render_seg(&self, i: usize, ctx: &SampleCtx<'_>, out: &mut Vec<u8>) {
+        match &self.segs[i] {
+            Seg::Text(t) => out.extend_from_slice(t),
+            Seg::Sep => {}
+            Seg::Expr(e, o) => render_expr(e, *o, ctx, out),
+            Seg::Var(v, o) => render_var(*v, *o, ctx, out),
+            Seg::Const(c, o) => text(out, Some(c), *o),
         }
     }
 }
 
 struct Parser<'f, 'p> {
+    /// The `%(name)` waiting for its node.
+    name: Option<Box<str>>,
     fmt: &'f str,
     i: usize,
     text: Vec<u8>,
@@ -329,6 +373,15 @@ impl Parser<'_, '_> {
                 }
             }
             Some(b'[') => self.expr(at + 1, self.defaults, cx),
+            Some(b'(') => {
+                // `%(name)` before a node names it for the JSON encoding
+                let Some(close) = self.fmt[at..].find(')').map(|n| at + n) else {
+                    return Err(err(format!("missing ')' after '%{}'", &self.fmt[at..])));
+                };
+                self.name = Some(self.fmt[at + 1..close].into());
+                self.i = close;
+                self.percent(cx)
+            }
             Some(c) if c.is_ascii_alphabetic() => self.var(at, self.defaults),
             Some(&c) if c.is_ascii_digit() || c == b' ' || c == b'\t' => Err(err(format!(
                 "unexpected variable name near '{}' at position {at} line : '{}'. Maybe you want to write a \
@@ -373,6 +426,7 @@ impl Parser<'_, '_> {
         }
         self.flush();
         self.out.segs.push(Seg::Expr(e, opts));
+        self.named();
         self.i = start + n + 1;
         Ok(())
     }
@@ -396,15 +450,28 @@ impl Parser<'_, '_> {
         if http_only && !self.http_px {
             return Err(err(format!("format variable '{name}' is reserved for HTTP mode")));
         }
-        let Some(var) = var else {
-            return Err(err(format!("'%{name}' is not supported yet in this context")));
+        let var = match (var, self.mode) {
+            (Some(v), _) => v,
+            (None, LfMode::Log) => match logvars::by_name(name) {
+                Some(lv) => Var::Log(lv),
+                None => return Err(err(format!("'%{name}' is not supported yet"))),
+            },
+            (None, LfMode::Http) => return Err(err(format!("'%{name}' is not supported yet in this context"))),
         };
         self.flush();
         self.out.segs.push(match var {
             Var::Hostname => Seg::Const(crate::sample::fetch::internal::hostname().into_bytes().into(), opts),
             _ => Seg::Var(var, opts),
         });
+        self.named();
         Ok(())
+    }
+
+    /// Gives the node just pushed the `%(name)` that preceded it.
+    fn named(&mut self) {
+        if let Some(name) = self.name.take() {
+            self.out.names.push((name, self.out.segs.len() - 1));
+        }
     }
 }
 
@@ -589,7 +656,28 @@ fn uri_part(out: &mut Vec<u8>, part: Option<&[u8]>, o: Opts) {
     uri_parts(out, part.as_ref().map(std::slice::from_ref), o);
 }
 
+/// The request variables of a log line, from the request line it captured.
+fn logged_req_var(v: Var, o: Opts, l: &super::StreamLog, out: &mut Vec<u8>) -> bool {
+    let r = logvars::req_line(l);
+    match v {
+        Var::Request => uri_part(out, r.map(|_| &l.req_line[..]), o),
+        Var::Method => uri_part(out, r.map(|r| r.method), o),
+        Var::Uri => uri_part(out, r.map(|r| r.uri), o),
+        Var::Path => uri_part(out, r.map(|r| r.uri.split(|&c| c == b'?').next().unwrap_or_default()), o),
+        Var::PathOnly => uri_part(out, r.map(|r| logvars::path_only(r.uri)), o),
+        Var::Query => uri_part(out, r.map(|r| memchr::memchr(b'?', r.uri).map_or(&b""[..], |q| &r.uri[q..])), o),
+        Var::Version => uri_part(out, r.map(|r| r.version), o),
+        _ => return false,
+    }
+    true
+}
+
 fn render_var(v: Var, o: Opts, ctx: &SampleCtx<'_>, out: &mut Vec<u8>) {
+    if let Some(l) = ctx.log {
+        if logged_req_var(v, o, l, out) {
+            return;
+        }
+    }
     let px = |i: usize| ctx.rt.proxies.get(i);
     let srv = ctx.be.zip(ctx.srv).and_then(|(b, s)| px(b)?.be.servers.get(s));
     let req = ctx.req;
@@ -633,5 +721,6 @@ fn render_var(v: Var, o: Opts, ctx: &SampleCtx<'_>, out: &mut Vec<u8>) {
             number(out, n, o)
         }
         Var::SrvConn => number(out, srv.map_or(0, |s| i64::from(s.cur_conns.load(Ordering::Relaxed))), o),
+        Var::Log(lv) => logvars::render(lv, o.has(Opts::HEXA), o.has(Opts::QUOTE), ctx, out),
     }
 }

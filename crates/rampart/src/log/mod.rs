@@ -1,15 +1,38 @@
-//! Logging. For now only the log-format language (`format`): strings compiled once
-//! into segments and rendered per stream, which header rewrites, redirects, replies,
-//! variables and dynamic backends use. The log lines, syslog sinks and termination
-//! states come with the logging issue. HAProxy counterpart: src/log.c.
+//! Logging: the log-format language (`format`: strings compiled once into segments
+//! and rendered per stream, which header rewrites, redirects, replies, variables and
+//! dynamic backends use too), the log targets (`target`) and how lines reach them
+//! without blocking (`sink`), the dates (`date`), what a stream measures for its line
+//! and the line itself (`stream_log`, `vars`), the per-proxy settings built at startup
+//! (`setup`), and operational messages to the `global` logs ([`send_global`]).
+//! HAProxy counterpart: src/log.c.
 //!
 //! - `format`: log-format strings, compiled and rendered
+//! - `json`: `%{+json}o` lines (HAProxy 3.x's encoding, an extension of 2.6)
 //! - `unique_id`: the stream's `unique-id-format` id, rendered on first use
+//! - `target`: a `log` line resolved (address, facility, levels, len, format, sample)
+//! - `sink`: sockets and the stdout/stderr writer, syslog headers, `DroppedLogs`
+//! - `date`: log dates, computed once per second per thread
+//! - `stream_log`: [`StreamLog`] (timers, sizes, termination state) and [`emit`]
+//! - `vars`: the `%` variables only a log line answers
+//! - `setup`: the frontends' [`ProxyLog`] and the `global` loggers, built at startup
 
+pub mod date;
 pub mod format;
 #[cfg(test)]
 mod format_tests;
+pub mod json;
+#[cfg(test)]
+mod line_tests;
+pub mod setup;
+pub mod sink;
+pub mod stream_log;
+pub mod target;
 pub mod unique_id;
+pub mod vars;
 
 pub use format::{LfError, LfMode, LogFormat};
+pub use setup::{send_global, set_global};
+pub use sink::dropped_logs;
+pub use stream_log::{emit, Cause, Phase, ProxyLog, StreamLog};
+pub use target::level;
 pub use unique_id::UniqueId;

@@ -14,7 +14,9 @@ use crate::backend::{self, Reuse, ServerConn};
 use crate::buf::Buf;
 use crate::debug::{self, Trace};
 use crate::io::{self, write_all, IoError, Sock};
+use crate::log::{Cause, Phase, StreamLog};
 use crate::sample::vars::VarStore;
+use crate::sample::SampleCtx;
 use crate::session::Session;
 use crate::splice::{forward, tunnel_timeouts, Activity, DirTimeouts};
 use crate::stream::side::Input;
@@ -27,8 +29,27 @@ pub async fn serve<S: Sock>(client: S, sess: Session, sess_vars: Option<Box<VarS
         let fe = &sess.rt.proxies[sess.fe];
         Trace::accept(&fe.name, sess.lfd, client.as_raw_fd(), sess.conn.src)
     });
-    let mut front = PtFront { client: &client, sess: &sess, server: None, trace: trace.as_ref() };
-    stream::tcp::run(&mut front, &sess.rt, &sess.conn, sess.fe, sess_vars).await;
+    // the session rules ran since the accept: the time they took is not counted
+    let log = sess.rt.proxies[sess.fe].log.is_some().then(Box::<StreamLog>::default);
+    let mut front = PtFront {
+        client: &client,
+        sess: &sess,
+        server: None,
+        trace: trace.as_ref(),
+        log,
+        srv: None,
+        client_spoke: false,
+    };
+    let be = stream::tcp::run(&mut front, &sess.rt, &sess.conn, sess.fe, sess_vars).await;
+    if let (Some(mut l), Some(pl)) = (front.log.take(), sess.rt.proxies[sess.fe].log.as_deref()) {
+        l.end = Some(std::time::Instant::now());
+        if be.is_none() || l.connect_start.is_none() {
+            // closed by a rule (or no backend) before any connection
+            l.end_by(Cause::Proxy, Phase::Request);
+        }
+        let ctx = SampleCtx { be, srv: front.srv, log: Some(&l), ..SampleCtx::new(&sess.rt, &sess.conn, sess.fe) };
+        crate::log::emit(pl, &ctx, l.bytes_in == 0 && !front.client_spoke);
+    }
     if let Some(trace) = trace {
         let fe = &sess.rt.proxies[sess.fe];
         trace.end(&fe.fe.backend.map_or(fe, |be| &sess.rt.proxies[be]).name);
@@ -43,6 +64,12 @@ struct PtFront<'a, S> {
     sess: &'a Session,
     server: Option<ServerConn>,
     trace: Option<&'a Trace>,
+    /// The log record, when the frontend logs.
+    log: Option<Box<StreamLog>>,
+    /// The server connected to (for the log line).
+    srv: Option<usize>,
+    /// Bytes moved in a session whose sizes are unknown (it ended in error).
+    client_spoke: bool,
 }
 
 impl<S: Sock> TcpFront for PtFront<'_, S> {
@@ -53,10 +80,21 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
     async fn connect(&mut self, be: usize, cx: backend::send_proxy::ConnectCtx<'_>) -> bool {
         let rt = &self.sess.rt;
         let key = backend::key::tcp_key(rt, cx.conn, self.sess.fe, be);
+        if let Some(l) = &mut self.log {
+            l.connect_start = Some(std::time::Instant::now());
+        }
         match backend::connect_unless_aborted(self.client, rt, be, Reuse::No, None, key, cx.conn).await {
             Some(Ok(conn)) => {
+                self.srv = Some(conn.srv);
                 if !backend::send_proxy::send(rt, be, &conn, cx).await {
+                    if let Some(l) = &mut self.log {
+                        l.end_by(Cause::ServerAbort, Phase::Connect);
+                    }
                     return false;
+                }
+                if let Some(l) = &mut self.log {
+                    l.connected = Some(std::time::Instant::now());
+                    l.back_src = conn.stream.local_addr().ok();
                 }
                 if let Some(t) = self.trace {
                     t.set_server(conn.stream.as_raw_fd());
@@ -66,7 +104,13 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
             }
             // No server (refused after the retries, queue timeout), or the client left
             // meanwhile with `option abortonclose`.
-            _ => false,
+            other => {
+                if let Some(l) = &mut self.log {
+                    let cause = if other.is_none() { Cause::ClientAbort } else { Cause::ServerAbort };
+                    l.end_by(cause, Phase::Connect);
+                }
+                false
+            }
         }
     }
 
@@ -83,10 +127,30 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
         let (client, server) = (self.client, &conn.stream);
         let activity = Activity::default();
         let Some(on_response) = on_response else {
-            let _ = tokio::try_join!(
-                forward(client, server, None, up, &activity),
-                forward(server, client, None, down, &activity),
+            // each direction's error says which side ended the session, for the log
+            let moved = tokio::try_join!(
+                async { forward(client, server, None, up, &activity).await.map_err(|e| (Cause::ClientAbort, e)) },
+                async { forward(server, client, None, down, &activity).await.map_err(|e| (Cause::ServerAbort, e)) },
             );
+            let Some(l) = &mut self.log else { return };
+            match moved {
+                Ok((up, down)) => {
+                    l.bytes_in = up + req.len() as u64;
+                    l.bytes_out = down;
+                }
+                // COMPAT: the sizes of a session that ended in error (a timeout, a
+                // reset) are not known: rampart logs 0 where HAProxy logs what moved.
+                Err((side, e)) => {
+                    // whether the client sent anything still counts (`dontlognull`)
+                    self.client_spoke = !req.is_empty() || activity.get() > 0;
+                    let cause = match (side, e) {
+                        (Cause::ClientAbort, IoError::Timeout) => Cause::ClientTimeout,
+                        (Cause::ServerAbort, IoError::Timeout) => Cause::ServerTimeout,
+                        (side, _) => side,
+                    };
+                    l.end_by(cause, Phase::Data);
+                }
+            }
             return;
         };
         let up_f = forward(client, server, None, up, &activity);
@@ -117,6 +181,9 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
             DownEnd::Reject => io::discard_input(client, rt.bufsize),
             DownEnd::SilentDrop => io::silent_drop(client),
         }
+        // COMPAT: with response rules the sizes are not counted (0 in the log); whether
+        // anything moved still counts for `dontlognull`
+        self.client_spoke = !req.is_empty() || activity.get() > 0;
     }
 
     fn close(&mut self, how: TcpClose) {

@@ -111,6 +111,8 @@ pub struct ProxyRt {
     pub stats: crate::stats::ProxyStats,
     /// The statistics page (`stats enable`, `stats uri` ...).
     pub stats_page: Option<Box<crate::stats::page::Page>>,
+    /// Its `log` targets, format and options; `None` without `log` lines.
+    pub log: Option<Box<crate::log::ProxyLog>>,
 }
 
 /// Timeouts with HAProxy's fallbacks already applied.
@@ -262,6 +264,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         warnings: Vec::new(),
     };
     let mut proxies = Vec::with_capacity(cfg.proxies.len());
+    let mut logs = crate::log::setup::Opener::new(cfg, &mut alerts);
     for (idx, px) in cfg.proxies.iter().enumerate() {
         let backend_checks = health_check::compile_backend(px).unwrap_or_else(|d| {
             alerts.push(d);
@@ -355,6 +358,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             be: BackendRt { lb, lb_expr, lb_backup, servers, queue: Notify::new(), cum_conn: Counter::new(threads) },
             stats: crate::stats::ProxyStats::new(threads),
             stats_page: px.stats.as_ref().map(|p| Box::new(crate::stats::page::Page::new(p))),
+            log: logs.proxy(cfg, idx, &mut alerts),
         });
     }
     health_check::resolve_tracks(cfg, &mut proxies, &mut alerts);
@@ -393,6 +397,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
     if let Err(alerts) = global_set_vars(cfg, &rt) {
         return (Err(alerts), warnings);
     }
+    crate::log::set_global(logs.global_loggers());
     (Ok(rt), warnings)
 }
 

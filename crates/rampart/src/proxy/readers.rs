@@ -87,6 +87,21 @@ pub const READERS: &[(&str, &str)] = &[
     ("option splice-auto", "by design: splice (the 'no' form is refused)"),
     ("option splice-request", "by design: splice (the 'no' form is refused)"),
     ("option splice-response", "by design: splice (the 'no' form is refused)"),
+    // logs (issue 7)
+    ("global log", "log::setup::Opener::new"),
+    ("global log-send-hostname", "log::setup::Opener::new: sink::Ident"),
+    ("global log-tag", "log::setup::Opener::new: sink::Ident"),
+    ("log", "log::setup::Opener::proxy"),
+    ("log-format", "log::setup::Opener::proxy"),
+    ("error-log-format", "log::setup::Opener::proxy"),
+    ("log-tag", "log::setup::Opener::proxy"),
+    ("option httplog", "log::setup::Opener::proxy"),
+    ("option tcplog", "log::setup::Opener::proxy"),
+    ("option dontlognull", "log::emit"),
+    ("option dontlog-normal", "log::emit"),
+    ("option log-separate-errors", "log::emit"),
+    // COMPAT: partial, TCP lines are sent at the end of the session (docs/compat/logging.md)
+    ("option logasap", "stream::log_asap, log::vars"),
     // balance algorithms
     ("balance roundrobin", "lb::roundrobin"),
     ("balance static-rr", "lb::roundrobin"),
@@ -106,6 +121,9 @@ pub const READERS: &[(&str, &str)] = &[
     ("bind v6only", "listener::bind_inet"),
     ("bind accept-proxy", "proxy::build: ListenerRt::accept_proxy (session::pp)"),
     ("bind mss", "listener::bind_inet (TCP_MAXSEG)"),
+    ("bind defer-accept", "listener::set_listen_options (TCP_DEFER_ACCEPT)"),
+    ("bind tfo", "listener::set_listen_options (TCP_FASTOPEN)"),
+    ("bind tcp-ut", "listener::set_listen_options (TCP_USER_TIMEOUT)"),
     // server options
     ("server backup", "proxy::build: ServerRt::backup"),
     ("server id", "proxy::balancer::server_ids (ring positions, `first` order)"),

@@ -202,6 +202,9 @@ pub struct SampleCtx<'a> {
     /// then emits every value (HAProxy's `SMP_OPT_ITERATE`); otherwise it emits only
     /// the one a sample keeps (the last header, the first URL parameter ...).
     pub iterate: Cell<bool>,
+    /// What the stream measured for its log line (timers, sizes, termination state,
+    /// the request line): set only while a log line is rendered.
+    pub log: Option<&'a crate::log::StreamLog>,
 }
 
 impl<'a> SampleCtx<'a> {
@@ -230,6 +233,7 @@ impl<'a> SampleCtx<'a> {
             first_req: true,
             txn_meth: None,
             iterate: Cell::new(false),
+            log: None,
         }
     }
 

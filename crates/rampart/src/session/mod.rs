@@ -61,6 +61,7 @@ pub fn start<S: mux::h1::park::Parkable>(sock: S, mut sess: Session) {
     }
     let accept_proxy = px.fe.listeners.get(sess.conn.listener as usize).is_some_and(|l| l.accept_proxy);
     if !accept_proxy && px.rules.tcp_conn.is_empty() && px.rules.tcp_sess.is_empty() {
+        log_connect(&sess);
         return spawn(sock, sess, None);
     }
     let passed = match rules::run_connection(&mut sess) {
@@ -91,9 +92,18 @@ async fn handshake<S: mux::h1::park::Parkable>(sock: S, mut sess: Session, vars:
 
 /// Runs the session rules, then serves the connection or closes it.
 fn finish<S: mux::h1::park::Parkable>(sock: S, mut sess: Session, vars: VarStore) {
+    log_connect(&sess);
     match rules::run_session(&mut sess, vars) {
         rules::Accepted::Serve(vars) => spawn(sock, sess, vars),
         other => close(&sock, other),
+    }
+}
+
+/// HAProxy's `Connect from` line, for a frontend that logs without a format, once the
+/// connection's addresses are known (after its PROXY header).
+fn log_connect(sess: &Session) {
+    if let Some(pl) = sess.rt.proxies[sess.fe].log.as_deref() {
+        crate::log::setup::log_connect(&sess.rt, sess.fe, pl, &sess.conn);
     }
 }
 

@@ -42,8 +42,7 @@ pub(super) fn value(rt: &Runtime, cli_sessions: u64, name: &str) -> Option<Val> 
         "node" => Val::Str(rt.stats.node.clone()),
         "Stopping" => u64::from(g.is_stopping()).into(),
         "Listeners" => rt.stats.listeners.into(),
-        // TODO(#7): the number of log lines the log sinks dropped.
-        "DroppedLogs" => 0u64.into(),
+        "DroppedLogs" => crate::log::dropped_logs().into(),
         "ConnRate" => rt.stats.conn_rate.current()?.into(),
         "MaxConnRate" => rt.stats.conn_rate.max()?.into(),
         "SessRate" => rt.stats.sess_rate.current()?.into(),

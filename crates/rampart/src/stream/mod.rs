@@ -38,6 +38,7 @@ use crate::action::state::StreamState;
 use crate::action::WaitBody;
 use crate::errors::StreamError;
 use crate::http::{MsgHead, Synth};
+use crate::log::{Cause, Phase};
 use crate::proxy::{ProxyRt, Runtime};
 use crate::sample::ctx::{ConnInfo, Dir};
 use crate::sample::vars::{Scope, VarStore, Vars};
@@ -145,6 +146,9 @@ pub async fn run<F: HttpFront>(front: &mut F, rt: &Runtime, conn: &ConnInfo, fe:
     let mut s = Stream { rt, conn, fe, be: None, srv: None, first_req, meth };
     let next = exchange(front, &mut s, txn, &mut sess_vars).await;
     crate::stats::counters::count_http(rt, fe, s.be, s.srv, answered_status(txn));
+    if let Some(pl) = rt.proxies[fe].log.as_deref().filter(|_| !txn.st.log.asap) {
+        log_exchange(pl, &*front, &s, txn, &sess_vars);
+    }
     // the stream's variables end with it; the session's stay with the connection
     let vars = Vars {
         proc: Some(&rt.proc_vars),
@@ -162,20 +166,62 @@ pub async fn run<F: HttpFront>(front: &mut F, rt: &Runtime, conn: &ConnInfo, fe:
     next
 }
 
-/// The status of a raw response (`HTTP/1.x NNN ...`), for the stats; 0 if unreadable.
-fn raw_status(bytes: &[u8]) -> u16 {
-    let code = bytes.get(9..12).and_then(|c| std::str::from_utf8(c).ok()).and_then(|c| c.parse().ok());
-    if bytes.starts_with(b"HTTP/") {
-        code.unwrap_or(0)
-    } else {
-        0
-    }
-}
-
 /// The status of the response the exchange sent: the one rampart built (or sent raw),
 /// else the server's; `None` when none was sent.
 fn answered_status(txn: &TxnData) -> Option<u16> {
     [txn.synth.status, txn.res.status].into_iter().find(|&st| st != 0)
+}
+
+/// Ends the exchange's log record and sends its line (the frontend logs).
+fn log_exchange<F: HttpFront>(pl: &crate::log::ProxyLog, front: &F, s: &Stream<'_>, txn: &mut Txn, sess: &VarStore) {
+    let side::LogInfo { sent, received, back_src } = front.log_info();
+    let l = &mut txn.st.log;
+    l.end = Some(std::time::Instant::now());
+    l.bytes_in += received;
+    // COMPAT: `%B` counts the head as HAProxy's internal message holds it
+    // (`log::stream_log::htx_head_size`), and a chunked body with its chunk framing.
+    l.bytes_out = sent + l.res_head_size;
+    l.back_src = back_src;
+    let st = &txn.st;
+    let ctx = SampleCtx {
+        status: st.log.status,
+        log: Some(&st.log),
+        ..s.ctx(Dir::Response, None, None, sess, &txn.vars_txn, &txn.vars_reqres, st)
+    };
+    crate::log::emit(pl, &ctx, false);
+}
+
+/// `option logasap`: the line goes as soon as the response head is in, with the
+/// sizes and times so far (`+`-prefixed, as HAProxy writes them).
+fn log_asap(s: &Stream<'_>, st: &mut ResState<'_, '_>) {
+    let Some(pl) = s.rt.proxies[s.fe].log.as_deref().filter(|pl| pl.logasap) else { return };
+    let l = &mut st.st.log;
+    l.end = Some(std::time::Instant::now());
+    l.bytes_out = l.res_head_size;
+    l.asap = true;
+    let state = &*st.st;
+    let ctx = SampleCtx {
+        status: state.log.status,
+        log: Some(&state.log),
+        ..s.ctx(Dir::Response, None, None, st.sess_vars, st.vars_txn, st.vars_reqres, state)
+    };
+    crate::log::emit(pl, &ctx, false);
+}
+
+/// Records who ended the exchange, in which phase (the first decision stays).
+fn ended(txn: &mut Txn, cause: Cause, phase: Phase) {
+    txn.st.log.end_by(cause, phase);
+}
+
+/// The status of a raw response (`HTTP/1.x NNN ...`), for the stats and the log line.
+fn raw_status(bytes: &[u8]) -> Option<u16> {
+    let code = bytes.strip_prefix(b"HTTP/")?.get(4..7)?;
+    std::str::from_utf8(code).ok()?.parse().ok()
+}
+
+/// Whether the frontend of `s` logs (instants are only read then).
+fn logs(s: &Stream<'_>) -> bool {
+    s.rt.proxies[s.fe].log.is_some()
 }
 
 async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn, sess: &mut VarStore) -> Next {
@@ -197,6 +243,7 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
         return next;
     }
     let Some(be) = ana::switching::backend(s, input(txn, front.req_buf(), sess)) else {
+        ended(txn, Cause::Internal, Phase::Request);
         return error(front, s, txn, sess, 503, true).await;
     };
     s.be = Some(be);
@@ -218,6 +265,10 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
     ana::inner::run(s, txn, front.req_buf(), sess);
     let key = ana::switching::lb_key(s, be, input(txn, front.req_buf(), sess));
 
+    let logging = logs(s);
+    if logging {
+        txn.st.log.connect_start = Some(std::time::Instant::now());
+    }
     // HAProxy sends an empty UNIQUE_ID when the frontend has no unique-id-format
     let uid = match s.rt.proxies[s.fe].rules.unique_id {
         Some(_) => txn.st.uid.rendered(),
@@ -227,10 +278,32 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
     let server = match front.connect(be, s.srv, key, cx).await {
         Ok(c) => {
             s.srv = Some(c.srv);
+            if logging {
+                txn.st.log.connected = Some(std::time::Instant::now());
+            }
             c
         }
-        Err(ConnectFail::NoServer) => return error(front, s, txn, sess, 503, true).await,
-        Err(ConnectFail::Aborted) => return Next::Close,
+        Err(ConnectFail::NoServer) => {
+            ended(txn, Cause::ServerAbort, Phase::Connect);
+            return error(front, s, txn, sess, 503, true).await;
+        }
+        Err(ConnectFail::QueueTimeout) => {
+            let l = &mut txn.st.log;
+            l.queue_ms = l.connect_start.map(|t| t.elapsed().as_millis() as i64);
+            ended(txn, Cause::ServerTimeout, Phase::Queue);
+            return error(front, s, txn, sess, 503, true).await;
+        }
+        Err(ConnectFail::Failed { srv, timed_out, retries }) => {
+            s.srv = Some(srv);
+            txn.st.log.retries = retries;
+            let cause = if timed_out { Cause::ServerTimeout } else { Cause::ServerAbort };
+            ended(txn, cause, Phase::Connect);
+            return error(front, s, txn, sess, 503, true).await;
+        }
+        Err(ConnectFail::Aborted) => {
+            ended(txn, Cause::ClientAbort, Phase::Connect);
+            return Next::Close;
+        }
     };
     let TxnData { req, res, synth, vars_txn, vars_reqres, scratch, strict, st } = &mut **txn;
     let tmo = st.timeouts;
@@ -240,17 +313,42 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
     let probe = crate::backend::ResponseProbe::start(&s.rt.proxies[be], server.srv);
     let on_response = |res: &mut MsgHead, buf: &[u8]| {
         probe.response(res.status);
-        ana::http_res::run(stream, res, buf, &mut st)
+        if logging {
+            st.st.log.res_head = Some(std::time::Instant::now());
+        }
+        let v = ana::http_res::run(stream, res, buf, &mut st);
+        if logging {
+            st.st.log.status = Some(res.status);
+            st.st.log.res_head_size = crate::log::stream_log::htx_head_size(res.view(buf), res.status);
+            if v == Verdict::Continue {
+                log_asap(stream, &mut st);
+            }
+        }
+        v
     };
     let forwarded = front.forward(server, be, req, res, tmo, on_response).await;
     match forwarded {
         Forwarded::Done(next) => next,
         Forwarded::Failed(code) => {
             crate::stats::counters::count_srv_error(s.rt, be, s.srv, crate::stats::counters::SrvError::Response);
+            let cause = match code {
+                504 => Cause::ServerTimeout,
+                400 | 408 => Cause::ClientAbort,
+                _ => Cause::ServerAbort,
+            };
+            let phase = txn.st.log.current_phase();
+            ended(txn, cause, phase);
             error(front, s, txn, sess, code, false).await
         }
-        Forwarded::Replaced => send_built(front, s, txn, sess, reply).await,
-        Forwarded::Closed => Next::Close,
+        Forwarded::Replaced => {
+            ended(txn, Cause::Proxy, Phase::Headers);
+            send_built(front, s, txn, sess, reply).await
+        }
+        Forwarded::Closed => {
+            let phase = txn.st.log.current_phase();
+            ended(txn, Cause::ClientAbort, phase);
+            Next::Close
+        }
     }
 }
 
@@ -300,9 +398,14 @@ async fn wait_body<'rt, F: HttpFront>(
             txn.req.arena_max = front.rewrite_room();
             return None;
         }
-        BodyWaited::Closed => return Some(Verdict::Close),
+        BodyWaited::Closed => {
+            txn.st.log.end_by(Cause::ClientAbort, Phase::Request);
+            return Some(Verdict::Close);
+        }
         BodyWaited::Failed(status) => status,
     };
+    let cause = if status == 408 { Cause::ClientTimeout } else { Cause::Proxy };
+    txn.st.log.end_by(cause, Phase::Request);
     ana::http_req::error_reply(s, txn, Some(front.req_buf()), sess, status, reply);
     Some(Verdict::Reply)
 }
@@ -334,16 +437,28 @@ async fn conclude<'rt, F: HttpFront>(
     match v {
         Verdict::Continue | Verdict::Reply | Verdict::WaitBody(_) => send_built(front, s, txn, sess, reply).await,
         Verdict::Tarpit => {
+            ended(txn, Cause::Proxy, Phase::Tarpit);
             // HAProxy holds a tarpitted request for `timeout tarpit`, then answers.
             let px = s.be.unwrap_or(s.fe);
+            let held = std::time::Instant::now();
             if let Some(d) = s.rt.proxies[px].rules.tarpit {
                 tokio::time::sleep(d).await;
+            }
+            if logs(s) {
+                // as HAProxy: the time held is the line's `Tw`, and its `TR` is -1
+                let l = &mut txn.st.log;
+                l.queue_ms = Some(held.elapsed().as_millis() as i64);
+                l.head_done = None;
             }
             send_built(front, s, txn, sess, reply).await;
             Next::Close
         }
-        Verdict::Close => Next::Close,
+        Verdict::Close => {
+            ended(txn, Cause::Proxy, Phase::Request);
+            Next::Close
+        }
         Verdict::SilentDrop => {
+            ended(txn, Cause::Proxy, Phase::Request);
             front.silent_drop();
             Next::Close
         }
@@ -361,10 +476,11 @@ async fn send_built<'rt, F: HttpFront>(
 ) -> Next {
     let Some(mut reply) = reply else { return Next::Close };
     if reply.raw {
-        txn.synth.status = raw_status(reply.buf);
+        txn.synth.status = raw_status(reply.buf).unwrap_or(0);
+        txn.st.log.status = raw_status(reply.buf);
         return front.reply_raw(reply.buf).await;
     }
-    let TxnData { synth, vars_txn, vars_reqres, scratch, strict, st, .. } = &mut **txn;
+    let TxnData { synth, vars_txn, vars_reqres, scratch, strict, st: stream_st, .. } = &mut **txn;
     let mut again: Option<Synth<'rt>> = None;
     let mut scratch_head = MsgHead::default();
     let mut st = ResState {
@@ -375,7 +491,7 @@ async fn send_built<'rt, F: HttpFront>(
         scratch,
         strict,
         reply: &mut again,
-        st,
+        st: &mut *stream_st,
     };
     let buf = reply.buf;
     match ana::http_res::after(s, synth, buf, &mut st) {
@@ -393,6 +509,14 @@ async fn send_built<'rt, F: HttpFront>(
             }
         }
     }
+    let l = &mut stream_st.log;
+    l.status = Some(synth.status);
+    if logs(s) {
+        l.res_head_size = crate::log::stream_log::htx_head_size(synth.view(reply.buf), synth.status);
+    }
+    // a reply no rule explained: an error refuses (`P`), anything else answers (`L`)
+    let cause = if synth.status >= 400 { Cause::Proxy } else { Cause::Local };
+    l.end_by(cause, l.current_phase());
     front.reply(synth, &reply).await
 }
 
@@ -424,7 +548,8 @@ async fn error<F: HttpFront>(
             send_built(front, s, txn, sess, Some(reply)).await
         }
         StreamError::Raw(bytes) => {
-            txn.synth.status = raw_status(bytes);
+            txn.synth.status = raw_status(bytes).unwrap_or(0);
+            txn.st.log.status = raw_status(bytes);
             front.reply_raw(bytes).await
         }
         StreamError::Nothing => front.reply_raw(&[]).await,

@@ -36,6 +36,11 @@ pub enum ConnectFail {
     NoServer,
     /// The client left while the stream waited (`option abortonclose`): close.
     Aborted,
+    /// Every server stayed full for `timeout queue` (503, the log's `sQ`).
+    QueueTimeout,
+    /// Every connection attempt to server `srv` failed (503), the last one by timing
+    /// out or not, after `retries` retries: the log names the server.
+    Failed { srv: usize, timed_out: bool, retries: u32 },
 }
 
 /// How forwarding a request to a server ended.
@@ -139,6 +144,23 @@ pub trait HttpFront {
 
     /// Sends raw bytes (an `errorfile` rampart's parser cannot read), then closes.
     fn reply_raw(&mut self, bytes: &[u8]) -> impl Future<Output = Next> + Send;
+
+    /// What the front measured for the log line (when the frontend logs).
+    fn log_info(&self) -> LogInfo {
+        LogInfo::default()
+    }
+}
+
+/// What the front mux measured of an exchange, for its log line.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LogInfo {
+    /// Body bytes sent to the client (the response head is counted apart, as HAProxy
+    /// counts it).
+    pub sent: u64,
+    /// Request body bytes received after those that came with the head.
+    pub received: u64,
+    /// The source address of the server connection used.
+    pub back_src: Option<std::net::SocketAddr>,
 }
 
 /// A server connection on its way from [`HttpFront::connect`] to

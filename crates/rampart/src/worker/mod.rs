@@ -188,17 +188,22 @@ async fn handle_signals(
 /// HAProxy's `Paused <cap> <name>.` / `Resumed ...` warnings, one per proxy with
 /// listeners (SIGTTOU / SIGTTIN).
 fn report_listening_proxies(rt: &Runtime, what: &str) {
-    for px in rt.proxies.iter().filter(|px| px.cap.frontend) {
+    for (idx, px) in rt.proxies.iter().enumerate().filter(|(_, px)| px.cap.frontend) {
         let cap = if px.cap.backend { "proxy" } else { "frontend" };
-        warn(&format!("{what} {cap} {}.", px.name));
+        let msg = format!("{what} {cap} {}.", px.name);
+        warn(&msg);
+        crate::log::setup::send_proxy(rt, idx, crate::log::level::WARNING, &msg);
     }
 }
 
 /// HAProxy's soft-stop report, one line per proxy once the listeners are closed.
 fn report_stopped_proxies(rt: &Runtime) {
-    for px in &rt.proxies {
+    for (idx, px) in rt.proxies.iter().enumerate() {
         let (fe, be) = (px.fe.cum_conn.get(), px.be.cum_conn.get());
-        warn(&format!("Proxy {} stopped (cumulated conns: FE: {fe}, BE: {be}).", px.name));
+        let msg = format!("Proxy {} stopped (cumulated conns: FE: {fe}, BE: {be}).", px.name);
+        warn(&msg);
+        // as HAProxy, also to the proxy's own logs
+        crate::log::setup::send_proxy(rt, idx, crate::log::level::WARNING, &msg);
     }
 }
 

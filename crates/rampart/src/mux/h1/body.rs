@@ -122,6 +122,7 @@ pub async fn forward_rest<A: Sock, B: Sock>(
             if n > 0 {
                 write_all(to, &buf[..n], write_timeout).await.map_err(BodyError::To)?;
                 activity.bump();
+                activity.add(n as u64);
                 buf.drain(..n);
             }
         }
@@ -130,6 +131,7 @@ pub async fn forward_rest<A: Sock, B: Sock>(
             Body::Length(left) if *left >= SPLICE_MIN && buf.is_empty() => {
                 let t = DirTimeouts { read: read_timeout, write: write_timeout, fin: None };
                 let moved = forward(from, to, Some(*left), t, activity).await.map_err(BodyError::From)?;
+                activity.add(moved);
                 *left -= moved;
                 if *left == 0 {
                     *body = Body::Done;
@@ -138,7 +140,8 @@ pub async fn forward_rest<A: Sock, B: Sock>(
             }
             Body::UntilClose if buf.is_empty() => {
                 let t = DirTimeouts { read: read_timeout, write: write_timeout, fin: None };
-                forward(from, to, None, t, activity).await.map_err(BodyError::From)?;
+                let moved = forward(from, to, None, t, activity).await.map_err(BodyError::From)?;
+                activity.add(moved);
                 *body = Body::Done;
                 return Ok(());
             }

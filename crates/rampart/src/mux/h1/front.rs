@@ -53,6 +53,12 @@ pub struct H1Front<'a, S> {
     /// The data of a chunked request body in hand, decoded for `req.body` (kept only
     /// once body bytes arrived).
     pub dechunked: Option<Dechunk>,
+    /// Body bytes sent to the client in this exchange (`%B` adds the head's size).
+    pub sent: u64,
+    /// The server connection's source address, when the frontend logs (`%bi`, `%bp`).
+    pub back_src: Option<std::net::SocketAddr>,
+    /// Request body bytes received after those in hand with the head (`%U`).
+    pub received: u64,
 }
 
 impl<S: Sock> H1Front<'_, S> {
@@ -200,6 +206,10 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
         match backend::connect_unless_aborted(self.client, rt, be_idx, reuse, srv, key, cx.conn).await {
             Some(Ok(sc)) if sc.from_pool || backend::send_proxy::send(rt, be_idx, &sc, cx).await => Ok(sc),
             Some(Ok(_)) => Err(ConnectFail::NoServer),
+            Some(Err(backend::ConnectError::Failed { srv, timed_out, retries })) => {
+                Err(ConnectFail::Failed { srv, timed_out, retries })
+            }
+            Some(Err(backend::ConnectError::QueueTimeout)) => Err(ConnectFail::QueueTimeout),
             Some(Err(_)) => Err(ConnectFail::NoServer),
             // `option abortonclose`: the client left before a server took the request.
             None => Err(ConnectFail::Aborted),
@@ -257,6 +267,9 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
             trace: self.trace,
             tmo,
         };
+        if fe.log.as_ref().is_some_and(|l| l.back_src) {
+            self.back_src = sc.stream.local_addr().ok();
+        }
         let mut result = if self.body.is_done() {
             let pending = &self.buf[..];
             let res_h1 = &mut self.heads.res;
@@ -284,6 +297,8 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
             }
         }
         drop(out);
+        self.sent += progress.download.bytes();
+        self.received += progress.upload.bytes();
 
         match result {
             Ok(end) => Forwarded::Done(self.finish(be_idx, sc, end, self.body.is_done() && keep_server)),
@@ -314,12 +329,14 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
             if reply.has_length && !bodyless { OutFraming::Length(body.len() as u64) } else { OutFraming::AsIs };
         let mut out = Buf::take(self.sess.rt.bufsize);
         write_response_head(&mut out, res.view(reply.buf), conn, framing);
+        let head_len = out.len() as u64;
         if req.method != Method::Head {
             out.extend_from_slice(body);
         }
         if write_all(self.client, &out, fe.timeouts.client).await.is_err() {
             return Next::Close;
         }
+        self.sent += out.len() as u64 - head_len;
         if !keep {
             // Request bytes may still be on their way (a body not read): closing now
             // would reset the connection and lose the response, so close softly, as the
@@ -338,8 +355,14 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
 
     async fn reply_raw(&mut self, bytes: &[u8]) -> Next {
         let fe = &self.sess.rt.proxies[self.sess.fe];
-        let _ = write_all(self.client, bytes, fe.timeouts.client).await;
+        if write_all(self.client, bytes, fe.timeouts.client).await.is_ok() {
+            self.sent += bytes.len() as u64;
+        }
         Next::Close
+    }
+
+    fn log_info(&self) -> crate::stream::side::LogInfo {
+        crate::stream::side::LogInfo { sent: self.sent, received: self.received, back_src: self.back_src }
     }
 }
 

@@ -53,6 +53,10 @@ pub struct H1Conn {
     pub first_done: bool,
     /// What few connections need, boxed so that an idle connection stays small.
     pub extra: Option<Box<ConnExtra>>,
+    /// When the last exchange ended ([`crate::log::stream_log::clock_ms`]), for the idle
+    /// time of the next one's log line (`Ti`); kept only when the frontend logs.
+    /// PERF: 4 bytes in what was padding: a parked connection stays as small.
+    pub last_end_ms: u32,
 }
 
 /// Per-connection state most connections never need.
@@ -153,9 +157,13 @@ async fn exchange<S: Sock>(
     let after_idle = !first && pending.is_none();
     let mut buf = pending.unwrap_or_else(|| Buf::take(rt.bufsize));
     let mut heads = Heads::take();
+    let started = fe.log.is_some().then(|| log_start(conn, first));
     if let Err(e) =
         read_request_head(client, &mut buf, &mut heads.req, rt.max_head, fe.timeouts.http_request, after_idle).await
     {
+        if let Some(started) = started {
+            log_head_error(sess, &e, first, &buf, started);
+        }
         match e {
             // As HAProxy 2.6 (without `option http-ignore-probes`), a connection that
             // ends or times out before its first request gets a 400 or 408; between
@@ -170,11 +178,11 @@ async fn exchange<S: Sock>(
         return (Next::Close, None);
     }
     if !debug::on() {
-        return run_stream(client, sess, conn, &mut heads, buf, first, None).await;
+        return run_stream(client, sess, conn, &mut heads, buf, first, None, started).await;
     }
     let trace = Trace::accept(&fe.name, sess.lfd, client.as_raw_fd(), sess.conn.src);
     trace.request(&fe.name, &buf, &heads.req);
-    let out = run_stream(client, sess, conn, &mut heads, buf, first, Some(&trace)).await;
+    let out = run_stream(client, sess, conn, &mut heads, buf, first, Some(&trace), started).await;
     let px = fe.fe.backend.map_or(fe, |be| &rt.proxies[be]);
     trace.end(&px.name);
     out
@@ -182,6 +190,7 @@ async fn exchange<S: Sock>(
 
 /// Hands the parsed request to the stream. The body bytes already received are
 /// checked first: an invalid chunk there gets the mux's 400 before any rule runs.
+#[allow(clippy::too_many_arguments)]
 async fn run_stream<S: Sock>(
     client: &S,
     sess: &Session,
@@ -190,6 +199,7 @@ async fn run_stream<S: Sock>(
     buf: Buf,
     first_req: bool,
     trace: Option<&Trace>,
+    started: Option<LogStart>,
 ) -> (Next, Option<Buf>) {
     let rt = &sess.rt;
     let fe = &rt.proxies[sess.fe];
@@ -205,6 +215,9 @@ async fn run_stream<S: Sock>(
     };
     let mut txn = Txn::fresh(rt.bufsize);
     msg::fill(&mut txn.req, head);
+    if let Some(started) = started {
+        log_request(&mut txn.st.log, started, &buf, head.len + here);
+    }
     // As in HAProxy, rules may grow a head until it fills a buffer.
     txn.req.arena_max = front::rewrite_room(rt, head.len + here);
     let dechunked = (head.framing == Framing::Chunked && here > 0).then(|| {
@@ -225,10 +238,77 @@ async fn run_stream<S: Sock>(
         head_in_buf: true,
         first_req,
         dechunked,
+        sent: 0,
+        back_src: None,
+        received: 0,
     };
     let next = stream::run(&mut front, rt, &sess.conn, sess.fe, &mut txn).await;
     let rest = if next == Next::KeepAlive { front.take_rest() } else { None };
+    if started.is_some() {
+        conn.last_end_ms = crate::log::stream_log::clock_ms();
+    }
     (next, rest)
+}
+
+/// When a request started, for its log line: (accept date and instant, request date
+/// and instant, idle milliseconds before it).
+type LogStart = ((std::time::SystemTime, std::time::Instant), (std::time::SystemTime, std::time::Instant), i64);
+
+/// The start of a request of a logging frontend. The first request of a connection
+/// starts at its accept (just before: the session rules ran since); the next ones, as
+/// in HAProxy, have the end of the previous exchange as their "accept" date and start
+/// when their first byte arrived (now), after the idle time (`Ti`) in between.
+fn log_start(conn: &H1Conn, first: bool) -> LogStart {
+    let now = (std::time::SystemTime::now(), std::time::Instant::now());
+    if first {
+        return (now, now, 0);
+    }
+    let idle = crate::log::stream_log::clock_ms().wrapping_sub(conn.last_end_ms);
+    let idle_d = std::time::Duration::from_millis(idle.into());
+    let prev_end = (now.0.checked_sub(idle_d).unwrap_or(now.0), now.1.checked_sub(idle_d).unwrap_or(now.1));
+    (prev_end, now, i64::from(idle))
+}
+
+/// Starts the log record of a parsed request: its head is complete now, `len` bytes
+/// of it (and its body) were received, and its request line is the first line of `buf`.
+fn log_request(l: &mut crate::log::StreamLog, (accept, req, idle): LogStart, buf: &[u8], len: usize) {
+    l.begin(accept, req, idle);
+    l.head_done = Some(std::time::Instant::now());
+    l.bytes_in = len as u64;
+    let line = &buf[..memchr::memchr(b'\n', buf).unwrap_or(buf.len())];
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    l.req_line.extend_from_slice(&line[..line.len().min(crate::log::stream_log::MAX_URI)]);
+}
+
+/// The log line of a request the mux refused before any stream (400, 408): HAProxy's
+/// `<BADREQ>` lines, `CR--`/`cR--`, unless nothing was received on a kept-alive
+/// connection (then nothing is logged, as the connection just closes).
+fn log_head_error(sess: &Session, e: &HeadError, first: bool, buf: &[u8], (accept, req, idle): LogStart) {
+    let rt = &sess.rt;
+    let fe = &rt.proxies[sess.fe];
+    let Some(pl) = fe.log.as_deref() else { return };
+    let (status, cause) = match e {
+        HeadError::Spurious => return,
+        HeadError::ClosedEmpty if !first => return,
+        HeadError::Timeout { empty } if *empty && !first => return,
+        HeadError::Timeout { .. } => (408, crate::log::Cause::ClientTimeout),
+        HeadError::ClosedEmpty | HeadError::ClosedPartial => (400, crate::log::Cause::ClientAbort),
+        HeadError::Invalid(e) => (e.status(true), crate::log::Cause::Proxy),
+    };
+    let mut l = crate::log::StreamLog::default();
+    l.begin(accept, req, idle);
+    l.end = Some(std::time::Instant::now());
+    l.bytes_in = buf.len() as u64;
+    // as HAProxy, the mux's own error page is not counted
+    l.bytes_out = 0;
+    l.status = Some(status);
+    l.end_by(cause, crate::log::Phase::Request);
+    let ctx = crate::sample::SampleCtx {
+        status: Some(status),
+        log: Some(&l),
+        ..crate::sample::SampleCtx::new(rt, &sess.conn, sess.fe)
+    };
+    crate::log::emit(pl, &ctx, buf.is_empty());
 }
 
 /// What an idle connection does next.

@@ -49,6 +49,8 @@ pub struct Progress {
     /// Set once something of the response was sent to the client: an error page can
     /// no longer be sent.
     pub answered: AtomicBool,
+    /// Counts the response bytes sent to the client (`%B`).
+    pub download: Activity,
 }
 
 /// How a forwarded response ended.
@@ -128,17 +130,19 @@ where
     let here = body.take(&buf[h1.len..]).map_err(|_| RespError::Status(502))?;
     let mut out = Buf::take(rt.bufsize);
     write_response_head(&mut out, res.view(&buf), conn, out_framing(h1.framing));
+    let head_len = out.len() as u64;
     out.extend_from_slice(&buf[h1.len..h1.len + here]);
     buf.consume(h1.len + here);
     info.progress.answered.store(true, Ordering::Relaxed);
     write_all(client, &out, t_client).await.map_err(|_| RespError::ClientGone)?;
+    info.progress.download.add(out.len() as u64 - head_len);
     drop(out);
 
     if tunnel {
         run_tunnel(client, server, &buf, client_pending, sess, be_idx, info.tmo).await;
         return Ok(RespEnd { keep_client: false, server_reusable: false });
     }
-    match forward_rest(server, client, &mut body, &mut buf, t_server, t_client, &Activity::default()).await {
+    match forward_rest(server, client, &mut body, &mut buf, t_server, t_client, &info.progress.download).await {
         Ok(()) => {}
         Err(BodyError::To(_)) => return Err(RespError::ClientGone),
         Err(BodyError::From(_) | BodyError::Framing(_)) => return Err(RespError::Aborted),

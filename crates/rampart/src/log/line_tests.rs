@@ -1,0 +1,208 @@
+//! Log line tests: the variables only a log line answers, rendered from a
+//! [`StreamLog`], and HAProxy 2.6's default formats. Expected texts were taken from
+//! haproxy 2.6.12 lines for the same exchanges (see tests/logging.rs for the live
+//! comparison).
+
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use super::format::{LfMode, LogFormat};
+use super::{Cause, Phase, StreamLog};
+use crate::sample::ctx::{ConnInfo, SampleCtx};
+use crate::sample::expr::{CompileCx, Place, Site};
+use crate::sample::testutil::*;
+use rampart_cfg::model::{CLF_HTTP_LOG_FORMAT, HTTP_LOG_FORMAT, TCP_LOG_FORMAT};
+
+/// 2009-02-06 12:14:14.655 UTC
+fn date() -> SystemTime {
+    UNIX_EPOCH + Duration::from_millis(1_233_922_454_655)
+}
+
+/// A served request: head in 2 ms, connected 1 ms later in 5, response head 12 ms
+/// later, the end 5 ms after.
+fn served() -> StreamLog {
+    let t0 = Instant::now();
+    let ms = |n| Some(t0 + Duration::from_millis(n));
+    let mut l = StreamLog::default();
+    l.begin((date(), t0), (date(), t0), 0);
+    l.head_done = ms(2);
+    l.connect_start = ms(3);
+    l.connected = ms(8);
+    l.res_head = ms(20);
+    l.end = ms(25);
+    l.bytes_out = 2750;
+    l.bytes_in = 120;
+    l.status = Some(200);
+    l.req_line.extend_from_slice(b"GET /index.html?a=1 HTTP/1.1");
+    l
+}
+
+fn render_with(fmt: &str, l: &StreamLog, caps: &[Option<Vec<u8>>]) -> Result<String, String> {
+    let cfg = config(CFG);
+    let rt = runtime(&cfg);
+    let mut cx = CompileCx::new(&cfg, 0, Site::Log);
+    let lf = LogFormat::compile(fmt, &mut cx, LfMode::Log, &[Place::FeLogEnd]).map_err(|e| e.msg)?;
+    let conn = ConnInfo::new(Some("10.0.1.2:33317".parse().unwrap()), -1);
+    let ctx = SampleCtx {
+        be: Some(1),
+        srv: Some(0),
+        status: l.status,
+        req_caps: caps,
+        log: Some(l),
+        ..SampleCtx::new(&rt, &conn, 0)
+    };
+    let mut out = Vec::new();
+    lf.render(&ctx, &mut out);
+    Ok(String::from_utf8_lossy(&out).into_owned())
+}
+
+fn render(fmt: &str, l: &StreamLog) -> String {
+    render_with(fmt, l, &[]).unwrap_or_else(|e| panic!("{fmt}: {e}"))
+}
+
+fn utc() -> bool {
+    super::date::at(1_233_922_454, true).offset == 0
+}
+
+#[test]
+fn timers_sizes_and_termination_state() {
+    let l = served();
+    assert_eq!(render("%Th/%Ti/%TR/%Tq/%Tw/%Tc/%Tr/%Td/%Ta/%Tt/%Tu", &l), "0/0/2/2/0/5/12/6/25/25/25");
+    assert_eq!(render("%ST %B %U %CC %CS %ts %tsc %rc %sq/%bq", &l), "200 2750 120 - - -- ---- 0 0/0");
+    assert_eq!(render("%{+X}B", &l), "0ABE");
+    let mut denied = StreamLog::default();
+    denied.begin((date(), Instant::now()), (date(), Instant::now()), 0);
+    denied.head_done = Some(Instant::now());
+    denied.end = denied.head_done;
+    denied.end_by(Cause::Proxy, Phase::Request);
+    denied.status = Some(403);
+    assert_eq!(render("%TR/%Tw/%Tc/%Tr %ST %ts %tsc", &denied), "0/-1/-1/-1 403 PR PR--");
+}
+
+#[test]
+fn termination_codes_of_each_cause_and_phase() {
+    for (cause, phase, code) in [
+        (Cause::ClientAbort, Phase::Data, "CD"),
+        (Cause::ClientTimeout, Phase::Request, "cR"),
+        (Cause::ServerAbort, Phase::Connect, "SC"),
+        (Cause::ServerTimeout, Phase::Headers, "sH"),
+        (Cause::ServerTimeout, Phase::Connect, "sC"),
+        (Cause::Proxy, Phase::Tarpit, "PT"),
+        (Cause::Local, Phase::Request, "LR"),
+        (Cause::Proxy, Phase::Headers, "PH"),
+        (Cause::Internal, Phase::Request, "IR"),
+        (Cause::ClientAbort, Phase::Queue, "CQ"),
+        (Cause::Resource, Phase::Last, "RL"),
+        (Cause::Down, Phase::Data, "DD"),
+        (Cause::Killed, Phase::Data, "KD"),
+    ] {
+        let mut l = served();
+        l.end_by(cause, phase);
+        assert_eq!(render("%ts", &l), code);
+        assert_eq!(render("%tsc", &l), format!("{code}--"));
+    }
+}
+
+#[test]
+fn dates() {
+    if !utc() {
+        return; // the expected texts are in UTC
+    }
+    let l = served();
+    assert_eq!(render("%t|%tr", &l), "06/Feb/2009:12:14:14.655|06/Feb/2009:12:14:14.655");
+    assert_eq!(
+        render("%T|%trg|%trl|%Tl", &l),
+        "06/Feb/2009:12:14:14 +0000|06/Feb/2009:12:14:14 +0000|06/Feb/2009:12:14:14 +0000|06/Feb/2009:12:14:14 +0000"
+    );
+    assert_eq!(render("%Ts %ms %{+X}Ts", &l), "1233922454 655 498C2996");
+}
+
+#[test]
+fn request_parts_come_from_the_captured_line() {
+    let l = served();
+    assert_eq!(
+        render("%{+Q}r|%HM|%HU|%HP|%HPO|%HQ|%HV", &l),
+        "\"GET /index.html?a=1 HTTP/1.1\"|GET|/index.html?a=1|/index.html|/index.html|?a=1|HTTP/1.1"
+    );
+    let mut bad = served();
+    bad.req_line.clear();
+    assert_eq!(render("%{+Q}r %HM", &bad), "\"<BADREQ>\" <BADREQ>");
+    // a client cannot forge a line: control characters and quotes are #XX-encoded
+    let mut evil = served();
+    evil.req_line.clear();
+    evil.req_line.extend_from_slice(b"GET /a\"b\x1b[31m HTTP/1.1");
+    assert_eq!(render("%{+Q}r", &evil), "\"GET /a#22b#1B[31m HTTP/1.1\"");
+}
+
+#[test]
+fn captured_headers_are_escaped() {
+    let l = served();
+    let caps = [Some(b"a\x07b|c".to_vec()), None];
+    assert_eq!(render_with("%hr %hrl", &l, &caps).unwrap(), "{a#07b#7Cc|} a#07b#7Cc -");
+}
+
+#[test]
+fn haproxys_default_formats() {
+    if !utc() {
+        return;
+    }
+    let l = served();
+    let caps = [Some(b"1wt.eu".to_vec())];
+    assert_eq!(
+        render_with(HTTP_LOG_FORMAT, &l, &caps).unwrap(),
+        "10.0.1.2:33317 [06/Feb/2009:12:14:14.655] fe be/s1 2/0/5/12/25 200 2750 - - ---- 0/0/0/0/0 0/0 {1wt.eu} \
+         \"GET /index.html?a=1 HTTP/1.1\""
+    );
+    assert_eq!(
+        render(TCP_LOG_FORMAT, &l),
+        "10.0.1.2:33317 [06/Feb/2009:12:14:14.655] fe be/s1 0/5/25 2750 -- 0/0/0/0/0 0/0"
+    );
+    assert_eq!(
+        render(CLF_HTTP_LOG_FORMAT, &l),
+        "10.0.1.2 - - [06/Feb/2009:12:14:14 +0000] \"GET /index.html?a=1 HTTP/1.1\" 200 2750 \"\" \"\" 33317 655 \
+         \"fe\" \"be\" \"s1\" 2 0 5 12 25 ---- 0 0 0 0 0 0 0 \"\" \"\" "
+    );
+}
+
+#[test]
+fn log_only_variables_are_refused_in_rules_and_unknown_ones_everywhere() {
+    let cfg = config(CFG);
+    let mut cx = CompileCx::new(&cfg, 0, Site::HttpReq);
+    let e = LogFormat::compile("%B", &mut cx, LfMode::Http, &[]).unwrap_err();
+    assert_eq!(e.msg, "'%B' is not supported yet in this context");
+    let e = render_with("%Tx", &served(), &[]).unwrap_err();
+    assert!(e.starts_with("no such format variable 'Tx'"), "{e}");
+}
+
+#[test]
+fn json_encoding_of_named_nodes() {
+    let l = served();
+    let caps = [Some(b"a\"b".to_vec())];
+    assert_eq!(
+        render_with(
+            "%{+json}o %(client_ip)ci %(client_port)cp %(backend)b/%s %(status)ST %(bytes)B %(term)tsc \
+             %(request)r %(host)hr %(cookie)CC %(sample)[str(x\\ty)] %(timers){+Q}Tc",
+            &l,
+            &caps
+        )
+        .unwrap(),
+        r#"{"client_ip": "10.0.1.2", "client_port": 33317, "backend": "be", "status": 200, "bytes": 2750, "term": "----", "request": "GET /index.html?a=1 HTTP/1.1", "host": "{a#22b}", "cookie": null, "sample": "x\ty", "timers": 5}"#
+    );
+    // without +json, names are accepted and ignored
+    assert_eq!(render("%(status)ST %(b)B", &l), "200 2750");
+}
+
+#[test]
+fn logasap_marks_the_totals() {
+    let mut l = served();
+    l.asap = true;
+    l.bytes_out = 114;
+    assert_eq!(render("%Tr/%Ta %Tt %B %U", &l), "12/+25 +25 +114 120");
+}
+
+#[test]
+fn backend_source_address() {
+    let mut l = served();
+    assert_eq!(render("%bi:%bp", &l), "-:-");
+    l.back_src = Some("127.0.0.1:40000".parse().unwrap());
+    assert_eq!(render("%bi:%bp", &l), "127.0.0.1:40000");
+}

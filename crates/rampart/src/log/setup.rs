@@ -1,0 +1,203 @@
+//! Startup: each proxy's `log` lines resolved and opened (`log global` standing for
+//! the `global` ones, opened once and shared), its format compiled, its options
+//! kept; and the `global` loggers that operational messages go to
+//! ([`send_global`]). A proxy without `log` lines gets nothing: its streams pay
+//! nothing for logging.
+//! HAProxy counterpart: the log parts of `check_config_validity()` (src/cfgparse.c),
+//! `send_log()` (src/log.c).
+
+use std::collections::HashMap;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+
+use arc_swap::ArcSwapOption;
+use rampart_cfg::model::{Config, LogTarget};
+use rampart_cfg::Diag;
+
+use super::format::{LfMode, LogFormat};
+use super::sink::{self, Ident, Loggers, Sink};
+use super::stream_log::ProxyLog;
+use super::target;
+use crate::sample::expr::{CompileCx, Place, Site};
+
+/// The `global` loggers of the running configuration.
+static GLOBAL: ArcSwapOption<Loggers> = ArcSwapOption::const_empty();
+
+/// Makes `loggers` the ones [`send_global`] uses (at startup, after a successful build).
+pub fn set_global(loggers: Loggers) {
+    GLOBAL.store(Some(Arc::new(loggers)));
+}
+
+/// Sends an operational message (HAProxy's wording, no trailing newline) at `level`
+/// (see [`super::level`]) to the `global` log targets; nothing without any.
+pub fn send_global(level: u8, msg: &str) {
+    if let Some(g) = GLOBAL.load().as_deref() {
+        g.send(level, msg.as_bytes());
+    }
+}
+
+/// Sends an operational message to the log targets of proxy `px` (its own lines and
+/// `log global`), as HAProxy's `send_log(px, ...)`.
+pub fn send_proxy(rt: &crate::proxy::Runtime, px: usize, level: u8, msg: &str) {
+    if let Some(pl) = rt.proxies.get(px).and_then(|p| p.log.as_deref()) {
+        pl.loggers.send(level, msg.as_bytes());
+    }
+}
+
+/// HAProxy's line for a connection to a frontend that logs without a format:
+/// `Connect from <src> to <dst> (<frontend>/<MODE>)`, at the accept.
+pub fn log_connect(rt: &crate::proxy::Runtime, fe: usize, pl: &ProxyLog, conn: &crate::sample::ctx::ConnInfo) {
+    if pl.format.is_some() {
+        return;
+    }
+    let px = &rt.proxies[fe];
+    let mode = if px.fe.http { "HTTP" } else { "TCP" };
+    let addr = |a: Option<std::net::SocketAddr>| a.map_or_else(|| "unix".to_owned(), |a| a.to_string());
+    let msg = format!("Connect from {} to {} ({}/{mode})", addr(conn.src), addr(conn.dst()), px.name);
+    pl.loggers.send(super::level::INFO, msg.as_bytes());
+}
+
+/// Opened targets, shared between the proxies naming the same line.
+pub struct Opener {
+    opened: HashMap<Vec<String>, Arc<Sink>>,
+    /// The `global` section's targets.
+    pub global: Vec<Arc<Sink>>,
+    pub ident: Ident,
+}
+
+impl Opener {
+    /// Opens the `global` targets; alerts name the ones that cannot be.
+    pub fn new(cfg: &Config, alerts: &mut Vec<Diag>) -> Opener {
+        let ident = Ident::new(cfg.global.log_tag.as_deref(), cfg.global.log_send_hostname.as_deref());
+        let mut o = Opener { opened: HashMap::new(), global: Vec::new(), ident };
+        for t in &cfg.global.logs {
+            if let Some(s) = o.open(t, alerts) {
+                o.global.push(s);
+            }
+        }
+        o
+    }
+
+    fn open(&mut self, t: &LogTarget, alerts: &mut Vec<Diag>) -> Option<Arc<Sink>> {
+        if let Some(s) = self.opened.get(&t.args) {
+            return Some(s.clone());
+        }
+        let opened = target::parse(&t.args).and_then(sink::open);
+        match opened {
+            Ok(s) => {
+                let s = Arc::new(s);
+                self.opened.insert(t.args.clone(), s.clone());
+                Some(s)
+            }
+            Err(msg) => {
+                alerts.push(Diag::alert(Some(t.span.clone()), msg));
+                None
+            }
+        }
+    }
+
+    /// The `global` loggers, for [`set_global`].
+    pub fn global_loggers(&self) -> Loggers {
+        Loggers { sinks: self.global.clone(), ident: self.ident.clone() }
+    }
+
+    /// The log settings of proxy `idx`; `None` without any `log` line.
+    pub fn proxy(&mut self, cfg: &Config, idx: usize, alerts: &mut Vec<Diag>) -> Option<Box<ProxyLog>> {
+        let px = &cfg.proxies[idx];
+        let mut sinks = Vec::new();
+        for t in &px.logs {
+            if t.args.len() == 1 && t.args[0] == "global" {
+                sinks.extend(self.global.iter().cloned());
+            } else if let Some(s) = self.open(t, alerts) {
+                sinks.push(s);
+            }
+        }
+        if sinks.is_empty() {
+            return None;
+        }
+        let o = &px.options;
+        // (`option httplog` in a TCP frontend already fell back to tcplog, with
+        // HAProxy's warning, in rampart-cfg's checks)
+        let text = o.log_format.as_deref();
+        let mut compile = |text: &str, span: &Option<rampart_cfg::Span>| -> Option<LogFormat> {
+            let mut cx = CompileCx::new(cfg, idx, Site::Log);
+            match LogFormat::compile(text, &mut cx, LfMode::Log, &[Place::FeLogEnd]) {
+                Ok(f) => Some(f),
+                Err(e) => {
+                    let span = span.clone().unwrap_or_else(|| px.span.clone());
+                    alerts.push(Diag::alert(Some(span), format!("failed to parse log-format : {}", e.msg)));
+                    None
+                }
+            }
+        };
+        let format = text.filter(|t| !t.is_empty()).and_then(|t| compile(t, &o.log_format_span));
+        let error_format = o.error_log_format.as_deref().and_then(|t| compile(t, &o.error_log_format_span));
+        Some(Box::new(ProxyLog {
+            loggers: Loggers { sinks, ident: self.ident.with_tag(px.log_tag.as_deref()) },
+            format,
+            error_format,
+            dontlognull: o.dontlognull,
+            dontlog_normal: o.dontlog_normal,
+            separate_errors: o.log_separate_errors,
+            logasap: o.logasap,
+            back_src: [text, o.error_log_format.as_deref()]
+                .iter()
+                .flatten()
+                .any(|t| t.contains("bi") || t.contains("bp")),
+            count: AtomicU64::new(0),
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use crate::sample::testutil::config;
+
+    fn build(text: &str) -> (Result<crate::proxy::Runtime, Vec<Diag>>, Vec<Diag>) {
+        crate::proxy::build_with_warnings(&config(text), 100, 1)
+    }
+
+    use rampart_cfg::Diag;
+
+    const D: &str = "defaults\n  mode http\n  timeout client 1s\n  timeout server 1s\n  timeout connect 1s\n";
+
+    #[test]
+    fn log_global_shares_the_global_sockets_and_proxies_without_log_pay_nothing() {
+        let text = format!(
+            "global\n  log 127.0.0.1:9 local0\n{D}frontend fe\n  bind 127.0.0.1:18001\n  log global\n\
+             \x20 log 127.0.0.1:9 local0\n  option httplog\n  default_backend be\nbackend be\n  server s 127.0.0.1:1\n"
+        );
+        let rt = build(&text).0.unwrap();
+        let fe = rt.proxies[0].log.as_deref().unwrap();
+        assert_eq!(fe.loggers.sinks.len(), 2);
+        assert!(Arc::ptr_eq(&fe.loggers.sinks[0], &fe.loggers.sinks[1]), "the same line opens one socket");
+        assert!(fe.format.is_some());
+        assert!(rt.proxies[1].log.is_none(), "a backend without log lines");
+    }
+
+    #[test]
+    fn httplog_in_a_tcp_frontend_falls_back_to_tcplog() {
+        let text = "defaults\n  mode tcp\n  timeout client 1s\n  timeout server 1s\n  timeout connect 1s\n\
+                    frontend fe\n  bind 127.0.0.1:18001\n  log 127.0.0.1:9 local0\n  option httplog\n\
+                    \x20 default_backend be\nbackend be\n  server s 127.0.0.1:1\n";
+        let cfg = config(text);
+        assert_eq!(cfg.proxies[0].options.log_format.as_deref(), Some(rampart_cfg::model::TCP_LOG_FORMAT));
+        assert!(build(text).0.unwrap().proxies[0].log.as_deref().unwrap().format.is_some());
+    }
+
+    #[test]
+    fn unopenable_targets_and_bad_formats_are_alerts() {
+        let text = format!(
+            "{D}frontend fe\n  bind 127.0.0.1:18001\n  log ring@buf local0\n  log-format \"%Tx\"\n  default_backend be\n\
+             backend be\n  server s 127.0.0.1:1\n"
+        );
+        let alerts = build(&text).0.unwrap_err();
+        let msgs: Vec<&str> = alerts.iter().map(|d| d.message.as_str()).collect();
+        assert!(msgs.iter().any(|m| m.contains("'ring@' targets are not supported yet")), "{msgs:?}");
+        let text = text.replace("ring@buf", "127.0.0.1:9");
+        let alerts = build(&text).0.unwrap_err();
+        assert!(alerts[0].message.starts_with("failed to parse log-format : no such format variable 'Tx'"));
+    }
+}

@@ -1,0 +1,332 @@
+//! Sending log lines: each target's syslog header, then a send that never blocks an
+//! event loop. UDP and unix datagram sockets are non-blocking (a full socket buffer or
+//! an absent receiver drops the line); stdout and stderr go through a bounded queue
+//! that one writer thread drains (a full queue drops the line). Dropped lines are
+//! counted ([`dropped_logs`], `DroppedLogs` of `show info`).
+//! HAProxy counterpart: `__send_log()`, `update_log_hdr()` (src/log.c); its stdout
+//! writes are non-blocking too.
+
+use std::io::Write as _;
+use std::net::UdpSocket;
+use std::os::unix::net::UnixDatagram;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
+use std::sync::{Arc, OnceLock};
+use std::time::SystemTime;
+
+use super::date;
+use super::target::{Dest, HdrFormat, Target};
+
+/// Lines dropped because a target could not take them (process-wide).
+static DROPPED: AtomicU64 = AtomicU64::new(0);
+
+/// Lines dropped since the start: a full socket buffer, an absent receiver, a full
+/// stdout/stderr queue (`DroppedLogs` in `show info`).
+pub fn dropped_logs() -> u64 {
+    DROPPED.load(Ordering::Relaxed)
+}
+
+fn drop_line() {
+    DROPPED.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Lines waiting for the stdout/stderr writer, at most.
+const STD_QUEUE: usize = 4096;
+
+/// The socket or queue of a target.
+#[derive(Debug)]
+enum Out {
+    Udp(UdpSocket),
+    /// Connected when the socket existed at startup; else each line is sent to the path.
+    Unix(UnixDatagram, Option<std::path::PathBuf>),
+    Std(SyncSender<Vec<u8>>),
+}
+
+/// A target, opened.
+#[derive(Debug)]
+pub struct Sink {
+    pub target: Target,
+    out: Out,
+    /// Lines seen, for `sample`.
+    seen: AtomicU64,
+}
+
+/// What every line's header says about the process: `log-tag`, pid, host name.
+#[derive(Debug, Clone)]
+pub struct Ident {
+    pub tag: Arc<str>,
+    pub pid: u32,
+    /// `log-send-hostname`.
+    pub host: Option<Arc<str>>,
+}
+
+impl Ident {
+    /// The program name (HAProxy's default tag), the pid, and `log-send-hostname`.
+    pub fn new(tag: Option<&str>, send_hostname: Option<&str>) -> Ident {
+        let prog = std::env::args()
+            .next()
+            .and_then(|a| std::path::Path::new(&a).file_name().map(|f| f.to_string_lossy().into_owned()))
+            .unwrap_or_else(|| "rampart".into());
+        let host =
+            send_hostname.map(|h| if h.is_empty() { crate::sample::fetch::internal::hostname() } else { h.to_owned() });
+        Ident { tag: tag.unwrap_or(&prog).into(), pid: std::process::id(), host: host.map(Into::into) }
+    }
+
+    /// The same with another tag (a proxy's `log-tag`).
+    pub fn with_tag(&self, tag: Option<&str>) -> Ident {
+        Ident { tag: tag.map_or_else(|| self.tag.clone(), Into::into), ..self.clone() }
+    }
+}
+
+/// Opens a target. `Err`: the alert to print (an unopenable socket).
+pub fn open(target: Target) -> Result<Sink, String> {
+    let name = target.name.clone();
+    let fail = |e: std::io::Error| format!("log : cannot open log target '{name}': {e}");
+    let out = match &target.dest {
+        Dest::Udp(addr) => {
+            let local: std::net::SocketAddr =
+                if addr.is_ipv4() { ([0, 0, 0, 0], 0).into() } else { ([0u16; 8], 0).into() };
+            let sock = UdpSocket::bind(local).map_err(fail)?;
+            sock.connect(addr).map_err(fail)?;
+            sock.set_nonblocking(true).map_err(fail)?;
+            Out::Udp(sock)
+        }
+        Dest::Unix(path) => {
+            let sock = UnixDatagram::unbound().map_err(fail)?;
+            sock.set_nonblocking(true).map_err(fail)?;
+            // COMPAT: as HAProxy, a socket absent at startup (no syslog daemon yet) is
+            // not an error: lines are sent to the path and dropped while nobody listens.
+            let later = sock.connect(path).is_err().then(|| path.clone());
+            Out::Unix(sock, later)
+        }
+        Dest::Stdout => Out::Std(std_queue(true).clone()),
+        Dest::Stderr => Out::Std(std_queue(false).clone()),
+    };
+    Ok(Sink { target, out, seen: AtomicU64::new(0) })
+}
+
+/// The queue of the stdout (or stderr) writer thread, started on first use.
+fn std_queue(stdout: bool) -> &'static SyncSender<Vec<u8>> {
+    static OUT: OnceLock<SyncSender<Vec<u8>>> = OnceLock::new();
+    static ERR: OnceLock<SyncSender<Vec<u8>>> = OnceLock::new();
+    let cell = if stdout { &OUT } else { &ERR };
+    cell.get_or_init(|| {
+        let (tx, rx) = sync_channel::<Vec<u8>>(STD_QUEUE);
+        let spawned = std::thread::Builder::new().name("rampart-log".into()).spawn(move || {
+            for line in rx {
+                let r = if stdout {
+                    std::io::stdout().lock().write_all(&line)
+                } else {
+                    std::io::stderr().lock().write_all(&line)
+                };
+                if r.is_err() {
+                    drop_line();
+                }
+            }
+        });
+        if spawned.is_err() {
+            // no writer: every line is dropped (the receiver went with the closure)
+            drop_line();
+        }
+        tx
+    })
+}
+
+impl Sink {
+    /// Sends `msg` (no trailing newline) at `level`, with this target's header, using
+    /// `buf` as scratch.
+    pub fn send(&self, ident: &Ident, level: u8, msg: &[u8], now: SystemTime, buf: &mut Vec<u8>) {
+        let t = &self.target;
+        if level > t.level {
+            return;
+        }
+        if let Some(s) = &t.sample {
+            if !s.keeps(self.seen.fetch_add(1, Ordering::Relaxed)) {
+                return;
+            }
+        }
+        let level = level.max(t.minlevel);
+        buf.clear();
+        header(buf, t, ident, level, now);
+        let room = t.maxlen.saturating_sub(buf.len() + 1);
+        buf.extend_from_slice(&msg[..msg.len().min(room)]);
+        buf.push(b'\n');
+        let sent = match &self.out {
+            Out::Udp(s) => s.send(buf).is_ok(),
+            Out::Unix(s, None) => s.send(buf).is_ok(),
+            Out::Unix(s, Some(path)) => s.send_to(buf, path).is_ok(),
+            Out::Std(q) => match q.try_send(buf.clone()) {
+                Ok(()) => true,
+                Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => false,
+            },
+        };
+        if !sent {
+            drop_line();
+        }
+    }
+}
+
+/// Writes the syslog header of `t`'s format for a line at `level`.
+pub fn header(out: &mut Vec<u8>, t: &Target, ident: &Ident, level: u8, now: SystemTime) {
+    let (secs, usec) = date::split(now);
+    let pri = u32::from(t.facility) * 8 + u32::from(level);
+    let pid = ident.pid;
+    match t.format {
+        HdrFormat::Rfc3164 | HdrFormat::Local => {
+            let _ = write!(out, "<{pri}>");
+            date::syslog(out, secs);
+            out.push(b' ');
+            let host = match (&ident.host, t.format, t.explicit) {
+                (_, HdrFormat::Local, _) => None,
+                (Some(h), _, _) => Some(&**h),
+                (None, _, true) => Some("localhost"),
+                (None, _, false) => None,
+            };
+            if let Some(h) = host {
+                let _ = write!(out, "{h} ");
+            }
+            let _ = write!(out, "{}[{pid}]: ", ident.tag);
+        }
+        HdrFormat::Rfc5424 => {
+            let _ = write!(out, "<{pri}>1 ");
+            date::iso(out, secs, usec);
+            let host = ident.host.as_deref().unwrap_or("-");
+            let _ = write!(out, " {host} {} {pid} - - ", ident.tag);
+        }
+        HdrFormat::Priority => {
+            let _ = write!(out, "<{pri}>");
+        }
+        HdrFormat::Short => {
+            let _ = write!(out, "<{level}>");
+        }
+        HdrFormat::Timed => {
+            let _ = write!(out, "<{level}>");
+            date::iso(out, secs, usec);
+            out.push(b' ');
+        }
+        HdrFormat::Iso => {
+            date::iso(out, secs, usec);
+            out.push(b' ');
+        }
+        HdrFormat::Raw => {}
+    }
+}
+
+/// The targets of a proxy (or of `global`), with the identity their headers carry.
+#[derive(Debug, Clone)]
+pub struct Loggers {
+    pub sinks: Vec<Arc<Sink>>,
+    pub ident: Ident,
+}
+
+thread_local! {
+    /// Scratch for headers: lines are built without allocating once warm.
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+impl Loggers {
+    pub fn is_empty(&self) -> bool {
+        self.sinks.is_empty()
+    }
+
+    /// Sends `msg` to every target.
+    pub fn send(&self, level: u8, msg: &[u8]) {
+        if self.sinks.is_empty() {
+            return;
+        }
+        let now = SystemTime::now();
+        SCRATCH.with(|b| {
+            let Ok(mut buf) = b.try_borrow_mut() else { return };
+            for s in &self.sinks {
+                s.send(&self.ident, level, msg, now, &mut buf);
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::log::target;
+
+    fn tgt(line: &str) -> Target {
+        let args: Vec<String> = line.split_whitespace().map(str::to_owned).collect();
+        target::parse(&args).unwrap()
+    }
+
+    fn hdr(line: &str, host: Option<&str>) -> String {
+        let ident = Ident { tag: "haproxy".into(), pid: 42, host: host.map(Into::into) };
+        let mut out = Vec::new();
+        // 2009-02-06 12:14:14.000123 UTC
+        let now = std::time::UNIX_EPOCH + std::time::Duration::from_micros(1_233_922_454_000_123);
+        header(&mut out, &tgt(line), &ident, 6, now);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn headers_of_each_format() {
+        if date::at(1_233_922_454, true).offset != 0 {
+            return; // the expected texts are in UTC
+        }
+        assert_eq!(hdr("127.0.0.1 local0", None), "<134>Feb  6 12:14:14 haproxy[42]: ");
+        assert_eq!(hdr("127.0.0.1 local0", Some("vm")), "<134>Feb  6 12:14:14 vm haproxy[42]: ");
+        assert_eq!(hdr("127.0.0.1 format rfc3164 user", None), "<14>Feb  6 12:14:14 localhost haproxy[42]: ");
+        assert_eq!(hdr("127.0.0.1 format local local7", Some("vm")), "<190>Feb  6 12:14:14 haproxy[42]: ");
+        assert_eq!(
+            hdr("127.0.0.1 format rfc5424 local1", None),
+            "<142>1 2009-02-06T12:14:14.000123+00:00 - haproxy 42 - - "
+        );
+        assert_eq!(hdr("127.0.0.1 format short local2", None), "<6>");
+        assert_eq!(hdr("127.0.0.1 format timed local3", None), "<6>2009-02-06T12:14:14.000123+00:00 ");
+        assert_eq!(hdr("127.0.0.1 format iso local4", None), "2009-02-06T12:14:14.000123+00:00 ");
+        assert_eq!(hdr("127.0.0.1 format priority local5", None), "<174>");
+        assert_eq!(hdr("stdout local0", None), "");
+    }
+
+    #[test]
+    fn udp_lines_arrive_cut_to_len_and_levels_filter() {
+        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        rx.set_read_timeout(Some(std::time::Duration::from_secs(2))).unwrap();
+        let addr = rx.local_addr().unwrap();
+        let sink = open(tgt(&format!("{addr} len 80 format raw local0 notice"))).unwrap();
+        let ident = Ident { tag: "t".into(), pid: 1, host: None };
+        let loggers = Loggers { sinks: vec![Arc::new(sink)], ident };
+        loggers.send(6, b"info is above notice: not sent");
+        loggers.send(3, &[b'x'; 200]);
+        let mut got = [0u8; 512];
+        let n = rx.recv(&mut got).unwrap();
+        assert_eq!(n, 80);
+        assert_eq!(&got[..n], [&[b'x'; 79][..], b"\n"].concat());
+    }
+
+    #[test]
+    fn a_receiver_that_does_not_read_costs_dropped_lines_not_a_block() {
+        let dir = std::env::temp_dir().join(format!("rampart-log-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        let path = dir.join("dgram.sock");
+        let _ = std::fs::remove_file(&path);
+        let rx = UnixDatagram::bind(&path).unwrap();
+        let sink = open(tgt(&format!("unix@{} len 65535 format raw local0", path.display()))).unwrap();
+        let loggers = Loggers { sinks: vec![Arc::new(sink)], ident: Ident { tag: "t".into(), pid: 1, host: None } };
+        let before = dropped_logs();
+        let big = vec![b'y'; 8000];
+        let start = std::time::Instant::now();
+        for _ in 0..2000 {
+            loggers.send(6, &big);
+        }
+        assert!(start.elapsed() < std::time::Duration::from_secs(5));
+        assert!(dropped_logs() > before, "the receiver's queue filled up");
+        let mut got = vec![0u8; 10_000];
+        assert_eq!(rx.recv(&mut got).unwrap(), 8001, "the first lines arrived whole");
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn an_absent_unix_socket_is_not_an_error_at_startup() {
+        let sink = open(tgt("/nonexistent/rampart/log.sock local0")).unwrap();
+        let loggers = Loggers { sinks: vec![Arc::new(sink)], ident: Ident { tag: "t".into(), pid: 1, host: None } };
+        let before = dropped_logs();
+        loggers.send(6, b"lost");
+        assert!(dropped_logs() > before);
+    }
+}

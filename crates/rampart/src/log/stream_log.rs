@@ -1,0 +1,447 @@
+//! What a stream measures for its log line, and the line itself: the dates and
+//! instants HAProxy takes (accept, request start, request head complete, connection
+//! start and end, response head, end), the bytes each way, the status, the retries,
+//! the request line, and the termination state (which side or rule ended the stream,
+//! and in which phase). The stream and its muxes fill a [`StreamLog`]; at the end the
+//! frontend's format renders it and [`emit`] sends it.
+//! HAProxy counterpart: the `logs` fields of `struct stream` (`accept_date`,
+//! `t_handshake`, `t_idle`, `t_queue`, `t_connect`, `t_data`, `t_close`, `bytes_in/out`),
+//! `sess_set_term_flags()`, `strm_log()`/`sess_log()` (src/log.c, src/http_ana.c).
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Instant, SystemTime};
+
+use super::format::LogFormat;
+use super::sink::Loggers;
+use super::target::level;
+use crate::sample::SampleCtx;
+
+/// The most of a request line a log record keeps (HAProxy's `tune.http.logurilen`).
+pub const MAX_URI: usize = 1024;
+
+/// Who ended the stream (HAProxy's `SF_ERR_*`), the first character of `%ts`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Cause {
+    /// `-`: ended normally.
+    #[default]
+    None,
+    /// `C`: the client aborted.
+    ClientAbort,
+    /// `c`: the client-side timeout expired.
+    ClientTimeout,
+    /// `S`: the server aborted or refused.
+    ServerAbort,
+    /// `s`: the server-side timeout expired.
+    ServerTimeout,
+    /// `P`: a proxy rule refused the request (`deny`, `tarpit`, a bad request ...).
+    Proxy,
+    /// `L`: the proxy answered itself (`return`, `redirect`, stats).
+    Local,
+    /// `R`: a resource ran out.
+    Resource,
+    /// `I`: an internal error.
+    Internal,
+    /// `D`: the server went down.
+    Down,
+    /// `K`: killed by an administrator.
+    Killed,
+}
+
+impl Cause {
+    fn code(self) -> u8 {
+        match self {
+            Cause::None => b'-',
+            Cause::ClientAbort => b'C',
+            Cause::ClientTimeout => b'c',
+            Cause::ServerAbort => b'S',
+            Cause::ServerTimeout => b's',
+            Cause::Proxy => b'P',
+            Cause::Local => b'L',
+            Cause::Resource => b'R',
+            Cause::Internal => b'I',
+            Cause::Down => b'D',
+            Cause::Killed => b'K',
+        }
+    }
+}
+
+/// Where the stream was when it ended (HAProxy's `SF_FINST_*`), the second character.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Phase {
+    /// `-`: it completed.
+    #[default]
+    None,
+    /// `R`: waiting for (or analysing) the request.
+    Request,
+    /// `Q`: in a queue.
+    Queue,
+    /// `C`: connecting to the server.
+    Connect,
+    /// `H`: waiting for the response head.
+    Headers,
+    /// `D`: transferring data.
+    Data,
+    /// `L`: sending the last bytes.
+    Last,
+    /// `T`: tarpitted.
+    Tarpit,
+}
+
+impl Phase {
+    fn code(self) -> u8 {
+        match self {
+            Phase::None => b'-',
+            Phase::Request => b'R',
+            Phase::Queue => b'Q',
+            Phase::Connect => b'C',
+            Phase::Headers => b'H',
+            Phase::Data => b'D',
+            Phase::Last => b'L',
+            Phase::Tarpit => b'T',
+        }
+    }
+}
+
+/// What one stream measured for its log line. Reset per stream; its request line
+/// keeps its capacity (it lives in the pooled transaction).
+#[derive(Debug, Clone)]
+pub struct StreamLog {
+    /// The connection's accept date (`%t`, `%Ts`, `%ms`).
+    pub accept_date: SystemTime,
+    pub accept: Instant,
+    /// When the request started: its first byte, or the accept (`%tr`, `Ti`).
+    pub req_date: SystemTime,
+    pub req_start: Instant,
+    /// Idle time before the request (`Ti`): 0 for the first request.
+    pub idle_ms: i64,
+    /// The request head was complete (`TR`).
+    pub head_done: Option<Instant>,
+    /// The stream asked for a server connection (end of `Tw` starts `Tc`).
+    pub connect_start: Option<Instant>,
+    /// Time spent waiting in a queue or a tarpit (`Tw`), when it was measured.
+    pub queue_ms: Option<i64>,
+    /// The server connection was established (`Tc`).
+    pub connected: Option<Instant>,
+    /// The response head arrived (`Tr`).
+    pub res_head: Option<Instant>,
+    /// The end of the stream (`Ta`, `Tt`): set when the line is rendered.
+    pub end: Option<Instant>,
+    /// Bytes sent to the client (`%B`) and received from it (`%U`).
+    pub bytes_out: u64,
+    /// The size HAProxy counts for the response head sent ([`htx_head_size`]).
+    pub res_head_size: u64,
+    pub bytes_in: u64,
+    /// The status sent to the client (`%ST`).
+    pub status: Option<u16>,
+    /// The line was sent at the response head (`option logasap`): its totals are
+    /// `+`-prefixed, and the end of the stream sends nothing more.
+    pub asap: bool,
+    /// Connection retries (`%rc`).
+    pub retries: u32,
+    /// The source address of the server connection (`%bi`, `%bp`).
+    pub back_src: Option<std::net::SocketAddr>,
+    pub cause: Cause,
+    pub phase: Phase,
+    /// `<method> <uri> <version>` as received (`%r`, `%HM`, `%HU`, ...); empty before a
+    /// request was parsed (HAProxy's `<BADREQ>`).
+    pub req_line: Vec<u8>,
+}
+
+impl Default for StreamLog {
+    fn default() -> Self {
+        let now = Instant::now();
+        let date = SystemTime::now();
+        StreamLog {
+            accept_date: date,
+            accept: now,
+            req_date: date,
+            req_start: now,
+            idle_ms: 0,
+            head_done: None,
+            connect_start: None,
+            queue_ms: None,
+            connected: None,
+            res_head: None,
+            end: None,
+            bytes_out: 0,
+            res_head_size: 0,
+            bytes_in: 0,
+            status: None,
+            asap: false,
+            retries: 0,
+            back_src: None,
+            cause: Cause::None,
+            phase: Phase::None,
+            req_line: Vec::new(),
+        }
+    }
+}
+
+/// A millisecond clock for instants kept where space is tight (a kept-alive
+/// connection's last exchange end): milliseconds since the first call, wrapping every
+/// 49 days (differences taken with `wrapping_sub` stay right below that).
+pub fn clock_ms() -> u32 {
+    static BASE: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    let base = *BASE.get_or_init(Instant::now);
+    base.elapsed().as_millis() as u32
+}
+
+/// What HAProxy 2.6 counts in `%B` for a response head: its internal message (HTX)
+/// holds the start line's three parts with a fixed overhead, and each header's name
+/// and value without separators; the connection headers the HTTP/1 mux adds on output
+/// are not counted. Checked against haproxy for pages, redirects, `return` and
+/// forwarded responses.
+pub fn htx_head_size(res: crate::http::MsgView<'_>, status: u16) -> u64 {
+    /// The start line block's own size (HAProxy's `struct htx_sl` and block header).
+    const SL_OVERHEAD: u64 = 21;
+    let version = 8; // `HTTP/1.x`
+    let status_len = if status >= 100 { 3 } else { 1 };
+    let hdrs: usize = res.headers().map(|(_, n, v)| n.len() + v.len()).sum();
+    SL_OVERHEAD + version + status_len + res.reason().len() as u64 + hdrs as u64
+}
+
+/// Milliseconds from `a` to `b`, `-1` when either did not happen.
+fn ms(a: Option<Instant>, b: Option<Instant>) -> i64 {
+    match (a, b) {
+        (Some(a), Some(b)) => b.saturating_duration_since(a).as_millis() as i64,
+        _ => -1,
+    }
+}
+
+impl StreamLog {
+    /// Starts a stream of a connection accepted at `accept` (date and instant), whose
+    /// request started at `req_start` after `idle_ms` of idle time.
+    pub fn begin(&mut self, accept: (SystemTime, Instant), req: (SystemTime, Instant), idle_ms: i64) {
+        let line = std::mem::take(&mut self.req_line);
+        *self = StreamLog {
+            accept_date: accept.0,
+            accept: accept.1,
+            req_date: req.0,
+            req_start: req.1,
+            idle_ms,
+            req_line: line,
+            ..StreamLog::default()
+        };
+        self.req_line.clear();
+    }
+
+    /// Records the end of the stream by `cause` in `phase`, unless an earlier event
+    /// already decided it.
+    pub fn end_by(&mut self, cause: Cause, phase: Phase) {
+        if self.cause == Cause::None {
+            self.cause = cause;
+            self.phase = phase;
+        }
+    }
+
+    /// The phase the stream was in, from the instants it reached.
+    pub fn current_phase(&self) -> Phase {
+        if self.res_head.is_some() {
+            Phase::Data
+        } else if self.connected.is_some() {
+            Phase::Headers
+        } else if self.connect_start.is_some() {
+            Phase::Connect
+        } else {
+            Phase::Request
+        }
+    }
+
+    /// `%ts`: the two termination characters.
+    pub fn term(&self) -> [u8; 2] {
+        let phase = if self.cause == Cause::None { Phase::None } else { self.phase };
+        [self.cause.code(), phase.code()]
+    }
+
+    /// `Th`: handshake time (no TLS yet: 0).
+    pub fn th(&self) -> i64 {
+        0
+    }
+
+    /// `Ti`.
+    pub fn ti(&self) -> i64 {
+        self.idle_ms
+    }
+
+    /// `TR`: from the request start to its complete head.
+    pub fn t_req(&self) -> i64 {
+        ms(Some(self.req_start), self.head_done)
+    }
+
+    /// `Tq` = `Th + Ti + TR`.
+    pub fn tq(&self) -> i64 {
+        match self.t_req() {
+            -1 => -1,
+            tr => self.th() + self.ti() + tr,
+        }
+    }
+
+    /// `Tw`: time in a queue that timed out, or in a tarpit. COMPAT: the wait of a
+    /// queued stream that got a server is counted in `Tc`, `Tw` is 0 then.
+    pub fn tw(&self) -> i64 {
+        if let Some(q) = self.queue_ms {
+            return q;
+        }
+        if self.connect_start.is_some() {
+            0
+        } else {
+            -1
+        }
+    }
+
+    /// `Tc`.
+    pub fn tc(&self) -> i64 {
+        ms(self.connect_start, self.connected)
+    }
+
+    /// `Tr`: from the connection to the response head.
+    pub fn tr(&self) -> i64 {
+        ms(self.connected, self.res_head)
+    }
+
+    /// `Ta`: from the request start to the end.
+    pub fn ta(&self) -> i64 {
+        ms(Some(self.req_start), self.end)
+    }
+
+    /// `Tt`: `Th + Ti + Ta`.
+    pub fn tt(&self) -> i64 {
+        self.th() + self.ti() + self.ta().max(0)
+    }
+
+    /// `Tu`: `Tt` without the idle time.
+    pub fn tu(&self) -> i64 {
+        self.tt() - self.ti()
+    }
+
+    /// `Td`: `Tt` less everything before the data.
+    pub fn td(&self) -> i64 {
+        let tr = self.tr();
+        if tr < 0 {
+            return -1;
+        }
+        (self.ta() - self.t_req().max(0) - self.tw().max(0) - self.tc().max(0) - tr).max(0)
+    }
+}
+
+/// A frontend's log settings, compiled.
+#[derive(Debug)]
+pub struct ProxyLog {
+    pub loggers: Loggers,
+    /// `None`: the proxy's lines only carry operational messages (a backend, or a
+    /// frontend without a format).
+    pub format: Option<LogFormat>,
+    /// `error-log-format`: lines of streams that ended in error.
+    pub error_format: Option<LogFormat>,
+    pub dontlognull: bool,
+    pub dontlog_normal: bool,
+    pub separate_errors: bool,
+    /// `option logasap`.
+    pub logasap: bool,
+    /// A format reads the server connection's source (`%bi`, `%bp`): only then does
+    /// the mux ask the kernel for it.
+    pub back_src: bool,
+    /// Lines logged so far (`%lc`).
+    pub count: AtomicU64,
+}
+
+thread_local! {
+    /// The line being rendered: reused, so a line allocates nothing once warm.
+    static LINE: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Whether the stream ended in error, as HAProxy decides which lines
+/// `dontlog-normal` skips and `log-separate-errors` raises.
+fn is_error(log: &StreamLog) -> bool {
+    log.cause != Cause::None || log.status.is_some_and(|s| s >= 500)
+}
+
+/// Renders and sends the log line of a stream of a frontend with `pl`; `ctx.log` is
+/// the stream's [`StreamLog`]. `null`: nothing at all was received from the client
+/// (`option dontlognull` skips those).
+pub fn emit(pl: &ProxyLog, ctx: &SampleCtx<'_>, null: bool) {
+    let (Some(log), Some(format)) = (ctx.log, &pl.format) else { return };
+    let err = is_error(log);
+    if (pl.dontlognull && null) || (pl.dontlog_normal && !err) {
+        return;
+    }
+    let lvl = if err && pl.separate_errors { level::ERR } else { level::INFO };
+    let fmt = match &pl.error_format {
+        Some(f) if err => f,
+        _ => format,
+    };
+    LINE.with(|b| {
+        let Ok(mut line) = b.try_borrow_mut() else { return };
+        line.clear();
+        fmt.render(ctx, &mut line);
+        pl.count.fetch_add(1, Ordering::Relaxed);
+        pl.loggers.send(lvl, &line);
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn at(base: Instant, ms: u64) -> Option<Instant> {
+        Some(base + Duration::from_millis(ms))
+    }
+
+    #[test]
+    fn timers_of_a_served_request() {
+        let t0 = Instant::now();
+        let mut l = StreamLog::default();
+        l.begin((SystemTime::now(), t0), (SystemTime::now(), t0), 0);
+        l.head_done = at(t0, 2);
+        l.connect_start = at(t0, 3);
+        l.connected = at(t0, 8);
+        l.res_head = at(t0, 20);
+        l.end = at(t0, 25);
+        assert_eq!((l.th(), l.ti(), l.t_req(), l.tq()), (0, 0, 2, 2));
+        assert_eq!((l.tw(), l.tc(), l.tr(), l.ta(), l.tt(), l.td()), (0, 5, 12, 25, 25, 6));
+        assert_eq!(l.term(), *b"--");
+    }
+
+    #[test]
+    fn timers_of_a_denied_request_are_minus_one() {
+        let t0 = Instant::now();
+        let mut l = StreamLog::default();
+        l.begin((SystemTime::now(), t0), (SystemTime::now(), t0), 7);
+        l.head_done = at(t0, 1);
+        l.end = at(t0, 1);
+        l.end_by(Cause::Proxy, Phase::Request);
+        assert_eq!((l.tw(), l.tc(), l.tr(), l.td(), l.tt()), (-1, -1, -1, -1, 8));
+        assert_eq!(l.term(), *b"PR");
+        // the first decision stays
+        l.end_by(Cause::ClientAbort, Phase::Data);
+        assert_eq!(l.term(), *b"PR");
+    }
+
+    #[test]
+    fn phases_follow_the_instants_reached() {
+        let t0 = Instant::now();
+        let mut l = StreamLog::default();
+        assert_eq!(l.current_phase(), Phase::Request);
+        l.connect_start = Some(t0);
+        assert_eq!(l.current_phase(), Phase::Connect);
+        l.connected = Some(t0);
+        assert_eq!(l.current_phase(), Phase::Headers);
+        l.res_head = Some(t0);
+        assert_eq!(l.current_phase(), Phase::Data);
+        l.end_by(Cause::ServerTimeout, l.current_phase());
+        assert_eq!(l.term(), *b"sD");
+    }
+
+    #[test]
+    fn begin_keeps_the_request_line_capacity() {
+        let mut l = StreamLog::default();
+        l.req_line.extend_from_slice(b"GET / HTTP/1.1");
+        let cap = l.req_line.capacity();
+        l.status = Some(200);
+        let now = (SystemTime::now(), Instant::now());
+        l.begin(now, now, 0);
+        assert_eq!((l.req_line.len(), l.req_line.capacity(), l.status), (0, cap, None));
+    }
+}
