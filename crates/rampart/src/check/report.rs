@@ -11,13 +11,13 @@ use std::time::Duration;
 
 use rampart_cfg::Level;
 
+use crate::log::level as log_level;
+
 use super::health::Health;
 use super::http::Outcome;
 use super::status::{CheckResult, CheckStatus};
 use crate::proxy::ProxyRt;
 use crate::server::{CheckReport, OperState};
-
-// TODO(#7): these messages also go to the proxy's logs (notice / alert levels).
 
 /// Applies the result of a check of server `srv` of backend `px` (`agent`: of its
 /// agent check, whose connection failures do not count against the server).
@@ -64,7 +64,7 @@ pub(super) fn apply(
         let mut msg = format!("{what} check for {backup}server {}/{} {verdict}", px.name, server.name);
         append_check(&mut msg, &report);
         let _ = write!(msg, ", status: {}", health.status_text(st.eweight()));
-        emit(Level::Warning, &msg);
+        emit(px, Level::Warning, log_level::NOTICE, &msg);
     }
     let reason = (!log_hc).then_some(&report);
     st.set_verdict(agent, health.is_up());
@@ -107,7 +107,7 @@ pub(super) fn change_state(px: &ProxyRt, srv: usize, next: OperState, reason: &R
     }
     let before = available(px);
     let maint = st.is_maint();
-    st.set_oper(next);
+    let prev = st.set_oper(next);
     sync_lb(px, srv);
     if maint {
         return;
@@ -138,9 +138,12 @@ pub(super) fn change_state(px: &ProxyRt, srv: usize, next: OperState, reason: &R
             ". {act} active and {bck} backup servers online.{on_backup} 0 sessions requeued, 0 total in queue"
         );
     }
-    emit(Level::Warning, &msg);
+    // HAProxy logs a server going DOWN as an alert, unless it was only stopping
+    let level =
+        if next == OperState::Stopped && prev != OperState::Stopping { log_level::ALERT } else { log_level::NOTICE };
+    emit(px, Level::Warning, level, &msg);
     if before.0 + before.1 > 0 && act + bck == 0 {
-        emit(Level::Alert, &format!("{} '{}' has no server available!", proxy_type(px), px.name));
+        no_server_left(px);
     }
 }
 
@@ -155,7 +158,17 @@ pub(super) fn change_weight(px: &ProxyRt, srv: usize, weight: u32) {
     }
     let (act, bck) = available(px);
     if before.0 + before.1 > 0 && act + bck == 0 {
-        emit(Level::Alert, &format!("{} '{}' has no server available!", proxy_type(px), px.name));
+        no_server_left(px);
+    }
+}
+
+/// HAProxy's `set_backend_down()`: `backend 'b' has no server available!` on stderr,
+/// `backend b has no server available!` in the logs at emergency level.
+fn no_server_left(px: &ProxyRt) {
+    let kind = proxy_type(px);
+    let _ = write_stderr(Level::Alert, &format!("{kind} '{}' has no server available!\n", px.name));
+    if let Some(pl) = px.log.as_deref() {
+        pl.loggers.send(log_level::EMERG, format!("{kind} {} has no server available!", px.name).as_bytes());
     }
 }
 
@@ -213,11 +226,18 @@ fn ascii_encode(out: &mut String, text: &str) {
     }
 }
 
-/// A `[WARNING]` or `[ALERT]` line on stderr (a closed stderr is ignored).
-fn emit(level: Level, msg: &str) {
-    let line = format!("{}({}) : {msg}.\n", level.tag(), std::process::id());
-    let line = if level == Level::Alert { line.replacen("!.\n", "!\n", 1) } else { line };
-    let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
+/// A check message: a `[WARNING]` line on stderr (a closed stderr is ignored) and, at
+/// `log_level`, a line in the proxy's logs, each ending with a period as HAProxy's.
+fn emit(px: &ProxyRt, level: Level, log_level: u8, msg: &str) {
+    let _ = write_stderr(level, &format!("{msg}.\n"));
+    if let Some(pl) = px.log.as_deref() {
+        pl.loggers.send(log_level, format!("{msg}.").as_bytes());
+    }
+}
+
+fn write_stderr(level: Level, text: &str) -> std::io::Result<()> {
+    let line = format!("{}({}) : {text}", level.tag(), std::process::id());
+    std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes())
 }
 
 #[cfg(test)]
