@@ -120,7 +120,10 @@ pub(super) fn parse_http_check(cx: &mut Ctx<'_>, words: &[String]) {
         "comment" if !arg(words, 2).is_empty() => Ok(()),
         "send" => parse_send(cx, &words[2..]),
         "expect" => parse_expect(&words[2..]).map(|e| own_rules(cx).expects.push(e)),
-        "connect" | "set-var" | "unset-var" => Err(not_yet(&format!("http-check {action}"))),
+        "connect" => Err(not_yet("http-check connect")),
+        _ if action.starts_with("set-var") || action.starts_with("unset-var") => {
+            Err(not_yet(&format!("http-check {}", action.split('(').next().unwrap_or(action))))
+        }
         "" => Err("'http-check' expects 'comment', 'connect', 'disable-on-404', 'expect', 'send', \
                    'send-state', 'set-var' or 'unset-var'."
             .into()),
@@ -191,7 +194,12 @@ pub(crate) fn parse_expect(args: &[String]) -> Result<HttpExpect, String> {
     let mut comment = None;
     let mut inverse = false;
     let mut i = 0;
-    while let Some(word) = args.get(i).map(String::as_str) {
+    while let Some(mut word) = args.get(i).map(String::as_str) {
+        // HAProxy also takes the `!` glued to the pattern type (`!string`)
+        if let Some(w) = word.strip_prefix('!').filter(|w| !w.is_empty()) {
+            inverse = true;
+            word = w;
+        }
         match word {
             "!" => inverse = true,
             "comment" => {
@@ -355,6 +363,11 @@ mod tests {
         assert_eq!(e("hdr name x"), "'http-check expect hdr' is not supported yet");
         assert_eq!(e("min-recv 3 string x"), "'http-check expect min-recv' is not supported yet");
         assert!(e("bogus x").contains("but got 'bogus'"));
+        assert!(super::parse_expect(&words("!string x")).expect("glued !").inverse);
+        assert_eq!(
+            alerts("backend b\n option httpchk\n http-check set-var(check.x) str(a)\n"),
+            ["'http-check set-var' is not supported yet"]
+        );
         assert_eq!(
             alerts("backend b\n option httpchk\n http-check connect port 80\n"),
             ["'http-check connect' is not supported yet"]

@@ -77,7 +77,10 @@ fn parse_rule(args: &[String]) -> Result<Parsed, String> {
             Ok(Parsed::Rule(TcpCheckAction::Send(bytes), comment))
         }
         "expect" => parse_expect(rest),
-        "send-lf" | "send-binary-lf" | "set-var" | "unset-var" => Err(not_yet(&format!("tcp-check {action}"))),
+        "send-lf" | "send-binary-lf" => Err(not_yet(&format!("tcp-check {action}"))),
+        _ if action.starts_with("set-var") || action.starts_with("unset-var") => {
+            Err(not_yet(&format!("tcp-check {}", action.split('(').next().unwrap_or(action))))
+        }
         _ => Err(format!(
             "'tcp-check' only supports 'comment', 'connect', 'send', 'send-binary', 'expect', 'send-lf', \
              'send-binary-lf', 'set-var' or 'unset-var' (got '{action}')."
@@ -129,8 +132,13 @@ fn parse_connect(rest: &[String]) -> Result<Parsed, String> {
 fn parse_expect(rest: &[String]) -> Result<Parsed, String> {
     let (mut inverse, mut min_recv, mut comment) = (false, None, None);
     let mut i = 0;
-    while let Some(word) = rest.get(i).map(String::as_str) {
+    while let Some(mut word) = rest.get(i).map(String::as_str) {
         let value = rest.get(i + 1).filter(|v| !v.is_empty());
+        // HAProxy also takes the `!` glued to the pattern type (`!rstring`)
+        if let Some(w) = word.strip_prefix('!').filter(|w| !w.is_empty()) {
+            inverse = true;
+            word = w;
+        }
         match word {
             "!" => inverse = true,
             "min-recv" => {
@@ -252,5 +260,11 @@ mod tests {
         assert_eq!(a("send-binary 0g"), ["'0g' is not a valid binary string (an even number of hex digits)."]);
         assert_eq!(a("expect string"), ["'tcp-check expect' : 'string' expects <pattern> as an argument."]);
         assert_eq!(a("send"), ["'tcp-check send' expects a string as argument."]);
+        assert_eq!(a("set-var(check.x) int(1)"), ["'tcp-check set-var' is not supported yet"]);
+        let cfg = parse_ok("backend b\n option tcp-check\n tcp-check expect !rstring ^x\n");
+        assert_eq!(
+            cfg.proxies[0].options.health.tcp_rules[0].action,
+            TcpCheckAction::Expect { inverse: true, matcher: TcpExpectMatch::Rstring("^x".into()), min_recv: None }
+        );
     }
 }
