@@ -132,7 +132,6 @@ fn one_check_run_reports_every_refusal() {
             "2] : 'master-worker' is not supported yet",
             "3] : 'stats socket' : ''level' only supports 'user', 'operator', and 'admin' (got 'bogus')'",
             "10] : 'bind 127.0.0.1:18080' in section 'frontend' : 'accept-netscaler-cip' is not supported yet",
-            "10] : 'bind 127.0.0.1:18080' in section 'frontend' : 'tfo' is not supported yet",
             "15] : 'server be/s2' : 'send-proxy-v2-ssl' is not supported yet",
             "15] : 'server be/s2' : weight of server s2 is not within 0 and 256 (999)..",
             "11] : 'http-request set-priority-class' is not supported yet (the backend queue has no priorities)",
