@@ -301,7 +301,7 @@ fn bind_unix(path: &Path, backlog: i32) -> StepResult<OwnedFd> {
 
 /// Checks that an inherited descriptor is a listening stream socket (and makes it
 /// non-blocking); returns its family.
-fn socket_family(fd: BorrowedFd<'_>) -> io::Result<Family> {
+pub(crate) fn socket_family(fd: BorrowedFd<'_>) -> io::Result<Family> {
     let sock = socket2::SockRef::from(&fd);
     if !sock.is_listener()? {
         return Err(io::Error::from_raw_os_error(libc::EINVAL));

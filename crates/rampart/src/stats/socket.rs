@@ -80,9 +80,6 @@ pub fn check(cfg: &Config) -> Vec<Diag> {
             Ok(_) => {}
             Err(what) => out.push(Diag::alert(Some(s.span.clone()), not_yet(&what))),
         }
-        if let ListenAddr::Fd(n) = &s.addr {
-            out.push(Diag::alert(Some(s.span.clone()), not_yet(&format!("stats socket fd@{n}"))));
-        }
     }
     out
 }
@@ -127,8 +124,21 @@ fn bind_one(s: &StatsSocket, o: &Options) -> Result<Bound, String> {
         ListenAddr::Inet(sa) => bind_tcp(*sa)
             .map(Bound::Tcp)
             .map_err(|e| fail(format!("cannot bind socket ({}) for [{}:{}]", errno_text(&e), sa.ip(), sa.port()))),
-        ListenAddr::Fd(n) => Err(format!("parsing [{}] : {}", s.span, not_yet(&format!("stats socket fd@{n}")))),
+        ListenAddr::Fd(n) => {
+            adopt_fd(*n).map_err(|e| fail(format!("cannot use inherited socket fd@{n} ({})", errno_text(&e))))
+        }
     }
+}
+
+/// An inherited socket already listening (`fd@N`: how VTest hands its CLI socket to the
+/// proxy under test), checked before it is owned, as the `bind fd@N` listeners are.
+fn adopt_fd(n: i32) -> io::Result<Bound> {
+    use crate::listener::Family;
+    let (fd, family) = crate::sys::adopt_inherited_fd(n, crate::listener::socket_family)?;
+    Ok(match family {
+        Family::Unix => Bound::Unix(std::os::unix::net::UnixListener::from(fd)),
+        Family::Inet => Bound::Tcp(std::net::TcpListener::from(fd)),
+    })
 }
 
 /// Binds a TCP socket; `SO_REUSEPORT` as for the other listeners, so that a new
