@@ -2,7 +2,7 @@
 //! (all usable, weights 1..=4, loads varying), the way `backend::pick_server` calls
 //! the balancer: the cost of choosing a server, without sockets.
 //!
-//! Run: `cargo bench -p rampart --bench lb_pick` (figures in docs/compat/balancing.md).
+//! Run: `cargo bench -p rampart --bench lb_pick` (figures in docs/COMPATIBILITY.md, section Load balancing).
 //! A custom harness like `acl.rs` (no criterion dependency in the workspace).
 
 use std::hint::black_box;

@@ -154,7 +154,7 @@ fn mask(line: &str) -> Vec<String> {
             // `%ac/%fc/%bc/%sc/%rc`: the connection counts depend on when the previous
             // client's close was seen; the retries stay
             _ if i >= 5 && numbers(tok) == 5 => format!("n/n/n/n/{}", tok.rsplit('/').next().unwrap_or_default()),
-            // `%sq/%bq`: queue positions are not tracked (docs/compat/logging.md)
+            // `%sq/%bq`: queue positions are not tracked (docs/COMPATIBILITY.md, section Logging)
             _ if i >= 5 && numbers(tok) == 2 => "q/q".to_owned(),
             _ => tok.to_owned(),
         };

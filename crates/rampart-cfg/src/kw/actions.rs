@@ -28,7 +28,7 @@ pub static HTTP_REQUEST_ACTIONS: &[ActionKw] = &[
     act(
         "use-service",
         false,
-        Partial("'prometheus-exporter' (HAProxy's metric names; see docs/compat/runtime-api.md)"),
+        Partial("'prometheus-exporter' (HAProxy's metric names; see docs/COMPATIBILITY.md, section Runtime API)"),
     ),
     act("sc-inc-gpc", true, No),
     act("sc-inc-gpc0", true, No),

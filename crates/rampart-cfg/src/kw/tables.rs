@@ -147,7 +147,7 @@ pub static GLOBAL: &[Kw] = &[
     kw("ssl-skip-self-issued-ca", No),
     kw(
         "stats",
-        Partial("'socket', 'timeout', 'maxconn' (the runtime API, see docs/compat/runtime-api.md); not 'bind-process'"),
+        Partial("'socket', 'timeout', 'maxconn' (the runtime API, see docs/COMPATIBILITY.md, section Runtime API); not 'bind-process'"),
     ),
     kw("strict-limits", No),
     kw("thread-group", No),
@@ -241,7 +241,7 @@ const TCPCHK_PARTIAL: &str =
 const HTTPCHK_PARTIAL: &str = "send meth/uri/ver/hdr/body (one request per check), expect [!] status/rstatus/string/rstring \
      with comment, disable-on-404, send-state, comment; not: connect, set-var, unset-var, uri-lf, body-lf, other expect matchers \
      and options";
-const LOGS_PARTIAL: &str = "the variables listed in docs/compat/logging.md";
+const LOGS_PARTIAL: &str = "the variables listed in docs/COMPATIBILITY.md, section Logging";
 const SPLICE_PARTIAL: &str = "rampart splices where it pays off anyway; 'no option' is not supported yet";
 const USERLIST_PARTIAL: &str = "md5, sha256, sha512, bcrypt and yescrypt crypt(3) hashes and insecure \
      passwords; other crypt schemes (DES, ...) are refused at startup";

@@ -25,7 +25,7 @@
 //! with OPTIONS), CONNECT in absolute form, a target in no form whose first segment
 //! equals Host (`GET a/b` with `Host: a`) and any Host value; rampart answers 400. Both
 //! refuse a fragment. haproxy refuses `http://a?x` (it takes `a?x` for the authority);
-//! rampart ends the authority at `?` as RFC 3986 §3.2 does (docs/compat/strictness.md).
+//! rampart ends the authority at `?` as RFC 3986 §3.2 does (docs/COMPATIBILITY.md, Stricter than HAProxy).
 
 use std::ops::Range;
 

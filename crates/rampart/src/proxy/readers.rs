@@ -100,7 +100,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("option dontlognull", "log::emit"),
     ("option dontlog-normal", "log::emit"),
     ("option log-separate-errors", "log::emit"),
-    // COMPAT: partial, TCP lines are sent at the end of the session (docs/compat/logging.md)
+    // COMPAT: partial, TCP lines are sent at the end of the session (docs/COMPATIBILITY.md, section Logging)
     ("option logasap", "stream::log_asap, log::vars"),
     // balance algorithms
     ("balance roundrobin", "lb::roundrobin"),
