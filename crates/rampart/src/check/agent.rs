@@ -23,6 +23,8 @@ pub struct AgentRt {
     pub send: Option<Vec<u8>>,
     /// `option log-health-checks` of the backend.
     pub log_health_checks: bool,
+    /// `agent-addr` as configured, for `show servers state`.
+    pub conf_addr: Option<std::net::IpAddr>,
 }
 
 /// An administrative state an agent asks for.

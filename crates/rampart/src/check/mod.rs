@@ -14,6 +14,7 @@
 //! - `report`: applying a result: counters, server state, messages
 //! - `track`: servers that follow another server's state (`track`)
 
+mod admin;
 mod agent;
 mod health;
 mod http;
@@ -31,6 +32,7 @@ use std::time::Duration;
 use rampart_cfg::model::{Config, Observe, OnError, Proxy, Server};
 use rampart_cfg::{Diag, Span};
 
+pub use admin::{force_state, set_drain, set_maint, set_weight};
 pub use agent::{AgentReply, AgentRt};
 pub use health::Health;
 pub use http::{HttpChk, Outcome};
@@ -77,6 +79,9 @@ pub struct CheckRt {
     /// `send-proxy*` when the check has no `port` nor `addr`): no client, so
     /// "PROXY UNKNOWN" (v1) or a LOCAL header (v2), as HAProxy sends.
     pub proxy_header: Option<Vec<u8>>,
+    /// `port` and `addr` as configured (0 and `None` without), for `show servers state`.
+    pub conf_port: u16,
+    pub conf_addr: Option<IpAddr>,
 }
 
 /// The compiled check kinds of a backend, shared by its servers.
@@ -139,6 +144,8 @@ pub fn build(
         on_error: c.on_error.unwrap_or(OnError::FailCheck),
         slowstart: c.slowstart,
         proxy_header: check_proxy_header(srv),
+        conf_port: c.port.unwrap_or(0),
+        conf_addr: c.addr.as_deref().and_then(probe_ip),
     }))
 }
 
@@ -293,6 +300,7 @@ pub fn build_agent(px: &Proxy, srv: &Server, addr: SocketAddr) -> Result<Option<
         inter: c.agent_inter.or(c.inter).unwrap_or(DEFAULT_INTER),
         send: c.agent_send.as_ref().map(|s| rampart_cfg::lexer::raw_bytes(s.as_bytes()).into_owned()),
         log_health_checks: px.options.log_health_checks,
+        conf_addr: c.agent_addr.as_deref().and_then(probe_ip),
     }))
 }
 

@@ -36,6 +36,11 @@ pub(super) async fn run(rt: Arc<Runtime>, be: usize, srv: usize, first: Duration
     let mut ramp = Ramp::default();
     tokio::time::sleep(first).await;
     while !rt.global.is_stopping() {
+        // maintenance pauses the checks, as `disable health` stops them
+        if st.is_maint() || !st.check_enabled(false) {
+            tokio::time::sleep(chk.inter).await;
+            continue;
+        }
         let start = Instant::now();
         health.health = st.health_or(chk.rise);
         let out = probe(px, server, chk, &health, rt.bufsize).await;
@@ -123,6 +128,10 @@ pub(super) async fn run_agent(rt: Arc<Runtime>, be: usize, srv: usize, first: Du
     let connect = px.timeouts.connect.unwrap_or(agent.inter);
     tokio::time::sleep(first).await;
     while !rt.global.is_stopping() {
+        if !server.state.check_enabled(true) {
+            tokio::time::sleep(agent.inter).await;
+            continue;
+        }
         let start = Instant::now();
         match super::agent::probe(agent, connect, agent.inter, rt.bufsize).await {
             AgentResult::Failed(out) => report::apply(px, srv, &mut health, out, start.elapsed(), log_hc, true),

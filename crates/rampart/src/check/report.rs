@@ -164,7 +164,7 @@ pub(super) fn change_weight(px: &ProxyRt, srv: usize, weight: u32) {
 
 /// HAProxy's `set_backend_down()`: `backend 'b' has no server available!` on stderr,
 /// `backend b has no server available!` in the logs at emergency level.
-fn no_server_left(px: &ProxyRt) {
+pub(super) fn no_server_left(px: &ProxyRt) {
     let kind = proxy_type(px);
     let _ = write_stderr(Level::Alert, &format!("{kind} '{}' has no server available!\n", px.name));
     if let Some(pl) = px.log.as_deref() {
@@ -183,7 +183,7 @@ pub(crate) fn sync_lb(px: &ProxyRt, srv: usize) {
 }
 
 /// HAProxy's `srv_act` and `srv_bck`: active and backup servers UP with a weight.
-fn available(px: &ProxyRt) -> (usize, usize) {
+pub(super) fn available(px: &ProxyRt) -> (usize, usize) {
     let servers = &px.be.servers;
     let count = |backup: bool| servers.iter().filter(|s| s.backup == backup && s.state.counts_as_available()).count();
     (count(false), count(true))
@@ -228,7 +228,7 @@ fn ascii_encode(out: &mut String, text: &str) {
 
 /// A check message: a `[WARNING]` line on stderr (a closed stderr is ignored) and, at
 /// `log_level`, a line in the proxy's logs, each ending with a period as HAProxy's.
-fn emit(px: &ProxyRt, level: Level, log_level: u8, msg: &str) {
+pub(super) fn emit(px: &ProxyRt, level: Level, log_level: u8, msg: &str) {
     let _ = write_stderr(level, &format!("{msg}.\n"));
     if let Some(pl) = px.log.as_deref() {
         pl.loggers.send(log_level, format!("{msg}.").as_bytes());

@@ -26,7 +26,34 @@ pub enum CheckStatus {
     L7Sts,
 }
 
+impl CheckResult {
+    /// HAProxy's `CHK_RES_*` number (`show servers state`).
+    pub fn id(self) -> u8 {
+        match self {
+            CheckResult::Failed => 2,
+            CheckResult::Passed => 3,
+            CheckResult::CondPass => 4,
+        }
+    }
+}
+
 impl CheckStatus {
+    /// HAProxy's `HCHK_STATUS_*` number (`show servers state`).
+    pub fn id(self) -> u8 {
+        match self {
+            CheckStatus::Hana => 4,
+            CheckStatus::SockErr => 5,
+            CheckStatus::L4Ok => 6,
+            CheckStatus::L4Tout => 7,
+            CheckStatus::L4Con => 8,
+            CheckStatus::L7Tout => 12,
+            CheckStatus::L7Rsp => 13,
+            CheckStatus::L7Ok => 15,
+            CheckStatus::L7OkC => 16,
+            CheckStatus::L7Sts => 17,
+        }
+    }
+
     /// The short code of `show stat` (`L4OK`, `L7STS`...).
     pub fn code(self) -> &'static str {
         match self {

@@ -65,6 +65,9 @@ pub struct SrvState {
     usable: AtomicBool,
     oper: AtomicU8,
     maint: AtomicBool,
+    /// `enable|disable health`, `enable|disable agent`: the checks run.
+    check_enabled: AtomicBool,
+    agent_enabled: AtomicBool,
     /// DRAIN (set by an agent): UP, but takes no new traffic from the balancer.
     drain: AtomicBool,
     /// The health check's own verdict (true without a health check).
@@ -105,6 +108,8 @@ impl SrvState {
             usable: AtomicBool::new(!disabled),
             oper: AtomicU8::new(OperState::Running as u8),
             maint: AtomicBool::new(disabled),
+            check_enabled: AtomicBool::new(true),
+            agent_enabled: AtomicBool::new(true),
             drain: AtomicBool::new(false),
             check_up: AtomicBool::new(true),
             agent_up: AtomicBool::new(true),
@@ -147,10 +152,25 @@ impl SrvState {
         self.maint.load(Ordering::Relaxed)
     }
 
-    /// Enters or leaves maintenance (for the runtime API).
+    /// Enters or leaves maintenance (for the runtime API); a change counts as a state
+    /// change (`lastchg`).
     pub fn set_maint(&self, on: bool) {
-        self.maint.store(on, Ordering::Relaxed);
+        if self.maint.swap(on, Ordering::Relaxed) != on {
+            self.last_change.store(unix_now(), Ordering::Relaxed);
+        }
         self.refresh_usable();
+    }
+
+    /// Whether the health check (`agent`: the agent check) runs (`enable|disable
+    /// health|agent`).
+    pub fn check_enabled(&self, agent: bool) -> bool {
+        let flag = if agent { &self.agent_enabled } else { &self.check_enabled };
+        flag.load(Ordering::Relaxed)
+    }
+
+    pub fn set_check_enabled(&self, agent: bool, on: bool) {
+        let flag = if agent { &self.agent_enabled } else { &self.check_enabled };
+        flag.store(on, Ordering::Relaxed);
     }
 
     /// The effective weight balancers should use for this server.
@@ -211,7 +231,7 @@ impl SrvState {
         }
     }
 
-    pub(crate) fn store_health(&self, h: u32) {
+    pub fn store_health(&self, h: u32) {
         self.health.store(h, Ordering::Relaxed);
     }
 
@@ -263,13 +283,15 @@ impl SrvState {
 
     /// Enters or leaves DRAIN.
     pub fn set_drain(&self, on: bool) {
-        self.drain.store(on, Ordering::Relaxed);
+        if self.drain.swap(on, Ordering::Relaxed) != on {
+            self.last_change.store(unix_now(), Ordering::Relaxed);
+        }
         self.refresh_usable();
     }
 
     /// Records the verdict of the health check (`agent`: of the agent check); the
     /// server may be UP only when both agree.
-    pub(crate) fn set_verdict(&self, agent: bool, up: bool) {
+    pub fn set_verdict(&self, agent: bool, up: bool) {
         let flag = if agent { &self.agent_up } else { &self.check_up };
         flag.store(up, Ordering::Relaxed);
     }

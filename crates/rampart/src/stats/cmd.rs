@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use super::stat::Request;
-use super::{info, servers, stat, Cli};
+use super::{info, servers, srvcmd, stat, Cli};
 
 /// A CLI session's access level (`stats socket ... level`), lowest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -75,6 +75,55 @@ pub static COMMANDS: &[Cmd] = &[
         run: clear_counters,
     },
     Cmd {
+        words: &["disable", "agent"],
+        usage: "disable agent",
+        help: "disable agent checks",
+        level: Level::Admin,
+        run: srvcmd::enable_check,
+    },
+    Cmd {
+        words: &["disable", "health"],
+        usage: "disable health",
+        help: "disable health checks",
+        level: Level::Admin,
+        run: srvcmd::enable_check,
+    },
+    Cmd {
+        words: &["disable", "server"],
+        usage: "disable server (DEPRECATED)",
+        help: "disable a server for maintenance (use 'set server' instead)",
+        level: Level::Admin,
+        run: srvcmd::enable_server,
+    },
+    Cmd {
+        words: &["enable", "agent"],
+        usage: "enable agent",
+        help: "enable agent checks",
+        level: Level::Admin,
+        run: srvcmd::enable_check,
+    },
+    Cmd {
+        words: &["enable", "health"],
+        usage: "enable health",
+        help: "enable health checks",
+        level: Level::Admin,
+        run: srvcmd::enable_check,
+    },
+    Cmd {
+        words: &["enable", "server"],
+        usage: "enable server  (DEPRECATED)",
+        help: "enable a disabled server (use 'set server' instead)",
+        level: Level::Admin,
+        run: srvcmd::enable_server,
+    },
+    Cmd {
+        words: &["get", "weight"],
+        usage: "get weight <bk>/<srv>",
+        help: "report a server's current weight",
+        level: Level::User,
+        run: srvcmd::get_weight,
+    },
+    Cmd {
         words: &["operator"],
         usage: "operator",
         help: "lower the level of the current CLI session to operator",
@@ -96,11 +145,25 @@ pub static COMMANDS: &[Cmd] = &[
         run: set_maxconn_global,
     },
     Cmd {
+        words: &["set", "server"],
+        usage: "set server <bk>/<srv> [opts]",
+        help: "change a server's state, weight, address or ssl",
+        level: Level::Admin,
+        run: srvcmd::set_server,
+    },
+    Cmd {
         words: &["set", "timeout"],
         usage: "set timeout [cli] <delay>",
         help: "change a timeout setting",
         level: Level::User,
         run: set_timeout,
+    },
+    Cmd {
+        words: &["set", "weight"],
+        usage: "set weight <bk>/<srv>  (DEPRECATED)",
+        help: "change a server's weight (use 'set server' instead)",
+        level: Level::Admin,
+        run: srvcmd::set_weight,
     },
     Cmd {
         words: &["show", "backend"],
@@ -193,9 +256,6 @@ pub static COMMANDS: &[Cmd] = &[
 /// HAProxy commands rampart does not have yet: they get a clear answer instead of
 /// the unknown-command help. (First words, matched as a prefix of the command.)
 const NOT_YET: &[&[&str]] = &[
-    &["set", "server"],
-    &["set", "weight"],
-    &["get", "weight"],
     &["enable"],
     &["disable"],
     &["set", "maxconn", "server"],

@@ -9,6 +9,7 @@
 //! - `cmd`: the command table with each command's level, the help, the dispatcher
 //! - `info`, `stat`, `servers`: what `show info`, `show stat`, `show servers state` and
 //!   `show backend` print
+//! - `srvcmd`: the server commands (`disable server`, `set server`, `set weight` ...)
 //! - `fields`: HAProxy's field lists for `show stat` and `show info`
 //! - `counters`: the counters only the stats read (responses by class, maxima)
 //!
@@ -23,6 +24,7 @@ pub mod prometheus;
 pub mod rates;
 mod servers;
 pub mod socket;
+mod srvcmd;
 mod stat;
 
 use std::sync::atomic::{AtomicU32, AtomicU64};

@@ -5,6 +5,8 @@
 use std::fmt::Write as _;
 
 use super::Cli;
+use crate::proxy::ServerRt;
+use crate::server::OperState;
 
 /// The header of `show servers state`, version 1.
 const STATE_HEADER: &str = "1\n# be_id be_name srv_id srv_name srv_addr srv_op_state srv_admin_state srv_uweight \
@@ -22,39 +24,77 @@ pub fn state(cli: &Cli, backend: Option<&str>) -> Result<String, String> {
         None => None,
     };
     let mut out = String::from(STATE_HEADER);
-    let up = cli.uptime();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
     for (idx, px) in cli.rt.proxies.iter().enumerate() {
         if !px.cap.backend || only.is_some_and(|o| o != idx) {
             continue;
         }
         for srv in &px.be.servers {
-            // op_state 2 = running, 0 = stopped; admin_state 0x5 = forced and
-            // configured maintenance (`disabled`); health = rise when running (no check:
-            // the default rise of 2); check_state 0x8 = paused.
-            let (op, admin, health, chk_state) = if srv.disabled { (0, 5, 0, 8) } else { (2, 0, 2, 0) };
-            // the operational state and health counter the checks keep
-            // TODO(#9): the admin and check-state flags of drain, maint set at run time
-            let op = match srv.state.oper() {
-                crate::server::OperState::Stopped => 0,
-                crate::server::OperState::Running if !srv.disabled => 2,
-                crate::server::OperState::Running => op,
-                crate::server::OperState::Stopping => 3,
-            };
-            let health = srv.check.as_ref().map_or(health, |c| srv.state.health_or(c.rise));
-            let w = srv.stats.weight;
             let _ = writeln!(
                 out,
-                "{} {} {} {} {} {op} {admin} {w} {w} {up} 1 0 {health} {chk_state} 0 0 0 - {} - 0 0 - - 0",
+                "{} {} {} {} {} {} - {} - 0 {}",
                 cli.iid(idx),
                 px.name,
                 srv.stats.sid,
                 srv.name,
                 srv.addr.ip(),
+                state_columns(srv, now),
                 srv.addr.port(),
+                check_columns(srv),
             );
         }
     }
     Ok(out)
+}
+
+/// Default `rise` of a server without a check.
+const DEFAULT_RISE: u32 = 2;
+
+/// From `srv_op_state` to `srv_f_forced_id`: HAProxy's `next_state`, `next_admin`
+/// flags (FMAINT 0x1, CMAINT 0x4, FDRAIN 0x8), user and initial weights, the seconds
+/// since the last change, the check's status, result and health numbers, and the
+/// check and agent `state` flags (CONFIGURED 0x2, ENABLED 0x4, PAUSED 0x8, AGENT 0x10).
+fn state_columns(srv: &ServerRt, now: u64) -> String {
+    let st = &srv.state;
+    let maint = st.is_maint();
+    let op = match st.oper() {
+        _ if maint => 0,
+        OperState::Stopped => 0,
+        OperState::Running => 2,
+        OperState::Stopping => 3,
+    };
+    let admin = u8::from(maint) | if srv.disabled { 4 } else { 0 } | if st.is_drain() { 8 } else { 0 };
+    let since = now.saturating_sub(st.last_change());
+    let (status, result, health, chk_state) = match &srv.check {
+        Some(c) => {
+            let last = st.last_check();
+            let status = last.as_ref().map_or(1, |r| r.status.id());
+            let result = last.as_ref().map_or(0, |r| r.status.result().id());
+            let flags = if st.check_enabled(false) { 6 } else { 2 } | if maint { 8 } else { 0 };
+            (status, result, if maint { 0 } else { st.health_or(c.rise) }, flags)
+        }
+        // without a check, only `disabled` pauses it (for good) and zeroes the health
+        None if srv.disabled => (1, 0, st.health_or(0), 8),
+        None => (1, 0, st.health_or(DEFAULT_RISE), 0),
+    };
+    let agent_state = match &srv.agent {
+        Some(_) if st.check_enabled(true) => 0x16,
+        Some(_) => 0x12,
+        None => 0,
+    };
+    format!(
+        "{op} {admin} {} {} {since} {status} {result} {health} {chk_state} {agent_state} 0 0",
+        st.eweight(),
+        st.uweight()
+    )
+}
+
+/// `srv_check_port srv_check_addr srv_agent_addr srv_agent_port`: as configured.
+fn check_columns(srv: &ServerRt) -> String {
+    let dash = |ip: Option<std::net::IpAddr>| ip.map_or_else(|| "-".to_owned(), |ip| ip.to_string());
+    let (port, addr) = srv.check.as_ref().map_or((0, None), |c| (c.conf_port, c.conf_addr));
+    let (agent_addr, agent_port) = srv.agent.as_ref().map_or((None, 0), |a| (a.conf_addr, a.addr.port()));
+    format!("{port} {} {} {agent_port}", dash(addr), dash(agent_addr))
 }
 
 /// `show backend`: the backends' names.

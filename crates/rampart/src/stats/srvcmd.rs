@@ -1,0 +1,192 @@
+//! The server commands of the CLI: `disable|enable server|health|agent`, `set server`,
+//! `get weight`, `set weight`. Answers and errors are HAProxy 2.6's texts.
+//! HAProxy counterpart: the `cli_parse_*` server handlers of server.c.
+
+use crate::check;
+use crate::proxy::ProxyRt;
+use crate::server::OperState;
+
+use super::cmd::Session;
+use super::Cli;
+
+/// The highest weight HAProxy accepts (`SRV_UWGHT_MAX`).
+const MAX_WEIGHT: i64 = 256;
+
+/// Finds `<backend>/<server>`; `Err` is HAProxy's message.
+fn find<'a>(cli: &'a Cli, arg: Option<&str>) -> Result<(&'a ProxyRt, usize), String> {
+    let Some((be, srv)) = arg.and_then(|a| a.split_once('/')) else {
+        return Err("Require 'backend/server'.\n".to_owned());
+    };
+    let Some(px) = cli.find_proxy(be).map(|i| &cli.rt.proxies[i]).filter(|p| p.cap.backend) else {
+        return Err("No such backend.\n".to_owned());
+    };
+    match px.be.servers.iter().position(|s| s.name == srv) {
+        Some(i) => Ok((px, i)),
+        None => Err("No such server.\n".to_owned()),
+    }
+}
+
+/// `disable|enable server <b>/<s>`: maintenance on or off.
+pub fn enable_server(cli: &Cli, _: &mut Session, words: &[&str]) -> String {
+    match find(cli, words.get(2).copied()) {
+        Ok((px, i)) => {
+            check::set_maint(px, i, words[0] == "disable");
+            String::new()
+        }
+        Err(e) => e,
+    }
+}
+
+/// `disable|enable health|agent <b>/<s>`.
+pub fn enable_check(cli: &Cli, _: &mut Session, words: &[&str]) -> String {
+    let (px, i) = match find(cli, words.get(2).copied()) {
+        Ok(f) => f,
+        Err(e) => return e,
+    };
+    let srv = &px.be.servers[i];
+    let agent = words[1] == "agent";
+    let on = words[0] == "enable";
+    let configured = if agent { srv.agent.is_some() } else { srv.check.is_some() };
+    if on && !configured {
+        let what = if agent { "Agent" } else { "Health check" };
+        return format!("{what} was not configured on this server, cannot enable.\n");
+    }
+    srv.state.set_check_enabled(agent, on);
+    String::new()
+}
+
+/// `get weight <b>/<s>`: the current and the initial weight.
+pub fn get_weight(cli: &Cli, _: &mut Session, words: &[&str]) -> String {
+    match find(cli, words.get(2).copied()) {
+        Ok((px, i)) => {
+            let st = &px.be.servers[i].state;
+            format!("{} (initial {})\n", st.eweight(), st.uweight())
+        }
+        Err(e) => e,
+    }
+}
+
+/// `set weight <b>/<s> <w>[%]`.
+pub fn set_weight(cli: &Cli, _: &mut Session, words: &[&str]) -> String {
+    match find(cli, words.get(2).copied()) {
+        Ok((px, i)) => apply_weight(px, i, words.get(3).copied()),
+        Err(e) => e,
+    }
+}
+
+/// `set server <b>/<s> state|weight|health|agent ...`.
+pub fn set_server(cli: &Cli, _: &mut Session, words: &[&str]) -> String {
+    let (px, i) = match find(cli, words.get(2).copied()) {
+        Ok(f) => f,
+        Err(e) => return e,
+    };
+    let value = words.get(4).copied();
+    match words.get(3).copied() {
+        Some("weight") => apply_weight(px, i, value),
+        Some("state") => set_state(px, i, value),
+        Some("health") => set_health(px, i, value),
+        Some("agent") => set_agent(px, i, value),
+        Some(
+            w @ ("addr" | "agent-addr" | "agent-port" | "agent-send" | "check-addr" | "check-port" | "fqdn" | "ssl"),
+        ) => format!("'set server <srv> {w}' is not supported yet.\n"),
+        _ => "usage: set server <backend>/<server> addr | agent | agent-addr | agent-port | agent-send | \
+              check-addr | check-port | fqdn | health | ssl | state | weight\n"
+            .to_owned(),
+    }
+}
+
+fn set_state(px: &ProxyRt, i: usize, value: Option<&str>) -> String {
+    match value {
+        Some("ready") => {
+            check::set_drain(px, i, false);
+            check::set_maint(px, i, false);
+        }
+        Some("drain") => check::set_drain(px, i, true),
+        Some("maint") => check::set_maint(px, i, true),
+        _ => return "'set server <srv> state' expects 'ready', 'drain' and 'maint'.\n".to_owned(),
+    }
+    String::new()
+}
+
+fn set_health(px: &ProxyRt, i: usize, value: Option<&str>) -> String {
+    if px.be.servers[i].track.is_some() {
+        return "cannot change health on a tracking server.\n".to_owned();
+    }
+    let next = match value {
+        Some("up") => OperState::Running,
+        Some("stopping") => OperState::Stopping,
+        Some("down") => OperState::Stopped,
+        _ => return "'set server <srv> health' expects 'up', 'stopping', or 'down'.\n".to_owned(),
+    };
+    check::force_state(px, i, false, next);
+    String::new()
+}
+
+fn set_agent(px: &ProxyRt, i: usize, value: Option<&str>) -> String {
+    if px.be.servers[i].agent.is_none() {
+        return "agent checks are not enabled on this server.\n".to_owned();
+    }
+    let next = match value {
+        Some("up") => OperState::Running,
+        Some("down") => OperState::Stopped,
+        _ => return "'set server <srv> agent' expects 'up' or 'down'.\n".to_owned(),
+    };
+    check::force_state(px, i, true, next);
+    String::new()
+}
+
+/// Parses and applies a weight as HAProxy's `server_parse_weight_change_request()`
+/// does: `<w>` (0..256) or `<w>%` of the initial weight.
+fn apply_weight(px: &ProxyRt, i: usize, value: Option<&str>) -> String {
+    let Some(text) = value else { return "Require <weight> or <weight%>.\n".to_owned() };
+    let initial = px.be.servers[i].state.uweight();
+    let w = match parse_weight(text, initial) {
+        Ok(w) => w,
+        Err(e) => return e.to_owned(),
+    };
+    if w != 0 && w != initial && !px.be.lb.dynamic_weights() {
+        return "Backend is using a static LB algorithm and only accepts weights '0%' and '100%'.\n".to_owned();
+    }
+    check::set_weight(px, i, w);
+    String::new()
+}
+
+/// A weight argument: `Err` is HAProxy's message (two have no final newline, as in
+/// HAProxy).
+fn parse_weight(text: &str, initial: u32) -> Result<u32, &'static str> {
+    let (neg, rest) = match text.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    };
+    let end = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+    if end == 0 {
+        return Err("Empty weight string empty or preceded by garbage");
+    }
+    let n = rest[..end].parse::<i64>().unwrap_or(i64::MAX);
+    let n = if neg { -n } else { n };
+    match &rest[end..] {
+        "%" if n < 0 => Err("Relative weight must be positive.\n"),
+        "%" => Ok((i64::from(initial).saturating_mul(n) / 100).min(MAX_WEIGHT) as u32),
+        _ if !(0..=MAX_WEIGHT).contains(&n) => Err("Absolute weight can only be between 0 and 256 inclusive.\n"),
+        "" => Ok(n as u32),
+        _ => Err("Trailing garbage in weight string"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn weights_parse_as_haproxy() {
+        assert_eq!(parse_weight("3", 1), Ok(3));
+        assert_eq!(parse_weight("50%", 1), Ok(0));
+        assert_eq!(parse_weight("50%", 10), Ok(5));
+        assert_eq!(parse_weight("150%", 200), Ok(256));
+        assert_eq!(parse_weight("-1%", 1), Err("Relative weight must be positive.\n"));
+        assert_eq!(parse_weight("257", 1), Err("Absolute weight can only be between 0 and 256 inclusive.\n"));
+        assert_eq!(parse_weight("-1", 1), Err("Absolute weight can only be between 0 and 256 inclusive.\n"));
+        assert_eq!(parse_weight("abc", 1), Err("Empty weight string empty or preceded by garbage"));
+        assert_eq!(parse_weight("3x", 1), Err("Trailing garbage in weight string"));
+    }
+}
