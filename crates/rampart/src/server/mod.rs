@@ -81,6 +81,8 @@ pub struct SrvState {
     uweight: u32,
     /// Unix time (seconds) of the last operational state change (`lastchg`).
     last_change: AtomicU64,
+    /// Seconds spent DOWN or in maintenance before the current state (`downtime`).
+    down_time: AtomicU64,
     /// Transitions to DOWN (`chkdown`).
     down_trans: AtomicU32,
     /// Failed checks (`chkfail`).
@@ -116,6 +118,7 @@ impl SrvState {
             eweight: AtomicU32::new(weight),
             uweight: weight,
             last_change: AtomicU64::new(unix_now()),
+            down_time: AtomicU64::new(0),
             down_trans: AtomicU32::new(0),
             failed_checks: AtomicU64::new(0),
             last_check: ArcSwapOption::empty(),
@@ -155,8 +158,9 @@ impl SrvState {
     /// Enters or leaves maintenance (for the runtime API); a change counts as a state
     /// change (`lastchg`).
     pub fn set_maint(&self, on: bool) {
+        let was_down = self.is_down();
         if self.maint.swap(on, Ordering::Relaxed) != on {
-            self.last_change.store(unix_now(), Ordering::Relaxed);
+            self.state_changed(was_down);
         }
         self.refresh_usable();
     }
@@ -193,6 +197,31 @@ impl SrvState {
     /// Unix time of the last operational state change.
     pub fn last_change(&self) -> u64 {
         self.last_change.load(Ordering::Relaxed)
+    }
+
+    /// DOWN for HAProxy's `downtime`: stopped or in maintenance.
+    fn is_down(&self) -> bool {
+        self.oper() == OperState::Stopped || self.is_maint()
+    }
+
+    /// Stamps a state change (`lastchg`), adding the time spent DOWN when it ends.
+    fn state_changed(&self, was_down: bool) {
+        let now = unix_now();
+        let since = self.last_change.swap(now, Ordering::Relaxed);
+        if was_down && !self.is_down() {
+            self.down_time.fetch_add(now.saturating_sub(since), Ordering::Relaxed);
+        }
+    }
+
+    /// Total seconds spent DOWN or in maintenance, the current period included
+    /// (HAProxy's `srv_downtime()`).
+    pub fn downtime(&self) -> u64 {
+        let past = self.down_time.load(Ordering::Relaxed);
+        if self.is_down() {
+            past + unix_now().saturating_sub(self.last_change())
+        } else {
+            past
+        }
     }
 
     /// How many times the server went DOWN.
@@ -262,9 +291,10 @@ impl SrvState {
 
     /// Sets the operational state; returns the previous one.
     pub(crate) fn set_oper(&self, st: OperState) -> OperState {
+        let was_down = self.is_down();
         let prev = OperState::from_u8(self.oper.swap(st as u8, Ordering::Relaxed));
         if prev != st {
-            self.last_change.store(unix_now(), Ordering::Relaxed);
+            self.state_changed(was_down);
             if st == OperState::Stopped {
                 self.down_trans.fetch_add(1, Ordering::Relaxed);
             }

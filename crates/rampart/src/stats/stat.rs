@@ -310,7 +310,10 @@ fn frontend(rt: &Runtime, px: &ProxyRt, name: &str) -> Option<Val> {
 /// Servers of a backend that take traffic: (active count, backup count, their weight).
 fn usable(px: &ProxyRt) -> (u32, u32, u64) {
     let up = px.be.servers.iter().filter(|s| s.state.counts_as_available());
-    up.fold((0, 0, 0), |(a, b, w), s| if s.backup { (a, b + 1, w) } else { (a + 1, b, w + u64::from(s.stats.weight)) })
+    up.fold(
+        (0, 0, 0),
+        |(a, b, w), s| if s.backup { (a, b + 1, w) } else { (a + 1, b, w + u64::from(s.state.eweight())) },
+    )
 }
 
 fn backend(rt: &Runtime, idx: usize, px: &ProxyRt, name: &str, level: Level) -> Option<Val> {
@@ -342,7 +345,7 @@ fn backend(rt: &Runtime, idx: usize, px: &ProxyRt, name: &str, level: Level) -> 
     })
 }
 
-fn server(rt: &Runtime, px: &ProxyRt, srv: &ServerRt, name: &str, level: Level) -> Option<Val> {
+fn server(_rt: &Runtime, px: &ProxyRt, srv: &ServerRt, name: &str, level: Level) -> Option<Val> {
     let http = px.mode == Mode::Http;
     Some(match name {
         "svname" => Val::Str(srv.name.clone()),
@@ -358,15 +361,74 @@ fn server(rt: &Runtime, px: &ProxyRt, srv: &ServerRt, name: &str, level: Level) 
         "wretr" => srv.stats.wretr.get().into(),
         "wredis" => srv.stats.wredis.get().into(),
         "status" => Val::Str(crate::check::status_text(srv)),
-        "weight" | "uweight" => srv.stats.weight.into(),
+        "weight" | "uweight" => srv.state.eweight().into(),
         "act" => u32::from(!srv.backup).into(),
         "bck" => u32::from(srv.backup).into(),
-        "lastchg" => super::uptime(rt).into(),
+        "lastchg" => since(srv.state.last_change()).into(),
         "sid" => srv.stats.sid.into(),
         "type" => 2u32.into(),
         "addr" if level >= Level::Operator => Val::Str(srv.addr.to_string()),
         "req_tot" if http => srv.stats.req.get().into(),
         n if n.starts_with("hrsp_") && http => by_class(&srv.stats.rsp, n)?,
+        n => check_cell(srv, n)?,
+    })
+}
+
+/// Seconds since the unix time `t`.
+fn since(t: u64) -> u64 {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    now.saturating_sub(t)
+}
+
+/// The check columns of a server: empty without the check they describe, and the
+/// last-check ones empty before its first result, as HAProxy.
+fn check_cell(srv: &ServerRt, name: &str) -> Option<Val> {
+    let st = &srv.state;
+    let chk = srv.check.as_ref();
+    let report = |agent: bool| {
+        if agent {
+            srv.agent.as_ref()?;
+            st.last_agent_check()
+        } else {
+            chk?;
+            st.last_check()
+        }
+    };
+    Some(match name {
+        "chkfail" => {
+            chk?;
+            st.failed_checks().into()
+        }
+        "chkdown" => {
+            chk?;
+            st.down_transitions().into()
+        }
+        "downtime" => {
+            chk?;
+            st.downtime().into()
+        }
+        "hanafail" => {
+            chk?.observe?;
+            st.failed_hana().into()
+        }
+        "check_rise" => chk?.rise.into(),
+        "check_fall" => chk?.fall.into(),
+        "check_health" => st.health_or(chk?.rise).into(),
+        "agent_rise" | "agent_fall" => {
+            srv.agent.as_ref()?;
+            1u32.into()
+        }
+        "check_status" | "agent_status" => report(name == "agent_status")?.status.code().into(),
+        "check_code" | "agent_code" => {
+            let r = report(name == "agent_code")?;
+            if !r.status.has_code() {
+                return None;
+            }
+            u32::from(r.code).into()
+        }
+        "check_duration" | "agent_duration" => (report(name == "agent_duration")?.duration.as_millis() as u64).into(),
+        "last_chk" | "last_agt" => Val::Str(report(name == "last_agt")?.desc.clone()),
+        "check_desc" | "agent_desc" => report(name == "agent_desc")?.status.description().into(),
         _ => return None,
     })
 }
