@@ -439,3 +439,103 @@ fn slowstart_ramps_the_weight_up() {
     let later = bodies(&proxy, 20).iter().filter(|b| *b == "s1").count();
     assert!((8..=12).contains(&later), "s1 got {later} of 20 requests at full weight");
 }
+
+// === the runtime API on the servers' state ===
+
+/// What the stats socket at `path` answers to `input`, through socat.
+fn socat(path: &std::path::Path, input: &str) -> String {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new("socat")
+        .args(["-t", "5", "stdio", &format!("unix-connect:{}", path.display())])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("socat runs (apt-get install socat)");
+    child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write to socat");
+    String::from_utf8_lossy(&child.wait_with_output().expect("socat ends").stdout).into_owned()
+}
+
+/// The `show stat` row of `be/srv` as a column -> value map.
+fn stat_row(sock: &std::path::Path, row: &str) -> std::collections::HashMap<String, String> {
+    let out = socat(sock, "show stat\n");
+    let mut lines = out.lines();
+    let header: Vec<String> =
+        lines.next().expect("header").trim_start_matches("# ").split(',').map(str::to_owned).collect();
+    let line = lines.find(|l| l.starts_with(&format!("{},", row.replace('/', ",")))).expect("the row");
+    header.into_iter().zip(line.split(',').map(str::to_owned)).collect()
+}
+
+/// The `show servers state` line of server `srv`, from its `srv_op_state` column on.
+fn state_line(sock: &std::path::Path, srv: &str) -> String {
+    let out = socat(sock, "show servers state fe1\n");
+    let line = out.lines().find(|l| l.split(' ').nth(3) == Some(srv)).expect("the server's line").to_owned();
+    line.split(' ').skip(5).collect::<Vec<_>>().join(" ")
+}
+
+/// Replaces `srv_time_since_last_change` (the 5th column of [`state_line`]) by `T`.
+fn untimed(line: &str) -> String {
+    line.split(' ').enumerate().map(|(i, w)| if i == 4 { "T" } else { w }).collect::<Vec<_>>().join(" ")
+}
+
+#[test]
+fn disable_enable_and_forced_states_through_the_stats_socket() {
+    let (s1, s2) = (FlappyBackend::start("s1", Mode::Up), FlappyBackend::start("s2", Mode::Up));
+    let proxy = start(
+        RAMPART,
+        &[("s1", s1.addr()), ("s2", s2.addr())],
+        "global\n stats socket ${testdir}/admin.sock level admin\n stats socket ${testdir}/user.sock level user\n\
+         listen fe1\n bind fd@${fe1}\n balance roundrobin\n default-server check inter 100ms rise 1 fall 1\n\
+         server s1 ${s1_addr}:${s1_port}\n server s2 ${s2_addr}:${s2_port} port ${s2_port}\n",
+    );
+    let (admin, user) = (proxy.dir().join("admin.sock"), proxy.dir().join("user.sock"));
+    let deadline = Instant::now() + patience();
+    while stat_row(&admin, "fe1/s2")["check_status"] != "L4OK" {
+        assert!(Instant::now() < deadline, "no L4OK check on s2");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let port = s2.addr().port();
+    assert_eq!(untimed(&state_line(&admin, "s2")), format!("2 0 1 1 T 6 3 1 6 0 0 0 - {port} - 0 {port} - - 0"));
+    let row = stat_row(&admin, "fe1/s2");
+    let cols = ["status", "check_status", "check_code", "chkfail", "chkdown", "check_health", "weight"];
+    let values: Vec<&str> = cols.iter().map(|c| row[*c].as_str()).collect();
+    assert_eq!(values, ["UP", "L4OK", "", "0", "0", "1", "1"]);
+
+    // MAINT: level admin, HAProxy's message, the balancer leaves the server alone
+    assert_eq!(socat(&user, "disable server fe1/s2\n"), "Permission denied\n\n");
+    assert_eq!(socat(&admin, "disable server fe1\n"), "Require 'backend/server'.\n\n");
+    assert_eq!(socat(&admin, "disable server fe1/nope\n"), "No such server.\n\n");
+    assert_eq!(socat(&admin, "disable server fe1/s2\n"), "\n");
+    wait_for(&proxy, "Server fe1/s2 is going DOWN for maintenance. 1 active and 0 backup servers left.");
+    assert_eq!(untimed(&state_line(&admin, "s2")), format!("0 1 1 1 T 6 3 0 14 0 0 0 - {port} - 0 {port} - - 0"));
+    assert_eq!(stat_row(&admin, "fe1/s2")["status"], "MAINT");
+    assert_eq!(bodies(&proxy, 4), ["s1"; 4]);
+
+    // back: UP/READY, and in rotation again
+    assert_eq!(socat(&admin, "enable server fe1/s2\n"), "\n");
+    wait_for(&proxy, "Server fe1/s2 is UP/READY (leaving forced maintenance).");
+    assert!(bodies(&proxy, 4).contains(&"s2".to_owned()));
+
+    // a forced health verdict, counted as HAProxy counts it
+    assert_eq!(socat(&admin, "set server fe1/s1 health down\n"), "\n");
+    wait_for(&proxy, "Server fe1/s1 is DOWN, changed from CLI. 1 active and 0 backup servers left.");
+    let row = stat_row(&admin, "fe1/s1");
+    assert_eq!((row["status"].as_str(), row["chkdown"].as_str()), ("DOWN", "1"));
+    assert_eq!(
+        socat(&admin, "set server fe1/s1 health sideways\n"),
+        "'set server <srv> health' expects 'up', 'stopping', or 'down'.\n\n"
+    );
+    assert_eq!(socat(&admin, "set server fe1/s1 agent up\n"), "agent checks are not enabled on this server.\n\n");
+
+    // weights
+    assert_eq!(socat(&user, "get weight fe1/s2\n"), "1 (initial 1)\n\n");
+    assert_eq!(socat(&admin, "set weight fe1/s2 3\n"), "\n");
+    assert_eq!(socat(&admin, "get weight fe1/s2\n"), "3 (initial 1)\n\n");
+    assert_eq!(stat_row(&admin, "fe1/s2")["weight"], "3");
+    assert_eq!(
+        socat(&admin, "set server fe1/s2 weight 300\n"),
+        "Absolute weight can only be between 0 and 256 inclusive.\n\n"
+    );
+    assert_eq!(socat(&admin, "set server fe1/s2 state drain\n"), "\n");
+    assert_eq!(stat_row(&admin, "fe1/s2")["status"], "DRAIN");
+}
