@@ -121,7 +121,12 @@ pub fn force_state(px: &ProxyRt, srv: usize, agent: bool, next: OperState) {
         st.store_health(if up { rise + fall - 1 } else { 0 });
     }
     st.set_verdict(agent, up);
+    let moved = st.oper() != next;
     report::change_state(px, srv, next, &Reason::Via(", changed from CLI".to_owned()));
+    if moved && st.is_drain() && !st.is_maint() {
+        let msg = format!("{} remains in forced drain mode", label(px, srv));
+        emit(px, Level::Warning, log_level::NOTICE, &msg);
+    }
 }
 
 /// Sets the weight of server `srv` (`set weight`, `set server ... weight`), telling the
