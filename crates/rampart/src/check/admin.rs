@@ -14,10 +14,6 @@ use crate::log::level as log_level;
 use crate::proxy::ProxyRt;
 use crate::server::OperState;
 
-/// HAProxy's default `rise` and `fall`, for a server without a check.
-const DEFAULT_RISE: u32 = 2;
-const DEFAULT_FALL: u32 = 3;
-
 fn label(px: &ProxyRt, srv: usize) -> String {
     let s = &px.be.servers[srv];
     format!("{}Server {}/{}", if s.backup { "Backup " } else { "" }, px.name, s.name)
@@ -117,7 +113,7 @@ pub fn force_state(px: &ProxyRt, srv: usize, agent: bool, next: OperState) {
     let st = &server.state;
     let up = next != OperState::Stopped;
     if !agent {
-        let (rise, fall) = server.check.as_ref().map_or((DEFAULT_RISE, DEFAULT_FALL), |c| (c.rise, c.fall));
+        let (rise, fall) = server.check.as_ref().map_or(server.rise_fall, |c| (c.rise, c.fall));
         st.store_health(if up { rise + fall - 1 } else { 0 });
     }
     st.set_verdict(agent, up);

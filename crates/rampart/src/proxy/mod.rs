@@ -231,6 +231,9 @@ pub struct ServerRt {
     pub agent: Option<AgentRt>,
     /// `track`: the (backend, server) whose state this server follows.
     pub track: Option<(usize, usize)>,
+    /// `rise` and `fall` as configured (2 and 3 by default), even without `check`:
+    /// HAProxy reports and forces the health counter of such a server with them.
+    pub rise_fall: (u32, u32),
 }
 
 impl ServerRt {
@@ -307,6 +310,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                     check,
                     agent,
                     track: None,
+                    rise_fall: (srv.check.rise.unwrap_or(2).max(1), srv.check.fall.unwrap_or(3).max(1)),
                 })
             })
             .collect::<Vec<_>>();

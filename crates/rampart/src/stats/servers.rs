@@ -47,9 +47,6 @@ pub fn state(cli: &Cli, backend: Option<&str>) -> Result<String, String> {
     Ok(out)
 }
 
-/// Default `rise` of a server without a check.
-const DEFAULT_RISE: u32 = 2;
-
 /// From `srv_op_state` to `srv_f_forced_id`: HAProxy's `next_state`, `next_admin`
 /// flags (FMAINT 0x1, CMAINT 0x4, FDRAIN 0x8), user and initial weights, the seconds
 /// since the last change, the check's status, result and health numbers, and the
@@ -75,7 +72,7 @@ fn state_columns(srv: &ServerRt, now: u64) -> String {
         }
         // without a check, only `disabled` pauses it (for good) and zeroes the health
         None if srv.disabled => (1, 0, st.health_or(0), 8),
-        None => (1, 0, st.health_or(DEFAULT_RISE), 0),
+        None => (1, 0, st.health_or(srv.rise_fall.0), 0),
     };
     let agent_state = match &srv.agent {
         Some(_) if st.check_enabled(true) => 0x16,
