@@ -203,7 +203,11 @@ impl Lb {
     /// Whether weights may change at run time to other values than 0 and the initial
     /// one (HAProxy's `BE_LB_PROP_DYN`): not for `static-rr` nor map-based hashing.
     pub fn dynamic_weights(&self) -> bool {
-        !matches!(self.cfg.algo, Algo::StaticRr) && !(matches!(self.cfg.algo, Algo::Hash(_)) && !self.cfg.consistent)
+        match self.cfg.algo {
+            Algo::StaticRr => false,
+            Algo::Hash(_) => self.cfg.consistent,
+            _ => true,
+        }
     }
 
     /// Changes the weight of server `i` (0 takes it out of rotation) and rebuilds the

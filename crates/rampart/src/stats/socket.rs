@@ -316,8 +316,11 @@ mod tests {
         let out = talk(&cli, Level::Admin, "bogus\n").await;
         assert!(out.starts_with("Unknown command, but maybe one of the following ones is a better match:\n"), "{out}");
         assert!(out.ends_with("  quit                                    : disconnect\n\n"), "{out}");
-        let out = talk(&cli, Level::Admin, "set server be/s1 state drain\n").await;
-        assert_eq!(out, "'set server be/s1' is not supported yet.\n\n");
+        let out = talk(&cli, Level::Admin, "set maxconn server be/s1 3\n").await;
+        assert_eq!(out, "'set maxconn server' is not supported yet.\n\n");
+        let out = talk(&cli, Level::Admin, "set server be/s1 addr 1.2.3.4\n").await;
+        assert_eq!(out, "'set server <srv> addr' is not supported yet.\n\n");
+        assert_eq!(talk(&cli, Level::Admin, "set server be/s1 state drain\n").await, "\n");
     }
 
     #[tokio::test]
