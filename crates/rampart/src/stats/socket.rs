@@ -346,6 +346,48 @@ mod tests {
         assert!(!user.contains("127.0.0.1:1"), "user level hides addresses: {user}");
     }
 
+    /// The `show servers state` line of `srv`, from `srv_op_state` to `srv_agent_state`
+    /// without `srv_time_since_last_change`.
+    async fn state_of(cli: &Cli, srv: &str) -> String {
+        let out = talk(cli, Level::Admin, "show servers state be\n").await;
+        let line = out.lines().find(|l| l.split(' ').nth(3) == Some(srv)).expect("a line").to_owned();
+        let w: Vec<&str> = line.split(' ').collect();
+        [&w[5..9], &w[10..15]].concat().join(" ")
+    }
+
+    #[tokio::test]
+    async fn server_commands_move_the_admin_and_operational_states() {
+        let cli = cli();
+        assert_eq!(state_of(&cli, "s1").await, "2 0 1 1 1 0 2 0 0");
+        assert_eq!(state_of(&cli, "s2").await, "0 5 3 3 1 0 0 8 0");
+        assert_eq!(talk(&cli, Level::Operator, "disable server be/s1\n").await, "Permission denied\n\n");
+        assert_eq!(
+            talk(&cli, Level::Admin, "disable server be/s1; disable server fe/s1\n").await,
+            "\nNo such backend.\n\n"
+        );
+        assert_eq!(state_of(&cli, "s1").await, "0 1 1 1 1 0 2 0 0");
+        assert!(!cli.rt.proxies[1].be.servers[0].state.is_usable());
+        // leaving maintenance keeps the configured one (CMAINT) as HAProxy does
+        assert_eq!(talk(&cli, Level::Admin, "enable server be/s1; enable server be/s2\n").await, "\n\n");
+        assert_eq!(state_of(&cli, "s1").await, "2 0 1 1 1 0 2 0 0");
+        assert_eq!(state_of(&cli, "s2").await, "2 4 3 3 1 0 0 8 0");
+        assert_eq!(talk(&cli, Level::Admin, "set server be/s1 state drain\n").await, "\n");
+        assert_eq!(state_of(&cli, "s1").await, "2 8 1 1 1 0 2 0 0");
+        assert_eq!(
+            talk(&cli, Level::Admin, "set server be/s1 state ready; set server be/s1 health down\n").await,
+            "\n\n"
+        );
+        assert_eq!(state_of(&cli, "s1").await, "0 0 1 1 1 0 0 0 0");
+        assert_eq!(talk(&cli, Level::Admin, "set server be/s1 health stopping\n").await, "\n");
+        assert_eq!(state_of(&cli, "s1").await, "3 0 1 1 1 0 4 0 0");
+        assert_eq!(talk(&cli, Level::Admin, "set weight be/s2 50%; get weight be/s2\n").await, "\n1 (initial 3)\n\n");
+        assert_eq!(state_of(&cli, "s2").await, "2 4 1 3 1 0 0 8 0");
+        assert_eq!(
+            talk(&cli, Level::Admin, "enable health be/s1\n").await,
+            "Health check was not configured on this server, cannot enable.\n\n"
+        );
+    }
+
     #[tokio::test]
     async fn an_idle_session_is_closed_at_the_timeout() {
         let mut cli = cli();
