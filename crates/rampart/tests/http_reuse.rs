@@ -141,3 +141,18 @@ fn idle_server_connections_closed_by_the_server_are_released() {
     assert!(s1.wait_idle(Duration::from_millis(1000)), "the proxy kept the closed connection");
     assert_eq!(s1.connections()[0].error, None);
 }
+
+#[test]
+fn pool_max_conn_bounds_the_idle_connections_kept() {
+    // `pool-max-conn 0`: no connection is kept for another client; 1: one is.
+    for (max, expected) in [(0, [1, 2]), (1, [1, 1])] {
+        let s1 = HttpBackend::start("s1");
+        let extra = format!("  http-reuse always\n  default-server pool-max-conn {max}\n");
+        let proxy = start(&listen_cfg(&extra, "", &["s1"]), &[("s1", s1.addr())]);
+        for _ in 0..2 {
+            let mut c = client(&proxy);
+            assert_eq!(c.get("/").unwrap().status, 200);
+        }
+        assert_eq!(conn_ids(&s1, 2), expected, "pool-max-conn {max}");
+    }
+}

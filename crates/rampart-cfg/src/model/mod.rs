@@ -678,6 +678,9 @@ pub struct Server {
     pub weight: u32,
     /// `maxconn`, `None` = unlimited.
     pub maxconn: Option<u32>,
+    /// `pool-max-conn`: idle connections kept for reuse; `None` (-1, the default) =
+    /// unlimited, 0 = none.
+    pub pool_max_conn: Option<u32>,
     pub backup: bool,
     pub disabled: bool,
     /// `id` (HAProxy's `puid`, > 0, unique in the backend); `None`: assigned at startup.

@@ -67,6 +67,7 @@ impl Kind {
 pub(crate) struct ServerSettings {
     pub weight: u32,
     pub maxconn: Option<u32>,
+    pub pool_max_conn: Option<u32>,
     pub backup: bool,
     pub disabled: bool,
     /// `id`: a `server` line's own (refused on `default-server`).
@@ -81,6 +82,7 @@ impl Default for ServerSettings {
         ServerSettings {
             weight: 1,
             maxconn: None,
+            pool_max_conn: None,
             backup: false,
             disabled: false,
             id: None,

@@ -55,6 +55,7 @@ pub(super) fn parse_server(cx: &mut Ctx<'_>, words: &[String]) {
         addr,
         weight: s.weight,
         maxconn: s.maxconn,
+        pool_max_conn: s.pool_max_conn,
         backup: s.backup,
         disabled: s.disabled,
         id: s.id,
@@ -215,6 +216,16 @@ fn apply_option(word: &str, value: &str, s: &mut ServerSettings, srv: &str) -> R
             s.weight = w as u32;
         }
         "maxconn" => s.maxconn = u32::try_from(atol(value)).ok().filter(|&m| m > 0),
+        "pool-max-conn" => {
+            if value.is_empty() {
+                return Err(format!("'{word}' expects <value> as argument."));
+            }
+            let n = atol(value);
+            if n < -1 {
+                return Err(format!("'{word}' must be >= -1"));
+            }
+            s.pool_max_conn = u32::try_from(n).ok();
+        }
         "id" => {
             if value.is_empty() {
                 return Err("'id' : expects an integer argument".into());
@@ -327,6 +338,22 @@ mod tests {
         assert_eq!(s[1].check.downinter, Some(Duration::from_secs(5)));
         assert_eq!(s[1].check.addr.as_deref(), Some("127.0.0.2"));
         assert_eq!(s[1].span.line, 6);
+    }
+
+    #[test]
+    fn pool_max_conn() {
+        let cfg = parse_ok(
+            "backend b\n default-server pool-max-conn 4\n server s1 127.0.0.1:1\n server s2 127.0.0.1:2 pool-max-conn -1\n server s3 127.0.0.1:3 pool-max-conn 0\n",
+        );
+        let max: Vec<_> = cfg.proxies[0].servers.iter().map(|s| s.pool_max_conn).collect();
+        assert_eq!(max, [Some(4), None, Some(0)]);
+        assert_eq!(
+            alerts("backend b\n server t 127.0.0.1:80 pool-max-conn -2\n server u 127.0.0.1:80 pool-max-conn\n"),
+            [
+                "'server b/t' : 'pool-max-conn' must be >= -1.",
+                "'server b/u' : 'pool-max-conn' expects <value> as argument.."
+            ]
+        );
     }
 
     #[test]

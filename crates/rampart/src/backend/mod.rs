@@ -76,7 +76,7 @@ impl ServerConn {
             return;
         }
         let key = server.pool_key;
-        conn_pool::put(key, self.stream, self.uses + 1);
+        conn_pool::put(key, self.stream, self.uses + 1, server.pool_max_conn);
     }
 }
 

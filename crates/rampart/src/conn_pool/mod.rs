@@ -49,9 +49,16 @@ pub fn take(key: usize, min_uses: u32) -> Option<IdleConn> {
     })
 }
 
-/// Parks a connection for reuse. When the pool for that server is full the oldest
-/// idle connection is closed.
-pub fn put(key: usize, stream: TcpStream, uses: u32) {
+/// Parks a connection for reuse. When the pool for that server is full (`max`, its
+/// `pool-max-conn`, else [`MAX_IDLE_PER_SERVER`]) the oldest idle connection is
+/// closed; with `max` 0 the connection itself is.
+// COMPAT: HAProxy bounds `pool-max-conn` per process; rampart's pools are per thread,
+// so the bound applies to each thread (the same with `nbthread 1`).
+pub fn put(key: usize, stream: TcpStream, uses: u32, max: Option<u32>) {
+    let max = max.map_or(MAX_IDLE_PER_SERVER, |m| (m as usize).min(MAX_IDLE_PER_SERVER));
+    if max == 0 {
+        return;
+    }
     POOL.with(|p| {
         let mut p = p.borrow_mut();
         let round = p.round;
@@ -59,7 +66,7 @@ pub fn put(key: usize, stream: TcpStream, uses: u32) {
             p.servers.resize_with(key + 1, Vec::new);
         }
         let list = &mut p.servers[key];
-        if list.len() >= MAX_IDLE_PER_SERVER {
+        while list.len() >= max {
             list.remove(0);
         }
         list.push(IdleConn { stream, round, uses });

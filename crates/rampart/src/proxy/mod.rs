@@ -208,6 +208,8 @@ pub struct ServerRt {
     pub name: String,
     pub addr: SocketAddr,
     pub maxconn: Option<u32>,
+    /// `pool-max-conn`: idle connections kept per thread; `None`: the pool's own bound.
+    pub pool_max_conn: Option<u32>,
     pub backup: bool,
     pub disabled: bool,
     /// Connections to this server in use (not counting idle pooled ones).
@@ -298,6 +300,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                     name: srv.name.clone(),
                     addr,
                     maxconn: srv.maxconn,
+                    pool_max_conn: srv.pool_max_conn,
                     backup: srv.backup,
                     disabled: srv.disabled,
                     cur_conns: AtomicU32::new(0),

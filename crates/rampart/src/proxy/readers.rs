@@ -126,6 +126,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("bind tcp-ut", "listener::set_listen_options (TCP_USER_TIMEOUT)"),
     // server options
     ("server backup", "proxy::build: ServerRt::backup"),
+    ("server pool-max-conn", "backend::ServerConn::park (conn_pool::put)"),
     ("server id", "proxy::balancer::server_ids (ring positions, `first` order)"),
     ("server disabled", "proxy::build: ServerRt::disabled"),
     ("server weight", "proxy::build: Lb weights"),
