@@ -344,8 +344,9 @@ fn fetch_unique_id<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
     }
 }
 
+/// Answered in any HTTP context, `http-after-response` on a reply rampart built too.
 fn fetch_http_first_req<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if ctx.req.is_some() {
+    if ctx.req.is_some() || ctx.res.is_some() {
         emit(Sample::Bool(ctx.first_req));
     }
 }

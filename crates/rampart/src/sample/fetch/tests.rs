@@ -217,6 +217,10 @@ fn target_fetches() {
     assert_eq!(f.v("status"), i(302));
     assert_eq!(f.v("res.ver"), st("1.1"));
     assert_eq!(f.v("http_first_req"), Some(Sample::Bool(true)));
+    // `http-after-response` on a reply rampart built: no request view, still HTTP
+    let res_only = SampleCtx { req: None, ..f.ctx() };
+    let first = compile_in(&f.cfg, 0, "http_first_req").unwrap().eval(&res_only).map(Sample::into_owned);
+    assert_eq!(first, Some(Sample::Bool(true)));
     let Some(Sample::Bin(b)) = f.v("base32+src") else { panic!() };
     assert_eq!(&b[..], &[0xb6, 0x45, 0xac, 0x71, 192, 168, 1, 10]);
 }
