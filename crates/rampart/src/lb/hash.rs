@@ -44,57 +44,13 @@ impl Hasher {
     }
 }
 
-pub fn sdbm(key: &[u8]) -> u32 {
-    key.iter().fold(0u32, |h, &c| u32::from(c).wrapping_add(h << 6).wrapping_add(h << 16).wrapping_sub(h))
-}
+// The string hashes and the avalanche are the ones of the `sdbm`, `djb2`, `wt6`
+// converters (HAProxy's src/hash.c serves both too).
+pub use crate::sample::conv::hash::{full_hash, hash_djb2 as djb2, hash_sdbm as sdbm, hash_wt6 as wt6};
 
-pub fn djb2(key: &[u8]) -> u32 {
-    key.iter().fold(5381u32, |h, &c| (h << 5).wrapping_add(h).wrapping_add(u32::from(c)))
-}
-
-/// Willy Tarreau's wt6: two rotating accumulators whose rotation counts depend on
-/// the data.
-pub fn wt6(key: &[u8]) -> u32 {
-    let (mut h0, mut h1) = (0xa53c_965a_u32, 0x5ca6_953a_u32);
-    let (mut step0, mut step1) = (6u32, 18u32);
-    for &c in key {
-        let t = u32::from(c);
-        h0 = !(h0 ^ t);
-        h1 = !(h1.wrapping_add(t));
-        // COMPAT: HAProxy shifts by 32 when a step is 0, which x86 reduces to a
-        // shift by 0: a rotation by 0, as here.
-        let t = h1.rotate_left(step0);
-        h1 = h0.rotate_left(step1);
-        h0 = t;
-        let t = ((h0 >> 16) ^ h1) & 0xffff;
-        step0 = t & 0x1f;
-        step1 = t >> 11;
-    }
-    h0 ^ h1
-}
-
-/// The IEEE CRC-32 (bitwise, as HAProxy's `hash_crc32`).
+/// The IEEE CRC-32, as HAProxy's `hash_crc32` (and the `crc32` converter).
 pub fn crc32(key: &[u8]) -> u32 {
-    let mut h = !0u32;
-    for &c in key {
-        h ^= u32::from(c);
-        for _ in 0..8 {
-            h = (h >> 1) ^ if h & 1 != 0 { 0xedb8_8320 } else { 0 };
-        }
-    }
-    !h
-}
-
-/// Bob Jenkins' 32-bit full avalanche, then HAProxy's multiplication by a large
-/// prime that spreads the values around the ring.
-pub fn full_hash(mut a: u32) -> u32 {
-    a = a.wrapping_add(0x7ed5_5d16).wrapping_add(a << 12);
-    a = (a ^ 0xc761_c23c) ^ (a >> 19);
-    a = a.wrapping_add(0x1656_67b1).wrapping_add(a << 5);
-    a = a.wrapping_add(0xd3a2_646c) ^ (a << 9);
-    a = a.wrapping_add(0xfd70_46c5).wrapping_add(a << 3);
-    a = (a ^ 0xb55a_4f09) ^ (a >> 16);
-    a.wrapping_mul(3_221_225_473)
+    crc32fast::hash(key)
 }
 
 // === key extraction ===

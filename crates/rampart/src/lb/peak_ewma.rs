@@ -142,7 +142,9 @@ mod tests {
         }
         // server 0 wins only when it is drawn twice; distinct draws exclude that
         assert_eq!(n[0], 0, "{n:?}");
-        assert!(n[1] > 1000 && n[2] > 1000, "{n:?}");
+        // each fast server wins its draws against server 0 (a third, about 1000); the
+        // draws between them go to whichever decayed to the lower cost, not half each
+        assert!(n[1] > 800 && n[2] > 800, "{n:?}");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! `hash_wt6`), `full_hash()` (include/haproxy/intops.h).
 //!
 //! The three small string hashes are HAProxy's own and written here; CRC32, CRC32C and
-//! xxHash come from crates. The same functions serve `balance hash` later.
+//! xxHash come from crates. The same functions serve `hash-type` (`lb::hash`).
 
 use super::{arg_sint, bytes_of};
 use crate::sample::ctx::SampleCtx;
@@ -21,6 +21,8 @@ pub fn hash_djb2(key: &[u8]) -> u32 {
 }
 
 /// WT6, Willy Tarreau's hash: two 32-bit states mixed by data-dependent rotations.
+// COMPAT: HAProxy shifts by 32 when a step is 0, which x86 reduces to a shift by 0: a
+// rotation by 0, as `rotate_left` does.
 pub fn hash_wt6(key: &[u8]) -> u32 {
     let (mut h0, mut h1) = (0xa53c_965a_u32, 0x5ca6_953a_u32);
     let (mut step0, mut step1) = (6u32, 18u32);

@@ -41,7 +41,7 @@ mod compose;
 mod digest;
 mod encode;
 mod fix;
-mod hash;
+pub(crate) mod hash;
 mod http;
 mod json_query;
 mod json_scan;
