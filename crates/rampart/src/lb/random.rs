@@ -3,32 +3,11 @@
 //! power of two choices by default).
 //! HAProxy counterpart: `get_server_rnd()` (src/backend.c).
 
-use std::cell::Cell;
-
 use super::chash::Ring;
 
-thread_local! {
-    static STATE: Cell<u64> = Cell::new(seed());
-}
-
-fn seed() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_usize(&STATE as *const _ as usize);
-    h.finish() | 1
-}
-
-/// A per-thread xorshift64* value: cheap, lock-free, good enough to spread picks.
-pub fn next_u32() -> u32 {
-    STATE.with(|s| {
-        let mut x = s.get();
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        s.set(x);
-        (x.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 32) as u32
-    })
-}
+/// A per-thread random value (the `rand` fetch's generator: cheap, lock-free, good
+/// enough to spread picks).
+pub use crate::sample::fetch::internal::random32 as next_u32;
 
 /// Draws `draws` servers and keeps the one with the fewest streams per weight.
 pub fn pick(
