@@ -10,6 +10,7 @@
 //! - `http`: `option httpchk` requests and `http-check expect` evaluation
 //! - `probe`: one check: connect, and for HTTP checks an exchange, within the timeouts
 //! - `tcpcheck`: the tcp-check rule engine (`option tcp-check`, `redis-check`, `smtpchk`)
+//! - `proto`: `mysql-check`, `pgsql-check`, `ldap-check`, `spop-check` on that engine
 //! - `passive`: `observe`: traffic errors counted against a server
 //! - `report`: applying a result: counters, server state, messages
 //! - `track`: servers that follow another server's state (`track`)
@@ -20,6 +21,7 @@ mod health;
 mod http;
 mod passive;
 mod probe;
+mod proto;
 mod report;
 mod status;
 mod tcpcheck;
