@@ -61,7 +61,7 @@ impl Drop for Busy {
         let be = &self.rt.proxies[self.be].be;
         let server = &be.servers[self.srv];
         server.cur_conns.fetch_sub(1, Ordering::Relaxed);
-        if server.maxconn.is_some() {
+        if server.maxconn().is_some() {
             be.queue.notify_waiters();
         }
     }

@@ -133,11 +133,13 @@ pub(super) async fn run_agent(rt: Arc<Runtime>, be: usize, srv: usize, first: Du
             continue;
         }
         let start = Instant::now();
-        match super::agent::probe(agent, connect, agent.inter, rt.bufsize).await {
+        let (result, conn) = super::agent::probe(agent, connect, agent.inter, rt.bufsize).await;
+        match result {
             AgentResult::Failed(out) => report::apply(px, srv, &mut health, out, start.elapsed(), log_hc, true),
             AgentResult::Incomplete => {}
             AgentResult::Reply(reply) => apply_agent_reply(px, server, srv, &mut health, &reply, start, log_hc),
         }
+        drop(conn);
         tokio::time::sleep(agent.inter).await;
     }
 }
@@ -153,20 +155,23 @@ fn apply_agent_reply(
     log_hc: bool,
 ) {
     let st = &server.state;
-    match r.admin {
-        Some(Admin::Drain) => st.set_drain(true),
-        Some(Admin::Maint) => st.set_maint(true),
-        Some(Admin::Ready) => {
-            st.set_drain(false);
-            st.set_maint(false);
-        }
-        None => {}
-    }
-    if r.admin.is_some() {
-        report::sync_lb(px, srv);
-    }
+    // HAProxy's order: weight, maxconn, administrative state, health
     if let Some(w) = r.weight(st.uweight()) {
         report::change_weight(px, srv, w);
+    }
+    if let Some(m) = r.maxconn {
+        server.maxconn.store(m, std::sync::atomic::Ordering::Relaxed);
+        px.be.queue.notify_waiters();
+    }
+    // the same changes, with the same messages, as the runtime API's
+    match r.admin {
+        Some(Admin::Drain) => super::admin::set_drain(px, srv, true),
+        Some(Admin::Maint) => super::admin::set_maint(px, srv, true),
+        Some(Admin::Ready) => {
+            super::admin::set_maint(px, srv, false);
+            super::admin::set_drain(px, srv, false);
+        }
+        None => {}
     }
     if let Some(out) = r.outcome() {
         health.health = if out.status == CheckStatus::L7Ok { 1 } else { 0 };

@@ -207,7 +207,8 @@ pub struct BackendRt {
 pub struct ServerRt {
     pub name: String,
     pub addr: SocketAddr,
-    pub maxconn: Option<u32>,
+    /// `maxconn` (0: no limit); an agent's `maxconn:<n>` changes it.
+    pub maxconn: AtomicU32,
     /// `pool-max-conn`: idle connections kept per thread; `None`: the pool's own bound.
     pub pool_max_conn: Option<u32>,
     pub backup: bool,
@@ -241,7 +242,13 @@ pub struct ServerRt {
 impl ServerRt {
     /// Whether a new request may be sent to this server now.
     pub fn usable(&self) -> bool {
-        self.state.is_usable() && self.maxconn.is_none_or(|m| self.cur_conns.load(Ordering::Relaxed) < m)
+        self.state.is_usable() && self.maxconn().is_none_or(|m| self.cur_conns.load(Ordering::Relaxed) < m)
+    }
+
+    /// The server's `maxconn`, `None` without a limit.
+    #[inline]
+    pub fn maxconn(&self) -> Option<u32> {
+        Some(self.maxconn.load(Ordering::Relaxed)).filter(|&m| m > 0)
     }
 
     /// Whether the server is UP and not in maintenance (full or not).
@@ -299,7 +306,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 Some(ServerRt {
                     name: srv.name.clone(),
                     addr,
-                    maxconn: srv.maxconn,
+                    maxconn: AtomicU32::new(srv.maxconn.unwrap_or(0)),
                     pool_max_conn: srv.pool_max_conn,
                     backup: srv.backup,
                     disabled: srv.disabled,
