@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpSocket, TcpStream};
+use tokio::net::TcpStream;
 use tokio::time::Instant;
 
 use super::agent::{Admin, AgentReply, AgentResult};
@@ -222,10 +222,25 @@ async fn probe(px: &ProxyRt, server: &ServerRt, chk: &CheckRt, health: &Health, 
     tokio::time::timeout_at(deadline, exchange).await.unwrap_or_else(|_| Outcome::new(CheckStatus::L7Tout, ""))
 }
 
+/// Connects a check to `addr`. A `connect()` that fails at once (no route, no
+/// permission...) reads "General socket error (<error>)", as HAProxy words a socket
+/// error met before the connection was under way; a refusal that arrives later reads
+/// as the error alone.
 pub(super) async fn connect(addr: SocketAddr) -> io::Result<TcpStream> {
-    let sock = if addr.is_ipv4() { TcpSocket::new_v4()? } else { TcpSocket::new_v6()? };
+    let sock = socket2::Socket::new(socket2::Domain::for_address(addr), socket2::Type::STREAM, None)?;
+    sock.set_nonblocking(true)?;
     sock.set_nodelay(true)?;
-    sock.connect(addr).await
+    match sock.connect(&addr.into()) {
+        Ok(()) => {}
+        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
+        Err(e) => return Err(io::Error::new(e.kind(), format!("General socket error ({})", strerror(&e)))),
+    }
+    let stream = TcpStream::from_std(std::net::TcpStream::from(sock))?;
+    stream.writable().await?;
+    match stream.take_error()? {
+        Some(e) => Err(e),
+        None => Ok(stream),
+    }
 }
 
 /// Sends the HTTP check request and reads the response until it can be judged.
@@ -331,6 +346,17 @@ impl Jitter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn connect_errors_as_haproxy_words_them() {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        // nothing listens on port 1 of loopback: refused once under way
+        let e = rt.block_on(connect("127.0.0.1:1".parse().unwrap())).unwrap_err();
+        assert_eq!(strerror(&e), "Connection refused");
+        // the broadcast address cannot be connected to: connect() fails at once
+        let e = rt.block_on(connect("255.255.255.255:80".parse().unwrap())).unwrap_err();
+        assert!(strerror(&e).starts_with("General socket error ("), "{e}");
+    }
 
     #[test]
     fn strerror_drops_the_os_error_suffix() {
