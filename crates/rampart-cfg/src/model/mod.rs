@@ -691,6 +691,8 @@ pub struct Server {
     pub proxy: SendProxy,
     /// `source <addr>[:<port>]`, else the backend's.
     pub source: Option<SocketAddr>,
+    /// `socks4 <addr>:<port>`: connections go through this SOCKS4 proxy.
+    pub socks4: Option<SocketAddr>,
     /// An address without a port, or with `+N`/`-N`: the port is the one the client
     /// connected to plus this offset (the address's port is then 0).
     pub port_offset: Option<i32>,
@@ -725,6 +727,8 @@ pub struct CheckOptions {
     pub addr: Option<String>,
     /// `agent-check` and its settings.
     pub agent: bool,
+    /// `check-via-socks4`: health checks go through the server's `socks4` proxy.
+    pub via_socks4: bool,
     pub agent_port: Option<u16>,
     pub agent_addr: Option<String>,
     pub agent_inter: Option<Duration>,

@@ -8,6 +8,7 @@
 
 pub mod key;
 pub mod send_proxy;
+pub mod socks4;
 
 use std::io;
 use std::sync::atomic::Ordering;
@@ -328,8 +329,9 @@ fn turnaround(connect: Option<Duration>) -> Duration {
     connect.map_or(Duration::from_secs(1), |c| c.min(Duration::from_secs(1)))
 }
 
-/// One connection attempt to `server` (from its `source` address if any), with
-/// `option srvtcpka`'s settings if any. `Err(true)` when it timed out.
+/// One connection attempt to `server` (from its `source` address if any, through its
+/// `socks4` proxy if any, within the same timeout), with `option srvtcpka`'s settings
+/// if any. `Err(true)` when it timed out.
 async fn connect_addr(
     server: &ServerRt,
     client: &ConnInfo,
@@ -348,7 +350,10 @@ async fn connect_addr(
         if let Some(ka) = ka {
             crate::io::set_keepalive(&sock, ka);
         }
-        sock.connect(addr).await
+        let Some(proxy) = server.socks4 else { return sock.connect(addr).await };
+        let mut stream = sock.connect(proxy).await?;
+        socks4::handshake(&mut stream, addr).await?;
+        Ok(stream)
     };
     let res: io::Result<TcpStream> = match timeout {
         Some(d) => match tokio::time::timeout(d, attempt).await {

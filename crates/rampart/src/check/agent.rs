@@ -130,7 +130,7 @@ pub async fn probe(
     bufsize: usize,
 ) -> (AgentResult, Option<TcpStream>) {
     let start = Instant::now();
-    let mut stream = match tokio::time::timeout(connect.min(limit), super::probe::connect(agent.addr)).await {
+    let mut stream = match tokio::time::timeout(connect.min(limit), super::probe::connect(agent.addr, None)).await {
         Err(_) => return (AgentResult::Failed(Outcome::new(CheckStatus::L4Tout, "")), None),
         Ok(Err(e)) => return (AgentResult::Failed(Outcome::new(CheckStatus::L4Con, super::probe::strerror(&e))), None),
         Ok(Ok(s)) => s,

@@ -77,6 +77,8 @@ pub struct CheckRt {
     pub on_error: OnError,
     /// `slowstart`: after going UP, the weight climbs from 1 to its value over this.
     pub slowstart: Option<Duration>,
+    /// `check-via-socks4`: the server's `socks4` proxy the checks go through.
+    pub socks4: Option<SocketAddr>,
     /// The PROXY header checks start with (`check-send-proxy`, or the server's
     /// `send-proxy*` when the check has no `port` nor `addr`): no client, so
     /// "PROXY UNKNOWN" (v1) or a LOCAL header (v2), as HAProxy sends.
@@ -146,6 +148,7 @@ pub fn build(
         on_error: c.on_error.unwrap_or(OnError::FailCheck),
         slowstart: c.slowstart,
         proxy_header: check_proxy_header(srv),
+        socks4: srv.socks4.filter(|_| c.via_socks4),
         conf_port: c.port.unwrap_or(0),
         conf_addr: c.addr.as_deref().and_then(probe_ip),
     }))

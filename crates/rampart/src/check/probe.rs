@@ -196,10 +196,11 @@ async fn probe(px: &ProxyRt, server: &ServerRt, chk: &CheckRt, health: &Health, 
             deadline,
             bufsize,
             proxy_header,
+            socks4: chk.socks4,
         };
         return tcp.run(lim).await;
     }
-    let mut stream = match tokio::time::timeout(connect_limit, connect(chk.addr)).await {
+    let mut stream = match tokio::time::timeout(connect_limit, connect(chk.addr, chk.socks4)).await {
         Err(_) => return Outcome::new(CheckStatus::L4Tout, ""),
         Ok(Err(e)) => return Outcome::new(CheckStatus::L4Con, strerror(&e)),
         Ok(Ok(s)) => s,
@@ -222,11 +223,18 @@ async fn probe(px: &ProxyRt, server: &ServerRt, chk: &CheckRt, health: &Health, 
     tokio::time::timeout_at(deadline, exchange).await.unwrap_or_else(|_| Outcome::new(CheckStatus::L7Tout, ""))
 }
 
-/// Connects a check to `addr`. A `connect()` that fails at once (no route, no
+/// Connects a check to `addr`, through a SOCKS4 proxy (`check-via-socks4`). A `connect()` that fails at once (no route, no
 /// permission...) reads "General socket error (<error>)", as HAProxy words a socket
 /// error met before the connection was under way; a refusal that arrives later reads
 /// as the error alone.
-pub(super) async fn connect(addr: SocketAddr) -> io::Result<TcpStream> {
+pub(super) async fn connect(addr: SocketAddr, via_socks4: Option<SocketAddr>) -> io::Result<TcpStream> {
+    let Some(proxy) = via_socks4 else { return connect_tcp(addr).await };
+    let mut stream = connect_tcp(proxy).await?;
+    crate::backend::socks4::handshake(&mut stream, addr).await?;
+    Ok(stream)
+}
+
+async fn connect_tcp(addr: SocketAddr) -> io::Result<TcpStream> {
     let sock = socket2::Socket::new(socket2::Domain::for_address(addr), socket2::Type::STREAM, None)?;
     sock.set_nonblocking(true)?;
     sock.set_nodelay(true)?;
@@ -351,10 +359,10 @@ mod tests {
     fn connect_errors_as_haproxy_words_them() {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         // nothing listens on port 1 of loopback: refused once under way
-        let e = rt.block_on(connect("127.0.0.1:1".parse().unwrap())).unwrap_err();
+        let e = rt.block_on(connect("127.0.0.1:1".parse().unwrap(), None)).unwrap_err();
         assert_eq!(strerror(&e), "Connection refused");
         // the broadcast address cannot be connected to: connect() fails at once
-        let e = rt.block_on(connect("255.255.255.255:80".parse().unwrap())).unwrap_err();
+        let e = rt.block_on(connect("255.255.255.255:80".parse().unwrap(), None)).unwrap_err();
         assert!(strerror(&e).starts_with("General socket error ("), "{e}");
     }
 

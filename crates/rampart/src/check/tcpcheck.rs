@@ -107,6 +107,9 @@ pub struct Limits<'a> {
     pub bufsize: usize,
     /// The PROXY header a new connection starts with (`check-send-proxy`).
     pub proxy_header: Option<&'a [u8]>,
+    /// `check-via-socks4`: the proxy the implicit connect and the protocol checks'
+    /// `connect default` go through (an explicit `tcp-check connect` does not).
+    pub socks4: Option<SocketAddr>,
 }
 
 impl TcpChk {
@@ -141,7 +144,7 @@ impl TcpChk {
         let mut run =
             Run { chk: self, lim, deadline: lim.deadline, stream: None, buf: Vec::new(), code: 0, verdict: None };
         if self.implicit_connect {
-            if let Err(out) = run.connect(None, lim.addr).await {
+            if let Err(out) = run.connect(None, lim.addr, lim.socks4).await {
                 return out;
             }
         }
@@ -339,7 +342,8 @@ impl Run<'_> {
         match &rule.action {
             Action::Connect { port, addr } => {
                 let addr = SocketAddr::new(addr.unwrap_or(self.lim.addr.ip()), port.unwrap_or(self.lim.addr.port()));
-                self.connect(Some(rule), addr).await
+                let via = if self.chk.generic { None } else { self.lim.socks4 };
+                self.connect(Some(rule), addr, via).await
             }
             Action::Send(data) => self.send(rule, data).await,
             Action::Expect(e) => self.expect(rule, e).await,
@@ -348,11 +352,11 @@ impl Run<'_> {
     }
 
     /// Opens a new connection (dropping the previous one and its buffer).
-    async fn connect(&mut self, rule: Option<&Rule>, addr: SocketAddr) -> Result<(), Outcome> {
+    async fn connect(&mut self, rule: Option<&Rule>, addr: SocketAddr, via: Option<SocketAddr>) -> Result<(), Outcome> {
         self.stream = None;
         self.buf.clear();
         let limit = self.lim.connect.min(self.deadline.saturating_duration_since(Instant::now()));
-        match tokio::time::timeout(limit, super::probe::connect(addr)).await {
+        match tokio::time::timeout(limit, super::probe::connect(addr, via)).await {
             Err(_) => Err(Outcome::new(CheckStatus::L4Tout, self.where_(rule, ""))),
             Ok(Err(e)) => Err(Outcome::new(CheckStatus::L4Con, self.where_(rule, &super::probe::strerror(&e)))),
             Ok(Ok(mut s)) => {

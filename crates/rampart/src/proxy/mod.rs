@@ -224,6 +224,8 @@ pub struct ServerRt {
     /// `source` of the server, else of its backend: the local address to bind to
     /// before connecting.
     pub source: Option<SocketAddr>,
+    /// `socks4`: connections go through this SOCKS4 proxy.
+    pub socks4: Option<SocketAddr>,
     /// An address without a fixed port: the client's destination port plus this.
     pub port_offset: Option<i32>,
     /// Operational state (set by the checks), maintenance, effective weight.
@@ -315,6 +317,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                     stats: crate::stats::ServerStats::new(threads, srv.weight, pos as u32 + 1),
                     send_proxy: srv.proxy,
                     source: srv.source.or(px.source),
+                    socks4: srv.socks4,
                     port_offset: srv.port_offset,
                     state: SrvState::new(srv.weight, srv.disabled),
                     check,

@@ -169,6 +169,8 @@ pub const READERS: &[(&str, &str)] = &[
     ("global spread-checks", "check::build: CheckRt::spread"),
     ("server enabled", "rampart-cfg parse::server: clears 'disabled'"),
     ("server source", "proxy::build: ServerRt::source (backend::connect_addr)"),
+    ("server socks4", "proxy::build: ServerRt::socks4 (backend::connect_addr, backend::socks4)"),
+    ("server check-via-socks4", "check::build: CheckRt::socks4 (check::probe::connect)"),
     ("source", "proxy::build: ServerRt::source (backend::connect_addr)"),
     ("server send-proxy", "backend::send_proxy"),
     ("server send-proxy-v2", "backend::send_proxy"),
