@@ -743,6 +743,11 @@ pub struct CheckOptions {
     pub track: Option<String>,
     /// `slowstart`, rounded up to whole seconds as HAProxy does (`None`: off).
     pub slowstart: Option<Duration>,
+    /// `on-marked-down shutdown-sessions`: going DOWN cuts the server's connections.
+    pub shutdown_on_down: bool,
+    /// `on-marked-up shutdown-backup-sessions`: coming UP cuts the connections of the
+    /// backend's backup servers.
+    pub shutdown_backups_on_up: bool,
 }
 
 /// `observe`: which traffic errors count against a server.

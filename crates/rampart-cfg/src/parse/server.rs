@@ -169,6 +169,10 @@ fn apply_option(word: &str, value: &str, s: &mut ServerSettings, srv: &str) -> R
         "no-check-send-proxy" => s.proxy.check = false,
         "socks4" => s.socks4 = Some(parse_socks4(word, value)?),
         "check-via-socks4" => s.check.via_socks4 = true,
+        "on-marked-down" if value == "shutdown-sessions" => s.check.shutdown_on_down = true,
+        "on-marked-down" => return Err(format!("'{word}' expects 'shutdown-sessions' but got '{value}'")),
+        "on-marked-up" if value == "shutdown-backup-sessions" => s.check.shutdown_backups_on_up = true,
+        "on-marked-up" => return Err(format!("'{word}' expects 'shutdown-backup-sessions' but got '{value}'")),
         "check" => s.check.enabled = true,
         "no-check" => s.check.enabled = false,
         "observe" => {
@@ -427,6 +431,16 @@ mod tests {
             ["'server b/s' : 'socks4 127.0.0.1' : missing port specification in '127.0.0.1'."]
         );
         assert_eq!(a("socks4"), ["'server b/s' : 'socks4' expects <addr>:<port> as argument.\n."]);
+        assert_eq!(
+            a("on-marked-down foo"),
+            ["'server b/s' : 'on-marked-down' expects 'shutdown-sessions' but got 'foo'."]
+        );
+        assert_eq!(a("on-marked-up"), ["'server b/s' : 'on-marked-up' expects 'shutdown-backup-sessions' but got ''."]);
+        let cfg = parse_ok(
+            "backend b\n server s 127.0.0.1:80 on-marked-down shutdown-sessions on-marked-up shutdown-backup-sessions\n",
+        );
+        let c = &cfg.proxies[0].servers[0].check;
+        assert!(c.shutdown_on_down && c.shutdown_backups_on_up);
         let cfg =
             parse_ok("backend b\n default-server socks4 127.0.0.2:1080\n server s 127.0.0.1:80 check-via-socks4\n");
         let srv = &cfg.proxies[0].servers[0];

@@ -45,6 +45,8 @@ struct Busy {
     rt: Arc<Runtime>,
     be: usize,
     srv: usize,
+    /// The connection's registration in the server's `sessions`, if kept.
+    session: Option<u64>,
 }
 
 impl Busy {
@@ -53,7 +55,24 @@ impl Busy {
         let before = server.cur_conns.fetch_add(1, Ordering::Relaxed);
         server.stats.stot.inc();
         crate::stats::counters::note_max(&server.stats.smax, before + 1);
-        Busy { rt: rt.clone(), be, srv }
+        Busy { rt: rt.clone(), be, srv, session: None }
+    }
+
+    /// The server connection `stream` serves this stream: registers it where it may
+    /// have to be cut (`on-marked-down`/`on-marked-up`).
+    fn serving(mut self, stream: &TcpStream) -> Busy {
+        let server = &self.rt.proxies[self.be].be.servers[self.srv];
+        if let Some(s) = &server.sessions {
+            self.session = s.add(stream);
+        }
+        self
+    }
+}
+
+impl ServerConn {
+    fn new(stream: TcpStream, srv: usize, uses: u32, from_pool: bool, busy: Busy) -> ServerConn {
+        let busy = busy.serving(&stream);
+        ServerConn { stream, srv, uses, from_pool, _busy: busy }
     }
 }
 
@@ -61,6 +80,9 @@ impl Drop for Busy {
     fn drop(&mut self) {
         let be = &self.rt.proxies[self.be].be;
         let server = &be.servers[self.srv];
+        if let (Some(id), Some(s)) = (self.session, &server.sessions) {
+            s.remove(id);
+        }
         server.cur_conns.fetch_sub(1, Ordering::Relaxed);
         if server.maxconn().is_some() {
             be.queue.notify_waiters();
@@ -204,7 +226,7 @@ pub async fn connect(
     let (mut srv, mut busy) = assign_server(rt, be_idx, forced, key).await?;
     if let Reuse::MinUses(min) = reuse {
         if let Some(idle) = take_idle(&be.be.servers[srv], min) {
-            return Ok(ServerConn { stream: idle.stream, srv, uses: idle.uses, from_pool: true, _busy: busy });
+            return Ok(ServerConn::new(idle.stream, srv, idle.uses, true, busy));
         }
     }
     let attempts = be.retries + 1;
@@ -216,7 +238,7 @@ pub async fn connect(
         }
         check::observe(be, srv, if result.is_ok() { Event::L4Ok } else { Event::L4Err });
         match result {
-            Ok(stream) => return Ok(ServerConn { stream, srv, uses: 0, from_pool: false, _busy: busy }),
+            Ok(stream) => return Ok(ServerConn::new(stream, srv, 0, false, busy)),
             Err(timed_out) if attempt < attempts => {
                 let redispatch = be.redispatch && attempt + 1 == attempts;
                 let next = if redispatch { pick_server(be, Some(srv), key).unwrap_or(srv) } else { srv };
@@ -303,7 +325,7 @@ pub async fn reconnect(
     let result = connect_addr(&be.be.servers[srv], conn, be.timeouts.connect, be.srvtcpka.as_ref()).await;
     check::observe(be, srv, if result.is_ok() { Event::L4Ok } else { Event::L4Err });
     match result {
-        Ok(stream) => Ok(ServerConn { stream, srv, uses: 0, from_pool: false, _busy: Busy::new(rt, be_idx, srv) }),
+        Ok(stream) => Ok(ServerConn::new(stream, srv, 0, false, Busy::new(rt, be_idx, srv))),
         Err(_) => connect(rt, be_idx, Reuse::No, None, None, conn).await,
     }
 }

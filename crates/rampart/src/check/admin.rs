@@ -40,6 +40,8 @@ pub fn set_maint(px: &ProxyRt, srv: usize, on: bool) {
     if on {
         let was = st.oper();
         st.set_maint(true);
+        // entering maintenance counts as going down for `on-marked-down`
+        report::cut_sessions(px, srv, OperState::Stopped);
         // the checks pause: HAProxy's health counter drops to 0
         if server.check.is_some() {
             st.store_health(0);
@@ -74,6 +76,7 @@ pub fn set_maint(px: &ProxyRt, srv: usize, on: bool) {
     st.set_oper(OperState::Running);
     st.set_maint(false);
     report::sync_lb(px, srv);
+    report::cut_sessions(px, srv, OperState::Running);
     let word = if st.is_drain() { "DRAIN" } else { "READY" };
     let msg = format!("{} is UP/{word} (leaving forced maintenance)", label(px, srv));
     emit(px, Level::Warning, log_level::NOTICE, &msg);

@@ -226,6 +226,13 @@ pub struct ServerRt {
     pub source: Option<SocketAddr>,
     /// `socks4`: connections go through this SOCKS4 proxy.
     pub socks4: Option<SocketAddr>,
+    /// `on-marked-down shutdown-sessions`.
+    pub shutdown_on_down: bool,
+    /// `on-marked-up shutdown-backup-sessions`.
+    pub shutdown_backups_on_up: bool,
+    /// The connections in use, kept only when something may cut them (see
+    /// [`crate::server::Sessions`]).
+    pub sessions: Option<crate::server::Sessions>,
     /// An address without a fixed port: the client's destination port plus this.
     pub port_offset: Option<i32>,
     /// Operational state (set by the checks), maintenance, effective weight.
@@ -284,6 +291,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             alerts.push(d);
             Default::default()
         });
+        let backups_cut = px.servers.iter().any(|s| s.check.shutdown_backups_on_up);
         let servers = px
             .servers
             .iter()
@@ -318,6 +326,10 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                     send_proxy: srv.proxy,
                     source: srv.source.or(px.source),
                     socks4: srv.socks4,
+                    shutdown_on_down: srv.check.shutdown_on_down,
+                    shutdown_backups_on_up: srv.check.shutdown_backups_on_up,
+                    sessions: (srv.check.shutdown_on_down || (srv.backup && backups_cut))
+                        .then(crate::server::Sessions::default),
                     port_offset: srv.port_offset,
                     state: SrvState::new(srv.weight, srv.disabled),
                     check,

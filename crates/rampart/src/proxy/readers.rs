@@ -171,6 +171,8 @@ pub const READERS: &[(&str, &str)] = &[
     ("server source", "proxy::build: ServerRt::source (backend::connect_addr)"),
     ("server socks4", "proxy::build: ServerRt::socks4 (backend::connect_addr, backend::socks4)"),
     ("server check-via-socks4", "check::build: CheckRt::socks4 (check::probe::connect)"),
+    ("server on-marked-down", "check::report::cut_sessions: ServerRt::sessions"),
+    ("server on-marked-up", "check::report::cut_sessions: ServerRt::sessions"),
     ("source", "proxy::build: ServerRt::source (backend::connect_addr)"),
     ("server send-proxy", "backend::send_proxy"),
     ("server send-proxy-v2", "backend::send_proxy"),

@@ -6,6 +6,12 @@
 //! HAProxy counterpart: server.c (`srv_set_running()`, `srv_set_stopped()`,
 //! `srv_set_stopping()`, `srv_update_status()`), the `cur_state`/`cur_admin` fields of
 //! `struct server`.
+//!
+//! - `sessions`: the connections in use, for `on-marked-down`/`on-marked-up` to cut
+
+mod sessions;
+
+pub use sessions::Sessions;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
