@@ -416,6 +416,43 @@ fn tracking_servers_follow_the_tracked_one() {
     wait_for(&proxy, "Server c/s4 is UP via b/s3. 2 active and 0 backup servers online.");
 }
 
+/// A tracked server's maintenance passes down the tracking chain, with haproxy's
+/// messages (the same events through haproxy 2.6.12 printed these lines).
+#[test]
+fn tracking_servers_inherit_maintenance() {
+    let s1 = FlappyBackend::start("s1", Mode::Up);
+    let proxy = start(
+        RAMPART,
+        &[("s1", s1.addr())],
+        "global\n stats socket ${testdir}/admin.sock level admin\n\
+         listen fe1\n bind fd@${fe1}\n server s1 ${s1_addr}:${s1_port} check inter 100ms\n\
+         server s3 ${s1_addr}:${s1_port} track s1\n\
+         backend c\n server s4 ${s1_addr}:${s1_port} track fe1/s3\n",
+    );
+    let admin = proxy.dir().join("admin.sock");
+    rampart_testkit::eventually!(s1.accepts().len() >= 2);
+    assert_eq!(socat(&admin, "disable server fe1/s1\n"), "\n");
+    wait_for(&proxy, "Server c/s4 is going DOWN for maintenance via fe1/s3.");
+    // admin state IMAINT (2) on the trackers
+    assert!(state_line(&admin, "s3").starts_with("0 2 "), "{}", state_line(&admin, "s3"));
+    assert_eq!(socat(&admin, "enable server fe1/s1\n"), "\n");
+    wait_for(&proxy, "Server c/s4 is UP/READY (leaving maintenance).");
+    assert_eq!(
+        check_lines(&proxy.output()),
+        [
+            "[WARNING]  Server fe1/s1 is going DOWN for maintenance. 1 active and 0 backup servers left. 0 sessions active, 0 requeued, 0 remaining in queue.",
+            "[WARNING]  Server fe1/s3 is going DOWN for maintenance via fe1/s1. 0 active and 0 backup servers left. 0 sessions active, 0 requeued, 0 remaining in queue.",
+            "[ALERT]    proxy 'fe1' has no server available!",
+            "[WARNING]  Server c/s4 is going DOWN for maintenance via fe1/s3. 0 active and 0 backup servers left. 0 sessions active, 0 requeued, 0 remaining in queue.",
+            "[ALERT]    backend 'c' has no server available!",
+            "[WARNING]  Server fe1/s1 is UP/READY (leaving forced maintenance).",
+            "[WARNING]  Server fe1/s3 is UP/READY (leaving maintenance).",
+            "[WARNING]  Server c/s4 is UP/READY (leaving maintenance).",
+        ]
+    );
+    assert!(state_line(&admin, "s3").starts_with("2 0 "), "{}", state_line(&admin, "s3"));
+}
+
 /// `slowstart`: a server back UP gets a small share of the traffic first, its full
 /// share once the slow start is over.
 #[test]
