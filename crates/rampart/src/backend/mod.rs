@@ -240,7 +240,7 @@ pub async fn connect(
         match result {
             Ok(stream) => return Ok(ServerConn::new(stream, srv, 0, false, busy)),
             Err(timed_out) if attempt < attempts => {
-                let redispatch = be.redispatch && attempt + 1 == attempts;
+                let redispatch = be.redispatch && (attempt + 1 == attempts || redispatch_now(be, srv, forced));
                 let next = if redispatch { pick_server(be, Some(srv), key).unwrap_or(srv) } else { srv };
                 let retry = SrvError::Retry { redispatch: next != srv };
                 crate::stats::counters::count_srv_error(rt, be_idx, Some(srv), retry);
@@ -260,6 +260,20 @@ pub async fn connect(
         }
     }
     Err(ConnectError::Failed { srv, timed_out: false, retries: attempts - 1 })
+}
+
+/// Whether a failed connection may go to another server at once instead of waiting
+/// for the last retry (with `option redispatch`): as HAProxy's
+/// `back_handle_st_cer()`, when the server is no longer running, or when any server
+/// will do (no server forced, more than one usable active server, no hashing).
+fn redispatch_now(be: &ProxyRt, srv: usize, forced: Option<usize>) -> bool {
+    let server = &be.be.servers[srv];
+    if server.state.oper() != crate::server::OperState::Running || server.state.is_maint() {
+        return true;
+    }
+    forced.is_none()
+        && be.be.lb.key_source().is_none()
+        && be.be.servers.iter().filter(|s| !s.backup && s.state.is_usable()).nth(1).is_some()
 }
 
 /// Counts a server the balancer chose (`lbtot`); a server a rule forced is not one.
