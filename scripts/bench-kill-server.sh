@@ -14,7 +14,8 @@
 # connections vanish: resets and refused connections), restarting it is a new process
 # on the same port. The load is wrk (keep-alive, CONNS connections, THREADS threads)
 # with a Lua script that counts every response per wall-clock second and by body;
-# errors are the non-200 responses per second plus wrk's socket error totals.
+# errors are the non-200 responses per second plus wrk's socket error totals; the
+# proxy logs only the requests that went wrong (`option dontlog-normal`), printed too.
 #
 # Environment: SECS (run length, 20), KILL_AT (5), BACK_AT (12), CONNS (50),
 # THREADS (2), NBTHREAD (proxy threads, 2), SERVER_BIN (the servers: /usr/sbin/haproxy).
@@ -88,6 +89,9 @@ global
     maxconn 4000
 defaults
     mode http
+    log stdout format raw local0
+    option httplog
+    option dontlog-normal
     retries 3
     option redispatch
     timeout client 30s
@@ -145,6 +149,15 @@ print(f"first second with b1 traffic after the restart: "
 msgs = [l.rstrip() for l in open(log) if "b1" in l and ("DOWN" in l or " UP" in l)]
 for m in msgs:
     print("  ", m)
+# the requests that went wrong, as the proxy logged them (`option dontlog-normal`)
+# (httplog: status is the 6th field, the termination state the 10th; a retried
+# request is logged too, with `+N` retries in the 11th)
+lines = [l.split() for l in open(log) if '"GET ' in l]
+bad = [f for f in lines if len(f) > 10 and (f[5] != "200" or f[9] != "----")]
+retried = [f for f in lines if len(f) > 10 and "+" in f[10]]
+print(f"logged: {len(bad)} failed requests, {len(retried)} requests retried (redispatched)")
+for f in bad[:6]:
+    print("  ", " ".join(f))
 PY
   rm -f "$T"/*.log
 }
