@@ -12,9 +12,11 @@
 //! - `srvcmd`: the server commands (`disable server`, `set server`, `set weight` ...)
 //! - `fields`: HAProxy's field lists for `show stat` and `show info`
 //! - `counters`: the counters only the stats read (responses by class, maxima)
-//!
-//! Not here: the HTML stats page and the Prometheus exporter (refused at startup).
+//! - `page`: the HTML statistics page (`stats uri`) and its `;csv`/`;json` exports;
+//!   `admin`: its admin form (`stats admin if <cond>`)
+//! - `prometheus`: `http-request use-service prometheus-exporter`
 
+pub mod admin;
 pub mod cmd;
 pub mod counters;
 mod fields;
