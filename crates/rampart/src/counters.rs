@@ -52,6 +52,18 @@ impl Counter {
         }
     }
 
+    /// Counts `n` events (bytes), as [`Counter::inc`] does one.
+    #[inline]
+    pub fn add(&self, n: u64) {
+        let slot = SLOT.with(Cell::get);
+        match self.slots.get(slot) {
+            Some(s) if slot > 0 => s.0.store(s.0.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed),
+            _ => {
+                self.slots[0].0.fetch_add(n, Ordering::Relaxed);
+            }
+        }
+    }
+
     /// The total over all threads (since the last [`Counter::clear`]).
     pub fn get(&self) -> u64 {
         self.sum().saturating_sub(self.base.load(Ordering::Relaxed))

@@ -136,6 +136,12 @@ fn show_stat_counts_the_traffic_by_frontend_backend_and_server() {
     assert_eq!(get(srv, "addr"), s1.addr().to_string());
     assert!(get(srv, "stot").parse::<u64>().unwrap() >= 1);
     assert_eq!(get(&rows["be1/s2"], "status"), "MAINT");
+    // bytes: every request went through the frontend, three through the backend and s1
+    let n = |row: &HashMap<String, String>, col: &str| get(row, col).parse::<u64>().expect(col);
+    assert!(n(srv, "bin") >= 3 * 16 && n(srv, "bout") >= 3 * 17, "{srv:?}");
+    assert_eq!((n(be, "bin"), n(be, "bout")), (n(srv, "bin"), n(srv, "bout")));
+    assert!(n(fe, "bin") > n(be, "bin") && n(fe, "bout") > n(be, "bout"), "the 403 counts in the frontend only");
+    assert_eq!((n(srv, "qcur"), n(srv, "qmax"), n(be, "qcur"), n(be, "qmax")), (0, 0, 0, 0));
     let info = info(&proxy);
     // the CLI connections count too, `show info`'s own included
     let cli_conns = CLI_CONNS.with(std::cell::Cell::get);
@@ -186,8 +192,22 @@ type RowShape = (String, Vec<bool>);
 /// `show info` field names, the `show stat` header, and each row's shape, from `binary`.
 fn shape(binary: &Path) -> (Vec<String>, String, Vec<RowShape>) {
     let s1 = HttpBackend::start("s1");
-    let proxy = start(binary, CFG, &s1);
+    // a TCP proxy too: some columns are HTTP-only
+    let cfg = format!("{CFG}listen tcp1\n  mode tcp\n  bind fd@${{fe2}}\n  server t1 ${{s1_addr}}:${{s1_port}}\n");
+    let proxy = Proxy::new(binary)
+        .listener("fe1")
+        .listener("fe2")
+        .backend("s1", s1.addr())
+        .config(&cfg)
+        .start()
+        .expect("the proxy starts");
+    let admin = proxy.dir().join("admin.sock");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while std::os::unix::net::UnixStream::connect(&admin).is_err() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     http_get(proxy.addr("fe1"), "/");
+    http_get(proxy.addr("fe2"), "/");
     let info = socat(&sock(&proxy, "admin.sock"), "show info\n");
     let names = info.lines().filter_map(|l| l.split_once(':')).map(|(k, _)| k.to_owned()).collect();
     let stat = socat(&sock(&proxy, "admin.sock"), "show stat\n");
@@ -219,6 +239,12 @@ fn show_info_and_show_stat_have_haproxys_fields_in_its_order() {
         // haproxy leaves empty for that kind of row
         let extra: Vec<&str> = (0..r.len()).filter(|&i| r[i] && !h[i]).map(|i| cols[i]).collect();
         assert!(extra.is_empty(), "{name}: columns filled by rampart only: {extra:?}");
+        // and fills these wherever haproxy does
+        let missing: Vec<&str> = (0..r.len())
+            .filter(|&i| h[i] && !r[i] && ["qcur", "qmax", "bin", "bout", "stot", "status"].contains(&cols[i]))
+            .map(|i| cols[i])
+            .collect();
+        assert!(missing.is_empty(), "{name}: columns haproxy fills and rampart does not: {missing:?}");
     }
 }
 

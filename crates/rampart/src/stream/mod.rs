@@ -146,6 +146,9 @@ pub async fn run<F: HttpFront>(front: &mut F, rt: &Runtime, conn: &ConnInfo, fe:
     let mut s = Stream { rt, conn, fe, be: None, srv: None, first_req, meth };
     let next = exchange(front, &mut s, txn, &mut sess_vars).await;
     crate::stats::counters::count_http(rt, fe, s.be, s.srv, answered_status(txn));
+    let io = front.log_info();
+    let bytes = (io.head_received + io.received, io.head_sent + io.sent);
+    crate::stats::counters::count_bytes(rt, fe, s.be, s.srv, bytes);
     if let Some(pl) = rt.proxies[fe].log.as_deref().filter(|_| !txn.st.log.asap) {
         log_exchange(pl, &*front, &s, txn, &sess_vars);
     }
@@ -174,7 +177,7 @@ fn answered_status(txn: &TxnData) -> Option<u16> {
 
 /// Ends the exchange's log record and sends its line (the frontend logs).
 fn log_exchange<F: HttpFront>(pl: &crate::log::ProxyLog, front: &F, s: &Stream<'_>, txn: &mut Txn, sess: &VarStore) {
-    let side::LogInfo { sent, received, back_src } = front.log_info();
+    let side::LogInfo { sent, received, back_src, .. } = front.log_info();
     let l = &mut txn.st.log;
     l.end = Some(std::time::Instant::now());
     l.bytes_in += received;

@@ -225,6 +225,7 @@ async fn run_stream<S: Sock>(
         d.feed(&buf[head.len..head.len + here]);
         d
     });
+    let head_received = (heads.req.len + here) as u64;
     let mut front = H1Front {
         client,
         sess,
@@ -239,8 +240,10 @@ async fn run_stream<S: Sock>(
         first_req,
         dechunked,
         sent: 0,
+        head_sent: 0,
         back_src: None,
         received: 0,
+        head_received,
     };
     let next = stream::run(&mut front, rt, &sess.conn, sess.fe, &mut txn).await;
     let rest = if next == Next::KeepAlive { front.take_rest() } else { None };
