@@ -17,6 +17,13 @@ pub fn set_thread_slot(thread: usize) {
     SLOT.with(|s| s.set(thread + 1));
 }
 
+/// This thread's slot: `t + 1` for worker thread `t`, 0 for any other thread (for
+/// other per-thread shards, as `stats::histogram`'s).
+#[inline]
+pub fn thread_slot() -> usize {
+    SLOT.with(Cell::get)
+}
+
 /// One thread's share of a counter, alone on its cache line.
 #[derive(Debug, Default)]
 #[repr(align(64))]

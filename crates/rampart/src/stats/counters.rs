@@ -10,6 +10,7 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use super::histogram::Timers;
 use super::rates::RateCell;
 use crate::counters::Counter;
 use crate::proxy::Runtime;
@@ -71,6 +72,8 @@ pub struct ProxyStats {
     /// `qmax`): written only by streams that found every server full.
     pub be_qcur: AtomicU32,
     pub be_qmax: AtomicU32,
+    /// The backend's latency histograms.
+    pub be_timers: Timers,
     /// Rates of the frontend's connections, sessions and requests, of the backend's
     /// sessions (`conn_rate`, `rate`, `req_rate`, with their maxima).
     pub fe_conn_rate: RateCell,
@@ -80,7 +83,8 @@ pub struct ProxyStats {
 }
 
 impl ProxyStats {
-    pub fn new(threads: usize) -> ProxyStats {
+    /// `timed`: the latency histograms are recorded.
+    pub fn new(threads: usize, timed: bool) -> ProxyStats {
         ProxyStats {
             fe_req: Counter::new(threads),
             fe_rsp: ByClass::new(threads),
@@ -100,6 +104,7 @@ impl ProxyStats {
             be_bout: Counter::new(threads),
             be_qcur: AtomicU32::new(0),
             be_qmax: AtomicU32::new(0),
+            be_timers: Timers::new(threads, timed),
             fe_conn_rate: RateCell::default(),
             fe_sess_rate: RateCell::default(),
             fe_req_rate: RateCell::default(),
@@ -132,6 +137,8 @@ pub struct ServerStats {
     /// (`bin`, `bout`).
     pub bin: Counter,
     pub bout: Counter,
+    /// The server's latency histograms.
+    pub timers: Timers,
     /// The configured weight (`uweight`; also `weight` until weights change at run time).
     pub weight: u32,
     /// The server's `id` (`sid`): its position in the backend from 1, or `id N`.
@@ -139,7 +146,7 @@ pub struct ServerStats {
 }
 
 impl ServerStats {
-    pub fn new(threads: usize, weight: u32, sid: u32) -> ServerStats {
+    pub fn new(threads: usize, weight: u32, sid: u32, timed: bool) -> ServerStats {
         ServerStats {
             stot: Counter::new(threads),
             req: Counter::new(threads),
@@ -153,6 +160,7 @@ impl ServerStats {
             lbtot: Counter::new(threads),
             bin: Counter::new(threads),
             bout: Counter::new(threads),
+            timers: Timers::new(threads, timed),
             weight,
             sid,
         }
@@ -335,7 +343,7 @@ mod tests {
 
     #[test]
     fn queued_streams_are_counted_while_they_wait() {
-        let st = ProxyStats::new(1);
+        let st = ProxyStats::new(1, false);
         {
             let _a = Queued::enter(&st);
             let _b = Queued::enter(&st);
