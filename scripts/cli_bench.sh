@@ -4,7 +4,8 @@
 # (`show info`, then `show stat`, one connection per command, as scripts and
 # exporters poll it). Prints both proxybench tables and the clients' totals; any
 # client error (an answer without its end, a reset) is counted and makes the exit
-# status 1.
+# status 1 (connections refused or cut while proxybench restarts the proxy between
+# runs are counted apart).
 #
 #   scripts/cli_bench.sh [PROXY_BINARY]    (default: target/release/rampart)
 #
@@ -52,7 +53,7 @@ rm -f "$out/clients.done"
 python3 - "$sock" "$clients" "$interval" "$out/clients.done" >"$out/clients.txt" <<'PY' &
 import socket, sys, threading, time, os
 path, n, interval, done = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
-stats = {"answers": 0, "errors": 0, "refused": 0}
+stats = {"answers": 0, "errors": 0, "refused": 0, "cut": 0}
 lock = threading.Lock()
 
 def ask(cmd):
@@ -70,8 +71,13 @@ def ask(cmd):
             if not chunk:
                 break
             data += chunk
-        # a one-shot answer ends with an empty line
+        # a one-shot answer ends with an empty line; nothing at all: the proxy is
+        # stopping (its sockets close when a soft stop begins, as HAProxy's)
+        if not data:
+            return "cut"
         return "answers" if data.endswith(b"\n\n") and data.count(b"\n") > 2 else "errors"
+    except ConnectionResetError:
+        return "cut"
     except OSError:
         return "errors"
     finally:
@@ -92,7 +98,8 @@ for t in threads:
     t.start()
 for t in threads:
     t.join()
-print(f"cli clients={n} answers={stats['answers']} errors={stats['errors']} refused(between runs)={stats['refused']}")
+print(f"cli clients={n} answers={stats['answers']} errors={stats['errors']} "
+      f"cut(proxy stopping)={stats['cut']} refused(between runs)={stats['refused']}")
 PY
 clients_pid=$!
 run_bench with-cli
@@ -102,24 +109,13 @@ cat "$out/clients.txt"
 
 python3 - "$out/alone.json" "$out/with-cli.json" <<'PY'
 import json, statistics, sys
-def cpu(path):
+def runs(path):
     data = json.load(open(path))
-    vals = []
-    def walk(o):
-        if isinstance(o, dict):
-            for k, v in o.items():
-                if k == "cpu_us_per_req" and isinstance(v, (int, float)):
-                    vals.append(v)
-                else:
-                    walk(v)
-        elif isinstance(o, list):
-            for v in o:
-                walk(v)
-    walk(data)
-    return vals
-a, b = cpu(sys.argv[1]), cpu(sys.argv[2])
+    return [r["metrics"] for r in data["runs"] if r.get("ok") and "cpu_us_per_req" in r.get("metrics", {})]
+a, b = runs(sys.argv[1]), runs(sys.argv[2])
 if a and b:
-    ma, mb = statistics.median(a), statistics.median(b)
-    print(f"proxy CPU us/req, median: alone {ma:.2f} {a}  with CLI clients {mb:.2f} {b}  ratio {mb / ma:.2f}")
+    for key, label in (("cpu_us_per_req", "proxy CPU us/req"), ("rps", "req/s"), ("p50_ms", "p50 ms"), ("p99_ms", "p99 ms")):
+        ma, mb = statistics.median(r[key] for r in a), statistics.median(r[key] for r in b)
+        print(f"{label:17} alone {ma:10.2f}   with CLI clients {mb:10.2f}   ratio {mb / ma:.2f}")
 PY
 grep -q "errors=0 " "$out/clients.txt"

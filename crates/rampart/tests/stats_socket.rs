@@ -573,3 +573,37 @@ fn many_cli_clients_during_traffic_all_get_their_answers() {
     assert!(clients.into_iter().all(|c| c.join().unwrap_or(false)), "a CLI client got no full answer");
     assert!(traffic.join().unwrap_or(false), "traffic failed while the CLI was busy");
 }
+
+/// `show errors` after one malformed request, with the dates, the client port and
+/// HAProxy's three lines of H1 parser flags (which rampart leaves out) removed.
+fn show_errors(binary: &Path) -> String {
+    let s1 = HttpBackend::start("s1");
+    let proxy = start(binary, CFG, &s1);
+    let mut c = rampart_testkit::RawClient::connect(proxy.addr("fe1")).expect("connect");
+    c.send("GET /a b HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n").expect("send");
+    assert_eq!(c.read_response().expect("a response").status, 400);
+    let out = socat(&sock(&proxy, "admin.sock"), "show errors\n");
+    out.lines()
+        .filter(|l| !l.starts_with("  H1 "))
+        .map(|l| {
+            let l = match (l.find('['), l.find(']')) {
+                (Some(a), Some(b)) if a < b => format!("{}[date]{}", &l[..a], &l[b + 1..]),
+                _ => l.to_owned(),
+            };
+            match l.find("src 127.0.0.1:") {
+                Some(i) => format!("{}src 127.0.0.1:port", &l[..i]),
+                None => l,
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn show_errors_dumps_the_last_invalid_request_as_haproxy_does() {
+    let ours = show_errors(Path::new(env!("CARGO_BIN_EXE_rampart")));
+    assert!(ours.contains("frontend fe1 (#2): invalid request"), "{ours}");
+    assert!(ours.contains("  00019  Host: x\\r\\n"), "{ours}");
+    let Some(haproxy) = haproxy_or_skip("show_errors_dumps_the_last_invalid_request_as_haproxy_does") else { return };
+    assert_eq!(ours, show_errors(&haproxy));
+}

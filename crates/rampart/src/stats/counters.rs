@@ -74,6 +74,8 @@ pub struct ProxyStats {
     pub be_qmax: AtomicU32,
     /// The backend's latency histograms.
     pub be_timers: Timers,
+    /// The last request the frontend refused (`show errors`).
+    pub last_error: super::errors::LastError,
     /// Rates of the frontend's connections, sessions and requests, of the backend's
     /// sessions (`conn_rate`, `rate`, `req_rate`, with their maxima).
     pub fe_conn_rate: RateCell,
@@ -105,6 +107,7 @@ impl ProxyStats {
             be_qcur: AtomicU32::new(0),
             be_qmax: AtomicU32::new(0),
             be_timers: Timers::new(threads, timed),
+            last_error: Default::default(),
             fe_conn_rate: RateCell::default(),
             fe_sess_rate: RateCell::default(),
             fe_req_rate: RateCell::default(),

@@ -164,6 +164,9 @@ async fn exchange<S: Sock>(
         if let Some(started) = started {
             log_head_error(sess, &e, first, &buf, started);
         }
+        if let HeadError::Invalid(err) = &e {
+            crate::stats::errors::capture(rt, sess.fe, sess.conn.src, &buf, err);
+        }
         match e {
             // As HAProxy 2.6 (without `option http-ignore-probes`), a connection that
             // ends or times out before its first request gets a 400 or 408; between
