@@ -206,6 +206,9 @@ pub struct StatsPage {
     pub show_desc: Option<String>,
     /// `stats scope <proxy>`: the proxies shown (all when empty).
     pub scope: Vec<String>,
+    /// `stats admin if|unless <cond>` lines: a request meeting one may change servers
+    /// through the page's form.
+    pub admin: Vec<rules::Condition>,
     /// The first `stats` line.
     pub span: Span,
 }
@@ -225,6 +228,7 @@ impl StatsPage {
             show_node: None,
             show_desc: None,
             scope: Vec::new(),
+            admin: Vec::new(),
             span,
         }
     }

@@ -305,6 +305,7 @@ async fn assign_server(
         return Ok((srv, Busy::new(rt, be_idx, srv)));
     }
     let deadline = be.timeouts.queue.map(|d| tokio::time::Instant::now() + d);
+    let _queued = crate::stats::counters::Queued::enter(&be.stats);
     loop {
         let released = be.be.queue.notified();
         tokio::pin!(released);

@@ -286,6 +286,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
     };
     let mut proxies = Vec::with_capacity(cfg.proxies.len());
     let mut logs = crate::log::setup::Opener::new(cfg, &mut alerts);
+    let timed = crate::stats::histogram::wanted(cfg);
     for (idx, px) in cfg.proxies.iter().enumerate() {
         let backend_checks = health_check::compile_backend(px).unwrap_or_else(|d| {
             alerts.push(d);
@@ -322,7 +323,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                     disabled: srv.disabled,
                     cur_conns: AtomicU32::new(0),
                     pool_key: pool_key - 1,
-                    stats: crate::stats::ServerStats::new(threads, srv.weight, pos as u32 + 1),
+                    stats: crate::stats::ServerStats::new(threads, srv.weight, pos as u32 + 1, timed),
                     send_proxy: srv.proxy,
                     source: srv.source.or(px.source),
                     socks4: srv.socks4,
@@ -385,7 +386,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 listeners: FrontendRt::listeners(px),
             },
             be: BackendRt { lb, lb_expr, lb_backup, servers, queue: Notify::new(), cum_conn: Counter::new(threads) },
-            stats: crate::stats::ProxyStats::new(threads),
+            stats: crate::stats::ProxyStats::new(threads, timed),
             stats_page: px.stats.as_ref().map(|p| Box::new(crate::stats::page::Page::new(p))),
             log: logs.proxy(cfg, idx, &mut alerts),
         });

@@ -145,7 +145,7 @@ pub trait HttpFront {
     /// Sends raw bytes (an `errorfile` rampart's parser cannot read), then closes.
     fn reply_raw(&mut self, bytes: &[u8]) -> impl Future<Output = Next> + Send;
 
-    /// What the front measured for the log line (when the frontend logs).
+    /// What the front measured, for the log line and the byte counters of the stats.
     fn log_info(&self) -> LogInfo {
         LogInfo::default()
     }
@@ -159,6 +159,10 @@ pub struct LogInfo {
     pub sent: u64,
     /// Request body bytes received after those that came with the head.
     pub received: u64,
+    /// Response head bytes sent to the client, as written (`bout` of the stats).
+    pub head_sent: u64,
+    /// Request bytes that came with the head, the head included (`bin` of the stats).
+    pub head_received: u64,
     /// The source address of the server connection used.
     pub back_src: Option<std::net::SocketAddr>,
 }
