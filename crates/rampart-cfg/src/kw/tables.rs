@@ -279,7 +279,7 @@ pub static PROXY: &[ProxyKw] = &[
     px("external-check", D | L | B, No),
     px("filter", F | L | B, No),
     px("force-persist", L | B, No),
-    px("fullconn", D | L | B, No),
+    px("fullconn", D | L | B, Yes),
     px("hash-balance-factor", D | L | B, Yes),
     px("hash-type", D | L | B, Yes),
     px("http-after-response", ALL | NAMED, Yes),

@@ -274,6 +274,9 @@ pub struct Proxy {
     pub hash_type: HashType,
     /// `hash-balance-factor` (0: off, else above 100).
     pub hash_balance_factor: u32,
+    /// `fullconn`: the backend load at which servers reach their `maxconn` (0: not
+    /// set, derived from the frontends' `maxconn` at startup).
+    pub fullconn: u32,
     pub timeouts: Timeouts,
     pub options: ProxyOptions,
     pub http_reuse: HttpReuse,
@@ -678,6 +681,11 @@ pub struct Server {
     pub weight: u32,
     /// `maxconn`, `None` = unlimited.
     pub maxconn: Option<u32>,
+    /// `minconn`: the floor of the dynamic `maxconn` below the backend's `fullconn`
+    /// (0: off).
+    pub minconn: u32,
+    /// `maxqueue`: streams that may wait in this server's own queue (0: no limit).
+    pub maxqueue: u32,
     /// `pool-max-conn`: idle connections kept for reuse; `None` (-1, the default) =
     /// unlimited, 0 = none.
     pub pool_max_conn: Option<u32>,

@@ -67,6 +67,8 @@ impl Kind {
 pub(crate) struct ServerSettings {
     pub weight: u32,
     pub maxconn: Option<u32>,
+    pub minconn: u32,
+    pub maxqueue: u32,
     pub pool_max_conn: Option<u32>,
     pub backup: bool,
     pub disabled: bool,
@@ -82,6 +84,8 @@ impl Default for ServerSettings {
         ServerSettings {
             weight: 1,
             maxconn: None,
+            minconn: 0,
+            maxqueue: 0,
             pool_max_conn: None,
             backup: false,
             disabled: false,
@@ -208,6 +212,7 @@ fn fresh_proxy(name: &str, cap: Cap, span: &Span) -> Proxy {
         balance: Balance::RoundRobin,
         hash_type: Default::default(),
         hash_balance_factor: 0,
+        fullconn: 0,
         timeouts: Timeouts::default(),
         options: ProxyOptions::default(),
         http_reuse: HttpReuse::Safe,
@@ -430,6 +435,7 @@ fn dispatch(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
         "balance" => balance::parse_balance(cx, words),
         "hash-type" => balance::parse_hash_type(cx, words),
         "hash-balance-factor" => balance::parse_hash_balance_factor(cx, words),
+        "fullconn" => proxy_kw::parse_fullconn(cx, words),
         "retry-on" => balance::parse_retry_on(cx, words),
         "timeout" => proxy_kw::parse_timeout(cx, words),
         "http-reuse" => proxy_kw::parse_http_reuse(cx, words),

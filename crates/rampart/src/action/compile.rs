@@ -312,10 +312,11 @@ impl<'c> Cx<'c> {
             HttpReqAction::EarlyHint { name, value } => self.early_hint(name, value)?,
             HttpReqAction::SetTimeout { timeout, value } => self.set_timeout(*timeout, value)?,
             HttpReqAction::WaitForBody(w) => stream::wait_for_body(w),
-            HttpReqAction::SetPriorityClass(_) | HttpReqAction::SetPriorityOffset(_) => {
-                let why = "the backend queue has no priorities";
-                self.alerts.push(stream::refused(span, list, a.name(), why));
-                return None;
+            HttpReqAction::SetPriorityClass(e) => {
+                HttpAct::SetPriority { offset: false, value: self.expr(e, list, "set-priority-class")? }
+            }
+            HttpReqAction::SetPriorityOffset(e) => {
+                HttpAct::SetPriority { offset: true, value: self.expr(e, list, "set-priority-offset")? }
             }
         })
     }

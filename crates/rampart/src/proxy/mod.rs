@@ -196,9 +196,11 @@ pub struct BackendRt {
     /// With `option allbackups`: the same algorithm over the backup servers, used when
     /// no active server is enabled.
     pub lb_backup: Option<Lb>,
-    /// Woken when a server with a `maxconn` releases a connection, so that streams
-    /// queued because every server was full try again (the backend queue).
-    pub queue: Notify,
+    /// Streams waiting because every server was full (the backend queue): a freed slot
+    /// goes to its first stream (`backend::queue`).
+    pub queue: crate::backend::queue::Queue<crate::backend::Busy>,
+    /// `fullconn` (or its default): the load at which servers reach their `maxconn`.
+    pub fullconn: u32,
     /// Streams (HTTP exchanges, TCP connections) that chose this backend.
     pub cum_conn: Counter,
 }
@@ -208,6 +210,12 @@ pub struct ServerRt {
     pub name: String,
     pub addr: SocketAddr,
     pub maxconn: Option<u32>,
+    /// `minconn`: the floor of the dynamic `maxconn` (0: the plain `maxconn`).
+    pub minconn: u32,
+    /// `maxqueue`: streams that may wait in `queue` (0: no limit).
+    pub maxqueue: u32,
+    /// Streams bound to this server (`use-server`) waiting for one of its slots.
+    pub queue: crate::backend::queue::Queue<crate::backend::Busy>,
     /// `pool-max-conn`: idle connections kept per thread; `None`: the pool's own bound.
     pub pool_max_conn: Option<u32>,
     pub backup: bool,
@@ -239,11 +247,6 @@ pub struct ServerRt {
 }
 
 impl ServerRt {
-    /// Whether a new request may be sent to this server now.
-    pub fn usable(&self) -> bool {
-        self.state.is_usable() && self.maxconn.is_none_or(|m| self.cur_conns.load(Ordering::Relaxed) < m)
-    }
-
     /// Whether the server is UP and not in maintenance (full or not).
     #[inline]
     pub fn is_up(&self) -> bool {
@@ -299,7 +302,15 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 Some(ServerRt {
                     name: srv.name.clone(),
                     addr,
-                    maxconn: srv.maxconn,
+                    // as in HAProxy, a `minconn` above `maxconn` (or alone) is the maxconn
+                    maxconn: match srv.maxconn {
+                        Some(m) if m >= srv.minconn => Some(m),
+                        _ if srv.minconn > 0 => Some(srv.minconn),
+                        m => m,
+                    },
+                    minconn: srv.minconn,
+                    maxqueue: srv.maxqueue,
+                    queue: Default::default(),
                     pool_max_conn: srv.pool_max_conn,
                     backup: srv.backup,
                     disabled: srv.disabled,
@@ -362,7 +373,15 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 pp_failed: Counter::new(threads),
                 listeners: FrontendRt::listeners(px),
             },
-            be: BackendRt { lb, lb_expr, lb_backup, servers, queue: Notify::new(), cum_conn: Counter::new(threads) },
+            be: BackendRt {
+                lb,
+                lb_expr,
+                lb_backup,
+                servers,
+                queue: Default::default(),
+                fullconn: fullconn(cfg, idx, maxconn),
+                cum_conn: Counter::new(threads),
+            },
             stats: crate::stats::ProxyStats::new(threads),
             stats_page: px.stats.as_ref().map(|p| Box::new(crate::stats::page::Page::new(p))),
             log: logs.proxy(cfg, idx, &mut alerts),
@@ -488,6 +507,23 @@ fn not_supported(span: &Span, what: &str) -> Diag {
 
 /// The backend of frontend `idx` when no `use_backend` rule applies: its
 /// `default_backend`, else itself for a `listen`.
+/// The backend's `fullconn`, else HAProxy's default: a tenth of the `maxconn` of the
+/// frontends that send it traffic (at least 1). `global_maxconn` is a frontend's
+/// `maxconn` when it sets none.
+// COMPAT: HAProxy also counts the frontends naming it in a `use_backend` rule; this
+// counts only those whose default backend it is (and a `listen` itself).
+fn fullconn(cfg: &Config, idx: usize, global_maxconn: u32) -> u32 {
+    let px = &cfg.proxies[idx];
+    if px.fullconn > 0 {
+        return px.fullconn;
+    }
+    let fe_maxconn: u64 = (0..cfg.proxies.len())
+        .filter(|&f| cfg.proxies[f].cap.frontend && default_backend(cfg, f) == Some(idx))
+        .map(|f| u64::from(cfg.proxies[f].maxconn.unwrap_or(global_maxconn)))
+        .sum();
+    u32::try_from(fe_maxconn.div_ceil(10)).unwrap_or(u32::MAX).max(1)
+}
+
 fn default_backend(cfg: &Config, idx: usize) -> Option<usize> {
     let px = &cfg.proxies[idx];
     match &px.default_backend {

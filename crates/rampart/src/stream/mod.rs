@@ -274,7 +274,7 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
         Some(_) => txn.st.uid.rendered(),
         None => Some(&b""[..]),
     };
-    let cx = crate::backend::send_proxy::ConnectCtx { conn: &txn.st.conn, unique_id: uid };
+    let cx = crate::backend::send_proxy::ConnectCtx { conn: &txn.st.conn, unique_id: uid, prio: txn.st.prio };
     let server = match front.connect(be, s.srv, key, cx).await {
         Ok(c) => {
             s.srv = Some(c.srv);
@@ -287,10 +287,11 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
             ended(txn, Cause::ServerAbort, Phase::Connect);
             return error(front, s, txn, sess, 503, true).await;
         }
-        Err(ConnectFail::QueueTimeout) => {
+        Err(fail @ (ConnectFail::QueueTimeout | ConnectFail::QueueFull)) => {
             let l = &mut txn.st.log;
             l.queue_ms = l.connect_start.map(|t| t.elapsed().as_millis() as i64);
-            ended(txn, Cause::ServerTimeout, Phase::Queue);
+            let cause = if fail == ConnectFail::QueueFull { Cause::ServerAbort } else { Cause::ServerTimeout };
+            ended(txn, cause, Phase::Queue);
             return error(front, s, txn, sess, 503, true).await;
         }
         Err(ConnectFail::Failed { srv, timed_out, retries }) => {

@@ -38,6 +38,8 @@ pub enum ConnectFail {
     Aborted,
     /// Every server stayed full for `timeout queue` (503, the log's `sQ`).
     QueueTimeout,
+    /// The server a rule chose is full and so is its queue, `maxqueue` (503, `SQ`).
+    QueueFull,
     /// Every connection attempt to server `srv` failed (503), the last one by timing
     /// out or not, after `retries` retries: the log names the server.
     Failed { srv: usize, timed_out: bool, retries: u32 },

@@ -203,13 +203,14 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
             }
         }
         let reuse = self.reuse(be.http_reuse);
-        match backend::connect_unless_aborted(self.client, rt, be_idx, reuse, srv, key, cx.conn).await {
+        match backend::connect_unless_aborted(self.client, rt, be_idx, reuse, srv, key, cx.prio, cx.conn).await {
             Some(Ok(sc)) if sc.from_pool || backend::send_proxy::send(rt, be_idx, &sc, cx).await => Ok(sc),
             Some(Ok(_)) => Err(ConnectFail::NoServer),
             Some(Err(backend::ConnectError::Failed { srv, timed_out, retries })) => {
                 Err(ConnectFail::Failed { srv, timed_out, retries })
             }
             Some(Err(backend::ConnectError::QueueTimeout)) => Err(ConnectFail::QueueTimeout),
+            Some(Err(backend::ConnectError::QueueFull)) => Err(ConnectFail::QueueFull),
             Some(Err(_)) => Err(ConnectFail::NoServer),
             // `option abortonclose`: the client left before a server took the request.
             None => Err(ConnectFail::Aborted),
