@@ -55,10 +55,8 @@ fn send(proxy: &Running, path: &str, hdrs: &str) -> RawClient {
 
 /// Reads each client's status, in parallel (each answer may take seconds).
 fn statuses(clients: Vec<RawClient>) -> Vec<u16> {
-    let readers: Vec<_> = clients
-        .into_iter()
-        .map(|mut c| thread::spawn(move || c.read_response().map_or(0, |r| r.status)))
-        .collect();
+    let readers: Vec<_> =
+        clients.into_iter().map(|mut c| thread::spawn(move || c.read_response().map_or(0, |r| r.status))).collect();
     readers.into_iter().map(|h| h.join().unwrap_or(0)).collect()
 }
 

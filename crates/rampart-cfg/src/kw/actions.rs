@@ -48,7 +48,7 @@ pub static HTTP_REQUEST_ACTIONS: &[ActionKw] = &[
     act("del-header", false, Yes),
     act("del-map", true, No),
     act("deny", false, Yes),
-    act("disable-l7-retry", false, Partial("accepted; rampart makes no layer-7 retries, nothing to disable")),
+    act("disable-l7-retry", false, Yes),
     act("early-hint", false, Yes),
     act("normalize-uri", false, Yes),
     act("redirect", false, Yes),

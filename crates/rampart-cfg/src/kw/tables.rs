@@ -307,7 +307,7 @@ pub static PROXY: &[ProxyKw] = &[
     px("rate-limit", D | F | L, No),
     px("redirect", F | L | B, Yes),
     px("retries", D | L | B, Yes),
-    px("retry-on", D | L | B, Partial("'none' and 'conn-failure'; response-based conditions are not supported yet")),
+    px("retry-on", D | L | B, Partial("every condition but '0rtt-rejected' (no TLS); HTTP/1 requests whose body was whole when sent")),
     px("server", L | B, Partial(SERVER_PARTIAL)),
     px("server-state-file-name", D | L | B, No),
     px("server-template", L | B, No),

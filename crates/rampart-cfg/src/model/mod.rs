@@ -286,8 +286,10 @@ pub struct Proxy {
     /// (port 0: any).
     pub source: Option<SocketAddr>,
     /// `retry-on`: whether a failed connection is retried (`conn-failure`, the
-    /// default; `none` turns it off). The other conditions are refused for now.
+    /// default; `none` turns it off).
     pub retry_on_conn_failure: bool,
+    /// `retry-on`: the response-based conditions (layer-7 retries).
+    pub retry_on_response: RetryOnResponse,
     /// The error pages given as complete HTTP responses, one per status: `errorfile
     /// <code> <file>`, `errorfiles <section> [<code>...]` and `http-error status <code>
     /// errorfile <file>`, resolved in file order (the last one for a status wins, also
@@ -703,6 +705,27 @@ pub struct Server {
     /// connected to plus this offset (the address's port is then 0).
     pub port_offset: Option<i32>,
     pub span: Span,
+}
+
+/// The response-based conditions of `retry-on`: when a request already sent is sent
+/// again (if it can be replayed).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RetryOnResponse {
+    /// `empty-response`: the server closed without sending anything.
+    pub empty_response: bool,
+    /// `junk-response`: what came back is not a valid HTTP response head.
+    pub junk_response: bool,
+    /// `response-timeout`: `timeout server` struck before the response.
+    pub response_timeout: bool,
+    /// Status codes (`401`, `403`, `404`, `408`, `425`, `500` to `504`).
+    pub statuses: Vec<u16>,
+}
+
+impl RetryOnResponse {
+    /// Whether any condition is set.
+    pub fn any(&self) -> bool {
+        self.empty_response || self.junk_response || self.response_timeout || !self.statuses.is_empty()
+    }
 }
 
 /// The PROXY protocol header a server connection starts with.

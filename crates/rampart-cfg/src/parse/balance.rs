@@ -229,6 +229,7 @@ pub(super) fn parse_retry_on(cx: &mut Ctx<'_>, words: &[String]) {
         return;
     }
     let mut conn_failure = false;
+    let mut on = crate::model::RetryOnResponse::default();
     for (i, w) in words.iter().enumerate().skip(1) {
         match w.as_str() {
             "conn-failure" => conn_failure = true,
@@ -237,24 +238,24 @@ pub(super) fn parse_retry_on(cx: &mut Ctx<'_>, words: &[String]) {
                 return;
             }
             "none" => {}
-            "empty-response"
-            | "response-timeout"
-            | "401"
-            | "403"
-            | "404"
-            | "408"
-            | "425"
-            | "500"
-            | "501"
-            | "502"
-            | "503"
-            | "504"
-            | "0rtt-rejected"
-            | "junk-response"
-            | "all-retryable-errors" => {
-                // TODO(#10): layer-7 retries (replaying the request after a response).
+            "empty-response" => on.empty_response = true,
+            "junk-response" => on.junk_response = true,
+            "response-timeout" => on.response_timeout = true,
+            "401" | "403" | "404" | "408" | "425" | "500" | "501" | "502" | "503" | "504" => {
+                on.statuses.extend(w.parse::<u16>().ok());
+            }
+            // early data needs TLS, which rampart does not have yet
+            "0rtt-rejected" => {
                 cx.alert(not_yet(&format!("retry-on {w}")));
                 return;
+            }
+            // COMPAT: also 0rtt-rejected for HAProxy, which cannot happen without TLS
+            "all-retryable-errors" => {
+                conn_failure = true;
+                on.empty_response = true;
+                on.junk_response = true;
+                on.response_timeout = true;
+                on.statuses.extend([500, 502, 503, 504]);
             }
             _ => {
                 cx.alert(format!("'retry-on': unknown keyword '{w}'"));
@@ -262,12 +263,15 @@ pub(super) fn parse_retry_on(cx: &mut Ctx<'_>, words: &[String]) {
             }
         }
     }
+    on.statuses.sort_unstable();
+    on.statuses.dedup();
+    cx.pb.px.retry_on_response = on;
     cx.pb.px.retry_on_conn_failure = conn_failure;
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::model::{Balance, HashFunc, HashType};
+    use crate::model::{Balance, HashFunc, HashType, RetryOnResponse};
     use crate::parse::tests::{alerts, parse_ok, warnings};
 
     fn be(lines: &str) -> crate::model::Proxy {
@@ -316,6 +320,17 @@ mod tests {
         assert!(be("").retry_on_conn_failure);
         assert!(!be(" retry-on none\n").retry_on_conn_failure);
         assert!(be(" retry-on none\n retry-on conn-failure\n").retry_on_conn_failure);
+        let r = be(" retry-on 503 empty-response 404 503\n");
+        assert!(!r.retry_on_conn_failure);
+        let expect = RetryOnResponse { empty_response: true, statuses: vec![404, 503], ..Default::default() };
+        assert_eq!(r.retry_on_response, expect);
+        let all = be(" retry-on all-retryable-errors\n");
+        assert!(
+            all.retry_on_conn_failure && all.retry_on_response.response_timeout && all.retry_on_response.junk_response
+        );
+        assert_eq!(all.retry_on_response.statuses, [500, 502, 503, 504]);
+        // not cumulative: the last line replaces the previous one
+        assert!(!be(" retry-on 503\n retry-on conn-failure\n").retry_on_response.any());
         let cfg = parse_ok("defaults\n retry-on none\nbackend b\n");
         assert!(!cfg.proxies[0].retry_on_conn_failure);
         let cfg = parse_ok("defaults\n hash-type consistent crc32\n balance source\nbackend b\n");
@@ -370,7 +385,7 @@ mod tests {
         assert_eq!(a("retry-on"), ["'retry-on' needs at least one keyword to specify when to retry"]);
         assert_eq!(a("retry-on foo"), ["'retry-on': unknown keyword 'foo'"]);
         assert_eq!(a("retry-on none 404"), ["'retry-on' 'none' keyworld only usable alone"]);
-        assert_eq!(a("retry-on conn-failure 503"), ["'retry-on 503' is not supported yet"]);
+        assert_eq!(a("retry-on conn-failure 0rtt-rejected"), ["'retry-on 0rtt-rejected' is not supported yet"]);
         assert_eq!(alerts("frontend f\n retry-on none\n"), ["'retry-on' only available in backend or listen section"]);
         assert_eq!(a("hash-balance-factor 50"), ["'hash-balance-factor' must be 0 or greater than 100."]);
         assert_eq!(a("hash-balance-factor"), ["'hash-balance-factor' expects an integer argument."]);

@@ -53,6 +53,7 @@ pub(super) fn inherit(def: &ProxyBuild, name: &str, kind: Kind, span: &Span) -> 
         px.retries = d.retries;
         px.source = d.source;
         px.retry_on_conn_failure = d.retry_on_conn_failure;
+        px.retry_on_response = d.retry_on_response.clone();
         t.connect = dt.connect;
         t.server = dt.server;
         t.server_fin = dt.server_fin;

@@ -219,6 +219,7 @@ fn fresh_proxy(name: &str, cap: Cap, span: &Span) -> Proxy {
         retries: 3,
         source: None,
         retry_on_conn_failure: true,
+        retry_on_response: Default::default(),
         errorfiles: Vec::new(),
         http_error_replies: Vec::new(),
         rules: RuleSet::default(),

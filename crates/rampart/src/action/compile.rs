@@ -303,7 +303,8 @@ impl<'c> Cx<'c> {
             HttpReqAction::StrictMode(on) => HttpAct::StrictMode(*on),
             HttpReqAction::Reject => HttpAct::Close,
             HttpReqAction::SilentDrop => HttpAct::SilentDrop,
-            HttpReqAction::SetLogLevel(_) | HttpReqAction::DisableL7Retry => HttpAct::Nothing,
+            HttpReqAction::SetLogLevel(_) => HttpAct::Nothing,
+            HttpReqAction::DisableL7Retry => HttpAct::DisableL7Retry,
             HttpReqAction::Capture(c) => self.capture_req(c)?,
             HttpReqAction::Addr(a) => self.addr(a)?,
             HttpReqAction::NormalizeUri(n) => {

@@ -136,6 +136,8 @@ pub enum HttpAct {
         offset: bool,
         value: crate::sample::expr::Expr,
     },
+    /// `disable-l7-retry`: no `retry-on` response condition for this stream.
+    DisableL7Retry,
     /// `wait-for-body time <t> [at-least <n>]`.
     WaitBody(WaitBody),
     /// `reject`: close the connection without a response.
@@ -143,7 +145,7 @@ pub enum HttpAct {
     /// `silent-drop`: close it without the client noticing.
     SilentDrop,
     /// Actions accepted for what they do not need to do here (`set-log-level` until
-    /// logs exist, `disable-l7-retry` as rampart has no L7 retries): nothing happens.
+    /// logs exist): nothing happens.
     Nothing,
 }
 
@@ -386,6 +388,10 @@ impl HttpAct {
             },
             HttpAct::EarlyHint { name, value, ends } => {
                 early_hint(x, ctx, name, value, *ends);
+                Flow::Continue
+            }
+            HttpAct::DisableL7Retry => {
+                x.st.l7_retry = false;
                 Flow::Continue
             }
             HttpAct::SetPriority { offset, value } => {

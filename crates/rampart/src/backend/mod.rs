@@ -86,8 +86,8 @@ fn current_maxconn(be: &BackendRt, s: &ServerRt) -> Option<u32> {
         return Some(max);
     }
     // PERF: O(servers), only for servers with a `minconn`.
-    let load: u32 = be.servers.iter().map(|s| s.cur_conns.load(Ordering::Relaxed) + s.queue.len()).sum::<u32>()
-        + be.queue.len();
+    let load: u32 =
+        be.servers.iter().map(|s| s.cur_conns.load(Ordering::Relaxed) + s.queue.len()).sum::<u32>() + be.queue.len();
     Some(queue::dynamic_maxconn(max, s.minconn, be.fullconn, load))
 }
 
@@ -240,6 +240,7 @@ const ABORT_CHECK_EVERY: Duration = Duration::from_millis(100);
 /// client closes its side meanwhile: a stream still in the queue or still connecting is
 /// dropped before it reaches a server. Without the option the request is served, as a
 /// closed input may be a mere half-close.
+#[allow(clippy::too_many_arguments)] // the stream's choices, passed through to `connect`
 pub async fn connect_unless_aborted<S: Sock>(
     client: &S,
     rt: &Arc<Runtime>,

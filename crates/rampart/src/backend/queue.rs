@@ -11,7 +11,7 @@
 //! `backend::assign_server`).
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::Instant;
 
@@ -38,7 +38,8 @@ impl Priority {
 }
 
 /// Order of a queued stream: class first, then its (shifted) arrival, then a
-/// sequence number that keeps equal arrivals first come, first served.
+/// sequence number that keeps equal arrivals first come, first served (one counter
+/// for the process, so that tickets of a server's and its backend's queue compare).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Ticket {
     class: i32,
@@ -59,12 +60,14 @@ pub struct Queue<T> {
 #[derive(Debug)]
 struct Inner<T> {
     waiting: BTreeMap<Ticket, oneshot::Sender<T>>,
-    seq: u64,
 }
+
+/// The last sequence number handed to a queued stream.
+static SEQ: AtomicU64 = AtomicU64::new(0);
 
 impl<T> Default for Queue<T> {
     fn default() -> Self {
-        Queue { len: AtomicU32::new(0), max: AtomicU32::new(0), inner: Lock::new(Inner { waiting: BTreeMap::new(), seq: 0 }) }
+        Queue { len: AtomicU32::new(0), max: AtomicU32::new(0), inner: Lock::new(Inner { waiting: BTreeMap::new() }) }
     }
 }
 
@@ -100,8 +103,8 @@ impl<T> Queue<T> {
     pub fn push(&self, prio: Priority) -> (Ticket, oneshot::Receiver<T>) {
         let (tx, rx) = oneshot::channel();
         let mut q = self.lock();
-        q.seq += 1;
-        let ticket = Ticket { class: prio.class, due_us: now_us() + i64::from(prio.offset_ms) * 1000, seq: q.seq };
+        let seq = SEQ.fetch_add(1, Ordering::Relaxed) + 1;
+        let ticket = Ticket { class: prio.class, due_us: now_us() + i64::from(prio.offset_ms) * 1000, seq };
         q.waiting.insert(ticket, tx);
         let len = self.len.fetch_add(1, Ordering::SeqCst) + 1;
         self.max.fetch_max(len, Ordering::Relaxed);

@@ -94,7 +94,9 @@ mod tests {
         assert_eq!(header(&SendProxy::default(), ConnectCtx::new(&c)), None);
         let uid = SendProxy { version: Some(2), unique_id: true, ..SendProxy::default() };
         let with = |u: Option<&[u8]>| {
-            let Decoded::Done(h, _) = decode(&header(&uid, ConnectCtx { conn: &c, unique_id: u, prio: Default::default() }).unwrap()) else {
+            let Decoded::Done(h, _) =
+                decode(&header(&uid, ConnectCtx { conn: &c, unique_id: u, prio: Default::default() }).unwrap())
+            else {
                 panic!()
             };
             h.unique_id().map(<[u8]>::to_vec)

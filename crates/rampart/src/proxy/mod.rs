@@ -92,6 +92,10 @@ pub struct ProxyRt {
     pub http_conn_mode: HttpConnMode,
     pub http_reuse: HttpReuse,
     pub retries: u32,
+    /// `retry-on` response conditions (`None`: none, or not HTTP), and how many times
+    /// they may send a request again (`retries`).
+    pub retry_on_response: Option<Box<rampart_cfg::model::RetryOnResponse>>,
+    pub l7_retries: u32,
     pub redispatch: bool,
     /// `option abortonclose`: a stream whose client closed is dropped while queued or
     /// connecting.
@@ -354,6 +358,10 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             http_reuse: px.http_reuse,
             // `retry-on none`: a failed connection is not retried
             retries: if px.retry_on_conn_failure { px.retries } else { 0 },
+            // as in HAProxy, ignored outside HTTP mode
+            retry_on_response: (px.mode == Mode::Http && px.retry_on_response.any())
+                .then(|| Box::new(px.retry_on_response.clone())),
+            l7_retries: px.retries,
             redispatch: px.options.redispatch,
             abortonclose: px.options.abortonclose,
             clitcpka: crate::io::keepalive(&px.options.clitcpka),

@@ -307,7 +307,7 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
         }
     };
     let TxnData { req, res, synth, vars_txn, vars_reqres, scratch, strict, st } = &mut **txn;
-    let tmo = st.timeouts;
+    let (tmo, l7_retry) = (st.timeouts, st.l7_retry);
     let mut st =
         ResState { synth, vars_txn, vars_reqres, sess_vars: &mut *sess, scratch, strict, reply: &mut reply, st };
     let stream = &*s;
@@ -327,7 +327,7 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
         }
         v
     };
-    let forwarded = front.forward(server, be, req, res, tmo, on_response).await;
+    let forwarded = front.forward(server, be, req, res, tmo, l7_retry, on_response).await;
     match forwarded {
         Forwarded::Done(next) => next,
         Forwarded::Failed(code) => {

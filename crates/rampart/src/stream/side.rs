@@ -123,7 +123,9 @@ pub trait HttpFront {
     /// streams its body, reads the response head into `res`, and calls `on_response`
     /// with it (and the buffer its slices point into) before writing it to the client:
     /// the response analysers run there and may rewrite it or replace it. `tmo` holds
-    /// the timeouts rules set for this stream (`set-timeout`).
+    /// the timeouts rules set for this stream (`set-timeout`); `l7_retry`: whether the
+    /// backend's `retry-on` response conditions apply (no `disable-l7-retry`).
+    #[allow(clippy::too_many_arguments)]
     fn forward<R>(
         &mut self,
         conn: Conn,
@@ -131,6 +133,7 @@ pub trait HttpFront {
         req: &MsgHead,
         res: &mut MsgHead,
         tmo: TimeoutOverride,
+        l7_retry: bool,
         on_response: R,
     ) -> impl Future<Output = Forwarded> + Send
     where
