@@ -580,6 +580,13 @@ pub enum Balance {
     PeakEwma {
         decay: Duration,
     },
+    /// `prefix-affinity [<expr>] [len <n>]` (rampart extension): the first `len` bytes
+    /// of the sample (`req.body` and 256 by default) on a consistent ring with bounded
+    /// load.
+    PrefixAffinity {
+        expr: String,
+        len: u32,
+    },
 }
 
 impl Balance {
@@ -597,6 +604,7 @@ impl Balance {
             Balance::Random { .. } => "random",
             Balance::Hash { .. } => "hash",
             Balance::PeakEwma { .. } => "peak-ewma",
+            Balance::PrefixAffinity { .. } => "prefix-affinity",
         }
     }
 

@@ -64,6 +64,8 @@ fn balance(args: &[&str]) -> Result<Balance, Refusal> {
         }
         // rampart extension: response-time aware power of two choices
         "peak-ewma" => peak_ewma(&args[1..])?,
+        // rampart extension: prompt-prefix affinity with bounded load
+        "prefix-affinity" => prefix_affinity(&args[1..])?,
         _ if algo.starts_with("random") => Balance::Random { draws: draws(&algo[6..])? },
         _ if algo.starts_with("hdr(") => {
             let name = algo[4..].split(')').next().filter(|n| !n.is_empty() && algo[4..].contains(')'));
@@ -141,6 +143,25 @@ fn peak_ewma(args: &[&str]) -> Result<Balance, Refusal> {
         _ => return Err(Refusal::Bad("peak-ewma only accepts 'decay <time>'.".into())),
     };
     Ok(Balance::PeakEwma { decay })
+}
+
+/// `prefix-affinity [<expr>] [len <n>]`.
+fn prefix_affinity(args: &[&str]) -> Result<Balance, Refusal> {
+    let (mut expr, mut len) = ("req.body", 256u32);
+    let mut rest = args;
+    if let Some(&first) = rest.first().filter(|&&a| a != "len") {
+        expr = first;
+        rest = &rest[1..];
+    }
+    match rest {
+        [] => {}
+        ["len", n] if atol(n) > 0 => len = u32::try_from(atol(n)).unwrap_or(u32::MAX),
+        ["len", n] => {
+            return Err(Refusal::Bad(format!("prefix-affinity : 'len' expects a positive integer (got '{n}').")))
+        }
+        _ => return Err(Refusal::Bad("prefix-affinity only accepts '[<expr>] [len <n>]'.".into())),
+    }
+    Ok(Balance::PrefixAffinity { expr: expr.to_owned(), len })
 }
 
 /// `random` or `random(<draws>)` (the text after `random`).
@@ -301,6 +322,10 @@ mod tests {
         let secs = std::time::Duration::from_secs;
         assert_eq!(be(" balance peak-ewma\n").balance, Balance::PeakEwma { decay: secs(10) });
         assert_eq!(be(" balance peak-ewma decay 30s\n").balance, Balance::PeakEwma { decay: secs(30) });
+        let pa = |expr: &str, len| Balance::PrefixAffinity { expr: expr.into(), len };
+        assert_eq!(be(" balance prefix-affinity\n").balance, pa("req.body", 256));
+        assert_eq!(be(" balance prefix-affinity len 64\n").balance, pa("req.body", 64));
+        assert_eq!(be(" balance prefix-affinity req.hdr(x-prompt) len 9\n").balance, pa("req.hdr(x-prompt)", 9));
     }
 
     #[test]
@@ -371,6 +396,14 @@ mod tests {
         assert_eq!(a("balance hash"), ["balance hash requires a sample expression."]);
         assert_eq!(a("balance peak-ewma decay 0"), ["balance peak-ewma : 'decay' expects a positive time (got '0')."]);
         assert_eq!(a("balance peak-ewma foo"), ["balance peak-ewma only accepts 'decay <time>'."]);
+        assert_eq!(
+            a("balance prefix-affinity len 0"),
+            ["balance prefix-affinity : 'len' expects a positive integer (got '0')."]
+        );
+        assert_eq!(
+            a("balance prefix-affinity req.body 5"),
+            ["balance prefix-affinity only accepts '[<expr>] [len <n>]'."]
+        );
         assert_eq!(a("balance rdp-cookie"), ["'balance rdp-cookie' is not supported yet"]);
         assert!(a("balance foo")[0].starts_with("balance only supports 'roundrobin', 'static-rr'"));
         assert_eq!(

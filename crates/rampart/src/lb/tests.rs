@@ -147,3 +147,37 @@ fn static_rr_walks_haproxys_map_order() {
     assert_eq!(seq, [0, 1, 1, 1, 0, 1, 1, 1]);
     assert_eq!(lb.pick(|i| i == 0), Some(0));
 }
+
+#[test]
+fn prefix_affinity_keeps_a_prefix_on_one_server_within_its_bound() {
+    let lb = lb(Algo::PrefixAffinity(256), true, &[1, 1, 1, 1]);
+    assert_eq!(lb.prefix_len(), Some(256));
+    assert_eq!(lb.key_source(), Some(&KeySource::Expr));
+    let h = lb.hash(b"You are a helpful assistant.");
+    let home = lb.pick_keyed(Some(h), |_| true, |_| 0).unwrap();
+    // idle fleet: always the same server
+    assert!((0..50).all(|_| lb.pick_keyed(Some(h), |_| true, |_| 0) == Some(home)));
+    // the home server at its bound (4 streams over an otherwise idle fleet of 4, factor
+    // 125: ceil(5 * 1.25) = 7 slots, 1 per server plus the remainder spread) spills over
+    let loads = |i: usize| if i == home { 4 } else { 0 };
+    let spill = lb.pick_keyed(Some(h), |_| true, loads).unwrap();
+    assert_ne!(spill, home);
+    // a loaded fleet leaves room for it again
+    let loads = |i: usize| if i == home { 4 } else { 4 };
+    assert_eq!(lb.pick_keyed(Some(h), |_| true, loads), Some(home));
+}
+
+#[test]
+fn prefix_affinity_without_a_key_takes_the_least_loaded_server() {
+    let lb = lb(Algo::PrefixAffinity(64), true, &[1, 1, 1]);
+    let loads = [5u32, 1, 3];
+    assert_eq!(lb.pick_keyed(None, |_| true, |i| loads[i]), Some(1));
+    assert_eq!(lb.pick_keyed(None, |i| i != 1, |i| loads[i]), Some(2));
+}
+
+#[test]
+fn prefix_affinity_spreads_distinct_prefixes() {
+    let lb = lb(Algo::PrefixAffinity(64), true, &[1, 1, 1, 1]);
+    let s = share(&lb, 4, 4000, |k| Some(lb.hash(format!("system prompt {k}").as_bytes())));
+    assert!(s.iter().all(|&n| (500..1600).contains(&n)), "{s:?}");
+}
