@@ -12,12 +12,13 @@
 //! - `chash`: the consistent ring (`hash-type consistent`, and `random`).
 //! - `map`: the slot table of `hash-type map-based`.
 //! - `peak_ewma`: `balance peak-ewma`, a rampart extension (response-time aware).
-//! - `prefix-affinity` (rampart extension): the first bytes of a sample (a prompt) on
-//!   the consistent ring with bounded load, the least loaded server without a key.
+//! - `affinity`: `balance prefix-affinity` (rampart extension): a prompt's first bytes
+//!   go back to the server that served them, within a bounded load.
 //!
 //! Weights can change at run time ([`Lb::set_weight`]): the weighted tables are
 //! rebuilt and swapped in atomically, picks never take a lock.
 
+mod affinity;
 mod chash;
 mod first;
 pub mod hash;
@@ -90,7 +91,7 @@ enum Table {
     Cycle(RoundRobin),
     Ring(Ring),
     Map(Map),
-    /// `leastconn` and `first` read the weights directly.
+    /// `leastconn`, `first` and `prefix-affinity` read the weights directly.
     None,
 }
 
@@ -114,6 +115,8 @@ pub struct Lb {
     cursor: AtomicUsize,
     /// Response-time averages (`peak-ewma` only).
     ewma: Option<peak_ewma::PeakEwma>,
+    /// Which server each recent key went to (`prefix-affinity` only).
+    affinity: Option<affinity::Affinity>,
 }
 
 impl Lb {
@@ -134,6 +137,7 @@ impl Lb {
                 Algo::PeakEwma(decay) => Some(peak_ewma::PeakEwma::new(weights.len(), decay)),
                 _ => None,
             },
+            affinity: matches!(cfg.algo, Algo::PrefixAffinity(_)).then(affinity::Affinity::default),
             cfg,
         };
         lb.rebuild();
@@ -245,7 +249,8 @@ impl Lb {
             // HAProxy's static-rr walks the map-based table, in its slot order
             Algo::StaticRr => Table::Map(Map::new(&weights, self.gcd)),
             Algo::LeastConn | Algo::First => Table::None,
-            Algo::Random(_) | Algo::PeakEwma(_) | Algo::PrefixAffinity(_) => Table::Ring(ring()),
+            Algo::Random(_) | Algo::PeakEwma(_) => Table::Ring(ring()),
+            Algo::PrefixAffinity(_) => Table::None,
             Algo::Hash(_) if self.cfg.consistent => Table::Ring(ring()),
             Algo::Hash(_) => Table::Map(Map::new(&weights, self.gcd)),
         };
@@ -283,19 +288,20 @@ impl Lb {
                 Some(e) => e.pick(ring, weight, usable, load),
                 None => None,
             },
-            (Algo::PrefixAffinity(_), Table::Ring(ring)) => match key {
-                Some(h) => {
-                    let w = weights_of(self);
-                    let factor = match self.cfg.balance_factor {
-                        0 => PREFIX_AFFINITY_FACTOR,
-                        f => f,
-                    };
-                    let within = self.bounded(factor, &w, &usable, &load);
-                    // every usable server may be at its bound: the least loaded then
-                    ring.lookup(h, &usable, within).or_else(|| leastconn::pick(&self.cursor, n, weight, &usable, &load))
+            (Algo::PrefixAffinity(_), _) => {
+                let least = || leastconn::pick(&self.cursor, n, weight, &usable, &load);
+                match (key, &self.affinity) {
+                    (Some(h), Some(a)) => {
+                        let w = weights_of(self);
+                        let factor = match self.cfg.balance_factor {
+                            0 => PREFIX_AFFINITY_FACTOR,
+                            f => f,
+                        };
+                        a.pick(h, &usable, self.bounded(factor, &w, &usable, &load), least)
+                    }
+                    _ => least(),
                 }
-                None => leastconn::pick(&self.cursor, n, weight, usable, load),
-            },
+            }
             (_, Table::Ring(ring)) => match key {
                 Some(h) if self.cfg.balance_factor > 0 => {
                     let w = weights_of(self);

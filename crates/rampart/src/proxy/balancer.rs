@@ -44,12 +44,12 @@ pub fn build(cfg: &Config, idx: usize, alerts: &mut Vec<Diag>) -> (Lb, Option<Ex
         HashFunc::Wt6 => HashFn::Wt6,
         HashFunc::Crc32 => HashFn::Crc32,
     };
-    // prefix-affinity always walks the ring, with well-spread keys
-    let ring = matches!(algo, Algo::PrefixAffinity(_));
+    // prefix-affinity remembers keys in a direct-mapped table: well-spread keys
+    let spread = matches!(algo, Algo::PrefixAffinity(_));
     let lb_cfg = LbConfig {
         algo,
-        consistent: t.consistent || ring,
-        hasher: Hasher { func, avalanche: t.avalanche || ring },
+        consistent: t.consistent,
+        hasher: Hasher { func, avalanche: t.avalanche || spread },
         balance_factor: px.hash_balance_factor,
     };
     let weights: Vec<u32> = px.servers.iter().map(|s| s.weight).collect();

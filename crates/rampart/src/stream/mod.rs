@@ -263,7 +263,7 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
     }
     s.srv = ana::switching::server(s, be, input(txn, front.req_buf(), sess));
     ana::inner::run(s, txn, front.req_buf(), sess);
-    let key = ana::switching::lb_key(s, be, input(txn, front.req_buf(), sess));
+    let key = ana::switching::lb_key(s, be, input(txn, front.req_buf(), sess), front.req_body());
 
     let logging = logs(s);
     if logging {
