@@ -327,9 +327,9 @@ fn backend(rt: &Runtime, idx: usize, px: &ProxyRt, name: &str, level: Level) -> 
         "svname" => "BACKEND".into(),
         "scur" => be.servers.iter().map(|s| s.cur_conns.load(Ordering::Relaxed)).sum::<u32>().into(),
         "stot" => be.cum_conn.get().into(),
+        "qcur" => be.queue.len().into(),
+        "qmax" => be.queue.max().into(),
         "econ" => px.stats.be_econ.get().into(),
-        "qcur" => px.stats.be_qcur.load(Ordering::Relaxed).into(),
-        "qmax" => px.stats.be_qmax.load(Ordering::Relaxed).into(),
         "bin" => px.stats.be_bin.get().into(),
         "bout" => px.stats.be_bout.get().into(),
         "lbtot" => px.stats.be_lbtot.get().into(),
@@ -359,13 +359,11 @@ fn server(_rt: &Runtime, px: &ProxyRt, srv: &ServerRt, name: &str, level: Level)
         "scur" => srv.cur_conns.load(Ordering::Relaxed).into(),
         "smax" => srv.stats.smax.load(Ordering::Relaxed).into(),
         "slim" => srv.maxconn()?.into(),
-        // COMPAT: rampart's queue is per backend; a server's own queue is always empty
-        "qcur" | "qmax" => 0u32.into(),
+        "qcur" => srv.queue.len().into(),
+        "qmax" => srv.queue.max().into(),
+        "qlimit" => (srv.maxqueue > 0).then_some(srv.maxqueue)?.into(),
         "stot" => srv.stats.stot.get().into(),
         "econ" => srv.stats.econ.get().into(),
-        // COMPAT: rampart queues streams in the backend only (no per-server queue):
-        // a server's queue is always empty.
-        "qcur" | "qmax" => 0u32.into(),
         "bin" => srv.stats.bin.get().into(),
         "bout" => srv.stats.bout.get().into(),
         "lbtot" => srv.stats.lbtot.get().into(),
