@@ -78,7 +78,7 @@ fn collect(rx: &UdpSocket, n: usize) -> Vec<String> {
 }
 
 /// The lines expected of the scenario.
-const LINES: usize = 13;
+const LINES: usize = 14;
 
 fn scenario(rx: &UdpSocket, proxy: &Running) -> Lines {
     while collect_one(rx).is_some() {}
@@ -100,10 +100,17 @@ fn scenario(rx: &UdpSocket, proxy: &Running) -> Lines {
     get(fe, "/tarpit");
     // queue timeout: the only slot of `one` is taken for 1s (then 504), the second
     // request waits 500ms in the queue (503 sQ, logged first)
+    // ; a third one, sent after that timeout, waits for the slot until the first
+    // ends (its `%Tw`, and `%bq` 1)
     let first = std::thread::spawn(move || get(fe, "/q/slow"));
+    let third = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(750));
+        get(fe, "/q/fast");
+    });
     std::thread::sleep(Duration::from_millis(100));
     get(fe, "/q/slow");
     let _ = first.join();
+    let _ = third.join();
     // client abort during the data: a slow body, the client leaves after its start
     {
         let mut c = std::net::TcpStream::connect(fe).unwrap();
@@ -154,8 +161,6 @@ fn mask(line: &str) -> Vec<String> {
             // `%ac/%fc/%bc/%sc/%rc`: the connection counts depend on when the previous
             // client's close was seen; the retries stay
             _ if i >= 5 && numbers(tok) == 5 => format!("n/n/n/n/{}", tok.rsplit('/').next().unwrap_or_default()),
-            // `%sq/%bq`: queue positions are not tracked (docs/COMPATIBILITY.md, section Logging)
-            _ if i >= 5 && numbers(tok) == 2 => "q/q".to_owned(),
             _ => tok.to_owned(),
         };
         out.push(masked);
@@ -240,6 +245,13 @@ fn httplog_and_tcplog_lines_match_haproxy_field_by_field() {
     };
     for (hl, rl) in sorted(h).iter().zip(sorted(r)) {
         assert_eq!(&rl, hl, "line differs\n{}", show());
+    }
+    // the stream that waited for the slot: its wait is `%Tw`, not `%Tc`
+    for lines in [h, r] {
+        let fast = lines.iter().find(|l| l.contains("/q/fast")).expect("the queued request's line");
+        let body = fast.split_once("]: ").map_or(fast.as_str(), |(_, b)| b);
+        let timers: Vec<i64> = body.split(' ').nth(4).unwrap().split('/').map(|t| t.parse().unwrap()).collect();
+        assert!(timers[1] >= 150 && timers[2] < 150, "Tw then Tc: {fast}");
     }
     for flag in ["-st", "-srv", "-u"] {
         let (Some(ho), Some(ro)) = (halog(flag, h), halog(flag, r)) else {
@@ -338,4 +350,40 @@ fn soft_stop_reports_go_to_the_logs_too() {
     assert!(stopped[0].starts_with("<132>"), "warning level: {lines:?}");
     assert!(stopped[0].ends_with("]: Proxy fe1 stopped (cumulated conns: FE: 0, BE: 0)."), "{lines:?}");
     assert!(stopped[1].ends_with("]: Proxy be stopped (cumulated conns: FE: 0, BE: 0)."), "{lines:?}");
+}
+
+#[test]
+fn a_bad_proxy_header_is_logged_as_haproxy_does() {
+    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let syslog = rx.local_addr().unwrap();
+    let cfg = format!(
+        "global\n  log {syslog} local0\n  log-tag px\n\
+         defaults\n  mode http\n  log global\n  option httplog\n\
+         \x20 timeout client 5s\n  timeout server 1s\n  timeout connect 1s\n\
+         frontend fe2\n  bind fd@${{fe2}} accept-proxy\n  default_backend be\n\
+         backend be\n  server s1 ${{s1_addr}}:${{s1_port}}\n"
+    );
+    let diff = Differential::new(RAMPART).listener("fe2").backend("s1", backend).config(&cfg);
+    let Some(cmp) = diff.run(|proxy| {
+        while collect_one(&rx).is_some() {}
+        let fe = proxy.addr("fe2");
+        exchange(fe, "GET / HTTP/1.1\r\nHost: t\r\n\r\n");
+        std::thread::sleep(Duration::from_millis(200));
+        exchange(fe, "PROXY TCP4 1.2.3.4\r\n");
+        Lines(collect(&rx, 2))
+    }) else {
+        return;
+    };
+    // `<pri>date host tag[pid]: <ip>:<port> [<date>] fe2/1: <why>`: port and dates masked
+    let mask = |l: &String| {
+        let body = l.split_once("]: ").map_or(l.as_str(), |(_, b)| b);
+        let (addr, rest) = body.split_once(" [").unwrap_or((body, ""));
+        let ip = addr.rsplit_once(':').map_or(addr, |(ip, _)| ip);
+        format!("{ip}:* [date{}", rest.split_once(']').map_or("", |(_, r)| r))
+    };
+    let (h, r): (Vec<String>, Vec<String>) =
+        (cmp.haproxy.client.0.iter().map(mask).collect(), cmp.rampart.client.0.iter().map(mask).collect());
+    assert_eq!(h.len(), 2, "{h:?}");
+    assert_eq!(h[0], "127.0.0.1:* [date fe2/1: Received something which does not look like a PROXY protocol header");
+    assert_eq!(r, h);
 }

@@ -35,7 +35,22 @@ pub struct ServerConn {
     /// Whether it came from the idle pool (its failure before any response byte
     /// allows a transparent retry on a new connection).
     pub from_pool: bool,
+    /// How long the stream waited in the queue for a server, and its position there.
+    pub queued: QueueWait,
     _busy: Busy,
+}
+
+/// A stream's wait in a queue for a server (`%Tw`, `%sq`, `%bq`); all 0 when a server
+/// had room at once.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QueueWait {
+    /// Milliseconds in the queue.
+    pub ms: u32,
+    /// The position in the server's queue (`%sq`: a stream a rule sent to a server
+    /// that was full) or the backend's (`%bq`): as HAProxy counts it, 1 plus the
+    /// streams that left that queue with a server while this one waited.
+    pub srv_pos: u32,
+    pub be_pos: u32,
 }
 
 /// Holds one unit of a server's `cur_conns`.
@@ -90,7 +105,7 @@ pub enum ConnectError {
     /// `sC` rather than `SC`); `retries`: attempts after the first (`%rc`).
     Failed { srv: usize, timed_out: bool, retries: u32 },
     /// Every server stayed at its `maxconn` for `timeout queue`: 503.
-    QueueTimeout,
+    QueueTimeout(QueueWait),
 }
 
 /// Which idle connections a request may take (the `http-reuse` decision).
@@ -200,10 +215,10 @@ pub async fn connect(
 ) -> Result<ServerConn, ConnectError> {
     let be = &rt.proxies[be_idx];
     let forced = forced.filter(|&s| be.be.servers.get(s).is_some_and(ServerRt::is_up));
-    let (mut srv, mut busy) = assign_server(rt, be_idx, forced, key).await?;
+    let (mut srv, mut busy, queued) = assign_server(rt, be_idx, forced, key).await?;
     if let Reuse::MinUses(min) = reuse {
         if let Some(idle) = take_idle(&be.be.servers[srv], min) {
-            return Ok(ServerConn { stream: idle.stream, srv, uses: idle.uses, from_pool: true, _busy: busy });
+            return Ok(ServerConn { stream: idle.stream, srv, uses: idle.uses, from_pool: true, queued, _busy: busy });
         }
     }
     let attempts = be.retries + 1;
@@ -215,7 +230,7 @@ pub async fn connect(
         }
         check::observe(be, srv, if result.is_ok() { Event::L4Ok } else { Event::L4Err });
         match result {
-            Ok(stream) => return Ok(ServerConn { stream, srv, uses: 0, from_pool: false, _busy: busy }),
+            Ok(stream) => return Ok(ServerConn { stream, srv, uses: 0, from_pool: false, queued, _busy: busy }),
             Err(timed_out) if attempt < attempts => {
                 let redispatch = be.redispatch && attempt + 1 == attempts;
                 let next = if redispatch { pick_server(be, Some(srv), key).unwrap_or(srv) } else { srv };
@@ -256,7 +271,7 @@ async fn assign_server(
     be_idx: usize,
     forced: Option<usize>,
     key: Option<u32>,
-) -> Result<(usize, Busy), ConnectError> {
+) -> Result<(usize, Busy, QueueWait), ConnectError> {
     let be = &rt.proxies[be_idx];
     let pick = |be: &ProxyRt| match forced {
         Some(s) => be.be.servers[s].usable().then_some(s),
@@ -265,16 +280,29 @@ async fn assign_server(
     // PERF: the usual case (a server has room) takes no lock and reads no clock.
     if let Some(srv) = pick(be) {
         count_lb_pick(rt, be_idx, srv, forced);
-        return Ok((srv, Busy::new(rt, be_idx, srv)));
+        return Ok((srv, Busy::new(rt, be_idx, srv), QueueWait::default()));
     }
-    let deadline = be.timeouts.queue.map(|d| tokio::time::Instant::now() + d);
+    let entered = tokio::time::Instant::now();
+    // as HAProxy, the position counts from the streams dequeued before this one
+    let idx_at_entry = be.be.queue_idx.load(Ordering::Relaxed).wrapping_sub(1);
+    let wait = |be: &ProxyRt| {
+        let pos = be.be.queue_idx.load(Ordering::Relaxed).wrapping_sub(idx_at_entry);
+        let ms = u32::try_from(entered.elapsed().as_millis()).unwrap_or(u32::MAX);
+        match forced {
+            Some(_) => QueueWait { ms, srv_pos: pos, be_pos: 0 },
+            None => QueueWait { ms, srv_pos: 0, be_pos: pos },
+        }
+    };
+    let deadline = be.timeouts.queue.map(|d| entered + d);
     loop {
         let released = be.be.queue.notified();
         tokio::pin!(released);
         released.as_mut().enable();
         if let Some(srv) = pick(be) {
             count_lb_pick(rt, be_idx, srv, forced);
-            return Ok((srv, Busy::new(rt, be_idx, srv)));
+            let queued = wait(be);
+            be.be.queue_idx.fetch_add(1, Ordering::Relaxed);
+            return Ok((srv, Busy::new(rt, be_idx, srv), queued));
         }
         if !be.be.servers.iter().any(|s| s.state.is_usable()) {
             return Err(ConnectError::NoServer);
@@ -282,7 +310,7 @@ async fn assign_server(
         match deadline {
             Some(at) => {
                 if tokio::time::timeout_at(at, released).await.is_err() {
-                    return Err(ConnectError::QueueTimeout);
+                    return Err(ConnectError::QueueTimeout(wait(be)));
                 }
             }
             None => released.await,
@@ -302,7 +330,14 @@ pub async fn reconnect(
     let result = connect_addr(&be.be.servers[srv], conn, be.timeouts.connect, be.srvtcpka.as_ref()).await;
     check::observe(be, srv, if result.is_ok() { Event::L4Ok } else { Event::L4Err });
     match result {
-        Ok(stream) => Ok(ServerConn { stream, srv, uses: 0, from_pool: false, _busy: Busy::new(rt, be_idx, srv) }),
+        Ok(stream) => Ok(ServerConn {
+            stream,
+            srv,
+            uses: 0,
+            from_pool: false,
+            queued: QueueWait::default(),
+            _busy: Busy::new(rt, be_idx, srv),
+        }),
         Err(_) => connect(rt, be_idx, Reuse::No, None, None, conn).await,
     }
 }

@@ -57,6 +57,42 @@ pub fn log_connect(rt: &crate::proxy::Runtime, fe: usize, pl: &ProxyLog, conn: &
     pl.loggers.send(super::level::INFO, msg.as_bytes());
 }
 
+/// HAProxy's line for a connection that failed before it became a stream (a missing
+/// or bad PROXY header): `<src>:<port> [<accept date>] <frontend>/<listener>: <why>`,
+/// for a frontend that logs with a format. With `option dontlognull`, a connection
+/// that closed or timed out without sending anything is not logged.
+/// COMPAT: an `error-log-format` is not used for these lines (HAProxy renders it
+/// without a stream); rampart always writes the default form.
+pub fn log_embryonic(
+    rt: &crate::proxy::Runtime,
+    fe: usize,
+    conn: &crate::sample::ctx::ConnInfo,
+    accepted: std::time::SystemTime,
+    fail: &crate::session::pp::PpFail,
+) {
+    use crate::session::pp::PpFail;
+    let px = &rt.proxies[fe];
+    let Some(pl) = px.log.as_deref() else { return };
+    if pl.format.is_none() || (pl.dontlognull && matches!(fail, PpFail::Empty | PpFail::Abort | PpFail::Timeout)) {
+        return;
+    }
+    let mut line = match conn.src {
+        Some(a) => format!("{}:{} [", a.ip(), a.port()),
+        None => format!("unix:{} [", conn.listener + 1),
+    };
+    let mut date = Vec::with_capacity(24);
+    let (secs, usec) = super::date::split(accepted);
+    super::date::clf(&mut date, secs, true, Some(usec / 1000), false);
+    line.push_str(&String::from_utf8_lossy(&date));
+    let listener = px.fe.listeners.get(conn.listener as usize).and_then(|l| l.name.as_deref());
+    match listener {
+        Some(name) => line.push_str(&format!("] {}/{name}: {fail}", px.name)),
+        None => line.push_str(&format!("] {}/{}: {fail}", px.name, conn.listener + 1)),
+    }
+    let level = if pl.separate_errors { super::level::ERR } else { super::level::INFO };
+    pl.loggers.send(level, line.as_bytes());
+}
+
 /// Opened targets, shared between the proxies naming the same line.
 pub struct Opener {
     opened: HashMap<Vec<String>, Arc<Sink>>,
@@ -199,5 +235,40 @@ mod tests {
         let text = text.replace("ring@buf", "127.0.0.1:9");
         let alerts = build(&text).0.unwrap_err();
         assert!(alerts[0].message.starts_with("failed to parse log-format : no such format variable 'Tx'"));
+    }
+
+    #[test]
+    fn a_bad_proxy_header_is_logged_as_haproxy_kills_an_embryonic_session() {
+        use crate::session::pp::PpFail;
+        let rx = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        rx.set_read_timeout(Some(std::time::Duration::from_millis(500))).unwrap();
+        let text = format!(
+            "{D}frontend fe\n  bind 127.0.0.1:18001\n  bind 127.0.0.1:18002 name second\n\
+             \x20 log {} format raw local0\n  option httplog\n  option dontlognull\n  default_backend be\n\
+             backend be\n  server s 127.0.0.1:1\n",
+            rx.local_addr().unwrap()
+        );
+        let rt = build(&text).0.unwrap();
+        let conn = crate::sample::ctx::ConnInfo::new(Some("10.0.0.1:4242".parse().unwrap()), -1);
+        let now = std::time::SystemTime::now();
+        super::log_embryonic(&rt, 0, &conn, now, &PpFail::Truncated);
+        let mut buf = [0u8; 512];
+        let n = rx.recv(&mut buf).unwrap();
+        let line = std::str::from_utf8(&buf[..n]).unwrap();
+        let mut date = Vec::new();
+        let (secs, usec) = crate::log::date::split(now);
+        crate::log::date::clf(&mut date, secs, true, Some(usec / 1000), false);
+        let date = String::from_utf8(date).unwrap();
+        assert_eq!(line, format!("10.0.0.1:4242 [{date}] fe/1: Truncated PROXY protocol header received\n"));
+        // the listener's name when it has one
+        let second = crate::sample::ctx::ConnInfo { listener: 1, ..conn.clone() };
+        super::log_embryonic(&rt, 0, &second, now, &PpFail::Timeout);
+        // `option dontlognull`: a client that sent nothing is not logged
+        super::log_embryonic(&rt, 0, &conn, now, &PpFail::Empty);
+        super::log_embryonic(&rt, 0, &second, now, &PpFail::Truncated);
+        let n = rx.recv(&mut buf).unwrap();
+        let line = std::str::from_utf8(&buf[..n]).unwrap();
+        assert!(line.ends_with("] fe/second: Truncated PROXY protocol header received\n"), "{line}");
+        assert!(rx.recv(&mut buf).is_err(), "nothing more");
     }
 }

@@ -14,8 +14,8 @@ use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
 use std::sync::{Arc, OnceLock};
 use std::time::SystemTime;
 
-use super::date;
 use super::target::{Dest, HdrFormat, Target};
+use super::{batch, date};
 
 /// Lines dropped because a target could not take them (process-wide).
 static DROPPED: AtomicU64 = AtomicU64::new(0);
@@ -27,7 +27,12 @@ pub fn dropped_logs() -> u64 {
 }
 
 fn drop_line() {
-    DROPPED.fetch_add(1, Ordering::Relaxed);
+    drop_lines(1);
+}
+
+/// Counts `n` lines as dropped.
+pub(super) fn drop_lines(n: u64) {
+    DROPPED.fetch_add(n, Ordering::Relaxed);
 }
 
 /// Lines waiting for the stdout/stderr writer, at most.
@@ -133,29 +138,48 @@ fn std_queue(stdout: bool) -> &'static SyncSender<Vec<u8>> {
 }
 
 impl Sink {
-    /// Sends `msg` (no trailing newline) at `level`, with this target's header, using
-    /// `buf` as scratch.
-    pub fn send(&self, ident: &Ident, level: u8, msg: &[u8], now: SystemTime, buf: &mut Vec<u8>) {
+    /// The level a line at `level` is sent with, or `None` when this target does not
+    /// take it (a level filter, `sample`).
+    fn admit(&self, level: u8) -> Option<u8> {
         let t = &self.target;
         if level > t.level {
-            return;
+            return None;
         }
         if let Some(s) = &t.sample {
             if !s.keeps(self.seen.fetch_add(1, Ordering::Relaxed)) {
-                return;
+                return None;
             }
         }
-        let level = level.max(t.minlevel);
-        buf.clear();
-        header(buf, t, ident, level, now);
-        let room = t.maxlen.saturating_sub(buf.len() + 1);
-        buf.extend_from_slice(&msg[..msg.len().min(room)]);
-        buf.push(b'\n');
+        Some(level.max(t.minlevel))
+    }
+
+    /// Appends the line of `msg` (no trailing newline) at `level` as this target sends
+    /// it: header, message cut to `len`, newline.
+    fn write_line(&self, ident: &Ident, level: u8, msg: &[u8], now: SystemTime, out: &mut Vec<u8>) {
+        let start = out.len();
+        header(out, &self.target, ident, level, now);
+        let room = self.target.maxlen.saturating_sub(out.len() - start + 1);
+        out.extend_from_slice(&msg[..msg.len().min(room)]);
+        out.push(b'\n');
+    }
+
+    /// The connected datagram socket lines can be batched on ([`super::batch`]).
+    pub(super) fn batch_fd(&self) -> Option<std::os::fd::RawFd> {
+        use std::os::fd::AsRawFd as _;
+        match &self.out {
+            Out::Udp(s) => Some(s.as_raw_fd()),
+            Out::Unix(s, None) => Some(s.as_raw_fd()),
+            Out::Unix(_, Some(_)) | Out::Std(_) => None,
+        }
+    }
+
+    /// Sends one complete line now; a line that cannot go is counted as dropped.
+    pub(super) fn send_now(&self, line: &[u8]) {
         let sent = match &self.out {
-            Out::Udp(s) => s.send(buf).is_ok(),
-            Out::Unix(s, None) => s.send(buf).is_ok(),
-            Out::Unix(s, Some(path)) => s.send_to(buf, path).is_ok(),
-            Out::Std(q) => match q.try_send(buf.clone()) {
+            Out::Udp(s) => s.send(line).is_ok(),
+            Out::Unix(s, None) => s.send(line).is_ok(),
+            Out::Unix(s, Some(path)) => s.send_to(line, path).is_ok(),
+            Out::Std(q) => match q.try_send(line.to_vec()) {
                 Ok(()) => true,
                 Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => false,
             },
@@ -173,7 +197,9 @@ pub fn header(out: &mut Vec<u8>, t: &Target, ident: &Ident, level: u8, now: Syst
     let pid = ident.pid;
     match t.format {
         HdrFormat::Rfc3164 | HdrFormat::Local => {
-            let _ = write!(out, "<{pri}>");
+            out.push(b'<');
+            super::format::decimal(out, pri.into());
+            out.push(b'>');
             date::syslog(out, secs);
             out.push(b' ');
             let host = match (&ident.host, t.format, t.explicit) {
@@ -183,9 +209,13 @@ pub fn header(out: &mut Vec<u8>, t: &Target, ident: &Ident, level: u8, now: Syst
                 (None, _, false) => None,
             };
             if let Some(h) = host {
-                let _ = write!(out, "{h} ");
+                out.extend_from_slice(h.as_bytes());
+                out.push(b' ');
             }
-            let _ = write!(out, "{}[{pid}]: ", ident.tag);
+            out.extend_from_slice(ident.tag.as_bytes());
+            out.push(b'[');
+            super::format::decimal(out, pid.into());
+            out.extend_from_slice(b"]: ");
         }
         HdrFormat::Rfc5424 => {
             let _ = write!(out, "<{pri}>1 ");
@@ -229,18 +259,25 @@ impl Loggers {
         self.sinks.is_empty()
     }
 
-    /// Sends `msg` to every target.
+    /// Sends `msg` to every target: into this thread's batch for a datagram socket
+    /// when the thread batches ([`super::batch`]), else at once.
     pub fn send(&self, level: u8, msg: &[u8]) {
         if self.sinks.is_empty() {
             return;
         }
         let now = SystemTime::now();
-        SCRATCH.with(|b| {
-            let Ok(mut buf) = b.try_borrow_mut() else { return };
-            for s in &self.sinks {
-                s.send(&self.ident, level, msg, now, &mut buf);
+        for s in &self.sinks {
+            let Some(lvl) = s.admit(level) else { continue };
+            if s.batch_fd().is_some() && batch::push(s, |out| s.write_line(&self.ident, lvl, msg, now, out)) {
+                continue;
             }
-        });
+            SCRATCH.with(|b| {
+                let Ok(mut buf) = b.try_borrow_mut() else { return };
+                buf.clear();
+                s.write_line(&self.ident, lvl, msg, now, &mut buf);
+                s.send_now(&buf);
+            });
+        }
     }
 }
 

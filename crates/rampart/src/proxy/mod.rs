@@ -199,6 +199,9 @@ pub struct BackendRt {
     /// Woken when a server with a `maxconn` releases a connection, so that streams
     /// queued because every server was full try again (the backend queue).
     pub queue: Notify,
+    /// Queued streams that left the queue with a server so far (HAProxy's queue
+    /// `idx`), for the positions of `%sq`/`%bq`.
+    pub queue_idx: AtomicU32,
     /// Streams (HTTP exchanges, TCP connections) that chose this backend.
     pub cum_conn: Counter,
 }
@@ -362,7 +365,15 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 pp_failed: Counter::new(threads),
                 listeners: FrontendRt::listeners(px),
             },
-            be: BackendRt { lb, lb_expr, lb_backup, servers, queue: Notify::new(), cum_conn: Counter::new(threads) },
+            be: BackendRt {
+                lb,
+                lb_expr,
+                lb_backup,
+                servers,
+                queue: Notify::new(),
+                queue_idx: AtomicU32::new(0),
+                cum_conn: Counter::new(threads),
+            },
             stats: crate::stats::ProxyStats::new(threads),
             stats_page: px.stats.as_ref().map(|p| Box::new(crate::stats::page::Page::new(p))),
             log: logs.proxy(cfg, idx, &mut alerts),

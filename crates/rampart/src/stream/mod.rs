@@ -279,7 +279,9 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
         Ok(c) => {
             s.srv = Some(c.srv);
             if logging {
-                txn.st.log.connected = Some(std::time::Instant::now());
+                let l = &mut txn.st.log;
+                l.connected = Some(std::time::Instant::now());
+                l.queued(c.queued);
             }
             c
         }
@@ -287,9 +289,8 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
             ended(txn, Cause::ServerAbort, Phase::Connect);
             return error(front, s, txn, sess, 503, true).await;
         }
-        Err(ConnectFail::QueueTimeout) => {
-            let l = &mut txn.st.log;
-            l.queue_ms = l.connect_start.map(|t| t.elapsed().as_millis() as i64);
+        Err(ConnectFail::QueueTimeout(wait)) => {
+            txn.st.log.queued(wait);
             ended(txn, Cause::ServerTimeout, Phase::Queue);
             return error(front, s, txn, sess, 503, true).await;
         }

@@ -36,8 +36,9 @@ pub enum ConnectFail {
     NoServer,
     /// The client left while the stream waited (`option abortonclose`): close.
     Aborted,
-    /// Every server stayed full for `timeout queue` (503, the log's `sQ`).
-    QueueTimeout,
+    /// Every server stayed full for `timeout queue` (503, the log's `sQ`), after this
+    /// wait.
+    QueueTimeout(crate::backend::QueueWait),
     /// Every connection attempt to server `srv` failed (503), the last one by timing
     /// out or not, after `retries` retries: the log names the server.
     Failed { srv: usize, timed_out: bool, retries: u32 },
