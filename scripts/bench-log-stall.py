@@ -3,15 +3,17 @@
 
 Starts rampart (or haproxy: anything reading an HAProxy-syntax config) with a frontend
 that logs every request (`option httplog`) to a unix datagram socket, a UDP socket and
-stdout, each read by this script, and answers `http-request return` itself so that no
-backend adds noise. Keep-alive clients send requests for three phases of --duration
-seconds each:
+stdout (--targets), each read by this script, and answers `http-request return` itself
+so that no backend adds noise. wrk (keep-alive, pinned with --client-cpu) sends
+requests for three phases of --duration seconds each:
 
   reading   the receivers read every line
   stalled   the receivers stop reading (their socket buffers / the stdout pipe fill up)
   resumed   they read again
 
-Per phase it prints requests/s, latency p50/p99/max, the lines each receiver got, and
+Per phase it prints requests/s, latency p50/p99/max, the proxy's CPU per request
+(utime+stime from /proc: less sensitive than latency to other load on the machine),
+the lines each receiver got, and
 `DroppedLogs` from `show info` on the stats socket (its growth is what rampart could
 not send: the unix socket and the stdout pipe refuse lines once full). A UDP receiver's
 kernel drops datagrams without telling the sender, so its losses are read from
@@ -21,9 +23,9 @@ kernel drops datagrams without telling the sender, so its losses are read from
 """
 
 import argparse
+import json
 import os
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -44,12 +46,15 @@ defaults
 
 frontend fe
     bind 127.0.0.1:{port}
-    log unix@{tmp}/log.sock len 4096 local0
-    log 127.0.0.1:{udp_port} len 4096 local0
-    log stdout format raw local0
-    option httplog
+{logs}    option httplog
     http-request return status 200 content-type text/plain string ok
 """
+
+TARGETS = {
+    "unix": "    log unix@{tmp}/log.sock len 4096 local0\n",
+    "udp": "    log 127.0.0.1:{udp_port} len 4096 local0\n",
+    "stdout": "    log stdout format raw local0\n",
+}
 
 REQUEST = b"GET /stall-test HTTP/1.1\r\nHost: bench\r\n\r\n"
 
@@ -109,61 +114,48 @@ def show_info(path, field):
     return None
 
 
-def client(port, stop, lat, errors):
-    s = socket.create_connection(("127.0.0.1", port))
-    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    while not stop.is_set():
-        t0 = time.perf_counter()
-        try:
-            s.sendall(REQUEST)
-            got = b""
-            while not got.endswith(b"ok"):
-                chunk = s.recv(4096)
-                if not chunk:
-                    raise OSError("closed")
-                got += chunk
-        except OSError:
-            errors.append(1)
-            s.close()
-            s = socket.create_connection(("127.0.0.1", port))
-            continue
-        lat.append(time.perf_counter() - t0)
-    s.close()
+# wrk's summary as one JSON line (latencies in microseconds)
+WRK_LUA = """\
+done = function(s, lat, req)
+  io.write(string.format('STALL {"requests":%d,"duration_us":%d,"errors":%d,'
+    .. '"p50_us":%d,"p99_us":%d,"max_us":%d}\\n',
+    s.requests, s.duration, s.errors.connect + s.errors.read + s.errors.write + s.errors.status
+    + s.errors.timeout, lat:percentile(50), lat:percentile(99), lat.max))
+end
+"""
 
 
-def phase(name, args, port, receivers, stats_sock, udp_port):
-    stop = threading.Event()
-    lats = [[] for _ in range(args.conns)]
-    errors = []
-    before = [r.count for r in receivers]
+def cpu_seconds(pid):
+    """utime + stime of a process (all its threads), from /proc."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def phase(name, args, port, receivers, stats_sock, udp_port, lua, pid):
+    before = [r.count for r in receivers.values()]
+    cpu0 = cpu_seconds(pid)
     dropped0 = show_info(stats_sock, "DroppedLogs")
     udp0 = udp_drops(udp_port)
-    threads = [threading.Thread(target=client, args=(port, stop, lats[i], errors)) for i in range(args.conns)]
-    t0 = time.perf_counter()
-    for t in threads:
-        t.start()
-    time.sleep(args.duration)
-    stop.set()
-    for t in threads:
-        t.join()
-    elapsed = time.perf_counter() - t0
-    all_lat = sorted(x for l in lats for x in l)
-    n = len(all_lat)
-    q = statistics.quantiles(all_lat, n=100) if n > 1 else [0] * 99
-    got = [r.count - b for r, b in zip(receivers, before)]
+    wrk = ["wrk", "-t1", f"-c{args.conns}", f"-d{args.duration:g}s", "-s", lua, f"http://127.0.0.1:{port}/stall-test"]
+    if args.client_cpu:
+        wrk = ["taskset", "-c", args.client_cpu] + wrk
+    out = subprocess.run(wrk, capture_output=True, text=True, check=True).stdout
+    res = json.loads(out.split("STALL ", 1)[1].splitlines()[0])
+    cpu = cpu_seconds(pid) - cpu0
+    got = {name: r.count - b for (name, r), b in zip(receivers.items(), before)}
     return {
         "phase": name,
-        "requests": n,
-        "rps": n / elapsed,
-        "p50_ms": q[49] * 1e3,
-        "p99_ms": q[98] * 1e3,
-        "max_ms": (all_lat[-1] if n else 0) * 1e3,
-        "errors": len(errors),
-        "unix_lines": got[0],
-        "udp_lines": got[1],
-        "stdout_lines": got[2],
+        "requests": res["requests"],
+        "rps": res["requests"] / (res["duration_us"] / 1e6),
+        "p50_ms": res["p50_us"] / 1e3,
+        "p99_ms": res["p99_us"] / 1e3,
+        "max_ms": res["max_us"] / 1e3,
+        "errors": res["errors"],
+        "cpu_us_per_req": cpu / max(res["requests"], 1) * 1e6,
+        **{f"{name}_lines": n for name, n in got.items()},
         "DroppedLogs+": show_info(stats_sock, "DroppedLogs") - dropped0,
-        "udp_kernel_drops+": udp_drops(udp_port) - udp0,
+        **({"udp_kernel_drops+": udp_drops(udp_port) - udp0} if "udp" in got else {}),
     }
 
 
@@ -171,8 +163,11 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--proxy", default="target/release/rampart", help="binary taking -f <cfg>")
     p.add_argument("--duration", type=float, default=5.0, help="seconds per phase")
-    p.add_argument("--conns", type=int, default=4, help="keep-alive client connections")
+    p.add_argument("--conns", type=int, default=8, help="wrk's keep-alive connections")
+    p.add_argument("--client-cpu", default="0", help="taskset list for wrk ('' = no pinning)")
+    p.add_argument("--proxy-cpu", default="1", help="taskset list for the proxy ('' = no pinning)")
     p.add_argument("--rounds", type=int, default=1, help="reading/stalled/resumed cycles")
+    p.add_argument("--targets", default="unix,udp,stdout", help="log targets, among unix,udp,stdout")
     args = p.parse_args()
 
     tmp = tempfile.mkdtemp(prefix="log-stall-")
@@ -187,10 +182,16 @@ def main():
     udp.bind(("127.0.0.1", udp_port))
     udp.settimeout(0.2)
 
+    lua = os.path.join(tmp, "report.lua")
+    with open(lua, "w") as f:
+        f.write(WRK_LUA)
     cfg = os.path.join(tmp, "stall.cfg")
     with open(cfg, "w") as f:
-        f.write(CFG.format(tmp=tmp, port=port, udp_port=udp_port))
-    proc = subprocess.Popen([args.proxy, "-f", cfg], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        names = [t for t in args.targets.split(",") if t in TARGETS]
+        logs = "".join(TARGETS[t].format(tmp=tmp, udp_port=udp_port) for t in names)
+        f.write(CFG.format(tmp=tmp, port=port, logs=logs))
+    pin = ["taskset", "-c", args.proxy_cpu] if args.proxy_cpu else []
+    proc = subprocess.Popen(pin + [args.proxy, "-f", cfg], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     os.set_blocking(proc.stdout.fileno(), False)
 
     def read_stdout():
@@ -201,12 +202,13 @@ def main():
             return 0
         return None if not data else data.count(b"\n")
 
-    receivers = [
-        Receiver(lambda: (ux.recv(65536), 1)[1], reading),
-        Receiver(lambda: (udp.recv(65536), 1)[1], reading),
-        Receiver(read_stdout, reading),
-    ]
-    for r in receivers:
+    readers = {
+        "unix": lambda: (ux.recv(65536), 1)[1],
+        "udp": lambda: (udp.recv(65536), 1)[1],
+        "stdout": read_stdout,
+    }
+    receivers = {name: Receiver(readers[name], reading) for name in names}
+    for r in receivers.values():
         r.start()
     stats_sock = f"{tmp}/stats.sock"
     for _ in range(100):
@@ -222,11 +224,11 @@ def main():
     try:
         for _ in range(args.rounds):
             reading.set()
-            rows.append(phase("reading", args, port, receivers, stats_sock, udp_port))
+            rows.append(phase("reading", args, port, receivers, stats_sock, udp_port, lua, proc.pid))
             reading.clear()
-            rows.append(phase("stalled", args, port, receivers, stats_sock, udp_port))
+            rows.append(phase("stalled", args, port, receivers, stats_sock, udp_port, lua, proc.pid))
             reading.set()
-            rows.append(phase("resumed", args, port, receivers, stats_sock, udp_port))
+            rows.append(phase("resumed", args, port, receivers, stats_sock, udp_port, lua, proc.pid))
     finally:
         proc.terminate()
         proc.wait(10)
