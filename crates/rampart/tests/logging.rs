@@ -387,3 +387,30 @@ fn a_bad_proxy_header_is_logged_as_haproxy_does() {
     assert_eq!(h[0], "127.0.0.1:* [date fe2/1: Received something which does not look like a PROXY protocol header");
     assert_eq!(r, h);
 }
+
+#[test]
+fn httpslog_lines_match_haproxy_on_a_plain_connection() {
+    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let syslog = rx.local_addr().unwrap();
+    let cfg = format!(
+        "global\n  log {syslog} local0\n  log-tag px\n\
+         defaults\n  mode http\n  log global\n  option httpslog\n\
+         \x20 timeout client 5s\n  timeout server 1s\n  timeout connect 1s\n\
+         frontend fe3\n  bind fd@${{fe3}}\n  http-request deny if {{ path /deny }}\n  default_backend be\n\
+         backend be\n  server s1 ${{s1_addr}}:${{s1_port}}\n"
+    );
+    let diff = Differential::new(RAMPART).listener("fe3").backend("s1", backend).config(&cfg);
+    let Some(cmp) = diff.run(|proxy| {
+        while collect_one(&rx).is_some() {}
+        get(proxy.addr("fe3"), "/");
+        get(proxy.addr("fe3"), "/deny");
+        Lines(collect(&rx, 2))
+    }) else {
+        return;
+    };
+    let (h, r) = (&cmp.haproxy.client.0, &cmp.rampart.client.0);
+    assert_eq!(h.len(), 2, "{h:?}");
+    assert!(h[0].ends_with("\"GET / HTTP/1.1\" 0/-/-/-/0 -/-/-"), "{h:?}");
+    let masked = |lines: &[String]| lines.iter().map(|l| mask(l)).collect::<Vec<_>>();
+    assert_eq!(masked(r), masked(h), "\n{h:?}\n{r:?}");
+}

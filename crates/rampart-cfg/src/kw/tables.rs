@@ -407,7 +407,14 @@ pub static OPTIONS: &[OptionKw] = &[
     opt("httpchk", D | L | B, false, Partial(HTTPCHK_PARTIAL)),
     opt("httpclose", ALL, true, Yes),
     opt("httplog", D | F | L, false, Partial(LOGS_PARTIAL)),
-    opt("httpslog", D | F | L, false, No),
+    opt(
+        "httpslog",
+        D | F | L,
+        false,
+        Partial(
+            "the TLS fields are those of a plain connection (no TLS yet): '-', and 0 for fc_err and ssl_fc_is_resumed",
+        ),
+    ),
     opt("idle-close-on-response", D | F | L, true, No),
     opt("independent-streams", ALL, true, No),
     opt("ldap-check", D | L | B, false, No),

@@ -172,6 +172,32 @@ mod tests {
     }
 
     #[test]
+    fn httpslog_sets_haproxys_format_and_warns_as_haproxy() {
+        let cfg = parse_ok(&format!("{T}frontend f\n bind :80\n option httpslog\n default_backend b\nbackend b\n"));
+        assert_eq!(cfg.proxies[0].options.log_format.as_deref(), Some(crate::model::HTTPS_LOG_FORMAT));
+        assert!(crate::model::HTTPS_LOG_FORMAT.ends_with("%{+Q}r %[fc_err]/%[ssl_fc_err,hex]/%[ssl_c_err]/%[ssl_c_ca_err]/%[ssl_fc_is_resumed] %[ssl_fc_sni]/%sslv/%sslc"));
+        // haproxy 2.6.12's messages (`haproxy -c`), its 'option httplog' quirk included
+        assert_eq!(
+            warnings(
+                "defaults\n mode http\n option httpslog\n option httplog\n option httpslog\n\
+                 frontend f\n bind :80\n mode tcp\n option httpslog\n default_backend b\nbackend b\n option httpslog\n"
+            ),
+            [
+                "'option httplog' overrides previous 'option httpslog' in 'defaults' section.",
+                "'option httplog' overrides previous 'option httplog' in 'defaults' section.",
+                "backend 'b' : 'option httpslog' directive is ignored in backends.",
+            ]
+        );
+        let (cfg, diags) = crate::parse::tests::parse(&format!(
+            "{T}frontend f\n bind :80\n mode tcp\n option httpslog\n default_backend b\nbackend b\n mode tcp\n"
+        ));
+        let fallback =
+            "'option httpslog' not usable with frontend 'f' (needs 'mode http'). Falling back to 'option tcplog'.";
+        assert!(diags.list.iter().any(|d| d.message == fallback), "{:?}", diags.list);
+        assert_eq!(cfg.proxies[0].options.log_format.as_deref(), Some(TCP_LOG_FORMAT));
+    }
+
+    #[test]
     fn log_format_errors_and_warnings_as_haproxy() {
         assert_eq!(alerts("frontend f\n log-format\n"), ["log-format expects an argument."]);
         assert_eq!(

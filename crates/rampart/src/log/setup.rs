@@ -93,6 +93,19 @@ pub fn log_embryonic(
     pl.loggers.send(level, line.as_bytes());
 }
 
+/// `option httpslog`'s format as it renders on a plain connection, the only kind there
+/// is without TLS: HAProxy's TLS fields of such a connection are absent (`-`), except
+/// `ssl_fc_is_resumed` (0); COMPAT: `fc_err` is 0 (connection error codes are not
+/// kept). Any other format is returned as is.
+fn plain_httpslog(text: &str) -> std::borrow::Cow<'_, str> {
+    use rampart_cfg::model::{HTTPS_LOG_FORMAT, HTTP_LOG_FORMAT};
+    if text == HTTPS_LOG_FORMAT {
+        format!("{HTTP_LOG_FORMAT} 0/-/-/-/0 -/-/-").into()
+    } else {
+        text.into()
+    }
+}
+
 /// Opened targets, shared between the proxies naming the same line.
 pub struct Opener {
     opened: HashMap<Vec<String>, Arc<Sink>>,
@@ -166,7 +179,7 @@ impl Opener {
                 }
             }
         };
-        let format = text.filter(|t| !t.is_empty()).and_then(|t| compile(t, &o.log_format_span));
+        let format = text.filter(|t| !t.is_empty()).and_then(|t| compile(&plain_httpslog(t), &o.log_format_span));
         let error_format = o.error_log_format.as_deref().and_then(|t| compile(t, &o.error_log_format_span));
         Some(Box::new(ProxyLog {
             loggers: Loggers { sinks, ident: self.ident.with_tag(px.log_tag.as_deref()) },

@@ -97,6 +97,8 @@ pub const READERS: &[(&str, &str)] = &[
     ("log-tag", "log::setup::Opener::proxy"),
     ("option httplog", "log::setup::Opener::proxy"),
     ("option tcplog", "log::setup::Opener::proxy"),
+    // COMPAT: partial, the TLS fields are a plain connection's (docs/COMPATIBILITY.md, section Logging)
+    ("option httpslog", "log::setup::Opener::proxy: plain_httpslog"),
     ("option dontlognull", "log::emit"),
     ("option dontlog-normal", "log::emit"),
     ("option log-separate-errors", "log::emit"),
