@@ -294,7 +294,7 @@ pub static PROXY: &[ProxyKw] = &[
     px("load-server-state-from-file", D | L | B, No),
     px("log", ALL, Partial(LOG_PARTIAL)),
     px("log-format", D | F | L, Partial(LOGS_PARTIAL)),
-    px("log-format-sd", D | F | L, No),
+    px("log-format-sd", D | F | L, Yes),
     px("log-tag", ALL, Yes),
     px("max-keep-alive-queue", D | L | B, No),
     px("max-session-srv-conns", D | F | L, No),

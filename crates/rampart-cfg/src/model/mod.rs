@@ -466,6 +466,9 @@ pub struct ProxyOptions {
     /// whichever came last (HAProxy's `conf.logformat_string`).
     pub log_format: Option<String>,
     /// `error-log-format`.
+    /// `log-format-sd`: the structured data of RFC 5424 headers.
+    pub log_format_sd: Option<String>,
+    pub log_format_sd_span: Option<crate::span::Span>,
     pub error_log_format: Option<String>,
     /// The lines of `log-format` (or the option setting it) and `error-log-format`,
     /// for the daemon's messages when they do not compile.

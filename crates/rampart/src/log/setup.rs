@@ -168,23 +168,27 @@ impl Opener {
         // (`option httplog` in a TCP frontend already fell back to tcplog, with
         // HAProxy's warning, in rampart-cfg's checks)
         let text = o.log_format.as_deref();
-        let mut compile = |text: &str, span: &Option<rampart_cfg::Span>| -> Option<LogFormat> {
+        let mut compile = |text: &str, span: &Option<rampart_cfg::Span>, what: &str| -> Option<LogFormat> {
             let mut cx = CompileCx::new(cfg, idx, Site::Log);
             match LogFormat::compile(text, &mut cx, LfMode::Log, &[Place::FeLogEnd]) {
                 Ok(f) => Some(f),
                 Err(e) => {
                     let span = span.clone().unwrap_or_else(|| px.span.clone());
-                    alerts.push(Diag::alert(Some(span), format!("failed to parse log-format : {}", e.msg)));
+                    alerts.push(Diag::alert(Some(span), format!("failed to parse {what} : {}", e.msg)));
                     None
                 }
             }
         };
-        let format = text.filter(|t| !t.is_empty()).and_then(|t| compile(&plain_httpslog(t), &o.log_format_span));
-        let error_format = o.error_log_format.as_deref().and_then(|t| compile(t, &o.error_log_format_span));
+        let format =
+            text.filter(|t| !t.is_empty()).and_then(|t| compile(&plain_httpslog(t), &o.log_format_span, "log-format"));
+        let error_format =
+            o.error_log_format.as_deref().and_then(|t| compile(t, &o.error_log_format_span, "error-log-format"));
+        let sd_format = o.log_format_sd.as_deref().and_then(|t| compile(t, &o.log_format_sd_span, "log-format-sd"));
         Some(Box::new(ProxyLog {
             loggers: Loggers { sinks, ident: self.ident.with_tag(px.log_tag.as_deref()) },
             format,
             error_format,
+            sd_format,
             dontlognull: o.dontlognull,
             dontlog_normal: o.dontlog_normal,
             separate_errors: o.log_separate_errors,

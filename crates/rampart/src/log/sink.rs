@@ -155,9 +155,9 @@ impl Sink {
 
     /// Appends the line of `msg` (no trailing newline) at `level` as this target sends
     /// it: header, message cut to `len`, newline.
-    fn write_line(&self, ident: &Ident, level: u8, msg: &[u8], now: SystemTime, out: &mut Vec<u8>) {
+    fn write_line(&self, ident: &Ident, level: u8, msg: &[u8], sd: &[u8], now: SystemTime, out: &mut Vec<u8>) {
         let start = out.len();
-        header(out, &self.target, ident, level, now);
+        header(out, &self.target, ident, level, sd, now);
         let room = self.target.maxlen.saturating_sub(out.len() - start + 1);
         out.extend_from_slice(&msg[..msg.len().min(room)]);
         out.push(b'\n');
@@ -190,8 +190,9 @@ impl Sink {
     }
 }
 
-/// Writes the syslog header of `t`'s format for a line at `level`.
-pub fn header(out: &mut Vec<u8>, t: &Target, ident: &Ident, level: u8, now: SystemTime) {
+/// Writes the syslog header of `t`'s format for a line at `level`; `sd` is the
+/// structured data of an RFC 5424 header (`log-format-sd`; `-` when empty).
+pub fn header(out: &mut Vec<u8>, t: &Target, ident: &Ident, level: u8, sd: &[u8], now: SystemTime) {
     let (secs, usec) = date::split(now);
     let pri = u32::from(t.facility) * 8 + u32::from(level);
     let pid = ident.pid;
@@ -221,7 +222,11 @@ pub fn header(out: &mut Vec<u8>, t: &Target, ident: &Ident, level: u8, now: Syst
             let _ = write!(out, "<{pri}>1 ");
             date::iso(out, secs, usec);
             let host = ident.host.as_deref().unwrap_or("-");
-            let _ = write!(out, " {host} {} {pid} - - ", ident.tag);
+            let _ = write!(out, " {host} {} {pid} - ", ident.tag);
+            // as HAProxy, the structured data without its trailing spaces
+            let end = sd.iter().rposition(|&c| c != b' ').map_or(0, |p| p + 1);
+            out.extend_from_slice(if end == 0 { b"-" } else { &sd[..end] });
+            out.push(b' ');
         }
         HdrFormat::Priority => {
             let _ = write!(out, "<{pri}>");
@@ -262,19 +267,24 @@ impl Loggers {
     /// Sends `msg` to every target: into this thread's batch for a datagram socket
     /// when the thread batches ([`super::batch`]), else at once.
     pub fn send(&self, level: u8, msg: &[u8]) {
+        self.send_sd(level, msg, b"");
+    }
+
+    /// [`Loggers::send`] with the structured data of RFC 5424 headers (`log-format-sd`).
+    pub fn send_sd(&self, level: u8, msg: &[u8], sd: &[u8]) {
         if self.sinks.is_empty() {
             return;
         }
         let now = SystemTime::now();
         for s in &self.sinks {
             let Some(lvl) = s.admit(level) else { continue };
-            if s.batch_fd().is_some() && batch::push(s, |out| s.write_line(&self.ident, lvl, msg, now, out)) {
+            if s.batch_fd().is_some() && batch::push(s, |out| s.write_line(&self.ident, lvl, msg, sd, now, out)) {
                 continue;
             }
             SCRATCH.with(|b| {
                 let Ok(mut buf) = b.try_borrow_mut() else { return };
                 buf.clear();
-                s.write_line(&self.ident, lvl, msg, now, &mut buf);
+                s.write_line(&self.ident, lvl, msg, sd, now, &mut buf);
                 s.send_now(&buf);
             });
         }
@@ -292,11 +302,15 @@ mod tests {
     }
 
     fn hdr(line: &str, host: Option<&str>) -> String {
+        hdr_sd(line, host, b"")
+    }
+
+    fn hdr_sd(line: &str, host: Option<&str>, sd: &[u8]) -> String {
         let ident = Ident { tag: "haproxy".into(), pid: 42, host: host.map(Into::into) };
         let mut out = Vec::new();
         // 2009-02-06 12:14:14.000123 UTC
         let now = std::time::UNIX_EPOCH + std::time::Duration::from_micros(1_233_922_454_000_123);
-        header(&mut out, &tgt(line), &ident, 6, now);
+        header(&mut out, &tgt(line), &ident, 6, sd, now);
         String::from_utf8(out).unwrap()
     }
 
@@ -318,6 +332,19 @@ mod tests {
         assert_eq!(hdr("127.0.0.1 format iso local4", None), "2009-02-06T12:14:14.000123+00:00 ");
         assert_eq!(hdr("127.0.0.1 format priority local5", None), "<174>");
         assert_eq!(hdr("stdout local0", None), "");
+        // `log-format-sd`: the structured data, its trailing spaces cut; only RFC 5424 has it
+        assert_eq!(
+            hdr_sd("127.0.0.1 format rfc5424 local1", None, b"[x@1 a=\"b\"]  "),
+            "<142>1 2009-02-06T12:14:14.000123+00:00 - haproxy 42 - [x@1 a=\"b\"] "
+        );
+        assert_eq!(
+            hdr_sd("127.0.0.1 format rfc5424 local1", None, b"  "),
+            "<142>1 2009-02-06T12:14:14.000123+00:00 - haproxy 42 - - "
+        );
+        assert_eq!(
+            hdr_sd("127.0.0.1 format rfc3164 user", None, b"[x]"),
+            "<14>Feb  6 12:14:14 localhost haproxy[42]: "
+        );
     }
 
     #[test]

@@ -356,6 +356,8 @@ pub struct ProxyLog {
     pub format: Option<LogFormat>,
     /// `error-log-format`: lines of streams that ended in error.
     pub error_format: Option<LogFormat>,
+    /// `log-format-sd`: the structured data of the lines' RFC 5424 headers.
+    pub sd_format: Option<LogFormat>,
     pub dontlognull: bool,
     pub dontlog_normal: bool,
     pub separate_errors: bool,
@@ -371,6 +373,8 @@ pub struct ProxyLog {
 thread_local! {
     /// The line being rendered: reused, so a line allocates nothing once warm.
     static LINE: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    /// Its structured data (`log-format-sd`), likewise.
+    static SD: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Whether the stream ended in error, as HAProxy decides which lines
@@ -398,7 +402,16 @@ pub fn emit(pl: &ProxyLog, ctx: &SampleCtx<'_>, null: bool) {
         line.clear();
         fmt.render(ctx, &mut line);
         pl.count.fetch_add(1, Ordering::Relaxed);
-        pl.loggers.send(lvl, &line);
+        let Some(sd_format) = &pl.sd_format else {
+            pl.loggers.send(lvl, &line);
+            return;
+        };
+        SD.with(|s| {
+            let Ok(mut sd) = s.try_borrow_mut() else { return };
+            sd.clear();
+            sd_format.render(ctx, &mut sd);
+            pl.loggers.send_sd(lvl, &line, &sd);
+        });
     });
 }
 

@@ -94,6 +94,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("log", "log::setup::Opener::proxy"),
     ("log-format", "log::setup::Opener::proxy"),
     ("error-log-format", "log::setup::Opener::proxy"),
+    ("log-format-sd", "log::setup::Opener::proxy: ProxyLog::sd_format"),
     ("log-tag", "log::setup::Opener::proxy"),
     ("option httplog", "log::setup::Opener::proxy"),
     ("option tcplog", "log::setup::Opener::proxy"),
