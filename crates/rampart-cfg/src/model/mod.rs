@@ -171,6 +171,10 @@ pub struct LogTarget {
 /// HAProxy 2.6's `option httplog` format.
 pub const HTTP_LOG_FORMAT: &str =
     "%ci:%cp [%tr] %ft %b/%s %TR/%Tw/%Tc/%Tr/%Ta %ST %B %CC %CS %tsc %ac/%fc/%bc/%sc/%rc %sq/%bq %hr %hs %{+Q}r";
+/// HAProxy 2.6's `option httpslog` format.
+pub const HTTPS_LOG_FORMAT: &str = "%ci:%cp [%tr] %ft %b/%s %TR/%Tw/%Tc/%Tr/%Ta %ST %B %CC %CS %tsc \
+     %ac/%fc/%bc/%sc/%rc %sq/%bq %hr %hs %{+Q}r %[fc_err]/%[ssl_fc_err,hex]/%[ssl_c_err]/\
+     %[ssl_c_ca_err]/%[ssl_fc_is_resumed] %[ssl_fc_sni]/%sslv/%sslc";
 /// HAProxy 2.6's `option httplog clf` format.
 pub const CLF_HTTP_LOG_FORMAT: &str =
     "%{+Q}o %{-Q}ci - - [%trg] %r %ST %B \"\" \"\" %cp %ms %ft %b %s %TR %Tw %Tc %Tr \
@@ -471,6 +475,9 @@ pub struct ProxyOptions {
     /// whichever came last (HAProxy's `conf.logformat_string`).
     pub log_format: Option<String>,
     /// `error-log-format`.
+    /// `log-format-sd`: the structured data of RFC 5424 headers.
+    pub log_format_sd: Option<String>,
+    pub log_format_sd_span: Option<crate::span::Span>,
     pub error_log_format: Option<String>,
     /// The lines of `log-format` (or the option setting it) and `error-log-format`,
     /// for the daemon's messages when they do not compile.

@@ -457,7 +457,7 @@ fn dispatch(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
         "tcp-request" => rule::parse_tcp_request(cx, words),
         "tcp-response" => rule::parse_tcp_response(cx, words),
         "log" => log::parse_proxy_log(cx, words, kwm),
-        "log-format" | "error-log-format" => log::parse_log_format(cx, words),
+        "log-format" | "log-format-sd" | "error-log-format" => log::parse_log_format(cx, words),
         "log-tag" => log::parse_proxy_log_tag(cx, words),
         "http-check" => super::healthcheck::parse_http_check(cx, words),
         "tcp-check" => super::tcpcheck::parse_tcp_check(cx, words),

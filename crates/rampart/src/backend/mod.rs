@@ -40,7 +40,22 @@ pub struct ServerConn {
     /// Whether it came from the idle pool (its failure before any response byte
     /// allows a transparent retry on a new connection).
     pub from_pool: bool,
+    /// How long the stream waited in the queue for a server, and its position there.
+    pub queued: QueueWait,
     _busy: Busy,
+}
+
+/// A stream's wait in a queue for a server (`%Tw`, `%sq`, `%bq`); all 0 when a server
+/// had room at once.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QueueWait {
+    /// Milliseconds in the queue.
+    pub ms: u32,
+    /// The position in the server's queue (`%sq`: a stream a rule sent to a server
+    /// that was full) or the backend's (`%bq`): as HAProxy counts it, 1 plus the
+    /// streams that left that queue with a server while this one waited.
+    pub srv_pos: u32,
+    pub be_pos: u32,
 }
 
 /// One connection slot of a server (a unit of its `cur_conns`), held by a stream from
@@ -84,7 +99,13 @@ impl Busy {
 impl ServerConn {
     fn new(stream: TcpStream, srv: usize, uses: u32, from_pool: bool, busy: Busy) -> ServerConn {
         let busy = busy.serving(&stream);
-        ServerConn { stream, srv, uses, from_pool, _busy: busy }
+        ServerConn { stream, srv, uses, from_pool, queued: QueueWait::default(), _busy: busy }
+    }
+
+    /// Notes the stream's wait in a queue before it got this connection.
+    fn queued(mut self, queued: QueueWait) -> ServerConn {
+        self.queued = queued;
+        self
     }
 }
 
@@ -189,7 +210,7 @@ pub enum ConnectError {
     /// `sC` rather than `SC`); `retries`: attempts after the first (`%rc`).
     Failed { srv: usize, timed_out: bool, retries: u32 },
     /// Every server stayed at its `maxconn` for `timeout queue`: 503.
-    QueueTimeout,
+    QueueTimeout(QueueWait),
     /// The server a rule chose is full and so is its queue (`maxqueue`): 503.
     QueueFull,
 }
@@ -305,10 +326,10 @@ pub async fn connect(
 ) -> Result<ServerConn, ConnectError> {
     let be = &rt.proxies[be_idx];
     let forced = forced.filter(|&s| be.be.servers.get(s).is_some_and(ServerRt::is_up));
-    let (mut srv, mut busy) = assign_server(rt, be_idx, forced, key, prio).await?;
+    let (mut srv, mut busy, queued) = assign_server(rt, be_idx, forced, key, prio).await?;
     if let Reuse::MinUses(min) = reuse {
         if let Some(idle) = take_idle(&be.be.servers[srv], min) {
-            return Ok(ServerConn::new(idle.stream, srv, idle.uses, true, busy));
+            return Ok(ServerConn::new(idle.stream, srv, idle.uses, true, busy).queued(queued));
         }
     }
     let attempts = be.retries + 1;
@@ -320,7 +341,7 @@ pub async fn connect(
         }
         check::observe(be, srv, if result.is_ok() { Event::L4Ok } else { Event::L4Err });
         match result {
-            Ok(stream) => return Ok(ServerConn::new(stream, srv, 0, false, busy)),
+            Ok(stream) => return Ok(ServerConn::new(stream, srv, 0, false, busy).queued(queued)),
             Err(timed_out) if attempt < attempts => {
                 let redispatch = be.redispatch && (attempt + 1 == attempts || redispatch_now(be, srv, forced));
                 let next = if redispatch { pick_server(be, Some(srv), key).unwrap_or(srv) } else { srv };
@@ -417,13 +438,14 @@ async fn assign_server(
     forced: Option<usize>,
     key: Option<u32>,
     prio: Priority,
-) -> Result<(usize, Busy), ConnectError> {
+) -> Result<(usize, Busy, QueueWait), ConnectError> {
     let be = &rt.proxies[be_idx];
     let mut forced = forced;
+    let at_once = |(srv, busy)| (srv, busy, QueueWait::default());
     // PERF: the usual case (a server has room, no queue) takes no lock, reads no clock.
     if forced.is_some() || be.be.queue.is_empty() {
         if let Some(got) = try_take(rt, be_idx, forced, key) {
-            return Ok(got);
+            return Ok(at_once(got));
         }
     }
     if let Some(s) = forced {
@@ -435,7 +457,7 @@ async fn assign_server(
             }
             forced = None;
             if let Some(got) = be.be.queue.is_empty().then(|| try_take(rt, be_idx, None, key)).flatten() {
-                return Ok(got);
+                return Ok(at_once(got));
             }
         }
     }
@@ -443,9 +465,21 @@ async fn assign_server(
         return Err(ConnectError::NoServer);
     }
     let queue = forced.map_or(&be.be.queue, |s| &be.be.servers[s].queue);
+    let entered = tokio::time::Instant::now();
+    // as HAProxy, the position is 1 plus the streams that left the queue before this
+    // one (the count includes this stream once it was served)
+    let served_at_entry = queue.served();
+    let wait = |served: bool| {
+        let pos = queue.served().wrapping_sub(served_at_entry) + u32::from(!served);
+        let ms = u32::try_from(entered.elapsed().as_millis()).unwrap_or(u32::MAX);
+        match forced {
+            Some(_) => QueueWait { ms, srv_pos: pos, be_pos: 0 },
+            None => QueueWait { ms, srv_pos: 0, be_pos: pos },
+        }
+    };
     let (ticket, rx) = queue.push(prio);
     let mut waiter = Waiter { queue, ticket, rx };
-    let deadline = be.timeouts.queue.map(|d| tokio::time::Instant::now() + d);
+    let deadline = be.timeouts.queue.map(|d| entered + d);
     loop {
         // a slot freed before the push found nobody to hand it to: offer it now
         match forced {
@@ -458,12 +492,12 @@ async fn assign_server(
             Ok(Ok(slot)) => {
                 let srv = slot.srv;
                 count_lb_pick(rt, be_idx, srv, forced);
-                return Ok((srv, slot));
+                return Ok((srv, slot, wait(true)));
             }
             // the sender is dropped only with the runtime
             Ok(Err(_)) => return Err(ConnectError::NoServer),
             Err(_) if deadline.is_some_and(|d| tokio::time::Instant::now() >= d) => {
-                return Err(ConnectError::QueueTimeout)
+                return Err(ConnectError::QueueTimeout(wait(false)))
             }
             Err(_) => {}
         }

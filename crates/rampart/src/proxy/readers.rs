@@ -95,9 +95,12 @@ pub const READERS: &[(&str, &str)] = &[
     ("log", "log::setup::Opener::proxy"),
     ("log-format", "log::setup::Opener::proxy"),
     ("error-log-format", "log::setup::Opener::proxy"),
+    ("log-format-sd", "log::setup::Opener::proxy: ProxyLog::sd_format"),
     ("log-tag", "log::setup::Opener::proxy"),
     ("option httplog", "log::setup::Opener::proxy"),
     ("option tcplog", "log::setup::Opener::proxy"),
+    // COMPAT: partial, the TLS fields are a plain connection's (docs/COMPATIBILITY.md, section Logging)
+    ("option httpslog", "log::setup::Opener::proxy: plain_httpslog"),
     ("option dontlognull", "log::emit"),
     ("option dontlog-normal", "log::emit"),
     ("option log-separate-errors", "log::emit"),

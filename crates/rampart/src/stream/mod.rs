@@ -306,7 +306,9 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
         Ok(c) => {
             s.srv = Some(c.srv);
             if timed {
-                txn.st.log.connected = Some(std::time::Instant::now());
+                let l = &mut txn.st.log;
+                l.connected = Some(std::time::Instant::now());
+                l.queued(c.queued);
             }
             c
         }
@@ -314,11 +316,15 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
             ended(txn, Cause::ServerAbort, Phase::Connect);
             return error(front, s, txn, sess, 503, true).await;
         }
-        Err(fail @ (ConnectFail::QueueTimeout | ConnectFail::QueueFull)) => {
+        Err(ConnectFail::QueueTimeout(wait)) => {
+            txn.st.log.queued(wait);
+            ended(txn, Cause::ServerTimeout, Phase::Queue);
+            return error(front, s, txn, sess, 503, true).await;
+        }
+        Err(ConnectFail::QueueFull) => {
             let l = &mut txn.st.log;
             l.queue_ms = l.connect_start.map(|t| t.elapsed().as_millis() as i64);
-            let cause = if fail == ConnectFail::QueueFull { Cause::ServerAbort } else { Cause::ServerTimeout };
-            ended(txn, cause, Phase::Queue);
+            ended(txn, Cause::ServerAbort, Phase::Queue);
             return error(front, s, txn, sess, 503, true).await;
         }
         Err(ConnectFail::Failed { srv, timed_out, retries }) => {

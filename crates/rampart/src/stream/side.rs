@@ -36,8 +36,9 @@ pub enum ConnectFail {
     NoServer,
     /// The client left while the stream waited (`option abortonclose`): close.
     Aborted,
-    /// Every server stayed full for `timeout queue` (503, the log's `sQ`).
-    QueueTimeout,
+    /// Every server stayed full for `timeout queue` (503, the log's `sQ`), after this
+    /// wait.
+    QueueTimeout(crate::backend::QueueWait),
     /// The server a rule chose is full and so is its queue, `maxqueue` (503, `SQ`).
     QueueFull,
     /// Every connection attempt to server `srv` failed (503), the last one by timing

@@ -213,7 +213,7 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
             Some(Err(backend::ConnectError::Failed { srv, timed_out, retries })) => {
                 Err(ConnectFail::Failed { srv, timed_out, retries })
             }
-            Some(Err(backend::ConnectError::QueueTimeout)) => Err(ConnectFail::QueueTimeout),
+            Some(Err(backend::ConnectError::QueueTimeout(w))) => Err(ConnectFail::QueueTimeout(w)),
             Some(Err(backend::ConnectError::QueueFull)) => Err(ConnectFail::QueueFull),
             Some(Err(_)) => Err(ConnectFail::NoServer),
             // `option abortonclose`: the client left before a server took the request.
