@@ -206,6 +206,9 @@ pub struct StatsPage {
     pub show_desc: Option<String>,
     /// `stats scope <proxy>`: the proxies shown (all when empty).
     pub scope: Vec<String>,
+    /// `stats admin if|unless <cond>` lines: a request meeting one may change servers
+    /// through the page's form.
+    pub admin: Vec<rules::Condition>,
     /// The first `stats` line.
     pub span: Span,
 }
@@ -225,6 +228,7 @@ impl StatsPage {
             show_node: None,
             show_desc: None,
             scope: Vec::new(),
+            admin: Vec::new(),
             span,
         }
     }
@@ -274,6 +278,9 @@ pub struct Proxy {
     pub hash_type: HashType,
     /// `hash-balance-factor` (0: off, else above 100).
     pub hash_balance_factor: u32,
+    /// `fullconn`: the backend load at which servers reach their `maxconn` (0: not
+    /// set, derived from the frontends' `maxconn` at startup).
+    pub fullconn: u32,
     pub timeouts: Timeouts,
     pub options: ProxyOptions,
     pub http_reuse: HttpReuse,
@@ -283,8 +290,10 @@ pub struct Proxy {
     /// (port 0: any).
     pub source: Option<SocketAddr>,
     /// `retry-on`: whether a failed connection is retried (`conn-failure`, the
-    /// default; `none` turns it off). The other conditions are refused for now.
+    /// default; `none` turns it off).
     pub retry_on_conn_failure: bool,
+    /// `retry-on`: the response-based conditions (layer-7 retries).
+    pub retry_on_response: RetryOnResponse,
     /// The error pages given as complete HTTP responses, one per status: `errorfile
     /// <code> <file>`, `errorfiles <section> [<code>...]` and `http-error status <code>
     /// errorfile <file>`, resolved in file order (the last one for a status wins, also
@@ -575,6 +584,13 @@ pub enum Balance {
     PeakEwma {
         decay: Duration,
     },
+    /// `prefix-affinity [<expr>] [len <n>]` (rampart extension): the first `len` bytes
+    /// of the sample (`req.body` and 256 by default) on a consistent ring with bounded
+    /// load.
+    PrefixAffinity {
+        expr: String,
+        len: u32,
+    },
 }
 
 impl Balance {
@@ -592,6 +608,7 @@ impl Balance {
             Balance::Random { .. } => "random",
             Balance::Hash { .. } => "hash",
             Balance::PeakEwma { .. } => "peak-ewma",
+            Balance::PrefixAffinity { .. } => "prefix-affinity",
         }
     }
 
@@ -678,6 +695,11 @@ pub struct Server {
     pub weight: u32,
     /// `maxconn`, `None` = unlimited.
     pub maxconn: Option<u32>,
+    /// `minconn`: the floor of the dynamic `maxconn` below the backend's `fullconn`
+    /// (0: off).
+    pub minconn: u32,
+    /// `maxqueue`: streams that may wait in this server's own queue (0: no limit).
+    pub maxqueue: u32,
     /// `pool-max-conn`: idle connections kept for reuse; `None` (-1, the default) =
     /// unlimited, 0 = none.
     pub pool_max_conn: Option<u32>,
@@ -697,6 +719,27 @@ pub struct Server {
     /// connected to plus this offset (the address's port is then 0).
     pub port_offset: Option<i32>,
     pub span: Span,
+}
+
+/// The response-based conditions of `retry-on`: when a request already sent is sent
+/// again (if it can be replayed).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RetryOnResponse {
+    /// `empty-response`: the server closed without sending anything.
+    pub empty_response: bool,
+    /// `junk-response`: what came back is not a valid HTTP response head.
+    pub junk_response: bool,
+    /// `response-timeout`: `timeout server` struck before the response.
+    pub response_timeout: bool,
+    /// Status codes (`401`, `403`, `404`, `408`, `425`, `500` to `504`).
+    pub statuses: Vec<u16>,
+}
+
+impl RetryOnResponse {
+    /// Whether any condition is set.
+    pub fn any(&self) -> bool {
+        self.empty_response || self.junk_response || self.response_timeout || !self.statuses.is_empty()
+    }
 }
 
 /// The PROXY protocol header a server connection starts with.

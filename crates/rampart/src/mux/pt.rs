@@ -83,7 +83,7 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
         if let Some(l) = &mut self.log {
             l.connect_start = Some(std::time::Instant::now());
         }
-        match backend::connect_unless_aborted(self.client, rt, be, Reuse::No, None, key, cx.conn).await {
+        match backend::connect_unless_aborted(self.client, rt, be, Reuse::No, None, key, cx.prio, cx.conn).await {
             Some(Ok(conn)) => {
                 self.srv = Some(conn.srv);
                 if !backend::send_proxy::send(rt, be, &conn, cx).await {
@@ -132,6 +132,10 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
                 async { forward(client, server, None, up, &activity).await.map_err(|e| (Cause::ClientAbort, e)) },
                 async { forward(server, client, None, down, &activity).await.map_err(|e| (Cause::ServerAbort, e)) },
             );
+            if let Ok((up, down)) = moved {
+                let bytes = (up + req.len() as u64, down);
+                crate::stats::counters::count_bytes(rt, self.sess.fe, Some(be), Some(conn.srv), bytes);
+            }
             let Some(l) = &mut self.log else { return };
             match moved {
                 Ok((up, down)) => {

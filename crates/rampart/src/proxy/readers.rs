@@ -40,6 +40,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("backlog", "listener::bind_all"),
     ("balance", "proxy::balancer::build"),
     ("hash-type", "proxy::balancer::build: LbConfig::consistent, hasher"),
+    ("fullconn", "proxy::fullconn: BackendRt::fullconn, backend::current_maxconn"),
     ("hash-balance-factor", "proxy::balancer::build: LbConfig::balance_factor"),
     ("bind", "listener::bind_all"),
     ("default-server", "rampart-cfg parse::server: copied into each server"),
@@ -130,7 +131,9 @@ pub const READERS: &[(&str, &str)] = &[
     ("server id", "proxy::balancer::server_ids (ring positions, `first` order)"),
     ("server disabled", "proxy::build: ServerRt::disabled"),
     ("server weight", "proxy::build: Lb weights"),
-    ("server maxconn", "proxy::build: ServerRt::maxconn"),
+    ("server maxconn", "proxy::build: ServerRt::maxconn, backend::try_claim"),
+    ("server minconn", "backend::current_maxconn (backend::queue::dynamic_maxconn)"),
+    ("server maxqueue", "backend::assign_server: ServerRt::maxqueue"),
     // health checks
     ("server check", "check::build: ServerRt::check"),
     ("server no-check", "check::build: ServerRt::check"),
