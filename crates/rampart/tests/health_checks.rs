@@ -416,6 +416,36 @@ fn tracking_servers_follow_the_tracked_one() {
     wait_for(&proxy, "Server c/s4 is UP via b/s3. 2 active and 0 backup servers online.");
 }
 
+/// An agent's `drain`, `maint` and `ready` print haproxy's messages (compared with
+/// haproxy 2.6.12's for the same replies), and its `maxconn:` sets the server's limit.
+#[test]
+fn agent_admin_words_print_haproxys_messages() {
+    let Some(haproxy) = haproxy_or_skip("agent_admin_words_print_haproxys_messages") else { return };
+    let cfg = "global\n stats socket ${testdir}/admin.sock level admin\n\
+               listen fe1\n bind fd@${fe1}\n\
+               server s1 ${s1_addr}:${s1_port} agent-check agent-addr ${a1_addr} agent-port ${a1_port} agent-inter 100ms\n\
+               server s2 ${s2_addr}:${s2_port}\n";
+    let run = |binary: &str| {
+        let s1 = FlappyBackend::start("s1", Mode::Up);
+        let s2 = FlappyBackend::start("s2", Mode::Up);
+        let agent = check_backend::AgentBackend::start("ready maxconn:7\n");
+        let proxy = start(binary, &[("s1", s1.addr()), ("s2", s2.addr()), ("a1", agent.addr())], cfg);
+        let admin = proxy.dir().join("admin.sock");
+        rampart_testkit::eventually!(stat_row(&admin, "fe1/s1")["slim"] == "7");
+        agent.say("drain\n");
+        wait_for(&proxy, "Server fe1/s1 enters drain state");
+        agent.say("maint\n");
+        wait_for(&proxy, "Server fe1/s1 is going DOWN for maintenance");
+        agent.say("ready\n");
+        wait_for(&proxy, "Server fe1/s1 is UP/READY (leaving forced maintenance)");
+        check_lines(&proxy.output())
+    };
+    let ours = run(RAMPART);
+    let theirs = run(haproxy.to_str().expect("utf-8 path"));
+    assert_eq!(ours, theirs);
+    assert_eq!(ours.len(), 3, "{ours:#?}");
+}
+
 /// A tracked server's maintenance passes down the tracking chain, with haproxy's
 /// messages (the same events through haproxy 2.6.12 printed these lines).
 #[test]

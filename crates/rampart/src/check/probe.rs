@@ -163,13 +163,20 @@ fn apply_agent_reply(
         // streams queued for the new slots take them at their queue's next recheck
         server.maxconn.store(m, std::sync::atomic::Ordering::Relaxed);
     }
-    // the same changes, with the same messages, as the runtime API's
+    // the same changes, with the same messages, as the runtime API's; as HAProxy's
+    // srv_adm_set_drain/maint/ready(), each clears the other flag
     match r.admin {
-        Some(Admin::Drain) => super::admin::set_drain(px, srv, true),
-        Some(Admin::Maint) => super::admin::set_maint(px, srv, true),
-        Some(Admin::Ready) => {
+        Some(Admin::Drain) => {
+            super::admin::set_drain(px, srv, true);
             super::admin::set_maint(px, srv, false);
+        }
+        Some(Admin::Maint) => {
+            super::admin::set_maint(px, srv, true);
             super::admin::set_drain(px, srv, false);
+        }
+        Some(Admin::Ready) => {
+            super::admin::set_drain(px, srv, false);
+            super::admin::set_maint(px, srv, false);
         }
         None => {}
     }
