@@ -173,6 +173,22 @@ impl Sink {
         }
     }
 
+    /// Whether lines to this target can wait in the thread's batch: datagram sockets
+    /// that need no address per line, and the stdout/stderr queue.
+    pub(super) fn batchable(&self) -> bool {
+        !matches!(self.out, Out::Unix(_, Some(_)))
+    }
+
+    /// Hands `lines` (complete lines, `n` of them) to the stdout/stderr writer as one
+    /// write; a full queue drops them all. `false`: not a stdout/stderr target.
+    pub(super) fn send_std_batch(&self, lines: Vec<u8>, n: u64) -> bool {
+        let Out::Std(q) = &self.out else { return false };
+        if q.try_send(lines).is_err() {
+            drop_lines(n);
+        }
+        true
+    }
+
     /// Sends one complete line now; a line that cannot go is counted as dropped.
     pub(super) fn send_now(&self, line: &[u8]) {
         let sent = match &self.out {
@@ -278,7 +294,7 @@ impl Loggers {
         let now = SystemTime::now();
         for s in &self.sinks {
             let Some(lvl) = s.admit(level) else { continue };
-            if s.batch_fd().is_some() && batch::push(s, |out| s.write_line(&self.ident, lvl, msg, sd, now, out)) {
+            if s.batchable() && batch::push(s, |out| s.write_line(&self.ident, lvl, msg, sd, now, out)) {
                 continue;
             }
             SCRATCH.with(|b| {
