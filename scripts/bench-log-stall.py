@@ -11,8 +11,12 @@ requests for three phases of --duration seconds each:
   stalled   the receivers stop reading (their socket buffers / the stdout pipe fill up)
   resumed   they read again
 
+A control proxy (the same configuration without `log` lines, pinned to the same core)
+is loaded by its own wrk at the same time: what changes for both between phases is the
+machine (this VM is faster when busy, and other agents share it), not the logging.
 Per phase it prints requests/s, latency p50/p99/max, the proxy's CPU per request
 (utime+stime from /proc: less sensitive than latency to other load on the machine),
+the control proxy's requests/s and p99,
 the lines each receiver got, and
 `DroppedLogs` from `show info` on the stats socket (its growth is what rampart could
 not send: the unix socket and the stdout pipe refuse lines once full). A UDP receiver's
@@ -132,16 +136,19 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def phase(name, args, port, receivers, stats_sock, udp_port, lua, pid):
+def phase(name, args, ports, receivers, stats_sock, udp_port, lua, pid):
     before = [r.count for r in receivers.values()]
     cpu0 = cpu_seconds(pid)
     dropped0 = show_info(stats_sock, "DroppedLogs")
     udp0 = udp_drops(udp_port)
-    wrk = ["wrk", "-t1", f"-c{args.conns}", f"-d{args.duration:g}s", "-s", lua, f"http://127.0.0.1:{port}/stall-test"]
-    if args.client_cpu:
-        wrk = ["taskset", "-c", args.client_cpu] + wrk
-    out = subprocess.run(wrk, capture_output=True, text=True, check=True).stdout
-    res = json.loads(out.split("STALL ", 1)[1].splitlines()[0])
+    wrks = []
+    for port in ports:  # the logging proxy, then the control one, loaded at the same time
+        wrk = ["wrk", "-t1", f"-c{args.conns}", f"-d{args.duration:g}s", "-s", lua, f"http://127.0.0.1:{port}/stall-test"]
+        if args.client_cpu:
+            wrk = ["taskset", "-c", args.client_cpu] + wrk
+        wrks.append(subprocess.Popen(wrk, stdout=subprocess.PIPE, text=True))
+    outs = [w.communicate()[0] for w in wrks]
+    res, ctl = (json.loads(out.split("STALL ", 1)[1].splitlines()[0]) for out in outs)
     cpu = cpu_seconds(pid) - cpu0
     got = {name: r.count - b for (name, r), b in zip(receivers.items(), before)}
     return {
@@ -153,6 +160,8 @@ def phase(name, args, port, receivers, stats_sock, udp_port, lua, pid):
         "max_ms": res["max_us"] / 1e3,
         "errors": res["errors"],
         "cpu_us_per_req": cpu / max(res["requests"], 1) * 1e6,
+        "control_rps": ctl["requests"] / (ctl["duration_us"] / 1e6),
+        "control_p99_ms": ctl["p99_us"] / 1e3,
         **{f"{name}_lines": n for name, n in got.items()},
         "DroppedLogs+": show_info(stats_sock, "DroppedLogs") - dropped0,
         **({"udp_kernel_drops+": udp_drops(udp_port) - udp0} if "udp" in got else {}),
@@ -171,7 +180,7 @@ def main():
     args = p.parse_args()
 
     tmp = tempfile.mkdtemp(prefix="log-stall-")
-    port, udp_port = free_port(), free_port()
+    port, ctl_port, udp_port = free_port(), free_port(), free_port()
     reading = threading.Event()
     reading.set()
 
@@ -190,8 +199,13 @@ def main():
         names = [t for t in args.targets.split(",") if t in TARGETS]
         logs = "".join(TARGETS[t].format(tmp=tmp, udp_port=udp_port) for t in names)
         f.write(CFG.format(tmp=tmp, port=port, logs=logs))
+    os.mkdir(f"{tmp}/control")
+    ctl_cfg = os.path.join(tmp, "control", "control.cfg")
+    with open(ctl_cfg, "w") as f:
+        f.write(CFG.format(tmp=f"{tmp}/control", port=ctl_port, logs=""))
     pin = ["taskset", "-c", args.proxy_cpu] if args.proxy_cpu else []
     proc = subprocess.Popen(pin + [args.proxy, "-f", cfg], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    control = subprocess.Popen(pin + [args.proxy, "-f", ctl_cfg], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     os.set_blocking(proc.stdout.fileno(), False)
 
     def read_stdout():
@@ -224,14 +238,16 @@ def main():
     try:
         for _ in range(args.rounds):
             reading.set()
-            rows.append(phase("reading", args, port, receivers, stats_sock, udp_port, lua, proc.pid))
+            rows.append(phase("reading", args, (port, ctl_port), receivers, stats_sock, udp_port, lua, proc.pid))
             reading.clear()
-            rows.append(phase("stalled", args, port, receivers, stats_sock, udp_port, lua, proc.pid))
+            rows.append(phase("stalled", args, (port, ctl_port), receivers, stats_sock, udp_port, lua, proc.pid))
             reading.set()
-            rows.append(phase("resumed", args, port, receivers, stats_sock, udp_port, lua, proc.pid))
+            rows.append(phase("resumed", args, (port, ctl_port), receivers, stats_sock, udp_port, lua, proc.pid))
     finally:
-        proc.terminate()
-        proc.wait(10)
+        for p in (proc, control):
+            p.terminate()
+        for p in (proc, control):
+            p.wait(10)
 
     cols = list(rows[0].keys())
     print("| " + " | ".join(cols) + " |")

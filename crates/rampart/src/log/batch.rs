@@ -1,6 +1,6 @@
-//! Datagram log lines gathered per worker thread and sent together: one
-//! `sendmmsg(2)` per connected socket and per event-loop turn instead of one `send`
-//! per line. A worker thread turns batching on ([`enable`]); its runtime flushes
+//! Log lines gathered per worker thread and sent together: one `sendmmsg(2)` per
+//! connected datagram socket and per event-loop turn instead of one `send` per line,
+//! and one buffer per turn for the stdout/stderr writer instead of one per line. A worker thread turns batching on ([`enable`]); its runtime flushes
 //! before it parks ([`flush`], tokio's `on_thread_park`), its timer wheel flushes each
 //! tick in case the loop never runs dry, and a batch that reaches [`MAX_LINES`] lines
 //! or [`MAX_BYTES`] bytes goes at once. Other threads (the main thread, tests) send
@@ -114,10 +114,19 @@ pub fn flush() {
 }
 
 /// Sends `msgs` on `s`'s socket, [`MAX_LINES`] per system call; counts the lines the
-/// kernel would not take as dropped.
+/// kernel would not take as dropped. For stdout/stderr, the lines go to the writer
+/// thread as one buffer (one allocation and one write per batch).
 fn send_all<'a>(s: &Sink, headers: &mut MultiHeaders<SockaddrIn>, msgs: impl Iterator<Item = &'a [u8]>) {
     let Some(fd) = s.batch_fd() else {
-        msgs.for_each(|m| s.send_now(m));
+        let (mut joined, mut n) = (Vec::new(), 0);
+        for m in msgs {
+            joined.extend_from_slice(m);
+            n += 1;
+        }
+        if !s.send_std_batch(joined, n) {
+            // (only stdout/stderr and connected sockets are batched)
+            sink::drop_lines(n);
+        }
         return;
     };
     let mut slices: [[IoSlice<'a>; 1]; MAX_LINES] = [[IoSlice::new(&[])]; MAX_LINES];

@@ -10,7 +10,7 @@ use std::io::Write as _;
 use std::net::UdpSocket;
 use std::os::unix::net::UnixDatagram;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
+use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::{Arc, OnceLock};
 use std::time::SystemTime;
 
@@ -35,8 +35,32 @@ pub(super) fn drop_lines(n: u64) {
     DROPPED.fetch_add(n, Ordering::Relaxed);
 }
 
-/// Lines waiting for the stdout/stderr writer, at most.
-const STD_QUEUE: usize = 4096;
+/// Lines waiting for the stdout (and for the stderr) writer, at most.
+const STD_QUEUE: u64 = 4096;
+
+/// A stdout/stderr writer's queue: buffers of complete lines, and how many lines wait
+/// in it (the bound is in lines, whatever the number of buffers).
+#[derive(Debug)]
+struct StdQueue {
+    tx: SyncSender<(Vec<u8>, u64)>,
+    waiting: AtomicU64,
+}
+
+impl StdQueue {
+    /// Queues `n` lines in one buffer; `false` (nothing queued) when they would pass
+    /// the bound or the writer is gone.
+    fn push(&self, lines: Vec<u8>, n: u64) -> bool {
+        if self.waiting.fetch_add(n, Ordering::Relaxed) + n > STD_QUEUE {
+            self.waiting.fetch_sub(n, Ordering::Relaxed);
+            return false;
+        }
+        if self.tx.try_send((lines, n)).is_err() {
+            self.waiting.fetch_sub(n, Ordering::Relaxed);
+            return false;
+        }
+        true
+    }
+}
 
 /// The socket or queue of a target.
 #[derive(Debug)]
@@ -44,7 +68,7 @@ enum Out {
     Udp(UdpSocket),
     /// Connected when the socket existed at startup; else each line is sent to the path.
     Unix(UnixDatagram, Option<std::path::PathBuf>),
-    Std(SyncSender<Vec<u8>>),
+    Std(&'static StdQueue),
 }
 
 /// A target, opened.
@@ -104,28 +128,31 @@ pub fn open(target: Target) -> Result<Sink, String> {
             let later = sock.connect(path).is_err().then(|| path.clone());
             Out::Unix(sock, later)
         }
-        Dest::Stdout => Out::Std(std_queue(true).clone()),
-        Dest::Stderr => Out::Std(std_queue(false).clone()),
+        Dest::Stdout => Out::Std(std_queue(true)),
+        Dest::Stderr => Out::Std(std_queue(false)),
     };
     Ok(Sink { target, out, seen: AtomicU64::new(0) })
 }
 
 /// The queue of the stdout (or stderr) writer thread, started on first use.
-fn std_queue(stdout: bool) -> &'static SyncSender<Vec<u8>> {
-    static OUT: OnceLock<SyncSender<Vec<u8>>> = OnceLock::new();
-    static ERR: OnceLock<SyncSender<Vec<u8>>> = OnceLock::new();
+fn std_queue(stdout: bool) -> &'static StdQueue {
+    static OUT: OnceLock<StdQueue> = OnceLock::new();
+    static ERR: OnceLock<StdQueue> = OnceLock::new();
     let cell = if stdout { &OUT } else { &ERR };
     cell.get_or_init(|| {
-        let (tx, rx) = sync_channel::<Vec<u8>>(STD_QUEUE);
+        let (tx, rx) = sync_channel::<(Vec<u8>, u64)>(STD_QUEUE as usize);
         let spawned = std::thread::Builder::new().name("rampart-log".into()).spawn(move || {
-            for line in rx {
+            for (lines, n) in rx {
                 let r = if stdout {
-                    std::io::stdout().lock().write_all(&line)
+                    std::io::stdout().lock().write_all(&lines)
                 } else {
-                    std::io::stderr().lock().write_all(&line)
+                    std::io::stderr().lock().write_all(&lines)
                 };
+                if let Some(q) = cell.get() {
+                    q.waiting.fetch_sub(n, Ordering::Relaxed);
+                }
                 if r.is_err() {
-                    drop_line();
+                    drop_lines(n);
                 }
             }
         });
@@ -133,7 +160,7 @@ fn std_queue(stdout: bool) -> &'static SyncSender<Vec<u8>> {
             // no writer: every line is dropped (the receiver went with the closure)
             drop_line();
         }
-        tx
+        StdQueue { tx, waiting: AtomicU64::new(0) }
     })
 }
 
@@ -173,16 +200,29 @@ impl Sink {
         }
     }
 
+    /// Whether lines to this target can wait in the thread's batch: datagram sockets
+    /// that need no address per line, and the stdout/stderr queue.
+    pub(super) fn batchable(&self) -> bool {
+        !matches!(self.out, Out::Unix(_, Some(_)))
+    }
+
+    /// Hands `lines` (complete lines, `n` of them) to the stdout/stderr writer as one
+    /// write; a full queue (4096 lines waiting) drops them all. `false`: not a stdout/stderr target.
+    pub(super) fn send_std_batch(&self, lines: Vec<u8>, n: u64) -> bool {
+        let Out::Std(q) = &self.out else { return false };
+        if !q.push(lines, n) {
+            drop_lines(n);
+        }
+        true
+    }
+
     /// Sends one complete line now; a line that cannot go is counted as dropped.
     pub(super) fn send_now(&self, line: &[u8]) {
         let sent = match &self.out {
             Out::Udp(s) => s.send(line).is_ok(),
             Out::Unix(s, None) => s.send(line).is_ok(),
             Out::Unix(s, Some(path)) => s.send_to(line, path).is_ok(),
-            Out::Std(q) => match q.try_send(line.to_vec()) {
-                Ok(()) => true,
-                Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => false,
-            },
+            Out::Std(q) => q.push(line.to_vec(), 1),
         };
         if !sent {
             drop_line();
@@ -278,7 +318,7 @@ impl Loggers {
         let now = SystemTime::now();
         for s in &self.sinks {
             let Some(lvl) = s.admit(level) else { continue };
-            if s.batch_fd().is_some() && batch::push(s, |out| s.write_line(&self.ident, lvl, msg, sd, now, out)) {
+            if s.batchable() && batch::push(s, |out| s.write_line(&self.ident, lvl, msg, sd, now, out)) {
                 continue;
             }
             SCRATCH.with(|b| {
@@ -383,6 +423,17 @@ mod tests {
         let mut got = vec![0u8; 10_000];
         assert_eq!(rx.recv(&mut got).unwrap(), 8001, "the first lines arrived whole");
         let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn the_stdout_queue_is_bounded_in_lines_not_in_buffers() {
+        let (tx, _rx) = sync_channel(STD_QUEUE as usize);
+        let q = StdQueue { tx, waiting: AtomicU64::new(0) };
+        assert!(q.push(b"a\n".repeat(4000), 4000));
+        assert!(!q.push(b"b\n".repeat(100), 100), "4100 lines would wait");
+        assert!(q.push(b"c\n".repeat(96), 96));
+        assert!(!q.push(b"d\n".to_vec(), 1));
+        assert_eq!(q.waiting.load(Ordering::Relaxed), STD_QUEUE);
     }
 
     #[test]
