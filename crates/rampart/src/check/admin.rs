@@ -77,6 +77,10 @@ pub fn set_maint(px: &ProxyRt, srv: usize, on: bool) {
     let word = if st.is_drain() { "DRAIN" } else { "READY" };
     let msg = format!("{} is UP/{word} (leaving forced maintenance)", label(px, srv));
     emit(px, Level::Warning, log_level::NOTICE, &msg);
+    if st.is_drain() {
+        let msg = format!("{} remains in forced drain mode", label(px, srv));
+        emit(px, Level::Warning, log_level::NOTICE, &msg);
+    }
 }
 
 /// Puts server `srv` of `px` in drain (`set server ... state drain`) or takes it out
