@@ -695,6 +695,8 @@ pub struct Server {
     pub proxy: SendProxy,
     /// `source <addr>[:<port>]`, else the backend's.
     pub source: Option<SocketAddr>,
+    /// `socks4 <addr>:<port>`: connections go through this SOCKS4 proxy.
+    pub socks4: Option<SocketAddr>,
     /// An address without a port, or with `+N`/`-N`: the port is the one the client
     /// connected to plus this offset (the address's port is then 0).
     pub port_offset: Option<i32>,
@@ -729,6 +731,8 @@ pub struct CheckOptions {
     pub addr: Option<String>,
     /// `agent-check` and its settings.
     pub agent: bool,
+    /// `check-via-socks4`: health checks go through the server's `socks4` proxy.
+    pub via_socks4: bool,
     pub agent_port: Option<u16>,
     pub agent_addr: Option<String>,
     pub agent_inter: Option<Duration>,
@@ -743,6 +747,11 @@ pub struct CheckOptions {
     pub track: Option<String>,
     /// `slowstart`, rounded up to whole seconds as HAProxy does (`None`: off).
     pub slowstart: Option<Duration>,
+    /// `on-marked-down shutdown-sessions`: going DOWN cuts the server's connections.
+    pub shutdown_on_down: bool,
+    /// `on-marked-up shutdown-backup-sessions`: coming UP cuts the connections of the
+    /// backend's backup servers.
+    pub shutdown_backups_on_up: bool,
 }
 
 /// `observe`: which traffic errors count against a server.

@@ -82,7 +82,9 @@ fn dispatch_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str
         }
         (_, "httplog") => httplog_option(cx, words),
         (_, "httpchk") => super::healthcheck::parse_option_httpchk(cx, words),
-        (_, "tcp-check" | "redis-check" | "smtpchk") => super::tcpcheck::parse_proto_option(cx, words, name),
+        (_, "tcp-check" | "redis-check" | "smtpchk" | "mysql-check" | "pgsql-check" | "ldap-check" | "spop-check") => {
+            super::tcpcheck::parse_proto_option(cx, words, name)
+        }
         (_, "tcplog") => tcplog_option(cx, words),
         (_, "forwardfor") => forwardfor_option(cx, words),
         (_, "originalto") => originalto_option(cx, words),
@@ -433,7 +435,7 @@ mod tests {
             alerts("backend b\n option dontlognul\n"),
             ["unknown option 'dontlognul'; did you mean 'dontlognull' maybe ?"]
         );
-        assert_eq!(alerts("backend b\n option mysql-check\n"), ["'option mysql-check' is not supported yet"]);
+        assert_eq!(alerts("backend b\n option external-check\n"), ["'option external-check' is not supported yet"]);
         assert_eq!(alerts("backend b\n option logasap\n"), Vec::<String>::new(), "ignored, as by HAProxy");
         assert_eq!(
             warnings("backend b\n option logasap\n"),

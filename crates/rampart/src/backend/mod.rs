@@ -8,6 +8,7 @@
 
 pub mod key;
 pub mod send_proxy;
+pub mod socks4;
 
 use std::io;
 use std::sync::atomic::Ordering;
@@ -44,6 +45,8 @@ struct Busy {
     rt: Arc<Runtime>,
     be: usize,
     srv: usize,
+    /// The connection's registration in the server's `sessions`, if kept.
+    session: Option<u64>,
 }
 
 impl Busy {
@@ -52,7 +55,24 @@ impl Busy {
         let before = server.cur_conns.fetch_add(1, Ordering::Relaxed);
         server.stats.stot.inc();
         crate::stats::counters::note_max(&server.stats.smax, before + 1);
-        Busy { rt: rt.clone(), be, srv }
+        Busy { rt: rt.clone(), be, srv, session: None }
+    }
+
+    /// The server connection `stream` serves this stream: registers it where it may
+    /// have to be cut (`on-marked-down`/`on-marked-up`).
+    fn serving(mut self, stream: &TcpStream) -> Busy {
+        let server = &self.rt.proxies[self.be].be.servers[self.srv];
+        if let Some(s) = &server.sessions {
+            self.session = s.add(stream);
+        }
+        self
+    }
+}
+
+impl ServerConn {
+    fn new(stream: TcpStream, srv: usize, uses: u32, from_pool: bool, busy: Busy) -> ServerConn {
+        let busy = busy.serving(&stream);
+        ServerConn { stream, srv, uses, from_pool, _busy: busy }
     }
 }
 
@@ -60,8 +80,11 @@ impl Drop for Busy {
     fn drop(&mut self) {
         let be = &self.rt.proxies[self.be].be;
         let server = &be.servers[self.srv];
+        if let (Some(id), Some(s)) = (self.session, &server.sessions) {
+            s.remove(id);
+        }
         server.cur_conns.fetch_sub(1, Ordering::Relaxed);
-        if server.maxconn.is_some() {
+        if server.maxconn().is_some() {
             be.queue.notify_waiters();
         }
     }
@@ -203,7 +226,7 @@ pub async fn connect(
     let (mut srv, mut busy) = assign_server(rt, be_idx, forced, key).await?;
     if let Reuse::MinUses(min) = reuse {
         if let Some(idle) = take_idle(&be.be.servers[srv], min) {
-            return Ok(ServerConn { stream: idle.stream, srv, uses: idle.uses, from_pool: true, _busy: busy });
+            return Ok(ServerConn::new(idle.stream, srv, idle.uses, true, busy));
         }
     }
     let attempts = be.retries + 1;
@@ -215,9 +238,9 @@ pub async fn connect(
         }
         check::observe(be, srv, if result.is_ok() { Event::L4Ok } else { Event::L4Err });
         match result {
-            Ok(stream) => return Ok(ServerConn { stream, srv, uses: 0, from_pool: false, _busy: busy }),
+            Ok(stream) => return Ok(ServerConn::new(stream, srv, 0, false, busy)),
             Err(timed_out) if attempt < attempts => {
-                let redispatch = be.redispatch && attempt + 1 == attempts;
+                let redispatch = be.redispatch && (attempt + 1 == attempts || redispatch_now(be, srv, forced));
                 let next = if redispatch { pick_server(be, Some(srv), key).unwrap_or(srv) } else { srv };
                 let retry = SrvError::Retry { redispatch: next != srv };
                 crate::stats::counters::count_srv_error(rt, be_idx, Some(srv), retry);
@@ -237,6 +260,20 @@ pub async fn connect(
         }
     }
     Err(ConnectError::Failed { srv, timed_out: false, retries: attempts - 1 })
+}
+
+/// Whether a failed connection may go to another server at once instead of waiting
+/// for the last retry (with `option redispatch`): as HAProxy's
+/// `back_handle_st_cer()`, when the server is no longer running, or when any server
+/// will do (no server forced, more than one usable active server, no hashing).
+fn redispatch_now(be: &ProxyRt, srv: usize, forced: Option<usize>) -> bool {
+    let server = &be.be.servers[srv];
+    if server.state.oper() != crate::server::OperState::Running || server.state.is_maint() {
+        return true;
+    }
+    forced.is_none()
+        && be.be.lb.key_source().is_none()
+        && be.be.servers.iter().filter(|s| !s.backup && s.state.is_usable()).nth(1).is_some()
 }
 
 /// Counts a server the balancer chose (`lbtot`); a server a rule forced is not one.
@@ -303,7 +340,7 @@ pub async fn reconnect(
     let result = connect_addr(&be.be.servers[srv], conn, be.timeouts.connect, be.srvtcpka.as_ref()).await;
     check::observe(be, srv, if result.is_ok() { Event::L4Ok } else { Event::L4Err });
     match result {
-        Ok(stream) => Ok(ServerConn { stream, srv, uses: 0, from_pool: false, _busy: Busy::new(rt, be_idx, srv) }),
+        Ok(stream) => Ok(ServerConn::new(stream, srv, 0, false, Busy::new(rt, be_idx, srv))),
         Err(_) => connect(rt, be_idx, Reuse::No, None, None, conn).await,
     }
 }
@@ -329,8 +366,9 @@ fn turnaround(connect: Option<Duration>) -> Duration {
     connect.map_or(Duration::from_secs(1), |c| c.min(Duration::from_secs(1)))
 }
 
-/// One connection attempt to `server` (from its `source` address if any), with
-/// `option srvtcpka`'s settings if any. `Err(true)` when it timed out.
+/// One connection attempt to `server` (from its `source` address if any, through its
+/// `socks4` proxy if any, within the same timeout), with `option srvtcpka`'s settings
+/// if any. `Err(true)` when it timed out.
 async fn connect_addr(
     server: &ServerRt,
     client: &ConnInfo,
@@ -349,7 +387,10 @@ async fn connect_addr(
         if let Some(ka) = ka {
             crate::io::set_keepalive(&sock, ka);
         }
-        sock.connect(addr).await
+        let Some(proxy) = server.socks4 else { return sock.connect(addr).await };
+        let mut stream = sock.connect(proxy).await?;
+        socks4::handshake(&mut stream, addr).await?;
+        Ok(stream)
     };
     let res: io::Result<TcpStream> = match timeout {
         Some(d) => match tokio::time::timeout(d, attempt).await {

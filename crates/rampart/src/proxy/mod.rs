@@ -207,7 +207,8 @@ pub struct BackendRt {
 pub struct ServerRt {
     pub name: String,
     pub addr: SocketAddr,
-    pub maxconn: Option<u32>,
+    /// `maxconn` (0: no limit); an agent's `maxconn:<n>` changes it.
+    pub maxconn: AtomicU32,
     /// `pool-max-conn`: idle connections kept per thread; `None`: the pool's own bound.
     pub pool_max_conn: Option<u32>,
     pub backup: bool,
@@ -223,6 +224,15 @@ pub struct ServerRt {
     /// `source` of the server, else of its backend: the local address to bind to
     /// before connecting.
     pub source: Option<SocketAddr>,
+    /// `socks4`: connections go through this SOCKS4 proxy.
+    pub socks4: Option<SocketAddr>,
+    /// `on-marked-down shutdown-sessions`.
+    pub shutdown_on_down: bool,
+    /// `on-marked-up shutdown-backup-sessions`.
+    pub shutdown_backups_on_up: bool,
+    /// The connections in use, kept only when something may cut them (see
+    /// [`crate::server::Sessions`]).
+    pub sessions: Option<crate::server::Sessions>,
     /// An address without a fixed port: the client's destination port plus this.
     pub port_offset: Option<i32>,
     /// Operational state (set by the checks), maintenance, effective weight.
@@ -241,7 +251,13 @@ pub struct ServerRt {
 impl ServerRt {
     /// Whether a new request may be sent to this server now.
     pub fn usable(&self) -> bool {
-        self.state.is_usable() && self.maxconn.is_none_or(|m| self.cur_conns.load(Ordering::Relaxed) < m)
+        self.state.is_usable() && self.maxconn().is_none_or(|m| self.cur_conns.load(Ordering::Relaxed) < m)
+    }
+
+    /// The server's `maxconn`, `None` without a limit.
+    #[inline]
+    pub fn maxconn(&self) -> Option<u32> {
+        Some(self.maxconn.load(Ordering::Relaxed)).filter(|&m| m > 0)
     }
 
     /// Whether the server is UP and not in maintenance (full or not).
@@ -276,6 +292,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             alerts.push(d);
             Default::default()
         });
+        let backups_cut = px.servers.iter().any(|s| s.check.shutdown_backups_on_up);
         let servers = px
             .servers
             .iter()
@@ -300,7 +317,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 Some(ServerRt {
                     name: srv.name.clone(),
                     addr,
-                    maxconn: srv.maxconn,
+                    maxconn: AtomicU32::new(srv.maxconn.unwrap_or(0)),
                     pool_max_conn: srv.pool_max_conn,
                     backup: srv.backup,
                     disabled: srv.disabled,
@@ -309,6 +326,11 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                     stats: crate::stats::ServerStats::new(threads, srv.weight, pos as u32 + 1, timed),
                     send_proxy: srv.proxy,
                     source: srv.source.or(px.source),
+                    socks4: srv.socks4,
+                    shutdown_on_down: srv.check.shutdown_on_down,
+                    shutdown_backups_on_up: srv.check.shutdown_backups_on_up,
+                    sessions: (srv.check.shutdown_on_down || (srv.backup && backups_cut))
+                        .then(crate::server::Sessions::default),
                     port_offset: srv.port_offset,
                     state: SrvState::new(srv.weight, srv.disabled),
                     check,

@@ -358,7 +358,9 @@ fn server(_rt: &Runtime, px: &ProxyRt, srv: &ServerRt, name: &str, level: Level)
         "svname" => Val::Str(srv.name.clone()),
         "scur" => srv.cur_conns.load(Ordering::Relaxed).into(),
         "smax" => srv.stats.smax.load(Ordering::Relaxed).into(),
-        "slim" => srv.maxconn?.into(),
+        "slim" => srv.maxconn()?.into(),
+        // COMPAT: rampart's queue is per backend; a server's own queue is always empty
+        "qcur" | "qmax" => 0u32.into(),
         "stot" => srv.stats.stot.get().into(),
         "econ" => srv.stats.econ.get().into(),
         // COMPAT: rampart queues streams in the backend only (no per-server queue):
