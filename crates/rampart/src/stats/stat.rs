@@ -363,9 +363,6 @@ fn server(_rt: &Runtime, px: &ProxyRt, srv: &ServerRt, name: &str, level: Level)
         "qcur" | "qmax" => 0u32.into(),
         "stot" => srv.stats.stot.get().into(),
         "econ" => srv.stats.econ.get().into(),
-        // COMPAT: rampart queues streams in the backend only (no per-server queue):
-        // a server's queue is always empty.
-        "qcur" | "qmax" => 0u32.into(),
         "bin" => srv.stats.bin.get().into(),
         "bout" => srv.stats.bout.get().into(),
         "lbtot" => srv.stats.lbtot.get().into(),
