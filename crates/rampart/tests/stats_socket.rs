@@ -142,6 +142,10 @@ fn show_stat_counts_the_traffic_by_frontend_backend_and_server() {
     assert_eq!((n(be, "bin"), n(be, "bout")), (n(srv, "bin"), n(srv, "bout")));
     assert!(n(fe, "bin") > n(be, "bin") && n(fe, "bout") > n(be, "bout"), "the 403 counts in the frontend only");
     assert_eq!((n(srv, "qcur"), n(srv, "qmax"), n(be, "qcur"), n(be, "qmax")), (0, 0, 0, 0));
+    // each request to s1 took a new or a reused server connection
+    assert_eq!(n(srv, "connect") + n(srv, "reuse"), 3, "{srv:?}");
+    assert!(n(srv, "connect") >= 1);
+    assert_eq!((n(be, "connect"), n(be, "reuse")), (n(srv, "connect"), n(srv, "reuse")));
     let info = info(&proxy);
     // the CLI connections count too, `show info`'s own included
     let cli_conns = CLI_CONNS.with(std::cell::Cell::get);
@@ -185,6 +189,9 @@ fn a_tcp_stats_socket_serves_too() {
 }
 
 // === against haproxy ===
+
+/// Columns rampart fills wherever haproxy does.
+const FILLED: &[&str] = &["qcur", "qmax", "bin", "bout", "stot", "status", "connect", "reuse"];
 
 /// A `show stat` row: `pxname/svname` and which of its columns are filled.
 type RowShape = (String, Vec<bool>);
@@ -240,10 +247,8 @@ fn show_info_and_show_stat_have_haproxys_fields_in_its_order() {
         let extra: Vec<&str> = (0..r.len()).filter(|&i| r[i] && !h[i]).map(|i| cols[i]).collect();
         assert!(extra.is_empty(), "{name}: columns filled by rampart only: {extra:?}");
         // and fills these wherever haproxy does
-        let missing: Vec<&str> = (0..r.len())
-            .filter(|&i| h[i] && !r[i] && ["qcur", "qmax", "bin", "bout", "stot", "status"].contains(&cols[i]))
-            .map(|i| cols[i])
-            .collect();
+        let missing: Vec<&str> =
+            (0..r.len()).filter(|&i| h[i] && !r[i] && FILLED.contains(&cols[i])).map(|i| cols[i]).collect();
         assert!(missing.is_empty(), "{name}: columns haproxy fills and rampart does not: {missing:?}");
     }
 }

@@ -65,6 +65,10 @@ pub struct ProxyStats {
     /// Bytes received from clients and sent to them, through the frontend and
     /// through the backend (`bin`, `bout`).
     pub fe_bin: Counter,
+    /// New server connections attempted, idle or kept ones reused (`connect`,
+    /// `reuse` of the BACKEND row).
+    pub be_connect: Counter,
+    pub be_reuse: Counter,
     pub fe_bout: Counter,
     pub be_bin: Counter,
     pub be_bout: Counter,
@@ -101,6 +105,8 @@ impl ProxyStats {
             be_wredis: Counter::new(threads),
             be_lbtot: Counter::new(threads),
             fe_bin: Counter::new(threads),
+            be_connect: Counter::new(threads),
+            be_reuse: Counter::new(threads),
             fe_bout: Counter::new(threads),
             be_bin: Counter::new(threads),
             be_bout: Counter::new(threads),
@@ -140,6 +146,9 @@ pub struct ServerStats {
     /// (`bin`, `bout`).
     pub bin: Counter,
     pub bout: Counter,
+    /// New connections attempted to this server, connections reused (`connect`, `reuse`).
+    pub connect: Counter,
+    pub reuse: Counter,
     /// The server's latency histograms.
     pub timers: Timers,
     /// The configured weight (`uweight`; also `weight` until weights change at run time).
@@ -163,6 +172,8 @@ impl ServerStats {
             lbtot: Counter::new(threads),
             bin: Counter::new(threads),
             bout: Counter::new(threads),
+            connect: Counter::new(threads),
+            reuse: Counter::new(threads),
             timers: Timers::new(threads, timed),
             weight,
             sid,
@@ -219,6 +230,20 @@ pub fn count_bytes(rt: &Runtime, fe: usize, be: Option<usize>, srv: Option<usize
     }
 }
 
+/// Counts a server connection of backend `be`, server `srv`: a new attempt, or a
+/// reuse of an idle or kept one.
+pub fn count_server_conn(rt: &Runtime, be: usize, srv: usize, reused: bool) {
+    let b = &rt.proxies[be];
+    let Some(s) = b.be.servers.get(srv) else { return };
+    if reused {
+        b.stats.be_reuse.inc();
+        s.stats.reuse.inc();
+    } else {
+        b.stats.be_connect.inc();
+        s.stats.connect.inc();
+    }
+}
+
 /// A stream waiting in backend `be`'s queue (`qcur`, `qmax`) until dropped.
 pub struct Queued<'r>(&'r ProxyStats);
 
@@ -270,6 +295,8 @@ pub fn clear(rt: &Runtime, all: bool) {
             &st.be_wredis,
             &st.be_lbtot,
             &st.fe_bin,
+            &st.be_connect,
+            &st.be_reuse,
             &st.fe_bout,
             &st.be_bin,
             &st.be_bout,
@@ -277,7 +304,10 @@ pub fn clear(rt: &Runtime, all: bool) {
         proxy_counters.into_iter().chain(&st.fe_rsp.0).chain(&st.be_rsp.0).for_each(Counter::clear);
         for srv in &px.be.servers {
             let s = &srv.stats;
-            let server_counters = [&s.stot, &s.req, &s.econ, &s.eresp, &s.wretr, &s.wredis, &s.lbtot, &s.bin, &s.bout];
+            let server_counters = [
+                &s.stot, &s.req, &s.econ, &s.eresp, &s.wretr, &s.wredis, &s.lbtot, &s.bin, &s.bout, &s.connect,
+                &s.reuse,
+            ];
             server_counters.into_iter().chain(&s.rsp.0).for_each(Counter::clear);
         }
     }
