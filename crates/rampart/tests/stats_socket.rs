@@ -191,7 +191,7 @@ fn a_tcp_stats_socket_serves_too() {
 // === against haproxy ===
 
 /// Columns rampart fills wherever haproxy does.
-const FILLED: &[&str] = &["qcur", "qmax", "bin", "bout", "stot", "status", "connect", "reuse"];
+const FILLED: &[&str] = &["qcur", "qmax", "bin", "bout", "stot", "status", "connect", "reuse", "dresp"];
 
 /// A `show stat` row: `pxname/svname` and which of its columns are filled.
 type RowShape = (String, Vec<bool>);
@@ -611,4 +611,26 @@ fn show_errors_dumps_the_last_invalid_request_as_haproxy_does() {
     assert!(ours.contains("  00019  Host: x\\r\\n"), "{ours}");
     let Some(haproxy) = haproxy_or_skip("show_errors_dumps_the_last_invalid_request_as_haproxy_does") else { return };
     assert_eq!(ours, show_errors(&haproxy));
+}
+
+#[test]
+fn denied_responses_count_in_the_frontend_backend_and_server() {
+    let cfg = CFG.replace(
+        "  http-request deny if { path /deny }\n",
+        "  http-request set-var(txn.d) bool(1) if { path /rdeny }\n  http-response deny if { var(txn.d) -m bool }\n",
+    );
+    let s1 = HttpBackend::start("s1");
+    let proxy = start(&netutil::binary(), &cfg, &s1);
+    assert_eq!(http_get(proxy.addr("fe1"), "/").status, 200);
+    assert_eq!(http_get(proxy.addr("fe1"), "/rdeny").status, 502);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut rows = stat(&proxy);
+    while get(&rows["fe1/FRONTEND"], "req_tot") != "2" && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+        rows = stat(&proxy);
+    }
+    for row in ["fe1/FRONTEND", "be1/BACKEND", "be1/s1"] {
+        assert_eq!(get(&rows[row], "dresp"), "1", "{row}: {:?}", rows[row]);
+    }
+    assert_eq!(get(&rows["be1/s2"], "dresp"), "0");
 }

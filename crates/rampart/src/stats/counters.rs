@@ -69,6 +69,10 @@ pub struct ProxyStats {
     /// `reuse` of the BACKEND row).
     pub be_connect: Counter,
     pub be_reuse: Counter,
+    /// Responses refused by `http-response deny` or `tcp-response content reject`,
+    /// counted in the frontend and in the backend (`dresp`).
+    pub fe_dresp: Counter,
+    pub be_dresp: Counter,
     pub fe_bout: Counter,
     pub be_bin: Counter,
     pub be_bout: Counter,
@@ -107,6 +111,8 @@ impl ProxyStats {
             fe_bin: Counter::new(threads),
             be_connect: Counter::new(threads),
             be_reuse: Counter::new(threads),
+            fe_dresp: Counter::new(threads),
+            be_dresp: Counter::new(threads),
             fe_bout: Counter::new(threads),
             be_bin: Counter::new(threads),
             be_bout: Counter::new(threads),
@@ -149,6 +155,8 @@ pub struct ServerStats {
     /// New connections attempted to this server, connections reused (`connect`, `reuse`).
     pub connect: Counter,
     pub reuse: Counter,
+    /// Responses of this server refused by a rule (`dresp`).
+    pub dresp: Counter,
     /// The server's latency histograms.
     pub timers: Timers,
     /// The configured weight (`uweight`; also `weight` until weights change at run time).
@@ -174,6 +182,7 @@ impl ServerStats {
             bout: Counter::new(threads),
             connect: Counter::new(threads),
             reuse: Counter::new(threads),
+            dresp: Counter::new(threads),
             timers: Timers::new(threads, timed),
             weight,
             sid,
@@ -244,6 +253,17 @@ pub fn count_server_conn(rt: &Runtime, be: usize, srv: usize, reused: bool) {
     }
 }
 
+/// Counts a response a rule refused, in the frontend, the backend and the server, as
+/// HAProxy counts `denied_resp`.
+pub fn count_denied_resp(rt: &Runtime, fe: usize, be: Option<usize>, srv: Option<usize>) {
+    rt.proxies[fe].stats.fe_dresp.inc();
+    let Some(b) = be.map(|b| &rt.proxies[b]) else { return };
+    b.stats.be_dresp.inc();
+    if let Some(s) = srv.and_then(|s| b.be.servers.get(s)) {
+        s.stats.dresp.inc();
+    }
+}
+
 /// A stream waiting in backend `be`'s queue (`qcur`, `qmax`) until dropped.
 pub struct Queued<'r>(&'r ProxyStats);
 
@@ -297,6 +317,8 @@ pub fn clear(rt: &Runtime, all: bool) {
             &st.fe_bin,
             &st.be_connect,
             &st.be_reuse,
+            &st.fe_dresp,
+            &st.be_dresp,
             &st.fe_bout,
             &st.be_bin,
             &st.be_bout,
@@ -306,7 +328,7 @@ pub fn clear(rt: &Runtime, all: bool) {
             let s = &srv.stats;
             let server_counters = [
                 &s.stot, &s.req, &s.econ, &s.eresp, &s.wretr, &s.wredis, &s.lbtot, &s.bin, &s.bout, &s.connect,
-                &s.reuse,
+                &s.reuse, &s.dresp,
             ];
             server_counters.into_iter().chain(&s.rsp.0).for_each(Counter::clear);
         }
