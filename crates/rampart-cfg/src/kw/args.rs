@@ -1,7 +1,7 @@
 //! Options of `bind` and `server` lines (names only, with the number of words each one
 //! takes). Rule actions are in `actions.rs`.
 
-use super::Support::{No, Partial, Yes};
+use super::Support::{No, Yes};
 use super::{ArgKw, Support};
 
 const fn arg(name: &'static str, args: usize, support: Support) -> ArgKw {
@@ -119,15 +119,9 @@ pub static SERVER_OPTIONS: &[ArgKw] = &[
     arg("inter", 1, Yes),
     arg("log-proto", 1, No),
     arg("max-reuse", 1, No),
-    arg(
-        "maxconn",
-        1,
-        Partial(
-            "a full server is skipped; when all are full the stream waits in the backend queue (no per-server queue)",
-        ),
-    ),
-    arg("maxqueue", 1, No),
-    arg("minconn", 1, No),
+    arg("maxconn", 1, Yes),
+    arg("maxqueue", 1, Yes),
+    arg("minconn", 1, Yes),
     arg("namespace", 1, No),
     arg("no-agent-check", 0, Yes),
     arg("no-backup", 0, No),

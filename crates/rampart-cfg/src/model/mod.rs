@@ -171,6 +171,10 @@ pub struct LogTarget {
 /// HAProxy 2.6's `option httplog` format.
 pub const HTTP_LOG_FORMAT: &str =
     "%ci:%cp [%tr] %ft %b/%s %TR/%Tw/%Tc/%Tr/%Ta %ST %B %CC %CS %tsc %ac/%fc/%bc/%sc/%rc %sq/%bq %hr %hs %{+Q}r";
+/// HAProxy 2.6's `option httpslog` format.
+pub const HTTPS_LOG_FORMAT: &str = "%ci:%cp [%tr] %ft %b/%s %TR/%Tw/%Tc/%Tr/%Ta %ST %B %CC %CS %tsc \
+     %ac/%fc/%bc/%sc/%rc %sq/%bq %hr %hs %{+Q}r %[fc_err]/%[ssl_fc_err,hex]/%[ssl_c_err]/\
+     %[ssl_c_ca_err]/%[ssl_fc_is_resumed] %[ssl_fc_sni]/%sslv/%sslc";
 /// HAProxy 2.6's `option httplog clf` format.
 pub const CLF_HTTP_LOG_FORMAT: &str =
     "%{+Q}o %{-Q}ci - - [%trg] %r %ST %B \"\" \"\" %cp %ms %ft %b %s %TR %Tw %Tc %Tr \
@@ -278,6 +282,9 @@ pub struct Proxy {
     pub hash_type: HashType,
     /// `hash-balance-factor` (0: off, else above 100).
     pub hash_balance_factor: u32,
+    /// `fullconn`: the backend load at which servers reach their `maxconn` (0: not
+    /// set, derived from the frontends' `maxconn` at startup).
+    pub fullconn: u32,
     pub timeouts: Timeouts,
     pub options: ProxyOptions,
     pub http_reuse: HttpReuse,
@@ -287,8 +294,10 @@ pub struct Proxy {
     /// (port 0: any).
     pub source: Option<SocketAddr>,
     /// `retry-on`: whether a failed connection is retried (`conn-failure`, the
-    /// default; `none` turns it off). The other conditions are refused for now.
+    /// default; `none` turns it off).
     pub retry_on_conn_failure: bool,
+    /// `retry-on`: the response-based conditions (layer-7 retries).
+    pub retry_on_response: RetryOnResponse,
     /// The error pages given as complete HTTP responses, one per status: `errorfile
     /// <code> <file>`, `errorfiles <section> [<code>...]` and `http-error status <code>
     /// errorfile <file>`, resolved in file order (the last one for a status wins, also
@@ -466,6 +475,9 @@ pub struct ProxyOptions {
     /// whichever came last (HAProxy's `conf.logformat_string`).
     pub log_format: Option<String>,
     /// `error-log-format`.
+    /// `log-format-sd`: the structured data of RFC 5424 headers.
+    pub log_format_sd: Option<String>,
+    pub log_format_sd_span: Option<crate::span::Span>,
     pub error_log_format: Option<String>,
     /// The lines of `log-format` (or the option setting it) and `error-log-format`,
     /// for the daemon's messages when they do not compile.
@@ -579,6 +591,13 @@ pub enum Balance {
     PeakEwma {
         decay: Duration,
     },
+    /// `prefix-affinity [<expr>] [len <n>]` (rampart extension): the first `len` bytes
+    /// of the sample (`req.body` and 256 by default) on a consistent ring with bounded
+    /// load.
+    PrefixAffinity {
+        expr: String,
+        len: u32,
+    },
 }
 
 impl Balance {
@@ -596,6 +615,7 @@ impl Balance {
             Balance::Random { .. } => "random",
             Balance::Hash { .. } => "hash",
             Balance::PeakEwma { .. } => "peak-ewma",
+            Balance::PrefixAffinity { .. } => "prefix-affinity",
         }
     }
 
@@ -682,6 +702,11 @@ pub struct Server {
     pub weight: u32,
     /// `maxconn`, `None` = unlimited.
     pub maxconn: Option<u32>,
+    /// `minconn`: the floor of the dynamic `maxconn` below the backend's `fullconn`
+    /// (0: off).
+    pub minconn: u32,
+    /// `maxqueue`: streams that may wait in this server's own queue (0: no limit).
+    pub maxqueue: u32,
     /// `pool-max-conn`: idle connections kept for reuse; `None` (-1, the default) =
     /// unlimited, 0 = none.
     pub pool_max_conn: Option<u32>,
@@ -701,6 +726,27 @@ pub struct Server {
     /// connected to plus this offset (the address's port is then 0).
     pub port_offset: Option<i32>,
     pub span: Span,
+}
+
+/// The response-based conditions of `retry-on`: when a request already sent is sent
+/// again (if it can be replayed).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RetryOnResponse {
+    /// `empty-response`: the server closed without sending anything.
+    pub empty_response: bool,
+    /// `junk-response`: what came back is not a valid HTTP response head.
+    pub junk_response: bool,
+    /// `response-timeout`: `timeout server` struck before the response.
+    pub response_timeout: bool,
+    /// Status codes (`401`, `403`, `404`, `408`, `425`, `500` to `504`).
+    pub statuses: Vec<u16>,
+}
+
+impl RetryOnResponse {
+    /// Whether any condition is set.
+    pub fn any(&self) -> bool {
+        self.empty_response || self.junk_response || self.response_timeout || !self.statuses.is_empty()
+    }
 }
 
 /// The PROXY protocol header a server connection starts with.

@@ -57,6 +57,8 @@ pub(super) fn parse_server(cx: &mut Ctx<'_>, words: &[String]) {
         addr,
         weight: s.weight,
         maxconn: s.maxconn,
+        minconn: s.minconn,
+        maxqueue: s.maxqueue,
         pool_max_conn: s.pool_max_conn,
         backup: s.backup,
         disabled: s.disabled,
@@ -237,6 +239,9 @@ fn apply_option(word: &str, value: &str, s: &mut ServerSettings, srv: &str) -> R
             s.weight = w as u32;
         }
         "maxconn" => s.maxconn = u32::try_from(atol(value)).ok().filter(|&m| m > 0),
+        // HAProxy reads both with atol() and no check: a negative value is 0 (off)
+        "minconn" => s.minconn = u32::try_from(atol(value)).unwrap_or(0),
+        "maxqueue" => s.maxqueue = u32::try_from(atol(value)).unwrap_or(0),
         "pool-max-conn" => {
             if value.is_empty() {
                 return Err(format!("'{word}' expects <value> as argument."));
@@ -354,11 +359,25 @@ mod tests {
         assert_eq!(s[0].check.inter, Some(Duration::from_secs(3)));
         assert_eq!(s[0].addr, ServerAddr::Inet("127.0.0.1:8080".parse().expect("addr")));
         assert_eq!((s[1].weight, s[1].maxconn, s[1].backup, s[1].disabled), (3, Some(10), true, true));
+        assert_eq!((s[0].minconn, s[0].maxqueue), (0, 0));
         assert_eq!((s[1].check.rise, s[1].check.port), (Some(4), Some(9)));
         assert_eq!(s[1].check.fastinter, Some(Duration::from_secs(1)));
         assert_eq!(s[1].check.downinter, Some(Duration::from_secs(5)));
         assert_eq!(s[1].check.addr.as_deref(), Some("127.0.0.2"));
         assert_eq!(s[1].span.line, 6);
+    }
+
+    #[test]
+    fn queue_limits() {
+        let cfg = parse_ok(
+            "backend b\n fullconn 40\n default-server maxqueue 4\n\
+             server s1 127.0.0.1:1 maxconn 10 minconn 2\n server s2 127.0.0.1:2 maxqueue -3 minconn x\n",
+        );
+        let px = &cfg.proxies[0];
+        assert_eq!(px.fullconn, 40);
+        assert_eq!((px.servers[0].minconn, px.servers[0].maxqueue), (2, 4));
+        // atol(): negative and non-numeric values are 0, as in HAProxy
+        assert_eq!((px.servers[1].minconn, px.servers[1].maxqueue), (0, 0));
     }
 
     #[test]

@@ -28,12 +28,14 @@ pub struct ConnectCtx<'a> {
     /// out, an empty value is sent when the frontend has no `unique-id-format` (as
     /// HAProxy does).
     pub unique_id: Option<&'a [u8]>,
+    /// The stream's place in a queue (`set-priority-class`/`-offset`).
+    pub prio: super::Priority,
 }
 
 impl<'a> ConnectCtx<'a> {
     /// A context without a unique id.
     pub fn new(conn: &'a ConnInfo) -> ConnectCtx<'a> {
-        ConnectCtx { conn, unique_id: None }
+        ConnectCtx { conn, unique_id: None, prio: super::Priority::default() }
     }
 }
 
@@ -92,7 +94,9 @@ mod tests {
         assert_eq!(header(&SendProxy::default(), ConnectCtx::new(&c)), None);
         let uid = SendProxy { version: Some(2), unique_id: true, ..SendProxy::default() };
         let with = |u: Option<&[u8]>| {
-            let Decoded::Done(h, _) = decode(&header(&uid, ConnectCtx { conn: &c, unique_id: u }).unwrap()) else {
+            let Decoded::Done(h, _) =
+                decode(&header(&uid, ConnectCtx { conn: &c, unique_id: u, prio: Default::default() }).unwrap())
+            else {
                 panic!()
             };
             h.unique_id().map(<[u8]>::to_vec)

@@ -160,8 +160,8 @@ fn apply_agent_reply(
         report::change_weight(px, srv, w);
     }
     if let Some(m) = r.maxconn {
+        // streams queued for the new slots take them at their queue's next recheck
         server.maxconn.store(m, std::sync::atomic::Ordering::Relaxed);
-        px.be.queue.notify_waiters();
     }
     // the same changes, with the same messages, as the runtime API's
     match r.admin {

@@ -92,6 +92,10 @@ pub struct ProxyRt {
     pub http_conn_mode: HttpConnMode,
     pub http_reuse: HttpReuse,
     pub retries: u32,
+    /// `retry-on` response conditions (`None`: none, or not HTTP), and how many times
+    /// they may send a request again (`retries`).
+    pub retry_on_response: Option<Box<rampart_cfg::model::RetryOnResponse>>,
+    pub l7_retries: u32,
     pub redispatch: bool,
     /// `option abortonclose`: a stream whose client closed is dropped while queued or
     /// connecting.
@@ -196,9 +200,11 @@ pub struct BackendRt {
     /// With `option allbackups`: the same algorithm over the backup servers, used when
     /// no active server is enabled.
     pub lb_backup: Option<Lb>,
-    /// Woken when a server with a `maxconn` releases a connection, so that streams
-    /// queued because every server was full try again (the backend queue).
-    pub queue: Notify,
+    /// Streams waiting because every server was full (the backend queue): a freed slot
+    /// goes to its first stream (`backend::queue`).
+    pub queue: crate::backend::queue::Queue<crate::backend::Busy>,
+    /// `fullconn` (or its default): the load at which servers reach their `maxconn`.
+    pub fullconn: u32,
     /// Streams (HTTP exchanges, TCP connections) that chose this backend.
     pub cum_conn: Counter,
 }
@@ -209,6 +215,12 @@ pub struct ServerRt {
     pub addr: SocketAddr,
     /// `maxconn` (0: no limit); an agent's `maxconn:<n>` changes it.
     pub maxconn: AtomicU32,
+    /// `minconn`: the floor of the dynamic `maxconn` (0: the plain `maxconn`).
+    pub minconn: u32,
+    /// `maxqueue`: streams that may wait in `queue` (0: no limit).
+    pub maxqueue: u32,
+    /// Streams bound to this server (`use-server`) waiting for one of its slots.
+    pub queue: crate::backend::queue::Queue<crate::backend::Busy>,
     /// `pool-max-conn`: idle connections kept per thread; `None`: the pool's own bound.
     pub pool_max_conn: Option<u32>,
     pub backup: bool,
@@ -317,7 +329,15 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 Some(ServerRt {
                     name: srv.name.clone(),
                     addr,
-                    maxconn: AtomicU32::new(srv.maxconn.unwrap_or(0)),
+                    // as in HAProxy, a `minconn` above `maxconn` (or alone) is the maxconn
+                    maxconn: AtomicU32::new(match srv.maxconn {
+                        Some(m) if m >= srv.minconn => m,
+                        _ if srv.minconn > 0 => srv.minconn,
+                        m => m.unwrap_or(0),
+                    }),
+                    minconn: srv.minconn,
+                    maxqueue: srv.maxqueue,
+                    queue: Default::default(),
                     pool_max_conn: srv.pool_max_conn,
                     backup: srv.backup,
                     disabled: srv.disabled,
@@ -366,6 +386,10 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             http_reuse: px.http_reuse,
             // `retry-on none`: a failed connection is not retried
             retries: if px.retry_on_conn_failure { px.retries } else { 0 },
+            // as in HAProxy, ignored outside HTTP mode
+            retry_on_response: (px.mode == Mode::Http && px.retry_on_response.any())
+                .then(|| Box::new(px.retry_on_response.clone())),
+            l7_retries: px.retries,
             redispatch: px.options.redispatch,
             abortonclose: px.options.abortonclose,
             clitcpka: crate::io::keepalive(&px.options.clitcpka),
@@ -385,7 +409,15 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 pp_failed: Counter::new(threads),
                 listeners: FrontendRt::listeners(px),
             },
-            be: BackendRt { lb, lb_expr, lb_backup, servers, queue: Notify::new(), cum_conn: Counter::new(threads) },
+            be: BackendRt {
+                lb,
+                lb_expr,
+                lb_backup,
+                servers,
+                queue: Default::default(),
+                fullconn: fullconn(cfg, idx, maxconn),
+                cum_conn: Counter::new(threads),
+            },
             stats: crate::stats::ProxyStats::new(threads, timed),
             stats_page: px.stats.as_ref().map(|p| Box::new(crate::stats::page::Page::new(p))),
             log: logs.proxy(cfg, idx, &mut alerts),
@@ -511,6 +543,23 @@ fn not_supported(span: &Span, what: &str) -> Diag {
 
 /// The backend of frontend `idx` when no `use_backend` rule applies: its
 /// `default_backend`, else itself for a `listen`.
+/// The backend's `fullconn`, else HAProxy's default: a tenth of the `maxconn` of the
+/// frontends that send it traffic (at least 1). `global_maxconn` is a frontend's
+/// `maxconn` when it sets none.
+// COMPAT: HAProxy also counts the frontends naming it in a `use_backend` rule; this
+// counts only those whose default backend it is (and a `listen` itself).
+fn fullconn(cfg: &Config, idx: usize, global_maxconn: u32) -> u32 {
+    let px = &cfg.proxies[idx];
+    if px.fullconn > 0 {
+        return px.fullconn;
+    }
+    let fe_maxconn: u64 = (0..cfg.proxies.len())
+        .filter(|&f| cfg.proxies[f].cap.frontend && default_backend(cfg, f) == Some(idx))
+        .map(|f| u64::from(cfg.proxies[f].maxconn.unwrap_or(global_maxconn)))
+        .sum();
+    u32::try_from(fe_maxconn.div_ceil(10)).unwrap_or(u32::MAX).max(1)
+}
+
 fn default_backend(cfg: &Config, idx: usize) -> Option<usize> {
     let px = &cfg.proxies[idx];
     match &px.default_backend {

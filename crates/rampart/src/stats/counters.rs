@@ -76,10 +76,6 @@ pub struct ProxyStats {
     pub fe_bout: Counter,
     pub be_bin: Counter,
     pub be_bout: Counter,
-    /// Streams waiting in the backend's queue now, and the most seen (`qcur`,
-    /// `qmax`): written only by streams that found every server full.
-    pub be_qcur: AtomicU32,
-    pub be_qmax: AtomicU32,
     /// The backend's latency histograms.
     pub be_timers: Timers,
     /// The last request the frontend refused (`show errors`).
@@ -116,8 +112,6 @@ impl ProxyStats {
             fe_bout: Counter::new(threads),
             be_bin: Counter::new(threads),
             be_bout: Counter::new(threads),
-            be_qcur: AtomicU32::new(0),
-            be_qmax: AtomicU32::new(0),
             be_timers: Timers::new(threads, timed),
             last_error: Default::default(),
             fe_conn_rate: RateCell::default(),
@@ -264,30 +258,12 @@ pub fn count_denied_resp(rt: &Runtime, fe: usize, be: Option<usize>, srv: Option
     }
 }
 
-/// A stream waiting in backend `be`'s queue (`qcur`, `qmax`) until dropped.
-pub struct Queued<'r>(&'r ProxyStats);
-
-impl<'r> Queued<'r> {
-    pub fn enter(stats: &'r ProxyStats) -> Queued<'r> {
-        let now = stats.be_qcur.fetch_add(1, Ordering::Relaxed) + 1;
-        note_max(&stats.be_qmax, now);
-        Queued(stats)
-    }
-}
-
-impl Drop for Queued<'_> {
-    fn drop(&mut self) {
-        self.0.be_qcur.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
 /// `clear counters [all]`: the maxima (concurrent sessions, rates) restart from the
 /// current values; with `all`, every counter of every proxy and server restarts from 0.
 pub fn clear(rt: &Runtime, all: bool) {
     for px in &rt.proxies {
         let st = &px.stats;
         st.fe_smax.store(px.fe.cur_conns.load(Ordering::Relaxed), Ordering::Relaxed);
-        st.be_qmax.store(st.be_qcur.load(Ordering::Relaxed), Ordering::Relaxed);
         for r in [&st.fe_conn_rate, &st.fe_sess_rate, &st.fe_req_rate, &st.be_sess_rate] {
             r.clear_max();
         }
@@ -397,15 +373,8 @@ mod tests {
     }
 
     #[test]
-    fn queued_streams_are_counted_while_they_wait() {
+    fn byte_counters_add_up() {
         let st = ProxyStats::new(1, false);
-        {
-            let _a = Queued::enter(&st);
-            let _b = Queued::enter(&st);
-            assert_eq!(st.be_qcur.load(Ordering::Relaxed), 2);
-        }
-        assert_eq!(st.be_qcur.load(Ordering::Relaxed), 0);
-        assert_eq!(st.be_qmax.load(Ordering::Relaxed), 2);
         st.fe_bin.add(10);
         st.fe_bin.add(5);
         assert_eq!(st.fe_bin.get(), 15);

@@ -288,7 +288,7 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
     }
     s.srv = ana::switching::server(s, be, input(txn, front.req_buf(), sess));
     ana::inner::run(s, txn, front.req_buf(), sess);
-    let key = ana::switching::lb_key(s, be, input(txn, front.req_buf(), sess));
+    let key = ana::switching::lb_key(s, be, input(txn, front.req_buf(), sess), front.req_body());
 
     let logging = logs(s);
     // the instants the log line and the latency histograms are computed from
@@ -301,12 +301,14 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
         Some(_) => txn.st.uid.rendered(),
         None => Some(&b""[..]),
     };
-    let cx = crate::backend::send_proxy::ConnectCtx { conn: &txn.st.conn, unique_id: uid };
+    let cx = crate::backend::send_proxy::ConnectCtx { conn: &txn.st.conn, unique_id: uid, prio: txn.st.prio };
     let server = match front.connect(be, s.srv, key, cx).await {
         Ok(c) => {
             s.srv = Some(c.srv);
             if timed {
-                txn.st.log.connected = Some(std::time::Instant::now());
+                let l = &mut txn.st.log;
+                l.connected = Some(std::time::Instant::now());
+                l.queued(c.queued);
             }
             c
         }
@@ -314,10 +316,15 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
             ended(txn, Cause::ServerAbort, Phase::Connect);
             return error(front, s, txn, sess, 503, true).await;
         }
-        Err(ConnectFail::QueueTimeout) => {
+        Err(ConnectFail::QueueTimeout(wait)) => {
+            txn.st.log.queued(wait);
+            ended(txn, Cause::ServerTimeout, Phase::Queue);
+            return error(front, s, txn, sess, 503, true).await;
+        }
+        Err(ConnectFail::QueueFull) => {
             let l = &mut txn.st.log;
             l.queue_ms = l.connect_start.map(|t| t.elapsed().as_millis() as i64);
-            ended(txn, Cause::ServerTimeout, Phase::Queue);
+            ended(txn, Cause::ServerAbort, Phase::Queue);
             return error(front, s, txn, sess, 503, true).await;
         }
         Err(ConnectFail::Failed { srv, timed_out, retries }) => {
@@ -333,7 +340,7 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
         }
     };
     let TxnData { req, res, synth, vars_txn, vars_reqres, scratch, strict, st } = &mut **txn;
-    let tmo = st.timeouts;
+    let (tmo, l7_retry) = (st.timeouts, st.l7_retry);
     let mut st =
         ResState { synth, vars_txn, vars_reqres, sess_vars: &mut *sess, scratch, strict, reply: &mut reply, st };
     let stream = &*s;
@@ -353,7 +360,7 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
         }
         v
     };
-    let forwarded = front.forward(server, be, req, res, tmo, on_response).await;
+    let forwarded = front.forward(server, be, req, res, tmo, l7_retry, on_response).await;
     match forwarded {
         Forwarded::Done(next) => next,
         Forwarded::Failed(code) => {

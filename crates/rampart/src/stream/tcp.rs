@@ -162,7 +162,7 @@ pub async fn run<'a, F: TcpFront>(
     // COMPAT: a TCP stream renders no unique id: `proxy-v2-options unique-id` sends an
     // empty one without `unique-id-format` (as HAProxy) and none with it.
     let uid = rt.proxies[fe].rules.unique_id.is_none().then_some(&b""[..]);
-    let cx = crate::backend::send_proxy::ConnectCtx { conn: &st.conn, unique_id: uid };
+    let cx = crate::backend::send_proxy::ConnectCtx { conn: &st.conn, unique_id: uid, prio: Default::default() };
     if !front.connect(be, cx).await {
         return end(front, Stop::Close, Some(be));
     }

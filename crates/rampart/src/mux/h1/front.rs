@@ -208,13 +208,14 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
             }
         }
         let reuse = self.reuse(be.http_reuse);
-        match backend::connect_unless_aborted(self.client, rt, be_idx, reuse, srv, key, cx.conn).await {
+        match backend::connect_unless_aborted(self.client, rt, be_idx, reuse, srv, key, cx.prio, cx.conn).await {
             Some(Ok(sc)) if sc.from_pool || backend::send_proxy::send(rt, be_idx, &sc, cx).await => Ok(sc),
             Some(Ok(_)) => Err(ConnectFail::NoServer),
             Some(Err(backend::ConnectError::Failed { srv, timed_out, retries })) => {
                 Err(ConnectFail::Failed { srv, timed_out, retries })
             }
-            Some(Err(backend::ConnectError::QueueTimeout)) => Err(ConnectFail::QueueTimeout),
+            Some(Err(backend::ConnectError::QueueTimeout(w))) => Err(ConnectFail::QueueTimeout(w)),
+            Some(Err(backend::ConnectError::QueueFull)) => Err(ConnectFail::QueueFull),
             Some(Err(_)) => Err(ConnectFail::NoServer),
             // `option abortonclose`: the client left before a server took the request.
             None => Err(ConnectFail::Aborted),
@@ -228,6 +229,7 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
         req: &MsgHead,
         res: &mut MsgHead,
         tmo: TimeoutOverride,
+        l7_retry: bool,
         mut on_response: R,
     ) -> Forwarded
     where
@@ -263,7 +265,10 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
         }
 
         let progress = xfer::Progress::default();
-        let info = xfer::ReqInfo {
+        // `retry-on` response conditions: only for a request whole in `out`
+        let retry_on = be.retry_on_response.as_deref().filter(|_| replayable && l7_retry);
+        let mut retries_left = if retry_on.is_some() { be.l7_retries } else { 0 };
+        let mut info = xfer::ReqInfo {
             method,
             version,
             upgrade,
@@ -271,6 +276,7 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
             progress: &progress,
             trace: self.trace,
             tmo,
+            retry_on: retry_on.filter(|_| retries_left > 0),
         };
         if fe.log.as_ref().is_some_and(|l| l.back_src) {
             self.back_src = sc.stream.local_addr().ok();
@@ -301,6 +307,19 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
                 result = fwd.await;
             }
         }
+        while matches!(result, Err(RespError::Retry)) {
+            retries_left -= 1;
+            info.retry_on = retry_on.filter(|_| retries_left > 0);
+            match send_again(sess, be_idx, sc, &out, retries_left == 0).await {
+                Some(new) => sc = new,
+                None => return Forwarded::Failed(503),
+            }
+            trace_server(self.trace, &sc);
+            let (pending, res_h1) = (&self.buf[..], &mut self.heads.res);
+            let fwd =
+                forward_response(self.client, &sc.stream, res_h1, res, info, sess, be_idx, pending, &mut on_response);
+            result = fwd.await;
+        }
         drop(out);
         self.sent += progress.download.bytes();
         self.head_sent += progress.head.load(std::sync::atomic::Ordering::Relaxed);
@@ -315,7 +334,7 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
                 Forwarded::Closed
             }
             Err(RespError::Status(code)) => Forwarded::Failed(code),
-            Err(RespError::ServerClosedEarly) => Forwarded::Failed(502),
+            Err(RespError::ServerClosedEarly | RespError::Retry) => Forwarded::Failed(502),
         }
     }
 
@@ -496,6 +515,30 @@ async fn retry_on_new_conn(
     // COMPAT: this rare retry's header carries no UNIQUE_ID TLV
     backend::send_proxy::send(&sess.rt, be_idx, &new, ConnectCtx::new(&sess.conn)).await.then_some(())?;
     write_all(&new.stream, out, sess.rt.proxies[be_idx].timeouts.server).await.ok()?;
+    Some(new)
+}
+
+/// A `retry-on` condition was met: closes `sc` (freeing its slot) and sends `out`,
+/// the whole request, on a new connection to the same server, or to another one on
+/// the last retry with `option redispatch` (HAProxy's layer-7 retry). Counts the
+/// retry (`wretr`, `wredis`).
+async fn send_again(sess: &Session, be_idx: usize, sc: ServerConn, out: &[u8], last: bool) -> Option<ServerConn> {
+    let rt = &sess.rt;
+    let be = &rt.proxies[be_idx];
+    let prev = sc.srv;
+    drop(sc);
+    let target = match be.redispatch && last {
+        true => backend::pick_server(be, Some(prev), None).unwrap_or(prev),
+        false => prev,
+    };
+    let retry = crate::stats::counters::SrvError::Retry { redispatch: target != prev };
+    crate::stats::counters::count_srv_error(rt, be_idx, Some(prev), retry);
+    let conn = &sess.conn;
+    let new = backend::connect(rt, be_idx, Reuse::No, Some(target), None, backend::Priority::default(), conn).await;
+    let new = new.ok()?;
+    // COMPAT: as for the pool's retry, the header carries no UNIQUE_ID TLV
+    backend::send_proxy::send(rt, be_idx, &new, ConnectCtx::new(conn)).await.then_some(())?;
+    write_all(&new.stream, out, be.timeouts.server).await.ok()?;
     Some(new)
 }
 

@@ -269,7 +269,7 @@ fn log_start(conn: &H1Conn, first: bool) -> LogStart {
     if first {
         return (now, now, 0);
     }
-    let idle = crate::log::stream_log::clock_ms().wrapping_sub(conn.last_end_ms);
+    let idle = crate::log::stream_log::clock_ms_at(now.1).wrapping_sub(conn.last_end_ms);
     let idle_d = std::time::Duration::from_millis(idle.into());
     let prev_end = (now.0.checked_sub(idle_d).unwrap_or(now.0), now.1.checked_sub(idle_d).unwrap_or(now.1));
     (prev_end, now, i64::from(idle))
