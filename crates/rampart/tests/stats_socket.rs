@@ -142,6 +142,10 @@ fn show_stat_counts_the_traffic_by_frontend_backend_and_server() {
     assert_eq!((n(be, "bin"), n(be, "bout")), (n(srv, "bin"), n(srv, "bout")));
     assert!(n(fe, "bin") > n(be, "bin") && n(fe, "bout") > n(be, "bout"), "the 403 counts in the frontend only");
     assert_eq!((n(srv, "qcur"), n(srv, "qmax"), n(be, "qcur"), n(be, "qmax")), (0, 0, 0, 0));
+    // each request to s1 took a new or a reused server connection
+    assert_eq!(n(srv, "connect") + n(srv, "reuse"), 3, "{srv:?}");
+    assert!(n(srv, "connect") >= 1);
+    assert_eq!((n(be, "connect"), n(be, "reuse")), (n(srv, "connect"), n(srv, "reuse")));
     let info = info(&proxy);
     // the CLI connections count too, `show info`'s own included
     let cli_conns = CLI_CONNS.with(std::cell::Cell::get);
@@ -185,6 +189,9 @@ fn a_tcp_stats_socket_serves_too() {
 }
 
 // === against haproxy ===
+
+/// Columns rampart fills wherever haproxy does.
+const FILLED: &[&str] = &["qcur", "qmax", "bin", "bout", "stot", "status", "connect", "reuse", "dresp"];
 
 /// A `show stat` row: `pxname/svname` and which of its columns are filled.
 type RowShape = (String, Vec<bool>);
@@ -240,10 +247,8 @@ fn show_info_and_show_stat_have_haproxys_fields_in_its_order() {
         let extra: Vec<&str> = (0..r.len()).filter(|&i| r[i] && !h[i]).map(|i| cols[i]).collect();
         assert!(extra.is_empty(), "{name}: columns filled by rampart only: {extra:?}");
         // and fills these wherever haproxy does
-        let missing: Vec<&str> = (0..r.len())
-            .filter(|&i| h[i] && !r[i] && ["qcur", "qmax", "bin", "bout", "stot", "status"].contains(&cols[i]))
-            .map(|i| cols[i])
-            .collect();
+        let missing: Vec<&str> =
+            (0..r.len()).filter(|&i| h[i] && !r[i] && FILLED.contains(&cols[i])).map(|i| cols[i]).collect();
         assert!(missing.is_empty(), "{name}: columns haproxy fills and rampart does not: {missing:?}");
     }
 }
@@ -606,4 +611,26 @@ fn show_errors_dumps_the_last_invalid_request_as_haproxy_does() {
     assert!(ours.contains("  00019  Host: x\\r\\n"), "{ours}");
     let Some(haproxy) = haproxy_or_skip("show_errors_dumps_the_last_invalid_request_as_haproxy_does") else { return };
     assert_eq!(ours, show_errors(&haproxy));
+}
+
+#[test]
+fn denied_responses_count_in_the_frontend_backend_and_server() {
+    let cfg = CFG.replace(
+        "  http-request deny if { path /deny }\n",
+        "  http-request set-var(txn.d) bool(1) if { path /rdeny }\n  http-response deny if { var(txn.d) -m bool }\n",
+    );
+    let s1 = HttpBackend::start("s1");
+    let proxy = start(&netutil::binary(), &cfg, &s1);
+    assert_eq!(http_get(proxy.addr("fe1"), "/").status, 200);
+    assert_eq!(http_get(proxy.addr("fe1"), "/rdeny").status, 502);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut rows = stat(&proxy);
+    while get(&rows["fe1/FRONTEND"], "req_tot") != "2" && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+        rows = stat(&proxy);
+    }
+    for row in ["fe1/FRONTEND", "be1/BACKEND", "be1/s1"] {
+        assert_eq!(get(&rows[row], "dresp"), "1", "{row}: {:?}", rows[row]);
+    }
+    assert_eq!(get(&rows["be1/s2"], "dresp"), "0");
 }

@@ -504,11 +504,14 @@ pub fn run_rules_from<'rt>(
     (Flow::Continue, rules.len())
 }
 
-/// `deny` and `tarpit` on a request count in the frontend's `dreq` (HAProxy counts
-/// them there, `show stat`).
+/// `deny` and `tarpit` on a request count in the frontend's `dreq`, `deny` on a
+/// response in the `dresp` of the frontend, backend and server (as HAProxy counts them,
+/// `show stat`).
 fn count_denied(ctx: &Env<'_>) {
     if ctx.dir == Dir::Request {
         ctx.rt.proxies[ctx.fe].fe.denied_req.inc();
+    } else {
+        crate::stats::counters::count_denied_resp(ctx.rt, ctx.fe, ctx.be, ctx.srv);
     }
 }
 

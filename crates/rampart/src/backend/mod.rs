@@ -329,12 +329,14 @@ pub async fn connect(
     let (mut srv, mut busy, queued) = assign_server(rt, be_idx, forced, key, prio).await?;
     if let Reuse::MinUses(min) = reuse {
         if let Some(idle) = take_idle(&be.be.servers[srv], min) {
+            crate::stats::counters::count_server_conn(rt, be_idx, srv, true);
             return Ok(ServerConn::new(idle.stream, srv, idle.uses, true, busy).queued(queued));
         }
     }
     let attempts = be.retries + 1;
     for attempt in 1..=attempts {
         let server = &be.be.servers[srv];
+        crate::stats::counters::count_server_conn(rt, be_idx, srv, false);
         let result = connect_addr(server, conn, be.timeouts.connect, be.srvtcpka.as_ref()).await;
         if result.is_err() {
             be.be.lb.observe(srv, Duration::ZERO, true);
@@ -513,6 +515,7 @@ pub async fn reconnect(
     conn: &ConnInfo,
 ) -> Result<ServerConn, ConnectError> {
     let be = &rt.proxies[be_idx];
+    crate::stats::counters::count_server_conn(rt, be_idx, srv, false);
     let result = connect_addr(&be.be.servers[srv], conn, be.timeouts.connect, be.srvtcpka.as_ref()).await;
     check::observe(be, srv, if result.is_ok() { Event::L4Ok } else { Event::L4Err });
     match result {

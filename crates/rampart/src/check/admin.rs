@@ -90,6 +90,10 @@ fn maint_change(px: &ProxyRt, srv: usize, on: bool) {
     let word = if st.is_drain() { "DRAIN" } else { "READY" };
     let msg = format!("{} is UP/{word} (leaving forced maintenance)", label(px, srv));
     emit(px, Level::Warning, log_level::NOTICE, &msg);
+    if st.is_drain() {
+        let msg = format!("{} remains in forced drain mode", label(px, srv));
+        emit(px, Level::Warning, log_level::NOTICE, &msg);
+    }
 }
 
 /// Server `srv` of `px` enters (`on`) or leaves the maintenance of the server it

@@ -65,6 +65,14 @@ pub struct ProxyStats {
     /// Bytes received from clients and sent to them, through the frontend and
     /// through the backend (`bin`, `bout`).
     pub fe_bin: Counter,
+    /// New server connections attempted, idle or kept ones reused (`connect`,
+    /// `reuse` of the BACKEND row).
+    pub be_connect: Counter,
+    pub be_reuse: Counter,
+    /// Responses refused by `http-response deny` or `tcp-response content reject`,
+    /// counted in the frontend and in the backend (`dresp`).
+    pub fe_dresp: Counter,
+    pub be_dresp: Counter,
     pub fe_bout: Counter,
     pub be_bin: Counter,
     pub be_bout: Counter,
@@ -97,6 +105,10 @@ impl ProxyStats {
             be_wredis: Counter::new(threads),
             be_lbtot: Counter::new(threads),
             fe_bin: Counter::new(threads),
+            be_connect: Counter::new(threads),
+            be_reuse: Counter::new(threads),
+            fe_dresp: Counter::new(threads),
+            be_dresp: Counter::new(threads),
             fe_bout: Counter::new(threads),
             be_bin: Counter::new(threads),
             be_bout: Counter::new(threads),
@@ -134,6 +146,11 @@ pub struct ServerStats {
     /// (`bin`, `bout`).
     pub bin: Counter,
     pub bout: Counter,
+    /// New connections attempted to this server, connections reused (`connect`, `reuse`).
+    pub connect: Counter,
+    pub reuse: Counter,
+    /// Responses of this server refused by a rule (`dresp`).
+    pub dresp: Counter,
     /// The server's latency histograms.
     pub timers: Timers,
     /// The configured weight (`uweight`; also `weight` until weights change at run time).
@@ -157,6 +174,9 @@ impl ServerStats {
             lbtot: Counter::new(threads),
             bin: Counter::new(threads),
             bout: Counter::new(threads),
+            connect: Counter::new(threads),
+            reuse: Counter::new(threads),
+            dresp: Counter::new(threads),
             timers: Timers::new(threads, timed),
             weight,
             sid,
@@ -213,6 +233,31 @@ pub fn count_bytes(rt: &Runtime, fe: usize, be: Option<usize>, srv: Option<usize
     }
 }
 
+/// Counts a server connection of backend `be`, server `srv`: a new attempt, or a
+/// reuse of an idle or kept one.
+pub fn count_server_conn(rt: &Runtime, be: usize, srv: usize, reused: bool) {
+    let b = &rt.proxies[be];
+    let Some(s) = b.be.servers.get(srv) else { return };
+    if reused {
+        b.stats.be_reuse.inc();
+        s.stats.reuse.inc();
+    } else {
+        b.stats.be_connect.inc();
+        s.stats.connect.inc();
+    }
+}
+
+/// Counts a response a rule refused, in the frontend, the backend and the server, as
+/// HAProxy counts `denied_resp`.
+pub fn count_denied_resp(rt: &Runtime, fe: usize, be: Option<usize>, srv: Option<usize>) {
+    rt.proxies[fe].stats.fe_dresp.inc();
+    let Some(b) = be.map(|b| &rt.proxies[b]) else { return };
+    b.stats.be_dresp.inc();
+    if let Some(s) = srv.and_then(|s| b.be.servers.get(s)) {
+        s.stats.dresp.inc();
+    }
+}
+
 /// `clear counters [all]`: the maxima (concurrent sessions, rates) restart from the
 /// current values; with `all`, every counter of every proxy and server restarts from 0.
 pub fn clear(rt: &Runtime, all: bool) {
@@ -246,6 +291,10 @@ pub fn clear(rt: &Runtime, all: bool) {
             &st.be_wredis,
             &st.be_lbtot,
             &st.fe_bin,
+            &st.be_connect,
+            &st.be_reuse,
+            &st.fe_dresp,
+            &st.be_dresp,
             &st.fe_bout,
             &st.be_bin,
             &st.be_bout,
@@ -253,7 +302,10 @@ pub fn clear(rt: &Runtime, all: bool) {
         proxy_counters.into_iter().chain(&st.fe_rsp.0).chain(&st.be_rsp.0).for_each(Counter::clear);
         for srv in &px.be.servers {
             let s = &srv.stats;
-            let server_counters = [&s.stot, &s.req, &s.econ, &s.eresp, &s.wretr, &s.wredis, &s.lbtot, &s.bin, &s.bout];
+            let server_counters = [
+                &s.stot, &s.req, &s.econ, &s.eresp, &s.wretr, &s.wredis, &s.lbtot, &s.bin, &s.bout, &s.connect,
+                &s.reuse, &s.dresp,
+            ];
             server_counters.into_iter().chain(&s.rsp.0).for_each(Counter::clear);
         }
     }

@@ -1,7 +1,7 @@
 //! `show errors`: the last invalid request each frontend refused, kept as HAProxy
 //! captures it (the bytes received, when, from whom, where the parser stopped), and
-//! its dump in HAProxy's layout. Captured on the error path only (a lock there, never
-//! on the request path). HAProxy counterpart: proxy_capture_error() and
+//! its dump in HAProxy's layout. Captured on the error path only (an atomic swap of
+//! the proxy's last capture). HAProxy counterpart: proxy_capture_error() and
 //! cli_io_handler_show_errors() (proxy.c).
 //!
 //! COMPAT: invalid responses are not captured yet (`show errors <px> response` lists
@@ -10,7 +10,9 @@
 use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use arc_swap::ArcSwapOption;
 use std::time::SystemTime;
 
 use rampart_proto::h1::H1Error;
@@ -34,13 +36,13 @@ pub struct Capture {
     pub bufsize: usize,
 }
 
-/// A frontend's last refused request.
+/// A frontend's last refused request (replaced whole: no lock).
 #[derive(Debug, Default)]
-pub struct LastError(Mutex<Option<Arc<Capture>>>);
+pub struct LastError(ArcSwapOption<Capture>);
 
 impl LastError {
     fn get(&self) -> Option<Arc<Capture>> {
-        self.0.lock().map(|c| c.clone()).unwrap_or_else(|p| p.into_inner().clone())
+        self.0.load_full()
     }
 }
 
@@ -54,11 +56,7 @@ pub fn capture(rt: &Runtime, fe: usize, src: Option<SocketAddr>, buf: &[u8], e: 
     let bytes = buf[..buf.len().min(KEEP)].to_vec();
     let at = error_position(&bytes, e);
     let c = Capture { when: SystemTime::now(), src, event, at, bytes, bufsize: rt.bufsize };
-    let slot = &rt.proxies[fe].stats.last_error;
-    match slot.0.lock() {
-        Ok(mut g) => *g = Some(Arc::new(c)),
-        Err(p) => *p.into_inner() = Some(Arc::new(c)),
-    }
+    rt.proxies[fe].stats.last_error.0.store(Some(Arc::new(c)));
 }
 
 /// Where a parser stops in `head` for error `e`: the first byte a request line or a

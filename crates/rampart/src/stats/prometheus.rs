@@ -437,7 +437,7 @@ mod tests {
             assert!(text.lines().any(|l| l == line), "missing {line:?}");
         }
         // not measured: NaN, never 0
-        assert!(text.lines().any(|l| l == "haproxy_frontend_responses_denied_total{proxy=\"fe\"} NaN"));
+        assert!(text.lines().any(|l| l == "haproxy_frontend_internal_errors_total{proxy=\"fe\"} NaN"));
         assert!(text.lines().any(|l| l == "haproxy_frontend_bytes_in_total{proxy=\"fe\"} 0"));
         // no exporter in this configuration: no histogram recorded nor exported
         assert!(!text.contains("_bucket"));

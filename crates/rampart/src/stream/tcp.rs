@@ -268,7 +268,10 @@ fn response_rules<'s, 'a: 's>(
             TcpFlow::Wait => ResVerdict::Wait(deadline),
             TcpFlow::Continue | TcpFlow::Accept => ResVerdict::Forward,
             TcpFlow::CloseServer => ResVerdict::CloseServer,
-            TcpFlow::Reject => ResVerdict::Reject,
+            TcpFlow::Reject => {
+                crate::stats::counters::count_denied_resp(rt, st.s.fe, Some(be), st.s.srv);
+                ResVerdict::Reject
+            }
             TcpFlow::SilentDrop => {
                 rt.proxies[st.s.fe].fe.denied_req.inc();
                 ResVerdict::SilentDrop

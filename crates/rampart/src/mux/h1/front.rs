@@ -203,6 +203,7 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
             let private = self.conn.extra.as_mut().and_then(|e| e.private.take());
             self.conn.trim();
             if let Some(sc) = private {
+                crate::stats::counters::count_server_conn(rt, be_idx, sc.srv, true);
                 return Ok(sc);
             }
         }
