@@ -171,6 +171,10 @@ pub struct LogTarget {
 /// HAProxy 2.6's `option httplog` format.
 pub const HTTP_LOG_FORMAT: &str =
     "%ci:%cp [%tr] %ft %b/%s %TR/%Tw/%Tc/%Tr/%Ta %ST %B %CC %CS %tsc %ac/%fc/%bc/%sc/%rc %sq/%bq %hr %hs %{+Q}r";
+/// HAProxy 2.6's `option httpslog` format.
+pub const HTTPS_LOG_FORMAT: &str = "%ci:%cp [%tr] %ft %b/%s %TR/%Tw/%Tc/%Tr/%Ta %ST %B %CC %CS %tsc \
+     %ac/%fc/%bc/%sc/%rc %sq/%bq %hr %hs %{+Q}r %[fc_err]/%[ssl_fc_err,hex]/%[ssl_c_err]/\
+     %[ssl_c_ca_err]/%[ssl_fc_is_resumed] %[ssl_fc_sni]/%sslv/%sslc";
 /// HAProxy 2.6's `option httplog clf` format.
 pub const CLF_HTTP_LOG_FORMAT: &str =
     "%{+Q}o %{-Q}ci - - [%trg] %r %ST %B \"\" \"\" %cp %ms %ft %b %s %TR %Tw %Tc %Tr \
@@ -206,6 +210,9 @@ pub struct StatsPage {
     pub show_desc: Option<String>,
     /// `stats scope <proxy>`: the proxies shown (all when empty).
     pub scope: Vec<String>,
+    /// `stats admin if|unless <cond>` lines: a request meeting one may change servers
+    /// through the page's form.
+    pub admin: Vec<rules::Condition>,
     /// The first `stats` line.
     pub span: Span,
 }
@@ -225,6 +232,7 @@ impl StatsPage {
             show_node: None,
             show_desc: None,
             scope: Vec::new(),
+            admin: Vec::new(),
             span,
         }
     }
@@ -467,6 +475,9 @@ pub struct ProxyOptions {
     /// whichever came last (HAProxy's `conf.logformat_string`).
     pub log_format: Option<String>,
     /// `error-log-format`.
+    /// `log-format-sd`: the structured data of RFC 5424 headers.
+    pub log_format_sd: Option<String>,
+    pub log_format_sd_span: Option<crate::span::Span>,
     pub error_log_format: Option<String>,
     /// The lines of `log-format` (or the option setting it) and `error-log-format`,
     /// for the daemon's messages when they do not compile.
@@ -709,6 +720,8 @@ pub struct Server {
     pub proxy: SendProxy,
     /// `source <addr>[:<port>]`, else the backend's.
     pub source: Option<SocketAddr>,
+    /// `socks4 <addr>:<port>`: connections go through this SOCKS4 proxy.
+    pub socks4: Option<SocketAddr>,
     /// An address without a port, or with `+N`/`-N`: the port is the one the client
     /// connected to plus this offset (the address's port is then 0).
     pub port_offset: Option<i32>,
@@ -764,6 +777,8 @@ pub struct CheckOptions {
     pub addr: Option<String>,
     /// `agent-check` and its settings.
     pub agent: bool,
+    /// `check-via-socks4`: health checks go through the server's `socks4` proxy.
+    pub via_socks4: bool,
     pub agent_port: Option<u16>,
     pub agent_addr: Option<String>,
     pub agent_inter: Option<Duration>,
@@ -778,6 +793,11 @@ pub struct CheckOptions {
     pub track: Option<String>,
     /// `slowstart`, rounded up to whole seconds as HAProxy does (`None`: off).
     pub slowstart: Option<Duration>,
+    /// `on-marked-down shutdown-sessions`: going DOWN cuts the server's connections.
+    pub shutdown_on_down: bool,
+    /// `on-marked-up shutdown-backup-sessions`: coming UP cuts the connections of the
+    /// backend's backup servers.
+    pub shutdown_backups_on_up: bool,
 }
 
 /// `observe`: which traffic errors count against a server.

@@ -77,6 +77,7 @@ pub(crate) struct ServerSettings {
     pub check: CheckOptions,
     pub proxy: crate::model::SendProxy,
     pub source: Option<std::net::SocketAddr>,
+    pub socks4: Option<std::net::SocketAddr>,
 }
 
 impl Default for ServerSettings {
@@ -93,6 +94,7 @@ impl Default for ServerSettings {
             check: CheckOptions::default(),
             proxy: crate::model::SendProxy::default(),
             source: None,
+            socks4: None,
         }
     }
 }
@@ -455,7 +457,7 @@ fn dispatch(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
         "tcp-request" => rule::parse_tcp_request(cx, words),
         "tcp-response" => rule::parse_tcp_response(cx, words),
         "log" => log::parse_proxy_log(cx, words, kwm),
-        "log-format" | "error-log-format" => log::parse_log_format(cx, words),
+        "log-format" | "log-format-sd" | "error-log-format" => log::parse_log_format(cx, words),
         "log-tag" => log::parse_proxy_log_tag(cx, words),
         "http-check" => super::healthcheck::parse_http_check(cx, words),
         "tcp-check" => super::tcpcheck::parse_tcp_check(cx, words),

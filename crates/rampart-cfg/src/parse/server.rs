@@ -5,6 +5,8 @@
 //! messages with `'server <backend>/<name>' : ` and ends each option error with an
 //! extra period (its `display_parser_err()`); we keep both.
 
+use std::net::SocketAddr;
+
 use crate::kw::{self, Support};
 use crate::model::{Observe, OnError, Server};
 
@@ -64,6 +66,7 @@ pub(super) fn parse_server(cx: &mut Ctx<'_>, words: &[String]) {
         check: s.check,
         proxy: s.proxy,
         source: s.source,
+        socks4: s.socks4,
         port_offset,
         span,
     });
@@ -141,6 +144,18 @@ fn parse_server_options(
     ok
 }
 
+/// The `<addr>:<port>` of `socks4` (a port is required).
+fn parse_socks4(word: &str, value: &str) -> Result<SocketAddr, String> {
+    if value.is_empty() {
+        return Err(format!("'{word}' expects <addr>:<port> as argument.\n"));
+    }
+    let addr = super::addr::parse_source_addr(value).map_err(|e| format!("'{word} {value}' : {e}"))?;
+    if addr.port() == 0 {
+        return Err(format!("'{word} {value}' : missing port specification in '{value}'"));
+    }
+    Ok(addr)
+}
+
 /// Applies one supported option; `Err` is HAProxy's message for it.
 fn apply_option(word: &str, value: &str, s: &mut ServerSettings, srv: &str) -> Result<(), String> {
     match word {
@@ -154,6 +169,12 @@ fn apply_option(word: &str, value: &str, s: &mut ServerSettings, srv: &str) -> R
         "check-send-proxy" => s.proxy.check = true,
         "source" => s.source = Some(super::addr::parse_source_addr(value).map_err(|e| format!("'source' : {e}"))?),
         "no-check-send-proxy" => s.proxy.check = false,
+        "socks4" => s.socks4 = Some(parse_socks4(word, value)?),
+        "check-via-socks4" => s.check.via_socks4 = true,
+        "on-marked-down" if value == "shutdown-sessions" => s.check.shutdown_on_down = true,
+        "on-marked-down" => return Err(format!("'{word}' expects 'shutdown-sessions' but got '{value}'")),
+        "on-marked-up" if value == "shutdown-backup-sessions" => s.check.shutdown_backups_on_up = true,
+        "on-marked-up" => return Err(format!("'{word}' expects 'shutdown-backup-sessions' but got '{value}'")),
         "check" => s.check.enabled = true,
         "no-check" => s.check.enabled = false,
         "observe" => {
@@ -424,6 +445,25 @@ mod tests {
             ]
         );
         assert_eq!(a("check 1"), ["'server b/s' : unknown keyword '1'."]);
+        assert_eq!(
+            a("socks4 127.0.0.1"),
+            ["'server b/s' : 'socks4 127.0.0.1' : missing port specification in '127.0.0.1'."]
+        );
+        assert_eq!(a("socks4"), ["'server b/s' : 'socks4' expects <addr>:<port> as argument.\n."]);
+        assert_eq!(
+            a("on-marked-down foo"),
+            ["'server b/s' : 'on-marked-down' expects 'shutdown-sessions' but got 'foo'."]
+        );
+        assert_eq!(a("on-marked-up"), ["'server b/s' : 'on-marked-up' expects 'shutdown-backup-sessions' but got ''."]);
+        let cfg = parse_ok(
+            "backend b\n server s 127.0.0.1:80 on-marked-down shutdown-sessions on-marked-up shutdown-backup-sessions\n",
+        );
+        let c = &cfg.proxies[0].servers[0].check;
+        assert!(c.shutdown_on_down && c.shutdown_backups_on_up);
+        let cfg =
+            parse_ok("backend b\n default-server socks4 127.0.0.2:1080\n server s 127.0.0.1:80 check-via-socks4\n");
+        let srv = &cfg.proxies[0].servers[0];
+        assert_eq!((srv.socks4, srv.check.via_socks4), (Some("127.0.0.2:1080".parse().unwrap()), true));
         assert_eq!(
             a("observe layer9"),
             ["'server b/s' : 'observe' expects one of 'none', 'layer4', 'layer7' but got 'layer9'\n."]

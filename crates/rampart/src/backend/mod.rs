@@ -9,6 +9,7 @@
 pub mod key;
 pub mod queue;
 pub mod send_proxy;
+pub mod socks4;
 
 use std::io;
 use std::sync::atomic::Ordering;
@@ -39,7 +40,22 @@ pub struct ServerConn {
     /// Whether it came from the idle pool (its failure before any response byte
     /// allows a transparent retry on a new connection).
     pub from_pool: bool,
+    /// How long the stream waited in the queue for a server, and its position there.
+    pub queued: QueueWait,
     _busy: Busy,
+}
+
+/// A stream's wait in a queue for a server (`%Tw`, `%sq`, `%bq`); all 0 when a server
+/// had room at once.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QueueWait {
+    /// Milliseconds in the queue.
+    pub ms: u32,
+    /// The position in the server's queue (`%sq`: a stream a rule sent to a server
+    /// that was full) or the backend's (`%bq`): as HAProxy counts it, 1 plus the
+    /// streams that left that queue with a server while this one waited.
+    pub srv_pos: u32,
+    pub be_pos: u32,
 }
 
 /// One connection slot of a server (a unit of its `cur_conns`), held by a stream from
@@ -50,6 +66,8 @@ pub struct Busy {
     rt: Arc<Runtime>,
     be: usize,
     srv: usize,
+    /// The connection's registration in the server's `sessions`, if kept.
+    session: Option<u64>,
 }
 
 impl Busy {
@@ -64,15 +82,42 @@ impl Busy {
         let server = &rt.proxies[be].be.servers[srv];
         server.stats.stot.inc();
         crate::stats::counters::note_max(&server.stats.smax, server.cur_conns.load(Ordering::Relaxed));
-        Busy { rt: rt.clone(), be, srv }
+        Busy { rt: rt.clone(), be, srv, session: None }
+    }
+
+    /// The server connection `stream` serves this stream: registers it where it may
+    /// have to be cut (`on-marked-down`/`on-marked-up`).
+    fn serving(mut self, stream: &TcpStream) -> Busy {
+        let server = &self.rt.proxies[self.be].be.servers[self.srv];
+        if let Some(s) = &server.sessions {
+            self.session = s.add(stream);
+        }
+        self
+    }
+}
+
+impl ServerConn {
+    fn new(stream: TcpStream, srv: usize, uses: u32, from_pool: bool, busy: Busy) -> ServerConn {
+        let busy = busy.serving(&stream);
+        ServerConn { stream, srv, uses, from_pool, queued: QueueWait::default(), _busy: busy }
+    }
+
+    /// Notes the stream's wait in a queue before it got this connection.
+    fn queued(mut self, queued: QueueWait) -> ServerConn {
+        self.queued = queued;
+        self
     }
 }
 
 impl Drop for Busy {
     fn drop(&mut self) {
-        let server = &self.rt.proxies[self.be].be.servers[self.srv];
+        let be = &self.rt.proxies[self.be].be;
+        let server = &be.servers[self.srv];
+        if let (Some(id), Some(s)) = (self.session, &server.sessions) {
+            s.remove(id);
+        }
         server.cur_conns.fetch_sub(1, Ordering::SeqCst);
-        if server.maxconn.is_some() {
+        if server.maxconn().is_some() {
             dispatch(&self.rt, self.be, self.srv);
         }
     }
@@ -81,7 +126,7 @@ impl Drop for Busy {
 /// The `maxconn` server `s` has now: the configured one, or with `minconn` the
 /// dynamic one of the backend's load (`None`: no limit).
 fn current_maxconn(be: &BackendRt, s: &ServerRt) -> Option<u32> {
-    let max = s.maxconn?;
+    let max = s.maxconn()?;
     if s.minconn == 0 || s.minconn >= max {
         return Some(max);
     }
@@ -165,7 +210,7 @@ pub enum ConnectError {
     /// `sC` rather than `SC`); `retries`: attempts after the first (`%rc`).
     Failed { srv: usize, timed_out: bool, retries: u32 },
     /// Every server stayed at its `maxconn` for `timeout queue`: 503.
-    QueueTimeout,
+    QueueTimeout(QueueWait),
     /// The server a rule chose is full and so is its queue (`maxqueue`): 503.
     QueueFull,
 }
@@ -281,10 +326,10 @@ pub async fn connect(
 ) -> Result<ServerConn, ConnectError> {
     let be = &rt.proxies[be_idx];
     let forced = forced.filter(|&s| be.be.servers.get(s).is_some_and(ServerRt::is_up));
-    let (mut srv, mut busy) = assign_server(rt, be_idx, forced, key, prio).await?;
+    let (mut srv, mut busy, queued) = assign_server(rt, be_idx, forced, key, prio).await?;
     if let Reuse::MinUses(min) = reuse {
         if let Some(idle) = take_idle(&be.be.servers[srv], min) {
-            return Ok(ServerConn { stream: idle.stream, srv, uses: idle.uses, from_pool: true, _busy: busy });
+            return Ok(ServerConn::new(idle.stream, srv, idle.uses, true, busy).queued(queued));
         }
     }
     let attempts = be.retries + 1;
@@ -296,9 +341,9 @@ pub async fn connect(
         }
         check::observe(be, srv, if result.is_ok() { Event::L4Ok } else { Event::L4Err });
         match result {
-            Ok(stream) => return Ok(ServerConn { stream, srv, uses: 0, from_pool: false, _busy: busy }),
+            Ok(stream) => return Ok(ServerConn::new(stream, srv, 0, false, busy).queued(queued)),
             Err(timed_out) if attempt < attempts => {
-                let redispatch = be.redispatch && attempt + 1 == attempts;
+                let redispatch = be.redispatch && (attempt + 1 == attempts || redispatch_now(be, srv, forced));
                 let next = if redispatch { pick_server(be, Some(srv), key).unwrap_or(srv) } else { srv };
                 let retry = SrvError::Retry { redispatch: next != srv };
                 crate::stats::counters::count_srv_error(rt, be_idx, Some(srv), retry);
@@ -318,6 +363,20 @@ pub async fn connect(
         }
     }
     Err(ConnectError::Failed { srv, timed_out: false, retries: attempts - 1 })
+}
+
+/// Whether a failed connection may go to another server at once instead of waiting
+/// for the last retry (with `option redispatch`): as HAProxy's
+/// `back_handle_st_cer()`, when the server is no longer running, or when any server
+/// will do (no server forced, more than one usable active server, no hashing).
+fn redispatch_now(be: &ProxyRt, srv: usize, forced: Option<usize>) -> bool {
+    let server = &be.be.servers[srv];
+    if server.state.oper() != crate::server::OperState::Running || server.state.is_maint() {
+        return true;
+    }
+    forced.is_none()
+        && be.be.lb.key_source().is_none()
+        && be.be.servers.iter().filter(|s| !s.backup && s.state.is_usable()).nth(1).is_some()
 }
 
 /// Counts a server the balancer chose (`lbtot`); a server a rule forced is not one.
@@ -379,13 +438,14 @@ async fn assign_server(
     forced: Option<usize>,
     key: Option<u32>,
     prio: Priority,
-) -> Result<(usize, Busy), ConnectError> {
+) -> Result<(usize, Busy, QueueWait), ConnectError> {
     let be = &rt.proxies[be_idx];
     let mut forced = forced;
+    let at_once = |(srv, busy)| (srv, busy, QueueWait::default());
     // PERF: the usual case (a server has room, no queue) takes no lock, reads no clock.
     if forced.is_some() || be.be.queue.is_empty() {
         if let Some(got) = try_take(rt, be_idx, forced, key) {
-            return Ok(got);
+            return Ok(at_once(got));
         }
     }
     if let Some(s) = forced {
@@ -397,7 +457,7 @@ async fn assign_server(
             }
             forced = None;
             if let Some(got) = be.be.queue.is_empty().then(|| try_take(rt, be_idx, None, key)).flatten() {
-                return Ok(got);
+                return Ok(at_once(got));
             }
         }
     }
@@ -405,9 +465,21 @@ async fn assign_server(
         return Err(ConnectError::NoServer);
     }
     let queue = forced.map_or(&be.be.queue, |s| &be.be.servers[s].queue);
+    let entered = tokio::time::Instant::now();
+    // as HAProxy, the position is 1 plus the streams that left the queue before this
+    // one (the count includes this stream once it was served)
+    let served_at_entry = queue.served();
+    let wait = |served: bool| {
+        let pos = queue.served().wrapping_sub(served_at_entry) + u32::from(!served);
+        let ms = u32::try_from(entered.elapsed().as_millis()).unwrap_or(u32::MAX);
+        match forced {
+            Some(_) => QueueWait { ms, srv_pos: pos, be_pos: 0 },
+            None => QueueWait { ms, srv_pos: 0, be_pos: pos },
+        }
+    };
     let (ticket, rx) = queue.push(prio);
     let mut waiter = Waiter { queue, ticket, rx };
-    let deadline = be.timeouts.queue.map(|d| tokio::time::Instant::now() + d);
+    let deadline = be.timeouts.queue.map(|d| entered + d);
     loop {
         // a slot freed before the push found nobody to hand it to: offer it now
         match forced {
@@ -420,12 +492,12 @@ async fn assign_server(
             Ok(Ok(slot)) => {
                 let srv = slot.srv;
                 count_lb_pick(rt, be_idx, srv, forced);
-                return Ok((srv, slot));
+                return Ok((srv, slot, wait(true)));
             }
             // the sender is dropped only with the runtime
             Ok(Err(_)) => return Err(ConnectError::NoServer),
             Err(_) if deadline.is_some_and(|d| tokio::time::Instant::now() >= d) => {
-                return Err(ConnectError::QueueTimeout)
+                return Err(ConnectError::QueueTimeout(wait(false)))
             }
             Err(_) => {}
         }
@@ -444,7 +516,7 @@ pub async fn reconnect(
     let result = connect_addr(&be.be.servers[srv], conn, be.timeouts.connect, be.srvtcpka.as_ref()).await;
     check::observe(be, srv, if result.is_ok() { Event::L4Ok } else { Event::L4Err });
     match result {
-        Ok(stream) => Ok(ServerConn { stream, srv, uses: 0, from_pool: false, _busy: Busy::new(rt, be_idx, srv) }),
+        Ok(stream) => Ok(ServerConn::new(stream, srv, 0, false, Busy::new(rt, be_idx, srv))),
         Err(_) => connect(rt, be_idx, Reuse::No, None, None, Priority::default(), conn).await,
     }
 }
@@ -470,8 +542,9 @@ fn turnaround(connect: Option<Duration>) -> Duration {
     connect.map_or(Duration::from_secs(1), |c| c.min(Duration::from_secs(1)))
 }
 
-/// One connection attempt to `server` (from its `source` address if any), with
-/// `option srvtcpka`'s settings if any. `Err(true)` when it timed out.
+/// One connection attempt to `server` (from its `source` address if any, through its
+/// `socks4` proxy if any, within the same timeout), with `option srvtcpka`'s settings
+/// if any. `Err(true)` when it timed out.
 async fn connect_addr(
     server: &ServerRt,
     client: &ConnInfo,
@@ -490,7 +563,10 @@ async fn connect_addr(
         if let Some(ka) = ka {
             crate::io::set_keepalive(&sock, ka);
         }
-        sock.connect(addr).await
+        let Some(proxy) = server.socks4 else { return sock.connect(addr).await };
+        let mut stream = sock.connect(proxy).await?;
+        socks4::handshake(&mut stream, addr).await?;
+        Ok(stream)
     };
     let res: io::Result<TcpStream> = match timeout {
         Some(d) => match tokio::time::timeout(d, attempt).await {

@@ -54,6 +54,9 @@ pub struct Queue<T> {
     len: AtomicU32,
     /// Most streams ever in the queue (`qmax`).
     max: AtomicU32,
+    /// Streams that left the queue with what they waited for (HAProxy's queue `idx`,
+    /// for the positions `%sq`/`%bq`), wrapping.
+    served: AtomicU32,
     inner: Lock<Inner<T>>,
 }
 
@@ -67,7 +70,12 @@ static SEQ: AtomicU64 = AtomicU64::new(0);
 
 impl<T> Default for Queue<T> {
     fn default() -> Self {
-        Queue { len: AtomicU32::new(0), max: AtomicU32::new(0), inner: Lock::new(Inner { waiting: BTreeMap::new() }) }
+        Queue {
+            len: AtomicU32::new(0),
+            max: AtomicU32::new(0),
+            served: AtomicU32::new(0),
+            inner: Lock::new(Inner { waiting: BTreeMap::new() }),
+        }
     }
 }
 
@@ -92,6 +100,11 @@ impl<T> Queue<T> {
     /// The most streams that waited at once.
     pub fn max(&self) -> u32 {
         self.max.load(Ordering::Relaxed)
+    }
+
+    /// Streams served from the queue so far (wrapping).
+    pub fn served(&self) -> u32 {
+        self.served.load(Ordering::Relaxed)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner<T>> {
@@ -129,6 +142,7 @@ impl<T> Queue<T> {
     fn pop(&self, q: &mut Inner<T>) -> Option<oneshot::Sender<T>> {
         let (_, tx) = q.waiting.pop_first()?;
         self.len.fetch_sub(1, Ordering::SeqCst);
+        self.served.fetch_add(1, Ordering::Relaxed);
         Some(tx)
     }
 }

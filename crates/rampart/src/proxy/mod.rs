@@ -213,7 +213,8 @@ pub struct BackendRt {
 pub struct ServerRt {
     pub name: String,
     pub addr: SocketAddr,
-    pub maxconn: Option<u32>,
+    /// `maxconn` (0: no limit); an agent's `maxconn:<n>` changes it.
+    pub maxconn: AtomicU32,
     /// `minconn`: the floor of the dynamic `maxconn` (0: the plain `maxconn`).
     pub minconn: u32,
     /// `maxqueue`: streams that may wait in `queue` (0: no limit).
@@ -235,6 +236,15 @@ pub struct ServerRt {
     /// `source` of the server, else of its backend: the local address to bind to
     /// before connecting.
     pub source: Option<SocketAddr>,
+    /// `socks4`: connections go through this SOCKS4 proxy.
+    pub socks4: Option<SocketAddr>,
+    /// `on-marked-down shutdown-sessions`.
+    pub shutdown_on_down: bool,
+    /// `on-marked-up shutdown-backup-sessions`.
+    pub shutdown_backups_on_up: bool,
+    /// The connections in use, kept only when something may cut them (see
+    /// [`crate::server::Sessions`]).
+    pub sessions: Option<crate::server::Sessions>,
     /// An address without a fixed port: the client's destination port plus this.
     pub port_offset: Option<i32>,
     /// Operational state (set by the checks), maintenance, effective weight.
@@ -251,6 +261,17 @@ pub struct ServerRt {
 }
 
 impl ServerRt {
+    /// Whether a new request may be sent to this server now.
+    pub fn usable(&self) -> bool {
+        self.state.is_usable() && self.maxconn().is_none_or(|m| self.cur_conns.load(Ordering::Relaxed) < m)
+    }
+
+    /// The server's `maxconn`, `None` without a limit.
+    #[inline]
+    pub fn maxconn(&self) -> Option<u32> {
+        Some(self.maxconn.load(Ordering::Relaxed)).filter(|&m| m > 0)
+    }
+
     /// Whether the server is UP and not in maintenance (full or not).
     #[inline]
     pub fn is_up(&self) -> bool {
@@ -277,11 +298,13 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
     };
     let mut proxies = Vec::with_capacity(cfg.proxies.len());
     let mut logs = crate::log::setup::Opener::new(cfg, &mut alerts);
+    let timed = crate::stats::histogram::wanted(cfg);
     for (idx, px) in cfg.proxies.iter().enumerate() {
         let backend_checks = health_check::compile_backend(px).unwrap_or_else(|d| {
             alerts.push(d);
             Default::default()
         });
+        let backups_cut = px.servers.iter().any(|s| s.check.shutdown_backups_on_up);
         let servers = px
             .servers
             .iter()
@@ -307,11 +330,11 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                     name: srv.name.clone(),
                     addr,
                     // as in HAProxy, a `minconn` above `maxconn` (or alone) is the maxconn
-                    maxconn: match srv.maxconn {
-                        Some(m) if m >= srv.minconn => Some(m),
-                        _ if srv.minconn > 0 => Some(srv.minconn),
-                        m => m,
-                    },
+                    maxconn: AtomicU32::new(match srv.maxconn {
+                        Some(m) if m >= srv.minconn => m,
+                        _ if srv.minconn > 0 => srv.minconn,
+                        m => m.unwrap_or(0),
+                    }),
                     minconn: srv.minconn,
                     maxqueue: srv.maxqueue,
                     queue: Default::default(),
@@ -320,9 +343,14 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                     disabled: srv.disabled,
                     cur_conns: AtomicU32::new(0),
                     pool_key: pool_key - 1,
-                    stats: crate::stats::ServerStats::new(threads, srv.weight, pos as u32 + 1),
+                    stats: crate::stats::ServerStats::new(threads, srv.weight, pos as u32 + 1, timed),
                     send_proxy: srv.proxy,
                     source: srv.source.or(px.source),
+                    socks4: srv.socks4,
+                    shutdown_on_down: srv.check.shutdown_on_down,
+                    shutdown_backups_on_up: srv.check.shutdown_backups_on_up,
+                    sessions: (srv.check.shutdown_on_down || (srv.backup && backups_cut))
+                        .then(crate::server::Sessions::default),
                     port_offset: srv.port_offset,
                     state: SrvState::new(srv.weight, srv.disabled),
                     check,
@@ -390,7 +418,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 fullconn: fullconn(cfg, idx, maxconn),
                 cum_conn: Counter::new(threads),
             },
-            stats: crate::stats::ProxyStats::new(threads),
+            stats: crate::stats::ProxyStats::new(threads, timed),
             stats_page: px.stats.as_ref().map(|p| Box::new(crate::stats::page::Page::new(p))),
             log: logs.proxy(cfg, idx, &mut alerts),
         });

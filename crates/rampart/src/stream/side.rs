@@ -36,8 +36,9 @@ pub enum ConnectFail {
     NoServer,
     /// The client left while the stream waited (`option abortonclose`): close.
     Aborted,
-    /// Every server stayed full for `timeout queue` (503, the log's `sQ`).
-    QueueTimeout,
+    /// Every server stayed full for `timeout queue` (503, the log's `sQ`), after this
+    /// wait.
+    QueueTimeout(crate::backend::QueueWait),
     /// The server a rule chose is full and so is its queue, `maxqueue` (503, `SQ`).
     QueueFull,
     /// Every connection attempt to server `srv` failed (503), the last one by timing
@@ -150,7 +151,7 @@ pub trait HttpFront {
     /// Sends raw bytes (an `errorfile` rampart's parser cannot read), then closes.
     fn reply_raw(&mut self, bytes: &[u8]) -> impl Future<Output = Next> + Send;
 
-    /// What the front measured for the log line (when the frontend logs).
+    /// What the front measured, for the log line and the byte counters of the stats.
     fn log_info(&self) -> LogInfo {
         LogInfo::default()
     }
@@ -164,6 +165,10 @@ pub struct LogInfo {
     pub sent: u64,
     /// Request body bytes received after those that came with the head.
     pub received: u64,
+    /// Response head bytes sent to the client, as written (`bout` of the stats).
+    pub head_sent: u64,
+    /// Request bytes that came with the head, the head included (`bin` of the stats).
+    pub head_received: u64,
     /// The source address of the server connection used.
     pub back_src: Option<std::net::SocketAddr>,
 }

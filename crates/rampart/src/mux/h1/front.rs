@@ -55,10 +55,14 @@ pub struct H1Front<'a, S> {
     pub dechunked: Option<Dechunk>,
     /// Body bytes sent to the client in this exchange (`%B` adds the head's size).
     pub sent: u64,
+    /// Response head bytes sent to the client in this exchange.
+    pub head_sent: u64,
     /// The server connection's source address, when the frontend logs (`%bi`, `%bp`).
     pub back_src: Option<std::net::SocketAddr>,
     /// Request body bytes received after those in hand with the head (`%U`).
     pub received: u64,
+    /// The request head and the body bytes that came with it.
+    pub head_received: u64,
 }
 
 impl<S: Sock> H1Front<'_, S> {
@@ -209,7 +213,7 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
             Some(Err(backend::ConnectError::Failed { srv, timed_out, retries })) => {
                 Err(ConnectFail::Failed { srv, timed_out, retries })
             }
-            Some(Err(backend::ConnectError::QueueTimeout)) => Err(ConnectFail::QueueTimeout),
+            Some(Err(backend::ConnectError::QueueTimeout(w))) => Err(ConnectFail::QueueTimeout(w)),
             Some(Err(backend::ConnectError::QueueFull)) => Err(ConnectFail::QueueFull),
             Some(Err(_)) => Err(ConnectFail::NoServer),
             // `option abortonclose`: the client left before a server took the request.
@@ -317,6 +321,7 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
         }
         drop(out);
         self.sent += progress.download.bytes();
+        self.head_sent += progress.head.load(std::sync::atomic::Ordering::Relaxed);
         self.received += progress.upload.bytes();
 
         match result {
@@ -356,6 +361,7 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
             return Next::Close;
         }
         self.sent += out.len() as u64 - head_len;
+        self.head_sent += head_len;
         if !keep {
             // Request bytes may still be on their way (a body not read): closing now
             // would reset the connection and lose the response, so close softly, as the
@@ -381,7 +387,13 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
     }
 
     fn log_info(&self) -> crate::stream::side::LogInfo {
-        crate::stream::side::LogInfo { sent: self.sent, received: self.received, back_src: self.back_src }
+        crate::stream::side::LogInfo {
+            sent: self.sent,
+            received: self.received,
+            back_src: self.back_src,
+            head_sent: self.head_sent,
+            head_received: self.head_received,
+        }
     }
 }
 

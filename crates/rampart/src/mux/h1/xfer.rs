@@ -54,6 +54,8 @@ pub struct Progress {
     pub answered: AtomicBool,
     /// Counts the response bytes sent to the client (`%B`).
     pub download: Activity,
+    /// The size of the response head sent to the client (the stats' `bout`).
+    pub head: std::sync::atomic::AtomicU64,
 }
 
 /// How a forwarded response ended.
@@ -161,6 +163,7 @@ where
     info.progress.answered.store(true, Ordering::Relaxed);
     write_all(client, &out, t_client).await.map_err(|_| RespError::ClientGone)?;
     info.progress.download.add(out.len() as u64 - head_len);
+    info.progress.head.store(head_len, Ordering::Relaxed);
     drop(out);
 
     if tunnel {
