@@ -23,7 +23,7 @@ use std::collections::VecDeque;
 use std::io::Write as _;
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -53,6 +53,13 @@ struct Replica {
     prefill: tokio::sync::Mutex<VecDeque<u64>>,
     served: AtomicU64,
     hits: AtomicU64,
+    /// The most streams it held, on taking a new one, above its bounded-load share of
+    /// the fleet's streams (HAProxy's `ceil(ceil(total × factor / 100) / n)`).
+    excess: AtomicI64,
+    /// Every replica's stream count, to compute that share.
+    fleet: Arc<[AtomicUsize]>,
+    index: usize,
+    factor: usize,
 }
 
 fn prefix_text(group: usize) -> String {
@@ -104,6 +111,10 @@ async fn serve(r: Arc<Replica>, mut s: TcpStream) -> Option<()> {
     let (prompt, tokens) = parse_body(&body)?;
     let now = r.active.fetch_add(1, Ordering::SeqCst) + 1;
     r.peak.fetch_max(now, Ordering::SeqCst);
+    r.fleet[r.index].fetch_add(1, Ordering::SeqCst);
+    let total: usize = r.fleet.iter().map(|a| a.load(Ordering::SeqCst)).sum();
+    let bound = (total * r.factor).div_ceil(100).div_ceil(r.fleet.len());
+    r.excess.fetch_max(now as i64 - bound as i64, Ordering::Relaxed);
     let key = hash(&prompt[..prompt.len().min(PREFIX_BYTES)]);
     {
         let mut cache = r.prefill.lock().await;
@@ -142,11 +153,13 @@ async fn serve(r: Arc<Replica>, mut s: TcpStream) -> Option<()> {
     }
     r.decoding.fetch_sub(1, Ordering::SeqCst);
     r.active.fetch_sub(1, Ordering::SeqCst);
+    r.fleet[r.index].fetch_sub(1, Ordering::SeqCst);
     result
 }
 
 /// Starts the replicas on one thread; returns their addresses and states.
-fn start_replicas() -> (Vec<SocketAddr>, Vec<Arc<Replica>>) {
+fn start_replicas(factor: usize) -> (Vec<SocketAddr>, Vec<Arc<Replica>>) {
+    let fleet: Arc<[AtomicUsize]> = (0..REPLICAS).map(|_| AtomicUsize::new(0)).collect();
     let replicas: Vec<Arc<Replica>> = (0..REPLICAS)
         .map(|i| {
             Arc::new(Replica {
@@ -157,6 +170,10 @@ fn start_replicas() -> (Vec<SocketAddr>, Vec<Arc<Replica>>) {
                 prefill: tokio::sync::Mutex::new(VecDeque::new()),
                 served: AtomicU64::new(0),
                 hits: AtomicU64::new(0),
+                excess: AtomicI64::new(i64::MIN),
+                fleet: fleet.clone(),
+                index: i,
+                factor,
             })
         })
         .collect();
@@ -201,13 +218,15 @@ fn start_rampart(algo: &str, replicas: &[SocketAddr], factor: Option<u32>) -> (C
     let path = std::env::temp_dir().join(format!("inference_fleet_{}.cfg", std::process::id()));
     std::fs::File::create(&path).and_then(|mut f| f.write_all(cfg.as_bytes())).expect("write the config");
     let bin = std::env::var("RAMPART_BIN").unwrap_or_else(|_| "target/debug/rampart".into());
-    let child = Command::new(bin).arg("-f").arg(&path).stdout(Stdio::null()).spawn().expect("start rampart");
+    let mut child = Command::new(bin).arg("-f").arg(&path).stdout(Stdio::null()).spawn().expect("start rampart");
     for _ in 0..100 {
         if std::net::TcpStream::connect(port).is_ok() {
             return (child, port);
         }
         std::thread::sleep(Duration::from_millis(50));
     }
+    let _ = child.kill();
+    let _ = child.wait();
     panic!("rampart did not listen on {port}");
 }
 
@@ -328,13 +347,14 @@ fn main() {
     );
     println!(
         "\n| algorithm | TTFT p50 ms | TTFT p90 ms | TTFT p99 ms | req/s | tokens/s | prefix hits | failed | \
-         peak streams per replica |"
+         peak streams per replica | most streams above the bound on admission |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for algo in &algos {
-        let (addrs, replicas) = start_replicas();
+        let (addrs, replicas) = start_replicas(factor.unwrap_or(125) as usize);
         let (mut child, proxy) = start_rampart(algo, &addrs, factor);
         let out = run_workload(proxy, rate, seconds);
+        let above = replicas.iter().map(|r| r.excess.load(Ordering::Relaxed)).max().unwrap_or(0);
         let _ = child.kill();
         let _ = child.wait();
         let served: u64 = replicas.iter().map(|r| r.served.load(Ordering::Relaxed)).sum();
@@ -342,7 +362,7 @@ fn main() {
         let peaks: Vec<String> = replicas.iter().map(|r| r.peak.load(Ordering::Relaxed).to_string()).collect();
         let secs = out.elapsed.as_secs_f64();
         println!(
-            "| {algo} | {:.0} | {:.0} | {:.0} | {:.1} | {:.0} | {:.0} % | {} | {} |",
+            "| {algo} | {:.0} | {:.0} | {:.0} | {:.1} | {:.0} | {:.0} % | {} | {} | {above} |",
             pct(&out.ttft, 0.5),
             pct(&out.ttft, 0.9),
             pct(&out.ttft, 0.99),
