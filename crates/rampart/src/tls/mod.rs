@@ -1,0 +1,4 @@
+//! TLS with rustls: PEM loading (`pem`), the TLS stream over a socket (`stream`).
+//! HAProxy counterpart: ssl_sock.c, ssl_ckch.c.
+
+pub mod pem;
