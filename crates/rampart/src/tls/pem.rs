@@ -117,6 +117,9 @@ pub fn load_cert_key_from(
 ) -> Result<CertKey, PemError> {
     let no_cert = || PemError::NoCert { path: name.to_string() };
     let mut secs = sections(data).ok_or_else(no_cert)?;
+    if !secs.iter().any(|(k, _)| *k == SectionKind::Certificate) {
+        return Err(no_cert());
+    }
     let key = match first_key(&mut secs) {
         Some(k) => k,
         None => side_key()
@@ -126,9 +129,6 @@ pub fn load_cert_key_from(
     };
     let chain: Vec<CertificateDer<'static>> =
         secs.into_iter().filter(|(k, _)| *k == SectionKind::Certificate).map(|(_, d)| d.into()).collect();
-    if chain.is_empty() {
-        return Err(no_cert());
-    }
     if x509_parser::parse_x509_certificate(&chain[0]).is_err() {
         return Err(no_cert());
     }
