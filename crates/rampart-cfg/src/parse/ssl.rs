@@ -126,8 +126,9 @@ pub(super) fn parse_global_ssl(p: &mut Parser, words: &[String], span: &Span) ->
             }
             _ => p.alert(span, format!("'{kw}' expects a timeout argument.")),
         },
-        // COMPAT: rustls has no DHE cipher suite, so there is no DH parameter to size.
-        "tune.ssl.default-dh-param" => {
+        // COMPAT: rustls has no DHE cipher suite, so there is no DH parameter to size;
+        // the capture buffer only serves the ssl_fc_cipherlist_* fetches, not provided.
+        "tune.ssl.default-dh-param" | "tune.ssl.capture-buffer-size" => {
             if value.parse::<u32>().is_err() {
                 p.alert(span, format!("'{kw}' expects an integer argument."));
             }

@@ -82,7 +82,7 @@ fn first_key(secs: &mut Vec<(SectionKind, Vec<u8>)>) -> Option<PrivateKeyDer<'st
     let i = secs.iter().position(|(k, _)| {
         matches!(k, SectionKind::PrivateKey | SectionKind::RsaPrivateKey | SectionKind::EcPrivateKey)
     })?;
-    let (kind, der) = secs.swap_remove(i);
+    let (kind, der) = secs.remove(i); // keeps the chain in its order
     Some(match kind {
         SectionKind::RsaPrivateKey => PrivateKeyDer::Pkcs1(der.into()),
         SectionKind::EcPrivateKey => PrivateKeyDer::Sec1(der.into()),
@@ -192,6 +192,16 @@ mod tests {
         // key first, then the certificate: same result
         let ck = load_cert_key_from("x.pem", format!("{k}{c}").as_bytes(), || None).unwrap();
         assert_eq!(ck.chain.len(), 1);
+    }
+
+    #[test]
+    fn key_first_then_leaf_then_chain_keeps_the_chain_order() {
+        let (leaf, k) = gen("leaf.test", &rcgen::PKCS_ECDSA_P256_SHA256);
+        let (ca, _) = gen("ca.test", &rcgen::PKCS_ECDSA_P256_SHA256);
+        let ck = load_cert_key_from("c.pem", format!("{k}{leaf}{ca}").as_bytes(), || None).unwrap();
+        assert_eq!(ck.chain.len(), 2);
+        assert_eq!(crate::tls::sni::cert_names(&ck.chain[0]), ["leaf.test"]);
+        assert!(ck.certified(&provider()).is_ok());
     }
 
     #[test]
