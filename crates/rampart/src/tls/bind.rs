@@ -19,6 +19,8 @@ use super::sni::{cert_names, Entry, SniResolver, SniStore};
 #[derive(Debug)]
 pub struct BindTls {
     pub config: Arc<ServerConfig>,
+    /// `config` without ALPN, for a client whose protocols `alpn` does not list.
+    no_alpn: Arc<ServerConfig>,
     pub store: Arc<SniStore>,
     pub strict_sni: bool,
 }
@@ -29,6 +31,14 @@ impl BindTls {
     pub fn choose(&self, hello: &ClientHello<'_>) -> Result<Arc<ServerConfig>, &'static str> {
         if self.strict_sni && !self.store.serves(hello.server_name()) {
             return Err("no certificate for the SNI with strict-sni");
+        }
+        // COMPAT: as HAProxy (OpenSSL's NOACK), no common protocol means no ALPN, not
+        // the handshake failure rustls would answer.
+        if let Some(mut theirs) = hello.alpn() {
+            let ours = &self.config.alpn_protocols;
+            if !ours.is_empty() && !theirs.any(|p| ours.iter().any(|o| o.as_slice() == p)) {
+                return Ok(self.no_alpn.clone());
+            }
         }
         Ok(self.config.clone())
     }
@@ -283,7 +293,9 @@ pub fn build(ssl: &BindSsl, g: &GlobalSsl) -> Result<(BindTls, Vec<String>), Vec
     } else if let Ok(t) = aws_lc_rs::Ticketer::new() {
         config.ticketer = t;
     }
-    let tls = BindTls { config: Arc::new(config), store, strict_sni: ssl.strict_sni };
+    let mut no_alpn = config.clone();
+    no_alpn.alpn_protocols.clear();
+    let tls = BindTls { config: Arc::new(config), no_alpn: Arc::new(no_alpn), store, strict_sni: ssl.strict_sni };
     Ok((tls, warnings))
 }
 
