@@ -178,6 +178,39 @@ fn sni_selects_the_certificate_and_fetches_reach_the_server() {
 }
 
 #[test]
+fn crt_list_filters_choose_the_certificate() {
+    let pki = Pki::new("crtlist");
+    pki.server("default.pem", &["default.test"]);
+    pki.server("wild.pem", &["*.w.test"]);
+    pki.server("named.pem", &["named.test"]);
+    // relative paths resolve under crt-base; the filters replace the certificate's names
+    std::fs::write(
+        pki.dir.join("list.lst"),
+        "default.pem\nwild.pem *.w.test !hidden.w.test\nnamed.pem alias.test # comment\n",
+    )
+    .unwrap();
+    let s1 = echo_head();
+    let cfg = format!(
+        "global\n  nbthread 1\n  crt-base {}\ndefaults\n  mode http\n  timeout client 5s\n  timeout server 5s\n  \
+         timeout connect 1s\nlisten fe1\n  bind fd@${{fe1}} ssl crt-list list.lst\n  server s1 ${{s1_addr}}:${{s1_port}}\n",
+        pki.dir.display()
+    );
+    let proxy = start(&cfg, &s1, &["fe1"]);
+    assert_eq!(served_cn(&proxy, "fe1", "a.w.test").as_deref(), Some("*.w.test"));
+    assert_eq!(served_cn(&proxy, "fe1", "hidden.w.test").as_deref(), Some("default.test"));
+    assert_eq!(served_cn(&proxy, "fe1", "alias.test").as_deref(), Some("named.test"));
+    assert_eq!(served_cn(&proxy, "fe1", "named.test").as_deref(), Some("default.test"), "filters replace the names");
+    // an option the line cannot honour: an alert naming the file and line
+    std::fs::write(pki.dir.join("bad.lst"), "default.pem\nnamed.pem [foo] x.test\n").unwrap();
+    let bad = pki.dir.join("bad.lst").display().to_string();
+    let out = rampart_testkit::check(
+        binary(),
+        &format!("defaults\n  mode http\nfrontend f\n  bind 127.0.0.1:8443 ssl crt-list {bad}\n"),
+    );
+    assert!(out.stderr.contains(&format!("'crt-list' : parsing [{bad}:2]: unknown ssl keyword foo")), "{}", out.stderr);
+}
+
+#[test]
 fn redirect_to_https_unless_ssl_fc() {
     if !curl_installed() {
         return;

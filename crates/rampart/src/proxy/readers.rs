@@ -136,6 +136,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("bind tcp-ut", "listener::set_listen_options (TCP_USER_TIMEOUT)"),
     ("bind ssl", "proxy::build: ListenerRt::tls (session::tls_handshake)"),
     ("bind crt", "tls::bind::build, tls::pem"),
+    ("bind crt-list", "tls::crtlist, tls::bind::build"),
     ("bind ca-file", "tls::bind::client_verifier"),
     ("bind crl-file", "tls::bind::client_verifier"),
     ("bind verify", "tls::bind::client_verifier"),

@@ -220,7 +220,7 @@ pub fn load_parallel(
         let ck = pem::load_cert_key(p)?;
         let key = ck.certified(provider)?;
         let names = cert_names(&ck.chain[0]);
-        Ok((Entry { key, path: ck.path }, names))
+        Ok((Entry { key, path: ck.path, excluded: Vec::new() }, names))
     };
     let threads = threads.clamp(1, files.len().max(1));
     if threads == 1 {
@@ -256,6 +256,14 @@ pub fn build(ssl: &BindSsl, g: &GlobalSsl) -> Result<(BindTls, Vec<String>), Vec
             Err(e) => alerts.push(e.to_string()),
         }
     }
+    let mut lines = Vec::new();
+    for list in &ssl.crt_lists {
+        match super::crtlist::load(&based(g.crt_base.as_ref(), list), g.crt_base.as_deref()) {
+            Ok(l) => lines.extend(l),
+            Err(e) => alerts.push(format!("'crt-list' : {e}")),
+        }
+    }
+    let listed: Vec<PathBuf> = lines.iter().map(|l| l.crt.clone()).collect();
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut store = SniStore::default();
     for r in load_parallel(&files, &provider, threads) {
@@ -264,8 +272,17 @@ pub fn build(ssl: &BindSsl, g: &GlobalSsl) -> Result<(BindTls, Vec<String>), Vec
             Err(e) => alerts.push(e.to_string()),
         }
     }
+    for (r, line) in load_parallel(&listed, &provider, threads).into_iter().zip(lines) {
+        match r {
+            Ok((mut entry, names)) => {
+                entry.excluded = line.excluded;
+                store.add(entry, if line.filters.is_empty() { &names } else { &line.filters });
+            }
+            Err(e) => alerts.push(format!("'crt-list' : {e}")),
+        }
+    }
     if store.is_empty() && alerts.is_empty() {
-        alerts.push("no certificate configured for this 'ssl' bind (use 'crt').".into());
+        alerts.push("no certificate configured for this 'ssl' bind (use 'crt' or 'crt-list').".into());
     }
     let verifier = client_verifier(ssl, g, &provider).unwrap_or_else(|e| {
         alerts.push(e);

@@ -1,10 +1,11 @@
 //! TLS with rustls: PEM loading (`pem`), the TLS stream over a socket and its
 //! handshakes (`stream`), the server configuration of a `bind ... ssl` line (`bind`)
-//! and its certificate selection by SNI (`sni`); what a handshake negotiated, as the
+//! and its certificate selection by SNI (`sni`), `crt-list` files (`crtlist`); what a handshake negotiated, as the
 //! `ssl_*` fetches read it ([`TlsInfo`]).
 //! HAProxy counterpart: ssl_sock.c, ssl_ckch.c.
 
 pub mod bind;
+pub mod crtlist;
 pub mod pem;
 pub mod sni;
 pub mod stream;
