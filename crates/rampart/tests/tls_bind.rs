@@ -281,6 +281,43 @@ fn client_certificates_required_and_optional() {
     assert_eq!(header(&body, "x-used"), Some("1"));
 }
 
+/// Large bodies both ways (the copy path: a TLS side cannot splice) and keep-alive.
+#[test]
+fn large_bodies_and_keep_alive_over_tls() {
+    if !curl_installed() {
+        return;
+    }
+    let pki = Pki::new("bodies");
+    let crt = pki.server("b.pem", &["b.test"]);
+    let s1 = HttpBackend::builder("s1")
+        .respond(|req| Reply::ok().body(format!("{}:{}", req.body.len(), "x".repeat(req.body.len()))))
+        .start();
+    let cfg = format!(
+        "{PREAMBLE}listen fe1\n  bind fd@${{fe1}} ssl crt {}\n  server s1 ${{s1_addr}}:${{s1_port}}\n",
+        crt.display()
+    );
+    let proxy = start(&cfg, &s1, &["fe1"]);
+    let body = pki.dir.join("body.bin");
+    std::fs::write(&body, vec![b'a'; 3_000_000]).unwrap();
+    let data = format!("@{}", body.display());
+    let ca = pki.ca();
+    let ca = ca.to_str().unwrap();
+    let (ok, out, err) = curl(&proxy, "fe1", "b.test", &["--cacert", ca, "--data-binary", &data]);
+    assert!(ok, "{err}");
+    assert_eq!(out.len(), "3000000:".len() + 3_000_000);
+    assert!(out.starts_with("3000000:xxx"));
+    // two requests on one connection
+    let addr = proxy.addr("fe1");
+    let url = format!("https://b.test:{}/", addr.port());
+    let out = Command::new("curl")
+        .args(["-sS", "--max-time", "10", "--cacert", ca, "--resolve"])
+        .arg(format!("b.test:{}:{}", addr.port(), addr.ip()))
+        .args(["-w", "%{num_connects}\n", &url, &url])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "0:1\n0:0\n", "{}", String::from_utf8_lossy(&out.stderr));
+}
+
 #[test]
 fn strict_sni_refuses_unknown_names() {
     if !curl_installed() {
