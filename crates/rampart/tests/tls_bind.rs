@@ -318,6 +318,32 @@ fn large_bodies_and_keep_alive_over_tls() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "0:1\n0:0\n", "{}", String::from_utf8_lossy(&out.stderr));
 }
 
+/// A failed handshake is logged with HAProxy's words (`session_kill_embryonic()`).
+#[test]
+fn failed_handshakes_are_logged() {
+    let pki = Pki::new("log");
+    let crt = pki.server("l.pem", &["l.test"]);
+    let s1 = echo_head();
+    let cfg = format!(
+        "{PREAMBLE}listen fe1\n  log stdout format raw local0\n  bind fd@${{fe1}} name tls1 ssl crt {} strict-sni\n  \
+         server s1 ${{s1_addr}}:${{s1_port}}\n",
+        crt.display()
+    );
+    let proxy = start(&cfg, &s1, &["fe1"]);
+    let _ = served_cn(&proxy, "fe1", "unknown.test");
+    let want = "fe1/tls1: SSL handshake failure";
+    assert!(proxy.wait_output(want, std::time::Duration::from_secs(5)), "{}", proxy.output());
+    let out = proxy.output();
+    let line = out.lines().find(|l| l.contains(want)).unwrap_or_default();
+    assert!(line.starts_with("127.0.0.1:") && line.contains(" ["), "{line}");
+    // plain bytes on a TLS listener: a handshake failure too
+    let mut c = std::net::TcpStream::connect(proxy.addr("fe1")).unwrap();
+    std::io::Write::write_all(&mut c, b"GET / HTTP/1.1\r\n\r\n").unwrap();
+    let mut buf = Vec::new();
+    let _ = std::io::Read::read_to_end(&mut c, &mut buf);
+    assert!(!buf.starts_with(b"HTTP/"), "no HTTP answer on a TLS listener");
+}
+
 #[test]
 fn strict_sni_refuses_unknown_names() {
     if !curl_installed() {
