@@ -140,6 +140,8 @@ fn sni_selects_the_certificate_and_fetches_reach_the_server() {
          http-request set-header X-Proto %[ssl_fc_protocol]\n  \
          http-request set-header X-Alpn %[ssl_fc_alpn]\n  \
          http-request set-header X-Client-Cert %[ssl_c_used]\n  \
+         tcp-request session set-var(sess.sni) ssl_fc_sni\n  \
+         http-request set-header X-Sess-SNI %[var(sess.sni)]\n  \
          server s1 ${{s1_addr}}:${{s1_port}}\n",
         default.display(),
         a.display(),
@@ -154,6 +156,7 @@ fn sni_selects_the_certificate_and_fetches_reach_the_server() {
         assert!(ok, "{host}: {err}");
         assert_eq!(header(&body, "x-forwarded-proto"), Some("https"), "{body}");
         assert_eq!(header(&body, "x-sni"), Some(host));
+        assert_eq!(header(&body, "x-sess-sni"), Some(host), "session rules run after the handshake");
         assert_eq!(header(&body, "x-proto"), Some("TLSv1.3"));
         assert_eq!(header(&body, "x-alpn"), Some("http/1.1"), "h2 is not offered");
         assert_eq!(header(&body, "x-client-cert"), Some("0"));
