@@ -15,10 +15,12 @@
 mod check;
 mod reply;
 mod rules;
+mod ssl;
 
 pub use check::*;
 pub use reply::*;
 pub use rules::*;
+pub use ssl::*;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -95,6 +97,8 @@ pub struct Global {
     pub expose_experimental: bool,
     /// `set-var` / `set-var-fmt` lines, evaluated at startup in order (`proc.` only).
     pub set_vars: Vec<GlobalSetVar>,
+    /// `ssl-default-bind-*`, `ca-base`, `crt-base`, `tune.ssl.*`.
+    pub ssl: GlobalSsl,
     /// `spread-checks` (0..=50): random +/- percentage added to each check interval.
     pub spread_checks: u32,
     pub span: Span,
@@ -155,6 +159,7 @@ impl Default for Global {
             set_vars: Vec::new(),
             expose_experimental: false,
             spread_checks: 0,
+            ssl: GlobalSsl::default(),
             span: Span::default(),
         }
     }
@@ -672,6 +677,10 @@ pub struct Bind {
     pub tfo: bool,
     /// `tcp-ut <delay>`: TCP_USER_TIMEOUT of the accepted connections, in milliseconds.
     pub tcp_ut: Option<u32>,
+    /// How HAProxy names the line in its messages: `'bind <spec>' in section '<kind>'`.
+    pub ctx: String,
+    /// `ssl`, `crt` and the other TLS options (`None` when the line has none).
+    pub ssl: Option<Box<BindSsl>>,
     pub span: Span,
 }
 

@@ -58,9 +58,10 @@ pub fn log_connect(rt: &crate::proxy::Runtime, fe: usize, pl: &ProxyLog, conn: &
 }
 
 /// HAProxy's line for a connection that failed before it became a stream (a missing
-/// or bad PROXY header): `<src>:<port> [<accept date>] <frontend>/<listener>: <why>`,
-/// for a frontend that logs with a format. With `option dontlognull`, a connection
-/// that closed or timed out without sending anything is not logged.
+/// or bad PROXY header, a failed TLS handshake), as `session_kill_embryonic()` sends
+/// it: `<src>:<port> [<accept date>] <frontend>/<listener>: <why>`, for a frontend
+/// that logs with a format. With `option dontlognull`, a connection that closed or
+/// timed out without sending anything (`null`) is not logged.
 /// COMPAT: an `error-log-format` is not used for these lines (HAProxy renders it
 /// without a stream); rampart always writes the default form.
 pub fn log_embryonic(
@@ -68,12 +69,12 @@ pub fn log_embryonic(
     fe: usize,
     conn: &crate::sample::ctx::ConnInfo,
     accepted: std::time::SystemTime,
-    fail: &crate::session::pp::PpFail,
+    fail: &dyn std::fmt::Display,
+    null: bool,
 ) {
-    use crate::session::pp::PpFail;
     let px = &rt.proxies[fe];
     let Some(pl) = px.log.as_deref() else { return };
-    if pl.format.is_none() || (pl.dontlognull && matches!(fail, PpFail::Empty | PpFail::Abort | PpFail::Timeout)) {
+    if pl.format.is_none() || (pl.dontlognull && null) {
         return;
     }
     let mut line = match conn.src {

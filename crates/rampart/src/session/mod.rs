@@ -85,7 +85,8 @@ async fn handshake<S: mux::h1::park::Parkable>(sock: S, mut sess: Session, vars:
         Ok(h) => sess.conn.set_proxy_header(h),
         Err(fail) => {
             px.fe.pp_failed.inc();
-            crate::log::setup::log_embryonic(&sess.rt, sess.fe, &sess.conn, accepted, &fail);
+            let null = matches!(fail, pp::PpFail::Empty | pp::PpFail::Abort | pp::PpFail::Timeout);
+            crate::log::setup::log_embryonic(&sess.rt, sess.fe, &sess.conn, accepted, &fail, null);
             return;
         }
     }
@@ -95,6 +96,11 @@ async fn handshake<S: mux::h1::park::Parkable>(sock: S, mut sess: Session, vars:
 /// Runs the session rules, then serves the connection or closes it.
 fn finish<S: mux::h1::park::Parkable>(sock: S, mut sess: Session, vars: VarStore) {
     log_connect(&sess);
+    if let Some(tls) = listener_tls(&sess) {
+        // as HAProxy: the handshake first, so that session rules can read `ssl_fc*`
+        drop(tokio::spawn(tls_handshake(sock, sess, AfterTls::SessionRules(vars), tls)));
+        return;
+    }
     match rules::run_session(&mut sess, vars) {
         rules::Accepted::Serve(vars) => spawn(sock, sess, vars),
         other => close(&sock, other),
@@ -126,6 +132,62 @@ fn close<S: mux::h1::park::Parkable>(sock: &S, verdict: rules::Accepted) {
 /// PERF: each mux is its own task type, so an idle HTTP connection's task is as small
 /// as the HTTP mux's idle state, not as large as the biggest mux.
 fn spawn<S: mux::h1::park::Parkable>(sock: S, sess: Session, vars: Option<Box<VarStore>>) {
+    if let Some(tls) = listener_tls(&sess) {
+        drop(tokio::spawn(tls_handshake(sock, sess, AfterTls::Serve(vars), tls)));
+        return;
+    }
+    serve(sock, sess, vars);
+}
+
+/// The TLS configuration of the listener the connection came through (`bind ... ssl`).
+fn listener_tls(sess: &Session) -> Option<std::sync::Arc<crate::tls::bind::BindTls>> {
+    sess.rt.proxies[sess.fe].fe.listeners.get(sess.conn.listener as usize).and_then(|l| l.tls.clone())
+}
+
+/// What follows a completed handshake.
+enum AfterTls {
+    /// The `tcp-request session` rules, then the mux.
+    SessionRules(VarStore),
+    /// The mux, with the `sess.` variables the connection rules set.
+    Serve(Option<Box<VarStore>>),
+}
+
+/// Completes the TLS handshake of a `bind ... ssl` connection within `timeout client`
+/// (after the connection rules and the PROXY header, before the session rules, as
+/// HAProxy), then goes on. A failed handshake closes the connection, counts in the
+/// frontend's `tls_failed` and is logged with HAProxy's error string.
+async fn tls_handshake<S: mux::h1::park::Parkable>(
+    sock: S,
+    mut sess: Session,
+    next: AfterTls,
+    tls: std::sync::Arc<crate::tls::bind::BindTls>,
+) {
+    let px = &sess.rt.proxies[sess.fe];
+    let accepted = std::time::SystemTime::now();
+    match crate::tls::stream::accept(sock, px.timeouts.client, |hello| tls.choose(hello)).await {
+        Ok(t) => {
+            if let Some(info) = t.with_conn(crate::tls::TlsInfo::of) {
+                sess.conn.set_tls(info);
+            }
+            match next {
+                AfterTls::Serve(vars) => serve(t, sess, vars),
+                AfterTls::SessionRules(vars) => match rules::run_session(&mut sess, vars) {
+                    rules::Accepted::Serve(vars) => serve(t, sess, vars),
+                    other => close(&t, other),
+                },
+            }
+        }
+        Err(e) => {
+            px.fe.tls_failed.inc();
+            let null =
+                matches!(e, crate::tls::stream::HandshakeError::Closed | crate::tls::stream::HandshakeError::Io(_));
+            crate::log::setup::log_embryonic(&sess.rt, sess.fe, &sess.conn, accepted, &e.haproxy_msg(), null);
+        }
+    }
+}
+
+/// Starts the connection's mux (HTTP/1 or TCP passthrough) in a task of its own.
+fn serve<S: mux::h1::park::Parkable>(sock: S, sess: Session, vars: Option<Box<VarStore>>) {
     if sess.rt.proxies[sess.fe].fe.http {
         drop(tokio::spawn(mux::h1::serve(sock, sess, vars)));
     } else {

@@ -12,6 +12,7 @@
 //!   (`http_auth`, `http_auth_group`, `http_auth_user` ...)
 //! - `payload`, `tls_hello`: raw TCP bytes and TLS ClientHellos (`req.payload`,
 //!   `req.ssl_sni` ...)
+//! - `ssl`: the client connection's TLS layer (`ssl_fc`, `ssl_fc_sni`, `ssl_c_s_dn` ...)
 //!
 //! `var` lives with the variables (`sample::vars`).
 
@@ -24,6 +25,7 @@ pub mod listener;
 pub mod payload;
 pub mod pp;
 pub mod proxy;
+pub mod ssl;
 #[cfg(test)]
 mod tests;
 pub mod tls_hello;
@@ -45,6 +47,7 @@ pub const ALL: &[&[FetchKw]] = &[
     http_hdr::KEYWORDS,
     auth::KEYWORDS,
     payload::KEYWORDS,
+    ssl::KEYWORDS,
     super::vars::FETCHES,
 ];
 
