@@ -11,14 +11,17 @@
 //! - `rules`: ACLs, conditions, the rule lists and their actions
 //! - `reply`: HTTP replies, redirects, `http-errors` and `userlist` sections
 //! - `check`: health-check settings of a proxy (`option httpchk`, `http-check`)
+//! - `server_tls`: TLS towards servers (`server ... ssl`, `ssl-default-server-*`)
 
 mod check;
 mod reply;
 mod rules;
+mod server_tls;
 
 pub use check::*;
 pub use reply::*;
 pub use rules::*;
+pub use server_tls::*;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -97,6 +100,8 @@ pub struct Global {
     pub set_vars: Vec<GlobalSetVar>,
     /// `spread-checks` (0..=50): random +/- percentage added to each check interval.
     pub spread_checks: u32,
+    /// `ssl-default-server-*`, `ssl-server-verify`.
+    pub ssl_server: SslServerDefaults,
     pub span: Span,
 }
 
@@ -155,6 +160,7 @@ impl Default for Global {
             set_vars: Vec::new(),
             expose_experimental: false,
             spread_checks: 0,
+            ssl_server: SslServerDefaults::default(),
             span: Span::default(),
         }
     }
@@ -694,6 +700,8 @@ pub struct Server {
     /// An address without a port, or with `+N`/`-N`: the port is the one the client
     /// connected to plus this offset (the address's port is then 0).
     pub port_offset: Option<i32>,
+    /// `ssl`, `verify`, `ca-file`, `sni`, `alpn`, `crt`, `check-ssl` ...
+    pub tls: ServerTls,
     pub span: Span,
 }
 

@@ -75,6 +75,7 @@ pub(crate) struct ServerSettings {
     pub check: CheckOptions,
     pub proxy: crate::model::SendProxy,
     pub source: Option<std::net::SocketAddr>,
+    pub tls: crate::model::ServerTls,
 }
 
 impl Default for ServerSettings {
@@ -89,6 +90,7 @@ impl Default for ServerSettings {
             check: CheckOptions::default(),
             proxy: crate::model::SendProxy::default(),
             source: None,
+            tls: crate::model::ServerTls::default(),
         }
     }
 }

@@ -63,6 +63,7 @@ pub(super) fn parse_server(cx: &mut Ctx<'_>, words: &[String]) {
         proxy: s.proxy,
         source: s.source,
         port_offset,
+        tls: s.tls,
         span,
     });
 }
@@ -127,7 +128,11 @@ fn parse_server_options(
             ok = false;
             continue;
         }
-        match apply_option(word, value, s, srv) {
+        let applied = match super::server_ssl::apply_tls_option(word, value, &mut s.tls, cx.span) {
+            Some(r) => r,
+            None => apply_option(word, value, s, srv),
+        };
+        match applied {
             Ok(()) => cx.note(&format!("server {word}")),
             Err(e) => {
                 // HAProxy's display_parser_err() appends a period to every option error.
@@ -389,13 +394,10 @@ mod tests {
         assert_eq!(a("inter 0"), ["'server b/s' : invalid value 0 for argument 'inter' of server s.."]);
         assert_eq!(a("inter"), ["'server b/s' : 'inter' expects a delay as argument.."]);
         assert_eq!(a("rise 0"), ["'server b/s' : 'rise' has to be > 0.."]);
-        assert_eq!(
-            a("ssl verify none"),
-            ["'server b/s' : 'ssl' is not supported yet", "'server b/s' : 'verify' is not supported yet"]
-        );
+        assert_eq!(a("ssl verify none npn h2"), ["'server b/s' : 'npn' is not supported yet"]);
         // every refusal of the line is reported, up to an unknown word
         assert_eq!(
-            a("send-proxy-v2-ssl weight 300 check inter 0 redir http://x wieght 3 ssl"),
+            a("send-proxy-v2-ssl weight 300 check inter 0 redir http://x wieght 3"),
             [
                 "'server b/s' : 'send-proxy-v2-ssl' is not supported yet",
                 "'server b/s' : weight of server s is not within 0 and 256 (300)..",
