@@ -55,5 +55,6 @@ pub mod stats;
 pub mod stream;
 mod sys;
 pub mod timer;
+pub mod tls;
 pub mod version;
 pub mod worker;

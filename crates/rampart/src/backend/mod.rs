@@ -8,6 +8,7 @@
 
 pub mod key;
 pub mod send_proxy;
+pub mod sock;
 
 use std::io;
 use std::sync::atomic::Ordering;
@@ -16,18 +17,24 @@ use std::time::Duration;
 
 use tokio::net::{TcpSocket, TcpStream};
 
+pub use sock::BackSock;
+
 use crate::check::{self, Event};
 use crate::conn_pool::{self, IdleConn};
-use crate::io::{idle_conn_alive, Sock};
+use crate::io::Sock;
 use crate::proxy::{ProxyRt, Runtime, ServerRt};
 use crate::sample::ctx::ConnInfo;
 use crate::stats::counters::SrvError;
+use send_proxy::ConnectCtx;
 
 /// A server connection in use by one stream; counts against the server's `maxconn`
 /// until dropped or parked again.
 #[derive(Debug)]
 pub struct ServerConn {
-    pub stream: TcpStream,
+    pub stream: BackSock,
+    /// The SNI a TLS connection announced (`server ... sni`): an idle connection is
+    /// reused only for the same one.
+    pub sni: Option<Box<str>>,
     /// Index of the server in its backend.
     pub srv: usize,
     /// Requests this connection carried before the current one.
@@ -76,7 +83,7 @@ impl ServerConn {
             return;
         }
         let key = server.pool_key;
-        conn_pool::put(key, self.stream, self.uses + 1, server.pool_max_conn);
+        conn_pool::put(key, self.stream, self.sni, self.uses + 1, server.pool_max_conn);
     }
 }
 
@@ -170,9 +177,9 @@ pub async fn connect_unless_aborted<S: Sock>(
     reuse: Reuse,
     forced: Option<usize>,
     key: Option<u32>,
-    conn: &ConnInfo,
+    cx: ConnectCtx<'_>,
 ) -> Option<Result<ServerConn, ConnectError>> {
-    let connecting = connect(rt, be_idx, reuse, forced, key, conn);
+    let connecting = connect(rt, be_idx, reuse, forced, key, cx);
     if !rt.proxies[be_idx].abortonclose {
         return Some(connecting.await);
     }
@@ -188,34 +195,37 @@ pub async fn connect_unless_aborted<S: Sock>(
 /// `option redispatch`), waiting MIN(1s, timeout connect) before retrying the same
 /// server after an immediate failure. `forced` is the server a rule chose (`use-server`):
 /// it is used when enabled, waiting for room in it if it is full. `key` is the hash
-/// key of a hashing backend ([`key::lb_key`]); `conn` is the client connection (the
-/// port a mapped server address adds its offset to).
+/// key of a hashing backend ([`key::lb_key`]); `cx` is the client connection (the
+/// port a mapped server address adds its offset to), and for a TLS server the SNI and
+/// the PROXY header sent before the handshake.
 pub async fn connect(
     rt: &Arc<Runtime>,
     be_idx: usize,
     reuse: Reuse,
     forced: Option<usize>,
     key: Option<u32>,
-    conn: &ConnInfo,
+    cx: ConnectCtx<'_>,
 ) -> Result<ServerConn, ConnectError> {
     let be = &rt.proxies[be_idx];
     let forced = forced.filter(|&s| be.be.servers.get(s).is_some_and(ServerRt::is_up));
     let (mut srv, mut busy) = assign_server(rt, be_idx, forced, key).await?;
     if let Reuse::MinUses(min) = reuse {
-        if let Some(idle) = take_idle(&be.be.servers[srv], min) {
-            return Ok(ServerConn { stream: idle.stream, srv, uses: idle.uses, from_pool: true, _busy: busy });
+        let sni = sni_of(&be.be.servers[srv], cx.sni);
+        if let Some(idle) = take_idle(&be.be.servers[srv], min, sni) {
+            let (stream, sni, uses) = (idle.stream, idle.sni, idle.uses);
+            return Ok(ServerConn { stream, sni, srv, uses, from_pool: true, _busy: busy });
         }
     }
     let attempts = be.retries + 1;
     for attempt in 1..=attempts {
         let server = &be.be.servers[srv];
-        let result = connect_addr(server, conn, be.timeouts.connect, be.srvtcpka.as_ref()).await;
+        let result = connect_server(rt, be_idx, server, cx).await;
         if result.is_err() {
             be.be.lb.observe(srv, Duration::ZERO, true);
         }
         check::observe(be, srv, if result.is_ok() { Event::L4Ok } else { Event::L4Err });
         match result {
-            Ok(stream) => return Ok(ServerConn { stream, srv, uses: 0, from_pool: false, _busy: busy }),
+            Ok((stream, sni)) => return Ok(ServerConn { stream, sni, srv, uses: 0, from_pool: false, _busy: busy }),
             Err(timed_out) if attempt < attempts => {
                 let redispatch = be.redispatch && attempt + 1 == attempts;
                 let next = if redispatch { pick_server(be, Some(srv), key).unwrap_or(srv) } else { srv };
@@ -291,26 +301,65 @@ async fn assign_server(
 }
 
 /// Opens a new connection to the same server after a reused one failed before any
-/// response byte (no retry count is consumed, as the failure was the pool's).
+/// response byte (no retry count is consumed, as the failure was the pool's). `cx.sni`
+/// is the SNI of the failed connection.
 pub async fn reconnect(
     rt: &Arc<Runtime>,
     be_idx: usize,
     srv: usize,
-    conn: &ConnInfo,
+    cx: ConnectCtx<'_>,
 ) -> Result<ServerConn, ConnectError> {
     let be = &rt.proxies[be_idx];
-    let result = connect_addr(&be.be.servers[srv], conn, be.timeouts.connect, be.srvtcpka.as_ref()).await;
+    let result = connect_server(rt, be_idx, &be.be.servers[srv], cx).await;
     check::observe(be, srv, if result.is_ok() { Event::L4Ok } else { Event::L4Err });
     match result {
-        Ok(stream) => Ok(ServerConn { stream, srv, uses: 0, from_pool: false, _busy: Busy::new(rt, be_idx, srv) }),
-        Err(_) => connect(rt, be_idx, Reuse::No, None, None, conn).await,
+        Ok((stream, sni)) => {
+            Ok(ServerConn { stream, sni, srv, uses: 0, from_pool: false, _busy: Busy::new(rt, be_idx, srv) })
+        }
+        Err(_) => connect(rt, be_idx, Reuse::No, None, None, cx).await,
     }
 }
 
-/// An idle connection to `server` that carried at least `min_uses` requests and is
-/// still alive.
-fn take_idle(server: &ServerRt, min_uses: u32) -> Option<IdleConn> {
-    std::iter::from_fn(|| conn_pool::take(server.pool_key, min_uses)).find(|idle| idle_conn_alive(&idle.stream))
+/// An idle connection to `server` that carried at least `min_uses` requests, announced
+/// the SNI `sni`, and is still alive.
+fn take_idle(server: &ServerRt, min_uses: u32, sni: Option<&str>) -> Option<IdleConn> {
+    std::iter::from_fn(|| conn_pool::take(server.pool_key, min_uses, sni)).find(|idle| idle.stream.idle_alive())
+}
+
+/// The SNI a connection to `server` announces: the stream's, when the server has
+/// `ssl` and `sni`.
+fn sni_of<'a>(server: &ServerRt, sni: Option<&'a str>) -> Option<&'a str> {
+    let tls = server.tls.as_deref()?;
+    (tls.traffic.is_some() && tls.sni.is_some()).then_some(sni?).filter(|s| !s.is_empty())
+}
+
+/// One attempt: TCP, then for a TLS server the PROXY header (before the handshake)
+/// and the handshake, all within `timeout connect`. `Err(true)` when it timed out.
+async fn connect_server(
+    rt: &Runtime,
+    be_idx: usize,
+    server: &ServerRt,
+    cx: ConnectCtx<'_>,
+) -> Result<(BackSock, Option<Box<str>>), bool> {
+    let be = &rt.proxies[be_idx];
+    let timeout = be.timeouts.connect;
+    let start = tokio::time::Instant::now();
+    let tcp = connect_addr(server, cx.conn, timeout, be.srvtcpka.as_ref()).await?;
+    let Some(config) = server.tls.as_deref().and_then(|t| t.traffic.clone()) else {
+        return Ok((BackSock::Tcp(tcp), None));
+    };
+    let tls = server.tls.as_deref().ok_or(false)?;
+    let left = timeout.map(|t| t.saturating_sub(start.elapsed()));
+    if let Some(h) = send_proxy::header(&server.send_proxy, cx) {
+        crate::io::write_all(&tcp, &h, left).await.map_err(|_| false)?;
+    }
+    let sni = sni_of(server, cx.sni);
+    let name = tls.name_for(sni);
+    match crate::tls::stream::connect(tcp, config, name, left).await {
+        Ok(t) => Ok((BackSock::Tls(Box::new(t)), sni.map(Box::from))),
+        Err(crate::tls::stream::HandshakeError::Timeout) => Err(true),
+        Err(_) => Err(false),
+    }
 }
 
 /// The address to connect to: the server's, with the port the client connected to

@@ -28,12 +28,15 @@ pub struct ConnectCtx<'a> {
     /// out, an empty value is sent when the frontend has no `unique-id-format` (as
     /// HAProxy does).
     pub unique_id: Option<&'a [u8]>,
+    /// The value of the backend's `sni` expression for this stream (`None` without
+    /// one, or when it gave nothing): a TLS server with `sni` announces it.
+    pub sni: Option<&'a str>,
 }
 
 impl<'a> ConnectCtx<'a> {
     /// A context without a unique id.
     pub fn new(conn: &'a ConnInfo) -> ConnectCtx<'a> {
-        ConnectCtx { conn, unique_id: None }
+        ConnectCtx { conn, unique_id: None, sni: None }
     }
 }
 
@@ -60,8 +63,12 @@ pub fn header(opts: &SendProxy, cx: ConnectCtx<'_>) -> Option<Vec<u8>> {
 }
 
 /// Writes the header of server `sc.srv` of backend `be` on a connection just opened
-/// (never one from the pool); `false` when the write failed.
+/// (never one from the pool); `false` when the write failed. A TLS connection sent
+/// it before its handshake (`backend::connect_server`).
 pub async fn send(rt: &Runtime, be: usize, sc: &ServerConn, cx: ConnectCtx<'_>) -> bool {
+    if sc.stream.tls().is_some() {
+        return true;
+    }
     let proxy = &rt.proxies[be];
     let Some(bytes) = header(&proxy.be.servers[sc.srv].send_proxy, cx) else { return true };
     let timeout: Option<Duration> = proxy.timeouts.server;
@@ -92,7 +99,8 @@ mod tests {
         assert_eq!(header(&SendProxy::default(), ConnectCtx::new(&c)), None);
         let uid = SendProxy { version: Some(2), unique_id: true, ..SendProxy::default() };
         let with = |u: Option<&[u8]>| {
-            let Decoded::Done(h, _) = decode(&header(&uid, ConnectCtx { conn: &c, unique_id: u }).unwrap()) else {
+            let Decoded::Done(h, _) = decode(&header(&uid, ConnectCtx { conn: &c, unique_id: u, sni: None }).unwrap())
+            else {
                 panic!()
             };
             h.unique_id().map(<[u8]>::to_vec)

@@ -236,6 +236,8 @@ pub struct ServerRt {
     /// `rise` and `fall` as configured (2 and 3 by default), even without `check`:
     /// HAProxy reports and forces the health counter of such a server with them.
     pub rise_fall: (u32, u32),
+    /// `ssl` / `check-ssl`: the TLS configurations towards this server.
+    pub tls: Option<Box<crate::tls::client::ServerTlsRt>>,
 }
 
 impl ServerRt {
@@ -270,7 +272,11 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
     };
     let mut proxies = Vec::with_capacity(cfg.proxies.len());
     let mut logs = crate::log::setup::Opener::new(cfg, &mut alerts);
+    let mut tls_warnings = Vec::new();
     for (idx, px) in cfg.proxies.iter().enumerate() {
+        if let Err(d) = crate::tls::client::backend_sni(px) {
+            alerts.push(d);
+        }
         let backend_checks = health_check::compile_backend(px).unwrap_or_else(|d| {
             alerts.push(d);
             Default::default()
@@ -295,6 +301,11 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                     alerts.push(d);
                     None
                 });
+                let tls = crate::tls::client::build(cfg, idx, srv, addr, &mut alerts, &mut tls_warnings);
+                let check = check.map(|mut c| {
+                    c.tls = crate::tls::client::check_tls(srv, tls.as_ref(), c.tcp.is_some(), &mut alerts);
+                    c
+                });
                 pool_key += 1;
                 Some(ServerRt {
                     name: srv.name.clone(),
@@ -314,6 +325,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                     agent,
                     track: None,
                     rise_fall: (srv.check.rise.unwrap_or(2).max(1), srv.check.fall.unwrap_or(3).max(1)),
+                    tls: tls.map(Box::new),
                 })
             })
             .collect::<Vec<_>>();
@@ -370,6 +382,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
     }
     health_check::resolve_tracks(cfg, &mut proxies, &mut alerts);
     let mut warnings = shared.warnings;
+    warnings.extend(tls_warnings);
     // Password hashes rampart cannot verify are alerts; hashes no password matches,
     // warnings.
     for d in crate::auth::diagnostics(cfg) {

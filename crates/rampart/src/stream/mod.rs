@@ -264,6 +264,7 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
     s.srv = ana::switching::server(s, be, input(txn, front.req_buf(), sess));
     ana::inner::run(s, txn, front.req_buf(), sess);
     let key = ana::switching::lb_key(s, be, input(txn, front.req_buf(), sess));
+    let sni = ana::switching::sni(s, be, input(txn, front.req_buf(), sess));
 
     let logging = logs(s);
     if logging {
@@ -274,7 +275,7 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
         Some(_) => txn.st.uid.rendered(),
         None => Some(&b""[..]),
     };
-    let cx = crate::backend::send_proxy::ConnectCtx { conn: &txn.st.conn, unique_id: uid };
+    let cx = crate::backend::send_proxy::ConnectCtx { conn: &txn.st.conn, unique_id: uid, sni: sni.as_deref() };
     let server = match front.connect(be, s.srv, key, cx).await {
         Ok(c) => {
             s.srv = Some(c.srv);

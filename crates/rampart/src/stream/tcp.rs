@@ -120,6 +120,27 @@ impl TcpState<'_> {
         };
         switching::choose(&self.s, &ctx, &mut self.scratch)
     }
+
+    /// The value of backend `be`'s `sni` expression (`server ... ssl sni <expr>`).
+    fn sni(&self, be: usize, payload: &[u8]) -> Option<String> {
+        let rt = self.s.rt;
+        let expr = crate::tls::client::sni_expr(&rt.proxies[be])?;
+        let vars = Vars {
+            proc: Some(&rt.proc_vars),
+            sess: Some(&self.sess),
+            txn: Some(&self.txn),
+            reqres: Some(&self.reqres),
+            check: None,
+        };
+        let ctx = SampleCtx {
+            payload: Some(payload),
+            req_caps: &self.caps.req,
+            res_caps: &self.caps.res,
+            vars,
+            ..SampleCtx::new(rt, &self.conn, self.s.fe)
+        };
+        crate::tls::client::sni_value(expr.eval(&ctx)?)
+    }
 }
 
 /// Runs a TCP stream for the client connection `front` serves; `sess_vars` are the
@@ -162,7 +183,8 @@ pub async fn run<'a, F: TcpFront>(
     // COMPAT: a TCP stream renders no unique id: `proxy-v2-options unique-id` sends an
     // empty one without `unique-id-format` (as HAProxy) and none with it.
     let uid = rt.proxies[fe].rules.unique_id.is_none().then_some(&b""[..]);
-    let cx = crate::backend::send_proxy::ConnectCtx { conn: &st.conn, unique_id: uid };
+    let sni = st.sni(be, req.as_deref().map_or(&[][..], |b| &b[..]));
+    let cx = crate::backend::send_proxy::ConnectCtx { conn: &st.conn, unique_id: uid, sni: sni.as_deref() };
     if !front.connect(be, cx).await {
         return end(front, Stop::Close, Some(be));
     }

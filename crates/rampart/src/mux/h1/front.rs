@@ -203,7 +203,7 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
             }
         }
         let reuse = self.reuse(be.http_reuse);
-        match backend::connect_unless_aborted(self.client, rt, be_idx, reuse, srv, key, cx.conn).await {
+        match backend::connect_unless_aborted(self.client, rt, be_idx, reuse, srv, key, cx).await {
             Some(Ok(sc)) if sc.from_pool || backend::send_proxy::send(rt, be_idx, &sc, cx).await => Ok(sc),
             Some(Ok(_)) => Err(ConnectFail::NoServer),
             Some(Err(backend::ConnectError::Failed { srv, timed_out, retries })) => {
@@ -479,9 +479,10 @@ async fn retry_on_new_conn(
     if !sc.from_pool || !replayable {
         return None;
     }
-    let new = backend::reconnect(&sess.rt, be_idx, sc.srv, &sess.conn).await.ok()?;
     // COMPAT: this rare retry's header carries no UNIQUE_ID TLV
-    backend::send_proxy::send(&sess.rt, be_idx, &new, ConnectCtx::new(&sess.conn)).await.then_some(())?;
+    let cx = ConnectCtx { sni: sc.sni.as_deref(), ..ConnectCtx::new(&sess.conn) };
+    let new = backend::reconnect(&sess.rt, be_idx, sc.srv, cx).await.ok()?;
+    backend::send_proxy::send(&sess.rt, be_idx, &new, cx).await.then_some(())?;
     write_all(&new.stream, out, sess.rt.proxies[be_idx].timeouts.server).await.ok()?;
     Some(new)
 }

@@ -8,8 +8,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use crate::backend::BackSock;
 use rampart_proto::h1::{parse_response, Framing, Head, Method, Version};
-use tokio::net::TcpStream;
 
 use super::body::{forward_rest, Body, BodyError};
 use super::msg::fill;
@@ -85,7 +85,7 @@ pub enum RespError {
 #[allow(clippy::too_many_arguments)]
 pub async fn forward_response<S: Sock, R>(
     client: &S,
-    server: &TcpStream,
+    server: &BackSock,
     h1: &mut Head,
     res: &mut MsgHead,
     info: ReqInfo<'_>,
@@ -166,7 +166,7 @@ pub fn out_framing(framing: Framing) -> OutFraming {
 #[allow(clippy::too_many_arguments)]
 async fn read_final_head<S: Sock>(
     client: &S,
-    server: &TcpStream,
+    server: &BackSock,
     buf: &mut Buf,
     res: &mut Head,
     info: ReqInfo<'_>,
@@ -196,7 +196,7 @@ async fn read_final_head<S: Sock>(
 /// Reads one response head into `res` (bytes in `buf`). `timeout` is the server's
 /// inactivity: request bytes still reaching it (`upload`) count as activity.
 async fn read_head(
-    server: &TcpStream,
+    server: &BackSock,
     buf: &mut Buf,
     res: &mut Head,
     method: Method,
@@ -231,7 +231,7 @@ async fn read_head(
 /// sent right after its head, `client_pending` bytes the client sent after its request.
 async fn run_tunnel<S: Sock>(
     client: &S,
-    server: &TcpStream,
+    server: &BackSock,
     pending: &[u8],
     client_pending: &[u8],
     sess: &Session,

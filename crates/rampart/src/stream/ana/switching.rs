@@ -87,6 +87,15 @@ pub fn server(s: &Stream<'_>, be: usize, i: Input<'_>) -> Option<usize> {
     None
 }
 
+/// The value of backend `be`'s `sni` expression for this request (`server ... ssl
+/// sni <expr>`), `None` without one or when it gives nothing.
+// PERF: one small allocation per request, only in backends with `sni`.
+pub fn sni(s: &Stream<'_>, be: usize, i: Input<'_>) -> Option<String> {
+    let expr = crate::tls::client::sni_expr(&s.rt.proxies[be])?;
+    let ctx = s.ctx(Dir::Request, Some((i.req, i.buf)), None, i.sess, i.txn, i.reqres, i.st);
+    crate::tls::client::sni_value(expr.eval(&ctx)?)
+}
+
 /// The hash key of a hashing backend `be` for this request (`balance source`, `uri`,
 /// `url_param`, `hdr`, `hash`); `None` for other algorithms or a missing key.
 pub fn lb_key(s: &Stream<'_>, be: usize, i: Input<'_>) -> Option<u32> {

@@ -1,0 +1,117 @@
+//! The socket of a server connection: plain TCP, or TLS over TCP (`server ... ssl`).
+//! The muxes and the idle pool use it as any [`Sock`]; only what differs (the TLS
+//! state, liveness of an idle TLS connection) is asked here.
+//! HAProxy counterpart: the `xprt` layer of a backend connection (`xprt_raw`,
+//! `xprt_ssl` in src/raw_sock.c and src/ssl_sock.c).
+
+use std::io;
+use std::net::SocketAddr;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
+use std::task::{Context, Poll};
+
+use tokio::io::Interest;
+use tokio::net::TcpStream;
+
+use crate::io::Sock;
+use crate::tls::stream::TlsSock;
+
+/// A connected server socket.
+#[derive(Debug)]
+pub enum BackSock {
+    Tcp(TcpStream),
+    // PERF: boxed, as the rustls state is large and most connections are plain.
+    Tls(Box<TlsSock<TcpStream>>),
+}
+
+impl BackSock {
+    /// The TCP socket under TLS, or the plain socket.
+    pub fn tcp(&self) -> &TcpStream {
+        match self {
+            BackSock::Tcp(s) => s,
+            BackSock::Tls(t) => t.get_ref(),
+        }
+    }
+
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.tcp().local_addr()
+    }
+
+    /// The TLS connection, when the server speaks TLS (for the `ssl_bc*` fetches).
+    pub fn tls(&self) -> Option<&TlsSock<TcpStream>> {
+        match self {
+            BackSock::Tcp(_) => None,
+            BackSock::Tls(t) => Some(t),
+        }
+    }
+
+    /// Whether an idle connection can still carry a request. A TLS connection may
+    /// receive records while idle that carry no data (TLSv1.3 session tickets): they
+    /// are consumed here, while data, a close_notify or a FIN mean it must go.
+    pub fn idle_alive(&self) -> bool {
+        match self {
+            BackSock::Tcp(s) => crate::io::idle_conn_alive(s),
+            BackSock::Tls(t) => {
+                if !crate::io::has_pending_event(t.get_ref()) {
+                    return true;
+                }
+                let mut probe = Vec::with_capacity(64);
+                matches!(t.try_read_buf(&mut probe), Err(e) if e.kind() == io::ErrorKind::WouldBlock)
+            }
+        }
+    }
+}
+
+impl AsFd for BackSock {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.tcp().as_fd()
+    }
+}
+
+impl AsRawFd for BackSock {
+    fn as_raw_fd(&self) -> RawFd {
+        self.tcp().as_raw_fd()
+    }
+}
+
+/// Calls the same method on whichever socket `self` holds.
+macro_rules! both {
+    ($self:ident, $s:ident => $e:expr) => {
+        match $self {
+            BackSock::Tcp($s) => $e,
+            BackSock::Tls($s) => $e,
+        }
+    };
+}
+
+impl Sock for BackSock {
+    async fn readable(&self) -> io::Result<()> {
+        both!(self, s => s.readable().await)
+    }
+    async fn writable(&self) -> io::Result<()> {
+        both!(self, s => s.writable().await)
+    }
+    fn try_read_buf(&self, buf: &mut Vec<u8>) -> io::Result<usize> {
+        both!(self, s => s.try_read_buf(buf))
+    }
+    fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+        both!(self, s => s.try_write(buf))
+    }
+    fn try_io<R>(&self, interest: Interest, f: impl FnOnce() -> io::Result<R>) -> io::Result<R> {
+        both!(self, s => s.try_io(interest, f))
+    }
+    fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        both!(self, s => s.poll_read_ready(cx))
+    }
+    fn try_flush(&self) -> io::Result<()> {
+        both!(self, s => s.try_flush())
+    }
+    fn buffered_input(&self) -> bool {
+        both!(self, s => s.buffered_input())
+    }
+    fn splices(&self) -> bool {
+        both!(self, s => s.splices())
+    }
+    fn close_notify(&self) {
+        both!(self, s => s.close_notify())
+    }
+}
