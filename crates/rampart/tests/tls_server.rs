@@ -241,7 +241,7 @@ fn wrong_ca_gives_503_and_a_layer6_check_failure() {
         &format!(
             "global\n stats socket ${{testdir}}/admin.sock level admin\n\
              listen fe1\n bind fd@${{fe1}}\n retries 1\n option httpchk GET /\n \
-             server s1 ${{s1_addr}}:${{s1_port}} ssl verify required ca-file {} check inter 100ms fall 1\n",
+             server s1 ${{s1_addr}}:${{s1_port}} ssl verify required ca-file {} check inter 1s fall 1\n",
             ca(&other)
         ),
         srv.addr,
@@ -279,9 +279,9 @@ fn tls_checks_pass_with_layer6_or_layer7() {
         &format!(
             "global\n stats socket ${{testdir}}/admin.sock level admin\n\
              listen fe1\n bind fd@${{fe1}}\n \
-             server s1 ${{s1_addr}}:${{s1_port}} ssl verify none check inter 100ms\n\
+             server s1 ${{s1_addr}}:${{s1_port}} ssl verify none check inter 500ms\n\
              backend b7\n option httpchk GET /health\n \
-             server s1 ${{s1_addr}}:${{s1_port}} check-ssl verify required ca-file {} check-sni srv.test check inter 100ms\n",
+             server s1 ${{s1_addr}}:${{s1_port}} check-ssl verify required ca-file {} check-sni srv.test check inter 500ms\n",
             ca(&pki)
         ),
         srv.addr,
@@ -347,15 +347,23 @@ fn sessions_resume_unless_no_ssl_reuse() {
     let proxy = start(
         &format!(
             "listen fe1\n bind fd@${{fe1}}\n http-reuse never\n use_backend b2 if {{ path_beg /noreuse }}\n \
-             server s1 ${{s1_addr}}:${{s1_port}} ssl ca-file {ca}\n\
+             http-after-response set-header x-bc \"%[ssl_bc] %[ssl_bc_protocol] %[ssl_bc_is_resumed] %[ssl_bc_alpn]\"\n \
+             server s1 ${{s1_addr}}:${{s1_port}} ssl ca-file {ca} alpn http/1.1\n\
              backend b2\n http-reuse never\n server s2 ${{s1_addr}}:${{s1_port}} ssl ca-file {ca} no-ssl-reuse\n",
             ca = ca(&pki)
         ),
         srv.addr,
     );
+    let mut bc = Vec::new();
     for _ in 0..3 {
-        assert_eq!(get(&proxy, "x").0, 200);
+        let mut c = RawClient::connect(proxy.addr("fe1")).expect("connect");
+        c.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n").expect("send");
+        let r = c.read_response().expect("response");
+        assert_eq!(r.status, 200);
+        bc.push(r.headers.get("x-bc").unwrap_or_default().to_owned());
     }
+    // what the handshakes negotiated, as the ssl_bc* fetches see it
+    assert_eq!(bc, ["1 TLSv1.3 0 http/1.1", "1 TLSv1.3 1 http/1.1", "1 TLSv1.3 1 http/1.1"]);
     let seen = srv.wait(3);
     let conns: Vec<_> = seen.iter().map(|s| s.conn).collect();
     assert_eq!(conns, [0, 1, 2], "http-reuse never: one connection per request");
@@ -375,7 +383,7 @@ fn idle_tls_connections_are_reused() {
     let srv = TlsBackend::start(server_config(&pki, None));
     let proxy = start(
         &format!(
-            "listen fe1\n bind fd@${{fe1}}\n http-reuse always\n \
+            "global\n nbthread 1\nlisten fe1\n bind fd@${{fe1}}\n http-reuse always\n \
              server s1 ${{s1_addr}}:${{s1_port}} ssl ca-file {} sni req.hdr(host)\n",
             ca(&pki)
         ),
@@ -384,6 +392,7 @@ fn idle_tls_connections_are_reused() {
     for host in ["srv.test", "srv.test", "srv.test"] {
         assert_eq!(get(&proxy, host).0, 200);
         // the connection is parked just after the response leaves: let it get there
+        // (idle connections are per thread: one thread here)
         std::thread::sleep(Duration::from_millis(50));
     }
     let seen = srv.wait(3);

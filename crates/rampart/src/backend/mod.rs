@@ -356,7 +356,7 @@ async fn connect_server(
     let sni = sni_of(server, cx.sni);
     let name = tls.name_for(sni);
     match crate::tls::stream::connect(tcp, config, name, left).await {
-        Ok(t) => Ok((BackSock::Tls(Box::new(t)), sni.map(Box::from))),
+        Ok(t) => Ok((BackSock::Tls(Box::new(sock::TlsConn::new(t))), sni.map(Box::from))),
         Err(crate::tls::stream::HandshakeError::Timeout) => Err(true),
         Err(_) => Err(false),
     }

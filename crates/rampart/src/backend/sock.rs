@@ -12,7 +12,10 @@ use std::task::{Context, Poll};
 use tokio::io::Interest;
 use tokio::net::TcpStream;
 
+use std::sync::Arc;
+
 use crate::io::Sock;
+use crate::tls::back::BackTls;
 use crate::tls::stream::TlsSock;
 
 /// A connected server socket.
@@ -20,7 +23,28 @@ use crate::tls::stream::TlsSock;
 pub enum BackSock {
     Tcp(TcpStream),
     // PERF: boxed, as the rustls state is large and most connections are plain.
-    Tls(Box<TlsSock<TcpStream>>),
+    Tls(Box<TlsConn>),
+}
+
+/// A TLS server connection and what its handshake negotiated.
+#[derive(Debug)]
+pub struct TlsConn {
+    pub sock: TlsSock<TcpStream>,
+    /// Shared with the streams it serves (`ssl_bc*`), read once after the handshake.
+    pub info: Arc<BackTls>,
+}
+
+impl TlsConn {
+    pub fn new(sock: TlsSock<TcpStream>) -> TlsConn {
+        let info = sock.with_conn(BackTls::of).unwrap_or_else(|| BackTls {
+            protocol: "",
+            cipher: None,
+            keysize: 0,
+            alpn: None,
+            resumed: false,
+        });
+        TlsConn { sock, info: Arc::new(info) }
+    }
 }
 
 impl BackSock {
@@ -28,7 +52,7 @@ impl BackSock {
     pub fn tcp(&self) -> &TcpStream {
         match self {
             BackSock::Tcp(s) => s,
-            BackSock::Tls(t) => t.get_ref(),
+            BackSock::Tls(t) => t.sock.get_ref(),
         }
     }
 
@@ -36,8 +60,8 @@ impl BackSock {
         self.tcp().local_addr()
     }
 
-    /// The TLS connection, when the server speaks TLS (for the `ssl_bc*` fetches).
-    pub fn tls(&self) -> Option<&TlsSock<TcpStream>> {
+    /// The TLS connection, when the server speaks TLS.
+    pub fn tls(&self) -> Option<&TlsConn> {
         match self {
             BackSock::Tcp(_) => None,
             BackSock::Tls(t) => Some(t),
@@ -51,11 +75,11 @@ impl BackSock {
         match self {
             BackSock::Tcp(s) => crate::io::idle_conn_alive(s),
             BackSock::Tls(t) => {
-                if !crate::io::has_pending_event(t.get_ref()) {
+                if !crate::io::has_pending_event(t.sock.get_ref()) {
                     return true;
                 }
                 let mut probe = Vec::with_capacity(64);
-                matches!(t.try_read_buf(&mut probe), Err(e) if e.kind() == io::ErrorKind::WouldBlock)
+                matches!(t.sock.try_read_buf(&mut probe), Err(e) if e.kind() == io::ErrorKind::WouldBlock)
             }
         }
     }
@@ -78,7 +102,10 @@ macro_rules! both {
     ($self:ident, $s:ident => $e:expr) => {
         match $self {
             BackSock::Tcp($s) => $e,
-            BackSock::Tls($s) => $e,
+            BackSock::Tls(t) => {
+                let $s = &t.sock;
+                $e
+            }
         }
     };
 }

@@ -107,6 +107,7 @@ impl<'a> Stream<'a> {
             unique_id: Some(&st.uid),
             uniq_id: st.uniq_id,
             timeouts: st.timeouts,
+            back_tls: st.back_tls.as_deref(),
             ..SampleCtx::new(self.rt, &st.conn, self.fe)
         }
     }
@@ -279,6 +280,7 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
     let server = match front.connect(be, s.srv, key, cx).await {
         Ok(c) => {
             s.srv = Some(c.srv);
+            txn.st.back_tls = c.stream.tls().map(|t| t.info.clone());
             if logging {
                 txn.st.log.connected = Some(std::time::Instant::now());
             }
