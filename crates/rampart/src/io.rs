@@ -21,6 +21,25 @@ pub trait Sock: AsFd + AsRawFd + Send + Sync + Unpin + 'static {
     fn try_write(&self, buf: &[u8]) -> io::Result<usize>;
     fn try_io<R>(&self, interest: Interest, f: impl FnOnce() -> io::Result<R>) -> io::Result<R>;
     fn poll_read_ready(&self, cx: &mut std::task::Context<'_>) -> std::task::Poll<io::Result<()>>;
+
+    /// Sends bytes a layer above the socket still holds (TLS records): `Ok(())` once
+    /// none is left, `WouldBlock` while the socket is full. Plain sockets hold none.
+    fn try_flush(&self) -> io::Result<()> {
+        Ok(())
+    }
+    /// Whether input already sits above the socket (decrypted TLS records), readable
+    /// without the socket showing anything.
+    fn buffered_input(&self) -> bool {
+        false
+    }
+    /// Whether the bytes on the socket are the payload itself, so that splice(2) may
+    /// move them (not for TLS).
+    fn splices(&self) -> bool {
+        true
+    }
+    /// Tells the peer the writing side ends, above the socket (TLS close_notify),
+    /// before the socket's own FIN.
+    fn close_notify(&self) {}
 }
 
 macro_rules! impl_sock {
@@ -113,11 +132,19 @@ pub async fn write_all<S: Sock>(s: &S, mut data: &[u8], timeout: Option<Duration
             Err(e) => return Err(e.into()),
         }
     }
-    Ok(())
+    loop {
+        match s.try_flush() {
+            Ok(()) => return Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => with_timeout(timeout, s.writable()).await?,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
 }
 
-/// Half-closes the write side (sends FIN).
+/// Half-closes the write side (TLS close_notify, then FIN).
 pub fn shutdown_write<S: Sock>(s: &S) {
+    s.close_notify();
     let _ = nix::sys::socket::shutdown(s.as_raw_fd(), nix::sys::socket::Shutdown::Write);
 }
 
@@ -187,6 +214,9 @@ pub fn clear_read_readiness<S: Sock>(s: &S) {
 /// with a one-byte `MSG_PEEK`. When nothing is there, the stale read readiness tokio
 /// kept from an earlier read is cleared, so the next `readable()` really waits.
 pub fn input_pending<S: Sock>(s: &S) -> bool {
+    if s.buffered_input() {
+        return true;
+    }
     let mut probe = [0u8; 1];
     match s.try_io(Interest::READABLE, || {
         nix::sys::socket::recv(s.as_raw_fd(), &mut probe, nix::sys::socket::MsgFlags::MSG_PEEK).map_err(io::Error::from)

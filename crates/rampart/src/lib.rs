@@ -7,6 +7,7 @@
 //! - `listener`: bind / adopt listening sockets, accept loop, maxconn, pause
 //! - `session`: one client connection: its maxconn slot, `tcp-request connection|session`
 //!   rules, the mux that serves it
+//! - `tls`: TLS with rustls: PEM files, the TLS stream over a socket, handshakes
 //! - `mux`: per-connection drivers: `h1` (HTTP/1), `pt` (TCP passthrough)
 //! - `stream`: one HTTP request/response exchange (or one TCP-mode stream) through the
 //!   analysers

@@ -154,6 +154,9 @@ pub async fn forward<A: Sock, B: Sock>(
     t: DirTimeouts,
     activity: &Activity,
 ) -> Result<u64, IoError> {
+    if !from.splices() || !to.splices() {
+        return forward_copy(from, to, limit, t, activity).await;
+    }
     let mut moved = 0u64;
     let mut pipe: Option<Pipe> = None;
     loop {
@@ -198,6 +201,53 @@ pub async fn forward<A: Sock, B: Sock>(
                 activity.bump();
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => with_timeout(t.write, to.writable()).await?,
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+/// Buffer size of [`forward_copy`].
+const COPY_BUF: usize = 16 * 1024;
+
+/// [`forward`] through a buffer, for a side whose socket bytes are not the payload
+/// (TLS: the bytes must be decrypted or encrypted on their way). HAProxy counterpart:
+/// the buffer path of `sc_conn_send()` / `sc_conn_recv()`.
+async fn forward_copy<A: Sock, B: Sock>(
+    from: &A,
+    to: &B,
+    limit: Option<u64>,
+    t: DirTimeouts,
+    activity: &Activity,
+) -> Result<u64, IoError> {
+    let mut moved = 0u64;
+    let mut buf = Vec::with_capacity(COPY_BUF);
+    loop {
+        let want = limit.map_or(COPY_BUF, |l| (l - moved).min(COPY_BUF as u64) as usize);
+        if want == 0 {
+            return Ok(moved);
+        }
+        if want < buf.capacity() {
+            // never read past the limit: the bytes after it belong to the next message
+            buf = Vec::with_capacity(want);
+        }
+        buf.clear();
+        match from.try_read_buf(&mut buf) {
+            Ok(0) => {
+                if limit.is_some() {
+                    return Err(IoError::Closed);
+                }
+                crate::io::shutdown_write(to);
+                activity.end();
+                return Ok(moved);
+            }
+            Ok(n) => {
+                activity.bump();
+                crate::io::write_all(to, &buf, t.write).await?;
+                moved += n as u64;
+                activity.bump();
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => wait_input(from, &t, activity).await?,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e.into()),
         }
     }

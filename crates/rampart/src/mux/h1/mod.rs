@@ -121,7 +121,7 @@ async fn serve_from<S: Parkable>(client: S, sess: Session, mut conn: H1Conn, fir
     loop {
         if pending.is_none() && wait {
             let fe = &sess.rt.proxies[sess.fe];
-            match IdleWait::new(&client, fe.timeouts.http_keep_alive, &sess.rt.global).await {
+            match IdleWait::new(&client, fe.timeouts.http_keep_alive, &sess.rt.global, S::PARKS).await {
                 Idle::Request => {}
                 Idle::Close => return,
                 Idle::Park => {
@@ -331,12 +331,12 @@ struct IdleWait<'a, S> {
 }
 
 impl<'a, S: Sock> IdleWait<'a, S> {
-    fn new(sock: &'a S, timeout: Option<Duration>, global: &GlobalRt) -> Self {
+    fn new(sock: &'a S, timeout: Option<Duration>, global: &GlobalRt, can_park: bool) -> Self {
         let timer = match timeout {
             Some(_) => Timer::new(timeout).map(Timer::or_stop),
             None => Timer::stop_only(),
         };
-        let park = (park::available() && timeout.is_none_or(|t| t > park::PARK_AFTER))
+        let park = (can_park && park::available() && timeout.is_none_or(|t| t > park::PARK_AFTER))
             .then(|| Timer::new(Some(park::PARK_AFTER)))
             .flatten();
         IdleWait { sock, timeout: timer, park, stopping: global.is_stopping() }

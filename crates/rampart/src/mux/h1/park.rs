@@ -58,6 +58,9 @@ thread_local! {
 /// The socket types that can be parked: their descriptor leaves the event loop and
 /// comes back.
 pub trait Parkable: crate::io::Sock + Sized {
+    /// Whether the connection's whole state is its descriptor (false for TLS, whose
+    /// session state lives in the process): only then may it park.
+    const PARKS: bool = true;
     fn into_fd(self) -> io::Result<OwnedFd>;
     fn from_fd(fd: OwnedFd) -> io::Result<Self>;
 }
@@ -77,6 +80,19 @@ impl Parkable for tokio::net::UnixStream {
     }
     fn from_fd(fd: OwnedFd) -> io::Result<Self> {
         tokio::net::UnixStream::from_std(std::os::unix::net::UnixStream::from(fd))
+    }
+}
+
+/// A TLS connection keeps its task while idle: its rustls state is not in the
+/// descriptor.
+// TODO(#11): park TLS connections with their rustls state in the slab entry.
+impl<S: crate::io::Sock> Parkable for crate::tls::stream::TlsSock<S> {
+    const PARKS: bool = false;
+    fn into_fd(self) -> io::Result<OwnedFd> {
+        Err(io::ErrorKind::Unsupported.into())
+    }
+    fn from_fd(_fd: OwnedFd) -> io::Result<Self> {
+        Err(io::ErrorKind::Unsupported.into())
     }
 }
 
