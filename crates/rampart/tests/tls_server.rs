@@ -315,6 +315,28 @@ fn verify_none_accepts_any_certificate() {
 }
 
 #[test]
+fn tcp_mode_forwards_through_tls() {
+    let pki = Pki::new("tcp");
+    let srv = TlsBackend::start(server_config(&pki, None));
+    let proxy = start(
+        &format!(
+            "listen fe1\n mode tcp\n bind fd@${{fe1}}\n server s1 ${{s1_addr}}:${{s1_port}} ssl ca-file {} sni str(srv.test)\n",
+            ca(&pki)
+        ),
+        srv.addr,
+    );
+    let mut c = RawClient::connect(proxy.addr("fe1")).expect("connect");
+    c.send("GET /tcp HTTP/1.1\r\nHost: x\r\n\r\n").expect("send");
+    let r = c.read_response().expect("response");
+    assert_eq!((r.status, r.body.as_slice()), (200, &b"ok"[..]));
+    let seen = srv.wait(1);
+    assert_eq!(
+        (seen[0].head.as_str(), seen[0].sni.as_deref()),
+        ("GET /tcp HTTP/1.1\r\nHost: x\r\n\r\n", Some("srv.test"))
+    );
+}
+
+#[test]
 fn client_certificate_is_presented() {
     let (pki, clients) = (Pki::new("mtls"), Pki::new("mtls-clients"));
     clients.leaf(&["rampart.test"], "client.pem");
