@@ -110,6 +110,21 @@ impl TlsBackend {
         TlsBackend { addr, seen }
     }
 
+    /// The same on a unix socket at `path`.
+    fn start_unix(config: ServerConfig, path: &Path) -> TlsBackend {
+        let listener = std::os::unix::net::UnixListener::bind(path).expect("bind");
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let (config, log) = (Arc::new(config), seen.clone());
+        std::thread::spawn(move || {
+            for (id, sock) in listener.incoming().enumerate() {
+                let Ok(sock) = sock else { continue };
+                let (config, log) = (config.clone(), log.clone());
+                std::thread::spawn(move || serve(id, sock, config, &log));
+            }
+        });
+        TlsBackend { addr: "0.0.0.0:0".parse().expect("addr"), seen }
+    }
+
     fn seen(&self) -> Vec<Seen> {
         self.seen.lock().expect("lock").clone()
     }
@@ -127,7 +142,7 @@ impl TlsBackend {
     }
 }
 
-fn serve(id: usize, tcp: std::net::TcpStream, config: Arc<ServerConfig>, log: &Mutex<Vec<Seen>>) {
+fn serve<T: Read + Write>(id: usize, tcp: T, config: Arc<ServerConfig>, log: &Mutex<Vec<Seen>>) {
     let Ok(conn) = ServerConnection::new(config) else { return };
     let mut tls = StreamOwned::new(conn, tcp);
     let mut buf = Vec::new();
@@ -334,6 +349,23 @@ fn tcp_mode_forwards_through_tls() {
         (seen[0].head.as_str(), seen[0].sni.as_deref()),
         ("GET /tcp HTTP/1.1\r\nHost: x\r\n\r\n", Some("srv.test"))
     );
+}
+
+#[test]
+fn unix_socket_server_over_tls() {
+    let pki = Pki::new("unix");
+    let path = pki.path("srv.sock");
+    let srv = TlsBackend::start_unix(server_config(&pki, None), &path);
+    let proxy = start(
+        &format!(
+            "listen fe1\n bind fd@${{fe1}}\n server s1 {} ssl ca-file {} sni str(srv.test)\n",
+            path.display(),
+            ca(&pki)
+        ),
+        srv.addr,
+    );
+    assert_eq!(get(&proxy, "x"), (200, b"ok".to_vec()));
+    assert_eq!(srv.wait(1)[0].sni.as_deref(), Some("srv.test"));
 }
 
 #[test]

@@ -15,9 +15,9 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::net::{TcpSocket, TcpStream};
+use tokio::net::{TcpSocket, TcpStream, UnixStream};
 
-pub use sock::BackSock;
+pub use sock::{BackSock, PlainSock};
 
 use crate::check::{self, Event};
 use crate::conn_pool::{self, IdleConn};
@@ -344,9 +344,12 @@ async fn connect_server(
     let be = &rt.proxies[be_idx];
     let timeout = be.timeouts.connect;
     let start = tokio::time::Instant::now();
-    let tcp = connect_addr(server, cx.conn, timeout, be.srvtcpka.as_ref()).await?;
+    let tcp = match &server.unix {
+        Some(path) => PlainSock::Unix(connect_unix(path, timeout).await?),
+        None => PlainSock::Tcp(connect_addr(server, cx.conn, timeout, be.srvtcpka.as_ref()).await?),
+    };
     let Some(config) = server.tls.as_deref().and_then(|t| t.traffic.clone()) else {
-        return Ok((BackSock::Tcp(tcp), None));
+        return Ok((BackSock::Plain(tcp), None));
     };
     let tls = server.tls.as_deref().ok_or(false)?;
     let left = timeout.map(|t| t.saturating_sub(start.elapsed()));
@@ -407,6 +410,18 @@ async fn connect_addr(
         None => attempt.await,
     };
     res.map_err(|_| false)
+}
+
+/// One connection attempt to a unix-socket server (`server <name> /path`).
+/// `Err(true)` when it timed out.
+async fn connect_unix(path: &std::path::Path, timeout: Option<Duration>) -> Result<UnixStream, bool> {
+    match timeout {
+        Some(d) => match tokio::time::timeout(d, UnixStream::connect(path)).await {
+            Ok(r) => r.map_err(|_| false),
+            Err(_) => Err(true),
+        },
+        None => UnixStream::connect(path).await.map_err(|_| false),
+    }
 }
 
 #[cfg(test)]

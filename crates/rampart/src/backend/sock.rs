@@ -1,4 +1,5 @@
-//! The socket of a server connection: plain TCP, or TLS over TCP (`server ... ssl`).
+//! The socket of a server connection: plain TCP or unix socket, or TLS over either
+//! (`server ... ssl`).
 //! The muxes and the idle pool use it as any [`Sock`]; only what differs (the TLS
 //! state, liveness of an idle TLS connection) is asked here.
 //! HAProxy counterpart: the `xprt` layer of a backend connection (`xprt_raw`,
@@ -10,7 +11,7 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::task::{Context, Poll};
 
 use tokio::io::Interest;
-use tokio::net::TcpStream;
+use tokio::net::{TcpStream, UnixStream};
 
 use std::sync::Arc;
 
@@ -21,49 +22,61 @@ use crate::tls::stream::TlsSock;
 /// A connected server socket.
 #[derive(Debug)]
 pub enum BackSock {
-    Tcp(TcpStream),
+    Plain(PlainSock),
     // PERF: boxed, as the rustls state is large and most connections are plain.
     Tls(Box<TlsConn>),
+}
+
+/// The socket under a server connection (`server <addr>` or `server /path`).
+#[derive(Debug)]
+pub enum PlainSock {
+    Tcp(TcpStream),
+    Unix(UnixStream),
 }
 
 /// A TLS server connection and what its handshake negotiated.
 #[derive(Debug)]
 pub struct TlsConn {
-    pub sock: TlsSock<TcpStream>,
+    pub sock: TlsSock<PlainSock>,
     /// Shared with the streams it serves (`ssl_bc*`), read once after the handshake.
     pub info: Arc<BackTls>,
 }
 
 impl TlsConn {
-    pub fn new(sock: TlsSock<TcpStream>) -> TlsConn {
-        let info = sock.with_conn(BackTls::of).unwrap_or_else(|| BackTls {
-            protocol: "",
-            cipher: None,
-            keysize: 0,
-            alpn: None,
-            resumed: false,
-        });
+    pub fn new(sock: TlsSock<PlainSock>) -> TlsConn {
+        let none = BackTls { protocol: "", cipher: None, keysize: 0, alpn: None, resumed: false };
+        let info = sock.with_conn(BackTls::of).unwrap_or(none);
         TlsConn { sock, info: Arc::new(info) }
     }
 }
 
-impl BackSock {
-    /// The TCP socket under TLS, or the plain socket.
-    pub fn tcp(&self) -> &TcpStream {
+impl PlainSock {
+    /// The local address of a TCP connection (none for a unix socket).
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
         match self {
-            BackSock::Tcp(s) => s,
+            PlainSock::Tcp(s) => s.local_addr(),
+            PlainSock::Unix(_) => Err(io::ErrorKind::Unsupported.into()),
+        }
+    }
+}
+
+impl BackSock {
+    /// The socket under TLS, or the plain socket.
+    pub fn plain(&self) -> &PlainSock {
+        match self {
+            BackSock::Plain(s) => s,
             BackSock::Tls(t) => t.sock.get_ref(),
         }
     }
 
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.tcp().local_addr()
+        self.plain().local_addr()
     }
 
     /// The TLS connection, when the server speaks TLS.
     pub fn tls(&self) -> Option<&TlsConn> {
         match self {
-            BackSock::Tcp(_) => None,
+            BackSock::Plain(_) => None,
             BackSock::Tls(t) => Some(t),
         }
     }
@@ -73,7 +86,7 @@ impl BackSock {
     /// are consumed here, while data, a close_notify or a FIN mean it must go.
     pub fn idle_alive(&self) -> bool {
         match self {
-            BackSock::Tcp(s) => crate::io::idle_conn_alive(s),
+            BackSock::Plain(s) => crate::io::idle_conn_alive(s),
             BackSock::Tls(t) => {
                 if !crate::io::has_pending_event(t.sock.get_ref()) {
                     return true;
@@ -87,13 +100,31 @@ impl BackSock {
 
 impl AsFd for BackSock {
     fn as_fd(&self) -> BorrowedFd<'_> {
-        self.tcp().as_fd()
+        self.plain().as_fd()
     }
 }
 
 impl AsRawFd for BackSock {
     fn as_raw_fd(&self) -> RawFd {
-        self.tcp().as_raw_fd()
+        self.plain().as_raw_fd()
+    }
+}
+
+impl AsFd for PlainSock {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        match self {
+            PlainSock::Tcp(s) => s.as_fd(),
+            PlainSock::Unix(s) => s.as_fd(),
+        }
+    }
+}
+
+impl AsRawFd for PlainSock {
+    fn as_raw_fd(&self) -> RawFd {
+        match self {
+            PlainSock::Tcp(s) => s.as_raw_fd(),
+            PlainSock::Unix(s) => s.as_raw_fd(),
+        }
     }
 }
 
@@ -101,13 +132,44 @@ impl AsRawFd for BackSock {
 macro_rules! both {
     ($self:ident, $s:ident => $e:expr) => {
         match $self {
-            BackSock::Tcp($s) => $e,
+            BackSock::Plain($s) => $e,
             BackSock::Tls(t) => {
                 let $s = &t.sock;
                 $e
             }
         }
     };
+}
+
+/// [`both`] for the plain sockets.
+macro_rules! either {
+    ($self:ident, $s:ident => $e:expr) => {
+        match $self {
+            PlainSock::Tcp($s) => $e,
+            PlainSock::Unix($s) => $e,
+        }
+    };
+}
+
+impl Sock for PlainSock {
+    async fn readable(&self) -> io::Result<()> {
+        either!(self, s => s.readable().await)
+    }
+    async fn writable(&self) -> io::Result<()> {
+        either!(self, s => s.writable().await)
+    }
+    fn try_read_buf(&self, buf: &mut Vec<u8>) -> io::Result<usize> {
+        either!(self, s => s.try_read_buf(buf))
+    }
+    fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+        either!(self, s => s.try_write(buf))
+    }
+    fn try_io<R>(&self, interest: Interest, f: impl FnOnce() -> io::Result<R>) -> io::Result<R> {
+        either!(self, s => s.try_io(interest, f))
+    }
+    fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        either!(self, s => s.poll_read_ready(cx))
+    }
 }
 
 impl Sock for BackSock {

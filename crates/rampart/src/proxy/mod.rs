@@ -206,7 +206,10 @@ pub struct BackendRt {
 #[derive(Debug)]
 pub struct ServerRt {
     pub name: String,
+    /// The server's address (`0.0.0.0:0` for a unix-socket server).
     pub addr: SocketAddr,
+    /// `server <name> /path` (or `unix@/path`): the unix socket to connect to.
+    pub unix: Option<std::path::PathBuf>,
     pub maxconn: Option<u32>,
     /// `pool-max-conn`: idle connections kept per thread; `None`: the pool's own bound.
     pub pool_max_conn: Option<u32>,
@@ -286,11 +289,14 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             .iter()
             .enumerate()
             .filter_map(|(pos, srv)| {
-                let addr = match &srv.addr {
-                    ServerAddr::Inet(a) => *a,
-                    ServerAddr::Unix(_) => {
-                        alerts.push(not_supported(&srv.span, "unix socket server addresses"));
-                        return None;
+                let (addr, unix) = match &srv.addr {
+                    ServerAddr::Inet(a) => (*a, None),
+                    ServerAddr::Unix(path) => {
+                        if srv.check.enabled || srv.check.agent {
+                            alerts.push(not_supported(&srv.span, "health checks of unix socket servers"));
+                            return None;
+                        }
+                        (SocketAddr::from(([0, 0, 0, 0], 0)), Some(path.clone()))
                     }
                 };
                 let check = health_check::build(cfg, px, srv, addr, &backend_checks).unwrap_or_else(|d| {
@@ -310,6 +316,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 Some(ServerRt {
                     name: srv.name.clone(),
                     addr,
+                    unix,
                     maxconn: srv.maxconn,
                     pool_max_conn: srv.pool_max_conn,
                     backup: srv.backup,
