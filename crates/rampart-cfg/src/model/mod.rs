@@ -17,11 +17,13 @@ mod check;
 mod reply;
 mod rules;
 mod server_tls;
+mod ssl;
 
 pub use check::*;
 pub use reply::*;
 pub use rules::*;
 pub use server_tls::*;
+pub use ssl::*;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -98,6 +100,8 @@ pub struct Global {
     pub expose_experimental: bool,
     /// `set-var` / `set-var-fmt` lines, evaluated at startup in order (`proc.` only).
     pub set_vars: Vec<GlobalSetVar>,
+    /// `ssl-default-bind-*`, `ca-base`, `crt-base`, `tune.ssl.*`.
+    pub ssl: GlobalSsl,
     /// `spread-checks` (0..=50): random +/- percentage added to each check interval.
     pub spread_checks: u32,
     /// `ssl-default-server-*`, `ssl-server-verify`.
@@ -161,6 +165,7 @@ impl Default for Global {
             expose_experimental: false,
             spread_checks: 0,
             ssl_server: SslServerDefaults::default(),
+            ssl: GlobalSsl::default(),
             span: Span::default(),
         }
     }
@@ -654,6 +659,10 @@ pub struct Bind {
     pub tfo: bool,
     /// `tcp-ut <delay>`: TCP_USER_TIMEOUT of the accepted connections, in milliseconds.
     pub tcp_ut: Option<u32>,
+    /// How HAProxy names the line in its messages: `'bind <spec>' in section '<kind>'`.
+    pub ctx: String,
+    /// `ssl`, `crt` and the other TLS options (`None` when the line has none).
+    pub ssl: Option<Box<BindSsl>>,
     pub span: Span,
 }
 

@@ -4,37 +4,13 @@
 //! HAProxy counterparts: `struct server`'s `ssl_ctx` part (include/haproxy/server-t.h),
 //! `srv_parse_*()` of src/cfgparse-ssl.c, `global_ssl` (include/haproxy/ssl_sock-t.h).
 
-use super::ExprSrc;
+use super::{ExprSrc, TlsVersion};
 
-/// A protocol version as `ssl-min-ver` / `ssl-max-ver` spell it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum TlsVersion {
-    SslV3,
-    TlsV10,
-    TlsV11,
-    TlsV12,
-    TlsV13,
-}
-
+// `TlsVersion` is defined with the `bind` settings (`model::ssl`); what servers need more:
 impl TlsVersion {
     /// Every version, oldest first.
     pub const ALL: [TlsVersion; 5] =
         [TlsVersion::SslV3, TlsVersion::TlsV10, TlsVersion::TlsV11, TlsVersion::TlsV12, TlsVersion::TlsV13];
-
-    /// `SSLv3`, `TLSv1.0` ... `TLSv1.3` (case as HAProxy: exact).
-    pub fn parse(s: &str) -> Option<TlsVersion> {
-        TlsVersion::ALL.into_iter().find(|v| v.name() == s)
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            TlsVersion::SslV3 => "SSLv3",
-            TlsVersion::TlsV10 => "TLSv1.0",
-            TlsVersion::TlsV11 => "TLSv1.1",
-            TlsVersion::TlsV12 => "TLSv1.2",
-            TlsVersion::TlsV13 => "TLSv1.3",
-        }
-    }
 
     /// The suffix of the `no-*` / `force-*` option naming this version (`tlsv12`).
     pub fn option_suffix(self) -> &'static str {

@@ -35,9 +35,22 @@ pub(super) fn parse_bind(cx: &mut Ctx<'_>, words: &[String]) {
     let ctx = format!("'bind {spec}' in section '{}'", cx.pb.kind.section_word());
     let Some(opts) = parse_bind_options(cx, &words[2..], &ctx) else { return };
     let v6only = if opts.v6only { Some(true) } else { opts.v4v6.then_some(false) };
-    let BindOpts { name, backlog, accept_proxy, mss, defer_accept, tfo, tcp_ut, .. } = opts;
+    let BindOpts { name, backlog, accept_proxy, mss, defer_accept, tfo, tcp_ut, ssl, .. } = opts;
     let span = cx.span.clone();
-    cx.pb.px.binds.push(Bind { addrs, name, v6only, backlog, accept_proxy, mss, defer_accept, tfo, tcp_ut, span });
+    cx.pb.px.binds.push(Bind {
+        addrs,
+        name,
+        v6only,
+        backlog,
+        accept_proxy,
+        mss,
+        defer_accept,
+        tfo,
+        tcp_ut,
+        ctx,
+        ssl,
+        span,
+    });
 }
 
 /// The supported options of one `bind` line.
@@ -52,6 +65,7 @@ struct BindOpts {
     defer_accept: bool,
     tfo: bool,
     tcp_ut: Option<u32>,
+    ssl: Option<Box<crate::model::BindSsl>>,
 }
 
 /// Parses the options after the address; `None` on error (already reported). A
@@ -108,6 +122,9 @@ fn apply_bind_option(out: &mut BindOpts, name: &str, value: Option<&String>) -> 
         ("name", None) => return Err("'name' : missing name".into()),
         ("backlog", Some(v)) => out.backlog = parse_backlog(v)?,
         ("backlog", None) => return Err("'backlog' : missing value".into()),
+        (n, v) if super::ssl::is_bind_ssl_option(n) => {
+            super::ssl::apply_bind_ssl(out.ssl.get_or_insert_default(), n, v)?
+        }
         // A table entry marked supported without a parser here: refuse, never ignore.
         (other, _) => return Err(not_yet(other)),
     }
@@ -201,15 +218,12 @@ mod tests {
     #[test]
     fn bind_errors() {
         assert_eq!(
-            alerts("frontend f\n bind :80 ssl crt /x.pem\n"),
-            [
-                "'bind :80' in section 'frontend' : 'ssl' is not supported yet",
-                "'bind :80' in section 'frontend' : 'crt' is not supported yet"
-            ]
+            alerts("frontend f\n bind :80 ssl crt-list /x.pem\n"),
+            ["'bind :80' in section 'frontend' : 'crt-list' is not supported yet"]
         );
         // every refusal of the line is reported, up to an unknown word
         assert_eq!(
-            alerts("frontend f\n bind :80 accept-proxy backlog -1 name n interface lo bogus ssl\n"),
+            alerts("frontend f\n bind :80 accept-proxy backlog -1 name n interface lo bogus\n"),
             [
                 "'bind :80' in section 'frontend' : 'backlog' : invalid value -1, must be > 0",
                 "'bind :80' in section 'frontend' : 'interface' is not supported yet",

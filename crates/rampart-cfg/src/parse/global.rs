@@ -45,6 +45,7 @@ pub(super) fn parse_global_line(p: &mut Parser, words: &[String], kwm: Modifier,
             "nbproc is not supported any more since HAProxy 2.5. Threads will automatically be used on \
              multi-processor machines if available.",
         ),
+        _ if super::ssl::parse_global_ssl(p, words, span) => {}
         _ => unknown_or_not_yet(p, word, span),
     }
 }

@@ -40,6 +40,7 @@ mod proxy_kw;
 mod rule;
 mod server;
 mod server_ssl;
+mod ssl;
 mod stats;
 mod switching;
 mod tcpcheck;

@@ -38,7 +38,7 @@ pub struct StreamState {
     /// it, see `crate::log::StreamLog::begin`).
     pub log: crate::log::StreamLog,
     /// What the TLS connection to the server negotiated (`ssl_bc*`), once connected.
-    pub back_tls: Option<std::sync::Arc<crate::tls::back::BackTls>>,
+    pub back_tls: Option<std::sync::Arc<crate::tls::TlsInfo>>,
 }
 
 /// Timeouts a rule set for one stream; `None`: the backend's.

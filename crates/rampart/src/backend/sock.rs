@@ -16,8 +16,8 @@ use tokio::net::{TcpStream, UnixStream};
 use std::sync::Arc;
 
 use crate::io::Sock;
-use crate::tls::back::BackTls;
 use crate::tls::stream::TlsSock;
+use crate::tls::TlsInfo;
 
 /// A connected server socket.
 #[derive(Debug)]
@@ -39,13 +39,14 @@ pub enum PlainSock {
 pub struct TlsConn {
     pub sock: TlsSock<PlainSock>,
     /// Shared with the streams it serves (`ssl_bc*`), read once after the handshake.
-    pub info: Arc<BackTls>,
+    pub info: Arc<TlsInfo>,
 }
 
 impl TlsConn {
     pub fn new(sock: TlsSock<PlainSock>) -> TlsConn {
-        let none = BackTls { protocol: "", cipher: None, keysize: 0, alpn: None, resumed: false };
-        let info = sock.with_conn(BackTls::of).unwrap_or(none);
+        let none =
+            TlsInfo { sni: None, version: "", cipher: "", bits: 0, alpn: None, resumed: false, peer_certs: Vec::new() };
+        let info = sock.with_conn(TlsInfo::of).unwrap_or(none);
         TlsConn { sock, info: Arc::new(info) }
     }
 }

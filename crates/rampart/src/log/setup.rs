@@ -57,6 +57,29 @@ pub fn log_connect(rt: &crate::proxy::Runtime, fe: usize, pl: &ProxyLog, conn: &
     pl.loggers.send(super::level::INFO, msg.as_bytes());
 }
 
+/// HAProxy's log line for a connection that ended before its first stream (a failed
+/// TLS handshake): `<src>:<port> [<date>] <frontend>/<bind>: <message>`, as
+/// `session_kill_embryonic()` sends it (src/session.c).
+pub fn log_conn_error(
+    rt: &crate::proxy::Runtime,
+    fe: usize,
+    pl: &ProxyLog,
+    conn: &crate::sample::ctx::ConnInfo,
+    msg: &str,
+) {
+    let px = &rt.proxies[fe];
+    let mut line = Vec::with_capacity(128);
+    match conn.src {
+        Some(a) => line.extend_from_slice(format!("{}:{} [", a.ip(), a.port()).as_bytes()),
+        None => line.extend_from_slice(b"unix:1 ["),
+    }
+    let (secs, usec) = super::date::split(std::time::SystemTime::now());
+    super::date::clf(&mut line, secs, true, Some(usec / 1000), false);
+    let bind = px.fe.listeners.get(conn.listener as usize).and_then(|l| l.name.as_deref()).unwrap_or("?");
+    line.extend_from_slice(format!("] {}/{bind}: {msg}", px.name).as_bytes());
+    pl.loggers.send(super::level::INFO, &line);
+}
+
 /// Opened targets, shared between the proxies naming the same line.
 pub struct Opener {
     opened: HashMap<Vec<String>, Arc<Sink>>,

@@ -11,6 +11,7 @@ pub mod readers;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 mod unsupported;
@@ -157,6 +158,8 @@ pub struct FrontendRt {
     /// Connections closed for a missing, malformed or truncated PROXY header
     /// (`accept-proxy`, `expect-proxy`). HAProxy only logs these; kept for stats.
     pub pp_failed: Counter,
+    /// Failed TLS handshakes on this frontend's `ssl` listeners.
+    pub tls_failed: Counter,
     /// The listeners: every address of the `bind` lines, in order (the registry binds
     /// them in the same order, see [`crate::listener::BoundSocket::listener`]).
     pub listeners: Box<[ListenerRt]>,
@@ -169,6 +172,8 @@ pub struct ListenerRt {
     pub name: Option<Box<str>>,
     /// `bind ... accept-proxy`: connections start with a PROXY header.
     pub accept_proxy: bool,
+    /// `bind ... ssl`: the TLS configuration its connections handshake with.
+    pub tls: Option<Arc<crate::tls::bind::BindTls>>,
 }
 
 impl FrontendRt {
@@ -176,11 +181,36 @@ impl FrontendRt {
         self.maxconn.load(Ordering::Relaxed)
     }
 
-    /// The listeners of `px`, in the order the listener registry binds them.
-    fn listeners(px: &rampart_cfg::model::Proxy) -> Box<[ListenerRt]> {
+    /// The listeners of `px`, in the order the listener registry binds them, with the
+    /// TLS configuration of each `bind ... ssl` line (alerts and warnings go to
+    /// `alerts` and `warnings`).
+    fn listeners(
+        px: &rampart_cfg::model::Proxy,
+        global: &rampart_cfg::model::GlobalSsl,
+        alerts: &mut Vec<Diag>,
+        warnings: &mut Vec<Diag>,
+    ) -> Box<[ListenerRt]> {
         let mut out = Vec::new();
         for b in &px.binds {
-            let li = || ListenerRt { name: b.name.as_deref().map(Box::from), accept_proxy: b.accept_proxy };
+            let tls = b.ssl.as_deref().filter(|s| s.enabled).and_then(|s| match crate::tls::bind::build(s, global) {
+                Ok((tls, warns)) => {
+                    warnings.extend(
+                        warns.into_iter().map(|w| Diag::warning(Some(b.span.clone()), format!("{} : {w}", b.ctx))),
+                    );
+                    Some(Arc::new(tls))
+                }
+                Err(errs) => {
+                    alerts.extend(
+                        errs.into_iter().map(|e| Diag::alert(Some(b.span.clone()), format!("{} : {e}", b.ctx))),
+                    );
+                    None
+                }
+            });
+            let li = || ListenerRt {
+                name: b.name.as_deref().map(Box::from),
+                accept_proxy: b.accept_proxy,
+                tls: tls.clone(),
+            };
             out.extend(b.addrs.iter().map(|_| li()));
         }
         out.into_boxed_slice()
@@ -274,8 +304,8 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         warnings: Vec::new(),
     };
     let mut proxies = Vec::with_capacity(cfg.proxies.len());
-    let mut logs = crate::log::setup::Opener::new(cfg, &mut alerts);
     let mut tls_warnings = Vec::new();
+    let mut logs = crate::log::setup::Opener::new(cfg, &mut alerts);
     for (idx, px) in cfg.proxies.iter().enumerate() {
         if let Err(d) = crate::tls::client::backend_sni(px) {
             alerts.push(d);
@@ -379,7 +409,8 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 denied_sess: Counter::new(threads),
                 denied_req: Counter::new(threads),
                 pp_failed: Counter::new(threads),
-                listeners: FrontendRt::listeners(px),
+                tls_failed: Counter::new(threads),
+                listeners: FrontendRt::listeners(px, &cfg.global.ssl, &mut alerts, &mut tls_warnings),
             },
             be: BackendRt { lb, lb_expr, lb_backup, servers, queue: Notify::new(), cum_conn: Counter::new(threads) },
             stats: crate::stats::ProxyStats::new(threads),

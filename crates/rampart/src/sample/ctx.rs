@@ -61,6 +61,8 @@ pub struct ConnExt {
     /// connection` rules changed them; later rules and PROXY headers change only the
     /// session's (`src`, `dst`), as HAProxy keeps `conn->src` apart from `sess->src`.
     pub fc: Option<(Option<SocketAddr>, Option<SocketAddr>)>,
+    /// What the TLS handshake negotiated, on a `bind ... ssl` listener.
+    pub tls: Option<Arc<crate::tls::TlsInfo>>,
 }
 
 impl ConnInfo {
@@ -82,6 +84,16 @@ impl ConnInfo {
     /// Replaces the local address rules see.
     pub fn set_dst(&mut self, a: SocketAddr) {
         Arc::make_mut(self.ext.get_or_insert_with(Arc::default)).dst = Some(a);
+    }
+
+    /// What the connection's TLS handshake negotiated (`None`: not TLS).
+    pub fn tls(&self) -> Option<&crate::tls::TlsInfo> {
+        self.ext.as_ref().and_then(|e| e.tls.as_deref())
+    }
+
+    /// Keeps what the TLS handshake negotiated.
+    pub fn set_tls(&mut self, info: crate::tls::TlsInfo) {
+        Arc::make_mut(self.ext.get_or_insert_with(Arc::default)).tls = Some(Arc::new(info));
     }
 
     /// The PROXY header received on this connection, if any (`fc_rcvd_proxy`).
@@ -206,7 +218,7 @@ pub struct SampleCtx<'a> {
     /// the request line): set only while a log line is rendered.
     pub log: Option<&'a crate::log::StreamLog>,
     /// The TLS connection to the server, once connected (`ssl_bc*`).
-    pub back_tls: Option<&'a crate::tls::back::BackTls>,
+    pub back_tls: Option<&'a crate::tls::TlsInfo>,
 }
 
 impl<'a> SampleCtx<'a> {

@@ -124,6 +124,45 @@ fn close<S: mux::h1::park::Parkable>(sock: &S, verdict: rules::Accepted) {
 /// PERF: each mux is its own task type, so an idle HTTP connection's task is as small
 /// as the HTTP mux's idle state, not as large as the biggest mux.
 fn spawn<S: mux::h1::park::Parkable>(sock: S, sess: Session, vars: Option<Box<VarStore>>) {
+    let px = &sess.rt.proxies[sess.fe];
+    if let Some(tls) = px.fe.listeners.get(sess.conn.listener as usize).and_then(|l| l.tls.clone()) {
+        drop(tokio::spawn(tls_handshake(sock, sess, vars, tls)));
+        return;
+    }
+    serve(sock, sess, vars);
+}
+
+/// Completes the TLS handshake of a `bind ... ssl` connection within `timeout client`,
+/// then serves it. A failed handshake closes the connection, counts in the frontend's
+/// `tls_failed` and is logged with HAProxy's error string.
+///
+/// COMPAT: HAProxy runs the handshake before the `tcp-request session` rules; here it
+/// runs after them, so those rules cannot read `ssl_fc*` yet. TODO(#11)
+async fn tls_handshake<S: mux::h1::park::Parkable>(
+    sock: S,
+    mut sess: Session,
+    vars: Option<Box<VarStore>>,
+    tls: std::sync::Arc<crate::tls::bind::BindTls>,
+) {
+    let px = &sess.rt.proxies[sess.fe];
+    match crate::tls::stream::accept(sock, px.timeouts.client, |hello| tls.choose(hello)).await {
+        Ok(t) => {
+            if let Some(info) = t.with_conn(crate::tls::TlsInfo::of) {
+                sess.conn.set_tls(info);
+            }
+            serve(t, sess, vars);
+        }
+        Err(e) => {
+            px.fe.tls_failed.inc();
+            if let Some(pl) = px.log.as_deref() {
+                crate::log::setup::log_conn_error(&sess.rt, sess.fe, pl, &sess.conn, e.haproxy_msg());
+            }
+        }
+    }
+}
+
+/// Starts the connection's mux (HTTP/1 or TCP passthrough) in a task of its own.
+fn serve<S: mux::h1::park::Parkable>(sock: S, sess: Session, vars: Option<Box<VarStore>>) {
     if sess.rt.proxies[sess.fe].fe.http {
         drop(tokio::spawn(mux::h1::serve(sock, sess, vars)));
     } else {

@@ -1,10 +1,78 @@
-//! TLS with rustls: PEM loading (`pem`), the TLS stream over a TCP socket (`stream`),
-//! TLS towards servers (`client`) and what it negotiated (`back`), OpenSSL cipher
-//! names (`suites`).
+//! TLS with rustls: PEM loading (`pem`), the TLS stream over a socket and its
+//! handshakes (`stream`), the server configuration of a `bind ... ssl` line (`bind`)
+//! and its certificate selection by SNI (`sni`); TLS towards servers (`client`),
+//! OpenSSL cipher names (`suites`); what a handshake negotiated, as the `ssl_*` and
+//! `ssl_bc*` fetches read it ([`TlsInfo`]).
 //! HAProxy counterpart: ssl_sock.c, ssl_ckch.c.
 
-pub mod back;
+pub mod bind;
 pub mod client;
 pub mod pem;
+pub mod sni;
 pub mod stream;
 pub mod suites;
+
+use rustls::Connection;
+use rustls_pki_types::CertificateDer;
+
+/// What a front-side handshake negotiated, kept with the connection for the
+/// `ssl_fc*` and `ssl_c_*` fetches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsInfo {
+    /// The SNI the client sent.
+    pub sni: Option<Box<str>>,
+    /// `TLSv1.2` or `TLSv1.3`.
+    pub version: &'static str,
+    /// The cipher suite as OpenSSL names it (`ssl_fc_cipher`).
+    pub cipher: &'static str,
+    /// The secret bits of the cipher (`ssl_fc_use_keysize`).
+    pub bits: u32,
+    /// The protocol ALPN chose.
+    pub alpn: Option<Box<[u8]>>,
+    /// Whether the session was resumed (ticket or cache).
+    pub resumed: bool,
+    /// The client's certificate chain, leaf first (empty without one).
+    pub peer_certs: Vec<CertificateDer<'static>>,
+}
+
+/// OpenSSL's name of a rustls cipher suite, and its key size in bits.
+fn openssl_cipher(s: rustls::CipherSuite) -> (&'static str, u32) {
+    use rustls::CipherSuite as C;
+    match s {
+        C::TLS13_AES_128_GCM_SHA256 => ("TLS_AES_128_GCM_SHA256", 128),
+        C::TLS13_AES_256_GCM_SHA384 => ("TLS_AES_256_GCM_SHA384", 256),
+        C::TLS13_CHACHA20_POLY1305_SHA256 => ("TLS_CHACHA20_POLY1305_SHA256", 256),
+        C::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256 => ("ECDHE-ECDSA-AES128-GCM-SHA256", 128),
+        C::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 => ("ECDHE-RSA-AES128-GCM-SHA256", 128),
+        C::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384 => ("ECDHE-ECDSA-AES256-GCM-SHA384", 256),
+        C::TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384 => ("ECDHE-RSA-AES256-GCM-SHA384", 256),
+        C::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256 => ("ECDHE-ECDSA-CHACHA20-POLY1305", 256),
+        C::TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256 => ("ECDHE-RSA-CHACHA20-POLY1305", 256),
+        _ => ("", 0),
+    }
+}
+
+impl TlsInfo {
+    /// What the completed handshake of `conn` negotiated.
+    pub fn of(conn: &Connection) -> TlsInfo {
+        let (cipher, bits) = conn.negotiated_cipher_suite().map_or(("", 0), |s| openssl_cipher(s.suite()));
+        let version = match conn.protocol_version() {
+            Some(rustls::ProtocolVersion::TLSv1_3) => "TLSv1.3",
+            Some(rustls::ProtocolVersion::TLSv1_2) => "TLSv1.2",
+            _ => "",
+        };
+        let sni = match conn {
+            Connection::Server(s) => s.server_name().map(Box::from),
+            Connection::Client(_) => None,
+        };
+        TlsInfo {
+            sni,
+            version,
+            cipher,
+            bits,
+            alpn: conn.alpn_protocol().map(Box::from),
+            resumed: conn.handshake_kind() == Some(rustls::HandshakeKind::Resumed),
+            peer_certs: conn.peer_certificates().map(<[_]>::to_vec).unwrap_or_default(),
+        }
+    }
+}

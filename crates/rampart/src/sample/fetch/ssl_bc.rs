@@ -1,6 +1,6 @@
 //! Fetches of the TLS connection to the server (`server ... ssl`): `ssl_bc` and the
 //! `ssl_bc_*` family, read from what the handshake negotiated
-//! ([`crate::tls::back::BackTls`]), in response rules and log formats.
+//! ([`crate::tls::TlsInfo`]), in response rules and log formats.
 //! HAProxy counterpart: the `ssl_bc*` keywords of src/ssl_sample.c.
 //!
 //! Not yet: `ssl_bc_client_random`, `ssl_bc_server_random`, `ssl_bc_session_id`,
@@ -12,14 +12,14 @@ use std::borrow::Cow;
 use crate::sample::ctx::SampleCtx;
 use crate::sample::kw::{uses, Arg, ArgSpec, FetchKw};
 use crate::sample::types::{Sample, SmpType};
-use crate::tls::back::BackTls;
+use crate::tls::TlsInfo;
 
 use super::Emit;
 
 /// Where HAProxy declares the `ssl_bc*` fetches usable: once the server connection is up.
 const L5SRV: u32 = uses::L5SRV;
 
-fn tls<'a>(ctx: &SampleCtx<'a>) -> Option<&'a BackTls> {
+fn tls<'a>(ctx: &SampleCtx<'a>) -> Option<&'a TlsInfo> {
     ctx.back_tls
 }
 
@@ -31,21 +31,21 @@ fn fetch_ssl_bc<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
 }
 
 fn fetch_ssl_bc_protocol<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(t) = tls(ctx).filter(|t| !t.protocol.is_empty()) {
-        emit(Sample::Str(Cow::Borrowed(t.protocol.as_bytes())));
+    if let Some(t) = tls(ctx).filter(|t| !t.version.is_empty()) {
+        emit(Sample::Str(Cow::Borrowed(t.version.as_bytes())));
     }
 }
 
 fn fetch_ssl_bc_cipher<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(c) = tls(ctx).and_then(|t| t.cipher) {
-        emit(Sample::Str(Cow::Borrowed(c.as_bytes())));
+    if let Some(t) = tls(ctx).filter(|t| !t.cipher.is_empty()) {
+        emit(Sample::Str(Cow::Borrowed(t.cipher.as_bytes())));
     }
 }
 
 /// `ssl_bc_alg_keysize` and `ssl_bc_use_keysize`: the same with rustls' AEAD suites.
 fn fetch_ssl_bc_keysize<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(t) = tls(ctx).filter(|t| t.keysize > 0) {
-        emit(Sample::Sint(i64::from(t.keysize)));
+    if let Some(t) = tls(ctx).filter(|t| t.bits > 0) {
+        emit(Sample::Sint(i64::from(t.bits)));
     }
 }
 
@@ -76,7 +76,7 @@ mod tests {
     use crate::sample::ctx::SampleCtx;
     use crate::sample::testutil::*;
     use crate::sample::Sample;
-    use crate::tls::back::BackTls;
+    use crate::tls::TlsInfo;
 
     #[test]
     fn back_tls_fetches() {
@@ -84,12 +84,14 @@ mod tests {
         let rt = runtime(&cfg);
         let c = conn();
         let v = |ctx: &SampleCtx<'_>, t: &str| compile_in(&cfg, 1, t).unwrap().eval(ctx).map(Sample::into_owned);
-        let info = BackTls {
-            protocol: "TLSv1.3",
-            cipher: Some("TLS_AES_256_GCM_SHA384"),
-            keysize: 256,
+        let info = TlsInfo {
+            sni: None,
+            version: "TLSv1.3",
+            cipher: "TLS_AES_256_GCM_SHA384",
+            bits: 256,
             alpn: Some(Box::from(&b"http/1.1"[..])),
             resumed: true,
+            peer_certs: Vec::new(),
         };
         let ctx = SampleCtx { be: Some(1), srv: Some(0), back_tls: Some(&info), ..SampleCtx::new(&rt, &c, 0) };
         assert_eq!(v(&ctx, "ssl_bc"), Some(Sample::Bool(true)));

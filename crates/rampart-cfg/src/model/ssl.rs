@@ -1,0 +1,97 @@
+//! TLS settings of `bind` lines and of the `global` section (`ssl-default-bind-*`,
+//! `ca-base`, `crt-base`, `tune.ssl.*`). The daemon's `tls` module builds rustls
+//! configurations from them. HAProxy counterpart: `struct ssl_bind_conf`, cfgparse-ssl.c.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// A TLS protocol version as `ssl-min-ver`/`ssl-max-ver` name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum TlsVersion {
+    SslV3,
+    TlsV10,
+    TlsV11,
+    TlsV12,
+    TlsV13,
+}
+
+impl TlsVersion {
+    /// The version named `s` (`SSLv3`, `TLSv1.0` ... `TLSv1.3`).
+    pub fn parse(s: &str) -> Option<TlsVersion> {
+        Some(match s {
+            "SSLv3" => TlsVersion::SslV3,
+            "TLSv1.0" => TlsVersion::TlsV10,
+            "TLSv1.1" => TlsVersion::TlsV11,
+            "TLSv1.2" => TlsVersion::TlsV12,
+            "TLSv1.3" => TlsVersion::TlsV13,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            TlsVersion::SslV3 => "SSLv3",
+            TlsVersion::TlsV10 => "TLSv1.0",
+            TlsVersion::TlsV11 => "TLSv1.1",
+            TlsVersion::TlsV12 => "TLSv1.2",
+            TlsVersion::TlsV13 => "TLSv1.3",
+        }
+    }
+}
+
+/// `verify none|optional|required`: whether a client certificate is asked and needed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Verify {
+    #[default]
+    None,
+    Optional,
+    Required,
+}
+
+/// Version bounds and flags set by options shared between `bind` lines and
+/// `ssl-default-bind-options`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SslOptions {
+    pub min_ver: Option<TlsVersion>,
+    pub max_ver: Option<TlsVersion>,
+    /// `no-sslv3`, `no-tlsv10` ... : versions switched off.
+    pub no_versions: Vec<TlsVersion>,
+    /// `force-tlsv12` ...: the only version.
+    pub force: Option<TlsVersion>,
+    pub no_tls_tickets: bool,
+    pub prefer_client_ciphers: bool,
+}
+
+/// The TLS part of one `bind` line.
+#[derive(Debug, Clone, Default)]
+pub struct BindSsl {
+    /// `ssl`: the listener terminates TLS (the other settings are kept without it).
+    pub enabled: bool,
+    /// `crt` files or directories, as written (relative ones resolve against `crt-base`).
+    pub crts: Vec<PathBuf>,
+    pub ca_file: Option<PathBuf>,
+    pub crl_file: Option<PathBuf>,
+    pub verify: Option<Verify>,
+    /// `alpn`: protocol names in preference order.
+    pub alpn: Option<Vec<String>>,
+    pub ciphers: Option<String>,
+    pub ciphersuites: Option<String>,
+    pub curves: Option<String>,
+    pub strict_sni: bool,
+    pub options: SslOptions,
+}
+
+/// TLS settings of the `global` section.
+#[derive(Debug, Clone, Default)]
+pub struct GlobalSsl {
+    pub default_bind_ciphers: Option<String>,
+    pub default_bind_ciphersuites: Option<String>,
+    pub default_bind_curves: Option<String>,
+    pub default_bind_options: SslOptions,
+    pub ca_base: Option<PathBuf>,
+    pub crt_base: Option<PathBuf>,
+    /// `tune.ssl.cachesize` (sessions kept for resumption; HAProxy's default 20000).
+    pub cachesize: Option<usize>,
+    /// `tune.ssl.lifetime` (how long a cached session or ticket stays valid).
+    pub lifetime: Option<Duration>,
+}

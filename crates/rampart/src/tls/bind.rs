@@ -1,0 +1,337 @@
+//! The rustls server configuration of one `bind ... ssl` line: certificates (loaded in
+//! parallel), versions, cipher suites and groups mapped from OpenSSL's names, client
+//! certificate verification, ALPN, session cache and tickets.
+//! HAProxy counterpart: `ssl_sock_prepare_ctx()`, `ssl_sock_prepare_bind_conf()`
+//! (ssl_sock.c).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rampart_cfg::model::{BindSsl, GlobalSsl, SslOptions, TlsVersion, Verify};
+use rustls::crypto::{aws_lc_rs, CryptoProvider, SupportedKxGroup};
+use rustls::server::{ClientHello, ServerSessionMemoryCache, WebPkiClientVerifier};
+use rustls::{RootCertStore, ServerConfig, SupportedCipherSuite};
+
+use super::pem::{self, PemError};
+use super::sni::{cert_names, Entry, SniResolver, SniStore};
+
+/// What a TLS listener needs per handshake.
+#[derive(Debug)]
+pub struct BindTls {
+    pub config: Arc<ServerConfig>,
+    pub store: Arc<SniStore>,
+    pub strict_sni: bool,
+}
+
+impl BindTls {
+    /// The configuration for a client hello, or why it is refused (`strict-sni`
+    /// without a certificate for the name).
+    pub fn choose(&self, hello: &ClientHello<'_>) -> Result<Arc<ServerConfig>, &'static str> {
+        if self.strict_sni && !self.store.serves(hello.server_name()) {
+            return Err("no certificate for the SNI with strict-sni");
+        }
+        Ok(self.config.clone())
+    }
+}
+
+/// Default size of the session cache (HAProxy's `tune.ssl.cachesize`).
+const CACHE_SIZE: usize = 20_000;
+
+/// OpenSSL's names of cipher suites and rustls' suites for them.
+type SuiteNames = [(&'static str, SupportedCipherSuite)];
+
+/// OpenSSL's TLS 1.2 suite names and rustls' suites for them.
+const TLS12_NAMES: &[(&str, SupportedCipherSuite)] = &[
+    ("ECDHE-ECDSA-AES128-GCM-SHA256", aws_lc_rs::cipher_suite::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256),
+    ("ECDHE-RSA-AES128-GCM-SHA256", aws_lc_rs::cipher_suite::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256),
+    ("ECDHE-ECDSA-AES256-GCM-SHA384", aws_lc_rs::cipher_suite::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384),
+    ("ECDHE-RSA-AES256-GCM-SHA384", aws_lc_rs::cipher_suite::TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384),
+    ("ECDHE-ECDSA-CHACHA20-POLY1305", aws_lc_rs::cipher_suite::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256),
+    ("ECDHE-RSA-CHACHA20-POLY1305", aws_lc_rs::cipher_suite::TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256),
+];
+
+/// TLS 1.3 suite names (`ciphersuites`).
+const TLS13_NAMES: &[(&str, SupportedCipherSuite)] = &[
+    ("TLS_AES_128_GCM_SHA256", aws_lc_rs::cipher_suite::TLS13_AES_128_GCM_SHA256),
+    ("TLS_AES_256_GCM_SHA384", aws_lc_rs::cipher_suite::TLS13_AES_256_GCM_SHA384),
+    ("TLS_CHACHA20_POLY1305_SHA256", aws_lc_rs::cipher_suite::TLS13_CHACHA20_POLY1305_SHA256),
+];
+
+/// OpenSSL's group names (`curves`) and rustls' groups.
+const GROUP_NAMES: &[(&str, &dyn SupportedKxGroup)] = &[
+    ("X25519", aws_lc_rs::kx_group::X25519),
+    ("x25519", aws_lc_rs::kx_group::X25519),
+    ("P-256", aws_lc_rs::kx_group::SECP256R1),
+    ("prime256v1", aws_lc_rs::kx_group::SECP256R1),
+    ("secp256r1", aws_lc_rs::kx_group::SECP256R1),
+    ("P-384", aws_lc_rs::kx_group::SECP384R1),
+    ("secp384r1", aws_lc_rs::kx_group::SECP384R1),
+];
+
+/// Maps a colon-separated OpenSSL list onto `table`, in the list's order. Returns the
+/// items found and the names rustls cannot provide (OpenSSL's operators `!x`, `-x`,
+/// `+x`, `@x` are not names and are skipped).
+fn map_names<T: Copy>(list: &str, table: &[(&str, T)]) -> (Vec<T>, Vec<String>) {
+    let mut found = Vec::new();
+    let mut missing = Vec::new();
+    for name in list.split([':', ',', ' ']).filter(|n| !n.is_empty()) {
+        if name.starts_with(['!', '-', '+', '@']) {
+            continue;
+        }
+        match table.iter().find(|(n, _)| *n == name) {
+            Some((_, v)) => found.push(*v),
+            None => missing.push(name.to_string()),
+        }
+    }
+    (found, missing)
+}
+
+/// The cipher suites of a bind: `ciphers` (TLS 1.2) and `ciphersuites` (TLS 1.3),
+/// each from the bind or else the global default; rustls' defaults for a list not set
+/// or naming nothing rustls has. Unknown names become one warning.
+fn suites(ssl: &BindSsl, g: &GlobalSsl, warnings: &mut Vec<String>) -> Vec<SupportedCipherSuite> {
+    let mut out = Vec::new();
+    let defaults = aws_lc_rs::DEFAULT_CIPHER_SUITES;
+    let lists: [(Option<&String>, &SuiteNames, bool, &str); 2] = [
+        (ssl.ciphersuites.as_ref().or(g.default_bind_ciphersuites.as_ref()), TLS13_NAMES, true, "ciphersuites"),
+        (ssl.ciphers.as_ref().or(g.default_bind_ciphers.as_ref()), TLS12_NAMES, false, "ciphers"),
+    ];
+    for (list, table, tls13, what) in lists {
+        let of_version = defaults.iter().copied().filter(|s| matches!(s, SupportedCipherSuite::Tls13(_)) == tls13);
+        let Some(list) = list else {
+            out.extend(of_version);
+            continue;
+        };
+        let (found, missing) = map_names(list, table);
+        if found.is_empty() {
+            warnings
+                .push(format!("'{what}' names no cipher rustls provides ('{list}'); using rustls' defaults instead."));
+            out.extend(of_version);
+        } else {
+            if !missing.is_empty() {
+                warnings.push(format!(
+                    "'{what}': {} not provided by rustls, ignored; using {}.",
+                    missing.join(", "),
+                    table.iter().filter(|(_, s)| found.contains(s)).map(|(n, _)| *n).collect::<Vec<_>>().join(":")
+                ));
+            }
+            out.extend(found);
+        }
+    }
+    out
+}
+
+/// The key exchange groups from `curves` (or the global default).
+fn groups(ssl: &BindSsl, g: &GlobalSsl, warnings: &mut Vec<String>) -> Vec<&'static dyn SupportedKxGroup> {
+    let Some(list) = ssl.curves.as_ref().or(g.default_bind_curves.as_ref()) else {
+        return aws_lc_rs::DEFAULT_KX_GROUPS.to_vec();
+    };
+    let (found, missing) = map_names(list, GROUP_NAMES);
+    if !missing.is_empty() {
+        warnings.push(format!(
+            "'curves': {} not provided by rustls, ignored{}.",
+            missing.join(", "),
+            if found.is_empty() { "; using rustls' default groups" } else { "" }
+        ));
+    }
+    if found.is_empty() {
+        aws_lc_rs::DEFAULT_KX_GROUPS.to_vec()
+    } else {
+        found
+    }
+}
+
+/// The protocol versions allowed by the bind's options merged over the defaults.
+fn versions(bind: &SslOptions, g: &SslOptions) -> Result<Vec<&'static rustls::SupportedProtocolVersion>, String> {
+    let force = bind.force.or(g.force);
+    let min = bind.min_ver.or(g.min_ver);
+    let max = bind.max_ver.or(g.max_ver);
+    if let Some(v) = [force, min].into_iter().flatten().find(|v| *v < TlsVersion::TlsV12) {
+        return Err(format!(
+            "'{}' is not supported: rustls speaks TLSv1.2 and TLSv1.3 only (use 'ssl-min-ver TLSv1.2').",
+            v.name()
+        ));
+    }
+    let allowed = |v: TlsVersion| {
+        force.is_none_or(|f| f == v)
+            && min.is_none_or(|m| v >= m)
+            && max.is_none_or(|m| v <= m)
+            && !bind.no_versions.contains(&v)
+            && !g.no_versions.contains(&v)
+    };
+    let mut out = Vec::new();
+    if allowed(TlsVersion::TlsV13) {
+        out.push(&rustls::version::TLS13);
+    }
+    if allowed(TlsVersion::TlsV12) {
+        out.push(&rustls::version::TLS12);
+    }
+    if out.is_empty() {
+        return Err("no TLS version left that rustls speaks (TLSv1.2, TLSv1.3).".into());
+    }
+    Ok(out)
+}
+
+/// `base` joined to a relative `path` (`crt-base`, `ca-base`).
+fn based(base: Option<&PathBuf>, path: &Path) -> PathBuf {
+    match base {
+        Some(b) if path.is_relative() => b.join(path),
+        _ => path.to_path_buf(),
+    }
+}
+
+/// The certificate files a `crt` names: the file, or every file of a directory
+/// except keys and the extra files HAProxy reads beside certificates.
+fn crt_files(path: &Path) -> Result<Vec<PathBuf>, PemError> {
+    if !path.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let rd =
+        std::fs::read_dir(path).map_err(|e| PemError::Stat { path: path.display().to_string(), why: e.to_string() })?;
+    let mut files: Vec<PathBuf> = rd
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file())
+        .filter(|p| {
+            let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
+            !matches!(ext, "key" | "ocsp" | "issuer" | "sctl" | "dh")
+        })
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// Loads `files` on up to `threads` threads; results in the files' order.
+pub fn load_parallel(
+    files: &[PathBuf],
+    provider: &CryptoProvider,
+    threads: usize,
+) -> Vec<Result<(Entry, Vec<String>), PemError>> {
+    let load = |p: &PathBuf| {
+        let ck = pem::load_cert_key(p)?;
+        let key = ck.certified(provider)?;
+        let names = cert_names(&ck.chain[0]);
+        Ok((Entry { key, path: ck.path }, names))
+    };
+    let threads = threads.clamp(1, files.len().max(1));
+    if threads == 1 {
+        return files.iter().map(load).collect();
+    }
+    let chunk = files.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        let handles: Vec<_> =
+            files.chunks(chunk).map(|c| s.spawn(move || c.iter().map(load).collect::<Vec<_>>())).collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
+    })
+}
+
+/// Builds the TLS side of one `bind` line. `Ok` carries the warnings to print once;
+/// `Err` the alerts (each already worded for the line's context prefix).
+pub fn build(ssl: &BindSsl, g: &GlobalSsl) -> Result<(BindTls, Vec<String>), Vec<String>> {
+    let mut alerts = Vec::new();
+    let mut warnings = Vec::new();
+    let base = aws_lc_rs::default_provider();
+    let provider = CryptoProvider {
+        cipher_suites: suites(ssl, g, &mut warnings),
+        kx_groups: groups(ssl, g, &mut warnings),
+        ..base
+    };
+    let versions = versions(&ssl.options, &g.default_bind_options).unwrap_or_else(|e| {
+        alerts.push(e);
+        vec![&rustls::version::TLS13]
+    });
+    let mut files = Vec::new();
+    for crt in &ssl.crts {
+        match crt_files(&based(g.crt_base.as_ref(), crt)) {
+            Ok(f) => files.extend(f),
+            Err(e) => alerts.push(e.to_string()),
+        }
+    }
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut store = SniStore::default();
+    for r in load_parallel(&files, &provider, threads) {
+        match r {
+            Ok((entry, names)) => store.add(entry, &names),
+            Err(e) => alerts.push(e.to_string()),
+        }
+    }
+    if store.is_empty() && alerts.is_empty() {
+        alerts.push("no certificate configured for this 'ssl' bind (use 'crt').".into());
+    }
+    let verifier = client_verifier(ssl, g, &provider).unwrap_or_else(|e| {
+        alerts.push(e);
+        None
+    });
+    if !alerts.is_empty() {
+        return Err(alerts);
+    }
+    let store = Arc::new(store);
+    let provider = Arc::new(provider);
+    let builder = match ServerConfig::builder_with_provider(provider).with_protocol_versions(&versions) {
+        Ok(b) => b,
+        Err(e) => return Err(vec![format!("unusable TLS settings: {e}.")]),
+    };
+    let builder = match verifier {
+        Some(v) => builder.with_client_cert_verifier(v),
+        None => builder.with_no_client_auth(),
+    };
+    let mut config = builder.with_cert_resolver(Arc::new(SniResolver(store.clone())));
+    config.ignore_client_order = !(ssl.options.prefer_client_ciphers || g.default_bind_options.prefer_client_ciphers);
+    config.alpn_protocols = alpn(ssl, &mut warnings);
+    config.session_storage = ServerSessionMemoryCache::new(g.cachesize.unwrap_or(CACHE_SIZE).max(1));
+    if ssl.options.no_tls_tickets || g.default_bind_options.no_tls_tickets {
+        config.send_tls13_tickets = 0;
+    } else if let Ok(t) = aws_lc_rs::Ticketer::new() {
+        config.ticketer = t;
+    }
+    let tls = BindTls { config: Arc::new(config), store, strict_sni: ssl.strict_sni };
+    Ok((tls, warnings))
+}
+
+/// The client certificate verifier `verify` and `ca-file` ask for.
+fn client_verifier(
+    ssl: &BindSsl,
+    g: &GlobalSsl,
+    provider: &CryptoProvider,
+) -> Result<Option<Arc<dyn rustls::server::danger::ClientCertVerifier>>, String> {
+    let verify = ssl.verify.unwrap_or_default();
+    if verify == Verify::None {
+        return Ok(None);
+    }
+    let Some(ca) = &ssl.ca_file else {
+        return Err("verify is enabled but no CA file specified.".into());
+    };
+    let ca = based(g.ca_base.as_ref(), ca);
+    let mut roots = RootCertStore::empty();
+    for c in pem::load_ca_file(&ca).map_err(|e| format!("{e} 'ca-file' : unable to load {}", ca.display()))? {
+        roots.add(c).map_err(|e| format!("'ca-file' : unable to load {} ({e})", ca.display()))?;
+    }
+    let mut b = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), Arc::new(provider.clone()));
+    if let Some(crl) = &ssl.crl_file {
+        let crl = based(g.ca_base.as_ref(), crl);
+        let crls =
+            pem::load_crl_file(&crl).map_err(|e| format!("{e} 'crl-file' : unable to load {}", crl.display()))?;
+        b = b.with_crls(crls);
+    }
+    if verify == Verify::Optional {
+        b = b.allow_unauthenticated();
+    }
+    b.build().map(Some).map_err(|e| format!("'ca-file' : unable to load {} ({e})", ca.display()))
+}
+
+/// The protocols `alpn` offers that rampart serves (HTTP/1.x); the others (`h2`) are
+/// dropped with one warning.
+fn alpn(ssl: &BindSsl, warnings: &mut Vec<String>) -> Vec<Vec<u8>> {
+    let Some(list) = &ssl.alpn else { return Vec::new() };
+    let (kept, dropped): (Vec<&String>, Vec<&String>) = list.iter().partition(|p| p.starts_with("http/1."));
+    if !dropped.is_empty() {
+        warnings.push(format!(
+            "'alpn': {} not served by rampart (HTTP/1 only), not offered.",
+            dropped.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    kept.into_iter().map(|p| p.as_bytes().to_vec()).collect()
+}
+
+#[cfg(test)]
+#[path = "bind_tests.rs"]
+mod tests;

@@ -1,0 +1,203 @@
+//! Certificate selection by SNI for one `bind`, with HAProxy's rules: an exact name
+//! first, then a wildcard (`*.example.com` matches one label), else the default
+//! certificate (the first one loaded); among certificates for the same name, the one
+//! whose key the client can verify (ECDSA preferred over RSA when it can do both).
+//! HAProxy counterpart: `ssl_sock_switchctx_cbk()`, `ssl_sock_chose_sni_ctx()`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use rustls::server::{ClientHello, ResolvesServerCert};
+use rustls::sign::CertifiedKey;
+use rustls::{SignatureAlgorithm, SignatureScheme};
+
+/// One loaded certificate and the names it serves.
+#[derive(Debug)]
+pub struct Entry {
+    pub key: Arc<CertifiedKey>,
+    /// The file it came from (for `show ssl cert` and messages).
+    pub path: String,
+}
+
+/// The certificates of one `bind`, indexed by the names they serve.
+#[derive(Debug, Default)]
+pub struct SniStore {
+    /// Lower-case exact names.
+    exact: HashMap<String, Vec<usize>>,
+    /// Wildcards by the suffix after `*.` (lower case).
+    wildcard: HashMap<String, Vec<usize>>,
+    entries: Vec<Entry>,
+}
+
+impl SniStore {
+    /// Adds a certificate serving `names` (SAN DNS names, else the CN). The first one
+    /// added is the default certificate.
+    pub fn add(&mut self, entry: Entry, names: &[String]) {
+        let idx = self.entries.len();
+        self.entries.push(entry);
+        for n in names {
+            let n = n.to_ascii_lowercase();
+            let (map, key) = match n.strip_prefix("*.") {
+                Some(suffix) => (&mut self.wildcard, suffix.to_string()),
+                None => (&mut self.exact, n),
+            };
+            let list = map.entry(key).or_default();
+            if !list.contains(&idx) {
+                list.push(idx);
+            }
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// The candidates for `sni`: exact names, else wildcards; `None` when no name
+    /// matches (the default certificate then applies, unless `strict-sni`).
+    pub fn candidates(&self, sni: &str) -> Option<&[usize]> {
+        let sni = sni.trim_end_matches('.');
+        let lower;
+        let sni = if sni.bytes().any(|b| b.is_ascii_uppercase()) {
+            lower = sni.to_ascii_lowercase();
+            lower.as_str()
+        } else {
+            sni
+        };
+        if let Some(l) = self.exact.get(sni) {
+            return Some(l);
+        }
+        let (_, parent) = sni.split_once('.')?;
+        self.wildcard.get(parent).map(Vec::as_slice)
+    }
+
+    /// Whether a certificate serves `sni` by name (what `strict-sni` requires).
+    pub fn serves(&self, sni: Option<&str>) -> bool {
+        sni.and_then(|s| self.candidates(s)).is_some()
+    }
+
+    /// The certificate for a client hello (see the module doc).
+    pub fn choose(&self, sni: Option<&str>, schemes: &[SignatureScheme]) -> Option<Arc<CertifiedKey>> {
+        let list = sni.and_then(|s| self.candidates(s));
+        let pick = |list: &[usize]| -> Option<Arc<CertifiedKey>> {
+            let usable = |i: &&usize| self.entries[**i].key.key.choose_scheme(schemes).is_some();
+            let ecdsa =
+                list.iter().filter(usable).find(|i| self.entries[**i].key.key.algorithm() == SignatureAlgorithm::ECDSA);
+            ecdsa.or_else(|| list.iter().find(usable)).or(list.first()).map(|i| self.entries[*i].key.clone())
+        };
+        match list {
+            Some(l) => pick(l),
+            None => self.entries.first().map(|e| e.key.clone()),
+        }
+    }
+}
+
+/// The rustls resolver over a [`SniStore`].
+#[derive(Debug)]
+pub struct SniResolver(pub Arc<SniStore>);
+
+impl ResolvesServerCert for SniResolver {
+    fn resolve(&self, hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        self.0.choose(hello.server_name(), hello.signature_schemes())
+    }
+}
+
+/// The names a certificate serves: its DNS subject alternative names, else its
+/// subject's common name (as HAProxy indexes a `crt` without a filter).
+pub fn cert_names(der: &[u8]) -> Vec<String> {
+    use x509_parser::extensions::GeneralName;
+    let Ok((_, cert)) = x509_parser::parse_x509_certificate(der) else { return Vec::new() };
+    let mut names: Vec<String> = match cert.subject_alternative_name() {
+        Ok(Some(san)) => san
+            .value
+            .general_names
+            .iter()
+            .filter_map(|g| match g {
+                GeneralName::DNSName(n) => Some(n.to_string()),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    if names.is_empty() {
+        names.extend(cert.subject().iter_common_name().filter_map(|cn| cn.as_str().ok()).map(str::to_string));
+    }
+    names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(alg: &'static rcgen::SignatureAlgorithm, names: &[&str]) -> (Arc<CertifiedKey>, Vec<String>) {
+        let kp = rcgen::KeyPair::generate_for(alg).unwrap();
+        let cert = rcgen::CertificateParams::new(names.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+            .unwrap()
+            .self_signed(&kp)
+            .unwrap();
+        let der = cert.der().to_vec();
+        let provider = rustls::crypto::aws_lc_rs::default_provider();
+        let pk = rustls_pki_types::PrivateKeyDer::Pkcs8(kp.serialize_der().into());
+        let signer = provider.key_provider.load_private_key(pk).unwrap();
+        (Arc::new(CertifiedKey::new(vec![der.clone().into()], signer)), cert_names(&der))
+    }
+
+    fn store(certs: Vec<(Arc<CertifiedKey>, Vec<String>)>) -> (SniStore, Vec<Arc<CertifiedKey>>) {
+        let mut s = SniStore::default();
+        let mut keys = Vec::new();
+        for (i, (k, names)) in certs.into_iter().enumerate() {
+            keys.push(k.clone());
+            s.add(Entry { key: k, path: format!("{i}.pem") }, &names);
+        }
+        (s, keys)
+    }
+
+    const ALL: &[SignatureScheme] =
+        &[SignatureScheme::ECDSA_NISTP256_SHA256, SignatureScheme::ED25519, SignatureScheme::RSA_PSS_SHA256];
+
+    #[test]
+    fn exact_then_wildcard_then_default() {
+        let (s, k) = store(vec![
+            key(&rcgen::PKCS_ECDSA_P256_SHA256, &["default.test"]),
+            key(&rcgen::PKCS_ECDSA_P256_SHA256, &["*.example.com"]),
+            key(&rcgen::PKCS_ECDSA_P256_SHA256, &["www.example.com", "Other.Test"]),
+        ]);
+        let is = |got: Option<Arc<CertifiedKey>>, want: &Arc<CertifiedKey>| Arc::ptr_eq(&got.unwrap(), want);
+        assert!(is(s.choose(Some("www.example.com"), ALL), &k[2]));
+        assert!(is(s.choose(Some("WWW.Example.com."), ALL), &k[2]));
+        assert!(is(s.choose(Some("other.test"), ALL), &k[2]));
+        assert!(is(s.choose(Some("api.example.com"), ALL), &k[1]));
+        // a wildcard matches one label only
+        assert!(is(s.choose(Some("a.b.example.com"), ALL), &k[0]));
+        assert!(is(s.choose(Some("example.com"), ALL), &k[0]));
+        assert!(is(s.choose(None, ALL), &k[0]));
+        assert!(s.serves(Some("api.example.com")));
+        assert!(!s.serves(Some("example.com")));
+        assert!(!s.serves(None));
+    }
+
+    #[test]
+    fn ecdsa_or_other_key_by_what_the_client_verifies() {
+        let (s, k) =
+            store(vec![key(&rcgen::PKCS_ED25519, &["dual.test"]), key(&rcgen::PKCS_ECDSA_P256_SHA256, &["dual.test"])]);
+        let only_ed = [SignatureScheme::ED25519];
+        let only_ec = [SignatureScheme::ECDSA_NISTP256_SHA256];
+        assert!(Arc::ptr_eq(&s.choose(Some("dual.test"), ALL).unwrap(), &k[1]));
+        assert!(Arc::ptr_eq(&s.choose(Some("dual.test"), &only_ec).unwrap(), &k[1]));
+        assert!(Arc::ptr_eq(&s.choose(Some("dual.test"), &only_ed).unwrap(), &k[0]));
+    }
+
+    #[test]
+    fn names_from_san_else_cn() {
+        let (_, names) = key(&rcgen::PKCS_ECDSA_P256_SHA256, &["a.test", "*.b.test"]);
+        assert_eq!(names, ["a.test", "*.b.test"]);
+        let kp = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+        let mut p = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        p.distinguished_name.push(rcgen::DnType::CommonName, "cn.test");
+        let c = p.self_signed(&kp).unwrap();
+        assert_eq!(cert_names(c.der()), ["cn.test"]);
+    }
+}
