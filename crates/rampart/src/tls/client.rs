@@ -14,7 +14,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use rampart_cfg::diag::Diag;
-use rampart_cfg::model::{Proxy, Server, ServerTls, SslServerDefaults, TlsVersion, TlsVersions};
+use rampart_cfg::model::{GlobalSsl, Proxy, Server, ServerTls, SslServerDefaults, TlsVersion, TlsVersions};
 use rampart_cfg::Config;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::{Resumption, Tls12Resumption, WebPkiServerVerifier};
@@ -22,6 +22,7 @@ use rustls::crypto::CryptoProvider;
 use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
 use rustls_pki_types::{CertificateDer, ServerName, UnixTime};
 
+use super::bind::based;
 use super::pem;
 use super::suites;
 use crate::sample::expr::{self, CompileCx, Expr, Place, Site};
@@ -95,7 +96,7 @@ pub fn build(
             return None;
         }
     };
-    let verifier = match verifier(t, verify, &provider) {
+    let verifier = match verifier(t, &cfg.global.ssl, verify, &provider) {
         Ok(v) => v,
         Err(msgs) => {
             // HAProxy locates only the first line (the second is `'ca-file' : unable to load ...`)
@@ -107,7 +108,8 @@ pub fn build(
             return None;
         }
     };
-    let client_cert = match t.crt.as_deref().map(|p| pem::load_cert_key(Path::new(p))).transpose() {
+    let crt_base = cfg.global.ssl.crt_base.as_ref();
+    let client_cert = match t.crt.as_deref().map(|p| pem::load_cert_key(&based(crt_base, Path::new(p)))).transpose() {
         Ok(c) => c,
         Err(e) => {
             alert(alerts, format!("{ctx}{e}"));
@@ -240,6 +242,7 @@ fn provider(t: &ServerTls, g: &SslServerDefaults, ctx: &str) -> Result<(CryptoPr
 /// is checked against `verifyhost`, else the SNI sent, else not at all (as HAProxy).
 fn verifier(
     t: &ServerTls,
+    g: &GlobalSsl,
     verify: bool,
     provider: &Arc<CryptoProvider>,
 ) -> Result<Arc<dyn ServerCertVerifier>, Vec<String>> {
@@ -247,7 +250,9 @@ fn verifier(
         return Ok(Arc::new(NoVerify(provider.clone())));
     }
     let Some(ca) = t.ca_file.as_deref() else { return Err(vec![VERIFY_WITHOUT_CA.into()]) };
-    let certs = pem::load_ca_file(Path::new(ca))
+    let ca = based(g.ca_base.as_ref(), Path::new(ca));
+    let ca = ca.display();
+    let certs = pem::load_ca_file(Path::new(&ca.to_string()))
         .map_err(|e| vec![e.to_string(), format!("'ca-file' : unable to load {ca}.")])?;
     let mut roots = RootCertStore::empty();
     for c in certs {
@@ -255,7 +260,9 @@ fn verifier(
     }
     let mut b = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone());
     if let Some(crl) = t.crl_file.as_deref() {
-        let crls = pem::load_crl_file(Path::new(crl))
+        let crl = based(g.ca_base.as_ref(), Path::new(crl));
+        let crl = crl.display();
+        let crls = pem::load_crl_file(Path::new(&crl.to_string()))
             .map_err(|e| vec![e.to_string(), format!("'crl-file' : unable to load {crl}.")])?;
         b = b.with_crls(crls);
     }
