@@ -59,9 +59,22 @@ impl CertKey {
             Ok(()) => Ok(Arc::new(ck)),
             // the key type does not say its public key: nothing to compare
             Err(rustls::Error::InconsistentKeys(rustls::InconsistentKeys::Unknown)) => Ok(Arc::new(ck)),
+            // COMPAT: rustls cannot read X.509 v1 certificates to compare their key;
+            // OpenSSL can, and so does this second look (HAProxy's reg-tests use some).
+            Err(_) if same_public_key(&self.chain[0], ck.key.public_key().as_deref()) => Ok(Arc::new(ck)),
             Err(_) => Err(PemError::Mismatch { path: self.path.clone() }),
         }
     }
+}
+
+/// Whether the certificate `cert` carries the public key of `spki` (the key bits,
+/// whatever the encoding of the algorithm's parameters).
+fn same_public_key(cert: &CertificateDer<'_>, spki: Option<&[u8]>) -> bool {
+    use x509_parser::prelude::FromDer;
+    let Some(spki) = spki else { return false };
+    let Ok((_, cert)) = x509_parser::parse_x509_certificate(cert) else { return false };
+    let Ok((_, key)) = x509_parser::x509::SubjectPublicKeyInfo::from_der(spki) else { return false };
+    cert.public_key().subject_public_key.data == key.subject_public_key.data
 }
 
 /// The text of an OS error as strerror(3) gives it (no "(os error N)" suffix).
@@ -82,7 +95,8 @@ fn first_key(secs: &mut Vec<(SectionKind, Vec<u8>)>) -> Option<PrivateKeyDer<'st
     let i = secs.iter().position(|(k, _)| {
         matches!(k, SectionKind::PrivateKey | SectionKind::RsaPrivateKey | SectionKind::EcPrivateKey)
     })?;
-    let (kind, der) = secs.swap_remove(i);
+    // `remove`, not `swap_remove`: the certificates keep their order (leaf first)
+    let (kind, der) = secs.remove(i);
     Some(match kind {
         SectionKind::RsaPrivateKey => PrivateKeyDer::Pkcs1(der.into()),
         SectionKind::EcPrivateKey => PrivateKeyDer::Sec1(der.into()),
@@ -171,6 +185,26 @@ pub fn load_crl_file(path: &Path) -> Result<Vec<CertificateRevocationListDer<'st
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// HAProxy's reg-test files: the key before the chain (common.pem), and an X.509 v1
+    /// certificate (client1.pem).
+    #[test]
+    fn keys_match_as_openssl_compares_them() {
+        let provider = rustls::crypto::aws_lc_rs::default_provider();
+        for f in ["common.pem", "client1.pem"] {
+            let path = Path::new("/tmp/haproxy-2.6/reg-tests/ssl").join(f);
+            if !path.exists() {
+                continue;
+            }
+            let ck = load_cert_key(&path).expect("loads");
+            assert!(ck.certified(&provider).is_ok(), "{f}");
+        }
+        // another certificate's key is still refused
+        let (a, b) = (gen("a.test", &rcgen::PKCS_ECDSA_P256_SHA256), gen("b.test", &rcgen::PKCS_ECDSA_P256_SHA256));
+        let mixed = format!("{}{}", a.0, b.1);
+        let ck = load_cert_key_from("mixed.pem", mixed.as_bytes(), || None).expect("loads");
+        assert_eq!(ck.certified(&provider).err(), Some(PemError::Mismatch { path: "mixed.pem".into() }));
+    }
 
     fn gen(name: &str, alg: &'static rcgen::SignatureAlgorithm) -> (String, String) {
         let kp = rcgen::KeyPair::generate_for(alg).unwrap();
