@@ -369,6 +369,25 @@ fn unix_socket_server_over_tls() {
 }
 
 #[test]
+fn each_server_announces_its_own_sni() {
+    let pki = Pki::new("snis");
+    let srv = TlsBackend::start(server_config(&pki, None));
+    let proxy = start(
+        "listen fe1\n bind fd@${fe1}\n balance roundrobin\n http-reuse never\n \
+         server a ${s1_addr}:${s1_port} ssl verify none sni str(a.test)\n \
+         server b ${s1_addr}:${s1_port} ssl verify none sni str(b.test)\n \
+         server c ${s1_addr}:${s1_port} ssl verify none\n",
+        srv.addr,
+    );
+    for _ in 0..3 {
+        assert_eq!(get(&proxy, "x").0, 200);
+    }
+    let mut snis: Vec<Option<String>> = srv.wait(3).into_iter().map(|s| s.sni).collect();
+    snis.sort();
+    assert_eq!(snis, [None, Some("a.test".to_owned()), Some("b.test".to_owned())]);
+}
+
+#[test]
 fn client_certificate_is_presented() {
     let (pki, clients) = (Pki::new("mtls"), Pki::new("mtls-clients"));
     clients.leaf(&["rampart.test"], "client.pem");

@@ -326,11 +326,19 @@ fn take_idle(server: &ServerRt, min_uses: u32, sni: Option<&str>) -> Option<Idle
     std::iter::from_fn(|| conn_pool::take(server.pool_key, min_uses, sni)).find(|idle| idle.stream.idle_alive())
 }
 
-/// The SNI a connection to `server` announces: the stream's, when the server has
-/// `ssl` and `sni`.
-fn sni_of<'a>(server: &ServerRt, sni: Option<&'a str>) -> Option<&'a str> {
-    let tls = server.tls.as_deref()?;
-    (tls.traffic.is_some() && tls.sni.is_some()).then_some(sni?).filter(|s| !s.is_empty())
+/// The SNI a connection to `server` announces: the value of its `sni` expression for
+/// this stream, when the server has `ssl` and `sni`.
+fn sni_of<'a>(server: &ServerRt, sni: &'a [(usize, Box<str>)]) -> Option<&'a str> {
+    let tls = server.tls.as_deref().filter(|t| t.traffic.is_some() && t.sni.is_some())?;
+    sni.iter().find(|(slot, _)| *slot == tls.sni_slot).map(|(_, v)| &**v).filter(|s| !s.is_empty())
+}
+
+/// The SNI values that make `server` announce `sni` again (a replacement connection).
+pub fn sni_again(server: &ServerRt, sni: Option<&str>) -> crate::tls::client::SniValues {
+    match (server.tls.as_deref(), sni) {
+        (Some(t), Some(v)) => vec![(t.sni_slot, Box::from(v))],
+        _ => Vec::new(),
+    }
 }
 
 /// One attempt: TCP, then for a TLS server the PROXY header (before the handshake)

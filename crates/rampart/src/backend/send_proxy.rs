@@ -28,15 +28,15 @@ pub struct ConnectCtx<'a> {
     /// out, an empty value is sent when the frontend has no `unique-id-format` (as
     /// HAProxy does).
     pub unique_id: Option<&'a [u8]>,
-    /// The value of the backend's `sni` expression for this stream (`None` without
-    /// one, or when it gave nothing): a TLS server with `sni` announces it.
-    pub sni: Option<&'a str>,
+    /// The values of the backend's `sni` expressions for this stream (empty without
+    /// any): a TLS server with `sni` announces its own.
+    pub sni: &'a [(usize, Box<str>)],
 }
 
 impl<'a> ConnectCtx<'a> {
     /// A context without a unique id.
     pub fn new(conn: &'a ConnInfo) -> ConnectCtx<'a> {
-        ConnectCtx { conn, unique_id: None, sni: None }
+        ConnectCtx { conn, unique_id: None, sni: &[] }
     }
 }
 
@@ -99,7 +99,7 @@ mod tests {
         assert_eq!(header(&SendProxy::default(), ConnectCtx::new(&c)), None);
         let uid = SendProxy { version: Some(2), unique_id: true, ..SendProxy::default() };
         let with = |u: Option<&[u8]>| {
-            let Decoded::Done(h, _) = decode(&header(&uid, ConnectCtx { conn: &c, unique_id: u, sni: None }).unwrap())
+            let Decoded::Done(h, _) = decode(&header(&uid, ConnectCtx { conn: &c, unique_id: u, sni: &[] }).unwrap())
             else {
                 panic!()
             };

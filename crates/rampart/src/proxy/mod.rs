@@ -231,6 +231,9 @@ pub struct BackendRt {
     pub queue: Notify,
     /// Streams (HTTP exchanges, TCP connections) that chose this backend.
     pub cum_conn: Counter,
+    /// A server has `ssl` and `sni <expr>`: streams evaluate the expressions before
+    /// connecting (`tls::client::sni_values`).
+    pub has_sni: bool,
 }
 
 #[derive(Debug)]
@@ -307,9 +310,6 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
     let mut tls_warnings = Vec::new();
     let mut logs = crate::log::setup::Opener::new(cfg, &mut alerts);
     for (idx, px) in cfg.proxies.iter().enumerate() {
-        if let Err(d) = crate::tls::client::backend_sni(px) {
-            alerts.push(d);
-        }
         let backend_checks = health_check::compile_backend(px).unwrap_or_else(|d| {
             alerts.push(d);
             Default::default()
@@ -412,7 +412,17 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 tls_failed: Counter::new(threads),
                 listeners: FrontendRt::listeners(px, &cfg.global.ssl, &mut alerts, &mut tls_warnings),
             },
-            be: BackendRt { lb, lb_expr, lb_backup, servers, queue: Notify::new(), cum_conn: Counter::new(threads) },
+            be: BackendRt {
+                lb,
+                lb_expr,
+                lb_backup,
+                has_sni: servers
+                    .iter()
+                    .any(|s| s.tls.as_deref().is_some_and(|t| t.traffic.is_some() && t.sni.is_some())),
+                servers,
+                queue: Notify::new(),
+                cum_conn: Counter::new(threads),
+            },
             stats: crate::stats::ProxyStats::new(threads),
             stats_page: px.stats.as_ref().map(|p| Box::new(crate::stats::page::Page::new(p))),
             log: logs.proxy(cfg, idx, &mut alerts),

@@ -122,9 +122,11 @@ impl TcpState<'_> {
     }
 
     /// The value of backend `be`'s `sni` expression (`server ... ssl sni <expr>`).
-    fn sni(&self, be: usize, payload: &[u8]) -> Option<String> {
+    fn sni(&self, be: usize, payload: &[u8]) -> crate::tls::client::SniValues {
         let rt = self.s.rt;
-        let expr = crate::tls::client::sni_expr(&rt.proxies[be])?;
+        if !rt.proxies[be].be.has_sni {
+            return Vec::new();
+        }
         let vars = Vars {
             proc: Some(&rt.proc_vars),
             sess: Some(&self.sess),
@@ -139,7 +141,7 @@ impl TcpState<'_> {
             vars,
             ..SampleCtx::new(rt, &self.conn, self.s.fe)
         };
-        crate::tls::client::sni_value(expr.eval(&ctx)?)
+        crate::tls::client::sni_values(&rt.proxies[be], |e| crate::tls::client::sni_value(e.eval(&ctx)?))
     }
 }
 
@@ -184,7 +186,7 @@ pub async fn run<'a, F: TcpFront>(
     // empty one without `unique-id-format` (as HAProxy) and none with it.
     let uid = rt.proxies[fe].rules.unique_id.is_none().then_some(&b""[..]);
     let sni = st.sni(be, req.as_deref().map_or(&[][..], |b| &b[..]));
-    let cx = crate::backend::send_proxy::ConnectCtx { conn: &st.conn, unique_id: uid, sni: sni.as_deref() };
+    let cx = crate::backend::send_proxy::ConnectCtx { conn: &st.conn, unique_id: uid, sni: &sni };
     if !front.connect(be, cx).await {
         return end(front, Stop::Close, Some(be));
     }

@@ -17,8 +17,9 @@ use rampart_cfg::diag::Diag;
 use rampart_cfg::model::{GlobalSsl, Proxy, Server, ServerTls, SslServerDefaults, TlsVersion, TlsVersions};
 use rampart_cfg::Config;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::client::{Resumption, Tls12Resumption, WebPkiServerVerifier};
+use rustls::client::{ResolvesClientCert, Resumption, Tls12Resumption, WebPkiServerVerifier};
 use rustls::crypto::CryptoProvider;
+use rustls::sign::CertifiedKey;
 use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
 use rustls_pki_types::{CertificateDer, ServerName, UnixTime};
 
@@ -39,6 +40,9 @@ pub struct ServerTlsRt {
     pub check: Option<Arc<ClientConfig>>,
     /// `sni <expr>`: evaluated by the stream that connects (`stream` passes the value).
     pub sni: Option<Expr>,
+    /// The first server of the backend with the same `sni` expression: its value,
+    /// computed once per stream, serves them all ([`SniValues`]).
+    pub sni_slot: usize,
     /// `check-sni <name>`.
     pub check_sni: Option<ServerName<'static>>,
     /// The name used when no SNI is sent: the server's address (rustls sends no SNI
@@ -109,8 +113,9 @@ pub fn build(
         }
     };
     let crt_base = cfg.global.ssl.crt_base.as_ref();
-    let client_cert = match t.crt.as_deref().map(|p| pem::load_cert_key(&based(crt_base, Path::new(p)))).transpose() {
-        Ok(c) => c,
+    let load = |p: &str| pem::load_cert_key(&based(crt_base, Path::new(p)))?.certified(&provider);
+    let client_cert = match t.crt.as_deref().map(load).transpose() {
+        Ok(c) => c.map(|ck| Arc::new(ClientCert(ck)) as Arc<dyn ResolvesClientCert>),
         Err(e) => {
             alert(alerts, format!("{ctx}{e}"));
             return None;
@@ -140,8 +145,10 @@ pub fn build(
         }
     };
     let sni = t.sni.as_ref().and_then(|src| compile_sni(cfg, px_idx, &src.text, &ctx, srv, alerts));
+    let sni_slot = t.sni.as_ref().map_or(0, |e| sni_slot(px, &e.text));
     let check_sni = t.check_sni.as_deref().and_then(|n| ServerName::try_from(n.to_owned()).ok());
-    Some(ServerTlsRt { traffic, check, sni, check_sni, addr_name: ServerName::IpAddress(addr.ip().into()) })
+    let addr_name = ServerName::IpAddress(addr.ip().into());
+    Some(ServerTlsRt { traffic, check, sni, sni_slot, check_sni, addr_name })
 }
 
 /// HAProxy's alert for a server verified (the default) without a CA to verify with.
@@ -155,7 +162,7 @@ struct Base {
     provider: Arc<CryptoProvider>,
     versions: Vec<&'static rustls::SupportedProtocolVersion>,
     verifier: Arc<dyn ServerCertVerifier>,
-    client_cert: Option<pem::CertKey>,
+    client_cert: Option<Arc<dyn ResolvesClientCert>>,
     reuse: bool,
     tickets: bool,
 }
@@ -168,9 +175,7 @@ impl Base {
             .dangerous()
             .with_custom_certificate_verifier(self.verifier.clone());
         let mut c = match &self.client_cert {
-            Some(ck) => builder
-                .with_client_auth_cert(ck.chain.clone(), ck.key.clone_key())
-                .map_err(|_| format!("unable to load SSL private key from file '{}'.", ck.path))?,
+            Some(cert) => builder.with_client_cert_resolver(cert.clone()),
             None => builder.with_no_client_auth(),
         };
         c.alpn_protocols = alpn;
@@ -269,6 +274,21 @@ fn verifier(
     let inner = b.build().map_err(|e| vec![format!("'ca-file' : unable to load {ca} ({e}).")])?;
     let host = t.verifyhost.as_deref().and_then(|h| ServerName::try_from(h.to_owned()).ok());
     Ok(Arc::new(Verify { inner, host }))
+}
+
+/// `crt`: the certificate presented whenever the server asks for one (HAProxy sends it
+/// whatever CAs the server names).
+#[derive(Debug)]
+struct ClientCert(Arc<CertifiedKey>);
+
+impl ResolvesClientCert for ClientCert {
+    fn resolve(&self, _: &[&[u8]], _: &[SignatureScheme]) -> Option<Arc<CertifiedKey>> {
+        Some(self.0.clone())
+    }
+
+    fn has_certs(&self) -> bool {
+        true
+    }
 }
 
 /// `verify required`: the chain against the CA file, the name as HAProxy checks it.
@@ -397,26 +417,9 @@ fn compile_sni(cfg: &Config, px: usize, text: &str, ctx: &str, srv: &Server, ale
     None
 }
 
-/// The `sni` expression of backend `px`'s servers, which must be one: the stream
-/// evaluates it once before the server is picked. `Err`: the servers differ.
-// COMPAT: HAProxy evaluates each server's own expression; rampart needs the servers
-// of a backend that set `sni` to set the same one.
-pub fn backend_sni(px: &Proxy) -> Result<Option<&str>, Diag> {
-    let mut found: Option<&str> = None;
-    for s in px.servers.iter().filter(|s| s.tls.ssl) {
-        let Some(e) = &s.tls.sni else { continue };
-        match found {
-            Some(f) if f != e.text => {
-                let msg = format!(
-                    "'server {}/{}' : 'sni' differing between the servers of a backend is not supported yet",
-                    px.name, s.name
-                );
-                return Err(Diag::alert(Some(s.span.clone()), msg));
-            }
-            _ => found = Some(&e.text),
-        }
-    }
-    Ok(found)
+/// The position of the first server of `px` with TLS and the `sni` expression `text`.
+fn sni_slot(px: &Proxy, text: &str) -> usize {
+    px.servers.iter().position(|s| s.tls.ssl && s.tls.sni.as_ref().is_some_and(|e| e.text == text)).unwrap_or(0)
 }
 
 /// The TLS of server `srv`'s health checks: with `check-ssl`, or with `ssl` when the
@@ -452,15 +455,27 @@ pub fn handshake_msg(e: &super::stream::HandshakeError) -> &'static str {
     }
 }
 
-/// The `sni` expression of backend `be` (its servers share one: see [`backend_sni`]).
-pub fn sni_expr(be: &crate::proxy::ProxyRt) -> Option<&Expr> {
-    be.be.servers.iter().find_map(|s| s.tls.as_deref().filter(|t| t.traffic.is_some())?.sni.as_ref())
+/// The `sni` values of one stream, one per distinct expression of its backend, keyed
+/// by [`ServerTlsRt::sni_slot`]. Empty (no allocation) when no server has `sni`.
+pub type SniValues = Vec<(usize, Box<str>)>;
+
+/// Evaluates the distinct `sni` expressions of backend `be` with `eval`.
+// PERF: only backends whose servers have `sni` allocate, once per stream.
+pub fn sni_values<'e>(be: &'e crate::proxy::ProxyRt, mut eval: impl FnMut(&'e Expr) -> Option<Box<str>>) -> SniValues {
+    let mut out = Vec::new();
+    for (i, s) in be.be.servers.iter().enumerate() {
+        let Some(t) = s.tls.as_deref().filter(|t| t.traffic.is_some() && t.sni_slot == i) else { continue };
+        if let Some(v) = t.sni.as_ref().and_then(&mut eval) {
+            out.push((i, v));
+        }
+    }
+    out
 }
 
 /// A sample as an SNI: its text, when it is a non-empty string.
-pub fn sni_value(smp: crate::sample::Sample<'_>) -> Option<String> {
+pub fn sni_value(smp: crate::sample::Sample<'_>) -> Option<Box<str>> {
     match crate::sample::cast::cast(smp, crate::sample::types::SmpType::Str)? {
-        crate::sample::Sample::Str(s) if !s.is_empty() => String::from_utf8(s.into_owned()).ok(),
+        crate::sample::Sample::Str(s) if !s.is_empty() => std::str::from_utf8(&s).ok().map(Box::from),
         _ => None,
     }
 }

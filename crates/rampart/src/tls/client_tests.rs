@@ -136,11 +136,20 @@ fn sni_expression() {
         alerts,
         ["'server b/s' : error detected while parsing sni expression : unknown fetch method 'bogus_fetch'"]
     );
+    // servers sharing an expression share its value (one evaluation per stream)
     let cfg = config(
-        "backend b\n server s 127.0.0.1:443 ssl verify none sni str(a)\n server t 127.0.0.1:443 ssl verify none sni str(b)\n",
+        "backend b\n server s 127.0.0.1:443 ssl verify none sni str(a)\n server t 127.0.0.1:443 ssl verify none sni str(b)\n \
+         server u 127.0.0.1:443 ssl verify none sni str(a)\n",
     );
-    let e = backend_sni(&cfg.proxies[0]).expect_err("differing");
-    assert_eq!(e.message, "'server b/t' : 'sni' differing between the servers of a backend is not supported yet");
+    let slots: Vec<usize> = (0..3)
+        .map(|i| {
+            let srv = &cfg.proxies[0].servers[i];
+            build(&cfg, 0, srv, "127.0.0.1:443".parse().expect("addr"), &mut Vec::new(), &mut Vec::new())
+                .expect("built")
+                .sni_slot
+        })
+        .collect();
+    assert_eq!(slots, [0, 1, 0]);
 }
 
 #[test]

@@ -480,7 +480,8 @@ async fn retry_on_new_conn(
         return None;
     }
     // COMPAT: this rare retry's header carries no UNIQUE_ID TLV
-    let cx = ConnectCtx { sni: sc.sni.as_deref(), ..ConnectCtx::new(&sess.conn) };
+    let sni = backend::sni_again(&sess.rt.proxies[be_idx].be.servers[sc.srv], sc.sni.as_deref());
+    let cx = ConnectCtx { sni: &sni, ..ConnectCtx::new(&sess.conn) };
     let new = backend::reconnect(&sess.rt, be_idx, sc.srv, cx).await.ok()?;
     backend::send_proxy::send(&sess.rt, be_idx, &new, cx).await.then_some(())?;
     write_all(&new.stream, out, sess.rt.proxies[be_idx].timeouts.server).await.ok()?;

@@ -87,13 +87,16 @@ pub fn server(s: &Stream<'_>, be: usize, i: Input<'_>) -> Option<usize> {
     None
 }
 
-/// The value of backend `be`'s `sni` expression for this request (`server ... ssl
-/// sni <expr>`), `None` without one or when it gives nothing.
+/// The values of backend `be`'s `sni` expressions for this request (`server ... ssl
+/// sni <expr>`), empty without any.
 // PERF: one small allocation per request, only in backends with `sni`.
-pub fn sni(s: &Stream<'_>, be: usize, i: Input<'_>) -> Option<String> {
-    let expr = crate::tls::client::sni_expr(&s.rt.proxies[be])?;
+pub fn sni(s: &Stream<'_>, be: usize, i: Input<'_>) -> crate::tls::client::SniValues {
+    let px = &s.rt.proxies[be];
+    if !px.be.has_sni {
+        return Vec::new();
+    }
     let ctx = s.ctx(Dir::Request, Some((i.req, i.buf)), None, i.sess, i.txn, i.reqres, i.st);
-    crate::tls::client::sni_value(expr.eval(&ctx)?)
+    crate::tls::client::sni_values(px, |e| crate::tls::client::sni_value(e.eval(&ctx)?))
 }
 
 /// The hash key of a hashing backend `be` for this request (`balance source`, `uri`,
