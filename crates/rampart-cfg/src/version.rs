@@ -10,14 +10,17 @@ pub const HAPROXY_COMPAT_VERSION: &str = "2.6.12";
 pub const RAMPART_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Features rampart has, in HAProxy's `Feature list` vocabulary (shown as `+NAME`).
-pub const FEATURES: &[&str] = &["ACCEPT4", "EPOLL", "GETADDRINFO", "LINUX_SPLICE", "POLL", "PRCTL", "RT", "THREAD"];
+/// `OPENSSL` stands for TLS (rampart's is rustls): HAProxy's reg-tests and
+/// configurations gate TLS on `feature(OPENSSL)`, while `ssllib_name_startswith(OpenSSL)`
+/// stays false (see `cond`).
+pub const FEATURES: &[&str] =
+    &["ACCEPT4", "EPOLL", "GETADDRINFO", "LINUX_SPLICE", "OPENSSL", "POLL", "PRCTL", "RT", "THREAD"];
 
 /// HAProxy features rampart does not have yet (shown as `-NAME` by `-vv`).
 pub const MISSING_FEATURES: &[&str] = &[
     "51DEGREES",
     "DEVICEATLAS",
     "LUA",
-    "OPENSSL",
     "OT",
     "PCRE",
     "PCRE2",

@@ -56,6 +56,11 @@ pub fn display_build_opts(default_nbthread: usize) -> String {
     let _ = writeln!(out, "\nFeature list : {}", feature_list());
     out.push_str("\nDefault settings :\n");
     let _ = writeln!(out, "  bufsize = {}, maxrewrite = {}", defaults.bufsize, defaults.maxrewrite);
+    // HAProxy prints "Built with OpenSSL version : ..." here; rampart's TLS library is
+    // named as what it is, so that `ssllib_name_startswith(OpenSSL)` readers are not misled.
+    let _ = writeln!(out, "\nBuilt with SSL library : rustls 0.23 (aws-lc-rs provider)");
+    out.push_str("SSL library supports SNI : yes\n");
+    out.push_str("SSL library supports : TLSv1.2 TLSv1.3\n");
     let _ = writeln!(
         out,
         "\nBuilt with multi-threading support (MAX_THREADS={MAX_THREADS}, default={}).",
@@ -147,7 +152,7 @@ mod tests {
         assert_eq!(view.len(), 4, "{view:?}");
         assert_eq!(view[0].split_whitespace().nth(2), Some(version_string().as_str()));
         assert_eq!(view[1], build_target());
-        assert!(view[2].contains("+ACCEPT4") && view[2].contains("-OPENSSL"), "{}", view[2]);
+        assert!(view[2].contains("+ACCEPT4") && view[2].contains("+OPENSSL"), "{}", view[2]);
         assert_eq!(view[3], "prometheus-exporter");
     }
 

@@ -219,7 +219,7 @@ fn vv_has_haproxy_layout() {
     assert!(order.windows(2).all(|w| w[0] < w[1]), "sections out of order: {order:?}");
     let features = &lines[at("Feature list : ")]["Feature list : ".len()..];
     assert!(features.split(' ').all(|w| w.starts_with('+') || w.starts_with('-')), "{features}");
-    assert!(features.contains("+EPOLL") && features.contains("-OPENSSL"), "{features}");
+    assert!(features.contains("+EPOLL") && features.contains("+OPENSSL") && features.contains("-LUA"), "{features}");
 }
 
 #[test]
@@ -420,7 +420,8 @@ fn check_condition_true_and_false() {
         ("version_atleast(2.5-dev0)", 0),
         ("version_atleast(2.7)", 1),
         ("feature(THREAD)", 0),
-        ("feature(OPENSSL)", 1),
+        ("feature(OPENSSL)", 0),
+        ("feature(LUA)", 1),
     ] {
         let run = rampart(dir.path(), &["-cc", expr]);
         assert_eq!(run.code, Some(code), "{expr}: {}", run.stderr);

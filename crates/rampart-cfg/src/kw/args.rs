@@ -25,7 +25,7 @@ pub static BIND_OPTIONS: &[ArgKw] = &[
     arg("crl-file", 1, Yes),
     arg("crt", 1, Yes),
     arg("crt-ignore-err", 1, No),
-    arg("crt-list", 1, No),
+    arg("crt-list", 1, Yes),
     arg("curves", 1, Yes),
     arg("defer-accept", 0, Yes),
     arg("ecdhe", 1, No),

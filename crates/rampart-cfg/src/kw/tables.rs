@@ -193,7 +193,7 @@ pub static GLOBAL: &[Kw] = &[
     kw("tune.sndbuf.client", No),
     kw("tune.sndbuf.server", No),
     kw("tune.ssl.cachesize", Yes),
-    kw("tune.ssl.capture-buffer-size", No),
+    kw("tune.ssl.capture-buffer-size", Yes),
     kw("tune.ssl.capture-cipherlist-size", No),
     kw("tune.ssl.default-dh-param", Yes),
     kw("tune.ssl.force-private-cache", No),

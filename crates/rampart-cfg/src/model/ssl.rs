@@ -69,6 +69,8 @@ pub struct BindSsl {
     pub enabled: bool,
     /// `crt` files or directories, as written (relative ones resolve against `crt-base`).
     pub crts: Vec<PathBuf>,
+    /// `crt-list` files, as written (relative ones resolve against `crt-base`).
+    pub crt_lists: Vec<PathBuf>,
     pub ca_file: Option<PathBuf>,
     pub crl_file: Option<PathBuf>,
     pub verify: Option<Verify>,

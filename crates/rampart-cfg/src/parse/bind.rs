@@ -218,8 +218,8 @@ mod tests {
     #[test]
     fn bind_errors() {
         assert_eq!(
-            alerts("frontend f\n bind :80 ssl crt-list /x.pem\n"),
-            ["'bind :80' in section 'frontend' : 'crt-list' is not supported yet"]
+            alerts("frontend f\n bind :80 ssl crt-list /x.pem allow-0rtt\n"),
+            ["'bind :80' in section 'frontend' : 'allow-0rtt' is not supported yet"]
         );
         // every refusal of the line is reported, up to an unknown word
         assert_eq!(

@@ -16,6 +16,7 @@ pub(super) fn is_bind_ssl_option(name: &str) -> bool {
         name,
         "ssl"
             | "crt"
+            | "crt-list"
             | "ca-file"
             | "crl-file"
             | "verify"
@@ -60,6 +61,7 @@ pub(super) fn apply_bind_ssl(ssl: &mut BindSsl, name: &str, value: Option<&Strin
     match name {
         "ssl" => ssl.enabled = true,
         "crt" => ssl.crts.push(PathBuf::from(need()?)),
+        "crt-list" => ssl.crt_lists.push(PathBuf::from(need()?)),
         "ca-file" => ssl.ca_file = Some(PathBuf::from(need()?)),
         "crl-file" => ssl.crl_file = Some(PathBuf::from(need()?)),
         "verify" => {
@@ -126,8 +128,9 @@ pub(super) fn parse_global_ssl(p: &mut Parser, words: &[String], span: &Span) ->
             }
             _ => p.alert(span, format!("'{kw}' expects a timeout argument.")),
         },
-        // COMPAT: rustls has no DHE cipher suite, so there is no DH parameter to size.
-        "tune.ssl.default-dh-param" => {
+        // COMPAT: rustls has no DHE cipher suite, so there is no DH parameter to size;
+        // the capture buffer only serves the ssl_fc_cipherlist_* fetches, not provided.
+        "tune.ssl.default-dh-param" | "tune.ssl.capture-buffer-size" => {
             if value.parse::<u32>().is_err() {
                 p.alert(span, format!("'{kw}' expects an integer argument."));
             }

@@ -44,6 +44,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("global tune.ssl.cachesize", "tls::bind::build (ServerSessionMemoryCache)"),
     ("global tune.ssl.lifetime", "rampart-cfg only: rustls' ticket lifetime is fixed; TODO(#11)"),
     ("global tune.ssl.default-dh-param", "rampart-cfg only: rustls has no DHE (nothing to size)"),
+    ("global tune.ssl.capture-buffer-size", "rampart-cfg only: sizes ssl_fc_cipherlist_* captures, not provided"),
     // proxy keywords
     ("stats", "proxy::build: ProxyRt::stats_page (stats::page, stream::stats_page)"),
     ("backlog", "listener::bind_all"),
@@ -135,6 +136,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("bind tcp-ut", "listener::set_listen_options (TCP_USER_TIMEOUT)"),
     ("bind ssl", "proxy::build: ListenerRt::tls (session::tls_handshake)"),
     ("bind crt", "tls::bind::build, tls::pem"),
+    ("bind crt-list", "tls::crtlist, tls::bind::build"),
     ("bind ca-file", "tls::bind::client_verifier"),
     ("bind crl-file", "tls::bind::client_verifier"),
     ("bind verify", "tls::bind::client_verifier"),

@@ -19,6 +19,8 @@ use super::sni::{cert_names, Entry, SniResolver, SniStore};
 #[derive(Debug)]
 pub struct BindTls {
     pub config: Arc<ServerConfig>,
+    /// `config` without ALPN, for a client whose protocols `alpn` does not list.
+    no_alpn: Arc<ServerConfig>,
     pub store: Arc<SniStore>,
     pub strict_sni: bool,
 }
@@ -29,6 +31,14 @@ impl BindTls {
     pub fn choose(&self, hello: &ClientHello<'_>) -> Result<Arc<ServerConfig>, &'static str> {
         if self.strict_sni && !self.store.serves(hello.server_name()) {
             return Err("no certificate for the SNI with strict-sni");
+        }
+        // COMPAT: as HAProxy (OpenSSL's NOACK), no common protocol means no ALPN, not
+        // the handshake failure rustls would answer.
+        if let Some(mut theirs) = hello.alpn() {
+            let ours = &self.config.alpn_protocols;
+            if !ours.is_empty() && !theirs.any(|p| ours.iter().any(|o| o.as_slice() == p)) {
+                return Ok(self.no_alpn.clone());
+            }
         }
         Ok(self.config.clone())
     }
@@ -210,7 +220,7 @@ pub fn load_parallel(
         let ck = pem::load_cert_key(p)?;
         let key = ck.certified(provider)?;
         let names = cert_names(&ck.chain[0]);
-        Ok((Entry { key, path: ck.path }, names))
+        Ok((Entry { key, path: ck.path, excluded: Vec::new() }, names))
     };
     let threads = threads.clamp(1, files.len().max(1));
     if threads == 1 {
@@ -246,6 +256,14 @@ pub fn build(ssl: &BindSsl, g: &GlobalSsl) -> Result<(BindTls, Vec<String>), Vec
             Err(e) => alerts.push(e.to_string()),
         }
     }
+    let mut lines = Vec::new();
+    for list in &ssl.crt_lists {
+        match super::crtlist::load(&based(g.crt_base.as_ref(), list), g.crt_base.as_deref()) {
+            Ok(l) => lines.extend(l),
+            Err(e) => alerts.push(format!("'crt-list' : {e}")),
+        }
+    }
+    let listed: Vec<PathBuf> = lines.iter().map(|l| l.crt.clone()).collect();
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut store = SniStore::default();
     for r in load_parallel(&files, &provider, threads) {
@@ -254,8 +272,17 @@ pub fn build(ssl: &BindSsl, g: &GlobalSsl) -> Result<(BindTls, Vec<String>), Vec
             Err(e) => alerts.push(e.to_string()),
         }
     }
+    for (r, line) in load_parallel(&listed, &provider, threads).into_iter().zip(lines) {
+        match r {
+            Ok((mut entry, names)) => {
+                entry.excluded = line.excluded;
+                store.add(entry, if line.filters.is_empty() { &names } else { &line.filters });
+            }
+            Err(e) => alerts.push(format!("'crt-list' : {e}")),
+        }
+    }
     if store.is_empty() && alerts.is_empty() {
-        alerts.push("no certificate configured for this 'ssl' bind (use 'crt').".into());
+        alerts.push("no certificate configured for this 'ssl' bind (use 'crt' or 'crt-list').".into());
     }
     let verifier = client_verifier(ssl, g, &provider).unwrap_or_else(|e| {
         alerts.push(e);
@@ -283,7 +310,9 @@ pub fn build(ssl: &BindSsl, g: &GlobalSsl) -> Result<(BindTls, Vec<String>), Vec
     } else if let Ok(t) = aws_lc_rs::Ticketer::new() {
         config.ticketer = t;
     }
-    let tls = BindTls { config: Arc::new(config), store, strict_sni: ssl.strict_sni };
+    let mut no_alpn = config.clone();
+    no_alpn.alpn_protocols.clear();
+    let tls = BindTls { config: Arc::new(config), no_alpn: Arc::new(no_alpn), store, strict_sni: ssl.strict_sni };
     Ok((tls, warnings))
 }
 

@@ -115,3 +115,37 @@ fn build_loads_a_directory_and_checks_verify() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Startup measurement, not a check: generates `RAMPART_CERTS` (default 10 000) ECDSA
+/// certificates in a directory and prints how long `build` takes to load them all
+/// (`bind ... ssl crt <dir>`), on every core. Run it with
+/// `cargo test --release -p rampart --lib tls::bind::tests::load_many -- --ignored --nocapture`.
+#[test]
+#[ignore = "a measurement: run by hand"]
+fn load_many_certificates() {
+    let n: usize = std::env::var("RAMPART_CERTS").ok().and_then(|v| v.parse().ok()).unwrap_or(10_000);
+    let dir = std::env::temp_dir().join(format!("rampart-load-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
+    std::thread::scope(|s| {
+        for t in 0..threads {
+            let dir = &dir;
+            s.spawn(move || {
+                for i in (t..n).step_by(threads) {
+                    let kp = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+                    let name = format!("host{i}.example.com");
+                    let c = rcgen::CertificateParams::new(vec![name]).unwrap().self_signed(&kp).unwrap();
+                    std::fs::write(dir.join(format!("{i:05}.pem")), format!("{}{}", c.pem(), kp.serialize_pem()))
+                        .unwrap();
+                }
+            });
+        }
+    });
+    let ssl = BindSsl { enabled: true, crts: vec![dir.clone()], ..Default::default() };
+    let start = std::time::Instant::now();
+    let (tls, _) = build(&ssl, &GlobalSsl::default()).unwrap();
+    let took = start.elapsed();
+    assert_eq!(tls.store.len(), n);
+    println!("loaded {n} certificates in {took:?} on {threads} threads");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

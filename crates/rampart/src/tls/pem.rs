@@ -95,8 +95,7 @@ fn first_key(secs: &mut Vec<(SectionKind, Vec<u8>)>) -> Option<PrivateKeyDer<'st
     let i = secs.iter().position(|(k, _)| {
         matches!(k, SectionKind::PrivateKey | SectionKind::RsaPrivateKey | SectionKind::EcPrivateKey)
     })?;
-    // `remove`, not `swap_remove`: the certificates keep their order (leaf first)
-    let (kind, der) = secs.remove(i);
+    let (kind, der) = secs.remove(i); // keeps the chain in its order
     Some(match kind {
         SectionKind::RsaPrivateKey => PrivateKeyDer::Pkcs1(der.into()),
         SectionKind::EcPrivateKey => PrivateKeyDer::Sec1(der.into()),
@@ -131,6 +130,9 @@ pub fn load_cert_key_from(
 ) -> Result<CertKey, PemError> {
     let no_cert = || PemError::NoCert { path: name.to_string() };
     let mut secs = sections(data).ok_or_else(no_cert)?;
+    if !secs.iter().any(|(k, _)| *k == SectionKind::Certificate) {
+        return Err(no_cert());
+    }
     let key = match first_key(&mut secs) {
         Some(k) => k,
         None => side_key()
@@ -140,9 +142,6 @@ pub fn load_cert_key_from(
     };
     let chain: Vec<CertificateDer<'static>> =
         secs.into_iter().filter(|(k, _)| *k == SectionKind::Certificate).map(|(_, d)| d.into()).collect();
-    if chain.is_empty() {
-        return Err(no_cert());
-    }
     if x509_parser::parse_x509_certificate(&chain[0]).is_err() {
         return Err(no_cert());
     }
@@ -226,6 +225,16 @@ mod tests {
         // key first, then the certificate: same result
         let ck = load_cert_key_from("x.pem", format!("{k}{c}").as_bytes(), || None).unwrap();
         assert_eq!(ck.chain.len(), 1);
+    }
+
+    #[test]
+    fn key_first_then_leaf_then_chain_keeps_the_chain_order() {
+        let (leaf, k) = gen("leaf.test", &rcgen::PKCS_ECDSA_P256_SHA256);
+        let (ca, _) = gen("ca.test", &rcgen::PKCS_ECDSA_P256_SHA256);
+        let ck = load_cert_key_from("c.pem", format!("{k}{leaf}{ca}").as_bytes(), || None).unwrap();
+        assert_eq!(ck.chain.len(), 2);
+        assert_eq!(crate::tls::sni::cert_names(&ck.chain[0]), ["leaf.test"]);
+        assert!(ck.certified(&provider()).is_ok());
     }
 
     #[test]

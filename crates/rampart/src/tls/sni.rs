@@ -17,6 +17,8 @@ pub struct Entry {
     pub key: Arc<CertifiedKey>,
     /// The file it came from (for `show ssl cert` and messages).
     pub path: String,
+    /// Names it must not serve (a crt-list's `!name` filters), lower case.
+    pub excluded: Vec<String>,
 }
 
 /// The certificates of one `bind`, indexed by the names they serve.
@@ -74,19 +76,28 @@ impl SniStore {
         self.wildcard.get(parent).map(Vec::as_slice)
     }
 
+    /// Whether entry `i` may serve `sni` (not excluded by a `!name` filter).
+    fn allowed(&self, i: usize, sni: &str) -> bool {
+        let e = &self.entries[i].excluded;
+        e.is_empty() || !e.iter().any(|x| x.eq_ignore_ascii_case(sni.trim_end_matches('.')))
+    }
+
     /// Whether a certificate serves `sni` by name (what `strict-sni` requires).
     pub fn serves(&self, sni: Option<&str>) -> bool {
-        sni.and_then(|s| self.candidates(s)).is_some()
+        sni.is_some_and(|s| self.candidates(s).is_some_and(|l| l.iter().any(|&i| self.allowed(i, s))))
     }
 
     /// The certificate for a client hello (see the module doc).
     pub fn choose(&self, sni: Option<&str>, schemes: &[SignatureScheme]) -> Option<Arc<CertifiedKey>> {
-        let list = sni.and_then(|s| self.candidates(s));
+        let name = sni.unwrap_or("");
+        let list = sni.and_then(|s| self.candidates(s)).filter(|l| l.iter().any(|&i| self.allowed(i, name)));
         let pick = |list: &[usize]| -> Option<Arc<CertifiedKey>> {
-            let usable = |i: &&usize| self.entries[**i].key.key.choose_scheme(schemes).is_some();
+            let usable =
+                |i: &&usize| self.allowed(**i, name) && self.entries[**i].key.key.choose_scheme(schemes).is_some();
             let ecdsa =
                 list.iter().filter(usable).find(|i| self.entries[**i].key.key.algorithm() == SignatureAlgorithm::ECDSA);
-            ecdsa.or_else(|| list.iter().find(usable)).or(list.first()).map(|i| self.entries[*i].key.clone())
+            let any = || list.iter().find(|i| self.allowed(**i, name));
+            ecdsa.or_else(|| list.iter().find(usable)).or_else(any).map(|i| self.entries[*i].key.clone())
         };
         match list {
             Some(l) => pick(l),
@@ -150,7 +161,7 @@ mod tests {
         let mut keys = Vec::new();
         for (i, (k, names)) in certs.into_iter().enumerate() {
             keys.push(k.clone());
-            s.add(Entry { key: k, path: format!("{i}.pem") }, &names);
+            s.add(Entry { key: k, path: format!("{i}.pem"), excluded: Vec::new() }, &names);
         }
         (s, keys)
     }
@@ -188,6 +199,19 @@ mod tests {
         assert!(Arc::ptr_eq(&s.choose(Some("dual.test"), ALL).unwrap(), &k[1]));
         assert!(Arc::ptr_eq(&s.choose(Some("dual.test"), &only_ec).unwrap(), &k[1]));
         assert!(Arc::ptr_eq(&s.choose(Some("dual.test"), &only_ed).unwrap(), &k[0]));
+    }
+
+    #[test]
+    fn excluded_names_fall_to_the_default() {
+        let (k0, n0) = key(&rcgen::PKCS_ECDSA_P256_SHA256, &["default.test"]);
+        let (k1, n1) = key(&rcgen::PKCS_ECDSA_P256_SHA256, &["*.x.test"]);
+        let mut s = SniStore::default();
+        s.add(Entry { key: k0.clone(), path: "0".into(), excluded: vec![] }, &n0);
+        s.add(Entry { key: k1.clone(), path: "1".into(), excluded: vec!["secret.x.test".into()] }, &n1);
+        assert!(Arc::ptr_eq(&s.choose(Some("www.x.test"), ALL).unwrap(), &k1));
+        assert!(Arc::ptr_eq(&s.choose(Some("Secret.x.test"), ALL).unwrap(), &k0));
+        assert!(s.serves(Some("www.x.test")));
+        assert!(!s.serves(Some("secret.x.test")));
     }
 
     #[test]

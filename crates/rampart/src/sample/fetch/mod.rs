@@ -13,6 +13,7 @@
 //! - `ssl_bc`: the TLS connection to the server (`ssl_bc_protocol` ...)
 //! - `payload`, `tls_hello`: raw TCP bytes and TLS ClientHellos (`req.payload`,
 //!   `req.ssl_sni` ...)
+//! - `ssl`: the client connection's TLS layer (`ssl_fc`, `ssl_fc_sni`, `ssl_c_s_dn` ...)
 //!
 //! `var` lives with the variables (`sample::vars`).
 
@@ -25,6 +26,7 @@ pub mod listener;
 pub mod payload;
 pub mod pp;
 pub mod proxy;
+pub mod ssl;
 pub mod ssl_bc;
 #[cfg(test)]
 mod tests;
@@ -47,6 +49,7 @@ pub const ALL: &[&[FetchKw]] = &[
     http_hdr::KEYWORDS,
     auth::KEYWORDS,
     payload::KEYWORDS,
+    ssl::KEYWORDS,
     ssl_bc::KEYWORDS,
     super::vars::FETCHES,
 ];

@@ -1,0 +1,208 @@
+//! Fetches of the client connection's TLS layer: `ssl_fc*` (what the handshake
+//! negotiated) and `ssl_c_*` (the client's certificate). They read the
+//! [`crate::tls::TlsInfo`] the session keeps after the handshake.
+//! HAProxy counterpart: the front-side fetches of src/ssl_sample.c.
+//!
+//! Not yet (rejected as unknown): `ssl_f_*` (the frontend's own certificate),
+//! `ssl_c_s_dn`/`ssl_c_i_dn` formats other than OpenSSL's one-line form, and the
+//! `ssl_fc_*` fetches of client hello captures.
+
+use std::borrow::Cow;
+
+use x509_parser::certificate::X509Certificate;
+use x509_parser::x509::X509Name;
+
+use crate::sample::ctx::SampleCtx;
+use crate::sample::kw::{uses, Arg, ArgSpec, ArgT, FetchKw};
+use crate::sample::types::{Sample, SmpType};
+use crate::tls::TlsInfo;
+
+use super::Emit;
+
+fn tls<'a>(ctx: &SampleCtx<'a>) -> Option<&'a TlsInfo> {
+    ctx.conn.tls()
+}
+
+fn str_sample(s: &str) -> Sample<'_> {
+    Sample::Str(Cow::Borrowed(s.as_bytes()))
+}
+
+/// `ssl_fc`: whether the connection came over TLS.
+fn fetch_ssl_fc<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    emit(Sample::Bool(tls(ctx).is_some()));
+}
+
+fn fetch_ssl_fc_sni<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(sni) = tls(ctx).and_then(|t| t.sni.as_deref()) {
+        emit(str_sample(sni));
+    }
+}
+
+fn fetch_ssl_fc_protocol<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(t) = tls(ctx) {
+        emit(str_sample(t.version));
+    }
+}
+
+fn fetch_ssl_fc_cipher<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(t) = tls(ctx).filter(|t| !t.cipher.is_empty()) {
+        emit(str_sample(t.cipher));
+    }
+}
+
+fn fetch_ssl_fc_use_keysize<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(t) = tls(ctx) {
+        emit(Sample::Sint(i64::from(t.bits)));
+    }
+}
+
+fn fetch_ssl_fc_alpn<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(a) = tls(ctx).and_then(|t| t.alpn.as_deref()) {
+        emit(Sample::Str(Cow::Borrowed(a)));
+    }
+}
+
+fn fetch_ssl_fc_is_resumed<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(t) = tls(ctx) {
+        emit(Sample::Bool(t.resumed));
+    }
+}
+
+/// `ssl_fc_has_crt` / `ssl_c_used`: whether the client presented a certificate.
+fn fetch_ssl_fc_has_crt<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(t) = tls(ctx) {
+        emit(Sample::Bool(!t.peer_certs.is_empty()));
+    }
+}
+
+/// `ssl_c_verify`: the verification result, 0 (X509_V_OK) since a certificate that
+/// fails verification fails the handshake.
+fn fetch_ssl_c_verify<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if tls(ctx).is_some() {
+        emit(Sample::Sint(0));
+    }
+}
+
+/// The client's leaf certificate, DER.
+fn leaf<'a>(ctx: &SampleCtx<'a>) -> Option<&'a [u8]> {
+    tls(ctx)?.peer_certs.first().map(|c| c.as_ref())
+}
+
+fn parsed<'a>(ctx: &SampleCtx<'a>) -> Option<X509Certificate<'a>> {
+    x509_parser::parse_x509_certificate(leaf(ctx)?).ok().map(|(_, c)| c)
+}
+
+fn fetch_ssl_c_der<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(d) = leaf(ctx) {
+        emit(Sample::Bin(Cow::Borrowed(d)));
+    }
+}
+
+fn fetch_ssl_c_sha1<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    use sha1::Digest;
+    if let Some(d) = leaf(ctx) {
+        emit(Sample::Bin(Cow::Owned(sha1::Sha1::digest(d).to_vec())));
+    }
+}
+
+fn fetch_ssl_c_serial<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(c) = parsed(ctx) {
+        emit(Sample::Bin(Cow::Owned(c.tbs_certificate.raw_serial().to_vec())));
+    }
+}
+
+/// An ASN.1 time as OpenSSL prints it: `YYMMDDhhmmssZ` (UTCTime) up to 2049,
+/// `YYYYMMDDhhmmssZ` (GeneralizedTime) after.
+fn asn1_time(t: &x509_parser::time::ASN1Time) -> String {
+    let d = t.to_datetime();
+    let (y, m, day) = (d.year(), u8::from(d.month()), d.day());
+    let (h, mi, s) = (d.hour(), d.minute(), d.second());
+    if (1950..2050).contains(&y) {
+        format!("{:02}{m:02}{day:02}{h:02}{mi:02}{s:02}Z", y % 100)
+    } else {
+        format!("{y:04}{m:02}{day:02}{h:02}{mi:02}{s:02}Z")
+    }
+}
+
+fn fetch_ssl_c_notafter<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(c) = parsed(ctx) {
+        emit(Sample::Str(Cow::Owned(asn1_time(&c.validity().not_after).into_bytes())));
+    }
+}
+
+fn fetch_ssl_c_notbefore<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(c) = parsed(ctx) {
+        emit(Sample::Str(Cow::Owned(asn1_time(&c.validity().not_before).into_bytes())));
+    }
+}
+
+/// OpenSSL's short name of a DN attribute, else its dotted OID.
+fn attr_name(oid: &x509_parser::der_parser::Oid<'_>) -> String {
+    match x509_parser::objects::oid2abbrev(oid, x509_parser::objects::oid_registry()) {
+        Ok(n) => n.to_string(),
+        Err(_) => oid.to_id_string(),
+    }
+}
+
+/// A DN (`ssl_c_s_dn`, `ssl_c_i_dn`): without arguments, OpenSSL's one-line form
+/// `/C=FR/O=Org/CN=name`; with `entry[,occ]`, that entry's value (its `occ`-th
+/// occurrence, from the end when negative; the last one by default).
+fn dn(name: &X509Name<'_>, args: &[Arg]) -> Option<String> {
+    let attrs: Vec<(String, String)> = name
+        .iter_attributes()
+        .map(|a| (attr_name(a.attr_type()), a.as_str().map(str::to_string).unwrap_or_default()))
+        .collect();
+    let Some(Arg::Str(entry)) = args.first() else {
+        return Some(attrs.iter().map(|(k, v)| format!("/{k}={v}")).collect());
+    };
+    let occ = match args.get(1) {
+        Some(Arg::Sint(n)) => *n,
+        _ => 0,
+    };
+    let matching: Vec<&String> = attrs.iter().filter(|(k, _)| k.as_bytes() == &entry[..]).map(|(_, v)| v).collect();
+    let picked = match occ {
+        0 => matching.last(),
+        n if n > 0 => matching.get(usize::try_from(n - 1).ok()?),
+        n => matching.len().checked_sub(usize::try_from(-n).ok()?).and_then(|i| matching.get(i)),
+    };
+    picked.map(|s| s.to_string())
+}
+
+fn fetch_ssl_c_s_dn<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(s) = parsed(ctx).and_then(|c| dn(c.subject(), args)) {
+        emit(Sample::Str(Cow::Owned(s.into_bytes())));
+    }
+}
+
+fn fetch_ssl_c_i_dn<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(s) = parsed(ctx).and_then(|c| dn(c.issuer(), args)) {
+        emit(Sample::Str(Cow::Owned(s.into_bytes())));
+    }
+}
+
+const L5: u32 = uses::L5CLI;
+const DN_ARGS: ArgSpec = ArgSpec::new(&[ArgT::Str, ArgT::Sint], 0);
+
+pub const KEYWORDS: &[FetchKw] = &[
+    FetchKw::new("ssl_fc", ArgSpec::NONE, SmpType::Bool, fetch_ssl_fc).uses(L5),
+    FetchKw::new("ssl_fc_sni", ArgSpec::NONE, SmpType::Str, fetch_ssl_fc_sni).uses(L5),
+    FetchKw::new("ssl_fc_protocol", ArgSpec::NONE, SmpType::Str, fetch_ssl_fc_protocol).uses(L5),
+    FetchKw::new("ssl_fc_cipher", ArgSpec::NONE, SmpType::Str, fetch_ssl_fc_cipher).uses(L5),
+    FetchKw::new("ssl_fc_use_keysize", ArgSpec::NONE, SmpType::Sint, fetch_ssl_fc_use_keysize).uses(L5),
+    FetchKw::new("ssl_fc_alpn", ArgSpec::NONE, SmpType::Str, fetch_ssl_fc_alpn).uses(L5),
+    FetchKw::new("ssl_fc_is_resumed", ArgSpec::NONE, SmpType::Bool, fetch_ssl_fc_is_resumed).uses(L5),
+    FetchKw::new("ssl_fc_has_crt", ArgSpec::NONE, SmpType::Bool, fetch_ssl_fc_has_crt).uses(L5),
+    FetchKw::new("ssl_c_used", ArgSpec::NONE, SmpType::Bool, fetch_ssl_fc_has_crt).uses(L5),
+    FetchKw::new("ssl_c_verify", ArgSpec::NONE, SmpType::Sint, fetch_ssl_c_verify).uses(L5),
+    FetchKw::new("ssl_c_s_dn", DN_ARGS, SmpType::Str, fetch_ssl_c_s_dn).uses(L5),
+    FetchKw::new("ssl_c_i_dn", DN_ARGS, SmpType::Str, fetch_ssl_c_i_dn).uses(L5),
+    FetchKw::new("ssl_c_serial", ArgSpec::NONE, SmpType::Bin, fetch_ssl_c_serial).uses(L5),
+    FetchKw::new("ssl_c_sha1", ArgSpec::NONE, SmpType::Bin, fetch_ssl_c_sha1).uses(L5),
+    FetchKw::new("ssl_c_notafter", ArgSpec::NONE, SmpType::Str, fetch_ssl_c_notafter).uses(L5),
+    FetchKw::new("ssl_c_notbefore", ArgSpec::NONE, SmpType::Str, fetch_ssl_c_notbefore).uses(L5),
+    FetchKw::new("ssl_c_der", ArgSpec::NONE, SmpType::Bin, fetch_ssl_c_der).uses(L5),
+];
+
+#[cfg(test)]
+#[path = "ssl_tests.rs"]
+mod tests;

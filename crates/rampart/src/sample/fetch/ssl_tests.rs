@@ -1,0 +1,89 @@
+//! Unit tests of the `ssl_fc*` / `ssl_c_*` fetches, on a connection whose TLS
+//! information is set by hand (a client certificate generated with rcgen).
+
+use crate::sample::ctx::{ConnInfo, SampleCtx};
+use crate::sample::testutil::*;
+use crate::sample::Sample;
+use crate::tls::TlsInfo;
+
+const CFG: &str = "defaults\n  mode http\nfrontend fe\n  bind 127.0.0.1:18443\n  default_backend be\nbackend be\n";
+
+fn client_cert() -> Vec<u8> {
+    let kp = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+    let mut p = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    p.distinguished_name.push(rcgen::DnType::CountryName, "FR");
+    p.distinguished_name.push(rcgen::DnType::OrganizationName, "Rampart Test");
+    p.distinguished_name.push(rcgen::DnType::CommonName, "client one");
+    p.serial_number = Some(rcgen::SerialNumber::from_slice(&[0x01, 0x02, 0x03]));
+    p.not_after = rcgen::date_time_ymd(2031, 4, 5);
+    p.self_signed(&kp).unwrap().der().to_vec()
+}
+
+fn info(cert: Option<Vec<u8>>) -> TlsInfo {
+    TlsInfo {
+        sni: Some("www.a.test".into()),
+        version: "TLSv1.3",
+        cipher: "TLS_AES_128_GCM_SHA256",
+        bits: 128,
+        alpn: Some(b"http/1.1".to_vec().into()),
+        resumed: false,
+        peer_certs: cert.into_iter().map(Into::into).collect(),
+    }
+}
+
+fn fetch(tls: Option<TlsInfo>, text: &str) -> Option<Sample<'static>> {
+    let cfg = config(CFG);
+    let rt = runtime(&cfg);
+    let mut c = ConnInfo::new(None, -1);
+    if let Some(t) = tls {
+        c.set_tls(t);
+    }
+    let ctx = SampleCtx::new(&rt, &c, 0);
+    compile_in(&cfg, 0, text).unwrap().eval(&ctx).map(Sample::into_owned)
+}
+
+#[test]
+fn plain_connection() {
+    assert_eq!(fetch(None, "ssl_fc"), Some(Sample::Bool(false)));
+    assert_eq!(fetch(None, "ssl_fc_sni"), None);
+    assert_eq!(fetch(None, "ssl_c_used"), None);
+}
+
+#[test]
+fn negotiated_values() {
+    let t = || Some(info(None));
+    assert_eq!(fetch(t(), "ssl_fc"), Some(Sample::Bool(true)));
+    assert_eq!(fetch(t(), "ssl_fc_sni"), Some(s("www.a.test")));
+    assert_eq!(fetch(t(), "ssl_fc_protocol"), Some(s("TLSv1.3")));
+    assert_eq!(fetch(t(), "ssl_fc_cipher"), Some(s("TLS_AES_128_GCM_SHA256")));
+    assert_eq!(fetch(t(), "ssl_fc_use_keysize"), Some(Sample::Sint(128)));
+    assert_eq!(fetch(t(), "ssl_fc_alpn"), Some(s("http/1.1")));
+    assert_eq!(fetch(t(), "ssl_fc_is_resumed"), Some(Sample::Bool(false)));
+    assert_eq!(fetch(t(), "ssl_fc_has_crt"), Some(Sample::Bool(false)));
+    assert_eq!(fetch(t(), "ssl_c_used"), Some(Sample::Bool(false)));
+    assert_eq!(fetch(t(), "ssl_c_verify"), Some(Sample::Sint(0)));
+    assert_eq!(fetch(t(), "ssl_c_s_dn"), None);
+}
+
+#[test]
+fn client_certificate_fields() {
+    let der = client_cert();
+    let t = || Some(info(Some(der.clone())));
+    assert_eq!(fetch(t(), "ssl_c_used"), Some(Sample::Bool(true)));
+    // in the certificate's order (rcgen writes the CN first)
+    assert_eq!(fetch(t(), "ssl_c_s_dn"), Some(s("/CN=client one/C=FR/O=Rampart Test")));
+    assert_eq!(fetch(t(), "ssl_c_i_dn"), Some(s("/CN=client one/C=FR/O=Rampart Test")));
+    assert_eq!(fetch(t(), "ssl_c_s_dn(CN)"), Some(s("client one")));
+    assert_eq!(fetch(t(), "ssl_c_s_dn(O,1)"), Some(s("Rampart Test")));
+    assert_eq!(fetch(t(), "ssl_c_s_dn(OU)"), None);
+    assert_eq!(fetch(t(), "ssl_c_serial,hex"), Some(s("010203")));
+    assert_eq!(fetch(t(), "ssl_c_notafter"), Some(s("310405000000Z")));
+    assert_eq!(fetch(t(), "ssl_c_der"), Some(Sample::Bin(der.clone().into())));
+    use sha1::Digest;
+    let sha = hex_upper(&sha1::Sha1::digest(&der));
+    assert_eq!(fetch(t(), "ssl_c_sha1,hex"), Some(s(&sha)));
+}
+
+fn hex_upper(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02X}")).collect()
+}
