@@ -138,6 +138,14 @@ fn fetch_ssl_c_notbefore<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, '
 
 /// OpenSSL's short name of a DN attribute, else its dotted OID.
 fn attr_name(oid: &x509_parser::der_parser::Oid<'_>) -> String {
+    // x509-parser's abbreviations that differ from OpenSSL's short names
+    match oid.to_id_string().as_str() {
+        "1.2.840.113549.1.9.1" => return "emailAddress".to_owned(),
+        "2.5.4.5" => return "serialNumber".to_owned(),
+        "0.9.2342.19200300.100.1.25" => return "DC".to_owned(),
+        "0.9.2342.19200300.100.1.1" => return "UID".to_owned(),
+        _ => {}
+    }
     match x509_parser::objects::oid2abbrev(oid, x509_parser::objects::oid_registry()) {
         Ok(n) => n.to_string(),
         Err(_) => oid.to_id_string(),
