@@ -244,6 +244,8 @@ mod tests {
         params.distinguished_name = rcgen::DistinguishedName::new();
         params.distinguished_name.push(rcgen::DnType::CountryName, "FR");
         params.distinguished_name.push(rcgen::DnType::CommonName, "srv.test");
+        let email = rcgen::DnType::CustomDnType(vec![1, 2, 840, 113549, 1, 9, 1]);
+        params.distinguished_name.push(email, rcgen::DnValue::Ia5String("a@b.test".try_into().expect("ia5")));
         params.serial_number = Some(rcgen::SerialNumber::from(vec![2]));
         params.not_before = rcgen::date_time_ymd(2016, 1, 17);
         params.not_after = rcgen::date_time_ymd(2018, 1, 16);
@@ -259,7 +261,8 @@ mod tests {
             peer_certs: vec![cert.der().clone(), cert.der().clone()],
         };
         let ctx = SampleCtx { be: Some(1), srv: Some(0), back_tls: Some(&info), ..SampleCtx::new(&rt, &c, 0) };
-        assert_eq!(v(&ctx, "ssl_s_s_dn"), Some(Sample::str(b"/C=FR/CN=srv.test")));
+        // OpenSSL's attribute names (emailAddress, not x509-parser's Email)
+        assert_eq!(v(&ctx, "ssl_s_s_dn"), Some(Sample::str(b"/C=FR/CN=srv.test/emailAddress=a@b.test")));
         assert_eq!(v(&ctx, "ssl_s_i_dn(CN)"), Some(Sample::str(b"srv.test")));
         assert_eq!(v(&ctx, "ssl_s_serial,hex"), Some(Sample::str(b"02")));
         assert_eq!(v(&ctx, "ssl_s_notbefore"), Some(Sample::str(b"160117000000Z")));
