@@ -153,7 +153,7 @@ pub static SERVER_OPTIONS: &[ArgKw] = &[
     arg("on-error", 1, Yes),
     arg("on-marked-down", 1, No),
     arg("on-marked-up", 1, No),
-    arg("pool-low-conn", 1, No),
+    arg("pool-low-conn", 1, Yes),
     arg("pool-max-conn", 1, Yes),
     arg("pool-purge-delay", 1, No),
     arg("port", 1, Yes),

@@ -231,6 +231,13 @@ fn apply_option(word: &str, value: &str, s: &mut ServerSettings, srv: &str) -> R
             }
             s.pool_max_conn = u32::try_from(n).ok();
         }
+        // COMPAT: idle connections are per thread and never taken over by another
+        // thread, so the low mark that lets a thread take one over has nothing to gate.
+        "pool-low-conn" => {
+            if value.is_empty() {
+                return Err(format!("'{word}' expects <value> as argument."));
+            }
+        }
         "id" => {
             if value.is_empty() {
                 return Err("'id' : expects an integer argument".into());
@@ -352,6 +359,11 @@ mod tests {
         );
         let max: Vec<_> = cfg.proxies[0].servers.iter().map(|s| s.pool_max_conn).collect();
         assert_eq!(max, [Some(4), None, Some(0)]);
+        parse_ok("backend b\n server s 127.0.0.1:1 pool-low-conn 2\n");
+        assert_eq!(
+            alerts("backend b\n server s 127.0.0.1:1 pool-low-conn\n"),
+            ["'server b/s' : 'pool-low-conn' expects <value> as argument.."]
+        );
         assert_eq!(
             alerts("backend b\n server t 127.0.0.1:80 pool-max-conn -2\n server u 127.0.0.1:80 pool-max-conn\n"),
             [
