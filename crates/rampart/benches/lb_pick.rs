@@ -2,8 +2,10 @@
 //! (all usable, weights 1..=4, loads varying), the way `backend::pick_server` calls
 //! the balancer: the cost of choosing a server, without sockets.
 //!
-//! Run: `cargo bench -p rampart --bench lb_pick` (figures in docs/COMPATIBILITY.md, section Load balancing).
-//! A custom harness like `acl.rs` (no criterion dependency in the workspace).
+//! Run: `cargo bench -p rampart --bench lb_pick` (figures in docs/BALANCING.md).
+//! A custom harness like `acl.rs`: criterion would be one more dev-dependency tree
+//! that every `cargo test` of the crate compiles, on a machine where builds are the
+//! bottleneck; this loop times each case over a fixed budget the same way.
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -11,11 +13,11 @@ use std::time::{Duration, Instant};
 
 use rampart::lb::{hash, Algo, HashFn, Hasher, KeySource, Lb, LbConfig, UriOpts};
 
-fn lb(algo: Algo, consistent: bool, n: usize) -> Lb {
+fn lb(algo: Algo, consistent: bool, n: usize, balance_factor: u32) -> Lb {
     let weights: Vec<u32> = (0..n).map(|i| 1 + (i as u32 % 4)).collect();
     let ids: Vec<u32> = (1..=n as u32).collect();
     let hasher = Hasher { func: HashFn::Sdbm, avalanche: consistent };
-    Lb::new(LbConfig { algo, consistent, hasher, balance_factor: 0 }, &weights, &ids, &[])
+    Lb::new(LbConfig { algo, consistent, hasher, balance_factor }, &weights, &ids, &[])
 }
 
 /// ns per pick over about `budget`.
@@ -39,20 +41,28 @@ fn main() {
     let budget = Duration::from_millis(300);
     println!("| algorithm | 1 server | 10 servers | 1000 servers |");
     println!("|---|---|---|---|");
-    let cases: [(&str, Algo, bool, bool); 8] = [
-        ("roundrobin", Algo::RoundRobin, false, false),
-        ("leastconn", Algo::LeastConn, false, false),
-        ("first", Algo::First, false, false),
-        ("random(2)", Algo::Random(2), false, false),
-        ("uri, map-based", Algo::Hash(KeySource::Uri(UriOpts::default())), false, true),
-        ("uri, consistent", Algo::Hash(KeySource::Uri(UriOpts::default())), true, true),
-        ("uri, map-based, no key (round robin)", Algo::Hash(KeySource::Expr), false, false),
-        ("uri, consistent, no key (round robin)", Algo::Hash(KeySource::Expr), true, false),
+    let uri = || Algo::Hash(KeySource::Uri(UriOpts::default()));
+    let ewma = Algo::PeakEwma(Duration::from_secs(10));
+    let cases: [(&str, Algo, bool, bool, u32); 14] = [
+        ("roundrobin", Algo::RoundRobin, false, false, 0),
+        ("static-rr", Algo::StaticRr, false, false, 0),
+        ("leastconn", Algo::LeastConn, false, false, 0),
+        ("first", Algo::First, false, false, 0),
+        ("random(2)", Algo::Random(2), false, false, 0),
+        ("source, map-based", Algo::Hash(KeySource::Source), false, true, 0),
+        ("uri, map-based", uri(), false, true, 0),
+        ("uri, consistent", uri(), true, true, 0),
+        ("uri, consistent, hash-balance-factor 125", uri(), true, true, 125),
+        ("uri, map-based, no key (round robin)", Algo::Hash(KeySource::Expr), false, false, 0),
+        ("uri, consistent, no key (round robin)", Algo::Hash(KeySource::Expr), true, false, 0),
+        ("peak-ewma", ewma, false, false, 0),
+        ("prefix-affinity", Algo::PrefixAffinity(256), false, true, 0),
+        ("prefix-affinity, no key (least loaded)", Algo::PrefixAffinity(256), false, false, 0),
     ];
-    for (name, algo, consistent, keyed) in cases {
+    for (name, algo, consistent, keyed, factor) in cases {
         let row: Vec<String> = [1, 10, 1000]
             .iter()
-            .map(|&n| format!("{:.0} ns", measure(&lb(algo.clone(), consistent, n), n, keyed, budget)))
+            .map(|&n| format!("{:.0} ns", measure(&lb(algo.clone(), consistent, n, factor), n, keyed, budget)))
             .collect();
         println!("| {name} | {} |", row.join(" | "));
     }

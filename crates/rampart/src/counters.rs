@@ -17,6 +17,13 @@ pub fn set_thread_slot(thread: usize) {
     SLOT.with(|s| s.set(thread + 1));
 }
 
+/// This thread's slot: `t + 1` for worker thread `t`, 0 for any other thread (for
+/// other per-thread shards, as `stats::histogram`'s).
+#[inline]
+pub fn thread_slot() -> usize {
+    SLOT.with(Cell::get)
+}
+
 /// One thread's share of a counter, alone on its cache line.
 #[derive(Debug, Default)]
 #[repr(align(64))]
@@ -48,6 +55,18 @@ impl Counter {
             Some(s) if slot > 0 => s.0.store(s.0.load(Ordering::Relaxed) + 1, Ordering::Relaxed),
             _ => {
                 self.slots[0].0.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Counts `n` events (bytes), as [`Counter::inc`] does one.
+    #[inline]
+    pub fn add(&self, n: u64) {
+        let slot = SLOT.with(Cell::get);
+        match self.slots.get(slot) {
+            Some(s) if slot > 0 => s.0.store(s.0.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed),
+            _ => {
+                self.slots[0].0.fetch_add(n, Ordering::Relaxed);
             }
         }
     }

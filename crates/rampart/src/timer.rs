@@ -163,6 +163,8 @@ pub async fn run_wheel(stopping: impl Fn() -> bool) {
             n.set(v);
             v
         });
+        // a loop that never runs dry still sends its log lines each tick
+        crate::log::batch::flush();
         let stop = stopping();
         WHEEL.with(|w| {
             let mut w = w.borrow_mut();

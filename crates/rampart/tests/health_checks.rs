@@ -416,6 +416,73 @@ fn tracking_servers_follow_the_tracked_one() {
     wait_for(&proxy, "Server c/s4 is UP via b/s3. 2 active and 0 backup servers online.");
 }
 
+/// An agent's `drain`, `maint` and `ready` print haproxy's messages (compared with
+/// haproxy 2.6.12's for the same replies), and its `maxconn:` sets the server's limit.
+#[test]
+fn agent_admin_words_print_haproxys_messages() {
+    let Some(haproxy) = haproxy_or_skip("agent_admin_words_print_haproxys_messages") else { return };
+    let cfg = "global\n stats socket ${testdir}/admin.sock level admin\n\
+               listen fe1\n bind fd@${fe1}\n\
+               server s1 ${s1_addr}:${s1_port} agent-check agent-addr ${a1_addr} agent-port ${a1_port} agent-inter 100ms\n\
+               server s2 ${s2_addr}:${s2_port}\n";
+    let run = |binary: &str| {
+        let s1 = FlappyBackend::start("s1", Mode::Up);
+        let s2 = FlappyBackend::start("s2", Mode::Up);
+        let agent = check_backend::AgentBackend::start("ready maxconn:7\n");
+        let proxy = start(binary, &[("s1", s1.addr()), ("s2", s2.addr()), ("a1", agent.addr())], cfg);
+        let admin = proxy.dir().join("admin.sock");
+        rampart_testkit::eventually!(stat_row(&admin, "fe1/s1")["slim"] == "7");
+        agent.say("drain\n");
+        wait_for(&proxy, "Server fe1/s1 enters drain state");
+        agent.say("maint\n");
+        wait_for(&proxy, "Server fe1/s1 is going DOWN for maintenance");
+        agent.say("ready\n");
+        wait_for(&proxy, "Server fe1/s1 is UP/READY (leaving forced maintenance)");
+        check_lines(&proxy.output())
+    };
+    let ours = run(RAMPART);
+    let theirs = run(haproxy.to_str().expect("utf-8 path"));
+    assert_eq!(ours, theirs);
+    assert_eq!(ours.len(), 3, "{ours:#?}");
+}
+
+/// A tracked server's maintenance passes down the tracking chain, with haproxy's
+/// messages (the same events through haproxy 2.6.12 printed these lines).
+#[test]
+fn tracking_servers_inherit_maintenance() {
+    let s1 = FlappyBackend::start("s1", Mode::Up);
+    let proxy = start(
+        RAMPART,
+        &[("s1", s1.addr())],
+        "global\n stats socket ${testdir}/admin.sock level admin\n\
+         listen fe1\n bind fd@${fe1}\n server s1 ${s1_addr}:${s1_port} check inter 100ms\n\
+         server s3 ${s1_addr}:${s1_port} track s1\n\
+         backend c\n server s4 ${s1_addr}:${s1_port} track fe1/s3\n",
+    );
+    let admin = proxy.dir().join("admin.sock");
+    rampart_testkit::eventually!(s1.accepts().len() >= 2);
+    assert_eq!(socat(&admin, "disable server fe1/s1\n"), "\n");
+    wait_for(&proxy, "Server c/s4 is going DOWN for maintenance via fe1/s3.");
+    // admin state IMAINT (2) on the trackers
+    assert!(state_line(&admin, "s3").starts_with("0 2 "), "{}", state_line(&admin, "s3"));
+    assert_eq!(socat(&admin, "enable server fe1/s1\n"), "\n");
+    wait_for(&proxy, "Server c/s4 is UP/READY (leaving maintenance).");
+    assert_eq!(
+        check_lines(&proxy.output()),
+        [
+            "[WARNING]  Server fe1/s1 is going DOWN for maintenance. 1 active and 0 backup servers left. 0 sessions active, 0 requeued, 0 remaining in queue.",
+            "[WARNING]  Server fe1/s3 is going DOWN for maintenance via fe1/s1. 0 active and 0 backup servers left. 0 sessions active, 0 requeued, 0 remaining in queue.",
+            "[ALERT]    proxy 'fe1' has no server available!",
+            "[WARNING]  Server c/s4 is going DOWN for maintenance via fe1/s3. 0 active and 0 backup servers left. 0 sessions active, 0 requeued, 0 remaining in queue.",
+            "[ALERT]    backend 'c' has no server available!",
+            "[WARNING]  Server fe1/s1 is UP/READY (leaving forced maintenance).",
+            "[WARNING]  Server fe1/s3 is UP/READY (leaving maintenance).",
+            "[WARNING]  Server c/s4 is UP/READY (leaving maintenance).",
+        ]
+    );
+    assert!(state_line(&admin, "s3").starts_with("2 0 "), "{}", state_line(&admin, "s3"));
+}
+
 /// `slowstart`: a server back UP gets a small share of the traffic first, its full
 /// share once the slow start is over.
 #[test]
@@ -438,6 +505,86 @@ fn slowstart_ramps_the_weight_up() {
     std::thread::sleep(Duration::from_millis(3300));
     let later = bodies(&proxy, 20).iter().filter(|b| *b == "s1").count();
     assert!((8..=12).contains(&later), "s1 got {later} of 20 requests at full weight");
+}
+
+/// A TCP session through `fe1` that got one reply from server `name`; reading it
+/// again blocks until the session ends.
+fn open_session(proxy: &Running, name: &str) -> std::net::TcpStream {
+    use std::io::{Read, Write};
+    let mut c = std::net::TcpStream::connect(proxy.addr("fe1")).expect("connect");
+    c.set_read_timeout(Some(Duration::from_secs(8))).expect("timeout");
+    c.write_all(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n").expect("send");
+    let mut got = Vec::new();
+    let mut chunk = [0u8; 512];
+    while !got.ends_with(name.as_bytes()) {
+        let n = c.read(&mut chunk).expect("reply");
+        assert!(n > 0, "session closed before the reply");
+        got.extend_from_slice(&chunk[..n]);
+    }
+    c
+}
+
+/// How long until the session ends (the client reads EOF or a reset).
+fn time_to_close(mut c: std::net::TcpStream) -> Duration {
+    use std::io::Read;
+    let t = Instant::now();
+    let mut chunk = [0u8; 64];
+    while let Ok(n) = c.read(&mut chunk) {
+        if n == 0 {
+            break;
+        }
+    }
+    t.elapsed()
+}
+
+/// `on-marked-down shutdown-sessions`: the sessions of a server that goes DOWN end at
+/// once; `on-marked-up shutdown-backup-sessions`: those of the backup servers end when
+/// an active server comes back. Without them a session lives on (the test server keeps
+/// an idle connection 5 s).
+#[test]
+fn on_marked_down_and_up_cut_sessions() {
+    let s1 = FlappyBackend::start("s1", Mode::Up);
+    let s2 = FlappyBackend::start("s2", Mode::Up);
+    let b1 = FlappyBackend::start("b1", Mode::Up);
+    let proxy = Proxy::new(RAMPART)
+        .listener("fe1")
+        .listener("fe2")
+        .backend("s1", s1.addr())
+        .backend("s2", s2.addr())
+        .backend("b1", b1.addr())
+        .config(&format!(
+            "{DEFAULTS}listen fe1\n mode tcp\n bind fd@${{fe1}}\n\
+             server s1 ${{s1_addr}}:${{s1_port}} check inter 100ms rise 1 fall 1 \
+             on-marked-down shutdown-sessions on-marked-up shutdown-backup-sessions\n\
+             server b1 ${{b1_addr}}:${{b1_port}} backup\n\
+             listen fe2\n mode tcp\n bind fd@${{fe2}}\n\
+             server s2 ${{s2_addr}}:${{s2_port}} check inter 100ms rise 1 fall 1\n",
+        ))
+        .start()
+        .expect("proxy starts");
+    let cut = open_session(&proxy, "s1");
+    s1.set(Mode::Refuse);
+    wait_for(&proxy, "Server fe1/s1 is DOWN");
+    let took = time_to_close(cut);
+    assert!(took < Duration::from_secs(2), "the session to the DOWN server lasted {took:?} more");
+    // traffic now on the backup; s1 coming back cuts that session
+    let on_backup = open_session(&proxy, "b1");
+    s1.set(Mode::Up);
+    wait_for(&proxy, "Server fe1/s1 is UP");
+    let took = time_to_close(on_backup);
+    assert!(took < Duration::from_secs(2), "the backup session lasted {took:?} after s1 came back");
+    // without the option, a session outlives its server's DOWN
+    let mut c = std::net::TcpStream::connect(proxy.addr("fe2")).expect("connect");
+    {
+        use std::io::{Read, Write};
+        c.write_all(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n").expect("send");
+        let mut chunk = [0u8; 512];
+        assert!(c.read(&mut chunk).expect("reply") > 0);
+    }
+    s2.set(Mode::Refuse);
+    wait_for(&proxy, "Server fe2/s2 is DOWN");
+    let took = time_to_close(c);
+    assert!(took > Duration::from_secs(3), "the session without on-marked-down ended after {took:?}");
 }
 
 // === the runtime API on the servers' state ===

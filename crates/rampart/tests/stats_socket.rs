@@ -136,6 +136,16 @@ fn show_stat_counts_the_traffic_by_frontend_backend_and_server() {
     assert_eq!(get(srv, "addr"), s1.addr().to_string());
     assert!(get(srv, "stot").parse::<u64>().unwrap() >= 1);
     assert_eq!(get(&rows["be1/s2"], "status"), "MAINT");
+    // bytes: every request went through the frontend, three through the backend and s1
+    let n = |row: &HashMap<String, String>, col: &str| get(row, col).parse::<u64>().expect(col);
+    assert!(n(srv, "bin") >= 3 * 16 && n(srv, "bout") >= 3 * 17, "{srv:?}");
+    assert_eq!((n(be, "bin"), n(be, "bout")), (n(srv, "bin"), n(srv, "bout")));
+    assert!(n(fe, "bin") > n(be, "bin") && n(fe, "bout") > n(be, "bout"), "the 403 counts in the frontend only");
+    assert_eq!((n(srv, "qcur"), n(srv, "qmax"), n(be, "qcur"), n(be, "qmax")), (0, 0, 0, 0));
+    // each request to s1 took a new or a reused server connection
+    assert_eq!(n(srv, "connect") + n(srv, "reuse"), 3, "{srv:?}");
+    assert!(n(srv, "connect") >= 1);
+    assert_eq!((n(be, "connect"), n(be, "reuse")), (n(srv, "connect"), n(srv, "reuse")));
     let info = info(&proxy);
     // the CLI connections count too, `show info`'s own included
     let cli_conns = CLI_CONNS.with(std::cell::Cell::get);
@@ -180,14 +190,31 @@ fn a_tcp_stats_socket_serves_too() {
 
 // === against haproxy ===
 
+/// Columns rampart fills wherever haproxy does.
+const FILLED: &[&str] = &["qcur", "qmax", "bin", "bout", "stot", "status", "connect", "reuse", "dresp"];
+
 /// A `show stat` row: `pxname/svname` and which of its columns are filled.
 type RowShape = (String, Vec<bool>);
 
 /// `show info` field names, the `show stat` header, and each row's shape, from `binary`.
 fn shape(binary: &Path) -> (Vec<String>, String, Vec<RowShape>) {
     let s1 = HttpBackend::start("s1");
-    let proxy = start(binary, CFG, &s1);
+    // a TCP proxy too: some columns are HTTP-only
+    let cfg = format!("{CFG}listen tcp1\n  mode tcp\n  bind fd@${{fe2}}\n  server t1 ${{s1_addr}}:${{s1_port}}\n");
+    let proxy = Proxy::new(binary)
+        .listener("fe1")
+        .listener("fe2")
+        .backend("s1", s1.addr())
+        .config(&cfg)
+        .start()
+        .expect("the proxy starts");
+    let admin = proxy.dir().join("admin.sock");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while std::os::unix::net::UnixStream::connect(&admin).is_err() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     http_get(proxy.addr("fe1"), "/");
+    http_get(proxy.addr("fe2"), "/");
     let info = socat(&sock(&proxy, "admin.sock"), "show info\n");
     let names = info.lines().filter_map(|l| l.split_once(':')).map(|(k, _)| k.to_owned()).collect();
     let stat = socat(&sock(&proxy, "admin.sock"), "show stat\n");
@@ -219,6 +246,10 @@ fn show_info_and_show_stat_have_haproxys_fields_in_its_order() {
         // haproxy leaves empty for that kind of row
         let extra: Vec<&str> = (0..r.len()).filter(|&i| r[i] && !h[i]).map(|i| cols[i]).collect();
         assert!(extra.is_empty(), "{name}: columns filled by rampart only: {extra:?}");
+        // and fills these wherever haproxy does
+        let missing: Vec<&str> =
+            (0..r.len()).filter(|&i| h[i] && !r[i] && FILLED.contains(&cols[i])).map(|i| cols[i]).collect();
+        assert!(missing.is_empty(), "{name}: columns haproxy fills and rampart does not: {missing:?}");
     }
 }
 
@@ -431,6 +462,13 @@ fn the_prometheus_service_exports_haproxys_metric_names() {
         "haproxy_backend_http_responses_total{proxy=\"be1\",code=\"2xx\"} 1",
         "haproxy_server_status{proxy=\"be1\",server=\"s1\",state=\"UP\"} 1",
         "haproxy_server_status{proxy=\"be1\",server=\"s2\",state=\"MAINT\"} 1",
+        // the latency histograms (a rampart extension) of the one request to be1/s1
+        "# TYPE haproxy_backend_total_time_seconds histogram",
+        "haproxy_backend_total_time_seconds_count{proxy=\"be1\"} 1",
+        "haproxy_backend_total_time_seconds_bucket{proxy=\"be1\",le=\"+Inf\"} 1",
+        "haproxy_server_response_time_seconds_count{proxy=\"be1\",server=\"s1\"} 1",
+        "haproxy_server_connect_time_seconds_count{proxy=\"be1\",server=\"s1\"} 1",
+        "haproxy_server_first_byte_time_seconds_count{proxy=\"be1\",server=\"s2\"} 0",
     ] {
         assert!(text.lines().any(|l| l == line), "missing {line:?} in\n{text}");
     }
@@ -454,7 +492,7 @@ fn the_prometheus_service_exports_haproxys_metric_names() {
     }
     let Some(haproxy) = haproxy_or_skip("the_prometheus_service_exports_haproxys_metric_names") else { return };
     let theirs = metric_types(&scrape(&haproxy));
-    let ours = metric_types(&text);
+    let ours: Vec<_> = metric_types(&text).into_iter().filter(|(_, ty)| ty != "histogram").collect();
     let unknown: Vec<_> = ours.iter().filter(|m| !theirs.contains(m)).collect();
     assert!(unknown.is_empty(), "metrics (or types) haproxy does not export: {unknown:?}");
     // ours come in haproxy's order
@@ -539,4 +577,60 @@ fn many_cli_clients_during_traffic_all_get_their_answers() {
         .collect();
     assert!(clients.into_iter().all(|c| c.join().unwrap_or(false)), "a CLI client got no full answer");
     assert!(traffic.join().unwrap_or(false), "traffic failed while the CLI was busy");
+}
+
+/// `show errors` after one malformed request, with the dates, the client port and
+/// HAProxy's three lines of H1 parser flags (which rampart leaves out) removed.
+fn show_errors(binary: &Path) -> String {
+    let s1 = HttpBackend::start("s1");
+    let proxy = start(binary, CFG, &s1);
+    let mut c = rampart_testkit::RawClient::connect(proxy.addr("fe1")).expect("connect");
+    c.send("GET /a b HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n").expect("send");
+    assert_eq!(c.read_response().expect("a response").status, 400);
+    let out = socat(&sock(&proxy, "admin.sock"), "show errors\n");
+    out.lines()
+        .filter(|l| !l.starts_with("  H1 "))
+        .map(|l| {
+            let l = match (l.find('['), l.find(']')) {
+                (Some(a), Some(b)) if a < b => format!("{}[date]{}", &l[..a], &l[b + 1..]),
+                _ => l.to_owned(),
+            };
+            match l.find("src 127.0.0.1:") {
+                Some(i) => format!("{}src 127.0.0.1:port", &l[..i]),
+                None => l,
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn show_errors_dumps_the_last_invalid_request_as_haproxy_does() {
+    let ours = show_errors(Path::new(env!("CARGO_BIN_EXE_rampart")));
+    assert!(ours.contains("frontend fe1 (#2): invalid request"), "{ours}");
+    assert!(ours.contains("  00019  Host: x\\r\\n"), "{ours}");
+    let Some(haproxy) = haproxy_or_skip("show_errors_dumps_the_last_invalid_request_as_haproxy_does") else { return };
+    assert_eq!(ours, show_errors(&haproxy));
+}
+
+#[test]
+fn denied_responses_count_in_the_frontend_backend_and_server() {
+    let cfg = CFG.replace(
+        "  http-request deny if { path /deny }\n",
+        "  http-request set-var(txn.d) bool(1) if { path /rdeny }\n  http-response deny if { var(txn.d) -m bool }\n",
+    );
+    let s1 = HttpBackend::start("s1");
+    let proxy = start(&netutil::binary(), &cfg, &s1);
+    assert_eq!(http_get(proxy.addr("fe1"), "/").status, 200);
+    assert_eq!(http_get(proxy.addr("fe1"), "/rdeny").status, 502);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut rows = stat(&proxy);
+    while get(&rows["fe1/FRONTEND"], "req_tot") != "2" && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+        rows = stat(&proxy);
+    }
+    for row in ["fe1/FRONTEND", "be1/BACKEND", "be1/s1"] {
+        assert_eq!(get(&rows[row], "dresp"), "1", "{row}: {:?}", rows[row]);
+    }
+    assert_eq!(get(&rows["be1/s2"], "dresp"), "0");
 }

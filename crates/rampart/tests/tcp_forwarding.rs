@@ -360,6 +360,26 @@ fn redispatch_moves_the_last_retry_to_another_server() {
     }
 }
 
+/// With round robin and two active servers any server will do: HAProxy redispatches at
+/// the first failure instead of waiting a turn-around (MIN(1s, timeout connect)) per
+/// retry on the refusing server.
+#[test]
+fn redispatch_is_immediate_when_any_server_will_do() {
+    let s2 = RawBackend::start(vec![Step::send("s2"), Step::Close]);
+    let proxy = start_two(
+        closed_port(),
+        s2.addr(),
+        "  retries 3\n  option redispatch\n  timeout connect 5s\n\
+         server s1 ${s1_addr}:${s1_port}\n  server s2 ${s2_addr}:${s2_port}\n",
+    );
+    for _ in 0..2 {
+        let t = std::time::Instant::now();
+        let mut c = RawClient::connect(proxy.addr("fe1")).unwrap();
+        assert_eq!(c.read_to_end().unwrap(), b"s2");
+        assert!(t.elapsed() < std::time::Duration::from_millis(800), "took {:?}", t.elapsed());
+    }
+}
+
 #[test]
 fn without_redispatch_the_retries_stay_on_the_refusing_server() {
     let s2 = RawBackend::start(vec![Step::send("s2"), Step::Close]);

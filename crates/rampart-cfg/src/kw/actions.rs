@@ -13,8 +13,9 @@ const fn act(name: &'static str, prefix: bool, support: Support) -> ActionKw {
     ActionKw { name, prefix, support }
 }
 
-/// `set-priority-*`: checked, then refused by the daemon until the queue has priorities.
-pub const PRIORITY: Support = Partial("parsed; refused at startup: the backend queue has no priorities yet");
+/// `tcp-request content set-priority-*`: checked, then refused by the daemon (the
+/// queues have priorities, but TCP streams do not carry one yet, TODO(#10)).
+pub const PRIORITY: Support = Partial("parsed; refused at startup in tcp-request content (HTTP rules only)");
 
 /// `set-log-level`: accepted, with nothing to change until logs exist.
 pub const LOG_LEVEL: Support = Partial("accepted; no effect until logging exists (the logging issue)");
@@ -47,7 +48,7 @@ pub static HTTP_REQUEST_ACTIONS: &[ActionKw] = &[
     act("del-header", false, Yes),
     act("del-map", true, No),
     act("deny", false, Yes),
-    act("disable-l7-retry", false, Partial("accepted; rampart makes no layer-7 retries, nothing to disable")),
+    act("disable-l7-retry", false, Yes),
     act("early-hint", false, Yes),
     act("normalize-uri", false, Yes),
     act("redirect", false, Yes),
@@ -80,8 +81,8 @@ pub static HTTP_REQUEST_ACTIONS: &[ActionKw] = &[
     act("set-src-port", false, Yes),
     act("set-tos", false, No),
     act("silent-drop", false, Yes),
-    act("set-priority-class", false, PRIORITY),
-    act("set-priority-offset", false, PRIORITY),
+    act("set-priority-class", false, Yes),
+    act("set-priority-offset", false, Yes),
 ];
 
 /// `http-response` actions.

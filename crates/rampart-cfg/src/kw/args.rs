@@ -1,7 +1,7 @@
 //! Options of `bind` and `server` lines (names only, with the number of words each one
 //! takes). Rule actions are in `actions.rs`.
 
-use super::Support::{No, Partial, Yes};
+use super::Support::{No, Yes};
 use super::{ArgKw, Support};
 
 const fn arg(name: &'static str, args: usize, support: Support) -> ArgKw {
@@ -97,7 +97,7 @@ pub static SERVER_OPTIONS: &[ArgKw] = &[
     arg("check-send-proxy", 0, Yes),
     arg("check-sni", 1, Yes),
     arg("check-ssl", 0, Yes),
-    arg("check-via-socks4", 0, No),
+    arg("check-via-socks4", 0, Yes),
     arg("ciphers", 1, Yes),
     arg("ciphersuites", 1, Yes),
     arg("cookie", 1, No),
@@ -119,15 +119,9 @@ pub static SERVER_OPTIONS: &[ArgKw] = &[
     arg("inter", 1, Yes),
     arg("log-proto", 1, No),
     arg("max-reuse", 1, No),
-    arg(
-        "maxconn",
-        1,
-        Partial(
-            "a full server is skipped; when all are full the stream waits in the backend queue (no per-server queue)",
-        ),
-    ),
-    arg("maxqueue", 1, No),
-    arg("minconn", 1, No),
+    arg("maxconn", 1, Yes),
+    arg("maxqueue", 1, Yes),
+    arg("minconn", 1, Yes),
     arg("namespace", 1, No),
     arg("no-agent-check", 0, Yes),
     arg("no-backup", 0, No),
@@ -151,8 +145,8 @@ pub static SERVER_OPTIONS: &[ArgKw] = &[
     arg("npn", 1, No),
     arg("observe", 1, Yes),
     arg("on-error", 1, Yes),
-    arg("on-marked-down", 1, No),
-    arg("on-marked-up", 1, No),
+    arg("on-marked-down", 1, Yes),
+    arg("on-marked-up", 1, Yes),
     arg("pool-low-conn", 1, Yes),
     arg("pool-max-conn", 1, Yes),
     arg("pool-purge-delay", 1, No),
@@ -171,7 +165,7 @@ pub static SERVER_OPTIONS: &[ArgKw] = &[
     arg("send-proxy-v2-ssl-cn", 0, No),
     arg("slowstart", 1, Yes),
     arg("sni", 1, Yes),
-    arg("socks4", 1, No),
+    arg("socks4", 1, Yes),
     arg("source", 1, Yes),
     arg("ssl", 0, Yes),
     arg("ssl-max-ver", 1, Yes),

@@ -34,6 +34,24 @@ pub enum ProtoCheck {
     Redis,
     /// `option smtpchk [EHLO|HELO <domain>]`: banner, the greeting, QUIT.
     Smtp { hello: String },
+    /// `option mysql-check [user <name> [post-41|pre-41]]`: the server greeting, and
+    /// with a user an authentication packet answered by an OK packet.
+    Mysql { user: Option<MysqlUser> },
+    /// `option pgsql-check user <name>`: a startup message, expect an authentication
+    /// request.
+    Pgsql { user: String },
+    /// `option ldap-check`: an anonymous bind, expect a successful bind response.
+    Ldap,
+    /// `option spop-check`: an SPOP HAPROXY-HELLO frame, expect an AGENT-HELLO.
+    Spop,
+}
+
+/// The user of `option mysql-check user <name> [post-41|pre-41]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MysqlUser {
+    pub name: String,
+    /// `post-41` (the default) rather than `pre-41`: the MySQL 4.1 packet format.
+    pub post41: bool,
 }
 
 /// One `tcp-check` rule with its `comment` (for `Comment`, the text itself).

@@ -182,6 +182,10 @@ pub struct LogTarget {
 /// HAProxy 2.6's `option httplog` format.
 pub const HTTP_LOG_FORMAT: &str =
     "%ci:%cp [%tr] %ft %b/%s %TR/%Tw/%Tc/%Tr/%Ta %ST %B %CC %CS %tsc %ac/%fc/%bc/%sc/%rc %sq/%bq %hr %hs %{+Q}r";
+/// HAProxy 2.6's `option httpslog` format.
+pub const HTTPS_LOG_FORMAT: &str = "%ci:%cp [%tr] %ft %b/%s %TR/%Tw/%Tc/%Tr/%Ta %ST %B %CC %CS %tsc \
+     %ac/%fc/%bc/%sc/%rc %sq/%bq %hr %hs %{+Q}r %[fc_err]/%[ssl_fc_err,hex]/%[ssl_c_err]/\
+     %[ssl_c_ca_err]/%[ssl_fc_is_resumed] %[ssl_fc_sni]/%sslv/%sslc";
 /// HAProxy 2.6's `option httplog clf` format.
 pub const CLF_HTTP_LOG_FORMAT: &str =
     "%{+Q}o %{-Q}ci - - [%trg] %r %ST %B \"\" \"\" %cp %ms %ft %b %s %TR %Tw %Tc %Tr \
@@ -217,6 +221,9 @@ pub struct StatsPage {
     pub show_desc: Option<String>,
     /// `stats scope <proxy>`: the proxies shown (all when empty).
     pub scope: Vec<String>,
+    /// `stats admin if|unless <cond>` lines: a request meeting one may change servers
+    /// through the page's form.
+    pub admin: Vec<rules::Condition>,
     /// The first `stats` line.
     pub span: Span,
 }
@@ -236,6 +243,7 @@ impl StatsPage {
             show_node: None,
             show_desc: None,
             scope: Vec::new(),
+            admin: Vec::new(),
             span,
         }
     }
@@ -285,6 +293,9 @@ pub struct Proxy {
     pub hash_type: HashType,
     /// `hash-balance-factor` (0: off, else above 100).
     pub hash_balance_factor: u32,
+    /// `fullconn`: the backend load at which servers reach their `maxconn` (0: not
+    /// set, derived from the frontends' `maxconn` at startup).
+    pub fullconn: u32,
     pub timeouts: Timeouts,
     pub options: ProxyOptions,
     pub http_reuse: HttpReuse,
@@ -294,8 +305,10 @@ pub struct Proxy {
     /// (port 0: any).
     pub source: Option<SocketAddr>,
     /// `retry-on`: whether a failed connection is retried (`conn-failure`, the
-    /// default; `none` turns it off). The other conditions are refused for now.
+    /// default; `none` turns it off).
     pub retry_on_conn_failure: bool,
+    /// `retry-on`: the response-based conditions (layer-7 retries).
+    pub retry_on_response: RetryOnResponse,
     /// The error pages given as complete HTTP responses, one per status: `errorfile
     /// <code> <file>`, `errorfiles <section> [<code>...]` and `http-error status <code>
     /// errorfile <file>`, resolved in file order (the last one for a status wins, also
@@ -473,6 +486,9 @@ pub struct ProxyOptions {
     /// whichever came last (HAProxy's `conf.logformat_string`).
     pub log_format: Option<String>,
     /// `error-log-format`.
+    /// `log-format-sd`: the structured data of RFC 5424 headers.
+    pub log_format_sd: Option<String>,
+    pub log_format_sd_span: Option<crate::span::Span>,
     pub error_log_format: Option<String>,
     /// The lines of `log-format` (or the option setting it) and `error-log-format`,
     /// for the daemon's messages when they do not compile.
@@ -586,6 +602,13 @@ pub enum Balance {
     PeakEwma {
         decay: Duration,
     },
+    /// `prefix-affinity [<expr>] [len <n>]` (rampart extension): the first `len` bytes
+    /// of the sample (`req.body` and 256 by default) on a consistent ring with bounded
+    /// load.
+    PrefixAffinity {
+        expr: String,
+        len: u32,
+    },
 }
 
 impl Balance {
@@ -603,6 +626,7 @@ impl Balance {
             Balance::Random { .. } => "random",
             Balance::Hash { .. } => "hash",
             Balance::PeakEwma { .. } => "peak-ewma",
+            Balance::PrefixAffinity { .. } => "prefix-affinity",
         }
     }
 
@@ -693,6 +717,11 @@ pub struct Server {
     pub weight: u32,
     /// `maxconn`, `None` = unlimited.
     pub maxconn: Option<u32>,
+    /// `minconn`: the floor of the dynamic `maxconn` below the backend's `fullconn`
+    /// (0: off).
+    pub minconn: u32,
+    /// `maxqueue`: streams that may wait in this server's own queue (0: no limit).
+    pub maxqueue: u32,
     /// `pool-max-conn`: idle connections kept for reuse; `None` (-1, the default) =
     /// unlimited, 0 = none.
     pub pool_max_conn: Option<u32>,
@@ -706,12 +735,35 @@ pub struct Server {
     pub proxy: SendProxy,
     /// `source <addr>[:<port>]`, else the backend's.
     pub source: Option<SocketAddr>,
+    /// `socks4 <addr>:<port>`: connections go through this SOCKS4 proxy.
+    pub socks4: Option<SocketAddr>,
     /// An address without a port, or with `+N`/`-N`: the port is the one the client
     /// connected to plus this offset (the address's port is then 0).
     pub port_offset: Option<i32>,
     /// `ssl`, `verify`, `ca-file`, `sni`, `alpn`, `crt`, `check-ssl` ...
     pub tls: ServerTls,
     pub span: Span,
+}
+
+/// The response-based conditions of `retry-on`: when a request already sent is sent
+/// again (if it can be replayed).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RetryOnResponse {
+    /// `empty-response`: the server closed without sending anything.
+    pub empty_response: bool,
+    /// `junk-response`: what came back is not a valid HTTP response head.
+    pub junk_response: bool,
+    /// `response-timeout`: `timeout server` struck before the response.
+    pub response_timeout: bool,
+    /// Status codes (`401`, `403`, `404`, `408`, `425`, `500` to `504`).
+    pub statuses: Vec<u16>,
+}
+
+impl RetryOnResponse {
+    /// Whether any condition is set.
+    pub fn any(&self) -> bool {
+        self.empty_response || self.junk_response || self.response_timeout || !self.statuses.is_empty()
+    }
 }
 
 /// The PROXY protocol header a server connection starts with.
@@ -742,6 +794,8 @@ pub struct CheckOptions {
     pub addr: Option<String>,
     /// `agent-check` and its settings.
     pub agent: bool,
+    /// `check-via-socks4`: health checks go through the server's `socks4` proxy.
+    pub via_socks4: bool,
     pub agent_port: Option<u16>,
     pub agent_addr: Option<String>,
     pub agent_inter: Option<Duration>,
@@ -756,6 +810,11 @@ pub struct CheckOptions {
     pub track: Option<String>,
     /// `slowstart`, rounded up to whole seconds as HAProxy does (`None`: off).
     pub slowstart: Option<Duration>,
+    /// `on-marked-down shutdown-sessions`: going DOWN cuts the server's connections.
+    pub shutdown_on_down: bool,
+    /// `on-marked-up shutdown-backup-sessions`: coming UP cuts the connections of the
+    /// backend's backup servers.
+    pub shutdown_backups_on_up: bool,
 }
 
 /// `observe`: which traffic errors count against a server.

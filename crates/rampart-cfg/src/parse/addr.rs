@@ -9,6 +9,35 @@ use std::path::PathBuf;
 
 use crate::model::{ListenAddr, ServerAddr};
 
+/// `$NAME` and `${NAME}` in an address replaced by the environment variable's value,
+/// an unset one by nothing: HAProxy's `env_expand()`, which `str2sa_range()` applies
+/// to every address, quoted or not (a name is letters, digits and `_`).
+pub fn env_expand(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains('$') {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        let braced = after.starts_with('{');
+        let name_at = usize::from(braced);
+        let name_len = after[name_at..].bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_').count();
+        let name = &after[name_at..name_at + name_len];
+        let mut next = name_at + name_len;
+        if braced && after[next..].starts_with('}') {
+            next += 1;
+        }
+        if let Ok(v) = std::env::var(name) {
+            out.push_str(&v);
+        }
+        rest = &after[next..];
+    }
+    out.push_str(rest);
+    out.into()
+}
+
 /// Address family forced by a prefix (`ipv4@`, `tcp6@`...).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Family {
@@ -278,6 +307,18 @@ pub fn check_probe_addr(full: &str) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn env_expand_as_str2sa_range() {
+        use super::env_expand;
+        assert_eq!(env_expand("127.0.0.1:80"), "127.0.0.1:80");
+        assert_eq!(env_expand("${RAMPART_SURELY_UNSET_A}:${RAMPART_SURELY_UNSET_B}"), ":");
+        assert_eq!(env_expand("$RAMPART_SURELY_UNSET_A.x"), ".x");
+        let path = std::env::var("PATH").unwrap_or_default();
+        assert_eq!(env_expand("a${PATH}b"), format!("a{path}b"));
+        assert_eq!(env_expand("a$PATH}b"), format!("a{path}}}b"));
+        assert_eq!(env_expand("x$"), "x");
+    }
+
     use super::*;
 
     fn inet(s: &str) -> ListenAddr {

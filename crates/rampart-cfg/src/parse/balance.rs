@@ -64,6 +64,8 @@ fn balance(args: &[&str]) -> Result<Balance, Refusal> {
         }
         // rampart extension: response-time aware power of two choices
         "peak-ewma" => peak_ewma(&args[1..])?,
+        // rampart extension: prompt-prefix affinity with bounded load
+        "prefix-affinity" => prefix_affinity(&args[1..])?,
         _ if algo.starts_with("random") => Balance::Random { draws: draws(&algo[6..])? },
         _ if algo.starts_with("hdr(") => {
             let name = algo[4..].split(')').next().filter(|n| !n.is_empty() && algo[4..].contains(')'));
@@ -141,6 +143,25 @@ fn peak_ewma(args: &[&str]) -> Result<Balance, Refusal> {
         _ => return Err(Refusal::Bad("peak-ewma only accepts 'decay <time>'.".into())),
     };
     Ok(Balance::PeakEwma { decay })
+}
+
+/// `prefix-affinity [<expr>] [len <n>]`.
+fn prefix_affinity(args: &[&str]) -> Result<Balance, Refusal> {
+    let (mut expr, mut len) = ("req.body", 256u32);
+    let mut rest = args;
+    if let Some(&first) = rest.first().filter(|&&a| a != "len") {
+        expr = first;
+        rest = &rest[1..];
+    }
+    match rest {
+        [] => {}
+        ["len", n] if atol(n) > 0 => len = u32::try_from(atol(n)).unwrap_or(u32::MAX),
+        ["len", n] => {
+            return Err(Refusal::Bad(format!("prefix-affinity : 'len' expects a positive integer (got '{n}').")))
+        }
+        _ => return Err(Refusal::Bad("prefix-affinity only accepts '[<expr>] [len <n>]'.".into())),
+    }
+    Ok(Balance::PrefixAffinity { expr: expr.to_owned(), len })
 }
 
 /// `random` or `random(<draws>)` (the text after `random`).
@@ -229,6 +250,7 @@ pub(super) fn parse_retry_on(cx: &mut Ctx<'_>, words: &[String]) {
         return;
     }
     let mut conn_failure = false;
+    let mut on = crate::model::RetryOnResponse::default();
     for (i, w) in words.iter().enumerate().skip(1) {
         match w.as_str() {
             "conn-failure" => conn_failure = true,
@@ -237,24 +259,24 @@ pub(super) fn parse_retry_on(cx: &mut Ctx<'_>, words: &[String]) {
                 return;
             }
             "none" => {}
-            "empty-response"
-            | "response-timeout"
-            | "401"
-            | "403"
-            | "404"
-            | "408"
-            | "425"
-            | "500"
-            | "501"
-            | "502"
-            | "503"
-            | "504"
-            | "0rtt-rejected"
-            | "junk-response"
-            | "all-retryable-errors" => {
-                // TODO(#10): layer-7 retries (replaying the request after a response).
+            "empty-response" => on.empty_response = true,
+            "junk-response" => on.junk_response = true,
+            "response-timeout" => on.response_timeout = true,
+            "401" | "403" | "404" | "408" | "425" | "500" | "501" | "502" | "503" | "504" => {
+                on.statuses.extend(w.parse::<u16>().ok());
+            }
+            // early data needs TLS, which rampart does not have yet
+            "0rtt-rejected" => {
                 cx.alert(not_yet(&format!("retry-on {w}")));
                 return;
+            }
+            // COMPAT: also 0rtt-rejected for HAProxy, which cannot happen without TLS
+            "all-retryable-errors" => {
+                conn_failure = true;
+                on.empty_response = true;
+                on.junk_response = true;
+                on.response_timeout = true;
+                on.statuses.extend([500, 502, 503, 504]);
             }
             _ => {
                 cx.alert(format!("'retry-on': unknown keyword '{w}'"));
@@ -262,12 +284,15 @@ pub(super) fn parse_retry_on(cx: &mut Ctx<'_>, words: &[String]) {
             }
         }
     }
+    on.statuses.sort_unstable();
+    on.statuses.dedup();
+    cx.pb.px.retry_on_response = on;
     cx.pb.px.retry_on_conn_failure = conn_failure;
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::model::{Balance, HashFunc, HashType};
+    use crate::model::{Balance, HashFunc, HashType, RetryOnResponse};
     use crate::parse::tests::{alerts, parse_ok, warnings};
 
     fn be(lines: &str) -> crate::model::Proxy {
@@ -297,6 +322,10 @@ mod tests {
         let secs = std::time::Duration::from_secs;
         assert_eq!(be(" balance peak-ewma\n").balance, Balance::PeakEwma { decay: secs(10) });
         assert_eq!(be(" balance peak-ewma decay 30s\n").balance, Balance::PeakEwma { decay: secs(30) });
+        let pa = |expr: &str, len| Balance::PrefixAffinity { expr: expr.into(), len };
+        assert_eq!(be(" balance prefix-affinity\n").balance, pa("req.body", 256));
+        assert_eq!(be(" balance prefix-affinity len 64\n").balance, pa("req.body", 64));
+        assert_eq!(be(" balance prefix-affinity req.hdr(x-prompt) len 9\n").balance, pa("req.hdr(x-prompt)", 9));
     }
 
     #[test]
@@ -316,6 +345,17 @@ mod tests {
         assert!(be("").retry_on_conn_failure);
         assert!(!be(" retry-on none\n").retry_on_conn_failure);
         assert!(be(" retry-on none\n retry-on conn-failure\n").retry_on_conn_failure);
+        let r = be(" retry-on 503 empty-response 404 503\n");
+        assert!(!r.retry_on_conn_failure);
+        let expect = RetryOnResponse { empty_response: true, statuses: vec![404, 503], ..Default::default() };
+        assert_eq!(r.retry_on_response, expect);
+        let all = be(" retry-on all-retryable-errors\n");
+        assert!(
+            all.retry_on_conn_failure && all.retry_on_response.response_timeout && all.retry_on_response.junk_response
+        );
+        assert_eq!(all.retry_on_response.statuses, [500, 502, 503, 504]);
+        // not cumulative: the last line replaces the previous one
+        assert!(!be(" retry-on 503\n retry-on conn-failure\n").retry_on_response.any());
         let cfg = parse_ok("defaults\n retry-on none\nbackend b\n");
         assert!(!cfg.proxies[0].retry_on_conn_failure);
         let cfg = parse_ok("defaults\n hash-type consistent crc32\n balance source\nbackend b\n");
@@ -356,6 +396,14 @@ mod tests {
         assert_eq!(a("balance hash"), ["balance hash requires a sample expression."]);
         assert_eq!(a("balance peak-ewma decay 0"), ["balance peak-ewma : 'decay' expects a positive time (got '0')."]);
         assert_eq!(a("balance peak-ewma foo"), ["balance peak-ewma only accepts 'decay <time>'."]);
+        assert_eq!(
+            a("balance prefix-affinity len 0"),
+            ["balance prefix-affinity : 'len' expects a positive integer (got '0')."]
+        );
+        assert_eq!(
+            a("balance prefix-affinity req.body 5"),
+            ["balance prefix-affinity only accepts '[<expr>] [len <n>]'."]
+        );
         assert_eq!(a("balance rdp-cookie"), ["'balance rdp-cookie' is not supported yet"]);
         assert!(a("balance foo")[0].starts_with("balance only supports 'roundrobin', 'static-rr'"));
         assert_eq!(
@@ -370,7 +418,7 @@ mod tests {
         assert_eq!(a("retry-on"), ["'retry-on' needs at least one keyword to specify when to retry"]);
         assert_eq!(a("retry-on foo"), ["'retry-on': unknown keyword 'foo'"]);
         assert_eq!(a("retry-on none 404"), ["'retry-on' 'none' keyworld only usable alone"]);
-        assert_eq!(a("retry-on conn-failure 503"), ["'retry-on 503' is not supported yet"]);
+        assert_eq!(a("retry-on conn-failure 0rtt-rejected"), ["'retry-on 0rtt-rejected' is not supported yet"]);
         assert_eq!(alerts("frontend f\n retry-on none\n"), ["'retry-on' only available in backend or listen section"]);
         assert_eq!(a("hash-balance-factor 50"), ["'hash-balance-factor' must be 0 or greater than 100."]);
         assert_eq!(a("hash-balance-factor"), ["'hash-balance-factor' expects an integer argument."]);

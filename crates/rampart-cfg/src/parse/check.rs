@@ -47,9 +47,13 @@ fn check_proxy(builds: &[ProxyBuild], i: usize, proxies: &mut [Proxy], out: &mut
     let (kind, name) = (b.kind.type_str(), b.px.name.as_str());
     if b.px.mode == Mode::Tcp && b.px.options.httplog {
         let at = b.logformat_span.clone().or_else(|| span.clone());
+        let https = b.px.options.log_format.as_deref() == Some(crate::model::HTTPS_LOG_FORMAT);
+        let opt = if https { "httpslog" } else { "httplog" };
         out.push(Diag::warning(
             at,
-            format!("'option httplog' not usable with {kind} '{name}' (needs 'mode http'). Falling back to 'option tcplog'."),
+            format!(
+                "'option {opt}' not usable with {kind} '{name}' (needs 'mode http'). Falling back to 'option tcplog'."
+            ),
         ));
         proxies[i].options.httplog = false;
         proxies[i].options.tcplog = true;

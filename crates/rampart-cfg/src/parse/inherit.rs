@@ -49,9 +49,11 @@ pub(super) fn inherit(def: &ProxyBuild, name: &str, kind: Kind, span: &Span) -> 
         px.balance = d.balance.clone();
         px.hash_type = d.hash_type;
         px.hash_balance_factor = d.hash_balance_factor;
+        px.fullconn = d.fullconn;
         px.retries = d.retries;
         px.source = d.source;
         px.retry_on_conn_failure = d.retry_on_conn_failure;
+        px.retry_on_response = d.retry_on_response.clone();
         t.connect = dt.connect;
         t.server = dt.server;
         t.server_fin = dt.server_fin;

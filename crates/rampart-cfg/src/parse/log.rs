@@ -94,7 +94,8 @@ pub(super) fn parse_proxy_log(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier)
     }
 }
 
-/// `log-format <fmt>` and `error-log-format <fmt>` in proxy and `defaults` sections.
+/// `log-format <fmt>`, `log-format-sd <fmt>` and `error-log-format <fmt>` in proxy and
+/// `defaults` sections.
 pub(super) fn parse_log_format(cx: &mut Ctx<'_>, words: &[String]) {
     let kw = words[0].as_str();
     if words.len() < 2 {
@@ -114,6 +115,11 @@ pub(super) fn parse_log_format(cx: &mut Ctx<'_>, words: &[String]) {
     if kw == "error-log-format" {
         cx.pb.px.options.error_log_format = Some(words[1].clone());
         cx.pb.px.options.error_log_format_span = Some(cx.span.clone());
+        return;
+    }
+    if kw == "log-format-sd" {
+        cx.pb.px.options.log_format_sd = Some(words[1].clone());
+        cx.pb.px.options.log_format_sd_span = Some(cx.span.clone());
         return;
     }
     if cx.is_defaults() {
@@ -169,6 +175,47 @@ mod tests {
         assert_eq!(fmt(2), Some(CLF_HTTP_LOG_FORMAT));
         assert_eq!(fmt(3), Some(TCP_LOG_FORMAT));
         assert_eq!(fmt(4), None, "a backend has no log format");
+    }
+
+    #[test]
+    fn httpslog_sets_haproxys_format_and_warns_as_haproxy() {
+        let cfg = parse_ok(&format!("{T}frontend f\n bind :80\n option httpslog\n default_backend b\nbackend b\n"));
+        assert_eq!(cfg.proxies[0].options.log_format.as_deref(), Some(crate::model::HTTPS_LOG_FORMAT));
+        assert!(crate::model::HTTPS_LOG_FORMAT.ends_with("%{+Q}r %[fc_err]/%[ssl_fc_err,hex]/%[ssl_c_err]/%[ssl_c_ca_err]/%[ssl_fc_is_resumed] %[ssl_fc_sni]/%sslv/%sslc"));
+        // haproxy 2.6.12's messages (`haproxy -c`), its 'option httplog' quirk included
+        assert_eq!(
+            warnings(
+                "defaults\n mode http\n option httpslog\n option httplog\n option httpslog\n\
+                 frontend f\n bind :80\n mode tcp\n option httpslog\n default_backend b\nbackend b\n option httpslog\n"
+            ),
+            [
+                "'option httplog' overrides previous 'option httpslog' in 'defaults' section.",
+                "'option httplog' overrides previous 'option httplog' in 'defaults' section.",
+                "backend 'b' : 'option httpslog' directive is ignored in backends.",
+            ]
+        );
+        let (cfg, diags) = crate::parse::tests::parse(&format!(
+            "{T}frontend f\n bind :80\n mode tcp\n option httpslog\n default_backend b\nbackend b\n mode tcp\n"
+        ));
+        let fallback =
+            "'option httpslog' not usable with frontend 'f' (needs 'mode http'). Falling back to 'option tcplog'.";
+        assert!(diags.list.iter().any(|d| d.message == fallback), "{:?}", diags.list);
+        assert_eq!(cfg.proxies[0].options.log_format.as_deref(), Some(TCP_LOG_FORMAT));
+    }
+
+    #[test]
+    fn log_format_sd_is_inherited_and_ignored_in_backends() {
+        let cfg = parse_ok(&format!(
+            "{T} log-format-sd \"[a@1 x=\\\"%ST\\\"]\"\nfrontend f\n bind :80\n default_backend b\n\
+             frontend g\n bind :81\n log-format-sd %ci\n default_backend b\nbackend b\n"
+        ));
+        assert_eq!(cfg.proxies[0].options.log_format_sd.as_deref(), Some("[a@1 x=\"%ST\"]"));
+        assert_eq!(cfg.proxies[1].options.log_format_sd.as_deref(), Some("%ci"));
+        assert_eq!(
+            warnings("backend b\n log-format-sd %ci\n"),
+            ["backend 'b' : 'log-format-sd' directive is ignored in backends."]
+        );
+        assert_eq!(alerts("frontend f\n log-format-sd\n"), ["log-format-sd expects an argument."]);
     }
 
     #[test]

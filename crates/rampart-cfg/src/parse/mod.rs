@@ -47,6 +47,7 @@ mod tcpcheck;
 mod userlist;
 mod value;
 
+pub use addr::env_expand;
 pub use rule::parse_var_name;
 
 use std::sync::Arc;

@@ -6,7 +6,8 @@
 
 use crate::kw::{self, Support};
 use crate::model::{
-    ForwardFor, HttpConnMode, OriginalTo, RestrictHdrNames, CLF_HTTP_LOG_FORMAT, HTTP_LOG_FORMAT, TCP_LOG_FORMAT,
+    ForwardFor, HttpConnMode, OriginalTo, RestrictHdrNames, CLF_HTTP_LOG_FORMAT, HTTPS_LOG_FORMAT, HTTP_LOG_FORMAT,
+    TCP_LOG_FORMAT,
 };
 
 use super::proxy::{Ctx, Kind};
@@ -81,8 +82,11 @@ fn dispatch_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str
             cx.alert(format!("negation/default is not supported for option '{name}'."));
         }
         (_, "httplog") => httplog_option(cx, words),
+        (_, "httpslog") => httpslog_option(cx, words),
         (_, "httpchk") => super::healthcheck::parse_option_httpchk(cx, words),
-        (_, "tcp-check" | "redis-check" | "smtpchk") => super::tcpcheck::parse_proto_option(cx, words, name),
+        (_, "tcp-check" | "redis-check" | "smtpchk" | "mysql-check" | "pgsql-check" | "ldap-check" | "spop-check") => {
+            super::tcpcheck::parse_proto_option(cx, words, name)
+        }
         (_, "tcplog") => tcplog_option(cx, words),
         (_, "forwardfor") => forwardfor_option(cx, words),
         (_, "originalto") => originalto_option(cx, words),
@@ -189,7 +193,9 @@ fn redispatch_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
 /// The log format currently set, for the "overrides previous" warning of `defaults`.
 pub(super) fn current_log_format(cx: &Ctx<'_>) -> Option<&'static str> {
     let o = &cx.pb.px.options;
-    if o.httplog {
+    if o.httplog && o.log_format.as_deref() == Some(HTTPS_LOG_FORMAT) {
+        Some("option httpslog")
+    } else if o.httplog {
         Some("option httplog")
     } else if o.tcplog {
         Some("option tcplog")
@@ -204,7 +210,7 @@ fn httplog_option(cx: &mut Ctx<'_>, words: &[String]) {
     match arg(words, 2) {
         "" => {}
         "clf" => {
-            set_log_format(cx, true);
+            set_log_format(cx, true, "httplog");
             cx.pb.px.options.log_format = cx.pb.px.options.httplog.then(|| CLF_HTTP_LOG_FORMAT.to_owned());
             return;
         }
@@ -213,15 +219,27 @@ fn httplog_option(cx: &mut Ctx<'_>, words: &[String]) {
             return;
         }
     }
-    set_log_format(cx, true);
+    set_log_format(cx, true, "httplog");
 }
 
-fn tcplog_option(cx: &mut Ctx<'_>, words: &[String]) {
-    set_log_format(cx, false);
+/// `option httpslog`: HAProxy's HTTP format followed by the TLS fields.
+fn httpslog_option(cx: &mut Ctx<'_>, words: &[String]) {
+    // as HAProxy, the "overrides previous" warning of `defaults` says 'option httplog'
+    set_log_format(cx, true, "httpslog");
+    if cx.pb.px.options.httplog {
+        cx.pb.px.options.log_format = Some(HTTPS_LOG_FORMAT.to_owned());
+    }
     cx.too_many(words, 0, 1);
 }
 
-fn set_log_format(cx: &mut Ctx<'_>, http: bool) {
+fn tcplog_option(cx: &mut Ctx<'_>, words: &[String]) {
+    set_log_format(cx, false, "tcplog");
+    cx.too_many(words, 0, 1);
+}
+
+/// Sets HAProxy's HTTP (or TCP) format; `option` is the option named when a backend
+/// ignores it.
+fn set_log_format(cx: &mut Ctx<'_>, http: bool, option: &str) {
     let name = if http { "httplog" } else { "tcplog" };
     if cx.is_defaults() {
         if let Some(old) = current_log_format(cx) {
@@ -235,7 +253,7 @@ fn set_log_format(cx: &mut Ctx<'_>, http: bool) {
     opts.log_format_span = Some(cx.span.clone());
     cx.pb.logformat_span = Some(cx.span.clone());
     if cx.pb.kind == Kind::Backend {
-        let msg = format!("backend '{}' : 'option {name}' directive is ignored in backends.", cx.pb.px.name);
+        let msg = format!("backend '{}' : 'option {option}' directive is ignored in backends.", cx.pb.px.name);
         cx.warning(msg);
         let opts = &mut cx.pb.px.options;
         opts.httplog = false;
@@ -433,13 +451,13 @@ mod tests {
             alerts("backend b\n option dontlognul\n"),
             ["unknown option 'dontlognul'; did you mean 'dontlognull' maybe ?"]
         );
-        assert_eq!(alerts("backend b\n option mysql-check\n"), ["'option mysql-check' is not supported yet"]);
+        assert_eq!(alerts("backend b\n option external-check\n"), ["'option external-check' is not supported yet"]);
         assert_eq!(alerts("backend b\n option logasap\n"), Vec::<String>::new(), "ignored, as by HAProxy");
         assert_eq!(
             warnings("backend b\n option logasap\n"),
             ["'logasap' ignored because backend 'b' has no frontend capability."]
         );
-        assert_eq!(alerts("frontend f\n option httpslog\n"), ["'option httpslog' is not supported yet"]);
+        assert!(alerts("frontend f\n option httpslog\n").is_empty());
         assert_eq!(alerts("backend b\n option tcplog x\n"), ["'option tcplog' cannot handle unexpected argument 'x'."]);
         assert_eq!(alerts("backend b\n option httplog x\n"), ["keyword 'httplog' only supports option 'clf'."]);
         assert_eq!(alerts("backend b\n option\n"), ["'option' expects an option name."]);

@@ -67,6 +67,8 @@ impl Kind {
 pub(crate) struct ServerSettings {
     pub weight: u32,
     pub maxconn: Option<u32>,
+    pub minconn: u32,
+    pub maxqueue: u32,
     pub pool_max_conn: Option<u32>,
     pub backup: bool,
     pub disabled: bool,
@@ -75,6 +77,7 @@ pub(crate) struct ServerSettings {
     pub check: CheckOptions,
     pub proxy: crate::model::SendProxy,
     pub source: Option<std::net::SocketAddr>,
+    pub socks4: Option<std::net::SocketAddr>,
     pub tls: crate::model::ServerTls,
 }
 
@@ -83,6 +86,8 @@ impl Default for ServerSettings {
         ServerSettings {
             weight: 1,
             maxconn: None,
+            minconn: 0,
+            maxqueue: 0,
             pool_max_conn: None,
             backup: false,
             disabled: false,
@@ -90,6 +95,7 @@ impl Default for ServerSettings {
             check: CheckOptions::default(),
             proxy: crate::model::SendProxy::default(),
             source: None,
+            socks4: None,
             tls: crate::model::ServerTls::default(),
         }
     }
@@ -210,12 +216,14 @@ fn fresh_proxy(name: &str, cap: Cap, span: &Span) -> Proxy {
         balance: Balance::RoundRobin,
         hash_type: Default::default(),
         hash_balance_factor: 0,
+        fullconn: 0,
         timeouts: Timeouts::default(),
         options: ProxyOptions::default(),
         http_reuse: HttpReuse::Safe,
         retries: 3,
         source: None,
         retry_on_conn_failure: true,
+        retry_on_response: Default::default(),
         errorfiles: Vec::new(),
         http_error_replies: Vec::new(),
         rules: RuleSet::default(),
@@ -432,6 +440,7 @@ fn dispatch(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
         "balance" => balance::parse_balance(cx, words),
         "hash-type" => balance::parse_hash_type(cx, words),
         "hash-balance-factor" => balance::parse_hash_balance_factor(cx, words),
+        "fullconn" => proxy_kw::parse_fullconn(cx, words),
         "retry-on" => balance::parse_retry_on(cx, words),
         "timeout" => proxy_kw::parse_timeout(cx, words),
         "http-reuse" => proxy_kw::parse_http_reuse(cx, words),
@@ -450,7 +459,7 @@ fn dispatch(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
         "tcp-request" => rule::parse_tcp_request(cx, words),
         "tcp-response" => rule::parse_tcp_response(cx, words),
         "log" => log::parse_proxy_log(cx, words, kwm),
-        "log-format" | "error-log-format" => log::parse_log_format(cx, words),
+        "log-format" | "log-format-sd" | "error-log-format" => log::parse_log_format(cx, words),
         "log-tag" => log::parse_proxy_log_tag(cx, words),
         "http-check" => super::healthcheck::parse_http_check(cx, words),
         "tcp-check" => super::tcpcheck::parse_tcp_check(cx, words),

@@ -50,6 +50,22 @@ pub(super) fn parse_maxconn(cx: &mut Ctx<'_>, words: &[String]) {
     cx.too_many(words, 1, 0);
 }
 
+/// `fullconn <n>`: HAProxy reads it with atol() (any word is a number, negative is 0).
+pub(super) fn parse_fullconn(cx: &mut Ctx<'_>, words: &[String]) {
+    if cx.ignored_without(false, "fullconn", " Maybe you want 'maxconn' instead ?") {
+        return;
+    }
+    if cx.too_many(words, 1, 0) {
+        return;
+    }
+    if arg(words, 1).is_empty() {
+        cx.alert("'fullconn' expects an integer argument.");
+        return;
+    }
+    let v = lenient_int(cx, "fullconn", arg(words, 1));
+    cx.pb.px.fullconn = u32::try_from(v).unwrap_or(0);
+}
+
 pub(super) fn parse_backlog(cx: &mut Ctx<'_>, words: &[String]) {
     if cx.ignored_without(true, "backlog", "") {
         return;
@@ -425,6 +441,8 @@ mod tests {
         assert_eq!(a("backlog"), ["'backlog' expects an integer argument."]);
         assert_eq!(a("backlog 1 2"), ["'backlog' cannot handle unexpected argument '2'."]);
         assert_eq!(a("maxconn 1 2"), ["'maxconn' cannot handle unexpected argument '2'."]);
+        assert_eq!(a("fullconn"), ["'fullconn' expects an integer argument."]);
+        assert_eq!(a("fullconn 100 200"), ["'fullconn' cannot handle unexpected argument '200'."]);
         assert_eq!(a("default_backend"), ["'default_backend' expects a backend name."]);
         assert_eq!(a("default_backend b c"), ["'default_backend' cannot handle unexpected argument 'c'."]);
         assert_eq!(a("use_backend"), ["'use_backend' expects a backend name."]);

@@ -5,6 +5,8 @@
 //! messages with `'server <backend>/<name>' : ` and ends each option error with an
 //! extra period (its `display_parser_err()`); we keep both.
 
+use std::net::SocketAddr;
+
 use crate::kw::{self, Support};
 use crate::model::{Observe, OnError, Server};
 
@@ -55,6 +57,8 @@ pub(super) fn parse_server(cx: &mut Ctx<'_>, words: &[String]) {
         addr,
         weight: s.weight,
         maxconn: s.maxconn,
+        minconn: s.minconn,
+        maxqueue: s.maxqueue,
         pool_max_conn: s.pool_max_conn,
         backup: s.backup,
         disabled: s.disabled,
@@ -62,6 +66,7 @@ pub(super) fn parse_server(cx: &mut Ctx<'_>, words: &[String]) {
         check: s.check,
         proxy: s.proxy,
         source: s.source,
+        socks4: s.socks4,
         port_offset,
         tls: s.tls,
         span,
@@ -144,6 +149,18 @@ fn parse_server_options(
     ok
 }
 
+/// The `<addr>:<port>` of `socks4` (a port is required).
+fn parse_socks4(word: &str, value: &str) -> Result<SocketAddr, String> {
+    if value.is_empty() {
+        return Err(format!("'{word}' expects <addr>:<port> as argument.\n"));
+    }
+    let addr = super::addr::parse_source_addr(value).map_err(|e| format!("'{word} {value}' : {e}"))?;
+    if addr.port() == 0 {
+        return Err(format!("'{word} {value}' : missing port specification in '{value}'"));
+    }
+    Ok(addr)
+}
+
 /// Applies one supported option; `Err` is HAProxy's message for it.
 fn apply_option(word: &str, value: &str, s: &mut ServerSettings, srv: &str) -> Result<(), String> {
     match word {
@@ -157,6 +174,12 @@ fn apply_option(word: &str, value: &str, s: &mut ServerSettings, srv: &str) -> R
         "check-send-proxy" => s.proxy.check = true,
         "source" => s.source = Some(super::addr::parse_source_addr(value).map_err(|e| format!("'source' : {e}"))?),
         "no-check-send-proxy" => s.proxy.check = false,
+        "socks4" => s.socks4 = Some(parse_socks4(word, value)?),
+        "check-via-socks4" => s.check.via_socks4 = true,
+        "on-marked-down" if value == "shutdown-sessions" => s.check.shutdown_on_down = true,
+        "on-marked-down" => return Err(format!("'{word}' expects 'shutdown-sessions' but got '{value}'")),
+        "on-marked-up" if value == "shutdown-backup-sessions" => s.check.shutdown_backups_on_up = true,
+        "on-marked-up" => return Err(format!("'{word}' expects 'shutdown-backup-sessions' but got '{value}'")),
         "check" => s.check.enabled = true,
         "no-check" => s.check.enabled = false,
         "observe" => {
@@ -221,6 +244,9 @@ fn apply_option(word: &str, value: &str, s: &mut ServerSettings, srv: &str) -> R
             s.weight = w as u32;
         }
         "maxconn" => s.maxconn = u32::try_from(atol(value)).ok().filter(|&m| m > 0),
+        // HAProxy reads both with atol() and no check: a negative value is 0 (off)
+        "minconn" => s.minconn = u32::try_from(atol(value)).unwrap_or(0),
+        "maxqueue" => s.maxqueue = u32::try_from(atol(value)).unwrap_or(0),
         "pool-max-conn" => {
             if value.is_empty() {
                 return Err(format!("'{word}' expects <value> as argument."));
@@ -345,11 +371,25 @@ mod tests {
         assert_eq!(s[0].check.inter, Some(Duration::from_secs(3)));
         assert_eq!(s[0].addr, ServerAddr::Inet("127.0.0.1:8080".parse().expect("addr")));
         assert_eq!((s[1].weight, s[1].maxconn, s[1].backup, s[1].disabled), (3, Some(10), true, true));
+        assert_eq!((s[0].minconn, s[0].maxqueue), (0, 0));
         assert_eq!((s[1].check.rise, s[1].check.port), (Some(4), Some(9)));
         assert_eq!(s[1].check.fastinter, Some(Duration::from_secs(1)));
         assert_eq!(s[1].check.downinter, Some(Duration::from_secs(5)));
         assert_eq!(s[1].check.addr.as_deref(), Some("127.0.0.2"));
         assert_eq!(s[1].span.line, 6);
+    }
+
+    #[test]
+    fn queue_limits() {
+        let cfg = parse_ok(
+            "backend b\n fullconn 40\n default-server maxqueue 4\n\
+             server s1 127.0.0.1:1 maxconn 10 minconn 2\n server s2 127.0.0.1:2 maxqueue -3 minconn x\n",
+        );
+        let px = &cfg.proxies[0];
+        assert_eq!(px.fullconn, 40);
+        assert_eq!((px.servers[0].minconn, px.servers[0].maxqueue), (2, 4));
+        // atol(): negative and non-numeric values are 0, as in HAProxy
+        assert_eq!((px.servers[1].minconn, px.servers[1].maxqueue), (0, 0));
     }
 
     #[test]
@@ -419,6 +459,25 @@ mod tests {
             ]
         );
         assert_eq!(a("check 1"), ["'server b/s' : unknown keyword '1'."]);
+        assert_eq!(
+            a("socks4 127.0.0.1"),
+            ["'server b/s' : 'socks4 127.0.0.1' : missing port specification in '127.0.0.1'."]
+        );
+        assert_eq!(a("socks4"), ["'server b/s' : 'socks4' expects <addr>:<port> as argument.\n."]);
+        assert_eq!(
+            a("on-marked-down foo"),
+            ["'server b/s' : 'on-marked-down' expects 'shutdown-sessions' but got 'foo'."]
+        );
+        assert_eq!(a("on-marked-up"), ["'server b/s' : 'on-marked-up' expects 'shutdown-backup-sessions' but got ''."]);
+        let cfg = parse_ok(
+            "backend b\n server s 127.0.0.1:80 on-marked-down shutdown-sessions on-marked-up shutdown-backup-sessions\n",
+        );
+        let c = &cfg.proxies[0].servers[0].check;
+        assert!(c.shutdown_on_down && c.shutdown_backups_on_up);
+        let cfg =
+            parse_ok("backend b\n default-server socks4 127.0.0.2:1080\n server s 127.0.0.1:80 check-via-socks4\n");
+        let srv = &cfg.proxies[0].servers[0];
+        assert_eq!((srv.socks4, srv.check.via_socks4), (Some("127.0.0.2:1080".parse().unwrap()), true));
         assert_eq!(
             a("observe layer9"),
             ["'server b/s' : 'observe' expects one of 'none', 'layer4', 'layer7' but got 'layer9'\n."]

@@ -10,6 +10,7 @@ use crate::model::{StatsAuth, StatsPage};
 use super::arg;
 use super::not_yet;
 use super::proxy::Ctx;
+use super::rule::parse_condition;
 use super::value::{parse_time_ms, TimeError};
 
 /// HAProxy's default `stats uri`.
@@ -55,9 +56,23 @@ pub(super) fn parse_stats(cx: &mut Ctx<'_>, words: &[String]) {
         "show-legends" => page(cx).show_legends = true,
         "show-node" => page(cx).show_node = Some(value.to_owned()).filter(|v| !v.is_empty()).or(Some(String::new())),
         "show-desc" => page(cx).show_desc = Some(words[2..].join(" ")),
-        "admin" | "http-request" | "bind-process" => cx.alert(not_yet(&format!("stats {sub}"))),
+        "admin" => parse_admin(cx, words),
+        "http-request" | "bind-process" => cx.alert(not_yet(&format!("stats {sub}"))),
         _ => cx.alert(format!("unknown stats parameter '{sub}', {UNKNOWN}")),
     }
+}
+
+/// `stats admin if|unless <cond>`: not in `defaults` (HAProxy's rule).
+fn parse_admin(cx: &mut Ctx<'_>, words: &[String]) {
+    if cx.is_defaults() {
+        cx.alert("'stats admin' not allowed in 'defaults' section.");
+        return;
+    }
+    let Ok(Some(cond)) = parse_condition(words, 2, cx.span) else {
+        cx.alert("'stats admin' requires either 'if' or 'unless' followed by a condition.");
+        return;
+    };
+    page(cx).admin.push(cond);
 }
 
 #[cfg(test)]
@@ -94,12 +109,27 @@ mod tests {
     }
 
     #[test]
+    fn admin_conditions_are_kept_and_refused_in_defaults() {
+        let text =
+            format!("{T}listen l\n bind :80\n stats admin if TRUE\n stats admin unless FALSE\n server s 127.0.0.1:1\n");
+        let (cfg, _) = parse(&text);
+        let page = cfg.proxies[0].stats.clone().expect("enabled");
+        assert_eq!(page.uri, "/haproxy?stats");
+        let conds: Vec<(bool, Vec<String>)> = page.admin.iter().map(|c| (c.negate, c.words.clone())).collect();
+        assert_eq!(conds, [(false, vec!["TRUE".to_owned()]), (true, vec!["FALSE".to_owned()])]);
+        let got = alerts(&format!("{T} stats admin if TRUE\nlisten l\n bind :80\n server s 127.0.0.1:1\n"));
+        assert!(got.iter().any(|m| m == "'stats admin' not allowed in 'defaults' section."), "{got:?}");
+    }
+
+    #[test]
     fn bad_and_missing_stats_settings_are_refused_as_haproxy_words_it() {
         for (line, msg) in [
             ("stats uri", "'uri' needs an URI prefix."),
             ("stats scope", "'scope' needs a proxy name."),
             ("stats refresh x", "unexpected character 'x' in argument to stats refresh interval."),
-            ("stats admin if TRUE", "'stats admin' is not supported yet"),
+            ("stats admin", "'stats admin' requires either 'if' or 'unless' followed by a condition."),
+            ("stats admin foo", "'stats admin' requires either 'if' or 'unless' followed by a condition."),
+            ("stats http-request deny", "'stats http-request' is not supported yet"),
             (
                 "stats bogus",
                 "unknown stats parameter 'bogus', expects 'admin', 'uri', 'realm', 'auth', 'scope', 'enable', \

@@ -1,22 +1,38 @@
 //! `option tcp-check` and its `tcp-check` rules, and the protocol checks built on the
-//! same engine (`option redis-check`, `option smtpchk`).
+//! same engine (`option redis-check`, `smtpchk`, `mysql-check`, `pgsql-check`,
+//! `ldap-check`, `spop-check`).
 //!
 //! HAProxy counterparts: `parse_tcpcheck_connect()`, `parse_tcpcheck_send()`,
 //! `parse_tcpcheck_expect()`, `proxy_parse_redis_check_opt()`,
-//! `proxy_parse_smtpchk_opt()` (src/tcpcheck.c). Only what the daemon runs is
+//! `proxy_parse_smtpchk_opt()`, `proxy_parse_mysql_check_opt()`,
+//! `proxy_parse_pgsql_check_opt()`, `proxy_parse_ldap_check_opt()`,
+//! `proxy_parse_spop_check_opt()` (src/tcpcheck.c). Only what the daemon runs is
 //! accepted; the rest is refused by name.
 
-use crate::model::{ProtoCheck, TcpCheckAction, TcpCheckRule, TcpExpectMatch};
+use crate::model::{MysqlUser, ProtoCheck, TcpCheckAction, TcpCheckRule, TcpExpectMatch};
 
 use super::proxy::Ctx;
 use super::{arg, not_yet};
 
-/// `option tcp-check`, `option redis-check`, `option smtpchk [EHLO|HELO <domain>]`.
+/// `option tcp-check`, `option redis-check`, `option smtpchk [EHLO|HELO <domain>]`,
+/// `option mysql-check [user <name> [post-41|pre-41]]`, `option pgsql-check user
+/// <name>`, `option ldap-check`, `option spop-check`.
 pub(super) fn parse_proto_option(cx: &mut Ctx<'_>, words: &[String], name: &str) {
     if cx.ignored_without(false, &format!("option {name}"), "") {
         return;
     }
     let proto = match name {
+        "mysql-check" if cx.too_many(words, 3, 1) => return,
+        "mysql-check" => match mysql_user(words) {
+            Ok(user) => ProtoCheck::Mysql { user },
+            Err(msg) => return cx.alert(msg),
+        },
+        "pgsql-check" if cx.too_many(words, 2, 1) => return,
+        "pgsql-check" => match (arg(words, 2), arg(words, 3)) {
+            ("", _) | (_, "") => return cx.alert("'option pgsql-check' expects 'user <username>' as argument."),
+            ("user", name) => ProtoCheck::Pgsql { user: name.to_owned() },
+            _ => return cx.alert("'option pgsql-check' only supports optional values: 'user'."),
+        },
         "smtpchk" => {
             let (verb, domain) = (arg(words, 2), arg(words, 3));
             let hello = if (verb == "EHLO" || verb == "HELO") && !domain.is_empty() {
@@ -28,11 +44,25 @@ pub(super) fn parse_proto_option(cx: &mut Ctx<'_>, words: &[String], name: &str)
         }
         _ if cx.too_many(words, 0, 1) => return,
         "redis-check" => ProtoCheck::Redis,
+        "ldap-check" => ProtoCheck::Ldap,
+        "spop-check" => ProtoCheck::Spop,
         _ => ProtoCheck::TcpCheck,
     };
     let health = &mut cx.pb.px.options.health;
     health.httpchk = false;
     health.proto = Some(proto);
+}
+
+/// The `user <name> [post-41|pre-41]` of `option mysql-check`.
+fn mysql_user(words: &[String]) -> Result<Option<MysqlUser>, String> {
+    match (arg(words, 2), arg(words, 3), arg(words, 4)) {
+        ("", ..) => Ok(None),
+        ("user", "", _) => Err("'option mysql-check user' expects <username> as argument.".into()),
+        ("user", name, "" | "post-41") => Ok(Some(MysqlUser { name: name.to_owned(), post41: true })),
+        ("user", name, "pre-41") => Ok(Some(MysqlUser { name: name.to_owned(), post41: false })),
+        ("user", _, other) => Err(format!("keyword 'user' only supports 'post-41' and 'pre-41' (got '{other}').")),
+        (other, ..) => Err(format!("'option mysql-check' only supports optional values: 'user' (got '{other}').")),
+    }
 }
 
 /// `tcp-check <action> ...`. A `comment` rule names the rule after it (the daemon
@@ -197,7 +227,7 @@ fn parse_hex(text: &str) -> Result<Vec<u8>, String> {
 
 #[cfg(test)]
 mod tests {
-    use crate::model::{ProtoCheck, TcpCheckAction, TcpExpectMatch};
+    use crate::model::{MysqlUser, ProtoCheck, TcpCheckAction, TcpExpectMatch};
     use crate::parse::tests::{alerts, parse_ok};
 
     #[test]
@@ -249,6 +279,30 @@ mod tests {
         assert!(!x.httpchk && x.proto.is_some());
         let x = h(" option redis-check\n option httpchk\n");
         assert!(x.httpchk && x.proto.is_none());
+        assert_eq!(h(" option mysql-check\n").proto, Some(ProtoCheck::Mysql { user: None }));
+        let user = |name: &str, post41| Some(ProtoCheck::Mysql { user: Some(MysqlUser { name: name.into(), post41 }) });
+        assert_eq!(h(" option mysql-check user u\n").proto, user("u", true));
+        assert_eq!(h(" option mysql-check user v post-41\n").proto, user("v", true));
+        assert_eq!(h(" option mysql-check user w pre-41\n").proto, user("w", false));
+        assert_eq!(h(" option pgsql-check user pg\n").proto, Some(ProtoCheck::Pgsql { user: "pg".into() }));
+        assert_eq!(h(" option ldap-check\n").proto, Some(ProtoCheck::Ldap));
+        assert_eq!(h(" option spop-check\n").proto, Some(ProtoCheck::Spop));
+    }
+
+    #[test]
+    fn protocol_option_errors() {
+        let a = |l: &str| alerts(&format!("backend b\n option {l}\n"));
+        assert_eq!(a("mysql-check usr x"), ["'option mysql-check' only supports optional values: 'user' (got 'usr')."]);
+        assert_eq!(a("mysql-check user"), ["'option mysql-check user' expects <username> as argument."]);
+        assert_eq!(
+            a("mysql-check user x post-42"),
+            ["keyword 'user' only supports 'post-41' and 'pre-41' (got 'post-42')."]
+        );
+        assert_eq!(a("mysql-check user x pre-41 y"), ["'option mysql-check' cannot handle unexpected argument 'y'."]);
+        assert_eq!(a("pgsql-check"), ["'option pgsql-check' expects 'user <username>' as argument."]);
+        assert_eq!(a("pgsql-check login x"), ["'option pgsql-check' only supports optional values: 'user'."]);
+        assert_eq!(a("ldap-check x"), ["'option ldap-check' cannot handle unexpected argument 'x'."]);
+        assert_eq!(a("spop-check x"), ["'option spop-check' cannot handle unexpected argument 'x'."]);
     }
 
     #[test]

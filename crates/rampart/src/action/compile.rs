@@ -303,7 +303,8 @@ impl<'c> Cx<'c> {
             HttpReqAction::StrictMode(on) => HttpAct::StrictMode(*on),
             HttpReqAction::Reject => HttpAct::Close,
             HttpReqAction::SilentDrop => HttpAct::SilentDrop,
-            HttpReqAction::SetLogLevel(_) | HttpReqAction::DisableL7Retry => HttpAct::Nothing,
+            HttpReqAction::SetLogLevel(_) => HttpAct::Nothing,
+            HttpReqAction::DisableL7Retry => HttpAct::DisableL7Retry,
             HttpReqAction::Capture(c) => self.capture_req(c)?,
             HttpReqAction::Addr(a) => self.addr(a)?,
             HttpReqAction::NormalizeUri(n) => {
@@ -312,10 +313,11 @@ impl<'c> Cx<'c> {
             HttpReqAction::EarlyHint { name, value } => self.early_hint(name, value)?,
             HttpReqAction::SetTimeout { timeout, value } => self.set_timeout(*timeout, value)?,
             HttpReqAction::WaitForBody(w) => stream::wait_for_body(w),
-            HttpReqAction::SetPriorityClass(_) | HttpReqAction::SetPriorityOffset(_) => {
-                let why = "the backend queue has no priorities";
-                self.alerts.push(stream::refused(span, list, a.name(), why));
-                return None;
+            HttpReqAction::SetPriorityClass(e) => {
+                HttpAct::SetPriority { offset: false, value: self.expr(e, list, "set-priority-class")? }
+            }
+            HttpReqAction::SetPriorityOffset(e) => {
+                HttpAct::SetPriority { offset: true, value: self.expr(e, list, "set-priority-offset")? }
             }
         })
     }

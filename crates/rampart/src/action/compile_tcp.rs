@@ -296,10 +296,10 @@ impl Cx<'_> {
             // TODO(#5): `switch-mode http` hands the connection to the HTTP/1 mux.
             TcpReqAction::SwitchModeHttp { .. } => return not_yet(self, "switch-mode", ""),
             TcpReqAction::SetPriorityClass(_) => {
-                return not_yet(self, "set-priority-class", " (the backend queue has no priorities)");
+                return not_yet(self, "set-priority-class", " (TCP streams carry no queue priority yet)");
             }
             TcpReqAction::SetPriorityOffset(_) => {
-                return not_yet(self, "set-priority-offset", " (the backend queue has no priorities)");
+                return not_yet(self, "set-priority-offset", " (TCP streams carry no queue priority yet)");
             }
         })
     }

@@ -130,6 +130,14 @@ pub enum HttpAct {
         tunnel: bool,
         value: TimeoutValue,
     },
+    /// `set-priority-class <expr>` (`offset`: `set-priority-offset <expr>`): the
+    /// stream's place in a server queue.
+    SetPriority {
+        offset: bool,
+        value: crate::sample::expr::Expr,
+    },
+    /// `disable-l7-retry`: no `retry-on` response condition for this stream.
+    DisableL7Retry,
     /// `wait-for-body time <t> [at-least <n>]`.
     WaitBody(WaitBody),
     /// `reject`: close the connection without a response.
@@ -137,7 +145,7 @@ pub enum HttpAct {
     /// `silent-drop`: close it without the client noticing.
     SilentDrop,
     /// Actions accepted for what they do not need to do here (`set-log-level` until
-    /// logs exist, `disable-l7-retry` as rampart has no L7 retries): nothing happens.
+    /// logs exist): nothing happens.
     Nothing,
 }
 
@@ -383,6 +391,24 @@ impl HttpAct {
                 early_hint(x, ctx, name, value, *ends);
                 Flow::Continue
             }
+            HttpAct::DisableL7Retry => {
+                x.st.l7_retry = false;
+                Flow::Continue
+            }
+            HttpAct::SetPriority { offset, value } => {
+                // as HAProxy: a sample that is not an integer leaves the priority as is
+                let smp = value.eval(&ctx.ctx(x.msg, x.buf, x.st));
+                let smp = smp.and_then(|v| crate::sample::cast::cast(v, crate::sample::SmpType::Sint));
+                if let Some(crate::sample::Sample::Sint(v)) = smp {
+                    let p = &mut x.st.prio;
+                    *p = if *offset {
+                        crate::backend::Priority::new(i64::from(p.class), v)
+                    } else {
+                        crate::backend::Priority::new(v, i64::from(p.offset_ms))
+                    };
+                }
+                Flow::Continue
+            }
             HttpAct::SetTimeout { tunnel, value } => {
                 let t = match value {
                     TimeoutValue::Fixed(d) => Some(*d),
@@ -479,11 +505,14 @@ pub fn run_rules_from<'rt>(
     (Flow::Continue, rules.len())
 }
 
-/// `deny` and `tarpit` on a request count in the frontend's `dreq` (HAProxy counts
-/// them there, `show stat`).
+/// `deny` and `tarpit` on a request count in the frontend's `dreq`, `deny` on a
+/// response in the `dresp` of the frontend, backend and server (as HAProxy counts them,
+/// `show stat`).
 fn count_denied(ctx: &Env<'_>) {
     if ctx.dir == Dir::Request {
         ctx.rt.proxies[ctx.fe].fe.denied_req.inc();
+    } else {
+        crate::stats::counters::count_denied_resp(ctx.rt, ctx.fe, ctx.be, ctx.srv);
     }
 }
 

@@ -133,6 +133,8 @@ pub struct ProxyRules {
     pub monitor_uri: Option<Box<[u8]>>,
     /// `monitor fail` conditions: a monitor request meeting one gets a 503.
     pub monitor_fail: Vec<Cond>,
+    /// `stats admin` conditions: a stats page request meeting one may use the admin form.
+    pub stats_admin: Vec<Cond>,
     /// `tcp-request connection` rules (frontends), run at accept.
     pub tcp_conn: Vec<Rule<TcpAct>>,
     /// `tcp-request session` rules (frontends), run right after.

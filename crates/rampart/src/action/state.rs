@@ -31,6 +31,10 @@ pub struct StreamState {
     pub hint_open: bool,
     /// `set-timeout server|tunnel` for this stream.
     pub timeouts: TimeoutOverride,
+    /// `set-priority-class` / `set-priority-offset`: its place in a server queue.
+    pub prio: crate::backend::Priority,
+    /// `retry-on` response conditions apply (cleared by `disable-l7-retry`).
+    pub l7_retry: bool,
     /// Where the `http-request` rules resume after a `wait-for-body`: the index of the
     /// next rule of the list being run (0 when none waits).
     pub resume: usize,
@@ -71,6 +75,8 @@ impl Default for StreamState {
             hints: Vec::new(),
             hint_open: false,
             timeouts: TimeoutOverride::default(),
+            prio: crate::backend::Priority::default(),
+            l7_retry: true,
             resume: 0,
             log: crate::log::StreamLog::default(),
             back_tls: None,
@@ -89,6 +95,8 @@ impl StreamState {
         self.hints.clear();
         self.hint_open = false;
         self.timeouts = TimeoutOverride::default();
+        self.prio = crate::backend::Priority::default();
+        self.l7_retry = true;
         self.resume = 0;
     }
 }
@@ -115,11 +123,14 @@ mod tests {
         st.begin(&ConnInfo::new(None, -1), 1, &decls);
         st.caps.store(crate::action::capture::CapDir::Req, 0, b"abc", 4);
         st.timeouts.server = Some(None);
+        st.prio = crate::backend::Priority::new(3, 100);
+        st.l7_retry = false;
         st.resume = 3;
         st.hints.push(MsgHead::default());
         let conn = ConnInfo::new(Some("10.0.0.1:5".parse().unwrap()), -1);
         st.begin(&conn, 2, &decls);
         assert_eq!((st.caps.req.as_slice(), st.uniq_id, st.resume), (&[None][..], 2, 0));
         assert_eq!((st.timeouts, st.hints.len(), st.conn.src), (TimeoutOverride::default(), 0, conn.src));
+        assert_eq!((st.prio, st.l7_retry), (crate::backend::Priority::default(), true));
     }
 }

@@ -345,8 +345,8 @@ fn actions_rampart_lacks_are_refused_by_name() {
     );
     for msg in [
         "'tcp-response content close' in an HTTP backend is not supported yet",
-        "'tcp-request content set-priority-class' is not supported yet (the backend queue has no priorities)",
-        "'tcp-request content set-priority-offset' is not supported yet (the backend queue has no priorities)",
+        "'tcp-request content set-priority-class' is not supported yet (TCP streams carry no queue priority yet)",
+        "'tcp-request content set-priority-offset' is not supported yet (TCP streams carry no queue priority yet)",
         "'tcp-request content switch-mode' is not supported yet",
     ] {
         assert!(got.iter().any(|(k, _, m)| k == "ALERT" && m == msg), "missing {msg}\ngot {got:#?}");

@@ -34,7 +34,11 @@ pub fn lb_key(be: &ProxyRt, ctx: &SampleCtx<'_>) -> Option<u32> {
         KeySource::Expr => {
             let smp = be.be.lb_expr.as_ref()?.eval(ctx)?;
             match crate::sample::cast::cast(smp, SmpType::Bin)? {
-                crate::sample::types::Sample::Bin(b) => Some(lb.hash(&b)),
+                crate::sample::types::Sample::Bin(b) => match lb.prefix_len() {
+                    // `prefix-affinity`: an empty body is no key (least loaded server)
+                    Some(len) => Some(lb.hash(&b[..b.len().min(len)])).filter(|_| !b.is_empty()),
+                    None => Some(lb.hash(&b)),
+                },
                 _ => None,
             }
         }

@@ -1,14 +1,16 @@
 //! Pick a server, then reuse an idle connection to it or open a new one, retrying as
 //! `retries` and `option redispatch` say. When every server is at its `maxconn`, the
-//! stream waits in the backend queue for up to `timeout queue`, or until its client
-//! leaves with `option abortonclose`.
-//! HAProxy counterpart: backend.c (assign_server, connect_server, the connection
-//! retry logic of back_handle_st_cer), queue.c (the backend queue only: no per-server
-//! queue, no `maxqueue`, and no priority of queued streams over new ones).
+//! stream waits in the backend's queue (or in its server's, when `use-server` bound it
+//! to one) for up to `timeout queue`, or until its client leaves with
+//! `option abortonclose`; a freed connection slot goes to the first waiter ([`queue`]).
+//! HAProxy counterpart: backend.c (assign_server, assign_server_and_queue,
+//! connect_server, the connection retry logic of back_handle_st_cer), queue.c.
 
 pub mod key;
+pub mod queue;
 pub mod send_proxy;
 pub mod sock;
+pub mod socks4;
 
 use std::io;
 use std::sync::atomic::Ordering;
@@ -16,16 +18,19 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::{TcpSocket, TcpStream, UnixStream};
+use tokio::sync::oneshot;
 
 pub use sock::{BackSock, PlainSock};
 
 use crate::check::{self, Event};
 use crate::conn_pool::{self, IdleConn};
 use crate::io::Sock;
-use crate::proxy::{ProxyRt, Runtime, ServerRt};
+use crate::proxy::{BackendRt, ProxyRt, Runtime, ServerRt};
 use crate::sample::ctx::ConnInfo;
 use crate::stats::counters::SrvError;
 use send_proxy::ConnectCtx;
+
+pub use queue::Priority;
 
 /// A server connection in use by one stream; counts against the server's `maxconn`
 /// until dropped or parked again.
@@ -42,24 +47,72 @@ pub struct ServerConn {
     /// Whether it came from the idle pool (its failure before any response byte
     /// allows a transparent retry on a new connection).
     pub from_pool: bool,
+    /// How long the stream waited in the queue for a server, and its position there.
+    pub queued: QueueWait,
     _busy: Busy,
 }
 
-/// Holds one unit of a server's `cur_conns`.
+/// A stream's wait in a queue for a server (`%Tw`, `%sq`, `%bq`); all 0 when a server
+/// had room at once.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QueueWait {
+    /// Milliseconds in the queue.
+    pub ms: u32,
+    /// The position in the server's queue (`%sq`: a stream a rule sent to a server
+    /// that was full) or the backend's (`%bq`): as HAProxy counts it, 1 plus the
+    /// streams that left that queue with a server while this one waited.
+    pub srv_pos: u32,
+    pub be_pos: u32,
+}
+
+/// One connection slot of a server (a unit of its `cur_conns`), held by a stream from
+/// the pick until its server connection is released; dropping it hands the slot to
+/// the next queued stream, if any.
 #[derive(Debug)]
-struct Busy {
+pub struct Busy {
     rt: Arc<Runtime>,
     be: usize,
     srv: usize,
+    /// The connection's registration in the server's `sessions`, if kept.
+    session: Option<u64>,
 }
 
 impl Busy {
+    /// Takes a slot whatever the server's `maxconn` (a retry on another server).
     fn new(rt: &Arc<Runtime>, be: usize, srv: usize) -> Busy {
+        rt.proxies[be].be.servers[srv].cur_conns.fetch_add(1, Ordering::SeqCst);
+        Busy::claimed(rt, be, srv)
+    }
+
+    /// Owns a slot already counted in `cur_conns` (by [`try_claim`]).
+    fn claimed(rt: &Arc<Runtime>, be: usize, srv: usize) -> Busy {
         let server = &rt.proxies[be].be.servers[srv];
-        let before = server.cur_conns.fetch_add(1, Ordering::Relaxed);
         server.stats.stot.inc();
-        crate::stats::counters::note_max(&server.stats.smax, before + 1);
-        Busy { rt: rt.clone(), be, srv }
+        crate::stats::counters::note_max(&server.stats.smax, server.cur_conns.load(Ordering::Relaxed));
+        Busy { rt: rt.clone(), be, srv, session: None }
+    }
+
+    /// The server connection `stream` serves this stream: registers it where it may
+    /// have to be cut (`on-marked-down`/`on-marked-up`).
+    fn serving(mut self, stream: &BackSock) -> Busy {
+        let server = &self.rt.proxies[self.be].be.servers[self.srv];
+        if let Some(s) = &server.sessions {
+            self.session = s.add(stream);
+        }
+        self
+    }
+}
+
+impl ServerConn {
+    fn new(stream: BackSock, sni: Option<Box<str>>, srv: usize, uses: u32, from_pool: bool, busy: Busy) -> ServerConn {
+        let busy = busy.serving(&stream);
+        ServerConn { stream, sni, srv, uses, from_pool, queued: QueueWait::default(), _busy: busy }
+    }
+
+    /// Notes the stream's wait in a queue before it got this connection.
+    fn queued(mut self, queued: QueueWait) -> ServerConn {
+        self.queued = queued;
+        self
     }
 }
 
@@ -67,9 +120,76 @@ impl Drop for Busy {
     fn drop(&mut self) {
         let be = &self.rt.proxies[self.be].be;
         let server = &be.servers[self.srv];
-        server.cur_conns.fetch_sub(1, Ordering::Relaxed);
-        if server.maxconn.is_some() {
-            be.queue.notify_waiters();
+        if let (Some(id), Some(s)) = (self.session, &server.sessions) {
+            s.remove(id);
+        }
+        server.cur_conns.fetch_sub(1, Ordering::SeqCst);
+        if server.maxconn().is_some() {
+            dispatch(&self.rt, self.be, self.srv);
+        }
+    }
+}
+
+/// The `maxconn` server `s` has now: the configured one, or with `minconn` the
+/// dynamic one of the backend's load (`None`: no limit).
+fn current_maxconn(be: &BackendRt, s: &ServerRt) -> Option<u32> {
+    let max = s.maxconn()?;
+    if s.minconn == 0 || s.minconn >= max {
+        return Some(max);
+    }
+    // PERF: O(servers), only for servers with a `minconn`.
+    let load: u32 =
+        be.servers.iter().map(|s| s.cur_conns.load(Ordering::Relaxed) + s.queue.len()).sum::<u32>() + be.queue.len();
+    Some(queue::dynamic_maxconn(max, s.minconn, be.fullconn, load))
+}
+
+/// Whether server `i` takes a new stream now: usable, below its `maxconn`, and nobody
+/// waits in its own queue (HAProxy's `srv_is_full` test).
+fn has_room(be: &BackendRt, i: usize) -> bool {
+    let s = &be.servers[i];
+    s.state.is_usable()
+        && match current_maxconn(be, s) {
+            None => true,
+            Some(max) => s.queue.is_empty() && s.cur_conns.load(Ordering::SeqCst) < max,
+        }
+}
+
+/// Counts a stream on server `i` if it is below its `maxconn` (atomically, so that
+/// concurrent streams on other threads never push it past).
+fn try_claim(be: &BackendRt, i: usize) -> bool {
+    let s = &be.servers[i];
+    let Some(max) = current_maxconn(be, s) else {
+        s.cur_conns.fetch_add(1, Ordering::SeqCst);
+        return true;
+    };
+    s.cur_conns.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |cur| (cur < max).then_some(cur + 1)).is_ok()
+}
+
+/// Whether a slot freed on server `i` may go to the backend's queue: an active server
+/// in the balancer's tables, or a backup one while no active server is enabled.
+fn serves_backend_queue(be: &BackendRt, i: usize) -> bool {
+    let s = &be.servers[i];
+    if s.backup {
+        return !be.servers.iter().any(|o| !o.backup && o.state.is_usable());
+    }
+    be.lb.weight(i) > 0
+}
+
+/// Hands the free slots of server `srv` to the streams queued on it or on its backend,
+/// first come first served.
+pub fn dispatch(rt: &Arc<Runtime>, be_idx: usize, srv: usize) {
+    let be = &rt.proxies[be_idx].be;
+    let server = &be.servers[srv];
+    if !server.state.is_usable() {
+        return;
+    }
+    let shared = serves_backend_queue(be, srv).then_some(&be.queue);
+    while !(server.queue.is_empty() && shared.is_none_or(queue::Queue::is_empty)) && try_claim(be, srv) {
+        let slot = Busy::claimed(rt, be_idx, srv);
+        if let Err(slot) = queue::hand_over(&server.queue, shared, slot) {
+            // nobody left: releasing the slot runs this again for a newcomer
+            drop(slot);
+            return;
         }
     }
 }
@@ -97,7 +217,9 @@ pub enum ConnectError {
     /// `sC` rather than `SC`); `retries`: attempts after the first (`%rc`).
     Failed { srv: usize, timed_out: bool, retries: u32 },
     /// Every server stayed at its `maxconn` for `timeout queue`: 503.
-    QueueTimeout,
+    QueueTimeout(QueueWait),
+    /// The server a rule chose is full and so is its queue (`maxqueue`): 503.
+    QueueFull,
 }
 
 /// Which idle connections a request may take (the `http-reuse` decision).
@@ -119,7 +241,7 @@ pub enum Reuse {
 pub fn pick_server(be: &ProxyRt, avoid: Option<usize>, key: Option<u32>) -> Option<usize> {
     let servers = &be.be.servers;
     let enabled = |i: usize| !servers[i].backup && servers[i].state.is_usable();
-    let active = |i: usize| enabled(i) && servers[i].usable();
+    let active = |i: usize| enabled(i) && has_room(&be.be, i);
     let load = |i: usize| servers[i].cur_conns.load(Ordering::Relaxed);
     if let Some(avoid) = avoid {
         if let Some(s) = be.be.lb.pick_keyed(key, |i| i != avoid && active(i), load) {
@@ -130,9 +252,9 @@ pub fn pick_server(be: &ProxyRt, avoid: Option<usize>, key: Option<u32>) -> Opti
         return be.be.lb.pick_keyed(key, active, load);
     }
     if let Some(lb) = &be.be.lb_backup {
-        return lb.pick_keyed(key, |i| servers[i].backup && servers[i].usable(), load);
+        return lb.pick_keyed(key, |i| servers[i].backup && has_room(&be.be, i), load);
     }
-    servers.iter().position(|s| s.backup && s.usable())
+    (0..servers.len()).find(|&i| servers[i].backup && has_room(&be.be, i))
 }
 
 /// Times a server's answer for balancers that learn from response times
@@ -170,6 +292,7 @@ const ABORT_CHECK_EVERY: Duration = Duration::from_millis(100);
 /// client closes its side meanwhile: a stream still in the queue or still connecting is
 /// dropped before it reaches a server. Without the option the request is served, as a
 /// closed input may be a mere half-close.
+#[allow(clippy::too_many_arguments)] // the stream's choices, passed through to `connect`
 pub async fn connect_unless_aborted<S: Sock>(
     client: &S,
     rt: &Arc<Runtime>,
@@ -177,9 +300,10 @@ pub async fn connect_unless_aborted<S: Sock>(
     reuse: Reuse,
     forced: Option<usize>,
     key: Option<u32>,
+    prio: Priority,
     cx: ConnectCtx<'_>,
 ) -> Option<Result<ServerConn, ConnectError>> {
-    let connecting = connect(rt, be_idx, reuse, forced, key, cx);
+    let connecting = connect(rt, be_idx, reuse, forced, key, prio, cx);
     if !rt.proxies[be_idx].abortonclose {
         return Some(connecting.await);
     }
@@ -195,39 +319,42 @@ pub async fn connect_unless_aborted<S: Sock>(
 /// `option redispatch`), waiting MIN(1s, timeout connect) before retrying the same
 /// server after an immediate failure. `forced` is the server a rule chose (`use-server`):
 /// it is used when enabled, waiting for room in it if it is full. `key` is the hash
-/// key of a hashing backend ([`key::lb_key`]); `cx` is the client connection (the
-/// port a mapped server address adds its offset to), and for a TLS server the SNI and
-/// the PROXY header sent before the handshake.
+/// key of a hashing backend ([`key::lb_key`]); `prio` places the stream in a queue
+/// (`set-priority-class`/`-offset`); `cx` is the client connection (the port a mapped
+/// server address adds its offset to), and for a TLS server the SNI and the PROXY
+/// header sent before the handshake.
 pub async fn connect(
     rt: &Arc<Runtime>,
     be_idx: usize,
     reuse: Reuse,
     forced: Option<usize>,
     key: Option<u32>,
+    prio: Priority,
     cx: ConnectCtx<'_>,
 ) -> Result<ServerConn, ConnectError> {
     let be = &rt.proxies[be_idx];
     let forced = forced.filter(|&s| be.be.servers.get(s).is_some_and(ServerRt::is_up));
-    let (mut srv, mut busy) = assign_server(rt, be_idx, forced, key).await?;
+    let (mut srv, mut busy, queued) = assign_server(rt, be_idx, forced, key, prio).await?;
     if let Reuse::MinUses(min) = reuse {
         let sni = sni_of(&be.be.servers[srv], cx.sni);
         if let Some(idle) = take_idle(&be.be.servers[srv], min, sni) {
-            let (stream, sni, uses) = (idle.stream, idle.sni, idle.uses);
-            return Ok(ServerConn { stream, sni, srv, uses, from_pool: true, _busy: busy });
+            crate::stats::counters::count_server_conn(rt, be_idx, srv, true);
+            return Ok(ServerConn::new(idle.stream, idle.sni, srv, idle.uses, true, busy).queued(queued));
         }
     }
     let attempts = be.retries + 1;
     for attempt in 1..=attempts {
         let server = &be.be.servers[srv];
+        crate::stats::counters::count_server_conn(rt, be_idx, srv, false);
         let result = connect_server(rt, be_idx, server, cx).await;
         if result.is_err() {
             be.be.lb.observe(srv, Duration::ZERO, true);
         }
         check::observe(be, srv, if result.is_ok() { Event::L4Ok } else { Event::L4Err });
         match result {
-            Ok((stream, sni)) => return Ok(ServerConn { stream, sni, srv, uses: 0, from_pool: false, _busy: busy }),
+            Ok((stream, sni)) => return Ok(ServerConn::new(stream, sni, srv, 0, false, busy).queued(queued)),
             Err(timed_out) if attempt < attempts => {
-                let redispatch = be.redispatch && attempt + 1 == attempts;
+                let redispatch = be.redispatch && (attempt + 1 == attempts || redispatch_now(be, srv, forced));
                 let next = if redispatch { pick_server(be, Some(srv), key).unwrap_or(srv) } else { srv };
                 let retry = SrvError::Retry { redispatch: next != srv };
                 crate::stats::counters::count_srv_error(rt, be_idx, Some(srv), retry);
@@ -249,6 +376,20 @@ pub async fn connect(
     Err(ConnectError::Failed { srv, timed_out: false, retries: attempts - 1 })
 }
 
+/// Whether a failed connection may go to another server at once instead of waiting
+/// for the last retry (with `option redispatch`): as HAProxy's
+/// `back_handle_st_cer()`, when the server is no longer running, or when any server
+/// will do (no server forced, more than one usable active server, no hashing).
+fn redispatch_now(be: &ProxyRt, srv: usize, forced: Option<usize>) -> bool {
+    let server = &be.be.servers[srv];
+    if server.state.oper() != crate::server::OperState::Running || server.state.is_maint() {
+        return true;
+    }
+    forced.is_none()
+        && be.be.lb.key_source().is_none()
+        && be.be.servers.iter().filter(|s| !s.backup && s.state.is_usable()).nth(1).is_some()
+}
+
 /// Counts a server the balancer chose (`lbtot`); a server a rule forced is not one.
 fn count_lb_pick(rt: &Runtime, be: usize, srv: usize, forced: Option<usize>) {
     if forced.is_none() {
@@ -259,43 +400,117 @@ fn count_lb_pick(rt: &Runtime, be: usize, srv: usize, forced: Option<usize>) {
 }
 
 /// Picks a server and counts the stream on it at once (so that concurrent streams see
-/// it full). When every enabled server is at its `maxconn`, waits in the backend queue
-/// until one releases a connection, for at most `timeout queue`.
+/// it full), when one has room and nobody is queued before this stream.
+fn try_take(rt: &Arc<Runtime>, be_idx: usize, forced: Option<usize>, key: Option<u32>) -> Option<(usize, Busy)> {
+    let be = &rt.proxies[be_idx];
+    // a pick can race a stream of another thread for the last slot: pick again then
+    for _ in 0..4 {
+        let srv = match forced {
+            Some(s) => has_room(&be.be, s).then_some(s)?,
+            None => pick_server(be, None, key)?,
+        };
+        if try_claim(&be.be, srv) {
+            count_lb_pick(rt, be_idx, srv, forced);
+            return Some((srv, Busy::claimed(rt, be_idx, srv)));
+        }
+    }
+    None
+}
+
+/// How often a queued stream offers the free slots of every server to the queue: a
+/// server that comes back UP, or gets a weight, frees no slot of its own.
+const QUEUE_RECHECK_EVERY: Duration = Duration::from_millis(100);
+
+/// A stream in a queue; leaving (drop) takes it out, or gives back the slot it was
+/// handed meanwhile.
+struct Waiter<'a> {
+    queue: &'a queue::Queue<Busy>,
+    ticket: queue::Ticket,
+    rx: oneshot::Receiver<Busy>,
+}
+
+impl Drop for Waiter<'_> {
+    fn drop(&mut self) {
+        if !self.queue.cancel(self.ticket) {
+            self.rx.close();
+            // a slot handed over but not taken is released (and passed on) here
+            drop(self.rx.try_recv());
+        }
+    }
+}
+
+/// Picks a server and counts the stream on it ([`try_take`]). When none has room, or
+/// streams are queued already, waits in the queue (of the forced server, else of the
+/// backend) until a slot is handed over, for at most `timeout queue`; a forced server
+/// whose queue holds `maxqueue` streams refuses it.
 async fn assign_server(
     rt: &Arc<Runtime>,
     be_idx: usize,
     forced: Option<usize>,
     key: Option<u32>,
-) -> Result<(usize, Busy), ConnectError> {
+    prio: Priority,
+) -> Result<(usize, Busy, QueueWait), ConnectError> {
     let be = &rt.proxies[be_idx];
-    let pick = |be: &ProxyRt| match forced {
-        Some(s) => be.be.servers[s].usable().then_some(s),
-        None => pick_server(be, None, key),
-    };
-    // PERF: the usual case (a server has room) takes no lock and reads no clock.
-    if let Some(srv) = pick(be) {
-        count_lb_pick(rt, be_idx, srv, forced);
-        return Ok((srv, Busy::new(rt, be_idx, srv)));
+    let mut forced = forced;
+    let at_once = |(srv, busy)| (srv, busy, QueueWait::default());
+    // PERF: the usual case (a server has room, no queue) takes no lock, reads no clock.
+    if forced.is_some() || be.be.queue.is_empty() {
+        if let Some(got) = try_take(rt, be_idx, forced, key) {
+            return Ok(at_once(got));
+        }
     }
-    let deadline = be.timeouts.queue.map(|d| tokio::time::Instant::now() + d);
-    loop {
-        let released = be.be.queue.notified();
-        tokio::pin!(released);
-        released.as_mut().enable();
-        if let Some(srv) = pick(be) {
-            count_lb_pick(rt, be_idx, srv, forced);
-            return Ok((srv, Busy::new(rt, be_idx, srv)));
-        }
-        if !be.be.servers.iter().any(|s| s.state.is_usable()) {
-            return Err(ConnectError::NoServer);
-        }
-        match deadline {
-            Some(at) => {
-                if tokio::time::timeout_at(at, released).await.is_err() {
-                    return Err(ConnectError::QueueTimeout);
-                }
+    if let Some(s) = forced {
+        let server = &be.be.servers[s];
+        if server.maxqueue > 0 && server.queue.len() >= server.maxqueue {
+            // COMPAT: as HAProxy, `option redispatch` lets the balancer choose instead
+            if !be.redispatch {
+                return Err(ConnectError::QueueFull);
             }
-            None => released.await,
+            forced = None;
+            if let Some(got) = be.be.queue.is_empty().then(|| try_take(rt, be_idx, None, key)).flatten() {
+                return Ok(at_once(got));
+            }
+        }
+    }
+    if !be.be.servers.iter().any(|s| s.state.is_usable()) {
+        return Err(ConnectError::NoServer);
+    }
+    let queue = forced.map_or(&be.be.queue, |s| &be.be.servers[s].queue);
+    let entered = tokio::time::Instant::now();
+    // as HAProxy, the position is 1 plus the streams that left the queue before this
+    // one (the count includes this stream once it was served)
+    let served_at_entry = queue.served();
+    let wait = |served: bool| {
+        let pos = queue.served().wrapping_sub(served_at_entry) + u32::from(!served);
+        let ms = u32::try_from(entered.elapsed().as_millis()).unwrap_or(u32::MAX);
+        match forced {
+            Some(_) => QueueWait { ms, srv_pos: pos, be_pos: 0 },
+            None => QueueWait { ms, srv_pos: 0, be_pos: pos },
+        }
+    };
+    let (ticket, rx) = queue.push(prio);
+    let mut waiter = Waiter { queue, ticket, rx };
+    let deadline = be.timeouts.queue.map(|d| entered + d);
+    loop {
+        // a slot freed before the push found nobody to hand it to: offer it now
+        match forced {
+            Some(s) => dispatch(rt, be_idx, s),
+            None => (0..be.be.servers.len()).for_each(|s| dispatch(rt, be_idx, s)),
+        }
+        let tick = tokio::time::Instant::now() + QUEUE_RECHECK_EVERY;
+        let wake = deadline.map_or(tick, |d| d.min(tick));
+        match tokio::time::timeout_at(wake, &mut waiter.rx).await {
+            Ok(Ok(slot)) => {
+                let srv = slot.srv;
+                count_lb_pick(rt, be_idx, srv, forced);
+                return Ok((srv, slot, wait(true)));
+            }
+            // the sender is dropped only with the runtime
+            Ok(Err(_)) => return Err(ConnectError::NoServer),
+            Err(_) if deadline.is_some_and(|d| tokio::time::Instant::now() >= d) => {
+                return Err(ConnectError::QueueTimeout(wait(false)))
+            }
+            Err(_) => {}
         }
     }
 }
@@ -310,13 +525,12 @@ pub async fn reconnect(
     cx: ConnectCtx<'_>,
 ) -> Result<ServerConn, ConnectError> {
     let be = &rt.proxies[be_idx];
+    crate::stats::counters::count_server_conn(rt, be_idx, srv, false);
     let result = connect_server(rt, be_idx, &be.be.servers[srv], cx).await;
     check::observe(be, srv, if result.is_ok() { Event::L4Ok } else { Event::L4Err });
     match result {
-        Ok((stream, sni)) => {
-            Ok(ServerConn { stream, sni, srv, uses: 0, from_pool: false, _busy: Busy::new(rt, be_idx, srv) })
-        }
-        Err(_) => connect(rt, be_idx, Reuse::No, None, None, cx).await,
+        Ok((stream, sni)) => Ok(ServerConn::new(stream, sni, srv, 0, false, Busy::new(rt, be_idx, srv))),
+        Err(_) => connect(rt, be_idx, Reuse::No, None, None, Priority::default(), cx).await,
     }
 }
 
@@ -388,8 +602,9 @@ fn turnaround(connect: Option<Duration>) -> Duration {
     connect.map_or(Duration::from_secs(1), |c| c.min(Duration::from_secs(1)))
 }
 
-/// One connection attempt to `server` (from its `source` address if any), with
-/// `option srvtcpka`'s settings if any. `Err(true)` when it timed out.
+/// One connection attempt to `server` (from its `source` address if any, through its
+/// `socks4` proxy if any, within the same timeout), with `option srvtcpka`'s settings
+/// if any. `Err(true)` when it timed out.
 async fn connect_addr(
     server: &ServerRt,
     client: &ConnInfo,
@@ -408,7 +623,10 @@ async fn connect_addr(
         if let Some(ka) = ka {
             crate::io::set_keepalive(&sock, ka);
         }
-        sock.connect(addr).await
+        let Some(proxy) = server.socks4 else { return sock.connect(addr).await };
+        let mut stream = sock.connect(proxy).await?;
+        socks4::handshake(&mut stream, addr).await?;
+        Ok(stream)
     };
     let res: io::Result<TcpStream> = match timeout {
         Some(d) => match tokio::time::timeout(d, attempt).await {

@@ -28,6 +28,8 @@ pub struct ConnectCtx<'a> {
     /// out, an empty value is sent when the frontend has no `unique-id-format` (as
     /// HAProxy does).
     pub unique_id: Option<&'a [u8]>,
+    /// The stream's place in a queue (`set-priority-class`/`-offset`).
+    pub prio: super::Priority,
     /// The values of the backend's `sni` expressions for this stream (empty without
     /// any): a TLS server with `sni` announces its own.
     pub sni: &'a [(usize, Box<str>)],
@@ -36,7 +38,7 @@ pub struct ConnectCtx<'a> {
 impl<'a> ConnectCtx<'a> {
     /// A context without a unique id.
     pub fn new(conn: &'a ConnInfo) -> ConnectCtx<'a> {
-        ConnectCtx { conn, unique_id: None, sni: &[] }
+        ConnectCtx { conn, unique_id: None, prio: super::Priority::default(), sni: &[] }
     }
 }
 
@@ -99,10 +101,8 @@ mod tests {
         assert_eq!(header(&SendProxy::default(), ConnectCtx::new(&c)), None);
         let uid = SendProxy { version: Some(2), unique_id: true, ..SendProxy::default() };
         let with = |u: Option<&[u8]>| {
-            let Decoded::Done(h, _) = decode(&header(&uid, ConnectCtx { conn: &c, unique_id: u, sni: &[] }).unwrap())
-            else {
-                panic!()
-            };
+            let cx = ConnectCtx { conn: &c, unique_id: u, prio: Default::default(), sni: &[] };
+            let Decoded::Done(h, _) = decode(&header(&uid, cx).unwrap()) else { panic!() };
             h.unique_id().map(<[u8]>::to_vec)
         };
         assert_eq!(with(Some(b"id-9")), Some(b"id-9".to_vec()));

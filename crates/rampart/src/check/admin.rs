@@ -31,15 +31,27 @@ fn online(px: &ProxyRt, msg: &mut String) {
 /// maint`) or takes it out (`enable server`, `state ready`). Nothing happens when it
 /// already is so.
 pub fn set_maint(px: &ProxyRt, srv: usize, on: bool) {
+    maint_change(px, srv, on);
+    px.be.servers[srv].state.notify_trackers();
+}
+
+fn maint_change(px: &ProxyRt, srv: usize, on: bool) {
     let server = &px.be.servers[srv];
     let st = &server.state;
-    if st.is_maint() == on {
+    if st.is_forced_maint() == on {
+        return;
+    }
+    // already (or still) in maintenance through `track`: the flag alone changes
+    if st.is_inherited_maint() {
+        st.set_maint(on);
         return;
     }
     let before = available(px);
     if on {
         let was = st.oper();
         st.set_maint(true);
+        // entering maintenance counts as going down for `on-marked-down`
+        report::cut_sessions(px, srv, OperState::Stopped);
         // the checks pause: HAProxy's health counter drops to 0
         if server.check.is_some() {
             st.store_health(0);
@@ -74,8 +86,63 @@ pub fn set_maint(px: &ProxyRt, srv: usize, on: bool) {
     st.set_oper(OperState::Running);
     st.set_maint(false);
     report::sync_lb(px, srv);
+    report::cut_sessions(px, srv, OperState::Running);
     let word = if st.is_drain() { "DRAIN" } else { "READY" };
     let msg = format!("{} is UP/{word} (leaving forced maintenance)", label(px, srv));
+    emit(px, Level::Warning, log_level::NOTICE, &msg);
+    if st.is_drain() {
+        let msg = format!("{} remains in forced drain mode", label(px, srv));
+        emit(px, Level::Warning, log_level::NOTICE, &msg);
+    }
+}
+
+/// Server `srv` of `px` enters (`on`) or leaves the maintenance of the server it
+/// tracks (`via`: ` via <be>/<srv>`), as HAProxy's `srv_set_admin_flag()` with
+/// `SRV_ADMF_IMAINT` reports it.
+pub fn inherit_maint(px: &ProxyRt, srv: usize, on: bool, via: &str) {
+    inherited_change(px, srv, on, via);
+    px.be.servers[srv].state.notify_trackers();
+}
+
+fn inherited_change(px: &ProxyRt, srv: usize, on: bool, via: &str) {
+    let server = &px.be.servers[srv];
+    let st = &server.state;
+    if st.is_inherited_maint() == on {
+        return;
+    }
+    if st.is_forced_maint() {
+        st.set_inherited_maint(on);
+        return;
+    }
+    let before = available(px);
+    let was = st.oper();
+    st.set_inherited_maint(on);
+    report::sync_lb(px, srv);
+    if on {
+        report::cut_sessions(px, srv, OperState::Stopped);
+        let (act, bck) = available(px);
+        let on_backup = if bck > 0 && act == 0 { " Running on backup." } else { "" };
+        let cur = server.cur_conns.load(Ordering::Relaxed);
+        let msg = format!(
+            "{} is going DOWN for maintenance{via}. {act} active and {bck} backup servers left.{on_backup} \
+             {cur} sessions active, 0 requeued, 0 remaining in queue",
+            label(px, srv)
+        );
+        let level = if was == OperState::Running { log_level::ALERT } else { log_level::NOTICE };
+        emit(px, Level::Warning, level, &msg);
+        if before.0 + before.1 > 0 && act + bck == 0 {
+            no_server_left(px);
+        }
+        return;
+    }
+    report::cut_sessions(px, srv, st.oper());
+    let msg = match st.oper() {
+        OperState::Stopped => format!("{} is DOWN (leaving maintenance)", label(px, srv)),
+        _ => {
+            let word = if st.is_drain() { "DRAIN" } else { "READY" };
+            format!("{} is UP/{word} (leaving maintenance)", label(px, srv))
+        }
+    };
     emit(px, Level::Warning, log_level::NOTICE, &msg);
 }
 

@@ -10,6 +10,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
 use tokio::time::Instant;
 
 use super::http::Outcome;
@@ -43,7 +44,7 @@ pub struct AgentReply {
     pub admin: Option<Admin>,
     /// `<N>%` of the configured weight.
     pub weight_pct: Option<u32>,
-    /// `maxconn:<n>` (not applied: the server's maxconn is fixed at startup).
+    /// `maxconn:<n>`: the server's new `maxconn`.
     pub maxconn: Option<u32>,
     /// The first word not understood.
     pub error: Option<String>,
@@ -119,15 +120,23 @@ pub enum AgentResult {
     Incomplete,
 }
 
-/// Connects to the agent, sends `agent-send`, reads one line, within `limit`.
-pub async fn probe(agent: &AgentRt, connect: Duration, limit: Duration, bufsize: usize) -> AgentResult {
+/// Connects to the agent, sends `agent-send`, reads one line, within `limit`. The
+/// connection comes back with the result so that the caller closes it once the reply
+/// is applied, as HAProxy does (an agent that sees the close sees the new state).
+pub async fn probe(
+    agent: &AgentRt,
+    connect: Duration,
+    limit: Duration,
+    bufsize: usize,
+) -> (AgentResult, Option<TcpStream>) {
     let start = Instant::now();
-    let mut stream = match tokio::time::timeout(connect.min(limit), super::probe::connect(agent.addr)).await {
-        Err(_) => return AgentResult::Failed(Outcome::new(CheckStatus::L4Tout, "")),
-        Ok(Err(e)) => return AgentResult::Failed(Outcome::new(CheckStatus::L4Con, super::probe::strerror(&e))),
+    let mut stream = match tokio::time::timeout(connect.min(limit), super::probe::connect(agent.addr, None)).await {
+        Err(_) => return (AgentResult::Failed(Outcome::new(CheckStatus::L4Tout, "")), None),
+        Ok(Err(e)) => return (AgentResult::Failed(Outcome::new(CheckStatus::L4Con, super::probe::strerror(&e))), None),
         Ok(Ok(s)) => s,
     };
     let exchange = async {
+        let stream = &mut stream;
         if let Some(data) = &agent.send {
             if let Err(e) = stream.write_all(data).await {
                 return AgentResult::Failed(Outcome::new(CheckStatus::SockErr, super::probe::strerror(&e)));
@@ -150,10 +159,11 @@ pub async fn probe(agent: &AgentRt, connect: Duration, limit: Duration, bufsize:
             }
         }
     };
-    match tokio::time::timeout_at(start + limit, exchange).await {
+    let result = match tokio::time::timeout_at(start + limit, exchange).await {
         Ok(r) => r,
         Err(_) => AgentResult::Failed(Outcome::new(CheckStatus::L7Tout, "")),
-    }
+    };
+    (result, Some(stream))
 }
 
 #[cfg(test)]

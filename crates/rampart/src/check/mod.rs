@@ -10,6 +10,7 @@
 //! - `http`: `option httpchk` requests and `http-check expect` evaluation
 //! - `probe`: one check: connect, and for HTTP checks an exchange, within the timeouts
 //! - `tcpcheck`: the tcp-check rule engine (`option tcp-check`, `redis-check`, `smtpchk`)
+//! - `proto`: `mysql-check`, `pgsql-check`, `ldap-check`, `spop-check` on that engine
 //! - `passive`: `observe`: traffic errors counted against a server
 //! - `report`: applying a result: counters, server state, messages
 //! - `track`: servers that follow another server's state (`track`)
@@ -20,6 +21,7 @@ mod health;
 mod http;
 mod passive;
 mod probe;
+mod proto;
 mod report;
 mod status;
 mod tcpcheck;
@@ -75,6 +77,8 @@ pub struct CheckRt {
     pub on_error: OnError,
     /// `slowstart`: after going UP, the weight climbs from 1 to its value over this.
     pub slowstart: Option<Duration>,
+    /// `check-via-socks4`: the server's `socks4` proxy the checks go through.
+    pub socks4: Option<SocketAddr>,
     /// The PROXY header checks start with (`check-send-proxy`, or the server's
     /// `send-proxy*` when the check has no `port` nor `addr`): no client, so
     /// "PROXY UNKNOWN" (v1) or a LOCAL header (v2), as HAProxy sends.
@@ -155,6 +159,7 @@ pub fn build(
         on_error: c.on_error.unwrap_or(OnError::FailCheck),
         slowstart: c.slowstart,
         proxy_header: check_proxy_header(srv),
+        socks4: srv.socks4.filter(|_| c.via_socks4),
         conf_port: c.port.unwrap_or(0),
         conf_addr: c.addr.as_deref().and_then(probe_ip),
         tls: None,

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::AsyncWriteExt;
-use tokio::net::{TcpSocket, TcpStream};
+use tokio::net::TcpStream;
 use tokio::time::Instant;
 
 use super::agent::{Admin, AgentReply, AgentResult};
@@ -134,11 +134,13 @@ pub(super) async fn run_agent(rt: Arc<Runtime>, be: usize, srv: usize, first: Du
             continue;
         }
         let start = Instant::now();
-        match super::agent::probe(agent, connect, agent.inter, rt.bufsize).await {
+        let (result, conn) = super::agent::probe(agent, connect, agent.inter, rt.bufsize).await;
+        match result {
             AgentResult::Failed(out) => report::apply(px, srv, &mut health, out, start.elapsed(), log_hc, true),
             AgentResult::Incomplete => {}
             AgentResult::Reply(reply) => apply_agent_reply(px, server, srv, &mut health, &reply, start, log_hc),
         }
+        drop(conn);
         tokio::time::sleep(agent.inter).await;
     }
 }
@@ -154,20 +156,30 @@ fn apply_agent_reply(
     log_hc: bool,
 ) {
     let st = &server.state;
-    match r.admin {
-        Some(Admin::Drain) => st.set_drain(true),
-        Some(Admin::Maint) => st.set_maint(true),
-        Some(Admin::Ready) => {
-            st.set_drain(false);
-            st.set_maint(false);
-        }
-        None => {}
-    }
-    if r.admin.is_some() {
-        report::sync_lb(px, srv);
-    }
+    // HAProxy's order: weight, maxconn, administrative state, health
     if let Some(w) = r.weight(st.uweight()) {
         report::change_weight(px, srv, w);
+    }
+    if let Some(m) = r.maxconn {
+        // streams queued for the new slots take them at their queue's next recheck
+        server.maxconn.store(m, std::sync::atomic::Ordering::Relaxed);
+    }
+    // the same changes, with the same messages, as the runtime API's; as HAProxy's
+    // srv_adm_set_drain/maint/ready(), each clears the other flag
+    match r.admin {
+        Some(Admin::Drain) => {
+            super::admin::set_drain(px, srv, true);
+            super::admin::set_maint(px, srv, false);
+        }
+        Some(Admin::Maint) => {
+            super::admin::set_maint(px, srv, true);
+            super::admin::set_drain(px, srv, false);
+        }
+        Some(Admin::Ready) => {
+            super::admin::set_drain(px, srv, false);
+            super::admin::set_maint(px, srv, false);
+        }
+        None => {}
     }
     if let Some(out) = r.outcome() {
         health.health = if out.status == CheckStatus::L7Ok { 1 } else { 0 };
@@ -192,10 +204,11 @@ async fn probe(px: &ProxyRt, server: &ServerRt, chk: &CheckRt, health: &Health, 
             deadline,
             bufsize,
             proxy_header,
+            socks4: chk.socks4,
         };
         return tcp.run(lim).await;
     }
-    let mut stream = match tokio::time::timeout(connect_limit, connect(chk.addr)).await {
+    let mut stream = match tokio::time::timeout(connect_limit, connect(chk.addr, chk.socks4)).await {
         Err(_) => return Outcome::new(CheckStatus::L4Tout, ""),
         Ok(Err(e)) => return Outcome::new(CheckStatus::L4Con, strerror(&e)),
         Ok(Ok(s)) => s,
@@ -243,10 +256,32 @@ async fn layer7<S: Sock>(
     tokio::time::timeout_at(deadline, exchange).await.unwrap_or_else(|_| Outcome::new(CheckStatus::L7Tout, ""))
 }
 
-pub(super) async fn connect(addr: SocketAddr) -> io::Result<TcpStream> {
-    let sock = if addr.is_ipv4() { TcpSocket::new_v4()? } else { TcpSocket::new_v6()? };
+/// Connects a check to `addr`, through a SOCKS4 proxy (`check-via-socks4`). A `connect()` that fails at once (no route, no
+/// permission...) reads "General socket error (<error>)", as HAProxy words a socket
+/// error met before the connection was under way; a refusal that arrives later reads
+/// as the error alone.
+pub(super) async fn connect(addr: SocketAddr, via_socks4: Option<SocketAddr>) -> io::Result<TcpStream> {
+    let Some(proxy) = via_socks4 else { return connect_tcp(addr).await };
+    let mut stream = connect_tcp(proxy).await?;
+    crate::backend::socks4::handshake(&mut stream, addr).await?;
+    Ok(stream)
+}
+
+async fn connect_tcp(addr: SocketAddr) -> io::Result<TcpStream> {
+    let sock = socket2::Socket::new(socket2::Domain::for_address(addr), socket2::Type::STREAM, None)?;
+    sock.set_nonblocking(true)?;
     sock.set_nodelay(true)?;
-    sock.connect(addr).await
+    match sock.connect(&addr.into()) {
+        Ok(()) => {}
+        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
+        Err(e) => return Err(io::Error::new(e.kind(), format!("General socket error ({})", strerror(&e)))),
+    }
+    let stream = TcpStream::from_std(std::net::TcpStream::from(sock))?;
+    stream.writable().await?;
+    match stream.take_error()? {
+        Some(e) => Err(e),
+        None => Ok(stream),
+    }
 }
 
 /// Sends the HTTP check request and reads the response until it can be judged.
@@ -363,6 +398,17 @@ impl Jitter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn connect_errors_as_haproxy_words_them() {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        // nothing listens on port 1 of loopback: refused once under way
+        let e = rt.block_on(connect("127.0.0.1:1".parse().unwrap(), None)).unwrap_err();
+        assert_eq!(strerror(&e), "Connection refused");
+        // the broadcast address cannot be connected to: connect() fails at once
+        let e = rt.block_on(connect("255.255.255.255:80".parse().unwrap(), None)).unwrap_err();
+        assert!(strerror(&e).starts_with("General socket error ("), "{e}");
+    }
 
     #[test]
     fn strerror_drops_the_os_error_suffix() {

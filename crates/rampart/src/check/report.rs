@@ -112,6 +112,7 @@ pub(super) fn change_state(px: &ProxyRt, srv: usize, next: OperState, reason: &R
     if maint {
         return;
     }
+    cut_sessions(px, srv, next);
     let what = match next {
         OperState::Stopped => "DOWN",
         OperState::Running => "UP",
@@ -144,6 +145,27 @@ pub(super) fn change_state(px: &ProxyRt, srv: usize, next: OperState, reason: &R
     emit(px, Level::Warning, level, &msg);
     if before.0 + before.1 > 0 && act + bck == 0 {
         no_server_left(px);
+    }
+}
+
+/// `on-marked-down shutdown-sessions` when server `srv` goes DOWN, `on-marked-up
+/// shutdown-backup-sessions` when it comes UP.
+pub(super) fn cut_sessions(px: &ProxyRt, srv: usize, next: OperState) {
+    let server = &px.be.servers[srv];
+    match next {
+        OperState::Stopped if server.shutdown_on_down => {
+            if let Some(s) = &server.sessions {
+                s.shutdown_all();
+            }
+        }
+        OperState::Running if server.shutdown_backups_on_up => {
+            for b in px.be.servers.iter().filter(|b| b.backup) {
+                if let Some(s) = &b.sessions {
+                    s.shutdown_all();
+                }
+            }
+        }
+        _ => {}
     }
 }
 

@@ -1,5 +1,6 @@
 //! The tcp-check rule engine: `option tcp-check` with its `tcp-check` rules, and the
-//! protocol checks built on it (`option redis-check`, `option smtpchk`). Rules run in
+//! protocol checks built on it (`option redis-check`, `option smtpchk`, and those of
+//! [`super::proto`]: `mysql-check`, `pgsql-check`, `ldap-check`, `spop-check`). Rules run in
 //! order on one connection (a `connect` rule opens a new one); the first failing rule
 //! ends the check with HAProxy's status and message.
 //! HAProxy counterpart: `tcpcheck_main()`, `tcpcheck_eval_connect()`,
@@ -17,6 +18,7 @@ use tokio::net::TcpStream;
 use tokio::time::Instant;
 
 use super::http::Outcome;
+use super::proto::{self, Custom, Eval};
 use super::status::CheckStatus;
 
 /// A compiled rule list.
@@ -44,9 +46,14 @@ struct Rule {
 
 #[derive(Debug)]
 enum Action {
-    Connect { port: Option<u16>, addr: Option<IpAddr> },
+    Connect {
+        port: Option<u16>,
+        addr: Option<IpAddr>,
+    },
     Send(Vec<u8>),
     Expect(Expect),
+    /// An expect rule decoding a protocol's reply (`tcp-check expect custom`).
+    Custom(Custom),
 }
 
 #[derive(Debug)]
@@ -76,10 +83,12 @@ enum Msg {
     Default,
     Fixed(&'static str),
     /// The reply from byte `skip`, leading spaces trimmed when `ltrim`, up to the
-    /// first CR or LF (`res.payload(skip,0),ltrim(' '),cut_crlf`).
+    /// first CR or LF when `crlf` (`res.payload(skip,0),ltrim(' '),cut_crlf`), and
+    /// always up to the first NUL (HAProxy's message is a C string).
     Payload {
         skip: usize,
         ltrim: bool,
+        crlf: bool,
     },
 }
 
@@ -98,6 +107,9 @@ pub struct Limits<'a> {
     pub bufsize: usize,
     /// The PROXY header a new connection starts with (`check-send-proxy`).
     pub proxy_header: Option<&'a [u8]>,
+    /// `check-via-socks4`: the proxy the implicit connect and the protocol checks'
+    /// `connect default` go through (an explicit `tcp-check connect` does not).
+    pub socks4: Option<SocketAddr>,
 }
 
 impl TcpChk {
@@ -108,6 +120,10 @@ impl TcpChk {
             Some(ProtoCheck::TcpCheck) => (true, configured(hc)?),
             Some(ProtoCheck::Redis) => (false, redis()),
             Some(ProtoCheck::Smtp { hello }) => (false, smtp(hello)),
+            Some(ProtoCheck::Mysql { user }) => (false, mysql(user.as_ref())),
+            Some(ProtoCheck::Pgsql { user }) => (false, pgsql(user)),
+            Some(ProtoCheck::Ldap) => (false, ldap()),
+            Some(ProtoCheck::Spop) => (false, spop()),
         };
         // steps count from 1 in the configured order, comments included (the implicit
         // connect is step 0); a comment names the rule after it
@@ -125,9 +141,10 @@ impl TcpChk {
 
     /// Runs the rules against the server.
     pub async fn run(&self, lim: Limits<'_>) -> Outcome {
-        let mut run = Run { chk: self, lim, deadline: lim.deadline, stream: None, buf: Vec::new(), code: 0 };
+        let mut run =
+            Run { chk: self, lim, deadline: lim.deadline, stream: None, buf: Vec::new(), code: 0, verdict: None };
         if self.implicit_connect {
-            if let Err(out) = run.connect(None, lim.addr).await {
+            if let Err(out) = run.connect(None, lim.addr, lim.socks4).await {
                 return out;
             }
         }
@@ -207,7 +224,7 @@ fn redis() -> RuleList {
         min_recv: None,
         err_status: CheckStatus::L7Sts,
         on_success: Msg::Fixed("Redis server is ok"),
-        on_error: Msg::Payload { skip: 0, ltrim: false },
+        on_error: Msg::Payload { skip: 0, ltrim: false, crlf: true },
         status_code: false,
     };
     vec![(Some(Action::Send(b"*1\r\n$4\r\nPING\r\n".to_vec())), None), (Some(Action::Expect(expect)), None)]
@@ -215,7 +232,7 @@ fn redis() -> RuleList {
 
 /// `option smtpchk`: the banner, the greeting, QUIT, each answered by a 2xx.
 fn smtp(hello: &str) -> RuleList {
-    let reply = Msg::Payload { skip: 4, ltrim: true };
+    let reply = Msg::Payload { skip: 4, ltrim: true, crlf: true };
     let rules = vec![
         (Action::Connect { port: None, addr: None }, None),
         (
@@ -224,7 +241,7 @@ fn smtp(hello: &str) -> RuleList {
                 Some(4),
                 CheckStatus::L7Rsp,
                 Msg::Default,
-                Msg::Payload { skip: 0, ltrim: false },
+                Msg::Payload { skip: 0, ltrim: false, crlf: true },
                 false,
             ),
             None,
@@ -238,6 +255,75 @@ fn smtp(hello: &str) -> RuleList {
     rules.into_iter().map(|(a, c)| (Some(a), c)).collect()
 }
 
+/// `option mysql-check [user <name> [post-41|pre-41]]`: the greeting, then with a user
+/// an authentication packet and the reply to it.
+fn mysql(user: Option<&rampart_cfg::model::MysqlUser>) -> RuleList {
+    let mut rules = vec![Action::Connect { port: None, addr: None }];
+    if let Some(u) = user {
+        rules.push(Action::Send(proto::mysql_request(u)));
+    }
+    rules.push(Action::Custom(Custom::MysqlGreeting));
+    if user.is_some() {
+        rules.push(Action::Custom(Custom::MysqlOk));
+    }
+    rules.into_iter().map(|a| (Some(a), None)).collect()
+}
+
+/// `option pgsql-check user <name>`: a startup message; an error reply (`E`) fails
+/// with its text, anything but an authentication request fails.
+fn pgsql(user: &str) -> RuleList {
+    let not_error = Expect {
+        inverse: true,
+        matcher: Matcher::String(b"E".to_vec()),
+        min_recv: Some(5),
+        err_status: CheckStatus::L7Rsp,
+        on_success: Msg::Default,
+        on_error: Msg::Payload { skip: 6, ltrim: false, crlf: false },
+        status_code: false,
+    };
+    let auth = Expect {
+        inverse: false,
+        matcher: Matcher::Rbinary(constant_regex("^52000000[A-Z0-9]{2}000000(00|02|03|04|05|06|07|09|0A)")),
+        min_recv: Some(9),
+        err_status: CheckStatus::L7Sts,
+        on_success: Msg::Fixed("PostgreSQL server is ok"),
+        on_error: Msg::Fixed("PostgreSQL unknown error"),
+        status_code: false,
+    };
+    let rules = vec![
+        Action::Connect { port: None, addr: None },
+        Action::Send(proto::pgsql_request(user)),
+        Action::Expect(not_error),
+        Action::Expect(auth),
+    ];
+    rules.into_iter().map(|a| (Some(a), None)).collect()
+}
+
+/// A pattern written in this file (a test compiles each one).
+fn constant_regex(pattern: &str) -> Regex {
+    Regex::new(pattern).unwrap_or_else(|e| unreachable!("constant pattern {pattern}: {e}"))
+}
+
+/// `option ldap-check`: an anonymous bind, expect a successful bind response.
+fn ldap() -> RuleList {
+    let ber = Expect {
+        inverse: false,
+        matcher: Matcher::Rbinary(constant_regex("^30")),
+        min_recv: Some(14),
+        err_status: CheckStatus::L7Rsp,
+        on_success: Msg::Default,
+        on_error: Msg::Fixed("Not LDAPv3 protocol"),
+        status_code: false,
+    };
+    let rules = vec![Action::Send(proto::LDAP_BIND.to_vec()), Action::Expect(ber), Action::Custom(Custom::LdapBind)];
+    rules.into_iter().map(|a| (Some(a), None)).collect()
+}
+
+/// `option spop-check`: a HAPROXY-HELLO frame, expect an AGENT-HELLO.
+fn spop() -> RuleList {
+    vec![(Some(Action::Send(proto::SPOP_HELLO.to_vec())), None), (Some(Action::Custom(Custom::SpopHello)), None)]
+}
+
 /// The state of one run.
 struct Run<'a> {
     chk: &'a TcpChk,
@@ -247,6 +333,8 @@ struct Run<'a> {
     buf: Vec<u8>,
     /// Status code found by an expect (SMTP).
     code: u16,
+    /// The result a protocol decoder passed the check with.
+    verdict: Option<Outcome>,
 }
 
 impl Run<'_> {
@@ -254,19 +342,21 @@ impl Run<'_> {
         match &rule.action {
             Action::Connect { port, addr } => {
                 let addr = SocketAddr::new(addr.unwrap_or(self.lim.addr.ip()), port.unwrap_or(self.lim.addr.port()));
-                self.connect(Some(rule), addr).await
+                let via = if self.chk.generic { None } else { self.lim.socks4 };
+                self.connect(Some(rule), addr, via).await
             }
             Action::Send(data) => self.send(rule, data).await,
             Action::Expect(e) => self.expect(rule, e).await,
+            Action::Custom(c) => self.custom(rule, *c).await,
         }
     }
 
     /// Opens a new connection (dropping the previous one and its buffer).
-    async fn connect(&mut self, rule: Option<&Rule>, addr: SocketAddr) -> Result<(), Outcome> {
+    async fn connect(&mut self, rule: Option<&Rule>, addr: SocketAddr, via: Option<SocketAddr>) -> Result<(), Outcome> {
         self.stream = None;
         self.buf.clear();
         let limit = self.lim.connect.min(self.deadline.saturating_duration_since(Instant::now()));
-        match tokio::time::timeout(limit, super::probe::connect(addr)).await {
+        match tokio::time::timeout(limit, super::probe::connect(addr, via)).await {
             Err(_) => Err(Outcome::new(CheckStatus::L4Tout, self.where_(rule, ""))),
             Ok(Err(e)) => Err(Outcome::new(CheckStatus::L4Con, self.where_(rule, &super::probe::strerror(&e)))),
             Ok(Ok(mut s)) => {
@@ -324,6 +414,32 @@ impl Run<'_> {
         }
     }
 
+    /// Runs a protocol decoder on the bytes received, reading more while it asks.
+    async fn custom(&mut self, rule: &Rule, c: Custom) -> Result<(), Outcome> {
+        let final_rule = self.chk.rules.last().is_some_and(|r| std::ptr::eq(r, rule));
+        let mut last = false;
+        loop {
+            if !self.buf.is_empty() {
+                match c.eval(&self.buf, last, final_rule) {
+                    Eval::Wait if !last => {}
+                    Eval::Wait => return Err(Outcome::new(CheckStatus::L7Rsp, "")),
+                    Eval::Continue => return Ok(()),
+                    Eval::Pass(out) => {
+                        self.verdict = Some(out);
+                        return Ok(());
+                    }
+                    Eval::Fail(out) => return Err(out),
+                }
+            } else if last {
+                return Err(Outcome::new(
+                    CheckStatus::L7Rsp,
+                    format!("TCPCHK got an empty response at step {}", rule.step),
+                ));
+            }
+            last = self.read(rule).await?;
+        }
+    }
+
     /// Reads more; `true` when nothing more will come (closed, or the buffer is full).
     async fn read(&mut self, rule: &Rule) -> Result<bool, Outcome> {
         let deadline = self.deadline;
@@ -349,7 +465,7 @@ impl Run<'_> {
 
     fn expect_failed(&self, rule: &Rule, e: &Expect, matched: bool) -> Outcome {
         let mut desc = match e.on_error {
-            Msg::Payload { skip, ltrim } => payload(&self.buf, skip, ltrim),
+            Msg::Payload { skip, ltrim, crlf } => payload(&self.buf, skip, ltrim, crlf),
             Msg::Fixed(s) => s.to_owned(),
             Msg::Default if self.chk.generic => generic_mismatch(rule, e, matched),
             Msg::Default => String::new(),
@@ -361,14 +477,17 @@ impl Run<'_> {
     }
 
     fn success(&self, last: Option<&Rule>) -> Outcome {
+        if let Some(out) = &self.verdict {
+            return out.clone();
+        }
         let msg = if self.chk.generic { "(tcp-check)" } else { "" };
         match last.map(|r| &r.action) {
             None => Outcome::new(CheckStatus::L4Ok, ""),
             Some(Action::Connect { .. }) => Outcome::new(CheckStatus::L4Ok, msg),
-            Some(Action::Send(_)) => Outcome::new(CheckStatus::L7Ok, "(tcp-check)"),
+            Some(Action::Send(_) | Action::Custom(_)) => Outcome::new(CheckStatus::L7Ok, "(tcp-check)"),
             Some(Action::Expect(e)) => {
                 let desc = match e.on_success {
-                    Msg::Payload { skip, ltrim } => payload(&self.buf, skip, ltrim),
+                    Msg::Payload { skip, ltrim, crlf } => payload(&self.buf, skip, ltrim, crlf),
                     Msg::Fixed(s) => s.to_owned(),
                     Msg::Default => msg.to_owned(),
                 };
@@ -396,6 +515,7 @@ impl Run<'_> {
             Action::Connect { .. } => out.push_str(" (connect)"),
             Action::Send(_) => out.push_str(" (send)"),
             Action::Expect(e) => out.push_str(&e.matcher.describe()),
+            Action::Custom(_) => out.push_str(" (expect custom function)"),
         }
         if let Some(c) = &rule.comment {
             let _ = write!(out, " comment: '{c}'");
@@ -443,15 +563,15 @@ fn generic_mismatch(rule: &Rule, e: &Expect, matched: bool) -> String {
     }
 }
 
-/// `res.payload(skip,0)[,ltrim(' ')],cut_crlf`.
-fn payload(buf: &[u8], skip: usize, ltrim: bool) -> String {
+/// `res.payload(skip,0)[,ltrim(' ')][,cut_crlf]`, up to the first NUL.
+fn payload(buf: &[u8], skip: usize, ltrim: bool, crlf: bool) -> String {
     let mut p = buf.get(skip..).unwrap_or_default();
     if ltrim {
         while let [b' ', rest @ ..] = p {
             p = rest;
         }
     }
-    let end = p.iter().position(|&b| b == b'\r' || b == b'\n').unwrap_or(p.len());
+    let end = p.iter().position(|&b| b == 0 || (crlf && (b == b'\r' || b == b'\n'))).unwrap_or(p.len());
     String::from_utf8_lossy(&p[..end]).into_owned()
 }
 
@@ -476,9 +596,10 @@ mod tests {
 
     #[test]
     fn payload_and_code_helpers() {
-        assert_eq!(payload(b"220 mx ready\r\n", 4, true), "mx ready");
-        assert_eq!(payload(b"-ERR nope\r\nmore", 0, false), "-ERR nope");
-        assert_eq!(payload(b"ab", 4, true), "");
+        assert_eq!(payload(b"220 mx ready\r\n", 4, true, true), "mx ready");
+        assert_eq!(payload(b"-ERR nope\r\nmore", 0, false, true), "-ERR nope");
+        assert_eq!(payload(b"ab", 4, true, true), "");
+        assert_eq!(payload(b"E\0\0\0\x0bSFATAL\0C", 6, false, false), "FATAL");
         assert_eq!(leading_code(b"250-hello"), 250);
         assert_eq!(leading_code(b"xx"), 0);
         assert_eq!(hex(b"\x01\xab"), "01AB");
@@ -526,5 +647,35 @@ mod tests {
         .unwrap();
         assert!(!smtp.implicit_connect);
         assert_eq!(smtp.rules.len(), 7);
+    }
+
+    #[test]
+    fn protocol_rule_sets() {
+        let chk = |p| TcpChk::compile(&HealthCheck { proto: Some(p), ..Default::default() }).unwrap().unwrap();
+        let kinds = |c: &TcpChk| {
+            c.rules
+                .iter()
+                .map(|r| match r.action {
+                    Action::Connect { .. } => 'c',
+                    Action::Send(_) => 's',
+                    Action::Expect(_) => 'e',
+                    Action::Custom(_) => 'x',
+                })
+                .collect::<String>()
+        };
+        let user = rampart_cfg::model::MysqlUser { name: "u".into(), post41: true };
+        assert_eq!(kinds(&chk(ProtoCheck::Mysql { user: None })), "cx");
+        assert_eq!(kinds(&chk(ProtoCheck::Mysql { user: Some(user) })), "csxx");
+        let pg = chk(ProtoCheck::Pgsql { user: "pg".into() });
+        assert_eq!(kinds(&pg), "csee");
+        let Action::Expect(auth) = &pg.rules[3].action else { panic!("expect") };
+        assert!(auth.matcher.matches(b"R\0\0\0\x08\0\0\0\0"));
+        assert!(!auth.matcher.matches(b"Not a PostgreSQL response"));
+        // SASL (10) with a longer message, as haproxy 2.6.12 accepts
+        assert!(auth.matcher.matches(b"R\0\0\0\x17\0\0\0\x0aSCRAM-SHA-256\0\0"));
+        let ldap = chk(ProtoCheck::Ldap);
+        assert_eq!(kinds(&ldap), "sex");
+        assert!(ldap.implicit_connect && !ldap.generic);
+        assert_eq!(kinds(&chk(ProtoCheck::Spop)), "sx");
     }
 }

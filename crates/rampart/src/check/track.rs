@@ -1,6 +1,6 @@
 //! `track [<backend>/]<server>`: a server without checks of its own follows the state
-//! of another one (which checks, or tracks in turn), with HAProxy's ` via be/srv`
-//! messages.
+//! of another one (which checks, or tracks in turn), its maintenance included, with
+//! HAProxy's ` via be/srv` messages.
 //! HAProxy counterpart: `srv_apply_track()` and the tracker propagation of
 //! `srv_set_running()` / `srv_set_stopped()` (src/server.c).
 
@@ -93,8 +93,16 @@ pub(super) async fn run(rt: Arc<Runtime>, be: usize, srv: usize) {
         tokio::pin!(changed);
         changed.as_mut().enable();
         let want = tsrv.state.oper();
-        if px.be.servers[srv].state.oper() != want {
+        let maint = tsrv.state.is_maint();
+        let st = &px.be.servers[srv].state;
+        if maint && !st.is_inherited_maint() {
+            super::admin::inherit_maint(px, srv, true, &via);
+        }
+        if st.oper() != want {
             report::change_state(px, srv, want, &Reason::Via(via.clone()));
+        }
+        if !maint && st.is_inherited_maint() {
+            super::admin::inherit_maint(px, srv, false, &via);
         }
         changed.await;
     }

@@ -12,10 +12,13 @@
 //! - `chash`: the consistent ring (`hash-type consistent`, and `random`).
 //! - `map`: the slot table of `hash-type map-based`.
 //! - `peak_ewma`: `balance peak-ewma`, a rampart extension (response-time aware).
+//! - `affinity`: `balance prefix-affinity` (rampart extension): a prompt's first bytes
+//!   go back to the server that served them, within a bounded load.
 //!
 //! Weights can change at run time ([`Lb::set_weight`]): the weighted tables are
 //! rebuilt and swapped in atomically, picks never take a lock.
 
+mod affinity;
 mod chash;
 mod first;
 pub mod hash;
@@ -62,7 +65,14 @@ pub enum Algo {
     /// `peak-ewma [decay <time>]` (rampart extension).
     PeakEwma(std::time::Duration),
     Hash(KeySource),
+    /// `prefix-affinity [<expr>] [len <n>]` (rampart extension): the stream hashes the
+    /// first `n` bytes of the expression's sample (see [`Lb::prefix_len`]).
+    PrefixAffinity(u32),
 }
+
+/// The load bound of `prefix-affinity` without `hash-balance-factor`: a server takes
+/// up to 25 % more streams than its share before its keys spill to the next one.
+pub const PREFIX_AFFINITY_FACTOR: u32 = 125;
 
 /// `balance`, `hash-type` and `hash-balance-factor` of a backend.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,7 +91,7 @@ enum Table {
     Cycle(RoundRobin),
     Ring(Ring),
     Map(Map),
-    /// `leastconn` and `first` read the weights directly.
+    /// `leastconn`, `first` and `prefix-affinity` read the weights directly.
     None,
 }
 
@@ -105,6 +115,8 @@ pub struct Lb {
     cursor: AtomicUsize,
     /// Response-time averages (`peak-ewma` only).
     ewma: Option<peak_ewma::PeakEwma>,
+    /// Which server each recent key went to (`prefix-affinity` only).
+    affinity: Option<affinity::Affinity>,
 }
 
 impl Lb {
@@ -125,6 +137,7 @@ impl Lb {
                 Algo::PeakEwma(decay) => Some(peak_ewma::PeakEwma::new(weights.len(), decay)),
                 _ => None,
             },
+            affinity: matches!(cfg.algo, Algo::PrefixAffinity(_)).then(affinity::Affinity::default),
             cfg,
         };
         lb.rebuild();
@@ -151,6 +164,15 @@ impl Lb {
     pub fn key_source(&self) -> Option<&KeySource> {
         match &self.cfg.algo {
             Algo::Hash(k) => Some(k),
+            Algo::PrefixAffinity(_) => Some(&KeySource::Expr),
+            _ => None,
+        }
+    }
+
+    /// How many bytes of the key's sample to hash (`prefix-affinity`); all otherwise.
+    pub fn prefix_len(&self) -> Option<usize> {
+        match self.cfg.algo {
+            Algo::PrefixAffinity(n) => Some(n as usize),
             _ => None,
         }
     }
@@ -228,6 +250,7 @@ impl Lb {
             Algo::StaticRr => Table::Map(Map::new(&weights, self.gcd)),
             Algo::LeastConn | Algo::First => Table::None,
             Algo::Random(_) | Algo::PeakEwma(_) => Table::Ring(ring()),
+            Algo::PrefixAffinity(_) => Table::None,
             Algo::Hash(_) if self.cfg.consistent => Table::Ring(ring()),
             Algo::Hash(_) => Table::Map(Map::new(&weights, self.gcd)),
         };
@@ -265,10 +288,24 @@ impl Lb {
                 Some(e) => e.pick(ring, weight, usable, load),
                 None => None,
             },
+            (Algo::PrefixAffinity(_), _) => {
+                let least = || leastconn::pick(&self.cursor, n, weight, &usable, &load);
+                match (key, &self.affinity) {
+                    (Some(h), Some(a)) => {
+                        let w = weights_of(self);
+                        let factor = match self.cfg.balance_factor {
+                            0 => PREFIX_AFFINITY_FACTOR,
+                            f => f,
+                        };
+                        a.pick(h, &usable, self.bounded(factor, &w, &usable, &load), least)
+                    }
+                    _ => least(),
+                }
+            }
             (_, Table::Ring(ring)) => match key {
                 Some(h) if self.cfg.balance_factor > 0 => {
                     let w = weights_of(self);
-                    ring.lookup(h, &usable, self.bounded(&w, &usable, &load))
+                    ring.lookup(h, &usable, self.bounded(self.cfg.balance_factor, &w, &usable, &load))
                 }
                 Some(h) => ring.lookup(h, usable, |_| true),
                 None => self.rotate(ring.len(), |at| ring.server_at(at), usable),
@@ -291,6 +328,7 @@ impl Lb {
     // PERF: O(servers) per pick, only with `hash-balance-factor`.
     fn bounded<'a>(
         &'a self,
+        factor: u32,
         w: &'a [u64],
         usable: &'a impl Fn(usize) -> bool,
         load: &'a impl Fn(usize) -> u32,
@@ -300,7 +338,7 @@ impl Lb {
         let tot_weight: u64 = (0..w.len()).filter(|&i| live(i)).map(|i| w[i]).sum();
         move |s| {
             let cum: u64 = (0..s).filter(|&i| live(i)).map(|i| w[i]).sum();
-            chash::eligible(self.cfg.balance_factor, total, tot_weight, w[s], cum, u64::from(load(s)))
+            chash::eligible(factor, total, tot_weight, w[s], cum, u64::from(load(s)))
         }
     }
 }

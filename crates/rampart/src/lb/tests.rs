@@ -147,3 +147,41 @@ fn static_rr_walks_haproxys_map_order() {
     assert_eq!(seq, [0, 1, 1, 1, 0, 1, 1, 1]);
     assert_eq!(lb.pick(|i| i == 0), Some(0));
 }
+
+#[test]
+fn prefix_affinity_keeps_a_prefix_on_one_server_within_its_bound() {
+    let lb = lb(Algo::PrefixAffinity(256), true, &[1, 1, 1, 1]);
+    assert_eq!(lb.prefix_len(), Some(256));
+    assert_eq!(lb.key_source(), Some(&KeySource::Expr));
+    let h = lb.hash(b"You are a helpful assistant.");
+    // a new key goes to the least loaded server and stays there
+    let loads = [3u32, 0, 2, 2];
+    assert_eq!(lb.pick_keyed(Some(h), |_| true, |i| loads[i]), Some(1));
+    assert!((0..50).all(|_| lb.pick_keyed(Some(h), |_| true, |_| 0) == Some(1)));
+    // its server above the bound (4 streams over an otherwise idle fleet of 4, factor
+    // 125): the least loaded one, which becomes its second home; home again once the
+    // load is spread
+    let loads = [1u32, 4, 0, 1];
+    assert_eq!(lb.pick_keyed(Some(h), |_| true, |i| loads[i]), Some(2));
+    assert_eq!(lb.pick_keyed(Some(h), |_| true, |i| [0, 4, 1, 0][i]), Some(2));
+    assert_eq!(lb.pick_keyed(Some(h), |_| true, |_| 4), Some(1));
+    // its first server gone: the second; both gone: it moves for good
+    assert_eq!(lb.pick_keyed(Some(h), |i| i != 1, |_| 0), Some(2));
+    assert_eq!(lb.pick_keyed(Some(h), |i| i != 1 && i != 2, |i| [0, 0, 0, 3][i]), Some(0));
+    assert_eq!(lb.pick_keyed(Some(h), |_| true, |_| 0), Some(0));
+}
+
+#[test]
+fn prefix_affinity_without_a_key_takes_the_least_loaded_server() {
+    let lb = lb(Algo::PrefixAffinity(64), true, &[1, 1, 1]);
+    let loads = [5u32, 1, 3];
+    assert_eq!(lb.pick_keyed(None, |_| true, |i| loads[i]), Some(1));
+    assert_eq!(lb.pick_keyed(None, |i| i != 1, |i| loads[i]), Some(2));
+}
+
+#[test]
+fn prefix_affinity_spreads_new_prefixes_by_load() {
+    let lb = lb(Algo::PrefixAffinity(64), true, &[1, 1, 1, 1]);
+    let s = share(&lb, 4, 4000, |k| Some(lb.hash(format!("system prompt {k}").as_bytes())));
+    assert!(s.iter().all(|&n| (900..1100).contains(&n)), "{s:?}");
+}

@@ -158,3 +158,18 @@ fn l6_fetches_warn_in_http_formats() {
     let lf = LogFormat::compile("%[req.len]", &mut cx, LfMode::Http, &[]).unwrap();
     assert_eq!(lf.warnings, ["L6 sample fetch <req.len]> ignored in HTTP log-format string."]);
 }
+
+#[test]
+fn decimals_as_display_writes_them() {
+    for n in [0i64, 7, -1, 10, 65_535, -4_200, i64::MAX, i64::MIN] {
+        let mut out = b"x".to_vec();
+        super::format::decimal(&mut out, n);
+        assert_eq!(out, format!("x{n}").into_bytes());
+    }
+}
+
+#[test]
+fn ipv4_and_ports_with_and_without_quotes() {
+    assert_eq!(render("%ci:%cp", LfMode::Log), "127.0.0.1:33866");
+    assert_eq!(render("%{+Q}ci %{+X}cp", LfMode::Log), "\"127.0.0.1\" 844A");
+}

@@ -11,11 +11,13 @@
 //! - `unique_id`: the stream's `unique-id-format` id, rendered on first use
 //! - `target`: a `log` line resolved (address, facility, levels, len, format, sample)
 //! - `sink`: sockets and the stdout/stderr writer, syslog headers, `DroppedLogs`
+//! - `batch`: a worker thread's datagram lines, sent with one `sendmmsg` per loop turn
 //! - `date`: log dates, computed once per second per thread
 //! - `stream_log`: [`StreamLog`] (timers, sizes, termination state) and [`emit`]
 //! - `vars`: the `%` variables only a log line answers
 //! - `setup`: the frontends' [`ProxyLog`] and the `global` loggers, built at startup
 
+pub mod batch;
 pub mod date;
 pub mod format;
 #[cfg(test)]

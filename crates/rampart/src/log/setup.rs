@@ -80,6 +80,55 @@ pub fn log_conn_error(
     pl.loggers.send(super::level::INFO, &line);
 }
 
+/// HAProxy's line for a connection that failed before it became a stream (a missing
+/// or bad PROXY header): `<src>:<port> [<accept date>] <frontend>/<listener>: <why>`,
+/// for a frontend that logs with a format. With `option dontlognull`, a connection
+/// that closed or timed out without sending anything is not logged.
+/// COMPAT: an `error-log-format` is not used for these lines (HAProxy renders it
+/// without a stream); rampart always writes the default form.
+pub fn log_embryonic(
+    rt: &crate::proxy::Runtime,
+    fe: usize,
+    conn: &crate::sample::ctx::ConnInfo,
+    accepted: std::time::SystemTime,
+    fail: &crate::session::pp::PpFail,
+) {
+    use crate::session::pp::PpFail;
+    let px = &rt.proxies[fe];
+    let Some(pl) = px.log.as_deref() else { return };
+    if pl.format.is_none() || (pl.dontlognull && matches!(fail, PpFail::Empty | PpFail::Abort | PpFail::Timeout)) {
+        return;
+    }
+    let mut line = match conn.src {
+        Some(a) => format!("{}:{} [", a.ip(), a.port()),
+        None => format!("unix:{} [", conn.listener + 1),
+    };
+    let mut date = Vec::with_capacity(24);
+    let (secs, usec) = super::date::split(accepted);
+    super::date::clf(&mut date, secs, true, Some(usec / 1000), false);
+    line.push_str(&String::from_utf8_lossy(&date));
+    let listener = px.fe.listeners.get(conn.listener as usize).and_then(|l| l.name.as_deref());
+    match listener {
+        Some(name) => line.push_str(&format!("] {}/{name}: {fail}", px.name)),
+        None => line.push_str(&format!("] {}/{}: {fail}", px.name, conn.listener + 1)),
+    }
+    let level = if pl.separate_errors { super::level::ERR } else { super::level::INFO };
+    pl.loggers.send(level, line.as_bytes());
+}
+
+/// `option httpslog`'s format as it renders on a plain connection, the only kind there
+/// is without TLS: HAProxy's TLS fields of such a connection are absent (`-`), except
+/// `ssl_fc_is_resumed` (0); COMPAT: `fc_err` is 0 (connection error codes are not
+/// kept). Any other format is returned as is.
+fn plain_httpslog(text: &str) -> std::borrow::Cow<'_, str> {
+    use rampart_cfg::model::{HTTPS_LOG_FORMAT, HTTP_LOG_FORMAT};
+    if text == HTTPS_LOG_FORMAT {
+        format!("{HTTP_LOG_FORMAT} 0/-/-/-/0 -/-/-").into()
+    } else {
+        text.into()
+    }
+}
+
 /// Opened targets, shared between the proxies naming the same line.
 pub struct Opener {
     opened: HashMap<Vec<String>, Arc<Sink>>,
@@ -142,23 +191,27 @@ impl Opener {
         // (`option httplog` in a TCP frontend already fell back to tcplog, with
         // HAProxy's warning, in rampart-cfg's checks)
         let text = o.log_format.as_deref();
-        let mut compile = |text: &str, span: &Option<rampart_cfg::Span>| -> Option<LogFormat> {
+        let mut compile = |text: &str, span: &Option<rampart_cfg::Span>, what: &str| -> Option<LogFormat> {
             let mut cx = CompileCx::new(cfg, idx, Site::Log);
             match LogFormat::compile(text, &mut cx, LfMode::Log, &[Place::FeLogEnd]) {
                 Ok(f) => Some(f),
                 Err(e) => {
                     let span = span.clone().unwrap_or_else(|| px.span.clone());
-                    alerts.push(Diag::alert(Some(span), format!("failed to parse log-format : {}", e.msg)));
+                    alerts.push(Diag::alert(Some(span), format!("failed to parse {what} : {}", e.msg)));
                     None
                 }
             }
         };
-        let format = text.filter(|t| !t.is_empty()).and_then(|t| compile(t, &o.log_format_span));
-        let error_format = o.error_log_format.as_deref().and_then(|t| compile(t, &o.error_log_format_span));
+        let format =
+            text.filter(|t| !t.is_empty()).and_then(|t| compile(&plain_httpslog(t), &o.log_format_span, "log-format"));
+        let error_format =
+            o.error_log_format.as_deref().and_then(|t| compile(t, &o.error_log_format_span, "error-log-format"));
+        let sd_format = o.log_format_sd.as_deref().and_then(|t| compile(t, &o.log_format_sd_span, "log-format-sd"));
         Some(Box::new(ProxyLog {
             loggers: Loggers { sinks, ident: self.ident.with_tag(px.log_tag.as_deref()) },
             format,
             error_format,
+            sd_format,
             dontlognull: o.dontlognull,
             dontlog_normal: o.dontlog_normal,
             separate_errors: o.log_separate_errors,
@@ -222,5 +275,40 @@ mod tests {
         let text = text.replace("ring@buf", "127.0.0.1:9");
         let alerts = build(&text).0.unwrap_err();
         assert!(alerts[0].message.starts_with("failed to parse log-format : no such format variable 'Tx'"));
+    }
+
+    #[test]
+    fn a_bad_proxy_header_is_logged_as_haproxy_kills_an_embryonic_session() {
+        use crate::session::pp::PpFail;
+        let rx = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        rx.set_read_timeout(Some(std::time::Duration::from_millis(500))).unwrap();
+        let text = format!(
+            "{D}frontend fe\n  bind 127.0.0.1:18001\n  bind 127.0.0.1:18002 name second\n\
+             \x20 log {} format raw local0\n  option httplog\n  option dontlognull\n  default_backend be\n\
+             backend be\n  server s 127.0.0.1:1\n",
+            rx.local_addr().unwrap()
+        );
+        let rt = build(&text).0.unwrap();
+        let conn = crate::sample::ctx::ConnInfo::new(Some("10.0.0.1:4242".parse().unwrap()), -1);
+        let now = std::time::SystemTime::now();
+        super::log_embryonic(&rt, 0, &conn, now, &PpFail::Truncated);
+        let mut buf = [0u8; 512];
+        let n = rx.recv(&mut buf).unwrap();
+        let line = std::str::from_utf8(&buf[..n]).unwrap();
+        let mut date = Vec::new();
+        let (secs, usec) = crate::log::date::split(now);
+        crate::log::date::clf(&mut date, secs, true, Some(usec / 1000), false);
+        let date = String::from_utf8(date).unwrap();
+        assert_eq!(line, format!("10.0.0.1:4242 [{date}] fe/1: Truncated PROXY protocol header received\n"));
+        // the listener's name when it has one
+        let second = crate::sample::ctx::ConnInfo { listener: 1, ..conn.clone() };
+        super::log_embryonic(&rt, 0, &second, now, &PpFail::Timeout);
+        // `option dontlognull`: a client that sent nothing is not logged
+        super::log_embryonic(&rt, 0, &conn, now, &PpFail::Empty);
+        super::log_embryonic(&rt, 0, &second, now, &PpFail::Truncated);
+        let n = rx.recv(&mut buf).unwrap();
+        let line = std::str::from_utf8(&buf[..n]).unwrap();
+        assert!(line.ends_with("] fe/second: Truncated PROXY protocol header received\n"), "{line}");
+        assert!(rx.recv(&mut buf).is_err(), "nothing more");
     }
 }

@@ -10,12 +10,12 @@ use std::io::Write as _;
 use std::net::UdpSocket;
 use std::os::unix::net::UnixDatagram;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
+use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::{Arc, OnceLock};
 use std::time::SystemTime;
 
-use super::date;
 use super::target::{Dest, HdrFormat, Target};
+use super::{batch, date};
 
 /// Lines dropped because a target could not take them (process-wide).
 static DROPPED: AtomicU64 = AtomicU64::new(0);
@@ -27,11 +27,40 @@ pub fn dropped_logs() -> u64 {
 }
 
 fn drop_line() {
-    DROPPED.fetch_add(1, Ordering::Relaxed);
+    drop_lines(1);
 }
 
-/// Lines waiting for the stdout/stderr writer, at most.
-const STD_QUEUE: usize = 4096;
+/// Counts `n` lines as dropped.
+pub(super) fn drop_lines(n: u64) {
+    DROPPED.fetch_add(n, Ordering::Relaxed);
+}
+
+/// Lines waiting for the stdout (and for the stderr) writer, at most.
+const STD_QUEUE: u64 = 4096;
+
+/// A stdout/stderr writer's queue: buffers of complete lines, and how many lines wait
+/// in it (the bound is in lines, whatever the number of buffers).
+#[derive(Debug)]
+struct StdQueue {
+    tx: SyncSender<(Vec<u8>, u64)>,
+    waiting: AtomicU64,
+}
+
+impl StdQueue {
+    /// Queues `n` lines in one buffer; `false` (nothing queued) when they would pass
+    /// the bound or the writer is gone.
+    fn push(&self, lines: Vec<u8>, n: u64) -> bool {
+        if self.waiting.fetch_add(n, Ordering::Relaxed) + n > STD_QUEUE {
+            self.waiting.fetch_sub(n, Ordering::Relaxed);
+            return false;
+        }
+        if self.tx.try_send((lines, n)).is_err() {
+            self.waiting.fetch_sub(n, Ordering::Relaxed);
+            return false;
+        }
+        true
+    }
+}
 
 /// The socket or queue of a target.
 #[derive(Debug)]
@@ -39,7 +68,7 @@ enum Out {
     Udp(UdpSocket),
     /// Connected when the socket existed at startup; else each line is sent to the path.
     Unix(UnixDatagram, Option<std::path::PathBuf>),
-    Std(SyncSender<Vec<u8>>),
+    Std(&'static StdQueue),
 }
 
 /// A target, opened.
@@ -99,28 +128,31 @@ pub fn open(target: Target) -> Result<Sink, String> {
             let later = sock.connect(path).is_err().then(|| path.clone());
             Out::Unix(sock, later)
         }
-        Dest::Stdout => Out::Std(std_queue(true).clone()),
-        Dest::Stderr => Out::Std(std_queue(false).clone()),
+        Dest::Stdout => Out::Std(std_queue(true)),
+        Dest::Stderr => Out::Std(std_queue(false)),
     };
     Ok(Sink { target, out, seen: AtomicU64::new(0) })
 }
 
 /// The queue of the stdout (or stderr) writer thread, started on first use.
-fn std_queue(stdout: bool) -> &'static SyncSender<Vec<u8>> {
-    static OUT: OnceLock<SyncSender<Vec<u8>>> = OnceLock::new();
-    static ERR: OnceLock<SyncSender<Vec<u8>>> = OnceLock::new();
+fn std_queue(stdout: bool) -> &'static StdQueue {
+    static OUT: OnceLock<StdQueue> = OnceLock::new();
+    static ERR: OnceLock<StdQueue> = OnceLock::new();
     let cell = if stdout { &OUT } else { &ERR };
     cell.get_or_init(|| {
-        let (tx, rx) = sync_channel::<Vec<u8>>(STD_QUEUE);
+        let (tx, rx) = sync_channel::<(Vec<u8>, u64)>(STD_QUEUE as usize);
         let spawned = std::thread::Builder::new().name("rampart-log".into()).spawn(move || {
-            for line in rx {
+            for (lines, n) in rx {
                 let r = if stdout {
-                    std::io::stdout().lock().write_all(&line)
+                    std::io::stdout().lock().write_all(&lines)
                 } else {
-                    std::io::stderr().lock().write_all(&line)
+                    std::io::stderr().lock().write_all(&lines)
                 };
+                if let Some(q) = cell.get() {
+                    q.waiting.fetch_sub(n, Ordering::Relaxed);
+                }
                 if r.is_err() {
-                    drop_line();
+                    drop_lines(n);
                 }
             }
         });
@@ -128,37 +160,69 @@ fn std_queue(stdout: bool) -> &'static SyncSender<Vec<u8>> {
             // no writer: every line is dropped (the receiver went with the closure)
             drop_line();
         }
-        tx
+        StdQueue { tx, waiting: AtomicU64::new(0) }
     })
 }
 
 impl Sink {
-    /// Sends `msg` (no trailing newline) at `level`, with this target's header, using
-    /// `buf` as scratch.
-    pub fn send(&self, ident: &Ident, level: u8, msg: &[u8], now: SystemTime, buf: &mut Vec<u8>) {
+    /// The level a line at `level` is sent with, or `None` when this target does not
+    /// take it (a level filter, `sample`).
+    fn admit(&self, level: u8) -> Option<u8> {
         let t = &self.target;
         if level > t.level {
-            return;
+            return None;
         }
         if let Some(s) = &t.sample {
             if !s.keeps(self.seen.fetch_add(1, Ordering::Relaxed)) {
-                return;
+                return None;
             }
         }
-        let level = level.max(t.minlevel);
-        buf.clear();
-        header(buf, t, ident, level, now);
-        let room = t.maxlen.saturating_sub(buf.len() + 1);
-        buf.extend_from_slice(&msg[..msg.len().min(room)]);
-        buf.push(b'\n');
+        Some(level.max(t.minlevel))
+    }
+
+    /// Appends the line of `msg` (no trailing newline) at `level` as this target sends
+    /// it: header, message cut to `len`, newline.
+    fn write_line(&self, ident: &Ident, level: u8, msg: &[u8], sd: &[u8], now: SystemTime, out: &mut Vec<u8>) {
+        let start = out.len();
+        header(out, &self.target, ident, level, sd, now);
+        let room = self.target.maxlen.saturating_sub(out.len() - start + 1);
+        out.extend_from_slice(&msg[..msg.len().min(room)]);
+        out.push(b'\n');
+    }
+
+    /// The connected datagram socket lines can be batched on ([`super::batch`]).
+    pub(super) fn batch_fd(&self) -> Option<std::os::fd::RawFd> {
+        use std::os::fd::AsRawFd as _;
+        match &self.out {
+            Out::Udp(s) => Some(s.as_raw_fd()),
+            Out::Unix(s, None) => Some(s.as_raw_fd()),
+            Out::Unix(_, Some(_)) | Out::Std(_) => None,
+        }
+    }
+
+    /// Whether lines to this target can wait in the thread's batch: datagram sockets
+    /// that need no address per line, and the stdout/stderr queue.
+    pub(super) fn batchable(&self) -> bool {
+        !matches!(self.out, Out::Unix(_, Some(_)))
+    }
+
+    /// Hands `lines` (complete lines, `n` of them) to the stdout/stderr writer as one
+    /// write; a full queue (4096 lines waiting) drops them all. `false`: not a stdout/stderr target.
+    pub(super) fn send_std_batch(&self, lines: Vec<u8>, n: u64) -> bool {
+        let Out::Std(q) = &self.out else { return false };
+        if !q.push(lines, n) {
+            drop_lines(n);
+        }
+        true
+    }
+
+    /// Sends one complete line now; a line that cannot go is counted as dropped.
+    pub(super) fn send_now(&self, line: &[u8]) {
         let sent = match &self.out {
-            Out::Udp(s) => s.send(buf).is_ok(),
-            Out::Unix(s, None) => s.send(buf).is_ok(),
-            Out::Unix(s, Some(path)) => s.send_to(buf, path).is_ok(),
-            Out::Std(q) => match q.try_send(buf.clone()) {
-                Ok(()) => true,
-                Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => false,
-            },
+            Out::Udp(s) => s.send(line).is_ok(),
+            Out::Unix(s, None) => s.send(line).is_ok(),
+            Out::Unix(s, Some(path)) => s.send_to(line, path).is_ok(),
+            Out::Std(q) => q.push(line.to_vec(), 1),
         };
         if !sent {
             drop_line();
@@ -166,14 +230,17 @@ impl Sink {
     }
 }
 
-/// Writes the syslog header of `t`'s format for a line at `level`.
-pub fn header(out: &mut Vec<u8>, t: &Target, ident: &Ident, level: u8, now: SystemTime) {
+/// Writes the syslog header of `t`'s format for a line at `level`; `sd` is the
+/// structured data of an RFC 5424 header (`log-format-sd`; `-` when empty).
+pub fn header(out: &mut Vec<u8>, t: &Target, ident: &Ident, level: u8, sd: &[u8], now: SystemTime) {
     let (secs, usec) = date::split(now);
     let pri = u32::from(t.facility) * 8 + u32::from(level);
     let pid = ident.pid;
     match t.format {
         HdrFormat::Rfc3164 | HdrFormat::Local => {
-            let _ = write!(out, "<{pri}>");
+            out.push(b'<');
+            super::format::decimal(out, pri.into());
+            out.push(b'>');
             date::syslog(out, secs);
             out.push(b' ');
             let host = match (&ident.host, t.format, t.explicit) {
@@ -183,15 +250,23 @@ pub fn header(out: &mut Vec<u8>, t: &Target, ident: &Ident, level: u8, now: Syst
                 (None, _, false) => None,
             };
             if let Some(h) = host {
-                let _ = write!(out, "{h} ");
+                out.extend_from_slice(h.as_bytes());
+                out.push(b' ');
             }
-            let _ = write!(out, "{}[{pid}]: ", ident.tag);
+            out.extend_from_slice(ident.tag.as_bytes());
+            out.push(b'[');
+            super::format::decimal(out, pid.into());
+            out.extend_from_slice(b"]: ");
         }
         HdrFormat::Rfc5424 => {
             let _ = write!(out, "<{pri}>1 ");
             date::iso(out, secs, usec);
             let host = ident.host.as_deref().unwrap_or("-");
-            let _ = write!(out, " {host} {} {pid} - - ", ident.tag);
+            let _ = write!(out, " {host} {} {pid} - ", ident.tag);
+            // as HAProxy, the structured data without its trailing spaces
+            let end = sd.iter().rposition(|&c| c != b' ').map_or(0, |p| p + 1);
+            out.extend_from_slice(if end == 0 { b"-" } else { &sd[..end] });
+            out.push(b' ');
         }
         HdrFormat::Priority => {
             let _ = write!(out, "<{pri}>");
@@ -229,18 +304,30 @@ impl Loggers {
         self.sinks.is_empty()
     }
 
-    /// Sends `msg` to every target.
+    /// Sends `msg` to every target: into this thread's batch for a datagram socket
+    /// when the thread batches ([`super::batch`]), else at once.
     pub fn send(&self, level: u8, msg: &[u8]) {
+        self.send_sd(level, msg, b"");
+    }
+
+    /// [`Loggers::send`] with the structured data of RFC 5424 headers (`log-format-sd`).
+    pub fn send_sd(&self, level: u8, msg: &[u8], sd: &[u8]) {
         if self.sinks.is_empty() {
             return;
         }
         let now = SystemTime::now();
-        SCRATCH.with(|b| {
-            let Ok(mut buf) = b.try_borrow_mut() else { return };
-            for s in &self.sinks {
-                s.send(&self.ident, level, msg, now, &mut buf);
+        for s in &self.sinks {
+            let Some(lvl) = s.admit(level) else { continue };
+            if s.batchable() && batch::push(s, |out| s.write_line(&self.ident, lvl, msg, sd, now, out)) {
+                continue;
             }
-        });
+            SCRATCH.with(|b| {
+                let Ok(mut buf) = b.try_borrow_mut() else { return };
+                buf.clear();
+                s.write_line(&self.ident, lvl, msg, sd, now, &mut buf);
+                s.send_now(&buf);
+            });
+        }
     }
 }
 
@@ -255,11 +342,15 @@ mod tests {
     }
 
     fn hdr(line: &str, host: Option<&str>) -> String {
+        hdr_sd(line, host, b"")
+    }
+
+    fn hdr_sd(line: &str, host: Option<&str>, sd: &[u8]) -> String {
         let ident = Ident { tag: "haproxy".into(), pid: 42, host: host.map(Into::into) };
         let mut out = Vec::new();
         // 2009-02-06 12:14:14.000123 UTC
         let now = std::time::UNIX_EPOCH + std::time::Duration::from_micros(1_233_922_454_000_123);
-        header(&mut out, &tgt(line), &ident, 6, now);
+        header(&mut out, &tgt(line), &ident, 6, sd, now);
         String::from_utf8(out).unwrap()
     }
 
@@ -281,6 +372,19 @@ mod tests {
         assert_eq!(hdr("127.0.0.1 format iso local4", None), "2009-02-06T12:14:14.000123+00:00 ");
         assert_eq!(hdr("127.0.0.1 format priority local5", None), "<174>");
         assert_eq!(hdr("stdout local0", None), "");
+        // `log-format-sd`: the structured data, its trailing spaces cut; only RFC 5424 has it
+        assert_eq!(
+            hdr_sd("127.0.0.1 format rfc5424 local1", None, b"[x@1 a=\"b\"]  "),
+            "<142>1 2009-02-06T12:14:14.000123+00:00 - haproxy 42 - [x@1 a=\"b\"] "
+        );
+        assert_eq!(
+            hdr_sd("127.0.0.1 format rfc5424 local1", None, b"  "),
+            "<142>1 2009-02-06T12:14:14.000123+00:00 - haproxy 42 - - "
+        );
+        assert_eq!(
+            hdr_sd("127.0.0.1 format rfc3164 user", None, b"[x]"),
+            "<14>Feb  6 12:14:14 localhost haproxy[42]: "
+        );
     }
 
     #[test]
@@ -319,6 +423,17 @@ mod tests {
         let mut got = vec![0u8; 10_000];
         assert_eq!(rx.recv(&mut got).unwrap(), 8001, "the first lines arrived whole");
         let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn the_stdout_queue_is_bounded_in_lines_not_in_buffers() {
+        let (tx, _rx) = sync_channel(STD_QUEUE as usize);
+        let q = StdQueue { tx, waiting: AtomicU64::new(0) };
+        assert!(q.push(b"a\n".repeat(4000), 4000));
+        assert!(!q.push(b"b\n".repeat(100), 100), "4100 lines would wait");
+        assert!(q.push(b"c\n".repeat(96), 96));
+        assert!(!q.push(b"d\n".to_vec(), 1));
+        assert_eq!(q.waiting.load(Ordering::Relaxed), STD_QUEUE);
     }
 
     #[test]

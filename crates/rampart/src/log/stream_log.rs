@@ -139,6 +139,9 @@ pub struct StreamLog {
     pub asap: bool,
     /// Connection retries (`%rc`).
     pub retries: u32,
+    /// Positions in the server's and the backend's queue (`%sq`, `%bq`).
+    pub srv_queue: u32,
+    pub be_queue: u32,
     /// The source address of the server connection (`%bi`, `%bp`).
     pub back_src: Option<std::net::SocketAddr>,
     pub cause: Cause,
@@ -150,31 +153,8 @@ pub struct StreamLog {
 
 impl Default for StreamLog {
     fn default() -> Self {
-        let now = Instant::now();
-        let date = SystemTime::now();
-        StreamLog {
-            accept_date: date,
-            accept: now,
-            req_date: date,
-            req_start: now,
-            idle_ms: 0,
-            head_done: None,
-            connect_start: None,
-            queue_ms: None,
-            connected: None,
-            res_head: None,
-            end: None,
-            bytes_out: 0,
-            res_head_size: 0,
-            bytes_in: 0,
-            status: None,
-            asap: false,
-            retries: 0,
-            back_src: None,
-            cause: Cause::None,
-            phase: Phase::None,
-            req_line: Vec::new(),
-        }
+        let (now, date) = (Instant::now(), SystemTime::now());
+        StreamLog::blank((date, now), (date, now), 0, Vec::new())
     }
 }
 
@@ -182,9 +162,14 @@ impl Default for StreamLog {
 /// connection's last exchange end): milliseconds since the first call, wrapping every
 /// 49 days (differences taken with `wrapping_sub` stay right below that).
 pub fn clock_ms() -> u32 {
+    clock_ms_at(Instant::now())
+}
+
+/// [`clock_ms`] at `now` (for a caller that already read the clock).
+pub fn clock_ms_at(now: Instant) -> u32 {
     static BASE: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
-    let base = *BASE.get_or_init(Instant::now);
-    base.elapsed().as_millis() as u32
+    let base = *BASE.get_or_init(|| now);
+    now.saturating_duration_since(base).as_millis() as u32
 }
 
 /// What HAProxy 2.6 counts in `%B` for a response head: its internal message (HTX)
@@ -210,20 +195,57 @@ fn ms(a: Option<Instant>, b: Option<Instant>) -> i64 {
 }
 
 impl StreamLog {
-    /// Starts a stream of a connection accepted at `accept` (date and instant), whose
-    /// request started at `req_start` after `idle_ms` of idle time.
-    pub fn begin(&mut self, accept: (SystemTime, Instant), req: (SystemTime, Instant), idle_ms: i64) {
-        let line = std::mem::take(&mut self.req_line);
-        *self = StreamLog {
+    /// A record with nothing measured yet.
+    fn blank(accept: (SystemTime, Instant), req: (SystemTime, Instant), idle_ms: i64, req_line: Vec<u8>) -> Self {
+        StreamLog {
             accept_date: accept.0,
             accept: accept.1,
             req_date: req.0,
             req_start: req.1,
             idle_ms,
-            req_line: line,
-            ..StreamLog::default()
-        };
-        self.req_line.clear();
+            head_done: None,
+            connect_start: None,
+            queue_ms: None,
+            connected: None,
+            res_head: None,
+            end: None,
+            bytes_out: 0,
+            res_head_size: 0,
+            bytes_in: 0,
+            status: None,
+            asap: false,
+            retries: 0,
+            srv_queue: 0,
+            be_queue: 0,
+            back_src: None,
+            cause: Cause::None,
+            phase: Phase::None,
+            req_line,
+        }
+    }
+
+    /// Starts a stream of a connection accepted at `accept` (date and instant), whose
+    /// request started at `req_start` after `idle_ms` of idle time.
+    ///
+    /// PERF: reads no clock (the caller read it once for the request).
+    pub fn begin(&mut self, accept: (SystemTime, Instant), req: (SystemTime, Instant), idle_ms: i64) {
+        let mut line = std::mem::take(&mut self.req_line);
+        line.clear();
+        *self = StreamLog::blank(accept, req, idle_ms, line);
+    }
+
+    /// Records a wait in a queue: its time becomes `Tw` (and leaves `Tc`, which starts
+    /// when the wait ended), its positions `%sq` and `%bq`. A stream that did not
+    /// wait records nothing (`Tw` 0).
+    pub fn queued(&mut self, w: crate::backend::QueueWait) {
+        if w == crate::backend::QueueWait::default() {
+            return;
+        }
+        let wait = std::time::Duration::from_millis(w.ms.into());
+        self.queue_ms = Some(w.ms.into());
+        self.connect_start = self.connect_start.map(|t| t + wait);
+        self.srv_queue = w.srv_pos;
+        self.be_queue = w.be_pos;
     }
 
     /// Records the end of the stream by `cause` in `phase`, unless an earlier event
@@ -277,8 +299,8 @@ impl StreamLog {
         }
     }
 
-    /// `Tw`: time in a queue that timed out, or in a tarpit. COMPAT: the wait of a
-    /// queued stream that got a server is counted in `Tc`, `Tw` is 0 then.
+    /// `Tw`: time in a queue or a tarpit; 0 for a stream that asked for a server and
+    /// got one at once.
     pub fn tw(&self) -> i64 {
         if let Some(q) = self.queue_ms {
             return q;
@@ -334,6 +356,8 @@ pub struct ProxyLog {
     pub format: Option<LogFormat>,
     /// `error-log-format`: lines of streams that ended in error.
     pub error_format: Option<LogFormat>,
+    /// `log-format-sd`: the structured data of the lines' RFC 5424 headers.
+    pub sd_format: Option<LogFormat>,
     pub dontlognull: bool,
     pub dontlog_normal: bool,
     pub separate_errors: bool,
@@ -349,6 +373,8 @@ pub struct ProxyLog {
 thread_local! {
     /// The line being rendered: reused, so a line allocates nothing once warm.
     static LINE: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    /// Its structured data (`log-format-sd`), likewise.
+    static SD: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Whether the stream ended in error, as HAProxy decides which lines
@@ -376,7 +402,16 @@ pub fn emit(pl: &ProxyLog, ctx: &SampleCtx<'_>, null: bool) {
         line.clear();
         fmt.render(ctx, &mut line);
         pl.count.fetch_add(1, Ordering::Relaxed);
-        pl.loggers.send(lvl, &line);
+        let Some(sd_format) = &pl.sd_format else {
+            pl.loggers.send(lvl, &line);
+            return;
+        };
+        SD.with(|s| {
+            let Ok(mut sd) = s.try_borrow_mut() else { return };
+            sd.clear();
+            sd_format.render(ctx, &mut sd);
+            pl.loggers.send_sd(lvl, &line, &sd);
+        });
     });
 }
 
@@ -443,5 +478,25 @@ mod tests {
         let now = (SystemTime::now(), Instant::now());
         l.begin(now, now, 0);
         assert_eq!((l.req_line.len(), l.req_line.capacity(), l.status), (0, cap, None));
+    }
+
+    #[test]
+    fn a_queued_stream_waits_in_tw_not_in_tc_and_keeps_its_positions() {
+        let t0 = Instant::now();
+        let mut l = StreamLog::default();
+        l.begin((SystemTime::now(), t0), (SystemTime::now(), t0), 0);
+        l.head_done = at(t0, 1);
+        l.connect_start = at(t0, 2);
+        l.queued(crate::backend::QueueWait { ms: 30, srv_pos: 0, be_pos: 3 });
+        l.connected = at(t0, 40);
+        l.res_head = at(t0, 50);
+        l.end = at(t0, 50);
+        assert_eq!((l.tw(), l.tc(), l.tr(), l.td()), (30, 8, 10, 1));
+        assert_eq!((l.srv_queue, l.be_queue), (0, 3));
+        // a stream that got a server at once: Tw 0
+        let mut l = StreamLog { connect_start: at(t0, 2), ..StreamLog::default() };
+        l.queued(crate::backend::QueueWait::default());
+        l.connected = at(t0, 5);
+        assert_eq!((l.tw(), l.tc(), l.be_queue), (0, 3, 0));
     }
 }

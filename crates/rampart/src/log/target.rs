@@ -123,7 +123,7 @@ pub fn parse(args: &[String]) -> Result<Target, String> {
         maxlen = arg(i + 1).parse().map_err(|_| format!("log : invalid log length '{}'", arg(i + 1)))?;
         i += 2;
     }
-    let dest = dest(&name)?;
+    let dest = dest(&rampart_cfg::parse::env_expand(&name))?;
     let std_stream = matches!(dest, Dest::Stdout | Dest::Stderr);
     let mut format = if std_stream { HdrFormat::Raw } else { HdrFormat::Rfc3164 };
     let mut explicit = false;
@@ -173,6 +173,12 @@ fn dest(addr: &str) -> Result<Dest, String> {
 fn inet(rest: &str, proto: &str, whole: &str) -> Result<SocketAddr, String> {
     let want6 = matches!(proto, "udp6" | "ipv6");
     let want4 = matches!(proto, "udp4" | "ipv4");
+    // an empty host is the any address (`${UNSET}:${UNSET}` reads as ":")
+    let rest = match rest.strip_prefix(':') {
+        Some(port) if !port.contains(':') => format!("0.0.0.0:{port}"),
+        _ => rest.to_owned(),
+    };
+    let rest = rest.strip_suffix(':').unwrap_or(&rest);
     // as HAProxy, the last colon of an unbracketed IPv6 address starts the port
     let with_port = if let Ok(ip) = rest.parse::<std::net::Ipv4Addr>() {
         SocketAddr::new(ip.into(), 514).to_string()
@@ -232,6 +238,12 @@ mod tests {
     fn addresses() {
         assert_eq!(t("127.0.0.1:5140 local0").unwrap().dest, Dest::Udp("127.0.0.1:5140".parse().unwrap()));
         assert_eq!(t("127.0.0.1 local0").unwrap().dest, Dest::Udp("127.0.0.1:514".parse().unwrap()));
+        // addresses expand `$VAR`s, unset ones to nothing, as HAProxy's str2sa_range()
+        assert_eq!(t(":5140 local0").unwrap().dest, Dest::Udp("0.0.0.0:5140".parse().unwrap()));
+        assert_eq!(
+            t("${RAMPART_UNSET_X}:${RAMPART_UNSET_Y} daemon").unwrap().dest,
+            Dest::Udp("0.0.0.0:514".parse().unwrap())
+        );
         assert_eq!(t("udp@127.0.0.1:9 local0").unwrap().dest, Dest::Udp("127.0.0.1:9".parse().unwrap()));
         assert_eq!(t("udp6@[::1]:9 local0").unwrap().dest, Dest::Udp("[::1]:9".parse().unwrap()));
         assert_eq!(t("ipv6@::1:9 local0").unwrap().dest, Dest::Udp("[::1]:9".parse().unwrap()));

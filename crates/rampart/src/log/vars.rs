@@ -96,7 +96,11 @@ pub fn by_name(name: &str) -> Option<LogVar> {
 }
 
 fn num(out: &mut Vec<u8>, n: i64, hex: bool) {
-    let _ = if hex { write!(out, "{n:04X}") } else { write!(out, "{n}") };
+    if hex {
+        let _ = write!(out, "{n:04X}");
+    } else {
+        super::format::decimal(out, n);
+    }
 }
 
 /// Renders `v` from `ctx.log`; `-` when there is no log record (`hex`: `+X`; `quote`:
@@ -148,7 +152,8 @@ pub fn render(v: LogVar, hex: bool, quote: bool, ctx: &SampleCtx<'_>, out: &mut 
             out.extend_from_slice(b"--");
         }
         LogVar::Retries => num(out, i64::from(l.retries), hex),
-        LogVar::SrvQueue | LogVar::BeQueue => num(out, 0, hex),
+        LogVar::SrvQueue => num(out, l.srv_queue.into(), hex),
+        LogVar::BeQueue => num(out, l.be_queue.into(), hex),
         LogVar::LogCount => {
             let n =
                 ctx.rt.proxies.get(ctx.fe).and_then(|p| p.log.as_ref()).map_or(0, |p| p.count.load(Ordering::Relaxed));

@@ -83,7 +83,7 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
         if let Some(l) = &mut self.log {
             l.connect_start = Some(std::time::Instant::now());
         }
-        match backend::connect_unless_aborted(self.client, rt, be, Reuse::No, None, key, cx).await {
+        match backend::connect_unless_aborted(self.client, rt, be, Reuse::No, None, key, cx.prio, cx).await {
             Some(Ok(conn)) => {
                 self.srv = Some(conn.srv);
                 if !backend::send_proxy::send(rt, be, &conn, cx).await {
@@ -94,6 +94,7 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
                 }
                 if let Some(l) = &mut self.log {
                     l.connected = Some(std::time::Instant::now());
+                    l.queued(conn.queued);
                     l.back_src = conn.stream.local_addr().ok();
                 }
                 if let Some(t) = self.trace {
@@ -106,8 +107,14 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
             // meanwhile with `option abortonclose`.
             other => {
                 if let Some(l) = &mut self.log {
-                    let cause = if other.is_none() { Cause::ClientAbort } else { Cause::ServerAbort };
-                    l.end_by(cause, Phase::Connect);
+                    match other {
+                        Some(Err(backend::ConnectError::QueueTimeout(wait))) => {
+                            l.queued(wait);
+                            l.end_by(Cause::ServerTimeout, Phase::Queue);
+                        }
+                        Some(_) => l.end_by(Cause::ServerAbort, Phase::Connect),
+                        None => l.end_by(Cause::ClientAbort, Phase::Connect),
+                    }
                 }
                 false
             }
@@ -132,6 +139,10 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
                 async { forward(client, server, None, up, &activity).await.map_err(|e| (Cause::ClientAbort, e)) },
                 async { forward(server, client, None, down, &activity).await.map_err(|e| (Cause::ServerAbort, e)) },
             );
+            if let Ok((up, down)) = moved {
+                let bytes = (up + req.len() as u64, down);
+                crate::stats::counters::count_bytes(rt, self.sess.fe, Some(be), Some(conn.srv), bytes);
+            }
             let Some(l) = &mut self.log else { return };
             match moved {
                 Ok((up, down)) => {

@@ -30,9 +30,11 @@ pub fn build(cfg: &Config, idx: usize, alerts: &mut Vec<Diag>) -> (Lb, Option<Ex
         }
         Balance::Hash { .. } => Algo::Hash(KeySource::Expr),
         Balance::PeakEwma { decay } => Algo::PeakEwma(*decay),
+        Balance::PrefixAffinity { len, .. } => Algo::PrefixAffinity(*len),
     };
     let lb_expr = match &px.balance {
-        Balance::Hash { expr } if px.cap.backend => compile(cfg, idx, expr, alerts),
+        Balance::Hash { expr } if px.cap.backend => compile(cfg, idx, "hash", expr, alerts),
+        Balance::PrefixAffinity { expr, .. } if px.cap.backend => compile(cfg, idx, "prefix-affinity", expr, alerts),
         _ => None,
     };
     let t = px.hash_type;
@@ -42,10 +44,12 @@ pub fn build(cfg: &Config, idx: usize, alerts: &mut Vec<Diag>) -> (Lb, Option<Ex
         HashFunc::Wt6 => HashFn::Wt6,
         HashFunc::Crc32 => HashFn::Crc32,
     };
+    // prefix-affinity remembers keys in a direct-mapped table: well-spread keys
+    let spread = matches!(algo, Algo::PrefixAffinity(_));
     let lb_cfg = LbConfig {
         algo,
         consistent: t.consistent,
-        hasher: Hasher { func, avalanche: t.avalanche },
+        hasher: Hasher { func, avalanche: t.avalanche || spread },
         balance_factor: px.hash_balance_factor,
     };
     let weights: Vec<u32> = px.servers.iter().map(|s| s.weight).collect();
@@ -60,7 +64,7 @@ pub fn build(cfg: &Config, idx: usize, alerts: &mut Vec<Diag>) -> (Lb, Option<Ex
     (Lb::new(lb_cfg, &weights, &ids, &active), lb_expr, backup)
 }
 
-fn compile(cfg: &Config, idx: usize, text: &str, alerts: &mut Vec<Diag>) -> Option<Expr> {
+fn compile(cfg: &Config, idx: usize, algo: &str, text: &str, alerts: &mut Vec<Diag>) -> Option<Expr> {
     let px = &cfg.proxies[idx];
     let kind = if px.cap.frontend { "proxy" } else { "backend" };
     let head = format!("{kind} '{}' : ", px.name);
@@ -70,7 +74,7 @@ fn compile(cfg: &Config, idx: usize, text: &str, alerts: &mut Vec<Diag>) -> Opti
             Ok(()) => Some(e),
             Err(needs) => {
                 let msg = format!(
-                    "{head}error detected while parsing 'balance hash' expression '{text}' which requires \
+                    "{head}error detected while parsing 'balance {algo}' expression '{text}' which requires \
                      information from {needs}, which is not available here."
                 );
                 alerts.push(Diag::alert(Some(px.span.clone()), msg));
@@ -78,7 +82,7 @@ fn compile(cfg: &Config, idx: usize, text: &str, alerts: &mut Vec<Diag>) -> Opti
             }
         },
         Err(e) => {
-            let msg = format!("{head}failed to parse 'balance hash' expression '{text}' in : {e}.");
+            let msg = format!("{head}failed to parse 'balance {algo}' expression '{text}' in : {e}.");
             alerts.push(Diag::alert(Some(px.span.clone()), msg));
             None
         }

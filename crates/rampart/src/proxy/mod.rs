@@ -93,6 +93,10 @@ pub struct ProxyRt {
     pub http_conn_mode: HttpConnMode,
     pub http_reuse: HttpReuse,
     pub retries: u32,
+    /// `retry-on` response conditions (`None`: none, or not HTTP), and how many times
+    /// they may send a request again (`retries`).
+    pub retry_on_response: Option<Box<rampart_cfg::model::RetryOnResponse>>,
+    pub l7_retries: u32,
     pub redispatch: bool,
     /// `option abortonclose`: a stream whose client closed is dropped while queued or
     /// connecting.
@@ -226,9 +230,11 @@ pub struct BackendRt {
     /// With `option allbackups`: the same algorithm over the backup servers, used when
     /// no active server is enabled.
     pub lb_backup: Option<Lb>,
-    /// Woken when a server with a `maxconn` releases a connection, so that streams
-    /// queued because every server was full try again (the backend queue).
-    pub queue: Notify,
+    /// Streams waiting because every server was full (the backend queue): a freed slot
+    /// goes to its first stream (`backend::queue`).
+    pub queue: crate::backend::queue::Queue<crate::backend::Busy>,
+    /// `fullconn` (or its default): the load at which servers reach their `maxconn`.
+    pub fullconn: u32,
     /// Streams (HTTP exchanges, TCP connections) that chose this backend.
     pub cum_conn: Counter,
     /// A server has `ssl` and `sni <expr>`: streams evaluate the expressions before
@@ -243,7 +249,14 @@ pub struct ServerRt {
     pub addr: SocketAddr,
     /// `server <name> /path` (or `unix@/path`): the unix socket to connect to.
     pub unix: Option<std::path::PathBuf>,
-    pub maxconn: Option<u32>,
+    /// `maxconn` (0: no limit); an agent's `maxconn:<n>` changes it.
+    pub maxconn: AtomicU32,
+    /// `minconn`: the floor of the dynamic `maxconn` (0: the plain `maxconn`).
+    pub minconn: u32,
+    /// `maxqueue`: streams that may wait in `queue` (0: no limit).
+    pub maxqueue: u32,
+    /// Streams bound to this server (`use-server`) waiting for one of its slots.
+    pub queue: crate::backend::queue::Queue<crate::backend::Busy>,
     /// `pool-max-conn`: idle connections kept per thread; `None`: the pool's own bound.
     pub pool_max_conn: Option<u32>,
     pub backup: bool,
@@ -259,6 +272,15 @@ pub struct ServerRt {
     /// `source` of the server, else of its backend: the local address to bind to
     /// before connecting.
     pub source: Option<SocketAddr>,
+    /// `socks4`: connections go through this SOCKS4 proxy.
+    pub socks4: Option<SocketAddr>,
+    /// `on-marked-down shutdown-sessions`.
+    pub shutdown_on_down: bool,
+    /// `on-marked-up shutdown-backup-sessions`.
+    pub shutdown_backups_on_up: bool,
+    /// The connections in use, kept only when something may cut them (see
+    /// [`crate::server::Sessions`]).
+    pub sessions: Option<crate::server::Sessions>,
     /// An address without a fixed port: the client's destination port plus this.
     pub port_offset: Option<i32>,
     /// Operational state (set by the checks), maintenance, effective weight.
@@ -279,7 +301,13 @@ pub struct ServerRt {
 impl ServerRt {
     /// Whether a new request may be sent to this server now.
     pub fn usable(&self) -> bool {
-        self.state.is_usable() && self.maxconn.is_none_or(|m| self.cur_conns.load(Ordering::Relaxed) < m)
+        self.state.is_usable() && self.maxconn().is_none_or(|m| self.cur_conns.load(Ordering::Relaxed) < m)
+    }
+
+    /// The server's `maxconn`, `None` without a limit.
+    #[inline]
+    pub fn maxconn(&self) -> Option<u32> {
+        Some(self.maxconn.load(Ordering::Relaxed)).filter(|&m| m > 0)
     }
 
     /// Whether the server is UP and not in maintenance (full or not).
@@ -309,11 +337,13 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
     let mut proxies = Vec::with_capacity(cfg.proxies.len());
     let mut tls_warnings = Vec::new();
     let mut logs = crate::log::setup::Opener::new(cfg, &mut alerts);
+    let timed = crate::stats::histogram::wanted(cfg);
     for (idx, px) in cfg.proxies.iter().enumerate() {
         let backend_checks = health_check::compile_backend(px).unwrap_or_else(|d| {
             alerts.push(d);
             Default::default()
         });
+        let backups_cut = px.servers.iter().any(|s| s.check.shutdown_backups_on_up);
         let servers = px
             .servers
             .iter()
@@ -347,15 +377,28 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                     name: srv.name.clone(),
                     addr,
                     unix,
-                    maxconn: srv.maxconn,
+                    // as in HAProxy, a `minconn` above `maxconn` (or alone) is the maxconn
+                    maxconn: AtomicU32::new(match srv.maxconn {
+                        Some(m) if m >= srv.minconn => m,
+                        _ if srv.minconn > 0 => srv.minconn,
+                        m => m.unwrap_or(0),
+                    }),
+                    minconn: srv.minconn,
+                    maxqueue: srv.maxqueue,
+                    queue: Default::default(),
                     pool_max_conn: srv.pool_max_conn,
                     backup: srv.backup,
                     disabled: srv.disabled,
                     cur_conns: AtomicU32::new(0),
                     pool_key: pool_key - 1,
-                    stats: crate::stats::ServerStats::new(threads, srv.weight, pos as u32 + 1),
+                    stats: crate::stats::ServerStats::new(threads, srv.weight, pos as u32 + 1, timed),
                     send_proxy: srv.proxy,
                     source: srv.source.or(px.source),
+                    socks4: srv.socks4,
+                    shutdown_on_down: srv.check.shutdown_on_down,
+                    shutdown_backups_on_up: srv.check.shutdown_backups_on_up,
+                    sessions: (srv.check.shutdown_on_down || (srv.backup && backups_cut))
+                        .then(crate::server::Sessions::default),
                     port_offset: srv.port_offset,
                     state: SrvState::new(srv.weight, srv.disabled),
                     check,
@@ -392,6 +435,10 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             http_reuse: px.http_reuse,
             // `retry-on none`: a failed connection is not retried
             retries: if px.retry_on_conn_failure { px.retries } else { 0 },
+            // as in HAProxy, ignored outside HTTP mode
+            retry_on_response: (px.mode == Mode::Http && px.retry_on_response.any())
+                .then(|| Box::new(px.retry_on_response.clone())),
+            l7_retries: px.retries,
             redispatch: px.options.redispatch,
             abortonclose: px.options.abortonclose,
             clitcpka: crate::io::keepalive(&px.options.clitcpka),
@@ -420,10 +467,11 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                     .iter()
                     .any(|s| s.tls.as_deref().is_some_and(|t| t.traffic.is_some() && t.sni.is_some())),
                 servers,
-                queue: Notify::new(),
+                queue: Default::default(),
+                fullconn: fullconn(cfg, idx, maxconn),
                 cum_conn: Counter::new(threads),
             },
-            stats: crate::stats::ProxyStats::new(threads),
+            stats: crate::stats::ProxyStats::new(threads, timed),
             stats_page: px.stats.as_ref().map(|p| Box::new(crate::stats::page::Page::new(p))),
             log: logs.proxy(cfg, idx, &mut alerts),
         });
@@ -549,6 +597,23 @@ fn not_supported(span: &Span, what: &str) -> Diag {
 
 /// The backend of frontend `idx` when no `use_backend` rule applies: its
 /// `default_backend`, else itself for a `listen`.
+/// The backend's `fullconn`, else HAProxy's default: a tenth of the `maxconn` of the
+/// frontends that send it traffic (at least 1). `global_maxconn` is a frontend's
+/// `maxconn` when it sets none.
+// COMPAT: HAProxy also counts the frontends naming it in a `use_backend` rule; this
+// counts only those whose default backend it is (and a `listen` itself).
+fn fullconn(cfg: &Config, idx: usize, global_maxconn: u32) -> u32 {
+    let px = &cfg.proxies[idx];
+    if px.fullconn > 0 {
+        return px.fullconn;
+    }
+    let fe_maxconn: u64 = (0..cfg.proxies.len())
+        .filter(|&f| cfg.proxies[f].cap.frontend && default_backend(cfg, f) == Some(idx))
+        .map(|f| u64::from(cfg.proxies[f].maxconn.unwrap_or(global_maxconn)))
+        .sum();
+    u32::try_from(fe_maxconn.div_ceil(10)).unwrap_or(u32::MAX).max(1)
+}
+
 fn default_backend(cfg: &Config, idx: usize) -> Option<usize> {
     let px = &cfg.proxies[idx];
     match &px.default_backend {

@@ -34,13 +34,13 @@ mod tests {
         let got = alerts(
             "defaults d\n mode http\n timeout client 1s\n timeout server 1s\n timeout connect 1s\n\
              frontend f from d\n bind :80\n capture cookie c len 10\n\
-             http-request set-priority-class int(1)\n default_backend b\n\
+             tcp-request content set-priority-class int(1)\n default_backend b\n\
              defaults\n mode http\n timeout server 1s\n timeout connect 1s\n\
              backend b\n server s 127.0.0.1:1\n",
         );
         for expected in [
             "'capture cookie' is not supported yet",
-            "'http-request set-priority-class' is not supported yet (the backend queue has no priorities)",
+            "'tcp-request content set-priority-class' is not supported yet (TCP streams carry no queue priority yet)",
         ] {
             assert!(got.iter().any(|m| m == expected), "missing {expected:?} in {got:#?}");
         }
@@ -63,6 +63,7 @@ mod tests {
                    unique-id-format %[src]\n unique-id-header X-Id\n http-request set-src src\n\
                    http-request set-dst-port int(1)\n http-request early-hint Link </a>\n\
                    http-request wait-for-body time 1s\n\
+                   http-request set-priority-class int(-1)\n http-request set-priority-offset req.hdr(x)\n\
                    http-request normalize-uri path-strip-dotdot full\n\
                    option http-buffer-request\n option http-restrict-req-hdr-names delete\n\
                    http-error status 404 content-type text/plain lf-string %[path]\n\

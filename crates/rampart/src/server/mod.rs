@@ -6,6 +6,12 @@
 //! HAProxy counterpart: server.c (`srv_set_running()`, `srv_set_stopped()`,
 //! `srv_set_stopping()`, `srv_update_status()`), the `cur_state`/`cur_admin` fields of
 //! `struct server`.
+//!
+//! - `sessions`: the connections in use, for `on-marked-down`/`on-marked-up` to cut
+
+mod sessions;
+
+pub use sessions::Sessions;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
@@ -64,7 +70,10 @@ pub struct SrvState {
     /// pick it.
     usable: AtomicBool,
     oper: AtomicU8,
+    /// Forced maintenance (`disabled`, the runtime API, an agent's `maint`).
     maint: AtomicBool,
+    /// Maintenance inherited from the tracked server (`track`).
+    imaint: AtomicBool,
     /// `enable|disable health`, `enable|disable agent`: the checks run.
     check_enabled: AtomicBool,
     agent_enabled: AtomicBool,
@@ -110,6 +119,7 @@ impl SrvState {
             usable: AtomicBool::new(!disabled),
             oper: AtomicU8::new(OperState::Running as u8),
             maint: AtomicBool::new(disabled),
+            imaint: AtomicBool::new(false),
             check_enabled: AtomicBool::new(true),
             agent_enabled: AtomicBool::new(true),
             drain: AtomicBool::new(false),
@@ -150,19 +160,45 @@ impl SrvState {
         OperState::from_u8(self.oper.load(Ordering::Relaxed))
     }
 
-    /// In maintenance (`disabled`, or set by the runtime API).
+    /// In maintenance, forced or inherited from a tracked server.
     pub fn is_maint(&self) -> bool {
+        self.maint.load(Ordering::Relaxed) || self.imaint.load(Ordering::Relaxed)
+    }
+
+    /// In forced maintenance (`disabled`, the runtime API, an agent).
+    pub fn is_forced_maint(&self) -> bool {
         self.maint.load(Ordering::Relaxed)
     }
 
-    /// Enters or leaves maintenance (for the runtime API); a change counts as a state
-    /// change (`lastchg`).
+    /// In maintenance because the tracked server is (HAProxy's `SRV_ADMF_IMAINT`).
+    pub fn is_inherited_maint(&self) -> bool {
+        self.imaint.load(Ordering::Relaxed)
+    }
+
+    /// Enters or leaves forced maintenance (for the runtime API); a change counts as a
+    /// state change (`lastchg`).
     pub fn set_maint(&self, on: bool) {
-        let was_down = self.is_down();
-        if self.maint.swap(on, Ordering::Relaxed) != on {
+        self.set_admin_flag(&self.maint, on);
+    }
+
+    /// Enters or leaves the maintenance inherited from a tracked server.
+    pub fn set_inherited_maint(&self, on: bool) {
+        self.set_admin_flag(&self.imaint, on);
+    }
+
+    fn set_admin_flag(&self, flag: &AtomicBool, on: bool) {
+        let (was_down, was_maint) = (self.is_down(), self.is_maint());
+        flag.store(on, Ordering::Relaxed);
+        if self.is_maint() != was_maint {
             self.state_changed(was_down);
         }
         self.refresh_usable();
+    }
+
+    /// Wakes the servers that track this one (after a maintenance change was
+    /// reported, so that their messages come after this server's).
+    pub(crate) fn notify_trackers(&self) {
+        self.changed.notify_waiters();
     }
 
     /// Whether the health check (`agent`: the agent check) runs (`enable|disable

@@ -76,14 +76,16 @@ pub fn start<S: mux::h1::park::Parkable>(sock: S, mut sess: Session) {
 }
 
 /// Waits for the PROXY header (within `timeout client`), then goes on as [`start`].
-/// A missing or bad header closes the connection and counts in `pp_failed`.
+/// A missing or bad header closes the connection, counts in `pp_failed` and is
+/// logged as HAProxy does (`log::setup::log_embryonic`).
 async fn handshake<S: mux::h1::park::Parkable>(sock: S, mut sess: Session, vars: VarStore) {
     let px = &sess.rt.proxies[sess.fe];
+    let accepted = std::time::SystemTime::now();
     match pp::read_header(&sock, px.timeouts.client).await {
         Ok(h) => sess.conn.set_proxy_header(h),
-        Err(_fail) => {
-            // TODO(#7): log `_fail` as HAProxy's session_kill_embryonic() does.
+        Err(fail) => {
             px.fe.pp_failed.inc();
+            crate::log::setup::log_embryonic(&sess.rt, sess.fe, &sess.conn, accepted, &fail);
             return;
         }
     }

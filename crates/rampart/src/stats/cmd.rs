@@ -187,6 +187,13 @@ pub static COMMANDS: &[Cmd] = &[
         run: show_env,
     },
     Cmd {
+        words: &["show", "errors"],
+        usage: "show errors [<px>] [request|response]",
+        help: "report last request and/or response errors for each proxy",
+        level: Level::Operator,
+        run: |c, _, w| super::errors::show(&c.rt, &w[2..]),
+    },
+    Cmd {
         words: &["show", "info"],
         usage: "show info [desc|json|typed|float]*",
         help: "report information about the running process",
@@ -261,7 +268,6 @@ const NOT_YET: &[&[&str]] = &[
     &["set", "maxconn", "server"],
     &["set", "rate-limit"],
     &["show", "sess"],
-    &["show", "errors"],
     &["show", "activity"],
     &["show", "pools"],
     &["show", "threads"],

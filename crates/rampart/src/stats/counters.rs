@@ -10,6 +10,7 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use super::histogram::Timers;
 use super::rates::RateCell;
 use crate::counters::Counter;
 use crate::proxy::Runtime;
@@ -61,6 +62,24 @@ pub struct ProxyStats {
     pub be_wredis: Counter,
     /// Servers the balancer chose (`lbtot`).
     pub be_lbtot: Counter,
+    /// Bytes received from clients and sent to them, through the frontend and
+    /// through the backend (`bin`, `bout`).
+    pub fe_bin: Counter,
+    /// New server connections attempted, idle or kept ones reused (`connect`,
+    /// `reuse` of the BACKEND row).
+    pub be_connect: Counter,
+    pub be_reuse: Counter,
+    /// Responses refused by `http-response deny` or `tcp-response content reject`,
+    /// counted in the frontend and in the backend (`dresp`).
+    pub fe_dresp: Counter,
+    pub be_dresp: Counter,
+    pub fe_bout: Counter,
+    pub be_bin: Counter,
+    pub be_bout: Counter,
+    /// The backend's latency histograms.
+    pub be_timers: Timers,
+    /// The last request the frontend refused (`show errors`).
+    pub last_error: super::errors::LastError,
     /// Rates of the frontend's connections, sessions and requests, of the backend's
     /// sessions (`conn_rate`, `rate`, `req_rate`, with their maxima).
     pub fe_conn_rate: RateCell,
@@ -70,7 +89,8 @@ pub struct ProxyStats {
 }
 
 impl ProxyStats {
-    pub fn new(threads: usize) -> ProxyStats {
+    /// `timed`: the latency histograms are recorded.
+    pub fn new(threads: usize, timed: bool) -> ProxyStats {
         ProxyStats {
             fe_req: Counter::new(threads),
             fe_rsp: ByClass::new(threads),
@@ -84,6 +104,16 @@ impl ProxyStats {
             be_wretr: Counter::new(threads),
             be_wredis: Counter::new(threads),
             be_lbtot: Counter::new(threads),
+            fe_bin: Counter::new(threads),
+            be_connect: Counter::new(threads),
+            be_reuse: Counter::new(threads),
+            fe_dresp: Counter::new(threads),
+            be_dresp: Counter::new(threads),
+            fe_bout: Counter::new(threads),
+            be_bin: Counter::new(threads),
+            be_bout: Counter::new(threads),
+            be_timers: Timers::new(threads, timed),
+            last_error: Default::default(),
             fe_conn_rate: RateCell::default(),
             fe_sess_rate: RateCell::default(),
             fe_req_rate: RateCell::default(),
@@ -112,6 +142,17 @@ pub struct ServerStats {
     pub sess_rate: RateCell,
     /// Times the balancer chose this server (`lbtot`).
     pub lbtot: Counter,
+    /// Bytes of the client's requests and of the responses through this server
+    /// (`bin`, `bout`).
+    pub bin: Counter,
+    pub bout: Counter,
+    /// New connections attempted to this server, connections reused (`connect`, `reuse`).
+    pub connect: Counter,
+    pub reuse: Counter,
+    /// Responses of this server refused by a rule (`dresp`).
+    pub dresp: Counter,
+    /// The server's latency histograms.
+    pub timers: Timers,
     /// The configured weight (`uweight`; also `weight` until weights change at run time).
     pub weight: u32,
     /// The server's `id` (`sid`): its position in the backend from 1, or `id N`.
@@ -119,7 +160,7 @@ pub struct ServerStats {
 }
 
 impl ServerStats {
-    pub fn new(threads: usize, weight: u32, sid: u32) -> ServerStats {
+    pub fn new(threads: usize, weight: u32, sid: u32, timed: bool) -> ServerStats {
         ServerStats {
             stot: Counter::new(threads),
             req: Counter::new(threads),
@@ -131,6 +172,12 @@ impl ServerStats {
             wredis: Counter::new(threads),
             sess_rate: RateCell::default(),
             lbtot: Counter::new(threads),
+            bin: Counter::new(threads),
+            bout: Counter::new(threads),
+            connect: Counter::new(threads),
+            reuse: Counter::new(threads),
+            dresp: Counter::new(threads),
+            timers: Timers::new(threads, timed),
             weight,
             sid,
         }
@@ -170,6 +217,47 @@ pub fn count_http(rt: &Runtime, fe: usize, be: Option<usize>, srv: Option<usize>
     }
 }
 
+/// Counts the bytes of one exchange or session, (from the client, to the client), on
+/// its frontend, backend and server (per-thread counters).
+pub fn count_bytes(rt: &Runtime, fe: usize, be: Option<usize>, srv: Option<usize>, (bin, bout): (u64, u64)) {
+    let f = &rt.proxies[fe].stats;
+    f.fe_bin.add(bin);
+    f.fe_bout.add(bout);
+    let Some(be) = be else { return };
+    let b = &rt.proxies[be];
+    b.stats.be_bin.add(bin);
+    b.stats.be_bout.add(bout);
+    if let Some(s) = srv.and_then(|s| b.be.servers.get(s)) {
+        s.stats.bin.add(bin);
+        s.stats.bout.add(bout);
+    }
+}
+
+/// Counts a server connection of backend `be`, server `srv`: a new attempt, or a
+/// reuse of an idle or kept one.
+pub fn count_server_conn(rt: &Runtime, be: usize, srv: usize, reused: bool) {
+    let b = &rt.proxies[be];
+    let Some(s) = b.be.servers.get(srv) else { return };
+    if reused {
+        b.stats.be_reuse.inc();
+        s.stats.reuse.inc();
+    } else {
+        b.stats.be_connect.inc();
+        s.stats.connect.inc();
+    }
+}
+
+/// Counts a response a rule refused, in the frontend, the backend and the server, as
+/// HAProxy counts `denied_resp`.
+pub fn count_denied_resp(rt: &Runtime, fe: usize, be: Option<usize>, srv: Option<usize>) {
+    rt.proxies[fe].stats.fe_dresp.inc();
+    let Some(b) = be.map(|b| &rt.proxies[b]) else { return };
+    b.stats.be_dresp.inc();
+    if let Some(s) = srv.and_then(|s| b.be.servers.get(s)) {
+        s.stats.dresp.inc();
+    }
+}
+
 /// `clear counters [all]`: the maxima (concurrent sessions, rates) restart from the
 /// current values; with `all`, every counter of every proxy and server restarts from 0.
 pub fn clear(rt: &Runtime, all: bool) {
@@ -202,11 +290,22 @@ pub fn clear(rt: &Runtime, all: bool) {
             &st.be_wretr,
             &st.be_wredis,
             &st.be_lbtot,
+            &st.fe_bin,
+            &st.be_connect,
+            &st.be_reuse,
+            &st.fe_dresp,
+            &st.be_dresp,
+            &st.fe_bout,
+            &st.be_bin,
+            &st.be_bout,
         ];
         proxy_counters.into_iter().chain(&st.fe_rsp.0).chain(&st.be_rsp.0).for_each(Counter::clear);
         for srv in &px.be.servers {
             let s = &srv.stats;
-            let server_counters = [&s.stot, &s.req, &s.econ, &s.eresp, &s.wretr, &s.wredis, &s.lbtot];
+            let server_counters = [
+                &s.stot, &s.req, &s.econ, &s.eresp, &s.wretr, &s.wredis, &s.lbtot, &s.bin, &s.bout, &s.connect,
+                &s.reuse, &s.dresp,
+            ];
             server_counters.into_iter().chain(&s.rsp.0).for_each(Counter::clear);
         }
     }
@@ -271,5 +370,13 @@ mod tests {
         assert_eq!(m.load(Ordering::Relaxed), 3);
         note_max(&m, 7);
         assert_eq!(m.load(Ordering::Relaxed), 7);
+    }
+
+    #[test]
+    fn byte_counters_add_up() {
+        let st = ProxyStats::new(1, false);
+        st.fe_bin.add(10);
+        st.fe_bin.add(5);
+        assert_eq!(st.fe_bin.get(), 15);
     }
 }

@@ -16,7 +16,7 @@ pub const STAT_FIELDS: [(&str, &str, &str, &str); 127] = [
     ("qmax", "", "MMP:u32", "MMP:u32"),
     ("scur", "MGP:u32", "MGP:u32", "MGP:u32"),
     ("smax", "MMP:u32", "MMP:u32", "MMP:u32"),
-    ("slim", "CLP:u32", "CLP:u32", ""),
+    ("slim", "CLP:u32", "CLP:u32", "CLP:u32"),
     ("stot", "MCP:u64", "MCP:u64", "MCP:u64"),
     ("bin", "MCP:u64", "MCP:u64", "MCP:u64"),
     ("bout", "MCP:u64", "MCP:u64", "MCP:u64"),

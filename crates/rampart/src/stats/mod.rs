@@ -12,12 +12,18 @@
 //! - `srvcmd`: the server commands (`disable server`, `set server`, `set weight` ...)
 //! - `fields`: HAProxy's field lists for `show stat` and `show info`
 //! - `counters`: the counters only the stats read (responses by class, maxima)
-//!
-//! Not here: the HTML stats page and the Prometheus exporter (refused at startup).
+//! - `errors`: the last refused request of each frontend (`show errors`)
+//! - `histogram`: latency histograms per backend and server (a rampart extension)
+//! - `page`: the HTML statistics page (`stats uri`) and its `;csv`/`;json` exports;
+//!   `admin`: its admin form (`stats admin if <cond>`)
+//! - `prometheus`: `http-request use-service prometheus-exporter`
 
+pub mod admin;
 pub mod cmd;
 pub mod counters;
+pub mod errors;
 mod fields;
+pub mod histogram;
 mod info;
 pub mod page;
 pub mod prometheus;
@@ -60,6 +66,10 @@ pub struct Facts {
     pub ulimit_n: u64,
     /// Listening sockets of the configuration, stats sockets included (`Listeners`).
     pub listeners: u32,
+    /// Refused messages captured so far (`show errors`).
+    pub error_events: errors::Events,
+    /// The latency histograms are recorded (a Prometheus exporter reads them).
+    pub histograms: bool,
     /// Connections and sessions per second, all frontends (`ConnRate`, `SessRate`).
     pub conn_rate: rates::RateCell,
     pub sess_rate: rates::RateCell,
@@ -78,6 +88,8 @@ impl Facts {
             nbthread,
             ulimit_n,
             listeners: crate::process::limits::listener_count(cfg) as u32,
+            error_events: Default::default(),
+            histograms: histogram::wanted(cfg),
             conn_rate: Default::default(),
             sess_rate: Default::default(),
         }

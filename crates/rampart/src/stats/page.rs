@@ -1,16 +1,20 @@
 //! The statistics page a proxy serves on its `stats uri`: an HTML report of every
 //! proxy and server (rampart's own layout, with HAProxy's columns and state words), the
 //! same rows as `show stat` with `;csv` and `;json`, a `Refresh` header for `stats
-//! refresh` (unless `;norefresh`), Basic authentication for `stats auth`. Admin
-//! actions (`stats admin`) are refused at startup, so a POST is answered as HAProxy
-//! answers one that is not allowed: a 303 back to the page with `;st=DENY`.
-//! HAProxy counterpart: stats.c (stats_dump_html_*, http_stats_io_handler), uri_auth.c.
+//! refresh` (unless `;norefresh`), Basic authentication for `stats auth`, the proxies
+//! filtered by `stats scope` and by a `scope=` in the URI. When a `stats admin`
+//! condition holds, each backend's table is a form whose POST (`admin`) changes the
+//! checked servers, answered by a 303 back to the page with the outcome in `;st=`,
+//! which the page then shows in a banner. A POST without admin rights gets `;st=DENY`.
+//! HAProxy counterpart: stats.c (stats_dump_html_*, http_stats_io_handler), uri_auth.c,
+//! http_handle_stats() in http_ana.c.
 
 use std::fmt::Write as _;
 
 use base64::Engine as _;
 use rampart_cfg::model::StatsPage;
 
+use super::admin::{self, Status};
 use super::cmd::Level;
 use super::stat::{self, Kind, Request, Row};
 use super::Val;
@@ -44,6 +48,18 @@ pub enum Answer {
     SeeOther(Vec<u8>),
 }
 
+/// What kind of request asks for the page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ask<'b> {
+    /// GET or HEAD.
+    Read,
+    /// POST with the form's body (read only when the request has admin rights).
+    Post(&'b [u8]),
+}
+
+/// The longest `scope=` text the page keeps (HAProxy's `STAT_SCOPE_TXT_MAXLEN`).
+const SCOPE_MAX: usize = 20;
+
 impl Page {
     pub fn new(cfg: &StatsPage) -> Page {
         let realm = cfg.realm.as_deref().unwrap_or(StatsPage::DEFAULT_REALM);
@@ -73,33 +89,63 @@ impl Page {
         path.strip_prefix(&*self.uri)
     }
 
-    /// The answer to a request for the page. `authorization`: the request's
-    /// `Authorization` header; `post`: a POST (an admin action).
-    pub fn answer(&self, rt: &Runtime, options: &[u8], authorization: Option<&[u8]>, post: bool) -> Answer {
+    /// Whether a request with this `Authorization` header may see the page.
+    pub fn allows(&self, authorization: Option<&[u8]>) -> bool {
+        self.challenge.is_none() || authorization.is_some_and(|a| self.authorized(a))
+    }
+
+    /// The answer to a request for the page of proxy `px`. `options`: what follows the
+    /// page's URI; `authorization`: the request's `Authorization` header; `admin`: a
+    /// `stats admin` condition held.
+    pub fn answer(
+        &self,
+        rt: &Runtime,
+        px: usize,
+        options: &[u8],
+        authorization: Option<&[u8]>,
+        admin: bool,
+        ask: Ask<'_>,
+    ) -> Answer {
         if let Some(challenge) = &self.challenge {
-            if !authorization.is_some_and(|a| self.authorized(a)) {
+            if !self.allows(authorization) {
                 return Answer::Unauthorized(challenge.clone());
             }
         }
-        let opts: Vec<&[u8]> = options.split(|&c| c == b';').skip(1).collect();
-        let has = |o: &[u8]| opts.contains(&o);
-        if post {
-            let mut to = self.uri.to_vec();
-            to.extend_from_slice(b";st=DENY");
-            return Answer::SeeOther(to);
+        let has = |o: &[u8]| memchr::memmem::find(options, o).is_some();
+        let scope = url_scope(options);
+        if let Ask::Post(body) = ask {
+            let status = if admin { admin::apply(rt, px, &self.scope, body) } else { Status::Deny };
+            return Answer::SeeOther(self.location(has(b";norefresh"), status, scope));
         }
-        let refresh = self.refresh.filter(|_| !has(b"norefresh"));
-        let req = Request { no_maint: has(b"no-maint"), up_only: has(b"up"), ..Request::default() };
-        if has(b"csv") {
-            let body = self.csv(rt, &req);
+        let refresh = self.refresh.filter(|_| !has(b";norefresh"));
+        let req = Request { no_maint: has(b";no-maint"), up_only: has(b";up"), ..Request::default() };
+        let view = View { req, scope, admin, px };
+        if has(b";csv") {
+            let body = self.csv(rt, &view);
             return Answer::Ok { content_type: "text/plain", body, refresh };
         }
-        if has(b"json") {
-            let req = Request { json: true, ..req };
+        if has(b";json") {
+            let req = Request { json: true, ..view.req };
             let body = stat::render(rt, &req, Level::User).into_bytes();
             return Answer::Ok { content_type: "application/json", body, refresh };
         }
-        Answer::Ok { content_type: "text/html", body: self.html(rt, &req).into_bytes(), refresh }
+        let status = memchr::memmem::find(options, b";st=").map(|i| Status::from_code(&options[i + 4..]));
+        Answer::Ok { content_type: "text/html", body: self.html(rt, &view, status).into_bytes(), refresh }
+    }
+
+    /// Where a POST sends the browser back: the page with the outcome.
+    fn location(&self, norefresh: bool, status: Status, scope: &[u8]) -> Vec<u8> {
+        let mut to = self.uri.to_vec();
+        if norefresh && self.refresh.is_some() {
+            to.extend_from_slice(b";norefresh");
+        }
+        to.extend_from_slice(b";st=");
+        to.extend_from_slice(status.code().as_bytes());
+        if !scope.is_empty() {
+            to.extend_from_slice(b"?scope=");
+            to.extend_from_slice(scope);
+        }
+        to
     }
 
     /// Whether `Basic <base64(user:password)>` names a configured account.
@@ -111,21 +157,25 @@ impl Page {
         self.accounts.iter().any(|a| **a == *creds)
     }
 
-    fn in_scope(&self, rt: &Runtime, idx: usize) -> bool {
-        self.scope.is_empty() || self.scope.iter().any(|s| *s == rt.proxies[idx].name)
+    /// Whether proxy `idx` is shown: allowed by `stats scope`, and its name contains
+    /// the URI's `scope=` text (ignoring case).
+    fn in_scope(&self, rt: &Runtime, view: &View<'_>, idx: usize) -> bool {
+        let name = rt.proxies[idx].name.as_bytes();
+        admin::in_config_scope(rt, &self.scope, view.px, idx)
+            && (view.scope.is_empty() || contains_ignore_case(name, view.scope))
     }
 
     /// The CSV export: `show stat`'s text, without the empty line that ends a CLI answer.
-    fn csv(&self, rt: &Runtime, req: &Request) -> Vec<u8> {
+    fn csv(&self, rt: &Runtime, view: &View<'_>) -> Vec<u8> {
         let mut out = String::with_capacity(8192);
         stat::header(&mut out);
-        let rows = stat::rows(rt, req).into_iter().filter(|r| self.in_scope(rt, r.0));
+        let rows = stat::rows(rt, &view.req).into_iter().filter(|r| self.in_scope(rt, view, r.0));
         let text = stat::render_rows(rt, rows, Level::User);
         out.push_str(&text);
         out.into_bytes()
     }
 
-    fn html(&self, rt: &Runtime, req: &Request) -> String {
+    fn html(&self, rt: &Runtime, view: &View<'_>, status: Option<Status>) -> String {
         let mut out = String::with_capacity(32768);
         out.push_str(HEAD);
         let _ = write!(out, "<h1>rampart statistics</h1>\n<p class=\"info\">");
@@ -154,24 +204,93 @@ impl Page {
         if self.show_legends {
             out.push_str(LEGEND);
         }
-        let rows = stat::rows(rt, req);
-        let mut current = None;
-        for row in rows.into_iter().filter(|r| self.in_scope(rt, r.0)) {
-            if current != Some(row.0) {
-                if current.is_some() {
-                    out.push_str("</table>\n");
-                }
-                current = Some(row.0);
-                table_head(&mut out, &rt.proxies[row.0].name);
-            }
-            table_row(&mut out, rt, row);
+        if let Some(status) = status {
+            let (class, text) = status.banner();
+            let uri = html_escape(&String::from_utf8_lossy(&self.uri));
+            let _ = writeln!(
+                out,
+                "<p><div class=\"banner {class}\"><a href=\"{uri}\" title=\"Remove this message\">[X]</a> {text}</div>"
+            );
         }
-        if current.is_some() {
-            out.push_str("</table>\n");
-        }
+        self.tables(rt, view, &mut out);
         out.push_str("</body></html>\n");
         out
     }
+
+    /// A table per proxy shown; a backend's is a form when the request has admin rights.
+    fn tables(&self, rt: &Runtime, view: &View<'_>, out: &mut String) {
+        let mut current: Option<usize> = None;
+        let close = |out: &mut String, idx: usize| {
+            out.push_str("</table>\n");
+            if view.form(rt, idx) {
+                admin_controls(out, rt, idx);
+            }
+        };
+        for row in stat::rows(rt, &view.req).into_iter().filter(|r| self.in_scope(rt, view, r.0)) {
+            if current != Some(row.0) {
+                if let Some(idx) = current {
+                    close(out, idx);
+                }
+                current = Some(row.0);
+                table_head(out, &rt.proxies[row.0].name, view.form(rt, row.0));
+            }
+            table_row(out, rt, row, view.form(rt, row.0));
+        }
+        if let Some(idx) = current {
+            close(out, idx);
+        }
+    }
+}
+
+/// How one request views the page.
+struct View<'o> {
+    req: Request,
+    /// The URI's `scope=` text.
+    scope: &'o [u8],
+    /// A `stats admin` condition held.
+    admin: bool,
+    /// The proxy whose page it is.
+    px: usize,
+}
+
+impl View<'_> {
+    /// Whether proxy `idx`'s table is an admin form (a backend, with admin rights).
+    fn form(&self, rt: &Runtime, idx: usize) -> bool {
+        self.admin && rt.proxies[idx].cap.backend
+    }
+}
+
+/// The `scope=` text of the options (up to `;`, `&` or a space, at most `SCOPE_MAX`
+/// bytes); empty when absent or when it holds a character HAProxy refuses there.
+fn url_scope(options: &[u8]) -> &[u8] {
+    let Some(at) = memchr::memmem::find(options, b"scope=") else { return b"" };
+    let rest = &options[at + 6..];
+    let end = rest.iter().position(|&c| matches!(c, b';' | b'&' | b' ')).unwrap_or(rest.len());
+    let text = &rest[..end.min(SCOPE_MAX)];
+    let valid = text.iter().all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.' | b':'));
+    if valid {
+        text
+    } else {
+        b""
+    }
+}
+
+fn contains_ignore_case(hay: &[u8], needle: &[u8]) -> bool {
+    needle.is_empty() || hay.windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle))
+}
+
+/// The controls under a backend's table: the action list, the backend's id, the button.
+fn admin_controls(out: &mut String, rt: &Runtime, idx: usize) {
+    out.push_str("<p class=\"admin\">Choose the action to perform on the checked servers : <select name=\"action\">");
+    out.push_str("<option value=\"\"></option>");
+    for (value, label) in admin::FORM_ACTIONS {
+        let _ = write!(out, "<option value=\"{value}\">{label}</option>");
+    }
+    let _ = writeln!(
+        out,
+        "</select><input type=\"hidden\" name=\"b\" value=\"#{}\"> <input type=\"submit\" value=\"Apply\"></p></form>",
+        super::iid(rt, idx)
+    );
 }
 
 /// The path and query of a request target (an absolute-form target loses its scheme
@@ -220,14 +339,21 @@ const COLUMNS: &[(&str, &[(&str, &str)])] = &[
     ),
 ];
 
-fn table_head(out: &mut String, name: &str) {
-    let span: usize = COLUMNS.iter().map(|(_, c)| c.len()).sum::<usize>() + 1;
+fn table_head(out: &mut String, name: &str, form: bool) {
+    let span: usize = COLUMNS.iter().map(|(_, c)| c.len()).sum::<usize>() + 1 + usize::from(form);
+    if form {
+        out.push_str("<form method=\"post\">\n");
+    }
     let _ = writeln!(
         out,
         "<table class=\"px\">\n<tr class=\"title\"><th colspan=\"{span}\"><a name=\"{0}\"></a>{0}</th></tr>",
         html_escape(name)
     );
-    out.push_str("<tr class=\"groups\"><th rowspan=\"2\"></th>");
+    out.push_str("<tr class=\"groups\">");
+    if form {
+        out.push_str("<th rowspan=\"2\"></th>");
+    }
+    out.push_str("<th rowspan=\"2\"></th>");
     for (group, cols) in COLUMNS {
         let _ = write!(out, "<th colspan=\"{}\">{group}</th>", cols.len());
     }
@@ -240,7 +366,7 @@ fn table_head(out: &mut String, name: &str) {
     out.push_str("</tr>\n");
 }
 
-fn table_row(out: &mut String, rt: &Runtime, row: Row) {
+fn table_row(out: &mut String, rt: &Runtime, row: Row, form: bool) {
     let name = match row.1 {
         Kind::Frontend => "Frontend".to_owned(),
         Kind::Backend => "Backend".to_owned(),
@@ -250,6 +376,7 @@ fn table_row(out: &mut String, rt: &Runtime, row: Row) {
     let class = match status.as_str() {
         "OPEN" | "UP" | "no check" => "up",
         "MAINT" => "maint",
+        "DRAIN" => "drain",
         "DOWN" | "STOP" => "down",
         _ => "other",
     };
@@ -258,7 +385,19 @@ fn table_row(out: &mut String, rt: &Runtime, row: Row) {
         Kind::Backend => "backend",
         Kind::Server => "server",
     };
-    let _ = write!(out, "<tr class=\"{kind} {class}\"><td class=\"name\">{}</td>", html_escape(&name));
+    let _ = write!(out, "<tr class=\"{kind} {class}\">");
+    match (form, row.1) {
+        (true, Kind::Server) => {
+            let _ = write!(
+                out,
+                "<td><input class=\"st-checkbox\" type=\"checkbox\" name=\"s\" value=\"{}\"></td>",
+                html_escape(&name)
+            );
+        }
+        (true, _) => out.push_str("<td></td>"),
+        (false, _) => {}
+    }
+    let _ = write!(out, "<td class=\"name\">{}</td>", html_escape(&name));
     for (_, cols) in COLUMNS {
         for (_, field) in *cols {
             let v = stat::cell(rt, row, Level::User, field);
@@ -286,6 +425,12 @@ tr.frontend, tr.backend { background: #eef; }\n\
 tr.server.up { background: #c0ffc0; }\n\
 tr.server.maint { background: #c0c0ff; }\n\
 tr.down { background: #ff9090; }\n\
+tr.server.drain { background: #ffe080; }\n\
+div.banner { padding: 4px 8px; border: 1px solid #999; }\n\
+div.active_up { background: #c0ffc0; }\n\
+div.active_down { background: #ff9090; }\n\
+div.active_going_down { background: #ffd020; }\n\
+div.active_no_check { background: #e0e0e0; }\n\
 </style></head><body>\n";
 
 const LEGEND: &str = "<p class=\"legend\">Server states: <span style=\"background:#c0ffc0\">up \
@@ -326,19 +471,20 @@ mod tests {
     fn accounts_are_checked_and_the_realm_is_announced() {
         let (p, rt) = (page(true), rt());
         assert_eq!(
-            p.answer(&rt, b"", None, false),
+            p.answer(&rt, 0, b"", None, false, Ask::Read),
             Answer::Unauthorized((*b"Basic realm=\"HAProxy Statistics\"").into())
         );
         let wrong = format!("Basic {}", base64::engine::general_purpose::STANDARD.encode("admin:no"));
-        assert!(matches!(p.answer(&rt, b"", Some(wrong.as_bytes()), false), Answer::Unauthorized(_)));
+        assert!(matches!(p.answer(&rt, 0, b"", Some(wrong.as_bytes()), false, Ask::Read), Answer::Unauthorized(_)));
         let right = format!("Basic {}", base64::engine::general_purpose::STANDARD.encode("admin:pw"));
-        assert!(matches!(p.answer(&rt, b"", Some(right.as_bytes()), false), Answer::Ok { .. }));
+        assert!(matches!(p.answer(&rt, 0, b"", Some(right.as_bytes()), false, Ask::Read), Answer::Ok { .. }));
     }
 
     #[test]
     fn csv_and_html_list_every_row() {
         let (p, rt) = (page(false), rt());
-        let Answer::Ok { content_type, body, refresh } = p.answer(&rt, b";csv;norefresh", None, false) else {
+        let Answer::Ok { content_type, body, refresh } = p.answer(&rt, 0, b";csv;norefresh", None, false, Ask::Read)
+        else {
             panic!("no page")
         };
         assert_eq!((content_type, refresh), ("text/plain", None));
@@ -346,10 +492,52 @@ mod tests {
         let names: Vec<&str> = text.lines().skip(1).map(|l| l.split(',').nth(1).unwrap_or("")).collect();
         assert_eq!(names, ["FRONTEND", "s1", "BACKEND"]);
         assert!(text.starts_with("# pxname,svname,") && text.ends_with(",\n"));
-        let Answer::Ok { content_type, body, refresh } = p.answer(&rt, b"", None, false) else { panic!("no page") };
+        let Answer::Ok { content_type, body, refresh } = p.answer(&rt, 0, b"", None, false, Ask::Read) else {
+            panic!("no page")
+        };
         assert_eq!((content_type, refresh), ("text/html", Some(5)));
         let html = String::from_utf8(body).unwrap();
         assert!(html.contains("<td class=\"name\">s1</td>") && html.contains("no check"), "{html}");
-        assert_eq!(p.answer(&rt, b"", None, true), Answer::SeeOther(b"/st;st=DENY".to_vec()));
+        assert_eq!(
+            p.answer(&rt, 0, b"", None, false, Ask::Post(b"s=s1&action=maint&b=st")),
+            Answer::SeeOther(b"/st;st=DENY".to_vec())
+        );
+    }
+
+    #[test]
+    fn admin_rights_turn_backend_tables_into_forms_and_posts_into_actions() {
+        let (p, rt) = (page(false), rt());
+        let html = |admin: bool, opts: &[u8]| {
+            let Answer::Ok { body, .. } = p.answer(&rt, 0, opts, None, admin, Ask::Read) else { panic!("no page") };
+            String::from_utf8(body).unwrap()
+        };
+        let plain = html(false, b"");
+        assert!(!plain.contains("<form") && !plain.contains("name=\"s\""), "{plain}");
+        let form = html(true, b"");
+        assert!(form.contains("<form method=\"post\">"), "{form}");
+        assert!(form.contains("name=\"s\" value=\"s1\""), "{form}");
+        assert!(form.contains("<option value=\"drain\">") && form.contains("name=\"b\" value=\"#1\""), "{form}");
+        let post = p.answer(&rt, 0, b"?scope=st", None, true, Ask::Post(b"s=s1&action=drain&b=%231"));
+        assert_eq!(post, Answer::SeeOther(b"/st;st=DONE?scope=st".to_vec()));
+        assert!(rt.proxies[0].be.servers[0].state.is_drain());
+        let post = p.answer(&rt, 0, b";norefresh", None, true, Ask::Post(b"s=s9&action=drain&b=st"));
+        assert_eq!(post, Answer::SeeOther(b"/st;norefresh;st=ERRP".to_vec()));
+        let done = html(false, b";st=DONE");
+        assert!(done.contains("active_up") && done.contains("Action processed successfully."), "{done}");
+    }
+
+    #[test]
+    fn a_scope_in_the_uri_keeps_the_proxies_whose_name_contains_it() {
+        assert_eq!(url_scope(b"?;csv;scope=b1"), b"b1");
+        assert_eq!(url_scope(b"?scope=b1&x=2"), b"b1");
+        assert_eq!(url_scope(b"?scope=a<b"), b"");
+        assert_eq!(url_scope(b";csv"), b"");
+        let (p, rt) = (page(false), rt());
+        let csv = |opts: &[u8]| {
+            let Answer::Ok { body, .. } = p.answer(&rt, 0, opts, None, false, Ask::Read) else { panic!("no page") };
+            String::from_utf8(body).unwrap().lines().count()
+        };
+        assert_eq!(csv(b";csv;scope=ST"), 4);
+        assert_eq!(csv(b";csv;scope=zz"), 1);
     }
 }

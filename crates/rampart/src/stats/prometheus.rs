@@ -4,13 +4,16 @@
 //! `haproxy_server_*{proxy,server}`), in the text exposition format. A value rampart does
 //! not measure yet is exported as `NaN`, as HAProxy exports a field it has no value for,
 //! never as 0. `?scope=global|frontend|backend|server` (repeatable) limits the
-//! output, as in HAProxy. HAProxy counterpart: addons/promex/service-prometheus.c.
+//! output, as in HAProxy. Beyond HAProxy: latency histograms per backend and server
+//! (`haproxy_backend_response_time_seconds_bucket{proxy,le}` ..., see
+//! `stats::histogram`) after each part's metrics.
+//! HAProxy counterpart: addons/promex/service-prometheus.c.
 
 use std::fmt::Write as _;
 
 use super::cmd::Level;
 use super::stat::{self, Kind, Request, Row};
-use super::{info, Val};
+use super::{histogram, info, Val};
 use crate::proxy::Runtime;
 
 /// Where a metric's value comes from.
@@ -278,8 +281,40 @@ pub fn render(rt: &Runtime, scope: Scope) -> String {
         for m in table {
             metric(&mut out, rt, part, m, &mine);
         }
+        if kind != Kind::Frontend && rt.stats.histograms {
+            histograms(&mut out, rt, part, &mine);
+        }
     }
     out
+}
+
+/// The latency histograms of the backends or servers in `rows` (a rampart extension:
+/// `stats::histogram`), as Prometheus histograms.
+fn histograms(out: &mut String, rt: &Runtime, part: &str, rows: &[Row]) {
+    let timers = |row: Row| {
+        let px = &rt.proxies[row.0];
+        match row.2 {
+            Some(s) => &px.be.servers[s].stats.timers,
+            None => &px.stats.be_timers,
+        }
+    };
+    let Some(&first) = rows.first() else { return };
+    for (i, (name, help, _)) in timers(first).named().into_iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "# HELP haproxy_{part}_{name} {help} (rampart extension)\n# TYPE haproxy_{part}_{name} histogram"
+        );
+        for &row in rows {
+            let snap = timers(row).named()[i].2.snapshot();
+            let l = labels(rt, row);
+            for (le, n) in histogram::BOUNDS_LE.iter().zip(snap.cumulative) {
+                let _ = writeln!(out, "haproxy_{part}_{name}_bucket{{{l},le=\"{le}\"}} {n}");
+            }
+            let _ = writeln!(out, "haproxy_{part}_{name}_bucket{{{l},le=\"+Inf\"}} {}", snap.count());
+            let _ = writeln!(out, "haproxy_{part}_{name}_sum{{{l}}} {}", snap.sum_seconds);
+            let _ = writeln!(out, "haproxy_{part}_{name}_count{{{l}}} {}", snap.count());
+        }
+    }
 }
 
 /// One metric: its HELP and TYPE lines, then a sample per row (and label value); nothing
@@ -402,7 +437,35 @@ mod tests {
             assert!(text.lines().any(|l| l == line), "missing {line:?}");
         }
         // not measured: NaN, never 0
-        assert!(text.lines().any(|l| l == "haproxy_frontend_bytes_in_total{proxy=\"fe\"} NaN"));
+        assert!(text.lines().any(|l| l == "haproxy_frontend_internal_errors_total{proxy=\"fe\"} NaN"));
+        assert!(text.lines().any(|l| l == "haproxy_frontend_bytes_in_total{proxy=\"fe\"} 0"));
+        // no exporter in this configuration: no histogram recorded nor exported
+        assert!(!text.contains("_bucket"));
+    }
+
+    #[test]
+    fn histograms_are_exported_when_an_exporter_is_configured() {
+        let ctx = rampart_cfg::LexCtx { env: &|_| None, version: "2.6", features: &[] };
+        let text = "defaults\n mode http\nfrontend fe\n bind :80\n\
+                    http-request use-service prometheus-exporter if { path /metrics }\n default_backend be\n\
+                    backend be\n server s1 127.0.0.1:1\n";
+        let cfg = rampart_cfg::parse_str("t.cfg", text, &ctx).config.expect("valid");
+        let rt = crate::proxy::build(&cfg, 100, 1).expect("built");
+        rt.proxies[1].stats.be_timers.response.record(std::time::Duration::from_millis(30));
+        rt.proxies[1].be.servers[0].stats.timers.response.record(std::time::Duration::from_millis(30));
+        let text = render(&rt, Scope::from_query(b""));
+        for line in [
+            "# TYPE haproxy_backend_response_time_seconds histogram",
+            "haproxy_backend_response_time_seconds_bucket{proxy=\"be\",le=\"0.025\"} 0",
+            "haproxy_backend_response_time_seconds_bucket{proxy=\"be\",le=\"0.05\"} 1",
+            "haproxy_backend_response_time_seconds_bucket{proxy=\"be\",le=\"+Inf\"} 1",
+            "haproxy_backend_response_time_seconds_sum{proxy=\"be\"} 0.03",
+            "haproxy_backend_response_time_seconds_count{proxy=\"be\"} 1",
+            "haproxy_server_response_time_seconds_count{proxy=\"be\",server=\"s1\"} 1",
+            "haproxy_server_connect_time_seconds_count{proxy=\"be\",server=\"s1\"} 0",
+        ] {
+            assert!(text.lines().any(|l| l == line), "missing {line:?}");
+        }
     }
 
     #[test]

@@ -48,7 +48,7 @@ pub fn state(cli: &Cli, backend: Option<&str>) -> Result<String, String> {
 }
 
 /// From `srv_op_state` to `srv_f_forced_id`: HAProxy's `next_state`, `next_admin`
-/// flags (FMAINT 0x1, CMAINT 0x4, FDRAIN 0x8), user and initial weights, the seconds
+/// flags (FMAINT 0x1, IMAINT 0x2, CMAINT 0x4, FDRAIN 0x8), user and initial weights, the seconds
 /// since the last change, the check's status, result and health numbers, and the
 /// check and agent `state` flags (CONFIGURED 0x2, ENABLED 0x4, PAUSED 0x8, AGENT 0x10).
 fn state_columns(srv: &ServerRt, now: u64) -> String {
@@ -60,7 +60,10 @@ fn state_columns(srv: &ServerRt, now: u64) -> String {
         OperState::Running => 2,
         OperState::Stopping => 3,
     };
-    let admin = u8::from(maint) | if srv.disabled { 4 } else { 0 } | if st.is_drain() { 8 } else { 0 };
+    let admin = u8::from(st.is_forced_maint())
+        | if st.is_inherited_maint() { 2 } else { 0 }
+        | if srv.disabled { 4 } else { 0 }
+        | if st.is_drain() { 8 } else { 0 };
     let since = now.saturating_sub(st.last_change());
     let (status, result, health, chk_state) = match &srv.check {
         Some(c) => {

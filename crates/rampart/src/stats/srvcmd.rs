@@ -6,6 +6,7 @@ use crate::check;
 use crate::proxy::ProxyRt;
 use crate::server::OperState;
 
+use super::admin::{set_admin_state, AdminState};
 use super::cmd::Session;
 use super::Cli;
 
@@ -96,15 +97,13 @@ pub fn set_server(cli: &Cli, _: &mut Session, words: &[&str]) -> String {
 }
 
 fn set_state(px: &ProxyRt, i: usize, value: Option<&str>) -> String {
-    match value {
-        Some("ready") => {
-            check::set_drain(px, i, false);
-            check::set_maint(px, i, false);
-        }
-        Some("drain") => check::set_drain(px, i, true),
-        Some("maint") => check::set_maint(px, i, true),
+    let state = match value {
+        Some("ready") => AdminState::Ready,
+        Some("drain") => AdminState::Drain,
+        Some("maint") => AdminState::Maint,
         _ => return "'set server <srv> state' expects 'ready', 'drain' and 'maint'.\n".to_owned(),
-    }
+    };
+    set_admin_state(px, i, state);
     String::new()
 }
 

@@ -258,16 +258,17 @@ fn field(rt: &Runtime, idx: usize, kind: Kind, srv: Option<usize>, level: Level,
             (Kind::Server, None) => None,
         },
     };
-    v.or_else(|| zero_for_missing_feature(name))
+    v.or_else(|| zero_for_missing_feature(name, px.mode == Mode::Http))
 }
 
 /// Fields about features rampart does not have (TLS, compression, cache, HTTP/2,
-/// interception): there is nothing to count, so they read 0.
-fn zero_for_missing_feature(name: &str) -> Option<Val> {
+/// interception): there is nothing to count, so they read 0 (the cache's only in an
+/// HTTP proxy, as HAProxy).
+fn zero_for_missing_feature(name: &str, http: bool) -> Option<Val> {
     let absent = name.starts_with("ssl_")
         || name.starts_with("h2_")
         || name.starts_with("comp_")
-        || name.starts_with("cache_")
+        || (name.starts_with("cache_") && http)
         || name == "rate_lim";
     absent.then(|| 0u64.into())
 }
@@ -288,8 +289,11 @@ fn frontend(rt: &Runtime, px: &ProxyRt, name: &str) -> Option<Val> {
         "stot" => fe.cum_conn.get().saturating_sub(fe.denied_conn.get()).into(),
         "conn_tot" => fe.cum_conn.get().into(),
         "dreq" => fe.denied_req.get().into(),
+        "dresp" => px.stats.fe_dresp.get().into(),
+        "bin" => px.stats.fe_bin.get().into(),
+        "bout" => px.stats.fe_bout.get().into(),
         "ereq" => px.stats.fe_ereq.get().into(),
-        "intercepted" => px.stats.fe_intercepted.get().into(),
+        "intercepted" if fe.http => px.stats.fe_intercepted.get().into(),
         "rate" => px.stats.fe_sess_rate.current()?.into(),
         "rate_max" => px.stats.fe_sess_rate.max()?.into(),
         "conn_rate" => px.stats.fe_conn_rate.current()?.into(),
@@ -324,7 +328,14 @@ fn backend(rt: &Runtime, idx: usize, px: &ProxyRt, name: &str, level: Level) -> 
         "svname" => "BACKEND".into(),
         "scur" => be.servers.iter().map(|s| s.cur_conns.load(Ordering::Relaxed)).sum::<u32>().into(),
         "stot" => be.cum_conn.get().into(),
+        "qcur" => be.queue.len().into(),
+        "qmax" => be.queue.max().into(),
         "econ" => px.stats.be_econ.get().into(),
+        "bin" => px.stats.be_bin.get().into(),
+        "connect" => px.stats.be_connect.get().into(),
+        "dresp" => px.stats.be_dresp.get().into(),
+        "reuse" => px.stats.be_reuse.get().into(),
+        "bout" => px.stats.be_bout.get().into(),
         "lbtot" => px.stats.be_lbtot.get().into(),
         "rate" => px.stats.be_sess_rate.current()?.into(),
         "rate_max" => px.stats.be_sess_rate.max()?.into(),
@@ -351,9 +362,17 @@ fn server(_rt: &Runtime, px: &ProxyRt, srv: &ServerRt, name: &str, level: Level)
         "svname" => Val::Str(srv.name.clone()),
         "scur" => srv.cur_conns.load(Ordering::Relaxed).into(),
         "smax" => srv.stats.smax.load(Ordering::Relaxed).into(),
-        "slim" => srv.maxconn?.into(),
+        "slim" => srv.maxconn()?.into(),
+        "qcur" => srv.queue.len().into(),
+        "qmax" => srv.queue.max().into(),
+        "qlimit" => (srv.maxqueue > 0).then_some(srv.maxqueue)?.into(),
         "stot" => srv.stats.stot.get().into(),
         "econ" => srv.stats.econ.get().into(),
+        "bin" => srv.stats.bin.get().into(),
+        "connect" => srv.stats.connect.get().into(),
+        "dresp" => srv.stats.dresp.get().into(),
+        "reuse" => srv.stats.reuse.get().into(),
+        "bout" => srv.stats.bout.get().into(),
         "lbtot" => srv.stats.lbtot.get().into(),
         "rate" => srv.stats.sess_rate.current()?.into(),
         "rate_max" => srv.stats.sess_rate.max()?.into(),

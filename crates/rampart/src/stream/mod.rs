@@ -145,8 +145,15 @@ pub async fn run<F: HttpFront>(front: &mut F, rt: &Runtime, conn: &ConnInfo, fe:
     txn.st.begin(conn, next_uniq_id(), &rt.proxies[fe].rules.captures);
     let meth = Some(txn.req.method);
     let mut s = Stream { rt, conn, fe, be: None, srv: None, first_req, meth };
+    let start = rt.stats.histograms.then(std::time::Instant::now);
     let next = exchange(front, &mut s, txn, &mut sess_vars).await;
+    if let Some(start) = start {
+        record_timers(&s, txn, start);
+    }
     crate::stats::counters::count_http(rt, fe, s.be, s.srv, answered_status(txn));
+    let io = front.log_info();
+    let bytes = (io.head_received + io.received, io.head_sent + io.sent);
+    crate::stats::counters::count_bytes(rt, fe, s.be, s.srv, bytes);
     if let Some(pl) = rt.proxies[fe].log.as_deref().filter(|_| !txn.st.log.asap) {
         log_exchange(pl, &*front, &s, txn, &sess_vars);
     }
@@ -167,6 +174,24 @@ pub async fn run<F: HttpFront>(front: &mut F, rt: &Runtime, conn: &ConnInfo, fe:
     next
 }
 
+/// Records the exchange's timers in its backend's and server's latency histograms.
+fn record_timers(s: &Stream<'_>, txn: &TxnData, start: std::time::Instant) {
+    let Some(be) = s.be else { return };
+    let l = &txn.st.log;
+    let x = crate::stats::histogram::Exchange {
+        start,
+        connect_start: l.connect_start,
+        connected: l.connected,
+        res_head: l.res_head,
+        end: std::time::Instant::now(),
+    };
+    let px = &s.rt.proxies[be];
+    px.stats.be_timers.record(&x);
+    if let Some(srv) = s.srv.and_then(|i| px.be.servers.get(i)) {
+        srv.stats.timers.record(&x);
+    }
+}
+
 /// The status of the response the exchange sent: the one rampart built (or sent raw),
 /// else the server's; `None` when none was sent.
 fn answered_status(txn: &TxnData) -> Option<u16> {
@@ -175,7 +200,7 @@ fn answered_status(txn: &TxnData) -> Option<u16> {
 
 /// Ends the exchange's log record and sends its line (the frontend logs).
 fn log_exchange<F: HttpFront>(pl: &crate::log::ProxyLog, front: &F, s: &Stream<'_>, txn: &mut Txn, sess: &VarStore) {
-    let side::LogInfo { sent, received, back_src } = front.log_info();
+    let side::LogInfo { sent, received, back_src, .. } = front.log_info();
     let l = &mut txn.st.log;
     l.end = Some(std::time::Instant::now());
     l.bytes_in += received;
@@ -264,11 +289,13 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
     }
     s.srv = ana::switching::server(s, be, input(txn, front.req_buf(), sess));
     ana::inner::run(s, txn, front.req_buf(), sess);
-    let key = ana::switching::lb_key(s, be, input(txn, front.req_buf(), sess));
+    let key = ana::switching::lb_key(s, be, input(txn, front.req_buf(), sess), front.req_body());
     let sni = ana::switching::sni(s, be, input(txn, front.req_buf(), sess));
 
     let logging = logs(s);
-    if logging {
+    // the instants the log line and the latency histograms are computed from
+    let timed = logging || s.rt.stats.histograms;
+    if timed {
         txn.st.log.connect_start = Some(std::time::Instant::now());
     }
     // HAProxy sends an empty UNIQUE_ID when the frontend has no unique-id-format
@@ -276,13 +303,16 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
         Some(_) => txn.st.uid.rendered(),
         None => Some(&b""[..]),
     };
-    let cx = crate::backend::send_proxy::ConnectCtx { conn: &txn.st.conn, unique_id: uid, sni: &sni };
+    let cx =
+        crate::backend::send_proxy::ConnectCtx { conn: &txn.st.conn, unique_id: uid, prio: txn.st.prio, sni: &sni };
     let server = match front.connect(be, s.srv, key, cx).await {
         Ok(c) => {
             s.srv = Some(c.srv);
             txn.st.back_tls = c.stream.tls().map(|t| t.info.clone());
-            if logging {
-                txn.st.log.connected = Some(std::time::Instant::now());
+            if timed {
+                let l = &mut txn.st.log;
+                l.connected = Some(std::time::Instant::now());
+                l.queued(c.queued);
             }
             c
         }
@@ -290,10 +320,15 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
             ended(txn, Cause::ServerAbort, Phase::Connect);
             return error(front, s, txn, sess, 503, true).await;
         }
-        Err(ConnectFail::QueueTimeout) => {
+        Err(ConnectFail::QueueTimeout(wait)) => {
+            txn.st.log.queued(wait);
+            ended(txn, Cause::ServerTimeout, Phase::Queue);
+            return error(front, s, txn, sess, 503, true).await;
+        }
+        Err(ConnectFail::QueueFull) => {
             let l = &mut txn.st.log;
             l.queue_ms = l.connect_start.map(|t| t.elapsed().as_millis() as i64);
-            ended(txn, Cause::ServerTimeout, Phase::Queue);
+            ended(txn, Cause::ServerAbort, Phase::Queue);
             return error(front, s, txn, sess, 503, true).await;
         }
         Err(ConnectFail::Failed { srv, timed_out, retries }) => {
@@ -309,14 +344,14 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
         }
     };
     let TxnData { req, res, synth, vars_txn, vars_reqres, scratch, strict, st } = &mut **txn;
-    let tmo = st.timeouts;
+    let (tmo, l7_retry) = (st.timeouts, st.l7_retry);
     let mut st =
         ResState { synth, vars_txn, vars_reqres, sess_vars: &mut *sess, scratch, strict, reply: &mut reply, st };
     let stream = &*s;
     let probe = crate::backend::ResponseProbe::start(&s.rt.proxies[be], server.srv);
     let on_response = |res: &mut MsgHead, buf: &[u8]| {
         probe.response(res.status);
-        if logging {
+        if timed {
             st.st.log.res_head = Some(std::time::Instant::now());
         }
         let v = ana::http_res::run(stream, res, buf, &mut st);
@@ -329,7 +364,7 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
         }
         v
     };
-    let forwarded = front.forward(server, be, req, res, tmo, on_response).await;
+    let forwarded = front.forward(server, be, req, res, tmo, l7_retry, on_response).await;
     match forwarded {
         Forwarded::Done(next) => next,
         Forwarded::Failed(code) => {

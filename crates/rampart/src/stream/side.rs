@@ -36,8 +36,11 @@ pub enum ConnectFail {
     NoServer,
     /// The client left while the stream waited (`option abortonclose`): close.
     Aborted,
-    /// Every server stayed full for `timeout queue` (503, the log's `sQ`).
-    QueueTimeout,
+    /// Every server stayed full for `timeout queue` (503, the log's `sQ`), after this
+    /// wait.
+    QueueTimeout(crate::backend::QueueWait),
+    /// The server a rule chose is full and so is its queue, `maxqueue` (503, `SQ`).
+    QueueFull,
     /// Every connection attempt to server `srv` failed (503), the last one by timing
     /// out or not, after `retries` retries: the log names the server.
     Failed { srv: usize, timed_out: bool, retries: u32 },
@@ -121,7 +124,9 @@ pub trait HttpFront {
     /// streams its body, reads the response head into `res`, and calls `on_response`
     /// with it (and the buffer its slices point into) before writing it to the client:
     /// the response analysers run there and may rewrite it or replace it. `tmo` holds
-    /// the timeouts rules set for this stream (`set-timeout`).
+    /// the timeouts rules set for this stream (`set-timeout`); `l7_retry`: whether the
+    /// backend's `retry-on` response conditions apply (no `disable-l7-retry`).
+    #[allow(clippy::too_many_arguments)]
     fn forward<R>(
         &mut self,
         conn: Conn,
@@ -129,6 +134,7 @@ pub trait HttpFront {
         req: &MsgHead,
         res: &mut MsgHead,
         tmo: TimeoutOverride,
+        l7_retry: bool,
         on_response: R,
     ) -> impl Future<Output = Forwarded> + Send
     where
@@ -145,7 +151,7 @@ pub trait HttpFront {
     /// Sends raw bytes (an `errorfile` rampart's parser cannot read), then closes.
     fn reply_raw(&mut self, bytes: &[u8]) -> impl Future<Output = Next> + Send;
 
-    /// What the front measured for the log line (when the frontend logs).
+    /// What the front measured, for the log line and the byte counters of the stats.
     fn log_info(&self) -> LogInfo {
         LogInfo::default()
     }
@@ -159,6 +165,10 @@ pub struct LogInfo {
     pub sent: u64,
     /// Request body bytes received after those that came with the head.
     pub received: u64,
+    /// Response head bytes sent to the client, as written (`bout` of the stats).
+    pub head_sent: u64,
+    /// Request bytes that came with the head, the head included (`bin` of the stats).
+    pub head_received: u64,
     /// The source address of the server connection used.
     pub back_src: Option<std::net::SocketAddr>,
 }

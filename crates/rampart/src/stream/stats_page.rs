@@ -1,17 +1,22 @@
 //! The statistics page served in place of the backend when a request asks for a proxy's
 //! `stats uri` (after that proxy's `http-request` rules), as HAProxy's stats applet
 //! takes over the stream. What the page says is `crate::stats::page`'s; this builds and
-//! sends the response. HAProxy counterpart: http_handle_stats() in http_ana.c.
+//! sends the response, after reading the body of an admin form POST.
+//! HAProxy counterpart: http_handle_stats() in http_ana.c.
 
 use std::borrow::Cow;
 
-use super::{ana, send_built, HttpFront, Next, Stream, Txn};
+use super::{ana, conclude, send_built, wait_body, HttpFront, Next, Stream, Txn};
 use crate::action::reply::start_head;
+use crate::action::WaitBody;
 use crate::http::Synth;
+use crate::sample::ctx::Dir;
 use crate::sample::vars::VarStore;
-use crate::stats::page::Answer;
+use crate::stats::page::{Answer, Ask};
 
-/// Serves proxy `px`'s statistics page if it has one and the request is for it.
+/// Serves proxy `px`'s statistics page if it has one and the request is for it (GET,
+/// HEAD or POST: other methods go on to the backend, as in HAProxy). A POST with admin
+/// rights waits for its body, the form.
 pub(super) async fn serve<F: HttpFront>(
     front: &mut F,
     s: &mut Stream<'_>,
@@ -20,12 +25,30 @@ pub(super) async fn serve<F: HttpFront>(
     px: usize,
 ) -> Option<Next> {
     let page = s.rt.proxies[px].stats_page.as_deref()?;
-    let answer = {
+    let (post, admin, allowed) = {
         let view = txn.req.view(front.req_buf());
-        let options = page.options(view.uri())?;
+        let post = match view.method() {
+            b"GET" | b"HEAD" => false,
+            b"POST" => true,
+            _ => return None,
+        };
+        page.options(view.uri())?;
         // counted before the page is rendered, as HAProxy does
         s.rt.proxies[s.fe].stats.fe_intercepted.inc();
-        page.answer(s.rt, options, view.first(b"authorization"), view.method() == b"POST")
+        (post, admin_allowed(s, txn, front.req_buf(), sess, px), page.allows(view.first(b"authorization")))
+    };
+    if post && admin && allowed {
+        let mut reply = None;
+        let all = WaitBody { time: None, at_least: 0 };
+        if let Some(v) = wait_body(front, s, txn, sess, all, &mut reply).await {
+            return Some(conclude(front, s, txn, sess, v, reply).await);
+        }
+    }
+    let answer = {
+        let view = txn.req.view(front.req_buf());
+        let options = page.options(view.uri()).unwrap_or_default();
+        let ask = if post { Ask::Post(front.req_body().unwrap_or_default()) } else { Ask::Read };
+        page.answer(s.rt, px, options, view.first(b"authorization"), admin, ask)
     };
     let mut reply = None;
     match answer {
@@ -57,4 +80,14 @@ pub(super) async fn serve<F: HttpFront>(
         }
     }
     Some(send_built(front, s, txn, sess, reply).await)
+}
+
+/// Whether one of proxy `px`'s `stats admin` conditions holds for the request.
+fn admin_allowed(s: &Stream<'_>, txn: &Txn, buf: &[u8], sess: &VarStore, px: usize) -> bool {
+    let conds = &s.rt.proxies[px].rules.stats_admin;
+    if conds.is_empty() {
+        return false;
+    }
+    let ctx = s.ctx(Dir::Request, Some((&txn.req, buf)), None, sess, &txn.vars_txn, &txn.vars_reqres, &txn.st);
+    conds.iter().any(|c| c.eval(&ctx))
 }

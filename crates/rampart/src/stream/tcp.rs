@@ -186,7 +186,8 @@ pub async fn run<'a, F: TcpFront>(
     // empty one without `unique-id-format` (as HAProxy) and none with it.
     let uid = rt.proxies[fe].rules.unique_id.is_none().then_some(&b""[..]);
     let sni = st.sni(be, req.as_deref().map_or(&[][..], |b| &b[..]));
-    let cx = crate::backend::send_proxy::ConnectCtx { conn: &st.conn, unique_id: uid, sni: &sni };
+    let cx =
+        crate::backend::send_proxy::ConnectCtx { conn: &st.conn, unique_id: uid, prio: Default::default(), sni: &sni };
     if !front.connect(be, cx).await {
         return end(front, Stop::Close, Some(be));
     }
@@ -292,7 +293,10 @@ fn response_rules<'s, 'a: 's>(
             TcpFlow::Wait => ResVerdict::Wait(deadline),
             TcpFlow::Continue | TcpFlow::Accept => ResVerdict::Forward,
             TcpFlow::CloseServer => ResVerdict::CloseServer,
-            TcpFlow::Reject => ResVerdict::Reject,
+            TcpFlow::Reject => {
+                crate::stats::counters::count_denied_resp(rt, st.s.fe, Some(be), st.s.srv);
+                ResVerdict::Reject
+            }
             TcpFlow::SilentDrop => {
                 rt.proxies[st.s.fe].fe.denied_req.inc();
                 ResVerdict::SilentDrop

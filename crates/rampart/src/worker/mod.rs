@@ -109,7 +109,14 @@ fn thread_main(
     state_rx: watch::Receiver<ListenState>,
     (thread, nbthread): (usize, usize),
 ) {
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    // Log lines to datagram sockets are gathered during a loop turn and sent
+    // together before the loop waits for events again.
+    crate::log::batch::enable();
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .on_thread_park(crate::log::batch::flush)
+        .build()
+    {
         Ok(r) => r,
         Err(e) => {
             eprintln!("[ALERT]    ({}) : cannot start a thread's event loop: {e}", std::process::id());

@@ -80,6 +80,15 @@ impl Cx<'_> {
                 }
             }
         }
+        for c in px.stats.iter().flat_map(|p| &p.admin) {
+            let mut cx = self.cx(Site::Acl);
+            let res = acl::compile_condition(c, &px.rules.acls, acls, &mut cx);
+            self.keep(cx);
+            match res {
+                Ok(cond) => out.stats_admin.push(cond),
+                Err(msg) => self.alert(&c.span, format!("error detected while parsing a 'stats admin' rule : {msg}.")),
+            }
+        }
         for (status, reply) in &px.http_error_replies {
             if let Some(r) = self.reply(reply, List::HttpError, "") {
                 out.http_errors.push((*status, r));

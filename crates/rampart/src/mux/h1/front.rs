@@ -55,10 +55,14 @@ pub struct H1Front<'a, S> {
     pub dechunked: Option<Dechunk>,
     /// Body bytes sent to the client in this exchange (`%B` adds the head's size).
     pub sent: u64,
+    /// Response head bytes sent to the client in this exchange.
+    pub head_sent: u64,
     /// The server connection's source address, when the frontend logs (`%bi`, `%bp`).
     pub back_src: Option<std::net::SocketAddr>,
     /// Request body bytes received after those in hand with the head (`%U`).
     pub received: u64,
+    /// The request head and the body bytes that came with it.
+    pub head_received: u64,
 }
 
 impl<S: Sock> H1Front<'_, S> {
@@ -199,17 +203,19 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
             let private = self.conn.extra.as_mut().and_then(|e| e.private.take());
             self.conn.trim();
             if let Some(sc) = private {
+                crate::stats::counters::count_server_conn(rt, be_idx, sc.srv, true);
                 return Ok(sc);
             }
         }
         let reuse = self.reuse(be.http_reuse);
-        match backend::connect_unless_aborted(self.client, rt, be_idx, reuse, srv, key, cx).await {
+        match backend::connect_unless_aborted(self.client, rt, be_idx, reuse, srv, key, cx.prio, cx).await {
             Some(Ok(sc)) if sc.from_pool || backend::send_proxy::send(rt, be_idx, &sc, cx).await => Ok(sc),
             Some(Ok(_)) => Err(ConnectFail::NoServer),
             Some(Err(backend::ConnectError::Failed { srv, timed_out, retries })) => {
                 Err(ConnectFail::Failed { srv, timed_out, retries })
             }
-            Some(Err(backend::ConnectError::QueueTimeout)) => Err(ConnectFail::QueueTimeout),
+            Some(Err(backend::ConnectError::QueueTimeout(w))) => Err(ConnectFail::QueueTimeout(w)),
+            Some(Err(backend::ConnectError::QueueFull)) => Err(ConnectFail::QueueFull),
             Some(Err(_)) => Err(ConnectFail::NoServer),
             // `option abortonclose`: the client left before a server took the request.
             None => Err(ConnectFail::Aborted),
@@ -223,6 +229,7 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
         req: &MsgHead,
         res: &mut MsgHead,
         tmo: TimeoutOverride,
+        l7_retry: bool,
         mut on_response: R,
     ) -> Forwarded
     where
@@ -258,7 +265,10 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
         }
 
         let progress = xfer::Progress::default();
-        let info = xfer::ReqInfo {
+        // `retry-on` response conditions: only for a request whole in `out`
+        let retry_on = be.retry_on_response.as_deref().filter(|_| replayable && l7_retry);
+        let mut retries_left = if retry_on.is_some() { be.l7_retries } else { 0 };
+        let mut info = xfer::ReqInfo {
             method,
             version,
             upgrade,
@@ -266,6 +276,7 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
             progress: &progress,
             trace: self.trace,
             tmo,
+            retry_on: retry_on.filter(|_| retries_left > 0),
         };
         if fe.log.as_ref().is_some_and(|l| l.back_src) {
             self.back_src = sc.stream.local_addr().ok();
@@ -296,8 +307,22 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
                 result = fwd.await;
             }
         }
+        while matches!(result, Err(RespError::Retry)) {
+            retries_left -= 1;
+            info.retry_on = retry_on.filter(|_| retries_left > 0);
+            match send_again(sess, be_idx, sc, &out, retries_left == 0).await {
+                Some(new) => sc = new,
+                None => return Forwarded::Failed(503),
+            }
+            trace_server(self.trace, &sc);
+            let (pending, res_h1) = (&self.buf[..], &mut self.heads.res);
+            let fwd =
+                forward_response(self.client, &sc.stream, res_h1, res, info, sess, be_idx, pending, &mut on_response);
+            result = fwd.await;
+        }
         drop(out);
         self.sent += progress.download.bytes();
+        self.head_sent += progress.head.load(std::sync::atomic::Ordering::Relaxed);
         self.received += progress.upload.bytes();
 
         match result {
@@ -309,7 +334,7 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
                 Forwarded::Closed
             }
             Err(RespError::Status(code)) => Forwarded::Failed(code),
-            Err(RespError::ServerClosedEarly) => Forwarded::Failed(502),
+            Err(RespError::ServerClosedEarly | RespError::Retry) => Forwarded::Failed(502),
         }
     }
 
@@ -337,6 +362,7 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
             return Next::Close;
         }
         self.sent += out.len() as u64 - head_len;
+        self.head_sent += head_len;
         if !keep {
             // Request bytes may still be on their way (a body not read): closing now
             // would reset the connection and lose the response, so close softly, as the
@@ -362,7 +388,13 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
     }
 
     fn log_info(&self) -> crate::stream::side::LogInfo {
-        crate::stream::side::LogInfo { sent: self.sent, received: self.received, back_src: self.back_src }
+        crate::stream::side::LogInfo {
+            sent: self.sent,
+            received: self.received,
+            back_src: self.back_src,
+            head_sent: self.head_sent,
+            head_received: self.head_received,
+        }
     }
 }
 
@@ -485,6 +517,34 @@ async fn retry_on_new_conn(
     let new = backend::reconnect(&sess.rt, be_idx, sc.srv, cx).await.ok()?;
     backend::send_proxy::send(&sess.rt, be_idx, &new, cx).await.then_some(())?;
     write_all(&new.stream, out, sess.rt.proxies[be_idx].timeouts.server).await.ok()?;
+    Some(new)
+}
+
+/// A `retry-on` condition was met: closes `sc` (freeing its slot) and sends `out`,
+/// the whole request, on a new connection to the same server, or to another one on
+/// the last retry with `option redispatch` (HAProxy's layer-7 retry). Counts the
+/// retry (`wretr`, `wredis`).
+async fn send_again(sess: &Session, be_idx: usize, sc: ServerConn, out: &[u8], last: bool) -> Option<ServerConn> {
+    let rt = &sess.rt;
+    let be = &rt.proxies[be_idx];
+    let prev = sc.srv;
+    let prev_sni = sc.sni.clone();
+    drop(sc);
+    let target = match be.redispatch && last {
+        true => backend::pick_server(be, Some(prev), None).unwrap_or(prev),
+        false => prev,
+    };
+    let retry = crate::stats::counters::SrvError::Retry { redispatch: target != prev };
+    crate::stats::counters::count_srv_error(rt, be_idx, Some(prev), retry);
+    let conn = &sess.conn;
+    // the SNI the previous connection announced, again
+    let sni = backend::sni_again(&be.be.servers[target], prev_sni.as_deref());
+    let cx = ConnectCtx { sni: &sni, ..ConnectCtx::new(conn) };
+    let new = backend::connect(rt, be_idx, Reuse::No, Some(target), None, backend::Priority::default(), cx).await;
+    let new = new.ok()?;
+    // COMPAT: as for the pool's retry, the header carries no UNIQUE_ID TLV
+    backend::send_proxy::send(rt, be_idx, &new, cx).await.then_some(())?;
+    write_all(&new.stream, out, be.timeouts.server).await.ok()?;
     Some(new)
 }
 

@@ -164,6 +164,9 @@ async fn exchange<S: Sock>(
         if let Some(started) = started {
             log_head_error(sess, &e, first, &buf, started);
         }
+        if let HeadError::Invalid(err) = &e {
+            crate::stats::errors::capture(rt, sess.fe, sess.conn.src, &buf, err);
+        }
         match e {
             // As HAProxy 2.6 (without `option http-ignore-probes`), a connection that
             // ends or times out before its first request gets a 400 or 408; between
@@ -225,6 +228,7 @@ async fn run_stream<S: Sock>(
         d.feed(&buf[head.len..head.len + here]);
         d
     });
+    let head_received = (heads.req.len + here) as u64;
     let mut front = H1Front {
         client,
         sess,
@@ -239,8 +243,10 @@ async fn run_stream<S: Sock>(
         first_req,
         dechunked,
         sent: 0,
+        head_sent: 0,
         back_src: None,
         received: 0,
+        head_received,
     };
     let next = stream::run(&mut front, rt, &sess.conn, sess.fe, &mut txn).await;
     let rest = if next == Next::KeepAlive { front.take_rest() } else { None };
@@ -263,7 +269,7 @@ fn log_start(conn: &H1Conn, first: bool) -> LogStart {
     if first {
         return (now, now, 0);
     }
-    let idle = crate::log::stream_log::clock_ms().wrapping_sub(conn.last_end_ms);
+    let idle = crate::log::stream_log::clock_ms_at(now.1).wrapping_sub(conn.last_end_ms);
     let idle_d = std::time::Duration::from_millis(idle.into());
     let prev_end = (now.0.checked_sub(idle_d).unwrap_or(now.0), now.1.checked_sub(idle_d).unwrap_or(now.1));
     (prev_end, now, i64::from(idle))

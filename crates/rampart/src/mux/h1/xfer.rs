@@ -8,6 +8,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use rampart_cfg::model::RetryOnResponse;
+
 use crate::backend::BackSock;
 use rampart_proto::h1::{parse_response, Framing, Head, Method, Version};
 
@@ -37,6 +39,8 @@ pub struct ReqInfo<'a> {
     pub trace: Option<&'a Trace>,
     /// Timeouts `set-timeout` rules set for this stream.
     pub tmo: TimeoutOverride,
+    /// The `retry-on` response conditions, when the request may be sent again.
+    pub retry_on: Option<&'a RetryOnResponse>,
 }
 
 /// What the two halves of an exchange learn from each other while a request body
@@ -51,6 +55,8 @@ pub struct Progress {
     pub answered: AtomicBool,
     /// Counts the response bytes sent to the client (`%B`).
     pub download: Activity,
+    /// The size of the response head sent to the client (the stats' `bout`).
+    pub head: std::sync::atomic::AtomicU64,
 }
 
 /// How a forwarded response ended.
@@ -78,6 +84,21 @@ pub enum RespError {
     Closed,
     /// The response analysers dropped the client silently.
     SilentDrop,
+    /// A `retry-on` condition met before anything reached the client: send the
+    /// request again.
+    Retry,
+}
+
+/// Whether the outcome of reading a response head (`head`, with `status` when it was
+/// read) meets a `retry-on` condition.
+fn wants_retry(on: &RetryOnResponse, head: &Result<(), RespError>, status: u16) -> bool {
+    match head {
+        Ok(()) => on.statuses.contains(&status),
+        Err(RespError::ServerClosedEarly) => on.empty_response,
+        Err(RespError::Status(504)) => on.response_timeout,
+        Err(RespError::Status(502)) => on.junk_response,
+        Err(_) => false,
+    }
 }
 
 /// Reads the response from `server`, runs `on_response` on its head, and forwards it
@@ -102,7 +123,14 @@ where
     let be = &rt.proxies[be_idx];
     let (t_server, t_client) = (info.tmo.server(be.timeouts.server), fe.timeouts.client);
     let mut buf = Buf::take(rt.bufsize);
-    read_final_head(client, server, &mut buf, h1, info, &be.name, rt.max_head, t_server, t_client).await?;
+    let head = read_final_head(client, server, &mut buf, h1, info, &be.name, rt.max_head, t_server, t_client).await;
+    if let Some(on) = info.retry_on {
+        // once an interim response went out, the client has seen this attempt
+        if !info.progress.answered.load(Ordering::Relaxed) && wants_retry(on, &head, h1.status) {
+            return Err(RespError::Retry);
+        }
+    }
+    head?;
 
     fill(res, h1);
     // the body bytes that came with the head share its buffer, as in HAProxy
@@ -136,6 +164,7 @@ where
     info.progress.answered.store(true, Ordering::Relaxed);
     write_all(client, &out, t_client).await.map_err(|_| RespError::ClientGone)?;
     info.progress.download.add(out.len() as u64 - head_len);
+    info.progress.head.store(head_len, Ordering::Relaxed);
     drop(out);
 
     if tunnel {
@@ -252,4 +281,24 @@ async fn run_tunnel<S: Sock>(
     let activity = Activity::default();
     let _ =
         tokio::try_join!(forward(client, server, None, up, &activity), forward(server, client, None, down, &activity),);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_conditions_match_the_failure_they_name() {
+        let on = RetryOnResponse { empty_response: true, statuses: vec![503], ..Default::default() };
+        assert!(wants_retry(&on, &Ok(()), 503));
+        assert!(!wants_retry(&on, &Ok(()), 500));
+        assert!(wants_retry(&on, &Err(RespError::ServerClosedEarly), 0));
+        assert!(!wants_retry(&on, &Err(RespError::Status(504)), 0));
+        assert!(!wants_retry(&on, &Err(RespError::Status(502)), 0));
+        let on = RetryOnResponse { junk_response: true, response_timeout: true, ..Default::default() };
+        assert!(wants_retry(&on, &Err(RespError::Status(504)), 0));
+        assert!(wants_retry(&on, &Err(RespError::Status(502)), 0));
+        assert!(!wants_retry(&on, &Err(RespError::ServerClosedEarly), 0));
+        assert!(!wants_retry(&on, &Err(RespError::ClientGone), 0));
+    }
 }

@@ -101,9 +101,11 @@ pub fn sni(s: &Stream<'_>, be: usize, i: Input<'_>) -> crate::tls::client::SniVa
 
 /// The hash key of a hashing backend `be` for this request (`balance source`, `uri`,
 /// `url_param`, `hdr`, `hash`); `None` for other algorithms or a missing key.
-pub fn lb_key(s: &Stream<'_>, be: usize, i: Input<'_>) -> Option<u32> {
+pub fn lb_key(s: &Stream<'_>, be: usize, i: Input<'_>, body: Option<&[u8]>) -> Option<u32> {
     let px = &s.rt.proxies[be];
     px.be.lb.key_source()?;
-    let ctx = s.ctx(Dir::Request, Some((i.req, i.buf)), None, i.sess, i.txn, i.reqres, i.st);
+    let mut ctx = s.ctx(Dir::Request, Some((i.req, i.buf)), None, i.sess, i.txn, i.reqres, i.st);
+    // the body waited for (`option http-buffer-request`), for `req.body` keys
+    ctx.req_body = body;
     crate::backend::key::lb_key(px, &ctx)
 }

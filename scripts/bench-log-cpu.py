@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""CPU per keep-alive request with and without `option httplog` to a UDP syslog
+target, measured side by side: both proxies run at the same time, pinned to the same
+core, each loaded by its own wrk (both wrk on another core), so that whatever else runs
+on the machine weighs on both alike. proxybench.py alternates runs instead, which this
+machine's load (other builds) makes too noisy for a 10 % question.
+
+Per round: CPU time (utime+stime from /proc) of each proxy divided by the requests its
+wrk completed; the report gives each round's ratio (log / no log) and the median.
+The UDP receiver (socat) is pinned beside wrk, off the proxies' core.
+
+    scripts/bench-log-cpu.py --proxy target/release/rampart [--vs-haproxy]
+"""
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+NGINX = """\
+worker_processes 1;
+daemon off;
+pid {tmp}/nginx.pid;
+error_log {tmp}/nginx-error.log warn;
+events {{ worker_connections 4096; }}
+http {{
+    access_log off;
+    keepalive_requests 1000000;
+    server {{
+        listen 127.0.0.1:{port} backlog=4096;
+        location = / {{ return 200 "{body}"; }}
+    }}
+}}
+"""
+
+CFG = """\
+global
+    nbthread 1
+    maxconn 1000
+
+defaults
+    mode http
+    timeout connect 5s
+    timeout client 60s
+    timeout server 60s
+    timeout http-keep-alive 60s
+{log}
+frontend fe_http
+    bind 127.0.0.1:{port}
+    default_backend be_http
+
+backend be_http
+    http-reuse safe
+    server nginx 127.0.0.1:{backend}
+"""
+
+LOG = "    log 127.0.0.1:{udp} local0\n    option httplog\n"
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def cpu_ticks(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+def wait_port(port):
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    sys.exit(f"nothing listens on {port}")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--proxy", default="target/release/rampart")
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--duration", type=int, default=8)
+    p.add_argument("--conns", type=int, default=25, help="wrk connections per proxy")
+    p.add_argument("--proxy-cpu", default="1")
+    p.add_argument("--client-cpu", default="0")
+    args = p.parse_args()
+
+    tmp = tempfile.mkdtemp(prefix="log-cpu-")
+    backend, udp = free_port(), free_port()
+    with open(f"{tmp}/nginx.conf", "w") as f:
+        f.write(NGINX.format(tmp=tmp, port=backend, body="x" * 100))
+    procs = [subprocess.Popen(["nginx", "-p", tmp + "/", "-e", f"{tmp}/nginx-error.log", "-c", f"{tmp}/nginx.conf"])]
+    procs.append(subprocess.Popen(["taskset", "-c", args.client_cpu, "socat", "-u",
+                                   f"UDP-RECV:{udp},rcvbuf=4194304", "/dev/null"]))
+    wait_port(backend)
+    hz = os.sysconf("SC_CLK_TCK")
+    ratios, rows = [], []
+    try:
+        for r in range(args.rounds):
+            ports, proxies = {}, {}
+            for side in ("nolog", "log"):
+                ports[side] = free_port()
+                cfg = f"{tmp}/{side}.cfg"
+                with open(cfg, "w") as f:
+                    f.write(CFG.format(log=LOG.format(udp=udp) if side == "log" else "", port=ports[side],
+                                       backend=backend))
+                proxies[side] = subprocess.Popen(["taskset", "-c", args.proxy_cpu, args.proxy, "-f", cfg],
+                                                 stdout=subprocess.DEVNULL)
+            for side in proxies:
+                wait_port(ports[side])
+            before = {s: cpu_ticks(pr.pid) for s, pr in proxies.items()}
+            wrks = {s: subprocess.Popen(["taskset", "-c", args.client_cpu, "wrk", "-t1", f"-c{args.conns}",
+                                         f"-d{args.duration}", f"http://127.0.0.1:{ports[s]}/"],
+                                        stdout=subprocess.PIPE, text=True) for s in proxies}
+            out = {s: w.communicate()[0] for s, w in wrks.items()}
+            after = {s: cpu_ticks(pr.pid) for s, pr in proxies.items()}
+            for pr in proxies.values():
+                pr.send_signal(signal.SIGTERM)
+                pr.wait(10)
+            per_req = {}
+            for s in proxies:
+                m = re.search(r"(\d+) requests in", out[s])
+                n = int(m.group(1)) if m else 0
+                per_req[s] = (after[s] - before[s]) / hz / max(n, 1) * 1e6
+                rows.append((r + 1, s, n, per_req[s]))
+            ratios.append(per_req["log"] / per_req["nolog"])
+            print(f"round {r + 1}: no log {per_req['nolog']:.2f} us/req, httplog to UDP "
+                  f"{per_req['log']:.2f} us/req, ratio {ratios[-1]:.3f}", flush=True)
+    finally:
+        for pr in procs:
+            pr.terminate()
+        for pr in procs:
+            pr.wait(10)
+        shutil.rmtree(tmp, ignore_errors=True)
+    nolog = statistics.median(x[3] for x in rows if x[1] == "nolog")
+    log = statistics.median(x[3] for x in rows if x[1] == "log")
+    print(f"\n| proxy | no log µs/req | httplog→UDP µs/req | ratio (median of rounds) | per-round ratios |")
+    print("|---|---|---|---|---|")
+    print(f"| {os.path.basename(args.proxy)} | {nolog:.2f} | {log:.2f} | {statistics.median(ratios):.3f} | "
+          f"{min(ratios):.3f}..{max(ratios):.3f} |")
+
+
+if __name__ == "__main__":
+    main()
