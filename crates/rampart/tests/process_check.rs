@@ -103,7 +103,7 @@ fn check_answers_like_haproxy() {
 
 /// One `-c` run lists every refusal of a file, each with its line: several options of
 /// one `bind` or `server` line, `master-worker`, invalid `stats socket` options, and
-/// what only the runtime refuses (`http-request set-priority-class`, `unix@` servers) even though parsing
+/// what only the runtime refuses (`http-request set-priority-class`, checks of `unix@` servers) even though parsing
 /// already failed.
 #[test]
 fn one_check_run_reports_every_refusal() {
@@ -135,7 +135,7 @@ fn one_check_run_reports_every_refusal() {
             "15] : 'server be/s2' : 'send-proxy-v2-ssl' is not supported yet",
             "15] : 'server be/s2' : weight of server s2 is not within 0 and 256 (999)..",
             "11] : 'tcp-request content set-priority-class' is not supported yet (TCP streams carry no queue priority yet)",
-            "14] : unix socket server addresses are not supported yet",
+            "14] : health checks of unix socket servers are not supported yet",
             "Error(s) found in configuration file : test.cfg",
             "Fatal errors found in configuration.",
         ],

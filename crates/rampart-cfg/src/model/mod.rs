@@ -11,15 +11,18 @@
 //! - `rules`: ACLs, conditions, the rule lists and their actions
 //! - `reply`: HTTP replies, redirects, `http-errors` and `userlist` sections
 //! - `check`: health-check settings of a proxy (`option httpchk`, `http-check`)
+//! - `server_tls`: TLS towards servers (`server ... ssl`, `ssl-default-server-*`)
 
 mod check;
 mod reply;
 mod rules;
+mod server_tls;
 mod ssl;
 
 pub use check::*;
 pub use reply::*;
 pub use rules::*;
+pub use server_tls::*;
 pub use ssl::*;
 
 use std::net::SocketAddr;
@@ -101,6 +104,8 @@ pub struct Global {
     pub ssl: GlobalSsl,
     /// `spread-checks` (0..=50): random +/- percentage added to each check interval.
     pub spread_checks: u32,
+    /// `ssl-default-server-*`, `ssl-server-verify`.
+    pub ssl_server: SslServerDefaults,
     pub span: Span,
 }
 
@@ -159,6 +164,7 @@ impl Default for Global {
             set_vars: Vec::new(),
             expose_experimental: false,
             spread_checks: 0,
+            ssl_server: SslServerDefaults::default(),
             ssl: GlobalSsl::default(),
             span: Span::default(),
         }
@@ -734,6 +740,8 @@ pub struct Server {
     /// An address without a port, or with `+N`/`-N`: the port is the one the client
     /// connected to plus this offset (the address's port is then 0).
     pub port_offset: Option<i32>,
+    /// `ssl`, `verify`, `ca-file`, `sni`, `alpn`, `crt`, `check-ssl` ...
+    pub tls: ServerTls,
     pub span: Span,
 }
 

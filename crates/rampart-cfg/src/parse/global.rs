@@ -28,6 +28,10 @@ pub(super) fn parse_global_line(p: &mut Parser, words: &[String], kwm: Modifier,
         "tune.bufsize" | "tune.maxrewrite" => parse_tune(p, words, span),
         "hard-stop-after" => parse_hard_stop_after(p, words, span),
         "spread-checks" => parse_spread_checks(p, words, span),
+        "ssl-server-verify"
+        | "ssl-default-server-ciphers"
+        | "ssl-default-server-ciphersuites"
+        | "ssl-default-server-options" => super::server_ssl::parse_global_ssl_server(p, words, span),
         "tune.idle-pool.shared" => parse_idle_pool_shared(p, words, span),
         _ if word.starts_with("tune.vars.") && kw::global_kw(word).is_some() => parse_vars_max_size(p, words, span),
         // HAProxy 2.6 ignores any word after it.

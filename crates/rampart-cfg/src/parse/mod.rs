@@ -39,6 +39,7 @@ mod proxy;
 mod proxy_kw;
 mod rule;
 mod server;
+mod server_ssl;
 mod ssl;
 mod stats;
 mod switching;

@@ -78,6 +78,7 @@ pub(crate) struct ServerSettings {
     pub proxy: crate::model::SendProxy,
     pub source: Option<std::net::SocketAddr>,
     pub socks4: Option<std::net::SocketAddr>,
+    pub tls: crate::model::ServerTls,
 }
 
 impl Default for ServerSettings {
@@ -95,6 +96,7 @@ impl Default for ServerSettings {
             proxy: crate::model::SendProxy::default(),
             source: None,
             socks4: None,
+            tls: crate::model::ServerTls::default(),
         }
     }
 }

@@ -68,6 +68,7 @@ pub(super) fn parse_server(cx: &mut Ctx<'_>, words: &[String]) {
         source: s.source,
         socks4: s.socks4,
         port_offset,
+        tls: s.tls,
         span,
     });
 }
@@ -132,7 +133,11 @@ fn parse_server_options(
             ok = false;
             continue;
         }
-        match apply_option(word, value, s, srv) {
+        let applied = match super::server_ssl::apply_tls_option(word, value, &mut s.tls, cx.span) {
+            Some(r) => r,
+            None => apply_option(word, value, s, srv),
+        };
+        match applied {
             Ok(()) => cx.note(&format!("server {word}")),
             Err(e) => {
                 // HAProxy's display_parser_err() appends a period to every option error.
@@ -251,6 +256,13 @@ fn apply_option(word: &str, value: &str, s: &mut ServerSettings, srv: &str) -> R
                 return Err(format!("'{word}' must be >= -1"));
             }
             s.pool_max_conn = u32::try_from(n).ok();
+        }
+        // COMPAT: idle connections are per thread and never taken over by another
+        // thread, so the low mark that lets a thread take one over has nothing to gate.
+        "pool-low-conn" => {
+            if value.is_empty() {
+                return Err(format!("'{word}' expects <value> as argument."));
+            }
         }
         "id" => {
             if value.is_empty() {
@@ -387,6 +399,11 @@ mod tests {
         );
         let max: Vec<_> = cfg.proxies[0].servers.iter().map(|s| s.pool_max_conn).collect();
         assert_eq!(max, [Some(4), None, Some(0)]);
+        parse_ok("backend b\n server s 127.0.0.1:1 pool-low-conn 2\n");
+        assert_eq!(
+            alerts("backend b\n server s 127.0.0.1:1 pool-low-conn\n"),
+            ["'server b/s' : 'pool-low-conn' expects <value> as argument.."]
+        );
         assert_eq!(
             alerts("backend b\n server t 127.0.0.1:80 pool-max-conn -2\n server u 127.0.0.1:80 pool-max-conn\n"),
             [
@@ -429,13 +446,10 @@ mod tests {
         assert_eq!(a("inter 0"), ["'server b/s' : invalid value 0 for argument 'inter' of server s.."]);
         assert_eq!(a("inter"), ["'server b/s' : 'inter' expects a delay as argument.."]);
         assert_eq!(a("rise 0"), ["'server b/s' : 'rise' has to be > 0.."]);
-        assert_eq!(
-            a("ssl verify none"),
-            ["'server b/s' : 'ssl' is not supported yet", "'server b/s' : 'verify' is not supported yet"]
-        );
+        assert_eq!(a("ssl verify none npn h2"), ["'server b/s' : 'npn' is not supported yet"]);
         // every refusal of the line is reported, up to an unknown word
         assert_eq!(
-            a("send-proxy-v2-ssl weight 300 check inter 0 redir http://x wieght 3 ssl"),
+            a("send-proxy-v2-ssl weight 300 check inter 0 redir http://x wieght 3"),
             [
                 "'server b/s' : 'send-proxy-v2-ssl' is not supported yet",
                 "'server b/s' : weight of server s is not within 0 and 256 (300)..",

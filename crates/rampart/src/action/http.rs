@@ -239,6 +239,7 @@ impl Env<'_> {
             unique_id: Some(&st.uid),
             uniq_id: st.uniq_id,
             timeouts: st.timeouts,
+            back_tls: st.back_tls.as_deref(),
             ..SampleCtx::new(self.rt, &st.conn, self.fe)
         }
     }

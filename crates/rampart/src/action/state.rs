@@ -41,6 +41,8 @@ pub struct StreamState {
     /// What the log line reports (filled only when the frontend logs; the mux starts
     /// it, see `crate::log::StreamLog::begin`).
     pub log: crate::log::StreamLog,
+    /// What the TLS connection to the server negotiated (`ssl_bc*`), once connected.
+    pub back_tls: Option<std::sync::Arc<crate::tls::TlsInfo>>,
 }
 
 /// Timeouts a rule set for one stream; `None`: the backend's.
@@ -77,6 +79,7 @@ impl Default for StreamState {
             l7_retry: true,
             resume: 0,
             log: crate::log::StreamLog::default(),
+            back_tls: None,
         }
     }
 }

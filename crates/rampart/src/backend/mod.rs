@@ -9,6 +9,7 @@
 pub mod key;
 pub mod queue;
 pub mod send_proxy;
+pub mod sock;
 pub mod socks4;
 
 use std::io;
@@ -16,15 +17,18 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::net::{TcpSocket, TcpStream};
+use tokio::net::{TcpSocket, TcpStream, UnixStream};
 use tokio::sync::oneshot;
+
+pub use sock::{BackSock, PlainSock};
 
 use crate::check::{self, Event};
 use crate::conn_pool::{self, IdleConn};
-use crate::io::{idle_conn_alive, Sock};
+use crate::io::Sock;
 use crate::proxy::{BackendRt, ProxyRt, Runtime, ServerRt};
 use crate::sample::ctx::ConnInfo;
 use crate::stats::counters::SrvError;
+use send_proxy::ConnectCtx;
 
 pub use queue::Priority;
 
@@ -32,7 +36,10 @@ pub use queue::Priority;
 /// until dropped or parked again.
 #[derive(Debug)]
 pub struct ServerConn {
-    pub stream: TcpStream,
+    pub stream: BackSock,
+    /// The SNI a TLS connection announced (`server ... sni`): an idle connection is
+    /// reused only for the same one.
+    pub sni: Option<Box<str>>,
     /// Index of the server in its backend.
     pub srv: usize,
     /// Requests this connection carried before the current one.
@@ -87,7 +94,7 @@ impl Busy {
 
     /// The server connection `stream` serves this stream: registers it where it may
     /// have to be cut (`on-marked-down`/`on-marked-up`).
-    fn serving(mut self, stream: &TcpStream) -> Busy {
+    fn serving(mut self, stream: &BackSock) -> Busy {
         let server = &self.rt.proxies[self.be].be.servers[self.srv];
         if let Some(s) = &server.sessions {
             self.session = s.add(stream);
@@ -97,9 +104,9 @@ impl Busy {
 }
 
 impl ServerConn {
-    fn new(stream: TcpStream, srv: usize, uses: u32, from_pool: bool, busy: Busy) -> ServerConn {
+    fn new(stream: BackSock, sni: Option<Box<str>>, srv: usize, uses: u32, from_pool: bool, busy: Busy) -> ServerConn {
         let busy = busy.serving(&stream);
-        ServerConn { stream, srv, uses, from_pool, queued: QueueWait::default(), _busy: busy }
+        ServerConn { stream, sni, srv, uses, from_pool, queued: QueueWait::default(), _busy: busy }
     }
 
     /// Notes the stream's wait in a queue before it got this connection.
@@ -196,7 +203,7 @@ impl ServerConn {
             return;
         }
         let key = server.pool_key;
-        conn_pool::put(key, self.stream, self.uses + 1, server.pool_max_conn);
+        conn_pool::put(key, self.stream, self.sni, self.uses + 1, server.pool_max_conn);
     }
 }
 
@@ -294,9 +301,9 @@ pub async fn connect_unless_aborted<S: Sock>(
     forced: Option<usize>,
     key: Option<u32>,
     prio: Priority,
-    conn: &ConnInfo,
+    cx: ConnectCtx<'_>,
 ) -> Option<Result<ServerConn, ConnectError>> {
-    let connecting = connect(rt, be_idx, reuse, forced, key, prio, conn);
+    let connecting = connect(rt, be_idx, reuse, forced, key, prio, cx);
     if !rt.proxies[be_idx].abortonclose {
         return Some(connecting.await);
     }
@@ -313,8 +320,9 @@ pub async fn connect_unless_aborted<S: Sock>(
 /// server after an immediate failure. `forced` is the server a rule chose (`use-server`):
 /// it is used when enabled, waiting for room in it if it is full. `key` is the hash
 /// key of a hashing backend ([`key::lb_key`]); `prio` places the stream in a queue
-/// (`set-priority-class`/`-offset`); `conn` is the client connection (the
-/// port a mapped server address adds its offset to).
+/// (`set-priority-class`/`-offset`); `cx` is the client connection (the port a mapped
+/// server address adds its offset to), and for a TLS server the SNI and the PROXY
+/// header sent before the handshake.
 pub async fn connect(
     rt: &Arc<Runtime>,
     be_idx: usize,
@@ -322,28 +330,29 @@ pub async fn connect(
     forced: Option<usize>,
     key: Option<u32>,
     prio: Priority,
-    conn: &ConnInfo,
+    cx: ConnectCtx<'_>,
 ) -> Result<ServerConn, ConnectError> {
     let be = &rt.proxies[be_idx];
     let forced = forced.filter(|&s| be.be.servers.get(s).is_some_and(ServerRt::is_up));
     let (mut srv, mut busy, queued) = assign_server(rt, be_idx, forced, key, prio).await?;
     if let Reuse::MinUses(min) = reuse {
-        if let Some(idle) = take_idle(&be.be.servers[srv], min) {
+        let sni = sni_of(&be.be.servers[srv], cx.sni);
+        if let Some(idle) = take_idle(&be.be.servers[srv], min, sni) {
             crate::stats::counters::count_server_conn(rt, be_idx, srv, true);
-            return Ok(ServerConn::new(idle.stream, srv, idle.uses, true, busy).queued(queued));
+            return Ok(ServerConn::new(idle.stream, idle.sni, srv, idle.uses, true, busy).queued(queued));
         }
     }
     let attempts = be.retries + 1;
     for attempt in 1..=attempts {
         let server = &be.be.servers[srv];
         crate::stats::counters::count_server_conn(rt, be_idx, srv, false);
-        let result = connect_addr(server, conn, be.timeouts.connect, be.srvtcpka.as_ref()).await;
+        let result = connect_server(rt, be_idx, server, cx).await;
         if result.is_err() {
             be.be.lb.observe(srv, Duration::ZERO, true);
         }
         check::observe(be, srv, if result.is_ok() { Event::L4Ok } else { Event::L4Err });
         match result {
-            Ok(stream) => return Ok(ServerConn::new(stream, srv, 0, false, busy).queued(queued)),
+            Ok((stream, sni)) => return Ok(ServerConn::new(stream, sni, srv, 0, false, busy).queued(queued)),
             Err(timed_out) if attempt < attempts => {
                 let redispatch = be.redispatch && (attempt + 1 == attempts || redispatch_now(be, srv, forced));
                 let next = if redispatch { pick_server(be, Some(srv), key).unwrap_or(srv) } else { srv };
@@ -507,27 +516,75 @@ async fn assign_server(
 }
 
 /// Opens a new connection to the same server after a reused one failed before any
-/// response byte (no retry count is consumed, as the failure was the pool's).
+/// response byte (no retry count is consumed, as the failure was the pool's). `cx.sni`
+/// is the SNI of the failed connection.
 pub async fn reconnect(
     rt: &Arc<Runtime>,
     be_idx: usize,
     srv: usize,
-    conn: &ConnInfo,
+    cx: ConnectCtx<'_>,
 ) -> Result<ServerConn, ConnectError> {
     let be = &rt.proxies[be_idx];
     crate::stats::counters::count_server_conn(rt, be_idx, srv, false);
-    let result = connect_addr(&be.be.servers[srv], conn, be.timeouts.connect, be.srvtcpka.as_ref()).await;
+    let result = connect_server(rt, be_idx, &be.be.servers[srv], cx).await;
     check::observe(be, srv, if result.is_ok() { Event::L4Ok } else { Event::L4Err });
     match result {
-        Ok(stream) => Ok(ServerConn::new(stream, srv, 0, false, Busy::new(rt, be_idx, srv))),
-        Err(_) => connect(rt, be_idx, Reuse::No, None, None, Priority::default(), conn).await,
+        Ok((stream, sni)) => Ok(ServerConn::new(stream, sni, srv, 0, false, Busy::new(rt, be_idx, srv))),
+        Err(_) => connect(rt, be_idx, Reuse::No, None, None, Priority::default(), cx).await,
     }
 }
 
-/// An idle connection to `server` that carried at least `min_uses` requests and is
-/// still alive.
-fn take_idle(server: &ServerRt, min_uses: u32) -> Option<IdleConn> {
-    std::iter::from_fn(|| conn_pool::take(server.pool_key, min_uses)).find(|idle| idle_conn_alive(&idle.stream))
+/// An idle connection to `server` that carried at least `min_uses` requests, announced
+/// the SNI `sni`, and is still alive.
+fn take_idle(server: &ServerRt, min_uses: u32, sni: Option<&str>) -> Option<IdleConn> {
+    std::iter::from_fn(|| conn_pool::take(server.pool_key, min_uses, sni)).find(|idle| idle.stream.idle_alive())
+}
+
+/// The SNI a connection to `server` announces: the value of its `sni` expression for
+/// this stream, when the server has `ssl` and `sni`.
+fn sni_of<'a>(server: &ServerRt, sni: &'a [(usize, Box<str>)]) -> Option<&'a str> {
+    let tls = server.tls.as_deref().filter(|t| t.traffic.is_some() && t.sni.is_some())?;
+    sni.iter().find(|(slot, _)| *slot == tls.sni_slot).map(|(_, v)| &**v).filter(|s| !s.is_empty())
+}
+
+/// The SNI values that make `server` announce `sni` again (a replacement connection).
+pub fn sni_again(server: &ServerRt, sni: Option<&str>) -> crate::tls::client::SniValues {
+    match (server.tls.as_deref(), sni) {
+        (Some(t), Some(v)) => vec![(t.sni_slot, Box::from(v))],
+        _ => Vec::new(),
+    }
+}
+
+/// One attempt: TCP, then for a TLS server the PROXY header (before the handshake)
+/// and the handshake, all within `timeout connect`. `Err(true)` when it timed out.
+async fn connect_server(
+    rt: &Runtime,
+    be_idx: usize,
+    server: &ServerRt,
+    cx: ConnectCtx<'_>,
+) -> Result<(BackSock, Option<Box<str>>), bool> {
+    let be = &rt.proxies[be_idx];
+    let timeout = be.timeouts.connect;
+    let start = tokio::time::Instant::now();
+    let tcp = match &server.unix {
+        Some(path) => PlainSock::Unix(connect_unix(path, timeout).await?),
+        None => PlainSock::Tcp(connect_addr(server, cx.conn, timeout, be.srvtcpka.as_ref()).await?),
+    };
+    let Some(config) = server.tls.as_deref().and_then(|t| t.traffic.clone()) else {
+        return Ok((BackSock::Plain(tcp), None));
+    };
+    let tls = server.tls.as_deref().ok_or(false)?;
+    let left = timeout.map(|t| t.saturating_sub(start.elapsed()));
+    if let Some(h) = send_proxy::header(&server.send_proxy, cx) {
+        crate::io::write_all(&tcp, &h, left).await.map_err(|_| false)?;
+    }
+    let sni = sni_of(server, cx.sni);
+    let name = tls.name_for(sni);
+    match crate::tls::stream::connect(tcp, config, name, left).await {
+        Ok(t) => Ok((BackSock::Tls(Box::new(sock::TlsConn::new(t))), sni.map(Box::from))),
+        Err(crate::tls::stream::HandshakeError::Timeout) => Err(true),
+        Err(_) => Err(false),
+    }
 }
 
 /// The address to connect to: the server's, with the port the client connected to
@@ -579,6 +636,18 @@ async fn connect_addr(
         None => attempt.await,
     };
     res.map_err(|_| false)
+}
+
+/// One connection attempt to a unix-socket server (`server <name> /path`).
+/// `Err(true)` when it timed out.
+async fn connect_unix(path: &std::path::Path, timeout: Option<Duration>) -> Result<UnixStream, bool> {
+    match timeout {
+        Some(d) => match tokio::time::timeout(d, UnixStream::connect(path)).await {
+            Ok(r) => r.map_err(|_| false),
+            Err(_) => Err(true),
+        },
+        None => UnixStream::connect(path).await.map_err(|_| false),
+    }
 }
 
 #[cfg(test)]

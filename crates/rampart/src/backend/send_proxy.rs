@@ -30,12 +30,15 @@ pub struct ConnectCtx<'a> {
     pub unique_id: Option<&'a [u8]>,
     /// The stream's place in a queue (`set-priority-class`/`-offset`).
     pub prio: super::Priority,
+    /// The values of the backend's `sni` expressions for this stream (empty without
+    /// any): a TLS server with `sni` announces its own.
+    pub sni: &'a [(usize, Box<str>)],
 }
 
 impl<'a> ConnectCtx<'a> {
     /// A context without a unique id.
     pub fn new(conn: &'a ConnInfo) -> ConnectCtx<'a> {
-        ConnectCtx { conn, unique_id: None, prio: super::Priority::default() }
+        ConnectCtx { conn, unique_id: None, prio: super::Priority::default(), sni: &[] }
     }
 }
 
@@ -62,8 +65,12 @@ pub fn header(opts: &SendProxy, cx: ConnectCtx<'_>) -> Option<Vec<u8>> {
 }
 
 /// Writes the header of server `sc.srv` of backend `be` on a connection just opened
-/// (never one from the pool); `false` when the write failed.
+/// (never one from the pool); `false` when the write failed. A TLS connection sent
+/// it before its handshake (`backend::connect_server`).
 pub async fn send(rt: &Runtime, be: usize, sc: &ServerConn, cx: ConnectCtx<'_>) -> bool {
+    if sc.stream.tls().is_some() {
+        return true;
+    }
     let proxy = &rt.proxies[be];
     let Some(bytes) = header(&proxy.be.servers[sc.srv].send_proxy, cx) else { return true };
     let timeout: Option<Duration> = proxy.timeouts.server;
@@ -94,11 +101,8 @@ mod tests {
         assert_eq!(header(&SendProxy::default(), ConnectCtx::new(&c)), None);
         let uid = SendProxy { version: Some(2), unique_id: true, ..SendProxy::default() };
         let with = |u: Option<&[u8]>| {
-            let Decoded::Done(h, _) =
-                decode(&header(&uid, ConnectCtx { conn: &c, unique_id: u, prio: Default::default() }).unwrap())
-            else {
-                panic!()
-            };
+            let cx = ConnectCtx { conn: &c, unique_id: u, prio: Default::default(), sni: &[] };
+            let Decoded::Done(h, _) = decode(&header(&uid, cx).unwrap()) else { panic!() };
             h.unique_id().map(<[u8]>::to_vec)
         };
         assert_eq!(with(Some(b"id-9")), Some(b"id-9".to_vec()));

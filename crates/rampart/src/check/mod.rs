@@ -86,6 +86,17 @@ pub struct CheckRt {
     /// `port` and `addr` as configured (0 and `None` without), for `show servers state`.
     pub conf_port: u16,
     pub conf_addr: Option<IpAddr>,
+    /// TLS for the checks (`check-ssl`, or `ssl` without `port` nor `addr`), set
+    /// once the server's TLS side is built (`proxy::build`).
+    pub tls: Option<CheckTls>,
+}
+
+/// The TLS a check speaks: the server's check configuration, and the name it
+/// announces (`check-sni`, else none: the address).
+#[derive(Debug, Clone)]
+pub struct CheckTls {
+    pub config: Arc<rustls::ClientConfig>,
+    pub name: rustls_pki_types::ServerName<'static>,
 }
 
 /// The compiled check kinds of a backend, shared by its servers.
@@ -151,6 +162,7 @@ pub fn build(
         socks4: srv.socks4.filter(|_| c.via_socks4),
         conf_port: c.port.unwrap_or(0),
         conf_addr: c.addr.as_deref().and_then(probe_ip),
+        tls: None,
     }))
 }
 

@@ -11,7 +11,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
@@ -21,6 +21,7 @@ use super::http::{HttpChk, Outcome};
 use super::status::CheckStatus;
 use super::tcpcheck::Limits;
 use super::{report, CheckRt};
+use crate::io::Sock;
 use crate::proxy::{ProxyRt, Runtime, ServerRt};
 use crate::server::OperState;
 
@@ -219,7 +220,32 @@ async fn probe(px: &ProxyRt, server: &ServerRt, chk: &CheckRt, health: &Health, 
             Err(_) => return Outcome::new(CheckStatus::L4Tout, ""),
         }
     }
-    let Some(http) = chk.http.as_deref() else { return Outcome::new(CheckStatus::L4Ok, "") };
+    let Some(tls) = &chk.tls else {
+        return layer7(px, server, chk, health, stream, start, bufsize, CheckStatus::L4Ok).await;
+    };
+    // COMPAT: HAProxy's SSL handshake of a check is bounded by the connect time too.
+    let hs = crate::tls::stream::connect(stream, tls.config.clone(), tls.name.clone(), Some(connect_limit));
+    match hs.await {
+        Ok(s) => layer7(px, server, chk, health, s, start, bufsize, CheckStatus::L6Ok).await,
+        Err(crate::tls::stream::HandshakeError::Timeout) => Outcome::new(CheckStatus::L6Tout, ""),
+        Err(e) => Outcome::new(CheckStatus::L6Rsp, crate::tls::client::handshake_msg(&e)),
+    }
+}
+
+/// After the connection (and its TLS handshake) is up: the HTTP check if any, else
+/// `layer4` (L4OK, or L6OK over TLS) as the outcome.
+#[allow(clippy::too_many_arguments)] // one call site each, all of it the probe's state
+async fn layer7<S: Sock>(
+    px: &ProxyRt,
+    server: &ServerRt,
+    chk: &CheckRt,
+    health: &Health,
+    stream: S,
+    start: Instant,
+    bufsize: usize,
+    layer4: CheckStatus,
+) -> Outcome {
+    let Some(http) = chk.http.as_deref() else { return Outcome::new(layer4, "") };
     let deadline = match chk.timeout_check {
         Some(t) => Instant::now() + t,
         None => start + chk.inter,
@@ -259,32 +285,43 @@ async fn connect_tcp(addr: SocketAddr) -> io::Result<TcpStream> {
 }
 
 /// Sends the HTTP check request and reads the response until it can be judged.
-async fn exchange(
-    mut stream: TcpStream,
-    http: &HttpChk,
-    state: Option<&str>,
-    running: bool,
-    bufsize: usize,
-) -> Outcome {
-    if let Err(e) = stream.write_all(&http.request(state)).await {
-        return Outcome::new(CheckStatus::SockErr, strerror(&e));
+async fn exchange<S: Sock>(stream: S, http: &HttpChk, state: Option<&str>, running: bool, bufsize: usize) -> Outcome {
+    match crate::io::write_all(&stream, &http.request(state), None).await {
+        Ok(()) => {}
+        Err(crate::io::IoError::Io(e)) => return Outcome::new(CheckStatus::SockErr, strerror(&e)),
+        Err(e) => return Outcome::new(CheckStatus::SockErr, e.to_string()),
     }
     let max = bufsize.max(1024);
     let mut buf = Vec::with_capacity(4096.min(max));
-    let mut chunk = [0u8; 4096];
     loop {
-        let room = max - buf.len();
-        let n = match stream.read(&mut chunk[..room.min(4096)]).await {
+        let before = buf.len();
+        let n = match read_up_to(&stream, &mut buf, max - before).await {
             Ok(n) => n,
             Err(e) => return Outcome::new(CheckStatus::SockErr, strerror(&e)),
         };
-        buf.extend_from_slice(&chunk[..n]);
         let last = n == 0 || buf.len() >= max;
         if let Some(out) = http.evaluate(&buf, last, running) {
             return out;
         }
         if last {
             return Outcome::new(CheckStatus::L7Rsp, "");
+        }
+    }
+}
+
+/// Reads at most `room` more bytes into `buf`, waiting for some: `Ok(0)` at the end.
+async fn read_up_to<S: Sock>(s: &S, buf: &mut Vec<u8>, room: usize) -> io::Result<usize> {
+    buf.reserve(room.min(4096));
+    loop {
+        let mut chunk = Vec::with_capacity(room.min(4096));
+        match s.try_read_buf(&mut chunk) {
+            Ok(n) => {
+                buf.extend_from_slice(&chunk[..n]);
+                return Ok(n);
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => s.readable().await?,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
         }
     }
 }

@@ -19,6 +19,12 @@ pub enum CheckStatus {
     L4Ok,
     L4Tout,
     L4Con,
+    /// TLS handshake done (`check-ssl` without a layer 7 check).
+    L6Ok,
+    /// TLS handshake timed out.
+    L6Tout,
+    /// TLS handshake failed (certificate refused, no common version...).
+    L6Rsp,
     L7Tout,
     L7Rsp,
     L7Ok,
@@ -46,6 +52,9 @@ impl CheckStatus {
             CheckStatus::L4Ok => 6,
             CheckStatus::L4Tout => 7,
             CheckStatus::L4Con => 8,
+            CheckStatus::L6Ok => 9,
+            CheckStatus::L6Tout => 10,
+            CheckStatus::L6Rsp => 11,
             CheckStatus::L7Tout => 12,
             CheckStatus::L7Rsp => 13,
             CheckStatus::L7Ok => 15,
@@ -62,6 +71,9 @@ impl CheckStatus {
             CheckStatus::L4Ok => "L4OK",
             CheckStatus::L4Tout => "L4TOUT",
             CheckStatus::L4Con => "L4CON",
+            CheckStatus::L6Ok => "L6OK",
+            CheckStatus::L6Tout => "L6TOUT",
+            CheckStatus::L6Rsp => "L6RSP",
             CheckStatus::L7Tout => "L7TOUT",
             CheckStatus::L7Rsp => "L7RSP",
             CheckStatus::L7Ok => "L7OK",
@@ -78,6 +90,9 @@ impl CheckStatus {
             CheckStatus::L4Ok => "Layer4 check passed",
             CheckStatus::L4Tout => "Layer4 timeout",
             CheckStatus::L4Con => "Layer4 connection problem",
+            CheckStatus::L6Ok => "Layer6 check passed",
+            CheckStatus::L6Tout => "Layer6 timeout",
+            CheckStatus::L6Rsp => "Layer6 invalid response",
             CheckStatus::L7Tout => "Layer7 timeout",
             CheckStatus::L7Rsp => "Layer7 invalid response",
             CheckStatus::L7Ok => "Layer7 check passed",
@@ -88,7 +103,7 @@ impl CheckStatus {
 
     pub fn result(self) -> CheckResult {
         match self {
-            CheckStatus::L4Ok | CheckStatus::L7Ok => CheckResult::Passed,
+            CheckStatus::L4Ok | CheckStatus::L6Ok | CheckStatus::L7Ok => CheckResult::Passed,
             CheckStatus::L7OkC => CheckResult::CondPass,
             _ => CheckResult::Failed,
         }

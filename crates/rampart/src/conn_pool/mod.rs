@@ -7,7 +7,7 @@
 use std::cell::RefCell;
 use std::time::Duration;
 
-use tokio::net::TcpStream;
+use crate::backend::BackSock;
 
 /// Idle connections kept per server per thread.
 const MAX_IDLE_PER_SERVER: usize = 256;
@@ -19,7 +19,9 @@ pub const WATCH_EVERY: Duration = Duration::from_millis(100);
 /// A connection waiting in the pool.
 #[derive(Debug)]
 pub struct IdleConn {
-    pub stream: TcpStream,
+    pub stream: BackSock,
+    /// The SNI the TLS connection announced: it serves only streams wanting the same.
+    pub sni: Option<Box<str>>,
     /// The purge round during which it was put back.
     round: u64,
     /// Requests this connection has carried (`http-reuse aggressive` wants at least 2:
@@ -39,12 +41,13 @@ thread_local! {
 }
 
 /// Takes the most recently parked idle connection to server `key`, if any.
-/// Only connections that carried at least `min_uses` requests are considered.
-pub fn take(key: usize, min_uses: u32) -> Option<IdleConn> {
+/// Only connections that carried at least `min_uses` requests and announced the SNI
+/// `sni` are considered.
+pub fn take(key: usize, min_uses: u32, sni: Option<&str>) -> Option<IdleConn> {
     POOL.with(|p| {
         let mut p = p.borrow_mut();
         let list = p.servers.get_mut(key)?;
-        let pos = list.iter().rposition(|c| c.uses >= min_uses)?;
+        let pos = list.iter().rposition(|c| c.uses >= min_uses && c.sni.as_deref() == sni)?;
         Some(list.remove(pos))
     })
 }
@@ -54,7 +57,7 @@ pub fn take(key: usize, min_uses: u32) -> Option<IdleConn> {
 /// closed; with `max` 0 the connection itself is.
 // COMPAT: HAProxy bounds `pool-max-conn` per process; rampart's pools are per thread,
 // so the bound applies to each thread (the same with `nbthread 1`).
-pub fn put(key: usize, stream: TcpStream, uses: u32, max: Option<u32>) {
+pub fn put(key: usize, stream: BackSock, sni: Option<Box<str>>, uses: u32, max: Option<u32>) {
     let max = max.map_or(MAX_IDLE_PER_SERVER, |m| (m as usize).min(MAX_IDLE_PER_SERVER));
     if max == 0 {
         return;
@@ -69,7 +72,7 @@ pub fn put(key: usize, stream: TcpStream, uses: u32, max: Option<u32>) {
         while list.len() >= max {
             list.remove(0);
         }
-        list.push(IdleConn { stream, round, uses });
+        list.push(IdleConn { stream, sni, round, uses });
     })
 }
 
@@ -93,7 +96,7 @@ pub fn purge() {
 pub fn release_closed() {
     POOL.with(|p| {
         for list in &mut p.borrow_mut().servers {
-            list.retain(|c| crate::io::idle_conn_alive(&c.stream));
+            list.retain(|c| c.stream.idle_alive());
         }
     })
 }

@@ -721,6 +721,10 @@ fn render_var(v: Var, o: Opts, ctx: &SampleCtx<'_>, out: &mut Vec<u8>) {
         Var::ClientPort => port_text(out, ctx.conn.src, o),
         Var::FrontendIp => ip_text(out, ctx.conn.dst(), o),
         Var::FrontendPort => port_text(out, ctx.conn.dst(), o),
+        // `%ft`: the frontend's name, with `~` after it when the connection is TLS
+        Var::FrontendXprt if ctx.conn.tls().is_some() => {
+            text(out, px(ctx.fe).map(|p| [p.name.as_bytes(), b"~"].concat()).as_deref(), o)
+        }
         Var::Frontend | Var::FrontendXprt => text(out, px(ctx.fe).map(|p| p.name.as_bytes()), o),
         Var::Backend => text(out, px(ctx.be_or_fe()).map(|p| p.name.as_bytes()), o),
         Var::Server => text(out, Some(srv.map_or(&b"<NOSRV>"[..], |s| s.name.as_bytes())), o),

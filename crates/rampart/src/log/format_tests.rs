@@ -52,6 +52,27 @@ fn renders_like_haproxy() {
 }
 
 #[test]
+fn frontend_transport_marks_tls_with_a_tilde() {
+    let cfg = config(CFG);
+    let rt = runtime(&cfg);
+    let mut cx = CompileCx::new(&cfg, 1, Site::HttpReq);
+    let lf = LogFormat::compile("%ft %f", &mut cx, LfMode::Log, &[]).expect("compiles");
+    let mut conn = ConnInfo::new(Some("127.0.0.1:33866".parse().unwrap()), -1);
+    conn.set_tls(crate::tls::TlsInfo {
+        sni: None,
+        version: "TLSv1.3",
+        cipher: "TLS_AES_128_GCM_SHA256",
+        bits: 128,
+        alpn: None,
+        resumed: false,
+        peer_certs: Vec::new(),
+    });
+    let mut out = Vec::new();
+    lf.render(&SampleCtx::new(&rt, &conn, 0), &mut out);
+    assert_eq!(String::from_utf8(out).unwrap(), "fe~ fe");
+}
+
+#[test]
 fn log_lines_merge_spaces_and_dash_absent_values() {
     assert_eq!(render("  %[req.hdr(nope)]   %f  %{+Q}[req.hdr(nope)] end ", LfMode::Log), "- fe \"\" end ");
     assert_eq!(render("%{+Q}[req.hdr(host)]", LfMode::Log), "\"Ex.com\"");

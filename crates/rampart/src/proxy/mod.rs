@@ -237,12 +237,18 @@ pub struct BackendRt {
     pub fullconn: u32,
     /// Streams (HTTP exchanges, TCP connections) that chose this backend.
     pub cum_conn: Counter,
+    /// A server has `ssl` and `sni <expr>`: streams evaluate the expressions before
+    /// connecting (`tls::client::sni_values`).
+    pub has_sni: bool,
 }
 
 #[derive(Debug)]
 pub struct ServerRt {
     pub name: String,
+    /// The server's address (`0.0.0.0:0` for a unix-socket server).
     pub addr: SocketAddr,
+    /// `server <name> /path` (or `unix@/path`): the unix socket to connect to.
+    pub unix: Option<std::path::PathBuf>,
     /// `maxconn` (0: no limit); an agent's `maxconn:<n>` changes it.
     pub maxconn: AtomicU32,
     /// `minconn`: the floor of the dynamic `maxconn` (0: the plain `maxconn`).
@@ -288,6 +294,8 @@ pub struct ServerRt {
     /// `rise` and `fall` as configured (2 and 3 by default), even without `check`:
     /// HAProxy reports and forces the health counter of such a server with them.
     pub rise_fall: (u32, u32),
+    /// `ssl` / `check-ssl`: the TLS configurations towards this server.
+    pub tls: Option<Box<crate::tls::client::ServerTlsRt>>,
 }
 
 impl ServerRt {
@@ -341,11 +349,14 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             .iter()
             .enumerate()
             .filter_map(|(pos, srv)| {
-                let addr = match &srv.addr {
-                    ServerAddr::Inet(a) => *a,
-                    ServerAddr::Unix(_) => {
-                        alerts.push(not_supported(&srv.span, "unix socket server addresses"));
-                        return None;
+                let (addr, unix) = match &srv.addr {
+                    ServerAddr::Inet(a) => (*a, None),
+                    ServerAddr::Unix(path) => {
+                        if srv.check.enabled || srv.check.agent {
+                            alerts.push(not_supported(&srv.span, "health checks of unix socket servers"));
+                            return None;
+                        }
+                        (SocketAddr::from(([0, 0, 0, 0], 0)), Some(path.clone()))
                     }
                 };
                 let check = health_check::build(cfg, px, srv, addr, &backend_checks).unwrap_or_else(|d| {
@@ -356,10 +367,16 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                     alerts.push(d);
                     None
                 });
+                let tls = crate::tls::client::build(cfg, idx, srv, addr, &mut alerts, &mut tls_warnings);
+                let check = check.map(|mut c| {
+                    c.tls = crate::tls::client::check_tls(srv, tls.as_ref(), c.tcp.is_some(), &mut alerts);
+                    c
+                });
                 pool_key += 1;
                 Some(ServerRt {
                     name: srv.name.clone(),
                     addr,
+                    unix,
                     // as in HAProxy, a `minconn` above `maxconn` (or alone) is the maxconn
                     maxconn: AtomicU32::new(match srv.maxconn {
                         Some(m) if m >= srv.minconn => m,
@@ -388,6 +405,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                     agent,
                     track: None,
                     rise_fall: (srv.check.rise.unwrap_or(2).max(1), srv.check.fall.unwrap_or(3).max(1)),
+                    tls: tls.map(Box::new),
                 })
             })
             .collect::<Vec<_>>();
@@ -445,6 +463,9 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 lb,
                 lb_expr,
                 lb_backup,
+                has_sni: servers
+                    .iter()
+                    .any(|s| s.tls.as_deref().is_some_and(|t| t.traffic.is_some() && t.sni.is_some())),
                 servers,
                 queue: Default::default(),
                 fullconn: fullconn(cfg, idx, maxconn),

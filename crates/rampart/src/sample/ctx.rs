@@ -217,6 +217,8 @@ pub struct SampleCtx<'a> {
     /// What the stream measured for its log line (timers, sizes, termination state,
     /// the request line): set only while a log line is rendered.
     pub log: Option<&'a crate::log::StreamLog>,
+    /// The TLS connection to the server, once connected (`ssl_bc*`).
+    pub back_tls: Option<&'a crate::tls::TlsInfo>,
 }
 
 impl<'a> SampleCtx<'a> {
@@ -246,6 +248,7 @@ impl<'a> SampleCtx<'a> {
             txn_meth: None,
             iterate: Cell::new(false),
             log: None,
+            back_tls: None,
         }
     }
 

@@ -107,6 +107,7 @@ impl<'a> Stream<'a> {
             unique_id: Some(&st.uid),
             uniq_id: st.uniq_id,
             timeouts: st.timeouts,
+            back_tls: st.back_tls.as_deref(),
             ..SampleCtx::new(self.rt, &st.conn, self.fe)
         }
     }
@@ -289,6 +290,7 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
     s.srv = ana::switching::server(s, be, input(txn, front.req_buf(), sess));
     ana::inner::run(s, txn, front.req_buf(), sess);
     let key = ana::switching::lb_key(s, be, input(txn, front.req_buf(), sess), front.req_body());
+    let sni = ana::switching::sni(s, be, input(txn, front.req_buf(), sess));
 
     let logging = logs(s);
     // the instants the log line and the latency histograms are computed from
@@ -301,10 +303,12 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
         Some(_) => txn.st.uid.rendered(),
         None => Some(&b""[..]),
     };
-    let cx = crate::backend::send_proxy::ConnectCtx { conn: &txn.st.conn, unique_id: uid, prio: txn.st.prio };
+    let cx =
+        crate::backend::send_proxy::ConnectCtx { conn: &txn.st.conn, unique_id: uid, prio: txn.st.prio, sni: &sni };
     let server = match front.connect(be, s.srv, key, cx).await {
         Ok(c) => {
             s.srv = Some(c.srv);
+            txn.st.back_tls = c.stream.tls().map(|t| t.info.clone());
             if timed {
                 let l = &mut txn.st.log;
                 l.connected = Some(std::time::Instant::now());

@@ -120,6 +120,29 @@ impl TcpState<'_> {
         };
         switching::choose(&self.s, &ctx, &mut self.scratch)
     }
+
+    /// The value of backend `be`'s `sni` expression (`server ... ssl sni <expr>`).
+    fn sni(&self, be: usize, payload: &[u8]) -> crate::tls::client::SniValues {
+        let rt = self.s.rt;
+        if !rt.proxies[be].be.has_sni {
+            return Vec::new();
+        }
+        let vars = Vars {
+            proc: Some(&rt.proc_vars),
+            sess: Some(&self.sess),
+            txn: Some(&self.txn),
+            reqres: Some(&self.reqres),
+            check: None,
+        };
+        let ctx = SampleCtx {
+            payload: Some(payload),
+            req_caps: &self.caps.req,
+            res_caps: &self.caps.res,
+            vars,
+            ..SampleCtx::new(rt, &self.conn, self.s.fe)
+        };
+        crate::tls::client::sni_values(&rt.proxies[be], |e| crate::tls::client::sni_value(e.eval(&ctx)?))
+    }
 }
 
 /// Runs a TCP stream for the client connection `front` serves; `sess_vars` are the
@@ -162,7 +185,9 @@ pub async fn run<'a, F: TcpFront>(
     // COMPAT: a TCP stream renders no unique id: `proxy-v2-options unique-id` sends an
     // empty one without `unique-id-format` (as HAProxy) and none with it.
     let uid = rt.proxies[fe].rules.unique_id.is_none().then_some(&b""[..]);
-    let cx = crate::backend::send_proxy::ConnectCtx { conn: &st.conn, unique_id: uid, prio: Default::default() };
+    let sni = st.sni(be, req.as_deref().map_or(&[][..], |b| &b[..]));
+    let cx =
+        crate::backend::send_proxy::ConnectCtx { conn: &st.conn, unique_id: uid, prio: Default::default(), sni: &sni };
     if !front.connect(be, cx).await {
         return end(front, Stop::Close, Some(be));
     }

@@ -183,7 +183,7 @@ fn versions(bind: &SslOptions, g: &SslOptions) -> Result<Vec<&'static rustls::Su
 }
 
 /// `base` joined to a relative `path` (`crt-base`, `ca-base`).
-fn based(base: Option<&PathBuf>, path: &Path) -> PathBuf {
+pub(super) fn based(base: Option<&PathBuf>, path: &Path) -> PathBuf {
     match base {
         Some(b) if path.is_relative() => b.join(path),
         _ => path.to_path_buf(),

@@ -208,7 +208,7 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
             }
         }
         let reuse = self.reuse(be.http_reuse);
-        match backend::connect_unless_aborted(self.client, rt, be_idx, reuse, srv, key, cx.prio, cx.conn).await {
+        match backend::connect_unless_aborted(self.client, rt, be_idx, reuse, srv, key, cx.prio, cx).await {
             Some(Ok(sc)) if sc.from_pool || backend::send_proxy::send(rt, be_idx, &sc, cx).await => Ok(sc),
             Some(Ok(_)) => Err(ConnectFail::NoServer),
             Some(Err(backend::ConnectError::Failed { srv, timed_out, retries })) => {
@@ -511,9 +511,11 @@ async fn retry_on_new_conn(
     if !sc.from_pool || !replayable {
         return None;
     }
-    let new = backend::reconnect(&sess.rt, be_idx, sc.srv, &sess.conn).await.ok()?;
     // COMPAT: this rare retry's header carries no UNIQUE_ID TLV
-    backend::send_proxy::send(&sess.rt, be_idx, &new, ConnectCtx::new(&sess.conn)).await.then_some(())?;
+    let sni = backend::sni_again(&sess.rt.proxies[be_idx].be.servers[sc.srv], sc.sni.as_deref());
+    let cx = ConnectCtx { sni: &sni, ..ConnectCtx::new(&sess.conn) };
+    let new = backend::reconnect(&sess.rt, be_idx, sc.srv, cx).await.ok()?;
+    backend::send_proxy::send(&sess.rt, be_idx, &new, cx).await.then_some(())?;
     write_all(&new.stream, out, sess.rt.proxies[be_idx].timeouts.server).await.ok()?;
     Some(new)
 }
@@ -526,6 +528,7 @@ async fn send_again(sess: &Session, be_idx: usize, sc: ServerConn, out: &[u8], l
     let rt = &sess.rt;
     let be = &rt.proxies[be_idx];
     let prev = sc.srv;
+    let prev_sni = sc.sni.clone();
     drop(sc);
     let target = match be.redispatch && last {
         true => backend::pick_server(be, Some(prev), None).unwrap_or(prev),
@@ -534,10 +537,13 @@ async fn send_again(sess: &Session, be_idx: usize, sc: ServerConn, out: &[u8], l
     let retry = crate::stats::counters::SrvError::Retry { redispatch: target != prev };
     crate::stats::counters::count_srv_error(rt, be_idx, Some(prev), retry);
     let conn = &sess.conn;
-    let new = backend::connect(rt, be_idx, Reuse::No, Some(target), None, backend::Priority::default(), conn).await;
+    // the SNI the previous connection announced, again
+    let sni = backend::sni_again(&be.be.servers[target], prev_sni.as_deref());
+    let cx = ConnectCtx { sni: &sni, ..ConnectCtx::new(conn) };
+    let new = backend::connect(rt, be_idx, Reuse::No, Some(target), None, backend::Priority::default(), cx).await;
     let new = new.ok()?;
     // COMPAT: as for the pool's retry, the header carries no UNIQUE_ID TLV
-    backend::send_proxy::send(rt, be_idx, &new, ConnectCtx::new(conn)).await.then_some(())?;
+    backend::send_proxy::send(rt, be_idx, &new, cx).await.then_some(())?;
     write_all(&new.stream, out, be.timeouts.server).await.ok()?;
     Some(new)
 }

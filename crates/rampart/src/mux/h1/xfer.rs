@@ -9,8 +9,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use rampart_cfg::model::RetryOnResponse;
+
+use crate::backend::BackSock;
 use rampart_proto::h1::{parse_response, Framing, Head, Method, Version};
-use tokio::net::TcpStream;
 
 use super::body::{forward_rest, Body, BodyError};
 use super::msg::fill;
@@ -105,7 +106,7 @@ fn wants_retry(on: &RetryOnResponse, head: &Result<(), RespError>, status: u16) 
 #[allow(clippy::too_many_arguments)]
 pub async fn forward_response<S: Sock, R>(
     client: &S,
-    server: &TcpStream,
+    server: &BackSock,
     h1: &mut Head,
     res: &mut MsgHead,
     info: ReqInfo<'_>,
@@ -194,7 +195,7 @@ pub fn out_framing(framing: Framing) -> OutFraming {
 #[allow(clippy::too_many_arguments)]
 async fn read_final_head<S: Sock>(
     client: &S,
-    server: &TcpStream,
+    server: &BackSock,
     buf: &mut Buf,
     res: &mut Head,
     info: ReqInfo<'_>,
@@ -224,7 +225,7 @@ async fn read_final_head<S: Sock>(
 /// Reads one response head into `res` (bytes in `buf`). `timeout` is the server's
 /// inactivity: request bytes still reaching it (`upload`) count as activity.
 async fn read_head(
-    server: &TcpStream,
+    server: &BackSock,
     buf: &mut Buf,
     res: &mut Head,
     method: Method,
@@ -259,7 +260,7 @@ async fn read_head(
 /// sent right after its head, `client_pending` bytes the client sent after its request.
 async fn run_tunnel<S: Sock>(
     client: &S,
-    server: &TcpStream,
+    server: &BackSock,
     pending: &[u8],
     client_pending: &[u8],
     sess: &Session,

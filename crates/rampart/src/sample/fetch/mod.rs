@@ -10,6 +10,7 @@
 //! - `http_hdr`: headers and cookies (`req.hdr`, `req.cook` ...)
 //! - `auth`: `Authorization` credentials and their check against userlists
 //!   (`http_auth`, `http_auth_group`, `http_auth_user` ...)
+//! - `ssl_bc`: the TLS connection to the server (`ssl_bc_protocol` ...)
 //! - `payload`, `tls_hello`: raw TCP bytes and TLS ClientHellos (`req.payload`,
 //!   `req.ssl_sni` ...)
 //! - `ssl`: the client connection's TLS layer (`ssl_fc`, `ssl_fc_sni`, `ssl_c_s_dn` ...)
@@ -26,6 +27,7 @@ pub mod payload;
 pub mod pp;
 pub mod proxy;
 pub mod ssl;
+pub mod ssl_bc;
 #[cfg(test)]
 mod tests;
 pub mod tls_hello;
@@ -48,6 +50,7 @@ pub const ALL: &[&[FetchKw]] = &[
     auth::KEYWORDS,
     payload::KEYWORDS,
     ssl::KEYWORDS,
+    ssl_bc::KEYWORDS,
     super::vars::FETCHES,
 ];
 

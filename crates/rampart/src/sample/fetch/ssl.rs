@@ -113,7 +113,7 @@ fn fetch_ssl_c_serial<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>)
 
 /// An ASN.1 time as OpenSSL prints it: `YYMMDDhhmmssZ` (UTCTime) up to 2049,
 /// `YYYYMMDDhhmmssZ` (GeneralizedTime) after.
-fn asn1_time(t: &x509_parser::time::ASN1Time) -> String {
+pub(super) fn asn1_time(t: &x509_parser::time::ASN1Time) -> String {
     let d = t.to_datetime();
     let (y, m, day) = (d.year(), u8::from(d.month()), d.day());
     let (h, mi, s) = (d.hour(), d.minute(), d.second());
@@ -138,6 +138,14 @@ fn fetch_ssl_c_notbefore<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, '
 
 /// OpenSSL's short name of a DN attribute, else its dotted OID.
 fn attr_name(oid: &x509_parser::der_parser::Oid<'_>) -> String {
+    // x509-parser's abbreviations that differ from OpenSSL's short names
+    match oid.to_id_string().as_str() {
+        "1.2.840.113549.1.9.1" => return "emailAddress".to_owned(),
+        "2.5.4.5" => return "serialNumber".to_owned(),
+        "0.9.2342.19200300.100.1.25" => return "DC".to_owned(),
+        "0.9.2342.19200300.100.1.1" => return "UID".to_owned(),
+        _ => {}
+    }
     match x509_parser::objects::oid2abbrev(oid, x509_parser::objects::oid_registry()) {
         Ok(n) => n.to_string(),
         Err(_) => oid.to_id_string(),
@@ -147,7 +155,7 @@ fn attr_name(oid: &x509_parser::der_parser::Oid<'_>) -> String {
 /// A DN (`ssl_c_s_dn`, `ssl_c_i_dn`): without arguments, OpenSSL's one-line form
 /// `/C=FR/O=Org/CN=name`; with `entry[,occ]`, that entry's value (its `occ`-th
 /// occurrence, from the end when negative; the last one by default).
-fn dn(name: &X509Name<'_>, args: &[Arg]) -> Option<String> {
+pub(super) fn dn(name: &X509Name<'_>, args: &[Arg]) -> Option<String> {
     let attrs: Vec<(String, String)> = name
         .iter_attributes()
         .map(|a| (attr_name(a.attr_type()), a.as_str().map(str::to_string).unwrap_or_default()))

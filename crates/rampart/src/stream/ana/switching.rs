@@ -87,6 +87,18 @@ pub fn server(s: &Stream<'_>, be: usize, i: Input<'_>) -> Option<usize> {
     None
 }
 
+/// The values of backend `be`'s `sni` expressions for this request (`server ... ssl
+/// sni <expr>`), empty without any.
+// PERF: one small allocation per request, only in backends with `sni`.
+pub fn sni(s: &Stream<'_>, be: usize, i: Input<'_>) -> crate::tls::client::SniValues {
+    let px = &s.rt.proxies[be];
+    if !px.be.has_sni {
+        return Vec::new();
+    }
+    let ctx = s.ctx(Dir::Request, Some((i.req, i.buf)), None, i.sess, i.txn, i.reqres, i.st);
+    crate::tls::client::sni_values(px, |e| crate::tls::client::sni_value(e.eval(&ctx)?))
+}
+
 /// The hash key of a hashing backend `be` for this request (`balance source`, `uri`,
 /// `url_param`, `hdr`, `hash`); `None` for other algorithms or a missing key.
 pub fn lb_key(s: &Stream<'_>, be: usize, i: Input<'_>, body: Option<&[u8]>) -> Option<u32> {

@@ -1,0 +1,485 @@
+//! TLS towards servers: one rustls client configuration per `server ... ssl` (and one
+//! for its health checks), built at startup from the server line, its `default-server`
+//! and the `ssl-default-server-*` / `ssl-server-verify` globals. Certificate checks,
+//! SNI, ALPN, the client certificate (`crt`) and the session cache (`ssl-reuse`) live
+//! in the configuration; `tls::stream::connect` runs the handshake.
+//! HAProxy counterparts: `ssl_sock_prepare_srv_ctx()`, `ssl_sock_srv_verifycbk()`
+//! (src/ssl_sock.c), the `srv_parse_*()` keywords of src/cfgparse-ssl.c.
+//!
+//! Not here: the PEM files (`tls::pem`), the TLS socket (`tls::stream`), connecting
+//! (`backend`), the `ssl_bc*` fetches (`sample::fetch::ssl_bc`).
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+
+use rampart_cfg::diag::Diag;
+use rampart_cfg::model::{GlobalSsl, Proxy, Server, ServerTls, SslServerDefaults, TlsVersion, TlsVersions};
+use rampart_cfg::Config;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::{ResolvesClientCert, Resumption, Tls12Resumption, WebPkiServerVerifier};
+use rustls::crypto::CryptoProvider;
+use rustls::sign::CertifiedKey;
+use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use rustls_pki_types::{CertificateDer, ServerName, UnixTime};
+
+use super::bind::based;
+use super::pem;
+use super::suites;
+use crate::sample::expr::{self, CompileCx, Expr, Place, Site};
+
+/// TLS sessions remembered per server for resumption (HAProxy keeps one per thread).
+const SESSION_CACHE: usize = 64;
+
+/// The TLS side of one server at run time.
+#[derive(Debug)]
+pub struct ServerTlsRt {
+    /// For traffic, when the server has `ssl`.
+    pub traffic: Option<Arc<ClientConfig>>,
+    /// For health checks, when they speak TLS (`ssl` or `check-ssl`).
+    pub check: Option<Arc<ClientConfig>>,
+    /// `sni <expr>`: evaluated by the stream that connects (`stream` passes the value).
+    pub sni: Option<Expr>,
+    /// The first server of the backend with the same `sni` expression: its value,
+    /// computed once per stream, serves them all ([`SniValues`]).
+    pub sni_slot: usize,
+    /// `check-sni <name>`.
+    pub check_sni: Option<ServerName<'static>>,
+    /// The name used when no SNI is sent: the server's address (rustls sends no SNI
+    /// for an address, and the certificate's names are then not checked).
+    pub addr_name: ServerName<'static>,
+}
+
+impl ServerTlsRt {
+    /// The name a new connection announces: the SNI the stream computed, else the
+    /// server's address (no SNI extension).
+    pub fn name_for(&self, sni: Option<&str>) -> ServerName<'static> {
+        sni.filter(|s| !s.is_empty())
+            .and_then(|s| ServerName::try_from(s.to_owned()).ok())
+            .unwrap_or_else(|| self.addr_name.clone())
+    }
+}
+
+/// Builds the TLS side of server `srv` of proxy `px` (index `px_idx`), `None` when it
+/// speaks no TLS at all. Alerts and warnings are HAProxy's (or say what rustls cannot do).
+pub fn build(
+    cfg: &Config,
+    px_idx: usize,
+    srv: &Server,
+    addr: SocketAddr,
+    alerts: &mut Vec<Diag>,
+    warnings: &mut Vec<Diag>,
+) -> Option<ServerTlsRt> {
+    let t = &srv.tls;
+    let px = &cfg.proxies[px_idx];
+    let ctx = format!("'server {}/{}' : ", px.name, srv.name);
+    let alert = |alerts: &mut Vec<Diag>, msg: String| alerts.push(Diag::alert(Some(srv.span.clone()), msg));
+    if !t.ssl && !t.check_ssl {
+        return None;
+    }
+    let g = &cfg.global.ssl_server;
+    let verify = t.verify.unwrap_or(!g.verify_none);
+    if verify && t.ca_file.is_none() {
+        alert(alerts, format!("{ctx}{VERIFY_WITHOUT_CA}"));
+        return None;
+    }
+    let versions = match versions(t.versions.or(g.versions)) {
+        Ok(v) => v,
+        Err(why) => {
+            alert(alerts, format!("{ctx}proxy '{}': {why} for server '{}'.", px.name, srv.name));
+            return None;
+        }
+    };
+    let provider = match provider(t, g, &ctx) {
+        Ok((p, warn)) => {
+            warnings.extend(warn.map(|w| Diag::warning(Some(srv.span.clone()), w)));
+            Arc::new(p)
+        }
+        Err(e) => {
+            alert(alerts, e);
+            return None;
+        }
+    };
+    let verifier = match verifier(t, &cfg.global.ssl, verify, &provider) {
+        Ok(v) => v,
+        Err(msgs) => {
+            // HAProxy locates only the first line (the second is `'ca-file' : unable to load ...`)
+            let mut msgs = msgs.into_iter();
+            if let Some(first) = msgs.next() {
+                alert(alerts, format!("{ctx}{first}"));
+            }
+            alerts.extend(msgs.map(|m| Diag::alert(None, m)));
+            return None;
+        }
+    };
+    let crt_base = cfg.global.ssl.crt_base.as_ref();
+    let load = |p: &str| pem::load_cert_key(&based(crt_base, Path::new(p)))?.certified(&provider);
+    let client_cert = match t.crt.as_deref().map(load).transpose() {
+        Ok(c) => c.map(|ck| Arc::new(ClientCert(ck)) as Arc<dyn ResolvesClientCert>),
+        Err(e) => {
+            alert(alerts, format!("{ctx}{e}"));
+            return None;
+        }
+    };
+    let base =
+        Base { provider, versions, verifier, client_cert, reuse: t.reuse, tickets: t.tickets && !g.no_tls_tickets };
+    let http = px.mode == rampart_cfg::model::Mode::Http;
+    let alpn = alpn_list(t.alpn.as_deref(), http, &ctx, srv, warnings);
+    let traffic = match t.ssl.then(|| base.config(alpn.clone())).transpose() {
+        Ok(c) => c,
+        Err(e) => {
+            alert(alerts, format!("{ctx}{e}"));
+            return None;
+        }
+    };
+    let check_alpn = match &t.check_alpn {
+        Some(a) => alpn_list(Some(a), false, &ctx, srv, warnings),
+        None => alpn,
+    };
+    let check = if !t.checks_use_tls() {
+        None
+    } else {
+        match (&traffic, &t.check_alpn) {
+            (Some(c), None) => Some(c.clone()),
+            _ => base.config(check_alpn).map_err(|e| alert(alerts, format!("{ctx}{e}"))).ok(),
+        }
+    };
+    let sni = t.sni.as_ref().and_then(|src| compile_sni(cfg, px_idx, &src.text, &ctx, srv, alerts));
+    let sni_slot = t.sni.as_ref().map_or(0, |e| sni_slot(px, &e.text));
+    let check_sni = t.check_sni.as_deref().and_then(|n| ServerName::try_from(n.to_owned()).ok());
+    let addr_name = ServerName::IpAddress(addr.ip().into());
+    Some(ServerTlsRt { traffic, check, sni, sni_slot, check_sni, addr_name })
+}
+
+/// HAProxy's alert for a server verified (the default) without a CA to verify with.
+const VERIFY_WITHOUT_CA: &str = "verify is enabled by default but no CA file specified. If you're running on a \
+     LAN where you're certain to trust the server's certificate, please set an explicit 'verify none' statement \
+     on the 'server' line, or use 'ssl-server-verify none' in the global section to disable server-side \
+     verifications by default.";
+
+/// What the traffic and check configurations of one server share.
+struct Base {
+    provider: Arc<CryptoProvider>,
+    versions: Vec<&'static rustls::SupportedProtocolVersion>,
+    verifier: Arc<dyn ServerCertVerifier>,
+    client_cert: Option<Arc<dyn ResolvesClientCert>>,
+    reuse: bool,
+    tickets: bool,
+}
+
+impl Base {
+    fn config(&self, alpn: Vec<Vec<u8>>) -> Result<Arc<ClientConfig>, String> {
+        let builder = ClientConfig::builder_with_provider(self.provider.clone())
+            .with_protocol_versions(&self.versions)
+            .map_err(|e| format!("unable to set up TLS: {e}"))?
+            .dangerous()
+            .with_custom_certificate_verifier(self.verifier.clone());
+        let mut c = match &self.client_cert {
+            Some(cert) => builder.with_client_cert_resolver(cert.clone()),
+            None => builder.with_no_client_auth(),
+        };
+        c.alpn_protocols = alpn;
+        // PERF: the session store takes a lock, once per new server connection only.
+        c.resumption = if self.reuse {
+            let r = Resumption::in_memory_sessions(SESSION_CACHE);
+            if self.tickets {
+                r
+            } else {
+                r.tls12_resumption(Tls12Resumption::SessionIdOnly)
+            }
+        } else {
+            Resumption::disabled()
+        };
+        Ok(Arc::new(c))
+    }
+}
+
+/// The rustls versions a server may use. HAProxy's rule: a version is allowed unless
+/// `no-<ver>`, below `ssl-min-ver`, above `ssl-max-ver`, or other than `force-<ver>`.
+/// rustls has TLSv1.2 and TLSv1.3 only: asking for an older one is an error.
+fn versions(v: TlsVersions) -> Result<Vec<&'static rustls::SupportedProtocolVersion>, String> {
+    let old = [("ssl-min-ver", v.min), ("ssl-max-ver", v.max), ("force", v.force)]
+        .into_iter()
+        .find_map(|(kw, ver)| ver.filter(|&x| x < TlsVersion::TlsV12).map(|x| (kw, x)));
+    let allowed = |x: TlsVersion| {
+        !v.is_disabled(x)
+            && v.min.is_none_or(|m| x >= m)
+            && v.max.is_none_or(|m| x <= m)
+            && v.force.is_none_or(|f| x == f)
+    };
+    if !TlsVersion::ALL.into_iter().any(allowed) {
+        return Err("all SSL/TLS versions are disabled".into());
+    }
+    // COMPAT: HAProxy (OpenSSL) still speaks SSLv3 to TLSv1.1; rustls does not.
+    if let Some((kw, x)) = old {
+        let kw = if kw == "force" { format!("force-{}", x.option_suffix()) } else { format!("{kw} {}", x.name()) };
+        return Err(format!("'{kw}' is not supported (rustls speaks TLSv1.2 and TLSv1.3 only): SSL/TLS versions"));
+    }
+    let mut out = Vec::new();
+    if allowed(TlsVersion::TlsV13) {
+        out.push(&rustls::version::TLS13);
+    }
+    if allowed(TlsVersion::TlsV12) {
+        out.push(&rustls::version::TLS12);
+    }
+    if out.is_empty() {
+        return Err("all SSL/TLS versions rustls speaks (TLSv1.2, TLSv1.3) are disabled".into());
+    }
+    Ok(out)
+}
+
+/// The crypto provider with the server's (or the global) cipher lists; with a
+/// warning naming the ciphers rustls does not have.
+fn provider(t: &ServerTls, g: &SslServerDefaults, ctx: &str) -> Result<(CryptoProvider, Option<String>), String> {
+    let mut p = rustls::crypto::aws_lc_rs::default_provider();
+    let tls12 = t.ciphers.as_deref().or(g.ciphers.as_deref());
+    let tls13 = t.ciphersuites.as_deref().or(g.ciphersuites.as_deref());
+    let picked = suites::select(&p.cipher_suites, tls12, tls13);
+    let warning = picked.warning().map(|w| format!("{ctx}{w}"));
+    p.cipher_suites = picked.suites;
+    if p.cipher_suites.is_empty() {
+        return Err(format!("{ctx}no cipher suite left that rustls can use."));
+    }
+    Ok((p, warning))
+}
+
+/// `verify required` checks the chain with the `ca-file` (and `crl-file`); the name
+/// is checked against `verifyhost`, else the SNI sent, else not at all (as HAProxy).
+fn verifier(
+    t: &ServerTls,
+    g: &GlobalSsl,
+    verify: bool,
+    provider: &Arc<CryptoProvider>,
+) -> Result<Arc<dyn ServerCertVerifier>, Vec<String>> {
+    if !verify {
+        return Ok(Arc::new(NoVerify(provider.clone())));
+    }
+    let Some(ca) = t.ca_file.as_deref() else { return Err(vec![VERIFY_WITHOUT_CA.into()]) };
+    let ca = based(g.ca_base.as_ref(), Path::new(ca));
+    let ca = ca.display();
+    let certs = pem::load_ca_file(Path::new(&ca.to_string()))
+        .map_err(|e| vec![e.to_string(), format!("'ca-file' : unable to load {ca}.")])?;
+    let mut roots = RootCertStore::empty();
+    for c in certs {
+        roots.add(c).map_err(|_| vec![format!("'ca-file' : unable to load {ca}.")])?;
+    }
+    let mut b = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone());
+    if let Some(crl) = t.crl_file.as_deref() {
+        let crl = based(g.ca_base.as_ref(), Path::new(crl));
+        let crl = crl.display();
+        let crls = pem::load_crl_file(Path::new(&crl.to_string()))
+            .map_err(|e| vec![e.to_string(), format!("'crl-file' : unable to load {crl}.")])?;
+        b = b.with_crls(crls);
+    }
+    let inner = b.build().map_err(|e| vec![format!("'ca-file' : unable to load {ca} ({e}).")])?;
+    let host = t.verifyhost.as_deref().and_then(|h| ServerName::try_from(h.to_owned()).ok());
+    Ok(Arc::new(Verify { inner, host }))
+}
+
+/// `crt`: the certificate presented whenever the server asks for one (HAProxy sends it
+/// whatever CAs the server names).
+#[derive(Debug)]
+struct ClientCert(Arc<CertifiedKey>);
+
+impl ResolvesClientCert for ClientCert {
+    fn resolve(&self, _: &[&[u8]], _: &[SignatureScheme]) -> Option<Arc<CertifiedKey>> {
+        Some(self.0.clone())
+    }
+
+    fn has_certs(&self) -> bool {
+        true
+    }
+}
+
+/// `verify required`: the chain against the CA file, the name as HAProxy checks it.
+#[derive(Debug)]
+struct Verify {
+    inner: Arc<WebPkiServerVerifier>,
+    /// `verifyhost`: checked instead of the SNI.
+    host: Option<ServerName<'static>>,
+}
+
+impl ServerCertVerifier for Verify {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        let name = self.host.as_ref().unwrap_or(server_name);
+        match self.inner.verify_server_cert(end_entity, intermediates, name, ocsp, now) {
+            // no SNI and no verifyhost: HAProxy checks the chain only
+            Err(rustls::Error::InvalidCertificate(
+                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+            )) if self.host.is_none() && matches!(server_name, ServerName::IpAddress(_)) => {
+                Ok(ServerCertVerified::assertion())
+            }
+            other => other,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.inner.supported_verify_schemes()
+    }
+}
+
+/// `verify none`: any certificate is accepted; the handshake signatures are still
+/// checked (they prove the peer holds the key of the certificate it sent).
+#[derive(Debug)]
+struct NoVerify(Arc<CryptoProvider>);
+
+impl ServerCertVerifier for NoVerify {
+    fn verify_server_cert(
+        &self,
+        _: &CertificateDer<'_>,
+        _: &[CertificateDer<'_>],
+        _: &ServerName<'_>,
+        _: &[u8],
+        _: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+/// The ALPN protocols offered. rampart speaks HTTP/1 to servers: on an HTTP backend
+/// `h2` is dropped (one warning), as the server would then expect HTTP/2.
+fn alpn_list(alpn: Option<&[String]>, http: bool, ctx: &str, srv: &Server, warnings: &mut Vec<Diag>) -> Vec<Vec<u8>> {
+    let Some(list) = alpn else { return Vec::new() };
+    let (kept, dropped): (Vec<&String>, Vec<&String>) = list.iter().partition(|p| !(http && p.as_str() == "h2"));
+    if !dropped.is_empty() {
+        let msg = format!(
+            "{ctx}'alpn {}': HTTP/2 is not implemented, 'h2' is not offered to the server (offered: {}).",
+            list.join(","),
+            if kept.is_empty() {
+                "none".to_owned()
+            } else {
+                kept.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(",")
+            }
+        );
+        warnings.push(Diag::warning(Some(srv.span.clone()), msg));
+    }
+    kept.into_iter().map(|p| p.as_bytes().to_vec()).collect()
+}
+
+/// Compiles `sni <expr>` (it sees the request, as a `use-server` expression does).
+fn compile_sni(cfg: &Config, px: usize, text: &str, ctx: &str, srv: &Server, alerts: &mut Vec<Diag>) -> Option<Expr> {
+    let mut cx = CompileCx::new(cfg, px, Site::Server);
+    let err = match expr::compile(text, &mut cx) {
+        Ok(e) => match e.check_place(Place::BeSetSrv) {
+            Ok(()) => return Some(e),
+            Err(needs) => format!("{ctx}error detected while parsing sni expression : requires information from {needs}, which is not available here"),
+        },
+        Err(e) => format!("{ctx}error detected while parsing sni expression : {e}"),
+    };
+    alerts.push(Diag::alert(Some(srv.span.clone()), err));
+    None
+}
+
+/// The position of the first server of `px` with TLS and the `sni` expression `text`.
+fn sni_slot(px: &Proxy, text: &str) -> usize {
+    px.servers.iter().position(|s| s.tls.ssl && s.tls.sni.as_ref().is_some_and(|e| e.text == text)).unwrap_or(0)
+}
+
+/// The TLS of server `srv`'s health checks: with `check-ssl`, or with `ssl` when the
+/// checks go to the server's own address and port (no `port`, no `addr`), as HAProxy.
+/// `tcp_check`: the backend runs tcp-check rules (not over TLS yet).
+pub fn check_tls(
+    srv: &Server,
+    tls: Option<&ServerTlsRt>,
+    tcp_check: bool,
+    alerts: &mut Vec<Diag>,
+) -> Option<crate::check::CheckTls> {
+    let t = &srv.tls;
+    let wanted = t.check_ssl || (t.ssl && srv.check.port.is_none() && srv.check.addr.is_none());
+    let tls = tls.filter(|_| wanted)?;
+    if tcp_check {
+        let msg = format!("server '{}': tcp-check rules over TLS ('check-ssl') are not supported yet", srv.name);
+        alerts.push(Diag::alert(Some(srv.span.clone()), msg));
+        return None;
+    }
+    let name = tls.check_sni.clone().unwrap_or_else(|| tls.addr_name.clone());
+    Some(crate::check::CheckTls { config: tls.check.clone()?, name })
+}
+
+/// HAProxy's words for a failed handshake with a server (`conn_err_code_str()`): the
+/// check's `info`, the reason of a connection error.
+pub fn handshake_msg(e: &super::stream::HandshakeError) -> &'static str {
+    use super::stream::HandshakeError as E;
+    match e {
+        E::Timeout => "Timeout during SSL handshake",
+        E::Closed => "Connection closed during SSL handshake",
+        E::Io(_) => "Connection error during SSL handshake",
+        E::Tls(_) | E::Refused(_) => "SSL handshake failure",
+    }
+}
+
+/// The `sni` values of one stream, one per distinct expression of its backend, keyed
+/// by [`ServerTlsRt::sni_slot`]. Empty (no allocation) when no server has `sni`.
+pub type SniValues = Vec<(usize, Box<str>)>;
+
+/// Evaluates the distinct `sni` expressions of backend `be` with `eval`.
+// PERF: only backends whose servers have `sni` allocate, once per stream.
+pub fn sni_values<'e>(be: &'e crate::proxy::ProxyRt, mut eval: impl FnMut(&'e Expr) -> Option<Box<str>>) -> SniValues {
+    let mut out = Vec::new();
+    for (i, s) in be.be.servers.iter().enumerate() {
+        let Some(t) = s.tls.as_deref().filter(|t| t.traffic.is_some() && t.sni_slot == i) else { continue };
+        if let Some(v) = t.sni.as_ref().and_then(&mut eval) {
+            out.push((i, v));
+        }
+    }
+    out
+}
+
+/// A sample as an SNI: its text, when it is a non-empty string.
+pub fn sni_value(smp: crate::sample::Sample<'_>) -> Option<Box<str>> {
+    match crate::sample::cast::cast(smp, crate::sample::types::SmpType::Str)? {
+        crate::sample::Sample::Str(s) if !s.is_empty() => std::str::from_utf8(&s).ok().map(Box::from),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+#[path = "client_tests.rs"]
+mod tests;
