@@ -5,7 +5,9 @@
 //! without a lock, handshakes and connections already under way keep the certificate
 //! they had. HAProxy counterpart: ssl_ckch.c (ckch_store, the `ssl cert` CLI commands).
 
-use std::sync::{Arc, Mutex, PoisonError};
+// the transaction lock is taken by CLI commands only, never on the handshake path
+#[allow(clippy::disallowed_types)]
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use rustls::sign::CertifiedKey;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
@@ -26,6 +28,7 @@ struct Txn {
 /// Every TLS bind's certificates and the pending transaction (one at a time, as
 /// HAProxy has).
 #[derive(Debug, Default)]
+#[allow(clippy::disallowed_types)] // CLI commands only: not on the handshake path
 pub struct Certs {
     binds: Vec<Arc<BindTls>>,
     txn: Mutex<Option<Txn>>,
@@ -33,11 +36,12 @@ pub struct Certs {
 
 impl Certs {
     /// The store over `binds` (each TLS bind once).
+    #[allow(clippy::disallowed_types)]
     pub fn new(binds: Vec<Arc<BindTls>>) -> Certs {
         Certs { binds, txn: Mutex::new(None) }
     }
 
-    fn txn(&self) -> std::sync::MutexGuard<'_, Option<Txn>> {
+    fn txn(&self) -> MutexGuard<'_, Option<Txn>> {
         self.txn.lock().unwrap_or_else(PoisonError::into_inner)
     }
 

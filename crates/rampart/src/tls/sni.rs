@@ -72,9 +72,7 @@ impl SniStore {
     /// when no entry comes from `path`. HAProxy counterpart: the new `ckch_inst`s
     /// `commit ssl cert` builds.
     pub fn replaced(&self, path: &str, key: &Arc<CertifiedKey>, names: &[String]) -> Option<SniStore> {
-        if self.get(path).is_none() {
-            return None;
-        }
+        self.get(path)?;
         let mut out = SniStore::default();
         for (e, old) in self.entries.iter().zip(&self.names) {
             let mine = e.path == path;
