@@ -154,8 +154,8 @@ impl ResolvesServerCert for SniResolver {
     }
 }
 
-/// The names a certificate serves: its DNS subject alternative names, else its
-/// subject's common name (as HAProxy indexes a `crt` without a filter).
+/// The names a certificate serves: its DNS subject alternative names, then its
+/// subject's common names (as HAProxy indexes a `crt` without a filter: both).
 pub fn cert_names(der: &[u8]) -> Vec<String> {
     use x509_parser::extensions::GeneralName;
     let Ok((_, cert)) = x509_parser::parse_x509_certificate(der) else { return Vec::new() };
@@ -171,8 +171,10 @@ pub fn cert_names(der: &[u8]) -> Vec<String> {
             .collect(),
         _ => Vec::new(),
     };
-    if names.is_empty() {
-        names.extend(cert.subject().iter_common_name().filter_map(|cn| cn.as_str().ok()).map(str::to_string));
+    for cn in cert.subject().iter_common_name().filter_map(|cn| cn.as_str().ok()) {
+        if !names.iter().any(|n| n == cn) {
+            names.push(cn.to_string());
+        }
     }
     names
 }
@@ -273,9 +275,13 @@ mod tests {
     }
 
     #[test]
-    fn names_from_san_else_cn() {
-        let (_, names) = key(&rcgen::PKCS_ECDSA_P256_SHA256, &["a.test", "*.b.test"]);
-        assert_eq!(names, ["a.test", "*.b.test"]);
+    fn names_from_san_then_cn() {
+        let kp = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+        let mut p = rcgen::CertificateParams::new(vec!["a.test".to_string(), "*.b.test".to_string()]).unwrap();
+        p.distinguished_name = rcgen::DistinguishedName::new();
+        p.distinguished_name.push(rcgen::DnType::CommonName, "www.test1.com");
+        let c = p.self_signed(&kp).unwrap();
+        assert_eq!(cert_names(c.der()), ["a.test", "*.b.test", "www.test1.com"]);
         let kp = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
         let mut p = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
         p.distinguished_name.push(rcgen::DnType::CommonName, "cn.test");
