@@ -92,6 +92,13 @@ pub static COMMANDS: &[Cmd] = &[
         run: |c, _, w| c.certs.commit(w.get(3).copied()),
     },
     Cmd {
+        words: &["del", "ssl", "cert"],
+        usage: "del ssl cert <certfile>",
+        help: "delete an unused certificate file",
+        level: Level::Admin,
+        run: |c, _, w| c.certs.del_cert(w.get(3).copied()),
+    },
+    Cmd {
         words: &["disable", "agent"],
         usage: "disable agent",
         help: "disable agent checks",
@@ -139,6 +146,13 @@ pub static COMMANDS: &[Cmd] = &[
         help: "report a server's current weight",
         level: Level::User,
         run: srvcmd::get_weight,
+    },
+    Cmd {
+        words: &["new", "ssl", "cert"],
+        usage: "new ssl cert <certfile>",
+        help: "create a new certificate file to be used in a crt-list or a directory",
+        level: Level::Admin,
+        run: |c, _, w| c.certs.new_cert(w.get(3).copied()),
     },
     Cmd {
         words: &["operator"],

@@ -25,28 +25,43 @@ struct Txn {
     key: Option<PrivateKeyDer<'static>>,
 }
 
-/// Every TLS bind's certificates and the pending transaction (one at a time, as
-/// HAProxy has).
+/// A certificate store no bind uses (`new ssl cert`): empty, or what a commit put in.
+#[derive(Debug)]
+struct Unused {
+    path: String,
+    chain: Vec<CertificateDer<'static>>,
+    key: Option<PrivateKeyDer<'static>>,
+}
+
+/// What the CLI commands change: the pending transaction and the unused stores.
+#[derive(Debug, Default)]
+struct State {
+    txn: Option<Txn>,
+    unused: Vec<Unused>,
+}
+
+/// Every TLS bind's certificates, the stores no bind uses and the pending transaction
+/// (one at a time, as HAProxy has).
 #[derive(Debug, Default)]
 #[allow(clippy::disallowed_types)] // CLI commands only: not on the handshake path
 pub struct Certs {
     binds: Vec<Arc<BindTls>>,
-    txn: Mutex<Option<Txn>>,
+    state: Mutex<State>,
 }
 
 impl Certs {
     /// The store over `binds` (each TLS bind once).
     #[allow(clippy::disallowed_types)]
     pub fn new(binds: Vec<Arc<BindTls>>) -> Certs {
-        Certs { binds, txn: Mutex::new(None) }
+        Certs { binds, state: Mutex::new(State::default()) }
     }
 
-    fn txn(&self) -> MutexGuard<'_, Option<Txn>> {
-        self.txn.lock().unwrap_or_else(PoisonError::into_inner)
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The certificate files, each once, in configuration order.
-    fn paths(&self) -> Vec<String> {
+    /// The certificate files, each once, in configuration order, then the unused ones.
+    fn paths(&self, st: &State) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
         for b in &self.binds {
             for p in b.store.load().paths() {
@@ -55,6 +70,7 @@ impl Certs {
                 }
             }
         }
+        out.extend(st.unused.iter().map(|u| u.path.clone()));
         out
     }
 
@@ -66,13 +82,14 @@ impl Certs {
     /// `show ssl cert [<file>]`: the list of files (the pending one first, starred), or
     /// one certificate's details (`*<file>`: the pending one).
     pub fn show(&self, arg: Option<&str>) -> String {
+        let st = self.state();
         let Some(arg) = arg else {
             let mut out = String::new();
-            if let Some(t) = self.txn().as_ref() {
+            if let Some(t) = st.txn.as_ref() {
                 out.push_str(&format!("# transaction\n*{}\n", t.path));
             }
             out.push_str("# filename\n");
-            for p in self.paths() {
+            for p in self.paths(&st) {
                 out.push_str(&p);
                 out.push('\n');
             }
@@ -80,13 +97,17 @@ impl Certs {
         };
         const NOT_FOUND: &str = "Can't display the certificate: Not found or the certificate is a bundle!\n";
         if let Some(path) = arg.strip_prefix('*') {
-            return match self.txn().as_ref().filter(|t| t.path == path) {
+            return match st.txn.as_ref().filter(|t| t.path == path) {
                 Some(t) => details(arg, "Unused", &t.chain),
                 None => NOT_FOUND.to_owned(),
             };
         }
-        match self.current(arg) {
-            Some(ck) => details(arg, "Used", &ck.cert),
+        if let Some(ck) = self.current(arg) {
+            return details(arg, "Used", &ck.cert);
+        }
+        match st.unused.iter().find(|u| u.path == arg) {
+            Some(u) if u.chain.is_empty() => format!("Filename: {arg}\nStatus: Empty\nOCSP Response Key: \n"),
+            Some(u) => details(arg, "Unused", &u.chain),
             None => NOT_FOUND.to_owned(),
         }
     }
@@ -96,14 +117,15 @@ impl Certs {
         let (Some(path), Some(payload)) = (path, payload.filter(|p| !p.trim().is_empty())) else {
             return "'set ssl cert expects a filename and a certificate as a payload\n".to_owned();
         };
-        let mut txn = self.txn();
-        if let Some(t) = txn.as_ref().filter(|t| t.path != path) {
+        let mut st = self.state();
+        if let Some(t) = st.txn.as_ref().filter(|t| t.path != path) {
             return format!(
                 "The ongoing transaction is about '{}' but you are trying to set '{path}'\nCan't update {path}!\n",
                 t.path
             );
         }
-        if txn.is_none() && self.current(path).is_none() {
+        let known = self.current(path).is_some() || st.unused.iter().any(|u| u.path == path);
+        if st.txn.is_none() && !known {
             return format!(
                 "Can't replace a certificate which is not referenced by the configuration!\nCan't update {path}!\n"
             );
@@ -112,8 +134,8 @@ impl Certs {
             Ok(x) => x,
             Err(e) => return format!("{e}\nCan't load the payload\nCan't update {path}!\n"),
         };
-        let verb = if txn.is_some() { "updated" } else { "created" };
-        *txn = Some(Txn { path: path.to_owned(), chain, key });
+        let verb = if st.txn.is_some() { "updated" } else { "created" };
+        st.txn = Some(Txn { path: path.to_owned(), chain, key });
         format!("Transaction {verb} for certificate {path}!\n")
     }
 
@@ -121,8 +143,8 @@ impl Certs {
     /// certificate from its next handshake on.
     pub fn commit(&self, path: Option<&str>) -> String {
         let Some(path) = path else { return "'commit ssl cert expects a filename\n".to_owned() };
-        let mut txn = self.txn();
-        let Some(t) = txn.as_ref() else {
+        let mut st = self.state();
+        let Some(t) = st.txn.as_ref() else {
             return format!("No ongoing transaction! !\nCan't commit {path}!\n");
         };
         if t.path != path {
@@ -149,7 +171,11 @@ impl Certs {
                 out.push('.');
             }
         }
-        *txn = None;
+        if let Some(u) = st.unused.iter_mut().find(|u| u.path == path) {
+            u.chain = ck.chain;
+            u.key = Some(ck.key);
+        }
+        st.txn = None;
         out.push_str("\nSuccess!\n");
         out
     }
@@ -157,17 +183,48 @@ impl Certs {
     /// `abort ssl cert <file>`: drops the pending transaction.
     pub fn abort(&self, path: Option<&str>) -> String {
         let Some(path) = path else { return "'abort ssl cert' expects a filename\n".to_owned() };
-        let mut txn = self.txn();
-        match txn.as_ref() {
+        let mut st = self.state();
+        match st.txn.as_ref() {
             None => "No ongoing transaction!\n".to_owned(),
             Some(t) if t.path != path => format!(
                 "The ongoing transaction is about '{}' but you are trying to abort a transaction for '{path}'\n",
                 t.path
             ),
             Some(_) => {
-                *txn = None;
+                st.txn = None;
                 format!("Transaction aborted for certificate '{path}'!\n")
             }
+        }
+    }
+
+    /// `new ssl cert <file>`: an empty store, for `set ssl cert` to fill (no bind
+    /// uses it until `add ssl crt-list`, which rampart does not have yet).
+    pub fn new_cert(&self, path: Option<&str>) -> String {
+        let Some(path) = path else { return "'new ssl cert' expects a filename\n".to_owned() };
+        let mut st = self.state();
+        if self.current(path).is_some() || st.unused.iter().any(|u| u.path == path) {
+            return format!("Certificate '{path}' already exists!\n");
+        }
+        st.unused.push(Unused { path: path.to_owned(), chain: Vec::new(), key: None });
+        format!("New empty certificate store '{path}'!\n")
+    }
+
+    /// `del ssl cert <file>`: removes a store no bind uses.
+    pub fn del_cert(&self, path: Option<&str>) -> String {
+        let Some(path) = path else { return "'del ssl cert' expects a certificate name\n".to_owned() };
+        let mut st = self.state();
+        if st.txn.as_ref().is_some_and(|t| t.path == path) {
+            return format!("Can't remove the certificate: ongoing transaction for the certificate '{path}'\n");
+        }
+        if self.current(path).is_some() {
+            return format!("Can't remove the certificate: certificate '{path}' in use, can't be deleted!\n\n");
+        }
+        match st.unused.iter().position(|u| u.path == path) {
+            Some(i) => {
+                st.unused.remove(i);
+                format!("Certificate '{path}' deleted!\n")
+            }
+            None => format!("Can't remove the certificate: certificate '{path}' doesn't exist!\n\n"),
         }
     }
 }

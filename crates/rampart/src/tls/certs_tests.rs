@@ -145,3 +145,33 @@ fn show_prints_the_certificate_as_haproxy_does() {
     let out = details("e.pem", "Unused", &ck.chain);
     assert_eq!(out, "Filename: e.pem\nStatus: Unused\nSerial: 6038257B288B25229B496CE55373D3081FCF3D82\nnotBefore: Dec 19 09:31:12 2019 GMT\nnotAfter: Jan 18 09:31:12 2020 GMT\nSubject Alternative Name: DNS:localhost\nAlgorithm: EC384\nSHA1 FingerPrint: A490D069DBAFBEE66DE434BEC34030ADE8BCCBF1\nSubject: /CN=localhost\nIssuer: /CN=localhost\nOCSP Response Key: \n");
 }
+
+#[test]
+fn new_fills_and_del_removes_an_unused_store() {
+    let dir = tmp("newdel");
+    let (certs, tls, a, b) = setup(&dir);
+    assert_eq!(certs.new_cert(None), "'new ssl cert' expects a filename\n");
+    assert_eq!(certs.del_cert(None), "'del ssl cert' expects a certificate name\n");
+    assert_eq!(certs.new_cert(Some(&a)), format!("Certificate '{a}' already exists!\n"));
+    assert_eq!(certs.new_cert(Some("/n.pem")), "New empty certificate store '/n.pem'!\n");
+    assert_eq!(certs.new_cert(Some("/n.pem")), "Certificate '/n.pem' already exists!\n");
+    assert_eq!(certs.show(None), format!("# filename\n{a}\n{b}\n/n.pem\n"));
+    assert_eq!(certs.show(Some("/n.pem")), "Filename: /n.pem\nStatus: Empty\nOCSP Response Key: \n");
+    let (c, k) = pem_for("n.test", 5);
+    assert_eq!(certs.set(Some("/n.pem"), Some(&format!("{c}{k}"))), "Transaction created for certificate /n.pem!\n");
+    assert_eq!(
+        certs.del_cert(Some("/n.pem")),
+        "Can't remove the certificate: ongoing transaction for the certificate '/n.pem'\n"
+    );
+    // no bind uses it: no dot
+    assert_eq!(certs.commit(Some("/n.pem")), "Committing /n.pem\nSuccess!\n");
+    assert!(certs.show(Some("/n.pem")).starts_with("Filename: /n.pem\nStatus: Unused\nSerial: 05\n"));
+    assert!(!tls.store.load().serves(Some("n.test")));
+    assert_eq!(
+        certs.del_cert(Some(&a)),
+        format!("Can't remove the certificate: certificate '{a}' in use, can't be deleted!\n\n")
+    );
+    assert_eq!(certs.del_cert(Some("/n.pem")), "Certificate '/n.pem' deleted!\n");
+    assert_eq!(certs.del_cert(Some("/n.pem")), "Can't remove the certificate: certificate '/n.pem' doesn't exist!\n\n");
+    assert_eq!(certs.show(None), format!("# filename\n{a}\n{b}\n"));
+}
