@@ -51,6 +51,9 @@ pub struct Session {
     pub timeout: Duration,
     /// `quit` was asked: close once the answers are sent.
     pub quit: bool,
+    /// The payload of the line (the lines after a line ending with `<<`, up to an
+    /// empty line), for the command that takes one (`set ssl cert`).
+    pub payload: Option<String>,
 }
 
 /// A command: the words that name it, its help line, the level it needs.
@@ -73,6 +76,27 @@ pub static COMMANDS: &[Cmd] = &[
         help: "clear max statistics counters (or all counters)",
         level: Level::Operator,
         run: clear_counters,
+    },
+    Cmd {
+        words: &["abort", "ssl", "cert"],
+        usage: "abort ssl cert <certfile>",
+        help: "abort a transaction for a certificate file",
+        level: Level::Admin,
+        run: |c, _, w| c.certs.abort(w.get(3).copied()),
+    },
+    Cmd {
+        words: &["commit", "ssl", "cert"],
+        usage: "commit ssl cert <certfile>",
+        help: "commit a certificate file",
+        level: Level::Admin,
+        run: |c, _, w| c.certs.commit(w.get(3).copied()),
+    },
+    Cmd {
+        words: &["del", "ssl", "cert"],
+        usage: "del ssl cert <certfile>",
+        help: "delete an unused certificate file",
+        level: Level::Admin,
+        run: |c, _, w| c.certs.del_cert(w.get(3).copied()),
     },
     Cmd {
         words: &["disable", "agent"],
@@ -124,6 +148,13 @@ pub static COMMANDS: &[Cmd] = &[
         run: srvcmd::get_weight,
     },
     Cmd {
+        words: &["new", "ssl", "cert"],
+        usage: "new ssl cert <certfile>",
+        help: "create a new certificate file to be used in a crt-list or a directory",
+        level: Level::Admin,
+        run: |c, _, w| c.certs.new_cert(w.get(3).copied()),
+    },
+    Cmd {
         words: &["operator"],
         usage: "operator",
         help: "lower the level of the current CLI session to operator",
@@ -150,6 +181,13 @@ pub static COMMANDS: &[Cmd] = &[
         help: "change a server's state, weight, address or ssl",
         level: Level::Admin,
         run: srvcmd::set_server,
+    },
+    Cmd {
+        words: &["set", "ssl", "cert"],
+        usage: "set ssl cert <certfile> <payload>",
+        help: "replace a certificate file",
+        level: Level::Admin,
+        run: |c, s, w| c.certs.set(w.get(3).copied(), s.payload.take().as_deref()),
     },
     Cmd {
         words: &["set", "timeout"],
@@ -206,6 +244,13 @@ pub static COMMANDS: &[Cmd] = &[
         help: "dump volatile server information (all or for a single backend)",
         level: Level::User,
         run: |c, _, w| servers::state(c, w.get(3).copied()).unwrap_or_else(|e| e),
+    },
+    Cmd {
+        words: &["show", "ssl", "cert"],
+        usage: "show ssl cert [<certfile>]",
+        help: "display the SSL certificates used in memory, or the details of a file",
+        level: Level::Operator,
+        run: |c, _, w| c.certs.show(w.get(3).copied()),
     },
     Cmd {
         words: &["show", "stat"],
@@ -285,6 +330,8 @@ const NOT_YET: &[&[&str]] = &[
     &["set", "table"],
     &["prepare"],
     &["commit"],
+    &["new"],
+    &["abort"],
 ];
 
 /// Runs one line of the session: its `;`-separated commands in order, each answer
@@ -509,7 +556,8 @@ mod tests {
 
     #[test]
     fn levels_only_go_down() {
-        let mut s = Session { level: Level::Operator, prompt: false, timeout: Duration::ZERO, quit: false };
+        let mut s =
+            Session { level: Level::Operator, prompt: false, timeout: Duration::ZERO, quit: false, payload: None };
         assert_eq!(set_level(&mut s, Level::Admin), PERMISSION_DENIED);
         assert_eq!(set_level(&mut s, Level::User), "");
         assert_eq!(s.level, Level::User);

@@ -109,17 +109,33 @@ pub struct Cli {
     pub sessions: AtomicU32,
     /// CLI sessions accepted so far (HAProxy counts them in `CumConns`).
     pub cum_sessions: AtomicU64,
+    /// The TLS binds' certificates and the pending `set ssl cert` transaction.
+    pub certs: crate::tls::certs::Certs,
+}
+
+/// Every TLS bind of `rt`, once each (the addresses of one `bind` line share one).
+fn tls_binds(rt: &Runtime) -> Vec<Arc<crate::tls::bind::BindTls>> {
+    let mut out: Vec<Arc<crate::tls::bind::BindTls>> = Vec::new();
+    for px in &rt.proxies {
+        for tls in px.fe.listeners.iter().filter_map(|l| l.tls.as_ref()) {
+            if !out.iter().any(|o| Arc::ptr_eq(o, tls)) {
+                out.push(tls.clone());
+            }
+        }
+    }
+    out
 }
 
 impl Cli {
     /// The CLI state for `rt`, built from its configuration.
     pub fn new(cfg: &Config, rt: Arc<Runtime>) -> Cli {
         Cli {
-            rt,
             timeout: cfg.global.stats_timeout.unwrap_or(DEFAULT_TIMEOUT),
             maxconn: cfg.global.stats_maxconn.unwrap_or(DEFAULT_MAXCONN),
             sessions: AtomicU32::new(0),
             cum_sessions: AtomicU64::new(0),
+            certs: crate::tls::certs::Certs::new(tls_binds(&rt)),
+            rt,
         }
     }
 

@@ -237,7 +237,7 @@ pub async fn session<S: AsyncRead + AsyncWrite + Unpin>(conn: S, cli: &Cli, leve
     cli.cum_sessions.fetch_add(1, Ordering::Relaxed);
     let (rd, mut wr) = tokio::io::split(conn);
     let mut rd = BufReader::new(rd);
-    let mut sess = Session { level, prompt: false, timeout: cli.timeout, quit: false };
+    let mut sess = Session { level, prompt: false, timeout: cli.timeout, quit: false, payload: None };
     let mut line = Vec::with_capacity(256);
     loop {
         line.clear();
@@ -248,9 +248,18 @@ pub async fn session<S: AsyncRead + AsyncWrite + Unpin>(conn: S, cli: &Cli, leve
             Ok(Ok(_)) if line.len() >= MAX_LINE && line.last() != Some(&b'\n') => break,
             Ok(Ok(_)) => {}
         }
-        let text = String::from_utf8_lossy(&line);
+        let text = String::from_utf8_lossy(&line).into_owned();
+        let mut text = text.trim_end_matches(['\n', '\r']);
+        if let Some(cmd) = text.strip_suffix("<<") {
+            text = cmd;
+            match tokio::time::timeout(sess.timeout, read_payload(&mut rd)).await {
+                Ok(Some(p)) => sess.payload = Some(p),
+                _ => break,
+            }
+        }
         let mut out = String::new();
-        run_line(cli, &mut sess, text.trim_end_matches(['\n', '\r']), &mut out);
+        run_line(cli, &mut sess, text, &mut out);
+        sess.payload = None;
         if sess.prompt && !sess.quit {
             out.push_str("> ");
         }
@@ -261,6 +270,26 @@ pub async fn session<S: AsyncRead + AsyncWrite + Unpin>(conn: S, cli: &Cli, leve
     }
     let _ = wr.shutdown().await;
     cli.sessions.fetch_sub(1, Ordering::Relaxed);
+}
+
+/// The payload after a line ending with `<<`: the lines up to an empty one (or the
+/// end of the input), at most [`MAX_LINE`] bytes in all; `None` past that size or on
+/// a read error. HAProxy counterpart: the payload pattern of cli_parse_request().
+async fn read_payload<R: AsyncRead + Unpin>(rd: &mut BufReader<R>) -> Option<String> {
+    let mut payload = Vec::new();
+    loop {
+        let start = payload.len();
+        let mut bounded = (&mut *rd).take((MAX_LINE - start.min(MAX_LINE)) as u64);
+        let n = bounded.read_until(b'\n', &mut payload).await.ok()?;
+        let line = &payload[start..];
+        if n == 0 || line == b"\n" || line == b"\r\n" {
+            payload.truncate(start);
+            return Some(String::from_utf8_lossy(&payload).into_owned());
+        }
+        if payload.len() >= MAX_LINE && payload.last() != Some(&b'\n') {
+            return None;
+        }
+    }
 }
 
 #[cfg(test)]
@@ -408,6 +437,27 @@ mod tests {
         assert_eq!(got[0], (rampart_cfg::Level::Alert, "'stats socket ... accept-proxy' is not supported yet".into()));
         assert_eq!(got[1].0, rampart_cfg::Level::Warning);
         assert!(got[1].1.contains("expose-fd listeners"));
+    }
+
+    #[tokio::test]
+    async fn a_payload_runs_to_the_empty_line_and_goes_to_its_command() {
+        let mut rd = BufReader::new(&b"l1\nl2\n\nnext\n"[..]);
+        assert_eq!(read_payload(&mut rd).await.as_deref(), Some("l1\nl2\n"));
+        let mut rest = String::new();
+        rd.read_to_string(&mut rest).await.unwrap();
+        assert_eq!(rest, "next\n");
+        let mut rd = BufReader::new(&b"l1\n"[..]);
+        assert_eq!(read_payload(&mut rd).await.as_deref(), Some("l1\n"));
+        let cli = cli();
+        let out = talk(&cli, Level::Admin, "set ssl cert x.pem <<\n-----BEGIN X-----\n\n").await;
+        assert_eq!(
+            out,
+            "Can't replace a certificate which is not referenced by the configuration!\nCan't update x.pem!\n\n"
+        );
+        let out = talk(&cli, Level::Admin, "set ssl cert x.pem\n").await;
+        assert_eq!(out, "'set ssl cert expects a filename and a certificate as a payload\n\n");
+        assert_eq!(talk(&cli, Level::Operator, "set ssl cert x.pem\n").await, "Permission denied\n\n");
+        assert_eq!(talk(&cli, Level::Admin, "show ssl cert\n").await, "# filename\n\n");
     }
 
     #[tokio::test]

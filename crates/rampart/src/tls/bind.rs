@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use arc_swap::ArcSwap;
 use rampart_cfg::model::{BindSsl, GlobalSsl, SslOptions, TlsVersion, Verify};
 use rustls::crypto::{aws_lc_rs, CryptoProvider, SupportedKxGroup};
 use rustls::server::{ClientHello, ServerSessionMemoryCache, WebPkiClientVerifier};
@@ -21,7 +22,8 @@ pub struct BindTls {
     pub config: Arc<ServerConfig>,
     /// `config` without ALPN, for a client whose protocols `alpn` does not list.
     no_alpn: Arc<ServerConfig>,
-    pub store: Arc<SniStore>,
+    /// The certificates, replaced whole by `commit ssl cert` (see [`super::certs`]).
+    pub store: Arc<ArcSwap<SniStore>>,
     pub strict_sni: bool,
 }
 
@@ -29,7 +31,7 @@ impl BindTls {
     /// The configuration for a client hello, or why it is refused (`strict-sni`
     /// without a certificate for the name).
     pub fn choose(&self, hello: &ClientHello<'_>) -> Result<Arc<ServerConfig>, &'static str> {
-        if self.strict_sni && !self.store.serves(hello.server_name()) {
+        if self.strict_sni && !self.store.load().serves(hello.server_name()) {
             return Err("no certificate for the SNI with strict-sni");
         }
         // COMPAT: as HAProxy (OpenSSL's NOACK), no common protocol means no ALPN, not
@@ -220,7 +222,7 @@ pub fn load_parallel(
         let ck = pem::load_cert_key(p)?;
         let key = ck.certified(provider)?;
         let names = cert_names(&ck.chain[0]);
-        Ok((Entry { key, path: ck.path, excluded: Vec::new() }, names))
+        Ok((Entry { key, path: ck.path, excluded: Vec::new(), filtered: false }, names))
     };
     let threads = threads.clamp(1, files.len().max(1));
     if threads == 1 {
@@ -276,6 +278,7 @@ pub fn build(ssl: &BindSsl, g: &GlobalSsl) -> Result<(BindTls, Vec<String>), Vec
         match r {
             Ok((mut entry, names)) => {
                 entry.excluded = line.excluded;
+                entry.filtered = !line.filters.is_empty();
                 store.add(entry, if line.filters.is_empty() { &names } else { &line.filters });
             }
             Err(e) => alerts.push(format!("'crt-list' : {e}")),
@@ -291,7 +294,7 @@ pub fn build(ssl: &BindSsl, g: &GlobalSsl) -> Result<(BindTls, Vec<String>), Vec
     if !alerts.is_empty() {
         return Err(alerts);
     }
-    let store = Arc::new(store);
+    let store = Arc::new(ArcSwap::from_pointee(store));
     let provider = Arc::new(provider);
     let builder = match ServerConfig::builder_with_provider(provider).with_protocol_versions(&versions) {
         Ok(b) => b,

@@ -100,8 +100,8 @@ fn build_loads_a_directory_and_checks_verify() {
     let ssl = BindSsl { enabled: true, crts: vec![".".into()], strict_sni: true, ..Default::default() };
     let (tls, w) = build(&ssl, &g).unwrap();
     assert!(w.is_empty());
-    assert_eq!(tls.store.len(), 2);
-    assert!(tls.store.serves(Some("b.test")));
+    assert_eq!(tls.store.load().len(), 2);
+    assert!(tls.store.load().serves(Some("b.test")));
 
     let bad = BindSsl { verify: Some(Verify::Required), ..ssl.clone() };
     assert_eq!(build(&bad, &g).unwrap_err(), ["verify is enabled but no CA file specified."]);
@@ -145,7 +145,7 @@ fn load_many_certificates() {
     let start = std::time::Instant::now();
     let (tls, _) = build(&ssl, &GlobalSsl::default()).unwrap();
     let took = start.elapsed();
-    assert_eq!(tls.store.len(), n);
+    assert_eq!(tls.store.load().len(), n);
     println!("loaded {n} certificates in {took:?} on {threads} threads");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -375,7 +375,15 @@ impl ServerCertVerifier for NoVerify {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+        let algs = &self.0.signature_verification_algorithms;
+        rustls::crypto::verify_tls13_signature(message, cert, dss, algs).or_else(|e| {
+            // COMPAT: webpki reads X.509 v3 certificates only; OpenSSL takes v1 ones
+            // too (HAProxy's reg-tests serve some). With nothing to verify but the
+            // signature, the key is read from the certificate by x509-parser.
+            let (_, parsed) = x509_parser::parse_x509_certificate(cert).map_err(|_| e.clone())?;
+            let spki = rustls_pki_types::SubjectPublicKeyInfoDer::from(parsed.public_key().raw);
+            rustls::crypto::verify_tls13_signature_with_raw_key(message, &spki, dss, algs).map_err(|_| e)
+        })
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {

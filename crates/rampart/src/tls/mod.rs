@@ -1,11 +1,13 @@
 //! TLS with rustls: PEM loading (`pem`), the TLS stream over a socket and its
 //! handshakes (`stream`), the server configuration of a `bind ... ssl` line (`bind`)
-//! and its certificate selection by SNI (`sni`), `crt-list` files (`crtlist`); TLS
+//! and its certificate selection by SNI (`sni`), `crt-list` files (`crtlist`); the
+//! runtime certificate commands and hot swap (`certs`); TLS
 //! towards servers (`client`), OpenSSL cipher names (`suites`); what a handshake
 //! negotiated, as the `ssl_*` and `ssl_bc*` fetches read it ([`TlsInfo`]).
 //! HAProxy counterpart: ssl_sock.c, ssl_ckch.c.
 
 pub mod bind;
+pub mod certs;
 pub mod client;
 pub mod crtlist;
 pub mod pem;

@@ -129,24 +129,32 @@ pub fn load_cert_key_from(
     data: &[u8],
     side_key: impl FnOnce() -> Option<Vec<u8>>,
 ) -> Result<CertKey, PemError> {
-    let no_cert = || PemError::NoCert { path: name.to_string() };
-    let mut secs = sections(data).ok_or_else(no_cert)?;
-    if !secs.iter().any(|(k, _)| *k == SectionKind::Certificate) {
-        return Err(no_cert());
-    }
-    let key = match first_key(&mut secs) {
+    let (chain, key) = load_payload(name, data)?;
+    let key = match key {
         Some(k) => k,
         None => side_key()
             .and_then(|d| sections(&d))
             .and_then(|mut s| first_key(&mut s))
             .ok_or_else(|| PemError::NoKey { path: name.to_string() })?,
     };
+    Ok(CertKey { path: name.to_string(), chain, key })
+}
+
+/// The certificates (leaf first) and the private key, if any, of PEM text `data`
+/// (a `crt` file, or a `set ssl cert` payload); `name` is the file named in errors.
+pub fn load_payload(
+    name: &str,
+    data: &[u8],
+) -> Result<(Vec<CertificateDer<'static>>, Option<PrivateKeyDer<'static>>), PemError> {
+    let no_cert = || PemError::NoCert { path: name.to_string() };
+    let mut secs = sections(data).ok_or_else(no_cert)?;
+    let key = first_key(&mut secs);
     let chain: Vec<CertificateDer<'static>> =
         secs.into_iter().filter(|(k, _)| *k == SectionKind::Certificate).map(|(_, d)| d.into()).collect();
-    if x509_parser::parse_x509_certificate(&chain[0]).is_err() {
-        return Err(no_cert());
+    match chain.first() {
+        Some(leaf) if x509_parser::parse_x509_certificate(leaf).is_ok() => Ok((chain, key)),
+        _ => Err(no_cert()),
     }
-    Ok(CertKey { path: name.to_string(), chain, key })
 }
 
 /// Reads a whole store file (`ca-file`, `crl-file`): its sections, or the alert.
@@ -234,7 +242,8 @@ mod tests {
         let (ca, _) = gen("ca.test", &rcgen::PKCS_ECDSA_P256_SHA256);
         let ck = load_cert_key_from("c.pem", format!("{k}{leaf}{ca}").as_bytes(), || None).unwrap();
         assert_eq!(ck.chain.len(), 2);
-        assert_eq!(crate::tls::sni::cert_names(&ck.chain[0]), ["leaf.test"]);
+        // the SAN, then the CN rcgen puts by default
+        assert_eq!(crate::tls::sni::cert_names(&ck.chain[0]), ["leaf.test", "rcgen self signed cert"]);
         assert!(ck.certified(&provider()).is_ok());
     }
 

@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use arc_swap::ArcSwap;
 use rustls::server::{ClientHello, ResolvesServerCert};
 use rustls::sign::CertifiedKey;
 use rustls::{SignatureAlgorithm, SignatureScheme};
@@ -19,11 +20,16 @@ pub struct Entry {
     pub path: String,
     /// Names it must not serve (a crt-list's `!name` filters), lower case.
     pub excluded: Vec<String>,
+    /// Served under a crt-list's SNI filters rather than its certificate's names (a
+    /// replaced certificate keeps the filters).
+    pub filtered: bool,
 }
 
 /// The certificates of one `bind`, indexed by the names they serve.
 #[derive(Debug, Default)]
 pub struct SniStore {
+    /// The names each entry was indexed under, by entry.
+    names: Vec<Vec<String>>,
     /// Lower-case exact names.
     exact: HashMap<String, Vec<usize>>,
     /// Wildcards by the suffix after `*.` (lower case).
@@ -37,6 +43,7 @@ impl SniStore {
     pub fn add(&mut self, entry: Entry, names: &[String]) {
         let idx = self.entries.len();
         self.entries.push(entry);
+        self.names.push(names.to_vec());
         for n in names {
             let n = n.to_ascii_lowercase();
             let (map, key) = match n.strip_prefix("*.") {
@@ -48,6 +55,36 @@ impl SniStore {
                 list.push(idx);
             }
         }
+    }
+
+    /// The certificate loaded from `path`, if this store serves one.
+    pub fn get(&self, path: &str) -> Option<&Arc<CertifiedKey>> {
+        self.entries.iter().find(|e| e.path == path).map(|e| &e.key)
+    }
+
+    /// The files of the certificates, in load order.
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().map(|e| e.path.as_str())
+    }
+
+    /// A copy of this store where the certificates of `path` are `key`, indexed under
+    /// `names` (its certificate's names) unless a crt-list filter names them; `None`
+    /// when no entry comes from `path`. HAProxy counterpart: the new `ckch_inst`s
+    /// `commit ssl cert` builds.
+    pub fn replaced(&self, path: &str, key: &Arc<CertifiedKey>, names: &[String]) -> Option<SniStore> {
+        self.get(path)?;
+        let mut out = SniStore::default();
+        for (e, old) in self.entries.iter().zip(&self.names) {
+            let mine = e.path == path;
+            let entry = Entry {
+                key: if mine { key.clone() } else { e.key.clone() },
+                path: e.path.clone(),
+                excluded: e.excluded.clone(),
+                filtered: e.filtered,
+            };
+            out.add(entry, if mine && !e.filtered { names } else { old });
+        }
+        Some(out)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -106,18 +143,19 @@ impl SniStore {
     }
 }
 
-/// The rustls resolver over a [`SniStore`].
+/// The rustls resolver over the current [`SniStore`] of a bind (swapped whole when
+/// `commit ssl cert` replaces a certificate; reading it takes no lock).
 #[derive(Debug)]
-pub struct SniResolver(pub Arc<SniStore>);
+pub struct SniResolver(pub Arc<ArcSwap<SniStore>>);
 
 impl ResolvesServerCert for SniResolver {
     fn resolve(&self, hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
-        self.0.choose(hello.server_name(), hello.signature_schemes())
+        self.0.load().choose(hello.server_name(), hello.signature_schemes())
     }
 }
 
-/// The names a certificate serves: its DNS subject alternative names, else its
-/// subject's common name (as HAProxy indexes a `crt` without a filter).
+/// The names a certificate serves: its DNS subject alternative names, then its
+/// subject's common names (as HAProxy indexes a `crt` without a filter: both).
 pub fn cert_names(der: &[u8]) -> Vec<String> {
     use x509_parser::extensions::GeneralName;
     let Ok((_, cert)) = x509_parser::parse_x509_certificate(der) else { return Vec::new() };
@@ -133,8 +171,10 @@ pub fn cert_names(der: &[u8]) -> Vec<String> {
             .collect(),
         _ => Vec::new(),
     };
-    if names.is_empty() {
-        names.extend(cert.subject().iter_common_name().filter_map(|cn| cn.as_str().ok()).map(str::to_string));
+    for cn in cert.subject().iter_common_name().filter_map(|cn| cn.as_str().ok()) {
+        if !names.iter().any(|n| n == cn) {
+            names.push(cn.to_string());
+        }
     }
     names
 }
@@ -161,7 +201,7 @@ mod tests {
         let mut keys = Vec::new();
         for (i, (k, names)) in certs.into_iter().enumerate() {
             keys.push(k.clone());
-            s.add(Entry { key: k, path: format!("{i}.pem"), excluded: Vec::new() }, &names);
+            s.add(Entry { key: k, path: format!("{i}.pem"), excluded: Vec::new(), filtered: false }, &names);
         }
         (s, keys)
     }
@@ -206,8 +246,8 @@ mod tests {
         let (k0, n0) = key(&rcgen::PKCS_ECDSA_P256_SHA256, &["default.test"]);
         let (k1, n1) = key(&rcgen::PKCS_ECDSA_P256_SHA256, &["*.x.test"]);
         let mut s = SniStore::default();
-        s.add(Entry { key: k0.clone(), path: "0".into(), excluded: vec![] }, &n0);
-        s.add(Entry { key: k1.clone(), path: "1".into(), excluded: vec!["secret.x.test".into()] }, &n1);
+        s.add(Entry { key: k0.clone(), path: "0".into(), excluded: vec![], filtered: false }, &n0);
+        s.add(Entry { key: k1.clone(), path: "1".into(), excluded: vec!["secret.x.test".into()], filtered: true }, &n1);
         assert!(Arc::ptr_eq(&s.choose(Some("www.x.test"), ALL).unwrap(), &k1));
         assert!(Arc::ptr_eq(&s.choose(Some("Secret.x.test"), ALL).unwrap(), &k0));
         assert!(s.serves(Some("www.x.test")));
@@ -215,9 +255,33 @@ mod tests {
     }
 
     #[test]
-    fn names_from_san_else_cn() {
-        let (_, names) = key(&rcgen::PKCS_ECDSA_P256_SHA256, &["a.test", "*.b.test"]);
-        assert_eq!(names, ["a.test", "*.b.test"]);
+    fn a_replaced_certificate_is_indexed_under_its_own_names() {
+        let (s, k) = store(vec![
+            key(&rcgen::PKCS_ECDSA_P256_SHA256, &["default.test"]),
+            key(&rcgen::PKCS_ECDSA_P256_SHA256, &["old.test"]),
+        ]);
+        let (new, names) = key(&rcgen::PKCS_ECDSA_P256_SHA256, &["new.test"]);
+        assert!(s.replaced("nosuch.pem", &new, &names).is_none());
+        let r = s.replaced("1.pem", &new, &names).unwrap();
+        assert!(Arc::ptr_eq(r.get("1.pem").unwrap(), &new));
+        assert!(Arc::ptr_eq(r.get("0.pem").unwrap(), &k[0]));
+        assert!(r.serves(Some("new.test")) && !r.serves(Some("old.test")));
+        assert!(Arc::ptr_eq(&r.choose(Some("new.test"), ALL).unwrap(), &new));
+        // the old store is untouched: handshakes that loaded it keep their certificate
+        assert!(Arc::ptr_eq(&s.choose(Some("old.test"), ALL).unwrap(), &k[1]));
+        // replacing the default certificate changes the default
+        let d = s.replaced("0.pem", &new, &names).unwrap();
+        assert!(Arc::ptr_eq(&d.choose(None, ALL).unwrap(), &new));
+    }
+
+    #[test]
+    fn names_from_san_then_cn() {
+        let kp = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+        let mut p = rcgen::CertificateParams::new(vec!["a.test".to_string(), "*.b.test".to_string()]).unwrap();
+        p.distinguished_name = rcgen::DistinguishedName::new();
+        p.distinguished_name.push(rcgen::DnType::CommonName, "www.test1.com");
+        let c = p.self_signed(&kp).unwrap();
+        assert_eq!(cert_names(c.der()), ["a.test", "*.b.test", "www.test1.com"]);
         let kp = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
         let mut p = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
         p.distinguished_name.push(rcgen::DnType::CommonName, "cn.test");

@@ -155,7 +155,7 @@ fn attr_name(oid: &x509_parser::der_parser::Oid<'_>) -> String {
 /// A DN (`ssl_c_s_dn`, `ssl_c_i_dn`): without arguments, OpenSSL's one-line form
 /// `/C=FR/O=Org/CN=name`; with `entry[,occ]`, that entry's value (its `occ`-th
 /// occurrence, from the end when negative; the last one by default).
-pub(super) fn dn(name: &X509Name<'_>, args: &[Arg]) -> Option<String> {
+pub(crate) fn dn(name: &X509Name<'_>, args: &[Arg]) -> Option<String> {
     let attrs: Vec<(String, String)> = name
         .iter_attributes()
         .map(|a| (attr_name(a.attr_type()), a.as_str().map(str::to_string).unwrap_or_default()))
