@@ -14,6 +14,7 @@ use rustls::{RootCertStore, ServerConfig, SupportedCipherSuite};
 
 use super::pem::{self, PemError};
 use super::sni::{cert_names, Entry, SniResolver, SniStore};
+use super::suites::{self, map_names};
 
 /// What a TLS listener needs per handshake.
 #[derive(Debug)]
@@ -50,52 +51,6 @@ const CACHE_SIZE: usize = 20_000;
 /// OpenSSL's names of cipher suites and rustls' suites for them.
 type SuiteNames = [(&'static str, SupportedCipherSuite)];
 
-/// OpenSSL's TLS 1.2 suite names and rustls' suites for them.
-const TLS12_NAMES: &[(&str, SupportedCipherSuite)] = &[
-    ("ECDHE-ECDSA-AES128-GCM-SHA256", aws_lc_rs::cipher_suite::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256),
-    ("ECDHE-RSA-AES128-GCM-SHA256", aws_lc_rs::cipher_suite::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256),
-    ("ECDHE-ECDSA-AES256-GCM-SHA384", aws_lc_rs::cipher_suite::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384),
-    ("ECDHE-RSA-AES256-GCM-SHA384", aws_lc_rs::cipher_suite::TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384),
-    ("ECDHE-ECDSA-CHACHA20-POLY1305", aws_lc_rs::cipher_suite::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256),
-    ("ECDHE-RSA-CHACHA20-POLY1305", aws_lc_rs::cipher_suite::TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256),
-];
-
-/// TLS 1.3 suite names (`ciphersuites`).
-const TLS13_NAMES: &[(&str, SupportedCipherSuite)] = &[
-    ("TLS_AES_128_GCM_SHA256", aws_lc_rs::cipher_suite::TLS13_AES_128_GCM_SHA256),
-    ("TLS_AES_256_GCM_SHA384", aws_lc_rs::cipher_suite::TLS13_AES_256_GCM_SHA384),
-    ("TLS_CHACHA20_POLY1305_SHA256", aws_lc_rs::cipher_suite::TLS13_CHACHA20_POLY1305_SHA256),
-];
-
-/// OpenSSL's group names (`curves`) and rustls' groups.
-const GROUP_NAMES: &[(&str, &dyn SupportedKxGroup)] = &[
-    ("X25519", aws_lc_rs::kx_group::X25519),
-    ("x25519", aws_lc_rs::kx_group::X25519),
-    ("P-256", aws_lc_rs::kx_group::SECP256R1),
-    ("prime256v1", aws_lc_rs::kx_group::SECP256R1),
-    ("secp256r1", aws_lc_rs::kx_group::SECP256R1),
-    ("P-384", aws_lc_rs::kx_group::SECP384R1),
-    ("secp384r1", aws_lc_rs::kx_group::SECP384R1),
-];
-
-/// Maps a colon-separated OpenSSL list onto `table`, in the list's order. Returns the
-/// items found and the names rustls cannot provide (OpenSSL's operators `!x`, `-x`,
-/// `+x`, `@x` are not names and are skipped).
-fn map_names<T: Copy>(list: &str, table: &[(&str, T)]) -> (Vec<T>, Vec<String>) {
-    let mut found = Vec::new();
-    let mut missing = Vec::new();
-    for name in list.split([':', ',', ' ']).filter(|n| !n.is_empty()) {
-        if name.starts_with(['!', '-', '+', '@']) {
-            continue;
-        }
-        match table.iter().find(|(n, _)| *n == name) {
-            Some((_, v)) => found.push(*v),
-            None => missing.push(name.to_string()),
-        }
-    }
-    (found, missing)
-}
-
 /// The cipher suites of a bind: `ciphers` (TLS 1.2) and `ciphersuites` (TLS 1.3),
 /// each from the bind or else the global default; rustls' defaults for a list not set
 /// or naming nothing rustls has. Unknown names become one warning.
@@ -103,8 +58,8 @@ fn suites(ssl: &BindSsl, g: &GlobalSsl, warnings: &mut Vec<String>) -> Vec<Suppo
     let mut out = Vec::new();
     let defaults = aws_lc_rs::DEFAULT_CIPHER_SUITES;
     let lists: [(Option<&String>, &SuiteNames, bool, &str); 2] = [
-        (ssl.ciphersuites.as_ref().or(g.default_bind_ciphersuites.as_ref()), TLS13_NAMES, true, "ciphersuites"),
-        (ssl.ciphers.as_ref().or(g.default_bind_ciphers.as_ref()), TLS12_NAMES, false, "ciphers"),
+        (ssl.ciphersuites.as_ref().or(g.default_bind_ciphersuites.as_ref()), suites::TLS13, true, "ciphersuites"),
+        (ssl.ciphers.as_ref().or(g.default_bind_ciphers.as_ref()), suites::TLS12, false, "ciphers"),
     ];
     for (list, table, tls13, what) in lists {
         let of_version = defaults.iter().copied().filter(|s| matches!(s, SupportedCipherSuite::Tls13(_)) == tls13);
@@ -136,7 +91,7 @@ fn groups(ssl: &BindSsl, g: &GlobalSsl, warnings: &mut Vec<String>) -> Vec<&'sta
     let Some(list) = ssl.curves.as_ref().or(g.default_bind_curves.as_ref()) else {
         return aws_lc_rs::DEFAULT_KX_GROUPS.to_vec();
     };
-    let (found, missing) = map_names(list, GROUP_NAMES);
+    let (found, missing) = map_names(list, suites::GROUPS);
     if !missing.is_empty() {
         warnings.push(format!(
             "'curves': {} not provided by rustls, ignored{}.",
@@ -169,13 +124,7 @@ fn versions(bind: &SslOptions, g: &SslOptions) -> Result<Vec<&'static rustls::Su
             && !bind.no_versions.contains(&v)
             && !g.no_versions.contains(&v)
     };
-    let mut out = Vec::new();
-    if allowed(TlsVersion::TlsV13) {
-        out.push(&rustls::version::TLS13);
-    }
-    if allowed(TlsVersion::TlsV12) {
-        out.push(&rustls::version::TLS12);
-    }
+    let out = suites::protocol_versions(allowed);
     if out.is_empty() {
         return Err("no TLS version left that rustls speaks (TLSv1.2, TLSv1.3).".into());
     }
