@@ -233,6 +233,7 @@ pub fn build(ssl: &BindSsl, g: &GlobalSsl) -> Result<(BindTls, Vec<String>), Vec
     if store.is_empty() && alerts.is_empty() {
         alerts.push("no certificate configured for this 'ssl' bind (use 'crt' or 'crt-list').".into());
     }
+    warnings.extend(ignore_err_warning(ssl));
     let verifier = client_verifier(ssl, g, &provider).unwrap_or_else(|e| {
         alerts.push(e);
         None
@@ -275,15 +276,26 @@ fn client_verifier(
     if verify == Verify::None {
         return Ok(None);
     }
-    let Some(ca) = &ssl.ca_file else {
+    if ssl.ca_file.is_none() && ssl.ca_verify_file.is_none() {
         return Err("verify is enabled but no CA file specified.".into());
-    };
-    let ca = based(g.ca_base.as_ref(), ca);
-    let mut roots = RootCertStore::empty();
-    for c in pem::load_ca_file(&ca).map_err(|e| format!("{e} 'ca-file' : unable to load {}", ca.display()))? {
-        roots.add(c).map_err(|e| format!("'ca-file' : unable to load {} ({e})", ca.display()))?;
     }
-    let mut b = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), Arc::new(provider.clone()));
+    // `ca-file` CAs are named to the client in the certificate request,
+    // `ca-verify-file` ones only verify
+    let mut roots = RootCertStore::empty();
+    let mut hints = Vec::new();
+    for (kw, file) in [("ca-file", &ssl.ca_file), ("ca-verify-file", &ssl.ca_verify_file)] {
+        let Some(ca) = file else { continue };
+        let ca = based(g.ca_base.as_ref(), ca);
+        for c in pem::load_ca_file(&ca).map_err(|e| format!("{e} '{kw}' : unable to load {}", ca.display()))? {
+            roots.add(c).map_err(|e| format!("'{kw}' : unable to load {} ({e})", ca.display()))?;
+        }
+        if kw == "ca-file" {
+            hints = roots.subjects();
+        }
+    }
+    let mut b = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), Arc::new(provider.clone()))
+        .clear_root_hint_subjects()
+        .add_root_hint_subjects(hints);
     if let Some(crl) = &ssl.crl_file {
         let crl = based(g.ca_base.as_ref(), crl);
         let crls =
@@ -293,7 +305,27 @@ fn client_verifier(
     if verify == Verify::Optional {
         b = b.allow_unauthenticated();
     }
-    b.build().map(Some).map_err(|e| format!("'ca-file' : unable to load {} ({e})", ca.display()))
+    b.build().map(Some).map_err(|e| format!("'ca-file' : unusable CAs ({e})"))
+}
+
+/// COMPAT: rustls cannot let a client certificate that fails verification through,
+/// so `crt-ignore-err` / `ca-ignore-err` are accepted with this warning and such a
+/// certificate still fails the handshake (as if no error were ignored).
+fn ignore_err_warning(ssl: &BindSsl) -> Option<String> {
+    if ssl.verify.unwrap_or_default() == Verify::None {
+        return None;
+    }
+    let kws: Vec<&str> = [("ca-ignore-err", &ssl.ca_ignore_err), ("crt-ignore-err", &ssl.crt_ignore_err)]
+        .into_iter()
+        .filter_map(|(kw, v)| v.as_ref().map(|_| kw))
+        .collect();
+    (!kws.is_empty()).then(|| {
+        format!(
+            "'{}': rustls cannot ignore certificate verification errors; a client certificate that fails \
+             verification still fails the handshake.",
+            kws.join("', '")
+        )
+    })
 }
 
 /// The protocols `alpn` offers that rampart serves (HTTP/1.x); the others (`h2`) are
