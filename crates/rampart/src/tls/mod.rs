@@ -34,7 +34,29 @@ pub struct TlsInfo {
     pub resumed: bool,
     /// The client's certificate chain, leaf first (empty without one).
     pub peer_certs: Vec<CertificateDer<'static>>,
+    /// The certificate this side served (`ssl_f_*`); set by the listener.
+    pub local_cert: Option<LocalCert>,
 }
+
+/// The certificate and key a listener chose for a handshake, shared with its store
+/// (no copy per handshake).
+#[derive(Debug, Clone)]
+pub struct LocalCert(pub std::sync::Arc<rustls::sign::CertifiedKey>);
+
+impl LocalCert {
+    /// The leaf certificate, DER.
+    pub fn leaf(&self) -> Option<&[u8]> {
+        self.0.cert.first().map(|c| c.as_ref())
+    }
+}
+
+impl PartialEq for LocalCert {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for LocalCert {}
 
 impl TlsInfo {
     /// What the completed handshake of `conn` negotiated.
@@ -59,6 +81,7 @@ impl TlsInfo {
             alpn: conn.alpn_protocol().map(Box::from),
             resumed: conn.handshake_kind() == Some(rustls::HandshakeKind::Resumed),
             peer_certs: conn.peer_certificates().map(<[_]>::to_vec).unwrap_or_default(),
+            local_cert: None,
         }
     }
 }

@@ -3,8 +3,9 @@
 //! [`crate::tls::TlsInfo`] the session keeps after the handshake.
 //! HAProxy counterpart: the front-side fetches of src/ssl_sample.c.
 //!
-//! Not yet (rejected as unknown): `ssl_f_*` (the frontend's own certificate),
-//! `ssl_c_s_dn`/`ssl_c_i_dn` formats other than OpenSSL's one-line form, and the
+//! `ssl_f_*` read the certificate the listener served ([`crate::tls::LocalCert`]).
+//!
+//! Not yet (rejected as unknown): `ssl_c_s_dn`/`ssl_c_i_dn` formats other than OpenSSL's one-line form, and the
 //! `ssl_fc_*` fetches of client hello captures.
 
 use std::borrow::Cow;
@@ -17,6 +18,7 @@ use crate::sample::kw::{uses, Arg, ArgSpec, ArgT, FetchKw};
 use crate::sample::types::{Sample, SmpType};
 use crate::tls::TlsInfo;
 
+use super::ssl_cert::{self, Field};
 use super::Emit;
 
 fn tls<'a>(ctx: &SampleCtx<'a>) -> Option<&'a TlsInfo> {
@@ -188,6 +190,47 @@ fn fetch_ssl_c_i_dn<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>
     }
 }
 
+/// The frontend's own certificate (`ssl_f_*`), DER.
+fn local<'a>(ctx: &SampleCtx<'a>) -> Option<&'a [u8]> {
+    tls(ctx)?.local_cert.as_ref()?.leaf()
+}
+
+/// `ssl_c_chain_der`: the certificates the client sent after its own, DER, one after
+/// the other.
+fn fetch_ssl_c_chain_der<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(t) = tls(ctx).filter(|t| t.peer_certs.len() > 1) {
+        emit(Sample::Bin(Cow::Owned(t.peer_certs[1..].iter().flat_map(|c| c.iter().copied()).collect())));
+    }
+}
+
+/// A fetch of one field of the client's (`c`) or the frontend's (`f`) certificate.
+macro_rules! cert_fetch {
+    ($name:ident, c, $field:ident) => {
+        fn $name<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+            ssl_cert::emit_field(Field::$field, leaf(ctx), args, emit)
+        }
+    };
+    ($name:ident, f, $field:ident) => {
+        fn $name<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+            ssl_cert::emit_field(Field::$field, local(ctx), args, emit)
+        }
+    };
+}
+
+cert_fetch!(fetch_ssl_c_version, c, Version);
+cert_fetch!(fetch_ssl_c_sig_alg, c, SigAlg);
+cert_fetch!(fetch_ssl_c_key_alg, c, KeyAlg);
+cert_fetch!(fetch_ssl_f_der, f, Der);
+cert_fetch!(fetch_ssl_f_sha1, f, Sha1);
+cert_fetch!(fetch_ssl_f_serial, f, Serial);
+cert_fetch!(fetch_ssl_f_notafter, f, NotAfter);
+cert_fetch!(fetch_ssl_f_notbefore, f, NotBefore);
+cert_fetch!(fetch_ssl_f_s_dn, f, SubjectDn);
+cert_fetch!(fetch_ssl_f_i_dn, f, IssuerDn);
+cert_fetch!(fetch_ssl_f_version, f, Version);
+cert_fetch!(fetch_ssl_f_sig_alg, f, SigAlg);
+cert_fetch!(fetch_ssl_f_key_alg, f, KeyAlg);
+
 const L5: u32 = uses::L5CLI;
 const DN_ARGS: ArgSpec = ArgSpec::new(&[ArgT::Str, ArgT::Sint], 0);
 
@@ -209,6 +252,20 @@ pub const KEYWORDS: &[FetchKw] = &[
     FetchKw::new("ssl_c_notafter", ArgSpec::NONE, SmpType::Str, fetch_ssl_c_notafter).uses(L5),
     FetchKw::new("ssl_c_notbefore", ArgSpec::NONE, SmpType::Str, fetch_ssl_c_notbefore).uses(L5),
     FetchKw::new("ssl_c_der", ArgSpec::NONE, SmpType::Bin, fetch_ssl_c_der).uses(L5),
+    FetchKw::new("ssl_c_chain_der", ArgSpec::NONE, SmpType::Bin, fetch_ssl_c_chain_der).uses(L5),
+    FetchKw::new("ssl_c_version", ArgSpec::NONE, SmpType::Sint, fetch_ssl_c_version).uses(L5),
+    FetchKw::new("ssl_c_sig_alg", ArgSpec::NONE, SmpType::Str, fetch_ssl_c_sig_alg).uses(L5),
+    FetchKw::new("ssl_c_key_alg", ArgSpec::NONE, SmpType::Str, fetch_ssl_c_key_alg).uses(L5),
+    FetchKw::new("ssl_f_der", ArgSpec::NONE, SmpType::Bin, fetch_ssl_f_der).uses(L5),
+    FetchKw::new("ssl_f_sha1", ArgSpec::NONE, SmpType::Bin, fetch_ssl_f_sha1).uses(L5),
+    FetchKw::new("ssl_f_serial", ArgSpec::NONE, SmpType::Bin, fetch_ssl_f_serial).uses(L5),
+    FetchKw::new("ssl_f_notafter", ArgSpec::NONE, SmpType::Str, fetch_ssl_f_notafter).uses(L5),
+    FetchKw::new("ssl_f_notbefore", ArgSpec::NONE, SmpType::Str, fetch_ssl_f_notbefore).uses(L5),
+    FetchKw::new("ssl_f_s_dn", DN_ARGS, SmpType::Str, fetch_ssl_f_s_dn).uses(L5),
+    FetchKw::new("ssl_f_i_dn", DN_ARGS, SmpType::Str, fetch_ssl_f_i_dn).uses(L5),
+    FetchKw::new("ssl_f_version", ArgSpec::NONE, SmpType::Sint, fetch_ssl_f_version).uses(L5),
+    FetchKw::new("ssl_f_sig_alg", ArgSpec::NONE, SmpType::Str, fetch_ssl_f_sig_alg).uses(L5),
+    FetchKw::new("ssl_f_key_alg", ArgSpec::NONE, SmpType::Str, fetch_ssl_f_key_alg).uses(L5),
 ];
 
 #[cfg(test)]

@@ -150,7 +150,7 @@ fn fetch_ssl_s_key_alg<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>
 }
 
 /// OpenSSL's name of a signature or key algorithm OID (`OBJ_nid2sn()`), else the OID.
-fn openssl_oid_name(oid: &str) -> String {
+pub(super) fn openssl_oid_name(oid: &str) -> String {
     let name = match oid {
         "1.2.840.113549.1.1.1" => "rsaEncryption",
         "1.2.840.113549.1.1.5" => "RSA-SHA1",
@@ -214,6 +214,7 @@ mod tests {
             alpn: Some(Box::from(&b"http/1.1"[..])),
             resumed: true,
             peer_certs: Vec::new(),
+            local_cert: None,
         };
         let ctx = SampleCtx { be: Some(1), srv: Some(0), back_tls: Some(&info), ..SampleCtx::new(&rt, &c, 0) };
         assert_eq!(v(&ctx, "ssl_bc"), Some(Sample::Bool(true)));
@@ -259,6 +260,7 @@ mod tests {
             alpn: None,
             resumed: false,
             peer_certs: vec![cert.der().clone(), cert.der().clone()],
+            local_cert: None,
         };
         let ctx = SampleCtx { be: Some(1), srv: Some(0), back_tls: Some(&info), ..SampleCtx::new(&rt, &c, 0) };
         // OpenSSL's attribute names (emailAddress, not x509-parser's Email)
