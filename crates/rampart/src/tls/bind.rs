@@ -305,7 +305,9 @@ fn client_verifier(
     if verify == Verify::Optional {
         b = b.allow_unauthenticated();
     }
-    b.build().map(Some).map_err(|e| format!("'ca-file' : unusable CAs ({e})"))
+    // the CRLs are parsed here: a build error is theirs when there are some
+    let kw = if ssl.crl_file.is_some() { "crl-file" } else { "ca-file" };
+    b.build().map(Some).map_err(|e| format!("'{kw}' : unusable ({e})"))
 }
 
 /// COMPAT: rustls cannot let a client certificate that fails verification through,

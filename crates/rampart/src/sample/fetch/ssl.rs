@@ -10,7 +10,6 @@
 
 use std::borrow::Cow;
 
-use x509_parser::certificate::X509Certificate;
 use x509_parser::x509::X509Name;
 
 use crate::sample::ctx::SampleCtx;
@@ -90,29 +89,6 @@ fn leaf<'a>(ctx: &SampleCtx<'a>) -> Option<&'a [u8]> {
     tls(ctx)?.peer_certs.first().map(|c| c.as_ref())
 }
 
-fn parsed<'a>(ctx: &SampleCtx<'a>) -> Option<X509Certificate<'a>> {
-    x509_parser::parse_x509_certificate(leaf(ctx)?).ok().map(|(_, c)| c)
-}
-
-fn fetch_ssl_c_der<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(d) = leaf(ctx) {
-        emit(Sample::Bin(Cow::Borrowed(d)));
-    }
-}
-
-fn fetch_ssl_c_sha1<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    use sha1::Digest;
-    if let Some(d) = leaf(ctx) {
-        emit(Sample::Bin(Cow::Owned(sha1::Sha1::digest(d).to_vec())));
-    }
-}
-
-fn fetch_ssl_c_serial<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(c) = parsed(ctx) {
-        emit(Sample::Bin(Cow::Owned(c.tbs_certificate.raw_serial().to_vec())));
-    }
-}
-
 /// An ASN.1 time as OpenSSL prints it: `YYMMDDhhmmssZ` (UTCTime) up to 2049,
 /// `YYYYMMDDhhmmssZ` (GeneralizedTime) after.
 pub(super) fn asn1_time(t: &x509_parser::time::ASN1Time) -> String {
@@ -123,18 +99,6 @@ pub(super) fn asn1_time(t: &x509_parser::time::ASN1Time) -> String {
         format!("{:02}{m:02}{day:02}{h:02}{mi:02}{s:02}Z", y % 100)
     } else {
         format!("{y:04}{m:02}{day:02}{h:02}{mi:02}{s:02}Z")
-    }
-}
-
-fn fetch_ssl_c_notafter<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(c) = parsed(ctx) {
-        emit(Sample::Str(Cow::Owned(asn1_time(&c.validity().not_after).into_bytes())));
-    }
-}
-
-fn fetch_ssl_c_notbefore<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(c) = parsed(ctx) {
-        emit(Sample::Str(Cow::Owned(asn1_time(&c.validity().not_before).into_bytes())));
     }
 }
 
@@ -178,18 +142,6 @@ pub(super) fn dn(name: &X509Name<'_>, args: &[Arg]) -> Option<String> {
     picked.map(|s| s.to_string())
 }
 
-fn fetch_ssl_c_s_dn<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(s) = parsed(ctx).and_then(|c| dn(c.subject(), args)) {
-        emit(Sample::Str(Cow::Owned(s.into_bytes())));
-    }
-}
-
-fn fetch_ssl_c_i_dn<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(s) = parsed(ctx).and_then(|c| dn(c.issuer(), args)) {
-        emit(Sample::Str(Cow::Owned(s.into_bytes())));
-    }
-}
-
 /// The frontend's own certificate (`ssl_f_*`), DER.
 fn local<'a>(ctx: &SampleCtx<'a>) -> Option<&'a [u8]> {
     tls(ctx)?.local_cert.as_ref()?.leaf()
@@ -217,6 +169,13 @@ macro_rules! cert_fetch {
     };
 }
 
+cert_fetch!(fetch_ssl_c_der, c, Der);
+cert_fetch!(fetch_ssl_c_sha1, c, Sha1);
+cert_fetch!(fetch_ssl_c_serial, c, Serial);
+cert_fetch!(fetch_ssl_c_notafter, c, NotAfter);
+cert_fetch!(fetch_ssl_c_notbefore, c, NotBefore);
+cert_fetch!(fetch_ssl_c_s_dn, c, SubjectDn);
+cert_fetch!(fetch_ssl_c_i_dn, c, IssuerDn);
 cert_fetch!(fetch_ssl_c_version, c, Version);
 cert_fetch!(fetch_ssl_c_sig_alg, c, SigAlg);
 cert_fetch!(fetch_ssl_c_key_alg, c, KeyAlg);

@@ -10,12 +10,12 @@
 use std::borrow::Cow;
 
 use crate::sample::ctx::SampleCtx;
-use x509_parser::certificate::X509Certificate;
 
 use crate::sample::kw::{uses, Arg, ArgSpec, ArgT, FetchKw};
 use crate::sample::types::{Sample, SmpType};
 use crate::tls::TlsInfo;
 
+use super::ssl_cert::{self, Field};
 use super::Emit;
 
 /// Where HAProxy declares the `ssl_bc*` fetches usable: once the server connection is up.
@@ -70,82 +70,30 @@ fn leaf<'a>(ctx: &SampleCtx<'a>) -> Option<&'a [u8]> {
     tls(ctx)?.peer_certs.first().map(|c| c.as_ref())
 }
 
-fn parsed<'a>(ctx: &SampleCtx<'a>) -> Option<X509Certificate<'a>> {
-    x509_parser::parse_x509_certificate(leaf(ctx)?).ok().map(|(_, c)| c)
+/// A fetch of one field of the server's certificate.
+macro_rules! cert_fetch {
+    ($name:ident, $field:ident) => {
+        fn $name<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+            ssl_cert::emit_field(Field::$field, leaf(ctx), args, emit)
+        }
+    };
 }
 
-fn owned_str<'a>(s: String) -> Sample<'a> {
-    Sample::Str(Cow::Owned(s.into_bytes()))
-}
-
-fn fetch_ssl_s_der<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(d) = leaf(ctx) {
-        emit(Sample::Bin(Cow::Borrowed(d)));
-    }
-}
+cert_fetch!(fetch_ssl_s_der, Der);
+cert_fetch!(fetch_ssl_s_sha1, Sha1);
+cert_fetch!(fetch_ssl_s_serial, Serial);
+cert_fetch!(fetch_ssl_s_notafter, NotAfter);
+cert_fetch!(fetch_ssl_s_notbefore, NotBefore);
+cert_fetch!(fetch_ssl_s_s_dn, SubjectDn);
+cert_fetch!(fetch_ssl_s_i_dn, IssuerDn);
+cert_fetch!(fetch_ssl_s_version, Version);
+cert_fetch!(fetch_ssl_s_sig_alg, SigAlg);
+cert_fetch!(fetch_ssl_s_key_alg, KeyAlg);
 
 /// `ssl_s_chain_der`: the certificates the server sent, DER, one after the other.
 fn fetch_ssl_s_chain_der<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
     if let Some(t) = tls(ctx).filter(|t| !t.peer_certs.is_empty()) {
         emit(Sample::Bin(Cow::Owned(t.peer_certs.iter().flat_map(|c| c.iter().copied()).collect())));
-    }
-}
-
-fn fetch_ssl_s_sha1<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    use sha1::Digest;
-    if let Some(d) = leaf(ctx) {
-        emit(Sample::Bin(Cow::Owned(sha1::Sha1::digest(d).to_vec())));
-    }
-}
-
-fn fetch_ssl_s_serial<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(c) = parsed(ctx) {
-        emit(Sample::Bin(Cow::Owned(c.tbs_certificate.raw_serial().to_vec())));
-    }
-}
-
-fn fetch_ssl_s_notafter<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(c) = parsed(ctx) {
-        emit(owned_str(super::ssl::asn1_time(&c.validity().not_after)));
-    }
-}
-
-fn fetch_ssl_s_notbefore<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(c) = parsed(ctx) {
-        emit(owned_str(super::ssl::asn1_time(&c.validity().not_before)));
-    }
-}
-
-fn fetch_ssl_s_s_dn<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(s) = parsed(ctx).and_then(|c| super::ssl::dn(c.subject(), args)) {
-        emit(owned_str(s));
-    }
-}
-
-fn fetch_ssl_s_i_dn<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(s) = parsed(ctx).and_then(|c| super::ssl::dn(c.issuer(), args)) {
-        emit(owned_str(s));
-    }
-}
-
-/// `ssl_s_version`: the X.509 version, 1 to 3.
-fn fetch_ssl_s_version<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(c) = parsed(ctx) {
-        emit(Sample::Sint(i64::from(c.version().0) + 1));
-    }
-}
-
-/// `ssl_s_sig_alg`: the signature algorithm, as OpenSSL's short name (`RSA-SHA256`).
-fn fetch_ssl_s_sig_alg<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(c) = parsed(ctx) {
-        emit(owned_str(openssl_oid_name(&c.signature_algorithm.algorithm.to_id_string())));
-    }
-}
-
-/// `ssl_s_key_alg`: the public key's algorithm, as OpenSSL names it (`rsaEncryption`).
-fn fetch_ssl_s_key_alg<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(c) = parsed(ctx) {
-        emit(owned_str(openssl_oid_name(&c.public_key().algorithm.algorithm.to_id_string())));
     }
 }
 
