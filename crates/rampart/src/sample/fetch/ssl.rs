@@ -76,9 +76,11 @@ fn fetch_ssl_fc_has_crt<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a
     }
 }
 
-/// `ssl_c_verify`: the verification result, 0 (X509_V_OK) since a certificate that
-/// fails verification fails the handshake.
-fn fetch_ssl_c_verify<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+/// `ssl_c_verify`, `ssl_c_err`, `ssl_c_ca_err`, `ssl_c_ca_err_depth`, `ssl_fc_err`:
+/// 0 (no error) on every TLS connection, since a certificate that fails verification
+/// fails the handshake (`crt-ignore-err` cannot let it through with rustls) and a
+/// connection that reaches rules completed its handshake.
+fn fetch_no_error<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
     if tls(ctx).is_some() {
         emit(Sample::Sint(0));
     }
@@ -203,7 +205,11 @@ pub const KEYWORDS: &[FetchKw] = &[
     FetchKw::new("ssl_fc_is_resumed", ArgSpec::NONE, SmpType::Bool, fetch_ssl_fc_is_resumed).uses(L5),
     FetchKw::new("ssl_fc_has_crt", ArgSpec::NONE, SmpType::Bool, fetch_ssl_fc_has_crt).uses(L5),
     FetchKw::new("ssl_c_used", ArgSpec::NONE, SmpType::Bool, fetch_ssl_fc_has_crt).uses(L5),
-    FetchKw::new("ssl_c_verify", ArgSpec::NONE, SmpType::Sint, fetch_ssl_c_verify).uses(L5),
+    FetchKw::new("ssl_c_verify", ArgSpec::NONE, SmpType::Sint, fetch_no_error).uses(L5),
+    FetchKw::new("ssl_c_err", ArgSpec::NONE, SmpType::Sint, fetch_no_error).uses(L5),
+    FetchKw::new("ssl_c_ca_err", ArgSpec::NONE, SmpType::Sint, fetch_no_error).uses(L5),
+    FetchKw::new("ssl_c_ca_err_depth", ArgSpec::NONE, SmpType::Sint, fetch_no_error).uses(L5),
+    FetchKw::new("ssl_fc_err", ArgSpec::NONE, SmpType::Sint, fetch_no_error).uses(L5),
     FetchKw::new("ssl_c_s_dn", DN_ARGS, SmpType::Str, fetch_ssl_c_s_dn).uses(L5),
     FetchKw::new("ssl_c_i_dn", DN_ARGS, SmpType::Str, fetch_ssl_c_i_dn).uses(L5),
     FetchKw::new("ssl_c_serial", ArgSpec::NONE, SmpType::Bin, fetch_ssl_c_serial).uses(L5),

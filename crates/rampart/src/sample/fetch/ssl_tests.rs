@@ -62,7 +62,10 @@ fn negotiated_values() {
     assert_eq!(fetch(t(), "ssl_fc_is_resumed"), Some(Sample::Bool(false)));
     assert_eq!(fetch(t(), "ssl_fc_has_crt"), Some(Sample::Bool(false)));
     assert_eq!(fetch(t(), "ssl_c_used"), Some(Sample::Bool(false)));
-    assert_eq!(fetch(t(), "ssl_c_verify"), Some(Sample::Sint(0)));
+    for kw in ["ssl_c_verify", "ssl_c_err", "ssl_c_ca_err", "ssl_c_ca_err_depth", "ssl_fc_err"] {
+        assert_eq!(fetch(t(), kw), Some(Sample::Sint(0)), "{kw}");
+        assert_eq!(fetch(None, kw), None, "{kw} on a plain connection");
+    }
     assert_eq!(fetch(t(), "ssl_c_s_dn"), None);
 }
 
