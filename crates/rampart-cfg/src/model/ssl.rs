@@ -73,6 +73,13 @@ pub struct BindSsl {
     pub crt_lists: Vec<PathBuf>,
     pub ca_file: Option<PathBuf>,
     pub crl_file: Option<PathBuf>,
+    /// `ca-verify-file`: CAs that verify client certificates without being named to
+    /// the client in the certificate request.
+    pub ca_verify_file: Option<PathBuf>,
+    /// `ca-ignore-err` (errors in the client's CA chain) and `crt-ignore-err` (errors
+    /// of its certificate): OpenSSL's verification error ids to tolerate.
+    pub ca_ignore_err: Option<IgnoreErr>,
+    pub crt_ignore_err: Option<IgnoreErr>,
     pub verify: Option<Verify>,
     /// `alpn`: protocol names in preference order.
     pub alpn: Option<Vec<String>>,
@@ -81,6 +88,14 @@ pub struct BindSsl {
     pub curves: Option<String>,
     pub strict_sni: bool,
     pub options: SslOptions,
+}
+
+/// `ca-ignore-err` / `crt-ignore-err`: `all`, or a comma-separated list of OpenSSL's
+/// verification error ids (1..94 in HAProxy 2.6).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IgnoreErr {
+    All,
+    Ids(Vec<u8>),
 }
 
 /// TLS settings of the `global` section.

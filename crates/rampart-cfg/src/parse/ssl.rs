@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::model::{BindSsl, SslOptions, TlsVersion, Verify};
+use crate::model::{BindSsl, IgnoreErr, SslOptions, TlsVersion, Verify};
 use crate::span::Span;
 
 use super::{arg, Parser};
@@ -19,6 +19,9 @@ pub(super) fn is_bind_ssl_option(name: &str) -> bool {
             | "crt-list"
             | "ca-file"
             | "crl-file"
+            | "ca-verify-file"
+            | "ca-ignore-err"
+            | "crt-ignore-err"
             | "verify"
             | "alpn"
             | "npn"
@@ -54,6 +57,27 @@ fn version(v: &str) -> Result<TlsVersion, String> {
     TlsVersion::parse(v).ok_or_else(|| format!("'{v}' : unknown ssl/tls version"))
 }
 
+/// The value of `ca-ignore-err` / `crt-ignore-err`: `all` or ids 1..94, each read as
+/// C's `atoi` reads it (HAProxy's parser): `x` is 0, out of range.
+fn ignore_err(name: &str, value: Option<&String>) -> Result<IgnoreErr, String> {
+    let Some(list) = value else {
+        return Err(format!("'{name}' : missing error IDs list"));
+    };
+    if list == "all" {
+        return Ok(IgnoreErr::All);
+    }
+    let mut ids = Vec::new();
+    for item in list.split(',') {
+        let digits = item.trim_start().bytes().take_while(u8::is_ascii_digit).count();
+        let id: u64 = item.trim_start()[..digits].parse().unwrap_or(0);
+        match u8::try_from(id) {
+            Ok(id @ 1..=94) => ids.push(id),
+            _ => return Err(format!("'{name}' : ID '{id}' out of range (1..94) in error IDs list '{list}'")),
+        }
+    }
+    Ok(IgnoreErr::Ids(ids))
+}
+
 /// Applies one TLS option of a `bind` line; `Err` is HAProxy's message after the
 /// line's context.
 pub(super) fn apply_bind_ssl(ssl: &mut BindSsl, name: &str, value: Option<&String>) -> Result<(), String> {
@@ -64,6 +88,9 @@ pub(super) fn apply_bind_ssl(ssl: &mut BindSsl, name: &str, value: Option<&Strin
         "crt-list" => ssl.crt_lists.push(PathBuf::from(need()?)),
         "ca-file" => ssl.ca_file = Some(PathBuf::from(need()?)),
         "crl-file" => ssl.crl_file = Some(PathBuf::from(need()?)),
+        "ca-verify-file" => ssl.ca_verify_file = Some(PathBuf::from(need()?)),
+        "ca-ignore-err" => ssl.ca_ignore_err = Some(ignore_err(name, value)?),
+        "crt-ignore-err" => ssl.crt_ignore_err = Some(ignore_err(name, value)?),
         "verify" => {
             ssl.verify = Some(match value.map(String::as_str) {
                 Some("none") => Verify::None,
@@ -175,7 +202,7 @@ fn parse_default_options(p: &mut Parser, words: &[String], span: &Span) {
 
 #[cfg(test)]
 mod tests {
-    use crate::model::{TlsVersion, Verify};
+    use crate::model::{IgnoreErr, TlsVersion, Verify};
     use crate::parse::tests::{alerts, parse_ok};
 
     #[test]
@@ -213,6 +240,27 @@ mod tests {
         assert_eq!(
             alerts("frontend f\n bind :443 ssl crt a.pem allow-0rtt\n"),
             ["'bind :443' in section 'frontend' : 'allow-0rtt' is not supported yet"]
+        );
+    }
+
+    #[test]
+    fn ignore_err_and_ca_verify_file() {
+        let cfg = parse_ok(
+            "frontend f\n bind :443 ssl crt a.pem ca-file ca.pem ca-verify-file root.pem verify required \
+             crt-ignore-err all ca-ignore-err 10,23\n",
+        );
+        let s = cfg.proxies[0].binds[0].ssl.as_deref().unwrap();
+        assert_eq!(s.ca_verify_file.as_deref(), Some(std::path::Path::new("root.pem")));
+        assert_eq!(s.crt_ignore_err, Some(IgnoreErr::All));
+        assert_eq!(s.ca_ignore_err, Some(IgnoreErr::Ids(vec![10, 23])));
+        assert_eq!(
+            alerts("frontend f\n bind :443 ssl crt a.pem crt-ignore-err foo ca-ignore-err 10,95\n"),
+            [
+                "'bind :443' in section 'frontend' : 'crt-ignore-err' : ID '0' out of range (1..94) in error IDs \
+                 list 'foo'",
+                "'bind :443' in section 'frontend' : 'ca-ignore-err' : ID '95' out of range (1..94) in error IDs \
+                 list '10,95'",
+            ]
         );
     }
 

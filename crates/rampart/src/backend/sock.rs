@@ -44,8 +44,16 @@ pub struct TlsConn {
 
 impl TlsConn {
     pub fn new(sock: TlsSock<PlainSock>) -> TlsConn {
-        let none =
-            TlsInfo { sni: None, version: "", cipher: "", bits: 0, alpn: None, resumed: false, peer_certs: Vec::new() };
+        let none = TlsInfo {
+            sni: None,
+            version: "",
+            cipher: "",
+            bits: 0,
+            alpn: None,
+            resumed: false,
+            peer_certs: Vec::new(),
+            local_cert: None,
+        };
         let info = sock.with_conn(TlsInfo::of).unwrap_or(none);
         TlsConn { sock, info: Arc::new(info) }
     }

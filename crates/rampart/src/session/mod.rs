@@ -164,9 +164,16 @@ async fn tls_handshake<S: mux::h1::park::Parkable>(
 ) {
     let px = &sess.rt.proxies[sess.fe];
     let accepted = std::time::SystemTime::now();
-    match crate::tls::stream::accept(sock, px.timeouts.client, |hello| tls.choose(hello)).await {
+    let mut served = None;
+    let choose = |hello: &rustls::server::ClientHello<'_>| {
+        // the certificate the resolver serves, for `ssl_f_*`
+        served = tls.store.choose(hello.server_name(), hello.signature_schemes()).map(crate::tls::LocalCert);
+        tls.choose(hello)
+    };
+    match crate::tls::stream::accept(sock, px.timeouts.client, choose).await {
         Ok(t) => {
-            if let Some(info) = t.with_conn(crate::tls::TlsInfo::of) {
+            if let Some(mut info) = t.with_conn(crate::tls::TlsInfo::of) {
+                info.local_cert = served;
                 sess.conn.set_tls(info);
             }
             match next {

@@ -15,6 +15,7 @@ use rustls::{RootCertStore, ServerConfig, SupportedCipherSuite};
 
 use super::pem::{self, PemError};
 use super::sni::{cert_names, Entry, SniResolver, SniStore};
+use super::suites::{self, map_names};
 
 /// What a TLS listener needs per handshake.
 #[derive(Debug)]
@@ -52,52 +53,6 @@ const CACHE_SIZE: usize = 20_000;
 /// OpenSSL's names of cipher suites and rustls' suites for them.
 type SuiteNames = [(&'static str, SupportedCipherSuite)];
 
-/// OpenSSL's TLS 1.2 suite names and rustls' suites for them.
-const TLS12_NAMES: &[(&str, SupportedCipherSuite)] = &[
-    ("ECDHE-ECDSA-AES128-GCM-SHA256", aws_lc_rs::cipher_suite::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256),
-    ("ECDHE-RSA-AES128-GCM-SHA256", aws_lc_rs::cipher_suite::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256),
-    ("ECDHE-ECDSA-AES256-GCM-SHA384", aws_lc_rs::cipher_suite::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384),
-    ("ECDHE-RSA-AES256-GCM-SHA384", aws_lc_rs::cipher_suite::TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384),
-    ("ECDHE-ECDSA-CHACHA20-POLY1305", aws_lc_rs::cipher_suite::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256),
-    ("ECDHE-RSA-CHACHA20-POLY1305", aws_lc_rs::cipher_suite::TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256),
-];
-
-/// TLS 1.3 suite names (`ciphersuites`).
-const TLS13_NAMES: &[(&str, SupportedCipherSuite)] = &[
-    ("TLS_AES_128_GCM_SHA256", aws_lc_rs::cipher_suite::TLS13_AES_128_GCM_SHA256),
-    ("TLS_AES_256_GCM_SHA384", aws_lc_rs::cipher_suite::TLS13_AES_256_GCM_SHA384),
-    ("TLS_CHACHA20_POLY1305_SHA256", aws_lc_rs::cipher_suite::TLS13_CHACHA20_POLY1305_SHA256),
-];
-
-/// OpenSSL's group names (`curves`) and rustls' groups.
-const GROUP_NAMES: &[(&str, &dyn SupportedKxGroup)] = &[
-    ("X25519", aws_lc_rs::kx_group::X25519),
-    ("x25519", aws_lc_rs::kx_group::X25519),
-    ("P-256", aws_lc_rs::kx_group::SECP256R1),
-    ("prime256v1", aws_lc_rs::kx_group::SECP256R1),
-    ("secp256r1", aws_lc_rs::kx_group::SECP256R1),
-    ("P-384", aws_lc_rs::kx_group::SECP384R1),
-    ("secp384r1", aws_lc_rs::kx_group::SECP384R1),
-];
-
-/// Maps a colon-separated OpenSSL list onto `table`, in the list's order. Returns the
-/// items found and the names rustls cannot provide (OpenSSL's operators `!x`, `-x`,
-/// `+x`, `@x` are not names and are skipped).
-fn map_names<T: Copy>(list: &str, table: &[(&str, T)]) -> (Vec<T>, Vec<String>) {
-    let mut found = Vec::new();
-    let mut missing = Vec::new();
-    for name in list.split([':', ',', ' ']).filter(|n| !n.is_empty()) {
-        if name.starts_with(['!', '-', '+', '@']) {
-            continue;
-        }
-        match table.iter().find(|(n, _)| *n == name) {
-            Some((_, v)) => found.push(*v),
-            None => missing.push(name.to_string()),
-        }
-    }
-    (found, missing)
-}
-
 /// The cipher suites of a bind: `ciphers` (TLS 1.2) and `ciphersuites` (TLS 1.3),
 /// each from the bind or else the global default; rustls' defaults for a list not set
 /// or naming nothing rustls has. Unknown names become one warning.
@@ -105,8 +60,8 @@ fn suites(ssl: &BindSsl, g: &GlobalSsl, warnings: &mut Vec<String>) -> Vec<Suppo
     let mut out = Vec::new();
     let defaults = aws_lc_rs::DEFAULT_CIPHER_SUITES;
     let lists: [(Option<&String>, &SuiteNames, bool, &str); 2] = [
-        (ssl.ciphersuites.as_ref().or(g.default_bind_ciphersuites.as_ref()), TLS13_NAMES, true, "ciphersuites"),
-        (ssl.ciphers.as_ref().or(g.default_bind_ciphers.as_ref()), TLS12_NAMES, false, "ciphers"),
+        (ssl.ciphersuites.as_ref().or(g.default_bind_ciphersuites.as_ref()), suites::TLS13, true, "ciphersuites"),
+        (ssl.ciphers.as_ref().or(g.default_bind_ciphers.as_ref()), suites::TLS12, false, "ciphers"),
     ];
     for (list, table, tls13, what) in lists {
         let of_version = defaults.iter().copied().filter(|s| matches!(s, SupportedCipherSuite::Tls13(_)) == tls13);
@@ -138,7 +93,7 @@ fn groups(ssl: &BindSsl, g: &GlobalSsl, warnings: &mut Vec<String>) -> Vec<&'sta
     let Some(list) = ssl.curves.as_ref().or(g.default_bind_curves.as_ref()) else {
         return aws_lc_rs::DEFAULT_KX_GROUPS.to_vec();
     };
-    let (found, missing) = map_names(list, GROUP_NAMES);
+    let (found, missing) = map_names(list, suites::GROUPS);
     if !missing.is_empty() {
         warnings.push(format!(
             "'curves': {} not provided by rustls, ignored{}.",
@@ -171,13 +126,7 @@ fn versions(bind: &SslOptions, g: &SslOptions) -> Result<Vec<&'static rustls::Su
             && !bind.no_versions.contains(&v)
             && !g.no_versions.contains(&v)
     };
-    let mut out = Vec::new();
-    if allowed(TlsVersion::TlsV13) {
-        out.push(&rustls::version::TLS13);
-    }
-    if allowed(TlsVersion::TlsV12) {
-        out.push(&rustls::version::TLS12);
-    }
+    let out = suites::protocol_versions(allowed);
     if out.is_empty() {
         return Err("no TLS version left that rustls speaks (TLSv1.2, TLSv1.3).".into());
     }
@@ -287,6 +236,7 @@ pub fn build(ssl: &BindSsl, g: &GlobalSsl) -> Result<(BindTls, Vec<String>), Vec
     if store.is_empty() && alerts.is_empty() {
         alerts.push("no certificate configured for this 'ssl' bind (use 'crt' or 'crt-list').".into());
     }
+    warnings.extend(ignore_err_warning(ssl));
     let verifier = client_verifier(ssl, g, &provider).unwrap_or_else(|e| {
         alerts.push(e);
         None
@@ -329,15 +279,26 @@ fn client_verifier(
     if verify == Verify::None {
         return Ok(None);
     }
-    let Some(ca) = &ssl.ca_file else {
+    if ssl.ca_file.is_none() && ssl.ca_verify_file.is_none() {
         return Err("verify is enabled but no CA file specified.".into());
-    };
-    let ca = based(g.ca_base.as_ref(), ca);
-    let mut roots = RootCertStore::empty();
-    for c in pem::load_ca_file(&ca).map_err(|e| format!("{e} 'ca-file' : unable to load {}", ca.display()))? {
-        roots.add(c).map_err(|e| format!("'ca-file' : unable to load {} ({e})", ca.display()))?;
     }
-    let mut b = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), Arc::new(provider.clone()));
+    // `ca-file` CAs are named to the client in the certificate request,
+    // `ca-verify-file` ones only verify
+    let mut roots = RootCertStore::empty();
+    let mut hints = Vec::new();
+    for (kw, file) in [("ca-file", &ssl.ca_file), ("ca-verify-file", &ssl.ca_verify_file)] {
+        let Some(ca) = file else { continue };
+        let ca = based(g.ca_base.as_ref(), ca);
+        for c in pem::load_ca_file(&ca).map_err(|e| format!("{e} '{kw}' : unable to load {}", ca.display()))? {
+            roots.add(c).map_err(|e| format!("'{kw}' : unable to load {} ({e})", ca.display()))?;
+        }
+        if kw == "ca-file" {
+            hints = roots.subjects();
+        }
+    }
+    let mut b = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), Arc::new(provider.clone()))
+        .clear_root_hint_subjects()
+        .add_root_hint_subjects(hints);
     if let Some(crl) = &ssl.crl_file {
         let crl = based(g.ca_base.as_ref(), crl);
         let crls =
@@ -347,7 +308,29 @@ fn client_verifier(
     if verify == Verify::Optional {
         b = b.allow_unauthenticated();
     }
-    b.build().map(Some).map_err(|e| format!("'ca-file' : unable to load {} ({e})", ca.display()))
+    // the CRLs are parsed here: a build error is theirs when there are some
+    let kw = if ssl.crl_file.is_some() { "crl-file" } else { "ca-file" };
+    b.build().map(Some).map_err(|e| format!("'{kw}' : unusable ({e})"))
+}
+
+/// COMPAT: rustls cannot let a client certificate that fails verification through,
+/// so `crt-ignore-err` / `ca-ignore-err` are accepted with this warning and such a
+/// certificate still fails the handshake (as if no error were ignored).
+fn ignore_err_warning(ssl: &BindSsl) -> Option<String> {
+    if ssl.verify.unwrap_or_default() == Verify::None {
+        return None;
+    }
+    let kws: Vec<&str> = [("ca-ignore-err", &ssl.ca_ignore_err), ("crt-ignore-err", &ssl.crt_ignore_err)]
+        .into_iter()
+        .filter_map(|(kw, v)| v.as_ref().map(|_| kw))
+        .collect();
+    (!kws.is_empty()).then(|| {
+        format!(
+            "'{}': rustls cannot ignore certificate verification errors; a client certificate that fails \
+             verification still fails the handshake.",
+            kws.join("', '")
+        )
+    })
 }
 
 /// The protocols `alpn` offers that rampart serves (HTTP/1.x); the others (`h2`) are

@@ -149,3 +149,42 @@ fn load_many_certificates() {
     println!("loaded {n} certificates in {took:?} on {threads} threads");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn ca_verify_file_verifies_without_being_named() {
+    let dir = std::env::temp_dir().join(format!("rampart-bind-ca-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for n in ["named", "silent"] {
+        let kp = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+        let mut p = rcgen::CertificateParams::new(Vec::new()).unwrap();
+        p.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        p.distinguished_name.push(rcgen::DnType::CommonName, n);
+        std::fs::write(dir.join(format!("{n}.crt")), p.self_signed(&kp).unwrap().pem()).unwrap();
+    }
+    let g = GlobalSsl { ca_base: Some(dir.clone()), ..Default::default() };
+    let provider = rustls::crypto::aws_lc_rs::default_provider();
+    let both = BindSsl {
+        verify: Some(Verify::Required),
+        ca_file: Some("named.crt".into()),
+        ca_verify_file: Some("silent.crt".into()),
+        ..Default::default()
+    };
+    let v = client_verifier(&both, &g, &provider).unwrap().expect("a verifier");
+    assert_eq!(v.root_hint_subjects().len(), 1, "only the ca-file CA is named");
+    let only = BindSsl { ca_file: None, ..both.clone() };
+    let v = client_verifier(&only, &g, &provider).unwrap().expect("a verifier");
+    assert!(v.root_hint_subjects().is_empty());
+    let missing = BindSsl { ca_verify_file: Some("nope.crt".into()), ..only };
+    assert!(client_verifier(&missing, &g, &provider).unwrap_err().contains("'ca-verify-file' : unable to load"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn ignore_err_is_accepted_with_a_warning_when_verifying() {
+    use rampart_cfg::model::IgnoreErr;
+    let ssl = BindSsl { crt_ignore_err: Some(IgnoreErr::All), ..Default::default() };
+    assert_eq!(ignore_err_warning(&ssl), None, "verify none: nothing to ignore");
+    let ssl = BindSsl { verify: Some(Verify::Optional), ca_ignore_err: Some(IgnoreErr::Ids(vec![10])), ..ssl };
+    let w = ignore_err_warning(&ssl).expect("a warning");
+    assert!(w.starts_with("'ca-ignore-err', 'crt-ignore-err': rustls cannot ignore"), "{w}");
+}

@@ -215,13 +215,7 @@ fn versions(v: TlsVersions) -> Result<Vec<&'static rustls::SupportedProtocolVers
         let kw = if kw == "force" { format!("force-{}", x.option_suffix()) } else { format!("{kw} {}", x.name()) };
         return Err(format!("'{kw}' is not supported (rustls speaks TLSv1.2 and TLSv1.3 only): SSL/TLS versions"));
     }
-    let mut out = Vec::new();
-    if allowed(TlsVersion::TlsV13) {
-        out.push(&rustls::version::TLS13);
-    }
-    if allowed(TlsVersion::TlsV12) {
-        out.push(&rustls::version::TLS12);
-    }
+    let out = suites::protocol_versions(allowed);
     if out.is_empty() {
         return Err("all SSL/TLS versions rustls speaks (TLSv1.2, TLSv1.3) are disabled".into());
     }

@@ -36,29 +36,36 @@ pub struct TlsInfo {
     pub resumed: bool,
     /// The client's certificate chain, leaf first (empty without one).
     pub peer_certs: Vec<CertificateDer<'static>>,
+    /// The certificate this side served (`ssl_f_*`); set by the listener.
+    pub local_cert: Option<LocalCert>,
 }
 
-/// OpenSSL's name of a rustls cipher suite, and its key size in bits.
-fn openssl_cipher(s: rustls::CipherSuite) -> (&'static str, u32) {
-    use rustls::CipherSuite as C;
-    match s {
-        C::TLS13_AES_128_GCM_SHA256 => ("TLS_AES_128_GCM_SHA256", 128),
-        C::TLS13_AES_256_GCM_SHA384 => ("TLS_AES_256_GCM_SHA384", 256),
-        C::TLS13_CHACHA20_POLY1305_SHA256 => ("TLS_CHACHA20_POLY1305_SHA256", 256),
-        C::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256 => ("ECDHE-ECDSA-AES128-GCM-SHA256", 128),
-        C::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 => ("ECDHE-RSA-AES128-GCM-SHA256", 128),
-        C::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384 => ("ECDHE-ECDSA-AES256-GCM-SHA384", 256),
-        C::TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384 => ("ECDHE-RSA-AES256-GCM-SHA384", 256),
-        C::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256 => ("ECDHE-ECDSA-CHACHA20-POLY1305", 256),
-        C::TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256 => ("ECDHE-RSA-CHACHA20-POLY1305", 256),
-        _ => ("", 0),
+/// The certificate and key a listener chose for a handshake, shared with its store
+/// (no copy per handshake).
+#[derive(Debug, Clone)]
+pub struct LocalCert(pub std::sync::Arc<rustls::sign::CertifiedKey>);
+
+impl LocalCert {
+    /// The leaf certificate, DER.
+    pub fn leaf(&self) -> Option<&[u8]> {
+        self.0.cert.first().map(|c| c.as_ref())
     }
 }
+
+impl PartialEq for LocalCert {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for LocalCert {}
 
 impl TlsInfo {
     /// What the completed handshake of `conn` negotiated.
     pub fn of(conn: &Connection) -> TlsInfo {
-        let (cipher, bits) = conn.negotiated_cipher_suite().map_or(("", 0), |s| openssl_cipher(s.suite()));
+        let (cipher, bits) = conn
+            .negotiated_cipher_suite()
+            .map_or(("", 0), |s| (suites::openssl_name(s.suite()).unwrap_or(""), suites::key_bits(s.suite())));
         let version = match conn.protocol_version() {
             Some(rustls::ProtocolVersion::TLSv1_3) => "TLSv1.3",
             Some(rustls::ProtocolVersion::TLSv1_2) => "TLSv1.2",
@@ -76,6 +83,7 @@ impl TlsInfo {
             alpn: conn.alpn_protocol().map(Box::from),
             resumed: conn.handshake_kind() == Some(rustls::HandshakeKind::Resumed),
             peer_certs: conn.peer_certificates().map(<[_]>::to_vec).unwrap_or_default(),
+            local_cert: None,
         }
     }
 }

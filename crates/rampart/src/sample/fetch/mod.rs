@@ -28,6 +28,7 @@ pub mod pp;
 pub mod proxy;
 pub mod ssl;
 pub mod ssl_bc;
+mod ssl_cert;
 #[cfg(test)]
 mod tests;
 pub mod tls_hello;

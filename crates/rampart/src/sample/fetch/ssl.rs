@@ -3,13 +3,13 @@
 //! [`crate::tls::TlsInfo`] the session keeps after the handshake.
 //! HAProxy counterpart: the front-side fetches of src/ssl_sample.c.
 //!
-//! Not yet (rejected as unknown): `ssl_f_*` (the frontend's own certificate),
-//! `ssl_c_s_dn`/`ssl_c_i_dn` formats other than OpenSSL's one-line form, and the
+//! `ssl_f_*` read the certificate the listener served ([`crate::tls::LocalCert`]).
+//!
+//! Not yet (rejected as unknown): `ssl_c_s_dn`/`ssl_c_i_dn` formats other than OpenSSL's one-line form, and the
 //! `ssl_fc_*` fetches of client hello captures.
 
 use std::borrow::Cow;
 
-use x509_parser::certificate::X509Certificate;
 use x509_parser::x509::X509Name;
 
 use crate::sample::ctx::SampleCtx;
@@ -17,6 +17,7 @@ use crate::sample::kw::{uses, Arg, ArgSpec, ArgT, FetchKw};
 use crate::sample::types::{Sample, SmpType};
 use crate::tls::TlsInfo;
 
+use super::ssl_cert::{self, Field};
 use super::Emit;
 
 fn tls<'a>(ctx: &SampleCtx<'a>) -> Option<&'a TlsInfo> {
@@ -75,9 +76,11 @@ fn fetch_ssl_fc_has_crt<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a
     }
 }
 
-/// `ssl_c_verify`: the verification result, 0 (X509_V_OK) since a certificate that
-/// fails verification fails the handshake.
-fn fetch_ssl_c_verify<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+/// `ssl_c_verify`, `ssl_c_err`, `ssl_c_ca_err`, `ssl_c_ca_err_depth`, `ssl_fc_err`:
+/// 0 (no error) on every TLS connection, since a certificate that fails verification
+/// fails the handshake (`crt-ignore-err` cannot let it through with rustls) and a
+/// connection that reaches rules completed its handshake.
+fn fetch_no_error<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
     if tls(ctx).is_some() {
         emit(Sample::Sint(0));
     }
@@ -86,29 +89,6 @@ fn fetch_ssl_c_verify<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>)
 /// The client's leaf certificate, DER.
 fn leaf<'a>(ctx: &SampleCtx<'a>) -> Option<&'a [u8]> {
     tls(ctx)?.peer_certs.first().map(|c| c.as_ref())
-}
-
-fn parsed<'a>(ctx: &SampleCtx<'a>) -> Option<X509Certificate<'a>> {
-    x509_parser::parse_x509_certificate(leaf(ctx)?).ok().map(|(_, c)| c)
-}
-
-fn fetch_ssl_c_der<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(d) = leaf(ctx) {
-        emit(Sample::Bin(Cow::Borrowed(d)));
-    }
-}
-
-fn fetch_ssl_c_sha1<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    use sha1::Digest;
-    if let Some(d) = leaf(ctx) {
-        emit(Sample::Bin(Cow::Owned(sha1::Sha1::digest(d).to_vec())));
-    }
-}
-
-fn fetch_ssl_c_serial<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(c) = parsed(ctx) {
-        emit(Sample::Bin(Cow::Owned(c.tbs_certificate.raw_serial().to_vec())));
-    }
 }
 
 /// An ASN.1 time as OpenSSL prints it: `YYMMDDhhmmssZ` (UTCTime) up to 2049,
@@ -121,18 +101,6 @@ pub(super) fn asn1_time(t: &x509_parser::time::ASN1Time) -> String {
         format!("{:02}{m:02}{day:02}{h:02}{mi:02}{s:02}Z", y % 100)
     } else {
         format!("{y:04}{m:02}{day:02}{h:02}{mi:02}{s:02}Z")
-    }
-}
-
-fn fetch_ssl_c_notafter<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(c) = parsed(ctx) {
-        emit(Sample::Str(Cow::Owned(asn1_time(&c.validity().not_after).into_bytes())));
-    }
-}
-
-fn fetch_ssl_c_notbefore<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(c) = parsed(ctx) {
-        emit(Sample::Str(Cow::Owned(asn1_time(&c.validity().not_before).into_bytes())));
     }
 }
 
@@ -176,17 +144,53 @@ pub(crate) fn dn(name: &X509Name<'_>, args: &[Arg]) -> Option<String> {
     picked.map(|s| s.to_string())
 }
 
-fn fetch_ssl_c_s_dn<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(s) = parsed(ctx).and_then(|c| dn(c.subject(), args)) {
-        emit(Sample::Str(Cow::Owned(s.into_bytes())));
+/// The frontend's own certificate (`ssl_f_*`), DER.
+fn local<'a>(ctx: &SampleCtx<'a>) -> Option<&'a [u8]> {
+    tls(ctx)?.local_cert.as_ref()?.leaf()
+}
+
+/// `ssl_c_chain_der`: the certificates the client sent after its own, DER, one after
+/// the other.
+fn fetch_ssl_c_chain_der<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(t) = tls(ctx).filter(|t| t.peer_certs.len() > 1) {
+        emit(Sample::Bin(Cow::Owned(t.peer_certs[1..].iter().flat_map(|c| c.iter().copied()).collect())));
     }
 }
 
-fn fetch_ssl_c_i_dn<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(s) = parsed(ctx).and_then(|c| dn(c.issuer(), args)) {
-        emit(Sample::Str(Cow::Owned(s.into_bytes())));
-    }
+/// A fetch of one field of the client's (`c`) or the frontend's (`f`) certificate.
+macro_rules! cert_fetch {
+    ($name:ident, c, $field:ident) => {
+        fn $name<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+            ssl_cert::emit_field(Field::$field, leaf(ctx), args, emit)
+        }
+    };
+    ($name:ident, f, $field:ident) => {
+        fn $name<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+            ssl_cert::emit_field(Field::$field, local(ctx), args, emit)
+        }
+    };
 }
+
+cert_fetch!(fetch_ssl_c_der, c, Der);
+cert_fetch!(fetch_ssl_c_sha1, c, Sha1);
+cert_fetch!(fetch_ssl_c_serial, c, Serial);
+cert_fetch!(fetch_ssl_c_notafter, c, NotAfter);
+cert_fetch!(fetch_ssl_c_notbefore, c, NotBefore);
+cert_fetch!(fetch_ssl_c_s_dn, c, SubjectDn);
+cert_fetch!(fetch_ssl_c_i_dn, c, IssuerDn);
+cert_fetch!(fetch_ssl_c_version, c, Version);
+cert_fetch!(fetch_ssl_c_sig_alg, c, SigAlg);
+cert_fetch!(fetch_ssl_c_key_alg, c, KeyAlg);
+cert_fetch!(fetch_ssl_f_der, f, Der);
+cert_fetch!(fetch_ssl_f_sha1, f, Sha1);
+cert_fetch!(fetch_ssl_f_serial, f, Serial);
+cert_fetch!(fetch_ssl_f_notafter, f, NotAfter);
+cert_fetch!(fetch_ssl_f_notbefore, f, NotBefore);
+cert_fetch!(fetch_ssl_f_s_dn, f, SubjectDn);
+cert_fetch!(fetch_ssl_f_i_dn, f, IssuerDn);
+cert_fetch!(fetch_ssl_f_version, f, Version);
+cert_fetch!(fetch_ssl_f_sig_alg, f, SigAlg);
+cert_fetch!(fetch_ssl_f_key_alg, f, KeyAlg);
 
 const L5: u32 = uses::L5CLI;
 const DN_ARGS: ArgSpec = ArgSpec::new(&[ArgT::Str, ArgT::Sint], 0);
@@ -201,7 +205,11 @@ pub const KEYWORDS: &[FetchKw] = &[
     FetchKw::new("ssl_fc_is_resumed", ArgSpec::NONE, SmpType::Bool, fetch_ssl_fc_is_resumed).uses(L5),
     FetchKw::new("ssl_fc_has_crt", ArgSpec::NONE, SmpType::Bool, fetch_ssl_fc_has_crt).uses(L5),
     FetchKw::new("ssl_c_used", ArgSpec::NONE, SmpType::Bool, fetch_ssl_fc_has_crt).uses(L5),
-    FetchKw::new("ssl_c_verify", ArgSpec::NONE, SmpType::Sint, fetch_ssl_c_verify).uses(L5),
+    FetchKw::new("ssl_c_verify", ArgSpec::NONE, SmpType::Sint, fetch_no_error).uses(L5),
+    FetchKw::new("ssl_c_err", ArgSpec::NONE, SmpType::Sint, fetch_no_error).uses(L5),
+    FetchKw::new("ssl_c_ca_err", ArgSpec::NONE, SmpType::Sint, fetch_no_error).uses(L5),
+    FetchKw::new("ssl_c_ca_err_depth", ArgSpec::NONE, SmpType::Sint, fetch_no_error).uses(L5),
+    FetchKw::new("ssl_fc_err", ArgSpec::NONE, SmpType::Sint, fetch_no_error).uses(L5),
     FetchKw::new("ssl_c_s_dn", DN_ARGS, SmpType::Str, fetch_ssl_c_s_dn).uses(L5),
     FetchKw::new("ssl_c_i_dn", DN_ARGS, SmpType::Str, fetch_ssl_c_i_dn).uses(L5),
     FetchKw::new("ssl_c_serial", ArgSpec::NONE, SmpType::Bin, fetch_ssl_c_serial).uses(L5),
@@ -209,6 +217,20 @@ pub const KEYWORDS: &[FetchKw] = &[
     FetchKw::new("ssl_c_notafter", ArgSpec::NONE, SmpType::Str, fetch_ssl_c_notafter).uses(L5),
     FetchKw::new("ssl_c_notbefore", ArgSpec::NONE, SmpType::Str, fetch_ssl_c_notbefore).uses(L5),
     FetchKw::new("ssl_c_der", ArgSpec::NONE, SmpType::Bin, fetch_ssl_c_der).uses(L5),
+    FetchKw::new("ssl_c_chain_der", ArgSpec::NONE, SmpType::Bin, fetch_ssl_c_chain_der).uses(L5),
+    FetchKw::new("ssl_c_version", ArgSpec::NONE, SmpType::Sint, fetch_ssl_c_version).uses(L5),
+    FetchKw::new("ssl_c_sig_alg", ArgSpec::NONE, SmpType::Str, fetch_ssl_c_sig_alg).uses(L5),
+    FetchKw::new("ssl_c_key_alg", ArgSpec::NONE, SmpType::Str, fetch_ssl_c_key_alg).uses(L5),
+    FetchKw::new("ssl_f_der", ArgSpec::NONE, SmpType::Bin, fetch_ssl_f_der).uses(L5),
+    FetchKw::new("ssl_f_sha1", ArgSpec::NONE, SmpType::Bin, fetch_ssl_f_sha1).uses(L5),
+    FetchKw::new("ssl_f_serial", ArgSpec::NONE, SmpType::Bin, fetch_ssl_f_serial).uses(L5),
+    FetchKw::new("ssl_f_notafter", ArgSpec::NONE, SmpType::Str, fetch_ssl_f_notafter).uses(L5),
+    FetchKw::new("ssl_f_notbefore", ArgSpec::NONE, SmpType::Str, fetch_ssl_f_notbefore).uses(L5),
+    FetchKw::new("ssl_f_s_dn", DN_ARGS, SmpType::Str, fetch_ssl_f_s_dn).uses(L5),
+    FetchKw::new("ssl_f_i_dn", DN_ARGS, SmpType::Str, fetch_ssl_f_i_dn).uses(L5),
+    FetchKw::new("ssl_f_version", ArgSpec::NONE, SmpType::Sint, fetch_ssl_f_version).uses(L5),
+    FetchKw::new("ssl_f_sig_alg", ArgSpec::NONE, SmpType::Str, fetch_ssl_f_sig_alg).uses(L5),
+    FetchKw::new("ssl_f_key_alg", ArgSpec::NONE, SmpType::Str, fetch_ssl_f_key_alg).uses(L5),
 ];
 
 #[cfg(test)]

@@ -10,12 +10,12 @@
 use std::borrow::Cow;
 
 use crate::sample::ctx::SampleCtx;
-use x509_parser::certificate::X509Certificate;
 
 use crate::sample::kw::{uses, Arg, ArgSpec, ArgT, FetchKw};
 use crate::sample::types::{Sample, SmpType};
 use crate::tls::TlsInfo;
 
+use super::ssl_cert::{self, Field};
 use super::Emit;
 
 /// Where HAProxy declares the `ssl_bc*` fetches usable: once the server connection is up.
@@ -70,19 +70,25 @@ fn leaf<'a>(ctx: &SampleCtx<'a>) -> Option<&'a [u8]> {
     tls(ctx)?.peer_certs.first().map(|c| c.as_ref())
 }
 
-fn parsed<'a>(ctx: &SampleCtx<'a>) -> Option<X509Certificate<'a>> {
-    x509_parser::parse_x509_certificate(leaf(ctx)?).ok().map(|(_, c)| c)
+/// A fetch of one field of the server's certificate.
+macro_rules! cert_fetch {
+    ($name:ident, $field:ident) => {
+        fn $name<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+            ssl_cert::emit_field(Field::$field, leaf(ctx), args, emit)
+        }
+    };
 }
 
-fn owned_str<'a>(s: String) -> Sample<'a> {
-    Sample::Str(Cow::Owned(s.into_bytes()))
-}
-
-fn fetch_ssl_s_der<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(d) = leaf(ctx) {
-        emit(Sample::Bin(Cow::Borrowed(d)));
-    }
-}
+cert_fetch!(fetch_ssl_s_der, Der);
+cert_fetch!(fetch_ssl_s_sha1, Sha1);
+cert_fetch!(fetch_ssl_s_serial, Serial);
+cert_fetch!(fetch_ssl_s_notafter, NotAfter);
+cert_fetch!(fetch_ssl_s_notbefore, NotBefore);
+cert_fetch!(fetch_ssl_s_s_dn, SubjectDn);
+cert_fetch!(fetch_ssl_s_i_dn, IssuerDn);
+cert_fetch!(fetch_ssl_s_version, Version);
+cert_fetch!(fetch_ssl_s_sig_alg, SigAlg);
+cert_fetch!(fetch_ssl_s_key_alg, KeyAlg);
 
 /// `ssl_s_chain_der`: the certificates the server sent, DER, one after the other.
 fn fetch_ssl_s_chain_der<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
@@ -91,66 +97,8 @@ fn fetch_ssl_s_chain_der<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, '
     }
 }
 
-fn fetch_ssl_s_sha1<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    use sha1::Digest;
-    if let Some(d) = leaf(ctx) {
-        emit(Sample::Bin(Cow::Owned(sha1::Sha1::digest(d).to_vec())));
-    }
-}
-
-fn fetch_ssl_s_serial<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(c) = parsed(ctx) {
-        emit(Sample::Bin(Cow::Owned(c.tbs_certificate.raw_serial().to_vec())));
-    }
-}
-
-fn fetch_ssl_s_notafter<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(c) = parsed(ctx) {
-        emit(owned_str(super::ssl::asn1_time(&c.validity().not_after)));
-    }
-}
-
-fn fetch_ssl_s_notbefore<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(c) = parsed(ctx) {
-        emit(owned_str(super::ssl::asn1_time(&c.validity().not_before)));
-    }
-}
-
-fn fetch_ssl_s_s_dn<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(s) = parsed(ctx).and_then(|c| super::ssl::dn(c.subject(), args)) {
-        emit(owned_str(s));
-    }
-}
-
-fn fetch_ssl_s_i_dn<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(s) = parsed(ctx).and_then(|c| super::ssl::dn(c.issuer(), args)) {
-        emit(owned_str(s));
-    }
-}
-
-/// `ssl_s_version`: the X.509 version, 1 to 3.
-fn fetch_ssl_s_version<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(c) = parsed(ctx) {
-        emit(Sample::Sint(i64::from(c.version().0) + 1));
-    }
-}
-
-/// `ssl_s_sig_alg`: the signature algorithm, as OpenSSL's short name (`RSA-SHA256`).
-fn fetch_ssl_s_sig_alg<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(c) = parsed(ctx) {
-        emit(owned_str(openssl_oid_name(&c.signature_algorithm.algorithm.to_id_string())));
-    }
-}
-
-/// `ssl_s_key_alg`: the public key's algorithm, as OpenSSL names it (`rsaEncryption`).
-fn fetch_ssl_s_key_alg<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(c) = parsed(ctx) {
-        emit(owned_str(openssl_oid_name(&c.public_key().algorithm.algorithm.to_id_string())));
-    }
-}
-
 /// OpenSSL's name of a signature or key algorithm OID (`OBJ_nid2sn()`), else the OID.
-fn openssl_oid_name(oid: &str) -> String {
+pub(super) fn openssl_oid_name(oid: &str) -> String {
     let name = match oid {
         "1.2.840.113549.1.1.1" => "rsaEncryption",
         "1.2.840.113549.1.1.5" => "RSA-SHA1",
@@ -214,6 +162,7 @@ mod tests {
             alpn: Some(Box::from(&b"http/1.1"[..])),
             resumed: true,
             peer_certs: Vec::new(),
+            local_cert: None,
         };
         let ctx = SampleCtx { be: Some(1), srv: Some(0), back_tls: Some(&info), ..SampleCtx::new(&rt, &c, 0) };
         assert_eq!(v(&ctx, "ssl_bc"), Some(Sample::Bool(true)));
@@ -259,6 +208,7 @@ mod tests {
             alpn: None,
             resumed: false,
             peer_certs: vec![cert.der().clone(), cert.der().clone()],
+            local_cert: None,
         };
         let ctx = SampleCtx { be: Some(1), srv: Some(0), back_tls: Some(&info), ..SampleCtx::new(&rt, &c, 0) };
         // OpenSSL's attribute names (emailAddress, not x509-parser's Email)

@@ -28,6 +28,7 @@ fn info(cert: Option<Vec<u8>>) -> TlsInfo {
         alpn: Some(b"http/1.1".to_vec().into()),
         resumed: false,
         peer_certs: cert.into_iter().map(Into::into).collect(),
+        local_cert: None,
     }
 }
 
@@ -61,7 +62,10 @@ fn negotiated_values() {
     assert_eq!(fetch(t(), "ssl_fc_is_resumed"), Some(Sample::Bool(false)));
     assert_eq!(fetch(t(), "ssl_fc_has_crt"), Some(Sample::Bool(false)));
     assert_eq!(fetch(t(), "ssl_c_used"), Some(Sample::Bool(false)));
-    assert_eq!(fetch(t(), "ssl_c_verify"), Some(Sample::Sint(0)));
+    for kw in ["ssl_c_verify", "ssl_c_err", "ssl_c_ca_err", "ssl_c_ca_err_depth", "ssl_fc_err"] {
+        assert_eq!(fetch(t(), kw), Some(Sample::Sint(0)), "{kw}");
+        assert_eq!(fetch(None, kw), None, "{kw} on a plain connection");
+    }
     assert_eq!(fetch(t(), "ssl_c_s_dn"), None);
 }
 
@@ -86,4 +90,44 @@ fn client_certificate_fields() {
 
 fn hex_upper(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02X}")).collect()
+}
+
+/// A frontend certificate (RSA-less: ECDSA P-256) as the listener would serve it.
+fn served(der: &[u8]) -> crate::tls::LocalCert {
+    let kp = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+    let key = rustls_pki_types::PrivateKeyDer::Pkcs8(kp.serialize_der().into());
+    let signer = rustls::crypto::aws_lc_rs::sign::any_supported_type(&key).unwrap();
+    let ck = rustls::sign::CertifiedKey::new(vec![der.to_vec().into()], signer);
+    crate::tls::LocalCert(std::sync::Arc::new(ck))
+}
+
+#[test]
+fn frontend_certificate_fields() {
+    let der = client_cert();
+    let t = || Some(TlsInfo { local_cert: Some(served(&der)), ..info(None) });
+    assert_eq!(fetch(t(), "ssl_f_der"), Some(Sample::Bin(der.clone().into())));
+    use sha1::Digest;
+    assert_eq!(fetch(t(), "ssl_f_sha1,hex"), Some(s(&hex_upper(&sha1::Sha1::digest(&der)))));
+    assert_eq!(fetch(t(), "ssl_f_serial,hex"), Some(s("010203")));
+    assert_eq!(fetch(t(), "ssl_f_notafter"), Some(s("310405000000Z")));
+    assert_eq!(fetch(t(), "ssl_f_s_dn"), Some(s("/CN=client one/C=FR/O=Rampart Test")));
+    assert_eq!(fetch(t(), "ssl_f_i_dn(CN)"), Some(s("client one")));
+    assert_eq!(fetch(t(), "ssl_f_version"), Some(Sample::Sint(3)));
+    assert_eq!(fetch(t(), "ssl_f_sig_alg"), Some(s("ecdsa-with-SHA256")));
+    assert_eq!(fetch(t(), "ssl_f_key_alg"), Some(s("id-ecPublicKey")));
+    // not served by this listener (or a plain connection): no value
+    assert_eq!(fetch(Some(info(None)), "ssl_f_der"), None);
+    assert_eq!(fetch(None, "ssl_f_sha1"), None);
+}
+
+#[test]
+fn client_certificate_algorithms_and_chain() {
+    let (leaf, ca) = (client_cert(), client_cert());
+    let t = || Some(TlsInfo { peer_certs: vec![leaf.clone().into(), ca.clone().into()], ..info(None) });
+    assert_eq!(fetch(t(), "ssl_c_version"), Some(Sample::Sint(3)));
+    assert_eq!(fetch(t(), "ssl_c_sig_alg"), Some(s("ecdsa-with-SHA256")));
+    assert_eq!(fetch(t(), "ssl_c_key_alg"), Some(s("id-ecPublicKey")));
+    assert_eq!(fetch(t(), "ssl_c_chain_der"), Some(Sample::Bin(ca.clone().into())));
+    assert_eq!(fetch(Some(info(Some(leaf.clone()))), "ssl_c_chain_der"), None, "no chain beyond the leaf");
+    assert_eq!(fetch(Some(info(None)), "ssl_c_sig_alg"), None);
 }
