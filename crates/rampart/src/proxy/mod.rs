@@ -98,6 +98,10 @@ pub struct ProxyRt {
     pub retry_on_response: Option<Box<rampart_cfg::model::RetryOnResponse>>,
     pub l7_retries: u32,
     pub redispatch: bool,
+    /// No `retry-on` line, `option redispatch` and `retries` above 0: an idempotent
+    /// request the server closed on before any response byte is sent to another server
+    /// (see `mux::h1::front`).
+    pub replay_on_close: bool,
     /// `option abortonclose`: a stream whose client closed is dropped while queued or
     /// connecting.
     pub abortonclose: bool,
@@ -440,6 +444,10 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 .then(|| Box::new(px.retry_on_response.clone())),
             l7_retries: px.retries,
             redispatch: px.options.redispatch,
+            replay_on_close: px.mode == Mode::Http
+                && !px.retry_on_response.explicit
+                && px.options.redispatch
+                && px.retries > 0,
             abortonclose: px.options.abortonclose,
             clitcpka: crate::io::keepalive(&px.options.clitcpka),
             srvtcpka: crate::io::keepalive(&px.options.srvtcpka),

@@ -267,7 +267,13 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
         let progress = xfer::Progress::default();
         // `retry-on` response conditions: only for a request whole in `out`
         let retry_on = be.retry_on_response.as_deref().filter(|_| replayable && l7_retry);
-        let mut retries_left = if retry_on.is_some() { be.l7_retries } else { 0 };
+        // COMPAT: without a `retry-on` line, HAProxy answers 502 when a server closes
+        // or resets before any response byte. With `option redispatch`, rampart sends
+        // an idempotent request (RFC 9110 §9.2.2) whole in `out` to another server
+        // instead, as `retry-on empty-response` would (counted in `wretr`/`wredis`):
+        // a server stopped under load then costs the client nothing.
+        let replay_on_close = be.replay_on_close && replayable && l7_retry && method.is_idempotent();
+        let mut retries_left = if retry_on.is_some() || replay_on_close { be.l7_retries } else { 0 };
         let mut info = xfer::ReqInfo {
             method,
             version,
@@ -307,10 +313,10 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
                 result = fwd.await;
             }
         }
-        while matches!(result, Err(RespError::Retry)) {
+        while must_retry(&result, replay_on_close && retries_left > 0, &progress) {
             retries_left -= 1;
             info.retry_on = retry_on.filter(|_| retries_left > 0);
-            match send_again(sess, be_idx, sc, &out, retries_left == 0).await {
+            match send_again(sess, be_idx, sc, &out, retries_left == 0 || replay_on_close).await {
                 Some(new) => sc = new,
                 None => return Forwarded::Failed(503),
             }
@@ -518,6 +524,17 @@ async fn retry_on_new_conn(
     backend::send_proxy::send(&sess.rt, be_idx, &new, cx).await.then_some(())?;
     write_all(&new.stream, out, sess.rt.proxies[be_idx].timeouts.server).await.ok()?;
     Some(new)
+}
+
+/// Whether the response `result` asks for the request to be sent again: a `retry-on`
+/// condition was met, or the server closed before any response byte and `on_close`
+/// (the request may be replayed on another server) while nothing reached the client.
+fn must_retry(result: &Result<RespEnd, RespError>, on_close: bool, progress: &xfer::Progress) -> bool {
+    match result {
+        Err(RespError::Retry) => true,
+        Err(RespError::ServerClosedEarly) => on_close && !progress.answered.load(Ordering::Relaxed),
+        _ => false,
+    }
 }
 
 /// A `retry-on` condition was met: closes `sc` (freeing its slot) and sends `out`,
