@@ -683,4 +683,21 @@ mod tests {
         };
         assert_eq!(timeouts(&t).http_keep_alive, Some(Duration::from_secs(2)));
     }
+
+    #[test]
+    fn replay_on_close_needs_redispatch_retries_and_no_retry_on_line() {
+        let replay = |lines: &str| {
+            let text = format!(
+                "defaults\n  mode http\n  timeout client 1s\n  timeout server 1s\n  timeout connect 1s\n\
+                 backend b\n{lines}  server s1 127.0.0.1:1\n"
+            );
+            build(&crate::sample::testutil::config(&text), 100, 1).unwrap().proxies[0].replay_on_close
+        };
+        assert!(replay("  option redispatch\n"));
+        assert!(!replay(""));
+        assert!(!replay("  option redispatch\n  retries 0\n"));
+        assert!(!replay("  option redispatch\n  retry-on conn-failure\n"));
+        assert!(!replay("  option redispatch\n  retry-on empty-response\n"));
+        assert!(!replay("  option redispatch\n  mode tcp\n"));
+    }
 }

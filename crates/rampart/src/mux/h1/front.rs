@@ -598,4 +598,16 @@ mod tests {
         assert_eq!(reuse_policy(HttpReuse::Aggressive, false, Method::Post, false), Reuse::MinUses(2));
         assert_eq!(reuse_policy(HttpReuse::Always, false, Method::Post, false), Reuse::MinUses(0));
     }
+
+    #[test]
+    fn a_close_before_any_byte_is_retried_only_when_allowed_and_unseen() {
+        let progress = xfer::Progress::default();
+        let closed = Err(RespError::ServerClosedEarly);
+        assert!(must_retry(&closed, true, &progress));
+        assert!(!must_retry(&closed, false, &progress));
+        assert!(must_retry(&Err(RespError::Retry), false, &progress));
+        assert!(!must_retry(&Err(RespError::Status(502)), true, &progress));
+        progress.answered.store(true, Ordering::Relaxed);
+        assert!(!must_retry(&closed, true, &progress));
+    }
 }
