@@ -253,18 +253,6 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
         self.conn.first_done = true;
         trace_server(self.trace, &sc);
 
-        // Send; a pooled connection that turns out dead is replaced once, transparently.
-        if write_all(&sc.stream, &out, tmo.server(be.timeouts.server)).await.is_err() {
-            match retry_on_new_conn(sess, be_idx, &sc, &out, replayable).await {
-                Some(new) => {
-                    sc = new;
-                    trace_server(self.trace, &sc);
-                }
-                None => return Forwarded::Failed(502),
-            }
-        }
-
-        let progress = xfer::Progress::default();
         // `retry-on` response conditions: only for a request whole in `out`
         let retry_on = be.retry_on_response.as_deref().filter(|_| replayable && l7_retry);
         // COMPAT: without a `retry-on` line, HAProxy answers 502 when a server closes
@@ -274,6 +262,25 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
         // a server stopped under load then costs the client nothing.
         let replay_on_close = be.replay_on_close && replayable && l7_retry && method.is_idempotent();
         let mut retries_left = if retry_on.is_some() || replay_on_close { be.l7_retries } else { 0 };
+
+        // Send; a pooled connection that turns out dead is replaced once, transparently
+        // (or, failing that, the request goes to another server, as after a close).
+        if write_all(&sc.stream, &out, tmo.server(be.timeouts.server)).await.is_err() {
+            sc = match retry_on_new_conn(sess, be_idx, &sc, &out, replayable).await {
+                Some(new) => new,
+                None if replay_on_close && retries_left > 0 => {
+                    retries_left -= 1;
+                    match send_again(sess, be_idx, sc, &out, true).await {
+                        Some(new) => new,
+                        None => return Forwarded::Failed(503),
+                    }
+                }
+                None => return Forwarded::Failed(502),
+            };
+            trace_server(self.trace, &sc);
+        }
+
+        let progress = xfer::Progress::default();
         let mut info = xfer::ReqInfo {
             method,
             version,
