@@ -151,12 +151,19 @@ fn closing_on_request() -> RawBackend {
 fn without_retry_on_redispatch_replays_an_idempotent_request_the_server_closed_on() {
     let s1 = closing_on_request();
     let s2 = answering("s2", 200);
-    let proxy = start(REDISPATCH, s1.addr(), s2.addr());
+    let proxy = start(&format!("{REDISPATCH}  stats enable\n  stats uri /st\n"), s1.addr(), s2.addr());
     for i in 0..4 {
         assert_eq!(get(&proxy, &format!("/{i}")), (200, "s2".into()));
     }
     assert_eq!(s1.wait_finished(4).len(), 4, "each request tried s1 first");
     assert_eq!(s2.requests().len(), 4);
+    // counted as retries and redispatches, as a `retry-on` one
+    let (status, csv) = get(&proxy, "/st;csv");
+    assert_eq!(status, 200, "{csv}");
+    let header: Vec<&str> = csv.lines().next().unwrap().trim_start_matches("# ").split(',').collect();
+    let row: Vec<&str> = csv.lines().find(|l| l.starts_with("fe1,BACKEND,")).unwrap().split(',').collect();
+    let col = |name: &str| row[header.iter().position(|h| *h == name).unwrap()];
+    assert_eq!((col("wretr"), col("wredis")), ("4", "4"), "{csv}");
     // a POST is not replayed: the server may have acted on it
     let got = [post(&proxy), post(&proxy)];
     assert!(got.iter().any(|r| r.0 == 502), "{got:?}");
