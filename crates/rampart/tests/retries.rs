@@ -2,7 +2,8 @@
 //! meets a condition is sent again (to another server on the last retry with
 //! `option redispatch`), only when it can be replayed (its body was whole when sent),
 //! never after `disable-l7-retry`, and the last answer goes to the client when the
-//! retries run out.
+//! retries run out. Without any `retry-on` line, `option redispatch` sends an idempotent
+//! request the server closed on before answering to another server (a rampart addition).
 
 mod http_common;
 
@@ -30,6 +31,14 @@ fn answering(name: &str, status: u16) -> HttpBackend {
 fn get(proxy: &Running, path: &str) -> (u16, String) {
     let mut c = RawClient::connect(proxy.addr("fe1")).unwrap();
     c.send(format!("GET {path} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")).unwrap();
+    let r = c.read_response().unwrap();
+    (r.status, r.body_str())
+}
+
+/// Status and body of a `POST` with its whole body, on a new connection.
+fn post(proxy: &Running) -> (u16, String) {
+    let mut c = RawClient::connect(proxy.addr("fe1")).unwrap();
+    c.send("POST /p HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello").unwrap();
     let r = c.read_response().unwrap();
     (r.status, r.body_str())
 }
@@ -131,4 +140,45 @@ fn disable_l7_retry_keeps_the_first_answer() {
     let proxy = start(&lines, s1.addr(), s2.addr());
     let got = [get(&proxy, "/no"), get(&proxy, "/no")];
     assert!(got.contains(&(503, "s1".into())), "{got:?}");
+}
+
+/// A server that takes the request and closes (a reset: the request is not read whole).
+fn closing_on_request() -> RawBackend {
+    RawBackend::start(vec![Step::expect_until(b"\r\n"), Step::Close])
+}
+
+#[test]
+fn without_retry_on_redispatch_replays_an_idempotent_request_the_server_closed_on() {
+    let s1 = closing_on_request();
+    let s2 = answering("s2", 200);
+    let proxy = start(&format!("{REDISPATCH}  stats enable\n  stats uri /st\n"), s1.addr(), s2.addr());
+    for i in 0..4 {
+        assert_eq!(get(&proxy, &format!("/{i}")), (200, "s2".into()));
+    }
+    assert_eq!(s1.wait_finished(4).len(), 4, "each request tried s1 first");
+    assert_eq!(s2.requests().len(), 4);
+    // counted as retries and redispatches, as a `retry-on` one
+    let (status, csv) = get(&proxy, "/st;csv");
+    assert_eq!(status, 200, "{csv}");
+    let header: Vec<&str> = csv.lines().next().unwrap().trim_start_matches("# ").split(',').collect();
+    let row: Vec<&str> = csv.lines().find(|l| l.starts_with("fe1,BACKEND,")).unwrap().split(',').collect();
+    let col = |name: &str| row[header.iter().position(|h| *h == name).unwrap()];
+    assert_eq!((col("wretr"), col("wredis")), ("4", "4"), "{csv}");
+    // a POST is not replayed: the server may have acted on it
+    let got = [post(&proxy), post(&proxy)];
+    assert!(got.iter().any(|r| r.0 == 502), "{got:?}");
+    assert!(got.contains(&(200, "s2".into())), "{got:?}");
+}
+
+#[test]
+fn an_explicit_retry_on_keeps_haproxys_502() {
+    let s1 = closing_on_request();
+    let s2 = answering("s2", 200);
+    let proxy = start(&format!("{REDISPATCH}  retry-on conn-failure\n"), s1.addr(), s2.addr());
+    let got = [get(&proxy, "/a"), get(&proxy, "/b")];
+    assert!(got.iter().any(|r| r.0 == 502), "{got:?}");
+    // and without `option redispatch`, no replay either
+    let proxy = start("  retries 1\n", s1.addr(), s2.addr());
+    let got = [get(&proxy, "/a"), get(&proxy, "/b")];
+    assert!(got.iter().any(|r| r.0 == 502), "{got:?}");
 }

@@ -757,6 +757,9 @@ pub struct RetryOnResponse {
     pub response_timeout: bool,
     /// Status codes (`401`, `403`, `404`, `408`, `425`, `500` to `504`).
     pub statuses: Vec<u16>,
+    /// A `retry-on` line was given (in the proxy or its `defaults`): only the listed
+    /// conditions apply, as in HAProxy.
+    pub explicit: bool,
 }
 
 impl RetryOnResponse {

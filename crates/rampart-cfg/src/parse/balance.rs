@@ -250,7 +250,7 @@ pub(super) fn parse_retry_on(cx: &mut Ctx<'_>, words: &[String]) {
         return;
     }
     let mut conn_failure = false;
-    let mut on = crate::model::RetryOnResponse::default();
+    let mut on = crate::model::RetryOnResponse { explicit: true, ..Default::default() };
     for (i, w) in words.iter().enumerate().skip(1) {
         match w.as_str() {
             "conn-failure" => conn_failure = true,
@@ -347,7 +347,8 @@ mod tests {
         assert!(be(" retry-on none\n retry-on conn-failure\n").retry_on_conn_failure);
         let r = be(" retry-on 503 empty-response 404 503\n");
         assert!(!r.retry_on_conn_failure);
-        let expect = RetryOnResponse { empty_response: true, statuses: vec![404, 503], ..Default::default() };
+        let expect =
+            RetryOnResponse { empty_response: true, statuses: vec![404, 503], explicit: true, ..Default::default() };
         assert_eq!(r.retry_on_response, expect);
         let all = be(" retry-on all-retryable-errors\n");
         assert!(
@@ -356,6 +357,9 @@ mod tests {
         assert_eq!(all.retry_on_response.statuses, [500, 502, 503, 504]);
         // not cumulative: the last line replaces the previous one
         assert!(!be(" retry-on 503\n retry-on conn-failure\n").retry_on_response.any());
+        assert!(!be("").retry_on_response.explicit);
+        assert!(be(" retry-on conn-failure\n").retry_on_response.explicit);
+        assert!(parse_ok("defaults\n retry-on conn-failure\nbackend b\n").proxies[0].retry_on_response.explicit);
         let cfg = parse_ok("defaults\n retry-on none\nbackend b\n");
         assert!(!cfg.proxies[0].retry_on_conn_failure);
         let cfg = parse_ok("defaults\n hash-type consistent crc32\n balance source\nbackend b\n");

@@ -98,6 +98,10 @@ pub struct ProxyRt {
     pub retry_on_response: Option<Box<rampart_cfg::model::RetryOnResponse>>,
     pub l7_retries: u32,
     pub redispatch: bool,
+    /// No `retry-on` line, `option redispatch` and `retries` above 0: an idempotent
+    /// request the server closed on before any response byte is sent to another server
+    /// (see `mux::h1::front`).
+    pub replay_on_close: bool,
     /// `option abortonclose`: a stream whose client closed is dropped while queued or
     /// connecting.
     pub abortonclose: bool,
@@ -440,6 +444,10 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 .then(|| Box::new(px.retry_on_response.clone())),
             l7_retries: px.retries,
             redispatch: px.options.redispatch,
+            replay_on_close: px.mode == Mode::Http
+                && !px.retry_on_response.explicit
+                && px.options.redispatch
+                && px.retries > 0,
             abortonclose: px.options.abortonclose,
             clitcpka: crate::io::keepalive(&px.options.clitcpka),
             srvtcpka: crate::io::keepalive(&px.options.srvtcpka),
@@ -674,5 +682,22 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(timeouts(&t).http_keep_alive, Some(Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn replay_on_close_needs_redispatch_retries_and_no_retry_on_line() {
+        let replay = |lines: &str| {
+            let text = format!(
+                "defaults\n  mode http\n  timeout client 1s\n  timeout server 1s\n  timeout connect 1s\n\
+                 backend b\n{lines}  server s1 127.0.0.1:1\n"
+            );
+            build(&crate::sample::testutil::config(&text), 100, 1).unwrap().proxies[0].replay_on_close
+        };
+        assert!(replay("  option redispatch\n"));
+        assert!(!replay(""));
+        assert!(!replay("  option redispatch\n  retries 0\n"));
+        assert!(!replay("  option redispatch\n  retry-on conn-failure\n"));
+        assert!(!replay("  option redispatch\n  retry-on empty-response\n"));
+        assert!(!replay("  option redispatch\n  mode tcp\n"));
     }
 }

@@ -253,21 +253,34 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
         self.conn.first_done = true;
         trace_server(self.trace, &sc);
 
-        // Send; a pooled connection that turns out dead is replaced once, transparently.
+        // `retry-on` response conditions: only for a request whole in `out`
+        let retry_on = be.retry_on_response.as_deref().filter(|_| replayable && l7_retry);
+        // COMPAT: without a `retry-on` line, HAProxy answers 502 when a server closes
+        // or resets before any response byte. With `option redispatch`, rampart sends
+        // an idempotent request (RFC 9110 §9.2.2) whole in `out` to another server
+        // instead, as `retry-on empty-response` would (counted in `wretr`/`wredis`):
+        // a server stopped under load then costs the client nothing.
+        let replay_on_close = be.replay_on_close && replayable && l7_retry && method.is_idempotent();
+        let mut retries_left = if retry_on.is_some() || replay_on_close { be.l7_retries } else { 0 };
+
+        // Send; a pooled connection that turns out dead is replaced once, transparently
+        // (or, failing that, the request goes to another server, as after a close).
         if write_all(&sc.stream, &out, tmo.server(be.timeouts.server)).await.is_err() {
-            match retry_on_new_conn(sess, be_idx, &sc, &out, replayable).await {
-                Some(new) => {
-                    sc = new;
-                    trace_server(self.trace, &sc);
+            sc = match retry_on_new_conn(sess, be_idx, &sc, &out, replayable).await {
+                Some(new) => new,
+                None if replay_on_close && retries_left > 0 => {
+                    retries_left -= 1;
+                    match send_again(sess, be_idx, sc, &out, true).await {
+                        Some(new) => new,
+                        None => return Forwarded::Failed(503),
+                    }
                 }
                 None => return Forwarded::Failed(502),
-            }
+            };
+            trace_server(self.trace, &sc);
         }
 
         let progress = xfer::Progress::default();
-        // `retry-on` response conditions: only for a request whole in `out`
-        let retry_on = be.retry_on_response.as_deref().filter(|_| replayable && l7_retry);
-        let mut retries_left = if retry_on.is_some() { be.l7_retries } else { 0 };
         let mut info = xfer::ReqInfo {
             method,
             version,
@@ -307,10 +320,10 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
                 result = fwd.await;
             }
         }
-        while matches!(result, Err(RespError::Retry)) {
+        while must_retry(&result, replay_on_close && retries_left > 0, &progress) {
             retries_left -= 1;
             info.retry_on = retry_on.filter(|_| retries_left > 0);
-            match send_again(sess, be_idx, sc, &out, retries_left == 0).await {
+            match send_again(sess, be_idx, sc, &out, retries_left == 0 || replay_on_close).await {
                 Some(new) => sc = new,
                 None => return Forwarded::Failed(503),
             }
@@ -520,6 +533,17 @@ async fn retry_on_new_conn(
     Some(new)
 }
 
+/// Whether the response `result` asks for the request to be sent again: a `retry-on`
+/// condition was met, or the server closed before any response byte and `on_close`
+/// (the request may be replayed on another server) while nothing reached the client.
+fn must_retry(result: &Result<RespEnd, RespError>, on_close: bool, progress: &xfer::Progress) -> bool {
+    match result {
+        Err(RespError::Retry) => true,
+        Err(RespError::ServerClosedEarly) => on_close && !progress.answered.load(Ordering::Relaxed),
+        _ => false,
+    }
+}
+
 /// A `retry-on` condition was met: closes `sc` (freeing its slot) and sends `out`,
 /// the whole request, on a new connection to the same server, or to another one on
 /// the last retry with `option redispatch` (HAProxy's layer-7 retry). Counts the
@@ -580,5 +604,17 @@ mod tests {
         assert_eq!(reuse_policy(HttpReuse::Never, true, Method::Get, true), Reuse::No);
         assert_eq!(reuse_policy(HttpReuse::Aggressive, false, Method::Post, false), Reuse::MinUses(2));
         assert_eq!(reuse_policy(HttpReuse::Always, false, Method::Post, false), Reuse::MinUses(0));
+    }
+
+    #[test]
+    fn a_close_before_any_byte_is_retried_only_when_allowed_and_unseen() {
+        let progress = xfer::Progress::default();
+        let closed = Err(RespError::ServerClosedEarly);
+        assert!(must_retry(&closed, true, &progress));
+        assert!(!must_retry(&closed, false, &progress));
+        assert!(must_retry(&Err(RespError::Retry), false, &progress));
+        assert!(!must_retry(&Err(RespError::Status(502)), true, &progress));
+        progress.answered.store(true, Ordering::Relaxed);
+        assert!(!must_retry(&closed, true, &progress));
     }
 }
