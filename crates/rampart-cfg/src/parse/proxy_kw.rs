@@ -4,6 +4,7 @@
 //! HAProxy counterparts: their branches in `cfg_parse_listen()` (src/cfgparse-listen.c),
 //! `proxy_parse_timeout()` (src/proxy.c).
 
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use crate::kw::{self, Support};
@@ -258,6 +259,41 @@ pub(super) fn parse_source(cx: &mut Ctx<'_>, words: &[String]) {
         Ok(a) => cx.pb.px.source = Some(a),
         Err(e) => cx.alert(format!("'source' : {e}")),
     }
+}
+
+/// `dispatch <addr>:<port>` (HAProxy's `cfg_parse_listen()`): the address every stream
+/// goes to when the backend has no server.
+// COMPAT: only numeric addresses; HAProxy also resolves host names here.
+pub(super) fn parse_dispatch(cx: &mut Ctx<'_>, words: &[String]) {
+    if cx.ignored_without(false, "dispatch", "") {
+        return;
+    }
+    let value = arg(words, 1);
+    if words.len() > 2 {
+        cx.alert(format!("'dispatch' cannot handle unexpected argument '{}'.", words[2]));
+        return;
+    }
+    match dispatch_addr(value) {
+        Ok(a) => cx.pb.px.dispatch = Some(a),
+        Err(e) => cx.alert(format!("'dispatch' : {e}")),
+    }
+}
+
+/// The address of a `dispatch` line, or HAProxy's complaint about it.
+fn dispatch_addr(value: &str) -> Result<SocketAddr, String> {
+    if value.is_empty() {
+        return Err("'' resolves to an empty address (environment variable missing?)\n".to_owned());
+    }
+    if let Ok(a) = value.parse::<SocketAddr>() {
+        return Ok(a);
+    }
+    let (host, port) = match value.rsplit_once(':') {
+        Some((h, p)) if !p.is_empty() && !h.is_empty() => (h.trim_start_matches('[').trim_end_matches(']'), p),
+        _ => return Err(format!("missing port specification in '{value}'")),
+    };
+    let ip: std::net::IpAddr = host.parse().map_err(|_| format!("invalid address: '{host}' in '{value}'"))?;
+    let port: u16 = port.parse().map_err(|_| format!("invalid address: '{value}'"))?;
+    Ok(SocketAddr::new(ip, port))
 }
 
 /// `clitcpka-cnt|idle|intvl <value>`, `srvtcpka-*` (HAProxy's `proxy_parse_tcpka_*()`):
