@@ -286,6 +286,9 @@ pub struct ServerRt {
     /// The hidden server of `option transparent`: connects to the destination address
     /// of the client connection (after `set-dst`/`set-dst-port`).
     pub transparent: bool,
+    /// The hidden server of `dispatch` / `option transparent`: not shown in statistics
+    /// nor in `show servers state`, as HAProxy has no server there.
+    pub hidden: bool,
     /// Operational state (set by the checks), maintenance, effective weight.
     pub state: SrvState,
     /// Health-check settings (`check`), `None` without.
@@ -405,6 +408,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                         .then(crate::server::Sessions::default),
                     port_offset: srv.port_offset,
                     transparent: px.implicit_server.is_some() && px.dispatch.is_none(),
+                    hidden: px.implicit_server.is_some(),
                     state: SrvState::new(srv.weight, srv.disabled),
                     check,
                     agent,
