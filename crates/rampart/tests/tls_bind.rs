@@ -328,7 +328,7 @@ fn failed_handshakes_are_logged() {
     let crt = pki.server("l.pem", &["l.test"]);
     let s1 = echo_head();
     let cfg = format!(
-        "{PREAMBLE}listen fe1\n  log stdout format raw local0\n  bind fd@${{fe1}} name tls1 ssl crt {} strict-sni\n  \
+        "{PREAMBLE}listen fe1\n  log stdout format raw local0\n  option httplog\n  bind fd@${{fe1}} name tls1 ssl crt {} strict-sni\n  \
          server s1 ${{s1_addr}}:${{s1_port}}\n",
         crt.display()
     );

@@ -269,7 +269,7 @@ mod tests {
         let rt = build(&text).0.unwrap();
         let conn = crate::sample::ctx::ConnInfo::new(Some("10.0.0.1:4242".parse().unwrap()), -1);
         let now = std::time::SystemTime::now();
-        super::log_embryonic(&rt, 0, &conn, now, &PpFail::Truncated);
+        super::log_embryonic(&rt, 0, &conn, now, &PpFail::Truncated, false);
         let mut buf = [0u8; 512];
         let n = rx.recv(&mut buf).unwrap();
         let line = std::str::from_utf8(&buf[..n]).unwrap();
@@ -280,10 +280,10 @@ mod tests {
         assert_eq!(line, format!("10.0.0.1:4242 [{date}] fe/1: Truncated PROXY protocol header received\n"));
         // the listener's name when it has one
         let second = crate::sample::ctx::ConnInfo { listener: 1, ..conn.clone() };
-        super::log_embryonic(&rt, 0, &second, now, &PpFail::Timeout);
+        super::log_embryonic(&rt, 0, &second, now, &PpFail::Timeout, true);
         // `option dontlognull`: a client that sent nothing is not logged
-        super::log_embryonic(&rt, 0, &conn, now, &PpFail::Empty);
-        super::log_embryonic(&rt, 0, &second, now, &PpFail::Truncated);
+        super::log_embryonic(&rt, 0, &conn, now, &PpFail::Empty, true);
+        super::log_embryonic(&rt, 0, &second, now, &PpFail::Truncated, false);
         let n = rx.recv(&mut buf).unwrap();
         let line = std::str::from_utf8(&buf[..n]).unwrap();
         assert!(line.ends_with("] fe/second: Truncated PROXY protocol header received\n"), "{line}");
