@@ -304,6 +304,11 @@ pub struct Proxy {
     /// `source <addr>[:<port>]`: the local address server connections bind to
     /// (port 0: any).
     pub source: Option<SocketAddr>,
+    /// `dispatch <addr>:<port>`: where streams go when the backend has no server.
+    pub dispatch: Option<SocketAddr>,
+    /// The hidden server a backend without `server` lines connects through when it has
+    /// `dispatch` or `option transparent` (set once every section is read).
+    pub implicit_server: Option<Box<Server>>,
     /// `retry-on`: whether a failed connection is retried (`conn-failure`, the
     /// default; `none` turns it off).
     pub retry_on_conn_failure: bool,
@@ -342,6 +347,17 @@ pub struct Proxy {
     /// `log-tag <tag>`.
     pub log_tag: Option<String>,
     pub span: Span,
+}
+
+impl Proxy {
+    /// The servers streams go to: the `server` lines, or the hidden server of
+    /// `dispatch` / `option transparent` when there is none.
+    pub fn effective_servers(&self) -> &[Server] {
+        match &self.implicit_server {
+            Some(s) => std::slice::from_ref(&**s),
+            None => &self.servers,
+        }
+    }
 }
 
 /// A backend named by a frontend; `index` is filled by the cross-reference check.
@@ -505,6 +521,9 @@ pub struct ProxyOptions {
     /// `option allbackups`: balance over every backup server (not only the first)
     /// when no active server is usable.
     pub allbackups: bool,
+    /// `option transparent`: without a server, connect to the client connection's
+    /// destination address (as rules left it).
+    pub transparent: bool,
     /// `option log-health-checks`: report every check result change.
     pub log_health_checks: bool,
     /// `option httpchk` and the `http-check` rules.

@@ -28,6 +28,7 @@ pub(super) fn finish(p: &mut Parser) -> Config {
         check_proxy(&builds, i, &mut proxies, &mut p.diags);
         check_proxy_rules(&builds[i], &mut proxies[i], &http_errors, &mut p.diags);
         check_tcp_mode(&builds[i], &mut proxies[i], &mut p.diags);
+        super::server::implicit_server(&mut proxies[i], &builds[i].px.span, &mut p.diags);
         super::healthcheck::check_rules_without_option(builds[i].kind.type_str(), &proxies[i], &mut p.diags);
     }
     super::userlist::check_userlists(&userlists, &mut p.diags);

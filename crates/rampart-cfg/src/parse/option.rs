@@ -54,7 +54,8 @@ fn dispatch_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str
             | "dontlog-normal"
             | "log-separate-errors"
             | "logasap"
-            | "allbackups",
+            | "allbackups"
+            | "transparent",
         ) => flag_option(cx, words, kwm, name),
         (_, "httpclose" | "http-server-close" | "http-keep-alive") => conn_mode_option(cx, words, kwm, name),
         (_, "tcpka" | "clitcpka" | "srvtcpka") => tcpka_option(cx, words, kwm, name),
@@ -136,6 +137,7 @@ fn flag_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str) {
         "log-health-checks" => opts.log_health_checks = on,
         "http-buffer-request" => opts.http_buffer_request = on,
         "allbackups" => opts.allbackups = on,
+        "transparent" => opts.transparent = on,
         _ => opts.abortonclose = on,
     }
 }

@@ -222,6 +222,8 @@ fn fresh_proxy(name: &str, cap: Cap, span: &Span) -> Proxy {
         http_reuse: HttpReuse::Safe,
         retries: 3,
         source: None,
+        dispatch: None,
+        implicit_server: None,
         retry_on_conn_failure: true,
         retry_on_response: Default::default(),
         errorfiles: Vec::new(),
@@ -446,6 +448,7 @@ fn dispatch(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
         "http-reuse" => proxy_kw::parse_http_reuse(cx, words),
         "retries" => proxy_kw::parse_retries(cx, words),
         "source" => proxy_kw::parse_source(cx, words),
+        "dispatch" => proxy_kw::parse_dispatch(cx, words),
         "clitcpka-cnt" | "clitcpka-idle" | "clitcpka-intvl" | "srvtcpka-cnt" | "srvtcpka-idle" | "srvtcpka-intvl" => {
             proxy_kw::parse_tcpka(cx, words)
         }

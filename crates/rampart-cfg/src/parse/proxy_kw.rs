@@ -4,6 +4,7 @@
 //! HAProxy counterparts: their branches in `cfg_parse_listen()` (src/cfgparse-listen.c),
 //! `proxy_parse_timeout()` (src/proxy.c).
 
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use crate::kw::{self, Support};
@@ -260,6 +261,45 @@ pub(super) fn parse_source(cx: &mut Ctx<'_>, words: &[String]) {
     }
 }
 
+/// `dispatch <addr>:<port>` (HAProxy's `cfg_parse_listen()`): the address every stream
+/// goes to when the backend has no server. A host name is resolved once, here, as
+/// HAProxy does.
+pub(super) fn parse_dispatch(cx: &mut Ctx<'_>, words: &[String]) {
+    if cx.ignored_without(false, "dispatch", "") {
+        return;
+    }
+    let value = arg(words, 1);
+    if words.len() > 2 {
+        cx.alert(format!("'dispatch' cannot handle unexpected argument '{}'.", words[2]));
+        return;
+    }
+    match dispatch_addr(value) {
+        Ok(a) => cx.pb.px.dispatch = Some(a),
+        Err(e) => cx.alert(format!("'dispatch' : {e}")),
+    }
+}
+
+/// The address of a `dispatch` line, or HAProxy's complaint about it.
+fn dispatch_addr(value: &str) -> Result<SocketAddr, String> {
+    if value.is_empty() {
+        return Err("'' resolves to an empty address (environment variable missing?)\n".to_owned());
+    }
+    if let Ok(a) = value.parse::<SocketAddr>() {
+        return Ok(a);
+    }
+    let (host, port) = match value.rsplit_once(':') {
+        Some((h, p)) if !p.is_empty() && !h.is_empty() => (h.trim_start_matches('[').trim_end_matches(']'), p),
+        _ => return Err(format!("missing port specification in '{value}'")),
+    };
+    let invalid = || format!("invalid address: '{host}' in '{value}'");
+    let port: u16 = port.parse().map_err(|_| format!("invalid address: '{value}'"))?;
+    if let Ok(ip) = host.parse::<std::net::IpAddr>() {
+        return Ok(SocketAddr::new(ip, port));
+    }
+    let mut found = std::net::ToSocketAddrs::to_socket_addrs(&(host, port)).map_err(|_| invalid())?;
+    found.next().ok_or_else(invalid)
+}
+
 /// `clitcpka-cnt|idle|intvl <value>`, `srvtcpka-*` (HAProxy's `proxy_parse_tcpka_*()`):
 /// a count, or a delay in seconds unless a unit is given. Kept with a warning on a
 /// proxy that lacks the side it applies to, as HAProxy does.
@@ -342,6 +382,58 @@ mod tests {
         assert_eq!(cfg.proxies[1].source, Some("127.0.0.2:0".parse().unwrap()), "inherited");
         assert_eq!(alerts("backend b\n source 1.2.3.4 usesrc clientip\n"), ["'source usesrc' is not supported yet"]);
         assert_eq!(alerts("backend b\n source\n"), ["'source' expects <addr>[:<port>] as argument."]);
+    }
+
+    #[test]
+    fn dispatch_keyword() {
+        let cfg = parse_ok("backend b\n dispatch 127.0.0.1:8080\nlisten l\n bind :80\n dispatch [::1]:81\n");
+        let (b, l) = (&cfg.proxies[0], &cfg.proxies[1]);
+        assert_eq!(b.dispatch, Some("127.0.0.1:8080".parse().unwrap()));
+        assert_eq!(l.dispatch, Some("[::1]:81".parse().unwrap()));
+        let hidden = b.implicit_server.as_deref().expect("hidden server");
+        assert_eq!(hidden.addr, crate::model::ServerAddr::Inet("127.0.0.1:8080".parse().unwrap()));
+        assert_eq!(b.effective_servers().len(), 1);
+        assert!(b.servers.is_empty());
+        let cfg = parse_ok("backend b\n dispatch localhost:8080\n");
+        assert_eq!(cfg.proxies[0].dispatch.map(|a| a.port()), Some(8080));
+        assert_eq!(
+            alerts("backend b\n dispatch 127.0.0.1\n"),
+            ["'dispatch' : missing port specification in '127.0.0.1'"]
+        );
+        assert_eq!(
+            alerts("backend b\n dispatch 1.2.3.4:80 x\n"),
+            ["'dispatch' cannot handle unexpected argument 'x'."]
+        );
+        assert_eq!(
+            alerts("backend b\n dispatch no.such.host.invalid:80\n"),
+            ["'dispatch' : invalid address: 'no.such.host.invalid' in 'no.such.host.invalid:80'"]
+        );
+        assert_eq!(
+            warnings("frontend f\n bind :80\n dispatch 1.2.3.4:80\n"),
+            ["'dispatch' ignored because frontend 'f' has no backend capability."]
+        );
+        assert_eq!(
+            alerts("backend b\n dispatch 1.2.3.4:80\n server s 1.2.3.4:81\n"),
+            ["'dispatch alongside server lines' is not supported yet"]
+        );
+    }
+
+    #[test]
+    fn option_transparent() {
+        let cfg = parse_ok("defaults\n option transparent\nbackend b\nbackend c\n no option transparent\n");
+        let (b, c) = (&cfg.proxies[0], &cfg.proxies[1]);
+        assert!(b.options.transparent && !c.options.transparent);
+        let hidden = b.implicit_server.as_deref().expect("hidden server");
+        assert_eq!(hidden.addr, crate::model::ServerAddr::Inet("0.0.0.0:0".parse().unwrap()));
+        assert!(c.implicit_server.is_none());
+        assert_eq!(
+            warnings("frontend f\n bind :80\n option transparent\n"),
+            ["'transparent' ignored because frontend 'f' has no backend capability."]
+        );
+        assert_eq!(
+            alerts("backend b\n option transparent\n server s 1.2.3.4:81\n"),
+            ["'option transparent alongside server lines' is not supported yet"]
+        );
     }
 
     #[test]

@@ -73,6 +73,45 @@ pub(super) fn parse_server(cx: &mut Ctx<'_>, words: &[String]) {
     });
 }
 
+/// The hidden server of a backend with `dispatch` or `option transparent` and no
+/// `server` line (HAProxy connects such streams without a server): it is not shown in
+/// statistics and takes no `default-server` setting. Its address is the dispatch one,
+/// or unset (0.0.0.0:0) for `transparent`, which connects to each stream's destination.
+pub(super) fn implicit_server(
+    px: &mut crate::model::Proxy,
+    span: &crate::span::Span,
+    out: &mut Vec<crate::diag::Diag>,
+) {
+    if !px.cap.backend || !(px.dispatch.is_some() || px.options.transparent) {
+        return;
+    }
+    if !px.servers.is_empty() {
+        let what = if px.dispatch.is_some() { "dispatch" } else { "option transparent" };
+        out.push(crate::diag::Diag::alert(Some(span.clone()), not_yet(&format!("{what} alongside server lines"))));
+        return;
+    }
+    let s = ServerSettings::default();
+    px.implicit_server = Some(Box::new(Server {
+        name: String::new(),
+        addr: crate::model::ServerAddr::Inet(px.dispatch.unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], 0)))),
+        weight: s.weight,
+        maxconn: None,
+        minconn: 0,
+        maxqueue: 0,
+        pool_max_conn: s.pool_max_conn,
+        backup: false,
+        disabled: false,
+        id: Some(1),
+        check: s.check,
+        proxy: s.proxy,
+        source: None,
+        socks4: None,
+        port_offset: None,
+        tls: s.tls,
+        span: span.clone(),
+    }));
+}
+
 pub(super) fn parse_default_server(cx: &mut Ctx<'_>, words: &[String]) {
     if !server_allowed(cx, "default-server") {
         return;

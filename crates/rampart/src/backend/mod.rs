@@ -587,10 +587,14 @@ async fn connect_server(
     }
 }
 
-/// The address to connect to: the server's, with the port the client connected to
+/// The address to connect to: the client connection's destination (as rules left it)
+/// for the hidden server of `option transparent`; else the server's, with the port the client connected to
 /// (plus the offset) when the configured address has no fixed port; `None` when that
 /// port is unknown (a unix-socket client). The port wraps as HAProxy's 16-bit one does.
 fn server_target(server: &ServerRt, client: &ConnInfo) -> Option<std::net::SocketAddr> {
+    if server.transparent {
+        return client.dst();
+    }
     let Some(offset) = server.port_offset else { return Some(server.addr) };
     let port = i32::from(client.dst()?.port()) + offset;
     let port = u16::try_from(port.rem_euclid(65536)).ok()?;

@@ -52,13 +52,13 @@ pub fn build(cfg: &Config, idx: usize, alerts: &mut Vec<Diag>) -> (Lb, Option<Ex
         hasher: Hasher { func, avalanche: t.avalanche || spread },
         balance_factor: px.hash_balance_factor,
     };
-    let weights: Vec<u32> = px.servers.iter().map(|s| s.weight).collect();
+    let weights: Vec<u32> = px.effective_servers().iter().map(|s| s.weight).collect();
     // Backup servers are picked apart (see `backend::pick_server`), disabled ones are
     // in maintenance: neither is in the active servers' tables.
-    let active: Vec<bool> = px.servers.iter().map(|s| !s.backup && !s.disabled).collect();
-    let ids = server_ids(px.servers.iter().map(|s| s.id));
+    let active: Vec<bool> = px.effective_servers().iter().map(|s| !s.backup && !s.disabled).collect();
+    let ids = server_ids(px.effective_servers().iter().map(|s| s.id));
     let backup = px.options.allbackups.then(|| {
-        let backups: Vec<bool> = px.servers.iter().map(|s| s.backup && !s.disabled).collect();
+        let backups: Vec<bool> = px.effective_servers().iter().map(|s| s.backup && !s.disabled).collect();
         Lb::new(lb_cfg.clone(), &weights, &ids, &backups)
     });
     (Lb::new(lb_cfg, &weights, &ids, &active), lb_expr, backup)

@@ -287,6 +287,12 @@ pub struct ServerRt {
     pub sessions: Option<crate::server::Sessions>,
     /// An address without a fixed port: the client's destination port plus this.
     pub port_offset: Option<i32>,
+    /// The hidden server of `option transparent`: connects to the destination address
+    /// of the client connection (after `set-dst`/`set-dst-port`).
+    pub transparent: bool,
+    /// The hidden server of `dispatch` / `option transparent`: not shown in statistics
+    /// nor in `show servers state`, as HAProxy has no server there.
+    pub hidden: bool,
     /// Operational state (set by the checks), maintenance, effective weight.
     pub state: SrvState,
     /// Health-check settings (`check`), `None` without.
@@ -348,8 +354,9 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             Default::default()
         });
         let backups_cut = px.servers.iter().any(|s| s.check.shutdown_backups_on_up);
+        // `dispatch` / `option transparent` without servers: one hidden server
         let servers = px
-            .servers
+            .effective_servers()
             .iter()
             .enumerate()
             .filter_map(|(pos, srv)| {
@@ -404,6 +411,8 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                     sessions: (srv.check.shutdown_on_down || (srv.backup && backups_cut))
                         .then(crate::server::Sessions::default),
                     port_offset: srv.port_offset,
+                    transparent: px.implicit_server.is_some() && px.dispatch.is_none(),
+                    hidden: px.implicit_server.is_some(),
                     state: SrvState::new(srv.weight, srv.disabled),
                     check,
                     agent,
@@ -436,7 +445,8 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 .http_buffer_request
                 .then(|| WaitBody { time: timeouts(&px.timeouts).http_request, at_least: 0 }),
             http_conn_mode: px.options.http_conn_mode,
-            http_reuse: px.http_reuse,
+            // HAProxy keeps connections without a server private to their session
+            http_reuse: if px.implicit_server.is_some() { HttpReuse::Never } else { px.http_reuse },
             // `retry-on none`: a failed connection is not retried
             retries: if px.retry_on_conn_failure { px.retries } else { 0 },
             // as in HAProxy, ignored outside HTTP mode

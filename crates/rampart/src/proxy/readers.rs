@@ -83,6 +83,8 @@ pub const READERS: &[(&str, &str)] = &[
     ("option http-server-close", "proxy::build: ProxyRt::http_conn_mode"),
     ("option httpclose", "proxy::build: ProxyRt::http_conn_mode"),
     ("option redispatch", "proxy::build: ProxyRt::redispatch"),
+    ("option transparent", "proxy::build: the hidden ServerRt::transparent (backend::server_target)"),
+    ("dispatch", "proxy::build: the hidden server of Proxy::implicit_server"),
     ("option tcpka", "proxy::build: ProxyRt::clitcpka/srvtcpka (session::start, backend::connect_addr)"),
     ("option clitcpka", "proxy::build: ProxyRt::clitcpka (session::start)"),
     ("option srvtcpka", "proxy::build: ProxyRt::srvtcpka (backend::connect_addr)"),

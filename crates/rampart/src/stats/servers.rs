@@ -29,7 +29,7 @@ pub fn state(cli: &Cli, backend: Option<&str>) -> Result<String, String> {
         if !px.cap.backend || only.is_some_and(|o| o != idx) {
             continue;
         }
-        for srv in &px.be.servers {
+        for srv in px.be.servers.iter().filter(|s| !s.hidden) {
             let _ = writeln!(
                 out,
                 "{} {} {} {} {} {} - {} - 0 {}",
