@@ -307,7 +307,7 @@ pub static PROXY: &[ProxyKw] = &[
     px("rate-limit", D | F | L, No),
     px("redirect", F | L | B, Yes),
     px("retries", D | L | B, Yes),
-    px("retry-on", D | L | B, Partial("every condition but '0rtt-rejected' (no TLS); HTTP/1 requests whose body was whole when sent")),
+    px("retry-on", D | L | B, Partial("every condition but '0rtt-rejected' (no TLS early data); HTTP/1 requests whose body was whole when sent")),
     px("server", L | B, Partial(SERVER_PARTIAL)),
     px("server-state-file-name", D | L | B, No),
     px("server-template", L | B, No),
@@ -412,7 +412,7 @@ pub static OPTIONS: &[OptionKw] = &[
         D | F | L,
         false,
         Partial(
-            "the TLS fields are those of a plain connection (no TLS yet): '-', and 0 for fc_err and ssl_fc_is_resumed",
+            "the TLS fields are those of a plain connection, even on a TLS one: '-', and 0 for fc_err and ssl_fc_is_resumed",
         ),
     ),
     opt("idle-close-on-response", D | F | L, true, No),

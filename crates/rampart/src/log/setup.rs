@@ -94,10 +94,12 @@ pub fn log_embryonic(
     pl.loggers.send(level, line.as_bytes());
 }
 
-/// `option httpslog`'s format as it renders on a plain connection, the only kind there
-/// is without TLS: HAProxy's TLS fields of such a connection are absent (`-`), except
-/// `ssl_fc_is_resumed` (0); COMPAT: `fc_err` is 0 (connection error codes are not
-/// kept). Any other format is returned as is.
+/// `option httpslog`'s format as it renders on a plain connection: HAProxy's TLS fields
+/// of such a connection are absent (`-`), except `ssl_fc_is_resumed` (0); COMPAT:
+/// `fc_err` is 0 (connection error codes are not kept).
+/// TODO(#7): TLS connections get the same plain fields; render HAProxy's real format
+/// now that the `ssl_*` fetches exist (`%sslv`/`%sslc` are still missing).
+/// Any other format is returned as is.
 fn plain_httpslog(text: &str) -> std::borrow::Cow<'_, str> {
     use rampart_cfg::model::{HTTPS_LOG_FORMAT, HTTP_LOG_FORMAT};
     if text == HTTPS_LOG_FORMAT {
