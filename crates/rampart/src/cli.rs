@@ -173,8 +173,9 @@ fn parse_simple_flag(flag: &str, cli: &mut Cli) -> Option<Step> {
     match (first, second) {
         ('v', next) => return Some(Step::Exit(Parsed::Version { verbose: next == Some('v') })),
         // COMPAT: `-de`/`-dp`/`-dk`/`-dv` pick a poller, `-dS` disables splicing, `-dG`
-        // getaddrinfo(), `-dV` server certificate checks (no TLS yet), `-dL` lists loaded
-        // libraries: debugging aids that do not change what rampart serves.
+        // getaddrinfo(), `-dL` lists loaded libraries: debugging aids that do not change
+        // what rampart serves. TODO(#11): `-dV` (no server certificate verification) is
+        // accepted but servers with `ssl` still verify as configured.
         ('d', Some('e' | 'p' | 'k' | 'v' | 'S' | 'G' | 'V' | 'L')) => {}
         ('d', Some('M')) if &flag[2..] == "help" => return Some(Step::Exit(Parsed::PoolDebugHelp)),
         // COMPAT: `-dM[...]` tunes HAProxy's memory pools; rampart has none. Accepted because

@@ -276,7 +276,7 @@ impl StreamLog {
         [self.cause.code(), phase.code()]
     }
 
-    /// `Th`: handshake time (no TLS yet: 0).
+    /// `Th`: handshake time, 0: TODO(#11) the TLS handshake's duration is not kept yet.
     pub fn th(&self) -> i64 {
         0
     }
