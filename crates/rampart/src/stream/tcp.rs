@@ -99,34 +99,30 @@ impl TcpState<'_> {
 
     /// Backend switching over what the request rules waited for.
     fn switch(&mut self, payload: &[u8]) -> Option<usize> {
-        let rt = self.s.rt;
-        let fe = &rt.proxies[self.s.fe];
+        let fe = &self.s.rt.proxies[self.s.fe];
         if fe.rules.switching.is_empty() {
             return fe.fe.backend;
         }
-        let vars = Vars {
-            proc: Some(&rt.proc_vars),
-            sess: Some(&self.sess),
-            txn: Some(&self.txn),
-            reqres: Some(&self.reqres),
-            check: None,
-        };
-        let ctx = SampleCtx {
-            payload: Some(payload),
-            req_caps: &self.caps.req,
-            res_caps: &self.caps.res,
-            vars,
-            ..SampleCtx::new(rt, &self.conn, self.s.fe)
-        };
-        switching::choose(&self.s, &ctx, &mut self.scratch)
+        // the scratch buffer is lent out while the context borrows the stream's state
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let chosen = switching::choose(&self.s, &self.sample_ctx(payload), &mut scratch);
+        self.scratch = scratch;
+        chosen
     }
 
     /// The value of backend `be`'s `sni` expression (`server ... ssl sni <expr>`).
     fn sni(&self, be: usize, payload: &[u8]) -> crate::tls::client::SniValues {
-        let rt = self.s.rt;
-        if !rt.proxies[be].be.has_sni {
+        let px = &self.s.rt.proxies[be];
+        if !px.be.has_sni {
             return Vec::new();
         }
+        let ctx = self.sample_ctx(payload);
+        crate::tls::client::sni_values(px, |e| crate::tls::client::sni_value(e.eval(&ctx)?))
+    }
+
+    /// What sample expressions of the stream see, with `payload` as the request data.
+    fn sample_ctx<'c>(&'c self, payload: &'c [u8]) -> SampleCtx<'c> {
+        let rt = self.s.rt;
         let vars = Vars {
             proc: Some(&rt.proc_vars),
             sess: Some(&self.sess),
@@ -134,14 +130,13 @@ impl TcpState<'_> {
             reqres: Some(&self.reqres),
             check: None,
         };
-        let ctx = SampleCtx {
+        SampleCtx {
             payload: Some(payload),
             req_caps: &self.caps.req,
             res_caps: &self.caps.res,
             vars,
             ..SampleCtx::new(rt, &self.conn, self.s.fe)
-        };
-        crate::tls::client::sni_values(&rt.proxies[be], |e| crate::tls::client::sni_value(e.eval(&ctx)?))
+        }
     }
 }
 
