@@ -65,6 +65,9 @@ pub struct Cli {
     pub diag: bool,
     /// `-dW`: refuse to start if any warning was emitted.
     pub zero_warning: bool,
+    /// `-dV`: servers with `ssl` and no `verify` are not verified (as
+    /// `ssl-server-verify none`).
+    pub no_server_verify: bool,
     /// `-p <pidfile>` (wins over `pidfile` in `global`).
     pub pidfile: Option<PathBuf>,
     /// `-n <maxconn>`: global maxconn (wins over `maxconn` in `global`).
@@ -174,9 +177,9 @@ fn parse_simple_flag(flag: &str, cli: &mut Cli) -> Option<Step> {
         ('v', next) => return Some(Step::Exit(Parsed::Version { verbose: next == Some('v') })),
         // COMPAT: `-de`/`-dp`/`-dk`/`-dv` pick a poller, `-dS` disables splicing, `-dG`
         // getaddrinfo(), `-dL` lists loaded libraries: debugging aids that do not change
-        // what rampart serves. TODO(#11): `-dV` (no server certificate verification) is
-        // accepted but servers with `ssl` still verify as configured.
-        ('d', Some('e' | 'p' | 'k' | 'v' | 'S' | 'G' | 'V' | 'L')) => {}
+        // what rampart serves.
+        ('d', Some('e' | 'p' | 'k' | 'v' | 'S' | 'G' | 'L')) => {}
+        ('d', Some('V')) => cli.no_server_verify = true,
         ('d', Some('M')) if &flag[2..] == "help" => return Some(Step::Exit(Parsed::PoolDebugHelp)),
         // COMPAT: `-dM[...]` tunes HAProxy's memory pools; rampart has none. Accepted because
         // HAProxy's regression-test runner passes `-dM` by default.
@@ -274,7 +277,8 @@ Usage : {progname} [-f <cfgfile|cfgdir>]* [ -vdVD ] [ -n <maxconn> ] [ -N <maxpc
         -N sets the default maximum number of connections per frontend
         -L sets the local peer name (default: the host name)
         -p writes the pid of the daemon to <pidfile>
-        -de, -dp, -dS, -dG, -dV, -dL : accepted for compatibility, no effect
+        -de, -dp, -dS, -dG, -dL : accepted for compatibility, no effect
+        -dV disables SSL verify on servers without a 'verify' keyword
         -dD diagnostic mode : also report suspicious configuration statements
         -dW refuses to start if any warning is emitted
         -sf/-st [pid ]* once ready, tells old pids to finish (SIGUSR1) or to stop (SIGTERM)
@@ -370,11 +374,13 @@ mod tests {
         assert!(cli.daemon && cli.quiet && cli.verbose);
         let cli = run(&["-dD", "-dW"]);
         assert!(cli.diag && cli.zero_warning && !cli.debug);
+        let cli = run(&["-dV"]);
+        assert!(cli.no_server_verify && !cli.debug, "-dV: no server certificate verification");
     }
 
     #[test]
     fn harmless_debug_flags_are_accepted_and_change_nothing() {
-        let cli = run(&["-de", "-dp", "-dk", "-dv", "-dS", "-dG", "-dV", "-dL", "-dM", "-dM0x41,no-fail"]);
+        let cli = run(&["-de", "-dp", "-dk", "-dv", "-dS", "-dG", "-dL", "-dM", "-dM0x41,no-fail"]);
         assert_eq!(cli, Cli { argv0: "rampart".into(), ..Cli::default() });
         assert_eq!(parse(&argv(&["-dMhelp"])), Ok(Parsed::PoolDebugHelp));
     }

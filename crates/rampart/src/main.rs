@@ -182,7 +182,15 @@ fn load_config(cli: &Cli, rep: &mut Reporter, daemon_child: bool) -> Option<Conf
             return None;
         }
     }
-    let loaded = rampart_cfg::load_files(&cli.cfgfiles, &lex_ctx());
+    let mut loaded = rampart_cfg::load_files(&cli.cfgfiles, &lex_ctx());
+    if cli.no_server_verify {
+        // COMPAT: HAProxy reads `-dV` before the files, so an `ssl-server-verify
+        // required` line there wins; rampart's `-dV` wins over it.
+        loaded.partial.global.ssl_server.verify_none = true;
+        if let Some(cfg) = loaded.config.as_mut() {
+            cfg.global.ssl_server.verify_none = true;
+        }
+    }
     if loaded.config.as_ref().is_some_and(|c| c.global.quiet) {
         rep.set_quiet(true);
     }
