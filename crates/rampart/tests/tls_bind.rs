@@ -469,18 +469,17 @@ ssl-default-bind-options prefer-client-ciphers no-sslv3 no-tlsv10 no-tlsv11 no-t
 fn s_client_request(addr: &str, version: &str, sess: (&str, &Path)) -> (bool, String) {
     use std::io::Write;
     let mut child = Command::new("openssl")
-        .args(["s_client", "-connect", addr, "-servername", "a.test", version, sess.0])
+        .args(["s_client", "-ign_eof", "-connect", addr, "-servername", "a.test", version, sess.0])
         .arg(sess.1)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("openssl runs");
+    // `-ign_eof`: s_client goes on after its input ends, until the proxy has answered
+    // and closed (the session tickets come with the answer)
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(b"GET / HTTP/1.0\r\nHost: a.test\r\n\r\n").unwrap();
-    // keep stdin open until the proxy has answered and closed (s_client ends on EOF
-    // from the server; a closed stdin would end it before the session tickets arrive)
-    std::thread::sleep(std::time::Duration::from_millis(400));
     drop(stdin);
     let out = child.wait_with_output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout).into_owned();

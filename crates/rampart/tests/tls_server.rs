@@ -263,7 +263,15 @@ fn wrong_ca_gives_503_and_a_layer6_check_failure() {
     );
     assert!(proxy.wait_output("Layer6 invalid response", patience() * 2), "no Layer6 failure in:\n{}", proxy.output());
     assert!(proxy.output().contains("info: \"SSL handshake failure\""), "{}", proxy.output());
-    let row = stat_row(&proxy.dir().join("admin.sock"), "fe1,s1");
+    // the check's log line may come a moment before the stats see its result
+    let deadline = std::time::Instant::now() + patience();
+    let row = loop {
+        let row = stat_row(&proxy.dir().join("admin.sock"), "fe1,s1");
+        if row["status"] == "DOWN" || std::time::Instant::now() > deadline {
+            break row;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
     assert_eq!((row["status"].as_str(), row["check_status"].as_str()), ("DOWN", "L6RSP"));
     // with the server DOWN, the request finds no server
     assert_eq!(get(&proxy, "srv.test").0, 503);

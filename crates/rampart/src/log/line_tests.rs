@@ -64,6 +64,28 @@ fn utc() -> bool {
 }
 
 #[test]
+fn handshake_time_counts_for_a_first_request_only() {
+    // a first request whose connection spent 7 ms in its handshakes (the mux sets
+    // its accept that long before the request's start)
+    let t0 = Instant::now();
+    let ms = |n| Some(t0 + Duration::from_millis(n));
+    let mut l = StreamLog::default();
+    l.begin((date(), t0), (date(), t0 + Duration::from_millis(7)), 0);
+    l.head_done = ms(9);
+    l.end = ms(12);
+    l.status = Some(200);
+    assert_eq!(render("%Th/%Ti/%TR/%Tq/%Tt", &l), "7/0/2/9/12");
+    // a later request of the same connection: its accept is the previous end, 30 ms
+    // of idle time before its start
+    let mut l = StreamLog::default();
+    l.begin((date(), t0), (date(), t0 + Duration::from_millis(30)), 30);
+    l.head_done = ms(31);
+    l.end = ms(33);
+    l.status = Some(200);
+    assert_eq!(render("%Th/%Ti/%TR/%Tq/%Tt", &l), "0/30/1/31/33");
+}
+
+#[test]
 fn timers_sizes_and_termination_state() {
     let l = served();
     assert_eq!(render("%Th/%Ti/%TR/%Tq/%Tw/%Tc/%Tr/%Td/%Ta/%Tt/%Tu", &l), "0/0/2/2/0/5/12/6/25/25/25");

@@ -276,9 +276,11 @@ impl StreamLog {
         [self.cause.code(), phase.code()]
     }
 
-    /// `Th`: handshake time, 0: TODO(#11) the TLS handshake's duration is not kept yet.
+    /// `Th`: from the accept to the end of the handshakes (PROXY header, TLS), 0 but
+    /// for a connection's first request: its accept is set that long before the
+    /// request's start, and a later request's accept is the previous end, `Ti` before.
     pub fn th(&self) -> i64 {
-        0
+        (ms(Some(self.accept), Some(self.req_start)) - self.idle_ms).max(0)
     }
 
     /// `Ti`.

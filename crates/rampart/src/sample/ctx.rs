@@ -63,6 +63,8 @@ pub struct ConnExt {
     pub fc: Option<(Option<SocketAddr>, Option<SocketAddr>)>,
     /// What the TLS handshake negotiated, on a `bind ... ssl` listener.
     pub tls: Option<Arc<crate::tls::TlsInfo>>,
+    /// How long the handshakes (PROXY header, TLS) took after the accept (`%Th`).
+    pub handshake: std::time::Duration,
 }
 
 impl ConnInfo {
@@ -89,6 +91,16 @@ impl ConnInfo {
     /// What the connection's TLS handshake negotiated (`None`: not TLS).
     pub fn tls(&self) -> Option<&crate::tls::TlsInfo> {
         self.ext.as_ref().and_then(|e| e.tls.as_deref())
+    }
+
+    /// Counts `d` in the connection's handshake time (`%Th`).
+    pub fn add_handshake_time(&mut self, d: std::time::Duration) {
+        Arc::make_mut(self.ext.get_or_insert_with(Arc::default)).handshake += d;
+    }
+
+    /// How long the connection's handshakes took (`%Th`): zero without any.
+    pub fn handshake_time(&self) -> std::time::Duration {
+        self.ext.as_ref().map_or(std::time::Duration::ZERO, |e| e.handshake)
     }
 
     /// Keeps what the TLS handshake negotiated.

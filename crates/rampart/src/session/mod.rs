@@ -81,8 +81,12 @@ pub fn start<S: mux::h1::park::Parkable>(sock: S, mut sess: Session) {
 async fn handshake<S: mux::h1::park::Parkable>(sock: S, mut sess: Session, vars: VarStore) {
     let px = &sess.rt.proxies[sess.fe];
     let accepted = std::time::SystemTime::now();
+    let started = std::time::Instant::now();
     match pp::read_header(&sock, px.timeouts.client).await {
-        Ok(h) => sess.conn.set_proxy_header(h),
+        Ok(h) => {
+            sess.conn.set_proxy_header(h);
+            sess.conn.add_handshake_time(started.elapsed());
+        }
         Err(fail) => {
             px.fe.pp_failed.inc();
             let null = matches!(fail, pp::PpFail::Empty | pp::PpFail::Abort | pp::PpFail::Timeout);
@@ -164,6 +168,7 @@ async fn tls_handshake<S: mux::h1::park::Parkable>(
 ) {
     let px = &sess.rt.proxies[sess.fe];
     let accepted = std::time::SystemTime::now();
+    let started = std::time::Instant::now();
     let mut served = None;
     let choose = |hello: &rustls::server::ClientHello<'_>| {
         // the certificate the resolver serves, for `ssl_f_*`
@@ -176,6 +181,7 @@ async fn tls_handshake<S: mux::h1::park::Parkable>(
                 info.local_cert = served;
                 sess.conn.set_tls(info);
             }
+            sess.conn.add_handshake_time(started.elapsed());
             match next {
                 AfterTls::Serve(vars) => serve(t, sess, vars),
                 AfterTls::SessionRules(vars) => match rules::run_session(&mut sess, vars) {

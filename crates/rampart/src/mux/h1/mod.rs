@@ -160,7 +160,7 @@ async fn exchange<S: Sock>(
     let after_idle = !first && pending.is_none();
     let mut buf = pending.unwrap_or_else(|| Buf::take(rt.bufsize));
     let mut heads = Heads::take();
-    let started = fe.log.is_some().then(|| log_start(conn, first));
+    let started = fe.log.is_some().then(|| log_start(conn, first, sess));
     if let Err(e) =
         read_request_head(client, &mut buf, &mut heads.req, rt.max_head, fe.timeouts.http_request, after_idle).await
     {
@@ -264,13 +264,16 @@ async fn run_stream<S: Sock>(
 type LogStart = ((std::time::SystemTime, std::time::Instant), (std::time::SystemTime, std::time::Instant), i64);
 
 /// The start of a request of a logging frontend. The first request of a connection
-/// starts at its accept (just before: the session rules ran since); the next ones, as
+/// starts at its accept (the handshakes' time before now; the session rules ran since,
+/// uncounted); the next ones, as
 /// in HAProxy, have the end of the previous exchange as their "accept" date and start
 /// when their first byte arrived (now), after the idle time (`Ti`) in between.
-fn log_start(conn: &H1Conn, first: bool) -> LogStart {
+fn log_start(conn: &H1Conn, first: bool, sess: &Session) -> LogStart {
     let now = (std::time::SystemTime::now(), std::time::Instant::now());
     if first {
-        return (now, now, 0);
+        // the handshakes (PROXY header, TLS) ran since the accept: `Th`
+        let th = sess.conn.handshake_time();
+        return ((now.0.checked_sub(th).unwrap_or(now.0), now.1.checked_sub(th).unwrap_or(now.1)), now, 0);
     }
     let idle = crate::log::stream_log::clock_ms_at(now.1).wrapping_sub(conn.last_end_ms);
     let idle_d = std::time::Duration::from_millis(idle.into());
