@@ -9,6 +9,11 @@
 # (`http-request return`), so only its CPU is read. In `close` mode every request is a
 # new connection, hence a new PROXY header: that is where the header's cost shows.
 # Compare two proxies in the same run (absolute figures move with the machine).
+#
+# At full speed the routes do not run at the same rate (the relay's own work differs),
+# and CPU per request rises as the rate falls (fewer events per wakeup), which hides
+# the header's cost. RATE=<req/s> paces wrk (a `delay()` per connection) so every route
+# runs at nearly that rate: pick one below the slowest route's full-speed rate.
 set -u
 BIN=$1
 RELAY=${2:-/usr/sbin/haproxy}
@@ -59,12 +64,18 @@ sleep 1
 kill -0 $PID 2>/dev/null || { echo "$(basename "$BIN") did not start: $(head -3 "$T/proxy.log")"; exit 1; }
 kill -0 $RPID 2>/dev/null || { echo "relay did not start: $(head -3 "$T/relay.log")"; exit 1; }
 cpu() { awk '{print $14+$15}' /proc/$PID/stat; }
+CONNS=50; pace=()
+if [ -n "${RATE:-}" ]; then
+  # each connection waits CONNS/RATE seconds before each request
+  printf 'function delay()\n  return %s\nend\n' "$(python3 -c "print(max(1, round($CONNS*1000/$RATE)))")" >"$T/pace.lua"
+  pace=(-s "$T/pace.lua")
+fi
 for mode in keepalive close; do
   hdr=(); [ $mode = close ] && hdr=(-H 'Connection: close')
   for route in plain:$R0 v1:$R1 v2:$R2; do
     name=${route%%:*}; rp=${route##*:}
     c0=$(cpu)
-    out=$(taskset -c 0 wrk -t1 -c50 -d"${SECS}"s "${hdr[@]}" "http://127.0.0.1:$rp/" 2>&1)
+    out=$(taskset -c 0 wrk -t1 -c$CONNS -d"${SECS}"s "${pace[@]}" "${hdr[@]}" "http://127.0.0.1:$rp/" 2>&1)
     c1=$(cpu)
     req=$(awk '/requests in/{print $1}' <<<"$out")
     tps=$(awk '/Requests\/sec/{print $2}' <<<"$out")
