@@ -336,12 +336,25 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
             result = fwd.await;
         }
         drop(out);
+        let result = match result {
+            Ok(mut end) => {
+                let tail = end.tail.take();
+                let next = self.finish(be_idx, sc, end, self.body.is_done() && keep_server);
+                match tail {
+                    Some(tail) => {
+                        xfer::send_tail(self.client, tail, &progress, fe.timeouts.client).await.map(|()| next)
+                    }
+                    None => Ok(next),
+                }
+            }
+            Err(e) => Err(e),
+        };
         self.sent += progress.download.bytes();
         self.head_sent += progress.head.load(std::sync::atomic::Ordering::Relaxed);
         self.received += progress.upload.bytes();
 
         match result {
-            Ok(end) => Forwarded::Done(self.finish(be_idx, sc, end, self.body.is_done() && keep_server)),
+            Ok(next) => Forwarded::Done(next),
             Err(RespError::ClientGone | RespError::Aborted | RespError::Closed) => Forwarded::Closed,
             Err(RespError::Replaced) => Forwarded::Replaced,
             Err(RespError::SilentDrop) => {
