@@ -550,7 +550,7 @@ pub fn conn_key(server: &ServerRt, cx: ConnectCtx<'_>) -> ConnKey {
     ConnKey {
         dst: if from_conn { server_target(server, cx.conn) } else { None },
         sni: sni_of(server, cx.sni).map(Box::from),
-        proxy: send_proxy::header(&server.send_proxy, cx).map(Vec::into_boxed_slice),
+        proxy: send_proxy::header(&server.send_proxy, cx),
     }
 }
 

@@ -19,7 +19,8 @@ pub struct ConnKey {
     /// The SNI a TLS connection announced (`server ... ssl sni <expr>`).
     pub sni: Option<Box<str>>,
     /// The PROXY header the connection started with (`send-proxy`, `send-proxy-v2`).
-    pub proxy: Option<Box<[u8]>>,
+    // PERF: a Vec, as made by `send_proxy::header` (a boxed slice would reallocate)
+    pub proxy: Option<Vec<u8>>,
 }
 
 #[cfg(test)]
@@ -32,8 +33,8 @@ mod tests {
         let dst1 = ConnKey { dst: Some("127.0.0.1:8001".parse().unwrap()), ..ConnKey::default() };
         let dst2 = ConnKey { dst: Some("127.0.0.1:8002".parse().unwrap()), ..ConnKey::default() };
         let sni = ConnKey { sni: Some("a.example".into()), ..ConnKey::default() };
-        let pp1 = ConnKey { proxy: Some(b"PROXY TCP4 1.1.1.1 2.2.2.2 40000 80\r\n"[..].into()), ..ConnKey::default() };
-        let pp2 = ConnKey { proxy: Some(b"PROXY TCP4 1.1.1.1 2.2.2.2 50000 80\r\n"[..].into()), ..ConnKey::default() };
+        let pp1 = ConnKey { proxy: Some(b"PROXY TCP4 1.1.1.1 2.2.2.2 40000 80\r\n".to_vec()), ..ConnKey::default() };
+        let pp2 = ConnKey { proxy: Some(b"PROXY TCP4 1.1.1.1 2.2.2.2 50000 80\r\n".to_vec()), ..ConnKey::default() };
         let all = [&plain, &dst1, &dst2, &sni, &pp1, &pp2];
         for (i, a) in all.iter().enumerate() {
             for (j, b) in all.iter().enumerate() {
