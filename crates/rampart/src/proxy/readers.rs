@@ -170,7 +170,6 @@ pub const READERS: &[(&str, &str)] = &[
     // server options
     ("server backup", "proxy::build: ServerRt::backup"),
     ("server pool-max-conn", "backend::ServerConn::park (conn_pool::put)"),
-    // COMPAT: idle connections are per thread, never taken over: the low mark gates nothing.
     ("server pool-low-conn", "proxy::build: ServerRt::pool_low_conn (conn_pool::take)"),
     ("server id", "proxy::balancer::server_ids (ring positions, `first` order)"),
     ("server disabled", "proxy::build: ServerRt::disabled"),
