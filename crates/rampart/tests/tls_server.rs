@@ -483,6 +483,28 @@ fn idle_tls_connections_are_reused() {
 }
 
 #[test]
+fn idle_tls_connections_move_between_threads() {
+    // clients land on either thread; the TLS connection (socket and session) is taken
+    // over by the thread that needs it
+    let pki = Pki::new("pool-threads");
+    let srv = TlsBackend::start(server_config(&pki, None));
+    let proxy = start(
+        &format!(
+            "global\n nbthread 2\nlisten fe1\n bind fd@${{fe1}}\n http-reuse always\n \
+             server s1 ${{s1_addr}}:${{s1_port}} ssl ca-file {} sni req.hdr(host)\n",
+            ca(&pki)
+        ),
+        srv.addr,
+    );
+    for _ in 0..20 {
+        assert_eq!(get(&proxy, "srv.test").0, 200);
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let seen = srv.wait(20);
+    assert_eq!(seen.iter().map(|s| s.conn).collect::<Vec<_>>(), [0; 20], "one TLS connection for all");
+}
+
+#[test]
 fn server_lines_accepted_and_refused_as_haproxy() {
     let pki = Pki::new("diff");
     let ca = ca(&pki);

@@ -165,7 +165,7 @@ pub static GLOBAL: &[Kw] = &[
     kw("tune.http.cookielen", No),
     kw("tune.http.logurilen", No),
     kw("tune.http.maxhdr", No),
-    kw("tune.idle-pool.shared", Partial("idle server connections are always per thread, as with 'off'")),
+    kw("tune.idle-pool.shared", Yes),
     kw("tune.idletimer", No),
     kw("tune.listener.multi-queue", No),
     kw("tune.lua.forced-yield", No),

@@ -77,8 +77,8 @@ pub struct Global {
     /// `tune.maxrewrite` (default 1024): the part of a buffer kept free for header edits.
     pub maxrewrite: usize,
     pub hard_stop_after: Option<Duration>,
-    /// `tune.idle-pool.shared` (HAProxy's default: on). rampart's idle connections are
-    /// per thread whatever it says.
+    /// `tune.idle-pool.shared` (HAProxy's default: on): a thread may take over the
+    /// idle server connections of another thread.
     pub idle_pool_shared: bool,
     pub quiet: bool,
     pub master_worker: bool,
@@ -744,6 +744,9 @@ pub struct Server {
     /// `pool-max-conn`: idle connections kept for reuse; `None` (-1, the default) =
     /// unlimited, 0 = none.
     pub pool_max_conn: Option<u32>,
+    /// `pool-low-conn`: the idle connections to this server all threads must keep
+    /// before one thread takes one over from another (0, the default: always).
+    pub pool_low_conn: u32,
     pub backup: bool,
     pub disabled: bool,
     /// `id` (HAProxy's `puid`, > 0, unique in the backend); `None`: assigned at startup.

@@ -70,6 +70,7 @@ pub(crate) struct ServerSettings {
     pub minconn: u32,
     pub maxqueue: u32,
     pub pool_max_conn: Option<u32>,
+    pub pool_low_conn: u32,
     pub backup: bool,
     pub disabled: bool,
     /// `id`: a `server` line's own (refused on `default-server`).
@@ -89,6 +90,7 @@ impl Default for ServerSettings {
             minconn: 0,
             maxqueue: 0,
             pool_max_conn: None,
+            pool_low_conn: 0,
             backup: false,
             disabled: false,
             id: None,

@@ -60,6 +60,7 @@ pub(super) fn parse_server(cx: &mut Ctx<'_>, words: &[String]) {
         minconn: s.minconn,
         maxqueue: s.maxqueue,
         pool_max_conn: s.pool_max_conn,
+        pool_low_conn: s.pool_low_conn,
         backup: s.backup,
         disabled: s.disabled,
         id: s.id,
@@ -99,6 +100,7 @@ pub(super) fn implicit_server(
         minconn: 0,
         maxqueue: 0,
         pool_max_conn: s.pool_max_conn,
+        pool_low_conn: s.pool_low_conn,
         backup: false,
         disabled: false,
         id: Some(1),
@@ -296,12 +298,12 @@ fn apply_option(word: &str, value: &str, s: &mut ServerSettings, srv: &str) -> R
             }
             s.pool_max_conn = u32::try_from(n).ok();
         }
-        // COMPAT: idle connections are per thread and never taken over by another
-        // thread, so the low mark that lets a thread take one over has nothing to gate.
         "pool-low-conn" => {
             if value.is_empty() {
                 return Err(format!("'{word}' expects <value> as argument."));
             }
+            // HAProxy's atoi() into an unsigned: a negative value is a huge one
+            s.pool_low_conn = atol(value).clamp(i32::MIN.into(), i32::MAX.into()) as i32 as u32;
         }
         "id" => {
             if value.is_empty() {
@@ -438,7 +440,12 @@ mod tests {
         );
         let max: Vec<_> = cfg.proxies[0].servers.iter().map(|s| s.pool_max_conn).collect();
         assert_eq!(max, [Some(4), None, Some(0)]);
-        parse_ok("backend b\n server s 127.0.0.1:1 pool-low-conn 2\n");
+        let cfg = parse_ok(
+            "backend b\n default-server pool-low-conn 3\n server s 127.0.0.1:1 pool-low-conn 2\n server t 127.0.0.1:2\n server u 127.0.0.1:3 pool-low-conn -1\n server v 127.0.0.1:4 pool-low-conn x\n",
+        );
+        let low: Vec<_> = cfg.proxies[0].servers.iter().map(|s| s.pool_low_conn).collect();
+        // atoi() into an unsigned, as HAProxy: -1 never lets a thread take one over
+        assert_eq!(low, [2, 3, u32::MAX, 0]);
         assert_eq!(
             alerts("backend b\n server s 127.0.0.1:1 pool-low-conn\n"),
             ["'server b/s' : 'pool-low-conn' expects <value> as argument.."]

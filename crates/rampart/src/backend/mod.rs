@@ -23,7 +23,7 @@ use tokio::sync::oneshot;
 pub use sock::{BackSock, PlainSock};
 
 use crate::check::{self, Event};
-use crate::conn_pool::{self, IdleConn};
+use crate::conn_pool::{self, ConnKey, IdleConn};
 use crate::io::Sock;
 use crate::proxy::{BackendRt, ProxyRt, Runtime, ServerRt};
 use crate::sample::ctx::ConnInfo;
@@ -37,9 +37,9 @@ pub use queue::Priority;
 #[derive(Debug)]
 pub struct ServerConn {
     pub stream: BackSock,
-    /// The SNI a TLS connection announced (`server ... sni`): an idle connection is
-    /// reused only for the same one.
-    pub sni: Option<Box<str>>,
+    /// What it was opened for (destination, SNI, PROXY header): as an idle
+    /// connection it is reused only for the same.
+    pub key: ConnKey,
     /// Index of the server in its backend.
     pub srv: usize,
     /// Requests this connection carried before the current one.
@@ -104,9 +104,9 @@ impl Busy {
 }
 
 impl ServerConn {
-    fn new(stream: BackSock, sni: Option<Box<str>>, srv: usize, uses: u32, from_pool: bool, busy: Busy) -> ServerConn {
+    fn new(stream: BackSock, key: ConnKey, srv: usize, uses: u32, from_pool: bool, busy: Busy) -> ServerConn {
         let busy = busy.serving(&stream);
-        ServerConn { stream, sni, srv, uses, from_pool, queued: QueueWait::default(), _busy: busy }
+        ServerConn { stream, key, srv, uses, from_pool, queued: QueueWait::default(), _busy: busy }
     }
 
     /// Notes the stream's wait in a queue before it got this connection.
@@ -195,15 +195,12 @@ pub fn dispatch(rt: &Arc<Runtime>, be_idx: usize, srv: usize) {
 }
 
 impl ServerConn {
-    /// Parks the connection in this thread's idle pool for later requests (closes it
-    /// when it started with a PROXY header: see `send_proxy`).
+    /// Parks the connection in this thread's idle pool for later requests, under its
+    /// key (a connection that started with a PROXY header serves only streams that
+    /// would send the same header).
     pub fn park(self, rt: &Runtime, be: usize) {
         let server = &rt.proxies[be].be.servers[self.srv];
-        if server.send_proxy.version.is_some() {
-            return;
-        }
-        let key = server.pool_key;
-        conn_pool::put(key, self.stream, self.sni, self.uses + 1, server.pool_max_conn);
+        conn_pool::put(server.pool_key, self.stream, self.key, self.uses + 1, server.pool_max_conn);
     }
 }
 
@@ -335,24 +332,24 @@ pub async fn connect(
     let be = &rt.proxies[be_idx];
     let forced = forced.filter(|&s| be.be.servers.get(s).is_some_and(ServerRt::is_up));
     let (mut srv, mut busy, queued) = assign_server(rt, be_idx, forced, key, prio).await?;
+    let mut ckey = conn_key(&be.be.servers[srv], cx);
     if let Reuse::MinUses(min) = reuse {
-        let sni = sni_of(&be.be.servers[srv], cx.sni);
-        if let Some(idle) = take_idle(&be.be.servers[srv], min, sni) {
+        if let Some(idle) = take_idle(&be.be.servers[srv], min, &ckey) {
             crate::stats::counters::count_server_conn(rt, be_idx, srv, true);
-            return Ok(ServerConn::new(idle.stream, idle.sni, srv, idle.uses, true, busy).queued(queued));
+            return Ok(ServerConn::new(idle.conn, idle.key, srv, idle.uses, true, busy).queued(queued));
         }
     }
     let attempts = be.retries + 1;
     for attempt in 1..=attempts {
         let server = &be.be.servers[srv];
         crate::stats::counters::count_server_conn(rt, be_idx, srv, false);
-        let result = connect_server(rt, be_idx, server, cx).await;
+        let result = connect_server(rt, be_idx, server, cx.conn, &ckey).await;
         if result.is_err() {
             be.be.lb.observe(srv, Duration::ZERO, true);
         }
         check::observe(be, srv, if result.is_ok() { Event::L4Ok } else { Event::L4Err });
         match result {
-            Ok((stream, sni)) => return Ok(ServerConn::new(stream, sni, srv, 0, false, busy).queued(queued)),
+            Ok(stream) => return Ok(ServerConn::new(stream, ckey, srv, 0, false, busy).queued(queued)),
             Err(timed_out) if attempt < attempts => {
                 let redispatch = be.redispatch && (attempt + 1 == attempts || redispatch_now(be, srv, forced));
                 let next = if redispatch { pick_server(be, Some(srv), key).unwrap_or(srv) } else { srv };
@@ -364,6 +361,7 @@ pub async fn connect(
                 if next != srv {
                     count_lb_pick(rt, be_idx, next, None);
                     busy = Busy::new(rt, be_idx, next);
+                    ckey = conn_key(&be.be.servers[next], cx);
                 }
                 srv = next;
             }
@@ -526,18 +524,34 @@ pub async fn reconnect(
 ) -> Result<ServerConn, ConnectError> {
     let be = &rt.proxies[be_idx];
     crate::stats::counters::count_server_conn(rt, be_idx, srv, false);
-    let result = connect_server(rt, be_idx, &be.be.servers[srv], cx).await;
+    let server = &be.be.servers[srv];
+    let key = conn_key(server, cx);
+    let result = connect_server(rt, be_idx, server, cx.conn, &key).await;
     check::observe(be, srv, if result.is_ok() { Event::L4Ok } else { Event::L4Err });
     match result {
-        Ok((stream, sni)) => Ok(ServerConn::new(stream, sni, srv, 0, false, Busy::new(rt, be_idx, srv))),
+        Ok(stream) => Ok(ServerConn::new(stream, key, srv, 0, false, Busy::new(rt, be_idx, srv))),
         Err(_) => connect(rt, be_idx, Reuse::No, None, None, Priority::default(), cx).await,
     }
 }
 
-/// An idle connection to `server` that carried at least `min_uses` requests, announced
-/// the SNI `sni`, and is still alive.
-fn take_idle(server: &ServerRt, min_uses: u32, sni: Option<&str>) -> Option<IdleConn> {
-    std::iter::from_fn(|| conn_pool::take(server.pool_key, min_uses, sni)).find(|idle| idle.stream.idle_alive())
+/// An idle connection to `server` opened for `key` that carried at least `min_uses`
+/// requests and is still alive, from this thread's pool or, as the server's
+/// `pool-low-conn` and `tune.idle-pool.shared` allow, from another thread's.
+fn take_idle(server: &ServerRt, min_uses: u32, key: &ConnKey) -> Option<IdleConn> {
+    let takeover = server.pool_shared.then_some(server.pool_low_conn);
+    conn_pool::take(conn_pool::Wanted { server: server.pool_key, key, min_uses, takeover })
+}
+
+/// What a connection to `server` for the stream `cx` describes is opened for: the
+/// address when it comes from the client connection, the SNI, the PROXY header.
+/// Allocates only for a server with `sni` or `send-proxy*`.
+pub fn conn_key(server: &ServerRt, cx: ConnectCtx<'_>) -> ConnKey {
+    let from_conn = server.transparent || server.port_offset.is_some();
+    ConnKey {
+        dst: if from_conn { server_target(server, cx.conn) } else { None },
+        sni: sni_of(server, cx.sni).map(Box::from),
+        proxy: send_proxy::header(&server.send_proxy, cx),
+    }
 }
 
 /// The SNI a connection to `server` announces: the value of its `sni` expression for
@@ -555,33 +569,34 @@ pub fn sni_again(server: &ServerRt, sni: Option<&str>) -> crate::tls::client::Sn
     }
 }
 
-/// One attempt: TCP, then for a TLS server the PROXY header (before the handshake)
-/// and the handshake, all within `timeout connect`. `Err(true)` when it timed out.
+/// One attempt for the stream of client connection `client`: TCP, then for a TLS
+/// server the PROXY header of `key` (before the handshake) and the handshake with its
+/// SNI, all within `timeout connect`. `Err(true)` when it timed out.
 async fn connect_server(
     rt: &Runtime,
     be_idx: usize,
     server: &ServerRt,
-    cx: ConnectCtx<'_>,
-) -> Result<(BackSock, Option<Box<str>>), bool> {
+    client: &ConnInfo,
+    key: &ConnKey,
+) -> Result<BackSock, bool> {
     let be = &rt.proxies[be_idx];
     let timeout = be.timeouts.connect;
     let start = tokio::time::Instant::now();
     let tcp = match &server.unix {
         Some(path) => PlainSock::Unix(connect_unix(path, timeout).await?),
-        None => PlainSock::Tcp(connect_addr(server, cx.conn, timeout, be.srvtcpka.as_ref()).await?),
+        None => PlainSock::Tcp(connect_addr(server, client, timeout, be.srvtcpka.as_ref()).await?),
     };
     let Some(config) = server.tls.as_deref().and_then(|t| t.traffic.clone()) else {
-        return Ok((BackSock::Plain(tcp), None));
+        return Ok(BackSock::Plain(tcp));
     };
     let tls = server.tls.as_deref().ok_or(false)?;
     let left = timeout.map(|t| t.saturating_sub(start.elapsed()));
-    if let Some(h) = send_proxy::header(&server.send_proxy, cx) {
-        crate::io::write_all(&tcp, &h, left).await.map_err(|_| false)?;
+    if let Some(h) = &key.proxy {
+        crate::io::write_all(&tcp, h, left).await.map_err(|_| false)?;
     }
-    let sni = sni_of(server, cx.sni);
-    let name = tls.name_for(sni);
+    let name = tls.name_for(key.sni.as_deref());
     match crate::tls::stream::connect(tcp, config, name, left).await {
-        Ok(t) => Ok((BackSock::Tls(Box::new(sock::TlsConn::new(t))), sni.map(Box::from))),
+        Ok(t) => Ok(BackSock::Tls(Box::new(sock::TlsConn::new(t)))),
         Err(crate::tls::stream::HandshakeError::Timeout) => Err(true),
         Err(_) => Err(false),
     }

@@ -3,10 +3,9 @@
 //! HAProxy counterpart: `conn_send_proxy()` and `make_proxy_line()` (src/connection.c);
 //! the bytes come from `rampart_proto::pp`.
 //!
-//! COMPAT: HAProxy keys idle server connections by the header they were opened with;
-//! rampart does not pool connections to a server with `send-proxy*` at all
-//! (`ServerConn::park` closes them instead), so a connection never carries another
-//! client's header. `http-reuse` has no effect on such servers.
+//! The header is made once per connection attempt, as part of the connection's key
+//! (`backend::conn_key`): an idle connection is reused only for a stream that would
+//! send the same header, as HAProxy does.
 
 use std::time::Duration;
 
@@ -64,17 +63,16 @@ pub fn header(opts: &SendProxy, cx: ConnectCtx<'_>) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// Writes the header of server `sc.srv` of backend `be` on a connection just opened
-/// (never one from the pool); `false` when the write failed. A TLS connection sent
-/// it before its handshake (`backend::connect_server`).
-pub async fn send(rt: &Runtime, be: usize, sc: &ServerConn, cx: ConnectCtx<'_>) -> bool {
+/// Writes the header `sc` was opened for (its key's) on a connection just opened
+/// (never one from the pool) to a server of backend `be`; `false` when the write
+/// failed. A TLS connection sent it before its handshake (`backend::connect_server`).
+pub async fn send(rt: &Runtime, be: usize, sc: &ServerConn) -> bool {
     if sc.stream.tls().is_some() {
         return true;
     }
-    let proxy = &rt.proxies[be];
-    let Some(bytes) = header(&proxy.be.servers[sc.srv].send_proxy, cx) else { return true };
-    let timeout: Option<Duration> = proxy.timeouts.server;
-    write_all(&sc.stream, &bytes, timeout).await.is_ok()
+    let Some(bytes) = &sc.key.proxy else { return true };
+    let timeout: Option<Duration> = rt.proxies[be].timeouts.server;
+    write_all(&sc.stream, bytes, timeout).await.is_ok()
 }
 
 #[cfg(test)]

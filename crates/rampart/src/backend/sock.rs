@@ -67,6 +67,16 @@ impl PlainSock {
             PlainSock::Unix(_) => Err(io::ErrorKind::Unsupported.into()),
         }
     }
+
+    /// The same socket, registered with the event loop of the calling thread instead
+    /// of the one that opened it (the descriptor stays open and non-blocking). Must
+    /// run inside a tokio runtime.
+    fn rehome(self) -> io::Result<PlainSock> {
+        Ok(match self {
+            PlainSock::Tcp(s) => PlainSock::Tcp(TcpStream::from_std(s.into_std()?)?),
+            PlainSock::Unix(s) => PlainSock::Unix(UnixStream::from_std(s.into_std()?)?),
+        })
+    }
 }
 
 impl BackSock {
@@ -88,6 +98,19 @@ impl BackSock {
             BackSock::Plain(_) => None,
             BackSock::Tls(t) => Some(t),
         }
+    }
+
+    /// The same connection, registered with the calling thread's event loop: an idle
+    /// connection another thread takes over (HAProxy's `takeover` of a mux). A TLS
+    /// connection keeps its rustls state. Must run inside a tokio runtime.
+    pub fn rehome(self) -> io::Result<BackSock> {
+        Ok(match self {
+            BackSock::Plain(s) => BackSock::Plain(s.rehome()?),
+            BackSock::Tls(t) => {
+                let TlsConn { sock, info } = *t;
+                BackSock::Tls(Box::new(TlsConn { sock: sock.map_sock(PlainSock::rehome)?, info }))
+            }
+        })
     }
 
     /// Whether an idle connection can still carry a request. A TLS connection may

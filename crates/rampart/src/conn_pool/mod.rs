@@ -1,13 +1,30 @@
-//! Idle server connections, per thread and per server, with no lock: a connection is
-//! only ever used by the thread that created it. Most recently used first, so the
+//! Idle server connections, kept per thread and per server, each under the key of
+//! what it was opened for ([`ConnKey`]: destination, SNI, PROXY header). A stream
+//! takes a connection from its own thread's pool first (one uncontended lock); when
+//! that has none that fits, it takes one over from another thread's pool and moves it
+//! to its own event loop (`BackSock::rehome`). Most recently used first, so the
 //! warmest connections are reused and the others age out.
 //! HAProxy counterpart: the idle/safe connection lists of server.c and backend.c
-//! (`http-reuse`), `pool-purge-delay`.
+//! (`http-reuse`, `conn_backend_get()`), `pool-purge-delay`, `pool-low-conn`.
+//!
+//! Invariant: a connection in a thread's pool is registered with that thread's event
+//! loop, so each thread's close watcher ([`release_closed`]) and purge ([`purge`])
+//! only ever look at their own pool.
+//!
+//! - `key`: [`ConnKey`]
+//! - `pool`: one thread's lists (plain data, tested alone)
+//! - `shared`: the pools of all threads, and the takeover
 
-use std::cell::RefCell;
+mod key;
+mod pool;
+mod shared;
+
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::backend::BackSock;
+pub use key::ConnKey;
+use shared::{Registry, ThreadPool};
 
 /// Idle connections kept per server per thread.
 const MAX_IDLE_PER_SERVER: usize = 256;
@@ -16,87 +33,98 @@ pub const PURGE_DELAY: Duration = Duration::from_secs(5);
 /// How often idle connections are checked for a close by their server.
 pub const WATCH_EVERY: Duration = Duration::from_millis(100);
 
-/// A connection waiting in the pool.
-#[derive(Debug)]
-pub struct IdleConn {
-    pub stream: BackSock,
-    /// The SNI the TLS connection announced: it serves only streams wanting the same.
-    pub sni: Option<Box<str>>,
-    /// The purge round during which it was put back.
-    round: u64,
-    /// Requests this connection has carried (`http-reuse aggressive` wants at least 2:
-    /// a connection that was already reused once).
-    pub uses: u32,
+/// A connection taken from the pool, registered with the calling thread's event loop.
+pub type IdleConn = pool::Entry<BackSock>;
+
+/// What a stream asks of the pool.
+#[derive(Debug, Clone, Copy)]
+pub struct Wanted<'a> {
+    /// The server (`ServerRt::pool_key`).
+    pub server: usize,
+    /// What the connection must have been opened for.
+    pub key: &'a ConnKey,
+    /// Requests it must have carried already (`http-reuse aggressive`).
+    pub min_uses: u32,
+    /// Whether a connection may be taken from another thread's pool: `None` with
+    /// `tune.idle-pool.shared off`, else the idle connections to the server all
+    /// threads must keep together for that (`pool-low-conn`, 0 by default).
+    pub takeover: Option<u32>,
 }
 
-#[derive(Default)]
-struct Pool {
-    /// Indexed by `ServerRt::pool_key`.
-    servers: Vec<Vec<IdleConn>>,
-    round: u64,
+static REGISTRY: Registry<BackSock> = Registry::new();
+
+/// The calling thread's pool, in [`REGISTRY`] while the thread lives.
+struct Local(Arc<ThreadPool<BackSock>>);
+
+impl Drop for Local {
+    fn drop(&mut self) {
+        REGISTRY.leave(&self.0);
+    }
 }
 
 thread_local! {
-    static POOL: RefCell<Pool> = RefCell::new(Pool::default());
+    static LOCAL: Local = Local(REGISTRY.join());
 }
 
-/// Takes the most recently parked idle connection to server `key`, if any.
-/// Only connections that carried at least `min_uses` requests and announced the SNI
-/// `sni` are considered.
-pub fn take(key: usize, min_uses: u32, sni: Option<&str>) -> Option<IdleConn> {
-    POOL.with(|p| {
-        let mut p = p.borrow_mut();
-        let list = p.servers.get_mut(key)?;
-        let pos = list.iter().rposition(|c| c.uses >= min_uses && c.sni.as_deref() == sni)?;
-        Some(list.remove(pos))
+/// Runs `f` on this thread's pool (`None` while the thread ends).
+fn with_local<R>(f: impl FnOnce(&Arc<ThreadPool<BackSock>>) -> R) -> Option<R> {
+    LOCAL.try_with(|l| f(&l.0)).ok()
+}
+
+/// Takes an idle connection as `want` says, still alive: the most recently parked one
+/// of this thread, else one of another thread, moved to this thread's event loop
+/// (which needs a tokio runtime: outside one, none is taken over). Connections found
+/// closed by their server on the way are dropped.
+pub fn take(want: Wanted<'_>) -> Option<IdleConn> {
+    with_local(|mine| {
+        while let Some(idle) = mine.with(|p| p.take(want.server, want.min_uses, want.key)) {
+            if idle.conn.idle_alive() {
+                return Some(idle);
+            }
+        }
+        let low = want.takeover?;
+        tokio::runtime::Handle::try_current().ok()?;
+        while let Some(idle) = REGISTRY.take_over(mine, want.server, want.min_uses, want.key, low) {
+            // still registered with its old thread's loop, whose readiness is current
+            if !idle.conn.idle_alive() {
+                continue;
+            }
+            if let Ok(idle) = idle.try_map(BackSock::rehome) {
+                return Some(idle);
+            }
+        }
+        None
     })
+    .flatten()
 }
 
-/// Parks a connection for reuse. When the pool for that server is full (`max`, its
-/// `pool-max-conn`, else [`MAX_IDLE_PER_SERVER`]) the oldest idle connection is
-/// closed; with `max` 0 the connection itself is.
+/// Parks a connection for reuse in this thread's pool. When the pool for that server
+/// is full (`max`, its `pool-max-conn`, else [`MAX_IDLE_PER_SERVER`]) the oldest idle
+/// connection is closed; with `max` 0 the connection itself is.
 // COMPAT: HAProxy bounds `pool-max-conn` per process; rampart's pools are per thread,
 // so the bound applies to each thread (the same with `nbthread 1`).
-pub fn put(key: usize, stream: BackSock, sni: Option<Box<str>>, uses: u32, max: Option<u32>) {
+pub fn put(server: usize, stream: BackSock, key: ConnKey, uses: u32, max: Option<u32>) {
     let max = max.map_or(MAX_IDLE_PER_SERVER, |m| (m as usize).min(MAX_IDLE_PER_SERVER));
     if max == 0 {
         return;
     }
-    POOL.with(|p| {
-        let mut p = p.borrow_mut();
-        let round = p.round;
-        if p.servers.len() <= key {
-            p.servers.resize_with(key + 1, Vec::new);
-        }
-        let list = &mut p.servers[key];
-        while list.len() >= max {
-            list.remove(0);
-        }
-        list.push(IdleConn { stream, sni, round, uses });
-    })
+    with_local(|mine| mine.with(|p| p.put(server, stream, key, uses, max)));
 }
 
-/// Closes the connections that stayed idle for a whole purge round. Called every
-/// [`PURGE_DELAY`] by each thread.
+/// Closes this thread's connections that stayed idle for a whole purge round. Called
+/// every [`PURGE_DELAY`] by each thread.
 pub fn purge() {
-    POOL.with(|p| {
-        let mut p = p.borrow_mut();
-        let cutoff = p.round;
-        for list in &mut p.servers {
-            list.retain(|c| c.round >= cutoff);
-        }
-        p.round += 1;
-    })
+    with_local(|mine| mine.with(pool::Pool::purge));
 }
 
-/// Closes the idle connections on which the server sent something (its FIN, mostly).
-/// Only a connection whose socket the event loop saw an event on costs a system call
-/// (a peek, which also forgets a readiness left over from the last response). Called
-/// every [`WATCH_EVERY`] by each thread, as HAProxy polls its idle connections.
+/// Closes this thread's idle connections on which the server sent something (its FIN,
+/// mostly). Only a connection whose socket the event loop saw an event on costs a
+/// system call (a peek, which also forgets a readiness left over from the last
+/// response). Called every [`WATCH_EVERY`] by each thread, as HAProxy polls its idle
+/// connections.
 pub fn release_closed() {
-    POOL.with(|p| {
-        for list in &mut p.borrow_mut().servers {
-            list.retain(|c| c.stream.idle_alive());
-        }
-    })
+    with_local(|mine| mine.with(|p| p.retain(|c| c.conn.idle_alive())));
 }
+
+#[cfg(test)]
+mod tests;

@@ -86,7 +86,7 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
         match backend::connect_unless_aborted(self.client, rt, be, Reuse::No, None, key, cx.prio, cx).await {
             Some(Ok(conn)) => {
                 self.srv = Some(conn.srv);
-                if !backend::send_proxy::send(rt, be, &conn, cx).await {
+                if !backend::send_proxy::send(rt, be, &conn).await {
                     if let Some(l) = &mut self.log {
                         l.end_by(Cause::ServerAbort, Phase::Connect);
                     }

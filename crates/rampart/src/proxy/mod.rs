@@ -263,6 +263,11 @@ pub struct ServerRt {
     pub queue: crate::backend::queue::Queue<crate::backend::Busy>,
     /// `pool-max-conn`: idle connections kept per thread; `None`: the pool's own bound.
     pub pool_max_conn: Option<u32>,
+    /// `pool-low-conn`: a thread takes an idle connection over from another thread
+    /// only while all threads keep at least this many to the server (0: always).
+    pub pool_low_conn: u32,
+    /// `tune.idle-pool.shared`: threads may take over each other's idle connections.
+    pub pool_shared: bool,
     pub backup: bool,
     pub disabled: bool,
     /// Connections to this server in use (not counting idle pooled ones).
@@ -398,6 +403,8 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                     maxqueue: srv.maxqueue,
                     queue: Default::default(),
                     pool_max_conn: srv.pool_max_conn,
+                    pool_low_conn: srv.pool_low_conn,
+                    pool_shared: cfg.global.idle_pool_shared,
                     backup: srv.backup,
                     disabled: srv.disabled,
                     cur_conns: AtomicU32::new(0),

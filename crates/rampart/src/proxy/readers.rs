@@ -28,9 +28,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("global nbthread", "main.rs: start"),
     ("global tune.bufsize", "proxy::build: Runtime::bufsize"),
     ("global tune.maxrewrite", "proxy::build: Runtime::max_head"),
-    // COMPAT: idle server connections are per thread by design: 'off' is what runs,
-    // and 'on' (HAProxy's default) only changes how idle connections are shared.
-    ("global tune.idle-pool.shared", "conn_pool: always per thread (by design)"),
+    ("global tune.idle-pool.shared", "proxy::build: ServerRt::pool_shared (conn_pool::take)"),
     ("global stats", "the stats table below"),
     ("global stats socket", "stats::socket::bind_all"),
     ("global stats timeout", "stats::Cli::timeout"),
@@ -172,8 +170,7 @@ pub const READERS: &[(&str, &str)] = &[
     // server options
     ("server backup", "proxy::build: ServerRt::backup"),
     ("server pool-max-conn", "backend::ServerConn::park (conn_pool::put)"),
-    // COMPAT: idle connections are per thread, never taken over: the low mark gates nothing.
-    ("server pool-low-conn", "conn_pool: per-thread pools without takeover (by design)"),
+    ("server pool-low-conn", "proxy::build: ServerRt::pool_low_conn (conn_pool::take)"),
     ("server id", "proxy::balancer::server_ids (ring positions, `first` order)"),
     ("server disabled", "proxy::build: ServerRt::disabled"),
     ("server weight", "proxy::build: Lb weights"),

@@ -69,15 +69,21 @@ pub fn start<S: mux::h1::park::Parkable>(sock: S, mut sess: Session) {
         Err(verdict) => return close(&sock, verdict),
     };
     if accept_proxy || passed.expect_proxy {
-        drop(tokio::spawn(handshake(sock, sess, passed.vars)));
-        return;
+        // PERF: a header already in the socket costs no task of its own
+        match pp::try_read_header(&sock) {
+            Some(Ok(h)) => sess.conn.set_proxy_header(h),
+            Some(Err(fail)) => return pp_failed(&sess, std::time::SystemTime::now(), fail),
+            None => {
+                drop(tokio::spawn(handshake(sock, sess, passed.vars)));
+                return;
+            }
+        }
     }
     finish(sock, sess, passed.vars);
 }
 
-/// Waits for the PROXY header (within `timeout client`), then goes on as [`start`].
-/// A missing or bad header closes the connection, counts in `pp_failed` and is
-/// logged as HAProxy does (`log::setup::log_embryonic`).
+/// Waits for the PROXY header (within `timeout client`), then goes on as [`start`]
+/// in the same task, the mux included.
 async fn handshake<S: mux::h1::park::Parkable>(sock: S, mut sess: Session, vars: VarStore) {
     let px = &sess.rt.proxies[sess.fe];
     let accepted = std::time::SystemTime::now();
@@ -87,14 +93,24 @@ async fn handshake<S: mux::h1::park::Parkable>(sock: S, mut sess: Session, vars:
             sess.conn.set_proxy_header(h);
             sess.conn.add_handshake_time(started.elapsed());
         }
-        Err(fail) => {
-            px.fe.pp_failed.inc();
-            let null = matches!(fail, pp::PpFail::Empty | pp::PpFail::Abort | pp::PpFail::Timeout);
-            crate::log::setup::log_embryonic(&sess.rt, sess.fe, &sess.conn, accepted, &fail, null);
-            return;
-        }
+        Err(fail) => return pp_failed(&sess, accepted, fail),
     }
-    finish(sock, sess, vars);
+    log_connect(&sess);
+    if let Some(tls) = listener_tls(&sess) {
+        return tls_handshake(sock, sess, AfterTls::SessionRules(vars), tls).await;
+    }
+    match rules::run_session(&mut sess, vars) {
+        rules::Accepted::Serve(vars) => serve_here(sock, sess, vars).await,
+        other => close(&sock, other),
+    }
+}
+
+/// A missing or bad PROXY header (waited for since `accepted`) closes the connection,
+/// counts in `pp_failed` and is logged as HAProxy does (`log::setup::log_embryonic`).
+fn pp_failed(sess: &Session, accepted: std::time::SystemTime, fail: pp::PpFail) {
+    sess.rt.proxies[sess.fe].fe.pp_failed.inc();
+    let null = matches!(fail, pp::PpFail::Empty | pp::PpFail::Abort | pp::PpFail::Timeout);
+    crate::log::setup::log_embryonic(&sess.rt, sess.fe, &sess.conn, accepted, &fail, null);
 }
 
 /// Runs the session rules, then serves the connection or closes it.
@@ -205,6 +221,16 @@ fn serve<S: mux::h1::park::Parkable>(sock: S, sess: Session, vars: Option<Box<Va
         drop(tokio::spawn(mux::h1::serve(sock, sess, vars)));
     } else {
         drop(tokio::spawn(mux::pt::serve(sock, sess, vars)));
+    }
+}
+
+/// Runs the connection's mux in the calling task (one that had to wait for a PROXY
+/// header already).
+async fn serve_here<S: mux::h1::park::Parkable>(sock: S, sess: Session, vars: Option<Box<VarStore>>) {
+    if sess.rt.proxies[sess.fe].fe.http {
+        mux::h1::serve(sock, sess, vars).await;
+    } else {
+        mux::pt::serve(sock, sess, vars).await;
     }
 }
 

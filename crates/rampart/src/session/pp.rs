@@ -53,6 +53,18 @@ pub async fn read_header<S: Sock>(sock: &S, timeout: Option<Duration>) -> Result
     }
 }
 
+/// Takes the header off the socket if it is whole there already (it usually comes
+/// with the connection's first segment), without waiting and without the event loop:
+/// `None` when it is not (nothing yet, a part, an error), for [`read_header`] to wait
+/// and tell why. `Some(Err(_))` only when the bytes a peek showed could not be read.
+pub fn try_read_header<S: Sock>(sock: &S) -> Option<Result<Header, PpFail>> {
+    let fd = sock.as_raw_fd();
+    match peek_step(fd) {
+        Ok(Step::Done(h, n)) => Some(consume(fd, n).map(|()| h)),
+        _ => None,
+    }
+}
+
 /// What one peek found.
 enum Step {
     Done(Header, usize),
@@ -194,6 +206,32 @@ mod tests {
             let h = h.unwrap();
             assert_eq!(h.tcp_addrs(), Some(("10.0.0.1:1234".parse().unwrap(), "10.0.0.2:80".parse().unwrap())));
             assert_eq!(rest, b"GET /");
+        });
+    }
+
+    #[test]
+    fn a_header_already_there_is_taken_without_waiting() {
+        rt().block_on(async {
+            let (mut c, s) = pair().await;
+            assert!(try_read_header(&s).is_none(), "nothing sent yet");
+            c.write_all(b"PROXY TCP4 10.0.0.1 10.0.0.").await.unwrap();
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            assert!(try_read_header(&s).is_none(), "a part only");
+            c.write_all(b"2 1234 80\r\nGET /").await.unwrap();
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            let h = try_read_header(&s).unwrap().unwrap();
+            assert_eq!(h.tcp_addrs(), Some(("10.0.0.1:1234".parse().unwrap(), "10.0.0.2:80".parse().unwrap())));
+            let mut rest = Vec::new();
+            s.readable().await.unwrap();
+            let _ = s.try_read_buf(&mut rest);
+            assert_eq!(rest, b"GET /");
+            // not a header: left for `read_header` to refuse
+            let (mut c, s) = pair().await;
+            c.write_all(b"GET / HTTP/1.0\r\n\r\n").await.unwrap();
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            assert!(try_read_header(&s).is_none());
+            let got = read_header(&s, Some(Duration::from_secs(5))).await;
+            assert_eq!(got, Err(PpFail::Invalid(PpError::NotHeader)));
         });
     }
 

@@ -144,6 +144,13 @@ impl<S: Sock> TlsSock<S> {
         &self.sock
     }
 
+    /// The same TLS connection over the socket `f` makes of this one (an idle server
+    /// connection that moves to another thread's event loop): the rustls state, with
+    /// whatever it holds decrypted or queued, goes along unchanged.
+    pub fn map_sock<T>(self, f: impl FnOnce(S) -> io::Result<T>) -> io::Result<TlsSock<T>> {
+        Ok(TlsSock { sock: f(self.sock)?, conn: self.conn })
+    }
+
     /// Runs `f` on the rustls connection (to read what the handshake negotiated).
     pub fn with_conn<R>(&self, f: impl FnOnce(&Connection) -> R) -> Option<R> {
         self.conn.try_borrow().ok().map(|c| f(&c))

@@ -19,7 +19,7 @@ use rampart_testkit::{Proxy, RawClient, Running};
 /// The binary under test.
 pub const RAMPART: &str = env!("CARGO_BIN_EXE_rampart");
 
-/// One thread (idle server connections are per thread, so reuse is deterministic) and
+/// One thread (each thread keeps its own idle server connections, so reuse is deterministic) and
 /// timeouts short enough for tests that wait on them, long enough for a loaded machine.
 pub const PREAMBLE: &str = "\
 global

@@ -202,14 +202,16 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
         if be.http_reuse == HttpReuse::Never {
             let private = self.conn.extra.as_mut().and_then(|e| e.private.take());
             self.conn.trim();
-            if let Some(sc) = private {
+            // as HAProxy, only for a stream that would open the same connection (the
+            // same destination after `set-dst`, SNI, PROXY header); else it is closed
+            if let Some(sc) = private.filter(|sc| sc.key == backend::conn_key(&be.be.servers[sc.srv], cx)) {
                 crate::stats::counters::count_server_conn(rt, be_idx, sc.srv, true);
                 return Ok(sc);
             }
         }
         let reuse = self.reuse(be.http_reuse);
         match backend::connect_unless_aborted(self.client, rt, be_idx, reuse, srv, key, cx.prio, cx).await {
-            Some(Ok(sc)) if sc.from_pool || backend::send_proxy::send(rt, be_idx, &sc, cx).await => Ok(sc),
+            Some(Ok(sc)) if sc.from_pool || backend::send_proxy::send(rt, be_idx, &sc).await => Ok(sc),
             Some(Ok(_)) => Err(ConnectFail::NoServer),
             Some(Err(backend::ConnectError::Failed { srv, timed_out, retries })) => {
                 Err(ConnectFail::Failed { srv, timed_out, retries })
@@ -334,12 +336,25 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
             result = fwd.await;
         }
         drop(out);
+        let result = match result {
+            Ok(mut end) => {
+                let tail = end.tail.take();
+                let next = self.finish(be_idx, sc, end, self.body.is_done() && keep_server);
+                match tail {
+                    Some(tail) => {
+                        xfer::send_tail(self.client, tail, &progress, fe.timeouts.client).await.map(|()| next)
+                    }
+                    None => Ok(next),
+                }
+            }
+            Err(e) => Err(e),
+        };
         self.sent += progress.download.bytes();
         self.head_sent += progress.head.load(std::sync::atomic::Ordering::Relaxed);
         self.received += progress.upload.bytes();
 
         match result {
-            Ok(end) => Forwarded::Done(self.finish(be_idx, sc, end, self.body.is_done() && keep_server)),
+            Ok(next) => Forwarded::Done(next),
             Err(RespError::ClientGone | RespError::Aborted | RespError::Closed) => Forwarded::Closed,
             Err(RespError::Replaced) => Forwarded::Replaced,
             Err(RespError::SilentDrop) => {
@@ -525,10 +540,10 @@ async fn retry_on_new_conn(
         return None;
     }
     // COMPAT: this rare retry's header carries no UNIQUE_ID TLV
-    let sni = backend::sni_again(&sess.rt.proxies[be_idx].be.servers[sc.srv], sc.sni.as_deref());
+    let sni = backend::sni_again(&sess.rt.proxies[be_idx].be.servers[sc.srv], sc.key.sni.as_deref());
     let cx = ConnectCtx { sni: &sni, ..ConnectCtx::new(&sess.conn) };
     let new = backend::reconnect(&sess.rt, be_idx, sc.srv, cx).await.ok()?;
-    backend::send_proxy::send(&sess.rt, be_idx, &new, cx).await.then_some(())?;
+    backend::send_proxy::send(&sess.rt, be_idx, &new).await.then_some(())?;
     write_all(&new.stream, out, sess.rt.proxies[be_idx].timeouts.server).await.ok()?;
     Some(new)
 }
@@ -552,7 +567,7 @@ async fn send_again(sess: &Session, be_idx: usize, sc: ServerConn, out: &[u8], l
     let rt = &sess.rt;
     let be = &rt.proxies[be_idx];
     let prev = sc.srv;
-    let prev_sni = sc.sni.clone();
+    let prev_sni = sc.key.sni.clone();
     drop(sc);
     let target = match be.redispatch && last {
         true => backend::pick_server(be, Some(prev), None).unwrap_or(prev),
@@ -567,7 +582,7 @@ async fn send_again(sess: &Session, be_idx: usize, sc: ServerConn, out: &[u8], l
     let new = backend::connect(rt, be_idx, Reuse::No, Some(target), None, backend::Priority::default(), cx).await;
     let new = new.ok()?;
     // COMPAT: as for the pool's retry, the header carries no UNIQUE_ID TLV
-    backend::send_proxy::send(rt, be_idx, &new, cx).await.then_some(())?;
+    backend::send_proxy::send(rt, be_idx, &new).await.then_some(())?;
     write_all(&new.stream, out, be.timeouts.server).await.ok()?;
     Some(new)
 }

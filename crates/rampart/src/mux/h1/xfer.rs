@@ -60,10 +60,34 @@ pub struct Progress {
 }
 
 /// How a forwarded response ended.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug)]
 pub struct RespEnd {
     pub keep_client: bool,
     pub server_reusable: bool,
+    /// A response whose every byte came with its head is not written to the client
+    /// yet: the caller first frees the server connection (parks it), then sends this
+    /// ([`send_tail`]), so that the client's next request, or another client's that
+    /// it prompts, finds the connection idle.
+    pub tail: Option<Tail>,
+}
+
+/// The bytes of a whole response, head first, still to be written to the client.
+#[derive(Debug)]
+pub struct Tail {
+    out: Buf,
+    head_len: u64,
+}
+
+/// Writes `tail` to `client` within `timeout` and counts its body bytes in `progress`.
+pub async fn send_tail<S: Sock>(
+    client: &S,
+    tail: Tail,
+    progress: &Progress,
+    timeout: Option<Duration>,
+) -> Result<(), RespError> {
+    write_all(client, &tail.out, timeout).await.map_err(|_| RespError::ClientGone)?;
+    progress.download.add(tail.out.len() as u64 - tail.head_len);
+    Ok(())
 }
 
 /// Why the response could not be forwarded.
@@ -162,6 +186,13 @@ where
     out.extend_from_slice(&buf[h1.len..h1.len + here]);
     buf.consume(h1.len + here);
     info.progress.answered.store(true, Ordering::Relaxed);
+    // Bytes after the end of the response: the server is confused, do not reuse it.
+    let reusable = |buf: &Buf| buf.is_empty() && !until_close && h1.wants_keep_alive();
+    if !tunnel && body.is_done() {
+        info.progress.head.store(head_len, Ordering::Relaxed);
+        let server_reusable = reusable(&buf);
+        return Ok(RespEnd { keep_client, server_reusable, tail: Some(Tail { out, head_len }) });
+    }
     write_all(client, &out, t_client).await.map_err(|_| RespError::ClientGone)?;
     info.progress.download.add(out.len() as u64 - head_len);
     info.progress.head.store(head_len, Ordering::Relaxed);
@@ -169,16 +200,15 @@ where
 
     if tunnel {
         run_tunnel(client, server, &buf, client_pending, sess, be_idx, info.tmo).await;
-        return Ok(RespEnd { keep_client: false, server_reusable: false });
+        return Ok(RespEnd { keep_client: false, server_reusable: false, tail: None });
     }
     match forward_rest(server, client, &mut body, &mut buf, t_server, t_client, &info.progress.download).await {
         Ok(()) => {}
         Err(BodyError::To(_)) => return Err(RespError::ClientGone),
         Err(BodyError::From(_) | BodyError::Framing(_)) => return Err(RespError::Aborted),
     }
-    // Bytes after the end of the response: the server is confused, do not reuse it.
-    let server_reusable = buf.is_empty() && !until_close && h1.wants_keep_alive();
-    Ok(RespEnd { keep_client, server_reusable })
+    let server_reusable = reusable(&buf);
+    Ok(RespEnd { keep_client, server_reusable, tail: None })
 }
 
 /// The framing header the mux writes back if a rule removed the message's own.
