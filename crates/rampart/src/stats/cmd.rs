@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use super::stat::Request;
 use super::{info, servers, srvcmd, stat, Cli};
+use crate::tls::castore::Kind;
 
 /// A CLI session's access level (`stats socket ... level`), lowest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -78,11 +79,32 @@ pub static COMMANDS: &[Cmd] = &[
         run: clear_counters,
     },
     Cmd {
+        words: &["abort", "ssl", "ca-file"],
+        usage: "abort ssl ca-file <cafile>",
+        help: "abort a transaction for a CA file",
+        level: Level::Admin,
+        run: |c, _, w| c.cafiles.abort(Kind::Ca, w.get(3).copied()),
+    },
+    Cmd {
         words: &["abort", "ssl", "cert"],
         usage: "abort ssl cert <certfile>",
         help: "abort a transaction for a certificate file",
         level: Level::Admin,
         run: |c, _, w| c.certs.abort(w.get(3).copied()),
+    },
+    Cmd {
+        words: &["abort", "ssl", "crl-file"],
+        usage: "abort ssl crl-file <crlfile>",
+        help: "abort a transaction for a CRL file",
+        level: Level::Admin,
+        run: |c, _, w| c.cafiles.abort(Kind::Crl, w.get(3).copied()),
+    },
+    Cmd {
+        words: &["commit", "ssl", "ca-file"],
+        usage: "commit ssl ca-file <cafile>",
+        help: "commit a CA file",
+        level: Level::Admin,
+        run: |c, _, w| c.cafiles.commit(Kind::Ca, w.get(3).copied()),
     },
     Cmd {
         words: &["commit", "ssl", "cert"],
@@ -92,11 +114,32 @@ pub static COMMANDS: &[Cmd] = &[
         run: |c, _, w| c.certs.commit(w.get(3).copied()),
     },
     Cmd {
+        words: &["commit", "ssl", "crl-file"],
+        usage: "commit ssl crl-file <crlfile>",
+        help: "commit a CRL file",
+        level: Level::Admin,
+        run: |c, _, w| c.cafiles.commit(Kind::Crl, w.get(3).copied()),
+    },
+    Cmd {
+        words: &["del", "ssl", "ca-file"],
+        usage: "del ssl ca-file <cafile>",
+        help: "delete an unused CA file",
+        level: Level::Admin,
+        run: |c, _, w| c.cafiles.del_file(Kind::Ca, w.get(3).copied()),
+    },
+    Cmd {
         words: &["del", "ssl", "cert"],
         usage: "del ssl cert <certfile>",
         help: "delete an unused certificate file",
         level: Level::Admin,
         run: |c, _, w| c.certs.del_cert(w.get(3).copied()),
+    },
+    Cmd {
+        words: &["del", "ssl", "crl-file"],
+        usage: "del ssl crl-file <crlfile>",
+        help: "delete an unused CRL file",
+        level: Level::Admin,
+        run: |c, _, w| c.cafiles.del_file(Kind::Crl, w.get(3).copied()),
     },
     Cmd {
         words: &["disable", "agent"],
@@ -148,11 +191,25 @@ pub static COMMANDS: &[Cmd] = &[
         run: srvcmd::get_weight,
     },
     Cmd {
+        words: &["new", "ssl", "ca-file"],
+        usage: "new ssl ca-file <cafile>",
+        help: "create a new CA file to be used in a crt-list",
+        level: Level::Admin,
+        run: |c, _, w| c.cafiles.new_file(Kind::Ca, w.get(3).copied()),
+    },
+    Cmd {
         words: &["new", "ssl", "cert"],
         usage: "new ssl cert <certfile>",
         help: "create a new certificate file to be used in a crt-list or a directory",
         level: Level::Admin,
         run: |c, _, w| c.certs.new_cert(w.get(3).copied()),
+    },
+    Cmd {
+        words: &["new", "ssl", "crl-file"],
+        usage: "new ssl crl-file <crlfile>",
+        help: "",
+        level: Level::Admin,
+        run: |c, _, w| c.cafiles.new_file(Kind::Crl, w.get(3).copied()),
     },
     Cmd {
         words: &["operator"],
@@ -183,11 +240,25 @@ pub static COMMANDS: &[Cmd] = &[
         run: srvcmd::set_server,
     },
     Cmd {
+        words: &["set", "ssl", "ca-file"],
+        usage: "set ssl ca-file <cafile> <payload>",
+        help: "replace a CA file",
+        level: Level::Admin,
+        run: |c, s, w| c.cafiles.set(Kind::Ca, w.get(3).copied(), s.payload.take().as_deref()),
+    },
+    Cmd {
         words: &["set", "ssl", "cert"],
         usage: "set ssl cert <certfile> <payload>",
         help: "replace a certificate file",
         level: Level::Admin,
         run: |c, s, w| c.certs.set(w.get(3).copied(), s.payload.take().as_deref()),
+    },
+    Cmd {
+        words: &["set", "ssl", "crl-file"],
+        usage: "set ssl crl-file <crlfile> <payload>",
+        help: "replace a CRL file",
+        level: Level::Admin,
+        run: |c, s, w| c.cafiles.set(Kind::Crl, w.get(3).copied(), s.payload.take().as_deref()),
     },
     Cmd {
         words: &["set", "timeout"],
@@ -246,11 +317,25 @@ pub static COMMANDS: &[Cmd] = &[
         run: |c, _, w| servers::state(c, w.get(3).copied()).unwrap_or_else(|e| e),
     },
     Cmd {
+        words: &["show", "ssl", "ca-file"],
+        usage: "show ssl ca-file [<cafile>[:<index>]]",
+        help: "display the SSL CA files used in memory, or the details of a <cafile>, or a single certificate of index <index> of a CA file <cafile>",
+        level: Level::Operator,
+        run: |c, _, w| c.cafiles.show(Kind::Ca, w.get(3).copied()),
+    },
+    Cmd {
         words: &["show", "ssl", "cert"],
         usage: "show ssl cert [<certfile>]",
         help: "display the SSL certificates used in memory, or the details of a file",
         level: Level::Operator,
         run: |c, _, w| c.certs.show(w.get(3).copied()),
+    },
+    Cmd {
+        words: &["show", "ssl", "crl-file"],
+        usage: "show ssl crl-file [<crlfile[:<index>>]]",
+        help: "display the SSL CRL files used in memory, or the details of a <crlfile>, or a single CRL of index <index> of CRL file <crlfile>",
+        level: Level::Operator,
+        run: |c, _, w| c.cafiles.show(Kind::Crl, w.get(3).copied()),
     },
     Cmd {
         words: &["show", "stat"],
@@ -389,11 +474,14 @@ pub fn run_command(cli: &Cli, sess: &mut Session, words: &[&str]) -> String {
 /// every command when no filter is given.
 fn usage_text(title: &str, filter: &[&str], all: bool) -> String {
     let (listed, last) = COMMANDS.split_at(COMMANDS.len() - 3);
+    // a command without a help line is not listed (HAProxy 2.6's `new ssl crl-file`)
+    let listed: Vec<&Cmd> = listed.iter().filter(|c| !c.help.is_empty()).collect();
     let matching: Vec<&Cmd> = listed
         .iter()
+        .copied()
         .filter(|c| filter.first().is_some_and(|f| c.words.first() == Some(f)) || (all && filter.is_empty()))
         .collect();
-    let shown: Vec<&Cmd> = if matching.is_empty() { listed.iter().collect() } else { matching };
+    let shown: Vec<&Cmd> = if matching.is_empty() { listed } else { matching };
     let mut out = String::from(title);
     for c in shown.into_iter().chain(last) {
         out.push_str(&format!("  {:<40}: {}\n", c.usage, c.help));

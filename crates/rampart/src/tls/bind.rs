@@ -10,22 +10,43 @@ use std::sync::Arc;
 use arc_swap::ArcSwap;
 use rampart_cfg::model::{BindSsl, GlobalSsl, SslOptions, TlsVersion, Verify};
 use rustls::crypto::{aws_lc_rs, CryptoProvider, SupportedKxGroup};
-use rustls::server::{ClientHello, ServerSessionMemoryCache, WebPkiClientVerifier};
-use rustls::{RootCertStore, ServerConfig, SupportedCipherSuite};
+use rustls::server::danger::ClientCertVerifier;
+use rustls::server::{ClientHello, ServerSessionMemoryCache};
+use rustls::{ServerConfig, SupportedCipherSuite};
 
 use super::pem::{self, PemError};
 use super::sni::{cert_names, Entry, SniResolver, SniStore};
 use super::suites::{self, map_names};
+use super::verifier::{CaDer, ClientCaFiles};
 
 /// What a TLS listener needs per handshake.
 #[derive(Debug)]
 pub struct BindTls {
-    pub config: Arc<ServerConfig>,
-    /// `config` without ALPN, for a client whose protocols `alpn` does not list.
-    no_alpn: Arc<ServerConfig>,
+    /// The rustls configurations, replaced whole when the client verifier changes
+    /// (`commit ssl ca-file`, [`BindTls::set_verifier`]).
+    configs: ArcSwap<Configs>,
     /// The certificates, replaced whole by `commit ssl cert` (see [`super::certs`]).
     pub store: Arc<ArcSwap<SniStore>>,
     pub strict_sni: bool,
+    /// The CA and CRL files client certificates are verified with (`verify`).
+    pub ca_files: Option<ClientCaFiles>,
+    versions: Vec<&'static rustls::SupportedProtocolVersion>,
+}
+
+/// A bind's configuration, and the same without ALPN (for a client whose protocols
+/// `alpn` does not list).
+#[derive(Debug)]
+struct Configs {
+    config: Arc<ServerConfig>,
+    no_alpn: Arc<ServerConfig>,
+}
+
+impl Configs {
+    fn new(config: ServerConfig) -> Configs {
+        let mut no_alpn = config.clone();
+        no_alpn.alpn_protocols.clear();
+        Configs { config: Arc::new(config), no_alpn: Arc::new(no_alpn) }
+    }
 }
 
 impl BindTls {
@@ -35,15 +56,39 @@ impl BindTls {
         if self.strict_sni && !self.store.load().serves(hello.server_name()) {
             return Err("no certificate for the SNI with strict-sni");
         }
+        let configs = self.configs.load();
         // COMPAT: as HAProxy (OpenSSL's NOACK), no common protocol means no ALPN, not
         // the handshake failure rustls would answer.
         if let Some(mut theirs) = hello.alpn() {
-            let ours = &self.config.alpn_protocols;
+            let ours = &configs.config.alpn_protocols;
             if !ours.is_empty() && !theirs.any(|p| ours.iter().any(|o| o.as_slice() == p)) {
-                return Ok(self.no_alpn.clone());
+                return Ok(configs.no_alpn.clone());
             }
         }
-        Ok(self.config.clone())
+        Ok(configs.config.clone())
+    }
+
+    /// The configuration new handshakes start from (ALPN included).
+    pub fn config(&self) -> Arc<ServerConfig> {
+        self.configs.load().config.clone()
+    }
+
+    /// New handshakes verify client certificates with `verifier`; everything else of
+    /// the configuration (certificates, session cache, tickets, ALPN) is kept.
+    pub fn set_verifier(&self, verifier: Arc<dyn ClientCertVerifier>) -> Result<(), String> {
+        let old = self.config();
+        let mut new = ServerConfig::builder_with_provider(old.crypto_provider().clone())
+            .with_protocol_versions(&self.versions)
+            .map_err(|e| e.to_string())?
+            .with_client_cert_verifier(verifier)
+            .with_cert_resolver(old.cert_resolver.clone());
+        new.ignore_client_order = old.ignore_client_order;
+        new.alpn_protocols = old.alpn_protocols.clone();
+        new.session_storage = old.session_storage.clone();
+        new.send_tls13_tickets = old.send_tls13_tickets;
+        new.ticketer = old.ticketer.clone();
+        self.configs.store(Arc::new(Configs::new(new)));
+        Ok(())
     }
 }
 
@@ -263,10 +308,26 @@ pub fn build(ssl: &BindSsl, g: &GlobalSsl) -> Result<(BindTls, Vec<String>), Vec
     } else if let Ok(t) = aws_lc_rs::Ticketer::new() {
         config.ticketer = t;
     }
-    let mut no_alpn = config.clone();
-    no_alpn.alpn_protocols.clear();
-    let tls = BindTls { config: Arc::new(config), no_alpn: Arc::new(no_alpn), store, strict_sni: ssl.strict_sni };
+    let tls = BindTls {
+        configs: ArcSwap::from_pointee(Configs::new(config)),
+        store,
+        strict_sni: ssl.strict_sni,
+        ca_files: ca_files(ssl, g),
+        versions,
+    };
     Ok((tls, warnings))
+}
+
+/// The CA store names of a bind that verifies client certificates.
+fn ca_files(ssl: &BindSsl, g: &GlobalSsl) -> Option<ClientCaFiles> {
+    let verify = ssl.verify.unwrap_or_default();
+    let name = |f: &Option<PathBuf>| f.as_ref().map(|f| based(g.ca_base.as_ref(), f).display().to_string());
+    (verify != Verify::None).then(|| ClientCaFiles {
+        ca_file: name(&ssl.ca_file),
+        ca_verify_file: name(&ssl.ca_verify_file),
+        crl_file: name(&ssl.crl_file),
+        optional: verify == Verify::Optional,
+    })
 }
 
 /// The client certificate verifier `verify` and `ca-file` ask for.
@@ -274,43 +335,31 @@ fn client_verifier(
     ssl: &BindSsl,
     g: &GlobalSsl,
     provider: &CryptoProvider,
-) -> Result<Option<Arc<dyn rustls::server::danger::ClientCertVerifier>>, String> {
-    let verify = ssl.verify.unwrap_or_default();
-    if verify == Verify::None {
-        return Ok(None);
-    }
-    if ssl.ca_file.is_none() && ssl.ca_verify_file.is_none() {
+) -> Result<Option<Arc<dyn ClientCertVerifier>>, String> {
+    let Some(files) = ca_files(ssl, g) else { return Ok(None) };
+    if files.ca_file.is_none() && files.ca_verify_file.is_none() {
         return Err("verify is enabled but no CA file specified.".into());
     }
     // `ca-file` CAs are named to the client in the certificate request,
     // `ca-verify-file` ones only verify
-    let mut roots = RootCertStore::empty();
-    let mut hints = Vec::new();
-    for (kw, file) in [("ca-file", &ssl.ca_file), ("ca-verify-file", &ssl.ca_verify_file)] {
+    let mut cas: [Vec<CaDer>; 2] = Default::default();
+    for (i, (kw, file)) in
+        [("ca-file", &files.ca_file), ("ca-verify-file", &files.ca_verify_file)].into_iter().enumerate()
+    {
         let Some(ca) = file else { continue };
-        let ca = based(g.ca_base.as_ref(), ca);
-        for c in pem::load_ca_file(&ca).map_err(|e| format!("{e} '{kw}' : unable to load {}", ca.display()))? {
-            roots.add(c).map_err(|e| format!("'{kw}' : unable to load {} ({e})", ca.display()))?;
-        }
-        if kw == "ca-file" {
-            hints = roots.subjects();
-        }
+        cas[i] = pem::load_ca_file(Path::new(ca)).map_err(|e| format!("{e} '{kw}' : unable to load {ca}"))?;
+        super::verifier::roots(&cas[i]).map_err(|e| format!("'{kw}' : unable to load {ca} ({e})"))?;
     }
-    let mut b = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), Arc::new(provider.clone()))
-        .clear_root_hint_subjects()
-        .add_root_hint_subjects(hints);
-    if let Some(crl) = &ssl.crl_file {
-        let crl = based(g.ca_base.as_ref(), crl);
-        let crls =
-            pem::load_crl_file(&crl).map_err(|e| format!("{e} 'crl-file' : unable to load {}", crl.display()))?;
-        b = b.with_crls(crls);
-    }
-    if verify == Verify::Optional {
-        b = b.allow_unauthenticated();
+    let mut crls = Vec::new();
+    if let Some(crl) = &files.crl_file {
+        crls = pem::load_crl_file(Path::new(crl)).map_err(|e| format!("{e} 'crl-file' : unable to load {crl}"))?;
     }
     // the CRLs are parsed here: a build error is theirs when there are some
-    let kw = if ssl.crl_file.is_some() { "crl-file" } else { "ca-file" };
-    b.build().map(Some).map_err(|e| format!("'{kw}' : unusable ({e})"))
+    let kw = if files.crl_file.is_some() { "crl-file" } else { "ca-file" };
+    let provider = Arc::new(provider.clone());
+    super::verifier::client_verifier(&cas[0], &cas[1], &crls, files.optional, &provider)
+        .map(Some)
+        .map_err(|e| format!("'{kw}' : unusable ({e})"))
 }
 
 /// COMPAT: rustls cannot let a client certificate that fails verification through,

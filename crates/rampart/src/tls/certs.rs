@@ -259,16 +259,16 @@ fn details(name: &str, status: &str, chain: &[CertificateDer<'_>]) -> String {
 }
 
 /// A DN in OpenSSL's one-line form (`/C=FR/CN=name`).
-fn dn(n: &x509_parser::x509::X509Name<'_>) -> String {
+pub(super) fn dn(n: &x509_parser::x509::X509Name<'_>) -> String {
     crate::sample::fetch::ssl::dn(n, &[]).unwrap_or_default()
 }
 
-fn hex_upper(b: &[u8]) -> String {
+pub(super) fn hex_upper(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02X}")).collect()
 }
 
 /// OpenSSL's `ASN1_TIME_print` form: `Jan 17 23:02:38 2016 GMT`.
-fn openssl_time(t: &x509_parser::time::ASN1Time) -> String {
+pub(super) fn openssl_time(t: &x509_parser::time::ASN1Time) -> String {
     const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
     let d = t.to_datetime();
     let month = MONTHS[usize::from(u8::from(d.month())).saturating_sub(1) % 12];
@@ -276,7 +276,7 @@ fn openssl_time(t: &x509_parser::time::ASN1Time) -> String {
 }
 
 /// The subject alternative names as OpenSSL prints them (`DNS:a.test`).
-fn cert_sans(c: &X509Certificate<'_>) -> Vec<String> {
+pub(super) fn cert_sans(c: &X509Certificate<'_>) -> Vec<String> {
     use x509_parser::extensions::GeneralName;
     match c.subject_alternative_name() {
         Ok(Some(san)) => san
@@ -293,7 +293,7 @@ fn cert_sans(c: &X509Certificate<'_>) -> Vec<String> {
 }
 
 /// The key's algorithm and size as HAProxy names it (`RSA2048`, `EC256`).
-fn algorithm(c: &X509Certificate<'_>) -> String {
+pub(super) fn algorithm(c: &X509Certificate<'_>) -> String {
     use x509_parser::public_key::PublicKey;
     match c.public_key().parsed() {
         Ok(PublicKey::RSA(k)) => format!("RSA{}", k.key_size()),

@@ -17,15 +17,16 @@ use rampart_cfg::diag::Diag;
 use rampart_cfg::model::{GlobalSsl, Proxy, Server, ServerTls, SslServerDefaults, TlsVersion, TlsVersions};
 use rampart_cfg::Config;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::client::{ResolvesClientCert, Resumption, Tls12Resumption, WebPkiServerVerifier};
+use rustls::client::{ResolvesClientCert, Resumption, Tls12Resumption};
 use rustls::crypto::CryptoProvider;
 use rustls::sign::CertifiedKey;
-use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, SignatureScheme};
 use rustls_pki_types::{CertificateDer, ServerName, UnixTime};
 
 use super::bind::based;
 use super::pem;
 use super::suites;
+use super::verifier::SwapVerifier;
 use crate::sample::expr::{self, CompileCx, Expr, Place, Site};
 
 /// TLS sessions remembered per server for resumption (HAProxy keeps one per thread).
@@ -48,6 +49,8 @@ pub struct ServerTlsRt {
     /// The name used when no SNI is sent: the server's address (rustls sends no SNI
     /// for an address, and the certificate's names are then not checked).
     pub addr_name: ServerName<'static>,
+    /// `verify required`: the chain verifier, for `commit ssl ca-file` / `crl-file`.
+    pub chain: Option<Arc<SwapVerifier>>,
 }
 
 impl ServerTlsRt {
@@ -100,7 +103,7 @@ pub fn build(
             return None;
         }
     };
-    let verifier = match verifier(t, &cfg.global.ssl, verify, &provider) {
+    let (verifier, chain) = match verifier(t, &cfg.global.ssl, verify, &provider) {
         Ok(v) => v,
         Err(msgs) => {
             // HAProxy locates only the first line (the second is `'ca-file' : unable to load ...`)
@@ -148,7 +151,7 @@ pub fn build(
     let sni_slot = t.sni.as_ref().map_or(0, |e| sni_slot(px, &e.text));
     let check_sni = t.check_sni.as_deref().and_then(|n| ServerName::try_from(n.to_owned()).ok());
     let addr_name = ServerName::IpAddress(addr.ip().into());
-    Some(ServerTlsRt { traffic, check, sni, sni_slot, check_sni, addr_name })
+    Some(ServerTlsRt { traffic, check, sni, sni_slot, check_sni, addr_name, chain })
 }
 
 /// HAProxy's alert for a server verified (the default) without a CA to verify with.
@@ -239,35 +242,31 @@ fn provider(t: &ServerTls, g: &SslServerDefaults, ctx: &str) -> Result<(CryptoPr
 
 /// `verify required` checks the chain with the `ca-file` (and `crl-file`); the name
 /// is checked against `verifyhost`, else the SNI sent, else not at all (as HAProxy).
+/// The chain verifier is also returned: `commit ssl ca-file` replaces what it holds.
 fn verifier(
     t: &ServerTls,
     g: &GlobalSsl,
     verify: bool,
     provider: &Arc<CryptoProvider>,
-) -> Result<Arc<dyn ServerCertVerifier>, Vec<String>> {
+) -> Result<(Arc<dyn ServerCertVerifier>, Option<Arc<SwapVerifier>>), Vec<String>> {
     if !verify {
-        return Ok(Arc::new(NoVerify(provider.clone())));
+        return Ok((Arc::new(NoVerify(provider.clone())), None));
     }
     let Some(ca) = t.ca_file.as_deref() else { return Err(vec![VERIFY_WITHOUT_CA.into()]) };
-    let ca = based(g.ca_base.as_ref(), Path::new(ca));
-    let ca = ca.display();
-    let certs = pem::load_ca_file(Path::new(&ca.to_string()))
+    let ca = based(g.ca_base.as_ref(), Path::new(ca)).display().to_string();
+    let certs = pem::load_ca_file(Path::new(&ca))
         .map_err(|e| vec![e.to_string(), format!("'ca-file' : unable to load {ca}.")])?;
-    let mut roots = RootCertStore::empty();
-    for c in certs {
-        roots.add(c).map_err(|_| vec![format!("'ca-file' : unable to load {ca}.")])?;
-    }
-    let mut b = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone());
-    if let Some(crl) = t.crl_file.as_deref() {
-        let crl = based(g.ca_base.as_ref(), Path::new(crl));
-        let crl = crl.display();
-        let crls = pem::load_crl_file(Path::new(&crl.to_string()))
+    let mut crls = Vec::new();
+    let crl_file = t.crl_file.as_deref().map(|crl| based(g.ca_base.as_ref(), Path::new(crl)).display().to_string());
+    if let Some(crl) = &crl_file {
+        crls = pem::load_crl_file(Path::new(crl))
             .map_err(|e| vec![e.to_string(), format!("'crl-file' : unable to load {crl}.")])?;
-        b = b.with_crls(crls);
     }
-    let inner = b.build().map_err(|e| vec![format!("'ca-file' : unable to load {ca} ({e}).")])?;
+    let chain = super::verifier::server_verifier(&certs, &crls, provider)
+        .map_err(|e| vec![format!("'ca-file' : unable to load {ca} ({e}).")])?;
+    let chain = Arc::new(SwapVerifier::new(ca, crl_file, provider.clone(), chain));
     let host = t.verifyhost.as_deref().and_then(|h| ServerName::try_from(h.to_owned()).ok());
-    Ok(Arc::new(Verify { inner, host }))
+    Ok((Arc::new(Verify { inner: chain.clone(), host }), Some(chain)))
 }
 
 /// `crt`: the certificate presented whenever the server asks for one (HAProxy sends it
@@ -288,7 +287,7 @@ impl ResolvesClientCert for ClientCert {
 /// `verify required`: the chain against the CA file, the name as HAProxy checks it.
 #[derive(Debug)]
 struct Verify {
-    inner: Arc<WebPkiServerVerifier>,
+    inner: Arc<SwapVerifier>,
     /// `verifyhost`: checked instead of the SNI.
     host: Option<ServerName<'static>>,
 }

@@ -1,12 +1,16 @@
 //! TLS with rustls: PEM loading (`pem`), the TLS stream over a socket and its
 //! handshakes (`stream`), the server configuration of a `bind ... ssl` line (`bind`)
 //! and its certificate selection by SNI (`sni`), `crt-list` files (`crtlist`); the
-//! runtime certificate commands and hot swap (`certs`); TLS
+//! runtime certificate commands and hot swap (`certs`), the runtime CA and CRL
+//! files and their commands (`castore`, `castore_show`), the verifiers built from
+//! them (`verifier`); TLS
 //! towards servers (`client`), OpenSSL cipher names (`suites`); what a handshake
 //! negotiated, as the `ssl_*` and `ssl_bc*` fetches read it ([`TlsInfo`]).
 //! HAProxy counterpart: ssl_sock.c, ssl_ckch.c.
 
 pub mod bind;
+pub mod castore;
+mod castore_show;
 pub mod certs;
 pub mod client;
 pub mod crtlist;
@@ -14,6 +18,7 @@ pub mod pem;
 pub mod sni;
 pub mod stream;
 pub mod suites;
+pub mod verifier;
 
 use rustls::Connection;
 use rustls_pki_types::CertificateDer;
