@@ -240,6 +240,9 @@ fn provider(t: &ServerTls, g: &SslServerDefaults, ctx: &str) -> Result<(CryptoPr
     Ok((p, warning))
 }
 
+/// A server's verifier, and the chain verifier inside it when it verifies.
+type Verifiers = (Arc<dyn ServerCertVerifier>, Option<Arc<SwapVerifier>>);
+
 /// `verify required` checks the chain with the `ca-file` (and `crl-file`); the name
 /// is checked against `verifyhost`, else the SNI sent, else not at all (as HAProxy).
 /// The chain verifier is also returned: `commit ssl ca-file` replaces what it holds.
@@ -248,7 +251,7 @@ fn verifier(
     g: &GlobalSsl,
     verify: bool,
     provider: &Arc<CryptoProvider>,
-) -> Result<(Arc<dyn ServerCertVerifier>, Option<Arc<SwapVerifier>>), Vec<String>> {
+) -> Result<Verifiers, Vec<String>> {
     if !verify {
         return Ok((Arc::new(NoVerify(provider.clone())), None));
     }
