@@ -13,9 +13,11 @@ use rustls::crypto::{aws_lc_rs, CryptoProvider, SupportedKxGroup};
 use rustls::server::{ClientHello, ServerSessionMemoryCache, WebPkiClientVerifier};
 use rustls::{RootCertStore, ServerConfig, SupportedCipherSuite};
 
+use super::crl::CrlSet;
 use super::pem::{self, PemError};
 use super::sni::{cert_names, Entry, SniResolver, SniStore};
 use super::suites::{self, map_names};
+use super::verify::ClientVerify;
 
 /// What a TLS listener needs per handshake.
 #[derive(Debug)]
@@ -26,6 +28,9 @@ pub struct BindTls {
     /// The certificates, replaced whole by `commit ssl cert` (see [`super::certs`]).
     pub store: Arc<ArcSwap<SniStore>>,
     pub strict_sni: bool,
+    /// The client certificate verifier (`verify optional|required`), asked again after
+    /// the handshake for what `ssl_c_verify` and the other error fetches report.
+    pub client_verify: Option<Arc<ClientVerify>>,
 }
 
 impl BindTls {
@@ -236,7 +241,6 @@ pub fn build(ssl: &BindSsl, g: &GlobalSsl) -> Result<(BindTls, Vec<String>), Vec
     if store.is_empty() && alerts.is_empty() {
         alerts.push("no certificate configured for this 'ssl' bind (use 'crt' or 'crt-list').".into());
     }
-    warnings.extend(ignore_err_warning(ssl));
     let verifier = client_verifier(ssl, g, &provider).unwrap_or_else(|e| {
         alerts.push(e);
         None
@@ -250,7 +254,7 @@ pub fn build(ssl: &BindSsl, g: &GlobalSsl) -> Result<(BindTls, Vec<String>), Vec
         Ok(b) => b,
         Err(e) => return Err(vec![format!("unusable TLS settings: {e}.")]),
     };
-    let builder = match verifier {
+    let builder = match verifier.clone() {
         Some(v) => builder.with_client_cert_verifier(v),
         None => builder.with_no_client_auth(),
     };
@@ -265,16 +269,24 @@ pub fn build(ssl: &BindSsl, g: &GlobalSsl) -> Result<(BindTls, Vec<String>), Vec
     }
     let mut no_alpn = config.clone();
     no_alpn.alpn_protocols.clear();
-    let tls = BindTls { config: Arc::new(config), no_alpn: Arc::new(no_alpn), store, strict_sni: ssl.strict_sni };
+    let tls = BindTls {
+        config: Arc::new(config),
+        no_alpn: Arc::new(no_alpn),
+        store,
+        strict_sni: ssl.strict_sni,
+        client_verify: verifier,
+    };
     Ok((tls, warnings))
 }
 
-/// The client certificate verifier `verify` and `ca-file` ask for.
+/// The client certificate verifier `verify` and `ca-file` ask for: webpki's over
+/// the CA files, wrapped in [`ClientVerify`] for the `crl-file` (v1 and v2 CRLs),
+/// X.509 v1 certificates and `crt-ignore-err` / `ca-ignore-err`.
 fn client_verifier(
     ssl: &BindSsl,
     g: &GlobalSsl,
     provider: &CryptoProvider,
-) -> Result<Option<Arc<dyn rustls::server::danger::ClientCertVerifier>>, String> {
+) -> Result<Option<Arc<ClientVerify>>, String> {
     let verify = ssl.verify.unwrap_or_default();
     if verify == Verify::None {
         return Ok(None);
@@ -285,52 +297,47 @@ fn client_verifier(
     // `ca-file` CAs are named to the client in the certificate request,
     // `ca-verify-file` ones only verify
     let mut roots = RootCertStore::empty();
+    let mut cas = Vec::new();
     let mut hints = Vec::new();
     for (kw, file) in [("ca-file", &ssl.ca_file), ("ca-verify-file", &ssl.ca_verify_file)] {
         let Some(ca) = file else { continue };
         let ca = based(g.ca_base.as_ref(), ca);
         for c in pem::load_ca_file(&ca).map_err(|e| format!("{e} '{kw}' : unable to load {}", ca.display()))? {
-            roots.add(c).map_err(|e| format!("'{kw}' : unable to load {} ({e})", ca.display()))?;
+            // COMPAT: a CA webpki cannot read (X.509 v1) still verifies through `tls::chain`
+            let _ = roots.add(c.clone());
+            cas.push(c);
         }
         if kw == "ca-file" {
             hints = roots.subjects();
         }
     }
+    let crls = match &ssl.crl_file {
+        None => None,
+        Some(crl) => {
+            let crl = based(g.ca_base.as_ref(), crl);
+            let ders =
+                pem::load_crl_file(&crl).map_err(|e| format!("{e} 'crl-file' : unable to load {}", crl.display()))?;
+            Some(
+                CrlSet::load(ders, &cas)
+                    .map_err(|e| format!("'crl-file' : unable to load {} ({e}).", crl.display()))?,
+            )
+        }
+    };
     let mut b = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), Arc::new(provider.clone()))
         .clear_root_hint_subjects()
         .add_root_hint_subjects(hints);
-    if let Some(crl) = &ssl.crl_file {
-        let crl = based(g.ca_base.as_ref(), crl);
-        let crls =
-            pem::load_crl_file(&crl).map_err(|e| format!("{e} 'crl-file' : unable to load {}", crl.display()))?;
-        b = b.with_crls(crls);
-    }
     if verify == Verify::Optional {
         b = b.allow_unauthenticated();
     }
-    // the CRLs are parsed here: a build error is theirs when there are some
-    let kw = if ssl.crl_file.is_some() { "crl-file" } else { "ca-file" };
-    b.build().map(Some).map_err(|e| format!("'{kw}' : unusable ({e})"))
-}
-
-/// COMPAT: rustls cannot let a client certificate that fails verification through,
-/// so `crt-ignore-err` / `ca-ignore-err` are accepted with this warning and such a
-/// certificate still fails the handshake (as if no error were ignored).
-fn ignore_err_warning(ssl: &BindSsl) -> Option<String> {
-    if ssl.verify.unwrap_or_default() == Verify::None {
-        return None;
-    }
-    let kws: Vec<&str> = [("ca-ignore-err", &ssl.ca_ignore_err), ("crt-ignore-err", &ssl.crt_ignore_err)]
-        .into_iter()
-        .filter_map(|(kw, v)| v.as_ref().map(|_| kw))
-        .collect();
-    (!kws.is_empty()).then(|| {
-        format!(
-            "'{}': rustls cannot ignore certificate verification errors; a client certificate that fails \
-             verification still fails the handshake.",
-            kws.join("', '")
-        )
-    })
+    let inner = b.build().map_err(|e| format!("'ca-file' : unusable ({e})"))?;
+    Ok(Some(Arc::new(ClientVerify {
+        inner,
+        cas,
+        crls,
+        crt_ignore: ssl.crt_ignore_err.clone(),
+        ca_ignore: ssl.ca_ignore_err.clone(),
+        algs: provider.signature_verification_algorithms,
+    })))
 }
 
 /// The protocols `alpn` offers that rampart serves (HTTP/1.x); the others (`h2`) are

@@ -24,8 +24,11 @@ use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, RootCertStor
 use rustls_pki_types::{CertificateDer, ServerName, UnixTime};
 
 use super::bind::based;
+use super::chain::{self, Purpose};
+use super::crl::CrlSet;
 use super::pem;
 use super::suites;
+use super::verify::revocation_errors;
 use crate::sample::expr::{self, CompileCx, Expr, Place, Site};
 
 /// TLS sessions remembered per server for resumption (HAProxy keeps one per thread).
@@ -254,20 +257,26 @@ fn verifier(
     let certs = pem::load_ca_file(Path::new(&ca.to_string()))
         .map_err(|e| vec![e.to_string(), format!("'ca-file' : unable to load {ca}.")])?;
     let mut roots = RootCertStore::empty();
-    for c in certs {
-        roots.add(c).map_err(|_| vec![format!("'ca-file' : unable to load {ca}.")])?;
+    for c in &certs {
+        roots.add(c.clone()).map_err(|_| vec![format!("'ca-file' : unable to load {ca}.")])?;
     }
-    let mut b = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone());
-    if let Some(crl) = t.crl_file.as_deref() {
-        let crl = based(g.ca_base.as_ref(), Path::new(crl));
-        let crl = crl.display();
-        let crls = pem::load_crl_file(Path::new(&crl.to_string()))
-            .map_err(|e| vec![e.to_string(), format!("'crl-file' : unable to load {crl}.")])?;
-        b = b.with_crls(crls);
-    }
-    let inner = b.build().map_err(|e| vec![format!("'ca-file' : unable to load {ca} ({e}).")])?;
+    let crls = match t.crl_file.as_deref() {
+        None => None,
+        Some(crl) => {
+            let crl = based(g.ca_base.as_ref(), Path::new(crl));
+            let crl = crl.display();
+            let ders = pem::load_crl_file(Path::new(&crl.to_string()))
+                .map_err(|e| vec![e.to_string(), format!("'crl-file' : unable to load {crl}.")])?;
+            let set =
+                CrlSet::load(ders, &certs).map_err(|e| vec![format!("'crl-file' : unable to load {crl} ({e}).")])?;
+            Some((set, certs))
+        }
+    };
+    let inner = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+        .build()
+        .map_err(|e| vec![format!("'ca-file' : unable to load {ca} ({e}).")])?;
     let host = t.verifyhost.as_deref().and_then(|h| ServerName::try_from(h.to_owned()).ok());
-    Ok(Arc::new(Verify { inner, host }))
+    Ok(Arc::new(Verify { inner, host, crls }))
 }
 
 /// `crt`: the certificate presented whenever the server asks for one (HAProxy sends it
@@ -291,6 +300,9 @@ struct Verify {
     inner: Arc<WebPkiServerVerifier>,
     /// `verifyhost`: checked instead of the SNI.
     host: Option<ServerName<'static>>,
+    /// `crl-file` with the CAs of `ca-file`: the chain webpki accepted is checked for
+    /// revocation by [`super::verify::revocation_errors`].
+    crls: Option<(CrlSet, Vec<CertificateDer<'static>>)>,
 }
 
 impl ServerCertVerifier for Verify {
@@ -303,7 +315,7 @@ impl ServerCertVerifier for Verify {
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
         let name = self.host.as_ref().unwrap_or(server_name);
-        match self.inner.verify_server_cert(end_entity, intermediates, name, ocsp, now) {
+        let verified = match self.inner.verify_server_cert(end_entity, intermediates, name, ocsp, now) {
             // no SNI and no verifyhost: HAProxy checks the chain only
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
@@ -311,6 +323,13 @@ impl ServerCertVerifier for Verify {
                 Ok(ServerCertVerified::assertion())
             }
             other => other,
+        }?;
+        let Some((crls, cas)) = &self.crls else { return Ok(verified) };
+        let peer: Vec<CertificateDer<'_>> =
+            std::iter::once(end_entity.clone()).chain(intermediates.iter().cloned()).collect();
+        match revocation_errors(&peer, cas, crls, Purpose::Server, now).first() {
+            Some((_, c)) => Err(chain::rustls_error(*c)),
+            None => Ok(verified),
         }
     }
 
