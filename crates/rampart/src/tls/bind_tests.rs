@@ -1,6 +1,7 @@
 //! Unit tests of `tls::bind`.
 
 use rampart_cfg::model::{BindSsl, GlobalSsl, SslOptions, TlsVersion, Verify};
+use rustls::server::danger::ClientCertVerifier;
 use rustls::SupportedCipherSuite;
 
 use super::*;

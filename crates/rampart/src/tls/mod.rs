@@ -17,6 +17,8 @@ pub mod pem;
 pub mod sni;
 pub mod stream;
 pub mod suites;
+#[cfg(test)]
+pub(crate) mod testpki;
 pub mod verify;
 
 use rustls::Connection;
