@@ -53,6 +53,7 @@ impl TlsConn {
             resumed: false,
             peer_certs: Vec::new(),
             local_cert: None,
+            verify: Default::default(),
         };
         let info = sock.with_conn(TlsInfo::of).unwrap_or(none);
         TlsConn { sock, info: Arc::new(info) }

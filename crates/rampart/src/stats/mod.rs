@@ -129,7 +129,7 @@ fn tls_binds(rt: &Runtime) -> Vec<Arc<crate::tls::bind::BindTls>> {
 }
 
 /// The chain verifiers of the servers of `rt` that verify certificates.
-fn server_chains(rt: &Runtime) -> Vec<Arc<crate::tls::verifier::SwapVerifier>> {
+fn server_chains(rt: &Runtime) -> Vec<Arc<crate::tls::verifier::SwapChain>> {
     let servers = rt.proxies.iter().flat_map(|px| px.be.servers.iter());
     servers.filter_map(|s| s.tls.as_ref()?.chain.clone()).collect()
 }

@@ -17,7 +17,8 @@ use std::path::Path;
 use super::bind::BindTls;
 use super::castore_show as show;
 use super::pem;
-use super::verifier::{self, CaDer, CrlDer, SwapVerifier};
+use super::verifier::{self, BuildError, CaDer, CrlDer, ServerChain, SwapChain};
+use super::verify::ClientVerify;
 
 /// What a store file holds: CA certificates or CRLs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,8 +114,9 @@ impl State {
         path.and_then(|p| self.files.get(p)).map_or(&[], Contents::cas)
     }
 
-    fn crls(&self, path: Option<&str>) -> &[CrlDer] {
-        path.and_then(|p| self.files.get(p)).map_or(&[], Contents::crls)
+    /// The CRLs of a `crl-file` (`None`: no `crl-file`).
+    fn crls(&self, path: Option<&str>) -> Option<&[CrlDer]> {
+        path.map(|p| self.files.get(p).map_or(&[][..], Contents::crls))
     }
 }
 
@@ -123,7 +125,7 @@ impl State {
 #[allow(clippy::disallowed_types)] // CLI commands only: not on the handshake path
 pub struct CaStore {
     binds: Vec<Arc<BindTls>>,
-    servers: Vec<Arc<SwapVerifier>>,
+    servers: Vec<Arc<SwapChain>>,
     state: Mutex<State>,
 }
 
@@ -131,7 +133,7 @@ impl CaStore {
     /// The store of the files `binds` and `servers` verify with, read from disk (the
     /// configuration loaded them already: a file that no longer loads is left out).
     #[allow(clippy::disallowed_types)]
-    pub fn new(binds: Vec<Arc<BindTls>>, servers: Vec<Arc<SwapVerifier>>) -> CaStore {
+    pub fn new(binds: Vec<Arc<BindTls>>, servers: Vec<Arc<SwapChain>>) -> CaStore {
         let mut files = BTreeMap::new();
         let mut load = |kind: Kind, path: Option<&String>| {
             let Some(path) = path.filter(|p| !files.contains_key(*p)) else { return };
@@ -280,7 +282,7 @@ impl CaStore {
 
     /// The new verifier of every bind and server reading `path`, built from `st`'s
     /// files; nothing is swapped yet (one that fails to build leaves all as they are).
-    fn rebuild(&self, st: &State, path: &str) -> Result<Vec<Swap<'_>>, String> {
+    fn rebuild(&self, st: &State, path: &str) -> Result<Vec<Swap<'_>>, BuildError> {
         let mut out = Vec::new();
         for b in &self.binds {
             let Some(f) = b.ca_files.as_ref().filter(|f| f.uses(path)) else { continue };
@@ -289,13 +291,13 @@ impl CaStore {
                 st.cas(f.ca_file.as_deref()),
                 st.cas(f.ca_verify_file.as_deref()),
                 st.crls(f.crl_file.as_deref()),
-                f.optional,
+                f,
                 &provider,
             )?;
             out.push(Swap::Bind(b, v));
         }
         for s in self.servers.iter().filter(|s| s.uses(path)) {
-            let v = verifier::server_verifier(st.cas(Some(&s.ca_file)), st.crls(s.crl_file.as_deref()), &s.provider)?;
+            let v = verifier::server_chain(st.cas(Some(&s.ca_file)), st.crls(s.crl_file.as_deref()), &s.provider)?;
             out.push(Swap::Server(s, v));
         }
         Ok(out)
@@ -362,8 +364,8 @@ impl State {
 
 /// A verifier built for a commit, not swapped in yet.
 enum Swap<'a> {
-    Bind(&'a BindTls, std::sync::Arc<dyn rustls::server::danger::ClientCertVerifier>),
-    Server(&'a SwapVerifier, std::sync::Arc<dyn rustls::client::danger::ServerCertVerifier>),
+    Bind(&'a BindTls, Arc<ClientVerify>),
+    Server(&'a SwapChain, ServerChain),
 }
 
 impl Swap<'_> {

@@ -2,7 +2,6 @@
 //! commit swaps in (checked with in-memory handshakes).
 
 use rampart_cfg::model::{BindSsl, GlobalSsl, Verify};
-use rustls::client::danger::ServerCertVerifier;
 use rustls_pki_types::{ServerName, UnixTime};
 
 use super::*;
@@ -214,12 +213,12 @@ fn a_server_chain_verifier_follows_its_ca_file() {
     let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
     let ca1 = pki.path("ca1.crt");
     let cas = pem::load_ca_file(std::path::Path::new(&ca1)).unwrap();
-    let v = verifier::server_verifier(&cas, &[], &provider).unwrap();
-    let chain = Arc::new(SwapVerifier::new(ca1.clone(), None, provider, v));
+    let v = verifier::server_chain(&cas, None, &provider).unwrap();
+    let chain = Arc::new(SwapChain::new(ca1.clone(), None, provider, v));
     let store = CaStore::new(Vec::new(), vec![chain.clone()]);
     let (leaf, _) = pki.leaf(1, "srv.test", 5);
     let name = ServerName::try_from("srv.test").unwrap();
-    let check = || chain.verify_server_cert(&leaf, &[], &name, &[], UnixTime::now());
+    let check = || chain.current().verify(&leaf, &[], &name, &[], UnixTime::now(), false);
     assert!(check().is_err(), "signed by CA2");
     store.set(Kind::Ca, Some(&ca1), Some(&pki.cas[1].0.pem()));
     assert_eq!(store.commit(Kind::Ca, Some(&ca1)), format!("Committing {ca1}.\nSuccess!\n"));

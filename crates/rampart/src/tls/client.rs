@@ -20,13 +20,13 @@ use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, Server
 use rustls::client::{ResolvesClientCert, Resumption, Tls12Resumption};
 use rustls::crypto::CryptoProvider;
 use rustls::sign::CertifiedKey;
-use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, SignatureScheme};
+use rustls::{ClientConfig, DigitallySignedStruct, SignatureScheme};
 use rustls_pki_types::{CertificateDer, ServerName, UnixTime};
 
 use super::bind::based;
 use super::pem;
 use super::suites;
-use super::verifier::SwapVerifier;
+use super::verifier::{BuildError, SwapChain};
 use crate::sample::expr::{self, CompileCx, Expr, Place, Site};
 
 /// TLS sessions remembered per server for resumption (HAProxy keeps one per thread).
@@ -50,7 +50,7 @@ pub struct ServerTlsRt {
     /// for an address, and the certificate's names are then not checked).
     pub addr_name: ServerName<'static>,
     /// `verify required`: the chain verifier, for `commit ssl ca-file` / `crl-file`.
-    pub chain: Option<Arc<SwapVerifier>>,
+    pub chain: Option<Arc<SwapChain>>,
 }
 
 impl ServerTlsRt {
@@ -241,7 +241,7 @@ fn provider(t: &ServerTls, g: &SslServerDefaults, ctx: &str) -> Result<(CryptoPr
 }
 
 /// A server's verifier, and the chain verifier inside it when it verifies.
-type Verifiers = (Arc<dyn ServerCertVerifier>, Option<Arc<SwapVerifier>>);
+type Verifiers = (Arc<dyn ServerCertVerifier>, Option<Arc<SwapChain>>);
 
 /// `verify required` checks the chain with the `ca-file` (and `crl-file`); the name
 /// is checked against `verifyhost`, else the SNI sent, else not at all (as HAProxy).
@@ -259,17 +259,21 @@ fn verifier(
     let ca = based(g.ca_base.as_ref(), Path::new(ca)).display().to_string();
     let certs = pem::load_ca_file(Path::new(&ca))
         .map_err(|e| vec![e.to_string(), format!("'ca-file' : unable to load {ca}.")])?;
-    let mut crls = Vec::new();
     let crl_file = t.crl_file.as_deref().map(|crl| based(g.ca_base.as_ref(), Path::new(crl)).display().to_string());
-    if let Some(crl) = &crl_file {
-        crls = pem::load_crl_file(Path::new(crl))
-            .map_err(|e| vec![e.to_string(), format!("'crl-file' : unable to load {crl}.")])?;
-    }
-    let chain = super::verifier::server_verifier(&certs, &crls, provider)
-        .map_err(|e| vec![format!("'ca-file' : unable to load {ca} ({e}).")])?;
-    let chain = Arc::new(SwapVerifier::new(ca, crl_file, provider.clone(), chain));
+    let crls = crl_file
+        .as_deref()
+        .map(|crl| {
+            pem::load_crl_file(Path::new(crl))
+                .map_err(|e| vec![e.to_string(), format!("'crl-file' : unable to load {crl}.")])
+        })
+        .transpose()?;
+    let chain = super::verifier::server_chain(&certs, crls.as_deref(), provider).map_err(|e| match e {
+        BuildError::Crl(e) => vec![format!("'crl-file' : unable to load {} ({e}).", crl_file.as_deref().unwrap_or(""))],
+        BuildError::Ca(e) => vec![format!("'ca-file' : unable to load {ca} ({e}).")],
+    })?;
+    let chain = Arc::new(SwapChain::new(ca, crl_file, provider.clone(), chain));
     let host = t.verifyhost.as_deref().and_then(|h| ServerName::try_from(h.to_owned()).ok());
-    Ok((Arc::new(Verify { inner: chain.clone(), host }), Some(chain)))
+    Ok((Arc::new(Verify { chain: chain.clone(), host }), Some(chain)))
 }
 
 /// `crt`: the certificate presented whenever the server asks for one (HAProxy sends it
@@ -290,7 +294,8 @@ impl ResolvesClientCert for ClientCert {
 /// `verify required`: the chain against the CA file, the name as HAProxy checks it.
 #[derive(Debug)]
 struct Verify {
-    inner: Arc<SwapVerifier>,
+    /// The chain check of `ca-file` and `crl-file` (replaced by `commit ssl ca-file`).
+    chain: Arc<SwapChain>,
     /// `verifyhost`: checked instead of the SNI.
     host: Option<ServerName<'static>>,
 }
@@ -305,15 +310,9 @@ impl ServerCertVerifier for Verify {
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
         let name = self.host.as_ref().unwrap_or(server_name);
-        match self.inner.verify_server_cert(end_entity, intermediates, name, ocsp, now) {
-            // no SNI and no verifyhost: HAProxy checks the chain only
-            Err(rustls::Error::InvalidCertificate(
-                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
-            )) if self.host.is_none() && matches!(server_name, ServerName::IpAddress(_)) => {
-                Ok(ServerCertVerified::assertion())
-            }
-            other => other,
-        }
+        // no SNI and no verifyhost: HAProxy checks the chain only
+        let name_optional = self.host.is_none() && matches!(server_name, ServerName::IpAddress(_));
+        self.chain.current().verify(end_entity, intermediates, name, ocsp, now, name_optional)
     }
 
     fn verify_tls12_signature(
@@ -322,7 +321,7 @@ impl ServerCertVerifier for Verify {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.inner.verify_tls12_signature(message, cert, dss)
+        self.chain.current().webpki().verify_tls12_signature(message, cert, dss)
     }
 
     fn verify_tls13_signature(
@@ -331,11 +330,11 @@ impl ServerCertVerifier for Verify {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.inner.verify_tls13_signature(message, cert, dss)
+        self.chain.current().webpki().verify_tls13_signature(message, cert, dss)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.inner.supported_verify_schemes()
+        self.chain.current().webpki().supported_verify_schemes()
     }
 }
 

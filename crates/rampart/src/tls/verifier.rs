@@ -1,23 +1,27 @@
 //! Certificate verifiers built from CA and CRL contents (DER), the one place where a
-//! bind's client verifier and a server's chain verifier are made: at startup from the
+//! bind's client verifier and a server's chain check are made: at startup from the
 //! `ca-file` / `ca-verify-file` / `crl-file` files, and again when `commit ssl ca-file`
 //! or `commit ssl crl-file` changes one of them ([`super::castore`]). A bind swaps its
 //! whole rustls configuration ([`super::bind::BindTls::set_verifier`]); a server swaps
-//! the chain verifier inside its [`SwapVerifier`]. Handshakes already under way keep
-//! the verifier they started with.
+//! the chain check inside its [`SwapChain`]. Handshakes already under way keep the
+//! verifier they started with.
 //! HAProxy counterpart: `ssl_set_verify_locations_file()`, `ssl_sock_load_ca()` and
 //! the `X509_STORE` swap of `commit ssl ca-file` (ssl_ckch.c).
 
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rampart_cfg::model::IgnoreErr;
+use rustls::client::danger::{ServerCertVerified, ServerCertVerifier};
 use rustls::client::WebPkiServerVerifier;
 use rustls::crypto::CryptoProvider;
-use rustls::server::danger::ClientCertVerifier;
 use rustls::server::WebPkiClientVerifier;
-use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme};
+use rustls::{CertificateError, RootCertStore};
 use rustls_pki_types::{CertificateDer, CertificateRevocationListDer, ServerName, UnixTime};
+
+use super::chain::{self, Purpose};
+use super::crl::CrlSet;
+use super::verify::{revocation_errors, ClientVerify};
 
 /// A CA certificate, DER.
 pub type CaDer = CertificateDer<'static>;
@@ -36,12 +40,30 @@ pub struct ClientCaFiles {
     pub crl_file: Option<String>,
     /// `verify optional`: a client without a certificate is let in.
     pub optional: bool,
+    /// `crt-ignore-err`, `ca-ignore-err`.
+    pub crt_ignore: Option<IgnoreErr>,
+    pub ca_ignore: Option<IgnoreErr>,
 }
 
 impl ClientCaFiles {
     /// Whether the verifier reads store entry `path`.
     pub fn uses(&self, path: &str) -> bool {
         [&self.ca_file, &self.ca_verify_file, &self.crl_file].into_iter().any(|f| f.as_deref() == Some(path))
+    }
+}
+
+/// Why a verifier cannot be built: its CRLs, or its CAs (the reason).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BuildError {
+    Crl(String),
+    Ca(String),
+}
+
+impl std::fmt::Display for BuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BuildError::Crl(e) | BuildError::Ca(e) => f.write_str(e),
+        }
     }
 }
 
@@ -54,107 +76,135 @@ pub fn roots(cas: &[CaDer]) -> Result<RootCertStore, String> {
     Ok(roots)
 }
 
+/// The CRLs of a `crl-file` checked against `cas`; `None` without a `crl-file`.
+fn crl_set(crls: Option<&[CrlDer]>, cas: &[CaDer]) -> Result<Option<CrlSet>, BuildError> {
+    crls.map(|c| CrlSet::load(c.to_vec(), cas)).transpose().map_err(BuildError::Crl)
+}
+
 /// The client certificate verifier of a bind: `hinted` CAs (`ca-file`, named in the
 /// certificate request) and `verify_only` ones (`ca-verify-file`) both trusted, the
-/// `crls` checked. `Err` is rustls' reason.
+/// `crls` (`None`: no `crl-file`) checked, `files`' policy (`verify optional`,
+/// `crt-ignore-err`, `ca-ignore-err`) applied.
 pub fn client_verifier(
     hinted: &[CaDer],
     verify_only: &[CaDer],
-    crls: &[CrlDer],
-    optional: bool,
+    crls: Option<&[CrlDer]>,
+    files: &ClientCaFiles,
     provider: &Arc<CryptoProvider>,
-) -> Result<Arc<dyn ClientCertVerifier>, String> {
-    let all: Vec<CaDer> = hinted.iter().chain(verify_only).cloned().collect();
-    let hints = roots(hinted)?.subjects();
-    let mut b = WebPkiClientVerifier::builder_with_provider(Arc::new(roots(&all)?), provider.clone())
+) -> Result<Arc<ClientVerify>, BuildError> {
+    // COMPAT: a CA webpki cannot read (X.509 v1) still verifies through `tls::chain`
+    let mut roots = RootCertStore::empty();
+    for c in hinted {
+        let _ = roots.add(c.clone());
+    }
+    let hints = roots.subjects();
+    for c in verify_only {
+        let _ = roots.add(c.clone());
+    }
+    let cas: Vec<CaDer> = hinted.iter().chain(verify_only).cloned().collect();
+    let crls = crl_set(crls, &cas)?;
+    let mut b = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone())
         .clear_root_hint_subjects()
         .add_root_hint_subjects(hints);
-    if !crls.is_empty() {
-        b = b.with_crls(crls.iter().cloned());
-    }
-    if optional {
+    if files.optional {
         b = b.allow_unauthenticated();
     }
-    b.build().map(|v| v as Arc<dyn ClientCertVerifier>).map_err(|e| e.to_string())
+    let inner = b.build().map_err(|e| BuildError::Ca(e.to_string()))?;
+    Ok(Arc::new(ClientVerify {
+        inner,
+        cas,
+        crls,
+        crt_ignore: files.crt_ignore.clone(),
+        ca_ignore: files.ca_ignore.clone(),
+        algs: provider.signature_verification_algorithms,
+    }))
 }
 
-/// The chain verifier of a server (`ca-file`, `crl-file`); the name check is the
-/// caller's. `Err` is rustls' reason.
-pub fn server_verifier(
-    cas: &[CaDer],
-    crls: &[CrlDer],
-    provider: &Arc<CryptoProvider>,
-) -> Result<Arc<dyn ServerCertVerifier>, String> {
-    let mut b = WebPkiServerVerifier::builder_with_provider(Arc::new(roots(cas)?), provider.clone());
-    if !crls.is_empty() {
-        b = b.with_crls(crls.iter().cloned());
-    }
-    b.build().map(|v| v as Arc<dyn ServerCertVerifier>).map_err(|e| e.to_string())
-}
-
-/// A server's chain verifier that `commit ssl ca-file` / `crl-file` can replace:
-/// every check reads the current one (no lock).
+/// The chain check of a server line (`ca-file`, `crl-file`): webpki's, then the
+/// revocation by the CRLs (v1 or v2) through [`revocation_errors`].
 #[derive(Debug)]
-pub struct SwapVerifier {
+pub struct ServerChain {
+    inner: Arc<WebPkiServerVerifier>,
+    /// The CRLs with the CAs they are checked against.
+    crls: Option<(CrlSet, Vec<CaDer>)>,
+}
+
+impl ServerChain {
+    /// Checks the chain and the `name`; `name_optional`: a name mismatch is no error
+    /// (HAProxy checks no name without SNI or `verifyhost`).
+    pub fn verify(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        name: &ServerName<'_>,
+        ocsp: &[u8],
+        now: UnixTime,
+        name_optional: bool,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        let verified = match self.inner.verify_server_cert(end_entity, intermediates, name, ocsp, now) {
+            Err(rustls::Error::InvalidCertificate(
+                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+            )) if name_optional => Ok(ServerCertVerified::assertion()),
+            other => other,
+        }?;
+        let Some((crls, cas)) = &self.crls else { return Ok(verified) };
+        let peer: Vec<CertificateDer<'_>> =
+            std::iter::once(end_entity.clone()).chain(intermediates.iter().cloned()).collect();
+        match revocation_errors(&peer, cas, crls, Purpose::Server, now).first() {
+            Some((_, c)) => Err(chain::rustls_error(*c)),
+            None => Ok(verified),
+        }
+    }
+
+    /// webpki's verifier (the handshake signatures).
+    pub fn webpki(&self) -> &WebPkiServerVerifier {
+        &self.inner
+    }
+}
+
+/// The chain check of a server line from its CA file's certificates and its CRL
+/// file's CRLs (`None`: no `crl-file`).
+pub fn server_chain(
+    cas: &[CaDer],
+    crls: Option<&[CrlDer]>,
+    provider: &Arc<CryptoProvider>,
+) -> Result<ServerChain, BuildError> {
+    let roots = roots(cas).map_err(BuildError::Ca)?;
+    let crls = crl_set(crls, cas)?.map(|set| (set, cas.to_vec()));
+    let inner = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+        .build()
+        .map_err(|e| BuildError::Ca(e.to_string()))?;
+    Ok(ServerChain { inner, crls })
+}
+
+/// A server's chain check that `commit ssl ca-file` / `crl-file` can replace: every
+/// connection reads the current one (no lock).
+#[derive(Debug)]
+pub struct SwapChain {
     /// The CA store names it was built from.
     pub ca_file: String,
     pub crl_file: Option<String>,
     pub provider: Arc<CryptoProvider>,
-    current: ArcSwap<Arc<dyn ServerCertVerifier>>,
+    current: ArcSwap<ServerChain>,
 }
 
-impl SwapVerifier {
-    pub fn new(
-        ca_file: String,
-        crl_file: Option<String>,
-        provider: Arc<CryptoProvider>,
-        v: Arc<dyn ServerCertVerifier>,
-    ) -> SwapVerifier {
-        SwapVerifier { ca_file, crl_file, provider, current: ArcSwap::from_pointee(v) }
+impl SwapChain {
+    pub fn new(ca_file: String, crl_file: Option<String>, provider: Arc<CryptoProvider>, c: ServerChain) -> SwapChain {
+        SwapChain { ca_file, crl_file, provider, current: ArcSwap::from_pointee(c) }
     }
 
-    /// Whether the verifier reads store entry `path`.
+    /// Whether the check reads store entry `path`.
     pub fn uses(&self, path: &str) -> bool {
         self.ca_file == path || self.crl_file.as_deref() == Some(path)
     }
 
-    /// New connections verify with `v` from now on.
-    pub fn set(&self, v: Arc<dyn ServerCertVerifier>) {
-        self.current.store(Arc::new(v));
-    }
-}
-
-impl ServerCertVerifier for SwapVerifier {
-    fn verify_server_cert(
-        &self,
-        end_entity: &CertificateDer<'_>,
-        intermediates: &[CertificateDer<'_>],
-        server_name: &ServerName<'_>,
-        ocsp: &[u8],
-        now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        self.current.load().verify_server_cert(end_entity, intermediates, server_name, ocsp, now)
+    /// The check new connections use.
+    pub fn current(&self) -> arc_swap::Guard<Arc<ServerChain>> {
+        self.current.load()
     }
 
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.current.load().verify_tls12_signature(message, cert, dss)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.current.load().verify_tls13_signature(message, cert, dss)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.current.load().supported_verify_schemes()
+    /// New connections check with `c` from now on.
+    pub fn set(&self, c: ServerChain) {
+        self.current.store(Arc::new(c));
     }
 }

@@ -29,6 +29,7 @@ fn info(cert: Option<Vec<u8>>) -> TlsInfo {
         resumed: false,
         peer_certs: cert.into_iter().map(Into::into).collect(),
         local_cert: None,
+        verify: Default::default(),
     }
 }
 
@@ -67,6 +68,17 @@ fn negotiated_values() {
         assert_eq!(fetch(None, kw), None, "{kw} on a plain connection");
     }
     assert_eq!(fetch(t(), "ssl_c_s_dn"), None);
+}
+
+#[test]
+fn verification_errors_come_from_the_outcome() {
+    let verify = crate::tls::chain::VerifyOutcome { result: 23, crt_err: 10, ca_err: 3, ca_err_depth: 1 };
+    let t = || Some(TlsInfo { verify, ..info(None) });
+    assert_eq!(fetch(t(), "ssl_c_verify"), Some(Sample::Sint(23)));
+    assert_eq!(fetch(t(), "ssl_c_err"), Some(Sample::Sint(10)));
+    assert_eq!(fetch(t(), "ssl_c_ca_err"), Some(Sample::Sint(3)));
+    assert_eq!(fetch(t(), "ssl_c_ca_err_depth"), Some(Sample::Sint(1)));
+    assert_eq!(fetch(t(), "ssl_fc_err"), Some(Sample::Sint(0)));
 }
 
 #[test]
