@@ -190,5 +190,10 @@ fn committed_ca_files_verify_new_handshakes_of_binds_and_servers_without_restart
             format!("Committing {srv_ca}.\nSuccess!\n\n")
         );
         assert_eq!(clear_get(clear).await, "HTTP/1.1 200 OK");
+        // and back: neither the idle connection nor the TLS session verified with CA1
+        // is used after the commit
+        cli(&sock, &format!("set ssl ca-file {srv_ca} <<\n{}\n", pki.cas[1].0.pem()));
+        cli(&sock, &format!("commit ssl ca-file {srv_ca}\n"));
+        assert_eq!(clear_get(clear).await, "HTTP/1.1 503 Service Unavailable");
     });
 }

@@ -203,7 +203,8 @@ impl ServerConn {
             return;
         }
         let key = server.pool_key;
-        conn_pool::put(key, self.stream, self.sni, self.uses + 1, server.pool_max_conn);
+        let epoch = server.tls.as_deref().map_or(0, |t| t.trust_epoch());
+        conn_pool::put(key, self.stream, self.sni, self.uses + 1, server.pool_max_conn, epoch);
     }
 }
 
@@ -535,9 +536,12 @@ pub async fn reconnect(
 }
 
 /// An idle connection to `server` that carried at least `min_uses` requests, announced
-/// the SNI `sni`, and is still alive.
+/// the SNI `sni`, is still alive and was verified by the server's current CA and CRL
+/// files (others are closed).
 fn take_idle(server: &ServerRt, min_uses: u32, sni: Option<&str>) -> Option<IdleConn> {
-    std::iter::from_fn(|| conn_pool::take(server.pool_key, min_uses, sni)).find(|idle| idle.stream.idle_alive())
+    let epoch = server.tls.as_deref().map_or(0, |t| t.trust_epoch());
+    std::iter::from_fn(|| conn_pool::take(server.pool_key, min_uses, sni))
+        .find(|idle| idle.epoch == epoch && idle.stream.idle_alive())
 }
 
 /// The SNI a connection to `server` announces: the value of its `sni` expression for

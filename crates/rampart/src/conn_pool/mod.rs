@@ -27,6 +27,9 @@ pub struct IdleConn {
     /// Requests this connection has carried (`http-reuse aggressive` wants at least 2:
     /// a connection that was already reused once).
     pub uses: u32,
+    /// The server's TLS trust when it was parked (`ServerTlsRt::trust_epoch`): a
+    /// connection verified before a `commit ssl ca-file` is not reused after it.
+    pub epoch: u64,
 }
 
 #[derive(Default)]
@@ -57,7 +60,7 @@ pub fn take(key: usize, min_uses: u32, sni: Option<&str>) -> Option<IdleConn> {
 /// closed; with `max` 0 the connection itself is.
 // COMPAT: HAProxy bounds `pool-max-conn` per process; rampart's pools are per thread,
 // so the bound applies to each thread (the same with `nbthread 1`).
-pub fn put(key: usize, stream: BackSock, sni: Option<Box<str>>, uses: u32, max: Option<u32>) {
+pub fn put(key: usize, stream: BackSock, sni: Option<Box<str>>, uses: u32, max: Option<u32>, epoch: u64) {
     let max = max.map_or(MAX_IDLE_PER_SERVER, |m| (m as usize).min(MAX_IDLE_PER_SERVER));
     if max == 0 {
         return;
@@ -72,7 +75,7 @@ pub fn put(key: usize, stream: BackSock, sni: Option<Box<str>>, uses: u32, max: 
         while list.len() >= max {
             list.remove(0);
         }
-        list.push(IdleConn { stream, sni, round, uses });
+        list.push(IdleConn { stream, sni, round, uses, epoch });
     })
 }
 

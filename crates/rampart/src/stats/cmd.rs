@@ -423,7 +423,8 @@ const NOT_YET: &[&[&str]] = &[
 /// followed by an empty line, as HAProxy ends them.
 pub fn run_line(cli: &Cli, sess: &mut Session, line: &str, out: &mut String) {
     for command in split_commands(line) {
-        let words: Vec<&str> = command.split_whitespace().collect();
+        let words = split_words(&command);
+        let words: Vec<&str> = words.iter().map(String::as_str).collect();
         if words.is_empty() {
             continue;
         }
@@ -453,6 +454,28 @@ fn split_commands(line: &str) -> Vec<String> {
             c => out.last_mut().map_or((), |s| s.push(c)),
         }
     }
+    out
+}
+
+/// The words of a command: split at blanks not escaped by a backslash; a backslash
+/// is dropped and the character after it kept (`\\` is one backslash), as HAProxy's
+/// CLI does (`show ssl crl-file \*<file>`).
+fn split_words(command: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word: Option<String> = None;
+    let mut chars = command.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                if let Some(n) = chars.next() {
+                    word.get_or_insert_with(String::new).push(n);
+                }
+            }
+            c if c.is_whitespace() => out.extend(word.take()),
+            c => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    out.extend(word);
     out
 }
 
@@ -625,6 +648,13 @@ mod tests {
         assert_eq!(parse_delay("2m"), Some(Duration::from_secs(120)));
         assert_eq!(parse_delay("x"), None);
         assert_eq!(parse_delay("5q"), None);
+    }
+
+    #[test]
+    fn words_are_unescaped_as_haproxy_does() {
+        assert_eq!(split_words("show ssl crl-file \\*/a/b.pem"), ["show", "ssl", "crl-file", "*/a/b.pem"]);
+        assert_eq!(split_words("  a\\ b   c\\\\d "), ["a b", "c\\d"]);
+        assert_eq!(split_words(""), Vec::<String>::new());
     }
 
     #[test]

@@ -220,9 +220,12 @@ fn a_server_chain_verifier_follows_its_ca_file() {
     let name = ServerName::try_from("srv.test").unwrap();
     let check = || chain.current().verify(&leaf, &[], &name, &[], UnixTime::now(), false);
     assert!(check().is_err(), "signed by CA2");
+    assert_eq!(chain.epoch(), 0);
     store.set(Kind::Ca, Some(&ca1), Some(&pki.cas[1].0.pem()));
+    assert_eq!(chain.epoch(), 0, "not committed yet");
     assert_eq!(store.commit(Kind::Ca, Some(&ca1)), format!("Committing {ca1}.\nSuccess!\n"));
     assert!(check().is_ok());
+    assert_eq!(chain.epoch(), 1, "idle connections verified before are not reused");
 }
 
 #[test]
@@ -305,4 +308,51 @@ fn reg_test_crl_is_shown_as_openssl_prints_it() {
          Last Update: Apr 23 14:45:39 2021 GMT\nNext Update: Sep  8 14:45:39 2048 GMT\nRevoked Certificates:\n    \
          Serial Number: 1008\n        Revocation Date: Apr 23 14:45:36 2021 GMT\n"
     );
+}
+
+/// HAProxy's own reg-test files, when present: a v1 server certificate revoked by a
+/// v1 CRL is refused by a server line's chain check.
+#[test]
+fn reg_test_server_certificate_is_revoked_by_its_crl() {
+    let dir = std::path::Path::new("/tmp/haproxy-2.6/reg-tests/ssl");
+    let Ok(server) = std::fs::read(dir.join("set_cafile_server.pem")) else { return };
+    let (leaf, _) = pem::load_payload("server", &server).unwrap();
+    let mut cas = pem::load_ca_file(&dir.join("set_cafile_interCA2.crt")).unwrap();
+    cas.extend(pem::load_ca_file(&dir.join("set_cafile_rootCA.crt")).unwrap());
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let name = ServerName::IpAddress(std::net::Ipv4Addr::LOCALHOST.into());
+    let empty = pem::load_crl_file(&dir.join("interCA2_crl_empty.pem")).unwrap();
+    let chain = verifier::server_chain(&cas, Some(&empty), &provider).unwrap();
+    assert!(chain.verify(&leaf[0], &leaf[1..], &name, &[], UnixTime::now(), true).is_ok());
+    let revoking = pem::load_crl_file(&dir.join("interCA2_crl.pem")).unwrap();
+    let chain = verifier::server_chain(&cas, Some(&revoking), &provider).unwrap();
+    assert!(chain.verify(&leaf[0], &leaf[1..], &name, &[], UnixTime::now(), true).is_err());
+}
+
+/// The reg-test's sequence on a server line: the CA file gets its root, then the CRL
+/// file a CRL revoking the server's certificate.
+#[test]
+fn reg_test_server_crl_commit_revokes() {
+    let dir = std::path::Path::new("/tmp/haproxy-2.6/reg-tests/ssl");
+    let Ok(server) = std::fs::read(dir.join("set_cafile_server.pem")) else { return };
+    let (leaf, _) = pem::load_payload("server", &server).unwrap();
+    let path = |f: &str| dir.join(f).display().to_string();
+    let (ca, crl) = (path("set_cafile_interCA2.crt"), path("interCA2_crl_empty.pem"));
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let cas = pem::load_ca_file(std::path::Path::new(&ca)).unwrap();
+    let crls = pem::load_crl_file(std::path::Path::new(&crl)).unwrap();
+    let v = verifier::server_chain(&cas, Some(&crls), &provider).unwrap();
+    let chain = Arc::new(SwapChain::new(ca.clone(), Some(crl.clone()), provider, v));
+    let store = CaStore::new(Vec::new(), vec![chain.clone()]);
+    let name = ServerName::IpAddress(std::net::Ipv4Addr::LOCALHOST.into());
+    let check = || chain.current().verify(&leaf[0], &leaf[1..], &name, &[], UnixTime::now(), true);
+    assert!(check().is_err(), "no root yet");
+    let text = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+    let both = text("set_cafile_interCA2.crt") + &text("set_cafile_rootCA.crt");
+    store.set(Kind::Ca, Some(&ca), Some(&both));
+    assert_eq!(store.commit(Kind::Ca, Some(&ca)), format!("Committing {ca}.\nSuccess!\n"));
+    assert!(check().is_ok());
+    store.set(Kind::Crl, Some(&crl), Some(&text("interCA2_crl.pem")));
+    assert_eq!(store.commit(Kind::Crl, Some(&crl)), format!("Committing {crl}.\nSuccess!\n"));
+    assert!(check().is_err(), "revoked");
 }

@@ -30,7 +30,7 @@ use super::verifier::{BuildError, SwapChain};
 use crate::sample::expr::{self, CompileCx, Expr, Place, Site};
 
 /// TLS sessions remembered per server for resumption (HAProxy keeps one per thread).
-const SESSION_CACHE: usize = 64;
+const SESSION_CACHE: usize = super::verifier::SESSIONS;
 
 /// The TLS side of one server at run time.
 #[derive(Debug)]
@@ -54,6 +54,12 @@ pub struct ServerTlsRt {
 }
 
 impl ServerTlsRt {
+    /// Changes when `commit ssl ca-file` / `crl-file` replaces the server's chain
+    /// check: an idle connection parked under another value is not reused.
+    pub fn trust_epoch(&self) -> u64 {
+        self.chain.as_ref().map_or(0, |c| c.epoch())
+    }
+
     /// The name a new connection announces: the SNI the stream computed, else the
     /// server's address (no SNI extension).
     pub fn name_for(&self, sni: Option<&str>) -> ServerName<'static> {
@@ -124,8 +130,15 @@ pub fn build(
             return None;
         }
     };
-    let base =
-        Base { provider, versions, verifier, client_cert, reuse: t.reuse, tickets: t.tickets && !g.no_tls_tickets };
+    let base = Base {
+        provider,
+        versions,
+        verifier,
+        client_cert,
+        reuse: t.reuse,
+        tickets: t.tickets && !g.no_tls_tickets,
+        sessions: chain.as_ref().map(|c| c.sessions()),
+    };
     let http = px.mode == rampart_cfg::model::Mode::Http;
     let alpn = alpn_list(t.alpn.as_deref(), http, &ctx, srv, warnings);
     let traffic = match t.ssl.then(|| base.config(alpn.clone())).transpose() {
@@ -165,6 +178,8 @@ struct Base {
     provider: Arc<CryptoProvider>,
     versions: Vec<&'static rustls::SupportedProtocolVersion>,
     verifier: Arc<dyn ServerCertVerifier>,
+    /// The session cache a new chain check empties (`verify required`).
+    sessions: Option<Arc<dyn rustls::client::ClientSessionStore>>,
     client_cert: Option<Arc<dyn ResolvesClientCert>>,
     reuse: bool,
     tickets: bool,
@@ -184,7 +199,10 @@ impl Base {
         c.alpn_protocols = alpn;
         // PERF: the session store takes a lock, once per new server connection only.
         c.resumption = if self.reuse {
-            let r = Resumption::in_memory_sessions(SESSION_CACHE);
+            let r = match &self.sessions {
+                Some(s) => Resumption::store(s.clone()),
+                None => Resumption::in_memory_sessions(SESSION_CACHE),
+            };
             if self.tickets {
                 r
             } else {
@@ -321,7 +339,7 @@ impl ServerCertVerifier for Verify {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.chain.current().webpki().verify_tls12_signature(message, cert, dss)
+        self.chain.current().signature(message, cert, dss, false)
     }
 
     fn verify_tls13_signature(
@@ -330,11 +348,11 @@ impl ServerCertVerifier for Verify {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.chain.current().webpki().verify_tls13_signature(message, cert, dss)
+        self.chain.current().signature(message, cert, dss, true)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.chain.current().webpki().supported_verify_schemes()
+        self.chain.current().schemes()
     }
 }
 

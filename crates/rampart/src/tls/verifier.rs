@@ -8,15 +8,17 @@
 //! HAProxy counterpart: `ssl_set_verify_locations_file()`, `ssl_sock_load_ca()` and
 //! the `X509_STORE` swap of `commit ssl ca-file` (ssl_ckch.c).
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 use rampart_cfg::model::IgnoreErr;
-use rustls::client::danger::{ServerCertVerified, ServerCertVerifier};
-use rustls::client::WebPkiServerVerifier;
-use rustls::crypto::CryptoProvider;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::{ClientSessionMemoryCache, ClientSessionStore, WebPkiServerVerifier};
+use rustls::client::{Tls12ClientSessionValue, Tls13ClientSessionValue};
+use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
 use rustls::server::WebPkiClientVerifier;
-use rustls::{CertificateError, RootCertStore};
+use rustls::{CertificateError, DigitallySignedStruct, NamedGroup, RootCertStore, SignatureScheme};
 use rustls_pki_types::{CertificateDer, CertificateRevocationListDer, ServerName, UnixTime};
 
 use super::chain::{self, Purpose};
@@ -121,12 +123,17 @@ pub fn client_verifier(
 }
 
 /// The chain check of a server line (`ca-file`, `crl-file`): webpki's, then the
-/// revocation by the CRLs (v1 or v2) through [`revocation_errors`].
+/// revocation by the CRLs (v1 or v2) through [`revocation_errors`]; a chain with an
+/// X.509 v1 certificate (which webpki refuses) is judged by [`chain::analyse`].
 #[derive(Debug)]
 pub struct ServerChain {
     inner: Arc<WebPkiServerVerifier>,
-    /// The CRLs with the CAs they are checked against.
-    crls: Option<(CrlSet, Vec<CaDer>)>,
+    /// The trusted CAs.
+    cas: Vec<CaDer>,
+    /// The CRLs of `crl-file`.
+    crls: Option<CrlSet>,
+    /// The handshake signature algorithms (for certificates webpki cannot read).
+    algs: WebPkiSupportedAlgorithms,
 }
 
 impl ServerChain {
@@ -141,25 +148,78 @@ impl ServerChain {
         now: UnixTime,
         name_optional: bool,
     ) -> Result<ServerCertVerified, rustls::Error> {
+        let peer: Vec<CertificateDer<'_>> =
+            std::iter::once(end_entity.clone()).chain(intermediates.iter().cloned()).collect();
         let verified = match self.inner.verify_server_cert(end_entity, intermediates, name, ocsp, now) {
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
             )) if name_optional => Ok(ServerCertVerified::assertion()),
+            Err(_) if chain::has_pre_v3(&peer) => return self.verify_pre_v3(&peer, name, now, name_optional),
             other => other,
         }?;
-        let Some((crls, cas)) = &self.crls else { return Ok(verified) };
-        let peer: Vec<CertificateDer<'_>> =
-            std::iter::once(end_entity.clone()).chain(intermediates.iter().cloned()).collect();
-        match revocation_errors(&peer, cas, crls, Purpose::Server, now).first() {
+        let Some(crls) = &self.crls else { return Ok(verified) };
+        match revocation_errors(&peer, &self.cas, crls, Purpose::Server, now).first() {
             Some((_, c)) => Err(chain::rustls_error(*c)),
             None => Ok(verified),
         }
     }
 
-    /// webpki's verifier (the handshake signatures).
-    pub fn webpki(&self) -> &WebPkiServerVerifier {
-        &self.inner
+    /// A chain webpki cannot read: OpenSSL's checks, then the name against the
+    /// subject's common name (a v1 certificate has no alternative names).
+    fn verify_pre_v3(
+        &self,
+        peer: &[CertificateDer<'_>],
+        name: &ServerName<'_>,
+        now: UnixTime,
+        name_optional: bool,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        let now = i64::try_from(now.as_secs()).unwrap_or(i64::MAX);
+        let errs = chain::analyse(peer, &self.cas, self.crls.as_ref(), Purpose::Server, now)
+            .ok_or(CertificateError::BadEncoding)?;
+        if let Some((_, c)) = errs.first() {
+            return Err(chain::rustls_error(*c));
+        }
+        if name_optional || common_name_is(&peer[0], name) {
+            Ok(ServerCertVerified::assertion())
+        } else {
+            Err(CertificateError::NotValidForName.into())
+        }
     }
+
+    /// Checks a handshake signature with webpki, else (a v1 certificate) with the
+    /// certificate's key.
+    pub fn signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+        tls13: bool,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        let webpki = if tls13 {
+            self.inner.verify_tls13_signature(message, cert, dss)
+        } else {
+            self.inner.verify_tls12_signature(message, cert, dss)
+        };
+        match webpki {
+            Err(_) if chain::has_pre_v3(std::slice::from_ref(cert)) => {
+                chain::verify_handshake_signature(message, cert, dss, &self.algs, tls13)
+            }
+            other => other,
+        }
+    }
+
+    /// The signature schemes webpki verifies.
+    pub fn schemes(&self) -> Vec<SignatureScheme> {
+        self.inner.supported_verify_schemes()
+    }
+}
+
+/// Whether the common name of certificate `der` is the DNS `name`.
+fn common_name_is(der: &CertificateDer<'_>, name: &ServerName<'_>) -> bool {
+    let ServerName::DnsName(dns) = name else { return false };
+    let Ok((_, c)) = x509_parser::parse_x509_certificate(der) else { return false };
+    let cn = c.subject().iter_common_name().next().and_then(|cn| cn.as_str().ok());
+    cn.is_some_and(|cn| cn.eq_ignore_ascii_case(dns.as_ref()))
 }
 
 /// The chain check of a server line from its CA file's certificates and its CRL
@@ -169,16 +229,21 @@ pub fn server_chain(
     crls: Option<&[CrlDer]>,
     provider: &Arc<CryptoProvider>,
 ) -> Result<ServerChain, BuildError> {
-    let roots = roots(cas).map_err(BuildError::Ca)?;
-    let crls = crl_set(crls, cas)?.map(|set| (set, cas.to_vec()));
+    // COMPAT: a CA webpki cannot read (X.509 v1) still verifies through `tls::chain`
+    let mut roots = RootCertStore::empty();
+    for c in cas {
+        let _ = roots.add(c.clone());
+    }
+    let crls = crl_set(crls, cas)?;
     let inner = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
         .build()
         .map_err(|e| BuildError::Ca(e.to_string()))?;
-    Ok(ServerChain { inner, crls })
+    Ok(ServerChain { inner, cas: cas.to_vec(), crls, algs: provider.signature_verification_algorithms })
 }
 
 /// A server's chain check that `commit ssl ca-file` / `crl-file` can replace: every
-/// connection reads the current one (no lock).
+/// connection reads the current one (no lock). The TLS sessions kept for resumption
+/// go with it: a resumed session skips the check, so a new check forgets them.
 #[derive(Debug)]
 pub struct SwapChain {
     /// The CA store names it was built from.
@@ -186,11 +251,16 @@ pub struct SwapChain {
     pub crl_file: Option<String>,
     pub provider: Arc<CryptoProvider>,
     current: ArcSwap<ServerChain>,
+    sessions: Arc<Sessions>,
+    /// Counts the replacements: an idle connection verified under an older check is
+    /// not reused ([`SwapChain::epoch`]).
+    epoch: AtomicU64,
 }
 
 impl SwapChain {
     pub fn new(ca_file: String, crl_file: Option<String>, provider: Arc<CryptoProvider>, c: ServerChain) -> SwapChain {
-        SwapChain { ca_file, crl_file, provider, current: ArcSwap::from_pointee(c) }
+        let sessions = Arc::new(Sessions(ArcSwap::from_pointee(ClientSessionMemoryCache::new(SESSIONS))));
+        SwapChain { ca_file, crl_file, provider, current: ArcSwap::from_pointee(c), sessions, epoch: AtomicU64::new(0) }
     }
 
     /// Whether the check reads store entry `path`.
@@ -203,8 +273,59 @@ impl SwapChain {
         self.current.load()
     }
 
-    /// New connections check with `c` from now on.
+    /// The session store of the server's TLS configurations.
+    pub fn sessions(&self) -> Arc<dyn ClientSessionStore> {
+        self.sessions.clone()
+    }
+
+    /// New connections check with `c` from now on; none resumes a session, nor reuses
+    /// an idle connection, the old check accepted.
     pub fn set(&self, c: ServerChain) {
         self.current.store(Arc::new(c));
+        self.sessions.0.store(Arc::new(ClientSessionMemoryCache::new(SESSIONS)));
+        self.epoch.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// How many times the check was replaced: a connection made under another count
+    /// was verified by an older check.
+    pub fn epoch(&self) -> u64 {
+        self.epoch.load(Ordering::Relaxed)
+    }
+}
+
+/// TLS sessions remembered per verified server for resumption.
+pub const SESSIONS: usize = 64;
+
+/// A session cache that a new chain check empties.
+#[derive(Debug)]
+struct Sessions(ArcSwap<ClientSessionMemoryCache>);
+
+impl ClientSessionStore for Sessions {
+    fn set_kx_hint(&self, name: ServerName<'static>, group: NamedGroup) {
+        self.0.load().set_kx_hint(name, group)
+    }
+
+    fn kx_hint(&self, name: &ServerName<'_>) -> Option<NamedGroup> {
+        self.0.load().kx_hint(name)
+    }
+
+    fn set_tls12_session(&self, name: ServerName<'static>, value: Tls12ClientSessionValue) {
+        self.0.load().set_tls12_session(name, value)
+    }
+
+    fn tls12_session(&self, name: &ServerName<'_>) -> Option<Tls12ClientSessionValue> {
+        self.0.load().tls12_session(name)
+    }
+
+    fn remove_tls12_session(&self, name: &ServerName<'static>) {
+        self.0.load().remove_tls12_session(name)
+    }
+
+    fn insert_tls13_ticket(&self, name: ServerName<'static>, value: Tls13ClientSessionValue) {
+        self.0.load().insert_tls13_ticket(name, value)
+    }
+
+    fn take_tls13_ticket(&self, name: &ServerName<'static>) -> Option<Tls13ClientSessionValue> {
+        self.0.load().take_tls13_ticket(name)
     }
 }
