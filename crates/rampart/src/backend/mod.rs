@@ -199,7 +199,7 @@ impl ServerConn {
     /// when it started with a PROXY header: see `send_proxy`).
     pub fn park(self, rt: &Runtime, be: usize) {
         let server = &rt.proxies[be].be.servers[self.srv];
-        if server.send_proxy.version.is_some() {
+        if server.send_proxy.version.is_some() || !self.stream.current_crt(server) {
             return;
         }
         let key = server.pool_key;
@@ -537,7 +537,8 @@ pub async fn reconnect(
 /// An idle connection to `server` that carried at least `min_uses` requests, announced
 /// the SNI `sni`, and is still alive.
 fn take_idle(server: &ServerRt, min_uses: u32, sni: Option<&str>) -> Option<IdleConn> {
-    std::iter::from_fn(|| conn_pool::take(server.pool_key, min_uses, sni)).find(|idle| idle.stream.idle_alive())
+    std::iter::from_fn(|| conn_pool::take(server.pool_key, min_uses, sni))
+        .find(|idle| idle.stream.current_crt(server) && idle.stream.idle_alive())
 }
 
 /// The SNI a connection to `server` announces: the value of its `sni` expression for
@@ -580,8 +581,9 @@ async fn connect_server(
     }
     let sni = sni_of(server, cx.sni);
     let name = tls.name_for(sni);
+    let generation = tls.crt.as_ref().map_or(0, |c| c.generation());
     match crate::tls::stream::connect(tcp, config, name, left).await {
-        Ok(t) => Ok((BackSock::Tls(Box::new(sock::TlsConn::new(t))), sni.map(Box::from))),
+        Ok(t) => Ok((BackSock::Tls(Box::new(sock::TlsConn::new(t, generation))), sni.map(Box::from))),
         Err(crate::tls::stream::HandshakeError::Timeout) => Err(true),
         Err(_) => Err(false),
     }

@@ -19,7 +19,6 @@ use rampart_cfg::Config;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::{ResolvesClientCert, Resumption, Tls12Resumption, WebPkiServerVerifier};
 use rustls::crypto::CryptoProvider;
-use rustls::sign::CertifiedKey;
 use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
 use rustls_pki_types::{CertificateDer, ServerName, UnixTime};
 
@@ -27,6 +26,7 @@ use super::bind::based;
 use super::chain::{self, Purpose};
 use super::crl::CrlSet;
 use super::pem;
+use super::server_crt::ServerCrt;
 use super::suites;
 use super::verify::revocation_errors;
 use crate::sample::expr::{self, CompileCx, Expr, Place, Site};
@@ -51,6 +51,8 @@ pub struct ServerTlsRt {
     /// The name used when no SNI is sent: the server's address (rustls sends no SNI
     /// for an address, and the certificate's names are then not checked).
     pub addr_name: ServerName<'static>,
+    /// `crt`: the certificate presented, replaceable by `commit ssl cert`.
+    pub crt: Option<Arc<ServerCrt>>,
 }
 
 impl ServerTlsRt {
@@ -116,9 +118,13 @@ pub fn build(
         }
     };
     let crt_base = cfg.global.ssl.crt_base.as_ref();
-    let load = |p: &str| pem::load_cert_key(&based(crt_base, Path::new(p)))?.certified(&provider);
+    let load = |p: &str| {
+        let ck = pem::load_cert_key(&based(crt_base, Path::new(p)))?;
+        let path = ck.path.clone();
+        Ok::<_, pem::PemError>(Arc::new(ServerCrt::new(path, ck.certified(&provider)?, SESSION_CACHE)))
+    };
     let client_cert = match t.crt.as_deref().map(load).transpose() {
-        Ok(c) => c.map(|ck| Arc::new(ClientCert(ck)) as Arc<dyn ResolvesClientCert>),
+        Ok(c) => c,
         Err(e) => {
             alert(alerts, format!("{ctx}{e}"));
             return None;
@@ -151,7 +157,8 @@ pub fn build(
     let sni_slot = t.sni.as_ref().map_or(0, |e| sni_slot(px, &e.text));
     let check_sni = t.check_sni.as_deref().and_then(|n| ServerName::try_from(n.to_owned()).ok());
     let addr_name = ServerName::IpAddress(addr.ip().into());
-    Some(ServerTlsRt { traffic, check, sni, sni_slot, check_sni, addr_name })
+    let crt = base.client_cert;
+    Some(ServerTlsRt { traffic, check, sni, sni_slot, check_sni, addr_name, crt })
 }
 
 /// HAProxy's alert for a server verified (the default) without a CA to verify with.
@@ -165,7 +172,7 @@ struct Base {
     provider: Arc<CryptoProvider>,
     versions: Vec<&'static rustls::SupportedProtocolVersion>,
     verifier: Arc<dyn ServerCertVerifier>,
-    client_cert: Option<Arc<dyn ResolvesClientCert>>,
+    client_cert: Option<Arc<ServerCrt>>,
     reuse: bool,
     tickets: bool,
 }
@@ -178,13 +185,17 @@ impl Base {
             .dangerous()
             .with_custom_certificate_verifier(self.verifier.clone());
         let mut c = match &self.client_cert {
-            Some(cert) => builder.with_client_cert_resolver(cert.clone()),
+            Some(cert) => builder.with_client_cert_resolver(cert.clone() as Arc<dyn ResolvesClientCert>),
             None => builder.with_no_client_auth(),
         };
         c.alpn_protocols = alpn;
         // PERF: the session store takes a lock, once per new server connection only.
         c.resumption = if self.reuse {
-            let r = Resumption::in_memory_sessions(SESSION_CACHE);
+            // with a `crt`, sessions the next `commit ssl cert` can forget
+            let r = match &self.client_cert {
+                Some(crt) => Resumption::store(crt.sessions.clone()),
+                None => Resumption::in_memory_sessions(SESSION_CACHE),
+            };
             if self.tickets {
                 r
             } else {
@@ -277,21 +288,6 @@ fn verifier(
         .map_err(|e| vec![format!("'ca-file' : unable to load {ca} ({e}).")])?;
     let host = t.verifyhost.as_deref().and_then(|h| ServerName::try_from(h.to_owned()).ok());
     Ok(Arc::new(Verify { inner, host, crls }))
-}
-
-/// `crt`: the certificate presented whenever the server asks for one (HAProxy sends it
-/// whatever CAs the server names).
-#[derive(Debug)]
-struct ClientCert(Arc<CertifiedKey>);
-
-impl ResolvesClientCert for ClientCert {
-    fn resolve(&self, _: &[&[u8]], _: &[SignatureScheme]) -> Option<Arc<CertifiedKey>> {
-        Some(self.0.clone())
-    }
-
-    fn has_certs(&self) -> bool {
-        true
-    }
 }
 
 /// `verify required`: the chain against the CA file, the name as HAProxy checks it.
