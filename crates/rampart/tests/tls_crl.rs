@@ -2,8 +2,9 @@
 //! crl-file` refuses a revoked client certificate with the `certificate_revoked` alert;
 //! `verify optional crt-ignore-err all` lets it through and `ssl_c_verify` /
 //! `ssl_c_err` report it (23, OpenSSL's X509_V_ERR_CERT_REVOKED); a CRL that its CA
-//! did not sign is refused at startup. Clients are Debian's `curl`; certificates and
-//! the CRL come from rcgen. Passes against haproxy 2.6 too (`RAMPART_TEST_BINARY`),
+//! did not sign is refused at startup; a server whose certificate is revoked is not
+//! connected to (`server ... verify required crl-file`: 503). Clients are Debian's
+//! `curl`; certificates and the CRL come from rcgen. Passes against haproxy 2.6 too (`RAMPART_TEST_BINARY`),
 //! except the wording of the startup alert.
 
 mod http_common;
@@ -56,6 +57,16 @@ impl Pki {
             .unwrap();
         std::fs::write(self.dir.join("srv.pem"), format!("{}{}", c.pem(), k.serialize_pem())).unwrap();
         self.path("srv.pem")
+    }
+
+    /// `<file>`: a server certificate for `srv.test` with `serial`, and its key.
+    fn server_serial(&self, file: &str, serial: u64) -> String {
+        let k = key();
+        let mut p = rcgen::CertificateParams::new(vec!["srv.test".to_owned()]).unwrap();
+        p.serial_number = Some(rcgen::SerialNumber::from(serial));
+        let c = p.signed_by(&k, &self.ca, &self.ca_key).unwrap();
+        std::fs::write(self.dir.join(file), format!("{}{}", c.pem(), k.serialize_pem())).unwrap();
+        self.path(file)
     }
 
     /// `<name>.crt` and `<name>.key`: a client certificate with `serial`, valid until
@@ -178,6 +189,39 @@ fn a_revoked_client_certificate_is_refused_or_reported() {
     assert!(ok, "{err}");
     assert_eq!(header(&body, "x-verify"), Some("10"));
     assert_eq!(header(&body, "x-err"), Some("23"));
+}
+
+/// `server ... verify required crl-file`: a server whose certificate is revoked is not
+/// connected to (503); rampart itself serves TLS on unix sockets, as in the reg-tests.
+#[test]
+fn a_revoked_server_certificate_fails_the_connection() {
+    if !curl_installed() {
+        eprintln!("SKIPPED: curl is not installed");
+        return;
+    }
+    let pki = Pki::new("server");
+    let (ca, crl) = (pki.path("ca.pem"), pki.crl(&[7], None));
+    let (good, revoked) = (pki.server_serial("good.pem", 8), pki.server_serial("revoked.pem", 7));
+    let (good_sock, revoked_sock) = (pki.path("good.sock"), pki.path("revoked.sock"));
+    let cfg = format!(
+        "{PREAMBLE}frontend fe\n  bind fd@${{fe1}}\n  use_backend good if {{ path /good }}\n  default_backend revoked\n\
+         backend good\n  server s1 {good_sock} ssl verify required ca-file {ca} crl-file {crl}\n\
+         backend revoked\n  server s1 {revoked_sock} ssl verify required ca-file {ca} crl-file {crl}\n\
+         listen tls_good\n  bind {good_sock} ssl crt {good}\n  http-request return status 200\n\
+         listen tls_revoked\n  bind {revoked_sock} ssl crt {revoked}\n  http-request return status 200\n"
+    );
+    let proxy = Proxy::new(binary()).listener("fe1").config(&cfg).start().expect("the proxy starts");
+    let status = |path: &str| {
+        let addr = proxy.addr("fe1");
+        let out = Command::new("curl")
+            .args(["-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "10"])
+            .arg(format!("http://{addr}{path}"))
+            .output()
+            .expect("curl runs");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert_eq!(status("/good"), "200");
+    assert_eq!(status("/revoked"), "503", "the revoked server certificate fails the handshake");
 }
 
 #[test]
