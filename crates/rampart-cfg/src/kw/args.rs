@@ -1,7 +1,7 @@
 //! Options of `bind` and `server` lines (names only, with the number of words each one
 //! takes). Rule actions are in `actions.rs`.
 
-use super::Support::{No, Partial, Yes};
+use super::Support::{No, Yes};
 use super::{ArgKw, Support};
 
 const fn arg(name: &'static str, args: usize, support: Support) -> ArgKw {
