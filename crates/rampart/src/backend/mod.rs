@@ -199,7 +199,7 @@ impl ServerConn {
     /// when it started with a PROXY header: see `send_proxy`).
     pub fn park(self, rt: &Runtime, be: usize) {
         let server = &rt.proxies[be].be.servers[self.srv];
-        if server.send_proxy.version.is_some() {
+        if server.send_proxy.version.is_some() || !self.stream.current_crt(server) {
             return;
         }
         let key = server.pool_key;
@@ -541,7 +541,7 @@ pub async fn reconnect(
 fn take_idle(server: &ServerRt, min_uses: u32, sni: Option<&str>) -> Option<IdleConn> {
     let epoch = server.tls.as_deref().map_or(0, |t| t.trust_epoch());
     std::iter::from_fn(|| conn_pool::take(server.pool_key, min_uses, sni))
-        .find(|idle| idle.epoch == epoch && idle.stream.idle_alive())
+        .find(|idle| idle.epoch == epoch && idle.stream.current_crt(server) && idle.stream.idle_alive())
 }
 
 /// The SNI a connection to `server` announces: the value of its `sni` expression for
@@ -584,8 +584,9 @@ async fn connect_server(
     }
     let sni = sni_of(server, cx.sni);
     let name = tls.name_for(sni);
+    let generation = tls.crt.as_ref().map_or(0, |c| c.generation());
     match crate::tls::stream::connect(tcp, config, name, left).await {
-        Ok(t) => Ok((BackSock::Tls(Box::new(sock::TlsConn::new(t))), sni.map(Box::from))),
+        Ok(t) => Ok((BackSock::Tls(Box::new(sock::TlsConn::new(t, generation))), sni.map(Box::from))),
         Err(crate::tls::stream::HandshakeError::Timeout) => Err(true),
         Err(_) => Err(false),
     }

@@ -235,7 +235,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("server verifyhost", "tls::client::build: Verify::host"),
     ("server ca-file", "tls::client::build: Verify (pem::load_ca_file)"),
     ("server crl-file", "tls::client::build: Verify (tls::crl, tls::verify::revocation_errors)"),
-    ("server crt", "tls::client::build: Base::client_cert (pem::load_cert_key)"),
+    ("server crt", "tls::client::build: tls::server_crt::ServerCrt (pem::load_cert_key)"),
     ("server sni", "tls::client::build: ServerTlsRt::sni (stream: ConnectCtx::sni)"),
     ("server alpn", "tls::client::build: ClientConfig::alpn_protocols"),
     ("server ssl-min-ver", "tls::client::build: versions"),

@@ -134,6 +134,19 @@ fn server_chains(rt: &Runtime) -> Vec<Arc<crate::tls::verifier::SwapChain>> {
     servers.filter_map(|s| s.tls.as_ref()?.chain.clone()).collect()
 }
 
+/// Every server's `crt` (`server ... crt`), once each.
+fn server_crts(rt: &Runtime) -> Vec<Arc<crate::tls::server_crt::ServerCrt>> {
+    let mut out: Vec<Arc<crate::tls::server_crt::ServerCrt>> = Vec::new();
+    for px in &rt.proxies {
+        for crt in px.be.servers.iter().filter_map(|s| s.tls.as_ref()?.crt.as_ref()) {
+            if !out.iter().any(|o| Arc::ptr_eq(o, crt)) {
+                out.push(crt.clone());
+            }
+        }
+    }
+    out
+}
+
 impl Cli {
     /// The CLI state for `rt`, built from its configuration.
     pub fn new(cfg: &Config, rt: Arc<Runtime>) -> Cli {
@@ -142,7 +155,7 @@ impl Cli {
             maxconn: cfg.global.stats_maxconn.unwrap_or(DEFAULT_MAXCONN),
             sessions: AtomicU32::new(0),
             cum_sessions: AtomicU64::new(0),
-            certs: crate::tls::certs::Certs::new(tls_binds(&rt)),
+            certs: crate::tls::certs::Certs::new(tls_binds(&rt), server_crts(&rt)),
             cafiles: crate::tls::castore::CaStore::new(tls_binds(&rt), server_chains(&rt)),
             rt,
         }

@@ -214,7 +214,8 @@ fn a_server_chain_verifier_follows_its_ca_file() {
     let ca1 = pki.path("ca1.crt");
     let cas = pem::load_ca_file(std::path::Path::new(&ca1)).unwrap();
     let v = verifier::server_chain(&cas, None, &provider).unwrap();
-    let chain = Arc::new(SwapChain::new(ca1.clone(), None, provider, v));
+    let chain =
+        Arc::new(SwapChain::new(ca1.clone(), None, provider, v, Arc::new(super::super::server_crt::Sessions::new(4))));
     let store = CaStore::new(Vec::new(), vec![chain.clone()]);
     let (leaf, _) = pki.leaf(1, "srv.test", 5);
     let name = ServerName::try_from("srv.test").unwrap();
@@ -342,7 +343,13 @@ fn reg_test_server_crl_commit_revokes() {
     let cas = pem::load_ca_file(std::path::Path::new(&ca)).unwrap();
     let crls = pem::load_crl_file(std::path::Path::new(&crl)).unwrap();
     let v = verifier::server_chain(&cas, Some(&crls), &provider).unwrap();
-    let chain = Arc::new(SwapChain::new(ca.clone(), Some(crl.clone()), provider, v));
+    let chain = Arc::new(SwapChain::new(
+        ca.clone(),
+        Some(crl.clone()),
+        provider,
+        v,
+        Arc::new(super::super::server_crt::Sessions::new(4)),
+    ));
     let store = CaStore::new(Vec::new(), vec![chain.clone()]);
     let name = ServerName::IpAddress(std::net::Ipv4Addr::LOCALHOST.into());
     let check = || chain.current().verify(&leaf[0], &leaf[1..], &name, &[], UnixTime::now(), true);

@@ -3,7 +3,7 @@
 //! cert`, `abort ssl cert`, with HAProxy 2.6's replies. A commit builds a new
 //! [`SniStore`] for each bind serving the file and swaps it in: new handshakes read it
 //! without a lock, handshakes and connections already under way keep the certificate
-//! they had. HAProxy counterpart: ssl_ckch.c (ckch_store, the `ssl cert` CLI commands).
+//! they had. A server's `crt` is replaced the same way ([`ServerCrt`]). HAProxy counterpart: ssl_ckch.c (ckch_store, the `ssl cert` CLI commands).
 
 // the transaction lock is taken by CLI commands only, never on the handshake path
 #[allow(clippy::disallowed_types)]
@@ -15,6 +15,7 @@ use x509_parser::certificate::X509Certificate;
 
 use super::bind::BindTls;
 use super::pem::{self, CertKey};
+use super::server_crt::ServerCrt;
 use super::sni::cert_names;
 
 /// A certificate being replaced: what `set ssl cert` uploaded so far.
@@ -46,14 +47,16 @@ struct State {
 #[allow(clippy::disallowed_types)] // CLI commands only: not on the handshake path
 pub struct Certs {
     binds: Vec<Arc<BindTls>>,
+    /// The servers' `crt` (each once).
+    servers: Vec<Arc<ServerCrt>>,
     state: Mutex<State>,
 }
 
 impl Certs {
-    /// The store over `binds` (each TLS bind once).
+    /// The store over `binds` (each TLS bind once) and the servers' certificates.
     #[allow(clippy::disallowed_types)]
-    pub fn new(binds: Vec<Arc<BindTls>>) -> Certs {
-        Certs { binds, state: Mutex::new(State::default()) }
+    pub fn new(binds: Vec<Arc<BindTls>>, servers: Vec<Arc<ServerCrt>>) -> Certs {
+        Certs { binds, servers, state: Mutex::new(State::default()) }
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -70,13 +73,21 @@ impl Certs {
                 }
             }
         }
+        for s in &self.servers {
+            if !out.contains(&s.path) {
+                out.push(s.path.clone());
+            }
+        }
         out.extend(st.unused.iter().map(|u| u.path.clone()));
         out
     }
 
     /// The certificate now served for `path`.
     fn current(&self, path: &str) -> Option<Arc<CertifiedKey>> {
-        self.binds.iter().find_map(|b| b.store.load().get(path).cloned())
+        self.binds
+            .iter()
+            .find_map(|b| b.store.load().get(path).cloned())
+            .or_else(|| self.servers.iter().find(|s| s.path == path).map(|s| s.current()))
     }
 
     /// `show ssl cert [<file>]`: the list of files (the pending one first, starred), or
@@ -170,6 +181,10 @@ impl Certs {
                 b.store.store(Arc::new(new));
                 out.push('.');
             }
+        }
+        for s in self.servers.iter().filter(|s| s.path == path) {
+            s.replace(certified.clone());
+            out.push('.');
         }
         if let Some(u) = st.unused.iter_mut().find(|u| u.path == path) {
             u.chain = ck.chain;

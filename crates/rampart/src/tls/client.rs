@@ -19,18 +19,18 @@ use rampart_cfg::Config;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::{ResolvesClientCert, Resumption, Tls12Resumption};
 use rustls::crypto::CryptoProvider;
-use rustls::sign::CertifiedKey;
 use rustls::{ClientConfig, DigitallySignedStruct, SignatureScheme};
 use rustls_pki_types::{CertificateDer, ServerName, UnixTime};
 
 use super::bind::based;
 use super::pem;
+use super::server_crt::{ServerCrt, Sessions};
 use super::suites;
 use super::verifier::{BuildError, SwapChain};
 use crate::sample::expr::{self, CompileCx, Expr, Place, Site};
 
 /// TLS sessions remembered per server for resumption (HAProxy keeps one per thread).
-const SESSION_CACHE: usize = super::verifier::SESSIONS;
+const SESSION_CACHE: usize = 64;
 
 /// The TLS side of one server at run time.
 #[derive(Debug)]
@@ -51,6 +51,8 @@ pub struct ServerTlsRt {
     pub addr_name: ServerName<'static>,
     /// `verify required`: the chain verifier, for `commit ssl ca-file` / `crl-file`.
     pub chain: Option<Arc<SwapChain>>,
+    /// `crt`: the certificate presented, replaceable by `commit ssl cert`.
+    pub crt: Option<Arc<ServerCrt>>,
 }
 
 impl ServerTlsRt {
@@ -109,7 +111,9 @@ pub fn build(
             return None;
         }
     };
-    let (verifier, chain) = match verifier(t, &cfg.global.ssl, verify, &provider) {
+    // one session cache, that a new `crt` or new CA/CRL files empty
+    let sessions = Arc::new(Sessions::new(SESSION_CACHE));
+    let (verifier, chain) = match verifier(t, &cfg.global.ssl, verify, &provider, &sessions) {
         Ok(v) => v,
         Err(msgs) => {
             // HAProxy locates only the first line (the second is `'ca-file' : unable to load ...`)
@@ -122,9 +126,13 @@ pub fn build(
         }
     };
     let crt_base = cfg.global.ssl.crt_base.as_ref();
-    let load = |p: &str| pem::load_cert_key(&based(crt_base, Path::new(p)))?.certified(&provider);
+    let load = |p: &str| {
+        let ck = pem::load_cert_key(&based(crt_base, Path::new(p)))?;
+        let path = ck.path.clone();
+        Ok::<_, pem::PemError>(Arc::new(ServerCrt::with_sessions(path, ck.certified(&provider)?, sessions.clone())))
+    };
     let client_cert = match t.crt.as_deref().map(load).transpose() {
-        Ok(c) => c.map(|ck| Arc::new(ClientCert(ck)) as Arc<dyn ResolvesClientCert>),
+        Ok(c) => c,
         Err(e) => {
             alert(alerts, format!("{ctx}{e}"));
             return None;
@@ -137,7 +145,7 @@ pub fn build(
         client_cert,
         reuse: t.reuse,
         tickets: t.tickets && !g.no_tls_tickets,
-        sessions: chain.as_ref().map(|c| c.sessions()),
+        sessions,
     };
     let http = px.mode == rampart_cfg::model::Mode::Http;
     let alpn = alpn_list(t.alpn.as_deref(), http, &ctx, srv, warnings);
@@ -164,7 +172,8 @@ pub fn build(
     let sni_slot = t.sni.as_ref().map_or(0, |e| sni_slot(px, &e.text));
     let check_sni = t.check_sni.as_deref().and_then(|n| ServerName::try_from(n.to_owned()).ok());
     let addr_name = ServerName::IpAddress(addr.ip().into());
-    Some(ServerTlsRt { traffic, check, sni, sni_slot, check_sni, addr_name, chain })
+    let crt = base.client_cert;
+    Some(ServerTlsRt { traffic, check, sni, sni_slot, check_sni, addr_name, chain, crt })
 }
 
 /// HAProxy's alert for a server verified (the default) without a CA to verify with.
@@ -178,9 +187,9 @@ struct Base {
     provider: Arc<CryptoProvider>,
     versions: Vec<&'static rustls::SupportedProtocolVersion>,
     verifier: Arc<dyn ServerCertVerifier>,
-    /// The session cache a new chain check empties (`verify required`).
-    sessions: Option<Arc<dyn rustls::client::ClientSessionStore>>,
-    client_cert: Option<Arc<dyn ResolvesClientCert>>,
+    /// The server's TLS sessions, forgotten when its `crt` or its CA/CRL files change.
+    sessions: Arc<Sessions>,
+    client_cert: Option<Arc<ServerCrt>>,
     reuse: bool,
     tickets: bool,
 }
@@ -193,16 +202,13 @@ impl Base {
             .dangerous()
             .with_custom_certificate_verifier(self.verifier.clone());
         let mut c = match &self.client_cert {
-            Some(cert) => builder.with_client_cert_resolver(cert.clone()),
+            Some(cert) => builder.with_client_cert_resolver(cert.clone() as Arc<dyn ResolvesClientCert>),
             None => builder.with_no_client_auth(),
         };
         c.alpn_protocols = alpn;
         // PERF: the session store takes a lock, once per new server connection only.
         c.resumption = if self.reuse {
-            let r = match &self.sessions {
-                Some(s) => Resumption::store(s.clone()),
-                None => Resumption::in_memory_sessions(SESSION_CACHE),
-            };
+            let r = Resumption::store(self.sessions.clone());
             if self.tickets {
                 r
             } else {
@@ -269,6 +275,7 @@ fn verifier(
     g: &GlobalSsl,
     verify: bool,
     provider: &Arc<CryptoProvider>,
+    sessions: &Arc<Sessions>,
 ) -> Result<Verifiers, Vec<String>> {
     if !verify {
         return Ok((Arc::new(NoVerify(provider.clone())), None));
@@ -289,24 +296,9 @@ fn verifier(
         BuildError::Crl(e) => vec![format!("'crl-file' : unable to load {} ({e}).", crl_file.as_deref().unwrap_or(""))],
         BuildError::Ca(e) => vec![format!("'ca-file' : unable to load {ca} ({e}).")],
     })?;
-    let chain = Arc::new(SwapChain::new(ca, crl_file, provider.clone(), chain));
+    let chain = Arc::new(SwapChain::new(ca, crl_file, provider.clone(), chain, sessions.clone()));
     let host = t.verifyhost.as_deref().and_then(|h| ServerName::try_from(h.to_owned()).ok());
     Ok((Arc::new(Verify { chain: chain.clone(), host }), Some(chain)))
-}
-
-/// `crt`: the certificate presented whenever the server asks for one (HAProxy sends it
-/// whatever CAs the server names).
-#[derive(Debug)]
-struct ClientCert(Arc<CertifiedKey>);
-
-impl ResolvesClientCert for ClientCert {
-    fn resolve(&self, _: &[&[u8]], _: &[SignatureScheme]) -> Option<Arc<CertifiedKey>> {
-        Some(self.0.clone())
-    }
-
-    fn has_certs(&self) -> bool {
-        true
-    }
 }
 
 /// `verify required`: the chain against the CA file, the name as HAProxy checks it.

@@ -3,8 +3,8 @@
 //! and its certificate selection by SNI (`sni`), `crt-list` files (`crtlist`); the
 //! runtime certificate commands and hot swap (`certs`), the runtime CA and CRL
 //! files and their commands (`castore`, `castore_show`), the verifiers built from
-//! their contents (`verifier`); TLS
-//! towards servers (`client`), OpenSSL cipher names (`suites`); client certificate
+//! their contents (`verifier`); TLS towards servers (`client`) and a server's
+//! replaceable `crt` (`server_crt`), OpenSSL cipher names (`suites`); client certificate
 //! verification with OpenSSL's error codes (`verify`, `chain`, `crl`); what a handshake
 //! negotiated, as the `ssl_*` and `ssl_bc*` fetches read it ([`TlsInfo`]).
 //! HAProxy counterpart: ssl_sock.c, ssl_ckch.c.
@@ -18,6 +18,7 @@ pub mod client;
 pub mod crl;
 pub mod crtlist;
 pub mod pem;
+pub mod server_crt;
 pub mod sni;
 pub mod stream;
 pub mod suites;

@@ -14,15 +14,15 @@ use std::sync::Arc;
 use arc_swap::ArcSwap;
 use rampart_cfg::model::IgnoreErr;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::client::{ClientSessionMemoryCache, ClientSessionStore, WebPkiServerVerifier};
-use rustls::client::{Tls12ClientSessionValue, Tls13ClientSessionValue};
+use rustls::client::WebPkiServerVerifier;
 use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
 use rustls::server::WebPkiClientVerifier;
-use rustls::{CertificateError, DigitallySignedStruct, NamedGroup, RootCertStore, SignatureScheme};
+use rustls::{CertificateError, DigitallySignedStruct, RootCertStore, SignatureScheme};
 use rustls_pki_types::{CertificateDer, CertificateRevocationListDer, ServerName, UnixTime};
 
 use super::chain::{self, Purpose};
 use super::crl::CrlSet;
+use super::server_crt::Sessions;
 use super::verify::{revocation_errors, ClientVerify};
 
 /// A CA certificate, DER.
@@ -258,8 +258,14 @@ pub struct SwapChain {
 }
 
 impl SwapChain {
-    pub fn new(ca_file: String, crl_file: Option<String>, provider: Arc<CryptoProvider>, c: ServerChain) -> SwapChain {
-        let sessions = Arc::new(Sessions(ArcSwap::from_pointee(ClientSessionMemoryCache::new(SESSIONS))));
+    /// `sessions`: the server's session cache, emptied by [`SwapChain::set`].
+    pub fn new(
+        ca_file: String,
+        crl_file: Option<String>,
+        provider: Arc<CryptoProvider>,
+        c: ServerChain,
+        sessions: Arc<Sessions>,
+    ) -> SwapChain {
         SwapChain { ca_file, crl_file, provider, current: ArcSwap::from_pointee(c), sessions, epoch: AtomicU64::new(0) }
     }
 
@@ -273,16 +279,11 @@ impl SwapChain {
         self.current.load()
     }
 
-    /// The session store of the server's TLS configurations.
-    pub fn sessions(&self) -> Arc<dyn ClientSessionStore> {
-        self.sessions.clone()
-    }
-
     /// New connections check with `c` from now on; none resumes a session, nor reuses
     /// an idle connection, the old check accepted.
     pub fn set(&self, c: ServerChain) {
         self.current.store(Arc::new(c));
-        self.sessions.0.store(Arc::new(ClientSessionMemoryCache::new(SESSIONS)));
+        self.sessions.clear();
         self.epoch.fetch_add(1, Ordering::Relaxed);
     }
 
@@ -290,42 +291,5 @@ impl SwapChain {
     /// was verified by an older check.
     pub fn epoch(&self) -> u64 {
         self.epoch.load(Ordering::Relaxed)
-    }
-}
-
-/// TLS sessions remembered per verified server for resumption.
-pub const SESSIONS: usize = 64;
-
-/// A session cache that a new chain check empties.
-#[derive(Debug)]
-struct Sessions(ArcSwap<ClientSessionMemoryCache>);
-
-impl ClientSessionStore for Sessions {
-    fn set_kx_hint(&self, name: ServerName<'static>, group: NamedGroup) {
-        self.0.load().set_kx_hint(name, group)
-    }
-
-    fn kx_hint(&self, name: &ServerName<'_>) -> Option<NamedGroup> {
-        self.0.load().kx_hint(name)
-    }
-
-    fn set_tls12_session(&self, name: ServerName<'static>, value: Tls12ClientSessionValue) {
-        self.0.load().set_tls12_session(name, value)
-    }
-
-    fn tls12_session(&self, name: &ServerName<'_>) -> Option<Tls12ClientSessionValue> {
-        self.0.load().tls12_session(name)
-    }
-
-    fn remove_tls12_session(&self, name: &ServerName<'static>) {
-        self.0.load().remove_tls12_session(name)
-    }
-
-    fn insert_tls13_ticket(&self, name: ServerName<'static>, value: Tls13ClientSessionValue) {
-        self.0.load().insert_tls13_ticket(name, value)
-    }
-
-    fn take_tls13_ticket(&self, name: &ServerName<'static>) -> Option<Tls13ClientSessionValue> {
-        self.0.load().take_tls13_ticket(name)
     }
 }

@@ -31,10 +31,17 @@ fn a_revoked_certificate_fails_unless_its_error_is_ignored() {
     let now = UnixTime::now();
     assert_eq!(v.verify_client_cert(&revoked, &[], now).unwrap_err(), CertificateError::Revoked.into());
     assert!(v.verify_client_cert(&good, &[], now).is_ok());
-    assert_eq!(v.outcome(&[revoked.clone()]), VerifyOutcome::default(), "nothing ignored: nothing to report");
+    assert_eq!(
+        v.outcome(std::slice::from_ref(&revoked)),
+        VerifyOutcome::default(),
+        "nothing ignored: nothing to report"
+    );
     let v = verifier(&ca, crl(&ca, &[7]), Some(IgnoreErr::All), None);
     assert!(v.verify_client_cert(&revoked, &[], now).is_ok());
-    assert_eq!(v.outcome(&[revoked.clone()]), VerifyOutcome { result: 23, crt_err: 23, ca_err: 0, ca_err_depth: 0 });
+    assert_eq!(
+        v.outcome(std::slice::from_ref(&revoked)),
+        VerifyOutcome { result: 23, crt_err: 23, ca_err: 0, ca_err_depth: 0 }
+    );
     assert_eq!(v.outcome(&[good]), VerifyOutcome::default());
     assert_eq!(v.outcome(&[]), VerifyOutcome::default());
     // a list: only the errors it names
@@ -49,7 +56,7 @@ fn webpki_errors_keep_openssl_codes() {
     let ca = testpki::ca("CA");
     let expired = testpki::leaf(&ca, "e", Leaf { years: (2010, 2011), ..Leaf::default() });
     let v = verifier(&ca, None, Some(IgnoreErr::All), None);
-    assert_eq!(v.errors(&[expired.clone()], UnixTime::now()), [(0, code::CERT_HAS_EXPIRED)]);
+    assert_eq!(v.errors(std::slice::from_ref(&expired), UnixTime::now()), [(0, code::CERT_HAS_EXPIRED)]);
     let v = verifier(&ca, None, None, None);
     assert_eq!(v.verify_client_cert(&expired, &[], UnixTime::now()).unwrap_err(), CertificateError::Expired.into());
 }
@@ -65,7 +72,7 @@ fn ca_errors_need_ca_ignore_err() {
     );
     let leaf = testpki::leaf(&other, "c", Leaf::default());
     let v = verifier(&ca, crls.clone(), Some(IgnoreErr::All), None);
-    let errs = v.errors(&[leaf.clone()], UnixTime::now());
+    let errs = v.errors(std::slice::from_ref(&leaf), UnixTime::now());
     assert_eq!(errs[0], (0, code::UNABLE_TO_GET_ISSUER_CERT_LOCALLY));
     assert!(v.verify_client_cert(&leaf, &[], UnixTime::now()).is_ok(), "depth 0 only: crt-ignore-err");
     // a root with no CRL: depth 1 error

@@ -119,18 +119,17 @@ fn leaf<'a>(ctx: &SampleCtx<'a>) -> Option<&'a [u8]> {
     tls(ctx)?.peer_certs.first().map(|c| c.as_ref())
 }
 
-/// An ASN.1 time as OpenSSL prints it, in the form the certificate encodes it:
-/// `YYMMDDhhmmssZ` (UTCTime, which certificates use up to 2049 but some use for
-/// 2050 too) or `YYYYMMDDhhmmssZ` (GeneralizedTime).
-pub(super) fn asn1_time(t: &x509_parser::time::ASN1Time) -> String {
+/// A certificate time as HAProxy gives it (`ssl_sock_get_time()`): `YYMMDDhhmmssZ`,
+/// a UTCTime as encoded, a GeneralizedTime of the 2000s without its century (the
+/// reg-test certificates encode 2050 that way); `None` for another century.
+pub(super) fn asn1_time(t: &x509_parser::time::ASN1Time) -> Option<String> {
     let d = t.to_datetime();
     let (y, m, day) = (d.year(), u8::from(d.month()), d.day());
     let (h, mi, s) = (d.hour(), d.minute(), d.second());
-    if t.is_utctime() {
-        format!("{:02}{m:02}{day:02}{h:02}{mi:02}{s:02}Z", y.rem_euclid(100))
-    } else {
-        format!("{y:04}{m:02}{day:02}{h:02}{mi:02}{s:02}Z")
+    if t.is_generalizedtime() && !(2000..2100).contains(&y) {
+        return None;
     }
+    Some(format!("{:02}{m:02}{day:02}{h:02}{mi:02}{s:02}Z", y.rem_euclid(100)))
 }
 
 /// OpenSSL's short name of a DN attribute, else its dotted OID.

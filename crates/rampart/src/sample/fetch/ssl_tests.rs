@@ -143,3 +143,17 @@ fn client_certificate_algorithms_and_chain() {
     assert_eq!(fetch(Some(info(Some(leaf.clone()))), "ssl_c_chain_der"), None, "no chain beyond the leaf");
     assert_eq!(fetch(Some(info(None)), "ssl_c_sig_alg"), None);
 }
+
+#[test]
+fn certificate_times_as_haproxy_gives_them() {
+    use x509_parser::prelude::FromDer;
+    let time = |tag: u8, s: &str| {
+        let der = [&[tag, s.len() as u8][..], s.as_bytes()].concat();
+        let (_, t) = x509_parser::time::ASN1Time::from_der(&der).expect("a time");
+        super::super::ssl::asn1_time(&t)
+    };
+    assert_eq!(time(0x17, "200428185942Z").as_deref(), Some("200428185942Z"), "UTCTime");
+    // GeneralizedTime of the 2000s: without the century (HAProxy's reg-test client1.pem)
+    assert_eq!(time(0x18, "20500421185942Z").as_deref(), Some("500421185942Z"));
+    assert_eq!(time(0x18, "21500421185942Z"), None, "another century: no sample");
+}
