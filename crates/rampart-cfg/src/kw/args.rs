@@ -1,7 +1,7 @@
 //! Options of `bind` and `server` lines (names only, with the number of words each one
 //! takes). Rule actions are in `actions.rs`.
 
-use super::Support::{No, Partial, Yes};
+use super::Support::{No, Yes};
 use super::{ArgKw, Support};
 
 const fn arg(name: &'static str, args: usize, support: Support) -> ArgKw {
@@ -16,11 +16,7 @@ pub static BIND_OPTIONS: &[ArgKw] = &[
     arg("alpn", 1, Yes),
     arg("backlog", 1, Yes),
     arg("ca-file", 1, Yes),
-    arg(
-        "ca-ignore-err",
-        1,
-        Partial("errors are not ignored (rustls): a failing client certificate fails the handshake"),
-    ),
+    arg("ca-ignore-err", 1, Yes),
     arg("ca-sign-file", 1, No),
     arg("ca-sign-pass", 1, No),
     arg("ca-verify-file", 1, Yes),
@@ -28,11 +24,7 @@ pub static BIND_OPTIONS: &[ArgKw] = &[
     arg("ciphersuites", 1, Yes),
     arg("crl-file", 1, Yes),
     arg("crt", 1, Yes),
-    arg(
-        "crt-ignore-err",
-        1,
-        Partial("errors are not ignored (rustls): a failing client certificate fails the handshake"),
-    ),
+    arg("crt-ignore-err", 1, Yes),
     arg("crt-list", 1, Yes),
     arg("curves", 1, Yes),
     arg("defer-accept", 0, Yes),

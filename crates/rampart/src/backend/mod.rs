@@ -200,6 +200,11 @@ impl ServerConn {
     /// would send the same header).
     pub fn park(self, rt: &Runtime, be: usize) {
         let server = &rt.proxies[be].be.servers[self.srv];
+        // a connection that presents a certificate replaced since (`commit ssl cert`)
+        // closes: the next client gets a new one, as with HAProxy
+        if !self.stream.current_crt(server) {
+            return;
+        }
         conn_pool::put(server.pool_key, self.stream, self.key, self.uses + 1, server.pool_max_conn);
     }
 }
@@ -539,11 +544,15 @@ pub async fn reconnect(
 /// `pool-low-conn` and `tune.idle-pool.shared` allow, from another thread's.
 fn take_idle(server: &ServerRt, min_uses: u32, key: &ConnKey) -> Option<IdleConn> {
     let takeover = server.pool_shared.then_some(server.pool_low_conn);
-    conn_pool::take(conn_pool::Wanted { server: server.pool_key, key, min_uses, takeover })
+    let want = conn_pool::Wanted { server: server.pool_key, key, min_uses, takeover };
+    // one presenting a client certificate replaced since (`commit ssl cert`) closes
+    std::iter::from_fn(|| conn_pool::take(want)).find(|idle| idle.conn.current_crt(server))
 }
 
 /// What a connection to `server` for the stream `cx` describes is opened for: the
-/// address when it comes from the client connection, the SNI, the PROXY header.
+/// address when it comes from the client connection, the SNI, the PROXY header, the
+/// server's CA and CRL files (so that none verified before a `commit ssl ca-file` is
+/// reused after it).
 /// Allocates only for a server with `sni` or `send-proxy*`.
 pub fn conn_key(server: &ServerRt, cx: ConnectCtx<'_>) -> ConnKey {
     let from_conn = server.transparent || server.port_offset.is_some();
@@ -551,6 +560,7 @@ pub fn conn_key(server: &ServerRt, cx: ConnectCtx<'_>) -> ConnKey {
         dst: if from_conn { server_target(server, cx.conn) } else { None },
         sni: sni_of(server, cx.sni).map(Box::from),
         proxy: send_proxy::header(&server.send_proxy, cx),
+        trust: server.tls.as_deref().map_or(0, |t| t.trust_epoch()),
     }
 }
 
@@ -595,8 +605,9 @@ async fn connect_server(
         crate::io::write_all(&tcp, h, left).await.map_err(|_| false)?;
     }
     let name = tls.name_for(key.sni.as_deref());
+    let generation = tls.crt.as_ref().map_or(0, |c| c.generation());
     match crate::tls::stream::connect(tcp, config, name, left).await {
-        Ok(t) => Ok(BackSock::Tls(Box::new(sock::TlsConn::new(t)))),
+        Ok(t) => Ok(BackSock::Tls(Box::new(sock::TlsConn::new(t, generation)))),
         Err(crate::tls::stream::HandshakeError::Timeout) => Err(true),
         Err(_) => Err(false),
     }

@@ -40,10 +40,12 @@ pub struct TlsConn {
     pub sock: TlsSock<PlainSock>,
     /// Shared with the streams it serves (`ssl_bc*`), read once after the handshake.
     pub info: Arc<TlsInfo>,
+    /// The generation of the server's `crt` it presented (`ServerCrt::generation`).
+    pub crt_generation: u64,
 }
 
 impl TlsConn {
-    pub fn new(sock: TlsSock<PlainSock>) -> TlsConn {
+    pub fn new(sock: TlsSock<PlainSock>, crt_generation: u64) -> TlsConn {
         let none = TlsInfo {
             sni: None,
             version: "",
@@ -53,9 +55,10 @@ impl TlsConn {
             resumed: false,
             peer_certs: Vec::new(),
             local_cert: None,
+            verify: Default::default(),
         };
         let info = sock.with_conn(TlsInfo::of).unwrap_or(none);
-        TlsConn { sock, info: Arc::new(info) }
+        TlsConn { sock, info: Arc::new(info), crt_generation }
     }
 }
 
@@ -90,6 +93,16 @@ impl BackSock {
 
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.plain().local_addr()
+    }
+
+    /// Whether the connection presented the certificate `server` presents now (a
+    /// `commit ssl cert` replaced none since it opened).
+    pub fn current_crt(&self, server: &crate::proxy::ServerRt) -> bool {
+        let now = server.tls.as_deref().and_then(|t| t.crt.as_ref()).map(|c| c.generation());
+        match (self, now) {
+            (BackSock::Tls(t), Some(g)) => t.crt_generation == g,
+            _ => true,
+        }
     }
 
     /// The TLS connection, when the server speaks TLS.

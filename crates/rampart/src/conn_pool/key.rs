@@ -21,6 +21,9 @@ pub struct ConnKey {
     /// The PROXY header the connection started with (`send-proxy`, `send-proxy-v2`).
     // PERF: a Vec, as made by `send_proxy::header` (a boxed slice would reallocate)
     pub proxy: Option<Vec<u8>>,
+    /// The server's TLS trust when the connection was verified
+    /// (`ServerTlsRt::trust_epoch`: moves with each `commit ssl ca-file|crl-file`).
+    pub trust: u64,
 }
 
 #[cfg(test)]
@@ -35,7 +38,8 @@ mod tests {
         let sni = ConnKey { sni: Some("a.example".into()), ..ConnKey::default() };
         let pp1 = ConnKey { proxy: Some(b"PROXY TCP4 1.1.1.1 2.2.2.2 40000 80\r\n".to_vec()), ..ConnKey::default() };
         let pp2 = ConnKey { proxy: Some(b"PROXY TCP4 1.1.1.1 2.2.2.2 50000 80\r\n".to_vec()), ..ConnKey::default() };
-        let all = [&plain, &dst1, &dst2, &sni, &pp1, &pp2];
+        let trust = ConnKey { trust: 1, ..ConnKey::default() };
+        let all = [&plain, &dst1, &dst2, &sni, &pp1, &pp2, &trust];
         for (i, a) in all.iter().enumerate() {
             for (j, b) in all.iter().enumerate() {
                 assert_eq!(a == b, i == j, "{a:?} {b:?}");

@@ -67,6 +67,7 @@ fn frontend_transport_marks_tls_with_a_tilde() {
         resumed: false,
         peer_certs: Vec::new(),
         local_cert: None,
+        verify: Default::default(),
     });
     let mut out = Vec::new();
     lf.render(&SampleCtx::new(&rt, &conn, 0), &mut out);

@@ -195,6 +195,9 @@ async fn tls_handshake<S: mux::h1::park::Parkable>(
         Ok(t) => {
             if let Some(mut info) = t.with_conn(crate::tls::TlsInfo::of) {
                 info.local_cert = served;
+                if let Some(v) = tls.client_verify() {
+                    info.verify = v.outcome(&info.peer_certs);
+                }
                 sess.conn.set_tls(info);
             }
             sess.conn.add_handshake_time(started.elapsed());

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use super::stat::Request;
 use super::{info, servers, srvcmd, stat, Cli};
+use crate::tls::castore::Kind;
 
 /// A CLI session's access level (`stats socket ... level`), lowest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -78,11 +79,32 @@ pub static COMMANDS: &[Cmd] = &[
         run: clear_counters,
     },
     Cmd {
+        words: &["abort", "ssl", "ca-file"],
+        usage: "abort ssl ca-file <cafile>",
+        help: "abort a transaction for a CA file",
+        level: Level::Admin,
+        run: |c, _, w| c.cafiles.abort(Kind::Ca, w.get(3).copied()),
+    },
+    Cmd {
         words: &["abort", "ssl", "cert"],
         usage: "abort ssl cert <certfile>",
         help: "abort a transaction for a certificate file",
         level: Level::Admin,
         run: |c, _, w| c.certs.abort(w.get(3).copied()),
+    },
+    Cmd {
+        words: &["abort", "ssl", "crl-file"],
+        usage: "abort ssl crl-file <crlfile>",
+        help: "abort a transaction for a CRL file",
+        level: Level::Admin,
+        run: |c, _, w| c.cafiles.abort(Kind::Crl, w.get(3).copied()),
+    },
+    Cmd {
+        words: &["commit", "ssl", "ca-file"],
+        usage: "commit ssl ca-file <cafile>",
+        help: "commit a CA file",
+        level: Level::Admin,
+        run: |c, _, w| c.cafiles.commit(Kind::Ca, w.get(3).copied()),
     },
     Cmd {
         words: &["commit", "ssl", "cert"],
@@ -92,11 +114,32 @@ pub static COMMANDS: &[Cmd] = &[
         run: |c, _, w| c.certs.commit(w.get(3).copied()),
     },
     Cmd {
+        words: &["commit", "ssl", "crl-file"],
+        usage: "commit ssl crl-file <crlfile>",
+        help: "commit a CRL file",
+        level: Level::Admin,
+        run: |c, _, w| c.cafiles.commit(Kind::Crl, w.get(3).copied()),
+    },
+    Cmd {
+        words: &["del", "ssl", "ca-file"],
+        usage: "del ssl ca-file <cafile>",
+        help: "delete an unused CA file",
+        level: Level::Admin,
+        run: |c, _, w| c.cafiles.del_file(Kind::Ca, w.get(3).copied()),
+    },
+    Cmd {
         words: &["del", "ssl", "cert"],
         usage: "del ssl cert <certfile>",
         help: "delete an unused certificate file",
         level: Level::Admin,
         run: |c, _, w| c.certs.del_cert(w.get(3).copied()),
+    },
+    Cmd {
+        words: &["del", "ssl", "crl-file"],
+        usage: "del ssl crl-file <crlfile>",
+        help: "delete an unused CRL file",
+        level: Level::Admin,
+        run: |c, _, w| c.cafiles.del_file(Kind::Crl, w.get(3).copied()),
     },
     Cmd {
         words: &["disable", "agent"],
@@ -148,11 +191,25 @@ pub static COMMANDS: &[Cmd] = &[
         run: srvcmd::get_weight,
     },
     Cmd {
+        words: &["new", "ssl", "ca-file"],
+        usage: "new ssl ca-file <cafile>",
+        help: "create a new CA file to be used in a crt-list",
+        level: Level::Admin,
+        run: |c, _, w| c.cafiles.new_file(Kind::Ca, w.get(3).copied()),
+    },
+    Cmd {
         words: &["new", "ssl", "cert"],
         usage: "new ssl cert <certfile>",
         help: "create a new certificate file to be used in a crt-list or a directory",
         level: Level::Admin,
         run: |c, _, w| c.certs.new_cert(w.get(3).copied()),
+    },
+    Cmd {
+        words: &["new", "ssl", "crl-file"],
+        usage: "new ssl crl-file <crlfile>",
+        help: "",
+        level: Level::Admin,
+        run: |c, _, w| c.cafiles.new_file(Kind::Crl, w.get(3).copied()),
     },
     Cmd {
         words: &["operator"],
@@ -183,11 +240,25 @@ pub static COMMANDS: &[Cmd] = &[
         run: srvcmd::set_server,
     },
     Cmd {
+        words: &["set", "ssl", "ca-file"],
+        usage: "set ssl ca-file <cafile> <payload>",
+        help: "replace a CA file",
+        level: Level::Admin,
+        run: |c, s, w| c.cafiles.set(Kind::Ca, w.get(3).copied(), s.payload.take().as_deref()),
+    },
+    Cmd {
         words: &["set", "ssl", "cert"],
         usage: "set ssl cert <certfile> <payload>",
         help: "replace a certificate file",
         level: Level::Admin,
         run: |c, s, w| c.certs.set(w.get(3).copied(), s.payload.take().as_deref()),
+    },
+    Cmd {
+        words: &["set", "ssl", "crl-file"],
+        usage: "set ssl crl-file <crlfile> <payload>",
+        help: "replace a CRL file",
+        level: Level::Admin,
+        run: |c, s, w| c.cafiles.set(Kind::Crl, w.get(3).copied(), s.payload.take().as_deref()),
     },
     Cmd {
         words: &["set", "timeout"],
@@ -246,11 +317,25 @@ pub static COMMANDS: &[Cmd] = &[
         run: |c, _, w| servers::state(c, w.get(3).copied()).unwrap_or_else(|e| e),
     },
     Cmd {
+        words: &["show", "ssl", "ca-file"],
+        usage: "show ssl ca-file [<cafile>[:<index>]]",
+        help: "display the SSL CA files used in memory, or the details of a <cafile>, or a single certificate of index <index> of a CA file <cafile>",
+        level: Level::Operator,
+        run: |c, _, w| c.cafiles.show(Kind::Ca, w.get(3).copied()),
+    },
+    Cmd {
         words: &["show", "ssl", "cert"],
         usage: "show ssl cert [<certfile>]",
         help: "display the SSL certificates used in memory, or the details of a file",
         level: Level::Operator,
         run: |c, _, w| c.certs.show(w.get(3).copied()),
+    },
+    Cmd {
+        words: &["show", "ssl", "crl-file"],
+        usage: "show ssl crl-file [<crlfile[:<index>>]]",
+        help: "display the SSL CRL files used in memory, or the details of a <crlfile>, or a single CRL of index <index> of CRL file <crlfile>",
+        level: Level::Operator,
+        run: |c, _, w| c.cafiles.show(Kind::Crl, w.get(3).copied()),
     },
     Cmd {
         words: &["show", "stat"],
@@ -338,7 +423,8 @@ const NOT_YET: &[&[&str]] = &[
 /// followed by an empty line, as HAProxy ends them.
 pub fn run_line(cli: &Cli, sess: &mut Session, line: &str, out: &mut String) {
     for command in split_commands(line) {
-        let words: Vec<&str> = command.split_whitespace().collect();
+        let words = split_words(&command);
+        let words: Vec<&str> = words.iter().map(String::as_str).collect();
         if words.is_empty() {
             continue;
         }
@@ -371,6 +457,28 @@ fn split_commands(line: &str) -> Vec<String> {
     out
 }
 
+/// The words of a command: split at blanks not escaped by a backslash; a backslash
+/// is dropped and the character after it kept (`\\` is one backslash), as HAProxy's
+/// CLI does (`show ssl crl-file \*<file>`).
+fn split_words(command: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word: Option<String> = None;
+    let mut chars = command.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                if let Some(n) = chars.next() {
+                    word.get_or_insert_with(String::new).push(n);
+                }
+            }
+            c if c.is_whitespace() => out.extend(word.take()),
+            c => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    out.extend(word);
+    out
+}
+
 /// One command's answer.
 pub fn run_command(cli: &Cli, sess: &mut Session, words: &[&str]) -> String {
     let found = COMMANDS.iter().find(|c| words.len() >= c.words.len() && words[..c.words.len()] == *c.words);
@@ -389,11 +497,14 @@ pub fn run_command(cli: &Cli, sess: &mut Session, words: &[&str]) -> String {
 /// every command when no filter is given.
 fn usage_text(title: &str, filter: &[&str], all: bool) -> String {
     let (listed, last) = COMMANDS.split_at(COMMANDS.len() - 3);
+    // a command without a help line is not listed (HAProxy 2.6's `new ssl crl-file`)
+    let listed: Vec<&Cmd> = listed.iter().filter(|c| !c.help.is_empty()).collect();
     let matching: Vec<&Cmd> = listed
         .iter()
+        .copied()
         .filter(|c| filter.first().is_some_and(|f| c.words.first() == Some(f)) || (all && filter.is_empty()))
         .collect();
-    let shown: Vec<&Cmd> = if matching.is_empty() { listed.iter().collect() } else { matching };
+    let shown: Vec<&Cmd> = if matching.is_empty() { listed } else { matching };
     let mut out = String::from(title);
     for c in shown.into_iter().chain(last) {
         out.push_str(&format!("  {:<40}: {}\n", c.usage, c.help));
@@ -537,6 +648,13 @@ mod tests {
         assert_eq!(parse_delay("2m"), Some(Duration::from_secs(120)));
         assert_eq!(parse_delay("x"), None);
         assert_eq!(parse_delay("5q"), None);
+    }
+
+    #[test]
+    fn words_are_unescaped_as_haproxy_does() {
+        assert_eq!(split_words("show ssl crl-file \\*/a/b.pem"), ["show", "ssl", "crl-file", "*/a/b.pem"]);
+        assert_eq!(split_words("  a\\ b   c\\\\d "), ["a b", "c\\d"]);
+        assert_eq!(split_words(""), Vec::<String>::new());
     }
 
     #[test]

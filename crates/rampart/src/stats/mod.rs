@@ -111,6 +111,8 @@ pub struct Cli {
     pub cum_sessions: AtomicU64,
     /// The TLS binds' certificates and the pending `set ssl cert` transaction.
     pub certs: crate::tls::certs::Certs,
+    /// The CA and CRL files and their pending `set ssl ca-file|crl-file` transactions.
+    pub cafiles: crate::tls::castore::CaStore,
 }
 
 /// Every TLS bind of `rt`, once each (the addresses of one `bind` line share one).
@@ -126,6 +128,25 @@ fn tls_binds(rt: &Runtime) -> Vec<Arc<crate::tls::bind::BindTls>> {
     out
 }
 
+/// The chain verifiers of the servers of `rt` that verify certificates.
+fn server_chains(rt: &Runtime) -> Vec<Arc<crate::tls::verifier::SwapChain>> {
+    let servers = rt.proxies.iter().flat_map(|px| px.be.servers.iter());
+    servers.filter_map(|s| s.tls.as_ref()?.chain.clone()).collect()
+}
+
+/// Every server's `crt` (`server ... crt`), once each.
+fn server_crts(rt: &Runtime) -> Vec<Arc<crate::tls::server_crt::ServerCrt>> {
+    let mut out: Vec<Arc<crate::tls::server_crt::ServerCrt>> = Vec::new();
+    for px in &rt.proxies {
+        for crt in px.be.servers.iter().filter_map(|s| s.tls.as_ref()?.crt.as_ref()) {
+            if !out.iter().any(|o| Arc::ptr_eq(o, crt)) {
+                out.push(crt.clone());
+            }
+        }
+    }
+    out
+}
+
 impl Cli {
     /// The CLI state for `rt`, built from its configuration.
     pub fn new(cfg: &Config, rt: Arc<Runtime>) -> Cli {
@@ -134,7 +155,8 @@ impl Cli {
             maxconn: cfg.global.stats_maxconn.unwrap_or(DEFAULT_MAXCONN),
             sessions: AtomicU32::new(0),
             cum_sessions: AtomicU64::new(0),
-            certs: crate::tls::certs::Certs::new(tls_binds(&rt)),
+            certs: crate::tls::certs::Certs::new(tls_binds(&rt), server_crts(&rt)),
+            cafiles: crate::tls::castore::CaStore::new(tls_binds(&rt), server_chains(&rt)),
             rt,
         }
     }

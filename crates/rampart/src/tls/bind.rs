@@ -10,22 +10,46 @@ use std::sync::Arc;
 use arc_swap::ArcSwap;
 use rampart_cfg::model::{BindSsl, GlobalSsl, SslOptions, TlsVersion, Verify};
 use rustls::crypto::{aws_lc_rs, CryptoProvider, SupportedKxGroup};
-use rustls::server::{ClientHello, ServerSessionMemoryCache, WebPkiClientVerifier};
-use rustls::{RootCertStore, ServerConfig, SupportedCipherSuite};
+use rustls::server::{ClientHello, ServerSessionMemoryCache};
+use rustls::{ServerConfig, SupportedCipherSuite};
 
 use super::pem::{self, PemError};
 use super::sni::{cert_names, Entry, SniResolver, SniStore};
 use super::suites::{self, map_names};
+use super::verifier::{BuildError, CaDer, ClientCaFiles};
+use super::verify::ClientVerify;
 
 /// What a TLS listener needs per handshake.
 #[derive(Debug)]
 pub struct BindTls {
-    pub config: Arc<ServerConfig>,
-    /// `config` without ALPN, for a client whose protocols `alpn` does not list.
-    no_alpn: Arc<ServerConfig>,
+    /// The rustls configurations, replaced whole when the client verifier changes
+    /// (`commit ssl ca-file`, [`BindTls::set_verifier`]).
+    configs: ArcSwap<Configs>,
     /// The certificates, replaced whole by `commit ssl cert` (see [`super::certs`]).
     pub store: Arc<ArcSwap<SniStore>>,
     pub strict_sni: bool,
+    /// The CA and CRL files client certificates are verified with (`verify`).
+    pub ca_files: Option<ClientCaFiles>,
+    versions: Vec<&'static rustls::SupportedProtocolVersion>,
+}
+
+/// A bind's configuration, and the same without ALPN (for a client whose protocols
+/// `alpn` does not list).
+/// The client certificate verifier goes with them, asked again after the handshake
+/// for what `ssl_c_verify` and the other error fetches report.
+#[derive(Debug)]
+struct Configs {
+    config: Arc<ServerConfig>,
+    no_alpn: Arc<ServerConfig>,
+    client_verify: Option<Arc<ClientVerify>>,
+}
+
+impl Configs {
+    fn new(config: ServerConfig, client_verify: Option<Arc<ClientVerify>>) -> Configs {
+        let mut no_alpn = config.clone();
+        no_alpn.alpn_protocols.clear();
+        Configs { config: Arc::new(config), no_alpn: Arc::new(no_alpn), client_verify }
+    }
 }
 
 impl BindTls {
@@ -35,15 +59,47 @@ impl BindTls {
         if self.strict_sni && !self.store.load().serves(hello.server_name()) {
             return Err("no certificate for the SNI with strict-sni");
         }
+        let configs = self.configs.load();
         // COMPAT: as HAProxy (OpenSSL's NOACK), no common protocol means no ALPN, not
         // the handshake failure rustls would answer.
         if let Some(mut theirs) = hello.alpn() {
-            let ours = &self.config.alpn_protocols;
+            let ours = &configs.config.alpn_protocols;
             if !ours.is_empty() && !theirs.any(|p| ours.iter().any(|o| o.as_slice() == p)) {
-                return Ok(self.no_alpn.clone());
+                return Ok(configs.no_alpn.clone());
             }
         }
-        Ok(self.config.clone())
+        Ok(configs.config.clone())
+    }
+
+    /// The configuration new handshakes start from (ALPN included).
+    pub fn config(&self) -> Arc<ServerConfig> {
+        self.configs.load().config.clone()
+    }
+
+    /// The client certificate verifier new handshakes use, for what the error
+    /// fetches report once a handshake is done.
+    // COMPAT: a handshake that ends just after a `commit ssl ca-file` may have its
+    // errors reported by the new verifier.
+    pub fn client_verify(&self) -> Option<Arc<ClientVerify>> {
+        self.configs.load().client_verify.clone()
+    }
+
+    /// New handshakes verify client certificates with `verifier`; everything else of
+    /// the configuration (certificates, session cache, tickets, ALPN) is kept.
+    pub fn set_verifier(&self, verifier: Arc<ClientVerify>) -> Result<(), String> {
+        let old = self.config();
+        let mut new = ServerConfig::builder_with_provider(old.crypto_provider().clone())
+            .with_protocol_versions(&self.versions)
+            .map_err(|e| e.to_string())?
+            .with_client_cert_verifier(verifier.clone())
+            .with_cert_resolver(old.cert_resolver.clone());
+        new.ignore_client_order = old.ignore_client_order;
+        new.alpn_protocols = old.alpn_protocols.clone();
+        new.session_storage = old.session_storage.clone();
+        new.send_tls13_tickets = old.send_tls13_tickets;
+        new.ticketer = old.ticketer.clone();
+        self.configs.store(Arc::new(Configs::new(new, Some(verifier))));
+        Ok(())
     }
 }
 
@@ -236,7 +292,6 @@ pub fn build(ssl: &BindSsl, g: &GlobalSsl) -> Result<(BindTls, Vec<String>), Vec
     if store.is_empty() && alerts.is_empty() {
         alerts.push("no certificate configured for this 'ssl' bind (use 'crt' or 'crt-list').".into());
     }
-    warnings.extend(ignore_err_warning(ssl));
     let verifier = client_verifier(ssl, g, &provider).unwrap_or_else(|e| {
         alerts.push(e);
         None
@@ -250,7 +305,7 @@ pub fn build(ssl: &BindSsl, g: &GlobalSsl) -> Result<(BindTls, Vec<String>), Vec
         Ok(b) => b,
         Err(e) => return Err(vec![format!("unusable TLS settings: {e}.")]),
     };
-    let builder = match verifier {
+    let builder = match verifier.clone() {
         Some(v) => builder.with_client_cert_verifier(v),
         None => builder.with_no_client_auth(),
     };
@@ -263,74 +318,62 @@ pub fn build(ssl: &BindSsl, g: &GlobalSsl) -> Result<(BindTls, Vec<String>), Vec
     } else if let Ok(t) = aws_lc_rs::Ticketer::new() {
         config.ticketer = t;
     }
-    let mut no_alpn = config.clone();
-    no_alpn.alpn_protocols.clear();
-    let tls = BindTls { config: Arc::new(config), no_alpn: Arc::new(no_alpn), store, strict_sni: ssl.strict_sni };
+    let tls = BindTls {
+        configs: ArcSwap::from_pointee(Configs::new(config, verifier)),
+        store,
+        strict_sni: ssl.strict_sni,
+        ca_files: ca_files(ssl, g),
+        versions,
+    };
     Ok((tls, warnings))
 }
 
-/// The client certificate verifier `verify` and `ca-file` ask for.
+/// The CA store names of a bind that verifies client certificates.
+fn ca_files(ssl: &BindSsl, g: &GlobalSsl) -> Option<ClientCaFiles> {
+    let verify = ssl.verify.unwrap_or_default();
+    let name = |f: &Option<PathBuf>| f.as_ref().map(|f| based(g.ca_base.as_ref(), f).display().to_string());
+    (verify != Verify::None).then(|| ClientCaFiles {
+        ca_file: name(&ssl.ca_file),
+        ca_verify_file: name(&ssl.ca_verify_file),
+        crl_file: name(&ssl.crl_file),
+        optional: verify == Verify::Optional,
+        crt_ignore: ssl.crt_ignore_err.clone(),
+        ca_ignore: ssl.ca_ignore_err.clone(),
+    })
+}
+
+/// The client certificate verifier `verify` and `ca-file` ask for: webpki's over
+/// the CA files, wrapped in [`ClientVerify`] for the `crl-file` (v1 and v2 CRLs),
+/// X.509 v1 certificates and `crt-ignore-err` / `ca-ignore-err`.
 fn client_verifier(
     ssl: &BindSsl,
     g: &GlobalSsl,
     provider: &CryptoProvider,
-) -> Result<Option<Arc<dyn rustls::server::danger::ClientCertVerifier>>, String> {
-    let verify = ssl.verify.unwrap_or_default();
-    if verify == Verify::None {
-        return Ok(None);
-    }
-    if ssl.ca_file.is_none() && ssl.ca_verify_file.is_none() {
+) -> Result<Option<Arc<ClientVerify>>, String> {
+    let Some(files) = ca_files(ssl, g) else { return Ok(None) };
+    if files.ca_file.is_none() && files.ca_verify_file.is_none() {
         return Err("verify is enabled but no CA file specified.".into());
     }
     // `ca-file` CAs are named to the client in the certificate request,
     // `ca-verify-file` ones only verify
-    let mut roots = RootCertStore::empty();
-    let mut hints = Vec::new();
-    for (kw, file) in [("ca-file", &ssl.ca_file), ("ca-verify-file", &ssl.ca_verify_file)] {
+    let mut cas: [Vec<CaDer>; 2] = Default::default();
+    for (i, (kw, file)) in
+        [("ca-file", &files.ca_file), ("ca-verify-file", &files.ca_verify_file)].into_iter().enumerate()
+    {
         let Some(ca) = file else { continue };
-        let ca = based(g.ca_base.as_ref(), ca);
-        for c in pem::load_ca_file(&ca).map_err(|e| format!("{e} '{kw}' : unable to load {}", ca.display()))? {
-            roots.add(c).map_err(|e| format!("'{kw}' : unable to load {} ({e})", ca.display()))?;
-        }
-        if kw == "ca-file" {
-            hints = roots.subjects();
-        }
+        cas[i] = pem::load_ca_file(Path::new(ca)).map_err(|e| format!("{e} '{kw}' : unable to load {ca}"))?;
     }
-    let mut b = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), Arc::new(provider.clone()))
-        .clear_root_hint_subjects()
-        .add_root_hint_subjects(hints);
-    if let Some(crl) = &ssl.crl_file {
-        let crl = based(g.ca_base.as_ref(), crl);
-        let crls =
-            pem::load_crl_file(&crl).map_err(|e| format!("{e} 'crl-file' : unable to load {}", crl.display()))?;
-        b = b.with_crls(crls);
-    }
-    if verify == Verify::Optional {
-        b = b.allow_unauthenticated();
-    }
-    // the CRLs are parsed here: a build error is theirs when there are some
-    let kw = if ssl.crl_file.is_some() { "crl-file" } else { "ca-file" };
-    b.build().map(Some).map_err(|e| format!("'{kw}' : unusable ({e})"))
-}
-
-/// COMPAT: rustls cannot let a client certificate that fails verification through,
-/// so `crt-ignore-err` / `ca-ignore-err` are accepted with this warning and such a
-/// certificate still fails the handshake (as if no error were ignored).
-fn ignore_err_warning(ssl: &BindSsl) -> Option<String> {
-    if ssl.verify.unwrap_or_default() == Verify::None {
-        return None;
-    }
-    let kws: Vec<&str> = [("ca-ignore-err", &ssl.ca_ignore_err), ("crt-ignore-err", &ssl.crt_ignore_err)]
-        .into_iter()
-        .filter_map(|(kw, v)| v.as_ref().map(|_| kw))
-        .collect();
-    (!kws.is_empty()).then(|| {
-        format!(
-            "'{}': rustls cannot ignore certificate verification errors; a client certificate that fails \
-             verification still fails the handshake.",
-            kws.join("', '")
-        )
-    })
+    let crl = files.crl_file.as_deref();
+    let crls = crl
+        .map(|crl| pem::load_crl_file(Path::new(crl)).map_err(|e| format!("{e} 'crl-file' : unable to load {crl}")))
+        .transpose()?;
+    let provider = Arc::new(provider.clone());
+    super::verifier::client_verifier(&cas[0], &cas[1], crls.as_deref(), &files, &provider).map(Some).map_err(
+        |e| match e {
+            BuildError::Crl(e) => format!("'crl-file' : unable to load {} ({e}).", crl.unwrap_or_default()),
+            BuildError::Ca(e) => format!("'ca-file' : unusable ({e})"),
+        },
+    )
 }
 
 /// The protocols `alpn` offers that rampart serves (HTTP/1.x); the others (`h2`) are

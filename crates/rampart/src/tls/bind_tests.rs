@@ -1,6 +1,7 @@
 //! Unit tests of `tls::bind`.
 
 use rampart_cfg::model::{BindSsl, GlobalSsl, SslOptions, TlsVersion, Verify};
+use rustls::server::danger::ClientCertVerifier;
 use rustls::SupportedCipherSuite;
 
 use super::*;
@@ -177,14 +178,4 @@ fn ca_verify_file_verifies_without_being_named() {
     let missing = BindSsl { ca_verify_file: Some("nope.crt".into()), ..only };
     assert!(client_verifier(&missing, &g, &provider).unwrap_err().contains("'ca-verify-file' : unable to load"));
     std::fs::remove_dir_all(&dir).unwrap();
-}
-
-#[test]
-fn ignore_err_is_accepted_with_a_warning_when_verifying() {
-    use rampart_cfg::model::IgnoreErr;
-    let ssl = BindSsl { crt_ignore_err: Some(IgnoreErr::All), ..Default::default() };
-    assert_eq!(ignore_err_warning(&ssl), None, "verify none: nothing to ignore");
-    let ssl = BindSsl { verify: Some(Verify::Optional), ca_ignore_err: Some(IgnoreErr::Ids(vec![10])), ..ssl };
-    let w = ignore_err_warning(&ssl).expect("a warning");
-    assert!(w.starts_with("'ca-ignore-err', 'crt-ignore-err': rustls cannot ignore"), "{w}");
 }

@@ -3,7 +3,7 @@
 //! cert`, `abort ssl cert`, with HAProxy 2.6's replies. A commit builds a new
 //! [`SniStore`] for each bind serving the file and swaps it in: new handshakes read it
 //! without a lock, handshakes and connections already under way keep the certificate
-//! they had. HAProxy counterpart: ssl_ckch.c (ckch_store, the `ssl cert` CLI commands).
+//! they had. A server's `crt` is replaced the same way ([`ServerCrt`]). HAProxy counterpart: ssl_ckch.c (ckch_store, the `ssl cert` CLI commands).
 
 // the transaction lock is taken by CLI commands only, never on the handshake path
 #[allow(clippy::disallowed_types)]
@@ -15,6 +15,7 @@ use x509_parser::certificate::X509Certificate;
 
 use super::bind::BindTls;
 use super::pem::{self, CertKey};
+use super::server_crt::ServerCrt;
 use super::sni::cert_names;
 
 /// A certificate being replaced: what `set ssl cert` uploaded so far.
@@ -46,14 +47,16 @@ struct State {
 #[allow(clippy::disallowed_types)] // CLI commands only: not on the handshake path
 pub struct Certs {
     binds: Vec<Arc<BindTls>>,
+    /// The servers' `crt` (each once).
+    servers: Vec<Arc<ServerCrt>>,
     state: Mutex<State>,
 }
 
 impl Certs {
-    /// The store over `binds` (each TLS bind once).
+    /// The store over `binds` (each TLS bind once) and the servers' certificates.
     #[allow(clippy::disallowed_types)]
-    pub fn new(binds: Vec<Arc<BindTls>>) -> Certs {
-        Certs { binds, state: Mutex::new(State::default()) }
+    pub fn new(binds: Vec<Arc<BindTls>>, servers: Vec<Arc<ServerCrt>>) -> Certs {
+        Certs { binds, servers, state: Mutex::new(State::default()) }
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -70,13 +73,21 @@ impl Certs {
                 }
             }
         }
+        for s in &self.servers {
+            if !out.contains(&s.path) {
+                out.push(s.path.clone());
+            }
+        }
         out.extend(st.unused.iter().map(|u| u.path.clone()));
         out
     }
 
     /// The certificate now served for `path`.
     fn current(&self, path: &str) -> Option<Arc<CertifiedKey>> {
-        self.binds.iter().find_map(|b| b.store.load().get(path).cloned())
+        self.binds
+            .iter()
+            .find_map(|b| b.store.load().get(path).cloned())
+            .or_else(|| self.servers.iter().find(|s| s.path == path).map(|s| s.current()))
     }
 
     /// `show ssl cert [<file>]`: the list of files (the pending one first, starred), or
@@ -171,6 +182,10 @@ impl Certs {
                 out.push('.');
             }
         }
+        for s in self.servers.iter().filter(|s| s.path == path) {
+            s.replace(certified.clone());
+            out.push('.');
+        }
         if let Some(u) = st.unused.iter_mut().find(|u| u.path == path) {
             u.chain = ck.chain;
             u.key = Some(ck.key);
@@ -259,16 +274,16 @@ fn details(name: &str, status: &str, chain: &[CertificateDer<'_>]) -> String {
 }
 
 /// A DN in OpenSSL's one-line form (`/C=FR/CN=name`).
-fn dn(n: &x509_parser::x509::X509Name<'_>) -> String {
+pub(super) fn dn(n: &x509_parser::x509::X509Name<'_>) -> String {
     crate::sample::fetch::ssl::dn(n, &[]).unwrap_or_default()
 }
 
-fn hex_upper(b: &[u8]) -> String {
+pub(super) fn hex_upper(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02X}")).collect()
 }
 
 /// OpenSSL's `ASN1_TIME_print` form: `Jan 17 23:02:38 2016 GMT`.
-fn openssl_time(t: &x509_parser::time::ASN1Time) -> String {
+pub(super) fn openssl_time(t: &x509_parser::time::ASN1Time) -> String {
     const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
     let d = t.to_datetime();
     let month = MONTHS[usize::from(u8::from(d.month())).saturating_sub(1) % 12];
@@ -276,7 +291,7 @@ fn openssl_time(t: &x509_parser::time::ASN1Time) -> String {
 }
 
 /// The subject alternative names as OpenSSL prints them (`DNS:a.test`).
-fn cert_sans(c: &X509Certificate<'_>) -> Vec<String> {
+pub(super) fn cert_sans(c: &X509Certificate<'_>) -> Vec<String> {
     use x509_parser::extensions::GeneralName;
     match c.subject_alternative_name() {
         Ok(Some(san)) => san
@@ -293,7 +308,7 @@ fn cert_sans(c: &X509Certificate<'_>) -> Vec<String> {
 }
 
 /// The key's algorithm and size as HAProxy names it (`RSA2048`, `EC256`).
-fn algorithm(c: &X509Certificate<'_>) -> String {
+pub(super) fn algorithm(c: &X509Certificate<'_>) -> String {
     use x509_parser::public_key::PublicKey;
     match c.public_key().parsed() {
         Ok(PublicKey::RSA(k)) => format!("RSA{}", k.key_size()),

@@ -26,7 +26,7 @@ fn setup(dir: &std::path::Path) -> (Certs, Arc<BindTls>, String, String) {
     let ssl = BindSsl { enabled: true, crts: vec![a.clone().into(), b.clone().into()], ..Default::default() };
     let (tls, _) = super::super::bind::build(&ssl, &GlobalSsl::default()).expect("built");
     let tls = Arc::new(tls);
-    (Certs::new(vec![tls.clone()]), tls, a, b)
+    (Certs::new(vec![tls.clone()], Vec::new()), tls, a, b)
 }
 
 const ALL: &[SignatureScheme] = &[SignatureScheme::ECDSA_NISTP256_SHA256, SignatureScheme::RSA_PSS_SHA256];
@@ -174,4 +174,31 @@ fn new_fills_and_del_removes_an_unused_store() {
     assert_eq!(certs.del_cert(Some("/n.pem")), "Certificate '/n.pem' deleted!\n");
     assert_eq!(certs.del_cert(Some("/n.pem")), "Can't remove the certificate: certificate '/n.pem' doesn't exist!\n\n");
     assert_eq!(certs.show(None), format!("# filename\n{a}\n{b}\n"));
+}
+
+#[test]
+fn a_server_crt_is_listed_shown_and_replaced_by_commit() {
+    let dir = tmp("server");
+    let path = dir.join("client.pem").display().to_string();
+    let (c, k) = pem_for("client.test", 3);
+    std::fs::write(&path, format!("{c}{k}")).unwrap();
+    let provider = rustls::crypto::aws_lc_rs::default_provider();
+    let key = pem::load_cert_key(std::path::Path::new(&path)).unwrap().certified(&provider).unwrap();
+    let crt = Arc::new(ServerCrt::new(path.clone(), key, 8));
+    let certs = Certs::new(Vec::new(), vec![crt.clone()]);
+    assert_eq!(certs.show(None), format!("# filename\n{path}\n"));
+    assert!(certs.show(Some(&path)).starts_with(&format!("Filename: {path}\nStatus: Used\nSerial: 03\n")));
+    let (c, k) = pem_for("client.test", 9);
+    assert_eq!(
+        certs.set(Some(&path), Some(&format!("{c}{k}"))),
+        format!("Transaction created for certificate {path}!\n")
+    );
+    assert_eq!(crt.generation(), 0, "nothing changes before the commit");
+    assert_eq!(certs.commit(Some(&path)), format!("Committing {path}.\nSuccess!\n"));
+    assert_eq!(crt.generation(), 1);
+    let current = crt.current();
+    let (_, now) = x509_parser::parse_x509_certificate(&current.cert[0]).unwrap();
+    assert_eq!(now.raw_serial(), [9]);
+    assert!(certs.show(Some(&path)).contains("Serial: 09\n"));
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -17,15 +17,16 @@ use rampart_cfg::diag::Diag;
 use rampart_cfg::model::{GlobalSsl, Proxy, Server, ServerTls, SslServerDefaults, TlsVersion, TlsVersions};
 use rampart_cfg::Config;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::client::{ResolvesClientCert, Resumption, Tls12Resumption, WebPkiServerVerifier};
+use rustls::client::{ResolvesClientCert, Resumption, Tls12Resumption};
 use rustls::crypto::CryptoProvider;
-use rustls::sign::CertifiedKey;
-use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use rustls::{ClientConfig, DigitallySignedStruct, SignatureScheme};
 use rustls_pki_types::{CertificateDer, ServerName, UnixTime};
 
 use super::bind::based;
 use super::pem;
+use super::server_crt::{ServerCrt, Sessions};
 use super::suites;
+use super::verifier::{BuildError, SwapChain};
 use crate::sample::expr::{self, CompileCx, Expr, Place, Site};
 
 /// TLS sessions remembered per server for resumption (HAProxy keeps one per thread).
@@ -48,9 +49,19 @@ pub struct ServerTlsRt {
     /// The name used when no SNI is sent: the server's address (rustls sends no SNI
     /// for an address, and the certificate's names are then not checked).
     pub addr_name: ServerName<'static>,
+    /// `verify required`: the chain verifier, for `commit ssl ca-file` / `crl-file`.
+    pub chain: Option<Arc<SwapChain>>,
+    /// `crt`: the certificate presented, replaceable by `commit ssl cert`.
+    pub crt: Option<Arc<ServerCrt>>,
 }
 
 impl ServerTlsRt {
+    /// Changes when `commit ssl ca-file` / `crl-file` replaces the server's chain
+    /// check: an idle connection parked under another value is not reused.
+    pub fn trust_epoch(&self) -> u64 {
+        self.chain.as_ref().map_or(0, |c| c.epoch())
+    }
+
     /// The name a new connection announces: the SNI the stream computed, else the
     /// server's address (no SNI extension).
     pub fn name_for(&self, sni: Option<&str>) -> ServerName<'static> {
@@ -100,7 +111,9 @@ pub fn build(
             return None;
         }
     };
-    let verifier = match verifier(t, &cfg.global.ssl, verify, &provider) {
+    // one session cache, that a new `crt` or new CA/CRL files empty
+    let sessions = Arc::new(Sessions::new(SESSION_CACHE));
+    let (verifier, chain) = match verifier(t, &cfg.global.ssl, verify, &provider, &sessions) {
         Ok(v) => v,
         Err(msgs) => {
             // HAProxy locates only the first line (the second is `'ca-file' : unable to load ...`)
@@ -113,16 +126,27 @@ pub fn build(
         }
     };
     let crt_base = cfg.global.ssl.crt_base.as_ref();
-    let load = |p: &str| pem::load_cert_key(&based(crt_base, Path::new(p)))?.certified(&provider);
+    let load = |p: &str| {
+        let ck = pem::load_cert_key(&based(crt_base, Path::new(p)))?;
+        let path = ck.path.clone();
+        Ok::<_, pem::PemError>(Arc::new(ServerCrt::with_sessions(path, ck.certified(&provider)?, sessions.clone())))
+    };
     let client_cert = match t.crt.as_deref().map(load).transpose() {
-        Ok(c) => c.map(|ck| Arc::new(ClientCert(ck)) as Arc<dyn ResolvesClientCert>),
+        Ok(c) => c,
         Err(e) => {
             alert(alerts, format!("{ctx}{e}"));
             return None;
         }
     };
-    let base =
-        Base { provider, versions, verifier, client_cert, reuse: t.reuse, tickets: t.tickets && !g.no_tls_tickets };
+    let base = Base {
+        provider,
+        versions,
+        verifier,
+        client_cert,
+        reuse: t.reuse,
+        tickets: t.tickets && !g.no_tls_tickets,
+        sessions,
+    };
     let http = px.mode == rampart_cfg::model::Mode::Http;
     let alpn = alpn_list(t.alpn.as_deref(), http, &ctx, srv, warnings);
     let traffic = match t.ssl.then(|| base.config(alpn.clone())).transpose() {
@@ -148,7 +172,8 @@ pub fn build(
     let sni_slot = t.sni.as_ref().map_or(0, |e| sni_slot(px, &e.text));
     let check_sni = t.check_sni.as_deref().and_then(|n| ServerName::try_from(n.to_owned()).ok());
     let addr_name = ServerName::IpAddress(addr.ip().into());
-    Some(ServerTlsRt { traffic, check, sni, sni_slot, check_sni, addr_name })
+    let crt = base.client_cert;
+    Some(ServerTlsRt { traffic, check, sni, sni_slot, check_sni, addr_name, chain, crt })
 }
 
 /// HAProxy's alert for a server verified (the default) without a CA to verify with.
@@ -162,7 +187,9 @@ struct Base {
     provider: Arc<CryptoProvider>,
     versions: Vec<&'static rustls::SupportedProtocolVersion>,
     verifier: Arc<dyn ServerCertVerifier>,
-    client_cert: Option<Arc<dyn ResolvesClientCert>>,
+    /// The server's TLS sessions, forgotten when its `crt` or its CA/CRL files change.
+    sessions: Arc<Sessions>,
+    client_cert: Option<Arc<ServerCrt>>,
     reuse: bool,
     tickets: bool,
 }
@@ -175,13 +202,13 @@ impl Base {
             .dangerous()
             .with_custom_certificate_verifier(self.verifier.clone());
         let mut c = match &self.client_cert {
-            Some(cert) => builder.with_client_cert_resolver(cert.clone()),
+            Some(cert) => builder.with_client_cert_resolver(cert.clone() as Arc<dyn ResolvesClientCert>),
             None => builder.with_no_client_auth(),
         };
         c.alpn_protocols = alpn;
         // PERF: the session store takes a lock, once per new server connection only.
         c.resumption = if self.reuse {
-            let r = Resumption::in_memory_sessions(SESSION_CACHE);
+            let r = Resumption::store(self.sessions.clone());
             if self.tickets {
                 r
             } else {
@@ -237,58 +264,48 @@ fn provider(t: &ServerTls, g: &SslServerDefaults, ctx: &str) -> Result<(CryptoPr
     Ok((p, warning))
 }
 
+/// A server's verifier, and the chain verifier inside it when it verifies.
+type Verifiers = (Arc<dyn ServerCertVerifier>, Option<Arc<SwapChain>>);
+
 /// `verify required` checks the chain with the `ca-file` (and `crl-file`); the name
 /// is checked against `verifyhost`, else the SNI sent, else not at all (as HAProxy).
+/// The chain verifier is also returned: `commit ssl ca-file` replaces what it holds.
 fn verifier(
     t: &ServerTls,
     g: &GlobalSsl,
     verify: bool,
     provider: &Arc<CryptoProvider>,
-) -> Result<Arc<dyn ServerCertVerifier>, Vec<String>> {
+    sessions: &Arc<Sessions>,
+) -> Result<Verifiers, Vec<String>> {
     if !verify {
-        return Ok(Arc::new(NoVerify(provider.clone())));
+        return Ok((Arc::new(NoVerify(provider.clone())), None));
     }
     let Some(ca) = t.ca_file.as_deref() else { return Err(vec![VERIFY_WITHOUT_CA.into()]) };
-    let ca = based(g.ca_base.as_ref(), Path::new(ca));
-    let ca = ca.display();
-    let certs = pem::load_ca_file(Path::new(&ca.to_string()))
+    let ca = based(g.ca_base.as_ref(), Path::new(ca)).display().to_string();
+    let certs = pem::load_ca_file(Path::new(&ca))
         .map_err(|e| vec![e.to_string(), format!("'ca-file' : unable to load {ca}.")])?;
-    let mut roots = RootCertStore::empty();
-    for c in certs {
-        roots.add(c).map_err(|_| vec![format!("'ca-file' : unable to load {ca}.")])?;
-    }
-    let mut b = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone());
-    if let Some(crl) = t.crl_file.as_deref() {
-        let crl = based(g.ca_base.as_ref(), Path::new(crl));
-        let crl = crl.display();
-        let crls = pem::load_crl_file(Path::new(&crl.to_string()))
-            .map_err(|e| vec![e.to_string(), format!("'crl-file' : unable to load {crl}.")])?;
-        b = b.with_crls(crls);
-    }
-    let inner = b.build().map_err(|e| vec![format!("'ca-file' : unable to load {ca} ({e}).")])?;
+    let crl_file = t.crl_file.as_deref().map(|crl| based(g.ca_base.as_ref(), Path::new(crl)).display().to_string());
+    let crls = crl_file
+        .as_deref()
+        .map(|crl| {
+            pem::load_crl_file(Path::new(crl))
+                .map_err(|e| vec![e.to_string(), format!("'crl-file' : unable to load {crl}.")])
+        })
+        .transpose()?;
+    let chain = super::verifier::server_chain(&certs, crls.as_deref(), provider).map_err(|e| match e {
+        BuildError::Crl(e) => vec![format!("'crl-file' : unable to load {} ({e}).", crl_file.as_deref().unwrap_or(""))],
+        BuildError::Ca(e) => vec![format!("'ca-file' : unable to load {ca} ({e}).")],
+    })?;
+    let chain = Arc::new(SwapChain::new(ca, crl_file, provider.clone(), chain, sessions.clone()));
     let host = t.verifyhost.as_deref().and_then(|h| ServerName::try_from(h.to_owned()).ok());
-    Ok(Arc::new(Verify { inner, host }))
-}
-
-/// `crt`: the certificate presented whenever the server asks for one (HAProxy sends it
-/// whatever CAs the server names).
-#[derive(Debug)]
-struct ClientCert(Arc<CertifiedKey>);
-
-impl ResolvesClientCert for ClientCert {
-    fn resolve(&self, _: &[&[u8]], _: &[SignatureScheme]) -> Option<Arc<CertifiedKey>> {
-        Some(self.0.clone())
-    }
-
-    fn has_certs(&self) -> bool {
-        true
-    }
+    Ok((Arc::new(Verify { chain: chain.clone(), host }), Some(chain)))
 }
 
 /// `verify required`: the chain against the CA file, the name as HAProxy checks it.
 #[derive(Debug)]
 struct Verify {
-    inner: Arc<WebPkiServerVerifier>,
+    /// The chain check of `ca-file` and `crl-file` (replaced by `commit ssl ca-file`).
+    chain: Arc<SwapChain>,
     /// `verifyhost`: checked instead of the SNI.
     host: Option<ServerName<'static>>,
 }
@@ -303,15 +320,9 @@ impl ServerCertVerifier for Verify {
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
         let name = self.host.as_ref().unwrap_or(server_name);
-        match self.inner.verify_server_cert(end_entity, intermediates, name, ocsp, now) {
-            // no SNI and no verifyhost: HAProxy checks the chain only
-            Err(rustls::Error::InvalidCertificate(
-                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
-            )) if self.host.is_none() && matches!(server_name, ServerName::IpAddress(_)) => {
-                Ok(ServerCertVerified::assertion())
-            }
-            other => other,
-        }
+        // no SNI and no verifyhost: HAProxy checks the chain only
+        let name_optional = self.host.is_none() && matches!(server_name, ServerName::IpAddress(_));
+        self.chain.current().verify(end_entity, intermediates, name, ocsp, now, name_optional)
     }
 
     fn verify_tls12_signature(
@@ -320,7 +331,7 @@ impl ServerCertVerifier for Verify {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.inner.verify_tls12_signature(message, cert, dss)
+        self.chain.current().signature(message, cert, dss, false)
     }
 
     fn verify_tls13_signature(
@@ -329,11 +340,11 @@ impl ServerCertVerifier for Verify {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.inner.verify_tls13_signature(message, cert, dss)
+        self.chain.current().signature(message, cert, dss, true)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.inner.supported_verify_schemes()
+        self.chain.current().schemes()
     }
 }
 

@@ -1,19 +1,31 @@
 //! TLS with rustls: PEM loading (`pem`), the TLS stream over a socket and its
 //! handshakes (`stream`), the server configuration of a `bind ... ssl` line (`bind`)
 //! and its certificate selection by SNI (`sni`), `crt-list` files (`crtlist`); the
-//! runtime certificate commands and hot swap (`certs`); TLS
-//! towards servers (`client`), OpenSSL cipher names (`suites`); what a handshake
+//! runtime certificate commands and hot swap (`certs`), the runtime CA and CRL
+//! files and their commands (`castore`, `castore_show`), the verifiers built from
+//! their contents (`verifier`); TLS towards servers (`client`) and a server's
+//! replaceable `crt` (`server_crt`), OpenSSL cipher names (`suites`); client certificate
+//! verification with OpenSSL's error codes (`verify`, `chain`, `crl`); what a handshake
 //! negotiated, as the `ssl_*` and `ssl_bc*` fetches read it ([`TlsInfo`]).
 //! HAProxy counterpart: ssl_sock.c, ssl_ckch.c.
 
 pub mod bind;
+pub mod castore;
+mod castore_show;
 pub mod certs;
+pub mod chain;
 pub mod client;
+pub mod crl;
 pub mod crtlist;
 pub mod pem;
+pub mod server_crt;
 pub mod sni;
 pub mod stream;
 pub mod suites;
+#[cfg(test)]
+pub(crate) mod testpki;
+pub mod verifier;
+pub mod verify;
 
 use rustls::Connection;
 use rustls_pki_types::CertificateDer;
@@ -38,6 +50,9 @@ pub struct TlsInfo {
     pub peer_certs: Vec<CertificateDer<'static>>,
     /// The certificate this side served (`ssl_f_*`); set by the listener.
     pub local_cert: Option<LocalCert>,
+    /// The client certificate's verification errors (`ssl_c_verify`, `ssl_c_err`,
+    /// `ssl_c_ca_err`); set by the listener.
+    pub verify: chain::VerifyOutcome,
 }
 
 /// The certificate and key a listener chose for a handshake, shared with its store
@@ -84,6 +99,7 @@ impl TlsInfo {
             resumed: conn.handshake_kind() == Some(rustls::HandshakeKind::Resumed),
             peer_certs: conn.peer_certificates().map(<[_]>::to_vec).unwrap_or_default(),
             local_cert: None,
+            verify: chain::VerifyOutcome::default(),
         }
     }
 }

@@ -180,6 +180,23 @@ pub fn load_ca_file(path: &Path) -> Result<Vec<CertificateDer<'static>>, PemErro
     Ok(certs)
 }
 
+/// The CA certificates and the CRLs of a CLI payload (`set ssl ca-file`, `set ssl
+/// crl-file`), in their order; `None` when the text is not PEM.
+pub fn store_payload(
+    data: &[u8],
+) -> Option<(Vec<CertificateDer<'static>>, Vec<CertificateRevocationListDer<'static>>)> {
+    let mut certs = Vec::new();
+    let mut crls = Vec::new();
+    for (kind, der) in sections(data)? {
+        match kind {
+            SectionKind::Certificate => certs.push(der.into()),
+            SectionKind::Crl => crls.push(der.into()),
+            _ => {}
+        }
+    }
+    Some((certs, crls))
+}
+
 /// Loads the CRLs of a `crl-file`.
 pub fn load_crl_file(path: &Path) -> Result<Vec<CertificateRevocationListDer<'static>>, PemError> {
     let secs = load_store(path)?;

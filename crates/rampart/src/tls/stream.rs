@@ -72,7 +72,8 @@ impl HandshakeError {
             HandshakeError::Closed => "Connection closed during SSL handshake",
             HandshakeError::Io(_) => "Connection error during SSL handshake",
             HandshakeError::Tls(rustls::Error::InvalidCertificate(_)) => "SSL client certificate not trusted",
-            HandshakeError::Tls(rustls::Error::NoCertificatesPresented) => "SSL client certificate not trusted",
+            // as HAProxy: no certificate with `verify required` is no verification error
+            HandshakeError::Tls(rustls::Error::NoCertificatesPresented) => "SSL handshake failure",
             HandshakeError::Tls(_) | HandshakeError::Refused(_) => "SSL handshake failure",
         }
     }

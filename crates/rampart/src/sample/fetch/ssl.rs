@@ -76,13 +76,41 @@ fn fetch_ssl_fc_has_crt<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a
     }
 }
 
-/// `ssl_c_verify`, `ssl_c_err`, `ssl_c_ca_err`, `ssl_c_ca_err_depth`, `ssl_fc_err`:
-/// 0 (no error) on every TLS connection, since a certificate that fails verification
-/// fails the handshake (`crt-ignore-err` cannot let it through with rustls) and a
-/// connection that reaches rules completed its handshake.
+/// `ssl_fc_err`: 0 on every TLS connection, since a connection that reaches rules
+/// completed its handshake.
 fn fetch_no_error<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
     if tls(ctx).is_some() {
         emit(Sample::Sint(0));
+    }
+}
+
+/// `ssl_c_verify`: the last verification error of the client's certificate
+/// (OpenSSL's code; 0 without a certificate or an error). Only an error
+/// `crt-ignore-err` / `ca-ignore-err` let through reaches rules.
+fn fetch_ssl_c_verify<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(t) = tls(ctx) {
+        emit(Sample::Sint(i64::from(t.verify.result)));
+    }
+}
+
+/// `ssl_c_err`: the first error on the client's own certificate.
+fn fetch_ssl_c_err<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(t) = tls(ctx) {
+        emit(Sample::Sint(i64::from(t.verify.crt_err)));
+    }
+}
+
+/// `ssl_c_ca_err`: the first error on a CA of the client's chain.
+fn fetch_ssl_c_ca_err<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(t) = tls(ctx) {
+        emit(Sample::Sint(i64::from(t.verify.ca_err)));
+    }
+}
+
+/// `ssl_c_ca_err_depth`: the depth of that CA (0 without an error).
+fn fetch_ssl_c_ca_err_depth<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(t) = tls(ctx) {
+        emit(Sample::Sint(i64::from(t.verify.ca_err_depth)));
     }
 }
 
@@ -91,17 +119,17 @@ fn leaf<'a>(ctx: &SampleCtx<'a>) -> Option<&'a [u8]> {
     tls(ctx)?.peer_certs.first().map(|c| c.as_ref())
 }
 
-/// An ASN.1 time as OpenSSL prints it: `YYMMDDhhmmssZ` (UTCTime) up to 2049,
-/// `YYYYMMDDhhmmssZ` (GeneralizedTime) after.
-pub(super) fn asn1_time(t: &x509_parser::time::ASN1Time) -> String {
+/// A certificate time as HAProxy gives it (`ssl_sock_get_time()`): `YYMMDDhhmmssZ`,
+/// a UTCTime as encoded, a GeneralizedTime of the 2000s without its century (the
+/// reg-test certificates encode 2050 that way); `None` for another century.
+pub(super) fn asn1_time(t: &x509_parser::time::ASN1Time) -> Option<String> {
     let d = t.to_datetime();
     let (y, m, day) = (d.year(), u8::from(d.month()), d.day());
     let (h, mi, s) = (d.hour(), d.minute(), d.second());
-    if (1950..2050).contains(&y) {
-        format!("{:02}{m:02}{day:02}{h:02}{mi:02}{s:02}Z", y % 100)
-    } else {
-        format!("{y:04}{m:02}{day:02}{h:02}{mi:02}{s:02}Z")
+    if t.is_generalizedtime() && !(2000..2100).contains(&y) {
+        return None;
     }
+    Some(format!("{:02}{m:02}{day:02}{h:02}{mi:02}{s:02}Z", y.rem_euclid(100)))
 }
 
 /// OpenSSL's short name of a DN attribute, else its dotted OID.
@@ -205,10 +233,10 @@ pub const KEYWORDS: &[FetchKw] = &[
     FetchKw::new("ssl_fc_is_resumed", ArgSpec::NONE, SmpType::Bool, fetch_ssl_fc_is_resumed).uses(L5),
     FetchKw::new("ssl_fc_has_crt", ArgSpec::NONE, SmpType::Bool, fetch_ssl_fc_has_crt).uses(L5),
     FetchKw::new("ssl_c_used", ArgSpec::NONE, SmpType::Bool, fetch_ssl_fc_has_crt).uses(L5),
-    FetchKw::new("ssl_c_verify", ArgSpec::NONE, SmpType::Sint, fetch_no_error).uses(L5),
-    FetchKw::new("ssl_c_err", ArgSpec::NONE, SmpType::Sint, fetch_no_error).uses(L5),
-    FetchKw::new("ssl_c_ca_err", ArgSpec::NONE, SmpType::Sint, fetch_no_error).uses(L5),
-    FetchKw::new("ssl_c_ca_err_depth", ArgSpec::NONE, SmpType::Sint, fetch_no_error).uses(L5),
+    FetchKw::new("ssl_c_verify", ArgSpec::NONE, SmpType::Sint, fetch_ssl_c_verify).uses(L5),
+    FetchKw::new("ssl_c_err", ArgSpec::NONE, SmpType::Sint, fetch_ssl_c_err).uses(L5),
+    FetchKw::new("ssl_c_ca_err", ArgSpec::NONE, SmpType::Sint, fetch_ssl_c_ca_err).uses(L5),
+    FetchKw::new("ssl_c_ca_err_depth", ArgSpec::NONE, SmpType::Sint, fetch_ssl_c_ca_err_depth).uses(L5),
     FetchKw::new("ssl_fc_err", ArgSpec::NONE, SmpType::Sint, fetch_no_error).uses(L5),
     FetchKw::new("ssl_c_s_dn", DN_ARGS, SmpType::Str, fetch_ssl_c_s_dn).uses(L5),
     FetchKw::new("ssl_c_i_dn", DN_ARGS, SmpType::Str, fetch_ssl_c_i_dn).uses(L5),

@@ -163,6 +163,7 @@ mod tests {
             resumed: true,
             peer_certs: Vec::new(),
             local_cert: None,
+            verify: Default::default(),
         };
         let ctx = SampleCtx { be: Some(1), srv: Some(0), back_tls: Some(&info), ..SampleCtx::new(&rt, &c, 0) };
         assert_eq!(v(&ctx, "ssl_bc"), Some(Sample::Bool(true)));
@@ -209,6 +210,7 @@ mod tests {
             resumed: false,
             peer_certs: vec![cert.der().clone(), cert.der().clone()],
             local_cert: None,
+            verify: Default::default(),
         };
         let ctx = SampleCtx { be: Some(1), srv: Some(0), back_tls: Some(&info), ..SampleCtx::new(&rt, &c, 0) };
         // OpenSSL's attribute names (emailAddress, not x509-parser's Email)

@@ -47,8 +47,14 @@ pub(super) fn emit_field<'a>(field: Field, der: Option<&'a [u8]>, args: &'a [Arg
     let sample = match field {
         Field::Der | Field::Sha1 => return,
         Field::Serial => Sample::Bin(Cow::Owned(c.tbs_certificate.raw_serial().to_vec())),
-        Field::NotAfter => text(super::ssl::asn1_time(&c.validity().not_after)),
-        Field::NotBefore => text(super::ssl::asn1_time(&c.validity().not_before)),
+        Field::NotAfter => match super::ssl::asn1_time(&c.validity().not_after) {
+            Some(s) => text(s),
+            None => return,
+        },
+        Field::NotBefore => match super::ssl::asn1_time(&c.validity().not_before) {
+            Some(s) => text(s),
+            None => return,
+        },
         Field::SubjectDn => match super::ssl::dn(c.subject(), args) {
             Some(s) => text(s),
             None => return,

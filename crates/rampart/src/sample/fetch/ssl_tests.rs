@@ -29,6 +29,7 @@ fn info(cert: Option<Vec<u8>>) -> TlsInfo {
         resumed: false,
         peer_certs: cert.into_iter().map(Into::into).collect(),
         local_cert: None,
+        verify: Default::default(),
     }
 }
 
@@ -67,6 +68,17 @@ fn negotiated_values() {
         assert_eq!(fetch(None, kw), None, "{kw} on a plain connection");
     }
     assert_eq!(fetch(t(), "ssl_c_s_dn"), None);
+}
+
+#[test]
+fn verification_errors_come_from_the_outcome() {
+    let verify = crate::tls::chain::VerifyOutcome { result: 23, crt_err: 10, ca_err: 3, ca_err_depth: 1 };
+    let t = || Some(TlsInfo { verify, ..info(None) });
+    assert_eq!(fetch(t(), "ssl_c_verify"), Some(Sample::Sint(23)));
+    assert_eq!(fetch(t(), "ssl_c_err"), Some(Sample::Sint(10)));
+    assert_eq!(fetch(t(), "ssl_c_ca_err"), Some(Sample::Sint(3)));
+    assert_eq!(fetch(t(), "ssl_c_ca_err_depth"), Some(Sample::Sint(1)));
+    assert_eq!(fetch(t(), "ssl_fc_err"), Some(Sample::Sint(0)));
 }
 
 #[test]
@@ -130,4 +142,18 @@ fn client_certificate_algorithms_and_chain() {
     assert_eq!(fetch(t(), "ssl_c_chain_der"), Some(Sample::Bin(ca.clone().into())));
     assert_eq!(fetch(Some(info(Some(leaf.clone()))), "ssl_c_chain_der"), None, "no chain beyond the leaf");
     assert_eq!(fetch(Some(info(None)), "ssl_c_sig_alg"), None);
+}
+
+#[test]
+fn certificate_times_as_haproxy_gives_them() {
+    use x509_parser::prelude::FromDer;
+    let time = |tag: u8, s: &str| {
+        let der = [&[tag, s.len() as u8][..], s.as_bytes()].concat();
+        let (_, t) = x509_parser::time::ASN1Time::from_der(&der).expect("a time");
+        super::super::ssl::asn1_time(&t)
+    };
+    assert_eq!(time(0x17, "200428185942Z").as_deref(), Some("200428185942Z"), "UTCTime");
+    // GeneralizedTime of the 2000s: without the century (HAProxy's reg-test client1.pem)
+    assert_eq!(time(0x18, "20500421185942Z").as_deref(), Some("500421185942Z"));
+    assert_eq!(time(0x18, "21500421185942Z"), None, "another century: no sample");
 }

@@ -1,0 +1,199 @@
+//! Runtime CA file replacement through the real binary: `set ssl ca-file` with a
+//! payload and `commit ssl ca-file` on the `stats socket`, without a restart. A bind
+//! refuses a client certificate of a CA it does not know until the CA is committed
+//! into its `ca-file`; a server line refuses a server certificate the same way.
+//! Certificates are generated with rcgen; the TLS client is rustls.
+
+mod http_common;
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use http_common::binary;
+use rampart_testkit::{HttpBackend, Proxy, Reply};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// Two CAs, and certificates they sign, as files in a directory.
+struct Pki {
+    dir: PathBuf,
+    cas: Vec<(rcgen::Certificate, rcgen::KeyPair)>,
+}
+
+impl Pki {
+    fn new() -> Pki {
+        let dir = std::env::temp_dir().join(format!("rampart-tls-cafile-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let cas = ["CA1", "CA2"]
+            .iter()
+            .map(|cn| {
+                let kp = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+                let mut p = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+                p.distinguished_name.push(rcgen::DnType::CommonName, *cn);
+                p.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+                (p.self_signed(&kp).unwrap(), kp)
+            })
+            .collect();
+        Pki { dir, cas }
+    }
+
+    /// A file of the directory with `text`; its path.
+    fn write(&self, name: &str, text: &str) -> String {
+        let p = self.dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p.display().to_string()
+    }
+
+    /// A certificate for `name` signed by CA `ca` (0 or 1), and its key.
+    fn leaf(&self, ca: usize, name: &str) -> (rcgen::Certificate, rcgen::KeyPair) {
+        let kp = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+        let mut p = rcgen::CertificateParams::new(vec![name.to_string()]).unwrap();
+        p.distinguished_name.push(rcgen::DnType::CommonName, name);
+        let (c, k) = &self.cas[ca];
+        (p.signed_by(&kp, c, k).unwrap(), kp)
+    }
+
+    /// A client trusting CA1 that presents a certificate of CA `ca`.
+    fn client(&self, ca: usize) -> Arc<rustls::ClientConfig> {
+        let (cert, kp) = self.leaf(ca, "client");
+        let key = rustls_pki_types::PrivateKeyDer::try_from(kp.serialize_der()).unwrap();
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(self.cas[0].0.der().clone()).unwrap();
+        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+        let mut cfg = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_client_auth_cert(vec![cert.der().clone()], key)
+            .unwrap();
+        cfg.resumption = rustls::client::Resumption::disabled();
+        Arc::new(cfg)
+    }
+}
+
+impl Drop for Pki {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// What the stats socket at `path` answers to `input` (one session).
+fn cli(path: &Path, input: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut s = loop {
+        match std::os::unix::net::UnixStream::connect(path) {
+            Ok(s) => break s,
+            Err(e) if Instant::now() > deadline => panic!("stats socket: {e}"),
+            Err(_) => std::thread::sleep(Duration::from_millis(20)),
+        }
+    };
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(input.as_bytes()).unwrap();
+    s.shutdown(std::net::Shutdown::Write).unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out
+}
+
+/// One request over TLS to `addr` with `client`: the status line, or why the
+/// handshake or the exchange failed.
+async fn tls_get(client: &Arc<rustls::ClientConfig>, addr: std::net::SocketAddr) -> Result<String, String> {
+    let tcp = tokio::net::TcpStream::connect(addr).await.map_err(|e| e.to_string())?;
+    let name = rustls_pki_types::ServerName::try_from("a.test").unwrap();
+    let mut tls =
+        tokio_rustls::TlsConnector::from(client.clone()).connect(name, tcp).await.map_err(|e| e.to_string())?;
+    // TLS 1.3: a refused client certificate shows on the first read, not in the handshake
+    tls.write_all(b"GET / HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n").await.map_err(|e| e.to_string())?;
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while !buf.windows(2).any(|w| w == b"\r\n") {
+        let n = tokio::time::timeout(Duration::from_secs(5), tls.read(&mut chunk))
+            .await
+            .map_err(|e| e.to_string())?
+            .map_err(|e| e.to_string())?;
+        if n == 0 {
+            return Err("closed before a response".into());
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    Ok(String::from_utf8_lossy(&buf).lines().next().unwrap_or("").to_string())
+}
+
+/// One request in clear to `addr`: the status line.
+async fn clear_get(addr: std::net::SocketAddr) -> String {
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    s.write_all(b"GET / HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n").await.unwrap();
+    let mut buf = Vec::new();
+    tokio::time::timeout(Duration::from_secs(5), s.read_to_end(&mut buf)).await.unwrap().unwrap();
+    String::from_utf8_lossy(&buf).lines().next().unwrap_or("").to_string()
+}
+
+#[test]
+fn committed_ca_files_verify_new_handshakes_of_binds_and_servers_without_restart() {
+    let pki = Pki::new();
+    let (site, site_key) = pki.leaf(0, "a.test");
+    let site = pki.write("site.pem", &format!("{}{}", site.pem(), site_key.serialize_pem()));
+    let bind_ca = pki.write("bind-ca.crt", &pki.cas[0].0.pem());
+    // the server line trusts CA2 only: the TLS frontend's certificate (CA1) is refused
+    let srv_ca = pki.write("srv-ca.crt", &pki.cas[1].0.pem());
+    let (mtls, mtls_key) = pki.leaf(0, "proxy-client");
+    let mtls = pki.write("mtls.pem", &format!("{}{}", mtls.pem(), mtls_key.serialize_pem()));
+    let s1 = HttpBackend::builder("s1").respond(|_| Reply::ok().body("ok")).start();
+    let cfg = format!(
+        "global\n  stats socket ${{testdir}}/admin.sock level admin\n\
+         defaults\n  mode http\n  timeout client 5s\n  timeout server 5s\n  timeout connect 1s\n  retries 0\n\
+         listen tls\n  bind fd@${{tls}} ssl crt {site} ca-file {bind_ca} verify required\n\
+         \x20 bind ${{testdir}}/tls.sock ssl crt {site} ca-file {bind_ca} verify required\n\
+         \x20 server s1 ${{s1_addr}}:${{s1_port}}\n\
+         listen clear\n  bind fd@${{clear}}\n\
+         \x20 server t1 ${{testdir}}/tls.sock ssl crt {mtls} ca-file {srv_ca} verify required sni str(a.test)\n"
+    );
+    let proxy = Proxy::new(binary())
+        .listener("tls")
+        .listener("clear")
+        .backend("s1", s1.addr())
+        .config(&cfg)
+        .start()
+        .expect("the proxy starts");
+    let sock = proxy.dir().join("admin.sock");
+    let (tls, clear) = (proxy.addr("tls"), proxy.addr("clear"));
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let (by_ca1, by_ca2) = (pki.client(0), pki.client(1));
+        assert_eq!(tls_get(&by_ca1, tls).await.as_deref(), Ok("HTTP/1.1 200 OK"));
+        assert!(tls_get(&by_ca2, tls).await.is_err(), "a client certificate of CA2 is refused");
+        assert_eq!(
+            cli(&sock, "show ssl ca-file\n"),
+            format!("# filename\n{bind_ca} - 1 certificate(s)\n{srv_ca} - 1 certificate(s)\n\n")
+        );
+
+        // the bind: CA1 and CA2 from now on
+        let both = format!("{}{}", pki.cas[0].0.pem(), pki.cas[1].0.pem());
+        assert_eq!(
+            cli(&sock, &format!("set ssl ca-file {bind_ca} <<\n{both}\n")),
+            format!("transaction created for CA {bind_ca}!\n\n")
+        );
+        assert!(tls_get(&by_ca2, tls).await.is_err(), "not committed yet");
+        let committed = cli(&sock, &format!("commit ssl ca-file {bind_ca}\n"));
+        assert_eq!(committed, format!("Committing {bind_ca}..\nSuccess!\n\n"), "two binds use it");
+        assert_eq!(tls_get(&by_ca2, tls).await.as_deref(), Ok("HTTP/1.1 200 OK"), "accepted without restart");
+        assert_eq!(tls_get(&by_ca1, tls).await.as_deref(), Ok("HTTP/1.1 200 OK"));
+        assert!(cli(&sock, "show ssl ca-file\n").contains(&format!("\n{bind_ca} - 2 certificate(s)\n")));
+
+        // the server line: its CA file gets CA1, which signs the frontend's certificate
+        assert_eq!(clear_get(clear).await, "HTTP/1.1 503 Service Unavailable");
+        cli(&sock, &format!("set ssl ca-file {srv_ca} <<\n{}\n", pki.cas[0].0.pem()));
+        assert_eq!(
+            cli(&sock, &format!("commit ssl ca-file {srv_ca}\n")),
+            format!("Committing {srv_ca}.\nSuccess!\n\n")
+        );
+        assert_eq!(clear_get(clear).await, "HTTP/1.1 200 OK");
+        // and back: neither the idle connection nor the TLS session verified with CA1
+        // is used after the commit
+        cli(&sock, &format!("set ssl ca-file {srv_ca} <<\n{}\n", pki.cas[1].0.pem()));
+        cli(&sock, &format!("commit ssl ca-file {srv_ca}\n"));
+        assert_eq!(clear_get(clear).await, "HTTP/1.1 503 Service Unavailable");
+    });
+}
