@@ -13,6 +13,7 @@ use rustls::crypto::{aws_lc_rs, CryptoProvider, SupportedKxGroup};
 use rustls::server::{ClientHello, ServerSessionMemoryCache, WebPkiClientVerifier};
 use rustls::{RootCertStore, ServerConfig, SupportedCipherSuite};
 
+use super::gencert::CertGen;
 use super::pem::{self, PemError};
 use super::sni::{cert_names, Entry, SniResolver, SniStore};
 use super::suites::{self, map_names};
@@ -25,6 +26,8 @@ pub struct BindTls {
     no_alpn: Arc<ServerConfig>,
     /// The certificates, replaced whole by `commit ssl cert` (see [`super::certs`]).
     pub store: Arc<ArcSwap<SniStore>>,
+    /// The certificate selection rustls runs (the store, and `generate-certificates`).
+    pub resolver: Arc<SniResolver>,
     pub strict_sni: bool,
 }
 
@@ -88,9 +91,24 @@ fn suites(ssl: &BindSsl, g: &GlobalSsl, warnings: &mut Vec<String>) -> Vec<Suppo
     out
 }
 
-/// The key exchange groups from `curves` (or the global default).
-fn groups(ssl: &BindSsl, g: &GlobalSsl, warnings: &mut Vec<String>) -> Vec<&'static dyn SupportedKxGroup> {
-    let Some(list) = ssl.curves.as_ref().or(g.default_bind_curves.as_ref()) else {
+/// The key exchange groups from `curves` (or the global default), else from `ecdhe`
+/// (HAProxy applies `ecdhe` only without a curves list), else rustls' defaults (X25519
+/// first, as OpenSSL's). An `ecdhe` naming no group rustls has is an alert.
+fn groups(
+    ssl: &BindSsl,
+    g: &GlobalSsl,
+    warnings: &mut Vec<String>,
+    alerts: &mut Vec<String>,
+) -> Vec<&'static dyn SupportedKxGroup> {
+    let curves = ssl.curves.as_ref().or(g.default_bind_curves.as_ref());
+    if let (None, Some(ecdhe)) = (curves, &ssl.ecdhe) {
+        let (found, missing) = map_names(ecdhe, suites::GROUPS);
+        if found.is_empty() || !missing.is_empty() {
+            alerts.push(format!("unable to set elliptic named curve to '{ecdhe}'."));
+        }
+        return found;
+    }
+    let Some(list) = curves else {
         return aws_lc_rs::DEFAULT_KX_GROUPS.to_vec();
     };
     let (found, missing) = map_names(list, suites::GROUPS);
@@ -193,7 +211,7 @@ pub fn build(ssl: &BindSsl, g: &GlobalSsl) -> Result<(BindTls, Vec<String>), Vec
     let base = aws_lc_rs::default_provider();
     let provider = CryptoProvider {
         cipher_suites: suites(ssl, g, &mut warnings),
-        kx_groups: groups(ssl, g, &mut warnings),
+        kx_groups: groups(ssl, g, &mut warnings, &mut alerts),
         ..base
     };
     let versions = versions(&ssl.options, &g.default_bind_options).unwrap_or_else(|e| {
@@ -237,6 +255,10 @@ pub fn build(ssl: &BindSsl, g: &GlobalSsl) -> Result<(BindTls, Vec<String>), Vec
         alerts.push("no certificate configured for this 'ssl' bind (use 'crt' or 'crt-list').".into());
     }
     warnings.extend(ignore_err_warning(ssl));
+    let gen = cert_gen(ssl, g, &provider).unwrap_or_else(|e| {
+        alerts.push(e);
+        None
+    });
     let verifier = client_verifier(ssl, g, &provider).unwrap_or_else(|e| {
         alerts.push(e);
         None
@@ -254,7 +276,8 @@ pub fn build(ssl: &BindSsl, g: &GlobalSsl) -> Result<(BindTls, Vec<String>), Vec
         Some(v) => builder.with_client_cert_verifier(v),
         None => builder.with_no_client_auth(),
     };
-    let mut config = builder.with_cert_resolver(Arc::new(SniResolver(store.clone())));
+    let resolver = Arc::new(SniResolver { store: store.clone(), gen });
+    let mut config = builder.with_cert_resolver(resolver.clone());
     config.ignore_client_order = !(ssl.options.prefer_client_ciphers || g.default_bind_options.prefer_client_ciphers);
     config.alpn_protocols = alpn(ssl, &mut warnings);
     config.session_storage = ServerSessionMemoryCache::new(g.cachesize.unwrap_or(CACHE_SIZE).max(1));
@@ -265,8 +288,22 @@ pub fn build(ssl: &BindSsl, g: &GlobalSsl) -> Result<(BindTls, Vec<String>), Vec
     }
     let mut no_alpn = config.clone();
     no_alpn.alpn_protocols.clear();
-    let tls = BindTls { config: Arc::new(config), no_alpn: Arc::new(no_alpn), store, strict_sni: ssl.strict_sni };
+    let tls =
+        BindTls { config: Arc::new(config), no_alpn: Arc::new(no_alpn), store, resolver, strict_sni: ssl.strict_sni };
     Ok((tls, warnings))
+}
+
+/// The certificate generator of `generate-certificates` (`ca-sign-file` is needed).
+fn cert_gen(ssl: &BindSsl, g: &GlobalSsl, provider: &CryptoProvider) -> Result<Option<Arc<CertGen>>, String> {
+    if !ssl.generate_certificates {
+        return Ok(None);
+    }
+    let Some(ca) = &ssl.ca_sign_file else {
+        return Err("cannot enable certificate generation, no CA certificate File configured.".into());
+    };
+    let ca = based(g.ca_base.as_ref(), ca);
+    let size = g.ctx_cache_size.unwrap_or(super::gencert::CACHE_SIZE);
+    CertGen::load(&ca, provider, size).map(|c| Some(Arc::new(c)))
 }
 
 /// The client certificate verifier `verify` and `ca-file` ask for.

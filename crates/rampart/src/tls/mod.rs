@@ -10,6 +10,7 @@ pub mod bind;
 pub mod certs;
 pub mod client;
 pub mod crtlist;
+pub mod gencert;
 pub mod pem;
 pub mod sni;
 pub mod stream;
