@@ -190,6 +190,13 @@ pub static COMMANDS: &[Cmd] = &[
         run: |c, s, w| c.certs.set(w.get(3).copied(), s.payload.take().as_deref()),
     },
     Cmd {
+        words: &["set", "ssl", "ocsp-response"],
+        usage: "set ssl ocsp-response <resp|payload>",
+        help: "update a certificate's OCSP Response from a base64-encode DER",
+        level: Level::Admin,
+        run: |c, s, w| c.certs.set_ocsp(s.payload.take().as_deref().or(w.get(3).copied())),
+    },
+    Cmd {
         words: &["set", "timeout"],
         usage: "set timeout [cli] <delay>",
         help: "change a timeout setting",
@@ -251,6 +258,13 @@ pub static COMMANDS: &[Cmd] = &[
         help: "display the SSL certificates used in memory, or the details of a file",
         level: Level::Operator,
         run: |c, _, w| c.certs.show(w.get(3).copied()),
+    },
+    Cmd {
+        words: &["show", "ssl", "ocsp-response"],
+        usage: "show ssl ocsp-response [id]",
+        help: "display the IDs of the OCSP responses used in memory, or the details of a single OCSP response",
+        level: Level::Operator,
+        run: |c, _, w| c.certs.show_ocsp(w.get(3).copied()),
     },
     Cmd {
         words: &["show", "stat"],

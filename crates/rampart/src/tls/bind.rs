@@ -11,6 +11,7 @@ use arc_swap::ArcSwap;
 use rampart_cfg::model::{BindSsl, GlobalSsl, SslOptions, TlsVersion, Verify};
 use rustls::crypto::{aws_lc_rs, CryptoProvider, SupportedKxGroup};
 use rustls::server::{ClientHello, ServerSessionMemoryCache, WebPkiClientVerifier};
+use rustls::sign::CertifiedKey;
 use rustls::{RootCertStore, ServerConfig, SupportedCipherSuite};
 
 use super::gencert::CertGen;
@@ -179,7 +180,8 @@ fn crt_files(path: &Path) -> Result<Vec<PathBuf>, PemError> {
     Ok(files)
 }
 
-/// Loads `files` on up to `threads` threads; results in the files' order.
+/// Loads `files` (and the OCSP response beside each, stapled) on up to `threads`
+/// threads; results in the files' order.
 pub fn load_parallel(
     files: &[PathBuf],
     provider: &CryptoProvider,
@@ -187,7 +189,11 @@ pub fn load_parallel(
 ) -> Vec<Result<(Entry, Vec<String>), PemError>> {
     let load = |p: &PathBuf| {
         let ck = pem::load_cert_key(p)?;
-        let key = ck.certified(provider)?;
+        let mut key = ck.certified(provider)?;
+        if let Some(der) = super::ocsp::load_beside(&ck.path) {
+            super::ocsp::parse(&der).map_err(|why| PemError::Ocsp { path: ck.path.clone(), why })?;
+            key = Arc::new(CertifiedKey { ocsp: Some(der), ..(*key).clone() });
+        }
         let names = cert_names(&ck.chain[0]);
         Ok((Entry { key, path: ck.path, excluded: Vec::new(), filtered: false }, names))
     };

@@ -11,7 +11,9 @@
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
 
 use rcgen::{
     CertificateParams, DistinguishedName, DnType, DnValue, ExtendedKeyUsagePurpose, IsCa, KeyIdMethod, KeyPair,
@@ -37,7 +39,7 @@ pub struct CertGen {
     key: KeyPair,
     /// The CA certificate and the rest of its file's chain, served after the new leaf.
     chain: Vec<CertificateDer<'static>>,
-    cache: Mutex<Cache>,
+    cache: Cache,
     /// The serial of the last certificate generated (HAProxy counts from 1 too).
     serial: AtomicU64,
 }
@@ -49,35 +51,49 @@ impl std::fmt::Debug for CertGen {
 }
 
 /// Generated certificates by lower-case name, with the tick of their last use; the
-/// least recently used goes when full. Only the generation path takes its lock.
-#[derive(Default)]
+/// least recently used goes when full. Lookups take no lock (the map is swapped whole
+/// when a certificate is added, which only a generation does).
 struct Cache {
     size: usize,
-    tick: u64,
-    map: HashMap<Box<str>, (Arc<CertifiedKey>, u64)>,
+    tick: AtomicU64,
+    map: ArcSwap<HashMap<Box<str>, Arc<Cached>>>,
+}
+
+struct Cached {
+    key: Arc<CertifiedKey>,
+    used: AtomicU64,
 }
 
 impl Cache {
-    fn get(&mut self, name: &str) -> Option<Arc<CertifiedKey>> {
-        self.tick += 1;
-        let tick = self.tick;
-        self.map.get_mut(name).map(|(k, t)| {
-            *t = tick;
-            k.clone()
+    fn new(size: usize) -> Cache {
+        Cache { size, tick: AtomicU64::new(0), map: ArcSwap::from_pointee(HashMap::new()) }
+    }
+
+    fn get(&self, name: &str) -> Option<Arc<CertifiedKey>> {
+        let tick = self.tick.fetch_add(1, Ordering::Relaxed) + 1;
+        self.map.load().get(name).map(|c| {
+            c.used.store(tick, Ordering::Relaxed);
+            c.key.clone()
         })
     }
 
-    fn put(&mut self, name: &str, key: Arc<CertifiedKey>) {
+    fn put(&self, name: &str, key: Arc<CertifiedKey>) {
         if self.size == 0 {
             return;
         }
-        if self.map.len() >= self.size {
-            if let Some(old) = self.map.iter().min_by_key(|(_, (_, t))| *t).map(|(n, _)| n.clone()) {
-                self.map.remove(&old);
+        let tick = self.tick.fetch_add(1, Ordering::Relaxed) + 1;
+        let entry = Arc::new(Cached { key, used: AtomicU64::new(tick) });
+        self.map.rcu(|old| {
+            let mut map = HashMap::clone(old);
+            if map.len() >= self.size && !map.contains_key(name) {
+                let oldest = map.iter().min_by_key(|(_, c)| c.used.load(Ordering::Relaxed)).map(|(n, _)| n.clone());
+                if let Some(n) = oldest {
+                    map.remove(&n);
+                }
             }
-        }
-        self.tick += 1;
-        self.map.insert(name.into(), (key, self.tick));
+            map.insert(name.into(), entry.clone());
+            map
+        });
     }
 }
 
@@ -108,13 +124,7 @@ impl CertGen {
             }
         }
         let issuer = params.self_signed(&key).map_err(|e| read_err(e.to_string()))?;
-        Ok(CertGen {
-            issuer,
-            key,
-            chain: ck.chain,
-            cache: Mutex::new(Cache { size: cache_size, ..Cache::default() }),
-            serial: AtomicU64::new(0),
-        })
+        Ok(CertGen { issuer, key, chain: ck.chain, cache: Cache::new(cache_size), serial: AtomicU64::new(0) })
     }
 
     /// The certificate for `sni` (from the cache, else generated), carrying the key of
@@ -125,12 +135,11 @@ impl CertGen {
         if !valid_name(&name) {
             return None;
         }
-        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(k) = cache.get(&name) {
+        if let Some(k) = self.cache.get(&name) {
             return Some(k);
         }
         let key = Arc::new(self.generate(&name, default)?);
-        cache.put(&name, key.clone());
+        self.cache.put(&name, key.clone());
         Some(key)
     }
 

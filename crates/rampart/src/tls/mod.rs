@@ -11,6 +11,7 @@ pub mod certs;
 pub mod client;
 pub mod crtlist;
 pub mod gencert;
+pub mod ocsp;
 pub mod pem;
 pub mod sni;
 pub mod stream;
