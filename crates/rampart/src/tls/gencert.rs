@@ -22,7 +22,7 @@ use rcgen::{
 use rustls::crypto::CryptoProvider;
 use rustls::sign::{CertifiedKey, SigningKey};
 use rustls::SignatureScheme;
-use rustls_pki_types::CertificateDer;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use x509_parser::certificate::X509Certificate;
 
 /// HAProxy's default `tune.ssl.ssl-ctx-cache-size`.
@@ -110,7 +110,7 @@ impl CertGen {
             .map_err(|_| read_err("unusable private key.".into()))?;
         let (_, ca) = x509_parser::parse_x509_certificate(&ck.chain[0])
             .map_err(|_| read_err("unreadable certificate.".into()))?;
-        let key = KeyPair::from_remote(Box::new(CaKey::new(&ca, signer).ok_or_else(|| {
+        let key = KeyPair::from_remote(Box::new(CaKey::new(&ca, signer, &ck.key).ok_or_else(|| {
             read_err("the CA key type cannot sign certificates here (RSA, ECDSA P-256/P-384, Ed25519).".into())
         })?))
         .map_err(|e| read_err(e.to_string()))?;
@@ -269,32 +269,44 @@ fn key_algorithm(spki: &x509_parser::x509::SubjectPublicKeyInfo<'_>) -> Option<&
     }
 }
 
-/// The CA's private key, signing through rustls' provider (which reads every key
-/// format a `crt` may hold).
-///
-/// COMPAT: HAProxy signs with SHA-256 whatever the CA's curve; with a P-384 CA key the
-/// certificate is signed with ecdsa-with-SHA384 here (aws-lc pairs P-384 with SHA-384).
+/// The CA's private key. As HAProxy, certificates are signed with SHA-256 whatever the
+/// CA's curve: through rustls' provider (which reads every key format a `crt` may hold)
+/// for RSA, P-256 and Ed25519, and through aws-lc for P-384 (which rustls pairs with
+/// SHA-384 only).
 struct CaKey {
     public: Vec<u8>,
     alg: &'static SignatureAlgorithm,
-    signer: Box<dyn rustls::sign::Signer>,
+    signer: CaSigner,
+}
+
+enum CaSigner {
+    Rustls(Box<dyn rustls::sign::Signer>),
+    /// ECDSA P-384 over a SHA-256 digest: the digest, left-padded with zeros to the
+    /// curve's 48 bytes, is the same integer ECDSA signs (ANSI X9.62 takes a shorter
+    /// hash whole), handed to aws-lc as a prehashed value.
+    P384Sha256(aws_lc_rs::signature::EcdsaKeyPair),
 }
 
 impl CaKey {
-    fn new(ca: &X509Certificate<'_>, key: Arc<dyn SigningKey>) -> Option<CaKey> {
+    fn new(ca: &X509Certificate<'_>, key: Arc<dyn SigningKey>, der: &PrivateKeyDer<'_>) -> Option<CaKey> {
         let spki = ca.public_key();
+        let public = spki.subject_public_key.data.to_vec();
         let alg = key_algorithm(spki)?;
+        if std::ptr::eq(alg, &rcgen::PKCS_ECDSA_P384_SHA384) {
+            let signing = &aws_lc_rs::signature::ECDSA_P384_SHA384_ASN1_SIGNING;
+            let pair = aws_lc_rs::signature::EcdsaKeyPair::from_private_key_der(signing, der.secret_der()).ok()?;
+            // the signature algorithm written is ecdsa-with-SHA256 (P-256's in rcgen)
+            return Some(CaKey { public, alg: &rcgen::PKCS_ECDSA_P256_SHA256, signer: CaSigner::P384Sha256(pair) });
+        }
         let scheme = if std::ptr::eq(alg, &rcgen::PKCS_RSA_SHA256) {
             SignatureScheme::RSA_PKCS1_SHA256
         } else if std::ptr::eq(alg, &rcgen::PKCS_ED25519) {
             SignatureScheme::ED25519
-        } else if std::ptr::eq(alg, &rcgen::PKCS_ECDSA_P256_SHA256) {
-            SignatureScheme::ECDSA_NISTP256_SHA256
         } else {
-            SignatureScheme::ECDSA_NISTP384_SHA384
+            SignatureScheme::ECDSA_NISTP256_SHA256
         };
         let signer = key.choose_scheme(&[scheme])?;
-        Some(CaKey { public: spki.subject_public_key.data.to_vec(), alg, signer })
+        Some(CaKey { public, alg, signer: CaSigner::Rustls(signer) })
     }
 }
 
@@ -304,7 +316,19 @@ impl RemoteKeyPair for CaKey {
     }
 
     fn sign(&self, msg: &[u8]) -> Result<Vec<u8>, rcgen::Error> {
-        self.signer.sign(msg).map_err(|_| rcgen::Error::RemoteKeyError)
+        match &self.signer {
+            CaSigner::Rustls(s) => s.sign(msg).map_err(|_| rcgen::Error::RemoteKeyError),
+            CaSigner::P384Sha256(pair) => {
+                use aws_lc_rs::digest;
+                let hash = digest::digest(&digest::SHA256, msg);
+                let mut padded = [0u8; 48];
+                padded[48 - hash.as_ref().len()..].copy_from_slice(hash.as_ref());
+                let prehashed = digest::Digest::import_less_safe(&padded, &digest::SHA384)
+                    .map_err(|_| rcgen::Error::RemoteKeyError)?;
+                let sig = pair.sign_digest(&prehashed).map_err(|_| rcgen::Error::RemoteKeyError)?;
+                Ok(sig.as_ref().to_vec())
+            }
+        }
     }
 
     fn algorithm(&self) -> &'static SignatureAlgorithm {

@@ -46,7 +46,7 @@ fn a_certificate_for_the_name_signed_by_the_ca_with_the_default_key() {
     for (tag, alg, leaf, sig) in [
         ("ec", &rcgen::PKCS_ECDSA_P256_SHA256, &rcgen::PKCS_ECDSA_P384_SHA384, "ecdsa-with-SHA256"),
         ("rsa", &rcgen::PKCS_RSA_SHA256, &rcgen::PKCS_ECDSA_P256_SHA256, "sha256WithRSAEncryption"),
-        ("p384", &rcgen::PKCS_ECDSA_P384_SHA384, &rcgen::PKCS_ECDSA_P256_SHA256, "ecdsa-with-SHA384"),
+        ("p384", &rcgen::PKCS_ECDSA_P384_SHA384, &rcgen::PKCS_ECDSA_P256_SHA256, "ecdsa-with-SHA256"),
     ] {
         let (path, ca, default) = setup(tag, alg, leaf);
         let gen = CertGen::load(&path, &provider(), 10).unwrap();
