@@ -36,7 +36,9 @@ impl BindTls {
     /// The configuration for a client hello, or why it is refused (`strict-sni`
     /// without a certificate for the name).
     pub fn choose(&self, hello: &ClientHello<'_>) -> Result<Arc<ServerConfig>, &'static str> {
-        if self.strict_sni && !self.store.load().serves(hello.server_name()) {
+        // a generated certificate serves any SNI (HAProxy generates before strict-sni)
+        let generated = self.resolver.gen.is_some() && hello.server_name().is_some();
+        if self.strict_sni && !generated && !self.store.load().serves(hello.server_name()) {
             return Err("no certificate for the SNI with strict-sni");
         }
         // COMPAT: as HAProxy (OpenSSL's NOACK), no common protocol means no ALPN, not
