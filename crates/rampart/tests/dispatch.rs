@@ -2,6 +2,7 @@
 //! every stream to a fixed address, or to the destination address of the client
 //! connection as rules left it; in HTTP its server connections stay with their client
 //! connection (never shared with another one), as HAProxy's private connections.
+//! A server without address (`:80`, `0.0.0.0`) connects to the destination too.
 
 mod http_common;
 
@@ -100,4 +101,15 @@ fn misuse_is_reported_as_haproxy_does() {
     let out = rampart_testkit::check(http_common::binary(), &missing_port);
     let diags = out.diagnostics().join("\n");
     assert!(diags.contains("'dispatch' : missing port specification in '127.0.0.1'"), "{diags}");
+}
+
+#[test]
+fn a_server_without_address_connects_to_the_client_destination() {
+    // an unset variable expands to nothing (HAProxy's env_expand() on addresses), so
+    // the server has no address: the listener's own IP (127.0.0.1) at the server's port
+    let s1 = HttpBackend::start("s1");
+    let lines = "  server s1 ${RAMPART_SURELY_UNSET_ADDR}:${s1_port}\n";
+    let proxy = start(&listen_cfg("", lines, &[]), &[("s1", s1.addr())]);
+    assert_eq!(client(&proxy).get("/a").unwrap().status, 200);
+    assert_eq!(s1.wait_requests(1)[0].path, "/a");
 }

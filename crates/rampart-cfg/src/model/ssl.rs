@@ -86,6 +86,13 @@ pub struct BindSsl {
     pub ciphers: Option<String>,
     pub ciphersuites: Option<String>,
     pub curves: Option<String>,
+    /// `ecdhe`: the named curve(s) for ECDHE when `curves` is not set.
+    pub ecdhe: Option<String>,
+    /// `generate-certificates`: mint a certificate for an SNI no certificate serves,
+    /// signed by `ca-sign-file`.
+    pub generate_certificates: bool,
+    /// `ca-sign-file`: the CA (certificate and key) that signs generated certificates.
+    pub ca_sign_file: Option<PathBuf>,
     pub strict_sni: bool,
     pub options: SslOptions,
 }
@@ -111,4 +118,8 @@ pub struct GlobalSsl {
     pub cachesize: Option<usize>,
     /// `tune.ssl.lifetime` (how long a cached session or ticket stays valid).
     pub lifetime: Option<Duration>,
+    /// `tune.ssl.ssl-ctx-cache-size` (generated certificates kept; HAProxy's default 1000).
+    pub ctx_cache_size: Option<usize>,
+    /// The warning about ignored DH parameters was given (once per configuration).
+    pub dh_warned: bool,
 }

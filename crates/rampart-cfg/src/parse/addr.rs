@@ -240,7 +240,13 @@ fn parse_one_listen(full: &str, out: &mut Vec<ListenAddr>) -> Result<(), String>
 /// A server address that may map ports: no port, port 0, or `+N`/`-N` give the offset
 /// to add to the port the client connected to (`Some(offset)`, the address's own port
 /// then being 0). HAProxy's `str2sa_range()` with `PA_O_PORT_OFS`.
-pub fn parse_server_target(full: &str) -> Result<(ServerAddr, Option<i32>), String> {
+///
+/// `$VAR` / `${VAR}` are expanded first ([`env_expand`]); an empty or wildcard host
+/// (`0.0.0.0`, `::`, `*`) is a server without address, which connects to the client's
+/// destination address.
+pub fn parse_server_target(text: &str) -> Result<(ServerAddr, Option<i32>), String> {
+    let expanded = env_expand(text);
+    let full: &str = &expanded;
     if full.is_empty() {
         return Err(format!("'{full}' resolves to an empty address (environment variable missing?)"));
     }
@@ -251,12 +257,7 @@ pub fn parse_server_target(full: &str) -> Result<(ServerAddr, Option<i32>), Stri
             let (host, port) = split_host_port(rest);
             let ports = parse_ports(port, full, false, false)?;
             let ip = match parse_host(host, fam) {
-                Some(Host::Ip(ip)) => ip,
-                Some(Host::Wildcard(_)) => {
-                    return Err(format!(
-                        "server address '{full}' (connect to the client's destination address) is not supported yet"
-                    ))
-                }
+                Some(Host::Ip(ip) | Host::Wildcard(ip)) => ip,
                 None => return Err(format!("could not resolve address '{host}'.")),
             };
             match ports {
@@ -399,7 +400,24 @@ mod tests {
         assert_eq!(e("fd@3"), "a file descriptor is not acceptable here in 'fd@3'");
         assert_eq!(e("127.0.0.1:70000"), "invalid port '70000'");
         assert_eq!(e("nosuch.invalid:80"), "could not resolve address 'nosuch.invalid'.");
-        assert!(e(":80").contains("client's destination"));
+    }
+
+    #[test]
+    fn server_without_address_and_environment() {
+        let ok = |s: &str| parse_server_target(s).expect(s);
+        let ip = |s: &str| ServerAddr::Inet(s.parse().expect("sa"));
+        // no address: the client's destination address (backend::server_target)
+        assert_eq!(ok(":80"), (ip("0.0.0.0:80"), None));
+        assert_eq!(ok("0.0.0.0"), (ip("0.0.0.0:0"), Some(0)));
+        assert_eq!(ok("[::]:+1"), (ip("[::]:0"), Some(1)));
+        // unset variables expand to nothing, as HAProxy's env_expand() (a VTest macro
+        // of a server the test does not declare reaches HAProxy that way)
+        assert_eq!(ok("${RAMPART_SURELY_UNSET_A}:${RAMPART_SURELY_UNSET_B}"), (ip("0.0.0.0:0"), Some(0)));
+        assert_eq!(ok("127.0.0.1:$RAMPART_SURELY_UNSET_B"), (ip("127.0.0.1:0"), Some(0)));
+        assert_eq!(
+            parse_server_target("${RAMPART_SURELY_UNSET_A}").unwrap_err(),
+            "'' resolves to an empty address (environment variable missing?)"
+        );
     }
 
     #[test]

@@ -28,6 +28,9 @@ pub(super) fn is_bind_ssl_option(name: &str) -> bool {
             | "ciphers"
             | "ciphersuites"
             | "curves"
+            | "ecdhe"
+            | "generate-certificates"
+            | "ca-sign-file"
             | "strict-sni"
     ) || option_flag(name).is_some()
         || name == "ssl-min-ver"
@@ -109,6 +112,9 @@ pub(super) fn apply_bind_ssl(ssl: &mut BindSsl, name: &str, value: Option<&Strin
         "ciphers" => ssl.ciphers = Some(need()?),
         "ciphersuites" => ssl.ciphersuites = Some(need()?),
         "curves" => ssl.curves = Some(need()?),
+        "ecdhe" => ssl.ecdhe = Some(need()?),
+        "generate-certificates" => ssl.generate_certificates = true,
+        "ca-sign-file" => ssl.ca_sign_file = Some(PathBuf::from(need()?)),
         "strict-sni" => ssl.strict_sni = true,
         "ssl-min-ver" => ssl.options.min_ver = Some(version(&need()?)?),
         "ssl-max-ver" => ssl.options.max_ver = Some(version(&need()?)?),
@@ -155,16 +161,51 @@ pub(super) fn parse_global_ssl(p: &mut Parser, words: &[String], span: &Span) ->
             }
             _ => p.alert(span, format!("'{kw}' expects a timeout argument.")),
         },
-        // COMPAT: rustls has no DHE cipher suite, so there is no DH parameter to size;
+        "tune.ssl.ssl-ctx-cache-size" => match value.parse::<usize>() {
+            Ok(n) => p.global.ssl.ctx_cache_size = Some(n),
+            Err(_) => p.alert(span, format!("'{kw}' expects an integer argument.")),
+        },
         // the capture buffer only serves the ssl_fc_cipherlist_* fetches, not provided.
-        "tune.ssl.default-dh-param" | "tune.ssl.capture-buffer-size" => {
+        "tune.ssl.capture-buffer-size" => {
             if value.parse::<u32>().is_err() {
                 p.alert(span, format!("'{kw}' expects an integer argument."));
+            }
+        }
+        "tune.ssl.default-dh-param" => {
+            if value.parse::<u32>().is_err() {
+                p.alert(span, format!("'{kw}' expects an integer argument."));
+            } else {
+                dh_warning(p, span);
+            }
+        }
+        "ssl-dh-param-file" => {
+            if value.is_empty() {
+                missing(p);
+            } else if !is_dh_params_file(value) {
+                p.alert(span, format!("'{kw}': unable to load DH parameters from file <{value}>."));
+            } else {
+                dh_warning(p, span);
             }
         }
         _ => return false,
     }
     true
+}
+
+/// COMPAT: rustls has no DHE cipher suite, so DH parameters (`ssl-dh-param-file`,
+/// `tune.ssl.default-dh-param`) have nothing to apply to: accepted with one warning
+/// per configuration, at the first line using them.
+fn dh_warning(p: &mut Parser, span: &Span) {
+    if !p.global.ssl.dh_warned {
+        p.global.ssl.dh_warned = true;
+        p.warning(span, "DH parameters are ignored: rustls has no DHE cipher suite (ECDHE key exchange only).");
+    }
+}
+
+/// Whether `path` reads as a PEM file holding DH parameters (what HAProxy checks at
+/// load time).
+fn is_dh_params_file(path: &str) -> bool {
+    std::fs::read_to_string(path).is_ok_and(|t| t.contains("-----BEGIN DH PARAMETERS-----"))
 }
 
 /// `ssl-default-bind-options <opt>...`.
@@ -288,5 +329,52 @@ mod tests {
                 "'TLSv1.9' : unknown ssl/tls version on global statement 'ssl-default-bind-options'."
             ]
         );
+    }
+
+    #[test]
+    fn generate_certificates_and_ecdhe() {
+        let cfg = parse_ok(
+            "global\n tune.ssl.ssl-ctx-cache-size 10\nfrontend f\n bind :443 ssl crt a.pem generate-certificates \
+             ca-sign-file ca.pem ecdhe secp384r1\n bind :444 ssl crt a.pem\n",
+        );
+        let s = cfg.proxies[0].binds[0].ssl.as_deref().unwrap();
+        assert!(s.generate_certificates);
+        assert_eq!(s.ca_sign_file.as_deref(), Some(std::path::Path::new("ca.pem")));
+        assert_eq!(s.ecdhe.as_deref(), Some("secp384r1"));
+        let s = cfg.proxies[0].binds[1].ssl.as_deref().unwrap();
+        assert!(!s.generate_certificates && s.ca_sign_file.is_none() && s.ecdhe.is_none());
+        assert_eq!(cfg.global.ssl.ctx_cache_size, Some(10));
+        assert_eq!(
+            alerts("global\n tune.ssl.ssl-ctx-cache-size x\nfrontend f\n bind :443 ssl crt a.pem ca-sign-pass x\n"),
+            [
+                "'tune.ssl.ssl-ctx-cache-size' expects an integer argument.",
+                "'bind :443' in section 'frontend' : 'ca-sign-pass' is not supported yet",
+            ]
+        );
+    }
+
+    #[test]
+    fn dh_parameters_warn_once() {
+        let dir = std::env::temp_dir().join(format!("rampart-dh-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let dh = dir.join("p.dh");
+        std::fs::write(&dh, "-----BEGIN DH PARAMETERS-----\nMAA=\n-----END DH PARAMETERS-----\n").unwrap();
+        let text = format!("global\n tune.ssl.default-dh-param 2048\n ssl-dh-param-file {}\n", dh.display());
+        let w = crate::parse::tests::warnings(&text);
+        let dh_warnings: Vec<&String> = w.iter().filter(|m| m.contains("DH parameters")).collect();
+        assert_eq!(
+            dh_warnings,
+            ["DH parameters are ignored: rustls has no DHE cipher suite (ECDHE key exchange only)."]
+        );
+        assert!(alerts(&text).is_empty());
+        assert_eq!(
+            alerts("global\n ssl-dh-param-file /nonexistent.dh\n ssl-dh-param-file\n tune.ssl.default-dh-param x\n"),
+            [
+                "'ssl-dh-param-file': unable to load DH parameters from file </nonexistent.dh>.",
+                "'ssl-dh-param-file' expects an argument.",
+                "'tune.ssl.default-dh-param' expects an integer argument.",
+            ]
+        );
+        std::fs::remove_dir_all(&dir).ok();
     }
 }

@@ -614,17 +614,21 @@ async fn connect_server(
 }
 
 /// The address to connect to: the client connection's destination (as rules left it)
-/// for the hidden server of `option transparent`; else the server's, with the port the client connected to
+/// for the hidden server of `option transparent` (the destination's address for a server
+/// without one); else the server's, with the port the client connected to
 /// (plus the offset) when the configured address has no fixed port; `None` when that
 /// port is unknown (a unix-socket client). The port wraps as HAProxy's 16-bit one does.
 fn server_target(server: &ServerRt, client: &ConnInfo) -> Option<std::net::SocketAddr> {
     if server.transparent {
         return client.dst();
     }
-    let Some(offset) = server.port_offset else { return Some(server.addr) };
+    // a server without address (0.0.0.0, `::`) connects to the client's destination
+    // address, as HAProxy's assign_server_address()
+    let ip = if server.addr.ip().is_unspecified() { client.dst()?.ip() } else { server.addr.ip() };
+    let Some(offset) = server.port_offset else { return Some(std::net::SocketAddr::new(ip, server.addr.port())) };
     let port = i32::from(client.dst()?.port()) + offset;
     let port = u16::try_from(port.rem_euclid(65536)).ok()?;
-    Some(std::net::SocketAddr::new(server.addr.ip(), port))
+    Some(std::net::SocketAddr::new(ip, port))
 }
 
 /// HAProxy's turn-around before retrying the same server: MIN(1s, timeout connect).

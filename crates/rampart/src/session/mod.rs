@@ -188,7 +188,7 @@ async fn tls_handshake<S: mux::h1::park::Parkable>(
     let mut served = None;
     let choose = |hello: &rustls::server::ClientHello<'_>| {
         // the certificate the resolver serves, for `ssl_f_*`
-        served = tls.store.load().choose(hello.server_name(), hello.signature_schemes()).map(crate::tls::LocalCert);
+        served = tls.resolver.resolve_for(hello.server_name(), hello.signature_schemes()).map(crate::tls::LocalCert);
         tls.choose(hello)
     };
     match crate::tls::stream::accept(sock, px.timeouts.client, choose).await {

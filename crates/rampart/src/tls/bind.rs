@@ -11,8 +11,10 @@ use arc_swap::ArcSwap;
 use rampart_cfg::model::{BindSsl, GlobalSsl, SslOptions, TlsVersion, Verify};
 use rustls::crypto::{aws_lc_rs, CryptoProvider, SupportedKxGroup};
 use rustls::server::{ClientHello, ServerSessionMemoryCache};
+use rustls::sign::CertifiedKey;
 use rustls::{ServerConfig, SupportedCipherSuite};
 
+use super::gencert::CertGen;
 use super::pem::{self, PemError};
 use super::sni::{cert_names, Entry, SniResolver, SniStore};
 use super::suites::{self, map_names};
@@ -27,6 +29,8 @@ pub struct BindTls {
     configs: ArcSwap<Configs>,
     /// The certificates, replaced whole by `commit ssl cert` (see [`super::certs`]).
     pub store: Arc<ArcSwap<SniStore>>,
+    /// The certificate selection rustls runs (the store, and `generate-certificates`).
+    pub resolver: Arc<SniResolver>,
     pub strict_sni: bool,
     /// The CA and CRL files client certificates are verified with (`verify`).
     pub ca_files: Option<ClientCaFiles>,
@@ -56,7 +60,9 @@ impl BindTls {
     /// The configuration for a client hello, or why it is refused (`strict-sni`
     /// without a certificate for the name).
     pub fn choose(&self, hello: &ClientHello<'_>) -> Result<Arc<ServerConfig>, &'static str> {
-        if self.strict_sni && !self.store.load().serves(hello.server_name()) {
+        // a generated certificate serves any SNI (HAProxy generates before strict-sni)
+        let generated = self.resolver.gen.is_some() && hello.server_name().is_some();
+        if self.strict_sni && !generated && !self.store.load().serves(hello.server_name()) {
             return Err("no certificate for the SNI with strict-sni");
         }
         let configs = self.configs.load();
@@ -144,9 +150,24 @@ fn suites(ssl: &BindSsl, g: &GlobalSsl, warnings: &mut Vec<String>) -> Vec<Suppo
     out
 }
 
-/// The key exchange groups from `curves` (or the global default).
-fn groups(ssl: &BindSsl, g: &GlobalSsl, warnings: &mut Vec<String>) -> Vec<&'static dyn SupportedKxGroup> {
-    let Some(list) = ssl.curves.as_ref().or(g.default_bind_curves.as_ref()) else {
+/// The key exchange groups from `curves` (or the global default), else from `ecdhe`
+/// (HAProxy applies `ecdhe` only without a curves list), else rustls' defaults (X25519
+/// first, as OpenSSL's). An `ecdhe` naming no group rustls has is an alert.
+fn groups(
+    ssl: &BindSsl,
+    g: &GlobalSsl,
+    warnings: &mut Vec<String>,
+    alerts: &mut Vec<String>,
+) -> Vec<&'static dyn SupportedKxGroup> {
+    let curves = ssl.curves.as_ref().or(g.default_bind_curves.as_ref());
+    if let (None, Some(ecdhe)) = (curves, &ssl.ecdhe) {
+        let (found, missing) = map_names(ecdhe, suites::GROUPS);
+        if found.is_empty() || !missing.is_empty() {
+            alerts.push(format!("unable to set elliptic named curve to '{ecdhe}'."));
+        }
+        return found;
+    }
+    let Some(list) = curves else {
         return aws_lc_rs::DEFAULT_KX_GROUPS.to_vec();
     };
     let (found, missing) = map_names(list, suites::GROUPS);
@@ -217,7 +238,8 @@ fn crt_files(path: &Path) -> Result<Vec<PathBuf>, PemError> {
     Ok(files)
 }
 
-/// Loads `files` on up to `threads` threads; results in the files' order.
+/// Loads `files` (and the OCSP response beside each, stapled) on up to `threads`
+/// threads; results in the files' order.
 pub fn load_parallel(
     files: &[PathBuf],
     provider: &CryptoProvider,
@@ -225,7 +247,11 @@ pub fn load_parallel(
 ) -> Vec<Result<(Entry, Vec<String>), PemError>> {
     let load = |p: &PathBuf| {
         let ck = pem::load_cert_key(p)?;
-        let key = ck.certified(provider)?;
+        let mut key = ck.certified(provider)?;
+        if let Some(der) = super::ocsp::load_beside(&ck.path) {
+            super::ocsp::parse(&der).map_err(|why| PemError::Ocsp { path: ck.path.clone(), why })?;
+            key = Arc::new(CertifiedKey { ocsp: Some(der), ..(*key).clone() });
+        }
         let names = cert_names(&ck.chain[0]);
         Ok((Entry { key, path: ck.path, excluded: Vec::new(), filtered: false }, names))
     };
@@ -249,7 +275,7 @@ pub fn build(ssl: &BindSsl, g: &GlobalSsl) -> Result<(BindTls, Vec<String>), Vec
     let base = aws_lc_rs::default_provider();
     let provider = CryptoProvider {
         cipher_suites: suites(ssl, g, &mut warnings),
-        kx_groups: groups(ssl, g, &mut warnings),
+        kx_groups: groups(ssl, g, &mut warnings, &mut alerts),
         ..base
     };
     let versions = versions(&ssl.options, &g.default_bind_options).unwrap_or_else(|e| {
@@ -292,6 +318,10 @@ pub fn build(ssl: &BindSsl, g: &GlobalSsl) -> Result<(BindTls, Vec<String>), Vec
     if store.is_empty() && alerts.is_empty() {
         alerts.push("no certificate configured for this 'ssl' bind (use 'crt' or 'crt-list').".into());
     }
+    let gen = cert_gen(ssl, g, &provider).unwrap_or_else(|e| {
+        alerts.push(e);
+        None
+    });
     let verifier = client_verifier(ssl, g, &provider).unwrap_or_else(|e| {
         alerts.push(e);
         None
@@ -309,7 +339,8 @@ pub fn build(ssl: &BindSsl, g: &GlobalSsl) -> Result<(BindTls, Vec<String>), Vec
         Some(v) => builder.with_client_cert_verifier(v),
         None => builder.with_no_client_auth(),
     };
-    let mut config = builder.with_cert_resolver(Arc::new(SniResolver(store.clone())));
+    let resolver = Arc::new(SniResolver { store: store.clone(), gen });
+    let mut config = builder.with_cert_resolver(resolver.clone());
     config.ignore_client_order = !(ssl.options.prefer_client_ciphers || g.default_bind_options.prefer_client_ciphers);
     config.alpn_protocols = alpn(ssl, &mut warnings);
     config.session_storage = ServerSessionMemoryCache::new(g.cachesize.unwrap_or(CACHE_SIZE).max(1));
@@ -321,11 +352,25 @@ pub fn build(ssl: &BindSsl, g: &GlobalSsl) -> Result<(BindTls, Vec<String>), Vec
     let tls = BindTls {
         configs: ArcSwap::from_pointee(Configs::new(config, verifier)),
         store,
+        resolver,
         strict_sni: ssl.strict_sni,
         ca_files: ca_files(ssl, g),
         versions,
     };
     Ok((tls, warnings))
+}
+
+/// The certificate generator of `generate-certificates` (`ca-sign-file` is needed).
+fn cert_gen(ssl: &BindSsl, g: &GlobalSsl, provider: &CryptoProvider) -> Result<Option<Arc<CertGen>>, String> {
+    if !ssl.generate_certificates {
+        return Ok(None);
+    }
+    let Some(ca) = &ssl.ca_sign_file else {
+        return Err("cannot enable certificate generation, no CA certificate File configured.".into());
+    };
+    let ca = based(g.ca_base.as_ref(), ca);
+    let size = g.ctx_cache_size.unwrap_or(super::gencert::CACHE_SIZE);
+    CertGen::load(&ca, provider, size).map(|c| Some(Arc::new(c)))
 }
 
 /// The CA store names of a bind that verifies client certificates.

@@ -54,10 +54,33 @@ fn bind_ciphers_override_the_default_and_keywords_fall_back() {
 fn curves_map_openssl_names() {
     let ssl = BindSsl { curves: Some("X25519:prime256v1:secp521r1".into()), ..Default::default() };
     let mut w = Vec::new();
-    let gr = groups(&ssl, &GlobalSsl::default(), &mut w);
+    let mut a = Vec::new();
+    let gr = groups(&ssl, &GlobalSsl::default(), &mut w, &mut a);
     let n: Vec<_> = gr.iter().map(|g| format!("{:?}", g.name())).collect();
     assert_eq!(n, ["X25519", "secp256r1"]);
     assert_eq!(w, ["'curves': secp521r1 not provided by rustls, ignored."]);
+    assert!(a.is_empty());
+}
+
+#[test]
+fn ecdhe_applies_without_a_curves_list() {
+    let names = |ssl: &BindSsl, g: &GlobalSsl| {
+        let (mut w, mut a) = (Vec::new(), Vec::new());
+        let gr = groups(ssl, g, &mut w, &mut a);
+        (gr.iter().map(|g| format!("{:?}", g.name())).collect::<Vec<_>>(), a)
+    };
+    let ssl = BindSsl { ecdhe: Some("secp384r1".into()), ..Default::default() };
+    assert_eq!(names(&ssl, &GlobalSsl::default()), (vec!["secp384r1".to_string()], vec![]));
+    // a curves list (the bind's or the global default) wins over ecdhe, as in HAProxy
+    let g = GlobalSsl { default_bind_curves: Some("X25519".into()), ..Default::default() };
+    assert_eq!(names(&ssl, &g).0, ["X25519"]);
+    let both = BindSsl { curves: Some("P-256".into()), ..ssl.clone() };
+    assert_eq!(names(&both, &GlobalSsl::default()).0, ["secp256r1"]);
+    let bad = BindSsl { ecdhe: Some("foo".into()), ..Default::default() };
+    assert_eq!(names(&bad, &GlobalSsl::default()).1, ["unable to set elliptic named curve to 'foo'."]);
+    // without either, rustls' defaults: X25519 first (OpenSSL's first too)
+    let dflt = names(&BindSsl::default(), &GlobalSsl::default()).0;
+    assert!(dflt.contains(&"X25519".to_string()) && dflt.contains(&"secp256r1".to_string()));
 }
 
 #[test]

@@ -24,6 +24,11 @@ struct Txn {
     path: String,
     chain: Vec<CertificateDer<'static>>,
     key: Option<PrivateKeyDer<'static>>,
+    /// The OCSP response to staple: the served one's until `set ssl cert <file>.ocsp`.
+    ocsp: Option<Vec<u8>>,
+    /// The served certificate a transaction started by `set ssl cert <file>.ocsp`
+    /// keeps (its key cannot be read back as PEM).
+    base: Option<Arc<CertifiedKey>>,
 }
 
 /// A certificate store no bind uses (`new ssl cert`): empty, or what a commit put in.
@@ -82,6 +87,11 @@ impl Certs {
         out
     }
 
+    /// The binds whose certificates the commands see.
+    pub(super) fn binds(&self) -> &[Arc<BindTls>] {
+        &self.binds
+    }
+
     /// The certificate now served for `path`.
     fn current(&self, path: &str) -> Option<Arc<CertifiedKey>> {
         self.binds
@@ -107,18 +117,29 @@ impl Certs {
             return out;
         };
         const NOT_FOUND: &str = "Can't display the certificate: Not found or the certificate is a bundle!\n";
+        if let Some(base) = arg.strip_suffix(".ocsp") {
+            // the OCSP response of a certificate (`*`: of the pending transaction)
+            let ocsp = match base.strip_prefix('*') {
+                Some(path) => st.txn.as_ref().filter(|t| t.path == path).and_then(|t| t.ocsp.clone()),
+                None => self.current(base).and_then(|ck| ck.ocsp.clone()),
+            };
+            return match ocsp.as_deref().map(super::ocsp::parse) {
+                Some(Ok(info)) => info.render(),
+                _ => NOT_FOUND.to_owned(),
+            };
+        }
         if let Some(path) = arg.strip_prefix('*') {
             return match st.txn.as_ref().filter(|t| t.path == path) {
-                Some(t) => details(arg, "Unused", &t.chain),
+                Some(t) => details(arg, "Unused", &t.chain, t.ocsp.as_deref()),
                 None => NOT_FOUND.to_owned(),
             };
         }
         if let Some(ck) = self.current(arg) {
-            return details(arg, "Used", &ck.cert);
+            return details(arg, "Used", &ck.cert, ck.ocsp.as_deref());
         }
         match st.unused.iter().find(|u| u.path == arg) {
             Some(u) if u.chain.is_empty() => format!("Filename: {arg}\nStatus: Empty\nOCSP Response Key: \n"),
-            Some(u) => details(arg, "Unused", &u.chain),
+            Some(u) => details(arg, "Unused", &u.chain, None),
             None => NOT_FOUND.to_owned(),
         }
     }
@@ -127,6 +148,14 @@ impl Certs {
     pub fn set(&self, path: Option<&str>, payload: Option<&str>) -> String {
         let (Some(path), Some(payload)) = (path, payload.filter(|p| !p.trim().is_empty())) else {
             return "'set ssl cert expects a filename and a certificate as a payload\n".to_owned();
+        };
+        // `<file>.ocsp`: the OCSP response (base64 DER) of certificate `<file>`
+        let (path, ocsp) = match path.strip_suffix(".ocsp") {
+            Some(base) => match super::ocsp::decode_base64(payload) {
+                Ok(der) => (base, Some(der)),
+                Err(e) => return format!("{e}\nCan't load the payload\nCan't update {path}!\n"),
+            },
+            None => (path, None),
         };
         let mut st = self.state();
         if let Some(t) = st.txn.as_ref().filter(|t| t.path != path) {
@@ -141,12 +170,21 @@ impl Certs {
                 "Can't replace a certificate which is not referenced by the configuration!\nCan't update {path}!\n"
             );
         }
+        let verb = if st.txn.is_some() { "updated" } else { "created" };
+        if let Some(ocsp) = ocsp {
+            let t = st.txn.get_or_insert_with(|| self.txn_from_current(path));
+            t.ocsp = Some(ocsp);
+            return format!("Transaction {verb} for certificate {path}!\n");
+        }
         let (chain, key) = match pem::load_payload(path, payload.as_bytes()) {
             Ok(x) => x,
             Err(e) => return format!("{e}\nCan't load the payload\nCan't update {path}!\n"),
         };
-        let verb = if st.txn.is_some() { "updated" } else { "created" };
-        st.txn = Some(Txn { path: path.to_owned(), chain, key });
+        let ocsp = match st.txn.take() {
+            Some(t) => t.ocsp,
+            None => self.current(path).and_then(|ck| ck.ocsp.clone()),
+        };
+        st.txn = Some(Txn { path: path.to_owned(), chain, key, ocsp, base: None });
         format!("Transaction {verb} for certificate {path}!\n")
     }
 
@@ -164,17 +202,28 @@ impl Certs {
                 t.path
             );
         }
-        let Some(key) = &t.key else {
-            return format!(
-                "The transaction must contain at least a certificate and a private key!\nCan't commit {path}!\n"
-            );
+        let (certified, chain, key) = match (&t.key, &t.base) {
+            (Some(key), _) => {
+                let ck = CertKey { path: path.to_owned(), chain: t.chain.clone(), key: key.clone_key() };
+                let certified = match ck.certified(&rustls::crypto::aws_lc_rs::default_provider()) {
+                    Ok(c) if t.ocsp.is_some() => Arc::new(CertifiedKey { ocsp: t.ocsp.clone(), ..(*c).clone() }),
+                    Ok(c) => c,
+                    Err(e) => return format!("{e}\nCan't commit {path}!\n"),
+                };
+                (certified, ck.chain, Some(ck.key))
+            }
+            // only the OCSP response changed: the served certificate and key stay
+            (None, Some(base)) => {
+                (Arc::new(CertifiedKey { ocsp: t.ocsp.clone(), ..(**base).clone() }), base.cert.clone(), None)
+            }
+            (None, None) => {
+                return format!(
+                    "The transaction must contain at least a certificate and a private key!\nCan't commit {path}!\n"
+                )
+            }
         };
-        let ck = CertKey { path: path.to_owned(), chain: t.chain.clone(), key: key.clone_key() };
-        let certified = match ck.certified(&rustls::crypto::aws_lc_rs::default_provider()) {
-            Ok(c) => c,
-            Err(e) => return format!("{e}\nCan't commit {path}!\n"),
-        };
-        let names = cert_names(&ck.chain[0]);
+        let Some(leaf) = chain.first() else { return format!("Can't commit {path}!\n") };
+        let names = cert_names(leaf);
         let mut out = format!("Committing {path}");
         for b in &self.binds {
             if let Some(new) = b.store.load().replaced(path, &certified, &names) {
@@ -187,12 +236,23 @@ impl Certs {
             out.push('.');
         }
         if let Some(u) = st.unused.iter_mut().find(|u| u.path == path) {
-            u.chain = ck.chain;
-            u.key = Some(ck.key);
+            u.chain = chain;
+            if key.is_some() {
+                u.key = key;
+            }
         }
         st.txn = None;
         out.push_str("\nSuccess!\n");
         out
+    }
+
+    /// A transaction over the certificate now served for `path` (what `set ssl cert
+    /// <file>.ocsp` starts from, as HAProxy copies the store).
+    fn txn_from_current(&self, path: &str) -> Txn {
+        let base = self.current(path);
+        let chain = base.as_ref().map(|ck| ck.cert.clone()).unwrap_or_default();
+        let ocsp = base.as_ref().and_then(|ck| ck.ocsp.clone());
+        Txn { path: path.to_owned(), chain, key: None, ocsp, base }
     }
 
     /// `abort ssl cert <file>`: drops the pending transaction.
@@ -244,12 +304,14 @@ impl Certs {
     }
 }
 
-/// `show ssl cert <file>`'s details of `chain` (leaf first).
-fn details(name: &str, status: &str, chain: &[CertificateDer<'_>]) -> String {
+/// `show ssl cert <file>`'s details of `chain` (leaf first) stapling `ocsp`.
+fn details(name: &str, status: &str, chain: &[CertificateDer<'_>], ocsp: Option<&[u8]>) -> String {
     use sha1::Digest;
     let mut out = format!("Filename: {name}\nStatus: {status}\n");
+    let ocsp_key = ocsp.and_then(|d| super::ocsp::parse(d).ok()).map(|o| super::ocsp::hex_lower(&o.cert_id));
+    let ocsp_line = format!("OCSP Response Key: {}\n", ocsp_key.unwrap_or_default());
     let Some(Ok((_, leaf))) = chain.first().map(|c| x509_parser::parse_x509_certificate(c)) else {
-        out.push_str("OCSP Response Key: \n");
+        out.push_str(&ocsp_line);
         return out;
     };
     out.push_str(&format!("Serial: {}\n", hex_upper(leaf.raw_serial())));
@@ -269,7 +331,7 @@ fn details(name: &str, status: &str, chain: &[CertificateDer<'_>]) -> String {
             out.push_str(&format!("Chain Issuer: {}\n", dn(c.issuer())));
         }
     }
-    out.push_str("OCSP Response Key: \n");
+    out.push_str(&ocsp_line);
     out
 }
 

@@ -139,10 +139,10 @@ fn show_prints_the_certificate_as_haproxy_does() {
         return;
     }
     let ck = pem::load_cert_key(std::path::Path::new(&format!("{t}/common.pem"))).unwrap();
-    let out = details("common.pem", "Used", &ck.chain);
+    let out = details("common.pem", "Used", &ck.chain, None);
     assert!(out.starts_with("Filename: common.pem\nStatus: Used\nSerial: 02\nnotBefore: Jan 17 23:02:38 2016 GMT\nnotAfter: Jan 16 23:02:38 2018 GMT\nSubject Alternative Name: DNS:commonName:copy\nAlgorithm: RSA2048\nSHA1 FingerPrint: 2195C9F0FD58470313013FC27C1B9CF9864BD1C6\nSubject: /C=FR/ST=Ile-de-France/L=Neuilly-sur-Seine/O=TOAD Consulting/OU=eParapher Team/CN=www.test1.com/emailAddress=arnault.michel@toad-consulting.fr\nIssuer: /C=FR/ST=Ile-de-France/L=Paris/O=ozon.io/CN=Ozon Test CA/emailAddress=support@ozon.io\nChain Subject: /C=FR/ST=Some-State/O=Internet Widgits Pty Ltd\n"), "{out}");
     let ck = pem::load_cert_key(std::path::Path::new(&format!("{t}/ecdsa.pem"))).unwrap();
-    let out = details("e.pem", "Unused", &ck.chain);
+    let out = details("e.pem", "Unused", &ck.chain, None);
     assert_eq!(out, "Filename: e.pem\nStatus: Unused\nSerial: 6038257B288B25229B496CE55373D3081FCF3D82\nnotBefore: Dec 19 09:31:12 2019 GMT\nnotAfter: Jan 18 09:31:12 2020 GMT\nSubject Alternative Name: DNS:localhost\nAlgorithm: EC384\nSHA1 FingerPrint: A490D069DBAFBEE66DE434BEC34030ADE8BCCBF1\nSubject: /CN=localhost\nIssuer: /CN=localhost\nOCSP Response Key: \n");
 }
 

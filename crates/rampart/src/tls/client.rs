@@ -371,7 +371,24 @@ impl ServerCertVerifier for NoVerify {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+        let algs = &self.0.signature_verification_algorithms;
+        rustls::crypto::verify_tls12_signature(message, cert, dss, algs).or_else(|e| {
+            // COMPAT: as for TLS 1.3 below (an X.509 v1 certificate): the key is read
+            // by x509-parser and the signature checked by the algorithms of its scheme.
+            let (_, parsed) = x509_parser::parse_x509_certificate(cert).map_err(|_| e.clone())?;
+            let key = &parsed.public_key().subject_public_key.data;
+            let verifies = algs
+                .mapping
+                .iter()
+                .filter(|(scheme, _)| *scheme == dss.scheme)
+                .flat_map(|(_, list)| list.iter())
+                .any(|alg| alg.verify_signature(key, message, dss.signature()).is_ok());
+            if verifies {
+                Ok(HandshakeSignatureValid::assertion())
+            } else {
+                Err(e)
+            }
+        })
     }
 
     fn verify_tls13_signature(

@@ -17,6 +17,8 @@ pub mod chain;
 pub mod client;
 pub mod crl;
 pub mod crtlist;
+pub mod gencert;
+pub mod ocsp;
 pub mod pem;
 pub mod server_crt;
 pub mod sni;

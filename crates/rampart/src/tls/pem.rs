@@ -32,6 +32,9 @@ pub enum PemError {
     /// The key's algorithm is one the crypto provider cannot sign with.
     #[error("unable to load SSL private key from file '{path}'.")]
     BadKey { path: String },
+    /// The `<file>.ocsp` beside a certificate is no usable OCSP response.
+    #[error("'{path}.ocsp' : {why}.")]
+    Ocsp { path: String, why: &'static str },
     /// A `ca-file` or `crl-file` cannot be read or holds nothing usable.
     #[error("Couldn't open the ca-file '{path}' ({why}).")]
     Store { path: String, why: String },

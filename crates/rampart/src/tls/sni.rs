@@ -12,6 +12,8 @@ use rustls::server::{ClientHello, ResolvesServerCert};
 use rustls::sign::CertifiedKey;
 use rustls::{SignatureAlgorithm, SignatureScheme};
 
+use super::gencert::CertGen;
+
 /// One loaded certificate and the names it serves.
 #[derive(Debug)]
 pub struct Entry {
@@ -144,13 +146,32 @@ impl SniStore {
 }
 
 /// The rustls resolver over the current [`SniStore`] of a bind (swapped whole when
-/// `commit ssl cert` replaces a certificate; reading it takes no lock).
+/// `commit ssl cert` replaces a certificate; reading it takes no lock), with the
+/// certificate generator of `generate-certificates` if any.
 #[derive(Debug)]
-pub struct SniResolver(pub Arc<ArcSwap<SniStore>>);
+pub struct SniResolver {
+    pub store: Arc<ArcSwap<SniStore>>,
+    pub gen: Option<Arc<CertGen>>,
+}
+
+impl SniResolver {
+    /// The certificate for a client hello: one of the store's, or, for a name none
+    /// serves, one generated for it (HAProxy generates only for a client sending SNI).
+    pub fn resolve_for(&self, sni: Option<&str>, schemes: &[SignatureScheme]) -> Option<Arc<CertifiedKey>> {
+        let store = self.store.load();
+        if let (Some(gen), Some(name)) = (&self.gen, sni) {
+            if !store.serves(Some(name)) {
+                let default = store.choose(None, schemes)?;
+                return gen.certificate(name, &default).or(Some(default));
+            }
+        }
+        store.choose(sni, schemes)
+    }
+}
 
 impl ResolvesServerCert for SniResolver {
     fn resolve(&self, hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
-        self.0.load().choose(hello.server_name(), hello.signature_schemes())
+        self.resolve_for(hello.server_name(), hello.signature_schemes())
     }
 }
 

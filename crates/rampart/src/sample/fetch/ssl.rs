@@ -149,8 +149,9 @@ fn attr_name(oid: &x509_parser::der_parser::Oid<'_>) -> String {
 }
 
 /// A DN (`ssl_c_s_dn`, `ssl_c_i_dn`): without arguments, OpenSSL's one-line form
-/// `/C=FR/O=Org/CN=name`; with `entry[,occ]`, that entry's value (its `occ`-th
-/// occurrence, from the end when negative; the last one by default).
+/// `/C=FR/O=Org/CN=name`; with `entry[,occ]` (the entry's name in any case), that
+/// entry's value: its `occ`-th occurrence, from the end when negative; the first one
+/// by default (HAProxy's `ssl_sock_get_dn_entry()` with position 1).
 pub(crate) fn dn(name: &X509Name<'_>, args: &[Arg]) -> Option<String> {
     let attrs: Vec<(String, String)> = name
         .iter_attributes()
@@ -163,9 +164,10 @@ pub(crate) fn dn(name: &X509Name<'_>, args: &[Arg]) -> Option<String> {
         Some(Arg::Sint(n)) => *n,
         _ => 0,
     };
-    let matching: Vec<&String> = attrs.iter().filter(|(k, _)| k.as_bytes() == &entry[..]).map(|(_, v)| v).collect();
+    let matching: Vec<&String> =
+        attrs.iter().filter(|(k, _)| k.as_bytes().eq_ignore_ascii_case(&entry[..])).map(|(_, v)| v).collect();
     let picked = match occ {
-        0 => matching.last(),
+        0 => matching.first(),
         n if n > 0 => matching.get(usize::try_from(n - 1).ok()?),
         n => matching.len().checked_sub(usize::try_from(-n).ok()?).and_then(|i| matching.get(i)),
     };

@@ -156,4 +156,26 @@ fn certificate_times_as_haproxy_gives_them() {
     // GeneralizedTime of the 2000s: without the century (HAProxy's reg-test client1.pem)
     assert_eq!(time(0x18, "20500421185942Z").as_deref(), Some("500421185942Z"));
     assert_eq!(time(0x18, "21500421185942Z"), None, "another century: no sample");
+fn dn_entries_by_occurrence_first_by_default() {
+    let kp = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+    let mut p = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    p.distinguished_name = rcgen::DistinguishedName::new();
+    p.distinguished_name.push(rcgen::DnType::CommonName, "first");
+    p.distinguished_name.push(rcgen::DnType::OrganizationName, "org");
+    p.distinguished_name.push(rcgen::DnType::CustomDnType(vec![2, 5, 4, 3]), "second");
+    let c = p.self_signed(&kp).unwrap();
+    let (_, cert) = x509_parser::parse_x509_certificate(c.der()).unwrap();
+    let name = cert.subject();
+    let entry = |e: &str, occ: Option<i64>| {
+        let mut args = vec![crate::sample::kw::Arg::Str(e.as_bytes().to_vec().into())];
+        args.extend(occ.map(crate::sample::kw::Arg::Sint));
+        super::dn(name, &args)
+    };
+    assert_eq!(super::dn(name, &[]).as_deref(), Some("/CN=first/O=org/CN=second"));
+    assert_eq!(entry("CN", None).as_deref(), Some("first"));
+    assert_eq!(entry("cn", None).as_deref(), Some("first"), "the entry name in any case");
+    assert_eq!(entry("CN", Some(2)).as_deref(), Some("second"));
+    assert_eq!(entry("CN", Some(-1)).as_deref(), Some("second"));
+    assert_eq!(entry("CN", Some(-2)).as_deref(), Some("first"));
+    assert_eq!(entry("CN", Some(3)), None);
 }
