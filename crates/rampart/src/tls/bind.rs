@@ -13,6 +13,7 @@ use rustls::crypto::{aws_lc_rs, CryptoProvider, SupportedKxGroup};
 use rustls::server::{ClientHello, ServerSessionMemoryCache, WebPkiClientVerifier};
 use rustls::{RootCertStore, ServerConfig, SupportedCipherSuite};
 
+use super::chain::CaStore;
 use super::crl::CrlSet;
 use super::pem::{self, PemError};
 use super::sni::{cert_names, Entry, SniResolver, SniStore};
@@ -332,7 +333,7 @@ fn client_verifier(
     let inner = b.build().map_err(|e| format!("'ca-file' : unusable ({e})"))?;
     Ok(Some(Arc::new(ClientVerify {
         inner,
-        cas,
+        cas: CaStore::new(&cas),
         crls,
         crt_ignore: ssl.crt_ignore_err.clone(),
         ca_ignore: ssl.ca_ignore_err.clone(),

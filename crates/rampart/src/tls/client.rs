@@ -23,7 +23,7 @@ use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, RootCertStor
 use rustls_pki_types::{CertificateDer, ServerName, UnixTime};
 
 use super::bind::based;
-use super::chain::{self, Purpose};
+use super::chain::{self, CaStore, Purpose};
 use super::crl::CrlSet;
 use super::pem;
 use super::server_crt::ServerCrt;
@@ -280,7 +280,7 @@ fn verifier(
                 .map_err(|e| vec![e.to_string(), format!("'crl-file' : unable to load {crl}.")])?;
             let set =
                 CrlSet::load(ders, &certs).map_err(|e| vec![format!("'crl-file' : unable to load {crl} ({e}).")])?;
-            Some((set, certs))
+            Some((set, CaStore::new(&certs)))
         }
     };
     let inner = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
@@ -298,7 +298,7 @@ struct Verify {
     host: Option<ServerName<'static>>,
     /// `crl-file` with the CAs of `ca-file`: the chain webpki accepted is checked for
     /// revocation by [`super::verify::revocation_errors`].
-    crls: Option<(CrlSet, Vec<CertificateDer<'static>>)>,
+    crls: Option<(CrlSet, CaStore)>,
 }
 
 impl ServerCertVerifier for Verify {

@@ -18,7 +18,7 @@ use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
 use rustls::{DigitallySignedStruct, DistinguishedName, SignatureScheme};
 use rustls_pki_types::{CertificateDer, UnixTime};
 
-use super::chain::{self, code, ChainError, Purpose, VerifyOutcome};
+use super::chain::{self, code, CaStore, ChainError, Purpose, VerifyOutcome};
 use super::crl::CrlSet;
 
 /// The client certificate verifier of one bind.
@@ -27,7 +27,7 @@ pub struct ClientVerify {
     /// webpki's verifier over the CA files, without CRLs.
     pub(super) inner: Arc<dyn ClientCertVerifier>,
     /// The trusted CAs (`ca-file`, `ca-verify-file`), DER.
-    pub(super) cas: Vec<CertificateDer<'static>>,
+    pub(super) cas: CaStore,
     /// The CRLs of `crl-file`.
     pub(super) crls: Option<CrlSet>,
     /// `crt-ignore-err`: errors on the client's own certificate let through.
@@ -73,7 +73,7 @@ fn chain_of<'a>(end_entity: &CertificateDer<'a>, intermediates: &[CertificateDer
 /// chain built from `cas`).
 pub fn revocation_errors(
     peer: &[CertificateDer<'_>],
-    cas: &[CertificateDer<'_>],
+    cas: &CaStore,
     crls: &CrlSet,
     purpose: Purpose,
     now: UnixTime,

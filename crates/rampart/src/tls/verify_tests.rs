@@ -10,7 +10,7 @@ fn verifier(ca: &testpki::Ca, crls: Option<CrlSet>, crt: Option<IgnoreErr>, ca_i
     let inner = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone()).build().expect("builds");
     ClientVerify {
         inner,
-        cas: vec![ca.der()],
+        cas: CaStore::new(&[ca.der()]),
         crls,
         crt_ignore: crt,
         ca_ignore: ca_ign,
@@ -102,10 +102,13 @@ fn server_side_revocation_errors() {
     let ca = testpki::ca("CA");
     let revoked = testpki::leaf(&ca, "r", Leaf { serial: 7, ..Leaf::default() });
     let crls = crl(&ca, &[7]).expect("CRL");
-    assert_eq!(revocation_errors(&[revoked], &[ca.der()], &crls, Purpose::Server, UnixTime::now()), [(0, 23)]);
+    assert_eq!(
+        revocation_errors(&[revoked], &CaStore::new(&[ca.der()]), &crls, Purpose::Server, UnixTime::now()),
+        [(0, 23)]
+    );
     let expired = testpki::leaf(&ca, "e", Leaf { years: (2010, 2011), ..Leaf::default() });
     assert!(
-        revocation_errors(&[expired], &[ca.der()], &crls, Purpose::Server, UnixTime::now()).is_empty(),
+        revocation_errors(&[expired], &CaStore::new(&[ca.der()]), &crls, Purpose::Server, UnixTime::now()).is_empty(),
         "only revocation errors: webpki judged the rest"
     );
 }
