@@ -304,8 +304,7 @@ fn client_verifier(
         let Some(ca) = file else { continue };
         let ca = based(g.ca_base.as_ref(), ca);
         for c in pem::load_ca_file(&ca).map_err(|e| format!("{e} '{kw}' : unable to load {}", ca.display()))? {
-            // COMPAT: a CA webpki cannot read (X.509 v1) still verifies through `tls::chain`
-            let _ = roots.add(c.clone());
+            roots.add(c.clone()).map_err(|e| format!("'{kw}' : unable to load {} ({e})", ca.display()))?;
             cas.push(c);
         }
         if kw == "ca-file" {
