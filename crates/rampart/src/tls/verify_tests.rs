@@ -112,3 +112,20 @@ fn server_side_revocation_errors() {
         "only revocation errors: webpki judged the rest"
     );
 }
+
+#[test]
+fn a_refusal_on_a_ca_is_told_to_the_handshake_once() {
+    let root = testpki::ca("Root");
+    let inter = testpki::intermediate(&root, "Inter", true);
+    // a CRL for the client (from Inter) but none for Inter itself (from Root)
+    let crls = Some(CrlSet::load(vec![testpki::v2_crl(&inter, &[7])], &[root.der()]).expect("CRL"));
+    let v = verifier(&root, crls, Some(IgnoreErr::All), None);
+    let good = testpki::leaf(&inter, "c", Leaf::default());
+    assert!(v.verify_client_cert(&good, &[inter.der()], UnixTime::now()).is_err());
+    assert!(take_ca_refusal(), "refused for depth 1 (no CRL of Root for Inter)");
+    assert!(!take_ca_refusal(), "read once");
+    let v = verifier(&root, None, None, None);
+    let expired = testpki::leaf(&inter, "c", Leaf { years: (2010, 2011), ..Leaf::default() });
+    assert!(v.verify_client_cert(&expired, &[inter.der()], UnixTime::now()).is_err());
+    assert!(!take_ca_refusal(), "refused for the client's own certificate");
+}
