@@ -120,8 +120,8 @@ impl BackSock {
         Ok(match self {
             BackSock::Plain(s) => BackSock::Plain(s.rehome()?),
             BackSock::Tls(t) => {
-                let TlsConn { sock, info } = *t;
-                BackSock::Tls(Box::new(TlsConn { sock: sock.map_sock(PlainSock::rehome)?, info }))
+                let TlsConn { sock, info, crt_generation } = *t;
+                BackSock::Tls(Box::new(TlsConn { sock: sock.map_sock(PlainSock::rehome)?, info, crt_generation }))
             }
         })
     }

@@ -259,6 +259,8 @@ pub static COMMANDS: &[Cmd] = &[
         help: "replace a CRL file",
         level: Level::Admin,
         run: |c, s, w| c.cafiles.set(Kind::Crl, w.get(3).copied(), s.payload.take().as_deref()),
+    },
+    Cmd {
         words: &["set", "ssl", "ocsp-response"],
         usage: "set ssl ocsp-response <resp|payload>",
         help: "update a certificate's OCSP Response from a base64-encode DER",
@@ -341,6 +343,8 @@ pub static COMMANDS: &[Cmd] = &[
         help: "display the SSL CRL files used in memory, or the details of a <crlfile>, or a single CRL of index <index> of CRL file <crlfile>",
         level: Level::Operator,
         run: |c, _, w| c.cafiles.show(Kind::Crl, w.get(3).copied()),
+    },
+    Cmd {
         words: &["show", "ssl", "ocsp-response"],
         usage: "show ssl ocsp-response [id]",
         help: "display the IDs of the OCSP responses used in memory, or the details of a single OCSP response",

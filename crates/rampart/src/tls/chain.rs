@@ -149,12 +149,59 @@ fn purpose_ok(c: &X509Certificate<'_>, purpose: Purpose) -> bool {
     }
 }
 
+/// The trusted CAs (`ca-file`), indexed by subject: a handshake parses only the CAs
+/// its chain names.
+// PERF: a CA file is often a whole system bundle (some 150 CAs); parsing them all for
+// each handshake would cost more than the verification itself.
+#[derive(Debug, Clone, Default)]
+pub struct CaStore {
+    cas: Vec<(Vec<u8>, CertificateDer<'static>)>,
+}
+
+impl CaStore {
+    /// The store of `cas` (those x509-parser cannot read are left out).
+    pub fn new(cas: &[CertificateDer<'static>]) -> Self {
+        let cas = cas
+            .iter()
+            .filter_map(|d| {
+                let (_, c) = X509Certificate::from_der(d.as_ref()).ok()?;
+                Some((c.subject().as_raw().to_vec(), d.clone()))
+            })
+            .collect();
+        CaStore { cas }
+    }
+
+    /// The CAs whose subject is `name` (a DN, DER).
+    fn named<'s>(&'s self, name: &'s [u8]) -> impl Iterator<Item = &'s CertificateDer<'static>> + 's {
+        self.cas.iter().filter(move |(s, _)| s.as_slice() == name).map(|(_, d)| d)
+    }
+
+    /// The CAs of the store a chain from `certs` can reach by issuer names, parsed,
+    /// with their DER.
+    fn reachable<'a>(&'a self, certs: &[&X509Certificate<'a>]) -> Vec<(&'a [u8], X509Certificate<'a>)> {
+        let mut out: Vec<(&'a [u8], X509Certificate<'a>)> = Vec::new();
+        let mut wanted: Vec<&'a [u8]> = certs.iter().map(|c| c.tbs_certificate.issuer.as_raw()).collect();
+        while let Some(name) = wanted.pop() {
+            for der in self.named(name) {
+                if out.iter().any(|(d, _)| *d == der.as_ref()) {
+                    continue;
+                }
+                if let Ok((_, c)) = X509Certificate::from_der(der.as_ref()) {
+                    wanted.push(c.tbs_certificate.issuer.as_raw());
+                    out.push((der.as_ref(), c));
+                }
+            }
+        }
+        out
+    }
+}
+
 /// The errors of the chain `peer` (leaf first, then what the peer sent) against the
 /// trusted `cas` and the `crls` at time `now` (Unix seconds), in the order OpenSSL
 /// reports them. `None` when the peer's own certificate cannot be parsed.
 pub fn analyse(
     peer: &[CertificateDer<'_>],
-    cas: &[CertificateDer<'_>],
+    cas: &CaStore,
     crls: Option<&CrlSet>,
     purpose: Purpose,
     now: i64,
@@ -162,8 +209,8 @@ pub fn analyse(
     let (_, leaf) = X509Certificate::from_der(peer.first()?.as_ref()).ok()?;
     let sent: Vec<X509Certificate<'_>> =
         peer[1..].iter().filter_map(|d| X509Certificate::from_der(d.as_ref()).ok().map(|(_, c)| c)).collect();
-    let store: Vec<(&[u8], X509Certificate<'_>)> =
-        cas.iter().filter_map(|d| X509Certificate::from_der(d.as_ref()).ok().map(|(_, c)| (d.as_ref(), c))).collect();
+    let named: Vec<&X509Certificate<'_>> = std::iter::once(&leaf).chain(&sent).collect();
+    let store = cas.reachable(&named);
     let mut errs = Vec::new();
     let (chain, trusted) = build(&leaf, peer[0].as_ref(), &sent, &store, &mut errs);
     for (i, c) in chain.iter().enumerate().skip(1) {

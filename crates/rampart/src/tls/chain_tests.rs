@@ -4,8 +4,8 @@ use crate::tls::testpki::{self, Leaf};
 /// 2030-01-01, Unix seconds.
 const NOW: i64 = 1_893_456_000;
 
-fn errs(peer: &[CertificateDer<'_>], cas: &[CertificateDer<'_>], crls: Option<&CrlSet>) -> Vec<ChainError> {
-    analyse(peer, cas, crls, Purpose::Client, NOW).expect("the leaf parses")
+fn errs(peer: &[CertificateDer<'_>], cas: &[CertificateDer<'static>], crls: Option<&CrlSet>) -> Vec<ChainError> {
+    analyse(peer, &CaStore::new(cas), crls, Purpose::Client, NOW).expect("the leaf parses")
 }
 
 #[test]
@@ -64,7 +64,7 @@ fn a_server_only_certificate_is_no_client_certificate() {
     let ca = testpki::ca("CA");
     let leaf = testpki::leaf(&ca, "c", Leaf { server_only: true, ..Leaf::default() });
     assert_eq!(errs(std::slice::from_ref(&leaf), &[ca.der()], None), [(0, code::INVALID_PURPOSE)]);
-    assert_eq!(analyse(&[leaf], &[ca.der()], None, Purpose::Server, NOW), Some(vec![]));
+    assert_eq!(analyse(&[leaf], &CaStore::new(&[ca.der()]), None, Purpose::Server, NOW), Some(vec![]));
 }
 
 #[test]
@@ -113,8 +113,11 @@ fn x509_v1_certificates_are_verified() {
 #[test]
 fn an_unparsable_leaf_is_no_chain() {
     let ca = testpki::ca("CA");
-    assert_eq!(analyse(&[CertificateDer::from(vec![1, 2, 3])], &[ca.der()], None, Purpose::Client, NOW), None);
-    assert_eq!(analyse(&[], &[ca.der()], None, Purpose::Client, NOW), None);
+    assert_eq!(
+        analyse(&[CertificateDer::from(vec![1, 2, 3])], &CaStore::new(&[ca.der()]), None, Purpose::Client, NOW),
+        None
+    );
+    assert_eq!(analyse(&[], &CaStore::new(&[ca.der()]), None, Purpose::Client, NOW), None);
 }
 
 #[test]
@@ -135,4 +138,19 @@ fn der_elements_with_long_lengths() {
     assert_eq!(tlv(&long[..100]), None, "truncated");
     let spki = testpki::der(0x30, &[testpki::der(0x30, &[6, 1, 42]), testpki::der(0x03, &[0, 1])].concat());
     assert_eq!(first_inner_contents(&spki), Some(&[6u8, 1, 42][..]));
+}
+
+#[test]
+fn only_the_cas_a_chain_names_are_parsed() {
+    let root = testpki::ca("Root");
+    let inter = testpki::intermediate(&root, "Inter", true);
+    let others: Vec<_> = (0..5).map(|i| testpki::ca(&format!("Other {i}")).der()).collect();
+    let all: Vec<_> = others.iter().cloned().chain([inter.der(), root.der()]).collect();
+    let store = CaStore::new(&all);
+    let leaf = testpki::leaf(&inter, "c", Leaf::default());
+    let (_, parsed) = X509Certificate::from_der(leaf.as_ref()).unwrap();
+    let reached: Vec<&[u8]> = store.reachable(&[&parsed]).into_iter().map(|(d, _)| d).collect();
+    // the intermediate (in the store too), then its root: not the 5 others
+    assert_eq!(reached, [inter.der().as_ref(), root.der().as_ref()]);
+    assert!(errs(&[leaf], &all, None).is_empty());
 }

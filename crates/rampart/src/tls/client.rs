@@ -481,7 +481,7 @@ pub fn handshake_msg(e: &super::stream::HandshakeError) -> &'static str {
         E::Timeout => "Timeout during SSL handshake",
         E::Closed => "Connection closed during SSL handshake",
         E::Io(_) => "Connection error during SSL handshake",
-        E::Tls(_) | E::Refused(_) => "SSL handshake failure",
+        E::Tls(_) | E::CaChain(_) | E::Refused(_) => "SSL handshake failure",
     }
 }
 

@@ -119,7 +119,7 @@ fn bind_with_ocsp(
     let ssl = BindSsl { enabled: true, crts: vec![a.clone().into()], ..Default::default() };
     let (tls, _) = super::super::bind::build(&ssl, &GlobalSsl::default())?;
     let tls = Arc::new(tls);
-    Ok((super::super::certs::Certs::new(vec![tls.clone()]), tls, a))
+    Ok((super::super::certs::Certs::new(vec![tls.clone()], Vec::new()), tls, a))
 }
 
 fn stapled(tls: &super::super::bind::BindTls) -> Option<Vec<u8>> {

@@ -57,6 +57,10 @@ pub enum HandshakeError {
     /// The peer's bytes were not a TLS handshake the configuration accepts.
     #[error("TLS handshake failure: {0}")]
     Tls(#[from] rustls::Error),
+    /// A CA of the client's chain failed verification (an error `ca-ignore-err` does
+    /// not list); the alert sent is the error's, as for [`HandshakeError::Tls`].
+    #[error("TLS handshake failure on the client's CA chain: {0}")]
+    CaChain(rustls::Error),
     /// No configuration was chosen for this client hello (e.g. `strict-sni`).
     #[error("TLS handshake refused: {0}")]
     Refused(&'static str),
@@ -71,6 +75,7 @@ impl HandshakeError {
             HandshakeError::Timeout => "Timeout during SSL handshake",
             HandshakeError::Closed => "Connection closed during SSL handshake",
             HandshakeError::Io(_) => "Connection error during SSL handshake",
+            HandshakeError::CaChain(_) => "SSL client CA chain cannot be verified",
             HandshakeError::Tls(rustls::Error::InvalidCertificate(_)) => "SSL client certificate not trusted",
             // as HAProxy: no certificate with `verify required` is no verification error
             HandshakeError::Tls(rustls::Error::NoCertificatesPresented) => "SSL handshake failure",
@@ -341,6 +346,10 @@ async fn drive<S: Sock>(sock: &S, conn: &mut Connection) -> Result<(), Handshake
         }
         if let Err(e) = conn.process_new_packets() {
             let _ = flush(sock, conn);
+            // the client verifier ran within `process_new_packets`, on this thread
+            if super::verify::take_ca_refusal() {
+                return Err(HandshakeError::CaChain(e));
+            }
             return Err(e.into());
         }
     }

@@ -20,7 +20,7 @@ use rustls::server::WebPkiClientVerifier;
 use rustls::{CertificateError, DigitallySignedStruct, RootCertStore, SignatureScheme};
 use rustls_pki_types::{CertificateDer, CertificateRevocationListDer, ServerName, UnixTime};
 
-use super::chain::{self, Purpose};
+use super::chain::{self, CaStore, Purpose};
 use super::crl::CrlSet;
 use super::server_crt::Sessions;
 use super::verify::{revocation_errors, ClientVerify};
@@ -94,14 +94,14 @@ pub fn client_verifier(
     files: &ClientCaFiles,
     provider: &Arc<CryptoProvider>,
 ) -> Result<Arc<ClientVerify>, BuildError> {
-    // COMPAT: a CA webpki cannot read (X.509 v1) still verifies through `tls::chain`
+    // webpki takes X.509 v1 trust anchors: a CA it refuses is unusable
     let mut roots = RootCertStore::empty();
     for c in hinted {
-        let _ = roots.add(c.clone());
+        roots.add(c.clone()).map_err(|e| BuildError::Ca(e.to_string()))?;
     }
     let hints = roots.subjects();
     for c in verify_only {
-        let _ = roots.add(c.clone());
+        roots.add(c.clone()).map_err(|e| BuildError::Ca(e.to_string()))?;
     }
     let cas: Vec<CaDer> = hinted.iter().chain(verify_only).cloned().collect();
     let crls = crl_set(crls, &cas)?;
@@ -114,7 +114,7 @@ pub fn client_verifier(
     let inner = b.build().map_err(|e| BuildError::Ca(e.to_string()))?;
     Ok(Arc::new(ClientVerify {
         inner,
-        cas,
+        cas: CaStore::new(&cas),
         crls,
         crt_ignore: files.crt_ignore.clone(),
         ca_ignore: files.ca_ignore.clone(),
@@ -129,7 +129,7 @@ pub fn client_verifier(
 pub struct ServerChain {
     inner: Arc<WebPkiServerVerifier>,
     /// The trusted CAs.
-    cas: Vec<CaDer>,
+    cas: CaStore,
     /// The CRLs of `crl-file`.
     crls: Option<CrlSet>,
     /// The handshake signature algorithms (for certificates webpki cannot read).
@@ -238,7 +238,7 @@ pub fn server_chain(
     let inner = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
         .build()
         .map_err(|e| BuildError::Ca(e.to_string()))?;
-    Ok(ServerChain { inner, cas: cas.to_vec(), crls, algs: provider.signature_verification_algorithms })
+    Ok(ServerChain { inner, cas: CaStore::new(cas), crls, algs: provider.signature_verification_algorithms })
 }
 
 /// A server's chain check that `commit ssl ca-file` / `crl-file` can replace: every

@@ -9,6 +9,7 @@
 //! Not here: the server side (`tls::client` wraps its own verifier with
 //! [`revocation_errors`]).
 
+use std::cell::Cell;
 use std::sync::Arc;
 
 use rampart_cfg::model::IgnoreErr;
@@ -18,7 +19,7 @@ use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
 use rustls::{DigitallySignedStruct, DistinguishedName, SignatureScheme};
 use rustls_pki_types::{CertificateDer, UnixTime};
 
-use super::chain::{self, code, ChainError, Purpose, VerifyOutcome};
+use super::chain::{self, code, CaStore, ChainError, Purpose, VerifyOutcome};
 use super::crl::CrlSet;
 
 /// The client certificate verifier of one bind.
@@ -27,7 +28,7 @@ pub struct ClientVerify {
     /// webpki's verifier over the CA files, without CRLs.
     pub(super) inner: Arc<dyn ClientCertVerifier>,
     /// The trusted CAs (`ca-file`, `ca-verify-file`), DER.
-    pub(super) cas: Vec<CertificateDer<'static>>,
+    pub(super) cas: CaStore,
     /// The CRLs of `crl-file`.
     pub(super) crls: Option<CrlSet>,
     /// `crt-ignore-err`: errors on the client's own certificate let through.
@@ -36,6 +37,20 @@ pub struct ClientVerify {
     pub(super) ca_ignore: Option<IgnoreErr>,
     /// The handshake signature algorithms (for certificates webpki cannot read).
     pub(super) algs: WebPkiSupportedAlgorithms,
+}
+
+thread_local! {
+    /// Set when the last client certificate refused on this thread was refused for an
+    /// error on a CA of its chain (depth > 0), for the log's words ([`take_ca_refusal`]).
+    static CA_REFUSAL: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether the handshake that just failed on this thread refused its client for an
+/// error on a CA (HAProxy logs `SSL client CA chain cannot be verified`); clears it.
+/// Read right after `process_new_packets`, within which the verifier runs: no other
+/// handshake can run on the thread in between.
+pub fn take_ca_refusal() -> bool {
+    CA_REFUSAL.with(|r| r.replace(false))
 }
 
 /// Whether `list` names OpenSSL's error `code`.
@@ -73,7 +88,7 @@ fn chain_of<'a>(end_entity: &CertificateDer<'a>, intermediates: &[CertificateDer
 /// chain built from `cas`).
 pub fn revocation_errors(
     peer: &[CertificateDer<'_>],
-    cas: &[CertificateDer<'_>],
+    cas: &CaStore,
     crls: &CrlSet,
     purpose: Purpose,
     now: UnixTime,
@@ -103,12 +118,12 @@ impl ClientVerify {
 
     /// The first error neither `crt-ignore-err` (depth 0) nor `ca-ignore-err` lets
     /// through.
-    fn refusal(&self, errs: &[ChainError]) -> Option<i32> {
+    fn refusal(&self, errs: &[ChainError]) -> Option<ChainError> {
         errs.iter()
             .find(|(depth, c)| {
                 !ignores(if *depth == 0 { self.crt_ignore.as_ref() } else { self.ca_ignore.as_ref() }, *c)
             })
-            .map(|e| e.1)
+            .copied()
     }
 
     /// What `ssl_c_verify` and the other error fetches report for a connection whose
@@ -161,8 +176,10 @@ impl ClientCertVerifier for ClientVerify {
         now: UnixTime,
     ) -> Result<ClientCertVerified, rustls::Error> {
         let errs = self.errors(&chain_of(end_entity, intermediates), now);
-        match self.refusal(&errs) {
-            Some(c) => Err(chain::rustls_error(c)),
+        let refusal = self.refusal(&errs);
+        CA_REFUSAL.with(|r| r.set(refusal.is_some_and(|(depth, _)| depth > 0)));
+        match refusal {
+            Some((_, c)) => Err(chain::rustls_error(c)),
             None => Ok(ClientCertVerified::assertion()),
         }
     }

@@ -10,7 +10,7 @@ fn verifier(ca: &testpki::Ca, crls: Option<CrlSet>, crt: Option<IgnoreErr>, ca_i
     let inner = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone()).build().expect("builds");
     ClientVerify {
         inner,
-        cas: vec![ca.der()],
+        cas: CaStore::new(&[ca.der()]),
         crls,
         crt_ignore: crt,
         ca_ignore: ca_ign,
@@ -102,10 +102,30 @@ fn server_side_revocation_errors() {
     let ca = testpki::ca("CA");
     let revoked = testpki::leaf(&ca, "r", Leaf { serial: 7, ..Leaf::default() });
     let crls = crl(&ca, &[7]).expect("CRL");
-    assert_eq!(revocation_errors(&[revoked], &[ca.der()], &crls, Purpose::Server, UnixTime::now()), [(0, 23)]);
+    assert_eq!(
+        revocation_errors(&[revoked], &CaStore::new(&[ca.der()]), &crls, Purpose::Server, UnixTime::now()),
+        [(0, 23)]
+    );
     let expired = testpki::leaf(&ca, "e", Leaf { years: (2010, 2011), ..Leaf::default() });
     assert!(
-        revocation_errors(&[expired], &[ca.der()], &crls, Purpose::Server, UnixTime::now()).is_empty(),
+        revocation_errors(&[expired], &CaStore::new(&[ca.der()]), &crls, Purpose::Server, UnixTime::now()).is_empty(),
         "only revocation errors: webpki judged the rest"
     );
+}
+
+#[test]
+fn a_refusal_on_a_ca_is_told_to_the_handshake_once() {
+    let root = testpki::ca("Root");
+    let inter = testpki::intermediate(&root, "Inter", true);
+    // a CRL for the client (from Inter) but none for Inter itself (from Root)
+    let crls = Some(CrlSet::load(vec![testpki::v2_crl(&inter, &[7])], &[root.der()]).expect("CRL"));
+    let v = verifier(&root, crls, Some(IgnoreErr::All), None);
+    let good = testpki::leaf(&inter, "c", Leaf::default());
+    assert!(v.verify_client_cert(&good, &[inter.der()], UnixTime::now()).is_err());
+    assert!(take_ca_refusal(), "refused for depth 1 (no CRL of Root for Inter)");
+    assert!(!take_ca_refusal(), "read once");
+    let v = verifier(&root, None, None, None);
+    let expired = testpki::leaf(&inter, "c", Leaf { years: (2010, 2011), ..Leaf::default() });
+    assert!(v.verify_client_cert(&expired, &[inter.der()], UnixTime::now()).is_err());
+    assert!(!take_ca_refusal(), "refused for the client's own certificate");
 }

@@ -156,6 +156,9 @@ fn certificate_times_as_haproxy_gives_them() {
     // GeneralizedTime of the 2000s: without the century (HAProxy's reg-test client1.pem)
     assert_eq!(time(0x18, "20500421185942Z").as_deref(), Some("500421185942Z"));
     assert_eq!(time(0x18, "21500421185942Z"), None, "another century: no sample");
+}
+
+#[test]
 fn dn_entries_by_occurrence_first_by_default() {
     let kp = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
     let mut p = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
