@@ -111,4 +111,7 @@ pub struct GlobalSsl {
     pub cachesize: Option<usize>,
     /// `tune.ssl.lifetime` (how long a cached session or ticket stays valid).
     pub lifetime: Option<Duration>,
+    /// `ssl-load-extra-del-ext`: the files beside a `<name>.crt` certificate are
+    /// `<name>.key` (not `<name>.crt.key`).
+    pub extra_files_noext: bool,
 }

@@ -13,8 +13,9 @@ use rustls::crypto::{aws_lc_rs, CryptoProvider, SupportedKxGroup};
 use rustls::server::{ClientHello, ServerSessionMemoryCache, WebPkiClientVerifier};
 use rustls::{RootCertStore, ServerConfig, SupportedCipherSuite};
 
+use super::crtlist::{CrtLine, Ctx, LineOptions};
 use super::pem::{self, PemError};
-use super::sni::{cert_names, Entry, SniResolver, SniStore};
+use super::sni::{cert_names, Entry, Origin, SniResolver, SniStore};
 use super::suites::{self, map_names};
 
 /// What a TLS listener needs per handshake.
@@ -23,28 +24,97 @@ pub struct BindTls {
     pub config: Arc<ServerConfig>,
     /// `config` without ALPN, for a client whose protocols `alpn` does not list.
     no_alpn: Arc<ServerConfig>,
-    /// The certificates, replaced whole by `commit ssl cert` (see [`super::certs`]).
+    /// The certificates, replaced whole by `commit ssl cert` (see [`super::certs`])
+    /// and by `add/del ssl crt-list` (see [`super::crtlists`]).
     pub store: Arc<ArcSwap<SniStore>>,
     pub strict_sni: bool,
+    /// The bind's TLS settings and the global ones, for the configurations of the
+    /// crt-list lines `add ssl crt-list` adds.
+    pub ssl: BindSsl,
+    pub global: GlobalSsl,
+    /// The crt-lists this bind reads, as loaded.
+    pub lists: Vec<ListUse>,
+    /// Where the bind is, for the runtime API's messages.
+    pub origin: BindOrigin,
+}
+
+/// A crt-list file as a bind loaded it.
+#[derive(Debug, Clone)]
+pub struct ListUse {
+    /// The file, `crt-base` applied (the name the runtime API takes).
+    pub name: String,
+    pub lines: Vec<CrtLine>,
+    /// The number of lines of the file.
+    pub line_count: usize,
+}
+
+/// The proxy and the line of a `bind`, as HAProxy names them in runtime messages.
+#[derive(Debug, Clone, Default)]
+pub struct BindOrigin {
+    pub proxy: String,
+    /// The bind's address as written.
+    pub addr: String,
+    pub file: String,
+    pub line: u32,
+}
+
+/// The rustls configurations of a bind, or of a crt-list line with options of its own.
+#[derive(Debug)]
+pub struct Configs {
+    pub config: Arc<ServerConfig>,
+    /// `config` without ALPN, for a client whose protocols `alpn` does not list.
+    pub no_alpn: Arc<ServerConfig>,
 }
 
 impl BindTls {
     /// The configuration for a client hello, or why it is refused (`strict-sni`
-    /// without a certificate for the name).
+    /// without a certificate for the name): the one of the crt-list line whose
+    /// certificate the hello gets, else the bind's.
     pub fn choose(&self, hello: &ClientHello<'_>) -> Result<Arc<ServerConfig>, &'static str> {
-        if self.strict_sni && !self.store.load().serves(hello.server_name()) {
+        let store = self.store.load();
+        if self.strict_sni && !store.serves(hello.server_name()) {
             return Err("no certificate for the SNI with strict-sni");
         }
+        let line = store.choose_entry(hello.server_name(), hello.signature_schemes()).and_then(|e| e.tls.as_ref());
+        let (config, no_alpn) = match line {
+            Some(c) => (&c.config, &c.no_alpn),
+            None => (&self.config, &self.no_alpn),
+        };
         // COMPAT: as HAProxy (OpenSSL's NOACK), no common protocol means no ALPN, not
         // the handshake failure rustls would answer.
         if let Some(mut theirs) = hello.alpn() {
-            let ours = &self.config.alpn_protocols;
+            let ours = &config.alpn_protocols;
             if !ours.is_empty() && !theirs.any(|p| ours.iter().any(|o| o.as_slice() == p)) {
-                return Ok(self.no_alpn.clone());
+                return Ok(no_alpn.clone());
             }
         }
-        Ok(self.config.clone())
+        Ok(config.clone())
     }
+
+    /// The configurations for a crt-list line's `options` over this bind's settings
+    /// (`None` when they change nothing), with what rustls cannot do of them.
+    pub fn line_configs(&self, options: Option<&LineOptions>) -> LineConfigs {
+        line_configs(&self.ssl, &self.global, &self.store, options)
+    }
+}
+
+/// The configurations of a crt-list line (`None`: the bind's) and the warnings of
+/// what rustls cannot do of its options, or the alerts.
+pub type LineConfigs = Result<(Option<Arc<Configs>>, Vec<String>), Vec<String>>;
+
+/// See [`BindTls::line_configs`].
+fn line_configs(
+    ssl: &BindSsl,
+    g: &GlobalSsl,
+    store: &Arc<ArcSwap<SniStore>>,
+    options: Option<&LineOptions>,
+) -> LineConfigs {
+    let Some(o) = options.filter(|o| o.changes_config()) else { return Ok((None, Vec::new())) };
+    let (merged, not_done) = o.merged(ssl);
+    let mut warnings = Vec::new();
+    let c = server_config(&merged, g, store, o.no_ca_names, &mut warnings)?;
+    warnings.extend(not_done);
+    Ok((Some(Arc::new(c)), warnings))
 }
 
 /// Default size of the session cache (HAProxy's `tune.ssl.cachesize`).
@@ -161,17 +231,19 @@ fn crt_files(path: &Path) -> Result<Vec<PathBuf>, PemError> {
     Ok(files)
 }
 
-/// Loads `files` on up to `threads` threads; results in the files' order.
+/// Loads `files` on up to `threads` threads; results in the files' order. `noext`:
+/// `ssl-load-extra-del-ext`.
 pub fn load_parallel(
     files: &[PathBuf],
     provider: &CryptoProvider,
     threads: usize,
+    noext: bool,
 ) -> Vec<Result<(Entry, Vec<String>), PemError>> {
     let load = |p: &PathBuf| {
-        let ck = pem::load_cert_key(p)?;
+        let ck = pem::load_cert_key_ext(p, noext)?;
         let key = ck.certified(provider)?;
         let names = cert_names(&ck.chain[0]);
-        Ok((Entry { key, path: ck.path, excluded: Vec::new(), filtered: false }, names))
+        Ok((Entry::new(key, ck.path), names))
     };
     let threads = threads.clamp(1, files.len().max(1));
     if threads == 1 {
@@ -185,21 +257,35 @@ pub fn load_parallel(
     })
 }
 
+/// Whether a CA or CRL file named by a crt-list line loads (at startup).
+fn loads(path: &Path, crl: bool) -> bool {
+    if crl {
+        pem::load_crl_file(path).is_ok()
+    } else {
+        pem::load_ca_file(path).is_ok()
+    }
+}
+
+/// Reads the crt-lists of a bind.
+fn read_lists(ssl: &BindSsl, g: &GlobalSsl, alerts: &mut Vec<String>) -> Vec<ListUse> {
+    let ctx = Ctx { crt_base: g.crt_base.as_deref(), ca_base: g.ca_base.as_deref(), usable: &loads };
+    let mut out = Vec::new();
+    for list in &ssl.crt_lists {
+        let path = based(g.crt_base.as_ref(), list);
+        match super::crtlist::load(&path, &ctx) {
+            Ok((lines, line_count)) => out.push(ListUse { name: path.display().to_string(), lines, line_count }),
+            Err(e) => alerts.push(format!("'crt-list' : {e}")),
+        }
+    }
+    out
+}
+
 /// Builds the TLS side of one `bind` line. `Ok` carries the warnings to print once;
 /// `Err` the alerts (each already worded for the line's context prefix).
 pub fn build(ssl: &BindSsl, g: &GlobalSsl) -> Result<(BindTls, Vec<String>), Vec<String>> {
     let mut alerts = Vec::new();
     let mut warnings = Vec::new();
-    let base = aws_lc_rs::default_provider();
-    let provider = CryptoProvider {
-        cipher_suites: suites(ssl, g, &mut warnings),
-        kx_groups: groups(ssl, g, &mut warnings),
-        ..base
-    };
-    let versions = versions(&ssl.options, &g.default_bind_options).unwrap_or_else(|e| {
-        alerts.push(e);
-        vec![&rustls::version::TLS13]
-    });
+    let provider = aws_lc_rs::default_provider();
     let mut files = Vec::new();
     for crt in &ssl.crts {
         match crt_files(&based(g.crt_base.as_ref(), crt)) {
@@ -207,44 +293,93 @@ pub fn build(ssl: &BindSsl, g: &GlobalSsl) -> Result<(BindTls, Vec<String>), Vec
             Err(e) => alerts.push(e.to_string()),
         }
     }
-    let mut lines = Vec::new();
-    for list in &ssl.crt_lists {
-        match super::crtlist::load(&based(g.crt_base.as_ref(), list), g.crt_base.as_deref()) {
-            Ok(l) => lines.extend(l),
-            Err(e) => alerts.push(format!("'crt-list' : {e}")),
-        }
-    }
-    let listed: Vec<PathBuf> = lines.iter().map(|l| l.crt.clone()).collect();
+    let lists = read_lists(ssl, g, &mut alerts);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let noext = g.extra_files_noext;
     let mut store = SniStore::default();
-    for r in load_parallel(&files, &provider, threads) {
+    for r in load_parallel(&files, &provider, threads, noext) {
         match r {
             Ok((entry, names)) => store.add(entry, &names),
             Err(e) => alerts.push(e.to_string()),
         }
     }
-    for (r, line) in load_parallel(&listed, &provider, threads).into_iter().zip(lines) {
-        match r {
-            Ok((mut entry, names)) => {
-                entry.excluded = line.excluded;
-                entry.filtered = !line.filters.is_empty();
-                store.add(entry, if line.filters.is_empty() { &names } else { &line.filters });
+    let mut lined = Vec::new();
+    for list in &lists {
+        let listed: Vec<PathBuf> = list.lines.iter().map(|l| l.crt.clone()).collect();
+        let name: Arc<str> = Arc::from(list.name.as_str());
+        for (r, line) in load_parallel(&listed, &provider, threads, noext).into_iter().zip(&list.lines) {
+            match r {
+                Ok((entry, names)) => lined.push((entry, names, line, name.clone())),
+                Err(e) => alerts.push(format!("'crt-list' : {e}")),
             }
-            Err(e) => alerts.push(format!("'crt-list' : {e}")),
         }
     }
-    if store.is_empty() && alerts.is_empty() {
+    if store.is_empty() && lined.is_empty() && alerts.is_empty() {
         alerts.push("no certificate configured for this 'ssl' bind (use 'crt' or 'crt-list').".into());
     }
     warnings.extend(ignore_err_warning(ssl));
-    let verifier = client_verifier(ssl, g, &provider).unwrap_or_else(|e| {
+    if !alerts.is_empty() {
+        return Err(alerts);
+    }
+    let shared = Arc::new(ArcSwap::from_pointee(SniStore::default()));
+    let base = server_config(ssl, g, &shared, false, &mut warnings)?;
+    // the crt-list lines, each with the configuration of its options
+    let mut not_done: Vec<String> = Vec::new();
+    for (mut entry, names, line, list) in lined {
+        let (tls, nd) = line_configs(ssl, g, &shared, line.options.as_ref())?;
+        for w in nd {
+            if !not_done.contains(&w) {
+                not_done.push(w);
+            }
+        }
+        entry.excluded = line.excluded();
+        let filters = line.names();
+        entry.filtered = !filters.is_empty();
+        entry.origin = Some(Origin { list, line: line.line });
+        entry.tls = tls;
+        store.add(entry, if filters.is_empty() { &names } else { &filters });
+    }
+    shared.store(Arc::new(store));
+    if !not_done.is_empty() {
+        warnings.push(format!("crt-list line options accepted but not applied: {}.", not_done.join(", ")));
+    }
+    let tls = BindTls {
+        config: base.config,
+        no_alpn: base.no_alpn,
+        store: shared,
+        strict_sni: ssl.strict_sni,
+        ssl: ssl.clone(),
+        global: g.clone(),
+        lists,
+        origin: BindOrigin::default(),
+    };
+    Ok((tls, warnings))
+}
+
+/// The rustls configurations for TLS settings `ssl` over certificate store `store`;
+/// `no_ca_names`: the certificate request names no CA.
+fn server_config(
+    ssl: &BindSsl,
+    g: &GlobalSsl,
+    store: &Arc<ArcSwap<SniStore>>,
+    no_ca_names: bool,
+    warnings: &mut Vec<String>,
+) -> Result<Configs, Vec<String>> {
+    let mut alerts = Vec::new();
+    let base = aws_lc_rs::default_provider();
+    let provider =
+        CryptoProvider { cipher_suites: suites(ssl, g, warnings), kx_groups: groups(ssl, g, warnings), ..base };
+    let versions = versions(&ssl.options, &g.default_bind_options).unwrap_or_else(|e| {
+        alerts.push(e);
+        vec![&rustls::version::TLS13]
+    });
+    let verifier = client_verifier(ssl, g, &provider, no_ca_names).unwrap_or_else(|e| {
         alerts.push(e);
         None
     });
     if !alerts.is_empty() {
         return Err(alerts);
     }
-    let store = Arc::new(ArcSwap::from_pointee(store));
     let provider = Arc::new(provider);
     let builder = match ServerConfig::builder_with_provider(provider).with_protocol_versions(&versions) {
         Ok(b) => b,
@@ -256,7 +391,7 @@ pub fn build(ssl: &BindSsl, g: &GlobalSsl) -> Result<(BindTls, Vec<String>), Vec
     };
     let mut config = builder.with_cert_resolver(Arc::new(SniResolver(store.clone())));
     config.ignore_client_order = !(ssl.options.prefer_client_ciphers || g.default_bind_options.prefer_client_ciphers);
-    config.alpn_protocols = alpn(ssl, &mut warnings);
+    config.alpn_protocols = alpn(ssl, warnings);
     config.session_storage = ServerSessionMemoryCache::new(g.cachesize.unwrap_or(CACHE_SIZE).max(1));
     if ssl.options.no_tls_tickets || g.default_bind_options.no_tls_tickets {
         config.send_tls13_tickets = 0;
@@ -265,8 +400,7 @@ pub fn build(ssl: &BindSsl, g: &GlobalSsl) -> Result<(BindTls, Vec<String>), Vec
     }
     let mut no_alpn = config.clone();
     no_alpn.alpn_protocols.clear();
-    let tls = BindTls { config: Arc::new(config), no_alpn: Arc::new(no_alpn), store, strict_sni: ssl.strict_sni };
-    Ok((tls, warnings))
+    Ok(Configs { config: Arc::new(config), no_alpn: Arc::new(no_alpn) })
 }
 
 /// The client certificate verifier `verify` and `ca-file` ask for.
@@ -274,6 +408,7 @@ fn client_verifier(
     ssl: &BindSsl,
     g: &GlobalSsl,
     provider: &CryptoProvider,
+    no_ca_names: bool,
 ) -> Result<Option<Arc<dyn rustls::server::danger::ClientCertVerifier>>, String> {
     let verify = ssl.verify.unwrap_or_default();
     if verify == Verify::None {
@@ -292,7 +427,7 @@ fn client_verifier(
         for c in pem::load_ca_file(&ca).map_err(|e| format!("{e} '{kw}' : unable to load {}", ca.display()))? {
             roots.add(c).map_err(|e| format!("'{kw}' : unable to load {} ({e})", ca.display()))?;
         }
-        if kw == "ca-file" {
+        if kw == "ca-file" && !no_ca_names {
             hints = roots.subjects();
         }
     }

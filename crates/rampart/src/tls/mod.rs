@@ -10,6 +10,8 @@ pub mod bind;
 pub mod certs;
 pub mod client;
 pub mod crtlist;
+mod crtlist_opts;
+pub mod crtlists;
 pub mod pem;
 pub mod sni;
 pub mod stream;
