@@ -195,3 +195,52 @@ fn a_lines_options_apply_to_the_handshakes_it_serves() {
         assert_eq!(hello(&client, addr, "c.test").await, Some(("c.test".into(), "http/1.1".into())));
     });
 }
+
+#[test]
+fn a_lines_verify_and_ca_file_ask_a_client_certificate_for_its_names_only() {
+    let pki = Pki::new("verify");
+    pki.write("a.pem", "a.test", 1);
+    pki.write("v.pem", "v.test", 2);
+    let ca = pki.dir.join("ca.crt");
+    std::fs::write(&ca, pki.ca.pem()).unwrap();
+    let list = format!("a.pem\nv.pem [verify required ca-file {}] v.test\n", ca.display());
+    let (proxy, _s1) = start(&pki, &list);
+    let addr = proxy.addr("fe1");
+    let client = pki.client(&[]);
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        assert_eq!(hello(&client, addr, "a.test").await.unwrap().0, "a.test");
+        // TLS 1.3: the client learns of the refusal when it reads, so send and read
+        let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let name = rustls_pki_types::ServerName::try_from("v.test").unwrap();
+        let refused = match tokio_rustls::TlsConnector::from(client.clone()).connect(name, tcp).await {
+            Err(_) => true,
+            Ok(mut tls) => {
+                use tokio::io::{AsyncReadExt, AsyncWriteExt};
+                let _ = tls.write_all(b"GET / HTTP/1.1\r\nHost: v.test\r\n\r\n").await;
+                let mut buf = [0u8; 64];
+                !matches!(
+                    tokio::time::timeout(Duration::from_secs(5), tls.read(&mut buf)).await,
+                    Ok(Ok(n)) if n > 0
+                )
+            }
+        };
+        assert!(refused, "v.test requires a client certificate");
+        // with a certificate the CA signed, v.test is served
+        let kp = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+        let mut p = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        p.distinguished_name.push(rcgen::DnType::CommonName, "client");
+        let cert = p.signed_by(&kp, &pki.ca, &pki.ca_key).unwrap();
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(pki.ca.der().clone()).unwrap();
+        let key = rustls_pki_types::PrivateKeyDer::Pkcs8(kp.serialize_der().into());
+        let with_cert =
+            rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::aws_lc_rs::default_provider()))
+                .with_safe_default_protocol_versions()
+                .unwrap()
+                .with_root_certificates(roots)
+                .with_client_auth_cert(vec![cert.der().clone()], key)
+                .unwrap();
+        assert_eq!(hello(&Arc::new(with_cert), addr, "v.test").await.unwrap().0, "v.test");
+    });
+}

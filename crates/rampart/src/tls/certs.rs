@@ -161,6 +161,9 @@ impl Certs {
                 (chain, Some(key))
             }
             Part::Pem | Part::Crt => match pem::load_payload(&path, payload.as_bytes()) {
+                // COMPAT: HAProxy's transaction starts from the served store and keeps its
+                // key; rampart keeps only the pending transaction's (a served key is not
+                // kept as PEM), so `<name>.crt` alone needs its `<name>.key` before a commit
                 Ok((chain, key)) if kind == Part::Crt && key.is_none() => {
                     (chain, st.txn.as_ref().and_then(|t| t.key.as_ref().map(|k| k.clone_key())))
                 }

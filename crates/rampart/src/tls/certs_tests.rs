@@ -175,3 +175,50 @@ fn new_fills_and_del_removes_an_unused_store() {
     assert_eq!(certs.del_cert(Some("/n.pem")), "Can't remove the certificate: certificate '/n.pem' doesn't exist!\n\n");
     assert_eq!(certs.show(None), format!("# filename\n{a}\n{b}\n"));
 }
+
+#[test]
+fn key_and_crt_parts_with_del_ext() {
+    let dir = tmp("noext");
+    let (crt, key) = (dir.join("s.crt"), dir.join("s.key"));
+    let (c, k) = pem_for("s.test", 1);
+    std::fs::write(&crt, c).unwrap();
+    std::fs::write(&key, k).unwrap();
+    let ssl = BindSsl { enabled: true, crts: vec![crt.clone()], ..Default::default() };
+    let g = GlobalSsl { extra_files_noext: true, ..Default::default() };
+    let (tls, _) = super::super::bind::build(&ssl, &g).expect("s.key is read beside s.crt");
+    let tls = Arc::new(tls);
+    let certs = Certs::new(vec![tls.clone()]);
+    let (crt, base) = (crt.display().to_string(), dir.join("s").display().to_string());
+    let (c2, k2) = pem_for("t.test", 2);
+    // the certificate alone, then its key under `<name>.key`: one transaction
+    assert_eq!(certs.set(Some(&crt), Some(&c2)), format!("Transaction created for certificate {crt}!\n"));
+    // COMPAT: HAProxy keeps the old key in the transaction (and would report the
+    // mismatch); rampart has none until `<name>.key` is set
+    assert_eq!(
+        certs.commit(Some(&crt)),
+        format!("The transaction must contain at least a certificate and a private key!\nCan't commit {crt}!\n")
+    );
+    assert_eq!(
+        certs.set(Some(&format!("{base}.key")), Some(&k2)),
+        format!("Transaction updated for certificate {crt}!\n")
+    );
+    assert_eq!(
+        certs.set(Some(&format!("{base}.key")), Some(&c2)),
+        format!("No Private Key found in '{base}.key'.\nCan't load the payload\nCan't update {base}.key!\n")
+    );
+    assert_eq!(certs.commit(Some(&crt)), format!("Committing {crt}.\nSuccess!\n"));
+    assert_eq!(served(&tls, Some("t.test")), [2]);
+    // a key alone for a certificate being served keeps its certificates
+    let (_, k3) = pem_for("u.test", 3);
+    assert_eq!(
+        certs.set(Some(&format!("{base}.key")), Some(&k3)),
+        format!("Transaction created for certificate {crt}!\n")
+    );
+    assert!(certs.show(Some(&format!("*{crt}"))).contains("\nSerial: 02\n"));
+    assert_eq!(
+        certs.set(Some("/other.key"), Some(&k3)),
+        format!(
+            "The ongoing transaction is about '{crt}' but you are trying to set '/other'\nCan't update /other.key!\n"
+        )
+    );
+}
