@@ -126,6 +126,15 @@ fn tls_binds(rt: &Runtime) -> Vec<Arc<crate::tls::bind::BindTls>> {
     out
 }
 
+/// The client certificates (`crt`) of the `server ... ssl` lines of `rt`.
+fn server_certs(rt: &Runtime) -> Vec<Arc<crate::tls::client::ClientCert>> {
+    rt.proxies
+        .iter()
+        .flat_map(|px| &px.be.servers)
+        .filter_map(|s| s.tls.as_ref().and_then(|t| t.client_cert.clone()))
+        .collect()
+}
+
 impl Cli {
     /// The CLI state for `rt`, built from its configuration.
     pub fn new(cfg: &Config, rt: Arc<Runtime>) -> Cli {
@@ -134,7 +143,7 @@ impl Cli {
             maxconn: cfg.global.stats_maxconn.unwrap_or(DEFAULT_MAXCONN),
             sessions: AtomicU32::new(0),
             cum_sessions: AtomicU64::new(0),
-            certs: crate::tls::certs::Certs::new(tls_binds(&rt)),
+            certs: crate::tls::certs::Certs::with_servers(tls_binds(&rt), server_certs(&rt)),
             rt,
         }
     }

@@ -15,6 +15,7 @@ use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use x509_parser::certificate::X509Certificate;
 
 use super::bind::BindTls;
+use super::client::ClientCert;
 use super::crtlists::{self, RtList, Stores};
 use super::pem::{self, CertKey};
 use super::sni::cert_names;
@@ -64,6 +65,8 @@ struct State {
 #[allow(clippy::disallowed_types)] // CLI commands only: not on the handshake path
 pub struct Certs {
     binds: Vec<Arc<BindTls>>,
+    /// The `crt` of the `server ... ssl` lines.
+    servers: Vec<Arc<ClientCert>>,
     /// The CA and CRL files loaded at startup.
     ca_files: Vec<std::path::PathBuf>,
     state: Mutex<State>,
@@ -73,8 +76,14 @@ impl Certs {
     /// The store over `binds` (each TLS bind once).
     #[allow(clippy::disallowed_types)]
     pub fn new(binds: Vec<Arc<BindTls>>) -> Certs {
+        Certs::with_servers(binds, Vec::new())
+    }
+
+    /// The store over `binds` and the client certificates of `servers`.
+    #[allow(clippy::disallowed_types)]
+    pub fn with_servers(binds: Vec<Arc<BindTls>>, servers: Vec<Arc<ClientCert>>) -> Certs {
         let state = State { lists: crtlists::from_binds(&binds), ..State::default() };
-        Certs { ca_files: crtlists::startup_ca_files(&binds), binds, state: Mutex::new(state) }
+        Certs { ca_files: crtlists::startup_ca_files(&binds), binds, servers, state: Mutex::new(state) }
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -91,6 +100,11 @@ impl Certs {
                 }
             }
         }
+        for s in &self.servers {
+            if !out.contains(&s.path) {
+                out.push(s.path.clone());
+            }
+        }
         for u in &st.unused {
             if !out.contains(&u.path) {
                 out.push(u.path.clone());
@@ -101,7 +115,10 @@ impl Certs {
 
     /// The certificate now served for `path`.
     fn current(&self, path: &str) -> Option<Arc<CertifiedKey>> {
-        self.binds.iter().find_map(|b| b.store.load().get(path).cloned())
+        self.binds
+            .iter()
+            .find_map(|b| b.store.load().get(path).cloned())
+            .or_else(|| self.servers.iter().find(|s| s.path == path).map(|s| s.key.load_full()))
     }
 
     /// `show ssl cert [<file>]`: the list of files (the pending one first, starred), or
@@ -248,6 +265,10 @@ impl Certs {
                 b.store.store(Arc::new(new));
                 out.push('.');
             }
+        }
+        for s in self.servers.iter().filter(|s| s.path == path) {
+            s.key.store(certified.clone());
+            out.push('.');
         }
         if let Some(u) = st.unused.iter_mut().find(|u| u.path == path) {
             u.chain = ck.chain;

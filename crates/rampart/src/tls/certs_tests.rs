@@ -222,3 +222,28 @@ fn key_and_crt_parts_with_del_ext() {
         )
     );
 }
+
+#[test]
+fn a_servers_certificate_is_shown_and_replaced_like_a_binds() {
+    let dir = tmp("server");
+    let p = dir.join("client.pem");
+    let (c, k) = pem_for("client", 1);
+    std::fs::write(&p, format!("{c}{k}")).unwrap();
+    let ck = pem::load_cert_key(&p).unwrap().certified(&rustls::crypto::aws_lc_rs::default_provider()).unwrap();
+    let path = p.display().to_string();
+    let srv = Arc::new(ClientCert { path: path.clone(), key: arc_swap::ArcSwap::new(ck) });
+    let certs = Certs::with_servers(Vec::new(), vec![srv.clone()]);
+    assert_eq!(certs.show(None), format!("# filename\n{path}\n"));
+    assert!(certs.show(Some(&path)).starts_with(&format!("Filename: {path}\nStatus: Used\nSerial: 01\n")));
+    let (c, k) = pem_for("client2", 2);
+    certs.set(Some(&path), Some(&format!("{c}{k}")));
+    assert_eq!(certs.commit(Some(&path)), format!("Committing {path}.\nSuccess!\n"));
+    let now = srv.key.load_full();
+    let (_, now) = x509_parser::parse_x509_certificate(&now.cert[0]).unwrap();
+    assert_eq!(now.raw_serial(), [2], "the next handshake presents the new certificate");
+    assert!(certs.show(Some(&path)).contains("\nSerial: 02\n"));
+    assert_eq!(
+        certs.del_cert(Some(&path)),
+        format!("Can't remove the certificate: certificate '{path}' in use, can't be deleted!\n\n")
+    );
+}

@@ -13,6 +13,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 
+use arc_swap::ArcSwap;
 use rampart_cfg::diag::Diag;
 use rampart_cfg::model::{GlobalSsl, Proxy, Server, ServerTls, SslServerDefaults, TlsVersion, TlsVersions};
 use rampart_cfg::Config;
@@ -48,6 +49,8 @@ pub struct ServerTlsRt {
     /// The name used when no SNI is sent: the server's address (rustls sends no SNI
     /// for an address, and the certificate's names are then not checked).
     pub addr_name: ServerName<'static>,
+    /// `crt`: the certificate presented, replaced by `commit ssl cert`.
+    pub client_cert: Option<Arc<ClientCert>>,
 }
 
 impl ServerTlsRt {
@@ -113,16 +116,26 @@ pub fn build(
         }
     };
     let crt_base = cfg.global.ssl.crt_base.as_ref();
-    let load = |p: &str| pem::load_cert_key(&based(crt_base, Path::new(p)))?.certified(&provider);
+    let load = |p: &str| {
+        let path = based(crt_base, Path::new(p));
+        let key = pem::load_cert_key(&path)?.certified(&provider)?;
+        Ok::<_, pem::PemError>(Arc::new(ClientCert { path: path.display().to_string(), key: ArcSwap::new(key) }))
+    };
     let client_cert = match t.crt.as_deref().map(load).transpose() {
-        Ok(c) => c.map(|ck| Arc::new(ClientCert(ck)) as Arc<dyn ResolvesClientCert>),
+        Ok(c) => c,
         Err(e) => {
             alert(alerts, format!("{ctx}{e}"));
             return None;
         }
     };
-    let base =
-        Base { provider, versions, verifier, client_cert, reuse: t.reuse, tickets: t.tickets && !g.no_tls_tickets };
+    let base = Base {
+        provider,
+        versions,
+        verifier,
+        client_cert: client_cert.clone().map(|c| c as Arc<dyn ResolvesClientCert>),
+        reuse: t.reuse,
+        tickets: t.tickets && !g.no_tls_tickets,
+    };
     let http = px.mode == rampart_cfg::model::Mode::Http;
     let alpn = alpn_list(t.alpn.as_deref(), http, &ctx, srv, warnings);
     let traffic = match t.ssl.then(|| base.config(alpn.clone())).transpose() {
@@ -148,7 +161,7 @@ pub fn build(
     let sni_slot = t.sni.as_ref().map_or(0, |e| sni_slot(px, &e.text));
     let check_sni = t.check_sni.as_deref().and_then(|n| ServerName::try_from(n.to_owned()).ok());
     let addr_name = ServerName::IpAddress(addr.ip().into());
-    Some(ServerTlsRt { traffic, check, sni, sni_slot, check_sni, addr_name })
+    Some(ServerTlsRt { traffic, check, sni, sni_slot, check_sni, addr_name, client_cert })
 }
 
 /// HAProxy's alert for a server verified (the default) without a CA to verify with.
@@ -271,13 +284,18 @@ fn verifier(
 }
 
 /// `crt`: the certificate presented whenever the server asks for one (HAProxy sends it
-/// whatever CAs the server names).
+/// whatever CAs the server names). `commit ssl cert` swaps it: the next handshake
+/// presents the new one (no lock on the handshake path).
 #[derive(Debug)]
-struct ClientCert(Arc<CertifiedKey>);
+pub struct ClientCert {
+    /// The file, `crt-base` applied (the name `show ssl cert` gives).
+    pub path: String,
+    pub key: ArcSwap<CertifiedKey>,
+}
 
 impl ResolvesClientCert for ClientCert {
     fn resolve(&self, _: &[&[u8]], _: &[SignatureScheme]) -> Option<Arc<CertifiedKey>> {
-        Some(self.0.clone())
+        Some(self.key.load_full())
     }
 
     fn has_certs(&self) -> bool {
