@@ -90,26 +90,17 @@ impl Certs {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The certificate files, each once, in configuration order, then the unused ones.
+    /// The certificate files (binds', servers', unused ones), each once, in byte order
+    /// as HAProxy lists its certificate tree.
     fn paths(&self, st: &State) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
         for b in &self.binds {
-            for p in b.store.load().paths() {
-                if !out.iter().any(|o| o == p) {
-                    out.push(p.to_string());
-                }
-            }
+            out.extend(b.store.load().paths().map(str::to_owned));
         }
-        for s in &self.servers {
-            if !out.contains(&s.path) {
-                out.push(s.path.clone());
-            }
-        }
-        for u in &st.unused {
-            if !out.contains(&u.path) {
-                out.push(u.path.clone());
-            }
-        }
+        out.extend(self.servers.iter().map(|s| s.path.clone()));
+        out.extend(st.unused.iter().map(|u| u.path.clone()));
+        out.sort_unstable();
+        out.dedup();
         out
     }
 
@@ -392,10 +383,7 @@ fn details(name: &str, status: &str, chain: &[CertificateDer<'_>]) -> String {
     out.push_str(&format!("Serial: {}\n", hex_upper(leaf.raw_serial())));
     out.push_str(&format!("notBefore: {}\n", openssl_time(&leaf.validity().not_before)));
     out.push_str(&format!("notAfter: {}\n", openssl_time(&leaf.validity().not_after)));
-    let sans: Vec<String> = cert_sans(&leaf);
-    if !sans.is_empty() {
-        out.push_str(&format!("Subject Alternative Name: {}\n", sans.join(", ")));
-    }
+    out.push_str(&format!("Subject Alternative Name: {}\n", cert_sans(&leaf).join(", ")));
     out.push_str(&format!("Algorithm: {}\n", algorithm(&leaf)));
     out.push_str(&format!("SHA1 FingerPrint: {}\n", hex_upper(&sha1::Sha1::digest(chain[0].as_ref()))));
     out.push_str(&format!("Subject: {}\n", dn(leaf.subject())));
@@ -427,7 +415,8 @@ fn openssl_time(t: &x509_parser::time::ASN1Time) -> String {
     format!("{month} {:>2} {:02}:{:02}:{:02} {} GMT", d.day(), d.hour(), d.minute(), d.second(), d.year())
 }
 
-/// The subject alternative names as OpenSSL prints them (`DNS:a.test`).
+/// The subject alternative names as HAProxy prints them: `DNS:a.test` for a DNS name,
+/// an empty item for any other kind (HAProxy still writes its `, ` separator).
 fn cert_sans(c: &X509Certificate<'_>) -> Vec<String> {
     use x509_parser::extensions::GeneralName;
     match c.subject_alternative_name() {
@@ -435,9 +424,9 @@ fn cert_sans(c: &X509Certificate<'_>) -> Vec<String> {
             .value
             .general_names
             .iter()
-            .filter_map(|g| match g {
-                GeneralName::DNSName(n) => Some(format!("DNS:{n}")),
-                _ => None,
+            .map(|g| match g {
+                GeneralName::DNSName(n) => format!("DNS:{n}"),
+                _ => String::new(),
             })
             .collect(),
         _ => Vec::new(),

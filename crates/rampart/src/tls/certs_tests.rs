@@ -143,6 +143,9 @@ fn show_prints_the_certificate_as_haproxy_does() {
     assert!(out.starts_with("Filename: common.pem\nStatus: Used\nSerial: 02\nnotBefore: Jan 17 23:02:38 2016 GMT\nnotAfter: Jan 16 23:02:38 2018 GMT\nSubject Alternative Name: DNS:commonName:copy\nAlgorithm: RSA2048\nSHA1 FingerPrint: 2195C9F0FD58470313013FC27C1B9CF9864BD1C6\nSubject: /C=FR/ST=Ile-de-France/L=Neuilly-sur-Seine/O=TOAD Consulting/OU=eParapher Team/CN=www.test1.com/emailAddress=arnault.michel@toad-consulting.fr\nIssuer: /C=FR/ST=Ile-de-France/L=Paris/O=ozon.io/CN=Ozon Test CA/emailAddress=support@ozon.io\nChain Subject: /C=FR/ST=Some-State/O=Internet Widgits Pty Ltd\n"), "{out}");
     let ck = pem::load_cert_key(std::path::Path::new(&format!("{t}/ecdsa.pem"))).unwrap();
     let out = details("e.pem", "Unused", &ck.chain);
+    // no SAN: the line is there, empty, as HAProxy prints it
+    let c1 = pem::load_cert_key(std::path::Path::new(&format!("{t}/client1.pem"))).unwrap();
+    assert!(details("c.pem", "Used", &c1.chain).contains("GMT\nSubject Alternative Name: \nAlgorithm: RSA4096\n"));
     assert_eq!(out, "Filename: e.pem\nStatus: Unused\nSerial: 6038257B288B25229B496CE55373D3081FCF3D82\nnotBefore: Dec 19 09:31:12 2019 GMT\nnotAfter: Jan 18 09:31:12 2020 GMT\nSubject Alternative Name: DNS:localhost\nAlgorithm: EC384\nSHA1 FingerPrint: A490D069DBAFBEE66DE434BEC34030ADE8BCCBF1\nSubject: /CN=localhost\nIssuer: /CN=localhost\nOCSP Response Key: \n");
 }
 
@@ -155,7 +158,8 @@ fn new_fills_and_del_removes_an_unused_store() {
     assert_eq!(certs.new_cert(Some(&a)), format!("Certificate '{a}' already exists!\n"));
     assert_eq!(certs.new_cert(Some("/n.pem")), "New empty certificate store '/n.pem'!\n");
     assert_eq!(certs.new_cert(Some("/n.pem")), "Certificate '/n.pem' already exists!\n");
-    assert_eq!(certs.show(None), format!("# filename\n{a}\n{b}\n/n.pem\n"));
+    // in byte order, as HAProxy lists them
+    assert_eq!(certs.show(None), format!("# filename\n/n.pem\n{a}\n{b}\n"));
     assert_eq!(certs.show(Some("/n.pem")), "Filename: /n.pem\nStatus: Empty\nOCSP Response Key: \n");
     let (c, k) = pem_for("n.test", 5);
     assert_eq!(certs.set(Some("/n.pem"), Some(&format!("{c}{k}"))), "Transaction created for certificate /n.pem!\n");
