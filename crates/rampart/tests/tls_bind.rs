@@ -462,3 +462,52 @@ ssl-default-bind-options prefer-client-ciphers no-sslv3 no-tlsv10 no-tlsv11 no-t
     assert_eq!(err.matches("not provided by rustls").count(), 1, "{err}");
     assert!(err.contains("'ciphers': DHE-RSA-AES128-GCM-SHA256, DHE-RSA-AES256-GCM-SHA384"), "{err}");
 }
+
+/// One HTTP/1.0 request (the proxy closes after the response) through `openssl
+/// s_client`, saving its session to `sess_out` or resuming `sess_in`. Whether the
+/// handshake resumed, and what came back.
+fn s_client_request(addr: &str, version: &str, sess: (&str, &Path)) -> (bool, String) {
+    use std::io::Write;
+    let mut child = Command::new("openssl")
+        .args(["s_client", "-connect", addr, "-servername", "a.test", version, sess.0])
+        .arg(sess.1)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("openssl runs");
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"GET / HTTP/1.0\r\nHost: a.test\r\n\r\n").unwrap();
+    // keep stdin open until the proxy has answered and closed (s_client ends on EOF
+    // from the server; a closed stdin would end it before the session tickets arrive)
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    (text.lines().any(|l| l.starts_with("Reused,")), text)
+}
+
+#[test]
+fn sessions_resume_after_a_connection_close_exchange() {
+    let pki = Pki::new("resume");
+    let a = pki.server("a.pem", &["a.test"]);
+    let s1 = echo_head();
+    let cfg = format!(
+        "{PREAMBLE}listen fe1\n  bind fd@${{fe1}} ssl crt {}\n  \
+         http-request set-header X-Resumed %[ssl_fc_is_resumed]\n  \
+         server s1 ${{s1_addr}}:${{s1_port}}\n",
+        a.display()
+    );
+    let proxy = start(&cfg, &s1, &["fe1"]);
+    let addr = proxy.addr("fe1").to_string();
+    for version in ["-tls1_2", "-tls1_3"] {
+        let sess = pki.dir.join(format!("sess{version}.pem"));
+        let (resumed, text) = s_client_request(&addr, version, ("-sess_out", &sess));
+        assert!(!resumed && text.contains("x-resumed: 0"), "{version}: {text}");
+        // the proxy ended the first connection with close_notify, so OpenSSL kept the
+        // session, and the proxy takes it back
+        let (resumed, text) = s_client_request(&addr, version, ("-sess_in", &sess));
+        assert!(resumed, "{version}: the second handshake resumes: {text}");
+        assert!(text.contains("x-resumed: 1"), "{version}: {text}");
+    }
+}

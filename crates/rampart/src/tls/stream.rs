@@ -213,16 +213,18 @@ impl<S: Sock> Sock for TlsSock<S> {
     /// Decrypts into the spare capacity of `buf`, reading the socket only when rustls
     /// has nothing buffered.
     ///
-    /// PERF: the spare capacity is zeroed before rustls copies into it (rustls reads
-    /// into initialized memory only, and this crate has no `unsafe`).
+    /// PERF: rustls copies into initialised memory only (and this crate has no
+    /// `unsafe`), so the bytes it is about to copy are zeroed first: only those, as
+    /// rustls says how many it holds.
     fn try_read_buf(&self, buf: &mut Vec<u8>) -> io::Result<usize> {
         if buf.len() == buf.capacity() {
             buf.reserve(4096);
         }
         let mut c = self.conn.try_borrow_mut().map_err(|_| busy())?;
+        let ready = fill_plain(&self.sock, &mut c)?;
         let start = buf.len();
-        buf.resize(buf.capacity(), 0);
-        let res = read_into(&self.sock, &mut c, &mut buf[start..]);
+        buf.resize(start + ready.min(buf.capacity() - start), 0);
+        let res = read_plain(&mut c, &mut buf[start..]);
         buf.truncate(start + *res.as_ref().unwrap_or(&0));
         res
     }
@@ -273,31 +275,32 @@ impl<S: Sock> Sock for TlsSock<S> {
     }
 }
 
-/// One plaintext read: what rustls holds, else records from the socket.
-fn read_into<S: Sock>(sock: &S, c: &mut Connection, out: &mut [u8]) -> io::Result<usize> {
+/// Makes plaintext ready in rustls: what it already holds, else records read from the
+/// socket. Returns how many plaintext bytes rustls holds, 0 at the end of the stream
+/// (close_notify, or a TCP close: see [`read_plain`]), `WouldBlock` when the socket
+/// has nothing yet.
+fn fill_plain<S: Sock>(sock: &S, c: &mut Connection) -> io::Result<usize> {
+    let mut eof = false;
     loop {
-        match read_plain(c, out) {
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-            other => return other,
-        }
-        let eof = match c.read_tls(&mut Raw(sock)) {
-            Ok(n) => n == 0,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
+        let state = match c.process_new_packets() {
+            Ok(state) => state,
+            Err(e) => {
+                let _ = flush(sock, c); // the alert, if the socket takes it
+                return Err(tls_err(e));
+            }
         };
-        if let Err(e) = c.process_new_packets() {
-            let _ = flush(sock, c); // the alert, if the socket takes it
-            return Err(tls_err(e));
-        }
         if c.wants_write() {
             // post-handshake messages (tickets, key updates): sent now or later
             let _ = flush(sock, c);
         }
-        if eof {
-            return match read_plain(c, out) {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(0),
-                other => other,
-            };
+        let ready = state.plaintext_bytes_to_read();
+        if ready > 0 || eof || state.peer_has_closed() {
+            return Ok(ready);
+        }
+        match c.read_tls(&mut Raw(sock)) {
+            Ok(n) => eof = n == 0,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
         }
     }
 }

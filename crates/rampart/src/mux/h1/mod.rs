@@ -123,7 +123,7 @@ async fn serve_from<S: Parkable>(client: S, sess: Session, mut conn: H1Conn, fir
             let fe = &sess.rt.proxies[sess.fe];
             match IdleWait::new(&client, fe.timeouts.http_keep_alive, &sess.rt.global, S::PARKS).await {
                 Idle::Request => {}
-                Idle::Close => return,
+                Idle::Close => return client.close_notify(),
                 Idle::Park => {
                     let left = fe.timeouts.http_keep_alive.map(|t| t.saturating_sub(park::PARK_AFTER));
                     park::park(client, sess, conn, left);
@@ -137,7 +137,10 @@ async fn serve_from<S: Parkable>(client: S, sess: Session, mut conn: H1Conn, fir
         conn.trim();
         match next {
             Next::KeepAlive => pending = rest,
-            Next::Close => return,
+            // a TLS client sees a clean end (close_notify), as HAProxy's SSL_shutdown
+            // sends: OpenSSL clients forget a session ended by a bare TCP close, so
+            // without it a `Connection: close` client never resumes its session
+            Next::Close => return client.close_notify(),
         }
     }
 }
