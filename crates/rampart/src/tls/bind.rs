@@ -46,6 +46,8 @@ pub struct ListUse {
     pub lines: Vec<CrtLine>,
     /// The number of lines of the file.
     pub line_count: usize,
+    /// A `crt <directory>`: one line per file, no options nor filters.
+    pub directory: bool,
 }
 
 /// The proxy and the line of a `bind`, as HAProxy names them in runtime messages.
@@ -273,7 +275,9 @@ fn read_lists(ssl: &BindSsl, g: &GlobalSsl, alerts: &mut Vec<String>) -> Vec<Lis
     for list in &ssl.crt_lists {
         let path = based(g.crt_base.as_ref(), list);
         match super::crtlist::load(&path, &ctx) {
-            Ok((lines, line_count)) => out.push(ListUse { name: path.display().to_string(), lines, line_count }),
+            Ok((lines, line_count)) => {
+                out.push(ListUse { name: path.display().to_string(), lines, line_count, directory: false })
+            }
             Err(e) => alerts.push(format!("'crt-list' : {e}")),
         }
     }
@@ -287,24 +291,38 @@ pub fn build(ssl: &BindSsl, g: &GlobalSsl) -> Result<(BindTls, Vec<String>), Vec
     let mut warnings = Vec::new();
     let provider = aws_lc_rs::default_provider();
     let mut files = Vec::new();
+    // a `crt <directory>` is a crt-list for the runtime API, as in HAProxy
+    let mut lists = Vec::new();
     for crt in &ssl.crts {
-        match crt_files(&based(g.crt_base.as_ref(), crt)) {
-            Ok(f) => files.extend(f),
+        let path = based(g.crt_base.as_ref(), crt);
+        match crt_files(&path) {
+            Ok(f) if path.is_dir() => {
+                let name = path.display().to_string().trim_end_matches('/').to_owned();
+                let lines = f.iter().map(|p| CrtLine { crt: p.clone(), line: 0, options: None, filters: Vec::new() });
+                lists.push(ListUse { name: name.clone(), lines: lines.collect(), line_count: 0, directory: true });
+                files.extend(f.into_iter().map(|p| (p, Some(Arc::<str>::from(name.as_str())))));
+            }
+            Ok(f) => files.extend(f.into_iter().map(|p| (p, None))),
             Err(e) => alerts.push(e.to_string()),
         }
     }
-    let lists = read_lists(ssl, g, &mut alerts);
+    lists.extend(read_lists(ssl, g, &mut alerts));
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let noext = g.extra_files_noext;
     let mut store = SniStore::default();
-    for r in load_parallel(&files, &provider, threads, noext) {
+    let paths: Vec<PathBuf> = files.iter().map(|(p, _)| p.clone()).collect();
+    for (r, (_, dir)) in load_parallel(&paths, &provider, threads, noext).into_iter().zip(&files) {
         match r {
-            Ok((entry, names)) => store.add(entry, &names),
+            Ok((mut entry, names)) => {
+                entry.origin =
+                    dir.as_ref().map(|d| Origin { list: d.clone(), line: 0, crt: entry.path.as_str().into() });
+                store.add(entry, &names)
+            }
             Err(e) => alerts.push(e.to_string()),
         }
     }
     let mut lined = Vec::new();
-    for list in &lists {
+    for list in lists.iter().filter(|l| !l.directory) {
         let listed: Vec<PathBuf> = list.lines.iter().map(|l| l.crt.clone()).collect();
         let name: Arc<str> = Arc::from(list.name.as_str());
         for (r, line) in load_parallel(&listed, &provider, threads, noext).into_iter().zip(&list.lines) {
@@ -335,7 +353,7 @@ pub fn build(ssl: &BindSsl, g: &GlobalSsl) -> Result<(BindTls, Vec<String>), Vec
         entry.excluded = line.excluded();
         let filters = line.names();
         entry.filtered = !filters.is_empty();
-        entry.origin = Some(Origin { list, line: line.line });
+        entry.origin = Some(Origin { list, line: line.line, crt: entry.path.as_str().into() });
         entry.tls = tls;
         store.add(entry, if filters.is_empty() { &names } else { &filters });
     }

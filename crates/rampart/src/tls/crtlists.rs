@@ -24,6 +24,8 @@ pub struct RtList {
     pub line_count: usize,
     /// Indexes of the binds reading it.
     pub binds: Vec<usize>,
+    /// A `crt <directory>`: one line per file, no options nor filters.
+    pub directory: bool,
 }
 
 /// The crt-lists of `binds`, sorted by name as HAProxy lists them.
@@ -39,6 +41,7 @@ pub fn from_binds(binds: &[Arc<BindTls>]) -> Vec<RtList> {
                     lines: l.lines.clone(),
                     line_count: l.line_count,
                     binds: vec![i],
+                    directory: l.directory,
                 }),
             }
         }
@@ -148,11 +151,25 @@ fn prepare_add(
         },
     };
     let path = line.crt.display().to_string();
-    match (st.cert)(&path) {
-        Err(()) => Err(format!("certificate '{path}' does not exist!")),
-        Ok(None) => Err(format!("certificate '{path}' is empty!")),
-        Ok(Some(_)) => Ok((i, line)),
+    let list = &lists[i];
+    if list.directory && path.rsplit_once('/').is_none_or(|(dir, _)| dir != list.name) {
+        return Err(format!(
+            "'{}' is a directory, certificate path '{path}' must contain the directory path",
+            list.name
+        ));
     }
+    match (st.cert)(&path) {
+        Err(()) => return Err(format!("certificate '{path}' does not exist!")),
+        Ok(None) => return Err(format!("certificate '{path}' is empty!")),
+        Ok(Some(_)) => {}
+    }
+    if list.directory && list.lines.iter().any(|l| l.crt == line.crt) {
+        return Err("file already exists in this directory!".into());
+    }
+    if list.directory && (line.options.is_some() || !line.filters.is_empty()) {
+        return Err("this is a directory, SSL configuration and filters are not allowed".into());
+    }
+    Ok((i, line))
 }
 
 /// Adds `line` to `list` and to the certificates of every bind reading it, or none
@@ -162,7 +179,7 @@ fn insert(list: &mut RtList, st: &Stores<'_>, mut line: CrtLine) -> String {
     let mut out = format!("Inserting certificate '{path}' in crt-list '{}'", list.name);
     let Ok(Some(key)) = (st.cert)(&path) else { return format!("{out}\nFailed!\n") };
     line.line = list.line_count + 1;
-    let origin = Origin { list: Arc::from(list.name.as_str()), line: line.line };
+    let origin = Origin { list: Arc::from(list.name.as_str()), line: line.line, crt: Arc::from(path.as_str()) };
     let mut warnings: Vec<String> = Vec::new();
     let mut staged = Vec::new();
     for &b in &list.binds {
@@ -261,7 +278,7 @@ fn delete(lists: &mut [RtList], st: &Stores<'_>, name: &str, crt_arg: &str) -> R
              ({numbers})!"
         ));
     }
-    let origin = Origin { list: Arc::from(list.name.as_str()), line: list.lines[at].line };
+    let origin = Origin { list: Arc::from(list.name.as_str()), line: list.lines[at].line, crt: Arc::from(path) };
     let defaults: Vec<&Arc<BindTls>> = list
         .binds
         .iter()

@@ -180,3 +180,44 @@ fn add_and_del_errors_are_haproxys() {
     );
     assert_eq!(certs.del_crtlist(&["/no.lst", "x"]), "Can't delete the entry: crt-list '/no.lst' does not exist!\n");
 }
+
+#[test]
+fn a_crt_directory_is_a_crt_list_of_its_files() {
+    let dir = std::env::temp_dir().join(format!("rampart-crtlists-dir-{}", std::process::id()));
+    let certs_dir = dir.join("certs");
+    std::fs::create_dir_all(&certs_dir).unwrap();
+    std::fs::write(certs_dir.join("a.pem"), pem_for("a.test", 1)).unwrap();
+    std::fs::write(certs_dir.join("b.pem"), pem_for("b.test", 2)).unwrap();
+    std::fs::write(dir.join("c.pem"), pem_for("c.test", 3)).unwrap();
+    let ssl = BindSsl {
+        enabled: true,
+        strict_sni: true,
+        crts: vec![format!("{}/", certs_dir.display()).into()],
+        ..Default::default()
+    };
+    let (tls, _) = build(&ssl, &GlobalSsl::default()).expect("built");
+    let tls = Arc::new(tls);
+    let certs = Certs::new(vec![tls.clone()]);
+    let d = certs_dir.display().to_string();
+    assert_eq!(certs.show_crtlist(&[]), format!("{d}\n"));
+    assert_eq!(certs.show_crtlist(&["-n", &d]), format!("# {d}\n{d}/a.pem:0\n{d}/b.pem:0\n"));
+    let c = dir.join("c.pem").display().to_string();
+    assert_eq!(
+        certs.add_crtlist(&[&d, &c], None),
+        format!(
+            "Can't edit the crt-list: '{d}' is a directory, certificate path '{c}' must contain the directory path\n"
+        )
+    );
+    assert_eq!(
+        certs.add_crtlist(&[&d, &format!("{d}/a.pem")], None),
+        "Can't edit the crt-list: file already exists in this directory!\n"
+    );
+    assert_eq!(
+        certs.del_crtlist(&[&d, &format!("{d}/b.pem")]),
+        format!("Entry '{d}/b.pem' deleted in crtlist '{d}'!\n")
+    );
+    assert_eq!(served(&tls, Some("b.test")), Some(vec![1]), "b.test is not served by name any more");
+    assert!(!tls.store.load().serves(Some("b.test")));
+    assert!(tls.store.load().serves(Some("a.test")));
+    let _ = std::fs::remove_dir_all(&dir);
+}

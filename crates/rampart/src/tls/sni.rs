@@ -17,7 +17,10 @@ use rustls::{SignatureAlgorithm, SignatureScheme};
 pub struct Origin {
     /// The crt-list file, as `show ssl crt-list` names it.
     pub list: Arc<str>,
+    /// 0 for the files of a `crt <directory>`.
     pub line: usize,
+    /// The certificate file (what tells the files of a directory apart).
+    pub crt: Arc<str>,
 }
 
 /// One loaded certificate and the names it serves.
