@@ -116,6 +116,8 @@ fn line_configs(
     let mut warnings = Vec::new();
     let c = server_config(&merged, g, store, o.no_ca_names, &mut warnings)?;
     warnings.extend(not_done);
+    // items of one sentence each caller ends
+    let warnings = warnings.into_iter().map(|w| w.trim_end_matches('.').to_owned()).collect();
     Ok((Some(Arc::new(c)), warnings))
 }
 

@@ -174,6 +174,15 @@ fn add_and_del_errors_are_haproxys() {
         )
     );
     assert!(!certs.show_crtlist(&[&list]).contains("v.test"));
+    // a warning of the line's configuration is one item of the reply's sentence
+    let out = certs.add_crtlist(&[&list], Some("a.pem [alpn h2,http/1.1] h.test\n"));
+    assert_eq!(
+        out,
+        format!(
+            "Inserting certificate '{d}/a.pem' in crt-list '{list}'.\nWarning: accepted but not applied: 'alpn': h2 \
+             not served by rampart (HTTP/1 only), not offered.\nSuccess!\n"
+        )
+    );
     assert_eq!(
         certs.del_crtlist(&[&list, &format!("{d}/nope.pem")]),
         format!("Can't delete the entry: certificate '{d}/nope.pem' does not exist!\n")
