@@ -137,7 +137,7 @@ pub static GLOBAL: &[Kw] = &[
     kw("ssl-default-server-options", Yes),
     kw("ssl-dh-param-file", Partial("checked, then ignored with a warning: rustls has no DHE")),
     kw("ssl-engine", No),
-    kw("ssl-load-extra-del-ext", No),
+    kw("ssl-load-extra-del-ext", Yes),
     kw("ssl-load-extra-files", No),
     kw("ssl-mode-async", No),
     kw("ssl-propquery", No),

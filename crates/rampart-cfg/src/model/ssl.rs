@@ -122,4 +122,7 @@ pub struct GlobalSsl {
     pub ctx_cache_size: Option<usize>,
     /// The warning about ignored DH parameters was given (once per configuration).
     pub dh_warned: bool,
+    /// `ssl-load-extra-del-ext`: the files beside a `<name>.crt` certificate are
+    /// `<name>.key` (not `<name>.crt.key`).
+    pub extra_files_noext: bool,
 }

@@ -151,6 +151,7 @@ pub(super) fn parse_global_ssl(p: &mut Parser, words: &[String], span: &Span) ->
             }
         }
         "ssl-default-bind-options" => parse_default_options(p, words, span),
+        "ssl-load-extra-del-ext" => p.global.ssl.extra_files_noext = true,
         "tune.ssl.cachesize" => match value.parse::<usize>() {
             Ok(n) => p.global.ssl.cachesize = Some(n),
             Err(_) => p.alert(span, format!("'{kw}' expects an integer argument.")),
@@ -312,9 +313,11 @@ mod tests {
              ssl-default-bind-ciphersuites TLS_AES_128_GCM_SHA256\n ssl-default-bind-curves X25519\n \
              ssl-default-bind-options prefer-client-ciphers no-sslv3 no-tlsv10 no-tlsv11 no-tls-tickets\n \
              ssl-default-bind-options ssl-min-ver TLSv1.2\n crt-base /etc/certs\n ca-base /etc/ca\n \
-             tune.ssl.default-dh-param 2048\n tune.ssl.cachesize 1000\n tune.ssl.lifetime 5m\n",
+             tune.ssl.default-dh-param 2048\n tune.ssl.cachesize 1000\n tune.ssl.lifetime 5m\n \
+             ssl-load-extra-del-ext\n",
         );
         let g = &cfg.global.ssl;
+        assert!(g.extra_files_noext);
         assert_eq!(g.default_bind_ciphersuites.as_deref(), Some("TLS_AES_128_GCM_SHA256"));
         assert_eq!(g.default_bind_options.min_ver, Some(TlsVersion::TlsV12));
         assert_eq!(g.default_bind_options.no_versions, [TlsVersion::SslV3, TlsVersion::TlsV10, TlsVersion::TlsV11]);

@@ -201,10 +201,16 @@ impl FrontendRt {
         let mut out = Vec::new();
         for b in &px.binds {
             let tls = b.ssl.as_deref().filter(|s| s.enabled).and_then(|s| match crate::tls::bind::build(s, global) {
-                Ok((tls, warns)) => {
+                Ok((mut tls, warns)) => {
                     warnings.extend(
                         warns.into_iter().map(|w| Diag::warning(Some(b.span.clone()), format!("{} : {w}", b.ctx))),
                     );
+                    tls.origin = crate::tls::bind::BindOrigin {
+                        proxy: px.name.clone(),
+                        addr: b.ctx.strip_prefix("'bind ").and_then(|r| r.split('\'').next()).unwrap_or("").to_owned(),
+                        file: b.span.file.to_string(),
+                        line: b.span.line,
+                    };
                     Some(Arc::new(tls))
                 }
                 Err(errs) => {

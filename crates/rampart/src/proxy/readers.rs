@@ -39,6 +39,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("global ssl-default-bind-options", "tls::bind::versions, tls::bind::build"),
     ("global ca-base", "tls::bind::client_verifier"),
     ("global crt-base", "tls::bind::build"),
+    ("global ssl-load-extra-del-ext", "tls::pem::key_path, tls::certs::Certs::set"),
     ("global tune.ssl.cachesize", "tls::bind::build (ServerSessionMemoryCache)"),
     ("global tune.ssl.lifetime", "rampart-cfg only: rustls' ticket lifetime is fixed; TODO(#11)"),
     ("global tune.ssl.default-dh-param", "rampart-cfg only: rustls has no DHE (warned, nothing to size)"),

@@ -107,6 +107,13 @@ pub static COMMANDS: &[Cmd] = &[
         run: |c, _, w| c.cafiles.commit(Kind::Ca, w.get(3).copied()),
     },
     Cmd {
+        words: &["add", "ssl", "crt-list"],
+        usage: "add ssl crt-list <list> <cert> [opts]*",
+        help: "add to crt-list file <list> a line <cert> or a payload",
+        level: Level::Admin,
+        run: |c, s, w| c.certs.add_crtlist(&w[3..], s.payload.take().as_deref()),
+    },
+    Cmd {
         words: &["commit", "ssl", "cert"],
         usage: "commit ssl cert <certfile>",
         help: "commit a certificate file",
@@ -140,6 +147,13 @@ pub static COMMANDS: &[Cmd] = &[
         help: "delete an unused CRL file",
         level: Level::Admin,
         run: |c, _, w| c.cafiles.del_file(Kind::Crl, w.get(3).copied()),
+    },
+    Cmd {
+        words: &["del", "ssl", "crt-list"],
+        usage: "del ssl crt-list <list> <cert[:line]>",
+        help: "delete a line <cert> from crt-list file <list>",
+        level: Level::Admin,
+        run: |c, _, w| c.certs.del_crtlist(&w[3..]),
     },
     Cmd {
         words: &["disable", "agent"],
@@ -350,6 +364,13 @@ pub static COMMANDS: &[Cmd] = &[
         help: "display the IDs of the OCSP responses used in memory, or the details of a single OCSP response",
         level: Level::Operator,
         run: |c, _, w| c.certs.show_ocsp(w.get(3).copied()),
+    },
+    Cmd {
+        words: &["show", "ssl", "crt-list"],
+        usage: "show ssl crt-list [-n] [<list>]",
+        help: "show the list of crt-lists or the content of a crt-list file <list>",
+        level: Level::Admin,
+        run: |c, _, w| c.certs.show_crtlist(&w[3..]),
     },
     Cmd {
         words: &["show", "stat"],

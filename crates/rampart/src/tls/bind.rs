@@ -14,9 +14,10 @@ use rustls::server::{ClientHello, ServerSessionMemoryCache};
 use rustls::sign::CertifiedKey;
 use rustls::{ServerConfig, SupportedCipherSuite};
 
+use super::crtlist::{CrtLine, Ctx, LineOptions};
 use super::gencert::CertGen;
 use super::pem::{self, PemError};
-use super::sni::{cert_names, Entry, SniResolver, SniStore};
+use super::sni::{cert_names, Entry, Origin, SniResolver, SniStore};
 use super::suites::{self, map_names};
 use super::verifier::{BuildError, CaDer, ClientCaFiles};
 use super::verify::ClientVerify;
@@ -27,7 +28,8 @@ pub struct BindTls {
     /// The rustls configurations, replaced whole when the client verifier changes
     /// (`commit ssl ca-file`, [`BindTls::set_verifier`]).
     configs: ArcSwap<Configs>,
-    /// The certificates, replaced whole by `commit ssl cert` (see [`super::certs`]).
+    /// The certificates, replaced whole by `commit ssl cert` (see [`super::certs`])
+    /// and by `add/del ssl crt-list` (see [`super::crtlists`]).
     pub store: Arc<ArcSwap<SniStore>>,
     /// The certificate selection rustls runs (the store, and `generate-certificates`).
     pub resolver: Arc<SniResolver>,
@@ -35,17 +37,47 @@ pub struct BindTls {
     /// The CA and CRL files client certificates are verified with (`verify`).
     pub ca_files: Option<ClientCaFiles>,
     versions: Vec<&'static rustls::SupportedProtocolVersion>,
+    /// The bind's TLS settings and the global ones, for the configurations of the
+    /// crt-list lines `add ssl crt-list` adds.
+    pub ssl: BindSsl,
+    pub global: GlobalSsl,
+    /// The crt-lists this bind reads, as loaded.
+    pub lists: Vec<ListUse>,
+    /// Where the bind is, for the runtime API's messages.
+    pub origin: BindOrigin,
 }
 
-/// A bind's configuration, and the same without ALPN (for a client whose protocols
-/// `alpn` does not list).
-/// The client certificate verifier goes with them, asked again after the handshake
-/// for what `ssl_c_verify` and the other error fetches report.
+/// A crt-list file as a bind loaded it.
+#[derive(Debug, Clone)]
+pub struct ListUse {
+    /// The file, `crt-base` applied (the name the runtime API takes).
+    pub name: String,
+    pub lines: Vec<CrtLine>,
+    /// The number of lines of the file.
+    pub line_count: usize,
+    /// A `crt <directory>`: one line per file, no options nor filters.
+    pub directory: bool,
+}
+
+/// The proxy and the line of a `bind`, as HAProxy names them in runtime messages.
+#[derive(Debug, Clone, Default)]
+pub struct BindOrigin {
+    pub proxy: String,
+    /// The bind's address as written.
+    pub addr: String,
+    pub file: String,
+    pub line: u32,
+}
+
+/// The rustls configurations of a bind, or of a crt-list line with options of its own:
+/// its configuration, the same without ALPN (for a client whose protocols `alpn` does
+/// not list), and the client certificate verifier, asked again after the handshake for
+/// what `ssl_c_verify` and the other error fetches report.
 #[derive(Debug)]
-struct Configs {
-    config: Arc<ServerConfig>,
-    no_alpn: Arc<ServerConfig>,
-    client_verify: Option<Arc<ClientVerify>>,
+pub struct Configs {
+    pub config: Arc<ServerConfig>,
+    pub no_alpn: Arc<ServerConfig>,
+    pub client_verify: Option<Arc<ClientVerify>>,
 }
 
 impl Configs {
@@ -58,14 +90,18 @@ impl Configs {
 
 impl BindTls {
     /// The configuration for a client hello, or why it is refused (`strict-sni`
-    /// without a certificate for the name).
+    /// without a certificate for the name): the one of the crt-list line whose
+    /// certificate the hello gets, else the bind's.
     pub fn choose(&self, hello: &ClientHello<'_>) -> Result<Arc<ServerConfig>, &'static str> {
+        let store = self.store.load();
         // a generated certificate serves any SNI (HAProxy generates before strict-sni)
         let generated = self.resolver.gen.is_some() && hello.server_name().is_some();
-        if self.strict_sni && !generated && !self.store.load().serves(hello.server_name()) {
+        if self.strict_sni && !generated && !store.serves(hello.server_name()) {
             return Err("no certificate for the SNI with strict-sni");
         }
-        let configs = self.configs.load();
+        let bind = self.configs.load();
+        let line = store.choose_entry(hello.server_name(), hello.signature_schemes()).and_then(|e| e.tls.as_ref());
+        let configs = line.unwrap_or(&bind);
         // COMPAT: as HAProxy (OpenSSL's NOACK), no common protocol means no ALPN, not
         // the handshake failure rustls would answer.
         if let Some(mut theirs) = hello.alpn() {
@@ -107,6 +143,33 @@ impl BindTls {
         self.configs.store(Arc::new(Configs::new(new, Some(verifier))));
         Ok(())
     }
+
+    /// The configurations for a crt-list line's `options` over this bind's settings
+    /// (`None` when they change nothing), with what rustls cannot do of them.
+    pub fn line_configs(&self, options: Option<&LineOptions>) -> LineConfigs {
+        line_configs(&self.ssl, &self.global, &self.resolver, options)
+    }
+}
+
+/// The configurations of a crt-list line (`None`: the bind's) and the warnings of
+/// what rustls cannot do of its options, or the alerts.
+pub type LineConfigs = Result<(Option<Arc<Configs>>, Vec<String>), Vec<String>>;
+
+/// See [`BindTls::line_configs`].
+fn line_configs(
+    ssl: &BindSsl,
+    g: &GlobalSsl,
+    resolver: &Arc<SniResolver>,
+    options: Option<&LineOptions>,
+) -> LineConfigs {
+    let Some(o) = options.filter(|o| o.changes_config()) else { return Ok((None, Vec::new())) };
+    let (merged, not_done) = o.merged(ssl);
+    let mut warnings = Vec::new();
+    let (c, _) = server_config(&merged, g, resolver, o.no_ca_names, &mut warnings)?;
+    warnings.extend(not_done);
+    // items of one sentence each caller ends
+    let warnings = warnings.into_iter().map(|w| w.trim_end_matches('.').to_owned()).collect();
+    Ok((Some(Arc::new(c)), warnings))
 }
 
 /// Default size of the session cache (HAProxy's `tune.ssl.cachesize`).
@@ -239,21 +302,22 @@ fn crt_files(path: &Path) -> Result<Vec<PathBuf>, PemError> {
 }
 
 /// Loads `files` (and the OCSP response beside each, stapled) on up to `threads`
-/// threads; results in the files' order.
+/// threads; results in the files' order. `noext`: `ssl-load-extra-del-ext`.
 pub fn load_parallel(
     files: &[PathBuf],
     provider: &CryptoProvider,
     threads: usize,
+    noext: bool,
 ) -> Vec<Result<(Entry, Vec<String>), PemError>> {
     let load = |p: &PathBuf| {
-        let ck = pem::load_cert_key(p)?;
+        let ck = pem::load_cert_key_ext(p, noext)?;
         let mut key = ck.certified(provider)?;
         if let Some(der) = super::ocsp::load_beside(&ck.path) {
             super::ocsp::parse(&der).map_err(|why| PemError::Ocsp { path: ck.path.clone(), why })?;
             key = Arc::new(CertifiedKey { ocsp: Some(der), ..(*key).clone() });
         }
         let names = cert_names(&ck.chain[0]);
-        Ok((Entry { key, path: ck.path, excluded: Vec::new(), filtered: false }, names))
+        Ok((Entry::new(key, ck.path), names))
     };
     let threads = threads.clamp(1, files.len().max(1));
     if threads == 1 {
@@ -267,69 +331,152 @@ pub fn load_parallel(
     })
 }
 
+/// Whether a CA or CRL file named by a crt-list line loads (at startup).
+fn loads(path: &Path, crl: bool) -> bool {
+    if crl {
+        pem::load_crl_file(path).is_ok()
+    } else {
+        pem::load_ca_file(path).is_ok()
+    }
+}
+
+/// Reads the crt-lists of a bind.
+fn read_lists(ssl: &BindSsl, g: &GlobalSsl, alerts: &mut Vec<String>) -> Vec<ListUse> {
+    let ctx = Ctx { crt_base: g.crt_base.as_deref(), ca_base: g.ca_base.as_deref(), usable: &loads };
+    let mut out = Vec::new();
+    for list in &ssl.crt_lists {
+        let path = based(g.crt_base.as_ref(), list);
+        match super::crtlist::load(&path, &ctx) {
+            Ok((lines, line_count)) => {
+                out.push(ListUse { name: path.display().to_string(), lines, line_count, directory: false })
+            }
+            Err(e) => alerts.push(format!("'crt-list' : {e}")),
+        }
+    }
+    out
+}
+
 /// Builds the TLS side of one `bind` line. `Ok` carries the warnings to print once;
 /// `Err` the alerts (each already worded for the line's context prefix).
 pub fn build(ssl: &BindSsl, g: &GlobalSsl) -> Result<(BindTls, Vec<String>), Vec<String>> {
     let mut alerts = Vec::new();
     let mut warnings = Vec::new();
+    let provider = aws_lc_rs::default_provider();
+    let mut files = Vec::new();
+    // a `crt <directory>` is a crt-list for the runtime API, as in HAProxy
+    let mut lists = Vec::new();
+    for crt in &ssl.crts {
+        let path = based(g.crt_base.as_ref(), crt);
+        match crt_files(&path) {
+            Ok(f) if path.is_dir() => {
+                let name = path.display().to_string().trim_end_matches('/').to_owned();
+                let lines = f.iter().map(|p| CrtLine { crt: p.clone(), line: 0, options: None, filters: Vec::new() });
+                lists.push(ListUse { name: name.clone(), lines: lines.collect(), line_count: 0, directory: true });
+                files.extend(f.into_iter().map(|p| (p, Some(Arc::<str>::from(name.as_str())))));
+            }
+            Ok(f) => files.extend(f.into_iter().map(|p| (p, None))),
+            Err(e) => alerts.push(e.to_string()),
+        }
+    }
+    lists.extend(read_lists(ssl, g, &mut alerts));
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let noext = g.extra_files_noext;
+    let mut store = SniStore::default();
+    let paths: Vec<PathBuf> = files.iter().map(|(p, _)| p.clone()).collect();
+    for (r, (_, dir)) in load_parallel(&paths, &provider, threads, noext).into_iter().zip(&files) {
+        match r {
+            Ok((mut entry, names)) => {
+                entry.origin =
+                    dir.as_ref().map(|d| Origin { list: d.clone(), line: 0, crt: entry.path.as_str().into() });
+                store.add(entry, &names)
+            }
+            Err(e) => alerts.push(e.to_string()),
+        }
+    }
+    let mut lined = Vec::new();
+    for list in lists.iter().filter(|l| !l.directory) {
+        let listed: Vec<PathBuf> = list.lines.iter().map(|l| l.crt.clone()).collect();
+        let name: Arc<str> = Arc::from(list.name.as_str());
+        for (r, line) in load_parallel(&listed, &provider, threads, noext).into_iter().zip(&list.lines) {
+            match r {
+                Ok((entry, names)) => lined.push((entry, names, line, name.clone())),
+                Err(e) => alerts.push(format!("'crt-list' : {e}")),
+            }
+        }
+    }
+    if store.is_empty() && lined.is_empty() && alerts.is_empty() {
+        alerts.push("no certificate configured for this 'ssl' bind (use 'crt' or 'crt-list').".into());
+    }
+    if !alerts.is_empty() {
+        return Err(alerts);
+    }
+    let gen = cert_gen(ssl, g, &provider).map_err(|e| vec![e])?;
+    let shared = Arc::new(ArcSwap::from_pointee(SniStore::default()));
+    let resolver = Arc::new(SniResolver { store: shared.clone(), gen });
+    let (base, versions) = server_config(ssl, g, &resolver, false, &mut warnings)?;
+    // the crt-list lines, each with the configuration of its options
+    let mut not_done: Vec<String> = Vec::new();
+    for (mut entry, names, line, list) in lined {
+        let (tls, nd) = line_configs(ssl, g, &resolver, line.options.as_ref())?;
+        for w in nd {
+            if !not_done.contains(&w) {
+                not_done.push(w);
+            }
+        }
+        entry.excluded = line.excluded();
+        let filters = line.names();
+        entry.filtered = !filters.is_empty();
+        entry.origin = Some(Origin { list, line: line.line, crt: entry.path.as_str().into() });
+        entry.tls = tls;
+        store.add(entry, if filters.is_empty() { &names } else { &filters });
+    }
+    shared.store(Arc::new(store));
+    if !not_done.is_empty() {
+        warnings.push(format!("crt-list line options accepted but not applied: {}.", not_done.join(", ")));
+    }
+    let tls = BindTls {
+        configs: ArcSwap::from_pointee(base),
+        store: shared,
+        resolver,
+        strict_sni: ssl.strict_sni,
+        ca_files: ca_files(ssl, g),
+        versions,
+        ssl: ssl.clone(),
+        global: g.clone(),
+        lists,
+        origin: BindOrigin::default(),
+    };
+    Ok((tls, warnings))
+}
+
+/// The rustls configurations for TLS settings `ssl` choosing certificates with
+/// `resolver`, and the protocol versions; `no_ca_names`: the certificate request names
+/// no CA.
+fn server_config(
+    ssl: &BindSsl,
+    g: &GlobalSsl,
+    resolver: &Arc<SniResolver>,
+    no_ca_names: bool,
+    warnings: &mut Vec<String>,
+) -> Result<(Configs, Vec<&'static rustls::SupportedProtocolVersion>), Vec<String>> {
+    let mut alerts = Vec::new();
     let base = aws_lc_rs::default_provider();
     let provider = CryptoProvider {
-        cipher_suites: suites(ssl, g, &mut warnings),
-        kx_groups: groups(ssl, g, &mut warnings, &mut alerts),
+        cipher_suites: suites(ssl, g, warnings),
+        kx_groups: groups(ssl, g, warnings, &mut alerts),
         ..base
     };
     let versions = versions(&ssl.options, &g.default_bind_options).unwrap_or_else(|e| {
         alerts.push(e);
         vec![&rustls::version::TLS13]
     });
-    let mut files = Vec::new();
-    for crt in &ssl.crts {
-        match crt_files(&based(g.crt_base.as_ref(), crt)) {
-            Ok(f) => files.extend(f),
-            Err(e) => alerts.push(e.to_string()),
-        }
-    }
-    let mut lines = Vec::new();
-    for list in &ssl.crt_lists {
-        match super::crtlist::load(&based(g.crt_base.as_ref(), list), g.crt_base.as_deref()) {
-            Ok(l) => lines.extend(l),
-            Err(e) => alerts.push(format!("'crt-list' : {e}")),
-        }
-    }
-    let listed: Vec<PathBuf> = lines.iter().map(|l| l.crt.clone()).collect();
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let mut store = SniStore::default();
-    for r in load_parallel(&files, &provider, threads) {
-        match r {
-            Ok((entry, names)) => store.add(entry, &names),
-            Err(e) => alerts.push(e.to_string()),
-        }
-    }
-    for (r, line) in load_parallel(&listed, &provider, threads).into_iter().zip(lines) {
-        match r {
-            Ok((mut entry, names)) => {
-                entry.excluded = line.excluded;
-                entry.filtered = !line.filters.is_empty();
-                store.add(entry, if line.filters.is_empty() { &names } else { &line.filters });
-            }
-            Err(e) => alerts.push(format!("'crt-list' : {e}")),
-        }
-    }
-    if store.is_empty() && alerts.is_empty() {
-        alerts.push("no certificate configured for this 'ssl' bind (use 'crt' or 'crt-list').".into());
-    }
-    let gen = cert_gen(ssl, g, &provider).unwrap_or_else(|e| {
-        alerts.push(e);
-        None
-    });
-    let verifier = client_verifier(ssl, g, &provider).unwrap_or_else(|e| {
+    let verifier = client_verifier(ssl, g, &provider, no_ca_names).unwrap_or_else(|e| {
         alerts.push(e);
         None
     });
     if !alerts.is_empty() {
         return Err(alerts);
     }
-    let store = Arc::new(ArcSwap::from_pointee(store));
     let provider = Arc::new(provider);
     let builder = match ServerConfig::builder_with_provider(provider).with_protocol_versions(&versions) {
         Ok(b) => b,
@@ -339,25 +486,16 @@ pub fn build(ssl: &BindSsl, g: &GlobalSsl) -> Result<(BindTls, Vec<String>), Vec
         Some(v) => builder.with_client_cert_verifier(v),
         None => builder.with_no_client_auth(),
     };
-    let resolver = Arc::new(SniResolver { store: store.clone(), gen });
     let mut config = builder.with_cert_resolver(resolver.clone());
     config.ignore_client_order = !(ssl.options.prefer_client_ciphers || g.default_bind_options.prefer_client_ciphers);
-    config.alpn_protocols = alpn(ssl, &mut warnings);
+    config.alpn_protocols = alpn(ssl, warnings);
     config.session_storage = ServerSessionMemoryCache::new(g.cachesize.unwrap_or(CACHE_SIZE).max(1));
     if ssl.options.no_tls_tickets || g.default_bind_options.no_tls_tickets {
         config.send_tls13_tickets = 0;
     } else if let Ok(t) = aws_lc_rs::Ticketer::new() {
         config.ticketer = t;
     }
-    let tls = BindTls {
-        configs: ArcSwap::from_pointee(Configs::new(config, verifier)),
-        store,
-        resolver,
-        strict_sni: ssl.strict_sni,
-        ca_files: ca_files(ssl, g),
-        versions,
-    };
-    Ok((tls, warnings))
+    Ok((Configs::new(config, verifier), versions))
 }
 
 /// The certificate generator of `generate-certificates` (`ca-sign-file` is needed).
@@ -394,6 +532,7 @@ fn client_verifier(
     ssl: &BindSsl,
     g: &GlobalSsl,
     provider: &CryptoProvider,
+    no_ca_names: bool,
 ) -> Result<Option<Arc<ClientVerify>>, String> {
     let Some(files) = ca_files(ssl, g) else { return Ok(None) };
     if files.ca_file.is_none() && files.ca_verify_file.is_none() {
@@ -407,6 +546,11 @@ fn client_verifier(
     {
         let Some(ca) = file else { continue };
         cas[i] = pem::load_ca_file(Path::new(ca)).map_err(|e| format!("{e} '{kw}' : unable to load {ca}"))?;
+    }
+    if no_ca_names {
+        // every CA only verifies: the certificate request names none
+        let hinted = std::mem::take(&mut cas[0]);
+        cas[1].splice(0..0, hinted);
     }
     let crl = files.crl_file.as_deref();
     let crls = crl

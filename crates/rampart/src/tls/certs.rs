@@ -10,13 +10,26 @@
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use rustls::sign::CertifiedKey;
+use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use x509_parser::certificate::X509Certificate;
 
 use super::bind::BindTls;
+use super::crtlists::{self, RtList, Stores};
 use super::pem::{self, CertKey};
 use super::server_crt::ServerCrt;
 use super::sni::cert_names;
+
+/// Which part of a certificate store `set ssl cert` replaces, by the file's extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Part {
+    /// Certificates and key (any other name).
+    Pem,
+    /// `.crt`: the certificates (and the key if the payload has one).
+    Crt,
+    /// `.key`: the private key.
+    Key,
+}
 
 /// A certificate being replaced: what `set ssl cert` uploaded so far.
 #[derive(Debug)]
@@ -31,19 +44,24 @@ struct Txn {
     base: Option<Arc<CertifiedKey>>,
 }
 
-/// A certificate store no bind uses (`new ssl cert`): empty, or what a commit put in.
+/// A certificate store no bind uses (`new ssl cert`): empty, or what a commit put in,
+/// or a certificate whose last crt-list line was deleted.
 #[derive(Debug)]
 struct Unused {
     path: String,
     chain: Vec<CertificateDer<'static>>,
     key: Option<PrivateKeyDer<'static>>,
+    /// The certificate as binds served it (a deleted crt-list line's).
+    certified: Option<Arc<CertifiedKey>>,
 }
 
-/// What the CLI commands change: the pending transaction and the unused stores.
+/// What the CLI commands change: the pending transaction, the unused stores, the
+/// crt-lists.
 #[derive(Debug, Default)]
 struct State {
     txn: Option<Txn>,
     unused: Vec<Unused>,
+    lists: Vec<RtList>,
 }
 
 /// Every TLS bind's certificates, the stores no bind uses and the pending transaction
@@ -54,6 +72,8 @@ pub struct Certs {
     binds: Vec<Arc<BindTls>>,
     /// The servers' `crt` (each once).
     servers: Vec<Arc<ServerCrt>>,
+    /// The CA and CRL files loaded at startup.
+    ca_files: Vec<std::path::PathBuf>,
     state: Mutex<State>,
 }
 
@@ -61,29 +81,25 @@ impl Certs {
     /// The store over `binds` (each TLS bind once) and the servers' certificates.
     #[allow(clippy::disallowed_types)]
     pub fn new(binds: Vec<Arc<BindTls>>, servers: Vec<Arc<ServerCrt>>) -> Certs {
-        Certs { binds, servers, state: Mutex::new(State::default()) }
+        let state = State { lists: crtlists::from_binds(&binds), ..State::default() };
+        Certs { ca_files: crtlists::startup_ca_files(&binds), binds, servers, state: Mutex::new(state) }
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The certificate files, each once, in configuration order, then the unused ones.
+    /// The certificate files (binds', servers', unused ones), each once, in byte order
+    /// as HAProxy lists its certificate tree.
     fn paths(&self, st: &State) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
         for b in &self.binds {
-            for p in b.store.load().paths() {
-                if !out.iter().any(|o| o == p) {
-                    out.push(p.to_string());
-                }
-            }
+            out.extend(b.store.load().paths().map(str::to_owned));
         }
-        for s in &self.servers {
-            if !out.contains(&s.path) {
-                out.push(s.path.clone());
-            }
-        }
+        out.extend(self.servers.iter().map(|s| s.path.clone()));
         out.extend(st.unused.iter().map(|u| u.path.clone()));
+        out.sort_unstable();
+        out.dedup();
         out
     }
 
@@ -145,47 +161,115 @@ impl Certs {
     }
 
     /// `set ssl cert <file>` with the PEM `payload`: starts or updates the transaction.
+    /// `<name>.key` replaces the key of certificate `<name>` (of `<name>.crt` with
+    /// `ssl-load-extra-del-ext`), `<name>.crt` its certificates, `<name>.ocsp` its OCSP
+    /// response (base64 DER), as in HAProxy.
     pub fn set(&self, path: Option<&str>, payload: Option<&str>) -> String {
-        let (Some(path), Some(payload)) = (path, payload.filter(|p| !p.trim().is_empty())) else {
+        let (Some(arg), Some(payload)) = (path, payload.filter(|p| !p.trim().is_empty())) else {
             return "'set ssl cert expects a filename and a certificate as a payload\n".to_owned();
         };
-        // `<file>.ocsp`: the OCSP response (base64 DER) of certificate `<file>`
-        let (path, ocsp) = match path.strip_suffix(".ocsp") {
-            Some(base) => match super::ocsp::decode_base64(payload) {
-                Ok(der) => (base, Some(der)),
-                Err(e) => return format!("{e}\nCan't load the payload\nCan't update {path}!\n"),
-            },
-            None => (path, None),
-        };
         let mut st = self.state();
-        if let Some(t) = st.txn.as_ref().filter(|t| t.path != path) {
+        if let Some(base) = arg.strip_suffix(".ocsp") {
+            return self.set_ocsp_part(&mut st, arg, base, payload);
+        }
+        let (path, kind) = match self.target(&st, arg) {
+            Ok(t) => t,
+            Err(e) => return format!("{e}Can't update {arg}!\n"),
+        };
+        let (chain, key) = match kind {
+            Part::Key => {
+                let Ok(key) = PrivateKeyDer::from_pem_slice(payload.as_bytes()) else {
+                    return format!("No Private Key found in '{arg}'.\nCan't load the payload\nCan't update {arg}!\n");
+                };
+                let chain = match st.txn.as_ref() {
+                    Some(t) => t.chain.clone(),
+                    None => self.chain_of(&st, &path),
+                };
+                (chain, Some(key))
+            }
+            Part::Pem | Part::Crt => match pem::load_payload(&path, payload.as_bytes()) {
+                // COMPAT: HAProxy's transaction starts from the served store and keeps its
+                // key; rampart keeps only the pending transaction's (a served key is not
+                // kept as PEM), so `<name>.crt` alone needs its `<name>.key` before a commit
+                Ok((chain, key)) if kind == Part::Crt && key.is_none() => {
+                    (chain, st.txn.as_ref().and_then(|t| t.key.as_ref().map(|k| k.clone_key())))
+                }
+                Ok(x) => x,
+                Err(e) => return format!("{e}\nCan't load the payload\nCan't update {arg}!\n"),
+            },
+        };
+        let verb = if st.txn.is_some() { "updated" } else { "created" };
+        let ocsp = match st.txn.take() {
+            Some(t) => t.ocsp,
+            None => self.current(&path).and_then(|ck| ck.ocsp.clone()),
+        };
+        st.txn = Some(Txn { path: path.clone(), chain, key, ocsp, base: None });
+        format!("Transaction {verb} for certificate {path}!\n")
+    }
+
+    /// `set ssl cert <base>.ocsp`: the OCSP response the transaction on `base` staples.
+    fn set_ocsp_part(&self, st: &mut State, arg: &str, base: &str, payload: &str) -> String {
+        let der = match super::ocsp::decode_base64(payload) {
+            Ok(der) => der,
+            Err(e) => return format!("{e}\nCan't load the payload\nCan't update {arg}!\n"),
+        };
+        if let Some(t) = st.txn.as_ref().filter(|t| t.path != base) {
             return format!(
-                "The ongoing transaction is about '{}' but you are trying to set '{path}'\nCan't update {path}!\n",
+                "The ongoing transaction is about '{}' but you are trying to set '{base}'\nCan't update {base}!\n",
                 t.path
             );
         }
-        let known = self.current(path).is_some() || st.unused.iter().any(|u| u.path == path);
+        let known = self.current(base).is_some() || st.unused.iter().any(|u| u.path == base);
         if st.txn.is_none() && !known {
             return format!(
-                "Can't replace a certificate which is not referenced by the configuration!\nCan't update {path}!\n"
+                "Can't replace a certificate which is not referenced by the configuration!\nCan't update {base}!\n"
             );
         }
         let verb = if st.txn.is_some() { "updated" } else { "created" };
-        if let Some(ocsp) = ocsp {
-            let t = st.txn.get_or_insert_with(|| self.txn_from_current(path));
-            t.ocsp = Some(ocsp);
-            return format!("Transaction {verb} for certificate {path}!\n");
+        let t = st.txn.get_or_insert_with(|| self.txn_from_current(base));
+        t.ocsp = Some(der);
+        format!("Transaction {verb} for certificate {base}!\n")
+    }
+
+    /// The certificate store `set ssl cert <arg>` changes and which part of it, or
+    /// the error lines. HAProxy counterpart: the extension lookup of
+    /// `cli_parse_set_cert()`.
+    fn target(&self, st: &State, arg: &str) -> Result<(String, Part), String> {
+        let noext = self.binds.first().is_some_and(|b| b.global.extra_files_noext);
+        let (base, kind) = match arg.rsplit_once('.') {
+            Some((b, "crt")) => (b, Part::Crt),
+            Some((b, "key")) => (b, Part::Key),
+            _ => (arg, Part::Pem),
+        };
+        let crt = format!("{base}.crt");
+        let known = |p: &str| self.current(p).is_some() || st.unused.iter().any(|u| u.path == p);
+        let is = |p: &str| match st.txn.as_ref() {
+            Some(t) => t.path == p,
+            None => known(p),
+        };
+        if is(base) {
+            return Ok((base.to_owned(), kind));
         }
-        let (chain, key) = match pem::load_payload(path, payload.as_bytes()) {
-            Ok(x) => x,
-            Err(e) => return format!("{e}\nCan't load the payload\nCan't update {path}!\n"),
-        };
-        let ocsp = match st.txn.take() {
-            Some(t) => t.ocsp,
-            None => self.current(path).and_then(|ck| ck.ocsp.clone()),
-        };
-        st.txn = Some(Txn { path: path.to_owned(), chain, key, ocsp, base: None });
-        format!("Transaction {verb} for certificate {path}!\n")
+        if noext && kind != Part::Pem && is(&crt) {
+            return Ok((crt, kind));
+        }
+        // COMPAT: HAProxy 2.6 refuses `set ssl cert <name>.crt` for a certificate loaded
+        // as `<name>.crt` without `ssl-load-extra-del-ext`; rampart takes the whole file.
+        if kind != Part::Key && is(arg) {
+            return Ok((arg.to_owned(), Part::Pem));
+        }
+        Err(match st.txn.as_ref() {
+            Some(t) => format!("The ongoing transaction is about '{}' but you are trying to set '{base}'\n", t.path),
+            None => "Can't replace a certificate which is not referenced by the configuration!\n".to_owned(),
+        })
+    }
+
+    /// The certificates a store serves now (leaf first).
+    fn chain_of(&self, st: &State, path: &str) -> Vec<CertificateDer<'static>> {
+        match self.current(path) {
+            Some(k) => k.cert.clone(),
+            None => st.unused.iter().find(|u| u.path == path).map(|u| u.chain.clone()).unwrap_or_default(),
+        }
     }
 
     /// `commit ssl cert <file>`: every bind serving the file serves the new
@@ -240,6 +324,7 @@ impl Certs {
             if key.is_some() {
                 u.key = key;
             }
+            u.certified = Some(certified);
         }
         st.txn = None;
         out.push_str("\nSuccess!\n");
@@ -280,7 +365,7 @@ impl Certs {
         if self.current(path).is_some() || st.unused.iter().any(|u| u.path == path) {
             return format!("Certificate '{path}' already exists!\n");
         }
-        st.unused.push(Unused { path: path.to_owned(), chain: Vec::new(), key: None });
+        st.unused.push(Unused { path: path.to_owned(), chain: Vec::new(), key: None, certified: None });
         format!("New empty certificate store '{path}'!\n")
     }
 
@@ -304,6 +389,58 @@ impl Certs {
     }
 }
 
+impl Certs {
+    /// The certificate of store `path`: served by a bind, or unused (`Ok(None)`: an
+    /// empty store); `Err` when there is none.
+    fn lookup(&self, st: &State, path: &str) -> Result<Option<Arc<CertifiedKey>>, ()> {
+        if let Some(k) = self.current(path) {
+            return Ok(Some(k));
+        }
+        let u = st.unused.iter().find(|u| u.path == path).ok_or(())?;
+        if let Some(c) = &u.certified {
+            return Ok(Some(c.clone()));
+        }
+        let Some(key) = u.key.as_ref().filter(|_| !u.chain.is_empty()) else { return Ok(None) };
+        let ck = CertKey { path: path.to_owned(), chain: u.chain.clone(), key: key.clone_key() };
+        Ok(ck.certified(&rustls::crypto::aws_lc_rs::default_provider()).ok())
+    }
+
+    /// `show ssl crt-list [-n] [<list>]` (`args`: the words after `crt-list`).
+    pub fn show_crtlist(&self, args: &[&str]) -> String {
+        crtlists::show(&self.state().lists, args)
+    }
+
+    /// `add ssl crt-list <list> <crt>`, or the line in `payload`.
+    pub fn add_crtlist(&self, args: &[&str], payload: Option<&str>) -> String {
+        let mut st = self.state();
+        let mut lists = std::mem::take(&mut st.lists);
+        let out = {
+            let cert = |p: &str| self.lookup(&st, p);
+            let stores = Stores { binds: &self.binds, cert: &cert, ca_files: &self.ca_files };
+            crtlists::add(&mut lists, &stores, args, payload)
+        };
+        st.lists = lists;
+        out
+    }
+
+    /// `del ssl crt-list <list> <crt[:line]>`. A certificate no bind serves any more
+    /// stays as an unused store, as in HAProxy.
+    pub fn del_crtlist(&self, args: &[&str]) -> String {
+        let mut st = self.state();
+        let mut lists = std::mem::take(&mut st.lists);
+        let (out, freed) = {
+            let cert = |p: &str| self.lookup(&st, p);
+            let stores = Stores { binds: &self.binds, cert: &cert, ca_files: &self.ca_files };
+            crtlists::del(&mut lists, &stores, args)
+        };
+        st.lists = lists;
+        if let Some((path, key)) = freed.filter(|(p, _)| !st.unused.iter().any(|u| &u.path == p)) {
+            st.unused.push(Unused { path, chain: key.cert.clone(), key: None, certified: Some(key) });
+        }
+        out
+    }
+}
+
 /// `show ssl cert <file>`'s details of `chain` (leaf first) stapling `ocsp`.
 fn details(name: &str, status: &str, chain: &[CertificateDer<'_>], ocsp: Option<&[u8]>) -> String {
     use sha1::Digest;
@@ -317,10 +454,7 @@ fn details(name: &str, status: &str, chain: &[CertificateDer<'_>], ocsp: Option<
     out.push_str(&format!("Serial: {}\n", hex_upper(leaf.raw_serial())));
     out.push_str(&format!("notBefore: {}\n", openssl_time(&leaf.validity().not_before)));
     out.push_str(&format!("notAfter: {}\n", openssl_time(&leaf.validity().not_after)));
-    let sans: Vec<String> = cert_sans(&leaf);
-    if !sans.is_empty() {
-        out.push_str(&format!("Subject Alternative Name: {}\n", sans.join(", ")));
-    }
+    out.push_str(&format!("Subject Alternative Name: {}\n", cert_sans(&leaf).join(", ")));
     out.push_str(&format!("Algorithm: {}\n", algorithm(&leaf)));
     out.push_str(&format!("SHA1 FingerPrint: {}\n", hex_upper(&sha1::Sha1::digest(chain[0].as_ref()))));
     out.push_str(&format!("Subject: {}\n", dn(leaf.subject())));
@@ -352,7 +486,8 @@ pub(super) fn openssl_time(t: &x509_parser::time::ASN1Time) -> String {
     format!("{month} {:>2} {:02}:{:02}:{:02} {} GMT", d.day(), d.hour(), d.minute(), d.second(), d.year())
 }
 
-/// The subject alternative names as OpenSSL prints them (`DNS:a.test`).
+/// The subject alternative names as HAProxy prints them: `DNS:a.test` for a DNS name,
+/// an empty item for any other kind (HAProxy still writes its `, ` separator).
 pub(super) fn cert_sans(c: &X509Certificate<'_>) -> Vec<String> {
     use x509_parser::extensions::GeneralName;
     match c.subject_alternative_name() {
@@ -360,9 +495,9 @@ pub(super) fn cert_sans(c: &X509Certificate<'_>) -> Vec<String> {
             .value
             .general_names
             .iter()
-            .filter_map(|g| match g {
-                GeneralName::DNSName(n) => Some(format!("DNS:{n}")),
-                _ => None,
+            .map(|g| match g {
+                GeneralName::DNSName(n) => format!("DNS:{n}"),
+                _ => String::new(),
             })
             .collect(),
         _ => Vec::new(),

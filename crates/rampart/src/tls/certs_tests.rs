@@ -143,6 +143,9 @@ fn show_prints_the_certificate_as_haproxy_does() {
     assert!(out.starts_with("Filename: common.pem\nStatus: Used\nSerial: 02\nnotBefore: Jan 17 23:02:38 2016 GMT\nnotAfter: Jan 16 23:02:38 2018 GMT\nSubject Alternative Name: DNS:commonName:copy\nAlgorithm: RSA2048\nSHA1 FingerPrint: 2195C9F0FD58470313013FC27C1B9CF9864BD1C6\nSubject: /C=FR/ST=Ile-de-France/L=Neuilly-sur-Seine/O=TOAD Consulting/OU=eParapher Team/CN=www.test1.com/emailAddress=arnault.michel@toad-consulting.fr\nIssuer: /C=FR/ST=Ile-de-France/L=Paris/O=ozon.io/CN=Ozon Test CA/emailAddress=support@ozon.io\nChain Subject: /C=FR/ST=Some-State/O=Internet Widgits Pty Ltd\n"), "{out}");
     let ck = pem::load_cert_key(std::path::Path::new(&format!("{t}/ecdsa.pem"))).unwrap();
     let out = details("e.pem", "Unused", &ck.chain, None);
+    // no SAN: the line is there, empty, as HAProxy prints it
+    let c1 = pem::load_cert_key(std::path::Path::new(&format!("{t}/client1.pem"))).unwrap();
+    assert!(details("c.pem", "Used", &c1.chain, None).contains("GMT\nSubject Alternative Name: \nAlgorithm: RSA4096\n"));
     assert_eq!(out, "Filename: e.pem\nStatus: Unused\nSerial: 6038257B288B25229B496CE55373D3081FCF3D82\nnotBefore: Dec 19 09:31:12 2019 GMT\nnotAfter: Jan 18 09:31:12 2020 GMT\nSubject Alternative Name: DNS:localhost\nAlgorithm: EC384\nSHA1 FingerPrint: A490D069DBAFBEE66DE434BEC34030ADE8BCCBF1\nSubject: /CN=localhost\nIssuer: /CN=localhost\nOCSP Response Key: \n");
 }
 
@@ -155,7 +158,8 @@ fn new_fills_and_del_removes_an_unused_store() {
     assert_eq!(certs.new_cert(Some(&a)), format!("Certificate '{a}' already exists!\n"));
     assert_eq!(certs.new_cert(Some("/n.pem")), "New empty certificate store '/n.pem'!\n");
     assert_eq!(certs.new_cert(Some("/n.pem")), "Certificate '/n.pem' already exists!\n");
-    assert_eq!(certs.show(None), format!("# filename\n{a}\n{b}\n/n.pem\n"));
+    // in byte order, as HAProxy lists them
+    assert_eq!(certs.show(None), format!("# filename\n/n.pem\n{a}\n{b}\n"));
     assert_eq!(certs.show(Some("/n.pem")), "Filename: /n.pem\nStatus: Empty\nOCSP Response Key: \n");
     let (c, k) = pem_for("n.test", 5);
     assert_eq!(certs.set(Some("/n.pem"), Some(&format!("{c}{k}"))), "Transaction created for certificate /n.pem!\n");
@@ -201,4 +205,51 @@ fn a_server_crt_is_listed_shown_and_replaced_by_commit() {
     assert_eq!(now.raw_serial(), [9]);
     assert!(certs.show(Some(&path)).contains("Serial: 09\n"));
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn key_and_crt_parts_with_del_ext() {
+    let dir = tmp("noext");
+    let (crt, key) = (dir.join("s.crt"), dir.join("s.key"));
+    let (c, k) = pem_for("s.test", 1);
+    std::fs::write(&crt, c).unwrap();
+    std::fs::write(&key, k).unwrap();
+    let ssl = BindSsl { enabled: true, crts: vec![crt.clone()], ..Default::default() };
+    let g = GlobalSsl { extra_files_noext: true, ..Default::default() };
+    let (tls, _) = super::super::bind::build(&ssl, &g).expect("s.key is read beside s.crt");
+    let tls = Arc::new(tls);
+    let certs = Certs::new(vec![tls.clone()], Vec::new());
+    let (crt, base) = (crt.display().to_string(), dir.join("s").display().to_string());
+    let (c2, k2) = pem_for("t.test", 2);
+    // the certificate alone, then its key under `<name>.key`: one transaction
+    assert_eq!(certs.set(Some(&crt), Some(&c2)), format!("Transaction created for certificate {crt}!\n"));
+    // COMPAT: HAProxy keeps the old key in the transaction (and would report the
+    // mismatch); rampart has none until `<name>.key` is set
+    assert_eq!(
+        certs.commit(Some(&crt)),
+        format!("The transaction must contain at least a certificate and a private key!\nCan't commit {crt}!\n")
+    );
+    assert_eq!(
+        certs.set(Some(&format!("{base}.key")), Some(&k2)),
+        format!("Transaction updated for certificate {crt}!\n")
+    );
+    assert_eq!(
+        certs.set(Some(&format!("{base}.key")), Some(&c2)),
+        format!("No Private Key found in '{base}.key'.\nCan't load the payload\nCan't update {base}.key!\n")
+    );
+    assert_eq!(certs.commit(Some(&crt)), format!("Committing {crt}.\nSuccess!\n"));
+    assert_eq!(served(&tls, Some("t.test")), [2]);
+    // a key alone for a certificate being served keeps its certificates
+    let (_, k3) = pem_for("u.test", 3);
+    assert_eq!(
+        certs.set(Some(&format!("{base}.key")), Some(&k3)),
+        format!("Transaction created for certificate {crt}!\n")
+    );
+    assert!(certs.show(Some(&format!("*{crt}"))).contains("\nSerial: 02\n"));
+    assert_eq!(
+        certs.set(Some("/other.key"), Some(&k3)),
+        format!(
+            "The ongoing transaction is about '{crt}' but you are trying to set '/other'\nCan't update /other.key!\n"
+        )
+    );
 }

@@ -17,6 +17,8 @@ pub mod chain;
 pub mod client;
 pub mod crl;
 pub mod crtlist;
+mod crtlist_opts;
+pub mod crtlists;
 pub mod gencert;
 pub mod ocsp;
 pub mod pem;

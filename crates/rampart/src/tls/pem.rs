@@ -112,16 +112,31 @@ fn first_key(secs: &mut Vec<(SectionKind, Vec<u8>)>) -> Option<PrivateKeyDer<'st
 ///
 /// COMPAT: as HAProxy, an expired certificate loads (clients decide what to do with it).
 pub fn load_cert_key(path: &Path) -> Result<CertKey, PemError> {
-    let name = path.display().to_string();
-    let data = fs::read(path).map_err(|e| PemError::Stat { path: name.clone(), why: strerror(&e) })?;
-    load_cert_key_from(&name, &data, || fs::read(key_path(path)).ok())
+    load_cert_key_ext(path, false)
 }
 
-/// Where HAProxy looks for the key of a certificate file that holds none.
-pub fn key_path(path: &Path) -> PathBuf {
-    let mut p = path.as_os_str().to_owned();
-    p.push(".key");
-    PathBuf::from(p)
+/// [`load_cert_key`]; with `noext` (`ssl-load-extra-del-ext`) the key of `<name>.crt`
+/// is read from `<name>.key`.
+pub fn load_cert_key_ext(path: &Path, noext: bool) -> Result<CertKey, PemError> {
+    let name = path.display().to_string();
+    let data = fs::read(path).map_err(|e| PemError::Stat { path: name.clone(), why: strerror(&e) })?;
+    let key = key_path(path, noext);
+    let ck = load_cert_key_from(&name, &data, || fs::read(&key).ok());
+    ck.map_err(|e| match e {
+        PemError::NoKey { .. } => PemError::NoKey { path: key.display().to_string().trim_end_matches(".key").into() },
+        e => e,
+    })
+}
+
+/// Where HAProxy looks for the key of a certificate file that holds none: `<path>.key`,
+/// or with `noext` (`ssl-load-extra-del-ext`) `<name>.key` for a `<name>.crt`.
+pub fn key_path(path: &Path, noext: bool) -> PathBuf {
+    let text = path.as_os_str().to_string_lossy();
+    let base = match text.strip_suffix(".crt") {
+        Some(b) if noext => b,
+        _ => &text,
+    };
+    PathBuf::from(format!("{base}.key"))
 }
 
 /// [`load_cert_key`] on bytes already read (`name` is the file named in errors;
@@ -279,9 +294,29 @@ mod tests {
             load_cert_key(&p).unwrap_err().to_string(),
             format!("No Private Key found in '{}.key'.", p.display())
         );
-        fs::write(key_path(&p), &k).unwrap();
+        fs::write(key_path(&p, false), &k).unwrap();
         let ck = load_cert_key(&p).unwrap();
         assert!(ck.certified(&provider()).is_ok());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn del_ext_reads_the_key_of_a_crt_without_its_extension() {
+        let dir = std::env::temp_dir().join(format!("rampart-pem-noext-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let (c, k) = gen("n.test", &rcgen::PKCS_ECDSA_P256_SHA256);
+        let p = dir.join("n.crt");
+        fs::write(&p, &c).unwrap();
+        assert_eq!(key_path(&p, true), dir.join("n.key"));
+        assert_eq!(key_path(&p, false), dir.join("n.crt.key"));
+        assert_eq!(key_path(&dir.join("n.pem"), true), dir.join("n.pem.key"));
+        assert_eq!(
+            load_cert_key_ext(&p, true).unwrap_err().to_string(),
+            format!("No Private Key found in '{}'.", dir.join("n.key").display())
+        );
+        fs::write(dir.join("n.key"), &k).unwrap();
+        assert!(load_cert_key_ext(&p, true).unwrap().certified(&provider()).is_ok());
+        assert!(matches!(load_cert_key_ext(&p, false), Err(PemError::NoKey { .. })));
         fs::remove_dir_all(&dir).unwrap();
     }
 

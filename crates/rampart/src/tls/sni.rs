@@ -13,9 +13,19 @@ use rustls::sign::CertifiedKey;
 use rustls::{SignatureAlgorithm, SignatureScheme};
 
 use super::gencert::CertGen;
+/// The crt-list line a certificate of a bind comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    /// The crt-list file, as `show ssl crt-list` names it.
+    pub list: Arc<str>,
+    /// 0 for the files of a `crt <directory>`.
+    pub line: usize,
+    /// The certificate file (what tells the files of a directory apart).
+    pub crt: Arc<str>,
+}
 
 /// One loaded certificate and the names it serves.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Entry {
     pub key: Arc<CertifiedKey>,
     /// The file it came from (for `show ssl cert` and messages).
@@ -25,6 +35,17 @@ pub struct Entry {
     /// Served under a crt-list's SNI filters rather than its certificate's names (a
     /// replaced certificate keeps the filters).
     pub filtered: bool,
+    /// The crt-list line it comes from (`None`: a `crt`).
+    pub origin: Option<Origin>,
+    /// The configuration of its crt-list line's options (`None`: the bind's).
+    pub tls: Option<Arc<super::bind::Configs>>,
+}
+
+impl Entry {
+    /// An entry for `key` loaded from `path`, served under its own names.
+    pub fn new(key: Arc<CertifiedKey>, path: String) -> Entry {
+        Entry { key, path, excluded: Vec::new(), filtered: false, origin: None, tls: None }
+    }
 }
 
 /// The certificates of one `bind`, indexed by the names they serve.
@@ -78,15 +99,41 @@ impl SniStore {
         let mut out = SniStore::default();
         for (e, old) in self.entries.iter().zip(&self.names) {
             let mine = e.path == path;
-            let entry = Entry {
-                key: if mine { key.clone() } else { e.key.clone() },
-                path: e.path.clone(),
-                excluded: e.excluded.clone(),
-                filtered: e.filtered,
-            };
+            let mut entry = e.clone();
+            if mine {
+                entry.key = key.clone();
+            }
             out.add(entry, if mine && !e.filtered { names } else { old });
         }
         Some(out)
+    }
+
+    /// A copy of this store without the entry of crt-list line `origin`; `None` when
+    /// no entry comes from it (`del ssl crt-list`).
+    pub fn without(&self, origin: &Origin) -> Option<SniStore> {
+        self.entries.iter().position(|e| e.origin.as_ref() == Some(origin))?;
+        let mut out = SniStore::default();
+        for (e, names) in self.entries.iter().zip(&self.names) {
+            if e.origin.as_ref() != Some(origin) {
+                out.add(e.clone(), names);
+            }
+        }
+        Some(out)
+    }
+
+    /// A copy of this store with `entry` added, serving `names` (`add ssl crt-list`).
+    pub fn with(&self, entry: Entry, names: &[String]) -> SniStore {
+        let mut out = SniStore::default();
+        for (e, n) in self.entries.iter().zip(&self.names) {
+            out.add(e.clone(), n);
+        }
+        out.add(entry, names);
+        out
+    }
+
+    /// The default certificate's crt-list line (the first entry), if it has one.
+    pub fn default_origin(&self) -> Option<&Origin> {
+        self.entries.first().and_then(|e| e.origin.as_ref())
     }
 
     pub fn is_empty(&self) -> bool {
@@ -128,19 +175,24 @@ impl SniStore {
 
     /// The certificate for a client hello (see the module doc).
     pub fn choose(&self, sni: Option<&str>, schemes: &[SignatureScheme]) -> Option<Arc<CertifiedKey>> {
+        self.choose_entry(sni, schemes).map(|e| e.key.clone())
+    }
+
+    /// The entry whose certificate a client hello gets.
+    pub fn choose_entry(&self, sni: Option<&str>, schemes: &[SignatureScheme]) -> Option<&Entry> {
         let name = sni.unwrap_or("");
         let list = sni.and_then(|s| self.candidates(s)).filter(|l| l.iter().any(|&i| self.allowed(i, name)));
-        let pick = |list: &[usize]| -> Option<Arc<CertifiedKey>> {
+        let pick = |list: &[usize]| -> Option<&Entry> {
             let usable =
                 |i: &&usize| self.allowed(**i, name) && self.entries[**i].key.key.choose_scheme(schemes).is_some();
             let ecdsa =
                 list.iter().filter(usable).find(|i| self.entries[**i].key.key.algorithm() == SignatureAlgorithm::ECDSA);
             let any = || list.iter().find(|i| self.allowed(**i, name));
-            ecdsa.or_else(|| list.iter().find(usable)).or_else(any).map(|i| self.entries[*i].key.clone())
+            ecdsa.or_else(|| list.iter().find(usable)).or_else(any).map(|i| &self.entries[*i])
         };
         match list {
             Some(l) => pick(l),
-            None => self.entries.first().map(|e| e.key.clone()),
+            None => self.entries.first(),
         }
     }
 }
@@ -222,7 +274,7 @@ mod tests {
         let mut keys = Vec::new();
         for (i, (k, names)) in certs.into_iter().enumerate() {
             keys.push(k.clone());
-            s.add(Entry { key: k, path: format!("{i}.pem"), excluded: Vec::new(), filtered: false }, &names);
+            s.add(Entry::new(k, format!("{i}.pem")), &names);
         }
         (s, keys)
     }
@@ -267,8 +319,11 @@ mod tests {
         let (k0, n0) = key(&rcgen::PKCS_ECDSA_P256_SHA256, &["default.test"]);
         let (k1, n1) = key(&rcgen::PKCS_ECDSA_P256_SHA256, &["*.x.test"]);
         let mut s = SniStore::default();
-        s.add(Entry { key: k0.clone(), path: "0".into(), excluded: vec![], filtered: false }, &n0);
-        s.add(Entry { key: k1.clone(), path: "1".into(), excluded: vec!["secret.x.test".into()], filtered: true }, &n1);
+        s.add(Entry::new(k0.clone(), "0".into()), &n0);
+        s.add(
+            Entry { excluded: vec!["secret.x.test".into()], filtered: true, ..Entry::new(k1.clone(), "1".into()) },
+            &n1,
+        );
         assert!(Arc::ptr_eq(&s.choose(Some("www.x.test"), ALL).unwrap(), &k1));
         assert!(Arc::ptr_eq(&s.choose(Some("Secret.x.test"), ALL).unwrap(), &k0));
         assert!(s.serves(Some("www.x.test")));
