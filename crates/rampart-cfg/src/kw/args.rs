@@ -1,7 +1,7 @@
 //! Options of `bind` and `server` lines (names only, with the number of words each one
 //! takes). Rule actions are in `actions.rs`.
 
-use super::Support::{No, Yes};
+use super::Support::{No, Partial, Yes};
 use super::{ArgKw, Support};
 
 const fn arg(name: &'static str, args: usize, support: Support) -> ArgKw {
@@ -148,7 +148,7 @@ pub static SERVER_OPTIONS: &[ArgKw] = &[
     arg("on-marked-down", 1, Yes),
     arg("on-marked-up", 1, Yes),
     arg("pool-low-conn", 1, Yes),
-    arg("pool-max-conn", 1, Yes),
+    arg("pool-max-conn", 1, Partial("the bound applies to each thread's idle pool, not to the process")),
     arg("pool-purge-delay", 1, No),
     arg("port", 1, Yes),
     arg("proto", 1, No),
