@@ -83,3 +83,18 @@ for mode in keepalive close; do
     echo "$(basename "$BIN") $mode $name: requests $req, req/s $tps, proxy cpu us/req $us $(grep -o 'Socket errors.*\|Non-2xx.*' <<<"$out" | tr '\n' ' ')"
   done
 done
+# direct: the header (none, v1, v2: 192.0.2.1:40000 -> 127.0.0.1:80) and the request in one write
+v1='PROXY TCP4 192.0.2.1 127.0.0.1 40000 80\r\n'
+v2='\13\10\13\10\0\13\10\81\85\73\84\10\33\17\0\12\192\0\2\1\127\0\0\1\156\64\0\80'
+names=(plain v1 v2); ports=("$P0" "$P1" "$P2"); headers=("" "$v1" "$v2")
+for i in 0 1 2; do
+  name=${names[$i]}; rp=${ports[$i]}; pp=${headers[$i]}
+  printf 'local req = "GET / HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nConnection: close\\r\\n\\r\\n"\nlocal header = "%s"\nlocal calls = 0\n-- wrk checks the first request it builds, which must look like HTTP: that one goes\n-- without the header\nfunction request()\n  calls = calls + 1\n  if calls == 1 then\n    return req\n  end\n  return header .. req\nend\n' "$pp" >"$T/direct.lua"
+  c0=$(cpu)
+  out=$(taskset -c 0 wrk -t1 -c$CONNS -d"${SECS}"s -s "$T/direct.lua" "http://127.0.0.1:$rp/" 2>&1)
+  c1=$(cpu)
+  req=$(awk '/requests in/{print $1}' <<<"$out")
+  tps=$(awk '/Requests\/sec/{print $2}' <<<"$out")
+  us=$(python3 -c "print(round(($c1-$c0)*1e6/100/max($req,1),2))")
+  echo "$(basename "$BIN") direct $name: requests $req, req/s $tps, proxy cpu us/req $us $(grep -o 'Socket errors.*\|Non-2xx.*' <<<"$out" | tr '\n' ' ')"
+done
