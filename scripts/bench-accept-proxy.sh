@@ -14,6 +14,14 @@
 # and CPU per request rises as the rate falls (fewer events per wakeup), which hides
 # the header's cost. RATE=<req/s> paces wrk (a `delay()` per connection) so every route
 # runs at nearly that rate: pick one below the slowest route's full-speed rate.
+#
+# A relay such as haproxy sends the header in a segment of its own, before the
+# request, which costs the proxy one more wake-up per connection whatever it does with
+# the header. The last mode, `direct`, has no relay: wrk itself sends the header and a
+# `Connection: close` request in one write on each new connection (a wrk script), as a
+# sender that coalesces them does; that isolates what reading the header costs. (wrk
+# checks the first request it builds, so each thread's first one may go without the
+# header: at most one refused connection per thread.)
 set -u
 BIN=$1
 RELAY=${2:-/usr/sbin/haproxy}
