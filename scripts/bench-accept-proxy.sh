@@ -78,17 +78,23 @@ if [ -n "${RATE:-}" ]; then
   printf 'function delay()\n  return %s\nend\n' "$(python3 -c "print(max(1, round($CONNS*1000/$RATE)))")" >"$T/pace.lua"
   pace=(-s "$T/pace.lua")
 fi
+# measure <label> <port> <wrk options...>: one wrk run against the port, the proxy's CPU
+# per request it completed
+measure() {
+  local label=$1 rp=$2; shift 2
+  local c0 c1 out req tps us
+  c0=$(cpu)
+  out=$(taskset -c 0 wrk -t1 -c$CONNS -d"${SECS}"s "$@" "http://127.0.0.1:$rp/" 2>&1)
+  c1=$(cpu)
+  req=$(awk '/requests in/{print $1}' <<<"$out")
+  tps=$(awk '/Requests\/sec/{print $2}' <<<"$out")
+  us=$(python3 -c "print(round(($c1-$c0)*1e6/100/max(${req:-0},1),2))")
+  echo "$(basename "$BIN") $label: requests $req, req/s $tps, proxy cpu us/req $us $(grep -o 'Socket errors.*\|Non-2xx.*' <<<"$out" | tr '\n' ' ')"
+}
 for mode in keepalive close; do
   hdr=(); [ $mode = close ] && hdr=(-H 'Connection: close')
   for route in plain:$R0 v1:$R1 v2:$R2; do
-    name=${route%%:*}; rp=${route##*:}
-    c0=$(cpu)
-    out=$(taskset -c 0 wrk -t1 -c$CONNS -d"${SECS}"s "${pace[@]}" "${hdr[@]}" "http://127.0.0.1:$rp/" 2>&1)
-    c1=$(cpu)
-    req=$(awk '/requests in/{print $1}' <<<"$out")
-    tps=$(awk '/Requests\/sec/{print $2}' <<<"$out")
-    us=$(python3 -c "print(round(($c1-$c0)*1e6/100/max($req,1),2))")
-    echo "$(basename "$BIN") $mode $name: requests $req, req/s $tps, proxy cpu us/req $us $(grep -o 'Socket errors.*\|Non-2xx.*' <<<"$out" | tr '\n' ' ')"
+    measure "$mode ${route%%:*}" "${route##*:}" "${pace[@]}" "${hdr[@]}"
   done
 done
 # direct: the header (none, v1, v2: 192.0.2.1:40000 -> 127.0.0.1:80) and the request in one write
@@ -96,13 +102,6 @@ v1='PROXY TCP4 192.0.2.1 127.0.0.1 40000 80\r\n'
 v2='\13\10\13\10\0\13\10\81\85\73\84\10\33\17\0\12\192\0\2\1\127\0\0\1\156\64\0\80'
 names=(plain v1 v2); ports=("$P0" "$P1" "$P2"); headers=("" "$v1" "$v2")
 for i in 0 1 2; do
-  name=${names[$i]}; rp=${ports[$i]}; pp=${headers[$i]}
-  printf 'local req = "GET / HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nConnection: close\\r\\n\\r\\n"\nlocal header = "%s"\nlocal calls = 0\n-- wrk checks the first request it builds, which must look like HTTP: that one goes\n-- without the header\nfunction request()\n  calls = calls + 1\n  if calls == 1 then\n    return req\n  end\n  return header .. req\nend\n' "$pp" >"$T/direct.lua"
-  c0=$(cpu)
-  out=$(taskset -c 0 wrk -t1 -c$CONNS -d"${SECS}"s -s "$T/direct.lua" "http://127.0.0.1:$rp/" 2>&1)
-  c1=$(cpu)
-  req=$(awk '/requests in/{print $1}' <<<"$out")
-  tps=$(awk '/Requests\/sec/{print $2}' <<<"$out")
-  us=$(python3 -c "print(round(($c1-$c0)*1e6/100/max($req,1),2))")
-  echo "$(basename "$BIN") direct $name: requests $req, req/s $tps, proxy cpu us/req $us $(grep -o 'Socket errors.*\|Non-2xx.*' <<<"$out" | tr '\n' ' ')"
+  printf 'local req = "GET / HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nConnection: close\\r\\n\\r\\n"\nlocal header = "%s"\nlocal calls = 0\n-- wrk checks the first request it builds, which must look like HTTP: that one goes\n-- without the header\nfunction request()\n  calls = calls + 1\n  if calls == 1 then\n    return req\n  end\n  return header .. req\nend\n' "${headers[$i]}" >"$T/direct.lua"
+  measure "direct ${names[$i]}" "${ports[$i]}" -s "$T/direct.lua"
 done

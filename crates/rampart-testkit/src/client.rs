@@ -1,6 +1,6 @@
 //! Client side: [`RawClient`] writes exact bytes and parses what comes back
 //! ([`Response`], with 1xx interim responses, framing and per-piece arrival times);
-//! [`http_get`] is the one-line version.
+//! [`http_get`] is the one-line version; [`stats_command`] talks to a stats socket.
 
 use std::io::{self, ErrorKind, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
@@ -180,4 +180,25 @@ pub fn http_get(addr: SocketAddr, path: &str) -> Response {
         Ok(resp) => resp,
         Err(e) => panic!("http_get {addr}{path}: {e}"),
     }
+}
+
+/// What the stats socket at `path` answers to `input` (one or more commands, one
+/// session): waits for the socket to exist (the proxy may still be starting), sends
+/// `input`, half-closes and reads the whole answer, within the patience.
+pub fn stats_command(path: &std::path::Path, input: &str) -> String {
+    use std::io::Read;
+    let deadline = Instant::now() + crate::patience();
+    let mut s = loop {
+        match std::os::unix::net::UnixStream::connect(path) {
+            Ok(s) => break s,
+            Err(e) if Instant::now() > deadline => panic!("stats socket {}: {e}", path.display()),
+            Err(_) => std::thread::sleep(Duration::from_millis(20)),
+        }
+    };
+    s.set_read_timeout(Some(crate::patience())).expect("read timeout");
+    s.write_all(input.as_bytes()).expect("write to the stats socket");
+    s.shutdown(Shutdown::Write).expect("half-close the stats socket");
+    let mut out = String::new();
+    s.read_to_string(&mut out).expect("read the stats socket");
+    out
 }

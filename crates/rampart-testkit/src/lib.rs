@@ -54,7 +54,7 @@ pub use backend::{
     closed_port, HttpBackend, HttpBackendBuilder, RawBackend, RawConn, Reply, ReplyFraming, Seen, Step, TcpEchoBackend,
     TestBackend,
 };
-pub use client::{http_get, RawClient};
+pub use client::{http_get, stats_command, RawClient};
 pub use diff::{Attempt, Comparison, Differential, Normalize, Normalizer, Observed};
 pub use eventually::{patience, PATIENCE_ENV};
 pub use http::{Framing, Headers, Interim, Request, Response, TimedPiece, TimedResponse};

@@ -8,10 +8,8 @@
 
 mod http_common;
 
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
 use http_common::binary;
 use rampart_testkit::{HttpBackend, Proxy, Reply, Running};
@@ -221,22 +219,9 @@ fn ocsp_response(serial: u8, good: bool) -> Vec<u8> {
     el(0x30, &[&[0x0a, 1, 0], &el(0xa0, &[&bytes])])
 }
 
-/// What the stats socket at `path` answers to `input` (one session).
+/// What the stats socket at `path` answers to `input`.
 fn cli(path: &Path, input: &str) -> String {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let mut s = loop {
-        match std::os::unix::net::UnixStream::connect(path) {
-            Ok(s) => break s,
-            Err(e) if Instant::now() > deadline => panic!("stats socket: {e}"),
-            Err(_) => std::thread::sleep(Duration::from_millis(20)),
-        }
-    };
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    s.write_all(input.as_bytes()).unwrap();
-    s.shutdown(std::net::Shutdown::Write).unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    out
+    rampart_testkit::stats_command(path, input)
 }
 
 #[test]

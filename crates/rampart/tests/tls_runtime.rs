@@ -5,10 +5,9 @@
 
 mod http_common;
 
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use http_common::binary;
 use rampart_testkit::{HttpBackend, Proxy, Reply};
@@ -65,22 +64,9 @@ impl Drop for Pki {
     }
 }
 
-/// What the stats socket at `path` answers to `input` (one session).
+/// What the stats socket at `path` answers to `input`.
 fn cli(path: &Path, input: &str) -> String {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let mut s = loop {
-        match std::os::unix::net::UnixStream::connect(path) {
-            Ok(s) => break s,
-            Err(e) if Instant::now() > deadline => panic!("stats socket: {e}"),
-            Err(_) => std::thread::sleep(Duration::from_millis(20)),
-        }
-    };
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    s.write_all(input.as_bytes()).unwrap();
-    s.shutdown(std::net::Shutdown::Write).unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    out
+    rampart_testkit::stats_command(path, input)
 }
 
 type Tls = tokio_rustls::client::TlsStream<tokio::net::TcpStream>;
