@@ -402,6 +402,22 @@ pub fn verify_handshake_signature(
     }
 }
 
+/// webpki's verdict on a handshake signature, unless it refused a certificate it
+/// cannot read (X.509 v1, which OpenSSL takes): then [`verify_handshake_signature`]'s.
+pub fn signature_or_pre_v3(
+    webpki: Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error>,
+    message: &[u8],
+    cert: &CertificateDer<'_>,
+    dss: &DigitallySignedStruct,
+    algs: &WebPkiSupportedAlgorithms,
+    tls13: bool,
+) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+    match webpki {
+        Err(_) if has_pre_v3(std::slice::from_ref(cert)) => verify_handshake_signature(message, cert, dss, algs, tls13),
+        other => other,
+    }
+}
+
 #[cfg(test)]
 #[path = "chain_tests.rs"]
 mod tests;

@@ -372,23 +372,9 @@ impl ServerCertVerifier for NoVerify {
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
         let algs = &self.0.signature_verification_algorithms;
-        rustls::crypto::verify_tls12_signature(message, cert, dss, algs).or_else(|e| {
-            // COMPAT: as for TLS 1.3 below (an X.509 v1 certificate): the key is read
-            // by x509-parser and the signature checked by the algorithms of its scheme.
-            let (_, parsed) = x509_parser::parse_x509_certificate(cert).map_err(|_| e.clone())?;
-            let key = &parsed.public_key().subject_public_key.data;
-            let verifies = algs
-                .mapping
-                .iter()
-                .filter(|(scheme, _)| *scheme == dss.scheme)
-                .flat_map(|(_, list)| list.iter())
-                .any(|alg| alg.verify_signature(key, message, dss.signature()).is_ok());
-            if verifies {
-                Ok(HandshakeSignatureValid::assertion())
-            } else {
-                Err(e)
-            }
-        })
+        let webpki = rustls::crypto::verify_tls12_signature(message, cert, dss, algs);
+        // COMPAT: an X.509 v1 certificate (webpki reads v3 only) as OpenSSL takes it
+        super::chain::signature_or_pre_v3(webpki, message, cert, dss, algs, false)
     }
 
     fn verify_tls13_signature(
@@ -398,14 +384,8 @@ impl ServerCertVerifier for NoVerify {
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
         let algs = &self.0.signature_verification_algorithms;
-        rustls::crypto::verify_tls13_signature(message, cert, dss, algs).or_else(|e| {
-            // COMPAT: webpki reads X.509 v3 certificates only; OpenSSL takes v1 ones
-            // too (HAProxy's reg-tests serve some). With nothing to verify but the
-            // signature, the key is read from the certificate by x509-parser.
-            let (_, parsed) = x509_parser::parse_x509_certificate(cert).map_err(|_| e.clone())?;
-            let spki = rustls_pki_types::SubjectPublicKeyInfoDer::from(parsed.public_key().raw);
-            rustls::crypto::verify_tls13_signature_with_raw_key(message, &spki, dss, algs).map_err(|_| e)
-        })
+        let webpki = rustls::crypto::verify_tls13_signature(message, cert, dss, algs);
+        super::chain::signature_or_pre_v3(webpki, message, cert, dss, algs, true)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {

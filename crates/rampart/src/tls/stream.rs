@@ -333,16 +333,8 @@ async fn drive<S: Sock>(sock: &S, conn: &mut Connection) -> Result<(), Handshake
         if !conn.is_handshaking() {
             break;
         }
-        match conn.read_tls(&mut Raw(sock)) {
-            Ok(0) => return Err(HandshakeError::Closed),
-            Ok(_) => {}
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                sock.readable().await?;
-                continue;
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) if e.kind() == io::ErrorKind::ConnectionReset => return Err(HandshakeError::Closed),
-            Err(e) => return Err(e.into()),
+        if !handshake_read(sock, |raw| conn.read_tls(raw)).await? {
+            continue;
         }
         if let Err(e) = conn.process_new_packets() {
             let _ = flush(sock, conn);
@@ -359,6 +351,26 @@ async fn drive<S: Sock>(sock: &S, conn: &mut Connection) -> Result<(), Handshake
     Ok(())
 }
 
+/// One read of handshake records by `read` (the acceptor's or the connection's
+/// `read_tls`): `true` when bytes came, `false` when there were none yet (the socket
+/// has been waited for) or the read was interrupted, so the caller loops.
+async fn handshake_read<'a, S: Sock>(
+    sock: &'a S,
+    read: impl FnOnce(&mut Raw<'a, S>) -> io::Result<usize>,
+) -> Result<bool, HandshakeError> {
+    match read(&mut Raw(sock)) {
+        Ok(0) => Err(HandshakeError::Closed),
+        Ok(_) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+            sock.readable().await?;
+            Ok(false)
+        }
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(false),
+        Err(e) if e.kind() == io::ErrorKind::ConnectionReset => Err(HandshakeError::Closed),
+        Err(e) => Err(e.into()),
+    }
+}
+
 /// Reads the client hello into `acc`, then returns the chosen configuration's
 /// connection, or sends the alert of a refused hello.
 async fn read_hello<S: Sock>(
@@ -367,16 +379,8 @@ async fn read_hello<S: Sock>(
 ) -> Result<Connection, HandshakeError> {
     let mut acc = Acceptor::default();
     let accepted = loop {
-        match acc.read_tls(&mut Raw(sock)) {
-            Ok(0) => return Err(HandshakeError::Closed),
-            Ok(_) => {}
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                sock.readable().await?;
-                continue;
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) if e.kind() == io::ErrorKind::ConnectionReset => return Err(HandshakeError::Closed),
-            Err(e) => return Err(e.into()),
+        if !handshake_read(sock, |raw| acc.read_tls(raw)).await? {
+            continue;
         }
         match acc.accept() {
             Ok(Some(a)) => break a,

@@ -200,12 +200,7 @@ impl ServerChain {
         } else {
             self.inner.verify_tls12_signature(message, cert, dss)
         };
-        match webpki {
-            Err(_) if chain::has_pre_v3(std::slice::from_ref(cert)) => {
-                chain::verify_handshake_signature(message, cert, dss, &self.algs, tls13)
-            }
-            other => other,
-        }
+        chain::signature_or_pre_v3(webpki, message, cert, dss, &self.algs, tls13)
     }
 
     /// The signature schemes webpki verifies.

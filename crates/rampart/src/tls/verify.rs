@@ -147,12 +147,7 @@ impl ClientVerify {
         dss: &DigitallySignedStruct,
         tls13: bool,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        match webpki {
-            Err(_) if chain::has_pre_v3(std::slice::from_ref(cert)) => {
-                chain::verify_handshake_signature(message, cert, dss, &self.algs, tls13)
-            }
-            other => other,
-        }
+        chain::signature_or_pre_v3(webpki, message, cert, dss, &self.algs, tls13)
     }
 }
 
