@@ -199,7 +199,7 @@ pub static GLOBAL: &[Kw] = &[
     kw("tune.ssl.force-private-cache", No),
     kw("tune.ssl.hard-maxrecord", No),
     kw("tune.ssl.keylog", No),
-    kw("tune.ssl.lifetime", Partial("parsed; rustls keeps tickets and cached sessions for its fixed 6 h")),
+    kw("tune.ssl.lifetime", Partial("parsed and warned about; rustls keeps tickets for its fixed 6 h")),
     kw("tune.ssl.maxrecord", No),
     kw("tune.ssl.ssl-ctx-cache-size", Yes),
     kw("tune.vars.check-max-size", Yes),

@@ -159,6 +159,11 @@ pub(super) fn parse_global_ssl(p: &mut Parser, words: &[String], span: &Span) ->
         "tune.ssl.lifetime" => match super::value::parse_time_ms(value) {
             Ok(t) if t.trailing.is_none() && !value.is_empty() => {
                 p.global.ssl.lifetime = Some(Duration::from_millis(u64::from(t.ms)));
+                // TODO(#11): rustls' ticketer offers no lifetime setting
+                p.warning(
+                    span,
+                    format!("'{kw}' is not applied yet: TLS session tickets stay valid for rustls' fixed 6 hours."),
+                );
             }
             _ => p.alert(span, format!("'{kw}' expects a timeout argument.")),
         },
@@ -354,6 +359,13 @@ mod tests {
                 "'bind :443' in section 'frontend' : 'ca-sign-pass' is not supported yet",
             ]
         );
+    }
+
+    #[test]
+    fn a_session_lifetime_is_parsed_and_warned_about() {
+        let w = crate::parse::tests::warnings("global\n tune.ssl.lifetime 10m\n");
+        assert!(w.iter().any(|m| m.contains("'tune.ssl.lifetime' is not applied yet")), "{w:?}");
+        assert_eq!(alerts("global\n tune.ssl.lifetime x\n"), ["'tune.ssl.lifetime' expects a timeout argument."]);
     }
 
     #[test]

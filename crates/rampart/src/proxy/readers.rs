@@ -41,7 +41,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("global crt-base", "tls::bind::build"),
     ("global ssl-load-extra-del-ext", "tls::pem::key_path, tls::certs::Certs::set"),
     ("global tune.ssl.cachesize", "tls::bind::build (ServerSessionMemoryCache)"),
-    ("global tune.ssl.lifetime", "rampart-cfg only: rustls' ticket lifetime is fixed; TODO(#11)"),
+    ("global tune.ssl.lifetime", "rampart-cfg only: warned, rustls' ticket lifetime is fixed; TODO(#11)"),
     ("global tune.ssl.default-dh-param", "rampart-cfg only: rustls has no DHE (warned, nothing to size)"),
     ("global ssl-dh-param-file", "rampart-cfg only: file checked; rustls has no DHE (warned)"),
     ("global tune.ssl.ssl-ctx-cache-size", "tls::gencert::CertGen (cache of generated certificates)"),
