@@ -89,9 +89,18 @@ impl HandshakeError {
 struct Raw<'a, S>(&'a S);
 
 impl<S: Sock> Read for Raw<'_, S> {
+    /// PERF: a short read drained the socket, so its readiness is forgotten at once, as
+    /// [`crate::io::try_read_some`] does on plain sockets: the wait for the next
+    /// keep-alive request then waits for new records instead of waking up for a read
+    /// that would only return `EAGAIN`. (Plaintext rustls still holds is checked before
+    /// the socket's readiness, see [`TlsSock::wait_readable`].)
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let fd = self.0.as_raw_fd();
-        self.0.try_io(Interest::READABLE, || nix::unistd::read(fd, buf).map_err(io::Error::from))
+        let n = self.0.try_io(Interest::READABLE, || nix::unistd::read(fd, &mut *buf).map_err(io::Error::from))?;
+        if n > 0 && n < buf.len() {
+            crate::io::clear_read_readiness(self.0);
+        }
+        Ok(n)
     }
 }
 
