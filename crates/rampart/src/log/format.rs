@@ -16,6 +16,7 @@ use std::sync::atomic::Ordering;
 use crate::sample::ctx::SampleCtx;
 use crate::sample::expr::{compile_prefix, CompileCx, Expr, ExprError, Place};
 use crate::sample::fetch::http::full_version;
+use crate::sample::fetch::ssl;
 use crate::sample::kw::uses;
 use crate::sample::Sample;
 
@@ -106,6 +107,9 @@ enum Var {
     FeConn,
     BeConn,
     SrvConn,
+    /// `%sslv`, `%sslc`: the client connection's TLS version and cipher.
+    SslVersion,
+    SslCipher,
     /// A variable only log lines answer.
     Log(LogVar),
 }
@@ -168,8 +172,8 @@ const VARS: &[(&str, bool, Option<Var>)] = &[
     ("si", false, Some(Var::ServerIp)),
     ("sp", false, Some(Var::ServerPort)),
     ("sq", false, None),
-    ("sslc", false, None),
-    ("sslv", false, None),
+    ("sslc", false, Some(Var::SslCipher)),
+    ("sslv", false, Some(Var::SslVersion)),
     ("t", false, None),
     ("tr", true, None),
     ("trg", true, None),
@@ -760,6 +764,8 @@ fn render_var(v: Var, o: Opts, ctx: &SampleCtx<'_>, out: &mut Vec<u8>) {
             number(out, n, o)
         }
         Var::SrvConn => number(out, srv.map_or(0, |s| i64::from(s.cur_conns.load(Ordering::Relaxed))), o),
+        Var::SslVersion => text(out, ssl::fc_protocol(ctx).map(str::as_bytes), o),
+        Var::SslCipher => text(out, ssl::fc_cipher(ctx).map(str::as_bytes), o),
         Var::Log(lv) => logvars::render(lv, o.has(Opts::HEXA), o.has(Opts::QUOTE), ctx, out),
     }
 }

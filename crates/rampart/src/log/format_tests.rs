@@ -75,6 +75,47 @@ fn frontend_transport_marks_tls_with_a_tilde() {
 }
 
 #[test]
+fn ssl_version_and_cipher_of_the_client_connection() {
+    let cfg = config(CFG);
+    let rt = runtime(&cfg);
+    let render = |fmt: &str, mode: LfMode, tls: bool| {
+        let mut cx = CompileCx::new(&cfg, 1, Site::HttpReq);
+        let lf = LogFormat::compile(fmt, &mut cx, mode, &[]).expect("compiles");
+        let mut conn = ConnInfo::new(Some("127.0.0.1:33866".parse().unwrap()), -1);
+        if tls {
+            conn.set_tls(crate::tls::TlsInfo {
+                sni: None,
+                version: "TLSv1.2",
+                cipher: "ECDHE-ECDSA-AES128-GCM-SHA256",
+                bits: 128,
+                alpn: None,
+                resumed: false,
+                peer_certs: Vec::new(),
+                local_cert: None,
+                verify: Default::default(),
+            });
+        }
+        let mut out = Vec::new();
+        lf.render(&SampleCtx::new(&rt, &conn, 0), &mut out);
+        String::from_utf8(out).unwrap()
+    };
+    let fmt = "%sslv/%sslc %{+Q}sslv %{+Q}sslc";
+    assert_eq!(
+        render(fmt, LfMode::Log, true),
+        "TLSv1.2/ECDHE-ECDSA-AES128-GCM-SHA256 \"TLSv1.2\" \"ECDHE-ECDSA-AES128-GCM-SHA256\""
+    );
+    // the same names as the fetches
+    assert_eq!(
+        render("%[ssl_fc_protocol]/%[ssl_fc_cipher]", LfMode::Log, true),
+        render("%sslv/%sslc", LfMode::Log, true)
+    );
+    // a plain connection: absent, `-` in a log line, `""` quoted, nothing in a header
+    assert_eq!(render(fmt, LfMode::Log, false), "-/- \"\" \"\"");
+    assert_eq!(render("[%sslv][%sslc]", LfMode::Http, false), "[][]");
+    assert_eq!(render("%sslv", LfMode::Http, true), "TLSv1.2");
+}
+
+#[test]
 fn log_lines_merge_spaces_and_dash_absent_values() {
     assert_eq!(render("  %[req.hdr(nope)]   %f  %{+Q}[req.hdr(nope)] end ", LfMode::Log), "- fe \"\" end ");
     assert_eq!(render("%{+Q}[req.hdr(host)]", LfMode::Log), "\"Ex.com\"");

@@ -10,7 +10,7 @@ use super::{Cause, Phase, StreamLog};
 use crate::sample::ctx::{ConnInfo, SampleCtx};
 use crate::sample::expr::{CompileCx, Place, Site};
 use crate::sample::testutil::*;
-use rampart_cfg::model::{CLF_HTTP_LOG_FORMAT, HTTP_LOG_FORMAT, TCP_LOG_FORMAT};
+use rampart_cfg::model::{CLF_HTTP_LOG_FORMAT, HTTPS_LOG_FORMAT, HTTP_LOG_FORMAT, TCP_LOG_FORMAT};
 
 /// 2009-02-06 12:14:14.655 UTC
 fn date() -> SystemTime {
@@ -37,11 +37,24 @@ fn served() -> StreamLog {
 }
 
 fn render_with(fmt: &str, l: &StreamLog, caps: &[Option<Vec<u8>>]) -> Result<String, String> {
+    render_on(fmt, l, caps, None)
+}
+
+/// Renders `fmt` for a client at 10.0.1.2:33317, over TLS with `tls`.
+fn render_on(
+    fmt: &str,
+    l: &StreamLog,
+    caps: &[Option<Vec<u8>>],
+    tls: Option<crate::tls::TlsInfo>,
+) -> Result<String, String> {
     let cfg = config(CFG);
     let rt = runtime(&cfg);
     let mut cx = CompileCx::new(&cfg, 0, Site::Log);
     let lf = LogFormat::compile(fmt, &mut cx, LfMode::Log, &[Place::FeLogEnd]).map_err(|e| e.msg)?;
-    let conn = ConnInfo::new(Some("10.0.1.2:33317".parse().unwrap()), -1);
+    let mut conn = ConnInfo::new(Some("10.0.1.2:33317".parse().unwrap()), -1);
+    if let Some(t) = tls {
+        conn.set_tls(t);
+    }
     let ctx = SampleCtx {
         be: Some(1),
         srv: Some(0),
@@ -183,6 +196,50 @@ fn haproxys_default_formats() {
         "10.0.1.2 - - [06/Feb/2009:12:14:14 +0000] \"GET /index.html?a=1 HTTP/1.1\" 200 2750 \"\" \"\" 33317 655 \
          \"fe\" \"be\" \"s1\" 2 0 5 12 25 ---- 0 0 0 0 0 0 0 \"\" \"\" "
     );
+}
+
+/// A resumed TLS 1.2 session with an SNI, as rustls reports it.
+fn tls12() -> crate::tls::TlsInfo {
+    crate::tls::TlsInfo {
+        sni: Some("1wt.eu".into()),
+        version: "TLSv1.2",
+        cipher: "ECDHE-ECDSA-AES128-GCM-SHA256",
+        bits: 128,
+        alpn: None,
+        resumed: true,
+        peer_certs: Vec::new(),
+        local_cert: None,
+        verify: Default::default(),
+    }
+}
+
+#[test]
+fn httpslog_format_on_tls_and_plain_connections() {
+    if !utc() {
+        return;
+    }
+    let fmt = super::setup::httpslog_format(HTTPS_LOG_FORMAT);
+    let l = served();
+    let head = "10.0.1.2:33317 [06/Feb/2009:12:14:14.655] fe be/s1 2/0/5/12/25 200 2750 - - ---- 0/0/0/0/0 0/0 \
+                \"GET /index.html?a=1 HTTP/1.1\"";
+    // haproxy 2.6.12: `ssl_fc_err,hex` is the 8-byte integer in hex; `%ft` gets its `~`
+    let tls = render_on(&fmt, &l, &[], Some(tls12())).unwrap();
+    assert_eq!(
+        tls,
+        format!(
+            "{} 0/0000000000000000/0/0/1 1wt.eu/TLSv1.2/ECDHE-ECDSA-AES128-GCM-SHA256",
+            head.replacen(" fe ", " fe~ ", 1)
+        )
+    );
+    // a plain connection: exactly what haproxy 2.6.12 writes there
+    assert_eq!(render(&fmt, &l), format!("{head} 0/-/-/-/0 -/-/-"));
+    // without an SNI, with a verification error let through
+    let mut t = tls12();
+    t.sni = None;
+    t.resumed = false;
+    t.verify.crt_err = 10;
+    let tls = render_on(&fmt, &l, &[], Some(t)).unwrap();
+    assert!(tls.ends_with(" 0/0000000000000000/10/0/0 -/TLSv1.2/ECDHE-ECDSA-AES128-GCM-SHA256"), "{tls}");
 }
 
 #[test]

@@ -94,16 +94,17 @@ pub fn log_embryonic(
     pl.loggers.send(level, line.as_bytes());
 }
 
-/// `option httpslog`'s format as it renders on a plain connection: HAProxy's TLS fields
-/// of such a connection are absent (`-`), except `ssl_fc_is_resumed` (0); COMPAT:
-/// `fc_err` is 0 (connection error codes are not kept).
-/// TODO(#7): TLS connections get the same plain fields; render HAProxy's real format
-/// now that the `ssl_*` fetches exist (`%sslv`/`%sslc` are still missing).
-/// Any other format is returned as is.
-fn plain_httpslog(text: &str) -> std::borrow::Cow<'_, str> {
-    use rampart_cfg::model::{HTTPS_LOG_FORMAT, HTTP_LOG_FORMAT};
+/// `option httpslog`'s format as rampart compiles it: HAProxy's own (the TLS fields
+/// come from the `ssl_*` fetches and `%sslv`/`%sslc`, `-` on a plain connection but
+/// `ssl_fc_is_resumed`, 0), with `%[fc_err]` written as `0`.
+/// COMPAT: `fc_err` is not a fetch here (connection error codes are not kept). HAProxy's
+/// front connection codes are those of its handshakes (PROXY header, TLS), and a
+/// connection that failed one never makes a stream's line, so its lines show 0 there
+/// too (configuration.txt, `option httpslog`). Any other format is returned as is.
+pub(crate) fn httpslog_format(text: &str) -> std::borrow::Cow<'_, str> {
+    use rampart_cfg::model::HTTPS_LOG_FORMAT;
     if text == HTTPS_LOG_FORMAT {
-        format!("{HTTP_LOG_FORMAT} 0/-/-/-/0 -/-/-").into()
+        HTTPS_LOG_FORMAT.replacen("%[fc_err]", "0", 1).into()
     } else {
         text.into()
     }
@@ -183,7 +184,7 @@ impl Opener {
             }
         };
         let format =
-            text.filter(|t| !t.is_empty()).and_then(|t| compile(&plain_httpslog(t), &o.log_format_span, "log-format"));
+            text.filter(|t| !t.is_empty()).and_then(|t| compile(&httpslog_format(t), &o.log_format_span, "log-format"));
         let error_format =
             o.error_log_format.as_deref().and_then(|t| compile(t, &o.error_log_format_span, "error-log-format"));
         let sd_format = o.log_format_sd.as_deref().and_then(|t| compile(t, &o.log_format_sd_span, "log-format-sd"));
@@ -241,6 +242,27 @@ mod tests {
         let cfg = config(text);
         assert_eq!(cfg.proxies[0].options.log_format.as_deref(), Some(rampart_cfg::model::TCP_LOG_FORMAT));
         assert!(build(text).0.unwrap().proxies[0].log.as_deref().unwrap().format.is_some());
+    }
+
+    #[test]
+    fn httpslog_compiles_haproxys_format_with_fc_err_as_zero() {
+        use rampart_cfg::model::{HTTPS_LOG_FORMAT, HTTP_LOG_FORMAT};
+        let f = super::httpslog_format(HTTPS_LOG_FORMAT);
+        assert_eq!(
+            f,
+            format!(
+                "{HTTP_LOG_FORMAT} 0/%[ssl_fc_err,hex]/%[ssl_c_err]/%[ssl_c_ca_err]/%[ssl_fc_is_resumed] \
+                 %[ssl_fc_sni]/%sslv/%sslc"
+            )
+        );
+        assert_eq!(super::httpslog_format("%[fc_err] %ci"), "%[fc_err] %ci", "only the option's format");
+        let text = format!(
+            "{D}frontend fe\n  bind 127.0.0.1:18001\n  log 127.0.0.1:9 local0\n  option httpslog\n\
+             \x20 default_backend be\nbackend be\n  server s 127.0.0.1:1\n"
+        );
+        let (rt, warnings) = build(&text);
+        assert!(rt.unwrap().proxies[0].log.as_deref().unwrap().format.is_some());
+        assert!(warnings.is_empty(), "{warnings:?}");
     }
 
     #[test]

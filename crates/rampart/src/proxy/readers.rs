@@ -112,8 +112,8 @@ pub const READERS: &[(&str, &str)] = &[
     ("log-tag", "log::setup::Opener::proxy"),
     ("option httplog", "log::setup::Opener::proxy"),
     ("option tcplog", "log::setup::Opener::proxy"),
-    // COMPAT: partial, the TLS fields are a plain connection's (docs/COMPATIBILITY.md, section Logging)
-    ("option httpslog", "log::setup::Opener::proxy: plain_httpslog"),
+    // COMPAT: fc_err is always 0 (log::setup::httpslog_format)
+    ("option httpslog", "log::setup::Opener::proxy: httpslog_format"),
     ("option dontlognull", "log::emit"),
     ("option dontlog-normal", "log::emit"),
     ("option log-separate-errors", "log::emit"),

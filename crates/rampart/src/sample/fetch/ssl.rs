@@ -39,15 +39,28 @@ fn fetch_ssl_fc_sni<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
     }
 }
 
+/// The client connection's TLS version as HAProxy names it (`TLSv1.3`); `None` on a
+/// plain connection. `ssl_fc_protocol` and the log-format's `%sslv`.
+pub(crate) fn fc_protocol<'a>(ctx: &SampleCtx<'a>) -> Option<&'a str> {
+    tls(ctx).map(|t| t.version)
+}
+
+/// The client connection's cipher suite as OpenSSL names it
+/// (`ECDHE-ECDSA-AES128-GCM-SHA256`, `TLS_AES_256_GCM_SHA384`); `None` on a plain
+/// connection. `ssl_fc_cipher` and the log-format's `%sslc`.
+pub(crate) fn fc_cipher<'a>(ctx: &SampleCtx<'a>) -> Option<&'a str> {
+    tls(ctx).map(|t| t.cipher).filter(|c| !c.is_empty())
+}
+
 fn fetch_ssl_fc_protocol<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(t) = tls(ctx) {
-        emit(str_sample(t.version));
+    if let Some(v) = fc_protocol(ctx) {
+        emit(str_sample(v));
     }
 }
 
 fn fetch_ssl_fc_cipher<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(t) = tls(ctx).filter(|t| !t.cipher.is_empty()) {
-        emit(str_sample(t.cipher));
+    if let Some(c) = fc_cipher(ctx) {
+        emit(str_sample(c));
     }
 }
 
@@ -63,10 +76,10 @@ fn fetch_ssl_fc_alpn<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) 
     }
 }
 
+/// `ssl_fc_is_resumed`: false on a plain connection too (HAProxy answers there, unlike
+/// the other `ssl_fc_*` fetches).
 fn fetch_ssl_fc_is_resumed<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(t) = tls(ctx) {
-        emit(Sample::Bool(t.resumed));
-    }
+    emit(Sample::Bool(tls(ctx).is_some_and(|t| t.resumed)));
 }
 
 /// `ssl_fc_has_crt` / `ssl_c_used`: whether the client presented a certificate.

@@ -49,6 +49,11 @@ fn plain_connection() {
     assert_eq!(fetch(None, "ssl_fc"), Some(Sample::Bool(false)));
     assert_eq!(fetch(None, "ssl_fc_sni"), None);
     assert_eq!(fetch(None, "ssl_c_used"), None);
+    assert_eq!(fetch(None, "ssl_fc_protocol"), None);
+    assert_eq!(fetch(None, "ssl_fc_cipher"), None);
+    // HAProxy 2.6 answers false here (`ssl_sock_get_ssl_object()` is NULL), which
+    // `option httpslog` shows as `0` on a plain connection
+    assert_eq!(fetch(None, "ssl_fc_is_resumed"), Some(Sample::Bool(false)));
 }
 
 #[test]
