@@ -207,3 +207,60 @@ fn bad_key_files_are_alerts_as_haproxy_words_them() {
     let (code, err) = check(&binary(), &files, &ok);
     assert_eq!(code, 0, "{err}");
 }
+
+/// The same configuration in haproxy and rampart: two key files on three binds, the
+/// tls-keys commands answered alike, byte for byte (at level user, as HAProxy 2.6
+/// allows them).
+#[test]
+fn tls_keys_commands_answer_as_haproxy_does() {
+    let Some(haproxy) = rampart_testkit::haproxy_or_skip("tls_keys_commands_answer_as_haproxy_does") else {
+        return;
+    };
+    let files = Files::new("diff");
+    let (a, _) = files.keys("a.key", 4, 48);
+    let (b, _) = files.keys("b.key", 3, 80);
+    let site = files.path("site.pem");
+    let cfg = format!(
+        "{}listen fe1\n  bind fd@${{fe1}} ssl crt {site} tls-ticket-keys {a}\n  \
+         bind fd@${{fe2}} ssl crt {site} tls-ticket-keys {b}\n  \
+         bind fd@${{fe3}} ssl crt {site} tls-ticket-keys {a}\n  \
+         server s1 ${{s1_addr}}:${{s1_port}}\n",
+        PREAMBLE.replacen("global\n", "global\n  stats socket ${testdir}/admin.sock level user\n", 1),
+    );
+    let new48 = random_key(48);
+    let commands = [
+        "show tls-keys".to_string(),
+        "show tls-keys *".into(),
+        "show tls-keys #1".into(),
+        format!("show tls-keys {b}"),
+        "show tls-keys #".into(),
+        "show tls-keys #2".into(),
+        "show tls-keys nope".into(),
+        "set ssl tls-key".into(),
+        "set ssl tls-key #1".into(),
+        "set ssl tls-key #7 YWJj".into(),
+        "set ssl tls-key #1 abc".into(),
+        "set ssl tls-key #1 YWJj".into(),
+        format!("set ssl tls-key #0 {new48}"),
+        format!("set ssl tls-key {a} {new48}"),
+        "show tls-keys *".into(),
+    ];
+    let s1 = echo_head();
+    let answers = |bin: &Path| -> Vec<String> {
+        let proxy = Proxy::new(bin)
+            .backend("s1", s1.addr())
+            .listener("fe1")
+            .listener("fe2")
+            .listener("fe3")
+            .config(&cfg)
+            .start()
+            .expect("the proxy starts");
+        commands.iter().map(|c| cli(&proxy, &format!("{c}\n"))).collect()
+    };
+    let (theirs, ours) = (answers(&haproxy), answers(&binary()));
+    assert_eq!(ours[0], format!("# id (file)\n0 ({b})\n1 ({a})\n\n"));
+    assert!(ours[14].ends_with(&format!("1.2 {new48}\n\n")), "{}", ours[14]);
+    for ((c, h), r) in commands.iter().zip(&theirs).zip(&ours) {
+        assert_eq!(r, h, "{c}");
+    }
+}
