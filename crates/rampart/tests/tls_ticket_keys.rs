@@ -264,3 +264,30 @@ fn tls_keys_commands_answer_as_haproxy_does() {
         assert_eq!(r, h, "{c}");
     }
 }
+
+/// A bind without `ssl` reads its key file too, and each bind naming a bad file is
+/// refused: the same alert lines as haproxy's.
+#[test]
+fn every_bind_naming_a_bad_file_is_refused() {
+    let files = Files::new("plain");
+    let (few, _) = files.keys("few.key", 2, 48);
+    let cfg = format!(
+        "defaults\n  mode http\n  timeout client 1s\n  timeout server 1s\n  timeout connect 1s\nfrontend f\n  \
+         bind 127.0.0.1:8443 tls-ticket-keys {few}\n  bind 127.0.0.1:8444 ssl crt {} tls-ticket-keys {few}\n",
+        files.path("site.pem")
+    );
+    let alerts = |bin: &Path| -> Vec<String> {
+        let out = rampart_testkit::check(bin, &cfg);
+        assert_ne!(out.code, 0);
+        // without the pid
+        out.stderr.lines().filter(|l| l.contains("parsing [")).map(|l| l[l.find(" : ").unwrap()..].to_owned()).collect()
+    };
+    let ours = alerts(&binary());
+    let why = format!("'{few}' : please supply at least 3 keys in the tls-tickets-file");
+    assert_eq!(ours.len(), 2, "{ours:?}");
+    assert!(ours[0].ends_with(&format!(":7] : 'bind 127.0.0.1:8443' in section 'frontend' : {why}")), "{ours:?}");
+    assert!(ours[1].ends_with(&format!(":8] : 'bind 127.0.0.1:8444' in section 'frontend' : {why}")), "{ours:?}");
+    if let Some(h) = rampart_testkit::haproxy_path() {
+        assert_eq!(ours, alerts(&h));
+    }
+}
