@@ -68,7 +68,7 @@ pub static BIND_OPTIONS: &[ArgKw] = &[
     arg("tcp-ut", 1, Yes),
     arg("tfo", 0, Yes),
     arg("thread", 1, No),
-    arg("tls-ticket-keys", 1, No),
+    arg("tls-ticket-keys", 1, Yes),
     arg("transparent", 0, No),
     arg("uid", 1, No),
     arg("user", 1, No),

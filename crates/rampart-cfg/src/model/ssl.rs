@@ -94,6 +94,9 @@ pub struct BindSsl {
     /// `ca-sign-file`: the CA (certificate and key) that signs generated certificates.
     pub ca_sign_file: Option<PathBuf>,
     pub strict_sni: bool,
+    /// `tls-ticket-keys`: the file of TLS session ticket keys, as written (binds
+    /// naming the same file share its keys; the daemon reads it).
+    pub tls_ticket_keys: Option<String>,
     pub options: SslOptions,
 }
 

@@ -32,6 +32,7 @@ pub(super) fn is_bind_ssl_option(name: &str) -> bool {
             | "generate-certificates"
             | "ca-sign-file"
             | "strict-sni"
+            | "tls-ticket-keys"
     ) || option_flag(name).is_some()
         || name == "ssl-min-ver"
         || name == "ssl-max-ver"
@@ -116,6 +117,10 @@ pub(super) fn apply_bind_ssl(ssl: &mut BindSsl, name: &str, value: Option<&Strin
         "generate-certificates" => ssl.generate_certificates = true,
         "ca-sign-file" => ssl.ca_sign_file = Some(PathBuf::from(need()?)),
         "strict-sni" => ssl.strict_sni = true,
+        "tls-ticket-keys" => match value.filter(|v| !v.is_empty()) {
+            Some(file) => ssl.tls_ticket_keys = Some(file.clone()),
+            None => return Err(format!("'{name}' : missing TLS ticket keys file path")),
+        },
         "ssl-min-ver" => ssl.options.min_ver = Some(version(&need()?)?),
         "ssl-max-ver" => ssl.options.max_ver = Some(version(&need()?)?),
         other => match option_flag(other) {
@@ -287,6 +292,17 @@ mod tests {
         assert_eq!(
             alerts("frontend f\n bind :443 ssl crt a.pem allow-0rtt\n"),
             ["'bind :443' in section 'frontend' : 'allow-0rtt' is not supported yet"]
+        );
+    }
+
+    #[test]
+    fn tls_ticket_keys_names_a_file() {
+        let cfg = parse_ok("frontend f\n bind :443 ssl crt a.pem tls-ticket-keys /etc/keys\n bind :80\n");
+        let s = cfg.proxies[0].binds[0].ssl.as_deref().unwrap();
+        assert_eq!(s.tls_ticket_keys.as_deref(), Some("/etc/keys"));
+        assert_eq!(
+            alerts("frontend f\n bind :443 ssl crt a.pem tls-ticket-keys ''\n"),
+            ["'bind :443' in section 'frontend' : 'tls-ticket-keys' : missing TLS ticket keys file path"]
         );
     }
 

@@ -191,16 +191,23 @@ impl FrontendRt {
 
     /// The listeners of `px`, in the order the listener registry binds them, with the
     /// TLS configuration of each `bind ... ssl` line (alerts and warnings go to
-    /// `alerts` and `warnings`).
+    /// `alerts` and `warnings`); `key_files`: the `tls-ticket-keys` files read so far.
     fn listeners(
         px: &rampart_cfg::model::Proxy,
         global: &rampart_cfg::model::GlobalSsl,
+        key_files: &mut crate::tls::ticket_keys::KeyFiles,
         alerts: &mut Vec<Diag>,
         warnings: &mut Vec<Diag>,
     ) -> Box<[ListenerRt]> {
         let mut out = Vec::new();
         for b in &px.binds {
-            let tls = b.ssl.as_deref().filter(|s| s.enabled).and_then(|s| match crate::tls::bind::build(s, global) {
+            // as HAProxy, a bind without `ssl` reads its key file too
+            let plain_keys = b.ssl.as_deref().filter(|s| !s.enabled).and_then(|s| s.tls_ticket_keys.as_deref());
+            if let Some(Err(e)) = plain_keys.map(|f| key_files.get(f)) {
+                alerts.push(Diag::alert(Some(b.span.clone()), format!("{} : {e}", b.ctx)));
+            }
+            let mut build = |s| crate::tls::bind::build_keyed(s, global, key_files);
+            let tls = b.ssl.as_deref().filter(|s| s.enabled).and_then(|s| match build(s) {
                 Ok((mut tls, warns)) => {
                     warnings.extend(
                         warns.into_iter().map(|w| Diag::warning(Some(b.span.clone()), format!("{} : {w}", b.ctx))),
@@ -357,6 +364,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
     };
     let mut proxies = Vec::with_capacity(cfg.proxies.len());
     let mut tls_warnings = Vec::new();
+    let mut key_files = crate::tls::ticket_keys::KeyFiles::new(cfg);
     let mut logs = crate::log::setup::Opener::new(cfg, &mut alerts);
     let timed = crate::stats::histogram::wanted(cfg);
     for (idx, px) in cfg.proxies.iter().enumerate() {
@@ -488,7 +496,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 denied_req: Counter::new(threads),
                 pp_failed: Counter::new(threads),
                 tls_failed: Counter::new(threads),
-                listeners: FrontendRt::listeners(px, &cfg.global.ssl, &mut alerts, &mut tls_warnings),
+                listeners: FrontendRt::listeners(px, &cfg.global.ssl, &mut key_files, &mut alerts, &mut tls_warnings),
             },
             be: BackendRt {
                 lb,

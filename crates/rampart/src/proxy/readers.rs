@@ -172,6 +172,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("bind force-tlsv12", "tls::bind::versions"),
     ("bind force-tlsv13", "tls::bind::versions"),
     ("bind no-tls-tickets", "tls::bind::build (send_tls13_tickets, ticketer)"),
+    ("bind tls-ticket-keys", "tls::ticket_keys (KeyFileTicketer), tls::bind::build_keyed"),
     ("bind prefer-client-ciphers", "tls::bind::build (ignore_client_order)"),
     // server options
     ("server backup", "proxy::build: ServerRt::backup"),

@@ -282,6 +282,13 @@ pub static COMMANDS: &[Cmd] = &[
         run: |c, s, w| c.certs.set_ocsp(s.payload.take().as_deref().or(w.get(3).copied())),
     },
     Cmd {
+        words: &["set", "ssl", "tls-key"],
+        usage: "set ssl tls-key [id|file] <key>",
+        help: "set the next TLS key for the <id> or <file> listener to <key>",
+        level: Level::User,
+        run: |c, _, w| c.ticket_keys.set(w),
+    },
+    Cmd {
         words: &["set", "timeout"],
         usage: "set timeout [cli] <delay>",
         help: "change a timeout setting",
@@ -381,6 +388,13 @@ pub static COMMANDS: &[Cmd] = &[
             Ok(req) => stat::render(&c.rt, &req, s.level),
             Err(e) => e,
         },
+    },
+    Cmd {
+        words: &["show", "tls-keys"],
+        usage: "show tls-keys [id|*]",
+        help: "show tls keys references or dump tls ticket keys when id specified",
+        level: Level::User,
+        run: |c, _, w| c.ticket_keys.show(w.get(2).copied()),
     },
     Cmd {
         words: &["show", "version"],

@@ -113,6 +113,8 @@ pub struct Cli {
     pub certs: crate::tls::certs::Certs,
     /// The CA and CRL files and their pending `set ssl ca-file|crl-file` transactions.
     pub cafiles: crate::tls::castore::CaStore,
+    /// The TLS binds' `tls-ticket-keys` files (`show tls-keys`, `set ssl tls-key`).
+    pub ticket_keys: crate::tls::ticket_keys_cli::KeyFilesCli,
 }
 
 /// Every TLS bind of `rt`, once each (the addresses of one `bind` line share one).
@@ -157,6 +159,7 @@ impl Cli {
             cum_sessions: AtomicU64::new(0),
             certs: crate::tls::certs::Certs::new(tls_binds(&rt), server_crts(&rt)),
             cafiles: crate::tls::castore::CaStore::new(tls_binds(&rt), server_chains(&rt)),
+            ticket_keys: crate::tls::ticket_keys_cli::KeyFilesCli::new(&tls_binds(&rt)),
             rt,
         }
     }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use arc_swap::ArcSwap;
 use rampart_cfg::model::{BindSsl, GlobalSsl, SslOptions, TlsVersion, Verify};
 use rustls::crypto::{aws_lc_rs, CryptoProvider, SupportedKxGroup};
-use rustls::server::{ClientHello, ServerSessionMemoryCache};
+use rustls::server::{ClientHello, ProducesTickets, ServerSessionMemoryCache};
 use rustls::sign::CertifiedKey;
 use rustls::{ServerConfig, SupportedCipherSuite};
 
@@ -19,6 +19,7 @@ use super::gencert::CertGen;
 use super::pem::{self, PemError};
 use super::sni::{cert_names, Entry, Origin, SniResolver, SniStore};
 use super::suites::{self, map_names};
+use super::ticket_keys::{KeyFileTicketer, KeyFiles, TicketKeys};
 use super::verifier::{BuildError, CaDer, ClientCaFiles};
 use super::verify::ClientVerify;
 
@@ -45,6 +46,11 @@ pub struct BindTls {
     pub lists: Vec<ListUse>,
     /// Where the bind is, for the runtime API's messages.
     pub origin: BindOrigin,
+    /// `tls-ticket-keys`: the key file's keys, shared with the other binds naming it.
+    pub ticket_keys: Option<Arc<TicketKeys>>,
+    /// What seals and opens the session tickets of every configuration of the bind
+    /// (crt-list lines included); `None` with `no-tls-tickets`.
+    ticketer: Option<Arc<dyn ProducesTickets>>,
 }
 
 /// A crt-list file as a bind loaded it.
@@ -147,7 +153,7 @@ impl BindTls {
     /// The configurations for a crt-list line's `options` over this bind's settings
     /// (`None` when they change nothing), with what rustls cannot do of them.
     pub fn line_configs(&self, options: Option<&LineOptions>) -> LineConfigs {
-        line_configs(&self.ssl, &self.global, &self.resolver, options)
+        line_configs(&self.ssl, &self.global, &self.resolver, self.ticketer.as_ref(), options)
     }
 }
 
@@ -160,12 +166,13 @@ fn line_configs(
     ssl: &BindSsl,
     g: &GlobalSsl,
     resolver: &Arc<SniResolver>,
+    ticketer: Option<&Arc<dyn ProducesTickets>>,
     options: Option<&LineOptions>,
 ) -> LineConfigs {
     let Some(o) = options.filter(|o| o.changes_config()) else { return Ok((None, Vec::new())) };
     let (merged, not_done) = o.merged(ssl);
     let mut warnings = Vec::new();
-    let (c, _) = server_config(&merged, g, resolver, o.no_ca_names, &mut warnings)?;
+    let (c, _) = server_config(&merged, g, resolver, ticketer, o.no_ca_names, &mut warnings)?;
     warnings.extend(not_done);
     // items of one sentence each caller ends
     let warnings = warnings.into_iter().map(|w| w.trim_end_matches('.').to_owned()).collect();
@@ -356,10 +363,22 @@ fn read_lists(ssl: &BindSsl, g: &GlobalSsl, alerts: &mut Vec<String>) -> Vec<Lis
     out
 }
 
-/// Builds the TLS side of one `bind` line. `Ok` carries the warnings to print once;
-/// `Err` the alerts (each already worded for the line's context prefix).
+/// Builds the TLS side of one `bind` line, reading its `tls-ticket-keys` file if it
+/// names one. `Ok` carries the warnings to print once; `Err` the alerts (each already
+/// worded for the line's context prefix).
 pub fn build(ssl: &BindSsl, g: &GlobalSsl) -> Result<(BindTls, Vec<String>), Vec<String>> {
+    build_keyed(ssl, g, &mut KeyFiles::default())
+}
+
+/// [`build`], with the `tls-ticket-keys` file shared with the other binds of
+/// `key_files` that name it.
+pub fn build_keyed(
+    ssl: &BindSsl,
+    g: &GlobalSsl,
+    key_files: &mut KeyFiles,
+) -> Result<(BindTls, Vec<String>), Vec<String>> {
     let mut alerts = Vec::new();
+    let ticket_keys = ssl.tls_ticket_keys.as_deref().and_then(|f| key_files.get(f).map_err(|e| alerts.push(e)).ok());
     let mut warnings = Vec::new();
     let provider = aws_lc_rs::default_provider();
     let mut files = Vec::new();
@@ -413,11 +432,12 @@ pub fn build(ssl: &BindSsl, g: &GlobalSsl) -> Result<(BindTls, Vec<String>), Vec
     let gen = cert_gen(ssl, g, &provider).map_err(|e| vec![e])?;
     let shared = Arc::new(ArcSwap::from_pointee(SniStore::default()));
     let resolver = Arc::new(SniResolver { store: shared.clone(), gen });
-    let (base, versions) = server_config(ssl, g, &resolver, false, &mut warnings)?;
+    let ticketer = ticketer(ssl, g, ticket_keys.as_ref());
+    let (base, versions) = server_config(ssl, g, &resolver, ticketer.as_ref(), false, &mut warnings)?;
     // the crt-list lines, each with the configuration of its options
     let mut not_done: Vec<String> = Vec::new();
     for (mut entry, names, line, list) in lined {
-        let (tls, nd) = line_configs(ssl, g, &resolver, line.options.as_ref())?;
+        let (tls, nd) = line_configs(ssl, g, &resolver, ticketer.as_ref(), line.options.as_ref())?;
         for w in nd {
             if !not_done.contains(&w) {
                 not_done.push(w);
@@ -445,17 +465,32 @@ pub fn build(ssl: &BindSsl, g: &GlobalSsl) -> Result<(BindTls, Vec<String>), Vec
         global: g.clone(),
         lists,
         origin: BindOrigin::default(),
+        ticket_keys,
+        ticketer,
     };
     Ok((tls, warnings))
 }
 
+/// The ticketer of a bind: none with `no-tls-tickets`, the keys of its
+/// `tls-ticket-keys` file, else rustls' own (random keys rotated every 6 hours).
+fn ticketer(ssl: &BindSsl, g: &GlobalSsl, keys: Option<&Arc<TicketKeys>>) -> Option<Arc<dyn ProducesTickets>> {
+    if ssl.options.no_tls_tickets || g.default_bind_options.no_tls_tickets {
+        return None;
+    }
+    match keys {
+        Some(k) => Some(Arc::new(KeyFileTicketer { keys: k.clone() })),
+        None => aws_lc_rs::Ticketer::new().ok(),
+    }
+}
+
 /// The rustls configurations for TLS settings `ssl` choosing certificates with
-/// `resolver`, and the protocol versions; `no_ca_names`: the certificate request names
-/// no CA.
+/// `resolver` and sealing tickets with `ticketer` (`None`: no tickets), and the
+/// protocol versions; `no_ca_names`: the certificate request names no CA.
 fn server_config(
     ssl: &BindSsl,
     g: &GlobalSsl,
     resolver: &Arc<SniResolver>,
+    ticketer: Option<&Arc<dyn ProducesTickets>>,
     no_ca_names: bool,
     warnings: &mut Vec<String>,
 ) -> Result<(Configs, Vec<&'static rustls::SupportedProtocolVersion>), Vec<String>> {
@@ -490,10 +525,9 @@ fn server_config(
     config.ignore_client_order = !(ssl.options.prefer_client_ciphers || g.default_bind_options.prefer_client_ciphers);
     config.alpn_protocols = alpn(ssl, warnings);
     config.session_storage = ServerSessionMemoryCache::new(g.cachesize.unwrap_or(CACHE_SIZE).max(1));
-    if ssl.options.no_tls_tickets || g.default_bind_options.no_tls_tickets {
-        config.send_tls13_tickets = 0;
-    } else if let Ok(t) = aws_lc_rs::Ticketer::new() {
-        config.ticketer = t;
+    match ticketer {
+        Some(t) => config.ticketer = t.clone(),
+        None => config.send_tls13_tickets = 0,
     }
     Ok((Configs::new(config, verifier), versions))
 }

@@ -4,7 +4,9 @@
 //! runtime certificate commands and hot swap (`certs`), the runtime CA and CRL
 //! files and their commands (`castore`, `castore_show`), the verifiers built from
 //! their contents (`verifier`); TLS towards servers (`client`) and a server's
-//! replaceable `crt` (`server_crt`), OpenSSL cipher names (`suites`); client certificate
+//! replaceable `crt` (`server_crt`), OpenSSL cipher names (`suites`); session tickets
+//! sealed with the keys of a `tls-ticket-keys` file and their commands (`ticket_keys`,
+//! `ticket_keys_cli`); client certificate
 //! verification with OpenSSL's error codes (`verify`, `chain`, `crl`); what a handshake
 //! negotiated, as the `ssl_*` and `ssl_bc*` fetches read it ([`TlsInfo`]).
 //! HAProxy counterpart: ssl_sock.c, ssl_ckch.c.
@@ -28,6 +30,8 @@ pub mod stream;
 pub mod suites;
 #[cfg(test)]
 pub(crate) mod testpki;
+pub mod ticket_keys;
+pub mod ticket_keys_cli;
 pub mod verifier;
 pub mod verify;
 
