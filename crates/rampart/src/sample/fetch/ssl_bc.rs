@@ -57,10 +57,10 @@ fn fetch_ssl_bc_alpn<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) 
     }
 }
 
+/// `ssl_bc_is_resumed`: false without a TLS server connection too (a plain one, or none
+/// yet), as HAProxy answers for `ssl_fc_is_resumed` and this one alike.
 fn fetch_ssl_bc_is_resumed<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(t) = tls(ctx) {
-        emit(Sample::Bool(t.resumed));
-    }
+    emit(Sample::Bool(tls(ctx).is_some_and(|t| t.resumed)));
 }
 
 // === the server's certificate (ssl_s_*) ===
@@ -177,10 +177,11 @@ mod tests {
         let plain = SampleCtx { be: Some(1), srv: Some(0), ..SampleCtx::new(&rt, &c, 0) };
         assert_eq!(v(&plain, "ssl_bc"), Some(Sample::Bool(false)));
         assert_eq!(v(&plain, "ssl_bc_protocol"), None);
-        assert_eq!(v(&plain, "ssl_bc_is_resumed"), None);
+        assert_eq!(v(&plain, "ssl_bc_is_resumed"), Some(Sample::Bool(false)));
         // no server yet
         let none = SampleCtx::new(&rt, &c, 0);
         assert_eq!(v(&none, "ssl_bc"), None);
+        assert_eq!(v(&none, "ssl_bc_is_resumed"), Some(Sample::Bool(false)));
     }
 
     #[test]
