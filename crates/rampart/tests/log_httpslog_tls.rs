@@ -8,6 +8,8 @@
 //! are still checked against those expectations, after a visible skip line;
 //! `RAMPART_REQUIRE_HAPROXY=1` makes that a failure.
 
+mod test_pki;
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::path::PathBuf;
@@ -30,19 +32,9 @@ struct Pki {
 
 impl Pki {
     fn new() -> Pki {
-        let dir = std::env::temp_dir().join(format!("rampart-log-httpslog-tls-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let ca_key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
-        let mut p = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-        p.distinguished_name.push(rcgen::DnType::CommonName, "Rampart Test CA");
-        p.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        let ca = p.self_signed(&ca_key).unwrap();
-        let kp = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
-        let mut p = rcgen::CertificateParams::new(vec![SNI.to_string(), "127.0.0.1".to_string()]).unwrap();
-        p.distinguished_name.push(rcgen::DnType::CommonName, SNI);
-        let c = p.signed_by(&kp, &ca, &ca_key).unwrap();
-        std::fs::write(dir.join("site.pem"), format!("{}{}", c.pem(), kp.serialize_pem())).unwrap();
+        let dir = test_pki::fresh_dir("log-httpslog-tls");
+        let (ca, ca_key) = test_pki::ca("Rampart Test CA");
+        std::fs::write(dir.join("site.pem"), test_pki::leaf_pem(&[SNI, "127.0.0.1"], &ca, &ca_key)).unwrap();
         Pki { dir, ca }
     }
 

@@ -8,6 +8,7 @@
 //! haproxy and rampart (`-c`).
 
 mod http_common;
+mod test_pki;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -24,32 +25,22 @@ struct Pki {
 
 impl Pki {
     fn new(test: &str) -> Pki {
-        let dir = std::env::temp_dir().join(format!("rampart-tls-{test}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let ca_key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
-        let mut p = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-        p.distinguished_name.push(rcgen::DnType::CommonName, "Rampart Test CA");
-        p.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        let ca = p.self_signed(&ca_key).unwrap();
+        let dir = test_pki::fresh_dir(&format!("tls-{test}"));
+        let (ca, ca_key) = test_pki::ca("Rampart Test CA");
         std::fs::write(dir.join("ca.pem"), ca.pem()).unwrap();
         Pki { dir, ca, ca_key }
     }
 
     /// Writes `<file>` holding a certificate for `names` (CN: the first) and its key.
     fn server(&self, file: &str, names: &[&str]) -> PathBuf {
-        let kp = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
-        let mut p = rcgen::CertificateParams::new(names.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
-        p.distinguished_name.push(rcgen::DnType::CommonName, names[0]);
-        let c = p.signed_by(&kp, &self.ca, &self.ca_key).unwrap();
         let path = self.dir.join(file);
-        std::fs::write(&path, format!("{}{}", c.pem(), kp.serialize_pem())).unwrap();
+        std::fs::write(&path, test_pki::leaf_pem(names, &self.ca, &self.ca_key)).unwrap();
         path
     }
 
     /// Writes a client certificate (`client.crt`, `client.key`) with CN `cn`.
     fn client(&self, cn: &str) -> (PathBuf, PathBuf) {
-        let kp = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+        let kp = test_pki::key();
         let mut p = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
         p.distinguished_name.push(rcgen::DnType::CommonName, cn);
         let c = p.signed_by(&kp, &self.ca, &self.ca_key).unwrap();

@@ -8,6 +8,7 @@
 //! except the wording of the startup alert.
 
 mod http_common;
+mod test_pki;
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -22,26 +23,14 @@ struct Pki {
     ca_key: rcgen::KeyPair,
 }
 
-fn key() -> rcgen::KeyPair {
-    rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap()
-}
+use test_pki::key;
 
 impl Pki {
     fn new(test: &str) -> Pki {
-        let dir = std::env::temp_dir().join(format!("rampart-tls-crl-{test}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let (ca, ca_key) = Self::ca();
+        let dir = test_pki::fresh_dir(&format!("tls-crl-{test}"));
+        let (ca, ca_key) = test_pki::ca("Rampart CRL Test CA");
         std::fs::write(dir.join("ca.pem"), ca.pem()).unwrap();
         Pki { dir, ca, ca_key }
-    }
-
-    fn ca() -> (rcgen::Certificate, rcgen::KeyPair) {
-        let k = key();
-        let mut p = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-        p.distinguished_name.push(rcgen::DnType::CommonName, "Rampart CRL Test CA");
-        p.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        (p.self_signed(&k).unwrap(), k)
     }
 
     fn path(&self, file: &str) -> String {
@@ -228,7 +217,7 @@ fn a_revoked_server_certificate_fails_the_connection() {
 fn a_crl_its_ca_did_not_sign_is_refused_at_startup() {
     rampart_only!();
     let pki = Pki::new("forged");
-    let (impostor, impostor_key) = Pki::ca();
+    let (impostor, impostor_key) = test_pki::ca("Rampart CRL Test CA");
     let (srv, ca, crl) = (pki.server(), pki.path("ca.pem"), pki.crl(&[7], Some((&impostor, &impostor_key))));
     let cfg_path = pki.dir.join("h.cfg");
     std::fs::write(

@@ -7,6 +7,7 @@
 #![allow(clippy::disallowed_types)]
 
 mod http_common;
+mod test_pki;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -27,21 +28,15 @@ struct Pki {
 
 impl Pki {
     fn new(test: &str) -> Pki {
-        let dir = std::env::temp_dir().join(format!("rampart-tls-gencert-{test}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let ca_key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+        let dir = test_pki::fresh_dir(&format!("tls-gencert-{test}"));
+        let ca_key = test_pki::key();
         let mut p = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
         p.distinguished_name.push(rcgen::DnType::CommonName, "Gen CA");
         p.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
         p.key_usages = vec![rcgen::KeyUsagePurpose::KeyCertSign, rcgen::KeyUsagePurpose::DigitalSignature];
         let ca = p.self_signed(&ca_key).unwrap();
         std::fs::write(dir.join("ca.pem"), format!("{}{}", ca.pem(), ca_key.serialize_pem())).unwrap();
-        let kp = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
-        let mut p = rcgen::CertificateParams::new(vec!["default.test".to_string()]).unwrap();
-        p.distinguished_name.push(rcgen::DnType::CommonName, "default.test");
-        let c = p.signed_by(&kp, &ca, &ca_key).unwrap();
-        std::fs::write(dir.join("default.pem"), format!("{}{}", c.pem(), kp.serialize_pem())).unwrap();
+        std::fs::write(dir.join("default.pem"), test_pki::leaf_pem(&["default.test"], &ca, &ca_key)).unwrap();
         Pki { dir, ca }
     }
 

@@ -8,6 +8,8 @@
 // The test server is test infrastructure, never on the request path: a std mutex is fine.
 #![allow(clippy::disallowed_types)]
 
+mod test_pki;
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
@@ -34,13 +36,8 @@ struct Pki {
 
 impl Pki {
     fn new(tag: &str) -> Pki {
-        let dir = std::env::temp_dir().join(format!("rampart-tls-server-{tag}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("fixture dir");
-        let ca_key = rcgen::KeyPair::generate().expect("key");
-        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("params");
-        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        params.distinguished_name.push(rcgen::DnType::CommonName, format!("test CA {tag}"));
-        let ca = params.self_signed(&ca_key).expect("CA");
+        let dir = test_pki::fresh_dir(&format!("tls-server-{tag}"));
+        let (ca, ca_key) = test_pki::ca(&format!("test CA {tag}"));
         std::fs::write(dir.join("ca.pem"), ca.pem()).expect("write");
         Pki { dir, ca, ca_key }
     }

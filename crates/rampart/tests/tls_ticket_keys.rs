@@ -6,6 +6,7 @@
 //! together) and the startup alerts for bad key files, compared with haproxy's.
 
 mod http_common;
+mod test_pki;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -21,10 +22,8 @@ struct Files {
 
 impl Files {
     fn new(test: &str) -> Files {
-        let dir = std::env::temp_dir().join(format!("rampart-tk-{test}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let kp = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+        let dir = test_pki::fresh_dir(&format!("tk-{test}"));
+        let kp = test_pki::key();
         let c = rcgen::CertificateParams::new(vec!["a.test".to_string()]).unwrap().self_signed(&kp).unwrap();
         std::fs::write(dir.join("site.pem"), format!("{}{}", c.pem(), kp.serialize_pem())).unwrap();
         Files { dir }
