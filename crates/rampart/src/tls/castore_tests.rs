@@ -167,7 +167,7 @@ fn a_committed_ca_file_verifies_new_handshakes() {
     );
     assert!(handshake(&tls, pki.client(1, 11)).is_err(), "not committed yet");
     let before = tls.config();
-    assert_eq!(store.commit(Kind::Ca, Some(&ca1)), format!("Committing {ca1}.\nSuccess!\n"));
+    assert_eq!(store.commit(Kind::Ca, Some(&ca1), &()), format!("Committing {ca1}.\nSuccess!\n"));
     assert!(handshake(&tls, pki.client(1, 11)).is_ok(), "CA2 is trusted now");
     assert!(handshake(&tls, pki.client(0, 12)).is_ok());
     assert_eq!(store.show(Kind::Ca, None), format!("# filename\n{ca1} - 2 certificate(s)\n"));
@@ -196,13 +196,13 @@ fn a_committed_crl_file_revokes_for_new_handshakes() {
     let shown = store.show(Kind::Crl, Some(&format!("*{crl}")));
     assert!(shown.starts_with(&format!("Filename: *{crl}\nStatus: Unused\n \nCertificate Revocation List #1:\nVersion 2\nSignature Algorithm: ecdsa-with-SHA256\nIssuer: /CN=CA2\nLast Update: Jan  1 00:00:00 2024 GMT\nNext Update: Jan  1 00:00:00 2099 GMT\nRevoked Certificates:\n    Serial Number: 42\n        Revocation Date: Jan  1 00:00:00 2024 GMT\n")), "{shown}");
     assert!(handshake(&tls, pki.client(1, 0x42)).is_ok(), "not committed yet");
-    assert_eq!(store.commit(Kind::Crl, Some(&crl)), format!("Committing {crl}.\nSuccess!\n"));
+    assert_eq!(store.commit(Kind::Crl, Some(&crl), &()), format!("Committing {crl}.\nSuccess!\n"));
     assert!(handshake(&tls, pki.client(1, 0x42)).is_err(), "revoked");
     assert!(handshake(&tls, pki.client(1, 0x43)).is_ok(), "another serial");
     let shown = store.show(Kind::Crl, Some(&crl));
     assert!(shown.starts_with(&format!("Filename: {crl}\nStatus: Used\n")), "{shown}");
     assert_eq!(
-        store.del_file(Kind::Crl, Some(&crl)),
+        store.del_file(Kind::Crl, Some(&crl), &()),
         format!("Can't remove the CRL file: CRL file '{crl}' in use, can't be deleted!\n\n")
     );
 }
@@ -224,7 +224,7 @@ fn a_server_chain_verifier_follows_its_ca_file() {
     assert_eq!(chain.epoch(), 0);
     store.set(Kind::Ca, Some(&ca1), Some(&pki.cas[1].0.pem()));
     assert_eq!(chain.epoch(), 0, "not committed yet");
-    assert_eq!(store.commit(Kind::Ca, Some(&ca1)), format!("Committing {ca1}.\nSuccess!\n"));
+    assert_eq!(store.commit(Kind::Ca, Some(&ca1), &()), format!("Committing {ca1}.\nSuccess!\n"));
     assert!(check().is_ok());
     assert_eq!(chain.epoch(), 1, "idle connections verified before are not reused");
 }
@@ -239,8 +239,8 @@ fn transaction_replies_are_haproxys() {
     assert_eq!(store.set(Kind::Ca, Some(&ca1), None), "'set ssl ca-file expects a filename and CAs as a payload\n");
     assert_eq!(store.set(Kind::Crl, None, None), "'set ssl crl-file expects a filename and CRLs as a payload\n");
     assert_eq!(store.set(Kind::Ca, Some(&ca1), Some("xx\n")), format!("Invalid payload\nCan't update {ca1}!\n"));
-    assert_eq!(store.commit(Kind::Ca, None), "'commit ssl ca-file expects a filename\n");
-    assert_eq!(store.commit(Kind::Ca, Some(&ca1)), format!("No ongoing transaction! !\nCan't commit {ca1}!\n"));
+    assert_eq!(store.commit(Kind::Ca, None, &()), "'commit ssl ca-file expects a filename\n");
+    assert_eq!(store.commit(Kind::Ca, Some(&ca1), &()), format!("No ongoing transaction! !\nCan't commit {ca1}!\n"));
     assert_eq!(store.abort(Kind::Crl, None), "'abort ssl crl-file' expects a filename\n");
     assert_eq!(store.abort(Kind::Ca, Some("x")), "No ongoing transaction!\n");
     assert_eq!(store.new_file(Kind::Ca, Some("new.crt")), "New CA file created 'new.crt'!\n");
@@ -254,7 +254,7 @@ fn transaction_replies_are_haproxys() {
         format!("The ongoing transaction is about 'new.crt' but you are trying to set '{ca1}'\nCan't update {ca1}!\n")
     );
     assert_eq!(
-        store.commit(Kind::Ca, Some(&ca1)),
+        store.commit(Kind::Ca, Some(&ca1), &()),
         format!("The ongoing transaction is about 'new.crt' but you are trying to set '{ca1}'\nCan't commit {ca1}!\n")
     );
     assert_eq!(
@@ -262,12 +262,12 @@ fn transaction_replies_are_haproxys() {
         format!("The ongoing transaction is about 'new.crt' but you are trying to abort a transaction for '{ca1}'\n")
     );
     assert_eq!(
-        store.del_file(Kind::Ca, Some("new.crt")),
+        store.del_file(Kind::Ca, Some("new.crt"), &()),
         "Can't remove the CA file: ongoing transaction for the CA file 'new.crt'\n"
     );
     // the CRL transaction is another one
     assert_eq!(store.abort(Kind::Crl, Some("new.crt")), "No ongoing transaction!\n");
-    assert_eq!(store.commit(Kind::Ca, Some("new.crt")), "Committing new.crt\nSuccess!\n", "no user: no dot");
+    assert_eq!(store.commit(Kind::Ca, Some("new.crt"), &()), "Committing new.crt\nSuccess!\n", "no user: no dot");
     let shown = store.show(Kind::Ca, Some("new.crt"));
     assert!(shown.starts_with("Filename: new.crt\nStatus: Unused\n \nCertificate #1:\nSerial: "), "{shown}");
     assert!(shown.contains("\nSubject Alternative Name: \nAlgorithm: EC256\nSHA1 FingerPrint: "), "{shown}");
@@ -280,15 +280,15 @@ fn transaction_replies_are_haproxys() {
     assert_eq!(store.set(Kind::Ca, Some("new.crt"), Some(&pem)), "transaction created for CA new.crt!\n");
     assert_eq!(store.abort(Kind::Ca, Some("new.crt")), "Transaction aborted for certificate 'new.crt'!\n");
     assert_eq!(
-        store.del_file(Kind::Ca, Some(&ca1)),
+        store.del_file(Kind::Ca, Some(&ca1), &()),
         format!("Can't remove the CA file: CA file '{ca1}' in use, can't be deleted!\n\n")
     );
     assert_eq!(
-        store.del_file(Kind::Crl, Some("nope")),
+        store.del_file(Kind::Crl, Some("nope"), &()),
         "Can't remove the CRL file: CRL file 'nope' doesn't exist!\n\n"
     );
-    assert_eq!(store.del_file(Kind::Ca, None), "'del ssl ca-file' expects a CA file name\n");
-    assert_eq!(store.del_file(Kind::Ca, Some("new.crt")), "CA file 'new.crt' deleted!\n");
+    assert_eq!(store.del_file(Kind::Ca, None, &()), "'del ssl ca-file' expects a CA file name\n");
+    assert_eq!(store.del_file(Kind::Ca, Some("new.crt"), &()), "CA file 'new.crt' deleted!\n");
     assert_eq!(store.show(Kind::Ca, None), format!("# filename\n{ca1} - 1 certificate(s)\n"));
     assert_eq!(store.new_file(Kind::Crl, Some("n.crl")), "New CRL file created 'n.crl'!\n");
     assert_eq!(store.show(Kind::Crl, Some("n.crl")), "Filename: n.crl\nStatus: Empty\n");
@@ -357,9 +357,9 @@ fn reg_test_server_crl_commit_revokes() {
     let text = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
     let both = text("set_cafile_interCA2.crt") + &text("set_cafile_rootCA.crt");
     store.set(Kind::Ca, Some(&ca), Some(&both));
-    assert_eq!(store.commit(Kind::Ca, Some(&ca)), format!("Committing {ca}.\nSuccess!\n"));
+    assert_eq!(store.commit(Kind::Ca, Some(&ca), &()), format!("Committing {ca}.\nSuccess!\n"));
     assert!(check().is_ok());
     store.set(Kind::Crl, Some(&crl), Some(&text("interCA2_crl.pem")));
-    assert_eq!(store.commit(Kind::Crl, Some(&crl)), format!("Committing {crl}.\nSuccess!\n"));
+    assert_eq!(store.commit(Kind::Crl, Some(&crl), &()), format!("Committing {crl}.\nSuccess!\n"));
     assert!(check().is_err(), "revoked");
 }
