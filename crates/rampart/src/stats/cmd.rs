@@ -349,7 +349,7 @@ pub static COMMANDS: &[Cmd] = &[
         usage: "show ssl ca-file [<cafile>[:<index>]]",
         help: "display the SSL CA files used in memory, or the details of a <cafile>, or a single certificate of index <index> of a CA file <cafile>",
         level: Level::Operator,
-        run: |c, _, w| c.cafiles.show(Kind::Ca, w.get(3).copied()),
+        run: |c, _, w| c.certs.with_lines(|l| c.cafiles.show(Kind::Ca, w.get(3).copied(), l)),
     },
     Cmd {
         words: &["show", "ssl", "cert"],
@@ -363,7 +363,7 @@ pub static COMMANDS: &[Cmd] = &[
         usage: "show ssl crl-file [<crlfile[:<index>>]]",
         help: "display the SSL CRL files used in memory, or the details of a <crlfile>, or a single CRL of index <index> of CRL file <crlfile>",
         level: Level::Operator,
-        run: |c, _, w| c.cafiles.show(Kind::Crl, w.get(3).copied()),
+        run: |c, _, w| c.certs.with_lines(|l| c.cafiles.show(Kind::Crl, w.get(3).copied(), l)),
     },
     Cmd {
         words: &["show", "ssl", "ocsp-response"],

@@ -64,6 +64,14 @@ impl Contents {
         }
     }
 
+    /// Whether the file holds nothing (created by `new`, never committed).
+    pub fn is_empty(&self) -> bool {
+        match self {
+            Contents::Ca(c) => c.is_empty(),
+            Contents::Crl(c) => c.is_empty(),
+        }
+    }
+
     fn empty(kind: Kind) -> Contents {
         match kind {
             Kind::Ca => Contents::Ca(Vec::new()),
@@ -186,8 +194,9 @@ impl CaStore {
 
     /// `show ssl ca-file|crl-file [[*]<file>[:<index>]]`: the list (the pending
     /// file first, starred), or a file's details (`*<file>`: the pending contents;
-    /// `:<n>`: its n-th certificate or CRL only, from 1).
-    pub fn show(&self, kind: Kind, arg: Option<&str>) -> String {
+    /// `:<n>`: its n-th certificate or CRL only, from 1); a file is `Used` by a bind,
+    /// a server or a crt-list line (of `lines`).
+    pub fn show(&self, kind: Kind, arg: Option<&str>, lines: &dyn LineUsers) -> String {
         let st = self.state();
         let Some(arg) = arg else { return self.list(&st, kind) };
         let (name, index) = match arg.rsplit_once(':') {
@@ -199,7 +208,9 @@ impl CaStore {
         };
         let found = match name.strip_prefix('*') {
             Some(path) => st.clone_txn(kind).filter(|t| t.path == path).map(|t| (t.contents, "Unused")),
-            None => st.file(kind, name).map(|c| (c.clone(), if self.used(name) { "Used" } else { "Unused" })),
+            None => st
+                .file(kind, name)
+                .map(|c| (c.clone(), if self.used(name) || lines.uses(name) { "Used" } else { "Unused" })),
         };
         match found {
             Some((c, status)) => show::details(name, status, &c, index),
@@ -454,3 +465,7 @@ fn valid_crls(crls: &[CrlDer]) -> bool {
 #[cfg(test)]
 #[path = "castore_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "castore_lines_tests.rs"]
+mod lines_tests;

@@ -122,8 +122,9 @@ fn prepare_add(
     let i = lists.iter().position(|l| l.name == name).ok_or_else(|| format!("crt-list '{name}' does not exist!"))?;
     let g = st.binds.get(lists[i].binds[0]).map(|b| &b.global);
     let crt_base = g.and_then(|g| g.crt_base.as_deref());
-    // as HAProxy, no file is read from disk for the CLI: the store has it or not
-    let known = |p: &Path, _: bool| p.to_str().and_then(|p| (st.files)(p)).is_some();
+    // as HAProxy, no file is read from disk for the CLI: the store has it (committed
+    // once at least: a file `new` created and no commit filled is refused) or not
+    let known = |p: &Path, _: bool| p.to_str().and_then(|p| (st.files)(p)).is_some_and(|c| !c.is_empty());
     let ctx = Ctx { crt_base, ca_base: g.and_then(|g| g.ca_base.as_deref()), usable: &known };
     let line = match payload {
         Some(p) => {
