@@ -150,6 +150,16 @@ impl BindTls {
         Ok(())
     }
 
+    /// Whether the configuration of a crt-list line with `options` verifies client
+    /// certificates with CA or CRL file `path`, named by the line or by the bind.
+    pub fn line_uses(&self, options: &LineOptions, path: &str) -> bool {
+        if !options.changes_config() {
+            return false;
+        }
+        let (merged, _) = options.merged(&self.ssl);
+        ca_files(&merged, &self.global).is_some_and(|f| f.uses(path))
+    }
+
     /// The configurations for a crt-list line's `options` over this bind's settings
     /// (`None` when they change nothing), with what rustls cannot do of them; the CA
     /// and CRL files are read from `files` (the runtime store), else from disk.

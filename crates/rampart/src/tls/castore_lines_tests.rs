@@ -202,3 +202,22 @@ fn the_store_contents_win_over_the_disk() {
         assert_eq!(hints, vec![subjects[0].as_ref()], "trusts CA{}", trusted + 1);
     }
 }
+
+#[test]
+fn a_commit_of_the_binds_file_rebuilds_the_lines_inheriting_it() {
+    let pki = Pki::new("lines-inherit");
+    let (tls, certs, store) = setup(&pki);
+    let (list, b, ca1) = (pki.path("l.lst"), pki.path("b.pem"), pki.path("ca1.crt"));
+    let files = |p: &str| store.contents(p);
+    let out = certs.add_crtlist(&[&list], Some(&format!("{b} [alpn http/1.1] b.test\n")), &files);
+    assert!(out.ends_with("Success!\n"), "{out}");
+    assert_eq!(handshake_sni(&tls, &pki, "b.test", 0), Ok(()));
+    assert!(handshake_sni(&tls, &pki, "b.test", 1).is_err());
+    store.set(Kind::Ca, Some(&ca1), Some(&pki.cas[1].0.pem()));
+    // one dot for the bind, one for the line's own configuration
+    assert_eq!(certs.with_lines(|l| store.commit(Kind::Ca, Some(&ca1), l)), format!("Committing {ca1}..\nSuccess!\n"));
+    assert_eq!(handshake_sni(&tls, &pki, "b.test", 1), Ok(()), "the line verifies with the committed CAs");
+    assert_eq!(handshake_sni(&tls, &pki, "a.test", 1), Ok(()));
+    // the line does not name the file: only the bind makes it used
+    assert!(!certs.with_lines(|l| l.uses(&ca1)));
+}

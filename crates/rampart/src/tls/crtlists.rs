@@ -320,14 +320,20 @@ impl LineUsers for ListLines<'_> {
         self.naming(path).next().is_some()
     }
 
+    /// Every line with a configuration of its own verifying with `path`, named by the
+    /// line or inherited from the bind (HAProxy links both to the file).
     fn rebuild(&self, path: &str, files: FileLookup<'_>) -> Result<Vec<LineSwap>, String> {
         let mut out = Vec::new();
-        for (list, line) in self.naming(path) {
-            let crt = line.crt.display().to_string();
-            let origin = Origin { list: Arc::from(list.name.as_str()), line: line.line, crt: Arc::from(crt.as_str()) };
-            for bind in list.binds.iter().filter_map(|&b| self.binds.get(b)) {
-                let (tls, _) = bind.line_configs(line.options.as_ref(), files).map_err(|e| e.join("\n"))?;
-                out.push(LineSwap { bind: bind.clone(), origin: origin.clone(), tls });
+        for list in self.lists {
+            for line in &list.lines {
+                let Some(o) = line.options.as_ref() else { continue };
+                let crt = line.crt.display().to_string();
+                let origin =
+                    Origin { list: Arc::from(list.name.as_str()), line: line.line, crt: Arc::from(crt.as_str()) };
+                for bind in list.binds.iter().filter_map(|&b| self.binds.get(b)).filter(|b| b.line_uses(o, path)) {
+                    let (tls, _) = bind.line_configs(Some(o), files).map_err(|e| e.join("\n"))?;
+                    out.push(LineSwap { bind: bind.clone(), origin: origin.clone(), tls });
+                }
             }
         }
         Ok(out)
