@@ -126,12 +126,6 @@ impl BindTls {
         self.configs.load().config.clone()
     }
 
-    /// The client certificate verifier new handshakes use (the bind's, not a
-    /// crt-list line's: [`BindTls::choose`] tells which a handshake uses).
-    pub fn client_verify(&self) -> Option<Arc<ClientVerify>> {
-        self.configs.load().client_verify.clone()
-    }
-
     /// New handshakes verify client certificates with `verifier`; everything else of
     /// the configuration (certificates, session cache, tickets, ALPN) is kept.
     pub fn set_verifier(&self, verifier: Arc<ClientVerify>) -> Result<(), String> {
