@@ -1,7 +1,9 @@
 //! Runtime CA file replacement through the real binary: `set ssl ca-file` with a
 //! payload and `commit ssl ca-file` on the `stats socket`, without a restart. A bind
 //! refuses a client certificate of a CA it does not know until the CA is committed
-//! into its `ca-file`; a server line refuses a server certificate the same way.
+//! into its `ca-file`; a server line refuses a server certificate the same way. A
+//! crt-list line added at run time verifies with a CA file created at run time
+//! (`new ssl ca-file`), which cannot be deleted while the line uses it.
 //! Certificates are generated with rcgen; the TLS client is rustls.
 
 mod http_common;
@@ -21,8 +23,9 @@ struct Pki {
 }
 
 impl Pki {
-    fn new() -> Pki {
-        let dir = std::env::temp_dir().join(format!("rampart-tls-cafile-{}", std::process::id()));
+    /// `tag`: the test's own directory (the tests of the file run in parallel).
+    fn new(tag: &str) -> Pki {
+        let dir = std::env::temp_dir().join(format!("rampart-tls-cafile-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let cas = ["CA1", "CA2"]
@@ -86,8 +89,17 @@ fn cli(path: &Path, input: &str) -> String {
 /// One request over TLS to `addr` with `client`: the status line, or why the
 /// handshake or the exchange failed.
 async fn tls_get(client: &Arc<rustls::ClientConfig>, addr: std::net::SocketAddr) -> Result<String, String> {
+    tls_get_sni(client, addr, "a.test").await
+}
+
+/// [`tls_get`] announcing `sni`.
+async fn tls_get_sni(
+    client: &Arc<rustls::ClientConfig>,
+    addr: std::net::SocketAddr,
+    sni: &str,
+) -> Result<String, String> {
     let tcp = tokio::net::TcpStream::connect(addr).await.map_err(|e| e.to_string())?;
-    let name = rustls_pki_types::ServerName::try_from("a.test").unwrap();
+    let name = rustls_pki_types::ServerName::try_from(sni.to_owned()).unwrap();
     let mut tls =
         tokio_rustls::TlsConnector::from(client.clone()).connect(name, tcp).await.map_err(|e| e.to_string())?;
     // TLS 1.3: a refused client certificate shows on the first read, not in the handshake
@@ -118,7 +130,7 @@ async fn clear_get(addr: std::net::SocketAddr) -> String {
 
 #[test]
 fn committed_ca_files_verify_new_handshakes_of_binds_and_servers_without_restart() {
-    let pki = Pki::new();
+    let pki = Pki::new("commit");
     let (site, site_key) = pki.leaf(0, "a.test");
     let site = pki.write("site.pem", &format!("{}{}", site.pem(), site_key.serialize_pem()));
     let bind_ca = pki.write("bind-ca.crt", &pki.cas[0].0.pem());
@@ -181,5 +193,67 @@ fn committed_ca_files_verify_new_handshakes_of_binds_and_servers_without_restart
         cli(&sock, &format!("set ssl ca-file {srv_ca} <<\n{}\n", pki.cas[1].0.pem()));
         cli(&sock, &format!("commit ssl ca-file {srv_ca}\n"));
         assert_eq!(clear_get(clear).await, "HTTP/1.1 503 Service Unavailable");
+    });
+}
+
+#[test]
+fn a_crt_list_line_added_at_run_time_verifies_with_a_ca_file_created_at_run_time() {
+    let pki = Pki::new("line");
+    let pem = |name: &str| {
+        let (c, k) = pki.leaf(0, name);
+        format!("{}{}", c.pem(), k.serialize_pem())
+    };
+    let site = pki.write("site.pem", &pem("a.test"));
+    let list = pki.write("l.lst", &format!("{site}\n"));
+    let b = pki.dir.join("b.pem").display().to_string();
+    let bind_ca = pki.write("bind-ca.crt", &pki.cas[0].0.pem());
+    let s1 = HttpBackend::builder("s1").respond(|_| Reply::ok().body("ok")).start();
+    let cfg = format!(
+        "global\n  stats socket ${{testdir}}/admin.sock level admin\n\
+         defaults\n  mode http\n  timeout client 5s\n  timeout server 5s\n  timeout connect 1s\n\
+         listen tls\n  bind fd@${{tls}} ssl strict-sni crt-list {list} ca-file {bind_ca} verify required\n\
+         \x20 server s1 ${{s1_addr}}:${{s1_port}}\n"
+    );
+    let proxy =
+        Proxy::new(binary()).listener("tls").backend("s1", s1.addr()).config(&cfg).start().expect("the proxy starts");
+    let sock = proxy.dir().join("admin.sock");
+    let tls = proxy.addr("tls");
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let (by_ca1, by_ca2) = (pki.client(0), pki.client(1));
+        assert_eq!(tls_get_sni(&by_ca1, tls, "a.test").await.as_deref(), Ok("HTTP/1.1 200 OK"));
+        assert!(tls_get_sni(&by_ca1, tls, "b.test").await.is_err(), "strict-sni: no b.test yet");
+
+        // a CA file that exists only in the runtime store, holding CA2
+        assert_eq!(cli(&sock, "new ssl ca-file new_cafile.crt\n"), "New CA file created 'new_cafile.crt'!\n\n");
+        let set = cli(&sock, &format!("set ssl ca-file new_cafile.crt <<\n{}\n", pki.cas[1].0.pem()));
+        assert_eq!(set, "transaction created for CA new_cafile.crt!\n\n");
+        assert_eq!(cli(&sock, "commit ssl ca-file new_cafile.crt\n"), "Committing new_cafile.crt\nSuccess!\n\n");
+        // and a certificate store for b.test
+        cli(&sock, &format!("new ssl cert {b}\n"));
+        cli(&sock, &format!("set ssl cert {b} <<\n{}\n", pem("b.test")));
+        assert!(cli(&sock, &format!("commit ssl cert {b}\n")).contains("Success!"));
+
+        let add = cli(&sock, &format!("add ssl crt-list {list} <<\n{b} [ca-file new_cafile.crt] b.test\n\n"));
+        assert_eq!(add, format!("Inserting certificate '{b}' in crt-list '{list}'.\nSuccess!\n\n"));
+        assert_eq!(
+            tls_get_sni(&by_ca2, tls, "b.test").await.as_deref(),
+            Ok("HTTP/1.1 200 OK"),
+            "the line verifies with the runtime CA file"
+        );
+        assert!(tls_get_sni(&by_ca1, tls, "b.test").await.is_err(), "the line's ca-file replaces the bind's");
+        assert!(tls_get_sni(&by_ca2, tls, "a.test").await.is_err(), "the bind still trusts CA1 only");
+        assert_eq!(
+            cli(&sock, "del ssl ca-file new_cafile.crt\n"),
+            "Can't remove the CA file: CA file 'new_cafile.crt' in use, can't be deleted!\n\n\n"
+        );
+
+        assert_eq!(
+            cli(&sock, &format!("del ssl crt-list {list} {b}\n")),
+            format!("Entry '{b}' deleted in crtlist '{list}'!\n\n")
+        );
+        assert_eq!(cli(&sock, "del ssl ca-file new_cafile.crt\n"), "CA file 'new_cafile.crt' deleted!\n\n");
+        assert!(!cli(&sock, "show ssl ca-file\n").contains("new_cafile.crt"));
+        assert!(tls_get_sni(&by_ca2, tls, "b.test").await.is_err(), "strict-sni: b.test is gone");
     });
 }

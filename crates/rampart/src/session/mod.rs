@@ -186,16 +186,21 @@ async fn tls_handshake<S: mux::h1::park::Parkable>(
     let accepted = std::time::SystemTime::now();
     let started = std::time::Instant::now();
     let mut served = None;
+    let mut verifier = None;
     let choose = |hello: &rustls::server::ClientHello<'_>| {
         // the certificate the resolver serves, for `ssl_f_*`
         served = tls.resolver.resolve_for(hello.server_name(), hello.signature_schemes()).map(crate::tls::LocalCert);
-        tls.choose(hello)
+        // the verifier of the configuration chosen (a crt-list line's, else the
+        // bind's), asked again for what `ssl_c_verify` and the error fetches report
+        let (config, v) = tls.choose(hello)?;
+        verifier = v;
+        Ok(config)
     };
     match crate::tls::stream::accept(sock, px.timeouts.client, choose).await {
         Ok(t) => {
             if let Some(mut info) = t.with_conn(crate::tls::TlsInfo::of) {
                 info.local_cert = served;
-                if let Some(v) = tls.client_verify() {
+                if let Some(v) = verifier {
                     info.verify = v.outcome(&info.peer_certs);
                 }
                 sess.conn.set_tls(info);

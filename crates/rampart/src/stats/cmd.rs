@@ -104,14 +104,14 @@ pub static COMMANDS: &[Cmd] = &[
         usage: "commit ssl ca-file <cafile>",
         help: "commit a CA file",
         level: Level::Admin,
-        run: |c, _, w| c.cafiles.commit(Kind::Ca, w.get(3).copied()),
+        run: |c, _, w| c.certs.with_lines(|l| c.cafiles.commit(Kind::Ca, w.get(3).copied(), l)),
     },
     Cmd {
         words: &["add", "ssl", "crt-list"],
         usage: "add ssl crt-list <list> <cert> [opts]*",
         help: "add to crt-list file <list> a line <cert> or a payload",
         level: Level::Admin,
-        run: |c, s, w| c.certs.add_crtlist(&w[3..], s.payload.take().as_deref()),
+        run: |c, s, w| c.certs.add_crtlist(&w[3..], s.payload.take().as_deref(), &|p| c.cafiles.contents(p)),
     },
     Cmd {
         words: &["commit", "ssl", "cert"],
@@ -125,14 +125,14 @@ pub static COMMANDS: &[Cmd] = &[
         usage: "commit ssl crl-file <crlfile>",
         help: "commit a CRL file",
         level: Level::Admin,
-        run: |c, _, w| c.cafiles.commit(Kind::Crl, w.get(3).copied()),
+        run: |c, _, w| c.certs.with_lines(|l| c.cafiles.commit(Kind::Crl, w.get(3).copied(), l)),
     },
     Cmd {
         words: &["del", "ssl", "ca-file"],
         usage: "del ssl ca-file <cafile>",
         help: "delete an unused CA file",
         level: Level::Admin,
-        run: |c, _, w| c.cafiles.del_file(Kind::Ca, w.get(3).copied()),
+        run: |c, _, w| c.certs.with_lines(|l| c.cafiles.del_file(Kind::Ca, w.get(3).copied(), l)),
     },
     Cmd {
         words: &["del", "ssl", "cert"],
@@ -146,7 +146,7 @@ pub static COMMANDS: &[Cmd] = &[
         usage: "del ssl crl-file <crlfile>",
         help: "delete an unused CRL file",
         level: Level::Admin,
-        run: |c, _, w| c.cafiles.del_file(Kind::Crl, w.get(3).copied()),
+        run: |c, _, w| c.certs.with_lines(|l| c.cafiles.del_file(Kind::Crl, w.get(3).copied(), l)),
     },
     Cmd {
         words: &["del", "ssl", "crt-list"],
@@ -349,7 +349,7 @@ pub static COMMANDS: &[Cmd] = &[
         usage: "show ssl ca-file [<cafile>[:<index>]]",
         help: "display the SSL CA files used in memory, or the details of a <cafile>, or a single certificate of index <index> of a CA file <cafile>",
         level: Level::Operator,
-        run: |c, _, w| c.cafiles.show(Kind::Ca, w.get(3).copied()),
+        run: |c, _, w| c.certs.with_lines(|l| c.cafiles.show(Kind::Ca, w.get(3).copied(), l)),
     },
     Cmd {
         words: &["show", "ssl", "cert"],
@@ -363,7 +363,7 @@ pub static COMMANDS: &[Cmd] = &[
         usage: "show ssl crl-file [<crlfile[:<index>>]]",
         help: "display the SSL CRL files used in memory, or the details of a <crlfile>, or a single CRL of index <index> of CRL file <crlfile>",
         level: Level::Operator,
-        run: |c, _, w| c.cafiles.show(Kind::Crl, w.get(3).copied()),
+        run: |c, _, w| c.certs.with_lines(|l| c.cafiles.show(Kind::Crl, w.get(3).copied(), l)),
     },
     Cmd {
         words: &["show", "ssl", "ocsp-response"],

@@ -14,6 +14,7 @@ use rustls::server::{ClientHello, ProducesTickets, ServerSessionMemoryCache};
 use rustls::sign::CertifiedKey;
 use rustls::{ServerConfig, SupportedCipherSuite};
 
+use super::castore::Contents;
 use super::crtlist::{CrtLine, Ctx, LineOptions};
 use super::gencert::CertGen;
 use super::pem::{self, PemError};
@@ -95,10 +96,11 @@ impl Configs {
 }
 
 impl BindTls {
-    /// The configuration for a client hello, or why it is refused (`strict-sni`
+    /// The configuration for a client hello and the client certificate verifier it
+    /// verifies with (for the error fetches), or why it is refused (`strict-sni`
     /// without a certificate for the name): the one of the crt-list line whose
     /// certificate the hello gets, else the bind's.
-    pub fn choose(&self, hello: &ClientHello<'_>) -> Result<Arc<ServerConfig>, &'static str> {
+    pub fn choose(&self, hello: &ClientHello<'_>) -> Result<Chosen, &'static str> {
         let store = self.store.load();
         // a generated certificate serves any SNI (HAProxy generates before strict-sni)
         let generated = self.resolver.gen.is_some() && hello.server_name().is_some();
@@ -113,23 +115,15 @@ impl BindTls {
         if let Some(mut theirs) = hello.alpn() {
             let ours = &configs.config.alpn_protocols;
             if !ours.is_empty() && !theirs.any(|p| ours.iter().any(|o| o.as_slice() == p)) {
-                return Ok(configs.no_alpn.clone());
+                return Ok((configs.no_alpn.clone(), configs.client_verify.clone()));
             }
         }
-        Ok(configs.config.clone())
+        Ok((configs.config.clone(), configs.client_verify.clone()))
     }
 
     /// The configuration new handshakes start from (ALPN included).
     pub fn config(&self) -> Arc<ServerConfig> {
         self.configs.load().config.clone()
-    }
-
-    /// The client certificate verifier new handshakes use, for what the error
-    /// fetches report once a handshake is done.
-    // COMPAT: a handshake that ends just after a `commit ssl ca-file` may have its
-    // errors reported by the new verifier.
-    pub fn client_verify(&self) -> Option<Arc<ClientVerify>> {
-        self.configs.load().client_verify.clone()
     }
 
     /// New handshakes verify client certificates with `verifier`; everything else of
@@ -150,16 +144,40 @@ impl BindTls {
         Ok(())
     }
 
+    /// Whether the configuration of a crt-list line with `options` verifies client
+    /// certificates with CA or CRL file `path`, named by the line or by the bind.
+    pub fn line_uses(&self, options: &LineOptions, path: &str) -> bool {
+        if !options.changes_config() {
+            return false;
+        }
+        let (merged, _) = options.merged(&self.ssl);
+        ca_files(&merged, &self.global).is_some_and(|f| f.uses(path))
+    }
+
     /// The configurations for a crt-list line's `options` over this bind's settings
-    /// (`None` when they change nothing), with what rustls cannot do of them.
-    pub fn line_configs(&self, options: Option<&LineOptions>) -> LineConfigs {
-        line_configs(&self.ssl, &self.global, &self.resolver, self.ticketer.as_ref(), options)
+    /// (`None` when they change nothing), with what rustls cannot do of them; the CA
+    /// and CRL files are read from `files` (the runtime store), else from disk.
+    pub fn line_configs(&self, options: Option<&LineOptions>, files: FileLookup<'_>) -> LineConfigs {
+        line_configs(&self.ssl, &self.global, &self.resolver, self.ticketer.as_ref(), options, files)
     }
 }
+
+/// The rustls configuration of a handshake and its client certificate verifier.
+pub type Chosen = (Arc<ServerConfig>, Option<Arc<ClientVerify>>);
 
 /// The configurations of a crt-list line (`None`: the bind's) and the warnings of
 /// what rustls cannot do of its options, or the alerts.
 pub type LineConfigs = Result<(Option<Arc<Configs>>, Vec<String>), Vec<String>>;
+
+/// The contents of a CA or CRL file by name, when the runtime store has it (`None`:
+/// read the file from disk). HAProxy counterpart: the cafile tree
+/// (`ssl_store_get_cafile_entry()`).
+pub type FileLookup<'a> = &'a dyn Fn(&str) -> Option<Contents>;
+
+/// The lookup of the configuration: every CA and CRL file is read from disk.
+pub fn on_disk(_: &str) -> Option<Contents> {
+    None
+}
 
 /// See [`BindTls::line_configs`].
 fn line_configs(
@@ -168,11 +186,12 @@ fn line_configs(
     resolver: &Arc<SniResolver>,
     ticketer: Option<&Arc<dyn ProducesTickets>>,
     options: Option<&LineOptions>,
+    files: FileLookup<'_>,
 ) -> LineConfigs {
     let Some(o) = options.filter(|o| o.changes_config()) else { return Ok((None, Vec::new())) };
     let (merged, not_done) = o.merged(ssl);
     let mut warnings = Vec::new();
-    let (c, _) = server_config(&merged, g, resolver, ticketer, o.no_ca_names, &mut warnings)?;
+    let (c, _) = server_config(&merged, g, resolver, ticketer, o.no_ca_names, files, &mut warnings)?;
     warnings.extend(not_done);
     // items of one sentence each caller ends
     let warnings = warnings.into_iter().map(|w| w.trim_end_matches('.').to_owned()).collect();
@@ -433,11 +452,11 @@ pub fn build_keyed(
     let shared = Arc::new(ArcSwap::from_pointee(SniStore::default()));
     let resolver = Arc::new(SniResolver { store: shared.clone(), gen });
     let ticketer = ticketer(ssl, g, ticket_keys.as_ref());
-    let (base, versions) = server_config(ssl, g, &resolver, ticketer.as_ref(), false, &mut warnings)?;
+    let (base, versions) = server_config(ssl, g, &resolver, ticketer.as_ref(), false, &on_disk, &mut warnings)?;
     // the crt-list lines, each with the configuration of its options
     let mut not_done: Vec<String> = Vec::new();
     for (mut entry, names, line, list) in lined {
-        let (tls, nd) = line_configs(ssl, g, &resolver, ticketer.as_ref(), line.options.as_ref())?;
+        let (tls, nd) = line_configs(ssl, g, &resolver, ticketer.as_ref(), line.options.as_ref(), &on_disk)?;
         for w in nd {
             if !not_done.contains(&w) {
                 not_done.push(w);
@@ -485,13 +504,15 @@ fn ticketer(ssl: &BindSsl, g: &GlobalSsl, keys: Option<&Arc<TicketKeys>>) -> Opt
 
 /// The rustls configurations for TLS settings `ssl` choosing certificates with
 /// `resolver` and sealing tickets with `ticketer` (`None`: no tickets), and the
-/// protocol versions; `no_ca_names`: the certificate request names no CA.
+/// protocol versions; `no_ca_names`: the certificate request names no CA; `files`:
+/// where the CA and CRL files are read first.
 fn server_config(
     ssl: &BindSsl,
     g: &GlobalSsl,
     resolver: &Arc<SniResolver>,
     ticketer: Option<&Arc<dyn ProducesTickets>>,
     no_ca_names: bool,
+    files: FileLookup<'_>,
     warnings: &mut Vec<String>,
 ) -> Result<(Configs, Vec<&'static rustls::SupportedProtocolVersion>), Vec<String>> {
     let mut alerts = Vec::new();
@@ -505,7 +526,7 @@ fn server_config(
         alerts.push(e);
         vec![&rustls::version::TLS13]
     });
-    let verifier = client_verifier(ssl, g, &provider, no_ca_names).unwrap_or_else(|e| {
+    let verifier = client_verifier(ssl, g, &provider, no_ca_names, files).unwrap_or_else(|e| {
         alerts.push(e);
         None
     });
@@ -561,12 +582,14 @@ fn ca_files(ssl: &BindSsl, g: &GlobalSsl) -> Option<ClientCaFiles> {
 
 /// The client certificate verifier `verify` and `ca-file` ask for: webpki's over
 /// the CA files, wrapped in [`ClientVerify`] for the `crl-file` (v1 and v2 CRLs),
-/// X.509 v1 certificates and `crt-ignore-err` / `ca-ignore-err`.
+/// X.509 v1 certificates and `crt-ignore-err` / `ca-ignore-err`. Each file is the
+/// contents `lookup` gives for its name, else read from disk.
 fn client_verifier(
     ssl: &BindSsl,
     g: &GlobalSsl,
     provider: &CryptoProvider,
     no_ca_names: bool,
+    lookup: FileLookup<'_>,
 ) -> Result<Option<Arc<ClientVerify>>, String> {
     let Some(files) = ca_files(ssl, g) else { return Ok(None) };
     if files.ca_file.is_none() && files.ca_verify_file.is_none() {
@@ -579,7 +602,10 @@ fn client_verifier(
         [("ca-file", &files.ca_file), ("ca-verify-file", &files.ca_verify_file)].into_iter().enumerate()
     {
         let Some(ca) = file else { continue };
-        cas[i] = pem::load_ca_file(Path::new(ca)).map_err(|e| format!("{e} '{kw}' : unable to load {ca}"))?;
+        cas[i] = match lookup(ca) {
+            Some(Contents::Ca(stored)) => stored,
+            _ => pem::load_ca_file(Path::new(ca)).map_err(|e| format!("{e} '{kw}' : unable to load {ca}"))?,
+        };
     }
     if no_ca_names {
         // every CA only verifies: the certificate request names none
@@ -588,7 +614,10 @@ fn client_verifier(
     }
     let crl = files.crl_file.as_deref();
     let crls = crl
-        .map(|crl| pem::load_crl_file(Path::new(crl)).map_err(|e| format!("{e} 'crl-file' : unable to load {crl}")))
+        .map(|crl| match lookup(crl) {
+            Some(Contents::Crl(stored)) => Ok(stored),
+            _ => pem::load_crl_file(Path::new(crl)).map_err(|e| format!("{e} 'crl-file' : unable to load {crl}")),
+        })
         .transpose()?;
     let provider = Arc::new(provider.clone());
     super::verifier::client_verifier(&cas[0], &cas[1], crls.as_deref(), &files, &provider).map(Some).map_err(

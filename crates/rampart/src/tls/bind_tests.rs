@@ -193,15 +193,17 @@ fn ca_verify_file_verifies_without_being_named() {
         ca_verify_file: Some("silent.crt".into()),
         ..Default::default()
     };
-    let v = client_verifier(&both, &g, &provider, false).unwrap().expect("a verifier");
+    let v = client_verifier(&both, &g, &provider, false, &on_disk).unwrap().expect("a verifier");
     assert_eq!(v.root_hint_subjects().len(), 1, "only the ca-file CA is named");
     // a crt-list line's `no-ca-names`
-    let v = client_verifier(&both, &g, &provider, true).unwrap().expect("a verifier");
+    let v = client_verifier(&both, &g, &provider, true, &on_disk).unwrap().expect("a verifier");
     assert!(v.root_hint_subjects().is_empty());
     let only = BindSsl { ca_file: None, ..both.clone() };
-    let v = client_verifier(&only, &g, &provider, false).unwrap().expect("a verifier");
+    let v = client_verifier(&only, &g, &provider, false, &on_disk).unwrap().expect("a verifier");
     assert!(v.root_hint_subjects().is_empty());
     let missing = BindSsl { ca_verify_file: Some("nope.crt".into()), ..only };
-    assert!(client_verifier(&missing, &g, &provider, false).unwrap_err().contains("'ca-verify-file' : unable to load"));
+    assert!(client_verifier(&missing, &g, &provider, false, &on_disk)
+        .unwrap_err()
+        .contains("'ca-verify-file' : unable to load"));
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -2,8 +2,11 @@
 //! `ca-verify-file` and `crl-file` of the binds and servers, loaded once by name, the
 //! ones `new ssl ca-file` / `new ssl crl-file` created, and one pending transaction of
 //! each kind. `commit` rebuilds the verifier of every bind and server reading the file
-//! ([`super::verifier`]) and swaps it in: new handshakes use it, handshakes already
-//! under way keep theirs. The commands answer with HAProxy 2.6's texts.
+//! ([`super::verifier`]), and the configuration of every crt-list line naming it
+//! ([`LineUsers`]), and swaps them in: new handshakes use them, handshakes already
+//! under way keep theirs. A crt-list line added at run time names files of this store
+//! only (HAProxy reads no file from the CLI). The commands answer with HAProxy 2.6's
+//! texts.
 //! HAProxy counterpart: ssl_ckch.c (cafile_entry tree, the `ssl ca-file` and
 //! `ssl crl-file` CLI commands).
 
@@ -14,9 +17,10 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::bind::BindTls;
+use super::bind::{BindTls, Configs};
 use super::castore_show as show;
 use super::pem;
+use super::sni::Origin;
 use super::verifier::{self, BuildError, CaDer, CrlDer, ServerChain, SwapChain};
 use super::verify::ClientVerify;
 
@@ -57,6 +61,14 @@ impl Contents {
         match self {
             Contents::Ca(_) => Kind::Ca,
             Contents::Crl(_) => Kind::Crl,
+        }
+    }
+
+    /// Whether the file holds nothing (created by `new`, never committed).
+    pub fn is_empty(&self) -> bool {
+        match self {
+            Contents::Ca(c) => c.is_empty(),
+            Contents::Crl(c) => c.is_empty(),
         }
     }
 
@@ -154,6 +166,13 @@ impl CaStore {
             load(Kind::Ca, Some(&s.ca_file));
             load(Kind::Crl, s.crl_file.as_ref());
         }
+        // the files the crt-list lines name (`ca-base` already applied)
+        for o in binds.iter().flat_map(|b| &b.lists).flat_map(|l| &l.lines).filter_map(|l| l.options.as_ref()) {
+            for (path, crl) in o.files() {
+                let path = path.display().to_string();
+                load(if crl { Kind::Crl } else { Kind::Ca }, Some(&path));
+            }
+        }
         let state = State { files, ..State::default() };
         CaStore { binds, servers, state: Mutex::new(state) }
     }
@@ -175,8 +194,9 @@ impl CaStore {
 
     /// `show ssl ca-file|crl-file [[*]<file>[:<index>]]`: the list (the pending
     /// file first, starred), or a file's details (`*<file>`: the pending contents;
-    /// `:<n>`: its n-th certificate or CRL only, from 1).
-    pub fn show(&self, kind: Kind, arg: Option<&str>) -> String {
+    /// `:<n>`: its n-th certificate or CRL only, from 1); a file is `Used` by a bind,
+    /// a server or a crt-list line (of `lines`).
+    pub fn show(&self, kind: Kind, arg: Option<&str>, lines: &dyn LineUsers) -> String {
         let st = self.state();
         let Some(arg) = arg else { return self.list(&st, kind) };
         let (name, index) = match arg.rsplit_once(':') {
@@ -188,7 +208,9 @@ impl CaStore {
         };
         let found = match name.strip_prefix('*') {
             Some(path) => st.clone_txn(kind).filter(|t| t.path == path).map(|t| (t.contents, "Unused")),
-            None => st.file(kind, name).map(|c| (c.clone(), if self.used(name) { "Used" } else { "Unused" })),
+            None => st
+                .file(kind, name)
+                .map(|c| (c.clone(), if self.used(name) || lines.uses(name) { "Used" } else { "Unused" })),
         };
         match found {
             Some((c, status)) => show::details(name, status, &c, index),
@@ -246,8 +268,9 @@ impl CaStore {
     }
 
     /// `commit ssl ca-file|crl-file <file>`: the file gets the pending contents and
-    /// every bind and server verifying with it verifies new handshakes with them.
-    pub fn commit(&self, kind: Kind, path: Option<&str>) -> String {
+    /// every bind, server and crt-list line (of `lines`) verifying with it verifies new
+    /// handshakes with them.
+    pub fn commit(&self, kind: Kind, path: Option<&str>, lines: &dyn LineUsers) -> String {
         // COMPAT: HAProxy 2.6 says `ca-file` here for both kinds
         let Some(path) = path else { return "'commit ssl ca-file expects a filename\n".to_owned() };
         let mut st = self.state();
@@ -267,11 +290,20 @@ impl CaStore {
             Ok(s) => s,
             Err(e) => return format!("{e}\nCan't commit {path}!\n"),
         };
+        let stored = |p: &str| next.files.get(p).cloned();
+        let line_swaps = match lines.rebuild(path, &stored) {
+            Ok(s) => s,
+            Err(e) => return format!("{e}\nCan't commit {path}!\n"),
+        };
         let mut out = format!("Committing {path}");
         for swap in swaps {
             if let Err(e) = swap.apply() {
                 return format!("{out}\n{e}\nCan't commit {path}!\n");
             }
+            out.push('.');
+        }
+        for swap in line_swaps {
+            swap.apply();
             out.push('.');
         }
         st.files = next.files;
@@ -332,8 +364,9 @@ impl CaStore {
         format!("New {} file created '{path}'!\n", kind.short())
     }
 
-    /// `del ssl ca-file|crl-file <file>`: removes a file no bind or server uses.
-    pub fn del_file(&self, kind: Kind, path: Option<&str>) -> String {
+    /// `del ssl ca-file|crl-file <file>`: removes a file no bind, server or crt-list
+    /// line (of `lines`) uses.
+    pub fn del_file(&self, kind: Kind, path: Option<&str>, lines: &dyn LineUsers) -> String {
         let k = kind.short();
         let Some(path) = path else { return format!("'del ssl {}' expects a {k} file name\n", kind.word()) };
         let mut st = self.state();
@@ -343,7 +376,7 @@ impl CaStore {
         if st.file(kind, path).is_none() {
             return format!("Can't remove the {k} file: {k} file '{path}' doesn't exist!\n\n");
         }
-        if self.used(path) {
+        if self.used(path) || lines.uses(path) {
             return format!("Can't remove the {k} file: {k} file '{path}' in use, can't be deleted!\n\n");
         }
         st.files.remove(path);
@@ -359,6 +392,45 @@ impl State {
             Kind::Crl => self.crl_txn.as_ref(),
         }?;
         Some(Txn { path: t.path.clone(), contents: t.contents.clone() })
+    }
+}
+
+/// The crt-list lines, as the store's commands need them (the lines are kept by
+/// [`super::certs::Certs`]; `()`: no line). HAProxy counterpart: the `ckch_inst_link`
+/// list of a cafile entry.
+pub trait LineUsers {
+    /// Whether a line names file `path` (`ca-file`, `ca-verify-file`, `crl-file`).
+    fn uses(&self, path: &str) -> bool;
+
+    /// The new configurations of the lines naming `path`, built with the files of
+    /// `files` (else from disk); nothing is swapped yet. `Err`: why one cannot be
+    /// built.
+    fn rebuild(&self, path: &str, files: super::bind::FileLookup<'_>) -> Result<Vec<LineSwap>, String>;
+}
+
+impl LineUsers for () {
+    fn uses(&self, _: &str) -> bool {
+        false
+    }
+
+    fn rebuild(&self, _: &str, _: super::bind::FileLookup<'_>) -> Result<Vec<LineSwap>, String> {
+        Ok(Vec::new())
+    }
+}
+
+/// The configuration of a crt-list line of one bind, rebuilt for a commit.
+pub struct LineSwap {
+    pub bind: Arc<BindTls>,
+    pub origin: Origin,
+    pub tls: Option<Arc<Configs>>,
+}
+
+impl LineSwap {
+    /// The bind's next handshakes for the line's certificate use the new configuration.
+    fn apply(self) {
+        if let Some(new) = self.bind.store.load().with_tls(&self.origin, self.tls) {
+            self.bind.store.store(Arc::new(new));
+        }
     }
 }
 
@@ -393,3 +465,7 @@ fn valid_crls(crls: &[CrlDer]) -> bool {
 #[cfg(test)]
 #[path = "castore_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "castore_lines_tests.rs"]
+mod lines_tests;

@@ -7,13 +7,13 @@ use rustls_pki_types::{ServerName, UnixTime};
 use super::*;
 
 /// Two CAs, a bind certificate and client certificates, as PEM files in a directory.
-struct Pki {
+pub(super) struct Pki {
     dir: std::path::PathBuf,
-    cas: Vec<(rcgen::Certificate, rcgen::KeyPair)>,
+    pub(super) cas: Vec<(rcgen::Certificate, rcgen::KeyPair)>,
 }
 
 impl Pki {
-    fn new(name: &str) -> Pki {
+    pub(super) fn new(name: &str) -> Pki {
         let dir = std::env::temp_dir().join(format!("rampart-castore-{name}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let cas: Vec<_> = ["CA1", "CA2"]
@@ -33,12 +33,17 @@ impl Pki {
         pki
     }
 
-    fn path(&self, f: &str) -> String {
+    pub(super) fn path(&self, f: &str) -> String {
         self.dir.join(f).display().to_string()
     }
 
     /// A certificate for `name` signed by CA `ca` (0 or 1), serial `serial`, with its key.
-    fn leaf(&self, ca: usize, name: &str, serial: u64) -> (rustls_pki_types::CertificateDer<'static>, rcgen::KeyPair) {
+    pub(super) fn leaf(
+        &self,
+        ca: usize,
+        name: &str,
+        serial: u64,
+    ) -> (rustls_pki_types::CertificateDer<'static>, rcgen::KeyPair) {
         let kp = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
         let mut p = rcgen::CertificateParams::new(vec![name.to_string()]).unwrap();
         p.serial_number = Some(serial.into());
@@ -48,7 +53,7 @@ impl Pki {
     }
 
     /// A CRL of CA `ca` revoking `serials`, PEM.
-    fn crl(&self, ca: usize, serials: &[u64]) -> String {
+    pub(super) fn crl(&self, ca: usize, serials: &[u64]) -> String {
         let (ca_cert, ca_key) = &self.cas[ca];
         let revoked_certs = serials
             .iter()
@@ -89,7 +94,7 @@ impl Pki {
     }
 
     /// A client configuration presenting a certificate of CA `ca` with serial `serial`.
-    fn client(&self, ca: usize, serial: u64) -> Arc<rustls::ClientConfig> {
+    pub(super) fn client(&self, ca: usize, serial: u64) -> Arc<rustls::ClientConfig> {
         let (cert, kp) = self.leaf(ca, "client", serial);
         let key = rustls_pki_types::PrivateKeyDer::try_from(kp.serialize_der()).unwrap();
         let mut roots = rustls::RootCertStore::empty();
@@ -111,7 +116,7 @@ impl Drop for Pki {
     }
 }
 
-fn pem_of(label: &str, der: &[u8]) -> String {
+pub(super) fn pem_of(label: &str, der: &[u8]) -> String {
     use base64::Engine;
     let b64 = base64::engine::general_purpose::STANDARD.encode(der);
     let lines: Vec<&str> = b64.as_bytes().chunks(64).map(|c| std::str::from_utf8(c).unwrap()).collect();
@@ -155,22 +160,22 @@ fn a_committed_ca_file_verifies_new_handshakes() {
     let tls = pki.bind("ca1.crt", None);
     let store = CaStore::new(vec![tls.clone()], Vec::new());
     let (ca1, ca2) = (pki.path("ca1.crt"), pki.path("ca2.crt"));
-    assert_eq!(store.show(Kind::Ca, None), format!("# filename\n{ca1} - 1 certificate(s)\n"));
-    assert_eq!(store.show(Kind::Crl, None), "# filename\n");
+    assert_eq!(store.show(Kind::Ca, None, &()), format!("# filename\n{ca1} - 1 certificate(s)\n"));
+    assert_eq!(store.show(Kind::Crl, None, &()), "# filename\n");
     assert!(handshake(&tls, pki.client(0, 10)).is_ok());
     assert!(handshake(&tls, pki.client(1, 11)).is_err(), "CA2 is not trusted yet");
     let both = format!("{}{}", pki.cas[0].0.pem(), pki.cas[1].0.pem());
     assert_eq!(store.set(Kind::Ca, Some(&ca1), Some(&both)), format!("transaction created for CA {ca1}!\n"));
     assert_eq!(
-        store.show(Kind::Ca, None),
+        store.show(Kind::Ca, None, &()),
         format!("# transaction\n*{ca1} - 2 certificate(s)\n# filename\n{ca1} - 1 certificate(s)\n")
     );
     assert!(handshake(&tls, pki.client(1, 11)).is_err(), "not committed yet");
     let before = tls.config();
-    assert_eq!(store.commit(Kind::Ca, Some(&ca1)), format!("Committing {ca1}.\nSuccess!\n"));
+    assert_eq!(store.commit(Kind::Ca, Some(&ca1), &()), format!("Committing {ca1}.\nSuccess!\n"));
     assert!(handshake(&tls, pki.client(1, 11)).is_ok(), "CA2 is trusted now");
     assert!(handshake(&tls, pki.client(0, 12)).is_ok());
-    assert_eq!(store.show(Kind::Ca, None), format!("# filename\n{ca1} - 2 certificate(s)\n"));
+    assert_eq!(store.show(Kind::Ca, None, &()), format!("# filename\n{ca1} - 2 certificate(s)\n"));
     assert_eq!(store.contents(&ca1).map(|c| c.cas().len()), Some(2));
     // the configuration a handshake already started with is not changed
     assert!(!Arc::ptr_eq(&before, &tls.config()));
@@ -189,20 +194,20 @@ fn a_committed_crl_file_revokes_for_new_handshakes() {
     let tls = pki.bind("ca2.crt", Some("ca2.crl"));
     let store = CaStore::new(vec![tls.clone()], Vec::new());
     let crl = pki.path("ca2.crl");
-    assert_eq!(store.show(Kind::Crl, None), format!("# filename\n{crl}\n"));
+    assert_eq!(store.show(Kind::Crl, None, &()), format!("# filename\n{crl}\n"));
     assert!(handshake(&tls, pki.client(1, 0x42)).is_ok());
     let revoking = pki.crl(1, &[0x42]);
     assert_eq!(store.set(Kind::Crl, Some(&crl), Some(&revoking)), format!("transaction created for CRL {crl}!\n"));
-    let shown = store.show(Kind::Crl, Some(&format!("*{crl}")));
+    let shown = store.show(Kind::Crl, Some(&format!("*{crl}")), &());
     assert!(shown.starts_with(&format!("Filename: *{crl}\nStatus: Unused\n \nCertificate Revocation List #1:\nVersion 2\nSignature Algorithm: ecdsa-with-SHA256\nIssuer: /CN=CA2\nLast Update: Jan  1 00:00:00 2024 GMT\nNext Update: Jan  1 00:00:00 2099 GMT\nRevoked Certificates:\n    Serial Number: 42\n        Revocation Date: Jan  1 00:00:00 2024 GMT\n")), "{shown}");
     assert!(handshake(&tls, pki.client(1, 0x42)).is_ok(), "not committed yet");
-    assert_eq!(store.commit(Kind::Crl, Some(&crl)), format!("Committing {crl}.\nSuccess!\n"));
+    assert_eq!(store.commit(Kind::Crl, Some(&crl), &()), format!("Committing {crl}.\nSuccess!\n"));
     assert!(handshake(&tls, pki.client(1, 0x42)).is_err(), "revoked");
     assert!(handshake(&tls, pki.client(1, 0x43)).is_ok(), "another serial");
-    let shown = store.show(Kind::Crl, Some(&crl));
+    let shown = store.show(Kind::Crl, Some(&crl), &());
     assert!(shown.starts_with(&format!("Filename: {crl}\nStatus: Used\n")), "{shown}");
     assert_eq!(
-        store.del_file(Kind::Crl, Some(&crl)),
+        store.del_file(Kind::Crl, Some(&crl), &()),
         format!("Can't remove the CRL file: CRL file '{crl}' in use, can't be deleted!\n\n")
     );
 }
@@ -224,7 +229,7 @@ fn a_server_chain_verifier_follows_its_ca_file() {
     assert_eq!(chain.epoch(), 0);
     store.set(Kind::Ca, Some(&ca1), Some(&pki.cas[1].0.pem()));
     assert_eq!(chain.epoch(), 0, "not committed yet");
-    assert_eq!(store.commit(Kind::Ca, Some(&ca1)), format!("Committing {ca1}.\nSuccess!\n"));
+    assert_eq!(store.commit(Kind::Ca, Some(&ca1), &()), format!("Committing {ca1}.\nSuccess!\n"));
     assert!(check().is_ok());
     assert_eq!(chain.epoch(), 1, "idle connections verified before are not reused");
 }
@@ -239,14 +244,14 @@ fn transaction_replies_are_haproxys() {
     assert_eq!(store.set(Kind::Ca, Some(&ca1), None), "'set ssl ca-file expects a filename and CAs as a payload\n");
     assert_eq!(store.set(Kind::Crl, None, None), "'set ssl crl-file expects a filename and CRLs as a payload\n");
     assert_eq!(store.set(Kind::Ca, Some(&ca1), Some("xx\n")), format!("Invalid payload\nCan't update {ca1}!\n"));
-    assert_eq!(store.commit(Kind::Ca, None), "'commit ssl ca-file expects a filename\n");
-    assert_eq!(store.commit(Kind::Ca, Some(&ca1)), format!("No ongoing transaction! !\nCan't commit {ca1}!\n"));
+    assert_eq!(store.commit(Kind::Ca, None, &()), "'commit ssl ca-file expects a filename\n");
+    assert_eq!(store.commit(Kind::Ca, Some(&ca1), &()), format!("No ongoing transaction! !\nCan't commit {ca1}!\n"));
     assert_eq!(store.abort(Kind::Crl, None), "'abort ssl crl-file' expects a filename\n");
     assert_eq!(store.abort(Kind::Ca, Some("x")), "No ongoing transaction!\n");
     assert_eq!(store.new_file(Kind::Ca, Some("new.crt")), "New CA file created 'new.crt'!\n");
     assert_eq!(store.new_file(Kind::Ca, Some("new.crt")), "CA file 'new.crt' already exists!\n");
     assert_eq!(store.new_file(Kind::Crl, None), "'new ssl crl-file' expects a filename\n");
-    assert_eq!(store.show(Kind::Ca, Some("new.crt")), "", "HAProxy prints nothing of an empty CA file");
+    assert_eq!(store.show(Kind::Ca, Some("new.crt"), &()), "", "HAProxy prints nothing of an empty CA file");
     assert_eq!(store.set(Kind::Ca, Some("new.crt"), Some(&pem)), "transaction created for CA new.crt!\n");
     assert_eq!(store.set(Kind::Ca, Some("new.crt"), Some(&pem)), "transaction updated for CA new.crt!\n");
     assert_eq!(
@@ -254,7 +259,7 @@ fn transaction_replies_are_haproxys() {
         format!("The ongoing transaction is about 'new.crt' but you are trying to set '{ca1}'\nCan't update {ca1}!\n")
     );
     assert_eq!(
-        store.commit(Kind::Ca, Some(&ca1)),
+        store.commit(Kind::Ca, Some(&ca1), &()),
         format!("The ongoing transaction is about 'new.crt' but you are trying to set '{ca1}'\nCan't commit {ca1}!\n")
     );
     assert_eq!(
@@ -262,36 +267,36 @@ fn transaction_replies_are_haproxys() {
         format!("The ongoing transaction is about 'new.crt' but you are trying to abort a transaction for '{ca1}'\n")
     );
     assert_eq!(
-        store.del_file(Kind::Ca, Some("new.crt")),
+        store.del_file(Kind::Ca, Some("new.crt"), &()),
         "Can't remove the CA file: ongoing transaction for the CA file 'new.crt'\n"
     );
     // the CRL transaction is another one
     assert_eq!(store.abort(Kind::Crl, Some("new.crt")), "No ongoing transaction!\n");
-    assert_eq!(store.commit(Kind::Ca, Some("new.crt")), "Committing new.crt\nSuccess!\n", "no user: no dot");
-    let shown = store.show(Kind::Ca, Some("new.crt"));
+    assert_eq!(store.commit(Kind::Ca, Some("new.crt"), &()), "Committing new.crt\nSuccess!\n", "no user: no dot");
+    let shown = store.show(Kind::Ca, Some("new.crt"), &());
     assert!(shown.starts_with("Filename: new.crt\nStatus: Unused\n \nCertificate #1:\nSerial: "), "{shown}");
     assert!(shown.contains("\nSubject Alternative Name: \nAlgorithm: EC256\nSHA1 FingerPrint: "), "{shown}");
     assert!(shown.ends_with("\nSubject: /CN=CA2\nIssuer: /CN=CA2\n"), "{shown}");
-    assert_eq!(store.show(Kind::Ca, Some("new.crt:1")), shown);
-    assert_eq!(store.show(Kind::Ca, Some("new.crt:2")), "");
-    assert_eq!(store.show(Kind::Ca, Some("new.crt:0")), "wrong CA index after colons in 'new.crt:0'!\n");
-    assert_eq!(store.show(Kind::Crl, Some("new.crt")), "Can't display the CRL file : Not found!\n");
-    assert_eq!(store.show(Kind::Ca, Some("*new.crt")), "Can't display the CA file : Not found!\n");
+    assert_eq!(store.show(Kind::Ca, Some("new.crt:1"), &()), shown);
+    assert_eq!(store.show(Kind::Ca, Some("new.crt:2"), &()), "");
+    assert_eq!(store.show(Kind::Ca, Some("new.crt:0"), &()), "wrong CA index after colons in 'new.crt:0'!\n");
+    assert_eq!(store.show(Kind::Crl, Some("new.crt"), &()), "Can't display the CRL file : Not found!\n");
+    assert_eq!(store.show(Kind::Ca, Some("*new.crt"), &()), "Can't display the CA file : Not found!\n");
     assert_eq!(store.set(Kind::Ca, Some("new.crt"), Some(&pem)), "transaction created for CA new.crt!\n");
     assert_eq!(store.abort(Kind::Ca, Some("new.crt")), "Transaction aborted for certificate 'new.crt'!\n");
     assert_eq!(
-        store.del_file(Kind::Ca, Some(&ca1)),
+        store.del_file(Kind::Ca, Some(&ca1), &()),
         format!("Can't remove the CA file: CA file '{ca1}' in use, can't be deleted!\n\n")
     );
     assert_eq!(
-        store.del_file(Kind::Crl, Some("nope")),
+        store.del_file(Kind::Crl, Some("nope"), &()),
         "Can't remove the CRL file: CRL file 'nope' doesn't exist!\n\n"
     );
-    assert_eq!(store.del_file(Kind::Ca, None), "'del ssl ca-file' expects a CA file name\n");
-    assert_eq!(store.del_file(Kind::Ca, Some("new.crt")), "CA file 'new.crt' deleted!\n");
-    assert_eq!(store.show(Kind::Ca, None), format!("# filename\n{ca1} - 1 certificate(s)\n"));
+    assert_eq!(store.del_file(Kind::Ca, None, &()), "'del ssl ca-file' expects a CA file name\n");
+    assert_eq!(store.del_file(Kind::Ca, Some("new.crt"), &()), "CA file 'new.crt' deleted!\n");
+    assert_eq!(store.show(Kind::Ca, None, &()), format!("# filename\n{ca1} - 1 certificate(s)\n"));
     assert_eq!(store.new_file(Kind::Crl, Some("n.crl")), "New CRL file created 'n.crl'!\n");
-    assert_eq!(store.show(Kind::Crl, Some("n.crl")), "Filename: n.crl\nStatus: Empty\n");
+    assert_eq!(store.show(Kind::Crl, Some("n.crl"), &()), "Filename: n.crl\nStatus: Empty\n");
     assert_eq!(store.new_file(Kind::Ca, Some("n.crl")), "CA file 'n.crl' already exists!\n");
 }
 
@@ -357,9 +362,9 @@ fn reg_test_server_crl_commit_revokes() {
     let text = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
     let both = text("set_cafile_interCA2.crt") + &text("set_cafile_rootCA.crt");
     store.set(Kind::Ca, Some(&ca), Some(&both));
-    assert_eq!(store.commit(Kind::Ca, Some(&ca)), format!("Committing {ca}.\nSuccess!\n"));
+    assert_eq!(store.commit(Kind::Ca, Some(&ca), &()), format!("Committing {ca}.\nSuccess!\n"));
     assert!(check().is_ok());
     store.set(Kind::Crl, Some(&crl), Some(&text("interCA2_crl.pem")));
-    assert_eq!(store.commit(Kind::Crl, Some(&crl)), format!("Committing {crl}.\nSuccess!\n"));
+    assert_eq!(store.commit(Kind::Crl, Some(&crl), &()), format!("Committing {crl}.\nSuccess!\n"));
     assert!(check().is_err(), "revoked");
 }

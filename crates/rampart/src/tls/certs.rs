@@ -14,8 +14,9 @@ use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use x509_parser::certificate::X509Certificate;
 
-use super::bind::BindTls;
-use super::crtlists::{self, RtList, Stores};
+use super::bind::{BindTls, FileLookup};
+use super::castore::LineUsers;
+use super::crtlists::{self, ListLines, RtList, Stores};
 use super::pem::{self, CertKey};
 use super::server_crt::ServerCrt;
 use super::sni::cert_names;
@@ -72,8 +73,6 @@ pub struct Certs {
     binds: Vec<Arc<BindTls>>,
     /// The servers' `crt` (each once).
     servers: Vec<Arc<ServerCrt>>,
-    /// The CA and CRL files loaded at startup.
-    ca_files: Vec<std::path::PathBuf>,
     state: Mutex<State>,
 }
 
@@ -82,7 +81,7 @@ impl Certs {
     #[allow(clippy::disallowed_types)]
     pub fn new(binds: Vec<Arc<BindTls>>, servers: Vec<Arc<ServerCrt>>) -> Certs {
         let state = State { lists: crtlists::from_binds(&binds), ..State::default() };
-        Certs { ca_files: crtlists::startup_ca_files(&binds), binds, servers, state: Mutex::new(state) }
+        Certs { binds, servers, state: Mutex::new(state) }
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -410,13 +409,14 @@ impl Certs {
         crtlists::show(&self.state().lists, args)
     }
 
-    /// `add ssl crt-list <list> <crt>`, or the line in `payload`.
-    pub fn add_crtlist(&self, args: &[&str], payload: Option<&str>) -> String {
+    /// `add ssl crt-list <list> <crt>`, or the line in `payload`; its CA and CRL
+    /// files are those of `files` (the CA store, [`super::castore::CaStore::contents`]).
+    pub fn add_crtlist(&self, args: &[&str], payload: Option<&str>, files: FileLookup<'_>) -> String {
         let mut st = self.state();
         let mut lists = std::mem::take(&mut st.lists);
         let out = {
             let cert = |p: &str| self.lookup(&st, p);
-            let stores = Stores { binds: &self.binds, cert: &cert, ca_files: &self.ca_files };
+            let stores = Stores { binds: &self.binds, cert: &cert, files };
             crtlists::add(&mut lists, &stores, args, payload)
         };
         st.lists = lists;
@@ -430,7 +430,7 @@ impl Certs {
         let mut lists = std::mem::take(&mut st.lists);
         let (out, freed) = {
             let cert = |p: &str| self.lookup(&st, p);
-            let stores = Stores { binds: &self.binds, cert: &cert, ca_files: &self.ca_files };
+            let stores = Stores { binds: &self.binds, cert: &cert, files: &super::bind::on_disk };
             crtlists::del(&mut lists, &stores, args)
         };
         st.lists = lists;
@@ -438,6 +438,13 @@ impl Certs {
             st.unused.push(Unused { path, chain: key.cert.clone(), key: None, certified: Some(key) });
         }
         out
+    }
+
+    /// Runs `f` with the crt-list lines (for the CA store's `commit` and `del`), the
+    /// lines locked meanwhile: the lock order is always this one, then the CA store's.
+    pub fn with_lines<R>(&self, f: impl FnOnce(&dyn LineUsers) -> R) -> R {
+        let st = self.state();
+        f(&ListLines { lists: &st.lists, binds: &self.binds })
     }
 }
 

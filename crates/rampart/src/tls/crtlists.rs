@@ -2,15 +2,18 @@
 //! `add ssl crt-list <list> <crt|payload>`, `del ssl crt-list <list> <crt[:line]>`,
 //! with HAProxy 2.6's replies. Adding or deleting a line builds a new [`SniStore`] for
 //! every bind reading the list and swaps it in: the next handshake sees it, those under
-//! way keep what they had. HAProxy counterpart: ssl_crtlist.c (the `ssl crt-list` CLI
-//! commands).
+//! way keep what they had. The `ca-file`, `ca-verify-file` and `crl-file` of an added
+//! line name files of the CA store ([`super::castore`]), and a commit there rebuilds
+//! the configurations of the lines naming the file ([`ListLines`]).
+//! HAProxy counterpart: ssl_crtlist.c (the `ssl crt-list` CLI commands).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use rustls::sign::CertifiedKey;
 
-use super::bind::{based, BindTls};
+use super::bind::{based, BindTls, FileLookup};
+use super::castore::{LineSwap, LineUsers};
 use super::crtlist::{self, CrtLine, Ctx};
 use super::sni::{cert_names, Entry, Origin};
 
@@ -47,20 +50,6 @@ pub fn from_binds(binds: &[Arc<BindTls>]) -> Vec<RtList> {
         }
     }
     out.sort_by(|a, b| a.name.cmp(&b.name));
-    out
-}
-
-/// The CA and CRL files loaded at startup (those a line added at runtime may name).
-pub fn startup_ca_files(binds: &[Arc<BindTls>]) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for b in binds {
-        for f in [&b.ssl.ca_file, &b.ssl.ca_verify_file, &b.ssl.crl_file].into_iter().flatten() {
-            out.push(based(b.global.ca_base.as_ref(), f));
-        }
-        for l in b.lists.iter().flat_map(|l| &l.lines) {
-            out.extend(l.options.iter().flat_map(|o| o.files()).map(|(p, _)| p.to_path_buf()));
-        }
-    }
     out
 }
 
@@ -105,8 +94,9 @@ pub struct Stores<'a> {
     /// The certificate of a file: `Ok(None)` when its store is empty (`new ssl cert`
     /// without a commit), `Err` when there is no such store.
     pub cert: &'a dyn Fn(&str) -> CertLookup,
-    /// The CA and CRL files loaded at startup.
-    pub ca_files: &'a [PathBuf],
+    /// The CA and CRL files of the runtime store, by name: the only ones a line
+    /// added at run time may name.
+    pub files: FileLookup<'a>,
 }
 
 /// `add ssl crt-list <list> <crt>`, or with the line in `payload`.
@@ -132,7 +122,9 @@ fn prepare_add(
     let i = lists.iter().position(|l| l.name == name).ok_or_else(|| format!("crt-list '{name}' does not exist!"))?;
     let g = st.binds.get(lists[i].binds[0]).map(|b| &b.global);
     let crt_base = g.and_then(|g| g.crt_base.as_deref());
-    let known = |p: &Path, _: bool| st.ca_files.iter().any(|f| f == p);
+    // as HAProxy, no file is read from disk for the CLI: the store has it (committed
+    // once at least: a file `new` created and no commit filled is refused) or not
+    let known = |p: &Path, _: bool| p.to_str().and_then(|p| (st.files)(p)).is_some_and(|c| !c.is_empty());
     let ctx = Ctx { crt_base, ca_base: g.and_then(|g| g.ca_base.as_deref()), usable: &known };
     let line = match payload {
         Some(p) => {
@@ -184,7 +176,7 @@ fn insert(list: &mut RtList, st: &Stores<'_>, mut line: CrtLine) -> String {
     let mut staged = Vec::new();
     for &b in &list.binds {
         let Some(bind) = st.binds.get(b) else { continue };
-        match bind.line_configs(line.options.as_ref()) {
+        match bind.line_configs(line.options.as_ref(), st.files) {
             Ok((tls, w)) => {
                 warnings.extend(w.into_iter().filter(|w| !warnings.contains(w)).collect::<Vec<_>>());
                 staged.push((bind, tls));
@@ -305,6 +297,47 @@ fn delete(lists: &mut [RtList], st: &Stores<'_>, name: &str, crt_arg: &str) -> R
     let used = st.binds.iter().any(|b| b.store.load().get(path).is_some());
     let freed = (!used).then(|| (path.to_owned(), key));
     Ok((format!("Entry '{path}' deleted in crtlist '{name}'!\n"), freed))
+}
+
+/// The crt-lists' lines for the CA store's commands: which name a file, and their
+/// configurations rebuilt with a file's new contents.
+pub struct ListLines<'a> {
+    pub lists: &'a [RtList],
+    pub binds: &'a [Arc<BindTls>],
+}
+
+impl ListLines<'_> {
+    /// The lines naming `path`, with their list.
+    fn naming<'s>(&'s self, path: &'s str) -> impl Iterator<Item = (&'s RtList, &'s CrtLine)> + 's {
+        self.lists.iter().flat_map(|l| l.lines.iter().map(move |line| (l, line))).filter(move |(_, line)| {
+            line.options.as_ref().is_some_and(|o| o.files().any(|(p, _)| p.as_os_str() == path))
+        })
+    }
+}
+
+impl LineUsers for ListLines<'_> {
+    fn uses(&self, path: &str) -> bool {
+        self.naming(path).next().is_some()
+    }
+
+    /// Every line with a configuration of its own verifying with `path`, named by the
+    /// line or inherited from the bind (HAProxy links both to the file).
+    fn rebuild(&self, path: &str, files: FileLookup<'_>) -> Result<Vec<LineSwap>, String> {
+        let mut out = Vec::new();
+        for list in self.lists {
+            for line in &list.lines {
+                let Some(o) = line.options.as_ref() else { continue };
+                let crt = line.crt.display().to_string();
+                let origin =
+                    Origin { list: Arc::from(list.name.as_str()), line: line.line, crt: Arc::from(crt.as_str()) };
+                for bind in list.binds.iter().filter_map(|&b| self.binds.get(b)).filter(|b| b.line_uses(o, path)) {
+                    let (tls, _) = bind.line_configs(Some(o), files).map_err(|e| e.join("\n"))?;
+                    out.push(LineSwap { bind: bind.clone(), origin: origin.clone(), tls });
+                }
+            }
+        }
+        Ok(out)
+    }
 }
 
 #[cfg(test)]

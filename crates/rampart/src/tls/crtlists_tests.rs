@@ -17,6 +17,11 @@ fn pem_for(name: &str, serial: u64) -> String {
     format!("{}{}", c.pem(), kp.serialize_pem())
 }
 
+/// The CA store of a test: no file.
+fn no_files(_: &str) -> Option<super::super::castore::Contents> {
+    None
+}
+
 const ALL: &[SignatureScheme] = &[SignatureScheme::ECDSA_NISTP256_SHA256, SignatureScheme::RSA_PSS_SHA256];
 
 fn served(tls: &BindTls, sni: Option<&str>) -> Option<Vec<u8>> {
@@ -69,18 +74,21 @@ fn an_added_line_serves_at_once_and_a_deleted_one_stops() {
     assert_eq!(served(&tls, Some("c.test")), Some(vec![1]));
     // c.pem is not a store yet
     assert_eq!(
-        certs.add_crtlist(&[&list, &c], None),
+        certs.add_crtlist(&[&list, &c], None, &no_files),
         format!("Can't edit the crt-list: certificate '{c}' does not exist!\n")
     );
     certs.new_cert(Some(&c));
     assert_eq!(
-        certs.add_crtlist(&[&list, &c], None),
+        certs.add_crtlist(&[&list, &c], None, &no_files),
         format!("Can't edit the crt-list: certificate '{c}' is empty!\n")
     );
     certs.set(Some(&c), Some(&pem_for("c.test", 3)));
     certs.commit(Some(&c));
-    let out =
-        certs.add_crtlist(&[&format!("{list}/")], Some("c.pem [allow-0rtt ssl-min-ver SSLv3 verify none] c.test\n"));
+    let out = certs.add_crtlist(
+        &[&format!("{list}/")],
+        Some("c.pem [allow-0rtt ssl-min-ver SSLv3 verify none] c.test\n"),
+        &no_files,
+    );
     assert_eq!(
         out,
         format!(
@@ -99,7 +107,7 @@ fn an_added_line_serves_at_once_and_a_deleted_one_stops() {
         format!("Can't remove the certificate: certificate '{c}' in use, can't be deleted!\n\n")
     );
     // a second line for the same file: deleting needs the line number
-    certs.add_crtlist(&[&list, &c], None);
+    certs.add_crtlist(&[&list, &c], None, &no_files);
     assert_eq!(
         certs.del_crtlist(&[&list, &c]),
         format!(
@@ -148,26 +156,29 @@ fn the_default_certificate_stays_without_strict_sni() {
 fn add_and_del_errors_are_haproxys() {
     let (certs, _, d) = setup("errors", false);
     let list = format!("{d}/l.lst");
-    assert_eq!(certs.add_crtlist(&[&list], None), "'add ssl crtlist' expects a filename and a certificate name\n");
+    assert_eq!(
+        certs.add_crtlist(&[&list], None, &no_files),
+        "'add ssl crtlist' expects a filename and a certificate name\n"
+    );
     assert_eq!(certs.del_crtlist(&[&list]), "'del ssl crtlist' expects a filename and a certificate name\n");
     assert_eq!(
-        certs.add_crtlist(&["/no.lst", "a.pem"], None),
+        certs.add_crtlist(&["/no.lst", "a.pem"], None, &no_files),
         "Can't edit the crt-list: crt-list '/no.lst' does not exist!\n"
     );
     assert_eq!(
-        certs.add_crtlist(&[&list], Some("a.pem\nb.pem\n")),
+        certs.add_crtlist(&[&list], Some("a.pem\nb.pem\n"), &no_files),
         "Can't edit the crt-list: only one line of payload is supported!\n"
     );
     assert_eq!(
-        certs.add_crtlist(&[&list], Some("a.pem [foo]\n")),
+        certs.add_crtlist(&[&list], Some("a.pem [foo]\n"), &no_files),
         "Can't edit the crt-list: parsing [CLI:1]: unknown ssl keyword foo\n"
     );
     assert_eq!(
-        certs.add_crtlist(&[&list], Some(&format!("a.pem [ca-file {d}/ca.crt] x.test\n"))),
+        certs.add_crtlist(&[&list], Some(&format!("a.pem [ca-file {d}/ca.crt] x.test\n")), &no_files),
         format!("Can't edit the crt-list: 'ca-file' : unable to load {d}/ca.crt\n")
     );
     assert_eq!(
-        certs.add_crtlist(&[&list], Some("a.pem [verify required] v.test\n")),
+        certs.add_crtlist(&[&list], Some("a.pem [verify required] v.test\n"), &no_files),
         format!(
             "Inserting certificate '{d}/a.pem' in crt-list '{list}'\nProxy 'fe': verify is enabled but no CA file \
              specified for bind ':443' at [h.cfg:7].\nFailed!\n"
@@ -175,7 +186,7 @@ fn add_and_del_errors_are_haproxys() {
     );
     assert!(!certs.show_crtlist(&[&list]).contains("v.test"));
     // a warning of the line's configuration is one item of the reply's sentence
-    let out = certs.add_crtlist(&[&list], Some("a.pem [alpn h2,http/1.1] h.test\n"));
+    let out = certs.add_crtlist(&[&list], Some("a.pem [alpn h2,http/1.1] h.test\n"), &no_files);
     assert_eq!(
         out,
         format!(
@@ -212,13 +223,13 @@ fn a_crt_directory_is_a_crt_list_of_its_files() {
     assert_eq!(certs.show_crtlist(&["-n", &d]), format!("# {d}\n{d}/a.pem:0\n{d}/b.pem:0\n"));
     let c = dir.join("c.pem").display().to_string();
     assert_eq!(
-        certs.add_crtlist(&[&d, &c], None),
+        certs.add_crtlist(&[&d, &c], None, &no_files),
         format!(
             "Can't edit the crt-list: '{d}' is a directory, certificate path '{c}' must contain the directory path\n"
         )
     );
     assert_eq!(
-        certs.add_crtlist(&[&d, &format!("{d}/a.pem")], None),
+        certs.add_crtlist(&[&d, &format!("{d}/a.pem")], None, &no_files),
         "Can't edit the crt-list: file already exists in this directory!\n"
     );
     assert_eq!(

@@ -121,6 +121,21 @@ impl SniStore {
         Some(out)
     }
 
+    /// A copy of this store where the entry of crt-list line `origin` has the
+    /// configurations `tls`; `None` when no entry comes from it (`commit ssl ca-file`).
+    pub fn with_tls(&self, origin: &Origin, tls: Option<Arc<super::bind::Configs>>) -> Option<SniStore> {
+        self.entries.iter().position(|e| e.origin.as_ref() == Some(origin))?;
+        let mut out = SniStore::default();
+        for (e, names) in self.entries.iter().zip(&self.names) {
+            let mut entry = e.clone();
+            if e.origin.as_ref() == Some(origin) {
+                entry.tls = tls.clone();
+            }
+            out.add(entry, names);
+        }
+        Some(out)
+    }
+
     /// A copy of this store with `entry` added, serving `names` (`add ssl crt-list`).
     pub fn with(&self, entry: Entry, names: &[String]) -> SniStore {
         let mut out = SniStore::default();
