@@ -99,8 +99,8 @@ pub fn take(want: Wanted<'_>) -> Option<IdleConn> {
 }
 
 /// Parks a connection for reuse in this thread's pool. When the pool for that server
-/// is full (`max`, its `pool-max-conn`, else [`MAX_IDLE_PER_SERVER`]) the oldest idle
-/// connection is closed; with `max` 0 the connection itself is.
+/// is full (`max`, its `pool-max-conn`, else [`MAX_IDLE_PER_SERVER`]) the connection
+/// itself is closed, as HAProxy does: the idle ones stay.
 // COMPAT: HAProxy bounds `pool-max-conn` per process; rampart's pools are per thread,
 // so the bound applies to each thread (the same with `nbthread 1`).
 pub fn put(server: usize, stream: BackSock, key: ConnKey, uses: u32, max: Option<u32>) {

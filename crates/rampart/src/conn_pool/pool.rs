@@ -54,20 +54,16 @@ impl<C> Pool<C> {
         Some(list.remove(pos))
     }
 
-    /// Parks a connection; when `server` has `max` connections here already the
-    /// oldest one is closed, and with `max` 0 `conn` itself is.
+    /// Parks a connection; when `server` has `max` connections here already, `conn`
+    /// itself is closed (dropped), as HAProxy's `srv_add_to_idle_list()` refuses a
+    /// connection beyond `pool-max-conn` and keeps those it has.
     pub fn put(&mut self, server: usize, conn: C, key: ConnKey, uses: u32, max: usize) {
-        if max == 0 {
-            return;
-        }
         if self.servers.len() <= server {
             self.servers.resize_with(server + 1, Vec::new);
         }
         let list = &mut self.servers[server];
         if list.len() >= max {
-            let extra = list.len() + 1 - max;
-            list.drain(..extra);
-            self.len -= extra;
+            return;
         }
         list.push(Entry { conn, key, uses, round: self.round });
         self.len += 1;
@@ -132,23 +128,18 @@ mod tests {
     }
 
     #[test]
-    fn put_closes_the_oldest_beyond_max() {
+    fn put_refuses_a_connection_beyond_max() {
         let mut p = Pool::default();
         let k = ConnKey::default();
         for c in ["a", "b", "c"] {
             p.put(0, c, k.clone(), 1, 2);
         }
+        // the pool keeps the connections it has (HAProxy's rule), the newcomer closes
         assert_eq!(p.len(), 2);
-        assert_eq!(p.take(0, 0, &k).map(|e| e.conn), Some("c"));
         assert_eq!(p.take(0, 0, &k).map(|e| e.conn), Some("b"));
+        assert_eq!(p.take(0, 0, &k).map(|e| e.conn), Some("a"));
         p.put(0, "x", k.clone(), 1, 0);
         assert_eq!(p.len(), 0);
-        // a lower max (a pool-max-conn) trims a longer list at once
-        for c in ["a", "b", "c"] {
-            p.put(0, c, k.clone(), 1, 3);
-        }
-        p.put(0, "d", k.clone(), 1, 1);
-        assert_eq!((p.len(), p.take(0, 0, &k).map(|e| e.conn)), (1, Some("d")));
     }
 
     #[test]
