@@ -240,6 +240,7 @@ impl Env<'_> {
             uniq_id: st.uniq_id,
             timeouts: st.timeouts,
             back_tls: st.back_tls.as_deref(),
+            last_rule: st.last_rule,
             ..SampleCtx::new(self.rt, &st.conn, self.fe)
         }
     }
@@ -499,7 +500,14 @@ pub fn run_rules_from<'rt>(
         }
         match rule.act.exec(x, ctx) {
             Flow::Continue => {}
-            end => return (end, i),
+            // a yield, not an end: the list resumes after it
+            end @ Flow::WaitBody(_) => return (end, i),
+            end => {
+                if let Some(at) = rule.at.reported() {
+                    x.st.last_rule = Some(at);
+                }
+                return (end, i);
+            }
         }
     }
     (Flow::Continue, rules.len())

@@ -77,6 +77,7 @@ impl Stream {
             vars,
             first_req: true,
             scratch: &mut self.scratch,
+            last_rule: None,
         };
         run_tcp_rules(&rt.proxies[0].rules.tcp_req, final_data, &mut x)
     }
@@ -161,6 +162,7 @@ fn or_and_not_follow_haproxys_three_valued_logic() {
         vars,
         first_req: true,
         scratch: &mut Vec::new(),
+        last_rule: None,
     };
     assert_eq!(run_tcp_rules(g, false, &mut x), TcpFlow::Wait);
     assert_eq!(run_tcp_rules(g, true, &mut x), TcpFlow::Continue);

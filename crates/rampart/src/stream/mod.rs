@@ -108,6 +108,7 @@ impl<'a> Stream<'a> {
             uniq_id: st.uniq_id,
             timeouts: st.timeouts,
             back_tls: st.back_tls.as_deref(),
+            last_rule: st.last_rule,
             ..SampleCtx::new(self.rt, &st.conn, self.fe)
         }
     }

@@ -1,8 +1,13 @@
 //! `tcp-request content` rules in HTTP mode: run once per request, the frontend's
 //! before its `http-request` rules, the backend's right after switching, on the parsed
 //! request (HTTP fetches work; the payload fetches find nothing, as in HAProxy where
-//! they are meaningless on HTX buffers). The request is complete, so nothing waits:
-//! `tcp-request inspect-delay` has nothing to wait for.
+//! they are meaningless on HTX buffers). The inspection is final at once (`wait_end`
+//! is true), so nothing waits: `tcp-request inspect-delay` has nothing to wait for.
+//!
+//! COMPAT: HAProxy 2.6 treats an HTTP request as final once it is complete (its end
+//! of message, `CF_EOI`), a full buffer, or the inspect delay; a bodyless request is
+//! final at once as here, but one whose body is still arriving waits (up to
+//! `inspect-delay`) where rampart decides on the head.
 //! HAProxy counterpart: `tcp_inspect_request()` (src/tcp_rules.c) as the
 //! `AN_REQ_INSPECT_FE` and `AN_REQ_INSPECT_BE` analysers of an HTTP stream.
 
@@ -44,8 +49,11 @@ pub fn run(s: &Stream<'_>, txn: &mut TxnData, buf: &[u8], px: usize, sess: &VarS
         vars,
         first_req: s.first_req,
         scratch,
+        last_rule: st.last_rule,
     };
-    match run_tcp_rules(rules, true, &mut x) {
+    let flow = run_tcp_rules(rules, true, &mut x);
+    st.last_rule = x.last_rule;
+    match flow {
         TcpFlow::Continue | TcpFlow::Accept | TcpFlow::Wait | TcpFlow::CloseServer => Verdict::Continue,
         TcpFlow::Reject => {
             rt.proxies[s.fe].fe.denied_req.inc();
