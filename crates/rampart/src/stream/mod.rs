@@ -37,7 +37,7 @@ use crate::action::http::Env;
 use crate::action::state::StreamState;
 use crate::action::WaitBody;
 use crate::errors::StreamError;
-use crate::http::{MsgHead, Synth};
+use crate::http::{BodyLen, MsgHead, Synth};
 use crate::log::{Cause, Phase};
 use crate::proxy::{ProxyRt, Runtime};
 use crate::sample::ctx::{ConnInfo, Dir};
@@ -437,7 +437,8 @@ async fn inspect<'rt, F: HttpFront>(
         return Verdict::Continue;
     }
     let deadline = rules.inspect_delay.map(|d| tokio::time::Instant::now() + d);
-    let mut final_data = deadline.is_none();
+    // a bodyless request is complete with its head (HAProxy: `CF_EOI` at once)
+    let mut final_data = deadline.is_none() || matches!(txn.req.body, BodyLen::None | BodyLen::Known(0));
     loop {
         let left = deadline.map(|d| d.saturating_duration_since(tokio::time::Instant::now()));
         let v = ana::inspect::run(s, txn, front.req_buf(), px, &*sess, final_data, left);

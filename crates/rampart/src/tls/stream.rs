@@ -97,7 +97,8 @@ impl<S: Sock> Read for Raw<'_, S> {
     /// the socket's readiness, see [`TlsSock::wait_readable`].)
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let fd = self.0.as_raw_fd();
-        let n = self.0.try_io(Interest::READABLE, || recv(fd, &mut *buf, MsgFlags::empty()).map_err(io::Error::from))?;
+        let n =
+            self.0.try_io(Interest::READABLE, || recv(fd, &mut *buf, MsgFlags::empty()).map_err(io::Error::from))?;
         if n > 0 && n < buf.len() {
             crate::io::clear_read_readiness(self.0);
         }
