@@ -371,6 +371,13 @@ fn predefined_acls() {
     assert!(f.cond(&set, "if TRUE").unwrap().eval(&f.ctx()));
     assert!(!f.cond(&set, "if FALSE").unwrap().eval(&f.ctx()));
     assert!(f.cond(&set, "unless FALSE").unwrap().eval(&f.ctx()));
+    // WAIT_END: a miss (even negated) until the inspection is final, then true
+    let waiting = SampleCtx { final_data: false, ..f.ctx() };
+    for text in ["if WAIT_END", "unless WAIT_END"] {
+        assert_eq!(f.cond(&set, text).unwrap().test(&waiting), super::Test::Miss, "{text}");
+    }
+    assert!(f.cond(&set, "if WAIT_END").unwrap().eval(&f.ctx()));
+    assert!(!f.cond(&set, "unless WAIT_END").unwrap().eval(&f.ctx()));
 }
 
 /// A cheap stand-in for the `acl_cond` fuzz target: random lines over a vocabulary

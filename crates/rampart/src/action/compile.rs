@@ -16,7 +16,7 @@ use rampart_cfg::{Config, Diag, Span};
 use super::http::{HttpAct, NameMatch};
 use super::reply::{DynReply, Redirect, RedirectTo, Reply};
 use super::rewrite::UriPart;
-use super::{BackendTarget, ProxyRules, Rule, ServerTarget};
+use super::{BackendTarget, ProxyRules, Rule, RuleAt, ServerTarget};
 
 mod stream;
 use crate::acl::{self, AclSet, Cond, PatRefs};
@@ -34,6 +34,22 @@ pub struct Shared {
     pub proc_vars: Vec<VarRef>,
     /// Warnings met while compiling (with their line), for the caller to print.
     pub warnings: Vec<Diag>,
+    /// The files rules came from, once each ([`RuleAt::file`] indexes it).
+    pub files: Vec<std::sync::Arc<str>>,
+}
+
+impl Shared {
+    /// Where the rule at `span` was written, its file noted once.
+    pub fn rule_at(&mut self, span: &Span) -> RuleAt {
+        let file = match self.files.iter().position(|f| *f == span.file) {
+            Some(i) => i,
+            None => {
+                self.files.push(span.file.clone());
+                self.files.len() - 1
+            }
+        };
+        RuleAt { file: file as u32, line: span.line }
+    }
 }
 
 /// Which rule list a rule belongs to, for places, sites and messages.
@@ -140,20 +156,20 @@ impl<'c> Cx<'c> {
         for r in &set.http_request {
             let cond = self.cond(&r.cond, List::HttpReq, r.action.name(), &acls, &set.acls, &r.span);
             if let Some(act) = self.http_req(&r.action, &r.span, r.cond.is_some()) {
-                out.http_req.push(Rule { cond: cond.flatten(), act });
+                out.http_req.push(Rule { cond: cond.flatten(), act, at: self.shared.rule_at(&r.span) });
             }
         }
         stream::mark_hint_groups(&mut out.http_req[first..]);
         for r in &set.http_response {
             let cond = self.cond(&r.cond, List::HttpRes, r.action.name(), &acls, &set.acls, &r.span);
             if let Some(act) = self.http_res(&r.action, &r.span, List::HttpRes) {
-                out.http_res.push(Rule { cond: cond.flatten(), act });
+                out.http_res.push(Rule { cond: cond.flatten(), act, at: self.shared.rule_at(&r.span) });
             }
         }
         for r in &set.http_after_response {
             let cond = self.cond(&r.cond, List::HttpAfter, r.action.name(), &acls, &set.acls, &r.span);
             if let Some(act) = self.http_after(&r.action) {
-                out.http_after.push(Rule { cond: cond.flatten(), act });
+                out.http_after.push(Rule { cond: cond.flatten(), act, at: self.shared.rule_at(&r.span) });
             }
         }
         self.tcp_rule_set(set, &acls, out);
@@ -502,7 +518,9 @@ impl<'c> Cx<'c> {
         for r in &px.redirects {
             let cond = self.cond(&r.cond, List::Redirect, "redirect", acls, &px.rules.acls, &r.span);
             if let (Some(cond), Some(rd)) = (cond, self.redirect(&r.redirect, List::Redirect, &r.span)) {
-                out.redirects.push(Rule { cond, act: HttpAct::Redirect(rd) });
+                // COMPAT: as in HAProxy, a proxy-level `redirect` is not reported by
+                // `last_rule_file` (only `http-request redirect` is).
+                out.redirects.push(Rule { cond, act: HttpAct::Redirect(rd), at: RuleAt::default() });
             }
         }
     }
@@ -540,7 +558,7 @@ impl<'c> Cx<'c> {
                     }
                 }
             };
-            out.switching.push(Rule { cond, act: target });
+            out.switching.push(Rule { cond, act: target, at: RuleAt::default() });
         }
         for us in &px.use_servers {
             let mut cx = self.cx(Site::Acl);
@@ -568,7 +586,7 @@ impl<'c> Cx<'c> {
                     }
                 }
             };
-            out.use_server.push(Rule { cond: Some(cond), act });
+            out.use_server.push(Rule { cond: Some(cond), act, at: RuleAt::default() });
         }
     }
 }

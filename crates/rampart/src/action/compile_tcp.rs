@@ -79,7 +79,7 @@ impl Cx<'_> {
                         TcpList::Session => &mut out.tcp_sess,
                         _ => &mut out.tcp_req,
                     };
-                    dest.push(Rule { cond, act });
+                    dest.push(Rule { cond, act, at: self.shared.rule_at(&r.span) });
                 }
             }
         }
@@ -93,7 +93,7 @@ impl Cx<'_> {
             let cond = self.tcp_cond(&r.cond, list, &name, acls, &set.acls, &r.span);
             let act = self.tcp_res_act(&r.action, &name, &r.span);
             if let (Some(cond), Some(act)) = (cond, act) {
-                out.tcp_res.push(Rule { cond, act });
+                out.tcp_res.push(Rule { cond, act, at: self.shared.rule_at(&r.span) });
             }
         }
     }

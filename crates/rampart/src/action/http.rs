@@ -240,6 +240,7 @@ impl Env<'_> {
             uniq_id: st.uniq_id,
             timeouts: st.timeouts,
             back_tls: st.back_tls.as_deref(),
+            last_rule: st.last_rule,
             ..SampleCtx::new(self.rt, &st.conn, self.fe)
         }
     }
@@ -499,7 +500,14 @@ pub fn run_rules_from<'rt>(
         }
         match rule.act.exec(x, ctx) {
             Flow::Continue => {}
-            end => return (end, i),
+            // a yield, not an end: the list resumes after it
+            end @ Flow::WaitBody(_) => return (end, i),
+            end => {
+                if let Some(at) = rule.at.reported() {
+                    x.st.last_rule = Some(at);
+                }
+                return (end, i);
+            }
         }
     }
     (Flow::Continue, rules.len())
@@ -529,5 +537,64 @@ mod tests {
         assert!(NameMatch::Sub.matches(b"forw", b"X-Forwarded-For"));
         assert!(!NameMatch::Sub.matches(b"back", b"X-Forwarded-For"));
         assert!(NameMatch::Reg(Regex::new("^x-.*-for$").unwrap()).matches(b"", b"x-forwarded-for"));
+    }
+
+    /// Runs frontend 0's `http-request` rules on `GET <path>`; returns the flow and
+    /// the last rule noted.
+    fn last_rule_after(rt: &Runtime, path: &str) -> (Flow, Option<super::super::RuleAt>) {
+        let raw = format!("GET {path} HTTP/1.1\r\nHost: a\r\n\r\n");
+        let mut msg = crate::sample::testutil::req_head(raw.as_bytes());
+        let (mut out, mut reply, mut scratch, mut strict) = (MsgHead::default(), None, Vec::new(), true);
+        let mut st = StreamState::default();
+        let vars = [VarStore::new(crate::sample::vars::Scope::Sess), VarStore::new(crate::sample::vars::Scope::Txn)];
+        let reqres = VarStore::new(crate::sample::vars::Scope::Req);
+        let env = Env {
+            rt,
+            fe: 0,
+            be: None,
+            srv: None,
+            first_req: true,
+            meth: None,
+            dir: Dir::Request,
+            sess: &vars[0],
+            txn: &vars[1],
+            reqres: &reqres,
+            req_body: None,
+        };
+        let mut x = Exec {
+            msg: &mut msg,
+            buf: raw.as_bytes(),
+            out: &mut out,
+            reply: &mut reply,
+            pages: [&rt.proxies[0], &rt.proxies[0]],
+            scratch: &mut scratch,
+            strict: &mut strict,
+            st: &mut st,
+        };
+        let flow = run_rules(&rt.proxies[0].rules.http_req, &mut x, &env);
+        (flow, st.last_rule)
+    }
+
+    #[test]
+    fn the_final_http_rule_is_noted_with_its_line() {
+        use super::super::RuleAt;
+        // lines: 1 defaults, 2 mode, 3 frontend, 4 bind, 5 set-var, 6 allow, 7 deny,
+        // 8 redirect, 9 redirect (proxy-level)
+        let cfg = crate::sample::testutil::config(
+            "defaults\n mode http\nfrontend f\n bind :1\n\
+             http-request set-var(txn.p) path\n\
+             http-request allow if { path /a }\n\
+             http-request deny if { path /d }\n\
+             http-request redirect location / if { path /r }\n\
+             redirect location /x if { path /p }\n\
+             default_backend b\nbackend b\n server s 127.0.0.1:1\n",
+        );
+        let rt = crate::sample::testutil::runtime(&cfg);
+        let at = |line| Some(RuleAt { file: 0, line });
+        assert_eq!(last_rule_after(&rt, "/"), (Flow::Continue, None), "set-var ends nothing");
+        assert_eq!(last_rule_after(&rt, "/a"), (Flow::Allow, at(6)));
+        assert_eq!(last_rule_after(&rt, "/d").1, at(7));
+        assert_eq!(last_rule_after(&rt, "/r").1, at(8));
+        assert!(rt.proxies[0].rules.redirects.iter().all(|r| r.at.reported().is_none()));
     }
 }

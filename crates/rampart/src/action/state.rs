@@ -43,6 +43,8 @@ pub struct StreamState {
     pub log: crate::log::StreamLog,
     /// What the TLS connection to the server negotiated (`ssl_bc*`), once connected.
     pub back_tls: Option<std::sync::Arc<crate::tls::TlsInfo>>,
+    /// The last rule that ended one of the stream's rule lists (`last_rule_file`).
+    pub last_rule: Option<super::RuleAt>,
 }
 
 /// Timeouts a rule set for one stream; `None`: the backend's.
@@ -80,6 +82,7 @@ impl Default for StreamState {
             resume: 0,
             log: crate::log::StreamLog::default(),
             back_tls: None,
+            last_rule: None,
         }
     }
 }
@@ -98,6 +101,7 @@ impl StreamState {
         self.prio = crate::backend::Priority::default();
         self.l7_retry = true;
         self.resume = 0;
+        self.last_rule = None;
     }
 }
 
@@ -126,11 +130,12 @@ mod tests {
         st.prio = crate::backend::Priority::new(3, 100);
         st.l7_retry = false;
         st.resume = 3;
+        st.last_rule = Some(crate::action::RuleAt { file: 0, line: 7 });
         st.hints.push(MsgHead::default());
         let conn = ConnInfo::new(Some("10.0.0.1:5".parse().unwrap()), -1);
         st.begin(&conn, 2, &decls);
         assert_eq!((st.caps.req.as_slice(), st.uniq_id, st.resume), (&[None][..], 2, 0));
         assert_eq!((st.timeouts, st.hints.len(), st.conn.src), (TimeoutOverride::default(), 0, conn.src));
-        assert_eq!((st.prio, st.l7_retry), (crate::backend::Priority::default(), true));
+        assert_eq!((st.prio, st.l7_retry, st.last_rule), (crate::backend::Priority::default(), true, None));
     }
 }

@@ -100,6 +100,9 @@ pub struct TcpExec<'x> {
     pub first_req: bool,
     /// Scratch space for rendered values.
     pub scratch: &'x mut Vec<u8>,
+    /// The last rule that ended a rule list of the stream (`last_rule_file`): the
+    /// caller passes the stream's, [`run_tcp_rules`] updates it.
+    pub last_rule: Option<super::RuleAt>,
 }
 
 impl TcpExec<'_> {
@@ -115,6 +118,7 @@ impl TcpExec<'_> {
             req_caps: &self.caps.req,
             res_caps: &self.caps.res,
             first_req: self.first_req,
+            last_rule: self.last_rule,
             ..SampleCtx::new(self.rt, self.conn, self.fe)
         }
     }
@@ -124,11 +128,12 @@ impl TcpExec<'_> {
 /// come (the inspect delay expired, the buffer is full, the peer closed, or the list
 /// does not wait), so a condition that misses fails; otherwise a miss returns
 /// [`TcpFlow::Wait`] and the caller runs the whole list again once more data arrived,
-/// as HAProxy restarts it from the top.
+/// as HAProxy restarts it from the top. Conditions see `final_data` (`wait_end` is
+/// true only then); the rule that ends the list is noted in [`TcpExec::last_rule`].
 pub fn run_tcp_rules(rules: &[Rule<TcpAct>], final_data: bool, x: &mut TcpExec<'_>) -> TcpFlow {
     for rule in rules {
         if let Some(cond) = &rule.cond {
-            let ctx = x.ctx();
+            let ctx = SampleCtx { final_data, ..x.ctx() };
             let applies = if final_data {
                 cond.eval(&ctx)
             } else {
@@ -144,7 +149,12 @@ pub fn run_tcp_rules(rules: &[Rule<TcpAct>], final_data: bool, x: &mut TcpExec<'
         }
         match rule.act.exec(x) {
             TcpFlow::Continue => {}
-            end => return end,
+            end => {
+                if let Some(at) = rule.at.reported() {
+                    x.last_rule = Some(at);
+                }
+                return end;
+            }
         }
     }
     TcpFlow::Continue

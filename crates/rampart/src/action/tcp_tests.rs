@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 
 use super::capture::Captured;
 use super::tcp::{run_tcp_rules, TcpExec, TcpFlow};
+use super::RuleAt;
 use crate::proxy::{self, Runtime};
 use crate::sample::ctx::{ConnInfo, Dir};
 use crate::sample::fetch::tls_hello::tests::client_hello;
@@ -37,6 +38,7 @@ struct Stream {
     req: VarStore,
     caps: Captured,
     scratch: Vec<u8>,
+    last_rule: Option<RuleAt>,
 }
 
 impl Stream {
@@ -52,6 +54,7 @@ impl Stream {
                 c
             },
             scratch: Vec::new(),
+            last_rule: None,
         }
     }
 
@@ -77,8 +80,11 @@ impl Stream {
             vars,
             first_req: true,
             scratch: &mut self.scratch,
+            last_rule: self.last_rule,
         };
-        run_tcp_rules(&rt.proxies[0].rules.tcp_req, final_data, &mut x)
+        let flow = run_tcp_rules(&rt.proxies[0].rules.tcp_req, final_data, &mut x);
+        self.last_rule = x.last_rule;
+        flow
     }
 
     fn var(&self, rt: &Runtime, name: &str) -> Option<Sample<'static>> {
@@ -161,6 +167,7 @@ fn or_and_not_follow_haproxys_three_valued_logic() {
         vars,
         first_req: true,
         scratch: &mut Vec::new(),
+        last_rule: None,
     };
     assert_eq!(run_tcp_rules(g, false, &mut x), TcpFlow::Wait);
     assert_eq!(run_tcp_rules(g, true, &mut x), TcpFlow::Continue);
@@ -351,4 +358,52 @@ fn actions_rampart_lacks_are_refused_by_name() {
     ] {
         assert!(got.iter().any(|(k, _, m)| k == "ALERT" && m == msg), "missing {msg}\ngot {got:#?}");
     }
+}
+
+#[test]
+fn wait_end_holds_the_rules_until_the_inspection_is_final() {
+    let rt = runtime(
+        "frontend f\n bind :1\n tcp-request inspect-delay 5s\n\
+         tcp-request content reject if { req.payload(0,3) -m str BAD }\n\
+         tcp-request content accept if WAIT_END\n tcp-request content reject\n\
+         default_backend b\nbackend b\n server s 127.0.0.1:1\n",
+    );
+    let mut st = Stream::new(&rt);
+    assert_eq!(st.content(&rt, b"", false), TcpFlow::Wait, "nothing yet");
+    assert_eq!(st.content(&rt, b"hello", false), TcpFlow::Wait, "data, but the delay runs");
+    assert_eq!(st.content(&rt, b"hello", true), TcpFlow::Accept, "final: WAIT_END is true");
+    assert_eq!(st.content(&rt, b"BADx", false), TcpFlow::Reject, "rules above it decide at once");
+    // negated, a "not yet" stays one (HAProxy: `unless` of a miss is a miss)
+    let rt = runtime(
+        "frontend f\n bind :1\n tcp-request inspect-delay 5s\n\
+         tcp-request content reject unless { wait_end }\n\
+         default_backend b\nbackend b\n server s 127.0.0.1:1\n",
+    );
+    let mut st = Stream::new(&rt);
+    assert_eq!(st.content(&rt, b"x", false), TcpFlow::Wait);
+    assert_eq!(st.content(&rt, b"x", true), TcpFlow::Continue);
+}
+
+#[test]
+fn the_rule_that_ends_a_list_is_noted_with_its_file_and_line() {
+    // lines: 1-5 DEFAULTS, 6 frontend, 7 bind, 8 inspect-delay, 9 set-var, 10 reject,
+    // 11 accept
+    let rt = runtime(
+        "frontend f\n bind :1\n tcp-request inspect-delay 5s\n\
+         tcp-request content set-var(txn.x) str(1)\n\
+         tcp-request content reject if { req.payload(0,3) -m str BAD }\n\
+         tcp-request content accept if { req.len ge 4 }\n\
+         default_backend b\nbackend b\n server s 127.0.0.1:1\n",
+    );
+    assert_eq!(&*rt.rule_files, &["test.cfg".into()]);
+    let mut st = Stream::new(&rt);
+    assert_eq!(st.content(&rt, b"ab", false), TcpFlow::Wait);
+    assert_eq!(st.last_rule, None, "set-var does not end the list, a wait decides nothing");
+    assert_eq!(st.content(&rt, b"ab", true), TcpFlow::Continue);
+    assert_eq!(st.last_rule, None, "no rule ended the list");
+    assert_eq!(st.content(&rt, b"BADx", false), TcpFlow::Reject);
+    assert_eq!(st.last_rule, Some(RuleAt { file: 0, line: 10 }));
+    let mut st = Stream::new(&rt);
+    assert_eq!(st.content(&rt, b"GOOD", false), TcpFlow::Accept);
+    assert_eq!(st.last_rule, Some(RuleAt { file: 0, line: 11 }));
 }

@@ -40,14 +40,21 @@ pub async fn serve<S: Sock>(client: S, sess: Session, sess_vars: Option<Box<VarS
         srv: None,
         client_spoke: false,
     };
-    let be = stream::tcp::run(&mut front, &sess.rt, &sess.conn, sess.fe, sess_vars).await;
+    let ended = stream::tcp::run(&mut front, &sess.rt, &sess.conn, sess.fe, sess_vars).await;
+    let be = ended.be;
     if let (Some(mut l), Some(pl)) = (front.log.take(), sess.rt.proxies[sess.fe].log.as_deref()) {
         l.end = Some(std::time::Instant::now());
         if be.is_none() || l.connect_start.is_none() {
             // closed by a rule (or no backend) before any connection
             l.end_by(Cause::Proxy, Phase::Request);
         }
-        let ctx = SampleCtx { be, srv: front.srv, log: Some(&l), ..SampleCtx::new(&sess.rt, &sess.conn, sess.fe) };
+        let ctx = SampleCtx {
+            be,
+            srv: front.srv,
+            log: Some(&l),
+            last_rule: ended.last_rule,
+            ..SampleCtx::new(&sess.rt, &sess.conn, sess.fe)
+        };
         crate::log::emit(pl, &ctx, l.bytes_in == 0 && !front.client_spoke);
     }
     if let Some(trace) = trace {

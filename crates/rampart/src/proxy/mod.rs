@@ -43,6 +43,9 @@ pub struct Runtime {
     pub proc_vars: ProcVars,
     /// What the stats outputs (CLI, stats page) tell about the process.
     pub stats: crate::stats::Facts,
+    /// The configuration files rules were written in, once each
+    /// ([`crate::action::RuleAt::file`] indexes it: `last_rule_file`).
+    pub rule_files: Box<[std::sync::Arc<str>]>,
 }
 
 /// Process-wide connection accounting and stop state.
@@ -361,6 +364,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         userlists: Default::default(),
         proc_vars: Vec::new(),
         warnings: Vec::new(),
+        files: Vec::new(),
     };
     let mut proxies = Vec::with_capacity(cfg.proxies.len());
     let mut tls_warnings = Vec::new();
@@ -545,6 +549,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             listener_closed: Notify::new(),
         },
         proc_vars: ProcVars::new(var_limits(&cfg.global.vars)),
+        rule_files: std::mem::take(&mut shared.files).into_boxed_slice(),
     };
     for v in &shared.proc_vars {
         rt.proc_vars.declare(v);

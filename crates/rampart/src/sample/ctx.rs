@@ -202,6 +202,14 @@ pub struct SampleCtx<'a> {
     /// could once more arrive (HAProxy's `SMP_F_MAY_CHANGE`): `tcp-request content`
     /// rules then wait for more data until `inspect-delay`. Reset by the caller.
     pub may_change: Cell<bool>,
+    /// Whether the data being inspected is final (HAProxy's `SMP_OPT_FINAL`): true
+    /// everywhere but in `tcp-request content` / `tcp-response content` conditions
+    /// while the inspection may still wait for more data (`wait_end` then answers
+    /// "not yet").
+    pub final_data: bool,
+    /// The last rule that ended a rule list of the stream (`last_rule_file`,
+    /// `last_rule_line`): `accept`, `reject`, `allow`, `deny`, `redirect` ...
+    pub last_rule: Option<crate::action::RuleAt>,
     /// `capture request header` slots of the frontend (`capture.req.hdr(n)`, `%hr`):
     /// `None` where the header was not seen.
     pub req_caps: &'a [Option<Vec<u8>>],
@@ -250,6 +258,8 @@ impl<'a> SampleCtx<'a> {
             payload: None,
             vars: Vars { proc: Some(&rt.proc_vars), ..Vars::default() },
             may_change: Cell::new(false),
+            final_data: true,
+            last_rule: None,
             req_caps: &[],
             res_caps: &[],
             unique_id: None,

@@ -103,6 +103,8 @@ fn run_list(sess: &mut Session, rules: &[Rule<TcpAct>], vars: &VarStore, expect_
         vars: Vars { proc: Some(&rt.proc_vars), sess: Some(vars), ..Vars::default() },
         first_req: true,
         scratch: &mut scratch,
+        // HAProxy notes the last rule per stream: connection rules run before one
+        last_rule: None,
     };
     for rule in rules {
         if rule.cond.as_ref().is_some_and(|c| !c.eval(&x.ctx())) {

@@ -37,7 +37,7 @@ use crate::action::http::Env;
 use crate::action::state::StreamState;
 use crate::action::WaitBody;
 use crate::errors::StreamError;
-use crate::http::{MsgHead, Synth};
+use crate::http::{BodyLen, MsgHead, Synth};
 use crate::log::{Cause, Phase};
 use crate::proxy::{ProxyRt, Runtime};
 use crate::sample::ctx::{ConnInfo, Dir};
@@ -108,6 +108,7 @@ impl<'a> Stream<'a> {
             uniq_id: st.uniq_id,
             timeouts: st.timeouts,
             back_tls: st.back_tls.as_deref(),
+            last_rule: st.last_rule,
             ..SampleCtx::new(self.rt, &st.conn, self.fe)
         }
     }
@@ -253,7 +254,7 @@ fn logs(s: &Stream<'_>) -> bool {
 async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn, sess: &mut VarStore) -> Next {
     let mut reply: Option<Synth<'_>> = None;
     let fe = s.fe;
-    let v = ana::inspect::run(s, txn, front.req_buf(), fe, sess);
+    let v = inspect(front, s, txn, sess, fe, &mut reply).await;
     if v != Verdict::Continue {
         return conclude(front, s, txn, sess, v, reply).await;
     }
@@ -275,7 +276,7 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
     s.be = Some(be);
     s.rt.proxies[be].be.cum_conn.inc();
     if be != fe {
-        let v = ana::inspect::run(s, txn, front.req_buf(), be, sess);
+        let v = inspect(front, s, txn, sess, be, &mut reply).await;
         if v != Verdict::Continue {
             return conclude(front, s, txn, sess, v, reply).await;
         }
@@ -415,6 +416,52 @@ async fn request_rules<'rt, F: HttpFront>(
         let Verdict::WaitBody(w) = v else { return v };
         if let Some(v) = wait_body(front, s, txn, sess, w, reply).await {
             return v;
+        }
+    }
+}
+
+/// The `tcp-request content` rules of proxy `px`, waiting for more of the request body
+/// while a condition may still change and the inspect delay runs (see
+/// [`ana::inspect`]). A body that breaks its framing meanwhile is answered with a 400.
+// the variables are held mutably (not shared) so that the future stays `Send`
+async fn inspect<'rt, F: HttpFront>(
+    front: &mut F,
+    s: &Stream<'rt>,
+    txn: &mut Txn,
+    sess: &mut VarStore,
+    px: usize,
+    reply: &mut Option<Synth<'rt>>,
+) -> Verdict {
+    let rules = &s.rt.proxies[px].rules;
+    if rules.tcp_req.is_empty() {
+        return Verdict::Continue;
+    }
+    let deadline = rules.inspect_delay.map(|d| tokio::time::Instant::now() + d);
+    // a bodyless request is complete with its head (HAProxy: `CF_EOI` at once)
+    let mut final_data = deadline.is_none() || matches!(txn.req.body, BodyLen::None | BodyLen::Known(0));
+    loop {
+        let left = deadline.map(|d| d.saturating_duration_since(tokio::time::Instant::now()));
+        let v = ana::inspect::run(s, txn, front.req_buf(), px, &*sess, final_data, left);
+        let Verdict::WaitBody(w) = v else { return v };
+        match front.wait_body(w, false).await {
+            // the whole body, a full buffer, or the delay expired (HAProxy: `CF_EOI`,
+            // `channel_full()`, `rules_exp`)
+            // COMPAT: a `timeout client` shorter than the delay also ends the wait
+            // here, where HAProxy aborts the stream.
+            BodyWaited::Ready | BodyWaited::Failed(408) => {
+                // the body read shares the buffer with the head: less room for rewrites
+                txn.req.arena_max = front.rewrite_room();
+                final_data = true;
+            }
+            BodyWaited::Closed => {
+                txn.st.log.end_by(Cause::ClientAbort, Phase::Request);
+                return Verdict::Close;
+            }
+            BodyWaited::Failed(status) => {
+                txn.st.log.end_by(Cause::Proxy, Phase::Request);
+                ana::http_req::error_reply(s, txn, Some(front.req_buf()), sess, status, reply);
+                return Verdict::Reply;
+            }
         }
     }
 }

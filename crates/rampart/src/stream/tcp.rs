@@ -26,7 +26,7 @@ use super::side::{Input, ResVerdict, TcpClose, TcpFront};
 use super::Stream;
 use crate::action::capture::Captured;
 use crate::action::tcp::{run_tcp_rules, TcpExec};
-use crate::action::TcpFlow;
+use crate::action::{RuleAt, TcpFlow};
 use crate::buf::Buf;
 use crate::proxy::Runtime;
 use crate::sample::ctx::{ConnInfo, Dir};
@@ -47,6 +47,17 @@ struct TcpState<'a> {
     /// The capture slots of the frontend (`capture` actions).
     caps: Captured,
     scratch: Vec<u8>,
+    /// The last rule that ended a content rule list (`last_rule_file`).
+    last_rule: Option<RuleAt>,
+}
+
+/// How a TCP stream ended, for its log line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TcpEnd {
+    /// The backend it went to, if any.
+    pub be: Option<usize>,
+    /// The last rule that ended one of its content rule lists.
+    pub last_rule: Option<RuleAt>,
 }
 
 /// Why a TCP stream ended before forwarding.
@@ -93,8 +104,11 @@ impl TcpState<'_> {
             vars,
             first_req: true,
             scratch: &mut self.scratch,
+            last_rule: self.last_rule,
         };
-        run_tcp_rules(rules, final_data, &mut x)
+        let flow = run_tcp_rules(rules, final_data, &mut x);
+        self.last_rule = x.last_rule;
+        flow
     }
 
     /// Backend switching over what the request rules waited for.
@@ -135,34 +149,43 @@ impl TcpState<'_> {
             req_caps: &self.caps.req,
             res_caps: &self.caps.res,
             vars,
+            last_rule: self.last_rule,
             ..SampleCtx::new(rt, &self.conn, self.s.fe)
         }
     }
 }
 
 /// Runs a TCP stream for the client connection `front` serves; `sess_vars` are the
-/// variables the connection rules set. Returns the backend it went to, if any.
+/// variables the connection rules set. Returns the backend it went to, if any, and the
+/// last rule that decided.
 pub async fn run<'a, F: TcpFront>(
     front: &mut F,
     rt: &'a Runtime,
     conn: &'a ConnInfo,
     fe: usize,
     sess_vars: Option<Box<VarStore>>,
-) -> Option<usize> {
-    let mut caps = Captured::default();
-    caps.reset(&rt.proxies[fe].rules.captures);
+) -> TcpEnd {
     let mut st = TcpState {
         s: Stream { rt, conn, fe, be: None, srv: None, first_req: true, meth: None },
         conn: conn.clone(),
         sess: sess_vars.map_or_else(|| VarStore::new(Scope::Sess), |b| *b),
         txn: VarStore::new(Scope::Txn),
         reqres: VarStore::new(Scope::Req),
-        caps,
+        caps: Captured::default(),
         scratch: Vec::new(),
+        last_rule: None,
     };
+    let be = analyse(front, &mut st).await;
+    TcpEnd { be, last_rule: st.last_rule }
+}
+
+/// The analysers of [`run`], in order.
+async fn analyse<F: TcpFront>(front: &mut F, st: &mut TcpState<'_>) -> Option<usize> {
+    let (rt, fe) = (st.s.rt, st.s.fe);
+    st.caps.reset(&rt.proxies[fe].rules.captures);
     // PERF: the request buffer is taken only when some rule reads what it holds.
     let mut req: Option<Buf> = None;
-    if let Err(stop) = inspect(front, &mut st, fe, &mut req).await {
+    if let Err(stop) = inspect(front, st, fe, &mut req).await {
         return end(front, stop, None);
     }
     let be = st.switch(req.as_deref().map_or(&[], |b| &b[..]));
@@ -173,7 +196,7 @@ pub async fn run<'a, F: TcpFront>(
     st.s.be = Some(be);
     rt.proxies[be].be.cum_conn.inc();
     if be != fe {
-        if let Err(stop) = inspect(front, &mut st, be, &mut req).await {
+        if let Err(stop) = inspect(front, st, be, &mut req).await {
             return end(front, stop, Some(be));
         }
     }
@@ -193,7 +216,7 @@ pub async fn run<'a, F: TcpFront>(
     }
     // the `req.` variables end where the response rules start
     st.vars().start_response();
-    let on_response = response_rules(&mut st, be);
+    let on_response = response_rules(st, be);
     front.forward(be, held, Some(on_response)).await;
     Some(be)
 }

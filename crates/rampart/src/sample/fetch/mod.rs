@@ -14,6 +14,7 @@
 //! - `payload`, `tls_hello`: raw TCP bytes and TLS ClientHellos (`req.payload`,
 //!   `req.ssl_sni` ...)
 //! - `ssl`: the client connection's TLS layer (`ssl_fc`, `ssl_fc_sni`, `ssl_c_s_dn` ...)
+//! - `stream`: the stream's own record (`last_rule_file`, `last_rule_line`)
 //!
 //! `var` lives with the variables (`sample::vars`).
 
@@ -29,6 +30,7 @@ pub mod proxy;
 pub mod ssl;
 pub mod ssl_bc;
 mod ssl_cert;
+pub mod stream;
 #[cfg(test)]
 mod tests;
 pub mod tls_hello;
@@ -52,6 +54,7 @@ pub const ALL: &[&[FetchKw]] = &[
     payload::KEYWORDS,
     ssl::KEYWORDS,
     ssl_bc::KEYWORDS,
+    stream::KEYWORDS,
     super::vars::FETCHES,
 ];
 

@@ -8,7 +8,12 @@
 //! fetches are "meaningless for HTX buffers"). A fetch that needs bytes not arrived
 //! yet sets [`SampleCtx::may_change`] so that the rules wait for more.
 //!
-//! Not yet: `req.rdp_cookie*`, `distcc_*`, `wait_end`.
+//! `wait_end` reads no bytes: it is true once the inspection is final
+//! ([`SampleCtx::final_data`]), and "not yet" before, so that `tcp-request content
+//! accept if WAIT_END` waits for the whole `inspect-delay` (or a full buffer, or the
+//! end of the input).
+//!
+//! Not yet: `req.rdp_cookie*`, `distcc_*`.
 
 use std::borrow::Cow;
 
@@ -190,6 +195,16 @@ fn fetch_ssl_ver<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
     }
 }
 
+/// `wait_end`: true once the data inspected is final; before, no value and
+/// [`SampleCtx::may_change`], which makes content rules wait.
+fn fetch_wait_end<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if ctx.final_data {
+        emit(Sample::Bool(true));
+    } else {
+        ctx.may_change.set(true);
+    }
+}
+
 const OFF_LEN: ArgSpec = ArgSpec::new(&[ArgT::Sint, ArgT::Sint], 2);
 const LV: ArgSpec = ArgSpec::new(&[ArgT::Sint, ArgT::Sint, ArgT::Str], 2);
 const L6: u32 = uses::L6REQ;
@@ -216,4 +231,5 @@ pub const KEYWORDS: &[FetchKw] = &[
     FetchKw::new("res.payload", OFF_LEN, SmpType::Bin, fetch_payload::<RES>).uses(L6R),
     FetchKw::new("res.payload_lv", LV, SmpType::Bin, fetch_payload_lv::<RES>).uses(L6R).check(check_payload_lv),
     FetchKw::new("res.ssl_hello_type", ArgSpec::NONE, SmpType::Sint, fetch_ssl_hello_type::<RES>).uses(L6R),
+    FetchKw::new("wait_end", ArgSpec::NONE, SmpType::Bool, fetch_wait_end).uses(uses::INTRN),
 ];

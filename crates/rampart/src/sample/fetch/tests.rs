@@ -347,3 +347,29 @@ fn tls_client_hello_fetches() {
     assert_eq!(compile_in(&f.cfg, 0, "req.ssl_sni").unwrap().eval(&plain), None);
     assert!(!plain.may_change.get());
 }
+
+#[test]
+fn wait_end_is_true_only_once_the_data_is_final() {
+    let f = Fx::new();
+    let e = compile_in(&f.cfg, 0, "wait_end").unwrap();
+    let waiting = SampleCtx { final_data: false, ..tcp(&f, b"abc") };
+    assert_eq!(e.eval(&waiting), None);
+    assert!(waiting.may_change.get(), "not yet: the rules wait");
+    let done = tcp(&f, b"abc");
+    assert_eq!(e.eval(&done), Some(Sample::Bool(true)));
+    assert!(!done.may_change.get());
+    // anywhere but content inspection, the data is final (HTTP rules, logs)
+    assert_eq!(f.v("wait_end"), Some(Sample::Bool(true)));
+}
+
+#[test]
+fn last_rule_file_and_line_name_the_rule_noted_in_the_stream() {
+    use crate::action::RuleAt;
+    let mut f = Fx::new();
+    f.rt.rule_files = vec!["/etc/a.cfg".into(), "/etc/b.cfg".into()].into_boxed_slice();
+    assert_eq!((f.v("last_rule_file"), f.v("last_rule_line")), (None, None), "no rule yet");
+    let ctx = SampleCtx { last_rule: Some(RuleAt { file: 1, line: 42 }), ..f.ctx() };
+    let v = |t: &str| compile_in(&f.cfg, 0, t).unwrap().eval(&ctx).map(Sample::into_owned);
+    assert_eq!(v("last_rule_file"), st("/etc/b.cfg"));
+    assert_eq!(v("last_rule_line"), i(42));
+}

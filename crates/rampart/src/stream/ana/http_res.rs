@@ -62,8 +62,12 @@ pub fn run<'rt>(s: &Stream<'rt>, res: &mut MsgHead, buf: &[u8], st: &mut ResStat
 /// The backend's `tcp-response content` rules, once the response head arrived. As in
 /// HAProxy 2.6, whose response inspection runs as soon as the server connection is up,
 /// they see no HTTP response (`status`, `res.hdr` find nothing) nor payload: the
-/// connection, the variables and the stream's state. Nothing waits. `close` is refused
-/// at startup in HTTP backends.
+/// connection, the variables and the stream's state. Nothing waits: the inspection is
+/// final (`wait_end` is true), as in HAProxy for a complete response (`CF_EOI`).
+/// `close` is refused at startup in HTTP backends.
+///
+/// COMPAT: HAProxy waits (up to `tcp-response inspect-delay`) on a response whose
+/// body is still arriving; rampart decides on the head.
 ///
 /// COMPAT: HAProxy decides before the server answers (a rejecting server finds its
 /// connection closed while it answers); rampart decides on the head (the answer is
@@ -95,8 +99,11 @@ fn tcp_response(s: &Stream<'_>, st: &mut ResState<'_, '_>) -> Verdict {
         vars,
         first_req: s.first_req,
         scratch,
+        last_rule: state.last_rule,
     };
-    match run_tcp_rules(rules, true, &mut x) {
+    let flow = run_tcp_rules(rules, true, &mut x);
+    state.last_rule = x.last_rule;
+    match flow {
         TcpFlow::Reject => Verdict::Close,
         TcpFlow::SilentDrop => Verdict::SilentDrop,
         _ => Verdict::Continue,

@@ -1,23 +1,40 @@
 //! `tcp-request content` rules in HTTP mode: run once per request, the frontend's
 //! before its `http-request` rules, the backend's right after switching, on the parsed
 //! request (HTTP fetches work; the payload fetches find nothing, as in HAProxy where
-//! they are meaningless on HTX buffers). The request is complete, so nothing waits:
-//! `tcp-request inspect-delay` has nothing to wait for.
+//! they are meaningless on HTX buffers).
+//!
+//! As in HAProxy 2.6, the inspection is final (`wait_end` true, a missing sample no
+//! match) once the whole request is in hand (a bodyless request at once), the buffer
+//! is full, or `tcp-request inspect-delay` expired; before that, a rule whose
+//! condition may still change makes the stream wait for more of the body
+//! ([`Verdict::WaitBody`]) and run the list again from the top.
 //! HAProxy counterpart: `tcp_inspect_request()` (src/tcp_rules.c) as the
 //! `AN_REQ_INSPECT_FE` and `AN_REQ_INSPECT_BE` analysers of an HTTP stream.
 
+use std::time::Duration;
+
 use super::Verdict;
 use crate::action::tcp::{run_tcp_rules, TcpExec};
-use crate::action::TcpFlow;
+use crate::action::{TcpFlow, WaitBody};
 use crate::sample::ctx::Dir;
 use crate::sample::vars::{VarStore, Vars};
 use crate::stream::{Stream, TxnData};
 
 /// Runs the `tcp-request content` rules of proxy `px` on the request head (slices into
-/// `buf`). `reject` closes the connection; `accept` ends the list.
+/// `buf`). `reject` closes the connection; `accept` ends the list. Not `final_data`, a
+/// condition that may still change returns [`Verdict::WaitBody`] (for the rest of the
+/// inspect delay, `left`): wait for more of the request, then run again.
 ///
 /// What they change of the addresses and captures is the stream's (`txn.st`).
-pub fn run(s: &Stream<'_>, txn: &mut TxnData, buf: &[u8], px: usize, sess: &VarStore) -> Verdict {
+pub fn run(
+    s: &Stream<'_>,
+    txn: &mut TxnData,
+    buf: &[u8],
+    px: usize,
+    sess: &VarStore,
+    final_data: bool,
+    left: Option<Duration>,
+) -> Verdict {
     let rt = s.rt;
     let rules = &rt.proxies[px].rules.tcp_req;
     if rules.is_empty() {
@@ -44,9 +61,13 @@ pub fn run(s: &Stream<'_>, txn: &mut TxnData, buf: &[u8], px: usize, sess: &VarS
         vars,
         first_req: s.first_req,
         scratch,
+        last_rule: st.last_rule,
     };
-    match run_tcp_rules(rules, true, &mut x) {
-        TcpFlow::Continue | TcpFlow::Accept | TcpFlow::Wait | TcpFlow::CloseServer => Verdict::Continue,
+    let flow = run_tcp_rules(rules, final_data, &mut x);
+    st.last_rule = x.last_rule;
+    match flow {
+        TcpFlow::Wait => Verdict::WaitBody(WaitBody { time: left, at_least: 0 }),
+        TcpFlow::Continue | TcpFlow::Accept | TcpFlow::CloseServer => Verdict::Continue,
         TcpFlow::Reject => {
             rt.proxies[s.fe].fe.denied_req.inc();
             Verdict::Close
