@@ -93,7 +93,7 @@ impl<S: Sock> H1Front<'_, S> {
 
     /// Which idle connections this request may use (`http-reuse`).
     fn reuse(&self, mode: HttpReuse) -> Reuse {
-        reuse_policy(mode, self.conn.first_done)
+        reuse_policy(mode, self.conn.first_done, self.heads.req.method, self.body.is_done())
     }
 }
 
@@ -587,17 +587,21 @@ async fn send_again(sess: &Session, be_idx: usize, sc: ServerConn, out: &[u8], l
     Some(new)
 }
 
-/// Which idle connections this request may use (`http-reuse`), as HAProxy decides:
-/// with `safe` (the default), the first request of a client connection goes on a new
-/// server connection, so that a server closing an idle connection cannot make a request
-/// fail that the client could not retry; later requests may take any idle connection.
-/// `aggressive` lets a first request take a connection already used twice, `always` any.
-fn reuse_policy(mode: HttpReuse, first_done: bool) -> Reuse {
+/// Which idle connections this request may use (`http-reuse`).
+///
+/// COMPAT: with `safe` (the default), HAProxy sends the first request of a client
+/// connection on a new server connection, so that a server closing an idle connection
+/// cannot make that request fail. rampart gives the same guarantee more cheaply: a
+/// first request that can be replayed (idempotent method, whole request already in
+/// hand) may use an idle connection, and if that connection fails before any response
+/// byte the request is sent again on a new connection, invisibly to the client.
+fn reuse_policy(mode: HttpReuse, first_done: bool, method: Method, replayable: bool) -> Reuse {
     match mode {
         HttpReuse::Never => Reuse::No,
         HttpReuse::Always => Reuse::MinUses(0),
         _ if first_done => Reuse::MinUses(0),
         HttpReuse::Aggressive => Reuse::MinUses(2),
+        HttpReuse::Safe if method.is_idempotent() && replayable => Reuse::MinUses(0),
         HttpReuse::Safe => Reuse::No,
     }
 }
@@ -607,13 +611,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn safe_reuse_sends_first_requests_on_new_connections() {
-        assert_eq!(reuse_policy(HttpReuse::Safe, false), Reuse::No);
-        assert_eq!(reuse_policy(HttpReuse::Safe, true), Reuse::MinUses(0));
-        assert_eq!(reuse_policy(HttpReuse::Never, true), Reuse::No);
-        assert_eq!(reuse_policy(HttpReuse::Aggressive, false), Reuse::MinUses(2));
-        assert_eq!(reuse_policy(HttpReuse::Aggressive, true), Reuse::MinUses(0));
-        assert_eq!(reuse_policy(HttpReuse::Always, false), Reuse::MinUses(0));
+    fn safe_reuse_lets_only_replayable_first_requests_take_idle_connections() {
+        assert_eq!(reuse_policy(HttpReuse::Safe, false, Method::Get, true), Reuse::MinUses(0));
+        assert_eq!(reuse_policy(HttpReuse::Safe, false, Method::Post, true), Reuse::No);
+        assert_eq!(reuse_policy(HttpReuse::Safe, false, Method::Get, false), Reuse::No);
+        assert_eq!(reuse_policy(HttpReuse::Safe, true, Method::Post, false), Reuse::MinUses(0));
+        assert_eq!(reuse_policy(HttpReuse::Never, true, Method::Get, true), Reuse::No);
+        assert_eq!(reuse_policy(HttpReuse::Aggressive, false, Method::Post, false), Reuse::MinUses(2));
+        assert_eq!(reuse_policy(HttpReuse::Always, false, Method::Post, false), Reuse::MinUses(0));
     }
 
     #[test]
