@@ -32,6 +32,27 @@ fn safe_reuse_lets_the_next_client_take_an_idle_connection() {
 }
 
 #[test]
+fn aggressive_reuse_lets_a_first_request_take_a_connection_used_twice() {
+    let s1 = HttpBackend::start("s1");
+    let proxy = start(&listen_cfg("  http-reuse aggressive\n", "", &["s1"]), &[("s1", s1.addr())]);
+    let mut c1 = client(&proxy);
+    c1.send("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\n\r\nx").unwrap();
+    assert_eq!(c1.read_response().unwrap().status, 200);
+    let mut c2 = client(&proxy);
+    c2.send("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\n\r\nx").unwrap();
+    assert_eq!(c2.read_response().unwrap().status, 200, "used once: not taken by a first request");
+    assert_eq!(c1.get("/").unwrap().status, 200);
+    drop(c1);
+    thread::sleep(Duration::from_millis(50));
+    let mut c3 = client(&proxy);
+    c3.send("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\n\r\nx").unwrap();
+    assert_eq!(c3.read_response().unwrap().status, 200);
+    let ids = conn_ids(&s1, 4);
+    assert_eq!(ids[..2], [1, 2], "{ids:?}");
+    assert!(ids[3] <= 2, "a connection used twice is taken by a first request: {ids:?}");
+}
+
+#[test]
 fn safe_reuse_sends_a_first_post_on_a_new_connection() {
     let s1 = HttpBackend::start("s1");
     let proxy = start(&listen_cfg("", "", &["s1"]), &[("s1", s1.addr())]);
