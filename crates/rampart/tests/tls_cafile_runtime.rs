@@ -7,6 +7,7 @@
 //! Certificates are generated with rcgen; the TLS client is rustls.
 
 mod http_common;
+mod test_pki;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -25,20 +26,8 @@ struct Pki {
 impl Pki {
     /// `tag`: the test's own directory (the tests of the file run in parallel).
     fn new(tag: &str) -> Pki {
-        let dir = std::env::temp_dir().join(format!("rampart-tls-cafile-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let cas = ["CA1", "CA2"]
-            .iter()
-            .map(|cn| {
-                let kp = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
-                let mut p = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-                p.distinguished_name.push(rcgen::DnType::CommonName, *cn);
-                p.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-                (p.self_signed(&kp).unwrap(), kp)
-            })
-            .collect();
-        Pki { dir, cas }
+        let dir = test_pki::fresh_dir(&format!("tls-cafile-{tag}"));
+        Pki { dir, cas: vec![test_pki::ca("CA1"), test_pki::ca("CA2")] }
     }
 
     /// A file of the directory with `text`; its path.
@@ -50,7 +39,7 @@ impl Pki {
 
     /// A certificate for `name` signed by CA `ca` (0 or 1), and its key.
     fn leaf(&self, ca: usize, name: &str) -> (rcgen::Certificate, rcgen::KeyPair) {
-        let kp = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+        let kp = test_pki::key();
         let mut p = rcgen::CertificateParams::new(vec![name.to_string()]).unwrap();
         p.distinguished_name.push(rcgen::DnType::CommonName, name);
         let (c, k) = &self.cas[ca];

@@ -4,6 +4,7 @@
 //! Certificates are generated with rcgen; the TLS client is rustls.
 
 mod http_common;
+mod test_pki;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -21,20 +22,14 @@ struct Pki {
 
 impl Pki {
     fn new(name: &str) -> Pki {
-        let dir = std::env::temp_dir().join(format!("rampart-tls-crtlist-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let ca_key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
-        let mut p = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-        p.distinguished_name.push(rcgen::DnType::CommonName, "Rampart Test CA");
-        p.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        let ca = p.self_signed(&ca_key).unwrap();
+        let dir = test_pki::fresh_dir(&format!("tls-crtlist-{name}"));
+        let (ca, ca_key) = test_pki::ca("Rampart Test CA");
         Pki { dir, ca, ca_key }
     }
 
     /// A certificate for `name` (serial `serial`) and its key, as one PEM text.
     fn pem(&self, name: &str, serial: u64) -> String {
-        let kp = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+        let kp = test_pki::key();
         let mut p = rcgen::CertificateParams::new(vec![name.to_string()]).unwrap();
         p.distinguished_name.push(rcgen::DnType::CommonName, name);
         p.serial_number = Some(serial.into());
