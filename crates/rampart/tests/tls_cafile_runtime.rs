@@ -49,18 +49,7 @@ impl Pki {
     /// A client trusting CA1 that presents a certificate of CA `ca`.
     fn client(&self, ca: usize) -> Arc<rustls::ClientConfig> {
         let (cert, kp) = self.leaf(ca, "client");
-        let key = rustls_pki_types::PrivateKeyDer::try_from(kp.serialize_der()).unwrap();
-        let mut roots = rustls::RootCertStore::empty();
-        roots.add(self.cas[0].0.der().clone()).unwrap();
-        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-        let mut cfg = rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_root_certificates(roots)
-            .with_client_auth_cert(vec![cert.der().clone()], key)
-            .unwrap();
-        cfg.resumption = rustls::client::Resumption::disabled();
-        Arc::new(cfg)
+        Arc::new(test_pki::client_config(&self.cas[0].0, Some((&cert, &kp))))
     }
 }
 

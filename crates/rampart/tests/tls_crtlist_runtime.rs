@@ -47,15 +47,7 @@ impl Pki {
     /// A client trusting the CA, offering `alpn`, without resumption (a resumed
     /// session reports the certificate of the session it resumes).
     fn client(&self, alpn: &[&str]) -> Arc<rustls::ClientConfig> {
-        let mut roots = rustls::RootCertStore::empty();
-        roots.add(self.ca.der().clone()).unwrap();
-        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-        let mut cfg = rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_root_certificates(roots)
-            .with_no_client_auth();
-        cfg.resumption = rustls::client::Resumption::disabled();
+        let mut cfg = test_pki::client_config(&self.ca, None);
         cfg.alpn_protocols = alpn.iter().map(|p| p.as_bytes().to_vec()).collect();
         Arc::new(cfg)
     }

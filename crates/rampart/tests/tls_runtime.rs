@@ -39,17 +39,7 @@ impl Pki {
     }
 
     fn client_config(&self) -> Arc<rustls::ClientConfig> {
-        let mut roots = rustls::RootCertStore::empty();
-        roots.add(self.ca.der().clone()).unwrap();
-        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-        let mut cfg = rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_root_certificates(roots)
-            .with_no_client_auth();
-        // a resumed session reports the certificate of the session it resumes
-        cfg.resumption = rustls::client::Resumption::disabled();
-        Arc::new(cfg)
+        Arc::new(test_pki::client_config(&self.ca, None))
     }
 }
 

@@ -41,3 +41,28 @@ pub fn leaf_pem(names: &[&str], ca: &rcgen::Certificate, ca_key: &rcgen::KeyPair
     let c = p.signed_by(&k, ca, ca_key).unwrap();
     format!("{}{}", c.pem(), k.serialize_pem())
 }
+
+/// A rustls client trusting `ca`, presenting `auth` (a certificate and its key) when
+/// given, without session resumption: a resumed session reports the certificate of
+/// the session it resumes, which would hide what the server serves now.
+pub fn client_config(
+    ca: &rcgen::Certificate,
+    auth: Option<(&rcgen::Certificate, &rcgen::KeyPair)>,
+) -> rustls::ClientConfig {
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(ca.der().clone()).unwrap();
+    let provider = std::sync::Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let builder = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots);
+    let mut cfg = match auth {
+        Some((cert, kp)) => {
+            let key = rustls::pki_types::PrivateKeyDer::try_from(kp.serialize_der()).unwrap();
+            builder.with_client_auth_cert(vec![cert.der().clone()], key).unwrap()
+        }
+        None => builder.with_no_client_auth(),
+    };
+    cfg.resumption = rustls::client::Resumption::disabled();
+    cfg
+}
