@@ -312,10 +312,15 @@ impl Loggers {
 
     /// [`Loggers::send`] with the structured data of RFC 5424 headers (`log-format-sd`).
     pub fn send_sd(&self, level: u8, msg: &[u8], sd: &[u8]) {
+        self.send_sd_at(level, msg, sd, SystemTime::now());
+    }
+
+    /// [`Loggers::send_sd`] with the date of the headers given: a stream's line is
+    /// dated at its end, which the stream already read ([`super::date::wall`]).
+    pub fn send_sd_at(&self, level: u8, msg: &[u8], sd: &[u8], now: SystemTime) {
         if self.sinks.is_empty() {
             return;
         }
-        let now = SystemTime::now();
         for s in &self.sinks {
             let Some(lvl) = s.admit(level) else { continue };
             if s.batchable() && batch::push(s, |out| s.write_line(&self.ident, lvl, msg, sd, now, out)) {

@@ -399,20 +399,22 @@ pub fn emit(pl: &ProxyLog, ctx: &SampleCtx<'_>, null: bool) {
         Some(f) if err => f,
         _ => format,
     };
+    // the headers are dated at the stream's end, which it read already
+    let date = log.end.map_or_else(SystemTime::now, super::date::wall);
     LINE.with(|b| {
         let Ok(mut line) = b.try_borrow_mut() else { return };
         line.clear();
         fmt.render(ctx, &mut line);
         pl.count.fetch_add(1, Ordering::Relaxed);
         let Some(sd_format) = &pl.sd_format else {
-            pl.loggers.send(lvl, &line);
+            pl.loggers.send_sd_at(lvl, &line, b"", date);
             return;
         };
         SD.with(|s| {
             let Ok(mut sd) = s.try_borrow_mut() else { return };
             sd.clear();
             sd_format.render(ctx, &mut sd);
-            pl.loggers.send_sd(lvl, &line, &sd);
+            pl.loggers.send_sd_at(lvl, &line, &sd, date);
         });
     });
 }

@@ -116,21 +116,30 @@ pub fn render(v: LogVar, hex: bool, quote: bool, ctx: &SampleCtx<'_>, out: &mut 
     if matches!(v, LogVar::Ta | LogVar::Tt | LogVar::Tu | LogVar::BytesOut) && (l.asap || asap()) {
         out.push(b'+');
     }
-    let (acc_s, acc_us) = date::split(l.accept_date);
-    let (req_s, req_us) = date::split(l.req_date);
+    // (split only for the variables that write a date: it is not free)
+    let acc = || date::split(l.accept_date);
+    let req = || date::split(l.req_date);
     match v {
-        LogVar::AcceptDate => date::clf(out, acc_s, true, Some(acc_us / 1000), false),
-        LogVar::AcceptGmt => date::clf(out, acc_s, false, None, true),
-        LogVar::AcceptLocal => date::clf(out, acc_s, true, None, true),
+        LogVar::AcceptDate => {
+            let (s, us) = acc();
+            date::clf(out, s, true, Some(us / 1000), false)
+        }
+        LogVar::AcceptGmt => date::clf(out, acc().0, false, None, true),
+        LogVar::AcceptLocal => date::clf(out, acc().0, true, None, true),
         LogVar::AcceptTs => {
-            let _ = if hex { write!(out, "{acc_s:08X}") } else { write!(out, "{acc_s}") };
+            let s = acc().0;
+            let _ = if hex { write!(out, "{s:08X}") } else { write!(out, "{s}") };
         }
         LogVar::AcceptMs => {
-            let _ = if hex { write!(out, "{:02X}", acc_us / 1000) } else { write!(out, "{:03}", acc_us / 1000) };
+            let ms = acc().1 / 1000;
+            let _ = if hex { write!(out, "{ms:02X}") } else { write!(out, "{ms:03}") };
         }
-        LogVar::ReqDate => date::clf(out, req_s, true, Some(req_us / 1000), false),
-        LogVar::ReqGmt => date::clf(out, req_s, false, None, true),
-        LogVar::ReqLocal => date::clf(out, req_s, true, None, true),
+        LogVar::ReqDate => {
+            let (s, us) = req();
+            date::clf(out, s, true, Some(us / 1000), false)
+        }
+        LogVar::ReqGmt => date::clf(out, req().0, false, None, true),
+        LogVar::ReqLocal => date::clf(out, req().0, true, None, true),
         LogVar::Th => num(out, l.th(), hex),
         LogVar::Ti => num(out, l.ti(), hex),
         LogVar::TR => num(out, l.t_req(), hex),
