@@ -113,6 +113,8 @@ pub(crate) fn httpslog_format(text: &str) -> std::borrow::Cow<'_, str> {
 /// Opened targets, shared between the proxies naming the same line.
 pub struct Opener {
     opened: HashMap<Vec<String>, Arc<Sink>>,
+    /// `buf0` and the `ring` sections, for `log ring@<name>`.
+    pub rings: Vec<Arc<super::ring::Ring>>,
     /// The `global` section's targets.
     pub global: Vec<Arc<Sink>>,
     pub ident: Ident,
@@ -122,20 +124,26 @@ impl Opener {
     /// Opens the `global` targets; alerts name the ones that cannot be.
     pub fn new(cfg: &Config, alerts: &mut Vec<Diag>) -> Opener {
         let ident = Ident::new(cfg.global.log_tag.as_deref(), cfg.global.log_send_hostname.as_deref());
-        let mut o = Opener { opened: HashMap::new(), global: Vec::new(), ident };
+        let mut rings = vec![Arc::new(super::ring::Ring::buf0())];
+        rings.extend(cfg.rings.iter().map(|r| Arc::new(super::ring::Ring::from_cfg(r))));
+        let mut o = Opener { opened: HashMap::new(), rings, global: Vec::new(), ident };
         for t in &cfg.global.logs {
-            if let Some(s) = o.open(t, alerts) {
+            if let Some(s) = o.open(t, None, alerts) {
                 o.global.push(s);
             }
         }
         o
     }
 
-    fn open(&mut self, t: &LogTarget, alerts: &mut Vec<Diag>) -> Option<Arc<Sink>> {
+    /// Opens the target of `t`, a `log` line of proxy `owner` (`None`: `global`).
+    fn open(&mut self, t: &LogTarget, owner: Option<&str>, alerts: &mut Vec<Diag>) -> Option<Arc<Sink>> {
         if let Some(s) = self.opened.get(&t.args) {
             return Some(s.clone());
         }
-        let opened = target::parse(&t.args).and_then(sink::open);
+        let opened = target::parse(&t.args).and_then(|tgt| match &tgt.dest {
+            target::Dest::Ring(name) => self.open_ring(tgt.clone(), name, t, owner),
+            _ => sink::open(tgt),
+        });
         match opened {
             Ok(s) => {
                 let s = Arc::new(s);
@@ -143,10 +151,28 @@ impl Opener {
                 Some(s)
             }
             Err(msg) => {
-                alerts.push(Diag::alert(Some(t.span.clone()), msg));
+                // (HAProxy names the file and line of an unknown ring in the text)
+                let ring = t.args.first().is_some_and(|a| a.starts_with("ring@"));
+                alerts.push(Diag::alert((!ring).then(|| t.span.clone()), msg));
                 None
             }
         }
+    }
+
+    /// A `log ring@<name>` target; `Err`: HAProxy's alert for an unknown ring (which
+    /// HAProxy prints when it starts, not with `-c`; rampart does in both cases).
+    fn open_ring(&self, tgt: target::Target, name: &str, t: &LogTarget, owner: Option<&str>) -> Result<Sink, String> {
+        if let Some(ring) = self.rings.iter().find(|r| r.name == name) {
+            return Ok(sink::open_ring(tgt, ring.clone()));
+        }
+        let (file, line) = (&t.span.file, t.span.line);
+        let what = if name == "stdout" || name == "stderr" { "uses incompatible ring" } else { "uses unknown ring" };
+        Err(match owner {
+            None => format!("global log server declared in file '{file}' at line {line} {what} named '{name}'."),
+            Some(px) => format!(
+                "log server declared in proxy section '{px}' in file '{file}' at line {line} {what} named '{name}'."
+            ),
+        })
     }
 
     /// The `global` loggers, for [`set_global`].
@@ -161,7 +187,7 @@ impl Opener {
         for t in &px.logs {
             if t.args.len() == 1 && t.args[0] == "global" {
                 sinks.extend(self.global.iter().cloned());
-            } else if let Some(s) = self.open(t, alerts) {
+            } else if let Some(s) = self.open(t, Some(&px.name), alerts) {
                 sinks.push(s);
             }
         }
@@ -273,7 +299,11 @@ mod tests {
         );
         let alerts = build(&text).0.unwrap_err();
         let msgs: Vec<&str> = alerts.iter().map(|d| d.message.as_str()).collect();
-        assert!(msgs.iter().any(|m| m.contains("'ring@' targets are not supported yet")), "{msgs:?}");
+        assert!(
+            msgs.iter().any(|m| m
+                == &"log server declared in proxy section 'fe' in file 'test.cfg' at line 8 uses unknown ring named 'buf'."),
+            "{msgs:?}"
+        );
         let text = text.replace("ring@buf", "127.0.0.1:9");
         let alerts = build(&text).0.unwrap_err();
         assert!(alerts[0].message.starts_with("failed to parse log-format : no such format variable 'Tx'"));

@@ -331,6 +331,13 @@ pub static COMMANDS: &[Cmd] = &[
         run: |c, _, w| super::errors::show(&c.rt, &w[2..]),
     },
     Cmd {
+        words: &["show", "events"],
+        usage: "show events [<sink>] [-w] [-n]",
+        help: "show event sink state",
+        level: Level::User,
+        run: |_, s, w| show_events(s, w),
+    },
+    Cmd {
         words: &["show", "info"],
         usage: "show info [desc|json|typed|float]*",
         help: "report information about the running process",
@@ -652,6 +659,15 @@ fn parse_delay(s: &str) -> Option<Duration> {
         _ => return None,
     };
     Some(Duration::from_micros(n.checked_mul(us)?))
+}
+
+/// `show events [<sink>] [-w] [-n]`: the list of sinks for anyone, a ring's lines for
+/// operators and admins (HAProxy's levels).
+fn show_events(sess: &Session, words: &[&str]) -> String {
+    if words.len() > 2 && sess.level < Level::Operator {
+        return PERMISSION_DENIED.to_owned();
+    }
+    crate::log::ring::show_events(&words[2..])
 }
 
 fn show_env(_: &Cli, _: &mut Session, words: &[&str]) -> String {
