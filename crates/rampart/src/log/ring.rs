@@ -119,7 +119,7 @@ impl State {
         }
         while size - self.used < need {
             let Some(&oldest) = self.lens.front() else { return false };
-            if self.readers.iter().any(|r| *r == Some(self.first)) {
+            if self.readers.contains(&Some(self.first)) {
                 return false;
             }
             self.lens.pop_front();
@@ -305,7 +305,7 @@ impl Ring {
     }
 
     /// Lines refused since the start.
-    pub fn dropped(&self) -> u64 {
+    pub fn dropped_total(&self) -> u64 {
         self.state().dropped_total
     }
 }
@@ -343,7 +343,7 @@ pub fn show_events(args: &[&str]) -> String {
         let _ = writeln!(out, "    {:<10} : type=fd, 0 dropped, standard output (fd#1)", "stdout");
         let _ = writeln!(out, "    {:<10} : type=fd, 0 dropped, standard output (fd#2)", "stderr");
         for r in rings.iter() {
-            let _ = writeln!(out, "    {:<10} : type=buffer, {} dropped, {}", r.name, r.dropped(), r.description);
+            let _ = writeln!(out, "    {:<10} : type=buffer, {} dropped, {}", r.name, r.dropped_total(), r.description);
         }
         return out;
     };
@@ -391,10 +391,10 @@ mod tests {
             assert!(r.write_raw(format!("line-{i:05}").as_bytes()));
         }
         assert_eq!(lines(&r), ["line-00002", "line-00003", "line-00004", "line-00005"]);
-        assert_eq!(r.dropped(), 0);
+        assert_eq!(r.dropped_total(), 0);
         // a line larger than the ring can never be kept
         assert!(!r.write_raw(&[b'x'; 48]));
-        assert_eq!(r.dropped(), 1);
+        assert_eq!(r.dropped_total(), 1);
         assert_eq!(lines(&r).len(), 4, "nothing was removed for it");
     }
 
@@ -439,7 +439,7 @@ mod tests {
         for i in 0..6 {
             r.write_raw(format!("later-{i:04}").as_bytes());
         }
-        assert_eq!(r.dropped(), 2);
+        assert_eq!(r.dropped_total(), 2);
         let target = raw_target(&r);
         let ident = Ident { tag: "t".into(), pid: 1, host: None };
         out.clear();
