@@ -193,10 +193,8 @@ fn ring_frames_match_haproxys() {
     let syslog = listener.local_addr().unwrap();
     let (tx, rx) = channel();
     let receiver = Syslog::start(listener, tx);
-    let diff = Differential::new(RAMPART)
-        .listener("fe")
-        .backend("s1", || HttpBackend::start("s1"))
-        .config(&config(syslog));
+    let diff =
+        Differential::new(RAMPART).listener("fe").backend("s1", || HttpBackend::start("s1")).config(&config(syslog));
     let cmp = diff.run(|proxy| {
         while rx.try_recv().is_ok() {}
         get(proxy.addr("fe"), "/diff");

@@ -337,7 +337,11 @@ pub fn rings() -> Arc<Vec<Arc<Ring>>> {
 /// `show events [<ring>] [-w] [-n]`. COMPAT: `-w` (wait for new lines) is refused;
 /// `-n` alone (only lines to come) shows nothing, as HAProxy without `-w`.
 pub fn show_events(args: &[&str]) -> String {
-    let rings = rings();
+    show_events_of(&rings(), args)
+}
+
+/// `show events` over `rings`.
+fn show_events_of(rings: &[Arc<Ring>], args: &[&str]) -> String {
     let Some(&name) = args.first() else {
         let mut out = String::from("Supported events sinks are listed below. Add -w(wait), -n(new). Any key to stop\n");
         let _ = writeln!(out, "    {:<10} : type=fd, 0 dropped, standard output (fd#1)", "stdout");
@@ -486,7 +490,8 @@ mod tests {
         let r = Arc::new(Ring::new("mine", "My local buffer", HdrFormat::Raw, 1000, 1000));
         r.write_raw(b"one");
         r.write_raw(b"two");
-        set_rings(vec![Arc::new(Ring::buf0()), r]);
+        let rings = vec![Arc::new(Ring::buf0()), r];
+        let show_events = |args: &[&str]| show_events_of(&rings, args);
         let list = show_events(&[]);
         assert!(list.starts_with("Supported events sinks are listed below."), "{list}");
         assert!(list.contains("    buf0       : type=buffer, 0 dropped, in-memory ring buffer\n"), "{list}");

@@ -171,14 +171,18 @@ mod tests {
         r.write_raw(b"a b c");
         r.write_raw(b"d");
         let fwd_ring = r.clone();
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
         let th = std::thread::spawn(move || {
             let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-            let stopping: Arc<dyn Fn() -> bool + Send + Sync> = Arc::new(|| false);
-            rt.block_on(async { tokio::time::timeout(Duration::from_secs(3), run(fwd_ring, 0, stopping)).await })
+            let stopping: Arc<dyn Fn() -> bool + Send + Sync> =
+                Arc::new(move || flag.load(std::sync::atomic::Ordering::Relaxed));
+            rt.block_on(run(fwd_ring, 0, stopping));
         });
         let (mut c, _) = l.accept().unwrap();
         c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
         assert_eq!(read_exact(&mut c, 8), b"a b c\nd\n");
-        let _ = th.join();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        th.join().unwrap();
     }
 }

@@ -166,11 +166,16 @@ impl Opener {
             return Ok(sink::open_ring(tgt, ring.clone()));
         }
         let (file, line) = (&t.span.file, t.span.line);
-        let what = if name == "stdout" || name == "stderr" { "uses incompatible ring" } else { "uses unknown ring" };
-        Err(match owner {
-            None => format!("global log server declared in file '{file}' at line {line} {what} named '{name}'."),
-            Some(px) => format!(
-                "log server declared in proxy section '{px}' in file '{file}' at line {line} {what} named '{name}'."
+        let fd_sink = name == "stdout" || name == "stderr";
+        // HAProxy's texts, the misspelt one included (log scrapers may match it)
+        Err(match (owner, fd_sink) {
+            (None, false) => format!("global log server declared in file '{file}' at line {line} uses unknown ring named '{name}'."),
+            (None, true) => format!("global log server declared in file '{file}' at line {line} uses incompatible ring '{name}'."),
+            (Some(px), false) => format!(
+                "log server declared in proxy section '{px}' in file '{file}' at line {line} uses unknown ring named '{name}'."
+            ),
+            (Some(px), true) => format!(
+                "log server declared in proxy section '{px}' in file '{file}' at line {line} uses incomatible ring named '{name}'."
             ),
         })
     }
@@ -307,6 +312,44 @@ mod tests {
         let text = text.replace("ring@buf", "127.0.0.1:9");
         let alerts = build(&text).0.unwrap_err();
         assert!(alerts[0].message.starts_with("failed to parse log-format : no such format variable 'Tx'"));
+    }
+
+    #[test]
+    fn ring_targets_resolve_by_name_and_unknown_ones_are_haproxys_alerts() {
+        let text = format!(
+            "global\n  log ring@nope local0\n{D}frontend fe\n  bind 127.0.0.1:18001\n  log ring@stdout local0\n\
+             \x20 default_backend be\nbackend be\n  server s 127.0.0.1:1\n"
+        );
+        let alerts = build(&text).0.unwrap_err();
+        let msgs: Vec<&str> = alerts.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(
+            msgs,
+            [
+                "global log server declared in file 'test.cfg' at line 2 uses unknown ring named 'nope'.",
+                "log server declared in proxy section 'fe' in file 'test.cfg' at line 10 uses incomatible ring named \
+                 'stdout'."
+            ]
+        );
+        assert!(alerts.iter().all(|d| d.span.is_none()), "HAProxy prints no 'parsing [...]' for these");
+        // a declared ring and the built-in buf0; the target's own `format` gives way
+        // to the ring's
+        let text = format!(
+            "{D}frontend fe\n  bind 127.0.0.1:18001\n  log ring@r format rfc5424 local0\n  log ring@buf0 local1\n\
+             \x20 default_backend be\nbackend be\n  server s 127.0.0.1:1\nring r\n  format short\n"
+        );
+        let rt = build(&text).0.unwrap();
+        let pl = rt.proxies[0].log.as_deref().unwrap();
+        pl.loggers.send(crate::log::level::WARNING, b"hello");
+        // (through the targets: other tests replace the process' ring list)
+        let ring =
+            |name: &str| pl.loggers.sinks.iter().filter_map(|s| s.ring()).find(|r| r.name == name).unwrap().clone();
+        let mut out = Vec::new();
+        ring("r").dump(&mut out);
+        assert_eq!(String::from_utf8(out).unwrap(), "<4>hello\n");
+        let mut out = Vec::new();
+        ring("buf0").dump(&mut out);
+        let line = String::from_utf8(out).unwrap();
+        assert!(line.starts_with("<4>20") && line.ends_with(" hello\n"), "{line}");
     }
 
     #[test]

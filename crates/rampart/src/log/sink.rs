@@ -200,6 +200,14 @@ impl Sink {
         out.push(b'\n');
     }
 
+    /// The ring of a `log ring@` target.
+    pub fn ring(&self) -> Option<&Arc<super::ring::Ring>> {
+        match &self.out {
+            Out::Ring(r, _) => Some(r),
+            _ => None,
+        }
+    }
+
     /// The connected datagram socket lines can be batched on ([`super::batch`]).
     pub(super) fn batch_fd(&self) -> Option<std::os::fd::RawFd> {
         use std::os::fd::AsRawFd as _;

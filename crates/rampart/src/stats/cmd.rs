@@ -745,4 +745,13 @@ mod tests {
         assert_eq!(set_level(&mut s, Level::User), "");
         assert_eq!(s.level, Level::User);
     }
+
+    #[test]
+    fn show_events_lists_for_anyone_and_dumps_for_operators() {
+        let mut s = Session { level: Level::User, prompt: false, timeout: Duration::ZERO, quit: false, payload: None };
+        assert!(show_events(&s, &["show", "events"]).starts_with("Supported events sinks are listed below."));
+        assert_eq!(show_events(&s, &["show", "events", "buf0"]), PERMISSION_DENIED);
+        s.level = Level::Operator;
+        assert_eq!(show_events(&s, &["show", "events", "nosuchring"]), "No such event sink\n");
+    }
 }
