@@ -17,8 +17,8 @@ use rampart_testkit::{Differential, HttpBackend, Normalize, Normalizer, Proxy};
 
 const RAMPART: &str = env!("CARGO_BIN_EXE_rampart");
 
-/// A TCP syslog receiver with octet counting: each frame, checked (`<len> ` then
-/// exactly `len` bytes), goes to the channel as its message.
+/// A TCP syslog receiver: with octet counting each frame, checked (`<len> ` then
+/// exactly `len` bytes), goes to the channel as its message; else each line.
 struct Syslog {
     stop: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -26,13 +26,17 @@ struct Syslog {
 
 impl Syslog {
     fn start(listener: TcpListener, tx: Sender<String>) -> Syslog {
+        Syslog::framed(listener, tx, true)
+    }
+
+    fn framed(listener: TcpListener, tx: Sender<String>, octet_count: bool) -> Syslog {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         listener.set_nonblocking(true).unwrap();
         let thread = std::thread::spawn(move || {
             while !flag.load(Ordering::Relaxed) {
                 match listener.accept() {
-                    Ok((conn, _)) => read_frames(conn, &tx, &flag),
+                    Ok((conn, _)) => read_frames(conn, &tx, &flag, octet_count),
                     Err(_) => std::thread::sleep(Duration::from_millis(20)),
                 }
             }
@@ -49,7 +53,7 @@ impl Syslog {
     }
 }
 
-fn read_frames(mut conn: TcpStream, tx: &Sender<String>, stop: &AtomicBool) {
+fn read_frames(mut conn: TcpStream, tx: &Sender<String>, stop: &AtomicBool, octet_count: bool) {
     conn.set_nonblocking(false).unwrap();
     conn.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
     let mut buf = Vec::new();
@@ -61,7 +65,12 @@ fn read_frames(mut conn: TcpStream, tx: &Sender<String>, stop: &AtomicBool) {
             Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => continue,
             Err(_) => return,
         }
-        while let Some(sp) = buf.iter().position(|&c| c == b' ') {
+        while !octet_count {
+            let Some(lf) = buf.iter().position(|&c| c == b'\n') else { break };
+            let _ = tx.send(String::from_utf8_lossy(&buf[..lf]).into_owned());
+            buf.drain(..=lf);
+        }
+        while let Some(sp) = buf.iter().position(|&c| c == b' ').filter(|_| octet_count) {
             let len: usize = std::str::from_utf8(&buf[..sp])
                 .ok()
                 .and_then(|l| l.parse().ok())
@@ -90,13 +99,18 @@ fn wait_for(rx: &Receiver<String>, needle: &str) -> String {
 }
 
 fn config(syslog: SocketAddr) -> String {
+    config_framed(syslog, " log-proto octet-count")
+}
+
+/// With `proto` after the ring's `server` line.
+fn config_framed(syslog: SocketAddr, proto: &str) -> String {
     format!(
         "global\n  log-tag px\n  stats socket ${{testdir}}/admin.sock level admin\n\
          defaults\n  mode http\n  timeout client 5s\n  timeout server 5s\n  timeout connect 5s\n\
          frontend fe\n  bind fd@${{fe}}\n  option httplog\n  log ring@r local0\n  default_backend be\n\
          backend be\n  server s1 ${{s1_addr}}:${{s1_port}}\n\
          ring r\n  description \"My local buffer\"\n  format rfc5424\n  maxlen 1200\n  size 32764\n\
-         \x20 timeout connect 5s\n  timeout server 10s\n  server syslog {syslog} log-proto octet-count\n"
+         \x20 timeout connect 5s\n  timeout server 10s\n  server syslog {syslog}{proto}\n"
     )
 }
 
@@ -199,6 +213,27 @@ fn ring_frames_match_haproxys() {
         while rx.try_recv().is_ok() {}
         get(proxy.addr("fe"), "/diff");
         Frames(vec![fields(&wait_for(&rx, "/diff"))])
+    });
+    receiver.kill();
+    let Some(cmp) = cmp else { return };
+    assert_eq!(cmp.rampart.client, cmp.haproxy.client);
+    assert_eq!(cmp.haproxy.client.0[0][0], "<134>1", "{:?}", cmp.haproxy.client);
+}
+
+#[test]
+fn default_framing_is_a_line_feed_after_each_line_as_haproxy_26() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let syslog = listener.local_addr().unwrap();
+    let (tx, rx) = channel();
+    let receiver = Syslog::framed(listener, tx, false);
+    let diff = Differential::new(RAMPART)
+        .listener("fe")
+        .backend("s1", || HttpBackend::start("s1"))
+        .config(&config_framed(syslog, ""));
+    let cmp = diff.run(|proxy| {
+        while rx.try_recv().is_ok() {}
+        get(proxy.addr("fe"), "/lf");
+        Frames(vec![fields(&wait_for(&rx, "/lf"))])
     });
     receiver.kill();
     let Some(cmp) = cmp else { return };
