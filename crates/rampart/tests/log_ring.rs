@@ -240,3 +240,29 @@ fn default_framing_is_a_line_feed_after_each_line_as_haproxy_26() {
     assert_eq!(cmp.rampart.client, cmp.haproxy.client);
     assert_eq!(cmp.haproxy.client.0[0][0], "<134>1", "{:?}", cmp.haproxy.client);
 }
+
+/// The text of an alert or warning line after its location (`parsing [f:l] : `,
+/// `[f:l] : ` or none). COMPAT: the level is not compared: HAProxy prints the
+/// too-small `size` as a warning yet fails the load; rampart makes it an alert.
+fn message(line: &str) -> String {
+    let text = line.split_once(" : config : ").map_or(line, |(_, m)| m);
+    let text = text.strip_prefix("parsing ").unwrap_or(text);
+    // (HAProxy writes `]: ` before some timer messages)
+    match text.strip_prefix('[').and_then(|t| t.split_once("] : ").or_else(|| t.split_once("]: "))) {
+        Some((_, m)) => m.to_owned(),
+        None => text.to_owned(),
+    }
+}
+
+#[test]
+fn ring_section_errors_read_as_haproxys() {
+    let cfg = "ring r\n  size 0\n  format xx\n  description\n  timeout connect\n  timeout server 10x\n\
+               \x20 maxlen 0\n  foo\n  server a 127.0.0.1:1 log-proto nope\n  server b 127.0.0.1:1 bogus\n\
+               ring r\nring a/b\nring buf0\nring s\n  size 4096\n";
+    let Some((h, r)) = Differential::new(RAMPART).config(cfg).check() else { return };
+    let texts = |o: &rampart_testkit::CheckOutput| -> Vec<String> {
+        o.diagnostics().iter().map(|l| message(l.lines().next().unwrap_or(""))).collect()
+    };
+    assert_eq!(texts(&r), texts(&h), "\n=== haproxy ===\n{}\n=== rampart ===\n{}", h.stderr, r.stderr);
+    assert_ne!(r.code, 0);
+}
