@@ -184,7 +184,8 @@ impl Ring {
             name: name.to_owned(),
             description: description.to_owned(),
             format,
-            maxlen,
+            // (line lengths are kept as u32)
+            maxlen: maxlen.min(u32::MAX as usize),
             size,
             timeout_connect: None,
             timeout_server: None,
