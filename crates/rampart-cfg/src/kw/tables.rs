@@ -43,8 +43,8 @@ pub static SECTIONS: &[Kw] = &[
     kw("namespace_list", No),
 ];
 
-const RING_PARTIAL: &str = "description, format, maxlen, size, timeout connect/server, server (TCP, log-proto); \
-     not backing-file, nor other server options (ssl, send-proxy...)";
+const RING_PARTIAL: &str = "description, format, maxlen, size, timeout connect/server, server (TCP, log-proto, \
+     send-proxy[-v2]); not backing-file, nor other server options (ssl, check...)";
 
 const LOG_PARTIAL: &str =
     "udp@/udp6@/ipv4/ipv6, unix@/uxdg@/paths (datagram), stdout/stderr, fd@1/fd@2, ring@; not tcp@";

@@ -46,11 +46,14 @@ pub enum LogProto {
     OctetCount,
 }
 
-/// `server <name> <addr> [log-proto ...]` in a `ring` section.
+/// `server <name> <addr> [log-proto ...] [send-proxy|send-proxy-v2]` in a `ring` section.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RingServer {
     pub name: String,
     pub addr: SocketAddr,
     pub log_proto: LogProto,
+    /// `send-proxy` (1) or `send-proxy-v2` (2): a PROXY header opens each connection;
+    /// 0: none.
+    pub send_proxy: u8,
     pub span: Span,
 }

@@ -1,6 +1,7 @@
 //! `ring <name>` sections: `description`, `format`, `maxlen`, `size`, `timeout
 //! connect|server` and `server` lines (TCP syslog servers the ring's lines are
-//! forwarded to, with `log-proto`). `backing-file` is refused (not supported yet).
+//! forwarded to, with `log-proto`, `send-proxy`, `send-proxy-v2`). `backing-file` is
+//! refused (not supported yet).
 //!
 //! HAProxy counterpart: `cfg_parse_ring()` and `cfg_post_parse_ring()` (src/sink.c),
 //! `srv_parse_log_proto()` (src/server.c). Messages are HAProxy's.
@@ -123,8 +124,8 @@ fn parse_timeout(ring: &mut Ring, words: &[String]) -> Result<(), String> {
 
 const SERVER_ARGS: &str = "'server' expects <name> and <addr>[:<port>] as arguments.";
 
-/// `server <name> <addr>[:port] [log-proto legacy|octet-count]`. Other server options
-/// HAProxy takes are refused as not supported yet.
+/// `server <name> <addr>[:port] [log-proto legacy|octet-count] [send-proxy|send-proxy-v2]`.
+/// Other server options HAProxy takes are refused as not supported yet.
 fn parse_server(ring: &mut Ring, words: &[String], span: &Span) -> Result<(), String> {
     let name = arg(words, 1);
     let ctx = format!("'server {}/{name}' : ", ring.name);
@@ -144,7 +145,8 @@ fn parse_server(ring: &mut Ring, words: &[String], span: &Span) -> Result<(), St
         Ok((ServerAddr::Unix(_), _)) => return Err(format!("{ctx}{}", not_yet("unix@ ring servers"))),
         Err(e) => return Err(format!("{ctx}{e}")),
     };
-    let mut server = RingServer { name: name.to_owned(), addr, log_proto: LogProto::Legacy, span: span.clone() };
+    let mut server =
+        RingServer { name: name.to_owned(), addr, log_proto: LogProto::Legacy, send_proxy: 0, span: span.clone() };
     let mut i = 3;
     while i < words.len() {
         let w = words[i].as_str();
@@ -157,6 +159,11 @@ fn parse_server(ring: &mut Ring, words: &[String], span: &Span) -> Result<(), St
                 }
             };
             i += 2;
+            continue;
+        }
+        if w == "send-proxy" || w == "send-proxy-v2" {
+            server.send_proxy = if w == "send-proxy" { 1 } else { 2 };
+            i += 1;
             continue;
         }
         return Err(match kw::server_option(w) {
@@ -227,13 +234,17 @@ mod tests {
 
     #[test]
     fn defaults_and_log_proto() {
-        let cfg =
-            parse_ok("ring r\n  server a 127.0.0.1:1 log-proto octet-count\n  server b 127.0.0.1:2 log-proto legacy\n");
+        let cfg = parse_ok(
+            "ring r\n  server a 127.0.0.1:1 log-proto octet-count send-proxy\n  server b 127.0.0.1:2 log-proto legacy\n\
+             \x20 server c 127.0.0.1:3 send-proxy-v2\n",
+        );
         let r = &cfg.rings[0];
         assert_eq!((r.format.as_str(), r.size, r.maxlen, r.description.as_str()), ("raw", 16384, 16384, "r"));
         assert_eq!((r.timeout_connect, r.timeout_server), (None, None));
         assert_eq!(r.servers[0].log_proto, LogProto::OctetCount);
         assert_eq!(r.servers[1].log_proto, LogProto::Legacy);
+        let proxies: Vec<u8> = r.servers.iter().map(|s| s.send_proxy).collect();
+        assert_eq!(proxies, [1, 0, 2]);
     }
 
     #[test]

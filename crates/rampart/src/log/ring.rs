@@ -39,6 +39,8 @@ pub struct Forward {
     pub name: String,
     pub addr: std::net::SocketAddr,
     pub proto: LogProto,
+    /// `send-proxy` (1), `send-proxy-v2` (2), or none (0).
+    pub send_proxy: u8,
 }
 
 /// One ring.
@@ -162,8 +164,11 @@ impl Ring {
     /// The ring of a `ring` section.
     pub fn from_cfg(r: &RingCfg) -> Ring {
         let format = HdrFormat::parse(&r.format).unwrap_or(HdrFormat::Raw);
-        let servers: Vec<Forward> =
-            r.servers.iter().map(|s| Forward { name: s.name.clone(), addr: s.addr, proto: s.log_proto }).collect();
+        let servers: Vec<Forward> = r
+            .servers
+            .iter()
+            .map(|s| Forward { name: s.name.clone(), addr: s.addr, proto: s.log_proto, send_proxy: s.send_proxy })
+            .collect();
         let mut ring = Ring::new(&r.name, &r.description, format, r.size, r.maxlen.min(r.size));
         ring.timeout_connect = r.timeout_connect;
         ring.timeout_server = r.timeout_server;
@@ -417,6 +422,7 @@ mod tests {
                 name: "s".into(),
                 addr: "127.0.0.1:1".parse().unwrap(),
                 log_proto: LogProto::OctetCount,
+                send_proxy: 0,
                 span: Default::default(),
             }],
             span: Default::default(),

@@ -67,11 +67,34 @@ async fn connect(ring: &Ring, i: usize) -> Option<TcpStream> {
     Some(conn)
 }
 
+/// The PROXY header of `send-proxy` (`version` 1) or `send-proxy-v2` (2) on a
+/// forwarder's connection: it carries no client, so v1 says `UNKNOWN` and v2 is a
+/// `LOCAL` command without addresses, as HAProxy sends them.
+pub fn proxy_header(version: u8) -> &'static [u8] {
+    match version {
+        1 => b"PROXY UNKNOWN\r\n",
+        2 => b"\r\n\r\n\0\r\nQUIT\n\x20\x00\x00\x00",
+        _ => b"",
+    }
+}
+
+/// Writes `bytes` within `timeout server`.
+async fn write(ring: &Ring, wr: &mut (impl tokio::io::AsyncWrite + Unpin), bytes: &[u8]) -> std::io::Result<()> {
+    let write = wr.write_all(bytes);
+    match ring.timeout_server {
+        Some(t) => tokio::time::timeout(t, write).await.unwrap_or(Err(std::io::ErrorKind::TimedOut.into())),
+        None => write.await,
+    }
+}
+
 /// Sends lines on `conn` until it fails, the server closes it, or the process stops.
 async fn send(ring: &Ring, i: usize, mut conn: TcpStream, buf: &mut Vec<u8>, stopping: &(dyn Fn() -> bool + Sync)) {
     let proto = ring.servers[i].proto;
     let mut scratch = [0u8; 512];
     let (mut rd, mut wr) = conn.split();
+    if write(ring, &mut wr, proxy_header(ring.servers[i].send_proxy)).await.is_err() {
+        return;
+    }
     loop {
         if stopping() {
             return;
@@ -89,12 +112,7 @@ async fn send(ring: &Ring, i: usize, mut conn: TcpStream, buf: &mut Vec<u8>, sto
             }
             continue;
         }
-        let write = wr.write_all(buf);
-        let written = match ring.timeout_server {
-            Some(t) => tokio::time::timeout(t, write).await.unwrap_or(Err(std::io::ErrorKind::TimedOut.into())),
-            None => write.await,
-        };
-        if written.is_err() {
+        if write(ring, &mut wr, buf).await.is_err() {
             return;
         }
     }
@@ -109,6 +127,10 @@ mod tests {
     use super::*;
 
     fn ring(addr: std::net::SocketAddr, proto: LogProto) -> Arc<Ring> {
+        ring_proxied(addr, proto, 0)
+    }
+
+    fn ring_proxied(addr: std::net::SocketAddr, proto: LogProto, send_proxy: u8) -> Arc<Ring> {
         let cfg = rampart_cfg::model::Ring {
             name: "r".into(),
             description: "r".into(),
@@ -121,6 +143,7 @@ mod tests {
                 name: "s".into(),
                 addr,
                 log_proto: proto,
+                send_proxy,
                 span: Default::default(),
             }],
             span: Default::default(),
@@ -165,9 +188,9 @@ mod tests {
     }
 
     #[test]
-    fn legacy_framing_ends_each_line_with_a_line_feed() {
+    fn legacy_framing_ends_each_line_with_a_line_feed_and_a_proxy_header_comes_first() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let r = ring(l.local_addr().unwrap(), LogProto::Legacy);
+        let r = ring_proxied(l.local_addr().unwrap(), LogProto::Legacy, 1);
         r.write_raw(b"a b c");
         r.write_raw(b"d");
         let fwd_ring = r.clone();
@@ -181,8 +204,18 @@ mod tests {
         });
         let (mut c, _) = l.accept().unwrap();
         c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-        assert_eq!(read_exact(&mut c, 8), b"a b c\nd\n");
+        assert_eq!(read_exact(&mut c, 23), b"PROXY UNKNOWN\r\na b c\nd\n");
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
         th.join().unwrap();
+    }
+
+    #[test]
+    fn proxy_headers_are_haproxys_for_a_connection_without_client() {
+        // as captured from haproxy 2.6 with `server ... send-proxy-v2` in a ring
+        assert_eq!(
+            proxy_header(2),
+            [0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55, 0x49, 0x54, 0x0a, 0x20, 0x00, 0x00, 0x00]
+        );
+        assert_eq!(proxy_header(0), b"");
     }
 }
