@@ -65,8 +65,7 @@ fn read_frames(mut conn: TcpStream, tx: &Sender<String>, stop: &AtomicBool, octe
             Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => continue,
             Err(_) => return,
         }
-        while !octet_count {
-            let Some(lf) = buf.iter().position(|&c| c == b'\n') else { break };
+        while let Some(lf) = buf.iter().position(|&c| c == b'\n').filter(|_| !octet_count) {
             let _ = tx.send(String::from_utf8_lossy(&buf[..lf]).into_owned());
             buf.drain(..=lf);
         }
