@@ -36,15 +36,18 @@ pub static SECTIONS: &[Kw] = &[
     kw("resolvers", No),
     kw("cache", No),
     kw("http-errors", Yes),
-    kw("ring", No),
+    kw("ring", Partial(RING_PARTIAL)),
     kw("log-forward", No),
     kw("program", No),
     kw("fcgi-app", No),
     kw("namespace_list", No),
 ];
 
+const RING_PARTIAL: &str = "description, format, maxlen, size, timeout connect/server, server (TCP, log-proto, \
+     send-proxy[-v2]); not backing-file, nor other server options (ssl, check...)";
+
 const LOG_PARTIAL: &str =
-    "udp@/udp6@/ipv4/ipv6, unix@/uxdg@/paths (datagram), stdout/stderr, fd@1/fd@2; not ring@ or tcp@";
+    "udp@/udp6@/ipv4/ipv6, unix@/uxdg@/paths (datagram), stdout/stderr, fd@1/fd@2, ring@; not tcp@";
 
 /// `global` section keywords.
 pub static GLOBAL: &[Kw] = &[

@@ -11,16 +11,19 @@
 //! - `rules`: ACLs, conditions, the rule lists and their actions
 //! - `reply`: HTTP replies, redirects, `http-errors` and `userlist` sections
 //! - `check`: health-check settings of a proxy (`option httpchk`, `http-check`)
+//! - `ring`: `ring` sections (log buffers and their TCP syslog servers)
 //! - `server_tls`: TLS towards servers (`server ... ssl`, `ssl-default-server-*`)
 
 mod check;
 mod reply;
+mod ring;
 mod rules;
 mod server_tls;
 mod ssl;
 
 pub use check::*;
 pub use reply::*;
+pub use ring::*;
 pub use rules::*;
 pub use server_tls::*;
 pub use ssl::*;
@@ -44,6 +47,8 @@ pub struct Config {
     pub userlists: Vec<Userlist>,
     /// `http-errors` sections in file order.
     pub http_errors: Vec<HttpErrors>,
+    /// `ring` sections in file order.
+    pub rings: Vec<Ring>,
 }
 
 impl Config {

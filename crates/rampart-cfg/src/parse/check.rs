@@ -32,7 +32,9 @@ pub(super) fn finish(p: &mut Parser) -> Config {
         super::healthcheck::check_rules_without_option(builds[i].kind.type_str(), &proxies[i], &mut p.diags);
     }
     super::userlist::check_userlists(&userlists, &mut p.diags);
-    Config { global, proxies, defaults, userlists, http_errors }
+    let mut rings = std::mem::take(&mut p.rings);
+    super::ring::check_rings(&mut rings, &mut p.diags);
+    Config { global, proxies, defaults, userlists, http_errors, rings }
 }
 
 fn mode_str(m: Mode) -> &'static str {

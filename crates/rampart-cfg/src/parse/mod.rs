@@ -20,6 +20,7 @@
 //! - `errorfile`: error files and `errorfile`; `http_errors`: `errorfiles`, `http-error`
 //!   and `http-errors` sections
 //! - `userlist`: `userlist` sections
+//! - `ring`: `ring` sections (log buffers forwarded to TCP syslog servers)
 //! - `log`: `log` lines (kept raw)
 //! - `check`, `check_rules`: checks that need the whole configuration
 
@@ -37,6 +38,7 @@ mod log;
 mod option;
 mod proxy;
 mod proxy_kw;
+mod ring;
 mod rule;
 mod server;
 mod server_ssl;
@@ -80,6 +82,8 @@ enum Cursor {
     Userlist(usize),
     /// An `http-errors` section, index into [`Parser::http_errors`].
     HttpErrors(usize),
+    /// A `ring` section, index into [`Parser::rings`].
+    Ring(usize),
     /// A section rampart does not parse (already reported), or whose header was refused:
     /// its lines are skipped without further noise.
     Skipped,
@@ -107,6 +111,7 @@ pub(crate) struct Parser {
     pub proxies: Vec<ProxyBuild>,
     pub userlists: Vec<crate::model::Userlist>,
     pub http_errors: Vec<crate::model::HttpErrors>,
+    pub rings: Vec<crate::model::Ring>,
     cursor: Cursor,
     /// Diagnostics of the file being parsed.
     pub diags: Vec<Diag>,
@@ -123,6 +128,7 @@ impl Parser {
             proxies: Vec::new(),
             userlists: Vec::new(),
             http_errors: Vec::new(),
+            rings: Vec::new(),
             cursor: Cursor::Outside,
             diags: Vec::new(),
             pending: kw::PendingUses::default(),
@@ -163,6 +169,7 @@ impl Parser {
             Cursor::Proxy(i) => proxy::parse_proxy_line(self, proxy::Target::Proxy(i), words, kwm, &line.span),
             Cursor::Userlist(i) => userlist::parse_userlist_line(self, i, words, &line.span),
             Cursor::HttpErrors(i) => http_errors::parse_http_errors_line(self, i, words, &line.span),
+            Cursor::Ring(i) => ring::parse_ring_line(self, i, words, &line.span),
         }
     }
 
@@ -218,6 +225,12 @@ impl Parser {
             "http-errors" => {
                 self.cursor = match http_errors::open_http_errors(self, words, span) {
                     Some(i) => Cursor::HttpErrors(i),
+                    None => Cursor::Skipped,
+                }
+            }
+            "ring" => {
+                self.cursor = match ring::open_ring(self, words, span) {
+                    Some(i) => Cursor::Ring(i),
                     None => Cursor::Skipped,
                 }
             }

@@ -558,6 +558,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         return (Err(alerts), warnings);
     }
     crate::log::set_global(logs.global_loggers());
+    crate::log::ring::set_rings(logs.rings.clone());
     (Ok(rt), warnings)
 }
 

@@ -13,6 +13,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("frontend", "proxy::build, listener::bind_all"),
     ("backend", "proxy::build"),
     ("listen", "proxy::build, listener::bind_all"),
+    ("ring", "log::setup::Opener::new (log::ring::Ring::from_cfg), log::ring_fwd"),
     // global
     ("global chroot", "main.rs: leave_startup_state"),
     ("global daemon", "main.rs: resolve_modes"),
