@@ -198,7 +198,10 @@ mod tests {
             alerts_of("cookie S insert foo"),
             ["'cookie' supports 'rewrite', 'insert', 'prefix', 'indirect', 'nocache', 'postonly', 'domain', 'maxidle', 'dynamic', 'maxlife' and 'attr' options."]
         );
-        assert_eq!(alerts_of("cookie S insert domain a.b/c"), ["character '/' is not permitted in domain name 'a.b/c'."]);
+        assert_eq!(
+            alerts_of("cookie S insert domain a.b/c"),
+            ["character '/' is not permitted in domain name 'a.b/c'."]
+        );
         assert_eq!(alerts_of("cookie S insert domain"), ["'domain' expects <domain> as argument."]);
         assert_eq!(alerts_of("cookie S insert attr"), ["'attr' expects <value> as argument."]);
         assert_eq!(alerts_of("cookie S insert attr a;b"), ["character '%x3B' is not permitted in attribute value."]);

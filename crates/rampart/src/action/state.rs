@@ -45,6 +45,9 @@ pub struct StreamState {
     pub back_tls: Option<std::sync::Arc<crate::tls::TlsInfo>>,
     /// The last rule that ended one of the stream's rule lists (`last_rule_file`).
     pub last_rule: Option<super::RuleAt>,
+    /// The server was chosen for the client (a persistence cookie or `use-server`,
+    /// HAProxy's `SF_DIRECT`) and got the request: no cookie is inserted for it.
+    pub direct: bool,
 }
 
 /// Timeouts a rule set for one stream; `None`: the backend's.
@@ -83,6 +86,7 @@ impl Default for StreamState {
             log: crate::log::StreamLog::default(),
             back_tls: None,
             last_rule: None,
+            direct: false,
         }
     }
 }
@@ -102,6 +106,7 @@ impl StreamState {
         self.l7_retry = true;
         self.resume = 0;
         self.last_rule = None;
+        self.direct = false;
     }
 }
 

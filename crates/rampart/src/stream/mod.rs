@@ -8,8 +8,8 @@
 //!    `early-hint` responses they built), then the frontend's statistics page
 //!    (`stats_page`) when the request is for it,
 //! 2. backend switching (`ana::switching`),
-//! 3. the same for the backend (its `tcp-request content` rules first), then the unique
-//!    id, `option forwardfor` and `option originalto` (`ana::inner`),
+//! 3. the same for the backend (its `tcp-request content` rules first), then the
+//!    persistence cookie and `capture cookie` (`ana::cookie`), the unique id, `option forwardfor` and `option originalto` (`ana::inner`),
 //! 4. server connection (the front mux connects or reuses, [`HttpFront::connect`]),
 //! 5. forward (the front mux sends the request and streams the bodies),
 //! 6. `http-response` rules of the backend then the frontend, `http-after-response`
@@ -39,7 +39,7 @@ use crate::action::WaitBody;
 use crate::errors::StreamError;
 use crate::http::{BodyLen, MsgHead, Synth};
 use crate::log::{Cause, Phase};
-use crate::proxy::{ProxyRt, Runtime};
+use crate::proxy::{ProxyRt, Runtime, ServerRt};
 use crate::sample::ctx::{ConnInfo, Dir};
 use crate::sample::vars::{Scope, VarStore, Vars};
 use crate::sample::SampleCtx;
@@ -144,6 +144,8 @@ pub async fn run<F: HttpFront>(front: &mut F, rt: &Runtime, conn: &ConnInfo, fe:
     let mut sess_vars = front.take_sess_vars().unwrap_or_else(|| VarStore::new(Scope::Sess));
     let first_req = front.req_meta().first;
     txn.st.begin(conn, next_uniq_id(), &rt.proxies[fe].rules.captures);
+    // the log record is begun only when the frontend logs; these are read anyway
+    txn.st.log.cookie.reset();
     let meth = Some(txn.req.method);
     let mut s = Stream { rt, conn, fe, be: None, srv: None, first_req, meth };
     let start = rt.stats.histograms.then(std::time::Instant::now);
@@ -289,6 +291,11 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
         }
     }
     s.srv = ana::switching::server(s, be, input(txn, front.req_buf(), sess));
+    if let Some(srv) = ana::cookie::request(s, txn, front.req_buf()) {
+        s.srv = Some(srv);
+    }
+    // the server chosen for the client (`SF_DIRECT`): no cookie is inserted for it
+    let direct = s.srv.filter(|&i| s.rt.proxies[be].be.servers.get(i).is_some_and(ServerRt::takes_persistent));
     ana::inner::run(s, txn, front.req_buf(), sess);
     let key = ana::switching::lb_key(s, be, input(txn, front.req_buf(), sess), front.req_body());
     let sni = ana::switching::sni(s, be, input(txn, front.req_buf(), sess));
@@ -309,6 +316,7 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
     let server = match front.connect(be, s.srv, key, cx).await {
         Ok(c) => {
             s.srv = Some(c.srv);
+            txn.st.direct = direct == Some(c.srv);
             txn.st.back_tls = c.stream.tls().map(|t| t.info.clone());
             if timed {
                 let l = &mut txn.st.log;
