@@ -1,0 +1,226 @@
+//! Cookie-based persistence (`cookie` with `insert`/`indirect`/`nocache`/`httponly`/
+//! `secure`/`domain`/`attr`, `rewrite`, `prefix`; server `cookie`), `capture cookie`
+//! and the log fields they feed (`%CC`, `%CS`, the 3rd and 4th characters of `%tsc`).
+//!
+//! The expectations are HAProxy 2.6's: `RAMPART_TEST_BINARY=/usr/sbin/haproxy cargo
+//! test -p rampart --test cookie_persistence` runs the first tests against haproxy,
+//! and the differential test runs the same exchanges through both binaries and compares
+//! what the client and the servers saw, byte for byte, and the log lines. Skipped with
+//! a visible line when haproxy is not installed.
+
+mod http_common;
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use http_common::{binary, RAMPART};
+use rampart_testkit::{Differential, HttpBackend, Normalize, Normalizer, Proxy, RawClient, Reply, Response, Running};
+
+/// Two servers behind each of three backends (insert, rewrite, prefix), a disabled
+/// third one in the insert backend, and a log line per request on stdout with the
+/// cookie fields.
+const CFG: &str = "\
+global
+  nbthread 1
+defaults
+  mode http
+  timeout client 5s
+  timeout server 5s
+  timeout connect 1s
+  http-reuse never
+frontend fe1
+  bind fd@${fe1}
+  log stdout format raw local0
+  log-format \"CK %HU %s %CC %CS %tsc\"
+  capture cookie S len 12
+  use_backend rw if { path_beg /rw/ }
+  use_backend pfx if { path_beg /pfx/ }
+  use_backend passive if { path_beg /passive/ }
+  default_backend ins
+backend ins
+  balance roundrobin
+  cookie SRV insert indirect nocache httponly secure domain .example.com attr SameSite=Lax
+  use-server s1 if { path /forced }
+  server s1 ${s1_addr}:${s1_port} cookie c1
+  server s2 ${s2_addr}:${s2_port} cookie c2
+  server s3 ${s1_addr}:${s1_port} cookie c3 disabled
+backend rw
+  balance roundrobin
+  cookie SRV rewrite
+  server s1 ${s1_addr}:${s1_port} cookie c1
+  server s2 ${s2_addr}:${s2_port} cookie c2
+backend pfx
+  balance roundrobin
+  cookie SRV prefix
+  server s1 ${s1_addr}:${s1_port} cookie c1
+  server s2 ${s2_addr}:${s2_port} cookie c2
+backend passive
+  cookie SRV
+  server s1 ${s1_addr}:${s1_port} cookie c1
+  server s2 ${s2_addr}:${s2_port} cookie c2
+";
+
+/// Answers with its name; `/setck` sets the application's own `SRV` cookie, `/cache`
+/// answers with a freshness lifetime (a cacheable response).
+fn backend(name: &'static str) -> HttpBackend {
+    HttpBackend::builder(name)
+        .respond(move |req| {
+            let reply = Reply::ok().body(name);
+            if req.path.ends_with("/setck") {
+                reply.header("Set-Cookie", "SRV=app; path=/")
+            } else if req.path.ends_with("/cache") {
+                reply.header("Cache-Control", "max-age=60")
+            } else {
+                reply
+            }
+        })
+        .start()
+}
+
+/// The requests of the scenario: path and `Cookie` header (empty: none).
+const REQUESTS: &[(&str, &str)] = &[
+    ("/a", ""),
+    ("/cache", "SESSION=abcdefghijklmnop; SRV=c2"),
+    ("/cache", ""),
+    ("/a", "SRV=c3"),
+    ("/a", "a=1; SRV=zz; b=2"),
+    ("/forced", "SRV=c2"),
+    ("/setck", "SRV=c1"),
+    ("/rw/setck", ""),
+    ("/rw/a", "SRV=c2"),
+    ("/pfx/setck", "x=1; SRV=c2~xyz"),
+    ("/passive/a", "SRV=c2"),
+    ("/last", ""),
+];
+
+/// What the client saw (each response) and the log lines.
+#[derive(Debug, Clone, PartialEq)]
+struct View {
+    responses: Vec<Response>,
+    lines: Lines,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct Lines(Vec<String>);
+
+impl Normalize for Lines {
+    fn normalize(&mut self, _: &Normalizer) {}
+}
+
+impl Normalize for View {
+    fn normalize(&mut self, n: &Normalizer) {
+        self.responses.normalize(n);
+    }
+}
+
+fn get(addr: SocketAddr, path: &str, cookie: &str) -> Response {
+    let mut c = RawClient::connect(addr).unwrap();
+    let cookie = if cookie.is_empty() { String::new() } else { format!("Cookie: {cookie}\r\n") };
+    c.send(format!("GET {path} HTTP/1.1\r\nHost: www.example.com\r\n{cookie}Connection: close\r\n\r\n")).unwrap();
+    c.read_response().unwrap()
+}
+
+fn scenario(p: &Running) -> View {
+    let responses = REQUESTS.iter().map(|(path, cookie)| get(p.addr("fe1"), path, cookie)).collect();
+    assert!(p.wait_output("CK /last", Duration::from_secs(5)), "no log line:\n{}", p.output());
+    let lines = p.output().lines().filter(|l| l.starts_with("CK ")).map(str::to_owned).collect();
+    View { responses, lines: Lines(lines) }
+}
+
+/// The `Set-Cookie` and `Cache-Control` lines of a response, as sent.
+fn cookie_headers(r: &Response) -> Vec<String> {
+    r.headers
+        .iter()
+        .filter(|(n, _)| n.eq_ignore_ascii_case("set-cookie") || n.eq_ignore_ascii_case("cache-control"))
+        .map(|(n, v)| format!("{n}: {v}"))
+        .collect()
+}
+
+/// The `Cookie` header lines each server received, in order.
+fn cookies_seen(b: &HttpBackend) -> Vec<String> {
+    b.requests().iter().map(|r| format!("{} {}", r.path, r.headers.get("cookie").unwrap_or("-"))).collect()
+}
+
+const INSERTED: &str = "set-cookie: SRV=c1; path=/; domain=.example.com; HttpOnly; Secure; SameSite=Lax";
+
+#[test]
+fn persistence_on_the_wire_and_in_the_log() {
+    let (s1, s2) = (backend("s1"), backend("s2"));
+    let proxy = Proxy::new(binary())
+        .listener("fe1")
+        .backend("s1", s1.addr())
+        .backend("s2", s2.addr())
+        .config(CFG)
+        .start()
+        .expect("proxy starts");
+    let view = scenario(&proxy);
+    let r = &view.responses;
+    let bodies: Vec<_> = r.iter().map(|r| String::from_utf8_lossy(&r.body).into_owned()).collect();
+    // roundrobin without a cookie; the cookie's server otherwise
+    assert_eq!(bodies, ["s1", "s2", "s2", "s1", "s2", "s1", "s1", "s1", "s2", "s2", "s2", "s1"]);
+    // insert: a client without a valid cookie gets one, with every attribute
+    assert_eq!(cookie_headers(&r[0]), [INSERTED]);
+    assert_eq!(cookie_headers(&r[1]), ["cache-control: max-age=60"], "the cookie was valid: nothing inserted");
+    // nocache: a cacheable response with an inserted cookie becomes private
+    assert_eq!(
+        cookie_headers(&r[2]),
+        [
+            "cache-control: max-age=60",
+            "set-cookie: SRV=c2; path=/; domain=.example.com; HttpOnly; Secure; SameSite=Lax",
+            "cache-control: private"
+        ]
+    );
+    assert_eq!(cookie_headers(&r[3]), [INSERTED], "a cookie for a disabled server: balanced, new cookie");
+    assert!(cookie_headers(&r[5]).is_empty(), "use-server chose: no cookie");
+    assert!(cookie_headers(&r[6]).is_empty(), "insert: the server's own cookie is removed");
+    // rewrite and prefix change the server's own cookie
+    assert_eq!(cookie_headers(&r[7]), ["set-cookie: SRV=c1; path=/"]);
+    assert_eq!(cookie_headers(&r[9]), ["set-cookie: SRV=c2~app; path=/"]);
+    // indirect: the server never sees the cookie; prefix: its own value only
+    assert_eq!(
+        cookies_seen(&s1),
+        ["/a -", "/a -", "/forced -", "/setck -", "/rw/setck -", "/last -"],
+        "s1 saw: {:?}",
+        s1.requests()
+    );
+    assert_eq!(
+        cookies_seen(&s2),
+        [
+            "/cache SESSION=abcdefghijklmnop",
+            "/cache -",
+            "/a a=1; b=2",
+            "/rw/a SRV=c2",
+            "/pfx/setck x=1; SRV=xyz",
+            "/passive/a SRV=c2"
+        ]
+    );
+    assert_eq!(
+        view.lines.0,
+        [
+            "CK /a s1 - - --NI",
+            "CK /cache s2 SESSION=abcd - --VN",
+            "CK /cache s2 - - --NI",
+            "CK /a s1 SRV=c3 - --DI",
+            "CK /a s2 SRV=zz - --II",
+            "CK /forced s1 SRV=c2 - --UN",
+            "CK /setck s1 SRV=c1 SRV=app --VD",
+            "CK /rw/setck s1 - SRV=app --NR",
+            "CK /rw/a s2 SRV=c2 - --VN",
+            "CK /pfx/setck s2 SRV=c2~xyz SRV=app --VR",
+            "CK /passive/a s2 SRV=c2 - ----",
+            "CK /last s1 - - --NI",
+        ]
+    );
+}
+
+#[test]
+fn same_as_haproxy() {
+    let d = Differential::new(RAMPART)
+        .listener("fe1")
+        .backend("s1", || backend("s1"))
+        .backend("s2", || backend("s2"))
+        .config(CFG);
+    let Some(cmp) = d.run(scenario) else { return };
+    cmp.assert_same();
+    assert_eq!(cmp.rampart.client.lines.0.len(), REQUESTS.len());
+}
