@@ -224,3 +224,133 @@ fn same_as_haproxy() {
     cmp.assert_same();
     assert_eq!(cmp.rampart.client.lines.0.len(), REQUESTS.len());
 }
+
+/// Corners of the cookie walks: blanks around `=`, several `Cookie` headers, RFC 2109
+/// attributes, commas, a server without a cookie (an expired one is inserted),
+/// `postonly`, `preserve`, and a quoted `%CC`.
+const CFG_CORNERS: &str = "\
+global
+  nbthread 1
+defaults
+  mode http
+  timeout client 5s
+  timeout server 5s
+  timeout connect 1s
+  http-reuse never
+frontend fe1
+  bind fd@${fe1}
+  log stdout format raw local0
+  log-format \"CK %HU %s %CC %CS %tsc %{+Q}CC\"
+  capture cookie SRV len 63
+  use_backend post if { path_beg /post/ }
+  use_backend pres if { path_beg /pres/ }
+  default_backend ins
+backend ins
+  balance roundrobin
+  cookie SRV insert indirect
+  server s1 ${s1_addr}:${s1_port} cookie c1
+  server s2 ${s2_addr}:${s2_port}
+backend post
+  cookie SRV insert postonly
+  server s1 ${s1_addr}:${s1_port} cookie c1
+backend pres
+  cookie SRV insert preserve
+  server s1 ${s1_addr}:${s1_port} cookie c1
+";
+
+/// Answers with its name; `/setck` and `/spaced` set the application's `SRV` cookie.
+fn corner_backend(name: &'static str) -> HttpBackend {
+    HttpBackend::builder(name)
+        .respond(move |req| {
+            let reply = Reply::ok().body(name);
+            if req.path.ends_with("/setck") {
+                reply.header("Set-Cookie", "SRV=app; path=/")
+            } else if req.path.ends_with("/spaced") {
+                reply.header("Set-Cookie", "SRV = app ; path=/").header("Set-Cookie", "other =  1")
+            } else {
+                reply
+            }
+        })
+        .start()
+}
+
+const CORNER_REQUESTS: &[&str] = &[
+    "GET /a HTTP/1.1\r\nHost: h\r\nCookie: a = 1 ; SRV = c1 ;b=2\r\nConnection: close\r\n\r\n",
+    "GET /a HTTP/1.1\r\nHost: h\r\nCookie: SRV=c1\r\nX: y\r\nCookie: x=1; SRV=c1\r\nConnection: close\r\n\r\n",
+    "GET /a HTTP/1.1\r\nHost: h\r\nCookie: $Version=1; SRV=c1; $Path=/; a=1\r\nConnection: close\r\n\r\n",
+    "GET /a HTTP/1.1\r\nHost: h\r\nCookie: SRV=c1, a=2,SRV=zz\r\nConnection: close\r\n\r\n",
+    "GET /a HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n",
+    "GET /a HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n",
+    "POST /post/a HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+    "GET /post/a HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n",
+    "GET /pres/setck HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n",
+    "GET /pres/spaced HTTP/1.1\r\nHost: h\r\nCookie: SRV=c1\r\nConnection: close\r\n\r\n",
+    "GET /last HTTP/1.1\r\nHost: h\r\nCookie: SRV=\"c1\"\r\nConnection: close\r\n\r\n",
+];
+
+fn corner_scenario(p: &Running) -> View {
+    let responses = CORNER_REQUESTS
+        .iter()
+        .map(|raw| {
+            let mut c = RawClient::connect(p.addr("fe1")).unwrap();
+            c.send(raw).unwrap();
+            c.read_response().unwrap()
+        })
+        .collect();
+    assert!(p.wait_output("CK /last", Duration::from_secs(5)), "no log line:\n{}", p.output());
+    let lines = p.output().lines().filter(|l| l.starts_with("CK ")).map(str::to_owned).collect();
+    View { responses, lines: Lines(lines) }
+}
+
+#[test]
+fn corners_on_the_wire_and_in_the_log() {
+    let (s1, s2) = (corner_backend("s1"), corner_backend("s2"));
+    let proxy = Proxy::new(binary())
+        .listener("fe1")
+        .backend("s1", s1.addr())
+        .backend("s2", s2.addr())
+        .config(CFG_CORNERS)
+        .start()
+        .expect("proxy starts");
+    let view = corner_scenario(&proxy);
+    let r = &view.responses;
+    let seen: Vec<_> = s1.requests().iter().map(|r| r.headers.get_all("cookie").join(" | ")).collect();
+    assert_eq!(seen[..4], ["a=1; b=2", "x=1", "$Version=1; a=1", "a=2"], "s1 saw: {:?}", s1.requests());
+    assert_eq!(cookie_headers(&r[4]), ["set-cookie: SRV=c1; path=/"]);
+    assert_eq!(
+        cookie_headers(&r[5]),
+        ["set-cookie: SRV=; Expires=Thu, 01-Jan-1970 00:00:01 GMT; path=/"],
+        "a server without a cookie makes the client forget its own"
+    );
+    assert_eq!(cookie_headers(&r[6]), ["set-cookie: SRV=c1; path=/"], "postonly: a POST gets one");
+    assert!(cookie_headers(&r[7]).is_empty(), "postonly: a GET does not");
+    assert_eq!(cookie_headers(&r[8]), ["set-cookie: SRV=app; path=/"], "preserve: the server's stays");
+    assert_eq!(cookie_headers(&r[9]), ["set-cookie: SRV=app ; path=/", "set-cookie: other=1"]);
+    assert_eq!(
+        view.lines.0,
+        [
+            "CK /a s1 SRV=c1 - --VN \"SRV=c1\"",
+            "CK /a s1 SRV=c1 - --VN \"SRV=c1\"",
+            "CK /a s1 SRV=c1 - --VN \"SRV=c1\"",
+            "CK /a s1 SRV=c1 - --VN \"SRV=c1\"",
+            "CK /a s1 - - --NI \"\"",
+            "CK /a s2 - - --NI \"\"",
+            "CK /post/a s1 - - --NI \"\"",
+            "CK /post/a s1 - - --NN \"\"",
+            "CK /pres/setck s1 - SRV=app --NP \"\"",
+            "CK /pres/spaced s1 SRV=c1 SRV=app --VP \"SRV=c1\"",
+            "CK /last s1 SRV=\"c1\" - --II \"SRV=\"c1\"\"",
+        ]
+    );
+}
+
+#[test]
+fn corners_same_as_haproxy() {
+    let d = Differential::new(RAMPART)
+        .listener("fe1")
+        .backend("s1", || corner_backend("s1"))
+        .backend("s2", || corner_backend("s2"))
+        .config(CFG_CORNERS);
+    let Some(cmp) = d.run(corner_scenario) else { return };
+    cmp.assert_same();
+}

@@ -344,7 +344,9 @@ fn choose(p: &mut ReqPersist<'_>, id: &[u8], empty: bool, lookup: &mut dyn FnMut
             p.assigned = true;
         }
         Lookup::Down => p.state = CkReq::Down,
-        Lookup::None if p.state == CkReq::Down => {}
+        // as HAProxy (whose test of `TX_CK_DOWN|EXPIRED|OLD` matches every state but
+        // none and invalid), a later cookie naming nobody changes only those two
+        Lookup::None if !matches!(p.state, CkReq::None | CkReq::Invalid) => {}
         Lookup::None => p.state = if p.assigned { CkReq::Unused } else { CkReq::Invalid },
     }
 }

@@ -33,9 +33,11 @@ fn request_cookie_chooses_the_server() {
     assert_eq!(req("SRVX=s1; XSRV=s1", false, false).2, CkReq::None, "the name matches whole");
     // the date part of a dated cookie is not the server's
     assert_eq!(req("SRV=s1|abcde", false, false).3, Some(0));
-    // a second cookie once the server is chosen is unused; a down one stays D
-    assert_eq!(req("SRV=s1; SRV=s3", false, false), (Edit::Keep, "SRV=s1; SRV=s3".into(), CkReq::Unused, Some(0)));
+    // a second cookie once the server is chosen leaves it valid (checked on haproxy);
+    // a down one stays D; an invalid one is judged again
+    assert_eq!(req("SRV=s1; SRV=s3", false, false), (Edit::Keep, "SRV=s1; SRV=s3".into(), CkReq::Valid, Some(0)));
     assert_eq!(req("SRV=s2; SRV=nope", false, false).2, CkReq::Down);
+    assert_eq!(req("SRV=nope; SRV=s3", false, false).2, CkReq::Valid);
 }
 
 #[test]
