@@ -16,8 +16,9 @@ use std::time::Duration;
 use http_common::{binary, RAMPART};
 use rampart_testkit::{Differential, HttpBackend, Normalize, Normalizer, Proxy, RawClient, Reply, Response, Running};
 
-/// Two servers behind each of three backends (insert, rewrite, prefix), a disabled
-/// third one in the insert backend, and a log line per request on stdout with the
+/// Two servers behind each of four backends (insert, rewrite, prefix, passive), a
+/// disabled third one and a fourth of weight 0 (the balancer never picks it, its cookie
+/// still does) in the insert backend, and a log line per request on stdout with the
 /// cookie fields.
 const CFG: &str = "\
 global
@@ -44,6 +45,7 @@ backend ins
   server s1 ${s1_addr}:${s1_port} cookie c1
   server s2 ${s2_addr}:${s2_port} cookie c2
   server s3 ${s1_addr}:${s1_port} cookie c3 disabled
+  server s4 ${s2_addr}:${s2_port} cookie c4 weight 0
 backend rw
   balance roundrobin
   cookie SRV rewrite
@@ -90,6 +92,7 @@ const REQUESTS: &[(&str, &str)] = &[
     ("/rw/a", "SRV=c2"),
     ("/pfx/setck", "x=1; SRV=c2~xyz"),
     ("/passive/a", "SRV=c2"),
+    ("/w0", "SRV=c4"),
     ("/last", ""),
 ];
 
@@ -157,7 +160,7 @@ fn persistence_on_the_wire_and_in_the_log() {
     let r = &view.responses;
     let bodies: Vec<_> = r.iter().map(|r| String::from_utf8_lossy(&r.body).into_owned()).collect();
     // roundrobin without a cookie; the cookie's server otherwise
-    assert_eq!(bodies, ["s1", "s2", "s2", "s1", "s2", "s1", "s1", "s1", "s2", "s2", "s2", "s1"]);
+    assert_eq!(bodies, ["s1", "s2", "s2", "s1", "s2", "s1", "s1", "s1", "s2", "s2", "s2", "s2", "s1"]);
     // insert: a client without a valid cookie gets one, with every attribute
     assert_eq!(cookie_headers(&r[0]), [INSERTED]);
     assert_eq!(cookie_headers(&r[1]), ["cache-control: max-age=60"], "the cookie was valid: nothing inserted");
@@ -191,7 +194,8 @@ fn persistence_on_the_wire_and_in_the_log() {
             "/a a=1; b=2",
             "/rw/a SRV=c2",
             "/pfx/setck x=1; SRV=xyz",
-            "/passive/a SRV=c2"
+            "/passive/a SRV=c2",
+            "/w0 -"
         ]
     );
     assert_eq!(
@@ -208,6 +212,7 @@ fn persistence_on_the_wire_and_in_the_log() {
             "CK /rw/a s2 SRV=c2 - --VN",
             "CK /pfx/setck s2 SRV=c2~xyz SRV=app --VR",
             "CK /passive/a s2 SRV=c2 - ----",
+            "CK /w0 s4 SRV=c4 - --VN",
             "CK /last s1 - - --NI",
         ]
     );
