@@ -233,7 +233,7 @@ mod tests {
         assert_eq!(values, [Some("a"), Some("d"), Some("c")]);
         assert_eq!(
             alerts("backend b\n server s1 127.0.0.1:1 cookie\n"),
-            ["'server b/s1' : 'cookie' expects <value> as argument.\n."]
+            ["'server b/s1' : 'cookie' expects <value> as argument.."]
         );
     }
 

@@ -208,7 +208,8 @@ fn parse_socks4(word: &str, value: &str) -> Result<SocketAddr, String> {
 fn apply_option(word: &str, value: &str, s: &mut ServerSettings, srv: &str) -> Result<(), String> {
     match word {
         "backup" => s.backup = true,
-        "cookie" if value.is_empty() => return Err(format!("'{word}' expects <value> as argument.\n")),
+        // HAProxy's message ends in a newline it trims before adding its period
+        "cookie" if value.is_empty() => return Err(format!("'{word}' expects <value> as argument.")),
         "cookie" => s.cookie = Some(value.to_owned()),
         "disabled" => s.disabled = true,
         "enabled" => s.disabled = false,
