@@ -232,7 +232,8 @@ fn same_as_haproxy() {
 
 /// Corners of the cookie walks: blanks around `=`, several `Cookie` headers, RFC 2109
 /// attributes, commas, a server without a cookie (an expired one is inserted),
-/// `postonly`, `preserve`, and a quoted `%CC`.
+/// `postonly`, `preserve`, a quoted `%CC`, and requests the rules deny (their cookies
+/// are still walked for the log).
 const CFG_CORNERS: &str = "\
 global
   nbthread 1
@@ -247,12 +248,14 @@ frontend fe1
   log stdout format raw local0
   log-format \"CK %HU %s %CC %CS %tsc %{+Q}CC\"
   capture cookie SRV len 63
+  http-request deny if { path /deny }
   use_backend post if { path_beg /post/ }
   use_backend pres if { path_beg /pres/ }
   default_backend ins
 backend ins
   balance roundrobin
   cookie SRV insert indirect
+  http-request deny if { path /bdeny }
   server s1 ${s1_addr}:${s1_port} cookie c1
   server s2 ${s2_addr}:${s2_port}
 backend post
@@ -290,6 +293,8 @@ const CORNER_REQUESTS: &[&str] = &[
     "GET /post/a HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n",
     "GET /pres/setck HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n",
     "GET /pres/spaced HTTP/1.1\r\nHost: h\r\nCookie: SRV=c1\r\nConnection: close\r\n\r\n",
+    "GET /deny HTTP/1.1\r\nHost: h\r\nCookie: SRV=c1\r\nConnection: close\r\n\r\n",
+    "GET /bdeny HTTP/1.1\r\nHost: h\r\nCookie: SRV=c1\r\nConnection: close\r\n\r\n",
     "GET /last HTTP/1.1\r\nHost: h\r\nCookie: SRV=\"c1\"\r\nConnection: close\r\n\r\n",
 ];
 
@@ -344,6 +349,8 @@ fn corners_on_the_wire_and_in_the_log() {
             "CK /post/a s1 - - --NN \"\"",
             "CK /pres/setck s1 - SRV=app --NP \"\"",
             "CK /pres/spaced s1 SRV=c1 SRV=app --VP \"SRV=c1\"",
+            "CK /deny <NOSRV> SRV=c1 - PR-- \"SRV=c1\"",
+            "CK /bdeny s1 SRV=c1 - PRVN \"SRV=c1\"",
             "CK /last s1 SRV=\"c1\" - --II \"SRV=\"c1\"\"",
         ]
     );

@@ -163,6 +163,9 @@ pub struct CookieLog {
     pub res: crate::http::cookie::CkRes,
     pub cli: Vec<u8>,
     pub srv: Vec<u8>,
+    /// The server the cookie of a request the rules refused names: HAProxy made it the
+    /// stream's target, so `%s` shows it (nothing else counts it).
+    pub target: Option<usize>,
 }
 
 impl CookieLog {
@@ -172,6 +175,7 @@ impl CookieLog {
         self.res = Default::default();
         self.cli.clear();
         self.srv.clear();
+        self.target = None;
     }
 }
 

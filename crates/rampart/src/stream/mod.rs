@@ -215,6 +215,7 @@ fn log_exchange<F: HttpFront>(pl: &crate::log::ProxyLog, front: &F, s: &Stream<'
     let ctx = SampleCtx {
         status: st.log.status,
         log: Some(&st.log),
+        srv: s.srv.or(st.log.cookie.target),
         ..s.ctx(Dir::Response, None, None, sess, &txn.vars_txn, &txn.vars_reqres, st)
     };
     crate::log::emit(pl, &ctx, false);
@@ -266,6 +267,7 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
     }
     let v = request_rules(front, s, txn, sess, fe, &mut reply).await;
     if v != Verdict::Continue {
+        cookies_of_refused(s, txn, front.req_buf(), v);
         return conclude(front, s, txn, sess, v, reply).await;
     }
     if let Some(next) = stats_page::serve(front, s, txn, sess, fe).await {
@@ -284,6 +286,7 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
         }
         let v = request_rules(front, s, txn, sess, be, &mut reply).await;
         if v != Verdict::Continue {
+            cookies_of_refused(s, txn, front.req_buf(), v);
             return conclude(front, s, txn, sess, v, reply).await;
         }
         if let Some(next) = stats_page::serve(front, s, txn, sess, be).await {
@@ -396,6 +399,16 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
             ended(txn, Cause::ClientAbort, phase);
             Next::Close
         }
+    }
+}
+
+/// HAProxy walks the cookies of a request its rules deny or tarpit too (for `%CC` and
+/// `%tsc`): a `deny` is the one reply the rules end with a refusal (`P`).
+fn cookies_of_refused(s: &Stream<'_>, txn: &mut TxnData, buf: &[u8], v: Verdict) {
+    let denied = v == Verdict::Reply && txn.st.log.cause == Cause::Proxy;
+    if denied || v == Verdict::Tarpit {
+        // the request goes nowhere: the server it names is only logged
+        txn.st.log.cookie.target = ana::cookie::request(s, txn, buf);
     }
 }
 

@@ -15,9 +15,10 @@
 //! `http_process_request()`, and `http_manage_server_side_cookies()` with the insertion
 //! in `http_process_res_common()` (src/http_ana.c).
 //!
-//! COMPAT: HAProxy also walks the request cookies of a request denied or tarpitted by
-//! the rules (for `%CC` and `%tsc`); rampart walks only requests that go to a server.
-//! `Set-Cookie2` headers are not looked at.
+//! The request walk also runs on a request the `http-request` rules deny or tarpit, for
+//! the log, as HAProxy does.
+//!
+//! COMPAT: `Set-Cookie2` headers are not looked at.
 
 use rampart_cfg::model::{CookieMode, CookiePersist};
 
@@ -28,9 +29,10 @@ use crate::stream::Stream;
 use crate::stream::TxnData;
 
 /// Walks the request's `Cookie` headers (slices into `buf`); returns the server the
-/// persistence cookie chose, if any.
+/// persistence cookie chose, if any. Before backend switching, the frontend's own
+/// `cookie` applies (HAProxy's `s->be` is the frontend until then).
 pub fn request(s: &Stream<'_>, txn: &mut TxnData, buf: &[u8]) -> Option<usize> {
-    let be = s.be.map(|b| &s.rt.proxies[b]);
+    let be = Some(&s.rt.proxies[s.be.unwrap_or(s.fe)]);
     let ck = be.and_then(|be| be.be.cookie.as_deref());
     let cap = s.rt.proxies[s.fe].fe.capture_cookie.as_ref();
     if ck.is_none() && cap.is_none() {
