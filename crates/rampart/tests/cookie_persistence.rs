@@ -366,3 +366,91 @@ fn corners_same_as_haproxy() {
     let Some(cmp) = d.run(corner_scenario) else { return };
     cmp.assert_same();
 }
+
+/// `maxidle`/`maxlife`: dated cookies, with dates the test computes (4-second steps).
+const CFG_DATED: &str = "\
+global
+  nbthread 1
+defaults
+  mode http
+  timeout client 5s
+  timeout server 5s
+  timeout connect 1s
+  http-reuse never
+frontend fe1
+  bind fd@${fe1}
+  log stdout format raw local0
+  log-format \"CK %HU %s %tsc\"
+  use_backend life if { path_beg /life/ }
+  default_backend idle
+backend idle
+  cookie SRV insert indirect maxidle 30s
+  server s1 ${s1_addr}:${s1_port} cookie c1
+backend life
+  cookie SRV insert indirect maxidle 30s maxlife 1h
+  server s1 ${s1_addr}:${s1_port} cookie c1
+";
+
+/// `t` (Unix seconds) as a cookie date: 5 base64 characters of `t / 4`.
+fn date(t: u64) -> String {
+    const B64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let v = (t >> 2) as u32;
+    [24, 18, 12, 6, 0].iter().map(|s| B64[((v >> s) & 0x3F) as usize] as char).collect()
+}
+
+#[test]
+fn dated_cookies() {
+    let s1 = backend("s1");
+    let proxy =
+        Proxy::new(binary()).listener("fe1").backend("s1", s1.addr()).config(CFG_DATED).start().expect("proxy starts");
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    // a last date an hour ahead (less than a day): neither idle nor in need of a refresh
+    let ahead = date(now + 3600);
+    let cases = [
+        ("/a", format!("SRV=c1|{ahead}")),
+        ("/a", format!("SRV=c1|{}", date(now - 600))),
+        ("/a", format!("SRV=c1|{}", date(now + 2 * 86_400))),
+        ("/a", "SRV=c1".to_string()),
+        ("/life/a", format!("SRV=c1|{ahead}|{}", date(now - 2 * 3600))),
+        ("/life/a", format!("SRV=c1|{ahead}|{}", date(now - 60))),
+        ("/life/a", format!("SRV=c1|{}|{}", date(now - 8), date(now - 60))),
+        ("/last", String::new()),
+    ];
+    let r: Vec<_> = cases.iter().map(|(path, cookie)| get(proxy.addr("fe1"), path, cookie)).collect();
+    assert!(proxy.wait_output("CK /last", Duration::from_secs(5)), "no log line:\n{}", proxy.output());
+    let lines: Vec<_> = proxy.output().lines().filter(|l| l.starts_with("CK ")).map(str::to_owned).collect();
+    assert_eq!(
+        lines,
+        [
+            "CK /a s1 --VN",
+            "CK /a s1 --EI",
+            "CK /a s1 --EI",
+            "CK /a s1 --VU",
+            "CK /life/a s1 --OI",
+            "CK /life/a s1 --VN",
+            "CK /life/a s1 --VU",
+            "CK /last s1 --NI"
+        ]
+    );
+    assert!(cookie_headers(&r[0]).is_empty());
+    assert!(cookie_headers(&r[5]).is_empty(), "both dates fine: nothing to refresh");
+    // a new cookie carries the date it is seen (rounded up to 4 s); with `maxlife`, the
+    // date it was first issued
+    let stamp = |h: &str| h.strip_prefix("set-cookie: SRV=c1|").map(|rest| rest.to_owned());
+    let first_kept = date(now - 60);
+    for (i, first) in [(1, None), (3, None), (4, Some("")), (6, Some(first_kept.as_str()))] {
+        let h = cookie_headers(&r[i]);
+        assert_eq!(h.len(), 1, "{h:?}");
+        let rest = stamp(&h[0]).unwrap_or_else(|| panic!("{h:?}"));
+        let (dates, attrs) = rest.split_once(';').unwrap();
+        assert_eq!(attrs, " path=/");
+        let parts: Vec<_> = dates.split('|').collect();
+        let seen = [date(now + 3), date(now + 4), date(now + 7)];
+        assert!(seen.contains(&parts[0].to_string()), "{parts:?} vs {seen:?}");
+        match first {
+            None => assert_eq!(parts.len(), 1),
+            Some("") => assert_eq!(parts[1..], parts[..1], "an old cookie is issued anew: its first date is now"),
+            Some(f) => assert_eq!(parts[1], f, "a refreshed cookie keeps its first date"),
+        }
+    }
+}

@@ -39,6 +39,12 @@ pub struct CookiePersist {
     pub domain: Option<String>,
     /// The `attr` values, joined with `; `.
     pub attrs: Option<String>,
+    /// `maxidle <time>` in seconds (0: off): a cookie not seen for longer is ignored;
+    /// inserted cookies then carry the date they were last seen.
+    pub maxidle: u32,
+    /// `maxlife <time>` in seconds (0: off): a cookie first issued longer ago is
+    /// ignored; inserted cookies then carry the date they were first issued.
+    pub maxlife: u32,
     pub span: Span,
 }
 

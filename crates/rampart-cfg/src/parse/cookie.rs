@@ -1,18 +1,19 @@
 //! `cookie <name> [rewrite|insert|prefix] [indirect] [nocache] [postonly] [preserve]
-//! [httponly] [secure] [domain <d>]* [attr <v>]*` in `defaults`, `listen` and `backend`
+//! [httponly] [secure] [domain <d>]* [maxidle <t>] [maxlife <t>] [attr <v>]*` in
+//! `defaults`, `listen` and `backend`
 //! sections (configuration.txt §4.2). The server side (`server ... cookie <value>`) is
 //! parsed with the other server options (`server.rs`).
 //!
 //! HAProxy counterpart: the `cookie` branch of `cfg_parse_listen()`
 //! (src/cfgparse-listen.c).
 //!
-//! Not yet: `maxidle`, `maxlife` (dated cookies) and `dynamic` (cookies derived from
-//! `dynamic-cookie-key`), refused with "not supported yet".
+//! Not yet: `dynamic` (cookies derived from `dynamic-cookie-key`), refused with "not
+//! supported yet".
 
 use crate::model::{CookieMode, CookiePersist};
 
 use super::proxy::Ctx;
-use super::value::invalid_char;
+use super::value::{invalid_char, TimeError};
 use super::{arg, not_yet};
 
 /// The options HAProxy lists when it meets an unknown one.
@@ -46,6 +47,8 @@ fn parse_options(cx: &mut Ctx<'_>, name: &str, opts: &[String]) -> Option<Cookie
         secure: false,
         domain: None,
         attrs: None,
+        maxidle: 0,
+        maxlife: 0,
         span: cx.span.clone(),
     };
     // the modes given, to report incompatible ones as HAProxy does (after the loop)
@@ -71,8 +74,17 @@ fn parse_options(cx: &mut Ctx<'_>, name: &str, opts: &[String]) -> Option<Cookie
                 add_attr(cx, &mut ck, value)?;
                 i += 1;
             }
-            "maxidle" | "maxlife" | "dynamic" => {
-                cx.alert(not_yet(&format!("cookie {word}")));
+            "maxidle" | "maxlife" => {
+                let secs = parse_lifetime(cx, word, value)?;
+                if word == "maxidle" {
+                    ck.maxidle = secs;
+                } else {
+                    ck.maxlife = secs;
+                }
+                i += 1;
+            }
+            "dynamic" => {
+                cx.alert(not_yet("cookie dynamic"));
                 return None;
             }
             _ => {
@@ -105,6 +117,69 @@ fn parse_options(cx: &mut Ctx<'_>, name: &str, opts: &[String]) -> Option<Cookie
         CookieMode::Passive
     };
     ok.then_some(ck)
+}
+
+/// The `<time>` of `maxidle`/`maxlife`: seconds unless a unit says otherwise (HAProxy's
+/// `parse_time_err(.., TIME_UNIT_S)`), rounded up, below 2^31.
+fn parse_lifetime(cx: &mut Ctx<'_>, word: &str, value: &str) -> Option<u32> {
+    if value.is_empty() {
+        let what = if word == "maxidle" { "idletime" } else { "lifetime" };
+        cx.alert(format!("'{word}' expects <{what}> in seconds as argument."));
+        return None;
+    }
+    match parse_secs(value) {
+        Ok((secs, trailing)) => {
+            if let Some(c) = trailing {
+                cx.warning(super::value::time_trailing_warning(c, value));
+            }
+            Some(secs)
+        }
+        Err(TimeError::Overflow) => {
+            cx.alert(format!(
+                "timer overflow in argument <{value}> to <{word}>, maximum value is 2147483647 s (~68 years)."
+            ));
+            None
+        }
+        Err(TimeError::Underflow) => {
+            cx.alert(format!("timer underflow in argument <{value}> to <{word}>, minimum non-null value is 1 s."));
+            None
+        }
+        Err(TimeError::BadChar(c)) => {
+            cx.alert(format!("unexpected character '{c}' in argument to <{word}>."));
+            None
+        }
+    }
+}
+
+/// HAProxy's time syntax with seconds as the default unit; the character after the
+/// unit, if any, is returned for HAProxy's warning.
+fn parse_secs(text: &str) -> Result<(u32, Option<char>), TimeError> {
+    let digits_end = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    if digits_end == 0 {
+        return Err(TimeError::BadChar(text.chars().next().unwrap_or('\0')));
+    }
+    let value =
+        text[..digits_end].bytes().fold(0u128, |acc, d| acc.saturating_mul(10).saturating_add(u128::from(d - b'0')));
+    let rest = &text[digits_end..];
+    // unit length, then the value in seconds as a fraction mult/div
+    let (unit_len, mult, div): (usize, u128, u128) = match rest.as_bytes() {
+        [] => (0, 1, 1),
+        [b'u', b's', ..] => (2, 1, 1_000_000),
+        [b'm', b's', ..] => (2, 1, 1000),
+        [b's', ..] => (1, 1, 1),
+        [b'm', ..] => (1, 60, 1),
+        [b'h', ..] => (1, 3600, 1),
+        [b'd', ..] => (1, 86_400, 1),
+        _ => return Err(TimeError::BadChar(rest.chars().next().unwrap_or('\0'))),
+    };
+    let secs = value.saturating_mul(mult).div_ceil(div);
+    if secs >= 0x8000_0000 {
+        return Err(TimeError::Overflow);
+    }
+    if secs == 0 && value != 0 {
+        return Err(TimeError::Underflow);
+    }
+    Ok((secs as u32, rest[unit_len..].chars().next()))
 }
 
 // COMPAT: HAProxy writes the messages of `domain` and `attr` as `parsing [file:line]:`
@@ -212,11 +287,24 @@ mod tests {
     }
 
     #[test]
-    fn dated_and_dynamic_cookies_are_refused() {
-        for opt in ["maxidle 10s", "maxlife 1h", "dynamic"] {
-            let word = opt.split(' ').next().unwrap();
-            assert_eq!(alerts_of(&format!("cookie S insert {opt}")), [format!("'cookie {word}' is not supported yet")]);
-        }
+    fn dynamic_cookies_are_refused() {
+        assert_eq!(alerts_of("cookie S insert dynamic"), ["'cookie dynamic' is not supported yet"]);
+    }
+
+    #[test]
+    fn dated_cookies() {
+        let ck = cookie_of("cookie S insert maxidle 30m maxlife 2");
+        assert_eq!((ck.maxidle, ck.maxlife), (1800, 2));
+        assert_eq!(cookie_of("cookie S insert maxlife 1500ms").maxlife, 2, "rounded up");
+        assert_eq!(cookie_of("cookie S insert maxlife 30d").maxlife, 30 * 86_400);
+        assert_eq!(alerts_of("cookie S insert maxidle"), ["'maxidle' expects <idletime> in seconds as argument."]);
+        assert_eq!(alerts_of("cookie S insert maxlife"), ["'maxlife' expects <lifetime> in seconds as argument."]);
+        assert_eq!(alerts_of("cookie S insert maxidle 10x"), ["unexpected character 'x' in argument to <maxidle>."]);
+        assert_eq!(
+            alerts_of("cookie S insert maxidle 3000000000"),
+            ["timer overflow in argument <3000000000> to <maxidle>, maximum value is 2147483647 s (~68 years)."]
+        );
+        assert_eq!(alerts_of("cookie S insert maxlife 0"), [] as [&str; 0], "0 is off, not an underflow");
     }
 
     #[test]

@@ -48,6 +48,8 @@ pub struct StreamState {
     /// The server was chosen for the client (a persistence cookie or `use-server`,
     /// HAProxy's `SF_DIRECT`) and got the request: no cookie is inserted for it.
     pub direct: bool,
+    /// The dates the request's persistence cookie carried (`maxidle`, `maxlife`).
+    pub cookie_dates: crate::http::cookie::Dates,
 }
 
 /// Timeouts a rule set for one stream; `None`: the backend's.
@@ -87,6 +89,7 @@ impl Default for StreamState {
             back_tls: None,
             last_rule: None,
             direct: false,
+            cookie_dates: Default::default(),
         }
     }
 }
@@ -107,6 +110,7 @@ impl StreamState {
         self.resume = 0;
         self.last_rule = None;
         self.direct = false;
+        self.cookie_dates = Default::default();
     }
 }
 

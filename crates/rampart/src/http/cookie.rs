@@ -26,6 +26,10 @@ pub enum CkReq {
     Down,
     /// `V`: it names a usable server, which gets the request.
     Valid,
+    /// `E`: not seen for longer than `maxidle` (or dated too far ahead).
+    Expired,
+    /// `O`: first issued longer ago than `maxlife` (or dated too far ahead).
+    Old,
     /// `U`: present, but a rule had chosen the server already.
     Unused,
 }
@@ -37,6 +41,8 @@ impl CkReq {
             CkReq::Invalid => b'I',
             CkReq::Down => b'D',
             CkReq::Valid => b'V',
+            CkReq::Expired => b'E',
+            CkReq::Old => b'O',
             CkReq::Unused => b'U',
         }
     }
@@ -56,6 +62,8 @@ pub enum CkRes {
     Inserted,
     /// `R`: the server's was rewritten or prefixed.
     Rewritten,
+    /// `U`: the client's was valid; inserted again with a new date (`maxidle`).
+    Updated,
 }
 
 impl CkRes {
@@ -66,6 +74,7 @@ impl CkRes {
             CkRes::Deleted => b'D',
             CkRes::Inserted => b'I',
             CkRes::Rewritten => b'R',
+            CkRes::Updated => b'U',
         }
     }
 }
@@ -126,6 +135,20 @@ pub struct ReqPersist<'a> {
     pub state: CkReq,
     /// The server the cookie chose.
     pub srv: Option<usize>,
+    /// `maxidle`, `maxlife` in seconds (0: off), and the current date (Unix seconds).
+    pub maxidle: u32,
+    pub maxlife: u32,
+    pub now: i64,
+    /// The dates the cookie carried (`|<last seen>|<first issued>`, Unix seconds in
+    /// 4-second steps; 0: none).
+    pub dates: Dates,
+}
+
+/// The dates of a persistence cookie (Unix seconds; 0: none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Dates {
+    pub last: u32,
+    pub first: u32,
 }
 
 fn is_sp(c: u8) -> bool {
@@ -294,7 +317,9 @@ pub fn client_side(
         match persist.as_deref_mut().filter(|_| ours) {
             Some(p) => {
                 let delim = server_id_end(v, &it, p.prefix);
-                choose(p, &v[it.val_beg..delim], delim == it.val_beg, lookup);
+                let fresh = p.prefix || read_dates(p, &v[delim..it.val_end]);
+                let empty = delim == it.val_beg || !fresh;
+                choose(p, &v[it.val_beg..delim], empty, lookup);
                 if p.prefix && delim != it.val_end {
                     // the request goes on with the application's own value
                     v.drain(it.val_beg..=delim);
@@ -332,6 +357,51 @@ pub fn client_side(
 fn server_id_end(v: &[u8], it: &Item, prefix: bool) -> usize {
     let sep = if prefix { b'~' } else { b'|' };
     memchr::memchr(sep, &v[it.val_beg..it.val_end]).map_or(it.val_end, |i| it.val_beg + i)
+}
+
+/// Reads the dates after the server part (`rest` starts at its `|`, if any), then
+/// judges them against `maxlife` and `maxidle` (a date more than a day ahead is wrong
+/// too); `false` when the cookie is too old or idle too long: it is then ignored.
+fn read_dates(p: &mut ReqPersist<'_>, rest: &[u8]) -> bool {
+    if let Some(after) = rest.strip_prefix(b"|") {
+        if let Some(d) = after.get(..5).and_then(b64_to_s30) {
+            p.dates.last = d << 2;
+        }
+        if let Some(bar) = memchr::memchr(b'|', after) {
+            if let Some(d) = after.get(bar + 1..bar + 6).and_then(b64_to_s30) {
+                p.dates.first = d << 2;
+            }
+        }
+    }
+    let (last, first) = (i64::from(p.dates.last), i64::from(p.dates.first));
+    let off = |date: i64, max: u32| p.now - date > i64::from(max) || date - p.now > 86_400;
+    let verdict = if first != 0 && p.maxlife != 0 && off(first, p.maxlife) {
+        CkReq::Old
+    } else if last != 0 && p.maxidle != 0 && off(last, p.maxidle) {
+        CkReq::Expired
+    } else {
+        return true;
+    };
+    p.state = verdict;
+    p.dates = Dates::default();
+    false
+}
+
+/// The standard base64 alphabet, as HAProxy writes cookie dates.
+const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// A 30-bit value from 5 base64 characters; `None` if one is not base64 or the value
+/// is 0 (HAProxy's `b64tos30`, whose non-positive results are ignored).
+fn b64_to_s30(s: &[u8]) -> Option<u32> {
+    let v = s.iter().try_fold(0u32, |acc, &c| Some((acc << 6) | B64.iter().position(|&b| b == c)? as u32))?;
+    (v > 0).then_some(v)
+}
+
+/// Appends `v` (30 bits) as 5 base64 characters (HAProxy's `s30tob64`).
+pub fn s30_to_b64(out: &mut Vec<u8>, v: u32) {
+    for shift in [24, 18, 12, 6, 0] {
+        out.push(B64[((v >> shift) & 0x3F) as usize]);
+    }
 }
 
 /// Records what the persistence cookie's value `id` says (`empty`: no server part).
@@ -408,13 +478,25 @@ pub fn server_side(
 
 /// The value of the `Set-Cookie` rampart inserts for a server whose cookie is `srv`
 /// (a server without one gets an expired, empty cookie, so the client forgets it).
-pub fn inserted_value(out: &mut Vec<u8>, ck: &CookiePersist, srv: Option<&[u8]>) {
+/// With `maxidle` or `maxlife`, the value carries the date it was last seen (`now`,
+/// Unix seconds) and with `maxlife` the date it was first issued (`first`, else now).
+pub fn inserted_value(out: &mut Vec<u8>, ck: &CookiePersist, srv: Option<&[u8]>, now: i64, first: u32) {
     out.clear();
     out.extend_from_slice(ck.name.as_bytes());
     out.push(b'=');
     match srv {
         Some(v) => {
             out.extend_from_slice(v);
+            if ck.maxidle != 0 || ck.maxlife != 0 {
+                // 4-second steps, rounded up (HAProxy: `(date + 3) >> 2`)
+                let quarter = ((now + 3) >> 2) as u32;
+                out.push(b'|');
+                s30_to_b64(out, quarter);
+                if ck.maxlife != 0 {
+                    out.push(b'|');
+                    s30_to_b64(out, if first != 0 { first >> 2 } else { quarter });
+                }
+            }
             out.extend_from_slice(b"; path=/");
         }
         None => out.extend_from_slice(b"; Expires=Thu, 01-Jan-1970 00:00:01 GMT; path=/"),

@@ -11,7 +11,18 @@ fn lookup(id: &[u8]) -> Lookup {
 }
 
 fn persist(prefix: bool, strip: bool) -> ReqPersist<'static> {
-    ReqPersist { name: b"SRV", prefix, strip, assigned: false, state: CkReq::None, srv: None }
+    ReqPersist {
+        name: b"SRV",
+        prefix,
+        strip,
+        assigned: false,
+        state: CkReq::None,
+        srv: None,
+        maxidle: 0,
+        maxlife: 0,
+        now: 0,
+        dates: Dates::default(),
+    }
 }
 
 /// Runs the request walk; returns the edit, the new value, the state and the server.
@@ -135,15 +146,17 @@ fn ck(line: &str) -> CookiePersist {
 #[test]
 fn inserted_cookie_bytes() {
     let mut out = Vec::new();
-    inserted_value(&mut out, &ck("cookie SRV insert"), Some(b"s1"));
+    inserted_value(&mut out, &ck("cookie SRV insert"), Some(b"s1"), 0, 0);
     assert_eq!(out, b"SRV=s1; path=/");
     inserted_value(
         &mut out,
         &ck("cookie SRV insert indirect nocache httponly secure domain a.b domain c.d attr SameSite=Lax attr x"),
         Some(b"s1"),
+        0,
+        0,
     );
     assert_eq!(out, b"SRV=s1; path=/; domain=a.b; domain=c.d; HttpOnly; Secure; SameSite=Lax; x");
-    inserted_value(&mut out, &ck("cookie SRV insert"), None);
+    inserted_value(&mut out, &ck("cookie SRV insert"), None, 0, 0);
     assert_eq!(out, b"SRV=; Expires=Thu, 01-Jan-1970 00:00:01 GMT; path=/");
 }
 
@@ -165,4 +178,62 @@ fn cacheability() {
     assert!(!check(Method::Get, 302, "ETag: 1\r\n"));
     assert!(!check(Method::Get, 200, "Cache-Control: max-age=60, private\r\n"));
     assert!(!check(Method::Get, 200, "Pragma: no-cache\r\nETag: 1\r\n"));
+}
+
+#[test]
+fn base64_dates() {
+    let mut out = Vec::new();
+    s30_to_b64(&mut out, 1);
+    s30_to_b64(&mut out, (1 << 30) - 1);
+    assert_eq!(out, b"AAAAB/////");
+    assert_eq!(b64_to_s30(b"AAAAB"), Some(1));
+    assert_eq!(b64_to_s30(b"/////"), Some((1 << 30) - 1));
+    assert_eq!(b64_to_s30(b"AAAAA"), None, "0 is no date");
+    assert_eq!(b64_to_s30(b"AAA=B"), None);
+}
+
+/// The request walk with `maxidle`/`maxlife` at date `now`.
+fn dated(hdr: &str, maxidle: u32, maxlife: u32, now: i64) -> (CkReq, Option<usize>, Dates) {
+    let mut v = hdr.as_bytes().to_vec();
+    let mut p = ReqPersist { maxidle, maxlife, now, ..persist(false, false) };
+    client_side(&mut v, Some(&mut p), None, &mut lookup);
+    (p.state, p.srv, p.dates)
+}
+
+fn b64(v: u32) -> String {
+    let mut out = Vec::new();
+    s30_to_b64(&mut out, v);
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn dated_cookies_expire() {
+    let now = 1_700_000_000i64;
+    let q = |t: i64| b64((t >> 2) as u32);
+    // seen 20 s ago, maxidle 30 s: valid; 40 s ago: expired
+    let recent = format!("SRV=s1|{}", q(now - 20));
+    assert_eq!(dated(&recent, 30, 0, now).0, CkReq::Valid);
+    assert_eq!(dated(&recent, 30, 0, now).2.last, ((now - 20) >> 2 << 2) as u32);
+    assert_eq!(dated(&format!("SRV=s1|{}", q(now - 40)), 30, 0, now), (CkReq::Expired, None, Dates::default()));
+    // dated more than a day ahead: expired too
+    assert_eq!(dated(&format!("SRV=s1|{}", q(now + 90_000)), 30, 0, now).0, CkReq::Expired);
+    // without maxidle, the date is read but not judged
+    assert_eq!(dated(&format!("SRV=s1|{}", q(now - 40)), 0, 0, now).0, CkReq::Valid);
+    // first issued 2 h ago, maxlife 1 h: old
+    let old = format!("SRV=s1|{}|{}", q(now), q(now - 7200));
+    assert_eq!(dated(&old, 30, 3600, now).0, CkReq::Old);
+    let young = format!("SRV=s1|{}|{}", q(now), q(now - 60));
+    let (st, srv, d) = dated(&young, 30, 3600, now);
+    assert_eq!((st, srv, d.first), (CkReq::Valid, Some(0), ((now - 60) >> 2 << 2) as u32));
+}
+
+#[test]
+fn inserted_cookie_dates() {
+    let mut out = Vec::new();
+    let now = 1_700_000_001i64;
+    inserted_value(&mut out, &ck("cookie SRV insert maxidle 30m"), Some(b"s1"), now, 0);
+    assert_eq!(out, format!("SRV=s1|{}; path=/", b64(((now + 3) >> 2) as u32)).as_bytes());
+    inserted_value(&mut out, &ck("cookie SRV insert maxlife 1d"), Some(b"s1"), now, 1_600_000_000);
+    let (l, f) = (b64(((now + 3) >> 2) as u32), b64(1_600_000_000 >> 2));
+    assert_eq!(out, format!("SRV=s1|{l}|{f}; path=/").as_bytes());
 }

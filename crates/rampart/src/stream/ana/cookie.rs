@@ -22,7 +22,7 @@
 
 use rampart_cfg::model::{CookieMode, CookiePersist};
 
-use crate::http::cookie::{self, Capture, CkReq, CkRes, Edit, Lookup, ReqPersist, ResPersist};
+use crate::http::cookie::{self, Capture, CkReq, CkRes, Dates, Edit, Lookup, ReqPersist, ResPersist};
 use crate::http::MsgHead;
 use crate::proxy::ServerRt;
 use crate::stream::Stream;
@@ -48,6 +48,11 @@ pub fn request(s: &Stream<'_>, txn: &mut TxnData, buf: &[u8]) -> Option<usize> {
         assigned: s.srv.is_some_and(|i| servers.get(i).is_some_and(ServerRt::takes_persistent)),
         state: CkReq::None,
         srv: None,
+        maxidle: ck.maxidle,
+        maxlife: ck.maxlife,
+        // PERF: the clock is read only when dates are judged
+        now: if ck.maxidle != 0 || ck.maxlife != 0 { unix_now() } else { 0 },
+        dates: Dates::default(),
     });
     let mut capture = cap.map(|(name, len)| Capture { name: &name[..], len: *len, out: &mut log.cli, done: false });
     let mut lookup = |id: &[u8]| find_server(servers, id);
@@ -59,7 +64,13 @@ pub fn request(s: &Stream<'_>, txn: &mut TxnData, buf: &[u8]) -> Option<usize> {
     }
     let p = persist?;
     log.req = p.state;
+    st.cookie_dates = p.dates;
     p.srv
+}
+
+/// The current date in Unix seconds (HAProxy's `date.tv_sec`).
+fn unix_now() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
 }
 
 /// The first server (in order) whose cookie is `id` and that can take a request, else
@@ -104,6 +115,8 @@ pub struct ResInfo<'a> {
     pub s: &'a Stream<'a>,
     /// The server was chosen for the client and got the request (`SF_DIRECT`).
     pub direct: bool,
+    /// The dates the request's cookie carried.
+    pub dates: Dates,
 }
 
 /// Walks the server's `Set-Cookie` headers of `res` (slices into `buf`), then inserts
@@ -150,7 +163,9 @@ pub struct CookieLogRef<'a> {
 }
 
 /// `insert`: adds the server's cookie unless the client came through it (or, with
-/// `preserve`, the server set its own), only for POST with `postonly`.
+/// `preserve`, the server set its own), only for POST with `postonly`. A client that
+/// came through it gets it again when its dates need a change: `maxidle` and a last
+/// date gone by, `maxlife` without a first date, a first date without `maxlife`.
 fn insert(
     ck: &CookiePersist,
     srv: &ServerRt,
@@ -162,14 +177,23 @@ fn insert(
 ) {
     let post = x.s.meth == Some(rampart_proto::http::Method::Post);
     let server_set = *state != CkRes::None;
-    if ck.mode != CookieMode::Insert || (server_set && ck.preserve) || x.direct || (ck.postonly && !post) {
+    if ck.mode != CookieMode::Insert || (server_set && ck.preserve) || (ck.postonly && !post) {
+        return;
+    }
+    let Dates { last, first } = x.dates;
+    let dated = ck.maxidle != 0 || ck.maxlife != 0 || last != 0 || first != 0;
+    let now = if dated { unix_now() } else { 0 };
+    let refresh = ((ck.maxidle != 0 || last != 0) && (last == 0 || i64::from(last) < now))
+        || (ck.maxlife != 0 && first == 0)
+        || (ck.maxlife == 0 && first != 0);
+    if x.direct && !refresh {
         return;
     }
     let cacheable = ck.nocache && cookie::cacheable(x.s.meth, res.view(buf));
-    cookie::inserted_value(work, ck, srv.cookie.as_deref());
+    cookie::inserted_value(work, ck, srv.cookie.as_deref(), now, first);
     // a failed rewrite is counted in the head (no room left for it)
     let _ = res.add_header(b"set-cookie", work);
-    *state = CkRes::Inserted;
+    *state = if srv.cookie.is_some() && x.direct { CkRes::Updated } else { CkRes::Inserted };
     if cacheable {
         let _ = res.add_header(b"cache-control", b"private");
     }

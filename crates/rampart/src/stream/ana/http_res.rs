@@ -57,7 +57,7 @@ pub fn run<'rt>(s: &Stream<'rt>, res: &mut MsgHead, buf: &[u8], st: &mut ResStat
             return verdict(flow);
         }
     }
-    let info = super::cookie::ResInfo { s, direct: st.st.direct };
+    let info = super::cookie::ResInfo { s, direct: st.st.direct, dates: st.st.cookie_dates };
     let c = &mut st.st.log.cookie;
     let mut log = super::cookie::CookieLogRef { res: &mut c.res, srv: &mut c.srv };
     super::cookie::response(info, res, buf, st.scratch, &mut log);
