@@ -263,7 +263,7 @@ pub static PROXY: &[ProxyKw] = &[
     px("clitcpka-idle", D | F | L, Yes),
     px("clitcpka-intvl", D | F | L, Yes),
     px("compression", ALL, No),
-    px("cookie", D | L | B, No),
+    px("cookie", D | L | B, Partial("every option but 'dynamic'")),
     px("declare", F | L, Yes),
     px("default-server", D | L | B, Partial("the same options as 'server'")),
     px("default_backend", D | F | L, Yes),

@@ -29,6 +29,7 @@ mod balance;
 mod bind;
 mod check;
 mod check_rules;
+mod cookie;
 mod errorfile;
 mod global;
 mod healthcheck;
