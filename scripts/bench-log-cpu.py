@@ -68,6 +68,18 @@ backend be_http
 """
 
 LOG = "    log 127.0.0.1:{udp} local0\n    option httplog\n"
+# --target ring: the lines go to a ring whose server is a TCP syslog receiver (the
+# ring's forwarder sends many lines per write instead of a datagram per line)
+LOG_RING = "    log ring@logs local0\n    option httplog\n"
+RING = """
+ring logs
+    format rfc3164
+    maxlen 1024
+    size 1048576
+    timeout connect 5s
+    timeout server 10s
+    server collector 127.0.0.1:{tcp}
+"""
 
 
 def free_port():
@@ -110,6 +122,8 @@ def main():
     p.add_argument("--conns", type=int, default=25, help="wrk connections per proxy")
     p.add_argument("--proxy-cpu", default="1")
     p.add_argument("--client-cpu", default="0")
+    p.add_argument("--target", choices=["udp", "ring"], default="udp",
+                   help="udp: a syslog datagram per line; ring: a ring with a TCP server")
     p.add_argument("--floor", nargs="?", const="target/release/examples/udp_send_floor",
                    help="also measure the kernel's cost of one datagram (udp_send_floor example)")
     args = p.parse_args()
@@ -125,6 +139,10 @@ def main():
     procs = [subprocess.Popen(["taskset", "-c", args.client_cpu, "nginx", "-p", tmp + "/", "-e", f"{tmp}/nginx-error.log", "-c", f"{tmp}/nginx.conf"])]
     procs.append(subprocess.Popen(["taskset", "-c", args.client_cpu, "socat", "-u",
                                    f"UDP-RECV:{udp},rcvbuf=4194304", "/dev/null"]))
+    tcp = free_port()
+    if args.target == "ring":
+        procs.append(subprocess.Popen(["taskset", "-c", args.client_cpu, "socat", "-u",
+                                       f"TCP-LISTEN:{tcp},reuseaddr,fork", "/dev/null"]))
     wait_port(backend)
     hz = os.sysconf("SC_CLK_TCK")
     ratios, rows, floors = [], [], []
@@ -135,8 +153,10 @@ def main():
                 ports[side] = free_port()
                 cfg = f"{tmp}/{side}.cfg"
                 with open(cfg, "w") as f:
-                    f.write(CFG.format(log=LOG.format(udp=udp) if side == "log" else "", port=ports[side],
-                                       backend=backend))
+                    log = LOG_RING if args.target == "ring" else LOG.format(udp=udp)
+                    f.write(CFG.format(log=log if side == "log" else "", port=ports[side], backend=backend))
+                    if side == "log" and args.target == "ring":
+                        f.write(RING.format(tcp=tcp))
                 proxies[side] = subprocess.Popen(["taskset", "-c", args.proxy_cpu, args.proxy, "-f", cfg],
                                                  stdout=subprocess.DEVNULL)
             for side in proxies:
@@ -162,7 +182,7 @@ def main():
                 floor = send_floor(args, udp)
                 floors.append(1 + floor / per_req["nolog"])
                 floor_note = f", one datagram alone {floor:.2f} us (floor ratio {floors[-1]:.3f})"
-            print(f"round {r + 1}: no log {per_req['nolog']:.2f} us/req, httplog to UDP "
+            print(f"round {r + 1}: no log {per_req['nolog']:.2f} us/req, httplog to {args.target} "
                   f"{per_req['log']:.2f} us/req, ratio {ratios[-1]:.3f}{floor_note}", flush=True)
     finally:
         for pr in procs:
@@ -172,7 +192,7 @@ def main():
         shutil.rmtree(tmp, ignore_errors=True)
     nolog = statistics.median(x[3] for x in rows if x[1] == "nolog")
     log = statistics.median(x[3] for x in rows if x[1] == "log")
-    print(f"\n| proxy | no log µs/req | httplog→UDP µs/req | ratio (median of rounds) | per-round ratios |")
+    print(f"\n| proxy | no log µs/req | httplog→{args.target} µs/req | ratio (median of rounds) | per-round ratios |")
     print("|---|---|---|---|---|")
     print(f"| {os.path.basename(args.proxy)} | {nolog:.2f} | {log:.2f} | {statistics.median(ratios):.3f} | "
           f"{min(ratios):.3f}..{max(ratios):.3f} |")

@@ -102,7 +102,11 @@ async fn send(ring: &Ring, i: usize, mut conn: TcpStream, buf: &mut Vec<u8>, sto
         buf.clear();
         if ring.read(i, buf, BATCH, proto) == 0 {
             tokio::select! {
-                () = ring.wait(i) => {}
+                () = ring.wait(i) => {
+                    // let the streams of this loop turn write their lines first: one
+                    // write then carries them all instead of one write per line
+                    tokio::task::yield_now().await;
+                }
                 r = rd.read(&mut scratch) => {
                     if matches!(r, Ok(0) | Err(_)) {
                         return;
