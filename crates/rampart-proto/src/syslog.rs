@@ -11,7 +11,8 @@ pub const LEGACY_TIME_LEN: usize = 15;
 /// Shortest RFC 5424 date HAProxy takes for one when rebuilding a header.
 pub const ISO_TIME_MIN_LEN: usize = 20;
 
-const MONTHS: [&[u8; 3]; 12] = [b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov", b"Dec"];
+const MONTHS: [&[u8; 3]; 12] =
+    [b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov", b"Dec"];
 
 /// The header fields of a message; an empty slice is an absent field (as the NILVALUE
 /// `-` of RFC 5424, but for the timestamp, which keeps its `-`).

@@ -80,8 +80,12 @@ fn rfc3164_headers_and_the_variants_haproxy_takes() {
 
 #[test]
 fn a_bad_rfc3164_header_keeps_the_priority_and_the_text() {
-    for bad in ["<30>Foo  1 10:20:30 h t: m", "<30>Mar  1 10:20:30x h t: m", "<30>Mar  1 10:20:30  h", "<30>Mar  1 10:20:30 host"]
-    {
+    for bad in [
+        "<30>Foo  1 10:20:30 h t: m",
+        "<30>Mar  1 10:20:30x h t: m",
+        "<30>Mar  1 10:20:30  h",
+        "<30>Mar  1 10:20:30 host",
+    ] {
         let m = p(bad);
         assert_eq!((m.pri, m.meta), (Some(30), Meta::default()), "{bad}");
         assert_eq!(s(m.msg), &bad[4..], "{bad}");

@@ -37,10 +37,22 @@ pub static SECTIONS: &[Kw] = &[
     kw("cache", No),
     kw("http-errors", Yes),
     kw("ring", No),
-    kw("log-forward", No),
+    kw("log-forward", Partial(LOG_FORWARD_PARTIAL)),
     kw("program", No),
     kw("fcgi-app", No),
     kw("namespace_list", No),
+];
+
+const LOG_FORWARD_PARTIAL: &str = "UDP and TCP (inet) receivers; no TLS, PROXY protocol or unix sockets";
+
+/// Keywords of `log-forward` sections.
+pub static LOG_FORWARD: &[Kw] = &[
+    kw("backlog", Yes),
+    kw("bind", Partial("inet addresses; name, backlog, v4v6, v6only, mss, defer-accept, tfo, tcp-ut")),
+    kw("dgram-bind", Partial("inet addresses; name, backlog")),
+    kw("log", Partial(LOG_PARTIAL)),
+    kw("maxconn", Yes),
+    kw("timeout", Partial("timeout client only, as HAProxy")),
 ];
 
 const LOG_PARTIAL: &str =

@@ -32,7 +32,15 @@ pub(super) fn finish(p: &mut Parser) -> Config {
         super::healthcheck::check_rules_without_option(builds[i].kind.type_str(), &proxies[i], &mut p.diags);
     }
     super::userlist::check_userlists(&userlists, &mut p.diags);
-    Config { global, proxies, defaults, userlists, http_errors }
+    let log_forwards = std::mem::take(&mut p.log_forwards);
+    for lf in log_forwards.iter().filter(|lf| lf.binds.is_empty() && lf.dgram_binds.is_empty()) {
+        let msg = format!(
+            "frontend '{}' has no 'bind' directive. Please declare it as a backend if this was intended.",
+            lf.name
+        );
+        p.diags.push(crate::diag::Diag::warning(Some(lf.span.clone()), msg));
+    }
+    Config { global, proxies, defaults, userlists, http_errors, log_forwards }
 }
 
 fn mode_str(m: Mode) -> &'static str {

@@ -21,6 +21,7 @@
 //!   and `http-errors` sections
 //! - `userlist`: `userlist` sections
 //! - `log`: `log` lines (kept raw)
+//! - `log_forward`: `log-forward` sections (syslog receivers and their targets)
 //! - `check`, `check_rules`: checks that need the whole configuration
 
 mod addr;
@@ -34,6 +35,7 @@ mod healthcheck;
 mod http_errors;
 mod inherit;
 mod log;
+mod log_forward;
 mod option;
 mod proxy;
 mod proxy_kw;
@@ -80,6 +82,8 @@ enum Cursor {
     Userlist(usize),
     /// An `http-errors` section, index into [`Parser::http_errors`].
     HttpErrors(usize),
+    /// A `log-forward` section, index into [`Parser::log_forwards`].
+    LogForward(usize),
     /// A section rampart does not parse (already reported), or whose header was refused:
     /// its lines are skipped without further noise.
     Skipped,
@@ -107,6 +111,7 @@ pub(crate) struct Parser {
     pub proxies: Vec<ProxyBuild>,
     pub userlists: Vec<crate::model::Userlist>,
     pub http_errors: Vec<crate::model::HttpErrors>,
+    pub log_forwards: Vec<crate::model::LogForward>,
     cursor: Cursor,
     /// Diagnostics of the file being parsed.
     pub diags: Vec<Diag>,
@@ -123,6 +128,7 @@ impl Parser {
             proxies: Vec::new(),
             userlists: Vec::new(),
             http_errors: Vec::new(),
+            log_forwards: Vec::new(),
             cursor: Cursor::Outside,
             diags: Vec::new(),
             pending: kw::PendingUses::default(),
@@ -163,6 +169,7 @@ impl Parser {
             Cursor::Proxy(i) => proxy::parse_proxy_line(self, proxy::Target::Proxy(i), words, kwm, &line.span),
             Cursor::Userlist(i) => userlist::parse_userlist_line(self, i, words, &line.span),
             Cursor::HttpErrors(i) => http_errors::parse_http_errors_line(self, i, words, &line.span),
+            Cursor::LogForward(i) => log_forward::parse_log_forward_line(self, i, words, kwm, &line.span),
         }
     }
 
@@ -218,6 +225,12 @@ impl Parser {
             "http-errors" => {
                 self.cursor = match http_errors::open_http_errors(self, words, span) {
                     Some(i) => Cursor::HttpErrors(i),
+                    None => Cursor::Skipped,
+                }
+            }
+            "log-forward" => {
+                self.cursor = match log_forward::open_log_forward(self, words, span) {
+                    Some(i) => Cursor::LogForward(i),
                     None => Cursor::Skipped,
                 }
             }
