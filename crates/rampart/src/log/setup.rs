@@ -149,6 +149,20 @@ impl Opener {
         }
     }
 
+    /// The targets of `log` lines (`log global` standing for the `global` ones), as a
+    /// proxy's; alerts name the ones that cannot be opened.
+    pub fn sinks(&mut self, logs: &[LogTarget], alerts: &mut Vec<Diag>) -> Vec<Arc<Sink>> {
+        let mut sinks = Vec::new();
+        for t in logs {
+            if t.args.len() == 1 && t.args[0] == "global" {
+                sinks.extend(self.global.iter().cloned());
+            } else if let Some(s) = self.open(t, alerts) {
+                sinks.push(s);
+            }
+        }
+        sinks
+    }
+
     /// The `global` loggers, for [`set_global`].
     pub fn global_loggers(&self) -> Loggers {
         Loggers { sinks: self.global.clone(), ident: self.ident.clone() }

@@ -1,0 +1,84 @@
+//! `log-forward` sections: syslog relays. Each receiver (a `dgram-bind` UDP socket, a
+//! `bind` TCP listener) reads messages, [`rampart_proto::syslog::parse`] reads their
+//! header, and each message goes to the section's `log` targets with the target's
+//! header rebuilt from the message's metadata (`header`), after the targets' level
+//! filters.
+//!
+//! Where they run: each receiver is one tokio task on one worker thread (receiver `i`
+//! on thread `i % nbthread`), beside that thread's accept loops. A relay costs a parse
+//! and a non-blocking send per target, like a stream's log line, so the worker
+//! threads' event loops can carry it, and their per-turn batching ([`super::batch`])
+//! sends the relayed lines with one `sendmmsg` per turn. A dedicated thread would only
+//! add a hop. Sockets are bound with the listeners (`listener::bind_all`), so a busy
+//! port refuses startup.
+//! HAProxy counterpart: `syslog_fd_handler()`, `syslog_io_handler()`,
+//! `process_send_log()` (src/log.c).
+//!
+//! - `header`: the line of a relayed message for one target (pure)
+//! - `recv`: the UDP and TCP receivers
+
+pub mod header;
+mod recv;
+
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use rampart_cfg::model::Config;
+use rampart_cfg::Diag;
+
+use super::setup::Opener;
+use super::sink::Sink;
+
+pub use recv::spawn;
+
+/// A `log-forward` section at run time.
+#[derive(Debug)]
+pub struct Forwarder {
+    pub name: String,
+    sinks: Vec<Arc<Sink>>,
+    /// TCP connections at once, at most.
+    maxconn: u32,
+    /// An idle TCP connection closes after this long.
+    timeout_client: Option<Duration>,
+    /// Largest message (HAProxy's buffer size).
+    bufsize: usize,
+    /// TCP connections open now.
+    conns: AtomicU32,
+    /// Woken when a TCP connection ends (a receiver at `maxconn` waits for it).
+    conn_released: tokio::sync::Notify,
+    /// Messages received (HAProxy's `cum_log_messages`).
+    pub messages: AtomicU64,
+}
+
+/// The sections of `cfg`, their targets opened through `logs` (shared with the proxies).
+pub fn build(cfg: &Config, logs: &mut Opener, alerts: &mut Vec<Diag>) -> Vec<Forwarder> {
+    cfg.log_forwards
+        .iter()
+        .map(|lf| Forwarder {
+            name: lf.name.clone(),
+            sinks: logs.sinks(&lf.logs, alerts),
+            maxconn: lf.maxconn,
+            timeout_client: lf.timeout_client,
+            bufsize: cfg.global.bufsize,
+            conns: AtomicU32::new(0),
+            conn_released: tokio::sync::Notify::new(),
+            messages: AtomicU64::new(0),
+        })
+        .collect()
+}
+
+impl Forwarder {
+    /// Relays one received message to every target that takes its level.
+    pub fn relay(&self, raw: &[u8]) {
+        self.messages.fetch_add(1, Ordering::Relaxed);
+        let m = rampart_proto::syslog::parse(raw);
+        let now = SystemTime::now();
+        for s in &self.sinks {
+            // without `<PRI>`: no level filter, the target's `minlevel` (HAProxy's -1)
+            let Some(level) = s.admit(m.level().unwrap_or(0)) else { continue };
+            let facility = m.facility().unwrap_or(u32::from(s.target.facility));
+            s.send_with(|out| header::line(out, &s.target, facility, level, m.pri.is_some(), &m.meta, m.msg, now));
+        }
+    }
+}
