@@ -111,9 +111,22 @@ fn field(out: &mut Vec<u8>, f: &[u8]) {
     out.push(b' ');
 }
 
-/// Writes the header of target `t` for a message with this facility, level (already
-/// adjusted to the target's `minlevel`) and metadata.
-pub fn write(out: &mut Vec<u8>, t: &Target, facility: u32, level: u8, has_pri: bool, meta: &Meta<'_>, now: SystemTime) {
+/// A received message as one target relays it.
+#[derive(Debug, Clone, Copy)]
+pub struct Relayed<'a> {
+    /// The message's facility, else the target's.
+    pub facility: u32,
+    /// The message's level (else emerg), raised to the target's `minlevel`.
+    pub level: u8,
+    /// Whether the message had a `<PRI>`.
+    pub has_pri: bool,
+    pub meta: &'a Meta<'a>,
+    pub msg: &'a [u8],
+}
+
+/// Writes the header of target `t` for message `r`.
+pub fn write(out: &mut Vec<u8>, t: &Target, r: &Relayed<'_>, now: SystemTime) {
+    let Relayed { facility, level, has_pri, meta, .. } = *r;
     let (secs, usec) = date::split(now);
     let format = format_for(t, meta, has_pri);
     let full = facility.wrapping_shl(3).wrapping_add(u32::from(level));
@@ -161,19 +174,11 @@ pub fn write(out: &mut Vec<u8>, t: &Target, facility: u32, level: u8, has_pri: b
 /// Appends the whole line: the header, the message without its trailing LFs and NULs,
 /// both cut to the target's `len`, then a LF (so a line takes at most `len + 1` bytes,
 /// as HAProxy's).
-pub fn line(
-    out: &mut Vec<u8>,
-    t: &Target,
-    facility: u32,
-    level: u8,
-    has_pri: bool,
-    meta: &Meta<'_>,
-    msg: &[u8],
-    now: SystemTime,
-) {
+pub fn line(out: &mut Vec<u8>, t: &Target, r: &Relayed<'_>, now: SystemTime) {
     let start = out.len();
-    write(out, t, facility, level, has_pri, meta, now);
+    write(out, t, r, now);
     out.truncate(start + t.maxlen.min(out.len() - start));
+    let msg = r.msg;
     let end = msg.iter().rposition(|&c| c != b'\n' && c != 0).map_or(0, |p| p + 1);
     let room = t.maxlen - (out.len() - start);
     out.extend_from_slice(&msg[..end.min(room)]);

@@ -26,7 +26,8 @@ fn relay(input: &str, format: &str) -> String {
     let facility = m.facility().unwrap_or(t.facility.into());
     let level = m.level().unwrap_or(0).max(t.minlevel);
     let mut out = Vec::new();
-    line(&mut out, &t, facility, level, m.pri.is_some(), &m.meta, m.msg, now());
+    let r = Relayed { facility, level, has_pri: m.pri.is_some(), meta: &m.meta, msg: m.msg };
+    line(&mut out, &t, &r, now());
     String::from_utf8(out).unwrap()
 }
 
@@ -147,7 +148,7 @@ fn lines_are_cut_to_len_then_end_with_a_newline() {
     let t = tgt("127.0.0.1 len 80 local3");
     let m = parse(b"<30>Mar  1 10:20:30 host1 app[123]: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n\n");
     let mut out = Vec::new();
-    line(&mut out, &t, 3, 6, true, &m.meta, m.msg, now());
+    line(&mut out, &t, &Relayed { facility: 3, level: 6, has_pri: true, meta: &m.meta, msg: m.msg }, now());
     assert_eq!(out.len(), 81);
     assert_eq!(&out[..36], b"<30>Mar  1 10:20:30 host1 app[123]: ");
     assert_eq!(&out[36..], [&[b'x'; 44][..], b"\n"].concat());
@@ -155,7 +156,7 @@ fn lines_are_cut_to_len_then_end_with_a_newline() {
     let long = format!("<30>Mar  1 10:20:30 {} t: m", "h".repeat(100));
     let m = parse(long.as_bytes());
     let mut out = Vec::new();
-    line(&mut out, &t, 3, 6, true, &m.meta, m.msg, now());
+    line(&mut out, &t, &Relayed { facility: 3, level: 6, has_pri: true, meta: &m.meta, msg: m.msg }, now());
     assert_eq!(out.len(), 81);
     assert!(out.ends_with(b"hhh\n"));
 }

@@ -78,7 +78,8 @@ impl Forwarder {
             // without `<PRI>`: no level filter, the target's `minlevel` (HAProxy's -1)
             let Some(level) = s.admit(m.level().unwrap_or(0)) else { continue };
             let facility = m.facility().unwrap_or(u32::from(s.target.facility));
-            s.send_with(|out| header::line(out, &s.target, facility, level, m.pri.is_some(), &m.meta, m.msg, now));
+            let r = header::Relayed { facility, level, has_pri: m.pri.is_some(), meta: &m.meta, msg: m.msg };
+            s.send_with(|out| header::line(out, &s.target, &r, now));
         }
     }
 }
