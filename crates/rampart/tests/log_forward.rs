@@ -1,0 +1,223 @@
+//! `log-forward` sections end to end: the real binary relays syslog messages received
+//! over UDP (`dgram-bind`) and TCP (`bind`, octet-counted and LF-terminated framing)
+//! to the section's `log` targets, here four UDP targets of the test (no format, rfc3164,
+//! rfc5424, priority with an `err` level filter). Every line is asserted exactly (a date
+//! the relay generates from its clock is a wildcard), and the same scenario runs
+//! against haproxy, whose lines must fit the same patterns: byte-identical but for
+//! those dates. Skipped against haproxy (with a visible line) when it is not installed;
+//! `RAMPART_REQUIRE_HAPROXY=1` makes that a failure.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream, UdpSocket};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use rampart_testkit::{haproxy_or_skip, Proxy, Running};
+
+const RAMPART: &str = env!("CARGO_BIN_EXE_rampart");
+
+/// A date the relay takes from its clock: `Mmm dd hh:mm:ss` (local time).
+const DATE: &str = "???????????????";
+/// The same in RFC 5424 form: `yyyy-mm-ddThh:mm:ss.uuuuuu+hh:mm`.
+const ISO: &str = "????????????????????????????????";
+
+/// A port nobody uses right now (the proxy binds it next).
+fn free_port(udp: bool) -> u16 {
+    if udp {
+        UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    } else {
+        std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    }
+}
+
+struct Setup {
+    udp: SocketAddr,
+    tcp: SocketAddr,
+    rx: UdpSocket,
+}
+
+fn config(s: &Setup) -> String {
+    let rx = s.rx.local_addr().unwrap();
+    format!(
+        "global\n  log-tag ignored\n\
+         log-forward relay\n  dgram-bind {}\n  bind {} name tcp\n  maxconn 4\n  timeout client 20s\n\
+         \x20 log {rx} local3\n  log {rx} format rfc3164 local3\n  log {rx} format rfc5424 local3\n\
+         \x20 log {rx} format priority local3 err\n",
+        s.udp, s.tcp
+    )
+}
+
+/// Lines received until `n` came or nothing came for a while.
+fn collect(rx: &UdpSocket, n: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut buf = [0u8; 65536];
+    while out.len() < n && Instant::now() < deadline {
+        if let Ok(len) = rx.recv(&mut buf) {
+            out.push(String::from_utf8_lossy(&buf[..len]).into_owned());
+        }
+    }
+    // a line too many would show in the next step's lines
+    out
+}
+
+/// Waits until the relay answers on UDP and TCP, then drains what the probes made.
+fn wait_ready(s: &Setup, tx: &UdpSocket) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut buf = [0u8; 4096];
+    loop {
+        tx.send_to(b"<14>probe", s.udp).unwrap();
+        if s.rx.recv(&mut buf).is_ok() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the relay never answered on {}", s.udp);
+    }
+    while TcpStream::connect(s.tcp).is_err() {
+        assert!(Instant::now() < deadline, "the relay never listened on {}", s.tcp);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    while s.rx.recv(&mut buf).is_ok() {}
+}
+
+/// One step: what is sent, and the lines expected of the four targets in order.
+enum Send {
+    Udp(&'static [u8]),
+    Tcp(&'static [u8]),
+}
+
+const STEPS: &[(Send, &[&str])] = &[
+    (
+        Send::Udp(b"<134>1 2024-03-01T10:20:30.123456+01:00 host1 app 4242 ID47 [ex@1 a=\"b\"] hello5424"),
+        &[
+            "<134>1 2024-03-01T10:20:30.123456+01:00 host1 app 4242 ID47 [ex@1 a=\"b\"] hello5424",
+            "<134>Mar  1 10:20:30 host1 app[4242]: hello5424",
+            "<134>1 2024-03-01T10:20:30.123456+01:00 host1 app 4242 ID47 [ex@1 a=\"b\"] hello5424",
+        ],
+    ),
+    (
+        Send::Udp(b"<30>Jan  5 10:20:30 host1 app[123]: hello3164\n"),
+        &[
+            "<30>Jan  5 10:20:30 host1 app[123]: hello3164",
+            "<30>Jan  5 10:20:30 host1 app[123]: hello3164",
+            "<30>1 ????-01-05T10:20:30-00:00 host1 app 123 - - hello3164",
+        ],
+    ),
+    (
+        Send::Udp(b"no priority at all"),
+        &[
+            "no priority at all",
+            "<152>{DATE} localhost no priority at all",
+            "<152>1 {ISO} - - - - - no priority at all",
+            "<152>no priority at all",
+        ],
+    ),
+    (
+        Send::Udp(b"<11>1 - - - - - - an error"),
+        &["<11>an error", "<11>{DATE} localhost an error", "<11>1 - - - - - - an error", "<11>an error"],
+    ),
+    (Send::Udp(b"<13>1 bad"), &["<13>1 b", "<13>{DATE} localhost 1 b", "<13>1 {ISO} - - - - - 1 b"]),
+    // the second half of HAProxy's reg-test log/log_forward.vtc: octet-counted messages
+    // over TCP, relayed over UDP with their tag and pid
+    (
+        Send::Tcp(b"57 <134>1 2024-03-01T10:20:30Z h2 haproxy 4711 - - tcp octet"),
+        &[
+            "<134>1 2024-03-01T10:20:30Z h2 haproxy 4711 - - tcp octet",
+            "<134>Mar  1 10:20:30 h2 haproxy[4711]: tcp octet",
+            "<134>1 2024-03-01T10:20:30Z h2 haproxy 4711 - - tcp octet",
+        ],
+    ),
+    (
+        Send::Tcp(b"<14>Mar 11 10:20:30 h3 tg[5]: lf framed\r\n<9>Mar 11 10:20:31 h3 tg: second\n"),
+        &[
+            "<14>Mar 11 10:20:30 h3 tg[5]: lf framed",
+            "<14>Mar 11 10:20:30 h3 tg[5]: lf framed",
+            "<14>1 ????-03-11T10:20:30-00:00 h3 tg 5 - - lf framed",
+            "<9>Mar 11 10:20:31 h3 tg: second",
+            "<9>Mar 11 10:20:31 h3 tg: second",
+            "<9>1 ????-03-11T10:20:31-00:00 h3 tg - - - second",
+            "<9>second",
+        ],
+    ),
+];
+
+/// `pattern` with `{DATE}`/`{ISO}` expanded to wildcards; `?` matches any byte.
+fn fits(pattern: &str, line: &str) -> bool {
+    let p = pattern.replace("{DATE}", DATE).replace("{ISO}", ISO);
+    p.len() == line.len() && p.bytes().zip(line.bytes()).all(|(a, b)| a == b'?' || a == b)
+}
+
+/// Runs the steps against `binary`; returns, per step, the lines received.
+fn scenario(binary: &Path) -> Vec<Vec<String>> {
+    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    rx.set_read_timeout(Some(Duration::from_millis(300))).unwrap();
+    let s = Setup {
+        udp: format!("127.0.0.1:{}", free_port(true)).parse().unwrap(),
+        tcp: format!("127.0.0.1:{}", free_port(false)).parse().unwrap(),
+        rx,
+    };
+    let proxy: Running = Proxy::new(binary).config(&config(&s)).start().expect("the relay starts");
+    let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    wait_ready(&s, &tx);
+    let mut tcp = TcpStream::connect(s.tcp).unwrap();
+    let mut got = Vec::new();
+    for (send, expected) in STEPS {
+        match send {
+            Send::Udp(m) => {
+                tx.send_to(m, s.udp).unwrap();
+            }
+            Send::Tcp(m) => tcp.write_all(m).unwrap(),
+        }
+        got.push(collect(&s.rx, expected.len()));
+    }
+    // not a syslog stream: the connection closes, nothing is relayed
+    let mut bad = TcpStream::connect(s.tcp).unwrap();
+    bad.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    bad.write_all(b"hello\n").unwrap();
+    let mut rest = Vec::new();
+    assert!(matches!(bad.read_to_end(&mut rest), Ok(0)), "a bad stream is closed: {rest:?}");
+    // the first connection still works
+    tcp.write_all(b"26 <10>1 - - - - - - still up").unwrap();
+    got.push(collect(&s.rx, 4));
+    let mut buf = [0u8; 4096];
+    let extra = s.rx.recv(&mut buf).ok().map(|n| String::from_utf8_lossy(&buf[..n]).into_owned());
+    assert_eq!(extra, None, "no line more");
+    drop(proxy);
+    got
+}
+
+const LAST: &[&str] = &["<10>still up", "<10>{DATE} localhost still up", "<10>1 - - - - - - still up", "<10>still up"];
+
+/// Whether `lines` are the `want` patterns, in any order: rampart sends the lines of
+/// one event-loop turn grouped per target (one `sendmmsg` each), so two messages read
+/// together reach this test's socket target by target (each target's own lines keep
+/// their order).
+fn same_lines(lines: &[&str], want: &[&str]) -> bool {
+    let mut used = vec![false; want.len()];
+    lines.len() == want.len()
+        && lines.iter().all(|l| {
+            let free = want.iter().enumerate().position(|(i, p)| !used[i] && fits(p, l));
+            free.map(|i| used[i] = true).is_some()
+        })
+}
+
+fn assert_lines(who: &str, got: &[Vec<String>]) {
+    let expected = STEPS.iter().map(|(_, e)| *e).chain([LAST]);
+    for (i, (lines, want)) in got.iter().zip(expected).enumerate() {
+        let lines: Vec<&str> = lines.iter().map(|l| l.strip_suffix('\n').unwrap_or(l)).collect();
+        assert!(same_lines(&lines, want), "{who}, step {i}:\n got {lines:#?}\n expected {want:#?}");
+    }
+    assert_eq!(got.len(), STEPS.len() + 1);
+}
+
+#[test]
+fn udp_and_tcp_messages_are_relayed_with_their_metadata() {
+    let got = scenario(Path::new(RAMPART));
+    assert_lines("rampart", &got);
+}
+
+#[test]
+fn haproxy_relays_the_same_lines() {
+    let Some(haproxy) = haproxy_or_skip("log_forward::haproxy_relays_the_same_lines") else { return };
+    let got = scenario(&haproxy);
+    assert_lines("haproxy", &got);
+}
