@@ -221,3 +221,44 @@ fn haproxy_relays_the_same_lines() {
     let got = scenario(&haproxy);
     assert_lines("haproxy", &got);
 }
+
+/// `maxconn 1`: a second connection waits until the first closes; `timeout client`
+/// closes an idle connection. (Rampart only: haproxy's listener with a backlog of 1
+/// leaves the second connect() unanswered instead, which makes the timing untestable.)
+#[test]
+fn maxconn_and_timeout_client() {
+    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    rx.set_read_timeout(Some(Duration::from_millis(300))).unwrap();
+    let s = Setup {
+        udp: format!("127.0.0.1:{}", free_port(true)).parse().unwrap(),
+        tcp: format!("127.0.0.1:{}", free_port(false)).parse().unwrap(),
+        rx,
+    };
+    let cfg = format!(
+        "log-forward relay\n  dgram-bind {}\n  bind {} backlog 16\n  maxconn 1\n  timeout client 2s\n  log {} local3\n",
+        s.udp,
+        s.tcp,
+        s.rx.local_addr().unwrap()
+    );
+    let proxy = Proxy::new(RAMPART).config(&cfg).start().expect("the relay starts");
+    let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    wait_ready(&s, &tx);
+    // (the probe connection of wait_ready is gone: its slot is free again)
+    std::thread::sleep(Duration::from_millis(200));
+    let mut first = TcpStream::connect(s.tcp).unwrap();
+    let started = Instant::now();
+    first.write_all(b"<14>1 - h t 1 - - first\n").unwrap();
+    assert_eq!(collect(&s.rx, 1), ["<14>1 - h t 1 - - first\n"]);
+    let mut second = TcpStream::connect(s.tcp).unwrap();
+    second.write_all(b"<14>1 - h t 2 - - second\n").unwrap();
+    let mut buf = [0u8; 512];
+    assert!(s.rx.recv(&mut buf).is_err(), "the second connection waits for the slot");
+    // idle for longer than `timeout client`: the first connection is closed
+    first.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut rest = Vec::new();
+    assert!(matches!(first.read_to_end(&mut rest), Ok(0)), "closed after timeout client");
+    let idle = started.elapsed();
+    assert!(idle >= Duration::from_millis(1900) && idle < Duration::from_secs(4), "{idle:?}");
+    assert_eq!(collect(&s.rx, 1), ["<14>1 - h t 2 - - second\n"], "then the second is served");
+    drop(proxy);
+}

@@ -38,7 +38,7 @@ pub(super) fn finish(p: &mut Parser) -> Config {
             "frontend '{}' has no 'bind' directive. Please declare it as a backend if this was intended.",
             lf.name
         );
-        p.diags.push(crate::diag::Diag::warning(Some(lf.span.clone()), msg));
+        p.diags.push(crate::diag::Diag::warning(None, msg));
     }
     Config { global, proxies, defaults, userlists, http_errors, log_forwards }
 }

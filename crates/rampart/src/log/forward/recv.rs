@@ -84,7 +84,11 @@ async fn run_tcp(
         }
         tokio::select! {
             r = listener.accept() => {
-                let Ok((stream, _)) = r else { continue };
+                let Ok((stream, _)) = r else {
+                    // (out of descriptors: let connections end before trying again)
+                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                    continue;
+                };
                 fwd.conns.fetch_add(1, Ordering::Relaxed);
                 let rt = rt.clone();
                 tokio::spawn(async move {
