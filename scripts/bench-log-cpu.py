@@ -9,7 +9,13 @@ Per round: CPU time (utime+stime from /proc) of each proxy divided by the reques
 wrk completed; the report gives each round's ratio (log / no log) and the median.
 The UDP receiver (socat) is pinned beside wrk, off the proxies' core.
 
-    scripts/bench-log-cpu.py --proxy target/release/rampart [--vs-haproxy]
+    scripts/bench-log-cpu.py --proxy target/release/rampart [--floor]
+
+--floor also runs the `udp_send_floor` example (cargo build --release --example
+udp_send_floor) on the proxies' core against the same receiver after each round: the
+CPU of sending one datagram of a log line's size and nothing else. Its ratio to the
+no-log request is the lowest overhead any proxy can reach by sending one datagram per
+request on this machine (the report prints 1 + floor/no-log as "floor ratio").
 """
 
 import argparse
@@ -88,6 +94,14 @@ def wait_port(port):
     sys.exit(f"nothing listens on {port}")
 
 
+def send_floor(args, udp):
+    """CPU µs the kernel takes to send one 220-byte datagram (batches of 10, about what
+    rampart's log batching sends per call under this load) to the bench's receiver."""
+    out = subprocess.run(["taskset", "-c", args.proxy_cpu, args.floor, f"127.0.0.1:{udp}", "200000", "10", "220"],
+                         capture_output=True, text=True, check=True).stdout
+    return float(out.split()[1])
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--proxy", default="target/release/rampart")
@@ -96,18 +110,24 @@ def main():
     p.add_argument("--conns", type=int, default=25, help="wrk connections per proxy")
     p.add_argument("--proxy-cpu", default="1")
     p.add_argument("--client-cpu", default="0")
+    p.add_argument("--floor", nargs="?", const="target/release/examples/udp_send_floor",
+                   help="also measure the kernel's cost of one datagram (udp_send_floor example)")
     args = p.parse_args()
 
     tmp = tempfile.mkdtemp(prefix="log-cpu-")
     backend, udp = free_port(), free_port()
     with open(f"{tmp}/nginx.conf", "w") as f:
         f.write(NGINX.format(tmp=tmp, port=backend, body="x" * 100))
-    procs = [subprocess.Popen(["nginx", "-p", tmp + "/", "-e", f"{tmp}/nginx-error.log", "-c", f"{tmp}/nginx.conf"])]
+    # nginx is pinned beside wrk and the receiver: left free, the scheduler moves it
+    # onto the proxies' core when the receiver loads the client core, and the proxy
+    # with logs then shares its core with nginx (thousands of preemptions per second)
+    # while the one without does not.
+    procs = [subprocess.Popen(["taskset", "-c", args.client_cpu, "nginx", "-p", tmp + "/", "-e", f"{tmp}/nginx-error.log", "-c", f"{tmp}/nginx.conf"])]
     procs.append(subprocess.Popen(["taskset", "-c", args.client_cpu, "socat", "-u",
                                    f"UDP-RECV:{udp},rcvbuf=4194304", "/dev/null"]))
     wait_port(backend)
     hz = os.sysconf("SC_CLK_TCK")
-    ratios, rows = [], []
+    ratios, rows, floors = [], [], []
     try:
         for r in range(args.rounds):
             ports, proxies = {}, {}
@@ -137,8 +157,13 @@ def main():
                 per_req[s] = (after[s] - before[s]) / hz / max(n, 1) * 1e6
                 rows.append((r + 1, s, n, per_req[s]))
             ratios.append(per_req["log"] / per_req["nolog"])
+            floor_note = ""
+            if args.floor:
+                floor = send_floor(args, udp)
+                floors.append(1 + floor / per_req["nolog"])
+                floor_note = f", one datagram alone {floor:.2f} us (floor ratio {floors[-1]:.3f})"
             print(f"round {r + 1}: no log {per_req['nolog']:.2f} us/req, httplog to UDP "
-                  f"{per_req['log']:.2f} us/req, ratio {ratios[-1]:.3f}", flush=True)
+                  f"{per_req['log']:.2f} us/req, ratio {ratios[-1]:.3f}{floor_note}", flush=True)
     finally:
         for pr in procs:
             pr.terminate()
@@ -151,6 +176,9 @@ def main():
     print("|---|---|---|---|---|")
     print(f"| {os.path.basename(args.proxy)} | {nolog:.2f} | {log:.2f} | {statistics.median(ratios):.3f} | "
           f"{min(ratios):.3f}..{max(ratios):.3f} |")
+    if floors:
+        print(f"\nfloor ratio (1 + one datagram's CPU / no-log request), median of rounds: "
+              f"{statistics.median(floors):.3f} ({min(floors):.3f}..{max(floors):.3f})")
 
 
 if __name__ == "__main__":

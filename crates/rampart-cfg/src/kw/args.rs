@@ -100,7 +100,7 @@ pub static SERVER_OPTIONS: &[ArgKw] = &[
     arg("check-via-socks4", 0, Yes),
     arg("ciphers", 1, Yes),
     arg("ciphersuites", 1, Yes),
-    arg("cookie", 1, No),
+    arg("cookie", 1, Yes),
     arg("crl-file", 1, Yes),
     arg("crt", 1, Yes),
     arg("disabled", 0, Yes),

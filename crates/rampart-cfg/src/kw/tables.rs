@@ -36,7 +36,7 @@ pub static SECTIONS: &[Kw] = &[
     kw("resolvers", No),
     kw("cache", No),
     kw("http-errors", Yes),
-    kw("ring", No),
+    kw("ring", Partial(RING_PARTIAL)),
     kw("log-forward", Partial(LOG_FORWARD_PARTIAL)),
     kw("program", No),
     kw("fcgi-app", No),
@@ -54,9 +54,11 @@ pub static LOG_FORWARD: &[Kw] = &[
     kw("maxconn", Yes),
     kw("timeout", Partial("timeout client only, as HAProxy")),
 ];
+const RING_PARTIAL: &str = "description, format, maxlen, size, timeout connect/server, server (TCP, log-proto, \
+     send-proxy[-v2]); not backing-file, nor other server options (ssl, check...)";
 
 const LOG_PARTIAL: &str =
-    "udp@/udp6@/ipv4/ipv6, unix@/uxdg@/paths (datagram), stdout/stderr, fd@1/fd@2; not ring@ or tcp@";
+    "udp@/udp6@/ipv4/ipv6, unix@/uxdg@/paths (datagram), stdout/stderr, fd@1/fd@2, ring@; not tcp@";
 
 /// `global` section keywords.
 pub static GLOBAL: &[Kw] = &[
@@ -272,7 +274,7 @@ pub static PROXY: &[ProxyKw] = &[
     px("clitcpka-idle", D | F | L, Yes),
     px("clitcpka-intvl", D | F | L, Yes),
     px("compression", ALL, No),
-    px("cookie", D | L | B, No),
+    px("cookie", D | L | B, Partial("every option but 'dynamic'")),
     px("declare", F | L, Yes),
     px("default-server", D | L | B, Partial("the same options as 'server'")),
     px("default_backend", D | F | L, Yes),

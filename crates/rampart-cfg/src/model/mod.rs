@@ -10,17 +10,23 @@
 //!
 //! - `rules`: ACLs, conditions, the rule lists and their actions
 //! - `reply`: HTTP replies, redirects, `http-errors` and `userlist` sections
+//! - `cookie`: cookie-based server persistence (`cookie`, server `cookie`)
 //! - `check`: health-check settings of a proxy (`option httpchk`, `http-check`)
+//! - `ring`: `ring` sections (log buffers and their TCP syslog servers)
 //! - `server_tls`: TLS towards servers (`server ... ssl`, `ssl-default-server-*`)
 
 mod check;
+mod cookie;
 mod reply;
+mod ring;
 mod rules;
 mod server_tls;
 mod ssl;
 
 pub use check::*;
+pub use cookie::*;
 pub use reply::*;
+pub use ring::*;
 pub use rules::*;
 pub use server_tls::*;
 pub use ssl::*;
@@ -46,6 +52,8 @@ pub struct Config {
     pub http_errors: Vec<HttpErrors>,
     /// `log-forward` sections in file order.
     pub log_forwards: Vec<LogForward>,
+    /// `ring` sections in file order.
+    pub rings: Vec<Ring>,
 }
 
 impl Config {
@@ -318,6 +326,8 @@ pub struct Proxy {
     /// Proxy-level `redirect` rules in order.
     pub redirects: Vec<RedirectRule>,
     pub servers: Vec<Server>,
+    /// `cookie <name> ...`: cookie-based server persistence (backends).
+    pub cookie: Option<CookiePersist>,
     pub balance: Balance,
     pub hash_type: HashType,
     /// `hash-balance-factor` (0: off, else above 100).
@@ -793,6 +803,8 @@ pub struct Server {
     pub port_offset: Option<i32>,
     /// `ssl`, `verify`, `ca-file`, `sni`, `alpn`, `crt`, `check-ssl` ...
     pub tls: ServerTls,
+    /// `cookie <value>`: the value of the backend's persistence cookie that names it.
+    pub cookie: Option<String>,
     pub span: Span,
 }
 

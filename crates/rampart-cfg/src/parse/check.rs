@@ -32,6 +32,8 @@ pub(super) fn finish(p: &mut Parser) -> Config {
         super::healthcheck::check_rules_without_option(builds[i].kind.type_str(), &proxies[i], &mut p.diags);
     }
     super::userlist::check_userlists(&userlists, &mut p.diags);
+    let mut rings = std::mem::take(&mut p.rings);
+    super::ring::check_rings(&mut rings, &mut p.diags);
     let log_forwards = std::mem::take(&mut p.log_forwards);
     for lf in log_forwards.iter().filter(|lf| lf.binds.is_empty() && lf.dgram_binds.is_empty()) {
         let msg = format!(
@@ -40,7 +42,7 @@ pub(super) fn finish(p: &mut Parser) -> Config {
         );
         p.diags.push(crate::diag::Diag::warning(None, msg));
     }
-    Config { global, proxies, defaults, userlists, http_errors, log_forwards }
+    Config { global, proxies, defaults, userlists, http_errors, rings, log_forwards }
 }
 
 fn mode_str(m: Mode) -> &'static str {
@@ -208,6 +210,9 @@ fn check_tcp_mode(b: &ProxyBuild, px: &mut Proxy, out: &mut Vec<Diag>) {
         return;
     }
     let mut warn = |what: String| out.push(Diag::warning(span.clone(), what));
+    if px.cookie.take().is_some() {
+        warn(format!("cookie will be ignored for {kind} '{name}' (needs 'mode http')."));
+    }
     if px.captures.cookie.take().is_some() {
         warn(format!("'capture' statement ignored for {kind} '{name}' as it requires HTTP mode."));
     }
@@ -236,6 +241,11 @@ fn check_tcp_mode(b: &ProxyBuild, px: &mut Proxy, out: &mut Vec<Diag>) {
     }
     if std::mem::take(&mut o.http_buffer_request) {
         warn(format!("'option http-buffer-request' ignored for {kind} '{name}' as it requires HTTP mode."));
+    }
+    for srv in &mut px.servers {
+        if srv.cookie.take().is_some() {
+            warn(format!("{kind} '{name}' : ignoring cookie for server '{}' as HTTP mode is disabled.", srv.name));
+        }
     }
 }
 
@@ -287,6 +297,24 @@ mod tests {
             alerts(&format!("{T}backend b\n server a 127.0.0.1:1\n server a 127.0.0.1:2\n")),
             ["backend 'b', another server named 'a' was already defined at line 6, please use distinct names."]
         );
+    }
+
+    #[test]
+    fn cookies_need_http_mode() {
+        let (cfg, diags) = parse(&format!(
+            "{T}listen l\n mode tcp\n bind :80\n cookie S insert\n capture cookie X len 10\n server s1 127.0.0.1:1 cookie a\n"
+        ));
+        let w: Vec<_> = diags.list.iter().filter(|d| d.level == Level::Warning).map(|d| d.message.as_str()).collect();
+        assert_eq!(
+            w,
+            [
+                "cookie will be ignored for proxy 'l' (needs 'mode http').",
+                "'capture' statement ignored for proxy 'l' as it requires HTTP mode.",
+                "proxy 'l' : ignoring cookie for server 's1' as HTTP mode is disabled.",
+            ]
+        );
+        let l = &cfg.proxies[0];
+        assert!(l.cookie.is_none() && l.servers[0].cookie.is_none() && l.captures.cookie.is_none());
     }
 
     #[test]

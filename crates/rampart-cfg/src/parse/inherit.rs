@@ -47,6 +47,7 @@ pub(super) fn inherit(def: &ProxyBuild, name: &str, kind: Kind, span: &Span) -> 
     }
     if cap.backend {
         px.balance = d.balance.clone();
+        px.cookie = d.cookie.clone();
         px.hash_type = d.hash_type;
         px.hash_balance_factor = d.hash_balance_factor;
         px.fullconn = d.fullconn;

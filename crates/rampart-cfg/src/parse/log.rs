@@ -17,7 +17,7 @@ const FACILITIES: &[&str] = &[
     "alert", "cron2", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7",
 ];
 const LEVELS: &[&str] = &["emerg", "alert", "crit", "err", "warning", "notice", "info", "debug"];
-const FORMATS: &[&str] = &["local", "rfc3164", "rfc5424", "priority", "short", "timed", "iso", "raw"];
+pub(super) const FORMATS: &[&str] = &["local", "rfc3164", "rfc5424", "priority", "short", "timed", "iso", "raw"];
 
 /// Checks the words after `log`; `Err` is HAProxy's message (without the `log : ` prefix).
 pub(super) fn check_log_args(args: &[String], kwm: Modifier, in_global: bool) -> Result<(), String> {

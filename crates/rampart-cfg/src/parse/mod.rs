@@ -20,6 +20,7 @@
 //! - `errorfile`: error files and `errorfile`; `http_errors`: `errorfiles`, `http-error`
 //!   and `http-errors` sections
 //! - `userlist`: `userlist` sections
+//! - `ring`: `ring` sections (log buffers forwarded to TCP syslog servers)
 //! - `log`: `log` lines (kept raw)
 //! - `log_forward`: `log-forward` sections (syslog receivers and their targets)
 //! - `check`, `check_rules`: checks that need the whole configuration
@@ -29,6 +30,7 @@ mod balance;
 mod bind;
 mod check;
 mod check_rules;
+mod cookie;
 mod errorfile;
 mod global;
 mod healthcheck;
@@ -39,6 +41,7 @@ mod log_forward;
 mod option;
 mod proxy;
 mod proxy_kw;
+mod ring;
 mod rule;
 mod server;
 mod server_ssl;
@@ -84,6 +87,8 @@ enum Cursor {
     HttpErrors(usize),
     /// A `log-forward` section, index into [`Parser::log_forwards`].
     LogForward(usize),
+    /// A `ring` section, index into [`Parser::rings`].
+    Ring(usize),
     /// A section rampart does not parse (already reported), or whose header was refused:
     /// its lines are skipped without further noise.
     Skipped,
@@ -112,6 +117,7 @@ pub(crate) struct Parser {
     pub userlists: Vec<crate::model::Userlist>,
     pub http_errors: Vec<crate::model::HttpErrors>,
     pub log_forwards: Vec<crate::model::LogForward>,
+    pub rings: Vec<crate::model::Ring>,
     cursor: Cursor,
     /// Diagnostics of the file being parsed.
     pub diags: Vec<Diag>,
@@ -129,6 +135,7 @@ impl Parser {
             userlists: Vec::new(),
             http_errors: Vec::new(),
             log_forwards: Vec::new(),
+            rings: Vec::new(),
             cursor: Cursor::Outside,
             diags: Vec::new(),
             pending: kw::PendingUses::default(),
@@ -170,6 +177,7 @@ impl Parser {
             Cursor::Userlist(i) => userlist::parse_userlist_line(self, i, words, &line.span),
             Cursor::HttpErrors(i) => http_errors::parse_http_errors_line(self, i, words, &line.span),
             Cursor::LogForward(i) => log_forward::parse_log_forward_line(self, i, words, kwm, &line.span),
+            Cursor::Ring(i) => ring::parse_ring_line(self, i, words, &line.span),
         }
     }
 
@@ -231,6 +239,12 @@ impl Parser {
             "log-forward" => {
                 self.cursor = match log_forward::open_log_forward(self, words, span) {
                     Some(i) => Cursor::LogForward(i),
+                    None => Cursor::Skipped,
+                }
+            }
+            "ring" => {
+                self.cursor = match ring::open_ring(self, words, span) {
+                    Some(i) => Cursor::Ring(i),
                     None => Cursor::Skipped,
                 }
             }

@@ -80,6 +80,8 @@ pub(crate) struct ServerSettings {
     pub source: Option<std::net::SocketAddr>,
     pub socks4: Option<std::net::SocketAddr>,
     pub tls: crate::model::ServerTls,
+    /// `cookie <value>`.
+    pub cookie: Option<String>,
 }
 
 impl Default for ServerSettings {
@@ -99,6 +101,7 @@ impl Default for ServerSettings {
             source: None,
             socks4: None,
             tls: crate::model::ServerTls::default(),
+            cookie: None,
         }
     }
 }
@@ -215,6 +218,7 @@ fn fresh_proxy(name: &str, cap: Cap, span: &Span) -> Proxy {
         default_backend: None,
         use_backends: Vec::new(),
         servers: Vec::new(),
+        cookie: None,
         balance: Balance::RoundRobin,
         hash_type: Default::default(),
         hash_balance_factor: 0,
@@ -437,6 +441,7 @@ fn dispatch(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
         "stats" => super::stats::parse_stats(cx, words),
         "monitor" => switching::parse_monitor(cx, words),
         "capture" => switching::parse_capture(cx, words),
+        "cookie" => super::cookie::parse_cookie(cx, words),
         "declare" => switching::parse_declare(cx, words),
         "unique-id-format" => switching::parse_unique_id_format(cx, words),
         "unique-id-header" => switching::parse_unique_id_header(cx, words),
@@ -703,7 +708,7 @@ mod tests {
             warnings("backend b\n log-format %t\n"),
             ["backend 'b' : 'log-format' directive is ignored in backends."]
         );
-        assert_eq!(alerts("backend b\n cookie SRV insert\n"), ["'cookie' is not supported yet"]);
+        assert_eq!(alerts("backend b\n dynamic-cookie-key k\n"), ["'dynamic-cookie-key' is not supported yet"]);
         assert_eq!(alerts("listen l\n backlog 10\n"), [] as [&str; 0]);
         assert_eq!(
             warnings("backend b\n backlog 10\n"),

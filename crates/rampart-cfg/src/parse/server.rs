@@ -70,6 +70,7 @@ pub(super) fn parse_server(cx: &mut Ctx<'_>, words: &[String]) {
         socks4: s.socks4,
         port_offset,
         tls: s.tls,
+        cookie: s.cookie,
         span,
     });
 }
@@ -110,6 +111,7 @@ pub(super) fn implicit_server(
         socks4: None,
         port_offset: None,
         tls: s.tls,
+        cookie: None,
         span: span.clone(),
     }));
 }
@@ -206,6 +208,9 @@ fn parse_socks4(word: &str, value: &str) -> Result<SocketAddr, String> {
 fn apply_option(word: &str, value: &str, s: &mut ServerSettings, srv: &str) -> Result<(), String> {
     match word {
         "backup" => s.backup = true,
+        // HAProxy's message ends in a newline it trims before adding its period
+        "cookie" if value.is_empty() => return Err(format!("'{word}' expects <value> as argument.")),
+        "cookie" => s.cookie = Some(value.to_owned()),
         "disabled" => s.disabled = true,
         "enabled" => s.disabled = false,
         "send-proxy" => s.proxy.version = Some(1),

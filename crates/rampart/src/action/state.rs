@@ -45,6 +45,11 @@ pub struct StreamState {
     pub back_tls: Option<std::sync::Arc<crate::tls::TlsInfo>>,
     /// The last rule that ended one of the stream's rule lists (`last_rule_file`).
     pub last_rule: Option<super::RuleAt>,
+    /// The server was chosen for the client (a persistence cookie or `use-server`,
+    /// HAProxy's `SF_DIRECT`) and got the request: no cookie is inserted for it.
+    pub direct: bool,
+    /// The dates the request's persistence cookie carried (`maxidle`, `maxlife`).
+    pub cookie_dates: crate::http::cookie::Dates,
 }
 
 /// Timeouts a rule set for one stream; `None`: the backend's.
@@ -83,6 +88,8 @@ impl Default for StreamState {
             log: crate::log::StreamLog::default(),
             back_tls: None,
             last_rule: None,
+            direct: false,
+            cookie_dates: Default::default(),
         }
     }
 }
@@ -102,6 +109,8 @@ impl StreamState {
         self.l7_retry = true;
         self.resume = 0;
         self.last_rule = None;
+        self.direct = false;
+        self.cookie_dates = Default::default();
     }
 }
 

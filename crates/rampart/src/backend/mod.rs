@@ -335,7 +335,8 @@ pub async fn connect(
     cx: ConnectCtx<'_>,
 ) -> Result<ServerConn, ConnectError> {
     let be = &rt.proxies[be_idx];
-    let forced = forced.filter(|&s| be.be.servers.get(s).is_some_and(ServerRt::is_up));
+    // as HAProxy, a draining server still takes the streams bound to it
+    let forced = forced.filter(|&s| be.be.servers.get(s).is_some_and(ServerRt::takes_persistent));
     let (mut srv, mut busy, queued) = assign_server(rt, be_idx, forced, key, prio).await?;
     let mut ckey = conn_key(&be.be.servers[srv], cx);
     if let Reuse::MinUses(min) = reuse {

@@ -5,10 +5,13 @@
 //! - `msg`: [`MsgHead`] (start line, header entries into the receive buffer, rewrites
 //!   in an arena) and its read view [`MsgView`]
 //! - `uri`: the parts of a request target, comma-separated header values
+//! - `cookie`: the cookie walks of persistence and `capture cookie`, the inserted
+//!   `Set-Cookie`
 //! - `reply`: responses rampart builds itself (error pages, `return`, `deny` ...)
 //!
 //! Not here: wire formats (the muxes), bodies (streamed by the muxes).
 
+pub mod cookie;
 pub mod msg;
 pub mod reply;
 pub mod uri;

@@ -766,6 +766,9 @@ fn render_var(v: Var, o: Opts, ctx: &SampleCtx<'_>, out: &mut Vec<u8>) {
         Var::SrvConn => number(out, srv.map_or(0, |s| i64::from(s.cur_conns.load(Ordering::Relaxed))), o),
         Var::SslVersion => text(out, ssl::fc_protocol(ctx).map(str::as_bytes), o),
         Var::SslCipher => text(out, ssl::fc_cipher(ctx).map(str::as_bytes), o),
+        // `%CC`, `%CS`: text, `+E` escapes included (HAProxy's `lf_text`)
+        Var::Log(LogVar::CliCookie) => text(out, ctx.log.map(|l| &l.cookie.cli[..]), o),
+        Var::Log(LogVar::SrvCookie) => text(out, ctx.log.map(|l| &l.cookie.srv[..]), o),
         Var::Log(lv) => logvars::render(lv, o.has(Opts::HEXA), o.has(Opts::QUOTE), ctx, out),
     }
 }

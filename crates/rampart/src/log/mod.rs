@@ -11,6 +11,8 @@
 //! - `unique_id`: the stream's `unique-id-format` id, rendered on first use
 //! - `target`: a `log` line resolved (address, facility, levels, len, format, sample)
 //! - `sink`: sockets and the stdout/stderr writer, syslog headers, `DroppedLogs`
+//! - `ring`: ring buffers (`ring` sections, `buf0`), `log ring@`, `show events`
+//! - `ring_fwd`: each ring server's forwarder (TCP syslog, octet counting or LF)
 //! - `batch`: a worker thread's datagram lines, sent with one `sendmmsg` per loop turn
 //! - `date`: log dates, computed once per second per thread
 //! - `stream_log`: [`StreamLog`] (timers, sizes, termination state) and [`emit`]
@@ -27,6 +29,8 @@ pub mod forward;
 pub mod json;
 #[cfg(test)]
 mod line_tests;
+pub mod ring;
+pub mod ring_fwd;
 pub mod setup;
 pub mod sink;
 pub mod stream_log;

@@ -113,6 +113,8 @@ pub(crate) fn httpslog_format(text: &str) -> std::borrow::Cow<'_, str> {
 /// Opened targets, shared between the proxies naming the same line.
 pub struct Opener {
     opened: HashMap<Vec<String>, Arc<Sink>>,
+    /// `buf0` and the `ring` sections, for `log ring@<name>`.
+    pub rings: Vec<Arc<super::ring::Ring>>,
     /// The `global` section's targets.
     pub global: Vec<Arc<Sink>>,
     pub ident: Ident,
@@ -122,20 +124,26 @@ impl Opener {
     /// Opens the `global` targets; alerts name the ones that cannot be.
     pub fn new(cfg: &Config, alerts: &mut Vec<Diag>) -> Opener {
         let ident = Ident::new(cfg.global.log_tag.as_deref(), cfg.global.log_send_hostname.as_deref());
-        let mut o = Opener { opened: HashMap::new(), global: Vec::new(), ident };
+        let mut rings = vec![Arc::new(super::ring::Ring::buf0())];
+        rings.extend(cfg.rings.iter().map(|r| Arc::new(super::ring::Ring::from_cfg(r))));
+        let mut o = Opener { opened: HashMap::new(), rings, global: Vec::new(), ident };
         for t in &cfg.global.logs {
-            if let Some(s) = o.open(t, alerts) {
+            if let Some(s) = o.open(t, None, alerts) {
                 o.global.push(s);
             }
         }
         o
     }
 
-    fn open(&mut self, t: &LogTarget, alerts: &mut Vec<Diag>) -> Option<Arc<Sink>> {
+    /// Opens the target of `t`, a `log` line of proxy `owner` (`None`: `global`).
+    fn open(&mut self, t: &LogTarget, owner: Option<&str>, alerts: &mut Vec<Diag>) -> Option<Arc<Sink>> {
         if let Some(s) = self.opened.get(&t.args) {
             return Some(s.clone());
         }
-        let opened = target::parse(&t.args).and_then(sink::open);
+        let opened = target::parse(&t.args).and_then(|tgt| match &tgt.dest {
+            target::Dest::Ring(name) => self.open_ring(tgt.clone(), name, t, owner),
+            _ => sink::open(tgt),
+        });
         match opened {
             Ok(s) => {
                 let s = Arc::new(s);
@@ -143,7 +151,9 @@ impl Opener {
                 Some(s)
             }
             Err(msg) => {
-                alerts.push(Diag::alert(Some(t.span.clone()), msg));
+                // (HAProxy names the file and line of an unknown ring in the text)
+                let ring = t.args.first().is_some_and(|a| a.starts_with("ring@"));
+                alerts.push(Diag::alert((!ring).then(|| t.span.clone()), msg));
                 None
             }
         }
@@ -151,16 +161,38 @@ impl Opener {
 
     /// The targets of `log` lines (`log global` standing for the `global` ones), as a
     /// proxy's; alerts name the ones that cannot be opened.
-    pub fn sinks(&mut self, logs: &[LogTarget], alerts: &mut Vec<Diag>) -> Vec<Arc<Sink>> {
+    /// `owner` names the section in messages.
+    pub fn sinks(&mut self, owner: &str, logs: &[LogTarget], alerts: &mut Vec<Diag>) -> Vec<Arc<Sink>> {
         let mut sinks = Vec::new();
         for t in logs {
             if t.args.len() == 1 && t.args[0] == "global" {
                 sinks.extend(self.global.iter().cloned());
-            } else if let Some(s) = self.open(t, alerts) {
+            } else if let Some(s) = self.open(t, Some(owner), alerts) {
                 sinks.push(s);
             }
         }
         sinks
+    }
+
+    /// A `log ring@<name>` target; `Err`: HAProxy's alert for an unknown ring (which
+    /// HAProxy prints when it starts, not with `-c`; rampart does in both cases).
+    fn open_ring(&self, tgt: target::Target, name: &str, t: &LogTarget, owner: Option<&str>) -> Result<Sink, String> {
+        if let Some(ring) = self.rings.iter().find(|r| r.name == name) {
+            return Ok(sink::open_ring(tgt, ring.clone()));
+        }
+        let (file, line) = (&t.span.file, t.span.line);
+        let fd_sink = name == "stdout" || name == "stderr";
+        // HAProxy's texts, the misspelt one included (log scrapers may match it)
+        Err(match (owner, fd_sink) {
+            (None, false) => format!("global log server declared in file '{file}' at line {line} uses unknown ring named '{name}'."),
+            (None, true) => format!("global log server declared in file '{file}' at line {line} uses incompatible ring '{name}'."),
+            (Some(px), false) => format!(
+                "log server declared in proxy section '{px}' in file '{file}' at line {line} uses unknown ring named '{name}'."
+            ),
+            (Some(px), true) => format!(
+                "log server declared in proxy section '{px}' in file '{file}' at line {line} uses incomatible ring named '{name}'."
+            ),
+        })
     }
 
     /// The `global` loggers, for [`set_global`].
@@ -175,7 +207,7 @@ impl Opener {
         for t in &px.logs {
             if t.args.len() == 1 && t.args[0] == "global" {
                 sinks.extend(self.global.iter().cloned());
-            } else if let Some(s) = self.open(t, alerts) {
+            } else if let Some(s) = self.open(t, Some(&px.name), alerts) {
                 sinks.push(s);
             }
         }
@@ -287,10 +319,52 @@ mod tests {
         );
         let alerts = build(&text).0.unwrap_err();
         let msgs: Vec<&str> = alerts.iter().map(|d| d.message.as_str()).collect();
-        assert!(msgs.iter().any(|m| m.contains("'ring@' targets are not supported yet")), "{msgs:?}");
+        assert!(
+            msgs.iter().any(|m| m
+                == &"log server declared in proxy section 'fe' in file 'test.cfg' at line 8 uses unknown ring named 'buf'."),
+            "{msgs:?}"
+        );
         let text = text.replace("ring@buf", "127.0.0.1:9");
         let alerts = build(&text).0.unwrap_err();
         assert!(alerts[0].message.starts_with("failed to parse log-format : no such format variable 'Tx'"));
+    }
+
+    #[test]
+    fn ring_targets_resolve_by_name_and_unknown_ones_are_haproxys_alerts() {
+        let text = format!(
+            "global\n  log ring@nope local0\n{D}frontend fe\n  bind 127.0.0.1:18001\n  log ring@stdout local0\n\
+             \x20 default_backend be\nbackend be\n  server s 127.0.0.1:1\n"
+        );
+        let alerts = build(&text).0.unwrap_err();
+        let msgs: Vec<&str> = alerts.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(
+            msgs,
+            [
+                "global log server declared in file 'test.cfg' at line 2 uses unknown ring named 'nope'.",
+                "log server declared in proxy section 'fe' in file 'test.cfg' at line 10 uses incomatible ring named \
+                 'stdout'."
+            ]
+        );
+        assert!(alerts.iter().all(|d| d.span.is_none()), "HAProxy prints no 'parsing [...]' for these");
+        // a declared ring and the built-in buf0; the target's own `format` gives way
+        // to the ring's
+        let text = format!(
+            "{D}frontend fe\n  bind 127.0.0.1:18001\n  log ring@r format rfc5424 local0\n  log ring@buf0 local1\n\
+             \x20 default_backend be\nbackend be\n  server s 127.0.0.1:1\nring r\n  format short\n"
+        );
+        let rt = build(&text).0.unwrap();
+        let pl = rt.proxies[0].log.as_deref().unwrap();
+        pl.loggers.send(crate::log::level::WARNING, b"hello");
+        // (through the targets: other tests replace the process' ring list)
+        let ring =
+            |name: &str| pl.loggers.sinks.iter().filter_map(|s| s.ring()).find(|r| r.name == name).unwrap().clone();
+        let mut out = Vec::new();
+        ring("r").dump(&mut out);
+        assert_eq!(String::from_utf8(out).unwrap(), "<4>hello\n");
+        let mut out = Vec::new();
+        ring("buf0").dump(&mut out);
+        let line = String::from_utf8(out).unwrap();
+        assert!(line.starts_with("<4>20") && line.ends_with(" hello\n"), "{line}");
     }
 
     #[test]

@@ -69,6 +69,9 @@ enum Out {
     /// Connected when the socket existed at startup; else each line is sent to the path.
     Unix(UnixDatagram, Option<std::path::PathBuf>),
     Std(&'static StdQueue),
+    /// A ring, and the header its lines get: the target's facility with the ring's
+    /// format (HAProxy ignores a `log ring@` line's own `format`).
+    Ring(Arc<super::ring::Ring>, Box<Target>),
 }
 
 /// A target, opened.
@@ -130,8 +133,15 @@ pub fn open(target: Target) -> Result<Sink, String> {
         }
         Dest::Stdout => Out::Std(std_queue(true)),
         Dest::Stderr => Out::Std(std_queue(false)),
+        Dest::Ring(ring) => return Err(format!("log : ring '{ring}' is opened by name only")),
     };
     Ok(Sink { target, out, seen: AtomicU64::new(0) })
+}
+
+/// A `log ring@<name>` target writing to `ring`.
+pub fn open_ring(target: Target, ring: Arc<super::ring::Ring>) -> Sink {
+    let hdr = Box::new(Target { format: ring.format, explicit: true, sample: None, ..target.clone() });
+    Sink { target, out: Out::Ring(ring, hdr), seen: AtomicU64::new(0) }
 }
 
 /// The queue of the stdout (or stderr) writer thread, started on first use.
@@ -205,20 +215,37 @@ impl Sink {
         });
     }
 
+    /// The ring of a `log ring@` target, with the target whose format is the ring's
+    /// (what the headers of its lines follow).
+    pub(super) fn ring_hdr(&self) -> Option<(&Arc<super::ring::Ring>, &Target)> {
+        match &self.out {
+            Out::Ring(r, hdr) => Some((r, hdr)),
+            _ => None,
+        }
+    }
+
+    /// The ring of a `log ring@` target.
+    pub fn ring(&self) -> Option<&Arc<super::ring::Ring>> {
+        match &self.out {
+            Out::Ring(r, _) => Some(r),
+            _ => None,
+        }
+    }
+
     /// The connected datagram socket lines can be batched on ([`super::batch`]).
     pub(super) fn batch_fd(&self) -> Option<std::os::fd::RawFd> {
         use std::os::fd::AsRawFd as _;
         match &self.out {
             Out::Udp(s) => Some(s.as_raw_fd()),
             Out::Unix(s, None) => Some(s.as_raw_fd()),
-            Out::Unix(_, Some(_)) | Out::Std(_) => None,
+            Out::Unix(_, Some(_)) | Out::Std(_) | Out::Ring(..) => None,
         }
     }
 
     /// Whether lines to this target can wait in the thread's batch: datagram sockets
     /// that need no address per line, and the stdout/stderr queue.
     pub(super) fn batchable(&self) -> bool {
-        !matches!(self.out, Out::Unix(_, Some(_)))
+        !matches!(self.out, Out::Unix(_, Some(_)) | Out::Ring(..))
     }
 
     /// Hands `lines` (complete lines, `n` of them) to the stdout/stderr writer as one
@@ -238,6 +265,11 @@ impl Sink {
             Out::Unix(s, None) => s.send(line).is_ok(),
             Out::Unix(s, Some(path)) => s.send_to(line, path).is_ok(),
             Out::Std(q) => q.push(line.to_vec(), 1),
+            // (a ring counts its own losses, as HAProxy's sinks do)
+            Out::Ring(r, _) => {
+                r.write_raw(line.strip_suffix(b"\n").unwrap_or(line));
+                true
+            }
         };
         if !sent {
             drop_line();
@@ -327,12 +359,23 @@ impl Loggers {
 
     /// [`Loggers::send`] with the structured data of RFC 5424 headers (`log-format-sd`).
     pub fn send_sd(&self, level: u8, msg: &[u8], sd: &[u8]) {
+        self.send_sd_at(level, msg, sd, SystemTime::now());
+    }
+
+    /// [`Loggers::send_sd`] with the date of the headers given: a stream's line is
+    /// dated at its end, which the stream already read ([`super::date::wall`]).
+    pub fn send_sd_at(&self, level: u8, msg: &[u8], sd: &[u8], now: SystemTime) {
         if self.sinks.is_empty() {
             return;
         }
-        let now = SystemTime::now();
         for s in &self.sinks {
             let Some(lvl) = s.admit(level) else { continue };
+            if let Out::Ring(ring, hdr) = &s.out {
+                // as HAProxy: the message cut to the target's `len`, then the ring's
+                // header, the whole cut to the ring's `maxlen`
+                ring.log(hdr, &self.ident, lvl, &msg[..msg.len().min(s.target.maxlen)], sd, now);
+                continue;
+            }
             if s.batchable() && batch::push(s, |out| s.write_line(&self.ident, lvl, msg, sd, now, out)) {
                 continue;
             }

@@ -149,12 +149,40 @@ pub struct StreamLog {
     /// `<method> <uri> <version>` as received (`%r`, `%HM`, `%HU`, ...); empty before a
     /// request was parsed (HAProxy's `<BADREQ>`).
     pub req_line: Vec<u8>,
+    /// The persistence cookie's states and the captured cookies.
+    pub cookie: CookieLog,
+}
+
+/// What `%tsc` (its 3rd and 4th characters), `%CC` and `%CS` report: the persistence
+/// cookie's state in the request and in the response, and `capture cookie`'s finds
+/// (empty: none). HAProxy counterpart: `TX_CK_*`, `TX_SCK_*`, `cli_cookie` and
+/// `srv_cookie` of `struct http_txn`.
+#[derive(Debug, Clone, Default)]
+pub struct CookieLog {
+    pub req: crate::http::cookie::CkReq,
+    pub res: crate::http::cookie::CkRes,
+    pub cli: Vec<u8>,
+    pub srv: Vec<u8>,
+    /// The server the cookie of a request the rules refused names: HAProxy made it the
+    /// stream's target, so `%s` shows it (nothing else counts it).
+    pub target: Option<usize>,
+}
+
+impl CookieLog {
+    /// Forgets the previous stream's, keeping the capacity.
+    pub fn reset(&mut self) {
+        self.req = Default::default();
+        self.res = Default::default();
+        self.cli.clear();
+        self.srv.clear();
+        self.target = None;
+    }
 }
 
 impl Default for StreamLog {
     fn default() -> Self {
         let (now, date) = (Instant::now(), SystemTime::now());
-        StreamLog::blank((date, now), (date, now), 0, Vec::new())
+        StreamLog::blank((date, now), (date, now), 0, Default::default())
     }
 }
 
@@ -196,7 +224,12 @@ fn ms(a: Option<Instant>, b: Option<Instant>) -> i64 {
 
 impl StreamLog {
     /// A record with nothing measured yet.
-    fn blank(accept: (SystemTime, Instant), req: (SystemTime, Instant), idle_ms: i64, req_line: Vec<u8>) -> Self {
+    fn blank(
+        accept: (SystemTime, Instant),
+        req: (SystemTime, Instant),
+        idle_ms: i64,
+        (req_line, cookie): (Vec<u8>, CookieLog),
+    ) -> Self {
         StreamLog {
             accept_date: accept.0,
             accept: accept.1,
@@ -221,6 +254,7 @@ impl StreamLog {
             cause: Cause::None,
             phase: Phase::None,
             req_line,
+            cookie,
         }
     }
 
@@ -231,7 +265,9 @@ impl StreamLog {
     pub fn begin(&mut self, accept: (SystemTime, Instant), req: (SystemTime, Instant), idle_ms: i64) {
         let mut line = std::mem::take(&mut self.req_line);
         line.clear();
-        *self = StreamLog::blank(accept, req, idle_ms, line);
+        let mut cookie = std::mem::take(&mut self.cookie);
+        cookie.reset();
+        *self = StreamLog::blank(accept, req, idle_ms, (line, cookie));
     }
 
     /// Records a wait in a queue: its time becomes `Tw` (and leaves `Tc`, which starts
@@ -399,20 +435,22 @@ pub fn emit(pl: &ProxyLog, ctx: &SampleCtx<'_>, null: bool) {
         Some(f) if err => f,
         _ => format,
     };
+    // the headers are dated at the stream's end, which it read already
+    let date = log.end.map_or_else(SystemTime::now, super::date::wall);
     LINE.with(|b| {
         let Ok(mut line) = b.try_borrow_mut() else { return };
         line.clear();
         fmt.render(ctx, &mut line);
         pl.count.fetch_add(1, Ordering::Relaxed);
         let Some(sd_format) = &pl.sd_format else {
-            pl.loggers.send(lvl, &line);
+            pl.loggers.send_sd_at(lvl, &line, b"", date);
             return;
         };
         SD.with(|s| {
             let Ok(mut sd) = s.try_borrow_mut() else { return };
             sd.clear();
             sd_format.render(ctx, &mut sd);
-            pl.loggers.send_sd(lvl, &line, &sd);
+            pl.loggers.send_sd_at(lvl, &line, &sd, date);
         });
     });
 }

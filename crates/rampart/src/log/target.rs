@@ -1,6 +1,6 @@
 //! A `log` line's words turned into a target: where lines go (UDP, unix datagram
-//! socket, stdout/stderr), the facility, the levels let through, the maximum line
-//! length, the syslog header format and the sampling. rampart-cfg already checked the
+//! socket, stdout/stderr, a ring by name), the facility, the levels let through, the
+//! maximum line length, the syslog header format and the sampling. rampart-cfg already checked the
 //! words (`parse::log`); this resolves the address. Pure: no socket is opened here.
 //! HAProxy counterpart: `parse_logsrv()` and `str2sa_range()` (src/log.c, src/tools.c).
 
@@ -36,6 +36,8 @@ pub enum Dest {
     Unix(PathBuf),
     Stdout,
     Stderr,
+    /// `ring@<name>`: a ring buffer ([`super::ring`]), resolved by name at startup.
+    Ring(String),
 }
 
 /// The syslog header written before each line (`format ...`).
@@ -60,7 +62,8 @@ pub enum HdrFormat {
 }
 
 impl HdrFormat {
-    fn parse(name: &str) -> Option<HdrFormat> {
+    /// The format of a `format` word.
+    pub fn parse(name: &str) -> Option<HdrFormat> {
         Some(match name {
             "rfc3164" => HdrFormat::Rfc3164,
             "rfc5424" => HdrFormat::Rfc5424,
@@ -162,7 +165,7 @@ fn dest(addr: &str) -> Result<Dest, String> {
     match proto {
         "unix" | "uxdg" => Ok(Dest::Unix(PathBuf::from(rest))),
         "" | "udp" | "udp4" | "udp6" | "ipv4" | "ipv6" => inet(rest, proto, addr).map(Dest::Udp),
-        "ring" => Err(not_yet("ring@")),
+        "ring" => Ok(Dest::Ring(rest.to_owned())),
         "tcp" | "tcp4" | "tcp6" => Err(not_yet("tcp@")),
         "fd" => Err(not_yet("fd@")),
         _ => Err(format!("log : unknown address family '{proto}' in '{addr}'")),
@@ -253,7 +256,7 @@ mod tests {
         assert_eq!(t("unix@/run/y local0").unwrap().dest, Dest::Unix("/run/y".into()));
         assert_eq!(t("stdout local0").unwrap().dest, Dest::Stdout);
         assert_eq!(t("fd@2 local0").unwrap().dest, Dest::Stderr);
-        assert!(t("ring@buf local0").unwrap_err().contains("not supported yet"));
+        assert_eq!(t("ring@buf local0").unwrap().dest, Dest::Ring("buf".into()));
         assert!(t("tcp@127.0.0.1:1 local0").unwrap_err().contains("not supported yet"));
         assert!(t("no.such.host.invalid:514 local0").unwrap_err().contains("unable to resolve"));
     }

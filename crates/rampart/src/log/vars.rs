@@ -43,8 +43,9 @@ pub enum LogVar {
     /// `%B`, `%U`.
     BytesOut,
     BytesIn,
-    /// `%CC`, `%CS`: captured cookies (never: `capture cookie` is not supported).
-    Cookie,
+    /// `%CC`, `%CS`: the cookies `capture cookie` found in the request and the response.
+    CliCookie,
+    SrvCookie,
     /// `%ts`, `%tsc`.
     Term,
     TermCookie,
@@ -82,7 +83,8 @@ pub fn by_name(name: &str) -> Option<LogVar> {
         "Tu" => LogVar::Tu,
         "B" => LogVar::BytesOut,
         "U" => LogVar::BytesIn,
-        "CC" | "CS" => LogVar::Cookie,
+        "CC" => LogVar::CliCookie,
+        "CS" => LogVar::SrvCookie,
         "ts" => LogVar::Term,
         "tsc" => LogVar::TermCookie,
         "rc" => LogVar::Retries,
@@ -116,21 +118,30 @@ pub fn render(v: LogVar, hex: bool, quote: bool, ctx: &SampleCtx<'_>, out: &mut 
     if matches!(v, LogVar::Ta | LogVar::Tt | LogVar::Tu | LogVar::BytesOut) && (l.asap || asap()) {
         out.push(b'+');
     }
-    let (acc_s, acc_us) = date::split(l.accept_date);
-    let (req_s, req_us) = date::split(l.req_date);
+    // (split only for the variables that write a date: it is not free)
+    let acc = || date::split(l.accept_date);
+    let req = || date::split(l.req_date);
     match v {
-        LogVar::AcceptDate => date::clf(out, acc_s, true, Some(acc_us / 1000), false),
-        LogVar::AcceptGmt => date::clf(out, acc_s, false, None, true),
-        LogVar::AcceptLocal => date::clf(out, acc_s, true, None, true),
+        LogVar::AcceptDate => {
+            let (s, us) = acc();
+            date::clf(out, s, true, Some(us / 1000), false)
+        }
+        LogVar::AcceptGmt => date::clf(out, acc().0, false, None, true),
+        LogVar::AcceptLocal => date::clf(out, acc().0, true, None, true),
         LogVar::AcceptTs => {
-            let _ = if hex { write!(out, "{acc_s:08X}") } else { write!(out, "{acc_s}") };
+            let s = acc().0;
+            let _ = if hex { write!(out, "{s:08X}") } else { write!(out, "{s}") };
         }
         LogVar::AcceptMs => {
-            let _ = if hex { write!(out, "{:02X}", acc_us / 1000) } else { write!(out, "{:03}", acc_us / 1000) };
+            let ms = acc().1 / 1000;
+            let _ = if hex { write!(out, "{ms:02X}") } else { write!(out, "{ms:03}") };
         }
-        LogVar::ReqDate => date::clf(out, req_s, true, Some(req_us / 1000), false),
-        LogVar::ReqGmt => date::clf(out, req_s, false, None, true),
-        LogVar::ReqLocal => date::clf(out, req_s, true, None, true),
+        LogVar::ReqDate => {
+            let (s, us) = req();
+            date::clf(out, s, true, Some(us / 1000), false)
+        }
+        LogVar::ReqGmt => date::clf(out, req().0, false, None, true),
+        LogVar::ReqLocal => date::clf(out, req().0, true, None, true),
         LogVar::Th => num(out, l.th(), hex),
         LogVar::Ti => num(out, l.ti(), hex),
         LogVar::TR => num(out, l.t_req(), hex),
@@ -144,12 +155,29 @@ pub fn render(v: LogVar, hex: bool, quote: bool, ctx: &SampleCtx<'_>, out: &mut 
         LogVar::Tu => num(out, l.tu(), hex),
         LogVar::BytesOut => num(out, l.bytes_out as i64, hex),
         LogVar::BytesIn => num(out, l.bytes_in as i64, hex),
-        LogVar::Cookie if quote => out.extend_from_slice(b"\"\""),
-        LogVar::Cookie => out.push(b'-'),
+        LogVar::CliCookie | LogVar::SrvCookie => {
+            let c = if v == LogVar::CliCookie { &l.cookie.cli } else { &l.cookie.srv };
+            match (quote, c.is_empty()) {
+                (true, _) => {
+                    out.push(b'"');
+                    out.extend_from_slice(c);
+                    out.push(b'"');
+                }
+                (false, true) => out.push(b'-'),
+                (false, false) => out.extend_from_slice(c),
+            }
+        }
         LogVar::Term => out.extend_from_slice(&l.term()),
         LogVar::TermCookie => {
             out.extend_from_slice(&l.term());
-            out.extend_from_slice(b"--");
+            // HAProxy reports the persistence states only for a backend with a cookie
+            // mode or `indirect` (`PR_CK_ANY`)
+            let be = ctx.rt.proxies.get(ctx.be_or_fe()).and_then(|p| p.be.cookie.as_deref());
+            if be.is_some_and(|c| c.any()) {
+                out.extend_from_slice(&[l.cookie.req.code(), l.cookie.res.code()]);
+            } else {
+                out.extend_from_slice(b"--");
+            }
         }
         LogVar::Retries => num(out, i64::from(l.retries), hex),
         LogVar::SrvQueue => num(out, l.srv_queue.into(), hex),

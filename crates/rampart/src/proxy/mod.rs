@@ -176,6 +176,9 @@ pub struct FrontendRt {
     /// The listeners: every address of the `bind` lines, in order (the registry binds
     /// them in the same order, see [`crate::listener::BoundSocket::listener`]).
     pub listeners: Box<[ListenerRt]>,
+    /// `capture cookie <name> len <n>`: the name prefix and the length kept (`%CC`,
+    /// `%CS`).
+    pub capture_cookie: Option<(Box<[u8]>, usize)>,
 }
 
 /// One listener (an address of a `bind` line) as rules see it.
@@ -262,6 +265,8 @@ pub struct BackendRt {
     /// A server has `ssl` and `sni <expr>`: streams evaluate the expressions before
     /// connecting (`tls::client::sni_values`).
     pub has_sni: bool,
+    /// `cookie <name> ...`: cookie-based persistence (`stream::ana::cookie`).
+    pub cookie: Option<Box<rampart_cfg::model::CookiePersist>>,
 }
 
 #[derive(Debug)]
@@ -288,6 +293,8 @@ pub struct ServerRt {
     pub pool_shared: bool,
     pub backup: bool,
     pub disabled: bool,
+    /// `cookie <value>`: the persistence cookie value that names this server.
+    pub cookie: Option<Box<[u8]>>,
     /// Connections to this server in use (not counting idle pooled ones).
     pub cur_conns: AtomicU32,
     /// Index of this server across all backends, keying the idle connection pools.
@@ -332,6 +339,13 @@ pub struct ServerRt {
 }
 
 impl ServerRt {
+    /// Whether a persistence cookie or a `use-server` rule may send a request to this
+    /// server: it is neither down nor in maintenance (a draining server still takes
+    /// the clients that stick to it), as HAProxy's `cur_state != SRV_ST_STOPPED`.
+    pub fn takes_persistent(&self) -> bool {
+        self.state.oper() != crate::server::OperState::Stopped && !self.state.is_maint()
+    }
+
     /// Whether a new request may be sent to this server now.
     pub fn usable(&self) -> bool {
         self.state.is_usable() && self.maxconn().is_none_or(|m| self.cur_conns.load(Ordering::Relaxed) < m)
@@ -427,6 +441,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                     pool_shared: cfg.global.idle_pool_shared,
                     backup: srv.backup,
                     disabled: srv.disabled,
+                    cookie: srv.cookie.as_deref().map(|c| c.as_bytes().into()),
                     cur_conns: AtomicU32::new(0),
                     pool_key: pool_key - 1,
                     stats: crate::stats::ServerStats::new(threads, srv.weight, pos as u32 + 1, timed),
@@ -503,6 +518,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 pp_failed: Counter::new(threads),
                 tls_failed: Counter::new(threads),
                 listeners: FrontendRt::listeners(px, &cfg.global.ssl, &mut key_files, &mut alerts, &mut tls_warnings),
+                capture_cookie: px.captures.cookie.as_ref().map(|c| (c.name.as_bytes().into(), c.len)),
             },
             be: BackendRt {
                 lb,
@@ -513,6 +529,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                     .any(|s| s.tls.as_deref().is_some_and(|t| t.traffic.is_some() && t.sni.is_some())),
                 servers,
                 queue: Default::default(),
+                cookie: px.cookie.clone().map(Box::new),
                 fullconn: fullconn(cfg, idx, maxconn),
                 cum_conn: Counter::new(threads),
             },
@@ -562,6 +579,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         return (Err(alerts), warnings);
     }
     crate::log::set_global(logs.global_loggers());
+    crate::log::ring::set_rings(logs.rings.clone());
     (Ok(rt), warnings)
 }
 

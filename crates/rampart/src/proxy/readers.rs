@@ -20,6 +20,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("log-forward log", "log::forward::build (setup::Opener::sinks), Forwarder::relay"),
     ("log-forward maxconn", "log::forward::recv::run_tcp"),
     ("log-forward timeout", "log::forward::recv::serve (timeout client)"),
+    ("ring", "log::setup::Opener::new (log::ring::Ring::from_cfg), log::ring_fwd"),
     // global
     ("global chroot", "main.rs: leave_startup_state"),
     ("global daemon", "main.rs: resolve_modes"),
@@ -57,6 +58,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("stats", "proxy::build: ProxyRt::stats_page (stats::page, stream::stats_page)"),
     ("backlog", "listener::bind_all"),
     ("balance", "proxy::balancer::build"),
+    ("cookie", "proxy::build: BackendRt::cookie (stream::ana::cookie)"),
     ("hash-type", "proxy::balancer::build: LbConfig::consistent, hasher"),
     ("fullconn", "proxy::fullconn: BackendRt::fullconn, backend::current_maxconn"),
     ("hash-balance-factor", "proxy::balancer::build: LbConfig::balance_factor"),
@@ -183,6 +185,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("bind prefer-client-ciphers", "tls::bind::build (ignore_client_order)"),
     // server options
     ("server backup", "proxy::build: ServerRt::backup"),
+    ("server cookie", "proxy::build: ServerRt::cookie (stream::ana::cookie)"),
     ("server pool-max-conn", "backend::ServerConn::park (conn_pool::put)"),
     ("server pool-low-conn", "proxy::build: ServerRt::pool_low_conn (conn_pool::take)"),
     ("server id", "proxy::balancer::server_ids (ring positions, `first` order)"),
@@ -288,7 +291,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("global tune.vars.sess-max-size", "proxy::var_limits"),
     ("global tune.vars.txn-max-size", "proxy::var_limits"),
     ("acl", "action::compile_proxy: acl::compile_acl_defs"),
-    ("capture", "proxy::unsupported: refused at startup"),
+    ("capture", "action::capture (headers), stream::ana::cookie (capture cookie)"),
     ("declare", "proxy::unsupported: refused at startup"),
     ("errorfiles", "rampart-cfg: resolved into each proxy's errorfiles (errors::ErrorPages)"),
     ("http-error", "errors::ErrorPages ('errorfile' replies); proxy::unsupported refuses the others"),

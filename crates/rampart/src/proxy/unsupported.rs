@@ -4,19 +4,12 @@
 //! leaves this list when its runtime lands (rules issue #5).
 
 use rampart_cfg::model::Proxy;
-use rampart_cfg::{Diag, Span};
-
-fn not_yet(span: &Span, what: &str) -> Diag {
-    Diag::alert(Some(span.clone()), format!("'{what}' is not supported yet"))
-}
+use rampart_cfg::Diag;
 
 /// Alerts for everything of proxy `px` that the runtime cannot honour (rule actions it
-/// lacks are refused where they are compiled, `crate::action::compile`).
-pub(super) fn refuse(px: &Proxy, alerts: &mut Vec<Diag>) {
-    if let Some(c) = &px.captures.cookie {
-        alerts.push(not_yet(&c.span, "capture cookie"));
-    }
-}
+/// lacks are refused where they are compiled, `crate::action::compile`). Nothing is
+/// left here at the moment: `capture cookie`, the last one, runs now.
+pub(super) fn refuse(_px: &Proxy, _alerts: &mut [Diag]) {}
 
 #[cfg(test)]
 mod tests {
@@ -33,17 +26,14 @@ mod tests {
     fn rules_the_runtime_lacks_are_refused_by_name() {
         let got = alerts(
             "defaults d\n mode http\n timeout client 1s\n timeout server 1s\n timeout connect 1s\n\
-             frontend f from d\n bind :80\n capture cookie c len 10\n\
+             frontend f from d\n bind :80\n\
              tcp-request content set-priority-class int(1)\n default_backend b\n\
              defaults\n mode http\n timeout server 1s\n timeout connect 1s\n\
              backend b\n server s 127.0.0.1:1\n",
         );
-        for expected in [
-            "'capture cookie' is not supported yet",
-            "'tcp-request content set-priority-class' is not supported yet (TCP streams carry no queue priority yet)",
-        ] {
-            assert!(got.iter().any(|m| m == expected), "missing {expected:?} in {got:#?}");
-        }
+        let expected =
+            "'tcp-request content set-priority-class' is not supported yet (TCP streams carry no queue priority yet)";
+        assert!(got.iter().any(|m| m == expected), "missing {expected:?} in {got:#?}");
     }
 
     #[test]
@@ -58,6 +48,7 @@ mod tests {
                    http-request return status 503 default-errorfiles if { path /y }\n\
                    option originalto\n monitor-uri /m\n monitor fail if { path /x }\n\
                    capture request header Host len 10\n capture response header Server len 5\n\
+                   capture cookie SES len 20\n\
                    declare capture request len 4\n http-request capture path len 8\n\
                    http-request capture path id 1\n http-response capture status id 0\n\
                    unique-id-format %[src]\n unique-id-header X-Id\n http-request set-src src\n\
@@ -70,7 +61,7 @@ mod tests {
                    tcp-request connection reject if { src 10.0.0.0/8 }\n tcp-request session accept\n\
                    tcp-request inspect-delay 1s\n tcp-request content capture req.hdr(host) len 10\n\
                    default_backend b\ndefaults\n mode http\n timeout server 1s\n timeout connect 1s\n\
-                   backend b\n server s 127.0.0.1:1\n use-server s if TRUE\n http-request set-timeout server 2s\n\
+                   backend b\n cookie SRV insert indirect nocache\n server s 127.0.0.1:1 cookie s\n use-server s if TRUE\n http-request set-timeout server 2s\n\
                    tcp-request content reject if { req.hdr(x) -m found }\n tcp-response content accept\n";
         assert_eq!(alerts(cfg), Vec::<String>::new());
     }

@@ -331,6 +331,13 @@ pub static COMMANDS: &[Cmd] = &[
         run: |c, _, w| super::errors::show(&c.rt, &w[2..]),
     },
     Cmd {
+        words: &["show", "events"],
+        usage: "show events [<sink>] [-w] [-n]",
+        help: "show event sink state",
+        level: Level::User,
+        run: |_, s, w| show_events(s, w),
+    },
+    Cmd {
         words: &["show", "info"],
         usage: "show info [desc|json|typed|float]*",
         help: "report information about the running process",
@@ -654,6 +661,15 @@ fn parse_delay(s: &str) -> Option<Duration> {
     Some(Duration::from_micros(n.checked_mul(us)?))
 }
 
+/// `show events [<sink>] [-w] [-n]`: the list of sinks for anyone, a ring's lines for
+/// operators and admins (HAProxy's levels).
+fn show_events(sess: &Session, words: &[&str]) -> String {
+    if words.len() > 2 && sess.level < Level::Operator {
+        return PERMISSION_DENIED.to_owned();
+    }
+    crate::log::ring::show_events(&words[2..])
+}
+
 fn show_env(_: &Cli, _: &mut Session, words: &[&str]) -> String {
     let mut out = String::new();
     match words.get(2) {
@@ -728,5 +744,14 @@ mod tests {
         assert_eq!(set_level(&mut s, Level::Admin), PERMISSION_DENIED);
         assert_eq!(set_level(&mut s, Level::User), "");
         assert_eq!(s.level, Level::User);
+    }
+
+    #[test]
+    fn show_events_lists_for_anyone_and_dumps_for_operators() {
+        let mut s = Session { level: Level::User, prompt: false, timeout: Duration::ZERO, quit: false, payload: None };
+        assert!(show_events(&s, &["show", "events"]).starts_with("Supported events sinks are listed below."));
+        assert_eq!(show_events(&s, &["show", "events", "buf0"]), PERMISSION_DENIED);
+        s.level = Level::Operator;
+        assert_eq!(show_events(&s, &["show", "events", "nosuchring"]), "No such event sink\n");
     }
 }

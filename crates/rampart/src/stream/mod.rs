@@ -8,8 +8,8 @@
 //!    `early-hint` responses they built), then the frontend's statistics page
 //!    (`stats_page`) when the request is for it,
 //! 2. backend switching (`ana::switching`),
-//! 3. the same for the backend (its `tcp-request content` rules first), then the unique
-//!    id, `option forwardfor` and `option originalto` (`ana::inner`),
+//! 3. the same for the backend (its `tcp-request content` rules first), then the
+//!    persistence cookie and `capture cookie` (`ana::cookie`), the unique id, `option forwardfor` and `option originalto` (`ana::inner`),
 //! 4. server connection (the front mux connects or reuses, [`HttpFront::connect`]),
 //! 5. forward (the front mux sends the request and streams the bodies),
 //! 6. `http-response` rules of the backend then the frontend, `http-after-response`
@@ -39,7 +39,7 @@ use crate::action::WaitBody;
 use crate::errors::StreamError;
 use crate::http::{BodyLen, MsgHead, Synth};
 use crate::log::{Cause, Phase};
-use crate::proxy::{ProxyRt, Runtime};
+use crate::proxy::{ProxyRt, Runtime, ServerRt};
 use crate::sample::ctx::{ConnInfo, Dir};
 use crate::sample::vars::{Scope, VarStore, Vars};
 use crate::sample::SampleCtx;
@@ -144,6 +144,8 @@ pub async fn run<F: HttpFront>(front: &mut F, rt: &Runtime, conn: &ConnInfo, fe:
     let mut sess_vars = front.take_sess_vars().unwrap_or_else(|| VarStore::new(Scope::Sess));
     let first_req = front.req_meta().first;
     txn.st.begin(conn, next_uniq_id(), &rt.proxies[fe].rules.captures);
+    // the log record is begun only when the frontend logs; these are read anyway
+    txn.st.log.cookie.reset();
     let meth = Some(txn.req.method);
     let mut s = Stream { rt, conn, fe, be: None, srv: None, first_req, meth };
     let start = rt.stats.histograms.then(std::time::Instant::now);
@@ -213,6 +215,7 @@ fn log_exchange<F: HttpFront>(pl: &crate::log::ProxyLog, front: &F, s: &Stream<'
     let ctx = SampleCtx {
         status: st.log.status,
         log: Some(&st.log),
+        srv: s.srv.or(st.log.cookie.target),
         ..s.ctx(Dir::Response, None, None, sess, &txn.vars_txn, &txn.vars_reqres, st)
     };
     crate::log::emit(pl, &ctx, false);
@@ -264,6 +267,7 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
     }
     let v = request_rules(front, s, txn, sess, fe, &mut reply).await;
     if v != Verdict::Continue {
+        cookies_of_refused(s, txn, front.req_buf(), v);
         return conclude(front, s, txn, sess, v, reply).await;
     }
     if let Some(next) = stats_page::serve(front, s, txn, sess, fe).await {
@@ -282,6 +286,7 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
         }
         let v = request_rules(front, s, txn, sess, be, &mut reply).await;
         if v != Verdict::Continue {
+            cookies_of_refused(s, txn, front.req_buf(), v);
             return conclude(front, s, txn, sess, v, reply).await;
         }
         if let Some(next) = stats_page::serve(front, s, txn, sess, be).await {
@@ -289,6 +294,11 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
         }
     }
     s.srv = ana::switching::server(s, be, input(txn, front.req_buf(), sess));
+    if let Some(srv) = ana::cookie::request(s, txn, front.req_buf()) {
+        s.srv = Some(srv);
+    }
+    // the server chosen for the client (`SF_DIRECT`): no cookie is inserted for it
+    let direct = s.srv.filter(|&i| s.rt.proxies[be].be.servers.get(i).is_some_and(ServerRt::takes_persistent));
     ana::inner::run(s, txn, front.req_buf(), sess);
     let key = ana::switching::lb_key(s, be, input(txn, front.req_buf(), sess), front.req_body());
     let sni = ana::switching::sni(s, be, input(txn, front.req_buf(), sess));
@@ -309,6 +319,7 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
     let server = match front.connect(be, s.srv, key, cx).await {
         Ok(c) => {
             s.srv = Some(c.srv);
+            txn.st.direct = direct == Some(c.srv);
             txn.st.back_tls = c.stream.tls().map(|t| t.info.clone());
             if timed {
                 let l = &mut txn.st.log;
@@ -388,6 +399,16 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
             ended(txn, Cause::ClientAbort, phase);
             Next::Close
         }
+    }
+}
+
+/// HAProxy walks the cookies of a request its rules deny or tarpit too (for `%CC` and
+/// `%tsc`): a `deny` is the one reply the rules end with a refusal (`P`).
+fn cookies_of_refused(s: &Stream<'_>, txn: &mut TxnData, buf: &[u8], v: Verdict) {
+    let denied = v == Verdict::Reply && txn.st.log.cause == Cause::Proxy;
+    if denied || v == Verdict::Tarpit {
+        // the request goes nowhere: the server it names is only logged
+        txn.st.log.cookie.target = ana::cookie::request(s, txn, buf);
     }
 }
 

@@ -140,6 +140,10 @@ fn thread_main(
             crate::log::forward::spawn(sock, rt.clone(), state_rx.clone());
         }
         crate::check::spawn_for_thread(&rt, thread, nbthread);
+        if thread == 0 {
+            let ring_rt = rt.clone();
+            crate::log::ring_fwd::spawn_all(std::sync::Arc::new(move || ring_rt.global.is_stopping()));
+        }
         let mut watch = tokio::time::interval(conn_pool::WATCH_EVERY);
         let per_purge = (conn_pool::PURGE_DELAY.as_millis() / conn_pool::WATCH_EVERY.as_millis()).max(1);
         for round in 1u128.. {

@@ -178,11 +178,16 @@ pub fn line(out: &mut Vec<u8>, t: &Target, r: &Relayed<'_>, now: SystemTime) {
     let start = out.len();
     write(out, t, r, now);
     out.truncate(start + t.maxlen.min(out.len() - start));
-    let msg = r.msg;
-    let end = msg.iter().rposition(|&c| c != b'\n' && c != 0).map_or(0, |p| p + 1);
+    let msg = trim_end(r.msg);
     let room = t.maxlen - (out.len() - start);
-    out.extend_from_slice(&msg[..end.min(room)]);
+    out.extend_from_slice(&msg[..msg.len().min(room)]);
     out.push(b'\n');
+}
+
+/// A message without its trailing LFs and NULs (HAProxy drops them before sending).
+pub fn trim_end(msg: &[u8]) -> &[u8] {
+    let end = msg.iter().rposition(|&c| c != b'\n' && c != 0).map_or(0, |p| p + 1);
+    &msg[..end]
 }
 
 #[cfg(test)]

@@ -32,6 +32,11 @@ use super::sink::Sink;
 
 pub use recv::spawn;
 
+thread_local! {
+    /// Scratch for lines written to a ring.
+    static RING_LINE: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// A `log-forward` section at run time.
 #[derive(Debug)]
 pub struct Forwarder {
@@ -57,7 +62,7 @@ pub fn build(cfg: &Config, logs: &mut Opener, alerts: &mut Vec<Diag>) -> Vec<For
         .iter()
         .map(|lf| Forwarder {
             name: lf.name.clone(),
-            sinks: logs.sinks(&lf.logs, alerts),
+            sinks: logs.sinks(&lf.name, &lf.logs, alerts),
             maxconn: lf.maxconn,
             timeout_client: lf.timeout_client,
             bufsize: cfg.global.bufsize,
@@ -79,6 +84,20 @@ impl Forwarder {
             let Some(level) = s.admit(m.level().unwrap_or(0)) else { continue };
             let facility = m.facility().unwrap_or(u32::from(s.target.facility));
             let r = header::Relayed { facility, level, has_pri: m.pri.is_some(), meta: &m.meta, msg: m.msg };
+            if let Some((ring, ring_hdr)) = s.ring_hdr() {
+                // as HAProxy's sink_write(): the message cut to the target's `len`, the
+                // header in the ring's format, the whole cut to the ring's `maxlen`
+                let msg = header::trim_end(m.msg);
+                let msg = &msg[..msg.len().min(s.target.maxlen)];
+                RING_LINE.with(|b| {
+                    let Ok(mut line) = b.try_borrow_mut() else { return };
+                    line.clear();
+                    header::write(&mut line, ring_hdr, &r, now);
+                    line.extend_from_slice(msg);
+                    ring.write_raw(&line);
+                });
+                continue;
+            }
             s.send_with(|out| header::line(out, &s.target, &r, now));
         }
     }

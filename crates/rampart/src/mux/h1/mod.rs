@@ -254,7 +254,10 @@ async fn run_stream<S: Sock>(
     let next = stream::run(&mut front, rt, &sess.conn, sess.fe, &mut txn).await;
     let rest = if next == Next::KeepAlive { front.take_rest() } else { None };
     if started.is_some() {
-        conn.last_end_ms = crate::log::stream_log::clock_ms();
+        // the end the log line measured (not a `logasap` line's early one)
+        let l = &txn.st.log;
+        let end = l.end.filter(|_| !l.asap).unwrap_or_else(std::time::Instant::now);
+        conn.last_end_ms = crate::log::stream_log::clock_ms_at(end);
     }
     (next, rest)
 }
@@ -269,7 +272,8 @@ type LogStart = ((std::time::SystemTime, std::time::Instant), (std::time::System
 /// in HAProxy, have the end of the previous exchange as their "accept" date and start
 /// when their first byte arrived (now), after the idle time (`Ti`) in between.
 fn log_start(conn: &H1Conn, first: bool, sess: &Session) -> LogStart {
-    let now = (std::time::SystemTime::now(), std::time::Instant::now());
+    let at = std::time::Instant::now();
+    let now = (crate::log::date::wall(at), at);
     if first {
         // the handshakes (PROXY header, TLS) ran since the accept: `Th`
         let th = sess.conn.handshake_time();

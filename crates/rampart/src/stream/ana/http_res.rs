@@ -1,5 +1,6 @@
 //! `tcp-response content` rules of the backend, then `http-response` rules (backend,
-//! then frontend) on the server's response head, and `http-after-response` rules
+//! then frontend) on the server's response head, the persistence cookie and `capture
+//! cookie` (`super::cookie`), and `http-after-response` rules
 //! (backend, then frontend) on every response, built ones included, just before the
 //! front mux writes it.
 //! HAProxy counterpart: `tcp_inspect_response()` (src/tcp_rules.c),
@@ -56,6 +57,10 @@ pub fn run<'rt>(s: &Stream<'rt>, res: &mut MsgHead, buf: &[u8], st: &mut ResStat
             return verdict(flow);
         }
     }
+    let info = super::cookie::ResInfo { s, direct: st.st.direct, dates: st.st.cookie_dates };
+    let c = &mut st.st.log.cookie;
+    let mut log = super::cookie::CookieLogRef { res: &mut c.res, srv: &mut c.srv };
+    super::cookie::response(info, res, buf, st.scratch, &mut log);
     after(s, res, buf, st)
 }
 

@@ -8,10 +8,12 @@
 //!   `stream::tcp`, which waits for data)
 //! - `http_req`: `http-request` rules of the frontend, then of the backend
 //! - `switching`: `use_backend` / `default_backend`, `use-server`
+//! - `cookie`: cookie-based persistence and `capture cookie` (request and response)
 //! - `inner`: unique id, `option forwardfor`, `option originalto`
 //! - `http_res`: `http-response` rules of the backend then the frontend, and
 //!   `http-after-response`
 
+pub mod cookie;
 pub mod http_req;
 pub mod http_res;
 pub mod inner;
