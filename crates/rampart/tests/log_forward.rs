@@ -262,3 +262,64 @@ fn maxconn_and_timeout_client() {
     assert_eq!(collect(&s.rx, 1), ["<14>1 - h t 2 - - second\n"], "then the second is served");
     drop(proxy);
 }
+
+/// HAProxy's reg-test log/log_forward.vtc: a frontend logs over UDP to `log-forward
+/// syslog2tcp`, which writes to a ring (format rfc5424) whose server is the TCP `bind` of
+/// `log-forward syslog2local`, which relays to the test's UDP receiver. The line must
+/// keep the pid of the proxy that logged (`[^:\[ ]\[<pid>\]: .* "GET /client_c1 HTTP/1.1"`).
+fn vtc_chain(binary: &Path) -> String {
+    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    rx.set_read_timeout(Some(Duration::from_millis(300))).unwrap();
+    let (udp, tcp) = (free_port(true), free_port(false));
+    let be = rampart_testkit::HttpBackend::start("s1");
+    let cfg = format!(
+        "defaults\n  mode http\n  option httplog\n  timeout connect 5s\n  timeout client 5s\n  timeout server 5s\n\
+         frontend fe1\n  bind fd@${{fe1}}\n  log 127.0.0.1:{udp} local0\n  default_backend be\n\
+         backend be\n  server app1 ${{s1_addr}}:${{s1_port}}\n\
+         ring myring\n  description \"My local buffer\"\n  format rfc5424\n  maxlen 1200\n  size 32764\n\
+         \x20 timeout connect 5s\n  timeout server 10s\n  server mysyslogsrv 127.0.0.1:{tcp}\n\
+         log-forward syslog2tcp\n  dgram-bind 127.0.0.1:{udp}\n  log ring@myring local0\n\
+         log-forward syslog2local\n  bind 127.0.0.1:{tcp}\n  log {} local0\n",
+        rx.local_addr().unwrap()
+    );
+    let proxy =
+        Proxy::new(binary).listener("fe1").backend("s1", be.addr()).config(&cfg).start().expect("the proxy starts");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut buf = [0u8; 4096];
+    loop {
+        // (the ring's connection to syslog2local may take a moment)
+        rampart_testkit::http_get(proxy.addr("fe1"), "/client_c1");
+        if let Ok(n) = rx.recv(&mut buf) {
+            let line = String::from_utf8_lossy(&buf[..n]).into_owned();
+            let pid = proxy.pid();
+            let tagged = format!("[{pid}]: ");
+            let at = line.find(&tagged).unwrap_or_else(|| panic!("no [{pid}]: in {line:?}"));
+            assert!(at > 0 && !b":[ ".contains(&line.as_bytes()[at - 1]), "{line:?}");
+            assert!(line.trim_end().ends_with("\"GET /client_c1 HTTP/1.1\""), "{line:?}");
+            drop(proxy);
+            return line.replace(&pid.to_string(), "PID");
+        }
+        assert!(Instant::now() < deadline, "nothing came through the chain");
+    }
+}
+
+/// The header of a chained line, with what differs between runs masked: the date, the
+/// program name (the default tag); the message (ports, timers) is left out.
+fn chain_header(line: &str) -> String {
+    let mut words: Vec<String> = line.split(' ').take(7).map(str::to_owned).collect();
+    words[1] = "DATE".into();
+    words[2] = words[2].split_once('[').map_or(words[2].clone(), |(_, pid)| format!("PROG[{pid}"));
+    words.join(" ")
+}
+
+#[test]
+fn the_reg_test_chain_keeps_the_pid_of_the_proxy_that_logged() {
+    let line = vtc_chain(Path::new(RAMPART));
+    assert_eq!(chain_header(&line), "<134>1 DATE PROG[PID]: - - - -", "{line:?}");
+    let Some(haproxy) = haproxy_or_skip("log_forward::the_reg_test_chain_keeps_the_pid_of_the_proxy_that_logged")
+    else {
+        return;
+    };
+    let theirs = vtc_chain(&haproxy);
+    assert_eq!(chain_header(&line), chain_header(&theirs), "{theirs:?}");
+}
