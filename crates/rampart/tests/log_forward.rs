@@ -323,3 +323,47 @@ fn the_reg_test_chain_keeps_the_pid_of_the_proxy_that_logged() {
     let theirs = vtc_chain(&haproxy);
     assert_eq!(chain_header(&line), chain_header(&theirs), "{theirs:?}");
 }
+
+/// The first alert of `-c`, after its `(pid) : config : ` prefix.
+fn first_alert(binary: &Path, cfg: &str) -> String {
+    let out = rampart_testkit::check(binary, cfg);
+    let line = out.stderr.lines().find(|l| l.starts_with("[ALERT]")).unwrap_or_default().to_owned();
+    line.split_once(" : config : ").map_or(line.clone(), |(_, m)| m.to_owned())
+}
+
+/// Configuration errors of the section, worded as haproxy -c words them.
+#[test]
+fn section_errors_read_as_haproxy_check_prints_them() {
+    let Some(haproxy) = haproxy_or_skip("log_forward::section_errors_read_as_haproxy_check_prints_them") else {
+        return;
+    };
+    let sections = [
+        "log-forward\n",
+        "log-forward a b\n",
+        "log-forward a/b\n",
+        "frontend a\n  bind 127.0.0.1:18999\nlog-forward a\n  bind 127.0.0.1:18998\n",
+        "log-forward a\n  bind 127.0.0.1:18997\nlog-forward a\n  bind 127.0.0.1:18996\n",
+    ];
+    let lines = [
+        "dgram-bind 127.0.0.1:1514 foo",
+        "dgram-bind 127.0.0.1:1514 name",
+        "dgram-bind foo:1",
+        "dgram-bind 127.0.0.1",
+        "bind 127.0.0.1:2515 bogus",
+        "log",
+        "log 127.0.0.1 local9",
+        "log 127.0.0.1 len 10 local0",
+        "maxconn",
+        "backlog",
+        "maxconn 10 20",
+        "timeout server 1s",
+        "timeout client",
+        "frobnicate",
+    ];
+    let cases = sections.iter().map(|s| s.to_string()).chain(lines.iter().map(|l| format!("log-forward x\n  {l}\n")));
+    for cfg in cases {
+        let theirs = first_alert(&haproxy, &cfg);
+        assert!(!theirs.is_empty(), "haproxy accepts {cfg:?}");
+        assert_eq!(first_alert(Path::new(RAMPART), &cfg), theirs, "{cfg:?}");
+    }
+}

@@ -33,20 +33,22 @@ pub(super) fn open_log_forward(p: &mut Parser, words: &[String], span: &Span) ->
         p.alert(span, format!("character '{c}' is not permitted in 'log-forward' name '{name}'."));
         return None;
     }
+    // (HAProxy writes these two with `Parsing [file:line]:`, hence no span)
     if let Some(other) = p.log_forwards.iter().find(|l| l.name == name) {
         let msg = format!(
-            "log-forward section '{name}' has the same name as another log-forward section declared at {}.",
+            "Parsing [{span}]: log-forward section '{name}' has the same name as another log-forward section \
+             declared at {}.",
             other.span
         );
-        p.alert(span, msg);
+        p.diags.push(crate::diag::Diag::alert(None, msg));
     }
     if let Some(px) = p.proxies.iter().find(|b| b.px.name == name) {
         let msg = format!(
-            "log forward section '{name}' has the same name as {} '{name}' declared at {}.",
+            "Parsing [{span}]: log forward section '{name}' has the same name as {} '{name}' declared at {}.",
             px.kind.type_str(),
             px.px.span
         );
-        p.alert(span, msg);
+        p.diags.push(crate::diag::Diag::alert(None, msg));
     }
     p.log_forwards.push(LogForward {
         name: name.to_owned(),
