@@ -102,3 +102,32 @@ impl Forwarder {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::net::UdpSocket;
+    use std::time::Duration;
+
+    use crate::sample::testutil::config;
+
+    #[test]
+    fn relayed_messages_reach_the_targets_that_take_their_level_and_are_counted_for_show_info() {
+        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        rx.set_read_timeout(Some(Duration::from_millis(500))).unwrap();
+        let a = rx.local_addr().unwrap();
+        let text = format!(
+            "log-forward lf\n  dgram-bind 127.0.0.1:1\n  log {a} format raw local0 err\n  log {a} format short local0 info\n"
+        );
+        let rt = crate::proxy::build(&config(&text), 100, 1).expect("built");
+        let fwd = &rt.log_forwards[0];
+        fwd.relay(b"<14>1 - h t 1 - - info line");
+        fwd.relay(b"<11>1 - h t 1 - - err line");
+        let mut got = Vec::new();
+        let mut buf = [0u8; 256];
+        while let Ok(n) = rx.recv(&mut buf) {
+            got.push(String::from_utf8_lossy(&buf[..n]).into_owned());
+        }
+        assert_eq!(got, ["<6>info line\n", "err line\n", "<3>err line\n"]);
+        assert_eq!(fwd.messages.load(std::sync::atomic::Ordering::Relaxed), 2);
+    }
+}
