@@ -37,12 +37,23 @@ pub static SECTIONS: &[Kw] = &[
     kw("cache", No),
     kw("http-errors", Yes),
     kw("ring", Partial(RING_PARTIAL)),
-    kw("log-forward", No),
+    kw("log-forward", Partial(LOG_FORWARD_PARTIAL)),
     kw("program", No),
     kw("fcgi-app", No),
     kw("namespace_list", No),
 ];
 
+const LOG_FORWARD_PARTIAL: &str = "UDP and TCP (inet) receivers; no TLS, PROXY protocol or unix sockets";
+
+/// Keywords of `log-forward` sections.
+pub static LOG_FORWARD: &[Kw] = &[
+    kw("backlog", Yes),
+    kw("bind", Partial("inet addresses; name, backlog, v4v6, v6only, mss, defer-accept, tfo, tcp-ut")),
+    kw("dgram-bind", Partial("inet addresses; name, backlog")),
+    kw("log", Partial(LOG_PARTIAL)),
+    kw("maxconn", Yes),
+    kw("timeout", Partial("timeout client only, as HAProxy")),
+];
 const RING_PARTIAL: &str = "description, format, maxlen, size, timeout connect/server, server (TCP, log-proto, \
      send-proxy[-v2]); not backing-file, nor other server options (ssl, check...)";
 

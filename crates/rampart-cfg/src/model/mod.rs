@@ -50,6 +50,8 @@ pub struct Config {
     pub userlists: Vec<Userlist>,
     /// `http-errors` sections in file order.
     pub http_errors: Vec<HttpErrors>,
+    /// `log-forward` sections in file order.
+    pub log_forwards: Vec<LogForward>,
     /// `ring` sections in file order.
     pub rings: Vec<Ring>,
 }
@@ -184,6 +186,33 @@ impl Default for Global {
 #[derive(Debug, Clone)]
 pub struct LogTarget {
     pub args: Vec<String>,
+    pub span: Span,
+}
+
+/// A `log-forward` section: syslog receivers whose messages go to its `log` targets.
+#[derive(Debug, Clone)]
+pub struct LogForward {
+    pub name: String,
+    /// `dgram-bind` lines: UDP receivers, one message per datagram.
+    pub dgram_binds: Vec<DgramBind>,
+    /// `bind` lines: TCP receivers (octet-counted or LF-terminated messages).
+    pub binds: Vec<Bind>,
+    /// `log` lines, kept raw as a proxy's (`log global` included).
+    pub logs: Vec<LogTarget>,
+    /// `maxconn`: TCP connections at once (HAProxy's default for these sections: 10).
+    pub maxconn: u32,
+    /// `backlog` of the TCP receivers (0: `maxconn`).
+    pub backlog: u32,
+    /// `timeout client`: an idle TCP connection closes after it (`None`: never).
+    pub timeout_client: Option<std::time::Duration>,
+    pub span: Span,
+}
+
+/// A `dgram-bind` line.
+#[derive(Debug, Clone)]
+pub struct DgramBind {
+    pub addrs: Vec<SocketAddr>,
+    pub name: Option<String>,
     pub span: Span,
 }
 

@@ -20,24 +20,37 @@ pub(super) fn parse_bind(cx: &mut Ctx<'_>, words: &[String]) {
     if cx.ignored_without(true, "bind", "") {
         return;
     }
+    let section = cx.pb.kind.section_word();
+    let span = cx.span.clone();
+    let bind = bind_line(words, section, &span, &mut |m| cx.alert(m));
+    cx.pb.px.binds.extend(bind);
+}
+
+/// A `bind <addr> [options]` line of section `section` (a proxy or a `log-forward`);
+/// `None` after the alerts of a refused line.
+pub(super) fn bind_line(
+    words: &[String],
+    section: &str,
+    span: &crate::span::Span,
+    alert: &mut dyn FnMut(String),
+) -> Option<Bind> {
     let spec = arg(words, 1);
     if spec.is_empty() {
-        cx.alert("'bind' expects {<path>|[addr1]:port1[-end1]}{,[addr]:port[-end]}... as arguments.");
-        return;
+        alert("'bind' expects {<path>|[addr1]:port1[-end1]}{,[addr]:port[-end]}... as arguments.".into());
+        return None;
     }
     let addrs = match parse_listen_addrs(spec) {
         Ok(a) => a,
         Err(e) => {
-            cx.alert(format!("'bind' : {e}"));
-            return;
+            alert(format!("'bind' : {e}"));
+            return None;
         }
     };
-    let ctx = format!("'bind {spec}' in section '{}'", cx.pb.kind.section_word());
-    let Some(opts) = parse_bind_options(cx, &words[2..], &ctx) else { return };
+    let ctx = format!("'bind {spec}' in section '{section}'");
+    let opts = parse_bind_options(alert, &words[2..], &ctx)?;
     let v6only = if opts.v6only { Some(true) } else { opts.v4v6.then_some(false) };
     let BindOpts { name, backlog, accept_proxy, mss, defer_accept, tfo, tcp_ut, ssl, .. } = opts;
-    let span = cx.span.clone();
-    cx.pb.px.binds.push(Bind {
+    Some(Bind {
         addrs,
         name,
         v6only,
@@ -49,8 +62,8 @@ pub(super) fn parse_bind(cx: &mut Ctx<'_>, words: &[String]) {
         tcp_ut,
         ctx,
         ssl,
-        span,
-    });
+        span: span.clone(),
+    })
 }
 
 /// The supported options of one `bind` line.
@@ -72,7 +85,7 @@ struct BindOpts {
 /// refused option does not stop the others from being checked, so that one run lists
 /// every refusal of the line; an unknown word does, since how many words it takes is
 /// unknown (HAProxy stops at the first error of a line).
-fn parse_bind_options(cx: &mut Ctx<'_>, opts: &[String], ctx: &str) -> Option<BindOpts> {
+fn parse_bind_options(alert: &mut dyn FnMut(String), opts: &[String], ctx: &str) -> Option<BindOpts> {
     let mut out = BindOpts::default();
     let mut ok = true;
     let mut i = 0;
@@ -82,18 +95,18 @@ fn parse_bind_options(cx: &mut Ctx<'_>, opts: &[String], ctx: &str) -> Option<Bi
                 Some(best) => format!("{ctx}: unknown keyword '{word}'; did you mean '{best}' maybe ?"),
                 None => format!("{ctx}: unknown keyword '{word}'."),
             };
-            cx.alert(msg);
+            alert(msg);
             return None;
         };
         i += 1 + k.args;
         if k.support == Support::No {
-            cx.alert(format!("{ctx} : {}", not_yet(word)));
+            alert(format!("{ctx} : {}", not_yet(word)));
             ok = false;
             continue;
         }
         let value = opts.get(i - k.args).filter(|v| k.args > 0 && !v.is_empty());
         if let Err(msg) = apply_bind_option(&mut out, k.name, value) {
-            cx.alert(format!("{ctx} : {msg}"));
+            alert(format!("{ctx} : {msg}"));
             ok = false;
         }
     }

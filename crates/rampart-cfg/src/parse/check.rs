@@ -34,7 +34,15 @@ pub(super) fn finish(p: &mut Parser) -> Config {
     super::userlist::check_userlists(&userlists, &mut p.diags);
     let mut rings = std::mem::take(&mut p.rings);
     super::ring::check_rings(&mut rings, &mut p.diags);
-    Config { global, proxies, defaults, userlists, http_errors, rings }
+    let log_forwards = std::mem::take(&mut p.log_forwards);
+    for lf in log_forwards.iter().filter(|lf| lf.binds.is_empty() && lf.dgram_binds.is_empty()) {
+        let msg = format!(
+            "frontend '{}' has no 'bind' directive. Please declare it as a backend if this was intended.",
+            lf.name
+        );
+        p.diags.push(crate::diag::Diag::warning(None, msg));
+    }
+    Config { global, proxies, defaults, userlists, http_errors, rings, log_forwards }
 }
 
 fn mode_str(m: Mode) -> &'static str {

@@ -20,7 +20,7 @@ const LEVELS: &[&str] = &["emerg", "alert", "crit", "err", "warning", "notice", 
 pub(super) const FORMATS: &[&str] = &["local", "rfc3164", "rfc5424", "priority", "short", "timed", "iso", "raw"];
 
 /// Checks the words after `log`; `Err` is HAProxy's message (without the `log : ` prefix).
-fn check_log_args(args: &[String], kwm: Modifier, in_global: bool) -> Result<(), String> {
+pub(super) fn check_log_args(args: &[String], kwm: Modifier, in_global: bool) -> Result<(), String> {
     if kwm == Modifier::No {
         return if args.is_empty() { Ok(()) } else { Err("'no log' does not expect arguments".into()) };
     }

@@ -22,6 +22,7 @@
 //! - `userlist`: `userlist` sections
 //! - `ring`: `ring` sections (log buffers forwarded to TCP syslog servers)
 //! - `log`: `log` lines (kept raw)
+//! - `log_forward`: `log-forward` sections (syslog receivers and their targets)
 //! - `check`, `check_rules`: checks that need the whole configuration
 
 mod addr;
@@ -36,6 +37,7 @@ mod healthcheck;
 mod http_errors;
 mod inherit;
 mod log;
+mod log_forward;
 mod option;
 mod proxy;
 mod proxy_kw;
@@ -83,6 +85,8 @@ enum Cursor {
     Userlist(usize),
     /// An `http-errors` section, index into [`Parser::http_errors`].
     HttpErrors(usize),
+    /// A `log-forward` section, index into [`Parser::log_forwards`].
+    LogForward(usize),
     /// A `ring` section, index into [`Parser::rings`].
     Ring(usize),
     /// A section rampart does not parse (already reported), or whose header was refused:
@@ -112,6 +116,7 @@ pub(crate) struct Parser {
     pub proxies: Vec<ProxyBuild>,
     pub userlists: Vec<crate::model::Userlist>,
     pub http_errors: Vec<crate::model::HttpErrors>,
+    pub log_forwards: Vec<crate::model::LogForward>,
     pub rings: Vec<crate::model::Ring>,
     cursor: Cursor,
     /// Diagnostics of the file being parsed.
@@ -129,6 +134,7 @@ impl Parser {
             proxies: Vec::new(),
             userlists: Vec::new(),
             http_errors: Vec::new(),
+            log_forwards: Vec::new(),
             rings: Vec::new(),
             cursor: Cursor::Outside,
             diags: Vec::new(),
@@ -170,6 +176,7 @@ impl Parser {
             Cursor::Proxy(i) => proxy::parse_proxy_line(self, proxy::Target::Proxy(i), words, kwm, &line.span),
             Cursor::Userlist(i) => userlist::parse_userlist_line(self, i, words, &line.span),
             Cursor::HttpErrors(i) => http_errors::parse_http_errors_line(self, i, words, &line.span),
+            Cursor::LogForward(i) => log_forward::parse_log_forward_line(self, i, words, kwm, &line.span),
             Cursor::Ring(i) => ring::parse_ring_line(self, i, words, &line.span),
         }
     }
@@ -226,6 +233,12 @@ impl Parser {
             "http-errors" => {
                 self.cursor = match http_errors::open_http_errors(self, words, span) {
                     Some(i) => Cursor::HttpErrors(i),
+                    None => Cursor::Skipped,
+                }
+            }
+            "log-forward" => {
+                self.cursor = match log_forward::open_log_forward(self, words, span) {
+                    Some(i) => Cursor::LogForward(i),
                     None => Cursor::Skipped,
                 }
             }

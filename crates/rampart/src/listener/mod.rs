@@ -21,6 +21,23 @@ use socket2::{Domain, SockAddr, Socket, Type};
 #[derive(Debug, Default)]
 pub struct Listeners {
     pub sockets: Vec<BoundSocket>,
+    /// The receivers of the `log-forward` sections ([`crate::log::forward`]).
+    pub log_forward: Vec<ForwardSocket>,
+}
+
+/// A socket of a `log-forward` section.
+#[derive(Debug)]
+pub struct ForwardSocket {
+    /// Index of the section in the configuration (and in `Runtime::log_forwards`).
+    pub section: usize,
+    pub kind: ForwardKind,
+}
+
+/// A `dgram-bind` (UDP) or `bind` (TCP) receiver, bound and non-blocking.
+#[derive(Debug)]
+pub enum ForwardKind {
+    Udp(std::net::UdpSocket),
+    Tcp(std::net::TcpListener),
 }
 
 /// The family of a listening socket, which decides the stream type it accepts.
@@ -193,11 +210,56 @@ pub fn bind_all(cfg: &Config, nbthread: usize, inherited: &Inherited) -> Result<
             }
         }
     }
+    out.log_forward = bind_log_forwards(cfg, &mut errors);
     if errors.is_empty() {
         Ok(out)
     } else {
         Err(BindError(errors))
     }
+}
+
+/// Binds the receivers of the `log-forward` sections (one socket each, served by one
+/// thread); failures are worded as a frontend's, as HAProxy words them.
+fn bind_log_forwards(cfg: &Config, errors: &mut Vec<String>) -> Vec<ForwardSocket> {
+    let mut out = Vec::new();
+    for (section, lf) in cfg.log_forwards.iter().enumerate() {
+        let mut fail = |span: &rampart_cfg::Span, sa: SocketAddr, (step, e): (Step, io::Error)| {
+            let what = if matches!(step, Step::Listen) { "Starting" } else { "Binding" };
+            let text = failure_text(&ListenAddr::Inet(sa), &step, &e);
+            errors.push(format!("{what} [{span}] for frontend {}: {text}", lf.name));
+        };
+        for b in &lf.dgram_binds {
+            for &sa in &b.addrs {
+                match bind_udp(sa) {
+                    Ok(sock) => out.push(ForwardSocket { section, kind: ForwardKind::Udp(sock) }),
+                    Err(e) => fail(&b.span, sa, e),
+                }
+            }
+        }
+        for b in &lf.binds {
+            let backlog = b.backlog.unwrap_or(if lf.backlog > 0 { lf.backlog } else { lf.maxconn });
+            let backlog = backlog.clamp(1, i32::MAX as u32) as i32;
+            for addr in &b.addrs {
+                let ListenAddr::Inet(sa) = addr else { continue };
+                match bind_inet(*sa, backlog, b) {
+                    Ok(fd) => out.push(ForwardSocket { section, kind: ForwardKind::Tcp(fd.into()) }),
+                    Err(e) => fail(&b.span, *sa, e),
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A non-blocking UDP socket bound to `sa` (`SO_REUSEADDR` and `SO_REUSEPORT`, so that
+/// a new process can bind it before the old one leaves).
+fn bind_udp(sa: SocketAddr) -> StepResult<std::net::UdpSocket> {
+    let sock =
+        Socket::new(Domain::for_address(sa), Type::DGRAM.nonblocking().cloexec(), None).map_err(at(Step::Socket))?;
+    sock.set_reuse_address(true).map_err(at(Step::ReuseAddr))?;
+    sock.set_reuse_port(true).map_err(at(Step::ReuseAddr))?;
+    sock.bind(&SockAddr::from(sa)).map_err(at(Step::Bind))?;
+    Ok(sock.into())
 }
 
 /// HAProxy's text for a failed step on `addr` (sock_inet.c, sock_unix.c, proto_tcp.c,

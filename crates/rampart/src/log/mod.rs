@@ -18,12 +18,14 @@
 //! - `stream_log`: [`StreamLog`] (timers, sizes, termination state) and [`emit`]
 //! - `vars`: the `%` variables only a log line answers
 //! - `setup`: the frontends' [`ProxyLog`] and the `global` loggers, built at startup
+//! - `forward`: `log-forward` sections, syslog relays (UDP and TCP receivers)
 
 pub mod batch;
 pub mod date;
 pub mod format;
 #[cfg(test)]
 mod format_tests;
+pub mod forward;
 pub mod json;
 #[cfg(test)]
 mod line_tests;

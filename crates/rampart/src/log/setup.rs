@@ -159,6 +159,21 @@ impl Opener {
         }
     }
 
+    /// The targets of `log` lines (`log global` standing for the `global` ones), as a
+    /// proxy's; alerts name the ones that cannot be opened.
+    /// `owner` names the section in messages.
+    pub fn sinks(&mut self, owner: &str, logs: &[LogTarget], alerts: &mut Vec<Diag>) -> Vec<Arc<Sink>> {
+        let mut sinks = Vec::new();
+        for t in logs {
+            if t.args.len() == 1 && t.args[0] == "global" {
+                sinks.extend(self.global.iter().cloned());
+            } else if let Some(s) = self.open(t, Some(owner), alerts) {
+                sinks.push(s);
+            }
+        }
+        sinks
+    }
+
     /// A `log ring@<name>` target; `Err`: HAProxy's alert for an unknown ring (which
     /// HAProxy prints when it starts, not with `-c`; rampart does in both cases).
     fn open_ring(&self, tgt: target::Target, name: &str, t: &LogTarget, owner: Option<&str>) -> Result<Sink, String> {

@@ -177,7 +177,7 @@ fn std_queue(stdout: bool) -> &'static StdQueue {
 impl Sink {
     /// The level a line at `level` is sent with, or `None` when this target does not
     /// take it (a level filter, `sample`).
-    fn admit(&self, level: u8) -> Option<u8> {
+    pub(super) fn admit(&self, level: u8) -> Option<u8> {
         let t = &self.target;
         if level > t.level {
             return None;
@@ -198,6 +198,30 @@ impl Sink {
         let room = self.target.maxlen.saturating_sub(out.len() - start + 1);
         out.extend_from_slice(&msg[..msg.len().min(room)]);
         out.push(b'\n');
+    }
+
+    /// Sends one line that `write` appends to a buffer: into this thread's batch when
+    /// the thread batches and the target can wait there, else at once. For lines whose
+    /// header is not [`header`]'s (`log-forward`'s relayed messages).
+    pub fn send_with(self: &Arc<Self>, write: impl Fn(&mut Vec<u8>)) {
+        if self.batchable() && batch::push(self, &write) {
+            return;
+        }
+        SCRATCH.with(|b| {
+            let Ok(mut buf) = b.try_borrow_mut() else { return };
+            buf.clear();
+            write(&mut buf);
+            self.send_now(&buf);
+        });
+    }
+
+    /// The ring of a `log ring@` target, with the target whose format is the ring's
+    /// (what the headers of its lines follow).
+    pub(super) fn ring_hdr(&self) -> Option<(&Arc<super::ring::Ring>, &Target)> {
+        match &self.out {
+            Out::Ring(r, hdr) => Some((r, hdr)),
+            _ => None,
+        }
     }
 
     /// The ring of a `log ring@` target.

@@ -209,12 +209,21 @@ fn cpus_in_affinity() -> Option<usize> {
 
 /// Listening addresses of the configuration (`bind` addresses and stats sockets).
 pub fn listener_count(cfg: &Config) -> usize {
-    listen_addrs(cfg).count()
+    listen_addrs(cfg).count() + log_forward_receivers(cfg)
 }
 
 /// Listening descriptors the configuration will hold.
 pub fn listener_fds(cfg: &Config, nbthread: usize) -> u64 {
-    addrs_fds(listen_addrs(cfg), nbthread)
+    addrs_fds(listen_addrs(cfg), nbthread) + log_forward_receivers(cfg) as u64
+}
+
+/// The sockets of the `log-forward` sections (one each, whatever `nbthread`).
+fn log_forward_receivers(cfg: &Config) -> usize {
+    let per_section = |lf: &rampart_cfg::model::LogForward| {
+        lf.dgram_binds.iter().map(|b| b.addrs.len()).sum::<usize>()
+            + lf.binds.iter().map(|b| b.addrs.len()).sum::<usize>()
+    };
+    cfg.log_forwards.iter().map(per_section).sum()
 }
 
 fn listen_addrs(cfg: &Config) -> impl Iterator<Item = &ListenAddr> {

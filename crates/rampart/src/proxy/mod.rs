@@ -46,6 +46,8 @@ pub struct Runtime {
     /// The configuration files rules were written in, once each
     /// ([`crate::action::RuleAt::file`] indexes it: `last_rule_file`).
     pub rule_files: Box<[std::sync::Arc<str>]>,
+    /// The `log-forward` sections, in configuration order.
+    pub log_forwards: Vec<crate::log::forward::Forwarder>,
 }
 
 /// Process-wide connection accounting and stop state.
@@ -537,6 +539,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         });
     }
     health_check::resolve_tracks(cfg, &mut proxies, &mut alerts);
+    let log_forwards = crate::log::forward::build(cfg, &mut logs, &mut alerts);
     let mut warnings = shared.warnings;
     warnings.extend(tls_warnings);
     // Password hashes rampart cannot verify are alerts; hashes no password matches,
@@ -567,6 +570,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         },
         proc_vars: ProcVars::new(var_limits(&cfg.global.vars)),
         rule_files: std::mem::take(&mut shared.files).into_boxed_slice(),
+        log_forwards,
     };
     for v in &shared.proc_vars {
         rt.proc_vars.declare(v);

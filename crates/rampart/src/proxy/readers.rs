@@ -13,6 +13,13 @@ pub const READERS: &[(&str, &str)] = &[
     ("frontend", "proxy::build, listener::bind_all"),
     ("backend", "proxy::build"),
     ("listen", "proxy::build, listener::bind_all"),
+    ("log-forward", "log::forward::build, listener::bind_all"),
+    ("log-forward backlog", "listener::bind_all (bind_log_forwards)"),
+    ("log-forward bind", "listener::bind_all (bind_log_forwards), log::forward::recv::run_tcp"),
+    ("log-forward dgram-bind", "listener::bind_all (bind_log_forwards), log::forward::recv::run_udp"),
+    ("log-forward log", "log::forward::build (setup::Opener::sinks), Forwarder::relay"),
+    ("log-forward maxconn", "log::forward::recv::run_tcp"),
+    ("log-forward timeout", "log::forward::recv::serve (timeout client)"),
     ("ring", "log::setup::Opener::new (log::ring::Ring::from_cfg), log::ring_fwd"),
     // global
     ("global chroot", "main.rs: leave_startup_state"),

@@ -43,6 +43,8 @@ pub(super) fn value(rt: &Runtime, cli_sessions: u64, name: &str) -> Option<Val> 
         "Stopping" => u64::from(g.is_stopping()).into(),
         "Listeners" => rt.stats.listeners.into(),
         "DroppedLogs" => crate::log::dropped_logs().into(),
+        // messages the `log-forward` sections received
+        "CumRecvLogs" => rt.log_forwards.iter().map(|f| f.messages.load(Ordering::Relaxed)).sum::<u64>().into(),
         "ConnRate" => rt.stats.conn_rate.current()?.into(),
         "MaxConnRate" => rt.stats.conn_rate.max()?.into(),
         "SessRate" => rt.stats.sess_rate.current()?.into(),
@@ -73,7 +75,6 @@ pub(super) fn value(rt: &Runtime, cli_sessions: u64, name: &str) -> Option<Val> 
         | "BusyPolling"
         | "FailedResolutions"
         | "DebugCommandsIssued"
-        | "CumRecvLogs"
         | "Unstoppable Jobs" => 0u64.into(),
         _ => return None,
     })

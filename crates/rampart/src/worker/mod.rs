@@ -15,7 +15,7 @@ use tokio::sync::watch;
 
 use crate::conn_pool;
 use crate::listener::accept::{self, ListenState};
-use crate::listener::{Listeners, ThreadSocket};
+use crate::listener::{ForwardSocket, Listeners, ThreadSocket};
 use crate::proxy::Runtime;
 
 /// Process-wide settings decided by the command line and `global`.
@@ -36,8 +36,13 @@ pub type MainTask = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Sen
 
 /// Runs the worker until it stops; returns the process exit status. `main_tasks` run
 /// on the main thread's event loop, beside the signal handling.
-pub fn run(rt: Arc<Runtime>, listeners: Listeners, settings: Settings, main_tasks: Vec<MainTask>) -> i32 {
+pub fn run(rt: Arc<Runtime>, mut listeners: Listeners, settings: Settings, main_tasks: Vec<MainTask>) -> i32 {
     let nbthread = settings.nbthread.max(1);
+    // `log-forward` receivers: one thread each, in turn
+    let mut forwarders: Vec<Vec<ForwardSocket>> = (0..nbthread).map(|_| Vec::new()).collect();
+    for (i, sock) in std::mem::take(&mut listeners.log_forward).into_iter().enumerate() {
+        forwarders[i % nbthread].push(sock);
+    }
     let per_thread = match listeners.into_threads(nbthread) {
         Ok(p) => p,
         Err(e) => {
@@ -63,11 +68,11 @@ pub fn run(rt: Arc<Runtime>, listeners: Listeners, settings: Settings, main_task
     let (state_tx, state_rx) = watch::channel(ListenState::Running);
     let sockets: usize = per_thread.iter().map(Vec::len).sum();
     rt.global.listeners_open.store(u32::try_from(sockets).unwrap_or(u32::MAX), Ordering::SeqCst);
-    for (t, socks) in per_thread.into_iter().enumerate() {
+    for ((t, socks), fwd) in per_thread.into_iter().enumerate().zip(forwarders) {
         let (rt, state_rx) = (rt.clone(), state_rx.clone());
         let spawned = std::thread::Builder::new().name(format!("rampart-{}", t + 1)).spawn(move || {
             crate::counters::set_thread_slot(t);
-            thread_main(socks, rt, state_rx, (t, nbthread));
+            thread_main((socks, fwd), rt, state_rx, (t, nbthread));
         });
         if let Err(e) = spawned {
             eprintln!("[ALERT]    ({}) : cannot start thread {}: {e}", std::process::id(), t + 1);
@@ -104,7 +109,7 @@ impl Signals {
 /// One worker thread: its accept loops and its idle-pool purge, forever (the process
 /// exits from the main thread).
 fn thread_main(
-    socks: Vec<ThreadSocket>,
+    (socks, forwarders): (Vec<ThreadSocket>, Vec<ForwardSocket>),
     rt: Arc<Runtime>,
     state_rx: watch::Receiver<ListenState>,
     (thread, nbthread): (usize, usize),
@@ -130,6 +135,9 @@ fn thread_main(
         tokio::spawn(crate::mux::h1::park::run_parker(move || park_rt.global.is_stopping()));
         for sock in socks {
             tokio::spawn(accept::run(sock, rt.clone(), state_rx.clone()));
+        }
+        for sock in forwarders {
+            crate::log::forward::spawn(sock, rt.clone(), state_rx.clone());
         }
         crate::check::spawn_for_thread(&rt, thread, nbthread);
         if thread == 0 {
