@@ -9,7 +9,8 @@
 //!    (`stats_page`) when the request is for it,
 //! 2. backend switching (`ana::switching`),
 //! 3. the same for the backend (its `tcp-request content` rules first), then the
-//!    persistence cookie and `capture cookie` (`ana::cookie`), the unique id, `option forwardfor` and `option originalto` (`ana::inner`),
+//!    persistence cookie and `capture cookie` (`ana::cookie`), the unique id,
+//!    `option forwardfor` and `option originalto` (`ana::inner`),
 //! 4. server connection (the front mux connects or reuses, [`HttpFront::connect`]),
 //! 5. forward (the front mux sends the request and streams the bodies),
 //! 6. `http-response` rules of the backend then the frontend, `http-after-response`
