@@ -176,6 +176,54 @@ pub fn build(
     Some(ServerTlsRt { traffic, check, sni, sni_slot, check_sni, addr_name, chain, crt })
 }
 
+/// The TLS configuration of a `ring` section's `server ... ssl` line, `None` without
+/// `ssl`: the same checks, versions, ciphers, client certificate and session cache
+/// as a proxy's server, with no SNI (the server's address is the name) and no ALPN
+/// unless `alpn` says. `Err`: HAProxy's alerts, the first one for the line.
+pub fn ring_server(cfg: &Config, t: &ServerTls, ctx: &str) -> Result<Option<Arc<ClientConfig>>, Vec<String>> {
+    if !t.ssl {
+        return Ok(None);
+    }
+    let g = &cfg.global.ssl_server;
+    let verify = t.verify.unwrap_or(!g.verify_none);
+    if verify && t.ca_file.is_none() {
+        return Err(vec![format!("{ctx}{VERIFY_WITHOUT_CA}")]);
+    }
+    let versions = versions(t.versions.or(g.versions)).map_err(|why| vec![format!("{ctx}{why}.")])?;
+    let (provider, _) = provider(t, g, ctx).map_err(|e| vec![e])?;
+    let provider = Arc::new(provider);
+    let sessions = Arc::new(Sessions::new(SESSION_CACHE));
+    let (verifier, _) = verifier(t, &cfg.global.ssl, verify, &provider, &sessions).map_err(|msgs| {
+        msgs.into_iter().enumerate().map(|(i, m)| if i == 0 { format!("{ctx}{m}") } else { m }).collect::<Vec<_>>()
+    })?;
+    let client_cert = match t.crt.as_deref() {
+        Some(p) => {
+            let load = || {
+                let ck = pem::load_cert_key(&based(cfg.global.ssl.crt_base.as_ref(), Path::new(p)))?;
+                let path = ck.path.clone();
+                Ok::<_, pem::PemError>(Arc::new(ServerCrt::with_sessions(
+                    path,
+                    ck.certified(&provider)?,
+                    sessions.clone(),
+                )))
+            };
+            Some(load().map_err(|e| vec![format!("{ctx}{e}")])?)
+        }
+        None => None,
+    };
+    let base = Base {
+        provider,
+        versions,
+        verifier,
+        client_cert,
+        reuse: t.reuse,
+        tickets: t.tickets && !g.no_tls_tickets,
+        sessions,
+    };
+    let alpn = t.alpn.iter().flatten().map(|p| p.as_bytes().to_vec()).collect();
+    base.config(alpn).map(Some).map_err(|e| vec![format!("{ctx}{e}")])
+}
+
 /// HAProxy's alert for a server verified (the default) without a CA to verify with.
 const VERIFY_WITHOUT_CA: &str = "verify is enabled by default but no CA file specified. If you're running on a \
      LAN where you're certain to trust the server's certificate, please set an explicit 'verify none' statement \
