@@ -95,7 +95,7 @@ pub static GLOBAL: &[Kw] = &[
     kw("httpclient.resolvers.prefer", No),
     kw("httpclient.ssl.ca-file", No),
     kw("httpclient.ssl.verify", No),
-    kw("insecure-fork-wanted", No),
+    kw("insecure-fork-wanted", Yes),
     kw("insecure-setuid-wanted", No),
     kw("issuers-chain-path", No),
     kw("localpeer", No),

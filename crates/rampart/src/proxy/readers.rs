@@ -25,6 +25,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("global chroot", "main.rs: leave_startup_state"),
     ("global daemon", "main.rs: resolve_modes"),
     ("global quiet", "main.rs: resolve_modes"),
+    ("global insecure-fork-wanted", "nothing: rampart never forks (parse::global::parse_flag)"),
     ("global pidfile", "main.rs: leave_startup_state"),
     ("global user", "process::identity::resolve"),
     ("global group", "process::identity::resolve"),
