@@ -5,7 +5,9 @@
 //! same through haproxy when it is installed. Then a ring's TLS server against a TLS
 //! listener of the test (rustls): the handshake verifies the certificate with
 //! `verify required ca-file`, the framed line arrives exactly, and a listener whose
-//! certificate another CA signed gets no line.
+//! certificate another CA signed gets no line. Last, a `log-forward` `bind ... ssl crt
+//! ... verify required ca-file`: a client with a certificate of that CA is relayed,
+//! one without is not.
 
 mod test_pki;
 
@@ -207,4 +209,49 @@ fn a_ring_tls_server_verified_without_a_ca_file_is_refused_at_startup() {
         "{}",
         out.stderr
     );
+}
+
+/// Sends `msg` LF-terminated over a TLS connection to `addr`, as `client` says.
+fn send_tls(addr: SocketAddr, client: rustls::ClientConfig, msg: &[u8]) {
+    use std::io::Write as _;
+    let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
+    let conn = rustls::ClientConnection::new(Arc::new(client), name).unwrap();
+    let tcp = std::net::TcpStream::connect(addr).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    let mut s = rustls::StreamOwned::new(conn, tcp);
+    let _ = s.write_all(msg).and_then(|()| s.write_all(b"\n")).and_then(|()| s.flush());
+    // (the server's verdict on a client certificate comes after the client's flight)
+    let mut buf = [0u8; 64];
+    let _ = s.read(&mut buf);
+}
+
+#[test]
+fn a_log_forward_tls_bind_relays_what_verified_clients_send() {
+    let dir = test_pki::fresh_dir("log-tls-bind");
+    let (ca, ca_key) = test_pki::ca("Rampart Syslog CA");
+    std::fs::write(dir.join("site.pem"), test_pki::leaf_pem(&["127.0.0.1"], &ca, &ca_key)).unwrap();
+    std::fs::write(dir.join("ca.pem"), ca.pem()).unwrap();
+    let client_key = test_pki::key();
+    let client = rcgen::CertificateParams::new(vec!["client.test".to_owned()])
+        .unwrap()
+        .signed_by(&client_key, &ca, &ca_key)
+        .unwrap();
+    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    rx.set_read_timeout(Some(Duration::from_millis(500))).unwrap();
+    let tcp: SocketAddr = format!("127.0.0.1:{}", free_port(false)).parse().unwrap();
+    let cfg = format!(
+        "log-forward in\n  bind {tcp} ssl crt {0}/site.pem verify required ca-file {0}/ca.pem\n  \
+         timeout client 5s\n  log {1} local3\n",
+        dir.display(),
+        rx.local_addr().unwrap()
+    );
+    let proxy = Proxy::new(RAMPART).config(&cfg).start().expect("the relay starts");
+    let mut buf = [0u8; 512];
+    send_tls(tcp, test_pki::client_config(&ca, Some((&client, &client_key))), b"<14>1 - h t 1 - - with cert");
+    let n = rx.recv(&mut buf).expect("the verified client's line");
+    assert_eq!(&buf[..n], b"<14>1 - h t 1 - - with cert\n");
+    send_tls(tcp, test_pki::client_config(&ca, None), b"<14>1 - h t 1 - - without cert");
+    assert!(rx.recv(&mut buf).is_err(), "a client without certificate is refused");
+    drop(proxy);
+    let _ = std::fs::remove_dir_all(&dir);
 }
