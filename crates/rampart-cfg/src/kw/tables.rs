@@ -43,19 +43,28 @@ pub static SECTIONS: &[Kw] = &[
     kw("namespace_list", No),
 ];
 
-const LOG_FORWARD_PARTIAL: &str = "UDP and TCP (inet) receivers; no TLS, PROXY protocol or unix sockets";
+const LOG_FORWARD_PARTIAL: &str =
+    "UDP and TCP (inet) receivers, TCP over TLS (bind ... ssl crt); no PROXY protocol or unix sockets";
 
 /// Keywords of `log-forward` sections.
 pub static LOG_FORWARD: &[Kw] = &[
     kw("backlog", Yes),
-    kw("bind", Partial("inet addresses; name, backlog, v4v6, v6only, mss, defer-accept, tfo, tcp-ut")),
+    kw(
+        "bind",
+        Partial(
+            "inet addresses; name, backlog, v4v6, v6only, mss, defer-accept, tfo, tcp-ut, and the TLS options \
+             of a proxy's bind (ssl, crt, crt-list, ca-file, verify, crl-file, ciphers, versions, ...); not \
+             accept-proxy, alpn, npn, generate-certificates",
+        ),
+    ),
     kw("dgram-bind", Partial("inet addresses; name, backlog")),
     kw("log", Partial(LOG_PARTIAL)),
     kw("maxconn", Yes),
     kw("timeout", Partial("timeout client only, as HAProxy")),
 ];
 const RING_PARTIAL: &str = "description, format, maxlen, size, timeout connect/server, server (TCP, log-proto, \
-     send-proxy[-v2]); not backing-file, nor other server options (ssl, check...)";
+     send-proxy[-v2], and TLS: ssl, verify, verifyhost, ca-file, crl-file, crt, ciphers, ciphersuites, alpn, \
+     versions, ssl-reuse, tls-tickets); not backing-file, nor sni, check-* or other server options";
 
 const LOG_PARTIAL: &str =
     "udp@/udp6@/ipv4/ipv6, unix@/uxdg@/paths (datagram), stdout/stderr, fd@1/fd@2, ring@; not tcp@";
@@ -95,7 +104,7 @@ pub static GLOBAL: &[Kw] = &[
     kw("httpclient.resolvers.prefer", No),
     kw("httpclient.ssl.ca-file", No),
     kw("httpclient.ssl.verify", No),
-    kw("insecure-fork-wanted", No),
+    kw("insecure-fork-wanted", Yes),
     kw("insecure-setuid-wanted", No),
     kw("issuers-chain-path", No),
     kw("localpeer", No),

@@ -5,6 +5,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use super::ServerTls;
 use crate::span::Span;
 
 /// A ring's size when the section gives none (HAProxy's `BUFSIZE`), which is also
@@ -46,7 +47,7 @@ pub enum LogProto {
     OctetCount,
 }
 
-/// `server <name> <addr> [log-proto ...] [send-proxy|send-proxy-v2]` in a `ring` section.
+/// `server <name> <addr> [log-proto ...] [send-proxy|send-proxy-v2] [ssl ...]` in a `ring` section.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RingServer {
     pub name: String,
@@ -55,5 +56,8 @@ pub struct RingServer {
     /// `send-proxy` (1) or `send-proxy-v2` (2): a PROXY header opens each connection;
     /// 0: none.
     pub send_proxy: u8,
+    /// The TLS options of the line (`ssl`, `verify`, `ca-file`, `crt`, ...); the
+    /// traffic is TLS when `tls.ssl`.
+    pub tls: ServerTls,
     pub span: Span,
 }

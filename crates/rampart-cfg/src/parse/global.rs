@@ -18,7 +18,7 @@ const MAX_THREADS: i64 = 64;
 pub(super) fn parse_global_line(p: &mut Parser, words: &[String], kwm: Modifier, span: &Span) {
     let word = words[0].as_str();
     match word {
-        "daemon" | "quiet" => parse_flag(p, words, span),
+        "daemon" | "quiet" | "insecure-fork-wanted" => parse_flag(p, words, span),
         "master-worker" => parse_master_worker(p, words, span),
         "nbthread" => parse_nbthread(p, words, span),
         "maxconn" | "ulimit-n" => parse_limit(p, words, span),
@@ -125,6 +125,9 @@ fn parse_flag(p: &mut Parser, words: &[String], span: &Span) {
     }
     match words[0].as_str() {
         "daemon" => p.global.daemon = true,
+        // COMPAT: HAProxy forbids fork() unless this is set (external checks, Lua);
+        // rampart never forks, so the flag (and `no insecure-fork-wanted`) changes nothing.
+        "insecure-fork-wanted" => {}
         _ => p.global.quiet = true,
     }
 }
@@ -533,6 +536,15 @@ mod tests {
             "global\n stats socket /tmp/x.sock mode 0660 level admin expose-fd listeners user root name a\n"
         )
         .is_empty());
+    }
+
+    #[test]
+    fn insecure_fork_wanted_is_a_flag_without_argument() {
+        assert!(alerts("global\n insecure-fork-wanted\n no insecure-fork-wanted\n").is_empty());
+        assert_eq!(
+            alerts("global\n insecure-fork-wanted x\n"),
+            ["'insecure-fork-wanted' cannot handle unexpected argument 'x'."]
+        );
     }
 
     #[test]

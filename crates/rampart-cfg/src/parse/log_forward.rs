@@ -13,7 +13,46 @@ use super::value::{atol, invalid_char, parse_time_ms, TimeError};
 use super::{arg, not_yet, too_many_args, Modifier, Parser};
 
 /// The `bind` options that make sense on a syslog TCP receiver; the others are refused.
-const BIND_OPTIONS: &[&str] = &["name", "backlog", "v4v6", "v6only", "mss", "defer-accept", "tfo", "tcp-ut"];
+const BIND_OPTIONS: &[&str] = &[
+    "name",
+    "backlog",
+    "v4v6",
+    "v6only",
+    "mss",
+    "defer-accept",
+    "tfo",
+    "tcp-ut",
+    // TLS, as on a proxy's `bind` line (HAProxy's syslog over TLS)
+    "ssl",
+    "crt",
+    "crt-list",
+    "ca-file",
+    "ca-verify-file",
+    "ca-ignore-err",
+    "crt-ignore-err",
+    "crl-file",
+    "verify",
+    "ciphers",
+    "ciphersuites",
+    "curves",
+    "ecdhe",
+    "ssl-min-ver",
+    "ssl-max-ver",
+    "force-sslv3",
+    "force-tlsv10",
+    "force-tlsv11",
+    "force-tlsv12",
+    "force-tlsv13",
+    "no-sslv3",
+    "no-tlsv10",
+    "no-tlsv11",
+    "no-tlsv12",
+    "no-tlsv13",
+    "no-tls-tickets",
+    "tls-ticket-keys",
+    "strict-sni",
+    "prefer-client-ciphers",
+];
 /// The `dgram-bind` options rampart honours (the name only names; the backlog of a
 /// datagram socket is meaningless, as in HAProxy).
 const DGRAM_OPTIONS: &[&str] = &["name", "backlog"];
@@ -206,7 +245,8 @@ fn dgram_bind(words: &[String], span: &Span, alert: &mut dyn FnMut(String)) -> O
 }
 
 /// `bind <addr> [options]`: a proxy's `bind` line, with the options that make sense on
-/// a syslog TCP receiver (no TLS, no PROXY protocol yet).
+/// a syslog TCP receiver, TLS included (no PROXY protocol, no generated certificates,
+/// no ALPN yet).
 fn tcp_bind(words: &[String], span: &Span, alert: &mut dyn FnMut(String)) -> Option<crate::model::Bind> {
     let ctx = format!("'bind {}' in section 'log-forward'", arg(words, 1));
     let mut i = 2;

@@ -90,6 +90,20 @@ fn line_errors_worded_as_haproxy() {
 }
 
 #[test]
+fn tls_bind_lines_keep_their_tls_options() {
+    let cfg = parse_ok(
+        "log-forward x\n bind 127.0.0.1:2514 ssl crt a.pem verify required ca-file ca.pem ssl-min-ver TLSv1.3\n \
+         bind 127.0.0.1:2515\n",
+    );
+    let binds = &cfg.log_forwards[0].binds;
+    let ssl = binds[0].ssl.as_deref().expect("ssl");
+    assert!(ssl.enabled);
+    assert_eq!(ssl.crts, [std::path::PathBuf::from("a.pem")]);
+    assert_eq!(ssl.ca_file, Some(std::path::PathBuf::from("ca.pem")));
+    assert!(binds[1].ssl.as_deref().is_none_or(|s| !s.enabled));
+}
+
+#[test]
 fn what_rampart_does_not_do_yet_is_refused() {
     let one = |line: &str| alerts(&format!("log-forward x\n {line}\n"));
     assert_eq!(
@@ -97,8 +111,12 @@ fn what_rampart_does_not_do_yet_is_refused() {
         ["'bind 127.0.0.1:2514' in section 'log-forward' : 'accept-proxy' is not supported yet"]
     );
     assert_eq!(
-        one("bind 127.0.0.1:2514 ssl"),
-        ["'bind 127.0.0.1:2514' in section 'log-forward' : 'ssl' is not supported yet"]
+        one("bind 127.0.0.1:2514 ssl crt a.pem generate-certificates"),
+        ["'bind 127.0.0.1:2514' in section 'log-forward' : 'generate-certificates' is not supported yet"]
+    );
+    assert_eq!(
+        one("bind 127.0.0.1:2514 ssl crt a.pem alpn h2"),
+        ["'bind 127.0.0.1:2514' in section 'log-forward' : 'alpn' is not supported yet"]
     );
     assert_eq!(
         one("bind unix@/tmp/x.sock"),

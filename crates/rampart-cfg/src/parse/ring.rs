@@ -124,7 +124,14 @@ fn parse_timeout(ring: &mut Ring, words: &[String]) -> Result<(), String> {
 
 const SERVER_ARGS: &str = "'server' expects <name> and <addr>[:<port>] as arguments.";
 
-/// `server <name> <addr>[:port] [log-proto legacy|octet-count] [send-proxy|send-proxy-v2]`.
+/// The TLS options of a `server` line that a ring server refuses: health checks do
+/// not exist there, and `sni` is an expression evaluated on a stream, which a ring's
+/// connection has not.
+const RING_TLS_REFUSED: &[&str] = &["sni", "check-ssl", "no-check-ssl", "check-sni", "check-alpn"];
+
+/// `server <name> <addr>[:port] [log-proto legacy|octet-count] [send-proxy|send-proxy-v2]`
+/// and the TLS options of a proxy's `server` line (`ssl`, `verify`, `ca-file`, `crt`,
+/// `ciphers`, versions, ...; not `sni` nor the `check-*` ones).
 /// Other server options HAProxy takes are refused as not supported yet.
 fn parse_server(ring: &mut Ring, words: &[String], span: &Span) -> Result<(), String> {
     let name = arg(words, 1);
@@ -145,8 +152,14 @@ fn parse_server(ring: &mut Ring, words: &[String], span: &Span) -> Result<(), St
         Ok((ServerAddr::Unix(_), _)) => return Err(format!("{ctx}{}", not_yet("unix@ ring servers"))),
         Err(e) => return Err(format!("{ctx}{e}")),
     };
-    let mut server =
-        RingServer { name: name.to_owned(), addr, log_proto: LogProto::Legacy, send_proxy: 0, span: span.clone() };
+    let mut server = RingServer {
+        name: name.to_owned(),
+        addr,
+        log_proto: LogProto::Legacy,
+        send_proxy: 0,
+        tls: Default::default(),
+        span: span.clone(),
+    };
     let mut i = 3;
     while i < words.len() {
         let w = words[i].as_str();
@@ -165,6 +178,13 @@ fn parse_server(ring: &mut Ring, words: &[String], span: &Span) -> Result<(), St
             server.send_proxy = if w == "send-proxy" { 1 } else { 2 };
             i += 1;
             continue;
+        }
+        if let Some(k) = kw::server_option(w).filter(|_| !RING_TLS_REFUSED.contains(&w)) {
+            if let Some(r) = super::server_ssl::apply_tls_option(w, arg(words, i + 1), &mut server.tls, span) {
+                r.map_err(|e| format!("{ctx}{e}."))?;
+                i += 1 + k.args;
+                continue;
+            }
         }
         return Err(match kw::server_option(w) {
             Some(_) => format!("{ctx}'{w}' is not supported yet in a 'ring' section."),
@@ -248,10 +268,31 @@ mod tests {
     }
 
     #[test]
+    fn tls_options_of_ring_servers() {
+        let cfg = parse_ok(
+            "ring r\n  server a 127.0.0.1:1 ssl verify none\n  server b 127.0.0.1:2 ssl ca-file ca.pem crt c.pem \
+             verifyhost h ssl-min-ver TLSv1.3\n  server c 127.0.0.1:3\n",
+        );
+        let s = &cfg.rings[0].servers;
+        assert_eq!((s[0].tls.ssl, s[0].tls.verify), (true, Some(false)));
+        assert_eq!((s[1].tls.ca_file.as_deref(), s[1].tls.crt.as_deref()), (Some("ca.pem"), Some("c.pem")));
+        assert_eq!((s[1].tls.verifyhost.as_deref(), s[1].tls.verify), (Some("h"), None));
+        assert_eq!(s[1].tls.versions.min, Some(crate::model::TlsVersion::TlsV13));
+        assert!(!s[2].tls.ssl);
+        assert_eq!(
+            alerts("ring r\n  server a 127.0.0.1:1 ssl verify maybe\n  server b 127.0.0.1:1 check-ssl\n"),
+            [
+                "'server r/a' : 'verify' : unknown verify method 'maybe', only 'none' and 'required' are supported.",
+                "'server r/b' : 'check-ssl' is not supported yet in a 'ring' section.",
+            ]
+        );
+    }
+
+    #[test]
     fn haproxys_messages() {
         let text = "ring r\nring r\nring\nring a/b\nring buf0\nring s\n  size 4096\nring t\n  size 0\n  maxlen 0\n\
                     \x20 format xx\n  description\n  timeout connect\n  timeout connect 10x\n  backing-file /tmp/x\n\
-                    \x20 foo bar\n  server c 127.0.0.1:1 log-proto foo\n  server d 127.0.0.1:1 ssl\n\
+                    \x20 foo bar\n  server c 127.0.0.1:1 log-proto foo\n  server d 127.0.0.1:1 ssl sni str(x)\n\
                     \x20 server f 127.0.0.1:1 bogus\n  server e 127.0.0.1:1 log-proto\n  timeout client 1s\n";
         assert_eq!(
             alerts(text),
@@ -270,7 +311,7 @@ mod tests {
                 "'backing-file' is not supported yet",
                 "unknown statement 'foo'.",
                 "'server t/c' : 'log-proto' expects one of 'legacy' or 'octet-count' but got 'foo'.",
-                "'server t/d' : 'ssl' is not supported yet in a 'ring' section.",
+                "'server t/d' : 'sni' is not supported yet in a 'ring' section.",
                 "'server t/f' : unknown keyword 'bogus'.",
                 "'server t/e' : 'log-proto' expects one of 'legacy' or 'octet-count' but got ''.",
             ]

@@ -37,7 +37,8 @@ pub struct ForwardSocket {
 #[derive(Debug)]
 pub enum ForwardKind {
     Udp(std::net::UdpSocket),
-    Tcp(std::net::TcpListener),
+    /// With the index of its `bind` line in the section (for the line's TLS).
+    Tcp(std::net::TcpListener, usize),
 }
 
 /// The family of a listening socket, which decides the stream type it accepts.
@@ -236,13 +237,13 @@ fn bind_log_forwards(cfg: &Config, errors: &mut Vec<String>) -> Vec<ForwardSocke
                 }
             }
         }
-        for b in &lf.binds {
+        for (line, b) in lf.binds.iter().enumerate() {
             let backlog = b.backlog.unwrap_or(if lf.backlog > 0 { lf.backlog } else { lf.maxconn });
             let backlog = backlog.clamp(1, i32::MAX as u32) as i32;
             for addr in &b.addrs {
                 let ListenAddr::Inet(sa) = addr else { continue };
                 match bind_inet(*sa, backlog, b) {
-                    Ok(fd) => out.push(ForwardSocket { section, kind: ForwardKind::Tcp(fd.into()) }),
+                    Ok(fd) => out.push(ForwardSocket { section, kind: ForwardKind::Tcp(fd.into(), line) }),
                     Err(e) => fail(&b.span, *sa, e),
                 }
             }

@@ -41,6 +41,9 @@ pub struct Forward {
     pub proto: LogProto,
     /// `send-proxy` (1), `send-proxy-v2` (2), or none (0).
     pub send_proxy: u8,
+    /// `ssl`: the client configuration of the handshake that follows the connection
+    /// (and its PROXY header); `None`: plain TCP.
+    pub tls: Option<Arc<rustls::ClientConfig>>,
 }
 
 /// One ring.
@@ -171,7 +174,13 @@ impl Ring {
         let servers: Vec<Forward> = r
             .servers
             .iter()
-            .map(|s| Forward { name: s.name.clone(), addr: s.addr, proto: s.log_proto, send_proxy: s.send_proxy })
+            .map(|s| Forward {
+                name: s.name.clone(),
+                addr: s.addr,
+                proto: s.log_proto,
+                send_proxy: s.send_proxy,
+                tls: None,
+            })
             .collect();
         let mut ring = Ring::new(&r.name, &r.description, format, r.size, r.maxlen.min(r.size));
         ring.timeout_connect = r.timeout_connect;
@@ -179,6 +188,24 @@ impl Ring {
         ring.state = Lock::new(State::new(servers.len()));
         ring.wake = servers.iter().map(|_| Notify::new()).collect();
         ring.servers = servers;
+        ring
+    }
+
+    /// The ring of a `ring` section, its `server ... ssl` lines with their TLS
+    /// configuration (`tls::client::ring_server`); alerts for the ones that cannot
+    /// have it.
+    pub fn from_cfg_tls(r: &RingCfg, cfg: &rampart_cfg::Config, alerts: &mut Vec<rampart_cfg::Diag>) -> Ring {
+        let mut ring = Ring::from_cfg(r);
+        for (fwd, s) in ring.servers.iter_mut().zip(&r.servers) {
+            let ctx = format!("'server {}/{}' : ", r.name, s.name);
+            match crate::tls::client::ring_server(cfg, &s.tls, &ctx) {
+                Ok(tls) => fwd.tls = tls,
+                Err(msgs) => {
+                    let mut spans = std::iter::once(Some(s.span.clone())).chain(std::iter::repeat(None));
+                    alerts.extend(msgs.into_iter().map(|m| rampart_cfg::Diag::alert(spans.next().flatten(), m)));
+                }
+            }
+        }
         ring
     }
 
@@ -427,6 +454,7 @@ mod tests {
                 addr: "127.0.0.1:1".parse().unwrap(),
                 log_proto: LogProto::OctetCount,
                 send_proxy: 0,
+                tls: Default::default(),
                 span: Default::default(),
             }],
             span: Default::default(),

@@ -10,7 +10,10 @@
 //! had handed to a connection that broke are lost, as there). A write that waits
 //! longer than `timeout server`, a close or an error from the server ends the
 //! connection; the forwarder reconnects after [`RETRY`]. Whatever the server sends is
-//! read and ignored. At soft-stop the connection is closed.
+//! read and ignored. At soft-stop the connection is closed. With `ssl`, a TLS
+//! handshake (`tls::stream::connect`, within `timeout connect`, with the server's
+//! configuration from `tls::client::ring_server`) follows the connection and its
+//! PROXY header, and the lines go as TLS records.
 //!
 //! HAProxy counterpart: `process_sink_forward()`, `sink_forward_io_handler()`,
 //! `sink_forward_oc_io_handler()` (src/sink.c).
@@ -18,10 +21,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use std::io;
+
+use rustls_pki_types::ServerName;
 use tokio::net::TcpStream;
 
 use super::ring::Ring;
+use crate::io::Sock;
 
 /// The pause before a new connection after a failure or a close.
 /// COMPAT: HAProxy starts a new session right away; the pause keeps a server that
@@ -49,7 +55,20 @@ pub async fn run(ring: Arc<Ring>, i: usize, stopping: Arc<dyn Fn() -> bool + Sen
     let mut buf = Vec::with_capacity(BATCH + 64);
     while !stopping() {
         if let Some(conn) = connect(&ring, i).await {
-            send(&ring, i, conn, &mut buf, &*stopping).await;
+            let proxy = proxy_header(ring.servers[i].send_proxy);
+            // the PROXY header goes first, in clear, then the TLS handshake (as HAProxy)
+            if write(&ring, &conn, proxy).await.is_ok() {
+                match &ring.servers[i].tls {
+                    Some(tls) => {
+                        let name = ServerName::IpAddress(ring.servers[i].addr.ip().into());
+                        let hs = crate::tls::stream::connect(conn, tls.clone(), name, ring.timeout_connect);
+                        if let Ok(conn) = hs.await {
+                            send(&ring, i, conn, &mut buf, &*stopping).await;
+                        }
+                    }
+                    None => send(&ring, i, conn, &mut buf, &*stopping).await,
+                }
+            }
         }
         tokio::time::sleep(RETRY).await;
     }
@@ -78,25 +97,53 @@ pub fn proxy_header(version: u8) -> &'static [u8] {
     }
 }
 
-/// Writes `bytes` within `timeout server`.
-async fn write(ring: &Ring, wr: &mut (impl tokio::io::AsyncWrite + Unpin), bytes: &[u8]) -> std::io::Result<()> {
-    let write = wr.write_all(bytes);
+/// Writes all of `bytes` (and the TLS records they became) within `timeout server`.
+async fn write(ring: &Ring, conn: &impl Sock, bytes: &[u8]) -> io::Result<()> {
+    let all = async {
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            match conn.try_write(rest) {
+                Ok(n) => rest = &rest[n..],
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => conn.writable().await?,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        loop {
+            match conn.try_flush() {
+                Ok(()) => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => conn.writable().await?,
+                Err(e) => return Err(e),
+            }
+        }
+    };
     match ring.timeout_server {
-        Some(t) => tokio::time::timeout(t, write).await.unwrap_or(Err(std::io::ErrorKind::TimedOut.into())),
-        None => write.await,
+        Some(t) => tokio::time::timeout(t, all).await.unwrap_or(Err(io::ErrorKind::TimedOut.into())),
+        None => all.await,
+    }
+}
+
+/// Reads and drops what the server sent: `false` once it closed or failed.
+fn drain(conn: &impl Sock, scratch: &mut Vec<u8>) -> bool {
+    loop {
+        scratch.clear();
+        match conn.try_read_buf(scratch) {
+            Ok(0) => return false,
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return false,
+        }
     }
 }
 
 /// Sends lines on `conn` until it fails, the server closes it, or the process stops.
-async fn send(ring: &Ring, i: usize, mut conn: TcpStream, buf: &mut Vec<u8>, stopping: &(dyn Fn() -> bool + Sync)) {
+async fn send(ring: &Ring, i: usize, conn: impl Sock, buf: &mut Vec<u8>, stopping: &(dyn Fn() -> bool + Sync)) {
     let proto = ring.servers[i].proto;
-    let mut scratch = [0u8; 512];
-    let (mut rd, mut wr) = conn.split();
-    if write(ring, &mut wr, proxy_header(ring.servers[i].send_proxy)).await.is_err() {
-        return;
-    }
+    let mut scratch = Vec::with_capacity(512);
     loop {
         if stopping() {
+            conn.close_notify();
             return;
         }
         buf.clear();
@@ -107,8 +154,8 @@ async fn send(ring: &Ring, i: usize, mut conn: TcpStream, buf: &mut Vec<u8>, sto
                     // write then carries them all instead of one write per line
                     tokio::task::yield_now().await;
                 }
-                r = rd.read(&mut scratch) => {
-                    if matches!(r, Ok(0) | Err(_)) {
+                r = conn.readable() => {
+                    if r.is_err() || !drain(&conn, &mut scratch) {
                         return;
                     }
                 }
@@ -116,7 +163,7 @@ async fn send(ring: &Ring, i: usize, mut conn: TcpStream, buf: &mut Vec<u8>, sto
             }
             continue;
         }
-        if write(ring, &mut wr, buf).await.is_err() {
+        if write(ring, &conn, buf).await.is_err() {
             return;
         }
     }
@@ -148,6 +195,7 @@ mod tests {
                 addr,
                 log_proto: proto,
                 send_proxy,
+                tls: Default::default(),
                 span: Default::default(),
             }],
             span: Default::default(),

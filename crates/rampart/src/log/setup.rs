@@ -125,7 +125,7 @@ impl Opener {
     pub fn new(cfg: &Config, alerts: &mut Vec<Diag>) -> Opener {
         let ident = Ident::new(cfg.global.log_tag.as_deref(), cfg.global.log_send_hostname.as_deref());
         let mut rings = vec![Arc::new(super::ring::Ring::buf0())];
-        rings.extend(cfg.rings.iter().map(|r| Arc::new(super::ring::Ring::from_cfg(r))));
+        rings.extend(cfg.rings.iter().map(|r| Arc::new(super::ring::Ring::from_cfg_tls(r, cfg, alerts))));
         let mut o = Opener { opened: HashMap::new(), rings, global: Vec::new(), ident };
         for t in &cfg.global.logs {
             if let Some(s) = o.open(t, None, alerts) {

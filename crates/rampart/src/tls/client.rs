@@ -88,65 +88,20 @@ pub fn build(
     if !t.ssl && !t.check_ssl {
         return None;
     }
-    let g = &cfg.global.ssl_server;
-    let verify = t.verify.unwrap_or(!g.verify_none);
-    if verify && t.ca_file.is_none() {
-        alert(alerts, format!("{ctx}{VERIFY_WITHOUT_CA}"));
-        return None;
-    }
-    let versions = match versions(t.versions.or(g.versions)) {
-        Ok(v) => v,
-        Err(why) => {
-            alert(alerts, format!("{ctx}proxy '{}': {why} for server '{}'.", px.name, srv.name));
-            return None;
-        }
-    };
-    let provider = match provider(t, g, &ctx) {
-        Ok((p, warn)) => {
-            warnings.extend(warn.map(|w| Diag::warning(Some(srv.span.clone()), w)));
-            Arc::new(p)
-        }
-        Err(e) => {
-            alert(alerts, e);
-            return None;
-        }
-    };
-    // one session cache, that a new `crt` or new CA/CRL files empty
-    let sessions = Arc::new(Sessions::new(SESSION_CACHE));
-    let (verifier, chain) = match verifier(t, &cfg.global.ssl, verify, &provider, &sessions) {
-        Ok(v) => v,
+    let versions_msg = |why: String| format!("{ctx}proxy '{}': {why} for server '{}'.", px.name, srv.name);
+    let (base, chain, warn) = match base(cfg, t, &ctx, &versions_msg) {
+        Ok(b) => b,
         Err(msgs) => {
             // HAProxy locates only the first line (the second is `'ca-file' : unable to load ...`)
             let mut msgs = msgs.into_iter();
             if let Some(first) = msgs.next() {
-                alert(alerts, format!("{ctx}{first}"));
+                alert(alerts, first);
             }
             alerts.extend(msgs.map(|m| Diag::alert(None, m)));
             return None;
         }
     };
-    let crt_base = cfg.global.ssl.crt_base.as_ref();
-    let load = |p: &str| {
-        let ck = pem::load_cert_key(&based(crt_base, Path::new(p)))?;
-        let path = ck.path.clone();
-        Ok::<_, pem::PemError>(Arc::new(ServerCrt::with_sessions(path, ck.certified(&provider)?, sessions.clone())))
-    };
-    let client_cert = match t.crt.as_deref().map(load).transpose() {
-        Ok(c) => c,
-        Err(e) => {
-            alert(alerts, format!("{ctx}{e}"));
-            return None;
-        }
-    };
-    let base = Base {
-        provider,
-        versions,
-        verifier,
-        client_cert,
-        reuse: t.reuse,
-        tickets: t.tickets && !g.no_tls_tickets,
-        sessions,
-    };
+    warnings.extend(warn.map(|w| Diag::warning(Some(srv.span.clone()), w)));
     let http = px.mode == rampart_cfg::model::Mode::Http;
     let alpn = alpn_list(t.alpn.as_deref(), http, &ctx, srv, warnings);
     let traffic = match t.ssl.then(|| base.config(alpn.clone())).transpose() {
@@ -174,6 +129,59 @@ pub fn build(
     let addr_name = ServerName::IpAddress(addr.ip().into());
     let crt = base.client_cert;
     Some(ServerTlsRt { traffic, check, sni, sni_slot, check_sni, addr_name, chain, crt })
+}
+
+/// The TLS configuration of a `ring` section's `server ... ssl` line, `None` without
+/// `ssl`: the same checks, versions, ciphers, client certificate and session cache
+/// as a proxy's server, with no SNI (the server's address is the name) and no ALPN
+/// unless `alpn` says. `Err`: HAProxy's alerts, the first one for the line.
+pub fn ring_server(cfg: &Config, t: &ServerTls, ctx: &str) -> Result<Option<Arc<ClientConfig>>, Vec<String>> {
+    if !t.ssl {
+        return Ok(None);
+    }
+    let (base, _, _) = base(cfg, t, ctx, &|why| format!("{ctx}{why}."))?;
+    let alpn = t.alpn.iter().flatten().map(|p| p.as_bytes().to_vec()).collect();
+    base.config(alpn).map(Some).map_err(|e| vec![format!("{ctx}{e}")])
+}
+
+/// A server's [`Base`], its chain verifier when it verifies, a warning to print.
+type Based = (Base, Option<Arc<SwapChain>>, Option<String>);
+
+/// What the traffic and check configurations of server `t` share, its chain verifier
+/// (for `commit ssl ca-file`) and the warning about ciphers rustls lacks. `Err`: the
+/// alerts, the first prefixed with `ctx` (the line's); `versions_msg` words the
+/// refusal of the TLS versions.
+fn base(cfg: &Config, t: &ServerTls, ctx: &str, versions_msg: &dyn Fn(String) -> String) -> Result<Based, Vec<String>> {
+    let g = &cfg.global.ssl_server;
+    let verify = t.verify.unwrap_or(!g.verify_none);
+    if verify && t.ca_file.is_none() {
+        return Err(vec![format!("{ctx}{VERIFY_WITHOUT_CA}")]);
+    }
+    let versions = versions(t.versions.or(g.versions)).map_err(|why| vec![versions_msg(why)])?;
+    let (provider, warning) = provider(t, g, ctx).map_err(|e| vec![e])?;
+    let provider = Arc::new(provider);
+    // one session cache, that a new `crt` or new CA/CRL files empty
+    let sessions = Arc::new(Sessions::new(SESSION_CACHE));
+    let (verifier, chain) = verifier(t, &cfg.global.ssl, verify, &provider, &sessions).map_err(|msgs| {
+        msgs.into_iter().enumerate().map(|(i, m)| if i == 0 { format!("{ctx}{m}") } else { m }).collect::<Vec<_>>()
+    })?;
+    let crt_base = cfg.global.ssl.crt_base.as_ref();
+    let load = |p: &str| {
+        let ck = pem::load_cert_key(&based(crt_base, Path::new(p)))?;
+        let path = ck.path.clone();
+        Ok::<_, pem::PemError>(Arc::new(ServerCrt::with_sessions(path, ck.certified(&provider)?, sessions.clone())))
+    };
+    let client_cert = t.crt.as_deref().map(load).transpose().map_err(|e| vec![format!("{ctx}{e}")])?;
+    let base = Base {
+        provider,
+        versions,
+        verifier,
+        client_cert,
+        reuse: t.reuse,
+        tickets: t.tickets && !g.no_tls_tickets,
+        sessions,
+    };
+    Ok((base, chain, warning))
 }
 
 /// HAProxy's alert for a server verified (the default) without a CA to verify with.

@@ -165,3 +165,30 @@ fn cipher_warning_names_the_server() {
         "{warnings:?}"
     );
 }
+
+fn ring_built(text: &str) -> Result<Option<Arc<ClientConfig>>, Vec<String>> {
+    let cfg = config(text);
+    let s = &cfg.rings[0].servers[0];
+    ring_server(&cfg, &s.tls, "'server r/s' : ")
+}
+
+#[test]
+fn ring_servers_get_a_client_configuration_with_the_server_line_checks() {
+    let dir = fixtures("ring");
+    let ring = |opts: &str| format!("ring r\n  server s 127.0.0.1:6514 {opts}\n");
+    assert!(ring_built(&ring("")).expect("plain").is_none());
+    let c = ring_built(&ring("ssl verify none alpn a,b")).expect("built").expect("tls");
+    assert_eq!(c.alpn_protocols, [b"a".to_vec(), b"b".to_vec()]);
+    let c = ring_built(&ring(&format!("ssl ca-file {0}/ca.pem crt {0}/client.pem", dir.display())))
+        .expect("built")
+        .expect("tls");
+    assert!(c.client_auth_cert_resolver.has_certs());
+    assert!(c.alpn_protocols.is_empty());
+    let err = ring_built(&ring("ssl")).expect_err("no CA");
+    assert!(err[0].starts_with("'server r/s' : verify is enabled by default but no CA file specified."), "{err:?}");
+    let err = ring_built(&ring("ssl verify none crt /nonexistent/x.pem")).expect_err("no crt");
+    assert!(err[0].starts_with("'server r/s' : ") && err[0].contains("/nonexistent/x.pem"), "{err:?}");
+    let err = ring_built(&ring("ssl verify none ssl-max-ver TLSv1.1")).expect_err("old version");
+    assert!(err[0].starts_with("'server r/s' : "), "{err:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

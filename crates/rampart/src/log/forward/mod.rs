@@ -2,7 +2,8 @@
 //! `bind` TCP listener) reads messages, [`rampart_proto::syslog::parse`] reads their
 //! header, and each message goes to the section's `log` targets with the target's
 //! header rebuilt from the message's metadata (`header`), after the targets' level
-//! filters.
+//! filters. A `bind ... ssl` line's connections complete a TLS handshake first, with
+//! the configuration a proxy's `bind` line would get (`tls::bind`).
 //!
 //! Where they run: each receiver is one tokio task on one worker thread (receiver `i`
 //! on thread `i % nbthread`), beside that thread's accept loops. A relay costs a parse
@@ -54,6 +55,8 @@ pub struct Forwarder {
     conn_released: tokio::sync::Notify,
     /// Messages received (HAProxy's `cum_log_messages`).
     pub messages: AtomicU64,
+    /// The TLS side of each `bind` line (`None`: plain TCP), in file order.
+    tls: Vec<Option<Arc<crate::tls::bind::BindTls>>>,
 }
 
 /// The sections of `cfg`, their targets opened through `logs` (shared with the proxies).
@@ -69,8 +72,29 @@ pub fn build(cfg: &Config, logs: &mut Opener, alerts: &mut Vec<Diag>) -> Vec<For
             conns: AtomicU32::new(0),
             conn_released: tokio::sync::Notify::new(),
             messages: AtomicU64::new(0),
+            tls: lf.binds.iter().map(|b| bind_tls(b, &cfg.global.ssl, alerts)).collect(),
         })
         .collect()
+}
+
+/// The TLS side of a `bind ... ssl` line, built as a proxy's (`tls::bind`); alerts
+/// and warnings are worded with the line's context.
+fn bind_tls(
+    b: &rampart_cfg::model::Bind,
+    g: &rampart_cfg::model::GlobalSsl,
+    alerts: &mut Vec<Diag>,
+) -> Option<Arc<crate::tls::bind::BindTls>> {
+    let ssl = b.ssl.as_deref().filter(|s| s.enabled)?;
+    match crate::tls::bind::build(ssl, g) {
+        Ok((tls, warns)) => {
+            alerts.extend(warns.into_iter().map(|w| Diag::warning(Some(b.span.clone()), format!("{} : {w}", b.ctx))));
+            Some(Arc::new(tls))
+        }
+        Err(errs) => {
+            alerts.extend(errs.into_iter().map(|e| Diag::alert(Some(b.span.clone()), format!("{} : {e}", b.ctx))));
+            None
+        }
+    }
 }
 
 impl Forwarder {

@@ -1,7 +1,8 @@
 //! The receivers of a `log-forward` section, as tokio tasks on a worker thread: a UDP
 //! socket reads one message per datagram; a TCP listener accepts up to `maxconn`
 //! connections and each reads a stream of octet-counted or LF-terminated messages,
-//! closing on a framing error or after `timeout client` without data. Receivers pause
+//! closing on a framing error or after `timeout client` without data; on a `bind ...
+//! ssl` line, after a TLS handshake (within `timeout client`). Receivers pause
 //! with the listeners (SIGTTOU) and close on stop.
 //! HAProxy counterpart: `syslog_fd_handler()`, `syslog_io_handler()` (src/log.c).
 
@@ -9,13 +10,14 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use rampart_proto::syslog::{next_frame, Frame};
-use tokio::io::AsyncReadExt as _;
 use tokio::sync::watch;
 
 use super::Forwarder;
+use crate::io::{read_some, Sock};
 use crate::listener::accept::ListenState;
 use crate::listener::{ForwardKind, ForwardSocket};
 use crate::proxy::Runtime;
+use crate::tls::bind::BindTls;
 
 /// Starts receiver `sock` on the current thread's event loop.
 pub fn spawn(sock: ForwardSocket, rt: Arc<Runtime>, state: watch::Receiver<ListenState>) {
@@ -26,9 +28,10 @@ pub fn spawn(sock: ForwardSocket, rt: Arc<Runtime>, state: watch::Receiver<Liste
                 tokio::spawn(async move { run_udp(s, &rt.log_forwards[section], state).await });
             }
         }
-        ForwardKind::Tcp(l) => {
+        ForwardKind::Tcp(l, line) => {
             if let Ok(l) = tokio::net::TcpListener::from_std(l) {
-                tokio::spawn(async move { run_tcp(l, rt, section, state).await });
+                let tls = rt.log_forwards[section].tls.get(line).cloned().flatten();
+                tokio::spawn(async move { run_tcp(l, rt, section, tls, state).await });
             }
         }
     }
@@ -68,6 +71,7 @@ async fn run_tcp(
     listener: tokio::net::TcpListener,
     rt: Arc<Runtime>,
     section: usize,
+    tls: Option<Arc<BindTls>>,
     mut state: watch::Receiver<ListenState>,
 ) {
     let fwd = &rt.log_forwards[section];
@@ -91,9 +95,19 @@ async fn run_tcp(
                 };
                 fwd.conns.fetch_add(1, Ordering::Relaxed);
                 let rt = rt.clone();
+                let tls = tls.clone();
                 tokio::spawn(async move {
                     let fwd = &rt.log_forwards[section];
-                    serve(stream, fwd).await;
+                    match tls {
+                        Some(tls) => {
+                            let choose = |hello: &rustls::server::ClientHello<'_>| Ok(tls.choose(hello)?.0);
+                            // the handshake has `timeout client` to complete, as in HAProxy
+                            if let Ok(t) = crate::tls::stream::accept(stream, fwd.timeout_client, choose).await {
+                                serve(t, fwd).await;
+                            }
+                        }
+                        None => serve(stream, fwd).await,
+                    }
                     fwd.conns.fetch_sub(1, Ordering::Relaxed);
                     fwd.conn_released.notify_waiters();
                 });
@@ -105,9 +119,8 @@ async fn run_tcp(
 
 /// Reads and relays the messages of one connection until it closes, sends something
 /// that is not a syslog stream, or stays idle for `timeout client`.
-async fn serve(mut stream: tokio::net::TcpStream, fwd: &Forwarder) {
+async fn serve<S: Sock>(stream: S, fwd: &Forwarder) {
     let mut buf: Vec<u8> = Vec::with_capacity(fwd.bufsize.min(16 * 1024));
-    let mut chunk = vec![0u8; 16 * 1024];
     loop {
         let mut used = 0;
         loop {
@@ -121,17 +134,8 @@ async fn serve(mut stream: tokio::net::TcpStream, fwd: &Forwarder) {
             }
         }
         buf.drain(..used);
-        let read = stream.read(&mut chunk);
-        let n = match fwd.timeout_client {
-            Some(t) => match tokio::time::timeout(t, read).await {
-                Ok(r) => r,
-                Err(_) => return,
-            },
-            None => read.await,
-        };
-        match n {
-            Ok(0) | Err(_) => return,
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        if matches!(read_some(&stream, &mut buf, fwd.timeout_client).await, Ok(0) | Err(_)) {
+            return;
         }
     }
 }
