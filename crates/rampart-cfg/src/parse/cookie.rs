@@ -13,7 +13,7 @@
 use crate::model::{CookieMode, CookiePersist};
 
 use super::proxy::Ctx;
-use super::value::{invalid_char, TimeError};
+use super::value::{invalid_char, parse_time_in, TimeError};
 use super::{arg, not_yet};
 
 /// The options HAProxy lists when it meets an unknown one.
@@ -127,7 +127,7 @@ fn parse_lifetime(cx: &mut Ctx<'_>, word: &str, value: &str) -> Option<u32> {
         cx.alert(format!("'{word}' expects <{what}> in seconds as argument."));
         return None;
     }
-    match parse_secs(value) {
+    match parse_time_in(value, 1_000_000) {
         Ok((secs, trailing)) => {
             if let Some(c) = trailing {
                 cx.warning(super::value::time_trailing_warning(c, value));
@@ -149,37 +149,6 @@ fn parse_lifetime(cx: &mut Ctx<'_>, word: &str, value: &str) -> Option<u32> {
             None
         }
     }
-}
-
-/// HAProxy's time syntax with seconds as the default unit; the character after the
-/// unit, if any, is returned for HAProxy's warning.
-fn parse_secs(text: &str) -> Result<(u32, Option<char>), TimeError> {
-    let digits_end = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
-    if digits_end == 0 {
-        return Err(TimeError::BadChar(text.chars().next().unwrap_or('\0')));
-    }
-    let value =
-        text[..digits_end].bytes().fold(0u128, |acc, d| acc.saturating_mul(10).saturating_add(u128::from(d - b'0')));
-    let rest = &text[digits_end..];
-    // unit length, then the value in seconds as a fraction mult/div
-    let (unit_len, mult, div): (usize, u128, u128) = match rest.as_bytes() {
-        [] => (0, 1, 1),
-        [b'u', b's', ..] => (2, 1, 1_000_000),
-        [b'm', b's', ..] => (2, 1, 1000),
-        [b's', ..] => (1, 1, 1),
-        [b'm', ..] => (1, 60, 1),
-        [b'h', ..] => (1, 3600, 1),
-        [b'd', ..] => (1, 86_400, 1),
-        _ => return Err(TimeError::BadChar(rest.chars().next().unwrap_or('\0'))),
-    };
-    let secs = value.saturating_mul(mult).div_ceil(div);
-    if secs >= 0x8000_0000 {
-        return Err(TimeError::Overflow);
-    }
-    if secs == 0 && value != 0 {
-        return Err(TimeError::Underflow);
-    }
-    Ok((secs as u32, rest[unit_len..].chars().next()))
 }
 
 // COMPAT: HAProxy writes the messages of `domain` and `attr` as `parsing [file:line]:`

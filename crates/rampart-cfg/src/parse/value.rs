@@ -37,6 +37,14 @@ impl Millis {
 /// `m`, `h`, `d`; without unit the value is in milliseconds. The result is rounded up
 /// to the next millisecond, as HAProxy does.
 pub fn parse_time_ms(text: &str) -> Result<Millis, TimeError> {
+    let (ms, trailing) = parse_time_in(text, 1000)?;
+    Ok(Millis { ms, trailing })
+}
+
+/// HAProxy's time syntax counted in units of `unit_us` microseconds (1000: milliseconds,
+/// the default unit too; 1 000 000: seconds, e.g. `cookie ... maxidle`), rounded up;
+/// the character after the unit, if any, comes along for HAProxy's warning.
+pub fn parse_time_in(text: &str, unit_us: u128) -> Result<(u32, Option<char>), TimeError> {
     let digits_end = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
     if digits_end == 0 {
         return Err(TimeError::BadChar(text.chars().next().unwrap_or('\0')));
@@ -45,32 +53,24 @@ pub fn parse_time_ms(text: &str) -> Result<Millis, TimeError> {
         text[..digits_end].bytes().fold(0u128, |acc, d| acc.saturating_mul(10).saturating_add(u128::from(d - b'0')));
     let rest = &text[digits_end..];
     // Unit length in bytes and its size in microseconds.
-    let (unit_len, unit_us): (usize, u128) = if rest.is_empty() {
-        (0, 1000)
-    } else if rest.starts_with("us") {
-        (2, 1)
-    } else if rest.starts_with("ms") {
-        (2, 1000)
-    } else if rest.starts_with('s') {
-        (1, 1_000_000)
-    } else if rest.starts_with('m') {
-        (1, 60_000_000)
-    } else if rest.starts_with('h') {
-        (1, 3_600_000_000)
-    } else if rest.starts_with('d') {
-        (1, 86_400_000_000)
-    } else {
-        return Err(TimeError::BadChar(rest.chars().next().unwrap_or('\0')));
+    let (unit_len, size_us): (usize, u128) = match rest.as_bytes() {
+        [] => (0, unit_us),
+        [b'u', b's', ..] => (2, 1),
+        [b'm', b's', ..] => (2, 1000),
+        [b's', ..] => (1, 1_000_000),
+        [b'm', ..] => (1, 60_000_000),
+        [b'h', ..] => (1, 3_600_000_000),
+        [b'd', ..] => (1, 86_400_000_000),
+        _ => return Err(TimeError::BadChar(rest.chars().next().unwrap_or('\0'))),
     };
-    let trailing = rest[unit_len..].chars().next();
-    let ms = value.saturating_mul(unit_us).div_ceil(1000);
-    if ms >= 0x8000_0000 {
+    let n = value.saturating_mul(size_us).div_ceil(unit_us);
+    if n >= 0x8000_0000 {
         return Err(TimeError::Overflow);
     }
-    if ms == 0 && value != 0 {
+    if n == 0 && value != 0 {
         return Err(TimeError::Underflow);
     }
-    Ok(Millis { ms: ms as u32, trailing })
+    Ok((n as u32, rest[unit_len..].chars().next()))
 }
 
 /// HAProxy's warning when text follows a time unit.
