@@ -464,3 +464,43 @@ fn log_format_sd_fills_the_rfc5424_structured_data_as_haproxy() {
     assert_eq!(mask(&h[0]), "<134>1 date - px pid - [req@1 fe=\"fe4\" st=\"404\"] 404 GET /404 HTTP/1.1");
     assert_eq!(r.iter().map(mask).collect::<Vec<_>>(), [mask(&h[0])]);
 }
+
+/// `%U` counts the request head as HAProxy's internal message holds it (request line
+/// parts plus a fixed overhead, header names and values), then every body byte, also
+/// those that arrive after the head; `%B` likewise for the response.
+#[test]
+fn request_and_response_sizes_count_as_haproxy() {
+    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let syslog = rx.local_addr().unwrap();
+    let cfg = format!(
+        "global\n  log {syslog} local0\n  log-tag px\ndefaults\n  mode http\n  log global\n\
+         \x20 log-format \"U=%U B=%B ST=%ST\"\n  timeout client 5s\n  timeout server 5s\n  timeout connect 1s\n\
+         frontend fe4\n  bind fd@${{fe4}}\n  default_backend be\nbackend be\n  server s1 ${{s1_addr}}:${{s1_port}}\n"
+    );
+    let diff = Differential::new(RAMPART).listener("fe4").backend("s1", backend).config(&cfg);
+    let Some(cmp) = diff.run(|proxy| {
+        while collect_one(&rx).is_some() {}
+        let long = "v".repeat(300);
+        exchange(
+            proxy.addr("fe4"),
+            &format!("GET /a/b?c=d HTTP/1.1\r\nHost: example.com\r\nX-Long: {long}\r\nConnection: close\r\n\r\n"),
+        );
+        let mut c = std::net::TcpStream::connect(proxy.addr("fe4")).expect("connect");
+        c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let head = "POST /up HTTP/1.1\r\nHost: t\r\nContent-Length: 3000\r\nConnection: close\r\n\r\n";
+        c.write_all(format!("{head}{}", "a".repeat(1000)).as_bytes()).unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        c.write_all("b".repeat(2000).as_bytes()).unwrap();
+        let mut sink = Vec::new();
+        let _ = c.read_to_end(&mut sink);
+        Lines(collect(&rx, 2))
+    }) else {
+        return;
+    };
+    let fields =
+        |l: &Lines| l.0.iter().map(|l| l.rsplit_once(": ").map_or("", |(_, f)| f).to_owned()).collect::<Vec<_>>();
+    let h = fields(&cmp.haproxy.client);
+    assert_eq!(h.len(), 2, "{h:?}");
+    assert!(h[1].starts_with("U=3"), "the body's late bytes count: {h:?}");
+    assert_eq!(fields(&cmp.rampart.client), h);
+}

@@ -206,12 +206,42 @@ pub fn clock_ms_at(now: Instant) -> u32 {
 /// are not counted. Checked against haproxy for pages, redirects, `return` and
 /// forwarded responses.
 pub fn htx_head_size(res: crate::http::MsgView<'_>, status: u16) -> u64 {
-    /// The start line block's own size (HAProxy's `struct htx_sl` and block header).
-    const SL_OVERHEAD: u64 = 21;
     let version = 8; // `HTTP/1.x`
     let status_len = if status >= 100 { 3 } else { 1 };
-    let hdrs: usize = res.headers().map(|(_, n, v)| n.len() + v.len()).sum();
-    SL_OVERHEAD + version + status_len + res.reason().len() as u64 + hdrs as u64
+    SL_OVERHEAD + version + status_len + res.reason().len() as u64 + htx_fields_size(res)
+}
+
+/// The start line block's own size in HAProxy's internal message (`struct htx_sl`
+/// and its block header).
+const SL_OVERHEAD: u64 = 21;
+
+/// The headers of a head as HAProxy's internal message counts them: name and value,
+/// without separators.
+pub fn htx_fields_size(m: crate::http::MsgView<'_>) -> u64 {
+    m.headers().map(|(_, n, v)| (n.len() + v.len()) as u64).sum()
+}
+
+/// The request headers as HAProxy's internal message counts them: as
+/// [`htx_fields_size`], without the `Connection` headers that only say `close` or
+/// `keep-alive` (its HTTP/1 parser consumes them).
+pub fn htx_req_fields_size(m: crate::http::MsgView<'_>) -> u64 {
+    let consumed = |n: &[u8], v: &[u8]| {
+        n.eq_ignore_ascii_case(b"connection")
+            && v.split(|&c| c == b',').all(|t| {
+                let t = t.trim_ascii();
+                t.eq_ignore_ascii_case(b"close") || t.eq_ignore_ascii_case(b"keep-alive")
+            })
+    };
+    m.headers().filter(|(_, n, v)| !consumed(n, v)).map(|(_, n, v)| (n.len() + v.len()) as u64).sum()
+}
+
+/// What HAProxy 2.6 counts in `%U` for a request head, as [`htx_head_size`] for a
+/// response: the request line's three parts as received with the start line's
+/// overhead, plus `fields` ([`htx_req_fields_size`] of the parsed head). Checked
+/// against haproxy 2.6.12 (`POST / HTTP/1.1` with `Host` and `Content-Length`: 57).
+pub fn htx_req_head_size(line: &[u8], fields: u64) -> u64 {
+    let parts = line.split(|&c| c == b' ').filter(|p| !p.is_empty()).map(|p| p.len() as u64);
+    SL_OVERHEAD + parts.sum::<u64>() + fields
 }
 
 /// Milliseconds from `a` to `b`, `-1` when either did not happen.

@@ -222,7 +222,8 @@ async fn run_stream<S: Sock>(
     let mut txn = Txn::fresh(rt.bufsize);
     msg::fill(&mut txn.req, head);
     if let Some(started) = started {
-        log_request(&mut txn.st.log, started, &buf, head.len + here);
+        let fields = crate::log::stream_log::htx_req_fields_size(txn.req.view(&buf));
+        log_request(&mut txn.st.log, started, &buf, fields, here);
     }
     // As in HAProxy, rules may grow a head until it fills a buffer.
     txn.req.arena_max = front::rewrite_room(rt, head.len + here);
@@ -285,14 +286,15 @@ fn log_start(conn: &H1Conn, first: bool, sess: &Session) -> LogStart {
     (prev_end, now, i64::from(idle))
 }
 
-/// Starts the log record of a parsed request: its head is complete now, `len` bytes
-/// of it (and its body) were received, and its request line is the first line of `buf`.
-fn log_request(l: &mut crate::log::StreamLog, (accept, req, idle): LogStart, buf: &[u8], len: usize) {
+/// Starts the log record of a parsed request: its head is complete now, its request
+/// line is the first line of `buf`, its headers count `fields` bytes as HAProxy counts
+/// them, and `body` bytes of its body came with it (`%U` then grows as the body comes).
+fn log_request(l: &mut crate::log::StreamLog, (accept, req, idle): LogStart, buf: &[u8], fields: u64, body: usize) {
     l.begin(accept, req, idle);
     l.head_done = Some(std::time::Instant::now());
-    l.bytes_in = len as u64;
     let line = &buf[..memchr::memchr(b'\n', buf).unwrap_or(buf.len())];
     let line = line.strip_suffix(b"\r").unwrap_or(line);
+    l.bytes_in = crate::log::stream_log::htx_req_head_size(line, fields) + body as u64;
     l.req_line.extend_from_slice(&line[..line.len().min(crate::log::stream_log::MAX_URI)]);
 }
 
