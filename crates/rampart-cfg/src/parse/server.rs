@@ -195,7 +195,7 @@ fn parse_server_options(
 /// The `<addr>:<port>` of `socks4` (a port is required).
 fn parse_socks4(word: &str, value: &str) -> Result<SocketAddr, String> {
     if value.is_empty() {
-        return Err(format!("'{word}' expects <addr>:<port> as argument.\n"));
+        return Err(format!("'{word}' expects <addr>:<port> as argument."));
     }
     let addr = super::addr::parse_source_addr(value).map_err(|e| format!("'{word} {value}' : {e}"))?;
     if addr.port() == 0 {
@@ -230,11 +230,11 @@ fn apply_option(word: &str, value: &str, s: &mut ServerSettings, srv: &str) -> R
         "no-check" => s.check.enabled = false,
         "observe" => {
             s.check.observe = match value {
-                "" => return Err(format!("'{word}' expects <mode> as argument.\n")),
+                "" => return Err(format!("'{word}' expects <mode> as argument.")),
                 "none" => None,
                 "layer4" => Some(Observe::Layer4),
                 "layer7" => Some(Observe::Layer7),
-                _ => return Err(format!("'{word}' expects one of 'none', 'layer4', 'layer7' but got '{value}'\n")),
+                _ => return Err(format!("'{word}' expects one of 'none', 'layer4', 'layer7' but got '{value}'")),
             }
         }
         "error-limit" => {
@@ -261,7 +261,7 @@ fn apply_option(word: &str, value: &str, s: &mut ServerSettings, srv: &str) -> R
         "slowstart" => s.check.slowstart = parse_slowstart(word, value, srv)?,
         "track" => {
             if value.is_empty() {
-                return Err(format!("'{word}' expects [<proxy>/]<server> as argument.\n"));
+                return Err(format!("'{word}' expects [<proxy>/]<server> as argument."));
             }
             s.check.track = Some(value.to_owned());
         }
@@ -514,7 +514,7 @@ mod tests {
             a("socks4 127.0.0.1"),
             ["'server b/s' : 'socks4 127.0.0.1' : missing port specification in '127.0.0.1'."]
         );
-        assert_eq!(a("socks4"), ["'server b/s' : 'socks4' expects <addr>:<port> as argument.\n."]);
+        assert_eq!(a("socks4"), ["'server b/s' : 'socks4' expects <addr>:<port> as argument.."]);
         assert_eq!(
             a("on-marked-down foo"),
             ["'server b/s' : 'on-marked-down' expects 'shutdown-sessions' but got 'foo'."]
@@ -531,7 +531,7 @@ mod tests {
         assert_eq!((srv.socks4, srv.check.via_socks4), (Some("127.0.0.2:1080".parse().unwrap()), true));
         assert_eq!(
             a("observe layer9"),
-            ["'server b/s' : 'observe' expects one of 'none', 'layer4', 'layer7' but got 'layer9'\n."]
+            ["'server b/s' : 'observe' expects one of 'none', 'layer4', 'layer7' but got 'layer9'."]
         );
         assert_eq!(a("error-limit 0"), ["'server b/s' : error-limit has to be > 0.."]);
         assert_eq!(
