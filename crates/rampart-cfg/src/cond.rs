@@ -15,13 +15,25 @@
 //! The `.if` line is split into words by the lexer first (quotes, escapes and `"${VAR}"`
 //! are resolved there) and the words are joined with single spaces before parsing here.
 //! What does not belong here: the `.if` block nesting (see `lexer`).
+//!
+//! [`LexCtx`], what the lexer and the conditions read from outside, is defined here so
+//! that the lexer depends on this module and not the other way round.
 
 mod args;
 mod version_cmp;
 
-use crate::lexer::words::{self, Place, SplitError};
-use crate::lexer::LexCtx;
+use crate::words::{self, Place, SplitError};
 use args::lossy;
+
+/// What the lexer and the condition evaluator need from outside.
+pub struct LexCtx<'a> {
+    /// Environment lookup for `${VAR}`.
+    pub env: &'a dyn Fn(&str) -> Option<String>,
+    /// The HAProxy version whose behaviour rampart follows, for `version_atleast()`.
+    pub version: &'a str,
+    /// Feature names (without `+`) for `feature()`.
+    pub features: &'a [&'a str],
+}
 
 /// Nesting budget of the parser (HAProxy's `MAX_CFG_RECURSION`): every `&&`, `||` and
 /// parenthesis spends some of it.

@@ -1,7 +1,7 @@
 //! haproxy.cfg lexer: text -> lines of words.
 //!
 //! Handles comments, quoting (`"..."` with backslash escapes and `${VAR}` /
-//! `${VAR-default}` / `${VAR[*]}` expansion, `'...'` literal; see `words.rs`), the
+//! `${VAR-default}` / `${VAR[*]}` expansion, `'...'` literal; split by `words`), the
 //! conditional blocks `.if/.elif/.else/.endif` (conditions evaluated by [`crate::cond`]),
 //! the `.diag/.notice/.warning/.alert` directives and `[scope]` lines. HAProxy counterpart:
 //! `readcfgfile()` in src/cfgparse.c and `parse_line()` in src/tools.c. No sections or
@@ -17,32 +17,21 @@
 //!   the file and mark the load as aborted ([`Lexer::aborted`]): HAProxy then reads no
 //!   further file.
 
-pub(crate) mod words;
-
-pub use words::{raw_bytes, RAW_BASE};
+pub use crate::cond::LexCtx;
+pub use crate::words::{raw_bytes, RAW_BASE};
 
 use std::sync::Arc;
 
 use crate::cond;
 use crate::diag::{Diag, Diags, Level};
 use crate::span::Span;
-use words::{Place, SplitError, Words};
+use crate::words::{self, Place, SplitError, Words};
 
 /// One logical configuration line, split into words (quotes and escapes resolved).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Line {
     pub span: Span,
     pub words: Vec<String>,
-}
-
-/// What the lexer and the condition evaluator need from outside.
-pub struct LexCtx<'a> {
-    /// Environment lookup for `${VAR}`.
-    pub env: &'a dyn Fn(&str) -> Option<String>,
-    /// The HAProxy version whose behaviour rampart follows, for `version_atleast()`.
-    pub version: &'a str,
-    /// Feature names (without `+`) for `feature()`.
-    pub features: &'a [&'a str],
 }
 
 /// Splits `text` (the contents of `file`) into lines of words, evaluating conditional

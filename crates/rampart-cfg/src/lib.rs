@@ -4,7 +4,9 @@
 //! - `span`: file:line of every object
 //! - `diag`: alerts and warnings, rendered as HAProxy renders them
 //! - `lexer`: text -> lines of words (quotes, `${VAR}`, `.if` blocks, `.alert` ...)
-//! - `cond`: the `.if` / `-cc` condition language
+//! - `cond`: the `.if` / `-cc` condition language, and [`LexCtx`], what it and the lexer read
+//!   from outside
+//! - `words`: one line -> words (quotes, escapes, `${VAR}`), for the lexer and `-cc`
 //! - `parse`: sections and keywords -> [`model::Config`], cross-reference checks
 //! - `kw`: keyword tables, HAProxy keywords not supported yet, did-you-mean
 //! - `model`: the typed, resolved configuration the daemon runs
@@ -17,9 +19,10 @@ pub mod model;
 pub mod parse;
 pub mod span;
 pub mod version;
+mod words;
 
+pub use cond::LexCtx;
 pub use diag::{Diag, Diags, Level};
-pub use lexer::LexCtx;
 pub use model::Config;
 pub use span::Span;
 

@@ -98,7 +98,7 @@ fn split_commit(s: &[u8], p: usize, mut v: Split) -> Option<Split> {
 fn strtol(s: &[u8], from: usize) -> (u32, usize) {
     let at = |i: usize| s.get(i).copied().unwrap_or(0);
     let mut i = from;
-    while crate::lexer::words::is_space(at(i)) {
+    while crate::words::is_space(at(i)) {
         i += 1;
     }
     let negative = at(i) == b'-';

@@ -1,4 +1,5 @@
-//! Splitting one line into words: quotes, backslash escapes and `"${VAR}"` expansion.
+//! Splitting one line into words: quotes, backslash escapes and `"${VAR}"` expansion, for
+//! the lexer (configuration lines) and `-cc` ([`crate::cond::eval_str`]).
 //! HAProxy counterpart: `parse_line()` in src/tools.c, whose rules are followed byte for
 //! byte since configurations depend on them:
 //!
