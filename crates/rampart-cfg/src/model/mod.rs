@@ -4,12 +4,15 @@
 //! are `Duration`s, addresses are parsed, file contents (`errorfile`, `http-request
 //! return file`) are loaded, and cross references (`default_backend`, `use_backend`,
 //! `use-server`) are indices. Sample expressions, log-format strings, regexes and ACL
-//! words stay text with their line, for the daemon's engines to compile (see `rules`).
+//! words stay text with their line, for the daemon's engines to compile (see `source`;
+//! `acl` lines are in `rules`).
 //! HAProxy counterparts: `struct proxy` (include/haproxy/proxy-t.h), `struct server`
 //! (server-t.h), `struct global` (global-t.h).
 //!
-//! - `rules`: ACLs, conditions, the rule lists and their actions
+//! - `rules`: ACLs, the rule lists and their actions
 //! - `reply`: HTTP replies, redirects, `http-errors` and `userlist` sections
+//! - `source`: text kept for the daemon's engines (sample expressions, log-format strings,
+//!   regexes, conditions), shared by `rules` and `reply`
 //! - `cookie`: cookie-based server persistence (`cookie`, server `cookie`)
 //! - `check`: health-check settings of a proxy (`option httpchk`, `http-check`)
 //! - `ring`: `ring` sections (log buffers and their TCP syslog servers)
@@ -21,6 +24,7 @@ mod reply;
 mod ring;
 mod rules;
 mod server_tls;
+mod source;
 mod ssl;
 
 pub use check::*;
@@ -29,6 +33,7 @@ pub use reply::*;
 pub use ring::*;
 pub use rules::*;
 pub use server_tls::*;
+pub use source::*;
 pub use ssl::*;
 
 use std::net::SocketAddr;
@@ -260,7 +265,7 @@ pub struct StatsPage {
     pub scope: Vec<String>,
     /// `stats admin if|unless <cond>` lines: a request meeting one may change servers
     /// through the page's form.
-    pub admin: Vec<rules::Condition>,
+    pub admin: Vec<source::Condition>,
     /// The first `stats` line.
     pub span: Span,
 }

@@ -6,7 +6,7 @@
 //! `struct redirect_rule` (include/haproxy/http_ana-t.h), `struct http_errors`,
 //! `struct userlist` (include/haproxy/auth-t.h).
 
-use super::rules::{Condition, FmtSrc};
+use super::source::{Condition, FmtSrc};
 use crate::span::Span;
 
 /// An HTTP response described by the reply arguments (`status`, `content-type`,

@@ -1,11 +1,12 @@
-//! The rules language as the parser leaves it: `acl` lines, conditions, and the
-//! `http-request` / `http-response` / `http-after-response` / `tcp-request` /
-//! `tcp-response` rule lists with their actions.
+//! The rules language as the parser leaves it: `acl` lines and the `http-request` /
+//! `http-response` / `http-after-response` / `tcp-request` / `tcp-response` rule lists with
+//! their actions.
 //!
 //! Everything an action's arguments say is typed and checked here, except three kinds of
 //! text the daemon compiles with its own engines and that therefore stay text with their
 //! line: sample expressions ([`ExprSrc`]), log-format strings ([`FmtSrc`]) and regexes
-//! ([`RegexSrc`]); conditions and `acl` lines stay words ([`Condition`], [`AclDef`]).
+//! ([`RegexSrc`]); conditions and `acl` lines stay words ([`Condition`], [`AclDef`]). `AclDef`
+//! is defined here, the others in `source` (replies use them too).
 //!
 //! HAProxy counterparts: `struct act_rule` (include/haproxy/action-t.h), the per-action
 //! argument layouts of src/http_act.c, src/tcp_act.c, src/vars.c, src/stream.c.
@@ -13,40 +14,8 @@
 use std::time::Duration;
 
 use super::reply::{HttpReply, Redirect};
+use super::source::{Condition, ExprSrc, FmtSrc, RegexSrc};
 use crate::span::Span;
-
-/// A sample expression as written, e.g. `req.hdr(host),lower`. When the configuration
-/// spreads converters over several words (`req.hdr(host) lower`, which HAProxy accepts),
-/// the words are joined with `,`, which HAProxy reads the same way.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ExprSrc {
-    pub text: String,
-    pub span: Span,
-}
-
-/// A log-format string as written (`%[src]:%{+Q}r ...`), compiled by the daemon.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FmtSrc {
-    pub text: String,
-    pub span: Span,
-}
-
-/// A regular expression as written (HAProxy's PCRE syntax), compiled by the daemon.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RegexSrc {
-    pub text: String,
-    pub span: Span,
-}
-
-/// An `if`/`unless` condition, held as words until the ACL engine compiles it. The words
-/// may be empty (`... if` alone), which HAProxy accepts.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Condition {
-    /// `true` for `unless`.
-    pub negate: bool,
-    pub words: Vec<String>,
-    pub span: Span,
-}
 
 /// `acl <name> <criterion> [flags] [operator] <value>...`: the words after the name.
 #[derive(Debug, Clone, PartialEq, Eq)]
