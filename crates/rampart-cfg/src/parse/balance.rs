@@ -7,7 +7,7 @@
 
 use crate::model::{Balance, HashFunc, HashType};
 
-use super::proxy::Ctx;
+use super::ctx::Ctx;
 use super::value::{atol, parse_time_ms};
 use super::{arg, not_yet};
 

@@ -7,7 +7,7 @@ use crate::kw::{self, Support};
 use crate::model::Bind;
 
 use super::addr::parse_listen_addrs;
-use super::proxy::Ctx;
+use super::ctx::Ctx;
 use super::{arg, not_yet};
 
 pub(super) fn parse_bind(cx: &mut Ctx<'_>, words: &[String]) {

@@ -11,7 +11,7 @@ use crate::diag::Diag;
 use crate::model::{BackendRef, BackendTarget, Config, Mode, Proxy, TcpReqAction, UseBackend};
 
 use super::check_rules::{check_proxy_rules, collect_defaults};
-use super::proxy::ProxyBuild;
+use super::ctx::ProxyBuild;
 use super::Parser;
 
 /// Builds the final [`Config`] from the parser state, reporting into `p.diags`.

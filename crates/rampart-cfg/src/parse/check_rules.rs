@@ -13,8 +13,8 @@ use crate::model::{
 };
 use crate::span::Span;
 
+use super::ctx::ProxyBuild;
 use super::http_errors::{resolve_errors, resolve_reply};
-use super::proxy::ProxyBuild;
 
 /// What HAProxy calls `tune.http.cookielen`'s default: cookie captures keep less.
 const COOKIE_LEN: usize = 64;

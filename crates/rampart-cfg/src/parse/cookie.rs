@@ -12,7 +12,7 @@
 
 use crate::model::{CookieMode, CookiePersist};
 
-use super::proxy::Ctx;
+use super::ctx::Ctx;
 use super::value::{invalid_char, parse_time_in, TimeError};
 use super::{arg, not_yet};
 

@@ -6,8 +6,7 @@
 //! HAProxy can produce are `http_err_codes` (src/http.c).
 
 use super::arg;
-use super::http_errors::{ErrorConf, Page};
-use super::proxy::Ctx;
+use super::ctx::{Ctx, ErrorConf, Page};
 use super::value::atol;
 
 /// The status codes `errorfile` accepts: those HAProxy itself can answer with.

@@ -7,7 +7,7 @@
 
 use crate::model::{HttpCheck, HttpExpect, HttpExpectMatch};
 
-use super::proxy::Ctx;
+use super::ctx::Ctx;
 use super::{arg, not_yet};
 
 /// `option httpchk [<method> <uri> [<version>]]` (one argument is the URI).

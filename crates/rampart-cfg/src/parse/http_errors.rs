@@ -11,31 +11,11 @@ use crate::diag::Diag;
 use crate::model::{HttpErrors, HttpReply, ReplyBody};
 use crate::span::Span;
 
+use super::ctx::{Ctx, ErrorConf, Page};
 use super::errorfile::{load_error_file, HTTP_ERR_CODES};
-use super::proxy::Ctx;
 use super::rule::{parse_reply, ActErr, Args};
 use super::value::{atol, invalid_char};
 use super::{arg, Parser};
-
-/// One error-page line of a proxy (or of the `defaults` section it copies them from).
-#[derive(Debug, Clone)]
-pub(crate) enum ErrorConf {
-    /// `errorfile`, or `http-error` with anything but `errorfiles`.
-    Page { status: u16, page: Page },
-    /// `errorfiles <name> [<code>...]` (`codes` empty: every status the section has), or
-    /// `http-error status <code> errorfiles <name>`.
-    Section { name: String, codes: Vec<u16>, span: Span },
-}
-
-#[derive(Debug, Clone)]
-pub(crate) enum Page {
-    /// A complete HTTP response (`errorfile`).
-    File(Vec<u8>),
-    /// Back to HAProxy's built-in page (`http-error status <code> default-errorfiles`).
-    Default,
-    /// Any other reply.
-    Reply(HttpReply),
-}
 
 /// `errorfiles <name> [<code>...]`.
 pub(super) fn parse_errorfiles(cx: &mut Ctx<'_>, words: &[String]) {

@@ -7,7 +7,7 @@
 
 use crate::span::Span;
 
-use super::proxy::{fresh_build, Kind, ProxyBuild};
+use super::ctx::{fresh_build, Kind, ProxyBuild};
 use super::Parser;
 
 /// A new section initialised from `def`, copying only what its capabilities use, as

@@ -9,7 +9,7 @@
 use crate::model::LogTarget;
 use crate::span::Span;
 
-use super::proxy::Ctx;
+use super::ctx::Ctx;
 use super::{Modifier, Parser};
 
 const FACILITIES: &[&str] = &[

@@ -12,6 +12,8 @@
 //! - `global`: the `global` section
 //! - `proxy`: section headers and proxy keyword dispatch; `inherit`: what a section
 //!   takes from its `defaults` section
+//! - `ctx`: a proxy section while it is parsed (`ProxyBuild`) and what keyword parsers get
+//!   (`Ctx`), below the keyword parsers and `proxy`
 //! - `proxy_kw`: the simple proxy keywords (mode, maxconn, timeouts, balance...)
 //! - `option`: `option ...`
 //! - `bind`, `server`: `bind` lines, `server` / `default-server` lines
@@ -31,6 +33,7 @@ mod bind;
 mod check;
 mod check_rules;
 mod cookie;
+mod ctx;
 mod errorfile;
 mod global;
 mod healthcheck;
@@ -63,7 +66,7 @@ use crate::lexer::Line;
 use crate::model::{Config, Global};
 use crate::span::Span;
 
-pub(crate) use proxy::ProxyBuild;
+pub(crate) use ctx::ProxyBuild;
 
 /// One configuration file, already split into lines by the lexer.
 pub struct FileLines {

@@ -10,7 +10,7 @@ use crate::model::{
     TCP_LOG_FORMAT,
 };
 
-use super::proxy::{Ctx, Kind};
+use super::ctx::{Ctx, Kind};
 use super::value::{atol, parse_net};
 use super::{arg, not_yet, Modifier};
 

@@ -10,7 +10,7 @@ use std::time::Duration;
 use crate::kw::{self, Support};
 use crate::model::{BackendRef, HttpReuse, Mode};
 
-use super::proxy::Ctx;
+use super::ctx::Ctx;
 use super::value::{atol, is_integer, parse_time_ms, time_trailing_warning, TimeError};
 use super::{arg, not_yet};
 

@@ -11,7 +11,7 @@ use crate::kw::{self, Support};
 use crate::model::{Observe, OnError, Server};
 
 use super::addr::{check_probe_addr, parse_server_target};
-use super::proxy::{Ctx, ServerSettings};
+use super::ctx::{Ctx, ServerSettings};
 use super::value::{atol, invalid_char, parse_time_ms, TimeError};
 use super::{arg, not_yet};
 

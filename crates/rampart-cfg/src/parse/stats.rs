@@ -8,8 +8,8 @@ use std::time::Duration;
 use crate::model::{StatsAuth, StatsPage};
 
 use super::arg;
+use super::ctx::Ctx;
 use super::not_yet;
-use super::proxy::Ctx;
 use super::rule::parse_condition;
 use super::value::{parse_time_ms, TimeError};
 

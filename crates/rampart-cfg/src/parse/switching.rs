@@ -10,7 +10,7 @@ use crate::model::{
 };
 
 use super::arg;
-use super::proxy::Ctx;
+use super::ctx::Ctx;
 use super::rule::{parse_condition, warn_misplaced, Stage};
 use super::value::{atol, invalid_char};
 

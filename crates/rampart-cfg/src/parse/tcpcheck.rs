@@ -11,7 +11,7 @@
 
 use crate::model::{MysqlUser, ProtoCheck, TcpCheckAction, TcpCheckRule, TcpExpectMatch};
 
-use super::proxy::Ctx;
+use super::ctx::Ctx;
 use super::{arg, not_yet};
 
 /// `option tcp-check`, `option redis-check`, `option smtpchk [EHLO|HELO <domain>]`,

@@ -12,8 +12,8 @@ use crate::model::{
     Condition, HttpAfterResAction, HttpAfterResRule, HttpReqAction, HttpReqRule, HttpResAction, HttpResRule,
 };
 
+use super::super::ctx::Ctx;
 use super::super::not_yet;
-use super::super::proxy::Ctx;
 use super::{http_act, invalid, redirect, reply, vars, warn_misplaced, ActErr, ActResult, Args, Stage};
 
 /// Which HTTP rule list a line belongs to.

@@ -13,7 +13,7 @@ use crate::model::{
     SetStatus, TimeoutName, TimeoutValue, UriAction, WaitForBody,
 };
 
-use super::super::proxy::Ctx;
+use super::super::ctx::Ctx;
 use super::super::value::{atol, parse_time_ms, TimeError};
 use super::{invalid, ActResult, Args};
 

@@ -36,7 +36,7 @@ use crate::model::{Condition, ExprSrc, FmtSrc, RegexSrc};
 use crate::span::Span;
 
 use super::arg;
-use super::proxy::Ctx;
+use super::ctx::Ctx;
 
 /// Why an action's arguments were refused.
 #[derive(Debug, Clone, PartialEq, Eq)]

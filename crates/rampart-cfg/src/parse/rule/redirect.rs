@@ -8,7 +8,7 @@
 
 use crate::model::{Condition, Redirect, RedirectKind, RedirectRule, RedirectTarget};
 
-use super::super::proxy::Ctx;
+use super::super::ctx::Ctx;
 use super::super::value::atol;
 use super::{invalid, parse_condition, warn_misplaced, ActResult, Args, Stage};
 

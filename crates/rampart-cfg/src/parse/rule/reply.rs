@@ -8,8 +8,8 @@
 
 use crate::model::{FmtSrc, HttpReply, ReplyBody};
 
+use super::super::ctx::Ctx;
 use super::super::errorfile::{load_error_file, HTTP_ERR_CODES};
-use super::super::proxy::Ctx;
 use super::{invalid, ActResult, Args};
 
 /// `deny` / `tarpit` (and `http-response deny`): no argument or a lone

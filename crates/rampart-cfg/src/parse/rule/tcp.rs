@@ -11,7 +11,7 @@ use std::time::Duration;
 use crate::kw::{self, ActionKw, Support};
 use crate::model::{TcpReqAction, TcpReqRule, TcpResAction, TcpResRule};
 
-use super::super::proxy::Ctx;
+use super::super::ctx::Ctx;
 use super::super::value::{atol, parse_time_ms, TimeError};
 use super::super::{arg, not_yet};
 use super::{http_act, invalid, vars, warn_misplaced, ActErr, ActResult, Args, Stage};
