@@ -3,7 +3,7 @@
 //! stats later). HAProxy counterpart: the `cum_conn` fields of fe_counters/be_counters.
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 thread_local! {
     /// This thread's slot in every [`Counter`]: worker thread `t` has slot `t + 1`;
@@ -122,5 +122,15 @@ mod tests {
             });
         });
         assert_eq!(c.get(), 1);
+    }
+}
+
+/// Records `now` as the maximum if it is one.
+///
+/// PERF: a relaxed load per call; the store happens only while the maximum grows.
+#[inline]
+pub fn note_max(max: &AtomicU32, now: u32) {
+    if now > max.load(Ordering::Relaxed) {
+        max.fetch_max(now, Ordering::Relaxed);
     }
 }

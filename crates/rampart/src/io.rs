@@ -7,7 +7,7 @@
 
 use std::future::Future;
 use std::io;
-use std::os::fd::{AsFd, AsRawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::time::Duration;
 
 use tokio::io::Interest;
@@ -277,6 +277,28 @@ pub fn keepalive(ka: &rampart_cfg::model::TcpKa) -> Option<socket2::TcpKeepalive
 pub fn set_keepalive<S: std::os::fd::AsFd>(s: &S, ka: &socket2::TcpKeepalive) {
     let _ = socket2::SockRef::from(s).set_tcp_keepalive(ka);
 }
+
+// === listening sockets ===
+
+/// The family of a listening socket, which decides the stream type it accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    Inet,
+    Unix,
+}
+
+/// Checks that an inherited descriptor is a listening stream socket (and makes it
+/// non-blocking); returns its family.
+pub fn socket_family(fd: BorrowedFd<'_>) -> io::Result<Family> {
+    let sock = socket2::SockRef::from(&fd);
+    if !sock.is_listener()? {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    sock.set_nonblocking(true)?;
+    let local = sock.local_addr()?;
+    Ok(if local.is_unix() { Family::Unix } else { Family::Inet })
+}
+
 
 #[cfg(test)]
 mod tests {

@@ -150,9 +150,11 @@ pub fn ticks(d: Duration) -> u64 {
     (d.as_nanos().div_ceil(TICK.as_nanos()) as u64).max(1) + 1
 }
 
-/// Drives this thread's wheel forever: advance one tick every [`TICK`], fire what is
-/// due, and on soft stop wake the idle connections. Spawn once per worker thread.
-pub async fn run_wheel(stopping: impl Fn() -> bool) {
+/// Drives this thread's wheel forever: advance one tick every [`TICK`], run `on_tick`
+/// (work that must not wait for the loop to run dry, such as sending the batched log
+/// lines), fire what is due, and on soft stop wake the idle connections. Spawn once per
+/// worker thread.
+pub async fn run_wheel(stopping: impl Fn() -> bool, on_tick: impl Fn()) {
     RUNNING.with(|r| r.set(true));
     let mut interval = tokio::time::interval(TICK);
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
@@ -163,8 +165,7 @@ pub async fn run_wheel(stopping: impl Fn() -> bool) {
             n.set(v);
             v
         });
-        // a loop that never runs dry still sends its log lines each tick
-        crate::log::batch::flush();
+        on_tick();
         let stop = stopping();
         WHEEL.with(|w| {
             let mut w = w.borrow_mut();
@@ -305,7 +306,7 @@ mod tests {
 
     #[tokio::test(flavor = "current_thread")]
     async fn timeout_expires_and_completes() {
-        tokio::spawn(run_wheel(|| false));
+        tokio::spawn(run_wheel(|| false, || ()));
         tokio::task::yield_now().await;
         let slow = timeout(Some(Duration::from_millis(30)), std::future::pending::<()>()).await;
         assert_eq!(slow, Err(Elapsed));

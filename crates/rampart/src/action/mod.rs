@@ -35,6 +35,7 @@ mod tcp_tests;
 
 use std::time::Duration;
 
+pub use crate::sample::ctx::RuleAt;
 pub use compile::compile_proxy;
 pub use http::HttpAct;
 pub use tcp::{TcpAct, TcpFlow};
@@ -50,25 +51,6 @@ pub struct Rule<A> {
     pub act: A,
     /// Its file and line (`last_rule_file`, `last_rule_line`).
     pub at: RuleAt,
-}
-
-/// Where a rule was written: its configuration file, as an index into
-/// [`crate::proxy::Runtime::rule_files`], and its line. `line` 0: a rule that never
-/// reports itself as the last one (proxy-level `redirect`, as in HAProxy).
-///
-/// PERF: `Copy` and 8 bytes, so that a stream notes the last final rule that ran
-/// (`last_rule_file`) without touching the file name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct RuleAt {
-    pub file: u32,
-    pub line: u32,
-}
-
-impl RuleAt {
-    /// `Some(self)` for a rule that reports itself (a line is known).
-    pub fn reported(self) -> Option<RuleAt> {
-        (self.line != 0).then_some(self)
-    }
 }
 
 impl<A> Rule<A> {

@@ -7,11 +7,10 @@
 //! actions write: `scf->src/dst`, `req_cap`/`res_cap`, `unique_id`, the 103 response
 //! of `http_action_early_hint()`, `scb->ioto` / `tunnel_timeout`.
 
-use std::time::Duration;
-
 use super::capture::{CaptureDecls, Captured};
 use crate::http::MsgHead;
 use crate::log::UniqueId;
+pub use crate::sample::ctx::TimeoutOverride;
 use crate::sample::ctx::ConnInfo;
 
 /// The per-stream state actions change.
@@ -50,26 +49,6 @@ pub struct StreamState {
     pub direct: bool,
     /// The dates the request's persistence cookie carried (`maxidle`, `maxlife`).
     pub cookie_dates: crate::http::cookie::Dates,
-}
-
-/// Timeouts a rule set for one stream; `None`: the backend's.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct TimeoutOverride {
-    /// `Some(None)`: no server timeout at all (a value of 0).
-    pub server: Option<Option<Duration>>,
-    pub tunnel: Option<Option<Duration>>,
-}
-
-impl TimeoutOverride {
-    /// The server timeout to apply: the override, else `configured`.
-    pub fn server(&self, configured: Option<Duration>) -> Option<Duration> {
-        self.server.unwrap_or(configured)
-    }
-
-    /// The tunnel timeout to apply: the override, else `configured`.
-    pub fn tunnel(&self, configured: Option<Duration>) -> Option<Duration> {
-        self.tunnel.unwrap_or(configured)
-    }
 }
 
 impl Default for StreamState {
@@ -117,6 +96,7 @@ impl StreamState {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn overrides_win_over_the_configured_timeouts() {

@@ -35,6 +35,7 @@ use rampart_cfg::model::{Config, Observe, OnError, Proxy, Server};
 use rampart_cfg::{Diag, Span};
 
 pub use admin::{force_state, set_drain, set_maint, set_weight};
+pub use crate::tls::client::CheckTls;
 pub use agent::{AgentReply, AgentRt};
 pub use health::Health;
 pub use http::{HttpChk, Outcome};
@@ -89,14 +90,6 @@ pub struct CheckRt {
     /// TLS for the checks (`check-ssl`, or `ssl` without `port` nor `addr`), set
     /// once the server's TLS side is built (`proxy::build`).
     pub tls: Option<CheckTls>,
-}
-
-/// The TLS a check speaks: the server's check configuration, and the name it
-/// announces (`check-sni`, else none: the address).
-#[derive(Debug, Clone)]
-pub struct CheckTls {
-    pub config: Arc<rustls::ClientConfig>,
-    pub name: rustls_pki_types::ServerName<'static>,
 }
 
 /// The compiled check kinds of a backend, shared by its servers.

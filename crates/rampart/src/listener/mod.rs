@@ -10,12 +10,14 @@ pub mod accept;
 use std::collections::{HashMap, HashSet};
 use std::io;
 use std::net::SocketAddr;
-use std::os::fd::{BorrowedFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::path::Path;
 
 use rampart_cfg::model::ListenAddr;
 use rampart_cfg::Config;
 use socket2::{Domain, SockAddr, Socket, Type};
+
+pub use crate::io::{socket_family, Family};
 
 /// Every listening socket of a configuration, ready to be handed to the threads.
 #[derive(Debug, Default)]
@@ -39,13 +41,6 @@ pub enum ForwardKind {
     Udp(std::net::UdpSocket),
     /// With the index of its `bind` line in the section (for the line's TLS).
     Tcp(std::net::TcpListener, usize),
-}
-
-/// The family of a listening socket, which decides the stream type it accepts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Family {
-    Inet,
-    Unix,
 }
 
 /// One bind address: its proxy and its socket(s).
@@ -360,18 +355,6 @@ fn bind_unix(path: &Path, backlog: i32) -> StepResult<OwnedFd> {
     sock.bind(&SockAddr::unix(path).map_err(at(Step::Bind))?).map_err(at(Step::Bind))?;
     sock.listen(backlog).map_err(at(Step::Listen))?;
     Ok(sock.into())
-}
-
-/// Checks that an inherited descriptor is a listening stream socket (and makes it
-/// non-blocking); returns its family.
-pub(crate) fn socket_family(fd: BorrowedFd<'_>) -> io::Result<Family> {
-    let sock = socket2::SockRef::from(&fd);
-    if !sock.is_listener()? {
-        return Err(io::Error::from_raw_os_error(libc::EINVAL));
-    }
-    sock.set_nonblocking(true)?;
-    let local = sock.local_addr()?;
-    Ok(if local.is_unix() { Family::Unix } else { Family::Inet })
 }
 
 #[cfg(test)]

@@ -27,6 +27,7 @@ use crate::check::{self as health_check, AgentRt, CheckRt};
 use crate::counters::Counter;
 use crate::errors::ErrorPages;
 use crate::lb::Lb;
+use crate::splice::DirTimeouts;
 use crate::sample::vars::{ProcVars, VarLimits};
 use crate::server::SrvState;
 
@@ -145,6 +146,26 @@ pub struct Timeouts {
     pub tunnel: Option<Duration>,
     pub client_fin: Option<Duration>,
     pub server_fin: Option<Duration>,
+}
+
+impl Timeouts {
+    /// The timeouts of the two directions of a tunnel (TCP mode, or HTTP once upgraded): `(client to
+    /// server, server to client)`. As in HAProxy (stream.c, process_stream), `timeout
+    /// tunnel` (from the backend) supersedes the client and server timeouts, and once a
+    /// side was sent a FIN its read timeout becomes its half-closed timeout: `client-fin`
+    /// (frontend) for the client, `server-fin` (backend) for the server (stconn.c,
+    /// sc_app_shutw).
+    ///
+    /// COMPAT: HAProxy also uses the half-closed timeout of a side to write to it once the
+    /// *other* side closed; here writes keep the client/server (or tunnel) timeout.
+    pub fn tunnel(&self, be: &Timeouts) -> (DirTimeouts, DirTimeouts) {
+            let fe = self;
+        let tunnel = be.tunnel;
+        let (client, server) = (tunnel.or(fe.client), tunnel.or(be.server));
+        let up = DirTimeouts { read: client, write: server, fin: fe.client_fin };
+        let down = DirTimeouts { read: server, write: client, fin: be.server_fin };
+        (up, down)
+    }
 }
 
 #[derive(Debug)]

@@ -9,9 +9,9 @@ use std::cell::Cell;
 use std::net::SocketAddr;
 use std::os::fd::RawFd;
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::vars::Vars;
-use crate::action::state::TimeoutOverride;
 use crate::http::MsgView;
 use crate::log::UniqueId;
 use crate::proxy::Runtime;
@@ -209,7 +209,7 @@ pub struct SampleCtx<'a> {
     pub final_data: bool,
     /// The last rule that ended a rule list of the stream (`last_rule_file`,
     /// `last_rule_line`): `accept`, `reject`, `allow`, `deny`, `redirect` ...
-    pub last_rule: Option<crate::action::RuleAt>,
+    pub last_rule: Option<RuleAt>,
     /// `capture request header` slots of the frontend (`capture.req.hdr(n)`, `%hr`):
     /// `None` where the header was not seen.
     pub req_caps: &'a [Option<Vec<u8>>],
@@ -292,5 +292,46 @@ impl<'a> SampleCtx<'a> {
     /// the frontend).
     pub fn be_or_fe(&self) -> usize {
         self.be.unwrap_or(self.fe)
+    }
+}
+
+// === what rules leave in the stream for fetches ===
+
+/// Where a rule was written: its configuration file, as an index into
+/// the runtime's `rule_files`, and its line. `line` 0: a rule that never
+/// reports itself as the last one (proxy-level `redirect`, as in HAProxy).
+///
+/// PERF: `Copy` and 8 bytes, so that a stream notes the last final rule that ran
+/// (`last_rule_file`) without touching the file name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RuleAt {
+    pub file: u32,
+    pub line: u32,
+}
+
+impl RuleAt {
+    /// `Some(self)` for a rule that reports itself (a line is known).
+    pub fn reported(self) -> Option<RuleAt> {
+        (self.line != 0).then_some(self)
+    }
+}
+
+/// Timeouts a rule set for one stream; `None`: the backend's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TimeoutOverride {
+    /// `Some(None)`: no server timeout at all (a value of 0).
+    pub server: Option<Option<Duration>>,
+    pub tunnel: Option<Option<Duration>>,
+}
+
+impl TimeoutOverride {
+    /// The server timeout to apply: the override, else `configured`.
+    pub fn server(&self, configured: Option<Duration>) -> Option<Duration> {
+        self.server.unwrap_or(configured)
+    }
+
+    /// The tunnel timeout to apply: the override, else `configured`.
+    pub fn tunnel(&self, configured: Option<Duration>) -> Option<Duration> {
+        self.tunnel.unwrap_or(configured)
     }
 }

@@ -266,7 +266,7 @@ impl ConnSlot {
             g.cur_conns.fetch_sub(1, Ordering::AcqRel);
             return None;
         }
-        crate::stats::counters::note_max(&rt.proxies[fe].stats.fe_smax, before + 1);
+        crate::counters::note_max(&rt.proxies[fe].stats.fe_smax, before + 1);
         Some(ConnSlot { rt: Some(rt.clone()), fe })
     }
 

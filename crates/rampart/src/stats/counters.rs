@@ -184,15 +184,7 @@ impl ServerStats {
     }
 }
 
-/// Records `now` as the maximum if it is one.
-///
-/// PERF: a relaxed load per call; the store happens only while the maximum grows.
-#[inline]
-pub fn note_max(max: &AtomicU32, now: u32) {
-    if now > max.load(Ordering::Relaxed) {
-        max.fetch_max(now, Ordering::Relaxed);
-    }
-}
+pub use crate::counters::note_max;
 
 /// Counts one HTTP exchange that ended: a request on frontend `fe`, on backend `be`
 /// and server `srv` when they were chosen, and its response status (`None`: no

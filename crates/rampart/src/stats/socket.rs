@@ -133,8 +133,8 @@ fn bind_one(s: &StatsSocket, o: &Options) -> Result<Bound, String> {
 /// An inherited socket already listening (`fd@N`: how VTest hands its CLI socket to the
 /// proxy under test), checked before it is owned, as the `bind fd@N` listeners are.
 fn adopt_fd(n: i32) -> io::Result<Bound> {
-    use crate::listener::Family;
-    let (fd, family) = crate::sys::adopt_inherited_fd(n, crate::listener::socket_family)?;
+    use crate::io::Family;
+    let (fd, family) = crate::sys::adopt_inherited_fd(n, crate::io::socket_family)?;
     Ok(match family {
         Family::Unix => Bound::Unix(std::os::unix::net::UnixListener::from(fd)),
         Family::Inet => Bound::Tcp(std::net::TcpListener::from(fd)),

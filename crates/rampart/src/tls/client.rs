@@ -440,6 +440,14 @@ fn sni_slot(px: &Proxy, text: &str) -> usize {
     px.servers.iter().position(|s| s.tls.ssl && s.tls.sni.as_ref().is_some_and(|e| e.text == text)).unwrap_or(0)
 }
 
+/// The TLS a check speaks: the server's check configuration, and the name it
+/// announces (`check-sni`, else none: the address).
+#[derive(Debug, Clone)]
+pub struct CheckTls {
+    pub config: Arc<rustls::ClientConfig>,
+    pub name: rustls_pki_types::ServerName<'static>,
+}
+
 /// The TLS of server `srv`'s health checks: with `check-ssl`, or with `ssl` when the
 /// checks go to the server's own address and port (no `port`, no `addr`), as HAProxy.
 /// `tcp_check`: the backend runs tcp-check rules (not over TLS yet).
@@ -448,7 +456,7 @@ pub fn check_tls(
     tls: Option<&ServerTlsRt>,
     tcp_check: bool,
     alerts: &mut Vec<Diag>,
-) -> Option<crate::check::CheckTls> {
+) -> Option<CheckTls> {
     let t = &srv.tls;
     let wanted = t.check_ssl || (t.ssl && srv.check.port.is_none() && srv.check.addr.is_none());
     let tls = tls.filter(|_| wanted)?;
@@ -458,7 +466,7 @@ pub fn check_tls(
         return None;
     }
     let name = tls.check_sni.clone().unwrap_or_else(|| tls.addr_name.clone());
-    Some(crate::check::CheckTls { config: tls.check.clone()?, name })
+    Some(CheckTls { config: tls.check.clone()?, name })
 }
 
 /// HAProxy's words for a failed handshake with a server (`conn_err_code_str()`): the
@@ -477,12 +485,16 @@ pub fn handshake_msg(e: &super::stream::HandshakeError) -> &'static str {
 /// by [`ServerTlsRt::sni_slot`]. Empty (no allocation) when no server has `sni`.
 pub type SniValues = Vec<(usize, Box<str>)>;
 
-/// Evaluates the distinct `sni` expressions of backend `be` with `eval`.
+/// Evaluates with `eval` the distinct `sni` expressions of a backend whose servers have
+/// the TLS sides `servers` (in order).
 // PERF: only backends whose servers have `sni` allocate, once per stream.
-pub fn sni_values<'e>(be: &'e crate::proxy::ProxyRt, mut eval: impl FnMut(&'e Expr) -> Option<Box<str>>) -> SniValues {
+pub fn sni_values<'e>(
+    servers: impl Iterator<Item = Option<&'e ServerTlsRt>>,
+    mut eval: impl FnMut(&'e Expr) -> Option<Box<str>>,
+) -> SniValues {
     let mut out = Vec::new();
-    for (i, s) in be.be.servers.iter().enumerate() {
-        let Some(t) = s.tls.as_deref().filter(|t| t.traffic.is_some() && t.sni_slot == i) else { continue };
+    for (i, tls) in servers.enumerate() {
+        let Some(t) = tls.filter(|t| t.traffic.is_some() && t.sni_slot == i) else { continue };
         if let Some(v) = t.sni.as_ref().and_then(&mut eval) {
             out.push((i, v));
         }

@@ -173,7 +173,7 @@ async fn silent_and_plaintext_peers() {
     let (s, c) = pair().await;
     let r = tokio::select! {
         biased; // the wheel must run before the handshake arms its timer
-        () = crate::timer::run_wheel(|| false) => unreachable!("the wheel runs forever"),
+        () = crate::timer::run_wheel(|| false, || ()) => unreachable!("the wheel runs forever"),
         r = accept(s, Some(Duration::from_millis(100)), |_| Ok(sc.clone())) => r,
     };
     let e = r.unwrap_err();

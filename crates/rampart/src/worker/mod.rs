@@ -130,7 +130,8 @@ fn thread_main(
     };
     runtime.block_on(async move {
         let stop_rt = rt.clone();
-        tokio::spawn(crate::timer::run_wheel(move || stop_rt.global.is_stopping()));
+        // a loop that never runs dry still sends its log lines each tick
+        tokio::spawn(crate::timer::run_wheel(move || stop_rt.global.is_stopping(), crate::log::batch::flush));
         let park_rt = rt.clone();
         tokio::spawn(crate::mux::h1::park::run_parker(move || park_rt.global.is_stopping()));
         for sock in socks {

@@ -22,7 +22,7 @@ use crate::debug::Trace;
 use crate::http::MsgHead;
 use crate::io::{read_some, write_all, IoError, Sock};
 use crate::session::Session;
-use crate::splice::{self, forward, Activity};
+use crate::splice::{forward, Activity};
 use crate::stream::Verdict;
 
 /// What the response side needs to know about the request.
@@ -301,7 +301,7 @@ async fn run_tunnel<S: Sock>(
     let mut be = sess.rt.proxies[be_idx].timeouts;
     be.server = tmo.server(be.server);
     be.tunnel = tmo.tunnel(be.tunnel);
-    let (up, down) = splice::tunnel_timeouts(&fe.timeouts, &be);
+    let (up, down) = fe.timeouts.tunnel(&be);
     if !pending.is_empty() && write_all(client, pending, up.read).await.is_err() {
         return;
     }
