@@ -299,7 +299,6 @@ pub fn socket_family(fd: BorrowedFd<'_>) -> io::Result<Family> {
     Ok(if local.is_unix() { Family::Unix } else { Family::Inet })
 }
 
-
 #[cfg(test)]
 mod tests {
     use std::time::Duration;

@@ -46,6 +46,7 @@ pub mod lb;
 pub mod listener;
 pub mod log;
 pub mod mux;
+pub mod pattern;
 pub mod process;
 pub mod proxy;
 pub mod sample;

@@ -7,10 +7,10 @@
 use std::sync::Arc;
 
 use super::kw;
-use super::patref::{PatEntry, PatIndex};
-use super::pattern::input::can_cast;
-use super::pattern::int::{apply_op, Op};
-use super::pattern::{MatchMethod, PatFlags};
+use crate::pattern::input::can_cast;
+use crate::pattern::int::{apply_op, Op};
+use crate::pattern::patref::{PatEntry, PatIndex};
+use crate::pattern::{MatchMethod, PatFlags};
 use crate::sample::expr::{compile as compile_sample, CompileCx, Expr};
 use crate::sample::kw::Arg;
 use crate::sample::{Sample, SampleCtx, SmpType};

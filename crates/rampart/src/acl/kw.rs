@@ -6,7 +6,7 @@
 //! src/ssl_sample.c, src/auth.c (`haproxy -dKacl` lists them), and
 //! `default_acl_list` in src/acl.c.
 
-use super::pattern::MatchMethod;
+use crate::pattern::MatchMethod;
 
 /// An ACL keyword: `name` means fetch `fetch` matched with `method`.
 #[derive(Debug, Clone, Copy)]

@@ -1,19 +1,14 @@
 //! ACLs and conditions: `acl <name> <criterion> [flags] [operator] <value> ...` lines
 //! compiled once per proxy into [`AclSet`], and `if|unless <terms>` conditions into
-//! [`Cond`], evaluated per stream without allocation. Maps (the `map_*` converters)
-//! share the pattern machinery.
+//! [`Cond`], evaluated per stream without allocation. The pattern sets ACLs match
+//! against live in `crate::pattern`, shared with the maps (`sample::conv::map`).
 //!
 //! HAProxy counterpart: src/acl.c (`parse_acl_expr`, `parse_acl`, `parse_acl_cond`,
-//! `acl_exec_cond`), src/pattern.c, src/map.c.
+//! `acl_exec_cond`).
 //!
-//! - `pattern`: match methods and pattern sets (hash, trie, Aho-Corasick, regexes,
-//!   ranges, prefix tables)
-//! - `patref`: pattern sources (files shared by path, inline lists) and their compiled
-//!   views, swapped whole by runtime updates
 //! - `kw`: ACL keywords (`path_beg` ...) and predefined ACLs (`TRUE`, `METH_GET` ...)
 //! - `expr`: one ACL line: criterion, options, patterns
 //! - `cond`: conditions: terms, `!`, `or`/`||`, `{ anonymous }`
-//! - `map`: map files and the `map_*` converters
 //!
 //! The rest of the daemon calls [`compile_acl_defs`] with a proxy's `acl` lines (the
 //! cfg model's `RuleSet::acls`), then [`compile_condition`] for each rule's condition,
@@ -23,17 +18,14 @@
 pub mod cond;
 pub mod expr;
 pub mod kw;
-pub mod map;
-pub mod patref;
-pub mod pattern;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+pub use crate::pattern::{PatRef, PatRefs};
 pub use cond::{compile_cond, Cond, Conflict};
 pub use expr::AclExpr;
-pub use patref::{PatRef, PatRefs};
 
 use rampart_cfg::model::{AclDef, Condition};
 

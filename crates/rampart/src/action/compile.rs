@@ -287,7 +287,7 @@ impl<'c> Cx<'c> {
     }
 
     fn regex(&mut self, src: &m::RegexSrc, list: List, action: &str, icase: bool) -> Option<regex::bytes::Regex> {
-        match acl::pattern::reg::compile(&src.text, icase) {
+        match crate::pattern::reg::compile(&src.text, icase) {
             Ok(re) => Some(re),
             Err(msg) => {
                 self.rule_error(&src.span, list, action, &msg);

@@ -10,8 +10,8 @@
 use super::capture::{CaptureDecls, Captured};
 use crate::http::MsgHead;
 use crate::log::UniqueId;
-pub use crate::sample::ctx::TimeoutOverride;
 use crate::sample::ctx::ConnInfo;
+pub use crate::sample::ctx::TimeoutOverride;
 
 /// The per-stream state actions change.
 #[derive(Debug)]

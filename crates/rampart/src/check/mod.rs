@@ -34,8 +34,8 @@ use std::time::Duration;
 use rampart_cfg::model::{Config, Observe, OnError, Proxy, Server};
 use rampart_cfg::{Diag, Span};
 
-pub use admin::{force_state, set_drain, set_maint, set_weight};
 pub use crate::tls::client::CheckTls;
+pub use admin::{force_state, set_drain, set_maint, set_weight};
 pub use agent::{AgentReply, AgentRt};
 pub use health::Health;
 pub use http::{HttpChk, Outcome};

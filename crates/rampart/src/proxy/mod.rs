@@ -27,9 +27,9 @@ use crate::check::{self as health_check, AgentRt, CheckRt};
 use crate::counters::Counter;
 use crate::errors::ErrorPages;
 use crate::lb::Lb;
-use crate::splice::DirTimeouts;
 use crate::sample::vars::{ProcVars, VarLimits};
 use crate::server::SrvState;
+use crate::splice::DirTimeouts;
 
 /// Everything the worker threads share for one configuration generation.
 #[derive(Debug)]
@@ -159,7 +159,7 @@ impl Timeouts {
     /// COMPAT: HAProxy also uses the half-closed timeout of a side to write to it once the
     /// *other* side closed; here writes keep the client/server (or tunnel) timeout.
     pub fn tunnel(&self, be: &Timeouts) -> (DirTimeouts, DirTimeouts) {
-            let fe = self;
+        let fe = self;
         let tunnel = be.tunnel;
         let (client, server) = (tunnel.or(fe.client), tunnel.or(be.server));
         let up = DirTimeouts { read: client, write: server, fin: fe.client_fin };

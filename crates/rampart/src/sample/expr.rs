@@ -88,7 +88,7 @@ pub struct CompileCx<'c> {
     pub proc_vars: Vec<VarRef>,
     /// Pattern and map files (ACL `-f`, `map_*` converters), loaded once per path: give
     /// every proxy's context the same one (`cx.pats = shared.clone()`).
-    pub pats: std::rc::Rc<crate::acl::PatRefs>,
+    pub pats: std::rc::Rc<crate::pattern::PatRefs>,
     /// The runtime userlists (`http_auth(<userlist>)`), built once: give every proxy's
     /// context the same one (`cx.userlists = shared.clone()`).
     pub userlists: std::rc::Rc<crate::auth::Userlists>,

@@ -131,7 +131,9 @@ impl TcpState<'_> {
             return Vec::new();
         }
         let ctx = self.sample_ctx(payload);
-        crate::tls::client::sni_values(px.be.servers.iter().map(|s| s.tls.as_deref()), |e| crate::tls::client::sni_value(e.eval(&ctx)?))
+        crate::tls::client::sni_values(px.be.servers.iter().map(|s| s.tls.as_deref()), |e| {
+            crate::tls::client::sni_value(e.eval(&ctx)?)
+        })
     }
 
     /// What sample expressions of the stream see, with `payload` as the request data.

@@ -451,12 +451,7 @@ pub struct CheckTls {
 /// The TLS of server `srv`'s health checks: with `check-ssl`, or with `ssl` when the
 /// checks go to the server's own address and port (no `port`, no `addr`), as HAProxy.
 /// `tcp_check`: the backend runs tcp-check rules (not over TLS yet).
-pub fn check_tls(
-    srv: &Server,
-    tls: Option<&ServerTlsRt>,
-    tcp_check: bool,
-    alerts: &mut Vec<Diag>,
-) -> Option<CheckTls> {
+pub fn check_tls(srv: &Server, tls: Option<&ServerTlsRt>, tcp_check: bool, alerts: &mut Vec<Diag>) -> Option<CheckTls> {
     let t = &srv.tls;
     let wanted = t.check_ssl || (t.ssl && srv.check.port.is_none() && srv.check.addr.is_none());
     let tls = tls.filter(|_| wanted)?;

@@ -16,8 +16,8 @@
 //! - `fix`, `mqtt`: `fix_is_valid fix_tag_value`, `mqtt_is_valid mqtt_field_value`
 //!   (checks and fields of FIX and MQTT messages in TCP payloads)
 //! - `json_query`: `json_query`, over a JSON scanner of its own ([`json_scan`])
-//! - `crate::acl::map`: `map map_str map_beg ... map_ip_ip` (the map converters live
-//!   with the pattern sets they use)
+//! - `map`: `map map_str map_beg ... map_ip_ip`, over the pattern sets of
+//!   `crate::pattern`
 //!
 //! The evaluator casts the input to the keyword's `input` type before calling it, so a
 //! converter only sees the types it declared; each one still refuses (returns `None`
@@ -45,6 +45,7 @@ pub(crate) mod hash;
 mod http;
 mod json_query;
 mod json_scan;
+pub mod map;
 mod mqtt;
 mod net;
 mod strftime;
@@ -66,7 +67,7 @@ pub const ALL: &[&[ConvKw]] = &[
     mqtt::KEYWORDS,
     json_query::KEYWORDS,
     super::vars::CONVERTERS,
-    crate::acl::map::KEYWORDS,
+    map::KEYWORDS,
 ];
 
 /// The converter named `name`.

@@ -96,7 +96,9 @@ pub fn sni(s: &Stream<'_>, be: usize, i: Input<'_>) -> crate::tls::client::SniVa
         return Vec::new();
     }
     let ctx = s.ctx(Dir::Request, Some((i.req, i.buf)), None, i.sess, i.txn, i.reqres, i.st);
-    crate::tls::client::sni_values(px.be.servers.iter().map(|s| s.tls.as_deref()), |e| crate::tls::client::sni_value(e.eval(&ctx)?))
+    crate::tls::client::sni_values(px.be.servers.iter().map(|s| s.tls.as_deref()), |e| {
+        crate::tls::client::sni_value(e.eval(&ctx)?)
+    })
 }
 
 /// The hash key of a hashing backend `be` for this request (`balance source`, `uri`,

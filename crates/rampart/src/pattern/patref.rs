@@ -23,8 +23,8 @@ use std::sync::{Arc, Weak};
 
 use arc_swap::ArcSwap;
 
-use super::map::{parse_value, MapValue, ValueKind};
-use super::pattern::{MatchMethod, PatFlags, PatternSet};
+use super::value::{parse_value, MapValue, ValueKind};
+use super::{MatchMethod, PatFlags, PatternSet};
 
 /// One pattern line.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,7 +6,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use super::*;
-use crate::acl::PatRefs;
+use crate::pattern::PatRefs;
 use crate::sample::expr::Site;
 
 struct Files(std::path::PathBuf);

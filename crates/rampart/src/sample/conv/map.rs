@@ -2,8 +2,8 @@
 //! blanks, value to the end of the line; `#` comments and blank lines skipped) with
 //! one of the match methods, and return the value of the matching line, or the
 //! default, or fail. The map file is read once per path and shared
-//! ([`super::PatRefs`]); each converter compiles its view of it ([`PatIndex`]), which
-//! runtime updates replace whole (see [`super::patref`]).
+//! ([`crate::pattern::PatRefs`]); each converter compiles its view of it ([`PatIndex`]), which
+//! runtime updates replace whole (see [`crate::pattern::patref`]).
 //!
 //! Which line wins is HAProxy's: the first in file order, except for `map_beg` and
 //! `map_ip`, where the longest matching prefix wins. `map_regm` expands `\1`..`\9`
@@ -12,51 +12,14 @@
 //! HAProxy counterpart: src/map.c (`sample_load_map`, `sample_conv_map`,
 //! `map_parse_*`, its converter table).
 
-use super::patref::{PatIndex, Snapshot};
-use super::pattern::input::read_int64;
-use super::pattern::reg::expand;
-use super::pattern::{MatchMethod, PatFlags};
+use crate::pattern::patref::{PatIndex, Snapshot};
+use crate::pattern::reg::expand;
+use crate::pattern::value::{parse_value, MapValue, ValueKind};
+use crate::pattern::{MatchMethod, PatFlags};
 use crate::sample::expr::CompileCx;
 use crate::sample::kw::{Arg, ArgList, ArgSpec, ArgT, ConvKw};
 use crate::sample::{Sample, SampleCtx, SmpType};
 use std::borrow::Cow;
-use std::net::{Ipv4Addr, Ipv6Addr};
-
-/// How the values of a map are read: the converter's output type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ValueKind {
-    Str,
-    Int,
-    Addr,
-}
-
-/// A parsed map value.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum MapValue {
-    Str(Box<[u8]>),
-    Int(i64),
-    V4(Ipv4Addr),
-    V6(Ipv6Addr),
-}
-
-/// Parses a value (`map_parse_str`, `map_parse_int`, `map_parse_ip`). An empty
-/// integer is 0, as in HAProxy.
-pub fn parse_value(kind: ValueKind, text: &str) -> Option<MapValue> {
-    match kind {
-        ValueKind::Str => Some(MapValue::Str(text.as_bytes().into())),
-        ValueKind::Int => {
-            let b = text.as_bytes();
-            let signed = usize::from(matches!(b.first(), Some(b'-' | b'+')));
-            b[signed..].iter().all(u8::is_ascii_digit).then(|| MapValue::Int(read_int64(b)))
-        }
-        ValueKind::Addr => {
-            if let Ok(a) = text.parse::<Ipv4Addr>() {
-                return Some(MapValue::V4(a));
-            }
-            text.parse::<Ipv6Addr>().ok().map(MapValue::V6)
-        }
-    }
-}
 
 /// Longest value a `map_regm` expansion may produce (HAProxy's trash buffer,
 /// `tune.bufsize`'s default).

@@ -9,7 +9,7 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 
 use rampart_proto::http::Method;
 
-use crate::sample::{Sample, SmpType};
+use crate::sample::types::{Sample, SmpType};
 
 /// A sample converted for matching.
 #[derive(Debug, Clone, Copy)]

@@ -14,19 +14,32 @@
 //!
 //! HAProxy counterpart: src/pattern.c (`pat_parse_*`, `pat_idx_*`, `pat_match_*`,
 //! `pat_match_names`, `pat_match_types`).
+//!
+//! - `patref`: pattern sources (files shared by path, inline lists) and their compiled
+//!   views, swapped whole by runtime updates (the CLI's `add acl`, `set map` ...)
+//! - `value`: the value column of a map file
+//! - `exact`, `trie`, `words`, `reg`, `int`, `ip`: one index per kind of method
+//! - `input`: a sample as the bytes or number a method compares
+//!
+//! Below the sample language: it sees samples (`sample::types`), never a stream;
+//! ACLs (`crate::acl`) and maps (`sample::conv::map`) build on it.
 
 pub mod exact;
 pub mod input;
 pub mod int;
 pub mod ip;
+pub mod patref;
 pub mod reg;
 pub mod trie;
+pub mod value;
 pub mod words;
+
+pub use patref::{PatRef, PatRefs};
 
 use rampart_proto::http::Method;
 use regex::bytes::Regex;
 
-use crate::sample::{Sample, SmpType};
+use crate::sample::types::{Sample, SmpType};
 use input::{meth_bytes, with_input, Input};
 
 /// "No pattern" in the index arrays.
