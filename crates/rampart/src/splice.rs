@@ -14,6 +14,7 @@ use nix::fcntl::{splice, OFlag, SpliceFFlags};
 use tokio::io::Interest;
 use tokio::sync::Notify;
 
+use crate::timer::Timeouts;
 use crate::io::{with_timeout, IoError, Sock};
 
 /// Most bytes moved by one splice call (the default pipe capacity).
@@ -83,6 +84,23 @@ impl DirTimeouts {
     fn read(&self, activity: &Activity) -> Option<Duration> {
         self.fin.filter(|_| activity.other_ended()).or(self.read)
     }
+}
+
+/// The two directions of a tunnel (TCP mode, or HTTP once upgraded): `(client to
+/// server, server to client)`. As in HAProxy (stream.c, process_stream), `timeout
+/// tunnel` (from the backend) supersedes the client and server timeouts, and once a
+/// side was sent a FIN its read timeout becomes its half-closed timeout: `client-fin`
+/// (frontend) for the client, `server-fin` (backend) for the server (stconn.c,
+/// sc_app_shutw).
+///
+/// COMPAT: HAProxy also uses the half-closed timeout of a side to write to it once the
+/// *other* side closed; here writes keep the client/server (or tunnel) timeout.
+pub fn tunnel_timeouts(fe: &Timeouts, be: &Timeouts) -> (DirTimeouts, DirTimeouts) {
+    let tunnel = be.tunnel;
+    let (client, server) = (tunnel.or(fe.client), tunnel.or(be.server));
+    let up = DirTimeouts { read: client, write: server, fin: fe.client_fin };
+    let down = DirTimeouts { read: server, write: client, fin: be.server_fin };
+    (up, down)
 }
 
 /// Activity shared by the two directions of a tunnel: a direction waiting for input

@@ -15,6 +15,25 @@ use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
+/// A proxy's timeouts, with HAProxy's fallbacks already applied (`proxy::ProxyRt`
+/// holds them; the stream and the muxes arm this wheel's timers with them).
+#[derive(Debug, Clone, Copy)]
+pub struct Timeouts {
+    pub client: Option<Duration>,
+    pub server: Option<Duration>,
+    pub connect: Option<Duration>,
+    /// Waiting in the queue for a server below its `maxconn` (`queue`, else `connect`).
+    pub queue: Option<Duration>,
+    /// Waiting for a complete request head (`http-request`, else `client`).
+    pub http_request: Option<Duration>,
+    /// Waiting for the next request on a kept-alive connection
+    /// (`http-keep-alive`, else `http-request`, else `client`).
+    pub http_keep_alive: Option<Duration>,
+    pub tunnel: Option<Duration>,
+    pub client_fin: Option<Duration>,
+    pub server_fin: Option<Duration>,
+}
+
 /// Resolution of the wheel.
 pub const TICK: Duration = Duration::from_millis(10);
 /// Buckets of the wheel (a power of two): one turn spans `BUCKETS * TICK`.

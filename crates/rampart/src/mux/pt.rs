@@ -18,7 +18,7 @@ use crate::log::{Cause, Phase, StreamLog};
 use crate::sample::vars::VarStore;
 use crate::sample::SampleCtx;
 use crate::session::Session;
-use crate::splice::{forward, Activity, DirTimeouts};
+use crate::splice::{forward, tunnel_timeouts, Activity, DirTimeouts};
 use crate::stream::side::Input;
 use crate::stream::{self, ResVerdict, TcpClose, TcpFront};
 
@@ -134,7 +134,7 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
     {
         let Some(conn) = self.server.take() else { return };
         let rt = &self.sess.rt;
-        let (up, down) = rt.proxies[self.sess.fe].timeouts.tunnel(&rt.proxies[be].timeouts);
+        let (up, down) = tunnel_timeouts(&rt.proxies[self.sess.fe].timeouts, &rt.proxies[be].timeouts);
         if !req.is_empty() && write_all(&conn.stream, req, up.write).await.is_err() {
             return;
         }

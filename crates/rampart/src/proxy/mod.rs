@@ -12,7 +12,6 @@ pub mod readers;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
 mod unsupported;
 
@@ -27,9 +26,9 @@ use crate::check::{self as health_check, AgentRt, CheckRt};
 use crate::counters::Counter;
 use crate::errors::ErrorPages;
 use crate::lb::Lb;
+pub use crate::timer::Timeouts;
 use crate::sample::vars::{ProcVars, VarLimits};
 use crate::server::SrvState;
-use crate::splice::DirTimeouts;
 
 /// Everything the worker threads share for one configuration generation.
 #[derive(Debug)]
@@ -128,44 +127,6 @@ pub struct ProxyRt {
     pub stats_page: Option<Box<crate::stats::page::Page>>,
     /// Its `log` targets, format and options; `None` without `log` lines.
     pub log: Option<Box<crate::log::ProxyLog>>,
-}
-
-/// Timeouts with HAProxy's fallbacks already applied.
-#[derive(Debug, Clone, Copy)]
-pub struct Timeouts {
-    pub client: Option<Duration>,
-    pub server: Option<Duration>,
-    pub connect: Option<Duration>,
-    /// Waiting in the queue for a server below its `maxconn` (`queue`, else `connect`).
-    pub queue: Option<Duration>,
-    /// Waiting for a complete request head (`http-request`, else `client`).
-    pub http_request: Option<Duration>,
-    /// Waiting for the next request on a kept-alive connection
-    /// (`http-keep-alive`, else `http-request`, else `client`).
-    pub http_keep_alive: Option<Duration>,
-    pub tunnel: Option<Duration>,
-    pub client_fin: Option<Duration>,
-    pub server_fin: Option<Duration>,
-}
-
-impl Timeouts {
-    /// The timeouts of the two directions of a tunnel (TCP mode, or HTTP once upgraded): `(client to
-    /// server, server to client)`. As in HAProxy (stream.c, process_stream), `timeout
-    /// tunnel` (from the backend) supersedes the client and server timeouts, and once a
-    /// side was sent a FIN its read timeout becomes its half-closed timeout: `client-fin`
-    /// (frontend) for the client, `server-fin` (backend) for the server (stconn.c,
-    /// sc_app_shutw).
-    ///
-    /// COMPAT: HAProxy also uses the half-closed timeout of a side to write to it once the
-    /// *other* side closed; here writes keep the client/server (or tunnel) timeout.
-    pub fn tunnel(&self, be: &Timeouts) -> (DirTimeouts, DirTimeouts) {
-        let fe = self;
-        let tunnel = be.tunnel;
-        let (client, server) = (tunnel.or(fe.client), tunnel.or(be.server));
-        let up = DirTimeouts { read: client, write: server, fin: fe.client_fin };
-        let down = DirTimeouts { read: server, write: client, fin: be.server_fin };
-        (up, down)
-    }
 }
 
 #[derive(Debug)]
@@ -750,6 +711,7 @@ fn timeouts(t: &rampart_cfg::model::Timeouts) -> Timeouts {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn keep_alive_timeout_falls_back_to_http_request_then_client() {

@@ -301,7 +301,7 @@ async fn run_tunnel<S: Sock>(
     let mut be = sess.rt.proxies[be_idx].timeouts;
     be.server = tmo.server(be.server);
     be.tunnel = tmo.tunnel(be.tunnel);
-    let (up, down) = fe.timeouts.tunnel(&be);
+    let (up, down) = crate::splice::tunnel_timeouts(&fe.timeouts, &be);
     if !pending.is_empty() && write_all(client, pending, up.read).await.is_err() {
         return;
     }
