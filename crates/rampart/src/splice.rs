@@ -14,8 +14,8 @@ use nix::fcntl::{splice, OFlag, SpliceFFlags};
 use tokio::io::Interest;
 use tokio::sync::Notify;
 
-use crate::timer::Timeouts;
 use crate::io::{with_timeout, IoError, Sock};
+use crate::timer::Timeouts;
 
 /// Most bytes moved by one splice call (the default pipe capacity).
 const SPLICE_MAX: usize = 64 * 1024;

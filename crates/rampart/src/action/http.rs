@@ -9,16 +9,17 @@ use regex::bytes::Regex;
 
 use super::addr::AddrPart;
 use super::capture::CapDir;
-use super::reply::{Redirect, Reply};
+use super::capture::CaptureDecls;
+use super::reply::{Pages, Redirect, Reply};
 use super::rewrite::{self, UriPart};
 use super::state::StreamState;
 use super::{Flow, WaitBody};
 use crate::http::{MsgHead, Synth};
 use crate::log::format::LogFormat;
 use crate::log::Cause;
-use crate::proxy::{ProxyRt, Runtime};
 use crate::sample::ctx::Dir;
 use crate::sample::expr::Expr;
+use crate::sample::host::Host;
 use crate::sample::vars::{SetCond, VarRef, VarStore, Vars};
 use crate::sample::SampleCtx;
 
@@ -169,7 +170,7 @@ pub struct Exec<'x, 'rt> {
     pub reply: &'x mut Option<Synth<'rt>>,
     /// Where default replies (`errorfile`s, `http-error`s) come from: the proxy holding
     /// the rule, then the frontend.
-    pub pages: [&'rt ProxyRt; 2],
+    pub pages: [Pages<'rt>; 2],
     /// Scratch space for rendered values.
     pub scratch: &'x mut Vec<u8>,
     /// A failed rewrite aborts the stream (HAProxy's default `strict-mode on`).
@@ -188,8 +189,10 @@ impl Exec<'_, '_> {
 /// What a sample context is built from, besides the message a rule works on: the
 /// stream's state and its variable stores. [`Env::ctx`] builds one per evaluation.
 pub struct Env<'p> {
-    pub rt: &'p Runtime,
+    pub rt: &'p dyn Host,
     pub fe: usize,
+    /// The frontend's capture slots (`capture ... id <n>`).
+    pub captures: &'p CaptureDecls,
     pub be: Option<usize>,
     pub srv: Option<usize>,
     pub first_req: bool,
@@ -225,7 +228,7 @@ impl Env<'_> {
             req,
             res,
             vars: Vars {
-                proc: Some(&self.rt.proc_vars),
+                proc: Some(self.rt.proc_vars()),
                 sess: Some(self.sess),
                 txn: Some(self.txn),
                 reqres: Some(self.reqres),
@@ -275,20 +278,7 @@ impl HttpAct {
                 r.build(x, ctx);
                 Flow::Reply
             }
-            HttpAct::PrometheusExporter => {
-                ctx.rt.proxies[ctx.fe].stats.fe_intercepted.inc();
-                let uri = x.msg.view(x.buf).uri();
-                let query = memchr::memchr(b'?', uri).map_or(&[][..], |i| &uri[i + 1..]);
-                let scope = crate::stats::prometheus::Scope::from_query(query);
-                let body = crate::stats::prometheus::render(ctx.rt, scope).into_bytes();
-                let out = &mut *x.out;
-                super::reply::start_head(out, 200, "OK");
-                let _ = out.add_header(b"cache-control", b"no-cache");
-                let _ = out.add_header(b"content-type", b"text/plain; version=0.0.4");
-                let _ = out.add_header(b"content-length", body.len().to_string().as_bytes());
-                *x.reply = Some(crate::http::Synth::built(std::borrow::Cow::Owned(body)));
-                Flow::Reply
-            }
+            HttpAct::PrometheusExporter => Flow::Service(super::Service::PrometheusExporter),
             HttpAct::Tarpit(r) => {
                 count_denied(ctx);
                 r.build(x, ctx);
@@ -442,7 +432,7 @@ fn capture(x: &mut Exec<'_, '_>, ctx: &Env<'_>, expr: &Expr, dir: CapDir, slot: 
     };
     x.scratch.clear();
     x.scratch.extend_from_slice(&v);
-    let slots = &ctx.rt.proxies[ctx.fe].rules.captures;
+    let slots = ctx.captures;
     let declared = match dir {
         CapDir::Req => slots.req.get(slot),
         CapDir::Res => slots.res.get(slot),
@@ -460,7 +450,7 @@ fn early_hint(x: &mut Exec<'_, '_>, ctx: &Env<'_>, name: &[u8], value: &LogForma
     }
     render(value, x, ctx);
     if !x.st.hint_open {
-        let mut head = MsgHead { arena_max: ctx.rt.bufsize, ..MsgHead::default() };
+        let mut head = MsgHead { arena_max: ctx.rt.bufsize(), ..MsgHead::default() };
         super::reply::start_head(&mut head, 103, "Early Hints");
         x.st.hints.push(head);
         x.st.hint_open = true;
@@ -517,11 +507,7 @@ pub fn run_rules_from<'rt>(
 /// response in the `dresp` of the frontend, backend and server (as HAProxy counts them,
 /// `show stat`).
 fn count_denied(ctx: &Env<'_>) {
-    if ctx.dir == Dir::Request {
-        ctx.rt.proxies[ctx.fe].fe.denied_req.inc();
-    } else {
-        crate::stats::counters::count_denied_resp(ctx.rt, ctx.fe, ctx.be, ctx.srv);
-    }
+    ctx.rt.count_denied(ctx.dir, ctx.fe, ctx.be, ctx.srv);
 }
 
 #[cfg(test)]
@@ -541,7 +527,7 @@ mod tests {
 
     /// Runs frontend 0's `http-request` rules on `GET <path>`; returns the flow and
     /// the last rule noted.
-    fn last_rule_after(rt: &Runtime, path: &str) -> (Flow, Option<super::super::RuleAt>) {
+    fn last_rule_after(rt: &crate::proxy::Runtime, path: &str) -> (Flow, Option<super::super::RuleAt>) {
         let raw = format!("GET {path} HTTP/1.1\r\nHost: a\r\n\r\n");
         let mut msg = crate::sample::testutil::req_head(raw.as_bytes());
         let (mut out, mut reply, mut scratch, mut strict) = (MsgHead::default(), None, Vec::new(), true);
@@ -551,6 +537,7 @@ mod tests {
         let env = Env {
             rt,
             fe: 0,
+            captures: &rt.proxies[0].rules.captures,
             be: None,
             srv: None,
             first_req: true,
@@ -566,7 +553,7 @@ mod tests {
             buf: raw.as_bytes(),
             out: &mut out,
             reply: &mut reply,
-            pages: [&rt.proxies[0], &rt.proxies[0]],
+            pages: [rt.proxies[0].pages(), rt.proxies[0].pages()],
             scratch: &mut scratch,
             strict: &mut strict,
             st: &mut st,

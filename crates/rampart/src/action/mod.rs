@@ -79,6 +79,16 @@ pub enum Flow {
     /// `wait-for-body`: the rules that follow run once the request body is in hand (or
     /// the wait ended); the stream waits, then resumes the list after this rule.
     WaitBody(WaitBody),
+    /// `use-service`: the stream hands the request to a service of the process, whose
+    /// answer is the response.
+    Service(Service),
+}
+
+/// A service `http-request use-service` hands requests to (HAProxy's applets).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Service {
+    /// `prometheus-exporter`: the process's metrics in Prometheus' text format.
+    PrometheusExporter,
 }
 
 /// How long and for how much of the request body `wait-for-body` (and `option

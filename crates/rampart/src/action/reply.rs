@@ -7,10 +7,10 @@
 use std::borrow::Cow;
 
 use super::http::{Env, Exec};
+use crate::errors::ErrorPages;
 use crate::errors::StreamError;
 use crate::http::{reason, MsgHead, ReplyTpl, Synth};
 use crate::log::format::LogFormat;
-use crate::proxy::ProxyRt;
 
 /// A reply of `deny`, `tarpit`, `return`, `auth` or `http-error`.
 #[derive(Debug)]
@@ -75,12 +75,20 @@ pub fn build_default<'rt>(x: &mut Exec<'_, 'rt>, ctx: &Env<'_>, status: u16) {
     });
 }
 
+/// Where a proxy's default replies come from: its `http-error status <code>` replies
+/// and its error pages (`errorfile`, `errorfiles`, HAProxy's).
+#[derive(Debug, Clone, Copy)]
+pub struct Pages<'a> {
+    pub http_errors: &'a [(u16, Reply)],
+    pub errors: &'a ErrorPages,
+}
+
 /// The `http-error status <code>` reply that answers `code` for a stream whose
 /// replies come from `pages` (the first proxy with an `errorfile` or an `http-error`
 /// for the code decides), if it is one.
-pub fn http_error(pages: [&ProxyRt; 2], code: u16) -> Option<&Reply> {
+pub fn http_error(pages: [Pages<'_>; 2], code: u16) -> Option<&Reply> {
     for px in pages {
-        if let Some((_, r)) = px.rules.http_errors.iter().find(|(c, _)| *c == code) {
+        if let Some((_, r)) = px.http_errors.iter().find(|(c, _)| *c == code) {
             return Some(r);
         }
         if px.errors.is_custom(code) {
@@ -91,7 +99,7 @@ pub fn http_error(pages: [&ProxyRt; 2], code: u16) -> Option<&Reply> {
 }
 
 /// The page for `code`: the proxy's `errorfile`, else the frontend's, else HAProxy's.
-fn default_page(pages: [&ProxyRt; 2], code: u16) -> StreamError<'_> {
+fn default_page(pages: [Pages<'_>; 2], code: u16) -> StreamError<'_> {
     let custom = pages.iter().find(|p| p.errors.is_custom(code)).copied().unwrap_or(pages[0]);
     custom.errors.stream(code)
 }

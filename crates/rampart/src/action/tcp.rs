@@ -15,10 +15,10 @@ use super::Rule;
 use crate::acl::Test;
 use crate::http::MsgHead;
 use crate::log::format::LogFormat;
-use crate::proxy::Runtime;
 use crate::sample::cast::cast;
 use crate::sample::ctx::{ConnInfo, Dir};
 use crate::sample::expr::Expr;
+use crate::sample::host::Host;
 use crate::sample::vars::{SetCond, VarRef, Vars};
 use crate::sample::{Sample, SampleCtx, SmpType};
 
@@ -80,7 +80,7 @@ pub enum TcpFlow {
 
 /// What TCP rules read and change.
 pub struct TcpExec<'x> {
-    pub rt: &'x Runtime,
+    pub rt: &'x dyn Host,
     pub fe: usize,
     pub be: Option<usize>,
     /// The request (`tcp-request`) or the response (`tcp-response`).

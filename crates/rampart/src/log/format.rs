@@ -11,7 +11,6 @@
 
 use std::io::Write as _;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::atomic::Ordering;
 
 use crate::sample::ctx::SampleCtx;
 use crate::sample::expr::{compile_prefix, CompileCx, Expr, ExprError, Place};
@@ -722,9 +721,9 @@ fn render_var(v: Var, o: Opts, ctx: &SampleCtx<'_>, out: &mut Vec<u8>) {
             return;
         }
     }
-    let px = |i: usize| ctx.rt.proxies.get(i);
+    let name = |i: usize| ctx.rt.proxy_name(i).map(str::as_bytes);
     // PERF: looked up by the variables that name the server only
-    let srv = || ctx.be.zip(ctx.srv).and_then(|(b, s)| px(b)?.be.servers.get(s));
+    let srv = || ctx.be.zip(ctx.srv).and_then(|(b, s)| ctx.rt.server(b, s));
     let req = ctx.req;
     match v {
         Var::ClientIp => ip_text(out, ctx.conn.src, o),
@@ -733,10 +732,10 @@ fn render_var(v: Var, o: Opts, ctx: &SampleCtx<'_>, out: &mut Vec<u8>) {
         Var::FrontendPort => port_text(out, ctx.conn.dst(), o),
         // `%ft`: the frontend's name, with `~` after it when the connection is TLS
         Var::FrontendXprt if ctx.conn.tls().is_some() => {
-            text(out, px(ctx.fe).map(|p| [p.name.as_bytes(), b"~"].concat()).as_deref(), o)
+            text(out, name(ctx.fe).map(|n| [n, b"~"].concat()).as_deref(), o)
         }
-        Var::Frontend | Var::FrontendXprt => text(out, px(ctx.fe).map(|p| p.name.as_bytes()), o),
-        Var::Backend => text(out, px(ctx.be_or_fe()).map(|p| p.name.as_bytes()), o),
+        Var::Frontend | Var::FrontendXprt => text(out, name(ctx.fe), o),
+        Var::Backend => text(out, name(ctx.be_or_fe()), o),
         Var::Server => text(out, Some(srv().map_or(&b"<NOSRV>"[..], |s| s.name.as_bytes())), o),
         Var::ServerIp => ip_text(out, srv().map(|s| s.addr), o),
         Var::ServerPort => port_text(out, srv().map(|s| s.addr), o),
@@ -761,15 +760,14 @@ fn render_var(v: Var, o: Opts, ctx: &SampleCtx<'_>, out: &mut Vec<u8>) {
             decimal(out, st);
         }
         Var::Counter => number(out, ctx.uniq_id as i64, o),
-        Var::ActConn => number(out, i64::from(ctx.rt.global.cur_conns.load(Ordering::Relaxed)), o),
-        Var::FeConn => number(out, px(ctx.fe).map_or(0, |p| i64::from(p.fe.cur_conns.load(Ordering::Relaxed))), o),
+        Var::ActConn => number(out, i64::from(ctx.rt.act_conns()), o),
+        Var::FeConn => number(out, i64::from(ctx.rt.fe_conns(ctx.fe)), o),
         Var::BeConn => {
-            let n = px(ctx.be_or_fe()).map_or(0, |p| {
-                p.be.servers.iter().map(|s| i64::from(s.cur_conns.load(Ordering::Relaxed))).sum::<i64>()
-            });
-            number(out, n, o)
+            let be = ctx.be_or_fe();
+            let servers = (0..ctx.rt.server_count(be)).filter_map(|i| ctx.rt.server(be, i));
+            number(out, servers.map(|s| i64::from(s.cur_conns)).sum::<i64>(), o)
         }
-        Var::SrvConn => number(out, srv().map_or(0, |s| i64::from(s.cur_conns.load(Ordering::Relaxed))), o),
+        Var::SrvConn => number(out, srv().map_or(0, |s| i64::from(s.cur_conns)), o),
         Var::SslVersion => text(out, ssl::fc_protocol(ctx).map(str::as_bytes), o),
         Var::SslCipher => text(out, ssl::fc_cipher(ctx).map(str::as_bytes), o),
         // `%CC`, `%CS`: text, `+E` escapes included (HAProxy's `lf_text`)

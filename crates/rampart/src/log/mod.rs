@@ -8,7 +8,6 @@
 //!
 //! - `format`: log-format strings, compiled and rendered
 //! - `json`: `%{+json}o` lines (HAProxy 3.x's encoding, an extension of 2.6)
-//! - `unique_id`: the stream's `unique-id-format` id, rendered on first use
 //! - `target`: a `log` line resolved (address, facility, levels, len, format, sample)
 //! - `sink`: sockets and the stdout/stderr writer, syslog headers, `DroppedLogs`
 //! - `ring`: ring buffers (`ring` sections, `buf0`), `log ring@`, `show events`
@@ -35,12 +34,11 @@ pub mod setup;
 pub mod sink;
 pub mod stream_log;
 pub mod target;
-pub mod unique_id;
 pub mod vars;
 
+pub use crate::sample::unique_id::{self, UniqueId};
 pub use format::{LfError, LfMode, LogFormat};
 pub use setup::{send_global, set_global};
 pub use sink::dropped_logs;
 pub use stream_log::{emit, Cause, Phase, ProxyLog, StreamLog};
 pub use target::level;
-pub use unique_id::UniqueId;

@@ -6,7 +6,6 @@
 
 use std::io::Write as _;
 use std::net::SocketAddr;
-use std::sync::atomic::Ordering;
 
 use super::date;
 use super::StreamLog;
@@ -114,7 +113,7 @@ pub fn render(v: LogVar, hex: bool, quote: bool, ctx: &SampleCtx<'_>, out: &mut 
     };
     // `option logasap`: HAProxy marks the totals of every line of the frontend, sent
     // early or not
-    let asap = || ctx.rt.proxies.get(ctx.fe).and_then(|p| p.log.as_ref()).is_some_and(|p| p.logasap);
+    let asap = || ctx.rt.logasap(ctx.fe);
     if matches!(v, LogVar::Ta | LogVar::Tt | LogVar::Tu | LogVar::BytesOut) && (l.asap || asap()) {
         out.push(b'+');
     }
@@ -172,7 +171,7 @@ pub fn render(v: LogVar, hex: bool, quote: bool, ctx: &SampleCtx<'_>, out: &mut 
             out.extend_from_slice(&l.term());
             // HAProxy reports the persistence states only for a backend with a cookie
             // mode or `indirect` (`PR_CK_ANY`)
-            let be = ctx.rt.proxies.get(ctx.be_or_fe()).and_then(|p| p.be.cookie.as_deref());
+            let be = ctx.rt.cookie(ctx.be_or_fe());
             if be.is_some_and(|c| c.any()) {
                 out.extend_from_slice(&[l.cookie.req.code(), l.cookie.res.code()]);
             } else {
@@ -183,8 +182,7 @@ pub fn render(v: LogVar, hex: bool, quote: bool, ctx: &SampleCtx<'_>, out: &mut 
         LogVar::SrvQueue => num(out, l.srv_queue.into(), hex),
         LogVar::BeQueue => num(out, l.be_queue.into(), hex),
         LogVar::LogCount => {
-            let n =
-                ctx.rt.proxies.get(ctx.fe).and_then(|p| p.log.as_ref()).map_or(0, |p| p.count.load(Ordering::Relaxed));
+            let n = ctx.rt.log_count(ctx.fe);
             num(out, n as i64, hex)
         }
         LogVar::BackIp | LogVar::BackPort => back_addr(v, l, out),

@@ -53,7 +53,7 @@ pub async fn serve<S: Sock>(client: S, sess: Session, sess_vars: Option<Box<VarS
             srv: front.srv,
             log: Some(&l),
             last_rule: ended.last_rule,
-            ..SampleCtx::new(&sess.rt, &sess.conn, sess.fe)
+            ..SampleCtx::new(&*sess.rt, &sess.conn, sess.fe)
         };
         crate::log::emit(pl, &ctx, l.bytes_in == 0 && !front.client_spoke);
     }

@@ -7,6 +7,7 @@
 //! - `unsupported`: what the model holds and the runtime refuses at startup
 
 mod balancer;
+mod host;
 pub mod readers;
 
 use std::net::SocketAddr;
@@ -26,9 +27,9 @@ use crate::check::{self as health_check, AgentRt, CheckRt};
 use crate::counters::Counter;
 use crate::errors::ErrorPages;
 use crate::lb::Lb;
-pub use crate::timer::Timeouts;
 use crate::sample::vars::{ProcVars, VarLimits};
 use crate::server::SrvState;
+pub use crate::timer::Timeouts;
 
 /// Everything the worker threads share for one configuration generation.
 #[derive(Debug)]
@@ -127,6 +128,13 @@ pub struct ProxyRt {
     pub stats_page: Option<Box<crate::stats::page::Page>>,
     /// Its `log` targets, format and options; `None` without `log` lines.
     pub log: Option<Box<crate::log::ProxyLog>>,
+}
+
+impl ProxyRt {
+    /// Where the default replies of this proxy's rules come from.
+    pub fn pages(&self) -> crate::action::reply::Pages<'_> {
+        crate::action::reply::Pages { http_errors: &self.rules.http_errors, errors: &self.errors }
+    }
 }
 
 #[derive(Debug)]

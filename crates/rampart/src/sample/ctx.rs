@@ -11,10 +11,10 @@ use std::os::fd::RawFd;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::host::Host;
+use super::unique_id::UniqueId;
 use super::vars::Vars;
 use crate::http::MsgView;
-use crate::log::UniqueId;
-use crate::proxy::Runtime;
 
 /// Which way the data an evaluation runs on flows (HAProxy's `SMP_OPT_DIR_REQ/RES`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -176,9 +176,10 @@ fn local_addr(fd: RawFd) -> Option<SocketAddr> {
 /// update syntax (`SampleCtx { req: Some(view), ..SampleCtx::new(rt, conn, fe) }`), so
 /// that fields added later keep a default.
 pub struct SampleCtx<'a> {
-    pub rt: &'a Runtime,
+    /// The running process: proxies, servers, process facts ([`Host`]).
+    pub rt: &'a dyn Host,
     pub conn: &'a ConnInfo,
-    /// The frontend (index into `rt.proxies`).
+    /// The frontend (a proxy index of [`Host`]).
     pub fe: usize,
     /// The backend once chosen.
     pub be: Option<usize>,
@@ -244,7 +245,7 @@ pub struct SampleCtx<'a> {
 impl<'a> SampleCtx<'a> {
     /// A context with only the connection and its frontend: no message, no
     /// variables; the caller fills what it has.
-    pub fn new(rt: &'a Runtime, conn: &'a ConnInfo, fe: usize) -> SampleCtx<'a> {
+    pub fn new(rt: &'a dyn Host, conn: &'a ConnInfo, fe: usize) -> SampleCtx<'a> {
         SampleCtx {
             rt,
             conn,
@@ -256,7 +257,7 @@ impl<'a> SampleCtx<'a> {
             res: None,
             req_body: None,
             payload: None,
-            vars: Vars { proc: Some(&rt.proc_vars), ..Vars::default() },
+            vars: Vars { proc: Some(rt.proc_vars()), ..Vars::default() },
             may_change: Cell::new(false),
             final_data: true,
             last_rule: None,

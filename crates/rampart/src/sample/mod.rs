@@ -18,6 +18,8 @@
 //! - `fetch`, `conv`: the keyword tables, one file per family
 //! - `kw`: the shape of fetch and converter keywords ([`kw::FetchKw`], [`kw::ConvKw`])
 //! - `vars`: variables, their stores and budgets; `set-var`/`unset-var` converters
+//! - `host`: [`Host`], what evaluations read of the running process (proxies, servers)
+//! - `unique_id`: the stream's `unique-id-format` id, rendered on first use
 
 pub mod arg;
 pub mod cast;
@@ -27,11 +29,14 @@ pub mod expr;
 #[cfg(test)]
 mod expr_tests;
 pub mod fetch;
+pub mod host;
 pub mod kw;
 #[cfg(test)]
 pub(crate) mod testutil;
 pub mod types;
+pub mod unique_id;
 pub mod vars;
 
 pub use ctx::SampleCtx;
+pub use host::Host;
 pub use types::{Sample, SmpType};

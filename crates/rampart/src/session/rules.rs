@@ -91,7 +91,7 @@ fn run_list(sess: &mut Session, rules: &[Rule<TcpAct>], vars: &VarStore, expect_
     let rt = sess.rt.clone();
     let mut scratch = Vec::new();
     let mut x = TcpExec {
-        rt: &rt,
+        rt: &*rt,
         fe: sess.fe,
         be: None,
         dir: Dir::Request,

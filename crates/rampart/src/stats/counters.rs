@@ -239,17 +239,6 @@ pub fn count_server_conn(rt: &Runtime, be: usize, srv: usize, reused: bool) {
     }
 }
 
-/// Counts a response a rule refused, in the frontend, the backend and the server, as
-/// HAProxy counts `denied_resp`.
-pub fn count_denied_resp(rt: &Runtime, fe: usize, be: Option<usize>, srv: Option<usize>) {
-    rt.proxies[fe].stats.fe_dresp.inc();
-    let Some(b) = be.map(|b| &rt.proxies[b]) else { return };
-    b.stats.be_dresp.inc();
-    if let Some(s) = srv.and_then(|s| b.be.servers.get(s)) {
-        s.stats.dresp.inc();
-    }
-}
-
 /// `clear counters [all]`: the maxima (concurrent sessions, rates) restart from the
 /// current values; with `all`, every counter of every proxy and server restarts from 0.
 pub fn clear(rt: &Runtime, all: bool) {

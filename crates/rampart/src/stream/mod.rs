@@ -40,7 +40,7 @@ use crate::action::WaitBody;
 use crate::errors::StreamError;
 use crate::http::{BodyLen, MsgHead, Synth};
 use crate::log::{Cause, Phase};
-use crate::proxy::{ProxyRt, Runtime, ServerRt};
+use crate::proxy::{Runtime, ServerRt};
 use crate::sample::ctx::{ConnInfo, Dir};
 use crate::sample::vars::{Scope, VarStore, Vars};
 use crate::sample::SampleCtx;
@@ -119,6 +119,7 @@ impl<'a> Stream<'a> {
         Env {
             rt: self.rt,
             fe: self.fe,
+            captures: &self.rt.proxies[self.fe].rules.captures,
             be: self.be,
             srv: self.srv,
             first_req: self.first_req,
@@ -133,8 +134,8 @@ impl<'a> Stream<'a> {
 
     /// Where the default replies of rules of proxy `px` come from: its own error pages
     /// and `http-error`s, then the frontend's.
-    pub fn pages(&self, px: usize) -> [&'a ProxyRt; 2] {
-        [&self.rt.proxies[px], &self.rt.proxies[self.fe]]
+    pub fn pages(&self, px: usize) -> [crate::action::reply::Pages<'a>; 2] {
+        [self.rt.proxies[px].pages(), self.rt.proxies[self.fe].pages()]
     }
 }
 

@@ -314,7 +314,7 @@ fn response_rules<'s, 'a: 's>(
             TcpFlow::Continue | TcpFlow::Accept => ResVerdict::Forward,
             TcpFlow::CloseServer => ResVerdict::CloseServer,
             TcpFlow::Reject => {
-                crate::stats::counters::count_denied_resp(rt, st.s.fe, Some(be), st.s.srv);
+                crate::sample::Host::count_denied(rt, Dir::Response, st.s.fe, Some(be), st.s.srv);
                 ResVerdict::Reject
             }
             TcpFlow::SilentDrop => {

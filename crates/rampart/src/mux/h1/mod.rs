@@ -324,7 +324,7 @@ fn log_head_error(sess: &Session, e: &HeadError, first: bool, buf: &[u8], (accep
     let ctx = crate::sample::SampleCtx {
         status: Some(status),
         log: Some(&l),
-        ..crate::sample::SampleCtx::new(rt, &sess.conn, sess.fe)
+        ..crate::sample::SampleCtx::new(&**rt, &sess.conn, sess.fe)
     };
     crate::log::emit(pl, &ctx, buf.is_empty());
 }

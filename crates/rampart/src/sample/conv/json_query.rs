@@ -56,9 +56,9 @@ fn conv_json_query<'a>(args: &'a [Arg], smp: Sample<'a>, ctx: &SampleCtx<'a>) ->
         Tok::Str => {
             let body = start + 1..start + len - 1;
             if memchr::memchr(b'\\', &b[body.clone()]).is_none() {
-                return (body.len() < ctx.rt.bufsize).then(|| Sample::Str(slice(b, body)));
+                return (body.len() < ctx.rt.bufsize()).then(|| Sample::Str(slice(b, body)));
             }
-            unescape(&b[body], ctx.rt.bufsize).map(|v| Sample::Str(Cow::Owned(v)))
+            unescape(&b[body], ctx.rt.bufsize()).map(|v| Sample::Str(Cow::Owned(v)))
         }
         _ => None,
     }

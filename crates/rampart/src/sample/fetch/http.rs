@@ -381,7 +381,7 @@ fn fetch_proto_http<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
     }
     let Some(p) = ctx.payload else { return };
     let mut head = h1::Head::default();
-    match h1::parse_request(p, ctx.rt.max_head.max(1), &mut head) {
+    match h1::parse_request(p, ctx.rt.max_head().max(1), &mut head) {
         Ok(true) => {
             emit(Sample::Bool(true));
         }

@@ -224,7 +224,7 @@ fn fetch_one<'a>(_: &'a [Arg], _: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
 }
 
 fn fetch_stopping<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    emit(Sample::Bool(ctx.rt.global.is_stopping()));
+    emit(Sample::Bool(ctx.rt.stopping()));
 }
 
 const STR1: ArgSpec = ArgSpec::new(&[ArgT::Str], 1);

@@ -7,26 +7,21 @@
 
 use std::borrow::Cow;
 
-use crate::proxy::ListenerRt;
 use crate::sample::ctx::SampleCtx;
 use crate::sample::kw::{uses, Arg, ArgSpec, FetchKw};
 use crate::sample::types::{Sample, SmpType};
 
 use super::Emit;
 
-fn listener<'a>(ctx: &SampleCtx<'a>) -> Option<&'a ListenerRt> {
-    ctx.rt.proxies.get(ctx.fe)?.fe.listeners.get(ctx.conn.listener as usize)
-}
-
 /// `so_name`: absent for a `bind` line without `name`.
 fn fetch_so_name<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(name) = listener(ctx).and_then(|l| l.name.as_deref()) {
+    if let Some(name) = ctx.rt.listener_name(ctx.fe, ctx.conn.listener) {
         emit(Sample::Str(Cow::Borrowed(name.as_bytes())));
     }
 }
 
 fn fetch_so_id<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if listener(ctx).is_some() {
+    if (ctx.conn.listener as usize) < ctx.rt.listener_count(ctx.fe) {
         emit(Sample::Sint(i64::from(ctx.conn.listener) + 1));
     }
 }

@@ -55,7 +55,7 @@ fn fetch_payload<'a, const W: u8>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Em
         return;
     };
     let (off, len) = (off as u32 as usize, len as u32 as usize);
-    let max = ctx.rt.bufsize;
+    let max = ctx.rt.bufsize();
     if len > max || off.saturating_add(len) > max {
         return;
     }
@@ -113,7 +113,7 @@ fn fetch_payload_lv<'a, const W: u8>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit:
     if let Some(o) = args.get(2).and_then(Arg::as_sint) {
         off = if o & 1 != 0 { off + (o >> 1) } else { o >> 1 };
     }
-    let max = ctx.rt.bufsize;
+    let max = ctx.rt.bufsize();
     let Ok(off) = usize::try_from(off) else { return };
     if size == 0 || size > max || off.saturating_add(size) > max {
         return;
@@ -186,7 +186,7 @@ fn fetch_ssl_hello_type<'a, const W: u8>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit
 
 fn fetch_ssl_ver<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
     let Some(p) = payload(ctx, REQ) else { return };
-    match tls_hello::client_version(p, ctx.rt.bufsize) {
+    match tls_hello::client_version(p, ctx.rt.bufsize()) {
         Ok(v) => {
             emit(Sample::Sint(i64::from(v)));
         }

@@ -5,20 +5,15 @@
 //! `GLOBAL` proxy a `stats socket` creates, and servers from 1 in their backend
 //! (explicit `id` keywords are not supported by the configuration model yet).
 
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use crate::proxy::ProxyRt;
 use crate::sample::ctx::SampleCtx;
 use crate::sample::expr::CompileCx;
+use crate::sample::host::SrvFacts;
 use crate::sample::kw::{uses, Arg, ArgList, ArgSpec, ArgT, FetchKw};
 use crate::sample::types::{Sample, SmpType};
 
 use super::Emit;
-
-fn proxy<'a>(ctx: &SampleCtx<'a>, idx: usize) -> Option<&'a ProxyRt> {
-    ctx.rt.proxies.get(idx)
-}
 
 /// The proxy an argument names, else `default`.
 fn arg_proxy(args: &[Arg], default: usize) -> usize {
@@ -39,8 +34,8 @@ fn px_id(args: &[Arg], idx: usize) -> Sample<'static> {
 }
 
 fn fetch_fe_name<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(p) = proxy(ctx, ctx.fe) {
-        emit(Sample::str(p.name.as_bytes()));
+    if let Some(name) = ctx.rt.proxy_name(ctx.fe) {
+        emit(Sample::str(name.as_bytes()));
     }
 }
 
@@ -50,14 +45,14 @@ fn fetch_fe_id<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
 
 /// `fe_defbe`: the frontend's default backend.
 fn fetch_fe_defbe<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(b) = proxy(ctx, ctx.fe).and_then(|p| p.fe.backend).and_then(|b| proxy(ctx, b)) {
-        emit(Sample::str(b.name.as_bytes()));
+    if let Some(name) = ctx.rt.default_backend(ctx.fe).and_then(|b| ctx.rt.proxy_name(b)) {
+        emit(Sample::str(name.as_bytes()));
     }
 }
 
 fn fetch_be_name<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(p) = proxy(ctx, ctx.be_or_fe()) {
-        emit(Sample::str(p.name.as_bytes()));
+    if let Some(name) = ctx.rt.proxy_name(ctx.be_or_fe()) {
+        emit(Sample::str(name.as_bytes()));
     }
 }
 
@@ -66,8 +61,7 @@ fn fetch_be_id<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
 }
 
 fn fetch_srv_name<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    let srv = ctx.be.zip(ctx.srv).and_then(|(b, s)| proxy(ctx, b)?.be.servers.get(s));
-    if let Some(s) = srv {
+    if let Some(s) = ctx.be.zip(ctx.srv).and_then(|(b, s)| ctx.rt.server(b, s)) {
         emit(Sample::str(s.name.as_bytes()));
     }
 }
@@ -80,8 +74,12 @@ fn fetch_srv_id<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
 
 /// `nbsrv([backend])`: usable active servers, else usable backup servers.
 fn fetch_nbsrv<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    let Some(p) = proxy(ctx, arg_proxy(args, ctx.be_or_fe())) else { return };
-    let up = |backup: bool| p.be.servers.iter().filter(|s| s.backup == backup && !s.disabled).count();
+    let be = arg_proxy(args, ctx.be_or_fe());
+    if ctx.rt.proxy_name(be).is_none() {
+        return;
+    }
+    let servers = (0..ctx.rt.server_count(be)).filter_map(|i| ctx.rt.server(be, i));
+    let up = |backup: bool| servers.clone().filter(|s| s.backup == backup && !s.disabled).count();
     let n = match up(false) {
         0 => up(true),
         n => n,
@@ -89,9 +87,9 @@ fn fetch_nbsrv<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
     emit(Sample::Sint(n as i64));
 }
 
-fn server<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>) -> Option<&'a crate::proxy::ServerRt> {
+fn server<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>) -> Option<SrvFacts<'a>> {
     match args.first() {
-        Some(Arg::Server(p, s)) => proxy(ctx, *p)?.be.servers.get(*s),
+        Some(Arg::Server(p, s)) => ctx.rt.server(*p, *s),
         _ => None,
     }
 }
@@ -106,22 +104,25 @@ fn fetch_srv_is_up<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>)
 
 fn fetch_srv_conn<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
     if let Some(s) = server(args, ctx) {
-        emit(Sample::Sint(i64::from(s.cur_conns.load(Ordering::Relaxed))));
+        emit(Sample::Sint(i64::from(s.cur_conns)));
     }
 }
 
 /// `be_conn(backend)`: connections in use to the backend's servers.
 /// COMPAT: HAProxy counts the backend's streams (queued ones too).
 fn fetch_be_conn<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(p) = proxy(ctx, arg_proxy(args, ctx.be_or_fe())) {
-        let n: u64 = p.be.servers.iter().map(|s| u64::from(s.cur_conns.load(Ordering::Relaxed))).sum();
+    let be = arg_proxy(args, ctx.be_or_fe());
+    if ctx.rt.proxy_name(be).is_some() {
+        let n: u64 =
+            (0..ctx.rt.server_count(be)).filter_map(|i| ctx.rt.server(be, i)).map(|s| u64::from(s.cur_conns)).sum();
         emit(Sample::Sint(n as i64));
     }
 }
 
 fn fetch_fe_conn<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(p) = proxy(ctx, arg_proxy(args, ctx.fe)) {
-        emit(Sample::Sint(i64::from(p.fe.cur_conns.load(Ordering::Relaxed))));
+    let fe = arg_proxy(args, ctx.fe);
+    if ctx.rt.proxy_name(fe).is_some() {
+        emit(Sample::Sint(i64::from(ctx.rt.fe_conns(fe))));
     }
 }
 
@@ -130,34 +131,34 @@ fn ms(d: Option<Duration>) -> Sample<'static> {
 }
 
 fn fetch_fe_client_timeout<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(p) = proxy(ctx, ctx.fe) {
-        emit(ms(p.timeouts.client));
+    if let Some(t) = ctx.rt.timeouts(ctx.fe) {
+        emit(ms(t.client));
     }
 }
 
 fn fetch_be_server_timeout<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(p) = proxy(ctx, ctx.be_or_fe()) {
-        emit(ms(p.timeouts.server));
+    if let Some(t) = ctx.rt.timeouts(ctx.be_or_fe()) {
+        emit(ms(t.server));
     }
 }
 
 fn fetch_be_tunnel_timeout<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(p) = proxy(ctx, ctx.be_or_fe()) {
-        emit(ms(p.timeouts.tunnel));
+    if let Some(t) = ctx.rt.timeouts(ctx.be_or_fe()) {
+        emit(ms(t.tunnel));
     }
 }
 
 /// `cur_server_timeout`: the stream's server timeout, `set-timeout` included.
 fn fetch_cur_server_timeout<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(p) = proxy(ctx, ctx.be_or_fe()) {
-        emit(ms(ctx.timeouts.server(p.timeouts.server)));
+    if let Some(t) = ctx.rt.timeouts(ctx.be_or_fe()) {
+        emit(ms(ctx.timeouts.server(t.server)));
     }
 }
 
 /// `cur_tunnel_timeout`: the stream's tunnel timeout, `set-timeout` included.
 fn fetch_cur_tunnel_timeout<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(p) = proxy(ctx, ctx.be_or_fe()) {
-        emit(ms(ctx.timeouts.tunnel(p.timeouts.tunnel)));
+    if let Some(t) = ctx.rt.timeouts(ctx.be_or_fe()) {
+        emit(ms(ctx.timeouts.tunnel(t.tunnel)));
     }
 }
 

@@ -14,7 +14,7 @@ use super::Emit;
 
 fn fetch_last_rule_file<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
     let Some(at) = ctx.last_rule else { return };
-    if let Some(file) = ctx.rt.rule_files.get(at.file as usize) {
+    if let Some(file) = ctx.rt.rule_file(at.file) {
         emit(Sample::str(file.as_bytes()));
     }
 }

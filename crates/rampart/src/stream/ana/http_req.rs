@@ -8,8 +8,8 @@ use rampart_cfg::model::RestrictHdrNames;
 
 use super::Verdict;
 use crate::action::http::{run_rules, run_rules_from, Exec};
-use crate::action::reply::build_default;
-use crate::action::Flow;
+use crate::action::reply::{build_default, start_head};
+use crate::action::{Flow, Service};
 use crate::http::{MsgHead, Synth};
 use crate::sample::ctx::Dir;
 use crate::sample::vars::VarStore;
@@ -45,6 +45,9 @@ pub fn run<'rt>(
     if let Flow::WaitBody(w) = flow {
         x.st.resume = at + 1;
         return Verdict::WaitBody(w);
+    }
+    if let Flow::Service(svc) = flow {
+        return serve(s, &mut x, svc);
     }
     if matches!(flow, Flow::Continue | Flow::Allow) {
         if restrict_names(x.msg, buf, restrict) {
@@ -97,6 +100,27 @@ pub fn error_reply<'rt>(
     build_default(&mut x, &env, status);
 }
 
+/// `http-request use-service`: the service answers in place of a server (HAProxy's
+/// applet takes over the stream).
+fn serve(s: &Stream<'_>, x: &mut Exec<'_, '_>, svc: Service) -> Verdict {
+    match svc {
+        Service::PrometheusExporter => {
+            s.rt.proxies[s.fe].stats.fe_intercepted.inc();
+            let uri = x.msg.view(x.buf).uri();
+            let query = memchr::memchr(b'?', uri).map_or(&[][..], |i| &uri[i + 1..]);
+            let scope = crate::stats::prometheus::Scope::from_query(query);
+            let body = crate::stats::prometheus::render(s.rt, scope).into_bytes();
+            let out = &mut *x.out;
+            start_head(out, 200, "OK");
+            let _ = out.add_header(b"cache-control", b"no-cache");
+            let _ = out.add_header(b"content-type", b"text/plain; version=0.0.4");
+            let _ = out.add_header(b"content-length", body.len().to_string().as_bytes());
+            *x.reply = Some(Synth::built(std::borrow::Cow::Owned(body)));
+            Verdict::Reply
+        }
+    }
+}
+
 /// The stream's verdict for what a rule list decided.
 pub fn verdict(flow: Flow) -> Verdict {
     match flow {
@@ -106,6 +130,11 @@ pub fn verdict(flow: Flow) -> Verdict {
         Flow::Close => Verdict::Close,
         Flow::SilentDrop => Verdict::SilentDrop,
         Flow::WaitBody(w) => Verdict::WaitBody(w),
+        // only `http-request` rules name a service, and [`run`] serves it
+        Flow::Service(_) => {
+            debug_assert!(false, "a service outside http-request rules");
+            Verdict::Close
+        }
     }
 }
 

@@ -5,7 +5,7 @@
 
 use std::cell::{Cell, OnceCell};
 
-use crate::sample::SampleCtx;
+use super::SampleCtx;
 
 /// Most bytes of an id: HAProxy renders it into a `UNIQUEID_LEN` (128) buffer whose
 /// last byte ends the string.
@@ -43,12 +43,15 @@ impl UniqueId {
         if let Some(v) = self.value.get() {
             return Some(v);
         }
-        let fmt = ctx.rt.proxies.get(ctx.fe)?.rules.unique_id.as_ref()?;
         if self.busy.replace(true) {
             return None;
         }
         let mut v = Vec::with_capacity(64);
-        fmt.render(ctx, &mut v);
+        let rendered = ctx.rt.render_unique_id(ctx.fe, ctx, &mut v);
+        if !rendered {
+            self.busy.set(false);
+            return None;
+        }
         v.truncate(MAX_LEN);
         self.busy.set(false);
         Some(self.value.get_or_init(|| v))

@@ -1,0 +1,108 @@
+//! The runtime model as the rules language reads it: [`Host`] over [`Runtime`]. Plain
+//! reads of the proxies, servers and process facts, plus the two upcalls rules make
+//! (the frontend's unique id, the denied counters).
+
+use std::sync::atomic::Ordering;
+
+use crate::sample::ctx::{Dir, SampleCtx};
+use crate::sample::host::{Host, SrvFacts};
+use crate::sample::vars::ProcVars;
+use crate::timer::Timeouts;
+
+use super::Runtime;
+
+impl Host for Runtime {
+    fn bufsize(&self) -> usize {
+        self.bufsize
+    }
+
+    fn max_head(&self) -> usize {
+        self.max_head
+    }
+
+    fn stopping(&self) -> bool {
+        self.global.is_stopping()
+    }
+
+    fn act_conns(&self) -> u32 {
+        self.global.cur_conns.load(Ordering::Relaxed)
+    }
+
+    fn proc_vars(&self) -> &ProcVars {
+        &self.proc_vars
+    }
+
+    fn rule_file(&self, file: u32) -> Option<&str> {
+        self.rule_files.get(file as usize).map(|f| &**f)
+    }
+
+    fn proxy_name(&self, px: usize) -> Option<&str> {
+        self.proxies.get(px).map(|p| p.name.as_str())
+    }
+
+    fn default_backend(&self, fe: usize) -> Option<usize> {
+        self.proxies.get(fe)?.fe.backend
+    }
+
+    fn fe_conns(&self, fe: usize) -> u32 {
+        self.proxies.get(fe).map_or(0, |p| p.fe.cur_conns.load(Ordering::Relaxed))
+    }
+
+    fn timeouts(&self, px: usize) -> Option<&Timeouts> {
+        self.proxies.get(px).map(|p| &p.timeouts)
+    }
+
+    fn logasap(&self, fe: usize) -> bool {
+        self.proxies.get(fe).and_then(|p| p.log.as_ref()).is_some_and(|l| l.logasap)
+    }
+
+    fn log_count(&self, fe: usize) -> u64 {
+        self.proxies.get(fe).and_then(|p| p.log.as_ref()).map_or(0, |l| l.count.load(Ordering::Relaxed))
+    }
+
+    fn cookie(&self, be: usize) -> Option<&rampart_cfg::model::CookiePersist> {
+        self.proxies.get(be)?.be.cookie.as_deref()
+    }
+
+    fn listener_count(&self, fe: usize) -> usize {
+        self.proxies.get(fe).map_or(0, |p| p.fe.listeners.len())
+    }
+
+    fn listener_name(&self, fe: usize, li: u32) -> Option<&str> {
+        self.proxies.get(fe)?.fe.listeners.get(li as usize)?.name.as_deref()
+    }
+
+    fn server_count(&self, be: usize) -> usize {
+        self.proxies.get(be).map_or(0, |p| p.be.servers.len())
+    }
+
+    fn server(&self, be: usize, srv: usize) -> Option<SrvFacts<'_>> {
+        let s = self.proxies.get(be)?.be.servers.get(srv)?;
+        Some(SrvFacts {
+            name: &s.name,
+            addr: s.addr,
+            backup: s.backup,
+            disabled: s.disabled,
+            cur_conns: s.cur_conns.load(Ordering::Relaxed),
+        })
+    }
+
+    fn render_unique_id(&self, fe: usize, ctx: &SampleCtx<'_>, out: &mut Vec<u8>) -> bool {
+        let Some(fmt) = self.proxies.get(fe).and_then(|p| p.rules.unique_id.as_ref()) else { return false };
+        fmt.render(ctx, out);
+        true
+    }
+
+    fn count_denied(&self, dir: Dir, fe: usize, be: Option<usize>, srv: Option<usize>) {
+        if dir == Dir::Request {
+            self.proxies[fe].fe.denied_req.inc();
+            return;
+        }
+        self.proxies[fe].stats.fe_dresp.inc();
+        let Some(b) = be.map(|b| &self.proxies[b]) else { return };
+        b.stats.be_dresp.inc();
+        if let Some(s) = srv.and_then(|s| b.be.servers.get(s)) {
+            s.stats.dresp.inc();
+        }
+    }
+}

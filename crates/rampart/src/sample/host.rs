@@ -1,0 +1,82 @@
+//! What the rules language and the log lines may read of the running process, beyond
+//! the stream they evaluate on: the proxies and servers by index (names, connection
+//! counts, timeouts), process-wide facts, and the few upcalls a rule makes into the
+//! process (render the frontend's unique id, count a denied message).
+//!
+//! The runtime model (`crate::proxy::Runtime`) implements [`Host`]; evaluations reach it
+//! through [`super::SampleCtx::rt`]. The rules language sits below the model that holds
+//! its compiled rules, so it reads the model through this interface and never names
+//! its types: that keeps the import graph free of circles (docs/internals/layers.md).
+//! HAProxy counterpart: what sample fetches read through `smp->px`, `smp->sess->fe`,
+//! `objt_server(smp->strm->target)` and the `global` struct.
+//!
+//! PERF: one indirect call per read; only the fetches and log variables that name a
+//! proxy or a server read through it, never the request path itself.
+
+use std::net::SocketAddr;
+
+use super::ctx::{Dir, SampleCtx};
+use super::vars::ProcVars;
+use crate::timer::Timeouts;
+
+/// What a fetch or a log variable sees of one server.
+#[derive(Debug, Clone, Copy)]
+pub struct SrvFacts<'a> {
+    pub name: &'a str,
+    /// Its address (`0.0.0.0:0` for a unix-socket server).
+    pub addr: SocketAddr,
+    pub backup: bool,
+    /// `disabled` in the configuration.
+    pub disabled: bool,
+    /// Connections in use (`srv_conn`, `%sc`).
+    pub cur_conns: u32,
+}
+
+/// The running process as rules and log lines read it. Proxies and servers are named by
+/// their indices (`SampleCtx::fe`, `SampleCtx::be`, `SampleCtx::srv`, proxy and server
+/// arguments); an index that names nothing answers `None` (or 0).
+pub trait Host: Sync + std::fmt::Debug {
+    /// `tune.bufsize`.
+    fn bufsize(&self) -> usize;
+    /// `tune.bufsize - tune.maxrewrite`: the most a message head may take.
+    fn max_head(&self) -> usize;
+    /// A soft stop began (`stopping`).
+    fn stopping(&self) -> bool;
+    /// Client connections alive in the process (`%ac`).
+    fn act_conns(&self) -> u32;
+    /// The `proc.` variables.
+    fn proc_vars(&self) -> &ProcVars;
+    /// The configuration file a rule was written in (`last_rule_file`), by its index.
+    fn rule_file(&self, file: u32) -> Option<&str>;
+
+    /// The name of proxy `px` (`fe_name`, `be_name`, `%f`, `%b`).
+    fn proxy_name(&self, px: usize) -> Option<&str>;
+    /// The backend frontend `fe` uses by default (`fe_defbe`).
+    fn default_backend(&self, fe: usize) -> Option<usize>;
+    /// Client connections frontend `fe` holds (`fe_conn`, `%fc`).
+    fn fe_conns(&self, fe: usize) -> u32;
+    /// The timeouts of proxy `px` (`be_server_timeout`, `fe_client_timeout` ...).
+    fn timeouts(&self, px: usize) -> Option<&Timeouts>;
+    /// Whether frontend `fe` logs with `option logasap` (`+` before the totals).
+    fn logasap(&self, fe: usize) -> bool;
+    /// Lines frontend `fe` logged so far (`%lc`).
+    fn log_count(&self, fe: usize) -> u64;
+    /// The persistence cookie settings of backend `be` (`%tsc`).
+    fn cookie(&self, be: usize) -> Option<&rampart_cfg::model::CookiePersist>;
+    /// How many listeners frontend `fe` has (every address of its `bind` lines).
+    fn listener_count(&self, fe: usize) -> usize;
+    /// The `name` of listener `li` of frontend `fe` (`so_name`).
+    fn listener_name(&self, fe: usize, li: u32) -> Option<&str>;
+
+    /// How many servers backend `be` has.
+    fn server_count(&self, be: usize) -> usize;
+    /// Server `srv` of backend `be`.
+    fn server(&self, be: usize, srv: usize) -> Option<SrvFacts<'_>>;
+
+    /// Renders the `unique-id-format` of frontend `fe` over `ctx` into `out`; `false`
+    /// when the frontend has none.
+    fn render_unique_id(&self, fe: usize, ctx: &SampleCtx<'_>, out: &mut Vec<u8>) -> bool;
+    /// Counts a message a rule refused (`deny`, `tarpit`): a request in the frontend's
+    /// `dreq`, a response in the `dresp` of the frontend, backend and server.
+    fn count_denied(&self, dir: Dir, fe: usize, be: Option<usize>, srv: Option<usize>);
+}
