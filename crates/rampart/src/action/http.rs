@@ -393,9 +393,9 @@ impl HttpAct {
                 if let Some(crate::sample::Sample::Sint(v)) = smp {
                     let p = &mut x.st.prio;
                     *p = if *offset {
-                        crate::backend::Priority::new(i64::from(p.class), v)
+                        crate::server::queue::Priority::new(i64::from(p.class), v)
                     } else {
-                        crate::backend::Priority::new(v, i64::from(p.offset_ms))
+                        crate::server::queue::Priority::new(v, i64::from(p.offset_ms))
                     };
                 }
                 Flow::Continue

@@ -31,7 +31,7 @@ pub struct StreamState {
     /// `set-timeout server|tunnel` for this stream.
     pub timeouts: TimeoutOverride,
     /// `set-priority-class` / `set-priority-offset`: its place in a server queue.
-    pub prio: crate::backend::Priority,
+    pub prio: crate::server::queue::Priority,
     /// `retry-on` response conditions apply (cleared by `disable-l7-retry`).
     pub l7_retry: bool,
     /// Where the `http-request` rules resume after a `wait-for-body`: the index of the
@@ -61,7 +61,7 @@ impl Default for StreamState {
             hints: Vec::new(),
             hint_open: false,
             timeouts: TimeoutOverride::default(),
-            prio: crate::backend::Priority::default(),
+            prio: crate::server::queue::Priority::default(),
             l7_retry: true,
             resume: 0,
             log: crate::log::StreamLog::default(),
@@ -84,7 +84,7 @@ impl StreamState {
         self.hints.clear();
         self.hint_open = false;
         self.timeouts = TimeoutOverride::default();
-        self.prio = crate::backend::Priority::default();
+        self.prio = crate::server::queue::Priority::default();
         self.l7_retry = true;
         self.resume = 0;
         self.last_rule = None;
@@ -116,7 +116,7 @@ mod tests {
         st.begin(&ConnInfo::new(None, -1), 1, &decls);
         st.caps.store(crate::action::capture::CapDir::Req, 0, b"abc", 4);
         st.timeouts.server = Some(None);
-        st.prio = crate::backend::Priority::new(3, 100);
+        st.prio = crate::server::queue::Priority::new(3, 100);
         st.l7_retry = false;
         st.resume = 3;
         st.last_rule = Some(crate::action::RuleAt { file: 0, line: 7 });
@@ -125,6 +125,6 @@ mod tests {
         st.begin(&conn, 2, &decls);
         assert_eq!((st.caps.req.as_slice(), st.uniq_id, st.resume), (&[None][..], 2, 0));
         assert_eq!((st.timeouts, st.hints.len(), st.conn.src), (TimeoutOverride::default(), 0, conn.src));
-        assert_eq!((st.prio, st.l7_retry, st.last_rule), (crate::backend::Priority::default(), true, None));
+        assert_eq!((st.prio, st.l7_retry, st.last_rule), (crate::server::queue::Priority::default(), true, None));
     }
 }

@@ -7,10 +7,8 @@
 //! connect_server, the connection retry logic of back_handle_st_cer), queue.c.
 
 pub mod key;
-pub mod queue;
 pub mod send_proxy;
 pub mod sock;
-pub mod socks4;
 
 use std::io;
 use std::sync::atomic::Ordering;
@@ -30,7 +28,8 @@ use crate::sample::ctx::ConnInfo;
 use crate::stats::counters::SrvError;
 use send_proxy::ConnectCtx;
 
-pub use queue::Priority;
+pub use crate::log::types::QueueWait;
+pub use crate::server::queue::{self, Priority};
 
 /// A server connection in use by one stream; counts against the server's `maxconn`
 /// until dropped or parked again.
@@ -50,19 +49,6 @@ pub struct ServerConn {
     /// How long the stream waited in the queue for a server, and its position there.
     pub queued: QueueWait,
     _busy: Busy,
-}
-
-/// A stream's wait in a queue for a server (`%Tw`, `%sq`, `%bq`); all 0 when a server
-/// had room at once.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct QueueWait {
-    /// Milliseconds in the queue.
-    pub ms: u32,
-    /// The position in the server's queue (`%sq`: a stream a rule sent to a server
-    /// that was full) or the backend's (`%bq`): as HAProxy counts it, 1 plus the
-    /// streams that left that queue with a server while this one waited.
-    pub srv_pos: u32,
-    pub be_pos: u32,
 }
 
 /// One connection slot of a server (a unit of its `cur_conns`), held by a stream from
@@ -660,7 +646,7 @@ async fn connect_addr(
         }
         let Some(proxy) = server.socks4 else { return sock.connect(addr).await };
         let mut stream = sock.connect(proxy).await?;
-        socks4::handshake(&mut stream, addr).await?;
+        crate::io::socks4::handshake(&mut stream, addr).await?;
         Ok(stream)
     };
     let res: io::Result<TcpStream> = match timeout {

@@ -263,7 +263,7 @@ async fn layer7<S: Sock>(
 pub(super) async fn connect(addr: SocketAddr, via_socks4: Option<SocketAddr>) -> io::Result<TcpStream> {
     let Some(proxy) = via_socks4 else { return connect_tcp(addr).await };
     let mut stream = connect_tcp(proxy).await?;
-    crate::backend::socks4::handshake(&mut stream, addr).await?;
+    crate::io::socks4::handshake(&mut stream, addr).await?;
     Ok(stream)
 }
 

@@ -34,6 +34,7 @@ pub mod setup;
 pub mod sink;
 pub mod stream_log;
 pub mod target;
+pub mod types;
 pub mod vars;
 
 pub use crate::sample::unique_id::{self, UniqueId};

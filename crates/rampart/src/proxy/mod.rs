@@ -246,8 +246,8 @@ pub struct BackendRt {
     /// no active server is enabled.
     pub lb_backup: Option<Lb>,
     /// Streams waiting because every server was full (the backend queue): a freed slot
-    /// goes to its first stream (`backend::queue`).
-    pub queue: crate::backend::queue::Queue<crate::backend::Busy>,
+    /// goes to its first stream (`server::queue`).
+    pub queue: crate::server::queue::Queue<crate::backend::Busy>,
     /// `fullconn` (or its default): the load at which servers reach their `maxconn`.
     pub fullconn: u32,
     /// Streams (HTTP exchanges, TCP connections) that chose this backend.
@@ -273,7 +273,7 @@ pub struct ServerRt {
     /// `maxqueue`: streams that may wait in `queue` (0: no limit).
     pub maxqueue: u32,
     /// Streams bound to this server (`use-server`) waiting for one of its slots.
-    pub queue: crate::backend::queue::Queue<crate::backend::Busy>,
+    pub queue: crate::server::queue::Queue<crate::backend::Busy>,
     /// `pool-max-conn`: idle connections kept per thread; `None`: the pool's own bound.
     pub pool_max_conn: Option<u32>,
     /// `pool-low-conn`: a thread takes an idle connection over from another thread

@@ -62,7 +62,7 @@ pub struct ConnExt {
     /// session's (`src`, `dst`), as HAProxy keeps `conn->src` apart from `sess->src`.
     pub fc: Option<(Option<SocketAddr>, Option<SocketAddr>)>,
     /// What the TLS handshake negotiated, on a `bind ... ssl` listener.
-    pub tls: Option<Arc<crate::tls::TlsInfo>>,
+    pub tls: Option<Arc<crate::tls::types::TlsInfo>>,
     /// How long the handshakes (PROXY header, TLS) took after the accept (`%Th`).
     pub handshake: std::time::Duration,
 }
@@ -89,7 +89,7 @@ impl ConnInfo {
     }
 
     /// What the connection's TLS handshake negotiated (`None`: not TLS).
-    pub fn tls(&self) -> Option<&crate::tls::TlsInfo> {
+    pub fn tls(&self) -> Option<&crate::tls::types::TlsInfo> {
         self.ext.as_ref().and_then(|e| e.tls.as_deref())
     }
 
@@ -104,7 +104,7 @@ impl ConnInfo {
     }
 
     /// Keeps what the TLS handshake negotiated.
-    pub fn set_tls(&mut self, info: crate::tls::TlsInfo) {
+    pub fn set_tls(&mut self, info: crate::tls::types::TlsInfo) {
         Arc::make_mut(self.ext.get_or_insert_with(Arc::default)).tls = Some(Arc::new(info));
     }
 
@@ -237,9 +237,9 @@ pub struct SampleCtx<'a> {
     pub iterate: Cell<bool>,
     /// What the stream measured for its log line (timers, sizes, termination state,
     /// the request line): set only while a log line is rendered.
-    pub log: Option<&'a crate::log::StreamLog>,
+    pub log: Option<&'a crate::log::types::StreamLog>,
     /// The TLS connection to the server, once connected (`ssl_bc*`).
-    pub back_tls: Option<&'a crate::tls::TlsInfo>,
+    pub back_tls: Option<&'a crate::tls::types::TlsInfo>,
 }
 
 impl<'a> SampleCtx<'a> {

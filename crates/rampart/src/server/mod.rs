@@ -8,7 +8,9 @@
 //! `struct server`.
 //!
 //! - `sessions`: the connections in use, for `on-marked-down`/`on-marked-up` to cut
+//! - `queue`: the streams waiting for a connection slot of a server or a backend
 
+pub mod queue;
 mod sessions;
 
 pub use sessions::Sessions;

@@ -18,6 +18,7 @@ use x509_parser::prelude::{FromDer, X509Certificate, X509Version};
 use x509_parser::x509::{AlgorithmIdentifier, SubjectPublicKeyInfo};
 
 use super::crl::CrlSet;
+pub use super::types::VerifyOutcome;
 
 /// OpenSSL's verification error codes (`X509_V_ERR_*`) rampart reports.
 pub mod code {
@@ -57,20 +58,6 @@ pub enum Purpose {
     Client,
     /// A server certificate (`server ... verify required`).
     Server,
-}
-
-/// What a client certificate's verification reported, as the `ssl_c_*` error
-/// fetches read it (all 0 without a certificate or without errors).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct VerifyOutcome {
-    /// The last error (`ssl_c_verify`, OpenSSL's `SSL_get_verify_result()`).
-    pub result: i32,
-    /// The first error on the peer's own certificate (`ssl_c_err`).
-    pub crt_err: i32,
-    /// The first error on a CA of the chain (`ssl_c_ca_err`) and its depth
-    /// (`ssl_c_ca_err_depth`).
-    pub ca_err: i32,
-    pub ca_err_depth: i32,
 }
 
 impl VerifyOutcome {

@@ -32,56 +32,13 @@ pub mod suites;
 pub(crate) mod testpki;
 pub mod ticket_keys;
 pub mod ticket_keys_cli;
+pub mod types;
 pub mod verifier;
 pub mod verify;
 
+pub use types::{LocalCert, TlsInfo};
+
 use rustls::Connection;
-use rustls_pki_types::CertificateDer;
-
-/// What a front-side handshake negotiated, kept with the connection for the
-/// `ssl_fc*` and `ssl_c_*` fetches.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TlsInfo {
-    /// The SNI the client sent.
-    pub sni: Option<Box<str>>,
-    /// `TLSv1.2` or `TLSv1.3`.
-    pub version: &'static str,
-    /// The cipher suite as OpenSSL names it (`ssl_fc_cipher`).
-    pub cipher: &'static str,
-    /// The secret bits of the cipher (`ssl_fc_use_keysize`).
-    pub bits: u32,
-    /// The protocol ALPN chose.
-    pub alpn: Option<Box<[u8]>>,
-    /// Whether the session was resumed (ticket or cache).
-    pub resumed: bool,
-    /// The client's certificate chain, leaf first (empty without one).
-    pub peer_certs: Vec<CertificateDer<'static>>,
-    /// The certificate this side served (`ssl_f_*`); set by the listener.
-    pub local_cert: Option<LocalCert>,
-    /// The client certificate's verification errors (`ssl_c_verify`, `ssl_c_err`,
-    /// `ssl_c_ca_err`); set by the listener.
-    pub verify: chain::VerifyOutcome,
-}
-
-/// The certificate and key a listener chose for a handshake, shared with its store
-/// (no copy per handshake).
-#[derive(Debug, Clone)]
-pub struct LocalCert(pub std::sync::Arc<rustls::sign::CertifiedKey>);
-
-impl LocalCert {
-    /// The leaf certificate, DER.
-    pub fn leaf(&self) -> Option<&[u8]> {
-        self.0.cert.first().map(|c| c.as_ref())
-    }
-}
-
-impl PartialEq for LocalCert {
-    fn eq(&self, other: &Self) -> bool {
-        std::sync::Arc::ptr_eq(&self.0, &other.0)
-    }
-}
-
-impl Eq for LocalCert {}
 
 impl TlsInfo {
     /// What the completed handshake of `conn` negotiated.

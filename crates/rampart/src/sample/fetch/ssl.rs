@@ -1,9 +1,9 @@
 //! Fetches of the client connection's TLS layer: `ssl_fc*` (what the handshake
 //! negotiated) and `ssl_c_*` (the client's certificate). They read the
-//! [`crate::tls::TlsInfo`] the session keeps after the handshake.
+//! [`crate::tls::types::TlsInfo`] the session keeps after the handshake.
 //! HAProxy counterpart: the front-side fetches of src/ssl_sample.c.
 //!
-//! `ssl_f_*` read the certificate the listener served ([`crate::tls::LocalCert`]).
+//! `ssl_f_*` read the certificate the listener served ([`crate::tls::types::LocalCert`]).
 //!
 //! Not yet (rejected as unknown): `ssl_c_s_dn`/`ssl_c_i_dn` formats other than OpenSSL's one-line form, and the
 //! `ssl_fc_*` fetches of client hello captures.
@@ -15,7 +15,7 @@ use x509_parser::x509::X509Name;
 use crate::sample::ctx::SampleCtx;
 use crate::sample::kw::{uses, Arg, ArgSpec, ArgT, FetchKw};
 use crate::sample::types::{Sample, SmpType};
-use crate::tls::TlsInfo;
+use crate::tls::types::TlsInfo;
 
 use super::ssl_cert::{self, Field};
 use super::Emit;

@@ -1,6 +1,6 @@
 //! Fetches of the TLS connection to the server (`server ... ssl`): `ssl_bc` and the
 //! `ssl_bc_*` family, and the server's certificate (`ssl_s_*`), read from what the
-//! handshake negotiated ([`crate::tls::TlsInfo`]), in response rules and log formats.
+//! handshake negotiated ([`crate::tls::types::TlsInfo`]), in response rules and log formats.
 //! HAProxy counterpart: the `ssl_bc*` and `ssl_s_*` keywords of src/ssl_sample.c.
 //!
 //! Not yet: `ssl_bc_client_random`, `ssl_bc_server_random`, `ssl_bc_session_id`,
@@ -13,7 +13,7 @@ use crate::sample::ctx::SampleCtx;
 
 use crate::sample::kw::{uses, Arg, ArgSpec, ArgT, FetchKw};
 use crate::sample::types::{Sample, SmpType};
-use crate::tls::TlsInfo;
+use crate::tls::types::TlsInfo;
 
 use super::ssl_cert::{self, Field};
 use super::Emit;
@@ -146,7 +146,7 @@ mod tests {
     use crate::sample::ctx::SampleCtx;
     use crate::sample::testutil::*;
     use crate::sample::Sample;
-    use crate::tls::TlsInfo;
+    use crate::tls::types::TlsInfo;
 
     #[test]
     fn back_tls_fetches() {

@@ -5,6 +5,8 @@
 //! PERF: every operation first tries the system call directly and only arms a timer
 //! when it would block, so a request whose bytes are already there costs no timer.
 
+pub mod socks4;
+
 use std::future::Future;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
