@@ -84,7 +84,7 @@ pub fn parse_reply(raw: &[u8]) -> Option<ReplyTpl> {
         return None;
     }
     let mut head = MsgHead::default();
-    crate::mux::h1::msg::fill(&mut head, &h1);
+    crate::h1::msg::fill(&mut head, &h1);
     let has_length = matches!(h1.framing, Framing::Length(_) | Framing::None);
     Some(ReplyTpl { buf: raw.into(), head, body: h1.len..raw.len(), has_length })
 }

@@ -40,6 +40,7 @@ pub mod conn_pool;
 pub mod counters;
 pub mod debug;
 pub mod errors;
+pub mod h1;
 pub mod http;
 pub mod io;
 pub mod lb;

@@ -11,10 +11,6 @@ use std::sync::atomic::Ordering;
 use rampart_cfg::model::{HttpConnMode, HttpReuse};
 use rampart_proto::h1::{Framing, Method};
 
-use super::body::{forward_rest, Body, BodyError, Dechunk};
-use super::write::{
-    request_conn_hdr, response_conn_hdr, write_request_head, write_response_head, ConnHdr, OutFraming, ReqOut,
-};
 use super::xfer::{self, forward_response, out_framing, RespEnd, RespError};
 use super::H1Conn;
 use crate::action::state::TimeoutOverride;
@@ -23,6 +19,10 @@ use crate::backend::send_proxy::ConnectCtx;
 use crate::backend::{self, Reuse, ServerConn};
 use crate::buf::{Buf, HeadPair};
 use crate::debug::Trace;
+use crate::h1::body::{forward_rest, Body, BodyError, Dechunk};
+use crate::h1::write::{
+    request_conn_hdr, response_conn_hdr, write_request_head, write_response_head, ConnHdr, OutFraming, ReqOut,
+};
 use crate::http::{MsgHead, Synth};
 use crate::io::{read_some, write_all, IoError, Sock};
 use crate::sample::vars::VarStore;

@@ -8,18 +8,12 @@
 //!
 //! - `front`: one exchange as the stream sees it ([`front::H1Front`])
 //! - `xfer`: the response side: read, analyse, forward, tunnel
-//! - `body`: body framing and forwarding in both directions
-//! - `write`: heads on output (rewrites resolved, `Connection` per hop)
-//! - `msg`: HTTP/1 head to neutral message
 //! - `park`: long-idle keep-alive connections leave the event loop
 
 use std::time::Duration;
 
-pub mod body;
 pub mod front;
-pub mod msg;
 pub mod park;
-pub mod write;
 mod xfer;
 
 use rampart_cfg::model::HttpConnMode;
@@ -29,13 +23,14 @@ use tokio::time::Instant;
 use crate::backend::ServerConn;
 use crate::buf::{Buf, Heads};
 use crate::debug::{self, Trace};
+use crate::h1::body::{Body, Dechunk};
+use crate::h1::msg;
 use crate::io::{write_all, IoError, Sock};
 use crate::proxy::{GlobalRt, ProxyRt};
 use crate::sample::vars::VarStore;
 use crate::session::Session;
 use crate::stream::{self, Next, Txn};
 use crate::timer::Timer;
-use body::{Body, Dechunk};
 use front::H1Front;
 use park::Parkable;
 

@@ -13,12 +13,12 @@ use rampart_cfg::model::RetryOnResponse;
 use crate::backend::BackSock;
 use rampart_proto::h1::{parse_response, Framing, Head, Method, Version};
 
-use super::body::{forward_rest, Body, BodyError};
-use super::msg::fill;
-use super::write::{response_conn_hdr, write_response_head, ConnHdr, OutFraming};
 use crate::action::state::TimeoutOverride;
 use crate::buf::Buf;
 use crate::debug::Trace;
+use crate::h1::body::{forward_rest, Body, BodyError};
+use crate::h1::msg::fill;
+use crate::h1::write::{response_conn_hdr, write_response_head, ConnHdr, OutFraming};
 use crate::http::MsgHead;
 use crate::io::{read_some, write_all, IoError, Sock};
 use crate::session::Session;
