@@ -41,6 +41,7 @@ pub mod counters;
 pub mod debug;
 pub mod errors;
 pub mod h1;
+pub mod health;
 pub mod http;
 pub mod io;
 pub mod lb;

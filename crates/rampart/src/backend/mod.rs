@@ -20,8 +20,8 @@ use tokio::sync::oneshot;
 
 pub use sock::{BackSock, PlainSock};
 
-use crate::check::{self, Event};
 use crate::conn_pool::{self, ConnKey, IdleConn};
+use crate::health::{self as check, Event};
 use crate::io::Sock;
 use crate::proxy::{BackendRt, ProxyRt, Runtime, ServerRt};
 use crate::sample::ctx::ConnInfo;

@@ -130,16 +130,16 @@ pub async fn probe(
     bufsize: usize,
 ) -> (AgentResult, Option<TcpStream>) {
     let start = Instant::now();
-    let mut stream = match tokio::time::timeout(connect.min(limit), super::probe::connect(agent.addr, None)).await {
+    let mut stream = match tokio::time::timeout(connect.min(limit), super::conn::connect(agent.addr, None)).await {
         Err(_) => return (AgentResult::Failed(Outcome::new(CheckStatus::L4Tout, "")), None),
-        Ok(Err(e)) => return (AgentResult::Failed(Outcome::new(CheckStatus::L4Con, super::probe::strerror(&e))), None),
+        Ok(Err(e)) => return (AgentResult::Failed(Outcome::new(CheckStatus::L4Con, super::conn::strerror(&e))), None),
         Ok(Ok(s)) => s,
     };
     let exchange = async {
         let stream = &mut stream;
         if let Some(data) = &agent.send {
             if let Err(e) = stream.write_all(data).await {
-                return AgentResult::Failed(Outcome::new(CheckStatus::SockErr, super::probe::strerror(&e)));
+                return AgentResult::Failed(Outcome::new(CheckStatus::SockErr, super::conn::strerror(&e)));
             }
         }
         let mut buf = Vec::new();
@@ -155,7 +155,7 @@ pub async fn probe(
                 Ok(0) => return AgentResult::Incomplete,
                 Ok(n) => buf.extend_from_slice(&chunk[..n]),
                 Err(_) if !buf.is_empty() => return AgentResult::Incomplete,
-                Err(e) => return AgentResult::Failed(Outcome::new(CheckStatus::SockErr, super::probe::strerror(&e))),
+                Err(e) => return AgentResult::Failed(Outcome::new(CheckStatus::SockErr, super::conn::strerror(&e))),
             }
         }
     };

@@ -1,31 +1,25 @@
-//! Active health checks: one task per checked server, on the worker threads (spread
-//! round-robin), probing the server every `inter`/`fastinter`/`downinter` and moving it
-//! between UP, DOWN and NOLB with HAProxy's rise/fall rules and messages.
-//! HAProxy counterpart: check.c (`start_checks()`, `process_chk_conn()`,
-//! `set_server_check_status()`), tcpcheck.c (the connect step and HTTP checks).
+//! What a health check is: a server's check and agent settings, resolved from the
+//! configuration ([`CheckRt`], [`AgentRt`]), and the protocols a probe speaks (HTTP
+//! checks, the tcp-check engine and the protocol checks built on it, agent replies),
+//! with their results. No proxy, no server state: `crate::health` runs the checks on
+//! the servers and applies what they find.
+//! HAProxy counterpart: check.c (settings, HTTP and agent checks), tcpcheck.c.
 //!
 //! - `status`: check result codes (`L4OK`, `L7STS`...)
 //! - `agent`: agent checks (`agent-check`): weight, health and admin words
 //! - `health`: the rise/fall counter and the interval it implies
 //! - `http`: `option httpchk` requests and `http-check expect` evaluation
-//! - `probe`: one check: connect, and for HTTP checks an exchange, within the timeouts
 //! - `tcpcheck`: the tcp-check rule engine (`option tcp-check`, `redis-check`, `smtpchk`)
 //! - `proto`: `mysql-check`, `pgsql-check`, `ldap-check`, `spop-check` on that engine
-//! - `passive`: `observe`: traffic errors counted against a server
-//! - `report`: applying a result: counters, server state, messages
-//! - `track`: servers that follow another server's state (`track`)
+//! - `conn`: the connection a check opens, and its error words
 
-mod admin;
-mod agent;
-mod health;
-mod http;
-mod passive;
-mod probe;
+pub mod agent;
+pub mod conn;
+pub mod health;
+pub mod http;
 mod proto;
-mod report;
-mod status;
-mod tcpcheck;
-mod track;
+pub mod status;
+pub mod tcpcheck;
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -35,22 +29,14 @@ use rampart_cfg::model::{Config, Observe, OnError, Proxy, Server};
 use rampart_cfg::{Diag, Span};
 
 pub use crate::tls::client::CheckTls;
-pub use admin::{force_state, set_drain, set_maint, set_weight};
 pub use agent::{AgentReply, AgentRt};
 pub use health::Health;
 pub use http::{HttpChk, Outcome};
-pub use passive::{observe, Event};
 pub use status::{CheckResult, CheckStatus};
 pub use tcpcheck::TcpChk;
-pub use track::resolve_tracks;
-
-use crate::proxy::Runtime;
 
 /// HAProxy's default `inter`.
 const DEFAULT_INTER: Duration = Duration::from_millis(2000);
-/// Checks with an interval at least this long set the pace of the startup spread
-/// (HAProxy's `SRV_CHK_INTER_THRES`).
-const INTER_THRES: Duration = Duration::from_millis(1000);
 
 /// The check settings of one server, resolved.
 #[derive(Debug)]
@@ -191,99 +177,6 @@ fn not_yet(span: &Span, what: &str) -> Diag {
     Diag::alert(Some(span.clone()), format!("{what} is not supported yet"))
 }
 
-/// The `status` of `show stat` for a server, as HAProxy words it: `MAINT`, `DRAIN`,
-/// `UP`, `DOWN`, `NOLB`, the transitional `UP 1/3` / `DOWN 1/2`, or `no check`.
-pub fn status_text(srv: &crate::proxy::ServerRt) -> String {
-    use crate::server::OperState;
-    let st = &srv.state;
-    if st.is_maint() {
-        return "MAINT".into();
-    }
-    if st.is_drain() {
-        return "DRAIN".into();
-    }
-    let oper = st.oper();
-    let Some(chk) = &srv.check else {
-        return if oper == OperState::Stopped { "DOWN" } else { "no check" }.into();
-    };
-    let h = Health { health: st.health_or(chk.rise), rise: chk.rise, fall: chk.fall };
-    let top = h.rise + h.fall - 1;
-    match oper {
-        OperState::Stopped if h.health > 0 => format!("DOWN {}/{}", h.health, h.rise),
-        OperState::Stopped => "DOWN".into(),
-        _ => {
-            let word = if oper == OperState::Stopping { "NOLB" } else { "UP" };
-            if h.health >= top {
-                word.into()
-            } else {
-                format!("{word} {}/{}", h.health.saturating_sub(h.rise) + 1, h.fall)
-            }
-        }
-    }
-}
-
-/// One check task to start.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Scheduled {
-    pub be: usize,
-    pub srv: usize,
-    /// The agent check (else the health check).
-    pub agent: bool,
-    /// Delay before its first probe.
-    pub delay: Duration,
-}
-
-/// Where each check starts. As in HAProxy, check number `pos` of `n` (health check,
-/// then agent check, server after server) starts after `pace * pos / n`, where `pace`
-/// is the smallest interval of at least 1s among all checks, or the check's own
-/// interval when longer.
-pub fn schedule(rt: &Runtime) -> Vec<Scheduled> {
-    let mut all: Vec<(usize, usize, bool, Duration)> = Vec::new();
-    for (b, px) in rt.proxies.iter().enumerate() {
-        for (s, srv) in px.be.servers.iter().enumerate() {
-            if let Some(c) = &srv.check {
-                all.push((b, s, false, Health::new(c.rise, c.fall).interval(c.inter, c.fastinter, c.downinter)));
-            }
-            if let Some(a) = &srv.agent {
-                all.push((b, s, true, a.inter));
-            }
-        }
-    }
-    let n = all.len() as u32;
-    let min_inter = all.iter().map(|c| c.3).filter(|&i| i >= INTER_THRES).min();
-    all.iter()
-        .enumerate()
-        .map(|(pos, &(be, srv, agent, inter))| {
-            let pace = min_inter.unwrap_or_default().max(inter);
-            Scheduled { be, srv, agent, delay: pace * pos as u32 / n.max(1) }
-        })
-        .collect()
-}
-
-/// Starts, on the current worker thread, the checks that fall to thread `thread` of
-/// `nbthread` (every `nbthread`-th check of [`schedule`]).
-pub fn spawn_for_thread(rt: &Arc<Runtime>, thread: usize, nbthread: usize) {
-    // trackers only wait for their tracked server: all on the first thread
-    if thread == 0 {
-        for (b, px) in rt.proxies.iter().enumerate() {
-            for (s, srv) in px.be.servers.iter().enumerate() {
-                if srv.track.is_some() {
-                    tokio::spawn(track::run(rt.clone(), b, s));
-                }
-            }
-        }
-    }
-    for (i, c) in schedule(rt).into_iter().enumerate() {
-        if i % nbthread.max(1) == thread {
-            if c.agent {
-                tokio::spawn(probe::run_agent(rt.clone(), c.be, c.srv, c.delay));
-            } else {
-                tokio::spawn(probe::run(rt.clone(), c.be, c.srv, c.delay));
-            }
-        }
-    }
-}
-
 /// The agent settings of server `srv` of `px`, `None` without `agent-check`.
 pub fn build_agent(px: &Proxy, srv: &Server, addr: SocketAddr) -> Result<Option<AgentRt>, Diag> {
     let c = &srv.check;
@@ -319,7 +212,7 @@ mod tests {
     use super::*;
     use rampart_cfg::{parse_str, LexCtx};
 
-    fn runtime(text: &str) -> Result<Runtime, Vec<String>> {
+    fn runtime(text: &str) -> Result<crate::proxy::Runtime, Vec<String>> {
         let ctx = LexCtx { env: &|_| None, version: "2.6.12", features: &[] };
         let loaded = parse_str("t.cfg", text, &ctx);
         let cfg = loaded.config.unwrap_or_else(|| panic!("config refused: {:?}", loaded.diags.list));
@@ -327,20 +220,6 @@ mod tests {
     }
 
     const T: &str = "defaults\n timeout client 1s\n timeout server 1s\n timeout connect 1s\n";
-
-    #[test]
-    fn first_checks_are_spread_over_the_smallest_long_interval() {
-        let rt = runtime(&format!(
-            "{T}backend b\n server s1 127.0.0.1:1 check inter 2s\n server s2 127.0.0.1:2 check inter 4s\n\
-             server s3 127.0.0.1:3 check inter 100ms agent-check agent-port 9 agent-inter 1s\n server s4 127.0.0.1:4\n"
-        ))
-        .expect("builds");
-        let got: Vec<(usize, bool, u128)> =
-            schedule(&rt).iter().map(|c| (c.srv, c.agent, c.delay.as_millis())).collect();
-        // four checks, pace = 1s (the agent's, the smallest of at least 1s), each check's
-        // own interval when longer
-        assert_eq!(got, [(0, false, 0), (1, false, 1000), (2, false, 500), (2, true, 750)]);
-    }
 
     #[test]
     fn check_settings_and_their_defaults() {
@@ -354,26 +233,6 @@ mod tests {
         assert_eq!((c(0).timeout_check, c(0).log_health_checks), (Some(Duration::from_secs(3)), true));
         assert_eq!(c(1).addr, "127.0.0.2:8080".parse().expect("addr"));
         assert_eq!((c(1).inter, c(1).rise, c(1).fall), (Duration::from_secs(1), 4, 5));
-    }
-
-    #[test]
-    fn track_refusals_as_haproxy_words_them() {
-        let e = runtime(&format!(
-            "{T}backend b\n server s 127.0.0.1:80 track s9\n server s2 127.0.0.1:80\n\
-             server s3 127.0.0.1:80 track s2\n server s4 127.0.0.1:80 track x/s\n server s5 127.0.0.1:80 check track s3\n\
-             server s6 127.0.0.1:80 track s7\n server s7 127.0.0.1:80 track s6\n"
-        ))
-        .unwrap_err();
-        assert_eq!(
-            e,
-            [
-                "[t.cfg:6] : 'server b/s' : unable to find required server 's9' for tracking.",
-                "[t.cfg:8] : 'server b/s3' : unable to use b/s2 for tracking as it does not have any check nor agent enabled.",
-                "[t.cfg:9] : 'server b/s4' : unable to find required proxy 'x' for tracking.",
-                "[t.cfg:10] : 'server b/s5' : unable to enable checks and tracking at the same time!",
-                "[t.cfg:12] : 'server b/s7' : unable to track b/s6 as it belongs to a tracking chain looping back to b/s7.",
-            ]
-        );
     }
 
     #[test]
@@ -392,32 +251,6 @@ mod tests {
         assert_eq!(&v2[..12], b"\r\n\r\n\0\r\nQUIT\n");
         assert_eq!(v2[12], 0x20, "LOCAL command");
         assert_eq!(h(4), None);
-    }
-
-    #[test]
-    fn stats_status_as_haproxy_words_it() {
-        use crate::server::OperState;
-        let rt = runtime(&format!(
-            "{T}backend b\n server s1 127.0.0.1:80 check rise 2 fall 3\n server s2 127.0.0.1:80\n\
-             server s3 127.0.0.1:80 check disabled\n"
-        ))
-        .expect("builds");
-        let srv = |i: usize| &rt.proxies[0].be.servers[i];
-        assert_eq!(status_text(srv(0)), "UP 1/3", "a fresh server is one failure from DOWN");
-        srv(0).state.store_health(4);
-        assert_eq!(status_text(srv(0)), "UP");
-        srv(0).state.store_health(1);
-        srv(0).state.set_oper(OperState::Stopped);
-        assert_eq!(status_text(srv(0)), "DOWN 1/2");
-        srv(0).state.store_health(0);
-        assert_eq!(status_text(srv(0)), "DOWN");
-        srv(0).state.store_health(4);
-        srv(0).state.set_oper(OperState::Stopping);
-        assert_eq!(status_text(srv(0)), "NOLB");
-        assert_eq!(status_text(srv(1)), "no check");
-        assert_eq!(status_text(srv(2)), "MAINT");
-        srv(1).state.set_drain(true);
-        assert_eq!(status_text(srv(1)), "DRAIN");
     }
 
     #[test]

@@ -356,13 +356,13 @@ impl Run<'_> {
         self.stream = None;
         self.buf.clear();
         let limit = self.lim.connect.min(self.deadline.saturating_duration_since(Instant::now()));
-        match tokio::time::timeout(limit, super::probe::connect(addr, via)).await {
+        match tokio::time::timeout(limit, super::conn::connect(addr, via)).await {
             Err(_) => Err(Outcome::new(CheckStatus::L4Tout, self.where_(rule, ""))),
-            Ok(Err(e)) => Err(Outcome::new(CheckStatus::L4Con, self.where_(rule, &super::probe::strerror(&e)))),
+            Ok(Err(e)) => Err(Outcome::new(CheckStatus::L4Con, self.where_(rule, &super::conn::strerror(&e)))),
             Ok(Ok(mut s)) => {
                 if let Some(h) = self.lim.proxy_header {
                     if let Err(e) = s.write_all(h).await {
-                        return Err(Outcome::new(CheckStatus::SockErr, self.where_(rule, &super::probe::strerror(&e))));
+                        return Err(Outcome::new(CheckStatus::SockErr, self.where_(rule, &super::conn::strerror(&e))));
                     }
                 }
                 self.stream = Some(s);
@@ -380,7 +380,7 @@ impl Run<'_> {
         let Some(stream) = self.stream.as_mut() else { return Err(Outcome::new(CheckStatus::SockErr, "")) };
         match tokio::time::timeout_at(deadline, stream.write_all(data)).await {
             Err(_) => Err(Outcome::new(CheckStatus::L7Tout, self.where_(Some(rule), ""))),
-            Ok(Err(e)) => Err(Outcome::new(CheckStatus::SockErr, self.where_(Some(rule), &super::probe::strerror(&e)))),
+            Ok(Err(e)) => Err(Outcome::new(CheckStatus::SockErr, self.where_(Some(rule), &super::conn::strerror(&e)))),
             Ok(Ok(())) => Ok(()),
         }
     }
@@ -453,7 +453,7 @@ impl Run<'_> {
             Err(_) => Err(Outcome::new(CheckStatus::L7Tout, self.where_(Some(rule), ""))),
             Ok(Err(_)) if !self.buf.is_empty() => Ok(true),
             Ok(Err(err)) => {
-                Err(Outcome::new(CheckStatus::SockErr, self.where_(Some(rule), &super::probe::strerror(&err))))
+                Err(Outcome::new(CheckStatus::SockErr, self.where_(Some(rule), &super::conn::strerror(&err))))
             }
             Ok(Ok(0)) => Ok(true),
             Ok(Ok(n)) => {

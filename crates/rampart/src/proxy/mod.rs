@@ -528,7 +528,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             log: logs.proxy(cfg, idx, &mut alerts),
         });
     }
-    health_check::resolve_tracks(cfg, &mut proxies, &mut alerts);
+    crate::health::resolve_tracks(cfg, &mut proxies, &mut alerts);
     let log_forwards = crate::log::forward::build(cfg, &mut logs, &mut alerts);
     let mut warnings = shared.warnings;
     warnings.extend(tls_warnings);

@@ -5,7 +5,7 @@
 //! (`ready`, `drain`, `maint`, `dhlth` ...). HAProxy counterpart:
 //! stats_process_http_post() and the status messages of the HTML dump (stats.c).
 
-use crate::check;
+use crate::health as check;
 use crate::proxy::{ProxyRt, Runtime};
 use crate::server::OperState;
 

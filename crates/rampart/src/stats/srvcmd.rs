@@ -2,7 +2,7 @@
 //! `get weight`, `set weight`. Answers and errors are HAProxy 2.6's texts.
 //! HAProxy counterpart: the `cli_parse_*` server handlers of server.c.
 
-use crate::check;
+use crate::health as check;
 use crate::proxy::ProxyRt;
 use crate::server::OperState;
 

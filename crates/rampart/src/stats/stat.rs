@@ -380,7 +380,7 @@ fn server(_rt: &Runtime, px: &ProxyRt, srv: &ServerRt, name: &str, level: Level)
         "eresp" => srv.stats.eresp.get().into(),
         "wretr" => srv.stats.wretr.get().into(),
         "wredis" => srv.stats.wredis.get().into(),
-        "status" => Val::Str(crate::check::status_text(srv)),
+        "status" => Val::Str(crate::health::status_text(srv)),
         "weight" | "uweight" => srv.state.eweight().into(),
         "act" => u32::from(!srv.backup).into(),
         "bck" => u32::from(srv.backup).into(),

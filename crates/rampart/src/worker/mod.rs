@@ -140,7 +140,7 @@ fn thread_main(
         for sock in forwarders {
             crate::log::forward::spawn(sock, rt.clone(), state_rx.clone());
         }
-        crate::check::spawn_for_thread(&rt, thread, nbthread);
+        crate::health::spawn_for_thread(&rt, thread, nbthread);
         if thread == 0 {
             let ring_rt = rt.clone();
             crate::log::ring_fwd::spawn_all(std::sync::Arc::new(move || ring_rt.global.is_stopping()));

@@ -11,10 +11,10 @@ use std::time::Duration;
 
 use rampart_cfg::model::{Observe, OnError};
 
-use super::health::Health;
-use super::http::Outcome;
 use super::report;
-use super::status::CheckStatus;
+use crate::check::CheckStatus;
+use crate::check::Health;
+use crate::check::Outcome;
 use crate::proxy::ProxyRt;
 
 /// What a stream saw of a server.

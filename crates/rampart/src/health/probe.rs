@@ -6,21 +6,20 @@
 //! and the HTTP send/expect steps (src/tcpcheck.c).
 
 use std::io;
-use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::AsyncWriteExt;
-use tokio::net::TcpStream;
 use tokio::time::Instant;
 
-use super::agent::{Admin, AgentReply, AgentResult};
-use super::health::Health;
-use super::http::{HttpChk, Outcome};
-use super::status::CheckStatus;
-use super::tcpcheck::Limits;
-use super::{report, CheckRt};
+use super::report;
+use crate::check::agent::{Admin, AgentReply, AgentResult};
+use crate::check::tcpcheck::Limits;
+use crate::check::CheckRt;
+use crate::check::CheckStatus;
+use crate::check::Health;
+use crate::check::{HttpChk, Outcome};
 use crate::io::Sock;
 use crate::proxy::{ProxyRt, Runtime, ServerRt};
 use crate::server::OperState;
@@ -134,7 +133,7 @@ pub(super) async fn run_agent(rt: Arc<Runtime>, be: usize, srv: usize, first: Du
             continue;
         }
         let start = Instant::now();
-        let (result, conn) = super::agent::probe(agent, connect, agent.inter, rt.bufsize).await;
+        let (result, conn) = crate::check::agent::probe(agent, connect, agent.inter, rt.bufsize).await;
         match result {
             AgentResult::Failed(out) => report::apply(px, srv, &mut health, out, start.elapsed(), log_hc, true),
             AgentResult::Incomplete => {}
@@ -208,15 +207,16 @@ async fn probe(px: &ProxyRt, server: &ServerRt, chk: &CheckRt, health: &Health, 
         };
         return tcp.run(lim).await;
     }
-    let mut stream = match tokio::time::timeout(connect_limit, connect(chk.addr, chk.socks4)).await {
+    let mut stream = match tokio::time::timeout(connect_limit, crate::check::conn::connect(chk.addr, chk.socks4)).await
+    {
         Err(_) => return Outcome::new(CheckStatus::L4Tout, ""),
-        Ok(Err(e)) => return Outcome::new(CheckStatus::L4Con, strerror(&e)),
+        Ok(Err(e)) => return Outcome::new(CheckStatus::L4Con, crate::check::conn::strerror(&e)),
         Ok(Ok(s)) => s,
     };
     if let Some(h) = proxy_header {
         match tokio::time::timeout(connect_limit, stream.write_all(h)).await {
             Ok(Ok(())) => {}
-            Ok(Err(e)) => return Outcome::new(CheckStatus::SockErr, strerror(&e)),
+            Ok(Err(e)) => return Outcome::new(CheckStatus::SockErr, crate::check::conn::strerror(&e)),
             Err(_) => return Outcome::new(CheckStatus::L4Tout, ""),
         }
     }
@@ -256,39 +256,11 @@ async fn layer7<S: Sock>(
     tokio::time::timeout_at(deadline, exchange).await.unwrap_or_else(|_| Outcome::new(CheckStatus::L7Tout, ""))
 }
 
-/// Connects a check to `addr`, through a SOCKS4 proxy (`check-via-socks4`). A `connect()` that fails at once (no route, no
-/// permission...) reads "General socket error (<error>)", as HAProxy words a socket
-/// error met before the connection was under way; a refusal that arrives later reads
-/// as the error alone.
-pub(super) async fn connect(addr: SocketAddr, via_socks4: Option<SocketAddr>) -> io::Result<TcpStream> {
-    let Some(proxy) = via_socks4 else { return connect_tcp(addr).await };
-    let mut stream = connect_tcp(proxy).await?;
-    crate::io::socks4::handshake(&mut stream, addr).await?;
-    Ok(stream)
-}
-
-async fn connect_tcp(addr: SocketAddr) -> io::Result<TcpStream> {
-    let sock = socket2::Socket::new(socket2::Domain::for_address(addr), socket2::Type::STREAM, None)?;
-    sock.set_nonblocking(true)?;
-    sock.set_nodelay(true)?;
-    match sock.connect(&addr.into()) {
-        Ok(()) => {}
-        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
-        Err(e) => return Err(io::Error::new(e.kind(), format!("General socket error ({})", strerror(&e)))),
-    }
-    let stream = TcpStream::from_std(std::net::TcpStream::from(sock))?;
-    stream.writable().await?;
-    match stream.take_error()? {
-        Some(e) => Err(e),
-        None => Ok(stream),
-    }
-}
-
 /// Sends the HTTP check request and reads the response until it can be judged.
 async fn exchange<S: Sock>(stream: S, http: &HttpChk, state: Option<&str>, running: bool, bufsize: usize) -> Outcome {
     match crate::io::write_all(&stream, &http.request(state), None).await {
         Ok(()) => {}
-        Err(crate::io::IoError::Io(e)) => return Outcome::new(CheckStatus::SockErr, strerror(&e)),
+        Err(crate::io::IoError::Io(e)) => return Outcome::new(CheckStatus::SockErr, crate::check::conn::strerror(&e)),
         Err(e) => return Outcome::new(CheckStatus::SockErr, e.to_string()),
     }
     let max = bufsize.max(1024);
@@ -297,7 +269,7 @@ async fn exchange<S: Sock>(stream: S, http: &HttpChk, state: Option<&str>, runni
         let before = buf.len();
         let n = match read_up_to(&stream, &mut buf, max - before).await {
             Ok(n) => n,
-            Err(e) => return Outcome::new(CheckStatus::SockErr, strerror(&e)),
+            Err(e) => return Outcome::new(CheckStatus::SockErr, crate::check::conn::strerror(&e)),
         };
         let last = n == 0 || buf.len() >= max;
         if let Some(out) = http.evaluate(&buf, last, running) {
@@ -358,15 +330,6 @@ fn server_state_header(px: &ProxyRt, server: &ServerRt, h: &Health) -> String {
     )
 }
 
-/// The text of an I/O error without Rust's ` (os error N)` suffix, as `strerror()`.
-pub(super) fn strerror(e: &io::Error) -> String {
-    let text = e.to_string();
-    match text.find(" (os error ") {
-        Some(i) => text[..i].to_owned(),
-        None => text,
-    }
-}
-
 /// A small xorshift generator for `spread-checks` (no need for a strong one).
 struct Jitter(u64);
 
@@ -398,25 +361,6 @@ impl Jitter {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn connect_errors_as_haproxy_words_them() {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        // nothing listens on port 1 of loopback: refused once under way
-        let e = rt.block_on(connect("127.0.0.1:1".parse().unwrap(), None)).unwrap_err();
-        assert_eq!(strerror(&e), "Connection refused");
-        // the broadcast address cannot be connected to: connect() fails at once
-        let e = rt.block_on(connect("255.255.255.255:80".parse().unwrap(), None)).unwrap_err();
-        assert!(strerror(&e).starts_with("General socket error ("), "{e}");
-    }
-
-    #[test]
-    fn strerror_drops_the_os_error_suffix() {
-        let e = io::Error::from_raw_os_error(libc::ECONNREFUSED);
-        assert_eq!(strerror(&e), "Connection refused");
-        let e = io::Error::from_raw_os_error(libc::ECONNRESET);
-        assert_eq!(strerror(&e), "Connection reset by peer");
-    }
 
     #[test]
     fn spread_stays_within_the_percentage() {

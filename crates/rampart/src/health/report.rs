@@ -13,9 +13,9 @@ use rampart_cfg::Level;
 
 use crate::log::level as log_level;
 
-use super::health::Health;
-use super::http::Outcome;
-use super::status::{CheckResult, CheckStatus};
+use crate::check::Health;
+use crate::check::Outcome;
+use crate::check::{CheckResult, CheckStatus};
 use crate::proxy::ProxyRt;
 use crate::server::{CheckReport, OperState};
 

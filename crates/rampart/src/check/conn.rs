@@ -1,0 +1,68 @@
+//! The connection a check opens (directly or through a SOCKS4 proxy) and how its
+//! errors read in check reports. HAProxy counterpart: the connect step of tcpcheck.c.
+
+use std::io;
+use std::net::SocketAddr;
+
+use tokio::net::TcpStream;
+
+/// Connects a check to `addr`, through a SOCKS4 proxy (`check-via-socks4`). A `connect()` that fails at once (no route, no
+/// permission...) reads "General socket error (<error>)", as HAProxy words a socket
+/// error met before the connection was under way; a refusal that arrives later reads
+/// as the error alone.
+pub async fn connect(addr: SocketAddr, via_socks4: Option<SocketAddr>) -> io::Result<TcpStream> {
+    let Some(proxy) = via_socks4 else { return connect_tcp(addr).await };
+    let mut stream = connect_tcp(proxy).await?;
+    crate::io::socks4::handshake(&mut stream, addr).await?;
+    Ok(stream)
+}
+
+async fn connect_tcp(addr: SocketAddr) -> io::Result<TcpStream> {
+    let sock = socket2::Socket::new(socket2::Domain::for_address(addr), socket2::Type::STREAM, None)?;
+    sock.set_nonblocking(true)?;
+    sock.set_nodelay(true)?;
+    match sock.connect(&addr.into()) {
+        Ok(()) => {}
+        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
+        Err(e) => return Err(io::Error::new(e.kind(), format!("General socket error ({})", strerror(&e)))),
+    }
+    let stream = TcpStream::from_std(std::net::TcpStream::from(sock))?;
+    stream.writable().await?;
+    match stream.take_error()? {
+        Some(e) => Err(e),
+        None => Ok(stream),
+    }
+}
+
+/// The text of an I/O error without Rust's ` (os error N)` suffix, as `strerror()`.
+pub fn strerror(e: &io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error ") {
+        Some(i) => text[..i].to_owned(),
+        None => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connect_errors_as_haproxy_words_them() {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        // nothing listens on port 1 of loopback: refused once under way
+        let e = rt.block_on(connect("127.0.0.1:1".parse().unwrap(), None)).unwrap_err();
+        assert_eq!(strerror(&e), "Connection refused");
+        // the broadcast address cannot be connected to: connect() fails at once
+        let e = rt.block_on(connect("255.255.255.255:80".parse().unwrap(), None)).unwrap_err();
+        assert!(strerror(&e).starts_with("General socket error ("), "{e}");
+    }
+
+    #[test]
+    fn strerror_drops_the_os_error_suffix() {
+        let e = io::Error::from_raw_os_error(libc::ECONNREFUSED);
+        assert_eq!(strerror(&e), "Connection refused");
+        let e = io::Error::from_raw_os_error(libc::ECONNRESET);
+        assert_eq!(strerror(&e), "Connection reset by peer");
+    }
+}
