@@ -4,8 +4,10 @@
 //! HAProxy counterpart: listener.c, sock_inet.c, sock_unix.c, proto_tcp.c.
 //!
 //! - `accept`: the per-thread accept loop with maxconn, pause and stop.
+//! - `log_forward`: the receivers of `log-forward` sections (UDP, TCP, TLS)
 
 pub mod accept;
+pub mod log_forward;
 
 use std::collections::{HashMap, HashSet};
 use std::io;

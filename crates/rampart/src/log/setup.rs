@@ -36,24 +36,16 @@ pub fn send_global(level: u8, msg: &str) {
     }
 }
 
-/// Sends an operational message to the log targets of proxy `px` (its own lines and
-/// `log global`), as HAProxy's `send_log(px, ...)`.
-pub fn send_proxy(rt: &crate::proxy::Runtime, px: usize, level: u8, msg: &str) {
-    if let Some(pl) = rt.proxies.get(px).and_then(|p| p.log.as_deref()) {
-        pl.loggers.send(level, msg.as_bytes());
-    }
-}
-
-/// HAProxy's line for a connection to a frontend that logs without a format:
-/// `Connect from <src> to <dst> (<frontend>/<MODE>)`, at the accept.
-pub fn log_connect(rt: &crate::proxy::Runtime, fe: usize, pl: &ProxyLog, conn: &crate::sample::ctx::ConnInfo) {
+/// HAProxy's line for a connection to frontend `fe_name` (`http`: it serves HTTP) that
+/// logs with `pl` without a format: `Connect from <src> to <dst> (<frontend>/<MODE>)`,
+/// at the accept.
+pub fn log_connect(pl: &ProxyLog, fe_name: &str, http: bool, conn: &crate::sample::ctx::ConnInfo) {
     if pl.format.is_some() {
         return;
     }
-    let px = &rt.proxies[fe];
-    let mode = if px.fe.http { "HTTP" } else { "TCP" };
+    let mode = if http { "HTTP" } else { "TCP" };
     let addr = |a: Option<std::net::SocketAddr>| a.map_or_else(|| "unix".to_owned(), |a| a.to_string());
-    let msg = format!("Connect from {} to {} ({}/{mode})", addr(conn.src), addr(conn.dst()), px.name);
+    let msg = format!("Connect from {} to {} ({fe_name}/{mode})", addr(conn.src), addr(conn.dst()));
     pl.loggers.send(super::level::INFO, msg.as_bytes());
 }
 
@@ -64,16 +56,17 @@ pub fn log_connect(rt: &crate::proxy::Runtime, fe: usize, pl: &ProxyLog, conn: &
 /// timed out without sending anything (`null`) is not logged.
 /// COMPAT: an `error-log-format` is not used for these lines (HAProxy renders it
 /// without a stream); rampart always writes the default form.
+///
+/// `fe`: the frontend's log settings, its name and the `name` of the listener the
+/// connection came through.
 pub fn log_embryonic(
-    rt: &crate::proxy::Runtime,
-    fe: usize,
+    fe: (&ProxyLog, &str, Option<&str>),
     conn: &crate::sample::ctx::ConnInfo,
     accepted: std::time::SystemTime,
     fail: &dyn std::fmt::Display,
     null: bool,
 ) {
-    let px = &rt.proxies[fe];
-    let Some(pl) = px.log.as_deref() else { return };
+    let (pl, fe_name, listener) = fe;
     if pl.format.is_none() || (pl.dontlognull && null) {
         return;
     }
@@ -85,10 +78,9 @@ pub fn log_embryonic(
     let (secs, usec) = super::date::split(accepted);
     super::date::clf(&mut date, secs, true, Some(usec / 1000), false);
     line.push_str(&String::from_utf8_lossy(&date));
-    let listener = px.fe.listeners.get(conn.listener as usize).and_then(|l| l.name.as_deref());
     match listener {
-        Some(name) => line.push_str(&format!("] {}/{name}: {fail}", px.name)),
-        None => line.push_str(&format!("] {}/{}: {fail}", px.name, conn.listener + 1)),
+        Some(name) => line.push_str(&format!("] {fe_name}/{name}: {fail}")),
+        None => line.push_str(&format!("] {fe_name}/{}: {fail}", conn.listener + 1)),
     }
     let level = if pl.separate_errors { super::level::ERR } else { super::level::INFO };
     pl.loggers.send(level, line.as_bytes());
@@ -381,7 +373,11 @@ mod tests {
         let rt = build(&text).0.unwrap();
         let conn = crate::sample::ctx::ConnInfo::new(Some("10.0.0.1:4242".parse().unwrap()), -1);
         let now = std::time::SystemTime::now();
-        super::log_embryonic(&rt, 0, &conn, now, &PpFail::Truncated, false);
+        let px = &rt.proxies[0];
+        let fe = |c: &crate::sample::ctx::ConnInfo| {
+            (px.log.as_deref().unwrap(), px.name.as_str(), px.fe.listeners[c.listener as usize].name.as_deref())
+        };
+        super::log_embryonic(fe(&conn), &conn, now, &PpFail::Truncated, false);
         let mut buf = [0u8; 512];
         let n = rx.recv(&mut buf).unwrap();
         let line = std::str::from_utf8(&buf[..n]).unwrap();
@@ -392,10 +388,10 @@ mod tests {
         assert_eq!(line, format!("10.0.0.1:4242 [{date}] fe/1: Truncated PROXY protocol header received\n"));
         // the listener's name when it has one
         let second = crate::sample::ctx::ConnInfo { listener: 1, ..conn.clone() };
-        super::log_embryonic(&rt, 0, &second, now, &PpFail::Timeout, true);
+        super::log_embryonic(fe(&second), &second, now, &PpFail::Timeout, true);
         // `option dontlognull`: a client that sent nothing is not logged
-        super::log_embryonic(&rt, 0, &conn, now, &PpFail::Empty, true);
-        super::log_embryonic(&rt, 0, &second, now, &PpFail::Truncated, false);
+        super::log_embryonic(fe(&conn), &conn, now, &PpFail::Empty, true);
+        super::log_embryonic(fe(&second), &second, now, &PpFail::Truncated, false);
         let n = rx.recv(&mut buf).unwrap();
         let line = std::str::from_utf8(&buf[..n]).unwrap();
         assert!(line.ends_with("] fe/second: Truncated PROXY protocol header received\n"), "{line}");

@@ -131,6 +131,14 @@ pub struct ProxyRt {
 }
 
 impl ProxyRt {
+    /// Sends an operational message to the proxy's log targets (its own lines and `log
+    /// global`), as HAProxy's `send_log(px, ...)`; nothing without `log` lines.
+    pub fn send_log(&self, level: u8, msg: &str) {
+        if let Some(pl) = self.log.as_deref() {
+            pl.loggers.send(level, msg.as_bytes());
+        }
+    }
+
     /// Where the default replies of this proxy's rules come from.
     pub fn pages(&self) -> crate::action::reply::Pages<'_> {
         crate::action::reply::Pages { http_errors: &self.rules.http_errors, errors: &self.errors }

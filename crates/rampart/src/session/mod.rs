@@ -110,7 +110,16 @@ async fn handshake<S: mux::h1::park::Parkable>(sock: S, mut sess: Session, vars:
 fn pp_failed(sess: &Session, accepted: std::time::SystemTime, fail: pp::PpFail) {
     sess.rt.proxies[sess.fe].fe.pp_failed.inc();
     let null = matches!(fail, pp::PpFail::Empty | pp::PpFail::Abort | pp::PpFail::Timeout);
-    crate::log::setup::log_embryonic(&sess.rt, sess.fe, &sess.conn, accepted, &fail, null);
+    log_embryonic(sess, accepted, &fail, null);
+}
+
+/// HAProxy's line for a connection that failed before it became a stream, when the
+/// frontend logs (`log::setup::log_embryonic`).
+fn log_embryonic(sess: &Session, accepted: std::time::SystemTime, fail: &dyn std::fmt::Display, null: bool) {
+    let px = &sess.rt.proxies[sess.fe];
+    let Some(pl) = px.log.as_deref() else { return };
+    let listener = px.fe.listeners.get(sess.conn.listener as usize).and_then(|l| l.name.as_deref());
+    crate::log::setup::log_embryonic((pl, &px.name, listener), &sess.conn, accepted, fail, null);
 }
 
 /// Runs the session rules, then serves the connection or closes it.
@@ -130,8 +139,9 @@ fn finish<S: mux::h1::park::Parkable>(sock: S, mut sess: Session, vars: VarStore
 /// HAProxy's `Connect from` line, for a frontend that logs without a format, once the
 /// connection's addresses are known (after its PROXY header).
 fn log_connect(sess: &Session) {
-    if let Some(pl) = sess.rt.proxies[sess.fe].log.as_deref() {
-        crate::log::setup::log_connect(&sess.rt, sess.fe, pl, &sess.conn);
+    let px = &sess.rt.proxies[sess.fe];
+    if let Some(pl) = px.log.as_deref() {
+        crate::log::setup::log_connect(pl, &px.name, px.fe.http, &sess.conn);
     }
 }
 
@@ -218,7 +228,7 @@ async fn tls_handshake<S: mux::h1::park::Parkable>(
             px.fe.tls_failed.inc();
             let null =
                 matches!(e, crate::tls::stream::HandshakeError::Closed | crate::tls::stream::HandshakeError::Io(_));
-            crate::log::setup::log_embryonic(&sess.rt, sess.fe, &sess.conn, accepted, &e.haproxy_msg(), null);
+            log_embryonic(&sess, accepted, &e.haproxy_msg(), null);
         }
     }
 }

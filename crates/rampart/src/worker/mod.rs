@@ -138,7 +138,7 @@ fn thread_main(
             tokio::spawn(accept::run(sock, rt.clone(), state_rx.clone()));
         }
         for sock in forwarders {
-            crate::log::forward::spawn(sock, rt.clone(), state_rx.clone());
+            crate::listener::log_forward::spawn(sock, rt.clone(), state_rx.clone());
         }
         crate::health::spawn_for_thread(&rt, thread, nbthread);
         if thread == 0 {
@@ -208,22 +208,22 @@ async fn handle_signals(
 /// HAProxy's `Paused <cap> <name>.` / `Resumed ...` warnings, one per proxy with
 /// listeners (SIGTTOU / SIGTTIN).
 fn report_listening_proxies(rt: &Runtime, what: &str) {
-    for (idx, px) in rt.proxies.iter().enumerate().filter(|(_, px)| px.cap.frontend) {
+    for px in rt.proxies.iter().filter(|px| px.cap.frontend) {
         let cap = if px.cap.backend { "proxy" } else { "frontend" };
         let msg = format!("{what} {cap} {}.", px.name);
         warn(&msg);
-        crate::log::setup::send_proxy(rt, idx, crate::log::level::WARNING, &msg);
+        px.send_log(crate::log::level::WARNING, &msg);
     }
 }
 
 /// HAProxy's soft-stop report, one line per proxy once the listeners are closed.
 fn report_stopped_proxies(rt: &Runtime) {
-    for (idx, px) in rt.proxies.iter().enumerate() {
+    for px in &rt.proxies {
         let (fe, be) = (px.fe.cum_conn.get(), px.be.cum_conn.get());
         let msg = format!("Proxy {} stopped (cumulated conns: FE: {fe}, BE: {be}).", px.name);
         warn(&msg);
         // as HAProxy, also to the proxy's own logs
-        crate::log::setup::send_proxy(rt, idx, crate::log::level::WARNING, &msg);
+        px.send_log(crate::log::level::WARNING, &msg);
     }
 }
 

@@ -16,10 +16,9 @@
 //! `process_send_log()` (src/log.c).
 //!
 //! - `header`: the line of a relayed message for one target (pure)
-//! - `recv`: the UDP and TCP receivers
+//! The UDP and TCP receivers are `crate::listener::log_forward`'s.
 
 pub mod header;
-mod recv;
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -30,8 +29,6 @@ use rampart_cfg::Diag;
 
 use super::setup::Opener;
 use super::sink::Sink;
-
-pub use recv::spawn;
 
 thread_local! {
     /// Scratch for lines written to a ring.
@@ -44,19 +41,19 @@ pub struct Forwarder {
     pub name: String,
     sinks: Vec<Arc<Sink>>,
     /// TCP connections at once, at most.
-    maxconn: u32,
+    pub(crate) maxconn: u32,
     /// An idle TCP connection closes after this long.
-    timeout_client: Option<Duration>,
+    pub(crate) timeout_client: Option<Duration>,
     /// Largest message (HAProxy's buffer size).
-    bufsize: usize,
+    pub(crate) bufsize: usize,
     /// TCP connections open now.
-    conns: AtomicU32,
+    pub(crate) conns: AtomicU32,
     /// Woken when a TCP connection ends (a receiver at `maxconn` waits for it).
-    conn_released: tokio::sync::Notify,
+    pub(crate) conn_released: tokio::sync::Notify,
     /// Messages received (HAProxy's `cum_log_messages`).
     pub messages: AtomicU64,
     /// The TLS side of each `bind` line (`None`: plain TCP), in file order.
-    tls: Vec<Option<Arc<crate::tls::bind::BindTls>>>,
+    pub(crate) tls: Vec<Option<Arc<crate::tls::bind::BindTls>>>,
 }
 
 /// The sections of `cfg`, their targets opened through `logs` (shared with the proxies).

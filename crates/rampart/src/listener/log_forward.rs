@@ -12,10 +12,10 @@ use std::sync::Arc;
 use rampart_proto::syslog::{next_frame, Frame};
 use tokio::sync::watch;
 
-use super::Forwarder;
+use super::accept::ListenState;
+use super::{ForwardKind, ForwardSocket};
 use crate::io::{read_some, Sock};
-use crate::listener::accept::ListenState;
-use crate::listener::{ForwardKind, ForwardSocket};
+use crate::log::forward::Forwarder;
 use crate::proxy::Runtime;
 use crate::tls::bind::BindTls;
 
