@@ -8,7 +8,6 @@
 
 pub mod key;
 pub mod send_proxy;
-pub mod sock;
 
 use std::io;
 use std::sync::atomic::Ordering;
@@ -18,11 +17,12 @@ use std::time::Duration;
 use tokio::net::{TcpSocket, TcpStream, UnixStream};
 use tokio::sync::oneshot;
 
-pub use sock::{BackSock, PlainSock};
+pub use crate::conn_pool::sock::{self, BackSock, PlainSock};
 
 use crate::conn_pool::{self, ConnKey, IdleConn};
 use crate::health::{self as check, Event};
 use crate::io::Sock;
+pub use crate::proxy::Busy;
 use crate::proxy::{BackendRt, ProxyRt, Runtime, ServerRt};
 use crate::sample::ctx::ConnInfo;
 use crate::stats::counters::SrvError;
@@ -49,18 +49,6 @@ pub struct ServerConn {
     /// How long the stream waited in the queue for a server, and its position there.
     pub queued: QueueWait,
     _busy: Busy,
-}
-
-/// One connection slot of a server (a unit of its `cur_conns`), held by a stream from
-/// the pick until its server connection is released; dropping it hands the slot to
-/// the next queued stream, if any.
-#[derive(Debug)]
-pub struct Busy {
-    rt: Arc<Runtime>,
-    be: usize,
-    srv: usize,
-    /// The connection's registration in the server's `sessions`, if kept.
-    session: Option<u64>,
 }
 
 impl Busy {

@@ -14,17 +14,19 @@
 //! - `key`: [`ConnKey`]
 //! - `pool`: one thread's lists (plain data, tested alone)
 //! - `shared`: the pools of all threads, and the takeover
+//! - `sock`: [`BackSock`], the socket of a server connection (plain or TLS)
 
 mod key;
 mod pool;
 mod shared;
+pub mod sock;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::backend::BackSock;
 pub use key::ConnKey;
 use shared::{Registry, ThreadPool};
+pub use sock::{BackSock, PlainSock, TlsConn};
 
 /// Idle connections kept per server per thread.
 const MAX_IDLE_PER_SERVER: usize = 256;

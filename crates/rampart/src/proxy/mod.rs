@@ -255,7 +255,7 @@ pub struct BackendRt {
     pub lb_backup: Option<Lb>,
     /// Streams waiting because every server was full (the backend queue): a freed slot
     /// goes to its first stream (`server::queue`).
-    pub queue: crate::server::queue::Queue<crate::backend::Busy>,
+    pub queue: crate::server::queue::Queue<Busy>,
     /// `fullconn` (or its default): the load at which servers reach their `maxconn`.
     pub fullconn: u32,
     /// Streams (HTTP exchanges, TCP connections) that chose this backend.
@@ -265,6 +265,19 @@ pub struct BackendRt {
     pub has_sni: bool,
     /// `cookie <name> ...`: cookie-based persistence (`stream::ana::cookie`).
     pub cookie: Option<Box<rampart_cfg::model::CookiePersist>>,
+}
+
+/// One connection slot of a server (a unit of its `cur_conns`), held by a stream from
+/// the pick until its server connection is released; dropping it hands the slot to
+/// the next queued stream, if any. Made and released by `crate::backend` (its
+/// constructors and `Drop` live there).
+#[derive(Debug)]
+pub struct Busy {
+    pub(crate) rt: Arc<Runtime>,
+    pub(crate) be: usize,
+    pub(crate) srv: usize,
+    /// The connection's registration in the server's `sessions`, if kept.
+    pub(crate) session: Option<u64>,
 }
 
 #[derive(Debug)]
@@ -281,7 +294,7 @@ pub struct ServerRt {
     /// `maxqueue`: streams that may wait in `queue` (0: no limit).
     pub maxqueue: u32,
     /// Streams bound to this server (`use-server`) waiting for one of its slots.
-    pub queue: crate::server::queue::Queue<crate::backend::Busy>,
+    pub queue: crate::server::queue::Queue<Busy>,
     /// `pool-max-conn`: idle connections kept per thread; `None`: the pool's own bound.
     pub pool_max_conn: Option<u32>,
     /// `pool-low-conn`: a thread takes an idle connection over from another thread

@@ -233,7 +233,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("global spread-checks", "check::build: CheckRt::spread"),
     ("server enabled", "rampart-cfg parse::server: clears 'disabled'"),
     ("server source", "proxy::build: ServerRt::source (backend::connect_addr)"),
-    ("server socks4", "proxy::build: ServerRt::socks4 (backend::connect_addr, backend::socks4)"),
+    ("server socks4", "proxy::build: ServerRt::socks4 (backend::connect_addr, io::socks4)"),
     ("server check-via-socks4", "check::build: CheckRt::socks4 (check::probe::connect)"),
     ("server on-marked-down", "check::report::cut_sessions: ServerRt::sessions"),
     ("server on-marked-up", "check::report::cut_sessions: ServerRt::sessions"),
