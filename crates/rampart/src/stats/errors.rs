@@ -9,46 +9,15 @@
 
 use std::fmt::Write as _;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use arc_swap::ArcSwapOption;
 use std::time::SystemTime;
 
 use rampart_proto::h1::H1Error;
 
+pub use crate::counters::capture::{Capture, Events, LastError, KEEP};
 use crate::proxy::Runtime;
-
-/// The most bytes of a refused message kept (HAProxy keeps a buffer's worth).
-const KEEP: usize = 16384;
-
-/// One refused request.
-#[derive(Debug)]
-pub struct Capture {
-    pub when: SystemTime,
-    pub src: Option<SocketAddr>,
-    /// The event number (all proxies, from 0).
-    pub event: u32,
-    /// Where the parser stopped, from the start of `bytes`.
-    pub at: usize,
-    pub bytes: Vec<u8>,
-    /// `tune.bufsize`: the buffer the message was read into.
-    pub bufsize: usize,
-}
-
-/// A frontend's last refused request (replaced whole: no lock).
-#[derive(Debug, Default)]
-pub struct LastError(ArcSwapOption<Capture>);
-
-impl LastError {
-    fn get(&self) -> Option<Arc<Capture>> {
-        self.0.load_full()
-    }
-}
-
-/// Events captured so far, all proxies (`Total events captured`).
-#[derive(Debug, Default)]
-pub struct Events(AtomicU32);
 
 /// Keeps `buf`, a request head frontend `fe` refused with `e`.
 pub fn capture(rt: &Runtime, fe: usize, src: Option<SocketAddr>, buf: &[u8], e: &H1Error) {

@@ -17,13 +17,14 @@
 //! - `page`: the HTML statistics page (`stats uri`) and its `;csv`/`;json` exports;
 //!   `admin`: its admin form (`stats admin if <cond>`)
 //! - `prometheus`: `http-request use-service prometheus-exporter`
+//! - `types`: [`Facts`] and the page settings ([`page::Page`]), held by the runtime model
 
 pub mod admin;
 pub mod cmd;
 pub mod counters;
 pub mod errors;
 mod fields;
-pub mod histogram;
+pub use crate::counters::histogram;
 mod info;
 pub mod page;
 pub mod prometheus;
@@ -32,6 +33,7 @@ mod servers;
 pub mod socket;
 mod srvcmd;
 mod stat;
+pub mod types;
 
 use std::sync::atomic::{AtomicU32, AtomicU64};
 use std::sync::Arc;
@@ -42,38 +44,12 @@ use rampart_cfg::model::Config;
 use crate::proxy::Runtime;
 
 pub use counters::{ProxyStats, ServerStats};
+pub use types::Facts;
 
 /// HAProxy's default `stats timeout`.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// HAProxy's default `stats maxconn`.
 pub const DEFAULT_MAXCONN: u32 = 10;
-
-/// Facts about the process the stats outputs report, fixed when the runtime is built.
-#[derive(Debug)]
-pub struct Facts {
-    pub started: Instant,
-    /// Start time in seconds since the epoch (`Start_time_sec`).
-    pub started_unix: u64,
-    /// HAProxy numbers proxies from 1, after a `GLOBAL` proxy when a stats socket exists.
-    pub first_iid: u32,
-    /// `balance` of each proxy, as `show stat` names it (`algo`).
-    pub algos: Vec<&'static str>,
-    /// The host name (`node`).
-    pub node: String,
-    /// Worker threads (`Nbthread`).
-    pub nbthread: usize,
-    /// The descriptor limit once the process was sized (`Ulimit-n`).
-    pub ulimit_n: u64,
-    /// Listening sockets of the configuration, stats sockets included (`Listeners`).
-    pub listeners: u32,
-    /// Refused messages captured so far (`show errors`).
-    pub error_events: errors::Events,
-    /// The latency histograms are recorded (a Prometheus exporter reads them).
-    pub histograms: bool,
-    /// Connections and sessions per second, all frontends (`ConnRate`, `SessRate`).
-    pub conn_rate: rates::RateCell,
-    pub sess_rate: rates::RateCell,
-}
 
 impl Facts {
     pub fn new(cfg: &Config, nbthread: usize) -> Facts {

@@ -17,25 +17,9 @@ use rampart_cfg::model::StatsPage;
 use super::admin::{self, Status};
 use super::cmd::Level;
 use super::stat::{self, Kind, Request, Row};
+pub use super::types::Page;
 use super::Val;
 use crate::proxy::Runtime;
-
-/// A proxy's statistics page, ready to answer.
-#[derive(Debug)]
-pub struct Page {
-    uri: Box<[u8]>,
-    /// The `WWW-Authenticate` value; `None` when no account is configured (open page).
-    challenge: Option<Box<[u8]>>,
-    /// `user:password` of each `stats auth` account.
-    accounts: Vec<Box<[u8]>>,
-    refresh: Option<u64>,
-    hide_version: bool,
-    show_legends: bool,
-    /// `stats show-node`: the name to show (the host name when it was given none).
-    show_node: Option<String>,
-    show_desc: Option<String>,
-    scope: Vec<String>,
-}
 
 /// What the page answers to one request.
 #[derive(Debug, PartialEq)]

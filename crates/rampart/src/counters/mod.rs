@@ -1,6 +1,20 @@
 //! Event counters that every worker thread bumps without contention: one cache line per
 //! thread, written only by its thread, summed when read (the soft-stop report now, the
 //! stats later). HAProxy counterpart: the `cum_conn` fields of fe_counters/be_counters.
+//!
+//! - `stats`: the counters of a proxy and of a server ([`stats::ProxyStats`],
+//!   [`stats::ServerStats`]) that `show stat`, the stats page and Prometheus read
+//! - `rate`: event rates, sampled once a second
+//! - `histogram`: latency histograms per backend and server
+//! - `capture`: the last invalid request of each frontend (`show errors`)
+//!
+//! What is counted lives here, below the runtime model that holds it; how it is
+//! counted on the proxies and reported is `crate::stats`'s.
+
+pub mod capture;
+pub mod histogram;
+pub mod rate;
+pub mod stats;
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -89,6 +103,16 @@ impl Counter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_maximum_only_grows() {
+        let m = AtomicU32::new(0);
+        note_max(&m, 3);
+        note_max(&m, 2);
+        assert_eq!(m.load(Ordering::Relaxed), 3);
+        note_max(&m, 7);
+        assert_eq!(m.load(Ordering::Relaxed), 7);
+    }
     use std::sync::Arc;
 
     #[test]

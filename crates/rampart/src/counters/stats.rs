@@ -1,0 +1,201 @@
+//! The counters `show stat` reads that the proxies do not keep themselves: requests and
+//! responses by status class per frontend, backend and server, server sessions, and
+//! the highest concurrent sessions seen. Per-thread [`Counter`]s (no locked instruction
+//! per request); the maxima are relaxed atomics written only when a new maximum is
+//! reached. HAProxy counterpart: the fe/be/srv counters of counters-t.h.
+//!
+//! Another module adds a counter by adding a field here (built in [`ProxyStats::new`] /
+//! [`ServerStats::new`]), bumping it where the event happens, and reading it in
+//! `stats::stat` under its HAProxy field name. The functions that count an event on the
+//! runtime's proxies live in `stats::counters`.
+
+use std::sync::atomic::AtomicU32;
+
+use super::capture::LastError;
+use super::histogram::Timers;
+use super::rate::RateCell;
+use super::Counter;
+
+/// HTTP responses by status class, in `show stat` order: 1xx, 2xx, 3xx, 4xx, 5xx, other.
+#[derive(Debug)]
+pub struct ByClass(pub [Counter; 6]);
+
+impl ByClass {
+    fn new(threads: usize) -> ByClass {
+        ByClass(std::array::from_fn(|_| Counter::new(threads)))
+    }
+
+    /// Counts one response with `status`.
+    #[inline]
+    pub fn count(&self, status: u16) {
+        let class = match status {
+            100..=599 => usize::from(status / 100 - 1),
+            _ => 5,
+        };
+        self.0[class].inc();
+    }
+}
+
+/// The per-proxy counters of the stats (both sides of a `listen`).
+#[derive(Debug)]
+pub struct ProxyStats {
+    /// HTTP requests the frontend received (`req_tot` of the FRONTEND row).
+    pub fe_req: Counter,
+    /// Responses the frontend sent (`hrsp_*` of the FRONTEND row).
+    pub fe_rsp: ByClass,
+    /// HTTP requests the backend handled (`req_tot` of the BACKEND row).
+    pub be_req: Counter,
+    /// Responses to requests the backend handled (`hrsp_*` of the BACKEND row).
+    pub be_rsp: ByClass,
+    /// Highest concurrent client connections of the frontend (`smax`).
+    pub fe_smax: AtomicU32,
+    /// Requests the frontend's mux refused (invalid, incomplete, too slow: `ereq`).
+    pub fe_ereq: Counter,
+    /// Requests answered by the statistics page (`intercepted`).
+    pub fe_intercepted: Counter,
+    /// Streams whose connection attempts to a server all failed (`econ`).
+    pub be_econ: Counter,
+    /// Server responses that failed (invalid, cut, too slow: `eresp`).
+    pub be_eresp: Counter,
+    /// Connection attempts retried (`wretr`).
+    pub be_wretr: Counter,
+    /// Retries moved to another server (`wredis`).
+    pub be_wredis: Counter,
+    /// Servers the balancer chose (`lbtot`).
+    pub be_lbtot: Counter,
+    /// Bytes received from clients and sent to them, through the frontend and
+    /// through the backend (`bin`, `bout`).
+    pub fe_bin: Counter,
+    /// New server connections attempted, idle or kept ones reused (`connect`,
+    /// `reuse` of the BACKEND row).
+    pub be_connect: Counter,
+    pub be_reuse: Counter,
+    /// Responses refused by `http-response deny` or `tcp-response content reject`,
+    /// counted in the frontend and in the backend (`dresp`).
+    pub fe_dresp: Counter,
+    pub be_dresp: Counter,
+    pub fe_bout: Counter,
+    pub be_bin: Counter,
+    pub be_bout: Counter,
+    /// The backend's latency histograms.
+    pub be_timers: Timers,
+    /// The last request the frontend refused (`show errors`).
+    pub last_error: LastError,
+    /// Rates of the frontend's connections, sessions and requests, of the backend's
+    /// sessions (`conn_rate`, `rate`, `req_rate`, with their maxima).
+    pub fe_conn_rate: RateCell,
+    pub fe_sess_rate: RateCell,
+    pub fe_req_rate: RateCell,
+    pub be_sess_rate: RateCell,
+}
+
+impl ProxyStats {
+    /// `timed`: the latency histograms are recorded.
+    pub fn new(threads: usize, timed: bool) -> ProxyStats {
+        ProxyStats {
+            fe_req: Counter::new(threads),
+            fe_rsp: ByClass::new(threads),
+            be_req: Counter::new(threads),
+            be_rsp: ByClass::new(threads),
+            fe_smax: AtomicU32::new(0),
+            fe_ereq: Counter::new(threads),
+            fe_intercepted: Counter::new(threads),
+            be_econ: Counter::new(threads),
+            be_eresp: Counter::new(threads),
+            be_wretr: Counter::new(threads),
+            be_wredis: Counter::new(threads),
+            be_lbtot: Counter::new(threads),
+            fe_bin: Counter::new(threads),
+            be_connect: Counter::new(threads),
+            be_reuse: Counter::new(threads),
+            fe_dresp: Counter::new(threads),
+            be_dresp: Counter::new(threads),
+            fe_bout: Counter::new(threads),
+            be_bin: Counter::new(threads),
+            be_bout: Counter::new(threads),
+            be_timers: Timers::new(threads, timed),
+            last_error: Default::default(),
+            fe_conn_rate: RateCell::default(),
+            fe_sess_rate: RateCell::default(),
+            fe_req_rate: RateCell::default(),
+            be_sess_rate: RateCell::default(),
+        }
+    }
+}
+
+/// The per-server counters of the stats.
+#[derive(Debug)]
+pub struct ServerStats {
+    /// Streams sent to the server (`stot`).
+    pub stot: Counter,
+    /// HTTP requests sent to the server (`req_tot`).
+    pub req: Counter,
+    /// Responses to requests sent to the server (`hrsp_*`).
+    pub rsp: ByClass,
+    /// Highest concurrent connections in use (`smax`).
+    pub smax: AtomicU32,
+    /// `econ`, `eresp`, `wretr`, `wredis` of this server (see [`ProxyStats`]).
+    pub econ: Counter,
+    pub eresp: Counter,
+    pub wretr: Counter,
+    pub wredis: Counter,
+    /// Sessions per second (`rate`, `rate_max`).
+    pub sess_rate: RateCell,
+    /// Times the balancer chose this server (`lbtot`).
+    pub lbtot: Counter,
+    /// Bytes of the client's requests and of the responses through this server
+    /// (`bin`, `bout`).
+    pub bin: Counter,
+    pub bout: Counter,
+    /// New connections attempted to this server, connections reused (`connect`, `reuse`).
+    pub connect: Counter,
+    pub reuse: Counter,
+    /// Responses of this server refused by a rule (`dresp`).
+    pub dresp: Counter,
+    /// The server's latency histograms.
+    pub timers: Timers,
+    /// The configured weight (`uweight`; also `weight` until weights change at run time).
+    pub weight: u32,
+    /// The server's `id` (`sid`): its position in the backend from 1, or `id N`.
+    pub sid: u32,
+}
+
+impl ServerStats {
+    pub fn new(threads: usize, weight: u32, sid: u32, timed: bool) -> ServerStats {
+        ServerStats {
+            stot: Counter::new(threads),
+            req: Counter::new(threads),
+            rsp: ByClass::new(threads),
+            smax: AtomicU32::new(0),
+            econ: Counter::new(threads),
+            eresp: Counter::new(threads),
+            wretr: Counter::new(threads),
+            wredis: Counter::new(threads),
+            sess_rate: RateCell::default(),
+            lbtot: Counter::new(threads),
+            bin: Counter::new(threads),
+            bout: Counter::new(threads),
+            connect: Counter::new(threads),
+            reuse: Counter::new(threads),
+            dresp: Counter::new(threads),
+            timers: Timers::new(threads, timed),
+            weight,
+            sid,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_fall_in_their_class_and_the_rest_in_other() {
+        let c = ByClass::new(1);
+        for st in [100, 101, 200, 204, 302, 404, 503, 599, 600, 0, 99] {
+            c.count(st);
+        }
+        let got: Vec<u64> = c.0.iter().map(Counter::get).collect();
+        assert_eq!(got, [2, 2, 1, 1, 2, 3]);
+    }
+}
