@@ -25,7 +25,7 @@ fn fixture() -> &'static (Config, Runtime, MsgHead) {
     F.get_or_init(|| {
         let ctx = LexCtx { env: &|_| None, version: "2.6.12", features: &[] };
         let cfg = rampart_cfg::parse_str("fuzz.cfg", CFG, &ctx).config.expect("fixture config");
-        let rt = rampart::proxy::build(&cfg, 10, 1).expect("fixture runtime");
+        let rt = rampart::build::build(&cfg, 10, 1).expect("fixture runtime");
         let mut h = h1::Head::default();
         assert_eq!(h1::parse_request(REQ, 4096, &mut h), Ok(true));
         let head = MsgHead {

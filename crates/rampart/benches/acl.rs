@@ -9,10 +9,11 @@ use std::net::Ipv4Addr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rampart::acl::map::{apply, ValueKind};
-use rampart::acl::patref::{parse_file, PatIndex, PatRef};
-use rampart::acl::pattern::{MatchMethod, PatFlags, PatternSet};
 use rampart::acl::PatRefs;
+use rampart::pattern::patref::{parse_file, PatIndex, PatRef};
+use rampart::pattern::value::ValueKind;
+use rampart::pattern::{MatchMethod, PatFlags, PatternSet};
+use rampart::sample::conv::map::apply;
 use rampart::sample::Sample;
 
 /// Runs `f` over `inputs` for about `budget`, returns lookups per second and ns each.

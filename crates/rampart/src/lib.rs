@@ -34,6 +34,7 @@ pub mod action;
 pub mod auth;
 pub mod backend;
 pub mod buf;
+pub mod build;
 pub mod check;
 pub mod cli;
 pub mod conn_pool;

@@ -204,7 +204,7 @@ fn load_config(cli: &Cli, rep: &mut Reporter, daemon_child: bool) -> Option<Conf
     diags.retain(|d| !(d.span.is_none() && d.message.starts_with("Error(s) found in configuration file")));
     // After a refusal, the runtime's warnings are mostly echoes of it: only its alerts.
     let parse_failed = diags.iter().any(|d| d.level == Level::Alert);
-    let runtime = rampart::proxy::check(&loaded.partial);
+    let runtime = rampart::build::check(&loaded.partial);
     diags.extend(runtime.into_iter().filter(|d| !parse_failed || d.level == Level::Alert));
     let diags: Vec<Diag> = diags.into_iter().filter(|d| !daemon_child || d.level == Level::Alert).collect();
     let has_alerts = msg::report_load(rep, &diags);
@@ -335,7 +335,7 @@ fn start(cli: &Cli, mut cfg: Config, identity: Identity, modes: Modes, daemon_ch
             return 1;
         }
     }
-    let rt = match rampart::proxy::build(&cfg, maxconn, nbthread) {
+    let rt = match rampart::build::build(&cfg, maxconn, nbthread) {
         Ok(rt) => Arc::new(rt),
         Err(diags) => {
             diags.iter().for_each(|d| rep.config_diag(d));

@@ -4,7 +4,7 @@
 use std::rc::Rc;
 
 use super::*;
-use crate::proxy::{self, Runtime};
+use crate::proxy::Runtime;
 use crate::sample::ctx::ConnInfo;
 use crate::sample::expr::Site;
 
@@ -29,7 +29,7 @@ impl Fx {
     fn new() -> Fx {
         let ctx = rampart_cfg::LexCtx { env: &|_| None, version: "2.6.12", features: &[] };
         let cfg = rampart_cfg::parse_str("t.cfg", CFG, &ctx).config.unwrap();
-        let rt = proxy::build(&cfg, 100, 1).unwrap();
+        let rt = crate::build::build(&cfg, 100, 1).unwrap();
         let conn = ConnInfo::new(Some("192.168.1.10:40000".parse().unwrap()), -1);
         Fx { cfg, rt, conn, pats: Rc::new(PatRefs::without_dns()) }
     }

@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use super::capture::Captured;
 use super::tcp::{run_tcp_rules, TcpExec, TcpFlow};
 use super::RuleAt;
-use crate::proxy::{self, Runtime};
+use crate::proxy::Runtime;
 use crate::sample::ctx::{ConnInfo, Dir};
 use crate::sample::fetch::tls_hello::tests::client_hello;
 use crate::sample::testutil::config;
@@ -17,14 +17,14 @@ const DEFAULTS: &str = "defaults\n mode tcp\n timeout client 1s\n timeout server
 
 fn runtime(body: &str) -> Runtime {
     let cfg = config(&format!("{DEFAULTS}{body}"));
-    proxy::build(&cfg, 100, 1)
+    crate::build::build(&cfg, 100, 1)
         .unwrap_or_else(|e| panic!("runtime: {:#?}", e.iter().map(|d| &d.message).collect::<Vec<_>>()))
 }
 
 /// Alerts and warnings of a configuration, as `(kind, line, message)`.
 fn diags(body: &str) -> Vec<(String, u32, String)> {
     let cfg = config(&format!("{DEFAULTS}{body}"));
-    proxy::check(&cfg)
+    crate::build::check(&cfg)
         .into_iter()
         .map(|d| (d.level.tag().trim_matches(['[', ']', ' ']).to_owned(), d.span.map_or(0, |s| s.line), d.message))
         .collect()

@@ -216,7 +216,7 @@ mod tests {
         let ctx = LexCtx { env: &|_| None, version: "2.6.12", features: &[] };
         let loaded = parse_str("t.cfg", text, &ctx);
         let cfg = loaded.config.unwrap_or_else(|| panic!("config refused: {:?}", loaded.diags.list));
-        crate::proxy::build(&cfg, 100, 1).map_err(|d| d.into_iter().map(|d| d.message).collect())
+        crate::build::build(&cfg, 100, 1).map_err(|d| d.into_iter().map(|d| d.message).collect())
     }
 
     const T: &str = "defaults\n timeout client 1s\n timeout server 1s\n timeout connect 1s\n";

@@ -439,7 +439,7 @@ mod tests {
     fn the_runtime_names_every_address_of_a_bind_line() {
         // not bound: the same order as bind_all's
         let cfg = config("  bind 127.0.0.1:18201-18202 name a\n  bind 127.0.0.1:18203\n");
-        let rt = crate::proxy::build(&cfg, 10, 1).unwrap();
+        let rt = crate::build::build(&cfg, 10, 1).unwrap();
         let names: Vec<_> = rt.proxies[0].fe.listeners.iter().map(|l| l.name.as_deref()).collect();
         assert_eq!(names, [Some("a"), Some("a"), None]);
     }

@@ -251,7 +251,7 @@ mod tests {
     use crate::sample::testutil::config;
 
     fn build(text: &str) -> (Result<crate::proxy::Runtime, Vec<Diag>>, Vec<Diag>) {
-        crate::proxy::build_with_warnings(&config(text), 100, 1)
+        crate::build::build_with_warnings(&config(text), 100, 1)
     }
 
     use rampart_cfg::Diag;

@@ -4,7 +4,7 @@
 #![allow(dead_code, reason = "fixtures shared by the sample test modules; not all use every one")]
 
 use crate::http::MsgHead;
-use crate::proxy::{self, Runtime};
+use crate::proxy::Runtime;
 use rampart_cfg::{Config, LexCtx};
 use rampart_proto::h1;
 
@@ -38,7 +38,7 @@ pub fn config(text: &str) -> Config {
 }
 
 pub fn runtime(cfg: &Config) -> Runtime {
-    proxy::build(cfg, 100, 1).unwrap_or_else(|e| panic!("runtime: {e:?}"))
+    crate::build::build(cfg, 100, 1).unwrap_or_else(|e| panic!("runtime: {e:?}"))
 }
 
 /// Compiles `text` in frontend `fe` of [`CFG`]-like `cfg`.

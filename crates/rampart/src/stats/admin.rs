@@ -324,7 +324,7 @@ mod tests {
                     backend b1\n server srv1 127.0.0.1:1\n server srv2 127.0.0.1:1\n server srv3 127.0.0.1:1\n\
                     backend b2\n server srv1 127.0.0.1:1\n server srv2 127.0.0.1:1 check\n";
         let cfg = rampart_cfg::parse_str("t.cfg", text, &ctx).config.expect("valid");
-        crate::proxy::build(&cfg, 100, 1).expect("built")
+        crate::build::build(&cfg, 100, 1).expect("built")
     }
 
     fn status_of(rt: &Runtime, be: usize, srv: usize) -> (bool, bool) {

@@ -217,7 +217,7 @@ mod tests {
         let text =
             "defaults\n mode http\nfrontend fe\n bind :80\n default_backend be\nbackend be\n server s 127.0.0.1:1\n";
         let cfg = rampart_cfg::parse_str("t.cfg", text, &ctx).config.expect("valid");
-        let rt = crate::proxy::build(&cfg, 100, 1).expect("built");
+        let rt = crate::build::build(&cfg, 100, 1).expect("built");
         let src = "127.0.0.1:4000".parse().ok();
         assert!(show(&rt, &[]).ends_with("] : 0\n"), "{}", show(&rt, &[]));
         capture(&rt, 0, src, b"GET /a b HTTP/1.1\r\n\r\n", &H1Error::StartLine);

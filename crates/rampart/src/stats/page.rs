@@ -439,7 +439,7 @@ mod tests {
         let ctx = rampart_cfg::LexCtx { env: &|_| None, version: "2.6", features: &[] };
         let text = "defaults\n mode http\nlisten st\n bind :80\n stats uri /st\n server s1 127.0.0.1:1\n";
         let cfg = rampart_cfg::parse_str("t.cfg", text, &ctx).config.expect("valid");
-        crate::proxy::build(&cfg, 100, 1).expect("built")
+        crate::build::build(&cfg, 100, 1).expect("built")
     }
 
     #[test]

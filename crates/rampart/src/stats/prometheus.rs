@@ -417,7 +417,7 @@ mod tests {
         let text = "defaults\n mode http\nfrontend fe\n bind :80\n default_backend be\n\
                     backend be\n server s1 127.0.0.1:1\n server s2 127.0.0.1:2 disabled\n";
         let cfg = rampart_cfg::parse_str("t.cfg", text, &ctx).config.expect("valid");
-        crate::proxy::build(&cfg, 100, 1).expect("built")
+        crate::build::build(&cfg, 100, 1).expect("built")
     }
 
     #[test]
@@ -450,7 +450,7 @@ mod tests {
                     http-request use-service prometheus-exporter if { path /metrics }\n default_backend be\n\
                     backend be\n server s1 127.0.0.1:1\n";
         let cfg = rampart_cfg::parse_str("t.cfg", text, &ctx).config.expect("valid");
-        let rt = crate::proxy::build(&cfg, 100, 1).expect("built");
+        let rt = crate::build::build(&cfg, 100, 1).expect("built");
         rt.proxies[1].stats.be_timers.response.record(std::time::Duration::from_millis(30));
         rt.proxies[1].be.servers[0].stats.timers.response.record(std::time::Duration::from_millis(30));
         let text = render(&rt, Scope::from_query(b""));

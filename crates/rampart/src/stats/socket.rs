@@ -302,7 +302,7 @@ mod tests {
             "global\n stats socket /tmp/x.sock\ndefaults\n mode http\nfrontend fe\n bind :80\n default_backend be\n\
                     backend be\n server s1 127.0.0.1:1\n server s2 127.0.0.1:2 weight 3 disabled\n";
         let cfg = rampart_cfg::parse_str("t.cfg", text, &ctx).config.expect("valid");
-        let rt = crate::proxy::build(&cfg, 100, 1).expect("built");
+        let rt = crate::build::build(&cfg, 100, 1).expect("built");
         Cli::new(&cfg, Arc::new(rt))
     }
 

@@ -139,7 +139,7 @@ mod tests {
         let text = format!(
             "log-forward lf\n  dgram-bind 127.0.0.1:1\n  log {a} format raw local0 err\n  log {a} format short local0 info\n"
         );
-        let rt = crate::proxy::build(&config(&text), 100, 1).expect("built");
+        let rt = crate::build::build(&config(&text), 100, 1).expect("built");
         let fwd = &rt.log_forwards[0];
         fwd.relay(b"<14>1 - h t 1 - - info line");
         fwd.relay(b"<11>1 - h t 1 - - err line");

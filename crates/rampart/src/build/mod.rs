@@ -1,0 +1,469 @@
+//! Builds the runtime model (`crate::proxy`) from the configuration model, once per
+//! configuration generation: names become indices, rules, ACLs, log-formats and checks
+//! are compiled, TLS contexts and error pages loaded, counters sized. What the model
+//! holds but the runtime refuses is reported here with its line.
+//! HAProxy counterpart: check_config_validity() (cfgparse.c), the post-parsing of
+//! proxy.c and server.c.
+//!
+//! - `balancer`: a backend's balancer and its `balance hash` expression
+//! - `readers`: which code reads each accepted keyword (checked against the tables)
+//! - `unsupported`: what the model holds and the runtime refuses at startup
+
+mod balancer;
+pub mod readers;
+mod unsupported;
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU32};
+use std::sync::Arc;
+
+use rampart_cfg::model::{BackendTarget, Config, ForwardFor, HttpReuse, Mode, OriginalTo, ServerAddr};
+use rampart_cfg::{Diag, Level, Span};
+use tokio::sync::Notify;
+
+use crate::action::{self, WaitBody};
+use crate::check as health_check;
+use crate::counters::Counter;
+use crate::errors::ErrorPages;
+use crate::proxy::{BackendRt, FrontendRt, GlobalRt, ListenerRt, ProxyRt, Runtime, ServerRt, Timeouts};
+use crate::sample::vars::{ProcVars, VarLimits};
+use crate::server::SrvState;
+
+/// Builds the runtime from a parsed configuration. Features the model holds but the
+/// runtime does not implement yet are reported as alerts with their line.
+/// `threads` sizes the per-thread counters.
+pub fn build(cfg: &Config, maxconn: u32, threads: usize) -> Result<Runtime, Vec<Diag>> {
+    build_with_warnings(cfg, maxconn, threads).0
+}
+
+/// [`build`], with the warnings met on the way (rules, ACLs).
+pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Result<Runtime, Vec<Diag>>, Vec<Diag>) {
+    let mut alerts = Vec::new();
+    let mut pool_key = 0;
+    let mut shared = action::compile::Shared {
+        pats: Default::default(),
+        userlists: Default::default(),
+        proc_vars: Vec::new(),
+        warnings: Vec::new(),
+        files: Vec::new(),
+    };
+    let mut proxies = Vec::with_capacity(cfg.proxies.len());
+    let mut tls_warnings = Vec::new();
+    let mut key_files = crate::tls::ticket_keys::KeyFiles::new(cfg);
+    let mut logs = crate::log::setup::Opener::new(cfg, &mut alerts);
+    let timed = crate::stats::histogram::wanted(cfg);
+    for (idx, px) in cfg.proxies.iter().enumerate() {
+        let backend_checks = health_check::compile_backend(px).unwrap_or_else(|d| {
+            alerts.push(d);
+            Default::default()
+        });
+        let backups_cut = px.servers.iter().any(|s| s.check.shutdown_backups_on_up);
+        // `dispatch` / `option transparent` without servers: one hidden server
+        let servers = px
+            .effective_servers()
+            .iter()
+            .enumerate()
+            .filter_map(|(pos, srv)| {
+                let (addr, unix) = match &srv.addr {
+                    ServerAddr::Inet(a) => (*a, None),
+                    ServerAddr::Unix(path) => {
+                        if srv.check.enabled || srv.check.agent {
+                            alerts.push(not_supported(&srv.span, "health checks of unix socket servers"));
+                            return None;
+                        }
+                        (SocketAddr::from(([0, 0, 0, 0], 0)), Some(path.clone()))
+                    }
+                };
+                let check = health_check::build(cfg, px, srv, addr, &backend_checks).unwrap_or_else(|d| {
+                    alerts.push(d);
+                    None
+                });
+                let agent = health_check::build_agent(px, srv, addr).unwrap_or_else(|d| {
+                    alerts.push(d);
+                    None
+                });
+                let tls = crate::tls::client::build(cfg, idx, srv, addr, &mut alerts, &mut tls_warnings);
+                let check = check.map(|mut c| {
+                    c.tls = crate::tls::client::check_tls(srv, tls.as_ref(), c.tcp.is_some(), &mut alerts);
+                    c
+                });
+                pool_key += 1;
+                Some(ServerRt {
+                    name: srv.name.clone(),
+                    addr,
+                    unix,
+                    // as in HAProxy, a `minconn` above `maxconn` (or alone) is the maxconn
+                    maxconn: AtomicU32::new(match srv.maxconn {
+                        Some(m) if m >= srv.minconn => m,
+                        _ if srv.minconn > 0 => srv.minconn,
+                        m => m.unwrap_or(0),
+                    }),
+                    minconn: srv.minconn,
+                    maxqueue: srv.maxqueue,
+                    queue: Default::default(),
+                    pool_max_conn: srv.pool_max_conn,
+                    pool_low_conn: srv.pool_low_conn,
+                    pool_shared: cfg.global.idle_pool_shared,
+                    backup: srv.backup,
+                    disabled: srv.disabled,
+                    cookie: srv.cookie.as_deref().map(|c| c.as_bytes().into()),
+                    cur_conns: AtomicU32::new(0),
+                    pool_key: pool_key - 1,
+                    stats: crate::stats::ServerStats::new(threads, srv.weight, pos as u32 + 1, timed),
+                    send_proxy: srv.proxy,
+                    source: srv.source.or(px.source),
+                    socks4: srv.socks4,
+                    shutdown_on_down: srv.check.shutdown_on_down,
+                    shutdown_backups_on_up: srv.check.shutdown_backups_on_up,
+                    sessions: (srv.check.shutdown_on_down || (srv.backup && backups_cut))
+                        .then(crate::server::Sessions::default),
+                    port_offset: srv.port_offset,
+                    transparent: px.implicit_server.is_some() && px.dispatch.is_none(),
+                    hidden: px.implicit_server.is_some(),
+                    state: SrvState::new(srv.weight, srv.disabled),
+                    check,
+                    agent,
+                    track: None,
+                    rise_fall: (srv.check.rise.unwrap_or(2).max(1), srv.check.fall.unwrap_or(3).max(1)),
+                    tls: tls.map(Box::new),
+                })
+            })
+            .collect::<Vec<_>>();
+        let (lb, lb_expr, lb_backup) = balancer::build(cfg, idx, &mut alerts);
+        let backend = default_backend(cfg, idx);
+        unsupported::refuse(px, &mut alerts);
+        let rules = match action::compile_proxy(cfg, idx, &mut shared) {
+            Ok(r) => r,
+            Err(e) => {
+                alerts.extend(e);
+                Default::default()
+            }
+        };
+        proxies.push(ProxyRt {
+            name: px.name.clone(),
+            cap: px.cap,
+            mode: px.mode,
+            timeouts: timeouts(&px.timeouts),
+            forwardfor: px.options.forwardfor.as_ref().map(forwardfor),
+            originalto: px.options.originalto.as_ref().map(originalto),
+            restrict_req_hdr_names: px.options.restrict_req_hdr_names,
+            buffer_request: px
+                .options
+                .http_buffer_request
+                .then(|| WaitBody { time: timeouts(&px.timeouts).http_request, at_least: 0 }),
+            http_conn_mode: px.options.http_conn_mode,
+            // HAProxy keeps connections without a server private to their session
+            http_reuse: if px.implicit_server.is_some() { HttpReuse::Never } else { px.http_reuse },
+            // `retry-on none`: a failed connection is not retried
+            retries: if px.retry_on_conn_failure { px.retries } else { 0 },
+            // as in HAProxy, ignored outside HTTP mode
+            retry_on_response: (px.mode == Mode::Http && px.retry_on_response.any())
+                .then(|| Box::new(px.retry_on_response.clone())),
+            l7_retries: px.retries,
+            redispatch: px.options.redispatch,
+            replay_on_close: px.mode == Mode::Http
+                && !px.retry_on_response.explicit
+                && px.options.redispatch
+                && px.retries > 0,
+            abortonclose: px.options.abortonclose,
+            clitcpka: crate::io::keepalive(&px.options.clitcpka),
+            srvtcpka: crate::io::keepalive(&px.options.srvtcpka),
+            errors: ErrorPages::new(&px.errorfiles),
+            rules,
+            fe: FrontendRt {
+                maxconn: AtomicU32::new(px.maxconn.unwrap_or(maxconn)),
+                cur_conns: AtomicU32::new(0),
+                conn_released: Notify::new(),
+                backend,
+                http: px.mode == Mode::Http || serves_http_backend(cfg, idx),
+                cum_conn: Counter::new(threads),
+                denied_conn: Counter::new(threads),
+                denied_sess: Counter::new(threads),
+                denied_req: Counter::new(threads),
+                pp_failed: Counter::new(threads),
+                tls_failed: Counter::new(threads),
+                listeners: listeners(px, &cfg.global.ssl, &mut key_files, &mut alerts, &mut tls_warnings),
+                capture_cookie: px.captures.cookie.as_ref().map(|c| (c.name.as_bytes().into(), c.len)),
+            },
+            be: BackendRt {
+                lb,
+                lb_expr,
+                lb_backup,
+                has_sni: servers
+                    .iter()
+                    .any(|s| s.tls.as_deref().is_some_and(|t| t.traffic.is_some() && t.sni.is_some())),
+                servers,
+                queue: Default::default(),
+                cookie: px.cookie.clone().map(Box::new),
+                fullconn: fullconn(cfg, idx, maxconn),
+                cum_conn: Counter::new(threads),
+            },
+            stats: crate::stats::ProxyStats::new(threads, timed),
+            stats_page: px.stats.as_ref().map(|p| Box::new(crate::stats::page::Page::new(p))),
+            log: logs.proxy(cfg, idx, &mut alerts),
+        });
+    }
+    crate::health::resolve_tracks(cfg, &mut proxies, &mut alerts);
+    let log_forwards = crate::log::forward::build(cfg, &mut logs, &mut alerts);
+    let mut warnings = shared.warnings;
+    warnings.extend(tls_warnings);
+    // Password hashes rampart cannot verify are alerts; hashes no password matches,
+    // warnings.
+    for d in crate::auth::diagnostics(cfg) {
+        if d.level == Level::Alert {
+            alerts.push(d);
+        } else {
+            warnings.push(d);
+        }
+    }
+    if !alerts.is_empty() {
+        return (Err(alerts), warnings);
+    }
+    let rt = Runtime {
+        stats: crate::stats::Facts::new(cfg, threads),
+        proxies,
+        bufsize: cfg.global.bufsize,
+        max_head: cfg.global.bufsize.saturating_sub(cfg.global.maxrewrite).max(1024),
+        global: GlobalRt {
+            maxconn: AtomicU32::new(maxconn),
+            hard_maxconn: maxconn,
+            cur_conns: AtomicU32::new(0),
+            conn_released: Notify::new(),
+            stopping: AtomicBool::new(false),
+            listeners_open: AtomicU32::new(0),
+            listener_closed: Notify::new(),
+        },
+        proc_vars: ProcVars::new(var_limits(&cfg.global.vars)),
+        rule_files: std::mem::take(&mut shared.files).into_boxed_slice(),
+        log_forwards,
+    };
+    for v in &shared.proc_vars {
+        rt.proc_vars.declare(v);
+    }
+    if let Err(alerts) = global_set_vars(cfg, &rt) {
+        return (Err(alerts), warnings);
+    }
+    crate::log::set_global(logs.global_loggers());
+    crate::log::ring::set_rings(logs.rings.clone());
+    (Ok(rt), warnings)
+}
+
+/// Runs the `set-var` / `set-var-fmt` lines of `global` in order, as HAProxy does
+/// while parsing: each sees the `proc.` variables the lines above it set.
+fn global_set_vars(cfg: &Config, rt: &Runtime) -> Result<(), Vec<Diag>> {
+    use crate::log::format::{LfMode, LogFormat};
+    use crate::sample::ctx::ConnInfo;
+    use crate::sample::expr::{self, CompileCx, Place, Site};
+    use rampart_cfg::model::GlobalVarValue;
+    let mut alerts = Vec::new();
+    let conn = ConnInfo::new(None, -1);
+    for gv in &cfg.global.set_vars {
+        let Ok(var) = crate::sample::vars::parse_name(format!("proc.{}", gv.var.name).as_bytes()) else { continue };
+        rt.proc_vars.declare(&var);
+        let mut cx = CompileCx::new(cfg, 0, Site::Cfg);
+        let ctx = crate::sample::SampleCtx::new(rt, &conn, 0);
+        let failed = match &gv.value {
+            GlobalVarValue::Expr(src) => match expr::compile(&src.text, &mut cx) {
+                Ok(e) => match e.check_place(Place::CfgParser) {
+                    Ok(()) => {
+                        if let Some(smp) = e.eval(&ctx) {
+                            ctx.vars.set(&var, &smp, Default::default());
+                        }
+                        None
+                    }
+                    Err(msg) => Some(msg),
+                },
+                // as HAProxy, the expression's own message, without a prefix
+                Err(e) => Some(e.to_string()),
+            },
+            GlobalVarValue::Fmt(src) => match LogFormat::compile(&src.text, &mut cx, LfMode::Http, &[Place::CfgParser])
+            {
+                Ok(f) => {
+                    let mut out = Vec::new();
+                    f.render(&ctx, &mut out);
+                    ctx.vars.set(&var, &crate::sample::Sample::str(&out), Default::default());
+                    None
+                }
+                Err(e) => Some(e.to_string()),
+            },
+        };
+        if let Some(msg) = failed {
+            alerts.push(Diag::alert(Some(gv.span.clone()), msg));
+        }
+    }
+    if alerts.is_empty() {
+        Ok(())
+    } else {
+        Err(alerts)
+    }
+}
+
+/// The `tune.vars.*-max-size` budgets.
+/// `None` (unlimited) is 0 for the variable stores.
+fn var_limits(m: &rampart_cfg::model::VarsLimits) -> VarLimits {
+    let bytes = |v: Option<u64>| v.map_or(0, |n| n as usize);
+    VarLimits {
+        global: bytes(m.global),
+        proc: bytes(m.proc),
+        sess: bytes(m.sess),
+        txn: bytes(m.txn),
+        reqres: bytes(m.reqres),
+        check: bytes(m.check),
+    }
+}
+
+/// The alerts and warnings [`build`] would report, for `-c` and startup before binding.
+pub fn check(cfg: &Config) -> Vec<Diag> {
+    let (rt, mut diags) = build_with_warnings(cfg, 1, 1);
+    if let Err(alerts) = rt {
+        diags.extend(alerts);
+    }
+    diags.extend(crate::stats::socket::check(cfg));
+    diags
+}
+
+fn not_supported(span: &Span, what: &str) -> Diag {
+    Diag::alert(Some(span.clone()), format!("{what} are not supported yet"))
+}
+
+/// The backend of frontend `idx` when no `use_backend` rule applies: its
+/// `default_backend`, else itself for a `listen`.
+/// The backend's `fullconn`, else HAProxy's default: a tenth of the `maxconn` of the
+/// frontends that send it traffic (at least 1). `global_maxconn` is a frontend's
+/// `maxconn` when it sets none.
+// COMPAT: HAProxy also counts the frontends naming it in a `use_backend` rule; this
+// counts only those whose default backend it is (and a `listen` itself).
+fn fullconn(cfg: &Config, idx: usize, global_maxconn: u32) -> u32 {
+    let px = &cfg.proxies[idx];
+    if px.fullconn > 0 {
+        return px.fullconn;
+    }
+    let fe_maxconn: u64 = (0..cfg.proxies.len())
+        .filter(|&f| cfg.proxies[f].cap.frontend && default_backend(cfg, f) == Some(idx))
+        .map(|f| u64::from(cfg.proxies[f].maxconn.unwrap_or(global_maxconn)))
+        .sum();
+    u32::try_from(fe_maxconn.div_ceil(10)).unwrap_or(u32::MAX).max(1)
+}
+
+fn default_backend(cfg: &Config, idx: usize) -> Option<usize> {
+    let px = &cfg.proxies[idx];
+    match &px.default_backend {
+        Some(db) => Some(db.index),
+        None => px.cap.backend.then_some(idx),
+    }
+}
+
+/// Whether a `mode tcp` frontend hands its connections to an HTTP backend (its
+/// default one, or the one of an unconditional `use_backend`): HAProxy then upgrades
+/// the stream to HTTP, and rampart serves the connection as HTTP from the start.
+fn serves_http_backend(cfg: &Config, idx: usize) -> bool {
+    let px = &cfg.proxies[idx];
+    let first_static = px.use_backends.iter().find_map(|ub| match (&ub.cond, &ub.target) {
+        (None, BackendTarget::Static(b)) => Some(b.index),
+        _ => None,
+    });
+    first_static.or_else(|| default_backend(cfg, idx)).is_some_and(|b| cfg.proxies[b].mode == Mode::Http)
+}
+
+/// `option forwardfor` with its header name lowercased, as HAProxy writes every header
+/// name on HTTP/1 output (`header X-Client` arrives as `x-client`).
+fn forwardfor(ff: &ForwardFor) -> ForwardFor {
+    ForwardFor { header: ff.header.to_ascii_lowercase(), ..ff.clone() }
+}
+
+/// `option originalto` with its header name lowercased (see [`forwardfor`]).
+fn originalto(ot: &OriginalTo) -> OriginalTo {
+    OriginalTo { header: ot.header.to_ascii_lowercase(), ..ot.clone() }
+}
+
+fn timeouts(t: &rampart_cfg::model::Timeouts) -> Timeouts {
+    let http_request = t.http_request.or(t.client);
+    Timeouts {
+        client: t.client,
+        server: t.server,
+        connect: t.connect,
+        queue: t.queue.or(t.connect),
+        http_request,
+        http_keep_alive: t.http_keep_alive.or(http_request),
+        tunnel: t.tunnel,
+        client_fin: t.client_fin,
+        server_fin: t.server_fin,
+    }
+}
+
+/// The listeners of `px`, in the order the listener registry binds them, with the
+/// TLS configuration of each `bind ... ssl` line (alerts and warnings go to
+/// `alerts` and `warnings`); `key_files`: the `tls-ticket-keys` files read so far.
+fn listeners(
+    px: &rampart_cfg::model::Proxy,
+    global: &rampart_cfg::model::GlobalSsl,
+    key_files: &mut crate::tls::ticket_keys::KeyFiles,
+    alerts: &mut Vec<Diag>,
+    warnings: &mut Vec<Diag>,
+) -> Box<[ListenerRt]> {
+    let mut out = Vec::new();
+    for b in &px.binds {
+        // as HAProxy, a bind without `ssl` reads its key file too
+        let plain_keys = b.ssl.as_deref().filter(|s| !s.enabled).and_then(|s| s.tls_ticket_keys.as_deref());
+        if let Some(Err(e)) = plain_keys.map(|f| key_files.get(f)) {
+            alerts.push(Diag::alert(Some(b.span.clone()), format!("{} : {e}", b.ctx)));
+        }
+        let mut build = |s| crate::tls::bind::build_keyed(s, global, key_files);
+        let tls = b.ssl.as_deref().filter(|s| s.enabled).and_then(|s| match build(s) {
+            Ok((mut tls, warns)) => {
+                warnings
+                    .extend(warns.into_iter().map(|w| Diag::warning(Some(b.span.clone()), format!("{} : {w}", b.ctx))));
+                tls.origin = crate::tls::bind::BindOrigin {
+                    proxy: px.name.clone(),
+                    addr: b.ctx.strip_prefix("'bind ").and_then(|r| r.split('\'').next()).unwrap_or("").to_owned(),
+                    file: b.span.file.to_string(),
+                    line: b.span.line,
+                };
+                Some(Arc::new(tls))
+            }
+            Err(errs) => {
+                alerts.extend(errs.into_iter().map(|e| Diag::alert(Some(b.span.clone()), format!("{} : {e}", b.ctx))));
+                None
+            }
+        });
+        let li =
+            || ListenerRt { name: b.name.as_deref().map(Box::from), accept_proxy: b.accept_proxy, tls: tls.clone() };
+        out.extend(b.addrs.iter().map(|_| li()));
+    }
+    out.into_boxed_slice()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn keep_alive_timeout_falls_back_to_http_request_then_client() {
+        let t = rampart_cfg::model::Timeouts { client: Some(Duration::from_secs(9)), ..Default::default() };
+        assert_eq!(timeouts(&t).http_keep_alive, Some(Duration::from_secs(9)));
+        let t = rampart_cfg::model::Timeouts {
+            client: Some(Duration::from_secs(9)),
+            http_request: Some(Duration::from_secs(2)),
+            ..Default::default()
+        };
+        assert_eq!(timeouts(&t).http_keep_alive, Some(Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn replay_on_close_needs_redispatch_retries_and_no_retry_on_line() {
+        let replay = |lines: &str| {
+            let text = format!(
+                "defaults\n  mode http\n  timeout client 1s\n  timeout server 1s\n  timeout connect 1s\n\
+                 backend b\n{lines}  server s1 127.0.0.1:1\n"
+            );
+            build(&crate::sample::testutil::config(&text), 100, 1).unwrap().proxies[0].replay_on_close
+        };
+        assert!(replay("  option redispatch\n"));
+        assert!(!replay(""));
+        assert!(!replay("  option redispatch\n  retries 0\n"));
+        assert!(!replay("  option redispatch\n  retry-on conn-failure\n"));
+        assert!(!replay("  option redispatch\n  retry-on empty-response\n"));
+        assert!(!replay("  option redispatch\n  mode tcp\n"));
+    }
+}
