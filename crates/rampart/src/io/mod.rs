@@ -9,7 +9,7 @@ pub mod socks4;
 
 use std::future::Future;
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::time::Duration;
 
 use tokio::io::Interest;
@@ -278,6 +278,36 @@ pub fn keepalive(ka: &rampart_cfg::model::TcpKa) -> Option<socket2::TcpKeepalive
 /// (a unix socket) are ignored, as HAProxy ignores them.
 pub fn set_keepalive<S: std::os::fd::AsFd>(s: &S, ka: &socket2::TcpKeepalive) {
     let _ = socket2::SockRef::from(s).set_tcp_keepalive(ka);
+}
+
+// === parking ===
+
+/// The socket types a connection can be parked with (`mux::h1::park`): their
+/// descriptor leaves the event loop and comes back.
+pub trait Parkable: Sock + Sized {
+    /// Whether the connection's whole state is its descriptor (false for TLS, whose
+    /// session state lives in the process): only then may it park.
+    const PARKS: bool = true;
+    fn into_fd(self) -> io::Result<OwnedFd>;
+    fn from_fd(fd: OwnedFd) -> io::Result<Self>;
+}
+
+impl Parkable for tokio::net::TcpStream {
+    fn into_fd(self) -> io::Result<OwnedFd> {
+        Ok(self.into_std()?.into())
+    }
+    fn from_fd(fd: OwnedFd) -> io::Result<Self> {
+        tokio::net::TcpStream::from_std(std::net::TcpStream::from(fd))
+    }
+}
+
+impl Parkable for tokio::net::UnixStream {
+    fn into_fd(self) -> io::Result<OwnedFd> {
+        Ok(self.into_std()?.into())
+    }
+    fn from_fd(fd: OwnedFd) -> io::Result<Self> {
+        tokio::net::UnixStream::from_std(std::os::unix::net::UnixStream::from(fd))
+    }
 }
 
 // === listening sockets ===

@@ -17,7 +17,7 @@ use crate::io::{self, write_all, IoError, Sock};
 use crate::log::{Cause, Phase, StreamLog};
 use crate::sample::vars::VarStore;
 use crate::sample::SampleCtx;
-use crate::session::Session;
+use crate::session::types::Session;
 use crate::splice::{forward, tunnel_timeouts, Activity, DirTimeouts};
 use crate::stream::side::Input;
 use crate::stream::{self, ResVerdict, TcpClose, TcpFront};

@@ -39,7 +39,7 @@ pub struct Runtime {
     /// `proc.` variables and the process-wide variable budgets.
     pub proc_vars: ProcVars,
     /// What the stats outputs (CLI, stats page) tell about the process.
-    pub stats: crate::stats::Facts,
+    pub stats: crate::stats::types::Facts,
     /// The configuration files rules were written in, once each
     /// ([`crate::action::RuleAt::file`] indexes it: `last_rule_file`).
     pub rule_files: Box<[std::sync::Arc<str>]>,
@@ -119,9 +119,9 @@ pub struct ProxyRt {
     /// Back side (meaningful when the proxy has the backend capability).
     pub be: BackendRt,
     /// Counters only the stats read (`show stat`).
-    pub stats: crate::stats::ProxyStats,
+    pub stats: crate::counters::stats::ProxyStats,
     /// The statistics page (`stats enable`, `stats uri` ...).
-    pub stats_page: Option<Box<crate::stats::page::Page>>,
+    pub stats_page: Option<Box<crate::stats::types::Page>>,
     /// Its `log` targets, format and options; `None` without `log` lines.
     pub log: Option<Box<crate::log::ProxyLog>>,
 }
@@ -259,7 +259,7 @@ pub struct ServerRt {
     /// Index of this server across all backends, keying the idle connection pools.
     pub pool_key: usize,
     /// Counters only the stats read (`show stat`).
-    pub stats: crate::stats::ServerStats,
+    pub stats: crate::counters::stats::ServerStats,
     /// `send-proxy`, `send-proxy-v2`, `proxy-v2-options` (`backend::send_proxy`).
     pub send_proxy: rampart_cfg::model::SendProxy,
     /// `source` of the server, else of its backend: the local address to bind to

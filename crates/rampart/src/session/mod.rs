@@ -5,29 +5,20 @@
 
 pub mod pp;
 pub mod rules;
+pub mod types;
+
+pub use types::{ConnSlot, Session};
 
 use std::net::SocketAddr;
 use std::os::fd::RawFd;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use crate::io::Parkable;
 use crate::mux;
 use crate::proxy::Runtime;
 use crate::sample::ctx::ConnInfo;
 use crate::sample::vars::VarStore;
-
-/// A client connection and where it came in.
-#[derive(Debug)]
-pub struct Session {
-    pub rt: Arc<Runtime>,
-    /// Index of the frontend that accepted it.
-    pub fe: usize,
-    /// The connection's addresses as rules see them (client address `conn.src`,
-    /// `None` for unix sockets).
-    pub conn: ConnInfo,
-    /// The listening socket it came through (for `-d` output).
-    pub lfd: i32,
-}
 
 impl Session {
     /// A session holding `slot`, which it releases when dropped, for a connection
@@ -54,7 +45,7 @@ impl Drop for Session {
 /// something closed it.
 ///
 /// PERF: a frontend without such rules or `accept-proxy` goes straight to its mux.
-pub fn start<S: mux::h1::park::Parkable>(sock: S, mut sess: Session) {
+pub fn start<S: Parkable>(sock: S, mut sess: Session) {
     let px = &sess.rt.proxies[sess.fe];
     if let Some(ka) = &px.clitcpka {
         crate::io::set_keepalive(&sock, ka);
@@ -84,7 +75,7 @@ pub fn start<S: mux::h1::park::Parkable>(sock: S, mut sess: Session) {
 
 /// Waits for the PROXY header (within `timeout client`), then goes on as [`start`]
 /// in the same task, the mux included.
-async fn handshake<S: mux::h1::park::Parkable>(sock: S, mut sess: Session, vars: VarStore) {
+async fn handshake<S: Parkable>(sock: S, mut sess: Session, vars: VarStore) {
     let px = &sess.rt.proxies[sess.fe];
     let accepted = std::time::SystemTime::now();
     let started = std::time::Instant::now();
@@ -123,7 +114,7 @@ fn log_embryonic(sess: &Session, accepted: std::time::SystemTime, fail: &dyn std
 }
 
 /// Runs the session rules, then serves the connection or closes it.
-fn finish<S: mux::h1::park::Parkable>(sock: S, mut sess: Session, vars: VarStore) {
+fn finish<S: Parkable>(sock: S, mut sess: Session, vars: VarStore) {
     log_connect(&sess);
     if let Some(tls) = listener_tls(&sess) {
         // as HAProxy: the handshake first, so that session rules can read `ssl_fc*`
@@ -146,7 +137,7 @@ fn log_connect(sess: &Session) {
 }
 
 /// Prepares the close the rules asked for; the caller then drops the socket.
-fn close<S: mux::h1::park::Parkable>(sock: &S, verdict: rules::Accepted) {
+fn close<S: Parkable>(sock: &S, verdict: rules::Accepted) {
     match verdict {
         // HAProxy resets a connection its connection rules refused (no TIME_WAIT left)
         rules::Accepted::Reset => crate::io::reset_on_close(sock),
@@ -161,7 +152,7 @@ fn close<S: mux::h1::park::Parkable>(sock: &S, verdict: rules::Accepted) {
 ///
 /// PERF: each mux is its own task type, so an idle HTTP connection's task is as small
 /// as the HTTP mux's idle state, not as large as the biggest mux.
-fn spawn<S: mux::h1::park::Parkable>(sock: S, sess: Session, vars: Option<Box<VarStore>>) {
+fn spawn<S: Parkable>(sock: S, sess: Session, vars: Option<Box<VarStore>>) {
     if let Some(tls) = listener_tls(&sess) {
         drop(tokio::spawn(tls_handshake(sock, sess, AfterTls::Serve(vars), tls)));
         return;
@@ -186,7 +177,7 @@ enum AfterTls {
 /// (after the connection rules and the PROXY header, before the session rules, as
 /// HAProxy), then goes on. A failed handshake closes the connection, counts in the
 /// frontend's `tls_failed` and is logged with HAProxy's error string.
-async fn tls_handshake<S: mux::h1::park::Parkable>(
+async fn tls_handshake<S: Parkable>(
     sock: S,
     mut sess: Session,
     next: AfterTls,
@@ -234,7 +225,7 @@ async fn tls_handshake<S: mux::h1::park::Parkable>(
 }
 
 /// Starts the connection's mux (HTTP/1 or TCP passthrough) in a task of its own.
-fn serve<S: mux::h1::park::Parkable>(sock: S, sess: Session, vars: Option<Box<VarStore>>) {
+fn serve<S: Parkable>(sock: S, sess: Session, vars: Option<Box<VarStore>>) {
     if sess.rt.proxies[sess.fe].fe.http {
         drop(tokio::spawn(mux::h1::serve(sock, sess, vars)));
     } else {
@@ -244,21 +235,12 @@ fn serve<S: mux::h1::park::Parkable>(sock: S, sess: Session, vars: Option<Box<Va
 
 /// Runs the connection's mux in the calling task (one that had to wait for a PROXY
 /// header already).
-async fn serve_here<S: mux::h1::park::Parkable>(sock: S, sess: Session, vars: Option<Box<VarStore>>) {
+async fn serve_here<S: Parkable>(sock: S, sess: Session, vars: Option<Box<VarStore>>) {
     if sess.rt.proxies[sess.fe].fe.http {
         mux::h1::serve(sock, sess, vars).await;
     } else {
         mux::pt::serve(sock, sess, vars).await;
     }
-}
-
-/// One connection counted against the global and the frontend `maxconn`; released on
-/// drop, waking accept loops paused at the limit.
-#[derive(Debug)]
-pub struct ConnSlot {
-    /// `None` once handed over to a session.
-    rt: Option<Arc<Runtime>>,
-    fe: usize,
 }
 
 impl ConnSlot {

@@ -27,6 +27,7 @@ use rustls::{ClientConfig, ClientConnection, Connection, ServerConfig};
 use rustls_pki_types::ServerName;
 use tokio::io::Interest;
 
+use crate::io::Parkable;
 use crate::io::Sock;
 
 /// Most plaintext bytes encrypted by one `try_write` (one full TLS record of 16 KB
@@ -451,6 +452,19 @@ pub async fn connect<S: Sock>(
     let mut conn = Connection::Client(ClientConnection::new(config, name)?);
     crate::timer::timeout(timeout, drive(&sock, &mut conn)).await.map_err(|_| HandshakeError::Timeout)??;
     Ok(TlsSock::new(sock, conn))
+}
+
+/// A TLS connection keeps its task while idle: its rustls state is not in the
+/// descriptor.
+// TODO(#11): park TLS connections with their rustls state in the slab entry.
+impl<S: Sock> Parkable for TlsSock<S> {
+    const PARKS: bool = false;
+    fn into_fd(self) -> std::io::Result<std::os::fd::OwnedFd> {
+        Err(std::io::ErrorKind::Unsupported.into())
+    }
+    fn from_fd(_fd: std::os::fd::OwnedFd) -> std::io::Result<Self> {
+        Err(std::io::ErrorKind::Unsupported.into())
+    }
 }
 
 #[cfg(test)]

@@ -26,7 +26,7 @@ use crate::h1::write::{
 use crate::http::{MsgHead, Synth};
 use crate::io::{read_some, write_all, IoError, Sock};
 use crate::sample::vars::VarStore;
-use crate::session::Session;
+use crate::session::types::Session;
 use crate::stream::{BodyWaited, ConnectFail, Forwarded, HttpFront, Next, ReqMeta, Verdict};
 
 /// The client side of one HTTP/1 exchange.

@@ -25,14 +25,14 @@ use crate::buf::{Buf, Heads};
 use crate::debug::{self, Trace};
 use crate::h1::body::{Body, Dechunk};
 use crate::h1::msg;
+use crate::io::Parkable;
 use crate::io::{write_all, IoError, Sock};
 use crate::proxy::{GlobalRt, ProxyRt};
 use crate::sample::vars::VarStore;
-use crate::session::Session;
+use crate::session::types::Session;
 use crate::stream::{self, Next, Txn};
 use crate::timer::Timer;
 use front::H1Front;
-use park::Parkable;
 
 /// How long a connection closing after an error keeps reading (and discarding) what
 /// the client still sends, so the kernel does not reset the connection before the

@@ -13,14 +13,14 @@
 //! park and two to unpark. HAProxy has no equivalent (its idle connection is about 1.1 KB).
 
 use std::cell::RefCell;
-use std::io;
 use std::os::fd::OwnedFd;
 use std::time::Duration;
 
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
 
 use super::H1Conn;
-use crate::session::Session;
+use crate::io::Parkable;
+use crate::session::types::Session;
 use crate::timer;
 
 /// How long a keep-alive connection waits in its task before being parked.
@@ -53,47 +53,6 @@ const TRIM_AFTER: usize = 256;
 
 thread_local! {
     static PARK: RefCell<Option<ParkSet>> = const { RefCell::new(None) };
-}
-
-/// The socket types that can be parked: their descriptor leaves the event loop and
-/// comes back.
-pub trait Parkable: crate::io::Sock + Sized {
-    /// Whether the connection's whole state is its descriptor (false for TLS, whose
-    /// session state lives in the process): only then may it park.
-    const PARKS: bool = true;
-    fn into_fd(self) -> io::Result<OwnedFd>;
-    fn from_fd(fd: OwnedFd) -> io::Result<Self>;
-}
-
-impl Parkable for tokio::net::TcpStream {
-    fn into_fd(self) -> io::Result<OwnedFd> {
-        Ok(self.into_std()?.into())
-    }
-    fn from_fd(fd: OwnedFd) -> io::Result<Self> {
-        tokio::net::TcpStream::from_std(std::net::TcpStream::from(fd))
-    }
-}
-
-impl Parkable for tokio::net::UnixStream {
-    fn into_fd(self) -> io::Result<OwnedFd> {
-        Ok(self.into_std()?.into())
-    }
-    fn from_fd(fd: OwnedFd) -> io::Result<Self> {
-        tokio::net::UnixStream::from_std(std::os::unix::net::UnixStream::from(fd))
-    }
-}
-
-/// A TLS connection keeps its task while idle: its rustls state is not in the
-/// descriptor.
-// TODO(#11): park TLS connections with their rustls state in the slab entry.
-impl<S: crate::io::Sock> Parkable for crate::tls::stream::TlsSock<S> {
-    const PARKS: bool = false;
-    fn into_fd(self) -> io::Result<OwnedFd> {
-        Err(io::ErrorKind::Unsupported.into())
-    }
-    fn from_fd(_fd: OwnedFd) -> io::Result<Self> {
-        Err(io::ErrorKind::Unsupported.into())
-    }
 }
 
 /// Whether this thread can park connections (its parker runs).

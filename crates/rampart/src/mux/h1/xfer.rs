@@ -21,7 +21,7 @@ use crate::h1::msg::fill;
 use crate::h1::write::{response_conn_hdr, write_response_head, ConnHdr, OutFraming};
 use crate::http::MsgHead;
 use crate::io::{read_some, write_all, IoError, Sock};
-use crate::session::Session;
+use crate::session::types::Session;
 use crate::splice::{forward, Activity};
 use crate::stream::Verdict;
 
