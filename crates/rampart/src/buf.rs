@@ -64,27 +64,15 @@ impl<T: Poolable> Drop for Pooled<T> {
     }
 }
 
-/// The request and response heads of one exchange. Their header lists keep their
-/// capacity across exchanges (no allocation per header), so they are pooled rather
-/// than kept by each connection.
-#[derive(Debug, Default)]
-pub struct HeadPair {
-    pub req: Head,
-    pub res: Head,
-}
-
-impl Poolable for HeadPair {
+impl Poolable for Head {
     fn pool() -> &'static std::thread::LocalKey<RefCell<Vec<Box<Self>>>> {
         thread_local! {
             #[allow(clippy::vec_box, reason = "pooled values are handed out boxed")]
-            static HEADS: RefCell<Vec<Box<HeadPair>>> = const { RefCell::new(Vec::new()) };
+            static HEADS: RefCell<Vec<Box<Head>>> = const { RefCell::new(Vec::new()) };
         }
         &HEADS
     }
 }
-
-/// A [`HeadPair`] drawn from the current thread's pool.
-pub type Heads = Pooled<HeadPair>;
 
 /// A buffer drawn from the current thread's pool; returns itself on drop.
 ///

@@ -32,6 +32,7 @@
 pub mod acl;
 pub mod action;
 pub mod auth;
+pub mod back;
 pub mod backend;
 pub mod buf;
 pub mod build;

@@ -21,7 +21,6 @@ pub use crate::conn_pool::sock::{self, BackSock, PlainSock};
 
 use crate::conn_pool::{self, ConnKey, IdleConn};
 use crate::health::{self as check, Event};
-use crate::io::Sock;
 pub use crate::proxy::Busy;
 use crate::proxy::{BackendRt, ProxyRt, Runtime, ServerRt};
 use crate::sample::ctx::ConnInfo;
@@ -262,15 +261,16 @@ impl<'a> ResponseProbe<'a> {
 
 /// How often a stream waiting for a server checks whether its client left
 /// (`option abortonclose`).
-const ABORT_CHECK_EVERY: Duration = Duration::from_millis(100);
+pub const ABORT_CHECK_EVERY: Duration = Duration::from_millis(100);
 
 /// [`connect`], given up (`None`) when the backend has `option abortonclose` and the
-/// client closes its side meanwhile: a stream still in the queue or still connecting is
-/// dropped before it reaches a server. Without the option the request is served, as a
-/// closed input may be a mere half-close.
+/// client closes its side meanwhile (`client_gone` completes, checked every
+/// [`ABORT_CHECK_EVERY`]): a stream still in the queue or still connecting is dropped
+/// before it reaches a server. Without the option the request is served, as a closed
+/// input may be a mere half-close.
 #[allow(clippy::too_many_arguments)] // the stream's choices, passed through to `connect`
-pub async fn connect_unless_aborted<S: Sock>(
-    client: &S,
+pub async fn connect_unless_aborted(
+    client_gone: impl std::future::Future<Output = ()>,
     rt: &Arc<Runtime>,
     be_idx: usize,
     reuse: Reuse,
@@ -286,7 +286,7 @@ pub async fn connect_unless_aborted<S: Sock>(
     tokio::select! {
         biased;
         r = connecting => Some(r),
-        () = crate::io::peer_closes(client, ABORT_CHECK_EVERY) => None,
+        () = client_gone => None,
     }
 }
 

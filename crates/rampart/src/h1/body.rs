@@ -12,7 +12,7 @@ use crate::splice::{forward, Activity, DirTimeouts};
 
 /// Below this many bytes left, copying through user space is cheaper than setting up
 /// a splice (two system calls per hop either way, but no pipe).
-const SPLICE_MIN: u64 = 64 * 1024;
+pub const SPLICE_MIN: u64 = 64 * 1024;
 
 /// Where the body of a message stands.
 #[derive(Debug, Clone)]

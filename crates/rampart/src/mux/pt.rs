@@ -90,7 +90,18 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
         if let Some(l) = &mut self.log {
             l.connect_start = Some(std::time::Instant::now());
         }
-        match backend::connect_unless_aborted(self.client, rt, be, Reuse::No, None, key, cx.prio, cx).await {
+        match backend::connect_unless_aborted(
+            crate::io::peer_closes(self.client, backend::ABORT_CHECK_EVERY),
+            rt,
+            be,
+            Reuse::No,
+            None,
+            key,
+            cx.prio,
+            cx,
+        )
+        .await
+        {
             Some(Ok(conn)) => {
                 self.srv = Some(conn.srv);
                 if !backend::send_proxy::send(rt, be, &conn).await {

@@ -29,6 +29,7 @@
 //!   rules)
 
 pub mod ana;
+mod forward;
 pub mod side;
 mod stats_page;
 pub mod tcp;
@@ -40,6 +41,8 @@ use crate::action::WaitBody;
 use crate::errors::StreamError;
 use crate::http::{BodyLen, MsgHead, Synth};
 use crate::log::{Cause, Phase};
+use std::sync::Arc;
+
 use crate::proxy::{Runtime, ServerRt};
 use crate::sample::ctx::{ConnInfo, Dir};
 use crate::sample::vars::{Scope, VarStore, Vars};
@@ -47,7 +50,7 @@ use crate::sample::SampleCtx;
 use ana::http_res::ResState;
 use ana::switching::Input;
 pub use ana::Verdict;
-pub use side::{BodyWaited, Conn, ConnectFail, Forwarded, HttpFront, ReqMeta, ResVerdict, TcpClose, TcpFront};
+pub use side::{BodyWaited, ConnectFail, Forwarded, HttpFront, ReqMeta, ResVerdict, TcpClose, TcpFront};
 pub use txn::{next_uniq_id, Txn, TxnData};
 
 /// What the client connection does after an exchange.
@@ -62,6 +65,8 @@ pub enum Next {
 #[derive(Debug)]
 pub struct Stream<'a> {
     pub rt: &'a Runtime,
+    /// The same runtime, shared: what server connections hold on to.
+    pub shared: &'a Arc<Runtime>,
     pub conn: &'a ConnInfo,
     /// The frontend (index into `rt.proxies`).
     pub fe: usize,
@@ -141,7 +146,7 @@ impl<'a> Stream<'a> {
 
 /// Runs one exchange for the request whose head is in `txn.req` (its slices point into
 /// [`HttpFront::req_buf`]). Returns what the client connection does next.
-pub async fn run<F: HttpFront>(front: &mut F, rt: &Runtime, conn: &ConnInfo, fe: usize, txn: &mut Txn) -> Next {
+pub async fn run<F: HttpFront>(front: &mut F, rt: &Arc<Runtime>, conn: &ConnInfo, fe: usize, txn: &mut Txn) -> Next {
     // PERF: a connection without `sess.` variables costs no allocation here.
     let mut sess_vars = front.take_sess_vars().unwrap_or_else(|| VarStore::new(Scope::Sess));
     let first_req = front.req_meta().first;
@@ -149,7 +154,7 @@ pub async fn run<F: HttpFront>(front: &mut F, rt: &Runtime, conn: &ConnInfo, fe:
     // the log record is begun only when the frontend logs; these are read anyway
     txn.st.log.cookie.reset();
     let meth = Some(txn.req.method);
-    let mut s = Stream { rt, conn, fe, be: None, srv: None, first_req, meth };
+    let mut s = Stream { rt, shared: rt, conn, fe, be: None, srv: None, first_req, meth };
     let start = rt.stats.histograms.then(std::time::Instant::now);
     let next = exchange(front, &mut s, txn, &mut sess_vars).await;
     if let Some(start) = start {
@@ -318,7 +323,7 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
     };
     let cx =
         crate::backend::send_proxy::ConnectCtx { conn: &txn.st.conn, unique_id: uid, prio: txn.st.prio, sni: &sni };
-    let server = match front.connect(be, s.srv, key, cx).await {
+    let server = match forward::connect(front, s.shared, be, s.srv, key, txn.req.method, cx).await {
         Ok(c) => {
             s.srv = Some(c.srv);
             txn.st.direct = direct == Some(c.srv);
@@ -378,7 +383,8 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
         }
         v
     };
-    let forwarded = front.forward(server, be, req, res, tmo, l7_retry, on_response).await;
+    let x = forward::Exchange { rt: stream.shared, conn: stream.conn, fe: stream.fe, be, tmo, l7_retry };
+    let forwarded = forward::forward(front, &x, server, req, res, on_response).await;
     match forwarded {
         Forwarded::Done(next) => next,
         Forwarded::Failed(code) => {

@@ -1,21 +1,26 @@
 //! What the stream asks of the client side: [`HttpFront`] for an HTTP exchange, the
-//! contract every front mux (HTTP/1 today, HTTP/2 later) implements, and [`TcpFront`]
-//! for a TCP-mode stream (the passthrough mux). The stream decides (rules,
-//! backend, server, replies); the mux does the I/O in its protocol: connecting or
-//! reusing a server connection, writing the request head with the rewrites, streaming
-//! both bodies, reading the response head, writing responses.
+//! contract every front mux (HTTP/1 today, HTTP/2 later) implements, its response half
+//! [`ResSink`], and [`TcpFront`] for a TCP-mode stream (the passthrough mux). The stream
+//! decides (rules, backend, server, replies, connect and reuse, retries) and drives the
+//! server side through `crate::back`; the front mux does the client's I/O in its
+//! protocol: the request bytes and body, the response heads and body, replies.
 //! HAProxy counterpart: the stream connectors (`struct stconn`) between a stream and
 //! its muxes.
 
 use std::future::Future;
 use std::time::Duration;
 
-use crate::action::state::TimeoutOverride;
-use crate::action::WaitBody;
-use crate::http::{MsgHead, Synth};
-use crate::sample::vars::VarStore;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use super::ana::Verdict;
+use crate::action::WaitBody;
+use crate::back::{BackRx, BackTx, BodyError, ResFacts};
+use crate::backend::ServerConn;
+use crate::debug::Trace;
+use crate::http::{BodyLen, MsgHead, MsgView, Synth};
+use crate::sample::vars::VarStore;
+use crate::splice::Activity;
+use crate::timer::Timeouts;
+
 use super::Next;
 
 /// What the front mux knows of the request beyond its head.
@@ -27,6 +32,13 @@ pub struct ReqMeta {
     pub body_complete: bool,
     /// The first request of its connection.
     pub first: bool,
+    /// A request of this connection went to a server already (`http-reuse safe`
+    /// treats the first one apart).
+    pub sent_before: bool,
+    /// The client asked to upgrade the connection (`Connection: upgrade` + `Upgrade`).
+    pub upgrade: bool,
+    /// The request body's framing as received (`Known(0)` kept apart from `None`).
+    pub body: BodyLen,
 }
 
 /// Why no server connection could be had.
@@ -75,8 +87,89 @@ pub enum BodyWaited {
     Closed,
 }
 
+/// What the two halves of an exchange learn from each other while it is forwarded, and
+/// what the front counts of it for the log line and the stats.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Moves whenever request body bytes reach the server: as for HAProxy, a server
+    /// receiving a (slow) upload is not idle, so `timeout server` restarts.
+    pub upload: Activity,
+    /// Set once something of the response was sent to the client: an error page can
+    /// no longer be sent, nor the request retried.
+    pub answered: AtomicBool,
+    /// Counts the response body bytes sent to the client (`%B`).
+    pub download: Activity,
+    /// The size of the response head sent to the client (the stats' `bout`).
+    pub head: AtomicU64,
+    /// The source address of the server connection, when the frontend logs it (`%bi`).
+    pub back_src: Option<std::net::SocketAddr>,
+}
+
+impl Progress {
+    /// Whether something of the response reached the client.
+    pub fn answered(&self) -> bool {
+        self.answered.load(Ordering::Relaxed)
+    }
+}
+
+/// How a final response head is to be written to the client.
+#[derive(Debug, Clone, Copy)]
+pub struct ResSend {
+    /// What the server side says of the response's body.
+    pub facts: ResFacts,
+    /// The client connection stays open after this response.
+    pub keep_client: bool,
+    /// The connection becomes a tunnel after this head: `101 Switching Protocols`
+    /// (`true`: an upgrade) or a 2xx to `CONNECT` (`false`).
+    pub tunnel: Option<bool>,
+    /// The head and the body bytes given with it are the whole response: the front may
+    /// keep them for [`ResSink::flush`] (the server connection is freed first, so that
+    /// the client's next request, or another client's, finds it idle).
+    pub whole: bool,
+}
+
+/// The response half of the client side: what the stream writes to the client while
+/// the request half may still read the request body. Shared (`&self`): it holds no
+/// state of its own beyond references to the client connection.
+pub trait ResSink {
+    /// A whole response kept to be written later ([`ResSink::flush`]).
+    type Held: Send;
+
+    /// The stream's `-d` output, when debugging.
+    fn trace(&self) -> Option<&Trace>;
+
+    /// Writes an interim response head (1xx) as it came; `Err`: the client is gone.
+    fn interim(&self, head: MsgView<'_>, progress: &Progress) -> impl Future<Output = Result<(), ()>> + Send;
+
+    /// Writes the final response head with the body bytes that came with it (`body`),
+    /// in one write; with [`ResSend::whole`] they may be kept instead and returned, to
+    /// write with [`ResSink::flush`]. `Err`: the client is gone.
+    fn send_head(
+        &self,
+        head: MsgView<'_>,
+        how: ResSend,
+        body: &[u8],
+        progress: &Progress,
+    ) -> impl Future<Output = Result<Option<Self::Held>, ()>> + Send;
+
+    /// Writes what [`ResSink::send_head`] kept.
+    fn flush(&self, held: Self::Held, progress: &Progress) -> impl Future<Output = Result<(), ()>> + Send;
+
+    /// Forwards the rest of the response body from the server side `rx` as it arrives
+    /// (`t_server`: the server's inactivity timeout).
+    fn send_body_from(
+        &self,
+        rx: &mut BackRx<'_>,
+        progress: &Progress,
+        t_server: Option<Duration>,
+    ) -> impl Future<Output = Result<(), BodyError>> + Send;
+}
+
 /// The client side of an HTTP exchange, as the stream sees it.
 pub trait HttpFront {
+    /// The response half, which writes to the client while the request half reads.
+    type Sink: ResSink + Sync;
+
     /// The buffer the request head's slices point into.
     fn req_buf(&self) -> &[u8];
 
@@ -85,6 +178,10 @@ pub trait HttpFront {
     /// The request body bytes in hand, without their transfer framing (a chunked body's
     /// data only); `None` when the request has no body.
     fn req_body(&self) -> Option<&[u8]>;
+
+    /// The request body bytes in hand as received (their framing included): what goes
+    /// to the server with the head.
+    fn req_body_raw(&self) -> &[u8];
 
     /// Reads more of the request body (`wait-for-body`, `option http-buffer-request`):
     /// until the whole body is in hand, or at least `w.at_least` bytes of it, or the
@@ -108,37 +205,46 @@ pub trait HttpFront {
     /// Keeps the `sess.` variables with the connection for its next requests.
     fn keep_sess_vars(&mut self, vars: VarStore);
 
-    /// Gets a connection to a server of backend `be`: `srv` when a rule chose it (and it
-    /// is usable), else the balancer's pick (with `key`, the hash key of a hashing
-    /// backend); an idle one when `http-reuse` allows. `cx` makes the PROXY header of
-    /// a new connection (`server ... send-proxy*`).
-    fn connect(
-        &mut self,
-        be: usize,
-        srv: Option<usize>,
-        key: Option<u32>,
-        cx: crate::backend::send_proxy::ConnectCtx<'_>,
-    ) -> impl Future<Output = Result<Conn, ConnectFail>> + Send;
+    /// The server connection kept for this client connection alone (`http-reuse
+    /// never`), if any.
+    fn take_private(&mut self) -> Option<ServerConn>;
 
-    /// Sends the request (`req`, its slices into [`HttpFront::req_buf`]) over `conn`,
-    /// streams its body, reads the response head into `res`, and calls `on_response`
-    /// with it (and the buffer its slices point into) before writing it to the client:
-    /// the response analysers run there and may rewrite it or replace it. `tmo` holds
-    /// the timeouts rules set for this stream (`set-timeout`); `l7_retry`: whether the
-    /// backend's `retry-on` response conditions apply (no `disable-l7-retry`).
-    #[allow(clippy::too_many_arguments)]
-    fn forward<R>(
-        &mut self,
-        conn: Conn,
-        be: usize,
-        req: &MsgHead,
-        res: &mut MsgHead,
-        tmo: TimeoutOverride,
-        l7_retry: bool,
-        on_response: R,
-    ) -> impl Future<Output = Forwarded> + Send
-    where
-        R: FnMut(&mut MsgHead, &[u8]) -> Verdict + Send;
+    /// Keeps `sc` for this client connection's next requests (`http-reuse never`).
+    fn keep_private(&mut self, sc: ServerConn);
+
+    /// Completes when the client closes its side (`option abortonclose`, checked every
+    /// `every`).
+    fn client_gone(&self, every: Duration) -> impl Future<Output = ()> + Send + '_;
+
+    /// The stream's `-d` output, when debugging.
+    fn trace(&self) -> Option<&Trace>;
+
+    /// The request head and the body bytes in hand went to a server: forget them (what
+    /// follows stays), and note that this connection sent a request.
+    fn req_sent(&mut self);
+
+    /// The response half.
+    fn sink(&self) -> Self::Sink;
+
+    /// Forwards the rest of the request body to the server side `tx` as it arrives
+    /// (`t_client`: the client's inactivity timeout, `None` when `t_server` bounds the
+    /// phase; `t_server`: the server's).
+    fn upload<'x>(
+        &'x mut self,
+        tx: &'x BackTx<'_>,
+        progress: &'x Progress,
+        t_client: Option<Duration>,
+        t_server: Option<Duration>,
+    ) -> impl Future<Output = Result<(), BodyError>> + Send + 'x;
+
+    /// After `101 Switching Protocols` (or a 2xx to `CONNECT`): bytes flow both ways
+    /// untouched between the client and the server side `tx`, under `timeout tunnel`
+    /// (`be`: the backend's timeouts, the stream's overrides applied), until both sides
+    /// closed.
+    fn tunnel(&mut self, tx: &BackTx<'_>, be: Timeouts) -> impl Future<Output = ()> + Send;
+
+    /// Adds what an exchange with a server measured to the exchange's counts.
+    fn account(&mut self, progress: &Progress);
 
     /// Sends a response rampart built; `res` is its head (slices into `reply.buf` or
     /// its arena).
@@ -172,10 +278,6 @@ pub struct LogInfo {
     /// The source address of the server connection used.
     pub back_src: Option<std::net::SocketAddr>,
 }
-
-/// A server connection on its way from [`HttpFront::connect`] to
-/// [`HttpFront::forward`]; opaque to the stream.
-pub type Conn = crate::backend::ServerConn;
 
 // === TCP ===
 

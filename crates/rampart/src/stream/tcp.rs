@@ -162,13 +162,13 @@ impl TcpState<'_> {
 /// last rule that decided.
 pub async fn run<'a, F: TcpFront>(
     front: &mut F,
-    rt: &'a Runtime,
+    rt: &'a std::sync::Arc<Runtime>,
     conn: &'a ConnInfo,
     fe: usize,
     sess_vars: Option<Box<VarStore>>,
 ) -> TcpEnd {
     let mut st = TcpState {
-        s: Stream { rt, conn, fe, be: None, srv: None, first_req: true, meth: None },
+        s: Stream { rt, shared: rt, conn, fe, be: None, srv: None, first_req: true, meth: None },
         conn: conn.clone(),
         sess: sess_vars.map_or_else(|| VarStore::new(Scope::Sess), |b| *b),
         txn: VarStore::new(Scope::Txn),

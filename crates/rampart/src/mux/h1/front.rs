@@ -1,41 +1,42 @@
-//! One HTTP/1 exchange on the client side, as the stream sees it: [`H1Front`]
-//! implements [`HttpFront`]. It owns the request bytes (head, the body bytes already
-//! here, maybe the start of the next request), connects or reuses server connections
-//! as `http-reuse` allows, writes the request with the stream's rewrites, streams the
-//! request body while the response comes back, and writes responses, real or built.
-//! HAProxy counterpart: mux_h1.c (both sides of an H1-to-H1 stream).
+//! One HTTP/1 exchange on the client side, as the stream sees it: [`H1Front`] implements
+//! [`HttpFront`]. It owns the request bytes (head, the body bytes already here, maybe
+//! the start of the next request), waits for more of the body when rules ask, streams
+//! the request body to the server side while the response comes back, writes the
+//! response ([`H1Sink`]: heads with the `Connection` header of this hop, then the body
+//! as the server side hands it on, spliced when long), tunnels after an upgrade, and
+//! writes the responses rampart builds. Which server, which connection, retries: the
+//! stream's (`stream::forward`).
+//! HAProxy counterpart: mux_h1.c in its front-side role.
 
-use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
-use rampart_cfg::model::{HttpConnMode, HttpReuse};
-use rampart_proto::h1::{Framing, Method};
+use rampart_proto::h1::{Framing, Head, Method, Version};
 
-use super::xfer::{self, forward_response, out_framing, RespEnd, RespError};
 use super::H1Conn;
-use crate::action::state::TimeoutOverride;
 use crate::action::WaitBody;
-use crate::backend::send_proxy::ConnectCtx;
-use crate::backend::{self, Reuse, ServerConn};
-use crate::buf::{Buf, HeadPair};
+use crate::back::{BackRecv, BackRx, BackSend, BackTx, BodyError};
+use crate::backend::ServerConn;
+use crate::buf::Buf;
 use crate::debug::Trace;
-use crate::h1::body::{forward_rest, Body, BodyError, Dechunk};
-use crate::h1::write::{
-    request_conn_hdr, response_conn_hdr, write_request_head, write_response_head, ConnHdr, OutFraming, ReqOut,
-};
-use crate::http::{MsgHead, Synth};
+use crate::h1::body::{Body, Dechunk, SPLICE_MIN};
+use crate::h1::write::{response_conn_hdr, write_response_head, ConnHdr, OutFraming};
+use crate::http::{BodyLen, MsgHead, MsgView, Synth};
 use crate::io::{read_some, write_all, IoError, Sock};
 use crate::sample::vars::VarStore;
 use crate::session::types::Session;
-use crate::stream::{BodyWaited, ConnectFail, Forwarded, HttpFront, Next, ReqMeta, Verdict};
+use crate::splice::{forward, tunnel_timeouts, Activity, DirTimeouts};
+use crate::stream::side::{LogInfo, Progress, ResSend, ResSink};
+use crate::stream::{BodyWaited, HttpFront, Next, ReqMeta};
+use crate::timer::Timeouts;
 
 /// The client side of one HTTP/1 exchange.
 pub struct H1Front<'a, S> {
     pub client: &'a S,
     pub sess: &'a Session,
     pub conn: &'a mut H1Conn,
-    /// The HTTP/1 heads of the request (parsed) and the response (once read).
-    pub heads: &'a mut HeadPair,
+    /// The request's HTTP/1 head (parsed).
+    pub req: &'a Head,
     /// The request head, the body bytes already here, maybe the next request's start;
     /// once the request is sent, only what follows it.
     pub buf: Buf,
@@ -80,7 +81,7 @@ impl<S: Sock> H1Front<'_, S> {
     /// Forgets the head and the body bytes in hand (sent or answered).
     fn drop_request_bytes(&mut self) {
         if self.head_in_buf {
-            self.buf.consume(self.heads.req.len + self.here);
+            self.buf.consume(self.req.len + self.here);
             self.head_in_buf = false;
         }
     }
@@ -91,23 +92,41 @@ impl<S: Sock> H1Front<'_, S> {
         self.keep_client && self.body.is_done()
     }
 
-    /// Which idle connections this request may use (`http-reuse`).
-    fn reuse(&self, mode: HttpReuse) -> Reuse {
-        reuse_policy(mode, self.conn.first_done, self.heads.req.method, self.body.is_done())
+    /// Request body bytes in hand, without their framing.
+    fn body_in_hand(&self) -> u64 {
+        match &self.dechunked {
+            Some(d) => d.data.len() as u64,
+            None if self.req.framing == Framing::Chunked => 0,
+            None => self.here as u64,
+        }
     }
 }
 
-impl<S: Sock> HttpFront for H1Front<'_, S> {
+impl<'a, S: Sock> HttpFront for H1Front<'a, S> {
+    type Sink = H1Sink<'a, S>;
+
     fn req_buf(&self) -> &[u8] {
         &self.buf
     }
 
     fn req_meta(&self) -> ReqMeta {
-        ReqMeta { keep_alive: self.keep_client, body_complete: self.body.is_done(), first: self.first_req }
+        let h1 = self.req;
+        ReqMeta {
+            keep_alive: self.keep_client,
+            body_complete: self.body.is_done(),
+            first: self.first_req,
+            sent_before: self.conn.first_done,
+            upgrade: h1.upgrade.is_some() && h1.conn.upgrade,
+            body: match h1.framing {
+                Framing::None | Framing::UntilClose => BodyLen::None,
+                Framing::Length(n) => BodyLen::Known(n),
+                Framing::Chunked => BodyLen::Unknown,
+            },
+        }
     }
 
     fn req_body(&self) -> Option<&[u8]> {
-        let h1 = &self.heads.req;
+        let h1 = &self.req;
         if !self.head_in_buf || h1.framing == Framing::None {
             return None;
         }
@@ -124,8 +143,16 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
         Some(&data[..data.len().min(room)])
     }
 
+    fn req_body_raw(&self) -> &[u8] {
+        if self.head_in_buf {
+            &self.buf[self.req.len..self.req.len + self.here]
+        } else {
+            &[]
+        }
+    }
+
     fn rewrite_room(&self) -> usize {
-        rewrite_room(&self.sess.rt, if self.head_in_buf { self.heads.req.len + self.here } else { 0 })
+        rewrite_room(&self.sess.rt, if self.head_in_buf { self.req.len + self.here } else { 0 })
     }
 
     async fn wait_body(&mut self, w: WaitBody, expect_continue: bool) -> BodyWaited {
@@ -139,7 +166,7 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
             return BodyWaited::Closed;
         }
         let deadline = w.time.map(|t| tokio::time::Instant::now() + t);
-        let len = self.heads.req.len;
+        let len = self.req.len;
         loop {
             if self.body.is_done()
                 || (w.at_least > 0 && self.body_in_hand() >= w.at_least)
@@ -164,7 +191,7 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
             let Ok(n) = self.body.take(&self.buf[from..]) else { return BodyWaited::Failed(400) };
             if let Some(d) = &mut self.dechunked {
                 d.feed(&self.buf[from..from + n]);
-            } else if self.heads.req.framing == Framing::Chunked {
+            } else if self.req.framing == Framing::Chunked {
                 let mut d = Dechunk::default();
                 d.feed(&self.buf[len..from + n]);
                 self.dechunked = Some(d);
@@ -190,179 +217,104 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
         self.conn.extra().sess_vars = Some(vars);
     }
 
-    async fn connect(
-        &mut self,
-        be_idx: usize,
-        srv: Option<usize>,
-        key: Option<u32>,
-        cx: ConnectCtx<'_>,
-    ) -> Result<ServerConn, ConnectFail> {
-        let rt = &self.sess.rt;
-        let be = &rt.proxies[be_idx];
-        if be.http_reuse == HttpReuse::Never {
-            let private = self.conn.extra.as_mut().and_then(|e| e.private.take());
-            self.conn.trim();
-            // as HAProxy, only for a stream that would open the same connection (the
-            // same destination after `set-dst`, SNI, PROXY header); else it is closed
-            if let Some(sc) = private.filter(|sc| sc.key == backend::conn_key(&be.be.servers[sc.srv], cx)) {
-                crate::stats::counters::count_server_conn(rt, be_idx, sc.srv, true);
-                return Ok(sc);
-            }
-        }
-        let reuse = self.reuse(be.http_reuse);
-        match backend::connect_unless_aborted(self.client, rt, be_idx, reuse, srv, key, cx.prio, cx).await {
-            Some(Ok(sc)) if sc.from_pool || backend::send_proxy::send(rt, be_idx, &sc).await => Ok(sc),
-            Some(Ok(_)) => Err(ConnectFail::NoServer),
-            Some(Err(backend::ConnectError::Failed { srv, timed_out, retries })) => {
-                Err(ConnectFail::Failed { srv, timed_out, retries })
-            }
-            Some(Err(backend::ConnectError::QueueTimeout(w))) => Err(ConnectFail::QueueTimeout(w)),
-            Some(Err(backend::ConnectError::QueueFull)) => Err(ConnectFail::QueueFull),
-            Some(Err(_)) => Err(ConnectFail::NoServer),
-            // `option abortonclose`: the client left before a server took the request.
-            None => Err(ConnectFail::Aborted),
+    fn take_private(&mut self) -> Option<ServerConn> {
+        let private = self.conn.extra.as_mut().and_then(|e| e.private.take());
+        self.conn.trim();
+        private
+    }
+
+    fn keep_private(&mut self, sc: ServerConn) {
+        self.conn.extra().private = Some(sc);
+    }
+
+    fn client_gone(&self, every: Duration) -> impl std::future::Future<Output = ()> + Send + '_ {
+        crate::io::peer_closes(self.client, every)
+    }
+
+    fn trace(&self) -> Option<&Trace> {
+        self.trace
+    }
+
+    fn req_sent(&mut self) {
+        self.drop_request_bytes();
+        self.conn.first_done = true;
+    }
+
+    fn sink(&self) -> H1Sink<'a, S> {
+        let fe = &self.sess.rt.proxies[self.sess.fe];
+        H1Sink {
+            client: self.client,
+            trace: self.trace,
+            req_version: self.req.version,
+            t_client: fe.timeouts.client,
+            bufsize: self.sess.rt.bufsize,
         }
     }
 
-    async fn forward<R>(
+    async fn upload(
         &mut self,
-        mut sc: ServerConn,
-        be_idx: usize,
-        req: &MsgHead,
-        res: &mut MsgHead,
-        tmo: TimeoutOverride,
-        l7_retry: bool,
-        mut on_response: R,
-    ) -> Forwarded
-    where
-        R: FnMut(&mut MsgHead, &[u8]) -> Verdict + Send,
-    {
-        let sess = self.sess;
-        let rt = &sess.rt;
-        let (fe, be) = (&rt.proxies[sess.fe], &rt.proxies[be_idx]);
-        let h1 = &self.heads.req;
-        let keep_server = be.http_conn_mode == HttpConnMode::KeepAlive && fe.http_conn_mode == HttpConnMode::KeepAlive;
-        let upgrade = h1.upgrade.is_some() && h1.conn.upgrade;
-        let (method, version) = (h1.method, h1.version);
-
-        // The request head and the body bytes already here, in one write.
-        let mut out = Buf::take(rt.bufsize);
-        let extra = ReqOut { conn: request_conn_hdr(version, keep_server, upgrade), framing: out_framing(h1.framing) };
-        write_request_head(&mut out, req.view(&self.buf), extra);
-        out.extend_from_slice(&self.buf[h1.len..h1.len + self.here]);
-        self.drop_request_bytes();
-        let replayable = self.body.is_done();
-        self.conn.first_done = true;
-        trace_server(self.trace, &sc);
-
-        // `retry-on` response conditions: only for a request whole in `out`
-        let retry_on = be.retry_on_response.as_deref().filter(|_| replayable && l7_retry);
-        // COMPAT: without a `retry-on` line, HAProxy answers 502 when a server closes
-        // or resets before any response byte. With `option redispatch`, rampart sends
-        // an idempotent request (RFC 9110 §9.2.2) whole in `out` to another server
-        // instead, as `retry-on empty-response` would (counted in `wretr`/`wredis`):
-        // a server stopped under load then costs the client nothing.
-        let replay_on_close = be.replay_on_close && replayable && l7_retry && method.is_idempotent();
-        let mut retries_left = if retry_on.is_some() || replay_on_close { be.l7_retries } else { 0 };
-
-        // Send; a pooled connection that turns out dead is replaced once, transparently
-        // (or, failing that, the request goes to another server, as after a close).
-        if write_all(&sc.stream, &out, tmo.server(be.timeouts.server)).await.is_err() {
-            sc = match retry_on_new_conn(sess, be_idx, &sc, &out, replayable).await {
-                Some(new) => new,
-                None if replay_on_close && retries_left > 0 => {
-                    retries_left -= 1;
-                    match send_again(sess, be_idx, sc, &out, true).await {
-                        Some(new) => new,
-                        None => return Forwarded::Failed(503),
-                    }
-                }
-                None => return Forwarded::Failed(502),
-            };
-            trace_server(self.trace, &sc);
-        }
-
-        let progress = xfer::Progress::default();
-        let mut info = xfer::ReqInfo {
-            method,
-            version,
-            upgrade,
-            keep_client: self.keep_client,
-            progress: &progress,
-            trace: self.trace,
-            tmo,
-            retry_on: retry_on.filter(|_| retries_left > 0),
-        };
-        if fe.log.as_ref().is_some_and(|l| l.back_src) {
-            self.back_src = sc.stream.local_addr().ok();
-        }
-        let mut result = if self.body.is_done() {
-            let pending = &self.buf[..];
-            let res_h1 = &mut self.heads.res;
-            forward_response(self.client, &sc.stream, res_h1, res, info, sess, be_idx, pending, &mut on_response).await
-        } else {
-            self.forward_upload_and_response(&sc, res, info, be_idx, &mut on_response).await
-        };
-        if matches!(result, Err(RespError::ServerClosedEarly)) && sc.from_pool {
-            if let Some(new) = retry_on_new_conn(sess, be_idx, &sc, &out, replayable).await {
-                sc = new;
-                trace_server(self.trace, &sc);
-                let (pending, res_h1) = (&self.buf[..], &mut self.heads.res);
-                let fwd = forward_response(
-                    self.client,
-                    &sc.stream,
-                    res_h1,
-                    res,
-                    info,
-                    sess,
-                    be_idx,
-                    pending,
-                    &mut on_response,
-                );
-                result = fwd.await;
-            }
-        }
-        while must_retry(&result, replay_on_close && retries_left > 0, &progress) {
-            retries_left -= 1;
-            info.retry_on = retry_on.filter(|_| retries_left > 0);
-            match send_again(sess, be_idx, sc, &out, retries_left == 0 || replay_on_close).await {
-                Some(new) => sc = new,
-                None => return Forwarded::Failed(503),
-            }
-            trace_server(self.trace, &sc);
-            let (pending, res_h1) = (&self.buf[..], &mut self.heads.res);
-            let fwd =
-                forward_response(self.client, &sc.stream, res_h1, res, info, sess, be_idx, pending, &mut on_response);
-            result = fwd.await;
-        }
-        drop(out);
-        let result = match result {
-            Ok(mut end) => {
-                let tail = end.tail.take();
-                let next = self.finish(be_idx, sc, end, self.body.is_done() && keep_server);
-                match tail {
-                    Some(tail) => {
-                        xfer::send_tail(self.client, tail, &progress, fe.timeouts.client).await.map(|()| next)
-                    }
-                    None => Ok(next),
+        tx: &BackTx<'_>,
+        progress: &Progress,
+        t_client: Option<Duration>,
+        t_server: Option<Duration>,
+    ) -> Result<(), BodyError> {
+        let activity = &progress.upload;
+        loop {
+            if !self.buf.is_empty() {
+                let n = self.body.take(&self.buf).map_err(|_| BodyError::Framing)?;
+                if n > 0 {
+                    tx.send_body(&self.buf[..n], t_server).await.map_err(BodyError::To)?;
+                    activity.bump();
+                    activity.add(n as u64);
+                    self.buf.drain(..n);
                 }
             }
-            Err(e) => Err(e),
-        };
+            match self.body {
+                Body::Done => return Ok(()),
+                Body::Length(left) if left >= SPLICE_MIN && self.buf.is_empty() => {
+                    if let Some(server) = tx.raw() {
+                        let t = DirTimeouts { read: t_client, write: t_server, fin: None };
+                        let moved =
+                            forward(self.client, server, Some(left), t, activity).await.map_err(BodyError::From)?;
+                        activity.add(moved);
+                        self.body = if moved >= left { Body::Done } else { Body::Length(left - moved) };
+                        continue;
+                    }
+                }
+                _ => {}
+            }
+            if self.buf.is_empty() {
+                match read_some(self.client, self.buf.vec(), t_client).await {
+                    Ok(0) => return Err(BodyError::From(IoError::Closed)),
+                    Ok(_) => {}
+                    Err(e) => return Err(BodyError::From(e)),
+                }
+            }
+        }
+    }
+
+    async fn tunnel(&mut self, tx: &BackTx<'_>, be: Timeouts) {
+        let fe = &self.sess.rt.proxies[self.sess.fe];
+        let (up, down) = tunnel_timeouts(&fe.timeouts, &be);
+        let Some(server) = tx.raw() else { return };
+        // what the client sent after its request goes first
+        if !self.buf.is_empty() && write_all(server, &self.buf, up.write).await.is_err() {
+            return;
+        }
+        self.buf.clear();
+        let activity = Activity::default();
+        let _ = tokio::try_join!(
+            forward(self.client, server, None, up, &activity),
+            forward(server, self.client, None, down, &activity),
+        );
+    }
+
+    fn account(&mut self, progress: &Progress) {
         self.sent += progress.download.bytes();
-        self.head_sent += progress.head.load(std::sync::atomic::Ordering::Relaxed);
+        self.head_sent += progress.head.load(Ordering::Relaxed);
         self.received += progress.upload.bytes();
-
-        match result {
-            Ok(next) => Forwarded::Done(next),
-            Err(RespError::ClientGone | RespError::Aborted | RespError::Closed) => Forwarded::Closed,
-            Err(RespError::Replaced) => Forwarded::Replaced,
-            Err(RespError::SilentDrop) => {
-                crate::io::silent_drop(self.client);
-                Forwarded::Closed
-            }
-            Err(RespError::Status(code)) => Forwarded::Failed(code),
-            Err(RespError::ServerClosedEarly | RespError::Retry) => Forwarded::Failed(502),
+        if progress.back_src.is_some() {
+            self.back_src = progress.back_src;
         }
     }
 
@@ -374,7 +326,7 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
         let closing =
             reply.close || res.view(reply.buf).values(b"connection").any(|v| v.eq_ignore_ascii_case(b"close"));
         let keep = self.keep_after_reply() && reply.has_length && !closing;
-        let req = &self.heads.req;
+        let req = &self.req;
         let conn = response_conn_hdr(req.version, res.version, keep, false);
         let body = &reply.body[..];
         let bodyless = matches!(res.status, 100..=199 | 204 | 304);
@@ -415,8 +367,8 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
         Next::Close
     }
 
-    fn log_info(&self) -> crate::stream::side::LogInfo {
-        crate::stream::side::LogInfo {
+    fn log_info(&self) -> LogInfo {
+        LogInfo {
             sent: self.sent,
             received: self.received,
             back_src: self.back_src,
@@ -429,85 +381,99 @@ impl<S: Sock> HttpFront for H1Front<'_, S> {
 /// What HAProxy answers a client that waits for it before sending its body.
 const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
 
-impl<S: Sock> H1Front<'_, S> {
-    /// Request body bytes in hand, without their framing.
-    fn body_in_hand(&self) -> u64 {
-        match &self.dechunked {
-            Some(d) => d.data.len() as u64,
-            None if self.heads.req.framing == Framing::Chunked => 0,
-            None => self.here as u64,
-        }
+/// The response half of an HTTP/1 exchange on the client side.
+#[derive(Debug)]
+pub struct H1Sink<'a, S> {
+    client: &'a S,
+    trace: Option<&'a Trace>,
+    /// The request's version: a `Connection` header says what an HTTP/1.0 client must
+    /// hear.
+    req_version: Version,
+    t_client: Option<Duration>,
+    bufsize: usize,
+}
+
+/// A whole response written into a buffer, kept until the server connection is free.
+#[derive(Debug)]
+pub struct Held {
+    out: Buf,
+    head_len: u64,
+}
+
+impl<S: Sock> ResSink for H1Sink<'_, S> {
+    type Held = Held;
+
+    fn trace(&self) -> Option<&Trace> {
+        self.trace
     }
 
-    /// The request body still streams in while the response may already come back (a
-    /// server may answer before reading everything). If the response ends first, the
-    /// connections cannot be reused: the exchange ends with a close.
-    ///
-    /// As in HAProxy, `timeout server` bounds this phase (restarted by every body byte the
-    /// server receives), not `timeout client`: a client pausing in its upload gets a 504
-    /// when the server timeout strikes. An invalid chunk gets a 400 if nothing of the
-    /// response was sent yet.
-    async fn forward_upload_and_response<R>(
-        &mut self,
-        sc: &ServerConn,
-        res: &mut MsgHead,
-        info: xfer::ReqInfo<'_>,
-        be_idx: usize,
-        on_response: &mut R,
-    ) -> Result<RespEnd, RespError>
-    where
-        R: FnMut(&mut MsgHead, &[u8]) -> Verdict,
-    {
-        let sess = self.sess;
-        let fe = &sess.rt.proxies[sess.fe];
-        let be = &sess.rt.proxies[be_idx];
-        let t_server = info.tmo.server(be.timeouts.server);
-        let client_timeout = if t_server.is_some() { None } else { fe.timeouts.client };
-        let (body, buf) = (&mut self.body, &mut self.buf);
-        let up = forward_rest(self.client, &sc.stream, body, buf, client_timeout, t_server, &info.progress.upload);
-        let res_h1 = &mut self.heads.res;
-        let down = forward_response(self.client, &sc.stream, res_h1, res, info, sess, be_idx, &[], on_response);
-        tokio::pin!(up, down);
-        let mut up_done = false;
+    async fn interim(&self, head: MsgView<'_>, progress: &Progress) -> Result<(), ()> {
+        let mut out = Buf::take(256);
+        write_response_head(&mut out, head, ConnHdr::None, OutFraming::AsIs);
+        progress.answered.store(true, Ordering::Relaxed);
+        write_all(self.client, &out, self.t_client).await.map_err(|_| ())
+    }
+
+    async fn send_head(
+        &self,
+        head: MsgView<'_>,
+        how: ResSend,
+        body: &[u8],
+        progress: &Progress,
+    ) -> Result<Option<Held>, ()> {
+        let conn = match how.tunnel {
+            Some(true) => ConnHdr::Upgrade,
+            // A 2xx to CONNECT announces nothing: the connection is a tunnel from now on.
+            Some(false) => ConnHdr::None,
+            None => response_conn_hdr(self.req_version, head.head.version, how.keep_client, false),
+        };
+        let framing = match how.facts.body {
+            BodyLen::Known(n) => OutFraming::Length(n),
+            BodyLen::Unknown if !how.facts.until_close => OutFraming::Chunked,
+            BodyLen::None | BodyLen::Unknown => OutFraming::AsIs,
+        };
+        let mut out = Buf::take(self.bufsize);
+        write_response_head(&mut out, head, conn, framing);
+        let head_len = out.len() as u64;
+        out.extend_from_slice(body);
+        progress.head.store(head_len, Ordering::Relaxed);
+        if how.whole {
+            return Ok(Some(Held { out, head_len }));
+        }
+        write_all(self.client, &out, self.t_client).await.map_err(|_| ())?;
+        progress.download.add(out.len() as u64 - head_len);
+        Ok(None)
+    }
+
+    async fn flush(&self, held: Held, progress: &Progress) -> Result<(), ()> {
+        write_all(self.client, &held.out, self.t_client).await.map_err(|_| ())?;
+        progress.download.add(held.out.len() as u64 - held.head_len);
+        Ok(())
+    }
+
+    async fn send_body_from(
+        &self,
+        rx: &mut BackRx<'_>,
+        progress: &Progress,
+        t_server: Option<Duration>,
+    ) -> Result<(), BodyError> {
+        let activity = &progress.download;
         loop {
-            tokio::select! {
-                r = &mut down => {
-                    let mut end = r?;
-                    if !up_done {
-                        end.keep_client = false;
-                        end.server_reusable = false;
-                    }
-                    return Ok(end);
-                }
-                r = &mut up, if !up_done => {
-                    up_done = true;
-                    match r {
-                        Ok(()) => {}
-                        Err(BodyError::Framing(_)) if !info.progress.answered.load(Ordering::Relaxed) => {
-                            return Err(RespError::Status(400))
-                        }
-                        Err(_) => return Err(RespError::Aborted),
-                    }
-                }
+            if let Some(raw) = rx.raw_rest() {
+                let t = DirTimeouts { read: t_server, write: self.t_client, fin: None };
+                let moved = forward(raw.sock, self.client, raw.len, t, activity).await.map_err(BodyError::From)?;
+                activity.add(moved);
+                rx.raw_moved(moved);
+                continue;
             }
-        }
-    }
-
-    /// After a complete response: park or keep the server connection, and keep the
-    /// client connection if both sides agree.
-    fn finish(&mut self, be_idx: usize, sc: ServerConn, end: RespEnd, keep_server: bool) -> Next {
-        let rt = &self.sess.rt;
-        if keep_server && end.server_reusable {
-            if rt.proxies[be_idx].http_reuse == HttpReuse::Never {
-                self.conn.extra().private = Some(sc);
-            } else {
-                sc.park(rt, be_idx);
+            match rx.recv_body(t_server).await? {
+                Some(bytes) => {
+                    write_all(self.client, bytes, self.t_client).await.map_err(BodyError::To)?;
+                    activity.bump();
+                    activity.add(bytes.len() as u64);
+                }
+                None => return Ok(()),
             }
-        }
-        if end.keep_client {
-            Next::KeepAlive
-        } else {
-            Next::Close
         }
     }
 }
@@ -518,118 +484,4 @@ impl<S: Sock> H1Front<'_, S> {
 /// rewrites get at least `tune.maxrewrite`, and what the buffer has left beyond.
 pub fn rewrite_room(rt: &crate::proxy::Runtime, used: usize) -> usize {
     rt.bufsize.saturating_sub(used.min(rt.max_head))
-}
-
-/// `-d`: the stream is carried by `sc` from now on.
-fn trace_server(trace: Option<&Trace>, sc: &ServerConn) {
-    if let Some(t) = trace {
-        t.set_server(sc.stream.as_raw_fd());
-    }
-}
-
-/// A connection taken from the pool failed before any response byte: open a new one
-/// to the same server and send the request again, if the request can be replayed.
-async fn retry_on_new_conn(
-    sess: &Session,
-    be_idx: usize,
-    sc: &ServerConn,
-    out: &[u8],
-    replayable: bool,
-) -> Option<ServerConn> {
-    if !sc.from_pool || !replayable {
-        return None;
-    }
-    // COMPAT: this rare retry's header carries no UNIQUE_ID TLV
-    let sni = backend::sni_again(&sess.rt.proxies[be_idx].be.servers[sc.srv], sc.key.sni.as_deref());
-    let cx = ConnectCtx { sni: &sni, ..ConnectCtx::new(&sess.conn) };
-    let new = backend::reconnect(&sess.rt, be_idx, sc.srv, cx).await.ok()?;
-    backend::send_proxy::send(&sess.rt, be_idx, &new).await.then_some(())?;
-    write_all(&new.stream, out, sess.rt.proxies[be_idx].timeouts.server).await.ok()?;
-    Some(new)
-}
-
-/// Whether the response `result` asks for the request to be sent again: a `retry-on`
-/// condition was met, or the server closed before any response byte and `on_close`
-/// (the request may be replayed on another server) while nothing reached the client.
-fn must_retry(result: &Result<RespEnd, RespError>, on_close: bool, progress: &xfer::Progress) -> bool {
-    match result {
-        Err(RespError::Retry) => true,
-        Err(RespError::ServerClosedEarly) => on_close && !progress.answered.load(Ordering::Relaxed),
-        _ => false,
-    }
-}
-
-/// A `retry-on` condition was met: closes `sc` (freeing its slot) and sends `out`,
-/// the whole request, on a new connection to the same server, or to another one on
-/// the last retry with `option redispatch` (HAProxy's layer-7 retry). Counts the
-/// retry (`wretr`, `wredis`).
-async fn send_again(sess: &Session, be_idx: usize, sc: ServerConn, out: &[u8], last: bool) -> Option<ServerConn> {
-    let rt = &sess.rt;
-    let be = &rt.proxies[be_idx];
-    let prev = sc.srv;
-    let prev_sni = sc.key.sni.clone();
-    drop(sc);
-    let target = match be.redispatch && last {
-        true => backend::pick_server(be, Some(prev), None).unwrap_or(prev),
-        false => prev,
-    };
-    let retry = crate::stats::counters::SrvError::Retry { redispatch: target != prev };
-    crate::stats::counters::count_srv_error(rt, be_idx, Some(prev), retry);
-    let conn = &sess.conn;
-    // the SNI the previous connection announced, again
-    let sni = backend::sni_again(&be.be.servers[target], prev_sni.as_deref());
-    let cx = ConnectCtx { sni: &sni, ..ConnectCtx::new(conn) };
-    let new = backend::connect(rt, be_idx, Reuse::No, Some(target), None, backend::Priority::default(), cx).await;
-    let new = new.ok()?;
-    // COMPAT: as for the pool's retry, the header carries no UNIQUE_ID TLV
-    backend::send_proxy::send(rt, be_idx, &new).await.then_some(())?;
-    write_all(&new.stream, out, be.timeouts.server).await.ok()?;
-    Some(new)
-}
-
-/// Which idle connections this request may use (`http-reuse`).
-///
-/// COMPAT: with `safe` (the default), HAProxy sends the first request of a client
-/// connection on a new server connection, so that a server closing an idle connection
-/// cannot make that request fail. rampart gives the same guarantee more cheaply: a
-/// first request that can be replayed (idempotent method, whole request already in
-/// hand) may use an idle connection, and if that connection fails before any response
-/// byte the request is sent again on a new connection, invisibly to the client.
-fn reuse_policy(mode: HttpReuse, first_done: bool, method: Method, replayable: bool) -> Reuse {
-    match mode {
-        HttpReuse::Never => Reuse::No,
-        HttpReuse::Always => Reuse::MinUses(0),
-        _ if first_done => Reuse::MinUses(0),
-        HttpReuse::Aggressive => Reuse::MinUses(2),
-        HttpReuse::Safe if method.is_idempotent() && replayable => Reuse::MinUses(0),
-        HttpReuse::Safe => Reuse::No,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn safe_reuse_lets_only_replayable_first_requests_take_idle_connections() {
-        assert_eq!(reuse_policy(HttpReuse::Safe, false, Method::Get, true), Reuse::MinUses(0));
-        assert_eq!(reuse_policy(HttpReuse::Safe, false, Method::Post, true), Reuse::No);
-        assert_eq!(reuse_policy(HttpReuse::Safe, false, Method::Get, false), Reuse::No);
-        assert_eq!(reuse_policy(HttpReuse::Safe, true, Method::Post, false), Reuse::MinUses(0));
-        assert_eq!(reuse_policy(HttpReuse::Never, true, Method::Get, true), Reuse::No);
-        assert_eq!(reuse_policy(HttpReuse::Aggressive, false, Method::Post, false), Reuse::MinUses(2));
-        assert_eq!(reuse_policy(HttpReuse::Always, false, Method::Post, false), Reuse::MinUses(0));
-    }
-
-    #[test]
-    fn a_close_before_any_byte_is_retried_only_when_allowed_and_unseen() {
-        let progress = xfer::Progress::default();
-        let closed = Err(RespError::ServerClosedEarly);
-        assert!(must_retry(&closed, true, &progress));
-        assert!(!must_retry(&closed, false, &progress));
-        assert!(must_retry(&Err(RespError::Retry), false, &progress));
-        assert!(!must_retry(&Err(RespError::Status(502)), true, &progress));
-        progress.answered.store(true, Ordering::Relaxed);
-        assert!(!must_retry(&closed, true, &progress));
-    }
 }

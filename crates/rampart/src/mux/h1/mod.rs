@@ -7,21 +7,19 @@
 //! HAProxy counterpart: mux_h1.c.
 //!
 //! - `front`: one exchange as the stream sees it ([`front::H1Front`])
-//! - `xfer`: the response side: read, analyse, forward, tunnel
 //! - `park`: long-idle keep-alive connections leave the event loop
 
 use std::time::Duration;
 
 pub mod front;
 pub mod park;
-mod xfer;
 
 use rampart_cfg::model::HttpConnMode;
 use rampart_proto::h1::{parse_request, Framing, H1Error, Head};
 use tokio::time::Instant;
 
 use crate::backend::ServerConn;
-use crate::buf::{Buf, Heads};
+use crate::buf::{Buf, Pooled};
 use crate::debug::{self, Trace};
 use crate::h1::body::{Body, Dechunk};
 use crate::h1::msg;
@@ -154,10 +152,10 @@ async fn exchange<S: Sock>(
     let fe = &rt.proxies[sess.fe];
     let after_idle = !first && pending.is_none();
     let mut buf = pending.unwrap_or_else(|| Buf::take(rt.bufsize));
-    let mut heads = Heads::take();
+    let mut req: Pooled<Head> = Pooled::take();
     let started = fe.log.is_some().then(|| log_start(conn, first, sess));
     if let Err(e) =
-        read_request_head(client, &mut buf, &mut heads.req, rt.max_head, fe.timeouts.http_request, after_idle).await
+        read_request_head(client, &mut buf, &mut req, rt.max_head, fe.timeouts.http_request, after_idle).await
     {
         if let Some(started) = started {
             log_head_error(sess, &e, first, &buf, started);
@@ -179,11 +177,11 @@ async fn exchange<S: Sock>(
         return (Next::Close, None);
     }
     if !debug::on() {
-        return run_stream(client, sess, conn, &mut heads, buf, first, None, started).await;
+        return run_stream(client, sess, conn, &req, buf, first, None, started).await;
     }
     let trace = Trace::accept(&fe.name, sess.lfd, client.as_raw_fd(), sess.conn.src);
-    trace.request(&fe.name, &buf, &heads.req);
-    let out = run_stream(client, sess, conn, &mut heads, buf, first, Some(&trace), started).await;
+    trace.request(&fe.name, &buf, &req);
+    let out = run_stream(client, sess, conn, &req, buf, first, Some(&trace), started).await;
     let px = fe.fe.backend.map_or(fe, |be| &rt.proxies[be]);
     trace.end(&px.name);
     out
@@ -196,7 +194,7 @@ async fn run_stream<S: Sock>(
     client: &S,
     sess: &Session,
     conn: &mut H1Conn,
-    heads: &mut Heads,
+    head: &Head,
     buf: Buf,
     first_req: bool,
     trace: Option<&Trace>,
@@ -204,7 +202,6 @@ async fn run_stream<S: Sock>(
 ) -> (Next, Option<Buf>) {
     let rt = &sess.rt;
     let fe = &rt.proxies[sess.fe];
-    let head = &heads.req;
     let keep_client = head.wants_keep_alive()
         && fe.http_conn_mode != HttpConnMode::Close
         && !head.cl_and_te
@@ -227,12 +224,12 @@ async fn run_stream<S: Sock>(
         d.feed(&buf[head.len..head.len + here]);
         d
     });
-    let head_received = (heads.req.len + here) as u64;
+    let head_received = (head.len + here) as u64;
     let mut front = H1Front {
         client,
         sess,
         conn,
-        heads,
+        req: head,
         buf,
         body,
         here,

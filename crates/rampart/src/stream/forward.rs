@@ -1,0 +1,553 @@
+//! The forwarding step of an HTTP stream: get a server connection (the private one of
+//! `http-reuse never`, an idle one when `http-reuse` allows, or a new one, after the
+//! queue), send the request through the server side (`crate::back`), stream the request
+//! body while the response comes back, run the response analysers on its head, write it
+//! to the client through the front, then give the connection back to its pool. Retries
+//! live here: a pooled connection that fails before any response byte is replaced
+//! transparently, `retry-on` conditions and `option redispatch` send the request again.
+//! HAProxy counterpart: back_handle_st_*() of backend.c and stream.c, the L7 retries of
+//! http_ana.c (`do_l7_retry()`), `http_wait_for_response()`.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use rampart_cfg::model::{HttpConnMode, HttpReuse, RetryOnResponse};
+use rampart_proto::http::Method;
+
+use super::side::{ConnectFail, Forwarded, HttpFront, Progress, ResSend, ResSink};
+use super::{Next, Verdict};
+use crate::action::state::TimeoutOverride;
+use crate::back::{BackConn, BackRecv, BodyError, HeadError, HeadWait, HttpBack, Received, ReqSend};
+use crate::backend::send_proxy::ConnectCtx;
+use crate::backend::{self, Reuse, ServerConn};
+use crate::http::MsgHead;
+use crate::proxy::Runtime;
+
+/// Gets a connection to a server of backend `be_idx`: `srv` when a rule chose it (and
+/// it is usable), else the balancer's pick (with `key`, the hash key of a hashing
+/// backend); the client connection's private one (`http-reuse never`) or an idle one
+/// when `http-reuse` allows. `method` is the request's; `cx` makes the PROXY header of
+/// a new connection (`server ... send-proxy*`).
+pub(super) async fn connect<F: HttpFront>(
+    front: &mut F,
+    rt: &Arc<Runtime>,
+    be_idx: usize,
+    srv: Option<usize>,
+    key: Option<u32>,
+    method: Method,
+    cx: ConnectCtx<'_>,
+) -> Result<ServerConn, ConnectFail> {
+    let be = &rt.proxies[be_idx];
+    if be.http_reuse == HttpReuse::Never {
+        // as HAProxy, only for a stream that would open the same connection (the same
+        // destination after `set-dst`, SNI, PROXY header); else it is closed
+        if let Some(sc) = front.take_private().filter(|sc| sc.key == backend::conn_key(&be.be.servers[sc.srv], cx)) {
+            crate::stats::counters::count_server_conn(rt, be_idx, sc.srv, true);
+            return Ok(sc);
+        }
+    }
+    let meta = front.req_meta();
+    let reuse = reuse_policy(be.http_reuse, meta.sent_before, method, meta.body_complete);
+    let client_gone = front.client_gone(backend::ABORT_CHECK_EVERY);
+    match backend::connect_unless_aborted(client_gone, rt, be_idx, reuse, srv, key, cx.prio, cx).await {
+        Some(Ok(sc)) if sc.from_pool || backend::send_proxy::send(rt, be_idx, &sc).await => Ok(sc),
+        Some(Ok(_)) => Err(ConnectFail::NoServer),
+        Some(Err(backend::ConnectError::Failed { srv, timed_out, retries })) => {
+            Err(ConnectFail::Failed { srv, timed_out, retries })
+        }
+        Some(Err(backend::ConnectError::QueueTimeout(w))) => Err(ConnectFail::QueueTimeout(w)),
+        Some(Err(backend::ConnectError::QueueFull)) => Err(ConnectFail::QueueFull),
+        Some(Err(_)) => Err(ConnectFail::NoServer),
+        // `option abortonclose`: the client left before a server took the request.
+        None => Err(ConnectFail::Aborted),
+    }
+}
+
+/// Which idle connections this request may use (`http-reuse`).
+///
+/// COMPAT: with `safe` (the default), HAProxy sends the first request of a client
+/// connection on a new server connection, so that a server closing an idle connection
+/// cannot make that request fail. rampart gives the same guarantee more cheaply: a
+/// first request that can be replayed (idempotent method, whole request already in
+/// hand) may use an idle connection, and if that connection fails before any response
+/// byte the request is sent again on a new connection, invisibly to the client.
+fn reuse_policy(mode: HttpReuse, sent_before: bool, method: Method, replayable: bool) -> Reuse {
+    match mode {
+        HttpReuse::Never => Reuse::No,
+        HttpReuse::Always => Reuse::MinUses(0),
+        _ if sent_before => Reuse::MinUses(0),
+        HttpReuse::Aggressive => Reuse::MinUses(2),
+        HttpReuse::Safe if method.is_idempotent() && replayable => Reuse::MinUses(0),
+        HttpReuse::Safe => Reuse::No,
+    }
+}
+
+/// The exchange being forwarded: its stream, backend and what rules decided.
+pub(super) struct Exchange<'s> {
+    pub rt: &'s Arc<Runtime>,
+    /// The client connection (its addresses, for a retry's PROXY header).
+    pub conn: &'s crate::sample::ctx::ConnInfo,
+    pub fe: usize,
+    pub be: usize,
+    /// Timeouts rules set for this stream (`set-timeout`).
+    pub tmo: TimeoutOverride,
+    /// The backend's `retry-on` response conditions apply (no `disable-l7-retry`).
+    pub l7_retry: bool,
+}
+
+/// Why the response could not be forwarded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RespError {
+    /// Nothing was sent to the client yet: answer with this error page (400, 502, 504).
+    Status(u16),
+    /// The server closed or reset before sending any byte (a retry may be possible).
+    ServerClosedEarly,
+    /// The client went away or stopped reading.
+    ClientGone,
+    /// Failed after the head was sent: nothing to do but close.
+    Aborted,
+    /// The response analysers answered instead of the server (their response is in
+    /// the stream's head).
+    Replaced,
+    /// The response analysers closed the stream.
+    Closed,
+    /// The response analysers dropped the client silently.
+    SilentDrop,
+    /// A `retry-on` condition met before anything reached the client: send the
+    /// request again.
+    Retry,
+}
+
+/// How a forwarded response ended.
+#[derive(Debug)]
+struct RespEnd<H> {
+    keep_client: bool,
+    /// The request body reached the server whole (else neither connection is reused).
+    upload_done: bool,
+    /// The whole response, kept by the front for [`ResSink::flush`].
+    held: Option<H>,
+    /// The connection became a tunnel.
+    tunnel: bool,
+}
+
+/// What forwarding a response gives, `K` being the front's response half.
+type RespResult<K> = Result<RespEnd<<K as ResSink>::Held>, RespError>;
+
+/// What the response step needs to know of the request.
+#[derive(Debug, Clone, Copy)]
+struct ReqFacts<'a> {
+    method: Method,
+    upgrade: bool,
+    keep_client: bool,
+    /// The `retry-on` conditions, when the request may still be sent again.
+    retry_on: Option<&'a RetryOnResponse>,
+}
+
+/// Sends the request (`req`, its slices into the front's buffer) on `sc`, streams its
+/// body, reads the response head into `res` and calls `on_response` with it (and the
+/// buffer its slices point into) before it is written to the client: the response
+/// analysers run there and may rewrite it or replace it. Returns how the exchange ended.
+pub(super) async fn forward<F, R>(
+    front: &mut F,
+    x: &Exchange<'_>,
+    sc: ServerConn,
+    req: &MsgHead,
+    res: &mut MsgHead,
+    mut on_response: R,
+) -> Forwarded
+where
+    F: HttpFront,
+    R: FnMut(&mut MsgHead, &[u8]) -> Verdict + Send,
+{
+    let rt = x.rt;
+    let (fe, be) = (&rt.proxies[x.fe], &rt.proxies[x.be]);
+    let meta = front.req_meta();
+    let keep_server = be.http_conn_mode == HttpConnMode::KeepAlive && fe.http_conn_mode == HttpConnMode::KeepAlive;
+    let method = req.method;
+    let t_server = x.tmo.server(be.timeouts.server);
+
+    // The request head and the body bytes already here, in one write.
+    let mut back = BackConn::h1(sc, rt.bufsize, rt.max_head);
+    let how = ReqSend { body: meta.body, keep_alive: keep_server, upgrade: meta.upgrade };
+    let sent = back.send_request(req.view(front.req_buf()), how, front.req_body_raw(), t_server).await;
+    front.req_sent();
+    let replayable = meta.body_complete;
+    trace_server(front, back.conn());
+
+    // `retry-on` response conditions: only for a request whole in hand
+    let retry_on = be.retry_on_response.as_deref().filter(|_| replayable && x.l7_retry);
+    // COMPAT: without a `retry-on` line, HAProxy answers 502 when a server closes
+    // or resets before any response byte. With `option redispatch`, rampart sends
+    // an idempotent request (RFC 9110 §9.2.2) whole in hand to another server
+    // instead, as `retry-on empty-response` would (counted in `wretr`/`wredis`):
+    // a server stopped under load then costs the client nothing.
+    let replay_on_close = be.replay_on_close && replayable && x.l7_retry && method.is_idempotent();
+    let mut retries_left = if retry_on.is_some() || replay_on_close { be.l7_retries } else { 0 };
+
+    // A pooled connection that turns out dead is replaced once, transparently (or,
+    // failing that, the request goes to another server, as after a close).
+    if sent.is_err() {
+        if !retry_on_new_conn(x, &mut back, replayable).await {
+            if !(replay_on_close && retries_left > 0) {
+                return Forwarded::Failed(502);
+            }
+            retries_left -= 1;
+            if !send_again(x, &mut back, true).await {
+                return Forwarded::Failed(503);
+            }
+        }
+        trace_server(front, back.conn());
+    }
+
+    let mut progress = Progress::default();
+    if fe.log.as_ref().is_some_and(|l| l.back_src) {
+        progress.back_src = back.conn().stream.local_addr().ok();
+    }
+    let mut info = ReqFacts {
+        method,
+        upgrade: meta.upgrade,
+        keep_client: meta.keep_alive,
+        retry_on: retry_on.filter(|_| retries_left > 0),
+    };
+    let sink = front.sink();
+    let mut result = if meta.body_complete {
+        respond(&sink, x, &mut back, res, info, &progress, &mut on_response).await
+    } else {
+        upload_and_respond(front, &sink, x, &mut back, res, info, &progress, &mut on_response).await
+    };
+    let pool_failed = matches!(result, Err(RespError::ServerClosedEarly)) && back.conn().from_pool;
+    if pool_failed && retry_on_new_conn(x, &mut back, replayable).await {
+        trace_server(front, back.conn());
+        result = respond(&sink, x, &mut back, res, info, &progress, &mut on_response).await;
+    }
+    while must_retry(&result, replay_on_close && retries_left > 0, &progress) {
+        retries_left -= 1;
+        info.retry_on = retry_on.filter(|_| retries_left > 0);
+        if !send_again(x, &mut back, retries_left == 0 || replay_on_close).await {
+            front.account(&progress);
+            return Forwarded::Failed(503);
+        }
+        trace_server(front, back.conn());
+        result = respond(&sink, x, &mut back, res, info, &progress, &mut on_response).await;
+    }
+    let result = match result {
+        Ok(end) if end.tunnel => {
+            let mut be_t = be.timeouts;
+            be_t.server = x.tmo.server(be_t.server);
+            be_t.tunnel = x.tmo.tunnel(be_t.tunnel);
+            let (tx, _) = back.split();
+            front.tunnel(&tx, be_t).await;
+            Ok(Next::Close)
+        }
+        Ok(mut end) => {
+            let held = end.held.take();
+            let next = finish(front, x, back, &end, keep_server);
+            match held {
+                Some(held) => sink.flush(held, &progress).await.map(|()| next).map_err(|()| RespError::ClientGone),
+                None => Ok(next),
+            }
+        }
+        Err(e) => Err(e),
+    };
+    front.account(&progress);
+
+    match result {
+        Ok(next) => Forwarded::Done(next),
+        Err(RespError::ClientGone | RespError::Aborted | RespError::Closed) => Forwarded::Closed,
+        Err(RespError::Replaced) => Forwarded::Replaced,
+        Err(RespError::SilentDrop) => {
+            front.silent_drop();
+            Forwarded::Closed
+        }
+        Err(RespError::Status(code)) => Forwarded::Failed(code),
+        Err(RespError::ServerClosedEarly | RespError::Retry) => Forwarded::Failed(502),
+    }
+}
+
+/// After a complete response: park or keep the server connection, and keep the client
+/// connection if both sides agree.
+fn finish<F: HttpFront, H>(
+    front: &mut F,
+    x: &Exchange<'_>,
+    back: BackConn,
+    end: &RespEnd<H>,
+    keep_server: bool,
+) -> Next {
+    let (sc, reusable) = back.finish();
+    if keep_server && end.upload_done && reusable {
+        if x.rt.proxies[x.be].http_reuse == HttpReuse::Never {
+            front.keep_private(sc);
+        } else {
+            sc.park(x.rt, x.be);
+        }
+    }
+    if end.keep_client && end.upload_done {
+        Next::KeepAlive
+    } else {
+        Next::Close
+    }
+}
+
+/// The request body still streams in while the response may already come back (a
+/// server may answer before reading everything). If the response ends first, the
+/// connections cannot be reused: the exchange ends with a close.
+///
+/// As in HAProxy, `timeout server` bounds this phase (restarted by every body byte the
+/// server receives), not `timeout client`: a client pausing in its upload gets a 504
+/// when the server timeout strikes. An invalid chunk gets a 400 if nothing of the
+/// response was sent yet.
+#[allow(clippy::too_many_arguments)]
+async fn upload_and_respond<F, R>(
+    front: &mut F,
+    sink: &F::Sink,
+    x: &Exchange<'_>,
+    back: &mut BackConn,
+    res: &mut MsgHead,
+    info: ReqFacts<'_>,
+    progress: &Progress,
+    on_response: &mut R,
+) -> RespResult<F::Sink>
+where
+    F: HttpFront,
+    R: FnMut(&mut MsgHead, &[u8]) -> Verdict + Send,
+{
+    let rt = x.rt;
+    let t_server = x.tmo.server(rt.proxies[x.be].timeouts.server);
+    let t_client = if t_server.is_some() { None } else { rt.proxies[x.fe].timeouts.client };
+    let (tx, mut rx) = back.split();
+    let up = front.upload(&tx, progress, t_client, t_server);
+    let down = response(sink, x, &mut rx, res, info, progress, on_response);
+    tokio::pin!(up, down);
+    let mut up_done = false;
+    loop {
+        tokio::select! {
+            r = &mut down => {
+                let mut end = r?;
+                end.upload_done = up_done;
+                return Ok(end);
+            }
+            r = &mut up, if !up_done => {
+                up_done = true;
+                match r {
+                    Ok(()) => {}
+                    Err(BodyError::Framing) if !progress.answered() => return Err(RespError::Status(400)),
+                    Err(_) => return Err(RespError::Aborted),
+                }
+            }
+        }
+    }
+}
+
+/// [`response`] for a request whose body is whole in hand (sent with its head).
+async fn respond<K: ResSink, R>(
+    sink: &K,
+    x: &Exchange<'_>,
+    back: &mut BackConn,
+    res: &mut MsgHead,
+    info: ReqFacts<'_>,
+    progress: &Progress,
+    on_response: &mut R,
+) -> RespResult<K>
+where
+    R: FnMut(&mut MsgHead, &[u8]) -> Verdict + Send,
+{
+    let (_, mut rx) = back.split();
+    response(sink, x, &mut rx, res, info, progress, on_response).await
+}
+
+/// Reads the response from the server side `rx` (forwarding interim responses to the
+/// client as they are: no rule runs on them), runs `on_response` on its final head,
+/// and writes it to the client through `sink` with the body bytes that came with it in
+/// one write, then the rest of the body. A response whose every byte came with its
+/// head is held by the sink for the caller to flush after freeing the connection.
+async fn response<K: ResSink, R>(
+    sink: &K,
+    x: &Exchange<'_>,
+    rx: &mut crate::back::BackRx<'_>,
+    res: &mut MsgHead,
+    info: ReqFacts<'_>,
+    progress: &Progress,
+    on_response: &mut R,
+) -> RespResult<K>
+where
+    R: FnMut(&mut MsgHead, &[u8]) -> Verdict,
+{
+    let rt = x.rt;
+    let be = &rt.proxies[x.be];
+    let t_server = x.tmo.server(be.timeouts.server);
+    let trace = sink.trace().map(|t| (t, be.name.as_str()));
+    let wait = HeadWait { timeout: t_server, upload: &progress.upload, trace };
+    let head = loop {
+        match rx.recv_head(res, wait).await {
+            Ok(Received::Interim) => {
+                progress.answered.store(true, Ordering::Relaxed);
+                sink.interim(res.view(rx.res_buf()), progress).await.map_err(|()| RespError::ClientGone)?;
+            }
+            Ok(Received::Final) => break Ok(()),
+            Err(e) => break Err(e),
+        }
+    };
+    if let Some(on) = info.retry_on {
+        // once an interim response went out, the client has seen this attempt
+        if !progress.answered() && wants_retry(on, &head, res.status) {
+            return Err(RespError::Retry);
+        }
+    }
+    head.map_err(|e| match e {
+        HeadError::ClosedEarly => RespError::ServerClosedEarly,
+        HeadError::Status(code) => RespError::Status(code),
+    })?;
+
+    match on_response(res, rx.res_buf()) {
+        Verdict::Continue | Verdict::WaitBody(_) => {}
+        Verdict::Reply | Verdict::Tarpit => return Err(RespError::Replaced),
+        Verdict::Close => return Err(RespError::Closed),
+        Verdict::SilentDrop => return Err(RespError::SilentDrop),
+    }
+
+    let status = res.status;
+    let tunnel = match (status, info.method) {
+        (101, _) if info.upgrade => Some(true),
+        // A 2xx to CONNECT announces nothing: the connection is a tunnel from now on.
+        (200..=299, Method::Connect) => Some(false),
+        _ => None,
+    };
+    let facts = rx.res_facts();
+    // A soft stop that began during the exchange closes the connection after it.
+    let keep_client = info.keep_client && !facts.until_close && tunnel.is_none() && !rt.global.is_stopping();
+    let body = rx.start_body(tunnel.is_some()).map_err(|_| RespError::Status(502))?;
+    let whole = tunnel.is_none() && rx.body_done();
+    progress.answered.store(true, Ordering::Relaxed);
+    let how = ResSend { facts, keep_client, tunnel, whole };
+    let held = sink
+        .send_head(res.view(rx.res_buf()), how, &rx.res_buf()[body], progress)
+        .await
+        .map_err(|()| RespError::ClientGone)?;
+    let end = RespEnd { keep_client, upload_done: true, held, tunnel: tunnel.is_some() };
+    if whole || tunnel.is_some() {
+        return Ok(end);
+    }
+    match sink.send_body_from(rx, progress, t_server).await {
+        Ok(()) => Ok(end),
+        Err(BodyError::To(_)) => Err(RespError::ClientGone),
+        Err(BodyError::From(_) | BodyError::Framing) => Err(RespError::Aborted),
+    }
+}
+
+/// Whether the outcome of reading a response head (`head`, with `status` when it was
+/// read) meets a `retry-on` condition.
+fn wants_retry(on: &RetryOnResponse, head: &Result<(), HeadError>, status: u16) -> bool {
+    match head {
+        Ok(()) => on.statuses.contains(&status),
+        Err(HeadError::ClosedEarly) => on.empty_response,
+        Err(HeadError::Status(504)) => on.response_timeout,
+        Err(HeadError::Status(502)) => on.junk_response,
+        Err(_) => false,
+    }
+}
+
+/// Whether the response `result` asks for the request to be sent again: a `retry-on`
+/// condition was met, or the server closed before any response byte and `on_close`
+/// (the request may be replayed on another server) while nothing reached the client.
+fn must_retry<H>(result: &Result<RespEnd<H>, RespError>, on_close: bool, progress: &Progress) -> bool {
+    match result {
+        Err(RespError::Retry) => true,
+        Err(RespError::ServerClosedEarly) => on_close && !progress.answered(),
+        _ => false,
+    }
+}
+
+/// `-d`: the stream is carried by `sc` from now on.
+fn trace_server<F: HttpFront>(front: &F, sc: &ServerConn) {
+    if let Some(t) = front.trace() {
+        t.set_server(std::os::fd::AsRawFd::as_raw_fd(&sc.stream));
+    }
+}
+
+/// A connection taken from the pool failed before any response byte: open a new one
+/// to the same server and send the request again, if the request can be replayed.
+async fn retry_on_new_conn(x: &Exchange<'_>, back: &mut BackConn, replayable: bool) -> bool {
+    let sc = back.conn();
+    if !sc.from_pool || !replayable {
+        return false;
+    }
+    let rt = x.rt;
+    // COMPAT: this rare retry's header carries no UNIQUE_ID TLV
+    let sni = backend::sni_again(&rt.proxies[x.be].be.servers[sc.srv], sc.key.sni.as_deref());
+    let cx = ConnectCtx { sni: &sni, ..ConnectCtx::new(x.conn) };
+    let Ok(new) = backend::reconnect(rt, x.be, sc.srv, cx).await else { return false };
+    if !backend::send_proxy::send(rt, x.be, &new).await {
+        return false;
+    }
+    back.resend(new, rt.proxies[x.be].timeouts.server).await.is_ok()
+}
+
+/// A `retry-on` condition was met: closes the connection (freeing its slot) and sends
+/// the whole request on a new connection to the same server, or to another one on the
+/// last retry with `option redispatch` (HAProxy's layer-7 retry). Counts the retry
+/// (`wretr`, `wredis`).
+async fn send_again(x: &Exchange<'_>, back: &mut BackConn, last: bool) -> bool {
+    let rt = x.rt;
+    let be = &rt.proxies[x.be];
+    let (prev, prev_sni) = (back.conn().srv, back.conn().key.sni.clone());
+    // the old connection goes first: its slot may be what the new one waits for
+    back.release();
+    let target = match be.redispatch && last {
+        true => backend::pick_server(be, Some(prev), None).unwrap_or(prev),
+        false => prev,
+    };
+    let retry = crate::stats::counters::SrvError::Retry { redispatch: target != prev };
+    crate::stats::counters::count_srv_error(rt, x.be, Some(prev), retry);
+    // the SNI the previous connection announced, again
+    let sni = backend::sni_again(&be.be.servers[target], prev_sni.as_deref());
+    let cx = ConnectCtx { sni: &sni, ..ConnectCtx::new(x.conn) };
+    let prio = backend::Priority::default();
+    let Ok(new) = backend::connect(rt, x.be, Reuse::No, Some(target), None, prio, cx).await else { return false };
+    // COMPAT: as for the pool's retry, the header carries no UNIQUE_ID TLV
+    if !backend::send_proxy::send(rt, x.be, &new).await {
+        return false;
+    }
+    back.resend(new, be.timeouts.server).await.is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn safe_reuse_lets_only_replayable_first_requests_take_idle_connections() {
+        assert_eq!(reuse_policy(HttpReuse::Safe, false, Method::Get, true), Reuse::MinUses(0));
+        assert_eq!(reuse_policy(HttpReuse::Safe, false, Method::Post, true), Reuse::No);
+        assert_eq!(reuse_policy(HttpReuse::Safe, false, Method::Get, false), Reuse::No);
+        assert_eq!(reuse_policy(HttpReuse::Safe, true, Method::Post, false), Reuse::MinUses(0));
+        assert_eq!(reuse_policy(HttpReuse::Never, true, Method::Get, true), Reuse::No);
+        assert_eq!(reuse_policy(HttpReuse::Aggressive, false, Method::Post, false), Reuse::MinUses(2));
+        assert_eq!(reuse_policy(HttpReuse::Always, false, Method::Post, false), Reuse::MinUses(0));
+    }
+
+    #[test]
+    fn a_close_before_any_byte_is_retried_only_when_allowed_and_unseen() {
+        let progress = Progress::default();
+        let closed: Result<RespEnd<()>, _> = Err(RespError::ServerClosedEarly);
+        assert!(must_retry(&closed, true, &progress));
+        assert!(!must_retry(&closed, false, &progress));
+        assert!(must_retry::<()>(&Err(RespError::Retry), false, &progress));
+        assert!(!must_retry::<()>(&Err(RespError::Status(502)), true, &progress));
+        progress.answered.store(true, Ordering::Relaxed);
+        assert!(!must_retry(&closed, true, &progress));
+    }
+
+    #[test]
+    fn retry_conditions_match_the_failure_they_name() {
+        let on = RetryOnResponse { empty_response: true, statuses: vec![503], ..Default::default() };
+        assert!(wants_retry(&on, &Ok(()), 503));
+        assert!(!wants_retry(&on, &Ok(()), 500));
+        assert!(wants_retry(&on, &Err(HeadError::ClosedEarly), 0));
+        assert!(!wants_retry(&on, &Err(HeadError::Status(504)), 0));
+        assert!(!wants_retry(&on, &Err(HeadError::Status(502)), 0));
+        let on = RetryOnResponse { junk_response: true, response_timeout: true, ..Default::default() };
+        assert!(wants_retry(&on, &Err(HeadError::Status(504)), 0));
+        assert!(wants_retry(&on, &Err(HeadError::Status(502)), 0));
+        assert!(!wants_retry(&on, &Err(HeadError::ClosedEarly), 0));
+    }
+}
