@@ -64,22 +64,28 @@ impl Slice {
     }
 }
 
-/// The protocol version as HAProxy classifies it (`H1_MF_VER_11`): any `HTTP/x.y`
-/// from 1.1 up (`HTTP/1.2`, `HTTP/2.0` on an HTTP/1 connection) is [`Version::Http11`],
-/// anything below (`HTTP/1.0`, `HTTP/0.9`) is [`Version::Http10`].
+/// The protocol version of a message. On an HTTP/1 connection it is classified as
+/// HAProxy does (`H1_MF_VER_11`): any `HTTP/x.y` from 1.1 up (`HTTP/1.2`, `HTTP/2.0`
+/// written in an HTTP/1 start line) is [`Version::Http11`], anything below (`HTTP/1.0`,
+/// `HTTP/0.9`) is [`Version::Http10`]. [`Version::Http2`] and [`Version::Http3`] are
+/// the messages of those protocols' muxes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Version {
     Http10,
     #[default]
     Http11,
+    Http2,
+    Http3,
 }
 
 impl Version {
-    /// The version as written on the wire and returned by `req.ver` (`1.0`, `1.1`).
+    /// The version as `req.ver` returns it (`1.0`, `1.1`, `2.0`, `3.0`, as HAProxy).
     pub fn as_str(self) -> &'static str {
         match self {
             Version::Http10 => "1.0",
             Version::Http11 => "1.1",
+            Version::Http2 => "2.0",
+            Version::Http3 => "3.0",
         }
     }
 }

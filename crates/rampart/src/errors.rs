@@ -6,9 +6,8 @@
 //! the ones the stream emits after a server failure (502, 503, 504) go through
 //! HAProxy's HTX layer, which lowercases header names and lets the connection live.
 
-use rampart_proto::h1::{parse_response, Framing, Head, Method};
-
-use crate::http::{MsgHead, ReplyTpl};
+use crate::h1::msg::parse_reply;
+use crate::http::ReplyTpl;
 
 /// Status codes HAProxy has a default page for (also the codes `errorfile` accepts).
 pub const KNOWN_CODES: &[u16] =
@@ -70,23 +69,6 @@ pub fn default_page(code: u16, origin: Origin) -> Vec<u8> {
         ),
     }
     .into_bytes()
-}
-
-/// Parses a complete response (a default page, an `errorfile`, a pre-rendered reply)
-/// into a template the stream can send. `None` when rampart's parser refuses it (it is
-/// stricter than the `errorfile` checks in places); the raw bytes are then sent as they
-/// are and the connection closed.
-///
-/// HAProxy turns each page into HTX once at startup (`http_str_to_htx`); so does rampart.
-pub fn parse_reply(raw: &[u8]) -> Option<ReplyTpl> {
-    let mut h1 = Head::default();
-    if parse_response(raw, raw.len(), Method::Get, &mut h1) != Ok(true) {
-        return None;
-    }
-    let mut head = MsgHead::default();
-    crate::h1::msg::fill(&mut head, &h1);
-    let has_length = matches!(h1.framing, Framing::Length(_) | Framing::None);
-    Some(ReplyTpl { buf: raw.into(), head, body: h1.len..raw.len(), has_length })
 }
 
 /// The default stream page for `code`.
@@ -244,7 +226,7 @@ mod tests {
         assert_eq!(view.headers().map(|(_, n, v)| (n, v)).collect::<Vec<_>>(), [(&b"X-Custom"[..], &b"1"[..])]);
         assert_eq!(
             (&page.buf[page.body.clone()], page.head.version, page.has_length),
-            (b"custom".as_slice(), rampart_proto::http::Version::Http10, false)
+            (b"custom".as_slice(), crate::http::Version::Http10, false)
         );
         assert!(pages.mux(400).starts_with(b"HTTP/1.1 400 Bad request\r\nContent-length: 90"));
         assert!(pages.mux(408).is_empty(), "an empty errorfile silences the mux");

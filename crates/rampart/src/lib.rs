@@ -1,30 +1,44 @@
 //! rampart: an HAProxy-compatible TCP and HTTP/1 load balancer.
 //!
-//! Modules, in the order a connection meets them (DESIGN.md, STYLE.md):
+//! Modules, in the order a connection meets them (DESIGN.md, STYLE.md); the layers
+//! they form, and what each may import, are `docs/internals/layers.md`'s:
 //! - `cli`, `process`, `version`: haproxy-compatible command line; daemon, pidfile, limits,
 //!   privileges; `-v`/`-vv`
+//! - `build`: the runtime model built from the configuration model (rules compiled,
+//!   files read, counters sized)
 //! - `worker`: one current-thread runtime per thread, signals, soft stop
-//! - `listener`: bind / adopt listening sockets, accept loop, maxconn, pause
+//! - `listener`: bind / adopt listening sockets, accept loop, maxconn, pause; the
+//!   receivers of `log-forward` sections
 //! - `session`: one client connection: its maxconn slot, `tcp-request connection|session`
-//!   rules, the mux that serves it
+//!   rules, the mux that serves it (`session::types`: what the muxes hold of it)
 //! - `tls`: TLS with rustls: PEM files, the TLS stream over a socket, handshakes
-//! - `mux`: per-connection drivers: `h1` (HTTP/1), `pt` (TCP passthrough)
+//!   (`tls::types`: what a handshake negotiated)
+//! - `mux`: the client side of a connection: `h1` (HTTP/1), `pt` (TCP passthrough)
 //! - `stream`: one HTTP request/response exchange (or one TCP-mode stream) through the
-//!   analysers
+//!   analysers, and the forwarding step that drives the server side
+//! - `back`: the server side of an HTTP exchange (`HttpBack`: HTTP/1 in the client role)
+//! - `h1`: HTTP/1 bytes for both roles: body framing, heads on output, head to message
 //! - `http`: the protocol-neutral message head (start line, headers, rewrites)
-//! - `sample`: fetches, converters and sample expressions
-//! - `acl`: ACLs, conditions, pattern sets and maps
+//! - `sample`: fetches, converters and sample expressions; `sample::Host`, what they read
+//!   of the running process
+//! - `pattern`: match methods and pattern sets, shared by ACLs and maps
+//! - `acl`: ACLs and conditions
+//! - `action`: what `http-request`, `tcp-request` ... rules do
 //! - `auth`: `userlist` sections at run time: users, groups, crypt(3) password checks
-//! - `backend`, `lb`, `conn_pool`: pick a server, connect or reuse, retry
-//! - `server`: server runtime state (UP/DOWN/NOLB, maintenance, effective weight)
-//! - `check`: active health checks (TCP connect, `option httpchk`), rise/fall, messages
-//! - `proxy`: runtime frontends and backends built from the configuration model
+//! - `backend`, `lb`, `conn_pool`: pick a server, queue, connect, retry; balancers; idle
+//!   server connections and their sockets
+//! - `server`: server runtime state (UP/DOWN/NOLB, maintenance, effective weight), the
+//!   queues of streams waiting for a server
+//! - `check`: what a health check is (settings, HTTP, tcp-check and agent protocols)
+//! - `health`: health checks at run time (scheduling, probes, rise/fall, tracking)
+//! - `proxy`: the runtime model: frontends, backends, servers, as every layer reads them
 //! - `errors`: HAProxy's synthetic responses (400, 408, 502, 503, 504 ...)
 //! - `io`, `splice`, `buf`, `timer`: socket primitives, zero-copy forwarding, pools,
 //!   coarse per-thread timeouts
-//! - `counters`: per-thread event counters (connections per frontend and backend)
-//! - `stats`: the runtime API on the stats sockets (`show info`, `show stat` ...) and
-//!   the counters only it reads
+//! - `counters`: per-thread counters and what the stats count (per proxy and server,
+//!   rates, latency histograms, captured errors)
+//! - `stats`: the runtime API on the stats sockets (`show info`, `show stat` ...), the
+//!   stats page, Prometheus
 //! - `log`: log-format strings, log targets sent without blocking, the log line of each stream
 //! - `debug`: `-d` traffic debug output
 //! - `sys`: the few system-call wrappers that need `unsafe`

@@ -97,8 +97,9 @@ impl Head {
             return false;
         }
         match self.version {
-            Version::Http11 => !self.conn.close,
             Version::Http10 => self.conn.keep_alive && !self.conn.close,
+            // an HTTP/1 head is never parsed as 2 or 3
+            Version::Http11 | Version::Http2 | Version::Http3 => !self.conn.close,
         }
     }
 }

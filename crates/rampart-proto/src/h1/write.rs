@@ -15,7 +15,9 @@ pub const LAST_CHUNK: &[u8] = b"0\r\n\r\n";
 pub fn version_str(v: Version) -> &'static [u8] {
     match v {
         Version::Http10 => b"HTTP/1.0",
-        Version::Http11 => b"HTTP/1.1",
+        // a message of a later protocol goes out of an HTTP/1 connection as 1.1, as
+        // HAProxy converts it
+        Version::Http11 | Version::Http2 | Version::Http3 => b"HTTP/1.1",
     }
 }
 

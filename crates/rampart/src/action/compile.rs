@@ -464,7 +464,7 @@ impl<'c> Cx<'c> {
         match &r.body {
             ReplyBody::DefaultErrorfile => return Some(Reply::Default(r.status)),
             ReplyBody::Errorfile(bytes) => {
-                return match crate::errors::parse_reply(bytes) {
+                return match crate::h1::msg::parse_reply(bytes) {
                     Some(tpl) => Some(Reply::Static(tpl)),
                     // an empty file closes without a response, as in HAProxy; a page
                     // rampart's parser cannot read is sent as it is
@@ -659,7 +659,7 @@ pub fn render_static(r: &HttpReply) -> crate::http::ReplyTpl {
     }
     raw.extend_from_slice(b"\r\n");
     raw.extend_from_slice(&body);
-    crate::errors::parse_reply(&raw).expect("a rendered reply parses")
+    crate::h1::msg::parse_reply(&raw).expect("a rendered reply parses")
 }
 
 #[cfg(test)]

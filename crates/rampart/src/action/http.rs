@@ -197,7 +197,7 @@ pub struct Env<'p> {
     pub srv: Option<usize>,
     pub first_req: bool,
     /// The request's method (response rules still read it).
-    pub meth: Option<rampart_proto::http::Method>,
+    pub meth: Option<crate::http::Method>,
     /// The request (rules on the request) or the response (rules on a response).
     pub dir: Dir,
     pub sess: &'p VarStore,
@@ -445,7 +445,7 @@ fn capture(x: &mut Exec<'_, '_>, ctx: &Env<'_>, expr: &Expr, dir: CapDir, slot: 
 /// `early-hint`: adds a header to the `103 Early Hints` response being built (starting
 /// one if none is), for HTTP/1.1 clients only, as HAProxy.
 fn early_hint(x: &mut Exec<'_, '_>, ctx: &Env<'_>, name: &[u8], value: &LogFormat, ends: bool) {
-    if x.msg.version != rampart_proto::http::Version::Http11 {
+    if x.msg.version != crate::http::Version::Http11 {
         return;
     }
     render(value, x, ctx);

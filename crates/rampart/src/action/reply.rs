@@ -108,7 +108,7 @@ fn default_page(pages: [Pages<'_>; 2], code: u16) -> StreamError<'_> {
 pub fn start_head(out: &mut MsgHead, status: u16, reason: &str) {
     out.reset();
     out.built = true;
-    out.version = rampart_proto::http::Version::Http11;
+    out.version = crate::http::Version::Http11;
     let _ = out.set_status(status, reason.as_bytes());
 }
 

@@ -51,7 +51,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
     let mut tls_warnings = Vec::new();
     let mut key_files = crate::tls::ticket_keys::KeyFiles::new(cfg);
     let mut logs = crate::log::setup::Opener::new(cfg, &mut alerts);
-    let timed = crate::stats::histogram::wanted(cfg);
+    let timed = crate::counters::histogram::wanted(cfg);
     for (idx, px) in cfg.proxies.iter().enumerate() {
         let backend_checks = health_check::compile_backend(px).unwrap_or_else(|d| {
             alerts.push(d);

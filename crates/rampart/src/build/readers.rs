@@ -196,7 +196,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("server disabled", "build::build: ServerRt::disabled"),
     ("server weight", "build::build: Lb weights"),
     ("server maxconn", "build::build: ServerRt::maxconn, backend::try_claim"),
-    ("server minconn", "backend::current_maxconn (backend::queue::dynamic_maxconn)"),
+    ("server minconn", "backend::current_maxconn (server::queue::dynamic_maxconn)"),
     ("server maxqueue", "backend::assign_server: ServerRt::maxqueue"),
     // health checks
     ("server check", "check::build: ServerRt::check"),

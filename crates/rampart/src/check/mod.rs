@@ -74,7 +74,7 @@ pub struct CheckRt {
     pub conf_port: u16,
     pub conf_addr: Option<IpAddr>,
     /// TLS for the checks (`check-ssl`, or `ssl` without `port` nor `addr`), set
-    /// once the server's TLS side is built (`proxy::build`).
+    /// once the server's TLS side is built (`build::build`).
     pub tls: Option<CheckTls>,
 }
 

@@ -32,7 +32,7 @@ pub fn set_thread_slot(thread: usize) {
 }
 
 /// This thread's slot: `t + 1` for worker thread `t`, 0 for any other thread (for
-/// other per-thread shards, as `stats::histogram`'s).
+/// other per-thread shards, as `counters::histogram`'s).
 #[inline]
 pub fn thread_slot() -> usize {
     SLOT.with(Cell::get)

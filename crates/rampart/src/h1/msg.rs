@@ -1,9 +1,10 @@
-//! From a parsed HTTP/1 head to the protocol-neutral message the stream works on.
+//! From a parsed HTTP/1 head to the protocol-neutral message the stream works on, and
+//! from a whole HTTP/1 response (an error page, a rendered reply) to a reply template.
 //! HAProxy counterpart: h1_htx.c (`h1_postparse_*`, headers copied into HTX).
 
-use rampart_proto::h1::{Framing, Head};
+use rampart_proto::h1::{parse_response, Framing, Head, Method};
 
-use crate::http::{BodyLen, MsgHead};
+use crate::http::{BodyLen, MsgHead, ReplyTpl};
 
 /// Fills `msg` (reset first, its arena budget kept) from the HTTP/1 head `h1`: start
 /// line, header entries (the same offsets into the same buffer) and what is known of
@@ -26,4 +27,21 @@ pub fn fill(msg: &mut MsgHead, h1: &Head) {
         Framing::Length(n) => BodyLen::Known(n),
         Framing::Chunked | Framing::UntilClose => BodyLen::Unknown,
     };
+}
+
+/// Parses a complete response (a default page, an `errorfile`, a pre-rendered reply)
+/// into a template the stream can send. `None` when rampart's parser refuses it (it is
+/// stricter than the `errorfile` checks in places); the raw bytes are then sent as they
+/// are and the connection closed.
+///
+/// HAProxy turns each page into HTX once at startup (`http_str_to_htx`); so does rampart.
+pub fn parse_reply(raw: &[u8]) -> Option<ReplyTpl> {
+    let mut h1 = Head::default();
+    if parse_response(raw, raw.len(), Method::Get, &mut h1) != Ok(true) {
+        return None;
+    }
+    let mut head = MsgHead::default();
+    fill(&mut head, &h1);
+    let has_length = matches!(h1.framing, Framing::Length(_) | Framing::None);
+    Some(ReplyTpl { buf: raw.into(), head, body: h1.len..raw.len(), has_length })
 }

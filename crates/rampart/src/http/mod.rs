@@ -9,6 +9,8 @@
 //!   `Set-Cookie`
 //! - `reply`: responses rampart builds itself (error pages, `return`, `deny` ...)
 //!
+//! - [`Method`], [`Version`]: the vocabulary every protocol shares
+//!
 //! Not here: wire formats (the muxes), bodies (streamed by the muxes).
 
 pub mod cookie;
@@ -17,6 +19,9 @@ pub mod reply;
 pub mod uri;
 
 pub use msg::{BodyLen, MsgHead, MsgView, NoRoom};
+/// The vocabulary every protocol shares: the request method and the protocol version
+/// (HTTP/1.0 to HTTP/3), defined by the I/O-free codec crate.
+pub use rampart_proto::http::{Method, Version};
 pub use reply::{ReplyTpl, Synth};
 
 /// The reason phrase HAProxy 2.6 gives a status it writes itself (`set-status`

@@ -102,7 +102,7 @@ pub struct ProxyRt {
     pub redispatch: bool,
     /// No `retry-on` line, `option redispatch` and `retries` above 0: an idempotent
     /// request the server closed on before any response byte is sent to another server
-    /// (see `mux::h1::front`).
+    /// (see `stream::forward`).
     pub replay_on_close: bool,
     /// `option abortonclose`: a stream whose client closed is dropped while queued or
     /// connecting.

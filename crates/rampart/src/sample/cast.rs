@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use std::io::Write as _;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
-use rampart_proto::http::Method;
+use crate::http::Method;
 
 use super::types::{Sample, SmpType};
 

@@ -230,7 +230,7 @@ pub struct SampleCtx<'a> {
     pub first_req: bool,
     /// The request's method when it is one HAProxy knows, kept for the whole
     /// transaction: `method` still answers in response rules, as in HAProxy.
-    pub txn_meth: Option<rampart_proto::http::Method>,
+    pub txn_meth: Option<crate::http::Method>,
     /// Set by [`crate::sample::expr::Expr::each`] while it runs: a multi-valued fetch
     /// then emits every value (HAProxy's `SMP_OPT_ITERATE`); otherwise it emits only
     /// the one a sample keeps (the last header, the first URL parameter ...).

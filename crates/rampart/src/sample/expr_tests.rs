@@ -301,11 +301,8 @@ fn constants() {
     assert_eq!(val("ipv4(127.0.0.1)"), Some(Sample::Ipv4("127.0.0.1".parse().unwrap())));
     assert_eq!(val("ipv6(::1)"), Some(Sample::Ipv6("::1".parse().unwrap())));
     assert_eq!(val("bin(00ff41)"), Some(Sample::Bin(Cow::Owned(vec![0, 255, 0x41]))));
-    assert_eq!(val("meth(PUT)"), Some(Sample::Meth(rampart_proto::http::Method::Put, Cow::Owned(b"PUT".to_vec()))));
-    assert_eq!(
-        val("meth(PURGE)"),
-        Some(Sample::Meth(rampart_proto::http::Method::Other, Cow::Owned(b"PURGE".to_vec())))
-    );
+    assert_eq!(val("meth(PUT)"), Some(Sample::Meth(crate::http::Method::Put, Cow::Owned(b"PUT".to_vec()))));
+    assert_eq!(val("meth(PURGE)"), Some(Sample::Meth(crate::http::Method::Other, Cow::Owned(b"PURGE".to_vec()))));
     assert_eq!(val("nbproc"), Some(Sample::Sint(1)));
     assert_eq!(val("stopping"), Some(Sample::Bool(false)));
 }

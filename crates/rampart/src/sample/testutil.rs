@@ -57,7 +57,7 @@ pub fn req_head(buf: &[u8]) -> MsgHead {
 /// Parses a response head from `buf`.
 pub fn res_head(buf: &[u8]) -> MsgHead {
     let mut h = h1::Head::default();
-    let r = h1::parse_response(buf, buf.len() + 1, rampart_proto::http::Method::Get, &mut h);
+    let r = h1::parse_response(buf, buf.len() + 1, crate::http::Method::Get, &mut h);
     assert_eq!(r, Ok(true), "test response does not parse");
     msg_head(h)
 }

@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
-use rampart_proto::http::Method;
+use crate::http::Method;
 
 /// The type of a sample, as HAProxy names them in messages (`smp_to_type[]`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -157,7 +157,7 @@ struct Var {
 fn data_size(smp: &Sample<'_>) -> usize {
     match smp {
         Sample::Str(b) | Sample::Bin(b) => b.len(),
-        Sample::Meth(rampart_proto::http::Method::Other, b) => b.len(),
+        Sample::Meth(crate::http::Method::Other, b) => b.len(),
         _ => 0,
     }
 }

@@ -148,10 +148,7 @@ fn close<S: Parkable>(sock: &S, verdict: rules::Accepted) {
 }
 
 /// Starts serving a connection on the current thread, with the `sess.` variables the
-/// connection rules set.
-///
-/// PERF: each mux is its own task type, so an idle HTTP connection's task is as small
-/// as the HTTP mux's idle state, not as large as the biggest mux.
+/// connection rules set (after its TLS handshake, for a `bind ... ssl` listener).
 fn spawn<S: Parkable>(sock: S, sess: Session, vars: Option<Box<VarStore>>) {
     if let Some(tls) = listener_tls(&sess) {
         drop(tokio::spawn(tls_handshake(sock, sess, AfterTls::Serve(vars), tls)));
@@ -224,23 +221,15 @@ async fn tls_handshake<S: Parkable>(
     }
 }
 
-/// Starts the connection's mux (HTTP/1 or TCP passthrough) in a task of its own.
+/// Starts the connection's mux in a task of its own.
 fn serve<S: Parkable>(sock: S, sess: Session, vars: Option<Box<VarStore>>) {
-    if sess.rt.proxies[sess.fe].fe.http {
-        drop(tokio::spawn(mux::h1::serve(sock, sess, vars)));
-    } else {
-        drop(tokio::spawn(mux::pt::serve(sock, sess, vars)));
-    }
+    mux::spawn(sock, sess, vars);
 }
 
 /// Runs the connection's mux in the calling task (one that had to wait for a PROXY
 /// header already).
 async fn serve_here<S: Parkable>(sock: S, sess: Session, vars: Option<Box<VarStore>>) {
-    if sess.rt.proxies[sess.fe].fe.http {
-        mux::h1::serve(sock, sess, vars).await;
-    } else {
-        mux::pt::serve(sock, sess, vars).await;
-    }
+    mux::serve(sock, sess, vars).await;
 }
 
 impl ConnSlot {

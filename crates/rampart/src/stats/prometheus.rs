@@ -6,7 +6,7 @@
 //! never as 0. `?scope=global|frontend|backend|server` (repeatable) limits the
 //! output, as in HAProxy. Beyond HAProxy: latency histograms per backend and server
 //! (`haproxy_backend_response_time_seconds_bucket{proxy,le}` ..., see
-//! `stats::histogram`) after each part's metrics.
+//! `counters::histogram`) after each part's metrics.
 //! HAProxy counterpart: addons/promex/service-prometheus.c.
 
 use std::fmt::Write as _;
@@ -289,7 +289,7 @@ pub fn render(rt: &Runtime, scope: Scope) -> String {
 }
 
 /// The latency histograms of the backends or servers in `rows` (a rampart extension:
-/// `stats::histogram`), as Prometheus histograms.
+/// `counters::histogram`), as Prometheus histograms.
 fn histograms(out: &mut String, rt: &Runtime, part: &str, rows: &[Row]) {
     let timers = |row: Row| {
         let px = &rt.proxies[row.0];

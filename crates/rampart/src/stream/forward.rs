@@ -11,8 +11,8 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use crate::http::Method;
 use rampart_cfg::model::{HttpConnMode, HttpReuse, RetryOnResponse};
-use rampart_proto::http::Method;
 
 use super::side::{ConnectFail, Forwarded, HttpFront, Progress, ResSend, ResSink};
 use super::{Next, Verdict};

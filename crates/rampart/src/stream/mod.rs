@@ -77,7 +77,7 @@ pub struct Stream<'a> {
     /// Whether this is the first request of its connection.
     pub first_req: bool,
     /// The request's method, for rules on the response.
-    pub meth: Option<rampart_proto::http::Method>,
+    pub meth: Option<crate::http::Method>,
 }
 
 impl<'a> Stream<'a> {
@@ -188,7 +188,7 @@ pub async fn run<F: HttpFront>(front: &mut F, rt: &Arc<Runtime>, conn: &ConnInfo
 fn record_timers(s: &Stream<'_>, txn: &TxnData, start: std::time::Instant) {
     let Some(be) = s.be else { return };
     let l = &txn.st.log;
-    let x = crate::stats::histogram::Exchange {
+    let x = crate::counters::histogram::Exchange {
         start,
         connect_start: l.connect_start,
         connected: l.connected,
@@ -528,7 +528,7 @@ async fn wait_body<'rt, F: HttpFront>(
 /// answers it itself before waiting for the body, as HAProxy does
 /// (`http_handle_expect_hdr()`); `true` if it was there.
 fn take_expect_continue(req: &mut MsgHead, buf: &[u8]) -> bool {
-    let eligible = req.version == rampart_proto::http::Version::Http11 && req.body != crate::http::BodyLen::None;
+    let eligible = req.version == crate::http::Version::Http11 && req.body != crate::http::BodyLen::None;
     eligible
         && req.del_header_if(buf, |n, v| n.eq_ignore_ascii_case(b"expect") && v.eq_ignore_ascii_case(b"100-continue"))
             > 0

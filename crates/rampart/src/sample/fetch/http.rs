@@ -11,7 +11,7 @@ use std::net::IpAddr;
 
 use rampart_proto::h1;
 
-use crate::http::MsgView;
+use crate::http::{MsgView, Version};
 use crate::sample::cast::buf_to_ipv4;
 use crate::sample::ctx::SampleCtx;
 use crate::sample::kw::{uses, Arg, ArgSpec, ArgT, FetchKw};
@@ -330,11 +330,13 @@ fn fetch_capture_res_ver<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, '
     }
 }
 
-/// `HTTP/1.0` or `HTTP/1.1`.
+/// `HTTP/1.0`, `HTTP/1.1`, `HTTP/2.0` or `HTTP/3.0` (`capture.req.ver`, `%HV`).
 pub fn full_version(m: MsgView<'_>) -> &'static [u8] {
     match m.head.version {
-        rampart_proto::http::Version::Http10 => b"HTTP/1.0",
-        rampart_proto::http::Version::Http11 => b"HTTP/1.1",
+        Version::Http10 => b"HTTP/1.0",
+        Version::Http11 => b"HTTP/1.1",
+        Version::Http2 => b"HTTP/2.0",
+        Version::Http3 => b"HTTP/3.0",
     }
 }
 

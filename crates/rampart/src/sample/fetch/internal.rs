@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use std::cell::Cell;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use rampart_proto::http::Method;
+use crate::http::Method;
 
 use crate::sample::ctx::SampleCtx;
 use crate::sample::expr::CompileCx;

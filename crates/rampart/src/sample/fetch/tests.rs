@@ -195,7 +195,7 @@ fn cookie_walk_quirks() {
 #[test]
 fn target_fetches() {
     let f = Fx::new();
-    assert_eq!(f.v("method"), Some(Sample::Meth(rampart_proto::http::Method::Get, Cow::Owned(b"GET".to_vec()))));
+    assert_eq!(f.v("method"), Some(Sample::Meth(crate::http::Method::Get, Cow::Owned(b"GET".to_vec()))));
     assert_eq!(f.v("path"), st("/a/b"));
     assert_eq!(f.v("pathq"), st("/a/b?p=1&p=2&q=3"));
     assert_eq!(f.v("url"), st("/a/b?p=1&p=2&q=3"));

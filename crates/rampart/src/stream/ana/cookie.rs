@@ -175,7 +175,7 @@ fn insert(
     work: &mut Vec<u8>,
     state: &mut CkRes,
 ) {
-    let post = x.s.meth == Some(rampart_proto::http::Method::Post);
+    let post = x.s.meth == Some(crate::http::Method::Post);
     let server_set = *state != CkRes::None;
     if ck.mode != CookieMode::Insert || (server_set && ck.preserve) || (ck.postonly && !post) {
         return;
