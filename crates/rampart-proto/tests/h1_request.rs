@@ -330,6 +330,35 @@ fn te_chunked_twice() {
 }
 
 #[test]
+fn identity_coding_is_422() {
+    // RFC 9112 §7: `identity` is not a transfer coding (RFC 7230 removed RFC 2616's)
+    for buf in [
+        &b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: identity, chunked\r\n\r\n"[..],
+        b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: Identity,Chunked\r\n\r\n",
+        b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, identity, chunked\r\n\r\n",
+        b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: identity\r\nTransfer-Encoding: chunked\r\n\r\n",
+        b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: identity, chunked\r\nContent-Length: 0\r\n\r\n",
+        b"POST / HTTP/1.0\r\nHost: a\r\nTransfer-Encoding: identity, chunked\r\n\r\n",
+    ] {
+        let e = req_err(buf);
+        assert_eq!((e, e.status(true)), (H1Error::Identity, 422), "{:?}", String::from_utf8_lossy(buf));
+    }
+    // a list that is invalid anyway keeps its 400, as in haproxy
+    for v in [&b"identity"[..], b"chunked, identity", b"identity, gzip", b"identity,, chunked"] {
+        let mut buf = b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: ".to_vec();
+        buf.extend_from_slice(v);
+        buf.extend_from_slice(b"\r\n\r\n");
+        let e = req_err(&buf);
+        assert_eq!((e, e.status(true)), (H1Error::TransferEncoding, 400), "{:?}", String::from_utf8_lossy(v));
+    }
+    // a coding merely named like it is none of these
+    assert_eq!(
+        req_ok(b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: x-identity, chunked\r\n\r\n").framing,
+        Framing::Chunked
+    );
+}
+
+#[test]
 fn deviation_te_other_coding_before_chunked_is_forwarded() {
     // COMPAT: haproxy 2.6 answers 422; RFC 9112 §6.1 allows any coding list ending in
     // chunked, and the header is forwarded as it came.

@@ -141,6 +141,29 @@ fn malformed_transfer_codings_are_502() {
 }
 
 #[test]
+fn identity_coding_is_502() {
+    // RFC 9112 §7: `identity` is not a transfer coding; refused whatever the framing,
+    // the status or the request method, as haproxy does
+    for (buf, method) in [
+        (&b"HTTP/1.1 200 OK\r\nTransfer-Encoding: identity, chunked\r\n\r\n"[..], GET),
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: identity\r\nContent-Length: 2\r\n\r\nok", GET),
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: IDENTITY\r\n\r\nok", GET),
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: identity, chunked\r\n\r\n", GET),
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: identity, chunked\r\n\r\n", Method::Head),
+        (b"HTTP/1.1 204 No Content\r\nTransfer-Encoding: identity, chunked\r\n\r\n", GET),
+        (b"HTTP/1.1 304 Not Modified\r\nTransfer-Encoding: identity, chunked\r\n\r\n", GET),
+        (b"HTTP/1.1 100 Continue\r\nTransfer-Encoding: identity, chunked\r\n\r\n", GET),
+    ] {
+        let e = resp_err(buf, method);
+        assert_eq!((e, e.status(false)), (H1Error::Identity, 502), "{:?}", String::from_utf8_lossy(buf));
+    }
+    assert_eq!(
+        resp_err(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, identity\r\n\r\n", GET),
+        H1Error::TransferEncoding
+    );
+}
+
+#[test]
 fn deviation_empty_transfer_encoding_is_502() {
     // COMPAT: haproxy 2.6 reads the body until the close
     assert_eq!(resp_err(b"HTTP/1.1 200 OK\r\nTransfer-Encoding:\r\n\r\nhello", GET), H1Error::TransferEncoding);

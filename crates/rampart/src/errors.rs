@@ -2,9 +2,10 @@
 //! Every 400/408/502/503/504 rampart produces comes from here.
 //!
 //! COMPAT: the bytes match HAProxy 2.6 on the wire. Errors the H1 mux emits while
-//! parsing (400, 408) keep HAProxy's mixed-case header names and `Connection: close`;
-//! the ones the stream emits after a server failure (502, 503, 504) go through
-//! HAProxy's HTX layer, which lowercases header names and lets the connection live.
+//! parsing (400, 408, 422) keep HAProxy's mixed-case header names and, but for 422,
+//! `Connection: close`; the ones the stream emits after a server failure (502, 503,
+//! 504) go through HAProxy's HTX layer, which lowercases header names and lets the
+//! connection live.
 
 use crate::h1::msg::parse_reply;
 use crate::http::ReplyTpl;
@@ -45,7 +46,7 @@ fn page_text(code: u16) -> Option<(&'static str, &'static str)> {
 /// How the page is framed on the wire (see the module comment).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Origin {
-    /// Emitted by the H1 mux: mixed-case names, `Connection: close`.
+    /// Emitted by the H1 mux: mixed-case names, `Connection: close` (but 422).
     Mux,
     /// Emitted by the stream: lowercase names.
     Stream,
@@ -56,9 +57,12 @@ pub fn default_page(code: u16, origin: Origin) -> Vec<u8> {
     let (reason, text) = page_text(code).unwrap_or(("Internal Server Error", "An internal server error occurred."));
     let body = format!("<html><body><h1>{code} {reason}</h1>\n{text}\n</body></html>\n");
     match origin {
+        // HAProxy's 422 page (`identity` in a request's Transfer-Encoding) has no
+        // `Connection` header; the mux closes after it all the same.
         Origin::Mux => format!(
-            "HTTP/1.1 {code} {reason}\r\nContent-length: {}\r\nCache-Control: no-cache\r\nConnection: close\r\nContent-Type: text/html\r\n\r\n{body}",
-            body.len()
+            "HTTP/1.1 {code} {reason}\r\nContent-length: {}\r\nCache-Control: no-cache\r\n{}Content-Type: text/html\r\n\r\n{body}",
+            body.len(),
+            if code == 422 { "" } else { "Connection: close\r\n" }
         ),
         // HAProxy's 400 and 408 pages ask to close the connection; the front mux
         // writes that `connection: close` last, as any connection header.
@@ -171,6 +175,15 @@ mod tests {
         assert_eq!(
             page,
             b"HTTP/1.1 400 Bad request\r\nContent-length: 90\r\nCache-Control: no-cache\r\nConnection: close\r\nContent-Type: text/html\r\n\r\n<html><body><h1>400 Bad request</h1>\nYour browser sent an invalid request.\n</body></html>\n"
+        );
+    }
+
+    #[test]
+    fn mux_422_is_haproxys_bytes() {
+        // as haproxy 2.6.12 answers `Transfer-Encoding: identity, chunked`
+        assert_eq!(
+            String::from_utf8(default_page(422, Origin::Mux)).unwrap(),
+            "HTTP/1.1 422 Unprocessable Content\r\nContent-length: 116\r\nCache-Control: no-cache\r\nContent-Type: text/html\r\n\r\n<html><body><h1>422 Unprocessable Content</h1>\nThe server cannot process the contained instructions.\n</body></html>\n"
         );
     }
 

@@ -1,5 +1,6 @@
 //! `rampart`, the haproxy-compatible entry point: command line, configuration load and
-//! checks, sizing, bind, then chroot, privileges, daemon, old processes, and the worker.
+//! checks, sizing, the runtime built (every file the configuration names is read
+//! then), bind, then chroot, privileges, daemon, old processes, and the worker.
 //! HAProxy counterpart: `main()`, `init()` and `init_args()` in src/haproxy.c, whose
 //! order of steps, messages and exit codes this follows:
 //!
@@ -308,6 +309,19 @@ fn start(cli: &Cli, mut cfg: Config, identity: Identity, modes: Modes, daemon_ch
     if let Some(maxpconn) = cli.maxpconn {
         process::apply_default_maxpconn(&mut cfg, maxpconn);
     }
+    // Everything read from disk is read here, as root and outside the chroot, as HAProxy
+    // reads it while parsing: certificates, CA and CRL files, crt-lists, ticket keys,
+    // maps and pattern files (the configuration and its errorfiles were read already).
+    let rt = match rampart::build::build(&cfg, maxconn, nbthread) {
+        Ok(rt) => Arc::new(rt),
+        Err(diags) => {
+            diags.iter().for_each(|d| rep.config_diag(d));
+            return 1;
+        }
+    };
+    // (it reads the CA and CRL files again, for `show ssl ca-file`)
+    let stats_cli = Arc::new(rampart::stats::Cli::new(&cfg, rt.clone()));
+    load_time_zone();
     let mut old = OldPids { pids: &cli.oldpids, paused: false };
     let Some(listeners) = bind_listeners(&cfg, nbthread, &mut old, argv0, rep) else {
         return 1;
@@ -335,18 +349,10 @@ fn start(cli: &Cli, mut cfg: Config, identity: Identity, modes: Modes, daemon_ch
             return 1;
         }
     }
-    let rt = match rampart::build::build(&cfg, maxconn, nbthread) {
-        Ok(rt) => Arc::new(rt),
-        Err(diags) => {
-            diags.iter().for_each(|d| rep.config_diag(d));
-            return 1;
-        }
-    };
     let settings =
         worker::Settings { nbthread, maxconn, hard_stop_after: cfg.global.hard_stop_after, localpeer: localpeer(cli) };
-    let cli = Arc::new(rampart::stats::Cli::new(&cfg, rt.clone()));
     let mut main_tasks: Vec<worker::MainTask> =
-        cli_listeners.into_iter().map(|l| Box::pin(rampart::stats::socket::serve(l, cli.clone())) as _).collect();
+        cli_listeners.into_iter().map(|l| Box::pin(rampart::stats::socket::serve(l, stats_cli.clone())) as _).collect();
     main_tasks.push(Box::pin(rampart::stats::rates::run(rt.clone())));
     worker::run(rt, listeners, settings, main_tasks)
 }
@@ -495,6 +501,14 @@ fn leave_startup_state(
     let dropped = identity::drop_privileges(identity, argv0)?;
     dropped.warnings.iter().for_each(|w| rep.warning(w));
     Ok(detach)
+}
+
+/// Reads the time zone of log dates and of `ltime` (`TZ`, else /etc/localtime, and the
+/// zoneinfo files) before a chroot hides them: HAProxy under `chroot` still dates in
+/// local time.
+fn load_time_zone() {
+    rampart::log::date::load_time_zone();
+    rampart::sample::conv::load_time_zone();
 }
 
 /// What the daemon child opens before the chroot and uses once ready.

@@ -23,7 +23,7 @@ mod http_common;
 use std::io::ErrorKind;
 use std::time::Duration;
 
-use http_common::{PAGE_400, PAGE_408, RAMPART};
+use http_common::{PAGE_400, PAGE_408, PAGE_422, RAMPART};
 use rampart_testkit::{
     closed_port, Comparison, Differential, HttpBackend, RawBackend, RawClient, Reply, Response, Running, Seen, Step,
 };
@@ -52,6 +52,9 @@ fn backend() -> HttpBackend {
             "/chunked" => Reply::ok().body("chunks").chunked(),
             "/stream" => Reply::ok().chunks(["a", "b", "c"], Duration::from_millis(100)),
             "/garbage" => Reply::raw("garbage\r\n\r\n").close(),
+            "/identity" => {
+                Reply::raw("HTTP/1.1 200 OK\r\nTransfer-Encoding: identity, chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n")
+            }
             "/echo" => Reply::ok().header("X-Method", &req.method).body(req.body.clone()),
             _ => Reply::ok().header("X-Path", &req.path).header("Cache-Control", "max-age=60").body("hello"),
         })
@@ -278,6 +281,34 @@ fn bad_requests_400_reach_no_server() {
     );
     if let Some(cmp) = cmp {
         assert_eq!(cmp.rampart.servers[0].1, Seen::Http(Vec::new()));
+    }
+}
+
+#[test]
+fn identity_transfer_coding_422_and_502() {
+    // `identity` is not a transfer coding: a request listing it before chunked gets the
+    // mux's 422 (never reaching the server), a response listing it a 502.
+    let cmp = run_same(
+        &diff(CFG),
+        |p| {
+            let refused = until_close(
+                p,
+                &[
+                    b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: identity, chunked\r\n\r\n0\r\n\r\n",
+                    b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: identity\r\n\r\n0\r\n\r\n",
+                ],
+            );
+            (refused, statuses(&exchange(p, &[("GET", "GET /identity HTTP/1.1\r\nHost: a\r\n\r\n")])))
+        },
+        |(refused, statuses)| {
+            assert_eq!(refused[0], PAGE_422);
+            assert_eq!(refused[1], PAGE_400);
+            assert_eq!(statuses, &[502]);
+        },
+    );
+    if let Some(cmp) = cmp {
+        let Seen::Http(requests) = &cmp.rampart.servers[0].1 else { panic!("{:?}", cmp.rampart.servers) };
+        assert_eq!(requests.iter().map(|r| r.path.as_str()).collect::<Vec<_>>(), ["/identity"]);
     }
 }
 

@@ -9,7 +9,7 @@
 
 mod http_common;
 
-use http_common::{client, listen_cfg, read_all, show, start, PAGE_400};
+use http_common::{client, listen_cfg, read_all, show, start, BODY_502, PAGE_400, PAGE_422};
 use rampart_testkit::{HttpBackend, RawBackend, Running, Step};
 
 /// A proxy in front of a raw backend that would answer anything with a 200.
@@ -88,6 +88,42 @@ fn transfer_encoding_not_ending_in_chunked() {
         ),
         ("unknown coding", b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: xchunked\r\n\r\n0\r\n\r\n"),
     ]);
+}
+
+#[test]
+fn identity_is_not_a_transfer_coding() {
+    // RFC 9112 §7 knows no `identity` coding (RFC 7230 removed RFC 2616's). As haproxy
+    // 2.6, a request listing it before chunked gets the mux's 422 and the connection
+    // closes (a list that is invalid anyway keeps its 400, see above); nothing reaches
+    // the server.
+    let (proxy, s1) = proxy_with_raw_backend("");
+    for request in [
+        &b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: identity, chunked\r\n\r\n0\r\n\r\n"[..],
+        b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: Identity\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+        b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nTransfer-Encoding: identity, chunked\r\n\r\n0\r\n\r\n",
+    ] {
+        let mut c = client(&proxy);
+        c.send(request).unwrap();
+        assert_eq!(show(&read_all(&mut c)), show(PAGE_422), "{:?}", show(request));
+    }
+    let mut c = client(&proxy);
+    assert_eq!(c.get("/fine").unwrap().status, 200);
+    let conns = s1.connections();
+    assert_eq!(conns.len(), 1, "only the valid request reached the server: {conns:?}");
+    assert!(conns[0].received.starts_with(b"GET /fine HTTP/1.1\r\n"), "{conns:?}");
+}
+
+#[test]
+fn identity_coding_in_a_response_is_502() {
+    // As haproxy 2.6: whatever comes after it, the client gets the stream's 502.
+    let s1 = RawBackend::start(vec![
+        Step::expect_head(),
+        Step::send("HTTP/1.1 200 OK\r\nTransfer-Encoding: identity, chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n"),
+    ]);
+    let proxy = start(&listen_cfg("", "", &["s1"]), &[("s1", s1.addr())]);
+    let mut c = client(&proxy);
+    let r = c.get("/").unwrap();
+    assert_eq!((r.status, show(&r.body)), (502, BODY_502.to_owned()));
 }
 
 #[test]

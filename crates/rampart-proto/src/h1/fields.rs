@@ -132,6 +132,11 @@ pub(super) struct TransferCodings {
     pub present: bool,
     /// `chunked` was seen; it is the last coding (anything after it is refused).
     pub chunked: bool,
+    /// `identity` was listed. It is not a transfer coding (RFC 2616's "no coding", gone
+    /// since RFC 7230; RFC 9112 §7 has none such), and a recipient that still reads it
+    /// as "no coding" would frame the body otherwise: `head` refuses the message once
+    /// the rest of the list is known to be valid (see [`H1Error::Identity`]).
+    pub identity: bool,
 }
 
 /// Adds one `Transfer-Encoding` value to `te`, refusing (RFC 9112 §6.1, §7; RFC 9110
@@ -144,8 +149,8 @@ pub(super) struct TransferCodings {
 ///   refused: no registered coding takes parameters);
 /// - `chunked` with parameters, twice, or followed by another coding.
 ///
-/// Any other coding list is accepted (`gzip, chunked`): the codings are the server's
-/// business (RFC 9112 §6.1).
+/// `identity` is noted for the caller. Any other coding list is accepted (`gzip,
+/// chunked`): the codings are the server's business (RFC 9112 §6.1).
 // COMPAT: HAProxy refuses a coding other than chunked in a request (422) or a
 // response (502); it accepts empty elements.
 pub(super) fn transfer_encoding(v: &[u8], te: &mut TransferCodings) -> Result<(), H1Error> {
@@ -156,6 +161,7 @@ pub(super) fn transfer_encoding(v: &[u8], te: &mut TransferCodings) -> Result<()
         if te.chunked {
             return Err(H1Error::TransferEncoding);
         }
+        te.identity |= coding[..name_len].eq_ignore_ascii_case(b"identity");
         if coding[..name_len].eq_ignore_ascii_case(b"chunked") {
             if name_len != coding.len() {
                 return Err(H1Error::TransferEncoding);
@@ -296,7 +302,20 @@ mod tests {
         assert!(te(&[b"gzip", b"chunked"]).unwrap().chunked);
         assert!(te(&[b"gzip ;level=9\t;a=b ,\tchunked"]).unwrap().chunked);
         let t = te(&[b"gzip"]).unwrap();
-        assert!(t.present && !t.chunked);
+        assert!(t.present && !t.chunked && !t.identity);
+        // `identity` is noted, wherever it is and however it is spelt; the head refuses it
+        for listed in [
+            &[&b"identity, chunked"[..]][..],
+            &[b"Identity,chunked"],
+            &[b"gzip, IDENTITY ,chunked"],
+            &[b"identity;q=1, chunked"],
+            &[b"identity", b"chunked"],
+            &[b"identity"],
+        ] {
+            assert!(te(listed).unwrap().identity, "{listed:?}");
+        }
+        assert!(!te(&[b"identityx, xidentity, chunked"]).unwrap().identity);
+        assert_eq!(te(&[b"chunked, identity"]).map(|_| ()), Err(H1Error::TransferEncoding), "after chunked");
         for bad in [
             &[&b"chunked, chunked"[..]][..],
             &[b"chunked", b"chunked"],

@@ -291,6 +291,14 @@ fn finish_request(buf: &[u8], head: &mut Head) -> Result<(), H1Error> {
     let target = target::classify(head.uri.get(buf), head.method)?;
     let found = scan_fields(buf, head, false)?;
     check_host(buf, head, &found, &target)?;
+    // RFC 9112 §6.3: a request whose last coding is not chunked cannot be framed (400);
+    // then, as HAProxy, `identity, chunked` is a 422
+    if found.te.present && !found.te.chunked {
+        return Err(H1Error::TransferEncoding);
+    }
+    if found.te.identity {
+        return Err(H1Error::Identity);
+    }
     // RFC 9112 §6.1: Transfer-Encoding in HTTP/1.0 means an HTTP/1.0 hop may have
     // forwarded chunks it did not understand; the framing cannot be trusted.
     // COMPAT: HAProxy forwards such a request and closes afterwards.
@@ -298,10 +306,6 @@ fn finish_request(buf: &[u8], head: &mut Head) -> Result<(), H1Error> {
         return Err(H1Error::TransferEncoding);
     }
     resolve_te_and_cl(head, &found);
-    // RFC 9112 §6.3: a request whose last coding is not chunked cannot be framed
-    if found.te.present && !found.te.chunked {
-        return Err(H1Error::TransferEncoding);
-    }
     head.framing = if head.method == Method::Connect {
         // a CONNECT request has no body: what follows is the tunnel
         drop_all(head, HdrKind::ContentLength);
@@ -385,6 +389,10 @@ fn normalize_absolute(head: &mut Head, target: &Target) {
 /// The checks on a complete response head and its framing (RFC 9112 §6.3).
 fn finish_response(buf: &[u8], req_method: Method, head: &mut Head) -> Result<(), H1Error> {
     let found = scan_fields(buf, head, true)?;
+    // as HAProxy, whatever the status and the request method
+    if found.te.identity {
+        return Err(H1Error::Identity);
+    }
     resolve_te_and_cl(head, &found);
     let status = head.status;
     let tunnel = status == 101 || (req_method == Method::Connect && (200..300).contains(&status));

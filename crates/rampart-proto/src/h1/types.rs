@@ -125,6 +125,12 @@ pub enum H1Error {
     /// twice, a coding after `chunked`, a request whose last coding is not `chunked`,
     /// or any `Transfer-Encoding` in an HTTP/1.0 request.
     TransferEncoding,
+    /// `identity` in a `Transfer-Encoding` list that is otherwise valid (a request's
+    /// ends with `chunked`): not a transfer coding (RFC 2616's "no coding", removed by
+    /// RFC 7230); a recipient that still reads it so would frame the body by
+    /// `Content-Length` or by the close, not by chunks. HAProxy refuses it: 422 to a
+    /// request, 502 for a response.
+    Identity,
     /// An HTTP/1.0 GET, HEAD or DELETE request with a body: HAProxy answers 413
     /// (unless `h1-accept-payload-with-any-method` is set, which the caller checks).
     PayloadForbidden,
@@ -146,7 +152,7 @@ pub enum H1Error {
 }
 
 impl H1Error {
-    /// The status HAProxy answers with: on a request 400 or 413; on a response
+    /// The status HAProxy answers with: on a request 400, 413 or 422; on a response
     /// always 502.
     // COMPAT: HAProxy answers 422 to a request with a coding other than chunked
     // (`gzip, chunked`); rampart forwards it (RFC 9112 §6.1 allows any coding list that
@@ -155,6 +161,7 @@ impl H1Error {
         match (is_request, self) {
             (false, _) => 502,
             (true, H1Error::PayloadForbidden) => 413,
+            (true, H1Error::Identity) => 422,
             (true, _) => 400,
         }
     }
@@ -169,6 +176,7 @@ impl std::fmt::Display for H1Error {
             H1Error::TooLarge => "header section too large",
             H1Error::ContentLength => "invalid content-length",
             H1Error::TransferEncoding => "invalid transfer-encoding",
+            H1Error::Identity => "identity is not a transfer-coding",
             H1Error::PayloadForbidden => "HTTP/1.0 GET/HEAD/DELETE request with a body",
             H1Error::Host => "missing, repeated or invalid host",
             H1Error::Target => "invalid request target",

@@ -7,8 +7,9 @@
 //!
 //! Stricter than the RFC where rampart documents it is (docs/COMPATIBILITY.md, "Stricter than HAProxy"):
 //! no BWS anywhere in chunk lines, no empty list elements in Transfer-Encoding, no
-//! quoted transfer-parameters, at most 16 hex digits (and a value below 2^52) per
-//! chunk size, no Transfer-Encoding in an HTTP/1.0 request, no comma in Host.
+//! quoted transfer-parameters, no `identity` coding, at most 16 hex digits (and a value
+//! below 2^52) per chunk size, no Transfer-Encoding in an HTTP/1.0 request, no comma
+//! in Host.
 pub mod variants;
 
 /// One parsed message: the start line, fields (names as sent), the decoded body and
@@ -215,6 +216,10 @@ fn framing(m: &Msg, is_request: bool, minor: u8) -> R<&'static str> {
             }
             if chunked {
                 return invalid("coding after chunked");
+            }
+            // RFC 2616's "no coding", removed by RFC 7230: not a transfer coding
+            if name.eq_ignore_ascii_case(b"identity") {
+                return invalid("identity coding");
             }
             if name.eq_ignore_ascii_case(b"chunked") {
                 if coding.len() != name.len() {

@@ -45,6 +45,11 @@ fn system_tz() -> &'static jiff::tz::TimeZone {
     TZ.get_or_init(jiff::tz::TimeZone::system)
 }
 
+/// Reads the local time zone now (at startup, before a `chroot` hides the zone files).
+pub fn load_time_zone() {
+    system_tz();
+}
+
 fn civil(secs: i64, tz: &jiff::tz::TimeZone) -> Civil {
     let offset = jiff::Timestamp::from_second(secs).map_or(0, |ts| tz.to_offset(ts).seconds());
     let t = secs + i64::from(offset);

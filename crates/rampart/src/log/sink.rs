@@ -66,12 +66,30 @@ impl StdQueue {
 #[derive(Debug)]
 enum Out {
     Udp(UdpSocket),
-    /// Connected when the socket existed at startup; else each line is sent to the path.
-    Unix(UnixDatagram, Option<std::path::PathBuf>),
+    Unix(UnixOut),
     Std(&'static StdQueue),
     /// A ring, and the header its lines get: the target's facility with the ring's
     /// format (HAProxy ignores a `log ring@` line's own `format`).
     Ring(Arc<super::ring::Ring>, Box<Target>),
+}
+
+/// A unix datagram target. Its path is looked up at the first line, in the worker: under
+/// `chroot`, inside it, as HAProxy sends each line to the path (`/dev/log` is then
+/// `<chroot>/dev/log`); the runtime is built before the chroot.
+#[derive(Debug)]
+struct UnixOut {
+    sock: UnixDatagram,
+    path: std::path::PathBuf,
+    /// Whether the socket is connected, decided at the first line. COMPAT: as HAProxy,
+    /// a path where nobody listens yet (no syslog daemon) is not an error: lines are
+    /// then sent to the path and dropped while nobody listens.
+    connected: OnceLock<bool>,
+}
+
+impl UnixOut {
+    fn connected(&self) -> bool {
+        *self.connected.get_or_init(|| self.sock.connect(&self.path).is_ok())
+    }
 }
 
 /// A target, opened.
@@ -126,10 +144,7 @@ pub fn open(target: Target) -> Result<Sink, String> {
         Dest::Unix(path) => {
             let sock = UnixDatagram::unbound().map_err(fail)?;
             sock.set_nonblocking(true).map_err(fail)?;
-            // COMPAT: as HAProxy, a socket absent at startup (no syslog daemon yet) is
-            // not an error: lines are sent to the path and dropped while nobody listens.
-            let later = sock.connect(path).is_err().then(|| path.clone());
-            Out::Unix(sock, later)
+            Out::Unix(UnixOut { sock, path: path.clone(), connected: OnceLock::new() })
         }
         Dest::Stdout => Out::Std(std_queue(true)),
         Dest::Stderr => Out::Std(std_queue(false)),
@@ -237,15 +252,19 @@ impl Sink {
         use std::os::fd::AsRawFd as _;
         match &self.out {
             Out::Udp(s) => Some(s.as_raw_fd()),
-            Out::Unix(s, None) => Some(s.as_raw_fd()),
-            Out::Unix(_, Some(_)) | Out::Std(_) | Out::Ring(..) => None,
+            Out::Unix(u) if u.connected() => Some(u.sock.as_raw_fd()),
+            Out::Unix(_) | Out::Std(_) | Out::Ring(..) => None,
         }
     }
 
     /// Whether lines to this target can wait in the thread's batch: datagram sockets
     /// that need no address per line, and the stdout/stderr queue.
     pub(super) fn batchable(&self) -> bool {
-        !matches!(self.out, Out::Unix(_, Some(_)) | Out::Ring(..))
+        match &self.out {
+            Out::Unix(u) => u.connected(),
+            Out::Ring(..) => false,
+            Out::Udp(_) | Out::Std(_) => true,
+        }
     }
 
     /// Hands `lines` (complete lines, `n` of them) to the stdout/stderr writer as one
@@ -262,8 +281,8 @@ impl Sink {
     pub(super) fn send_now(&self, line: &[u8]) {
         let sent = match &self.out {
             Out::Udp(s) => s.send(line).is_ok(),
-            Out::Unix(s, None) => s.send(line).is_ok(),
-            Out::Unix(s, Some(path)) => s.send_to(line, path).is_ok(),
+            Out::Unix(u) if u.connected() => u.sock.send(line).is_ok(),
+            Out::Unix(u) => u.sock.send_to(line, &u.path).is_ok(),
             Out::Std(q) => q.push(line.to_vec(), 1),
             // (a ring counts its own losses, as HAProxy's sinks do)
             Out::Ring(r, _) => {
@@ -501,5 +520,23 @@ mod tests {
         let before = dropped_logs();
         loggers.send(6, b"lost");
         assert!(dropped_logs() > before);
+    }
+
+    #[test]
+    fn a_unix_path_is_looked_up_at_the_first_line_not_when_opened() {
+        // as under `chroot`: the runtime is built before it, lines are sent after
+        let dir = std::env::temp_dir().join(format!("rampart-log-late-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        let path = dir.join("late.sock");
+        let _ = std::fs::remove_file(&path);
+        let sink = open(tgt(&format!("{} format raw local0", path.display()))).unwrap();
+        let rx = UnixDatagram::bind(&path).unwrap();
+        rx.set_read_timeout(Some(std::time::Duration::from_secs(2))).unwrap();
+        sink.send_now(b"first\n");
+        assert!(sink.batch_fd().is_some(), "connected at the first line");
+        let mut got = [0u8; 64];
+        let n = rx.recv(&mut got).unwrap();
+        assert_eq!(&got[..n], b"first\n");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

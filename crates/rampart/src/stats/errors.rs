@@ -45,7 +45,7 @@ fn error_position(head: &[u8], e: &H1Error) -> usize {
     let found = match e {
         H1Error::StartLine | H1Error::HeaderSyntax => first_invalid(head),
         H1Error::ContentLength => header_line(b"content-length"),
-        H1Error::TransferEncoding => header_line(b"transfer-encoding"),
+        H1Error::TransferEncoding | H1Error::Identity => header_line(b"transfer-encoding"),
         _ => None,
     };
     found.unwrap_or(head.len())

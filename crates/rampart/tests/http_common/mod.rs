@@ -110,6 +110,10 @@ pub fn stays_open(c: &mut RawClient, d: Duration) -> bool {
 /// The H1 mux's 400 (mixed-case names, `Connection: close`).
 pub const PAGE_400: &[u8] = b"HTTP/1.1 400 Bad request\r\nContent-length: 90\r\nCache-Control: no-cache\r\nConnection: close\r\nContent-Type: text/html\r\n\r\n<html><body><h1>400 Bad request</h1>\nYour browser sent an invalid request.\n</body></html>\n";
 
+/// The H1 mux's 422 (`identity` in a request's `Transfer-Encoding`): no `Connection`
+/// header, though the connection closes after it.
+pub const PAGE_422: &[u8] = b"HTTP/1.1 422 Unprocessable Content\r\nContent-length: 116\r\nCache-Control: no-cache\r\nContent-Type: text/html\r\n\r\n<html><body><h1>422 Unprocessable Content</h1>\nThe server cannot process the contained instructions.\n</body></html>\n";
+
 /// The H1 mux's 408.
 pub const PAGE_408: &[u8] = b"HTTP/1.1 408 Request Time-out\r\nContent-length: 110\r\nCache-Control: no-cache\r\nConnection: close\r\nContent-Type: text/html\r\n\r\n<html><body><h1>408 Request Time-out</h1>\nYour browser didn't send a complete request in time.\n</body></html>\n";
 

@@ -52,6 +52,8 @@ mod strftime;
 mod string;
 mod time;
 
+pub use time::load_time_zone;
+
 /// Every converter table, searched in order.
 pub const ALL: &[&[ConvKw]] = &[
     string::KEYWORDS,

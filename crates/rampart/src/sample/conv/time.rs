@@ -27,6 +27,11 @@ fn local_tz() -> &'static TimeZone {
     TZ.get_or_init(|| TimeZone::try_system().unwrap_or(TimeZone::UTC))
 }
 
+/// Reads the process time zone now (at startup, before a `chroot` hides the zone files).
+pub fn load_time_zone() {
+    local_tz();
+}
+
 /// The zone's offset, abbreviation and standard offset at `t` (clamped to the range
 /// the zone rules cover; beyond it the rules no longer change).
 fn zone_at(tz: &TimeZone, t: i64) -> (i64, String, i64) {
