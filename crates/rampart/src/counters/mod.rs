@@ -100,6 +100,16 @@ impl Counter {
     }
 }
 
+/// Records `now` as the maximum if it is one.
+///
+/// PERF: a relaxed load per call; the store happens only while the maximum grows.
+#[inline]
+pub fn note_max(max: &AtomicU32, now: u32) {
+    if now > max.load(Ordering::Relaxed) {
+        max.fetch_max(now, Ordering::Relaxed);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,15 +156,5 @@ mod tests {
             });
         });
         assert_eq!(c.get(), 1);
-    }
-}
-
-/// Records `now` as the maximum if it is one.
-///
-/// PERF: a relaxed load per call; the store happens only while the maximum grows.
-#[inline]
-pub fn note_max(max: &AtomicU32, now: u32) {
-    if now > max.load(Ordering::Relaxed) {
-        max.fetch_max(now, Ordering::Relaxed);
     }
 }

@@ -183,18 +183,11 @@ where
     // a server stopped under load then costs the client nothing.
     let replay_on_close = be.replay_on_close && replayable && x.l7_retry && method.is_idempotent();
     let mut retries_left = if retry_on.is_some() || replay_on_close { be.l7_retries } else { 0 };
-
-    // A pooled connection that turns out dead is replaced once, transparently (or,
-    // failing that, the request goes to another server, as after a close).
     if sent.is_err() {
-        if !retry_on_new_conn(x, &mut back, replayable).await {
-            if !(replay_on_close && retries_left > 0) {
-                return Forwarded::Failed(502);
-            }
-            retries_left -= 1;
-            if !send_again(x, &mut back, true).await {
-                return Forwarded::Failed(503);
-            }
+        if let Err(status) =
+            resend_after_failed_send(x, &mut back, replayable, replay_on_close, &mut retries_left).await
+        {
+            return Forwarded::Failed(status);
         }
         trace_server(front, back.conn());
     }
@@ -250,7 +243,11 @@ where
         Err(e) => Err(e),
     };
     front.account(&progress);
+    outcome(front, result)
+}
 
+/// What the stream does next, from how forwarding ended.
+fn outcome<F: HttpFront>(front: &mut F, result: Result<Next, RespError>) -> Forwarded {
     match result {
         Ok(next) => Forwarded::Done(next),
         Err(RespError::ClientGone | RespError::Aborted | RespError::Closed) => Forwarded::Closed,
@@ -261,6 +258,31 @@ where
         }
         Err(RespError::Status(code)) => Forwarded::Failed(code),
         Err(RespError::ServerClosedEarly | RespError::Retry) => Forwarded::Failed(502),
+    }
+}
+
+/// The request could not be written on its connection: a pooled one that turned out
+/// dead is replaced once, transparently (or, failing that, the request goes to another
+/// server, as after a close, using one of `retries_left`). `Err`: the status to answer
+/// with (502: nothing to retry with, 503: the retry found no server).
+async fn resend_after_failed_send(
+    x: &Exchange<'_>,
+    back: &mut BackConn,
+    replayable: bool,
+    replay_on_close: bool,
+    retries_left: &mut u32,
+) -> Result<(), u16> {
+    if retry_on_new_conn(x, back, replayable).await {
+        return Ok(());
+    }
+    if !(replay_on_close && *retries_left > 0) {
+        return Err(502);
+    }
+    *retries_left -= 1;
+    if send_again(x, back, true).await {
+        Ok(())
+    } else {
+        Err(503)
     }
 }
 

@@ -16,6 +16,7 @@
 //! `process_send_log()` (src/log.c).
 //!
 //! - `header`: the line of a relayed message for one target (pure)
+//!
 //! The UDP and TCP receivers are `crate::listener::log_forward`'s.
 
 pub mod header;
