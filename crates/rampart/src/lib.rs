@@ -18,6 +18,7 @@
 //!   analysers, and the forwarding step that drives the server side
 //! - `back`: the server side of an HTTP exchange (`HttpBack`: HTTP/1 in the client role)
 //! - `h1`: HTTP/1 bytes for both roles: body framing, heads on output, head to message
+//! - `h2`: HTTP/2 messages for both roles: header fields to message and back
 //! - `http`: the protocol-neutral message head (start line, headers, rewrites)
 //! - `sample`: fetches, converters and sample expressions; `sample::Host`, what they read
 //!   of the running process
@@ -57,6 +58,7 @@ pub mod counters;
 pub mod debug;
 pub mod errors;
 pub mod h1;
+pub mod h2;
 pub mod health;
 pub mod http;
 pub mod io;

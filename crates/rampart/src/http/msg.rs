@@ -41,9 +41,10 @@ pub struct MsgHead {
     pub method_raw: Slice,
     /// The request target as received (origin, absolute, authority or asterisk form).
     pub uri: Slice,
-    /// The default `:port` of an absolute-form target, left out on output (HAProxy's
-    /// scheme-based normalization). Empty when nothing is left out or once the target
-    /// was rewritten.
+    /// The part of an absolute-form target left out on HTTP/1 output: its default
+    /// `:port` (HAProxy's scheme-based normalization), or the `scheme://authority` of an
+    /// HTTP/2 request's target (HAProxy's normalized URI, sent in origin form). Empty
+    /// when nothing is left out or once the target was rewritten.
     pub uri_cut: Slice,
     // --- status line
     pub status: u16,
