@@ -14,7 +14,7 @@
 //! Body bytes travel in the framing of the client side's HTTP/1 message (chunk sizes and
 //! trailers included), which an HTTP/1 server connection writes as they are: the
 //! HTTP/1-to-HTTP/1 path copies nothing and splices long bodies. A side of another
-//! protocol will decode them (`crate::h1::body::Dechunk`), and frame its trailers.
+//! protocol decodes them (`crate::h1::body::Unchunk`: data, then trailers).
 //!
 //! - `h1`: [`h1::H1Back`], HTTP/1 in the client role
 

@@ -69,27 +69,67 @@ impl Body {
 /// body bytes arrive: what `req.body` sees of a chunked request.
 #[derive(Debug, Default)]
 pub struct Dechunk {
-    state: ChunkedState,
+    walk: Unchunk,
     pub data: Vec<u8>,
 }
 
 impl Dechunk {
     /// Decodes the next raw body bytes (size lines, chunk data, trailers).
     pub fn feed(&mut self, raw: &[u8]) {
+        let data = &mut self.data;
+        self.walk.feed(raw, |d| data.extend_from_slice(d));
+    }
+}
+
+/// A chunked body read as what it carries, for a side of another protocol: runs of
+/// chunk data as they arrive, then the trailer section. The bytes were checked by the
+/// side that received them (`Body::take`); a walk that meets what it cannot read stops.
+#[derive(Debug, Default)]
+pub struct Unchunk {
+    state: ChunkedState,
+    /// The trailer section as received (`name: value` lines with their CRLF, the final
+    /// CRLF left out).
+    trailers: Vec<u8>,
+    /// A byte the chunk grammar refused: nothing more is read.
+    broken: bool,
+}
+
+impl Unchunk {
+    /// Walks the next raw body bytes, calling `data` with each run of chunk data.
+    pub fn feed(&mut self, raw: &[u8], mut data: impl FnMut(&[u8])) {
         let mut i = 0;
-        while i < raw.len() {
+        while i < raw.len() && !self.broken && !self.state.is_done() {
             let left = self.state.data_left();
             if left > 0 {
                 let n = left.min((raw.len() - i) as u64) as usize;
-                self.data.extend_from_slice(&raw[i..i + n]);
+                data(&raw[i..i + n]);
                 self.state.skip_data(n as u64);
                 i += n;
-            } else if self.state.scan(&raw[i..i + 1]).is_ok() {
-                i += 1;
-            } else {
-                return;
+                continue;
             }
+            let trailer = self.state.in_trailers();
+            match self.state.scan(&raw[i..i + 1]) {
+                Ok(_) if trailer => self.trailers.push(raw[i]),
+                Ok(_) => {}
+                Err(_) => self.broken = true,
+            }
+            i += 1;
         }
+    }
+
+    /// Whether the body's end (the last chunk, the trailers, the final CRLF) was read.
+    pub fn is_done(&self) -> bool {
+        self.state.is_done()
+    }
+
+    /// The trailer fields, once the body ended (none for most bodies).
+    pub fn trailers(&self) -> impl Iterator<Item = (&[u8], &[u8])> {
+        let section = self.trailers.strip_suffix(b"\r\n").unwrap_or(&self.trailers);
+        section.split(|&b| b == b'\n').filter_map(|line| {
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            let colon = line.iter().position(|&b| b == b':')?;
+            Some((&line[..colon], line[colon + 1..].trim_ascii()))
+        })
     }
 }
 
@@ -178,6 +218,24 @@ mod tests {
             d.feed(&raw[cut..]);
             assert_eq!(d.data, b"abc0123456789abcdef", "split at {cut}");
         }
+    }
+
+    #[test]
+    fn a_walk_hands_on_the_data_and_keeps_the_trailers_whatever_the_split() {
+        let raw = b"3\r\nabc\r\n5\r\nhello\r\n0\r\ngrpc-status: 0\r\ngrpc-message: ok \r\n\r\n";
+        for cut in 0..raw.len() {
+            let (mut u, mut data) = (Unchunk::default(), Vec::new());
+            u.feed(&raw[..cut], |d| data.extend_from_slice(d));
+            assert!(!u.is_done() || cut == raw.len(), "split at {cut}");
+            u.feed(&raw[cut..], |d| data.extend_from_slice(d));
+            assert_eq!(data, b"abchello", "split at {cut}");
+            assert!(u.is_done(), "split at {cut}");
+            let t: Vec<_> = u.trailers().collect();
+            assert_eq!(t, [(&b"grpc-status"[..], &b"0"[..]), (&b"grpc-message"[..], &b"ok"[..])], "split at {cut}");
+        }
+        let mut u = Unchunk::default();
+        u.feed(b"2\r\nab\r\n0\r\n\r\n", |_| {});
+        assert!(u.is_done() && u.trailers().next().is_none());
     }
 
     #[test]
