@@ -215,6 +215,9 @@ impl Sock for PlainSock {
     fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         either!(self, s => s.poll_read_ready(cx))
     }
+    fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        either!(self, s => s.poll_write_ready(cx))
+    }
 }
 
 impl Sock for BackSock {
@@ -235,6 +238,9 @@ impl Sock for BackSock {
     }
     fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         both!(self, s => s.poll_read_ready(cx))
+    }
+    fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        both!(self, s => s.poll_write_ready(cx))
     }
     fn try_flush(&self) -> io::Result<()> {
         both!(self, s => s.try_flush())

@@ -23,6 +23,8 @@ pub trait Sock: AsFd + AsRawFd + Send + Sync + Unpin + 'static {
     fn try_write(&self, buf: &[u8]) -> io::Result<usize>;
     fn try_io<R>(&self, interest: Interest, f: impl FnOnce() -> io::Result<R>) -> io::Result<R>;
     fn poll_read_ready(&self, cx: &mut std::task::Context<'_>) -> std::task::Poll<io::Result<()>>;
+    /// Readiness to write, for a task that drives its own writes (the HTTP/2 mux).
+    fn poll_write_ready(&self, cx: &mut std::task::Context<'_>) -> std::task::Poll<io::Result<()>>;
 
     /// Sends bytes a layer above the socket still holds (TLS records): `Ok(())` once
     /// none is left, `WouldBlock` while the socket is full. Plain sockets hold none.
@@ -64,6 +66,9 @@ macro_rules! impl_sock {
             }
             fn poll_read_ready(&self, cx: &mut std::task::Context<'_>) -> std::task::Poll<io::Result<()>> {
                 <$t>::poll_read_ready(self, cx)
+            }
+            fn poll_write_ready(&self, cx: &mut std::task::Context<'_>) -> std::task::Poll<io::Result<()>> {
+                <$t>::poll_write_ready(self, cx)
             }
         }
     };

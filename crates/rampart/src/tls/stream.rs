@@ -287,6 +287,10 @@ impl<S: Sock> Sock for TlsSock<S> {
         self.sock.poll_read_ready(cx)
     }
 
+    fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.sock.poll_write_ready(cx)
+    }
+
     fn try_flush(&self) -> io::Result<()> {
         self.flush_now()
     }
