@@ -3,6 +3,7 @@
 //! every offset, HEADERS + CONTINUATION splitting, and SETTINGS application.
 
 use super::frame::*;
+use super::hpack::{Decoder, Encoder, Flags, HpackError};
 use super::*;
 
 const MAX: u32 = DEFAULT_MAX_FRAME_SIZE;
@@ -352,6 +353,35 @@ fn headers_split_into_continuation_frames() {
     let (f, n) = next_frame(&out, MAX).unwrap().unwrap();
     assert_eq!(f, Frame::PushPromise { stream_id: 1, promised_id: 2, fragment: &block[..6], end_headers: false });
     assert_eq!(one(&out[n..n + 19]), Frame::Continuation { stream_id: 1, fragment: &block[6..16], end_headers: false });
+}
+
+#[test]
+fn a_field_list_through_hpack_and_small_frames() {
+    let fields: Vec<(&[u8], &[u8], Flags)> = vec![
+        (b":method", b"GET", Flags::NONE),
+        (b":scheme", b"https", Flags::NONE),
+        (b":path", b"/a/very/long/path/to/split/across/frames?q=1", Flags::NONE),
+        (b":authority", b"example.com", Flags::NONE),
+        (b"cookie", b"session=secret", Flags::NEVER_INDEXED),
+    ];
+    let mut enc = Encoder::new();
+    let mut dec = Decoder::new(4096);
+    for _ in 0..3 {
+        let mut block = Vec::new();
+        enc.encode(fields.iter().copied(), &mut block);
+        let mut wire = Vec::new();
+        encode_headers(&mut wire, 5, &block, false, 16);
+        let (got, end_stream, _) = reassemble(&wire, MAX);
+        assert!(!end_stream);
+        let mut decoded = Vec::new();
+        dec.decode(&got, |n, v, f| {
+            decoded.push((n.to_vec(), v.to_vec(), f));
+            Ok::<(), HpackError>(())
+        })
+        .unwrap();
+        let expected: Vec<_> = fields.iter().map(|(n, v, f)| (n.to_vec(), v.to_vec(), *f)).collect();
+        assert_eq!(decoded, expected);
+    }
 }
 
 // === SETTINGS ===
