@@ -57,7 +57,7 @@ pub static BIND_OPTIONS: &[ArgKw] = &[
     arg("npn", 1, Yes),
     arg("prefer-client-ciphers", 0, Yes),
     arg("process", 1, No),
-    arg("proto", 1, No),
+    arg("proto", 1, Yes),
     arg("quic-force-retry", 0, No),
     arg("severity-output", 1, No),
     arg("shards", 1, No),

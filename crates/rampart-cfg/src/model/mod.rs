@@ -750,7 +750,42 @@ pub struct Bind {
     pub ctx: String,
     /// `ssl`, `crt` and the other TLS options (`None` when the line has none).
     pub ssl: Option<Box<BindSsl>>,
+    /// `proto <mux>`: the protocol every connection speaks, whatever ALPN says and
+    /// without HTTP/1 turning to HTTP/2 on the preface.
+    pub proto: Option<BindProto>,
     pub span: Span,
+}
+
+/// A `bind ... proto` multiplexer, as HAProxy 2.6 names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BindProto {
+    H1,
+    H2,
+    /// `none`: TCP passthrough.
+    None,
+    /// `fcgi`: known, usable by servers only.
+    Fcgi,
+}
+
+impl BindProto {
+    /// The name as written.
+    pub fn name(self) -> &'static str {
+        match self {
+            BindProto::H1 => "h1",
+            BindProto::H2 => "h2",
+            BindProto::None => "none",
+            BindProto::Fcgi => "fcgi",
+        }
+    }
+
+    /// Whether a frontend in HTTP mode (`http`) or TCP mode can use it.
+    pub fn usable(self, http: bool) -> bool {
+        match self {
+            BindProto::H1 | BindProto::H2 => http,
+            BindProto::None => !http,
+            BindProto::Fcgi => false,
+        }
+    }
 }
 
 /// A listening address.

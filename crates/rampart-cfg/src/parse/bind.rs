@@ -49,7 +49,7 @@ pub(super) fn bind_line(
     let ctx = format!("'bind {spec}' in section '{section}'");
     let opts = parse_bind_options(alert, &words[2..], &ctx)?;
     let v6only = if opts.v6only { Some(true) } else { opts.v4v6.then_some(false) };
-    let BindOpts { name, backlog, accept_proxy, mss, defer_accept, tfo, tcp_ut, ssl, .. } = opts;
+    let BindOpts { name, backlog, accept_proxy, mss, defer_accept, tfo, tcp_ut, ssl, proto, .. } = opts;
     Some(Bind {
         addrs,
         name,
@@ -62,6 +62,7 @@ pub(super) fn bind_line(
         tcp_ut,
         ctx,
         ssl,
+        proto,
         span: span.clone(),
     })
 }
@@ -79,6 +80,7 @@ struct BindOpts {
     tfo: bool,
     tcp_ut: Option<u32>,
     ssl: Option<Box<crate::model::BindSsl>>,
+    proto: Option<crate::model::BindProto>,
 }
 
 /// Parses the options after the address; `None` on error (already reported). A
@@ -135,6 +137,8 @@ fn apply_bind_option(out: &mut BindOpts, name: &str, value: Option<&String>) -> 
         ("name", None) => return Err("'name' : missing name".into()),
         ("backlog", Some(v)) => out.backlog = parse_backlog(v)?,
         ("backlog", None) => return Err("'backlog' : missing value".into()),
+        ("proto", Some(v)) => out.proto = Some(parse_proto(v)?),
+        ("proto", None) => return Err("'proto' : missing MUX protocol name".into()),
         (n, v) if super::ssl::is_bind_ssl_option(n) => {
             super::ssl::apply_bind_ssl(out.ssl.get_or_insert_default(), n, v)?
         }
@@ -142,6 +146,19 @@ fn apply_bind_option(out: &mut BindOpts, name: &str, value: Option<&String>) -> 
         (other, _) => return Err(not_yet(other)),
     }
     Ok(())
+}
+
+/// `proto`'s multiplexer name (whether the frontend's mode can use it is checked
+/// once the section is read).
+fn parse_proto(v: &str) -> Result<crate::model::BindProto, String> {
+    use crate::model::BindProto;
+    match v {
+        "h1" => Ok(BindProto::H1),
+        "h2" => Ok(BindProto::H2),
+        "none" => Ok(BindProto::None),
+        "fcgi" => Ok(BindProto::Fcgi),
+        _ => Err(format!("'proto' :  unknown MUX protocol '{v}'")),
+    }
 }
 
 /// `tcp-ut`'s delay (milliseconds unless a unit is given), as HAProxy reads it.
@@ -226,6 +243,21 @@ mod tests {
                 "'bind :81' in section 'frontend' : 'tcp-ut' : missing TCP User Timeout value"
             ]
         );
+    }
+
+    #[test]
+    fn bind_proto() {
+        use crate::model::BindProto;
+        let cfg = parse_ok("frontend f\n bind :80 proto h2\n bind :81 proto h1\n bind :82\n bind :83 proto none\n");
+        let p: Vec<_> = cfg.proxies[0].binds.iter().map(|b| b.proto).collect();
+        assert_eq!(p, [Some(BindProto::H2), Some(BindProto::H1), None, Some(BindProto::None)]);
+        assert_eq!(
+            alerts("frontend f\n bind :80 proto h3\n"),
+            ["'bind :80' in section 'frontend' : 'proto' :  unknown MUX protocol 'h3'"]
+        );
+        assert!(BindProto::H2.usable(true) && !BindProto::H2.usable(false));
+        assert!(BindProto::None.usable(false) && !BindProto::None.usable(true));
+        assert!(!BindProto::Fcgi.usable(true) && !BindProto::Fcgi.usable(false));
     }
 
     #[test]

@@ -426,8 +426,18 @@ fn listeners(
                 None
             }
         });
-        let li =
-            || ListenerRt { name: b.name.as_deref().map(Box::from), accept_proxy: b.accept_proxy, tls: tls.clone() };
+        if let Some(p) = b.proto.filter(|p| !p.usable(px.mode == Mode::Http)) {
+            let mode = if px.mode == Mode::Http { "http" } else { "tcp" };
+            let msg =
+                format!("{} : MUX protocol '{}' is not usable in mode {mode} on the client side", b.ctx, p.name());
+            alerts.push(Diag::alert(Some(b.span.clone()), msg));
+        }
+        let li = || ListenerRt {
+            name: b.name.as_deref().map(Box::from),
+            accept_proxy: b.accept_proxy,
+            tls: tls.clone(),
+            proto: b.proto,
+        };
         out.extend(b.addrs.iter().map(|_| li()));
     }
     out.into_boxed_slice()

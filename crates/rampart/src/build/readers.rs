@@ -164,6 +164,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("bind crt-ignore-err", "tls::verify::ClientVerify::refusal"),
     ("bind verify", "tls::bind::client_verifier"),
     ("bind alpn", "tls::bind::alpn"),
+    ("bind proto", "build::build: ListenerRt::proto (mux::protocol)"),
     ("bind npn", "rampart-cfg parse::ssl: refused (rustls has no NPN)"),
     ("bind ciphers", "tls::bind::suites"),
     ("bind ciphersuites", "tls::bind::suites"),

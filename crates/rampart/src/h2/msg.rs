@@ -86,11 +86,8 @@ impl<'m> ReqFields<'m> {
             HdrKind::Te if value != b"trailers" => return Err(Malformed("te other than trailers")),
             // `:authority` wins: it becomes the Host header at the end
             HdrKind::Host if self.authority.is_some() => return Ok(()),
-            HdrKind::ContentLength => {
-                if !self.content_length(value)? {
-                    return Ok(()); // the same value again
-                }
-            }
+            // the same value again
+            HdrKind::ContentLength if !self.content_length(value)? => return Ok(()),
             _ => {}
         }
         if name == b"cookie" {

@@ -184,6 +184,9 @@ pub struct ListenerRt {
     pub accept_proxy: bool,
     /// `bind ... ssl`: the TLS configuration its connections handshake with.
     pub tls: Option<Arc<crate::tls::bind::BindTls>>,
+    /// `bind ... proto`: the protocol its connections speak, checked against the
+    /// frontend's mode.
+    pub proto: Option<rampart_cfg::model::BindProto>,
 }
 
 impl FrontendRt {

@@ -162,6 +162,14 @@ fn data_size(smp: &Sample<'_>) -> usize {
     }
 }
 
+/// The content of a [`VarStore`], `Sync` ([`VarStore::into_snapshot`]).
+#[derive(Debug, Clone)]
+pub struct VarSnapshot {
+    scope: Scope,
+    vars: Vec<Var>,
+    size: usize,
+}
+
 /// Variables of one connection, stream or check. Not `Sync`: it stays on its thread.
 #[derive(Debug)]
 pub struct VarStore {
@@ -188,6 +196,17 @@ impl VarStore {
     /// Whether the store holds no variable.
     pub fn is_empty(&self) -> bool {
         self.vars.borrow().is_empty()
+    }
+
+    /// The variables as a `Sync` value, for a place a store cannot be kept (what the
+    /// streams of an HTTP/2 connection share).
+    pub fn into_snapshot(self) -> VarSnapshot {
+        VarSnapshot { scope: self.scope.get(), vars: self.vars.into_inner(), size: self.size.get() }
+    }
+
+    /// A store holding a copy of `snap`'s variables.
+    pub fn from_snapshot(snap: &VarSnapshot) -> VarStore {
+        VarStore { scope: Cell::new(snap.scope), vars: RefCell::new(snap.vars.clone()), size: Cell::new(snap.size) }
     }
 
     /// Gives an empty store a new scope (a `req.`/`res.` store reused by the next

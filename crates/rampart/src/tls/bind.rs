@@ -628,14 +628,15 @@ fn client_verifier(
     )
 }
 
-/// The protocols `alpn` offers that rampart serves (HTTP/1.x); the others (`h2`) are
+/// The protocols `alpn` offers that rampart serves (`h2`, HTTP/1.x); the others are
 /// dropped with one warning.
 fn alpn(ssl: &BindSsl, warnings: &mut Vec<String>) -> Vec<Vec<u8>> {
     let Some(list) = &ssl.alpn else { return Vec::new() };
-    let (kept, dropped): (Vec<&String>, Vec<&String>) = list.iter().partition(|p| p.starts_with("http/1."));
+    let (kept, dropped): (Vec<&String>, Vec<&String>) =
+        list.iter().partition(|p| *p == "h2" || p.starts_with("http/1."));
     if !dropped.is_empty() {
         warnings.push(format!(
-            "'alpn': {} not served by rampart (HTTP/1 only), not offered.",
+            "'alpn': {} not served by rampart (HTTP/1 and h2 only), not offered.",
             dropped.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
         ));
     }

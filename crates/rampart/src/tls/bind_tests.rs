@@ -103,11 +103,11 @@ fn versions_from_options() {
 }
 
 #[test]
-fn alpn_drops_h2_with_a_warning() {
-    let ssl = BindSsl { alpn: Some(vec!["h2".into(), "http/1.1".into()]), ..Default::default() };
+fn alpn_serves_h2_and_drops_others_with_a_warning() {
+    let ssl = BindSsl { alpn: Some(vec!["h3".into(), "h2".into(), "http/1.1".into()]), ..Default::default() };
     let mut w = Vec::new();
-    assert_eq!(alpn(&ssl, &mut w), [b"http/1.1".to_vec()]);
-    assert_eq!(w, ["'alpn': h2 not served by rampart (HTTP/1 only), not offered."]);
+    assert_eq!(alpn(&ssl, &mut w), [b"h2".to_vec(), b"http/1.1".to_vec()]);
+    assert_eq!(w, ["'alpn': h3 not served by rampart (HTTP/1 and h2 only), not offered."]);
 }
 
 #[test]

@@ -186,12 +186,12 @@ fn add_and_del_errors_are_haproxys() {
     );
     assert!(!certs.show_crtlist(&[&list]).contains("v.test"));
     // a warning of the line's configuration is one item of the reply's sentence
-    let out = certs.add_crtlist(&[&list], Some("a.pem [alpn h2,http/1.1] h.test\n"), &no_files);
+    let out = certs.add_crtlist(&[&list], Some("a.pem [alpn h3,http/1.1] h.test\n"), &no_files);
     assert_eq!(
         out,
         format!(
-            "Inserting certificate '{d}/a.pem' in crt-list '{list}'.\nWarning: accepted but not applied: 'alpn': h2 \
-             not served by rampart (HTTP/1 only), not offered.\nSuccess!\n"
+            "Inserting certificate '{d}/a.pem' in crt-list '{list}'.\nWarning: accepted but not applied: 'alpn': h3 \
+             not served by rampart (HTTP/1 and h2 only), not offered.\nSuccess!\n"
         )
     );
     assert_eq!(

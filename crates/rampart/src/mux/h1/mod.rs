@@ -125,7 +125,14 @@ async fn serve_from<S: Parkable>(client: S, sess: Session, mut conn: H1Conn, fir
             }
         }
         wait = true;
-        let (next, rest) = Box::pin(exchange(&client, &sess, &mut conn, pending.take(), first)).await;
+        let (next, rest) = match Box::pin(exchange(&client, &sess, &mut conn, pending.take(), first)).await {
+            Turn::Exchanged(next, rest) => (next, rest),
+            // the HTTP/2 preface on a cleartext listener: the connection is HTTP/2
+            Turn::H2(pre) => {
+                let vars = conn.extra.as_mut().and_then(|e| e.sess_vars.take()).map(Box::new);
+                return super::h2::serve(client, sess, Some(pre), vars).await;
+            }
+        };
         first = false;
         conn.trim();
         match next {
@@ -138,25 +145,55 @@ async fn serve_from<S: Parkable>(client: S, sess: Session, mut conn: H1Conn, fir
     }
 }
 
+/// How one turn of the connection went.
+enum Turn {
+    /// An exchange ran: what the connection does next, and the bytes of the next
+    /// request already received.
+    Exchanged(Next, Option<Buf>),
+    /// The client opened with the HTTP/2 preface (these bytes, and more to come).
+    H2(Buf),
+}
+
+/// The HTTP/2 connection preface's request line (RFC 9113 §3.4).
+const H2_PREFACE_LINE: &[u8] = b"PRI * HTTP/2.0\r\n";
+
+/// Whether a connection's first bytes are the HTTP/2 preface: HAProxy then serves the
+/// connection in HTTP/2 (prior knowledge), unless its listener says `proto h1`.
+fn h2_preface(buf: &[u8], sess: &Session, first: bool) -> bool {
+    first && buf.starts_with(H2_PREFACE_LINE) && {
+        let listeners = &sess.rt.proxies[sess.fe].fe.listeners;
+        listeners.get(sess.conn.listener as usize).is_none_or(|l| l.proto.is_none())
+    }
+}
+
 /// Reads one request head (`pending` may already hold its start) and runs the
-/// exchange. Returns what the connection does next and the bytes of the next request
-/// already received.
-async fn exchange<S: Sock>(
+/// exchange.
+async fn exchange<S: Sock>(client: &S, sess: &Session, conn: &mut H1Conn, pending: Option<Buf>, first: bool) -> Turn {
+    match exchange_h1(client, sess, conn, pending, first).await {
+        Ok((next, rest)) => Turn::Exchanged(next, rest),
+        Err(pre) => Turn::H2(pre),
+    }
+}
+
+/// [`exchange`]; `Err` hands the connection over to HTTP/2.
+async fn exchange_h1<S: Sock>(
     client: &S,
     sess: &Session,
     conn: &mut H1Conn,
     pending: Option<Buf>,
     first: bool,
-) -> (Next, Option<Buf>) {
+) -> Result<(Next, Option<Buf>), Buf> {
     let rt = &sess.rt;
     let fe = &rt.proxies[sess.fe];
     let after_idle = !first && pending.is_none();
     let mut buf = pending.unwrap_or_else(|| Buf::take(rt.bufsize));
     let mut req: Pooled<Head> = Pooled::take();
     let started = fe.log.is_some().then(|| log_start(conn, first, sess));
-    if let Err(e) =
-        read_request_head(client, &mut buf, &mut req, rt.max_head, fe.timeouts.http_request, after_idle).await
-    {
+    let read = read_request_head(client, &mut buf, &mut req, rt.max_head, fe.timeouts.http_request, after_idle).await;
+    if h2_preface(&buf, sess, first) {
+        return Err(buf);
+    }
+    if let Err(e) = read {
         if let Some(started) = started {
             log_head_error(sess, &e, first, &buf, started);
         }
@@ -167,24 +204,24 @@ async fn exchange<S: Sock>(
             // As HAProxy 2.6 (without `option http-ignore-probes`), a connection that
             // ends or times out before its first request gets a 400 or 408; between
             // requests of a kept-alive connection, it closes silently.
-            HeadError::Spurious => return (Next::KeepAlive, None),
+            HeadError::Spurious => return Ok((Next::KeepAlive, None)),
             HeadError::ClosedEmpty if !first => {}
             HeadError::Timeout { empty } if empty && !first => {}
             HeadError::Timeout { .. } => close_with_error(client, fe, 408).await,
             HeadError::ClosedEmpty | HeadError::ClosedPartial => close_with_error(client, fe, 400).await,
             HeadError::Invalid(e) => close_with_error(client, fe, e.status(true)).await,
         }
-        return (Next::Close, None);
+        return Ok((Next::Close, None));
     }
     if !debug::on() {
-        return run_stream(client, sess, conn, &req, buf, first, None, started).await;
+        return Ok(run_stream(client, sess, conn, &req, buf, first, None, started).await);
     }
     let trace = Trace::accept(&fe.name, sess.lfd, client.as_raw_fd(), sess.conn.src);
     trace.request(&fe.name, &buf, &req);
     let out = run_stream(client, sess, conn, &req, buf, first, Some(&trace), started).await;
     let px = fe.fe.backend.map_or(fe, |be| &rt.proxies[be]);
     trace.end(&px.name);
-    out
+    Ok(out)
 }
 
 /// Hands the parsed request to the stream. The body bytes already received are

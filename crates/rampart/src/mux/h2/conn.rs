@@ -1,0 +1,674 @@
+//! The connection task of an HTTP/2 client connection: reads frames and acts on them
+//! (settings, pings, windows, resets, header blocks that open streams, DATA filed in
+//! the streams' slots), runs every stream of the connection (each one a rampart stream
+//! through `stream::run`, polled by this task), and writes the frames they queue.
+//! HAProxy counterpart: mux_h2.c (`h2_process_demux`, `h2_process_mux`, `h2_io_cb`).
+//!
+//! Within one poll the task lets its streams run, writes what they queued, then looks
+//! for input; frames are handled between polls. A protocol error ends the connection
+//! with GOAWAY and the RFC's code; a stream error resets the stream only.
+
+use std::future::{poll_fn, Future};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use atomic_refcell::AtomicRefCell;
+use rampart_proto::h2::frame::{
+    encode_goaway, encode_ping_ack, encode_settings, encode_settings_ack, encode_window_update, next_frame, Frame,
+    PREFACE,
+};
+use rampart_proto::h2::{ErrorCode, H2Error};
+use rampart_proto::h2::{Setting, SettingId, DEFAULT_INITIAL_WINDOW_SIZE};
+
+use super::front::H2Front;
+use super::shared::{Shared, SharedRef};
+use crate::buf::Buf;
+use crate::h2::msg::ReqFields;
+use crate::http::BodyLen;
+use crate::io::Sock;
+use crate::sample::vars::VarStore;
+use crate::session::types::Session;
+use crate::stream::{self, Txn};
+use crate::timer::Timer;
+use rampart_proto::h2::hpack::{Decoder, HpackError};
+
+/// Streams a client may have open at once (`tune.h2.max-concurrent-streams`).
+pub const MAX_CONCURRENT_STREAMS: u32 = 100;
+/// The window each stream starts with: large enough that an upload is not throttled by
+/// round trips (HAProxy's 65535 makes uploads several times slower than HTTP/1).
+pub const STREAM_WINDOW: u32 = 256 * 1024;
+/// The connection's window, topped up as the streams consume.
+pub const CONN_WINDOW: u32 = 1024 * 1024;
+/// The largest frame we accept (SETTINGS_MAX_FRAME_SIZE we announce: the default).
+const MAX_FRAME: u32 = 16_384;
+/// The most bytes a request's header block may take once decoded
+/// (SETTINGS_MAX_HEADER_LIST_SIZE).
+const MAX_HEADER_LIST: usize = 64 * 1024;
+
+type StreamFuture<'s> = Pin<Box<dyn Future<Output = ()> + Send + 's>>;
+
+/// The streams of a connection, run by its task.
+///
+/// PERF: every stream is polled when the task wakes (at most
+/// [`MAX_CONCURRENT_STREAMS`] of them, most returning at once); a list of the woken
+/// ones would spare those polls.
+#[derive(Default)]
+struct Streams<'s> {
+    list: Vec<StreamFuture<'s>>,
+}
+
+impl<'s> Streams<'s> {
+    fn push(&mut self, f: StreamFuture<'s>) {
+        self.list.push(f);
+    }
+
+    fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// Lets every stream go on; the ended ones leave.
+    fn poll(&mut self, cx: &mut Context<'_>) {
+        self.list.retain_mut(|f| f.as_mut().poll(cx).is_pending());
+    }
+}
+
+/// What woke the connection.
+enum Event {
+    /// Bytes to read.
+    Input,
+    /// The peer closed, or writing failed.
+    Gone,
+    /// No stream and nothing received for the keep-alive timeout.
+    Idle,
+}
+
+/// The reading side of the connection: what was read, and what the frames so far
+/// left to know.
+struct Reader {
+    buf: Buf,
+    /// The preface was read.
+    preface: bool,
+    demux: Demux,
+}
+
+/// What the frames read so far left to know.
+struct Demux {
+    decoder: Decoder,
+    /// A header block spread over CONTINUATION frames: its stream, whether the stream
+    /// ends with it, the fragments so far.
+    block: Option<(u32, bool, Vec<u8>)>,
+    /// The highest stream id the client opened.
+    last_id: u32,
+    /// Stream ids below `last_id` the client skipped (never opened), as ranges: a
+    /// header block on one of them is a connection error (RFC 9113 §5.1.1), on a
+    /// closed stream a stream error.
+    skipped: std::collections::VecDeque<(u32, u32)>,
+    /// Streams opened so far (the first one is the connection's first request).
+    opened: u64,
+    /// GOAWAY was received: no new stream.
+    goaway: bool,
+}
+
+/// Serves one HTTP/2 connection (`pre`: bytes already read from it) until it closes;
+/// `sess_vars`: the `sess.` variables the connection rules set.
+pub async fn serve<S: Sock>(client: S, sess: Session, pre: Option<Buf>, sess_vars: Option<Box<VarStore>>) {
+    let rt = &sess.rt;
+    let shared: SharedRef = Arc::new(AtomicRefCell::new(Shared::new(STREAM_WINDOW, CONN_WINDOW)));
+    shared.borrow_mut().sess_vars = sess_vars.map(|v| v.into_snapshot());
+    queue_settings(&mut shared.borrow_mut());
+    let mut reader = Reader {
+        buf: pre.unwrap_or_else(|| Buf::take(rt.bufsize)),
+        preface: false,
+        demux: Demux {
+            decoder: decoder(),
+            block: None,
+            last_id: 0,
+            skipped: Default::default(),
+            opened: 0,
+            goaway: false,
+        },
+    };
+    let mut streams = Streams::default();
+    let sess = &sess;
+    let sref = &shared;
+    loop {
+        let keep_alive = rt.proxies[sess.fe].timeouts.http_keep_alive;
+        let mut idle = streams.is_empty().then(|| Timer::new(keep_alive)).flatten();
+        let event = poll_fn(|cx| drive(cx, &client, sref, &mut streams, idle.as_mut())).await;
+        match event {
+            Event::Input => {
+                if let Err(e) = read_frames(&client, sess, sref, &mut reader, &mut streams) {
+                    goaway(sref, &reader.demux, e);
+                    break;
+                }
+            }
+            Event::Gone => break,
+            Event::Idle => {
+                goaway(sref, &reader.demux, ErrorCode::NoError);
+                break;
+            }
+        }
+        if sref.borrow().silent_drop {
+            crate::io::silent_drop(&client);
+            return;
+        }
+    }
+    // the streams end with the connection; what was queued (GOAWAY) goes out
+    drop(streams);
+    let out = std::mem::take(&mut sref.borrow_mut().out);
+    let _ = crate::io::write_all(&client, &out, rt.proxies[sess.fe].timeouts.client).await;
+    client.close_notify();
+}
+
+/// The connection's HPACK decoder, within our settings.
+fn decoder() -> Decoder {
+    let mut d = Decoder::new(rampart_proto::h2::DEFAULT_HEADER_TABLE_SIZE as usize);
+    d.set_max_list_size(MAX_HEADER_LIST);
+    d
+}
+
+/// One poll of the connection: its streams run, what they queued is written, then
+/// input is looked for.
+fn drive<S: Sock>(
+    cx: &mut Context<'_>,
+    client: &S,
+    shared: &SharedRef,
+    streams: &mut Streams<'_>,
+    idle: Option<&mut Timer>,
+) -> Poll<Event> {
+    streams.poll(cx);
+    if flush(cx, client, shared).is_err() {
+        return Poll::Ready(Event::Gone);
+    }
+    if client.buffered_input() {
+        return Poll::Ready(Event::Input);
+    }
+    match client.poll_read_ready(cx) {
+        Poll::Ready(Ok(())) => return Poll::Ready(Event::Input),
+        Poll::Ready(Err(_)) => return Poll::Ready(Event::Gone),
+        Poll::Pending => {}
+    }
+    if let Some(Poll::Ready(())) = idle.map(|t| t.poll_expired(cx)) {
+        return Poll::Ready(Event::Idle);
+    }
+    Poll::Pending
+}
+
+/// Writes what the streams and the connection queued, as far as the socket takes it.
+fn flush<S: Sock>(cx: &mut Context<'_>, client: &S, shared: &SharedRef) -> std::io::Result<()> {
+    let mut s = shared.borrow_mut();
+    while !s.out.is_empty() {
+        match client.try_write(&s.out) {
+            Ok(n) => {
+                s.out.drain(..n);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+            Err(e) => return Err(e),
+        }
+    }
+    match client.try_flush() {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+        Err(e) => return Err(e),
+    }
+    s.drained();
+    if !s.out.is_empty() || client.try_flush().is_err() {
+        // wake when the socket takes more
+        match client.poll_write_ready(cx) {
+            Poll::Ready(Err(e)) => return Err(e),
+            Poll::Ready(Ok(())) => cx.waker().wake_by_ref(),
+            Poll::Pending => {}
+        }
+    }
+    Ok(())
+}
+
+/// Our SETTINGS, and the connection window opened past its initial 65535.
+fn queue_settings(s: &mut Shared) {
+    let params = [
+        Setting { id: SettingId::MaxConcurrentStreams, value: MAX_CONCURRENT_STREAMS },
+        Setting { id: SettingId::InitialWindowSize, value: STREAM_WINDOW },
+        Setting { id: SettingId::MaxHeaderListSize, value: MAX_HEADER_LIST as u32 },
+    ];
+    encode_settings(&mut s.out, &params);
+    encode_window_update(&mut s.out, 0, CONN_WINDOW - DEFAULT_INITIAL_WINDOW_SIZE);
+}
+
+/// Ends the connection with GOAWAY `code` (naming the last stream it will have served).
+fn goaway(shared: &SharedRef, reader: &Demux, code: ErrorCode) {
+    let mut s = shared.borrow_mut();
+    s.closing = true;
+    encode_goaway(&mut s.out, reader.last_id, code, b"");
+    s.wake_all();
+}
+
+/// Reads what is there and handles every complete frame. `Err`: a connection error.
+fn read_frames<'s, S: Sock>(
+    client: &S,
+    sess: &'s Session,
+    shared: &'s SharedRef,
+    reader: &mut Reader,
+    streams: &mut Streams<'s>,
+) -> Result<(), ErrorCode> {
+    match crate::io::try_read_some(client, reader.buf.vec()) {
+        Ok(0) => return Err(ErrorCode::NoError),
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+        Err(_) => return Err(ErrorCode::NoError),
+    }
+    if !reader.preface {
+        if reader.buf.len() < PREFACE.len() {
+            return if PREFACE.starts_with(&reader.buf) { Ok(()) } else { Err(ErrorCode::ProtocolError) };
+        }
+        if !reader.buf.starts_with(PREFACE) {
+            return Err(ErrorCode::ProtocolError);
+        }
+        reader.buf.consume(PREFACE.len());
+        reader.preface = true;
+    }
+    let mut used = 0;
+    loop {
+        let (frame, n) = match next_frame(&reader.buf[used..], MAX_FRAME) {
+            Ok(Some(f)) => f,
+            Ok(None) => break,
+            Err(H2Error::Connection(code)) => return Err(code),
+            Err(H2Error::Stream(id, code)) => {
+                // the frame's length is known: skip it
+                let len =
+                    rampart_proto::h2::frame::FrameHeader::parse(&reader.buf[used..]).map_or(0, |h| h.frame_len());
+                reset_any(&mut shared.borrow_mut(), id, code);
+                used += len;
+                continue;
+            }
+        };
+        used += n;
+        on_frame(frame, sess, shared, &mut reader.demux, streams)?;
+    }
+    reader.buf.consume(used);
+    Ok(())
+}
+
+/// Acts on one frame.
+fn on_frame<'s>(
+    frame: Frame<'_>,
+    sess: &'s Session,
+    shared: &'s SharedRef,
+    reader: &mut Demux,
+    streams: &mut Streams<'s>,
+) -> Result<(), ErrorCode> {
+    if reader.block.is_some() && !matches!(frame, Frame::Continuation { .. }) {
+        // RFC 9113 §6.10: nothing may come between a header block's frames
+        return Err(ErrorCode::ProtocolError);
+    }
+    match frame {
+        Frame::Settings { ack, params } => {
+            if !ack {
+                let mut s = shared.borrow_mut();
+                let before = s.peer.initial_window_size;
+                s.peer.apply(params).map_err(|e| e.code())?;
+                let delta = i64::from(s.peer.initial_window_size) - i64::from(before);
+                for slot in s.streams.values_mut() {
+                    slot.send_window += delta;
+                }
+                let table = s.peer.header_table_size;
+                s.encoder.set_max_table_size(table);
+                encode_settings_ack(&mut s.out);
+                s.wake_all();
+            }
+        }
+        Frame::Ping { ack, data } => {
+            if !ack {
+                encode_ping_ack(&mut shared.borrow_mut().out, data);
+            }
+        }
+        Frame::WindowUpdate { stream_id, increment } => window_update(shared, reader.last_id, stream_id, increment)?,
+        Frame::RstStream { stream_id, error } => {
+            if stream_id > reader.last_id {
+                return Err(ErrorCode::ProtocolError); // an idle stream
+            }
+            let mut s = shared.borrow_mut();
+            if let Some(slot) = s.streams.get_mut(&stream_id) {
+                slot.peer_reset = slot.reset.is_none();
+                slot.reset.get_or_insert(error);
+                slot.local_end = true;
+                slot.remote_end = true;
+            }
+            s.wake(stream_id);
+        }
+        Frame::GoAway { .. } => reader.goaway = true,
+        Frame::Data { stream_id, data, end_stream, flow_len } => {
+            on_data(shared, reader, stream_id, data, end_stream, flow_len)?;
+        }
+        Frame::Headers { stream_id, fragment, end_stream, end_headers, priority } => {
+            if priority.is_some_and(|p| p.dependency == stream_id) {
+                reset_any(&mut shared.borrow_mut(), stream_id, ErrorCode::ProtocolError);
+                return Ok(());
+            }
+            reader.block = Some((stream_id, end_stream, fragment.to_vec()));
+            if end_headers {
+                on_block(sess, shared, reader, streams)?;
+            }
+        }
+        Frame::Continuation { stream_id, fragment, end_headers } => {
+            let Some((id, _, block)) = reader.block.as_mut() else { return Err(ErrorCode::ProtocolError) };
+            if *id != stream_id {
+                return Err(ErrorCode::ProtocolError);
+            }
+            if block.len() + fragment.len() > MAX_HEADER_LIST * 2 {
+                return Err(ErrorCode::EnhanceYourCalm); // a CONTINUATION flood
+            }
+            block.extend_from_slice(fragment);
+            if end_headers {
+                on_block(sess, shared, reader, streams)?;
+            }
+        }
+        Frame::Priority { stream_id, priority } => {
+            if priority.dependency == stream_id {
+                reset_any(&mut shared.borrow_mut(), stream_id, ErrorCode::ProtocolError);
+            }
+        }
+        // a client never promises
+        Frame::PushPromise { .. } => return Err(ErrorCode::ProtocolError),
+        Frame::Unknown { .. } => {}
+    }
+    Ok(())
+}
+
+/// A WINDOW_UPDATE: more room to send on the connection or a stream.
+fn window_update(shared: &SharedRef, last_id: u32, stream_id: u32, increment: u32) -> Result<(), ErrorCode> {
+    let mut s = shared.borrow_mut();
+    if stream_id == 0 {
+        if increment == 0 {
+            return Err(ErrorCode::ProtocolError);
+        }
+        s.send_window += i64::from(increment);
+        if s.send_window > i64::from(i32::MAX) {
+            return Err(ErrorCode::FlowControlError);
+        }
+        s.wake_all();
+        return Ok(());
+    }
+    let Some(slot) = s.streams.get_mut(&stream_id) else {
+        return if stream_id > last_id { Err(ErrorCode::ProtocolError) } else { Ok(()) };
+    };
+    if increment == 0 {
+        s.reset(stream_id, ErrorCode::ProtocolError);
+        return Ok(());
+    }
+    slot.send_window += i64::from(increment);
+    if slot.send_window > i64::from(i32::MAX) {
+        s.reset(stream_id, ErrorCode::FlowControlError);
+        return Ok(());
+    }
+    s.wake(stream_id);
+    Ok(())
+}
+
+/// DATA: filed in the stream's slot, within the windows.
+fn on_data(
+    shared: &SharedRef,
+    reader: &Demux,
+    stream_id: u32,
+    data: &[u8],
+    end_stream: bool,
+    flow_len: u32,
+) -> Result<(), ErrorCode> {
+    let mut s = shared.borrow_mut();
+    // the connection window covers every DATA frame, padding included
+    let padding = flow_len - data.len() as u32;
+    let Some(slot) = s.streams.get_mut(&stream_id).filter(|slot| !slot.remote_end) else {
+        if stream_id > reader.last_id {
+            return Err(ErrorCode::ProtocolError); // an idle stream
+        }
+        // closed, or half-closed (remote): counted in the connection's window only
+        s.consumed(0, flow_len);
+        s.after_close(stream_id);
+        return Ok(());
+    };
+    if i64::from(flow_len) > slot.recv_window {
+        return Err(ErrorCode::FlowControlError);
+    }
+    slot.recv_window -= i64::from(flow_len);
+    let len = data.len() as u64;
+    let beyond = slot.expect.is_some_and(|n| len > n);
+    let short = end_stream && slot.expect.is_some_and(|n| n != len);
+    slot.expect = slot.expect.map(|n| n.saturating_sub(len));
+    slot.inbox.extend_from_slice(data);
+    // a malformed body resets the stream even when its response is already out
+    slot.remote_end = end_stream && !(beyond || short);
+    if padding > 0 {
+        s.consumed(0, padding);
+    }
+    if beyond || short {
+        // RFC 9113 §8.1.1: DATA that does not add up to content-length
+        s.reset(stream_id, ErrorCode::ProtocolError);
+    }
+    s.wake(stream_id);
+    Ok(())
+}
+
+/// A whole header block: a new stream (its request), or the trailers of an open one.
+fn on_block<'s>(
+    sess: &'s Session,
+    shared: &'s SharedRef,
+    reader: &mut Demux,
+    streams: &mut Streams<'s>,
+) -> Result<(), ErrorCode> {
+    let Some((id, end_stream, block)) = reader.block.take() else { return Ok(()) };
+    if id % 2 == 0 {
+        return Err(ErrorCode::ProtocolError);
+    }
+    if id <= reader.last_id {
+        return trailers(shared, reader, id, end_stream, &block);
+    }
+    skip_to(reader, id);
+    let rt = &sess.rt;
+    let mut txn = Txn::fresh(rt.bufsize);
+    let mut head_buf = Vec::new();
+    let mut fields = ReqFields::new(&mut head_buf, &mut txn.req);
+    let mut malformed = None;
+    let decoded = reader.decoder.decode::<HpackError, _>(&block, |n, v, _| {
+        if malformed.is_none() {
+            malformed = fields.field(n, v).err();
+        }
+        Ok(())
+    });
+    let finished = match (decoded, malformed) {
+        (Err(HpackError::ListTooLarge), _) => Err(crate::h2::msg::Malformed("header list too large")),
+        (Err(_), _) => return Err(ErrorCode::CompressionError),
+        (Ok(()), Some(m)) => Err(m),
+        (Ok(()), None) => fields.finish(end_stream),
+    };
+    let mut s = shared.borrow_mut();
+    if reader.goaway || s.closing {
+        return Ok(());
+    }
+    if s.streams.len() >= MAX_CONCURRENT_STREAMS as usize {
+        s.open(id);
+        s.reset(id, ErrorCode::RefusedStream);
+        s.streams.remove(&id);
+        return Ok(());
+    }
+    s.open(id);
+    if finished.is_err() {
+        s.reset(id, ErrorCode::ProtocolError);
+        s.streams.remove(&id);
+        return Ok(());
+    }
+    if let Some(slot) = s.streams.get_mut(&id) {
+        slot.remote_end = end_stream;
+        slot.expect = match txn.req.body {
+            BodyLen::Known(n) => Some(n),
+            BodyLen::None => Some(0),
+            BodyLen::Unknown => None,
+        };
+    }
+    drop(s);
+    reader.opened += 1;
+    let first = reader.opened == 1;
+    streams.push(Box::pin(run_stream(sess, shared, id, txn, head_buf, end_stream, first)));
+    Ok(())
+}
+
+/// A header block on an open stream: its trailers, which end it.
+fn trailers(shared: &SharedRef, reader: &mut Demux, id: u32, end_stream: bool, block: &[u8]) -> Result<(), ErrorCode> {
+    // the block must be decoded for the HPACK state, its fields are not forwarded
+    // COMPAT: request trailers are not sent to HTTP/1 servers yet
+    match reader.decoder.decode::<HpackError, _>(block, |_, _, _| Ok(())) {
+        Ok(()) | Err(HpackError::ListTooLarge) => {}
+        Err(_) => return Err(ErrorCode::CompressionError),
+    }
+    let mut s = shared.borrow_mut();
+    match s.streams.get_mut(&id) {
+        Some(slot) if slot.remote_end => s.after_close(id),
+        Some(slot) if end_stream && slot.expect.is_none_or(|n| n == 0) => {
+            slot.remote_end = true;
+            s.wake(id);
+        }
+        // trailers must end the stream, and the body must be whole
+        Some(_) => s.reset(id, ErrorCode::ProtocolError),
+        // a stream the client never opened: it must open streams in order
+        None if was_skipped(reader, id) => return Err(ErrorCode::ProtocolError),
+        None => return Err(ErrorCode::StreamClosed),
+    }
+    Ok(())
+}
+
+/// Stream `id` opens: the ids between the last one and it were skipped.
+fn skip_to(reader: &mut Demux, id: u32) {
+    /// Skipped ranges remembered; older ones are forgotten (then taken as closed).
+    const MAX_SKIPPED: usize = 32;
+    let next = if reader.last_id == 0 { 1 } else { reader.last_id + 2 };
+    if id > next {
+        if reader.skipped.len() == MAX_SKIPPED {
+            reader.skipped.pop_front();
+        }
+        reader.skipped.push_back((next, id - 2));
+    }
+    reader.last_id = id;
+}
+
+/// Whether the client skipped stream `id` (a smaller id than one it opened).
+fn was_skipped(reader: &Demux, id: u32) -> bool {
+    reader.skipped.iter().any(|&(from, to)| (from..=to).contains(&id))
+}
+
+/// Resets stream `id` whether it has a slot or not (an idle or closed stream).
+fn reset_any(s: &mut Shared, id: u32, code: ErrorCode) {
+    if s.streams.contains_key(&id) {
+        s.reset(id, code);
+    } else {
+        s.reset_closed(id, code);
+    }
+}
+
+/// One stream: the rampart stream of its request, then its slot is freed (the stream
+/// reset if its response did not end).
+async fn run_stream(
+    sess: &Session,
+    shared: &SharedRef,
+    id: u32,
+    mut txn: Txn,
+    head_buf: Vec<u8>,
+    end_stream: bool,
+    first: bool,
+) {
+    let rt = &sess.rt;
+    let body_len = txn.req.body;
+    txn.req.arena_max = rt.bufsize.saturating_sub(head_buf.len().min(rt.max_head));
+    let mut front = H2Front {
+        shared,
+        id,
+        sess,
+        method: txn.req.method,
+        head_buf,
+        body_len,
+        body: Vec::new(),
+        body_done: end_stream || body_len == BodyLen::None,
+        sent: false,
+        raw: Vec::new(),
+        first,
+        info: Default::default(),
+    };
+    front.info.head_received = front.head_buf.len() as u64;
+    if rt.proxies[sess.fe].log.is_some() {
+        let (line, fields) = request_line(txn.req.view(&front.head_buf));
+        log_request(&mut txn.st.log, sess, first, &line, fields);
+    }
+    if front.body_done && body_len == BodyLen::Unknown {
+        front.raw.extend_from_slice(b"0\r\n\r\n");
+    }
+    stream::run(&mut front, rt, &sess.conn, sess.fe, &mut txn).await;
+    drain_request(shared, id).await;
+    let mut s = shared.borrow_mut();
+    // a whole response sent before the whole request came: the client may stop sending
+    // (RFC 9113 §8.1, NO_ERROR); a response cut short: the stream is cancelled
+    let answered = s.streams.get(&id).is_some_and(|slot| slot.local_end && slot.reset.is_none());
+    s.reset(id, if answered { ErrorCode::NoError } else { ErrorCode::Cancel });
+    s.streams.remove(&id);
+}
+
+/// The request bytes a stream still reads after its whole response went out: a client
+/// sending the end of its body then sees the stream end cleanly.
+const DRAIN_MAX: usize = STREAM_WINDOW as usize;
+/// How long a stream waits for the end of its request after its whole response.
+const DRAIN_TIME: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// After the response: the rest of the request is read and dropped (up to
+/// [`DRAIN_MAX`] bytes for [`DRAIN_TIME`]), so that a client still sending sees its
+/// stream end with its request, as HAProxy ends it. A client sending more is then told
+/// to stop (RST_STREAM NO_ERROR, RFC 9113 §8.1).
+async fn drain_request(shared: &SharedRef, id: u32) {
+    let answered = |s: &Shared| s.streams.get(&id).is_some_and(|slot| slot.local_end && slot.reset.is_none());
+    if !answered(&shared.borrow()) {
+        return;
+    }
+    let mut sink = Vec::new();
+    let mut drained = 0;
+    let drain = async {
+        while drained < DRAIN_MAX {
+            sink.clear();
+            let end = poll_fn(|cx| match shared.borrow_mut().take_data(id, &mut sink, cx.waker()) {
+                Some(end) => Poll::Ready(end),
+                None => Poll::Pending,
+            })
+            .await;
+            drained += sink.len();
+            if end {
+                return;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(DRAIN_TIME, drain).await;
+}
+
+/// An HTTP/2 request's line as HAProxy logs it (`GET https://host/path HTTP/2.0`), and
+/// the size of its fields for `%U`.
+fn request_line(req: crate::http::MsgView<'_>) -> (Vec<u8>, u64) {
+    let mut line = Vec::with_capacity(req.method().len() + req.uri().len() + 10);
+    line.extend_from_slice(req.method());
+    line.push(b' ');
+    line.extend_from_slice(req.uri());
+    line.extend_from_slice(b" HTTP/2.0");
+    (line, crate::log::stream_log::htx_req_fields_size(req))
+}
+
+/// Starts the log record of a stream's request (`line`, with `fields` bytes of fields).
+/// The first stream of a connection starts at its accept (the handshakes' time before
+/// now); the next ones when their header block was decoded, with no idle time.
+fn log_request(l: &mut crate::log::StreamLog, sess: &Session, first: bool, line: &[u8], fields: u64) {
+    use crate::log::stream_log::{htx_req_head_size, MAX_URI};
+    let at = std::time::Instant::now();
+    let now = (crate::log::date::wall(at), at);
+    let accept = if first {
+        let th = sess.conn.handshake_time();
+        (now.0.checked_sub(th).unwrap_or(now.0), now.1.checked_sub(th).unwrap_or(now.1))
+    } else {
+        now
+    };
+    l.begin(accept, now, 0);
+    l.head_done = Some(at);
+    l.bytes_in = htx_req_head_size(line, fields);
+    l.req_line.extend_from_slice(&line[..line.len().min(MAX_URI)]);
+}

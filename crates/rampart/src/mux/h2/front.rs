@@ -1,0 +1,455 @@
+//! One HTTP/2 stream as the stream sees it: [`H2Front`] implements [`HttpFront`] over
+//! the connection's shared state. The request head was decoded by the connection
+//! (`h2::msg`); its body arrives as DATA the connection files in the stream's slot and
+//! goes to the server side in HTTP/1 framing (as received when its length is known,
+//! chunked otherwise). The response ([`H2Sink`]) goes out as HEADERS and DATA frames
+//! within the flow-control windows: an HTTP/1 response's chunked body is read as its
+//! data and trailers (`h1::body::Unchunk`), the trailers sent as a last HEADERS frame.
+//! HAProxy counterpart: mux_h2.c (`h2s_*`, `h2_snd_buf`, `h2_rcv_buf`).
+
+use std::future::poll_fn;
+use std::task::Poll;
+use std::time::Duration;
+
+use atomic_refcell::AtomicRefCell;
+use rampart_proto::h2::ErrorCode;
+
+use super::shared::SharedRef;
+use crate::action::WaitBody;
+use crate::back::{BackRecv, BackRx, BackSend, BackTx, BodyError};
+use crate::backend::ServerConn;
+use crate::debug::Trace;
+use crate::h1::body::Unchunk;
+use crate::h2::msg::response_fields;
+use crate::http::{BodyLen, Method, MsgHead, MsgView, Synth};
+use crate::io::IoError;
+use crate::sample::vars::VarStore;
+use crate::session::types::Session;
+use crate::stream::side::{LogInfo, Progress, ResSend, ResSink};
+use crate::stream::{BodyWaited, HttpFront, Next, ReqMeta};
+use crate::timer::Timeouts;
+
+/// The client side of one HTTP/2 stream.
+pub struct H2Front<'a> {
+    pub shared: &'a SharedRef,
+    pub id: u32,
+    pub sess: &'a Session,
+    /// The decoded request head's bytes (the request's slices point here).
+    pub head_buf: Vec<u8>,
+    /// The request's method (a response to HEAD has no body).
+    pub method: Method,
+    /// What is known of the request body.
+    pub body_len: BodyLen,
+    /// Request body bytes in hand (DATA taken from the slot), not sent yet.
+    pub body: Vec<u8>,
+    /// The whole request body is in `body` (or was sent).
+    pub body_done: bool,
+    /// The head and the body in hand went to a server.
+    pub sent: bool,
+    /// `body` in HTTP/1 framing, for a body of unknown length (chunked).
+    pub raw: Vec<u8>,
+    /// The first stream of the connection.
+    pub first: bool,
+    /// What this stream's exchange measured (`%B`, `%U`, the stats' bytes).
+    pub info: LogInfo,
+}
+
+/// Waits for DATA on stream `id` (or the end of the request, or a reset): appends what
+/// came to `into`; `true` once nothing more will come.
+async fn recv(shared: &SharedRef, id: u32, into: &mut Vec<u8>) -> bool {
+    poll_fn(|cx| match shared.borrow_mut().take_data(id, into, cx.waker()) {
+        Some(end) => Poll::Ready(end),
+        None => Poll::Pending,
+    })
+    .await
+}
+
+/// Whether stream `id` was reset (or is gone).
+fn was_reset(shared: &SharedRef, id: u32) -> bool {
+    shared.borrow().streams.get(&id).is_none_or(|s| s.reset.is_some())
+}
+
+impl H2Front<'_> {
+    /// Rebuilds the HTTP/1 framing of the body in hand (chunked, for a body whose length
+    /// is not known).
+    fn frame_raw(&mut self) {
+        if self.body_len != BodyLen::Unknown {
+            return;
+        }
+        self.raw.clear();
+        if !self.body.is_empty() {
+            push_chunk(&mut self.raw, &self.body);
+        }
+        if self.body_done {
+            self.raw.extend_from_slice(b"0\r\n\r\n");
+        }
+    }
+
+    fn reset(&self) -> bool {
+        was_reset(self.shared, self.id)
+    }
+}
+
+/// Appends one chunk (size line, data, CRLF).
+fn push_chunk(out: &mut Vec<u8>, data: &[u8]) {
+    out.extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
+    out.extend_from_slice(data);
+    out.extend_from_slice(b"\r\n");
+}
+
+impl<'a> HttpFront for H2Front<'a> {
+    type Sink = H2Sink<'a>;
+
+    fn req_buf(&self) -> &[u8] {
+        &self.head_buf
+    }
+
+    fn req_meta(&self) -> ReqMeta {
+        let closing = self.shared.borrow().closing;
+        ReqMeta {
+            keep_alive: !closing,
+            body_complete: self.body_done,
+            first: self.first,
+            sent_before: self.shared.borrow().sent_before,
+            upgrade: false,
+            body: self.body_len,
+        }
+    }
+
+    fn req_body(&self) -> Option<&[u8]> {
+        (self.body_len != BodyLen::None && !self.sent).then_some(&self.body[..])
+    }
+
+    fn req_body_raw(&self) -> &[u8] {
+        if self.sent {
+            &[]
+        } else if self.body_len == BodyLen::Unknown {
+            &self.raw
+        } else {
+            &self.body
+        }
+    }
+
+    async fn wait_body(&mut self, w: WaitBody, _expect_continue: bool) -> BodyWaited {
+        let rt = &self.sess.rt;
+        let deadline = w.time.or(rt.proxies[self.sess.fe].timeouts.client).map(|t| tokio::time::Instant::now() + t);
+        while !self.body_done && (w.at_least == 0 || (self.body.len() as u64) < w.at_least) {
+            if self.head_buf.len() + self.body.len() >= rt.max_head {
+                break;
+            }
+            let mut more = std::mem::take(&mut self.body);
+            let got = match deadline {
+                Some(d) => tokio::time::timeout_at(d, recv(self.shared, self.id, &mut more)).await.ok(),
+                None => Some(recv(self.shared, self.id, &mut more).await),
+            };
+            self.body = more;
+            match got {
+                None => return BodyWaited::Failed(408),
+                Some(_) if self.reset() => return BodyWaited::Closed,
+                Some(end) => self.body_done = end,
+            }
+        }
+        self.frame_raw();
+        BodyWaited::Ready
+    }
+
+    fn rewrite_room(&self) -> usize {
+        let rt = &self.sess.rt;
+        rt.bufsize.saturating_sub((self.head_buf.len() + self.body.len()).min(rt.max_head))
+    }
+
+    async fn interim(&mut self, head: &MsgHead) {
+        let view = head.view(&[]);
+        let mut lower = Vec::new();
+        self.shared.borrow_mut().send_headers(self.id, &mut |emit| response_fields(view, &mut lower, emit), false);
+    }
+
+    fn take_sess_vars(&mut self) -> Option<VarStore> {
+        self.shared.borrow().sess_vars.as_ref().map(VarStore::from_snapshot)
+    }
+
+    fn keep_sess_vars(&mut self, vars: VarStore) {
+        // COMPAT: streams that run at the same time each work on a copy of the
+        // `sess.` variables; the last one to end writes its copy back
+        self.shared.borrow_mut().sess_vars = Some(vars.into_snapshot());
+    }
+
+    fn take_private(&mut self) -> Option<ServerConn> {
+        None
+    }
+
+    fn keep_private(&mut self, sc: ServerConn) {
+        // COMPAT: an HTTP/2 client connection keeps no private server connection
+        // (`http-reuse never` closes it after each stream).
+        drop(sc);
+    }
+
+    fn client_gone(&self, every: Duration) -> impl std::future::Future<Output = ()> + Send + '_ {
+        let (shared, id) = (self.shared, self.id);
+        async move {
+            while !was_reset(shared, id) {
+                tokio::time::sleep(every).await;
+            }
+        }
+    }
+
+    fn trace(&self) -> Option<&Trace> {
+        None
+    }
+
+    fn req_sent(&mut self) {
+        self.sent = true;
+        self.shared.borrow_mut().sent_before = true;
+    }
+
+    fn sink(&self) -> H2Sink<'a> {
+        H2Sink {
+            shared: self.shared,
+            id: self.id,
+            head: self.method == Method::Head,
+            t_client: self.sess.rt.proxies[self.sess.fe].timeouts.client,
+            body: AtomicRefCell::new(ResBody::default()),
+        }
+    }
+
+    async fn upload(
+        &mut self,
+        tx: &BackTx<'_>,
+        progress: &Progress,
+        t_client: Option<Duration>,
+        t_server: Option<Duration>,
+    ) -> Result<(), BodyError> {
+        let chunked = self.body_len == BodyLen::Unknown;
+        let mut data = Vec::new();
+        let mut framed = Vec::new();
+        loop {
+            data.clear();
+            let end = match t_client {
+                Some(t) => tokio::time::timeout(t, recv(self.shared, self.id, &mut data))
+                    .await
+                    .map_err(|_| BodyError::From(IoError::Timeout))?,
+                None => recv(self.shared, self.id, &mut data).await,
+            };
+            if self.reset() {
+                return Err(BodyError::From(IoError::Closed));
+            }
+            let out: &[u8] = if chunked {
+                framed.clear();
+                if !data.is_empty() {
+                    push_chunk(&mut framed, &data);
+                }
+                if end {
+                    framed.extend_from_slice(b"0\r\n\r\n");
+                }
+                &framed
+            } else {
+                &data
+            };
+            if !out.is_empty() {
+                tx.send_body(out, t_server).await.map_err(BodyError::To)?;
+                progress.upload.bump();
+                progress.upload.add(data.len() as u64);
+            }
+            if end {
+                self.body_done = true;
+                return Ok(());
+            }
+        }
+    }
+
+    async fn tunnel(&mut self, _tx: &BackTx<'_>, _be: Timeouts) {
+        // COMPAT: CONNECT over HTTP/2 is not tunnelled yet: the stream ends.
+        self.shared.borrow_mut().reset(self.id, ErrorCode::ConnectError);
+    }
+
+    fn account(&mut self, progress: &Progress) {
+        use std::sync::atomic::Ordering;
+        self.info.sent += progress.download.bytes();
+        self.info.head_sent += progress.head.load(Ordering::Relaxed);
+        self.info.received += progress.upload.bytes();
+        if progress.back_src.is_some() {
+            self.info.back_src = progress.back_src;
+        }
+    }
+
+    async fn reply(&mut self, res: &MsgHead, reply: &Synth<'_>) -> Next {
+        let sink = self.sink();
+        let view = res.view(reply.buf);
+        let bodyless = self.method == Method::Head || matches!(res.status, 100..=199 | 204 | 304);
+        let body = if bodyless { &[][..] } else { &reply.body[..] };
+        let mut lower = Vec::new();
+        self.shared.borrow_mut().send_headers(
+            self.id,
+            &mut |emit| response_fields(view, &mut lower, emit),
+            body.is_empty(),
+        );
+        if !body.is_empty() && sink.send_all(body, true).await.is_err() {
+            return Next::Close;
+        }
+        self.info.sent += body.len() as u64;
+        Next::KeepAlive
+    }
+
+    fn silent_drop(&mut self) {
+        self.shared.borrow_mut().silent_drop = true;
+    }
+
+    async fn reply_raw(&mut self, _bytes: &[u8]) -> Next {
+        // an error file rampart could not parse cannot go out as HTTP/2 frames
+        self.shared.borrow_mut().reset(self.id, ErrorCode::InternalError);
+        Next::Close
+    }
+
+    fn log_info(&self) -> LogInfo {
+        self.info
+    }
+}
+
+/// How the response body arrives from the server side, and where its reading stands.
+#[derive(Debug, Default)]
+enum ResBody {
+    /// As it is (a known length, or until the server closes).
+    #[default]
+    Plain,
+    /// Chunked: read as its data and trailers.
+    Chunked(Box<Unchunk>),
+}
+
+/// The response half of an HTTP/2 stream.
+#[derive(Debug)]
+pub struct H2Sink<'a> {
+    shared: &'a SharedRef,
+    id: u32,
+    /// The request was HEAD: the response has no body.
+    head: bool,
+    t_client: Option<Duration>,
+    body: AtomicRefCell<ResBody>,
+}
+
+impl H2Sink<'_> {
+    /// Sends `data` as DATA frames as the windows allow (`end`: the last bytes).
+    async fn send_all(&self, mut data: &[u8], end: bool) -> Result<(), ()> {
+        loop {
+            let n = poll_fn(|cx| {
+                let mut s = self.shared.borrow_mut();
+                if s.closing || s.streams.get(&self.id).is_none_or(|st| st.reset.is_some()) {
+                    return Poll::Ready(None);
+                }
+                if !s.has_room(cx.waker()) || !s.can_send(self.id, cx.waker()) {
+                    return Poll::Pending;
+                }
+                Poll::Ready(Some(s.send_data(self.id, data, end)))
+            });
+            let n = match self.t_client {
+                Some(t) => tokio::time::timeout(t, n).await.map_err(|_| ())?,
+                None => n.await,
+            };
+            let Some(n) = n else { return Err(()) };
+            data = &data[n..];
+            if data.is_empty() {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Sends the next body bytes as the server side gave them (HTTP/1 framing): their
+    /// data, and at the end of a chunked body its trailers. `last`: no more will come.
+    async fn send_body(&self, bytes: &[u8], last: bool) -> Result<(), ()> {
+        let mut data = Vec::new();
+        let trailers = {
+            let mut body = self.body.borrow_mut();
+            match &mut *body {
+                ResBody::Plain => {
+                    data.extend_from_slice(bytes);
+                    None
+                }
+                ResBody::Chunked(u) => {
+                    u.feed(bytes, |d| data.extend_from_slice(d));
+                    u.is_done()
+                        .then(|| u.trailers().map(|(n, v)| (n.to_ascii_lowercase(), v.to_vec())).collect::<Vec<_>>())
+                }
+            }
+        };
+        let end = last || trailers.is_some();
+        match trailers.filter(|t| !t.is_empty()) {
+            Some(t) => {
+                if !data.is_empty() {
+                    self.send_all(&data, false).await?;
+                }
+                let fields = |emit: &mut dyn FnMut(&[u8], &[u8])| t.iter().for_each(|(n, v)| emit(n, v));
+                self.shared.borrow_mut().send_headers(self.id, &mut { fields }, true);
+                Ok(())
+            }
+            None if data.is_empty() && !end => Ok(()),
+            None => self.send_all(&data, end).await,
+        }
+    }
+}
+
+impl ResSink for H2Sink<'_> {
+    type Held = ();
+
+    fn trace(&self) -> Option<&Trace> {
+        None
+    }
+
+    async fn interim(&self, head: MsgView<'_>, _progress: &Progress) -> Result<(), ()> {
+        let mut lower = Vec::new();
+        self.shared.borrow_mut().send_headers(self.id, &mut |emit| response_fields(head, &mut lower, emit), false);
+        Ok(())
+    }
+
+    async fn send_head(
+        &self,
+        head: MsgView<'_>,
+        how: ResSend,
+        body: &[u8],
+        progress: &Progress,
+    ) -> Result<Option<()>, ()> {
+        use std::sync::atomic::Ordering;
+        let bodyless =
+            self.head || how.facts.body == BodyLen::None || matches!(head.head.status, 100..=199 | 204 | 304);
+        *self.body.borrow_mut() = match how.facts.body {
+            BodyLen::Unknown if !how.facts.until_close => ResBody::Chunked(Box::default()),
+            _ => ResBody::Plain,
+        };
+        let mut lower = Vec::new();
+        let end = bodyless;
+        self.shared.borrow_mut().send_headers(self.id, &mut |emit| response_fields(head, &mut lower, emit), end);
+        progress.head.store(0, Ordering::Relaxed);
+        if bodyless {
+            return Ok(None);
+        }
+        self.send_body(body, how.whole).await?;
+        progress.download.add(body.len() as u64);
+        Ok(None)
+    }
+
+    async fn flush(&self, _held: (), _progress: &Progress) -> Result<(), ()> {
+        Ok(())
+    }
+
+    async fn send_body_from(
+        &self,
+        rx: &mut BackRx<'_>,
+        progress: &Progress,
+        t_server: Option<Duration>,
+    ) -> Result<(), BodyError> {
+        loop {
+            match rx.recv_body(t_server).await? {
+                Some(bytes) => {
+                    let n = bytes.len() as u64;
+                    self.send_body(bytes, false).await.map_err(|()| BodyError::To(IoError::Closed))?;
+                    progress.download.bump();
+                    progress.download.add(n);
+                }
+                None => {
+                    if !self.shared.borrow().streams.get(&self.id).is_none_or(|s| s.local_end) {
+                        self.send_body(&[], true).await.map_err(|()| BodyError::To(IoError::Closed))?;
+                    }
+                    return Ok(());
+                }
+            }
+        }
+    }
+}

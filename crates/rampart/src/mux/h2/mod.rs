@@ -1,0 +1,23 @@
+//! HTTP/2 on the client side (server role): a connection task that reads and writes
+//! frames and runs each stream as a rampart stream, through the same `HttpFront` as
+//! HTTP/1. Reached by ALPN `h2` on a TLS listener, or by the connection preface on a
+//! cleartext HTTP listener. HAProxy counterpart: mux_h2.c.
+//!
+//! - `conn`: the connection task (frames in and out, settings, windows, streams)
+//! - `shared`: what the connection and its streams share (output, HPACK encoder,
+//!   windows, one slot per stream)
+//! - `front`: one stream as the stream sees it ([`front::H2Front`], its response half
+//!   [`front::H2Sink`])
+//!
+//! Reached by ALPN `h2`, `bind ... proto h2`, or the preface on an HTTP/1 listener.
+//!
+//! COMPAT: streams running at the same time each work on a copy of the `sess.`
+//! variables (the last to end writes it back); request trailers are not forwarded to
+//! HTTP/1 servers; CONNECT (tunnels) and extended CONNECT (WebSocket over HTTP/2) are
+//! refused; no `-d` traces; `tune.h2.*` not read (fixed windows and limits in `conn`).
+
+pub mod conn;
+pub mod front;
+mod shared;
+
+pub use conn::serve;
