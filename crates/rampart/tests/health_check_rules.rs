@@ -6,6 +6,9 @@
 //! Each test asserts the exact bytes the servers received and the check results as
 //! `show stat` reports them (`check_status`, `check_code`, `last_chk`).
 
+// Test servers on std threads, off the request path: std mutexes are fine.
+#![allow(clippy::disallowed_types)]
+
 mod test_pki;
 
 use std::io::{Read, Write};
@@ -303,13 +306,18 @@ fn rule_options_rampart_lacks_are_refused_at_startup() {
             "'tcp-check connect addr localhost' (only an IP address) is not supported yet",
         ),
     ];
-    for (rules, alert) in cases {
-        let cfg = format!(
+    let cfg = |rules: &str| {
+        format!(
             "defaults\n timeout client 1s\n timeout server 1s\n timeout connect 1s\n\
-             frontend fe\n bind 127.0.0.1:0\n default_backend b\n\
+             frontend fe\n bind 127.0.0.1:65000\n default_backend b\n\
              backend b\n {rules}\n server s 127.0.0.1:80 check\n"
-        );
-        let out = check(RAMPART, &cfg);
+        )
+    };
+    let accepted = "option httpchk\n http-check connect proto h1 alpn http/1.1 addr 127.0.0.1:81";
+    let out = check(RAMPART, &cfg(accepted));
+    assert_eq!(out.code, 0, "the control is refused:\n{}", out.stderr);
+    for (rules, alert) in cases {
+        let out = check(RAMPART, &cfg(rules));
         assert_ne!(out.code, 0, "{rules}: accepted");
         assert!(out.stderr.contains(alert), "{rules}: no {alert:?} in:\n{}", out.stderr);
     }

@@ -259,11 +259,12 @@ pub static STATS_GLOBAL: &[Kw] = &[
 const SERVER_PARTIAL: &str = "address (IPv4, IPv6, hostname resolved once, unix@) and the options listed below";
 const BIND_PARTIAL: &str = "addresses (all forms but abns@/sockpair@/quic) and the 'name' option";
 const TCPCHK_PARTIAL: &str = "every rule (connect with all its options, send, send-binary, send-lf, send-binary-lf, \
-     expect with every pattern and option, comment, set-var, set-var-fmt, unset-var); not: expect custom";
+     expect with every pattern and option, comment, set-var, set-var-fmt, unset-var); not: connect addr with a host \
+     name, expect custom";
 const HTTPCHK_PARTIAL: &str = "every rule (connect, send with uri-lf/hdr/body-lf, expect status/rstatus/string/\
      rstring/string-lf/hdr/fhdr with every option, set-var, set-var-fmt, unset-var, comment, disable-on-404, \
      send-state) and several send/expect steps; not: connect proto h2/fcgi, connect alpn h2 (rampart speaks HTTP/1 \
-     to servers)";
+     to servers), connect addr with a host name";
 const LOGS_PARTIAL: &str = "the variables listed in docs/COMPATIBILITY.md, section Logging";
 const SPLICE_PARTIAL: &str = "rampart splices where it pays off anyway; 'no option' is not supported yet";
 const USERLIST_PARTIAL: &str = "md5, sha256, sha512, bcrypt and yescrypt crypt(3) hashes and insecure \

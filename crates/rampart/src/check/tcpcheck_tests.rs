@@ -2,6 +2,9 @@
 //! and formats, the expect options (`min-recv`, `!`, statuses, messages, status codes),
 //! HTTP checks with several requests, and the helpers.
 
+// The scripted servers run on std threads, off the request path: std mutexes are fine.
+#![allow(clippy::disallowed_types)]
+
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
