@@ -148,6 +148,26 @@ fn refused_server_closes_the_client_after_the_retries() {
     assert_ne!(wait_end(&mut again, Duration::from_secs(5)).0, End::Open);
 }
 
+/// A stream that ends before its client did (here: a frontend without backend) closes
+/// with a FIN, then reads and drops what the client still sends until the client closes,
+/// as HAProxy does: bytes that cross the FIN draw no reset. (HAProxy's reg-test
+/// checks/ssl-hello-check expects "empty response", not "Connection reset by peer",
+/// from a check against such a frontend.)
+#[test]
+fn a_client_closed_first_may_still_send_without_a_reset() {
+    let proxy = proxy()
+        .listener("fe1")
+        .config(&format!("{}frontend fe1\n  bind fd@${{fe1}}\n", netutil::tcp_defaults("")))
+        .start()
+        .unwrap();
+    let mut client = netutil::connect(proxy.addr("fe1"), Duration::from_secs(5)).unwrap();
+    assert_eq!(wait_end(&mut client, Duration::from_secs(5)).0, End::Eof, "closed with a FIN");
+    // a closed socket would answer the first write with a reset, failing the second
+    client.write_all(b"late").unwrap();
+    thread::sleep(Duration::from_millis(100));
+    client.write_all(b"later").expect("the proxy still reads: no reset");
+}
+
 #[test]
 fn round_robin_takes_the_servers_in_turn() {
     let servers: Vec<RawBackend> =

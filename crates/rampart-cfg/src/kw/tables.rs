@@ -258,12 +258,13 @@ pub static STATS_GLOBAL: &[Kw] = &[
 
 const SERVER_PARTIAL: &str = "address (IPv4, IPv6, hostname resolved once, unix@) and the options listed below";
 const BIND_PARTIAL: &str = "addresses (all forms but abns@/sockpair@/quic) and the 'name' option";
-const TCPCHK_PARTIAL: &str =
-    "connect [port] [addr] [linger], send, send-binary, expect [min-recv] [!] string/rstring/binary/rbinary, \
-     comment; not: send-lf, set-var, unset-var, connect ssl/send-proxy/via-socks4/sni/alpn/proto, other expect options";
-const HTTPCHK_PARTIAL: &str = "send meth/uri/ver/hdr/body (one request per check), expect [!] status/rstatus/string/rstring \
-     with comment, disable-on-404, send-state, comment; not: connect, set-var, unset-var, uri-lf, body-lf, other expect matchers \
-     and options";
+const TCPCHK_PARTIAL: &str = "every rule (connect with all its options, send, send-binary, send-lf, send-binary-lf, \
+     expect with every pattern and option, comment, set-var, set-var-fmt, unset-var); not: connect addr with a host \
+     name, expect custom";
+const HTTPCHK_PARTIAL: &str = "every rule (connect, send with uri-lf/hdr/body-lf, expect status/rstatus/string/\
+     rstring/string-lf/hdr/fhdr with every option, set-var, set-var-fmt, unset-var, comment, disable-on-404, \
+     send-state) and several send/expect steps; not: connect proto h2/fcgi, connect alpn h2 (rampart speaks HTTP/1 \
+     to servers), connect addr with a host name";
 const LOGS_PARTIAL: &str = "the variables listed in docs/COMPATIBILITY.md, section Logging";
 const SPLICE_PARTIAL: &str = "rampart splices where it pays off anyway; 'no option' is not supported yet";
 const USERLIST_PARTIAL: &str = "md5, sha256, sha512, bcrypt and yescrypt crypt(3) hashes and insecure \
@@ -427,7 +428,7 @@ pub static OPTIONS: &[OptionKw] = &[
     opt("http-restrict-req-hdr-names", ALL, false, Yes),
     opt("http-server-close", ALL, true, Yes),
     opt("http-use-proxy-header", D | F | L, true, No),
-    opt("httpchk", D | L | B, false, Partial(HTTPCHK_PARTIAL)),
+    opt("httpchk", D | L | B, false, Yes),
     opt("httpclose", ALL, true, Yes),
     opt("httplog", D | F | L, false, Partial(LOGS_PARTIAL)),
     opt(
@@ -460,8 +461,8 @@ pub static OPTIONS: &[OptionKw] = &[
     opt("splice-response", ALL, true, Partial(SPLICE_PARTIAL)),
     opt("spop-check", B, false, Yes),
     opt("srvtcpka", D | L | B, true, Yes),
-    opt("ssl-hello-chk", D | L | B, false, No),
-    opt("tcp-check", D | L | B, false, Partial(TCPCHK_PARTIAL)),
+    opt("ssl-hello-chk", D | L | B, false, Yes),
+    opt("tcp-check", D | L | B, false, Yes),
     opt("tcp-smart-accept", D | F | L, true, Yes),
     opt("tcp-smart-connect", D | L | B, true, Yes),
     opt("tcpka", ALL, false, Yes),

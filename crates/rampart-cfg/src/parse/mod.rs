@@ -25,6 +25,8 @@
 //! - `ring`: `ring` sections (log buffers forwarded to TCP syslog servers)
 //! - `log`: `log` lines (kept raw)
 //! - `log_forward`: `log-forward` sections (syslog receivers and their targets)
+//! - `healthcheck`, `tcpcheck`: `option httpchk` / `http-check`, `option tcp-check` and the
+//!   protocol checks / `tcp-check`; `check_step`: the rules both rule lists share
 //! - `check`, `check_rules`: checks that need the whole configuration
 
 mod addr;
@@ -32,6 +34,7 @@ mod balance;
 mod bind;
 mod check;
 mod check_rules;
+mod check_step;
 mod cookie;
 mod ctx;
 mod errorfile;

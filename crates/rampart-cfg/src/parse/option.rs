@@ -85,9 +85,11 @@ fn dispatch_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str
         (_, "httplog") => httplog_option(cx, words),
         (_, "httpslog") => httpslog_option(cx, words),
         (_, "httpchk") => super::healthcheck::parse_option_httpchk(cx, words),
-        (_, "tcp-check" | "redis-check" | "smtpchk" | "mysql-check" | "pgsql-check" | "ldap-check" | "spop-check") => {
-            super::tcpcheck::parse_proto_option(cx, words, name)
-        }
+        (
+            _,
+            "tcp-check" | "redis-check" | "smtpchk" | "mysql-check" | "pgsql-check" | "ldap-check" | "spop-check"
+            | "ssl-hello-chk",
+        ) => super::tcpcheck::parse_proto_option(cx, words, name),
         (_, "tcplog") => tcplog_option(cx, words),
         (_, "forwardfor") => forwardfor_option(cx, words),
         (_, "originalto") => originalto_option(cx, words),

@@ -1,22 +1,25 @@
 //! `option tcp-check` and its `tcp-check` rules, and the protocol checks built on the
 //! same engine (`option redis-check`, `smtpchk`, `mysql-check`, `pgsql-check`,
-//! `ldap-check`, `spop-check`).
+//! `ldap-check`, `spop-check`, `ssl-hello-chk`).
 //!
 //! HAProxy counterparts: `parse_tcpcheck_connect()`, `parse_tcpcheck_send()`,
 //! `parse_tcpcheck_expect()`, `proxy_parse_redis_check_opt()`,
 //! `proxy_parse_smtpchk_opt()`, `proxy_parse_mysql_check_opt()`,
 //! `proxy_parse_pgsql_check_opt()`, `proxy_parse_ldap_check_opt()`,
-//! `proxy_parse_spop_check_opt()` (src/tcpcheck.c). Only what the daemon runs is
-//! accepted; the rest is refused by name.
+//! `proxy_parse_spop_check_opt()`, `proxy_parse_ssl_hello_chk_opt()` (src/tcpcheck.c).
+//! The rules shared with `http-check` are parsed in `check_step`.
 
-use crate::model::{MysqlUser, ProtoCheck, TcpCheckAction, TcpCheckRule, TcpExpectMatch};
+use crate::model::{CheckAction, CheckRule, FmtSrc, MysqlUser, ProtoCheck, SendData};
+use crate::span::Span;
 
+use super::arg;
+use super::check_step::{self as step, List};
 use super::ctx::Ctx;
-use super::{arg, not_yet};
+use super::rule::{ActErr, ActResult};
 
 /// `option tcp-check`, `option redis-check`, `option smtpchk [EHLO|HELO <domain>]`,
 /// `option mysql-check [user <name> [post-41|pre-41]]`, `option pgsql-check user
-/// <name>`, `option ldap-check`, `option spop-check`.
+/// <name>`, `option ldap-check`, `option spop-check`, `option ssl-hello-chk`.
 pub(super) fn parse_proto_option(cx: &mut Ctx<'_>, words: &[String], name: &str) {
     if cx.ignored_without(false, &format!("option {name}"), "") {
         return;
@@ -46,6 +49,7 @@ pub(super) fn parse_proto_option(cx: &mut Ctx<'_>, words: &[String], name: &str)
         "redis-check" => ProtoCheck::Redis,
         "ldap-check" => ProtoCheck::Ldap,
         "spop-check" => ProtoCheck::Spop,
+        "ssl-hello-chk" => ProtoCheck::SslHello,
         _ => ProtoCheck::TcpCheck,
     };
     let health = &mut cx.pb.px.options.health;
@@ -65,169 +69,119 @@ fn mysql_user(words: &[String]) -> Result<Option<MysqlUser>, String> {
     }
 }
 
-/// `tcp-check <action> ...`. A `comment` rule names the rule after it (the daemon
-/// attaches it).
+/// `tcp-check <action> ...`. The first rule a section writes starts its own list
+/// (rules inherited from `defaults` are dropped).
 pub(super) fn parse_tcp_check(cx: &mut Ctx<'_>, words: &[String]) {
     if cx.ignored_without(false, "tcp-check", "") {
         return;
     }
-    match parse_rule(&words[1.min(words.len())..]) {
-        Ok(Parsed::Comment(c)) => {
-            cx.pb.px.options.health.tcp_rules.push(TcpCheckRule { action: TcpCheckAction::Comment, comment: Some(c) });
+    let action = arg(words, 1);
+    let span = cx.span.clone();
+    let res = parse_rule(&words[1.min(words.len())..], own_rules(cx), &span);
+    match res {
+        Ok(rule) => own_rules(cx).push(rule),
+        Err(e) => {
+            let name = action.split('(').next().unwrap_or(action);
+            cx.alert(step::message(List::Tcp, name, e));
         }
-        Ok(Parsed::Rule(action, comment)) => cx.pb.px.options.health.tcp_rules.push(TcpCheckRule { action, comment }),
-        Err(msg) => cx.alert(msg),
     }
 }
 
-enum Parsed {
-    Comment(String),
-    Rule(TcpCheckAction, Option<String>),
+/// The rule list this section adds to: the one it started, or a fresh one.
+fn own_rules<'a>(cx: &'a mut Ctx<'_>) -> &'a mut Vec<CheckRule> {
+    let owner = (cx.pb.px.span.file.clone(), cx.pb.px.span.line);
+    let health = &mut cx.pb.px.options.health;
+    if health.tcp_owner.as_ref() != Some(&owner) {
+        health.tcp_rules.clear();
+        health.tcp_owner = Some(owner);
+    }
+    &mut health.tcp_rules
 }
 
-fn parse_rule(args: &[String]) -> Result<Parsed, String> {
-    let action = args.first().map_or("", String::as_str);
+fn parse_rule(args: &[String], rules: &[CheckRule], span: &Span) -> ActResult<CheckRule> {
+    let action = arg(args, 0);
     let rest = &args[1.min(args.len())..];
+    let index = rules.last().map_or(0, |r| r.index + 1);
+    let rule = |action, comment| CheckRule { action, comment, index, span: span.clone() };
     match action {
-        "comment" => match rest.first().filter(|c| !c.is_empty()) {
-            Some(c) => Ok(Parsed::Comment(c.clone())),
-            None => Err("'tcp-check comment' expects a string as argument.".into()),
-        },
-        "connect" => parse_connect(rest),
-        "send" | "send-binary" => {
-            let Some(data) = rest.first().filter(|d| !d.is_empty()) else {
-                return Err(format!(
-                    "'tcp-check {action}' expects a {} as argument.",
-                    if action == "send" { "string" } else { "binary string" }
-                ));
-            };
-            let bytes = crate::lexer::raw_bytes(data.as_bytes()).into_owned();
-            let bytes = if action == "send" { bytes } else { parse_hex(&String::from_utf8_lossy(&bytes))? };
-            let comment = trailing_comment(&rest[1..], action)?;
-            Ok(Parsed::Rule(TcpCheckAction::Send(bytes), comment))
+        "comment" => Ok(rule(CheckAction::Comment, Some(step::parse_comment(rest)?))),
+        "connect" => {
+            first_connect(rules)?;
+            let (c, comment) = step::parse_connect(rest, List::Tcp, span)?;
+            Ok(rule(CheckAction::Connect(c), comment))
         }
-        "expect" => parse_expect(rest),
-        "send-lf" | "send-binary-lf" => Err(not_yet(&format!("tcp-check {action}"))),
-        _ if action.starts_with("set-var") || action.starts_with("unset-var") => {
-            Err(not_yet(&format!("tcp-check {}", action.split('(').next().unwrap_or(action))))
+        "send" | "send-binary" | "send-lf" | "send-binary-lf" => {
+            let (data, comment) = parse_send(action, rest, span)?;
+            Ok(rule(CheckAction::Send(data), comment))
         }
-        _ => Err(format!(
-            "'tcp-check' only supports 'comment', 'connect', 'send', 'send-binary', 'expect', 'send-lf', \
-             'send-binary-lf', 'set-var' or 'unset-var' (got '{action}')."
-        )),
+        "expect" => {
+            let (e, comment) = step::parse_expect(rest, List::Tcp, span)?;
+            Ok(rule(CheckAction::Expect(e), comment))
+        }
+        _ if is_var_action(action) => Ok(rule(CheckAction::Var(step::parse_var(args, span)?), None)),
+        _ => Err(ActErr::Invalid(format!(
+            "'tcp-check' only supports 'comment', 'connect', 'send', 'send-binary', 'expect', 'set-var-fmt', \
+             'set-var', 'unset-var'. but got '{action}'"
+        ))),
     }
 }
 
-fn trailing_comment(rest: &[String], action: &str) -> Result<Option<String>, String> {
-    match rest {
-        [] => Ok(None),
-        [c, text, ..] if c == "comment" && !text.is_empty() => Ok(Some(text.clone())),
-        [other, ..] => Err(format!("'tcp-check {action}' : unexpected argument '{other}'.")),
-    }
+/// `set-var(...)`, `set-var-fmt(...)`, `unset-var(...)`.
+pub(super) fn is_var_action(word: &str) -> bool {
+    ["set-var", "set-var-fmt", "unset-var"].iter().any(|p| word.starts_with(p))
 }
 
-fn parse_connect(rest: &[String]) -> Result<Parsed, String> {
-    let (mut port, mut addr, mut comment) = (None, None, None);
-    let mut i = 0;
-    while let Some(word) = rest.get(i).map(String::as_str) {
-        let value = rest.get(i + 1).filter(|v| !v.is_empty());
-        match word {
-            "default" | "linger" => {}
-            "port" => {
-                let v = value.ok_or("'tcp-check connect' : 'port' expects a port number as argument.")?;
-                port =
-                    Some(v.parse::<u16>().ok().filter(|&p| p > 0).ok_or_else(|| {
-                        format!("'tcp-check connect' : invalid port '{v}' (a number in 1..65535 only).")
-                    })?);
-                i += 1;
-            }
-            "addr" => {
-                addr = Some(value.ok_or("'tcp-check connect' : 'addr' expects an address as argument.")?.clone());
-                i += 1;
-            }
-            "comment" => {
-                comment = Some(value.ok_or("'tcp-check connect' : 'comment' expects a string as argument.")?.clone());
-                i += 1;
-            }
-            "send-proxy" | "via-socks4" | "ssl" | "sni" | "alpn" | "proto" => {
-                return Err(not_yet(&format!("tcp-check connect {word}")))
-            }
-            _ => return Err(format!("'tcp-check connect' : unexpected argument '{word}'.")),
-        }
-        i += 1;
-    }
-    Ok(Parsed::Rule(TcpCheckAction::Connect { port, addr }, comment))
-}
-
-fn parse_expect(rest: &[String]) -> Result<Parsed, String> {
-    let (mut inverse, mut min_recv, mut comment) = (false, None, None);
-    let mut i = 0;
-    while let Some(mut word) = rest.get(i).map(String::as_str) {
-        let value = rest.get(i + 1).filter(|v| !v.is_empty());
-        // HAProxy also takes the `!` glued to the pattern type (`!rstring`)
-        if let Some(w) = word.strip_prefix('!').filter(|w| !w.is_empty()) {
-            inverse = true;
-            word = w;
-        }
-        match word {
-            "!" => inverse = true,
-            "min-recv" => {
-                let v = value.ok_or("'tcp-check expect' : 'min-recv' expects an integer as argument.")?;
-                min_recv =
-                    Some(v.parse::<usize>().map_err(|_| format!("'tcp-check expect' : invalid min-recv '{v}'."))?);
-                i += 1;
-            }
-            "comment" => {
-                comment = Some(value.ok_or("'tcp-check expect' : 'comment' expects a string as argument.")?.clone());
-                i += 1;
-            }
-            "string" | "rstring" | "binary" | "rbinary" => {
-                let pattern =
-                    value.ok_or_else(|| format!("'tcp-check expect' : '{word}' expects <pattern> as an argument."))?;
-                if let Some(extra) = rest.get(i + 2) {
-                    if extra != "comment" {
-                        return Err(format!("'tcp-check expect' : unexpected argument '{extra}'."));
-                    }
-                    comment = Some(trailing_comment(&rest[i + 2..], "expect")?.unwrap_or_default());
-                }
-                let raw = crate::lexer::raw_bytes(pattern.as_bytes()).into_owned();
-                let matcher = match word {
-                    "string" => TcpExpectMatch::String(raw),
-                    "rstring" => TcpExpectMatch::Rstring(pattern.clone()),
-                    "binary" => TcpExpectMatch::Binary(parse_hex(pattern)?),
-                    _ => TcpExpectMatch::Rbinary(pattern.clone()),
-                };
-                return Ok(Parsed::Rule(TcpCheckAction::Expect { inverse, matcher, min_recv }, comment));
-            }
-            "ok-status" | "error-status" | "tout-status" | "on-success" | "on-error" | "status-code" | "string-lf"
-            | "binary-lf" | "custom" => return Err(not_yet(&format!("tcp-check expect {word}"))),
+/// HAProxy's rule: a `connect` rule may only follow comments and variable actions
+/// unless one came first.
+pub(super) fn first_connect(rules: &[CheckRule]) -> ActResult<()> {
+    for r in rules {
+        match &r.action {
+            CheckAction::Connect(_) => return Ok(()),
+            CheckAction::Comment | CheckAction::Var(_) => {}
+            CheckAction::SendHttp(s) if s.from_opt => {}
             _ => {
-                return Err(format!(
-                    "'tcp-check expect' : expects 'string', 'rstring', 'binary', 'rbinary', 'string-lf' or \
-                     'binary-lf' but got '{word}' as argument."
+                return Err(ActErr::Invalid(
+                    "first step MUST also be a 'connect', optionally preceded by a 'set-var', an 'unset-var' or a \
+                     'comment', when there is a 'connect' step in the tcp-check ruleset"
+                        .into(),
                 ))
             }
         }
-        i += 1;
     }
-    Err("'tcp-check expect' : expects a pattern type.".into())
+    Ok(())
 }
 
-/// A hex string (`0a1B...`) as bytes.
-fn parse_hex(text: &str) -> Result<Vec<u8>, String> {
-    let bad = || format!("'{text}' is not a valid binary string (an even number of hex digits).");
-    if !text.len().is_multiple_of(2) {
-        return Err(bad());
+/// `send <string>`, `send-binary <hex>`, `send-lf <fmt>`, `send-binary-lf <fmt>`, each
+/// with an optional `comment <text>`.
+fn parse_send(action: &str, rest: &[String], span: &Span) -> ActResult<(SendData, Option<String>)> {
+    let data = arg(rest, 0);
+    if data.is_empty() {
+        let what = if action == "send-binary" { "binary string" } else { "string" };
+        return Err(ActErr::Invalid(format!("'{action}' expects a {what} as argument")));
     }
-    (0..text.len())
-        .step_by(2)
-        .map(|i| text.get(i..i + 2).and_then(|h| u8::from_str_radix(h, 16).ok()).ok_or_else(bad))
-        .collect()
+    let comment = match &rest[1..] {
+        [] => None,
+        [c, text, ..] if c == "comment" && !text.is_empty() => Some(text.clone()),
+        [c] if c == "comment" => return Err(ActErr::Invalid("'comment' expects a string as argument.".into())),
+        [other, ..] => return Err(ActErr::Invalid(format!("expects 'comment' but got '{other}' as argument"))),
+    };
+    let fmt = || FmtSrc { text: data.to_owned(), span: span.clone() };
+    let bytes = || crate::lexer::raw_bytes(data.as_bytes()).into_owned();
+    let send = match action {
+        "send" => SendData::Bytes(bytes()),
+        "send-binary" => SendData::Bytes(
+            step::parse_hex(&String::from_utf8_lossy(&bytes()))
+                .map_err(|m| ActErr::Invalid(format!("'{data}' invalid binary string ({m})")))?,
+        ),
+        "send-lf" => SendData::Lf(fmt()),
+        _ => SendData::BinaryLf(fmt()),
+    };
+    Ok((send, comment))
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::model::{MysqlUser, ProtoCheck, TcpCheckAction, TcpExpectMatch};
+    use crate::model::{CheckAction, CheckExpect, ConnectPort, ExpectMatch, MysqlUser, ProtoCheck, SendData};
     use crate::parse::tests::{alerts, parse_ok};
 
     #[test]
@@ -235,34 +189,38 @@ mod tests {
         let cfg = parse_ok(
             "backend b\n option tcp-check\n tcp-check comment first\n tcp-check connect port 6379 linger\n\
              tcp-check send \"PING\\r\\n\"\n tcp-check send-binary 0a0B\n\
-             tcp-check expect min-recv 3 ! rstring ^-ERR comment bad\n tcp-check expect binary 2b504f4e47\n",
+             tcp-check expect min-recv 3 ! rstring ^-ERR comment bad\n tcp-check expect binary 2b504f4e47\n\
+             tcp-check send-lf %[var(check.x)]\n tcp-check set-var(check.x) str(y)\n",
         );
         let h = &cfg.proxies[0].options.health;
         assert_eq!(h.proto, Some(ProtoCheck::TcpCheck));
         let r = &h.tcp_rules;
-        assert_eq!(r.len(), 6);
-        assert_eq!((&r[0].action, r[0].comment.as_deref()), (&TcpCheckAction::Comment, Some("first")));
-        let r = &r[1..];
-        assert_eq!(r[0].action, TcpCheckAction::Connect { port: Some(6379), addr: None });
-        assert_eq!(r[1].action, TcpCheckAction::Send(b"PING\r\n".to_vec()));
-        assert_eq!(r[1].comment, None);
-        assert_eq!(r[2].action, TcpCheckAction::Send(vec![0x0a, 0x0b]));
+        assert_eq!(r.len(), 8);
+        assert_eq!((&r[0].action, r[0].comment.as_deref()), (&CheckAction::Comment, Some("first")));
+        assert_eq!(r.iter().map(|r| r.index).collect::<Vec<_>>(), [0, 1, 2, 3, 4, 5, 6, 7]);
+        let CheckAction::Connect(c) = &r[1].action else { panic!("connect") };
+        assert_eq!((c.port.clone(), c.linger), (Some(ConnectPort::Num(6379)), true));
+        assert_eq!(r[2].action, CheckAction::Send(SendData::Bytes(b"PING\r\n".to_vec())));
+        assert_eq!(r[3].action, CheckAction::Send(SendData::Bytes(vec![0x0a, 0x0b])));
+        let mut e = CheckExpect::new(true, ExpectMatch::Rstring("^-ERR".into()));
+        e.min_recv = Some(3);
+        assert_eq!(r[4].action, CheckAction::Expect(e));
+        assert_eq!(r[4].comment.as_deref(), Some("bad"));
+        let e = CheckExpect::new(false, ExpectMatch::Binary(b"+PONG".to_vec()));
+        assert_eq!(r[5].action, CheckAction::Expect(e));
+        assert!(matches!(&r[6].action, CheckAction::Send(SendData::Lf(f)) if f.text == "%[var(check.x)]"));
+        assert!(matches!(r[7].action, CheckAction::Var(_)));
+    }
+
+    #[test]
+    fn a_proxy_writing_rules_starts_over() {
+        let cfg =
+            parse_ok("defaults\n option tcp-check\n tcp-check send a\nbackend b1\nbackend b2\n tcp-check send b\n");
+        let sends = |i: usize| cfg.proxies[i].options.health.tcp_rules.len();
+        assert_eq!((sends(0), sends(1)), (1, 1));
         assert_eq!(
-            r[3].action,
-            TcpCheckAction::Expect {
-                inverse: true,
-                matcher: TcpExpectMatch::Rstring("^-ERR".into()),
-                min_recv: Some(3)
-            }
-        );
-        assert_eq!(r[3].comment.as_deref(), Some("bad"));
-        assert_eq!(
-            r[4].action,
-            TcpCheckAction::Expect {
-                inverse: false,
-                matcher: TcpExpectMatch::Binary(b"+PONG".to_vec()),
-                min_recv: None
-            }
+            cfg.proxies[1].options.health.tcp_rules[0].action,
+            CheckAction::Send(SendData::Bytes(b"b".to_vec()))
         );
     }
 
@@ -287,6 +245,7 @@ mod tests {
         assert_eq!(h(" option pgsql-check user pg\n").proto, Some(ProtoCheck::Pgsql { user: "pg".into() }));
         assert_eq!(h(" option ldap-check\n").proto, Some(ProtoCheck::Ldap));
         assert_eq!(h(" option spop-check\n").proto, Some(ProtoCheck::Spop));
+        assert_eq!(h(" option ssl-hello-chk\n").proto, Some(ProtoCheck::SslHello));
     }
 
     #[test]
@@ -303,22 +262,34 @@ mod tests {
         assert_eq!(a("pgsql-check login x"), ["'option pgsql-check' only supports optional values: 'user'."]);
         assert_eq!(a("ldap-check x"), ["'option ldap-check' cannot handle unexpected argument 'x'."]);
         assert_eq!(a("spop-check x"), ["'option spop-check' cannot handle unexpected argument 'x'."]);
+        assert_eq!(a("ssl-hello-chk x"), ["'option ssl-hello-chk' cannot handle unexpected argument 'x'."]);
     }
 
     #[test]
     fn refusals() {
         let a = |l: &str| alerts(&format!("backend b\n option tcp-check\n tcp-check {l}\n"));
-        assert_eq!(a("send-lf x"), ["'tcp-check send-lf' is not supported yet"]);
-        assert_eq!(a("connect ssl"), ["'tcp-check connect ssl' is not supported yet"]);
         assert_eq!(a("expect custom"), ["'tcp-check expect custom' is not supported yet"]);
-        assert_eq!(a("send-binary 0g"), ["'0g' is not a valid binary string (an even number of hex digits)."]);
-        assert_eq!(a("expect string"), ["'tcp-check expect' : 'string' expects <pattern> as an argument."]);
-        assert_eq!(a("send"), ["'tcp-check send' expects a string as argument."]);
-        assert_eq!(a("set-var(check.x) int(1)"), ["'tcp-check set-var' is not supported yet"]);
+        assert_eq!(
+            a("send-binary 0g"),
+            ["'tcp-check send-binary' : '0g' invalid binary string (an hex digit is expected (found 'g'))."]
+        );
+        assert_eq!(a("expect string"), ["'tcp-check expect' : 'string' expects a <pattern> as argument."]);
+        assert_eq!(a("send"), ["'tcp-check send' : 'send' expects a string as argument."]);
+        assert_eq!(a("send x y"), ["'tcp-check send' : expects 'comment' but got 'y' as argument."]);
+        assert_eq!(
+            a("bogus"),
+            ["'tcp-check bogus' : 'tcp-check' only supports 'comment', 'connect', 'send', 'send-binary', 'expect', \
+              'set-var-fmt', 'set-var', 'unset-var'. but got 'bogus'."]
+        );
+        assert_eq!(
+            alerts("backend b\n tcp-check send x\n tcp-check connect\n"),
+            ["'tcp-check connect' : first step MUST also be a 'connect', optionally preceded by a 'set-var', an \
+              'unset-var' or a 'comment', when there is a 'connect' step in the tcp-check ruleset."]
+        );
         let cfg = parse_ok("backend b\n option tcp-check\n tcp-check expect !rstring ^x\n");
         assert_eq!(
             cfg.proxies[0].options.health.tcp_rules[0].action,
-            TcpCheckAction::Expect { inverse: true, matcher: TcpExpectMatch::Rstring("^x".into()), min_recv: None }
+            CheckAction::Expect(CheckExpect::new(true, ExpectMatch::Rstring("^x".into())))
         );
     }
 }

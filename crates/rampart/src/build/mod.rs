@@ -53,10 +53,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
     let mut logs = crate::log::setup::Opener::new(cfg, &mut alerts);
     let timed = crate::counters::histogram::wanted(cfg);
     for (idx, px) in cfg.proxies.iter().enumerate() {
-        let backend_checks = health_check::compile_backend(px).unwrap_or_else(|d| {
-            alerts.push(d);
-            Default::default()
-        });
+        let backend_checks = check_rules(cfg, idx, &mut shared, &mut alerts);
         let backups_cut = px.servers.iter().any(|s| s.check.shutdown_backups_on_up);
         // `dispatch` / `option transparent` without servers: one hidden server
         let servers = px
@@ -82,9 +79,10 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                     alerts.push(d);
                     None
                 });
-                let tls = crate::tls::client::build(cfg, idx, srv, addr, &mut alerts, &mut tls_warnings);
+                let rules_tls = check.as_ref().is_some_and(|c| c.rules.needs_tls());
+                let tls = crate::tls::client::build(cfg, idx, srv, addr, rules_tls, &mut alerts, &mut tls_warnings);
                 let check = check.map(|mut c| {
-                    c.tls = crate::tls::client::check_tls(srv, tls.as_ref(), c.tcp.is_some(), &mut alerts);
+                    health_check::attach_tls(&mut c, srv, tls.as_ref(), &mut alerts);
                     c
                 });
                 pool_key += 1;
@@ -246,6 +244,32 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
     crate::log::set_global(logs.global_loggers());
     crate::log::ring::set_rings(logs.rings.clone());
     (Ok(rt), warnings)
+}
+
+/// The compiled check rules of proxy `idx`, with its patterns and variables shared;
+/// a plain connect check when they do not compile (the alerts say why).
+fn check_rules(
+    cfg: &Config,
+    idx: usize,
+    shared: &mut action::compile::Shared,
+    alerts: &mut Vec<Diag>,
+) -> std::sync::Arc<health_check::TcpChk> {
+    if !cfg.proxies[idx].cap.backend {
+        return std::sync::Arc::new(health_check::TcpChk::plain());
+    }
+    let mut cx = crate::sample::expr::CompileCx::new(cfg, idx, crate::sample::expr::Site::TcpCheck);
+    cx.pats = shared.pats.clone();
+    cx.userlists = shared.userlists.clone();
+    let rules = health_check::compile_backend(&cfg.proxies[idx], &mut cx).unwrap_or_else(|d| {
+        alerts.extend(d);
+        std::sync::Arc::new(health_check::TcpChk::plain())
+    });
+    for v in cx.proc_vars {
+        if !shared.proc_vars.contains(&v) {
+            shared.proc_vars.push(v);
+        }
+    }
+    rules
 }
 
 /// Runs the `set-var` / `set-var-fmt` lines of `global` in order, as HAProxy does

@@ -13,8 +13,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
-use super::http::Outcome;
 use super::status::CheckStatus;
+use super::status::Outcome;
 
 /// The agent settings of one server.
 #[derive(Debug)]

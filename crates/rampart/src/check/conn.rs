@@ -1,10 +1,81 @@
-//! The connection a check opens (directly or through a SOCKS4 proxy) and how its
-//! errors read in check reports. HAProxy counterpart: the connect step of tcpcheck.c.
+//! The connection a check opens (directly or through a SOCKS4 proxy, in clear or
+//! over TLS), how it is closed, and how its errors read in check reports.
+//! HAProxy counterpart: the connect step of tcpcheck.c (`tcpcheck_eval_connect()`),
+//! `conn_err_code_str()`.
 
 use std::io;
 use std::net::SocketAddr;
+use std::os::fd::AsFd;
 
 use tokio::net::TcpStream;
+
+use crate::io::Sock;
+use crate::tls::stream::TlsSock;
+
+/// A check's connection once up.
+pub enum CheckConn {
+    Plain(TcpStream),
+    Tls(Box<TlsSock<TcpStream>>),
+}
+
+impl std::fmt::Debug for CheckConn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.is_tls() { "CheckConn::Tls" } else { "CheckConn::Plain" })
+    }
+}
+
+impl CheckConn {
+    pub fn is_tls(&self) -> bool {
+        matches!(self, CheckConn::Tls(_))
+    }
+
+    /// Writes all of `data`.
+    pub async fn write_all(&self, data: &[u8]) -> io::Result<()> {
+        let res = match self {
+            CheckConn::Plain(s) => crate::io::write_all(s, data, None).await,
+            CheckConn::Tls(s) => crate::io::write_all(s.as_ref(), data, None).await,
+        };
+        res.map_err(|e| match e {
+            crate::io::IoError::Io(e) => e,
+            other => io::Error::new(io::ErrorKind::BrokenPipe, other.to_string()),
+        })
+    }
+
+    /// Reads at most `room` more bytes into `buf`, waiting for some: `Ok(0)` at the end.
+    pub async fn read(&self, buf: &mut Vec<u8>, room: usize) -> io::Result<usize> {
+        match self {
+            CheckConn::Plain(s) => read_up_to(s, buf, room).await,
+            CheckConn::Tls(s) => read_up_to(s.as_ref(), buf, room).await,
+        }
+    }
+
+    /// Closes the connection: with a reset, as HAProxy closes its checks, unless the
+    /// rule asked to `linger` (a clean close).
+    pub fn close(self, linger: bool) {
+        let fd = match &self {
+            CheckConn::Plain(s) => s.as_fd(),
+            CheckConn::Tls(s) => s.get_ref().as_fd(),
+        };
+        if !linger {
+            let _ = socket2::SockRef::from(&fd).set_linger(Some(std::time::Duration::ZERO));
+        }
+    }
+}
+
+async fn read_up_to<S: Sock>(s: &S, buf: &mut Vec<u8>, room: usize) -> io::Result<usize> {
+    loop {
+        let mut chunk = Vec::with_capacity(room.clamp(1, 4096));
+        match s.try_read_buf(&mut chunk) {
+            Ok(n) => {
+                buf.extend_from_slice(&chunk[..n]);
+                return Ok(n);
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => s.readable().await?,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
 
 /// Connects a check to `addr`, through a SOCKS4 proxy (`check-via-socks4`). A `connect()` that fails at once (no route, no
 /// permission...) reads "General socket error (<error>)", as HAProxy words a socket

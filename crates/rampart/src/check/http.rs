@@ -1,203 +1,327 @@
-//! HTTP checks (`option httpchk`): the request, built once at startup, and the
-//! evaluation of the response against the `http-check expect` rules.
-//! HAProxy counterparts: `tcpcheck_eval_send()` for HTTP requests,
-//! `tcpcheck_eval_expect_http()`, `httpchk_build_status_header()` (src/tcpcheck.c,
-//! src/check.c).
+//! HTTP checks: the request of a `send` rule (`option httpchk`, `http-check send`),
+//! rendered as HAProxy's H1 mux writes it, and the evaluation of an `http-check
+//! expect` rule on the response read so far (status, status regex, headers, body).
+//! Pure functions: the engine (`tcpcheck`) reads, writes and gives the sample context.
+//! HAProxy counterparts: the `TCPCHK_SEND_HTTP` case of `tcpcheck_eval_send()`,
+//! `tcpcheck_eval_expect_http()` (src/tcpcheck.c).
 
-use rampart_cfg::model::{HealthCheck, HttpCheck, HttpExpectMatch};
+use rampart_cfg::model::{HdrMeth, HttpSend};
 use rampart_proto::h1::{self, Framing, Head};
 use rampart_proto::http::Method;
-use regex::bytes::Regex;
 
+use super::rules::{Expect, HdrPat, HdrRule, Matcher};
 use super::status::CheckStatus;
+use crate::http::{MsgHead, MsgView};
+use crate::log::format::LogFormat;
+use crate::sample::SampleCtx;
 
-/// The outcome of one check: status, HTTP code (0 when none) and `info` text.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Outcome {
-    pub status: CheckStatus,
-    pub code: u16,
-    pub desc: String,
-}
-
-impl Outcome {
-    pub fn new(status: CheckStatus, desc: impl Into<String>) -> Outcome {
-        Outcome { status, code: 0, desc: desc.into() }
-    }
-}
-
-/// An `http-check expect` rule, compiled.
+/// A part of the request: fixed, or a log-format string rendered per check.
 #[derive(Debug)]
-struct Expect {
-    inverse: bool,
-    matcher: Matcher,
-    comment: Option<String>,
+enum Part {
+    Text(Vec<u8>),
+    Lf(LogFormat),
 }
 
-#[derive(Debug)]
-enum Matcher {
-    Status(Vec<(u16, u16)>),
-    Rstatus(Regex),
-    String(Vec<u8>),
-    Rstring(Regex),
-}
-
-/// The HTTP check of a backend, compiled.
-#[derive(Debug)]
-pub struct HttpChk {
-    /// Request line and configured headers.
-    head: Vec<u8>,
-    /// Framing headers, the final CRLF and the body.
-    tail: Vec<u8>,
-    expects: Vec<Expect>,
-    pub disable_on_404: bool,
-    pub send_state: bool,
-}
-
-impl HttpChk {
-    /// Compiles the HTTP check of a backend; `Err` names a regex that does not compile.
-    pub fn compile(hc: &HealthCheck) -> Result<Option<HttpChk>, String> {
-        if !hc.httpchk {
-            return Ok(None);
+impl Part {
+    fn render(&self, ctx: &SampleCtx<'_>, out: &mut Vec<u8>) {
+        match self {
+            Part::Text(t) => out.extend_from_slice(t),
+            Part::Lf(f) => f.render(ctx, out),
         }
-        let default = HttpCheck::default();
-        let http = hc.http.as_ref().unwrap_or(&default);
-        let expects = http.expects.iter().map(compile_expect).collect::<Result<Vec<_>, _>>()?;
-        let (head, tail) = render_request(http);
-        Ok(Some(HttpChk { head, tail, expects, disable_on_404: hc.disable_on_404, send_state: hc.send_state }))
+    }
+}
+
+/// The request of a `send` rule, compiled.
+#[derive(Debug)]
+pub(super) struct HttpReq {
+    meth: String,
+    method: Method,
+    uri: Option<Part>,
+    ver: String,
+    /// Names lowercased; values are log-format strings (as in HAProxy).
+    hdrs: Vec<(String, Part)>,
+    body: Option<Part>,
+}
+
+impl HttpReq {
+    /// Compiles a request; `lf` compiles a log-format string (its error is the
+    /// rule's).
+    pub fn compile(
+        s: &HttpSend,
+        lf: &mut dyn FnMut(&str, &str) -> Result<LogFormat, String>,
+    ) -> Result<HttpReq, String> {
+        let meth = s.meth.clone().unwrap_or_else(|| "OPTIONS".into());
+        let mut part = |text: &Option<String>, is_lf: bool, what: &str| -> Result<Option<Part>, String> {
+            Ok(match text {
+                None => None,
+                Some(t) if is_lf => Some(Part::Lf(lf(t, what)?)),
+                Some(t) => Some(Part::Text(rampart_cfg::lexer::raw_bytes(t.as_bytes()).into_owned())),
+            })
+        };
+        let uri = part(&s.uri, s.uri_lf, "send")?;
+        let body = part(&s.body, s.body_lf, "send")?;
+        let hdrs = s
+            .hdrs
+            .iter()
+            .map(|(n, v)| Ok((n.to_ascii_lowercase(), Part::Lf(lf(v, "send")?))))
+            .collect::<Result<Vec<_>, String>>()?;
+        Ok(HttpReq {
+            method: Method::from_bytes(meth.as_bytes()),
+            meth,
+            uri,
+            ver: s.ver.clone().unwrap_or_else(|| "HTTP/1.0".into()),
+            hdrs,
+            body,
+        })
     }
 
-    /// The request bytes; `state` is the `X-Haproxy-Server-State` value with
-    /// `send-state`.
-    pub fn request(&self, state: Option<&str>) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.head.len() + self.tail.len() + 128);
-        out.extend_from_slice(&self.head);
+    /// The method, for reading the response (no body after a HEAD).
+    pub fn method(&self) -> Method {
+        self.method
+    }
+
+    /// The request bytes: the request line, the configured headers (those rendering
+    /// empty are left out), `x-haproxy-server-state` with `send-state`,
+    /// `content-length` with a body or a method other than GET/HEAD/OPTIONS/DELETE,
+    /// and `connection: close` in HTTP/1.1 unless a `connection` header was given.
+    pub fn render(&self, ctx: &SampleCtx<'_>, state: Option<&str>) -> Vec<u8> {
+        let mut out = Vec::with_capacity(256);
+        out.extend_from_slice(self.meth.as_bytes());
+        out.push(b' ');
+        let uri_at = out.len();
+        if let Some(u) = &self.uri {
+            u.render(ctx, &mut out);
+        }
+        if out.len() == uri_at {
+            out.push(b'/');
+        }
+        out.push(b' ');
+        out.extend_from_slice(self.ver.as_bytes());
+        out.extend_from_slice(b"\r\n");
+        let mut conn_hdr = false;
+        let mut value = Vec::new();
+        for (name, v) in &self.hdrs {
+            value.clear();
+            v.render(ctx, &mut value);
+            if value.is_empty() {
+                continue;
+            }
+            conn_hdr |= name == "connection";
+            header(&mut out, name.as_bytes(), &value);
+        }
         if let Some(s) = state {
-            out.extend_from_slice(b"x-haproxy-server-state: ");
-            out.extend_from_slice(s.as_bytes());
-            out.extend_from_slice(b"\r\n");
+            header(&mut out, b"x-haproxy-server-state", s.as_bytes());
         }
-        out.extend_from_slice(&self.tail);
+        let mut body = Vec::new();
+        if let Some(b) = &self.body {
+            b.render(ctx, &mut body);
+        }
+        let bodyless = matches!(self.method, Method::Options | Method::Get | Method::Head | Method::Delete);
+        if !bodyless || !body.is_empty() {
+            header(&mut out, b"content-length", body.len().to_string().as_bytes());
+        }
+        if is_v11(&self.ver) && !conn_hdr {
+            header(&mut out, b"connection", b"close");
+        }
+        out.extend_from_slice(b"\r\n");
+        out.extend_from_slice(&body);
         out
     }
+}
 
-    /// Evaluates the response read so far. `None`: more bytes are needed (`last` is
-    /// false and the message is not complete). `running` is whether the server is not
-    /// DOWN (a 404 with `disable-on-404` only counts then).
-    pub fn evaluate(&self, buf: &[u8], last: bool, running: bool) -> Option<Outcome> {
-        let mut head = Head::default();
-        // the caller bounds the buffer: the head may take all of it
-        match h1::parse_response(buf, buf.len() + 1, Method::Get, &mut head) {
-            Ok(true) => {}
-            Ok(false) if last => return Some(Outcome::new(CheckStatus::L7Rsp, "")),
-            Ok(false) => return None,
-            Err(_) => return Some(Outcome::new(CheckStatus::L7Rsp, "")),
-        }
-        let body = body(&buf[head.len..], head.framing, last)?;
-        let code = head.status;
-        let reason = String::from_utf8_lossy(head.reason.get(buf)).into_owned();
-        if self.disable_on_404 && running && code == 404 {
-            return Some(Outcome { status: CheckStatus::L7OkC, code, desc: String::new() });
-        }
-        let status_line = code.to_string();
-        if self.expects.is_empty() {
-            if (200..400).contains(&code) {
-                return Some(Outcome { status: CheckStatus::L7Ok, code, desc: String::new() });
-            }
-            return Some(Outcome { status: CheckStatus::L7Sts, code, desc: reason });
-        }
-        for e in &self.expects {
-            let (matched, fail_status, desc) = match &e.matcher {
-                Matcher::Status(ranges) => {
-                    (ranges.iter().any(|&(lo, hi)| (lo..=hi).contains(&code)), CheckStatus::L7Sts, reason.clone())
-                }
-                Matcher::Rstatus(re) => (re.is_match(status_line.as_bytes()), CheckStatus::L7Sts, reason.clone()),
-                Matcher::String(_) | Matcher::Rstring(_) if body.is_empty() => {
-                    let mut d = "HTTP content check could not find a response body".to_owned();
-                    append_comment(&mut d, e);
-                    return Some(Outcome { status: CheckStatus::L7Rsp, code, desc: d });
-                }
-                Matcher::String(s) => (memchr::memmem::find(&body, s).is_some(), CheckStatus::L7Rsp, body_desc(e)),
-                Matcher::Rstring(re) => (re.is_match(&body), CheckStatus::L7Rsp, body_desc(e)),
-            };
-            if matched == e.inverse {
-                let mut desc = desc;
-                append_comment(&mut desc, e);
-                return Some(Outcome { status: fail_status, code, desc });
-            }
-        }
-        Some(Outcome { status: CheckStatus::L7Ok, code, desc: String::new() })
+fn header(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
+    out.extend_from_slice(name);
+    out.extend_from_slice(b": ");
+    out.extend_from_slice(value);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// HAProxy's test for an HTTP/1.1 request line: `HTTP/2`, or `HTTP/x.y` from 1.1 on.
+fn is_v11(ver: &str) -> bool {
+    let v = ver.as_bytes();
+    match v.len() {
+        6 => v[5] == b'2',
+        8 => v[5] > b'1' || (v[5] == b'1' && v[7] >= b'1'),
+        _ => false,
     }
 }
 
-fn body_desc(e: &Expect) -> String {
-    if e.inverse {
-        "HTTP check matched unwanted content".into()
-    } else {
-        "HTTP content check did not match".into()
-    }
+// === the response ===
+
+/// The response read so far.
+#[derive(Debug)]
+pub(super) enum Resp {
+    /// The head is not complete yet.
+    Incomplete,
+    /// Not an HTTP response.
+    Invalid,
+    /// The head, and the body data read so far (`complete`: the whole message).
+    Ready { body: Vec<u8>, complete: bool },
 }
 
-fn append_comment(desc: &mut String, e: &Expect) {
-    if let Some(c) = &e.comment {
-        desc.push_str(" comment: ");
-        desc.push_str(c);
+/// Parses `buf` into `msg` (the head); `method` is the request's; `last`: no more
+/// bytes will come.
+pub(super) fn parse_response(buf: &[u8], method: Method, last: bool, msg: &mut MsgHead) -> Resp {
+    let mut head = Head::default();
+    // the caller bounds the buffer: the head may take all of it
+    match h1::parse_response(buf, buf.len() + 1, method, &mut head) {
+        Ok(true) => {}
+        Ok(false) => return Resp::Incomplete,
+        Err(_) => return Resp::Invalid,
     }
+    crate::h1::msg::fill(msg, &head);
+    let (body, complete) = body(&buf[head.len..], head.framing, last);
+    Resp::Ready { body, complete }
 }
 
-fn compile_expect(e: &rampart_cfg::model::HttpExpect) -> Result<Expect, String> {
-    let re = |p: &str| Regex::new(p).map_err(|err| format!("'http-check expect' : regex '{p}' : {err}"));
-    let matcher = match &e.matcher {
-        HttpExpectMatch::Status(r) => Matcher::Status(r.clone()),
-        HttpExpectMatch::Rstatus(p) => Matcher::Rstatus(re(p)?),
-        HttpExpectMatch::String(s) => Matcher::String(s.as_bytes().to_vec()),
-        HttpExpectMatch::Rstring(p) => Matcher::Rstring(re(p)?),
+/// What an HTTP expect rule made of the response.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Verdict {
+    Pass,
+    /// More bytes are needed.
+    Wait,
+    /// The rule failed: status and `info` before the rule's own message and comment.
+    Fail(CheckStatus, String),
+}
+
+/// Where an HTTP expect looks.
+pub(super) struct Seen<'a, 'c> {
+    pub msg: MsgView<'a>,
+    pub body: &'a [u8],
+    /// No more bytes will come (closed, buffer full, or the whole message read).
+    pub last: bool,
+    pub ctx: &'a SampleCtx<'c>,
+}
+
+/// Evaluates HTTP expect rule `e` on a response whose head is known.
+pub(super) fn eval_expect(e: &Expect, r: &Seen<'_, '_>) -> Verdict {
+    let reason = || String::from_utf8_lossy(r.msg.reason()).into_owned();
+    let fail_sts = |desc: String| Verdict::Fail(e.err_status.unwrap_or(CheckStatus::L7Sts), desc);
+    let matched = match &e.matcher {
+        Matcher::Status(ranges) => ranges.iter().any(|&(lo, hi)| (lo..=hi).contains(&r.msg.head.status)),
+        Matcher::Rstatus(re) => re.is_match(r.msg.head.status.to_string().as_bytes()),
+        Matcher::Header(h) => match header_match(h, r) {
+            Ok(m) => m,
+            Err(desc) => return Verdict::Fail(CheckStatus::L7Rsp, desc.into()),
+        },
+        _ => return body_expect(e, r),
     };
-    Ok(Expect { inverse: e.inverse, matcher, comment: e.comment.clone() })
+    if matched != e.inverse {
+        Verdict::Pass
+    } else {
+        fail_sts(if matches!(e.on_error, super::rules::Msg::Lf(_)) { String::new() } else { reason() })
+    }
 }
 
-/// The request as HAProxy's H1 mux writes it: header names lowercased, a
-/// `content-length` with a body (or 0 for other methods than GET/HEAD/OPTIONS in
-/// HTTP/1.1), `connection: close` in HTTP/1.1.
-fn render_request(http: &HttpCheck) -> (Vec<u8>, Vec<u8>) {
-    let mut head = format!("{} {} {}\r\n", http.meth, http.uri, http.ver).into_bytes();
-    for (name, value) in &http.hdrs {
-        head.extend_from_slice(name.to_ascii_lowercase().as_bytes());
-        head.extend_from_slice(b": ");
-        head.extend_from_slice(value.as_bytes());
-        head.extend_from_slice(b"\r\n");
+/// The body rules: `string`, `rstring`, `string-lf`.
+fn body_expect(e: &Expect, r: &Seen<'_, '_>) -> Verdict {
+    let status = e.err_status.unwrap_or(CheckStatus::L7Rsp);
+    let own_msg = matches!(e.on_error, super::rules::Msg::Lf(_));
+    let desc = |d: &str| if own_msg { String::new() } else { d.to_owned() };
+    if r.body.is_empty() {
+        if !r.last {
+            return Verdict::Wait;
+        }
+        return Verdict::Fail(status, desc("HTTP content check could not find a response body"));
     }
-    let v11 = http.ver.eq_ignore_ascii_case("HTTP/1.1");
-    let no_body_method = ["GET", "HEAD", "OPTIONS"].iter().any(|m| http.meth.eq_ignore_ascii_case(m));
-    let mut tail = Vec::new();
-    if !http.body.is_empty() || (v11 && !no_body_method) {
-        tail.extend_from_slice(format!("content-length: {}\r\n", http.body.len()).as_bytes());
+    let mut rendered = Vec::new();
+    if let Matcher::BodyLf(f) = &e.matcher {
+        f.render(r.ctx, &mut rendered);
+        if rendered.is_empty() {
+            return Verdict::Fail(CheckStatus::L7Rsp, "log-format string evaluated to an empty string".into());
+        }
     }
-    if v11 && !http.hdrs.iter().any(|(n, _)| n.eq_ignore_ascii_case("connection")) {
-        tail.extend_from_slice(b"connection: close\r\n");
+    let need = match &e.matcher {
+        Matcher::Body(s) => s.len(),
+        Matcher::BodyLf(_) => rendered.len(),
+        _ => 0,
+    };
+    if !r.last && (r.body.len() < need || e.min_recv.is_some_and(|m| m > 0 && r.body.len() < m)) {
+        return Verdict::Wait;
     }
-    tail.extend_from_slice(b"\r\n");
-    tail.extend_from_slice(http.body.as_bytes());
-    (head, tail)
+    let matched = match &e.matcher {
+        Matcher::Body(s) => memchr::memmem::find(r.body, s).is_some(),
+        Matcher::BodyLf(_) => memchr::memmem::find(r.body, &rendered).is_some(),
+        Matcher::Rbody(re) => re.is_match(r.body),
+        _ => false,
+    };
+    // without min-recv, a mismatch waits for more of the body
+    if !matched && !r.last && e.min_recv.is_none() {
+        return Verdict::Wait;
+    }
+    if matched != e.inverse {
+        return Verdict::Pass;
+    }
+    let text = if e.inverse { "HTTP check matched unwanted content" } else { "HTTP content check did not match" };
+    Verdict::Fail(status, desc(text))
 }
 
-/// The body of the response, once complete (or `last`): `None` to wait for more.
-fn body(rest: &[u8], framing: Framing, last: bool) -> Option<Vec<u8>> {
+/// Whether a header matches `h`; `Err` when a log-format pattern renders empty.
+fn header_match(h: &HdrRule, r: &Seen<'_, '_>) -> Result<bool, &'static str> {
+    const EMPTY: &str = "log-format string evaluated to an empty string";
+    let render = |p: &HdrPat| -> Result<Option<(HdrMeth, Vec<u8>)>, &'static str> {
+        Ok(match p {
+            HdrPat::Text(how, t) => Some((*how, t.clone())),
+            HdrPat::Lf(how, f) => {
+                let mut out = Vec::new();
+                f.render(r.ctx, &mut out);
+                if out.is_empty() {
+                    return Err(EMPTY);
+                }
+                Some((*how, out))
+            }
+            HdrPat::Reg(_) => None,
+        })
+    };
+    let name = render(&h.name)?;
+    let value = h.value.as_ref().map(|v| render(v).map(|x| (v, x))).transpose()?;
+    for (_, n, v) in r.msg.headers() {
+        let name_ok = match (&h.name, &name) {
+            (HdrPat::Reg(re), _) => re.is_match(n),
+            (_, Some((how, pat))) => text_match(*how, &n.to_ascii_lowercase(), &pat.to_ascii_lowercase()),
+            _ => false,
+        };
+        if !name_ok {
+            continue;
+        }
+        let Some((vp, vtext)) = &value else { return Ok(true) };
+        let mut values: Box<dyn Iterator<Item = &[u8]>> =
+            if h.full { Box::new(std::iter::once(v)) } else { Box::new(crate::http::uri::comma_items(v)) };
+        let hit = values.any(|x| match (vp, vtext) {
+            (HdrPat::Reg(re), _) => re.is_match(x),
+            (_, Some((how, pat))) => text_match(*how, x, pat),
+            _ => false,
+        });
+        if hit {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+fn text_match(how: HdrMeth, s: &[u8], pat: &[u8]) -> bool {
+    match how {
+        HdrMeth::Str => s == pat,
+        HdrMeth::Beg => s.starts_with(pat),
+        HdrMeth::End => s.ends_with(pat),
+        HdrMeth::Sub => memchr::memmem::find(s, pat).is_some(),
+        HdrMeth::Reg => false,
+    }
+}
+
+/// The body data in `rest` and whether the message is complete.
+fn body(rest: &[u8], framing: Framing, last: bool) -> (Vec<u8>, bool) {
     match framing {
-        Framing::None => Some(Vec::new()),
+        Framing::None => (Vec::new(), true),
         Framing::Length(n) => {
             let n = usize::try_from(n).unwrap_or(usize::MAX);
-            if rest.len() >= n || last {
-                Some(rest[..rest.len().min(n)].to_vec())
-            } else {
-                None
-            }
+            (rest[..rest.len().min(n)].to_vec(), rest.len() >= n)
         }
         Framing::Chunked => match dechunk(rest) {
-            Some(b) => Some(b),
-            None if last => Some(dechunk_partial(rest)),
-            None => None,
+            Some(b) => (b, true),
+            None => (dechunk_partial(rest), false),
         },
-        Framing::UntilClose => last.then(|| rest.to_vec()),
+        Framing::UntilClose => (rest.to_vec(), last),
     }
 }
 
@@ -220,7 +344,7 @@ fn dechunk(mut rest: &[u8]) -> Option<Vec<u8>> {
     }
 }
 
-/// What a truncated chunked body holds, for a check that has to conclude anyway.
+/// What a truncated chunked body holds so far.
 fn dechunk_partial(mut rest: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     while let Some(eol) = memchr::memmem::find(rest, b"\r\n") {
@@ -238,129 +362,5 @@ fn dechunk_partial(mut rest: &[u8]) -> Vec<u8> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use rampart_cfg::model::HttpExpect;
-
-    fn chk(expects: Vec<HttpExpect>, disable_on_404: bool) -> HttpChk {
-        let http = HttpCheck { expects, ..Default::default() };
-        let hc = HealthCheck { httpchk: true, http: Some(http), disable_on_404, ..Default::default() };
-        HttpChk::compile(&hc).expect("compiles").expect("http")
-    }
-
-    fn exp(inverse: bool, matcher: HttpExpectMatch, comment: Option<&str>) -> HttpExpect {
-        HttpExpect { inverse, matcher, comment: comment.map(str::to_owned) }
-    }
-
-    const OK: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
-    const E500: &[u8] = b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n";
-
-    #[test]
-    fn requests_as_haproxy_writes_them() {
-        let r = |http: HttpCheck| {
-            let hc = HealthCheck { httpchk: true, http: Some(http), ..Default::default() };
-            String::from_utf8(HttpChk::compile(&hc).unwrap().unwrap().request(None)).unwrap()
-        };
-        assert_eq!(r(HttpCheck::default()), "OPTIONS / HTTP/1.0\r\n\r\n");
-        let http = HttpCheck {
-            meth: "GET".into(),
-            uri: "/health".into(),
-            ver: "HTTP/1.1".into(),
-            hdrs: vec![("Host".into(), "www".into())],
-            ..Default::default()
-        };
-        assert_eq!(r(http), "GET /health HTTP/1.1\r\nhost: www\r\nconnection: close\r\n\r\n");
-        let http = HttpCheck {
-            meth: "GET".into(),
-            uri: "/h".into(),
-            hdrs: vec![("Host".into(), "foo".into())],
-            body: "abc".into(),
-            ..Default::default()
-        };
-        assert_eq!(r(http), "GET /h HTTP/1.0\r\nhost: foo\r\ncontent-length: 3\r\n\r\nabc");
-        let http = HttpCheck { meth: "POST".into(), uri: "/x".into(), ver: "HTTP/1.1".into(), ..Default::default() };
-        let hc = HealthCheck { httpchk: true, http: Some(http), ..Default::default() };
-        let req = HttpChk::compile(&hc).unwrap().unwrap().request(Some("UP; name=b/s"));
-        assert_eq!(
-            String::from_utf8(req).unwrap(),
-            "POST /x HTTP/1.1\r\nx-haproxy-server-state: UP; name=b/s\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
-        );
-    }
-
-    #[test]
-    fn default_expect_is_2xx_or_3xx() {
-        let c = chk(vec![], false);
-        assert_eq!(
-            c.evaluate(OK, false, true).unwrap(),
-            Outcome { status: CheckStatus::L7Ok, code: 200, desc: "".into() }
-        );
-        let o = c.evaluate(b"HTTP/1.0 302 Found\r\n\r\n", true, true).unwrap();
-        assert_eq!((o.status, o.code), (CheckStatus::L7Ok, 302));
-        let o = c.evaluate(E500, false, true).unwrap();
-        assert_eq!((o.status, o.code, o.desc.as_str()), (CheckStatus::L7Sts, 500, "Internal Server Error"));
-    }
-
-    #[test]
-    fn incomplete_garbage_and_empty_responses() {
-        let c = chk(vec![], false);
-        assert_eq!(c.evaluate(b"HTTP/1.1 200 OK\r\nContent-", false, true), None);
-        assert_eq!(c.evaluate(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nab", false, true), None);
-        assert_eq!(c.evaluate(b"hello\r\n\r\n", true, true).unwrap(), Outcome::new(CheckStatus::L7Rsp, ""));
-        assert_eq!(c.evaluate(b"", true, true).unwrap(), Outcome::new(CheckStatus::L7Rsp, ""));
-    }
-
-    #[test]
-    fn status_and_body_matchers() {
-        let st = |r: &[(u16, u16)]| HttpExpectMatch::Status(r.to_vec());
-        let c = chk(vec![exp(false, st(&[(200, 299)]), None)], false);
-        assert_eq!(c.evaluate(OK, false, true).unwrap().status, CheckStatus::L7Ok);
-        assert_eq!(c.evaluate(E500, false, true).unwrap().status, CheckStatus::L7Sts);
-        let c = chk(vec![exp(true, st(&[(500, 599)]), None)], false);
-        assert_eq!(c.evaluate(E500, false, true).unwrap().status, CheckStatus::L7Sts);
-        let c = chk(vec![exp(false, HttpExpectMatch::Rstatus("^2".into()), None)], false);
-        assert_eq!(c.evaluate(OK, false, true).unwrap().status, CheckStatus::L7Ok);
-        let c = chk(vec![exp(false, HttpExpectMatch::String("ok".into()), None)], false);
-        assert_eq!(c.evaluate(OK, false, true).unwrap().status, CheckStatus::L7Ok);
-        let nope = b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nnope";
-        assert_eq!(
-            c.evaluate(nope, false, true).unwrap(),
-            Outcome { status: CheckStatus::L7Rsp, code: 200, desc: "HTTP content check did not match".into() }
-        );
-        assert_eq!(c.evaluate(E500, false, true).unwrap().desc, "HTTP content check could not find a response body");
-        let c = chk(vec![exp(true, HttpExpectMatch::Rstring("^no".into()), None)], false);
-        assert_eq!(c.evaluate(nope, false, true).unwrap().desc, "HTTP check matched unwanted content");
-        assert_eq!(c.evaluate(OK, false, true).unwrap().status, CheckStatus::L7Ok);
-        let c = chk(vec![exp(false, st(&[(201, 201)]), Some("my check"))], false);
-        assert_eq!(c.evaluate(OK, false, true).unwrap().desc, "OK comment: my check");
-    }
-
-    #[test]
-    fn chunked_and_until_close_bodies() {
-        let c = chk(vec![exp(false, HttpExpectMatch::String("hello".into()), None)], false);
-        let chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nhel\r\n2\r\nlo\r\n0\r\n\r\n";
-        assert_eq!(c.evaluate(chunked, false, true).unwrap().status, CheckStatus::L7Ok);
-        assert_eq!(c.evaluate(&chunked[..60], false, true), None);
-        let close = b"HTTP/1.0 200 OK\r\n\r\nsay hello";
-        assert_eq!(c.evaluate(close, false, true), None);
-        assert_eq!(c.evaluate(close, true, true).unwrap().status, CheckStatus::L7Ok);
-    }
-
-    #[test]
-    fn disable_on_404_only_while_running() {
-        let c = chk(vec![], true);
-        let nf = b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n";
-        assert_eq!(
-            c.evaluate(nf, false, true).unwrap(),
-            Outcome { status: CheckStatus::L7OkC, code: 404, desc: "".into() }
-        );
-        assert_eq!(c.evaluate(nf, false, false).unwrap().status, CheckStatus::L7Sts);
-    }
-
-    #[test]
-    fn bad_regex_is_refused() {
-        let http =
-            HttpCheck { expects: vec![exp(false, HttpExpectMatch::Rstring("(".into()), None)], ..Default::default() };
-        let hc = HealthCheck { httpchk: true, http: Some(http), ..Default::default() };
-        assert!(HttpChk::compile(&hc).unwrap_err().starts_with("'http-check expect' : regex '(' : "));
-    }
-}
+#[path = "http_tests.rs"]
+mod tests;

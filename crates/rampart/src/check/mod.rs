@@ -5,19 +5,24 @@
 //! the servers and applies what they find.
 //! HAProxy counterpart: check.c (settings, HTTP and agent checks), tcpcheck.c.
 //!
-//! - `status`: check result codes (`L4OK`, `L7STS`...)
+//! - `status`: check result codes (`L4OK`, `L7STS`...) and a check's outcome
 //! - `agent`: agent checks (`agent-check`): weight, health and admin words
 //! - `health`: the rise/fall counter and the interval it implies
-//! - `http`: `option httpchk` requests and `http-check expect` evaluation
-//! - `tcpcheck`: the tcp-check rule engine (`option tcp-check`, `redis-check`, `smtpchk`)
-//! - `proto`: `mysql-check`, `pgsql-check`, `ldap-check`, `spop-check` on that engine
-//! - `conn`: the connection a check opens, and its error words
+//! - `rules`: a check's rules, compiled (`tcp-check`, `http-check`, as HAProxy completes
+//!   them)
+//! - `tcpcheck`: the rule engine every check runs (plain, `option tcp-check`, `option
+//!   httpchk`, protocol checks)
+//! - `http`: HTTP requests and `http-check expect` evaluation
+//! - `proto`: the protocol checks' rule sets (`redis-check`, `smtpchk`, `mysql-check`,
+//!   `pgsql-check`, `ldap-check`, `spop-check`, `ssl-hello-chk`) and reply decoders
+//! - `conn`: the connection a check opens (clear or TLS), and its error words
 
 pub mod agent;
 pub mod conn;
 pub mod health;
-pub mod http;
+mod http;
 mod proto;
+mod rules;
 pub mod status;
 pub mod tcpcheck;
 
@@ -31,9 +36,8 @@ use rampart_cfg::{Diag, Span};
 pub use crate::tls::client::CheckTls;
 pub use agent::{AgentReply, AgentRt};
 pub use health::Health;
-pub use http::{HttpChk, Outcome};
-pub use status::{CheckResult, CheckStatus};
-pub use tcpcheck::TcpChk;
+pub use status::{CheckResult, CheckStatus, Outcome};
+pub use tcpcheck::{TcpChk, TlsSet};
 
 /// HAProxy's default `inter`.
 const DEFAULT_INTER: Duration = Duration::from_millis(2000);
@@ -54,10 +58,9 @@ pub struct CheckRt {
     pub log_health_checks: bool,
     /// `spread-checks` of `global` (percent).
     pub spread: u32,
-    /// The backend's HTTP check (`option httpchk`), shared by its servers.
-    pub http: Option<Arc<HttpChk>>,
-    /// The backend's tcp-check rules (`option tcp-check`, `redis-check`, `smtpchk`).
-    pub tcp: Option<Arc<TcpChk>>,
+    /// The backend's check rules (a plain connect, `option httpchk`, `option
+    /// tcp-check`, a protocol check), shared by its servers.
+    pub rules: Arc<TcpChk>,
     /// `observe`, `error-limit`, `on-error` (passive checks).
     pub observe: Option<Observe>,
     pub error_limit: u32,
@@ -70,27 +73,42 @@ pub struct CheckRt {
     /// `send-proxy*` when the check has no `port` nor `addr`): no client, so
     /// "PROXY UNKNOWN" (v1) or a LOCAL header (v2), as HAProxy sends.
     pub proxy_header: Option<Vec<u8>>,
+    /// The PROXY header of a `connect send-proxy` rule: the server's version.
+    pub rule_proxy_header: Vec<u8>,
+    /// The server's `socks4` proxy, for a `connect via-socks4` rule.
+    pub srv_socks4: Option<SocketAddr>,
     /// `port` and `addr` as configured (0 and `None` without), for `show servers state`.
     pub conf_port: u16,
     pub conf_addr: Option<IpAddr>,
-    /// TLS for the checks (`check-ssl`, or `ssl` without `port` nor `addr`), set
-    /// once the server's TLS side is built (`build::build`).
-    pub tls: Option<CheckTls>,
+    /// TLS for the checks (`check-ssl`, or `ssl` without `port` nor `addr`; `connect
+    /// ssl` rules), set once the server's TLS side is built ([`attach_tls`]).
+    pub tls: TlsSet,
 }
 
-/// The compiled check kinds of a backend, shared by its servers.
-#[derive(Debug, Default, Clone)]
-pub struct BackendChecks {
-    pub http: Option<Arc<HttpChk>>,
-    pub tcp: Option<Arc<TcpChk>>,
+/// The compiled checks of proxy `idx` (`option httpchk`, `option tcp-check`...);
+/// `cx` compiles their expressions and formats.
+pub fn compile_backend(px: &Proxy, cx: &mut crate::sample::expr::CompileCx<'_>) -> Result<Arc<TcpChk>, Vec<Diag>> {
+    TcpChk::compile(&px.options.health, cx).map(Arc::new)
 }
 
-/// The compiled checks of backend `px` (`option httpchk`, `option tcp-check`...).
-pub fn compile_backend(px: &Proxy) -> Result<BackendChecks, Diag> {
-    let alert = |e: String| Diag::alert(Some(px.span.clone()), e);
-    let http = HttpChk::compile(&px.options.health).map_err(alert)?.map(Arc::new);
-    let tcp = TcpChk::compile(&px.options.health).map_err(alert)?.map(Arc::new);
-    Ok(BackendChecks { http, tcp })
+/// Sets the TLS of server `srv`'s checks from its TLS side `tls`: the default
+/// connection's, and one per `connect` rule with TLS options of its own.
+pub fn attach_tls(
+    c: &mut CheckRt,
+    srv: &Server,
+    tls: Option<&crate::tls::client::ServerTlsRt>,
+    alerts: &mut Vec<Diag>,
+) {
+    c.tls.default = crate::tls::client::check_tls(srv, tls);
+    let Some(tls) = tls else { return };
+    for w in c.rules.tls_connects() {
+        let base = if w.default { c.tls.default.as_ref() } else { None };
+        match tls.rule_check_tls(base, w.ssl, w.sni, w.alpn) {
+            Ok(Some(t)) => c.tls.rules.push((w.rule, t)),
+            Ok(None) => {}
+            Err(e) => alerts.push(Diag::alert(Some(srv.span.clone()), format!("'server {}' : {e}", srv.name))),
+        }
+    }
 }
 
 /// The check settings of server `srv` of `px`, `None` without `check`.
@@ -99,7 +117,7 @@ pub fn build(
     px: &Proxy,
     srv: &Server,
     addr: SocketAddr,
-    chks: &BackendChecks,
+    rules: &Arc<TcpChk>,
 ) -> Result<Option<CheckRt>, Diag> {
     let c = &srv.check;
     if !c.enabled {
@@ -131,17 +149,18 @@ pub fn build(
         timeout_check: px.timeouts.check,
         log_health_checks: px.options.log_health_checks,
         spread: cfg.global.spread_checks,
-        http: chks.http.clone(),
-        tcp: chks.tcp.clone(),
+        rules: rules.clone(),
         observe: c.observe,
         error_limit: c.error_limit.unwrap_or(10),
         on_error: c.on_error.unwrap_or(OnError::FailCheck),
         slowstart: c.slowstart,
         proxy_header: check_proxy_header(srv),
+        rule_proxy_header: proxy_header(srv.proxy.version.unwrap_or(1), srv.proxy.crc32c),
         socks4: srv.socks4.filter(|_| c.via_socks4),
+        srv_socks4: srv.socks4,
         conf_port: c.port.unwrap_or(0),
         conf_addr: c.addr.as_deref().and_then(probe_ip),
-        tls: None,
+        tls: TlsSet::default(),
     }))
 }
 
@@ -152,12 +171,17 @@ fn check_proxy_header(srv: &Server) -> Option<Vec<u8>> {
     if !p.check && !implied {
         return None;
     }
+    Some(proxy_header(p.version.unwrap_or(1), p.crc32c))
+}
+
+/// A PROXY header without a client: "PROXY UNKNOWN" (v1) or a LOCAL header (v2).
+fn proxy_header(version: u8, crc32c: bool) -> Vec<u8> {
     let mut out = Vec::new();
-    match p.version.unwrap_or(1) {
+    match version {
         1 => rampart_proto::pp::encode_v1(&mut out, None),
-        _ => rampart_proto::pp::encode_v2(&mut out, None, &[], p.crc32c),
+        _ => rampart_proto::pp::encode_v2(&mut out, None, &[], crc32c),
     }
-    Some(out)
+    out
 }
 
 /// An `addr` value as an IP address (`ipv4@`/`ipv6@` prefixes and a port allowed).
@@ -261,6 +285,6 @@ mod tests {
             "{T}backend b\n option httpchk\n http-check expect rstring (\n server s 127.0.0.1:80 check\n"
         ))
         .unwrap_err();
-        assert!(e[0].starts_with("'http-check expect' : regex '(' : "), "{e:?}");
+        assert!(e[0].starts_with("'http-check expect' : regex '(' is invalid"), "{e:?}");
     }
 }

@@ -1,16 +1,184 @@
-//! The database and agent protocol checks built on the tcp-check engine: `option
-//! mysql-check`, `option pgsql-check`, `option ldap-check` and `option spop-check`:
-//! the request each sends and the replies each understands (the "custom" expect rules
-//! that decode a MySQL packet, an LDAP bind response or an SPOP AGENT-HELLO frame).
-//! HAProxy counterpart: `proxy_parse_{mysql,pgsql,ldap,spop}_check_opt()`,
-//! `tcpcheck_mysql_expect_packet()`, `tcpcheck_ldap_expect_bindrsp()`,
-//! `tcpcheck_spop_expect_agenthello()` (src/tcpcheck.c) and
-//! `spoe_handle_healthcheck_response()` (src/flt_spoe.c).
+//! The protocol checks built on the tcp-check engine: the rule set of each (`option
+//! redis-check`, `smtpchk`, `mysql-check`, `pgsql-check`, `ldap-check`, `spop-check`,
+//! `ssl-hello-chk`), the request each sends and the replies each understands (the
+//! "custom" expect rules that decode a MySQL packet, an LDAP bind response or an SPOP
+//! AGENT-HELLO frame).
+//! HAProxy counterpart: `proxy_parse_{redis,smtpchk,mysql,pgsql,ldap,spop}_check_opt()`,
+//! `proxy_parse_ssl_hello_chk_opt()`, `tcpcheck_mysql_expect_packet()`,
+//! `tcpcheck_ldap_expect_bindrsp()`, `tcpcheck_spop_expect_agenthello()`
+//! (src/tcpcheck.c) and `spoe_handle_healthcheck_response()` (src/flt_spoe.c).
 
-use rampart_cfg::model::MysqlUser;
+use rampart_cfg::model::{MysqlUser, ProtoCheck};
+use regex::bytes::Regex;
 
-use super::http::Outcome;
-use super::status::CheckStatus;
+use super::rules::{Action, Connect, Expect, Matcher, Msg, Rule, Send, StatusCode};
+use super::status::{CheckStatus, Outcome};
+
+// === rule sets ===
+
+/// The rules of protocol check `p` (not `option tcp-check`), numbered as HAProxy's,
+/// after an implicit connect when they do not start with one.
+pub(super) fn rules(p: &ProtoCheck) -> Vec<Rule> {
+    let actions = match p {
+        ProtoCheck::TcpCheck => Vec::new(),
+        ProtoCheck::Redis => redis(),
+        ProtoCheck::Smtp { hello } => smtp(hello),
+        ProtoCheck::Mysql { user } => mysql(user.as_ref()),
+        ProtoCheck::Pgsql { user } => pgsql(user),
+        ProtoCheck::Ldap => ldap(),
+        ProtoCheck::Spop => spop(),
+        ProtoCheck::SslHello => ssl_hello(),
+    };
+    let mut out = Vec::with_capacity(actions.len() + 1);
+    if !matches!(actions.first(), Some(Action::Connect(_))) {
+        let c = Connect { implicit: true, default: true, ..Connect::default() };
+        out.push(Rule { step: 0, action: Action::Connect(c), comment: None, head: 0 });
+    }
+    let n = out.len();
+    out.extend(actions.into_iter().enumerate().map(|(i, action)| Rule {
+        step: i + 1,
+        action,
+        comment: None,
+        head: n + i,
+    }));
+    out
+}
+
+/// `connect default` (with `linger` for SMTP, as HAProxy's rule set).
+fn connect_default(linger: bool) -> Action {
+    Action::Connect(Connect { default: true, linger, ..Connect::default() })
+}
+
+/// A pattern written in this file (a test compiles each one).
+fn constant_regex(pattern: &str) -> Regex {
+    Regex::new(pattern).unwrap_or_else(|e| unreachable!("constant pattern {pattern}: {e}"))
+}
+
+/// `option redis-check`: PING, expect `+PONG`.
+fn redis() -> Vec<Action> {
+    let expect = Expect::proto(
+        Matcher::String(b"+PONG\r\n".to_vec()),
+        None,
+        CheckStatus::L7Sts,
+        Msg::Fixed("Redis server is ok"),
+        Msg::Payload { skip: 0, ltrim: false, crlf: true },
+    );
+    vec![Action::Send(Send::Bytes(b"*1\r\n$4\r\nPING\r\n".to_vec())), Action::Expect(expect)]
+}
+
+/// `option smtpchk`: the banner, the greeting, QUIT, each answered by a 2xx.
+fn smtp(hello: &str) -> Vec<Action> {
+    let reply = || Msg::Payload { skip: 4, ltrim: true, crlf: true };
+    let expect = |pattern: &str, min_recv, err, on_success, on_error, code: bool| {
+        let mut e = Expect::proto(Matcher::Rstring(constant_regex(pattern)), min_recv, err, on_success, on_error);
+        if code {
+            e.status_code = StatusCode::Leading;
+        }
+        Action::Expect(e)
+    };
+    let banner = Msg::Payload { skip: 0, ltrim: false, crlf: true };
+    vec![
+        connect_default(true),
+        expect("^[0-9]{3}[ \r]", Some(4), CheckStatus::L7Rsp, Msg::Default, banner, false),
+        expect("^2[0-9]{2}[ \r]", Some(4), CheckStatus::L7Sts, Msg::Default, reply(), true),
+        Action::Send(Send::Bytes(format!("{hello}\r\n").into_bytes())),
+        expect("^(2[0-9]{2}-[^\r]*\r\n)*2[0-9]{2}[ \r]", None, CheckStatus::L7Sts, reply(), reply(), true),
+        Action::Send(Send::Bytes(b"QUIT\r\n".to_vec())),
+        expect("^2[0-9]{2}[- \r]", Some(4), CheckStatus::L7Sts, reply(), reply(), true),
+    ]
+}
+
+/// `option mysql-check [user <name> [post-41|pre-41]]`: the greeting, then with a user
+/// an authentication packet and the reply to it.
+fn mysql(user: Option<&MysqlUser>) -> Vec<Action> {
+    let mut rules = vec![connect_default(false)];
+    if let Some(u) = user {
+        rules.push(Action::Send(Send::Bytes(mysql_request(u))));
+    }
+    rules.push(Action::Custom(Custom::MysqlGreeting));
+    if user.is_some() {
+        rules.push(Action::Custom(Custom::MysqlOk));
+    }
+    rules
+}
+
+/// `option pgsql-check user <name>`: a startup message; an error reply (`E`) fails
+/// with its text, anything but an authentication request fails.
+fn pgsql(user: &str) -> Vec<Action> {
+    let mut not_error = Expect::proto(
+        Matcher::String(b"E".to_vec()),
+        Some(5),
+        CheckStatus::L7Rsp,
+        Msg::Default,
+        Msg::Payload { skip: 6, ltrim: false, crlf: false },
+    );
+    not_error.inverse = true;
+    let auth = Expect::proto(
+        Matcher::Rbinary(constant_regex("^52000000[A-Z0-9]{2}000000(00|02|03|04|05|06|07|09|0A)")),
+        Some(9),
+        CheckStatus::L7Sts,
+        Msg::Fixed("PostgreSQL server is ok"),
+        Msg::Fixed("PostgreSQL unknown error"),
+    );
+    vec![
+        connect_default(false),
+        Action::Send(Send::Bytes(pgsql_request(user))),
+        Action::Expect(not_error),
+        Action::Expect(auth),
+    ]
+}
+
+/// `option ldap-check`: an anonymous bind, expect a successful bind response.
+fn ldap() -> Vec<Action> {
+    let ber = Expect::proto(
+        Matcher::Rbinary(constant_regex("^30")),
+        Some(14),
+        CheckStatus::L7Rsp,
+        Msg::Default,
+        Msg::Fixed("Not LDAPv3 protocol"),
+    );
+    vec![Action::Send(Send::Bytes(LDAP_BIND.to_vec())), Action::Expect(ber), Action::Custom(Custom::LdapBind)]
+}
+
+/// `option spop-check`: a HAPROXY-HELLO frame, expect an AGENT-HELLO.
+fn spop() -> Vec<Action> {
+    vec![Action::Send(Send::Bytes(SPOP_HELLO.to_vec())), Action::Custom(Custom::SpopHello)]
+}
+
+/// `option ssl-hello-chk`: an SSLv3 ClientHello, expect a handshake (0x16) or an
+/// alert (0x15) record; the results are layer 6 ones.
+fn ssl_hello() -> Vec<Action> {
+    let mut e = Expect::proto(
+        Matcher::Rbinary(constant_regex("^1[56]")),
+        Some(5),
+        CheckStatus::L6Rsp,
+        Msg::Default,
+        Msg::Default,
+    );
+    e.ok_status = Some(CheckStatus::L6Ok);
+    e.tout_status = Some(CheckStatus::L6Tout);
+    vec![Action::Send(Send::SslHello), Action::Expect(e)]
+}
+
+/// The ClientHello of `option ssl-hello-chk` at unix time `now` (HAProxy's
+/// `sslv3_client_hello`): SSLv3, no session, the 39 most common old cipher suites.
+pub(super) fn ssl_client_hello(now: u32) -> Vec<u8> {
+    let mut out = Vec::with_capacity(126);
+    // record: handshake, SSLv3, 0x79 bytes; ClientHello of 0x75 bytes, version SSLv3
+    out.extend_from_slice(&[0x16, 0x03, 0x00, 0x00, 0x79, 0x01, 0x00, 0x00, 0x75, 0x03, 0x00]);
+    out.extend_from_slice(&now.to_be_bytes());
+    out.extend_from_slice(b"HAPROXYSSLCHK\nHAPROXYSSLCHK\n");
+    // no session id, 78 bytes of cipher suites
+    out.extend_from_slice(&[0x00, 0x00, 0x4e]);
+    for cs in (0x01u16..=0x1b).chain(0x2f..=0x3a) {
+        out.extend_from_slice(&cs.to_be_bytes());
+    }
+    // one compression method: none
+    out.extend_from_slice(&[0x01, 0x00]);
+    out
+}
+
+// === reply decoders ===
 
 /// A reply decoder standing for an `expect` rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,5 +1,21 @@
 //! Check result codes, as `show stat` (`check_status`) and the state-change messages
-//! name them. HAProxy counterpart: `check_statuses[]` (src/check.c).
+//! name them, and the outcome of one check. HAProxy counterpart: `check_statuses[]`
+//! (src/check.c).
+
+/// The outcome of one check: status, code (the HTTP status, 0 when none) and `info`
+/// text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    pub status: CheckStatus,
+    pub code: u16,
+    pub desc: String,
+}
+
+impl Outcome {
+    pub fn new(status: CheckStatus, desc: impl Into<String>) -> Outcome {
+        Outcome { status, code: 0, desc: desc.into() }
+    }
+}
 
 /// The outcome class of a check status (HAProxy's `CHK_RES_*`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,26 +1,23 @@
-//! One server's check task and one probe: connect within `inter` (or `timeout
-//! connect` when `timeout check` is set, whichever is shorter), then for an HTTP check
-//! send the request and read the response within `timeout check` (else what is left of
-//! `inter`), reading at most `tune.bufsize` bytes. Nothing here blocks the thread.
-//! HAProxy counterparts: `process_chk_conn()` (src/check.c), `tcpcheck_eval_connect()`
-//! and the HTTP send/expect steps (src/tcpcheck.c).
+//! One server's check task and one probe: the backend's check rules
+//! (`check::tcpcheck`) run against the server with its settings, a connect taking at
+//! most `inter` (or `timeout connect` when `timeout check` is set, whichever is
+//! shorter), the rest `timeout check` (else what is left of `inter`), reading at most
+//! `tune.bufsize` bytes. Nothing here blocks the thread.
+//! HAProxy counterparts: `process_chk_conn()` (src/check.c), `tcpcheck_main()`
+//! (src/tcpcheck.c).
 
-use std::io;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::AsyncWriteExt;
 use tokio::time::Instant;
 
 use super::report;
 use crate::check::agent::{Admin, AgentReply, AgentResult};
-use crate::check::tcpcheck::Limits;
-use crate::check::CheckRt;
+use crate::check::tcpcheck::Env;
 use crate::check::CheckStatus;
 use crate::check::Health;
-use crate::check::{HttpChk, Outcome};
-use crate::io::Sock;
+use crate::check::Outcome;
 use crate::proxy::{ProxyRt, Runtime, ServerRt};
 use crate::server::OperState;
 
@@ -43,7 +40,7 @@ pub(super) async fn run(rt: Arc<Runtime>, be: usize, srv: usize, first: Duration
         }
         let start = Instant::now();
         health.health = st.health_or(chk.rise);
-        let out = probe(px, server, chk, &health, rt.bufsize).await;
+        let out = probe(&rt, be, srv, &health).await;
         // the passive checks may have moved the counter meanwhile
         health.health = st.health_or(chk.rise);
         let was_down = st.oper() == OperState::Stopped;
@@ -186,116 +183,38 @@ fn apply_agent_reply(
     }
 }
 
-/// One check of `server`.
-async fn probe(px: &ProxyRt, server: &ServerRt, chk: &CheckRt, health: &Health, bufsize: usize) -> Outcome {
-    let start = Instant::now();
-    let connect_limit = match (chk.timeout_check, px.timeouts.connect) {
+/// One check of `server`: its backend's rules, within `inter` (HAProxy's timeouts, see
+/// [`Env`]).
+async fn probe(rt: &Runtime, be: usize, srv: usize, health: &Health) -> Outcome {
+    let px = &rt.proxies[be];
+    let server = &px.be.servers[srv];
+    let Some(chk) = server.check.as_ref() else { return Outcome::new(CheckStatus::L4Ok, "") };
+    // COMPAT: as HAProxy, a connect may take `inter`, or `timeout connect` when shorter
+    // and `timeout check` is set.
+    let connect = match (chk.timeout_check, px.timeouts.connect) {
         (Some(_), Some(c)) => c.min(chk.inter),
         _ => chk.inter,
     };
-    let proxy_header = chk.proxy_header.as_deref();
-    if let Some(tcp) = chk.tcp.as_deref() {
-        let deadline = start + chk.inter;
-        let lim = Limits {
-            addr: chk.addr,
-            connect: connect_limit,
-            check: chk.timeout_check,
-            deadline,
-            bufsize,
-            proxy_header,
-            socks4: chk.socks4,
-        };
-        return tcp.run(lim).await;
-    }
-    let mut stream = match tokio::time::timeout(connect_limit, crate::check::conn::connect(chk.addr, chk.socks4)).await
-    {
-        Err(_) => return Outcome::new(CheckStatus::L4Tout, ""),
-        Ok(Err(e)) => return Outcome::new(CheckStatus::L4Con, crate::check::conn::strerror(&e)),
-        Ok(Ok(s)) => s,
+    let state = (chk.rules.is_http() && chk.rules.send_state).then(|| server_state_header(px, server, health));
+    let env = Env {
+        host: rt,
+        be,
+        srv,
+        addr: chk.addr,
+        start: Instant::now(),
+        inter: chk.inter,
+        connect,
+        check: chk.timeout_check,
+        bufsize: rt.bufsize,
+        proxy_header: chk.proxy_header.as_deref(),
+        send_proxy: &chk.rule_proxy_header,
+        socks4: chk.socks4,
+        srv_socks4: chk.srv_socks4,
+        tls: &chk.tls,
+        running: server.state.oper() != OperState::Stopped,
+        state: state.as_deref(),
     };
-    if let Some(h) = proxy_header {
-        match tokio::time::timeout(connect_limit, stream.write_all(h)).await {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => return Outcome::new(CheckStatus::SockErr, crate::check::conn::strerror(&e)),
-            Err(_) => return Outcome::new(CheckStatus::L4Tout, ""),
-        }
-    }
-    let Some(tls) = &chk.tls else {
-        return layer7(px, server, chk, health, stream, start, bufsize, CheckStatus::L4Ok).await;
-    };
-    // COMPAT: HAProxy's SSL handshake of a check is bounded by the connect time too.
-    let hs = crate::tls::stream::connect(stream, tls.config.clone(), tls.name.clone(), Some(connect_limit));
-    match hs.await {
-        Ok(s) => layer7(px, server, chk, health, s, start, bufsize, CheckStatus::L6Ok).await,
-        Err(crate::tls::stream::HandshakeError::Timeout) => Outcome::new(CheckStatus::L6Tout, ""),
-        Err(e) => Outcome::new(CheckStatus::L6Rsp, crate::tls::client::handshake_msg(&e)),
-    }
-}
-
-/// After the connection (and its TLS handshake) is up: the HTTP check if any, else
-/// `layer4` (L4OK, or L6OK over TLS) as the outcome.
-#[allow(clippy::too_many_arguments)] // one call site each, all of it the probe's state
-async fn layer7<S: Sock>(
-    px: &ProxyRt,
-    server: &ServerRt,
-    chk: &CheckRt,
-    health: &Health,
-    stream: S,
-    start: Instant,
-    bufsize: usize,
-    layer4: CheckStatus,
-) -> Outcome {
-    let Some(http) = chk.http.as_deref() else { return Outcome::new(layer4, "") };
-    let deadline = match chk.timeout_check {
-        Some(t) => Instant::now() + t,
-        None => start + chk.inter,
-    };
-    let state = http.send_state.then(|| server_state_header(px, server, health));
-    let running = server.state.oper() != OperState::Stopped;
-    let exchange = exchange(stream, http, state.as_deref(), running, bufsize);
-    tokio::time::timeout_at(deadline, exchange).await.unwrap_or_else(|_| Outcome::new(CheckStatus::L7Tout, ""))
-}
-
-/// Sends the HTTP check request and reads the response until it can be judged.
-async fn exchange<S: Sock>(stream: S, http: &HttpChk, state: Option<&str>, running: bool, bufsize: usize) -> Outcome {
-    match crate::io::write_all(&stream, &http.request(state), None).await {
-        Ok(()) => {}
-        Err(crate::io::IoError::Io(e)) => return Outcome::new(CheckStatus::SockErr, crate::check::conn::strerror(&e)),
-        Err(e) => return Outcome::new(CheckStatus::SockErr, e.to_string()),
-    }
-    let max = bufsize.max(1024);
-    let mut buf = Vec::with_capacity(4096.min(max));
-    loop {
-        let before = buf.len();
-        let n = match read_up_to(&stream, &mut buf, max - before).await {
-            Ok(n) => n,
-            Err(e) => return Outcome::new(CheckStatus::SockErr, crate::check::conn::strerror(&e)),
-        };
-        let last = n == 0 || buf.len() >= max;
-        if let Some(out) = http.evaluate(&buf, last, running) {
-            return out;
-        }
-        if last {
-            return Outcome::new(CheckStatus::L7Rsp, "");
-        }
-    }
-}
-
-/// Reads at most `room` more bytes into `buf`, waiting for some: `Ok(0)` at the end.
-async fn read_up_to<S: Sock>(s: &S, buf: &mut Vec<u8>, room: usize) -> io::Result<usize> {
-    buf.reserve(room.min(4096));
-    loop {
-        let mut chunk = Vec::with_capacity(room.min(4096));
-        match s.try_read_buf(&mut chunk) {
-            Ok(n) => {
-                buf.extend_from_slice(&chunk[..n]);
-                return Ok(n);
-            }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => s.readable().await?,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
+    chk.rules.run(&env).await
 }
 
 /// HAProxy's `X-Haproxy-Server-State` value (`httpchk_build_status_header()`).

@@ -170,6 +170,37 @@ pub fn discard_input<S: Sock>(s: &S, max: usize) {
     }
 }
 
+/// How long [`linger_close`] waits for the peer to close when no `timeout client`
+/// bounds it.
+pub const LINGER_LIMIT: Duration = Duration::from_secs(5);
+
+/// Closes `s`, a connection rampart ends before its peer did, as HAProxy does: a FIN
+/// first ([`shutdown_write`]), then what the peer still sends is read and dropped until
+/// it closes too or `limit` passes. Bytes the peer sent just before seeing the FIN then
+/// never turn the close into a reset (they would if the socket were closed at once).
+/// HAProxy counterparts: the clean shutdown of `sc_app_shutw_conn()` (src/stconn.c),
+/// and `mux_pt_detach()` keeping the connection until the peer closes (src/mux_pt.c).
+pub async fn linger_close<S: Sock>(s: S, limit: Duration) {
+    shutdown_write(&s);
+    let deadline = tokio::time::Instant::now() + limit;
+    let mut scratch = Vec::with_capacity(4096);
+    loop {
+        scratch.clear();
+        match s.try_read_buf(&mut scratch) {
+            Ok(0) => return,
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                match tokio::time::timeout_at(deadline, s.readable()).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(_)) | Err(_) => return,
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return,
+        }
+    }
+}
+
 /// Makes the coming close of `s` a reset (`SO_LINGER` 0), as HAProxy closes a
 /// connection a `tcp-request connection reject` rule refused.
 pub fn reset_on_close<S: Sock>(s: &S) {

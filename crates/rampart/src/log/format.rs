@@ -5,7 +5,8 @@
 //! `sess_build_logline()` (src/log.c).
 //!
 //! Used by `http-request set-header`/`add-header`, `redirect`, `return lf-string`,
-//! `set-var-fmt`, `use_backend %[...]`, `unique-id-format`, and by the log lines
+//! `set-var-fmt`, `use_backend %[...]`, `unique-id-format`, the `tcp-check` / `http-check`
+//! rules (`LfMode::Raw`), and by the log lines
 //! (`LfMode::Log`), which alone answer the timing, size and termination-state
 //! variables (`super::vars`; rules get "'%X' is not supported yet in this context").
 
@@ -31,6 +32,9 @@ pub enum LfMode {
     /// Log lines (`LOG_OPT_MANDATORY|LOG_OPT_MERGE_SPACES`): an absent value is `-`,
     /// runs of spaces collapse.
     Log,
+    /// The formats of `tcp-check` and `http-check` rules (no option in HAProxy): values
+    /// as they are, an absent sample is empty.
+    Raw,
 }
 
 /// Per-node options (`%{+M,+Q,+X,+E}`; `-` removes).
@@ -235,6 +239,7 @@ impl LogFormat {
         let defaults = match mode {
             LfMode::Http => Opts(Opts::HTTP),
             LfMode::Log => Opts(Opts::MANDATORY),
+            LfMode::Raw => Opts(0),
         };
         let mut p = Parser {
             name: None,
@@ -459,7 +464,9 @@ impl Parser<'_, '_> {
                 Some(lv) => Var::Log(lv),
                 None => return Err(err(format!("'%{name}' is not supported yet"))),
             },
-            (None, LfMode::Http) => return Err(err(format!("'%{name}' is not supported yet in this context"))),
+            (None, LfMode::Http | LfMode::Raw) => {
+                return Err(err(format!("'%{name}' is not supported yet in this context")))
+            }
         };
         self.flush();
         self.out.segs.push(match var {

@@ -39,8 +39,10 @@ pub async fn serve<S: Sock>(client: S, sess: Session, sess_vars: Option<Box<VarS
         log,
         srv: None,
         client_spoke: false,
+        linger: false,
     };
     let ended = stream::tcp::run(&mut front, &sess.rt, &sess.conn, sess.fe, sess_vars).await;
+    let linger = front.linger;
     let be = ended.be;
     if let (Some(mut l), Some(pl)) = (front.log.take(), sess.rt.proxies[sess.fe].log.as_deref()) {
         l.end = Some(std::time::Instant::now());
@@ -63,6 +65,13 @@ pub async fn serve<S: Sock>(client: S, sess: Session, sess_vars: Option<Box<VarS
         // COMPAT: `-d` names the default backend at the end of a TCP stream, even when
         // a `use_backend` rule chose another one.
     }
+    if linger {
+        // the stream and its session are over (logged, counted); the socket waits
+        // for the client's FIN in the background of this task
+        let limit = sess.rt.proxies[sess.fe].timeouts.client.unwrap_or(io::LINGER_LIMIT);
+        drop(sess);
+        io::linger_close(client, limit).await;
+    }
 }
 
 /// The client connection of a TCP stream and, once connected, its server connection.
@@ -77,6 +86,9 @@ struct PtFront<'a, S> {
     srv: Option<usize>,
     /// Bytes moved in a session whose sizes are unknown (it ended in error).
     client_spoke: bool,
+    /// The stream closed the client connection first ([`TcpClose::Close`]): it ends
+    /// with [`io::linger_close`].
+    linger: bool,
 }
 
 impl<S: Sock> TcpFront for PtFront<'_, S> {
@@ -217,7 +229,10 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
 
     fn close(&mut self, how: TcpClose) {
         match how {
-            TcpClose::Close => io::discard_input(self.client, self.sess.rt.bufsize),
+            TcpClose::Close => {
+                io::discard_input(self.client, self.sess.rt.bufsize);
+                self.linger = true;
+            }
             TcpClose::SilentDrop => io::silent_drop(self.client),
         }
     }

@@ -53,6 +53,11 @@ pub struct ServerTlsRt {
     pub chain: Option<Arc<SwapChain>>,
     /// `crt`: the certificate presented, replaceable by `commit ssl cert`.
     pub crt: Option<Arc<ServerCrt>>,
+    /// What every configuration of the server shares, for the checks' `connect ssl`
+    /// rules with their own ALPN.
+    base: Arc<Base>,
+    /// The server's `alpn` list as offered.
+    alpn: Vec<Vec<u8>>,
 }
 
 impl ServerTlsRt {
@@ -72,12 +77,14 @@ impl ServerTlsRt {
 }
 
 /// Builds the TLS side of server `srv` of proxy `px` (index `px_idx`), `None` when it
-/// speaks no TLS at all. Alerts and warnings are HAProxy's (or say what rustls cannot do).
+/// speaks no TLS at all: neither `ssl`, `check-ssl`, nor a `connect ssl` check rule
+/// (`check_rules`). Alerts and warnings are HAProxy's (or say what rustls cannot do).
 pub fn build(
     cfg: &Config,
     px_idx: usize,
     srv: &Server,
     addr: SocketAddr,
+    check_rules: bool,
     alerts: &mut Vec<Diag>,
     warnings: &mut Vec<Diag>,
 ) -> Option<ServerTlsRt> {
@@ -85,7 +92,7 @@ pub fn build(
     let px = &cfg.proxies[px_idx];
     let ctx = format!("'server {}/{}' : ", px.name, srv.name);
     let alert = |alerts: &mut Vec<Diag>, msg: String| alerts.push(Diag::alert(Some(srv.span.clone()), msg));
-    if !t.ssl && !t.check_ssl {
+    if !t.ssl && !t.check_ssl && !check_rules {
         return None;
     }
     let versions_msg = |why: String| format!("{ctx}proxy '{}': {why} for server '{}'.", px.name, srv.name);
@@ -113,7 +120,7 @@ pub fn build(
     };
     let check_alpn = match &t.check_alpn {
         Some(a) => alpn_list(Some(a), false, &ctx, srv, warnings),
-        None => alpn,
+        None => alpn.clone(),
     };
     let check = if !t.checks_use_tls() {
         None
@@ -127,8 +134,8 @@ pub fn build(
     let sni_slot = t.sni.as_ref().map_or(0, |e| sni_slot(px, &e.text));
     let check_sni = t.check_sni.as_deref().and_then(|n| ServerName::try_from(n.to_owned()).ok());
     let addr_name = ServerName::IpAddress(addr.ip().into());
-    let crt = base.client_cert;
-    Some(ServerTlsRt { traffic, check, sni, sni_slot, check_sni, addr_name, chain, crt })
+    let crt = base.client_cert.clone();
+    Some(ServerTlsRt { traffic, check, sni, sni_slot, check_sni, addr_name, chain, crt, base: Arc::new(base), alpn })
 }
 
 /// The TLS configuration of a `ring` section's `server ... ssl` line, `None` without
@@ -200,6 +207,12 @@ struct Base {
     client_cert: Option<Arc<ServerCrt>>,
     reuse: bool,
     tickets: bool,
+}
+
+impl std::fmt::Debug for Base {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Base").field("reuse", &self.reuse).field("tickets", &self.tickets).finish_non_exhaustive()
+    }
 }
 
 impl Base {
@@ -448,20 +461,49 @@ pub struct CheckTls {
     pub name: rustls_pki_types::ServerName<'static>,
 }
 
-/// The TLS of server `srv`'s health checks: with `check-ssl`, or with `ssl` when the
-/// checks go to the server's own address and port (no `port`, no `addr`), as HAProxy.
-/// `tcp_check`: the backend runs tcp-check rules (not over TLS yet).
-pub fn check_tls(srv: &Server, tls: Option<&ServerTlsRt>, tcp_check: bool, alerts: &mut Vec<Diag>) -> Option<CheckTls> {
+/// The TLS of server `srv`'s health checks by default: with `check-ssl`, or with
+/// `ssl` when the checks go to the server's own address and port (no `port`, no
+/// `addr`), as HAProxy.
+pub fn check_tls(srv: &Server, tls: Option<&ServerTlsRt>) -> Option<CheckTls> {
     let t = &srv.tls;
     let wanted = t.check_ssl || (t.ssl && srv.check.port.is_none() && srv.check.addr.is_none());
     let tls = tls.filter(|_| wanted)?;
-    if tcp_check {
-        let msg = format!("server '{}': tcp-check rules over TLS ('check-ssl') are not supported yet", srv.name);
-        alerts.push(Diag::alert(Some(srv.span.clone()), msg));
-        return None;
-    }
     let name = tls.check_sni.clone().unwrap_or_else(|| tls.addr_name.clone());
     Some(CheckTls { config: tls.check.clone()?, name })
+}
+
+impl ServerTlsRt {
+    /// The TLS of a check's `connect` rule: `ssl`, or `default` over the server's
+    /// check TLS (`default_tls`), with the rule's `sni` and `alpn` (else, for
+    /// `default`, the server's `check-sni` / check ALPN, and for `ssl` alone no SNI
+    /// and the server's `alpn`). `None`: the rule connects in clear.
+    pub fn rule_check_tls(
+        &self,
+        default_tls: Option<&CheckTls>,
+        ssl: bool,
+        sni: Option<&str>,
+        alpn: Option<&[String]>,
+    ) -> Result<Option<CheckTls>, String> {
+        if !ssl && default_tls.is_none() {
+            return Ok(None);
+        }
+        let name = match (sni, default_tls) {
+            (Some(s), _) => {
+                ServerName::try_from(s.to_owned()).map_err(|_| format!("invalid SNI '{s}' in a check rule"))?
+            }
+            (None, Some(d)) => d.name.clone(),
+            (None, None) => self.addr_name.clone(),
+        };
+        let config = match (alpn, default_tls) {
+            (Some(list), _) => self.base.config(list.iter().map(|p| p.as_bytes().to_vec()).collect())?,
+            (None, Some(d)) => d.config.clone(),
+            (None, None) => match &self.traffic {
+                Some(c) => c.clone(),
+                None => self.base.config(self.alpn.clone())?,
+            },
+        };
+        Ok(Some(CheckTls { config, name }))
+    }
 }
 
 /// HAProxy's words for a failed handshake with a server (`conn_err_code_str()`): the

@@ -23,7 +23,7 @@ fn built(text: &str) -> (Option<ServerTlsRt>, Vec<String>, Vec<String>) {
     let px = cfg.proxies.iter().position(|p| !p.servers.is_empty()).expect("a backend");
     let (mut alerts, mut warnings) = (Vec::new(), Vec::new());
     let addr = "127.0.0.1:443".parse().expect("addr");
-    let rt = build(&cfg, px, &cfg.proxies[px].servers[0], addr, &mut alerts, &mut warnings);
+    let rt = build(&cfg, px, &cfg.proxies[px].servers[0], addr, false, &mut alerts, &mut warnings);
     let msgs = |d: Vec<Diag>| d.into_iter().map(|d| d.message).collect();
     (rt, msgs(alerts), msgs(warnings))
 }
@@ -144,7 +144,7 @@ fn sni_expression() {
     let slots: Vec<usize> = (0..3)
         .map(|i| {
             let srv = &cfg.proxies[0].servers[i];
-            build(&cfg, 0, srv, "127.0.0.1:443".parse().expect("addr"), &mut Vec::new(), &mut Vec::new())
+            build(&cfg, 0, srv, "127.0.0.1:443".parse().expect("addr"), false, &mut Vec::new(), &mut Vec::new())
                 .expect("built")
                 .sni_slot
         })

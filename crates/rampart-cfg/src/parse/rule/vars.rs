@@ -10,7 +10,7 @@ use super::{invalid, ActResult, Args};
 
 /// Parses a variable action; `word` is the action word (`set-var(txn.x)`), the cursor
 /// is on the word after it.
-pub(super) fn parse_var_action(word: &str, a: &mut Args<'_>) -> ActResult<VarAction> {
+pub(crate) fn parse_var_action(word: &str, a: &mut Args<'_>) -> ActResult<VarAction> {
     let (kind, rest) = if let Some(r) = word.strip_prefix("set-var-fmt") {
         (Kind::SetFmt, r)
     } else if let Some(r) = word.strip_prefix("set-var") {
