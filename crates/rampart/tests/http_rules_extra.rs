@@ -115,6 +115,21 @@ fn captures_fill_their_slots_and_read_back() {
     assert_eq!(echoed(&body(&got[1]), "x-caps"), Some("b||||{b|||}"));
 }
 
+#[test]
+fn after_response_rules_see_res_variables_and_trimmed_values_on_any_response() {
+    // reg-test http-rules/http_after_response: on a reply rampart built as on the
+    // server's, `res.` variables are set, and a value a rule wrote is read trimmed.
+    let cfg = cfg("  http-request return status 200 if { path /r }
+  http-after-response set-var(res.st) status
+  http-after-response set-header X-A \"a: \"
+  http-after-response set-header X-B \"%[res.fhdr(x-a)]|%[var(res.st)]|\"
+");
+    let (got, _) = same(&cfg, &["GET /r HTTP/1.1\r\nHost: a\r\n\r\n", "GET / HTTP/1.1\r\nHost: a\r\n\r\n"]);
+    for r in &got {
+        assert_eq!(r.as_ref().unwrap().headers.get("x-b"), Some("a:|200|"));
+    }
+}
+
 // === unique id ===
 
 #[test]
