@@ -116,6 +116,35 @@ fn captures_fill_their_slots_and_read_back() {
 }
 
 #[test]
+fn request_captures_read_the_line_the_client_sent() {
+    // `capture.req.method` / `capture.req.uri` keep what the client sent, however the
+    // rules rewrote the request since; `capture.req.ver` answers in response rules too.
+    let cfg = cfg("  http-request set-path /rewritten unless { method OPTIONS }
+  http-request set-method POST
+  http-request set-header X-Cap \"%[capture.req.method] %[capture.req.uri] %[capture.req.ver]\"
+  http-response set-header X-M %[capture.req.method]
+  http-response set-header X-U %[capture.req.uri]
+  http-response set-header X-V %[capture.req.ver]
+");
+    let (got, _) = same(
+        &cfg,
+        &[
+            "GET /orig/p?q=1 HTTP/1.1\r\nHost: a\r\n\r\n",
+            "GET http://example.com/abs/p?q=2 HTTP/1.1\r\nHost: example.com\r\n\r\n",
+            "OPTIONS * HTTP/1.0\r\nHost: a\r\n\r\n",
+        ],
+    );
+    let r: Vec<&Response> = got.iter().map(|r| r.as_ref().unwrap()).collect();
+    assert_eq!(echoed(&body(&got[0]), "x-cap"), Some("GET /orig/p?q=1 HTTP/1.1"));
+    assert_eq!((r[0].headers.get("x-m"), r[0].headers.get("x-u")), (Some("GET"), Some("/orig/p?q=1")));
+    assert_eq!(echoed(&body(&got[1]), "x-cap"), Some("GET /abs/p?q=2 HTTP/1.1"));
+    assert_eq!(r[1].headers.get("x-u"), Some("/abs/p?q=2"));
+    // `*` has no path
+    assert_eq!(echoed(&body(&got[2]), "x-cap"), Some("OPTIONS  HTTP/1.0"));
+    assert_eq!((r[2].headers.get("x-u"), r[2].headers.get("x-v")), (Some(""), Some("HTTP/1.0")));
+}
+
+#[test]
 fn after_response_rules_see_res_variables_and_trimmed_values_on_any_response() {
     // reg-test http-rules/http_after_response: on a reply rampart built as on the
     // server's, `res.` variables are set, and a value a rule wrote is read trimmed.

@@ -36,6 +36,8 @@ pub struct Shared {
     pub warnings: Vec<Diag>,
     /// The files rules came from, once each ([`RuleAt::file`] indexes it).
     pub files: Vec<std::sync::Arc<str>>,
+    /// Some rule reads the request line as received ([`CompileCx::req_line`]).
+    pub req_line: bool,
 }
 
 impl Shared {
@@ -119,8 +121,9 @@ impl<'c> Cx<'c> {
         cx
     }
 
-    /// Keeps what a compile context learnt (`proc.` variables).
+    /// Keeps what a compile context learnt (`proc.` variables, the request line).
     pub(super) fn keep(&mut self, cx: CompileCx<'c>) {
+        self.shared.req_line |= cx.req_line;
         for v in cx.proc_vars {
             if !self.shared.proc_vars.contains(&v) {
                 self.shared.proc_vars.push(v);

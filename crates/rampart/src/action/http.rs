@@ -198,6 +198,8 @@ pub struct Env<'p> {
     pub first_req: bool,
     /// The request's method (response rules still read it).
     pub meth: Option<crate::http::Method>,
+    /// The request's version, likewise (`capture.req.ver`).
+    pub ver: Option<crate::http::Version>,
     /// The request (rules on the request) or the response (rules on a response).
     pub dir: Dir,
     pub sess: &'p VarStore,
@@ -236,6 +238,8 @@ impl Env<'_> {
             },
             first_req: self.first_req,
             txn_meth: self.meth,
+            txn_ver: self.ver,
+            req_line: &st.log.req_line,
             req_body: self.req_body,
             req_caps: &st.caps.req,
             res_caps: &st.caps.res,
@@ -542,6 +546,7 @@ mod tests {
             srv: None,
             first_req: true,
             meth: None,
+            ver: None,
             dir: Dir::Request,
             sess: &vars[0],
             txn: &vars[1],

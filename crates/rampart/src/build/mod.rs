@@ -46,6 +46,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         proc_vars: Vec::new(),
         warnings: Vec::new(),
         files: Vec::new(),
+        req_line: false,
     };
     let mut proxies = Vec::with_capacity(cfg.proxies.len());
     let mut tls_warnings = Vec::new();
@@ -184,6 +185,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 tls_failed: Counter::new(threads),
                 listeners: listeners(px, &cfg.global.ssl, &mut key_files, &mut alerts, &mut tls_warnings),
                 capture_cookie: px.captures.cookie.as_ref().map(|c| (c.name.as_bytes().into(), c.len)),
+                keep_req_line: false,
             },
             be: BackendRt {
                 lb,
@@ -204,6 +206,11 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         });
     }
     crate::health::resolve_tracks(cfg, &mut proxies, &mut alerts);
+    // COMPAT: HAProxy keeps the request line when its frontend logs it or has an HTTP
+    // fetch in a log-format; rampart keeps it in every frontend once any rule reads it.
+    for px in proxies.iter_mut().filter(|_| shared.req_line) {
+        px.fe.keep_req_line = true;
+    }
     let log_forwards = crate::log::forward::build(cfg, &mut logs, &mut alerts);
     let mut warnings = shared.warnings;
     warnings.extend(tls_warnings);

@@ -92,11 +92,23 @@ pub struct CompileCx<'c> {
     /// The runtime userlists (`http_auth(<userlist>)`), built once: give every proxy's
     /// context the same one (`cx.userlists = shared.clone()`).
     pub userlists: std::rc::Rc<crate::auth::Userlists>,
+    /// An expression read the request line as received (`capture.req.method`,
+    /// `capture.req.uri`): the frontends then keep it for their streams, as HAProxy
+    /// keeps `txn->uri` once something asks for it.
+    pub req_line: bool,
 }
 
 impl<'c> CompileCx<'c> {
     pub fn new(cfg: &'c rampart_cfg::Config, px: usize, site: Site) -> CompileCx<'c> {
-        CompileCx { cfg, px, site, proc_vars: Vec::new(), pats: Default::default(), userlists: Default::default() }
+        CompileCx {
+            cfg,
+            px,
+            site,
+            proc_vars: Vec::new(),
+            pats: Default::default(),
+            userlists: Default::default(),
+            req_line: false,
+        }
     }
 
     /// The name of the expression's proxy.

@@ -168,7 +168,7 @@ pub async fn run<'a, F: TcpFront>(
     sess_vars: Option<Box<VarStore>>,
 ) -> TcpEnd {
     let mut st = TcpState {
-        s: Stream { rt, shared: rt, conn, fe, be: None, srv: None, first_req: true, meth: None },
+        s: Stream { rt, shared: rt, conn, fe, be: None, srv: None, first_req: true, meth: None, ver: None },
         conn: conn.clone(),
         sess: sess_vars.map_or_else(|| VarStore::new(Scope::Sess), |b| *b),
         txn: VarStore::new(Scope::Txn),

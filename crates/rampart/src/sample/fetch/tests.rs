@@ -45,6 +45,7 @@ impl Fx {
         SampleCtx {
             req: Some(self.req.view(REQ)),
             res: Some(self.res.view(RES)),
+            req_line: b"GET /a/b?p=1&p=2&q=3 HTTP/1.1",
             ..SampleCtx::new(&self.rt, &self.conn, 0)
         }
     }
@@ -223,6 +224,31 @@ fn target_fetches() {
     assert_eq!(first, Some(Sample::Bool(true)));
     let Some(Sample::Bin(b)) = f.v("base32+src") else { panic!() };
     assert_eq!(&b[..], &[0xb6, 0x45, 0xac, 0x71, 192, 168, 1, 10]);
+}
+
+/// `capture.req.*` read the request line as the client sent it, whatever rules did to
+/// the request since (checked against haproxy 2.6.12 with `set-path`/`set-method`).
+#[test]
+fn captures_read_the_request_line_as_received() {
+    let f = Fx::new();
+    let v = |line: &'static [u8], text: &str| {
+        let ctx = SampleCtx { req_line: line, ..f.ctx() };
+        compile_in(&f.cfg, 0, text).unwrap().eval(&ctx).map(Sample::into_owned)
+    };
+    let abs = b"GET http://example.com/abs/p?q=2 HTTP/1.1";
+    assert_eq!(v(abs, "capture.req.uri"), st("/abs/p?q=2"));
+    assert_eq!(v(abs, "capture.req.method"), st("GET"));
+    assert_eq!(v(b"GET http://example.com HTTP/1.1", "capture.req.uri"), None);
+    assert_eq!(v(b"OPTIONS * HTTP/1.0", "capture.req.uri"), None);
+    assert_eq!(v(b"OPTIONS * HTTP/1.0", "capture.req.method"), st("OPTIONS"));
+    assert_eq!(v(b"CONNECT h:443 HTTP/1.1", "capture.req.uri"), None);
+    // the frontend keeps no line: nothing to read
+    assert_eq!(v(b"", "capture.req.uri"), None);
+    assert_eq!(v(b"", "capture.req.method"), None);
+    // response rules: no request head, the transaction's version
+    let res_only = SampleCtx { req: None, txn_ver: Some(crate::http::Version::Http10), ..f.ctx() };
+    let ver = compile_in(&f.cfg, 0, "capture.req.ver").unwrap().eval(&res_only).map(Sample::into_owned);
+    assert_eq!(ver, st("HTTP/1.0"));
 }
 
 #[test]
