@@ -339,7 +339,10 @@ fn fetch_capture_req_uri<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, '
 
 /// Notes that the expression reads the request line as received, so that the
 /// frontends keep it ([`crate::sample::expr::CompileCx::req_line`]).
-fn wants_req_line(_: &mut crate::sample::kw::ArgList, cx: &mut crate::sample::expr::CompileCx<'_>) -> Result<(), String> {
+fn wants_req_line(
+    _: &mut crate::sample::kw::ArgList,
+    cx: &mut crate::sample::expr::CompileCx<'_>,
+) -> Result<(), String> {
     cx.req_line = true;
     Ok(())
 }
