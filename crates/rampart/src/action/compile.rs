@@ -322,7 +322,7 @@ impl<'c> Cx<'c> {
             HttpReqAction::StrictMode(on) => HttpAct::StrictMode(*on),
             HttpReqAction::Reject => HttpAct::Close,
             HttpReqAction::SilentDrop => HttpAct::SilentDrop,
-            HttpReqAction::SetLogLevel(_) => HttpAct::Nothing,
+            HttpReqAction::SetLogLevel(l) => HttpAct::SetLogLevel(super::log_level(*l)),
             HttpReqAction::DisableL7Retry => HttpAct::DisableL7Retry,
             HttpReqAction::Capture(c) => self.capture_req(c)?,
             HttpReqAction::Addr(a) => self.addr(a)?,
@@ -352,7 +352,7 @@ impl<'c> Cx<'c> {
             HttpResAction::Var(v) => self.var(v, list)?,
             HttpResAction::StrictMode(on) => HttpAct::StrictMode(*on),
             HttpResAction::SilentDrop => HttpAct::SilentDrop,
-            HttpResAction::SetLogLevel(_) => HttpAct::Nothing,
+            HttpResAction::SetLogLevel(l) => HttpAct::SetLogLevel(super::log_level(*l)),
             HttpResAction::Capture { expr, id } => self.capture_res(expr, *id, list)?,
             HttpResAction::WaitForBody(_) => {
                 let why = "response bodies are streamed, never buffered";

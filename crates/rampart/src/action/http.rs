@@ -16,6 +16,7 @@ use super::state::StreamState;
 use super::{Flow, WaitBody};
 use crate::http::{MsgHead, Synth};
 use crate::log::format::LogFormat;
+use crate::log::types::LevelSet;
 use crate::log::Cause;
 use crate::sample::ctx::Dir;
 use crate::sample::expr::Expr;
@@ -145,9 +146,8 @@ pub enum HttpAct {
     Close,
     /// `silent-drop`: close it without the client noticing.
     SilentDrop,
-    /// Actions accepted for what they do not need to do here (`set-log-level` until
-    /// logs exist): nothing happens.
-    Nothing,
+    /// `set-log-level <level>|silent`: the severity of the stream's log line.
+    SetLogLevel(LevelSet),
 }
 
 /// The value `set-timeout` gives.
@@ -362,7 +362,10 @@ impl HttpAct {
             }
             HttpAct::Close => Flow::Close,
             HttpAct::SilentDrop => Flow::SilentDrop,
-            HttpAct::Nothing => Flow::Continue,
+            HttpAct::SetLogLevel(l) => {
+                x.st.log.level = *l;
+                Flow::Continue
+            }
             HttpAct::Capture { expr, dir, slot, len } => {
                 capture(x, ctx, expr, *dir, *slot, *len);
                 Flow::Continue

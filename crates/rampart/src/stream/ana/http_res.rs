@@ -105,9 +105,11 @@ fn tcp_response(s: &Stream<'_>, st: &mut ResState<'_, '_>) -> Verdict {
         first_req: s.first_req,
         scratch,
         last_rule: state.last_rule,
+        log_level: state.log.level,
     };
     let flow = run_tcp_rules(rules, true, &mut x);
     state.last_rule = x.last_rule;
+    state.log.level = x.log_level;
     match flow {
         TcpFlow::Reject => Verdict::Close,
         TcpFlow::SilentDrop => Verdict::SilentDrop,
