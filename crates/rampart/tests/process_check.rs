@@ -168,3 +168,38 @@ fn kept_features_warn_once_each() {
     assert_eq!(warnings.len(), 0, "{warnings:?}");
     assert_eq!(out.stdout, "Configuration file is valid\n");
 }
+
+/// A fetch or converter HAProxy 2.6 has and rampart lacks is refused as not supported
+/// yet, naming it (docs/COMPATIBILITY.md, "Sample fetches" lists them); a word HAProxy
+/// does not know either keeps HAProxy's "unknown fetch method".
+#[test]
+fn haproxy_fetches_rampart_lacks_are_named() {
+    if rampart_testkit::testing_another_binary() {
+        eprintln!("note: rampart-specific messages, skipped against another binary");
+        return;
+    }
+    let cfg = "defaults\n  mode http\n  timeout client 1s\n  timeout server 1s\n  timeout connect 1s\n\
+               frontend fe\n  bind 127.0.0.1:18083\n\
+               \x20 http-request deny if { sc0_http_req_rate gt 10 }\n\
+               \x20 http-request set-header x %[src,in_table(fe)]\n\
+               \x20 http-request set-header y %[nosuch_fetch]\n  default_backend be\n\
+               backend be\n  server s1 127.0.0.1:1\n";
+    let out = check(netutil::binary(), cfg);
+    assert_eq!(out.code, 1, "{}", show(&out));
+    let alerts: Vec<&str> = out.stderr.lines().filter(|l| l.starts_with("[ALERT]")).collect();
+    assert!(
+        alerts.iter().any(|l| l.contains(":8] : ") && l.contains("'sc0_http_req_rate' is not supported yet")),
+        "{}",
+        show(&out)
+    );
+    assert!(
+        alerts.iter().any(|l| l.contains(":9] : ") && l.contains("'in_table' is not supported yet")),
+        "{}",
+        show(&out)
+    );
+    assert!(
+        alerts.iter().any(|l| l.contains(":10] : ") && l.contains("unknown fetch method 'nosuch_fetch'")),
+        "{}",
+        show(&out)
+    );
+}
