@@ -76,7 +76,28 @@ const CASES: &[(&str, i32, &str)] = &[
          frontend fe\n  mode http\n  bind 127.0.0.1:8001\n  default_backend be\n\
          backend be\n  mode tcp\n  server s1 127.0.0.1:9001\n",
     ),
+    ("named defaults also used implicitly: an alert that does not fail", 0, NAMED_DEFAULTS_MIXED),
 ];
+
+const NAMED_DEFAULTS_MIXED: &str =
+    "defaults d1\n  mode tcp\n  timeout client 5s\n  timeout server 5s\n  timeout connect 1s\n\
+     frontend fe from d1\n  bind 127.0.0.1:8001\n  default_backend be\n\
+     backend be\n  server s1 127.0.0.1:9001\n";
+
+/// HAProxy 2.6 prints `[ALERT]` for a named `defaults` used both by `from` and
+/// implicitly (cfgparse-listen.c, `ERR_WARN` only), and the configuration stays valid
+/// without "Warnings were found.".
+#[test]
+fn named_defaults_used_implicitly_is_a_non_fatal_alert() {
+    let out = check(netutil::binary(), NAMED_DEFAULTS_MIXED);
+    assert_eq!((out.code, out.stdout.as_str()), (0, "Configuration file is valid\n"), "{}", show(&out));
+    let alert = out.stderr.lines().find(|l| l.starts_with("[ALERT]")).unwrap_or_default();
+    assert!(
+        alert.contains(":9] : defaults section 'd1' (declared at ") && alert.contains("implicitly used here"),
+        "{}",
+        show(&out)
+    );
+}
 
 fn show(out: &CheckOutput) -> String {
     format!("exit {}\nstdout: {}\nstderr: {}", out.code, out.stdout, out.stderr)
