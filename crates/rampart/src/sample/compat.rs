@@ -74,9 +74,9 @@ const FETCH_NOTES: &[Row] = &[
         &["req.ssl_sni", "req_ssl_sni", "req.ssl_hello_type", "req_ssl_hello_type", "res.ssl_hello_type", "rep_ssl_hello_type", "req.ssl_ver", "req_ssl_ver", "req.ssl_alpn", "req.ssl_ec_ext", "req.ssl_st_ext"],
         "the ClientHello in the first record",
     ),
-    partial(
-        &["req.len", "req_len"],
-        "the bytes waiting in a TCP stream's request buffer; no value on HTTP streams yet, where HAProxy counts the message held",
+    note(
+        &["req.len", "req_len", "res.len"],
+        "the bytes waiting in a TCP stream's buffer; on an HTTP stream, what HAProxy 2.6 reports there, the size of its internal (HTX) message: 20 bytes plus the start line's parts, each header's name and value, 1, and the request body held",
     ),
     note(
         &["wait_end"],
@@ -169,7 +169,7 @@ fn note_of<'r>(rows: &'r [Row], name: &str) -> Option<&'r Row> {
 
 fn status(say: Say) -> String {
     match say {
-        Say::Note(t) if t == "†" => "supported†".to_owned(),
+        Say::Note("†") => "supported†".to_owned(),
         Say::Note(t) => format!("supported: {t}"),
         Say::Partial(t) => format!("partial: {t}"),
         Say::NotYet(t) => format!("not yet ({t})"),

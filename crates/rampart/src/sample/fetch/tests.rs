@@ -399,3 +399,28 @@ fn last_rule_file_and_line_name_the_rule_noted_in_the_stream() {
     assert_eq!(v("last_rule_file"), st("/etc/b.cfg"));
     assert_eq!(v("last_rule_line"), i(42));
 }
+
+/// `req.len`/`res.len` on HTTP streams: HAProxy 2.6's HTX size (reg-test
+/// sample_fetches/cond_set_var: this request is 67 there), the held body included.
+#[test]
+fn req_len_in_http_is_haproxys_message_size() {
+    let cfg = config(CFG);
+    let rt = runtime(&cfg);
+    let c = conn();
+    const RAW: &[u8] = b"GET /converter HTTP/1.1\r\nX-Cust: foobar\r\nHost: 127.0.0.1\r\n\r\n";
+    let req = req_head(RAW);
+    let ctx = SampleCtx { req: Some(req.view(RAW)), ..SampleCtx::new(&rt, &c, 0) };
+    let eval = |ctx: &SampleCtx<'_>, t: &str| compile_in(&cfg, 0, t).unwrap().eval(ctx).map(Sample::into_owned);
+    assert_eq!(eval(&ctx, "req.len"), i(67));
+    let with_body = SampleCtx { req_body: Some(b"abc"), ..ctx };
+    assert_eq!(eval(&with_body, "req.len"), i(70));
+    // 20 + "HTTP/1.1" + "302" + "Found" + headers + 1
+    let f = Fx::new();
+    let res_ctx = SampleCtx { dir: crate::sample::ctx::Dir::Response, ..f.ctx() };
+    let hdrs: usize = [("Location", "/x"), ("Set-Cookie", "SRV=s1; Path=/; HttpOnly"), ("Set-Cookie", "lang=en")]
+        .iter()
+        .chain(&[("Cache-Control", "no-cache, private")])
+        .map(|(n, v)| n.len() + v.len())
+        .sum();
+    assert_eq!(eval(&res_ctx, "res.len"), i((20 + 8 + 3 + 5 + hdrs + 1) as i64));
+}
