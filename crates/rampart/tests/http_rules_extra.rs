@@ -487,3 +487,37 @@ fn reply_headers_that_render_empty_are_left_out() {
     let (got, _) = same(&cfg, &["GET / HTTP/1.1\r\nHost: a\r\nX-F: f\r\n\r\n"]);
     assert_eq!(show(&got[0].as_ref().unwrap().raw), "HTTP/1.1 200 OK\r\nx-f: f\r\ncontent-length: 0\r\n\r\n");
 }
+
+/// `srv_is_up` and `nbsrv` follow the health checks: a server whose port is closed goes
+/// DOWN after `fall` failed checks and both fetches say so (they used to read only the
+/// configured `disabled`).
+#[test]
+fn srv_is_up_and_nbsrv_follow_health_checks() {
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead_addr = dead.local_addr().unwrap();
+    drop(dead);
+    let live = rampart_testkit::HttpBackend::start("s2");
+    let cfg = "defaults\n  mode http\n  timeout client 5s\n  timeout server 5s\n  timeout connect 1s\n\
+               frontend fe1\n  bind fd@${fe1}\n\
+               \x20 http-request return status 200 hdr x-up \"%[srv_is_up(be/s1)] %[srv_is_up(be/s2)] %[nbsrv(be)]\"\n\
+               backend be\n  server s1 ${s1_addr}:${s1_port} check inter 100ms fall 1 rise 1\n\
+               \x20 server s2 ${s2_addr}:${s2_port} check inter 100ms fall 1 rise 1\n  server s3 ${s2_addr}:${s2_port} disabled\n";
+    let proxy = rampart_testkit::Proxy::new(http_common::binary())
+        .listener("fe1")
+        .backend("s1", dead_addr)
+        .backend("s2", live.addr())
+        .config(cfg)
+        .start()
+        .expect("proxy starts");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let mut last = String::new();
+    while std::time::Instant::now() < deadline {
+        let resp = rampart_testkit::http_get(proxy.addr("fe1"), "/");
+        last = resp.headers.get("x-up").unwrap_or_default().to_owned();
+        if last == "0 1 1" {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("srv_is_up/nbsrv never saw s1 down: last answer '{last}'");
+}
