@@ -17,6 +17,10 @@ pub enum Level {
     Diag,
     Notice,
     Warning,
+    /// Printed as an alert but does not fail the load: HAProxy's `ha_alert()` with
+    /// only `ERR_WARN` set (a named `defaults` used both explicitly and implicitly).
+    /// Unlike a warning, it does not count for "Warnings were found." nor `-dW`.
+    SoftAlert,
     Alert,
 }
 
@@ -27,7 +31,7 @@ impl Level {
             Level::Diag => "[DIAG]     ",
             Level::Notice => "[NOTICE]   ",
             Level::Warning => "[WARNING]  ",
-            Level::Alert => "[ALERT]    ",
+            Level::SoftAlert | Level::Alert => "[ALERT]    ",
         }
     }
 }

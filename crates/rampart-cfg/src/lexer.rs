@@ -127,6 +127,8 @@ pub struct Lexer<'a> {
     blocks: Vec<(Block, u32)>,
     /// Name of the current section, for `${.SECTION}`.
     section: Option<String>,
+    /// Inside a `global` section, where `setenv` and friends apply at once.
+    in_global: bool,
     /// Set when the previous line did not end with a line feed (a NUL byte cut it, or it is
     /// the last one): where it stopped.
     missing_lf: Option<usize>,
@@ -145,6 +147,7 @@ impl<'a> Lexer<'a> {
             line_no: 0,
             blocks: Vec::new(),
             section: None,
+            in_global: false,
             missing_lf: None,
             fatal: 0,
             aborted: false,
@@ -270,6 +273,14 @@ impl<'a> Lexer<'a> {
         let words = words.to_strings();
         if SECTIONS.contains(&words[0].as_str()) {
             self.section = Some(words.get(1).filter(|w| !w.is_empty()).unwrap_or(&words[0]).clone());
+            self.in_global = words[0] == "global";
+        }
+        if self.in_global && crate::envops::KEYWORDS.contains(&words[0].as_str()) {
+            // The parser accepts the line; it is applied here so that what follows sees it.
+            if let Err(msg) = crate::envops::apply(&words) {
+                self.alert(diags, msg);
+                self.fatal += 1;
+            }
         }
         Ok(Line { span: self.span(), words })
     }

@@ -6,6 +6,7 @@
 //! - `lexer`: text -> lines of words (quotes, `${VAR}`, `.if` blocks, `.alert` ...)
 //! - `cond`: the `.if` / `-cc` condition language, and [`LexCtx`], what it and the lexer read
 //!   from outside
+//! - `envops`: `setenv`/`presetenv`/`unsetenv`/`resetenv`, applied while reading
 //! - `words`: one line -> words (quotes, escapes, `${VAR}`), for the lexer and `-cc`
 //! - `parse`: sections and keywords -> [`model::Config`], cross-reference checks
 //! - `kw`: keyword tables, HAProxy keywords not supported yet, did-you-mean
@@ -13,6 +14,7 @@
 
 pub mod cond;
 pub mod diag;
+mod envops;
 pub mod kw;
 pub mod lexer;
 pub mod model;

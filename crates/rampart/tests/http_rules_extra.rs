@@ -115,6 +115,50 @@ fn captures_fill_their_slots_and_read_back() {
     assert_eq!(echoed(&body(&got[1]), "x-caps"), Some("b||||{b|||}"));
 }
 
+#[test]
+fn request_captures_read_the_line_the_client_sent() {
+    // `capture.req.method` / `capture.req.uri` keep what the client sent, however the
+    // rules rewrote the request since; `capture.req.ver` answers in response rules too.
+    let cfg = cfg("  http-request set-path /rewritten unless { method OPTIONS }
+  http-request set-method POST
+  http-request set-header X-Cap \"%[capture.req.method] %[capture.req.uri] %[capture.req.ver]\"
+  http-response set-header X-M %[capture.req.method]
+  http-response set-header X-U %[capture.req.uri]
+  http-response set-header X-V %[capture.req.ver]
+");
+    let (got, _) = same(
+        &cfg,
+        &[
+            "GET /orig/p?q=1 HTTP/1.1\r\nHost: a\r\n\r\n",
+            "GET http://example.com/abs/p?q=2 HTTP/1.1\r\nHost: example.com\r\n\r\n",
+            "OPTIONS * HTTP/1.0\r\nHost: a\r\n\r\n",
+        ],
+    );
+    let r: Vec<&Response> = got.iter().map(|r| r.as_ref().unwrap()).collect();
+    assert_eq!(echoed(&body(&got[0]), "x-cap"), Some("GET /orig/p?q=1 HTTP/1.1"));
+    assert_eq!((r[0].headers.get("x-m"), r[0].headers.get("x-u")), (Some("GET"), Some("/orig/p?q=1")));
+    assert_eq!(echoed(&body(&got[1]), "x-cap"), Some("GET /abs/p?q=2 HTTP/1.1"));
+    assert_eq!(r[1].headers.get("x-u"), Some("/abs/p?q=2"));
+    // `*` has no path
+    assert_eq!(echoed(&body(&got[2]), "x-cap"), Some("OPTIONS  HTTP/1.0"));
+    assert_eq!((r[2].headers.get("x-u"), r[2].headers.get("x-v")), (Some(""), Some("HTTP/1.0")));
+}
+
+#[test]
+fn after_response_rules_see_res_variables_and_trimmed_values_on_any_response() {
+    // reg-test http-rules/http_after_response: on a reply rampart built as on the
+    // server's, `res.` variables are set, and a value a rule wrote is read trimmed.
+    let cfg = cfg("  http-request return status 200 if { path /r }
+  http-after-response set-var(res.st) status
+  http-after-response set-header X-A \"a: \"
+  http-after-response set-header X-B \"%[res.fhdr(x-a)]|%[var(res.st)]|\"
+");
+    let (got, _) = same(&cfg, &["GET /r HTTP/1.1\r\nHost: a\r\n\r\n", "GET / HTTP/1.1\r\nHost: a\r\n\r\n"]);
+    for r in &got {
+        assert_eq!(r.as_ref().unwrap().headers.get("x-b"), Some("a:|200|"));
+    }
+}
+
 // === unique id ===
 
 #[test]
@@ -442,4 +486,38 @@ fn reply_headers_that_render_empty_are_left_out() {
     let cfg = cfg("  http-request return status 200 hdr x-e \"%[req.hdr(x-none)]\" hdr x-f \"%[req.hdr(x-f)]\"\n");
     let (got, _) = same(&cfg, &["GET / HTTP/1.1\r\nHost: a\r\nX-F: f\r\n\r\n"]);
     assert_eq!(show(&got[0].as_ref().unwrap().raw), "HTTP/1.1 200 OK\r\nx-f: f\r\ncontent-length: 0\r\n\r\n");
+}
+
+/// `srv_is_up` and `nbsrv` follow the health checks: a server whose port is closed goes
+/// DOWN after `fall` failed checks and both fetches say so (they used to read only the
+/// configured `disabled`).
+#[test]
+fn srv_is_up_and_nbsrv_follow_health_checks() {
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead_addr = dead.local_addr().unwrap();
+    drop(dead);
+    let live = rampart_testkit::HttpBackend::start("s2");
+    let cfg = "defaults\n  mode http\n  timeout client 5s\n  timeout server 5s\n  timeout connect 1s\n\
+               frontend fe1\n  bind fd@${fe1}\n\
+               \x20 http-request return status 200 hdr x-up \"%[srv_is_up(be/s1)] %[srv_is_up(be/s2)] %[nbsrv(be)]\"\n\
+               backend be\n  server s1 ${s1_addr}:${s1_port} check inter 100ms fall 1 rise 1\n\
+               \x20 server s2 ${s2_addr}:${s2_port} check inter 100ms fall 1 rise 1\n  server s3 ${s2_addr}:${s2_port} disabled\n";
+    let proxy = rampart_testkit::Proxy::new(http_common::binary())
+        .listener("fe1")
+        .backend("s1", dead_addr)
+        .backend("s2", live.addr())
+        .config(cfg)
+        .start()
+        .expect("proxy starts");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let mut last = String::new();
+    while std::time::Instant::now() < deadline {
+        let resp = rampart_testkit::http_get(proxy.addr("fe1"), "/");
+        last = resp.headers.get("x-up").unwrap_or_default().to_owned();
+        if last == "0 1 1" {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("srv_is_up/nbsrv never saw s1 down: last answer '{last}'");
 }

@@ -271,3 +271,38 @@ fn every_failed_bind_is_reported() {
         "{output}"
     );
 }
+
+/// `bind` addresses expand `$VAR` and `${VAR}` whether quoted or not, each piece of a
+/// comma list on its own, as HAProxy's `str2sa_range()` does; an address that expands
+/// to nothing is HAProxy's alert.
+#[test]
+fn environment_variables_in_bind_addresses() {
+    let echo = TcpEchoBackend::start();
+    let (a, b, c) = (free_port(), free_port(), free_port());
+    let _p = proxy()
+        .backend("s1", echo.addr())
+        .env("RP_ADDR", format!("127.0.0.1:{a}"))
+        .env("RP_IP", "127.0.0.1")
+        .env("RP_PORT_B", b.to_string())
+        .env("RP_PORT_C", c.to_string())
+        .config(&format!(
+            "{}listen fe1\n  bind ${{RP_ADDR}}\n  bind \"${{RP_IP}}\":$RP_PORT_B,${{RP_IP}}:${{RP_PORT_C}}\n  \
+             server s1 ${{s1_addr}}:${{s1_port}}\n",
+            tcp_defaults("")
+        ))
+        .start()
+        .expect("proxy starts");
+    for port in [a, b, c] {
+        assert_eq!(probe_echo(v4(port), WAIT), Probe::Echoed, "port {port}");
+    }
+    let out = rampart_testkit::check(
+        netutil::binary(),
+        &format!("{}listen fe1\n  bind ${{RP_SURELY_UNSET}}\n  server s1 127.0.0.1:1\n", tcp_defaults("")),
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("'${RP_SURELY_UNSET}' resolves to an empty address (environment variable missing?)"),
+        "{}",
+        out.stderr
+    );
+}

@@ -504,3 +504,113 @@ fn request_and_response_sizes_count_as_haproxy() {
     assert!(h[1].starts_with("U=3"), "the body's late bytes count: {h:?}");
     assert_eq!(fields(&cmp.rampart.client), h);
 }
+
+/// `set-log-level` in each rule list that has it: `silent` sends no line, a level
+/// becomes the line's syslog severity (the last rule that ran wins), in HTTP and TCP
+/// streams alike, and `log-separate-errors` no longer decides.
+#[test]
+fn set_log_level_changes_the_severity_or_silences_the_line() {
+    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let syslog = rx.local_addr().unwrap();
+    let cfg = format!(
+        "global\n  log {syslog} local0\n  log-tag px\n\
+         defaults\n  log global\n  timeout client 5s\n  timeout server 1s\n  timeout connect 1s\n\
+         frontend fe1\n  mode http\n  bind fd@${{fe1}}\n  log-format \"%ST %HP\"\n  option log-separate-errors\n\
+         \x20 tcp-request content set-log-level notice if {{ path /tcp-notice }}\n\
+         \x20 http-request set-log-level silent if {{ path /silent }}\n\
+         \x20 http-request set-log-level debug if {{ path_beg /debug }}\n\
+         \x20 http-request set-var(txn.crit) bool(1) if {{ path /crit }}\n\
+         \x20 http-response set-log-level err if {{ status 404 }}\n\
+         \x20 http-request deny if {{ path /debug/deny }}\n\
+         \x20 default_backend be\n\
+         backend be\n  mode http\n  server s1 ${{s1_addr}}:${{s1_port}}\n\
+         \x20 tcp-response content set-log-level crit if {{ var(txn.crit) -m found }}\n\
+         listen tcp1\n  mode tcp\n  bind fd@${{tcp1}}\n  log-format \"tcp\"\n\
+         \x20 tcp-request content set-log-level notice\n  server e1 ${{e1_addr}}:${{e1_port}}\n"
+    );
+    let diff = Differential::new(RAMPART)
+        .listener("fe1")
+        .listener("tcp1")
+        .backend("s1", backend)
+        .backend("e1", TcpEchoBackend::start)
+        .config(&cfg);
+    let Some(cmp) = diff.run(|proxy| {
+        while collect_one(&rx).is_some() {}
+        let fe = proxy.addr("fe1");
+        for path in ["/", "/silent", "/debug", "/404", "/debug/deny", "/tcp-notice", "/crit"] {
+            get(fe, path);
+        }
+        ping(proxy.addr("tcp1"));
+        Lines(priorities(&rx, 7))
+    }) else {
+        return;
+    };
+    let (h, r) = (&cmp.haproxy.client.0, &cmp.rampart.client.0);
+    // local0 is 16: 16 * 8 + severity
+    let want = [
+        "<130> 200 /crit",
+        "<131> 404 /404",
+        "<133> 200 /tcp-notice",
+        "<133> tcp",
+        "<134> 200 /",
+        "<135> 200 /debug",
+        "<135> 403 /debug/deny",
+    ];
+    assert_eq!(h, &want, "{h:?}");
+    assert_eq!(r, h);
+}
+
+/// A `tcp-response content` rule of a TCP stream sets the level too. (haproxy 2.6
+/// runs these rules of a TCP `listen` only now and then: its line comes at the
+/// `tcp-request` rule's level most of the time, so this one is rampart's alone.)
+#[test]
+fn set_log_level_in_tcp_response_rules_of_a_tcp_stream() {
+    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let syslog = rx.local_addr().unwrap();
+    let echo = TcpEchoBackend::start();
+    let cfg = format!(
+        "global\n  log {syslog} local0\n  log-tag px\n\
+         defaults\n  log global\n  timeout client 5s\n  timeout server 1s\n  timeout connect 1s\n\
+         listen tcp1\n  mode tcp\n  bind fd@${{tcp1}}\n  log-format \"tcp\"\n\
+         \x20 tcp-request content set-log-level notice\n  tcp-response inspect-delay 1s\n\
+         \x20 tcp-response content set-log-level alert if {{ res.len gt 0 }}\n  server e1 ${{e1_addr}}:${{e1_port}}\n"
+    );
+    let proxy = rampart_testkit::Proxy::new(RAMPART)
+        .listener("tcp1")
+        .backend("e1", echo.addr())
+        .config(&cfg)
+        .start()
+        .expect("rampart starts");
+    while collect_one(&rx).is_some() {}
+    ping(proxy.addr("tcp1"));
+    assert_eq!(priorities(&rx, 1), ["<129> tcp"]);
+}
+
+/// Sends `ping` on a TCP connection and reads the echo.
+fn ping(addr: SocketAddr) {
+    let mut c = std::net::TcpStream::connect(addr).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    c.write_all(b"ping").unwrap();
+    let mut buf = [0u8; 4];
+    c.read_exact(&mut buf).unwrap();
+}
+
+/// `n` lines as `<pri> message`, sorted, after making sure no other line follows (the
+/// line of a silenced stream would).
+fn priorities(rx: &UdpSocket, n: usize) -> Vec<String> {
+    let mut lines = collect(rx, n);
+    std::thread::sleep(Duration::from_millis(300));
+    while let Some(l) = collect_one(rx) {
+        lines.push(l);
+    }
+    let mut lines: Vec<String> = lines
+        .iter()
+        .map(|l| {
+            let pri = l.split('>').next().unwrap_or_default();
+            let msg = l.split_once("]: ").map_or(l.as_str(), |(_, m)| m);
+            format!("{pri}> {}", msg.trim_end())
+        })
+        .collect();
+    lines.sort();
+    lines
+}

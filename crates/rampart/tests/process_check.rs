@@ -76,7 +76,28 @@ const CASES: &[(&str, i32, &str)] = &[
          frontend fe\n  mode http\n  bind 127.0.0.1:8001\n  default_backend be\n\
          backend be\n  mode tcp\n  server s1 127.0.0.1:9001\n",
     ),
+    ("named defaults also used implicitly: an alert that does not fail", 0, NAMED_DEFAULTS_MIXED),
 ];
+
+const NAMED_DEFAULTS_MIXED: &str =
+    "defaults d1\n  mode tcp\n  timeout client 5s\n  timeout server 5s\n  timeout connect 1s\n\
+     frontend fe from d1\n  bind 127.0.0.1:8001\n  default_backend be\n\
+     backend be\n  server s1 127.0.0.1:9001\n";
+
+/// HAProxy 2.6 prints `[ALERT]` for a named `defaults` used both by `from` and
+/// implicitly (cfgparse-listen.c, `ERR_WARN` only), and the configuration stays valid
+/// without "Warnings were found.".
+#[test]
+fn named_defaults_used_implicitly_is_a_non_fatal_alert() {
+    let out = check(netutil::binary(), NAMED_DEFAULTS_MIXED);
+    assert_eq!((out.code, out.stdout.as_str()), (0, "Configuration file is valid\n"), "{}", show(&out));
+    let alert = out.stderr.lines().find(|l| l.starts_with("[ALERT]")).unwrap_or_default();
+    assert!(
+        alert.contains(":9] : defaults section 'd1' (declared at ") && alert.contains("implicitly used here"),
+        "{}",
+        show(&out)
+    );
+}
 
 fn show(out: &CheckOutput) -> String {
     format!("exit {}\nstdout: {}\nstderr: {}", out.code, out.stdout, out.stderr)
@@ -167,4 +188,39 @@ fn kept_features_warn_once_each() {
     assert_eq!(count("logs are not sent yet"), 0, "{}", show(&out));
     assert_eq!(warnings.len(), 0, "{warnings:?}");
     assert_eq!(out.stdout, "Configuration file is valid\n");
+}
+
+/// A fetch or converter HAProxy 2.6 has and rampart lacks is refused as not supported
+/// yet, naming it (docs/COMPATIBILITY.md, "Sample fetches" lists them); a word HAProxy
+/// does not know either keeps HAProxy's "unknown fetch method".
+#[test]
+fn haproxy_fetches_rampart_lacks_are_named() {
+    if rampart_testkit::testing_another_binary() {
+        eprintln!("note: rampart-specific messages, skipped against another binary");
+        return;
+    }
+    let cfg = "defaults\n  mode http\n  timeout client 1s\n  timeout server 1s\n  timeout connect 1s\n\
+               frontend fe\n  bind 127.0.0.1:18083\n\
+               \x20 http-request deny if { sc0_http_req_rate gt 10 }\n\
+               \x20 http-request set-header x %[src,in_table(fe)]\n\
+               \x20 http-request set-header y %[nosuch_fetch]\n  default_backend be\n\
+               backend be\n  server s1 127.0.0.1:1\n";
+    let out = check(netutil::binary(), cfg);
+    assert_eq!(out.code, 1, "{}", show(&out));
+    let alerts: Vec<&str> = out.stderr.lines().filter(|l| l.starts_with("[ALERT]")).collect();
+    assert!(
+        alerts.iter().any(|l| l.contains(":8] : ") && l.contains("'sc0_http_req_rate' is not supported yet")),
+        "{}",
+        show(&out)
+    );
+    assert!(
+        alerts.iter().any(|l| l.contains(":9] : ") && l.contains("'in_table' is not supported yet")),
+        "{}",
+        show(&out)
+    );
+    assert!(
+        alerts.iter().any(|l| l.contains(":10] : ") && l.contains("unknown fetch method 'nosuch_fetch'")),
+        "{}",
+        show(&out)
+    );
 }

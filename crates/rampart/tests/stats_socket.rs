@@ -634,3 +634,42 @@ fn denied_responses_count_in_the_frontend_backend_and_server() {
     }
     assert_eq!(get(&rows["be1/s2"], "dresp"), "0");
 }
+
+/// `get var` reads the `proc.` variables the global `set-var` lines and the rules set;
+/// `set var` (experimental mode only) changes them from an expression or a format, and
+/// the rules see the new value. Answers are HAProxy 2.6.12's (reg-test sample_fetches/vars).
+#[test]
+fn get_var_and_set_var_reach_the_proc_variables() {
+    let cfg = "global\n  stats socket ${testdir}/admin.sock mode 600 level admin\n\
+               \x20 set-var proc.n int(12)\n  set-var proc.s str(\"a b\")\n\
+               defaults\n  mode http\n  timeout client 5s\n  timeout server 5s\n  timeout connect 5s\n\
+               frontend fe1\n  bind fd@${fe1}\n  http-request set-var(proc.n) var(proc.n),add(1)\n\
+               \x20 http-request return status 200 hdr x-var \"n=%[var(proc.n)] s=%[var(proc.s)]\"\n";
+    let s1 = HttpBackend::start("s1");
+    let proxy = start(&netutil::binary(), cfg, &s1);
+    let admin = sock(&proxy, "admin.sock");
+    assert_eq!(socat(&admin, "get var proc.n\n"), "proc.n: type=sint value=<12>\n");
+    assert_eq!(socat(&admin, "get var proc.s\n"), "proc.s: type=str value=<a b>\n");
+    assert_eq!(socat(&admin, "get var proc.none\n"), "Variable not found.\n\n");
+    assert_eq!(socat(&admin, "get var txn.n\n"), "Variable not found.\n\n");
+    assert_eq!(socat(&admin, "get var\n"), "Missing process-wide variable identifier.\n\n");
+    let addr = proxy.addr("fe1");
+    let resp = http_get(addr, "/");
+    assert_eq!(resp.headers.get("x-var"), Some("n=13 s=a b"));
+    assert_eq!(socat(&admin, "get var proc.n\n"), "proc.n: type=sint value=<13>\n");
+    assert_eq!(socat(&admin, "set var proc.s str(x)\n"), "This command is restricted to experimental mode only.\n\n");
+    assert_eq!(
+        socat(
+            &admin,
+            "experimental-mode on; set var proc.s str(updating); set var proc.s fmt %[var(proc.s),regsub(ing,ed)]\n"
+        ),
+        "\n\n\n"
+    );
+    assert_eq!(socat(&admin, "experimental-mode on; set var proc.n expr int(40)\n"), "\n\n");
+    assert_eq!(
+        socat(&admin, "experimental-mode on; set var txn.x int(1)\n"),
+        "\n'set var': cannot set variable 'txn.x', only scope 'proc' is permitted here.\n"
+    );
+    let resp = http_get(addr, "/");
+    assert_eq!(resp.headers.get("x-var"), Some("n=41 s=updated"));
+}

@@ -128,6 +128,7 @@ fn sni_selects_the_certificate_and_fetches_reach_the_server() {
         "{PREAMBLE}listen fe1\n  bind fd@${{fe1}} ssl crt {} crt {} crt {} alpn h2,http/1.1\n  \
          http-request set-header X-Forwarded-Proto https if {{ ssl_fc }}\n  \
          http-request set-header X-SNI %[ssl_fc_sni]\n  \
+         http-request set-header X-Has-SNI %[ssl_fc_has_sni]\n  \
          http-request set-header X-Proto %[ssl_fc_protocol]\n  \
          http-request set-header X-Alpn %[ssl_fc_alpn]\n  \
          http-request set-header X-Client-Cert %[ssl_c_used]\n  \
@@ -147,6 +148,7 @@ fn sni_selects_the_certificate_and_fetches_reach_the_server() {
         assert!(ok, "{host}: {err}");
         assert_eq!(header(&body, "x-forwarded-proto"), Some("https"), "{body}");
         assert_eq!(header(&body, "x-sni"), Some(host));
+        assert_eq!(header(&body, "x-has-sni"), Some("1"));
         assert_eq!(header(&body, "x-sess-sni"), Some(host), "session rules run after the handshake");
         assert_eq!(header(&body, "x-proto"), Some("TLSv1.3"));
         assert_eq!(header(&body, "x-alpn"), Some("h2"), "curl prefers h2");

@@ -17,8 +17,8 @@ const fn act(name: &'static str, prefix: bool, support: Support) -> ActionKw {
 /// queues have priorities, but TCP streams do not carry one yet, TODO(#10)).
 pub const PRIORITY: Support = Partial("parsed; refused at startup in tcp-request content (HTTP rules only)");
 
-/// `set-log-level`: accepted, with nothing to change until logs exist.
-pub const LOG_LEVEL: Support = Partial("accepted; no effect until logging exists (the logging issue)");
+/// `set-log-level <level>|silent`: the severity of the stream's log line.
+pub const LOG_LEVEL: Support = Yes;
 
 /// `http-request` actions.
 pub static HTTP_REQUEST_ACTIONS: &[ActionKw] = &[

@@ -53,9 +53,10 @@ enum Target<'a> {
     Fd(&'a str),
 }
 
-/// Reads the protocol prefix of one address. `Err` is the final message.
-fn split_prefix(full: &str) -> Result<Target<'_>, String> {
-    let mut s = full;
+/// Reads the protocol prefix of one address (`text`, its variables expanded). `Err` is
+/// the final message, which quotes the address as written (`full`), as HAProxy does.
+fn split_prefix<'a>(text: &'a str, full: &str) -> Result<Target<'a>, String> {
+    let mut s = text;
     if let Some(rest) = s.strip_prefix("stream+") {
         s = rest;
     } else if s.starts_with("dgram+") {
@@ -217,8 +218,14 @@ pub fn parse_listen_addrs(text: &str) -> Result<Vec<ListenAddr>, String> {
     Ok(out)
 }
 
+/// One address of a `bind` list, its `$VAR`/`${VAR}` expanded first ([`env_expand`]),
+/// as `str2listener()` hands each piece to `str2sa_range()`.
 fn parse_one_listen(full: &str, out: &mut Vec<ListenAddr>) -> Result<(), String> {
-    match split_prefix(full)? {
+    let text = env_expand(full);
+    if text.is_empty() {
+        return Err(format!("'{full}' resolves to an empty address (environment variable missing?)"));
+    }
+    match split_prefix(&text, full)? {
         Target::Unix(path) => out.push(ListenAddr::Unix(PathBuf::from(path))),
         Target::Fd(fd) => out.push(ListenAddr::Fd(parse_fd(fd, full)?)),
         Target::Inet(fam, rest) => {
@@ -244,13 +251,12 @@ fn parse_one_listen(full: &str, out: &mut Vec<ListenAddr>) -> Result<(), String>
 /// `$VAR` / `${VAR}` are expanded first ([`env_expand`]); an empty or wildcard host
 /// (`0.0.0.0`, `::`, `*`) is a server without address, which connects to the client's
 /// destination address.
-pub fn parse_server_target(text: &str) -> Result<(ServerAddr, Option<i32>), String> {
-    let expanded = env_expand(text);
-    let full: &str = &expanded;
-    if full.is_empty() {
+pub fn parse_server_target(full: &str) -> Result<(ServerAddr, Option<i32>), String> {
+    let text = env_expand(full);
+    if text.is_empty() {
         return Err(format!("'{full}' resolves to an empty address (environment variable missing?)"));
     }
-    match split_prefix(full)? {
+    match split_prefix(&text, full)? {
         Target::Unix(path) => Ok((ServerAddr::Unix(PathBuf::from(path)), None)),
         Target::Fd(_) => Err(format!("a file descriptor is not acceptable here in '{full}'")),
         Target::Inet(fam, rest) => {
@@ -274,9 +280,10 @@ pub fn parse_server_target(text: &str) -> Result<(ServerAddr, Option<i32>), Stri
 }
 
 /// The address of a `source` keyword or server option: an IP address with an optional
-/// port (none or 0: any port).
+/// port (none or 0: any port); `$VAR`/`${VAR}` expanded first.
 pub fn parse_source_addr(full: &str) -> Result<SocketAddr, String> {
-    match split_prefix(full)? {
+    let text = env_expand(full);
+    match split_prefix(&text, full)? {
         Target::Inet(fam, rest) => {
             let (host, port) = split_host_port(rest);
             let port = match parse_ports(port, full, false, false)? {
@@ -294,7 +301,8 @@ pub fn parse_source_addr(full: &str) -> Result<SocketAddr, String> {
 
 /// Validates the argument of the `addr` server option (a host with an optional port).
 pub fn check_probe_addr(full: &str) -> Result<(), String> {
-    let rest = match split_prefix(full)? {
+    let text = env_expand(full);
+    let rest = match split_prefix(&text, full)? {
         Target::Inet(fam, rest) => (fam, rest),
         Target::Unix(_) | Target::Fd(_) => return Ok(()),
     };
@@ -368,6 +376,19 @@ mod tests {
         assert_eq!(e("256.1.1.1:80"), "invalid address: '256.1.1.1' in '256.1.1.1:80'");
         assert_eq!(e("ipv4@[::1]:80"), "invalid address: '[::1]' in 'ipv4@[::1]:80'");
         assert!(e("abns@x").contains("not supported yet"));
+        // variables are expanded per piece, messages quote the text as written
+        assert_eq!(
+            e("${RAMPART_SURELY_UNSET_A}"),
+            "'${RAMPART_SURELY_UNSET_A}' resolves to an empty address (environment variable missing?)"
+        );
+        assert_eq!(
+            e("127.0.0.1:${RAMPART_SURELY_UNSET_A}"),
+            "missing port specification in '127.0.0.1:${RAMPART_SURELY_UNSET_A}'"
+        );
+        assert_eq!(
+            parse_listen_addrs(":80,$RAMPART_SURELY_UNSET_A:81"),
+            Ok(vec![inet("0.0.0.0:80"), inet("0.0.0.0:81")])
+        );
     }
 
     #[test]
@@ -416,7 +437,8 @@ mod tests {
         assert_eq!(ok("127.0.0.1:$RAMPART_SURELY_UNSET_B"), (ip("127.0.0.1:0"), Some(0)));
         assert_eq!(
             parse_server_target("${RAMPART_SURELY_UNSET_A}").unwrap_err(),
-            "'' resolves to an empty address (environment variable missing?)"
+            "'${RAMPART_SURELY_UNSET_A}' resolves to an empty address (environment variable missing?)",
+            "the address as written, as haproxy 2.6.12 quotes it"
         );
     }
 

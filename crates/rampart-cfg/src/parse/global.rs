@@ -37,6 +37,8 @@ pub(super) fn parse_global_line(p: &mut Parser, words: &[String], kwm: Modifier,
         // HAProxy 2.6 ignores any word after it.
         "expose-experimental-directives" => p.global.expose_experimental = true,
         "set-var" | "set-var-fmt" => parse_set_var(p, words, span),
+        // Applied (or refused) by the lexer as it read the line (`envops`).
+        "setenv" | "presetenv" | "unsetenv" | "resetenv" => {}
         "log" => super::log::parse_global_log(p, words, kwm, span),
         "log-tag" | "log-send-hostname" => super::log::parse_global_log_kw(p, words, span),
         "stats" => parse_stats(p, words, span),

@@ -77,7 +77,8 @@ pub(super) fn warn_mixed_refs(p: &mut Parser, i: usize, span: &Span) {
              To avoid any ambiguity don't mix both usage. Add a last defaults section not explicitly used or always use explicit references.",
             d.px.name, d.px.span
         );
-        p.warning(span, msg);
+        // COMPAT: HAProxy 2.6 prints an alert here but goes on (ERR_WARN only).
+        p.diags.push(crate::Diag { level: crate::Level::SoftAlert, ..crate::Diag::alert(Some(span.clone()), msg) });
     }
 }
 

@@ -377,6 +377,12 @@ pub(crate) mod tests {
         p.parse_file(&lines);
         p.diags.iter().filter(|d| d.level == Level::Warning).map(|d| d.message.clone()).collect()
     }
+
+    /// The alerts of the parsing phase that do not fail the load, without location.
+    pub fn soft_alerts(text: &str) -> Vec<String> {
+        let (_, diags) = parse(text);
+        diags.list.iter().filter(|d| d.level == Level::SoftAlert).map(|d| d.message.clone()).collect()
+    }
 }
 
 #[cfg(test)]

@@ -373,7 +373,7 @@ mod tests {
     use std::time::Duration;
 
     use crate::model::{Balance, HttpReuse, Mode};
-    use crate::parse::tests::{alerts, parse_ok, warnings};
+    use crate::parse::tests::{alerts, parse_ok, soft_alerts, warnings};
 
     const DEFAULTS: &str = "defaults\n mode http\n maxconn 50\n balance static-rr\n retries 7\n http-reuse never\n\
          timeout client 1s\n timeout server 2s\n timeout connect 3s\n default_backend be\n\
@@ -439,8 +439,10 @@ mod tests {
             ["proxy 'fe' has the same name as frontend 'fe' declared at t.cfg:1."]
         );
         assert!(alerts("frontend fe\n bind :1\nbackend fe\n").is_empty(), "a frontend and a backend may share a name");
+        assert!(warnings("defaults d\nbackend a from d\nbackend b\n").is_empty());
+        assert!(parse_ok("defaults d\nbackend a from d\nbackend b\n").proxies.len() == 2, "an alert, not fatal");
         assert_eq!(
-            warnings("defaults d\nbackend a from d\nbackend b\n"),
+            soft_alerts("defaults d\nbackend a from d\nbackend b\n"),
             ["defaults section 'd' (declared at t.cfg:1) is explicitly referenced by another proxy and implicitly used here. \
               To avoid any ambiguity don't mix both usage. Add a last defaults section not explicitly used or always use explicit references."]
         );

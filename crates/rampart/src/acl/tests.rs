@@ -364,7 +364,7 @@ fn predefined_acls() {
             }
             Err(e) => {
                 assert!(crate::sample::fetch::find(fetch).is_none(), "{}: {e}", p.name);
-                assert!(e.contains(&format!("unknown fetch method '{fetch}'")), "{}: {e}", p.name);
+                assert!(e.contains(&format!("'{fetch}' is not supported yet")), "{}: {e}", p.name);
             }
         }
     }

@@ -36,6 +36,8 @@ pub struct Shared {
     pub warnings: Vec<Diag>,
     /// The files rules came from, once each ([`RuleAt::file`] indexes it).
     pub files: Vec<std::sync::Arc<str>>,
+    /// Some rule reads the request line as received ([`CompileCx::req_line`]).
+    pub req_line: bool,
 }
 
 impl Shared {
@@ -119,8 +121,9 @@ impl<'c> Cx<'c> {
         cx
     }
 
-    /// Keeps what a compile context learnt (`proc.` variables).
+    /// Keeps what a compile context learnt (`proc.` variables, the request line).
     pub(super) fn keep(&mut self, cx: CompileCx<'c>) {
+        self.shared.req_line |= cx.req_line;
         for v in cx.proc_vars {
             if !self.shared.proc_vars.contains(&v) {
                 self.shared.proc_vars.push(v);
@@ -319,7 +322,7 @@ impl<'c> Cx<'c> {
             HttpReqAction::StrictMode(on) => HttpAct::StrictMode(*on),
             HttpReqAction::Reject => HttpAct::Close,
             HttpReqAction::SilentDrop => HttpAct::SilentDrop,
-            HttpReqAction::SetLogLevel(_) => HttpAct::Nothing,
+            HttpReqAction::SetLogLevel(l) => HttpAct::SetLogLevel(super::log_level(*l)),
             HttpReqAction::DisableL7Retry => HttpAct::DisableL7Retry,
             HttpReqAction::Capture(c) => self.capture_req(c)?,
             HttpReqAction::Addr(a) => self.addr(a)?,
@@ -349,7 +352,7 @@ impl<'c> Cx<'c> {
             HttpResAction::Var(v) => self.var(v, list)?,
             HttpResAction::StrictMode(on) => HttpAct::StrictMode(*on),
             HttpResAction::SilentDrop => HttpAct::SilentDrop,
-            HttpResAction::SetLogLevel(_) => HttpAct::Nothing,
+            HttpResAction::SetLogLevel(l) => HttpAct::SetLogLevel(super::log_level(*l)),
             HttpResAction::Capture { expr, id } => self.capture_res(expr, *id, list)?,
             HttpResAction::WaitForBody(_) => {
                 let why = "response bodies are streamed, never buffered";

@@ -270,7 +270,7 @@ impl Cx<'_> {
             TcpReqAction::Accept => TcpAct::Accept,
             TcpReqAction::Reject => TcpAct::Reject,
             TcpReqAction::SilentDrop => TcpAct::SilentDrop,
-            TcpReqAction::SetLogLevel(_) => TcpAct::Nothing,
+            TcpReqAction::SetLogLevel(l) => TcpAct::SetLogLevel(super::log_level(*l)),
             TcpReqAction::ExpectProxy => TcpAct::ExpectProxy,
             TcpReqAction::Var(v) => self.tcp_var(v, list, name, span)?,
             TcpReqAction::Capture { expr, slot } => {
@@ -315,7 +315,7 @@ impl Cx<'_> {
             }
             TcpResAction::Close => TcpAct::CloseServer,
             TcpResAction::SilentDrop => TcpAct::SilentDrop,
-            TcpResAction::SetLogLevel(_) => TcpAct::Nothing,
+            TcpResAction::SetLogLevel(l) => TcpAct::SetLogLevel(super::log_level(*l)),
             TcpResAction::Var(v) => self.tcp_var(v, TcpList::Response, name, span)?,
         })
     }

@@ -16,6 +16,7 @@ use super::state::StreamState;
 use super::{Flow, WaitBody};
 use crate::http::{MsgHead, Synth};
 use crate::log::format::LogFormat;
+use crate::log::types::LevelSet;
 use crate::log::Cause;
 use crate::sample::ctx::Dir;
 use crate::sample::expr::Expr;
@@ -145,9 +146,8 @@ pub enum HttpAct {
     Close,
     /// `silent-drop`: close it without the client noticing.
     SilentDrop,
-    /// Actions accepted for what they do not need to do here (`set-log-level` until
-    /// logs exist): nothing happens.
-    Nothing,
+    /// `set-log-level <level>|silent`: the severity of the stream's log line.
+    SetLogLevel(LevelSet),
 }
 
 /// The value `set-timeout` gives.
@@ -198,6 +198,8 @@ pub struct Env<'p> {
     pub first_req: bool,
     /// The request's method (response rules still read it).
     pub meth: Option<crate::http::Method>,
+    /// The request's version, likewise (`capture.req.ver`).
+    pub ver: Option<crate::http::Version>,
     /// The request (rules on the request) or the response (rules on a response).
     pub dir: Dir,
     pub sess: &'p VarStore,
@@ -236,6 +238,8 @@ impl Env<'_> {
             },
             first_req: self.first_req,
             txn_meth: self.meth,
+            txn_ver: self.ver,
+            req_line: &st.log.req_line,
             req_body: self.req_body,
             req_caps: &st.caps.req,
             res_caps: &st.caps.res,
@@ -358,7 +362,10 @@ impl HttpAct {
             }
             HttpAct::Close => Flow::Close,
             HttpAct::SilentDrop => Flow::SilentDrop,
-            HttpAct::Nothing => Flow::Continue,
+            HttpAct::SetLogLevel(l) => {
+                x.st.log.level = *l;
+                Flow::Continue
+            }
             HttpAct::Capture { expr, dir, slot, len } => {
                 capture(x, ctx, expr, *dir, *slot, *len);
                 Flow::Continue
@@ -542,6 +549,7 @@ mod tests {
             srv: None,
             first_req: true,
             meth: None,
+            ver: None,
             dir: Dir::Request,
             sess: &vars[0],
             txn: &vars[1],

@@ -169,3 +169,20 @@ impl ProxyRules {
         self.http_req.is_empty() && self.redirects.is_empty() && self.switching.is_empty()
     }
 }
+
+/// The severity `set-log-level <level>|silent` gives a stream's log line.
+fn log_level(l: rampart_cfg::model::LogLevel) -> crate::log::types::LevelSet {
+    use crate::log::{level, types::LevelSet};
+    use rampart_cfg::model::LogLevel as L;
+    LevelSet::Level(match l {
+        L::Silent => return LevelSet::Silent,
+        L::Emerg => level::EMERG,
+        L::Alert => level::ALERT,
+        L::Crit => level::CRIT,
+        L::Err => level::ERR,
+        L::Warning => level::WARNING,
+        L::Notice => level::NOTICE,
+        L::Info => level::INFO,
+        L::Debug => level::DEBUG,
+    })
+}

@@ -15,6 +15,7 @@ use super::Rule;
 use crate::acl::Test;
 use crate::http::MsgHead;
 use crate::log::format::LogFormat;
+use crate::log::types::LevelSet;
 use crate::sample::cast::cast;
 use crate::sample::ctx::{ConnInfo, Dir};
 use crate::sample::expr::Expr;
@@ -54,8 +55,8 @@ pub enum TcpAct {
     },
     /// `set-src`, `set-dst`, `set-src-port`, `set-dst-port`.
     SetAddr(AddrPart, Expr),
-    /// `set-log-level`: accepted; nothing to change until rampart logs, as the HTTP one.
-    Nothing,
+    /// `set-log-level <level>|silent`: the severity of the stream's log line.
+    SetLogLevel(LevelSet),
     /// `tcp-request connection expect-proxy layer4`: the session reads a PROXY header
     /// after the connection rules (`session::rules`); a no-op anywhere else.
     ExpectProxy,
@@ -103,6 +104,8 @@ pub struct TcpExec<'x> {
     /// The last rule that ended a rule list of the stream (`last_rule_file`): the
     /// caller passes the stream's, [`run_tcp_rules`] updates it.
     pub last_rule: Option<super::RuleAt>,
+    /// What `set-log-level` made of the stream's log line, likewise.
+    pub log_level: LevelSet,
 }
 
 impl TcpExec<'_> {
@@ -196,7 +199,11 @@ impl TcpAct {
                 set_addr(x, *part, expr);
                 TcpFlow::Continue
             }
-            TcpAct::Nothing | TcpAct::ExpectProxy => TcpFlow::Continue,
+            TcpAct::SetLogLevel(l) => {
+                x.log_level = *l;
+                TcpFlow::Continue
+            }
+            TcpAct::ExpectProxy => TcpFlow::Continue,
         }
     }
 }

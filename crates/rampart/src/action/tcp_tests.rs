@@ -81,6 +81,7 @@ impl Stream {
             first_req: true,
             scratch: &mut self.scratch,
             last_rule: self.last_rule,
+            log_level: Default::default(),
         };
         let flow = run_tcp_rules(&rt.proxies[0].rules.tcp_req, final_data, &mut x);
         self.last_rule = x.last_rule;
@@ -168,6 +169,7 @@ fn or_and_not_follow_haproxys_three_valued_logic() {
         first_req: true,
         scratch: &mut Vec::new(),
         last_rule: None,
+        log_level: Default::default(),
     };
     assert_eq!(run_tcp_rules(g, false, &mut x), TcpFlow::Wait);
     assert_eq!(run_tcp_rules(g, true, &mut x), TcpFlow::Continue);

@@ -46,6 +46,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         proc_vars: Vec::new(),
         warnings: Vec::new(),
         files: Vec::new(),
+        req_line: false,
     };
     let mut proxies = Vec::with_capacity(cfg.proxies.len());
     let mut tls_warnings = Vec::new();
@@ -182,6 +183,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 tls_failed: Counter::new(threads),
                 listeners: listeners(px, &cfg.global.ssl, &mut key_files, &mut alerts, &mut tls_warnings),
                 capture_cookie: px.captures.cookie.as_ref().map(|c| (c.name.as_bytes().into(), c.len)),
+                keep_req_line: false,
             },
             be: BackendRt {
                 lb,
@@ -202,6 +204,11 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         });
     }
     crate::health::resolve_tracks(cfg, &mut proxies, &mut alerts);
+    // COMPAT: HAProxy keeps the request line when its frontend logs it or has an HTTP
+    // fetch in a log-format; rampart keeps it in every frontend once any rule reads it.
+    for px in proxies.iter_mut().filter(|_| shared.req_line) {
+        px.fe.keep_req_line = true;
+    }
     let log_forwards = crate::log::forward::build(cfg, &mut logs, &mut alerts);
     let mut warnings = shared.warnings;
     warnings.extend(tls_warnings);
@@ -275,43 +282,10 @@ fn check_rules(
 /// Runs the `set-var` / `set-var-fmt` lines of `global` in order, as HAProxy does
 /// while parsing: each sees the `proc.` variables the lines above it set.
 fn global_set_vars(cfg: &Config, rt: &Runtime) -> Result<(), Vec<Diag>> {
-    use crate::log::format::{LfMode, LogFormat};
-    use crate::sample::ctx::ConnInfo;
-    use crate::sample::expr::{self, CompileCx, Place, Site};
-    use rampart_cfg::model::GlobalVarValue;
     let mut alerts = Vec::new();
-    let conn = ConnInfo::new(None, -1);
     for gv in &cfg.global.set_vars {
         let Ok(var) = crate::sample::vars::parse_name(format!("proc.{}", gv.var.name).as_bytes()) else { continue };
-        rt.proc_vars.declare(&var);
-        let mut cx = CompileCx::new(cfg, 0, Site::Cfg);
-        let ctx = crate::sample::SampleCtx::new(rt, &conn, 0);
-        let failed = match &gv.value {
-            GlobalVarValue::Expr(src) => match expr::compile(&src.text, &mut cx) {
-                Ok(e) => match e.check_place(Place::CfgParser) {
-                    Ok(()) => {
-                        if let Some(smp) = e.eval(&ctx) {
-                            ctx.vars.set(&var, &smp, Default::default());
-                        }
-                        None
-                    }
-                    Err(msg) => Some(msg),
-                },
-                // as HAProxy, the expression's own message, without a prefix
-                Err(e) => Some(e.to_string()),
-            },
-            GlobalVarValue::Fmt(src) => match LogFormat::compile(&src.text, &mut cx, LfMode::Http, &[Place::CfgParser])
-            {
-                Ok(f) => {
-                    let mut out = Vec::new();
-                    f.render(&ctx, &mut out);
-                    ctx.vars.set(&var, &crate::sample::Sample::str(&out), Default::default());
-                    None
-                }
-                Err(e) => Some(e.to_string()),
-            },
-        };
-        if let Some(msg) = failed {
+        if let Err(msg) = set_proc_var(cfg, rt, &var, &gv.value) {
             alerts.push(Diag::alert(Some(gv.span.clone()), msg));
         }
     }
@@ -320,6 +294,42 @@ fn global_set_vars(cfg: &Config, rt: &Runtime) -> Result<(), Vec<Diag>> {
     } else {
         Err(alerts)
     }
+}
+
+/// Sets the `proc.` variable `var` from an expression or a log-format evaluated
+/// without a stream (global `set-var`, CLI `set var`); `Err` is HAProxy's message.
+pub fn set_proc_var(
+    cfg: &Config,
+    rt: &Runtime,
+    var: &crate::sample::vars::VarRef,
+    value: &rampart_cfg::model::GlobalVarValue,
+) -> Result<(), String> {
+    use crate::log::format::{LfMode, LogFormat};
+    use crate::sample::ctx::ConnInfo;
+    use crate::sample::expr::{self, CompileCx, Place, Site};
+    use rampart_cfg::model::GlobalVarValue;
+    rt.proc_vars.declare(var);
+    let conn = ConnInfo::new(None, -1);
+    let mut cx = CompileCx::new(cfg, 0, Site::Cfg);
+    let ctx = crate::sample::SampleCtx::new(rt, &conn, 0);
+    match value {
+        GlobalVarValue::Expr(src) => {
+            // as HAProxy, the expression's own message, without a prefix
+            let e = expr::compile(&src.text, &mut cx).map_err(|e| e.to_string())?;
+            e.check_place(Place::CfgParser)?;
+            if let Some(smp) = e.eval(&ctx) {
+                ctx.vars.set(var, &smp, Default::default());
+            }
+        }
+        GlobalVarValue::Fmt(src) => {
+            let f =
+                LogFormat::compile(&src.text, &mut cx, LfMode::Http, &[Place::CfgParser]).map_err(|e| e.to_string())?;
+            let mut out = Vec::new();
+            f.render(&ctx, &mut out);
+            ctx.vars.set(var, &crate::sample::Sample::str(&out), Default::default());
+        }
+    }
+    Ok(())
 }
 
 /// The `tune.vars.*-max-size` budgets.

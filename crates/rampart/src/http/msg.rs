@@ -232,6 +232,13 @@ impl<'a> MsgView<'a> {
         self.bytes(self.head.reason)
     }
 
+    /// The value of header `h` of this message, as lookups see it (a value a rule
+    /// wrote loses its surrounding blanks).
+    #[inline]
+    pub fn value(&self, h: &Header) -> &'a [u8] {
+        value_of(h, self.buf, &self.head.arena)
+    }
+
     /// Every header still present, in order, as (index, name, value).
     pub fn headers(&self) -> impl Iterator<Item = (usize, &'a [u8], &'a [u8])> + 'a {
         let (buf, arena) = (self.buf, &self.head.arena[..]);

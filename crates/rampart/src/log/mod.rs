@@ -41,5 +41,5 @@ pub use crate::sample::unique_id::{self, UniqueId};
 pub use format::{LfError, LfMode, LogFormat};
 pub use setup::{send_global, set_global};
 pub use sink::dropped_logs;
-pub use stream_log::{emit, Cause, Phase, ProxyLog, StreamLog};
+pub use stream_log::{emit, Cause, LevelSet, Phase, ProxyLog, StreamLog};
 pub use target::level;

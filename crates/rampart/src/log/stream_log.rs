@@ -15,7 +15,7 @@ use std::time::{Instant, SystemTime};
 use super::format::LogFormat;
 use super::sink::Loggers;
 use super::target::level;
-pub use super::types::{Cause, CookieLog, Phase, StreamLog};
+pub use super::types::{Cause, CookieLog, LevelSet, Phase, StreamLog};
 use crate::sample::SampleCtx;
 
 /// The most of a request line a log record keeps (HAProxy's `tune.http.logurilen`).
@@ -127,6 +127,7 @@ impl StreamLog {
             phase: Phase::None,
             req_line,
             cookie,
+            level: LevelSet::Unset,
         }
     }
 
@@ -302,7 +303,12 @@ pub fn emit(pl: &ProxyLog, ctx: &SampleCtx<'_>, null: bool) {
     if (pl.dontlognull && null) || (pl.dontlog_normal && !err) {
         return;
     }
-    let lvl = if err && pl.separate_errors { level::ERR } else { level::INFO };
+    let lvl = match log.level {
+        LevelSet::Silent => return,
+        LevelSet::Level(l) => l,
+        LevelSet::Unset if err && pl.separate_errors => level::ERR,
+        LevelSet::Unset => level::INFO,
+    };
     let fmt = match &pl.error_format {
         Some(f) if err => f,
         _ => format,

@@ -93,6 +93,18 @@ impl Phase {
     }
 }
 
+/// What `set-log-level` made of a stream's log line (HAProxy's `s->logs.level`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LevelSet {
+    /// No rule set it: `info`, or `err` for an error under `option log-separate-errors`.
+    #[default]
+    Unset,
+    /// `silent`: the stream sends no line at all.
+    Silent,
+    /// The syslog severity of the line (`0` emerg .. `7` debug, [`crate::log::level`]).
+    Level(u8),
+}
+
 /// What one stream measured for its log line. Reset per stream; its request line
 /// keeps its capacity (it lives in the pooled transaction).
 #[derive(Debug, Clone)]
@@ -141,6 +153,8 @@ pub struct StreamLog {
     pub req_line: Vec<u8>,
     /// The persistence cookie's states and the captured cookies.
     pub cookie: CookieLog,
+    /// The severity a `set-log-level` rule gave the line.
+    pub level: LevelSet,
 }
 
 /// What `%tsc` (its 3rd and 4th characters), `%CC` and `%CS` report: the persistence

@@ -46,6 +46,7 @@ pub async fn serve<S: Sock>(client: S, sess: Session, sess_vars: Option<Box<VarS
     let be = ended.be;
     if let (Some(mut l), Some(pl)) = (front.log.take(), sess.rt.proxies[sess.fe].log.as_deref()) {
         l.end = Some(std::time::Instant::now());
+        l.level = ended.log_level;
         if be.is_none() || l.connect_start.is_none() {
             // closed by a rule (or no backend) before any connection
             l.end_by(Cause::Proxy, Phase::Request);

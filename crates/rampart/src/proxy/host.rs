@@ -82,7 +82,8 @@ impl Host for Runtime {
             name: &s.name,
             addr: s.addr,
             backup: s.backup,
-            disabled: s.disabled,
+            up: !s.state.is_maint() && s.state.oper() != crate::server::OperState::Stopped,
+            usable: s.state.is_usable(),
             cur_conns: s.cur_conns.load(Ordering::Relaxed),
         })
     }

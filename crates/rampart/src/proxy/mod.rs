@@ -173,6 +173,9 @@ pub struct FrontendRt {
     /// `capture cookie <name> len <n>`: the name prefix and the length kept (`%CC`,
     /// `%CS`).
     pub capture_cookie: Option<(Box<[u8]>, usize)>,
+    /// Keep each request line as received although the frontend does not log: a rule
+    /// reads it (`capture.req.method`, `capture.req.uri`).
+    pub keep_req_line: bool,
 }
 
 /// One listener (an address of a `bind` line) as rules see it.

@@ -231,6 +231,11 @@ pub struct SampleCtx<'a> {
     /// The request's method when it is one HAProxy knows, kept for the whole
     /// transaction: `method` still answers in response rules, as in HAProxy.
     pub txn_meth: Option<crate::http::Method>,
+    /// The request's version, kept for the whole transaction (`capture.req.ver`).
+    pub txn_ver: Option<crate::http::Version>,
+    /// The request line as received, before any rule rewrote it (`capture.req.method`,
+    /// `capture.req.uri`); empty when the frontend does not keep it.
+    pub req_line: &'a [u8],
     /// Set by [`crate::sample::expr::Expr::each`] while it runs: a multi-valued fetch
     /// then emits every value (HAProxy's `SMP_OPT_ITERATE`); otherwise it emits only
     /// the one a sample keeps (the last header, the first URL parameter ...).
@@ -269,6 +274,8 @@ impl<'a> SampleCtx<'a> {
             status: None,
             first_req: true,
             txn_meth: None,
+            txn_ver: None,
+            req_line: &[],
             iterate: Cell::new(false),
             log: None,
             back_tls: None,

@@ -92,11 +92,23 @@ pub struct CompileCx<'c> {
     /// The runtime userlists (`http_auth(<userlist>)`), built once: give every proxy's
     /// context the same one (`cx.userlists = shared.clone()`).
     pub userlists: std::rc::Rc<crate::auth::Userlists>,
+    /// An expression read the request line as received (`capture.req.method`,
+    /// `capture.req.uri`): the frontends then keep it for their streams, as HAProxy
+    /// keeps `txn->uri` once something asks for it.
+    pub req_line: bool,
 }
 
 impl<'c> CompileCx<'c> {
     pub fn new(cfg: &'c rampart_cfg::Config, px: usize, site: Site) -> CompileCx<'c> {
-        CompileCx { cfg, px, site, proc_vars: Vec::new(), pats: Default::default(), userlists: Default::default() }
+        CompileCx {
+            cfg,
+            px,
+            site,
+            proc_vars: Vec::new(),
+            pats: Default::default(),
+            userlists: Default::default(),
+            req_line: false,
+        }
     }
 
     /// The name of the expression's proxy.
@@ -131,6 +143,8 @@ pub enum ExprError {
     },
     /// A name in an argument that does not resolve (backend, server, regex).
     Resolve(String),
+    /// A fetch or converter of HAProxy 2.6 that rampart does not implement yet.
+    NotYet(String),
 }
 
 impl ExprError {
@@ -154,6 +168,7 @@ impl fmt::Display for ExprError {
             ExprError::Parse(m) | ExprError::Resolve(m) => f.write_str(m),
             ExprError::UnknownFetch { name, .. } => write!(f, "unknown fetch method '{name}'"),
             ExprError::UnknownConv { name, .. } => write!(f, "unknown converter '{name}'"),
+            ExprError::NotYet(name) => write!(f, "'{name}' is not supported yet"),
         }
     }
 }
@@ -190,6 +205,15 @@ pub fn compile_words(words: &[&str], idx: &mut usize, cx: &mut CompileCx<'_>) ->
     Ok(e)
 }
 
+/// A fetch name rampart does not have: "not supported yet" when HAProxy 2.6 has it,
+/// HAProxy's "unknown fetch method" with a suggestion otherwise.
+fn unknown_fetch(name: &str) -> ExprError {
+    if super::haproxy26::FETCHES.binary_search(&name).is_ok() {
+        return ExprError::NotYet(name.to_owned());
+    }
+    ExprError::UnknownFetch { name: name.to_owned(), suggestion: rampart_cfg::kw::suggest(name, fetch::names()) }
+}
+
 /// HAProxy's `is_idchar`: the characters of a keyword name.
 fn is_idchar(c: u8) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-' | b'+' | b':')
@@ -213,10 +237,7 @@ fn compile_at(
         return Err(ExprError::Parse("missing fetch method".into()));
     }
     let fname = &text[..kl];
-    let fetch = fetch::find(fname).ok_or_else(|| ExprError::UnknownFetch {
-        name: fname.to_owned(),
-        suggestion: rampart_cfg::kw::suggest(fname, fetch::names()),
-    })?;
+    let fetch = fetch::find(fname).ok_or_else(|| unknown_fetch(fname))?;
     let (args, used) = arg::parse(&text[kl..], &fetch.args, cx).map_err(|e| arg_error(e, fname, None, cx))?;
     let mut args = ArgList(args);
     if let Some(check) = fetch.check {
@@ -260,6 +281,9 @@ fn compile_at(
         let cl = keyword_len(word);
         let cname = &word[..cl];
         let Some(conv) = conv::find(cname) else {
+            if rampart_cfg::kw::CONVERTERS.contains(&cname) {
+                return Err(ExprError::NotYet(cname.to_owned()));
+            }
             if fresh_word {
                 // An isolated word that is no converter is not ours (`if`, ...).
                 break;

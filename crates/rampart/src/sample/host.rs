@@ -26,8 +26,12 @@ pub struct SrvFacts<'a> {
     /// Its address (`0.0.0.0:0` for a unix-socket server).
     pub addr: SocketAddr,
     pub backup: bool,
-    /// `disabled` in the configuration.
-    pub disabled: bool,
+    /// Not in maintenance and not DOWN by its checks (HAProxy's `srv_is_up`: a
+    /// draining or NOLB server is up).
+    pub up: bool,
+    /// The load balancer may pick it (UP, not in maintenance nor drain, weight above 0):
+    /// what `nbsrv` counts.
+    pub usable: bool,
     /// Connections in use (`srv_conn`, `%sc`).
     pub cur_conns: u32,
 }

@@ -20,15 +20,21 @@
 //! - `vars`: variables, their stores and budgets; `set-var`/`unset-var` converters
 //! - `host`: [`Host`], what evaluations read of the running process (proxies, servers)
 //! - `unique_id`: the stream's `unique-id-format` id, rendered on first use
+//! - `haproxy26`: HAProxy 2.6's fetch names ("not supported yet" versus unknown)
+//! - `compat` (tests): docs/COMPATIBILITY.md's fetch and converter tables, rendered
+//!   from the keyword tables
 
 pub mod arg;
 pub mod cast;
+#[cfg(test)]
+mod compat;
 pub mod conv;
 pub mod ctx;
 pub mod expr;
 #[cfg(test)]
 mod expr_tests;
 pub mod fetch;
+pub mod haproxy26;
 pub mod host;
 pub mod kw;
 #[cfg(test)]

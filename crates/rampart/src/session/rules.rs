@@ -105,6 +105,8 @@ fn run_list(sess: &mut Session, rules: &[Rule<TcpAct>], vars: &VarStore, expect_
         scratch: &mut scratch,
         // HAProxy notes the last rule per stream: connection rules run before one
         last_rule: None,
+        // not an action of these lists
+        log_level: Default::default(),
     };
     for rule in rules {
         if rule.cond.as_ref().is_some_and(|c| !c.eval(&x.ctx())) {

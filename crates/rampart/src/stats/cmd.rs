@@ -52,6 +52,8 @@ pub struct Session {
     pub timeout: Duration,
     /// `quit` was asked: close once the answers are sent.
     pub quit: bool,
+    /// `experimental-mode on`: commands such as `set var` are allowed.
+    pub experimental: bool,
     /// The payload of the line (the lines after a line ending with `<<`, up to an
     /// empty line), for the command that takes one (`set ssl cert`).
     pub payload: Option<String>,
@@ -196,6 +198,13 @@ pub static COMMANDS: &[Cmd] = &[
         help: "enable a disabled server (use 'set server' instead)",
         level: Level::Admin,
         run: srvcmd::enable_server,
+    },
+    Cmd {
+        words: &["get", "var"],
+        usage: "get var <name>",
+        help: "retrieve contents of a process-wide variable",
+        level: Level::Operator,
+        run: super::varcmd::get_var,
     },
     Cmd {
         words: &["get", "weight"],
@@ -402,6 +411,21 @@ pub static COMMANDS: &[Cmd] = &[
         help: "show tls keys references or dump tls ticket keys when id specified",
         level: Level::User,
         run: |c, _, w| c.ticket_keys.show(w.get(2).copied()),
+    },
+    // listed by HAProxy only in experimental mode
+    Cmd {
+        words: &["set", "var"],
+        usage: "set var <name> [fmt|expr] {<fmt>|<expr>}",
+        help: "",
+        level: Level::User,
+        run: super::varcmd::set_var,
+    },
+    Cmd {
+        words: &["experimental-mode"],
+        usage: "experimental-mode [on|off]",
+        help: "",
+        level: Level::Admin,
+        run: super::varcmd::experimental_mode,
     },
     Cmd {
         words: &["show", "version"],
@@ -739,8 +763,14 @@ mod tests {
 
     #[test]
     fn levels_only_go_down() {
-        let mut s =
-            Session { level: Level::Operator, prompt: false, timeout: Duration::ZERO, quit: false, payload: None };
+        let mut s = Session {
+            level: Level::Operator,
+            prompt: false,
+            timeout: Duration::ZERO,
+            quit: false,
+            payload: None,
+            experimental: false,
+        };
         assert_eq!(set_level(&mut s, Level::Admin), PERMISSION_DENIED);
         assert_eq!(set_level(&mut s, Level::User), "");
         assert_eq!(s.level, Level::User);
@@ -748,7 +778,14 @@ mod tests {
 
     #[test]
     fn show_events_lists_for_anyone_and_dumps_for_operators() {
-        let mut s = Session { level: Level::User, prompt: false, timeout: Duration::ZERO, quit: false, payload: None };
+        let mut s = Session {
+            level: Level::User,
+            prompt: false,
+            timeout: Duration::ZERO,
+            quit: false,
+            payload: None,
+            experimental: false,
+        };
         assert!(show_events(&s, &["show", "events"]).starts_with("Supported events sinks are listed below."));
         assert_eq!(show_events(&s, &["show", "events", "buf0"]), PERMISSION_DENIED);
         s.level = Level::Operator;

@@ -34,6 +34,7 @@ pub mod socket;
 mod srvcmd;
 mod stat;
 pub mod types;
+mod varcmd;
 
 use std::sync::atomic::{AtomicU32, AtomicU64};
 use std::sync::Arc;
@@ -91,6 +92,8 @@ pub struct Cli {
     pub cafiles: crate::tls::castore::CaStore,
     /// The TLS binds' `tls-ticket-keys` files (`show tls-keys`, `set ssl tls-key`).
     pub ticket_keys: crate::tls::ticket_keys_cli::KeyFilesCli,
+    /// The configuration, to compile what `set var` evaluates.
+    pub cfg: Arc<Config>,
 }
 
 /// Every TLS bind of `rt`, once each (the addresses of one `bind` line share one).
@@ -136,6 +139,7 @@ impl Cli {
             certs: crate::tls::certs::Certs::new(tls_binds(&rt), server_crts(&rt)),
             cafiles: crate::tls::castore::CaStore::new(tls_binds(&rt), server_chains(&rt)),
             ticket_keys: crate::tls::ticket_keys_cli::KeyFilesCli::new(&tls_binds(&rt)),
+            cfg: Arc::new(cfg.clone()),
             rt,
         }
     }

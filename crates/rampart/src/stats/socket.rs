@@ -237,7 +237,8 @@ pub async fn session<S: AsyncRead + AsyncWrite + Unpin>(conn: S, cli: &Cli, leve
     cli.cum_sessions.fetch_add(1, Ordering::Relaxed);
     let (rd, mut wr) = tokio::io::split(conn);
     let mut rd = BufReader::new(rd);
-    let mut sess = Session { level, prompt: false, timeout: cli.timeout, quit: false, payload: None };
+    let mut sess =
+        Session { level, prompt: false, timeout: cli.timeout, quit: false, payload: None, experimental: false };
     let mut line = Vec::with_capacity(256);
     loop {
         line.clear();

@@ -78,6 +78,8 @@ pub struct Stream<'a> {
     pub first_req: bool,
     /// The request's method, for rules on the response.
     pub meth: Option<crate::http::Method>,
+    /// The request's version, likewise (`capture.req.ver`).
+    pub ver: Option<crate::http::Version>,
 }
 
 impl<'a> Stream<'a> {
@@ -115,6 +117,8 @@ impl<'a> Stream<'a> {
             timeouts: st.timeouts,
             back_tls: st.back_tls.as_deref(),
             last_rule: st.last_rule,
+            txn_ver: self.ver,
+            req_line: &st.log.req_line,
             ..SampleCtx::new(self.rt, &st.conn, self.fe)
         }
     }
@@ -129,6 +133,7 @@ impl<'a> Stream<'a> {
             srv: self.srv,
             first_req: self.first_req,
             meth: self.meth,
+            ver: self.ver,
             dir,
             sess,
             txn,
@@ -153,8 +158,8 @@ pub async fn run<F: HttpFront>(front: &mut F, rt: &Arc<Runtime>, conn: &ConnInfo
     txn.st.begin(conn, next_uniq_id(), &rt.proxies[fe].rules.captures);
     // the log record is begun only when the frontend logs; these are read anyway
     txn.st.log.cookie.reset();
-    let meth = Some(txn.req.method);
-    let mut s = Stream { rt, shared: rt, conn, fe, be: None, srv: None, first_req, meth };
+    let (meth, ver) = (Some(txn.req.method), Some(txn.req.version));
+    let mut s = Stream { rt, shared: rt, conn, fe, be: None, srv: None, first_req, meth, ver };
     let start = rt.stats.histograms.then(std::time::Instant::now);
     let next = exchange(front, &mut s, txn, &mut sess_vars).await;
     if let Some(start) = start {

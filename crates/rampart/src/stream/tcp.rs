@@ -28,6 +28,7 @@ use crate::action::capture::Captured;
 use crate::action::tcp::{run_tcp_rules, TcpExec};
 use crate::action::{RuleAt, TcpFlow};
 use crate::buf::Buf;
+use crate::log::LevelSet;
 use crate::proxy::Runtime;
 use crate::sample::ctx::{ConnInfo, Dir};
 use crate::sample::vars::{Scope, VarStore, Vars};
@@ -49,6 +50,8 @@ struct TcpState<'a> {
     scratch: Vec<u8>,
     /// The last rule that ended a content rule list (`last_rule_file`).
     last_rule: Option<RuleAt>,
+    /// What `set-log-level` made of the log line.
+    log_level: LevelSet,
 }
 
 /// How a TCP stream ended, for its log line.
@@ -58,6 +61,8 @@ pub struct TcpEnd {
     pub be: Option<usize>,
     /// The last rule that ended one of its content rule lists.
     pub last_rule: Option<RuleAt>,
+    /// What `set-log-level` made of its log line.
+    pub log_level: LevelSet,
 }
 
 /// Why a TCP stream ended before forwarding.
@@ -105,9 +110,11 @@ impl TcpState<'_> {
             first_req: true,
             scratch: &mut self.scratch,
             last_rule: self.last_rule,
+            log_level: self.log_level,
         };
         let flow = run_tcp_rules(rules, final_data, &mut x);
         self.last_rule = x.last_rule;
+        self.log_level = x.log_level;
         flow
     }
 
@@ -168,7 +175,7 @@ pub async fn run<'a, F: TcpFront>(
     sess_vars: Option<Box<VarStore>>,
 ) -> TcpEnd {
     let mut st = TcpState {
-        s: Stream { rt, shared: rt, conn, fe, be: None, srv: None, first_req: true, meth: None },
+        s: Stream { rt, shared: rt, conn, fe, be: None, srv: None, first_req: true, meth: None, ver: None },
         conn: conn.clone(),
         sess: sess_vars.map_or_else(|| VarStore::new(Scope::Sess), |b| *b),
         txn: VarStore::new(Scope::Txn),
@@ -176,9 +183,10 @@ pub async fn run<'a, F: TcpFront>(
         caps: Captured::default(),
         scratch: Vec::new(),
         last_rule: None,
+        log_level: LevelSet::Unset,
     };
     let be = analyse(front, &mut st).await;
-    TcpEnd { be, last_rule: st.last_rule }
+    TcpEnd { be, last_rule: st.last_rule, log_level: st.log_level }
 }
 
 /// The analysers of [`run`], in order.

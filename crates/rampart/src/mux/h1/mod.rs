@@ -250,9 +250,14 @@ async fn run_stream<S: Sock>(
     };
     let mut txn = Txn::fresh(rt.bufsize);
     msg::fill(&mut txn.req, head);
-    if let Some(started) = started {
-        let fields = crate::log::stream_log::htx_req_fields_size(txn.req.view(&buf));
-        log_request(&mut txn.st.log, started, &buf, fields, here);
+    match started {
+        Some(started) => {
+            let fields = crate::log::stream_log::htx_req_fields_size(txn.req.view(&buf));
+            log_request(&mut txn.st.log, started, &buf, fields, here);
+        }
+        None if fe.fe.keep_req_line => keep_req_line(&mut txn.st.log.req_line, &buf),
+        // a pooled record may hold the line of another frontend's stream
+        None => txn.st.log.req_line.clear(),
     }
     // As in HAProxy, rules may grow a head until it fills a buffer.
     txn.req.arena_max = front::rewrite_room(rt, head.len + here);
@@ -321,10 +326,23 @@ fn log_start(conn: &H1Conn, first: bool, sess: &Session) -> LogStart {
 fn log_request(l: &mut crate::log::StreamLog, (accept, req, idle): LogStart, buf: &[u8], fields: u64, body: usize) {
     l.begin(accept, req, idle);
     l.head_done = Some(std::time::Instant::now());
-    let line = &buf[..memchr::memchr(b'\n', buf).unwrap_or(buf.len())];
-    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let line = first_line(buf);
     l.bytes_in = crate::log::stream_log::htx_req_head_size(line, fields) + body as u64;
-    l.req_line.extend_from_slice(&line[..line.len().min(crate::log::stream_log::MAX_URI)]);
+    keep_req_line(&mut l.req_line, buf);
+}
+
+/// The first line of `buf`, without its end of line.
+fn first_line(buf: &[u8]) -> &[u8] {
+    let line = &buf[..memchr::memchr(b'\n', buf).unwrap_or(buf.len())];
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+/// Keeps the request line of the head at the start of `buf` as received (`%r`,
+/// `capture.req.uri`), cut as HAProxy's `tune.http.logurilen` cuts it.
+fn keep_req_line(to: &mut Vec<u8>, buf: &[u8]) {
+    let line = first_line(buf);
+    to.clear();
+    to.extend_from_slice(&line[..line.len().min(crate::log::stream_log::MAX_URI)]);
 }
 
 /// The log line of a request the mux refused before any stream (400, 408): HAProxy's

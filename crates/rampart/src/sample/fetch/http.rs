@@ -312,15 +312,47 @@ fn fetch_capture_res_hdr<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_
     }
 }
 
+/// The request line as received: HAProxy's `txn->uri`, which no rule rewrites.
+fn received_line<'a>(ctx: &SampleCtx<'a>) -> Option<&'a [u8]> {
+    Some(ctx.req_line).filter(|l| !l.is_empty())
+}
+
+/// `capture.req.method`: the method of the request line as received.
 fn fetch_capture_req_method<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(m) = ctx.req {
-        emit(Sample::str(m.method()));
+    if let Some(line) = received_line(ctx) {
+        emit(Sample::str(line.split(|&c| c == b' ').next().unwrap_or_default()));
     }
 }
 
+/// `capture.req.uri`: the path (with its query) of the request line as received;
+/// an absolute-form target without its scheme and authority, nothing for `*` or an
+/// authority-form target (HAProxy's `http_parse_path()` on `txn->uri`).
+fn fetch_capture_req_uri<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    let Some(line) = received_line(ctx) else { return };
+    let mut words = line.split(|&c| c == b' ');
+    let (Some(_), Some(target)) = (words.next(), words.next()) else { return };
+    let pathq = crate::http::uri::split(target).pathq;
+    if !pathq.is_empty() {
+        emit(Sample::str(pathq));
+    }
+}
+
+/// Notes that the expression reads the request line as received, so that the
+/// frontends keep it ([`crate::sample::expr::CompileCx::req_line`]).
+fn wants_req_line(
+    _: &mut crate::sample::kw::ArgList,
+    cx: &mut crate::sample::expr::CompileCx<'_>,
+) -> Result<(), String> {
+    cx.req_line = true;
+    Ok(())
+}
+
+/// `capture.req.ver`: `HTTP/1.0` for an HTTP/1.0 request, `HTTP/1.1` for any later
+/// version (HAProxy's `HTTP_MSGF_VER_11`), in response rules too.
 fn fetch_capture_req_ver<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let Some(m) = ctx.req {
-        emit(Sample::str(full_version(m)));
+    let ver = ctx.req.map(|m| m.head.version).or(ctx.txn_ver);
+    if let Some(v) = ver {
+        emit(Sample::str(if v == Version::Http10 { b"HTTP/1.0" } else { b"HTTP/1.1" }));
     }
 }
 
@@ -330,7 +362,7 @@ fn fetch_capture_res_ver<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, '
     }
 }
 
-/// `HTTP/1.0`, `HTTP/1.1`, `HTTP/2.0` or `HTTP/3.0` (`capture.req.ver`, `%HV`).
+/// `HTTP/1.0`, `HTTP/1.1`, `HTTP/2.0` or `HTTP/3.0` (`capture.res.ver`, `%HV`).
 pub fn full_version(m: MsgView<'_>) -> &'static [u8] {
     match m.head.version {
         Version::Http10 => b"HTTP/1.0",
@@ -404,8 +436,10 @@ pub const KEYWORDS: &[FetchKw] = &[
     FetchKw::new("base32+src", ArgSpec::NONE, SmpType::Bin, fetch_base32_src).uses(RQ),
     FetchKw::new("baseq", ArgSpec::NONE, SmpType::Str, fetch_baseq).uses(RQ),
     FetchKw::new("capture.req.hdr", IDX, SmpType::Str, fetch_capture_req_hdr).uses(RQP),
-    FetchKw::new("capture.req.method", ArgSpec::NONE, SmpType::Str, fetch_capture_req_method).uses(RQP),
-    FetchKw::new("capture.req.uri", ArgSpec::NONE, SmpType::Str, fetch_url).uses(RQP),
+    FetchKw::new("capture.req.method", ArgSpec::NONE, SmpType::Str, fetch_capture_req_method)
+        .uses(RQP)
+        .check(wants_req_line),
+    FetchKw::new("capture.req.uri", ArgSpec::NONE, SmpType::Str, fetch_capture_req_uri).uses(RQP).check(wants_req_line),
     FetchKw::new("capture.req.ver", ArgSpec::NONE, SmpType::Str, fetch_capture_req_ver).uses(RQP),
     FetchKw::new("capture.res.hdr", IDX, SmpType::Str, fetch_capture_res_hdr).uses(uses::HRSHP),
     FetchKw::new("capture.res.ver", ArgSpec::NONE, SmpType::Str, fetch_capture_res_ver).uses(RQP),

@@ -53,7 +53,7 @@ fn full_values<'a>(m: MsgView<'a>, name: &'a [u8]) -> impl Iterator<Item = &'a [
         .headers
         .iter()
         .filter(|h| !h.drop)
-        .map(move |h| (m.bytes(h.name), m.bytes(h.value)))
+        .map(move |h| (m.bytes(h.name), m.value(h)))
         .filter(move |(n, _)| name.is_empty() || n.eq_ignore_ascii_case(name))
         .map(|(_, v)| v)
 }

@@ -5,7 +5,8 @@
 //! src/payload.c.
 //!
 //! All read [`SampleCtx::payload`], which HTTP streams do not set (HAProxy: these
-//! fetches are "meaningless for HTX buffers"). A fetch that needs bytes not arrived
+//! fetches are "meaningless for HTX buffers"), but `req.len`/`res.len`, which report
+//! there what HAProxy 2.6 does (the size of its internal message). A fetch that needs bytes not arrived
 //! yet sets [`SampleCtx::may_change`] so that the rules wait for more.
 //!
 //! `wait_end` reads no bytes: it is true once the inspection is final
@@ -45,7 +46,29 @@ fn fetch_len<'a, const W: u8>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 
     if let Some(p) = payload(ctx, W) {
         ctx.may_change.set(true);
         emit(Sample::Sint(p.len() as i64));
+    } else if let Some(n) = http_len(ctx, W) {
+        emit(Sample::Sint(n as i64));
     }
+}
+
+/// `req.len`/`res.len` on an HTTP stream: what HAProxy 2.6 reports there, the size of
+/// its internal (HTX) message (`htx->data`): a 20-byte start-line record plus the
+/// start line's three parts, each header's name and value, one byte for the end of
+/// the headers, and the body bytes the stream holds.
+/// COMPAT: "not accurate but kept for backward compatibility", says HAProxy itself.
+fn http_len(ctx: &SampleCtx<'_>, which: u8) -> Option<usize> {
+    const SL_RECORD: usize = 20; // sizeof(struct htx_sl)
+    const EOH: usize = 1;
+    let (m, req) = match which {
+        REQ if ctx.dir == Dir::Request => (ctx.req?, true),
+        RES if ctx.dir == Dir::Response => (ctx.res?, false),
+        _ => return None,
+    };
+    let version = super::http::full_version(m).len();
+    let line = if req { m.method().len() + m.uri().len() } else { 3 + m.reason().len() };
+    let headers: usize = m.headers().map(|(_, n, v)| n.len() + v.len()).sum();
+    let body = if req { ctx.req_body.map_or(0, <[u8]>::len) } else { 0 };
+    Some(SL_RECORD + version + line + headers + EOH + body)
 }
 
 /// `payload(offset,length)`: `length` 0 means up to the end of what arrived.

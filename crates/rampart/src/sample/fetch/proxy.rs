@@ -79,7 +79,7 @@ fn fetch_nbsrv<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
         return;
     }
     let servers = (0..ctx.rt.server_count(be)).filter_map(|i| ctx.rt.server(be, i));
-    let up = |backup: bool| servers.clone().filter(|s| s.backup == backup && !s.disabled).count();
+    let up = |backup: bool| servers.clone().filter(|s| s.backup == backup && s.usable).count();
     let n = match up(false) {
         0 => up(true),
         n => n,
@@ -94,11 +94,10 @@ fn server<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>) -> Option<SrvFacts<'a>> {
     }
 }
 
-/// `srv_is_up(srv)`: the server takes traffic.
-/// COMPAT: without health checks yet, "up" means not `disabled`.
+/// `srv_is_up(srv)`: not in maintenance and not marked DOWN by its checks.
 fn fetch_srv_is_up<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
     if let Some(s) = server(args, ctx) {
-        emit(Sample::Bool(!s.disabled));
+        emit(Sample::Bool(s.up));
     }
 }
 

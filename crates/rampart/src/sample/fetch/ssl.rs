@@ -33,6 +33,12 @@ fn fetch_ssl_fc<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
     emit(Sample::Bool(tls(ctx).is_some()));
 }
 
+/// `ssl_fc_has_sni`: whether the client sent a server name; false on a plain
+/// connection, as HAProxy (no TLS object, no name).
+fn fetch_ssl_fc_has_sni<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    emit(Sample::Bool(tls(ctx).is_some_and(|t| t.sni.is_some())));
+}
+
 fn fetch_ssl_fc_sni<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
     if let Some(sni) = tls(ctx).and_then(|t| t.sni.as_deref()) {
         emit(str_sample(sni));
@@ -241,6 +247,7 @@ const DN_ARGS: ArgSpec = ArgSpec::new(&[ArgT::Str, ArgT::Sint], 0);
 pub const KEYWORDS: &[FetchKw] = &[
     FetchKw::new("ssl_fc", ArgSpec::NONE, SmpType::Bool, fetch_ssl_fc).uses(L5),
     FetchKw::new("ssl_fc_sni", ArgSpec::NONE, SmpType::Str, fetch_ssl_fc_sni).uses(L5),
+    FetchKw::new("ssl_fc_has_sni", ArgSpec::NONE, SmpType::Bool, fetch_ssl_fc_has_sni).uses(L5),
     FetchKw::new("ssl_fc_protocol", ArgSpec::NONE, SmpType::Str, fetch_ssl_fc_protocol).uses(L5),
     FetchKw::new("ssl_fc_cipher", ArgSpec::NONE, SmpType::Str, fetch_ssl_fc_cipher).uses(L5),
     FetchKw::new("ssl_fc_use_keysize", ArgSpec::NONE, SmpType::Sint, fetch_ssl_fc_use_keysize).uses(L5),

@@ -48,6 +48,7 @@ fn fetch(tls: Option<TlsInfo>, text: &str) -> Option<Sample<'static>> {
 fn plain_connection() {
     assert_eq!(fetch(None, "ssl_fc"), Some(Sample::Bool(false)));
     assert_eq!(fetch(None, "ssl_fc_sni"), None);
+    assert_eq!(fetch(None, "ssl_fc_has_sni"), Some(Sample::Bool(false)));
     assert_eq!(fetch(None, "ssl_c_used"), None);
     assert_eq!(fetch(None, "ssl_fc_protocol"), None);
     assert_eq!(fetch(None, "ssl_fc_cipher"), None);
@@ -186,4 +187,11 @@ fn dn_entries_by_occurrence_first_by_default() {
     assert_eq!(entry("CN", Some(-1)).as_deref(), Some("second"));
     assert_eq!(entry("CN", Some(-2)).as_deref(), Some("first"));
     assert_eq!(entry("CN", Some(3)), None);
+}
+
+#[test]
+fn has_sni_says_whether_the_client_sent_a_name() {
+    assert_eq!(fetch(Some(info(None)), "ssl_fc_has_sni"), Some(Sample::Bool(true)));
+    let nameless = TlsInfo { sni: None, ..info(None) };
+    assert_eq!(fetch(Some(nameless), "ssl_fc_has_sni"), Some(Sample::Bool(false)));
 }

@@ -45,6 +45,7 @@ impl Fx {
         SampleCtx {
             req: Some(self.req.view(REQ)),
             res: Some(self.res.view(RES)),
+            req_line: b"GET /a/b?p=1&p=2&q=3 HTTP/1.1",
             ..SampleCtx::new(&self.rt, &self.conn, 0)
         }
     }
@@ -225,6 +226,31 @@ fn target_fetches() {
     assert_eq!(&b[..], &[0xb6, 0x45, 0xac, 0x71, 192, 168, 1, 10]);
 }
 
+/// `capture.req.*` read the request line as the client sent it, whatever rules did to
+/// the request since (checked against haproxy 2.6.12 with `set-path`/`set-method`).
+#[test]
+fn captures_read_the_request_line_as_received() {
+    let f = Fx::new();
+    let v = |line: &'static [u8], text: &str| {
+        let ctx = SampleCtx { req_line: line, ..f.ctx() };
+        compile_in(&f.cfg, 0, text).unwrap().eval(&ctx).map(Sample::into_owned)
+    };
+    let abs = b"GET http://example.com/abs/p?q=2 HTTP/1.1";
+    assert_eq!(v(abs, "capture.req.uri"), st("/abs/p?q=2"));
+    assert_eq!(v(abs, "capture.req.method"), st("GET"));
+    assert_eq!(v(b"GET http://example.com HTTP/1.1", "capture.req.uri"), None);
+    assert_eq!(v(b"OPTIONS * HTTP/1.0", "capture.req.uri"), None);
+    assert_eq!(v(b"OPTIONS * HTTP/1.0", "capture.req.method"), st("OPTIONS"));
+    assert_eq!(v(b"CONNECT h:443 HTTP/1.1", "capture.req.uri"), None);
+    // the frontend keeps no line: nothing to read
+    assert_eq!(v(b"", "capture.req.uri"), None);
+    assert_eq!(v(b"", "capture.req.method"), None);
+    // response rules: no request head, the transaction's version
+    let res_only = SampleCtx { req: None, txn_ver: Some(crate::http::Version::Http10), ..f.ctx() };
+    let ver = compile_in(&f.cfg, 0, "capture.req.ver").unwrap().eval(&res_only).map(Sample::into_owned);
+    assert_eq!(ver, st("HTTP/1.0"));
+}
+
 #[test]
 fn base32_without_path_query_or_host() {
     let buf = b"GET / HTTP/1.1\r\nHost: 127.0.0.1:18101\r\n\r\n";
@@ -372,4 +398,29 @@ fn last_rule_file_and_line_name_the_rule_noted_in_the_stream() {
     let v = |t: &str| compile_in(&f.cfg, 0, t).unwrap().eval(&ctx).map(Sample::into_owned);
     assert_eq!(v("last_rule_file"), st("/etc/b.cfg"));
     assert_eq!(v("last_rule_line"), i(42));
+}
+
+/// `req.len`/`res.len` on HTTP streams: HAProxy 2.6's HTX size (reg-test
+/// sample_fetches/cond_set_var: this request is 67 there), the held body included.
+#[test]
+fn req_len_in_http_is_haproxys_message_size() {
+    let cfg = config(CFG);
+    let rt = runtime(&cfg);
+    let c = conn();
+    const RAW: &[u8] = b"GET /converter HTTP/1.1\r\nX-Cust: foobar\r\nHost: 127.0.0.1\r\n\r\n";
+    let req = req_head(RAW);
+    let ctx = SampleCtx { req: Some(req.view(RAW)), ..SampleCtx::new(&rt, &c, 0) };
+    let eval = |ctx: &SampleCtx<'_>, t: &str| compile_in(&cfg, 0, t).unwrap().eval(ctx).map(Sample::into_owned);
+    assert_eq!(eval(&ctx, "req.len"), i(67));
+    let with_body = SampleCtx { req_body: Some(b"abc"), ..ctx };
+    assert_eq!(eval(&with_body, "req.len"), i(70));
+    // 20 + "HTTP/1.1" + "302" + "Found" + headers + 1
+    let f = Fx::new();
+    let res_ctx = SampleCtx { dir: crate::sample::ctx::Dir::Response, ..f.ctx() };
+    let hdrs: usize = [("Location", "/x"), ("Set-Cookie", "SRV=s1; Path=/; HttpOnly"), ("Set-Cookie", "lang=en")]
+        .iter()
+        .chain(&[("Cache-Control", "no-cache, private")])
+        .map(|(n, v)| n.len() + v.len())
+        .sum();
+    assert_eq!(eval(&res_ctx, "res.len"), i((20 + 8 + 3 + 5 + hdrs + 1) as i64));
 }

@@ -105,9 +105,11 @@ fn tcp_response(s: &Stream<'_>, st: &mut ResState<'_, '_>) -> Verdict {
         first_req: s.first_req,
         scratch,
         last_rule: state.last_rule,
+        log_level: state.log.level,
     };
     let flow = run_tcp_rules(rules, true, &mut x);
     state.last_rule = x.last_rule;
+    state.log.level = x.log_level;
     match flow {
         TcpFlow::Reject => Verdict::Close,
         TcpFlow::SilentDrop => Verdict::SilentDrop,
@@ -118,6 +120,12 @@ fn tcp_response(s: &Stream<'_>, st: &mut ResState<'_, '_>) -> Verdict {
 /// Runs the `http-after-response` rules on a response about to be written.
 pub fn after<'rt>(s: &Stream<'rt>, res: &mut MsgHead, buf: &[u8], st: &mut ResState<'_, 'rt>) -> Verdict {
     for (idx, px) in proxies(s) {
+        if px.rules.http_after.is_empty() {
+            continue;
+        }
+        // a response rampart built got no server response: its `res.` variables
+        // begin here, as HAProxy's `http_eval_after_res_rules()` switches the scope
+        st.vars_reqres_start(s);
         let flow = run_list(s, &px.rules.http_after, res, buf, idx, st);
         if ends(flow) {
             return verdict(flow);

@@ -62,9 +62,11 @@ pub fn run(
         first_req: s.first_req,
         scratch,
         last_rule: st.last_rule,
+        log_level: st.log.level,
     };
     let flow = run_tcp_rules(rules, final_data, &mut x);
     st.last_rule = x.last_rule;
+    st.log.level = x.log_level;
     match flow {
         TcpFlow::Wait => Verdict::WaitBody(WaitBody { time: left, at_least: 0 }),
         TcpFlow::Continue | TcpFlow::Accept | TcpFlow::CloseServer => Verdict::Continue,
