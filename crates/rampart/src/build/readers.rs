@@ -232,6 +232,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("option pgsql-check", "check::compile_backend: TcpChk (check::proto)"),
     ("option ldap-check", "check::compile_backend: TcpChk (check::proto)"),
     ("option spop-check", "check::compile_backend: TcpChk (check::proto)"),
+    ("option ssl-hello-chk", "check::compile_backend: TcpChk (check::proto)"),
     ("tcp-check", "check::compile_backend: TcpChk"),
     ("http-check", "check::compile_backend: HttpChk"),
     ("global spread-checks", "check::build: CheckRt::spread"),
