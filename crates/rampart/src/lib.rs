@@ -36,6 +36,7 @@
 //! - `errors`: HAProxy's synthetic responses (400, 408, 502, 503, 504 ...)
 //! - `io`, `splice`, `buf`, `timer`: socket primitives, zero-copy forwarding, pools,
 //!   coarse per-thread timeouts
+//! - `stick`: stick tables (keys, counters and rates, expiry, LRU purge), tracked counters
 //! - `counters`: per-thread counters and what the stats count (per proxy and server,
 //!   rates, latency histograms, captured errors)
 //! - `stats`: the runtime API on the stats sockets (`show info`, `show stat` ...), the
@@ -74,6 +75,7 @@ pub mod server;
 pub mod session;
 pub mod splice;
 pub mod stats;
+pub mod stick;
 pub mod stream;
 mod sys;
 pub mod timer;

@@ -344,8 +344,15 @@ pub static PROXY: &[ProxyKw] = &[
         ALL,
         Partial("the HTML page and its ';csv' export: enable, uri, realm, auth, refresh, hide-version, show-node, show-desc, show-legends, scope; not 'admin' or 'http-request'"),
     ),
-    px("stick", L | B, No),
-    px("stick-table", F | L | B, No),
+    px("stick", L | B, Partial("on, match, store-request; not store-response")),
+    px(
+        "stick-table",
+        F | L | B,
+        Partial(
+            "type ip|ipv6|integer|string|binary, size, expire, nopurge, store (all 2.6 data types but \
+             server_key, http_fail_*, gpt, gpc, gpc_rate); not peers, srvkey, write-to",
+        ),
+    ),
     px("tcp-check", D | L | B, Partial(TCPCHK_PARTIAL)),
     px("tcp-request", ALL | NAMED, Yes),
     px("tcp-response", D | L | B | NAMED, Yes),

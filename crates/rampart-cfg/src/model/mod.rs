@@ -17,6 +17,7 @@
 //! - `check`: health-check settings of a proxy (`option httpchk`, `http-check`)
 //! - `ring`: `ring` sections (log buffers and their TCP syslog servers)
 //! - `server_tls`: TLS towards servers (`server ... ssl`, `ssl-default-server-*`)
+//! - `stick`: stick tables, `stick` rules, tracking actions
 
 mod check;
 mod cookie;
@@ -26,6 +27,7 @@ mod rules;
 mod server_tls;
 mod source;
 mod ssl;
+mod stick;
 
 pub use check::*;
 pub use cookie::*;
@@ -35,6 +37,7 @@ pub use rules::*;
 pub use server_tls::*;
 pub use source::*;
 pub use ssl::*;
+pub use stick::*;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -390,6 +393,10 @@ pub struct Proxy {
     pub logs: Vec<LogTarget>,
     /// `log-tag <tag>`.
     pub log_tag: Option<String>,
+    /// `stick-table ...`: the proxy's table (named after the proxy).
+    pub stick_table: Option<StickTableDef>,
+    /// `stick on|match|store-request` rules in order (backends).
+    pub stick_rules: Vec<StickRule>,
     pub span: Span,
 }
 

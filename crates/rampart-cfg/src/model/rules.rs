@@ -289,6 +289,10 @@ pub enum HttpReqAction {
     /// `use-service <name>` (only `prometheus-exporter` exists).
     UseService(String),
     Reject,
+    /// `track-sc<n> <key> [table <t>]`.
+    TrackSc(super::TrackSc),
+    /// `sc-inc-gpc0/1(<n>)`, `sc-set-gpt0(<n>) <v>`.
+    Sc(super::ScAction),
 }
 
 impl HttpReqAction {
@@ -319,6 +323,8 @@ impl HttpReqAction {
             A::SetTimeout { .. } => "set-timeout",
             A::UseService(_) => "use-service",
             A::Reject => "reject",
+            A::TrackSc(_) => "track-sc",
+            A::Sc(a) => a.name(),
         }
     }
 }
@@ -353,6 +359,8 @@ pub enum HttpResAction {
     SilentDrop,
     StrictMode(bool),
     WaitForBody(WaitForBody),
+    /// `sc-inc-gpc0/1(<n>)`, `sc-set-gpt0(<n>) <v>`.
+    Sc(super::ScAction),
 }
 
 impl HttpResAction {
@@ -371,6 +379,7 @@ impl HttpResAction {
             A::SilentDrop => "silent-drop",
             A::StrictMode(_) => "strict-mode",
             A::WaitForBody(_) => "wait-for-body",
+            A::Sc(a) => a.name(),
         }
     }
 }

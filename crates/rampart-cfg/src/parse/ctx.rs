@@ -241,6 +241,8 @@ fn fresh_proxy(name: &str, cap: Cap, span: &Span) -> Proxy {
         unique_id_header: None,
         log_tag: None,
         logs: Vec::new(),
+        stick_table: None,
+        stick_rules: Vec::new(),
         span: span.clone(),
     }
 }

@@ -53,6 +53,7 @@ mod server;
 mod server_ssl;
 mod ssl;
 mod stats;
+mod stick;
 mod switching;
 mod tcpcheck;
 mod userlist;

@@ -226,6 +226,8 @@ fn dispatch(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
         "log-tag" => log::parse_proxy_log_tag(cx, words),
         "http-check" => super::healthcheck::parse_http_check(cx, words),
         "tcp-check" => super::tcpcheck::parse_tcp_check(cx, words),
+        "stick-table" if !cx.is_defaults() => super::stick::parse_stick_table(cx, words),
+        "stick" if cx.cap().backend && !cx.is_defaults() => super::stick::parse_stick(cx, words),
         _ => unknown_or_not_yet(cx, words),
     }
 }
@@ -488,7 +490,10 @@ mod tests {
             ["unknown keyword 'balanse' in 'backend' section; did you mean 'balance' maybe ?"]
         );
         assert_eq!(alerts("listen l\n xyzzyqqq\n"), ["unknown keyword 'xyzzyqqq' in 'listen' section"]);
-        assert_eq!(alerts("backend b\n stick-table type ip size 1m\n"), ["'stick-table' is not supported yet"]);
+        assert_eq!(
+            alerts("backend b\n stick-table type ip size 1m store server_key\n"),
+            ["'server_key' is not supported yet"]
+        );
         assert_eq!(alerts("backend b\n appsession x\n"), ["'appsession' is not supported anymore since HAProxy 1.6."]);
         assert_eq!(
             alerts("backend b\n monitor-net 10.0.0.0/8\n"),

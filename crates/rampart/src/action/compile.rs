@@ -18,6 +18,7 @@ use super::reply::{DynReply, Redirect, RedirectTo, Reply};
 use super::rewrite::UriPart;
 use super::{BackendTarget, ProxyRules, Rule, RuleAt, ServerTarget};
 
+mod stick;
 mod stream;
 use crate::acl::{self, AclSet, Cond, PatRefs};
 use crate::log::format::{LfMode, LogFormat};
@@ -101,6 +102,7 @@ pub fn compile_proxy(cfg: &Config, idx: usize, shared: &mut Shared) -> Result<Pr
     let acls = c.rule_set(&px.rules, &mut rules);
     c.redirects(px, &acls, &mut rules);
     c.switching(px, &acls, &mut rules);
+    c.stick_rules(px, &acls, &mut rules);
     c.stream_keywords(px, &acls, &mut rules);
     if c.alerts.is_empty() {
         Ok(rules)
@@ -338,6 +340,8 @@ impl<'c> Cx<'c> {
             HttpReqAction::SetPriorityOffset(e) => {
                 HttpAct::SetPriority { offset: true, value: self.expr(e, list, "set-priority-offset")? }
             }
+            HttpReqAction::TrackSc(t) => HttpAct::TrackSc(self.track_sc(t, list)?),
+            HttpReqAction::Sc(a) => HttpAct::Sc(self.sc_action(a, list)?),
         })
     }
 
@@ -354,6 +358,7 @@ impl<'c> Cx<'c> {
             HttpResAction::SilentDrop => HttpAct::SilentDrop,
             HttpResAction::SetLogLevel(l) => HttpAct::SetLogLevel(super::log_level(*l)),
             HttpResAction::Capture { expr, id } => self.capture_res(expr, *id, list)?,
+            HttpResAction::Sc(a) => HttpAct::Sc(self.sc_action(a, list)?),
             HttpResAction::WaitForBody(_) => {
                 let why = "response bodies are streamed, never buffered";
                 self.alerts.push(stream::refused(span, list, a.name(), why));

@@ -148,6 +148,10 @@ pub enum HttpAct {
     SilentDrop,
     /// `set-log-level <level>|silent`: the severity of the stream's log line.
     SetLogLevel(LevelSet),
+    /// `track-sc<n> <key> [table <t>]`.
+    TrackSc(super::stick::TrackSc),
+    /// `sc-inc-gpc0/1(<n>)`, `sc-set-gpt0(<n>) <v>`.
+    Sc(super::stick::ScAct),
 }
 
 /// The value `set-timeout` gives.
@@ -248,6 +252,7 @@ impl Env<'_> {
             timeouts: st.timeouts,
             back_tls: st.back_tls.as_deref(),
             last_rule: st.last_rule,
+            sc: Some(&st.sc),
             ..SampleCtx::new(self.rt, &st.conn, self.fe)
         }
     }
@@ -364,6 +369,17 @@ impl HttpAct {
             HttpAct::SilentDrop => Flow::SilentDrop,
             HttpAct::SetLogLevel(l) => {
                 x.st.log.level = *l;
+                Flow::Continue
+            }
+            HttpAct::TrackSc(t) => {
+                let pending = t.run(&ctx.ctx(x.msg, x.buf, x.st), ctx.dir == Dir::Request);
+                if let Some(p) = pending {
+                    p.store(&mut x.st.sc);
+                }
+                Flow::Continue
+            }
+            HttpAct::Sc(a) => {
+                a.run(&ctx.ctx(x.msg, x.buf, x.st), &x.st.sc);
                 Flow::Continue
             }
             HttpAct::Capture { expr, dir, slot, len } => {

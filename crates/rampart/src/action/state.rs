@@ -49,6 +49,12 @@ pub struct StreamState {
     pub direct: bool,
     /// The dates the request's persistence cookie carried (`maxidle`, `maxlife`).
     pub cookie_dates: crate::http::cookie::Dates,
+    /// The stick-table entries the stream tracks (`track-sc<n>`).
+    pub sc: crate::stick::Trackers,
+    /// The keys `stick on|store-request` rules store the server in, once known.
+    /// PERF: kept with the pooled state, so a backend with `stick` rules allocates
+    /// nothing per request once warm.
+    pub stick_stores: Vec<(std::sync::Arc<crate::stick::StickTable>, crate::stick::Key)>,
 }
 
 impl Default for StreamState {
@@ -69,6 +75,8 @@ impl Default for StreamState {
             last_rule: None,
             direct: false,
             cookie_dates: Default::default(),
+            sc: Default::default(),
+            stick_stores: Vec::new(),
         }
     }
 }
@@ -90,6 +98,8 @@ impl StreamState {
         self.last_rule = None;
         self.direct = false;
         self.cookie_dates = Default::default();
+        self.sc.release();
+        self.stick_stores.clear();
     }
 }
 

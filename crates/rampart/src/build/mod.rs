@@ -201,6 +201,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             stats: crate::stats::ProxyStats::new(threads, timed),
             stats_page: px.stats.as_ref().map(|p| Box::new(crate::stats::page::Page::new(p))),
             log: logs.proxy(cfg, idx, &mut alerts),
+            table: px.stick_table.as_ref().map(|d| std::sync::Arc::new(crate::stick::StickTable::new(&px.name, d))),
         });
     }
     crate::health::resolve_tracks(cfg, &mut proxies, &mut alerts);

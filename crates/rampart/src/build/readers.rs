@@ -63,6 +63,8 @@ pub const READERS: &[(&str, &str)] = &[
     ("backlog", "listener::bind_all"),
     ("balance", "build::balancer::build"),
     ("cookie", "build::build: BackendRt::cookie (stream::ana::cookie)"),
+    ("stick-table", "build::build: ProxyRt::table (stick::StickTable)"),
+    ("stick", "action::compile_proxy: ProxyRules::stick (stream::ana::sticking)"),
     ("hash-type", "build::balancer::build: LbConfig::consistent, hasher"),
     ("fullconn", "proxy::fullconn: BackendRt::fullconn, backend::current_maxconn"),
     ("hash-balance-factor", "build::balancer::build: LbConfig::balance_factor"),

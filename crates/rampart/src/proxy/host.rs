@@ -106,4 +106,8 @@ impl Host for Runtime {
             s.stats.dresp.inc();
         }
     }
+
+    fn stick_table(&self, px: usize) -> Option<&std::sync::Arc<crate::stick::StickTable>> {
+        self.proxies.get(px)?.table.as_ref()
+    }
 }

@@ -124,6 +124,8 @@ pub struct ProxyRt {
     pub stats_page: Option<Box<crate::stats::types::Page>>,
     /// Its `log` targets, format and options; `None` without `log` lines.
     pub log: Option<Box<crate::log::ProxyLog>>,
+    /// `stick-table`: the proxy's table (shared with streams tracking its entries).
+    pub table: Option<std::sync::Arc<crate::stick::StickTable>>,
 }
 
 impl ProxyRt {

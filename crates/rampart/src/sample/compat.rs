@@ -97,7 +97,15 @@ const FETCH_NOTES: &[Row] = &[
     note(&["ssl_bc_alg_keysize", "ssl_bc_use_keysize"], "rustls' AEAD suites: both the key size"),
     not_yet(&["src_is_local", "dst_is_local", "fc_src_is_local", "fc_dst_is_local"], "local address checks"),
     not_yet(&["fc_err", "fc_err_str"], "connection error codes"),
-    not_yet(&["sc_*", "sc0_*", "sc1_*", "sc2_*", "src_*", "table_avl", "table_cnt"], "stick tables"),
+    partial(
+        &["sc_*", "sc0_*", "sc1_*", "sc2_*", "src_*"],
+        "entries tracked by `http-request track-sc0..2` (`tcp-request ... track-sc` not yet, so `sess_cnt` and \
+         `sess_rate` only change through `set table`); `http_err_*` count every 4xx the client got",
+    ),
+    not_yet(
+        &["sc_*", "sc0_*", "sc1_*", "sc2_*", "src_*"],
+        "stick-table arrays `gpc`/`gpt`/`gpc_rate`, `http_fail_*`, `src_updt_conn_cnt`",
+    ),
     not_yet(
         &["fc_rtt", "fc_rttvar", "fc_unacked", "fc_sacked", "fc_retrans", "fc_fackets", "fc_lost", "fc_reordering"],
         "TCP_INFO",
@@ -149,7 +157,12 @@ const CONV_NOTES: &[Row] = &[
     not_yet(&["aes_gcm_dec", "jwt_header_query", "jwt_payload_query", "jwt_verify"], "the crypto work"),
     not_yet(&["capture-req", "capture-res"], "the stream's capture slots"),
     not_yet(&["debug"], "event sinks / `show events`"),
-    not_yet(&["in_table", "table_*"], "stick tables"),
+    not_yet(&["table_gpc", "table_gpt", "table_gpc_rate", "table_http_fail_*", "table_expire", "table_idle"], "stick tables"),
+    note(&["in_table"], "a key absent from the table: false"),
+    note(
+        &["table_*"],
+        "a key absent from the table reads 0; a data type the table does not store: no value",
+    ),
     not_yet(&["nbsrv", "srv_queue"], "server state in the converter context"),
     not_yet(&["protobuf", "ungrpc"], "protocol buffers"),
 ];

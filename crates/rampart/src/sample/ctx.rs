@@ -245,6 +245,8 @@ pub struct SampleCtx<'a> {
     pub log: Option<&'a crate::log::types::StreamLog>,
     /// The TLS connection to the server, once connected (`ssl_bc*`).
     pub back_tls: Option<&'a crate::tls::types::TlsInfo>,
+    /// The stick-table entries the stream tracks (`sc_*`, `sc0_*` ...).
+    pub sc: Option<&'a crate::stick::Trackers>,
 }
 
 impl<'a> SampleCtx<'a> {
@@ -279,6 +281,7 @@ impl<'a> SampleCtx<'a> {
             iterate: Cell::new(false),
             log: None,
             back_tls: None,
+            sc: None,
         }
     }
 

@@ -83,4 +83,11 @@ pub trait Host: Sync + std::fmt::Debug {
     /// Counts a message a rule refused (`deny`, `tarpit`): a request in the frontend's
     /// `dreq`, a response in the `dresp` of the frontend, backend and server.
     fn count_denied(&self, dir: Dir, fe: usize, be: Option<usize>, srv: Option<usize>);
+
+    /// The stick table of proxy `px`, if it declares one (`src_*`, `table_*`,
+    /// `track-sc ... table <px>`).
+    fn stick_table(&self, px: usize) -> Option<&std::sync::Arc<crate::stick::StickTable>> {
+        let _ = px;
+        None
+    }
 }

@@ -10,6 +10,7 @@
 //! - `info`, `stat`, `servers`: what `show info`, `show stat`, `show servers state` and
 //!   `show backend` print
 //! - `srvcmd`: the server commands (`disable server`, `set server`, `set weight` ...)
+//! - `table_cmd`: `show table`, `clear table`, `set table` (stick tables)
 //! - `fields`: HAProxy's field lists for `show stat` and `show info`
 //! - `counters`: the counters only the stats read (responses by class, maxima)
 //! - `errors`: the last refused request of each frontend (`show errors`)
@@ -33,6 +34,7 @@ mod servers;
 pub mod socket;
 mod srvcmd;
 mod stat;
+mod table_cmd;
 pub mod types;
 mod varcmd;
 

@@ -119,6 +119,7 @@ impl<'a> Stream<'a> {
             last_rule: st.last_rule,
             txn_ver: self.ver,
             req_line: &st.log.req_line,
+            sc: Some(&st.sc),
             ..SampleCtx::new(self.rt, &st.conn, self.fe)
         }
     }
@@ -169,6 +170,9 @@ pub async fn run<F: HttpFront>(front: &mut F, rt: &Arc<Runtime>, conn: &ConnInfo
     let io = front.log_info();
     let bytes = (io.head_received + io.received, io.head_sent + io.sent);
     crate::stats::counters::count_bytes(rt, fe, s.be, s.srv, bytes);
+    if !txn.st.sc.is_empty() {
+        count_tracked(txn, bytes);
+    }
     if let Some(pl) = rt.proxies[fe].log.as_deref().filter(|_| !txn.st.log.asap) {
         log_exchange(pl, &*front, &s, txn, &sess_vars);
     }
@@ -187,6 +191,18 @@ pub async fn run<F: HttpFront>(front: &mut F, rt: &Arc<Runtime>, conn: &ConnInfo
         front.keep_sess_vars(sess_vars);
     }
     next
+}
+
+/// Counts the exchange in the stick-table entries it tracks, then stops tracking them.
+/// COMPAT: HAProxy counts an HTTP error for a 4xx from the server, a request it could
+/// not parse and a `deny`/`tarpit`; rampart counts every 4xx the client got, so a
+/// `deny` with a 5xx status is not counted.
+fn count_tracked(txn: &mut Txn, bytes: (u64, u64)) {
+    if answered_status(txn).is_some_and(|st| (400..500).contains(&st)) {
+        txn.st.sc.http_err();
+    }
+    txn.st.sc.bytes(bytes.0, bytes.1);
+    txn.st.sc.release();
 }
 
 /// Records the exchange's timers in its backend's and server's latency histograms.
@@ -309,6 +325,14 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
     if let Some(srv) = ana::cookie::request(s, txn, front.req_buf()) {
         s.srv = Some(srv);
     }
+    if !s.rt.proxies[be].rules.stick.is_empty() {
+        let mut stores = std::mem::take(&mut txn.st.stick_stores);
+        let assigned = s.srv.is_some();
+        if let Some(srv) = ana::sticking::request(s, be, input(txn, front.req_buf(), sess), assigned, &mut stores) {
+            s.srv = Some(srv);
+        }
+        txn.st.stick_stores = stores;
+    }
     // the server chosen for the client (`SF_DIRECT`): no cookie is inserted for it
     let direct = s.srv.filter(|&i| s.rt.proxies[be].be.servers.get(i).is_some_and(ServerRt::takes_persistent));
     ana::inner::run(s, txn, front.req_buf(), sess);
@@ -331,6 +355,9 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
     let server = match forward::connect(front, s.shared, be, s.srv, key, txn.req.method, cx).await {
         Ok(c) => {
             s.srv = Some(c.srv);
+            if !txn.st.stick_stores.is_empty() {
+                ana::sticking::store(s, be, c.srv, &mut txn.st.stick_stores);
+            }
             txn.st.direct = direct == Some(c.srv);
             txn.st.back_tls = c.stream.tls().map(|t| t.info.clone());
             if timed {

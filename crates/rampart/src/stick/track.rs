@@ -1,0 +1,110 @@
+//! Tracked counters: the entries a stream tracks (`track-sc0..2`), and the events
+//! counted in them while it runs (connection at the start of tracking, HTTP requests,
+//! HTTP errors, bytes) until it ends.
+//! HAProxy counterpart: `struct stkctr` and the `stream_*_counters()` helpers
+//! (include/haproxy/stream.h, src/stream.c).
+
+use std::sync::Arc;
+
+use rampart_cfg::model::DataType as D;
+
+use super::data::Row;
+use super::key::Key;
+use super::table::StickTable;
+
+/// Counter slots (`tune.stick-counters`: 3 in HAProxy 2.6, `track-sc0..2`).
+pub const SLOTS: usize = 3;
+
+/// One tracked entry: its table and its data row.
+#[derive(Debug, Clone)]
+pub struct Tracked {
+    pub table: Arc<StickTable>,
+    pub row: Row,
+    /// Its key (`sc_*(<n>,<other table>)` looks it up in another table).
+    pub key: Key,
+}
+
+impl Tracked {
+    /// Adds `n` to `d` of the entry (a rate: `n` events now).
+    #[inline]
+    pub fn add(&self, d: D, n: u64) -> bool {
+        self.row.add(&self.table.layout, d, n, super::now_ms())
+    }
+
+    /// The value of `d` now, when the table stores it.
+    pub fn get(&self, d: D) -> Option<u64> {
+        self.row.get(&self.table.layout, d, super::now_ms())
+    }
+}
+
+/// The counters a stream tracks, by slot.
+#[derive(Debug, Default)]
+pub struct Trackers {
+    pub slots: [Option<Tracked>; SLOTS],
+}
+
+impl Trackers {
+    /// The entry slot `n` tracks.
+    #[inline]
+    pub fn get(&self, n: usize) -> Option<&Tracked> {
+        self.slots.get(n)?.as_ref()
+    }
+
+    /// Whether no slot tracks anything (the request path then skips counting).
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.slots.iter().all(Option::is_none)
+    }
+
+    /// Starts tracking `row` of `table` in slot `n`, unless the slot already tracks an
+    /// entry; counts the stream as a connection of the entry (`conn_cur`, `conn_cnt`,
+    /// `conn_rate`), and, `http` being set, its request (`http_req_cnt`,
+    /// `http_req_rate`), which was parsed before the rule ran.
+    pub fn track(&mut self, n: usize, table: &Arc<StickTable>, key: Key, row: Row, http: bool) {
+        let Some(slot) = self.slots.get_mut(n) else { return };
+        if slot.is_some() {
+            return;
+        }
+        let t = Tracked { table: table.clone(), row, key };
+        t.add(D::ConnCur, 1);
+        t.add(D::ConnCnt, 1);
+        t.add(D::ConnRate, 1);
+        if http {
+            t.add(D::HttpReqCnt, 1);
+            t.add(D::HttpReqRate, 1);
+        }
+        *slot = Some(t);
+    }
+
+    /// Counts an HTTP error (a 4xx response) in every tracked entry.
+    pub fn http_err(&self) {
+        for t in self.slots.iter().flatten() {
+            t.add(D::HttpErrCnt, 1);
+            t.add(D::HttpErrRate, 1);
+        }
+    }
+
+    /// Counts the bytes the stream received from the client (`bytes_in`) and sent to
+    /// it (`bytes_out`).
+    pub fn bytes(&self, bytes_in: u64, bytes_out: u64) {
+        for t in self.slots.iter().flatten() {
+            t.add(D::BytesInCnt, bytes_in);
+            t.add(D::BytesInRate, bytes_in);
+            t.add(D::BytesOutCnt, bytes_out);
+            t.add(D::BytesOutRate, bytes_out);
+        }
+    }
+
+    /// Stops tracking: the stream's connection leaves each entry (`conn_cur`).
+    pub fn release(&mut self) {
+        for t in self.slots.iter_mut().filter_map(Option::take) {
+            t.row.dec(&t.table.layout, D::ConnCur);
+        }
+    }
+}
+
+impl Drop for Trackers {
+    fn drop(&mut self) {
+        self.release();
+    }
+}
