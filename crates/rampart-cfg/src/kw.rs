@@ -157,8 +157,12 @@ pub fn section_kw(name: &str) -> Option<&'static Kw> {
 
 /// Finds an action of `list` by exact name, or by prefix for the `(*)` ones, in HAProxy's
 /// order (the first match wins).
+/// The action `word` names: the exact name, else the longest prefix keyword it starts
+/// with (`sc-inc-gpc0(0)` is `sc-inc-gpc0`, not `sc-inc-gpc`).
 pub fn find_action(list: &'static [ActionKw], word: &str) -> Option<&'static ActionKw> {
-    list.iter().find(|a| if a.prefix { word.starts_with(a.name) } else { word == a.name })
+    list.iter()
+        .filter(|a| if a.prefix { word.starts_with(a.name) } else { word == a.name })
+        .max_by_key(|a| (!a.prefix, a.name.len()))
 }
 
 pub fn http_request_action(word: &str) -> Option<&'static ActionKw> {

@@ -201,7 +201,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             stats: crate::stats::ProxyStats::new(threads, timed),
             stats_page: px.stats.as_ref().map(|p| Box::new(crate::stats::page::Page::new(p))),
             log: logs.proxy(cfg, idx, &mut alerts),
-            table: px.stick_table.as_ref().map(|d| std::sync::Arc::new(crate::stick::StickTable::new(&px.name, d))),
+            table: stick_table(cfg, idx),
         });
     }
     crate::health::resolve_tracks(cfg, &mut proxies, &mut alerts);
@@ -511,4 +511,22 @@ mod tests {
         assert!(!replay("  option redispatch\n  retry-on empty-response\n"));
         assert!(!replay("  option redispatch\n  mode tcp\n"));
     }
+}
+
+/// The stick table of proxy `idx`, if it declares one. As HAProxy, a table that `stick`
+/// rules store servers in stores `server_id` even when its `store` list omits it.
+fn stick_table(cfg: &Config, idx: usize) -> Option<std::sync::Arc<crate::stick::StickTable>> {
+    use rampart_cfg::model::{DataType, StickKind, StoreSpec};
+    let px = &cfg.proxies[idx];
+    let mut def = px.stick_table.clone()?;
+    let stored_in = |p: &rampart_cfg::model::Proxy| {
+        p.stick_rules
+            .iter()
+            .any(|r| r.kind != StickKind::Match && r.table.as_deref().map_or(p.name == px.name, |t| t == px.name))
+    };
+    if def.stores(DataType::ServerId).is_none() && cfg.proxies.iter().any(stored_in) {
+        def.store.push(StoreSpec { data: DataType::ServerId, period: None });
+        def.store.sort_by_key(|s| s.data);
+    }
+    Some(std::sync::Arc::new(crate::stick::StickTable::new(&px.name, &def)))
 }

@@ -45,8 +45,10 @@ fn run(cli: &Cli, sess: &Session, words: &[&str], action: Action) -> String {
         if action != Action::Show {
             return args_error(action);
         }
+        // COMPAT: HAProxy lists the tables last declared first
         let mut out = String::new();
-        tables(cli).for_each(|t| dump::head(t, &mut out));
+        let all: Vec<&StickTable> = tables(cli).collect();
+        all.iter().rev().for_each(|t| dump::head(t, &mut out));
         return out;
     }
     let Some(t) = tables(cli).find(|t| &*t.name == arg(2)) else { return "No such table\n".into() };

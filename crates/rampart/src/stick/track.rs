@@ -86,6 +86,9 @@ impl Trackers {
 
     /// Counts the bytes the stream received from the client (`bytes_in`) and sent to
     /// it (`bytes_out`).
+    /// COMPAT: the bytes on the wire; HAProxy counts its internal message (heads without
+    /// their separators, `Connection` headers it adds or consumes), a few bytes apart
+    /// per message.
     pub fn bytes(&self, bytes_in: u64, bytes_out: u64) {
         for t in self.slots.iter().flatten() {
             t.add(D::BytesInCnt, bytes_in);
