@@ -60,11 +60,13 @@ pub enum DataType {
     BytesOutRate,
     Gpc1,
     Gpc1Rate,
+    HttpFailCnt,
+    HttpFailRate,
 }
 
 impl DataType {
     /// Every supported type, in HAProxy's order.
-    pub const ALL: [DataType; 19] = [
+    pub const ALL: [DataType; 21] = [
         DataType::ServerId,
         DataType::Gpt0,
         DataType::Gpc0,
@@ -84,6 +86,8 @@ impl DataType {
         DataType::BytesOutRate,
         DataType::Gpc1,
         DataType::Gpc1Rate,
+        DataType::HttpFailCnt,
+        DataType::HttpFailRate,
     ];
 
     /// HAProxy 2.6's data types rampart does not store yet.
@@ -112,6 +116,8 @@ impl DataType {
             D::BytesOutRate => "bytes_out_rate",
             D::Gpc1 => "gpc1",
             D::Gpc1Rate => "gpc1_rate",
+            D::HttpFailCnt => "http_fail_cnt",
+            D::HttpFailRate => "http_fail_rate",
         }
     }
 

@@ -478,6 +478,24 @@ fn listeners(
     out.into_boxed_slice()
 }
 
+/// The stick table of proxy `idx`, if it declares one. As HAProxy, a table that `stick`
+/// rules store servers in stores `server_id` even when its `store` list omits it.
+fn stick_table(cfg: &Config, idx: usize) -> Option<std::sync::Arc<crate::stick::StickTable>> {
+    use rampart_cfg::model::{DataType, StickKind, StoreSpec};
+    let px = &cfg.proxies[idx];
+    let mut def = px.stick_table.clone()?;
+    let stored_in = |p: &rampart_cfg::model::Proxy| {
+        p.stick_rules
+            .iter()
+            .any(|r| r.kind != StickKind::Match && r.table.as_deref().map_or(p.name == px.name, |t| t == px.name))
+    };
+    if def.stores(DataType::ServerId).is_none() && cfg.proxies.iter().any(stored_in) {
+        def.store.push(StoreSpec { data: DataType::ServerId, period: None });
+        def.store.sort_by_key(|s| s.data);
+    }
+    Some(std::sync::Arc::new(crate::stick::StickTable::new(&px.name, &def)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -511,22 +529,4 @@ mod tests {
         assert!(!replay("  option redispatch\n  retry-on empty-response\n"));
         assert!(!replay("  option redispatch\n  mode tcp\n"));
     }
-}
-
-/// The stick table of proxy `idx`, if it declares one. As HAProxy, a table that `stick`
-/// rules store servers in stores `server_id` even when its `store` list omits it.
-fn stick_table(cfg: &Config, idx: usize) -> Option<std::sync::Arc<crate::stick::StickTable>> {
-    use rampart_cfg::model::{DataType, StickKind, StoreSpec};
-    let px = &cfg.proxies[idx];
-    let mut def = px.stick_table.clone()?;
-    let stored_in = |p: &rampart_cfg::model::Proxy| {
-        p.stick_rules
-            .iter()
-            .any(|r| r.kind != StickKind::Match && r.table.as_deref().map_or(p.name == px.name, |t| t == px.name))
-    };
-    if def.stores(DataType::ServerId).is_none() && cfg.proxies.iter().any(stored_in) {
-        def.store.push(StoreSpec { data: DataType::ServerId, period: None });
-        def.store.sort_by_key(|s| s.data);
-    }
-    Some(std::sync::Arc::new(crate::stick::StickTable::new(&px.name, &def)))
 }

@@ -100,11 +100,12 @@ const FETCH_NOTES: &[Row] = &[
     partial(
         &["sc_*", "sc0_*", "sc1_*", "sc2_*", "src_*"],
         "entries tracked by `http-request track-sc0..2` (`tcp-request ... track-sc` not yet, so `sess_cnt` and \
-         `sess_rate` only change through `set table`); `http_err_*` count every 4xx the client got",
+         `sess_rate` only change through `set table`); `http_err_*` count every 4xx the client got, \
+         `http_fail_*` every 5xx but 501 and 505",
     ),
     not_yet(
-        &["sc_*", "sc0_*", "sc1_*", "sc2_*", "src_*"],
-        "stick-table arrays `gpc`/`gpt`/`gpc_rate`, `http_fail_*`, `src_updt_conn_cnt`",
+        &["sc_*", "sc1_*", "src_*"],
+        "stick-table arrays `gpc`/`gpt`/`gpc_rate`, `src_updt_conn_cnt`",
     ),
     not_yet(
         &["fc_rtt", "fc_rttvar", "fc_unacked", "fc_sacked", "fc_retrans", "fc_fackets", "fc_lost", "fc_reordering"],
@@ -157,7 +158,7 @@ const CONV_NOTES: &[Row] = &[
     not_yet(&["aes_gcm_dec", "jwt_header_query", "jwt_payload_query", "jwt_verify"], "the crypto work"),
     not_yet(&["capture-req", "capture-res"], "the stream's capture slots"),
     not_yet(&["debug"], "event sinks / `show events`"),
-    not_yet(&["table_gpc", "table_gpt", "table_gpc_rate", "table_http_fail_*", "table_expire", "table_idle"], "stick tables"),
+    not_yet(&["table_gpc", "table_gpt", "table_gpc_rate", "table_expire", "table_idle"], "stick tables"),
     note(&["in_table"], "a key absent from the table: false"),
     note(
         &["table_*"],

@@ -278,7 +278,7 @@ fn prefixes_and_word_lists() {
 
 #[test]
 fn haproxy_keywords_rampart_lacks_are_not_supported_yet() {
-    assert_eq!(err("sc0_http_fail_cnt"), "'sc0_http_fail_cnt' is not supported yet");
+    assert_eq!(err("src_updt_conn_cnt"), "'src_updt_conn_cnt' is not supported yet");
     assert_eq!(err("req.rdp_cookie(x)"), "'req.rdp_cookie' is not supported yet");
     assert_eq!(err("str(a),ungrpc(1)"), "'ungrpc' is not supported yet");
     assert_eq!(err("str(a),table_gpc(1,t)"), "'table_gpc' is not supported yet");

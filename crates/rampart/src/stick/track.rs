@@ -84,6 +84,14 @@ impl Trackers {
         }
     }
 
+    /// Counts an HTTP failure (a 5xx response but 501 and 505) in every tracked entry.
+    pub fn http_fail(&self) {
+        for t in self.slots.iter().flatten() {
+            t.add(D::HttpFailCnt, 1);
+            t.add(D::HttpFailRate, 1);
+        }
+    }
+
     /// Counts the bytes the stream received from the client (`bytes_in`) and sent to
     /// it (`bytes_out`).
     /// COMPAT: the bytes on the wire; HAProxy counts its internal message (heads without

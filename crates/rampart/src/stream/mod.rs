@@ -195,11 +195,16 @@ pub async fn run<F: HttpFront>(front: &mut F, rt: &Arc<Runtime>, conn: &ConnInfo
 
 /// Counts the exchange in the stick-table entries it tracks, then stops tracking them.
 /// COMPAT: HAProxy counts an HTTP error for a 4xx from the server, a request it could
-/// not parse and a `deny`/`tarpit`; rampart counts every 4xx the client got, so a
-/// `deny` with a 5xx status is not counted.
+/// not parse and a `deny`/`tarpit`, and a failure for a 5xx from the server (but 501
+/// and 505) or a server that failed; rampart counts every 4xx the client got as an
+/// error (so a `deny` with a 5xx status is not one) and every 5xx but 501 and 505 as
+/// a failure.
 fn count_tracked(txn: &mut Txn, bytes: (u64, u64)) {
-    if answered_status(txn).is_some_and(|st| (400..500).contains(&st)) {
-        txn.st.sc.http_err();
+    match answered_status(txn) {
+        Some(400..=499) => txn.st.sc.http_err(),
+        Some(501 | 505) => {}
+        Some(500..=599) => txn.st.sc.http_fail(),
+        _ => {}
     }
     txn.st.sc.bytes(bytes.0, bytes.1);
     txn.st.sc.release();

@@ -102,6 +102,8 @@ pub const KEYWORDS: &[ConvKw] = &[
     table!("table_gpt0", D::Gpt0),
     table!("table_http_err_cnt", D::HttpErrCnt),
     table!("table_http_err_rate", D::HttpErrRate),
+    table!("table_http_fail_cnt", D::HttpFailCnt),
+    table!("table_http_fail_rate", D::HttpFailRate),
     table!("table_http_req_cnt", D::HttpReqCnt),
     table!("table_http_req_rate", D::HttpReqRate),
     table!("table_kbytes_in", D::BytesInCnt, kbytes),

@@ -179,7 +179,7 @@ macro_rules! data {
 
 const S: SmpType = SmpType::Sint;
 
-const FAMILIES: [[FetchKw; 5]; 22] = [
+const FAMILIES: [[FetchKw; 5]; 24] = [
     data!("conn_cnt", D::ConnCnt),
     data!("conn_cur", D::ConnCur),
     data!("conn_rate", D::ConnRate),
@@ -189,6 +189,8 @@ const FAMILIES: [[FetchKw; 5]; 22] = [
     data!("http_req_rate", D::HttpReqRate),
     data!("http_err_cnt", D::HttpErrCnt),
     data!("http_err_rate", D::HttpErrRate),
+    data!("http_fail_cnt", D::HttpFailCnt),
+    data!("http_fail_rate", D::HttpFailRate),
     data!("bytes_in_rate", D::BytesInRate),
     data!("bytes_out_rate", D::BytesOutRate),
     data!("kbytes_in", D::BytesInCnt, kbytes),
@@ -204,7 +206,7 @@ const FAMILIES: [[FetchKw; 5]; 22] = [
     family!("clr_gpc1", S, fetch_clr, { D::Gpc1 as usize }),
 ];
 
-const fn flatten() -> [FetchKw; 22 * 5 + EXTRA] {
+const fn flatten() -> [FetchKw; 24 * 5 + EXTRA] {
     let tracked = [
         FetchKw::new("sc_tracked", ArgSpec::new(&[ArgT::Sint, ArgT::Table], 1), SmpType::Bool, fetch_tracked::<SC>),
         FetchKw::new("sc0_tracked", TAB_ARGS, SmpType::Bool, fetch_tracked::<0>),
@@ -217,9 +219,9 @@ const fn flatten() -> [FetchKw; 22 * 5 + EXTRA] {
         FetchKw::new("table_avl", TAB_ARGS, S, fetch_table_room::<false>).check(check_src),
         FetchKw::new("table_cnt", TAB_ARGS, S, fetch_table_room::<true>).check(check_src),
     ];
-    let mut out = [tracked[0]; 22 * 5 + EXTRA];
+    let mut out = [tracked[0]; 24 * 5 + EXTRA];
     let mut i = 0;
-    while i < 22 * 5 {
+    while i < 24 * 5 {
         out[i] = FAMILIES[i / 5][i % 5];
         i += 1;
     }
@@ -234,6 +236,6 @@ const fn flatten() -> [FetchKw; 22 * 5 + EXTRA] {
 /// `*_tracked`, `*_trackers`, `table_avl`, `table_cnt`.
 const EXTRA: usize = 10;
 
-const ALL: [FetchKw; 22 * 5 + EXTRA] = flatten();
+const ALL: [FetchKw; 24 * 5 + EXTRA] = flatten();
 
 pub const KEYWORDS: &[FetchKw] = &ALL;
