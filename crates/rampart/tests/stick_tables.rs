@@ -122,6 +122,59 @@ fn a_full_table_stays_at_its_size() {
     assert_eq!(t.lines().count(), 102);
 }
 
+#[test]
+fn tcp_request_content_tracks_connections_while_they_last() {
+    let echo = rampart_testkit::TcpEchoBackend::start();
+    let cfg = format!(
+        "{GLOBAL}listen fe1\n  mode tcp\n  bind fd@${{fe1}}\n\
+         \x20 stick-table type ip size 1k store conn_cur,conn_cnt,conn_rate(10s),http_req_cnt\n\
+         \x20 tcp-request content track-sc1 src\n\
+         \x20 tcp-request content reject if {{ sc1_conn_cur gt 2 }}\n\
+         \x20 server s1 ${{s1_addr}}:${{s1_port}}\n"
+    );
+    let p = Proxy::new(RAMPART).listener("fe1").backend("s1", echo.addr()).config(&cfg).start().unwrap();
+    let mut conns = Vec::new();
+    for _ in 0..2 {
+        let mut c = std::net::TcpStream::connect(p.addr("fe1")).unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        std::io::Write::write_all(&mut c, b"ping").unwrap();
+        let mut b = [0u8; 4];
+        std::io::Read::read_exact(&mut c, &mut b).unwrap();
+        conns.push(c);
+    }
+    let t = cli(&p, "show table fe1");
+    assert!(t.contains(" use=2 exp=0 conn_cnt=2 conn_rate(10000)=2 conn_cur=2 http_req_cnt=0\n"), "{t}");
+    // a third connection from the same address is refused by the content rules
+    let mut c = std::net::TcpStream::connect(p.addr("fe1")).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let _ = std::io::Write::write_all(&mut c, b"ping");
+    let mut b = [0u8; 4];
+    assert!(std::io::Read::read(&mut c, &mut b).map_or(true, |n| n == 0), "the third connection is served");
+    drop(conns);
+    rampart_testkit::eventually!(
+        cli(&p, "show table fe1").contains(" use=0 exp=0 conn_cnt=3 conn_rate(10000)=3 conn_cur=0 ")
+    );
+}
+
+#[test]
+fn tcp_request_content_tracking_counts_http_requests() {
+    let s1 = HttpBackend::start("s1");
+    let cfg = format!(
+        "{GLOBAL}frontend fe1\n  bind fd@${{fe1}}\n\
+         \x20 stick-table type ip size 1k store http_req_cnt,http_err_cnt\n\
+         \x20 tcp-request content track-sc2 src\n\
+         \x20 http-request deny if {{ path /deny }}\n\
+         \x20 default_backend be1\nbackend be1\n  server s1 ${{s1_addr}}:${{s1_port}}\n"
+    );
+    let p = start(Path::new(RAMPART), &cfg, &[("s1", &s1)]);
+    let mut c = RawClient::connect(p.addr("fe1")).unwrap();
+    assert_eq!(c.get("/").unwrap().status, 200);
+    assert_eq!(c.get("/").unwrap().status, 200);
+    assert_eq!(c.get("/deny").unwrap().status, 403);
+    drop(c);
+    rampart_testkit::eventually!(cli(&p, "show table fe1").contains(" use=0 exp=0 http_req_cnt=3 http_err_cnt=1\n"));
+}
+
 /// `show table` lines with what differs between two runs blanked: the entry address
 /// and the milliseconds left before expiry.
 fn normalized(out: &str) -> String {

@@ -147,7 +147,7 @@ pub static TCP_REQUEST_BUILTIN_ACTIONS: &[ActionKw] = &[
     act("capture", false, Yes),
     act("expect-proxy", false, No),
     act("expect-netscaler-cip", false, No),
-    act("track-sc", true, No),
+    act("track-sc", true, Partial("`tcp-request content` only (connection and session rules: not yet)")),
 ];
 
 /// `tcp-request connection` actions (after the built-in ones); `tcp-request session`

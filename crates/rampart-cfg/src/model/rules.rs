@@ -451,6 +451,8 @@ pub enum TcpReqAction {
     SetPriorityOffset(ExprSrc),
     /// `expect-proxy layer4` (connection rules only): read a PROXY header next.
     ExpectProxy,
+    /// `track-sc<n> <key> [table <t>]` (content rules only, yet).
+    TrackSc(super::TrackSc),
 }
 
 impl TcpReqAction {
@@ -468,6 +470,7 @@ impl TcpReqAction {
             A::SetPriorityClass(_) => "set-priority-class",
             A::SetPriorityOffset(_) => "set-priority-offset",
             A::ExpectProxy => "expect-proxy",
+            A::TrackSc(_) => "track-sc",
         }
     }
 }

@@ -107,6 +107,9 @@ fn run_list(sess: &mut Session, rules: &[Rule<TcpAct>], vars: &VarStore, expect_
         last_rule: None,
         // not an action of these lists
         log_level: Default::default(),
+        // TODO(#22): session-level tracking (`tcp-request connection|session track-sc`)
+        sc: None,
+        http: false,
     };
     for rule in rules {
         if rule.cond.as_ref().is_some_and(|c| !c.eval(&x.ctx())) {

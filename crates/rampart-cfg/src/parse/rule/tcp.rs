@@ -186,6 +186,9 @@ fn request_action(cx: &mut Ctx<'_>, a: &mut Args<'_>, set: Where, word: &str) ->
             }
             return Err(ActErr::NotYet(format!("{rule} {word}")));
         }
+        _ if word.starts_with("track-sc") && set == Where::Content => {
+            return Ok(TcpReqAction::TrackSc(super::super::stick::parse_track_sc(word, a)?));
+        }
         _ if word.starts_with("track-sc") => return Err(ActErr::NotYet(format!("{rule} track-sc"))),
         _ => {}
     }

@@ -14,6 +14,15 @@ use crate::sample::expr::{self, Site};
 
 impl Cx<'_> {
     /// The proxy whose table `name` designates (`None`: the rule's own proxy).
+    pub(crate) fn table_index(&self, name: Option<&str>) -> Option<usize> {
+        let cfg = self.cfg;
+        match name {
+            None => cfg.proxies.get(self.px).filter(|p| p.stick_table.is_some()).map(|_| self.px),
+            Some(n) => cfg.proxies.iter().position(|p| p.name == n && p.stick_table.is_some()),
+        }
+    }
+
+    /// [`Cx::table_index`], reporting a table that does not exist as the rule's error.
     pub(super) fn table_of(
         &mut self,
         name: Option<&str>,
@@ -21,19 +30,19 @@ impl Cx<'_> {
         list: List,
         action: &str,
     ) -> Option<usize> {
-        let cfg = self.cfg;
-        let found = match name {
-            None => cfg.proxies.get(self.px).filter(|p| p.stick_table.is_some()).map(|_| self.px),
-            Some(n) => cfg.proxies.iter().position(|p| p.name == n && p.stick_table.is_some()),
-        };
+        let found = self.table_index(name);
         if found.is_none() {
-            let msg = match name {
-                Some(n) => format!("unable to find table '{n}' referenced by '{action}'"),
-                None => format!("no table in proxy '{}' for '{action}'", self.px().name),
-            };
+            let msg = self.no_table(name, action);
             self.rule_error(span, list, action, &msg);
         }
         found
+    }
+
+    pub(crate) fn no_table(&self, name: Option<&str>, action: &str) -> String {
+        match name {
+            Some(n) => format!("unable to find table '{n}' referenced by '{action}'"),
+            None => format!("no table in proxy '{}' for '{action}'", self.px().name),
+        }
     }
 
     /// `track-sc<n> <key> [table <t>]`.
