@@ -175,6 +175,33 @@ fn tcp_request_content_tracking_counts_http_requests() {
     rampart_testkit::eventually!(cli(&p, "show table fe1").contains(" use=0 exp=0 http_req_cnt=3 http_err_cnt=1\n"));
 }
 
+#[test]
+fn connection_tracking_counts_sessions_and_each_request() {
+    let s1 = HttpBackend::start("s1");
+    let cfg = format!(
+        "{GLOBAL}frontend fe1\n  bind fd@${{fe1}}\n\
+         \x20 stick-table type ip size 1k store conn_cur,conn_cnt,sess_cnt,sess_rate(10s),http_req_cnt,http_err_cnt\n\
+         \x20 tcp-request connection track-sc0 src\n\
+         \x20 http-request deny if {{ sc0_http_req_cnt gt 3 }}\n\
+         \x20 default_backend be1\nbackend be1\n  server s1 ${{s1_addr}}:${{s1_port}}\n"
+    );
+    let p = start(Path::new(RAMPART), &cfg, &[("s1", &s1)]);
+    let mut c = RawClient::connect(p.addr("fe1")).unwrap();
+    for _ in 0..3 {
+        assert_eq!(c.get("/").unwrap().status, 200);
+    }
+    let t = cli(&p, "show table fe1");
+    assert!(
+        t.contains(" use=1 exp=0 conn_cnt=1 conn_cur=1 sess_cnt=1 sess_rate(10000)=1 http_req_cnt=3 http_err_cnt=0\n"),
+        "{t}"
+    );
+    // the session's entry counts each request of the connection: the fourth is refused
+    assert_eq!(c.get("/").unwrap().status, 403);
+    drop(c);
+    rampart_testkit::eventually!(cli(&p, "show table fe1").contains(" use=0 exp=0 conn_cnt=1 conn_cur=0 sess_cnt=1 "));
+    assert!(cli(&p, "show table fe1").contains(" http_req_cnt=4 http_err_cnt=1\n"));
+}
+
 /// `show table` lines with what differs between two runs blanked: the entry address
 /// and the milliseconds left before expiry.
 fn normalized(out: &str) -> String {

@@ -147,7 +147,7 @@ pub static TCP_REQUEST_BUILTIN_ACTIONS: &[ActionKw] = &[
     act("capture", false, Yes),
     act("expect-proxy", false, No),
     act("expect-netscaler-cip", false, No),
-    act("track-sc", true, Partial("`tcp-request content` only (connection and session rules: not yet)")),
+    act("track-sc", true, Partial("track-sc0..2 (tune.stick-counters is 3)")),
 ];
 
 /// `tcp-request connection` actions (after the built-in ones); `tcp-request session`

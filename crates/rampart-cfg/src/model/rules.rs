@@ -451,7 +451,7 @@ pub enum TcpReqAction {
     SetPriorityOffset(ExprSrc),
     /// `expect-proxy layer4` (connection rules only): read a PROXY header next.
     ExpectProxy,
-    /// `track-sc<n> <key> [table <t>]` (content rules only, yet).
+    /// `track-sc<n> <key> [table <t>]`.
     TrackSc(super::TrackSc),
 }
 

@@ -76,29 +76,53 @@ impl Trackers {
         *slot = Some(t);
     }
 
-    /// Counts an HTTP error (a 4xx response) in every tracked entry.
-    pub fn http_err(&self) {
+    /// The entry of each slot: this stream's, else the session's `sess` (HAProxy counts a
+    /// stream's events in the session's entries for the slots it does not track).
+    pub fn each<'t>(&'t self, sess: Option<&'t Trackers>) -> impl Iterator<Item = &'t Tracked> {
+        (0..SLOTS).filter_map(move |n| self.get(n).or_else(|| sess?.get(n)))
+    }
+
+    /// Counts an HTTP request in the session's entries of the slots the stream does not
+    /// track (each request of a connection tracked by `tcp-request connection|session`).
+    pub fn http_req(&self, sess: &Trackers) {
+        for t in (0..SLOTS).filter(|&n| self.get(n).is_none()).filter_map(|n| sess.get(n)) {
+            t.add(D::HttpReqCnt, 1);
+            t.add(D::HttpReqRate, 1);
+        }
+    }
+
+    /// Counts a new session (`sess_cnt`, `sess_rate`) in every tracked entry (a
+    /// connection the `tcp-request connection|session` rules let through).
+    pub fn session(&self) {
         for t in self.slots.iter().flatten() {
+            t.add(D::SessCnt, 1);
+            t.add(D::SessRate, 1);
+        }
+    }
+
+    /// Counts an HTTP error (a 4xx response) in the stream's entries, else the session's.
+    pub fn http_err(&self, sess: Option<&Trackers>) {
+        for t in self.each(sess) {
             t.add(D::HttpErrCnt, 1);
             t.add(D::HttpErrRate, 1);
         }
     }
 
-    /// Counts an HTTP failure (a 5xx response but 501 and 505) in every tracked entry.
-    pub fn http_fail(&self) {
-        for t in self.slots.iter().flatten() {
+    /// Counts an HTTP failure (a 5xx response but 501 and 505), likewise.
+    pub fn http_fail(&self, sess: Option<&Trackers>) {
+        for t in self.each(sess) {
             t.add(D::HttpFailCnt, 1);
             t.add(D::HttpFailRate, 1);
         }
     }
 
     /// Counts the bytes the stream received from the client (`bytes_in`) and sent to
-    /// it (`bytes_out`).
+    /// it (`bytes_out`), in the stream's entries, else the session's.
     /// COMPAT: the bytes on the wire; HAProxy counts its internal message (heads without
     /// their separators, `Connection` headers it adds or consumes), a few bytes apart
     /// per message.
-    pub fn bytes(&self, bytes_in: u64, bytes_out: u64) {
-        for t in self.slots.iter().flatten() {
+    pub fn bytes(&self, sess: Option<&Trackers>, bytes_in: u64, bytes_out: u64) {
+        for t in self.each(sess) {
             t.add(D::BytesInCnt, bytes_in);
             t.add(D::BytesInRate, bytes_in);
             t.add(D::BytesOutCnt, bytes_out);

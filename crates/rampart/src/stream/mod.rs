@@ -157,6 +157,11 @@ pub async fn run<F: HttpFront>(front: &mut F, rt: &Arc<Runtime>, conn: &ConnInfo
     let mut sess_vars = front.take_sess_vars().unwrap_or_else(|| VarStore::new(Scope::Sess));
     let first_req = front.req_meta().first;
     txn.st.begin(conn, next_uniq_id(), &rt.proxies[fe].rules.captures);
+    if let Some(sess_sc) = conn.sess_trackers() {
+        // COMPAT: counted before the content rules run, so a slot they track for the
+        // stream still counts the request in the session's entry
+        txn.st.sc.http_req(sess_sc);
+    }
     // the log record is begun only when the frontend logs; these are read anyway
     txn.st.log.cookie.reset();
     let (meth, ver) = (Some(txn.req.method), Some(txn.req.version));
@@ -170,8 +175,8 @@ pub async fn run<F: HttpFront>(front: &mut F, rt: &Arc<Runtime>, conn: &ConnInfo
     let io = front.log_info();
     let bytes = (io.head_received + io.received, io.head_sent + io.sent);
     crate::stats::counters::count_bytes(rt, fe, s.be, s.srv, bytes);
-    if !txn.st.sc.is_empty() {
-        count_tracked(txn, bytes);
+    if !txn.st.sc.is_empty() || conn.sess_trackers().is_some() {
+        count_tracked(txn, conn.sess_trackers(), bytes);
     }
     if let Some(pl) = rt.proxies[fe].log.as_deref().filter(|_| !txn.st.log.asap) {
         log_exchange(pl, &*front, &s, txn, &sess_vars);
@@ -190,6 +195,9 @@ pub async fn run<F: HttpFront>(front: &mut F, rt: &Arc<Runtime>, conn: &ConnInfo
     if !sess_vars.is_empty() {
         front.keep_sess_vars(sess_vars);
     }
+    // the transaction goes back to the thread's pool: it must not keep the session's
+    // tracked entries (their `conn_cur`) alive past the connection
+    txn.st.conn.ext = None;
     next
 }
 
@@ -199,14 +207,14 @@ pub async fn run<F: HttpFront>(front: &mut F, rt: &Arc<Runtime>, conn: &ConnInfo
 /// and 505) or a server that failed; rampart counts every 4xx the client got as an
 /// error (so a `deny` with a 5xx status is not one) and every 5xx but 501 and 505 as
 /// a failure.
-fn count_tracked(txn: &mut Txn, bytes: (u64, u64)) {
+fn count_tracked(txn: &mut Txn, sess: Option<&crate::stick::Trackers>, bytes: (u64, u64)) {
     match answered_status(txn) {
-        Some(400..=499) => txn.st.sc.http_err(),
+        Some(400..=499) => txn.st.sc.http_err(sess),
         Some(501 | 505) => {}
-        Some(500..=599) => txn.st.sc.http_fail(),
+        Some(500..=599) => txn.st.sc.http_fail(sess),
         _ => {}
     }
-    txn.st.sc.bytes(bytes.0, bytes.1);
+    txn.st.sc.bytes(sess, bytes.0, bytes.1);
     txn.st.sc.release();
 }
 

@@ -186,10 +186,9 @@ fn request_action(cx: &mut Ctx<'_>, a: &mut Args<'_>, set: Where, word: &str) ->
             }
             return Err(ActErr::NotYet(format!("{rule} {word}")));
         }
-        _ if word.starts_with("track-sc") && set == Where::Content => {
+        _ if word.starts_with("track-sc") => {
             return Ok(TcpReqAction::TrackSc(super::super::stick::parse_track_sc(word, a)?));
         }
-        _ if word.starts_with("track-sc") => return Err(ActErr::NotYet(format!("{rule} track-sc"))),
         _ => {}
     }
     let Some(act) = kw::find_action(set.actions(), word) else {

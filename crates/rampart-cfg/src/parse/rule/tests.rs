@@ -461,8 +461,6 @@ fn tcp_request_messages() {
         (fe, "tcp-request connection expect-proxy", "'tcp-request connection expect-proxy' only supports 'layer4' in frontend 'f' (got '')"),
         (fe, "tcp-request content expect-proxy layer4", "'expect-proxy layer4' is not allowed in 'tcp-request content' rules in frontend 'f'"),
         (fe, "tcp-request connection expect-netscaler-cip layer4", "'tcp-request connection expect-netscaler-cip' is not supported yet"),
-        (fe, "tcp-request session track-sc0 src", "'tcp-request session track-sc' is not supported yet"),
-        (fe, "tcp-request connection track-sc0 src", "'tcp-request connection track-sc' is not supported yet"),
         (fe, "tcp-request content track-sc3 src", "invalid stick table track ID 'track-sc3'. The max allowed ID is 2 (tune.stick-counters)"),
         (fe, "tcp-request content accept foo", "'tcp-request content accept' only accepts 'if' or 'unless', in frontend 'f' (got 'foo')"),
         (be, "tcp-request content set-var(foo) src", "invalid variable name 'foo'. A variable name must be start by its scope. The scope can be 'proc', 'sess', 'txn', 'req', 'res' or 'check'"),

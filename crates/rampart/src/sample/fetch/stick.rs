@@ -36,7 +36,7 @@ fn entry<'a, const WHO: usize>(
         SRC => return src_entry(args, ctx, create),
         n => (n, args.first()),
     };
-    let tracked = ctx.sc?.get(slot)?;
+    let tracked = ctx.tracked(slot)?;
     match tab {
         Some(&Arg::Proxy(px)) => {
             let other: &'a StickTable = ctx.rt.stick_table(px)?;
@@ -121,7 +121,7 @@ fn gpc(dt: usize) -> (D, D) {
 /// `<family>_tracked`: whether the slot tracks an entry.
 fn fetch_tracked<'a, const WHO: usize>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
     let slot = if WHO == SC { args.first().and_then(Arg::as_sint).unwrap_or(-1) } else { WHO as i64 };
-    let on = usize::try_from(slot).ok().and_then(|s| ctx.sc?.get(s)).is_some();
+    let on = usize::try_from(slot).ok().and_then(|s| ctx.tracked(s)).is_some();
     emit(Sample::Bool(on));
 }
 
