@@ -84,12 +84,15 @@ pub(super) struct Cx<'c> {
     pub(super) px: usize,
     pub(super) shared: &'c mut Shared,
     pub(super) alerts: Vec<Diag>,
+    /// The rules being compiled are a named `defaults` section's: a rule naming no
+    /// table means the section's own, which has none (HAProxy refuses it).
+    pub(super) in_defaults: bool,
 }
 
 /// Compiles the rules of proxy `idx`; errors are alerts with their line.
 pub fn compile_proxy(cfg: &Config, idx: usize, shared: &mut Shared) -> Result<ProxyRules, Vec<Diag>> {
     let px = &cfg.proxies[idx];
-    let mut c = Cx { cfg, px: idx, shared, alerts: Vec::new() };
+    let mut c = Cx { cfg, px: idx, shared, alerts: Vec::new(), in_defaults: false };
     let mut rules = ProxyRules {
         tarpit: px.timeouts.tarpit.or(px.timeouts.connect),
         inspect_delay: px.tcp_request_inspect_delay,
@@ -97,7 +100,9 @@ pub fn compile_proxy(cfg: &Config, idx: usize, shared: &mut Shared) -> Result<Pr
         ..ProxyRules::default()
     };
     if let Some(d) = px.defaults_rules.and_then(|d| cfg.defaults.get(d)) {
+        c.in_defaults = true;
         c.rule_set(&d.rules, &mut rules);
+        c.in_defaults = false;
     }
     let acls = c.rule_set(&px.rules, &mut rules);
     c.redirects(px, &acls, &mut rules);

@@ -99,9 +99,8 @@ const FETCH_NOTES: &[Row] = &[
     not_yet(&["fc_err", "fc_err_str"], "connection error codes"),
     partial(
         &["sc_*", "sc0_*", "sc1_*", "sc2_*", "src_*"],
-        "entries tracked by `http-request track-sc0..2` (`tcp-request ... track-sc` not yet, so `sess_cnt` and \
-         `sess_rate` only change through `set table`); `http_err_*` count every 4xx the client got, \
-         `http_fail_*` every 5xx but 501 and 505",
+        "see [Stick tables](#stick-tables): `http_err_*` count every 4xx the client got, `http_fail_*` every \
+         5xx but 501 and 505, `bytes_*` the bytes on the wire",
     ),
     not_yet(
         &["sc_*", "sc1_*", "src_*"],

@@ -255,12 +255,15 @@ fn dump_or_clear(t: &StickTable, sess: &Session, filters: &[Filter], action: Act
         }
         return out;
     }
-    dump::head(t, &mut out);
     if sess.level < Level::Operator {
+        dump::head(t, &mut out);
         out.push_str("# contents not dumped due to insufficient privileges\n");
         return out;
     }
-    for e in t.snapshot().iter().filter(|e| matches(t, &e.row, filters)) {
+    // the snapshot forgets the expired entries first: the head then counts what follows
+    let entries = t.snapshot();
+    dump::head(t, &mut out);
+    for e in entries.iter().filter(|e| matches(t, &e.row, filters)) {
         dump::entry(t, e, &mut out);
     }
     out

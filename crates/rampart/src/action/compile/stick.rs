@@ -17,6 +17,7 @@ impl Cx<'_> {
     pub(crate) fn table_index(&self, name: Option<&str>) -> Option<usize> {
         let cfg = self.cfg;
         match name {
+            None if self.in_defaults => None,
             None => cfg.proxies.get(self.px).filter(|p| p.stick_table.is_some()).map(|_| self.px),
             Some(n) => cfg.proxies.iter().position(|p| p.name == n && p.stick_table.is_some()),
         }
@@ -41,6 +42,7 @@ impl Cx<'_> {
     pub(crate) fn no_table(&self, name: Option<&str>, action: &str) -> String {
         match name {
             Some(n) => format!("unable to find table '{n}' referenced by '{action}'"),
+            None if self.in_defaults => format!("no table in the 'defaults' section for '{action}'"),
             None => format!("no table in proxy '{}' for '{action}'", self.px().name),
         }
     }
