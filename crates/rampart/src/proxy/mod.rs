@@ -10,6 +10,7 @@
 //! - `host`: the model as the rules language reads it (`sample::Host`)
 
 mod host;
+pub mod proc_vars;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};

@@ -198,6 +198,7 @@ fn drive<S: Sock>(
 /// Writes what the streams and the connection queued, as far as the socket takes it.
 fn flush<S: Sock>(cx: &mut Context<'_>, client: &S, shared: &SharedRef) -> std::io::Result<()> {
     let mut s = shared.borrow_mut();
+    s.queue_window_updates();
     while !s.out.is_empty() {
         match client.try_write(&s.out) {
             Ok(n) => {
@@ -224,7 +225,7 @@ fn flush<S: Sock>(cx: &mut Context<'_>, client: &S, shared: &SharedRef) -> std::
     Ok(())
 }
 
-/// Our SETTINGS, and the connection window opened past its initial 65535.
+/// Our SETTINGS.
 fn queue_settings(s: &mut Shared) {
     let params = [
         Setting { id: SettingId::MaxConcurrentStreams, value: MAX_CONCURRENT_STREAMS },
@@ -232,7 +233,17 @@ fn queue_settings(s: &mut Shared) {
         Setting { id: SettingId::MaxHeaderListSize, value: MAX_HEADER_LIST as u32 },
     ];
     encode_settings(&mut s.out, &params);
-    encode_window_update(&mut s.out, 0, CONN_WINDOW - DEFAULT_INITIAL_WINDOW_SIZE);
+}
+
+/// Acknowledges the peer's SETTINGS; after the first ones (the preface's), opens the
+/// connection window past its initial 65535. Not before: some clients (VTest) take
+/// the frame after our SETTINGS to be the acknowledgement of theirs, as HAProxy sends.
+fn ack_settings(s: &mut Shared) {
+    encode_settings_ack(&mut s.out);
+    if !s.window_opened {
+        s.window_opened = true;
+        encode_window_update(&mut s.out, 0, CONN_WINDOW - DEFAULT_INITIAL_WINDOW_SIZE);
+    }
 }
 
 /// Ends the connection with GOAWAY `code` (naming the last stream it will have served).
@@ -313,7 +324,7 @@ fn on_frame<'s>(
                 }
                 let table = s.peer.header_table_size;
                 s.encoder.set_max_table_size(table);
-                encode_settings_ack(&mut s.out);
+                ack_settings(&mut s);
                 s.wake_all();
             }
         }
