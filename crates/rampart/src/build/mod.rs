@@ -229,6 +229,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         proxies,
         bufsize: cfg.global.bufsize,
         max_head: cfg.global.bufsize.saturating_sub(cfg.global.maxrewrite).max(1024),
+        h2: cfg.global.h2,
         global: GlobalRt {
             maxconn: AtomicU32::new(maxconn),
             hard_maxconn: maxconn,
