@@ -4,6 +4,7 @@
 //! (`show table`, `set table`, `clear table`) compared with HAProxy 2.6's output for
 //! the same sequence.
 
+mod http2_client;
 mod http_common;
 
 use std::path::Path;
@@ -57,6 +58,28 @@ fn the_101st_request_within_10s_gets_429() {
     rampart_testkit::eventually!(cli(&p, "show table fe1").contains("key=127.0.0.1 use=0 "));
     let t = cli(&p, "show table fe1");
     assert!(t.contains(" http_req_rate(10000)=102\n"), "{t}");
+}
+
+/// Each HTTP/2 stream is a stream: tracked, counted and limited like an HTTP/1 request.
+#[test]
+fn http2_streams_are_tracked_and_limited() {
+    use http2_client::{field, Event, H2Client};
+    let s1 = HttpBackend::start("s1");
+    let p = start(Path::new(RAMPART), &limiter_cfg("10s", 2), &[("s1", &s1)]);
+    let mut c = H2Client::connect(p.addr("fe1"));
+    let mut statuses = Vec::new();
+    for id in [1, 3, 5] {
+        c.get(id, "/");
+        let events = c.until_end(id, Duration::from_secs(5));
+        let Some(Event::Headers { fields, .. }) = events.first() else { panic!("{events:?}") };
+        statuses.push(field(fields, ":status").unwrap_or("-").to_string());
+    }
+    assert_eq!(statuses, ["200", "200", "429"]);
+    assert_eq!(s1.requests().len(), 2);
+    drop(c);
+    rampart_testkit::eventually!(cli(&p, "show table fe1").contains("key=127.0.0.1 use=0 "));
+    let t = cli(&p, "show table fe1");
+    assert!(t.contains(" http_req_rate(10000)=3\n"), "{t}");
 }
 
 #[test]
