@@ -26,7 +26,7 @@ fn table(size: u64) -> Arc<StickTable> {
         size,
         expire: Some(Duration::from_secs(30)),
         nopurge: false,
-        store: store.iter().map(|&(data, period)| StoreSpec { data, period }).collect(),
+        store: store.iter().map(|&(data, period)| StoreSpec { data, period, nb: 1 }).collect(),
         span: Default::default(),
     };
     Arc::new(StickTable::new("t", &def))

@@ -307,3 +307,59 @@ fn show_table_output_is_haproxys() {
         assert_eq!(o, t, "`{cmd}`: rampart (left) and haproxy (right) differ");
     }
 }
+
+/// The general purpose arrays (`gpc(<n>)`, `gpc_rate(<n>,<p>)`, `gpt(<n>)`) through the
+/// actions and fetches of `http-request` and `tcp-request` rules: the legacy forms
+/// (`sc-inc-gpc0`, `sc-set-gpt0`, `sc_get_gpc1` ...) read and write the arrays' first
+/// elements. The bodies and `show table` lines each binary gives.
+fn gpc_session(binary: &Path) -> Vec<String> {
+    let vals = "%[sc_get_gpc(0,0)] %[sc_get_gpc(2,0)] %[sc_get_gpc1(0)] %[sc_gpc_rate(1,0)] %[sc0_gpc0_rate] \
+                %[sc_get_gpt(1,0)] %[sc0_get_gpt0] %[src,table_gpc(2,fe1)] %[src,table_gpt(0,fe1)] \
+                %[src,table_gpc_rate(0,fe1)] %[src_get_gpt(1,fe1)]";
+    let cfg = format!(
+        "{GLOBAL}frontend fe1\n  bind fd@${{fe1}}\n\
+         \x20 stick-table type ip size 1k expire 30s store gpc(3),gpc_rate(2,10s),gpt(2),http_req_cnt\n\
+         \x20 tcp-request connection track-sc1 src table be1\n\
+         \x20 tcp-request connection sc-inc-gpc(0,1)\n\
+         \x20 tcp-request session sc-set-gpt(0,1) 9\n\
+         \x20 tcp-request content sc-inc-gpc0(1)\n\
+         \x20 http-request track-sc0 src\n\
+         \x20 http-request sc-inc-gpc(2,0) if {{ path /a }}\n\
+         \x20 http-request sc-inc-gpc0 if {{ path /b }}\n\
+         \x20 http-request sc-inc-gpc1(0) if {{ path /b }}\n\
+         \x20 http-request sc-set-gpt(1,0) 42 if {{ path /c }}\n\
+         \x20 http-request sc-set-gpt0(0) int(7) if {{ path /c }}\n\
+         \x20 http-request return status 200 content-type text/plain lf-string \"%[src_inc_gpc(1,fe1)] %[src_clr_gpc(2,fe1)]\" if {{ path /d }}\n\
+         \x20 http-request return status 200 content-type text/plain lf-string \"{vals}\"\n\
+         backend be1\n  stick-table type ip size 10 store gpc(1),gpc_rate(1,10s),gpt(1)\n"
+    );
+    let p = start(binary, &cfg, &[]);
+    let mut out: Vec<String> =
+        ["/a", "/b", "/c", "/d"].iter().map(|path| http_get(p.addr("fe1"), path).body_str()).collect();
+    rampart_testkit::eventually!(cli(&p, "show table fe1").contains(" use=0 "));
+    out.push(normalized(&cli(&p, "show table fe1")));
+    out.push(normalized(&cli(&p, "show table be1")));
+    out
+}
+
+#[test]
+fn gpc_arrays_through_actions_and_fetches() {
+    let got = gpc_session(Path::new(RAMPART));
+    let bodies = ["0 1 0 0 0 0 0 1 0 0 0", "1 1 1 1 1 0 0 1 0 1 0", "1 1 1 1 1 42 7 1 7 1 42", "2 1"];
+    assert_eq!(got[..4], bodies);
+    assert_eq!(
+        got[4],
+        "# table: fe1, type: ip, size:1024, used:1\n0x?: key=127.0.0.1 use=0 exp=? http_req_cnt=4 gpt0=7 gpt1=42 \
+         gpc0=1 gpc1=2 gpc2=0 gpc0_rate(10000)=1 gpc1_rate(10000)=2\n"
+    );
+    assert_eq!(
+        got[5],
+        "# table: be1, type: ip, size:10, used:1\n0x?: key=127.0.0.1 use=0 exp=? gpt0=9 gpc0=8 gpc0_rate(10000)=8\n"
+    );
+}
+
+#[test]
+fn gpc_arrays_match_haproxy() {
+    let Some(haproxy) = haproxy_or_skip("gpc_arrays_match_haproxy") else { return };
+    assert_eq!(gpc_session(Path::new(RAMPART)), gpc_session(&haproxy), "rampart (left), haproxy (right)");
+}

@@ -350,7 +350,7 @@ pub static PROXY: &[ProxyKw] = &[
         F | L | B,
         Partial(
             "type ip|ipv6|integer|string|binary, size, expire, nopurge, store (all 2.6 data types but \
-             server_key, gpt, gpc, gpc_rate); not peers, srvkey, write-to",
+             server_key); not peers, srvkey, write-to",
         ),
     ),
     px("tcp-check", D | L | B, Partial(TCPCHK_PARTIAL)),

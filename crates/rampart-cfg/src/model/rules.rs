@@ -453,6 +453,8 @@ pub enum TcpReqAction {
     ExpectProxy,
     /// `track-sc<n> <key> [table <t>]`.
     TrackSc(super::TrackSc),
+    /// `sc-inc-gpc*`, `sc-set-gpt*`.
+    Sc(super::ScAction),
 }
 
 impl TcpReqAction {
@@ -471,6 +473,7 @@ impl TcpReqAction {
             A::SetPriorityOffset(_) => "set-priority-offset",
             A::ExpectProxy => "expect-proxy",
             A::TrackSc(_) => "track-sc",
+            A::Sc(a) => a.name(),
         }
     }
 }

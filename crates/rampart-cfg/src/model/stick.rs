@@ -62,11 +62,17 @@ pub enum DataType {
     Gpc1Rate,
     HttpFailCnt,
     HttpFailRate,
+    /// `gpt(<nb>)`: an array of tags (overrides `gpt0`).
+    Gpt,
+    /// `gpc(<nb>)`: an array of counters (overrides `gpc0`, `gpc1`).
+    Gpc,
+    /// `gpc_rate(<nb>,<period>)`: an array of rates (overrides `gpc0_rate`, `gpc1_rate`).
+    GpcRate,
 }
 
 impl DataType {
     /// Every supported type, in HAProxy's order.
-    pub const ALL: [DataType; 21] = [
+    pub const ALL: [DataType; 24] = [
         DataType::ServerId,
         DataType::Gpt0,
         DataType::Gpc0,
@@ -88,10 +94,16 @@ impl DataType {
         DataType::Gpc1Rate,
         DataType::HttpFailCnt,
         DataType::HttpFailRate,
+        DataType::Gpt,
+        DataType::Gpc,
+        DataType::GpcRate,
     ];
 
+    /// The most elements of an array type (HAProxy's `STKTABLE_MAX_DT_ARRAY_SIZE`).
+    pub const MAX_ARRAY: u8 = 100;
+
     /// HAProxy 2.6's data types rampart does not store yet.
-    pub const NOT_YET: [&'static str; 6] = ["server_key", "http_fail_cnt", "http_fail_rate", "gpt", "gpc", "gpc_rate"];
+    pub const NOT_YET: [&'static str; 1] = ["server_key"];
 
     /// The configuration spelling (`store http_req_rate(10s)`, `data.http_req_rate`).
     pub fn name(self) -> &'static str {
@@ -118,6 +130,9 @@ impl DataType {
             D::Gpc1Rate => "gpc1_rate",
             D::HttpFailCnt => "http_fail_cnt",
             D::HttpFailRate => "http_fail_rate",
+            D::Gpt => "gpt",
+            D::Gpc => "gpc",
+            D::GpcRate => "gpc_rate",
         }
     }
 
@@ -129,6 +144,38 @@ impl DataType {
     pub fn is_rate(self) -> bool {
         self.name().ends_with("_rate")
     }
+
+    /// An array whose element count comes first in parentheses (`gpc(<nb>)`).
+    pub fn is_array(self) -> bool {
+        matches!(self, DataType::Gpt | DataType::Gpc | DataType::GpcRate)
+    }
+
+    /// The rate that counts the increments of general purpose counter `self` (`gpc0`,
+    /// `gpc1`, `gpc`).
+    pub fn gpc_rate(self) -> Option<DataType> {
+        use DataType as D;
+        Some(match self {
+            D::Gpc0 => D::Gpc0Rate,
+            D::Gpc1 => D::Gpc1Rate,
+            D::Gpc => D::GpcRate,
+            _ => return None,
+        })
+    }
+
+    /// The element of an array type that stands for the legacy type `self` when the
+    /// table stores the array instead (`gpc1` reads `gpc` element 1), as HAProxy's
+    /// fetches and actions fall back.
+    pub fn array_fallback(self) -> Option<(DataType, usize)> {
+        use DataType as D;
+        Some(match self {
+            D::Gpt0 => (D::Gpt, 0),
+            D::Gpc0 => (D::Gpc, 0),
+            D::Gpc1 => (D::Gpc, 1),
+            D::Gpc0Rate => (D::GpcRate, 0),
+            D::Gpc1Rate => (D::GpcRate, 1),
+            _ => return None,
+        })
+    }
 }
 
 /// One `store` item.
@@ -137,6 +184,8 @@ pub struct StoreSpec {
     pub data: DataType,
     /// The period of a rate (`http_req_rate(10s)`); `None` for the other types.
     pub period: Option<Duration>,
+    /// The element count of an array type (1..=100); 1 for the other types.
+    pub nb: u8,
 }
 
 /// `stick-table type <type> size <n> [expire <t>] [nopurge] [store <data>,...]`.
@@ -193,12 +242,25 @@ pub struct TrackSc {
     pub table: Option<String>,
 }
 
-/// `sc-inc-gpc0(<n>)`, `sc-inc-gpc1(<n>)`, `sc-set-gpt0(<n>) <int|expr>`.
+/// `sc-inc-gpc0(<n>)`, `sc-inc-gpc1(<n>)`, `sc-set-gpt0(<n>) <int|expr>` (the slot
+/// defaults to 0), and the array forms `sc-inc-gpc(<idx>,<n>)`,
+/// `sc-set-gpt(<idx>,<n>) <int|expr>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ScAction {
     IncGpc0(u8),
     IncGpc1(u8),
     SetGpt0(u8, GptValue),
+    /// `sc-inc-gpc(<idx>,<n>)`: element `idx` of `gpc` and `gpc_rate`.
+    IncGpc {
+        idx: u32,
+        slot: u8,
+    },
+    /// `sc-set-gpt(<idx>,<n>)`: element `idx` of `gpt`.
+    SetGpt {
+        idx: u32,
+        slot: u8,
+        value: GptValue,
+    },
 }
 
 /// The value `sc-set-gpt0` stores.
@@ -214,6 +276,16 @@ impl ScAction {
             ScAction::IncGpc0(_) => "sc-inc-gpc0",
             ScAction::IncGpc1(_) => "sc-inc-gpc1",
             ScAction::SetGpt0(..) => "sc-set-gpt0",
+            ScAction::IncGpc { .. } => "sc-inc-gpc",
+            ScAction::SetGpt { .. } => "sc-set-gpt",
+        }
+    }
+
+    /// The value a `sc-set-gpt*` action stores.
+    pub fn gpt_value(&self) -> Option<&GptValue> {
+        match self {
+            ScAction::SetGpt0(_, v) | ScAction::SetGpt { value: v, .. } => Some(v),
+            _ => None,
         }
     }
 }

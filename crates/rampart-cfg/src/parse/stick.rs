@@ -1,5 +1,6 @@
 //! `stick-table` and `stick` lines of proxies, and the arguments of the tracking
-//! actions (`track-sc<n>`, `sc-inc-gpc0/1`, `sc-set-gpt0`) the rule parsers call.
+//! actions (`track-sc<n>`, `sc-inc-gpc0/1`, `sc-inc-gpc`, `sc-set-gpt0`, `sc-set-gpt`)
+//! the rule parsers call.
 //!
 //! HAProxy counterparts: `parse_stick_table()`, `stktable_parse_type()` and the
 //! track-sc parsers of src/stick_table.c; the `stick` branch of `cfg_parse_listen()`
@@ -130,29 +131,78 @@ fn key_type(words: &[String], at: usize) -> Option<(StickKeyType, usize)> {
 }
 
 /// `store <data>[(<arg>)],...`: appends each item, refusing unknown ones and the
-/// types rampart does not store yet.
+/// types rampart does not store yet, then HAProxy's checks that an array does not
+/// sit beside the legacy types it overrides.
 fn store_list(kw: &str, list: &str, store: &mut Vec<StoreSpec>) -> Result<(), String> {
     let mut rest = list;
     while !rest.is_empty() {
         let (item, arg, tail) = split_store_item(kw, rest)?;
         rest = tail;
         let Some(data) = DataType::from_name(item) else {
-            if DataType::NOT_YET.contains(&item) || item.starts_with("gpt") || item.starts_with("gpc") {
+            if DataType::NOT_YET.contains(&item) {
                 return Err(not_yet(item));
             }
             return Err(format!("{kw}: unknown store option '{item}'."));
         };
-        let period = match (data.is_rate(), arg) {
-            (true, None) => return Err(format!("{kw}: missing argument to store option '{item}'.")),
-            (false, Some(_)) => return Err(format!("{kw}: unexpected argument to store option '{item}'.")),
-            (true, Some(a)) => Some(period_arg(kw, item, a)?),
-            (false, None) => None,
-        };
+        let spec = store_item(kw, item, data, arg)?;
         if store.iter().any(|s| s.data == data) {
             // HAProxy warns and ignores the repeat; nothing to store twice
             continue;
         }
-        store.push(StoreSpec { data, period });
+        store.push(spec);
+    }
+    overrides(kw, store)
+}
+
+/// One item's arguments: an array's element count first (`gpc_rate(<nb>,<period>)`),
+/// then a rate's period.
+fn store_item(kw: &str, item: &str, data: DataType, arg: Option<&str>) -> Result<StoreSpec, String> {
+    let missing = || format!("{kw}: missing argument to store option '{item}'.");
+    let (first, second) = match arg {
+        Some(a) => a.split_once(',').map_or((Some(a), None), |(x, y)| (Some(x), Some(y))),
+        None => (None, None),
+    };
+    let (nb, sa) = if data.is_array() {
+        let n = super::value::atol(first.ok_or_else(missing)?);
+        if !(1..=i64::from(DataType::MAX_ARRAY)).contains(&n) {
+            return Err(format!(
+                "{kw}: array size is out of allowed range (1-{}) for store option '{item}'.",
+                DataType::MAX_ARRAY
+            ));
+        }
+        (n as u8, second)
+    } else {
+        (1, first)
+    };
+    let period = match (data.is_rate(), sa) {
+        (true, None) => return Err(missing()),
+        (false, Some(_)) => return Err(format!("{kw}: unexpected argument to store option '{item}'.")),
+        (true, Some(a)) => Some(period_arg(kw, item, a)?),
+        (false, None) => None,
+    };
+    Ok(StoreSpec { data, period, nb })
+}
+
+/// An array type overrides the legacy types of the same family: both in one table
+/// is an error.
+fn overrides(kw: &str, store: &[StoreSpec]) -> Result<(), String> {
+    let has = |d: DataType| store.iter().any(|s| s.data == d);
+    let both = |arr: DataType, legacy: &[DataType]| has(arr) && legacy.iter().any(|&d| has(d));
+    if both(DataType::Gpt, &[DataType::Gpt0]) {
+        return Err(format!(
+            "{kw}: simultaneous usage of 'gpt' and 'gpt0' in a same table is not permitted as 'gpt' overrides 'gpt0'."
+        ));
+    }
+    if both(DataType::Gpc, &[DataType::Gpc0, DataType::Gpc1]) {
+        return Err(format!(
+            "{kw}: simultaneous usage of 'gpc' and 'gpc[0/1]' in a same table is not permitted as 'gpc' overrides 'gpc[0/1]'."
+        ));
+    }
+    if both(DataType::GpcRate, &[DataType::Gpc0Rate, DataType::Gpc1Rate]) {
+        return Err(format!(
+            "{kw}: simultaneous usage of 'gpc_rate' and 'gpc[0/1]_rate' in a same table is not permitted as 'gpc_rate' \
+             overrides 'gpc[0/1]_rate'."
+        ));
     }
     Ok(())
 }
@@ -242,31 +292,89 @@ pub(crate) fn parse_track_sc(word: &str, a: &mut Args<'_>) -> ActResult<crate::m
     Ok(crate::model::TrackSc { slot, key, table })
 }
 
-/// `sc-inc-gpc0(<n>)`, `sc-inc-gpc1(<n>)`, `sc-set-gpt0(<n>) <int|expr>`.
+/// `sc-inc-gpc0[(<n>)]`, `sc-inc-gpc1[(<n>)]`, `sc-set-gpt0[(<n>)] <int|expr>` (slot 0
+/// when not given), `sc-inc-gpc(<idx>,<n>)`, `sc-set-gpt(<idx>,<n>) <int|expr>`; `word`
+/// is the action as written. HAProxy's `parse_inc_gpc()`, `parse_set_gpt()`.
 pub(crate) fn parse_sc_action(word: &str, a: &mut Args<'_>) -> ActResult<ScAction> {
-    let (name, rest) = word.split_once('(').unwrap_or((word, ""));
-    let idx = rest.strip_suffix(')').and_then(slot);
-    let Some(idx) = idx else {
-        return invalid(format!("invalid stick table track ID in '{word}'. The max allowed ID is 2"));
-    };
-    Ok(match name {
-        "sc-inc-gpc0" => ScAction::IncGpc0(idx),
-        "sc-inc-gpc1" => ScAction::IncGpc1(idx),
-        "sc-set-gpt0" => {
-            let v = a.peek(0);
-            if v.is_empty() {
-                return invalid("missing value");
+    if let Some(rest) = word.strip_prefix("sc-inc-gpc") {
+        return Ok(match rest.as_bytes().first() {
+            Some(b'(') => {
+                let (idx, slot) = idx_slot(word, &rest[1..], "sc-inc-gpc(<GPC ID>,<Track ID>)", "gpc")?;
+                ScAction::IncGpc { idx, slot }
             }
-            match v.parse::<i64>() {
-                Ok(n) => {
-                    a.next();
-                    ScAction::SetGpt0(idx, GptValue::Int(n))
-                }
-                Err(_) => ScAction::SetGpt0(idx, GptValue::Expr(a.expr()?)),
-            }
+            Some(b'0') => ScAction::IncGpc0(legacy_slot(word, &rest[1..], false)?),
+            Some(b'1') => ScAction::IncGpc1(legacy_slot(word, &rest[1..], false)?),
+            _ => return invalid(format!("invalid gpc ID '{word}'. Expects sc-inc-gpc(<GPC ID>,<Track ID>)")),
+        });
+    }
+    let rest = word.strip_prefix("sc-set-gpt").unwrap_or_default();
+    match rest.as_bytes().first() {
+        Some(b'(') => {
+            let (idx, slot) = idx_slot(word, &rest[1..], "sc-set-gpt(<GPT ID>,<Track ID>)", "gpt")?;
+            Ok(ScAction::SetGpt { idx, slot, value: gpt_value(a)? })
         }
-        other => return Err(ActErr::NotYet(other.to_owned())),
-    })
+        Some(b'0') => {
+            let slot = legacy_slot(word, &rest[1..], true)?;
+            Ok(ScAction::SetGpt0(slot, gpt_value(a)?))
+        }
+        _ => invalid(format!("invalid gpt ID '{word}'. Expects sc-set-gpt(<GPT ID>,<Track ID>)")),
+    }
+}
+
+/// `<idx>,<n>)` of the array forms.
+fn idx_slot(word: &str, text: &str, expects: &str, what: &str) -> ActResult<(u32, u8)> {
+    let Some((idx, sc)) = text.split_once(',') else {
+        return invalid(format!("Missing {what} ID '{word}'. Expects {expects}"));
+    };
+    let idx =
+        idx.parse::<u32>().map_err(|_| ActErr::Invalid(format!("Missing {what} ID '{word}'. Expects {expects}")))?;
+    let Some(sc) = sc.strip_suffix(')').filter(|s| s.bytes().all(|b| b.is_ascii_digit()) && !s.is_empty()) else {
+        return invalid(format!("invalid stick table track ID '{word}'. Expects {expects}"));
+    };
+    match slot(sc) {
+        Some(n) => Ok((idx, n)),
+        None => invalid(format!("invalid stick table track ID '{word}'. The max allowed ID is 2")),
+    }
+}
+
+/// The `(<n>)` after `sc-inc-gpc0`/`1` or `sc-set-gpt0`: slot 0 when absent.
+fn legacy_slot(word: &str, text: &str, gpt: bool) -> ActResult<u8> {
+    if text.is_empty() {
+        return Ok(0);
+    }
+    let expects = |w: &str| {
+        if gpt {
+            format!("invalid stick table track ID '{w}'. Expects sc-set-gpt0(<Track ID>)")
+        } else {
+            format!("invalid stick table track ID. Expects {w}(<Track ID>)")
+        }
+    };
+    let Some(n) = text.strip_prefix('(').and_then(|t| t.strip_suffix(')')) else {
+        return invalid(expects(word));
+    };
+    if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+        return invalid(expects(word));
+    }
+    match slot(n) {
+        Some(n) => Ok(n),
+        None if gpt => invalid(format!("invalid stick table track ID '{word}'. The max allowed ID is 2")),
+        None => invalid("invalid stick table track ID. The max allowed ID is 2"),
+    }
+}
+
+/// The value `sc-set-gpt0`/`sc-set-gpt` store: an integer, else an expression.
+fn gpt_value(a: &mut Args<'_>) -> ActResult<GptValue> {
+    let v = a.peek(0);
+    if v.is_empty() {
+        return invalid("missing value");
+    }
+    match v.parse::<i64>() {
+        Ok(n) => {
+            a.next();
+            Ok(GptValue::Int(n))
+        }
+        Err(_) => Ok(GptValue::Expr(a.expr()?)),
+    }
 }
 
 #[cfg(test)]
@@ -291,6 +399,9 @@ mod tests {
         let d = def("stick-table type string len 8 size 10 nopurge").unwrap();
         assert_eq!((d.key, d.nopurge, d.expire), (StickKeyType::String(8), true, None));
         assert_eq!(def("stick-table type binary size 1m").unwrap().key, StickKeyType::Binary(32));
+        let d = def("stick-table type ip size 1 store gpc_rate(3,1s),gpt(2),gpc0").unwrap();
+        let got: Vec<_> = d.store.iter().map(|s| (s.data.name(), s.nb, s.period)).collect();
+        assert_eq!(got, [("gpc0", 1, None), ("gpt", 2, None), ("gpc_rate", 3, Some(Duration::from_secs(1)))]);
     }
 
     #[test]
@@ -318,7 +429,21 @@ mod tests {
             def("stick-table type ip size 1 store server_key").unwrap_err(),
             "'server_key' is not supported yet"
         );
-        assert_eq!(def("stick-table type ip size 1 store gpc(2)").unwrap_err(), "'gpc' is not supported yet");
+        assert_eq!(
+            def("stick-table type ip size 1 store gpc(101)").unwrap_err(),
+            "stick-table: array size is out of allowed range (1-100) for store option 'gpc'."
+        );
+        assert_eq!(
+            def("stick-table type ip size 1 store gpc").unwrap_err(),
+            "stick-table: missing argument to store option 'gpc'."
+        );
+        assert_eq!(
+            def("stick-table type ip size 1 store gpc_rate(2)").unwrap_err(),
+            "stick-table: missing argument to store option 'gpc_rate'."
+        );
+        assert!(def("stick-table type ip size 1 store gpc(2),gpc1")
+            .unwrap_err()
+            .contains("'gpc' overrides 'gpc[0/1]'"));
         assert_eq!(def("stick-table type ip size 1 peers p").unwrap_err(), "'stick-table peers' is not supported yet");
         assert_eq!(def("stick-table type ip size 1 bogus").unwrap_err(), "stick-table: unknown argument 'bogus'.");
     }
@@ -332,5 +457,20 @@ mod tests {
         let mut a = Args::new(&w, 1, &span);
         assert_eq!(parse_sc_action("sc-inc-gpc0(2)", &mut a).unwrap(), ScAction::IncGpc0(2));
         assert!(parse_sc_action("sc-inc-gpc0(3)", &mut a).is_err());
+        assert_eq!(parse_sc_action("sc-inc-gpc1", &mut a).unwrap(), ScAction::IncGpc1(0));
+        assert_eq!(parse_sc_action("sc-inc-gpc(7,2)", &mut a).unwrap(), ScAction::IncGpc { idx: 7, slot: 2 });
+        let mut a = Args::new(&w, 1, &span);
+        assert_eq!(
+            parse_sc_action("sc-set-gpt(3,1)", &mut a).unwrap(),
+            ScAction::SetGpt { idx: 3, slot: 1, value: GptValue::Int(42) }
+        );
+        let e = |w: &str| match parse_sc_action(w, &mut Args::new(&words("x 1"), 1, &span)) {
+            Err(ActErr::Invalid(m)) => m,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(e("sc-inc-gpc(1)"), "Missing gpc ID 'sc-inc-gpc(1)'. Expects sc-inc-gpc(<GPC ID>,<Track ID>)");
+        assert_eq!(e("sc-inc-gpc(1,5)"), "invalid stick table track ID 'sc-inc-gpc(1,5)'. The max allowed ID is 2");
+        assert_eq!(e("sc-inc-gpcx"), "invalid gpc ID 'sc-inc-gpcx'. Expects sc-inc-gpc(<GPC ID>,<Track ID>)");
+        assert_eq!(e("sc-set-gpt0(9)"), "invalid stick table track ID 'sc-set-gpt0(9)'. The max allowed ID is 2");
     }
 }

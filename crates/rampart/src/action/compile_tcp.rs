@@ -311,6 +311,16 @@ impl Cx<'_> {
                 };
                 TcpAct::TrackSc(crate::action::stick::TrackSc { slot: usize::from(t.slot), key, table })
             }
+            TcpReqAction::Sc(a) => {
+                let value = match a.gpt_value() {
+                    None => None,
+                    Some(rampart_cfg::model::GptValue::Int(i)) => Some(crate::action::stick::GptValue::Int(*i)),
+                    Some(rampart_cfg::model::GptValue::Expr(e)) => {
+                        Some(crate::action::stick::GptValue::Expr(self.tcp_expr(e, list, None, "")?))
+                    }
+                };
+                TcpAct::Sc(crate::action::stick::ScAct::new(a, value))
+            }
         })
     }
 

@@ -150,7 +150,7 @@ pub enum HttpAct {
     SetLogLevel(LevelSet),
     /// `track-sc<n> <key> [table <t>]`.
     TrackSc(super::stick::TrackSc),
-    /// `sc-inc-gpc0/1(<n>)`, `sc-set-gpt0(<n>) <v>`.
+    /// `sc-inc-gpc*`, `sc-set-gpt*`.
     Sc(super::stick::ScAct),
 }
 
@@ -379,7 +379,7 @@ impl HttpAct {
                 Flow::Continue
             }
             HttpAct::Sc(a) => {
-                a.run(&ctx.ctx(x.msg, x.buf, x.st), &x.st.sc);
+                a.run(&ctx.ctx(x.msg, x.buf, x.st));
                 Flow::Continue
             }
             HttpAct::Capture { expr, dir, slot, len } => {

@@ -15,7 +15,7 @@
 //! - `capture`: capture slots, the values a stream captured, header captures
 //! - `addr`: `set-src`, `set-dst`, `set-src-port`, `set-dst-port`
 //! - `normalize`: `normalize-uri` and its normalizers
-//! - `stick`: `track-sc<n>`, `sc-inc-gpc0/1`, `sc-set-gpt0`
+//! - `stick`: `track-sc<n>`, `sc-inc-gpc*`, `sc-set-gpt*`
 //! - `state`: [`state::StreamState`], what actions change in a stream besides its heads
 //!
 //! Actions read the stream through a [`SampleCtx`] and write only through the

@@ -1,9 +1,10 @@
 //! The stick-table actions: `track-sc<n>` (start tracking the entry of a key in a
-//! slot of the stream), `sc-inc-gpc0/1(<n>)` and `sc-set-gpt0(<n>)` (write the
-//! general purpose counter or tag of a tracked entry).
+//! slot of the stream), `sc-inc-gpc0/1(<n>)`, `sc-inc-gpc(<i>,<n>)`, `sc-set-gpt0(<n>)`
+//! and `sc-set-gpt(<i>,<n>)` (write a general purpose counter or tag of a tracked
+//! entry; the legacy forms fall back on the arrays' first elements, as HAProxy).
 //! HAProxy counterpart: the `ACT_ACTION_TRK_SC*` branch of
 //! `http_req_get_intercept_rule()` (src/http_ana.c), `action_inc_gpc0()`,
-//! `action_set_gpt0()` (src/stick_table.c). Also the compiled `stick` rules, which
+//! `action_inc_gpc()`, `action_set_gpt0()`, `action_set_gpt()` (src/stick_table.c). Also the compiled `stick` rules, which
 //! `stream::ana::sticking` runs.
 
 use rampart_cfg::model::{DataType as D, StickKind};
@@ -28,18 +29,32 @@ pub enum GptValue {
     Expr(Expr),
 }
 
-/// A compiled `sc-inc-gpc0/1(<n>)` or `sc-set-gpt0(<n>) <v>`.
+/// A compiled `sc-inc-gpc0/1(<n>)`, `sc-inc-gpc(<i>,<n>)`, `sc-set-gpt0(<n>) <v>` or
+/// `sc-set-gpt(<i>,<n>) <v>`.
 #[derive(Debug)]
 pub enum ScAct {
-    /// `sc-inc-gpc0` (`Gpc0`) or `sc-inc-gpc1` (`Gpc1`).
-    IncGpc {
-        slot: usize,
-        gpc: D,
-    },
-    SetGpt0 {
-        slot: usize,
-        value: GptValue,
-    },
+    /// Adds one to counter `gpc` (`Gpc0`, `Gpc1`, or element `idx` of `Gpc`) and one
+    /// event to its rate.
+    IncGpc { slot: usize, gpc: D, idx: usize },
+    /// Sets tag `gpt` (`Gpt0`, or element `idx` of `Gpt`).
+    SetGpt { slot: usize, gpt: D, idx: usize, value: GptValue },
+}
+
+impl ScAct {
+    /// The action of `a`, its value (`sc-set-gpt*`) compiled by the caller.
+    pub fn new(a: &rampart_cfg::model::ScAction, value: Option<GptValue>) -> ScAct {
+        use rampart_cfg::model::ScAction as A;
+        let value = value.unwrap_or(GptValue::Int(0));
+        match *a {
+            A::IncGpc0(n) => ScAct::IncGpc { slot: usize::from(n), gpc: D::Gpc0, idx: 0 },
+            A::IncGpc1(n) => ScAct::IncGpc { slot: usize::from(n), gpc: D::Gpc1, idx: 0 },
+            A::IncGpc { idx, slot } => ScAct::IncGpc { slot: usize::from(slot), gpc: D::Gpc, idx: idx as usize },
+            A::SetGpt0(n, _) => ScAct::SetGpt { slot: usize::from(n), gpt: D::Gpt0, idx: 0, value },
+            A::SetGpt { idx, slot, .. } => {
+                ScAct::SetGpt { slot: usize::from(slot), gpt: D::Gpt, idx: idx as usize, value }
+            }
+        }
+    }
 }
 
 impl TrackSc {
@@ -76,18 +91,24 @@ impl Pending {
 }
 
 impl ScAct {
-    /// Runs the action on the stream's trackers (nothing when the slot tracks nothing
-    /// or the table does not store the data).
-    pub fn run(&self, ctx: &SampleCtx<'_>, sc: &Trackers) {
+    /// Runs the action on the entry the slot tracks (the stream's, else the session's,
+    /// as HAProxy's streams start with the session's counters); nothing when the slot
+    /// tracks nothing or the table does not store the data.
+    pub fn run(&self, ctx: &SampleCtx<'_>) {
         match self {
-            ScAct::IncGpc { slot, gpc } => {
-                let Some(t) = sc.get(*slot) else { return };
-                let rate = if *gpc == D::Gpc1 { D::Gpc1Rate } else { D::Gpc0Rate };
-                t.add(rate, 1);
-                t.add(*gpc, 1);
+            ScAct::IncGpc { slot, gpc, idx } => {
+                let Some(t) = ctx.tracked(*slot) else { return };
+                let (l, now) = (&t.table.layout, crate::stick::now_ms());
+                if let Some(c) = gpc.gpc_rate().and_then(|r| l.cell(r, *idx)) {
+                    t.row.add_cell(c, 1, now);
+                }
+                if let Some(c) = l.cell(*gpc, *idx) {
+                    t.row.add_cell(c, 1, now);
+                }
             }
-            ScAct::SetGpt0 { slot, value } => {
-                let Some(t) = sc.get(*slot) else { return };
+            ScAct::SetGpt { slot, gpt, idx, value } => {
+                let Some(t) = ctx.tracked(*slot) else { return };
+                let Some(c) = t.table.layout.cell(*gpt, *idx) else { return };
                 let v = match value {
                     GptValue::Int(n) => *n,
                     GptValue::Expr(e) => {
@@ -98,7 +119,7 @@ impl ScAct {
                         }
                     }
                 };
-                t.row.set(&t.table.layout, D::Gpt0, v as u32 as u64, crate::stick::now_ms());
+                t.row.set_cell(c, v as u32 as u64, crate::stick::now_ms());
             }
         }
     }

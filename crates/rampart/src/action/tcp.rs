@@ -62,6 +62,8 @@ pub enum TcpAct {
     ExpectProxy,
     /// `tcp-request content track-sc<n> <key> [table <t>]`.
     TrackSc(super::stick::TrackSc),
+    /// `sc-inc-gpc*`, `sc-set-gpt*`.
+    Sc(super::stick::ScAct),
 }
 
 /// What a TCP rule list decided.
@@ -216,6 +218,10 @@ impl TcpAct {
                 if let (Some(p), Some(sc)) = (pending, x.sc.as_deref_mut()) {
                     p.store(sc);
                 }
+                TcpFlow::Continue
+            }
+            TcpAct::Sc(a) => {
+                a.run(&x.ctx());
                 TcpFlow::Continue
             }
         }

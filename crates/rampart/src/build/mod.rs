@@ -455,7 +455,7 @@ fn stick_table(cfg: &Config, idx: usize) -> Option<std::sync::Arc<crate::stick::
             .any(|r| r.kind != StickKind::Match && r.table.as_deref().map_or(p.name == px.name, |t| t == px.name))
     };
     if def.stores(DataType::ServerId).is_none() && cfg.proxies.iter().any(stored_in) {
-        def.store.push(StoreSpec { data: DataType::ServerId, period: None });
+        def.store.push(StoreSpec { data: DataType::ServerId, period: None, nb: 1 });
         def.store.sort_by_key(|s| s.data);
     }
     Some(std::sync::Arc::new(crate::stick::StickTable::new(&px.name, &def)))

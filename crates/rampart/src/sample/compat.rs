@@ -100,12 +100,10 @@ const FETCH_NOTES: &[Row] = &[
     partial(
         &["sc_*", "sc0_*", "sc1_*", "sc2_*", "src_*"],
         "see [Stick tables](#stick-tables): `http_err_*` count every 4xx the client got, `http_fail_*` every \
-         5xx but 501 and 505, `bytes_*` the bytes on the wire",
+         5xx but 501 and 505, `bytes_*` the bytes on the wire; `*_gpc0`, `*_gpc1`, `*_gpt0` read the arrays' \
+         first elements in a table that stores `gpc(<n>)`/`gpc_rate`/`gpt` instead, as HAProxy",
     ),
-    not_yet(
-        &["sc_*", "sc1_*", "src_*"],
-        "stick-table arrays `gpc`/`gpt`/`gpc_rate`, `src_updt_conn_cnt`",
-    ),
+    not_yet(&["src_updt_conn_cnt"], "a fetch that writes `conn_cnt`"),
     not_yet(
         &["fc_rtt", "fc_rttvar", "fc_unacked", "fc_sacked", "fc_retrans", "fc_fackets", "fc_lost", "fc_reordering"],
         "TCP_INFO",
@@ -157,7 +155,7 @@ const CONV_NOTES: &[Row] = &[
     not_yet(&["aes_gcm_dec", "jwt_header_query", "jwt_payload_query", "jwt_verify"], "the crypto work"),
     not_yet(&["capture-req", "capture-res"], "the stream's capture slots"),
     not_yet(&["debug"], "event sinks / `show events`"),
-    not_yet(&["table_gpc", "table_gpt", "table_gpc_rate", "table_expire", "table_idle"], "stick tables"),
+    not_yet(&["table_expire", "table_idle"], "an entry's expiry date and idle time in converters"),
     note(&["in_table"], "a key absent from the table: false"),
     note(
         &["table_*"],
@@ -226,7 +224,11 @@ pub fn conv_markdown() -> String {
         match row {
             Some(r) if r.names.len() > 1 || r.names[0].ends_with('*') => {
                 if done.insert(r) {
-                    let names = expand(r.names, rampart_cfg::kw::CONVERTERS);
+                    // a note of supported converters lists only those the code has
+                    let names: Vec<&str> = expand(r.names, rampart_cfg::kw::CONVERTERS)
+                        .into_iter()
+                        .filter(|n| matches!(r.say, Say::NotYet(_)) || conv::find(n).is_some())
+                        .collect();
                     out.push_str(&format!("| {} | {} |\n", cell(&names), status(r.say)));
                 }
             }

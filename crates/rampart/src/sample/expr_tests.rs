@@ -281,7 +281,7 @@ fn haproxy_keywords_rampart_lacks_are_not_supported_yet() {
     assert_eq!(err("src_updt_conn_cnt"), "'src_updt_conn_cnt' is not supported yet");
     assert_eq!(err("req.rdp_cookie(x)"), "'req.rdp_cookie' is not supported yet");
     assert_eq!(err("str(a),ungrpc(1)"), "'ungrpc' is not supported yet");
-    assert_eq!(err("str(a),table_gpc(1,t)"), "'table_gpc' is not supported yet");
+    assert_eq!(err("str(a),table_expire(t)"), "'table_expire' is not supported yet");
     // words HAProxy does not know either keep its message
     assert_eq!(err("sc9_conn_cur"), "unknown fetch method 'sc9_conn_cur'");
 }

@@ -141,7 +141,7 @@ fn set_data(t: &StickTable, row: &Row, pairs: &[&str]) -> String {
             return "\"data.<type>\" followed by a value expected\n".into();
         };
         let Some(d) = data_type(name) else { return "Unknown data type\n".into() };
-        if !t.layout.has(d) {
+        if !t.layout.stores(d) {
             return "Data type not stored in this table\n".into();
         }
         let Some(v) = pair.get(1).and_then(|v| v.parse::<i64>().ok()) else {
@@ -215,7 +215,7 @@ fn filters(t: &StickTable, words: &[&str], action: Action) -> Result<Vec<Filter>
         let n = i + 1;
         let d = arg(at).strip_prefix("data.").and_then(data_type);
         let Some(d) = d else { return Err(format!("Filter entry #{n}: Unknown data type\n")) };
-        if !t.layout.has(d) {
+        if !t.layout.stores(d) {
             return Err(format!("Filter entry #{n}: Data type not stored in this table\n"));
         }
         let Some(op) = Op::parse(arg(at + 1)) else {

@@ -15,8 +15,9 @@ fn past(now: u32, tick: u32, period: u32) -> bool {
     now.wrapping_sub(tick) >= period
 }
 
-/// Counts `inc` events at `now` in the rate held by `cur` and `prev`.
-pub fn update(cur: &AtomicU64, prev: &AtomicU64, period: u32, now: u32, inc: u32) {
+/// Counts `inc` events at `now` in the rate held by `cur` and `prev`; returns the
+/// events of the current period (HAProxy's `curr_ctr`).
+pub fn update(cur: &AtomicU64, prev: &AtomicU64, period: u32, now: u32, inc: u32) -> u32 {
     let mut v = cur.load(Relaxed);
     loop {
         let tick = (v >> 32) as u32;
@@ -24,7 +25,7 @@ pub fn update(cur: &AtomicU64, prev: &AtomicU64, period: u32, now: u32, inc: u32
             // COMPAT: the count saturates rather than spilling into the tick
             let n = (v as u32).saturating_add(inc);
             match cur.compare_exchange_weak(v, (v & !0xffff_ffff) | u64::from(n), Relaxed, Relaxed) {
-                Ok(_) => return,
+                Ok(_) => return n,
                 Err(x) => v = x,
             }
             continue;
@@ -40,7 +41,7 @@ pub fn update(cur: &AtomicU64, prev: &AtomicU64, period: u32, now: u32, inc: u32
         match cur.compare_exchange_weak(v, (u64::from(new_tick) << 32) | u64::from(inc), Relaxed, Relaxed) {
             Ok(_) => {
                 prev.store(u64::from(carried), Relaxed);
-                return;
+                return inc;
             }
             Err(x) => v = x,
         }

@@ -391,7 +391,7 @@ mod tests {
             size,
             expire: expire.map(Duration::from_millis),
             nopurge,
-            store: vec![StoreSpec { data: DataType::Gpc0, period: None }],
+            store: vec![StoreSpec { data: DataType::Gpc0, period: None, nb: 1 }],
             span: Default::default(),
         };
         StickTable::new("t", &def)

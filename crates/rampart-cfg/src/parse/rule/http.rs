@@ -187,7 +187,9 @@ fn request_action(cx: &mut Ctx<'_>, a: &mut Args<'_>, word: &str, name: &'static
         }
         "reject" => A::Reject,
         "track-sc" => A::TrackSc(super::super::stick::parse_track_sc(word, a)?),
-        "sc-inc-gpc0" | "sc-inc-gpc1" | "sc-set-gpt0" => A::Sc(super::super::stick::parse_sc_action(word, a)?),
+        "sc-inc-gpc" | "sc-inc-gpc0" | "sc-inc-gpc1" | "sc-set-gpt" | "sc-set-gpt0" => {
+            A::Sc(super::super::stick::parse_sc_action(word, a)?)
+        }
         other => return Err(ActErr::NotYet(format!("http-request {other}"))),
     })
 }
@@ -216,7 +218,9 @@ fn response_action(cx: &mut Ctx<'_>, a: &mut Args<'_>, word: &str, name: &'stati
         "silent-drop" => A::SilentDrop,
         "strict-mode" => A::StrictMode(http_act::parse_strict_mode(a)?),
         "wait-for-body" => A::WaitForBody(http_act::parse_wait_for_body(a)?),
-        "sc-inc-gpc0" | "sc-inc-gpc1" | "sc-set-gpt0" => A::Sc(super::super::stick::parse_sc_action(word, a)?),
+        "sc-inc-gpc" | "sc-inc-gpc0" | "sc-inc-gpc1" | "sc-set-gpt" | "sc-set-gpt0" => {
+            A::Sc(super::super::stick::parse_sc_action(word, a)?)
+        }
         other => return Err(ActErr::NotYet(format!("http-response {other}"))),
     })
 }

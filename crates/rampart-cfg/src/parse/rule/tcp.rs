@@ -216,6 +216,9 @@ fn request_action(cx: &mut Ctx<'_>, a: &mut Args<'_>, set: Where, word: &str) ->
         "switch-mode" => switch_mode(cx, a)?,
         "set-priority-class" => TcpReqAction::SetPriorityClass(a.expr()?),
         "set-priority-offset" => TcpReqAction::SetPriorityOffset(a.expr()?),
+        "sc-inc-gpc" | "sc-inc-gpc0" | "sc-inc-gpc1" | "sc-set-gpt" | "sc-set-gpt0" => {
+            TcpReqAction::Sc(super::super::stick::parse_sc_action(word, a)?)
+        }
         other => return Err(ActErr::NotYet(format!("{rule} {other}"))),
     })
 }

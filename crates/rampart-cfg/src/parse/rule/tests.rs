@@ -280,7 +280,8 @@ fn request_action_errors() {
 #[test]
 fn action_lookup_and_placement() {
     assert!(req_alerts("track-sc0 src").is_empty());
-    assert_eq!(req_alerts("sc-inc-gpc(0,1)"), ["'http-request sc-inc-gpc' is not supported yet"]);
+    assert!(req_alerts("sc-inc-gpc(0,1)").is_empty());
+    assert!(req_alerts("sc-set-gpt(3,2) 1").is_empty());
     assert_eq!(req_alerts("set-map(x) a b"), ["'http-request set-map' is not supported yet"]);
     let unknown = req_alerts("retrun");
     assert!(unknown[0].starts_with("'http-request' expects 'wait-for-handshake', 'ot-group', "));

@@ -4,7 +4,7 @@
 //! HAProxy counterpart: `parse_trk_action()`/`check_trk_action()` (src/stick_table.c,
 //! src/tcp_rules.c).
 
-use rampart_cfg::model::{self as m, DataType, Proxy};
+use rampart_cfg::model::{self as m, Proxy};
 
 use super::{Cx, List};
 use crate::acl::{self, AclSet};
@@ -55,19 +55,15 @@ impl Cx<'_> {
         Some(TrackSc { slot: usize::from(t.slot), key, table: table? })
     }
 
-    /// `sc-inc-gpc0/1(<n>)`, `sc-set-gpt0(<n>) <v>`.
+    /// `sc-inc-gpc0/1(<n>)`, `sc-inc-gpc(<i>,<n>)`, `sc-set-gpt0(<n>) <v>`,
+    /// `sc-set-gpt(<i>,<n>) <v>`.
     pub(super) fn sc_action(&mut self, a: &m::ScAction, list: List) -> Option<ScAct> {
-        Some(match a {
-            m::ScAction::IncGpc0(n) => ScAct::IncGpc { slot: usize::from(*n), gpc: DataType::Gpc0 },
-            m::ScAction::IncGpc1(n) => ScAct::IncGpc { slot: usize::from(*n), gpc: DataType::Gpc1 },
-            m::ScAction::SetGpt0(n, v) => {
-                let value = match v {
-                    m::GptValue::Int(i) => GptValue::Int(*i),
-                    m::GptValue::Expr(e) => GptValue::Expr(self.expr(e, list, "sc-set-gpt0")?),
-                };
-                ScAct::SetGpt0 { slot: usize::from(*n), value }
-            }
-        })
+        let value = match a.gpt_value() {
+            None => None,
+            Some(m::GptValue::Int(i)) => Some(GptValue::Int(*i)),
+            Some(m::GptValue::Expr(e)) => Some(GptValue::Expr(self.expr(e, list, a.name())?)),
+        };
+        Some(ScAct::new(a, value))
     }
 }
 

@@ -1,5 +1,5 @@
 //! Converters that look their input up in a stick table: `in_table` and the
-//! `table_*` family (`table_http_req_rate(<table>)` ...).
+//! `table_*` family (`table_http_req_rate(<table>)` ..., `table_gpc(<idx>,<table>)`).
 //! HAProxy counterpart: the `sample_conv_table_*` functions (src/stick_table.c).
 //!
 //! As HAProxy: a key absent from the table reads 0 (`in_table`: false); a data type
@@ -63,12 +63,19 @@ fn conv_table<'a, const DT: usize, const SHIFT: u32>(
 ) -> Option<Sample<'a>> {
     let (t, row) = lookup(args, smp, ctx)?;
     let d = D::ALL[DT];
-    if !t.layout.has(d) {
-        return None;
-    }
-    let v = row.and_then(|r| r.get(&t.layout, d, crate::stick::now_ms())).unwrap_or(0);
+    let c = t.layout.cell(d, 0)?;
+    let v = row.map_or(0, |r| r.get_cell(c, crate::stick::now_ms()));
     let v = if d == D::ServerId { i64::from(v as u32 as i32) } else { (v >> SHIFT) as i64 };
     Some(Sample::Sint(v))
+}
+
+/// `table_gpc(<idx>,<table>)`, `table_gpt`, `table_gpc_rate`: element `idx` of the
+/// array `D::ALL[DT]`.
+fn conv_table_elem<'a, const DT: usize>(args: &'a [Arg], smp: Sample<'a>, ctx: &SampleCtx<'a>) -> Option<Sample<'a>> {
+    let idx = usize::try_from(args.first()?.as_sint()?).ok()?;
+    let (t, row) = lookup(&args[1..], smp, ctx)?;
+    let c = t.layout.cell(D::ALL[DT], idx)?;
+    Some(Sample::Sint(row.map_or(0, |r| r.get_cell(c, crate::stick::now_ms())) as i64))
 }
 
 fn conv_table_trackers<'a>(args: &'a [Arg], smp: Sample<'a>, ctx: &SampleCtx<'a>) -> Option<Sample<'a>> {
@@ -78,6 +85,7 @@ fn conv_table_trackers<'a>(args: &'a [Arg], smp: Sample<'a>, ctx: &SampleCtx<'a>
 }
 
 const TAB: ArgSpec = ArgSpec::new(&[ArgT::Table], 1);
+const IDX_TAB: ArgSpec = ArgSpec::new(&[ArgT::Sint, ArgT::Table], 2);
 
 macro_rules! table {
     ($name:literal, $dt:expr) => {
@@ -95,10 +103,13 @@ pub const KEYWORDS: &[ConvKw] = &[
     table!("table_conn_cnt", D::ConnCnt),
     table!("table_conn_cur", D::ConnCur),
     table!("table_conn_rate", D::ConnRate),
+    ConvKw::new("table_gpc", IDX_TAB, SmpType::Any, SmpType::Sint, conv_table_elem::<{ D::Gpc as usize }>),
     table!("table_gpc0", D::Gpc0),
     table!("table_gpc0_rate", D::Gpc0Rate),
     table!("table_gpc1", D::Gpc1),
     table!("table_gpc1_rate", D::Gpc1Rate),
+    ConvKw::new("table_gpc_rate", IDX_TAB, SmpType::Any, SmpType::Sint, conv_table_elem::<{ D::GpcRate as usize }>),
+    ConvKw::new("table_gpt", IDX_TAB, SmpType::Any, SmpType::Sint, conv_table_elem::<{ D::Gpt as usize }>),
     table!("table_gpt0", D::Gpt0),
     table!("table_http_err_cnt", D::HttpErrCnt),
     table!("table_http_err_rate", D::HttpErrRate),

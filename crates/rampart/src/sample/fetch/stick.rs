@@ -6,7 +6,9 @@
 //!
 //! As HAProxy: a slot that tracks nothing gives no value (an ACL on it is false); an
 //! address absent from the table reads 0; a data type the table does not store gives
-//! no value. `src_inc_gpc0`/`src_clr_gpc0` create the entry when missing.
+//! no value. `src_inc_gpc0`/`src_clr_gpc0` create the entry when missing. `gpc0`,
+//! `gpc1`, `gpt0` and their rates read the first elements of the arrays (`gpc(<n>)`)
+//! in a table that stores those instead; `*_gpc(<idx>,...)` read the arrays only.
 
 use rampart_cfg::model::DataType as D;
 
@@ -76,46 +78,78 @@ fn fetch_data<'a, const WHO: usize, const DT: usize, const SHIFT: u32>(
     ctx: &SampleCtx<'a>,
     emit: Emit<'_, 'a>,
 ) {
+    read::<WHO>(args, ctx, D::ALL[DT], 0, SHIFT, emit);
+}
+
+/// Element `idx` of `d` in the entry, shifted right by `shift`; no value when the
+/// table does not store it, 0 when the entry is absent.
+fn read<'a, const WHO: usize>(args: &'a [Arg], ctx: &SampleCtx<'a>, d: D, idx: usize, shift: u32, emit: Emit<'_, 'a>) {
     let Some((t, row)) = entry::<WHO>(args, ctx, false) else { return };
-    let d = D::ALL[DT];
-    if !t.layout.has(d) {
-        return;
-    }
-    let v = row.and_then(|r| r.get(&t.layout, d, crate::stick::now_ms())).unwrap_or(0);
-    emit(Sample::Sint((v >> SHIFT) as i64));
+    let Some(c) = t.layout.cell(d, idx) else { return };
+    let v = row.map_or(0, |r| r.get_cell(c, crate::stick::now_ms()));
+    emit(Sample::Sint((v >> shift) as i64));
+}
+
+/// The array index of `<family>_get_gpc(<idx>,...)` and the arguments after it.
+fn split_idx(args: &[Arg]) -> Option<(usize, &[Arg])> {
+    let idx = usize::try_from(args.first()?.as_sint()?).ok()?;
+    Some((idx, &args[1..]))
+}
+
+/// `<family>_get_gpc`, `_get_gpt`, `_gpc_rate(<idx>,...)`: element `idx` of the array.
+fn fetch_elem<'a, const WHO: usize, const DT: usize>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    let Some((idx, rest)) = split_idx(args) else { return };
+    read::<WHO>(rest, ctx, D::ALL[DT], idx, 0, emit);
 }
 
 /// `<family>_inc_gpc0/1`: adds one (and one event to the matching rate), returns the
-/// new value.
+/// new value (the rate's events in its current period when only the rate is stored).
 fn fetch_inc<'a, const WHO: usize, const DT: usize>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    let Some((t, Some(row))) = entry::<WHO>(args, ctx, true) else { return };
-    let (d, rate) = gpc(DT);
-    let now = crate::stick::now_ms();
-    row.add(&t.layout, rate, 1, now);
-    if row.add(&t.layout, d, 1, now) {
-        emit(Sample::Sint(row.get(&t.layout, d, now).unwrap_or(0) as i64));
-    } else if t.layout.has(rate) {
-        emit(Sample::Sint(0));
+    inc::<WHO>(args, ctx, D::ALL[DT], 0, emit);
+}
+
+/// `<family>_inc_gpc(<idx>,...)`: likewise for element `idx` of `gpc`, `gpc_rate`.
+fn fetch_inc_elem<'a, const WHO: usize>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    let Some((idx, rest)) = split_idx(args) else { return };
+    inc::<WHO>(rest, ctx, D::Gpc, idx, emit);
+}
+
+fn inc<'a, const WHO: usize>(args: &'a [Arg], ctx: &SampleCtx<'a>, gpc: D, idx: usize, emit: Emit<'_, 'a>) {
+    let Some((t, row)) = entry::<WHO>(args, ctx, true) else { return };
+    let (l, now) = (&t.layout, crate::stick::now_ms());
+    let mut v = 0;
+    if let Some(row) = row {
+        if let Some(c) = gpc.gpc_rate().and_then(|r| l.cell(r, idx)) {
+            v = row.add_cell(c, 1, now);
+        }
+        if let Some(c) = l.cell(gpc, idx) {
+            v = row.add_cell(c, 1, now);
+        }
     }
+    emit(Sample::Sint(v as i64));
 }
 
 /// `<family>_clr_gpc0/1`: sets it to 0, returns the value it had.
 fn fetch_clr<'a, const WHO: usize, const DT: usize>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    let Some((t, Some(row))) = entry::<WHO>(args, ctx, true) else { return };
-    let (d, _) = gpc(DT);
-    let now = crate::stick::now_ms();
-    let Some(old) = row.get(&t.layout, d, now) else { return };
-    row.set(&t.layout, d, 0, now);
-    emit(Sample::Sint(old as i64));
+    clr::<WHO>(args, ctx, D::ALL[DT], 0, emit);
 }
 
-/// A general purpose counter and its rate.
-fn gpc(dt: usize) -> (D, D) {
-    if D::ALL[dt] == D::Gpc1 {
-        (D::Gpc1, D::Gpc1Rate)
-    } else {
-        (D::Gpc0, D::Gpc0Rate)
-    }
+/// `<family>_clr_gpc(<idx>,...)`: likewise for element `idx` of `gpc`.
+fn fetch_clr_elem<'a, const WHO: usize>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    let Some((idx, rest)) = split_idx(args) else { return };
+    clr::<WHO>(rest, ctx, D::Gpc, idx, emit);
+}
+
+fn clr<'a, const WHO: usize>(args: &'a [Arg], ctx: &SampleCtx<'a>, gpc: D, idx: usize, emit: Emit<'_, 'a>) {
+    let Some((t, row)) = entry::<WHO>(args, ctx, true) else { return };
+    let Some(c) = t.layout.cell(gpc, idx) else { return };
+    let now = crate::stick::now_ms();
+    let old = row.map_or(0, |r| {
+        let v = r.get_cell(c, now);
+        r.set_cell(c, 0, now);
+        v
+    });
+    emit(Sample::Sint(old as i64));
 }
 
 /// `<family>_tracked`: whether the slot tracks an entry.
@@ -206,7 +240,37 @@ const FAMILIES: [[FetchKw; 5]; 24] = [
     family!("clr_gpc1", S, fetch_clr, { D::Gpc1 as usize }),
 ];
 
-const fn flatten() -> [FetchKw; 24 * 5 + EXTRA] {
+/// The array forms (HAProxy 2.6 requires the table of `src_*` here), and the stray
+/// `sc1_clr_gpc` HAProxy 2.6 registers.
+const ELEMS: [FetchKw; 11] = {
+    const SC3: ArgSpec = ArgSpec::new(&[ArgT::Sint, ArgT::Sint, ArgT::Table], 2);
+    const SRC2: ArgSpec = ArgSpec::new(&[ArgT::Sint, ArgT::Table], 2);
+    const IDX: ArgSpec = ArgSpec::new(&[ArgT::Sint, ArgT::Table], 1);
+    const GPC: usize = D::Gpc as usize;
+    const GPT: usize = D::Gpt as usize;
+    const RATE: usize = D::GpcRate as usize;
+    [
+        FetchKw::new("sc_get_gpc", SC3, S, fetch_elem::<SC, GPC>).uses(I),
+        FetchKw::new("src_get_gpc", SRC2, S, fetch_elem::<SRC, GPC>).uses(L4),
+        FetchKw::new("sc_get_gpt", SC3, S, fetch_elem::<SC, GPT>).uses(I),
+        FetchKw::new("src_get_gpt", SRC2, S, fetch_elem::<SRC, GPT>).uses(L4),
+        FetchKw::new("sc_gpc_rate", SC3, S, fetch_elem::<SC, RATE>).uses(I),
+        FetchKw::new("src_gpc_rate", SRC2, S, fetch_elem::<SRC, RATE>).uses(L4),
+        FetchKw::new("sc_inc_gpc", SC3, S, fetch_inc_elem::<SC>).uses(I),
+        FetchKw::new("src_inc_gpc", SRC2, S, fetch_inc_elem::<SRC>).uses(L4),
+        FetchKw::new("sc_clr_gpc", SC3, S, fetch_clr_elem::<SC>).uses(I),
+        FetchKw::new("src_clr_gpc", SRC2, S, fetch_clr_elem::<SRC>).uses(L4),
+        FetchKw::new("sc1_clr_gpc", IDX, S, fetch_clr_elem::<1>).uses(I),
+    ]
+};
+
+/// `*_tracked`, `*_trackers`, `table_avl`, `table_cnt`.
+const EXTRA: usize = 10;
+
+/// Every keyword of the file.
+const COUNT: usize = 24 * 5 + EXTRA + ELEMS.len();
+
+const fn flatten() -> [FetchKw; COUNT] {
     let tracked = [
         FetchKw::new("sc_tracked", ArgSpec::new(&[ArgT::Sint, ArgT::Table], 1), SmpType::Bool, fetch_tracked::<SC>),
         FetchKw::new("sc0_tracked", TAB_ARGS, SmpType::Bool, fetch_tracked::<0>),
@@ -219,7 +283,7 @@ const fn flatten() -> [FetchKw; 24 * 5 + EXTRA] {
         FetchKw::new("table_avl", TAB_ARGS, S, fetch_table_room::<false>).check(check_src),
         FetchKw::new("table_cnt", TAB_ARGS, S, fetch_table_room::<true>).check(check_src),
     ];
-    let mut out = [tracked[0]; 24 * 5 + EXTRA];
+    let mut out = [tracked[0]; COUNT];
     let mut i = 0;
     while i < 24 * 5 {
         out[i] = FAMILIES[i / 5][i % 5];
@@ -230,12 +294,14 @@ const fn flatten() -> [FetchKw; 24 * 5 + EXTRA] {
         out[i + j] = tracked[j];
         j += 1;
     }
+    let mut k = 0;
+    while k < ELEMS.len() {
+        out[i + j + k] = ELEMS[k];
+        k += 1;
+    }
     out
 }
 
-/// `*_tracked`, `*_trackers`, `table_avl`, `table_cnt`.
-const EXTRA: usize = 10;
-
-const ALL: [FetchKw; 24 * 5 + EXTRA] = flatten();
+const ALL: [FetchKw; COUNT] = flatten();
 
 pub const KEYWORDS: &[FetchKw] = &ALL;
