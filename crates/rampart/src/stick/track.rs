@@ -28,7 +28,7 @@ impl Tracked {
     /// Adds `n` to `d` of the entry (a rate: `n` events now).
     #[inline]
     pub fn add(&self, d: D, n: u64) -> bool {
-        self.table.layout.has(d) && self.row.add(&self.table.layout, d, n, super::now_ms())
+        self.row.add(&self.table.layout, d, n, super::now_ms())
     }
 
     /// Adds `n` to each of `ds` that the table stores, reading the clock once (and not
@@ -38,12 +38,10 @@ impl Tracked {
     #[inline]
     pub fn add_all(&self, ds: &[D], n: u64) {
         let l = &self.table.layout;
-        if !ds.iter().any(|&d| l.has(d)) {
-            return;
-        }
-        let now = super::now_ms();
-        for &d in ds {
-            self.row.add(l, d, n, now);
+        let mut now = None;
+        for c in ds.iter().filter_map(|&d| l.cell(d, 0)) {
+            let t = *now.get_or_insert_with(super::now_ms);
+            self.row.add_cell(c, n, t);
         }
     }
 
