@@ -30,6 +30,8 @@
 //!   server connections and their sockets
 //! - `server`: server runtime state (UP/DOWN/NOLB, maintenance, effective weight), the
 //!   queues of streams waiting for a server
+//! - `dns`: name resolution at run time: `resolvers` sections, servers following DNS
+//!   (`dns::types`: what the model holds of it)
 //! - `check`: what a health check is (settings, HTTP, tcp-check and agent protocols)
 //! - `health`: health checks at run time (scheduling, probes, rise/fall, tracking)
 //! - `proxy`: the runtime model: frontends, backends, servers, as every layer reads them
@@ -56,6 +58,7 @@ pub mod cli;
 pub mod conn_pool;
 pub mod counters;
 pub mod debug;
+pub mod dns;
 pub mod errors;
 pub mod h1;
 pub mod h2;

@@ -33,7 +33,7 @@ pub static SECTIONS: &[Kw] = &[
     kw("userlist", Partial(USERLIST_PARTIAL)),
     kw("peers", No),
     kw("mailers", No),
-    kw("resolvers", No),
+    kw("resolvers", Yes),
     kw("cache", No),
     kw("http-errors", Yes),
     kw("ring", Partial(RING_PARTIAL)),
@@ -68,6 +68,16 @@ const RING_PARTIAL: &str = "description, format, maxlen, size, timeout connect/s
 
 const LOG_PARTIAL: &str =
     "udp@/udp6@/ipv4/ipv6, unix@/uxdg@/paths (datagram), stdout/stderr, fd@1/fd@2, ring@; not tcp@";
+
+/// Keywords of `resolvers` sections.
+pub static RESOLVERS: &[Kw] = &[
+    kw("accepted_payload_size", Yes),
+    kw("hold", Yes),
+    kw("nameserver", Yes),
+    kw("parse-resolv-conf", Yes),
+    kw("resolve_retries", Yes),
+    kw("timeout", Yes),
+];
 
 /// `global` section keywords.
 pub static GLOBAL: &[Kw] = &[
@@ -334,7 +344,7 @@ pub static PROXY: &[ProxyKw] = &[
     px("retry-on", D | L | B, Partial("every condition but '0rtt-rejected' (no TLS early data); HTTP/1 requests whose body was whole when sent")),
     px("server", L | B, Partial(SERVER_PARTIAL)),
     px("server-state-file-name", D | L | B, No),
-    px("server-template", L | B, No),
+    px("server-template", L | B, Yes),
     px("source", D | L | B, Yes),
     px("srvtcpka-cnt", D | L | B, Yes),
     px("srvtcpka-idle", D | L | B, Yes),

@@ -21,6 +21,7 @@
 mod check;
 mod cookie;
 mod reply;
+mod resolvers;
 mod ring;
 mod rules;
 mod server_tls;
@@ -30,6 +31,7 @@ mod ssl;
 pub use check::*;
 pub use cookie::*;
 pub use reply::*;
+pub use resolvers::*;
 pub use ring::*;
 pub use rules::*;
 pub use server_tls::*;
@@ -59,6 +61,9 @@ pub struct Config {
     pub log_forwards: Vec<LogForward>,
     /// `ring` sections in file order.
     pub rings: Vec<Ring>,
+    /// `resolvers` sections in file order, then the implicit `default` one when
+    /// `/etc/resolv.conf` gives it nameservers and no section has that name.
+    pub resolvers: Vec<Resolvers>,
 }
 
 impl Config {
@@ -868,6 +873,11 @@ pub struct Server {
     pub tls: ServerTls,
     /// `cookie <value>`: the value of the backend's persistence cookie that names it.
     pub cookie: Option<String>,
+    /// The DNS name of the address, when it is one (its address is then the one it
+    /// resolved to at startup, or unset).
+    pub fqdn: Option<ServerFqdn>,
+    /// `resolvers`, `resolve-prefer`, `resolve-net`, `resolve-opts`, `init-addr`.
+    pub resolve: ServerResolve,
     pub span: Span,
 }
 

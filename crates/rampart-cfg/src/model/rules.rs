@@ -289,6 +289,19 @@ pub enum HttpReqAction {
     /// `use-service <name>` (only `prometheus-exporter` exists).
     UseService(String),
     Reject,
+    /// `do-resolve(<var>,<resolvers>[,ipv4|ipv6]) <expr>`.
+    DoResolve(DoResolve),
+}
+
+/// `http-request do-resolve(<var>,<resolvers>[,ipv4|ipv6]) <expr>`: the address the
+/// name `expr` gives, asked of a `resolvers` section, into variable `var`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DoResolve {
+    pub var: VarName,
+    pub resolvers: String,
+    /// `ipv6` (the default) or `ipv4`: the family asked first.
+    pub prefer_v6: bool,
+    pub expr: ExprSrc,
 }
 
 impl HttpReqAction {
@@ -318,6 +331,7 @@ impl HttpReqAction {
             A::DisableL7Retry => "disable-l7-retry",
             A::SetTimeout { .. } => "set-timeout",
             A::UseService(_) => "use-service",
+            A::DoResolve(_) => "do-resolve",
             A::Reject => "reject",
         }
     }

@@ -184,6 +184,7 @@ fn dispatch(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
         "bind" => bind::parse_bind(cx, words),
         "server" => server::parse_server(cx, words),
         "default-server" => server::parse_default_server(cx, words),
+        "server-template" => server::parse_server_template(cx, words),
         "maxconn" => proxy_kw::parse_maxconn(cx, words),
         "backlog" => proxy_kw::parse_backlog(cx, words),
         "default_backend" => proxy_kw::parse_default_backend(cx, words),
@@ -471,7 +472,7 @@ mod tests {
         );
         assert_eq!(
             alerts("frontend f\n server-template s 3 127.0.0.1:80\n"),
-            ["'server-template' is not supported yet"]
+            ["'server-template' not allowed because frontend 'f' has no backend capability."]
         );
     }
 

@@ -49,6 +49,19 @@ pub struct StreamState {
     pub direct: bool,
     /// The dates the request's persistence cookie carried (`maxidle`, `maxlife`).
     pub cookie_dates: crate::http::cookie::Dates,
+    /// What a `do-resolve` rule asks, until the stream resolved it.
+    pub resolve: Option<ResolveAsk>,
+    /// The answer to it (`Some(None)`: no address), for the rule run again.
+    pub resolved: Option<Option<std::net::IpAddr>>,
+}
+
+/// A name a `do-resolve` rule asks of a resolvers section.
+#[derive(Debug, Clone)]
+pub struct ResolveAsk {
+    /// Index into `Runtime::resolvers`.
+    pub res: usize,
+    pub name: String,
+    pub prefer_v6: bool,
 }
 
 impl Default for StreamState {
@@ -69,6 +82,8 @@ impl Default for StreamState {
             last_rule: None,
             direct: false,
             cookie_dates: Default::default(),
+            resolve: None,
+            resolved: None,
         }
     }
 }
@@ -90,6 +105,8 @@ impl StreamState {
         self.last_rule = None;
         self.direct = false;
         self.cookie_dates = Default::default();
+        self.resolve = None;
+        self.resolved = None;
     }
 }
 

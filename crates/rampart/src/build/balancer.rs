@@ -54,11 +54,13 @@ pub fn build(cfg: &Config, idx: usize, alerts: &mut Vec<Diag>) -> (Lb, Option<Ex
     };
     let weights: Vec<u32> = px.effective_servers().iter().map(|s| s.weight).collect();
     // Backup servers are picked apart (see `backend::pick_server`), disabled ones are
-    // in maintenance: neither is in the active servers' tables.
-    let active: Vec<bool> = px.effective_servers().iter().map(|s| !s.backup && !s.disabled).collect();
+    // in maintenance, as are those whose name did not resolve (`init-addr none`):
+    // neither is in the active servers' tables.
+    let maint = |s: &rampart_cfg::model::Server| s.disabled || s.fqdn.as_ref().is_some_and(|f| f.unresolved);
+    let active: Vec<bool> = px.effective_servers().iter().map(|s| !s.backup && !maint(s)).collect();
     let ids = server_ids(px.effective_servers().iter().map(|s| s.id));
     let backup = px.options.allbackups.then(|| {
-        let backups: Vec<bool> = px.effective_servers().iter().map(|s| s.backup && !s.disabled).collect();
+        let backups: Vec<bool> = px.effective_servers().iter().map(|s| s.backup && !maint(s)).collect();
         Lb::new(lb_cfg.clone(), &weights, &ids, &backups)
     });
     (Lb::new(lb_cfg, &weights, &ids, &active), lb_expr, backup)

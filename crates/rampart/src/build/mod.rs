@@ -6,10 +6,12 @@
 //! proxy.c and server.c.
 //!
 //! - `balancer`: a backend's balancer and its `balance hash` expression
+//! - `dns`: the `resolvers` sections, and what servers with a name ask of them
 //! - `readers`: which code reads each accepted keyword (checked against the tables)
 //! - `unsupported`: what the model holds and the runtime refuses at startup
 
 mod balancer;
+mod dns;
 pub mod readers;
 mod unsupported;
 
@@ -27,7 +29,6 @@ use crate::counters::Counter;
 use crate::errors::ErrorPages;
 use crate::proxy::{BackendRt, FrontendRt, GlobalRt, ListenerRt, ProxyRt, Runtime, ServerRt, Timeouts};
 use crate::sample::vars::{ProcVars, VarLimits};
-use crate::server::SrvState;
 
 /// Builds the runtime from a parsed configuration. Features the model holds but the
 /// runtime does not implement yet are reported as alerts with their line.
@@ -89,7 +90,8 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 pool_key += 1;
                 Some(ServerRt {
                     name: srv.name.clone(),
-                    addr,
+                    addr: crate::server::AddrCell::new(addr),
+                    dns: dns::server_dns(cfg, srv),
                     unix,
                     // as in HAProxy, a `minconn` above `maxconn` (or alone) is the maxconn
                     maxconn: AtomicU32::new(match srv.maxconn {
@@ -119,7 +121,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                     port_offset: srv.port_offset,
                     transparent: px.implicit_server.is_some() && px.dispatch.is_none(),
                     hidden: px.implicit_server.is_some(),
-                    state: SrvState::new(srv.weight, srv.disabled),
+                    state: dns::initial_state(srv),
                     check,
                     agent,
                     track: None,
@@ -242,6 +244,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         proc_vars: ProcVars::new(var_limits(&cfg.global.vars)),
         rule_files: std::mem::take(&mut shared.files).into_boxed_slice(),
         log_forwards,
+        resolvers: dns::resolvers(cfg),
     };
     for v in &shared.proc_vars {
         rt.proc_vars.declare(v);

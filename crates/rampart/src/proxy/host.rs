@@ -80,7 +80,7 @@ impl Host for Runtime {
         let s = self.proxies.get(be)?.be.servers.get(srv)?;
         Some(SrvFacts {
             name: &s.name,
-            addr: s.addr,
+            addr: s.addr.get(),
             backup: s.backup,
             up: !s.state.is_maint() && s.state.oper() != crate::server::OperState::Stopped,
             usable: s.state.is_usable(),

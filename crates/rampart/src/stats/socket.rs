@@ -348,8 +348,8 @@ mod tests {
         assert!(out.ends_with("  quit                                    : disconnect\n\n"), "{out}");
         let out = talk(&cli, Level::Admin, "set maxconn server be/s1 3\n").await;
         assert_eq!(out, "'set maxconn server' is not supported yet.\n\n");
-        let out = talk(&cli, Level::Admin, "set server be/s1 addr 1.2.3.4\n").await;
-        assert_eq!(out, "'set server <srv> addr' is not supported yet.\n\n");
+        let out = talk(&cli, Level::Admin, "set server be/s1 check-addr 1.2.3.4\n").await;
+        assert_eq!(out, "'set server <srv> check-addr' is not supported yet.\n\n");
         assert_eq!(talk(&cli, Level::Admin, "set server be/s1 state drain\n").await, "\n");
     }
 

@@ -186,6 +186,7 @@ fn request_action(cx: &mut Ctx<'_>, a: &mut Args<'_>, word: &str, name: &'static
             A::SetTimeout { timeout, value }
         }
         "reject" => A::Reject,
+        "do-resolve" => A::DoResolve(vars::parse_do_resolve(word, a)?),
         other => return Err(ActErr::NotYet(format!("http-request {other}"))),
     })
 }
