@@ -96,7 +96,12 @@ pub struct Global {
     /// idle server connections of another thread.
     pub idle_pool_shared: bool,
     pub quiet: bool,
+    /// `master-worker` (as `-W`): a master process supervises the worker.
     pub master_worker: bool,
+    /// `master-worker no-exit-on-failure`: the master stays when its worker fails.
+    pub mworker_no_exit_on_failure: bool,
+    /// `mworker-max-reloads <n>`: workers older than `n` reloads are stopped.
+    pub mworker_max_reloads: Option<u32>,
     /// `log` lines.
     pub logs: Vec<LogTarget>,
     /// `log-tag <tag>` (default: the program name).
@@ -169,6 +174,8 @@ impl Default for Global {
             idle_pool_shared: true,
             quiet: false,
             master_worker: false,
+            mworker_no_exit_on_failure: false,
+            mworker_max_reloads: None,
             logs: Vec::new(),
             log_tag: None,
             log_send_hostname: None,

@@ -20,6 +20,7 @@ pub(super) fn parse_global_line(p: &mut Parser, words: &[String], kwm: Modifier,
     match word {
         "daemon" | "quiet" | "insecure-fork-wanted" => parse_flag(p, words, span),
         "master-worker" => parse_master_worker(p, words, span),
+        "mworker-max-reloads" => parse_mworker_max_reloads(p, words, span),
         "nbthread" => parse_nbthread(p, words, span),
         "maxconn" | "ulimit-n" => parse_limit(p, words, span),
         "pidfile" | "chroot" => parse_path(p, words, span),
@@ -139,14 +140,28 @@ fn parse_master_worker(p: &mut Parser, words: &[String], span: &Span) {
         return;
     }
     match arg(words, 1) {
-        // Refused here rather than at startup, so that `-c` reports it with its line
-        // and with every other refusal of the file.
-        "" => {
-            p.global.master_worker = true;
-            p.alert(span, not_yet("master-worker"));
-        }
-        "no-exit-on-failure" => p.alert(span, not_yet("master-worker no-exit-on-failure")),
+        "" => p.global.master_worker = true,
+        "no-exit-on-failure" => p.global.mworker_no_exit_on_failure = true,
         _ => p.alert(span, "'master-worker' only supports 'no-exit-on-failure' option."),
+    }
+}
+
+/// `mworker-max-reloads <n>`: a worker that lived through more than `n` reloads is
+/// stopped (SIGTERM) by the master (HAProxy's src/mworker.c).
+fn parse_mworker_max_reloads(p: &mut Parser, words: &[String], span: &Span) {
+    if too_many(p, words, 1, span) {
+        return;
+    }
+    let text = arg(words, 1);
+    if text.is_empty() {
+        p.alert(span, "'mworker-max-reloads' expects an integer argument.");
+        return;
+    }
+    // COMPAT: HAProxy reads it with atol(): leading digits, garbage after them ignored.
+    let n = atol(text);
+    match u32::try_from(n) {
+        Ok(n) => p.global.mworker_max_reloads = Some(n),
+        Err(_) => p.alert(span, format!("'mworker-max-reloads' : invalid value {n}, must be >= 0")),
     }
 }
 
@@ -640,6 +655,11 @@ mod tests {
         assert_eq!(
             alerts("global\n master-worker x\n"),
             ["'master-worker' only supports 'no-exit-on-failure' option."]
+        );
+        assert_eq!(alerts("global\n mworker-max-reloads\n"), ["'mworker-max-reloads' expects an integer argument."]);
+        assert_eq!(
+            alerts("global\n mworker-max-reloads -2\n"),
+            ["'mworker-max-reloads' : invalid value -2, must be >= 0"]
         );
         assert_eq!(alerts("global\n tune.bufsize 0\n"), ["'tune.bufsize' expects a positive integer argument."]);
         assert_eq!(

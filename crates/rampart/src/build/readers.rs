@@ -35,6 +35,8 @@ pub const READERS: &[(&str, &str)] = &[
     ("global uid", "process::identity::resolve"),
     ("global gid", "process::identity::resolve"),
     ("global hard-stop-after", "worker: soft stop"),
+    ("global master-worker", "main.rs: master_mode, master::Supervisor (no-exit-on-failure)"),
+    ("global mworker-max-reloads", "master::Supervisor::stop_old_by_reloads"),
     ("global maxconn", "process::limits"),
     ("global ulimit-n", "process::limits"),
     ("global nbthread", "main.rs: start"),
