@@ -171,11 +171,11 @@ fn bind(
     }
 }
 
+/// Sockets the master passes on, by key.
+type Held = Vec<(String, OwnedFd)>;
+
 /// Binds the `-S` sockets, or takes them from the previous master.
-fn bind_master_cli(
-    specs: &[String],
-    mut pool: Vec<Pooled>,
-) -> Result<(Vec<mcli::Bound>, Vec<(String, OwnedFd)>), String> {
+fn bind_master_cli(specs: &[String], mut pool: Vec<Pooled>) -> Result<(Vec<mcli::Bound>, Held), String> {
     let (mut bound, mut held) = (Vec::new(), Vec::new());
     for text in specs {
         let spec = mcli::parse_spec(text)?;
