@@ -1,4 +1,4 @@
-//! The master CLI (`-S <addr>[,<options>]`): `show proc`, `reload`, `show version`,
+//! The master CLI (`-S <addr>[,<options>]`, `fd@N` too): `show proc`, `reload`, `show version`,
 //! `help`, `prompt`, `quit`, and the routing prefixes `@<n>` (the n-th current worker),
 //! `@!<pid>` (any worker, old ones too) and `@master`. A routed command runs in the
 //! worker's own CLI, over a socket pair the master passes on the worker's channel.
@@ -91,9 +91,16 @@ impl Bound {
     }
 }
 
-/// Binds `spec` (`/path`, `unix@/path`, `ipv4@ip:port`, `ipv6@ip:port`, `ip:port`).
+/// Binds `spec` (`/path`, `unix@/path`, `ipv4@ip:port`, `ipv6@ip:port`, `ip:port`), or
+/// adopts `fd@N` (a listening socket inherited from the parent, as VTest passes it).
 pub fn bind(spec: &Spec) -> io::Result<Bound> {
     let addr = spec.addr.as_str();
+    if let Some(n) = addr.strip_prefix("fd@") {
+        let n = n.parse().map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "bad fd@ number"))?;
+        let (fd, _) = crate::sys::adopt_inherited_fd(n, crate::io::socket_family)?;
+        ipc::set_cloexec(fd.as_fd(), true)?;
+        return Ok(Bound::adopt(fd));
+    }
     let unix = addr.strip_prefix("unix@").or_else(|| addr.starts_with('/').then_some(addr));
     if let Some(path) = unix {
         if std::fs::symlink_metadata(path).is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_socket(&m.file_type())) {
