@@ -30,7 +30,7 @@ pub enum Request {
 /// Where a routed command goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Target {
-    /// `@<n>`: the n-th current worker (1-based).
+    /// `@<n>`: the n-th worker not leaving, newest first (1-based).
     Relative(usize),
     /// `@!<pid>`.
     Pid(i32),

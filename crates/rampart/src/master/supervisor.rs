@@ -227,8 +227,10 @@ impl Supervisor {
             Event::Cli(Request::Route(target, reply)) => {
                 let pid = match target {
                     Target::Pid(pid) => self.state.workers.iter().find(|w| w.pid == pid).map(|w| w.pid),
+                    // COMPAT: as in HAProxy, a worker counts from its start: a command
+                    // for a worker still starting waits in its channel until it serves.
                     Target::Relative(n) => {
-                        self.state.workers.iter().filter(|w| w.phase == Phase::Current).nth(n - 1).map(|w| w.pid)
+                        self.state.workers.iter().rev().filter(|w| w.phase != Phase::Leaving).nth(n - 1).map(|w| w.pid)
                     }
                 };
                 let _ = reply.send(pid.and_then(|p| self.channels.get(&p).cloned()));
