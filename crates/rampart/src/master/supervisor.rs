@@ -341,6 +341,11 @@ impl Supervisor {
             warning("Exiting Master process...");
         }
         self.stopping = true;
+        // COMPAT: HAProxy's workers die by SIGINT, and its master then exits with
+        // 130; rampart's workers exit 0 on it, so the master says 130 itself.
+        if sig == Signal::SIGINT && self.exit_code.is_none() {
+            self.exit_code = Some(130);
+        }
         self.broadcast(sig);
     }
 
