@@ -102,3 +102,8 @@ impl Diags {
         self.list.iter().any(|d| d.level == Level::Alert)
     }
 }
+
+/// HAProxy's message for a word past what a keyword takes.
+pub(crate) fn too_many_args(what: &str, extra: &str) -> String {
+    format!("'{what}' cannot handle unexpected argument '{extra}'.")
+}

@@ -17,7 +17,7 @@ pub fn apply(words: &[String]) -> Result<(), String> {
     match kw {
         "setenv" | "presetenv" => {
             if let Some(extra) = words.get(4) {
-                return Err(crate::parse::too_many_args(kw, extra));
+                return Err(crate::diag::too_many_args(kw, extra));
             }
             let (name, value) = (arg(1), arg(2));
             if value.is_empty() {

@@ -274,6 +274,38 @@ fn many_concurrent_streams_on_one_connection() {
     assert_eq!(ports.len(), 1, "every request came over one client connection");
 }
 
+#[test]
+fn tune_h2_max_concurrent_streams_refuses_the_stream_beyond() {
+    let s1 = HttpBackend::builder("s1").respond(|_| Reply::ok().delay(Duration::from_millis(300)).body("slow")).start();
+    let cfg = "global\n  nbthread 1\n  tune.h2.max-concurrent-streams 2\n  tune.h2.initial-window-size 100000\n\
+         defaults\n  mode http\n  timeout client 5s\n  timeout server 5s\n  timeout connect 1s\n\
+         listen fe1\n  bind fd@${fe1} proto h2\n  server s1 ${s1_addr}:${s1_port}\n";
+    let proxy = start(cfg, s1.addr(), &["fe1"]);
+    let mut c = H2Client::connect(proxy.addr("fe1"));
+    for id in [1, 3, 5] {
+        c.get(id, "/");
+    }
+    let mut events = Vec::new();
+    loop {
+        match c.next(WAIT) {
+            Event::Timeout | Event::Closed => panic!("{events:?}"),
+            ev => events.push(ev),
+        }
+        if events.iter().filter(|e| matches!(e, Event::Data { end: true, .. })).count() == 2 {
+            break;
+        }
+    }
+    assert!(events.contains(&Event::Reset { id: 5, code: ErrorCode::RefusedStream }), "{events:?}");
+    assert_eq!((body_of(&events, 1), body_of(&events, 3)), (b"slow".to_vec(), b"slow".to_vec()));
+    // a stream opened once the others ended is served
+    c.get(7, "/");
+    assert_eq!(body_of(&c.until_end(7, WAIT), 7), b"slow");
+    assert_eq!(s1.requests().len(), 3, "the refused stream never reached the server");
+    // the connection announced the configured window
+    assert_eq!(c.settings().get(&4), Some(&100_000), "SETTINGS_INITIAL_WINDOW_SIZE");
+    assert_eq!(c.settings().get(&3), Some(&2), "SETTINGS_MAX_CONCURRENT_STREAMS");
+}
+
 /// The fields of an httplog line that do not depend on timing or ports: status,
 /// proxies and server, termination state, request line (ports masked).
 fn log_essentials(line: &str, port: u16) -> String {

@@ -92,6 +92,8 @@ pub struct Global {
     /// `tune.maxrewrite` (default 1024): the part of a buffer kept free for header edits.
     pub maxrewrite: usize,
     pub hard_stop_after: Option<Duration>,
+    /// `tune.h2.*`: the HTTP/2 settings rampart announces.
+    pub h2: H2Tune,
     /// `tune.idle-pool.shared` (HAProxy's default: on): a thread may take over the
     /// idle server connections of another thread.
     pub idle_pool_shared: bool,
@@ -172,6 +174,7 @@ impl Default for Global {
             maxrewrite: 1024,
             hard_stop_after: None,
             idle_pool_shared: true,
+            h2: H2Tune::default(),
             quiet: false,
             master_worker: false,
             mworker_no_exit_on_failure: false,
@@ -761,6 +764,26 @@ pub struct Bind {
     /// without HTTP/1 turning to HTTP/2 on the preface.
     pub proto: Option<BindProto>,
     pub span: Span,
+}
+
+/// `tune.h2.*` (HAProxy 2.6's defaults where rampart has none of its own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct H2Tune {
+    /// `tune.h2.header-table-size` (4096..=65536): the HPACK table we decode with.
+    pub header_table_size: u32,
+    /// `tune.h2.initial-window-size`: each stream's receive window; `None`: rampart's
+    /// 256 KiB (HAProxy's default is 65535).
+    pub initial_window_size: Option<u32>,
+    /// `tune.h2.max-concurrent-streams` (default 100).
+    pub max_concurrent_streams: u32,
+    /// `tune.h2.max-frame-size` (16384..=16777215); `None`: 16384.
+    pub max_frame_size: Option<u32>,
+}
+
+impl Default for H2Tune {
+    fn default() -> H2Tune {
+        H2Tune { header_table_size: 4096, initial_window_size: None, max_concurrent_streams: 100, max_frame_size: None }
+    }
 }
 
 /// A `bind ... proto` multiplexer, as HAProxy 2.6 names them.

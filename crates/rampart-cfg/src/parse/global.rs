@@ -34,6 +34,7 @@ pub(super) fn parse_global_line(p: &mut Parser, words: &[String], kwm: Modifier,
         | "ssl-default-server-ciphersuites"
         | "ssl-default-server-options" => super::server_ssl::parse_global_ssl_server(p, words, span),
         "tune.idle-pool.shared" => parse_idle_pool_shared(p, words, span),
+        _ if word.starts_with("tune.h2.") && kw::global_kw(word).is_some() => parse_tune_h2(p, words, span),
         _ if word.starts_with("tune.vars.") && kw::global_kw(word).is_some() => parse_vars_max_size(p, words, span),
         // HAProxy 2.6 ignores any word after it.
         "expose-experimental-directives" => p.global.expose_experimental = true,
@@ -333,6 +334,41 @@ fn parse_tune(p: &mut Parser, words: &[String], span: &Span) {
     }
 }
 
+/// `tune.h2.header-table-size`, `initial-window-size`, `max-concurrent-streams`,
+/// `max-frame-size`: integers read as C's `atoi()`, with HAProxy's bounds.
+fn parse_tune_h2(p: &mut Parser, words: &[String], span: &Span) {
+    if too_many(p, words, 1, span) {
+        return;
+    }
+    let word = words[0].as_str();
+    let v = atol(arg(words, 1));
+    let h2 = &mut p.global.h2;
+    let bad = match word {
+        "tune.h2.header-table-size" if (4096..=65536).contains(&v) => {
+            h2.header_table_size = v as u32;
+            None
+        }
+        "tune.h2.header-table-size" => Some("a numeric value between 4096 and 65536"),
+        "tune.h2.max-frame-size" if (16384..=16_777_215).contains(&v) => {
+            h2.max_frame_size = Some(v as u32);
+            None
+        }
+        "tune.h2.max-frame-size" => Some("a numeric value between 16384 and 16777215"),
+        _ if !(0..=i64::from(i32::MAX)).contains(&v) => Some("a positive numeric value"),
+        "tune.h2.initial-window-size" => {
+            h2.initial_window_size = Some(v as u32);
+            None
+        }
+        _ => {
+            h2.max_concurrent_streams = v as u32;
+            None
+        }
+    };
+    if let Some(what) = bad {
+        p.alert(span, format!("'{word}' expects {what}."));
+    }
+}
+
 /// `tune.vars.<scope>-max-size <bytes>`: read as C's `strtol()` over the whole word (an
 /// empty word is 0, unlimited; a negative value wraps as HAProxy's unsigned int does).
 fn parse_vars_max_size(p: &mut Parser, words: &[String], span: &Span) {
@@ -533,6 +569,34 @@ mod tests {
 
     use crate::model::ListenAddr;
     use crate::parse::tests::{alerts, parse_ok, warnings};
+
+    #[test]
+    fn tune_h2() {
+        let cfg = parse_ok(
+            "global\n tune.h2.header-table-size 8192\n tune.h2.initial-window-size 1048576\n \
+             tune.h2.max-concurrent-streams 10\n tune.h2.max-frame-size 32768\n",
+        );
+        let h2 = cfg.global.h2;
+        assert_eq!(h2.header_table_size, 8192);
+        assert_eq!(h2.initial_window_size, Some(1_048_576));
+        assert_eq!((h2.max_concurrent_streams, h2.max_frame_size), (10, Some(32768)));
+        assert_eq!(parse_ok("global\n").global.h2, crate::model::H2Tune::default());
+        // HAProxy 2.6's words and bounds
+        assert_eq!(
+            alerts(
+                "global\n tune.h2.header-table-size 100\n tune.h2.max-frame-size x\n tune.h2.initial-window-size -1\n"
+            ),
+            [
+                "'tune.h2.header-table-size' expects a numeric value between 4096 and 65536.",
+                "'tune.h2.max-frame-size' expects a numeric value between 16384 and 16777215.",
+                "'tune.h2.initial-window-size' expects a positive numeric value."
+            ]
+        );
+        assert_eq!(
+            alerts("global\n tune.h2.max-concurrent-streams 5 6\n"),
+            ["'tune.h2.max-concurrent-streams' cannot handle unexpected argument '6'."]
+        );
+    }
 
     #[test]
     fn stats_socket_options_are_checked() {

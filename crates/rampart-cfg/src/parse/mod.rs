@@ -317,9 +317,7 @@ pub(crate) fn not_yet(what: &str) -> String {
 }
 
 /// HAProxy's `alertif_too_many_args()` wording: `'kw' cannot handle unexpected argument 'x'.`
-pub(crate) fn too_many_args(what: &str, extra: &str) -> String {
-    format!("'{what}' cannot handle unexpected argument '{extra}'.")
-}
+pub(crate) use crate::diag::too_many_args;
 
 /// The word at `i`, or "" (HAProxy's argument array is padded with empty strings).
 pub(crate) fn arg(words: &[String], i: usize) -> &str {

@@ -229,6 +229,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         proxies,
         bufsize: cfg.global.bufsize,
         max_head: cfg.global.bufsize.saturating_sub(cfg.global.maxrewrite).max(1024),
+        h2: cfg.global.h2,
         global: GlobalRt {
             maxconn: AtomicU32::new(maxconn),
             hard_maxconn: maxconn,
@@ -285,7 +286,7 @@ fn global_set_vars(cfg: &Config, rt: &Runtime) -> Result<(), Vec<Diag>> {
     let mut alerts = Vec::new();
     for gv in &cfg.global.set_vars {
         let Ok(var) = crate::sample::vars::parse_name(format!("proc.{}", gv.var.name).as_bytes()) else { continue };
-        if let Err(msg) = set_proc_var(cfg, rt, &var, &gv.value) {
+        if let Err(msg) = crate::proxy::proc_vars::set(cfg, rt, &var, &gv.value) {
             alerts.push(Diag::alert(Some(gv.span.clone()), msg));
         }
     }
@@ -294,42 +295,6 @@ fn global_set_vars(cfg: &Config, rt: &Runtime) -> Result<(), Vec<Diag>> {
     } else {
         Err(alerts)
     }
-}
-
-/// Sets the `proc.` variable `var` from an expression or a log-format evaluated
-/// without a stream (global `set-var`, CLI `set var`); `Err` is HAProxy's message.
-pub fn set_proc_var(
-    cfg: &Config,
-    rt: &Runtime,
-    var: &crate::sample::vars::VarRef,
-    value: &rampart_cfg::model::GlobalVarValue,
-) -> Result<(), String> {
-    use crate::log::format::{LfMode, LogFormat};
-    use crate::sample::ctx::ConnInfo;
-    use crate::sample::expr::{self, CompileCx, Place, Site};
-    use rampart_cfg::model::GlobalVarValue;
-    rt.proc_vars.declare(var);
-    let conn = ConnInfo::new(None, -1);
-    let mut cx = CompileCx::new(cfg, 0, Site::Cfg);
-    let ctx = crate::sample::SampleCtx::new(rt, &conn, 0);
-    match value {
-        GlobalVarValue::Expr(src) => {
-            // as HAProxy, the expression's own message, without a prefix
-            let e = expr::compile(&src.text, &mut cx).map_err(|e| e.to_string())?;
-            e.check_place(Place::CfgParser)?;
-            if let Some(smp) = e.eval(&ctx) {
-                ctx.vars.set(var, &smp, Default::default());
-            }
-        }
-        GlobalVarValue::Fmt(src) => {
-            let f =
-                LogFormat::compile(&src.text, &mut cx, LfMode::Http, &[Place::CfgParser]).map_err(|e| e.to_string())?;
-            let mut out = Vec::new();
-            f.render(&ctx, &mut out);
-            ctx.vars.set(var, &crate::sample::Sample::str(&out), Default::default());
-        }
-    }
-    Ok(())
 }
 
 /// The `tune.vars.*-max-size` budgets.

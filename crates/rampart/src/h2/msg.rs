@@ -95,6 +95,8 @@ impl<'m> ReqFields<'m> {
             self.cookies.push(v);
             return Ok(());
         }
+        // RFC 9113 §8.2.1: leading and trailing whitespace is trimmed, as HAProxy does
+        let value = value.trim_ascii();
         let (name, value) = (self.push(name), self.push(value));
         self.head.headers.push(Header { name, value, kind, drop: false });
         Ok(())
@@ -144,7 +146,7 @@ impl<'m> ReqFields<'m> {
     /// Ends the header block: the start line, `Host` and `Cookie`, what is known of the
     /// body (`end_stream`: the HEADERS frame ended the stream).
     pub fn finish(self, end_stream: bool) -> Result<(), Malformed> {
-        let ReqFields { buf, head, method, scheme, authority, path, cookies, content_length, .. } = self;
+        let ReqFields { buf, head, method, scheme, mut authority, path, cookies, content_length, .. } = self;
         let method = method.ok_or(Malformed("missing :method"))?;
         let raw = |s: Slice| &buf[s.start as usize..s.end as usize];
         head.method_raw = method;
@@ -165,6 +167,9 @@ impl<'m> ReqFields<'m> {
             if p.is_empty() || (p[0] != b'/' && p != b"*") {
                 return Err(Malformed("invalid :path"));
             }
+            // RFC 3986 §6.3.2, as HAProxy: a default port is dropped from the target
+            // and from Host
+            authority = authority.map(|a| without_default_port(buf, scheme, a));
             target(buf, head, scheme, authority, path);
         }
         if let Some(auth) = authority {
@@ -211,6 +216,27 @@ fn target(buf: &mut Vec<u8>, head: &mut MsgHead, scheme: Slice, authority: Optio
     let s = &buf[scheme.start as usize..scheme.end as usize];
     if s.eq_ignore_ascii_case(b"http") || s.eq_ignore_ascii_case(b"https") {
         head.uri_cut = Slice { start: start as u32, end: prefix_end as u32 };
+    }
+}
+
+/// `auth` without its port when the port is `scheme`'s default (80 for `http`, 443
+/// for `https`).
+fn without_default_port(buf: &[u8], scheme: Slice, auth: Slice) -> Slice {
+    let raw = |s: Slice| &buf[s.start as usize..s.end as usize];
+    let default: &[u8] = match raw(scheme) {
+        s if s.eq_ignore_ascii_case(b"http") => b":80",
+        s if s.eq_ignore_ascii_case(b"https") => b":443",
+        _ => return auth,
+    };
+    let a = raw(auth);
+    // the port follows the last ':' outside an IPv6 literal's brackets
+    let colon = a.iter().rposition(|&b| b == b':');
+    let bracket = a.iter().rposition(|&b| b == b']');
+    match colon {
+        Some(c) if bracket.is_none_or(|b| b < c) && &a[c..] == default => {
+            Slice { start: auth.start, end: auth.start + c as u32 }
+        }
+        _ => auth,
     }
 }
 

@@ -36,6 +36,32 @@ fn a_request_with_an_authority_has_an_absolute_target_and_goes_out_in_origin_for
 }
 
 #[test]
+fn values_are_trimmed_but_cookies() {
+    let mut f = GET.to_vec();
+    f.extend([("x-a", "  v a\t"), ("cookie", " c=1 ")]);
+    let (head, buf) = request(&f, true).unwrap();
+    assert_eq!(h1(&head, &buf), "GET /a?b=1 HTTP/1.1\r\nhost: example.com\r\nx-a: v a\r\ncookie:  c=1 \r\n\r\n");
+}
+
+#[test]
+fn a_default_port_leaves_the_target_and_host() {
+    let cases = [
+        ("http", "h:80", "http://h/", "h"),
+        ("http", "h:8080", "http://h:8080/", "h:8080"),
+        ("https", "h:443", "https://h/", "h"),
+        ("https", "h:80", "https://h:80/", "h:80"),
+        ("https", "[::1]:443", "https://[::1]/", "[::1]"),
+        ("https", "[::443]", "https://[::443]/", "[::443]"),
+    ];
+    for (scheme, auth, uri, host) in cases {
+        let f = [(":method", "GET"), (":scheme", scheme), (":authority", auth), (":path", "/")];
+        let (head, buf) = request(&f, true).unwrap();
+        assert_eq!(head.view(&buf).uri(), uri.as_bytes(), "{scheme} {auth}");
+        assert_eq!(h1(&head, &buf), format!("GET / HTTP/1.1\r\nhost: {host}\r\n\r\n"), "{scheme} {auth}");
+    }
+}
+
+#[test]
 fn the_authority_replaces_host_and_comes_first() {
     let mut f = GET.to_vec();
     f.extend([("user-agent", "t"), ("host", "other.example")]);

@@ -10,6 +10,7 @@
 //! - `host`: the model as the rules language reads it (`sample::Host`)
 
 mod host;
+pub mod proc_vars;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -35,6 +36,8 @@ pub struct Runtime {
     pub bufsize: usize,
     /// `tune.bufsize - tune.maxrewrite`: the most a request or response head may take.
     pub max_head: usize,
+    /// `tune.h2.*`: the settings of the HTTP/2 connections.
+    pub h2: rampart_cfg::model::H2Tune,
     pub global: GlobalRt,
     /// `proc.` variables and the process-wide variable budgets.
     pub proc_vars: ProcVars,

@@ -73,7 +73,7 @@ pub fn set_var(cli: &Cli, sess: &mut Session, words: &[&str]) -> String {
     } else {
         GlobalVarValue::Expr(ExprSrc { text: text.to_owned(), span })
     };
-    match crate::build::set_proc_var(&cli.cfg, &cli.rt, &var, &value) {
+    match crate::proxy::proc_vars::set(&cli.cfg, &cli.rt, &var, &value) {
         Ok(()) => String::new(),
         Err(e) => e,
     }

@@ -50,6 +50,8 @@ pub struct H2Client {
     dec: Decoder,
     /// A header block being received: stream, fragments so far, END_STREAM.
     block: Option<(u32, Vec<u8>, bool)>,
+    /// The settings the proxy announced, by identifier.
+    settings: std::collections::BTreeMap<u16, u32>,
 }
 
 impl H2Client {
@@ -57,7 +59,14 @@ impl H2Client {
     pub fn connect(addr: SocketAddr) -> H2Client {
         let sock = TcpStream::connect(addr).expect("connects");
         sock.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
-        let mut c = H2Client { sock, buf: Vec::new(), enc: Encoder::new(), dec: Decoder::new(4096), block: None };
+        let mut c = H2Client {
+            sock,
+            buf: Vec::new(),
+            enc: Encoder::new(),
+            dec: Decoder::new(4096),
+            block: None,
+            settings: Default::default(),
+        };
         let mut out = PREFACE.to_vec();
         encode_settings(&mut out, &[]);
         c.send(&out);
@@ -67,6 +76,11 @@ impl H2Client {
     /// Writes raw bytes.
     pub fn send(&mut self, bytes: &[u8]) {
         self.sock.write_all(bytes).expect("writes");
+    }
+
+    /// The settings the proxy announced so far (identifier to value).
+    pub fn settings(&self) -> &std::collections::BTreeMap<u16, u32> {
+        &self.settings
     }
 
     /// The HEADERS frame of a request on stream `id` (pseudo-headers first).
@@ -152,7 +166,10 @@ impl H2Client {
     fn on_frame(&mut self, frame: Frame<'_>) -> Option<Event> {
         let mut reply = Vec::new();
         let ev = match frame {
-            Frame::Settings { ack: false, .. } => {
+            Frame::Settings { ack: false, params } => {
+                for p in params.iter() {
+                    self.settings.insert(p.id.to_u16(), p.value);
+                }
                 encode_settings_ack(&mut reply);
                 None
             }

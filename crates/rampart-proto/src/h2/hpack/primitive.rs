@@ -106,10 +106,11 @@ pub(crate) fn decode_string<'b: 's, 's>(
 }
 
 /// Appends a string literal, Huffman-coded when `huffman` is allowed and that is not
-/// longer (at equal length, as the examples of RFC 7541 Appendix C.6 do).
+/// longer (at equal length, as the examples of RFC 7541 Appendix C.6 do). An empty
+/// string is always a raw literal: some decoders (VTest's) refuse an empty Huffman one.
 pub fn encode_string(out: &mut Vec<u8>, s: &[u8], huffman: bool) {
     let coded_len = if huffman { huffman::encoded_len(s) } else { usize::MAX };
-    if coded_len <= s.len() {
+    if !s.is_empty() && coded_len <= s.len() {
         encode_int(out, coded_len, 7, 0x80);
         huffman::encode(s, out);
     } else {

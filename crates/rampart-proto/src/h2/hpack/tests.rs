@@ -672,3 +672,10 @@ fn random_lists_round_trip_through_evictions() {
         }
     }
 }
+
+#[test]
+fn an_empty_string_is_a_raw_literal() {
+    let mut out = Vec::new();
+    encode_string(&mut out, b"", true);
+    assert_eq!(out, [0x00]);
+}

@@ -14,12 +14,13 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use atomic_refcell::AtomicRefCell;
+use rampart_cfg::model::H2Tune;
 use rampart_proto::h2::frame::{
     encode_goaway, encode_ping_ack, encode_settings, encode_settings_ack, encode_window_update, next_frame, Frame,
     PREFACE,
 };
 use rampart_proto::h2::{ErrorCode, H2Error};
-use rampart_proto::h2::{Setting, SettingId, DEFAULT_INITIAL_WINDOW_SIZE};
+use rampart_proto::h2::{Setting, SettingId, DEFAULT_HEADER_TABLE_SIZE, DEFAULT_INITIAL_WINDOW_SIZE};
 
 use super::front::H2Front;
 use super::shared::{Shared, SharedRef};
@@ -33,14 +34,12 @@ use crate::stream::{self, Txn};
 use crate::timer::Timer;
 use rampart_proto::h2::hpack::{Decoder, HpackError};
 
-/// Streams a client may have open at once (`tune.h2.max-concurrent-streams`).
-pub const MAX_CONCURRENT_STREAMS: u32 = 100;
 /// The window each stream starts with: large enough that an upload is not throttled by
 /// round trips (HAProxy's 65535 makes uploads several times slower than HTTP/1).
 pub const STREAM_WINDOW: u32 = 256 * 1024;
 /// The connection's window, topped up as the streams consume.
 pub const CONN_WINDOW: u32 = 1024 * 1024;
-/// The largest frame we accept (SETTINGS_MAX_FRAME_SIZE we announce: the default).
+/// The largest frame we accept without `tune.h2.max-frame-size` (the default).
 const MAX_FRAME: u32 = 16_384;
 /// The most bytes a request's header block may take once decoded
 /// (SETTINGS_MAX_HEADER_LIST_SIZE).
@@ -51,7 +50,7 @@ type StreamFuture<'s> = Pin<Box<dyn Future<Output = ()> + Send + 's>>;
 /// The streams of a connection, run by its task.
 ///
 /// PERF: every stream is polled when the task wakes (at most
-/// [`MAX_CONCURRENT_STREAMS`] of them, most returning at once); a list of the woken
+/// `tune.h2.max-concurrent-streams` of them, most returning at once); a list of the woken
 /// ones would spare those polls.
 #[derive(Default)]
 struct Streams<'s> {
@@ -114,14 +113,17 @@ struct Demux {
 /// `sess_vars`: the `sess.` variables the connection rules set.
 pub async fn serve<S: Sock>(client: S, sess: Session, pre: Option<Buf>, sess_vars: Option<Box<VarStore>>) {
     let rt = &sess.rt;
-    let shared: SharedRef = Arc::new(AtomicRefCell::new(Shared::new(STREAM_WINDOW, CONN_WINDOW)));
+    let tune = &rt.h2;
+    let stream_window = tune.initial_window_size.unwrap_or(STREAM_WINDOW);
+    let shared = Shared::new(stream_window, CONN_WINDOW.max(stream_window));
+    let shared: SharedRef = Arc::new(AtomicRefCell::new(shared));
     shared.borrow_mut().sess_vars = sess_vars.map(|v| v.into_snapshot());
-    queue_settings(&mut shared.borrow_mut());
+    queue_settings(&mut shared.borrow_mut(), tune, stream_window);
     let mut reader = Reader {
         buf: pre.unwrap_or_else(|| Buf::take(rt.bufsize)),
         preface: false,
         demux: Demux {
-            decoder: decoder(),
+            decoder: decoder(tune.header_table_size),
             block: None,
             last_id: 0,
             skipped: Default::default(),
@@ -161,9 +163,9 @@ pub async fn serve<S: Sock>(client: S, sess: Session, pre: Option<Buf>, sess_var
     client.close_notify();
 }
 
-/// The connection's HPACK decoder, within our settings.
-fn decoder() -> Decoder {
-    let mut d = Decoder::new(rampart_proto::h2::DEFAULT_HEADER_TABLE_SIZE as usize);
+/// The connection's HPACK decoder, within our settings (`tune.h2.header-table-size`).
+fn decoder(table_size: u32) -> Decoder {
+    let mut d = Decoder::new(table_size as usize);
     d.set_max_list_size(MAX_HEADER_LIST);
     d
 }
@@ -198,6 +200,7 @@ fn drive<S: Sock>(
 /// Writes what the streams and the connection queued, as far as the socket takes it.
 fn flush<S: Sock>(cx: &mut Context<'_>, client: &S, shared: &SharedRef) -> std::io::Result<()> {
     let mut s = shared.borrow_mut();
+    s.queue_window_updates();
     while !s.out.is_empty() {
         match client.try_write(&s.out) {
             Ok(n) => {
@@ -224,15 +227,32 @@ fn flush<S: Sock>(cx: &mut Context<'_>, client: &S, shared: &SharedRef) -> std::
     Ok(())
 }
 
-/// Our SETTINGS, and the connection window opened past its initial 65535.
-fn queue_settings(s: &mut Shared) {
-    let params = [
-        Setting { id: SettingId::MaxConcurrentStreams, value: MAX_CONCURRENT_STREAMS },
-        Setting { id: SettingId::InitialWindowSize, value: STREAM_WINDOW },
+/// Our SETTINGS (`tune.h2.*`; the table and frame sizes only when not the defaults).
+fn queue_settings(s: &mut Shared, tune: &H2Tune, stream_window: u32) {
+    let mut params = vec![
+        Setting { id: SettingId::MaxConcurrentStreams, value: tune.max_concurrent_streams },
+        Setting { id: SettingId::InitialWindowSize, value: stream_window },
         Setting { id: SettingId::MaxHeaderListSize, value: MAX_HEADER_LIST as u32 },
     ];
+    if tune.header_table_size != DEFAULT_HEADER_TABLE_SIZE {
+        params.push(Setting { id: SettingId::HeaderTableSize, value: tune.header_table_size });
+    }
+    if let Some(size) = tune.max_frame_size {
+        params.push(Setting { id: SettingId::MaxFrameSize, value: size });
+    }
     encode_settings(&mut s.out, &params);
-    encode_window_update(&mut s.out, 0, CONN_WINDOW - DEFAULT_INITIAL_WINDOW_SIZE);
+}
+
+/// Acknowledges the peer's SETTINGS; after the first ones (the preface's), opens the
+/// connection window past its initial 65535. Not before: some clients (VTest) take
+/// the frame after our SETTINGS to be the acknowledgement of theirs, as HAProxy sends.
+fn ack_settings(s: &mut Shared) {
+    encode_settings_ack(&mut s.out);
+    if !s.window_opened {
+        s.window_opened = true;
+        let increment = s.conn_window - DEFAULT_INITIAL_WINDOW_SIZE;
+        encode_window_update(&mut s.out, 0, increment);
+    }
 }
 
 /// Ends the connection with GOAWAY `code` (naming the last stream it will have served).
@@ -269,7 +289,8 @@ fn read_frames<'s, S: Sock>(
     }
     let mut used = 0;
     loop {
-        let (frame, n) = match next_frame(&reader.buf[used..], MAX_FRAME) {
+        let max_frame = sess.rt.h2.max_frame_size.unwrap_or(MAX_FRAME);
+        let (frame, n) = match next_frame(&reader.buf[used..], max_frame) {
             Ok(Some(f)) => f,
             Ok(None) => break,
             Err(H2Error::Connection(code)) => return Err(code),
@@ -313,7 +334,7 @@ fn on_frame<'s>(
                 }
                 let table = s.peer.header_table_size;
                 s.encoder.set_max_table_size(table);
-                encode_settings_ack(&mut s.out);
+                ack_settings(&mut s);
                 s.wake_all();
             }
         }
@@ -484,7 +505,7 @@ fn on_block<'s>(
     if reader.goaway || s.closing {
         return Ok(());
     }
-    if s.streams.len() >= MAX_CONCURRENT_STREAMS as usize {
+    if s.streams.len() >= rt.h2.max_concurrent_streams as usize {
         s.open(id);
         s.reset(id, ErrorCode::RefusedStream);
         s.streams.remove(&id);

@@ -48,6 +48,10 @@ pub struct Shared {
     conn_unacked: u32,
     /// The connection window we keep topping up to.
     pub conn_window: u32,
+    /// The connection window was opened past 65535 (after the first SETTINGS ACK).
+    pub window_opened: bool,
+    /// Streams that consumed DATA not credited back yet ([`Shared::queue_window_updates`]).
+    wu_pending: Vec<u32>,
     pub streams: HashMap<u32, Slot>,
     /// A request of this connection went to a server already (`http-reuse safe`).
     pub sent_before: bool,
@@ -103,6 +107,8 @@ impl Shared {
             stream_window,
             conn_unacked: 0,
             conn_window,
+            window_opened: false,
+            wu_pending: Vec::new(),
             streams: HashMap::new(),
             sent_before: false,
             closing: false,
@@ -247,11 +253,23 @@ impl Shared {
             self.conn_unacked = 0;
         }
         let Some(slot) = self.streams.get_mut(&id) else { return };
-        if slot.remote_end {
-            return;
+        // credited even once the stream's request ended, as HAProxy (clients and
+        // VTest scripts expect the WINDOW_UPDATE)
+        if slot.unacked == 0 && n > 0 {
+            self.wu_pending.push(id);
         }
         slot.unacked += n;
-        if slot.unacked >= self.stream_window / 2 {
+    }
+
+    /// Credits back what each stream consumed since the last write (one WINDOW_UPDATE
+    /// per stream and write, as HAProxy acknowledges what it took; the connection's
+    /// own window is credited in half-window batches).
+    pub fn queue_window_updates(&mut self) {
+        for id in self.wu_pending.drain(..) {
+            let Some(slot) = self.streams.get_mut(&id) else { continue };
+            if slot.reset.is_some() || slot.unacked == 0 {
+                continue;
+            }
             slot.recv_window += i64::from(slot.unacked);
             encode_window_update(&mut self.out, id, slot.unacked);
             slot.unacked = 0;
