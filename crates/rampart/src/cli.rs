@@ -103,6 +103,9 @@ pub enum Parsed {
     Version { verbose: bool },
     /// `-dMhelp`: explain the memory debugging flag and exit 0.
     PoolDebugHelp,
+    /// `--migrate <file>`: print the file with its HAProxy 1.x keywords rewritten (not
+    /// an HAProxy flag).
+    Migrate(PathBuf),
 }
 
 /// Why the command line was refused.
@@ -130,6 +133,10 @@ pub fn parse(argv: &[OsString]) -> Result<Parsed, CliError> {
         let Some(flag) = text.strip_prefix('-') else {
             return Err(CliError::usage());
         };
+        if flag == "-migrate" {
+            let file = args.next().ok_or_else(|| CliError::Usage { alert: Some("--migrate expects a file".into()) })?;
+            return Ok(Parsed::Migrate(PathBuf::from(file)));
+        }
         let flag = flag.to_owned();
         match parse_simple_flag(&flag, &mut cli) {
             Some(Step::Done) => continue,
@@ -293,6 +300,7 @@ Usage : {progname} [-f <cfgfile|cfgdir>]* [ -vdVD ] [ -n <maxconn> ] [ -N <maxpc
         -sf/-st [pid ]* once ready, tells old pids to finish (SIGUSR1) or to stop (SIGTERM)
         -W master-worker mode ; -Ws adds systemd notifications (NOTIFY_SOCKET)
         -S <addr>[,<opts>] binds the master CLI (with -W)
+        --migrate <file> prints <file> with its HAProxy 1.x keywords rewritten
         not supported yet : -x (socket transfer), -dR, -dr, -dK
 
 "
@@ -511,12 +519,42 @@ mod tests {
     }
 
     #[test]
+    fn migrate_takes_a_file() {
+        let args = |a: &[&str]| {
+            parse(&std::iter::once("rampart").chain(a.iter().copied()).map(OsString::from).collect::<Vec<_>>())
+        };
+        assert_eq!(args(&["--migrate", "old.cfg"]), Ok(Parsed::Migrate(PathBuf::from("old.cfg"))));
+        assert!(matches!(args(&["--migrate"]), Err(CliError::Usage { alert: Some(_) })));
+        // after `--`, every word is a configuration file
+        assert!(
+            matches!(args(&["--", "--migrate"]), Ok(Parsed::Run(cli)) if cli.cfgfiles == [PathBuf::from("--migrate")])
+        );
+    }
+
+    #[test]
     fn usage_names_the_program_and_every_supported_flag() {
         let text = usage_text("rampart");
         assert!(text.starts_with("Usage : rampart [-f <cfgfile|cfgdir>]*"));
         for flag in [
-            "-v ", "-vv", "-d ", "-db", "-D ", "-q ", "-c ", "-cc", "-n ", "-N ", "-m ", "-L ", "-p ", "-sf/-st",
-            "-C ", "-W ", "-Ws", "-S ",
+            "-v ",
+            "-vv",
+            "-d ",
+            "-db",
+            "-D ",
+            "-q ",
+            "-c ",
+            "-cc",
+            "-n ",
+            "-N ",
+            "-m ",
+            "-L ",
+            "-p ",
+            "-sf/-st",
+            "-C ",
+            "-W ",
+            "-Ws",
+            "-S ",
+            "--migrate",
         ] {
             assert!(text.contains(flag), "usage does not mention {flag}");
         }

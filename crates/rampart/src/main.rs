@@ -48,6 +48,7 @@ fn run() -> i32 {
         Ok(Parsed::Run(cli)) => *cli,
         Ok(Parsed::Version { verbose }) => return print_version(verbose),
         Ok(Parsed::PoolDebugHelp) => return print_pool_debug_help(),
+        Ok(Parsed::Migrate(file)) => return migrate(&file, &mut rep),
         Err(CliError::Usage { alert }) => {
             if let Some(alert) = alert {
                 rep.alert(&alert);
@@ -196,6 +197,27 @@ fn print_version(verbose: bool) -> i32 {
         text.push_str(&version::display_build_opts(limits::default_nbthread()));
     }
     stdout(&text);
+    0
+}
+
+/// `--migrate <file>`: the rewritten file on stdout, what changed and what needs a hand
+/// on stderr; exit 1 when the file cannot be read.
+fn migrate(file: &std::path::Path, rep: &mut Reporter) -> i32 {
+    let text = match std::fs::read_to_string(file) {
+        Ok(t) => t,
+        Err(e) => {
+            rep.alert(&format!("Could not open configuration file {} : {}", file.display(), strerror(&e)));
+            return 1;
+        }
+    };
+    let m = rampart_cfg::migrate::migrate(&text);
+    stdout(&m.text);
+    for (line, what) in &m.changes {
+        rep.notice(&format!("migrate : [{}:{line}] : {what}", file.display()));
+    }
+    for (line, what) in &m.manual {
+        rep.warning(&format!("migrate : [{}:{line}] : commented out, to rewrite by hand: {what}", file.display()));
+    }
     0
 }
 

@@ -253,7 +253,7 @@ pub static STATS_GLOBAL: &[Kw] = &[
     ),
     kw("timeout", Yes),
     kw("maxconn", Yes),
-    kw("bind-process", No),
+    kw("bind-process", Partial("accepted with a warning: no effect (one process)")),
 ];
 
 const SERVER_PARTIAL: &str = "address (IPv4, IPv6, hostname resolved once, unix@) and the options listed below";
@@ -278,7 +278,7 @@ pub static PROXY: &[ProxyKw] = &[
     px("backlog", D | F | L, Yes),
     px("balance", D | L | B, Partial("every algorithm but 'rdp-cookie' and 'url_param check_post'")),
     px("bind", F | L, Partial(BIND_PARTIAL)),
-    px("bind-process", ALL, No),
+    px("bind-process", ALL, Partial("accepted with HAProxy 2.6's deprecation warning: no effect (one process)")),
     px("capture", F | L, Yes),
     px("clitcpka-cnt", D | F | L, Yes),
     px("clitcpka-idle", D | F | L, Yes),

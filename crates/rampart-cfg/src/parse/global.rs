@@ -4,6 +4,7 @@
 //! keywords registered elsewhere: `nbthread` (src/thread.c), `hard-stop-after`
 //! (src/proxy.c), `stats` (src/cli.c).
 
+use crate::diag::Diag;
 use crate::kw::{self, Support};
 use crate::model::StatsSocket;
 use crate::span::Span;
@@ -44,11 +45,12 @@ pub(super) fn parse_global_line(p: &mut Parser, words: &[String], kwm: Modifier,
         "log" => super::log::parse_global_log(p, words, kwm, span),
         "log-tag" | "log-send-hostname" => super::log::parse_global_log_kw(p, words, span),
         "stats" => parse_stats(p, words, span),
-        "nbproc" => p.alert(
-            span,
-            "nbproc is not supported any more since HAProxy 2.5. Threads will automatically be used on \
-             multi-processor machines if available.",
-        ),
+        "nbproc" => {
+            let msg = "nbproc is not supported any more since HAProxy 2.5. Threads will automatically be used \
+                       on multi-processor machines if available.";
+            let diag = super::legacy_hint(Diag::alert(Some(span.clone()), msg), super::Section::Global, words);
+            p.diags.push(diag);
+        }
         _ if super::ssl::parse_global_ssl(p, words, span) => {}
         _ => unknown_or_not_yet(p, word, span),
     }
@@ -476,7 +478,8 @@ fn parse_stats(p: &mut Parser, words: &[String], span: &Span) {
             }
             _ => p.alert(span, "'stats maxconn' expects a positive value"),
         },
-        "bind-process" => p.alert(span, not_yet("stats bind-process")),
+        // HAProxy 2.6 accepts it without a word; with one process it has no effect
+        "bind-process" => p.warning(span, "'stats bind-process' has no effect (one process); remove it"),
         _ => p.alert(
             span,
             format!("'stats' only supports 'socket', 'maxconn', 'bind-process' and 'timeout' (got '{sub}')"),

@@ -127,7 +127,12 @@ fn header_args_ok(p: &mut Parser, kind: Kind, words: &[String], span: &Span) -> 
         p.alert(span, too_many_args(&words[0], &words[4]));
     }
     if kind != Kind::Backend {
-        p.alert(span, "please use the 'bind' keyword for listening addresses.");
+        let msg = "please use the 'bind' keyword for listening addresses.";
+        let hint = format!(
+            "write '{} {}' then, under it, 'bind {}' (rampart --migrate rewrites the file)",
+            words[0], words[1], words[2]
+        );
+        p.diags.push(crate::diag::Diag::alert(Some(span.clone()), msg).with_hint(hint));
     } else if bad_from {
         // COMPAT: HAProxy 2.6 drops such a backend header without a word; we report it.
         p.alert(span, too_many_args(&words[0], &words[2]));
@@ -190,6 +195,10 @@ fn dispatch(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
         "use_backend" => switching::parse_use_backend(cx, words),
         "use-server" => switching::parse_use_server(cx, words),
         "acl" => switching::parse_acl(cx, words),
+        // as HAProxy 2.6 (one process, no effect)
+        "bind-process" => {
+            cx.warning("'bind-process' has no effect, is deprecated, and will be removed in version 2.7.")
+        }
         "monitor-uri" => switching::parse_monitor_uri(cx, words),
         "stats" => super::stats::parse_stats(cx, words),
         "monitor" => switching::parse_monitor(cx, words),
@@ -235,7 +244,7 @@ fn unknown_or_not_yet(cx: &mut Ctx<'_>, words: &[String]) {
     match kw::proxy_kw(word) {
         Some(k) if k.support == Support::Rejected => {
             let msg = removed_keyword(word, arg(words, 1));
-            cx.alert(msg);
+            cx.alert_legacy(msg, words);
         }
         Some(k) if ignored_when_misplaced(cx, k) => {}
         Some(_) => cx.alert(not_yet(word)),
@@ -479,6 +488,34 @@ mod tests {
     fn lines_of_a_refused_section_are_skipped() {
         assert_eq!(alerts("backend\n foo\n bar\n"), ["'backend' expects an <id> argument"]);
         assert_eq!(alerts("peers p\n peer a 127.0.0.1:1\n"), ["'peers' is not supported yet"]);
+    }
+
+    #[test]
+    fn legacy_lines_get_their_replacement_as_a_hint() {
+        let hints = |text: &str| -> Vec<String> {
+            let (_, diags) = crate::parse::tests::parse(text);
+            diags.list.iter().flat_map(|d| d.hints.clone()).collect()
+        };
+        assert_eq!(
+            hints("listen l\n reqadd X-A:\\ 1 if TRUE\n contimeout 5s\n option forceclose\n"),
+            [
+                "replace with: http-request add-header X-A 1 if TRUE (rampart --migrate rewrites the file)",
+                "replace with: timeout connect 5s (rampart --migrate rewrites the file)",
+                "replace with: option httpclose (rampart --migrate rewrites the file)",
+            ]
+        );
+        assert_eq!(
+            hints("listen web 0.0.0.0:80\n"),
+            ["write 'listen web' then, under it, 'bind 0.0.0.0:80' (rampart --migrate rewrites the file)"]
+        );
+        assert_eq!(hints("global\n nbproc 2\n"), ["remove the line: it has no effect since HAProxy 2.5"]);
+        assert_eq!(
+            warnings("global\n stats bind-process 1\nlisten l\n bind-process 1\n"),
+            [
+                "'stats bind-process' has no effect (one process); remove it",
+                "'bind-process' has no effect, is deprecated, and will be removed in version 2.7."
+            ]
+        );
     }
 
     #[test]
