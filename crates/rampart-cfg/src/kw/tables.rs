@@ -313,7 +313,7 @@ pub static PROXY: &[ProxyKw] = &[
     px("http-response", ALL | NAMED, Yes),
     px("http-reuse", D | L | B, Yes),
     px("http-send-name-header", L | B, No),
-    px("id", F | L | B, No),
+    px("id", F | L | B, Yes),
     px("ignore-persist", L | B, No),
     px("load-server-state-from-file", D | L | B, No),
     px("log", ALL, Partial(LOG_PARTIAL)),

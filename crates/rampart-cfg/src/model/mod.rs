@@ -20,6 +20,7 @@
 
 mod check;
 mod cookie;
+mod ids;
 mod reply;
 mod ring;
 mod rules;
@@ -29,6 +30,7 @@ mod ssl;
 
 pub use check::*;
 pub use cookie::*;
+pub use ids::haproxy_ids;
 pub use reply::*;
 pub use ring::*;
 pub use rules::*;
@@ -400,6 +402,8 @@ pub struct Proxy {
     pub logs: Vec<LogTarget>,
     /// `log-tag <tag>`.
     pub log_tag: Option<String>,
+    /// `id <n>` (HAProxy's `uuid`, > 0, unique); `None`: assigned at startup.
+    pub id: Option<u32>,
     pub span: Span,
 }
 

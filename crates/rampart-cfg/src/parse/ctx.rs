@@ -247,6 +247,7 @@ fn fresh_proxy(name: &str, cap: Cap, span: &Span) -> Proxy {
         unique_id_format: None,
         unique_id_header: None,
         log_tag: None,
+        id: None,
         logs: Vec::new(),
         span: span.clone(),
     }

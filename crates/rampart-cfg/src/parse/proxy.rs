@@ -10,7 +10,7 @@ use crate::span::Span;
 
 use super::ctx::{fresh_build, Ctx, Kind};
 use super::inherit::{inherit, take_default_rules, warn_mixed_refs};
-use super::value::invalid_char;
+use super::value::{atol, invalid_char};
 use super::{arg, not_yet, too_many_args, Modifier, Parser};
 
 /// Which section a keyword line belongs to.
@@ -170,10 +170,42 @@ fn report_name_clash(p: &mut Parser, kind: Kind, name: &str, span: &Span) {
     }
 }
 
+/// `id <n>`: the proxy's number in the stats, unique among proxies.
+fn parse_id(p: &mut Parser, target: Target, words: &[String], span: &Span) {
+    let Target::Proxy(i) = target else {
+        return p.alert(span, "'id' not allowed in 'defaults' section.");
+    };
+    if words.len() > 2 {
+        return p.alert(span, too_many_args(&words[0], &words[2]));
+    }
+    if arg(words, 1).is_empty() {
+        return p.alert(span, "'id' expects an integer argument.");
+    }
+    let Some(id) = u32::try_from(atol(&words[1])).ok().filter(|&v| v > 0 && v <= i32::MAX as u32) else {
+        return p.alert(span, "custom id has to be > 0.");
+    };
+    let me = &p.proxies[i];
+    if let Some(o) = p.proxies.iter().find(|o| o.px.id == Some(id)) {
+        let msg = format!(
+            "{} {} reuses same custom id as {} {} (declared at {}).",
+            me.kind.type_str(),
+            me.px.name,
+            o.kind.type_str(),
+            o.px.name,
+            o.px.span
+        );
+        return p.alert(span, msg);
+    }
+    p.proxies[i].px.id = Some(id);
+}
+
 /// Parses one keyword line of a proxy or `defaults` section.
 pub(crate) fn parse_proxy_line(p: &mut Parser, target: Target, words: &[String], kwm: Modifier, span: &Span) {
     let (bufsize, maxrewrite) = (p.global.bufsize, p.global.maxrewrite);
     let experimental = p.global.expose_experimental;
+    if words[0] == "id" && kwm == Modifier::Std {
+        return parse_id(p, target, words, span);
+    }
     let pb = match target {
         Target::Defaults(i) => &mut p.defaults[i],
         Target::Proxy(i) => &mut p.proxies[i],
@@ -488,6 +520,21 @@ mod tests {
     fn lines_of_a_refused_section_are_skipped() {
         assert_eq!(alerts("backend\n foo\n bar\n"), ["'backend' expects an <id> argument"]);
         assert_eq!(alerts("peers p\n peer a 127.0.0.1:1\n"), ["'peers' is not supported yet"]);
+    }
+
+    #[test]
+    fn proxy_ids_are_positive_and_unique() {
+        let cfg = parse_ok("listen a\n id 3\nbackend b\n");
+        assert_eq!((cfg.proxies[0].id, cfg.proxies[1].id), (Some(3), None));
+        assert_eq!(
+            alerts("listen a\n id 3\nbackend b\n id 3\nbackend c\n id 0\nbackend d\n id x\ndefaults\n id 4\n"),
+            [
+                "backend b reuses same custom id as proxy a (declared at t.cfg:1).",
+                "custom id has to be > 0.",
+                "custom id has to be > 0.",
+                "'id' not allowed in 'defaults' section."
+            ]
+        );
     }
 
     #[test]

@@ -199,7 +199,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("server cookie", "build::build: ServerRt::cookie (stream::ana::cookie)"),
     ("server pool-max-conn", "backend::ServerConn::park (conn_pool::put)"),
     ("server pool-low-conn", "build::build: ServerRt::pool_low_conn (conn_pool::take)"),
-    ("server id", "build::balancer::server_ids (ring positions, `first` order)"),
+    ("server id", "model::haproxy_ids (ring positions, `first` order, the stats' sid)"),
     ("server disabled", "build::build: ServerRt::disabled"),
     ("server weight", "build::build: Lb weights"),
     ("server maxconn", "build::build: ServerRt::maxconn, backend::try_claim"),
