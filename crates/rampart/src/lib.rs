@@ -7,6 +7,7 @@
 //! - `build`: the runtime model built from the configuration model (rules compiled,
 //!   files read, counters sized)
 //! - `worker`: one current-thread runtime per thread, signals, soft stop
+//! - `master`: master-worker mode (`-W`): supervision, reloads, master CLI, systemd
 //! - `listener`: bind / adopt listening sockets, accept loop, maxconn, pause; the
 //!   receivers of `log-forward` sections
 //! - `session`: one client connection: its maxconn slot, `tcp-request connection|session`
@@ -68,6 +69,7 @@ pub mod io;
 pub mod lb;
 pub mod listener;
 pub mod log;
+pub mod master;
 pub mod mux;
 pub mod pattern;
 pub mod process;

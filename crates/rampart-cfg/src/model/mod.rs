@@ -20,6 +20,7 @@
 
 mod check;
 mod cookie;
+mod ids;
 mod reply;
 mod resolvers;
 mod ring;
@@ -30,6 +31,7 @@ mod ssl;
 
 pub use check::*;
 pub use cookie::*;
+pub use ids::haproxy_ids;
 pub use reply::*;
 pub use resolvers::*;
 pub use ring::*;
@@ -103,7 +105,12 @@ pub struct Global {
     /// idle server connections of another thread.
     pub idle_pool_shared: bool,
     pub quiet: bool,
+    /// `master-worker` (as `-W`): a master process supervises the worker.
     pub master_worker: bool,
+    /// `master-worker no-exit-on-failure`: the master stays when its worker fails.
+    pub mworker_no_exit_on_failure: bool,
+    /// `mworker-max-reloads <n>`: workers older than `n` reloads are stopped.
+    pub mworker_max_reloads: Option<u32>,
     /// `log` lines.
     pub logs: Vec<LogTarget>,
     /// `log-tag <tag>` (default: the program name).
@@ -177,6 +184,8 @@ impl Default for Global {
             h2: H2Tune::default(),
             quiet: false,
             master_worker: false,
+            mworker_no_exit_on_failure: false,
+            mworker_max_reloads: None,
             logs: Vec::new(),
             log_tag: None,
             log_send_hostname: None,
@@ -398,6 +407,8 @@ pub struct Proxy {
     pub logs: Vec<LogTarget>,
     /// `log-tag <tag>`.
     pub log_tag: Option<String>,
+    /// `id <n>` (HAProxy's `uuid`, > 0, unique); `None`: assigned at startup.
+    pub id: Option<u32>,
     pub span: Span,
 }
 

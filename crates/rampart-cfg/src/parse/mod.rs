@@ -70,6 +70,7 @@ use std::sync::Arc;
 use crate::diag::{Diag, Diags};
 use crate::kw;
 use crate::lexer::Line;
+pub(crate) use crate::migrate::legacy::Section;
 use crate::model::{Config, Global};
 use crate::span::Span;
 
@@ -327,6 +328,15 @@ fn merge_by_line(a: Vec<Diag>, b: Vec<Diag>) -> Vec<Diag> {
 }
 
 /// "'kw' is not supported yet" (rampart's message for HAProxy keywords it lacks).
+/// `diag` with a `hint:` line giving the modern replacement of the legacy line `words`
+/// of `section` ([`crate::migrate`]), when there is one.
+pub(crate) fn legacy_hint(diag: Diag, section: Section, words: &[String]) -> Diag {
+    match crate::migrate::legacy::replacement(section, words) {
+        Some(fix) => diag.with_hint(crate::migrate::legacy::hint(&fix)),
+        None => diag,
+    }
+}
+
 pub(crate) fn not_yet(what: &str) -> String {
     format!("'{what}' is not supported yet")
 }

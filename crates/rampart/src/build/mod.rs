@@ -57,6 +57,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
     for (idx, px) in cfg.proxies.iter().enumerate() {
         let backend_checks = check_rules(cfg, idx, &mut shared, &mut alerts);
         let backups_cut = px.servers.iter().any(|s| s.check.shutdown_backups_on_up);
+        let sids = rampart_cfg::model::haproxy_ids(px.effective_servers().iter().map(|s| s.id));
         // `dispatch` / `option transparent` without servers: one hidden server
         let servers = px
             .effective_servers()
@@ -110,7 +111,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                     cookie: srv.cookie.as_deref().map(|c| c.as_bytes().into()),
                     cur_conns: AtomicU32::new(0),
                     pool_key: pool_key - 1,
-                    stats: crate::stats::ServerStats::new(threads, srv.weight, pos as u32 + 1, timed),
+                    stats: crate::stats::ServerStats::new(threads, srv.weight, sids[pos], timed),
                     send_proxy: srv.proxy,
                     source: srv.source.or(px.source),
                     socks4: srv.socks4,
