@@ -7,6 +7,7 @@
 //! - `build`: the runtime model built from the configuration model (rules compiled,
 //!   files read, counters sized)
 //! - `worker`: one current-thread runtime per thread, signals, soft stop
+//! - `master`: master-worker mode (`-W`): supervision, reloads, master CLI, systemd
 //! - `listener`: bind / adopt listening sockets, accept loop, maxconn, pause; the
 //!   receivers of `log-forward` sections
 //! - `session`: one client connection: its maxconn slot, `tcp-request connection|session`
@@ -30,6 +31,8 @@
 //!   server connections and their sockets
 //! - `server`: server runtime state (UP/DOWN/NOLB, maintenance, effective weight), the
 //!   queues of streams waiting for a server
+//! - `dns`: name resolution at run time: `resolvers` sections, servers following DNS
+//!   (`dns::types`: what the model holds of it)
 //! - `check`: what a health check is (settings, HTTP, tcp-check and agent protocols)
 //! - `health`: health checks at run time (scheduling, probes, rise/fall, tracking)
 //! - `proxy`: the runtime model: frontends, backends, servers, as every layer reads them
@@ -57,6 +60,7 @@ pub mod cli;
 pub mod conn_pool;
 pub mod counters;
 pub mod debug;
+pub mod dns;
 pub mod errors;
 pub mod h1;
 pub mod h2;
@@ -66,6 +70,7 @@ pub mod io;
 pub mod lb;
 pub mod listener;
 pub mod log;
+pub mod master;
 pub mod mux;
 pub mod pattern;
 pub mod process;

@@ -37,7 +37,7 @@ pub static HTTP_REQUEST_ACTIONS: &[ActionKw] = &[
     act("sc-set-gpt", true, Yes),
     act("sc-set-gpt0", true, Yes),
     act("send-spoe-group", false, No),
-    act("do-resolve", true, No),
+    act("do-resolve", true, Yes),
     act("cache-use", false, No),
     act("add-acl", true, No),
     act("add-header", false, Yes),

@@ -21,7 +21,9 @@
 
 mod check;
 mod cookie;
+mod ids;
 mod reply;
+mod resolvers;
 mod ring;
 mod rules;
 mod server_tls;
@@ -31,7 +33,9 @@ mod stick;
 
 pub use check::*;
 pub use cookie::*;
+pub use ids::haproxy_ids;
 pub use reply::*;
+pub use resolvers::*;
 pub use ring::*;
 pub use rules::*;
 pub use server_tls::*;
@@ -62,6 +66,9 @@ pub struct Config {
     pub log_forwards: Vec<LogForward>,
     /// `ring` sections in file order.
     pub rings: Vec<Ring>,
+    /// `resolvers` sections in file order, then the implicit `default` one when
+    /// `/etc/resolv.conf` gives it nameservers and no section has that name.
+    pub resolvers: Vec<Resolvers>,
 }
 
 impl Config {
@@ -101,7 +108,12 @@ pub struct Global {
     /// idle server connections of another thread.
     pub idle_pool_shared: bool,
     pub quiet: bool,
+    /// `master-worker` (as `-W`): a master process supervises the worker.
     pub master_worker: bool,
+    /// `master-worker no-exit-on-failure`: the master stays when its worker fails.
+    pub mworker_no_exit_on_failure: bool,
+    /// `mworker-max-reloads <n>`: workers older than `n` reloads are stopped.
+    pub mworker_max_reloads: Option<u32>,
     /// `log` lines.
     pub logs: Vec<LogTarget>,
     /// `log-tag <tag>` (default: the program name).
@@ -175,6 +187,8 @@ impl Default for Global {
             h2: H2Tune::default(),
             quiet: false,
             master_worker: false,
+            mworker_no_exit_on_failure: false,
+            mworker_max_reloads: None,
             logs: Vec::new(),
             log_tag: None,
             log_send_hostname: None,
@@ -400,6 +414,8 @@ pub struct Proxy {
     pub stick_table: Option<StickTableDef>,
     /// `stick on|match|store-request` rules in order (backends).
     pub stick_rules: Vec<StickRule>,
+    /// `id <n>` (HAProxy's `uuid`, > 0, unique); `None`: assigned at startup.
+    pub id: Option<u32>,
     pub span: Span,
 }
 
@@ -875,6 +891,11 @@ pub struct Server {
     pub tls: ServerTls,
     /// `cookie <value>`: the value of the backend's persistence cookie that names it.
     pub cookie: Option<String>,
+    /// The DNS name of the address, when it is one (its address is then the one it
+    /// resolved to at startup, or unset).
+    pub fqdn: Option<ServerFqdn>,
+    /// `resolvers`, `resolve-prefer`, `resolve-net`, `resolve-opts`, `init-addr`.
+    pub resolve: ServerResolve,
     pub span: Span,
 }
 

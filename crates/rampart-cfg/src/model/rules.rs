@@ -293,6 +293,19 @@ pub enum HttpReqAction {
     TrackSc(super::TrackSc),
     /// `sc-inc-gpc0/1(<n>)`, `sc-set-gpt0(<n>) <v>`.
     Sc(super::ScAction),
+    /// `do-resolve(<var>,<resolvers>[,ipv4|ipv6]) <expr>`.
+    DoResolve(DoResolve),
+}
+
+/// `http-request do-resolve(<var>,<resolvers>[,ipv4|ipv6]) <expr>`: the address the
+/// name `expr` gives, asked of a `resolvers` section, into variable `var`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DoResolve {
+    pub var: VarName,
+    pub resolvers: String,
+    /// `ipv6` (the default) or `ipv4`: the family asked first.
+    pub prefer_v6: bool,
+    pub expr: ExprSrc,
 }
 
 impl HttpReqAction {
@@ -322,6 +335,7 @@ impl HttpReqAction {
             A::DisableL7Retry => "disable-l7-retry",
             A::SetTimeout { .. } => "set-timeout",
             A::UseService(_) => "use-service",
+            A::DoResolve(_) => "do-resolve",
             A::Reject => "reject",
             A::TrackSc(_) => "track-sc",
             A::Sc(a) => a.name(),

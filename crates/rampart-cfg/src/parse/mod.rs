@@ -16,12 +16,14 @@
 //!   (`Ctx`), below the keyword parsers and `proxy`
 //! - `proxy_kw`: the simple proxy keywords (mode, maxconn, timeouts, balance...)
 //! - `option`: `option ...`
-//! - `bind`, `server`: `bind` lines, `server` / `default-server` lines
+//! - `bind`, `server`: `bind` lines, `server` / `default-server` / `server-template` lines;
+//!   `server_dns`: the DNS options of servers and `init-addr`
 //! - `rule`: the rule lists (`http-request`, `tcp-request`...) and `redirect`
 //! - `switching`: `acl`, `use_backend`, `use-server`, `monitor`, `capture`, `unique-id-*`
 //! - `errorfile`: error files and `errorfile`; `http_errors`: `errorfiles`, `http-error`
 //!   and `http-errors` sections
 //! - `userlist`: `userlist` sections
+//! - `resolvers`: `resolvers` sections (nameservers, timeouts, hold periods)
 //! - `ring`: `ring` sections (log buffers forwarded to TCP syslog servers)
 //! - `log`: `log` lines (kept raw)
 //! - `log_forward`: `log-forward` sections (syslog receivers and their targets)
@@ -47,9 +49,11 @@ mod log_forward;
 mod option;
 mod proxy;
 mod proxy_kw;
+mod resolvers;
 mod ring;
 mod rule;
 mod server;
+mod server_dns;
 mod server_ssl;
 mod ssl;
 mod stats;
@@ -67,6 +71,7 @@ use std::sync::Arc;
 use crate::diag::{Diag, Diags};
 use crate::kw;
 use crate::lexer::Line;
+pub(crate) use crate::migrate::legacy::Section;
 use crate::model::{Config, Global};
 use crate::span::Span;
 
@@ -96,6 +101,8 @@ enum Cursor {
     LogForward(usize),
     /// A `ring` section, index into [`Parser::rings`].
     Ring(usize),
+    /// A `resolvers` section, index into [`Parser::resolvers`].
+    Resolvers(usize),
     /// A section rampart does not parse (already reported), or whose header was refused:
     /// its lines are skipped without further noise.
     Skipped,
@@ -125,6 +132,7 @@ pub(crate) struct Parser {
     pub http_errors: Vec<crate::model::HttpErrors>,
     pub log_forwards: Vec<crate::model::LogForward>,
     pub rings: Vec<crate::model::Ring>,
+    pub resolvers: Vec<crate::model::Resolvers>,
     cursor: Cursor,
     /// Diagnostics of the file being parsed.
     pub diags: Vec<Diag>,
@@ -143,6 +151,7 @@ impl Parser {
             http_errors: Vec::new(),
             log_forwards: Vec::new(),
             rings: Vec::new(),
+            resolvers: Vec::new(),
             cursor: Cursor::Outside,
             diags: Vec::new(),
             pending: kw::PendingUses::default(),
@@ -185,6 +194,7 @@ impl Parser {
             Cursor::HttpErrors(i) => http_errors::parse_http_errors_line(self, i, words, &line.span),
             Cursor::LogForward(i) => log_forward::parse_log_forward_line(self, i, words, kwm, &line.span),
             Cursor::Ring(i) => ring::parse_ring_line(self, i, words, &line.span),
+            Cursor::Resolvers(i) => resolvers::parse_resolvers_line(self, i, words, &line.span),
         }
     }
 
@@ -255,6 +265,12 @@ impl Parser {
                     None => Cursor::Skipped,
                 }
             }
+            "resolvers" => {
+                self.cursor = match resolvers::open_resolvers(self, words, span) {
+                    Some(i) => Cursor::Resolvers(i),
+                    None => Cursor::Skipped,
+                }
+            }
             other => {
                 self.alert(span, format!("'{other}' is not supported yet"));
                 self.cursor = Cursor::Skipped;
@@ -313,6 +329,15 @@ fn merge_by_line(a: Vec<Diag>, b: Vec<Diag>) -> Vec<Diag> {
 }
 
 /// "'kw' is not supported yet" (rampart's message for HAProxy keywords it lacks).
+/// `diag` with a `hint:` line giving the modern replacement of the legacy line `words`
+/// of `section` ([`crate::migrate`]), when there is one.
+pub(crate) fn legacy_hint(diag: Diag, section: Section, words: &[String]) -> Diag {
+    match crate::migrate::legacy::replacement(section, words) {
+        Some(fix) => diag.with_hint(crate::migrate::legacy::hint(&fix)),
+        None => diag,
+    }
+}
+
 pub(crate) fn not_yet(what: &str) -> String {
     format!("'{what}' is not supported yet")
 }

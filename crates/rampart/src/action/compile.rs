@@ -18,6 +18,7 @@ use super::reply::{DynReply, Redirect, RedirectTo, Reply};
 use super::rewrite::UriPart;
 use super::{BackendTarget, ProxyRules, Rule, RuleAt, ServerTarget};
 
+mod resolve;
 mod stick;
 mod stream;
 use crate::acl::{self, AclSet, Cond, PatRefs};
@@ -339,6 +340,7 @@ impl<'c> Cx<'c> {
             HttpReqAction::EarlyHint { name, value } => self.early_hint(name, value)?,
             HttpReqAction::SetTimeout { timeout, value } => self.set_timeout(*timeout, value)?,
             HttpReqAction::WaitForBody(w) => stream::wait_for_body(w),
+            HttpReqAction::DoResolve(d) => self.do_resolve(d, span)?,
             HttpReqAction::SetPriorityClass(e) => {
                 HttpAct::SetPriority { offset: false, value: self.expr(e, list, "set-priority-class")? }
             }

@@ -84,6 +84,9 @@ pub enum Flow {
     /// `use-service`: the stream hands the request to a service of the process, whose
     /// answer is the response.
     Service(Service),
+    /// `do-resolve`: the stream resolves the name the rule left in its state without
+    /// blocking the thread, then runs the list again from that rule.
+    Resolve,
 }
 
 /// A service `http-request use-service` hands requests to (HAProxy's applets).

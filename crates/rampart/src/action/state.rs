@@ -55,6 +55,19 @@ pub struct StreamState {
     /// PERF: kept with the pooled state, so a backend with `stick` rules allocates
     /// nothing per request once warm.
     pub stick_stores: Vec<(std::sync::Arc<crate::stick::StickTable>, crate::stick::Key)>,
+    /// What a `do-resolve` rule asks, until the stream resolved it.
+    pub resolve: Option<ResolveAsk>,
+    /// The answer to it (`Some(None)`: no address), for the rule run again.
+    pub resolved: Option<Option<std::net::IpAddr>>,
+}
+
+/// A name a `do-resolve` rule asks of a resolvers section.
+#[derive(Debug, Clone)]
+pub struct ResolveAsk {
+    /// Index into `Runtime::resolvers`.
+    pub res: usize,
+    pub name: String,
+    pub prefer_v6: bool,
 }
 
 impl Default for StreamState {
@@ -77,6 +90,8 @@ impl Default for StreamState {
             cookie_dates: Default::default(),
             sc: Default::default(),
             stick_stores: Vec::new(),
+            resolve: None,
+            resolved: None,
         }
     }
 }
@@ -100,6 +115,8 @@ impl StreamState {
         self.cookie_dates = Default::default();
         self.sc.release();
         self.stick_stores.clear();
+        self.resolve = None;
+        self.resolved = None;
     }
 }
 

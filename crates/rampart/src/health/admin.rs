@@ -41,8 +41,8 @@ fn maint_change(px: &ProxyRt, srv: usize, on: bool) {
     if st.is_forced_maint() == on {
         return;
     }
-    // already (or still) in maintenance through `track`: the flag alone changes
-    if st.is_inherited_maint() {
+    // already (or still) in maintenance through `track` or DNS: the flag alone changes
+    if st.is_inherited_maint() || st.is_resolution_maint() {
         st.set_maint(on);
         return;
     }
@@ -110,7 +110,7 @@ fn inherited_change(px: &ProxyRt, srv: usize, on: bool, via: &str) {
     if st.is_inherited_maint() == on {
         return;
     }
-    if st.is_forced_maint() {
+    if st.is_forced_maint() || st.is_resolution_maint() {
         st.set_inherited_maint(on);
         return;
     }

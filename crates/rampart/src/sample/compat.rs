@@ -46,11 +46,6 @@ const FETCH_NOTES: &[Row] = &[
         &["so_id"],
         "listeners, each address of the `bind` lines, numbered from 1 in declaration order; explicit `bind ... id` not yet",
     ),
-    note(
-        &["fe_id", "be_id"],
-        "declaration order, after the `GLOBAL` proxy of a `stats socket`; an explicit `id` not yet",
-    ),
-    note(&["srv_id"], "declaration order in the backend; an explicit `id` not yet"),
     partial(&["be_conn"], "counts connections in use to the servers (HAProxy counts the backend's streams, queued ones included)"),
     note(&["srv_is_up"], "not in maintenance and not marked DOWN by its health checks"),
     note(&["nbsrv"], "servers the balancer may pick (the active ones, else the backups)"),

@@ -34,6 +34,8 @@ pub struct SrvFacts<'a> {
     pub usable: bool,
     /// Connections in use (`srv_conn`, `%sc`).
     pub cur_conns: u32,
+    /// HAProxy's number of the server in its backend (`srv_id`, the stats' `sid`).
+    pub id: u32,
 }
 
 /// The running process as rules and log lines read it. Proxies and servers are named by
@@ -55,6 +57,8 @@ pub trait Host: Sync + std::fmt::Debug {
 
     /// The name of proxy `px` (`fe_name`, `be_name`, `%f`, `%b`).
     fn proxy_name(&self, px: usize) -> Option<&str>;
+    /// HAProxy's number of proxy `px` (`fe_id`, `be_id`, the stats' `iid`).
+    fn proxy_id(&self, px: usize) -> Option<u32>;
     /// The backend frontend `fe` uses by default (`fe_defbe`).
     fn default_backend(&self, fe: usize) -> Option<usize>;
     /// Client connections frontend `fe` holds (`fe_conn`, `%fc`).

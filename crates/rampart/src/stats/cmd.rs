@@ -368,6 +368,13 @@ pub static COMMANDS: &[Cmd] = &[
         run: show_info,
     },
     Cmd {
+        words: &["show", "resolvers"],
+        usage: "show resolvers [id]",
+        help: "dumps counters from all resolvers section and associated name servers",
+        level: Level::User,
+        run: |c, _, w| super::resolvers::show(c, w.get(2).copied()),
+    },
+    Cmd {
         words: &["show", "servers", "state"],
         usage: "show servers state [<backend>]",
         help: "dump volatile server information (all or for a single backend)",

@@ -487,9 +487,20 @@ async fn request_rules<'rt, F: HttpFront>(
             front.interim(&hint).await;
         }
         txn.st.hint_open = false;
-        let Verdict::WaitBody(w) = v else { return v };
-        if let Some(v) = wait_body(front, s, txn, sess, w, reply).await {
-            return v;
+        match v {
+            Verdict::WaitBody(w) => {
+                if let Some(v) = wait_body(front, s, txn, sess, w, reply).await {
+                    return v;
+                }
+            }
+            Verdict::Resolve => {
+                let ip = match txn.st.resolve.take() {
+                    Some(a) => crate::dns::resolve_ip(s.shared, a.res, &a.name, a.prefer_v6).await,
+                    None => None,
+                };
+                txn.st.resolved = Some(ip);
+            }
+            v => return v,
         }
     }
 }
@@ -594,7 +605,9 @@ async fn conclude<'rt, F: HttpFront>(
     reply: Option<Synth<'rt>>,
 ) -> Next {
     match v {
-        Verdict::Continue | Verdict::Reply | Verdict::WaitBody(_) => send_built(front, s, txn, sess, reply).await,
+        Verdict::Continue | Verdict::Reply | Verdict::WaitBody(_) | Verdict::Resolve => {
+            send_built(front, s, txn, sess, reply).await
+        }
         Verdict::Tarpit => {
             ended(txn, Cause::Proxy, Phase::Tarpit);
             // HAProxy holds a tarpitted request for `timeout tarpit`, then answers.
@@ -654,7 +667,7 @@ async fn send_built<'rt, F: HttpFront>(
     };
     let buf = reply.buf;
     match ana::http_res::after(s, synth, buf, &mut st) {
-        Verdict::Continue | Verdict::WaitBody(_) => {}
+        Verdict::Continue | Verdict::WaitBody(_) | Verdict::Resolve => {}
         Verdict::Close => return Next::Close,
         Verdict::SilentDrop => {
             front.silent_drop();

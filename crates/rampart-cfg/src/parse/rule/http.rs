@@ -190,6 +190,7 @@ fn request_action(cx: &mut Ctx<'_>, a: &mut Args<'_>, word: &str, name: &'static
         "sc-inc-gpc" | "sc-inc-gpc0" | "sc-inc-gpc1" | "sc-set-gpt" | "sc-set-gpt0" => {
             A::Sc(super::super::stick::parse_sc_action(word, a)?)
         }
+        "do-resolve" => A::DoResolve(vars::parse_do_resolve(word, a)?),
         other => return Err(ActErr::NotYet(format!("http-request {other}"))),
     })
 }

@@ -38,4 +38,7 @@ pub enum Verdict {
     SilentDrop,
     /// `wait-for-body`: wait for the request body, then run the rest of the rules.
     WaitBody(crate::action::WaitBody),
+    /// `do-resolve`: resolve the name the rule asked (the stream waits, its thread does
+    /// not), then run the rules again from that rule.
+    Resolve,
 }
