@@ -81,7 +81,8 @@ fn state_columns(srv: &ServerRt, now: u64) -> String {
         }
         // without a check, only `disabled` pauses it (for good) and zeroes the health
         None if srv.disabled => (1, 0, st.health_or(0), 8),
-        None if maint => (1, 0, 0, 0),
+        // HAProxy 2.6 zeroes the health of a server waiting for its address (RMAINT)
+        None if st.is_resolution_maint() => (1, 0, 0, 0),
         None => (1, 0, st.health_or(srv.rise_fall.0), 0),
     };
     let agent_state = match &srv.agent {
