@@ -26,25 +26,6 @@ pub struct Migrated {
     pub manual: Vec<(u32, String)>,
 }
 
-/// The sections of HAProxy 2.6 (a line starting with one starts a section).
-const SECTIONS: &[&str] = &[
-    "global",
-    "defaults",
-    "frontend",
-    "backend",
-    "listen",
-    "peers",
-    "resolvers",
-    "userlist",
-    "mailers",
-    "program",
-    "http-errors",
-    "ring",
-    "cache",
-    "fcgi-app",
-    "log-forward",
-];
-
 /// Rewrites the legacy lines of `text`.
 pub fn migrate(text: &str) -> Migrated {
     let mut out = Migrated { text: String::with_capacity(text.len()), changes: Vec::new(), manual: Vec::new() };
@@ -56,7 +37,7 @@ pub fn migrate(text: &str) -> Migrated {
             continue;
         };
         let indent = &raw[..raw.len() - raw.trim_start().len()];
-        if let Some(kind) = words.first().filter(|w| SECTIONS.contains(&w.as_str())) {
+        if let Some(kind) = words.first().filter(|w| crate::kw::SECTIONS.iter().any(|k| k.name == w.as_str())) {
             section = match kind.as_str() {
                 "global" => Section::Global,
                 "defaults" | "frontend" | "backend" | "listen" => Section::Proxy,

@@ -6,11 +6,9 @@
 //! HAProxy counterparts: `srv_set_admin_flag(SRV_ADMF_RMAINT)`, `srv_clr_admin_flag()`
 //! and their reports in `srv_update_status()` (src/server.c).
 
-use std::sync::atomic::Ordering;
-
 use rampart_cfg::Level;
 
-use super::report::{self, available, emit, no_server_left};
+use super::report::{self, available, emit};
 use crate::log::level as log_level;
 use crate::proxy::ProxyRt;
 use crate::server::OperState;
@@ -44,18 +42,7 @@ pub fn set_resolution_maint(px: &ProxyRt, srv: usize, on: bool, reason: &str, ho
             emit(px, Level::Warning, log_level::NOTICE, &format!("{label} was DOWN and now enters maintenance{why}"));
             return;
         }
-        let (act, bck) = available(px);
-        let on_backup = if bck > 0 && act == 0 { " Running on backup." } else { "" };
-        let cur = server.cur_conns.load(Ordering::Relaxed);
-        let msg = format!(
-            "{label} is going DOWN for maintenance{why}. {act} active and {bck} backup servers left.{on_backup} \
-             {cur} sessions active, 0 requeued, 0 remaining in queue"
-        );
-        let level = if was == OperState::Stopping { log_level::NOTICE } else { log_level::ALERT };
-        emit(px, Level::Warning, level, &msg);
-        if before.0 + before.1 > 0 && act + bck == 0 {
-            no_server_left(px);
-        }
+        report::going_down_for_maint(px, srv, was, before, &label, &why);
         return;
     }
     let (up, word) = match st.oper() {
