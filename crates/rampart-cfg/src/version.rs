@@ -14,13 +14,12 @@ pub const RAMPART_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// configurations gate TLS on `feature(OPENSSL)`, while `ssllib_name_startswith(OpenSSL)`
 /// stays false (see `cond`).
 pub const FEATURES: &[&str] =
-    &["ACCEPT4", "EPOLL", "GETADDRINFO", "LINUX_SPLICE", "OPENSSL", "POLL", "PRCTL", "RT", "THREAD"];
+    &["ACCEPT4", "EPOLL", "GETADDRINFO", "LINUX_SPLICE", "LUA", "OPENSSL", "POLL", "PRCTL", "RT", "THREAD"];
 
 /// HAProxy features rampart does not have yet (shown as `-NAME` by `-vv`).
 pub const MISSING_FEATURES: &[&str] = &[
     "51DEGREES",
     "DEVICEATLAS",
-    "LUA",
     "OT",
     "PCRE",
     "PCRE2",

@@ -26,6 +26,7 @@
 //! - `pattern`: match methods and pattern sets, shared by ACLs and maps
 //! - `acl`: ACLs and conditions
 //! - `action`: what `http-request`, `tcp-request` ... rules do
+//! - `lua`: Lua scripts (`lua-load`): HAProxy's Lua API, one Lua state per thread
 //! - `auth`: `userlist` sections at run time: users, groups, crypt(3) password checks
 //! - `backend`, `lb`, `conn_pool`: pick a server, queue, connect, retry; balancers; idle
 //!   server connections and their sockets
@@ -70,6 +71,7 @@ pub mod io;
 pub mod lb;
 pub mod listener;
 pub mod log;
+pub mod lua;
 pub mod master;
 pub mod mux;
 pub mod pattern;

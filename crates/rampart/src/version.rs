@@ -61,6 +61,8 @@ pub fn display_build_opts(default_nbthread: usize) -> String {
     let _ = writeln!(out, "\nBuilt with SSL library : rustls 0.23 (aws-lc-rs provider)");
     out.push_str("SSL library supports SNI : yes\n");
     out.push_str("SSL library supports : TLSv1.2 TLSv1.3\n");
+    // the Lua embedded by the `mlua` crate (its vendored 5.4 sources)
+    out.push_str("Built with Lua version : Lua 5.4.7\n");
     let _ = writeln!(
         out,
         "\nBuilt with multi-threading support (MAX_THREADS={MAX_THREADS}, default={}).",

@@ -43,6 +43,10 @@ pub static SECTIONS: &[Kw] = &[
     kw("namespace_list", No),
 ];
 
+const LUA_LOAD_PARTIAL: &str = "Lua 5.4; one Lua state per thread (HAProxy shares one state between threads): \
+     globals are per thread, tasks and init functions of the file run on every thread; the API subset of \
+     docs/COMPATIBILITY.md, section Lua";
+
 const LOG_FORWARD_PARTIAL: &str =
     "UDP and TCP (inet) receivers, TCP over TLS (bind ... ssl crt); no PROXY protocol or unix sockets";
 
@@ -121,9 +125,9 @@ pub static GLOBAL: &[Kw] = &[
     kw("log", Partial(LOG_PARTIAL)),
     kw("log-send-hostname", Yes),
     kw("log-tag", Yes),
-    kw("lua-load", No),
-    kw("lua-load-per-thread", No),
-    kw("lua-prepend-path", No),
+    kw("lua-load", Partial(LUA_LOAD_PARTIAL)),
+    kw("lua-load-per-thread", Partial("each thread loads the file into its own Lua state, as HAProxy; see docs/COMPATIBILITY.md, section Lua")),
+    kw("lua-prepend-path", Yes),
     kw("master-worker", Yes),
     kw("max-spread-checks", No),
     kw("maxcompcpuusage", No),
@@ -201,11 +205,11 @@ pub static GLOBAL: &[Kw] = &[
     kw("tune.idle-pool.shared", Yes),
     kw("tune.idletimer", No),
     kw("tune.listener.multi-queue", No),
-    kw("tune.lua.forced-yield", No),
-    kw("tune.lua.maxmem", No),
-    kw("tune.lua.service-timeout", No),
-    kw("tune.lua.session-timeout", No),
-    kw("tune.lua.task-timeout", No),
+    kw("tune.lua.forced-yield", Yes),
+    kw("tune.lua.maxmem", Partial("a limit per Lua state (one per thread), not one for the process")),
+    kw("tune.lua.service-timeout", Yes),
+    kw("tune.lua.session-timeout", Yes),
+    kw("tune.lua.task-timeout", Yes),
     kw("tune.maxaccept", No),
     kw("tune.maxpollevents", No),
     kw("tune.maxrewrite", Yes),

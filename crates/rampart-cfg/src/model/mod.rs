@@ -128,6 +128,8 @@ pub struct Global {
     pub stats_maxconn: Option<u32>,
     /// `tune.vars.*-max-size`.
     pub vars: VarsLimits,
+    /// `lua-load`, `lua-load-per-thread`, `lua-prepend-path`, `tune.lua.*`.
+    pub lua: LuaSettings,
     /// `expose-experimental-directives` (needed by `http-request normalize-uri`).
     pub expose_experimental: bool,
     /// `set-var` / `set-var-fmt` lines, evaluated at startup in order (`proc.` only).
@@ -153,6 +155,37 @@ pub struct GlobalSetVar {
 pub enum GlobalVarValue {
     Expr(ExprSrc),
     Fmt(FmtSrc),
+}
+
+/// The Lua settings of the `global` section (HAProxy's src/hlua.c keywords).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LuaSettings {
+    /// `lua-load <file> [args]` and `lua-load-per-thread <file> [args]`, in order.
+    pub loads: Vec<LuaLoad>,
+    /// `lua-prepend-path <path> [path|cpath]`: (path, `path` or `cpath`), in order.
+    pub prepend_paths: Vec<(String, String)>,
+    /// `tune.lua.maxmem <MB>`, in bytes; `None`: unlimited.
+    pub maxmem: Option<usize>,
+    /// `tune.lua.forced-yield <n>`: instructions between two forced yields (default
+    /// 10000).
+    pub forced_yield: Option<u32>,
+    /// `tune.lua.session-timeout` (default 4s): Lua time of an action, fetch or
+    /// converter. `Some(None)`: set to 0, no limit.
+    pub session_timeout: Option<Option<Duration>>,
+    /// `tune.lua.task-timeout` (default: none).
+    pub task_timeout: Option<Option<Duration>>,
+    /// `tune.lua.service-timeout` (default 4s).
+    pub service_timeout: Option<Option<Duration>>,
+}
+
+/// One `lua-load` or `lua-load-per-thread` line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LuaLoad {
+    pub path: String,
+    /// The words after the file name (`table.pack(...)` in the script).
+    pub args: Vec<String>,
+    pub per_thread: bool,
+    pub span: Span,
 }
 
 /// `tune.vars.<scope>-max-size`: bytes the variables of a scope may hold in total;
@@ -196,6 +229,7 @@ impl Default for Global {
             stats_timeout: None,
             stats_maxconn: None,
             vars: VarsLimits::default(),
+            lua: LuaSettings::default(),
             set_vars: Vec::new(),
             expose_experimental: false,
             spread_checks: 0,

@@ -286,8 +286,10 @@ pub enum HttpReqAction {
         timeout: TimeoutName,
         value: TimeoutValue,
     },
-    /// `use-service <name>` (only `prometheus-exporter` exists).
+    /// `use-service <name>`: `prometheus-exporter` or `lua.<name>`.
     UseService(String),
+    /// `lua.<name> [args...]`: an action a Lua script registers.
+    Lua(LuaCall),
     Reject,
     /// `track-sc<n> <key> [table <t>]`.
     TrackSc(super::TrackSc),
@@ -335,6 +337,7 @@ impl HttpReqAction {
             A::DisableL7Retry => "disable-l7-retry",
             A::SetTimeout { .. } => "set-timeout",
             A::UseService(_) => "use-service",
+            A::Lua(_) => "lua.",
             A::DoResolve(_) => "do-resolve",
             A::Reject => "reject",
             A::TrackSc(_) => "track-sc",
@@ -375,6 +378,16 @@ pub enum HttpResAction {
     WaitForBody(WaitForBody),
     /// `sc-inc-gpc0/1(<n>)`, `sc-set-gpt0(<n>) <v>`.
     Sc(super::ScAction),
+    /// `lua.<name> [args...]`.
+    Lua(LuaCall),
+}
+
+/// `lua.<name> [args...]` in a rule: the name without `lua.`, and the words up to the
+/// condition (their number is checked against the script's registration at startup).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LuaCall {
+    pub name: String,
+    pub args: Vec<String>,
 }
 
 impl HttpResAction {
@@ -394,6 +407,7 @@ impl HttpResAction {
             A::StrictMode(_) => "strict-mode",
             A::WaitForBody(_) => "wait-for-body",
             A::Sc(a) => a.name(),
+            A::Lua(_) => "lua.",
         }
     }
 }

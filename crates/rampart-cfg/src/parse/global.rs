@@ -37,6 +37,7 @@ pub(super) fn parse_global_line(p: &mut Parser, words: &[String], kwm: Modifier,
         "tune.idle-pool.shared" => parse_idle_pool_shared(p, words, span),
         _ if word.starts_with("tune.h2.") && kw::global_kw(word).is_some() => parse_tune_h2(p, words, span),
         _ if word.starts_with("tune.vars.") && kw::global_kw(word).is_some() => parse_vars_max_size(p, words, span),
+        _ if super::lua::is_lua_kw(word) && kw::global_kw(word).is_some() => super::lua::parse_lua_kw(p, words, span),
         // HAProxy 2.6 ignores any word after it.
         "expose-experimental-directives" => p.global.expose_experimental = true,
         "set-var" | "set-var-fmt" => parse_set_var(p, words, span),
@@ -94,7 +95,7 @@ fn parse_set_var(p: &mut Parser, words: &[String], span: &Span) {
     p.global.set_vars.push(GlobalSetVar { var, value, span: span.clone() });
 }
 
-fn unknown_or_not_yet(p: &mut Parser, word: &str, span: &Span) {
+pub(super) fn unknown_or_not_yet(p: &mut Parser, word: &str, span: &Span) {
     match kw::global_kw(word) {
         Some(k) if k.support != Support::Rejected => p.alert(span, not_yet(word)),
         _ => {

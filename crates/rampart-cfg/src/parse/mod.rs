@@ -46,6 +46,7 @@ mod http_errors;
 mod inherit;
 mod log;
 mod log_forward;
+mod lua;
 mod option;
 mod proxy;
 mod proxy_kw;

@@ -316,7 +316,17 @@ impl<'c> Cx<'c> {
         Some(match a {
             HttpReqAction::Allow => HttpAct::Allow,
             HttpReqAction::Deny(r) => HttpAct::Deny(self.reply(r, list, "deny")?),
+            HttpReqAction::UseService(name) if name.starts_with("lua.") => {
+                match crate::action::lua::compile_service(name) {
+                    Ok(id) => HttpAct::LuaService(id),
+                    Err(msg) => {
+                        self.rule_error(span, list, "use-service", &msg);
+                        return None;
+                    }
+                }
+            }
             HttpReqAction::UseService(_) => HttpAct::PrometheusExporter,
+            HttpReqAction::Lua(call) => self.lua_action(call, span, list, "http-req")?,
             HttpReqAction::Tarpit(r) => HttpAct::Tarpit(self.reply(r, list, "tarpit")?),
             HttpReqAction::Return(r) => HttpAct::Return(self.reply(r, list, "return")?),
             HttpReqAction::Auth { realm } => {
@@ -366,12 +376,23 @@ impl<'c> Cx<'c> {
             HttpResAction::SetLogLevel(l) => HttpAct::SetLogLevel(super::log_level(*l)),
             HttpResAction::Capture { expr, id } => self.capture_res(expr, *id, list)?,
             HttpResAction::Sc(a) => HttpAct::Sc(self.sc_action(a, list)?),
+            HttpResAction::Lua(call) => self.lua_action(call, span, list, "http-res")?,
             HttpResAction::WaitForBody(_) => {
                 let why = "response bodies are streamed, never buffered";
                 self.alerts.push(stream::refused(span, list, a.name(), why));
                 return None;
             }
         })
+    }
+
+    fn lua_action(&mut self, call: &m::LuaCall, span: &Span, list: List, which: &str) -> Option<HttpAct> {
+        match crate::action::lua::compile_action(call, which) {
+            Ok(a) => Some(HttpAct::Lua(a)),
+            Err(msg) => {
+                self.rule_error(span, list, &format!("lua.{}", call.name), &msg);
+                None
+            }
+        }
     }
 
     fn http_after(&mut self, a: &HttpAfterResAction) -> Option<HttpAct> {

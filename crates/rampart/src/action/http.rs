@@ -154,6 +154,10 @@ pub enum HttpAct {
     Sc(super::stick::ScAct),
     /// `do-resolve(<var>,<resolvers>[,ipv4|ipv6]) <expr>`.
     DoResolve(Box<DoResolveAct>),
+    /// `lua.<name> [args...]`.
+    Lua(super::lua::LuaAct),
+    /// `use-service lua.<name>`: the service's number.
+    LuaService(usize),
 }
 
 /// `do-resolve`: the stream asks the name `expr` gives of resolvers section `res`
@@ -456,6 +460,8 @@ impl HttpAct {
                 Flow::Continue
             }
             HttpAct::WaitBody(w) => Flow::WaitBody(*w),
+            HttpAct::Lua(a) => super::lua::runner().map_or(Flow::Continue, |r| r.http_action(a, x, ctx)),
+            HttpAct::LuaService(id) => Flow::Service(super::Service::Lua(*id)),
         }
     }
 }
@@ -528,8 +534,8 @@ pub fn run_rules_from<'rt>(
         }
         match rule.act.exec(x, ctx) {
             Flow::Continue => {}
-            // a yield, not an end: the list resumes after it
-            end @ Flow::WaitBody(_) => return (end, i),
+            // a yield, not an end: the list resumes after it (at it, for Lua)
+            end @ (Flow::WaitBody(_) | Flow::LuaWait(_)) => return (end, i),
             end => {
                 if let Some(at) = rule.at.reported() {
                     x.st.last_rule = Some(at);

@@ -8,6 +8,7 @@
 //! - `compile`: configuration model to [`ProxyRules`], with HAProxy's messages
 //!   (`compile_tcp`: the TCP rule lists)
 //! - `http`: [`HttpAct`] and how each action runs on a message head
+//! - `lua`: `lua.<name>` actions and services, run through [`lua::LuaRunner`]
 //! - `tcp`: [`TcpAct`] and how a TCP rule list runs (waiting on missing data)
 //! - `rewrite`: header and request-line rewrites (regex replacement with `\N`)
 //! - `reply`: responses rules build (`deny`, `return`, `tarpit`, `redirect`, `auth`)
@@ -26,6 +27,7 @@ pub mod capture;
 pub mod compile;
 mod compile_tcp;
 pub mod http;
+pub mod lua;
 pub mod normalize;
 pub mod reply;
 pub mod rewrite;
@@ -87,6 +89,9 @@ pub enum Flow {
     /// `do-resolve`: the stream resolves the name the rule left in its state without
     /// blocking the thread, then runs the list again from that rule.
     Resolve,
+    /// A Lua action or service gave the event loop back (sleep, yield): the stream
+    /// waits as asked, then runs the list again from that rule, which resumes it.
+    LuaWait(lua::LuaWait),
 }
 
 /// A service `http-request use-service` hands requests to (HAProxy's applets).
@@ -94,6 +99,8 @@ pub enum Flow {
 pub enum Service {
     /// `prometheus-exporter`: the process's metrics in Prometheus' text format.
     PrometheusExporter,
+    /// `lua.<name>`: an HTTP service a Lua script registered (its number).
+    Lua(usize),
 }
 
 /// How long and for how much of the request body `wait-for-body` (and `option

@@ -59,6 +59,9 @@ pub struct StreamState {
     pub resolve: Option<ResolveAsk>,
     /// The answer to it (`Some(None)`: no address), for the rule run again.
     pub resolved: Option<Option<std::net::IpAddr>>,
+    /// What the Lua runtime keeps for this stream (`txn:set_priv`, a script waiting to
+    /// be resumed): a handle into the thread's Lua state, released when dropped.
+    pub lua: Option<Box<dyn std::any::Any + Send>>,
 }
 
 /// A name a `do-resolve` rule asks of a resolvers section.
@@ -92,6 +95,7 @@ impl Default for StreamState {
             stick_stores: Vec::new(),
             resolve: None,
             resolved: None,
+            lua: None,
         }
     }
 }
@@ -117,6 +121,7 @@ impl StreamState {
         self.stick_stores.clear();
         self.resolve = None;
         self.resolved = None;
+        self.lua = None;
     }
 }
 

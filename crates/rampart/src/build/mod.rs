@@ -39,6 +39,11 @@ pub fn build(cfg: &Config, maxconn: u32, threads: usize) -> Result<Runtime, Vec<
 
 /// [`build`], with the warnings met on the way (rules, ACLs).
 pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Result<Runtime, Vec<Diag>>, Vec<Diag>) {
+    // the scripts register the `lua.<name>` keywords the rules may use
+    let lua_alerts = crate::lua::prepare(cfg);
+    if !lua_alerts.is_empty() {
+        return (Err(lua_alerts), Vec::new());
+    }
     let mut alerts = Vec::new();
     let mut pool_key = 0;
     let mut shared = action::compile::Shared {
@@ -214,6 +219,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         px.fe.keep_req_line = true;
     }
     let log_forwards = crate::log::forward::build(cfg, &mut logs, &mut alerts);
+    crate::lua::publish_maps(shared.pats.files());
     let mut warnings = shared.warnings;
     warnings.extend(tls_warnings);
     // Password hashes rampart cannot verify are alerts; hashes no password matches,

@@ -167,9 +167,11 @@ pub fn wanted(cfg: &rampart_cfg::model::Config) -> bool {
     use rampart_cfg::model::HttpReqAction;
     let proxies = cfg.proxies.iter().map(|p| &p.rules);
     let defaults = cfg.defaults.iter().map(|d| &d.rules);
-    proxies
-        .chain(defaults)
-        .any(|r| r.http_request.iter().any(|rule| matches!(rule.action, HttpReqAction::UseService(_))))
+    proxies.chain(defaults).any(|r| {
+        r.http_request
+            .iter()
+            .any(|rule| matches!(&rule.action, HttpReqAction::UseService(s) if s == "prometheus-exporter"))
+    })
 }
 
 #[cfg(test)]

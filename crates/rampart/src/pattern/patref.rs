@@ -316,6 +316,11 @@ impl PatRefs {
         Ok(Arc::new(PatRef::new(String::new(), false, id, entries)))
     }
 
+    /// Every file loaded, by path (for the runtime updates of Lua's `core.set_map`).
+    pub fn files(&self) -> Vec<(String, Arc<PatRef>)> {
+        self.files.borrow().iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+    }
+
     /// Whether `-u <id>` was already given.
     pub fn id_used(&self, id: i32) -> bool {
         self.ids.borrow().contains(&id)

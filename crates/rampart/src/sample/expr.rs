@@ -237,8 +237,17 @@ fn compile_at(
         return Err(ExprError::Parse("missing fetch method".into()));
     }
     let fname = &text[..kl];
-    let fetch = fetch::find(fname).ok_or_else(|| unknown_fetch(fname))?;
-    let (args, used) = arg::parse(&text[kl..], &fetch.args, cx).map_err(|e| arg_error(e, fname, None, cx))?;
+    let (fetch, args, used) = match super::lua::resolve(fname, &text[kl..], false, cx) {
+        Some(r) => {
+            let (_, args, used) = r?;
+            (&super::lua::LUA_FETCH, args, used)
+        }
+        None => {
+            let fetch = fetch::find(fname).ok_or_else(|| unknown_fetch(fname))?;
+            let (args, used) = arg::parse(&text[kl..], &fetch.args, cx).map_err(|e| arg_error(e, fname, None, cx))?;
+            (fetch, args, used)
+        }
+    };
     let mut args = ArgList(args);
     if let Some(check) = fetch.check {
         check(&mut args, cx).map_err(|m| ExprError::Parse(format!("invalid args in fetch method '{fname}' : {m}")))?;
@@ -280,6 +289,14 @@ fn compile_at(
         let word = &cur[at..];
         let cl = keyword_len(word);
         let cname = &word[..cl];
+        if let Some(r) = super::lua::resolve(cname, &word[cl..], true, cx) {
+            let (_, cargs, used) = r?;
+            prev = super::lua::LUA_CONV.out;
+            expr.convs.push((&super::lua::LUA_CONV, cargs.into_boxed_slice()));
+            last_conv = Some(cname);
+            at += cl + used;
+            continue;
+        }
         let Some(conv) = conv::find(cname) else {
             if rampart_cfg::kw::CONVERTERS.contains(&cname) {
                 return Err(ExprError::NotYet(cname.to_owned()));

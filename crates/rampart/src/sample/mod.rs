@@ -20,6 +20,7 @@
 //! - `vars`: variables, their stores and budgets; `set-var`/`unset-var` converters
 //! - `host`: [`Host`], what evaluations read of the running process (proxies, servers)
 //! - `unique_id`: the stream's `unique-id-format` id, rendered on first use
+//! - `lua`: `lua.<name>` fetches and converters, called through [`lua::LuaSample`]
 //! - `haproxy26`: HAProxy 2.6's fetch names ("not supported yet" versus unknown)
 //! - `compat` (tests): docs/COMPATIBILITY.md's fetch and converter tables, rendered
 //!   from the keyword tables
@@ -37,6 +38,7 @@ pub mod fetch;
 pub mod haproxy26;
 pub mod host;
 pub mod kw;
+pub mod lua;
 #[cfg(test)]
 pub(crate) mod testutil;
 pub mod types;

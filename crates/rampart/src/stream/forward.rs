@@ -421,7 +421,7 @@ where
     })?;
 
     match on_response(res, rx.res_buf()) {
-        Verdict::Continue | Verdict::WaitBody(_) | Verdict::Resolve => {}
+        Verdict::Continue | Verdict::WaitBody(_) | Verdict::Resolve | Verdict::LuaWait(_) => {}
         Verdict::Reply | Verdict::Tarpit => return Err(RespError::Replaced),
         Verdict::Close => return Err(RespError::Closed),
         Verdict::SilentDrop => return Err(RespError::SilentDrop),

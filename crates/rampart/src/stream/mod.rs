@@ -493,6 +493,8 @@ async fn request_rules<'rt, F: HttpFront>(
                     return v;
                 }
             }
+            Verdict::LuaWait(crate::action::lua::LuaWait::Sleep(d)) => tokio::time::sleep(d).await,
+            Verdict::LuaWait(crate::action::lua::LuaWait::Yield) => tokio::task::yield_now().await,
             Verdict::Resolve => {
                 let ip = match txn.st.resolve.take() {
                     Some(a) => crate::dns::resolve_ip(s.shared, a.res, &a.name, a.prefer_v6).await,
@@ -605,7 +607,7 @@ async fn conclude<'rt, F: HttpFront>(
     reply: Option<Synth<'rt>>,
 ) -> Next {
     match v {
-        Verdict::Continue | Verdict::Reply | Verdict::WaitBody(_) | Verdict::Resolve => {
+        Verdict::Continue | Verdict::Reply | Verdict::WaitBody(_) | Verdict::Resolve | Verdict::LuaWait(_) => {
             send_built(front, s, txn, sess, reply).await
         }
         Verdict::Tarpit => {
@@ -667,7 +669,7 @@ async fn send_built<'rt, F: HttpFront>(
     };
     let buf = reply.buf;
     match ana::http_res::after(s, synth, buf, &mut st) {
-        Verdict::Continue | Verdict::WaitBody(_) | Verdict::Resolve => {}
+        Verdict::Continue | Verdict::WaitBody(_) | Verdict::Resolve | Verdict::LuaWait(_) => {}
         Verdict::Close => return Next::Close,
         Verdict::SilentDrop => {
             front.silent_drop();

@@ -141,6 +141,8 @@ fn thread_main(
             crate::listener::log_forward::spawn(sock, rt.clone(), state_rx.clone());
         }
         crate::health::spawn_for_thread(&rt, thread, nbthread);
+        // the thread's Lua state (scripts loaded, init functions run) and its tasks
+        crate::lua::start_thread(thread);
         if thread == 0 {
             crate::dns::spawn(&rt);
             let ring_rt = rt.clone();

@@ -73,6 +73,18 @@ fn res_final(a: &HttpResAction) -> bool {
     }
 }
 
+/// `lua.<name>`: the actions Lua scripts register (HAProxy lists them once loaded).
+static LUA_ACTION: ActionKw = ActionKw { name: "lua.", prefix: true, support: Support::Yes };
+
+/// `lua.<name> [args...]`: the words up to the condition.
+fn parse_lua_call(word: &str, a: &mut Args<'_>) -> crate::model::LuaCall {
+    let mut args = Vec::new();
+    while !matches!(a.peek(0), "" | "if" | "unless") {
+        args.push(a.next().to_owned());
+    }
+    crate::model::LuaCall { name: word["lua.".len()..].to_owned(), args }
+}
+
 type ActionParser<A> = fn(&mut Ctx<'_>, &mut Args<'_>, &str, &'static str) -> ActResult<A>;
 
 /// Everything but storing the rule: returns the action and its condition, or `None`
@@ -95,7 +107,12 @@ fn parse_line<A>(
         ));
     }
     let word = super::super::arg(words, 1);
-    let Some(act) = kw::find_action(list.actions, word) else {
+    let act = match word.strip_prefix("lua.") {
+        // registered by the scripts: checked against them at startup
+        Some(name) if !name.is_empty() && list.keyword != "http-after-response" => Some(&LUA_ACTION),
+        _ => kw::find_action(list.actions, word),
+    };
+    let Some(act) = act else {
         let missing = if word.is_empty() { " (missing argument)" } else { "" };
         let hint = kw::suggest_action(word, list.actions, &[])
             .map(|b| format!(" Did you mean '{b}' maybe ?"))
@@ -173,6 +190,7 @@ fn request_action(cx: &mut Ctx<'_>, a: &mut Args<'_>, word: &str, name: &'static
         "use-service" => match a.next() {
             "" => return invalid("'use-service' expects a service name."),
             "prometheus-exporter" => A::UseService("prometheus-exporter".to_owned()),
+            lua if lua.len() > 4 && lua.starts_with("lua.") => A::UseService(lua.to_owned()),
             other => return invalid(format!("'{other}' unknown service name.")),
         },
         "early-hint" => {
@@ -191,6 +209,7 @@ fn request_action(cx: &mut Ctx<'_>, a: &mut Args<'_>, word: &str, name: &'static
             A::Sc(super::super::stick::parse_sc_action(word, a)?)
         }
         "do-resolve" => A::DoResolve(vars::parse_do_resolve(word, a)?),
+        "lua." => A::Lua(parse_lua_call(word, a)),
         other => return Err(ActErr::NotYet(format!("http-request {other}"))),
     })
 }
@@ -222,6 +241,7 @@ fn response_action(cx: &mut Ctx<'_>, a: &mut Args<'_>, word: &str, name: &'stati
         "sc-inc-gpc" | "sc-inc-gpc0" | "sc-inc-gpc1" | "sc-set-gpt" | "sc-set-gpt0" => {
             A::Sc(super::super::stick::parse_sc_action(word, a)?)
         }
+        "lua." => A::Lua(parse_lua_call(word, a)),
         other => return Err(ActErr::NotYet(format!("http-response {other}"))),
     })
 }

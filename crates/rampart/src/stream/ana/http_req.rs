@@ -51,8 +51,17 @@ pub fn run<'rt>(
         x.st.resume = at;
         return Verdict::Resolve;
     }
+    if let Flow::LuaWait(w) = flow {
+        // the same rule runs again, and resumes the script
+        x.st.resume = at;
+        return Verdict::LuaWait(w);
+    }
     if let Flow::Service(svc) = flow {
-        return serve(s, &mut x, svc);
+        let v = serve(s, &mut x, &env, svc);
+        if let Verdict::LuaWait(_) = v {
+            x.st.resume = at;
+        }
+        return v;
     }
     if matches!(flow, Flow::Continue | Flow::Allow) {
         if restrict_names(x.msg, buf, restrict) {
@@ -107,8 +116,16 @@ pub fn error_reply<'rt>(
 
 /// `http-request use-service`: the service answers in place of a server (HAProxy's
 /// applet takes over the stream).
-fn serve(s: &Stream<'_>, x: &mut Exec<'_, '_>, svc: Service) -> Verdict {
+fn serve(s: &Stream<'_>, x: &mut Exec<'_, '_>, env: &crate::action::http::Env<'_>, svc: Service) -> Verdict {
     match svc {
+        Service::Lua(id) => {
+            s.rt.proxies[s.fe].stats.fe_intercepted.inc();
+            match crate::action::lua::runner().map(|r| r.http_service(id, x, env)) {
+                Some(Flow::LuaWait(w)) => Verdict::LuaWait(w),
+                Some(Flow::Reply) => Verdict::Reply,
+                _ => Verdict::Close,
+            }
+        }
         Service::PrometheusExporter => {
             s.rt.proxies[s.fe].stats.fe_intercepted.inc();
             let uri = x.msg.view(x.buf).uri();
@@ -136,6 +153,7 @@ pub fn verdict(flow: Flow) -> Verdict {
         Flow::SilentDrop => Verdict::SilentDrop,
         Flow::WaitBody(w) => Verdict::WaitBody(w),
         Flow::Resolve => Verdict::Resolve,
+        Flow::LuaWait(w) => Verdict::LuaWait(w),
         // only `http-request` rules name a service, and [`run`] serves it
         Flow::Service(_) => {
             debug_assert!(false, "a service outside http-request rules");

@@ -41,4 +41,7 @@ pub enum Verdict {
     /// `do-resolve`: resolve the name the rule asked (the stream waits, its thread does
     /// not), then run the rules again from that rule.
     Resolve,
+    /// A Lua action or service gave the event loop back: wait as it asks, then run the
+    /// rules again from that rule, which resumes it.
+    LuaWait(crate::action::lua::LuaWait),
 }

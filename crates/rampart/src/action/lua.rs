@@ -1,0 +1,87 @@
+//! `http-request lua.<name>`, `http-response lua.<name>` and `http-request use-service
+//! lua.<name>`: the rule side of Lua actions and services, and the interface through
+//! which the rules call the Lua runtime (`crate::lua` implements [`LuaRunner`] and
+//! installs itself once, when a configuration loads a script).
+//! HAProxy counterpart: `action_register_lua()`, `action_register_service_http()`
+//! (src/hlua.c).
+//!
+//! PERF: a configuration without `lua-load` has no such action: nothing here runs.
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use super::http::{Env, Exec};
+use super::Flow;
+
+/// A compiled `lua.<name> [args...]` action.
+#[derive(Debug)]
+pub struct LuaAct {
+    /// The action's number among those the scripts registered.
+    pub id: usize,
+    pub name: Box<str>,
+    pub args: Box<[Box<str>]>,
+}
+
+/// What a Lua action or service that gave the event loop back asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LuaWait {
+    /// `core.sleep`/`core.msleep`: come back after this long.
+    Sleep(Duration),
+    /// `core.yield` or a forced yield: come back at the next loop turn.
+    Yield,
+}
+
+/// How the rules run Lua code (implemented by `crate::lua`).
+pub trait LuaRunner: Sync + Send {
+    /// Runs (or resumes) an action on the message of `x`.
+    fn http_action(&self, act: &LuaAct, x: &mut Exec<'_, '_>, env: &Env<'_>) -> Flow;
+    /// Runs (or resumes) HTTP service number `id`; once it is done, its response is
+    /// built in `x.out` and `x.reply` ([`Flow::Reply`]).
+    fn http_service(&self, id: usize, x: &mut Exec<'_, '_>, env: &Env<'_>) -> Flow;
+}
+
+static RUNNER: OnceLock<&'static dyn LuaRunner> = OnceLock::new();
+
+/// Installs the Lua runtime (once per process).
+pub fn install(r: &'static dyn LuaRunner) {
+    let _ = RUNNER.set(r);
+}
+
+/// The Lua runtime, when a configuration loaded a script.
+pub fn runner() -> Option<&'static dyn LuaRunner> {
+    RUNNER.get().copied()
+}
+
+/// Compiles `lua.<name> [args...]` in a rule list (`which`: `http-req`, `http-res`,
+/// as scripts name the lists). `Err`: the message for the rule.
+pub fn compile_action(call: &rampart_cfg::model::LuaCall, which: &str) -> Result<LuaAct, String> {
+    let names = crate::sample::lua::names().unwrap_or_default();
+    let Some(id) = names.actions.iter().position(|(n, _, _)| *n == call.name) else {
+        return Err(format!(
+            "Lua action '{}' is not registered by any loaded script (core.register_action)",
+            call.name
+        ));
+    };
+    let (_, lists, nargs) = &names.actions[id];
+    if !lists.iter().any(|l| l == which) {
+        return Err(format!("Lua action '{}' is not registered for '{which}'", call.name));
+    }
+    if call.args.len() < *nargs {
+        return Err(format!("expect {nargs} arguments"));
+    }
+    if let Some(extra) = call.args.get(*nargs) {
+        return Err(format!("expects either 'if' or 'unless' followed by a condition but found '{extra}'"));
+    }
+    Ok(LuaAct { id, name: call.name.as_str().into(), args: call.args.iter().map(|a| a.as_str().into()).collect() })
+}
+
+/// Compiles `use-service lua.<name>` (an `http` service); `Err`: the message.
+pub fn compile_service(full: &str) -> Result<usize, String> {
+    let name = &full["lua.".len()..];
+    let names = crate::sample::lua::names().unwrap_or_default();
+    match names.services.iter().position(|(n, _)| n == name) {
+        Some(id) if names.services[id].1 => Ok(id),
+        Some(_) => Err(format!("'{full}' is a 'tcp' service: only 'http' services answer 'http-request' rules")),
+        None => Err(format!("'{full}' unknown service name")),
+    }
+}

@@ -1,0 +1,167 @@
+//! The native functions of the `core` table: registrations, logs, dates, process
+//! information. The functions written in Lua (`core.sleep`, `core.yield`,
+//! `core.concat`, the log-level constants ...) are in `prelude.lua`.
+//! HAProxy counterpart: `hlua_register_*()`, `hlua_log()`, `hlua_now()`,
+//! `hlua_http_date()`, `hlua_get_info()` (src/hlua.c, src/hlua_fcn.c).
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use mlua::{Function, Lua, Table};
+
+use super::state::{register, Registry};
+
+/// The rule lists an action may be registered for in HAProxy 2.6.
+const ACTION_LISTS: [&str; 4] = ["tcp-req", "tcp-res", "http-req", "http-res"];
+
+/// Creates the global `core` table with its native functions.
+pub(super) fn install(lua: &Lua, reg: &Rc<RefCell<Registry>>) -> mlua::Result<()> {
+    let core = lua.create_table()?;
+
+    let r = reg.clone();
+    core.set(
+        "register_action",
+        lua.create_function(move |_, (name, lists, f, nargs): (String, Table, Function, Option<usize>)| {
+            let mut wanted = Vec::new();
+            for l in lists.sequence_values::<String>() {
+                let l = l?;
+                if !ACTION_LISTS.contains(&l.as_str()) {
+                    return Err(mlua::Error::runtime(format!(
+                        "Lua action environment '{l}' is unknown. 'tcp-req', 'tcp-res', 'http-req' or 'http-res' \
+                         expected."
+                    )));
+                }
+                wanted.push(l);
+            }
+            let item = (name.clone(), wanted, nargs.unwrap_or(0), f);
+            register(&mut r.borrow_mut().actions, item, |a| a.0 == name);
+            Ok(())
+        })?,
+    )?;
+
+    let r = reg.clone();
+    core.set(
+        "register_fetches",
+        lua.create_function(move |_, (name, f): (String, Function)| {
+            register(&mut r.borrow_mut().fetches, (name.clone(), f), |a| a.0 == name);
+            Ok(())
+        })?,
+    )?;
+
+    let r = reg.clone();
+    core.set(
+        "register_converters",
+        lua.create_function(move |_, (name, f): (String, Function)| {
+            register(&mut r.borrow_mut().converters, (name.clone(), f), |a| a.0 == name);
+            Ok(())
+        })?,
+    )?;
+
+    let r = reg.clone();
+    core.set(
+        "register_service",
+        lua.create_function(move |_, (name, mode, f): (String, String, Function)| {
+            let http = match mode.as_str() {
+                "http" => true,
+                "tcp" => false,
+                _ => {
+                    return Err(mlua::Error::runtime(format!(
+                        "Lua service environment '{mode}' is unknown. 'tcp' or 'http' are expected."
+                    )))
+                }
+            };
+            register(&mut r.borrow_mut().services, (name.clone(), http, f), |a| a.0 == name);
+            Ok(())
+        })?,
+    )?;
+
+    let r = reg.clone();
+    core.set(
+        "register_init",
+        lua.create_function(move |_, f: Function| {
+            r.borrow_mut().inits.push(f);
+            Ok(())
+        })?,
+    )?;
+
+    let r = reg.clone();
+    core.set(
+        "register_task",
+        lua.create_function(move |_, f: Function| {
+            let mut reg = r.borrow_mut();
+            let per_thread = reg.loading_per_thread;
+            reg.tasks.push((f, per_thread));
+            Ok(())
+        })?,
+    )?;
+
+    core.set(
+        "log",
+        lua.create_function(|_, (level, msg): (i64, mlua::String)| {
+            if !(0..=7).contains(&level) {
+                return Err(mlua::Error::runtime(format!("Invalid loglevel: {level}")));
+            }
+            super::send_log(level as u8, &msg.to_string_lossy());
+            Ok(())
+        })?,
+    )?;
+
+    core.set(
+        "now",
+        lua.create_function(|lua, ()| {
+            let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+            let t = lua.create_table()?;
+            t.set("sec", d.as_secs())?;
+            t.set("usec", d.subsec_micros())?;
+            Ok(t)
+        })?,
+    )?;
+
+    core.set(
+        "http_date",
+        lua.create_function(|_, ts: i64| {
+            Ok(jiff::Timestamp::from_second(ts).ok().map(|t| t.strftime("%a, %d %b %Y %H:%M:%S GMT").to_string()))
+        })?,
+    )?;
+
+    core.set(
+        "get_info",
+        lua.create_function(|lua, ()| {
+            let t = lua.create_table()?;
+            t.set("Name", "HAProxy")?;
+            t.set("Version", rampart_cfg::version::HAPROXY_COMPAT_VERSION)?;
+            t.set("Release_date", crate::version::RELEASE_DATE)?;
+            t.set("Pid", std::process::id())?;
+            Ok(t)
+        })?,
+    )?;
+
+    core.set(
+        "set_map",
+        lua.create_function(|_, (name, key, value): (String, String, String)| {
+            let Some(r) = super::map(&name) else {
+                return Err(mlua::Error::runtime(format!("'set_map': unknown map file '{name}'")));
+            };
+            let updated = r.set(&key, &value).map_err(mlua::Error::runtime)?;
+            if !updated {
+                r.add(&key, Some(&value)).map_err(mlua::Error::runtime)?;
+            }
+            Ok(())
+        })?,
+    )?;
+
+    core.set(
+        "del_map",
+        lua.create_function(|_, (name, key): (String, String)| {
+            let Some(r) = super::map(&name) else {
+                return Err(mlua::Error::runtime(format!("'del_map': unknown map file '{name}'")));
+            };
+            r.del(&key).map_err(mlua::Error::runtime)?;
+            Ok(())
+        })?,
+    )?;
+
+    core.set("thread", crate::counters::thread_slot() + 1)?;
+    lua.globals().set("core", core)?;
+    Ok(())
+}

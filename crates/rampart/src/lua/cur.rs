@@ -1,0 +1,347 @@
+//! What a running script reaches of its stream: the `CUR(op, ...)` function the
+//! prelude's TXN, HTTP, fetch and applet objects call. The runner creates one per
+//! call or resume, borrowing the stream (a scoped Lua function), so that a script
+//! reads and edits the message in place and never keeps a reference past its turn.
+//! HAProxy counterpart: `hlua_run_sample_fetch()`, `hlua_run_sample_conv()`,
+//! `hlua_http_req_*()`/`hlua_http_res_*()`, `hlua_{get,set,unset}_var()`,
+//! `hlua_{get,set}_priv()`, `hlua_txn_done()` (src/hlua.c).
+
+use std::rc::Rc;
+
+use mlua::{Lua, MultiValue, Table, Value};
+
+use super::state::{LuaState, StreamLua};
+use super::value::{bytes, from_lua, to_lua};
+use crate::action::http::{Env, Exec};
+use crate::action::rewrite::{self, UriPart};
+use crate::sample::ctx::Dir;
+use crate::sample::expr::{CompileCx, Site};
+use crate::sample::kw::{Arg, ArgList, ConvKw};
+use crate::sample::SampleCtx;
+
+/// The stream a script runs on.
+pub(crate) enum On<'s, 'x, 'rt, 'e> {
+    /// An action or a service: the message can be edited.
+    Rule { x: &'s mut Exec<'x, 'rt>, env: &'s Env<'e> },
+    /// A fetch or a converter: read only.
+    Sample(&'s SampleCtx<'s>),
+    /// A task: no stream.
+    Task,
+}
+
+/// How a script ended its stream with `txn:done()` / `core.done()`.
+#[derive(Debug)]
+pub(crate) enum Done {
+    /// Close without a response.
+    Close,
+    /// Send this response: status, reason, headers, body.
+    Reply(u16, Option<String>, Vec<(Vec<u8>, Vec<u8>)>, Vec<u8>),
+}
+
+/// One turn of a script on a stream.
+pub(crate) struct Cur<'s, 'x, 'rt, 'e> {
+    pub on: On<'s, 'x, 'rt, 'e>,
+    pub st: Rc<LuaState>,
+    pub done: Option<Done>,
+}
+
+/// The handle a stream keeps of what the Lua state holds for it
+/// ([`crate::action::state::StreamState::lua`]): released with the stream.
+pub(crate) struct Slot(pub u64);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        if let Some(st) = super::state::existing_state() {
+            if let Ok(mut m) = st.streams.try_borrow_mut() {
+                m.remove(&self.0);
+            }
+        }
+    }
+}
+
+/// The key of the stream's entry in the Lua state, created on first need.
+pub(crate) fn slot_key(st: &LuaState, x: &mut Exec<'_, '_>) -> u64 {
+    if let Some(k) = x.st.lua.as_ref().and_then(|b| b.downcast_ref::<Slot>()) {
+        return k.0;
+    }
+    let key = st.next_key.get();
+    st.next_key.set(key + 1);
+    st.streams.borrow_mut().insert(key, StreamLua { private: Value::Nil, pending: None });
+    x.st.lua = Some(Box::new(Slot(key)));
+    key
+}
+
+fn err<T>(msg: impl Into<String>) -> mlua::Result<T> {
+    Err(mlua::Error::runtime(msg.into()))
+}
+
+impl Cur<'_, '_, '_, '_> {
+    /// Runs `op` for the prelude.
+    pub fn call(&mut self, lua: &Lua, op: &[u8], args: MultiValue) -> mlua::Result<MultiValue> {
+        let a: Vec<Value> = args.into_vec();
+        let arg = |i: usize| a.get(i).cloned().unwrap_or(Value::Nil);
+        let one = |v: Value| Ok(MultiValue::from_vec(vec![v]));
+        match op {
+            b"f" | b"sf" => {
+                let v = self.fetch(lua, &a)?;
+                one(to_lua(lua, v, op == b"sf")?)
+            }
+            b"c" | b"sc" => {
+                let v = self.convert(&a)?;
+                one(to_lua(lua, v, op == b"sc")?)
+            }
+            b"get_var" => {
+                let Some(v) = var_ref(&arg(0)) else { return one(Value::Nil) };
+                let got = self.with_ctx(|c| c.vars.get(&v))?;
+                one(to_lua(lua, got, false)?)
+            }
+            b"set_var" => {
+                let (Some(v), Some(smp)) = (var_ref(&arg(0)), from_lua(&arg(1))) else {
+                    return one(Value::Boolean(false));
+                };
+                let cond = if arg(2).as_boolean() == Some(true) {
+                    crate::sample::vars::SetCond(crate::sample::vars::SetCond::IFEXISTS)
+                } else {
+                    crate::sample::vars::SetCond::NONE
+                };
+                let ok = self.with_ctx(|c| c.vars.set(&v, &smp, cond))?;
+                one(Value::Boolean(ok))
+            }
+            b"unset_var" => {
+                let Some(v) = var_ref(&arg(0)) else { return one(Value::Boolean(false)) };
+                let ok = self.with_ctx(|c| c.vars.unset(&v))?;
+                one(Value::Boolean(ok))
+            }
+            b"get_priv" | b"set_priv" => {
+                let On::Rule { x, .. } = &mut self.on else {
+                    return err("txn:get_priv()/set_priv() in a fetch or a converter is not supported yet by rampart");
+                };
+                let key = slot_key(&self.st, x);
+                let mut streams = self.st.streams.borrow_mut();
+                let entry = streams.get_mut(&key).expect("the slot was just made");
+                if op == b"get_priv" {
+                    return one(entry.private.clone());
+                }
+                entry.private = arg(0);
+                Ok(MultiValue::new())
+            }
+            b"set_loglevel" => {
+                let On::Rule { x, .. } = &mut self.on else { return err("txn:set_loglevel() in a fetch") };
+                let level = arg(0).as_integer().unwrap_or(-2);
+                x.st.log.level = match level {
+                    -1 => crate::log::types::LevelSet::Silent,
+                    0..=7 => crate::log::types::LevelSet::Level(level as u8),
+                    _ => return err(format!("Invalid loglevel: {level}")),
+                };
+                Ok(MultiValue::new())
+            }
+            b"done" => {
+                self.done = Some(match arg(0) {
+                    Value::Table(r) => self.reply(&r)?,
+                    _ => Done::Close,
+                });
+                Ok(MultiValue::new())
+            }
+            _ if op.starts_with(b"http.") => self.http(lua, &op[5..], &a),
+            _ => err(format!("unknown operation '{}'", String::from_utf8_lossy(op))),
+        }
+    }
+
+    /// Runs `f` over a sample context of the stream.
+    fn with_ctx<R>(&self, f: impl FnOnce(&SampleCtx<'_>) -> R) -> mlua::Result<R> {
+        match &self.on {
+            On::Rule { x, env } => Ok(f(&env.ctx(x.msg, x.buf, x.st))),
+            On::Sample(c) => Ok(f(c)),
+            On::Task => err("a task has no transaction"),
+        }
+    }
+
+    fn fe(&self) -> usize {
+        match &self.on {
+            On::Rule { env, .. } => env.fe,
+            On::Sample(c) => c.fe,
+            On::Task => 0,
+        }
+    }
+
+    /// `txn.f:<name>(args...)`: the fetch whose name is `<name>` with `_` for `.`,
+    /// `-` and `+` (as HAProxy names the methods), compiled once per text.
+    fn fetch(&self, lua: &Lua, a: &[Value]) -> mlua::Result<Option<crate::sample::Sample<'static>>> {
+        let _ = lua;
+        let name = a.first().and_then(bytes).unwrap_or_default();
+        let name = String::from_utf8_lossy(&name).into_owned();
+        let Some(kw) = crate::sample::fetch::names().find(|n| method_name(n) == name) else {
+            return err(format!("'{name}': unknown fetch method"));
+        };
+        let text = call_text(kw, &a[1..]);
+        let expr = match self.st.exprs.borrow().get(&text) {
+            Some(e) => Some(e.clone()),
+            None => None,
+        };
+        let expr = match expr {
+            Some(e) => e,
+            None => {
+                let settings = super::settings().expect("a state has settings");
+                let mut cx = CompileCx::new(&settings.cfg, self.fe(), Site::Cfg);
+                let e = crate::sample::expr::compile(&text, &mut cx).or_else(|e| err(e.to_string()))?;
+                let e = Rc::new(e);
+                self.st.exprs.borrow_mut().insert(text, e.clone());
+                e
+            }
+        };
+        self.with_ctx(|c| expr.eval(c).map(crate::sample::Sample::into_owned))
+    }
+
+    /// `txn.c:<name>(value, args...)`.
+    fn convert(&self, a: &[Value]) -> mlua::Result<Option<crate::sample::Sample<'static>>> {
+        let name = a.first().and_then(bytes).unwrap_or_default();
+        let name = String::from_utf8_lossy(&name).into_owned();
+        let Some(kw) = crate::sample::conv::names().find(|n| method_name(n) == name) else {
+            return err(format!("'{name}': unknown converter"));
+        };
+        let Some(conv) = crate::sample::conv::find(kw) else { return err(format!("'{name}': unknown converter")) };
+        let Some(input) = a.get(1).and_then(from_lua) else { return Ok(None) };
+        let text = call_text("", a.get(2..).unwrap_or(&[]));
+        let args = self.conv_args(conv, &text)?;
+        let Some(input) = crate::sample::cast::cast(input, conv.input) else { return Ok(None) };
+        self.with_ctx(|c| (conv.f)(&args, input, c).map(crate::sample::Sample::into_owned))
+    }
+
+    fn conv_args(&self, conv: &'static ConvKw, text: &str) -> mlua::Result<Vec<Arg>> {
+        let settings = super::settings().expect("a state has settings");
+        let mut cx = CompileCx::new(&settings.cfg, self.fe(), Site::Cfg);
+        let (args, _) = crate::sample::arg::parse(text, &conv.args, &mut cx)
+            .or_else(|_| err(format!("'{}': invalid arguments", conv.name)))?;
+        let mut args = ArgList(args);
+        if let Some(check) = conv.check {
+            check(&mut args, &mut cx).or_else(|m| err(format!("'{}': {m}", conv.name)))?;
+        }
+        Ok(args.0)
+    }
+
+    /// `txn.http:<op>(...)` on the message of the rule.
+    fn http(&mut self, lua: &Lua, op: &[u8], a: &[Value]) -> mlua::Result<MultiValue> {
+        let (want, what) =
+            if op.starts_with(b"req_") { (Dir::Request, "request") } else { (Dir::Response, "response") };
+        let arg = |i: usize| a.get(i).and_then(bytes).unwrap_or_default();
+        if op.ends_with(b"get_headers") {
+            let t = match &self.on {
+                On::Rule { x, env } if env.dir == want => headers_table(lua, x.msg.view(x.buf))?,
+                On::Sample(c) => match if want == Dir::Request { c.req } else { c.res } {
+                    Some(v) => headers_table(lua, v)?,
+                    None => return err(format!("the {what} is not available here")),
+                },
+                _ => return err(format!("the {what} headers are not available in these rules")),
+            };
+            return Ok(MultiValue::from_vec(vec![Value::Table(t)]));
+        }
+        let On::Rule { x, env } = &mut self.on else {
+            return err("a fetch or a converter cannot change the message");
+        };
+        if env.dir != want {
+            return err(format!("the {what} cannot be changed in these rules"));
+        }
+        let (name, value) = (arg(0), arg(1));
+        let _ = match &op[4..] {
+            b"set_header" => x.msg.set_header(x.buf, &name, &value).is_ok(),
+            b"add_header" => x.msg.add_header(&name, &value).is_ok(),
+            b"del_header" => x.msg.del_header_if(x.buf, |n, _| n.eq_ignore_ascii_case(&name)) > 0,
+            b"set_method" => x.msg.set_method(&name).is_ok(),
+            b"set_path" => set_part(x, UriPart::Path, &name),
+            b"set_query" => set_part(x, UriPart::Query, &name),
+            b"set_uri" => set_part(x, UriPart::Uri, &name),
+            b"set_status" => {
+                let Some(code) = a.first().and_then(Value::as_integer).and_then(|c| u16::try_from(c).ok()) else {
+                    return err("res_set_status: bad status code");
+                };
+                let reason = match a.get(1).and_then(bytes) {
+                    Some(r) => r,
+                    None => crate::http::reason(code).as_bytes().to_vec(),
+                };
+                x.msg.set_status(code, &reason).is_ok()
+            }
+            other => {
+                return err(format!(
+                    "txn.http:{}_{}() is not supported yet by rampart",
+                    &String::from_utf8_lossy(&op[..3]),
+                    String::from_utf8_lossy(other)
+                ))
+            }
+        };
+        Ok(MultiValue::new())
+    }
+
+    /// The parts of a `txn:reply()` object.
+    fn reply(&self, r: &Table) -> mlua::Result<Done> {
+        let f: mlua::Function = self.st.prelude.get("reply_parts")?;
+        let (status, reason, hdrs, body): (u16, Option<String>, Table, mlua::String) = f.call(r.clone())?;
+        let mut headers = Vec::new();
+        for pair in hdrs.sequence_values::<Table>() {
+            let pair = pair?;
+            let (n, v): (mlua::String, mlua::String) = (pair.get(1)?, pair.get(2)?);
+            headers.push((n.as_bytes().to_vec(), v.as_bytes().to_vec()));
+        }
+        Ok(Done::Reply(status, reason, headers, body.as_bytes().to_vec()))
+    }
+}
+
+fn set_part(x: &mut Exec<'_, '_>, part: UriPart, value: &[u8]) -> bool {
+    rewrite::set_uri_part(x.msg, x.buf, part, value);
+    true
+}
+
+/// A variable name as a script gives it (`nil` when it does not compile, which
+/// HAProxy answers with nil or false).
+fn var_ref(v: &Value) -> Option<crate::sample::vars::VarRef> {
+    crate::sample::vars::parse_name(&bytes(v)?).ok()
+}
+
+/// HAProxy's method name for a keyword: `.`, `-` and `+` become `_`.
+fn method_name(kw: &str) -> String {
+    kw.chars().map(|c| if matches!(c, '.' | '-' | '+') { '_' } else { c }).collect()
+}
+
+/// `kw("a","b")`: the arguments quoted for the expression parser.
+fn call_text(kw: &str, args: &[Value]) -> String {
+    let mut t = kw.to_owned();
+    if args.is_empty() {
+        return t;
+    }
+    t.push('(');
+    for (i, a) in args.iter().enumerate() {
+        if i > 0 {
+            t.push(',');
+        }
+        let b = bytes(a).unwrap_or_default();
+        t.push('"');
+        for c in String::from_utf8_lossy(&b).chars() {
+            if c == '"' || c == '\\' {
+                t.push('\\');
+            }
+            t.push(c);
+        }
+        t.push('"');
+    }
+    t.push(')');
+    t
+}
+
+/// `{ ["name"] = { [0] = v1, [1] = v2 } }`: header names lowercase, values in order
+/// from index 0, as HAProxy builds them.
+pub(crate) fn headers_table(lua: &Lua, v: crate::http::MsgView<'_>) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    for (_, n, val) in v.headers() {
+        let name = lua.create_string(n.to_ascii_lowercase())?;
+        let list: Table = match t.raw_get::<Value>(&name)? {
+            Value::Table(l) => l,
+            _ => {
+                let l = lua.create_table()?;
+                t.raw_set(&name, &l)?;
+                l
+            }
+        };
+        let next = list.raw_len() as i64 + i64::from(list.contains_key(0)?);
+        list.raw_set(next, lua.create_string(val)?)?;
+    }
+    Ok(t)
+}

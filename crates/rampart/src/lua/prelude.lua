@@ -1,0 +1,253 @@
+-- rampart's Lua prelude: the parts of HAProxy's Lua API written in Lua itself. It
+-- runs once in each Lua state, after the Rust side created `core` with its native
+-- functions, and returns the functions the Rust side keeps (see `lua::state`).
+--
+-- Everything that touches the stream goes through CUR, a function the Rust side
+-- sets for the duration of one call or resume (`CUR(op, ...)`): TXN, HTTP, the
+-- fetch and converter objects and the applets delegate to it.
+
+local core = core
+local CUR = nil
+
+local function cur(op, ...)
+  if CUR == nil then
+    error("this function can only be called from an action, a fetch, a converter or a service", 3)
+  end
+  return CUR(op, ...)
+end
+
+local function set_cur(f)
+  local prev = CUR
+  CUR = f
+  return prev
+end
+
+local function not_yet(what)
+  return function()
+    error(what .. " is not supported yet by rampart", 2)
+  end
+end
+
+-- === core ===
+
+core.emerg, core.alert, core.crit, core.err = 0, 1, 2, 3
+core.warning, core.notice, core.info, core.debug = 4, 5, 6, 7
+core.silent = -1
+
+function core.Debug(msg) core.log(core.debug, msg) end
+function core.Info(msg) core.log(core.info, msg) end
+function core.Warning(msg) core.log(core.warning, msg) end
+function core.Alert(msg) core.log(core.alert, msg) end
+
+-- A yield hands the event loop back to the stream or task that resumed the script;
+-- a number is a sleep in milliseconds.
+function core.msleep(ms)
+  if not coroutine.isyieldable() then
+    error("core.msleep: cannot yield here (fetches, converters and init functions run to completion)", 2)
+  end
+  coroutine.yield(math.max(0, math.tointeger(ms) or math.floor(ms)))
+end
+
+function core.sleep(s)
+  core.msleep(s * 1000)
+end
+
+function core.yield()
+  if coroutine.isyieldable() then
+    coroutine.yield()
+  end
+end
+
+local DONE = "\0rampart:done"
+function core.done(...)
+  local ok = pcall(cur, "done", ...)
+  error(DONE, 0)
+end
+
+-- core.concat(): a string builder.
+local Concat = {}
+Concat.__index = Concat
+function Concat:add(s) self.n = self.n + 1; self.parts[self.n] = tostring(s) end
+function Concat:dump() return table.concat(self.parts, "", 1, self.n) end
+function core.concat() return setmetatable({ parts = {}, n = 0 }, Concat) end
+
+core.tcp = not_yet("core.tcp (Socket)")
+core.httpclient = not_yet("core.httpclient")
+core.register_cli = not_yet("core.register_cli")
+core.add_acl = not_yet("core.add_acl")
+core.del_acl = not_yet("core.del_acl")
+core.get_var = not_yet("core.get_var")
+core.set_nice = not_yet("core.set_nice")
+core.parse_addr = not_yet("core.parse_addr")
+core.match_addr = not_yet("core.match_addr")
+core.tokenize = not_yet("core.tokenize")
+core.event_sub = not_yet("core.event_sub")
+
+local function missing_table(what)
+  return setmetatable({}, {
+    __index = function() error(what .. " is not supported yet by rampart", 2) end,
+    __pairs = function() error(what .. " is not supported yet by rampart", 2) end,
+  })
+end
+core.backends = missing_table("core.backends")
+core.frontends = missing_table("core.frontends")
+core.proxies = missing_table("core.proxies")
+core.listeners = missing_table("core.listeners")
+
+Map = missing_table("the Map class")
+Regex = missing_table("the Regex class")
+StickTable = missing_table("the StickTable class")
+
+-- === fetches and converters: txn.f, txn.sf, txn.c ===
+
+local function fetches(op)
+  return setmetatable({}, {
+    __index = function(t, name)
+      local f = function(_, ...) return cur(op, name, ...) end
+      rawset(t, name, f)
+      return f
+    end,
+  })
+end
+
+local F, SF, C, SC = fetches("f"), fetches("sf"), fetches("c"), fetches("sc")
+
+-- === HTTP ===
+
+local HTTP = {}
+HTTP.__index = HTTP
+for _, m in ipairs({
+  "req_get_headers", "req_set_header", "req_add_header", "req_del_header", "req_set_method",
+  "req_set_path", "req_set_query", "req_set_uri", "req_rep_header", "req_rep_value",
+  "res_get_headers", "res_set_header", "res_add_header", "res_del_header", "res_set_status",
+  "res_rep_header", "res_rep_value",
+}) do
+  HTTP[m] = function(self, ...) return cur("http." .. m, ...) end
+end
+local http = setmetatable({}, HTTP)
+
+-- === TXN ===
+
+local TXN = {}
+TXN.__index = TXN
+TXN.f, TXN.sf, TXN.c, TXN.sc = F, SF, C, SC
+TXN.http = http
+function TXN:get_var(name) return cur("get_var", name) end
+function TXN:set_var(name, value, ifexist) return cur("set_var", name, value, ifexist) end
+function TXN:unset_var(name) return cur("unset_var", name) end
+function TXN:get_priv() return cur("get_priv") end
+function TXN:set_priv(v) return cur("set_priv", v) end
+function TXN:log(level, msg) core.log(level, msg) end
+function TXN:Debug(msg) core.log(core.debug, msg) end
+function TXN:Info(msg) core.log(core.info, msg) end
+function TXN:Warning(msg) core.log(core.warning, msg) end
+function TXN:Alert(msg) core.log(core.alert, msg) end
+function TXN:done(reply)
+  pcall(cur, "done", reply)
+  error(DONE, 0)
+end
+function TXN:set_loglevel(level) return cur("set_loglevel", level) end
+TXN.set_tos = not_yet("txn:set_tos")
+TXN.set_mark = not_yet("txn:set_mark")
+TXN.set_priority_class = not_yet("txn:set_priority_class")
+TXN.set_priority_offset = not_yet("txn:set_priority_offset")
+TXN.get_headers = not_yet("txn:get_headers")
+TXN.deflog = function(self, msg) core.log(core.info, msg) end
+
+-- txn.req / txn.res (Channel) are not there yet: reading them says so.
+setmetatable(TXN, { __index = function(_, k)
+  if k == "req" or k == "res" then error("txn." .. k .. " (Channel) is not supported yet by rampart", 2) end
+end })
+
+-- txn:reply(): the reply txn:done() sends.
+local Reply = {}
+Reply.__index = Reply
+function Reply:set_status(status, reason) self.status = status; self.reason = reason end
+function Reply:add_header(name, value)
+  local n = string.lower(name)
+  self.headers[n] = self.headers[n] or {}
+  table.insert(self.headers[n], value)
+end
+function Reply:del_header(name) self.headers[string.lower(name)] = nil end
+function Reply:set_body(body) self.body = body end
+function TXN:reply(t)
+  t = t or {}
+  local r = setmetatable({ status = t.status or 200, reason = t.reason, headers = {}, body = t.body or "" }, Reply)
+  for n, v in pairs(t.headers or {}) do
+    if type(v) == "table" then
+      for _, x in ipairs(v) do r:add_header(n, x) end
+    else
+      r:add_header(n, v)
+    end
+  end
+  return r
+end
+
+local txn = setmetatable({}, TXN)
+
+-- === AppletHTTP ===
+
+local AppletHTTP = {}
+AppletHTTP.__index = AppletHTTP
+AppletHTTP.f, AppletHTTP.sf, AppletHTTP.c, AppletHTTP.sc = F, SF, C, SC
+function AppletHTTP:set_status(status, reason) self._status = status; self._reason = reason end
+function AppletHTTP:add_header(name, value)
+  self._hdrs[#self._hdrs + 1] = { tostring(name), tostring(value) }
+end
+function AppletHTTP:start_response()
+  self._started = true
+end
+function AppletHTTP:send(data)
+  if not self._started then error("AppletHTTP:send() before start_response()", 2) end
+  self._body[#self._body + 1] = tostring(data)
+end
+function AppletHTTP:receive(size)
+  local input, pos = self._input, self._pos
+  if pos > #input then return "" end
+  local last = #input
+  if size ~= nil and size >= 0 then last = math.min(#input, pos + size - 1) end
+  self._pos = last + 1
+  return string.sub(input, pos, last)
+end
+function AppletHTTP:getline()
+  local input, pos = self._input, self._pos
+  if pos > #input then return "" end
+  local e = string.find(input, "\n", pos, true) or #input
+  self._pos = e + 1
+  return string.sub(input, pos, e)
+end
+function AppletHTTP:get_var(name) return cur("get_var", name) end
+function AppletHTTP:set_var(name, value, ifexist) return cur("set_var", name, value, ifexist) end
+function AppletHTTP:unset_var(name) return cur("unset_var", name) end
+function AppletHTTP:get_priv() return cur("get_priv") end
+function AppletHTTP:set_priv(v) return cur("set_priv", v) end
+
+local function new_applet(method, path, qs, version, headers, input)
+  return setmetatable({
+    method = method, path = path, qs = qs, version = version, headers = headers,
+    length = #input, _input = input, _pos = 1,
+    _status = 200, _hdrs = {}, _body = {}, _started = false,
+  }, AppletHTTP)
+end
+
+local function applet_response(a)
+  return a._started, math.tointeger(a._status) or 200, a._reason, a._hdrs, table.concat(a._body)
+end
+
+local function reply_parts(r)
+  if type(r) ~= "table" then return nil end
+  local hdrs = {}
+  for n, vs in pairs(r.headers or {}) do
+    for _, v in ipairs(vs) do hdrs[#hdrs + 1] = { n, tostring(v) } end
+  end
+  return math.tointeger(r.status) or 200, r.reason, hdrs, tostring(r.body or "")
+end
+
+return {
+  set_cur = set_cur,
+  txn = txn,
+  new_applet = new_applet,
+  applet_response = applet_response,
+  reply_parts = reply_parts,
+  done = DONE,
+}

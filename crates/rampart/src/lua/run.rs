@@ -1,0 +1,437 @@
+//! Running scripts: actions and services as coroutines that the stream resumes after
+//! each sleep or yield, fetches and converters as plain calls, tasks as coroutines
+//! driven by a task of the thread's event loop. Every turn runs under a deadline that
+//! the count hook enforces (`tune.lua.session-timeout`, `service-timeout`,
+//! `task-timeout`, counting Lua time only), and failures are logged with HAProxy's
+//! messages.
+//! HAProxy counterpart: `hlua_ctx_resume()`, `hlua_action()`,
+//! `hlua_applet_http_fct()`, `hlua_sample_fetch_wrapper()`,
+//! `hlua_sample_conv_wrapper()`, `hlua_process_task()` (src/hlua.c).
+
+use std::borrow::Cow;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use mlua::{Function, MultiValue, Table, Thread, ThreadStatus, Value};
+
+use super::cur::{slot_key, Cur, Done, On};
+use super::state::{message, with_state, LuaState, Pending, TIMEOUT};
+use crate::action::http::{Env, Exec};
+use crate::action::lua::{LuaAct, LuaRunner, LuaWait};
+use crate::action::Flow;
+use crate::http::Synth;
+use crate::sample::ctx::Dir;
+use crate::sample::kw::Arg;
+use crate::sample::{Sample, SampleCtx};
+
+struct Runner;
+
+static RUNNER: Runner = Runner;
+
+/// Installs the runtime behind the rules' interfaces.
+pub(super) fn install() {
+    crate::action::lua::install(&RUNNER);
+    crate::sample::lua::install(&RUNNER);
+}
+
+/// How one turn of a coroutine ended.
+enum Turn {
+    /// It returned (or called `done`).
+    Finished(MultiValue),
+    /// It gave the loop back.
+    Wait(LuaWait),
+    Failed(String),
+}
+
+/// Resumes `co` (with `args` on its first turn) for at most `budget - spent`, with
+/// `cur` reachable from the script; returns how the turn ended and the Lua time it
+/// took.
+fn resume(
+    st: &LuaState,
+    co: &Thread,
+    args: MultiValue,
+    cur: &mut Cur<'_, '_, '_, '_>,
+    budget: Option<Duration>,
+    spent: Duration,
+) -> (Turn, Duration) {
+    let set_cur: Function = match st.prelude.get("set_cur") {
+        Ok(f) => f,
+        Err(e) => return (Turn::Failed(message(&e)), Duration::ZERO),
+    };
+    let start = Instant::now();
+    let old_deadline = st.budget.deadline.replace(budget.map(|b| start + b.saturating_sub(spent)));
+    let res = st.lua.scope(|scope| {
+        let f = scope
+            .create_function_mut(|lua, (op, rest): (mlua::String, MultiValue)| cur.call(lua, &op.as_bytes(), rest))?;
+        let prev: Value = set_cur.call(f)?;
+        let r = co.resume::<MultiValue>(args);
+        set_cur.call::<Value>(prev)?;
+        Ok(r)
+    });
+    st.budget.deadline.set(old_deadline);
+    let took = start.elapsed();
+    let turn = match res.and_then(|r| r) {
+        Ok(vals) if co.status() == ThreadStatus::Resumable => Turn::Wait(match vals.front() {
+            Some(Value::Integer(ms)) => LuaWait::Sleep(Duration::from_millis((*ms).max(0) as u64)),
+            Some(Value::Number(ms)) => LuaWait::Sleep(Duration::from_millis(ms.max(0.0) as u64)),
+            _ => LuaWait::Yield,
+        }),
+        Ok(vals) => Turn::Finished(vals),
+        Err(e) => {
+            let m = message(&e);
+            if m == st.prelude.get::<String>("done").unwrap_or_default() {
+                Turn::Finished(MultiValue::new())
+            } else {
+                Turn::Failed(m)
+            }
+        }
+    };
+    (turn, took)
+}
+
+/// The message of a failed turn, with HAProxy's wording of a timeout.
+fn failure(kind: &str, name: &str, m: &str) -> String {
+    if m == TIMEOUT {
+        format!("{kind} '{name}': execution timeout.")
+    } else if m == "Lua out of memory error" {
+        format!("{kind} '{name}': out of memory error.")
+    } else {
+        format!("{kind} '{name}': {m}.")
+    }
+}
+
+/// The coroutine a stream left waiting for rule `rule`, if any.
+fn take_pending(st: &LuaState, x: &mut Exec<'_, '_>, rule: usize) -> Option<Pending> {
+    let key = x.st.lua.as_ref()?.downcast_ref::<super::cur::Slot>()?.0;
+    let mut streams = st.streams.borrow_mut();
+    let entry = streams.get_mut(&key)?;
+    match &entry.pending {
+        Some(p) if p.rule == rule => entry.pending.take(),
+        _ => None,
+    }
+}
+
+fn keep_pending(st: &LuaState, x: &mut Exec<'_, '_>, p: Pending) {
+    let key = slot_key(st, x);
+    if let Some(e) = st.streams.borrow_mut().get_mut(&key) {
+        e.pending = Some(p);
+    }
+}
+
+impl LuaRunner for Runner {
+    fn http_action(&self, act: &LuaAct, x: &mut Exec<'_, '_>, env: &Env<'_>) -> Flow {
+        let Some(st) = with_state() else { return Flow::Continue };
+        let rule = act as *const LuaAct as usize;
+        let settings = super::settings().expect("a state has settings");
+        let (co, spent, args) = match take_pending(&st, x, rule) {
+            Some(p) => (p.co, p.spent, MultiValue::new()),
+            None => {
+                let f = match st.reg.borrow().actions.get(act.id) {
+                    Some(a) => a.3.clone(),
+                    None => return Flow::Continue,
+                };
+                let co = match st.coroutine(f) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        super::send_err(&failure("Lua function", &act.name, &message(&e)));
+                        return Flow::Continue;
+                    }
+                };
+                let mut args = vec![st.prelude.get::<Value>("txn").unwrap_or(Value::Nil)];
+                for a in act.args.iter() {
+                    args.push(st.lua.create_string(&**a).map(Value::String).unwrap_or(Value::Nil));
+                }
+                (co, Duration::ZERO, MultiValue::from_vec(args))
+            }
+        };
+        let mut spent = spent;
+        let mut args = args;
+        loop {
+            let mut cur = Cur { on: On::Rule { x: &mut *x, env }, st: st.clone(), done: None };
+            let (turn, took) = resume(&st, &co, args, &mut cur, settings.session_timeout, spent);
+            let done = cur.done.take();
+            spent += took;
+            args = MultiValue::new();
+            match turn {
+                Turn::Finished(_) => return done.map_or(Flow::Continue, |d| finish(d, x, env)),
+                Turn::Failed(m) => {
+                    super::send_err(&failure("Lua function", &act.name, &m));
+                    return Flow::Continue;
+                }
+                // the response rules cannot wait yet: a forced yield goes on at once
+                Turn::Wait(LuaWait::Yield) if env.dir == Dir::Response => continue,
+                Turn::Wait(LuaWait::Sleep(_)) if env.dir == Dir::Response => {
+                    let m = "core.sleep()/core.msleep() in http-response rules is not supported yet by rampart";
+                    super::send_err(&failure("Lua function", &act.name, m));
+                    return Flow::Continue;
+                }
+                Turn::Wait(w) => {
+                    keep_pending(&st, x, Pending { rule, co, spent, applet: None });
+                    return Flow::LuaWait(w);
+                }
+            }
+        }
+    }
+
+    fn http_service(&self, id: usize, x: &mut Exec<'_, '_>, env: &Env<'_>) -> Flow {
+        let Some(st) = with_state() else {
+            crate::action::reply::build_default(x, env, 500);
+            return Flow::Reply;
+        };
+        let settings = super::settings().expect("a state has settings");
+        let rule = usize::MAX - id;
+        let name = st.reg.borrow().services.get(id).map(|s| s.0.clone()).unwrap_or_default();
+        let (co, spent, applet, args) = match take_pending(&st, x, rule) {
+            Some(p) => (p.co, p.spent, p.applet, MultiValue::new()),
+            None => match start_service(&st, id, x, env) {
+                Ok((co, applet)) => {
+                    (co, Duration::ZERO, Some(applet.clone()), MultiValue::from_vec(vec![Value::Table(applet)]))
+                }
+                Err(m) => {
+                    super::send_err(&failure("Lua applet http", &name, &m));
+                    crate::action::reply::build_default(x, env, 500);
+                    return Flow::Reply;
+                }
+            },
+        };
+        let mut cur = Cur { on: On::Rule { x: &mut *x, env }, st: st.clone(), done: None };
+        let (turn, took) = resume(&st, &co, args, &mut cur, settings.service_timeout, spent);
+        match turn {
+            Turn::Wait(w) => {
+                keep_pending(&st, x, Pending { rule, co, spent: spent + took, applet });
+                Flow::LuaWait(w)
+            }
+            Turn::Failed(m) => {
+                super::send_err(&failure("Lua applet http", &name, &m));
+                crate::action::reply::build_default(x, env, 500);
+                Flow::Reply
+            }
+            Turn::Finished(_) => match applet.map(|a| applet_reply(&st, &a, x)) {
+                Some(Ok(true)) => Flow::Reply,
+                // done without a response: HAProxy answers a 500 (its applet's `error`)
+                Some(Ok(false)) | None => {
+                    crate::action::reply::build_default(x, env, 500);
+                    Flow::Reply
+                }
+                Some(Err(m)) => {
+                    super::send_err(&failure("Lua applet http", &name, &m));
+                    crate::action::reply::build_default(x, env, 500);
+                    Flow::Reply
+                }
+            },
+        }
+    }
+}
+
+/// The coroutine of service `id` and the AppletHTTP object of the request.
+fn start_service(st: &LuaState, id: usize, x: &mut Exec<'_, '_>, env: &Env<'_>) -> Result<(Thread, Table), String> {
+    let f = st.reg.borrow().services.get(id).map(|s| s.2.clone()).ok_or("no such service")?;
+    let co = st.coroutine(f).map_err(|e| message(&e))?;
+    let view = x.msg.view(x.buf);
+    let target = view.target();
+    let lua = &st.lua;
+    let s = |b: &[u8]| lua.create_string(b).map_err(|e| message(&e));
+    let version = match x.msg.version {
+        crate::http::Version::Http10 => "1.0",
+        crate::http::Version::Http11 => "1.1",
+        _ => "2.0",
+    };
+    let headers = super::cur::headers_table(lua, view).map_err(|e| message(&e))?;
+    let new: Function = st.prelude.get("new_applet").map_err(|e| message(&e))?;
+    let applet: Table = new
+        .call((
+            s(view.method())?,
+            s(target.path)?,
+            s(target.query.unwrap_or_default())?,
+            version,
+            headers,
+            s(env.req_body.unwrap_or_default())?,
+        ))
+        .map_err(|e| message(&e))?;
+    Ok((co, applet))
+}
+
+/// Builds the response an applet produced in `x.out`; `false` when it never started
+/// one.
+fn applet_reply(st: &LuaState, applet: &Table, x: &mut Exec<'_, '_>) -> Result<bool, String> {
+    let f: Function = st.prelude.get("applet_response").map_err(|e| message(&e))?;
+    let (started, status, reason, hdrs, body): (bool, u16, Option<String>, Table, mlua::String) =
+        f.call(applet.clone()).map_err(|e| message(&e))?;
+    if !started {
+        return Ok(false);
+    }
+    let mut headers = Vec::new();
+    for pair in hdrs.sequence_values::<Table>() {
+        let pair = pair.map_err(|e| message(&e))?;
+        let (n, v): (mlua::String, mlua::String) =
+            (pair.get(1).map_err(|e| message(&e))?, pair.get(2).map_err(|e| message(&e))?);
+        headers.push((n.as_bytes().to_vec(), v.as_bytes().to_vec()));
+    }
+    build_reply(x, status, reason, headers, body.as_bytes().to_vec());
+    Ok(true)
+}
+
+/// A response built from a script's parts: the body is sent with its length (a
+/// script that announced none gets a `content-length`).
+fn build_reply(
+    x: &mut Exec<'_, '_>,
+    status: u16,
+    reason: Option<String>,
+    headers: Vec<(Vec<u8>, Vec<u8>)>,
+    body: Vec<u8>,
+) {
+    let reason = reason.unwrap_or_else(|| crate::http::reason(status).to_owned());
+    let out = &mut *x.out;
+    crate::action::reply::start_head(out, status, &reason);
+    let mut has_length = false;
+    for (n, v) in &headers {
+        has_length |= n.eq_ignore_ascii_case(b"content-length");
+        if n.eq_ignore_ascii_case(b"transfer-encoding") {
+            // the body is whole: its length frames it
+            continue;
+        }
+        let _ = out.add_header(n, v);
+    }
+    if !has_length {
+        let _ = out.add_header(b"content-length", body.len().to_string().as_bytes());
+    }
+    *x.reply = Some(Synth::built(Cow::Owned(body)));
+}
+
+/// What `txn:done()` asked.
+fn finish(d: Done, x: &mut Exec<'_, '_>, env: &Env<'_>) -> Flow {
+    let _ = env;
+    match d {
+        Done::Close => Flow::Close,
+        Done::Reply(status, reason, headers, body) => {
+            build_reply(x, status, reason, headers, body);
+            Flow::Reply
+        }
+    }
+}
+
+// === fetches and converters ===
+
+impl crate::sample::lua::LuaSample for Runner {
+    fn fetch(&self, id: usize, args: &[Arg], ctx: &SampleCtx<'_>) -> Option<Sample<'static>> {
+        let st = with_state()?;
+        let (name, f) = st.reg.borrow().fetches.get(id).cloned()?;
+        let mut call_args = vec![st.prelude.get::<Value>("txn").ok()?];
+        call_args.extend(str_args(&st, args));
+        call_sync(&st, &f, call_args, On::Sample(ctx), "Lua sample-fetch", &name)
+    }
+
+    fn conv(&self, id: usize, args: &[Arg], smp: Sample<'_>, ctx: &SampleCtx<'_>) -> Option<Sample<'static>> {
+        let st = with_state()?;
+        let (name, f) = st.reg.borrow().converters.get(id).cloned()?;
+        let mut call_args = vec![super::value::to_lua(&st.lua, Some(smp), false).ok()?];
+        call_args.extend(str_args(&st, args));
+        call_sync(&st, &f, call_args, On::Sample(ctx), "Lua converter", &name)
+    }
+}
+
+fn str_args(st: &LuaState, args: &[Arg]) -> Vec<Value> {
+    args.iter().filter_map(|a| a.as_bytes()).filter_map(|b| st.lua.create_string(b).ok().map(Value::String)).collect()
+}
+
+/// A fetch or a converter: run to its end (they cannot yield), within the session
+/// timeout.
+fn call_sync(
+    st: &Rc<LuaState>,
+    f: &Function,
+    args: Vec<Value>,
+    on: On<'_, '_, '_, '_>,
+    kind: &str,
+    name: &str,
+) -> Option<Sample<'static>> {
+    let settings = super::settings()?;
+    let co = st.coroutine(f.clone()).ok()?;
+    let mut cur = Cur { on, st: st.clone(), done: None };
+    let mut args = MultiValue::from_vec(args);
+    let mut spent = Duration::ZERO;
+    loop {
+        let (turn, took) = resume(st, &co, args, &mut cur, settings.session_timeout, spent);
+        spent += took;
+        args = MultiValue::new();
+        match turn {
+            Turn::Finished(vals) => return vals.front().and_then(super::value::from_lua),
+            // a forced yield: no one to give the loop to, go on
+            Turn::Wait(LuaWait::Yield) => continue,
+            Turn::Wait(LuaWait::Sleep(_)) => {
+                super::send_err(&failure(kind, name, "yield not allowed"));
+                return None;
+            }
+            Turn::Failed(m) => {
+                super::send_err(&failure(kind, name, &m));
+                return None;
+            }
+        }
+    }
+}
+
+// === tasks ===
+
+/// Starts the thread's Lua tasks (`core.register_task`): those of `lua-load` files on
+/// the first thread only (HAProxy runs them once), those of `lua-load-per-thread`
+/// files on every thread.
+pub fn start_thread(thread: usize) {
+    if super::settings().is_none() {
+        return;
+    }
+    let Some(st) = with_state() else { return };
+    let tasks: Vec<(usize, bool)> = st.reg.borrow().tasks.iter().enumerate().map(|(i, t)| (i, t.1)).collect();
+    for (i, per_thread) in tasks {
+        if per_thread || thread == 0 {
+            tokio::spawn(run_task(i));
+        }
+    }
+}
+
+/// Drives task `i`: resumes it, sleeps or yields as it asks, until it returns or fails.
+async fn run_task(i: usize) {
+    let key = match with_state().and_then(|st| new_task(&st, i)) {
+        Some(k) => k,
+        None => return,
+    };
+    loop {
+        let step = with_state().map(|st| step_task(&st, key));
+        match step {
+            Some(Some(LuaWait::Sleep(d))) => tokio::time::sleep(d).await,
+            Some(Some(LuaWait::Yield)) => tokio::task::yield_now().await,
+            _ => break,
+        }
+    }
+    if let Some(st) = with_state() {
+        st.streams.borrow_mut().remove(&key);
+    }
+}
+
+fn new_task(st: &LuaState, i: usize) -> Option<u64> {
+    let f = st.reg.borrow().tasks.get(i)?.0.clone();
+    let co = st.coroutine(f).ok()?;
+    let key = st.next_key.get();
+    st.next_key.set(key + 1);
+    let pending = Pending { rule: i, co, spent: Duration::ZERO, applet: None };
+    st.streams.borrow_mut().insert(key, super::state::StreamLua { private: Value::Nil, pending: Some(pending) });
+    Some(key)
+}
+
+/// One turn of a task; `None` once it ended.
+fn step_task(st: &Rc<LuaState>, key: u64) -> Option<LuaWait> {
+    let settings = super::settings()?;
+    let p = st.streams.borrow_mut().get_mut(&key)?.pending.take()?;
+    let mut cur = Cur { on: On::Task, st: st.clone(), done: None };
+    let (turn, took) = resume(st, &p.co, MultiValue::new(), &mut cur, settings.task_timeout, p.spent);
+    match turn {
+        Turn::Wait(w) => {
+            let spent = p.spent + took;
+            st.streams.borrow_mut().get_mut(&key)?.pending = Some(Pending { spent, ..p });
+            Some(w)
+        }
+        Turn::Finished(_) => None,
+        Turn::Failed(m) => {
+            super::send_err(&failure("Lua task", "task", &m).replacen("Lua task 'task': ", "Lua task: ", 1));
+            None
+        }
+    }
+}
