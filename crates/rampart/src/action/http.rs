@@ -210,6 +210,7 @@ impl Exec<'_, '_> {
 
 /// What a sample context is built from, besides the message a rule works on: the
 /// stream's state and its variable stores. [`Env::ctx`] builds one per evaluation.
+#[derive(Clone)]
 pub struct Env<'p> {
     pub rt: &'p dyn Host,
     pub fe: usize,

@@ -90,17 +90,20 @@ pub fn prepare(cfg: &Config) -> Vec<Diag> {
 }
 
 /// The map and pattern files of the configuration, by path, for `core.set_map` and
-/// `core.del_map` (published once the rules are compiled).
-static MAPS: OnceLock<Vec<(String, Arc<crate::pattern::patref::PatRef>)>> = OnceLock::new();
+/// `core.del_map`: those of the last build (startup builds twice, the check then the
+/// run; the run's are the ones its rules read).
+type Maps = Vec<(String, Arc<crate::pattern::patref::PatRef>)>;
+static MAPS: arc_swap::ArcSwapOption<Maps> = arc_swap::ArcSwapOption::const_empty();
 
-pub fn publish_maps(files: Vec<(String, Arc<crate::pattern::patref::PatRef>)>) {
+/// Publishes the pattern files a build loaded (after its rules are compiled).
+pub fn publish_maps(files: Maps) {
     if settings().is_some() {
-        let _ = MAPS.set(files);
+        MAPS.store(Some(Arc::new(files)));
     }
 }
 
-pub(crate) fn map(path: &str) -> Option<&'static Arc<crate::pattern::patref::PatRef>> {
-    MAPS.get()?.iter().find(|(p, _)| p == path).map(|(_, r)| r)
+pub(crate) fn map(path: &str) -> Option<Arc<crate::pattern::patref::PatRef>> {
+    MAPS.load().as_ref()?.iter().find(|(p, _)| p == path).map(|(_, r)| r.clone())
 }
 
 /// `[level] ddd/hhmmss (pid) : msg` on stderr, as HAProxy copies Lua's log messages

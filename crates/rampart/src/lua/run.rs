@@ -89,15 +89,14 @@ fn resume(
     (turn, took)
 }
 
-/// The message of a failed turn, with HAProxy's wording of a timeout.
+/// The message of a failed turn, as HAProxy 2.6 words it (without the traceback it
+/// appends after `from`).
 fn failure(kind: &str, name: &str, m: &str) -> String {
-    if m == TIMEOUT {
-        format!("{kind} '{name}': execution timeout.")
-    } else if m == "Lua out of memory error" {
-        format!("{kind} '{name}': out of memory error.")
-    } else {
-        format!("{kind} '{name}': {m}.")
+    if m == "Lua out of memory error" {
+        return format!("{kind} '{name}': out of memory error.");
     }
+    let m = if m == TIMEOUT { "execution timeout" } else { m };
+    format!("{kind} '{name}': [state-id 0] runtime error: {m}.")
 }
 
 /// The coroutine a stream left waiting for rule `rule`, if any.

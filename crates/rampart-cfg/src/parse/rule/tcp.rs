@@ -189,6 +189,8 @@ fn request_action(cx: &mut Ctx<'_>, a: &mut Args<'_>, set: Where, word: &str) ->
         _ if word.starts_with("track-sc") => {
             return Ok(TcpReqAction::TrackSc(super::super::stick::parse_track_sc(word, a)?));
         }
+        // Lua actions in TCP rules: TODO(#26)
+        _ if word.len() > 4 && word.starts_with("lua.") => return Err(ActErr::NotYet(format!("{rule} {word}"))),
         _ => {}
     }
     let Some(act) = kw::find_action(set.actions(), word) else {
@@ -347,6 +349,10 @@ fn response_action(cx: &Ctx<'_>, a: &mut Args<'_>, word: &str) -> ActResult<TcpR
         "accept" => return Ok(TcpResAction::Accept),
         "reject" => return Ok(TcpResAction::Reject),
         "close" => return Ok(TcpResAction::Close),
+        // Lua actions in TCP rules: TODO(#26)
+        _ if word.len() > 4 && word.starts_with("lua.") => {
+            return Err(ActErr::NotYet(format!("tcp-response content {word}")))
+        }
         _ => {}
     }
     let list = kw::TCP_RESPONSE_CONTENT_ACTIONS;

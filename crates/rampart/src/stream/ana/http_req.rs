@@ -116,13 +116,13 @@ pub fn error_reply<'rt>(
 
 /// `http-request use-service`: the service answers in place of a server (HAProxy's
 /// applet takes over the stream).
-fn serve(s: &Stream<'_>, x: &mut Exec<'_, '_>, env: &crate::action::http::Env<'_>, svc: Service) -> Verdict {
+fn serve<'rt>(s: &Stream<'rt>, x: &mut Exec<'_, 'rt>, env: &crate::action::http::Env<'_>, svc: Service) -> Verdict {
     match svc {
         Service::Lua(id) => {
             s.rt.proxies[s.fe].stats.fe_intercepted.inc();
             match crate::action::lua::runner().map(|r| r.http_service(id, x, env)) {
                 Some(Flow::LuaWait(w)) => Verdict::LuaWait(w),
-                Some(Flow::Reply) => Verdict::Reply,
+                Some(Flow::Reply) => applet_response_rules(s, x, env),
                 _ => Verdict::Close,
             }
         }
@@ -141,6 +141,47 @@ fn serve(s: &Stream<'_>, x: &mut Exec<'_, '_>, env: &crate::action::http::Env<'_
             Verdict::Reply
         }
     }
+}
+
+/// The `http-response` rules (backend, then frontend) on the response a Lua service
+/// built: HAProxy runs them on what an applet answers, as on a server's response.
+fn applet_response_rules<'rt>(
+    s: &Stream<'rt>,
+    x: &mut Exec<'_, 'rt>,
+    req_env: &crate::action::http::Env<'_>,
+) -> Verdict {
+    let env = crate::action::http::Env { dir: Dir::Response, req_body: None, ..req_env.clone() };
+    let mut res = std::mem::take(&mut *x.out);
+    let (mut out, mut reply) = (MsgHead::default(), None);
+    let be = s.be.filter(|&b| b != s.fe);
+    for px in be.into_iter().chain(std::iter::once(s.fe)) {
+        let rules = &s.rt.proxies[px].rules.http_res;
+        if rules.is_empty() {
+            continue;
+        }
+        let mut y = Exec {
+            msg: &mut res,
+            buf: &[],
+            out: &mut out,
+            reply: &mut reply,
+            pages: s.pages(px),
+            scratch: &mut *x.scratch,
+            strict: &mut *x.strict,
+            st: &mut *x.st,
+        };
+        match run_rules(rules, &mut y, &env) {
+            Flow::Continue | Flow::Allow => {}
+            Flow::Reply | Flow::Tarpit => {
+                // a rule answered in place of the service (`deny`, `return`)
+                *x.out = out;
+                *x.reply = reply;
+                return Verdict::Reply;
+            }
+            flow => return verdict(flow),
+        }
+    }
+    *x.out = res;
+    Verdict::Reply
 }
 
 /// The stream's verdict for what a rule list decided.

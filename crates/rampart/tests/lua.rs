@@ -1,0 +1,325 @@
+//! Lua scripting through the binary: scripts written for the tests in the style users
+//! write them (a header-setting action, a CORS preflight service, a fetch and a
+//! converter used in rules, a task that updates a map), and how failures end: a
+//! runtime error, a script that does not compile, a runaway loop next to other
+//! connections. `same_as_haproxy` runs one script through haproxy too and compares.
+
+mod http_common;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use http_common::{client, start, start_binary, PREAMBLE, RAMPART};
+use rampart_testkit::{HttpBackend, RawClient, Response, Running};
+
+/// Writes `code` to a script file of its own and returns its path.
+fn script(name: &str, code: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("rampart-lua-tests-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.lua"));
+    std::fs::write(&path, code).unwrap();
+    path
+}
+
+/// `global` with `lua-load <path>` and `extra` global lines, then the usual preamble.
+fn cfg(path: &PathBuf, extra_global: &str, frontend: &str) -> String {
+    let preamble = PREAMBLE.replacen("global\n", &format!("global\n  lua-load {}\n{extra_global}", path.display()), 1);
+    format!("{preamble}frontend fe1\n  bind fd@${{fe1}}\n{frontend}  default_backend be1\nbackend be1\n  server s1 ${{s1_addr}}:${{s1_port}}\n")
+}
+
+fn send(p: &Running, req: &str) -> Response {
+    let mut c = client(p);
+    c.send(req).unwrap();
+    c.read_response().unwrap()
+}
+
+fn get(p: &Running, path: &str) -> Response {
+    send(p, &format!("GET {path} HTTP/1.1\r\nHost: h\r\n\r\n"))
+}
+
+const SCRIPT: &str = r#"
+core.register_action("tag", { "http-req" }, function(txn, value)
+  txn.http:req_set_header("x-tag", value .. ":" .. txn.sf:path())
+  txn.http:req_del_header("x-drop")
+  txn:set_var("txn.tagged", "yes")
+end, 1)
+
+core.register_action("stamp", { "http-res" }, function(txn)
+  txn.http:res_add_header("x-stamp", txn:get_var("txn.tagged") or "no")
+end)
+
+core.register_service("cors", "http", function(applet)
+  local origin = applet.headers["origin"] and applet.headers["origin"][0] or "*"
+  applet:set_status(204)
+  applet:add_header("access-control-allow-origin", origin)
+  applet:add_header("access-control-allow-methods", "GET, POST, OPTIONS")
+  applet:add_header("access-control-max-age", "3600")
+  applet:start_response()
+end)
+
+core.register_service("challenge", "http", function(applet)
+  core.msleep(20)
+  local body = "<html>prove it: " .. applet.path .. "?" .. applet.qs .. "</html>"
+  applet:set_status(403, "Challenge")
+  applet:add_header("content-type", "text/html")
+  applet:add_header("content-length", #body)
+  applet:start_response()
+  applet:send(body)
+end)
+
+core.register_fetches("double", function(txn, n) return (tonumber(n) or 0) * 2 end)
+core.register_converters("shout", function(v) return string.upper(v) .. "!" end)
+
+core.register_action("boom", { "http-req" }, function(txn) error("kaboom") end)
+core.register_service("broken", "http", function(applet) local x = nil; return x.field end)
+"#;
+
+const RULES: &str = "  http-request use-service lua.cors if METH_OPTIONS\n\
+                     \x20 http-request use-service lua.challenge if { path_beg /challenge }\n\
+                     \x20 http-request use-service lua.broken if { path /broken }\n\
+                     \x20 http-request lua.boom if { path /boom }\n\
+                     \x20 http-request lua.tag blue\n\
+                     \x20 http-request set-header x-double %[lua.double(21)]\n\
+                     \x20 http-request set-header x-shout %[req.hdr(host),lua.shout]\n\
+                     \x20 http-request deny deny_status 429 if { req.hdr(x-name),lua.shout -m str EVIL! }\n\
+                     \x20 http-response lua.stamp\n";
+
+fn start_script(binary: PathBuf, s1: &HttpBackend) -> Running {
+    let path = script("main", SCRIPT);
+    start_binary(binary, &cfg(&path, "", RULES), &[("s1", s1.addr())])
+}
+
+#[test]
+fn an_action_sets_headers_the_server_sees_and_a_response_action_reads_its_variable() {
+    let s1 = HttpBackend::start("s1");
+    let p = start_script(PathBuf::from(RAMPART), &s1);
+    let r = send(&p, "GET /a/b?c=1 HTTP/1.1\r\nHost: h\r\nX-Drop: 1\r\n\r\n");
+    assert_eq!(r.status, 200, "{}", p.output());
+    assert_eq!(r.headers.get("x-stamp"), Some("yes"));
+    let req = &s1.wait_requests(1)[0];
+    assert_eq!(req.headers.get("x-tag"), Some("blue:/a/b"));
+    assert_eq!(req.headers.get("x-drop"), None);
+}
+
+#[test]
+fn a_fetch_and_a_converter_work_in_rules() {
+    let s1 = HttpBackend::start("s1");
+    let p = start_script(PathBuf::from(RAMPART), &s1);
+    assert_eq!(get(&p, "/").status, 200);
+    let req = &s1.wait_requests(1)[0];
+    assert_eq!(req.headers.get("x-double"), Some("42"));
+    assert_eq!(req.headers.get("x-shout"), Some("H!"));
+    let r = send(&p, "GET / HTTP/1.1\r\nHost: h\r\nX-Name: evil\r\n\r\n");
+    assert_eq!(r.status, 429);
+}
+
+#[test]
+fn a_cors_preflight_is_answered_by_the_service_and_other_requests_pass() {
+    let s1 = HttpBackend::start("s1");
+    let p = start_script(PathBuf::from(RAMPART), &s1);
+    let r = send(&p, "OPTIONS /api HTTP/1.1\r\nHost: h\r\nOrigin: https://app.example\r\n\r\n");
+    assert_eq!(r.status, 204);
+    assert_eq!(r.headers.get("access-control-allow-origin"), Some("https://app.example"));
+    assert_eq!(r.headers.get("access-control-allow-methods"), Some("GET, POST, OPTIONS"));
+    assert!(s1.requests().is_empty(), "the preflight never reaches the server");
+    assert_eq!(get(&p, "/api").status, 200);
+}
+
+#[test]
+fn a_service_that_sleeps_answers_a_challenge_page() {
+    let s1 = HttpBackend::start("s1");
+    let p = start_script(PathBuf::from(RAMPART), &s1);
+    let r = get(&p, "/challenge/x?y=1");
+    assert_eq!((r.status, r.reason.as_str()), (403, "Challenge"));
+    assert_eq!(r.body_str(), "<html>prove it: /challenge/x?y=1</html>");
+}
+
+#[test]
+fn a_runtime_error_is_logged_an_action_goes_on_and_a_service_answers_500() {
+    let s1 = HttpBackend::start("s1");
+    let p = start_script(PathBuf::from(RAMPART), &s1);
+    // as HAProxy: the failed action is logged and the rules go on
+    assert_eq!(get(&p, "/boom").status, 200);
+    assert!(
+        p.wait_output("Lua function 'boom': [state-id 0] runtime error: ", Duration::from_secs(5)),
+        "{}",
+        p.output()
+    );
+    assert!(p.output().contains("kaboom"), "{}", p.output());
+    assert_eq!(get(&p, "/broken").status, 500);
+    assert!(p.wait_output("Lua applet http 'broken': ", Duration::from_secs(5)), "{}", p.output());
+    // the process keeps serving
+    assert_eq!(get(&p, "/").status, 200);
+}
+
+#[test]
+fn a_script_that_does_not_compile_fails_startup_with_haproxys_message() {
+    let path = script("syntax", "core.register_action(\"x\", { \"http-req\" }, function(txn) end\n");
+    let out = rampart_testkit::check(RAMPART, &format!("global\n  lua-load {}\n", path.display()));
+    assert_ne!(out.code, 0);
+    let want =
+        format!("error in Lua file '{0}': {0}:2: ')' expected (to close '(' at line 1) near <eof>", path.display());
+    assert!(out.stderr.contains(&want), "{}", out.stderr);
+
+    let path = script("raises", "error('boom')\n");
+    let out = rampart_testkit::check(RAMPART, &format!("global\n  lua-load {}\n", path.display()));
+    assert!(out.stderr.contains(&format!("Lua runtime error: {}:1: boom", path.display())), "{}", out.stderr);
+
+    let out = rampart_testkit::check(RAMPART, "global\n  lua-load /nonexistent/x.lua\n");
+    assert!(
+        out.stderr.contains("error in Lua file '/nonexistent/x.lua': cannot open /nonexistent/x.lua"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn rules_naming_what_no_script_registered_fail_startup() {
+    let path = script("empty", "core.register_action('a', { 'http-res' }, function() end)\n");
+    let cfg = format!("global\n  lua-load {}\nfrontend f\n  mode http\n  bind 127.0.0.1:1\n", path.display());
+    let out = rampart_testkit::check(RAMPART, &format!("{cfg}  http-request lua.nope\n"));
+    assert!(out.stderr.contains("Lua action 'nope' is not registered"), "{}", out.stderr);
+    let out = rampart_testkit::check(RAMPART, &format!("{cfg}  http-request lua.a\n"));
+    assert!(out.stderr.contains("Lua action 'a' is not registered for 'http-req'"), "{}", out.stderr);
+    let out = rampart_testkit::check(RAMPART, &format!("{cfg}  http-request use-service lua.nope\n"));
+    assert!(out.stderr.contains("'lua.nope' unknown service name"), "{}", out.stderr);
+    let out = rampart_testkit::check(RAMPART, &format!("{cfg}  tcp-request content lua.a\n"));
+    assert!(out.stderr.contains("is not supported yet"), "{}", out.stderr);
+}
+
+#[test]
+fn api_functions_not_there_yet_say_so() {
+    let path = script(
+        "missing",
+        "core.register_action('sock', { 'http-req' }, function(txn) local s = core.tcp() end)\n\
+         core.register_action('be', { 'http-req' }, function(txn) local b = core.backends['x'] end)\n",
+    );
+    let s1 = HttpBackend::start("s1");
+    let rules = "  http-request lua.sock if { path /sock }\n  http-request lua.be if { path /be }\n";
+    let p = start(&cfg(&path, "", rules), &[("s1", s1.addr())]);
+    assert_eq!(get(&p, "/sock").status, 200);
+    assert_eq!(get(&p, "/be").status, 200);
+    assert!(
+        p.wait_output("core.tcp (Socket) is not supported yet by rampart", Duration::from_secs(5)),
+        "{}",
+        p.output()
+    );
+    assert!(p.wait_output("core.backends is not supported yet by rampart", Duration::from_secs(5)), "{}", p.output());
+}
+
+#[test]
+fn a_task_updates_a_map_the_rules_read() {
+    let dir = std::env::temp_dir().join(format!("rampart-lua-tests-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let map = dir.join("flags.map");
+    std::fs::write(&map, "/feature off\n").unwrap();
+    let path = script(
+        "task",
+        &format!(
+            "core.register_task(function()\n\
+             \x20 local n = 0\n\
+             \x20 while true do\n\
+             \x20   n = n + 1\n\
+             \x20   core.set_map('{}', '/feature', 'on-' .. n)\n\
+             \x20   core.msleep(50)\n\
+             \x20 end\n\
+             end)\n",
+            map.display()
+        ),
+    );
+    let s1 = HttpBackend::start("s1");
+    let rules =
+        format!("  http-request return status 200 content-type text/plain lf-string %[path,map({})]\n", map.display());
+    let p = start(&cfg(&path, "", &rules), &[("s1", s1.addr())]);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut seen = Vec::new();
+    while Instant::now() < deadline {
+        let body = get(&p, "/feature").body_str();
+        if !seen.contains(&body) {
+            seen.push(body);
+        }
+        if seen.len() >= 3 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    assert!(seen.len() >= 3 && seen.iter().skip(1).all(|b| b.starts_with("on-")), "{seen:?}\n{}", p.output());
+}
+
+#[test]
+fn a_runaway_loop_leaves_the_thread_to_other_connections_and_times_out() {
+    let path = script("spin", "core.register_action('spin', { 'http-req' }, function(txn) while true do end end)\n");
+    let s1 = HttpBackend::start("s1");
+    let rules = "  http-request lua.spin if { path /spin }\n";
+    // one thread: the loop and the other connections share it
+    let p = start(&cfg(&path, "  tune.lua.session-timeout 1500ms\n", rules), &[("s1", s1.addr())]);
+    let started = Instant::now();
+    let mut spinning = RawClient::connect(p.addr("fe1")).unwrap();
+    spinning.send("GET /spin HTTP/1.1\r\nHost: h\r\n\r\n").unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    for _ in 0..5 {
+        let t = Instant::now();
+        assert_eq!(get(&p, "/other").status, 200);
+        assert!(t.elapsed() < Duration::from_millis(500), "served in {:?}", t.elapsed());
+    }
+    // past the timeout the script is stopped, logged, and the rules go on
+    let r = spinning.read_response().unwrap();
+    assert_eq!(r.status, 200);
+    assert!(started.elapsed() >= Duration::from_millis(1400), "{:?}", started.elapsed());
+    assert!(
+        p.wait_output("Lua function 'spin': [state-id 0] runtime error: execution timeout.", Duration::from_secs(5))
+    );
+}
+
+#[test]
+fn a_memory_bomb_fails_within_maxmem_and_the_process_keeps_serving() {
+    let path = script(
+        "bomb",
+        "core.register_action('bomb', { 'http-req' }, function(txn)\n\
+         \x20 local t = {}\n\
+         \x20 for i = 1, 100000000 do t[i] = string.rep('x', 1024) .. i end\n\
+         end)\n",
+    );
+    let s1 = HttpBackend::start("s1");
+    let rules = "  http-request lua.bomb if { path /bomb }\n";
+    let p = start(&cfg(&path, "  tune.lua.maxmem 16\n", rules), &[("s1", s1.addr())]);
+    assert_eq!(get(&p, "/bomb").status, 200);
+    assert!(p.wait_output("Lua function 'bomb': out of memory error.", Duration::from_secs(10)), "{}", p.output());
+    assert_eq!(get(&p, "/").status, 200);
+}
+
+/// What the comparison keeps of a response.
+fn seen(r: &Response) -> (u16, Vec<(String, String)>, String) {
+    let keep = ["x-stamp", "access-control-allow-origin", "access-control-allow-methods", "content-type"];
+    let headers = r.headers.iter().filter(|(n, _)| keep.contains(&n.to_ascii_lowercase().as_str()));
+    // HAProxy keeps an applet's headers in a Lua table: their order is not kept
+    let mut headers: Vec<_> = headers.map(|(n, v)| (n.to_ascii_lowercase(), v.to_owned())).collect();
+    headers.sort();
+    (r.status, headers, r.body_str())
+}
+
+#[test]
+fn same_as_haproxy() {
+    let haproxy = rampart_testkit::require_haproxy!();
+    let requests = [
+        "GET /a?b=1 HTTP/1.1\r\nHost: h\r\nX-Drop: 1\r\n\r\n",
+        "OPTIONS /api HTTP/1.1\r\nHost: h\r\nOrigin: https://app.example\r\n\r\n",
+        "GET /challenge/x?y=1 HTTP/1.1\r\nHost: h\r\n\r\n",
+        "GET /boom HTTP/1.1\r\nHost: h\r\n\r\n",
+        "GET /broken HTTP/1.1\r\nHost: h\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: h\r\nX-Name: evil\r\n\r\n",
+    ];
+    let mut results = Vec::new();
+    for binary in [PathBuf::from(RAMPART), haproxy] {
+        let s1 = HttpBackend::start("s1");
+        let p = start_script(binary, &s1);
+        let responses: Vec<_> = requests.iter().map(|r| seen(&send(&p, r))).collect();
+        let server: Vec<_> = s1
+            .requests()
+            .iter()
+            .map(|r| (r.headers.get("x-tag").map(str::to_owned), r.headers.get("x-double").map(str::to_owned)))
+            .collect();
+        results.push((responses, server));
+    }
+    assert_eq!(results[0], results[1], "rampart (left) and haproxy (right)");
+}
