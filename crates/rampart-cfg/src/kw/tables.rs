@@ -44,7 +44,7 @@ pub static SECTIONS: &[Kw] = &[
 ];
 
 const LUA_LOAD_PARTIAL: &str = "Lua 5.4; one Lua state per thread (HAProxy shares one state between threads): \
-     globals are per thread, tasks and init functions of the file run on every thread; the API subset of \
+     globals and init functions are per thread, tasks run on the first thread; the API subset of \
      docs/COMPATIBILITY.md, section Lua";
 
 const LOG_FORWARD_PARTIAL: &str =

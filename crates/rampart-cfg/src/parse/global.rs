@@ -739,7 +739,7 @@ mod tests {
             alerts("global\n hard-stop-after 1x\n"),
             ["unexpected character 'x' in argument to <hard-stop-after>."]
         );
-        assert_eq!(alerts("global\n lua-load /x.lua\n"), ["'lua-load' is not supported yet"]);
+        assert_eq!(alerts("global\n tune.maxaccept 8\n"), ["'tune.maxaccept' is not supported yet"]);
         assert_eq!(alerts("global\n nbproc 2\n")[0], "nbproc is not supported any more since HAProxy 2.5. Threads will automatically be used on multi-processor machines if available.");
         assert_eq!(
             alerts("global\n stats foo\n"),

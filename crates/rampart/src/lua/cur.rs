@@ -99,12 +99,14 @@ impl Cur<'_, '_, '_, '_> {
                 let (Some(v), Some(smp)) = (var_ref(&arg(0)), from_lua(&arg(1))) else {
                     return one(Value::Boolean(false));
                 };
-                let cond = if arg(2).as_boolean() == Some(true) {
-                    crate::sample::vars::SetCond(crate::sample::vars::SetCond::IFEXISTS)
-                } else {
-                    crate::sample::vars::SetCond::NONE
-                };
-                let ok = self.with_ctx(|c| c.vars.set(&v, &smp, cond))?;
+                // COMPAT: HAProxy 2.6's `ifexist` asks whether the name (whatever its
+                // scope) is one it knows; rampart knows the `proc.` names of the
+                // configuration and those set since.
+                let ifexist = arg(2).as_boolean() == Some(true);
+                let cond = crate::sample::vars::SetCond::NONE;
+                let ok = self.with_ctx(|c| {
+                    (!ifexist || c.vars.proc.is_some_and(|p| p.knows(v.hash))) && c.vars.set(&v, &smp, cond)
+                })?;
                 one(Value::Boolean(ok))
             }
             b"unset_var" => {

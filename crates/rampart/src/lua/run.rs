@@ -180,6 +180,12 @@ impl LuaRunner for Runner {
         let settings = super::settings().expect("a state has settings");
         let rule = usize::MAX - id;
         let name = st.reg.borrow().services.get(id).map(|s| s.0.clone()).unwrap_or_default();
+        // the applet stands for the server in the log line: no queue, connected at once
+        let now = Instant::now();
+        let log = &mut x.st.log;
+        log.connect_start.get_or_insert(now);
+        log.queue_ms.get_or_insert(0);
+        log.connected.get_or_insert(now);
         let (co, spent, applet, args) = match take_pending(&st, x, rule) {
             Some(p) => (p.co, p.spent, p.applet, MultiValue::new()),
             None => match start_service(&st, id, x, env) {
@@ -195,6 +201,9 @@ impl LuaRunner for Runner {
         };
         let mut cur = Cur { on: On::Rule { x: &mut *x, env }, st: st.clone(), done: None };
         let (turn, took) = resume(&st, &co, args, &mut cur, settings.service_timeout, spent);
+        if !matches!(turn, Turn::Wait(_)) {
+            x.st.log.res_head = Some(Instant::now());
+        }
         match turn {
             Turn::Wait(w) => {
                 keep_pending(&st, x, Pending { rule, co, spent: spent + took, applet });

@@ -242,6 +242,13 @@ impl ProcVars {
         self.limits.proc != 0 || self.limits.global != 0
     }
 
+    /// Whether a `proc.` variable of this name (its hash, without the scope) was
+    /// declared or set: the names HAProxy 2.6 knows, which Lua's `set_var(..., true)`
+    /// requires (`vars_set_by_name_ifexist`).
+    pub fn knows(&self, hash: u64) -> bool {
+        self.vars.read().unwrap_or_else(|e| e.into_inner()).iter().any(|v| v.hash == hash)
+    }
+
     /// Declares a `proc.` variable named in the configuration: it exists (unset) from
     /// startup, as HAProxy creates it while parsing.
     pub fn declare(&self, v: &VarRef) {
