@@ -6,7 +6,7 @@
 
 mod http_common;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use http_common::{client, start, start_binary, PREAMBLE, RAMPART};
@@ -22,7 +22,7 @@ fn script(name: &str, code: &str) -> PathBuf {
 }
 
 /// `global` with `lua-load <path>` and `extra` global lines, then the usual preamble.
-fn cfg(path: &PathBuf, extra_global: &str, frontend: &str) -> String {
+fn cfg(path: &Path, extra_global: &str, frontend: &str) -> String {
     let preamble = PREAMBLE.replacen("global\n", &format!("global\n  lua-load {}\n{extra_global}", path.display()), 1);
     format!("{preamble}frontend fe1\n  bind fd@${{fe1}}\n{frontend}  default_backend be1\nbackend be1\n  server s1 ${{s1_addr}}:${{s1_port}}\n")
 }

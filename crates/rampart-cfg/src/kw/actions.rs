@@ -29,7 +29,10 @@ pub static HTTP_REQUEST_ACTIONS: &[ActionKw] = &[
     act(
         "use-service",
         false,
-        Partial("'prometheus-exporter' (HAProxy's metric names; see docs/COMPATIBILITY.md, section Runtime API)"),
+        Partial(
+            "'prometheus-exporter' (HAProxy's metric names; see docs/COMPATIBILITY.md, section Runtime API) and \
+             'lua.<name>' (http services; see docs/COMPATIBILITY.md, section Lua)",
+        ),
     ),
     act("sc-inc-gpc", true, Yes),
     act("sc-inc-gpc0", true, Yes),

@@ -83,7 +83,7 @@ impl Cur<'_, '_, '_, '_> {
         let one = |v: Value| Ok(MultiValue::from_vec(vec![v]));
         match op {
             b"f" | b"sf" => {
-                let v = self.fetch(lua, &a)?;
+                let v = self.fetch(&a)?;
                 one(to_lua(lua, v, op == b"sf")?)
             }
             b"c" | b"sc" => {
@@ -168,19 +168,15 @@ impl Cur<'_, '_, '_, '_> {
 
     /// `txn.f:<name>(args...)`: the fetch whose name is `<name>` with `_` for `.`,
     /// `-` and `+` (as HAProxy names the methods), compiled once per text.
-    fn fetch(&self, lua: &Lua, a: &[Value]) -> mlua::Result<Option<crate::sample::Sample<'static>>> {
-        let _ = lua;
+    fn fetch(&self, a: &[Value]) -> mlua::Result<Option<crate::sample::Sample<'static>>> {
         let name = a.first().and_then(bytes).unwrap_or_default();
         let name = String::from_utf8_lossy(&name).into_owned();
         let Some(kw) = crate::sample::fetch::names().find(|n| method_name(n) == name) else {
             return err(format!("'{name}': unknown fetch method"));
         };
         let text = call_text(kw, &a[1..]);
-        let expr = match self.st.exprs.borrow().get(&text) {
-            Some(e) => Some(e.clone()),
-            None => None,
-        };
-        let expr = match expr {
+        let cached = self.st.exprs.borrow().get(&text).cloned();
+        let expr = match cached {
             Some(e) => e,
             None => {
                 let settings = super::settings().expect("a state has settings");

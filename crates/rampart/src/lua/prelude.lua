@@ -74,6 +74,7 @@ function core.concat() return setmetatable({ parts = {}, n = 0 }, Concat) end
 core.tcp = not_yet("core.tcp (Socket)")
 core.httpclient = not_yet("core.httpclient")
 core.register_cli = not_yet("core.register_cli")
+core.register_filter = not_yet("core.register_filter")
 core.add_acl = not_yet("core.add_acl")
 core.del_acl = not_yet("core.del_acl")
 core.get_var = not_yet("core.get_var")

@@ -239,7 +239,7 @@ fn compile_at(
     let fname = &text[..kl];
     let (fetch, args, used) = match super::lua::resolve(fname, &text[kl..], false, cx) {
         Some(r) => {
-            let (_, args, used) = r?;
+            let (args, used) = r?;
             (&super::lua::LUA_FETCH, args, used)
         }
         None => {
@@ -290,7 +290,7 @@ fn compile_at(
         let cl = keyword_len(word);
         let cname = &word[..cl];
         if let Some(r) = super::lua::resolve(cname, &word[cl..], true, cx) {
-            let (_, cargs, used) = r?;
+            let (cargs, used) = r?;
             prev = super::lua::LUA_CONV.out;
             expr.convs.push((&super::lua::LUA_CONV, cargs.into_boxed_slice()));
             last_conv = Some(cname);

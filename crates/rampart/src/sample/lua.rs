@@ -82,15 +82,13 @@ fn conv_lua<'a>(args: &'a [Arg], smp: Sample<'a>, ctx: &SampleCtx<'a>) -> Option
     hook.conv(*id as usize, &args[1..], smp, ctx)
 }
 
+/// A `lua.<name>` keyword's arguments (the function's number first) and the bytes of
+/// the text they took.
+pub(super) type Resolved = Result<(Vec<Arg>, usize), ExprError>;
+
 /// Resolves `lua.<name>` as a fetch (`conv`: as a converter) and parses its arguments
-/// from `rest` (the text after the name); returns the keyword, its arguments (the
-/// function's number first) and the bytes of `rest` the arguments took.
-pub(super) fn resolve(
-    full: &str,
-    rest: &str,
-    conv: bool,
-    cx: &mut CompileCx<'_>,
-) -> Option<Result<(usize, Vec<Arg>, usize), ExprError>> {
+/// from `rest` (the text after the name); `None`: no script registered that name.
+pub(super) fn resolve(full: &str, rest: &str, conv: bool, cx: &mut CompileCx<'_>) -> Option<Resolved> {
     let name = full.strip_prefix("lua.")?;
     let names = names()?;
     let list = if conv { &names.converters } else { &names.fetches };
@@ -99,7 +97,7 @@ pub(super) fn resolve(
     Some(match super::arg::parse(rest, spec, cx) {
         Ok((mut args, used)) => {
             args.insert(0, Arg::Sint(id as i64));
-            Ok((id, args, used))
+            Ok((args, used))
         }
         Err(ArgError::Syntax { msg, .. } | ArgError::Check(msg)) => {
             Err(ExprError::Parse(format!("fetch method '{full}' : {msg}")))
