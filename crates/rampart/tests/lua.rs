@@ -323,3 +323,48 @@ fn same_as_haproxy() {
     }
     assert_eq!(results[0], results[1], "rampart (left) and haproxy (right)");
 }
+
+#[test]
+fn an_action_that_sleeps_gives_the_thread_to_other_connections() {
+    let path = script(
+        "nap",
+        "core.register_action('nap', { 'http-req' }, function(txn)\n\
+         \x20 local t0 = core.now()\n\
+         \x20 core.msleep(600)\n\
+         \x20 core.yield()\n\
+         \x20 local t1 = core.now()\n\
+         \x20 txn.http:req_set_header('x-slept-ms', (t1.sec - t0.sec) * 1000 + (t1.usec - t0.usec) // 1000)\n\
+         end)\n",
+    );
+    let s1 = HttpBackend::start("s1");
+    let p = start(&cfg(&path, "", "  http-request lua.nap if { path /nap }\n"), &[("s1", s1.addr())]);
+    let mut napping = RawClient::connect(p.addr("fe1")).unwrap();
+    napping.send("GET /nap HTTP/1.1\r\nHost: h\r\n\r\n").unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let t = Instant::now();
+    assert_eq!(get(&p, "/other").status, 200);
+    assert!(t.elapsed() < Duration::from_millis(400), "served in {:?}", t.elapsed());
+    assert_eq!(napping.read_response().unwrap().status, 200);
+    let slept = s1.wait_requests(2).iter().find_map(|r| r.headers.get("x-slept-ms").map(str::to_owned)).unwrap();
+    assert!(slept.parse::<u64>().unwrap() >= 590, "{slept}");
+}
+
+#[test]
+fn a_service_reads_the_buffered_request_body() {
+    let path = script(
+        "echo",
+        "core.register_service('echo', 'http', function(applet)\n\
+         \x20 local first = applet:getline()\n\
+         \x20 local rest = applet:receive()\n\
+         \x20 applet:set_status(200)\n\
+         \x20 applet:start_response()\n\
+         \x20 applet:send('first=' .. first .. 'rest=' .. rest .. ' length=' .. applet.length)\n\
+         end)\n",
+    );
+    let s1 = HttpBackend::start("s1");
+    let rules = "  option http-buffer-request\n  http-request use-service lua.echo\n";
+    let p = start(&cfg(&path, "", rules), &[("s1", s1.addr())]);
+    let r = send(&p, "POST /e HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\nab\ncdefgh\n");
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body_str(), "first=ab\nrest=cdefgh\n length=10");
+}

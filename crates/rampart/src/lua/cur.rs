@@ -71,6 +71,9 @@ pub(crate) fn slot_key(st: &LuaState, x: &mut Exec<'_, '_>) -> u64 {
     key
 }
 
+/// The most expressions a state keeps compiled for `txn.f`/`txn.sf`.
+const EXPR_CACHE_MAX: usize = 1024;
+
 fn err<T>(msg: impl Into<String>) -> mlua::Result<T> {
     Err(mlua::Error::runtime(msg.into()))
 }
@@ -183,7 +186,13 @@ impl Cur<'_, '_, '_, '_> {
                 let mut cx = CompileCx::new(&settings.cfg, self.fe(), Site::Cfg);
                 let e = crate::sample::expr::compile(&text, &mut cx).or_else(|e| err(e.to_string()))?;
                 let e = Rc::new(e);
-                self.st.exprs.borrow_mut().insert(text, e.clone());
+                let mut cache = self.st.exprs.borrow_mut();
+                // a budget: a script that builds its calls from request data does
+                // not grow the cache without bound
+                if cache.len() >= EXPR_CACHE_MAX {
+                    cache.clear();
+                }
+                cache.insert(text, e.clone());
                 e
             }
         };

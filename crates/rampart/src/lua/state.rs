@@ -120,7 +120,7 @@ pub(crate) fn with_state() -> Option<Rc<LuaState>> {
 /// The state if the thread has one (never creates it): for releasing what a stream
 /// kept, also while the thread ends.
 pub(crate) fn existing_state() -> Option<Rc<LuaState>> {
-    STATE.try_with(|s| s.borrow().clone()).ok().flatten()
+    STATE.try_with(|s| s.try_borrow().ok().and_then(|b| b.clone())).ok().flatten()
 }
 
 /// Loads the scripts in a state of its own, once at startup: the alerts of the files
