@@ -184,7 +184,9 @@ fn rules_naming_what_no_script_registered_fail_startup() {
     let out = rampart_testkit::check(RAMPART, &format!("{cfg}  http-request use-service lua.nope\n"));
     assert!(out.stderr.contains("'lua.nope' unknown service name"), "{}", out.stderr);
     let out = rampart_testkit::check(RAMPART, &format!("{cfg}  tcp-request content lua.a\n"));
-    assert!(out.stderr.contains("is not supported yet"), "{}", out.stderr);
+    assert!(out.stderr.contains("Lua action 'a' is not registered for 'tcp-req'"), "{}", out.stderr);
+    let out = rampart_testkit::check(RAMPART, &format!("{cfg}  tcp-request connection lua.a\n"));
+    assert!(out.stderr.contains("'tcp-request connection lua.a' is not supported yet"), "{}", out.stderr);
 }
 
 #[test]
@@ -367,4 +369,26 @@ fn a_service_reads_the_buffered_request_body() {
     let r = send(&p, "POST /e HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\nab\ncdefgh\n");
     assert_eq!(r.status, 200);
     assert_eq!(r.body_str(), "first=ab\nrest=cdefgh\n length=10");
+}
+
+#[test]
+fn a_tcp_content_action_sets_a_variable_later_rules_read() {
+    let path = script(
+        "tcp",
+        "core.register_action('mark', { 'tcp-req' }, function(txn, who)\n\
+         \x20 txn:set_var('txn.who', who .. '-' .. txn.sf:dst_port())\n\
+         end, 1)\n",
+    );
+    let s1 = rampart_testkit::TcpEchoBackend::start();
+    let cfg = format!(
+        "global\n  lua-load {}\n  nbthread 1\ndefaults\n  mode tcp\n  timeout client 5s\n  timeout server 5s\n  timeout connect 1s\n\
+         listen fe1\n  bind fd@${{fe1}}\n  tcp-request content lua.mark lua\n\
+         \x20 tcp-request content reject if {{ var(txn.who) -m beg lua- }}\n  server s1 ${{s1_addr}}:${{s1_port}}\n",
+        path.display()
+    );
+    let p = start(&cfg, &[("s1", s1.addr())]);
+    let mut c = client(&p);
+    c.send("hello").unwrap();
+    assert!(c.is_closed_within(Duration::from_secs(2)), "rejected by the rule that reads the variable");
+    assert!(!p.output().contains("Lua function"), "{}", p.output());
 }

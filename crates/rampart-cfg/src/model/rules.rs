@@ -483,6 +483,8 @@ pub enum TcpReqAction {
     TrackSc(super::TrackSc),
     /// `sc-inc-gpc*`, `sc-set-gpt*`.
     Sc(super::ScAction),
+    /// `lua.<name> [args...]` (content rules only).
+    Lua(LuaCall),
 }
 
 impl TcpReqAction {
@@ -502,6 +504,7 @@ impl TcpReqAction {
             A::ExpectProxy => "expect-proxy",
             A::TrackSc(_) => "track-sc",
             A::Sc(a) => a.name(),
+            A::Lua(_) => "lua.",
         }
     }
 }

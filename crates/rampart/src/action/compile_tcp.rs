@@ -311,6 +311,13 @@ impl Cx<'_> {
                 };
                 TcpAct::TrackSc(crate::action::stick::TrackSc { slot: usize::from(t.slot), key, table })
             }
+            TcpReqAction::Lua(call) => match crate::action::lua::compile_action(call, "tcp-req") {
+                Ok(act) => TcpAct::Lua(act),
+                Err(msg) => {
+                    self.alert(span, format!("'{} lua.{}' : {msg}.", list.keyword(), call.name));
+                    return None;
+                }
+            },
             TcpReqAction::Sc(a) => {
                 let value = match a.gpt_value() {
                     None => None,

@@ -35,6 +35,9 @@ pub enum LuaWait {
 pub trait LuaRunner: Sync + Send {
     /// Runs (or resumes) an action on the message of `x`.
     fn http_action(&self, act: &LuaAct, x: &mut Exec<'_, '_>, env: &Env<'_>) -> Flow;
+    /// Runs a `tcp-request content` action to its end (TCP rules cannot wait on a
+    /// script yet: a sleep there fails the action).
+    fn tcp_action(&self, act: &LuaAct, x: &mut super::tcp::TcpExec<'_>) -> super::TcpFlow;
     /// Runs (or resumes) HTTP service number `id`; once it is done, its response is
     /// built in `x.out` and `x.reply` ([`Flow::Reply`]).
     fn http_service(&self, id: usize, x: &mut Exec<'_, '_>, env: &Env<'_>) -> Flow;

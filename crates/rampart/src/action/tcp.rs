@@ -64,6 +64,8 @@ pub enum TcpAct {
     TrackSc(super::stick::TrackSc),
     /// `sc-inc-gpc*`, `sc-set-gpt*`.
     Sc(super::stick::ScAct),
+    /// `tcp-request content lua.<name> [args...]`.
+    Lua(super::lua::LuaAct),
 }
 
 /// What a TCP rule list decided.
@@ -224,6 +226,7 @@ impl TcpAct {
                 a.run(&x.ctx());
                 TcpFlow::Continue
             }
+            TcpAct::Lua(a) => super::lua::runner().map_or(TcpFlow::Continue, |r| r.tcp_action(a, x)),
         }
     }
 }

@@ -172,6 +172,44 @@ impl LuaRunner for Runner {
         }
     }
 
+    fn tcp_action(&self, act: &LuaAct, x: &mut crate::action::tcp::TcpExec<'_>) -> crate::action::TcpFlow {
+        use crate::action::TcpFlow;
+        let Some(st) = with_state() else { return TcpFlow::Continue };
+        let settings = super::settings().expect("a state has settings");
+        let Some(f) = st.reg.borrow().actions.get(act.id).map(|a| a.3.clone()) else { return TcpFlow::Continue };
+        let co = match st.coroutine(f) {
+            Ok(c) => c,
+            Err(e) => {
+                super::send_err(&failure("Lua function", &act.name, &message(&e)));
+                return TcpFlow::Continue;
+            }
+        };
+        let mut args = vec![st.prelude.get::<Value>("txn").unwrap_or(Value::Nil)];
+        args.extend(act.args.iter().filter_map(|a| st.lua.create_string(&**a).ok().map(Value::String)));
+        let ctx = x.ctx();
+        let mut cur = Cur { on: On::Sample(&ctx), st: st.clone(), done: None };
+        let (mut args, mut spent) = (MultiValue::from_vec(args), Duration::ZERO);
+        loop {
+            let (turn, took) = resume(&st, &co, args, &mut cur, settings.session_timeout, spent);
+            spent += took;
+            args = MultiValue::new();
+            match turn {
+                // `txn:done()` in TCP rules: the connection ends
+                Turn::Finished(_) => return if cur.done.is_some() { TcpFlow::Reject } else { TcpFlow::Continue },
+                Turn::Wait(LuaWait::Yield) => continue,
+                Turn::Wait(LuaWait::Sleep(_)) => {
+                    let m = "core.sleep()/core.msleep() in tcp-request rules is not supported yet by rampart";
+                    super::send_err(&failure("Lua function", &act.name, m));
+                    return TcpFlow::Continue;
+                }
+                Turn::Failed(m) => {
+                    super::send_err(&failure("Lua function", &act.name, &m));
+                    return TcpFlow::Continue;
+                }
+            }
+        }
+    }
+
     fn http_service(&self, id: usize, x: &mut Exec<'_, '_>, env: &Env<'_>) -> Flow {
         let Some(st) = with_state() else {
             crate::action::reply::build_default(x, env, 500);

@@ -77,7 +77,7 @@ fn res_final(a: &HttpResAction) -> bool {
 static LUA_ACTION: ActionKw = ActionKw { name: "lua.", prefix: true, support: Support::Yes };
 
 /// `lua.<name> [args...]`: the words up to the condition.
-fn parse_lua_call(word: &str, a: &mut Args<'_>) -> crate::model::LuaCall {
+pub(super) fn parse_lua_call(word: &str, a: &mut Args<'_>) -> crate::model::LuaCall {
     let mut args = Vec::new();
     while !matches!(a.peek(0), "" | "if" | "unless") {
         args.push(a.next().to_owned());

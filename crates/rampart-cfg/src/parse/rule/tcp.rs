@@ -189,7 +189,10 @@ fn request_action(cx: &mut Ctx<'_>, a: &mut Args<'_>, set: Where, word: &str) ->
         _ if word.starts_with("track-sc") => {
             return Ok(TcpReqAction::TrackSc(super::super::stick::parse_track_sc(word, a)?));
         }
-        // Lua actions in TCP rules: TODO(#26)
+        // Lua actions: in content rules (connection and session rules: TODO(#26))
+        _ if word.len() > 4 && word.starts_with("lua.") && matches!(set, Where::Content) => {
+            return Ok(TcpReqAction::Lua(super::http::parse_lua_call(word, a)));
+        }
         _ if word.len() > 4 && word.starts_with("lua.") => return Err(ActErr::NotYet(format!("{rule} {word}"))),
         _ => {}
     }
