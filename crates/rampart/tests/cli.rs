@@ -210,6 +210,7 @@ fn vv_has_haproxy_layout() {
         at("  TARGET  = "),
         at("Feature list : "),
         at("Default settings :"),
+        at("Built with Lua version : Lua 5.4"),
         at("Built with multi-threading support (MAX_THREADS=64, default="),
         at("Available polling systems :"),
         at("Available multiplexer protocols :"),
@@ -219,7 +220,7 @@ fn vv_has_haproxy_layout() {
     assert!(order.windows(2).all(|w| w[0] < w[1]), "sections out of order: {order:?}");
     let features = &lines[at("Feature list : ")]["Feature list : ".len()..];
     assert!(features.split(' ').all(|w| w.starts_with('+') || w.starts_with('-')), "{features}");
-    assert!(features.contains("+EPOLL") && features.contains("+OPENSSL") && features.contains("-LUA"), "{features}");
+    assert!(features.contains("+EPOLL") && features.contains("+OPENSSL") && features.contains("+LUA"), "{features}");
 }
 
 #[test]
@@ -417,7 +418,8 @@ fn check_condition_true_and_false() {
         ("version_atleast(2.7)", 1),
         ("feature(THREAD)", 0),
         ("feature(OPENSSL)", 0),
-        ("feature(LUA)", 1),
+        ("feature(LUA)", 0),
+        ("feature(QUIC)", 1),
     ] {
         let run = rampart(dir.path(), &["-cc", expr]);
         assert_eq!(run.code, Some(code), "{expr}: {}", run.stderr);
