@@ -32,6 +32,7 @@
 //! - `server`: server runtime state (UP/DOWN/NOLB, maintenance, effective weight), the
 //!   queues of streams waiting for a server
 //! - `dns`: name resolution at run time: `resolvers` sections, servers following DNS
+//! - `peers`: stick-table replication between nodes (HAProxy's peers protocol), `show peers`
 //!   (`dns::types`: what the model holds of it)
 //! - `check`: what a health check is (settings, HTTP, tcp-check and agent protocols)
 //! - `health`: health checks at run time (scheduling, probes, rise/fall, tracking)
@@ -61,6 +62,7 @@ pub mod conn_pool;
 pub mod counters;
 pub mod debug;
 pub mod dns;
+pub mod peers;
 pub mod errors;
 pub mod h1;
 pub mod h2;

@@ -31,7 +31,7 @@ pub static SECTIONS: &[Kw] = &[
     kw("backend", Yes),
     kw("listen", Yes),
     kw("userlist", Partial(USERLIST_PARTIAL)),
-    kw("peers", No),
+    kw("peers", Partial(PEERS_PARTIAL)),
     kw("mailers", No),
     kw("resolvers", Yes),
     kw("cache", No),
@@ -68,6 +68,22 @@ const RING_PARTIAL: &str = "description, format, maxlen, size, timeout connect/s
 
 const LOG_PARTIAL: &str =
     "udp@/udp6@/ipv4/ipv6, unix@/uxdg@/paths (datagram), stdout/stderr, fd@1/fd@2, ring@; not tcp@";
+
+const PEERS_PARTIAL: &str = "peer, server, bind, default-bind, table, disabled, enabled; plain TCP only (no \
+     TLS on peer links), no options on peer/server lines, no 'log', no 'default-server' options";
+
+/// Keywords of `peers` sections.
+pub static PEERS: &[Kw] = &[
+    kw("bind", Partial("one inet or fd@ address; name, backlog, v4v6, v6only, mss, defer-accept, tfo, tcp-ut; not ssl")),
+    kw("default-bind", Partial("backlog and the options of 'bind'; not ssl")),
+    kw("default-server", Partial("without options")),
+    kw("disabled", Yes),
+    kw("enabled", Yes),
+    kw("log", No),
+    kw("peer", Partial("name and address; no server options (ssl, ...)")),
+    kw("server", Partial("name and address; no server options (ssl, ...)")),
+    kw("table", Yes),
+];
 
 /// Keywords of `resolvers` sections.
 pub static RESOLVERS: &[Kw] = &[
@@ -117,7 +133,7 @@ pub static GLOBAL: &[Kw] = &[
     kw("insecure-fork-wanted", Yes),
     kw("insecure-setuid-wanted", No),
     kw("issuers-chain-path", No),
-    kw("localpeer", No),
+    kw("localpeer", Yes),
     kw("log", Partial(LOG_PARTIAL)),
     kw("log-send-hostname", Yes),
     kw("log-tag", Yes),
@@ -360,7 +376,7 @@ pub static PROXY: &[ProxyKw] = &[
         F | L | B,
         Partial(
             "type ip|ipv6|integer|string|binary, size, expire, nopurge, store (all 2.6 data types but \
-             server_key); not peers, srvkey, write-to",
+             server_key), peers; not srvkey, write-to",
         ),
     ),
     px("tcp-check", D | L | B, Partial(TCPCHK_PARTIAL)),

@@ -18,10 +18,12 @@
 //! - `ring`: `ring` sections (log buffers and their TCP syslog servers)
 //! - `server_tls`: TLS towards servers (`server ... ssl`, `ssl-default-server-*`)
 //! - `stick`: stick tables, `stick` rules, tracking actions
+//! - `peers`: `peers` sections (replication of stick tables)
 
 mod check;
 mod cookie;
 mod ids;
+mod peers;
 mod reply;
 mod resolvers;
 mod ring;
@@ -34,6 +36,7 @@ mod stick;
 pub use check::*;
 pub use cookie::*;
 pub use ids::haproxy_ids;
+pub use peers::*;
 pub use reply::*;
 pub use resolvers::*;
 pub use ring::*;
@@ -69,9 +72,47 @@ pub struct Config {
     /// `resolvers` sections in file order, then the implicit `default` one when
     /// `/etc/resolv.conf` gives it nameservers and no section has that name.
     pub resolvers: Vec<Resolvers>,
+    /// `peers` sections in file order (those without a local node included: they
+    /// replicate nothing).
+    pub peers: Vec<Peers>,
+    /// The local node's name in the `peers` sections (`-L`, `localpeer`, the host name).
+    pub localpeer: String,
 }
 
 impl Config {
+    /// The table named `name`: a proxy's (by the proxy's name), or a `peers` section's
+    /// (`<section>/<table>`). Tables are numbered proxies first (by proxy index), then
+    /// the tables of the `peers` sections in order.
+    pub fn find_table(&self, name: &str) -> Option<usize> {
+        if let Some(i) = self.proxies.iter().position(|p| p.name == name && p.stick_table.is_some()) {
+            return Some(i);
+        }
+        let (sec, t) = name.split_once('/')?;
+        let mut n = self.proxies.len();
+        for s in &self.peers {
+            if s.name == sec {
+                return s.tables.iter().position(|x| x.name == t).map(|i| n + i);
+            }
+            n += s.tables.len();
+        }
+        None
+    }
+
+    /// The name and definition of table `i` ([`Config::find_table`]'s numbering).
+    pub fn table(&self, i: usize) -> Option<(String, &StickTableDef)> {
+        if let Some(p) = self.proxies.get(i) {
+            return p.stick_table.as_ref().map(|d| (p.name.clone(), d));
+        }
+        let mut n = i - self.proxies.len();
+        for s in &self.peers {
+            match s.tables.get(n) {
+                Some(t) => return Some((s.table_id(t), &t.def)),
+                None => n -= s.tables.len(),
+            }
+        }
+        None
+    }
+
     /// Index of the proxy with this name and capability.
     pub fn find_backend(&self, name: &str) -> Option<usize> {
         self.proxies.iter().position(|p| p.cap.backend && p.name == name)

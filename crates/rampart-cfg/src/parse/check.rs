@@ -20,6 +20,9 @@ pub(super) fn finish(p: &mut Parser) -> Config {
     // HAProxy keeps at least half of each buffer for data.
     global.maxrewrite = global.maxrewrite.min(global.bufsize / 2);
     super::resolvers::finish(p);
+    super::peers::finish(p);
+    let peers = std::mem::take(&mut p.peers);
+    let localpeer = p.localpeer.clone();
     let resolvers = std::mem::take(&mut p.resolvers);
     let builds = std::mem::take(&mut p.proxies);
     let http_errors = std::mem::take(&mut p.http_errors);
@@ -44,7 +47,7 @@ pub(super) fn finish(p: &mut Parser) -> Config {
         );
         p.diags.push(crate::diag::Diag::warning(None, msg));
     }
-    Config { global, proxies, defaults, userlists, http_errors, rings, log_forwards, resolvers }
+    Config { global, proxies, defaults, userlists, http_errors, rings, log_forwards, resolvers, peers, localpeer }
 }
 
 fn mode_str(m: Mode) -> &'static str {

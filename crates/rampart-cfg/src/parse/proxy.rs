@@ -522,7 +522,7 @@ mod tests {
     #[test]
     fn lines_of_a_refused_section_are_skipped() {
         assert_eq!(alerts("backend\n foo\n bar\n"), ["'backend' expects an <id> argument"]);
-        assert_eq!(alerts("peers p\n peer a 127.0.0.1:1\n"), ["'peers' is not supported yet"]);
+        assert_eq!(alerts("mailers m\n mailer a 127.0.0.1:1\n"), ["'mailers' is not supported yet"]);
     }
 
     #[test]

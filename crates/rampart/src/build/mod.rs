@@ -50,6 +50,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         req_line: false,
     };
     let mut proxies = Vec::with_capacity(cfg.proxies.len());
+    let notifies = crate::peers::section_notifies(cfg);
     let mut tls_warnings = Vec::new();
     let mut key_files = crate::tls::ticket_keys::KeyFiles::new(cfg);
     let mut logs = crate::log::setup::Opener::new(cfg, &mut alerts);
@@ -204,7 +205,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             stats: crate::stats::ProxyStats::new(threads, timed),
             stats_page: px.stats.as_ref().map(|p| Box::new(crate::stats::page::Page::new(p))),
             log: logs.proxy(cfg, idx, &mut alerts),
-            table: stick_table(cfg, idx),
+            table: stick_table(cfg, idx, &notifies),
         });
     }
     crate::health::resolve_tracks(cfg, &mut proxies, &mut alerts);
@@ -214,6 +215,9 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         px.fe.keep_req_line = true;
     }
     let log_forwards = crate::log::forward::build(cfg, &mut logs, &mut alerts);
+    let peer_tables = peer_tables(cfg, &notifies);
+    let all_tables: Vec<_> = proxies.iter().map(|p| p.table.clone()).chain(peer_tables.iter().cloned().map(Some)).collect();
+    let peers = crate::peers::build(cfg, &all_tables, &notifies);
     let mut warnings = shared.warnings;
     warnings.extend(tls_warnings);
     // Password hashes rampart cannot verify are alerts; hashes no password matches,
@@ -247,6 +251,8 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         rule_files: std::mem::take(&mut shared.files).into_boxed_slice(),
         log_forwards,
         resolvers: dns::resolvers(cfg),
+        peer_tables,
+        peers,
     };
     for v in &shared.proc_vars {
         rt.proc_vars.declare(v);
@@ -449,7 +455,7 @@ fn listeners(
 
 /// The stick table of proxy `idx`, if it declares one. As HAProxy, a table that `stick`
 /// rules store servers in stores `server_id` even when its `store` list omits it.
-fn stick_table(cfg: &Config, idx: usize) -> Option<std::sync::Arc<crate::stick::StickTable>> {
+fn stick_table(cfg: &Config, idx: usize, notifies: &Notifies) -> Option<std::sync::Arc<crate::stick::StickTable>> {
     use rampart_cfg::model::{DataType, StickKind, StoreSpec};
     let px = &cfg.proxies[idx];
     let mut def = px.stick_table.clone()?;
@@ -462,7 +468,38 @@ fn stick_table(cfg: &Config, idx: usize) -> Option<std::sync::Arc<crate::stick::
         def.store.push(StoreSpec { data: DataType::ServerId, period: None, nb: 1 });
         def.store.sort_by_key(|s| s.data);
     }
-    Some(std::sync::Arc::new(crate::stick::StickTable::new(&px.name, &def)))
+    Some(std::sync::Arc::new(replicated(crate::stick::StickTable::new(&px.name, &def), &def, notifies)))
+}
+
+/// The wake-ups of the replicating `peers` sections, by name.
+type Notifies = std::collections::HashMap<String, std::sync::Arc<tokio::sync::Notify>>;
+
+/// `t`, replicated when its `peers` section replicates.
+fn replicated(
+    t: crate::stick::StickTable,
+    def: &rampart_cfg::model::StickTableDef,
+    notifies: &Notifies,
+) -> crate::stick::StickTable {
+    match def.peers.as_ref().and_then(|p| notifies.get(p)) {
+        Some(n) => t.replicated(n.clone()),
+        None => t,
+    }
+}
+
+/// The tables of the `peers` sections (`<section>/<table>`), in order.
+fn peer_tables(cfg: &Config, notifies: &Notifies) -> Vec<std::sync::Arc<crate::stick::StickTable>> {
+    let mut out = Vec::new();
+    for s in &cfg.peers {
+        for t in &s.tables {
+            let table = crate::stick::StickTable::new(&s.table_id(t), &t.def);
+            let table = match notifies.get(&s.name) {
+                Some(n) => table.replicated(n.clone()),
+                None => table,
+            };
+            out.push(std::sync::Arc::new(table));
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -113,6 +113,9 @@ impl Host for Runtime {
     }
 
     fn stick_table(&self, px: usize) -> Option<&std::sync::Arc<crate::stick::StickTable>> {
-        self.proxies.get(px)?.table.as_ref()
+        match self.proxies.get(px) {
+            Some(p) => p.table.as_ref(),
+            None => self.peer_tables.get(px - self.proxies.len()),
+        }
     }
 }

@@ -50,6 +50,11 @@ pub struct Runtime {
     pub log_forwards: Vec<crate::log::forward::Forwarder>,
     /// The `resolvers` sections, in configuration order (the implicit `default` last).
     pub resolvers: Vec<crate::dns::types::ResolversRt>,
+    /// The tables of the `peers` sections, numbered after the proxies'
+    /// ([`rampart_cfg::Config::find_table`]).
+    pub peer_tables: Vec<std::sync::Arc<crate::stick::StickTable>>,
+    /// The `peers` sections that replicate (enabled, with a local node).
+    pub peers: Vec<std::sync::Arc<crate::peers::types::PeersRt>>,
 }
 
 /// Process-wide connection accounting and stop state.

@@ -368,6 +368,13 @@ pub static COMMANDS: &[Cmd] = &[
         run: show_info,
     },
     Cmd {
+        words: &["show", "peers"],
+        usage: "show peers [dict|-] [section]",
+        help: "dump some information about all the peers or this peers section",
+        level: Level::User,
+        run: show_peers,
+    },
+    Cmd {
         words: &["show", "resolvers"],
         usage: "show resolvers [id]",
         help: "dumps counters from all resolvers section and associated name servers",
@@ -815,5 +822,17 @@ mod tests {
         assert_eq!(show_events(&s, &["show", "events", "buf0"]), PERMISSION_DENIED);
         s.level = Level::Operator;
         assert_eq!(show_events(&s, &["show", "events", "nosuchring"]), "No such event sink\n");
+    }
+}
+
+/// `show peers [dict|-] [<section>]`.
+fn show_peers(c: &Cli, _: &mut Session, w: &[&str]) -> String {
+    let mut target = w.get(2).copied();
+    if matches!(target, Some("dict" | "-")) {
+        target = w.get(3).copied();
+    }
+    match crate::peers::show::show(&c.rt.peers, target.filter(|t| !t.is_empty())) {
+        Some(out) => out,
+        None => "No such peers\n".into(),
     }
 }

@@ -43,6 +43,8 @@ pub fn run(rt: Arc<Runtime>, mut listeners: Listeners, settings: Settings, main_
     for (i, sock) in std::mem::take(&mut listeners.log_forward).into_iter().enumerate() {
         forwarders[i % nbthread].push(sock);
     }
+    // the `peers` sections run on the first thread
+    let mut peers = Some(std::mem::take(&mut listeners.peers));
     let per_thread = match listeners.into_threads(nbthread) {
         Ok(p) => p,
         Err(e) => {
@@ -70,9 +72,10 @@ pub fn run(rt: Arc<Runtime>, mut listeners: Listeners, settings: Settings, main_
     rt.global.listeners_open.store(u32::try_from(sockets).unwrap_or(u32::MAX), Ordering::SeqCst);
     for ((t, socks), fwd) in per_thread.into_iter().enumerate().zip(forwarders) {
         let (rt, state_rx) = (rt.clone(), state_rx.clone());
+        let peer_socks = peers.take().unwrap_or_default();
         let spawned = std::thread::Builder::new().name(format!("rampart-{}", t + 1)).spawn(move || {
             crate::counters::set_thread_slot(t);
-            thread_main((socks, fwd), rt, state_rx, (t, nbthread));
+            thread_main((socks, fwd, peer_socks), rt, state_rx, (t, nbthread));
         });
         if let Err(e) = spawned {
             eprintln!("[ALERT]    ({}) : cannot start thread {}: {e}", std::process::id(), t + 1);
@@ -109,7 +112,7 @@ impl Signals {
 /// One worker thread: its accept loops and its idle-pool purge, forever (the process
 /// exits from the main thread).
 fn thread_main(
-    (socks, forwarders): (Vec<ThreadSocket>, Vec<ForwardSocket>),
+    (socks, forwarders, peers): (Vec<ThreadSocket>, Vec<ForwardSocket>, Vec<(usize, std::net::TcpListener)>),
     rt: Arc<Runtime>,
     state_rx: watch::Receiver<ListenState>,
     (thread, nbthread): (usize, usize),
@@ -143,6 +146,7 @@ fn thread_main(
         crate::health::spawn_for_thread(&rt, thread, nbthread);
         if thread == 0 {
             crate::dns::spawn(&rt);
+            crate::peers::spawn(&rt, peers);
             let ring_rt = rt.clone();
             crate::log::ring_fwd::spawn_all(std::sync::Arc::new(move || ring_rt.global.is_stopping()));
         }
