@@ -67,7 +67,9 @@ pub fn build(
         }
         for t in &s.tables {
             let Some(Some(table)) = cfg.find_table(&s.table_id(t)).and_then(|i| tables.get(i)) else { continue };
-            shared.push(SharedTable { wire_name: t.name.clone(), table: table.clone() });
+            // COMPAT: HAProxy 2.6 names a section's table after the section name's length
+            // into `<section>/<table>` (`parse_stick_table()`'s `nid`): `/<table>`
+            shared.push(SharedTable { wire_name: format!("/{}", t.name), table: table.clone() });
         }
         let local = s.local.map(|i| s.peers[i].name.clone()).unwrap_or_default();
         let peers = s
@@ -91,6 +93,7 @@ pub fn build(
             learning: Default::default(),
             // COMPAT: no old process to learn from: resync from a remote node (LOCAL|LOCALTIMEOUT)
             flags: 0x11.into(),
+            resync_timeout: now_ms().wrapping_add(RECONNECT.as_millis() as u32).into(),
             task_calls: Default::default(),
         }));
     }

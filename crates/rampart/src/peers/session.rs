@@ -197,6 +197,7 @@ pub async fn run(
         }
         if out.len() > sent {
             last_tx = tokio::time::Instant::now();
+            peer.heartbeat.store(now_ms().wrapping_add(HEARTBEAT.as_millis() as u32), Relaxed);
         }
         let hb_at = last_tx + HEARTBEAT;
         tokio::select! {

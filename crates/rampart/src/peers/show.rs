@@ -74,7 +74,7 @@ fn head(s: &PeersRt, out: &mut String) {
     crate::log::date::clf(&mut d, crate::log::date::split(s.last_change).0, true, None, false);
     let date = String::from_utf8_lossy(&d);
     let now = now_ms();
-    let resync = if s.resynced.load(Relaxed) { "<PAST>".to_owned() } else { until(now.wrapping_add(1), now) };
+    let resync = until(s.resync_timeout.load(Relaxed), now);
     let _ = writeln!(
         out,
         "{:#x}: [{date}] id={} disabled={} flags={:#x} resync_timeout={resync} task_calls={}",

@@ -35,6 +35,8 @@ pub struct PeersRt {
     pub learning: AtomicBool,
     /// HAProxy's `PEERS_F_*` flags as `show peers` prints them.
     pub flags: AtomicU32,
+    /// When nobody taught us yet, until when we wait for it (a tick).
+    pub resync_timeout: AtomicU32,
     /// The section's sync task runs (`task_calls`).
     pub task_calls: AtomicU32,
 }
@@ -42,7 +44,7 @@ pub struct PeersRt {
 /// A replicated table: its name on the wire and the table.
 #[derive(Debug)]
 pub struct SharedTable {
-    /// The name the peers protocol sends (a proxy's name, or the name in the section).
+    /// The name the peers protocol sends (a proxy's name, or `/<name>` for a section's table).
     pub wire_name: String,
     pub table: Arc<StickTable>,
 }
