@@ -22,7 +22,9 @@ pub use actions::{
 };
 pub use args::{BIND_OPTIONS, SERVER_OPTIONS};
 pub use pending::{Pending, PendingUses};
-pub use tables::{BALANCE_ALGOS, GLOBAL, LOG_FORWARD, OPTIONS, PEERS, PROXY, RESOLVERS, SECTIONS, STATS_GLOBAL, TIMEOUTS};
+pub use tables::{
+    BALANCE_ALGOS, GLOBAL, LOG_FORWARD, OPTIONS, PEERS, PROXY, RESOLVERS, SECTIONS, STATS_GLOBAL, TIMEOUTS,
+};
 
 /// What rampart does with a keyword.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

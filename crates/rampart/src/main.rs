@@ -476,8 +476,12 @@ fn start(
             return 1;
         }
     }
-    let settings =
-        worker::Settings { nbthread, maxconn, hard_stop_after: cfg.global.hard_stop_after, localpeer: cfg.localpeer.clone() };
+    let settings = worker::Settings {
+        nbthread,
+        maxconn,
+        hard_stop_after: cfg.global.hard_stop_after,
+        localpeer: cfg.localpeer.clone(),
+    };
     let mut main_tasks: Vec<worker::MainTask> =
         cli_listeners.into_iter().map(|l| Box::pin(rampart::stats::socket::serve(l, stats_cli.clone())) as _).collect();
     main_tasks.push(Box::pin(rampart::stats::rates::run(rt.clone())));

@@ -23,7 +23,11 @@ fn node_cfg(name: &str, other: &str, table_in_section: bool) -> String {
     let (backend, table_line, table) = if table_in_section {
         (String::new(), format!("  table stkt type string len 40 size 10k expire 60s {store}\n"), "p/stkt")
     } else {
-        (format!("backend stkt\n  stick-table type string size 10k expire 60s {store} peers p\n"), String::new(), "stkt")
+        (
+            format!("backend stkt\n  stick-table type string size 10k expire 60s {store} peers p\n"),
+            String::new(),
+            "stkt",
+        )
     };
     format!(
         "global\n  stats socket ${{testdir}}/admin.sock level admin\n\
@@ -245,7 +249,12 @@ fn bad_peers_sections_are_refused_as_haproxy_does() {
         assert_eq!(check_first(Path::new(RAMPART), cfg), *msg, "{cfg}");
     }
     let out = Proxy::new(RAMPART).arg("-L").arg("A").config("peers p\n  peer B 127.0.0.1:1\n").check().unwrap();
-    assert!(out.diagnostics().contains(&"[WARNING]  (PID) : config : Removing incomplete section 'peers p' (no peer named 'A').".to_string()), "{out:?}");
+    assert!(
+        out.diagnostics().contains(
+            &"[WARNING]  (PID) : config : Removing incomplete section 'peers p' (no peer named 'A').".to_string()
+        ),
+        "{out:?}"
+    );
     let Some(haproxy) = haproxy_or_skip("bad_peers_sections_are_refused_as_haproxy_does") else { return };
     for (cfg, msg) in BAD {
         assert_eq!(check_first(&haproxy, cfg), *msg, "haproxy: {cfg}");

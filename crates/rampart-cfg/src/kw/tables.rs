@@ -74,7 +74,10 @@ const PEERS_PARTIAL: &str = "peer, server, bind, default-bind, table, disabled, 
 
 /// Keywords of `peers` sections.
 pub static PEERS: &[Kw] = &[
-    kw("bind", Partial("one inet or fd@ address; name, backlog, v4v6, v6only, mss, defer-accept, tfo, tcp-ut; not ssl")),
+    kw(
+        "bind",
+        Partial("one inet or fd@ address; name, backlog, v4v6, v6only, mss, defer-accept, tfo, tcp-ut; not ssl"),
+    ),
     kw("default-bind", Partial("backlog and the options of 'bind'; not ssl")),
     kw("default-server", Partial("without options")),
     kw("disabled", Yes),

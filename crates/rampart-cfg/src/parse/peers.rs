@@ -240,8 +240,12 @@ pub(super) fn finish(p: &mut Parser) {
         let Some(name) = b.px.stick_table.as_ref().and_then(|t| t.peers.as_deref()) else { continue };
         match p.peers.iter().find(|s| s.name == name) {
             None => diags.push(format!("Proxy '{}': unable to find sync peers '{name}'.", b.px.name)),
-            Some(s) if !s.disabled && s.peers.is_empty() && s.bind.is_none() && s.tables.is_empty() => diags
-                .push(format!("Proxy '{}': unable to find local peer '{}' in peers section '{name}'.", b.px.name, p.localpeer)),
+            Some(s) if !s.disabled && s.peers.is_empty() && s.bind.is_none() && s.tables.is_empty() => {
+                diags.push(format!(
+                    "Proxy '{}': unable to find local peer '{}' in peers section '{name}'.",
+                    b.px.name, p.localpeer
+                ))
+            }
             Some(_) => {}
         }
     }
@@ -279,7 +283,10 @@ mod tests {
 
     #[test]
     fn haproxy_messages() {
-        assert_eq!(alerts("peers p\n peer A 127.0.0.1:1\n bind :2\n"), ["mixing \"peer\" and \"bind\" line is forbidden"]);
+        assert_eq!(
+            alerts("peers p\n peer A 127.0.0.1:1\n bind :2\n"),
+            ["mixing \"peer\" and \"bind\" line is forbidden"]
+        );
         assert_eq!(alerts("peers p\n shards 3\n"), ["unknown keyword 'shards' in 'peers' section"]);
         assert_eq!(alerts("peers\n"), ["missing name for peers section."]);
         assert_eq!(alerts("peers p q\n"), ["'peers' cannot handle unexpected argument 'q'."]);

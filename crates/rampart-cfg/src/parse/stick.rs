@@ -462,7 +462,10 @@ mod tests {
             .unwrap_err()
             .contains("'gpc' overrides 'gpc[0/1]'"));
         assert_eq!(def("stick-table type ip size 1 peers p").unwrap().peers.as_deref(), Some("p"));
-        assert_eq!(def("stick-table type ip size 1 srvkey addr").unwrap_err(), "'stick-table srvkey' is not supported yet");
+        assert_eq!(
+            def("stick-table type ip size 1 srvkey addr").unwrap_err(),
+            "'stick-table srvkey' is not supported yet"
+        );
         assert_eq!(def("stick-table type ip size 1 bogus").unwrap_err(), "stick-table: unknown argument 'bogus'.");
     }
 

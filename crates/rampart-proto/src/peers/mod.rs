@@ -72,7 +72,8 @@ pub fn check_version(line: &[u8]) -> Result<u32, u16> {
     let Some(rest) = rest else { return Err(status::ERR_PROTO) };
     let text = std::str::from_utf8(rest).map_err(|_| status::ERR_VERSION)?;
     let (maj, min) = text.split_once('.').ok_or(status::ERR_VERSION)?;
-    let num = |s: &str| (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())).then(|| s.parse::<u32>().ok()).flatten();
+    let num =
+        |s: &str| (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())).then(|| s.parse::<u32>().ok()).flatten();
     match (num(maj), num(min)) {
         (Some(MAJOR), Some(m)) if m <= MINOR => Ok(m),
         _ => Err(status::ERR_VERSION),
@@ -165,9 +166,16 @@ pub enum Message<'a> {
     /// Later updates are for the table the sender defined with this id.
     Switch(u64),
     /// An update (`with_id`: it carries its update id; `timed`: its expiry).
-    Update { with_id: bool, timed: bool, body: &'a [u8] },
+    Update {
+        with_id: bool,
+        timed: bool,
+        body: &'a [u8],
+    },
     /// The receiver applied the updates of table `table` (the sender's id) up to `update`.
-    Ack { table: u64, update: u32 },
+    Ack {
+        table: u64,
+        update: u32,
+    },
     /// A message of a known class this side has no use for (ignored, as HAProxy does).
     Ignored,
 }

@@ -32,8 +32,8 @@ pub enum WireType {
 pub fn wire_type(n: usize) -> Option<(WireType, bool)> {
     use WireType::*;
     const TYPES: [WireType; DATA_TYPES] = [
-        Sint, Uint, Uint, Freq, Uint, Freq, Uint, Uint, Freq, Uint, Freq, Uint, Freq, Ull, Freq, Ull, Freq, Uint,
-        Freq, Dict, Uint, Freq, Uint, Uint, Freq,
+        Sint, Uint, Uint, Freq, Uint, Freq, Uint, Uint, Freq, Uint, Freq, Uint, Freq, Ull, Freq, Ull, Freq, Uint, Freq,
+        Dict, Uint, Freq, Uint, Uint, Freq,
     ];
     TYPES.get(n).map(|&t| (t, n >= 22))
 }
@@ -185,7 +185,11 @@ pub enum Value<'a> {
     Int(u64),
     /// A rate: milliseconds since its current period started, that period's count,
     /// the previous period's.
-    Freq { elapsed: u64, curr: u64, prev: u64 },
+    Freq {
+        elapsed: u64,
+        curr: u64,
+        prev: u64,
+    },
     /// A `server_key`: `None` for no entry, else the sender's cache id and, the first
     /// time, the key itself.
     Dict(Option<(u64, Option<&'a [u8]>)>),

@@ -120,3 +120,33 @@ fn bad_streams() {
     assert_eq!(next_message(&[0, 9], MAX_BODY), Ok(Some((Message::Ignored, 2))));
     assert_eq!(next_message(&[1, 1], MAX_BODY), Ok(Some((Message::Error(1), 2))));
 }
+
+#[test]
+fn arbitrary_bytes_never_panic() {
+    // a definition first, so that updates are read against a shape
+    let mut prefix = Vec::new();
+    encode_define(1, b"t", &shape(), &mut prefix);
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    for _ in 0..20_000 {
+        let mut data = prefix.clone();
+        let len = (x % 96) as usize;
+        for _ in 0..len {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            data.push(if x.is_multiple_of(5) { 10 } else { x as u8 });
+        }
+        let mut at = 0;
+        while let Ok(Some((m, n))) = next_message(&data[at..], MAX_BODY) {
+            at += n;
+            if let Message::Update { with_id, timed, body } = m {
+                for kind in [KeyKind::String { size: 33 }, KeyKind::Int, KeyKind::Fixed(16)] {
+                    let _ = decode_update(body, with_id, timed, kind, &shape());
+                }
+            } else if let Message::Define(body) = m {
+                let _ = decode_define(body);
+            }
+        }
+        assert!(at <= data.len());
+    }
+}

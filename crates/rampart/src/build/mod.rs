@@ -216,7 +216,8 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
     }
     let log_forwards = crate::log::forward::build(cfg, &mut logs, &mut alerts);
     let peer_tables = peer_tables(cfg, &notifies);
-    let all_tables: Vec<_> = proxies.iter().map(|p| p.table.clone()).chain(peer_tables.iter().cloned().map(Some)).collect();
+    let all_tables: Vec<_> =
+        proxies.iter().map(|p| p.table.clone()).chain(peer_tables.iter().cloned().map(Some)).collect();
     let peers = crate::peers::build(cfg, &all_tables, &notifies);
     let mut warnings = shared.warnings;
     warnings.extend(tls_warnings);

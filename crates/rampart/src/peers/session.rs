@@ -365,7 +365,8 @@ fn treat(sec: &PeersRt, peer: &PeerRt, st: &mut State, msg: Message<'_>) -> Resu
         Message::Update { with_id, timed, body } => {
             let Some(i) = st.remote_table else { return Ok(()) };
             let (Some(shape), t) = (&st.remote_shapes[i], &sec.tables[i].table) else { return Ok(()) };
-            let u = decode_update(body, with_id, timed, wire::key_kind(t.key_type), shape).map_err(|_| End::Protocol)?;
+            let u =
+                decode_update(body, with_id, timed, wire::key_kind(t.key_type), shape).map_err(|_| End::Protocol)?;
             let pt = &peer.tables[i];
             match u.id {
                 Some(n) => pt.last_get.store(n, Relaxed),

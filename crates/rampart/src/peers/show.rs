@@ -54,7 +54,7 @@ fn human(ms: u32) -> String {
         let _ = write!(out, "{}m", t % hour / min);
         cnt -= 1;
     }
-    if (cnt > 0 && t % min != 0) || t == 0 {
+    if (cnt > 0 && !t.is_multiple_of(min)) || t == 0 {
         let _ = write!(out, "{}s", t % min);
     }
     out
@@ -130,7 +130,8 @@ fn peer(s: &PeersRt, p: &PeerRt, out: &mut String) {
     );
     if let Some(a) = &active {
         let (st0, state) = if a.established { (7, "EST") } else { (6, "TAR") };
-        let _ = write!(out, " appctx:{:#x} st0={st0} st1=0 task_calls={} state={state}", a.id, s.task_calls.load(Relaxed));
+        let _ =
+            write!(out, " appctx:{:#x} st0={st0} st1=0 task_calls={} state={state}", a.id, s.task_calls.load(Relaxed));
         if let (true, Some(src), Some(dst)) = (a.src.is_some() && a.established && !is_outgoing(p, a), a.src, a.dst) {
             let _ = write!(out, "\n        xprt=RAW src={}:{} addr={}:{}", src.ip(), src.port(), dst.ip(), dst.port());
         }

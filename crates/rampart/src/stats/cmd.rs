@@ -752,6 +752,18 @@ fn show_info(cli: &Cli, _: &mut Session, words: &[&str]) -> String {
     }
 }
 
+/// `show peers [dict|-] [<section>]`.
+fn show_peers(c: &Cli, _: &mut Session, w: &[&str]) -> String {
+    let mut target = w.get(2).copied();
+    if matches!(target, Some("dict" | "-")) {
+        target = w.get(3).copied();
+    }
+    match crate::peers::show::show(&c.rt.peers, target.filter(|t| !t.is_empty())) {
+        Some(out) => out,
+        None => "No such peers\n".into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -822,17 +834,5 @@ mod tests {
         assert_eq!(show_events(&s, &["show", "events", "buf0"]), PERMISSION_DENIED);
         s.level = Level::Operator;
         assert_eq!(show_events(&s, &["show", "events", "nosuchring"]), "No such event sink\n");
-    }
-}
-
-/// `show peers [dict|-] [<section>]`.
-fn show_peers(c: &Cli, _: &mut Session, w: &[&str]) -> String {
-    let mut target = w.get(2).copied();
-    if matches!(target, Some("dict" | "-")) {
-        target = w.get(3).copied();
-    }
-    match crate::peers::show::show(&c.rt.peers, target.filter(|t| !t.is_empty())) {
-        Some(out) => out,
-        None => "No such peers\n".into(),
     }
 }

@@ -61,7 +61,14 @@ struct Shard {
 
 impl Shard {
     fn new() -> Shard {
-        Shard { map: HashMap::new(), nodes: Vec::new(), free: Vec::new(), head: NIL, tail: NIL, updates: BTreeMap::new() }
+        Shard {
+            map: HashMap::new(),
+            nodes: Vec::new(),
+            free: Vec::new(),
+            head: NIL,
+            tail: NIL,
+            updates: BTreeMap::new(),
+        }
     }
 
     fn node(&self, i: u32) -> &Node {
