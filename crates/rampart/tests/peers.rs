@@ -124,6 +124,37 @@ fn rampart_and_haproxy_replicate_both_ways() {
     assert!(cli(&b, "show peers").contains("proto_err=0 "), "{}", cli(&b, "show peers"));
 }
 
+/// The shape of `show peers`: its section and node lines with their field names (values
+/// left out), and whether each node is local or remote.
+fn peers_shape(out: &str) -> Vec<String> {
+    out.lines()
+        .filter(|l| l.starts_with("0x") || l.starts_with("  0x") || l.trim_start().starts_with("reconnect="))
+        .map(|l| {
+            let words = l.split_whitespace().map(|w| match w.split_once('=') {
+                Some(("id", v)) if v.contains('(') => format!("id=({}", v.split_once('(').map_or("", |x| x.1)),
+                Some((k, _)) => format!("{k}="),
+                None if w.starts_with("0x") => "0x".into(),
+                None if w.starts_with('[') => "[date]".into(),
+                None => w.to_string(),
+            });
+            words.collect::<Vec<_>>().join(" ")
+        })
+        .collect()
+}
+
+#[test]
+fn show_peers_is_shaped_as_haproxys() {
+    let Some(haproxy) = haproxy_or_skip("show_peers_is_shaped_as_haproxys") else { return };
+    let (a, b) = pair(Path::new(RAMPART), &haproxy, false);
+    get(&a, "/x", 1);
+    eventually!(entry(&b, "stkt", "/x").is_some());
+    // each side's view of the other, and of itself
+    let ours = peers_shape(&cli(&a, "show peers"));
+    let theirs = peers_shape(&cli(&b, "show peers"));
+    assert_eq!(ours.len(), 5, "{ours:?}");
+    assert_eq!(ours, theirs);
+}
+
 /// A raw peer `B` connecting to node `A`: the handshake, then whatever the test sends.
 fn raw_peer(a: &Running, addr: SocketAddr) -> TcpStream {
     let mut s = TcpStream::connect(addr).unwrap();

@@ -93,6 +93,7 @@ pub fn build(
             learning: Default::default(),
             // COMPAT: no old process to learn from: resync from a remote node (LOCAL|LOCALTIMEOUT)
             flags: 0x11.into(),
+            bound: Default::default(),
             resync_timeout: now_ms().wrapping_add(RECONNECT.as_millis() as u32).into(),
             task_calls: Default::default(),
         }));
@@ -113,6 +114,7 @@ pub fn spawn(rt: &Arc<Runtime>, listeners: Vec<(usize, std::net::TcpListener)>) 
     for (i, l) in listeners {
         let Some(sec) = rt.peers.get(i).cloned() else { continue };
         let _ = l.set_nonblocking(true);
+        *sec.bound.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = l.local_addr().ok();
         let Ok(l) = tokio::net::TcpListener::from_std(l) else { continue };
         tokio::spawn(accept_loop(sec, l, rt.clone()));
     }

@@ -103,7 +103,8 @@ fn status_str(code: u32) -> &'static str {
 fn peer(s: &PeersRt, p: &PeerRt, out: &mut String) {
     let now = now_ms();
     let active = p.active();
-    let addr = p.addr.map_or_else(|| "0.0.0.0:0".to_owned(), |a| format!("{}:{}", a.ip(), a.port()));
+    let bound = if p.local { *s.bound.lock().unwrap_or_else(std::sync::PoisonError::into_inner) } else { None };
+    let addr = bound.or(p.addr).map_or_else(|| "0.0.0.0:0".to_owned(), |a| format!("{}:{}", a.ip(), a.port()));
     let hdshk = match p.last_hdshk.load(Relaxed) {
         0 => "<NEVER>".to_owned(),
         t => human(now.wrapping_sub(t)),
