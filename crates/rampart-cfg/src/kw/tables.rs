@@ -229,7 +229,7 @@ pub static GLOBAL: &[Kw] = &[
     kw("tune.maxpollevents", No),
     kw("tune.maxrewrite", Yes),
     kw("tune.pattern.cache-size", No),
-    kw("tune.peers.max-updates-at-once", No),
+    kw("tune.peers.max-updates-at-once", Yes),
     kw("tune.pipesize", No),
     kw("tune.pool-high-fd-ratio", No),
     kw("tune.pool-low-fd-ratio", No),

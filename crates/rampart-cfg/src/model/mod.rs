@@ -143,6 +143,8 @@ pub struct Global {
     /// `tune.maxrewrite` (default 1024): the part of a buffer kept free for header edits.
     pub maxrewrite: usize,
     pub hard_stop_after: Option<Duration>,
+    /// `tune.peers.max-updates-at-once`: updates a peer session pushes in one go (200).
+    pub peers_max_updates: u32,
     /// `tune.h2.*`: the HTTP/2 settings rampart announces.
     pub h2: H2Tune,
     /// `tune.idle-pool.shared` (HAProxy's default: on): a thread may take over the
@@ -224,6 +226,7 @@ impl Default for Global {
             bufsize: 16384,
             maxrewrite: 1024,
             hard_stop_after: None,
+            peers_max_updates: 200,
             idle_pool_shared: true,
             h2: H2Tune::default(),
             quiet: false,

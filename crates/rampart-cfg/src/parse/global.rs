@@ -46,6 +46,7 @@ pub(super) fn parse_global_line(p: &mut Parser, words: &[String], kwm: Modifier,
         "log-tag" | "log-send-hostname" => super::log::parse_global_log_kw(p, words, span),
         "stats" => parse_stats(p, words, span),
         "localpeer" => super::peers::parse_localpeer(p, words, span),
+        "tune.peers.max-updates-at-once" => super::peers::parse_max_updates(p, words, span),
         "nbproc" => {
             let msg = "nbproc is not supported any more since HAProxy 2.5. Threads will automatically be used \
                        on multi-processor machines if available.";

@@ -232,6 +232,18 @@ pub(super) fn parse_localpeer(p: &mut Parser, words: &[String], span: &Span) {
     }
 }
 
+/// `tune.peers.max-updates-at-once <n>` in `global` (HAProxy's `atoi()`, more than 0).
+pub(super) fn parse_max_updates(p: &mut Parser, words: &[String], span: &Span) {
+    if words.len() > 2 {
+        p.alert(span, super::too_many_args(&words[0], &words[2]));
+        return;
+    }
+    match u32::try_from(super::value::atol(arg(words, 1))) {
+        Ok(n) if n > 0 => p.global.peers_max_updates = n,
+        _ => p.alert(span, format!("'{}' expects an integer argument greater than 0.", words[0])),
+    }
+}
+
 /// The checks once every file is read: each `stick-table ... peers <name>` names a
 /// section; sections without a local node are removed (with HAProxy's warning).
 pub(super) fn finish(p: &mut Parser) {
@@ -279,6 +291,16 @@ mod tests {
         let cfg = parse_ok("peers p\n peer rampart-test 127.0.0.1:10000\n peer B 127.0.0.1:10001\n disabled\n");
         assert!(cfg.peers[0].disabled);
         assert!(matches!(cfg.peers[0].bind.as_ref().unwrap().addr, crate::model::ListenAddr::Inet(_)));
+    }
+
+    #[test]
+    fn max_updates_at_once() {
+        use crate::parse::tests::parse_ok;
+        assert_eq!(parse_ok("global\n tune.peers.max-updates-at-once 50\n").global.peers_max_updates, 50);
+        assert_eq!(
+            alerts("global\n tune.peers.max-updates-at-once 0\n"),
+            ["'tune.peers.max-updates-at-once' expects an integer argument greater than 0."]
+        );
     }
 
     #[test]

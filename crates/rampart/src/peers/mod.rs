@@ -94,6 +94,7 @@ pub fn build(
             // COMPAT: no old process to learn from: resync from a remote node (LOCAL|LOCALTIMEOUT)
             flags: 0x11.into(),
             bound: Default::default(),
+            max_updates: cfg.global.peers_max_updates.max(1) as usize,
             resync_timeout: now_ms().wrapping_add(RECONNECT.as_millis() as u32).into(),
             task_calls: Default::default(),
         }));

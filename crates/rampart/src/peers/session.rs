@@ -27,8 +27,6 @@ pub const HEARTBEAT: Duration = Duration::from_millis(3000);
 pub const RECONNECT: Duration = Duration::from_millis(5000);
 /// The handshake must be done within this long (the peers frontend's `timeout client`).
 pub const HANDSHAKE: Duration = Duration::from_millis(5000);
-/// Updates pushed in one go (`tune.peers.max-updates-at-once`).
-const MAX_UPDATES_AT_ONCE: usize = 200;
 /// Output produced ahead of the socket at most.
 const OUT_HIGH: usize = 16384;
 
@@ -404,7 +402,7 @@ fn produce(sec: &PeersRt, peer: &PeerRt, st: &mut State, out: &mut Vec<u8>) {
         st.requested = true;
         sec.flags.fetch_or(0x8, Relaxed);
     }
-    let mut budget = MAX_UPDATES_AT_ONCE;
+    let mut budget = sec.max_updates;
     if let Some(teach) = st.teaching.as_mut().filter(|_| !st.taught) {
         for (i, keys) in teach.iter_mut().enumerate() {
             let t = &sec.tables[i].table;

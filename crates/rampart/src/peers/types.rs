@@ -35,6 +35,8 @@ pub struct PeersRt {
     pub learning: AtomicBool,
     /// HAProxy's `PEERS_F_*` flags as `show peers` prints them.
     pub flags: AtomicU32,
+    /// Updates a session pushes in one go (`tune.peers.max-updates-at-once`).
+    pub max_updates: usize,
     /// The address the local node listens on, once bound (an `fd@` bind's included).
     pub bound: Lock<Option<SocketAddr>>,
     /// When nobody taught us yet, until when we wait for it (a tick).
