@@ -25,6 +25,11 @@
 //! - `pattern`: match methods and pattern sets, shared by ACLs and maps
 //! - `acl`: ACLs and conditions
 //! - `action`: what `http-request`, `tcp-request` ... rules do
+//! - `cache`: the HTTP cache: objects in memory bounded by `total-max-size`, the
+//!   cacheability rules
+//! - `comp`: HTTP compression: negotiation, the head's edits, the compressors
+//! - `filter`: the response body filters (compression, the cache's store) between
+//!   the server side and the client
 //! - `auth`: `userlist` sections at run time: users, groups, crypt(3) password checks
 //! - `backend`, `lb`, `conn_pool`: pick a server, queue, connect, retry; balancers; idle
 //!   server connections and their sockets
@@ -51,12 +56,15 @@ pub mod back;
 pub mod backend;
 pub mod buf;
 pub mod build;
+pub mod cache;
 pub mod check;
 pub mod cli;
+pub mod comp;
 pub mod conn_pool;
 pub mod counters;
 pub mod debug;
 pub mod errors;
+pub mod filter;
 pub mod h1;
 pub mod h2;
 pub mod health;

@@ -34,7 +34,7 @@ pub static SECTIONS: &[Kw] = &[
     kw("peers", No),
     kw("mailers", No),
     kw("resolvers", No),
-    kw("cache", No),
+    kw("cache", Yes),
     kw("http-errors", Yes),
     kw("ring", Partial(RING_PARTIAL)),
     kw("log-forward", Partial(LOG_FORWARD_PARTIAL)),
@@ -178,7 +178,7 @@ pub static GLOBAL: &[Kw] = &[
     kw("tune.buffers.limit", No),
     kw("tune.buffers.reserve", No),
     kw("tune.bufsize", Yes),
-    kw("tune.comp.maxlevel", No),
+    kw("tune.comp.maxlevel", Yes),
     kw("tune.fail-alloc", No),
     kw("tune.fd.edge-triggered", No),
     kw("tune.h2.header-table-size", Yes),
@@ -271,6 +271,11 @@ const USERLIST_PARTIAL: &str = "md5, sha256, sha512, bcrypt and yescrypt crypt(3
      passwords; other crypt schemes (DES, ...) are refused at startup";
 const HTTP_REQUEST_PARTIAL: &str = "every action of the http-request action table marked supported or partial";
 
+const COMPRESSION_PARTIAL: &str =
+    "algo identity, gzip, deflate, raw-deflate, and beyond HAProxy br and zstd; type; offload. \
+     No maxcomprate / maxcompcpuusage limits";
+const FILTER_PARTIAL: &str = "compression, cache, trace (see the filters section); not spoe, fcgi-app, opentracing";
+
 /// First words of proxy and `defaults` section lines, with the sections of the keyword
 /// matrix (configuration.txt §4.1).
 pub static PROXY: &[ProxyKw] = &[
@@ -283,7 +288,7 @@ pub static PROXY: &[ProxyKw] = &[
     px("clitcpka-cnt", D | F | L, Yes),
     px("clitcpka-idle", D | F | L, Yes),
     px("clitcpka-intvl", D | F | L, Yes),
-    px("compression", ALL, No),
+    px("compression", ALL, Partial(COMPRESSION_PARTIAL)),
     px("cookie", D | L | B, Partial("every option but 'dynamic'")),
     px("declare", F | L, Yes),
     px("default-server", D | L | B, Partial("the same options as 'server'")),
@@ -301,7 +306,7 @@ pub static PROXY: &[ProxyKw] = &[
     px("errorloc303", ALL, No),
     px("error-log-format", D | F | L, Yes),
     px("external-check", D | L | B, No),
-    px("filter", F | L | B, No),
+    px("filter", F | L | B, Partial(FILTER_PARTIAL)),
     px("force-persist", L | B, No),
     px("fullconn", D | L | B, Yes),
     px("hash-balance-factor", D | L | B, Yes),

@@ -15,11 +15,13 @@
 //!   regexes, conditions), shared by `rules` and `reply`
 //! - `cookie`: cookie-based server persistence (`cookie`, server `cookie`)
 //! - `check`: health-check settings of a proxy (`option httpchk`, `http-check`)
+//! - `filter`: `compression` lines, `filter` lines and `cache` sections
 //! - `ring`: `ring` sections (log buffers and their TCP syslog servers)
 //! - `server_tls`: TLS towards servers (`server ... ssl`, `ssl-default-server-*`)
 
 mod check;
 mod cookie;
+mod filter;
 mod reply;
 mod ring;
 mod rules;
@@ -29,6 +31,7 @@ mod ssl;
 
 pub use check::*;
 pub use cookie::*;
+pub use filter::*;
 pub use reply::*;
 pub use ring::*;
 pub use rules::*;
@@ -59,6 +62,8 @@ pub struct Config {
     pub log_forwards: Vec<LogForward>,
     /// `ring` sections in file order.
     pub rings: Vec<Ring>,
+    /// `cache` sections in file order.
+    pub caches: Vec<CacheSection>,
 }
 
 impl Config {
@@ -94,6 +99,8 @@ pub struct Global {
     pub hard_stop_after: Option<Duration>,
     /// `tune.h2.*`: the HTTP/2 settings rampart announces.
     pub h2: H2Tune,
+    /// `tune.comp.maxlevel` (1..=9, default 1): the compression level used.
+    pub comp_maxlevel: u32,
     /// `tune.idle-pool.shared` (HAProxy's default: on): a thread may take over the
     /// idle server connections of another thread.
     pub idle_pool_shared: bool,
@@ -170,6 +177,7 @@ impl Default for Global {
             hard_stop_after: None,
             idle_pool_shared: true,
             h2: H2Tune::default(),
+            comp_maxlevel: 1,
             quiet: false,
             master_worker: false,
             logs: Vec::new(),
@@ -393,6 +401,10 @@ pub struct Proxy {
     pub logs: Vec<LogTarget>,
     /// `log-tag <tag>`.
     pub log_tag: Option<String>,
+    /// `compression` lines (inherited from `defaults` but `offload`).
+    pub compression: Option<Compression>,
+    /// `filter` lines, and the filters declared implicitly, in HAProxy's order.
+    pub filters: Vec<FilterDecl>,
     pub span: Span,
 }
 

@@ -289,6 +289,8 @@ pub enum HttpReqAction {
     /// `use-service <name>` (only `prometheus-exporter` exists).
     UseService(String),
     Reject,
+    /// `cache-use <cache>`: serve from the cache when it holds the response.
+    CacheUse(String),
 }
 
 impl HttpReqAction {
@@ -319,6 +321,7 @@ impl HttpReqAction {
             A::SetTimeout { .. } => "set-timeout",
             A::UseService(_) => "use-service",
             A::Reject => "reject",
+            A::CacheUse(_) => "cache-use",
         }
     }
 }
@@ -353,6 +356,8 @@ pub enum HttpResAction {
     SilentDrop,
     StrictMode(bool),
     WaitForBody(WaitForBody),
+    /// `cache-store <cache>`: store the response (its head as it is at this rule).
+    CacheStore(String),
 }
 
 impl HttpResAction {
@@ -371,6 +376,7 @@ impl HttpResAction {
             A::SilentDrop => "silent-drop",
             A::StrictMode(_) => "strict-mode",
             A::WaitForBody(_) => "wait-for-body",
+            A::CacheStore(_) => "cache-store",
         }
     }
 }

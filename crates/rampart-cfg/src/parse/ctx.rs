@@ -240,6 +240,8 @@ fn fresh_proxy(name: &str, cap: Cap, span: &Span) -> Proxy {
         unique_id_format: None,
         unique_id_header: None,
         log_tag: None,
+        compression: None,
+        filters: Vec::new(),
         logs: Vec::new(),
         span: span.clone(),
     }

@@ -33,6 +33,7 @@ pub(super) fn parse_global_line(p: &mut Parser, words: &[String], kwm: Modifier,
         | "ssl-default-server-ciphersuites"
         | "ssl-default-server-options" => super::server_ssl::parse_global_ssl_server(p, words, span),
         "tune.idle-pool.shared" => parse_idle_pool_shared(p, words, span),
+        "tune.comp.maxlevel" => parse_comp_maxlevel(p, words, span),
         _ if word.starts_with("tune.h2.") && kw::global_kw(word).is_some() => parse_tune_h2(p, words, span),
         _ if word.starts_with("tune.vars.") && kw::global_kw(word).is_some() => parse_vars_max_size(p, words, span),
         // HAProxy 2.6 ignores any word after it.
@@ -316,6 +317,17 @@ fn parse_tune(p: &mut Parser, words: &[String], span: &Span) {
             return;
         }
         p.global.maxrewrite = v as usize;
+    }
+}
+
+/// `tune.comp.maxlevel <1..9>`, read as C's `atoi()`.
+fn parse_comp_maxlevel(p: &mut Parser, words: &[String], span: &Span) {
+    if too_many(p, words, 1, span) {
+        return;
+    }
+    match atol(arg(words, 1)) {
+        v @ 1..=9 => p.global.comp_maxlevel = v as u32,
+        _ => p.alert(span, "'tune.comp.maxlevel' expects a numeric value between 1 and 9"),
     }
 }
 

@@ -22,6 +22,7 @@
 //! - `errorfile`: error files and `errorfile`; `http_errors`: `errorfiles`, `http-error`
 //!   and `http-errors` sections
 //! - `userlist`: `userlist` sections
+//! - `filter`: `compression` and `filter` lines; `cache`: `cache` sections
 //! - `ring`: `ring` sections (log buffers forwarded to TCP syslog servers)
 //! - `log`: `log` lines (kept raw)
 //! - `log_forward`: `log-forward` sections (syslog receivers and their targets)
@@ -32,12 +33,14 @@
 mod addr;
 mod balance;
 mod bind;
+mod cache;
 mod check;
 mod check_rules;
 mod check_step;
 mod cookie;
 mod ctx;
 mod errorfile;
+pub(crate) mod filter;
 mod global;
 mod healthcheck;
 mod http_errors;
@@ -95,6 +98,8 @@ enum Cursor {
     LogForward(usize),
     /// A `ring` section, index into [`Parser::rings`].
     Ring(usize),
+    /// A `cache` section, index into [`Parser::caches`].
+    Cache(usize),
     /// A section rampart does not parse (already reported), or whose header was refused:
     /// its lines are skipped without further noise.
     Skipped,
@@ -124,6 +129,7 @@ pub(crate) struct Parser {
     pub http_errors: Vec<crate::model::HttpErrors>,
     pub log_forwards: Vec<crate::model::LogForward>,
     pub rings: Vec<crate::model::Ring>,
+    pub caches: Vec<crate::model::CacheSection>,
     cursor: Cursor,
     /// Diagnostics of the file being parsed.
     pub diags: Vec<Diag>,
@@ -142,6 +148,7 @@ impl Parser {
             http_errors: Vec::new(),
             log_forwards: Vec::new(),
             rings: Vec::new(),
+            caches: Vec::new(),
             cursor: Cursor::Outside,
             diags: Vec::new(),
             pending: kw::PendingUses::default(),
@@ -184,6 +191,7 @@ impl Parser {
             Cursor::HttpErrors(i) => http_errors::parse_http_errors_line(self, i, words, &line.span),
             Cursor::LogForward(i) => log_forward::parse_log_forward_line(self, i, words, kwm, &line.span),
             Cursor::Ring(i) => ring::parse_ring_line(self, i, words, &line.span),
+            Cursor::Cache(i) => cache::parse_cache_line(self, i, words, &line.span),
         }
     }
 
@@ -251,6 +259,12 @@ impl Parser {
             "ring" => {
                 self.cursor = match ring::open_ring(self, words, span) {
                     Some(i) => Cursor::Ring(i),
+                    None => Cursor::Skipped,
+                }
+            }
+            "cache" => {
+                self.cursor = match cache::open_cache(self, words, span) {
+                    Some(i) => Cursor::Cache(i),
                     None => Cursor::Skipped,
                 }
             }

@@ -226,6 +226,8 @@ fn dispatch(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
         "log-tag" => log::parse_proxy_log_tag(cx, words),
         "http-check" => super::healthcheck::parse_http_check(cx, words),
         "tcp-check" => super::tcpcheck::parse_tcp_check(cx, words),
+        "compression" => super::filter::parse_compression(cx, words),
+        "filter" => super::filter::parse_filter(cx, words),
         _ => unknown_or_not_yet(cx, words),
     }
 }

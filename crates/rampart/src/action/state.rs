@@ -49,6 +49,10 @@ pub struct StreamState {
     pub direct: bool,
     /// The dates the request's persistence cookie carried (`maxidle`, `maxlife`).
     pub cookie_dates: crate::http::cookie::Dates,
+    /// What the filters decided (compression, cache).
+    pub flt: crate::sample::ctx::FltFacts,
+    /// What the cache rules decided.
+    pub cache: crate::cache::CacheState,
 }
 
 impl Default for StreamState {
@@ -69,6 +73,8 @@ impl Default for StreamState {
             last_rule: None,
             direct: false,
             cookie_dates: Default::default(),
+            flt: Default::default(),
+            cache: Default::default(),
         }
     }
 }
@@ -90,6 +96,8 @@ impl StreamState {
         self.last_rule = None;
         self.direct = false;
         self.cookie_dates = Default::default();
+        self.flt = Default::default();
+        self.cache.reset();
     }
 }
 

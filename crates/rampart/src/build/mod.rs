@@ -201,6 +201,11 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             stats: crate::stats::ProxyStats::new(threads, timed),
             stats_page: px.stats.as_ref().map(|p| Box::new(crate::stats::page::Page::new(p))),
             log: logs.proxy(cfg, idx, &mut alerts),
+            comp: px.compression.clone().filter(|_| px.mode == Mode::Http).map(Box::new),
+            trace: px.filters.iter().find_map(|f| match &f.kind {
+                rampart_cfg::model::FilterKind::Trace(t) if px.mode == Mode::Http => Some(Box::new(t.clone())),
+                _ => None,
+            }),
         });
     }
     crate::health::resolve_tracks(cfg, &mut proxies, &mut alerts);
@@ -230,6 +235,8 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         bufsize: cfg.global.bufsize,
         max_head: cfg.global.bufsize.saturating_sub(cfg.global.maxrewrite).max(1024),
         h2: cfg.global.h2,
+        comp_level: cfg.global.comp_maxlevel,
+        caches: cfg.caches.iter().map(|c| std::sync::Arc::new(crate::cache::Cache::new(c.clone()))).collect(),
         global: GlobalRt {
             maxconn: AtomicU32::new(maxconn),
             hard_maxconn: maxconn,

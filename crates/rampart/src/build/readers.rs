@@ -23,6 +23,10 @@ pub const READERS: &[(&str, &str)] = &[
     ("log-forward log", "log::forward::build (setup::Opener::sinks), Forwarder::relay"),
     ("log-forward maxconn", "listener::log_forward::run_tcp"),
     ("log-forward timeout", "listener::log_forward::serve (timeout client)"),
+    ("cache", "build::build: Runtime::caches (cache::Cache), action::cache"),
+    ("global tune.comp.maxlevel", "build::build: Runtime::comp_level (comp::encoder)"),
+    ("compression", "build::build: ProxyRt::comp (stream::ana::filters, comp)"),
+    ("filter", "stream::ana::filters (compression, cache, trace: filter::trace)"),
     ("ring", "log::setup::Opener::new (log::ring::Ring::from_cfg_tls, tls::client::ring_server), log::ring_fwd"),
     // global
     ("global chroot", "main.rs: leave_startup_state"),

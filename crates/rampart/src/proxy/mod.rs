@@ -38,6 +38,10 @@ pub struct Runtime {
     pub max_head: usize,
     /// `tune.h2.*`: the settings of the HTTP/2 connections.
     pub h2: rampart_cfg::model::H2Tune,
+    /// `tune.comp.maxlevel`: the compression level.
+    pub comp_level: u32,
+    /// The `cache` sections, shared by the threads.
+    pub caches: Vec<std::sync::Arc<crate::cache::Cache>>,
     pub global: GlobalRt,
     /// `proc.` variables and the process-wide variable budgets.
     pub proc_vars: ProcVars,
@@ -127,6 +131,10 @@ pub struct ProxyRt {
     pub stats_page: Option<Box<crate::stats::types::Page>>,
     /// Its `log` targets, format and options; `None` without `log` lines.
     pub log: Option<Box<crate::log::ProxyLog>>,
+    /// `compression` lines (HTTP proxies only).
+    pub comp: Option<Box<rampart_cfg::model::Compression>>,
+    /// `filter trace` (HTTP proxies only).
+    pub trace: Option<Box<rampart_cfg::model::TraceFilter>>,
 }
 
 impl ProxyRt {

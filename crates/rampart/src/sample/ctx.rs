@@ -245,6 +245,19 @@ pub struct SampleCtx<'a> {
     pub log: Option<&'a crate::log::types::StreamLog>,
     /// The TLS connection to the server, once connected (`ssl_bc*`).
     pub back_tls: Option<&'a crate::tls::types::TlsInfo>,
+    /// What the filters decided (`res.comp`, `res.cache_hit` ...).
+    pub flt: FltFacts,
+}
+
+/// What the filters decided for a stream, as fetches read it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FltFacts {
+    /// The algorithm the request accepts (chosen before the response came).
+    pub comp_algo: Option<rampart_cfg::model::CompAlgo>,
+    /// The response is being compressed with `comp_algo`.
+    pub compressing: bool,
+    /// The response came from this cache (index into the runtime's caches).
+    pub cache_hit: Option<u32>,
 }
 
 impl<'a> SampleCtx<'a> {
@@ -279,6 +292,7 @@ impl<'a> SampleCtx<'a> {
             iterate: Cell::new(false),
             log: None,
             back_tls: None,
+            flt: FltFacts { comp_algo: None, compressing: false, cache_hit: None },
         }
     }
 

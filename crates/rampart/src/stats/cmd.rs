@@ -319,6 +319,20 @@ pub static COMMANDS: &[Cmd] = &[
         run: |c, _, _| servers::backends(c),
     },
     Cmd {
+        words: &["show", "cache"],
+        usage: "show cache",
+        help: "show cache status",
+        level: Level::Admin,
+        run: |c, _, _| {
+            let mut out = String::new();
+            let now = crate::cache::now();
+            for cache in &c.rt.caches {
+                cache.show(&mut out, now);
+            }
+            out
+        },
+    },
+    Cmd {
         words: &["show", "cli", "level"],
         usage: "show cli level",
         help: "display the level of the current CLI session",

@@ -25,10 +25,12 @@
 //!   (`action::state::StreamState`), the stream numbers
 //! - `ana`: one file per analyser
 //! - `stats_page`: the `stats uri` page answered in place of a server
+//! - `cached`: a response from the cache answered in place of a server
 //! - `tcp`: the TCP-mode stream (content rules waiting for data, switching, response
 //!   rules)
 
 pub mod ana;
+mod cached;
 mod forward;
 pub mod side;
 mod stats_page;
@@ -119,6 +121,7 @@ impl<'a> Stream<'a> {
             last_rule: st.last_rule,
             txn_ver: self.ver,
             req_line: &st.log.req_line,
+            flt: st.flt,
             ..SampleCtx::new(self.rt, &st.conn, self.fe)
         }
     }
@@ -312,6 +315,10 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
     // the server chosen for the client (`SF_DIRECT`): no cookie is inserted for it
     let direct = s.srv.filter(|&i| s.rt.proxies[be].be.servers.get(i).is_some_and(ServerRt::takes_persistent));
     ana::inner::run(s, txn, front.req_buf(), sess);
+    ana::filters::request(s, txn, front.req_buf());
+    if txn.st.cache.hit.is_some() {
+        return cached::serve(front, s, txn, sess).await;
+    }
     let key = ana::switching::lb_key(s, be, input(txn, front.req_buf(), sess), front.req_body());
     let sni = ana::switching::sni(s, be, input(txn, front.req_buf(), sess));
 
@@ -373,12 +380,17 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
         ResState { synth, vars_txn, vars_reqres, sess_vars: &mut *sess, scratch, strict, reply: &mut reply, st };
     let stream = &*s;
     let probe = crate::backend::ResponseProbe::start(&s.rt.proxies[be], server.srv);
-    let on_response = |res: &mut MsgHead, buf: &[u8]| {
+    let on_response = |res: &mut MsgHead, buf: &[u8], facts: crate::back::ResFacts| {
         probe.response(res.status);
         if timed {
             st.st.log.res_head = Some(std::time::Instant::now());
         }
+        ana::filters::response_head(stream, st.st, res, buf, facts.until_close);
         let v = ana::http_res::run(stream, res, buf, &mut st);
+        let filter = match v {
+            Verdict::Continue => ana::filters::response_filters(stream, st.st, res, buf),
+            _ => crate::filter::ResFilter::default(),
+        };
         if logging {
             st.st.log.status = Some(res.status);
             st.st.log.res_head_size = crate::log::stream_log::htx_head_size(res.view(buf), res.status);
@@ -386,7 +398,7 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
                 log_asap(stream, &mut st);
             }
         }
-        v
+        (v, filter)
     };
     let x = forward::Exchange { rt: stream.shared, conn: stream.conn, fe: stream.fe, be, tmo, l7_retry };
     let forwarded = forward::forward(front, &x, server, req, res, on_response).await;

@@ -15,11 +15,13 @@
 //!   `req.ssl_sni` ...)
 //! - `ssl`: the client connection's TLS layer (`ssl_fc`, `ssl_fc_sni`, `ssl_c_s_dn` ...)
 //! - `stream`: the stream's own record (`last_rule_file`, `last_rule_line`)
+//! - `filter`: what compression and the cache decided (`res.comp`, `res.cache_hit` ...)
 //!
 //! `var` lives with the variables (`sample::vars`).
 
 pub mod auth;
 pub mod conn;
+pub mod filter;
 pub mod http;
 pub mod http_hdr;
 pub mod internal;
@@ -55,6 +57,7 @@ pub const ALL: &[&[FetchKw]] = &[
     ssl::KEYWORDS,
     ssl_bc::KEYWORDS,
     stream::KEYWORDS,
+    filter::KEYWORDS,
     super::vars::FETCHES,
 ];
 
