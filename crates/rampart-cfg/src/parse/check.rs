@@ -22,6 +22,8 @@ pub(super) fn finish(p: &mut Parser) -> Config {
     super::cache::check_caches(&p.caches, &mut p.diags);
     super::filter::check_filters(p);
     let caches = std::mem::take(&mut p.caches);
+    super::resolvers::finish(p);
+    let resolvers = std::mem::take(&mut p.resolvers);
     let builds = std::mem::take(&mut p.proxies);
     let http_errors = std::mem::take(&mut p.http_errors);
     let userlists = std::mem::take(&mut p.userlists);
@@ -45,7 +47,7 @@ pub(super) fn finish(p: &mut Parser) -> Config {
         );
         p.diags.push(crate::diag::Diag::warning(None, msg));
     }
-    Config { global, proxies, defaults, userlists, http_errors, rings, log_forwards, caches }
+    Config { global, proxies, defaults, userlists, http_errors, rings, log_forwards, resolvers, caches }
 }
 
 fn mode_str(m: Mode) -> &'static str {

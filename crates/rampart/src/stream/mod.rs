@@ -122,6 +122,7 @@ impl<'a> Stream<'a> {
             txn_ver: self.ver,
             req_line: &st.log.req_line,
             flt: st.flt,
+            sc: Some(&st.sc),
             ..SampleCtx::new(self.rt, &st.conn, self.fe)
         }
     }
@@ -159,6 +160,11 @@ pub async fn run<F: HttpFront>(front: &mut F, rt: &Arc<Runtime>, conn: &ConnInfo
     let mut sess_vars = front.take_sess_vars().unwrap_or_else(|| VarStore::new(Scope::Sess));
     let first_req = front.req_meta().first;
     txn.st.begin(conn, next_uniq_id(), &rt.proxies[fe].rules.captures);
+    if let Some(sess_sc) = conn.sess_trackers() {
+        // COMPAT: counted before the content rules run, so a slot they track for the
+        // stream still counts the request in the session's entry
+        txn.st.sc.http_req(sess_sc);
+    }
     // the log record is begun only when the frontend logs; these are read anyway
     txn.st.log.cookie.reset();
     let (meth, ver) = (Some(txn.req.method), Some(txn.req.version));
@@ -172,6 +178,9 @@ pub async fn run<F: HttpFront>(front: &mut F, rt: &Arc<Runtime>, conn: &ConnInfo
     let io = front.log_info();
     let bytes = (io.head_received + io.received, io.head_sent + io.sent);
     crate::stats::counters::count_bytes(rt, fe, s.be, s.srv, bytes);
+    if !txn.st.sc.is_empty() || conn.sess_trackers().is_some() {
+        count_tracked(txn, conn.sess_trackers(), bytes);
+    }
     if let Some(pl) = rt.proxies[fe].log.as_deref().filter(|_| !txn.st.log.asap) {
         log_exchange(pl, &*front, &s, txn, &sess_vars);
     }
@@ -189,7 +198,27 @@ pub async fn run<F: HttpFront>(front: &mut F, rt: &Arc<Runtime>, conn: &ConnInfo
     if !sess_vars.is_empty() {
         front.keep_sess_vars(sess_vars);
     }
+    // the transaction goes back to the thread's pool: it must not keep the session's
+    // tracked entries (their `conn_cur`) alive past the connection
+    txn.st.conn.ext = None;
     next
+}
+
+/// Counts the exchange in the stick-table entries it tracks, then stops tracking them.
+/// COMPAT: HAProxy counts an HTTP error for a 4xx from the server, a request it could
+/// not parse and a `deny`/`tarpit`, and a failure for a 5xx from the server (but 501
+/// and 505) or a server that failed; rampart counts every 4xx the client got as an
+/// error (so a `deny` with a 5xx status is not one) and every 5xx but 501 and 505 as
+/// a failure.
+fn count_tracked(txn: &mut Txn, sess: Option<&crate::stick::Trackers>, bytes: (u64, u64)) {
+    match answered_status(txn) {
+        Some(400..=499) => txn.st.sc.http_err(sess),
+        Some(501 | 505) => {}
+        Some(500..=599) => txn.st.sc.http_fail(sess),
+        _ => {}
+    }
+    txn.st.sc.bytes(sess, bytes.0, bytes.1);
+    txn.st.sc.release();
 }
 
 /// Records the exchange's timers in its backend's and server's latency histograms.
@@ -312,6 +341,14 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
     if let Some(srv) = ana::cookie::request(s, txn, front.req_buf()) {
         s.srv = Some(srv);
     }
+    if !s.rt.proxies[be].rules.stick.is_empty() {
+        let mut stores = std::mem::take(&mut txn.st.stick_stores);
+        let assigned = s.srv.is_some();
+        if let Some(srv) = ana::sticking::request(s, be, input(txn, front.req_buf(), sess), assigned, &mut stores) {
+            s.srv = Some(srv);
+        }
+        txn.st.stick_stores = stores;
+    }
     // the server chosen for the client (`SF_DIRECT`): no cookie is inserted for it
     let direct = s.srv.filter(|&i| s.rt.proxies[be].be.servers.get(i).is_some_and(ServerRt::takes_persistent));
     ana::inner::run(s, txn, front.req_buf(), sess);
@@ -338,6 +375,9 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
     let server = match forward::connect(front, s.shared, be, s.srv, key, txn.req.method, cx).await {
         Ok(c) => {
             s.srv = Some(c.srv);
+            if !txn.st.stick_stores.is_empty() {
+                ana::sticking::store(s, be, c.srv, &mut txn.st.stick_stores);
+            }
             txn.st.direct = direct == Some(c.srv);
             txn.st.back_tls = c.stream.tls().map(|t| t.info.clone());
             if timed {
@@ -459,9 +499,20 @@ async fn request_rules<'rt, F: HttpFront>(
             front.interim(&hint).await;
         }
         txn.st.hint_open = false;
-        let Verdict::WaitBody(w) = v else { return v };
-        if let Some(v) = wait_body(front, s, txn, sess, w, reply).await {
-            return v;
+        match v {
+            Verdict::WaitBody(w) => {
+                if let Some(v) = wait_body(front, s, txn, sess, w, reply).await {
+                    return v;
+                }
+            }
+            Verdict::Resolve => {
+                let ip = match txn.st.resolve.take() {
+                    Some(a) => crate::dns::resolve_ip(s.shared, a.res, &a.name, a.prefer_v6).await,
+                    None => None,
+                };
+                txn.st.resolved = Some(ip);
+            }
+            v => return v,
         }
     }
 }
@@ -566,7 +617,9 @@ async fn conclude<'rt, F: HttpFront>(
     reply: Option<Synth<'rt>>,
 ) -> Next {
     match v {
-        Verdict::Continue | Verdict::Reply | Verdict::WaitBody(_) => send_built(front, s, txn, sess, reply).await,
+        Verdict::Continue | Verdict::Reply | Verdict::WaitBody(_) | Verdict::Resolve => {
+            send_built(front, s, txn, sess, reply).await
+        }
         Verdict::Tarpit => {
             ended(txn, Cause::Proxy, Phase::Tarpit);
             // HAProxy holds a tarpitted request for `timeout tarpit`, then answers.
@@ -626,7 +679,7 @@ async fn send_built<'rt, F: HttpFront>(
     };
     let buf = reply.buf;
     match ana::http_res::after(s, synth, buf, &mut st) {
-        Verdict::Continue | Verdict::WaitBody(_) => {}
+        Verdict::Continue | Verdict::WaitBody(_) | Verdict::Resolve => {}
         Verdict::Close => return Next::Close,
         Verdict::SilentDrop => {
             front.silent_drop();

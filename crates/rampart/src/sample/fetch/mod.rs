@@ -14,6 +14,8 @@
 //! - `payload`, `tls_hello`: raw TCP bytes and TLS ClientHellos (`req.payload`,
 //!   `req.ssl_sni` ...)
 //! - `ssl`: the client connection's TLS layer (`ssl_fc`, `ssl_fc_sni`, `ssl_c_s_dn` ...)
+//! - `stick`: stick-table counters, tracked (`sc_*`, `sc0_*` ...) or of the client
+//!   address (`src_*`)
 //! - `stream`: the stream's own record (`last_rule_file`, `last_rule_line`)
 //! - `filter`: what compression and the cache decided (`res.comp`, `res.cache_hit` ...)
 //!
@@ -32,6 +34,7 @@ pub mod proxy;
 pub mod ssl;
 pub mod ssl_bc;
 mod ssl_cert;
+pub mod stick;
 pub mod stream;
 #[cfg(test)]
 mod tests;
@@ -58,6 +61,7 @@ pub const ALL: &[&[FetchKw]] = &[
     ssl_bc::KEYWORDS,
     stream::KEYWORDS,
     filter::KEYWORDS,
+    stick::KEYWORDS,
     super::vars::FETCHES,
 ];
 
