@@ -205,17 +205,18 @@ pub async fn run<F: HttpFront>(front: &mut F, rt: &Arc<Runtime>, conn: &ConnInfo
 }
 
 /// Counts the exchange in the stick-table entries it tracks, then stops tracking them.
+/// As HAProxy, a failure is counted on the server's side only: a 5xx the server sent
+/// (but 501 and 505), or a server that failed once the request went to it (the 502 and
+/// 504 rampart answers for it); a 503 for no server or a refused connect is not one.
 /// COMPAT: HAProxy counts an HTTP error for a 4xx from the server, a request it could
-/// not parse and a `deny`/`tarpit`, and a failure for a 5xx from the server (but 501
-/// and 505) or a server that failed; rampart counts every 4xx the client got as an
-/// error (so a `deny` with a 5xx status is not one) and every 5xx but 501 and 505 as
-/// a failure.
+/// not parse and a `deny`/`tarpit`; rampart counts every 4xx the client got as an
+/// error (so a `deny` with a 5xx status is not one).
 fn count_tracked(txn: &mut Txn, sess: Option<&crate::stick::Trackers>, bytes: (u64, u64)) {
-    match answered_status(txn) {
-        Some(400..=499) => txn.st.sc.http_err(sess),
-        Some(501 | 505) => {}
-        Some(500..=599) => txn.st.sc.http_fail(sess),
-        _ => {}
+    if matches!(answered_status(txn), Some(400..=499)) {
+        txn.st.sc.http_err(sess);
+    }
+    if server_failed(txn.res.status, txn.synth.status) {
+        txn.st.sc.http_fail(sess);
     }
     txn.st.sc.bytes(sess, bytes.0, bytes.1);
     txn.st.sc.release();
@@ -236,6 +237,18 @@ fn record_timers(s: &Stream<'_>, txn: &TxnData, start: std::time::Instant) {
     px.stats.be_timers.record(&x);
     if let Some(srv) = s.srv.and_then(|i| px.be.servers.get(i)) {
         srv.stats.timers.record(&x);
+    }
+}
+
+/// `http_fail_cnt`: the server answered a 5xx but 501 and 505, or failed after the
+/// request went to it (no response: 502, 504).
+/// COMPAT: a rule answering 502 or 504 itself (`deny_status 502`) counts as a failure;
+/// HAProxy tells those apart by where the stream ended.
+fn server_failed(server_status: u16, synth_status: u16) -> bool {
+    match server_status {
+        0 => matches!(synth_status, 502 | 504),
+        501 | 505 => false,
+        s => (500..=599).contains(&s),
     }
 }
 
