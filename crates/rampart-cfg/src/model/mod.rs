@@ -29,6 +29,7 @@ mod resolvers;
 mod ring;
 mod rules;
 mod server_tls;
+mod sockets;
 mod source;
 mod ssl;
 mod stick;
@@ -42,6 +43,7 @@ pub use resolvers::*;
 pub use ring::*;
 pub use rules::*;
 pub use server_tls::*;
+pub use sockets::*;
 pub use source::*;
 pub use ssl::*;
 pub use stick::*;
@@ -145,6 +147,10 @@ pub struct Global {
     pub spread_checks: u32,
     /// `ssl-default-server-*`, `ssl-server-verify`.
     pub ssl_server: SslServerDefaults,
+    /// `tune.rcvbuf.*`, `tune.sndbuf.*`.
+    pub sockbufs: SockBufs,
+    /// `unix-bind`.
+    pub unix_bind: UnixBind,
     pub span: Span,
 }
 
@@ -209,6 +215,8 @@ impl Default for Global {
             spread_checks: 0,
             ssl_server: SslServerDefaults::default(),
             ssl: GlobalSsl::default(),
+            sockbufs: SockBufs::default(),
+            unix_bind: UnixBind::default(),
             span: Span::default(),
         }
     }
@@ -791,6 +799,8 @@ pub struct Bind {
     /// `proto <mux>`: the protocol every connection speaks, whatever ALPN says and
     /// without HTTP/1 turning to HTTP/2 on the preface.
     pub proto: Option<BindProto>,
+    /// Mode and owner of the socket file of a unix address (from `unix-bind`).
+    pub unix_perms: UnixPerms,
     pub span: Span,
 }
 

@@ -147,6 +147,8 @@ pub(crate) struct Ctx<'a> {
     pub experimental: bool,
     /// Where the line records its use of a feature kept but not done yet.
     pub pending: &'a mut crate::kw::PendingUses,
+    /// `unix-bind` as set by the `global` lines read so far.
+    pub unix_bind: &'a crate::model::UnixBind,
 }
 
 impl Ctx<'_> {

@@ -44,6 +44,7 @@ mod ctx;
 mod errorfile;
 pub(crate) mod filter;
 mod global;
+mod global_sockets;
 mod healthcheck;
 mod http_errors;
 mod inherit;

@@ -571,8 +571,11 @@ async fn connect_server(
     let start = tokio::time::Instant::now();
     let tcp = match &server.unix {
         Some(path) => PlainSock::Unix(connect_unix(path, timeout).await?),
-        None => PlainSock::Tcp(connect_addr(server, client, timeout, be.srvtcpka.as_ref()).await?),
+        None => PlainSock::Tcp(connect_addr(server, client, timeout, be.srvtcpka.as_ref(), &rt.sockbufs).await?),
     };
+    if let (PlainSock::Unix(s), true) = (&tcp, rt.sockbufs.server_set()) {
+        crate::io::set_sockbufs(s, rt.sockbufs.server_rcv, rt.sockbufs.server_snd);
+    }
     let Some(config) = server.tls.as_deref().and_then(|t| t.traffic.clone()) else {
         return Ok(BackSock::Plain(tcp));
     };
@@ -627,6 +630,7 @@ async fn connect_addr(
     client: &ConnInfo,
     timeout: Option<Duration>,
     ka: Option<&socket2::TcpKeepalive>,
+    bufs: &rampart_cfg::model::SockBufs,
 ) -> Result<TcpStream, bool> {
     let addr = server_target(server, client).ok_or(false)?;
     let attempt = async {
@@ -639,6 +643,9 @@ async fn connect_addr(
         }
         if let Some(ka) = ka {
             crate::io::set_keepalive(&sock, ka);
+        }
+        if bufs.server_set() {
+            crate::io::set_sockbufs(&sock, bufs.server_rcv, bufs.server_snd);
         }
         let Some(proxy) = server.socks4 else { return sock.connect(addr).await };
         let mut stream = sock.connect(proxy).await?;

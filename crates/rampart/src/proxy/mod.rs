@@ -40,6 +40,8 @@ pub struct Runtime {
     pub h2: rampart_cfg::model::H2Tune,
     /// `tune.comp.maxlevel`: the compression level.
     pub comp_level: u32,
+    /// `tune.rcvbuf.*`/`tune.sndbuf.*`: set once on each accepted or connected socket.
+    pub sockbufs: rampart_cfg::model::SockBufs,
     /// The `cache` sections, shared by the threads.
     pub caches: Vec<std::sync::Arc<crate::cache::Cache>>,
     pub global: GlobalRt,
