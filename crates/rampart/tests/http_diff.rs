@@ -435,3 +435,31 @@ fn streamed_chunks_are_the_known_difference() {
     let gaps = ours.gaps();
     assert!(gaps[1..].iter().all(|g| *g >= Duration::from_millis(60)), "{gaps:?}");
 }
+
+/// `option http-pretend-keepalive` with `http-server-close`: the server connection still
+/// closes after each response, but the request does not say so (no `Connection: close`
+/// on HTTP/1.1, `Connection: keep-alive` added on HTTP/1.0), as haproxy 2.6's
+/// `h1_update_req_conn_value()`. The client keeps its connection.
+#[test]
+fn pretend_keepalive_hides_the_close_from_the_server() {
+    let cfg = CFG.replace("listen fe1\n", "listen fe1\n  option http-server-close\n  option http-pretend-keepalive\n");
+    let requests = [
+        ("GET", "GET /a HTTP/1.1\r\nHost: h\r\n\r\n"),
+        ("GET", "GET /b HTTP/1.1\r\nHost: h\r\n\r\n"),
+        ("GET", "GET /c HTTP/1.0\r\n\r\n"),
+    ];
+    let Some(cmp) = run_same(&diff(&cfg), |p| exchange(p, &requests), |got| assert_eq!(statuses(got), [200, 200, 200]))
+    else {
+        return;
+    };
+    let Seen::Http(reqs) = &cmp.rampart.servers[0].1 else { panic!("an HTTP backend") };
+    let heads: Vec<_> = reqs.iter().map(|r| (r.raw_head_str(), r.conn)).collect();
+    assert_eq!(
+        heads,
+        [
+            ("GET /a HTTP/1.1\r\nhost: h\r\n\r\n".to_string(), 1),
+            ("GET /b HTTP/1.1\r\nhost: h\r\n\r\n".to_string(), 2),
+            ("GET /c HTTP/1.0\r\nconnection: keep-alive\r\n\r\n".to_string(), 3),
+        ]
+    );
+}

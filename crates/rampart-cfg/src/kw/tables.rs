@@ -446,7 +446,7 @@ pub static OPTIONS: &[OptionKw] = &[
     opt("http-ignore-probes", D | F | L, true, No),
     opt("http-keep-alive", ALL, true, Yes),
     opt("http-no-delay", ALL, true, Yes),
-    opt("http-pretend-keepalive", D | L | B, true, No),
+    opt("http-pretend-keepalive", D | L | B, true, Yes),
     opt("http-restrict-req-hdr-names", ALL, false, Yes),
     opt("http-server-close", ALL, true, Yes),
     opt("http-use-proxy-header", D | F | L, true, No),

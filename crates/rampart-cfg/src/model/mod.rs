@@ -630,6 +630,17 @@ pub struct ProxyOptions {
     pub clitcpka: TcpKa,
     /// `option srvtcpka` (or `tcpka`) and `srvtcpka-*`: the same on server connections.
     pub srvtcpka: TcpKa,
+    /// `option http-pretend-keepalive`: a request sent on a server connection that will
+    /// be closed (`httpclose`, `http-server-close`) does not say so (no `Connection:
+    /// close`; HTTP/1.0 gets `Connection: keep-alive`).
+    pub http_pretend_keepalive: bool,
+    /// `option accept-invalid-http-request`: the request checks HAProxy relaxes
+    /// (non-ASCII in the URI, non-token header name characters, the version's format,
+    /// a `Host` differing from the absolute URI's authority).
+    pub accept_invalid_req: bool,
+    /// `option accept-invalid-http-response`: the same relaxations for responses
+    /// (header name characters, the version's format).
+    pub accept_invalid_res: bool,
 }
 
 /// TCP keep-alive of one side: SO_KEEPALIVE when `on`, and the TCP_KEEP* settings

@@ -55,7 +55,8 @@ fn dispatch_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str
             | "log-separate-errors"
             | "logasap"
             | "allbackups"
-            | "transparent",
+            | "transparent"
+            | "http-pretend-keepalive",
         ) => flag_option(cx, words, kwm, name),
         (_, "httpclose" | "http-server-close" | "http-keep-alive") => conn_mode_option(cx, words, kwm, name),
         (_, "tcpka" | "clitcpka" | "srvtcpka") => tcpka_option(cx, words, kwm, name),
@@ -140,6 +141,7 @@ fn flag_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str) {
         "http-buffer-request" => opts.http_buffer_request = on,
         "allbackups" => opts.allbackups = on,
         "transparent" => opts.transparent = on,
+        "http-pretend-keepalive" => opts.http_pretend_keepalive = on,
         _ => opts.abortonclose = on,
     }
 }

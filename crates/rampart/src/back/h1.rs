@@ -115,7 +115,7 @@ impl HttpBack for H1Back {
             BodyLen::Known(n) => OutFraming::Length(n),
             BodyLen::Unknown => OutFraming::Chunked,
         };
-        let conn = request_conn_hdr(req.head.version, how.keep_alive, how.upgrade);
+        let conn = request_conn_hdr(req.head.version, how.keep_alive || how.pretend_keepalive, how.upgrade);
         self.out.clear();
         write_request_head(&mut self.out, req, ReqOut { conn, framing });
         self.out.extend_from_slice(body);

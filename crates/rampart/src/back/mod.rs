@@ -39,6 +39,9 @@ pub struct ReqSend {
     /// The server connection may be kept after this exchange (`http-reuse`,
     /// `option http-server-close` ...).
     pub keep_alive: bool,
+    /// `option http-pretend-keepalive`: the request head says keep-alive even when the
+    /// connection is closed after this exchange.
+    pub pretend_keepalive: bool,
     /// The client asked to upgrade the connection (`Connection: upgrade` + `Upgrade`).
     pub upgrade: bool,
 }

@@ -121,6 +121,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("option http-keep-alive", "build::build: ProxyRt::http_conn_mode"),
     ("option http-server-close", "build::build: ProxyRt::http_conn_mode"),
     ("option httpclose", "build::build: ProxyRt::http_conn_mode"),
+    ("option http-pretend-keepalive", "build::build: ProxyRt::pretend_keepalive (stream::forward, back::h1)"),
     ("option redispatch", "build::build: ProxyRt::redispatch"),
     ("option transparent", "build::build: the hidden ServerRt::transparent (backend::server_target)"),
     ("dispatch", "build::build: the hidden server of Proxy::implicit_server"),

@@ -104,6 +104,8 @@ pub struct ProxyRt {
     /// http-request`) before this proxy's `http-request` rules.
     pub buffer_request: Option<WaitBody>,
     pub http_conn_mode: HttpConnMode,
+    /// `option http-pretend-keepalive` (backend).
+    pub pretend_keepalive: bool,
     pub http_reuse: HttpReuse,
     pub retries: u32,
     /// `retry-on` response conditions (`None`: none, or not HTTP), and how many times

@@ -169,7 +169,8 @@ where
 
     // The request head and the body bytes already here, in one write.
     let mut back = BackConn::h1(sc, rt.bufsize, rt.max_head);
-    let how = ReqSend { body: meta.body, keep_alive: keep_server, upgrade: meta.upgrade };
+    let pretend_keepalive = be.pretend_keepalive;
+    let how = ReqSend { body: meta.body, keep_alive: keep_server, pretend_keepalive, upgrade: meta.upgrade };
     let sent = back.send_request(req.view(front.req_buf()), how, front.req_body_raw(), t_server).await;
     front.req_sent();
     let replayable = meta.body_complete;
