@@ -66,8 +66,11 @@ pub struct RxHalf<'a> {
 
 impl H1Back {
     /// An exchange on `sc`.
-    pub fn new(sc: ServerConn, bufsize: usize, max_head: usize) -> H1Back {
-        H1Back { sc: Some(sc), out: Buf::take(bufsize), rx: Rx::new(bufsize, max_head) }
+    /// `relax`: `option accept-invalid-http-response`.
+    pub fn new(sc: ServerConn, bufsize: usize, max_head: usize, relax: bool) -> H1Back {
+        let mut rx = Rx::new(bufsize, max_head);
+        rx.head.relax = relax;
+        H1Back { sc: Some(sc), out: Buf::take(bufsize), rx }
     }
 
     fn sock(&self) -> &BackSock {

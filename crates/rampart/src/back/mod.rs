@@ -215,9 +215,9 @@ pub enum BackRx<'a> {
 
 impl BackConn {
     /// A server connection spoken to in HTTP/1 (`bufsize`: `tune.bufsize`; `max_head`:
-    /// the most a response head may take).
-    pub fn h1(sc: ServerConn, bufsize: usize, max_head: usize) -> BackConn {
-        BackConn::H1(h1::H1Back::new(sc, bufsize, max_head))
+    /// the most a response head may take; `relax`: `option accept-invalid-http-response`).
+    pub fn h1(sc: ServerConn, bufsize: usize, max_head: usize, relax: bool) -> BackConn {
+        BackConn::H1(h1::H1Back::new(sc, bufsize, max_head, relax))
     }
 }
 

@@ -155,6 +155,8 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 .then(|| WaitBody { time: timeouts(&px.timeouts).http_request, at_least: 0 }),
             http_conn_mode: px.options.http_conn_mode,
             pretend_keepalive: px.options.http_pretend_keepalive,
+            accept_invalid_req: px.options.accept_invalid_req,
+            accept_invalid_res: px.options.accept_invalid_res,
             // HAProxy keeps connections without a server private to their session
             http_reuse: if px.implicit_server.is_some() { HttpReuse::Never } else { px.http_reuse },
             // `retry-on none`: a failed connection is not retried

@@ -121,6 +121,14 @@ pub const READERS: &[(&str, &str)] = &[
     ("option http-keep-alive", "build::build: ProxyRt::http_conn_mode"),
     ("option http-server-close", "build::build: ProxyRt::http_conn_mode"),
     ("option httpclose", "build::build: ProxyRt::http_conn_mode"),
+    (
+        "option accept-invalid-http-request",
+        "build::build: ProxyRt::accept_invalid_req (mux::h1 exchange_h1: Head::relax)",
+    ),
+    (
+        "option accept-invalid-http-response",
+        "build::build: ProxyRt::accept_invalid_res (back::h1::H1Back::new: Head::relax)",
+    ),
     ("option http-pretend-keepalive", "build::build: ProxyRt::pretend_keepalive (stream::forward, back::h1)"),
     ("option redispatch", "build::build: ProxyRt::redispatch"),
     ("option transparent", "build::build: the hidden ServerRt::transparent (backend::server_target)"),

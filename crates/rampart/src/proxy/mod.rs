@@ -106,6 +106,10 @@ pub struct ProxyRt {
     pub http_conn_mode: HttpConnMode,
     /// `option http-pretend-keepalive` (backend).
     pub pretend_keepalive: bool,
+    /// `option accept-invalid-http-request` (frontend): the H1 parser's relaxations.
+    pub accept_invalid_req: bool,
+    /// `option accept-invalid-http-response` (backend).
+    pub accept_invalid_res: bool,
     pub http_reuse: HttpReuse,
     pub retries: u32,
     /// `retry-on` response conditions (`None`: none, or not HTTP), and how many times

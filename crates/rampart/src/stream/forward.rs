@@ -168,7 +168,7 @@ where
     let t_server = x.tmo.server(be.timeouts.server);
 
     // The request head and the body bytes already here, in one write.
-    let mut back = BackConn::h1(sc, rt.bufsize, rt.max_head);
+    let mut back = BackConn::h1(sc, rt.bufsize, rt.max_head, be.accept_invalid_res);
     let pretend_keepalive = be.pretend_keepalive;
     let how = ReqSend { body: meta.body, keep_alive: keep_server, pretend_keepalive, upgrade: meta.upgrade };
     let sent = back.send_request(req.view(front.req_buf()), how, front.req_body_raw(), t_server).await;

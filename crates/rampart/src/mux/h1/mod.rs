@@ -188,6 +188,7 @@ async fn exchange_h1<S: Sock>(
     let after_idle = !first && pending.is_none();
     let mut buf = pending.unwrap_or_else(|| Buf::take(rt.bufsize));
     let mut req: Pooled<Head> = Pooled::take();
+    req.relax = fe.accept_invalid_req;
     let started = fe.log.is_some().then(|| log_start(conn, first, sess));
     let read = read_request_head(client, &mut buf, &mut req, rt.max_head, fe.timeouts.http_request, after_idle).await;
     if h2_preface(&buf, sess, first) {
