@@ -7,6 +7,7 @@
 //! - `build`: the runtime model built from the configuration model (rules compiled,
 //!   files read, counters sized)
 //! - `worker`: one current-thread runtime per thread, signals, soft stop
+//! - `watchdog`: per-thread heartbeats, the monitor that aborts a stuck process, `show threads`
 //! - `master`: master-worker mode (`-W`): supervision, reloads, master CLI, systemd
 //! - `listener`: bind / adopt listening sockets, accept loop, maxconn, pause; the
 //!   receivers of `log-forward` sections
@@ -94,4 +95,5 @@ mod sys;
 pub mod timer;
 pub mod tls;
 pub mod version;
+pub mod watchdog;
 pub mod worker;
