@@ -123,7 +123,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("option httpclose", "build::build: ProxyRt::http_conn_mode"),
     (
         "option accept-invalid-http-request",
-        "build::build: ProxyRt::accept_invalid_req (mux::h1 exchange_h1: Head::relax)",
+        "build::build: ProxyRt::accept_invalid_req (mux::h1 exchange_h1: Head::relax, stats::errors::capture_let_through)",
     ),
     (
         "option accept-invalid-http-response",

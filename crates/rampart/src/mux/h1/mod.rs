@@ -214,6 +214,9 @@ async fn exchange_h1<S: Sock>(
         }
         return Ok((Next::Close, None));
     }
+    if let Some(at) = req.err_pos {
+        crate::stats::errors::capture_let_through(rt, sess.fe, sess.conn.src, &buf[..req.len], at as usize);
+    }
     if !debug::on() {
         return Ok(run_stream(client, sess, conn, &req, buf, first, None, started).await);
     }
