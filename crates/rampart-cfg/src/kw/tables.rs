@@ -219,12 +219,12 @@ pub static GLOBAL: &[Kw] = &[
     kw("tune.quic.frontend.max-streams-bidi", No),
     kw("tune.quic.retry-threshold", No),
     kw("tune.rcvbuf.client", Yes),
-    kw("tune.rcvbuf.server", Yes),
+    kw("tune.rcvbuf.server", Partial(SRV_SOCKBUF_PARTIAL)),
     kw("tune.recv_enough", No),
     kw("tune.runqueue-depth", No),
     kw("tune.sched.low-latency", No),
     kw("tune.sndbuf.client", Yes),
-    kw("tune.sndbuf.server", Yes),
+    kw("tune.sndbuf.server", Partial(SRV_SOCKBUF_PARTIAL)),
     kw("tune.ssl.cachesize", Yes),
     kw("tune.ssl.capture-buffer-size", Yes),
     kw("tune.ssl.capture-cipherlist-size", No),
@@ -266,6 +266,7 @@ pub static STATS_GLOBAL: &[Kw] = &[
     kw("bind-process", Partial("accepted with a warning: no effect (one process)")),
 ];
 
+const SRV_SOCKBUF_PARTIAL: &str = "on the connections to servers; not yet on health-check connections";
 const SERVER_PARTIAL: &str = "address (IPv4, IPv6, hostname resolved once, unix@) and the options listed below";
 const BIND_PARTIAL: &str = "addresses (all forms but abns@/sockpair@/quic) and the 'name' option";
 const TCPCHK_PARTIAL: &str = "every rule (connect with all its options, send, send-binary, send-lf, send-binary-lf, \
