@@ -1,6 +1,6 @@
 //! The watchdog: each worker thread's event loop stores a heartbeat (its turn count) as
 //! it wakes up and on each timer-wheel tick, one relaxed store each; a monitor thread
-//! compares it with the CPU time the thread used since the heartbeat last moved. A
+//! compares it with the CPU time the thread used since the heartbeat stopped moving. A
 //! thread that burnt 100 ms of CPU without coming back to its loop is reported on
 //! stderr; one stuck for 1 s aborts the process, as HAProxy's watchdog kills it. An idle
 //! thread uses no CPU, so a quiet loop is never reported. Also what `show threads` and
@@ -88,8 +88,10 @@ pub fn beat() {
 #[derive(Clone, Copy, Default)]
 struct Seen {
     turns: u64,
-    /// The thread's CPU time when `turns` last moved.
-    cpu_at_move: Duration,
+    /// The thread's CPU time at the first look that found `turns` unchanged (`None`
+    /// while it moves: a healthy thread, woken by its wheel every tick, costs the
+    /// monitor no `/proc` read).
+    cpu_at_stop: Option<Duration>,
     warned: bool,
 }
 
@@ -98,15 +100,15 @@ fn monitor(beats: &'static [Beat]) {
     loop {
         std::thread::sleep(CHECK_EVERY);
         for (i, (b, s)) in beats.iter().zip(&mut seen).enumerate() {
-            let tid = b.tid.load(Relaxed);
-            let Some(cpu) = (tid != 0).then(|| thread_cpu(tid)).flatten() else { continue };
-            let turns = b.turns.load(Relaxed);
-            if turns != s.turns {
-                *s = Seen { turns, cpu_at_move: cpu, warned: false };
+            let (tid, turns) = (b.tid.load(Relaxed), b.turns.load(Relaxed));
+            if turns != s.turns || tid == 0 {
+                *s = Seen { turns, cpu_at_stop: None, warned: false };
                 b.stuck.store(0, Relaxed);
                 continue;
             }
-            let stuck = cpu.saturating_sub(s.cpu_at_move);
+            let Some(cpu) = thread_cpu(tid) else { continue };
+            // COMPAT: the CPU used before the first look (under CHECK_EVERY) is not counted
+            let stuck = cpu.saturating_sub(*s.cpu_at_stop.get_or_insert(cpu));
             if stuck >= KILL_AFTER {
                 report(format!(
                     "[ALERT]    ({}) : watchdog: thread {} (tid {tid}) stuck for {} ms of CPU without coming back to \
