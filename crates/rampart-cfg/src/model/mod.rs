@@ -868,6 +868,9 @@ pub struct Server {
     pub tls: ServerTls,
     /// `cookie <value>`: the value of the backend's persistence cookie that names it.
     pub cookie: Option<String>,
+    /// `proto <mux>`: the protocol spoken to the server whatever ALPN says (`h1` or
+    /// `h2`); `None`: HTTP/1, or what ALPN negotiated over TLS.
+    pub proto: Option<BindProto>,
     pub span: Span,
 }
 

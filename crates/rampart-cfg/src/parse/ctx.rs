@@ -82,6 +82,8 @@ pub(crate) struct ServerSettings {
     pub tls: crate::model::ServerTls,
     /// `cookie <value>`.
     pub cookie: Option<String>,
+    /// `proto <mux>`.
+    pub proto: Option<crate::model::BindProto>,
 }
 
 impl Default for ServerSettings {
@@ -102,6 +104,7 @@ impl Default for ServerSettings {
             socks4: None,
             tls: crate::model::ServerTls::default(),
             cookie: None,
+            proto: None,
         }
     }
 }
