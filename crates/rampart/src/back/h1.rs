@@ -108,7 +108,7 @@ impl HttpBack for H1Back {
         self.conn().srv
     }
 
-    fn from_pool(&self) -> bool {
+    fn reused(&self) -> bool {
         self.conn().from_pool
     }
 

@@ -122,7 +122,7 @@ pub trait HttpBack {
 
     /// Whether the connection carried exchanges before this one (its failure before
     /// any response byte allows a transparent retry on a new connection).
-    fn from_pool(&self) -> bool;
+    fn reused(&self) -> bool;
 
     /// The SNI the connection announced.
     fn sni(&self) -> Option<&str>;
@@ -207,6 +207,7 @@ pub trait BackRecv {
 
 /// The server side of one exchange, whatever its protocol.
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant, reason = "the HTTP/1 exchange is the common one: not boxed")]
 pub enum BackConn {
     H1(h1::H1Back),
     // PERF: boxed, so that the HTTP/1 exchange does not carry HTTP/2's size.
@@ -268,10 +269,10 @@ impl HttpBack for BackConn {
         }
     }
 
-    fn from_pool(&self) -> bool {
+    fn reused(&self) -> bool {
         match self {
-            BackConn::H1(b) => b.from_pool(),
-            BackConn::H2(b) => b.from_pool(),
+            BackConn::H1(b) => b.reused(),
+            BackConn::H2(b) => b.reused(),
         }
     }
 

@@ -225,7 +225,7 @@ where
     } else {
         upload_and_respond(front, &sink, x, &mut back, res, info, &progress, &mut on_response).await
     };
-    let pool_failed = matches!(result, Err(RespError::ServerClosedEarly)) && back.from_pool();
+    let pool_failed = matches!(result, Err(RespError::ServerClosedEarly)) && back.reused();
     if pool_failed && retry_on_new_conn(x, &mut back, replayable).await {
         trace_server(front, &back);
         result = respond(&sink, x, &mut back, res, info, &progress, &mut on_response).await;
@@ -513,7 +513,7 @@ fn trace_server<F: HttpFront>(front: &F, back: &BackConn) {
 /// A connection taken from the pool failed before any response byte: open a new one
 /// to the same server and send the request again, if the request can be replayed.
 async fn retry_on_new_conn(x: &Exchange<'_>, back: &mut BackConn, replayable: bool) -> bool {
-    if !back.from_pool() || !replayable {
+    if !back.reused() || !replayable {
         return false;
     }
     let rt = x.rt;

@@ -4,6 +4,7 @@
 //! its handler says: status and fields, the body as separate DATA frames (optionally
 //! spaced in time), trailers, a delay, or RST_STREAM. It counts connections.
 #![allow(dead_code)] // each test file uses a different subset
+#![allow(clippy::disallowed_types)] // a test server's threads, not the request path
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
@@ -323,8 +324,8 @@ impl Conn {
                     fields.extend(a.fields.iter().cloned());
                     let end = a.body.is_empty() && a.trailers.is_empty() && a.reset.is_none();
                     self.headers(out, p.id, &fields, end);
-                    if a.reset.is_some() {
-                        encode_rst_stream(out, p.id, a.reset.unwrap());
+                    if let Some(code) = a.reset {
+                        encode_rst_stream(out, p.id, code);
                         continue;
                     }
                     if !end {

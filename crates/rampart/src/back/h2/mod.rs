@@ -230,21 +230,6 @@ impl H2Back {
         }
     }
 
-    /// The server this stream went to.
-    pub fn srv(&self) -> usize {
-        self.srv
-    }
-
-    /// Whether the connection served streams before this one.
-    pub fn from_pool(&self) -> bool {
-        self.from_pool
-    }
-
-    /// The SNI the connection announced.
-    pub fn sni(&self) -> Option<&str> {
-        self.key.sni.as_deref()
-    }
-
     /// Opens the stream and sends the kept request on it.
     async fn send_kept(&mut self, timeout: Option<Duration>) -> Result<(), IoError> {
         let conn = self.conn.clone().ok_or(IoError::Closed)?;
@@ -316,7 +301,7 @@ impl HttpBack for H2Back {
         self.srv
     }
 
-    fn from_pool(&self) -> bool {
+    fn reused(&self) -> bool {
         self.from_pool
     }
 
