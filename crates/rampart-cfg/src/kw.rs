@@ -22,7 +22,7 @@ pub use actions::{
 };
 pub use args::{BIND_OPTIONS, SERVER_OPTIONS};
 pub use pending::{Pending, PendingUses};
-pub use tables::{BALANCE_ALGOS, GLOBAL, LOG_FORWARD, OPTIONS, PROXY, SECTIONS, STATS_GLOBAL, TIMEOUTS};
+pub use tables::{BALANCE_ALGOS, GLOBAL, LOG_FORWARD, OPTIONS, PROXY, RESOLVERS, SECTIONS, STATS_GLOBAL, TIMEOUTS};
 
 /// What rampart does with a keyword.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,6 +113,7 @@ pub fn every_keyword() -> Vec<(String, Support)> {
     BALANCE_ALGOS.iter().for_each(|k| add("balance ", k.name, k.support));
     BIND_OPTIONS.iter().for_each(|k| add("bind ", k.name, k.support));
     LOG_FORWARD.iter().for_each(|k| add("log-forward ", k.name, k.support));
+    RESOLVERS.iter().for_each(|k| add("resolvers ", k.name, k.support));
     SERVER_OPTIONS.iter().for_each(|k| add("server ", k.name, k.support));
     let actions: [(&str, &[&[ActionKw]]); 7] = [
         ("http-request ", &[HTTP_REQUEST_ACTIONS]),
@@ -157,8 +158,12 @@ pub fn section_kw(name: &str) -> Option<&'static Kw> {
 
 /// Finds an action of `list` by exact name, or by prefix for the `(*)` ones, in HAProxy's
 /// order (the first match wins).
+/// The action `word` names: the exact name, else the longest prefix keyword it starts
+/// with (`sc-inc-gpc0(0)` is `sc-inc-gpc0`, not `sc-inc-gpc`).
 pub fn find_action(list: &'static [ActionKw], word: &str) -> Option<&'static ActionKw> {
-    list.iter().find(|a| if a.prefix { word.starts_with(a.name) } else { word == a.name })
+    list.iter()
+        .filter(|a| if a.prefix { word.starts_with(a.name) } else { word == a.name })
+        .max_by_key(|a| (!a.prefix, a.name.len()))
 }
 
 pub fn http_request_action(word: &str) -> Option<&'static ActionKw> {
@@ -345,6 +350,7 @@ pub fn compat_markdown() -> String {
     kw_table(&mut out, "Sections", "", SECTIONS);
     kw_table(&mut out, "Global keywords", "", GLOBAL);
     kw_table(&mut out, "`log-forward` keywords", "", LOG_FORWARD);
+    kw_table(&mut out, "`resolvers` keywords", "", RESOLVERS);
     kw_table(&mut out, "Global `stats` keywords", "stats ", STATS_GLOBAL);
     out.push_str("### Proxy keywords\n\n(!) = only in a named `defaults` section.\n\n");
     out.push_str(

@@ -11,12 +11,14 @@
 //! - `parse`: sections and keywords -> [`model::Config`], cross-reference checks
 //! - `kw`: keyword tables, HAProxy keywords not supported yet, did-you-mean
 //! - `model`: the typed, resolved configuration the daemon runs
+//! - `migrate`: HAProxy 1.x keywords rewritten for 2.6 (`--migrate`, `hint:` lines)
 
 pub mod cond;
 pub mod diag;
 mod envops;
 pub mod kw;
 pub mod lexer;
+pub mod migrate;
 pub mod model;
 pub mod parse;
 pub mod span;

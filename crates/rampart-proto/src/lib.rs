@@ -1,11 +1,13 @@
 //! I/O-free wire codecs. Bytes in, structure out; "incomplete" is not an error.
 //!
+//! - `dns`: DNS queries and responses a resolver sends and reads (A, AAAA, CNAME, SRV, EDNS0)
 //! - `http`: protocol-neutral pieces of a message head (slices, method, version, headers)
 //! - `h1`: HTTP/1.x heads (on httparse, with HAProxy's strictness), chunked framing
 //! - `h2`: HTTP/2 frames and SETTINGS (RFC 9113), HPACK field compression (RFC 7541)
 //! - `pp`: PROXY protocol v1/v2 headers (decode with HAProxy's limits, encode)
 //! - `syslog`: syslog messages a `log-forward` receives (RFC 5424/3164 headers, TCP framing)
 
+pub mod dns;
 pub mod h1;
 pub mod h2;
 pub mod http;

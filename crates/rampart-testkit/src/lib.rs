@@ -12,6 +12,7 @@
 //!   [`TcpEchoBackend`], [`closed_port`]
 //! - `client`: [`RawClient`] (exact bytes out, parsed [`Response`] in), [`http_get`]
 //! - `http`: the message records both sides produce ([`Request`], [`Response`], [`Headers`])
+//! - `dns`: [`DnsServer`], a scripted DNS server (UDP and TCP) whose records change at run time
 //! - `eventually`: [`patience`] and [`eventually!`]
 //! - `diff`: [`Differential`] runs one scenario against haproxy and rampart and compares
 //! - `sync`: poison-tolerant lock and the request/connection recorders (internal)
@@ -44,6 +45,7 @@
 mod backend;
 mod client;
 mod diff;
+mod dns;
 mod eventually;
 mod http;
 mod proxy;
@@ -56,6 +58,7 @@ pub use backend::{
 };
 pub use client::{http_get, stats_command, RawClient};
 pub use diff::{Attempt, Comparison, Differential, Normalize, Normalizer, Observed};
+pub use dns::{DnsServer, Srv};
 pub use eventually::{patience, PATIENCE_ENV};
 pub use http::{Framing, Headers, Interim, Request, Response, TimedPiece, TimedResponse};
 pub use proxy::{

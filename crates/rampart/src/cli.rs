@@ -5,9 +5,9 @@
 //! HAProxy matches flags by their first letters (`-dfoo` is `-d`, `-cX` is `-c`,
 //! `-vfoo` is `-v`) and any other flag takes one value (`-f <file>`, `-p <pidfile>` ...).
 //! rampart keeps that grammar so existing scripts and unit files keep working. Flags
-//! that would need a master process or socket transfer (`-W`, `-Ws`, `-S`, `-x`) are
-//! recorded in [`Cli::unsupported`] so that startup refuses them with a clear message
-//! instead of running in a different mode than asked.
+//! rampart does not have yet (`-x`: socket transfer over the stats socket, `-dR` ...)
+//! are recorded in [`Cli::unsupported`] so that startup refuses them with a clear
+//! message instead of running in a different mode than asked.
 
 use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
@@ -80,6 +80,12 @@ pub struct Cli {
     pub chdir: Option<PathBuf>,
     /// `-L <name>`: local peer name (default: the host name).
     pub localpeer: Option<String>,
+    /// `-W` (or `-Ws`): master-worker mode.
+    pub master_worker: bool,
+    /// `-Ws`: master-worker mode telling systemd about its state (`NOTIFY_SOCKET`).
+    pub systemd: bool,
+    /// `-S <addr>[,<options>]`: master CLI listeners, as typed.
+    pub master_cli: Vec<String>,
     /// `-sf`/`-st` pids, in order.
     pub oldpids: Vec<i32>,
     pub oldpids_signal: OldPidsSignal,
@@ -97,6 +103,9 @@ pub enum Parsed {
     Version { verbose: bool },
     /// `-dMhelp`: explain the memory debugging flag and exit 0.
     PoolDebugHelp,
+    /// `--migrate <file>`: print the file with its HAProxy 1.x keywords rewritten (not
+    /// an HAProxy flag).
+    Migrate(PathBuf),
 }
 
 /// Why the command line was refused.
@@ -124,6 +133,10 @@ pub fn parse(argv: &[OsString]) -> Result<Parsed, CliError> {
         let Some(flag) = text.strip_prefix('-') else {
             return Err(CliError::usage());
         };
+        if flag == "-migrate" {
+            let file = args.next().ok_or_else(|| CliError::Usage { alert: Some("--migrate expects a file".into()) })?;
+            return Ok(Parsed::Migrate(PathBuf::from(file)));
+        }
         let flag = flag.to_owned();
         match parse_simple_flag(&flag, &mut cli) {
             Some(Step::Done) => continue,
@@ -144,10 +157,10 @@ pub fn parse(argv: &[OsString]) -> Result<Parsed, CliError> {
             cli.unsupported
                 .push(Unsupported { flag: format!("-{flag}"), what: "fetching listening sockets from an old process" });
         } else if flag.starts_with('S') {
-            let _bind = args.next().ok_or_else(|| CliError::Usage {
+            let bind = args.next().ok_or_else(|| CliError::Usage {
                 alert: Some("Socket and optional bind parameters expected with the -S flag".into()),
             })?;
-            cli.unsupported.push(Unsupported { flag: format!("-{flag}"), what: "master CLI" });
+            cli.master_cli.push(bind.to_string_lossy().into_owned());
         } else if flag.starts_with("sf") || flag.starts_with("st") {
             cli.oldpids_signal = if flag.starts_with("sf") { OldPidsSignal::Finish } else { OldPidsSignal::Terminate };
             while let Some(next) = args.next_if(|a| !a.to_string_lossy().starts_with('-')) {
@@ -195,8 +208,11 @@ fn parse_simple_flag(flag: &str, cli: &mut Cli) -> Option<Step> {
         ('c', Some('c')) => return None,
         ('c', _) => cli.mode = Mode::Check,
         ('D', _) => cli.daemon = true,
-        ('W', Some('s')) => unsupported(cli, flag, "master-worker mode with systemd notify support"),
-        ('W', _) => unsupported(cli, flag, "master-worker mode"),
+        ('W', Some('s')) => {
+            cli.master_worker = true;
+            cli.systemd = true;
+        }
+        ('W', _) => cli.master_worker = true,
         ('q', _) => cli.quiet = true,
         _ => return None,
     }
@@ -282,8 +298,10 @@ Usage : {progname} [-f <cfgfile|cfgdir>]* [ -vdVD ] [ -n <maxconn> ] [ -N <maxpc
         -dD diagnostic mode : also report suspicious configuration statements
         -dW refuses to start if any warning is emitted
         -sf/-st [pid ]* once ready, tells old pids to finish (SIGUSR1) or to stop (SIGTERM)
-        not supported yet : -W, -Ws (master-worker), -S (master CLI), -x (socket transfer),
-                            -dR, -dr, -dK
+        -W master-worker mode ; -Ws adds systemd notifications (NOTIFY_SOCKET)
+        -S <addr>[,<opts>] binds the master CLI (with -W)
+        --migrate <file> prints <file> with its HAProxy 1.x keywords rewritten
+        not supported yet : -x (socket transfer), -dR, -dr, -dK
 
 "
     )
@@ -386,13 +404,23 @@ mod tests {
     }
 
     #[test]
-    fn flags_needing_master_worker_or_socket_transfer_are_recorded_as_unsupported() {
-        let cli = run(&["-W", "-Ws", "-x", "/run/old.sock", "-S", "fd@3,level admin", "-dR", "-dr", "-dKcfg"]);
-        let flags: Vec<&str> = cli.unsupported.iter().map(|u| u.flag.as_str()).collect();
-        assert_eq!(flags, ["-W", "-Ws", "-x", "-S", "-dR", "-dr", "-dKcfg"]);
-        assert_eq!(cli.unsupported[0].what, "master-worker mode");
-        assert_eq!(err(&["-x"]), CliError::Usage { alert: Some("Unix socket path expected with the -x flag".into()) });
+    fn master_worker_flags() {
+        let cli = run(&["-W", "-S", "/run/m.sock,level admin", "-S", "ipv4@127.0.0.1:9999"]);
+        assert!(cli.master_worker && !cli.systemd);
+        assert_eq!(cli.master_cli, ["/run/m.sock,level admin", "ipv4@127.0.0.1:9999"]);
+        let cli = run(&["-Ws"]);
+        assert!(cli.master_worker && cli.systemd);
+        assert!(cli.unsupported.is_empty());
         assert!(matches!(err(&["-S"]), CliError::Usage { alert: Some(a) } if a.contains("-S flag")));
+    }
+
+    #[test]
+    fn flags_rampart_lacks_are_recorded_as_unsupported() {
+        let cli = run(&["-x", "/run/old.sock", "-dR", "-dr", "-dKcfg"]);
+        let flags: Vec<&str> = cli.unsupported.iter().map(|u| u.flag.as_str()).collect();
+        assert_eq!(flags, ["-x", "-dR", "-dr", "-dKcfg"]);
+        assert_eq!(cli.unsupported[0].what, "fetching listening sockets from an old process");
+        assert_eq!(err(&["-x"]), CliError::Usage { alert: Some("Unix socket path expected with the -x flag".into()) });
     }
 
     #[test]
@@ -491,11 +519,42 @@ mod tests {
     }
 
     #[test]
+    fn migrate_takes_a_file() {
+        let args = |a: &[&str]| {
+            parse(&std::iter::once("rampart").chain(a.iter().copied()).map(OsString::from).collect::<Vec<_>>())
+        };
+        assert_eq!(args(&["--migrate", "old.cfg"]), Ok(Parsed::Migrate(PathBuf::from("old.cfg"))));
+        assert!(matches!(args(&["--migrate"]), Err(CliError::Usage { alert: Some(_) })));
+        // after `--`, every word is a configuration file
+        assert!(
+            matches!(args(&["--", "--migrate"]), Ok(Parsed::Run(cli)) if cli.cfgfiles == [PathBuf::from("--migrate")])
+        );
+    }
+
+    #[test]
     fn usage_names_the_program_and_every_supported_flag() {
         let text = usage_text("rampart");
         assert!(text.starts_with("Usage : rampart [-f <cfgfile|cfgdir>]*"));
         for flag in [
-            "-v ", "-vv", "-d ", "-db", "-D ", "-q ", "-c ", "-cc", "-n ", "-N ", "-m ", "-L ", "-p ", "-sf/-st", "-C ",
+            "-v ",
+            "-vv",
+            "-d ",
+            "-db",
+            "-D ",
+            "-q ",
+            "-c ",
+            "-cc",
+            "-n ",
+            "-N ",
+            "-m ",
+            "-L ",
+            "-p ",
+            "-sf/-st",
+            "-C ",
+            "-W ",
+            "-Ws",
+            "-S ",
+            "--migrate",
         ] {
             assert!(text.contains(flag), "usage does not mention {flag}");
         }

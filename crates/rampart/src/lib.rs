@@ -7,6 +7,7 @@
 //! - `build`: the runtime model built from the configuration model (rules compiled,
 //!   files read, counters sized)
 //! - `worker`: one current-thread runtime per thread, signals, soft stop
+//! - `master`: master-worker mode (`-W`): supervision, reloads, master CLI, systemd
 //! - `listener`: bind / adopt listening sockets, accept loop, maxconn, pause; the
 //!   receivers of `log-forward` sections
 //! - `session`: one client connection: its maxconn slot, `tcp-request connection|session`
@@ -25,17 +26,25 @@
 //! - `pattern`: match methods and pattern sets, shared by ACLs and maps
 //! - `acl`: ACLs and conditions
 //! - `action`: what `http-request`, `tcp-request` ... rules do
+//! - `cache`: the HTTP cache: objects in memory bounded by `total-max-size`, the
+//!   cacheability rules
+//! - `comp`: HTTP compression: negotiation, the head's edits, the compressors
+//! - `filter`: the response body filters (compression, the cache's store) between
+//!   the server side and the client
 //! - `auth`: `userlist` sections at run time: users, groups, crypt(3) password checks
 //! - `backend`, `lb`, `conn_pool`: pick a server, queue, connect, retry; balancers; idle
 //!   server connections and their sockets
 //! - `server`: server runtime state (UP/DOWN/NOLB, maintenance, effective weight), the
 //!   queues of streams waiting for a server
+//! - `dns`: name resolution at run time: `resolvers` sections, servers following DNS
+//!   (`dns::types`: what the model holds of it)
 //! - `check`: what a health check is (settings, HTTP, tcp-check and agent protocols)
 //! - `health`: health checks at run time (scheduling, probes, rise/fall, tracking)
 //! - `proxy`: the runtime model: frontends, backends, servers, as every layer reads them
 //! - `errors`: HAProxy's synthetic responses (400, 408, 502, 503, 504 ...)
 //! - `io`, `splice`, `buf`, `timer`: socket primitives, zero-copy forwarding, pools,
 //!   coarse per-thread timeouts
+//! - `stick`: stick tables (keys, counters and rates, expiry, LRU purge), tracked counters
 //! - `counters`: per-thread counters and what the stats count (per proxy and server,
 //!   rates, latency histograms, captured errors)
 //! - `stats`: the runtime API on the stats sockets (`show info`, `show stat` ...), the
@@ -51,12 +60,16 @@ pub mod back;
 pub mod backend;
 pub mod buf;
 pub mod build;
+pub mod cache;
 pub mod check;
 pub mod cli;
+pub mod comp;
 pub mod conn_pool;
 pub mod counters;
 pub mod debug;
+pub mod dns;
 pub mod errors;
+pub mod filter;
 pub mod h1;
 pub mod h2;
 pub mod health;
@@ -65,6 +78,7 @@ pub mod io;
 pub mod lb;
 pub mod listener;
 pub mod log;
+pub mod master;
 pub mod mux;
 pub mod pattern;
 pub mod process;
@@ -74,6 +88,7 @@ pub mod server;
 pub mod session;
 pub mod splice;
 pub mod stats;
+pub mod stick;
 pub mod stream;
 mod sys;
 pub mod timer;

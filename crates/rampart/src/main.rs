@@ -23,6 +23,7 @@ use std::time::Duration;
 use nix::sys::signal::Signal;
 use rampart::cli::{self, Cli, CliError, Mode, Parsed};
 use rampart::listener::{self, Listeners};
+use rampart::master::{self, Role};
 use rampart::process::identity::{self, Identity};
 use rampart::process::limits::{self, FdLimits, FixedNeeds, MaxconnSource, PlanInput, Raise};
 use rampart::process::msg::{self, Reporter};
@@ -41,11 +42,13 @@ fn main() {
 fn run() -> i32 {
     let argv: Vec<OsString> = std::env::args_os().collect();
     let daemon_child = daemon::take_child_marker();
+    let role = Role::take_from_env();
     let mut rep = Reporter::stderr(&version::version_string());
     let cli = match cli::parse(&argv) {
         Ok(Parsed::Run(cli)) => *cli,
         Ok(Parsed::Version { verbose }) => return print_version(verbose),
         Ok(Parsed::PoolDebugHelp) => return print_pool_debug_help(),
+        Ok(Parsed::Migrate(file)) => return migrate(&file, &mut rep),
         Err(CliError::Usage { alert }) => {
             if let Some(alert) = alert {
                 rep.alert(&alert);
@@ -78,17 +81,23 @@ fn run() -> i32 {
     if cli.cfgfiles.is_empty() {
         return usage(&argv);
     }
-    let Some(cfg) = load_config(&cli, &mut rep, daemon_child) else {
-        return 1;
+    // a worker's master reported the warnings already
+    let Some(cfg) = load_config(&cli, &mut rep, daemon_child || role.is_worker()) else {
+        return reload_failed_or(role, &cli, &argv, 1, &mut rep);
     };
     let identity = match check_config(&cli, &cfg, &mut rep) {
         Ok(identity) => identity,
-        Err(code) => return code,
+        Err(code) => return reload_failed_or(role, &cli, &argv, code, &mut rep),
     };
     if cli.mode == Mode::Check {
         return report_check(&cli, &cfg, &rep);
     }
-    let modes = resolve_modes(&cli, &cfg, &mut rep);
+    let mut modes = resolve_modes(&cli, &cfg, &mut rep);
+    let master_mode = (cli.master_worker || cfg.global.master_worker) && !role.is_worker();
+    if matches!(role, Role::Worker { .. } | Role::Reexec { .. }) {
+        // the first master detached already, if asked
+        modes.daemon = false;
+    }
     if modes.daemon && !daemon_child {
         return match daemon::spawn_and_wait(&argv, start_dir.as_deref()) {
             Ok(code) => code,
@@ -98,7 +107,86 @@ fn run() -> i32 {
             }
         };
     }
-    start(&cli, cfg, identity, modes, daemon_child, &mut rep)
+    if master_mode {
+        return start_master(&cli, &cfg, role, argv, (start_dir, modes, daemon_child), &mut rep);
+    }
+    start(&cli, cfg, identity, modes, (daemon_child, role), &mut rep)
+}
+
+// === master-worker ===
+
+/// A re-executed master whose configuration did not load keeps its old workers
+/// (HAProxy's wait mode); any other process exits with `code`.
+fn reload_failed_or(role: Role, cli: &Cli, argv: &[OsString], code: i32, rep: &mut Reporter) -> i32 {
+    if !matches!(role, Role::Reexec { .. }) {
+        return code;
+    }
+    let launch = master::Launch {
+        argv: argv.to_vec(),
+        start_dir: None,
+        role,
+        master_cli: cli.master_cli.clone(),
+        systemd: cli.systemd,
+        nbthread: 1,
+        on_ready: None,
+    };
+    master::start(launch, None, rep)
+}
+
+/// `-W`: the master binds, writes the pidfile (its own pid, as HAProxy) and supervises
+/// the workers; a daemon master detaches once its first worker serves.
+fn start_master(
+    cli: &Cli,
+    cfg: &Config,
+    role: Role,
+    argv: Vec<OsString>,
+    (start_dir, modes, daemon_child): (Option<PathBuf>, Modes, bool),
+    rep: &mut Reporter,
+) -> i32 {
+    rep.set_quiet(modes.quiet);
+    let fresh = matches!(role, Role::Fresh);
+    let pidfile = match pidfile_path(cli, cfg).filter(|_| fresh) {
+        Some(path) => match daemon::create_pidfile(&path) {
+            Ok(file) => Some(file),
+            Err(_) => {
+                rep.alert(&format!("[{}.main()] Cannot create pidfile {}", cli.argv0, path.display()));
+                return 1;
+            }
+        },
+        None => None,
+    };
+    let mut on_ready: Option<master::supervisor::OnReady> = None;
+    if daemon_child {
+        let null = match daemon::open_dev_null() {
+            Ok(null) => null,
+            Err(msg) => {
+                rep.alert(&msg);
+                return 1;
+            }
+        };
+        on_ready = Some(Box::new(move || become_daemon(Detach { pidfile, null })));
+    } else if let Some(file) = pidfile {
+        if let Err(e) = daemon::write_pid(file, std::process::id()) {
+            rep.alert(&format!("Cannot write the pidfile: {}", strerror(&e)));
+            return 1;
+        }
+    }
+    if modes.quiet && !cli.verbose && !daemon_child && fresh {
+        if let Err(msg) = daemon::redirect_stdio_to_null() {
+            rep.alert(&msg);
+            return 1;
+        }
+    }
+    let launch = master::Launch {
+        argv,
+        start_dir,
+        role,
+        master_cli: cli.master_cli.clone(),
+        systemd: cli.systemd,
+        nbthread: cfg.global.nbthread.unwrap_or_else(limits::default_nbthread),
+        on_ready,
+    };
+    master::start(launch, Some(cfg), rep)
 }
 
 // === command line answers ===
@@ -109,6 +197,27 @@ fn print_version(verbose: bool) -> i32 {
         text.push_str(&version::display_build_opts(limits::default_nbthread()));
     }
     stdout(&text);
+    0
+}
+
+/// `--migrate <file>`: the rewritten file on stdout, what changed and what needs a hand
+/// on stderr; exit 1 when the file cannot be read.
+fn migrate(file: &std::path::Path, rep: &mut Reporter) -> i32 {
+    let text = match std::fs::read_to_string(file) {
+        Ok(t) => t,
+        Err(e) => {
+            rep.alert(&format!("Could not open configuration file {} : {}", file.display(), strerror(&e)));
+            return 1;
+        }
+    };
+    let m = rampart_cfg::migrate::migrate(&text);
+    stdout(&m.text);
+    for (line, what) in &m.changes {
+        rep.notice(&format!("migrate : [{}:{line}] : {what}", file.display()));
+    }
+    for (line, what) in &m.manual {
+        rep.warning(&format!("migrate : [{}:{line}] : commented out, to rewrite by hand: {what}", file.display()));
+    }
     0
 }
 
@@ -288,7 +397,14 @@ fn resolve_modes(cli: &Cli, cfg: &Config, rep: &mut Reporter) -> Modes {
 }
 
 /// Sizes the process, binds, then drops what it no longer needs and runs the worker.
-fn start(cli: &Cli, mut cfg: Config, identity: Identity, modes: Modes, daemon_child: bool, rep: &mut Reporter) -> i32 {
+fn start(
+    cli: &Cli,
+    mut cfg: Config,
+    identity: Identity,
+    modes: Modes,
+    (daemon_child, role): (bool, Role),
+    rep: &mut Reporter,
+) -> i32 {
     rep.set_quiet(modes.quiet);
     if modes.debug && (!modes.quiet || cli.verbose) {
         rampart::debug::enable();
@@ -323,7 +439,11 @@ fn start(cli: &Cli, mut cfg: Config, identity: Identity, modes: Modes, daemon_ch
     let stats_cli = Arc::new(rampart::stats::Cli::new(&cfg, rt.clone()));
     load_time_zone();
     let mut old = OldPids { pids: &cli.oldpids, paused: false };
-    let Some(listeners) = bind_listeners(&cfg, nbthread, &mut old, argv0, rep) else {
+    let (ipc, pool) = match role {
+        Role::Worker { ipc, pool } => (Some(ipc), pool),
+        _ => (None, Vec::new()),
+    };
+    let Some(listeners) = bind_listeners(&cfg, nbthread, (&mut old, &pool), argv0, rep) else {
         return 1;
     };
     let cli_listeners = match rampart::stats::socket::bind_all(&cfg) {
@@ -354,6 +474,9 @@ fn start(cli: &Cli, mut cfg: Config, identity: Identity, modes: Modes, daemon_ch
     let mut main_tasks: Vec<worker::MainTask> =
         cli_listeners.into_iter().map(|l| Box::pin(rampart::stats::socket::serve(l, stats_cli.clone())) as _).collect();
     main_tasks.push(Box::pin(rampart::stats::rates::run(rt.clone())));
+    if let Some(ipc) = ipc {
+        main_tasks.push(Box::pin(master::child::serve_master(ipc, stats_cli.clone())));
+    }
     worker::run(rt, listeners, settings, main_tasks)
 }
 
@@ -432,16 +555,17 @@ impl OldPids<'_> {
 
 /// Binds every listener. With old processes (`-sf`/`-st`), a failed bind pauses them and
 /// retries for up to a second, as HAProxy does; alerts come only from the last attempt.
+/// `pool`: the sockets a master passed to this worker.
 fn bind_listeners(
     cfg: &Config,
     nbthread: usize,
-    old: &mut OldPids<'_>,
+    (old, pool): (&mut OldPids<'_>, &[(i32, String)]),
     argv0: &str,
     rep: &mut Reporter,
 ) -> Option<Listeners> {
     let mut retries = if old.pids.is_empty() { 0 } else { MAX_START_RETRIES };
     // adopted once: a retry must not adopt numbers a failed attempt closed
-    let inherited = listener::adopt_inherited(cfg);
+    let inherited = listener::adopt_inherited(cfg, listener::adopt_pool(pool), false);
     loop {
         match listener::bind_all(cfg, nbthread, &inherited) {
             Ok(listeners) => return Some(listeners),

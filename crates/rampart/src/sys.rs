@@ -108,3 +108,26 @@ pub fn trim_heap() {
         libc::malloc_trim(0);
     }
 }
+
+/// Receives one message on a unix socket with at most one descriptor attached
+/// (SCM_RIGHTS), close-on-exec: the master-worker channel. Returns the bytes read (0:
+/// the peer closed) and the descriptor, owned.
+pub fn recv_with_fd(sock: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<(usize, Option<OwnedFd>)> {
+    use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags};
+    let mut iov = [io::IoSliceMut::new(buf)];
+    let mut space = nix::cmsg_space!([RawFd; 1]);
+    let msg = recvmsg::<()>(sock.as_raw_fd(), &mut iov, Some(&mut space), MsgFlags::MSG_CMSG_CLOEXEC)?;
+    let mut received = None;
+    for cmsg in msg.cmsgs()? {
+        if let ControlMessageOwned::ScmRights(fds) = cmsg {
+            for fd in fds {
+                // SAFETY: the kernel just installed this descriptor in this process for
+                // this message (SCM_RIGHTS): it is open and nothing else refers to it.
+                let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+                // only the first is kept; any other is closed here
+                received.get_or_insert(owned);
+            }
+        }
+    }
+    Ok((msg.bytes, received))
+}

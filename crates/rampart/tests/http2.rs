@@ -338,3 +338,30 @@ fn log_line_of_an_h2_request_matches_haproxy() {
     assert_eq!(lines[0], lines[1], "rampart, then haproxy");
     assert!(lines[0].ends_with("[GET http://127.0.0.1:PORT/x?y=1 HTTP/2.0]"), "{}", lines[0]);
 }
+
+#[test]
+fn soft_stop_sends_goaway_and_finishes_the_streams_open() {
+    // SIGUSR1 (a reload's old process): GOAWAY NO_ERROR naming the last stream, the
+    // stream in flight answered whole, a stream opened after the GOAWAY not served
+    // (the client sends it again to the new process), then the connection closes and
+    // the process exits.
+    let s1 = HttpBackend::builder("s1").respond(|_| Reply::ok().delay(Duration::from_millis(400)).body("slow")).start();
+    let mut proxy = start(
+        &format!("{PREAMBLE}listen fe1\n  bind fd@${{fe1}} proto h2\n  server s1 ${{s1_addr}}:${{s1_port}}\n"),
+        s1.addr(),
+        &["fe1"],
+    );
+    let mut c = H2Client::connect(proxy.addr("fe1"));
+    c.get(1, "/");
+    s1.wait_requests(1);
+    proxy.signal(rampart_testkit::Signal::SIGUSR1).unwrap();
+    assert_eq!(c.next(WAIT), Event::GoAway { last_id: 1, code: ErrorCode::NoError });
+    c.get(3, "/late");
+    let events = c.until_end(1, WAIT);
+    assert_eq!(body_of(&events, 1), b"slow");
+    assert!(events.iter().all(|e| !matches!(e, Event::Headers { id: 3, .. })), "{events:?}");
+    assert_eq!(c.next(WAIT), Event::Closed);
+    let status = proxy.wait_exit(WAIT).expect("exits once its last stream ended");
+    assert_eq!(status.code(), Some(0));
+    assert_eq!(s1.wait_requests(1).len(), 1, "the late stream never reached the server");
+}

@@ -123,7 +123,7 @@ fn check_answers_like_haproxy() {
 }
 
 /// One `-c` run lists every refusal of a file, each with its line: several options of
-/// one `bind` or `server` line, `master-worker`, invalid `stats socket` options, and
+/// one `bind` or `server` line, `maxconnrate`, invalid `stats socket` options, and
 /// what only the runtime refuses (`http-request set-priority-class`, checks of `unix@` servers) even though parsing
 /// already failed.
 #[test]
@@ -132,7 +132,7 @@ fn one_check_run_reports_every_refusal() {
         eprintln!("note: rampart-specific messages, skipped against another binary");
         return;
     }
-    let cfg = "global\n  master-worker\n  stats socket /tmp/rampart-every.sock level bogus\n\
+    let cfg = "global\n  maxconnrate 10\n  stats socket /tmp/rampart-every.sock level bogus\n\
                defaults\n  mode http\n  timeout client 1s\n  timeout server 1s\n  timeout connect 1s\n\
                frontend fe\n  bind 127.0.0.1:18080 accept-netscaler-cip 1 tfo\n  tcp-request content set-priority-class int(1)\n  default_backend be\n\
                backend be\n  server s1 unix@/tmp/rampart-every-s.sock check\n  server s2 127.0.0.1:1 send-proxy-v2-ssl weight 999\n";
@@ -150,7 +150,7 @@ fn one_check_run_reports_every_refusal() {
     assert_eq!(
         alerts,
         [
-            "2] : 'master-worker' is not supported yet",
+            "2] : 'maxconnrate' is not supported yet",
             "3] : 'stats socket' : ''level' only supports 'user', 'operator', and 'admin' (got 'bogus')'",
             "10] : 'bind 127.0.0.1:18080' in section 'frontend' : 'accept-netscaler-cip' is not supported yet",
             "15] : 'server be/s2' : 'send-proxy-v2-ssl' is not supported yet",
@@ -201,20 +201,20 @@ fn haproxy_fetches_rampart_lacks_are_named() {
     }
     let cfg = "defaults\n  mode http\n  timeout client 1s\n  timeout server 1s\n  timeout connect 1s\n\
                frontend fe\n  bind 127.0.0.1:18083\n\
-               \x20 http-request deny if { sc0_http_req_rate gt 10 }\n\
-               \x20 http-request set-header x %[src,in_table(fe)]\n\
+               \x20 http-request deny if { req.hdr(x),jwt_header_query -m found }\n\
+               \x20 http-request set-header x %[src,debug]\n\
                \x20 http-request set-header y %[nosuch_fetch]\n  default_backend be\n\
                backend be\n  server s1 127.0.0.1:1\n";
     let out = check(netutil::binary(), cfg);
     assert_eq!(out.code, 1, "{}", show(&out));
     let alerts: Vec<&str> = out.stderr.lines().filter(|l| l.starts_with("[ALERT]")).collect();
     assert!(
-        alerts.iter().any(|l| l.contains(":8] : ") && l.contains("'sc0_http_req_rate' is not supported yet")),
+        alerts.iter().any(|l| l.contains(":8] : ") && l.contains("'jwt_header_query' is not supported yet")),
         "{}",
         show(&out)
     );
     assert!(
-        alerts.iter().any(|l| l.contains(":9] : ") && l.contains("'in_table' is not supported yet")),
+        alerts.iter().any(|l| l.contains(":9] : ") && l.contains("'debug' is not supported yet")),
         "{}",
         show(&out)
     );

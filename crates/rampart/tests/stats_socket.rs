@@ -673,3 +673,48 @@ fn get_var_and_set_var_reach_the_proc_variables() {
     let resp = http_get(addr, "/");
     assert_eq!(resp.headers.get("x-var"), Some("n=41 s=updated"));
 }
+
+/// `pxname/svname iid sid` of every `show stat` row of `binary` running `cfg`.
+fn ids(binary: &Path, cfg: &str, s1: &HttpBackend) -> Vec<String> {
+    let proxy = start(binary, cfg, s1);
+    let out = socat(&sock(&proxy, "admin.sock"), "show stat\n");
+    let mut rows: Vec<String> = out
+        .lines()
+        .skip(1)
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let c: Vec<&str> = l.split(',').collect();
+            format!("{}/{} {} {}", c[0], c[1], c[27], c[28])
+        })
+        .collect();
+    rows.sort();
+    rows
+}
+
+#[test]
+fn explicit_ids_number_proxies_and_servers_as_haproxy() {
+    // custom ids on some proxies and servers; the others take the first free number
+    // from a counter that moves past every item (the stats socket's GLOBAL proxy first)
+    let cfg = "global\n  stats socket ${testdir}/admin.sock mode 600 level admin\n\
+               defaults\n  mode http\n  timeout client 5s\n  timeout server 5s\n  timeout connect 5s\n\
+               frontend fe1\n  id 3\n  bind fd@${fe1}\n  default_backend be1\n\
+               backend be1\n  server s1 ${s1_addr}:${s1_port}\n  server s2 ${s1_addr}:${s1_port} id 1\n  server s3 ${s1_addr}:${s1_port}\n\
+               backend be2\n  id 2\n  server s1 ${s1_addr}:${s1_port}\n\
+               backend be3\n";
+    let s1 = HttpBackend::start("s1");
+    let rampart = ids(Path::new(env!("CARGO_BIN_EXE_rampart")), cfg, &s1);
+    let expected = [
+        "be1/BACKEND 4 0",
+        "be1/s1 4 2",
+        "be1/s2 4 1",
+        "be1/s3 4 4",
+        "be2/BACKEND 2 0",
+        "be2/s1 2 1",
+        "be3/BACKEND 6 0",
+        "fe1/FRONTEND 3 0",
+    ];
+    assert_eq!(rampart, expected);
+    if let Some(haproxy) = haproxy_or_skip("explicit_ids_number_proxies_and_servers_as_haproxy") {
+        assert_eq!(ids(&haproxy, cfg, &s1), rampart);
+    }
+}

@@ -127,10 +127,12 @@ mod tests {
     }
 
     #[test]
-    fn master_worker_is_refused_with_its_line() {
-        let (_, diags) = parse("global\n nbthread 1\n master-worker\n");
-        let rendered: Vec<String> = diags.list.iter().map(|d| d.render(1)).collect();
-        assert_eq!(rendered[0], "[ALERT]    (1) : config : parsing [t.cfg:3] : 'master-worker' is not supported yet\n");
+    fn master_worker_and_its_options_are_read() {
+        let (cfg, diags) = parse("global\n master-worker\n master-worker no-exit-on-failure\n mworker-max-reloads 3\n");
+        assert!(diags.list.is_empty(), "{:?}", diags.list);
+        let g = &cfg.global;
+        assert!(g.master_worker && g.mworker_no_exit_on_failure);
+        assert_eq!(g.mworker_max_reloads, Some(3));
     }
 
     #[test]

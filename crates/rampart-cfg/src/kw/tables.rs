@@ -33,8 +33,8 @@ pub static SECTIONS: &[Kw] = &[
     kw("userlist", Partial(USERLIST_PARTIAL)),
     kw("peers", No),
     kw("mailers", No),
-    kw("resolvers", No),
-    kw("cache", No),
+    kw("resolvers", Yes),
+    kw("cache", Yes),
     kw("http-errors", Yes),
     kw("ring", Partial(RING_PARTIAL)),
     kw("log-forward", Partial(LOG_FORWARD_PARTIAL)),
@@ -68,6 +68,16 @@ const RING_PARTIAL: &str = "description, format, maxlen, size, timeout connect/s
 
 const LOG_PARTIAL: &str =
     "udp@/udp6@/ipv4/ipv6, unix@/uxdg@/paths (datagram), stdout/stderr, fd@1/fd@2, ring@; not tcp@";
+
+/// Keywords of `resolvers` sections.
+pub static RESOLVERS: &[Kw] = &[
+    kw("accepted_payload_size", Yes),
+    kw("hold", Yes),
+    kw("nameserver", Yes),
+    kw("parse-resolv-conf", Yes),
+    kw("resolve_retries", Yes),
+    kw("timeout", Yes),
+];
 
 /// `global` section keywords.
 pub static GLOBAL: &[Kw] = &[
@@ -114,7 +124,7 @@ pub static GLOBAL: &[Kw] = &[
     kw("lua-load", No),
     kw("lua-load-per-thread", No),
     kw("lua-prepend-path", No),
-    kw("master-worker", No),
+    kw("master-worker", Yes),
     kw("max-spread-checks", No),
     kw("maxcompcpuusage", No),
     kw("maxcomprate", No),
@@ -125,7 +135,7 @@ pub static GLOBAL: &[Kw] = &[
     kw("maxsslconn", No),
     kw("maxsslrate", No),
     kw("maxzlibmem", No),
-    kw("mworker-max-reloads", No),
+    kw("mworker-max-reloads", Yes),
     kw("nbproc", Rejected),
     kw("nbthread", Yes),
     kw("no-memory-trimming", No),
@@ -178,7 +188,7 @@ pub static GLOBAL: &[Kw] = &[
     kw("tune.buffers.limit", No),
     kw("tune.buffers.reserve", No),
     kw("tune.bufsize", Yes),
-    kw("tune.comp.maxlevel", No),
+    kw("tune.comp.maxlevel", Yes),
     kw("tune.fail-alloc", No),
     kw("tune.fd.edge-triggered", No),
     kw("tune.h2.header-table-size", Yes),
@@ -253,7 +263,7 @@ pub static STATS_GLOBAL: &[Kw] = &[
     ),
     kw("timeout", Yes),
     kw("maxconn", Yes),
-    kw("bind-process", No),
+    kw("bind-process", Partial("accepted with a warning: no effect (one process)")),
 ];
 
 const SERVER_PARTIAL: &str = "address (IPv4, IPv6, hostname resolved once, unix@) and the options listed below";
@@ -271,6 +281,11 @@ const USERLIST_PARTIAL: &str = "md5, sha256, sha512, bcrypt and yescrypt crypt(3
      passwords; other crypt schemes (DES, ...) are refused at startup";
 const HTTP_REQUEST_PARTIAL: &str = "every action of the http-request action table marked supported or partial";
 
+const COMPRESSION_PARTIAL: &str =
+    "algo identity, gzip, deflate, raw-deflate, and beyond HAProxy br and zstd; type; offload. \
+     No maxcomprate / maxcompcpuusage limits";
+const FILTER_PARTIAL: &str = "compression, cache, trace (see the filters section); not spoe, fcgi-app, opentracing";
+
 /// First words of proxy and `defaults` section lines, with the sections of the keyword
 /// matrix (configuration.txt §4.1).
 pub static PROXY: &[ProxyKw] = &[
@@ -278,12 +293,12 @@ pub static PROXY: &[ProxyKw] = &[
     px("backlog", D | F | L, Yes),
     px("balance", D | L | B, Partial("every algorithm but 'rdp-cookie' and 'url_param check_post'")),
     px("bind", F | L, Partial(BIND_PARTIAL)),
-    px("bind-process", ALL, No),
+    px("bind-process", ALL, Partial("accepted with HAProxy 2.6's deprecation warning: no effect (one process)")),
     px("capture", F | L, Yes),
     px("clitcpka-cnt", D | F | L, Yes),
     px("clitcpka-idle", D | F | L, Yes),
     px("clitcpka-intvl", D | F | L, Yes),
-    px("compression", ALL, No),
+    px("compression", ALL, Partial(COMPRESSION_PARTIAL)),
     px("cookie", D | L | B, Partial("every option but 'dynamic'")),
     px("declare", F | L, Yes),
     px("default-server", D | L | B, Partial("the same options as 'server'")),
@@ -301,7 +316,7 @@ pub static PROXY: &[ProxyKw] = &[
     px("errorloc303", ALL, No),
     px("error-log-format", D | F | L, Yes),
     px("external-check", D | L | B, No),
-    px("filter", F | L | B, No),
+    px("filter", F | L | B, Partial(FILTER_PARTIAL)),
     px("force-persist", L | B, No),
     px("fullconn", D | L | B, Yes),
     px("hash-balance-factor", D | L | B, Yes),
@@ -313,7 +328,7 @@ pub static PROXY: &[ProxyKw] = &[
     px("http-response", ALL | NAMED, Yes),
     px("http-reuse", D | L | B, Yes),
     px("http-send-name-header", L | B, No),
-    px("id", F | L | B, No),
+    px("id", F | L | B, Yes),
     px("ignore-persist", L | B, No),
     px("load-server-state-from-file", D | L | B, No),
     px("log", ALL, Partial(LOG_PARTIAL)),
@@ -334,7 +349,7 @@ pub static PROXY: &[ProxyKw] = &[
     px("retry-on", D | L | B, Partial("every condition but '0rtt-rejected' (no TLS early data); HTTP/1 requests whose body was whole when sent")),
     px("server", L | B, Partial(SERVER_PARTIAL)),
     px("server-state-file-name", D | L | B, No),
-    px("server-template", L | B, No),
+    px("server-template", L | B, Yes),
     px("source", D | L | B, Yes),
     px("srvtcpka-cnt", D | L | B, Yes),
     px("srvtcpka-idle", D | L | B, Yes),
@@ -344,8 +359,15 @@ pub static PROXY: &[ProxyKw] = &[
         ALL,
         Partial("the HTML page and its ';csv' export: enable, uri, realm, auth, refresh, hide-version, show-node, show-desc, show-legends, scope; not 'admin' or 'http-request'"),
     ),
-    px("stick", L | B, No),
-    px("stick-table", F | L | B, No),
+    px("stick", L | B, Partial("on, match, store-request; not store-response")),
+    px(
+        "stick-table",
+        F | L | B,
+        Partial(
+            "type ip|ipv6|integer|string|binary, size, expire, nopurge, store (all 2.6 data types but \
+             server_key); not peers, srvkey, write-to",
+        ),
+    ),
     px("tcp-check", D | L | B, Partial(TCPCHK_PARTIAL)),
     px("tcp-request", ALL | NAMED, Yes),
     px("tcp-response", D | L | B | NAMED, Yes),

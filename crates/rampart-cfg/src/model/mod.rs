@@ -15,26 +15,36 @@
 //!   regexes, conditions), shared by `rules` and `reply`
 //! - `cookie`: cookie-based server persistence (`cookie`, server `cookie`)
 //! - `check`: health-check settings of a proxy (`option httpchk`, `http-check`)
+//! - `filter`: `compression` lines, `filter` lines and `cache` sections
 //! - `ring`: `ring` sections (log buffers and their TCP syslog servers)
 //! - `server_tls`: TLS towards servers (`server ... ssl`, `ssl-default-server-*`)
+//! - `stick`: stick tables, `stick` rules, tracking actions
 
 mod check;
 mod cookie;
+mod filter;
+mod ids;
 mod reply;
+mod resolvers;
 mod ring;
 mod rules;
 mod server_tls;
 mod source;
 mod ssl;
+mod stick;
 
 pub use check::*;
 pub use cookie::*;
+pub use filter::*;
+pub use ids::haproxy_ids;
 pub use reply::*;
+pub use resolvers::*;
 pub use ring::*;
 pub use rules::*;
 pub use server_tls::*;
 pub use source::*;
 pub use ssl::*;
+pub use stick::*;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -59,6 +69,11 @@ pub struct Config {
     pub log_forwards: Vec<LogForward>,
     /// `ring` sections in file order.
     pub rings: Vec<Ring>,
+    /// `cache` sections in file order.
+    pub caches: Vec<CacheSection>,
+    /// `resolvers` sections in file order, then the implicit `default` one when
+    /// `/etc/resolv.conf` gives it nameservers and no section has that name.
+    pub resolvers: Vec<Resolvers>,
 }
 
 impl Config {
@@ -94,11 +109,18 @@ pub struct Global {
     pub hard_stop_after: Option<Duration>,
     /// `tune.h2.*`: the HTTP/2 settings rampart announces.
     pub h2: H2Tune,
+    /// `tune.comp.maxlevel` (1..=9, default 1): the compression level used.
+    pub comp_maxlevel: u32,
     /// `tune.idle-pool.shared` (HAProxy's default: on): a thread may take over the
     /// idle server connections of another thread.
     pub idle_pool_shared: bool,
     pub quiet: bool,
+    /// `master-worker` (as `-W`): a master process supervises the worker.
     pub master_worker: bool,
+    /// `master-worker no-exit-on-failure`: the master stays when its worker fails.
+    pub mworker_no_exit_on_failure: bool,
+    /// `mworker-max-reloads <n>`: workers older than `n` reloads are stopped.
+    pub mworker_max_reloads: Option<u32>,
     /// `log` lines.
     pub logs: Vec<LogTarget>,
     /// `log-tag <tag>` (default: the program name).
@@ -170,8 +192,11 @@ impl Default for Global {
             hard_stop_after: None,
             idle_pool_shared: true,
             h2: H2Tune::default(),
+            comp_maxlevel: 1,
             quiet: false,
             master_worker: false,
+            mworker_no_exit_on_failure: false,
+            mworker_max_reloads: None,
             logs: Vec::new(),
             log_tag: None,
             log_send_hostname: None,
@@ -393,6 +418,16 @@ pub struct Proxy {
     pub logs: Vec<LogTarget>,
     /// `log-tag <tag>`.
     pub log_tag: Option<String>,
+    /// `compression` lines (inherited from `defaults` but `offload`).
+    pub compression: Option<Compression>,
+    /// `filter` lines, and the filters declared implicitly, in HAProxy's order.
+    pub filters: Vec<FilterDecl>,
+    /// `stick-table ...`: the proxy's table (named after the proxy).
+    pub stick_table: Option<StickTableDef>,
+    /// `stick on|match|store-request` rules in order (backends).
+    pub stick_rules: Vec<StickRule>,
+    /// `id <n>` (HAProxy's `uuid`, > 0, unique); `None`: assigned at startup.
+    pub id: Option<u32>,
     pub span: Span,
 }
 
@@ -871,6 +906,11 @@ pub struct Server {
     /// `proto <mux>`: the protocol spoken to the server whatever ALPN says (`h1` or
     /// `h2`); `None`: HTTP/1, or what ALPN negotiated over TLS.
     pub proto: Option<BindProto>,
+    /// The DNS name of the address, when it is one (its address is then the one it
+    /// resolved to at startup, or unset).
+    pub fqdn: Option<ServerFqdn>,
+    /// `resolvers`, `resolve-prefer`, `resolve-net`, `resolve-opts`, `init-addr`.
+    pub resolve: ServerResolve,
     pub span: Span,
 }
 

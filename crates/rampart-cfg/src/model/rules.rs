@@ -289,6 +289,25 @@ pub enum HttpReqAction {
     /// `use-service <name>` (only `prometheus-exporter` exists).
     UseService(String),
     Reject,
+    /// `cache-use <cache>`: serve from the cache when it holds the response.
+    CacheUse(String),
+    /// `track-sc<n> <key> [table <t>]`.
+    TrackSc(super::TrackSc),
+    /// `sc-inc-gpc0/1(<n>)`, `sc-set-gpt0(<n>) <v>`.
+    Sc(super::ScAction),
+    /// `do-resolve(<var>,<resolvers>[,ipv4|ipv6]) <expr>`.
+    DoResolve(DoResolve),
+}
+
+/// `http-request do-resolve(<var>,<resolvers>[,ipv4|ipv6]) <expr>`: the address the
+/// name `expr` gives, asked of a `resolvers` section, into variable `var`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DoResolve {
+    pub var: VarName,
+    pub resolvers: String,
+    /// `ipv6` (the default) or `ipv4`: the family asked first.
+    pub prefer_v6: bool,
+    pub expr: ExprSrc,
 }
 
 impl HttpReqAction {
@@ -318,7 +337,11 @@ impl HttpReqAction {
             A::DisableL7Retry => "disable-l7-retry",
             A::SetTimeout { .. } => "set-timeout",
             A::UseService(_) => "use-service",
+            A::DoResolve(_) => "do-resolve",
             A::Reject => "reject",
+            A::CacheUse(_) => "cache-use",
+            A::TrackSc(_) => "track-sc",
+            A::Sc(a) => a.name(),
         }
     }
 }
@@ -353,6 +376,10 @@ pub enum HttpResAction {
     SilentDrop,
     StrictMode(bool),
     WaitForBody(WaitForBody),
+    /// `cache-store <cache>`: store the response (its head as it is at this rule).
+    CacheStore(String),
+    /// `sc-inc-gpc0/1(<n>)`, `sc-set-gpt0(<n>) <v>`.
+    Sc(super::ScAction),
 }
 
 impl HttpResAction {
@@ -371,6 +398,8 @@ impl HttpResAction {
             A::SilentDrop => "silent-drop",
             A::StrictMode(_) => "strict-mode",
             A::WaitForBody(_) => "wait-for-body",
+            A::CacheStore(_) => "cache-store",
+            A::Sc(a) => a.name(),
         }
     }
 }
@@ -442,6 +471,10 @@ pub enum TcpReqAction {
     SetPriorityOffset(ExprSrc),
     /// `expect-proxy layer4` (connection rules only): read a PROXY header next.
     ExpectProxy,
+    /// `track-sc<n> <key> [table <t>]`.
+    TrackSc(super::TrackSc),
+    /// `sc-inc-gpc*`, `sc-set-gpt*`.
+    Sc(super::ScAction),
 }
 
 impl TcpReqAction {
@@ -459,6 +492,8 @@ impl TcpReqAction {
             A::SetPriorityClass(_) => "set-priority-class",
             A::SetPriorityOffset(_) => "set-priority-offset",
             A::ExpectProxy => "expect-proxy",
+            A::TrackSc(_) => "track-sc",
+            A::Sc(a) => a.name(),
         }
     }
 }

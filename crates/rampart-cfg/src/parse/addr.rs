@@ -279,6 +279,79 @@ pub fn parse_server_target(full: &str) -> Result<(ServerAddr, Option<i32>), Stri
     }
 }
 
+/// The address of a `nameserver`: `[udp@|udp4@|udp6@|ipv4@|ipv6@]<host>:<port>` for
+/// UDP, `tcp@|tcp4@|tcp6@...` for DNS over TCP; a port is required. `Ok((addr, tcp))`.
+pub fn parse_dns_addr(full: &str) -> Result<(SocketAddr, bool), String> {
+    let text = env_expand(full);
+    let mut rest: &str = &text;
+    let mut tcp = false;
+    let mut fam = Family::Any;
+    let prefixes = [
+        ("udp@", false, Family::Any),
+        ("udp4@", false, Family::V4),
+        ("udp6@", false, Family::V6),
+        ("ipv4@", false, Family::V4),
+        ("ipv6@", false, Family::V6),
+        ("tcp@", true, Family::Any),
+        ("tcp4@", true, Family::V4),
+        ("tcp6@", true, Family::V6),
+    ];
+    for (p, is_tcp, f) in prefixes {
+        if let Some(r) = rest.strip_prefix(p) {
+            (rest, tcp, fam) = (r, is_tcp, f);
+            break;
+        }
+    }
+    if rest.starts_with('/') || rest.contains('@') {
+        return Err(format!("address family not supported in '{full}'"));
+    }
+    let (host, port) = split_host_port(rest);
+    let Ports::Range(port, _) = parse_ports(port, full, true, false)? else {
+        return Err(format!("missing port specification in '{full}'"));
+    };
+    match parse_host(host, fam) {
+        Some(Host::Ip(ip) | Host::Wildcard(ip)) => Ok((SocketAddr::new(ip, port), tcp)),
+        None => Err(format!("could not resolve address '{host}'")),
+    }
+}
+
+/// A server address whose host is a name rather than a literal address: the name
+/// (`None` for a literal, a unix socket ...), read without resolving it, as the
+/// address then comes from `init-addr` or from DNS at run time.
+pub fn server_target_name(full: &str) -> Option<String> {
+    let text = env_expand(full);
+    let Ok(Target::Inet(_, rest)) = split_prefix(&text, full) else { return None };
+    let (host, _) = split_host_port(rest);
+    let bare = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
+    if bare.is_empty() || bare == "*" || bare.parse::<IpAddr>().is_ok() {
+        return None;
+    }
+    Some(bare.strip_suffix('.').unwrap_or(bare).to_owned())
+}
+
+/// The first address of `host` from the system resolver (`init-addr libc`).
+pub fn resolve_libc(host: &str) -> Option<IpAddr> {
+    resolve(host, Family::Any)
+}
+
+/// Parses a server address whose host is a name, without resolving it: the address is
+/// the unspecified one (with the port as written), to be filled at startup or run time.
+pub fn parse_server_target_unresolved(full: &str) -> Result<(ServerAddr, Option<i32>), String> {
+    let text = env_expand(full);
+    let Target::Inet(_, rest) = split_prefix(&text, full)? else {
+        return parse_server_target(full);
+    };
+    let (_, port) = split_host_port(rest);
+    match parse_ports(port, full, false, false)? {
+        Ports::Range(p, _) => Ok((ServerAddr::Inet(SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), p)), None)),
+        Ports::Mapped => {
+            let offset = port.map_or(0, super::value::atol);
+            let offset = i32::try_from(offset).map_err(|_| format!("invalid port offset in '{full}'"))?;
+            Ok((ServerAddr::Inet(SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), 0)), Some(offset)))
+        }
+    }
+}
+
 /// The address of a `source` keyword or server option: an IP address with an optional
 /// port (none or 0: any port); `$VAR`/`${VAR}` expanded first.
 pub fn parse_source_addr(full: &str) -> Result<SocketAddr, String> {

@@ -19,6 +19,11 @@ pub(super) fn finish(p: &mut Parser) -> Config {
     let mut global = std::mem::take(&mut p.global);
     // HAProxy keeps at least half of each buffer for data.
     global.maxrewrite = global.maxrewrite.min(global.bufsize / 2);
+    super::cache::check_caches(&p.caches, &mut p.diags);
+    super::filter::check_filters(p);
+    let caches = std::mem::take(&mut p.caches);
+    super::resolvers::finish(p);
+    let resolvers = std::mem::take(&mut p.resolvers);
     let builds = std::mem::take(&mut p.proxies);
     let http_errors = std::mem::take(&mut p.http_errors);
     let userlists = std::mem::take(&mut p.userlists);
@@ -42,7 +47,7 @@ pub(super) fn finish(p: &mut Parser) -> Config {
         );
         p.diags.push(crate::diag::Diag::warning(None, msg));
     }
-    Config { global, proxies, defaults, userlists, http_errors, rings, log_forwards }
+    Config { global, proxies, defaults, userlists, http_errors, rings, log_forwards, resolvers, caches }
 }
 
 fn mode_str(m: Mode) -> &'static str {

@@ -12,7 +12,7 @@ use crate::model::{
 };
 use crate::span::Span;
 
-use super::too_many_args;
+use super::{legacy_hint, too_many_args, Section};
 
 /// The section kind, which decides the capabilities and the words used in messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,6 +84,8 @@ pub(crate) struct ServerSettings {
     pub cookie: Option<String>,
     /// `proto <mux>`.
     pub proto: Option<crate::model::BindProto>,
+    /// `resolvers`, `resolve-prefer`, `resolve-net`, `resolve-opts`, `init-addr`.
+    pub resolve: crate::model::ServerResolve,
 }
 
 impl Default for ServerSettings {
@@ -105,6 +107,7 @@ impl Default for ServerSettings {
             tls: crate::model::ServerTls::default(),
             cookie: None,
             proto: None,
+            resolve: crate::model::ServerResolve::default(),
         }
     }
 }
@@ -161,6 +164,13 @@ impl Ctx<'_> {
 
     pub fn warning(&mut self, msg: impl Into<String>) {
         self.diags.push(Diag::warning(Some(self.span.clone()), msg));
+    }
+
+    /// An alert for a legacy line, with its modern replacement as a `hint:` line
+    /// ([`crate::migrate`]) when there is one.
+    pub fn alert_legacy(&mut self, msg: impl Into<String>, words: &[String]) {
+        let diag = Diag::alert(Some(self.span.clone()), msg);
+        self.diags.push(legacy_hint(diag, Section::Proxy, words));
     }
 
     pub fn cap(&self) -> Cap {
@@ -243,7 +253,12 @@ fn fresh_proxy(name: &str, cap: Cap, span: &Span) -> Proxy {
         unique_id_format: None,
         unique_id_header: None,
         log_tag: None,
+        compression: None,
+        filters: Vec::new(),
+        id: None,
         logs: Vec::new(),
+        stick_table: None,
+        stick_rules: Vec::new(),
         span: span.clone(),
     }
 }

@@ -4,6 +4,7 @@
 //! keywords registered elsewhere: `nbthread` (src/thread.c), `hard-stop-after`
 //! (src/proxy.c), `stats` (src/cli.c).
 
+use crate::diag::Diag;
 use crate::kw::{self, Support};
 use crate::model::StatsSocket;
 use crate::span::Span;
@@ -20,6 +21,7 @@ pub(super) fn parse_global_line(p: &mut Parser, words: &[String], kwm: Modifier,
     match word {
         "daemon" | "quiet" | "insecure-fork-wanted" => parse_flag(p, words, span),
         "master-worker" => parse_master_worker(p, words, span),
+        "mworker-max-reloads" => parse_mworker_max_reloads(p, words, span),
         "nbthread" => parse_nbthread(p, words, span),
         "maxconn" | "ulimit-n" => parse_limit(p, words, span),
         "pidfile" | "chroot" => parse_path(p, words, span),
@@ -33,6 +35,7 @@ pub(super) fn parse_global_line(p: &mut Parser, words: &[String], kwm: Modifier,
         | "ssl-default-server-ciphersuites"
         | "ssl-default-server-options" => super::server_ssl::parse_global_ssl_server(p, words, span),
         "tune.idle-pool.shared" => parse_idle_pool_shared(p, words, span),
+        "tune.comp.maxlevel" => parse_comp_maxlevel(p, words, span),
         _ if word.starts_with("tune.h2.") && kw::global_kw(word).is_some() => parse_tune_h2(p, words, span),
         _ if word.starts_with("tune.vars.") && kw::global_kw(word).is_some() => parse_vars_max_size(p, words, span),
         // HAProxy 2.6 ignores any word after it.
@@ -43,11 +46,12 @@ pub(super) fn parse_global_line(p: &mut Parser, words: &[String], kwm: Modifier,
         "log" => super::log::parse_global_log(p, words, kwm, span),
         "log-tag" | "log-send-hostname" => super::log::parse_global_log_kw(p, words, span),
         "stats" => parse_stats(p, words, span),
-        "nbproc" => p.alert(
-            span,
-            "nbproc is not supported any more since HAProxy 2.5. Threads will automatically be used on \
-             multi-processor machines if available.",
-        ),
+        "nbproc" => {
+            let msg = "nbproc is not supported any more since HAProxy 2.5. Threads will automatically be used \
+                       on multi-processor machines if available.";
+            let diag = super::legacy_hint(Diag::alert(Some(span.clone()), msg), super::Section::Global, words);
+            p.diags.push(diag);
+        }
         _ if super::ssl::parse_global_ssl(p, words, span) => {}
         _ => unknown_or_not_yet(p, word, span),
     }
@@ -140,14 +144,28 @@ fn parse_master_worker(p: &mut Parser, words: &[String], span: &Span) {
         return;
     }
     match arg(words, 1) {
-        // Refused here rather than at startup, so that `-c` reports it with its line
-        // and with every other refusal of the file.
-        "" => {
-            p.global.master_worker = true;
-            p.alert(span, not_yet("master-worker"));
-        }
-        "no-exit-on-failure" => p.alert(span, not_yet("master-worker no-exit-on-failure")),
+        "" => p.global.master_worker = true,
+        "no-exit-on-failure" => p.global.mworker_no_exit_on_failure = true,
         _ => p.alert(span, "'master-worker' only supports 'no-exit-on-failure' option."),
+    }
+}
+
+/// `mworker-max-reloads <n>`: a worker that lived through more than `n` reloads is
+/// stopped (SIGTERM) by the master (HAProxy's src/mworker.c).
+fn parse_mworker_max_reloads(p: &mut Parser, words: &[String], span: &Span) {
+    if too_many(p, words, 1, span) {
+        return;
+    }
+    let text = arg(words, 1);
+    if text.is_empty() {
+        p.alert(span, "'mworker-max-reloads' expects an integer argument.");
+        return;
+    }
+    // COMPAT: HAProxy reads it with atol(): leading digits, garbage after them ignored.
+    let n = atol(text);
+    match u32::try_from(n) {
+        Ok(n) => p.global.mworker_max_reloads = Some(n),
+        Err(_) => p.alert(span, format!("'mworker-max-reloads' : invalid value {n}, must be >= 0")),
     }
 }
 
@@ -319,6 +337,17 @@ fn parse_tune(p: &mut Parser, words: &[String], span: &Span) {
     }
 }
 
+/// `tune.comp.maxlevel <1..9>`, read as C's `atoi()`.
+fn parse_comp_maxlevel(p: &mut Parser, words: &[String], span: &Span) {
+    if too_many(p, words, 1, span) {
+        return;
+    }
+    match atol(arg(words, 1)) {
+        v @ 1..=9 => p.global.comp_maxlevel = v as u32,
+        _ => p.alert(span, "'tune.comp.maxlevel' expects a numeric value between 1 and 9"),
+    }
+}
+
 /// `tune.h2.header-table-size`, `initial-window-size`, `max-concurrent-streams`,
 /// `max-frame-size`: integers read as C's `atoi()`, with HAProxy's bounds.
 fn parse_tune_h2(p: &mut Parser, words: &[String], span: &Span) {
@@ -461,7 +490,8 @@ fn parse_stats(p: &mut Parser, words: &[String], span: &Span) {
             }
             _ => p.alert(span, "'stats maxconn' expects a positive value"),
         },
-        "bind-process" => p.alert(span, not_yet("stats bind-process")),
+        // HAProxy 2.6 accepts it without a word; with one process it has no effect
+        "bind-process" => p.warning(span, "'stats bind-process' has no effect (one process); remove it"),
         _ => p.alert(
             span,
             format!("'stats' only supports 'socket', 'maxconn', 'bind-process' and 'timeout' (got '{sub}')"),
@@ -704,6 +734,11 @@ mod tests {
         assert_eq!(
             alerts("global\n master-worker x\n"),
             ["'master-worker' only supports 'no-exit-on-failure' option."]
+        );
+        assert_eq!(alerts("global\n mworker-max-reloads\n"), ["'mworker-max-reloads' expects an integer argument."]);
+        assert_eq!(
+            alerts("global\n mworker-max-reloads -2\n"),
+            ["'mworker-max-reloads' : invalid value -2, must be >= 0"]
         );
         assert_eq!(alerts("global\n tune.bufsize 0\n"), ["'tune.bufsize' expects a positive integer argument."]);
         assert_eq!(

@@ -16,12 +16,15 @@
 //!   (`Ctx`), below the keyword parsers and `proxy`
 //! - `proxy_kw`: the simple proxy keywords (mode, maxconn, timeouts, balance...)
 //! - `option`: `option ...`
-//! - `bind`, `server`: `bind` lines, `server` / `default-server` lines
+//! - `bind`, `server`: `bind` lines, `server` / `default-server` / `server-template` lines;
+//!   `server_dns`: the DNS options of servers and `init-addr`
 //! - `rule`: the rule lists (`http-request`, `tcp-request`...) and `redirect`
 //! - `switching`: `acl`, `use_backend`, `use-server`, `monitor`, `capture`, `unique-id-*`
 //! - `errorfile`: error files and `errorfile`; `http_errors`: `errorfiles`, `http-error`
 //!   and `http-errors` sections
 //! - `userlist`: `userlist` sections
+//! - `filter`: `compression` and `filter` lines; `cache`: `cache` sections
+//! - `resolvers`: `resolvers` sections (nameservers, timeouts, hold periods)
 //! - `ring`: `ring` sections (log buffers forwarded to TCP syslog servers)
 //! - `log`: `log` lines (kept raw)
 //! - `log_forward`: `log-forward` sections (syslog receivers and their targets)
@@ -32,12 +35,14 @@
 mod addr;
 mod balance;
 mod bind;
+mod cache;
 mod check;
 mod check_rules;
 mod check_step;
 mod cookie;
 mod ctx;
 mod errorfile;
+pub(crate) mod filter;
 mod global;
 mod healthcheck;
 mod http_errors;
@@ -47,12 +52,15 @@ mod log_forward;
 mod option;
 mod proxy;
 mod proxy_kw;
+mod resolvers;
 mod ring;
 mod rule;
 mod server;
+mod server_dns;
 mod server_ssl;
 mod ssl;
 mod stats;
+mod stick;
 mod switching;
 mod tcpcheck;
 mod userlist;
@@ -66,6 +74,7 @@ use std::sync::Arc;
 use crate::diag::{Diag, Diags};
 use crate::kw;
 use crate::lexer::Line;
+pub(crate) use crate::migrate::legacy::Section;
 use crate::model::{Config, Global};
 use crate::span::Span;
 
@@ -95,6 +104,10 @@ enum Cursor {
     LogForward(usize),
     /// A `ring` section, index into [`Parser::rings`].
     Ring(usize),
+    /// A `cache` section, index into [`Parser::caches`].
+    Cache(usize),
+    /// A `resolvers` section, index into [`Parser::resolvers`].
+    Resolvers(usize),
     /// A section rampart does not parse (already reported), or whose header was refused:
     /// its lines are skipped without further noise.
     Skipped,
@@ -124,6 +137,8 @@ pub(crate) struct Parser {
     pub http_errors: Vec<crate::model::HttpErrors>,
     pub log_forwards: Vec<crate::model::LogForward>,
     pub rings: Vec<crate::model::Ring>,
+    pub caches: Vec<crate::model::CacheSection>,
+    pub resolvers: Vec<crate::model::Resolvers>,
     cursor: Cursor,
     /// Diagnostics of the file being parsed.
     pub diags: Vec<Diag>,
@@ -142,6 +157,8 @@ impl Parser {
             http_errors: Vec::new(),
             log_forwards: Vec::new(),
             rings: Vec::new(),
+            caches: Vec::new(),
+            resolvers: Vec::new(),
             cursor: Cursor::Outside,
             diags: Vec::new(),
             pending: kw::PendingUses::default(),
@@ -184,6 +201,8 @@ impl Parser {
             Cursor::HttpErrors(i) => http_errors::parse_http_errors_line(self, i, words, &line.span),
             Cursor::LogForward(i) => log_forward::parse_log_forward_line(self, i, words, kwm, &line.span),
             Cursor::Ring(i) => ring::parse_ring_line(self, i, words, &line.span),
+            Cursor::Cache(i) => cache::parse_cache_line(self, i, words, &line.span),
+            Cursor::Resolvers(i) => resolvers::parse_resolvers_line(self, i, words, &line.span),
         }
     }
 
@@ -254,6 +273,18 @@ impl Parser {
                     None => Cursor::Skipped,
                 }
             }
+            "cache" => {
+                self.cursor = match cache::open_cache(self, words, span) {
+                    Some(i) => Cursor::Cache(i),
+                    None => Cursor::Skipped,
+                }
+            }
+            "resolvers" => {
+                self.cursor = match resolvers::open_resolvers(self, words, span) {
+                    Some(i) => Cursor::Resolvers(i),
+                    None => Cursor::Skipped,
+                }
+            }
             other => {
                 self.alert(span, format!("'{other}' is not supported yet"));
                 self.cursor = Cursor::Skipped;
@@ -312,6 +343,15 @@ fn merge_by_line(a: Vec<Diag>, b: Vec<Diag>) -> Vec<Diag> {
 }
 
 /// "'kw' is not supported yet" (rampart's message for HAProxy keywords it lacks).
+/// `diag` with a `hint:` line giving the modern replacement of the legacy line `words`
+/// of `section` ([`crate::migrate`]), when there is one.
+pub(crate) fn legacy_hint(diag: Diag, section: Section, words: &[String]) -> Diag {
+    match crate::migrate::legacy::replacement(section, words) {
+        Some(fix) => diag.with_hint(crate::migrate::legacy::hint(&fix)),
+        None => diag,
+    }
+}
+
 pub(crate) fn not_yet(what: &str) -> String {
     format!("'{what}' is not supported yet")
 }

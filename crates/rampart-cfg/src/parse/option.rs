@@ -38,7 +38,7 @@ fn dispatch_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str
         return;
     };
     match (opt.support, name) {
-        (Support::Rejected, _) => cx.alert(removed_option(name)),
+        (Support::Rejected, _) => cx.alert_legacy(removed_option(name), words),
         // HAProxy ignores the on/off options outside the sections they apply to, with a
         // warning; rampart does the same rather than refuse one it lacks.
         (Support::No, _) if opt.negatable && misplaced(cx, opt.caps) => {

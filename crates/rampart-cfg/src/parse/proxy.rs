@@ -10,7 +10,7 @@ use crate::span::Span;
 
 use super::ctx::{fresh_build, Ctx, Kind};
 use super::inherit::{inherit, take_default_rules, warn_mixed_refs};
-use super::value::invalid_char;
+use super::value::{atol, invalid_char};
 use super::{arg, not_yet, too_many_args, Modifier, Parser};
 
 /// Which section a keyword line belongs to.
@@ -127,7 +127,12 @@ fn header_args_ok(p: &mut Parser, kind: Kind, words: &[String], span: &Span) -> 
         p.alert(span, too_many_args(&words[0], &words[4]));
     }
     if kind != Kind::Backend {
-        p.alert(span, "please use the 'bind' keyword for listening addresses.");
+        let msg = "please use the 'bind' keyword for listening addresses.";
+        let hint = format!(
+            "write '{} {}' then, under it, 'bind {}' (rampart --migrate rewrites the file)",
+            words[0], words[1], words[2]
+        );
+        p.diags.push(crate::diag::Diag::alert(Some(span.clone()), msg).with_hint(hint));
     } else if bad_from {
         // COMPAT: HAProxy 2.6 drops such a backend header without a word; we report it.
         p.alert(span, too_many_args(&words[0], &words[2]));
@@ -165,10 +170,42 @@ fn report_name_clash(p: &mut Parser, kind: Kind, name: &str, span: &Span) {
     }
 }
 
+/// `id <n>`: the proxy's number in the stats, unique among proxies.
+fn parse_id(p: &mut Parser, target: Target, words: &[String], span: &Span) {
+    let Target::Proxy(i) = target else {
+        return p.alert(span, "'id' not allowed in 'defaults' section.");
+    };
+    if words.len() > 2 {
+        return p.alert(span, too_many_args(&words[0], &words[2]));
+    }
+    if arg(words, 1).is_empty() {
+        return p.alert(span, "'id' expects an integer argument.");
+    }
+    let Some(id) = u32::try_from(atol(&words[1])).ok().filter(|&v| v > 0 && v <= i32::MAX as u32) else {
+        return p.alert(span, "custom id has to be > 0.");
+    };
+    let me = &p.proxies[i];
+    if let Some(o) = p.proxies.iter().find(|o| o.px.id == Some(id)) {
+        let msg = format!(
+            "{} {} reuses same custom id as {} {} (declared at {}).",
+            me.kind.type_str(),
+            me.px.name,
+            o.kind.type_str(),
+            o.px.name,
+            o.px.span
+        );
+        return p.alert(span, msg);
+    }
+    p.proxies[i].px.id = Some(id);
+}
+
 /// Parses one keyword line of a proxy or `defaults` section.
 pub(crate) fn parse_proxy_line(p: &mut Parser, target: Target, words: &[String], kwm: Modifier, span: &Span) {
     let (bufsize, maxrewrite) = (p.global.bufsize, p.global.maxrewrite);
     let experimental = p.global.expose_experimental;
+    if words[0] == "id" && kwm == Modifier::Std {
+        return parse_id(p, target, words, span);
+    }
     let pb = match target {
         Target::Defaults(i) => &mut p.defaults[i],
         Target::Proxy(i) => &mut p.proxies[i],
@@ -184,12 +221,17 @@ fn dispatch(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
         "bind" => bind::parse_bind(cx, words),
         "server" => server::parse_server(cx, words),
         "default-server" => server::parse_default_server(cx, words),
+        "server-template" => server::parse_server_template(cx, words),
         "maxconn" => proxy_kw::parse_maxconn(cx, words),
         "backlog" => proxy_kw::parse_backlog(cx, words),
         "default_backend" => proxy_kw::parse_default_backend(cx, words),
         "use_backend" => switching::parse_use_backend(cx, words),
         "use-server" => switching::parse_use_server(cx, words),
         "acl" => switching::parse_acl(cx, words),
+        // as HAProxy 2.6 (one process, no effect)
+        "bind-process" => {
+            cx.warning("'bind-process' has no effect, is deprecated, and will be removed in version 2.7.")
+        }
         "monitor-uri" => switching::parse_monitor_uri(cx, words),
         "stats" => super::stats::parse_stats(cx, words),
         "monitor" => switching::parse_monitor(cx, words),
@@ -226,6 +268,10 @@ fn dispatch(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
         "log-tag" => log::parse_proxy_log_tag(cx, words),
         "http-check" => super::healthcheck::parse_http_check(cx, words),
         "tcp-check" => super::tcpcheck::parse_tcp_check(cx, words),
+        "compression" => super::filter::parse_compression(cx, words),
+        "filter" => super::filter::parse_filter(cx, words),
+        "stick-table" if !cx.is_defaults() => super::stick::parse_stick_table(cx, words),
+        "stick" if cx.cap().backend && !cx.is_defaults() => super::stick::parse_stick(cx, words),
         _ => unknown_or_not_yet(cx, words),
     }
 }
@@ -235,7 +281,7 @@ fn unknown_or_not_yet(cx: &mut Ctx<'_>, words: &[String]) {
     match kw::proxy_kw(word) {
         Some(k) if k.support == Support::Rejected => {
             let msg = removed_keyword(word, arg(words, 1));
-            cx.alert(msg);
+            cx.alert_legacy(msg, words);
         }
         Some(k) if ignored_when_misplaced(cx, k) => {}
         Some(_) => cx.alert(not_yet(word)),
@@ -471,7 +517,7 @@ mod tests {
         );
         assert_eq!(
             alerts("frontend f\n server-template s 3 127.0.0.1:80\n"),
-            ["'server-template' is not supported yet"]
+            ["'server-template' not allowed because frontend 'f' has no backend capability."]
         );
     }
 
@@ -482,13 +528,59 @@ mod tests {
     }
 
     #[test]
+    fn proxy_ids_are_positive_and_unique() {
+        let cfg = parse_ok("listen a\n id 3\nbackend b\n");
+        assert_eq!((cfg.proxies[0].id, cfg.proxies[1].id), (Some(3), None));
+        assert_eq!(
+            alerts("listen a\n id 3\nbackend b\n id 3\nbackend c\n id 0\nbackend d\n id x\ndefaults\n id 4\n"),
+            [
+                "backend b reuses same custom id as proxy a (declared at t.cfg:1).",
+                "custom id has to be > 0.",
+                "custom id has to be > 0.",
+                "'id' not allowed in 'defaults' section."
+            ]
+        );
+    }
+
+    #[test]
+    fn legacy_lines_get_their_replacement_as_a_hint() {
+        let hints = |text: &str| -> Vec<String> {
+            let (_, diags) = crate::parse::tests::parse(text);
+            diags.list.iter().flat_map(|d| d.hints.clone()).collect()
+        };
+        assert_eq!(
+            hints("listen l\n reqadd X-A:\\ 1 if TRUE\n contimeout 5s\n option forceclose\n"),
+            [
+                "replace with: http-request add-header X-A 1 if TRUE (rampart --migrate rewrites the file)",
+                "replace with: timeout connect 5s (rampart --migrate rewrites the file)",
+                "replace with: option httpclose (rampart --migrate rewrites the file)",
+            ]
+        );
+        assert_eq!(
+            hints("listen web 0.0.0.0:80\n"),
+            ["write 'listen web' then, under it, 'bind 0.0.0.0:80' (rampart --migrate rewrites the file)"]
+        );
+        assert_eq!(hints("global\n nbproc 2\n"), ["remove the line: it has no effect since HAProxy 2.5"]);
+        assert_eq!(
+            warnings("global\n stats bind-process 1\nlisten l\n bind-process 1\n"),
+            [
+                "'stats bind-process' has no effect (one process); remove it",
+                "'bind-process' has no effect, is deprecated, and will be removed in version 2.7."
+            ]
+        );
+    }
+
+    #[test]
     fn unknown_and_removed_keywords() {
         assert_eq!(
             alerts("backend b\n balanse x\n"),
             ["unknown keyword 'balanse' in 'backend' section; did you mean 'balance' maybe ?"]
         );
         assert_eq!(alerts("listen l\n xyzzyqqq\n"), ["unknown keyword 'xyzzyqqq' in 'listen' section"]);
-        assert_eq!(alerts("backend b\n stick-table type ip size 1m\n"), ["'stick-table' is not supported yet"]);
+        assert_eq!(
+            alerts("backend b\n stick-table type ip size 1m store server_key\n"),
+            ["'server_key' is not supported yet"]
+        );
         assert_eq!(alerts("backend b\n appsession x\n"), ["'appsession' is not supported anymore since HAProxy 1.6."]);
         assert_eq!(
             alerts("backend b\n monitor-net 10.0.0.0/8\n"),

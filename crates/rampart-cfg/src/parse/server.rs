@@ -8,7 +8,7 @@
 use std::net::SocketAddr;
 
 use crate::kw::{self, Support};
-use crate::model::{Observe, OnError, Server};
+use crate::model::{Observe, OnError, Server, ServerFqdn};
 
 use super::addr::{check_probe_addr, parse_server_target};
 use super::ctx::{Ctx, ServerSettings};
@@ -33,17 +33,7 @@ pub(super) fn parse_server(cx: &mut Ctx<'_>, words: &[String]) {
         return;
     }
     let ctx = format!("'server {}/{name}' : ", cx.pb.px.name);
-    let (addr, port_offset) = match parse_server_target(&words[2]) {
-        Ok(a) => a,
-        Err(e) => {
-            cx.alert(format!("{ctx}{e}"));
-            return;
-        }
-    };
-    let mut s = cx.pb.defsrv.clone();
-    if !parse_server_options(cx, &words[3..], &mut s, &ctx, name, true) {
-        return;
-    }
+    let Some(s) = server_settings(cx, &words[3..], &ctx, name) else { return };
     if let Some(id) = s.id {
         if let Some(other) = cx.pb.px.servers.iter().find(|o| o.id == Some(id)) {
             let msg = format!("{ctx}'id' : custom id {id} already used at {} ('server {}').", other.span, other.name);
@@ -51,9 +41,95 @@ pub(super) fn parse_server(cx: &mut Ctx<'_>, words: &[String]) {
             return;
         }
     }
-    let span = cx.span.clone();
-    cx.pb.px.servers.push(Server {
-        name: name.to_owned(),
+    let Some((addr, port_offset, fqdn)) = server_addr(cx, &words[2], &s, &ctx, None) else { return };
+    let srv = new_server(name.to_owned(), addr, port_offset, fqdn, s, cx.span.clone());
+    cx.pb.px.servers.push(srv);
+}
+
+/// `server-template <prefix> <n>|<low>-<high> <fqdn>[:<port>] [options]`: servers
+/// `<prefix><low>` to `<prefix><high>`, all resolving the same name (an SRV request
+/// gives each its own target, port and weight).
+pub(super) fn parse_server_template(cx: &mut Ctx<'_>, words: &[String]) {
+    if cx.is_defaults() {
+        cx.alert("'server-template' not allowed in 'defaults' section.");
+        return;
+    }
+    if !server_allowed(cx, "server-template") {
+        return;
+    }
+    let prefix = arg(words, 1);
+    if arg(words, 3).is_empty() {
+        cx.alert("'server-template' expects <prefix> <nb | range> <addr>[:<port>] as arguments.");
+        return;
+    }
+    if let Some(c) = prefix.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':'))) {
+        cx.alert(format!("character '{c}' is not permitted in server-template prefix '{prefix}'."));
+        return;
+    }
+    let Some((low, high)) = super::server_dns::template_range(arg(words, 2)) else {
+        cx.alert(format!("Wrong server-template number or range arg '{}'.", arg(words, 2)));
+        return;
+    };
+    let ctx = format!("'server {}/{prefix}' : ", cx.pb.px.name);
+    let Some(s) = server_settings(cx, &words[4..], &ctx, prefix) else { return };
+    if s.id.is_some() {
+        cx.alert(format!("{ctx}{}", not_yet("id on server-template")));
+        return;
+    }
+    for n in low..=high {
+        let name = format!("{prefix}{n}");
+        let Some((addr, port_offset, fqdn)) = server_addr(cx, &words[3], &s, &ctx, Some(n)) else { return };
+        let srv = new_server(name, addr, port_offset, fqdn, s.clone(), cx.span.clone());
+        cx.pb.px.servers.push(srv);
+    }
+}
+
+/// The options of a `server` line over the `default-server` ones; `None` when one was
+/// refused (reported).
+fn server_settings(cx: &mut Ctx<'_>, opts: &[String], ctx: &str, name: &str) -> Option<ServerSettings> {
+    let mut s = cx.pb.defsrv.clone();
+    parse_server_options(cx, opts, &mut s, ctx, name, true).then_some(s)
+}
+
+/// The address of a server line: a literal one, or a name resolved as `init-addr`
+/// says (`template`: the server's number in its `server-template`).
+fn server_addr(
+    cx: &mut Ctx<'_>,
+    word: &str,
+    s: &ServerSettings,
+    ctx: &str,
+    template: Option<u32>,
+) -> Option<(crate::model::ServerAddr, Option<i32>, Option<ServerFqdn>)> {
+    let Some(name) = super::addr::server_target_name(word) else {
+        return match parse_server_target(word) {
+            Ok((a, o)) => Some((a, o, None)),
+            Err(e) => {
+                cx.alert(format!("{ctx}{e}"));
+                None
+            }
+        };
+    };
+    let (addr, offset) = match super::addr::parse_server_target_unresolved(word) {
+        Ok(a) => a,
+        Err(e) => {
+            cx.alert(format!("{ctx}{e}"));
+            return None;
+        }
+    };
+    let fqdn = ServerFqdn { name, unresolved: false, template };
+    super::server_dns::init_addr(cx, ctx, addr, offset, fqdn, &s.resolve)
+}
+
+fn new_server(
+    name: String,
+    addr: crate::model::ServerAddr,
+    port_offset: Option<i32>,
+    fqdn: Option<ServerFqdn>,
+    s: ServerSettings,
+    span: crate::span::Span,
+) -> Server {
+    Server {
+        name,
         addr,
         weight: s.weight,
         maxconn: s.maxconn,
@@ -72,8 +148,10 @@ pub(super) fn parse_server(cx: &mut Ctx<'_>, words: &[String]) {
         tls: s.tls,
         cookie: s.cookie,
         proto: s.proto,
+        fqdn,
+        resolve: s.resolve,
         span,
-    });
+    }
 }
 
 /// The hidden server of a backend with `dispatch` or `option transparent` and no
@@ -114,6 +192,8 @@ pub(super) fn implicit_server(
         tls: s.tls,
         cookie: None,
         proto: None,
+        fqdn: None,
+        resolve: Default::default(),
         span: span.clone(),
     }));
 }
@@ -181,7 +261,8 @@ fn parse_server_options(
         }
         let applied = match super::server_ssl::apply_tls_option(word, value, &mut s.tls, cx.span) {
             Some(r) => r,
-            None => apply_option(word, value, s, srv),
+            None => super::server_dns::apply_option(word, value, &mut s.resolve)
+                .unwrap_or_else(|| apply_option(word, value, s, srv)),
         };
         match applied {
             Ok(()) => cx.note(&format!("server {word}")),

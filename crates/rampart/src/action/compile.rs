@@ -18,6 +18,8 @@ use super::reply::{DynReply, Redirect, RedirectTo, Reply};
 use super::rewrite::UriPart;
 use super::{BackendTarget, ProxyRules, Rule, RuleAt, ServerTarget};
 
+mod resolve;
+mod stick;
 mod stream;
 use crate::acl::{self, AclSet, Cond, PatRefs};
 use crate::log::format::{LfMode, LogFormat};
@@ -83,12 +85,15 @@ pub(super) struct Cx<'c> {
     pub(super) px: usize,
     pub(super) shared: &'c mut Shared,
     pub(super) alerts: Vec<Diag>,
+    /// The rules being compiled are a named `defaults` section's: a rule naming no
+    /// table means the section's own, which has none (HAProxy refuses it).
+    pub(super) in_defaults: bool,
 }
 
 /// Compiles the rules of proxy `idx`; errors are alerts with their line.
 pub fn compile_proxy(cfg: &Config, idx: usize, shared: &mut Shared) -> Result<ProxyRules, Vec<Diag>> {
     let px = &cfg.proxies[idx];
-    let mut c = Cx { cfg, px: idx, shared, alerts: Vec::new() };
+    let mut c = Cx { cfg, px: idx, shared, alerts: Vec::new(), in_defaults: false };
     let mut rules = ProxyRules {
         tarpit: px.timeouts.tarpit.or(px.timeouts.connect),
         inspect_delay: px.tcp_request_inspect_delay,
@@ -96,11 +101,14 @@ pub fn compile_proxy(cfg: &Config, idx: usize, shared: &mut Shared) -> Result<Pr
         ..ProxyRules::default()
     };
     if let Some(d) = px.defaults_rules.and_then(|d| cfg.defaults.get(d)) {
+        c.in_defaults = true;
         c.rule_set(&d.rules, &mut rules);
+        c.in_defaults = false;
     }
     let acls = c.rule_set(&px.rules, &mut rules);
     c.redirects(px, &acls, &mut rules);
     c.switching(px, &acls, &mut rules);
+    c.stick_rules(px, &acls, &mut rules);
     c.stream_keywords(px, &acls, &mut rules);
     if c.alerts.is_empty() {
         Ok(rules)
@@ -303,6 +311,12 @@ impl<'c> Cx<'c> {
 // === actions ===
 
 impl<'c> Cx<'c> {
+    /// The index of the cache a rule names (the configuration checks reported an
+    /// unknown one already).
+    fn cache(&mut self, name: &str) -> Option<u32> {
+        self.cfg.caches.iter().position(|c| c.name == name).map(|i| i as u32)
+    }
+
     fn http_req(&mut self, a: &HttpReqAction, span: &Span, has_cond: bool) -> Option<HttpAct> {
         let list = List::HttpReq;
         Some(match a {
@@ -324,6 +338,7 @@ impl<'c> Cx<'c> {
             HttpReqAction::SilentDrop => HttpAct::SilentDrop,
             HttpReqAction::SetLogLevel(l) => HttpAct::SetLogLevel(super::log_level(*l)),
             HttpReqAction::DisableL7Retry => HttpAct::DisableL7Retry,
+            HttpReqAction::CacheUse(name) => HttpAct::CacheUse(self.cache(name)?),
             HttpReqAction::Capture(c) => self.capture_req(c)?,
             HttpReqAction::Addr(a) => self.addr(a)?,
             HttpReqAction::NormalizeUri(n) => {
@@ -332,12 +347,15 @@ impl<'c> Cx<'c> {
             HttpReqAction::EarlyHint { name, value } => self.early_hint(name, value)?,
             HttpReqAction::SetTimeout { timeout, value } => self.set_timeout(*timeout, value)?,
             HttpReqAction::WaitForBody(w) => stream::wait_for_body(w),
+            HttpReqAction::DoResolve(d) => self.do_resolve(d, span)?,
             HttpReqAction::SetPriorityClass(e) => {
                 HttpAct::SetPriority { offset: false, value: self.expr(e, list, "set-priority-class")? }
             }
             HttpReqAction::SetPriorityOffset(e) => {
                 HttpAct::SetPriority { offset: true, value: self.expr(e, list, "set-priority-offset")? }
             }
+            HttpReqAction::TrackSc(t) => HttpAct::TrackSc(self.track_sc(t, list)?),
+            HttpReqAction::Sc(a) => HttpAct::Sc(self.sc_action(a, list)?),
         })
     }
 
@@ -351,9 +369,11 @@ impl<'c> Cx<'c> {
             HttpResAction::SetStatus(s) => set_status(s),
             HttpResAction::Var(v) => self.var(v, list)?,
             HttpResAction::StrictMode(on) => HttpAct::StrictMode(*on),
+            HttpResAction::CacheStore(name) => HttpAct::CacheStore(self.cache(name)?),
             HttpResAction::SilentDrop => HttpAct::SilentDrop,
             HttpResAction::SetLogLevel(l) => HttpAct::SetLogLevel(super::log_level(*l)),
             HttpResAction::Capture { expr, id } => self.capture_res(expr, *id, list)?,
+            HttpResAction::Sc(a) => HttpAct::Sc(self.sc_action(a, list)?),
             HttpResAction::WaitForBody(_) => {
                 let why = "response bodies are streamed, never buffered";
                 self.alerts.push(stream::refused(span, list, a.name(), why));

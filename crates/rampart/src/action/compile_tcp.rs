@@ -301,6 +301,26 @@ impl Cx<'_> {
             TcpReqAction::SetPriorityOffset(_) => {
                 return not_yet(self, "set-priority-offset", " (TCP streams carry no queue priority yet)");
             }
+            TcpReqAction::TrackSc(t) => {
+                let action = format!("track-sc{}", t.slot);
+                let key = self.tcp_expr(&t.key, list, None, "")?;
+                let Some(table) = self.table_index(t.table.as_deref()) else {
+                    let msg = self.no_table(t.table.as_deref(), &action);
+                    self.alert(span, format!("'{} {action}' : {msg}.", list.keyword()));
+                    return None;
+                };
+                TcpAct::TrackSc(crate::action::stick::TrackSc { slot: usize::from(t.slot), key, table })
+            }
+            TcpReqAction::Sc(a) => {
+                let value = match a.gpt_value() {
+                    None => None,
+                    Some(rampart_cfg::model::GptValue::Int(i)) => Some(crate::action::stick::GptValue::Int(*i)),
+                    Some(rampart_cfg::model::GptValue::Expr(e)) => {
+                        Some(crate::action::stick::GptValue::Expr(self.tcp_expr(e, list, None, "")?))
+                    }
+                };
+                TcpAct::Sc(crate::action::stick::ScAct::new(a, value))
+            }
         })
     }
 

@@ -54,6 +54,10 @@ impl NameMatch {
 #[derive(Debug)]
 pub enum HttpAct {
     Allow,
+    /// `cache-use <cache>` (the cache's index).
+    CacheUse(u32),
+    /// `cache-store <cache>`.
+    CacheStore(u32),
     /// `deny`: the reply (403 by default, 502 on responses).
     Deny(Reply),
     /// `use-service prometheus-exporter`: the metrics (`crate::stats::prometheus`).
@@ -148,6 +152,24 @@ pub enum HttpAct {
     SilentDrop,
     /// `set-log-level <level>|silent`: the severity of the stream's log line.
     SetLogLevel(LevelSet),
+    /// `track-sc<n> <key> [table <t>]`.
+    TrackSc(super::stick::TrackSc),
+    /// `sc-inc-gpc*`, `sc-set-gpt*`.
+    Sc(super::stick::ScAct),
+    /// `do-resolve(<var>,<resolvers>[,ipv4|ipv6]) <expr>`.
+    DoResolve(Box<DoResolveAct>),
+}
+
+/// `do-resolve`: the stream asks the name `expr` gives of resolvers section `res`
+/// (without blocking its thread: the rules stop, the stream waits for the answer, then
+/// runs this rule again, which stores the address in `var`).
+#[derive(Debug)]
+pub struct DoResolveAct {
+    pub var: VarRef,
+    /// Index into `Runtime::resolvers`.
+    pub res: usize,
+    pub prefer_v6: bool,
+    pub expr: Expr,
 }
 
 /// The value `set-timeout` gives.
@@ -248,6 +270,8 @@ impl Env<'_> {
             timeouts: st.timeouts,
             back_tls: st.back_tls.as_deref(),
             last_rule: st.last_rule,
+            flt: st.flt,
+            sc: Some(&st.sc),
             ..SampleCtx::new(self.rt, &st.conn, self.fe)
         }
     }
@@ -356,6 +380,7 @@ impl HttpAct {
                 ctx.ctx(x.msg, x.buf, x.st).vars.unset(var);
                 Flow::Continue
             }
+            HttpAct::DoResolve(d) => do_resolve(d, x, ctx),
             HttpAct::StrictMode(on) => {
                 *x.strict = *on;
                 Flow::Continue
@@ -364,6 +389,17 @@ impl HttpAct {
             HttpAct::SilentDrop => Flow::SilentDrop,
             HttpAct::SetLogLevel(l) => {
                 x.st.log.level = *l;
+                Flow::Continue
+            }
+            HttpAct::TrackSc(t) => {
+                let pending = t.run(&ctx.ctx(x.msg, x.buf, x.st), ctx.dir == Dir::Request);
+                if let Some(p) = pending {
+                    p.store(&mut x.st.sc);
+                }
+                Flow::Continue
+            }
+            HttpAct::Sc(a) => {
+                a.run(&ctx.ctx(x.msg, x.buf, x.st));
                 Flow::Continue
             }
             HttpAct::Capture { expr, dir, slot, len } => {
@@ -391,6 +427,14 @@ impl HttpAct {
             }
             HttpAct::DisableL7Retry => {
                 x.st.l7_retry = false;
+                Flow::Continue
+            }
+            HttpAct::CacheUse(c) => {
+                super::cache::cache_use(*c, x, ctx);
+                Flow::Continue
+            }
+            HttpAct::CacheStore(c) => {
+                super::cache::cache_store(*c, x, ctx);
                 Flow::Continue
             }
             HttpAct::SetPriority { offset, value } => {
@@ -515,6 +559,28 @@ pub fn run_rules_from<'rt>(
 /// `show stat`).
 fn count_denied(ctx: &Env<'_>) {
     ctx.rt.count_denied(ctx.dir, ctx.fe, ctx.be, ctx.srv);
+}
+
+/// `do-resolve`: on its first run, the name to ask (the rules then stop with
+/// [`Flow::Resolve`]); run again with the answer, the address into the variable.
+fn do_resolve(d: &DoResolveAct, x: &mut Exec<'_, '_>, ctx: &Env<'_>) -> Flow {
+    if let Some(answer) = x.st.resolved.take() {
+        if let Some(ip) = answer {
+            let smp = match ip {
+                std::net::IpAddr::V4(v4) => crate::sample::Sample::Ipv4(v4),
+                std::net::IpAddr::V6(v6) => crate::sample::Sample::Ipv6(v6),
+            };
+            ctx.ctx(x.msg, x.buf, x.st).vars.set(&d.var, &smp, SetCond::NONE);
+        }
+        return Flow::Continue;
+    }
+    let c = ctx.ctx(x.msg, x.buf, x.st);
+    let name = match d.expr.eval(&c).and_then(|s| crate::sample::cast::cast(s, crate::sample::SmpType::Str)) {
+        Some(crate::sample::Sample::Str(b)) if !b.is_empty() => String::from_utf8_lossy(&b).into_owned(),
+        _ => return Flow::Continue,
+    };
+    x.st.resolve = Some(crate::action::state::ResolveAsk { res: d.res, name, prefer_v6: d.prefer_v6 });
+    Flow::Resolve
 }
 
 #[cfg(test)]

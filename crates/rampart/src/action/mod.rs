@@ -15,12 +15,14 @@
 //! - `capture`: capture slots, the values a stream captured, header captures
 //! - `addr`: `set-src`, `set-dst`, `set-src-port`, `set-dst-port`
 //! - `normalize`: `normalize-uri` and its normalizers
+//! - `stick`: `track-sc<n>`, `sc-inc-gpc*`, `sc-set-gpt*`
 //! - `state`: [`state::StreamState`], what actions change in a stream besides its heads
 //!
 //! Actions read the stream through a [`SampleCtx`] and write only through the
 //! message head's edits; they never see a socket.
 
 pub mod addr;
+pub mod cache;
 pub mod capture;
 pub mod compile;
 mod compile_tcp;
@@ -29,6 +31,7 @@ pub mod normalize;
 pub mod reply;
 pub mod rewrite;
 pub mod state;
+pub mod stick;
 pub mod tcp;
 #[cfg(test)]
 mod tcp_tests;
@@ -82,6 +85,9 @@ pub enum Flow {
     /// `use-service`: the stream hands the request to a service of the process, whose
     /// answer is the response.
     Service(Service),
+    /// `do-resolve`: the stream resolves the name the rule left in its state without
+    /// blocking the thread, then runs the list again from that rule.
+    Resolve,
 }
 
 /// A service `http-request use-service` hands requests to (HAProxy's applets).
@@ -132,6 +138,8 @@ pub struct ProxyRules {
     pub switching: Vec<Rule<BackendTarget>>,
     /// `use-server` rules (the backend side): server indices.
     pub use_server: Vec<Rule<ServerTarget>>,
+    /// `stick on|match|store-request` rules (backends).
+    pub stick: Vec<Rule<stick::StickAct>>,
     /// `timeout tarpit`, else `timeout connect` (HAProxy's fallback).
     pub tarpit: Option<Duration>,
     /// `http-error status <code>` replies other than error files, by status.

@@ -49,6 +49,29 @@ pub struct StreamState {
     pub direct: bool,
     /// The dates the request's persistence cookie carried (`maxidle`, `maxlife`).
     pub cookie_dates: crate::http::cookie::Dates,
+    /// What the filters decided (compression, cache).
+    pub flt: crate::sample::ctx::FltFacts,
+    /// What the cache rules decided.
+    pub cache: crate::cache::CacheState,
+    /// The stick-table entries the stream tracks (`track-sc<n>`).
+    pub sc: crate::stick::Trackers,
+    /// The keys `stick on|store-request` rules store the server in, once known.
+    /// PERF: kept with the pooled state, so a backend with `stick` rules allocates
+    /// nothing per request once warm.
+    pub stick_stores: Vec<(std::sync::Arc<crate::stick::StickTable>, crate::stick::Key)>,
+    /// What a `do-resolve` rule asks, until the stream resolved it.
+    pub resolve: Option<ResolveAsk>,
+    /// The answer to it (`Some(None)`: no address), for the rule run again.
+    pub resolved: Option<Option<std::net::IpAddr>>,
+}
+
+/// A name a `do-resolve` rule asks of a resolvers section.
+#[derive(Debug, Clone)]
+pub struct ResolveAsk {
+    /// Index into `Runtime::resolvers`.
+    pub res: usize,
+    pub name: String,
+    pub prefer_v6: bool,
 }
 
 impl Default for StreamState {
@@ -69,6 +92,12 @@ impl Default for StreamState {
             last_rule: None,
             direct: false,
             cookie_dates: Default::default(),
+            flt: Default::default(),
+            cache: Default::default(),
+            sc: Default::default(),
+            stick_stores: Vec::new(),
+            resolve: None,
+            resolved: None,
         }
     }
 }
@@ -90,6 +119,12 @@ impl StreamState {
         self.last_rule = None;
         self.direct = false;
         self.cookie_dates = Default::default();
+        self.flt = Default::default();
+        self.cache.reset();
+        self.sc.release();
+        self.stick_stores.clear();
+        self.resolve = None;
+        self.resolved = None;
     }
 }
 

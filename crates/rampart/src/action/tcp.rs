@@ -60,6 +60,10 @@ pub enum TcpAct {
     /// `tcp-request connection expect-proxy layer4`: the session reads a PROXY header
     /// after the connection rules (`session::rules`); a no-op anywhere else.
     ExpectProxy,
+    /// `tcp-request content track-sc<n> <key> [table <t>]`.
+    TrackSc(super::stick::TrackSc),
+    /// `sc-inc-gpc*`, `sc-set-gpt*`.
+    Sc(super::stick::ScAct),
 }
 
 /// What a TCP rule list decided.
@@ -106,6 +110,10 @@ pub struct TcpExec<'x> {
     pub last_rule: Option<super::RuleAt>,
     /// What `set-log-level` made of the stream's log line, likewise.
     pub log_level: LevelSet,
+    /// The stream's tracked counters (`track-sc<n>`); `None` before a stream exists.
+    pub sc: Option<&'x mut crate::stick::Trackers>,
+    /// Whether the stream is an HTTP one: tracking then counts its request too.
+    pub http: bool,
 }
 
 impl TcpExec<'_> {
@@ -122,6 +130,7 @@ impl TcpExec<'_> {
             res_caps: &self.caps.res,
             first_req: self.first_req,
             last_rule: self.last_rule,
+            sc: self.sc.as_deref(),
             ..SampleCtx::new(self.rt, self.conn, self.fe)
         }
     }
@@ -204,6 +213,17 @@ impl TcpAct {
                 TcpFlow::Continue
             }
             TcpAct::ExpectProxy => TcpFlow::Continue,
+            TcpAct::TrackSc(t) => {
+                let pending = t.run(&x.ctx(), x.http);
+                if let (Some(p), Some(sc)) = (pending, x.sc.as_deref_mut()) {
+                    p.store(sc);
+                }
+                TcpFlow::Continue
+            }
+            TcpAct::Sc(a) => {
+                a.run(&x.ctx());
+                TcpFlow::Continue
+            }
         }
     }
 }

@@ -82,6 +82,8 @@ impl Stream {
             scratch: &mut self.scratch,
             last_rule: self.last_rule,
             log_level: Default::default(),
+            sc: None,
+            http: false,
         };
         let flow = run_tcp_rules(&rt.proxies[0].rules.tcp_req, final_data, &mut x);
         self.last_rule = x.last_rule;
@@ -170,6 +172,8 @@ fn or_and_not_follow_haproxys_three_valued_logic() {
         scratch: &mut Vec::new(),
         last_rule: None,
         log_level: Default::default(),
+        sc: None,
+        http: false,
     };
     assert_eq!(run_tcp_rules(g, false, &mut x), TcpFlow::Wait);
     assert_eq!(run_tcp_rules(g, true, &mut x), TcpFlow::Continue);

@@ -598,7 +598,9 @@ fn take_idle(server: &ServerRt, min_uses: u32, key: &ConnKey) -> Option<IdleConn
 /// reused after it).
 /// Allocates only for a server with `sni` or `send-proxy*`.
 pub fn conn_key(server: &ServerRt, cx: ConnectCtx<'_>) -> ConnKey {
-    let from_conn = server.transparent || server.port_offset.is_some();
+    // PERF: a server that follows DNS keys its idle connections by address too, so
+    // that none opened to its former address is reused; the others pay nothing
+    let from_conn = server.transparent || server.port_offset.is_some() || server.dns.is_some();
     ConnKey {
         dst: if from_conn { server_target(server, cx.conn) } else { None },
         sni: sni_of(server, cx.sni).map(Box::from),
@@ -665,10 +667,16 @@ fn server_target(server: &ServerRt, client: &ConnInfo) -> Option<std::net::Socke
     if server.transparent {
         return client.dst();
     }
+    let addr = server.addr.get();
     // a server without address (0.0.0.0, `::`) connects to the client's destination
-    // address, as HAProxy's assign_server_address()
-    let ip = if server.addr.ip().is_unspecified() { client.dst()?.ip() } else { server.addr.ip() };
-    let Some(offset) = server.port_offset else { return Some(std::net::SocketAddr::new(ip, server.addr.port())) };
+    // address, as HAProxy's assign_server_address(); one whose name does not resolve
+    // (now) has nowhere to connect to
+    let ip = match addr.ip() {
+        ip if !ip.is_unspecified() => ip,
+        _ if server.dns.is_some() => return None,
+        _ => client.dst()?.ip(),
+    };
+    let Some(offset) = server.port_offset else { return Some(std::net::SocketAddr::new(ip, addr.port())) };
     let port = i32::from(client.dst()?.port()) + offset;
     let port = u16::try_from(port.rem_euclid(65536)).ok()?;
     Some(std::net::SocketAddr::new(ip, port))

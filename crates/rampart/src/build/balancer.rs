@@ -54,11 +54,13 @@ pub fn build(cfg: &Config, idx: usize, alerts: &mut Vec<Diag>) -> (Lb, Option<Ex
     };
     let weights: Vec<u32> = px.effective_servers().iter().map(|s| s.weight).collect();
     // Backup servers are picked apart (see `backend::pick_server`), disabled ones are
-    // in maintenance: neither is in the active servers' tables.
-    let active: Vec<bool> = px.effective_servers().iter().map(|s| !s.backup && !s.disabled).collect();
-    let ids = server_ids(px.effective_servers().iter().map(|s| s.id));
+    // in maintenance, as are those whose name did not resolve (`init-addr none`):
+    // neither is in the active servers' tables.
+    let maint = |s: &rampart_cfg::model::Server| s.disabled || s.fqdn.as_ref().is_some_and(|f| f.unresolved);
+    let active: Vec<bool> = px.effective_servers().iter().map(|s| !s.backup && !maint(s)).collect();
+    let ids = rampart_cfg::model::haproxy_ids(px.effective_servers().iter().map(|s| s.id));
     let backup = px.options.allbackups.then(|| {
-        let backups: Vec<bool> = px.effective_servers().iter().map(|s| s.backup && !s.disabled).collect();
+        let backups: Vec<bool> = px.effective_servers().iter().map(|s| s.backup && !maint(s)).collect();
         Lb::new(lb_cfg.clone(), &weights, &ids, &backups)
     });
     (Lb::new(lb_cfg, &weights, &ids, &active), lb_expr, backup)
@@ -86,38 +88,5 @@ fn compile(cfg: &Config, idx: usize, algo: &str, text: &str, alerts: &mut Vec<Di
             alerts.push(Diag::alert(Some(px.span.clone()), msg));
             None
         }
-    }
-}
-
-/// HAProxy's `puid` of each server: its `id`, else the first id no server uses from a
-/// counter that starts at 1 and moves on after every server, custom id or not
-/// (`check_config_validity()` with `get_next_id`).
-pub fn server_ids(ids: impl Iterator<Item = Option<u32>> + Clone) -> Vec<u32> {
-    let used: std::collections::BTreeSet<u32> = ids.clone().flatten().collect();
-    let mut next = 1u32;
-    ids.map(|id| {
-        let puid = id.unwrap_or_else(|| {
-            while used.contains(&next) {
-                next += 1;
-            }
-            next
-        });
-        next += 1;
-        puid
-    })
-    .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::server_ids;
-
-    #[test]
-    fn automatic_ids_skip_custom_ones() {
-        assert_eq!(server_ids([None, None, None].into_iter()), [1, 2, 3]);
-        assert_eq!(server_ids([None, Some(1), None, Some(3), None].into_iter()), [2, 1, 4, 3, 6]);
-        // the counter moves on after a custom id too
-        assert_eq!(server_ids([Some(10), None].into_iter()), [10, 2]);
-        assert_eq!(server_ids([Some(7), None, Some(2), Some(12)].into_iter()), [7, 3, 2, 12]);
     }
 }

@@ -6,10 +6,12 @@
 //! proxy.c and server.c.
 //!
 //! - `balancer`: a backend's balancer and its `balance hash` expression
+//! - `dns`: the `resolvers` sections, and what servers with a name ask of them
 //! - `readers`: which code reads each accepted keyword (checked against the tables)
 //! - `unsupported`: what the model holds and the runtime refuses at startup
 
 mod balancer;
+mod dns;
 pub mod readers;
 mod unsupported;
 
@@ -27,7 +29,6 @@ use crate::counters::Counter;
 use crate::errors::ErrorPages;
 use crate::proxy::{BackendRt, FrontendRt, GlobalRt, ListenerRt, ProxyRt, Runtime, ServerRt, Timeouts};
 use crate::sample::vars::{ProcVars, VarLimits};
-use crate::server::SrvState;
 
 /// Builds the runtime from a parsed configuration. Features the model holds but the
 /// runtime does not implement yet are reported as alerts with their line.
@@ -56,6 +57,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
     for (idx, px) in cfg.proxies.iter().enumerate() {
         let backend_checks = check_rules(cfg, idx, &mut shared, &mut alerts);
         let backups_cut = px.servers.iter().any(|s| s.check.shutdown_backups_on_up);
+        let sids = rampart_cfg::model::haproxy_ids(px.effective_servers().iter().map(|s| s.id));
         // `dispatch` / `option transparent` without servers: one hidden server
         let servers = px
             .effective_servers()
@@ -89,7 +91,8 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 pool_key += 1;
                 Some(ServerRt {
                     name: srv.name.clone(),
-                    addr,
+                    addr: crate::server::AddrCell::new(addr),
+                    dns: dns::server_dns(cfg, srv),
                     unix,
                     // as in HAProxy, a `minconn` above `maxconn` (or alone) is the maxconn
                     maxconn: AtomicU32::new(match srv.maxconn {
@@ -108,7 +111,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                     cookie: srv.cookie.as_deref().map(|c| c.as_bytes().into()),
                     cur_conns: AtomicU32::new(0),
                     pool_key: pool_key - 1,
-                    stats: crate::stats::ServerStats::new(threads, srv.weight, pos as u32 + 1, timed),
+                    stats: crate::stats::ServerStats::new(threads, srv.weight, sids[pos], timed),
                     send_proxy: srv.proxy,
                     source: srv.source.or(px.source),
                     socks4: srv.socks4,
@@ -119,7 +122,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                     port_offset: srv.port_offset,
                     transparent: px.implicit_server.is_some() && px.dispatch.is_none(),
                     hidden: px.implicit_server.is_some(),
-                    state: SrvState::new(srv.weight, srv.disabled),
+                    state: dns::initial_state(srv),
                     check,
                     agent,
                     track: None,
@@ -202,6 +205,12 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             stats: crate::stats::ProxyStats::new(threads, timed),
             stats_page: px.stats.as_ref().map(|p| Box::new(crate::stats::page::Page::new(p))),
             log: logs.proxy(cfg, idx, &mut alerts),
+            comp: px.compression.clone().filter(|_| px.mode == Mode::Http).map(Box::new),
+            trace: px.filters.iter().find_map(|f| match &f.kind {
+                rampart_cfg::model::FilterKind::Trace(t) if px.mode == Mode::Http => Some(Box::new(t.clone())),
+                _ => None,
+            }),
+            table: stick_table(cfg, idx),
         });
     }
     crate::health::resolve_tracks(cfg, &mut proxies, &mut alerts);
@@ -231,6 +240,8 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         bufsize: cfg.global.bufsize,
         max_head: cfg.global.bufsize.saturating_sub(cfg.global.maxrewrite).max(1024),
         h2: cfg.global.h2,
+        comp_level: cfg.global.comp_maxlevel,
+        caches: cfg.caches.iter().map(|c| std::sync::Arc::new(crate::cache::Cache::new(c.clone()))).collect(),
         global: GlobalRt {
             maxconn: AtomicU32::new(maxconn),
             hard_maxconn: maxconn,
@@ -243,6 +254,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         proc_vars: ProcVars::new(var_limits(&cfg.global.vars)),
         rule_files: std::mem::take(&mut shared.files).into_boxed_slice(),
         log_forwards,
+        resolvers: dns::resolvers(cfg),
     };
     for v in &shared.proc_vars {
         rt.proc_vars.declare(v);
@@ -441,6 +453,24 @@ fn listeners(
         out.extend(b.addrs.iter().map(|_| li()));
     }
     out.into_boxed_slice()
+}
+
+/// The stick table of proxy `idx`, if it declares one. As HAProxy, a table that `stick`
+/// rules store servers in stores `server_id` even when its `store` list omits it.
+fn stick_table(cfg: &Config, idx: usize) -> Option<std::sync::Arc<crate::stick::StickTable>> {
+    use rampart_cfg::model::{DataType, StickKind, StoreSpec};
+    let px = &cfg.proxies[idx];
+    let mut def = px.stick_table.clone()?;
+    let stored_in = |p: &rampart_cfg::model::Proxy| {
+        p.stick_rules
+            .iter()
+            .any(|r| r.kind != StickKind::Match && r.table.as_deref().map_or(p.name == px.name, |t| t == px.name))
+    };
+    if def.stores(DataType::ServerId).is_none() && cfg.proxies.iter().any(stored_in) {
+        def.store.push(StoreSpec { data: DataType::ServerId, period: None, nb: 1 });
+        def.store.sort_by_key(|s| s.data);
+    }
+    Some(std::sync::Arc::new(crate::stick::StickTable::new(&px.name, &def)))
 }
 
 #[cfg(test)]

@@ -41,8 +41,8 @@ fn maint_change(px: &ProxyRt, srv: usize, on: bool) {
     if st.is_forced_maint() == on {
         return;
     }
-    // already (or still) in maintenance through `track`: the flag alone changes
-    if st.is_inherited_maint() {
+    // already (or still) in maintenance through `track` or DNS: the flag alone changes
+    if st.is_inherited_maint() || st.is_resolution_maint() {
         st.set_maint(on);
         return;
     }
@@ -63,19 +63,7 @@ fn maint_change(px: &ProxyRt, srv: usize, on: bool) {
             emit(px, Level::Warning, log_level::NOTICE, &msg);
             return;
         }
-        let (act, bck) = available(px);
-        let on_backup = if bck > 0 && act == 0 { " Running on backup." } else { "" };
-        let cur = server.cur_conns.load(Ordering::Relaxed);
-        let _ = write!(
-            msg,
-            " is going DOWN for maintenance. {act} active and {bck} backup servers left.{on_backup} \
-             {cur} sessions active, 0 requeued, 0 remaining in queue"
-        );
-        let level = if was == OperState::Stopping { log_level::NOTICE } else { log_level::ALERT };
-        emit(px, Level::Warning, level, &msg);
-        if before.0 + before.1 > 0 && act + bck == 0 {
-            no_server_left(px);
-        }
+        report::going_down_for_maint(px, srv, was, before, &msg, "");
         return;
     }
     // leaving maintenance: the checks start again from `rise` (UP)
@@ -110,7 +98,7 @@ fn inherited_change(px: &ProxyRt, srv: usize, on: bool, via: &str) {
     if st.is_inherited_maint() == on {
         return;
     }
-    if st.is_forced_maint() {
+    if st.is_forced_maint() || st.is_resolution_maint() {
         st.set_inherited_maint(on);
         return;
     }

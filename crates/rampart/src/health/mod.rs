@@ -10,6 +10,7 @@
 //! - `probe`: one check: connect, and for HTTP checks an exchange, within the timeouts
 //! - `report`: applying a result: counters, server state, messages
 //! - `admin`: maintenance, drain, forced states and weights
+//! - `resolve`: the maintenance for want of an address (DNS)
 //! - `passive`: `observe`: traffic errors counted against a server
 //! - `track`: servers that follow another server's state (`track`)
 
@@ -17,6 +18,7 @@ mod admin;
 mod passive;
 mod probe;
 mod report;
+mod resolve;
 mod track;
 
 use std::sync::Arc;
@@ -24,6 +26,7 @@ use std::time::Duration;
 
 pub use admin::{force_state, set_drain, set_maint, set_weight};
 pub use passive::{observe, Event};
+pub use resolve::{log_only, notice, set_resolution_maint};
 pub use track::resolve_tracks;
 
 use crate::check::Health;
@@ -38,6 +41,9 @@ const INTER_THRES: Duration = Duration::from_millis(1000);
 pub fn status_text(srv: &crate::proxy::ServerRt) -> String {
     use crate::server::OperState;
     let st = &srv.state;
+    if st.is_resolution_maint() {
+        return "MAINT (resolution)".into();
+    }
     if st.is_maint() {
         return "MAINT".into();
     }

@@ -200,7 +200,7 @@ async fn probe(rt: &Runtime, be: usize, srv: usize, health: &Health) -> Outcome 
         host: rt,
         be,
         srv,
-        addr: chk.addr,
+        addr: probe_addr(server, chk),
         start: Instant::now(),
         inter: chk.inter,
         connect,
@@ -215,6 +215,17 @@ async fn probe(rt: &Runtime, be: usize, srv: usize, health: &Health) -> Outcome 
         state: state.as_deref(),
     };
     chk.rules.run(&env).await
+}
+
+/// Where a check connects: as configured, but for a server that follows DNS without
+/// its own check `addr`, its current address (and port, without a check `port`).
+fn probe_addr(server: &ServerRt, chk: &crate::check::CheckRt) -> std::net::SocketAddr {
+    if server.dns.is_none() || chk.conf_addr.is_some() {
+        return chk.addr;
+    }
+    let now = server.addr.get();
+    let port = if chk.conf_port != 0 { chk.addr.port() } else { now.port() };
+    std::net::SocketAddr::new(now.ip(), port)
 }
 
 /// HAProxy's `X-Haproxy-Server-State` value (`httpchk_build_status_header()`).

@@ -204,6 +204,31 @@ pub(crate) fn sync_lb(px: &ProxyRt, srv: usize) {
     }
 }
 
+/// A server that was not DOWN entered maintenance: `<head> is going DOWN for
+/// maintenance<why>. N active and M backup servers left. ...`, then the backend's "no
+/// server available" when it was the last one (`before`: [`available`] before the change).
+pub(super) fn going_down_for_maint(
+    px: &ProxyRt,
+    srv: usize,
+    was: OperState,
+    before: (usize, usize),
+    head: &str,
+    why: &str,
+) {
+    let (act, bck) = available(px);
+    let on_backup = if bck > 0 && act == 0 { " Running on backup." } else { "" };
+    let cur = px.be.servers[srv].cur_conns.load(Ordering::Relaxed);
+    let msg = format!(
+        "{head} is going DOWN for maintenance{why}. {act} active and {bck} backup servers left.{on_backup} \
+         {cur} sessions active, 0 requeued, 0 remaining in queue"
+    );
+    let level = if was == OperState::Stopping { log_level::NOTICE } else { log_level::ALERT };
+    emit(px, Level::Warning, level, &msg);
+    if before.0 + before.1 > 0 && act + bck == 0 {
+        no_server_left(px);
+    }
+}
+
 /// HAProxy's `srv_act` and `srv_bck`: active and backup servers UP with a weight.
 pub(super) fn available(px: &ProxyRt) -> (usize, usize) {
     let servers = &px.be.servers;

@@ -56,8 +56,11 @@ pub struct BoundSocket {
     pub family: Family,
     /// `backlog` passed to listen() (and to re-listen after a pause).
     pub backlog: i32,
-    /// Adopted (`fd@N`) rather than bound here: never disconnected on pause.
+    /// Adopted (`fd@N`, or passed by the master) rather than bound here: never
+    /// disconnected on pause, since other processes may accept on it too.
     pub inherited: bool,
+    /// What the master keys it by across reloads ([`addr_key`]); `None` for `fd@N`.
+    pub key: Option<String>,
     /// One socket per thread (`SO_REUSEPORT`), or a single one shared by all threads.
     pub fds: Vec<OwnedFd>,
 }
@@ -122,19 +125,66 @@ enum Step {
     Adopt,
 }
 
-/// The inherited sockets (`fd@N`) of a configuration, adopted once before any bind
-/// attempt: a retry (with `-sf`) takes a `dup()` of them again, rather than adopting
-/// numbers that a failed attempt closed (and that may name another file since).
+/// The inherited sockets of a configuration, adopted once before any bind attempt: a
+/// retry (with `-sf`) takes a `dup()` of them again, rather than adopting numbers that
+/// a failed attempt closed (and that may name another file since).
+///
+/// Two kinds: `fd@N` named by the configuration, and the sockets a master-worker master
+/// holds across reloads (the pool), found by address: a `bind` whose address is in the
+/// pool takes those sockets instead of binding, so that a reload never closes a
+/// listening socket (connections waiting in its backlog would be reset).
 #[derive(Debug, Default)]
 pub struct Inherited {
     /// Each number named, with its socket, or the `errno` adopting it gave.
     fds: HashMap<i32, Result<(Family, OwnedFd), i32>>,
+    /// Sockets passed by the master, by [`addr_key`].
+    pool: HashMap<String, Vec<(Family, OwnedFd)>>,
+    /// In the master: `fd@N` binds are left to the worker (the number stays open and
+    /// is inherited as it is), so none is adopted or reported here.
+    leave_fd_binds: bool,
+}
+
+/// The key of a bound address in the master's pool: `ipv4@127.0.0.1:80`,
+/// `ipv6@[::1]:80`, `unix@/path`; `None` for `fd@N`.
+pub fn addr_key(addr: &ListenAddr) -> Option<String> {
+    match addr {
+        ListenAddr::Inet(sa @ SocketAddr::V4(_)) => Some(format!("ipv4@{sa}")),
+        ListenAddr::Inet(sa) => Some(format!("ipv6@{sa}")),
+        ListenAddr::Unix(path) => Some(format!("unix@{}", path.display())),
+        ListenAddr::Fd(_) => None,
+    }
+}
+
+/// A socket a master passed: its key ([`addr_key`]), family and descriptor.
+pub type Pooled = (String, Family, OwnedFd);
+
+/// Adopts the sockets a master passed (`(number, key)`), each number once, checking
+/// that each is a listening socket; a number that is not is left alone.
+pub fn adopt_pool(pool: &[(i32, String)]) -> Vec<Pooled> {
+    let mut out = Vec::new();
+    for (n, key) in pool {
+        if let Ok((fd, family)) = crate::sys::adopt_inherited_fd(*n, socket_family) {
+            // close-on-exec again: only the master passes its sockets on, explicitly
+            let flags = nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC);
+            let _ = nix::fcntl::fcntl(std::os::fd::AsRawFd::as_raw_fd(&fd), flags);
+            out.push((key.clone(), family, fd));
+        }
+    }
+    out
 }
 
 /// Adopts every `fd@N` of `cfg`, each number once, checking that it is a listening
 /// stream socket before taking it (so `bind fd@1` on a terminal leaves stdout open).
-pub fn adopt_inherited(cfg: &Config) -> Inherited {
-    let mut out = Inherited::default();
+/// `pool`: the sockets a master passed ([`adopt_pool`]); in the master
+/// (`leave_fd_binds`), `fd@N` binds are not adopted.
+pub fn adopt_inherited(cfg: &Config, pool: Vec<Pooled>, leave_fd_binds: bool) -> Inherited {
+    let mut out = Inherited { leave_fd_binds, ..Inherited::default() };
+    for (key, family, fd) in pool {
+        out.pool.entry(key).or_default().push((family, fd));
+    }
+    if leave_fd_binds {
+        return out;
+    }
     let numbers = cfg.proxies.iter().filter(|px| px.cap.frontend).flat_map(|px| &px.binds).flat_map(|b| &b.addrs);
     for addr in numbers {
         if let ListenAddr::Fd(n) = addr {
@@ -161,6 +211,14 @@ impl Inherited {
             None => Err((Step::Adopt, io::Error::from_raw_os_error(libc::EBADF))),
         }
     }
+
+    /// `dup()`s of the pooled sockets of `addr`, if the master passed any.
+    fn take_pooled(&self, addr: &ListenAddr) -> Option<StepResult<(Family, Vec<OwnedFd>)>> {
+        let list = self.pool.get(&addr_key(addr)?)?;
+        let family = list.first()?.0;
+        let fds = list.iter().map(|(_, fd)| fd.try_clone()).collect::<io::Result<Vec<_>>>();
+        Some(fds.map(|fds| (family, fds)).map_err(at(Step::Adopt)))
+    }
 }
 
 /// Binds every listener of `cfg` for `nbthread` threads, taking the `fd@N` ones from
@@ -180,7 +238,14 @@ pub fn bind_all(cfg: &Config, nbthread: usize, inherited: &Inherited) -> Result<
         for bind in &px.binds {
             let backlog = bind.backlog.unwrap_or(fe_backlog).min(i32::MAX as u32) as i32;
             for addr in &bind.addrs {
+                if inherited.leave_fd_binds && matches!(addr, ListenAddr::Fd(_)) {
+                    listener += 1;
+                    continue;
+                }
+                let pooled = inherited.take_pooled(addr);
+                let from_pool = pooled.is_some();
                 let bound = match addr {
+                    _ if from_pool => pooled.unwrap_or_else(|| Err((Step::Adopt, io::ErrorKind::NotFound.into()))),
                     ListenAddr::Inet(sa) => (0..nbthread.max(1))
                         .map(|_| bind_inet(*sa, backlog, bind))
                         .collect::<Result<Vec<_>, _>>()
@@ -191,9 +256,9 @@ pub fn bind_all(cfg: &Config, nbthread: usize, inherited: &Inherited) -> Result<
                 listener += 1;
                 match bound {
                     Ok((family, fds)) => {
-                        let inherited = matches!(addr, ListenAddr::Fd(_));
-                        let listener = listener - 1;
-                        out.sockets.push(BoundSocket { proxy: idx, listener, family, backlog, inherited, fds });
+                        let inherited = from_pool || matches!(addr, ListenAddr::Fd(_));
+                        let (listener, key) = (listener - 1, addr_key(addr));
+                        out.sockets.push(BoundSocket { proxy: idx, listener, family, backlog, inherited, key, fds });
                     }
                     Err((step, e)) => {
                         let what = if matches!(step, Step::Listen) { "Starting" } else { "Binding" };
@@ -464,7 +529,7 @@ mod tests {
         let (read, write) = nix::unistd::pipe().unwrap();
         let n = write.into_raw_fd();
         let cfg = config(&format!("  bind fd@{n}\n"));
-        let inherited = adopt_inherited(&cfg);
+        let inherited = adopt_inherited(&cfg, Vec::new(), false);
         let err = bind_all(&cfg, 1, &inherited).unwrap_err();
         assert!(
             err.0[0].contains(&format!("cannot use inherited socket (Socket operation on non-socket) [fd {n}]")),
@@ -481,7 +546,7 @@ mod tests {
         let addr = listener.local_addr().unwrap();
         let n = listener.into_raw_fd();
         let cfg = config(&format!("  bind fd@{n}\n"));
-        let inherited = adopt_inherited(&cfg);
+        let inherited = adopt_inherited(&cfg, Vec::new(), false);
         // a failed attempt drops what it bound; the next one binds again
         for _ in 0..2 {
             let bound = bind_all(&cfg, 1, &inherited).unwrap();
@@ -496,7 +561,7 @@ mod tests {
         let sock = socket2::SockRef::from(&bound.sockets[0].fds[0]);
         assert_eq!(sock.local_addr().unwrap().as_socket(), Some(addr));
         // the number itself is never adopted again in this process
-        let again = adopt_inherited(&cfg);
+        let again = adopt_inherited(&cfg, Vec::new(), false);
         let err = bind_all(&cfg, 1, &again).unwrap_err();
         assert!(err.0[0].contains("Device or resource busy"), "{err:?}");
         assert!(bound.sockets[0].fds[0].as_raw_fd() != n);
@@ -506,7 +571,7 @@ mod tests {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let n = listener.into_raw_fd();
         let cfg = config(&format!("  bind fd@{n}\n  bind fd@{n}\n"));
-        let inherited = adopt_inherited(&cfg);
+        let inherited = adopt_inherited(&cfg, Vec::new(), false);
         let err = bind_all(&cfg, 1, &inherited).unwrap_err();
         assert_eq!(err.0.len(), 1, "{err:?}");
         assert!(err.0[0].contains("Device or resource busy"), "{err:?}");

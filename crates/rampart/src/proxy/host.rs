@@ -32,12 +32,20 @@ impl Host for Runtime {
         &self.proc_vars
     }
 
+    fn cache(&self, cache: u32) -> Option<&crate::cache::Cache> {
+        self.caches.get(cache as usize).map(|c| &**c)
+    }
+
     fn rule_file(&self, file: u32) -> Option<&str> {
         self.rule_files.get(file as usize).map(|f| &**f)
     }
 
     fn proxy_name(&self, px: usize) -> Option<&str> {
         self.proxies.get(px).map(|p| p.name.as_str())
+    }
+
+    fn proxy_id(&self, px: usize) -> Option<u32> {
+        self.stats.iids.get(px).copied()
     }
 
     fn default_backend(&self, fe: usize) -> Option<usize> {
@@ -80,11 +88,12 @@ impl Host for Runtime {
         let s = self.proxies.get(be)?.be.servers.get(srv)?;
         Some(SrvFacts {
             name: &s.name,
-            addr: s.addr,
+            addr: s.addr.get(),
             backup: s.backup,
             up: !s.state.is_maint() && s.state.oper() != crate::server::OperState::Stopped,
             usable: s.state.is_usable(),
             cur_conns: s.cur_conns.load(Ordering::Relaxed),
+            id: s.stats.sid,
         })
     }
 
@@ -105,5 +114,9 @@ impl Host for Runtime {
         if let Some(s) = srv.and_then(|s| b.be.servers.get(s)) {
             s.stats.dresp.inc();
         }
+    }
+
+    fn stick_table(&self, px: usize) -> Option<&std::sync::Arc<crate::stick::StickTable>> {
+        self.proxies.get(px)?.table.as_ref()
     }
 }

@@ -38,6 +38,10 @@ pub struct Runtime {
     pub max_head: usize,
     /// `tune.h2.*`: the settings of the HTTP/2 connections.
     pub h2: rampart_cfg::model::H2Tune,
+    /// `tune.comp.maxlevel`: the compression level.
+    pub comp_level: u32,
+    /// The `cache` sections, shared by the threads.
+    pub caches: Vec<std::sync::Arc<crate::cache::Cache>>,
     pub global: GlobalRt,
     /// `proc.` variables and the process-wide variable budgets.
     pub proc_vars: ProcVars,
@@ -48,6 +52,8 @@ pub struct Runtime {
     pub rule_files: Box<[std::sync::Arc<str>]>,
     /// The `log-forward` sections, in configuration order.
     pub log_forwards: Vec<crate::log::forward::Forwarder>,
+    /// The `resolvers` sections, in configuration order (the implicit `default` last).
+    pub resolvers: Vec<crate::dns::types::ResolversRt>,
 }
 
 /// Process-wide connection accounting and stop state.
@@ -127,6 +133,12 @@ pub struct ProxyRt {
     pub stats_page: Option<Box<crate::stats::types::Page>>,
     /// Its `log` targets, format and options; `None` without `log` lines.
     pub log: Option<Box<crate::log::ProxyLog>>,
+    /// `compression` lines (HTTP proxies only).
+    pub comp: Option<Box<rampart_cfg::model::Compression>>,
+    /// `filter trace` (HTTP proxies only).
+    pub trace: Option<Box<rampart_cfg::model::TraceFilter>>,
+    /// `stick-table`: the proxy's table (shared with streams tracking its entries).
+    pub table: Option<std::sync::Arc<crate::stick::StickTable>>,
 }
 
 impl ProxyRt {
@@ -240,8 +252,11 @@ pub struct Busy {
 #[derive(Debug)]
 pub struct ServerRt {
     pub name: String,
-    /// The server's address (`0.0.0.0:0` for a unix-socket server).
-    pub addr: SocketAddr,
+    /// The server's address (`0.0.0.0:0` for a unix-socket server, or one whose name
+    /// does not resolve); DNS and `set server addr` change it at run time.
+    pub addr: crate::server::AddrCell,
+    /// How the server follows DNS, when its address is a name.
+    pub dns: Option<Box<crate::dns::types::SrvDns>>,
     /// `server <name> /path` (or `unix@/path`): the unix socket to connect to.
     pub unix: Option<std::path::PathBuf>,
     /// `maxconn` (0: no limit); an agent's `maxconn:<n>` changes it.

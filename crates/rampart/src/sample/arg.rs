@@ -191,7 +191,8 @@ fn resolve(raw: Raw, t: ArgT, pos: usize, cx: &mut CompileCx<'_>) -> Result<Arg,
         ArgT::Time => Arg::Sint(parse_time(&w).unwrap_or(0)),
         ArgT::Size => Arg::Sint(parse_size(&w).unwrap_or(0)),
         // the bytes a `\xHH` escape wrote (rampart_cfg keeps them as private-use chars)
-        ArgT::Str | ArgT::Map | ArgT::Table => Arg::Str(rampart_cfg::lexer::raw_bytes(&w).into_owned().into()),
+        ArgT::Table => resolve_table(&w, pos, cx)?,
+        ArgT::Str | ArgT::Map => Arg::Str(rampart_cfg::lexer::raw_bytes(&w).into_owned().into()),
         ArgT::Var => Arg::Var(vars::parse_name(&w).map_err(ArgError::Check)?),
         ArgT::Regex => resolve_regex(&w, pos)?,
         ArgT::Frontend | ArgT::Backend => resolve_proxy(&w, t, pos, cx)?,
@@ -243,6 +244,22 @@ fn resolve_proxy(w: &[u8], t: ArgT, pos: usize, cx: &mut CompileCx<'_>) -> Resul
         });
     }
     Ok(Arg::Proxy(idx))
+}
+
+/// A stick table, named after the proxy declaring it; empty: the expression's own
+/// proxy's. Resolved to that proxy ([`Arg::Proxy`]).
+fn resolve_table(w: &[u8], pos: usize, cx: &mut CompileCx<'_>) -> Result<Arg, ArgError> {
+    let name = String::from_utf8_lossy(w);
+    if w.is_empty() {
+        return match cx.cfg.proxies.get(cx.px).filter(|p| p.stick_table.is_some()) {
+            Some(_) => Ok(Arg::Proxy(cx.px)),
+            None => Err(resolve_err(format!("no table in proxy '{}' referenced in arg {}", cx.px_name(), pos + 1))),
+        };
+    }
+    match cx.cfg.proxies.iter().position(|p| p.name == name && p.stick_table.is_some()) {
+        Some(i) => Ok(Arg::Proxy(i)),
+        None => Err(resolve_err(format!("unable to find table '{name}' referenced in arg {}", pos + 1))),
+    }
 }
 
 fn resolve_server(w: &[u8], pos: usize, cx: &mut CompileCx<'_>) -> Result<Arg, ArgError> {

@@ -46,11 +46,6 @@ const FETCH_NOTES: &[Row] = &[
         &["so_id"],
         "listeners, each address of the `bind` lines, numbered from 1 in declaration order; explicit `bind ... id` not yet",
     ),
-    note(
-        &["fe_id", "be_id"],
-        "declaration order, after the `GLOBAL` proxy of a `stats socket`; an explicit `id` not yet",
-    ),
-    note(&["srv_id"], "declaration order in the backend; an explicit `id` not yet"),
     partial(&["be_conn"], "counts connections in use to the servers (HAProxy counts the backend's streams, queued ones included)"),
     note(&["srv_is_up"], "not in maintenance and not marked DOWN by its health checks"),
     note(&["nbsrv"], "servers the balancer may pick (the active ones, else the backups)"),
@@ -97,7 +92,13 @@ const FETCH_NOTES: &[Row] = &[
     note(&["ssl_bc_alg_keysize", "ssl_bc_use_keysize"], "rustls' AEAD suites: both the key size"),
     not_yet(&["src_is_local", "dst_is_local", "fc_src_is_local", "fc_dst_is_local"], "local address checks"),
     not_yet(&["fc_err", "fc_err_str"], "connection error codes"),
-    not_yet(&["sc_*", "sc0_*", "sc1_*", "sc2_*", "src_*", "table_avl", "table_cnt"], "stick tables"),
+    partial(
+        &["sc_*", "sc0_*", "sc1_*", "sc2_*", "src_*"],
+        "see [Stick tables](#stick-tables): `http_err_*` count every 4xx the client got, `http_fail_*` every \
+         5xx but 501 and 505, `bytes_*` the bytes on the wire; `*_gpc0`, `*_gpc1`, `*_gpt0` read the arrays' \
+         first elements in a table that stores `gpc(<n>)`/`gpc_rate`/`gpt` instead, as HAProxy",
+    ),
+    not_yet(&["src_updt_conn_cnt"], "a fetch that writes `conn_cnt`"),
     not_yet(
         &["fc_rtt", "fc_rttvar", "fc_unacked", "fc_sacked", "fc_retrans", "fc_fackets", "fc_lost", "fc_reordering"],
         "TCP_INFO",
@@ -110,8 +111,6 @@ const FETCH_NOTES: &[Row] = &[
     not_yet(&["cpu_*", "lat_ns_*"], "task profiling"),
     not_yet(&["internal.*"], "HAProxy's HTX debugging fetches"),
     not_yet(&["fcgi.*"], "FastCGI applications"),
-    not_yet(&["res.cache_hit", "res.cache_name"], "the cache"),
-    not_yet(&["res.comp", "res.comp_algo"], "compression"),
 ];
 
 const CONV_NOTES: &[Row] = &[
@@ -149,7 +148,12 @@ const CONV_NOTES: &[Row] = &[
     not_yet(&["aes_gcm_dec", "jwt_header_query", "jwt_payload_query", "jwt_verify"], "the crypto work"),
     not_yet(&["capture-req", "capture-res"], "the stream's capture slots"),
     not_yet(&["debug"], "event sinks / `show events`"),
-    not_yet(&["in_table", "table_*"], "stick tables"),
+    not_yet(&["table_expire", "table_idle"], "an entry's expiry date and idle time in converters"),
+    note(&["in_table"], "a key absent from the table: false"),
+    note(
+        &["table_*"],
+        "a key absent from the table reads 0; a data type the table does not store: no value",
+    ),
     not_yet(&["nbsrv", "srv_queue"], "server state in the converter context"),
     not_yet(&["protobuf", "ungrpc"], "protocol buffers"),
 ];
@@ -213,7 +217,11 @@ pub fn conv_markdown() -> String {
         match row {
             Some(r) if r.names.len() > 1 || r.names[0].ends_with('*') => {
                 if done.insert(r) {
-                    let names = expand(r.names, rampart_cfg::kw::CONVERTERS);
+                    // a note of supported converters lists only those the code has
+                    let names: Vec<&str> = expand(r.names, rampart_cfg::kw::CONVERTERS)
+                        .into_iter()
+                        .filter(|n| matches!(r.say, Say::NotYet(_)) || conv::find(n).is_some())
+                        .collect();
                     out.push_str(&format!("| {} | {} |\n", cell(&names), status(r.say)));
                 }
             }

@@ -65,6 +65,10 @@ pub struct ConnExt {
     pub tls: Option<Arc<crate::tls::types::TlsInfo>>,
     /// How long the handshakes (PROXY header, TLS) took after the accept (`%Th`).
     pub handshake: std::time::Duration,
+    /// The entries `tcp-request connection|session track-sc<n>` track for the whole
+    /// connection: released (their `conn_cur` taken back) when the last copy of the
+    /// connection's addresses goes, with the connection.
+    pub sc: Option<Arc<crate::stick::Trackers>>,
 }
 
 impl ConnInfo {
@@ -106,6 +110,11 @@ impl ConnInfo {
     /// Keeps what the TLS handshake negotiated.
     pub fn set_tls(&mut self, info: crate::tls::types::TlsInfo) {
         Arc::make_mut(self.ext.get_or_insert_with(Arc::default)).tls = Some(Arc::new(info));
+    }
+
+    /// The entries the session tracks (`tcp-request connection|session track-sc<n>`).
+    pub fn sess_trackers(&self) -> Option<&crate::stick::Trackers> {
+        self.ext.as_ref().and_then(|e| e.sc.as_deref())
     }
 
     /// The PROXY header received on this connection, if any (`fc_rcvd_proxy`).
@@ -245,6 +254,22 @@ pub struct SampleCtx<'a> {
     pub log: Option<&'a crate::log::types::StreamLog>,
     /// The TLS connection to the server, once connected (`ssl_bc*`).
     pub back_tls: Option<&'a crate::tls::types::TlsInfo>,
+    /// The stick-table entries the stream tracks (`sc_*`, `sc0_*` ...); a slot it does
+    /// not track reads the session's ([`ConnInfo::sess_trackers`]), as in HAProxy.
+    pub sc: Option<&'a crate::stick::Trackers>,
+    /// What the filters decided (`res.comp`, `res.cache_hit` ...).
+    pub flt: FltFacts,
+}
+
+/// What the filters decided for a stream, as fetches read it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FltFacts {
+    /// The algorithm the request accepts (chosen before the response came).
+    pub comp_algo: Option<rampart_cfg::model::CompAlgo>,
+    /// The response is being compressed with `comp_algo`.
+    pub compressing: bool,
+    /// The response came from this cache (index into the runtime's caches).
+    pub cache_hit: Option<u32>,
 }
 
 impl<'a> SampleCtx<'a> {
@@ -279,6 +304,8 @@ impl<'a> SampleCtx<'a> {
             iterate: Cell::new(false),
             log: None,
             back_tls: None,
+            flt: FltFacts { comp_algo: None, compressing: false, cache_hit: None },
+            sc: None,
         }
     }
 
@@ -294,6 +321,11 @@ impl<'a> SampleCtx<'a> {
     /// a stream or a `unique-id-format`.
     pub fn unique_id(&self) -> Option<&'a [u8]> {
         self.unique_id?.get(self)
+    }
+
+    /// The entry tracked in slot `n`: the stream's, else the session's.
+    pub fn tracked(&self, n: usize) -> Option<&'a crate::stick::Tracked> {
+        self.sc.and_then(|s| s.get(n)).or_else(|| self.conn.sess_trackers()?.get(n))
     }
 
     /// The backend, or the frontend while none is chosen (HAProxy's `s->be` starts as

@@ -272,16 +272,16 @@ fn prefixes_and_word_lists() {
     assert_eq!((e.convs.len(), idx), (0, 1));
     // a HAProxy converter rampart lacks, as its own word, is not taken for the next word
     let mut idx = 0;
-    let e = compile_words(&["str(a)", "in_table(t)"], &mut idx, &mut cx).unwrap_err();
-    assert_eq!(e.to_string(), "'in_table' is not supported yet");
+    let e = compile_words(&["str(a)", "table_idle(t)"], &mut idx, &mut cx).unwrap_err();
+    assert_eq!(e.to_string(), "'table_idle' is not supported yet");
 }
 
 #[test]
 fn haproxy_keywords_rampart_lacks_are_not_supported_yet() {
-    assert_eq!(err("sc0_conn_cur"), "'sc0_conn_cur' is not supported yet");
+    assert_eq!(err("src_updt_conn_cnt"), "'src_updt_conn_cnt' is not supported yet");
     assert_eq!(err("req.rdp_cookie(x)"), "'req.rdp_cookie' is not supported yet");
     assert_eq!(err("str(a),ungrpc(1)"), "'ungrpc' is not supported yet");
-    assert_eq!(err("str(a),table_gpc0(t)"), "'table_gpc0' is not supported yet");
+    assert_eq!(err("str(a),table_expire(t)"), "'table_expire' is not supported yet");
     // words HAProxy does not know either keep its message
     assert_eq!(err("sc9_conn_cur"), "unknown fetch method 'sc9_conn_cur'");
 }

@@ -34,6 +34,8 @@ pub struct SrvFacts<'a> {
     pub usable: bool,
     /// Connections in use (`srv_conn`, `%sc`).
     pub cur_conns: u32,
+    /// HAProxy's number of the server in its backend (`srv_id`, the stats' `sid`).
+    pub id: u32,
 }
 
 /// The running process as rules and log lines read it. Proxies and servers are named by
@@ -52,9 +54,19 @@ pub trait Host: Sync + std::fmt::Debug {
     fn proc_vars(&self) -> &ProcVars;
     /// The configuration file a rule was written in (`last_rule_file`), by its index.
     fn rule_file(&self, file: u32) -> Option<&str>;
+    /// Cache `cache` (`cache-use`, `cache-store`).
+    fn cache(&self, _cache: u32) -> Option<&crate::cache::Cache> {
+        None
+    }
+    /// The name of cache `cache` (`res.cache_name`).
+    fn cache_name(&self, cache: u32) -> Option<&str> {
+        self.cache(cache).map(|c| c.conf.name.as_str())
+    }
 
     /// The name of proxy `px` (`fe_name`, `be_name`, `%f`, `%b`).
     fn proxy_name(&self, px: usize) -> Option<&str>;
+    /// HAProxy's number of proxy `px` (`fe_id`, `be_id`, the stats' `iid`).
+    fn proxy_id(&self, px: usize) -> Option<u32>;
     /// The backend frontend `fe` uses by default (`fe_defbe`).
     fn default_backend(&self, fe: usize) -> Option<usize>;
     /// Client connections frontend `fe` holds (`fe_conn`, `%fc`).
@@ -83,4 +95,11 @@ pub trait Host: Sync + std::fmt::Debug {
     /// Counts a message a rule refused (`deny`, `tarpit`): a request in the frontend's
     /// `dreq`, a response in the `dresp` of the frontend, backend and server.
     fn count_denied(&self, dir: Dir, fe: usize, be: Option<usize>, srv: Option<usize>);
+
+    /// The stick table of proxy `px`, if it declares one (`src_*`, `table_*`,
+    /// `track-sc ... table <px>`).
+    fn stick_table(&self, px: usize) -> Option<&std::sync::Arc<crate::stick::StickTable>> {
+        let _ = px;
+        None
+    }
 }

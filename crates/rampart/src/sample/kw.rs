@@ -116,7 +116,8 @@ pub enum ArgT {
     /// A map file, for the `map_*` converters: kept as [`Arg::Str`] for their
     /// [`CheckFn`] to load.
     Map,
-    /// A stick table: kept as [`Arg::Str`] until stick tables exist.
+    /// A stick table (named after its proxy; empty: the expression's proxy), resolved
+    /// to [`Arg::Proxy`].
     Table,
     /// A `userlist` name, resolved to [`Arg::Userlist`] (HAProxy's `ARGT_USR`).
     Usr,

@@ -8,11 +8,14 @@
 //! `struct server`.
 //!
 //! - `sessions`: the connections in use, for `on-marked-down`/`on-marked-up` to cut
+//! - `addr`: a server address DNS or the runtime API may change ([`AddrCell`])
 //! - `queue`: the streams waiting for a connection slot of a server or a backend
 
+mod addr;
 pub mod queue;
 mod sessions;
 
+pub use addr::AddrCell;
 pub use sessions::Sessions;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
@@ -76,6 +79,9 @@ pub struct SrvState {
     maint: AtomicBool,
     /// Maintenance inherited from the tracked server (`track`).
     imaint: AtomicBool,
+    /// Maintenance for want of an address: the name does not resolve (HAProxy's
+    /// `SRV_ADMF_RMAINT`), or a `server-template` slot no record fills.
+    rmaint: AtomicBool,
     /// `enable|disable health`, `enable|disable agent`: the checks run.
     check_enabled: AtomicBool,
     agent_enabled: AtomicBool,
@@ -122,6 +128,7 @@ impl SrvState {
             oper: AtomicU8::new(OperState::Running as u8),
             maint: AtomicBool::new(disabled),
             imaint: AtomicBool::new(false),
+            rmaint: AtomicBool::new(false),
             check_enabled: AtomicBool::new(true),
             agent_enabled: AtomicBool::new(true),
             drain: AtomicBool::new(false),
@@ -164,7 +171,17 @@ impl SrvState {
 
     /// In maintenance, forced or inherited from a tracked server.
     pub fn is_maint(&self) -> bool {
-        self.maint.load(Ordering::Relaxed) || self.imaint.load(Ordering::Relaxed)
+        self.maint.load(Ordering::Relaxed) || self.imaint.load(Ordering::Relaxed) || self.is_resolution_maint()
+    }
+
+    /// In maintenance because its name gives no address (`SRV_ADMF_RMAINT`).
+    pub fn is_resolution_maint(&self) -> bool {
+        self.rmaint.load(Ordering::Relaxed)
+    }
+
+    /// Enters or leaves the maintenance for want of an address.
+    pub fn set_resolution_maint(&self, on: bool) {
+        self.set_admin_flag(&self.rmaint, on);
     }
 
     /// In forced maintenance (`disabled`, the runtime API, an agent).

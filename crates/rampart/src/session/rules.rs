@@ -14,6 +14,7 @@ use crate::action::tcp::TcpExec;
 use crate::action::{Rule, TcpAct, TcpFlow};
 use crate::sample::ctx::Dir;
 use crate::sample::vars::{Scope, VarStore, Vars};
+use crate::stick::Trackers;
 
 /// What the rules decided about a connection.
 #[derive(Debug)]
@@ -78,7 +79,12 @@ pub fn run_session(sess: &mut Session, vars: VarStore) -> Accepted {
             fe.fe.denied_req.inc();
             Accepted::SilentDrop
         }
-        _ => Accepted::Serve((!vars.is_empty()).then(|| Box::new(vars))),
+        _ => {
+            if let Some(sc) = sess.conn.sess_trackers() {
+                sc.session();
+            }
+            Accepted::Serve((!vars.is_empty()).then(|| Box::new(vars)))
+        }
     }
 }
 
@@ -90,6 +96,8 @@ fn run_list(sess: &mut Session, rules: &[Rule<TcpAct>], vars: &VarStore, expect_
     }
     let rt = sess.rt.clone();
     let mut scratch = Vec::new();
+    // the session's tracked entries so far (those of the connection rules), to add to
+    let mut sc = take_trackers(&mut sess.conn);
     let mut x = TcpExec {
         rt: &*rt,
         fe: sess.fe,
@@ -107,6 +115,8 @@ fn run_list(sess: &mut Session, rules: &[Rule<TcpAct>], vars: &VarStore, expect_
         last_rule: None,
         // not an action of these lists
         log_level: Default::default(),
+        sc: Some(&mut sc),
+        http: false,
     };
     for rule in rules {
         if rule.cond.as_ref().is_some_and(|c| !c.eval(&x.ctx())) {
@@ -118,8 +128,38 @@ fn run_list(sess: &mut Session, rules: &[Rule<TcpAct>], vars: &VarStore, expect_
         }
         match rule.act.exec(&mut x) {
             TcpFlow::Continue => {}
-            end => return end,
+            end => {
+                put_trackers(&mut sess.conn, sc);
+                return end;
+            }
         }
     }
+    put_trackers(&mut sess.conn, sc);
     TcpFlow::Continue
+}
+
+/// The session's trackers, out of its addresses for the rules to add to (the session
+/// holds the only reference while its rules run).
+fn take_trackers(conn: &mut crate::sample::ctx::ConnInfo) -> Trackers {
+    let Some(ext) = conn.ext.as_mut() else { return Trackers::default() };
+    let ext = std::sync::Arc::make_mut(ext);
+    let Some(sc) = ext.sc.take() else { return Trackers::default() };
+    match std::sync::Arc::try_unwrap(sc) {
+        Ok(sc) => sc,
+        Err(shared) => {
+            // not expected: leave them as they are, the rules then track nothing more
+            debug_assert!(false, "the session's trackers are shared before its rules ran");
+            ext.sc = Some(shared);
+            Trackers::default()
+        }
+    }
+}
+
+/// Gives the session's trackers back to its addresses (every stream copies them).
+fn put_trackers(conn: &mut crate::sample::ctx::ConnInfo, sc: Trackers) {
+    if sc.is_empty() {
+        return;
+    }
+    let ext = conn.ext.get_or_insert_with(Default::default);
+    std::sync::Arc::make_mut(ext).sc = Some(std::sync::Arc::new(sc));
 }

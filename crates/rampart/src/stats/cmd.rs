@@ -81,6 +81,13 @@ pub static COMMANDS: &[Cmd] = &[
         run: clear_counters,
     },
     Cmd {
+        words: &["clear", "table"],
+        usage: "clear table <table> [<filter>]*",
+        help: "remove an entry from a table (filter: data/key)",
+        level: Level::Operator,
+        run: super::table_cmd::clear_table,
+    },
+    Cmd {
         words: &["abort", "ssl", "ca-file"],
         usage: "abort ssl ca-file <cafile>",
         help: "abort a transaction for a CA file",
@@ -298,6 +305,13 @@ pub static COMMANDS: &[Cmd] = &[
         run: |c, _, w| c.ticket_keys.set(w),
     },
     Cmd {
+        words: &["set", "table"],
+        usage: "set table <table> key <k> [data.* <v>]*",
+        help: "update or create a table entry's data",
+        level: Level::Operator,
+        run: super::table_cmd::set_table,
+    },
+    Cmd {
         words: &["set", "timeout"],
         usage: "set timeout [cli] <delay>",
         help: "change a timeout setting",
@@ -317,6 +331,20 @@ pub static COMMANDS: &[Cmd] = &[
         help: "list backends in the current running config",
         level: Level::User,
         run: |c, _, _| servers::backends(c),
+    },
+    Cmd {
+        words: &["show", "cache"],
+        usage: "show cache",
+        help: "show cache status",
+        level: Level::Admin,
+        run: |c, _, _| {
+            let mut out = String::new();
+            let now = crate::cache::now();
+            for cache in &c.rt.caches {
+                cache.show(&mut out, now);
+            }
+            out
+        },
     },
     Cmd {
         words: &["show", "cli", "level"],
@@ -352,6 +380,13 @@ pub static COMMANDS: &[Cmd] = &[
         help: "report information about the running process",
         level: Level::User,
         run: show_info,
+    },
+    Cmd {
+        words: &["show", "resolvers"],
+        usage: "show resolvers [id]",
+        help: "dumps counters from all resolvers section and associated name servers",
+        level: Level::User,
+        run: |c, _, w| super::resolvers::show(c, w.get(2).copied()),
     },
     Cmd {
         words: &["show", "servers", "state"],
@@ -404,6 +439,13 @@ pub static COMMANDS: &[Cmd] = &[
             Ok(req) => stat::render(&c.rt, &req, s.level),
             Err(e) => e,
         },
+    },
+    Cmd {
+        words: &["show", "table"],
+        usage: "show table <table> [<filter>]*",
+        help: "report table usage stats or dump this table's contents (filter: data/key)",
+        level: Level::User,
+        run: super::table_cmd::show_table,
     },
     Cmd {
         words: &["show", "tls-keys"],
@@ -481,18 +523,15 @@ const NOT_YET: &[&[&str]] = &[
     &["show", "activity"],
     &["show", "pools"],
     &["show", "threads"],
-    &["show", "table"],
     &["show", "map"],
     &["show", "acl"],
     &["shutdown"],
     &["clear", "acl"],
     &["clear", "map"],
-    &["clear", "table"],
     &["add"],
     &["del"],
     &["get"],
     &["set", "map"],
-    &["set", "table"],
     &["prepare"],
     &["commit"],
     &["new"],

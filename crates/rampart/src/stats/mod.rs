@@ -10,6 +10,7 @@
 //! - `info`, `stat`, `servers`: what `show info`, `show stat`, `show servers state` and
 //!   `show backend` print
 //! - `srvcmd`: the server commands (`disable server`, `set server`, `set weight` ...)
+//! - `table_cmd`: `show table`, `clear table`, `set table` (stick tables)
 //! - `fields`: HAProxy's field lists for `show stat` and `show info`
 //! - `counters`: the counters only the stats read (responses by class, maxima)
 //! - `errors`: the last refused request of each frontend (`show errors`)
@@ -29,10 +30,13 @@ mod info;
 pub mod page;
 pub mod prometheus;
 pub mod rates;
+mod resolvers;
 mod servers;
 pub mod socket;
 mod srvcmd;
+mod srvdns;
 mod stat;
+mod table_cmd;
 pub mod types;
 mod varcmd;
 
@@ -59,7 +63,7 @@ impl Facts {
         Facts {
             started: Instant::now(),
             started_unix,
-            first_iid: 1 + u32::from(!cfg.global.stats_sockets.is_empty()),
+            iids: proxy_ids(cfg),
             algos: cfg.proxies.iter().map(|p| p.balance.name()).collect(),
             node: nix::unistd::gethostname().map(|h| h.to_string_lossy().into_owned()).unwrap_or_default(),
             nbthread,
@@ -167,15 +171,22 @@ pub fn uptime(rt: &Runtime) -> u64 {
 
 /// HAProxy's id of proxy `idx`.
 pub fn iid(rt: &Runtime, idx: usize) -> u32 {
-    rt.stats.first_iid + idx as u32
+    rt.stats.iids[idx]
+}
+
+/// HAProxy's number of each proxy: the stats socket's `GLOBAL` proxy, when there is one,
+/// takes the first place.
+fn proxy_ids(cfg: &rampart_cfg::Config) -> Vec<u32> {
+    let global = (!cfg.global.stats_sockets.is_empty()).then_some(None);
+    let ids = rampart_cfg::model::haproxy_ids(global.into_iter().chain(cfg.proxies.iter().map(|p| p.id)));
+    ids[ids.len() - cfg.proxies.len()..].to_vec()
 }
 
 /// The proxy named `name`, or numbered so (`show stat <iid> ...`).
 pub fn find_proxy(rt: &Runtime, name: &str) -> Option<usize> {
     rt.proxies.iter().position(|p| p.name == name).or_else(|| {
         let iid: u32 = name.parse().ok()?;
-        let idx = iid.checked_sub(rt.stats.first_iid)? as usize;
-        (idx < rt.proxies.len()).then_some(idx)
+        rt.stats.iids.iter().position(|&i| i == iid)
     })
 }
 

@@ -359,7 +359,7 @@ fn table_row(out: &mut String, rt: &Runtime, row: Row, form: bool) {
     let status = stat::cell(rt, row, Level::User, "status").map(|v| v.to_string()).unwrap_or_default();
     let class = match status.as_str() {
         "OPEN" | "UP" | "no check" => "up",
-        "MAINT" => "maint",
+        "MAINT" | "MAINT (resolution)" => "maint",
         "DRAIN" => "drain",
         "DOWN" | "STOP" => "down",
         _ => "other",

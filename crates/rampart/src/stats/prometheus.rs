@@ -350,7 +350,11 @@ fn metric(out: &mut String, rt: &Runtime, part: &str, (name, ty, src): &Metric, 
             for &row in rows {
                 let now = stat::cell(rt, row, Level::User, "status").map(|v| v.to_string()).unwrap_or_default();
                 // COMPAT: without health checks a server is UP unless in maintenance.
-                let now = if now == "no check" || now == "OPEN" { "UP".to_owned() } else { now };
+                let now = match now.as_str() {
+                    "no check" | "OPEN" => "UP".to_owned(),
+                    "MAINT (resolution)" => "MAINT".to_owned(),
+                    _ => now,
+                };
                 let states: &[&str] =
                     if row.1 == Kind::Server { &["DOWN", "UP", "MAINT", "DRAIN", "NOLB"] } else { &["DOWN", "UP"] };
                 for st in states {

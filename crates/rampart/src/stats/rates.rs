@@ -3,6 +3,10 @@
 //! once a second and keeps the last second's count and the highest seen, so the
 //! request path pays nothing for them.
 //!
+//! The same task forgets the expired entries of the stick tables once a second (each
+//! shard pops the heads of its expiry order: no scan), so idle keys leave even when
+//! nothing touches their shard (HAProxy's `process_table_expire()` task).
+//!
 //! COMPAT: HAProxy keeps a sliding one-second window per event (a shared atomic
 //! per event); here the rate is the count of the last whole second sampled, so it lags
 //! by up to a second.
@@ -38,12 +42,16 @@ pub fn sample(rt: &Runtime) {
     rt.stats.sess_rate.sample(sess);
 }
 
-/// Samples once a second, forever (a task of the worker's main thread).
+/// Samples once a second and purges the tables, forever (a task of the worker's main
+/// thread).
 pub async fn run(rt: Arc<Runtime>) {
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     loop {
         tick.tick().await;
         sample(&rt);
+        for t in rt.proxies.iter().filter_map(|p| p.table.as_deref()) {
+            t.purge_expired();
+        }
     }
 }
 

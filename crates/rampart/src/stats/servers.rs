@@ -30,16 +30,21 @@ pub fn state(cli: &Cli, backend: Option<&str>) -> Result<String, String> {
             continue;
         }
         for srv in px.be.servers.iter().filter(|s| !s.hidden) {
+            let addr = srv.addr.get();
+            let dns = srv.dns.as_deref();
+            let fqdn = dns.and_then(|d| d.hostname()).map_or_else(|| "-".to_owned(), |h| h.to_string());
+            let record = dns.filter(|d| d.is_srv()).map_or("-", |d| d.conf_name.as_str());
+            // HAProxy's dump_server_addr(): "-" for a server without address
+            let ip = if dns.is_some() && addr.ip().is_unspecified() { "-".to_owned() } else { addr.ip().to_string() };
             let _ = writeln!(
                 out,
-                "{} {} {} {} {} {} - {} - 0 {}",
+                "{} {} {} {} {ip} {} {fqdn} {} {record} 0 {}",
                 cli.iid(idx),
                 px.name,
                 srv.stats.sid,
                 srv.name,
-                srv.addr.ip(),
                 state_columns(srv, now),
-                srv.addr.port(),
+                addr.port(),
                 check_columns(srv),
             );
         }
@@ -48,7 +53,7 @@ pub fn state(cli: &Cli, backend: Option<&str>) -> Result<String, String> {
 }
 
 /// From `srv_op_state` to `srv_f_forced_id`: HAProxy's `next_state`, `next_admin`
-/// flags (FMAINT 0x1, IMAINT 0x2, CMAINT 0x4, FDRAIN 0x8), user and initial weights, the seconds
+/// flags (FMAINT 0x1, IMAINT 0x2, CMAINT 0x4, FDRAIN 0x8, RMAINT 0x20), user and initial weights, the seconds
 /// since the last change, the check's status, result and health numbers, and the
 /// check and agent `state` flags (CONFIGURED 0x2, ENABLED 0x4, PAUSED 0x8, AGENT 0x10).
 fn state_columns(srv: &ServerRt, now: u64) -> String {
@@ -63,7 +68,8 @@ fn state_columns(srv: &ServerRt, now: u64) -> String {
     let admin = u8::from(st.is_forced_maint())
         | if st.is_inherited_maint() { 2 } else { 0 }
         | if srv.disabled { 4 } else { 0 }
-        | if st.is_drain() { 8 } else { 0 };
+        | if st.is_drain() { 8 } else { 0 }
+        | if st.is_resolution_maint() { 0x20 } else { 0 };
     let since = now.saturating_sub(st.last_change());
     let (status, result, health, chk_state) = match &srv.check {
         Some(c) => {
@@ -75,6 +81,8 @@ fn state_columns(srv: &ServerRt, now: u64) -> String {
         }
         // without a check, only `disabled` pauses it (for good) and zeroes the health
         None if srv.disabled => (1, 0, st.health_or(0), 8),
+        // HAProxy 2.6 zeroes the health of a server waiting for its address (RMAINT)
+        None if st.is_resolution_maint() => (1, 0, 0, 0),
         None => (1, 0, st.health_or(srv.rise_fall.0), 0),
     };
     let agent_state = match &srv.agent {

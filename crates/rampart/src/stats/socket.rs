@@ -44,7 +44,7 @@ struct Options {
     mode: Option<u32>,
     uid: Option<u32>,
     gid: Option<u32>,
-    /// `expose-fd listeners` (kept for the master-worker reloads).
+    /// `expose-fd listeners` (not needed: the master keeps the listening sockets).
     expose_fd: bool,
 }
 
@@ -74,8 +74,8 @@ pub fn check(cfg: &Config) -> Vec<Diag> {
         match options(s) {
             Ok(o) if o.expose_fd => out.push(Diag::warning(
                 Some(s.span.clone()),
-                "'stats socket ... expose-fd listeners' is accepted, but no listening socket is passed on it \
-                 yet (master-worker reloads are not supported yet).",
+                "'stats socket ... expose-fd listeners' is accepted, but '_getsocks' is not served on it: \
+                 in master-worker mode (-W) the master keeps the listening sockets across reloads itself.",
             )),
             Ok(_) => {}
             Err(what) => out.push(Diag::alert(Some(s.span.clone()), not_yet(&what))),
@@ -348,8 +348,8 @@ mod tests {
         assert!(out.ends_with("  quit                                    : disconnect\n\n"), "{out}");
         let out = talk(&cli, Level::Admin, "set maxconn server be/s1 3\n").await;
         assert_eq!(out, "'set maxconn server' is not supported yet.\n\n");
-        let out = talk(&cli, Level::Admin, "set server be/s1 addr 1.2.3.4\n").await;
-        assert_eq!(out, "'set server <srv> addr' is not supported yet.\n\n");
+        let out = talk(&cli, Level::Admin, "set server be/s1 check-addr 1.2.3.4\n").await;
+        assert_eq!(out, "'set server <srv> check-addr' is not supported yet.\n\n");
         assert_eq!(talk(&cli, Level::Admin, "set server be/s1 state drain\n").await, "\n");
     }
 

@@ -87,9 +87,11 @@ pub fn set_server(cli: &Cli, _: &mut Session, words: &[&str]) -> String {
         Some("state") => set_state(px, i, value),
         Some("health") => set_health(px, i, value),
         Some("agent") => set_agent(px, i, value),
-        Some(
-            w @ ("addr" | "agent-addr" | "agent-port" | "agent-send" | "check-addr" | "check-port" | "fqdn" | "ssl"),
-        ) => format!("'set server <srv> {w}' is not supported yet.\n"),
+        Some("fqdn") => super::srvdns::set_fqdn(px, i, value),
+        Some("addr") => super::srvdns::set_addr(px, i, value, words.get(5).copied(), words.get(6).copied()),
+        Some(w @ ("agent-addr" | "agent-port" | "agent-send" | "check-addr" | "check-port" | "ssl")) => {
+            format!("'set server <srv> {w}' is not supported yet.\n")
+        }
         _ => "usage: set server <backend>/<server> addr | agent | agent-addr | agent-port | agent-send | \
               check-addr | check-port | fqdn | health | ssl | state | weight\n"
             .to_owned(),

@@ -387,7 +387,7 @@ fn server(_rt: &Runtime, px: &ProxyRt, srv: &ServerRt, name: &str, level: Level)
         "lastchg" => since(srv.state.last_change()).into(),
         "sid" => srv.stats.sid.into(),
         "type" => 2u32.into(),
-        "addr" if level >= Level::Operator => Val::Str(srv.addr.to_string()),
+        "addr" if level >= Level::Operator => Val::Str(srv.addr.get().to_string()),
         "req_tot" if http => srv.stats.req.get().into(),
         n if n.starts_with("hrsp_") && http => by_class(&srv.stats.rsp, n)?,
         n => check_cell(srv, n)?,

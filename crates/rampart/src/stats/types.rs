@@ -10,8 +10,9 @@ pub struct Facts {
     pub started: Instant,
     /// Start time in seconds since the epoch (`Start_time_sec`).
     pub started_unix: u64,
-    /// HAProxy numbers proxies from 1, after a `GLOBAL` proxy when a stats socket exists.
-    pub first_iid: u32,
+    /// HAProxy's number of each proxy (`iid`): its `id`, else from 1, after a `GLOBAL`
+    /// proxy when a stats socket exists.
+    pub iids: Vec<u32>,
     /// `balance` of each proxy, as `show stat` names it (`algo`).
     pub algos: Vec<&'static str>,
     /// The host name (`node`).

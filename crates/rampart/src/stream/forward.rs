@@ -18,9 +18,10 @@ use super::side::{ConnectFail, Forwarded, HttpFront, Progress, ResSend, ResSink}
 use super::{Next, Verdict};
 use crate::action::state::TimeoutOverride;
 use crate::back::h2::H2Attach;
-use crate::back::{BackConn, BackRecv, BodyError, HeadError, HeadWait, HttpBack, Received, ReqSend};
+use crate::back::{BackConn, BackRecv, BodyError, HeadError, HeadWait, HttpBack, Received, ReqSend, ResFacts};
 use crate::backend::send_proxy::ConnectCtx;
 use crate::backend::{self, Connected, Reuse};
+use crate::filter::{FilteredRx, ResFilter};
 use crate::http::MsgHead;
 use crate::proxy::Runtime;
 
@@ -174,7 +175,7 @@ pub(super) async fn forward<F, R>(
 ) -> Forwarded
 where
     F: HttpFront,
-    R: FnMut(&mut MsgHead, &[u8]) -> Verdict + Send,
+    R: FnMut(&mut MsgHead, &[u8], ResFacts) -> (Verdict, ResFilter) + Send,
 {
     let rt = x.rt;
     let (fe, be) = (&rt.proxies[x.fe], &rt.proxies[x.be]);
@@ -355,7 +356,7 @@ async fn upload_and_respond<F, R>(
 ) -> RespResult<F::Sink>
 where
     F: HttpFront,
-    R: FnMut(&mut MsgHead, &[u8]) -> Verdict + Send,
+    R: FnMut(&mut MsgHead, &[u8], ResFacts) -> (Verdict, ResFilter) + Send,
 {
     let rt = x.rt;
     let t_server = x.tmo.server(rt.proxies[x.be].timeouts.server);
@@ -395,7 +396,7 @@ async fn respond<K: ResSink, R>(
     on_response: &mut R,
 ) -> RespResult<K>
 where
-    R: FnMut(&mut MsgHead, &[u8]) -> Verdict + Send,
+    R: FnMut(&mut MsgHead, &[u8], ResFacts) -> (Verdict, ResFilter) + Send,
 {
     let (_, mut rx) = back.split();
     response(sink, x, &mut rx, res, info, progress, on_response).await
@@ -416,7 +417,7 @@ async fn response<K: ResSink, R>(
     on_response: &mut R,
 ) -> RespResult<K>
 where
-    R: FnMut(&mut MsgHead, &[u8]) -> Verdict,
+    R: FnMut(&mut MsgHead, &[u8], ResFacts) -> (Verdict, ResFilter),
 {
     let rt = x.rt;
     let be = &rt.proxies[x.be];
@@ -444,8 +445,9 @@ where
         HeadError::Status(code) => RespError::Status(code),
     })?;
 
-    match on_response(res, rx.res_buf()) {
-        Verdict::Continue | Verdict::WaitBody(_) => {}
+    let (verdict, filter) = on_response(res, rx.res_buf(), rx.res_facts());
+    match verdict {
+        Verdict::Continue | Verdict::WaitBody(_) | Verdict::Resolve => {}
         Verdict::Reply | Verdict::Tarpit => return Err(RespError::Replaced),
         Verdict::Close => return Err(RespError::Closed),
         Verdict::SilentDrop => return Err(RespError::SilentDrop),
@@ -462,6 +464,10 @@ where
     // A soft stop that began during the exchange closes the connection after it.
     let keep_client = info.keep_client && !facts.until_close && tunnel.is_none() && !rt.global.is_stopping();
     let body = rx.start_body(tunnel.is_some()).map_err(|_| RespError::Status(502))?;
+    if filter.is_active() && tunnel.is_none() {
+        let end = RespEnd { keep_client, upload_done: true, held: None, tunnel: false };
+        return filtered(sink, rx, res, filter, body, end, progress, t_server).await;
+    }
     let whole = tunnel.is_none() && rx.body_done();
     progress.answered.store(true, Ordering::Relaxed);
     let how = ResSend { facts, keep_client, tunnel, whole };
@@ -474,6 +480,39 @@ where
         return Ok(end);
     }
     match sink.send_body_from(rx, progress, t_server).await {
+        Ok(()) => Ok(end),
+        Err(BodyError::To(_)) => Err(RespError::ClientGone),
+        Err(BodyError::From(_) | BodyError::Framing) => Err(RespError::Aborted),
+    }
+}
+
+/// [`response`] for a response whose body goes through filters (compression, the
+/// cache's store): the body bytes that came with the head are filtered first, what
+/// they give goes with the head, then the rest as it arrives.
+#[allow(clippy::too_many_arguments)]
+async fn filtered<K: ResSink>(
+    sink: &K,
+    rx: &mut crate::back::BackRx<'_>,
+    res: &MsgHead,
+    filter: ResFilter,
+    body: std::ops::Range<usize>,
+    mut end: RespEnd<K::Held>,
+    progress: &Progress,
+    t_server: Option<std::time::Duration>,
+) -> RespResult<K> {
+    let whole = rx.body_done();
+    let facts = filter.facts(rx.res_facts());
+    let server_facts = rx.res_facts();
+    let mut frx = FilteredRx::new(rx, filter, server_facts);
+    let first = frx.start(body, whole).map_err(|_| RespError::Status(502))?;
+    progress.answered.store(true, Ordering::Relaxed);
+    let how = ResSend { facts, keep_client: end.keep_client, tunnel: None, whole };
+    end.held =
+        sink.send_head(res.view(frx.res_buf()), how, &first, progress).await.map_err(|()| RespError::ClientGone)?;
+    if whole {
+        return Ok(end);
+    }
+    match sink.send_body_from(&mut frx, progress, t_server).await {
         Ok(()) => Ok(end),
         Err(BodyError::To(_)) => Err(RespError::ClientGone),
         Err(BodyError::From(_) | BodyError::Framing) => Err(RespError::Aborted),

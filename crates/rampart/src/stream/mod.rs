@@ -25,10 +25,12 @@
 //!   (`action::state::StreamState`), the stream numbers
 //! - `ana`: one file per analyser
 //! - `stats_page`: the `stats uri` page answered in place of a server
+//! - `cached`: a response from the cache answered in place of a server
 //! - `tcp`: the TCP-mode stream (content rules waiting for data, switching, response
 //!   rules)
 
 pub mod ana;
+mod cached;
 mod forward;
 pub mod side;
 mod stats_page;
@@ -119,6 +121,8 @@ impl<'a> Stream<'a> {
             last_rule: st.last_rule,
             txn_ver: self.ver,
             req_line: &st.log.req_line,
+            flt: st.flt,
+            sc: Some(&st.sc),
             ..SampleCtx::new(self.rt, &st.conn, self.fe)
         }
     }
@@ -156,6 +160,11 @@ pub async fn run<F: HttpFront>(front: &mut F, rt: &Arc<Runtime>, conn: &ConnInfo
     let mut sess_vars = front.take_sess_vars().unwrap_or_else(|| VarStore::new(Scope::Sess));
     let first_req = front.req_meta().first;
     txn.st.begin(conn, next_uniq_id(), &rt.proxies[fe].rules.captures);
+    if let Some(sess_sc) = conn.sess_trackers() {
+        // COMPAT: counted before the content rules run, so a slot they track for the
+        // stream still counts the request in the session's entry
+        txn.st.sc.http_req(sess_sc);
+    }
     // the log record is begun only when the frontend logs; these are read anyway
     txn.st.log.cookie.reset();
     let (meth, ver) = (Some(txn.req.method), Some(txn.req.version));
@@ -169,6 +178,9 @@ pub async fn run<F: HttpFront>(front: &mut F, rt: &Arc<Runtime>, conn: &ConnInfo
     let io = front.log_info();
     let bytes = (io.head_received + io.received, io.head_sent + io.sent);
     crate::stats::counters::count_bytes(rt, fe, s.be, s.srv, bytes);
+    if !txn.st.sc.is_empty() || conn.sess_trackers().is_some() {
+        count_tracked(txn, conn.sess_trackers(), bytes);
+    }
     if let Some(pl) = rt.proxies[fe].log.as_deref().filter(|_| !txn.st.log.asap) {
         log_exchange(pl, &*front, &s, txn, &sess_vars);
     }
@@ -186,7 +198,28 @@ pub async fn run<F: HttpFront>(front: &mut F, rt: &Arc<Runtime>, conn: &ConnInfo
     if !sess_vars.is_empty() {
         front.keep_sess_vars(sess_vars);
     }
+    // the transaction goes back to the thread's pool: it must not keep the session's
+    // tracked entries (their `conn_cur`) alive past the connection
+    txn.st.conn.ext = None;
     next
+}
+
+/// Counts the exchange in the stick-table entries it tracks, then stops tracking them.
+/// As HAProxy, a failure is counted on the server's side only: a 5xx the server sent
+/// (but 501 and 505), or a server that failed once the request went to it (the 502 and
+/// 504 rampart answers for it); a 503 for no server or a refused connect is not one.
+/// COMPAT: HAProxy counts an HTTP error for a 4xx from the server, a request it could
+/// not parse and a `deny`/`tarpit`; rampart counts every 4xx the client got as an
+/// error (so a `deny` with a 5xx status is not one).
+fn count_tracked(txn: &mut Txn, sess: Option<&crate::stick::Trackers>, bytes: (u64, u64)) {
+    if matches!(answered_status(txn), Some(400..=499)) {
+        txn.st.sc.http_err(sess);
+    }
+    if server_failed(txn.res.status, txn.synth.status) {
+        txn.st.sc.http_fail(sess);
+    }
+    txn.st.sc.bytes(sess, bytes.0, bytes.1);
+    txn.st.sc.release();
 }
 
 /// Records the exchange's timers in its backend's and server's latency histograms.
@@ -204,6 +237,18 @@ fn record_timers(s: &Stream<'_>, txn: &TxnData, start: std::time::Instant) {
     px.stats.be_timers.record(&x);
     if let Some(srv) = s.srv.and_then(|i| px.be.servers.get(i)) {
         srv.stats.timers.record(&x);
+    }
+}
+
+/// `http_fail_cnt`: the server answered a 5xx but 501 and 505, or failed after the
+/// request went to it (no response: 502, 504).
+/// COMPAT: a rule answering 502 or 504 itself (`deny_status 502`) counts as a failure;
+/// HAProxy tells those apart by where the stream ended.
+fn server_failed(server_status: u16, synth_status: u16) -> bool {
+    match server_status {
+        0 => matches!(synth_status, 502 | 504),
+        501 | 505 => false,
+        s => (500..=599).contains(&s),
     }
 }
 
@@ -309,9 +354,21 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
     if let Some(srv) = ana::cookie::request(s, txn, front.req_buf()) {
         s.srv = Some(srv);
     }
+    if !s.rt.proxies[be].rules.stick.is_empty() {
+        let mut stores = std::mem::take(&mut txn.st.stick_stores);
+        let assigned = s.srv.is_some();
+        if let Some(srv) = ana::sticking::request(s, be, input(txn, front.req_buf(), sess), assigned, &mut stores) {
+            s.srv = Some(srv);
+        }
+        txn.st.stick_stores = stores;
+    }
     // the server chosen for the client (`SF_DIRECT`): no cookie is inserted for it
     let direct = s.srv.filter(|&i| s.rt.proxies[be].be.servers.get(i).is_some_and(ServerRt::takes_persistent));
     ana::inner::run(s, txn, front.req_buf(), sess);
+    ana::filters::request(s, txn, front.req_buf());
+    if txn.st.cache.hit.is_some() {
+        return cached::serve(front, s, txn, sess).await;
+    }
     let key = ana::switching::lb_key(s, be, input(txn, front.req_buf(), sess), front.req_body());
     let sni = ana::switching::sni(s, be, input(txn, front.req_buf(), sess));
 
@@ -332,6 +389,9 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
         Ok(c) => {
             let (srv, back_tls, queued) = forward::conn_facts(&c);
             s.srv = Some(srv);
+            if !txn.st.stick_stores.is_empty() {
+                ana::sticking::store(s, be, srv, &mut txn.st.stick_stores);
+            }
             txn.st.direct = direct == Some(srv);
             txn.st.back_tls = back_tls;
             if timed {
@@ -374,12 +434,17 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
         ResState { synth, vars_txn, vars_reqres, sess_vars: &mut *sess, scratch, strict, reply: &mut reply, st };
     let stream = &*s;
     let probe = crate::backend::ResponseProbe::start(&s.rt.proxies[be], s.srv.unwrap_or(0));
-    let on_response = |res: &mut MsgHead, buf: &[u8]| {
+    let on_response = |res: &mut MsgHead, buf: &[u8], facts: crate::back::ResFacts| {
         probe.response(res.status);
         if timed {
             st.st.log.res_head = Some(std::time::Instant::now());
         }
+        ana::filters::response_head(stream, st.st, res, buf, facts.until_close);
         let v = ana::http_res::run(stream, res, buf, &mut st);
+        let filter = match v {
+            Verdict::Continue => ana::filters::response_filters(stream, st.st, res, buf),
+            _ => crate::filter::ResFilter::default(),
+        };
         if logging {
             st.st.log.status = Some(res.status);
             st.st.log.res_head_size = crate::log::stream_log::htx_head_size(res.view(buf), res.status);
@@ -387,7 +452,7 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
                 log_asap(stream, &mut st);
             }
         }
-        v
+        (v, filter)
     };
     let x = forward::Exchange { rt: stream.shared, conn: stream.conn, fe: stream.fe, be, tmo, l7_retry };
     let forwarded = forward::forward(front, &x, server, req, res, on_response).await;
@@ -448,9 +513,20 @@ async fn request_rules<'rt, F: HttpFront>(
             front.interim(&hint).await;
         }
         txn.st.hint_open = false;
-        let Verdict::WaitBody(w) = v else { return v };
-        if let Some(v) = wait_body(front, s, txn, sess, w, reply).await {
-            return v;
+        match v {
+            Verdict::WaitBody(w) => {
+                if let Some(v) = wait_body(front, s, txn, sess, w, reply).await {
+                    return v;
+                }
+            }
+            Verdict::Resolve => {
+                let ip = match txn.st.resolve.take() {
+                    Some(a) => crate::dns::resolve_ip(s.shared, a.res, &a.name, a.prefer_v6).await,
+                    None => None,
+                };
+                txn.st.resolved = Some(ip);
+            }
+            v => return v,
         }
     }
 }
@@ -555,7 +631,9 @@ async fn conclude<'rt, F: HttpFront>(
     reply: Option<Synth<'rt>>,
 ) -> Next {
     match v {
-        Verdict::Continue | Verdict::Reply | Verdict::WaitBody(_) => send_built(front, s, txn, sess, reply).await,
+        Verdict::Continue | Verdict::Reply | Verdict::WaitBody(_) | Verdict::Resolve => {
+            send_built(front, s, txn, sess, reply).await
+        }
         Verdict::Tarpit => {
             ended(txn, Cause::Proxy, Phase::Tarpit);
             // HAProxy holds a tarpitted request for `timeout tarpit`, then answers.
@@ -615,7 +693,7 @@ async fn send_built<'rt, F: HttpFront>(
     };
     let buf = reply.buf;
     match ana::http_res::after(s, synth, buf, &mut st) {
-        Verdict::Continue | Verdict::WaitBody(_) => {}
+        Verdict::Continue | Verdict::WaitBody(_) | Verdict::Resolve => {}
         Verdict::Close => return Next::Close,
         Verdict::SilentDrop => {
             front.silent_drop();

@@ -52,6 +52,8 @@ struct TcpState<'a> {
     last_rule: Option<RuleAt>,
     /// What `set-log-level` made of the log line.
     log_level: LevelSet,
+    /// The entries `tcp-request content track-sc<n>` tracks (released with the state).
+    sc: crate::stick::Trackers,
 }
 
 /// How a TCP stream ended, for its log line.
@@ -111,6 +113,8 @@ impl TcpState<'_> {
             scratch: &mut self.scratch,
             last_rule: self.last_rule,
             log_level: self.log_level,
+            sc: Some(&mut self.sc),
+            http: false,
         };
         let flow = run_tcp_rules(rules, final_data, &mut x);
         self.last_rule = x.last_rule;
@@ -184,6 +188,7 @@ pub async fn run<'a, F: TcpFront>(
         scratch: Vec::new(),
         last_rule: None,
         log_level: LevelSet::Unset,
+        sc: Default::default(),
     };
     let be = analyse(front, &mut st).await;
     TcpEnd { be, last_rule: st.last_rule, log_level: st.log_level }

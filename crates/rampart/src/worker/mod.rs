@@ -142,6 +142,7 @@ fn thread_main(
         }
         crate::health::spawn_for_thread(&rt, thread, nbthread);
         if thread == 0 {
+            crate::dns::spawn(&rt);
             let ring_rt = rt.clone();
             crate::log::ring_fwd::spawn_all(std::sync::Arc::new(move || ring_rt.global.is_stopping()));
         }

@@ -186,7 +186,9 @@ fn request_action(cx: &mut Ctx<'_>, a: &mut Args<'_>, set: Where, word: &str) ->
             }
             return Err(ActErr::NotYet(format!("{rule} {word}")));
         }
-        _ if word.starts_with("track-sc") => return Err(ActErr::NotYet(format!("{rule} track-sc"))),
+        _ if word.starts_with("track-sc") => {
+            return Ok(TcpReqAction::TrackSc(super::super::stick::parse_track_sc(word, a)?));
+        }
         _ => {}
     }
     let Some(act) = kw::find_action(set.actions(), word) else {
@@ -214,6 +216,9 @@ fn request_action(cx: &mut Ctx<'_>, a: &mut Args<'_>, set: Where, word: &str) ->
         "switch-mode" => switch_mode(cx, a)?,
         "set-priority-class" => TcpReqAction::SetPriorityClass(a.expr()?),
         "set-priority-offset" => TcpReqAction::SetPriorityOffset(a.expr()?),
+        "sc-inc-gpc" | "sc-inc-gpc0" | "sc-inc-gpc1" | "sc-set-gpt" | "sc-set-gpt0" => {
+            TcpReqAction::Sc(super::super::stick::parse_sc_action(word, a)?)
+        }
         other => return Err(ActErr::NotYet(format!("{rule} {other}"))),
     })
 }

@@ -279,7 +279,9 @@ fn request_action_errors() {
 
 #[test]
 fn action_lookup_and_placement() {
-    assert_eq!(req_alerts("track-sc0 src"), ["'http-request track-sc' is not supported yet"]);
+    assert!(req_alerts("track-sc0 src").is_empty());
+    assert!(req_alerts("sc-inc-gpc(0,1)").is_empty());
+    assert!(req_alerts("sc-set-gpt(3,2) 1").is_empty());
     assert_eq!(req_alerts("set-map(x) a b"), ["'http-request set-map' is not supported yet"]);
     let unknown = req_alerts("retrun");
     assert!(unknown[0].starts_with("'http-request' expects 'wait-for-handshake', 'ot-group', "));
@@ -372,7 +374,7 @@ fn response_rules() {
         r("set-status 200 reason"),
         ["'http-response set-status' expects either 'if' or 'unless' followed by a condition but found 'reason'."]
     );
-    assert_eq!(r("cache-store c"), ["'http-response cache-store' is not supported yet"]);
+    assert_eq!(r("send-spoe-group e g"), ["'http-response send-spoe-group' is not supported yet"]);
     assert!(r("auth")[0].starts_with("'http-response' expects 'ot-group', 'set-log-level', "));
     let a = |rule: &str| alerts(&format!("frontend f\n mode http\n http-after-response {rule}\n"));
     assert!(a("deny")[0].ends_with("'unset-var(*)', but got 'deny'."));
@@ -460,7 +462,7 @@ fn tcp_request_messages() {
         (fe, "tcp-request connection expect-proxy", "'tcp-request connection expect-proxy' only supports 'layer4' in frontend 'f' (got '')"),
         (fe, "tcp-request content expect-proxy layer4", "'expect-proxy layer4' is not allowed in 'tcp-request content' rules in frontend 'f'"),
         (fe, "tcp-request connection expect-netscaler-cip layer4", "'tcp-request connection expect-netscaler-cip' is not supported yet"),
-        (fe, "tcp-request content track-sc0 src", "'tcp-request content track-sc' is not supported yet"),
+        (fe, "tcp-request content track-sc3 src", "invalid stick table track ID 'track-sc3'. The max allowed ID is 2 (tune.stick-counters)"),
         (fe, "tcp-request content accept foo", "'tcp-request content accept' only accepts 'if' or 'unless', in frontend 'f' (got 'foo')"),
         (be, "tcp-request content set-var(foo) src", "invalid variable name 'foo'. A variable name must be start by its scope. The scope can be 'proc', 'sess', 'txn', 'req', 'res' or 'check'"),
         (be, "tcp-request content set-src", "missing fetch method"),

@@ -47,6 +47,33 @@ pub(crate) fn parse_var_action(word: &str, a: &mut Args<'_>) -> ActResult<VarAct
     })
 }
 
+/// `do-resolve(<var>,<resolvers>[,ipv4|ipv6]) <expr>`; the cursor is on the word after
+/// the action. HAProxy counterpart: `resolv_parse_do_resolve()` (src/resolvers.c).
+pub(crate) fn parse_do_resolve(word: &str, a: &mut Args<'_>) -> ActResult<crate::model::DoResolve> {
+    let bad = || {
+        invalid(format!(
+            "Can't parse '{word}'. Expects 'do-resolve(<varname>,<resolvers>[,<options>]) <expr>'. \
+             Available options are 'ipv4' and 'ipv6'"
+        ))
+    };
+    let Some(inner) = word.strip_prefix("do-resolve(").and_then(|r| r.split(')').next()) else { return bad() };
+    if !word.contains(')') {
+        return bad();
+    }
+    let mut parts = inner.split(',');
+    let (Some(var), Some(resolvers)) = (parts.next(), parts.next()) else { return bad() };
+    let mut prefer_v6 = true;
+    for opt in parts {
+        match opt {
+            "ipv4" => prefer_v6 = false,
+            "ipv6" => prefer_v6 = true,
+            _ => return bad(),
+        }
+    }
+    let var = var_name(var, "").map_err(super::ActErr::Invalid)?;
+    Ok(crate::model::DoResolve { var, resolvers: resolvers.to_owned(), prefer_v6, expr: a.expr()? })
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Set,

@@ -386,17 +386,30 @@ enum Idle {
     Park,
 }
 
+/// How long an idle keep-alive connection may still send its next request once a soft
+/// stop began (the request is served, its response announces the close).
+// COMPAT: HAProxy 2.6 closes idle connections at once on a soft stop (unless `option
+// idle-close-on-response`); a client that sent its next request meanwhile then sees
+// the connection close under it. Waiting this long answers every client that was
+// about to send, so that a reload fails no request of a busy keep-alive client.
+const STOP_GRACE: Duration = Duration::from_millis(200);
+
 /// Waits, holding no buffer, until the next request starts, the keep-alive timeout
-/// expires, a soft stop begins, or the connection has been idle long enough to park.
+/// expires, a soft stop began [`STOP_GRACE`] ago, or the connection has been idle long
+/// enough to park.
 struct IdleWait<'a, S> {
     sock: &'a S,
     timeout: Option<Timer>,
     park: Option<Timer>,
-    stopping: bool,
+    global: &'a GlobalRt,
+    /// Started once a soft stop is seen.
+    grace: Option<Timer>,
+    /// Stopping, and no timer to wait with.
+    close_now: bool,
 }
 
 impl<'a, S: Sock> IdleWait<'a, S> {
-    fn new(sock: &'a S, timeout: Option<Duration>, global: &GlobalRt, can_park: bool) -> Self {
+    fn new(sock: &'a S, timeout: Option<Duration>, global: &'a GlobalRt, can_park: bool) -> Self {
         let timer = match timeout {
             Some(_) => Timer::new(timeout).map(Timer::or_stop),
             None => Timer::stop_only(),
@@ -404,7 +417,19 @@ impl<'a, S: Sock> IdleWait<'a, S> {
         let park = (can_park && park::available() && timeout.is_none_or(|t| t > park::PARK_AFTER))
             .then(|| Timer::new(Some(park::PARK_AFTER)))
             .flatten();
-        IdleWait { sock, timeout: timer, park, stopping: global.is_stopping() }
+        let mut wait = IdleWait { sock, timeout: timer, park, global, grace: None, close_now: false };
+        if global.is_stopping() {
+            wait.start_grace();
+        }
+        wait
+    }
+
+    fn start_grace(&mut self) {
+        self.timeout = None;
+        self.park = None;
+        // outside a worker thread (no timer wheel) there is nothing to wait with
+        self.grace = Timer::new(Some(STOP_GRACE));
+        self.close_now = self.grace.is_none();
     }
 }
 
@@ -413,13 +438,19 @@ impl<S: Sock> std::future::Future for IdleWait<'_, S> {
 
     fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<Idle> {
         use std::task::Poll;
-        if self.stopping {
-            return Poll::Ready(Idle::Close);
-        }
         if let Poll::Ready(r) = self.sock.poll_read_ready(cx) {
             return Poll::Ready(if r.is_ok() { Idle::Request } else { Idle::Close });
         }
         if let Some(Poll::Ready(())) = self.timeout.as_mut().map(|t| t.poll_expired(cx)) {
+            if !self.global.is_stopping() {
+                return Poll::Ready(Idle::Close);
+            }
+            self.start_grace();
+        }
+        if self.close_now {
+            return Poll::Ready(Idle::Close);
+        }
+        if let Some(Poll::Ready(())) = self.grace.as_mut().map(|t| t.poll_expired(cx)) {
             return Poll::Ready(Idle::Close);
         }
         if let Some(Poll::Ready(())) = self.park.as_mut().map(|t| t.poll_expired(cx)) {

@@ -80,6 +80,10 @@ enum Event {
     Gone,
     /// No stream and nothing received for the keep-alive timeout.
     Idle,
+    /// A soft stop began (a reload, SIGUSR1).
+    Stop,
+    /// After a soft stop, the last stream ended.
+    Drained,
 }
 
 /// The reading side of the connection: what was read, and what the frames so far
@@ -105,7 +109,7 @@ struct Demux {
     skipped: std::collections::VecDeque<(u32, u32)>,
     /// Streams opened so far (the first one is the connection's first request).
     opened: u64,
-    /// GOAWAY was received: no new stream.
+    /// GOAWAY was received, or sent on a soft stop: no new stream.
     goaway: bool,
 }
 
@@ -134,10 +138,16 @@ pub async fn serve<S: Sock>(client: S, sess: Session, pre: Option<Buf>, sess_var
     let mut streams = Streams::default();
     let sess = &sess;
     let sref = &shared;
+    let mut stop = Timer::stop_only();
     loop {
         let keep_alive = rt.proxies[sess.fe].timeouts.http_keep_alive;
         let mut idle = streams.is_empty().then(|| Timer::new(keep_alive)).flatten();
-        let event = poll_fn(|cx| drive(cx, &client, sref, &mut streams, idle.as_mut())).await;
+        let draining = stop.is_none() && reader.demux.goaway;
+        let event = poll_fn(|cx| {
+            let wake = Wake { idle: idle.as_mut(), stop: stop.as_mut(), draining };
+            drive(cx, &client, sref, &mut streams, wake)
+        })
+        .await;
         match event {
             Event::Input => {
                 if let Err(e) = read_frames(&client, sess, sref, &mut reader, &mut streams) {
@@ -145,10 +155,17 @@ pub async fn serve<S: Sock>(client: S, sess: Session, pre: Option<Buf>, sess_var
                     break;
                 }
             }
-            Event::Gone => break,
+            Event::Gone | Event::Drained => break,
             Event::Idle => {
                 goaway(sref, &reader.demux, ErrorCode::NoError);
                 break;
+            }
+            Event::Stop => {
+                stop = None;
+                soft_stop(sref, &mut reader.demux);
+                if streams.is_empty() {
+                    break;
+                }
             }
         }
         if sref.borrow().silent_drop {
@@ -170,6 +187,16 @@ fn decoder(table_size: u32) -> Decoder {
     d
 }
 
+/// What else than input wakes the connection.
+struct Wake<'t> {
+    /// The keep-alive timeout, while there is no stream.
+    idle: Option<&'t mut Timer>,
+    /// Expires when a soft stop begins (until it did).
+    stop: Option<&'t mut Timer>,
+    /// A soft stop began: the connection ends with its last stream.
+    draining: bool,
+}
+
 /// One poll of the connection: its streams run, what they queued is written, then
 /// input is looked for.
 fn drive<S: Sock>(
@@ -177,11 +204,17 @@ fn drive<S: Sock>(
     client: &S,
     shared: &SharedRef,
     streams: &mut Streams<'_>,
-    idle: Option<&mut Timer>,
+    wake: Wake<'_>,
 ) -> Poll<Event> {
     streams.poll(cx);
     if flush(cx, client, shared).is_err() {
         return Poll::Ready(Event::Gone);
+    }
+    if wake.draining && streams.is_empty() {
+        return Poll::Ready(Event::Drained);
+    }
+    if let Some(Poll::Ready(())) = wake.stop.map(|t| t.poll_expired(cx)) {
+        return Poll::Ready(Event::Stop);
     }
     if client.buffered_input() {
         return Poll::Ready(Event::Input);
@@ -191,7 +224,7 @@ fn drive<S: Sock>(
         Poll::Ready(Err(_)) => return Poll::Ready(Event::Gone),
         Poll::Pending => {}
     }
-    if let Some(Poll::Ready(())) = idle.map(|t| t.poll_expired(cx)) {
+    if let Some(Poll::Ready(())) = wake.idle.map(|t| t.poll_expired(cx)) {
         return Poll::Ready(Event::Idle);
     }
     Poll::Pending
@@ -260,6 +293,15 @@ fn goaway(shared: &SharedRef, reader: &Demux, code: ErrorCode) {
     let mut s = shared.borrow_mut();
     s.closing = true;
     encode_goaway(&mut s.out, reader.last_id, code, b"");
+    s.wake_all();
+}
+
+/// A soft stop: GOAWAY NO_ERROR names the last stream served, the streams open go on,
+/// no new one starts (the client sends it on a new connection, to the new process).
+fn soft_stop(shared: &SharedRef, reader: &mut Demux) {
+    reader.goaway = true;
+    let mut s = shared.borrow_mut();
+    encode_goaway(&mut s.out, reader.last_id, ErrorCode::NoError, b"");
     s.wake_all();
 }
 

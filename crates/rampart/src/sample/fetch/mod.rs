@@ -14,12 +14,16 @@
 //! - `payload`, `tls_hello`: raw TCP bytes and TLS ClientHellos (`req.payload`,
 //!   `req.ssl_sni` ...)
 //! - `ssl`: the client connection's TLS layer (`ssl_fc`, `ssl_fc_sni`, `ssl_c_s_dn` ...)
+//! - `stick`: stick-table counters, tracked (`sc_*`, `sc0_*` ...) or of the client
+//!   address (`src_*`)
 //! - `stream`: the stream's own record (`last_rule_file`, `last_rule_line`)
+//! - `filter`: what compression and the cache decided (`res.comp`, `res.cache_hit` ...)
 //!
 //! `var` lives with the variables (`sample::vars`).
 
 pub mod auth;
 pub mod conn;
+pub mod filter;
 pub mod http;
 pub mod http_hdr;
 pub mod internal;
@@ -30,6 +34,7 @@ pub mod proxy;
 pub mod ssl;
 pub mod ssl_bc;
 mod ssl_cert;
+pub mod stick;
 pub mod stream;
 #[cfg(test)]
 mod tests;
@@ -55,6 +60,8 @@ pub const ALL: &[&[FetchKw]] = &[
     ssl::KEYWORDS,
     ssl_bc::KEYWORDS,
     stream::KEYWORDS,
+    filter::KEYWORDS,
+    stick::KEYWORDS,
     super::vars::FETCHES,
 ];
 

@@ -8,9 +8,8 @@
 use std::time::Duration;
 
 use crate::sample::ctx::SampleCtx;
-use crate::sample::expr::CompileCx;
 use crate::sample::host::SrvFacts;
-use crate::sample::kw::{uses, Arg, ArgList, ArgSpec, ArgT, FetchKw};
+use crate::sample::kw::{uses, Arg, ArgSpec, ArgT, FetchKw};
 use crate::sample::types::{Sample, SmpType};
 
 use super::Emit;
@@ -23,24 +22,16 @@ fn arg_proxy(args: &[Arg], default: usize) -> usize {
     }
 }
 
-/// Appends the id of the first proxy (1, or 2 after the `GLOBAL` proxy).
-fn check_px_id(args: &mut ArgList, cx: &mut CompileCx<'_>) -> Result<(), String> {
-    args.push(Arg::Sint(1 + i64::from(!cx.cfg.global.stats_sockets.is_empty())));
-    Ok(())
-}
-
-fn px_id(args: &[Arg], idx: usize) -> Sample<'static> {
-    Sample::Sint(args.last().and_then(Arg::as_sint).unwrap_or(1) + idx as i64)
-}
-
 fn fetch_fe_name<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
     if let Some(name) = ctx.rt.proxy_name(ctx.fe) {
         emit(Sample::str(name.as_bytes()));
     }
 }
 
-fn fetch_fe_id<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    emit(px_id(args, ctx.fe));
+fn fetch_fe_id<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(id) = ctx.rt.proxy_id(ctx.fe) {
+        emit(Sample::Sint(id.into()));
+    }
 }
 
 /// `fe_defbe`: the frontend's default backend.
@@ -56,8 +47,10 @@ fn fetch_be_name<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
     }
 }
 
-fn fetch_be_id<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    emit(px_id(args, ctx.be_or_fe()));
+fn fetch_be_id<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(id) = ctx.rt.proxy_id(ctx.be_or_fe()) {
+        emit(Sample::Sint(id.into()));
+    }
 }
 
 fn fetch_srv_name<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
@@ -67,8 +60,8 @@ fn fetch_srv_name<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
 }
 
 fn fetch_srv_id<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if let (Some(_), Some(s)) = (ctx.be, ctx.srv) {
-        emit(Sample::Sint(s as i64 + 1));
+    if let Some(s) = ctx.be.zip(ctx.srv).and_then(|(b, s)| ctx.rt.server(b, s)) {
+        emit(Sample::Sint(s.id.into()));
     }
 }
 
@@ -169,10 +162,10 @@ pub const KEYWORDS: &[FetchKw] = &[
     FetchKw::new("fe_client_timeout", ArgSpec::NONE, SmpType::Sint, fetch_fe_client_timeout).uses(uses::FTEND),
     FetchKw::new("fe_conn", FE, SmpType::Sint, fetch_fe_conn),
     FetchKw::new("fe_defbe", ArgSpec::NONE, SmpType::Str, fetch_fe_defbe).uses(uses::FTEND),
-    FetchKw::new("fe_id", ArgSpec::NONE, SmpType::Sint, fetch_fe_id).uses(uses::FTEND).check(check_px_id),
+    FetchKw::new("fe_id", ArgSpec::NONE, SmpType::Sint, fetch_fe_id).uses(uses::FTEND),
     FetchKw::new("fe_name", ArgSpec::NONE, SmpType::Str, fetch_fe_name).uses(uses::FTEND),
     FetchKw::new("be_conn", BE, SmpType::Sint, fetch_be_conn),
-    FetchKw::new("be_id", ArgSpec::NONE, SmpType::Sint, fetch_be_id).uses(uses::BKEND).check(check_px_id),
+    FetchKw::new("be_id", ArgSpec::NONE, SmpType::Sint, fetch_be_id).uses(uses::BKEND),
     FetchKw::new("be_name", ArgSpec::NONE, SmpType::Str, fetch_be_name).uses(uses::BKEND),
     FetchKw::new("be_server_timeout", ArgSpec::NONE, SmpType::Sint, fetch_be_server_timeout).uses(uses::BKEND),
     FetchKw::new("be_tunnel_timeout", ArgSpec::NONE, SmpType::Sint, fetch_be_tunnel_timeout).uses(uses::BKEND),
@@ -232,6 +225,28 @@ mod tests {
         let ctx = SampleCtx::new(&rt, &c, 0);
         let e = compile_in(&cfg, 0, "fe_id").unwrap();
         assert_eq!(e.eval(&ctx), Some(Sample::Sint(2)));
+    }
+
+    #[test]
+    fn explicit_ids_and_the_numbers_of_the_others() {
+        let text = CFG
+            .replace("\nbackend be\n", "\nbackend be\n  id 7\n")
+            .replace("server s2 127.0.0.1:18003", "server s2 127.0.0.1:18003 id 1");
+        let cfg = config(&text);
+        let rt = runtime(&cfg);
+        let c = conn();
+        let mut ctx = SampleCtx::new(&rt, &c, 0);
+        ctx.be = Some(1);
+        let v = |ctx: &SampleCtx<'_>, t: &str| compile_in(&cfg, 0, t).unwrap().eval(ctx).map(Sample::into_owned);
+        assert_eq!(v(&ctx, "fe_id"), Some(Sample::Sint(1)));
+        assert_eq!(v(&ctx, "be_id"), Some(Sample::Sint(7)));
+        ctx.srv = Some(0);
+        assert_eq!(v(&ctx, "srv_id"), Some(Sample::Sint(2)), "s1 takes the first number s2 leaves");
+        ctx.srv = Some(1);
+        assert_eq!(v(&ctx, "srv_id"), Some(Sample::Sint(1)));
+        ctx.be = Some(2);
+        ctx.srv = None;
+        assert_eq!(v(&ctx, "be_id"), Some(Sample::Sint(3)), "li: third in line");
     }
 
     #[test]

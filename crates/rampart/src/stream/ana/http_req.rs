@@ -46,6 +46,11 @@ pub fn run<'rt>(
         x.st.resume = at + 1;
         return Verdict::WaitBody(w);
     }
+    if let Flow::Resolve = flow {
+        // the same rule runs again with the answer
+        x.st.resume = at;
+        return Verdict::Resolve;
+    }
     if let Flow::Service(svc) = flow {
         return serve(s, &mut x, svc);
     }
@@ -130,6 +135,7 @@ pub fn verdict(flow: Flow) -> Verdict {
         Flow::Close => Verdict::Close,
         Flow::SilentDrop => Verdict::SilentDrop,
         Flow::WaitBody(w) => Verdict::WaitBody(w),
+        Flow::Resolve => Verdict::Resolve,
         // only `http-request` rules name a service, and [`run`] serves it
         Flow::Service(_) => {
             debug_assert!(false, "a service outside http-request rules");

@@ -106,6 +106,9 @@ fn tcp_response(s: &Stream<'_>, st: &mut ResState<'_, '_>) -> Verdict {
         scratch,
         last_rule: state.last_rule,
         log_level: state.log.level,
+        // `tcp-response content` has no tracking action
+        sc: None,
+        http: true,
     };
     let flow = run_tcp_rules(rules, true, &mut x);
     state.last_rule = x.last_rule;

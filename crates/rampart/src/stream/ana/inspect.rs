@@ -63,6 +63,8 @@ pub fn run(
         scratch,
         last_rule: st.last_rule,
         log_level: st.log.level,
+        sc: Some(&mut st.sc),
+        http: true,
     };
     let flow = run_tcp_rules(rules, final_data, &mut x);
     st.last_rule = x.last_rule;

@@ -8,16 +8,20 @@
 //!   `stream::tcp`, which waits for data)
 //! - `http_req`: `http-request` rules of the frontend, then of the backend
 //! - `switching`: `use_backend` / `default_backend`, `use-server`
+//! - `sticking`: `stick on|match|store-request` rules (persistence by stick table)
 //! - `cookie`: cookie-based persistence and `capture cookie` (request and response)
 //! - `inner`: unique id, `option forwardfor`, `option originalto`
 //! - `http_res`: `http-response` rules of the backend then the frontend, and
 //!   `http-after-response`
+//! - `filters`: what compression and the cache do on the heads, the body filters
 
 pub mod cookie;
+pub mod filters;
 pub mod http_req;
 pub mod http_res;
 pub mod inner;
 pub mod inspect;
+pub mod sticking;
 pub mod switching;
 pub mod wait_http;
 
@@ -36,4 +40,7 @@ pub enum Verdict {
     SilentDrop,
     /// `wait-for-body`: wait for the request body, then run the rest of the rules.
     WaitBody(crate::action::WaitBody),
+    /// `do-resolve`: resolve the name the rule asked (the stream waits, its thread does
+    /// not), then run the rules again from that rule.
+    Resolve,
 }

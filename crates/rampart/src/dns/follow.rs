@@ -1,0 +1,284 @@
+//! Servers following DNS at run time, one task per server name (on the first worker
+//! thread): every `hold valid` the name is asked again; a new address is taken as
+//! `resolve-prefer`, `resolve-net` and `resolve-opts` say, a name that stops resolving
+//! for longer than its `hold` period puts the server in maintenance (drained: the
+//! streams it serves finish) until it resolves again. A `server-template` filled from
+//! SRV records runs one task for all its slots: each record target takes a free slot
+//! with its port and weight, a target missing from the answers for longer than `hold
+//! obsolete` frees its slot.
+//! HAProxy counterparts: `snr_resolution_cb()`, `snr_update_srv_status()`,
+//! `srv_update_addr()` (src/server.c), `resolv_check_response()` (src/resolvers.c).
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rampart_proto::dns::{TYPE_A, TYPE_AAAA, TYPE_SRV};
+
+use super::pick::{self, Pick, Prefs};
+use super::query::{ask, Failure};
+use super::types::bump;
+use crate::proxy::{ProxyRt, Runtime};
+
+/// One server whose name a resolvers section keeps resolving.
+pub async fn run_host(rt: Arc<Runtime>, be: usize, srv: usize) {
+    let Some((res, dns)) = follows(&rt, be, srv) else { return };
+    let mut last_valid = Instant::now();
+    let mut gen = dns.fqdn_gen.load(std::sync::atomic::Ordering::Relaxed);
+    loop {
+        if let Some(host) = dns.hostname() {
+            match resolve(&rt, res, &host, dns.prefer_v6).await {
+                Ok((ips, ns)) => {
+                    last_valid = Instant::now();
+                    apply_ips(&rt, be, srv, &ips, &host, &updater(&rt, res, ns));
+                }
+                Err(f) => failed(&rt, be, srv, res, f, last_valid, &host),
+            }
+        }
+        gen = wait_next(&rt, res, &dns.fqdn_gen, gen).await;
+    }
+}
+
+/// The section a server follows and its DNS settings, when it does.
+fn follows(rt: &Runtime, be: usize, srv: usize) -> Option<(usize, &crate::dns::types::SrvDns)> {
+    let dns = rt.proxies[be].be.servers[srv].dns.as_deref()?;
+    Some((dns.resolvers?, dns))
+}
+
+/// `<resolvers>/<nameserver>`: who changed an address, in the log line.
+fn updater(rt: &Runtime, res: usize, ns: usize) -> String {
+    let r = &rt.resolvers[res];
+    format!("{}/{}", r.conf.name, r.conf.nameservers[ns].name)
+}
+
+/// Sleeps until the next resolution is due (`hold valid`, checked every `timeout
+/// resolve`), or until `set server fqdn` changed the name; the generation seen.
+async fn wait_next(rt: &Runtime, res: usize, gen: &std::sync::atomic::AtomicU64, seen: u64) -> u64 {
+    let conf = &rt.resolvers[res].conf;
+    let tick = conf.timeout_resolve.max(Duration::from_millis(10));
+    let due = Instant::now() + conf.hold.valid.max(tick);
+    loop {
+        tokio::time::sleep(tick.min(due.saturating_duration_since(Instant::now()))).await;
+        let now = gen.load(std::sync::atomic::Ordering::Relaxed);
+        if now != seen || Instant::now() >= due {
+            return now;
+        }
+    }
+}
+
+/// The addresses of `host`: the preferred family asked first, the other one when the
+/// first gives no valid answer (as HAProxy falls back from AAAA to A).
+pub(super) async fn resolve(
+    rt: &Arc<Runtime>,
+    res: usize,
+    host: &str,
+    prefer_v6: bool,
+) -> Result<(Vec<IpAddr>, usize), Failure> {
+    let (first, second) = if prefer_v6 { (TYPE_AAAA, TYPE_A) } else { (TYPE_A, TYPE_AAAA) };
+    let mut last = Failure::Other;
+    for qtype in [first, second] {
+        match ask(rt, res, host, qtype).await {
+            Ok(a) => match pick::addresses(&a.response) {
+                Some(ips) if !ips.is_empty() => return Ok((ips, a.ns)),
+                Some(_) => {
+                    bump(&rt.resolvers[res].counters[a.ns].other);
+                    last = Failure::Other;
+                }
+                None => {
+                    bump(&rt.resolvers[res].counters[a.ns].cname_error);
+                    last = Failure::Other;
+                }
+            },
+            Err(f) => last = f,
+        }
+    }
+    Err(last)
+}
+
+/// A valid answer for server `srv`: the address it takes, and out of maintenance.
+fn apply_ips(rt: &Runtime, be: usize, srv: usize, ips: &[IpAddr], host: &str, by: &str) {
+    let px = &rt.proxies[be];
+    let server = &px.be.servers[srv];
+    let Some(dns) = server.dns.as_deref() else { return };
+    let current = Some(server.addr.ip()).filter(|ip| !ip.is_unspecified());
+    let taken = taken_ips(px, srv);
+    let in_net = |ip: IpAddr| dns.in_preferred_net(ip);
+    let prefs = Prefs { prefer_v6: dns.prefer_v6, in_net: &in_net, allow_dup: dns.allow_dup_ip, taken: &taken };
+    match pick::pick(ips, current, &prefs) {
+        Pick::Keep => {}
+        Pick::New(ip) => set_ip(px, srv, ip, by),
+        Pick::NoIp => {
+            crate::health::set_resolution_maint(px, srv, true, "No IP for server ", host);
+            return;
+        }
+    }
+    crate::health::set_resolution_maint(px, srv, false, "", host);
+}
+
+/// The addresses other servers of the backend have now (for `prevent-dup-ip`).
+fn taken_ips(px: &ProxyRt, srv: usize) -> Vec<IpAddr> {
+    let servers = px.be.servers.iter().enumerate();
+    servers
+        .filter(|(i, s)| *i != srv && s.dns.is_some())
+        .map(|(_, s)| s.addr.ip())
+        .filter(|ip| !ip.is_unspecified())
+        .collect()
+}
+
+/// Moves server `srv` to `ip` (its port kept), as HAProxy's `srv_update_addr()`
+/// reports it.
+pub fn set_ip(px: &ProxyRt, srv: usize, ip: IpAddr, by: &str) {
+    let server = &px.be.servers[srv];
+    let old = server.addr.get();
+    if old.ip() == ip {
+        return;
+    }
+    server.addr.set(SocketAddr::new(ip, old.port()));
+    let was = if old.ip().is_unspecified() { "(none)".to_owned() } else { old.ip().to_string() };
+    crate::health::notice(px, &format!("{}/{} changed its IP from {was} to {ip} by {by}", px.name, server.name));
+}
+
+/// A failed resolution: the server enters maintenance once the last valid answer is
+/// older than the failure's `hold` period.
+fn failed(rt: &Runtime, be: usize, srv: usize, res: usize, f: Failure, last_valid: Instant, host: &str) {
+    if last_valid.elapsed() < hold_of(rt, res, f) {
+        return;
+    }
+    let px = &rt.proxies[be];
+    crate::health::set_resolution_maint(px, srv, true, f.reason(), host);
+}
+
+fn hold_of(rt: &Runtime, res: usize, f: Failure) -> Duration {
+    let h = &rt.resolvers[res].conf.hold;
+    match f {
+        Failure::Nx => h.nx,
+        Failure::Refused => h.refused,
+        Failure::Timeout => h.timeout,
+        Failure::Other => h.other,
+    }
+}
+
+// === SRV ===
+
+/// One slot of a `server-template` filled from SRV records.
+struct Slot {
+    srv: usize,
+    /// The record it holds (target, port), and when the record was last seen.
+    holds: Option<(String, u16, Instant)>,
+}
+
+/// The servers of backend `be` resolving the SRV request of server `first` (a
+/// `server-template` and any server naming the same request).
+pub async fn run_srv(rt: Arc<Runtime>, be: usize, first: usize) {
+    let Some((res, dns)) = follows(&rt, be, first) else { return };
+    let name = dns.conf_name.clone();
+    let px = &rt.proxies[be];
+    let mut slots: Vec<Slot> = (0..px.be.servers.len())
+        .filter(|&i| px.be.servers[i].dns.as_deref().is_some_and(|d| d.conf_name == name && d.resolvers == Some(res)))
+        .map(|srv| Slot { srv, holds: None })
+        .collect();
+    let mut last_valid = Instant::now();
+    let never = std::sync::atomic::AtomicU64::new(0);
+    loop {
+        match ask(&rt, res, &name, TYPE_SRV).await {
+            Ok(a) => {
+                last_valid = Instant::now();
+                let entries = pick::srv_entries(&a.response, dns.prefer_v6);
+                fill_slots(&rt, be, res, &mut slots, &entries, &updater(&rt, res, a.ns)).await;
+            }
+            Err(f) if last_valid.elapsed() >= hold_of(&rt, res, f) => {
+                for slot in &mut slots {
+                    free_slot(&rt.proxies[be], slot);
+                }
+            }
+            Err(_) => {}
+        }
+        wait_next(&rt, res, &never, 0).await;
+    }
+}
+
+/// Applies the records of one SRV answer to the slots.
+async fn fill_slots(
+    rt: &Arc<Runtime>,
+    be: usize,
+    res: usize,
+    slots: &mut [Slot],
+    entries: &[pick::SrvEntry],
+    by: &str,
+) {
+    let px = &rt.proxies[be];
+    let now = Instant::now();
+    let obsolete = rt.resolvers[res].conf.hold.obsolete;
+    // records still there refresh their slot; slots whose record is gone for longer
+    // than `hold obsolete` are freed
+    for slot in slots.iter_mut() {
+        let Some((target, port, seen)) = &mut slot.holds else { continue };
+        if entries.iter().any(|e| &e.target == target && e.port == *port) {
+            *seen = now;
+        } else if seen.elapsed() >= obsolete {
+            free_slot(px, slot);
+        }
+    }
+    for e in entries {
+        let held = slots.iter().position(|s| s.holds.as_ref().is_some_and(|(t, p, _)| t == &e.target && *p == e.port));
+        let Some(i) = held.or_else(|| slots.iter().position(|s| s.holds.is_none())) else { continue };
+        if held.is_none() {
+            take_slot(px, &mut slots[i], e, now);
+        }
+        fill_slot(rt, be, res, slots[i].srv, e, by).await;
+    }
+}
+
+/// A free slot takes record `e`: its name and port.
+fn take_slot(px: &ProxyRt, slot: &mut Slot, e: &pick::SrvEntry, now: Instant) {
+    let server = &px.be.servers[slot.srv];
+    slot.holds = Some((e.target.clone(), e.port, now));
+    if let Some(dns) = server.dns.as_deref() {
+        let old = dns.hostname().map_or_else(|| "(null)".to_owned(), |h| h.to_string());
+        dns.hostname.store(Some(Arc::new(e.target.clone())));
+        let msg = format!("{}/{} changed its FQDN from {old} to {} by 'SRV record'", px.name, server.name, e.target);
+        crate::health::log_only(px, &msg);
+    }
+    let a = server.addr.get();
+    server.addr.set(SocketAddr::new(a.ip(), e.port));
+}
+
+/// Gives the slot of `srv` the address and weight of record `e`.
+async fn fill_slot(rt: &Arc<Runtime>, be: usize, res: usize, srv: usize, e: &pick::SrvEntry, by: &str) {
+    let px = &rt.proxies[be];
+    let server = &px.be.servers[srv];
+    let prefer_v6 = server.dns.as_deref().is_some_and(|d| d.prefer_v6);
+    let a = server.addr.get();
+    if a.port() != e.port {
+        server.addr.set(SocketAddr::new(a.ip(), e.port));
+    }
+    match e.addr {
+        Some(ip) => {
+            set_ip(px, srv, ip, "DNS additional record");
+            crate::health::set_resolution_maint(px, srv, false, "", &e.target);
+        }
+        None => match resolve(rt, res, &e.target, prefer_v6).await {
+            Ok((ips, _)) => apply_ips(rt, be, srv, &ips, &e.target, by),
+            Err(_) if server.addr.ip().is_unspecified() => {}
+            Err(_) => {}
+        },
+    }
+    let ignore = server.dns.as_deref().is_some_and(|d| d.ignore_weight);
+    let w = pick::srv_weight(e.weight);
+    if !ignore && server.state.eweight() != w {
+        crate::health::set_weight(px, srv, w);
+    }
+}
+
+/// Frees a slot: maintenance ("entry removed from SRV record"), no name, no address.
+fn free_slot(px: &ProxyRt, slot: &mut Slot) {
+    let Some((target, _, _)) = slot.holds.take() else { return };
+    let server = &px.be.servers[slot.srv];
+    crate::health::set_resolution_maint(px, slot.srv, true, "entry removed from SRV record", &target);
+    if let Some(dns) = server.dns.as_deref() {
+        dns.hostname.store(None);
+    }
+    let a = server.addr.get();
+    let none = if a.is_ipv4() { IpAddr::from([0, 0, 0, 0]) } else { IpAddr::from([0u16; 8]) };
+    server.addr.set(SocketAddr::new(none, a.port()));
+}

@@ -1,0 +1,48 @@
+//! Name resolution at run time: the `resolvers` sections' nameservers asked without
+//! blocking an event loop, and the servers that follow DNS (`resolvers` on a server,
+//! `server-template` filled from A/AAAA or SRV records). What the model holds of it
+//! (sections, counters, a server's DNS settings) is `dns::types`, read by the stats and
+//! the runtime API; the DNS messages themselves are `rampart_proto::dns`'s.
+//! HAProxy counterpart: src/resolvers.c, src/dns.c, the resolution callbacks of
+//! src/server.c.
+//!
+//! - `query`: one question to a section's nameservers (UDP/TCP, retries, validation)
+//! - `pick`: reading an answer (CNAMEs, which address a server takes, SRV records)
+//! - `follow`: the tasks that keep servers' addresses, ports, weights and states in
+//!   step with DNS
+
+mod follow;
+mod pick;
+mod query;
+pub mod types;
+
+use std::sync::Arc;
+
+use crate::proxy::Runtime;
+
+pub use follow::set_ip;
+
+/// The address `name` resolves to, for `do-resolve`: the preferred family first, `None`
+/// when the name gives none (or the nameservers do not answer).
+pub async fn resolve_ip(rt: &Arc<Runtime>, res: usize, name: &str, prefer_v6: bool) -> Option<std::net::IpAddr> {
+    let (ips, _) = follow::resolve(rt, res, name, prefer_v6).await.ok()?;
+    ips.iter().find(|ip| ip.is_ipv6() == prefer_v6).or(ips.first()).copied()
+}
+
+/// Starts, on the calling worker thread (the first one), one task per server name a
+/// resolvers section follows: one per server, one per SRV request of a backend.
+pub fn spawn(rt: &Arc<Runtime>) {
+    for (b, px) in rt.proxies.iter().enumerate() {
+        let mut srv_requests: Vec<(&str, usize)> = Vec::new();
+        for (s, srv) in px.be.servers.iter().enumerate() {
+            let Some(dns) = srv.dns.as_deref() else { continue };
+            let Some(res) = dns.resolvers else { continue };
+            if !dns.is_srv() {
+                tokio::spawn(follow::run_host(rt.clone(), b, s));
+            } else if !srv_requests.contains(&(dns.conf_name.as_str(), res)) {
+                srv_requests.push((dns.conf_name.as_str(), res));
+                tokio::spawn(follow::run_srv(rt.clone(), b, s));
+            }
+        }
+    }
+}

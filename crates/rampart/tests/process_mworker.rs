@@ -1,0 +1,268 @@
+//! Master-worker mode through the real binary: `-W` starts a master and its worker;
+//! SIGUSR2 reloads with a changed configuration while clients keep sending (keep-alive
+//! and one connection per request) and none of their requests fails; a configuration
+//! that does not load leaves the old worker serving; `-Ws` tells a notify socket
+//! READY=1 and RELOADING=1; the master CLI's `show proc` lists the workers and routes
+//! `@1` to the worker's CLI. HAProxy counterpart: src/mworker.c, src/haproxy.c.
+
+mod netutil;
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::os::unix::net::{UnixDatagram, UnixStream};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use netutil::proxy;
+use rampart_testkit::{eventually, RawClient, Running, Signal};
+
+fn config(body: &str, extra_global: &str) -> String {
+    format!(
+        "global\n  nbthread 2\n{extra_global}\
+         defaults\n  mode http\n  timeout client 5s\n  timeout server 5s\n  timeout connect 1s\n  timeout http-keep-alive 5s\n\
+         frontend fe1\n  bind fd@${{fe1}}\n  http-request return status 200 content-type text/plain string \"{body}\"\n"
+    )
+}
+
+fn start(body: &str, extra_global: &str, args: &[&str]) -> Running {
+    let mut p = proxy().listener("fe1").config(&config(body, extra_global)).arg("-W");
+    for a in args {
+        p = p.arg(*a);
+    }
+    p.start().expect("master starts")
+}
+
+/// Writes the running configuration again with `from` replaced by `to`.
+fn rewrite(proxy: &Running, from: &str, to: &str) {
+    let text = proxy.config().replace(from, to);
+    assert_ne!(text, proxy.config(), "{from} not in the configuration");
+    std::fs::write(proxy.dir().join("test.cfg"), text).unwrap();
+}
+
+fn get_body(addr: SocketAddr) -> Option<String> {
+    let mut c = RawClient::connect(addr).ok()?;
+    c.set_read_timeout(Duration::from_secs(2)).ok()?;
+    c.send("GET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n").ok()?;
+    let r = c.read_response().ok()?;
+    Some(String::from_utf8_lossy(&r.body).into_owned())
+}
+
+/// The master CLI's answer to `cmd` on the unix socket `path`.
+fn mcli(path: &Path, cmd: &str) -> String {
+    let mut s = UnixStream::connect(path).expect("master CLI");
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(format!("{cmd}\n").as_bytes()).unwrap();
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    out
+}
+
+fn stop(mut proxy: Running) -> String {
+    proxy.signal(Signal::SIGTERM).unwrap();
+    let status = proxy.wait_exit(Duration::from_secs(5)).expect("the master exits");
+    assert_eq!(status.code(), Some(0), "{}", proxy.output());
+    proxy.output()
+}
+
+#[test]
+fn master_starts_a_worker_and_leaves_with_it() {
+    let proxy = start("v1", "", &[]);
+    assert_eq!(get_body(proxy.addr("fe1")).as_deref(), Some("v1"));
+    assert!(proxy.wait_output("New worker (", Duration::from_secs(5)), "{}", proxy.output());
+    assert!(proxy.wait_output("Loading success.", Duration::from_secs(5)), "{}", proxy.output());
+    let out = stop(proxy);
+    assert!(out.contains("Exiting Master process..."), "{out}");
+    assert!(out.contains("All workers exited. Exiting... (0)"), "{out}");
+}
+
+/// Counts of a client loop: requests answered, and failures (no complete response).
+#[derive(Default)]
+struct Tally {
+    ok: AtomicU64,
+    failed: AtomicU64,
+    v2: AtomicU64,
+}
+
+/// Keep-alive requests in a loop on one connection, a new one when the proxy announces
+/// the close.
+fn keep_alive_loop(addr: SocketAddr, stop: &AtomicBool, tally: &Tally) {
+    let mut conn: Option<RawClient> = None;
+    while !stop.load(Ordering::Relaxed) {
+        let c = match conn.as_mut() {
+            Some(c) => c,
+            None => match RawClient::connect(addr) {
+                Ok(c) => {
+                    let _ = c.set_read_timeout(Duration::from_secs(3));
+                    conn.insert(c)
+                }
+                Err(_) => {
+                    tally.failed.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                }
+            },
+        };
+        let answer = c.send("GET / HTTP/1.1\r\nhost: x\r\n\r\n").and_then(|()| c.read_response());
+        match answer {
+            Ok(r) if r.status == 200 => {
+                tally.ok.fetch_add(1, Ordering::Relaxed);
+                if r.body == b"v2" {
+                    tally.v2.fetch_add(1, Ordering::Relaxed);
+                }
+                if r.headers.get("connection").is_some_and(|v| v.eq_ignore_ascii_case("close")) {
+                    conn = None;
+                }
+            }
+            _ => {
+                tally.failed.fetch_add(1, Ordering::Relaxed);
+                conn = None;
+            }
+        }
+    }
+}
+
+/// One connection per request.
+fn close_loop(addr: SocketAddr, stop: &AtomicBool, tally: &Tally) {
+    while !stop.load(Ordering::Relaxed) {
+        match get_body(addr) {
+            Some(body) => {
+                tally.ok.fetch_add(1, Ordering::Relaxed);
+                if body == "v2" {
+                    tally.v2.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            None => {
+                tally.failed.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+#[test]
+fn sigusr2_reload_takes_the_new_configuration_and_no_request_fails() {
+    let proxy = start("v1", "", &[]);
+    assert!(proxy.wait_output("Loading success.", Duration::from_secs(5)));
+    let addr = proxy.addr("fe1");
+    let stop_flag = Arc::new(AtomicBool::new(false));
+    let (ka, cl) = (Arc::new(Tally::default()), Arc::new(Tally::default()));
+    let threads = [
+        {
+            let (s, t) = (stop_flag.clone(), ka.clone());
+            std::thread::spawn(move || keep_alive_loop(addr, &s, &t))
+        },
+        {
+            let (s, t) = (stop_flag.clone(), cl.clone());
+            std::thread::spawn(move || close_loop(addr, &s, &t))
+        },
+    ];
+    std::thread::sleep(Duration::from_millis(300));
+    rewrite(&proxy, "string \"v1\"", "string \"v2\"");
+    proxy.signal(Signal::SIGUSR2).unwrap();
+    eventually!(ka.v2.load(Ordering::Relaxed) > 0 && cl.v2.load(Ordering::Relaxed) > 0);
+    assert!(proxy.wait_output("Former worker (", Duration::from_secs(10)), "{}", proxy.output());
+    std::thread::sleep(Duration::from_millis(200));
+    stop_flag.store(true, Ordering::Relaxed);
+    threads.into_iter().for_each(|t| t.join().unwrap());
+    for (name, t) in [("keep-alive", &ka), ("connection per request", &cl)] {
+        let (ok, failed) = (t.ok.load(Ordering::Relaxed), t.failed.load(Ordering::Relaxed));
+        assert!(ok > 10, "{name}: only {ok} requests");
+        assert_eq!(failed, 0, "{name}: {failed} failed of {}\n{}", ok + failed, proxy.output());
+    }
+    let out = stop(proxy);
+    assert_eq!(out.matches("Loading success.").count(), 2, "{out}");
+}
+
+#[test]
+fn a_configuration_that_does_not_load_leaves_the_old_worker_serving() {
+    let proxy = start("v1", "", &["-S", "unix@master.sock"]);
+    let sock = proxy.dir().join("master.sock");
+    assert!(proxy.wait_output("Loading success.", Duration::from_secs(5)));
+    rewrite(&proxy, "mode http\n", "mode http\n  bogus_keyword\n");
+    proxy.signal(Signal::SIGUSR2).unwrap();
+    assert!(proxy.wait_output("Loading failure!", Duration::from_secs(5)), "{}", proxy.output());
+    assert!(proxy.output().contains("unknown keyword 'bogus_keyword'"), "{}", proxy.output());
+    assert_eq!(get_body(proxy.addr("fe1")).as_deref(), Some("v1"));
+    let procs = mcli(&sock, "show proc");
+    assert!(procs.lines().nth(1).is_some_and(|l| l.contains("1 [failed: 1]")), "{procs}");
+    assert_eq!(procs.lines().filter(|l| l.contains(" worker ")).count(), 1, "{procs}");
+    // fixed: the next reload works and resets the failure count
+    std::fs::write(proxy.dir().join("test.cfg"), proxy.config().replace("string \"v1\"", "string \"v2\"")).unwrap();
+    proxy.signal(Signal::SIGUSR2).unwrap();
+    eventually!(get_body(proxy.addr("fe1")).as_deref() == Some("v2"));
+    assert!(mcli(&sock, "show proc").contains("2 [failed: 0]"));
+    stop(proxy);
+}
+
+#[test]
+fn master_cli_lists_workers_routes_commands_and_reloads() {
+    let proxy = start("v1", "", &["-S", "unix@master.sock"]);
+    let sock = proxy.dir().join("master.sock");
+    assert!(proxy.wait_output("Loading success.", Duration::from_secs(5)));
+    let procs = mcli(&sock, "show proc");
+    let lines: Vec<&str> = procs.lines().collect();
+    assert_eq!(lines[0], "#<PID>          <type>          <reloads>       <uptime>        <version>      ", "{procs}");
+    assert!(lines[1].starts_with(&format!("{:<15} master          0 [failed: 0]", proxy.pid())), "{procs}");
+    assert_eq!(lines[2], "# workers");
+    let worker: u32 = lines[3].split_whitespace().next().unwrap().parse().unwrap();
+    assert!(lines[3].contains(" worker          0 "), "{procs}");
+    assert_eq!(lines[4], "# programs");
+    assert!(mcli(&sock, "@1 show info").contains(&format!("\nPid: {worker}\n")));
+    assert!(mcli(&sock, &format!("@!{worker} show info")).contains(&format!("\nPid: {worker}\n")));
+    assert_eq!(mcli(&sock, "@7 show info"), "Can't find the target PID matching the prefix '@7'\n");
+    // an idle keep-alive connection... is closed by the soft stop; a slow one is not
+    // needed to see the new worker listed
+    rewrite(&proxy, "string \"v1\"", "string \"v2\"");
+    mcli(&sock, "reload");
+    eventually!(get_body(proxy.addr("fe1")).as_deref() == Some("v2"));
+    let procs = mcli(&sock, "show proc");
+    assert!(procs.contains("master          1 [failed: 0]"), "{procs}");
+    assert!(!procs.contains(&format!("\n{worker:<15} worker          0")), "{procs}");
+    stop(proxy);
+}
+
+#[test]
+fn ws_tells_the_notify_socket_ready_and_reloading() {
+    let dir = netutil::Scratch::new("notify");
+    let path = dir.path().join("notify.sock");
+    let rx = UnixDatagram::bind(&path).unwrap();
+    rx.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let proxy = proxy()
+        .listener("fe1")
+        .config(&config("v1", ""))
+        .arg("-Ws")
+        .env("NOTIFY_SOCKET", path.as_os_str())
+        .start()
+        .expect("master starts");
+    let next = || {
+        let mut buf = [0u8; 512];
+        let n = rx.recv(&mut buf).expect("a notification");
+        String::from_utf8_lossy(&buf[..n]).into_owned()
+    };
+    let ready = next();
+    assert!(ready.starts_with("READY=1\n"), "{ready}");
+    assert!(ready.contains(&format!("MAINPID={}\n", proxy.pid())), "{ready}");
+    proxy.signal(Signal::SIGUSR2).unwrap();
+    let reloading = next();
+    assert!(reloading.starts_with("RELOADING=1\n"), "{reloading}");
+    assert!(next().starts_with("READY=1\n"));
+    // the worker never sees NOTIFY_SOCKET; a broken reload says so in STATUS=
+    rewrite(&proxy, "mode http\n", "mode http\n  bogus_keyword\n");
+    proxy.signal(Signal::SIGUSR2).unwrap();
+    assert!(next().starts_with("RELOADING=1\n"));
+    let failed = next();
+    assert!(failed.contains("STATUS=Reload failed"), "{failed}");
+    let started = Instant::now();
+    let out = stop(proxy);
+    assert!(next().starts_with("STOPPING=1"), "{out}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
+fn pidfile_holds_the_master_pid() {
+    let proxy = start("v1", "", &["-p", "r.pid"]);
+    let pid = std::fs::read_to_string(proxy.dir().join("r.pid")).unwrap();
+    assert_eq!(pid, format!("{}\n", proxy.pid()));
+    let _ = TcpStream::connect(proxy.addr("fe1"));
+    stop(proxy);
+}

@@ -1,0 +1,233 @@
+//! Servers that follow DNS, end to end against a scripted DNS server
+//! (`rampart_testkit::DnsServer`): a `server-template` filled from SRV records growing
+//! and shrinking with traffic following, an address change followed, a server whose
+//! name does not resolve starting in maintenance (`init-addr none`) and leaving it once
+//! it resolves, DNS over TCP, `set server fqdn`, `show resolvers`.
+
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener};
+
+use rampart_testkit::{eventually, http_get, stats_command, DnsServer, HttpBackend, Proxy, Running};
+
+const RAMPART: &str = env!("CARGO_BIN_EXE_rampart");
+
+const LOCAL: Ipv4Addr = Ipv4Addr::LOCALHOST;
+
+/// The configuration head: an admin socket, a resolvers section asking `dns` often.
+fn head(dns: &DnsServer, tcp: bool) -> String {
+    let proto = if tcp { "tcp@" } else { "" };
+    format!(
+        "global\n stats socket ${{testdir}}/admin.sock level admin\n\
+         defaults\n mode http\n timeout client 5s\n timeout server 5s\n timeout connect 1s\n\
+         resolvers dns\n nameserver ns1 {proto}{}\n timeout resolve 50ms\n timeout retry 200ms\n\
+         hold valid 100ms\n hold nx 100ms\n hold obsolete 0s\n",
+        dns.addr()
+    )
+}
+
+fn start(config: &str) -> Running {
+    Proxy::new(RAMPART).listener("fe1").config(config).start().expect("proxy starts")
+}
+
+/// The answer to `cmd`, without the empty line that ends every answer.
+fn cli(proxy: &Running, cmd: &str) -> String {
+    let out = stats_command(&proxy.dir().join("admin.sock"), cmd);
+    out.strip_suffix('\n').map(str::to_owned).unwrap_or(out)
+}
+
+/// `(name, addr, admin state, port)` of each server of `show servers state`.
+fn servers(proxy: &Running) -> Vec<(String, String, u32, u16)> {
+    cli(proxy, "show servers state\n")
+        .lines()
+        .filter(|l| !l.starts_with('#') && l.contains(' '))
+        .map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            (f[3].to_owned(), f[4].to_owned(), f[6].parse().unwrap_or(99), f[18].parse().unwrap_or(0))
+        })
+        .collect()
+}
+
+/// The bodies of `n` requests.
+fn bodies(proxy: &Running, n: usize) -> Vec<String> {
+    (0..n).map(|_| String::from_utf8_lossy(&http_get(proxy.addr("fe1"), "/").body).into_owned()).collect()
+}
+
+fn sorted_unique(mut v: Vec<String>) -> Vec<String> {
+    v.sort();
+    v.dedup();
+    v
+}
+
+#[test]
+fn server_template_follows_srv_records() {
+    let dns = DnsServer::start();
+    let backends: Vec<HttpBackend> = (1..=5).map(|i| HttpBackend::start(&format!("b{i}"))).collect();
+    let record =
+        |i: usize| (0u16, 10u16, backends[i].addr().port(), ["a.test", "b.test", "c.test", "d.test", "e.test"][i]);
+    for t in ["a.test", "b.test", "c.test", "d.test", "e.test"] {
+        dns.set_a(t, &[LOCAL]);
+    }
+    dns.set_srv("_http._tcp.web.test", &[record(0), record(1)], true);
+    let proxy = start(&format!(
+        "{}listen fe1\n bind fd@${{fe1}}\n balance roundrobin\n\
+         server-template web 5 _http._tcp.web.test resolvers dns init-addr none\n",
+        head(&dns, false)
+    ));
+    // two slots filled (address from the additional records), three in maintenance
+    eventually!(servers(&proxy).iter().filter(|s| s.2 == 0).count() == 2, "{:?}", servers(&proxy));
+    let st = servers(&proxy);
+    assert_eq!(st.iter().map(|s| s.2).collect::<Vec<_>>(), [0, 0, 0x20, 0x20, 0x20], "{st:?}");
+    assert_eq!((st[0].1.as_str(), st[0].3), ("127.0.0.1", backends[0].addr().port()));
+    assert_eq!(sorted_unique(bodies(&proxy, 6)), ["b1", "b2"]);
+
+    // grows to five: every slot serves
+    dns.set_srv("_http._tcp.web.test", &(0..5).map(record).collect::<Vec<_>>(), true);
+    eventually!(servers(&proxy).iter().all(|s| s.2 == 0), "{:?}", servers(&proxy));
+    assert_eq!(sorted_unique(bodies(&proxy, 10)), ["b1", "b2", "b3", "b4", "b5"]);
+
+    // shrinks to one (without additional records: the target is resolved on its own)
+    dns.set_srv("_http._tcp.web.test", &[record(2)], false);
+    eventually!(servers(&proxy).iter().filter(|s| s.2 == 0x20).count() == 4, "{:?}", servers(&proxy));
+    assert_eq!(sorted_unique(bodies(&proxy, 4)), ["b3"]);
+    let out = proxy.output();
+    assert!(out.contains("is going DOWN for maintenance (entry removed from SRV record)"), "{out}");
+    let show = cli(&proxy, "show servers state fe1\n");
+    assert!(show.contains(" c.test ") && show.contains(" _http._tcp.web.test "), "{show}");
+}
+
+/// A one-line HTTP server on `addr` answering `body`, connection closed after each.
+fn tiny_http(listener: TcpListener, body: &'static str) {
+    std::thread::spawn(move || {
+        for conn in listener.incoming().flatten() {
+            let mut conn = conn;
+            let mut buf = [0u8; 4096];
+            let _ = conn.read(&mut buf);
+            let reply = format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len());
+            let _ = conn.write_all(reply.as_bytes());
+        }
+    });
+}
+
+/// Two listeners on one port, on 127.0.0.1 and 127.0.0.2.
+fn same_port_pair() -> (TcpListener, TcpListener, u16) {
+    loop {
+        let a = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = a.local_addr().expect("addr").port();
+        if let Ok(b) = TcpListener::bind(SocketAddr::from(([127, 0, 0, 2], port))) {
+            return (a, b, port);
+        }
+    }
+}
+
+#[test]
+fn address_change_is_followed() {
+    let dns = DnsServer::start();
+    let (a, b, port) = same_port_pair();
+    tiny_http(a, "one");
+    tiny_http(b, "two");
+    dns.set_a("app.test", &[LOCAL]);
+    let proxy = start(&format!(
+        "{}listen fe1\n bind fd@${{fe1}}\n server app app.test:{port} resolvers dns resolve-prefer ipv4 init-addr none\n",
+        head(&dns, false)
+    ));
+    eventually!(bodies(&proxy, 1) == ["one"]);
+    dns.set_a("app.test", &[Ipv4Addr::new(127, 0, 0, 2)]);
+    eventually!(bodies(&proxy, 1) == ["two"]);
+    let out = proxy.output();
+    assert!(out.contains("fe1/app changed its IP from 127.0.0.1 to 127.0.0.2 by dns/ns1."), "{out}");
+    let res = cli(&proxy, "show resolvers dns\n");
+    assert!(res.starts_with("Resolvers section dns\n nameserver ns1:\n  sent:        "), "{res}");
+    assert!(!res.contains("  valid:       0\n"), "{res}");
+    assert_eq!(cli(&proxy, "show resolvers nope\n"), "Can't find that resolvers section\n");
+}
+
+#[test]
+fn unresolved_server_starts_in_maintenance_until_it_resolves() {
+    let dns = DnsServer::start();
+    let s1 = HttpBackend::start("s1");
+    dns.set_nx("late.test", true);
+    let proxy = start(&format!(
+        "{}listen fe1\n bind fd@${{fe1}}\n server s1 late.test:{} resolvers dns init-addr none\n",
+        head(&dns, false),
+        s1.addr().port()
+    ));
+    let st = servers(&proxy);
+    assert_eq!((st[0].1.as_str(), st[0].2), ("-", 0x20), "{st:?}");
+    assert!(cli(&proxy, "show stat\n").contains(",MAINT (resolution),"));
+    assert_eq!(http_get(proxy.addr("fe1"), "/").status, 503);
+    dns.set_nx("late.test", false);
+    dns.set_a("late.test", &[LOCAL]);
+    eventually!(bodies(&proxy, 1) == ["s1"]);
+    assert!(proxy.wait_output("Server fe1/s1 ('late.test') is UP/READY (resolves again).", rampart_testkit::patience()));
+    // the name stops resolving: after `hold nx`, back to maintenance
+    dns.set_nx("late.test", true);
+    eventually!(servers(&proxy)[0].2 == 0x20);
+    assert!(proxy.output().contains("Server fe1/s1 is going DOWN for maintenance (DNS NX status)."));
+}
+
+#[test]
+fn dns_over_tcp_and_set_server_fqdn() {
+    let dns = DnsServer::start();
+    let s1 = HttpBackend::start("s1");
+    dns.set_a("first.test", &[LOCAL]);
+    dns.set_nx("second.test", true);
+    let proxy = start(&format!(
+        "{}listen fe1\n bind fd@${{fe1}}\n server s1 first.test:{} resolvers dns init-addr none\n\
+         server s2 127.0.0.1:1\n backend b\n server s 127.0.0.1:80\n",
+        head(&dns, true),
+        s1.addr().port()
+    ));
+    eventually!(servers(&proxy)[0].2 == 0);
+    assert_eq!(
+        cli(&proxy, "set server b/s fqdn x.test\n"),
+        "set server <b>/<s> fqdn failed because no resolution is configured.\n"
+    );
+    assert_eq!(
+        cli(&proxy, "set server fe1/s1 fqdn second.test\n"),
+        "fe1/s1 changed its FQDN from first.test to second.test by 'stats socket command'\n"
+    );
+    eventually!(servers(&proxy)[0].2 == 0x20, "{:?}", servers(&proxy));
+    let show = cli(&proxy, "show servers state fe1\n");
+    assert!(show.contains(" second.test "), "{show}");
+    assert_eq!(
+        cli(&proxy, "set server fe1/s2 addr 127.0.0.3 port 81\n"),
+        "IP changed from '127.0.0.1' to '127.0.0.3', port changed from '1' to '81' by 'stats socket command'\n"
+    );
+    let st = servers(&proxy);
+    assert_eq!((st[1].1.as_str(), st[1].3), ("127.0.0.3", 81));
+}
+
+#[test]
+fn do_resolve_fills_a_variable_without_blocking() {
+    let dns = DnsServer::start();
+    dns.set_a("api.test", &[Ipv4Addr::new(10, 1, 2, 3)]);
+    dns.set_nx("gone.test", true);
+    let proxy = start(&format!(
+        "global\n nbthread 1\n{}frontend fe1\n bind fd@${{fe1}}\n\
+         http-request do-resolve(txn.ip,dns,ipv4) req.hdr(x-name)\n\
+         http-request return status 200 content-type text/plain lf-string \"ip=%[var(txn.ip)]\"\n",
+        head(&dns, false)
+    ));
+    let ask = |name: &str| {
+        let mut c = rampart_testkit::RawClient::connect(proxy.addr("fe1")).expect("connect");
+        c.send(format!("GET / HTTP/1.1\r\nhost: x\r\nx-name: {name}\r\n\r\n")).expect("send");
+        String::from_utf8_lossy(&c.read_response().expect("response").body).into_owned()
+    };
+    assert_eq!(ask("api.test"), "ip=10.1.2.3");
+    assert_eq!(ask("gone.test"), "ip=");
+    // a silent nameserver delays this stream only: another one is served meanwhile
+    dns.set_silent("slow.test", true);
+    let slow = std::thread::spawn({
+        let addr = proxy.addr("fe1");
+        move || {
+            let mut c = rampart_testkit::RawClient::connect(addr).expect("connect");
+            c.send("GET / HTTP/1.1\r\nhost: x\r\nx-name: slow.test\r\n\r\n").expect("send");
+            String::from_utf8_lossy(&c.read_response().expect("response").body).into_owned()
+        }
+    });
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let t = std::time::Instant::now();
+    assert_eq!(ask("api.test"), "ip=10.1.2.3");
+    assert!(t.elapsed() < std::time::Duration::from_millis(300), "{:?}", t.elapsed());
+    assert_eq!(slow.join().expect("slow client"), "ip=");
+}
