@@ -924,6 +924,9 @@ pub struct Server {
     pub tls: ServerTls,
     /// `cookie <value>`: the value of the backend's persistence cookie that names it.
     pub cookie: Option<String>,
+    /// `proto <mux>`: the protocol spoken to the server whatever ALPN says (`h1` or
+    /// `h2`); `None`: HTTP/1, or what ALPN negotiated over TLS.
+    pub proto: Option<BindProto>,
     /// The DNS name of the address, when it is one (its address is then the one it
     /// resolved to at startup, or unset).
     pub fqdn: Option<ServerFqdn>,

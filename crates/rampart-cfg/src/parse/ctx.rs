@@ -82,6 +82,8 @@ pub(crate) struct ServerSettings {
     pub tls: crate::model::ServerTls,
     /// `cookie <value>`.
     pub cookie: Option<String>,
+    /// `proto <mux>`.
+    pub proto: Option<crate::model::BindProto>,
     /// `resolvers`, `resolve-prefer`, `resolve-net`, `resolve-opts`, `init-addr`.
     pub resolve: crate::model::ServerResolve,
 }
@@ -104,6 +106,7 @@ impl Default for ServerSettings {
             socks4: None,
             tls: crate::model::ServerTls::default(),
             cookie: None,
+            proto: None,
             resolve: crate::model::ServerResolve::default(),
         }
     }

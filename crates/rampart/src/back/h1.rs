@@ -73,7 +73,12 @@ impl H1Back {
         H1Back { sc: Some(sc), out: Buf::take(bufsize), rx }
     }
 
-    fn sock(&self) -> &BackSock {
+    /// The server connection (its server, key, socket).
+    pub fn conn(&self) -> &ServerConn {
+        self.sc.as_ref().expect(RELEASED)
+    }
+
+    fn socket(&self) -> &BackSock {
         &self.conn().stream
     }
 }
@@ -102,8 +107,20 @@ impl HttpBack for H1Back {
     type Send<'a> = TxHalf<'a>;
     type Recv<'a> = RxHalf<'a>;
 
-    fn conn(&self) -> &ServerConn {
-        self.sc.as_ref().expect(RELEASED)
+    fn srv(&self) -> usize {
+        self.conn().srv
+    }
+
+    fn reused(&self) -> bool {
+        self.conn().from_pool
+    }
+
+    fn sni(&self) -> Option<&str> {
+        self.conn().key.sni.as_deref()
+    }
+
+    fn sock(&self) -> Option<&BackSock> {
+        Some(&self.conn().stream)
     }
 
     async fn send_request(
@@ -123,7 +140,7 @@ impl HttpBack for H1Back {
         write_request_head(&mut self.out, req, ReqOut { conn, framing });
         self.out.extend_from_slice(body);
         self.rx.method = req.head.method;
-        write_all(self.sock(), &self.out, timeout).await
+        write_all(self.socket(), &self.out, timeout).await
     }
 
     fn release(&mut self) {
@@ -135,7 +152,7 @@ impl HttpBack for H1Back {
         self.rx.buf.clear();
         self.rx.handed = 0;
         self.rx.body = Body::Done;
-        write_all(self.sock(), &self.out, timeout).await
+        write_all(self.socket(), &self.out, timeout).await
     }
 
     fn split(&mut self) -> (TxHalf<'_>, RxHalf<'_>) {
@@ -143,7 +160,7 @@ impl HttpBack for H1Back {
         (TxHalf { sock }, RxHalf { sock, rx: &mut self.rx })
     }
 
-    fn finish(mut self) -> (ServerConn, bool) {
+    fn finish(mut self) -> Option<(ServerConn, bool)> {
         let sc = self.sc.take().expect(RELEASED);
         let rx = &mut self.rx;
         rx.drop_handed();
@@ -152,7 +169,7 @@ impl HttpBack for H1Back {
             && rx.buf.is_empty()
             && rx.head.framing != Framing::UntilClose
             && rx.head.wants_keep_alive();
-        (sc, reusable)
+        Some((sc, reusable))
     }
 }
 

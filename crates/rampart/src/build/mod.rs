@@ -128,6 +128,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                     track: None,
                     rise_fall: (srv.check.rise.unwrap_or(2).max(1), srv.check.fall.unwrap_or(3).max(1)),
                     tls: tls.map(Box::new),
+                    proto: srv.proto,
                 })
             })
             .collect::<Vec<_>>();

@@ -225,6 +225,7 @@ pub const READERS: &[(&str, &str)] = &[
     // server options
     ("server backup", "build::build: ServerRt::backup"),
     ("server cookie", "build::build: ServerRt::cookie (stream::ana::cookie)"),
+    ("server proto", "build::build: ServerRt::proto (back::BackConn::new, back::h2)"),
     ("server pool-max-conn", "backend::ServerConn::park (conn_pool::put)"),
     ("server pool-low-conn", "build::build: ServerRt::pool_low_conn (conn_pool::take)"),
     ("id", "stats::proxy_ids (show stat iid, fe_id, be_id)"),

@@ -327,9 +327,21 @@ pub struct ServerRt {
     pub rise_fall: (u32, u32),
     /// `ssl` / `check-ssl`: the TLS configurations towards this server.
     pub tls: Option<Box<crate::tls::client::ServerTlsRt>>,
+    /// `proto h1|h2`: the protocol spoken whatever ALPN says; `None`: HTTP/1, or HTTP/2
+    /// when ALPN negotiates `h2`.
+    pub proto: Option<rampart_cfg::model::BindProto>,
 }
 
 impl ServerRt {
+    /// Whether connections to this server may speak HTTP/2 (`proto h2`, or `h2`
+    /// offered by ALPN without `proto`).
+    pub fn may_speak_h2(&self) -> bool {
+        match self.proto {
+            Some(p) => p == rampart_cfg::model::BindProto::H2,
+            None => self.tls.as_deref().is_some_and(|t| t.offers_h2()),
+        }
+    }
+
     /// Whether a persistence cookie or a `use-server` rule may send a request to this
     /// server: it is neither down nor in maintenance (a draining server still takes
     /// the clients that stick to it), as HAProxy's `cur_state != SRV_ST_STOPPED`.

@@ -387,16 +387,17 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
         crate::backend::send_proxy::ConnectCtx { conn: &txn.st.conn, unique_id: uid, prio: txn.st.prio, sni: &sni };
     let server = match forward::connect(front, s.shared, be, s.srv, key, txn.req.method, cx).await {
         Ok(c) => {
-            s.srv = Some(c.srv);
+            let (srv, back_tls, queued) = forward::conn_facts(&c);
+            s.srv = Some(srv);
             if !txn.st.stick_stores.is_empty() {
-                ana::sticking::store(s, be, c.srv, &mut txn.st.stick_stores);
+                ana::sticking::store(s, be, srv, &mut txn.st.stick_stores);
             }
-            txn.st.direct = direct == Some(c.srv);
-            txn.st.back_tls = c.stream.tls().map(|t| t.info.clone());
+            txn.st.direct = direct == Some(srv);
+            txn.st.back_tls = back_tls;
             if timed {
                 let l = &mut txn.st.log;
                 l.connected = Some(std::time::Instant::now());
-                l.queued(c.queued);
+                l.queued(queued);
             }
             c
         }
@@ -432,7 +433,7 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
     let mut st =
         ResState { synth, vars_txn, vars_reqres, sess_vars: &mut *sess, scratch, strict, reply: &mut reply, st };
     let stream = &*s;
-    let probe = crate::backend::ResponseProbe::start(&s.rt.proxies[be], server.srv);
+    let probe = crate::backend::ResponseProbe::start(&s.rt.proxies[be], s.srv.unwrap_or(0));
     let on_response = |res: &mut MsgHead, buf: &[u8], facts: crate::back::ResFacts| {
         probe.response(res.status);
         if timed {
