@@ -7,6 +7,7 @@
 //! - `build`: the runtime model built from the configuration model (rules compiled,
 //!   files read, counters sized)
 //! - `worker`: one current-thread runtime per thread, signals, soft stop
+//! - `watchdog`: per-thread heartbeats, the monitor that aborts a stuck process, `show threads`
 //! - `master`: master-worker mode (`-W`): supervision, reloads, master CLI, systemd
 //! - `listener`: bind / adopt listening sockets, accept loop, maxconn, pause; the
 //!   receivers of `log-forward` sections
@@ -26,6 +27,11 @@
 //! - `pattern`: match methods and pattern sets, shared by ACLs and maps
 //! - `acl`: ACLs and conditions
 //! - `action`: what `http-request`, `tcp-request` ... rules do
+//! - `cache`: the HTTP cache: objects in memory bounded by `total-max-size`, the
+//!   cacheability rules
+//! - `comp`: HTTP compression: negotiation, the head's edits, the compressors
+//! - `filter`: the response body filters (compression, the cache's store) between
+//!   the server side and the client
 //! - `auth`: `userlist` sections at run time: users, groups, crypt(3) password checks
 //! - `backend`, `lb`, `conn_pool`: pick a server, queue, connect, retry; balancers; idle
 //!   server connections and their sockets
@@ -56,13 +62,16 @@ pub mod back;
 pub mod backend;
 pub mod buf;
 pub mod build;
+pub mod cache;
 pub mod check;
 pub mod cli;
+pub mod comp;
 pub mod conn_pool;
 pub mod counters;
 pub mod debug;
 pub mod dns;
 pub mod errors;
+pub mod filter;
 pub mod h1;
 pub mod h2;
 pub mod health;
@@ -88,4 +97,5 @@ mod sys;
 pub mod timer;
 pub mod tls;
 pub mod version;
+pub mod watchdog;
 pub mod worker;

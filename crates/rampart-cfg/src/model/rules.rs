@@ -289,6 +289,8 @@ pub enum HttpReqAction {
     /// `use-service <name>` (only `prometheus-exporter` exists).
     UseService(String),
     Reject,
+    /// `cache-use <cache>`: serve from the cache when it holds the response.
+    CacheUse(String),
     /// `track-sc<n> <key> [table <t>]`.
     TrackSc(super::TrackSc),
     /// `sc-inc-gpc0/1(<n>)`, `sc-set-gpt0(<n>) <v>`.
@@ -337,6 +339,7 @@ impl HttpReqAction {
             A::UseService(_) => "use-service",
             A::DoResolve(_) => "do-resolve",
             A::Reject => "reject",
+            A::CacheUse(_) => "cache-use",
             A::TrackSc(_) => "track-sc",
             A::Sc(a) => a.name(),
         }
@@ -373,6 +376,8 @@ pub enum HttpResAction {
     SilentDrop,
     StrictMode(bool),
     WaitForBody(WaitForBody),
+    /// `cache-store <cache>`: store the response (its head as it is at this rule).
+    CacheStore(String),
     /// `sc-inc-gpc0/1(<n>)`, `sc-set-gpt0(<n>) <v>`.
     Sc(super::ScAction),
 }
@@ -393,6 +398,7 @@ impl HttpResAction {
             A::SilentDrop => "silent-drop",
             A::StrictMode(_) => "strict-mode",
             A::WaitForBody(_) => "wait-for-body",
+            A::CacheStore(_) => "cache-store",
             A::Sc(a) => a.name(),
         }
     }

@@ -23,6 +23,7 @@
 //! - `errorfile`: error files and `errorfile`; `http_errors`: `errorfiles`, `http-error`
 //!   and `http-errors` sections
 //! - `userlist`: `userlist` sections
+//! - `filter`: `compression` and `filter` lines; `cache`: `cache` sections
 //! - `peers`: `peers` sections, `localpeer`, the local node
 //! - `resolvers`: `resolvers` sections (nameservers, timeouts, hold periods)
 //! - `ring`: `ring` sections (log buffers forwarded to TCP syslog servers)
@@ -35,13 +36,16 @@
 mod addr;
 mod balance;
 mod bind;
+mod cache;
 mod check;
 mod check_rules;
 mod check_step;
 mod cookie;
 mod ctx;
 mod errorfile;
+pub(crate) mod filter;
 mod global;
+mod global_sockets;
 mod healthcheck;
 mod http_errors;
 mod inherit;
@@ -103,6 +107,8 @@ enum Cursor {
     LogForward(usize),
     /// A `ring` section, index into [`Parser::rings`].
     Ring(usize),
+    /// A `cache` section, index into [`Parser::caches`].
+    Cache(usize),
     /// A `resolvers` section, index into [`Parser::resolvers`].
     Resolvers(usize),
     /// A `peers` section, index into [`Parser::peers`].
@@ -136,6 +142,7 @@ pub(crate) struct Parser {
     pub http_errors: Vec<crate::model::HttpErrors>,
     pub log_forwards: Vec<crate::model::LogForward>,
     pub rings: Vec<crate::model::Ring>,
+    pub caches: Vec<crate::model::CacheSection>,
     pub resolvers: Vec<crate::model::Resolvers>,
     pub peers: Vec<crate::model::Peers>,
     /// What HAProxy keeps across the lines of each `peers` section.
@@ -162,6 +169,7 @@ impl Parser {
             http_errors: Vec::new(),
             log_forwards: Vec::new(),
             rings: Vec::new(),
+            caches: Vec::new(),
             resolvers: Vec::new(),
             peers: Vec::new(),
             peers_build: Vec::new(),
@@ -209,6 +217,7 @@ impl Parser {
             Cursor::HttpErrors(i) => http_errors::parse_http_errors_line(self, i, words, &line.span),
             Cursor::LogForward(i) => log_forward::parse_log_forward_line(self, i, words, kwm, &line.span),
             Cursor::Ring(i) => ring::parse_ring_line(self, i, words, &line.span),
+            Cursor::Cache(i) => cache::parse_cache_line(self, i, words, &line.span),
             Cursor::Resolvers(i) => resolvers::parse_resolvers_line(self, i, words, &line.span),
             Cursor::Peers(i) => peers::parse_peers_line(self, i, words, &line.span),
         }
@@ -278,6 +287,12 @@ impl Parser {
             "ring" => {
                 self.cursor = match ring::open_ring(self, words, span) {
                     Some(i) => Cursor::Ring(i),
+                    None => Cursor::Skipped,
+                }
+            }
+            "cache" => {
+                self.cursor = match cache::open_cache(self, words, span) {
+                    Some(i) => Cursor::Cache(i),
                     None => Cursor::Skipped,
                 }
             }

@@ -129,6 +129,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                     track: None,
                     rise_fall: (srv.check.rise.unwrap_or(2).max(1), srv.check.fall.unwrap_or(3).max(1)),
                     tls: tls.map(Box::new),
+                    proto: srv.proto,
                 })
             })
             .collect::<Vec<_>>();
@@ -155,6 +156,9 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 .http_buffer_request
                 .then(|| WaitBody { time: timeouts(&px.timeouts).http_request, at_least: 0 }),
             http_conn_mode: px.options.http_conn_mode,
+            pretend_keepalive: px.options.http_pretend_keepalive,
+            accept_invalid_req: px.options.accept_invalid_req,
+            accept_invalid_res: px.options.accept_invalid_res,
             // HAProxy keeps connections without a server private to their session
             http_reuse: if px.implicit_server.is_some() { HttpReuse::Never } else { px.http_reuse },
             // `retry-on none`: a failed connection is not retried
@@ -205,6 +209,11 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             stats: crate::stats::ProxyStats::new(threads, timed),
             stats_page: px.stats.as_ref().map(|p| Box::new(crate::stats::page::Page::new(p))),
             log: logs.proxy(cfg, idx, &mut alerts),
+            comp: px.compression.clone().filter(|_| px.mode == Mode::Http).map(Box::new),
+            trace: px.filters.iter().find_map(|f| match &f.kind {
+                rampart_cfg::model::FilterKind::Trace(t) if px.mode == Mode::Http => Some(Box::new(t.clone())),
+                _ => None,
+            }),
             table: stick_table(cfg, idx, &notifies),
         });
     }
@@ -239,6 +248,9 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         bufsize: cfg.global.bufsize,
         max_head: cfg.global.bufsize.saturating_sub(cfg.global.maxrewrite).max(1024),
         h2: cfg.global.h2,
+        comp_level: cfg.global.comp_maxlevel,
+        sockbufs: cfg.global.sockbufs,
+        caches: cfg.caches.iter().map(|c| std::sync::Arc::new(crate::cache::Cache::new(c.clone()))).collect(),
         global: GlobalRt {
             maxconn: AtomicU32::new(maxconn),
             hard_maxconn: maxconn,

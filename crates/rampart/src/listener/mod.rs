@@ -254,7 +254,9 @@ pub fn bind_all(cfg: &Config, nbthread: usize, inherited: &Inherited) -> Result<
                         .map(|_| bind_inet(*sa, backlog, bind))
                         .collect::<Result<Vec<_>, _>>()
                         .map(|fds| (Family::Inet, fds)),
-                    ListenAddr::Unix(path) => bind_unix(path, backlog).map(|fd| (Family::Unix, vec![fd])),
+                    ListenAddr::Unix(path) => {
+                        bind_unix(path, backlog, &bind.unix_perms).map(|fd| (Family::Unix, vec![fd]))
+                    }
                     ListenAddr::Fd(n) => inherited.take(*n, &mut used).map(|(family, fd)| (family, vec![fd])),
                 };
                 listener += 1;
@@ -316,6 +318,7 @@ fn bind_peers(
             ctx: String::new(),
             ssl: None,
             proto: None,
+            unix_perms: Default::default(),
             span: b.span.clone(),
         };
         let bound = match &b.addr {
@@ -465,7 +468,9 @@ fn set_listen_options(sock: &Socket, backlog: i32, bind: &rampart_cfg::model::Bi
     Ok(())
 }
 
-fn bind_unix(path: &Path, backlog: i32) -> StepResult<OwnedFd> {
+/// Binds a unix socket at `path`, then gives its file the mode and owner `unix-bind`
+/// asked for, before listening (as HAProxy's `sock_unix_bind_receiver()`).
+fn bind_unix(path: &Path, backlog: i32, perms: &rampart_cfg::model::UnixPerms) -> StepResult<OwnedFd> {
     // COMPAT: like HAProxy, a socket file left by a previous process is replaced.
     if let Ok(meta) = std::fs::symlink_metadata(path) {
         use std::os::unix::fs::FileTypeExt;
@@ -475,8 +480,23 @@ fn bind_unix(path: &Path, backlog: i32) -> StepResult<OwnedFd> {
     }
     let sock = Socket::new(Domain::UNIX, Type::STREAM.nonblocking().cloexec(), None).map_err(at(Step::Socket))?;
     sock.bind(&SockAddr::unix(path).map_err(at(Step::Bind))?).map_err(at(Step::Bind))?;
+    if perms.is_set() {
+        set_unix_perms(path, perms).map_err(at(Step::Bind))?;
+    }
     sock.listen(backlog).map_err(at(Step::Listen))?;
     Ok(sock.into())
+}
+
+fn set_unix_perms(path: &Path, perms: &rampart_cfg::model::UnixPerms) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    if perms.uid.is_some() || perms.gid.is_some() {
+        let (uid, gid) = (perms.uid.map(nix::unistd::Uid::from_raw), perms.gid.map(nix::unistd::Gid::from_raw));
+        nix::unistd::chown(path, uid, gid)?;
+    }
+    if let Some(mode) = perms.mode {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -32,6 +32,10 @@ impl Host for Runtime {
         &self.proc_vars
     }
 
+    fn cache(&self, cache: u32) -> Option<&crate::cache::Cache> {
+        self.caches.get(cache as usize).map(|c| &**c)
+    }
+
     fn rule_file(&self, file: u32) -> Option<&str> {
         self.rule_files.get(file as usize).map(|f| &**f)
     }

@@ -68,6 +68,7 @@ pub fn run(rt: Arc<Runtime>, mut listeners: Listeners, settings: Settings, main_
         }
     };
     let (state_tx, state_rx) = watch::channel(ListenState::Running);
+    crate::watchdog::start(nbthread);
     let sockets: usize = per_thread.iter().map(Vec::len).sum();
     rt.global.listeners_open.store(u32::try_from(sockets).unwrap_or(u32::MAX), Ordering::SeqCst);
     for ((t, socks), fwd) in per_thread.into_iter().enumerate().zip(forwarders) {
@@ -123,6 +124,7 @@ fn thread_main(
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .on_thread_park(crate::log::batch::flush)
+        .on_thread_unpark(crate::watchdog::beat)
         .build()
     {
         Ok(r) => r,
@@ -134,7 +136,12 @@ fn thread_main(
     runtime.block_on(async move {
         let stop_rt = rt.clone();
         // a loop that never runs dry still sends its log lines each tick
-        tokio::spawn(crate::timer::run_wheel(move || stop_rt.global.is_stopping(), crate::log::batch::flush));
+        crate::watchdog::register(thread);
+        let on_tick = || {
+            crate::watchdog::beat();
+            crate::log::batch::flush();
+        };
+        tokio::spawn(crate::timer::run_wheel(move || stop_rt.global.is_stopping(), on_tick));
         let park_rt = rt.clone();
         tokio::spawn(crate::mux::h1::park::run_parker(move || park_rt.global.is_stopping()));
         for sock in socks {
