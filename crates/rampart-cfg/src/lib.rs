@@ -99,7 +99,12 @@ fn parse_texts(texts: &[(String, String)], ctx: &LexCtx<'_>, mut diags: Diags) -
         files.push(parse::FileLines { name: file, lines });
         lexer_diags.push(file_diags.list);
     }
-    let partial = parse::parse_files(&files, lexer_diags, &mut diags);
+    // main sets HAPROXY_LOCALPEER (from -L or the host name) before loading, as HAProxy
+    let local = parse::LocalPeer {
+        name: (ctx.env)("HAPROXY_LOCALPEER").unwrap_or_default(),
+        cmdline: (ctx.env)("HAPROXY_LOCALPEER_CMDLINE").is_some(),
+    };
+    let partial = parse::parse_files(&files, lexer_diags, &mut diags, &local);
     let config = if diags.has_alerts() { None } else { Some(partial.clone()) };
     Loaded { config, partial, diags }
 }

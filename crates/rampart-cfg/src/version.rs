@@ -14,7 +14,7 @@ pub const RAMPART_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// configurations gate TLS on `feature(OPENSSL)`, while `ssllib_name_startswith(OpenSSL)`
 /// stays false (see `cond`).
 pub const FEATURES: &[&str] =
-    &["ACCEPT4", "EPOLL", "GETADDRINFO", "LINUX_SPLICE", "LUA", "OPENSSL", "POLL", "PRCTL", "RT", "THREAD"];
+    &["ACCEPT4", "EPOLL", "GETADDRINFO", "LINUX_SPLICE", "LUA", "OPENSSL", "POLL", "PRCTL", "RT", "THREAD", "ZLIB"];
 
 /// HAProxy features rampart does not have yet (shown as `-NAME` by `-vv`).
 pub const MISSING_FEATURES: &[&str] = &[
@@ -31,5 +31,4 @@ pub const MISSING_FEATURES: &[&str] = &[
     "TFO",
     "TPROXY",
     "WURFL",
-    "ZLIB",
 ];

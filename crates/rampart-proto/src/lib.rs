@@ -4,6 +4,7 @@
 //! - `http`: protocol-neutral pieces of a message head (slices, method, version, headers)
 //! - `h1`: HTTP/1.x heads (on httparse, with HAProxy's strictness), chunked framing
 //! - `h2`: HTTP/2 frames and SETTINGS (RFC 9113), HPACK field compression (RFC 7541)
+//! - `peers`: the peers protocol that replicates stick tables (handshake, messages, updates)
 //! - `pp`: PROXY protocol v1/v2 headers (decode with HAProxy's limits, encode)
 //! - `syslog`: syslog messages a `log-forward` receives (RFC 5424/3164 headers, TCP framing)
 
@@ -11,5 +12,6 @@ pub mod dns;
 pub mod h1;
 pub mod h2;
 pub mod http;
+pub mod peers;
 pub mod pp;
 pub mod syslog;

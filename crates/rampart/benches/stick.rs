@@ -27,6 +27,7 @@ fn table(size: u64) -> Arc<StickTable> {
         expire: Some(Duration::from_secs(30)),
         nopurge: false,
         store: store.iter().map(|&(data, period)| StoreSpec { data, period, nb: 1 }).collect(),
+        peers: None,
         span: Default::default(),
     };
     Arc::new(StickTable::new("t", &def))

@@ -7,6 +7,7 @@
 //! - `build`: the runtime model built from the configuration model (rules compiled,
 //!   files read, counters sized)
 //! - `worker`: one current-thread runtime per thread, signals, soft stop
+//! - `watchdog`: per-thread heartbeats, the monitor that aborts a stuck process, `show threads`
 //! - `master`: master-worker mode (`-W`): supervision, reloads, master CLI, systemd
 //! - `listener`: bind / adopt listening sockets, accept loop, maxconn, pause; the
 //!   receivers of `log-forward` sections
@@ -26,13 +27,19 @@
 //! - `pattern`: match methods and pattern sets, shared by ACLs and maps
 //! - `acl`: ACLs and conditions
 //! - `action`: what `http-request`, `tcp-request` ... rules do
+//! - `cache`: the HTTP cache: objects in memory bounded by `total-max-size`, the
+//!   cacheability rules
+//! - `comp`: HTTP compression: negotiation, the head's edits, the compressors
 //! - `lua`: Lua scripts (`lua-load`): HAProxy's Lua API, one Lua state per thread
+//! - `filter`: the response body filters (compression, the cache's store) between
+//!   the server side and the client
 //! - `auth`: `userlist` sections at run time: users, groups, crypt(3) password checks
 //! - `backend`, `lb`, `conn_pool`: pick a server, queue, connect, retry; balancers; idle
 //!   server connections and their sockets
 //! - `server`: server runtime state (UP/DOWN/NOLB, maintenance, effective weight), the
 //!   queues of streams waiting for a server
 //! - `dns`: name resolution at run time: `resolvers` sections, servers following DNS
+//! - `peers`: stick-table replication between nodes (HAProxy's peers protocol), `show peers`
 //!   (`dns::types`: what the model holds of it)
 //! - `check`: what a health check is (settings, HTTP, tcp-check and agent protocols)
 //! - `health`: health checks at run time (scheduling, probes, rise/fall, tracking)
@@ -56,13 +63,16 @@ pub mod back;
 pub mod backend;
 pub mod buf;
 pub mod build;
+pub mod cache;
 pub mod check;
 pub mod cli;
+pub mod comp;
 pub mod conn_pool;
 pub mod counters;
 pub mod debug;
 pub mod dns;
 pub mod errors;
+pub mod filter;
 pub mod h1;
 pub mod h2;
 pub mod health;
@@ -75,6 +85,7 @@ pub mod lua;
 pub mod master;
 pub mod mux;
 pub mod pattern;
+pub mod peers;
 pub mod process;
 pub mod proxy;
 pub mod sample;
@@ -88,4 +99,5 @@ mod sys;
 pub mod timer;
 pub mod tls;
 pub mod version;
+pub mod watchdog;
 pub mod worker;

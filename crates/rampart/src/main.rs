@@ -242,8 +242,15 @@ fn stdout(text: &str) {
 }
 
 /// HAProxy exports the local peer name (`-L`, or the host name) for `${HAPROXY_LOCALPEER}`.
+/// Also tells the configuration parser whether `-L` gave the name (then `localpeer` is
+/// ignored, with HAProxy's warning).
 fn set_localpeer_env(cli: &Cli) {
     std::env::set_var("HAPROXY_LOCALPEER", localpeer(cli));
+    if cli.localpeer.is_some() {
+        std::env::set_var("HAPROXY_LOCALPEER_CMDLINE", "1");
+    } else {
+        std::env::remove_var("HAPROXY_LOCALPEER_CMDLINE");
+    }
 }
 
 fn localpeer(cli: &Cli) -> String {
@@ -469,8 +476,12 @@ fn start(
             return 1;
         }
     }
-    let settings =
-        worker::Settings { nbthread, maxconn, hard_stop_after: cfg.global.hard_stop_after, localpeer: localpeer(cli) };
+    let settings = worker::Settings {
+        nbthread,
+        maxconn,
+        hard_stop_after: cfg.global.hard_stop_after,
+        localpeer: cfg.localpeer.clone(),
+    };
     let mut main_tasks: Vec<worker::MainTask> =
         cli_listeners.into_iter().map(|l| Box::pin(rampart::stats::socket::serve(l, stats_cli.clone())) as _).collect();
     main_tasks.push(Box::pin(rampart::stats::rates::run(rt.clone())));

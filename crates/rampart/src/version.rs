@@ -63,6 +63,10 @@ pub fn display_build_opts(default_nbthread: usize) -> String {
     out.push_str("SSL library supports : TLSv1.2 TLSv1.3\n");
     // the Lua embedded by the `mlua` crate (its vendored 5.4 sources)
     out.push_str("Built with Lua version : Lua 5.4.7\n");
+    // HAProxy names its zlib (or libslz) here; `+ZLIB` in the feature list is what the
+    // reg-tests look for.
+    out.push_str("\nBuilt with zlib-rs (flate2) for gzip/deflate, brotli (br) and zstd compression.\n");
+    out.push_str(COMP_ALGOS);
     let _ = writeln!(
         out,
         "\nBuilt with multi-threading support (MAX_THREADS={MAX_THREADS}, default={}).",
@@ -77,9 +81,15 @@ pub fn display_build_opts(default_nbthread: usize) -> String {
     out.push_str("  <default> : mode=HTTP  side=FE|BE  mux=H1    flags=HTX\n");
     out.push_str("  <default> : mode=TCP   side=FE|BE  mux=PASS  flags=\n\n");
     out.push_str("Available services : prometheus-exporter\n\n");
-    out.push_str("Available filters :\n\n");
+    out.push_str("Available filters :\n");
+    out.push_str("\t[CACHE] cache\n\t[COMP] compression\n\t[TRACE] trace\n");
     out
 }
+
+/// The `compression algo` values, as HAProxy lists them (name, then the token clients
+/// name it by); `br` and `zstd` are rampart's own.
+const COMP_ALGOS: &str = "Compression algorithms supported : identity(\"identity\"), deflate(\"deflate\"), \
+     raw-deflate(\"deflate\"), gzip(\"gzip\"), br(\"br\"), zstd(\"zstd\")\n";
 
 /// `+NAME`/`-NAME` for every feature, sorted by name as HAProxy sorts them.
 pub fn feature_list() -> String {
@@ -182,7 +192,8 @@ mod tests {
         assert!(lines.contains(&"Available services : prometheus-exporter"));
         assert!(lines.contains(&"      epoll : pref=300,  test result OK"));
         let filters = lines.iter().position(|l| *l == "Available filters :").unwrap();
-        assert_eq!(filters, lines.len() - 2, "no filter follows the header");
+        assert_eq!(lines[filters + 1..], ["\t[CACHE] cache", "\t[COMP] compression", "\t[TRACE] trace"]);
+        assert!(text.contains("+ZLIB"));
         assert!(!text.contains("h2"), "no HTTP/2 yet");
         assert_eq!(display_build_opts(500).lines().filter(|l| l.contains("default=64)")).count(), 1);
     }

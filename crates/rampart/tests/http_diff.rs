@@ -55,6 +55,7 @@ fn backend() -> HttpBackend {
             "/identity" => {
                 Reply::raw("HTTP/1.1 200 OK\r\nTransfer-Encoding: identity, chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n")
             }
+            "/badres" => Reply::raw("HTTP/1.1 200 OK\r\nX@y{z}: 1\r\nContent-Length: 2\r\n\r\nok"),
             "/echo" => Reply::ok().header("X-Method", &req.method).body(req.body.clone()),
             _ => Reply::ok().header("X-Path", &req.path).header("Cache-Control", "max-age=60").body("hello"),
         })
@@ -434,4 +435,58 @@ fn streamed_chunks_are_the_known_difference() {
     // ... but rampart delivered each chunk when it was written, 100 ms apart.
     let gaps = ours.gaps();
     assert!(gaps[1..].iter().all(|g| *g >= Duration::from_millis(60)), "{gaps:?}");
+}
+
+/// `option http-pretend-keepalive` with `http-server-close`: the server connection still
+/// closes after each response, but the request does not say so (no `Connection: close`
+/// on HTTP/1.1, `Connection: keep-alive` added on HTTP/1.0), as haproxy 2.6's
+/// `h1_update_req_conn_value()`. The client keeps its connection.
+#[test]
+fn pretend_keepalive_hides_the_close_from_the_server() {
+    let cfg = CFG.replace("listen fe1\n", "listen fe1\n  option http-server-close\n  option http-pretend-keepalive\n");
+    let requests = [
+        ("GET", "GET /a HTTP/1.1\r\nHost: h\r\n\r\n"),
+        ("GET", "GET /b HTTP/1.1\r\nHost: h\r\n\r\n"),
+        ("GET", "GET /c HTTP/1.0\r\n\r\n"),
+    ];
+    let Some(cmp) = run_same(&diff(&cfg), |p| exchange(p, &requests), |got| assert_eq!(statuses(got), [200, 200, 200]))
+    else {
+        return;
+    };
+    let Seen::Http(reqs) = &cmp.rampart.servers[0].1 else { panic!("an HTTP backend") };
+    let heads: Vec<_> = reqs.iter().map(|r| (r.raw_head_str(), r.conn)).collect();
+    assert_eq!(
+        heads,
+        [
+            ("GET /a HTTP/1.1\r\nhost: h\r\n\r\n".to_string(), 1),
+            ("GET /b HTTP/1.1\r\nhost: h\r\n\r\n".to_string(), 2),
+            ("GET /c HTTP/1.0\r\nconnection: keep-alive\r\n\r\n".to_string(), 3),
+        ]
+    );
+}
+
+/// `option accept-invalid-http-request` / `-response`: what haproxy 2.6 lets through
+/// (non-ASCII bytes in the target, non-token bytes in header names, a version it does
+/// not check) reaches the server and the client the same way through both; without
+/// the options the same messages are refused (400, 502).
+#[test]
+fn accept_invalid_http_request_and_response() {
+    let requests = [
+        ("GET", "GET /caf\u{e9} HTTP/1.1\r\nHost: h\r\nX Bad{name}: v\r\n\r\n"),
+        ("GET", "GET /badres HTTP/1.1\r\nHost: h\r\n\r\n"),
+    ];
+    let opts = "listen fe1\n  option accept-invalid-http-request\n  option accept-invalid-http-response\n";
+    let cfg = CFG.replace("listen fe1\n", opts);
+    let Some(cmp) = run_same(&diff(&cfg), |p| exchange(p, &requests), |got| assert_eq!(statuses(got), [200, 200]))
+    else {
+        return;
+    };
+    let Seen::Http(reqs) = &cmp.rampart.servers[0].1 else { panic!("an HTTP backend") };
+    assert_eq!(reqs[0].raw_head_str(), "GET /caf\u{e9} HTTP/1.1\r\nhost: h\r\nx bad{name}: v\r\n\r\n");
+    let strict = |p: &Running| {
+        let mut out = until_close(p, &[requests[0].1.as_bytes()]).iter().map(|r| status_line(r)).collect::<Vec<_>>();
+        out.extend(exchange(p, &requests[1..]).iter().map(|r| r.as_ref().map_or(0, |r| r.status).to_string()));
+        out
+    };
+    run_same(&diff(CFG), strict, |got| assert_eq!(got, &["HTTP/1.1 400 Bad request", "502"]));
 }

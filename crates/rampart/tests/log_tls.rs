@@ -211,12 +211,27 @@ fn a_ring_tls_server_verified_without_a_ca_file_is_refused_at_startup() {
     );
 }
 
+/// Connects to `addr`, waiting for the proxy to listen there: the relay binds its own
+/// port (not one inherited from the test), maybe after the startup window has passed.
+fn connect_when_listening(addr: SocketAddr) -> std::net::TcpStream {
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        match std::net::TcpStream::connect(addr) {
+            Ok(tcp) => return tcp,
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused && std::time::Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => panic!("connecting to {addr}: {e}"),
+        }
+    }
+}
+
 /// Sends `msg` LF-terminated over a TLS connection to `addr`, as `client` says.
 fn send_tls(addr: SocketAddr, client: rustls::ClientConfig, msg: &[u8]) {
     use std::io::Write as _;
     let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
     let conn = rustls::ClientConnection::new(Arc::new(client), name).unwrap();
-    let tcp = std::net::TcpStream::connect(addr).unwrap();
+    let tcp = connect_when_listening(addr);
     tcp.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
     let mut s = rustls::StreamOwned::new(conn, tcp);
     let _ = s.write_all(msg).and_then(|()| s.write_all(b"\n")).and_then(|()| s.flush());

@@ -582,11 +582,16 @@ fn many_cli_clients_during_traffic_all_get_their_answers() {
 /// `show errors` after one malformed request, with the dates, the client port and
 /// HAProxy's three lines of H1 parser flags (which rampart leaves out) removed.
 fn show_errors(binary: &Path) -> String {
+    show_errors_after(binary, CFG, "GET /a b HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n", 400)
+}
+
+/// `show errors` (as [`show_errors`]) after `request` got a `status` answer.
+fn show_errors_after(binary: &Path, cfg: &str, request: &str, status: u16) -> String {
     let s1 = HttpBackend::start("s1");
-    let proxy = start(binary, CFG, &s1);
+    let proxy = start(binary, cfg, &s1);
     let mut c = rampart_testkit::RawClient::connect(proxy.addr("fe1")).expect("connect");
-    c.send("GET /a b HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n").expect("send");
-    assert_eq!(c.read_response().expect("a response").status, 400);
+    c.send(request).expect("send");
+    assert_eq!(c.read_response().expect("a response").status, status);
     let out = socat(&sock(&proxy, "admin.sock"), "show errors\n");
     out.lines()
         .filter(|l| !l.starts_with("  H1 "))
@@ -611,6 +616,19 @@ fn show_errors_dumps_the_last_invalid_request_as_haproxy_does() {
     assert!(ours.contains("  00019  Host: x\\r\\n"), "{ours}");
     let Some(haproxy) = haproxy_or_skip("show_errors_dumps_the_last_invalid_request_as_haproxy_does") else { return };
     assert_eq!(ours, show_errors(&haproxy));
+}
+
+/// With `option accept-invalid-http-request`, a request with a space in a header name is
+/// served, and still listed by `show errors` at the byte let through, as haproxy 2.6.
+#[test]
+fn show_errors_lists_a_request_accept_invalid_let_through() {
+    let cfg = CFG.replace("frontend fe1\n", "frontend fe1\n  option accept-invalid-http-request\n");
+    let req = "GET /a HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n";
+    let ours = show_errors_after(Path::new(env!("CARGO_BIN_EXE_rampart")), &cfg, req, 200);
+    assert!(ours.contains("frontend fe1 (#2): invalid request"), "{ours}");
+    assert!(ours.contains("at position 29"), "{ours}");
+    let Some(haproxy) = haproxy_or_skip("show_errors_lists_a_request_accept_invalid_let_through") else { return };
+    assert_eq!(ours, show_errors_after(&haproxy, &cfg, req, 200));
 }
 
 #[test]

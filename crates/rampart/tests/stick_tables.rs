@@ -11,7 +11,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use http_common::RAMPART;
-use rampart_testkit::{haproxy_or_skip, http_get, stats_command, HttpBackend, Proxy, RawClient, Running};
+use rampart_testkit::{haproxy_or_skip, http_get, stats_command, HttpBackend, Proxy, RawClient, Reply, Running};
 
 /// `global` with an admin socket in the test directory and two threads (entries are
 /// shared by the threads), short timeouts.
@@ -362,4 +362,44 @@ fn gpc_arrays_through_actions_and_fetches() {
 fn gpc_arrays_match_haproxy() {
     let Some(haproxy) = haproxy_or_skip("gpc_arrays_match_haproxy") else { return };
     assert_eq!(gpc_session(Path::new(RAMPART)), gpc_session(&haproxy), "rampart (left), haproxy (right)");
+}
+
+/// `http_fail_cnt` and `http_err_cnt` after a server's 500, 501 and 404, a server that
+/// closes without answering (502), and a backend without a usable server (503).
+fn fail_session(binary: &Path) -> String {
+    let s1 = HttpBackend::builder("s1")
+        .respond(|r| match r.path.as_str() {
+            "/500" => Reply::new(500),
+            "/501" => Reply::new(501),
+            "/close" => Reply::raw("").close(),
+            _ => Reply::new(404),
+        })
+        .start();
+    let cfg = format!(
+        "{GLOBAL}frontend fe1\n  bind fd@${{fe1}}\n\
+         \x20 stick-table type ip size 1k expire 30s store http_req_cnt,http_err_cnt,http_fail_cnt\n\
+         \x20 http-request track-sc0 src\n\
+         \x20 use_backend none if {{ path /none }}\n\
+         \x20 default_backend be1\n\
+         backend be1\n  server s1 ${{s1_addr}}:${{s1_port}}\n\
+         backend none\n"
+    );
+    let p = start(binary, &cfg, &[("s1", &s1)]);
+    for (path, status) in [("/500", 500), ("/501", 501), ("/404", 404), ("/close", 502), ("/none", 503)] {
+        let mut c = RawClient::connect(p.addr("fe1")).unwrap();
+        assert_eq!(c.get(path).unwrap().status, status, "{path}");
+    }
+    rampart_testkit::eventually!(cli(&p, "show table fe1").contains(" use=0 "));
+    normalized(&cli(&p, "show table fe1"))
+}
+
+#[test]
+fn server_failures_are_counted_as_haproxy_counts_them() {
+    let got = fail_session(Path::new(RAMPART));
+    assert_eq!(
+        got,
+        "# table: fe1, type: ip, size:1024, used:1\n0x?: key=127.0.0.1 use=0 exp=? http_req_cnt=5 http_err_cnt=1 http_fail_cnt=2\n"
+    );
+    let Some(haproxy) = haproxy_or_skip("server_failures_are_counted_as_haproxy_counts_them") else { return };
+    assert_eq!(got, fail_session(&haproxy), "rampart (left), haproxy (right)");
 }

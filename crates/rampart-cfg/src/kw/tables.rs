@@ -31,10 +31,10 @@ pub static SECTIONS: &[Kw] = &[
     kw("backend", Yes),
     kw("listen", Yes),
     kw("userlist", Partial(USERLIST_PARTIAL)),
-    kw("peers", No),
+    kw("peers", Partial(PEERS_PARTIAL)),
     kw("mailers", No),
     kw("resolvers", Yes),
-    kw("cache", No),
+    kw("cache", Yes),
     kw("http-errors", Yes),
     kw("ring", Partial(RING_PARTIAL)),
     kw("log-forward", Partial(LOG_FORWARD_PARTIAL)),
@@ -72,6 +72,25 @@ const RING_PARTIAL: &str = "description, format, maxlen, size, timeout connect/s
 
 const LOG_PARTIAL: &str =
     "udp@/udp6@/ipv4/ipv6, unix@/uxdg@/paths (datagram), stdout/stderr, fd@1/fd@2, ring@; not tcp@";
+
+const PEERS_PARTIAL: &str = "peer, server, bind, default-bind, table, disabled, enabled; plain TCP only (no \
+     TLS on peer links), no options on peer/server lines, no 'log', no 'default-server' options";
+
+/// Keywords of `peers` sections.
+pub static PEERS: &[Kw] = &[
+    kw(
+        "bind",
+        Partial("one inet or fd@ address; name, backlog, v4v6, v6only, mss, defer-accept, tfo, tcp-ut; not ssl"),
+    ),
+    kw("default-bind", Partial("backlog and the options of 'bind'; not ssl")),
+    kw("default-server", Partial("without options")),
+    kw("disabled", Yes),
+    kw("enabled", Yes),
+    kw("log", No),
+    kw("peer", Partial("name and address; no server options (ssl, ...)")),
+    kw("server", Partial("name and address; no server options (ssl, ...)")),
+    kw("table", Yes),
+];
 
 /// Keywords of `resolvers` sections.
 pub static RESOLVERS: &[Kw] = &[
@@ -121,7 +140,7 @@ pub static GLOBAL: &[Kw] = &[
     kw("insecure-fork-wanted", Yes),
     kw("insecure-setuid-wanted", No),
     kw("issuers-chain-path", No),
-    kw("localpeer", No),
+    kw("localpeer", Yes),
     kw("log", Partial(LOG_PARTIAL)),
     kw("log-send-hostname", Yes),
     kw("log-tag", Yes),
@@ -192,7 +211,7 @@ pub static GLOBAL: &[Kw] = &[
     kw("tune.buffers.limit", No),
     kw("tune.buffers.reserve", No),
     kw("tune.bufsize", Yes),
-    kw("tune.comp.maxlevel", No),
+    kw("tune.comp.maxlevel", Yes),
     kw("tune.fail-alloc", No),
     kw("tune.fd.edge-triggered", No),
     kw("tune.h2.header-table-size", Yes),
@@ -214,7 +233,7 @@ pub static GLOBAL: &[Kw] = &[
     kw("tune.maxpollevents", No),
     kw("tune.maxrewrite", Yes),
     kw("tune.pattern.cache-size", No),
-    kw("tune.peers.max-updates-at-once", No),
+    kw("tune.peers.max-updates-at-once", Yes),
     kw("tune.pipesize", No),
     kw("tune.pool-high-fd-ratio", No),
     kw("tune.pool-low-fd-ratio", No),
@@ -222,13 +241,13 @@ pub static GLOBAL: &[Kw] = &[
     kw("tune.quic.frontend.max-idle-timeout", No),
     kw("tune.quic.frontend.max-streams-bidi", No),
     kw("tune.quic.retry-threshold", No),
-    kw("tune.rcvbuf.client", No),
-    kw("tune.rcvbuf.server", No),
+    kw("tune.rcvbuf.client", Yes),
+    kw("tune.rcvbuf.server", Partial(SRV_SOCKBUF_PARTIAL)),
     kw("tune.recv_enough", No),
     kw("tune.runqueue-depth", No),
     kw("tune.sched.low-latency", No),
-    kw("tune.sndbuf.client", No),
-    kw("tune.sndbuf.server", No),
+    kw("tune.sndbuf.client", Yes),
+    kw("tune.sndbuf.server", Partial(SRV_SOCKBUF_PARTIAL)),
     kw("tune.ssl.cachesize", Yes),
     kw("tune.ssl.capture-buffer-size", Yes),
     kw("tune.ssl.capture-cipherlist-size", No),
@@ -249,7 +268,7 @@ pub static GLOBAL: &[Kw] = &[
     kw("tune.zlib.windowsize", No),
     kw("uid", Yes),
     kw("ulimit-n", Yes),
-    kw("unix-bind", No),
+    kw("unix-bind", Yes),
     kw("unsetenv", Yes),
     kw("user", Yes),
     kw("wurfl-cache-size", No),
@@ -270,6 +289,7 @@ pub static STATS_GLOBAL: &[Kw] = &[
     kw("bind-process", Partial("accepted with a warning: no effect (one process)")),
 ];
 
+const SRV_SOCKBUF_PARTIAL: &str = "on the connections to servers; not yet on health-check connections";
 const SERVER_PARTIAL: &str = "address (IPv4, IPv6, hostname resolved once, unix@) and the options listed below";
 const BIND_PARTIAL: &str = "addresses (all forms but abns@/sockpair@/quic) and the 'name' option";
 const TCPCHK_PARTIAL: &str = "every rule (connect with all its options, send, send-binary, send-lf, send-binary-lf, \
@@ -285,6 +305,11 @@ const USERLIST_PARTIAL: &str = "md5, sha256, sha512, bcrypt and yescrypt crypt(3
      passwords; other crypt schemes (DES, ...) are refused at startup";
 const HTTP_REQUEST_PARTIAL: &str = "every action of the http-request action table marked supported or partial";
 
+const COMPRESSION_PARTIAL: &str =
+    "algo identity, gzip, deflate, raw-deflate, and beyond HAProxy br and zstd; type; offload. \
+     No maxcomprate / maxcompcpuusage limits";
+const FILTER_PARTIAL: &str = "compression, cache, trace (see the filters section); not spoe, fcgi-app, opentracing";
+
 /// First words of proxy and `defaults` section lines, with the sections of the keyword
 /// matrix (configuration.txt §4.1).
 pub static PROXY: &[ProxyKw] = &[
@@ -297,7 +322,7 @@ pub static PROXY: &[ProxyKw] = &[
     px("clitcpka-cnt", D | F | L, Yes),
     px("clitcpka-idle", D | F | L, Yes),
     px("clitcpka-intvl", D | F | L, Yes),
-    px("compression", ALL, No),
+    px("compression", ALL, Partial(COMPRESSION_PARTIAL)),
     px("cookie", D | L | B, Partial("every option but 'dynamic'")),
     px("declare", F | L, Yes),
     px("default-server", D | L | B, Partial("the same options as 'server'")),
@@ -315,7 +340,7 @@ pub static PROXY: &[ProxyKw] = &[
     px("errorloc303", ALL, No),
     px("error-log-format", D | F | L, Yes),
     px("external-check", D | L | B, No),
-    px("filter", F | L | B, No),
+    px("filter", F | L | B, Partial(FILTER_PARTIAL)),
     px("force-persist", L | B, No),
     px("fullconn", D | L | B, Yes),
     px("hash-balance-factor", D | L | B, Yes),
@@ -364,7 +389,7 @@ pub static PROXY: &[ProxyKw] = &[
         F | L | B,
         Partial(
             "type ip|ipv6|integer|string|binary, size, expire, nopurge, store (all 2.6 data types but \
-             server_key); not peers, srvkey, write-to",
+             server_key), peers; not srvkey, write-to",
         ),
     ),
     px("tcp-check", D | L | B, Partial(TCPCHK_PARTIAL)),
@@ -429,8 +454,8 @@ pub static TIMEOUTS: &[Kw] = &[
 /// `option <name>` (configuration.txt §4.1, plus the options only listed in §4.2).
 pub static OPTIONS: &[OptionKw] = &[
     opt("abortonclose", D | L | B, true, Yes),
-    opt("accept-invalid-http-request", D | F | L, true, No),
-    opt("accept-invalid-http-response", D | L | B, true, No),
+    opt("accept-invalid-http-request", D | F | L, true, Partial("non-ASCII bytes in the target, any byte but CR, LF and colon in header names, an unchecked version; not HTTP/0.9 requests nor a Host differing from the target's authority (still refused); a request let through is listed by 'show errors', as HAProxy")),
+    opt("accept-invalid-http-response", D | L | B, true, Partial("any byte but CR, LF and colon in header names, an unchecked version; responses are never listed by 'show errors' yet")),
     opt("allbackups", D | L | B, true, Yes),
     opt("checkcache", D | L | B, true, No),
     opt("clitcpka", D | F | L, true, Yes),
@@ -445,7 +470,7 @@ pub static OPTIONS: &[OptionKw] = &[
     opt("http-ignore-probes", D | F | L, true, No),
     opt("http-keep-alive", ALL, true, Yes),
     opt("http-no-delay", ALL, true, Yes),
-    opt("http-pretend-keepalive", D | L | B, true, No),
+    opt("http-pretend-keepalive", D | L | B, true, Yes),
     opt("http-restrict-req-hdr-names", ALL, false, Yes),
     opt("http-server-close", ALL, true, Yes),
     opt("http-use-proxy-header", D | F | L, true, No),

@@ -15,30 +15,38 @@
 //!   regexes, conditions), shared by `rules` and `reply`
 //! - `cookie`: cookie-based server persistence (`cookie`, server `cookie`)
 //! - `check`: health-check settings of a proxy (`option httpchk`, `http-check`)
+//! - `filter`: `compression` lines, `filter` lines and `cache` sections
 //! - `ring`: `ring` sections (log buffers and their TCP syslog servers)
 //! - `server_tls`: TLS towards servers (`server ... ssl`, `ssl-default-server-*`)
 //! - `stick`: stick tables, `stick` rules, tracking actions
+//! - `peers`: `peers` sections (replication of stick tables)
 
 mod check;
 mod cookie;
+mod filter;
 mod ids;
+mod peers;
 mod reply;
 mod resolvers;
 mod ring;
 mod rules;
 mod server_tls;
+mod sockets;
 mod source;
 mod ssl;
 mod stick;
 
 pub use check::*;
 pub use cookie::*;
+pub use filter::*;
 pub use ids::haproxy_ids;
+pub use peers::*;
 pub use reply::*;
 pub use resolvers::*;
 pub use ring::*;
 pub use rules::*;
 pub use server_tls::*;
+pub use sockets::*;
 pub use source::*;
 pub use ssl::*;
 pub use stick::*;
@@ -66,12 +74,52 @@ pub struct Config {
     pub log_forwards: Vec<LogForward>,
     /// `ring` sections in file order.
     pub rings: Vec<Ring>,
+    /// `cache` sections in file order.
+    pub caches: Vec<CacheSection>,
     /// `resolvers` sections in file order, then the implicit `default` one when
     /// `/etc/resolv.conf` gives it nameservers and no section has that name.
     pub resolvers: Vec<Resolvers>,
+    /// `peers` sections in file order (those without a local node included: they
+    /// replicate nothing).
+    pub peers: Vec<Peers>,
+    /// The local node's name in the `peers` sections (`-L`, `localpeer`, the host name).
+    pub localpeer: String,
 }
 
 impl Config {
+    /// The table named `name`: a proxy's (by the proxy's name), or a `peers` section's
+    /// (`<section>/<table>`). Tables are numbered proxies first (by proxy index), then
+    /// the tables of the `peers` sections in order.
+    pub fn find_table(&self, name: &str) -> Option<usize> {
+        if let Some(i) = self.proxies.iter().position(|p| p.name == name && p.stick_table.is_some()) {
+            return Some(i);
+        }
+        let (sec, t) = name.split_once('/')?;
+        let mut n = self.proxies.len();
+        for s in &self.peers {
+            if s.name == sec {
+                return s.tables.iter().position(|x| x.name == t).map(|i| n + i);
+            }
+            n += s.tables.len();
+        }
+        None
+    }
+
+    /// The name and definition of table `i` ([`Config::find_table`]'s numbering).
+    pub fn table(&self, i: usize) -> Option<(String, &StickTableDef)> {
+        if let Some(p) = self.proxies.get(i) {
+            return p.stick_table.as_ref().map(|d| (p.name.clone(), d));
+        }
+        let mut n = i - self.proxies.len();
+        for s in &self.peers {
+            match s.tables.get(n) {
+                Some(t) => return Some((s.table_id(t), &t.def)),
+                None => n -= s.tables.len(),
+            }
+        }
+        None
+    }
+
     /// Index of the proxy with this name and capability.
     pub fn find_backend(&self, name: &str) -> Option<usize> {
         self.proxies.iter().position(|p| p.cap.backend && p.name == name)
@@ -102,8 +150,12 @@ pub struct Global {
     /// `tune.maxrewrite` (default 1024): the part of a buffer kept free for header edits.
     pub maxrewrite: usize,
     pub hard_stop_after: Option<Duration>,
+    /// `tune.peers.max-updates-at-once`: updates a peer session pushes in one go (200).
+    pub peers_max_updates: u32,
     /// `tune.h2.*`: the HTTP/2 settings rampart announces.
     pub h2: H2Tune,
+    /// `tune.comp.maxlevel` (1..=9, default 1): the compression level used.
+    pub comp_maxlevel: u32,
     /// `tune.idle-pool.shared` (HAProxy's default: on): a thread may take over the
     /// idle server connections of another thread.
     pub idle_pool_shared: bool,
@@ -140,6 +192,10 @@ pub struct Global {
     pub spread_checks: u32,
     /// `ssl-default-server-*`, `ssl-server-verify`.
     pub ssl_server: SslServerDefaults,
+    /// `tune.rcvbuf.*`, `tune.sndbuf.*`.
+    pub sockbufs: SockBufs,
+    /// `unix-bind`.
+    pub unix_bind: UnixBind,
     pub span: Span,
 }
 
@@ -216,8 +272,10 @@ impl Default for Global {
             bufsize: 16384,
             maxrewrite: 1024,
             hard_stop_after: None,
+            peers_max_updates: 200,
             idle_pool_shared: true,
             h2: H2Tune::default(),
+            comp_maxlevel: 1,
             quiet: false,
             master_worker: false,
             mworker_no_exit_on_failure: false,
@@ -235,6 +293,8 @@ impl Default for Global {
             spread_checks: 0,
             ssl_server: SslServerDefaults::default(),
             ssl: GlobalSsl::default(),
+            sockbufs: SockBufs::default(),
+            unix_bind: UnixBind::default(),
             span: Span::default(),
         }
     }
@@ -444,6 +504,10 @@ pub struct Proxy {
     pub logs: Vec<LogTarget>,
     /// `log-tag <tag>`.
     pub log_tag: Option<String>,
+    /// `compression` lines (inherited from `defaults` but `offload`).
+    pub compression: Option<Compression>,
+    /// `filter` lines, and the filters declared implicitly, in HAProxy's order.
+    pub filters: Vec<FilterDecl>,
     /// `stick-table ...`: the proxy's table (named after the proxy).
     pub stick_table: Option<StickTableDef>,
     /// `stick on|match|store-request` rules in order (backends).
@@ -644,6 +708,17 @@ pub struct ProxyOptions {
     pub clitcpka: TcpKa,
     /// `option srvtcpka` (or `tcpka`) and `srvtcpka-*`: the same on server connections.
     pub srvtcpka: TcpKa,
+    /// `option http-pretend-keepalive`: a request sent on a server connection that will
+    /// be closed (`httpclose`, `http-server-close`) does not say so (no `Connection:
+    /// close`; HTTP/1.0 gets `Connection: keep-alive`).
+    pub http_pretend_keepalive: bool,
+    /// `option accept-invalid-http-request`: the request checks HAProxy relaxes
+    /// (non-ASCII in the URI, non-token header name characters, the version's format,
+    /// a `Host` differing from the absolute URI's authority).
+    pub accept_invalid_req: bool,
+    /// `option accept-invalid-http-response`: the same relaxations for responses
+    /// (header name characters, the version's format).
+    pub accept_invalid_res: bool,
 }
 
 /// TCP keep-alive of one side: SO_KEEPALIVE when `on`, and the TCP_KEEP* settings
@@ -813,6 +888,8 @@ pub struct Bind {
     /// `proto <mux>`: the protocol every connection speaks, whatever ALPN says and
     /// without HTTP/1 turning to HTTP/2 on the preface.
     pub proto: Option<BindProto>,
+    /// Mode and owner of the socket file of a unix address (from `unix-bind`).
+    pub unix_perms: UnixPerms,
     pub span: Span,
 }
 
@@ -925,6 +1002,9 @@ pub struct Server {
     pub tls: ServerTls,
     /// `cookie <value>`: the value of the backend's persistence cookie that names it.
     pub cookie: Option<String>,
+    /// `proto <mux>`: the protocol spoken to the server whatever ALPN says (`h1` or
+    /// `h2`); `None`: HTTP/1, or what ALPN negotiated over TLS.
+    pub proto: Option<BindProto>,
     /// The DNS name of the address, when it is one (its address is then the one it
     /// resolved to at startup, or unset).
     pub fqdn: Option<ServerFqdn>,

@@ -291,6 +291,8 @@ pub enum HttpReqAction {
     /// `lua.<name> [args...]`: an action a Lua script registers.
     Lua(LuaCall),
     Reject,
+    /// `cache-use <cache>`: serve from the cache when it holds the response.
+    CacheUse(String),
     /// `track-sc<n> <key> [table <t>]`.
     TrackSc(super::TrackSc),
     /// `sc-inc-gpc0/1(<n>)`, `sc-set-gpt0(<n>) <v>`.
@@ -340,6 +342,7 @@ impl HttpReqAction {
             A::Lua(_) => "lua.",
             A::DoResolve(_) => "do-resolve",
             A::Reject => "reject",
+            A::CacheUse(_) => "cache-use",
             A::TrackSc(_) => "track-sc",
             A::Sc(a) => a.name(),
         }
@@ -376,6 +379,8 @@ pub enum HttpResAction {
     SilentDrop,
     StrictMode(bool),
     WaitForBody(WaitForBody),
+    /// `cache-store <cache>`: store the response (its head as it is at this rule).
+    CacheStore(String),
     /// `sc-inc-gpc0/1(<n>)`, `sc-set-gpt0(<n>) <v>`.
     Sc(super::ScAction),
     /// `lua.<name> [args...]`.
@@ -406,6 +411,7 @@ impl HttpResAction {
             A::SilentDrop => "silent-drop",
             A::StrictMode(_) => "strict-mode",
             A::WaitForBody(_) => "wait-for-body",
+            A::CacheStore(_) => "cache-store",
             A::Sc(a) => a.name(),
             A::Lua(_) => "lua.",
         }

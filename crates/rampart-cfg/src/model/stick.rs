@@ -200,6 +200,8 @@ pub struct StickTableDef {
     pub nopurge: bool,
     /// What each entry stores, in HAProxy's data type order, each once.
     pub store: Vec<StoreSpec>,
+    /// `peers <section>`: the `peers` section the table is replicated through.
+    pub peers: Option<String>,
     pub span: Span,
 }
 

@@ -22,8 +22,26 @@ pub(super) fn parse_bind(cx: &mut Ctx<'_>, words: &[String]) {
     }
     let section = cx.pb.kind.section_word();
     let span = cx.span.clone();
-    let bind = bind_line(words, section, &span, &mut |m| cx.alert(m));
+    let mut bind = bind_line(words, section, &span, &mut |m| cx.alert(m));
+    if let Some(b) = &mut bind {
+        apply_unix_bind(b, cx.unix_bind);
+    }
     cx.pb.px.binds.extend(bind);
+}
+
+/// The global `unix-bind` settings on a proxy's `bind` line: the prefix before each unix
+/// path (as text, as HAProxy's `str2sa_range()` prepends it), the socket file's mode and
+/// owner.
+fn apply_unix_bind(bind: &mut Bind, ub: &crate::model::UnixBind) {
+    bind.unix_perms = ub.perms;
+    let Some(prefix) = &ub.prefix else { return };
+    for addr in &mut bind.addrs {
+        if let crate::model::ListenAddr::Unix(path) = addr {
+            let mut full = prefix.clone().into_os_string();
+            full.push(path.as_os_str());
+            *path = full.into();
+        }
+    }
 }
 
 /// A `bind <addr> [options]` line of section `section` (a proxy or a `log-forward`);
@@ -63,6 +81,7 @@ pub(super) fn bind_line(
         ctx,
         ssl,
         proto,
+        unix_perms: Default::default(),
         span: span.clone(),
     })
 }

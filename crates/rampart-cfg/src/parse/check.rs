@@ -19,7 +19,13 @@ pub(super) fn finish(p: &mut Parser) -> Config {
     let mut global = std::mem::take(&mut p.global);
     // HAProxy keeps at least half of each buffer for data.
     global.maxrewrite = global.maxrewrite.min(global.bufsize / 2);
+    super::cache::check_caches(&p.caches, &mut p.diags);
+    super::filter::check_filters(p);
+    let caches = std::mem::take(&mut p.caches);
     super::resolvers::finish(p);
+    super::peers::finish(p);
+    let peers = std::mem::take(&mut p.peers);
+    let localpeer = p.localpeer.clone();
     let resolvers = std::mem::take(&mut p.resolvers);
     let builds = std::mem::take(&mut p.proxies);
     let http_errors = std::mem::take(&mut p.http_errors);
@@ -44,7 +50,19 @@ pub(super) fn finish(p: &mut Parser) -> Config {
         );
         p.diags.push(crate::diag::Diag::warning(None, msg));
     }
-    Config { global, proxies, defaults, userlists, http_errors, rings, log_forwards, resolvers }
+    Config {
+        global,
+        proxies,
+        defaults,
+        userlists,
+        http_errors,
+        rings,
+        log_forwards,
+        resolvers,
+        caches,
+        peers,
+        localpeer,
+    }
 }
 
 fn mode_str(m: Mode) -> &'static str {

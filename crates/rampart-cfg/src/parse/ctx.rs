@@ -82,6 +82,8 @@ pub(crate) struct ServerSettings {
     pub tls: crate::model::ServerTls,
     /// `cookie <value>`.
     pub cookie: Option<String>,
+    /// `proto <mux>`.
+    pub proto: Option<crate::model::BindProto>,
     /// `resolvers`, `resolve-prefer`, `resolve-net`, `resolve-opts`, `init-addr`.
     pub resolve: crate::model::ServerResolve,
 }
@@ -104,6 +106,7 @@ impl Default for ServerSettings {
             socks4: None,
             tls: crate::model::ServerTls::default(),
             cookie: None,
+            proto: None,
             resolve: crate::model::ServerResolve::default(),
         }
     }
@@ -147,6 +150,8 @@ pub(crate) struct Ctx<'a> {
     pub experimental: bool,
     /// Where the line records its use of a feature kept but not done yet.
     pub pending: &'a mut crate::kw::PendingUses,
+    /// `unix-bind` as set by the `global` lines read so far.
+    pub unix_bind: &'a crate::model::UnixBind,
 }
 
 impl Ctx<'_> {
@@ -250,6 +255,8 @@ fn fresh_proxy(name: &str, cap: Cap, span: &Span) -> Proxy {
         unique_id_format: None,
         unique_id_header: None,
         log_tag: None,
+        compression: None,
+        filters: Vec::new(),
         id: None,
         logs: Vec::new(),
         stick_table: None,

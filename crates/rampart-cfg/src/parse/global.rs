@@ -35,6 +35,11 @@ pub(super) fn parse_global_line(p: &mut Parser, words: &[String], kwm: Modifier,
         | "ssl-default-server-ciphersuites"
         | "ssl-default-server-options" => super::server_ssl::parse_global_ssl_server(p, words, span),
         "tune.idle-pool.shared" => parse_idle_pool_shared(p, words, span),
+        "tune.comp.maxlevel" => parse_comp_maxlevel(p, words, span),
+        "tune.rcvbuf.client" | "tune.rcvbuf.server" | "tune.sndbuf.client" | "tune.sndbuf.server" => {
+            super::global_sockets::parse_sockbuf(p, words, span)
+        }
+        "unix-bind" => super::global_sockets::parse_unix_bind(p, words, span),
         _ if word.starts_with("tune.h2.") && kw::global_kw(word).is_some() => parse_tune_h2(p, words, span),
         _ if word.starts_with("tune.vars.") && kw::global_kw(word).is_some() => parse_vars_max_size(p, words, span),
         _ if super::lua::is_lua_kw(word) && kw::global_kw(word).is_some() => super::lua::parse_lua_kw(p, words, span),
@@ -46,6 +51,8 @@ pub(super) fn parse_global_line(p: &mut Parser, words: &[String], kwm: Modifier,
         "log" => super::log::parse_global_log(p, words, kwm, span),
         "log-tag" | "log-send-hostname" => super::log::parse_global_log_kw(p, words, span),
         "stats" => parse_stats(p, words, span),
+        "localpeer" => super::peers::parse_localpeer(p, words, span),
+        "tune.peers.max-updates-at-once" => super::peers::parse_max_updates(p, words, span),
         "nbproc" => {
             let msg = "nbproc is not supported any more since HAProxy 2.5. Threads will automatically be used \
                        on multi-processor machines if available.";
@@ -109,7 +116,7 @@ pub(super) fn unknown_or_not_yet(p: &mut Parser, word: &str, span: &Span) {
 }
 
 /// HAProxy's `alertif_too_many_args()`.
-fn too_many(p: &mut Parser, words: &[String], max: usize, span: &Span) -> bool {
+pub(super) fn too_many(p: &mut Parser, words: &[String], max: usize, span: &Span) -> bool {
     match words.get(max + 1) {
         Some(extra) => {
             p.alert(span, too_many_args(&words[0], extra));
@@ -122,7 +129,7 @@ fn too_many(p: &mut Parser, words: &[String], max: usize, span: &Span) -> bool {
 /// HAProxy reports a second `maxconn`, `pidfile`... with an alert that does not fail
 /// the configuration ("Continuing."); rampart fails on every alert, so it is a warning
 /// here, with the same text.
-fn already_specified(p: &mut Parser, span: &Span, msg: String) {
+pub(super) fn already_specified(p: &mut Parser, span: &Span, msg: String) {
     p.warning(span, msg);
 }
 
@@ -267,7 +274,7 @@ fn parse_account(p: &mut Parser, words: &[String], span: &Span) {
 /// Looks `name` up in a passwd/group style file (`name:x:id:...`).
 // COMPAT: HAProxy asks libc (NSS); we read the local files, which covers system
 // accounts but not directory services (LDAP, sssd).
-fn lookup_id(db: &str, name: &str) -> Option<u32> {
+pub(super) fn lookup_id(db: &str, name: &str) -> Option<u32> {
     let text = std::fs::read_to_string(db).ok()?;
     text.lines().find_map(|l| {
         let mut f = l.split(':');
@@ -334,6 +341,17 @@ fn parse_tune(p: &mut Parser, words: &[String], span: &Span) {
             return;
         }
         p.global.maxrewrite = v as usize;
+    }
+}
+
+/// `tune.comp.maxlevel <1..9>`, read as C's `atoi()`.
+fn parse_comp_maxlevel(p: &mut Parser, words: &[String], span: &Span) {
+    if too_many(p, words, 1, span) {
+        return;
+    }
+    match atol(arg(words, 1)) {
+        v @ 1..=9 => p.global.comp_maxlevel = v as u32,
+        _ => p.alert(span, "'tune.comp.maxlevel' expects a numeric value between 1 and 9"),
     }
 }
 

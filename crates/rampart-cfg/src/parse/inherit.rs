@@ -22,6 +22,8 @@ pub(super) fn inherit(def: &ProxyBuild, name: &str, kind: Kind, span: &Span) -> 
     pb.errors = def.errors.clone();
     px.logs = d.logs.clone();
     px.log_tag = d.log_tag.clone();
+    // as `proxy_defproxy_cpy()`: the algorithms and types, not `offload`
+    px.compression = d.compression.as_ref().map(|c| crate::model::Compression { offload: false, ..c.clone() });
     px.tcp_request_inspect_delay = d.tcp_request_inspect_delay;
     px.tcp_response_inspect_delay = d.tcp_response_inspect_delay;
     px.unique_id_format = d.unique_id_format.clone();

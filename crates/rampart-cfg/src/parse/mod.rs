@@ -23,6 +23,8 @@
 //! - `errorfile`: error files and `errorfile`; `http_errors`: `errorfiles`, `http-error`
 //!   and `http-errors` sections
 //! - `userlist`: `userlist` sections
+//! - `filter`: `compression` and `filter` lines; `cache`: `cache` sections
+//! - `peers`: `peers` sections, `localpeer`, the local node
 //! - `resolvers`: `resolvers` sections (nameservers, timeouts, hold periods)
 //! - `ring`: `ring` sections (log buffers forwarded to TCP syslog servers)
 //! - `log`: `log` lines (kept raw)
@@ -34,13 +36,16 @@
 mod addr;
 mod balance;
 mod bind;
+mod cache;
 mod check;
 mod check_rules;
 mod check_step;
 mod cookie;
 mod ctx;
 mod errorfile;
+pub(crate) mod filter;
 mod global;
+mod global_sockets;
 mod healthcheck;
 mod http_errors;
 mod inherit;
@@ -48,6 +53,7 @@ mod log;
 mod log_forward;
 mod lua;
 mod option;
+mod peers;
 mod proxy;
 mod proxy_kw;
 mod resolvers;
@@ -102,8 +108,12 @@ enum Cursor {
     LogForward(usize),
     /// A `ring` section, index into [`Parser::rings`].
     Ring(usize),
+    /// A `cache` section, index into [`Parser::caches`].
+    Cache(usize),
     /// A `resolvers` section, index into [`Parser::resolvers`].
     Resolvers(usize),
+    /// A `peers` section, index into [`Parser::peers`].
+    Peers(usize),
     /// A section rampart does not parse (already reported), or whose header was refused:
     /// its lines are skipped without further noise.
     Skipped,
@@ -133,7 +143,15 @@ pub(crate) struct Parser {
     pub http_errors: Vec<crate::model::HttpErrors>,
     pub log_forwards: Vec<crate::model::LogForward>,
     pub rings: Vec<crate::model::Ring>,
+    pub caches: Vec<crate::model::CacheSection>,
     pub resolvers: Vec<crate::model::Resolvers>,
+    pub peers: Vec<crate::model::Peers>,
+    /// What HAProxy keeps across the lines of each `peers` section.
+    pub peers_build: Vec<peers::PeersBuild>,
+    /// The local node's name (`-L`, `localpeer`, else the host name).
+    pub localpeer: String,
+    /// `-L` gave it: `localpeer` is ignored.
+    pub localpeer_cmdline: bool,
     cursor: Cursor,
     /// Diagnostics of the file being parsed.
     pub diags: Vec<Diag>,
@@ -142,7 +160,7 @@ pub(crate) struct Parser {
 }
 
 impl Parser {
-    fn new() -> Self {
+    fn new(local: &LocalPeer) -> Self {
         Parser {
             global: Global::default(),
             defaults: Vec::new(),
@@ -152,7 +170,12 @@ impl Parser {
             http_errors: Vec::new(),
             log_forwards: Vec::new(),
             rings: Vec::new(),
+            caches: Vec::new(),
             resolvers: Vec::new(),
+            peers: Vec::new(),
+            peers_build: Vec::new(),
+            localpeer: local.name.clone(),
+            localpeer_cmdline: local.cmdline,
             cursor: Cursor::Outside,
             diags: Vec::new(),
             pending: kw::PendingUses::default(),
@@ -195,7 +218,9 @@ impl Parser {
             Cursor::HttpErrors(i) => http_errors::parse_http_errors_line(self, i, words, &line.span),
             Cursor::LogForward(i) => log_forward::parse_log_forward_line(self, i, words, kwm, &line.span),
             Cursor::Ring(i) => ring::parse_ring_line(self, i, words, &line.span),
+            Cursor::Cache(i) => cache::parse_cache_line(self, i, words, &line.span),
             Cursor::Resolvers(i) => resolvers::parse_resolvers_line(self, i, words, &line.span),
+            Cursor::Peers(i) => peers::parse_peers_line(self, i, words, &line.span),
         }
     }
 
@@ -266,9 +291,21 @@ impl Parser {
                     None => Cursor::Skipped,
                 }
             }
+            "cache" => {
+                self.cursor = match cache::open_cache(self, words, span) {
+                    Some(i) => Cursor::Cache(i),
+                    None => Cursor::Skipped,
+                }
+            }
             "resolvers" => {
                 self.cursor = match resolvers::open_resolvers(self, words, span) {
                     Some(i) => Cursor::Resolvers(i),
+                    None => Cursor::Skipped,
+                }
+            }
+            "peers" => {
+                self.cursor = match peers::open_peers(self, words, span) {
+                    Some(i) => Cursor::Peers(i),
                     None => Cursor::Skipped,
                 }
             }
@@ -280,10 +317,19 @@ impl Parser {
     }
 }
 
+/// The local node's name of the peers sections, as the command line set it.
+#[derive(Debug, Clone, Default)]
+pub struct LocalPeer {
+    /// `-L <name>`, else the host name.
+    pub name: String,
+    /// Given by `-L` (`localpeer` lines are then ignored).
+    pub cmdline: bool,
+}
+
 /// Parses every file and returns the configuration; problems go to `diags` (lexer
 /// diagnostics already there are kept in line order with the parser's own).
-pub fn parse_files(files: &[FileLines], lexer_diags: Vec<Vec<Diag>>, diags: &mut Diags) -> Config {
-    let mut p = Parser::new();
+pub fn parse_files(files: &[FileLines], lexer_diags: Vec<Vec<Diag>>, diags: &mut Diags, local: &LocalPeer) -> Config {
+    let mut p = Parser::new(local);
     let mut lexer_diags = lexer_diags.into_iter();
     for file in files {
         p.parse_file(&file.lines);
@@ -363,6 +409,11 @@ pub(crate) mod tests {
     use crate::model::Config;
     use crate::Diags;
 
+    /// The local node's name in the tests.
+    pub fn local() -> super::LocalPeer {
+        super::LocalPeer { name: "rampart-test".into(), cmdline: false }
+    }
+
     fn ctx() -> LexCtx<'static> {
         LexCtx { env: &|_| None, version: "2.6.12", features: &[] }
     }
@@ -374,7 +425,7 @@ pub(crate) mod tests {
         let lines = lex(&name, text, &ctx(), &mut lex_diags);
         let mut diags = Diags::default();
         let files = [super::FileLines { name, lines }];
-        let cfg = super::parse_files(&files, vec![lex_diags.list], &mut diags);
+        let cfg = super::parse_files(&files, vec![lex_diags.list], &mut diags, &local());
         (cfg, diags)
     }
 
@@ -398,7 +449,7 @@ pub(crate) mod tests {
         let name: Arc<str> = "t.cfg".into();
         let mut lex_diags = Diags::default();
         let lines = lex(&name, text, &ctx(), &mut lex_diags);
-        let mut p = super::Parser::new();
+        let mut p = super::Parser::new(&local());
         p.parse_file(&lines);
         p.diags.iter().filter(|d| d.level == Level::Warning).map(|d| d.message.clone()).collect()
     }
@@ -429,7 +480,7 @@ mod file_tests {
             files.push(FileLines { name, lines });
         }
         let mut diags = Diags::default();
-        let cfg = parse_files(&files, vec![Vec::new(), Vec::new()], &mut diags);
+        let cfg = parse_files(&files, vec![Vec::new(), Vec::new()], &mut diags, &Default::default());
         let rendered: Vec<String> = diags.list.iter().map(|d| d.render(1)).collect();
         assert_eq!(
             rendered,

@@ -55,7 +55,10 @@ fn dispatch_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str
             | "log-separate-errors"
             | "logasap"
             | "allbackups"
-            | "transparent",
+            | "transparent"
+            | "http-pretend-keepalive"
+            | "accept-invalid-http-request"
+            | "accept-invalid-http-response",
         ) => flag_option(cx, words, kwm, name),
         (_, "httpclose" | "http-server-close" | "http-keep-alive") => conn_mode_option(cx, words, kwm, name),
         (_, "tcpka" | "clitcpka" | "srvtcpka") => tcpka_option(cx, words, kwm, name),
@@ -125,7 +128,10 @@ fn flag_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str) {
     if cx.too_many(words, 0, 1) {
         return;
     }
-    let need_frontend = matches!(name, "dontlognull" | "dontlog-normal" | "log-separate-errors" | "logasap");
+    let need_frontend = matches!(
+        name,
+        "dontlognull" | "dontlog-normal" | "log-separate-errors" | "logasap" | "accept-invalid-http-request"
+    );
     if name != "http-buffer-request" && cx.ignored_without(need_frontend, name, "") {
         return;
     }
@@ -140,6 +146,9 @@ fn flag_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str) {
         "http-buffer-request" => opts.http_buffer_request = on,
         "allbackups" => opts.allbackups = on,
         "transparent" => opts.transparent = on,
+        "http-pretend-keepalive" => opts.http_pretend_keepalive = on,
+        "accept-invalid-http-request" => opts.accept_invalid_req = on,
+        "accept-invalid-http-response" => opts.accept_invalid_res = on,
         _ => opts.abortonclose = on,
     }
 }

@@ -210,7 +210,9 @@ pub(crate) fn parse_proxy_line(p: &mut Parser, target: Target, words: &[String],
         Target::Defaults(i) => &mut p.defaults[i],
         Target::Proxy(i) => &mut p.proxies[i],
     };
-    let mut cx = Ctx { pb, diags: &mut p.diags, span, bufsize, maxrewrite, experimental, pending: &mut p.pending };
+    let unix_bind = &p.global.unix_bind;
+    let mut cx =
+        Ctx { pb, diags: &mut p.diags, span, bufsize, maxrewrite, experimental, pending: &mut p.pending, unix_bind };
     dispatch(&mut cx, words, kwm);
 }
 
@@ -268,6 +270,8 @@ fn dispatch(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
         "log-tag" => log::parse_proxy_log_tag(cx, words),
         "http-check" => super::healthcheck::parse_http_check(cx, words),
         "tcp-check" => super::tcpcheck::parse_tcp_check(cx, words),
+        "compression" => super::filter::parse_compression(cx, words),
+        "filter" => super::filter::parse_filter(cx, words),
         "stick-table" if !cx.is_defaults() => super::stick::parse_stick_table(cx, words),
         "stick" if cx.cap().backend && !cx.is_defaults() => super::stick::parse_stick(cx, words),
         _ => unknown_or_not_yet(cx, words),
@@ -522,7 +526,7 @@ mod tests {
     #[test]
     fn lines_of_a_refused_section_are_skipped() {
         assert_eq!(alerts("backend\n foo\n bar\n"), ["'backend' expects an <id> argument"]);
-        assert_eq!(alerts("peers p\n peer a 127.0.0.1:1\n"), ["'peers' is not supported yet"]);
+        assert_eq!(alerts("mailers m\n mailer a 127.0.0.1:1\n"), ["'mailers' is not supported yet"]);
     }
 
     #[test]

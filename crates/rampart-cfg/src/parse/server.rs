@@ -147,6 +147,7 @@ fn new_server(
         port_offset,
         tls: s.tls,
         cookie: s.cookie,
+        proto: s.proto,
         fqdn,
         resolve: s.resolve,
         span,
@@ -190,6 +191,7 @@ pub(super) fn implicit_server(
         port_offset: None,
         tls: s.tls,
         cookie: None,
+        proto: None,
         fqdn: None,
         resolve: Default::default(),
         span: span.clone(),
@@ -251,8 +253,9 @@ fn parse_server_options(
             ok = false;
             continue;
         }
-        if k.support == Support::No {
-            cx.alert(format!("{ctx}{}", not_yet(word)));
+        if k.support == Support::No || (word == "proto" && matches!(value, "fcgi" | "none")) {
+            let what = if word == "proto" { format!("proto {value}") } else { word.to_owned() };
+            cx.alert(format!("{ctx}{}", not_yet(&what)));
             ok = false;
             continue;
         }
@@ -273,6 +276,18 @@ fn parse_server_options(
     ok
 }
 
+/// `proto <mux>` on a server: HAProxy 2.6's multiplexer names (`h1`, `h2`; `fcgi` and
+/// `none` are refused as not supported before this is called).
+fn parse_proto(v: &str) -> Result<crate::model::BindProto, String> {
+    use crate::model::BindProto;
+    match v {
+        "" => Err("'proto' :  missing value".into()),
+        "h1" => Ok(BindProto::H1),
+        "h2" => Ok(BindProto::H2),
+        _ => Err(format!("'proto' :  unknown MUX protocol '{v}'")),
+    }
+}
+
 /// The `<addr>:<port>` of `socks4` (a port is required).
 fn parse_socks4(word: &str, value: &str) -> Result<SocketAddr, String> {
     if value.is_empty() {
@@ -289,6 +304,7 @@ fn parse_socks4(word: &str, value: &str) -> Result<SocketAddr, String> {
 fn apply_option(word: &str, value: &str, s: &mut ServerSettings, srv: &str) -> Result<(), String> {
     match word {
         "backup" => s.backup = true,
+        "proto" => s.proto = Some(parse_proto(value)?),
         // HAProxy's message ends in a newline it trims before adding its period
         "cookie" if value.is_empty() => return Err(format!("'{word}' expects <value> as argument.")),
         "cookie" => s.cookie = Some(value.to_owned()),
@@ -559,6 +575,11 @@ mod tests {
         assert_eq!((s[2].proxy.version, s[2].disabled), (None, false));
         let cfg = parse_ok("backend b\n server s 127.0.0.1:1 source 127.0.0.9:0\n");
         assert_eq!(cfg.proxies[0].servers[0].source, Some("127.0.0.9:0".parse().unwrap()));
+        assert_eq!(cfg.proxies[0].servers[0].proto, None);
+        let cfg =
+            parse_ok("backend b\n default-server proto h2\n server s 127.0.0.1:1\n server t 127.0.0.1:1 proto h1\n");
+        let s = &cfg.proxies[0].servers;
+        assert_eq!((s[0].proto, s[1].proto), (Some(crate::model::BindProto::H2), Some(crate::model::BindProto::H1)));
         let a = |opts: &str| alerts(&format!("backend b\n server s 127.0.0.1:80 {opts}\n"));
         assert_eq!(a("proxy-v2-options crc32c,bogus"), ["'server b/s' : 'bogus' : proxy v2 option not implemented."]);
         assert_eq!(
@@ -579,6 +600,9 @@ mod tests {
         assert_eq!(a("inter"), ["'server b/s' : 'inter' expects a delay as argument.."]);
         assert_eq!(a("rise 0"), ["'server b/s' : 'rise' has to be > 0.."]);
         assert_eq!(a("ssl verify none npn h2"), ["'server b/s' : 'npn' is not supported yet"]);
+        assert_eq!(a("proto fcgi"), ["'server b/s' : 'proto fcgi' is not supported yet"]);
+        assert_eq!(a("proto h3"), ["'server b/s' : 'proto' :  unknown MUX protocol 'h3'."]);
+        assert_eq!(a("check-proto h2"), ["'server b/s' : 'check-proto' is not supported yet"]);
         // every refusal of the line is reported, up to an unknown word
         assert_eq!(
             a("send-proxy-v2-ssl weight 300 check inter 0 redir http://x wieght 3"),

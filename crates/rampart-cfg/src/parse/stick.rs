@@ -29,9 +29,19 @@ pub(crate) fn parse_stick_table(cx: &mut Ctx<'_>, words: &[String]) {
     }
 }
 
+/// A `table <name> ...` line of a `peers` section (`words` without the name): as a
+/// `stick-table` line, but without `peers`.
+pub(crate) fn table_def_in_peers(words: &[String], span: &crate::span::Span) -> Result<StickTableDef, String> {
+    if words.iter().any(|w| w == "peers") {
+        return Err(format!("{}: unknown argument 'peers'.", words[0]));
+    }
+    table_def(words, span)
+}
+
 fn table_def(words: &[String], span: &crate::span::Span) -> Result<StickTableDef, String> {
     let kw = &words[0];
     let (mut key, mut size, mut expire, mut nopurge, mut store) = (None, 0u64, None, false, Vec::new());
+    let mut peers = None;
     let mut i = 1;
     while i < words.len() {
         let w = words[i].as_str();
@@ -66,7 +76,14 @@ fn table_def(words: &[String], span: &crate::span::Span) -> Result<StickTableDef
                 store_list(kw, value, &mut store)?;
                 i += 2;
             }
-            "peers" | "srvkey" | "write-to" => return Err(not_yet(&format!("{kw} {w}"))),
+            "peers" => {
+                if value.is_empty() {
+                    return Err(missing());
+                }
+                peers = Some(value.to_owned());
+                i += 2;
+            }
+            "srvkey" | "write-to" => return Err(not_yet(&format!("{kw} {w}"))),
             other => return Err(format!("{kw}: unknown argument '{other}'.")),
         }
     }
@@ -75,7 +92,7 @@ fn table_def(words: &[String], span: &crate::span::Span) -> Result<StickTableDef
     }
     let key = key.ok_or_else(|| format!("{kw}: missing type."))?;
     store.sort_by_key(|s: &StoreSpec| s.data);
-    Ok(StickTableDef { key, size, expire, nopurge, store, span: span.clone() })
+    Ok(StickTableDef { key, size, expire, nopurge, store, peers, span: span.clone() })
 }
 
 /// HAProxy's `parse_size_err()`: digits then an optional `k`, `m` or `g` (powers of
@@ -444,7 +461,11 @@ mod tests {
         assert!(def("stick-table type ip size 1 store gpc(2),gpc1")
             .unwrap_err()
             .contains("'gpc' overrides 'gpc[0/1]'"));
-        assert_eq!(def("stick-table type ip size 1 peers p").unwrap_err(), "'stick-table peers' is not supported yet");
+        assert_eq!(def("stick-table type ip size 1 peers p").unwrap().peers.as_deref(), Some("p"));
+        assert_eq!(
+            def("stick-table type ip size 1 srvkey addr").unwrap_err(),
+            "'stick-table srvkey' is not supported yet"
+        );
         assert_eq!(def("stick-table type ip size 1 bogus").unwrap_err(), "stick-table: unknown argument 'bogus'.");
     }
 

@@ -49,7 +49,11 @@ pub fn parse_request(buf: &[u8], max_len: usize, head: &mut Head) -> Result<bool
     head.reset();
     let (window, full) = window(buf, max_len);
     let Some(start) = startline::skip_empty_lines(window)? else { return incomplete(full) };
-    let Some(line) = startline::parse_request_line(window, start)? else { return incomplete(full) };
+    let (relax, mut err_pos) = (head.relax, None);
+    let Some(line) = startline::parse_request_line(window, start, relax, &mut err_pos)? else {
+        return incomplete(full);
+    };
+    head.err_pos = err_pos;
     set_request_line(head, &line);
     if !parse_fields(window, line.end, head)? {
         return incomplete(full);
@@ -65,7 +69,7 @@ pub fn parse_response(buf: &[u8], max_len: usize, req_method: Method, head: &mut
     head.reset();
     let (window, full) = window(buf, max_len);
     let Some(start) = startline::skip_empty_lines(window)? else { return incomplete(full) };
-    let Some(line) = startline::parse_status_line(window, start)? else { return incomplete(full) };
+    let Some(line) = startline::parse_status_line(window, start, head.relax)? else { return incomplete(full) };
     set_status_line(head, &line);
     if !parse_fields(window, line.end, head)? {
         return incomplete(full);
@@ -133,6 +137,7 @@ fn parse_fields_into<'b>(
         Ok(httparse::Status::Complete(done)) => done,
         Ok(httparse::Status::Partial) => return Ok(false),
         Err(httparse::Error::TooManyHeaders) => return Err(H1Error::TooManyHeaders),
+        Err(httparse::Error::HeaderName) if head.relax => return super::relaxed::parse_fields(buf, from, head),
         Err(_) => return Err(H1Error::HeaderSyntax),
     };
     let base = buf.as_ptr() as usize;

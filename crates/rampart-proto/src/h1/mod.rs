@@ -12,12 +12,14 @@
 //! - `fields`: Content-Length, Transfer-Encoding, Connection values (private)
 //! - `target`: request-target forms, authority and Host syntax and agreement (private)
 //! - `head`: [`parse_request`], [`parse_response`], [`is_h2_preface`]
+//! - `relaxed`: header fields as `accept-invalid-http-request|response` reads them (private)
 //! - `chunked`: [`ChunkedState`], validating chunked bodies while they are forwarded
 //! - `write`: request/status lines and headers on output
 
 pub mod chunked;
 mod fields;
 pub mod head;
+mod relaxed;
 mod startline;
 mod target;
 pub mod types;

@@ -53,11 +53,17 @@ pub(super) fn is_spht(b: u8) -> bool {
     b == b' ' || b == b'\t'
 }
 
-/// A request-target byte: visible ASCII. HAProxy refuses bytes >= 0x80 too (unless
-/// `option accept-invalid-http-request`, which the codec does not implement).
+/// A request-target byte: visible ASCII. HAProxy refuses bytes >= 0x80 too, unless
+/// `option accept-invalid-http-request` ([`is_relaxed_uri_char`]).
 #[inline]
 fn is_uri_char(b: u8) -> bool {
     (0x21..=0x7e).contains(&b)
+}
+
+/// A request-target byte under `accept-invalid-http-request`: non-ASCII bytes too.
+#[inline]
+fn is_relaxed_uri_char(b: u8) -> bool {
+    is_uri_char(b) || b >= 0x80
 }
 
 /// Index of the first byte from `from` on that does not satisfy `pred`.
@@ -116,7 +122,15 @@ fn slice(start: usize, end: usize) -> Slice {
 
 /// Parses `method SP+ target SP+ HTTP/d.d` and its line end, starting at `start` (the
 /// first byte after the empty lines, a token character).
-pub(super) fn parse_request_line(buf: &[u8], start: usize) -> Step<RequestLine> {
+///
+/// With `relax` (`accept-invalid-http-request`), bytes >= 0x80 may be in the target
+/// (the first one's offset lands in `err_pos`) and the version is not checked.
+pub(super) fn parse_request_line(
+    buf: &[u8],
+    start: usize,
+    relax: bool,
+    err_pos: &mut Option<u32>,
+) -> Step<RequestLine> {
     let method_end = span(buf, start, is_token);
     // a CR/LF right after the method or the target is an HTTP/0.9 request: refused
     if !is_spht(byte_at!(buf, method_end)) {
@@ -124,15 +138,21 @@ pub(super) fn parse_request_line(buf: &[u8], start: usize) -> Step<RequestLine> 
     }
     let uri_start = span(buf, method_end, is_spht);
     byte_at!(buf, uri_start);
-    let uri_end = span(buf, uri_start, is_uri_char);
+    let uri_end = if relax { span(buf, uri_start, is_relaxed_uri_char) } else { span(buf, uri_start, is_uri_char) };
     if uri_end == uri_start || !is_spht(byte_at!(buf, uri_end)) {
         return Err(H1Error::StartLine);
+    }
+    if relax && err_pos.is_none() {
+        *err_pos = buf[uri_start..uri_end].iter().position(|&b| b >= 0x80).map(|i| (uri_start + i) as u32);
     }
     let ver_start = span(buf, uri_end, is_spht);
     byte_at!(buf, ver_start);
     let ver_end = span(buf, ver_start, is_version_char);
     let Some(end) = line_end(buf, ver_end)? else { return Ok(None) };
-    let version = request_version(&buf[ver_start..ver_end])?;
+    let version = match request_version(&buf[ver_start..ver_end]) {
+        Err(_) if relax => relaxed_version(&buf[ver_start..ver_end]),
+        v => v?,
+    };
     let method_raw = &buf[start..method_end];
     // PRI is reserved for the HTTP/2 preface (`http_wait_for_request` answers 400)
     if method_raw.eq_ignore_ascii_case(b"PRI") {
@@ -148,7 +168,8 @@ pub(super) fn parse_request_line(buf: &[u8], start: usize) -> Step<RequestLine> 
 }
 
 /// Parses `version SP+ status [SP+ reason]` and its line end, starting at `start`.
-pub(super) fn parse_status_line(buf: &[u8], start: usize) -> Step<StatusLine> {
+/// With `relax` (`accept-invalid-http-response`), the version is not checked.
+pub(super) fn parse_status_line(buf: &[u8], start: usize, relax: bool) -> Step<StatusLine> {
     let ver_end = span(buf, start, is_version_char);
     if !is_spht(byte_at!(buf, ver_end)) {
         return Err(H1Error::StartLine);
@@ -171,7 +192,10 @@ pub(super) fn parse_status_line(buf: &[u8], start: usize) -> Step<StatusLine> {
         Some(_) => return Err(H1Error::StartLine),
     }
     let Some(end) = line_end(buf, reason_end)? else { return Ok(None) };
-    let version = response_version(&buf[start..ver_end])?;
+    let version = match response_version(&buf[start..ver_end]) {
+        Err(_) if relax => relaxed_version(&buf[start..ver_end]),
+        v => v?,
+    };
     let status = status_code(&buf[code_start..code_end])?;
     Ok(Some(StatusLine { version, status, reason: slice(reason_start, reason_end), end }))
 }
@@ -197,6 +221,16 @@ fn response_version(v: &[u8]) -> Result<Version, H1Error> {
         return Err(H1Error::StartLine);
     }
     digit_version(v)
+}
+
+/// A version HAProxy lets through unchecked (`h1_process_req_vsn` and
+/// `h1_process_res_vsn` when `err_pos` is not -2): 1.1 when 8 bytes long with a major
+/// above `1`, or `1` and a minor from `1` on; 1.0 otherwise.
+fn relaxed_version(v: &[u8]) -> Version {
+    match v {
+        [_, _, _, _, _, major, _, minor] if *major > b'1' || (*major == b'1' && *minor >= b'1') => Version::Http11,
+        _ => Version::Http10,
+    }
 }
 
 /// Classifies `?????d.d` as HAProxy's `H1_MF_VER_11`: 1.1 and above.
@@ -232,7 +266,7 @@ mod tests {
     use super::*;
 
     fn req(s: &[u8]) -> Step<RequestLine> {
-        parse_request_line(s, 0)
+        parse_request_line(s, 0, false, &mut None)
     }
 
     #[test]
@@ -257,7 +291,7 @@ mod tests {
 
     #[test]
     fn status_codes() {
-        let st = |s: &[u8]| parse_status_line(s, 0).map(|l| l.map(|l| l.status));
+        let st = |s: &[u8]| parse_status_line(s, 0, false).map(|l| l.map(|l| l.status));
         assert_eq!(st(b"HTTP/1.1 999 X\n"), Ok(Some(999)));
         assert_eq!(st(b"HTTP/1.1 100\n"), Ok(Some(100)));
         assert_eq!(st(b"HTTP/1.1 099 X\n"), Err(H1Error::Status));

@@ -79,14 +79,22 @@ pub struct Head {
     /// `Transfer-Encoding` in an HTTP/1.0 response (`H1_MF_CONN_CLO` in src/h1.c; an
     /// HTTP/1.0 request with it is refused).
     pub force_close: bool,
+    /// Set by the owner, kept by [`Head::reset`]: parse as HAProxy does with `option
+    /// accept-invalid-http-request` (or `-response`): bytes >= 0x80 in the request
+    /// target, any byte but CR, LF and `:` in header names, and any version made of
+    /// version characters are let through.
+    pub relax: bool,
+    /// With `relax`: where the first byte let through is (HAProxy's `err_pos`), for
+    /// `show errors`.
+    pub err_pos: Option<u32>,
 }
 
 impl Head {
-    /// Clears for the next message, keeping the header list's capacity.
+    /// Clears for the next message, keeping the header list's capacity and `relax`.
     pub fn reset(&mut self) {
         let mut headers = std::mem::take(&mut self.headers);
         headers.clear();
-        *self = Head { headers, ..Head::default() };
+        *self = Head { headers, relax: self.relax, ..Head::default() };
     }
 
     /// Whether the sender wants the connection kept after this message: HTTP/1.1

@@ -311,6 +311,12 @@ impl<'c> Cx<'c> {
 // === actions ===
 
 impl<'c> Cx<'c> {
+    /// The index of the cache a rule names (the configuration checks reported an
+    /// unknown one already).
+    fn cache(&mut self, name: &str) -> Option<u32> {
+        self.cfg.caches.iter().position(|c| c.name == name).map(|i| i as u32)
+    }
+
     fn http_req(&mut self, a: &HttpReqAction, span: &Span, has_cond: bool) -> Option<HttpAct> {
         let list = List::HttpReq;
         Some(match a {
@@ -342,6 +348,7 @@ impl<'c> Cx<'c> {
             HttpReqAction::SilentDrop => HttpAct::SilentDrop,
             HttpReqAction::SetLogLevel(l) => HttpAct::SetLogLevel(super::log_level(*l)),
             HttpReqAction::DisableL7Retry => HttpAct::DisableL7Retry,
+            HttpReqAction::CacheUse(name) => HttpAct::CacheUse(self.cache(name)?),
             HttpReqAction::Capture(c) => self.capture_req(c)?,
             HttpReqAction::Addr(a) => self.addr(a)?,
             HttpReqAction::NormalizeUri(n) => {
@@ -372,6 +379,7 @@ impl<'c> Cx<'c> {
             HttpResAction::SetStatus(s) => set_status(s),
             HttpResAction::Var(v) => self.var(v, list)?,
             HttpResAction::StrictMode(on) => HttpAct::StrictMode(*on),
+            HttpResAction::CacheStore(name) => HttpAct::CacheStore(self.cache(name)?),
             HttpResAction::SilentDrop => HttpAct::SilentDrop,
             HttpResAction::SetLogLevel(l) => HttpAct::SetLogLevel(super::log_level(*l)),
             HttpResAction::Capture { expr, id } => self.capture_res(expr, *id, list)?,

@@ -54,6 +54,10 @@ impl NameMatch {
 #[derive(Debug)]
 pub enum HttpAct {
     Allow,
+    /// `cache-use <cache>` (the cache's index).
+    CacheUse(u32),
+    /// `cache-store <cache>`.
+    CacheStore(u32),
     /// `deny`: the reply (403 by default, 502 on responses).
     Deny(Reply),
     /// `use-service prometheus-exporter`: the metrics (`crate::stats::prometheus`).
@@ -271,6 +275,7 @@ impl Env<'_> {
             timeouts: st.timeouts,
             back_tls: st.back_tls.as_deref(),
             last_rule: st.last_rule,
+            flt: st.flt,
             sc: Some(&st.sc),
             ..SampleCtx::new(self.rt, &st.conn, self.fe)
         }
@@ -427,6 +432,14 @@ impl HttpAct {
             }
             HttpAct::DisableL7Retry => {
                 x.st.l7_retry = false;
+                Flow::Continue
+            }
+            HttpAct::CacheUse(c) => {
+                super::cache::cache_use(*c, x, ctx);
+                Flow::Continue
+            }
+            HttpAct::CacheStore(c) => {
+                super::cache::cache_store(*c, x, ctx);
                 Flow::Continue
             }
             HttpAct::SetPriority { offset, value } => {

@@ -23,6 +23,7 @@
 //! message head's edits; they never see a socket.
 
 pub mod addr;
+pub mod cache;
 pub mod capture;
 pub mod compile;
 mod compile_tcp;

@@ -49,6 +49,10 @@ pub struct StreamState {
     pub direct: bool,
     /// The dates the request's persistence cookie carried (`maxidle`, `maxlife`).
     pub cookie_dates: crate::http::cookie::Dates,
+    /// What the filters decided (compression, cache).
+    pub flt: crate::sample::ctx::FltFacts,
+    /// What the cache rules decided.
+    pub cache: crate::cache::CacheState,
     /// The stick-table entries the stream tracks (`track-sc<n>`).
     pub sc: crate::stick::Trackers,
     /// The keys `stick on|store-request` rules store the server in, once known.
@@ -91,6 +95,8 @@ impl Default for StreamState {
             last_rule: None,
             direct: false,
             cookie_dates: Default::default(),
+            flt: Default::default(),
+            cache: Default::default(),
             sc: Default::default(),
             stick_stores: Vec::new(),
             resolve: None,
@@ -117,6 +123,8 @@ impl StreamState {
         self.last_rule = None;
         self.direct = false;
         self.cookie_dates = Default::default();
+        self.flt = Default::default();
+        self.cache.reset();
         self.sc.release();
         self.stick_stores.clear();
         self.resolve = None;

@@ -105,6 +105,7 @@ impl ScAct {
                 if let Some(c) = l.cell(*gpc, *idx) {
                     t.row.add_cell(c, 1, now);
                 }
+                t.table.touch_local(&t.key);
             }
             ScAct::SetGpt { slot, gpt, idx, value } => {
                 let Some(t) = ctx.tracked(*slot) else { return };
@@ -120,6 +121,7 @@ impl ScAct {
                     }
                 };
                 t.row.set_cell(c, v as u32 as u64, crate::stick::now_ms());
+                t.table.touch_local(&t.key);
             }
         }
     }

@@ -161,6 +161,19 @@ pub fn run_tcp_rules(rules: &[Rule<TcpAct>], final_data: bool, x: &mut TcpExec<'
                 continue;
             }
         }
+        if let (TcpAct::TrackSc(t), false) = (&rule.act, final_data) {
+            // a key that may still appear (an HTTP fetch over a request not complete
+            // yet) waits for more data, as HAProxy's `tcp_action_track_sc()` yields
+            let ctx = SampleCtx { final_data, ..x.ctx() };
+            let pending = t.run(&ctx, x.http);
+            if pending.is_none() && ctx.may_change.get() {
+                return TcpFlow::Wait;
+            }
+            if let (Some(p), Some(sc)) = (pending, x.sc.as_deref_mut()) {
+                p.store(sc);
+            }
+            continue;
+        }
         match rule.act.exec(x) {
             TcpFlow::Continue => {}
             end => {

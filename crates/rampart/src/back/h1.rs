@@ -66,11 +66,19 @@ pub struct RxHalf<'a> {
 
 impl H1Back {
     /// An exchange on `sc`.
-    pub fn new(sc: ServerConn, bufsize: usize, max_head: usize) -> H1Back {
-        H1Back { sc: Some(sc), out: Buf::take(bufsize), rx: Rx::new(bufsize, max_head) }
+    /// `relax`: `option accept-invalid-http-response`.
+    pub fn new(sc: ServerConn, bufsize: usize, max_head: usize, relax: bool) -> H1Back {
+        let mut rx = Rx::new(bufsize, max_head);
+        rx.head.relax = relax;
+        H1Back { sc: Some(sc), out: Buf::take(bufsize), rx }
     }
 
-    fn sock(&self) -> &BackSock {
+    /// The server connection (its server, key, socket).
+    pub fn conn(&self) -> &ServerConn {
+        self.sc.as_ref().expect(RELEASED)
+    }
+
+    fn socket(&self) -> &BackSock {
         &self.conn().stream
     }
 }
@@ -99,8 +107,20 @@ impl HttpBack for H1Back {
     type Send<'a> = TxHalf<'a>;
     type Recv<'a> = RxHalf<'a>;
 
-    fn conn(&self) -> &ServerConn {
-        self.sc.as_ref().expect(RELEASED)
+    fn srv(&self) -> usize {
+        self.conn().srv
+    }
+
+    fn reused(&self) -> bool {
+        self.conn().from_pool
+    }
+
+    fn sni(&self) -> Option<&str> {
+        self.conn().key.sni.as_deref()
+    }
+
+    fn sock(&self) -> Option<&BackSock> {
+        Some(&self.conn().stream)
     }
 
     async fn send_request(
@@ -115,12 +135,12 @@ impl HttpBack for H1Back {
             BodyLen::Known(n) => OutFraming::Length(n),
             BodyLen::Unknown => OutFraming::Chunked,
         };
-        let conn = request_conn_hdr(req.head.version, how.keep_alive, how.upgrade);
+        let conn = request_conn_hdr(req.head.version, how.keep_alive || how.pretend_keepalive, how.upgrade);
         self.out.clear();
         write_request_head(&mut self.out, req, ReqOut { conn, framing });
         self.out.extend_from_slice(body);
         self.rx.method = req.head.method;
-        write_all(self.sock(), &self.out, timeout).await
+        write_all(self.socket(), &self.out, timeout).await
     }
 
     fn release(&mut self) {
@@ -132,7 +152,7 @@ impl HttpBack for H1Back {
         self.rx.buf.clear();
         self.rx.handed = 0;
         self.rx.body = Body::Done;
-        write_all(self.sock(), &self.out, timeout).await
+        write_all(self.socket(), &self.out, timeout).await
     }
 
     fn split(&mut self) -> (TxHalf<'_>, RxHalf<'_>) {
@@ -140,7 +160,7 @@ impl HttpBack for H1Back {
         (TxHalf { sock }, RxHalf { sock, rx: &mut self.rx })
     }
 
-    fn finish(mut self) -> (ServerConn, bool) {
+    fn finish(mut self) -> Option<(ServerConn, bool)> {
         let sc = self.sc.take().expect(RELEASED);
         let rx = &mut self.rx;
         rx.drop_handed();
@@ -149,7 +169,7 @@ impl HttpBack for H1Back {
             && rx.buf.is_empty()
             && rx.head.framing != Framing::UntilClose
             && rx.head.wants_keep_alive();
-        (sc, reusable)
+        Some((sc, reusable))
     }
 }
 

@@ -17,8 +17,10 @@
 //! protocol decodes them (`crate::h1::body::Unchunk`: data, then trailers).
 //!
 //! - `h1`: [`h1::H1Back`], HTTP/1 in the client role
+//! - `h2`: [`h2::H2Back`], one stream of a shared HTTP/2 connection
 
 pub mod h1;
+pub mod h2;
 
 use std::future::Future;
 use std::time::Duration;
@@ -39,6 +41,9 @@ pub struct ReqSend {
     /// The server connection may be kept after this exchange (`http-reuse`,
     /// `option http-server-close` ...).
     pub keep_alive: bool,
+    /// `option http-pretend-keepalive`: the request head says keep-alive even when the
+    /// connection is closed after this exchange.
+    pub pretend_keepalive: bool,
     /// The client asked to upgrade the connection (`Connection: upgrade` + `Upgrade`).
     pub upgrade: bool,
 }
@@ -115,8 +120,18 @@ pub trait HttpBack {
     where
         Self: 'a;
 
-    /// The server connection (its server, key, socket).
-    fn conn(&self) -> &ServerConn;
+    /// The server the exchange went to (its index in the backend).
+    fn srv(&self) -> usize;
+
+    /// Whether the connection carried exchanges before this one (its failure before
+    /// any response byte allows a transparent retry on a new connection).
+    fn reused(&self) -> bool;
+
+    /// The SNI the connection announced.
+    fn sni(&self) -> Option<&str>;
+
+    /// The socket, when the exchange has one to itself.
+    fn sock(&self) -> Option<&BackSock>;
 
     /// Sends the request head `req` with the body bytes already in hand, in one write;
     /// keeps both to send them again on another connection ([`HttpBack::resend`]).
@@ -143,8 +158,9 @@ pub trait HttpBack {
     fn split(&mut self) -> (Self::Send<'_>, Self::Recv<'_>);
 
     /// Ends the exchange: the connection, and whether it may carry another request (the
-    /// response ended cleanly, nothing followed it, the server keeps it open).
-    fn finish(self) -> (ServerConn, bool);
+    /// response ended cleanly, nothing followed it, the server keeps it open); `None`
+    /// for a stream of a shared connection, which stays with its driver.
+    fn finish(self) -> Option<(ServerConn, bool)>;
 }
 
 /// The sending half of a server connection.
@@ -194,27 +210,53 @@ pub trait BackRecv {
 
 /// The server side of one exchange, whatever its protocol.
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant, reason = "the HTTP/1 exchange is the common one: not boxed")]
 pub enum BackConn {
     H1(h1::H1Back),
+    // PERF: boxed, so that the HTTP/1 exchange does not carry HTTP/2's size.
+    H2(Box<h2::H2Back>),
 }
 
 /// The sending half of a [`BackConn`].
 #[derive(Debug, Clone, Copy)]
 pub enum BackTx<'a> {
     H1(h1::TxHalf<'a>),
+    H2(h2::TxHalf<'a>),
 }
 
 /// The receiving half of a [`BackConn`].
 #[derive(Debug)]
 pub enum BackRx<'a> {
     H1(h1::RxHalf<'a>),
+    H2(h2::RxHalf<'a>),
 }
 
 impl BackConn {
     /// A server connection spoken to in HTTP/1 (`bufsize`: `tune.bufsize`; `max_head`:
-    /// the most a response head may take).
-    pub fn h1(sc: ServerConn, bufsize: usize, max_head: usize) -> BackConn {
-        BackConn::H1(h1::H1Back::new(sc, bufsize, max_head))
+    /// the most a response head may take; `relax`: `option accept-invalid-http-response`).
+    pub fn h1(sc: ServerConn, bufsize: usize, max_head: usize, relax: bool) -> BackConn {
+        BackConn::H1(h1::H1Back::new(sc, bufsize, max_head, relax))
+    }
+
+    /// The server side for a connection `conn` to server `srv` of backend `be`: a
+    /// stream of a shared HTTP/2 connection, the first one of a new connection that
+    /// speaks HTTP/2, or an HTTP/1 exchange.
+    pub fn new(conn: crate::backend::Connected<h2::H2Attach>, rt: &crate::proxy::Runtime, be: usize) -> BackConn {
+        use crate::backend::Connected;
+        match conn {
+            Connected::Own(sc) => {
+                let px = &rt.proxies[be];
+                let server = &px.be.servers[sc.srv];
+                if !h2::speaks_h2(server, &sc) {
+                    return BackConn::h1(sc, rt.bufsize, rt.max_head, px.accept_invalid_res);
+                }
+                BackConn::H2(Box::new(h2::H2Back::start(sc, server, h2::Opening::of(rt, be))))
+            }
+            Connected::Shared(a) => {
+                let server = &rt.proxies[be].be.servers[a.srv];
+                BackConn::H2(Box::new(h2::H2Back::attached(a, server, h2::Opening::of(rt, be))))
+            }
+        }
     }
 }
 
@@ -224,9 +266,31 @@ impl HttpBack for BackConn {
     type Send<'a> = BackTx<'a>;
     type Recv<'a> = BackRx<'a>;
 
-    fn conn(&self) -> &ServerConn {
+    fn srv(&self) -> usize {
         match self {
-            BackConn::H1(b) => b.conn(),
+            BackConn::H1(b) => b.srv(),
+            BackConn::H2(b) => b.srv(),
+        }
+    }
+
+    fn reused(&self) -> bool {
+        match self {
+            BackConn::H1(b) => b.reused(),
+            BackConn::H2(b) => b.reused(),
+        }
+    }
+
+    fn sni(&self) -> Option<&str> {
+        match self {
+            BackConn::H1(b) => b.sni(),
+            BackConn::H2(b) => b.sni(),
+        }
+    }
+
+    fn sock(&self) -> Option<&BackSock> {
+        match self {
+            BackConn::H1(b) => b.sock(),
+            BackConn::H2(_) => None,
         }
     }
 
@@ -239,18 +303,21 @@ impl HttpBack for BackConn {
     ) -> Result<(), IoError> {
         match self {
             BackConn::H1(b) => b.send_request(req, how, body, timeout).await,
+            BackConn::H2(b) => b.send_request(req, how, body, timeout).await,
         }
     }
 
     fn release(&mut self) {
         match self {
             BackConn::H1(b) => b.release(),
+            BackConn::H2(b) => b.release(),
         }
     }
 
     async fn resend(&mut self, sc: ServerConn, timeout: Option<Duration>) -> Result<(), IoError> {
         match self {
             BackConn::H1(b) => b.resend(sc, timeout).await,
+            BackConn::H2(b) => b.resend(sc, timeout).await,
         }
     }
 
@@ -260,12 +327,17 @@ impl HttpBack for BackConn {
                 let (tx, rx) = b.split();
                 (BackTx::H1(tx), BackRx::H1(rx))
             }
+            BackConn::H2(b) => {
+                let (tx, rx) = b.split();
+                (BackTx::H2(tx), BackRx::H2(rx))
+            }
         }
     }
 
-    fn finish(self) -> (ServerConn, bool) {
+    fn finish(self) -> Option<(ServerConn, bool)> {
         match self {
             BackConn::H1(b) => b.finish(),
+            BackConn::H2(b) => b.finish(),
         }
     }
 }
@@ -274,12 +346,14 @@ impl BackSend for BackTx<'_> {
     async fn send_body(&self, bytes: &[u8], timeout: Option<Duration>) -> Result<(), IoError> {
         match self {
             BackTx::H1(t) => t.send_body(bytes, timeout).await,
+            BackTx::H2(t) => t.send_body(bytes, timeout).await,
         }
     }
 
     fn raw(&self) -> Option<&BackSock> {
         match self {
             BackTx::H1(t) => t.raw(),
+            BackTx::H2(t) => t.raw(),
         }
     }
 }
@@ -288,48 +362,56 @@ impl BackRecv for BackRx<'_> {
     async fn recv_head(&mut self, res: &mut MsgHead, wait: HeadWait<'_>) -> Result<Received, HeadError> {
         match self {
             BackRx::H1(r) => r.recv_head(res, wait).await,
+            BackRx::H2(r) => r.recv_head(res, wait).await,
         }
     }
 
     fn res_buf(&self) -> &[u8] {
         match self {
             BackRx::H1(r) => r.res_buf(),
+            BackRx::H2(r) => r.res_buf(),
         }
     }
 
     fn res_facts(&self) -> ResFacts {
         match self {
             BackRx::H1(r) => r.res_facts(),
+            BackRx::H2(r) => r.res_facts(),
         }
     }
 
     fn start_body(&mut self, tunnel: bool) -> Result<std::ops::Range<usize>, BodyError> {
         match self {
             BackRx::H1(r) => r.start_body(tunnel),
+            BackRx::H2(r) => r.start_body(tunnel),
         }
     }
 
     async fn recv_body(&mut self, timeout: Option<Duration>) -> Result<Option<&[u8]>, BodyError> {
         match self {
             BackRx::H1(r) => r.recv_body(timeout).await,
+            BackRx::H2(r) => r.recv_body(timeout).await,
         }
     }
 
     fn raw_rest(&mut self) -> Option<RawRest<'_>> {
         match self {
             BackRx::H1(r) => r.raw_rest(),
+            BackRx::H2(r) => r.raw_rest(),
         }
     }
 
     fn raw_moved(&mut self, moved: u64) {
         match self {
             BackRx::H1(r) => r.raw_moved(moved),
+            BackRx::H2(r) => r.raw_moved(moved),
         }
     }
 
     fn body_done(&self) -> bool {
         match self {
             BackRx::H1(r) => r.body_done(),
+            BackRx::H2(r) => r.body_done(),
         }
     }
 }

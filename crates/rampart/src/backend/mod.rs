@@ -82,6 +82,12 @@ impl ServerConn {
         ServerConn { stream, key, srv, uses, from_pool, queued: QueueWait::default(), _busy: busy }
     }
 
+    /// The socket, what it was opened for, its server and the stream's slot: a
+    /// connection that becomes shared by several streams (HTTP/2).
+    pub fn into_parts(self) -> (BackSock, ConnKey, usize, Busy) {
+        (self.stream, self.key, self.srv, self._busy)
+    }
+
     /// Notes the stream's wait in a queue before it got this connection.
     fn queued(mut self, queued: QueueWait) -> ServerConn {
         self.queued = queued;
@@ -267,9 +273,9 @@ pub const ABORT_CHECK_EVERY: Duration = Duration::from_millis(100);
 /// client closes its side meanwhile (`client_gone` completes, checked every
 /// [`ABORT_CHECK_EVERY`]): a stream still in the queue or still connecting is dropped
 /// before it reaches a server. Without the option the request is served, as a closed
-/// input may be a mere half-close.
+/// input may be a mere half-close. `share` as for [`connect_or_share`].
 #[allow(clippy::too_many_arguments)] // the stream's choices, passed through to `connect`
-pub async fn connect_unless_aborted(
+pub async fn connect_unless_aborted<T>(
     client_gone: impl std::future::Future<Output = ()>,
     rt: &Arc<Runtime>,
     be_idx: usize,
@@ -278,8 +284,9 @@ pub async fn connect_unless_aborted(
     key: Option<u32>,
     prio: Priority,
     cx: ConnectCtx<'_>,
-) -> Option<Result<ServerConn, ConnectError>> {
-    let connecting = connect(rt, be_idx, reuse, forced, key, prio, cx);
+    share: Share<'_, T>,
+) -> Option<Result<Connected<T>, ConnectError>> {
+    let connecting = connect_or_share(rt, be_idx, reuse, forced, key, prio, cx, share);
     if !rt.proxies[be_idx].abortonclose {
         return Some(connecting.await);
     }
@@ -290,15 +297,40 @@ pub async fn connect_unless_aborted(
     }
 }
 
-/// Gets a connection to a server of backend `be`: an idle one when `reuse` allows, or a
-/// new one, with `retries` further attempts (the last one on another server with
-/// `option redispatch`), waiting MIN(1s, timeout connect) before retrying the same
-/// server after an immediate failure. `forced` is the server a rule chose (`use-server`):
-/// it is used when enabled, waiting for room in it if it is full. `key` is the hash
-/// key of a hashing backend ([`key::lb_key`]); `prio` places the stream in a queue
-/// (`set-priority-class`/`-offset`); `cx` is the client connection (the port a mapped
-/// server address adds its offset to), and for a TLS server the SNI and the PROXY
-/// header sent before the handshake.
+/// A connection for one stream: its own ([`ServerConn`]), or a share `T` of a
+/// connection that carries several streams at once (HTTP/2), which holds the stream's
+/// slot on the server.
+#[derive(Debug)]
+pub enum Connected<T> {
+    Own(ServerConn),
+    Shared(T),
+}
+
+/// What a multiplexed connection needs to take one more stream.
+#[derive(Debug)]
+pub struct ShareAsk<'a> {
+    pub rt: &'a Arc<Runtime>,
+    pub be: usize,
+    pub srv: usize,
+    /// What the connection must have been opened for.
+    pub key: &'a ConnKey,
+    /// How long the stream waited in the queue.
+    pub queued: QueueWait,
+    /// The stream's slot on the server (HAProxy's `maxconn` counts streams).
+    pub busy: Busy,
+}
+
+/// Called once a server was chosen, before an idle connection is looked for or a new
+/// one opened, when `http-reuse` allows sharing: a connection that carries several
+/// streams and has room for one more takes the stream (`Ok`), else the slot comes back.
+pub type Share<'a, T> = &'a mut (dyn FnMut(ShareAsk<'_>) -> Result<T, Busy> + Send);
+
+/// The [`Share`] of a stream that takes its own connection only.
+pub fn own_only(ask: ShareAsk<'_>) -> Result<std::convert::Infallible, Busy> {
+    Err(ask.busy)
+}
+
+/// [`connect_or_share`] for a stream that takes its own connection only.
 pub async fn connect(
     rt: &Arc<Runtime>,
     be_idx: usize,
@@ -308,15 +340,51 @@ pub async fn connect(
     prio: Priority,
     cx: ConnectCtx<'_>,
 ) -> Result<ServerConn, ConnectError> {
+    match connect_or_share(rt, be_idx, reuse, forced, key, prio, cx, &mut own_only).await? {
+        Connected::Own(sc) => Ok(sc),
+        Connected::Shared(never) => match never {},
+    }
+}
+
+/// Gets a connection to a server of backend `be`: a share of a multiplexed one when
+/// `share` finds room on one, an idle one when `reuse` allows, or a new one, with
+/// `retries` further attempts (the last one on another server with
+/// `option redispatch`), waiting MIN(1s, timeout connect) before retrying the same
+/// server after an immediate failure. `forced` is the server a rule chose (`use-server`):
+/// it is used when enabled, waiting for room in it if it is full. `key` is the hash
+/// key of a hashing backend ([`key::lb_key`]); `prio` places the stream in a queue
+/// (`set-priority-class`/`-offset`); `cx` is the client connection (the port a mapped
+/// server address adds its offset to), and for a TLS server the SNI and the PROXY
+/// header sent before the handshake.
+#[allow(clippy::too_many_arguments)] // the stream's choices
+pub async fn connect_or_share<T>(
+    rt: &Arc<Runtime>,
+    be_idx: usize,
+    reuse: Reuse,
+    forced: Option<usize>,
+    key: Option<u32>,
+    prio: Priority,
+    cx: ConnectCtx<'_>,
+    share: Share<'_, T>,
+) -> Result<Connected<T>, ConnectError> {
     let be = &rt.proxies[be_idx];
     // as HAProxy, a draining server still takes the streams bound to it
     let forced = forced.filter(|&s| be.be.servers.get(s).is_some_and(ServerRt::takes_persistent));
     let (mut srv, mut busy, queued) = assign_server(rt, be_idx, forced, key, prio).await?;
     let mut ckey = conn_key(&be.be.servers[srv], cx);
     if let Reuse::MinUses(min) = reuse {
+        let ask = ShareAsk { rt, be: be_idx, srv, key: &ckey, queued, busy };
+        busy = match share(ask) {
+            Ok(shared) => {
+                crate::stats::counters::count_server_conn(rt, be_idx, srv, true);
+                return Ok(Connected::Shared(shared));
+            }
+            Err(busy) => busy,
+        };
         if let Some(idle) = take_idle(&be.be.servers[srv], min, &ckey) {
             crate::stats::counters::count_server_conn(rt, be_idx, srv, true);
-            return Ok(ServerConn::new(idle.conn, idle.key, srv, idle.uses, true, busy).queued(queued));
+            let sc = ServerConn::new(idle.conn, idle.key, srv, idle.uses, true, busy).queued(queued);
+            return Ok(Connected::Own(sc));
         }
     }
     let attempts = be.retries + 1;
@@ -329,7 +397,7 @@ pub async fn connect(
         }
         check::observe(be, srv, if result.is_ok() { Event::L4Ok } else { Event::L4Err });
         match result {
-            Ok(stream) => return Ok(ServerConn::new(stream, ckey, srv, 0, false, busy).queued(queued)),
+            Ok(stream) => return Ok(Connected::Own(ServerConn::new(stream, ckey, srv, 0, false, busy).queued(queued))),
             Err(timed_out) if attempt < attempts => {
                 let redispatch = be.redispatch && (attempt + 1 == attempts || redispatch_now(be, srv, forced));
                 let next = if redispatch { pick_server(be, Some(srv), key).unwrap_or(srv) } else { srv };
@@ -571,8 +639,11 @@ async fn connect_server(
     let start = tokio::time::Instant::now();
     let tcp = match &server.unix {
         Some(path) => PlainSock::Unix(connect_unix(path, timeout).await?),
-        None => PlainSock::Tcp(connect_addr(server, client, timeout, be.srvtcpka.as_ref()).await?),
+        None => PlainSock::Tcp(connect_addr(server, client, timeout, be.srvtcpka.as_ref(), &rt.sockbufs).await?),
     };
+    if let (PlainSock::Unix(s), true) = (&tcp, rt.sockbufs.server_set()) {
+        crate::io::set_sockbufs(s, rt.sockbufs.server_rcv, rt.sockbufs.server_snd);
+    }
     let Some(config) = server.tls.as_deref().and_then(|t| t.traffic.clone()) else {
         return Ok(BackSock::Plain(tcp));
     };
@@ -627,6 +698,7 @@ async fn connect_addr(
     client: &ConnInfo,
     timeout: Option<Duration>,
     ka: Option<&socket2::TcpKeepalive>,
+    bufs: &rampart_cfg::model::SockBufs,
 ) -> Result<TcpStream, bool> {
     let addr = server_target(server, client).ok_or(false)?;
     let attempt = async {
@@ -639,6 +711,9 @@ async fn connect_addr(
         }
         if let Some(ka) = ka {
             crate::io::set_keepalive(&sock, ka);
+        }
+        if bufs.server_set() {
+            crate::io::set_sockbufs(&sock, bufs.server_rcv, bufs.server_snd);
         }
         let Some(proxy) = server.socks4 else { return sock.connect(addr).await };
         let mut stream = sock.connect(proxy).await?;

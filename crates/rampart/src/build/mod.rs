@@ -55,6 +55,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         req_line: false,
     };
     let mut proxies = Vec::with_capacity(cfg.proxies.len());
+    let notifies = crate::peers::section_notifies(cfg);
     let mut tls_warnings = Vec::new();
     let mut key_files = crate::tls::ticket_keys::KeyFiles::new(cfg);
     let mut logs = crate::log::setup::Opener::new(cfg, &mut alerts);
@@ -133,6 +134,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                     track: None,
                     rise_fall: (srv.check.rise.unwrap_or(2).max(1), srv.check.fall.unwrap_or(3).max(1)),
                     tls: tls.map(Box::new),
+                    proto: srv.proto,
                 })
             })
             .collect::<Vec<_>>();
@@ -159,6 +161,9 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 .http_buffer_request
                 .then(|| WaitBody { time: timeouts(&px.timeouts).http_request, at_least: 0 }),
             http_conn_mode: px.options.http_conn_mode,
+            pretend_keepalive: px.options.http_pretend_keepalive,
+            accept_invalid_req: px.options.accept_invalid_req,
+            accept_invalid_res: px.options.accept_invalid_res,
             // HAProxy keeps connections without a server private to their session
             http_reuse: if px.implicit_server.is_some() { HttpReuse::Never } else { px.http_reuse },
             // `retry-on none`: a failed connection is not retried
@@ -209,7 +214,12 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             stats: crate::stats::ProxyStats::new(threads, timed),
             stats_page: px.stats.as_ref().map(|p| Box::new(crate::stats::page::Page::new(p))),
             log: logs.proxy(cfg, idx, &mut alerts),
-            table: stick_table(cfg, idx),
+            comp: px.compression.clone().filter(|_| px.mode == Mode::Http).map(Box::new),
+            trace: px.filters.iter().find_map(|f| match &f.kind {
+                rampart_cfg::model::FilterKind::Trace(t) if px.mode == Mode::Http => Some(Box::new(t.clone())),
+                _ => None,
+            }),
+            table: stick_table(cfg, idx, &notifies),
         });
     }
     crate::health::resolve_tracks(cfg, &mut proxies, &mut alerts);
@@ -220,6 +230,10 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
     }
     let log_forwards = crate::log::forward::build(cfg, &mut logs, &mut alerts);
     crate::lua::publish_maps(shared.pats.files());
+    let peer_tables = peer_tables(cfg, &notifies);
+    let all_tables: Vec<_> =
+        proxies.iter().map(|p| p.table.clone()).chain(peer_tables.iter().cloned().map(Some)).collect();
+    let peers = crate::peers::build(cfg, &all_tables, &notifies);
     let mut warnings = shared.warnings;
     warnings.extend(tls_warnings);
     // Password hashes rampart cannot verify are alerts; hashes no password matches,
@@ -240,6 +254,9 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         bufsize: cfg.global.bufsize,
         max_head: cfg.global.bufsize.saturating_sub(cfg.global.maxrewrite).max(1024),
         h2: cfg.global.h2,
+        comp_level: cfg.global.comp_maxlevel,
+        sockbufs: cfg.global.sockbufs,
+        caches: cfg.caches.iter().map(|c| std::sync::Arc::new(crate::cache::Cache::new(c.clone()))).collect(),
         global: GlobalRt {
             maxconn: AtomicU32::new(maxconn),
             hard_maxconn: maxconn,
@@ -253,6 +270,8 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         rule_files: std::mem::take(&mut shared.files).into_boxed_slice(),
         log_forwards,
         resolvers: dns::resolvers(cfg),
+        peer_tables,
+        peers,
     };
     for v in &shared.proc_vars {
         rt.proc_vars.declare(v);
@@ -455,7 +474,7 @@ fn listeners(
 
 /// The stick table of proxy `idx`, if it declares one. As HAProxy, a table that `stick`
 /// rules store servers in stores `server_id` even when its `store` list omits it.
-fn stick_table(cfg: &Config, idx: usize) -> Option<std::sync::Arc<crate::stick::StickTable>> {
+fn stick_table(cfg: &Config, idx: usize, notifies: &Notifies) -> Option<std::sync::Arc<crate::stick::StickTable>> {
     use rampart_cfg::model::{DataType, StickKind, StoreSpec};
     let px = &cfg.proxies[idx];
     let mut def = px.stick_table.clone()?;
@@ -468,7 +487,38 @@ fn stick_table(cfg: &Config, idx: usize) -> Option<std::sync::Arc<crate::stick::
         def.store.push(StoreSpec { data: DataType::ServerId, period: None, nb: 1 });
         def.store.sort_by_key(|s| s.data);
     }
-    Some(std::sync::Arc::new(crate::stick::StickTable::new(&px.name, &def)))
+    Some(std::sync::Arc::new(replicated(crate::stick::StickTable::new(&px.name, &def), &def, notifies)))
+}
+
+/// The wake-ups of the replicating `peers` sections, by name.
+type Notifies = std::collections::HashMap<String, std::sync::Arc<tokio::sync::Notify>>;
+
+/// `t`, replicated when its `peers` section replicates.
+fn replicated(
+    t: crate::stick::StickTable,
+    def: &rampart_cfg::model::StickTableDef,
+    notifies: &Notifies,
+) -> crate::stick::StickTable {
+    match def.peers.as_ref().and_then(|p| notifies.get(p)) {
+        Some(n) => t.replicated(n.clone()),
+        None => t,
+    }
+}
+
+/// The tables of the `peers` sections (`<section>/<table>`), in order.
+fn peer_tables(cfg: &Config, notifies: &Notifies) -> Vec<std::sync::Arc<crate::stick::StickTable>> {
+    let mut out = Vec::new();
+    for s in &cfg.peers {
+        for t in &s.tables {
+            let table = crate::stick::StickTable::new(&s.table_id(t), &t.def);
+            let table = match notifies.get(&s.name) {
+                Some(n) => table.replicated(n.clone()),
+                None => table,
+            };
+            out.push(std::sync::Arc::new(table));
+        }
+    }
+    out
 }
 
 #[cfg(test)]

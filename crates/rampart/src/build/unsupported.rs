@@ -8,7 +8,7 @@ use rampart_cfg::Diag;
 
 /// Alerts for everything of proxy `px` that the runtime cannot honour (rule actions it
 /// lacks are refused where they are compiled, `crate::action::compile`). Nothing is
-/// left here at the moment: `capture cookie`, the last one, runs now.
+/// left here at the moment: the `trace` filter, the last one, runs now.
 pub(super) fn refuse(_px: &Proxy, _alerts: &mut [Diag]) {}
 
 #[cfg(test)]

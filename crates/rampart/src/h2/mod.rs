@@ -4,5 +4,7 @@
 //!
 //! - `msg`: decoded header fields to the neutral message (requests), the neutral
 //!   message to header fields (responses), with HAProxy's rules
+//! - `client`: the same in the client role (requests out to servers, responses in)
 
+pub mod client;
 pub mod msg;

@@ -316,6 +316,18 @@ pub fn set_keepalive<S: std::os::fd::AsFd>(s: &S, ka: &socket2::TcpKeepalive) {
     let _ = socket2::SockRef::from(s).set_tcp_keepalive(ka);
 }
 
+/// SO_RCVBUF/SO_SNDBUF as `tune.rcvbuf.*`/`tune.sndbuf.*` ask; failures are ignored,
+/// as HAProxy ignores them.
+pub fn set_sockbufs<S: std::os::fd::AsFd>(s: &S, rcv: Option<u32>, snd: Option<u32>) {
+    let sock = socket2::SockRef::from(s);
+    if let Some(n) = snd {
+        let _ = sock.set_send_buffer_size(n as usize);
+    }
+    if let Some(n) = rcv {
+        let _ = sock.set_recv_buffer_size(n as usize);
+    }
+}
+
 // === parking ===
 
 /// The socket types a connection can be parked with (`mux::h1::park`): their

@@ -27,6 +27,9 @@ pub struct Listeners {
     pub sockets: Vec<BoundSocket>,
     /// The receivers of the `log-forward` sections ([`crate::log::forward`]).
     pub log_forward: Vec<ForwardSocket>,
+    /// The local nodes' listeners of the replicating `peers` sections: the section's
+    /// index in [`crate::proxy::Runtime::peers`] and its socket.
+    pub peers: Vec<(usize, std::net::TcpListener)>,
 }
 
 /// A socket of a `log-forward` section.
@@ -186,7 +189,8 @@ pub fn adopt_inherited(cfg: &Config, pool: Vec<Pooled>, leave_fd_binds: bool) ->
         return out;
     }
     let numbers = cfg.proxies.iter().filter(|px| px.cap.frontend).flat_map(|px| &px.binds).flat_map(|b| &b.addrs);
-    for addr in numbers {
+    let peers = replicating_peers(cfg).filter_map(|s| s.bind.as_ref()).map(|b| &b.addr);
+    for addr in numbers.chain(peers) {
         if let ListenAddr::Fd(n) = addr {
             out.fds.entry(*n).or_insert_with(|| {
                 crate::sys::adopt_inherited_fd(*n, socket_family)
@@ -250,7 +254,9 @@ pub fn bind_all(cfg: &Config, nbthread: usize, inherited: &Inherited) -> Result<
                         .map(|_| bind_inet(*sa, backlog, bind))
                         .collect::<Result<Vec<_>, _>>()
                         .map(|fds| (Family::Inet, fds)),
-                    ListenAddr::Unix(path) => bind_unix(path, backlog).map(|fd| (Family::Unix, vec![fd])),
+                    ListenAddr::Unix(path) => {
+                        bind_unix(path, backlog, &bind.unix_perms).map(|fd| (Family::Unix, vec![fd]))
+                    }
                     ListenAddr::Fd(n) => inherited.take(*n, &mut used).map(|(family, fd)| (family, vec![fd])),
                 };
                 listener += 1;
@@ -274,11 +280,63 @@ pub fn bind_all(cfg: &Config, nbthread: usize, inherited: &Inherited) -> Result<
         }
     }
     out.log_forward = bind_log_forwards(cfg, &mut errors);
+    out.peers = bind_peers(cfg, inherited, &mut used, &mut errors);
     if errors.is_empty() {
         Ok(out)
     } else {
         Err(BindError(errors))
     }
+}
+
+/// The `peers` sections that replicate (enabled, with a local node), in order.
+pub fn replicating_peers(cfg: &Config) -> impl Iterator<Item = &rampart_cfg::model::Peers> {
+    cfg.peers.iter().filter(|s| !s.disabled && s.local.is_some())
+}
+
+/// Binds the local node's listener of each replicating `peers` section (one socket,
+/// served by the first thread); failures are worded as HAProxy words a proxy's.
+fn bind_peers(
+    cfg: &Config,
+    inherited: &Inherited,
+    used: &mut HashSet<i32>,
+    errors: &mut Vec<String>,
+) -> Vec<(usize, std::net::TcpListener)> {
+    let mut out = Vec::new();
+    for (i, s) in replicating_peers(cfg).enumerate() {
+        let Some(b) = &s.bind else { continue };
+        let backlog = b.backlog.unwrap_or(1024).clamp(1, i32::MAX as u32) as i32;
+        let line = rampart_cfg::model::Bind {
+            addrs: vec![b.addr.clone()],
+            name: None,
+            v6only: None,
+            backlog: None,
+            accept_proxy: false,
+            mss: None,
+            defer_accept: false,
+            tfo: false,
+            tcp_ut: None,
+            ctx: String::new(),
+            ssl: None,
+            proto: None,
+            unix_perms: Default::default(),
+            span: b.span.clone(),
+        };
+        let bound = match &b.addr {
+            _ if inherited.leave_fd_binds && matches!(b.addr, ListenAddr::Fd(_)) => continue,
+            ListenAddr::Inet(sa) => bind_inet(*sa, backlog, &line),
+            ListenAddr::Fd(n) => inherited.take(*n, used).map(|(_, fd)| fd),
+            ListenAddr::Unix(_) => continue,
+        };
+        match bound {
+            Ok(fd) => out.push((i, std::net::TcpListener::from(fd))),
+            Err((step, e)) => {
+                let what = if matches!(step, Step::Listen) { "Starting" } else { "Binding" };
+                let text = failure_text(&b.addr, &step, &e);
+                errors.push(format!("{what} [{}] for peers section {}: {text}", b.span, s.name));
+            }
+        }
+    }
+    out
 }
 
 /// Binds the receivers of the `log-forward` sections (one socket each, served by one
@@ -410,7 +468,9 @@ fn set_listen_options(sock: &Socket, backlog: i32, bind: &rampart_cfg::model::Bi
     Ok(())
 }
 
-fn bind_unix(path: &Path, backlog: i32) -> StepResult<OwnedFd> {
+/// Binds a unix socket at `path`, then gives its file the mode and owner `unix-bind`
+/// asked for, before listening (as HAProxy's `sock_unix_bind_receiver()`).
+fn bind_unix(path: &Path, backlog: i32, perms: &rampart_cfg::model::UnixPerms) -> StepResult<OwnedFd> {
     // COMPAT: like HAProxy, a socket file left by a previous process is replaced.
     if let Ok(meta) = std::fs::symlink_metadata(path) {
         use std::os::unix::fs::FileTypeExt;
@@ -420,8 +480,23 @@ fn bind_unix(path: &Path, backlog: i32) -> StepResult<OwnedFd> {
     }
     let sock = Socket::new(Domain::UNIX, Type::STREAM.nonblocking().cloexec(), None).map_err(at(Step::Socket))?;
     sock.bind(&SockAddr::unix(path).map_err(at(Step::Bind))?).map_err(at(Step::Bind))?;
+    if perms.is_set() {
+        set_unix_perms(path, perms).map_err(at(Step::Bind))?;
+    }
     sock.listen(backlog).map_err(at(Step::Listen))?;
     Ok(sock.into())
+}
+
+fn set_unix_perms(path: &Path, perms: &rampart_cfg::model::UnixPerms) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    if perms.uid.is_some() || perms.gid.is_some() {
+        let (uid, gid) = (perms.uid.map(nix::unistd::Uid::from_raw), perms.gid.map(nix::unistd::Gid::from_raw));
+        nix::unistd::chown(path, uid, gid)?;
+    }
+    if let Some(mode) = perms.mode {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -112,10 +112,11 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
             key,
             cx.prio,
             cx,
+            &mut backend::own_only,
         )
         .await
         {
-            Some(Ok(conn)) => {
+            Some(Ok(backend::Connected::Own(conn))) => {
                 self.srv = Some(conn.srv);
                 if !backend::send_proxy::send(rt, be, &conn).await {
                     if let Some(l) = &mut self.log {

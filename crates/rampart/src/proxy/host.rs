@@ -32,6 +32,10 @@ impl Host for Runtime {
         &self.proc_vars
     }
 
+    fn cache(&self, cache: u32) -> Option<&crate::cache::Cache> {
+        self.caches.get(cache as usize).map(|c| &**c)
+    }
+
     fn rule_file(&self, file: u32) -> Option<&str> {
         self.rule_files.get(file as usize).map(|f| &**f)
     }
@@ -113,6 +117,9 @@ impl Host for Runtime {
     }
 
     fn stick_table(&self, px: usize) -> Option<&std::sync::Arc<crate::stick::StickTable>> {
-        self.proxies.get(px)?.table.as_ref()
+        match self.proxies.get(px) {
+            Some(p) => p.table.as_ref(),
+            None => self.peer_tables.get(px - self.proxies.len()),
+        }
     }
 }

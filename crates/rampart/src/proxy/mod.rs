@@ -38,6 +38,12 @@ pub struct Runtime {
     pub max_head: usize,
     /// `tune.h2.*`: the settings of the HTTP/2 connections.
     pub h2: rampart_cfg::model::H2Tune,
+    /// `tune.comp.maxlevel`: the compression level.
+    pub comp_level: u32,
+    /// `tune.rcvbuf.*`/`tune.sndbuf.*`: set once on each accepted or connected socket.
+    pub sockbufs: rampart_cfg::model::SockBufs,
+    /// The `cache` sections, shared by the threads.
+    pub caches: Vec<std::sync::Arc<crate::cache::Cache>>,
     pub global: GlobalRt,
     /// `proc.` variables and the process-wide variable budgets.
     pub proc_vars: ProcVars,
@@ -50,6 +56,11 @@ pub struct Runtime {
     pub log_forwards: Vec<crate::log::forward::Forwarder>,
     /// The `resolvers` sections, in configuration order (the implicit `default` last).
     pub resolvers: Vec<crate::dns::types::ResolversRt>,
+    /// The tables of the `peers` sections, numbered after the proxies'
+    /// ([`rampart_cfg::Config::find_table`]).
+    pub peer_tables: Vec<std::sync::Arc<crate::stick::StickTable>>,
+    /// The `peers` sections that replicate (enabled, with a local node).
+    pub peers: Vec<std::sync::Arc<crate::peers::types::PeersRt>>,
 }
 
 /// Process-wide connection accounting and stop state.
@@ -98,6 +109,12 @@ pub struct ProxyRt {
     /// http-request`) before this proxy's `http-request` rules.
     pub buffer_request: Option<WaitBody>,
     pub http_conn_mode: HttpConnMode,
+    /// `option http-pretend-keepalive` (backend).
+    pub pretend_keepalive: bool,
+    /// `option accept-invalid-http-request` (frontend): the H1 parser's relaxations.
+    pub accept_invalid_req: bool,
+    /// `option accept-invalid-http-response` (backend).
+    pub accept_invalid_res: bool,
     pub http_reuse: HttpReuse,
     pub retries: u32,
     /// `retry-on` response conditions (`None`: none, or not HTTP), and how many times
@@ -129,6 +146,10 @@ pub struct ProxyRt {
     pub stats_page: Option<Box<crate::stats::types::Page>>,
     /// Its `log` targets, format and options; `None` without `log` lines.
     pub log: Option<Box<crate::log::ProxyLog>>,
+    /// `compression` lines (HTTP proxies only).
+    pub comp: Option<Box<rampart_cfg::model::Compression>>,
+    /// `filter trace` (HTTP proxies only).
+    pub trace: Option<Box<rampart_cfg::model::TraceFilter>>,
     /// `stick-table`: the proxy's table (shared with streams tracking its entries).
     pub table: Option<std::sync::Arc<crate::stick::StickTable>>,
 }
@@ -311,9 +332,21 @@ pub struct ServerRt {
     pub rise_fall: (u32, u32),
     /// `ssl` / `check-ssl`: the TLS configurations towards this server.
     pub tls: Option<Box<crate::tls::client::ServerTlsRt>>,
+    /// `proto h1|h2`: the protocol spoken whatever ALPN says; `None`: HTTP/1, or HTTP/2
+    /// when ALPN negotiates `h2`.
+    pub proto: Option<rampart_cfg::model::BindProto>,
 }
 
 impl ServerRt {
+    /// Whether connections to this server may speak HTTP/2 (`proto h2`, or `h2`
+    /// offered by ALPN without `proto`).
+    pub fn may_speak_h2(&self) -> bool {
+        match self.proto {
+            Some(p) => p == rampart_cfg::model::BindProto::H2,
+            None => self.tls.as_deref().is_some_and(|t| t.offers_h2()),
+        }
+    }
+
     /// Whether a persistence cookie or a `use-server` rule may send a request to this
     /// server: it is neither down nor in maintenance (a draining server still takes
     /// the clients that stick to it), as HAProxy's `cur_state != SRV_ST_STOPPED`.

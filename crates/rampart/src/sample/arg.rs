@@ -256,7 +256,7 @@ fn resolve_table(w: &[u8], pos: usize, cx: &mut CompileCx<'_>) -> Result<Arg, Ar
             None => Err(resolve_err(format!("no table in proxy '{}' referenced in arg {}", cx.px_name(), pos + 1))),
         };
     }
-    match cx.cfg.proxies.iter().position(|p| p.name == name && p.stick_table.is_some()) {
+    match cx.cfg.find_table(&name) {
         Some(i) => Ok(Arg::Proxy(i)),
         None => Err(resolve_err(format!("unable to find table '{name}' referenced in arg {}", pos + 1))),
     }

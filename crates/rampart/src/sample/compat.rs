@@ -111,8 +111,6 @@ const FETCH_NOTES: &[Row] = &[
     not_yet(&["cpu_*", "lat_ns_*"], "task profiling"),
     not_yet(&["internal.*"], "HAProxy's HTX debugging fetches"),
     not_yet(&["fcgi.*"], "FastCGI applications"),
-    not_yet(&["res.cache_hit", "res.cache_name"], "the cache"),
-    not_yet(&["res.comp", "res.comp_algo"], "compression"),
 ];
 
 const CONV_NOTES: &[Row] = &[

@@ -257,6 +257,19 @@ pub struct SampleCtx<'a> {
     /// The stick-table entries the stream tracks (`sc_*`, `sc0_*` ...); a slot it does
     /// not track reads the session's ([`ConnInfo::sess_trackers`]), as in HAProxy.
     pub sc: Option<&'a crate::stick::Trackers>,
+    /// What the filters decided (`res.comp`, `res.cache_hit` ...).
+    pub flt: FltFacts,
+}
+
+/// What the filters decided for a stream, as fetches read it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FltFacts {
+    /// The algorithm the request accepts (chosen before the response came).
+    pub comp_algo: Option<rampart_cfg::model::CompAlgo>,
+    /// The response is being compressed with `comp_algo`.
+    pub compressing: bool,
+    /// The response came from this cache (index into the runtime's caches).
+    pub cache_hit: Option<u32>,
 }
 
 impl<'a> SampleCtx<'a> {
@@ -291,6 +304,7 @@ impl<'a> SampleCtx<'a> {
             iterate: Cell::new(false),
             log: None,
             back_tls: None,
+            flt: FltFacts { comp_algo: None, compressing: false, cache_hit: None },
             sc: None,
         }
     }

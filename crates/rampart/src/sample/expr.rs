@@ -500,18 +500,41 @@ impl Expr {
             true
         });
         ctx.iterate.set(was);
+        if last.is_none() {
+            self.http_pending(ctx);
+        }
         self.convert(last?, ctx)
+    }
+
+    /// An HTTP fetch over a TCP stream whose request head is not complete yet: the
+    /// content rules wait for more, as HAProxy's `smp_prefetch_htx()` makes them.
+    fn http_pending(&self, ctx: &SampleCtx<'_>) {
+        if self.fetch.uses & (uses::HRQHV | uses::HRQHP) != 0
+            && ctx.dir == crate::sample::ctx::Dir::Request
+            && ctx.req.is_none()
+            && ctx.payload.is_some()
+            && !ctx.final_data
+        {
+            ctx.may_change.set(true);
+        }
     }
 
     /// Every value of the expression, each through the converters, until `f` returns
     /// `false` (ACL matching). A value the converters reject is skipped.
     pub fn each<'a>(&'a self, ctx: &SampleCtx<'a>, f: &mut dyn FnMut(Sample<'a>) -> bool) {
         let was = ctx.iterate.replace(true);
-        (self.fetch.f)(&self.args, ctx, &mut |s| match self.convert(s, ctx) {
-            Some(v) => f(v),
-            None => true,
+        let mut any = false;
+        (self.fetch.f)(&self.args, ctx, &mut |s| {
+            any = true;
+            match self.convert(s, ctx) {
+                Some(v) => f(v),
+                None => true,
+            }
         });
         ctx.iterate.set(was);
+        if !any {
+            self.http_pending(ctx);
+        }
     }
 
     /// Runs the converters on one value (HAProxy's `sample_process_cnv`).

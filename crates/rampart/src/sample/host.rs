@@ -54,6 +54,14 @@ pub trait Host: Sync + std::fmt::Debug {
     fn proc_vars(&self) -> &ProcVars;
     /// The configuration file a rule was written in (`last_rule_file`), by its index.
     fn rule_file(&self, file: u32) -> Option<&str>;
+    /// Cache `cache` (`cache-use`, `cache-store`).
+    fn cache(&self, _cache: u32) -> Option<&crate::cache::Cache> {
+        None
+    }
+    /// The name of cache `cache` (`res.cache_name`).
+    fn cache_name(&self, cache: u32) -> Option<&str> {
+        self.cache(cache).map(|c| c.conf.name.as_str())
+    }
 
     /// The name of proxy `px` (`fe_name`, `be_name`, `%f`, `%b`).
     fn proxy_name(&self, px: usize) -> Option<&str>;

@@ -50,6 +50,10 @@ pub fn start<S: Parkable>(sock: S, mut sess: Session) {
     if let Some(ka) = &px.clitcpka {
         crate::io::set_keepalive(&sock, ka);
     }
+    let bufs = &sess.rt.sockbufs;
+    if bufs.client_set() {
+        crate::io::set_sockbufs(&sock, bufs.client_rcv, bufs.client_snd);
+    }
     let accept_proxy = px.fe.listeners.get(sess.conn.listener as usize).is_some_and(|l| l.accept_proxy);
     if !accept_proxy && px.rules.tcp_conn.is_empty() && px.rules.tcp_sess.is_empty() {
         log_connect(&sess);

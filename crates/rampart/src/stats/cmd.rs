@@ -326,11 +326,32 @@ pub static COMMANDS: &[Cmd] = &[
         run: srvcmd::set_weight,
     },
     Cmd {
+        words: &["show", "activity"],
+        usage: "show activity",
+        help: "show per-thread activity stats (for support/developers)",
+        level: Level::User,
+        run: |_, _, _| crate::watchdog::show_activity(),
+    },
+    Cmd {
         words: &["show", "backend"],
         usage: "show backend",
         help: "list backends in the current running config",
         level: Level::User,
         run: |c, _, _| servers::backends(c),
+    },
+    Cmd {
+        words: &["show", "cache"],
+        usage: "show cache",
+        help: "show cache status",
+        level: Level::Admin,
+        run: |c, _, _| {
+            let mut out = String::new();
+            let now = crate::cache::now();
+            for cache in &c.rt.caches {
+                cache.show(&mut out, now);
+            }
+            out
+        },
     },
     Cmd {
         words: &["show", "cli", "level"],
@@ -366,6 +387,13 @@ pub static COMMANDS: &[Cmd] = &[
         help: "report information about the running process",
         level: Level::User,
         run: show_info,
+    },
+    Cmd {
+        words: &["show", "peers"],
+        usage: "show peers [dict|-] [section]",
+        help: "dump some information about all the peers or this peers section",
+        level: Level::User,
+        run: show_peers,
     },
     Cmd {
         words: &["show", "resolvers"],
@@ -432,6 +460,13 @@ pub static COMMANDS: &[Cmd] = &[
         help: "report table usage stats or dump this table's contents (filter: data/key)",
         level: Level::User,
         run: super::table_cmd::show_table,
+    },
+    Cmd {
+        words: &["show", "threads"],
+        usage: "show threads",
+        help: "show some threads debugging information",
+        level: Level::User,
+        run: |_, _, _| crate::watchdog::show_threads(),
     },
     Cmd {
         words: &["show", "tls-keys"],
@@ -506,9 +541,7 @@ const NOT_YET: &[&[&str]] = &[
     &["set", "maxconn", "server"],
     &["set", "rate-limit"],
     &["show", "sess"],
-    &["show", "activity"],
     &["show", "pools"],
-    &["show", "threads"],
     &["show", "map"],
     &["show", "acl"],
     &["shutdown"],
@@ -586,6 +619,12 @@ fn split_words(command: &str) -> Vec<String> {
 
 /// One command's answer.
 pub fn run_command(cli: &Cli, sess: &mut Session, words: &[&str]) -> String {
+    // test-only, and absent unless the process started with watchdog::DEBUG_DEV_ENV
+    if sess.level >= Level::Admin && words.starts_with(&["debug", "dev", "loop"]) {
+        if let Some(out) = crate::watchdog::debug_dev_loop(&words[3..]) {
+            return out;
+        }
+    }
     let found = COMMANDS.iter().find(|c| words.len() >= c.words.len() && words[..c.words.len()] == *c.words);
     match found {
         Some(cmd) if sess.level < cmd.level => PERMISSION_DENIED.to_owned(),
@@ -742,6 +781,18 @@ fn show_info(cli: &Cli, _: &mut Session, words: &[&str]) -> String {
         info::typed(cli)
     } else {
         info::plain(cli)
+    }
+}
+
+/// `show peers [dict|-] [<section>]`.
+fn show_peers(c: &Cli, _: &mut Session, w: &[&str]) -> String {
+    let mut target = w.get(2).copied();
+    if matches!(target, Some("dict" | "-")) {
+        target = w.get(3).copied();
+    }
+    match crate::peers::show::show(&c.rt.peers, target.filter(|t| !t.is_empty())) {
+        Some(out) => out,
+        None => "No such peers\n".into(),
     }
 }
 

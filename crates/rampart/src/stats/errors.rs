@@ -1,4 +1,5 @@
-//! `show errors`: the last invalid request each frontend refused, kept as HAProxy
+//! `show errors`: the last invalid request each frontend refused (or let through with
+//! `option accept-invalid-http-request`), kept as HAProxy
 //! captures it (the bytes received, when, from whom, where the parser stopped), and
 //! its dump in HAProxy's layout. Captured on the error path only (an atomic swap of
 //! the proxy's last capture). HAProxy counterpart: proxy_capture_error() and
@@ -21,9 +22,20 @@ use crate::proxy::Runtime;
 
 /// Keeps `buf`, a request head frontend `fe` refused with `e`.
 pub fn capture(rt: &Runtime, fe: usize, src: Option<SocketAddr>, buf: &[u8], e: &H1Error) {
-    let event = rt.stats.error_events.0.fetch_add(1, Ordering::Relaxed);
     let bytes = buf[..buf.len().min(KEEP)].to_vec();
     let at = error_position(&bytes, e);
+    keep(rt, fe, src, bytes, at);
+}
+
+/// Keeps `head`, a request head frontend `fe` let through with `option
+/// accept-invalid-http-request`, its first invalid byte at `at` (HAProxy captures
+/// those too, `h1_capture_bad_message()` when `err_pos` >= 0).
+pub fn capture_let_through(rt: &Runtime, fe: usize, src: Option<SocketAddr>, head: &[u8], at: usize) {
+    keep(rt, fe, src, head[..head.len().min(KEEP)].to_vec(), at);
+}
+
+fn keep(rt: &Runtime, fe: usize, src: Option<SocketAddr>, bytes: Vec<u8>, at: usize) {
+    let event = rt.stats.error_events.0.fetch_add(1, Ordering::Relaxed);
     let c = Capture { when: SystemTime::now(), src, event, at, bytes, bufsize: rt.bufsize };
     rt.proxies[fe].stats.last_error.0.store(Some(Arc::new(c)));
 }

@@ -36,7 +36,7 @@ pub fn set_table(cli: &Cli, sess: &mut Session, words: &[&str]) -> String {
 }
 
 fn tables(cli: &Cli) -> impl Iterator<Item = &StickTable> {
-    cli.rt.proxies.iter().filter_map(|p| p.table.as_deref())
+    cli.rt.proxies.iter().filter_map(|p| p.table.as_deref()).chain(cli.rt.peer_tables.iter().map(|t| &**t))
 }
 
 fn run(cli: &Cli, sess: &Session, words: &[&str], action: Action) -> String {
@@ -128,7 +128,9 @@ fn per_key(t: &StickTable, sess: &Session, words: &[&str], action: Action) -> St
         },
         Action::Set => {
             let Some(row) = t.get_or_create(&key) else { return "Unable to allocate a new entry\n".into() };
-            set_data(t, &row, &words[5.min(words.len())..])
+            let answer = set_data(t, &row, &words[5.min(words.len())..]);
+            t.touch_local(&key);
+            answer
         }
     }
 }

@@ -188,6 +188,21 @@ impl Row {
         }
     }
 
+    /// A rate's state as the peers send it: the start of its current period (a tick),
+    /// the events counted in it and in the period before.
+    pub fn freq_raw(&self, c: Cell) -> (u32, u32, u32) {
+        let w = &self.0[c.at..];
+        let cur = w[0].load(Relaxed);
+        ((cur >> 32) as u32, cur as u32, w[1].load(Relaxed) as u32)
+    }
+
+    /// Sets a rate's state as a peer sent it.
+    pub fn set_freq_raw(&self, c: Cell, tick: u32, curr: u32, prev: u32) {
+        let w = &self.0[c.at..];
+        w[0].store((u64::from(tick) << 32) | u64::from(curr), Relaxed);
+        w[1].store(u64::from(prev), Relaxed);
+    }
+
     /// Appends ` name=value` for every stored type (` name(period)=value` for rates), as
     /// `show table` prints an entry's data.
     pub fn render(&self, l: &Layout, now: u32, out: &mut String) {
@@ -248,6 +263,7 @@ mod tests {
                     nb: if data.is_array() { 2 } else { 1 },
                 })
                 .collect(),
+            peers: None,
             span: Default::default(),
         }
     }

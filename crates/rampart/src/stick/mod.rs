@@ -9,6 +9,7 @@
 //! - `table`: [`StickTable`]: sharded, bounded, expiring, least recently used first
 //! - `track`: [`Trackers`], the entries a stream tracks and the events it counts
 //! - `dump`: the runtime API's rendering (`show table`)
+//! - `sync`: what a table replicated by the peers keeps (local update numbers)
 //!
 //! No proxies, no messages: the rules language (`sample`, `action`) and the stream
 //! use it; the runtime model holds one table per proxy that declares one.
@@ -17,6 +18,7 @@ pub mod data;
 pub mod dump;
 pub mod freq;
 pub mod key;
+pub mod sync;
 pub mod table;
 pub mod track;
 

@@ -14,7 +14,7 @@
 //! await. DESIGN.md's "sharded locks" for tables. The data rows are atomics updated
 //! outside the lock (`data`).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasher, RandomState};
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
@@ -22,6 +22,7 @@ use rampart_cfg::model::{StickKeyType, StickTableDef};
 
 use super::data::{Layout, Row};
 use super::key::Key;
+use super::sync::TableSync;
 
 /// Shards per table (a power of two).
 pub const SHARDS: usize = 16;
@@ -40,6 +41,8 @@ struct Node {
     row: Row,
     /// When the entry expires (a millisecond tick), if the table has `expire`.
     exp: u32,
+    /// Its last local update number (replicated tables; 0: none).
+    upd: u64,
     prev: u32,
     next: u32,
 }
@@ -52,11 +55,20 @@ struct Shard {
     free: Vec<u32>,
     head: u32,
     tail: u32,
+    /// Replicated tables: the entries changed here, by update number.
+    updates: BTreeMap<u64, u32>,
 }
 
 impl Shard {
     fn new() -> Shard {
-        Shard { map: HashMap::new(), nodes: Vec::new(), free: Vec::new(), head: NIL, tail: NIL }
+        Shard {
+            map: HashMap::new(),
+            nodes: Vec::new(),
+            free: Vec::new(),
+            head: NIL,
+            tail: NIL,
+            updates: BTreeMap::new(),
+        }
     }
 
     fn node(&self, i: u32) -> &Node {
@@ -106,7 +118,7 @@ impl Shard {
     }
 
     fn insert(&mut self, key: Key, row: Row, exp: u32) -> u32 {
-        let node = Node { key: key.clone(), row, exp, prev: NIL, next: NIL };
+        let node = Node { key: key.clone(), row, exp, upd: 0, prev: NIL, next: NIL };
         let i = match self.free.pop() {
             Some(i) => {
                 self.nodes[i as usize] = Some(node);
@@ -126,6 +138,9 @@ impl Shard {
         self.unlink(i);
         let n = self.nodes[i as usize].take().expect("linked node");
         self.map.remove(&n.key);
+        if n.upd != 0 {
+            self.updates.remove(&n.upd);
+        }
         self.free.push(i);
         n
     }
@@ -162,6 +177,8 @@ pub struct StickTable {
     shards: Box<[Lock<Shard>]>,
     used: AtomicU32,
     hasher: RandomState,
+    /// Replication through a `peers` section (`None`: not replicated).
+    pub sync: Option<TableSync>,
 }
 
 impl std::fmt::Debug for StickTable {
@@ -190,7 +207,14 @@ impl StickTable {
             shards: (0..SHARDS).map(|_| Lock::new(Shard::new())).collect(),
             used: AtomicU32::new(0),
             hasher: RandomState::new(),
+            sync: None,
         }
+    }
+
+    /// The table, replicated through a `peers` section.
+    pub fn replicated(mut self, changed: std::sync::Arc<tokio::sync::Notify>) -> StickTable {
+        self.sync = Some(TableSync::new(changed));
+        self
     }
 
     /// Entries in the table.
@@ -305,6 +329,87 @@ impl StickTable {
         }
     }
 
+    /// Records a local change of the entry of `key` for the peers (HAProxy's
+    /// `stktable_touch_local()`): nothing for a table that is not replicated.
+    #[inline]
+    pub fn touch_local(&self, key: &Key) {
+        if let Some(sync) = &self.sync {
+            self.touch_local_sync(sync, key);
+        }
+    }
+
+    fn touch_local_sync(&self, sync: &TableSync, key: &Key) {
+        {
+            let mut sh = self.lock(self.shard_of(key));
+            let Some(&i) = sh.map.get(key) else { return };
+            let upd = sync.next();
+            let old = std::mem::replace(&mut sh.node_mut(i).upd, upd);
+            if old != 0 {
+                sh.updates.remove(&old);
+            }
+            sh.updates.insert(upd, i);
+        }
+        sync.wake();
+    }
+
+    /// The entries changed here after update `after`, in update order, at most `max`:
+    /// (update number, key, data, milliseconds before expiry).
+    pub fn updates_after(&self, after: u64, max: usize) -> Vec<(u64, EntryView)> {
+        let now = super::now_ms();
+        let mut out = Vec::new();
+        for s in 0..SHARDS {
+            let sh = self.lock(s);
+            for (&upd, &i) in sh.updates.range(after + 1..).take(max) {
+                let n = sh.node(i);
+                out.push((upd, EntryView { key: n.key.clone(), row: n.row.clone(), exp_in: self.exp_in(n.exp, now) }));
+            }
+        }
+        out.sort_unstable_by_key(|e| e.0);
+        out.truncate(max);
+        out
+    }
+
+    fn exp_in(&self, exp: u32, now: u32) -> i64 {
+        if self.expire.is_some() {
+            i64::from(exp.wrapping_sub(now) as i32).max(0)
+        } else {
+            0
+        }
+    }
+
+    /// The entry of `key` as a peer sent it: created if missing (within `size`, as any
+    /// new entry), expiring in `exp_ms` (the table's `expire` when `None`), without a
+    /// local update number (what peers learn is not pushed back to them). `None` when
+    /// the table is full of entries in use.
+    pub fn learn(&self, key: &Key, exp_ms: Option<u32>) -> Option<Row> {
+        let now = super::now_ms();
+        let row = self.get_or_create_at(key, now)?;
+        if let Some(ms) = exp_ms.filter(|_| self.expire.is_some()) {
+            let mut sh = self.lock(self.shard_of(key));
+            if let Some(&i) = sh.map.get(key) {
+                sh.node_mut(i).exp = now.wrapping_add(ms);
+            }
+        }
+        Some(row)
+    }
+
+    /// The keys of every entry (what a full resync teaches), in no order.
+    pub fn keys(&self) -> Vec<Key> {
+        let mut out = Vec::with_capacity(self.used() as usize);
+        for s in 0..SHARDS {
+            out.extend(self.lock(s).map.keys().cloned());
+        }
+        out
+    }
+
+    /// The entry of `key` with its expiry, if any (no use recorded).
+    pub fn view(&self, key: &Key) -> Option<EntryView> {
+        let now = super::now_ms();
+        let sh = self.lock(self.shard_of(key));
+        let n = sh.node(*sh.map.get(key)?);
+        Some(EntryView { key: n.key.clone(), row: n.row.clone(), exp_in: self.exp_in(n.exp, now) })
+    }
+
     /// Removes the entry of `key` unless a stream holds it; `None`: no such entry.
     pub fn remove(&self, key: &Key) -> Option<bool> {
         let mut sh = self.lock(self.shard_of(key));
@@ -370,7 +475,7 @@ impl StickTable {
             self.expire_shard(&mut sh, now);
             for &i in sh.map.values() {
                 let n = sh.node(i);
-                let exp_in = if self.expire.is_some() { i64::from(n.exp.wrapping_sub(now) as i32).max(0) } else { 0 };
+                let exp_in = self.exp_in(n.exp, now);
                 out.push(EntryView { key: n.key.clone(), row: n.row.clone(), exp_in });
             }
         }
@@ -392,6 +497,7 @@ mod tests {
             expire: expire.map(Duration::from_millis),
             nopurge,
             store: vec![StoreSpec { data: DataType::Gpc0, period: None, nb: 1 }],
+            peers: None,
             span: Default::default(),
         };
         StickTable::new("t", &def)

@@ -136,10 +136,12 @@ impl Trackers {
         }
     }
 
-    /// Stops tracking: the stream's connection leaves each entry (`conn_cur`).
+    /// Stops tracking: the stream's connection leaves each entry (`conn_cur`), and the
+    /// peers learn what it counted (a branch for tables that are not replicated).
     pub fn release(&mut self) {
         for t in self.slots.iter_mut().filter_map(Option::take) {
             t.row.dec(&t.table.layout, D::ConnCur);
+            t.table.touch_local(&t.key);
         }
     }
 }

@@ -17,17 +17,20 @@ use rampart_cfg::model::{HttpConnMode, HttpReuse, RetryOnResponse};
 use super::side::{ConnectFail, Forwarded, HttpFront, Progress, ResSend, ResSink};
 use super::{Next, Verdict};
 use crate::action::state::TimeoutOverride;
-use crate::back::{BackConn, BackRecv, BodyError, HeadError, HeadWait, HttpBack, Received, ReqSend};
+use crate::back::h2::H2Attach;
+use crate::back::{BackConn, BackRecv, BodyError, HeadError, HeadWait, HttpBack, Received, ReqSend, ResFacts};
 use crate::backend::send_proxy::ConnectCtx;
-use crate::backend::{self, Reuse, ServerConn};
+use crate::backend::{self, Connected, Reuse};
+use crate::filter::{FilteredRx, ResFilter};
 use crate::http::MsgHead;
 use crate::proxy::Runtime;
 
 /// Gets a connection to a server of backend `be_idx`: `srv` when a rule chose it (and
 /// it is usable), else the balancer's pick (with `key`, the hash key of a hashing
 /// backend); the client connection's private one (`http-reuse never`) or an idle one
-/// when `http-reuse` allows. `method` is the request's; `cx` makes the PROXY header of
-/// a new connection (`server ... send-proxy*`).
+/// when `http-reuse` allows (a stream of a shared HTTP/2 connection first). `method` is
+/// the request's; `cx` makes the PROXY header of a new connection
+/// (`server ... send-proxy*`).
 pub(super) async fn connect<F: HttpFront>(
     front: &mut F,
     rt: &Arc<Runtime>,
@@ -36,21 +39,25 @@ pub(super) async fn connect<F: HttpFront>(
     key: Option<u32>,
     method: Method,
     cx: ConnectCtx<'_>,
-) -> Result<ServerConn, ConnectFail> {
+) -> Result<Connected<H2Attach>, ConnectFail> {
     let be = &rt.proxies[be_idx];
     if be.http_reuse == HttpReuse::Never {
         // as HAProxy, only for a stream that would open the same connection (the same
         // destination after `set-dst`, SNI, PROXY header); else it is closed
         if let Some(sc) = front.take_private().filter(|sc| sc.key == backend::conn_key(&be.be.servers[sc.srv], cx)) {
             crate::stats::counters::count_server_conn(rt, be_idx, sc.srv, true);
-            return Ok(sc);
+            return Ok(Connected::Own(sc));
         }
     }
     let meta = front.req_meta();
     let reuse = reuse_policy(be.http_reuse, meta.sent_before, method, meta.body_complete);
     let client_gone = front.client_gone(backend::ABORT_CHECK_EVERY);
-    match backend::connect_unless_aborted(client_gone, rt, be_idx, reuse, srv, key, cx.prio, cx).await {
-        Some(Ok(sc)) if sc.from_pool || backend::send_proxy::send(rt, be_idx, &sc).await => Ok(sc),
+    let share = &mut crate::back::h2::attach;
+    match backend::connect_unless_aborted(client_gone, rt, be_idx, reuse, srv, key, cx.prio, cx, share).await {
+        Some(Ok(Connected::Shared(a))) => Ok(Connected::Shared(a)),
+        Some(Ok(Connected::Own(sc))) if sc.from_pool || backend::send_proxy::send(rt, be_idx, &sc).await => {
+            Ok(Connected::Own(sc))
+        }
         Some(Ok(_)) => Err(ConnectFail::NoServer),
         Some(Err(backend::ConnectError::Failed { srv, timed_out, retries })) => {
             Err(ConnectFail::Failed { srv, timed_out, retries })
@@ -60,6 +67,17 @@ pub(super) async fn connect<F: HttpFront>(
         Some(Err(_)) => Err(ConnectFail::NoServer),
         // `option abortonclose`: the client left before a server took the request.
         None => Err(ConnectFail::Aborted),
+    }
+}
+
+/// What the stream logs of the connection it got: the server, the TLS handshake's
+/// result, the wait in the queue.
+pub(super) fn conn_facts(
+    c: &Connected<H2Attach>,
+) -> (usize, Option<Arc<crate::tls::TlsInfo>>, crate::backend::QueueWait) {
+    match c {
+        Connected::Own(sc) => (sc.srv, sc.stream.tls().map(|t| t.info.clone()), sc.queued),
+        Connected::Shared(a) => (a.srv, a.tls(), a.queued),
     }
 }
 
@@ -150,14 +168,14 @@ struct ReqFacts<'a> {
 pub(super) async fn forward<F, R>(
     front: &mut F,
     x: &Exchange<'_>,
-    sc: ServerConn,
+    conn: Connected<H2Attach>,
     req: &MsgHead,
     res: &mut MsgHead,
     mut on_response: R,
 ) -> Forwarded
 where
     F: HttpFront,
-    R: FnMut(&mut MsgHead, &[u8]) -> Verdict + Send,
+    R: FnMut(&mut MsgHead, &[u8], ResFacts) -> (Verdict, ResFilter) + Send,
 {
     let rt = x.rt;
     let (fe, be) = (&rt.proxies[x.fe], &rt.proxies[x.be]);
@@ -167,12 +185,13 @@ where
     let t_server = x.tmo.server(be.timeouts.server);
 
     // The request head and the body bytes already here, in one write.
-    let mut back = BackConn::h1(sc, rt.bufsize, rt.max_head);
-    let how = ReqSend { body: meta.body, keep_alive: keep_server, upgrade: meta.upgrade };
+    let mut back = BackConn::new(conn, rt, x.be);
+    let pretend_keepalive = be.pretend_keepalive;
+    let how = ReqSend { body: meta.body, keep_alive: keep_server, pretend_keepalive, upgrade: meta.upgrade };
     let sent = back.send_request(req.view(front.req_buf()), how, front.req_body_raw(), t_server).await;
     front.req_sent();
     let replayable = meta.body_complete;
-    trace_server(front, back.conn());
+    trace_server(front, &back);
 
     // `retry-on` response conditions: only for a request whole in hand
     let retry_on = be.retry_on_response.as_deref().filter(|_| replayable && x.l7_retry);
@@ -189,12 +208,12 @@ where
         {
             return Forwarded::Failed(status);
         }
-        trace_server(front, back.conn());
+        trace_server(front, &back);
     }
 
     let mut progress = Progress::default();
     if fe.log.as_ref().is_some_and(|l| l.back_src) {
-        progress.back_src = back.conn().stream.local_addr().ok();
+        progress.back_src = back.sock().and_then(|s| s.local_addr().ok());
     }
     let mut info = ReqFacts {
         method,
@@ -208,9 +227,9 @@ where
     } else {
         upload_and_respond(front, &sink, x, &mut back, res, info, &progress, &mut on_response).await
     };
-    let pool_failed = matches!(result, Err(RespError::ServerClosedEarly)) && back.conn().from_pool;
+    let pool_failed = matches!(result, Err(RespError::ServerClosedEarly)) && back.reused();
     if pool_failed && retry_on_new_conn(x, &mut back, replayable).await {
-        trace_server(front, back.conn());
+        trace_server(front, &back);
         result = respond(&sink, x, &mut back, res, info, &progress, &mut on_response).await;
     }
     while must_retry(&result, replay_on_close && retries_left > 0, &progress) {
@@ -220,7 +239,7 @@ where
             front.account(&progress);
             return Forwarded::Failed(503);
         }
-        trace_server(front, back.conn());
+        trace_server(front, &back);
         result = respond(&sink, x, &mut back, res, info, &progress, &mut on_response).await;
     }
     let result = match result {
@@ -295,7 +314,9 @@ fn finish<F: HttpFront, H>(
     end: &RespEnd<H>,
     keep_server: bool,
 ) -> Next {
-    let (sc, reusable) = back.finish();
+    let Some((sc, reusable)) = back.finish() else {
+        return next_for_client(end);
+    };
     if keep_server && end.upload_done && reusable {
         if x.rt.proxies[x.be].http_reuse == HttpReuse::Never {
             front.keep_private(sc);
@@ -303,6 +324,11 @@ fn finish<F: HttpFront, H>(
             sc.park(x.rt, x.be);
         }
     }
+    next_for_client(end)
+}
+
+/// Whether the client connection is kept after a complete response.
+fn next_for_client<H>(end: &RespEnd<H>) -> Next {
     if end.keep_client && end.upload_done {
         Next::KeepAlive
     } else {
@@ -331,7 +357,7 @@ async fn upload_and_respond<F, R>(
 ) -> RespResult<F::Sink>
 where
     F: HttpFront,
-    R: FnMut(&mut MsgHead, &[u8]) -> Verdict + Send,
+    R: FnMut(&mut MsgHead, &[u8], ResFacts) -> (Verdict, ResFilter) + Send,
 {
     let rt = x.rt;
     let t_server = x.tmo.server(rt.proxies[x.be].timeouts.server);
@@ -371,7 +397,7 @@ async fn respond<K: ResSink, R>(
     on_response: &mut R,
 ) -> RespResult<K>
 where
-    R: FnMut(&mut MsgHead, &[u8]) -> Verdict + Send,
+    R: FnMut(&mut MsgHead, &[u8], ResFacts) -> (Verdict, ResFilter) + Send,
 {
     let (_, mut rx) = back.split();
     response(sink, x, &mut rx, res, info, progress, on_response).await
@@ -392,7 +418,7 @@ async fn response<K: ResSink, R>(
     on_response: &mut R,
 ) -> RespResult<K>
 where
-    R: FnMut(&mut MsgHead, &[u8]) -> Verdict,
+    R: FnMut(&mut MsgHead, &[u8], ResFacts) -> (Verdict, ResFilter),
 {
     let rt = x.rt;
     let be = &rt.proxies[x.be];
@@ -420,7 +446,8 @@ where
         HeadError::Status(code) => RespError::Status(code),
     })?;
 
-    match on_response(res, rx.res_buf()) {
+    let (verdict, filter) = on_response(res, rx.res_buf(), rx.res_facts());
+    match verdict {
         Verdict::Continue | Verdict::WaitBody(_) | Verdict::Resolve | Verdict::LuaWait(_) => {}
         Verdict::Reply | Verdict::Tarpit => return Err(RespError::Replaced),
         Verdict::Close => return Err(RespError::Closed),
@@ -438,6 +465,10 @@ where
     // A soft stop that began during the exchange closes the connection after it.
     let keep_client = info.keep_client && !facts.until_close && tunnel.is_none() && !rt.global.is_stopping();
     let body = rx.start_body(tunnel.is_some()).map_err(|_| RespError::Status(502))?;
+    if filter.is_active() && tunnel.is_none() {
+        let end = RespEnd { keep_client, upload_done: true, held: None, tunnel: false };
+        return filtered(sink, rx, res, filter, body, end, progress, t_server).await;
+    }
     let whole = tunnel.is_none() && rx.body_done();
     progress.answered.store(true, Ordering::Relaxed);
     let how = ResSend { facts, keep_client, tunnel, whole };
@@ -450,6 +481,39 @@ where
         return Ok(end);
     }
     match sink.send_body_from(rx, progress, t_server).await {
+        Ok(()) => Ok(end),
+        Err(BodyError::To(_)) => Err(RespError::ClientGone),
+        Err(BodyError::From(_) | BodyError::Framing) => Err(RespError::Aborted),
+    }
+}
+
+/// [`response`] for a response whose body goes through filters (compression, the
+/// cache's store): the body bytes that came with the head are filtered first, what
+/// they give goes with the head, then the rest as it arrives.
+#[allow(clippy::too_many_arguments)]
+async fn filtered<K: ResSink>(
+    sink: &K,
+    rx: &mut crate::back::BackRx<'_>,
+    res: &MsgHead,
+    filter: ResFilter,
+    body: std::ops::Range<usize>,
+    mut end: RespEnd<K::Held>,
+    progress: &Progress,
+    t_server: Option<std::time::Duration>,
+) -> RespResult<K> {
+    let whole = rx.body_done();
+    let facts = filter.facts(rx.res_facts());
+    let server_facts = rx.res_facts();
+    let mut frx = FilteredRx::new(rx, filter, server_facts);
+    let first = frx.start(body, whole).map_err(|_| RespError::Status(502))?;
+    progress.answered.store(true, Ordering::Relaxed);
+    let how = ResSend { facts, keep_client: end.keep_client, tunnel: None, whole };
+    end.held =
+        sink.send_head(res.view(frx.res_buf()), how, &first, progress).await.map_err(|()| RespError::ClientGone)?;
+    if whole {
+        return Ok(end);
+    }
+    match sink.send_body_from(&mut frx, progress, t_server).await {
         Ok(()) => Ok(end),
         Err(BodyError::To(_)) => Err(RespError::ClientGone),
         Err(BodyError::From(_) | BodyError::Framing) => Err(RespError::Aborted),
@@ -479,25 +543,25 @@ fn must_retry<H>(result: &Result<RespEnd<H>, RespError>, on_close: bool, progres
     }
 }
 
-/// `-d`: the stream is carried by `sc` from now on.
-fn trace_server<F: HttpFront>(front: &F, sc: &ServerConn) {
-    if let Some(t) = front.trace() {
-        t.set_server(std::os::fd::AsRawFd::as_raw_fd(&sc.stream));
+/// `-d`: the stream is carried by `back`'s socket from now on (none for HTTP/2).
+fn trace_server<F: HttpFront>(front: &F, back: &BackConn) {
+    if let (Some(t), Some(sock)) = (front.trace(), back.sock()) {
+        t.set_server(std::os::fd::AsRawFd::as_raw_fd(sock));
     }
 }
 
 /// A connection taken from the pool failed before any response byte: open a new one
 /// to the same server and send the request again, if the request can be replayed.
 async fn retry_on_new_conn(x: &Exchange<'_>, back: &mut BackConn, replayable: bool) -> bool {
-    let sc = back.conn();
-    if !sc.from_pool || !replayable {
+    if !back.reused() || !replayable {
         return false;
     }
     let rt = x.rt;
+    let srv = back.srv();
     // COMPAT: this rare retry's header carries no UNIQUE_ID TLV
-    let sni = backend::sni_again(&rt.proxies[x.be].be.servers[sc.srv], sc.key.sni.as_deref());
+    let sni = backend::sni_again(&rt.proxies[x.be].be.servers[srv], back.sni());
     let cx = ConnectCtx { sni: &sni, ..ConnectCtx::new(x.conn) };
-    let Ok(new) = backend::reconnect(rt, x.be, sc.srv, cx).await else { return false };
+    let Ok(new) = backend::reconnect(rt, x.be, srv, cx).await else { return false };
     if !backend::send_proxy::send(rt, x.be, &new).await {
         return false;
     }
@@ -511,7 +575,7 @@ async fn retry_on_new_conn(x: &Exchange<'_>, back: &mut BackConn, replayable: bo
 async fn send_again(x: &Exchange<'_>, back: &mut BackConn, last: bool) -> bool {
     let rt = x.rt;
     let be = &rt.proxies[x.be];
-    let (prev, prev_sni) = (back.conn().srv, back.conn().key.sni.clone());
+    let (prev, prev_sni) = (back.srv(), back.sni().map(Box::<str>::from));
     // the old connection goes first: its slot may be what the new one waits for
     back.release();
     let target = match be.redispatch && last {

@@ -25,10 +25,12 @@
 //!   (`action::state::StreamState`), the stream numbers
 //! - `ana`: one file per analyser
 //! - `stats_page`: the `stats uri` page answered in place of a server
+//! - `cached`: a response from the cache answered in place of a server
 //! - `tcp`: the TCP-mode stream (content rules waiting for data, switching, response
 //!   rules)
 
 pub mod ana;
+mod cached;
 mod forward;
 pub mod side;
 mod stats_page;
@@ -119,6 +121,7 @@ impl<'a> Stream<'a> {
             last_rule: st.last_rule,
             txn_ver: self.ver,
             req_line: &st.log.req_line,
+            flt: st.flt,
             sc: Some(&st.sc),
             ..SampleCtx::new(self.rt, &st.conn, self.fe)
         }
@@ -202,17 +205,18 @@ pub async fn run<F: HttpFront>(front: &mut F, rt: &Arc<Runtime>, conn: &ConnInfo
 }
 
 /// Counts the exchange in the stick-table entries it tracks, then stops tracking them.
+/// As HAProxy, a failure is counted on the server's side only: a 5xx the server sent
+/// (but 501 and 505), or a server that failed once the request went to it (the 502 and
+/// 504 rampart answers for it); a 503 for no server or a refused connect is not one.
 /// COMPAT: HAProxy counts an HTTP error for a 4xx from the server, a request it could
-/// not parse and a `deny`/`tarpit`, and a failure for a 5xx from the server (but 501
-/// and 505) or a server that failed; rampart counts every 4xx the client got as an
-/// error (so a `deny` with a 5xx status is not one) and every 5xx but 501 and 505 as
-/// a failure.
+/// not parse and a `deny`/`tarpit`; rampart counts every 4xx the client got as an
+/// error (so a `deny` with a 5xx status is not one).
 fn count_tracked(txn: &mut Txn, sess: Option<&crate::stick::Trackers>, bytes: (u64, u64)) {
-    match answered_status(txn) {
-        Some(400..=499) => txn.st.sc.http_err(sess),
-        Some(501 | 505) => {}
-        Some(500..=599) => txn.st.sc.http_fail(sess),
-        _ => {}
+    if matches!(answered_status(txn), Some(400..=499)) {
+        txn.st.sc.http_err(sess);
+    }
+    if server_failed(txn.res.status, txn.synth.status) {
+        txn.st.sc.http_fail(sess);
     }
     txn.st.sc.bytes(sess, bytes.0, bytes.1);
     txn.st.sc.release();
@@ -233,6 +237,18 @@ fn record_timers(s: &Stream<'_>, txn: &TxnData, start: std::time::Instant) {
     px.stats.be_timers.record(&x);
     if let Some(srv) = s.srv.and_then(|i| px.be.servers.get(i)) {
         srv.stats.timers.record(&x);
+    }
+}
+
+/// `http_fail_cnt`: the server answered a 5xx but 501 and 505, or failed after the
+/// request went to it (no response: 502, 504).
+/// COMPAT: a rule answering 502 or 504 itself (`deny_status 502`) counts as a failure;
+/// HAProxy tells those apart by where the stream ended.
+fn server_failed(server_status: u16, synth_status: u16) -> bool {
+    match server_status {
+        0 => matches!(synth_status, 502 | 504),
+        501 | 505 => false,
+        s => (500..=599).contains(&s),
     }
 }
 
@@ -349,6 +365,10 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
     // the server chosen for the client (`SF_DIRECT`): no cookie is inserted for it
     let direct = s.srv.filter(|&i| s.rt.proxies[be].be.servers.get(i).is_some_and(ServerRt::takes_persistent));
     ana::inner::run(s, txn, front.req_buf(), sess);
+    ana::filters::request(s, txn, front.req_buf());
+    if txn.st.cache.hit.is_some() {
+        return cached::serve(front, s, txn, sess).await;
+    }
     let key = ana::switching::lb_key(s, be, input(txn, front.req_buf(), sess), front.req_body());
     let sni = ana::switching::sni(s, be, input(txn, front.req_buf(), sess));
 
@@ -367,16 +387,17 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
         crate::backend::send_proxy::ConnectCtx { conn: &txn.st.conn, unique_id: uid, prio: txn.st.prio, sni: &sni };
     let server = match forward::connect(front, s.shared, be, s.srv, key, txn.req.method, cx).await {
         Ok(c) => {
-            s.srv = Some(c.srv);
+            let (srv, back_tls, queued) = forward::conn_facts(&c);
+            s.srv = Some(srv);
             if !txn.st.stick_stores.is_empty() {
-                ana::sticking::store(s, be, c.srv, &mut txn.st.stick_stores);
+                ana::sticking::store(s, be, srv, &mut txn.st.stick_stores);
             }
-            txn.st.direct = direct == Some(c.srv);
-            txn.st.back_tls = c.stream.tls().map(|t| t.info.clone());
+            txn.st.direct = direct == Some(srv);
+            txn.st.back_tls = back_tls;
             if timed {
                 let l = &mut txn.st.log;
                 l.connected = Some(std::time::Instant::now());
-                l.queued(c.queued);
+                l.queued(queued);
             }
             c
         }
@@ -412,13 +433,18 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
     let mut st =
         ResState { synth, vars_txn, vars_reqres, sess_vars: &mut *sess, scratch, strict, reply: &mut reply, st };
     let stream = &*s;
-    let probe = crate::backend::ResponseProbe::start(&s.rt.proxies[be], server.srv);
-    let on_response = |res: &mut MsgHead, buf: &[u8]| {
+    let probe = crate::backend::ResponseProbe::start(&s.rt.proxies[be], s.srv.unwrap_or(0));
+    let on_response = |res: &mut MsgHead, buf: &[u8], facts: crate::back::ResFacts| {
         probe.response(res.status);
         if timed {
             st.st.log.res_head = Some(std::time::Instant::now());
         }
+        ana::filters::response_head(stream, st.st, res, buf, facts.until_close);
         let v = ana::http_res::run(stream, res, buf, &mut st);
+        let filter = match v {
+            Verdict::Continue => ana::filters::response_filters(stream, st.st, res, buf),
+            _ => crate::filter::ResFilter::default(),
+        };
         if logging {
             st.st.log.status = Some(res.status);
             st.st.log.res_head_size = crate::log::stream_log::htx_head_size(res.view(buf), res.status);
@@ -426,7 +452,7 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
                 log_asap(stream, &mut st);
             }
         }
-        v
+        (v, filter)
     };
     let x = forward::Exchange { rt: stream.shared, conn: stream.conn, fe: stream.fe, be, tmo, l7_retry };
     let forwarded = forward::forward(front, &x, server, req, res, on_response).await;

@@ -13,7 +13,7 @@ use std::time::Duration;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::action::WaitBody;
-use crate::back::{BackRx, BackTx, BodyError, ResFacts};
+use crate::back::{BackRecv, BackTx, BodyError, ResFacts};
 use crate::backend::ServerConn;
 use crate::debug::Trace;
 use crate::http::{BodyLen, MsgHead, MsgView, Synth};
@@ -156,10 +156,11 @@ pub trait ResSink {
     fn flush(&self, held: Self::Held, progress: &Progress) -> impl Future<Output = Result<(), ()>> + Send;
 
     /// Forwards the rest of the response body from the server side `rx` as it arrives
-    /// (`t_server`: the server's inactivity timeout).
-    fn send_body_from(
+    /// (`t_server`: the server's inactivity timeout); `rx` is the server side itself, or
+    /// the response filters over it (`crate::filter::FilteredRx`).
+    fn send_body_from<R: BackRecv + Send>(
         &self,
-        rx: &mut BackRx<'_>,
+        rx: &mut R,
         progress: &Progress,
         t_server: Option<Duration>,
     ) -> impl Future<Output = Result<(), BodyError>> + Send;

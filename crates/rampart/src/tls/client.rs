@@ -61,6 +61,11 @@ pub struct ServerTlsRt {
 }
 
 impl ServerTlsRt {
+    /// Whether the server's `alpn` offers `h2`.
+    pub fn offers_h2(&self) -> bool {
+        self.traffic.is_some() && self.alpn.iter().any(|p| p.as_slice() == b"h2")
+    }
+
     /// Changes when `commit ssl ca-file` / `crl-file` replaces the server's chain
     /// check: an idle connection parked under another value is not reused.
     pub fn trust_epoch(&self) -> u64 {
@@ -109,8 +114,7 @@ pub fn build(
         }
     };
     warnings.extend(warn.map(|w| Diag::warning(Some(srv.span.clone()), w)));
-    let http = px.mode == rampart_cfg::model::Mode::Http;
-    let alpn = alpn_list(t.alpn.as_deref(), http, &ctx, srv, warnings);
+    let alpn = alpn_list(t.alpn.as_deref());
     let traffic = match t.ssl.then(|| base.config(alpn.clone())).transpose() {
         Ok(c) => c,
         Err(e) => {
@@ -119,14 +123,14 @@ pub fn build(
         }
     };
     let check_alpn = match &t.check_alpn {
-        Some(a) => alpn_list(Some(a), false, &ctx, srv, warnings),
-        None => alpn.clone(),
+        Some(a) => alpn_list(Some(a)),
+        None => check_alpn_of(&alpn),
     };
     let check = if !t.checks_use_tls() {
         None
     } else {
         match (&traffic, &t.check_alpn) {
-            (Some(c), None) => Some(c.clone()),
+            (Some(c), None) if check_alpn.len() == alpn.len() => Some(c.clone()),
             _ => base.config(check_alpn).map_err(|e| alert(alerts, format!("{ctx}{e}"))).ok(),
         }
     };
@@ -414,24 +418,16 @@ impl ServerCertVerifier for NoVerify {
     }
 }
 
-/// The ALPN protocols offered. rampart speaks HTTP/1 to servers: on an HTTP backend
-/// `h2` is dropped (one warning), as the server would then expect HTTP/2.
-fn alpn_list(alpn: Option<&[String]>, http: bool, ctx: &str, srv: &Server, warnings: &mut Vec<Diag>) -> Vec<Vec<u8>> {
-    let Some(list) = alpn else { return Vec::new() };
-    let (kept, dropped): (Vec<&String>, Vec<&String>) = list.iter().partition(|p| !(http && p.as_str() == "h2"));
-    if !dropped.is_empty() {
-        let msg = format!(
-            "{ctx}'alpn {}': HTTP/2 is not implemented, 'h2' is not offered to the server (offered: {}).",
-            list.join(","),
-            if kept.is_empty() {
-                "none".to_owned()
-            } else {
-                kept.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(",")
-            }
-        );
-        warnings.push(Diag::warning(Some(srv.span.clone()), msg));
-    }
-    kept.into_iter().map(|p| p.as_bytes().to_vec()).collect()
+/// The ALPN protocols offered, as listed (`h2` included: an HTTP backend then speaks
+/// HTTP/2 on the connections that negotiate it, `back::h2`).
+fn alpn_list(alpn: Option<&[String]>) -> Vec<Vec<u8>> {
+    alpn.into_iter().flatten().map(|p| p.as_bytes().to_vec()).collect()
+}
+
+/// The ALPN list of health checks that reuse the server's: without `h2`, as checks
+/// speak HTTP/1 (`check-proto h2` is not supported).
+fn check_alpn_of(alpn: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    alpn.iter().filter(|p| p.as_slice() != b"h2").cloned().collect()
 }
 
 /// Compiles `sni <expr>` (it sees the request, as a `use-server` expression does).

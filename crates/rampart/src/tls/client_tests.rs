@@ -76,13 +76,11 @@ fn ca_file_client_cert_alpn_and_resumption() {
     );
     let (rt, alerts, warnings) = built(&text);
     assert!(alerts.is_empty(), "{alerts:?}");
-    assert_eq!(
-        warnings,
-        ["'server b/s' : 'alpn h2,http/1.1': HTTP/2 is not implemented, 'h2' is not offered to the server (offered: http/1.1)."]
-    );
+    assert!(warnings.is_empty(), "{warnings:?}");
     let rt = rt.expect("built");
     let traffic = rt.traffic.as_ref().expect("traffic");
-    assert_eq!(traffic.alpn_protocols, [b"http/1.1".to_vec()]);
+    assert_eq!(traffic.alpn_protocols, [b"h2".to_vec(), b"http/1.1".to_vec()]);
+    assert!(rt.offers_h2());
     assert!(traffic.client_auth_cert_resolver.has_certs());
     let check = rt.check.as_ref().expect("check");
     assert_eq!(check.alpn_protocols, [b"http/1.0".to_vec()]);
@@ -90,6 +88,10 @@ fn ca_file_client_cert_alpn_and_resumption() {
     assert_eq!(rt.name_for(None), ServerName::IpAddress(std::net::IpAddr::from([127, 0, 0, 1]).into()));
     assert_eq!(rt.name_for(Some("")), rt.addr_name);
     assert_eq!(rt.name_for(Some("a.test")), ServerName::try_from("a.test").expect("name"));
+    // checks speak HTTP/1: without `check-alpn` they offer the server's list but `h2`
+    let text = text.replace(" check-alpn http/1.0", "");
+    let rt = built(&text).0.expect("built");
+    assert_eq!(rt.check.as_ref().expect("check").alpn_protocols, [b"http/1.1".to_vec()]);
     let _ = std::fs::remove_dir_all(dir);
 }
 

@@ -43,6 +43,8 @@ pub fn run(rt: Arc<Runtime>, mut listeners: Listeners, settings: Settings, main_
     for (i, sock) in std::mem::take(&mut listeners.log_forward).into_iter().enumerate() {
         forwarders[i % nbthread].push(sock);
     }
+    // the `peers` sections run on the first thread
+    let mut peers = Some(std::mem::take(&mut listeners.peers));
     let per_thread = match listeners.into_threads(nbthread) {
         Ok(p) => p,
         Err(e) => {
@@ -66,13 +68,15 @@ pub fn run(rt: Arc<Runtime>, mut listeners: Listeners, settings: Settings, main_
         }
     };
     let (state_tx, state_rx) = watch::channel(ListenState::Running);
+    crate::watchdog::start(nbthread);
     let sockets: usize = per_thread.iter().map(Vec::len).sum();
     rt.global.listeners_open.store(u32::try_from(sockets).unwrap_or(u32::MAX), Ordering::SeqCst);
     for ((t, socks), fwd) in per_thread.into_iter().enumerate().zip(forwarders) {
         let (rt, state_rx) = (rt.clone(), state_rx.clone());
+        let peer_socks = peers.take().unwrap_or_default();
         let spawned = std::thread::Builder::new().name(format!("rampart-{}", t + 1)).spawn(move || {
             crate::counters::set_thread_slot(t);
-            thread_main((socks, fwd), rt, state_rx, (t, nbthread));
+            thread_main((socks, fwd, peer_socks), rt, state_rx, (t, nbthread));
         });
         if let Err(e) = spawned {
             eprintln!("[ALERT]    ({}) : cannot start thread {}: {e}", std::process::id(), t + 1);
@@ -109,7 +113,7 @@ impl Signals {
 /// One worker thread: its accept loops and its idle-pool purge, forever (the process
 /// exits from the main thread).
 fn thread_main(
-    (socks, forwarders): (Vec<ThreadSocket>, Vec<ForwardSocket>),
+    (socks, forwarders, peers): (Vec<ThreadSocket>, Vec<ForwardSocket>, Vec<(usize, std::net::TcpListener)>),
     rt: Arc<Runtime>,
     state_rx: watch::Receiver<ListenState>,
     (thread, nbthread): (usize, usize),
@@ -120,6 +124,7 @@ fn thread_main(
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .on_thread_park(crate::log::batch::flush)
+        .on_thread_unpark(crate::watchdog::beat)
         .build()
     {
         Ok(r) => r,
@@ -131,7 +136,12 @@ fn thread_main(
     runtime.block_on(async move {
         let stop_rt = rt.clone();
         // a loop that never runs dry still sends its log lines each tick
-        tokio::spawn(crate::timer::run_wheel(move || stop_rt.global.is_stopping(), crate::log::batch::flush));
+        crate::watchdog::register(thread);
+        let on_tick = || {
+            crate::watchdog::beat();
+            crate::log::batch::flush();
+        };
+        tokio::spawn(crate::timer::run_wheel(move || stop_rt.global.is_stopping(), on_tick));
         let park_rt = rt.clone();
         tokio::spawn(crate::mux::h1::park::run_parker(move || park_rt.global.is_stopping()));
         for sock in socks {
@@ -145,6 +155,7 @@ fn thread_main(
         crate::lua::start_thread(thread);
         if thread == 0 {
             crate::dns::spawn(&rt);
+            crate::peers::spawn(&rt, peers);
             let ring_rt = rt.clone();
             crate::log::ring_fwd::spawn_all(std::sync::Arc::new(move || ring_rt.global.is_stopping()));
         }

@@ -204,6 +204,7 @@ fn request_action(cx: &mut Ctx<'_>, a: &mut Args<'_>, word: &str, name: &'static
             A::SetTimeout { timeout, value }
         }
         "reject" => A::Reject,
+        "cache-use" => A::CacheUse(cache_name(cx, a)?),
         "track-sc" => A::TrackSc(super::super::stick::parse_track_sc(word, a)?),
         "sc-inc-gpc" | "sc-inc-gpc0" | "sc-inc-gpc1" | "sc-set-gpt" | "sc-set-gpt0" => {
             A::Sc(super::super::stick::parse_sc_action(word, a)?)
@@ -238,12 +239,23 @@ fn response_action(cx: &mut Ctx<'_>, a: &mut Args<'_>, word: &str, name: &'stati
         "silent-drop" => A::SilentDrop,
         "strict-mode" => A::StrictMode(http_act::parse_strict_mode(a)?),
         "wait-for-body" => A::WaitForBody(http_act::parse_wait_for_body(a)?),
+        "cache-store" => A::CacheStore(cache_name(cx, a)?),
         "sc-inc-gpc" | "sc-inc-gpc0" | "sc-inc-gpc1" | "sc-set-gpt" | "sc-set-gpt0" => {
             A::Sc(super::super::stick::parse_sc_action(word, a)?)
         }
         "lua." => A::Lua(parse_lua_call(word, a)),
         other => return Err(ActErr::NotYet(format!("http-response {other}"))),
     })
+}
+
+/// The cache a `cache-use` / `cache-store` rule names, whose filter it declares.
+fn cache_name(cx: &mut Ctx<'_>, a: &mut Args<'_>) -> ActResult<String> {
+    if a.ends_at(0) {
+        return invalid("expects a cache name");
+    }
+    let name = a.next().to_owned();
+    crate::parse::filter::implicit_cache_filter(cx, &name);
+    Ok(name)
 }
 
 fn after_response_action(

@@ -374,7 +374,7 @@ fn response_rules() {
         r("set-status 200 reason"),
         ["'http-response set-status' expects either 'if' or 'unless' followed by a condition but found 'reason'."]
     );
-    assert_eq!(r("cache-store c"), ["'http-response cache-store' is not supported yet"]);
+    assert_eq!(r("send-spoe-group e g"), ["'http-response send-spoe-group' is not supported yet"]);
     assert!(r("auth")[0].starts_with("'http-response' expects 'ot-group', 'set-log-level', "));
     let a = |rule: &str| alerts(&format!("frontend f\n mode http\n http-after-response {rule}\n"));
     assert!(a("deny")[0].ends_with("'unset-var(*)', but got 'deny'."));

@@ -19,7 +19,7 @@ impl Cx<'_> {
         match name {
             None if self.in_defaults => None,
             None => cfg.proxies.get(self.px).filter(|p| p.stick_table.is_some()).map(|_| self.px),
-            Some(n) => cfg.proxies.iter().position(|p| p.name == n && p.stick_table.is_some()),
+            Some(n) => cfg.find_table(n),
         }
     }
 
@@ -89,10 +89,10 @@ impl Cx<'_> {
                     }
                 }
             };
-            let table =
-                self.cfg.proxies.iter().position(|p| {
-                    p.stick_table.is_some() && r.table.as_deref().map_or(p.name == px.name, |t| p.name == t)
-                });
+            let table = match r.table.as_deref() {
+                Some(t) => self.cfg.find_table(t),
+                None => self.cfg.find_table(&px.name),
+            };
             let Some(table) = table else {
                 let name = r.table.as_deref().unwrap_or(&px.name);
                 self.alert(&r.span, format!("proxy '{}': unable to find stick-table '{name}'.", px.name));

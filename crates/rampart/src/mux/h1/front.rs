@@ -15,7 +15,7 @@ use rampart_proto::h1::{Framing, Head, Method, Version};
 
 use super::H1Conn;
 use crate::action::WaitBody;
-use crate::back::{BackRecv, BackRx, BackSend, BackTx, BodyError};
+use crate::back::{BackRecv, BackSend, BackTx, BodyError};
 use crate::backend::ServerConn;
 use crate::buf::Buf;
 use crate::debug::Trace;
@@ -451,9 +451,9 @@ impl<S: Sock> ResSink for H1Sink<'_, S> {
         Ok(())
     }
 
-    async fn send_body_from(
+    async fn send_body_from<R: BackRecv + Send>(
         &self,
-        rx: &mut BackRx<'_>,
+        rx: &mut R,
         progress: &Progress,
         t_server: Option<Duration>,
     ) -> Result<(), BodyError> {

@@ -188,6 +188,7 @@ async fn exchange_h1<S: Sock>(
     let after_idle = !first && pending.is_none();
     let mut buf = pending.unwrap_or_else(|| Buf::take(rt.bufsize));
     let mut req: Pooled<Head> = Pooled::take();
+    req.relax = fe.accept_invalid_req;
     let started = fe.log.is_some().then(|| log_start(conn, first, sess));
     let read = read_request_head(client, &mut buf, &mut req, rt.max_head, fe.timeouts.http_request, after_idle).await;
     if h2_preface(&buf, sess, first) {
@@ -212,6 +213,9 @@ async fn exchange_h1<S: Sock>(
             HeadError::Invalid(e) => close_with_error(client, fe, e.status(true)).await,
         }
         return Ok((Next::Close, None));
+    }
+    if let Some(at) = req.err_pos {
+        crate::stats::errors::capture_let_through(rt, sess.fe, sess.conn.src, &buf[..req.len], at as usize);
     }
     if !debug::on() {
         return Ok(run_stream(client, sess, conn, &req, buf, first, None, started).await);

@@ -16,7 +16,7 @@ use rampart_proto::h2::ErrorCode;
 
 use super::shared::SharedRef;
 use crate::action::WaitBody;
-use crate::back::{BackRecv, BackRx, BackSend, BackTx, BodyError};
+use crate::back::{BackRecv, BackSend, BackTx, BodyError};
 use crate::backend::ServerConn;
 use crate::debug::Trace;
 use crate::h1::body::Unchunk;
@@ -429,9 +429,9 @@ impl ResSink for H2Sink<'_> {
         Ok(())
     }
 
-    async fn send_body_from(
+    async fn send_body_from<R: BackRecv + Send>(
         &self,
-        rx: &mut BackRx<'_>,
+        rx: &mut R,
         progress: &Progress,
         t_server: Option<Duration>,
     ) -> Result<(), BodyError> {

@@ -93,7 +93,7 @@ fn conv_url_enc<'a>(_: &'a [Arg], smp: Sample<'a>, _: &SampleCtx<'a>) -> Option<
 /// A q-value in thousandths, read as HAProxy's `http_parse_qvalue` (including its
 /// step over the byte after the first digit whatever it is). Returns it and the
 /// position after what was read.
-fn parse_qvalue(s: &[u8], mut p: usize) -> (u32, usize) {
+pub(crate) fn parse_qvalue(s: &[u8], mut p: usize) -> (u32, usize) {
     let digit = |p: usize| s.get(p).filter(|c| c.is_ascii_digit()).map(|c| u32::from(c - b'0'));
     let mut q = 1000;
     if let Some(d) = digit(p) {

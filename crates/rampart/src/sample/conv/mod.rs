@@ -44,6 +44,7 @@ mod encode;
 mod fix;
 pub(crate) mod hash;
 mod http;
+pub(crate) use http::parse_qvalue;
 mod json_query;
 mod json_scan;
 pub mod map;

@@ -17,11 +17,13 @@
 //! - `stick`: stick-table counters, tracked (`sc_*`, `sc0_*` ...) or of the client
 //!   address (`src_*`)
 //! - `stream`: the stream's own record (`last_rule_file`, `last_rule_line`)
+//! - `filter`: what compression and the cache decided (`res.comp`, `res.cache_hit` ...)
 //!
 //! `var` lives with the variables (`sample::vars`).
 
 pub mod auth;
 pub mod conn;
+pub mod filter;
 pub mod http;
 pub mod http_hdr;
 pub mod internal;
@@ -58,6 +60,7 @@ pub const ALL: &[&[FetchKw]] = &[
     ssl::KEYWORDS,
     ssl_bc::KEYWORDS,
     stream::KEYWORDS,
+    filter::KEYWORDS,
     stick::KEYWORDS,
     super::vars::FETCHES,
 ];

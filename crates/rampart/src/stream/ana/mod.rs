@@ -13,8 +13,10 @@
 //! - `inner`: unique id, `option forwardfor`, `option originalto`
 //! - `http_res`: `http-response` rules of the backend then the frontend, and
 //!   `http-after-response`
+//! - `filters`: what compression and the cache do on the heads, the body filters
 
 pub mod cookie;
+pub mod filters;
 pub mod http_req;
 pub mod http_res;
 pub mod inner;

@@ -75,6 +75,7 @@ pub fn store(s: &Stream<'_>, be: usize, srv: usize, stores: &mut Stores) {
     for (table, key) in stores.drain(..) {
         if let Some(row) = table.get_or_create(&key) {
             row.set(&table.layout, DataType::ServerId, u64::from(sv.stats.sid), crate::stick::now_ms());
+            table.touch_local(&key);
         }
     }
 }

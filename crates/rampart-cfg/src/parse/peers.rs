@@ -1,0 +1,329 @@
+//! `peers <name>` sections: `peer`, `server`, `bind`, `default-bind`, `default-server`,
+//! `table`, `disabled`, `enabled`; which node is the local one (`-L`, `localpeer`, the
+//! host name); the `peers` argument of `stick-table`.
+//!
+//! HAProxy counterparts: `cfg_parse_peers()` (src/cfgparse.c), the peers part of
+//! `check_config_validity()`. Messages are HAProxy 2.6's.
+
+use crate::model::{ListenAddr, Peer, Peers, PeersBind, PeersTable, ServerAddr};
+use crate::span::Span;
+
+use super::value::invalid_char;
+use super::{arg, not_yet, Parser};
+
+/// A section while it is parsed: what HAProxy keeps in statics across its lines.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct PeersBuild {
+    /// A `bind` line was seen (then `peer` lines are refused).
+    bind_line: bool,
+    /// A `peer` line was seen (then `bind` lines are refused).
+    peer_line: bool,
+    /// `backlog` of a `default-bind` line.
+    default_backlog: Option<u32>,
+}
+
+/// `peers <name>`: the index of the new section, `None` when refused.
+pub(super) fn open_peers(p: &mut Parser, words: &[String], span: &Span) -> Option<usize> {
+    let name = arg(words, 1);
+    if name.is_empty() {
+        p.alert(span, "missing name for peers section.");
+        return None;
+    }
+    if words.len() > 2 {
+        p.alert(span, super::too_many_args("peers", &words[2]));
+        return None;
+    }
+    if let Some(c) = invalid_char(name) {
+        p.alert(span, format!("character '{c}' is not permitted in 'peers' name '{name}'."));
+        return None;
+    }
+    if let Some(other) = p.peers.iter().find(|s| s.name == name) {
+        let msg = format!(
+            "Parsing [{}:{}]: peers section '{name}' has the same name as another peers section declared at {}:{}.",
+            span.file, span.line, other.span.file, other.span.line
+        );
+        p.diags.push(crate::diag::Diag::alert(None, msg));
+    }
+    p.peers.push(Peers {
+        name: name.to_owned(),
+        disabled: false,
+        peers: Vec::new(),
+        local: None,
+        bind: None,
+        tables: Vec::new(),
+        span: span.clone(),
+    });
+    p.peers_build.push(PeersBuild::default());
+    Some(p.peers.len() - 1)
+}
+
+/// A line inside peers section `idx`.
+pub(super) fn parse_peers_line(p: &mut Parser, idx: usize, words: &[String], span: &Span) {
+    let result = match words[0].as_str() {
+        "peer" | "server" => parse_peer(p, idx, words, span),
+        "bind" | "default-bind" => parse_bind(p, idx, words, span),
+        "default-server" => match words.get(1) {
+            None => Ok(()),
+            Some(w) => Err(format!("'default-server' : {}", not_yet(w))),
+        },
+        "table" => parse_table(p, idx, words, span),
+        "disabled" => {
+            p.peers[idx].disabled = true;
+            Ok(())
+        }
+        "enabled" => {
+            p.peers[idx].disabled = false;
+            Ok(())
+        }
+        "log" => Err(not_yet("log' in a 'peers' section")),
+        other => Err(format!("unknown keyword '{other}' in 'peers' section")),
+    };
+    if let Err(msg) = result {
+        p.alert(span, msg);
+    }
+}
+
+fn parse_peer(p: &mut Parser, idx: usize, words: &[String], span: &Span) -> Result<(), String> {
+    let (kw, name) = (words[0].as_str(), arg(words, 1));
+    if kw == "peer" {
+        if p.peers_build[idx].bind_line {
+            return Err("mixing \"peer\" and \"bind\" line is forbidden".into());
+        }
+        p.peers_build[idx].peer_line = true;
+    }
+    let local = name == p.localpeer;
+    if local {
+        if let Some(other) = p.peers[idx].local.map(|i| &p.peers[idx].peers[i]) {
+            return Err(format!(
+                "'{kw} {name}' : local peer name already referenced at {}:{}. {name}",
+                other.span.file, other.span.line
+            ));
+        }
+    }
+    if name.is_empty() {
+        return Err(format!("'{kw}' expects <name> and <addr>[:<port>] as arguments."));
+    }
+    if let Some(c) = invalid_char(name) {
+        return Err(format!("character '{c}' is not permitted in server name '{name}'."));
+    }
+    // `server <local name>` after a `bind` line takes no address
+    let takes_addr = kw == "peer" || !local;
+    let mut rest = &words[2.min(words.len())..];
+    let mut addr = None;
+    if takes_addr {
+        if let Some(a) = rest.first() {
+            addr = Some(peer_addr(kw, name, a)?);
+            rest = &rest[1..];
+        }
+    }
+    if let Some(w) = rest.first() {
+        return Err(format!("'{kw} {name}' : {}", not_yet(w)));
+    }
+    let sec = &mut p.peers[idx];
+    sec.peers.push(Peer { name: name.to_owned(), addr, span: span.clone() });
+    if !local {
+        return Ok(());
+    }
+    sec.local = Some(sec.peers.len() - 1);
+    if kw == "peer" {
+        let Some(sa) = addr else { return Ok(()) };
+        if let Some(b) = &sec.bind {
+            return Err(one_listener(b));
+        }
+        let backlog = p.peers_build[idx].default_backlog;
+        sec.bind = Some(PeersBind { addr: ListenAddr::Inet(sa), backlog, span: span.clone() });
+    }
+    Ok(())
+}
+
+fn one_listener(b: &PeersBind) -> String {
+    format!(
+        "One listener per \"peers\" section is authorized but another is already configured at [{}:{}].",
+        b.span.file, b.span.line
+    )
+}
+
+fn peer_addr(kw: &str, name: &str, text: &str) -> Result<std::net::SocketAddr, String> {
+    let (addr, _) = super::addr::parse_server_target(text).map_err(|e| format!("'{kw} {name}' : {e}"))?;
+    match addr {
+        ServerAddr::Inet(sa) => Ok(sa),
+        ServerAddr::Unix(_) => Err(format!("'{kw} {name}' : {}", not_yet("unix@"))),
+    }
+}
+
+/// The `bind` options a peers listener honours; TLS and the others are refused.
+const BIND_OPTIONS: &[&str] = &["name", "backlog", "v4v6", "v6only", "mss", "defer-accept", "tfo", "tcp-ut"];
+
+fn parse_bind(p: &mut Parser, idx: usize, words: &[String], span: &Span) -> Result<(), String> {
+    let kw = words[0].as_str();
+    let first_opt = if kw == "bind" { 2 } else { 1 };
+    if kw == "bind" && p.peers_build[idx].peer_line {
+        return Err("mixing \"peer\" and \"bind\" line is forbidden".into());
+    }
+    let mut backlog = None;
+    let mut i = first_opt;
+    while let Some(w) = words.get(i) {
+        let Some(k) = crate::kw::bind_option(w) else {
+            return Err(format!("'{kw} {}' : unknown keyword '{w}'.", arg(words, 1)));
+        };
+        if !BIND_OPTIONS.contains(&k.name) {
+            return Err(format!("'{kw} {}' : {}", arg(words, 1), not_yet(w)));
+        }
+        if k.name == "backlog" {
+            backlog = u32::try_from(super::value::atol(arg(words, i + 1))).ok().filter(|&n| n > 0);
+        }
+        i += 1 + k.args;
+    }
+    if kw == "default-bind" {
+        p.peers_build[idx].default_backlog = backlog;
+        return Ok(());
+    }
+    let spec = arg(words, 1);
+    let addrs = super::addr::parse_listen_addrs(spec).map_err(|e| format!("'{kw} {spec}' : {e}"))?;
+    let addr = match addrs.as_slice() {
+        [a @ (ListenAddr::Inet(_) | ListenAddr::Fd(_))] => a.clone(),
+        [ListenAddr::Unix(_)] => return Err(format!("'{kw} {spec}' : {}", not_yet("unix@"))),
+        _ => return Err(format!("'{kw} {spec}' : {}", not_yet("several addresses"))),
+    };
+    let sec = &mut p.peers[idx];
+    if let Some(b) = &sec.bind {
+        return Err(one_listener(b));
+    }
+    p.peers_build[idx].bind_line = true;
+    let backlog = backlog.or(p.peers_build[idx].default_backlog);
+    sec.bind = Some(PeersBind { addr, backlog, span: span.clone() });
+    Ok(())
+}
+
+fn parse_table(p: &mut Parser, idx: usize, words: &[String], span: &Span) -> Result<(), String> {
+    let name = arg(words, 1);
+    if let Some(b) = p.proxies.iter().find(|b| b.px.name == name && b.px.stick_table.is_some()) {
+        let px = &b.px;
+        let sp = px.stick_table.as_ref().map(|t| t.span.clone()).unwrap_or_default();
+        let cap = b.kind.type_str();
+        return Err(format!(
+            "stick-table name '{name}' conflicts with table declared in {cap} '{name}' at {}:{}.",
+            sp.file, sp.line
+        ));
+    }
+    let mut tail = vec![words[0].clone()];
+    tail.extend_from_slice(&words[2.min(words.len())..]);
+    let def = super::stick::table_def_in_peers(&tail, span)?;
+    p.peers[idx].tables.push(PeersTable { name: name.to_owned(), def });
+    Ok(())
+}
+
+/// `localpeer <name>` in `global`: the local node's name, unless `-L` gave it or a
+/// `peers` section was already read.
+pub(super) fn parse_localpeer(p: &mut Parser, words: &[String], span: &Span) {
+    if words.len() > 2 {
+        p.alert(span, super::too_many_args("localpeer", &words[2]));
+        return;
+    }
+    let name = arg(words, 1);
+    if name.is_empty() {
+        p.alert(span, "'localpeer' expects a name as an argument.");
+    } else if p.localpeer_cmdline {
+        p.warning(span, "'localpeer' ignored since it is already set by using the '-L' command line argument.");
+    } else if !p.peers.is_empty() {
+        p.warning(span, "'localpeer' ignored since it is used after 'peers' section.");
+    } else {
+        p.localpeer = name.to_owned();
+    }
+}
+
+/// `tune.peers.max-updates-at-once <n>` in `global` (HAProxy's `atoi()`, more than 0).
+pub(super) fn parse_max_updates(p: &mut Parser, words: &[String], span: &Span) {
+    if words.len() > 2 {
+        p.alert(span, super::too_many_args(&words[0], &words[2]));
+        return;
+    }
+    match u32::try_from(super::value::atol(arg(words, 1))) {
+        Ok(n) if n > 0 => p.global.peers_max_updates = n,
+        _ => p.alert(span, format!("'{}' expects an integer argument greater than 0.", words[0])),
+    }
+}
+
+/// The checks once every file is read: each `stick-table ... peers <name>` names a
+/// section; sections without a local node are removed (with HAProxy's warning).
+pub(super) fn finish(p: &mut Parser) {
+    let mut diags = Vec::new();
+    for b in &p.proxies {
+        let Some(name) = b.px.stick_table.as_ref().and_then(|t| t.peers.as_deref()) else { continue };
+        match p.peers.iter().find(|s| s.name == name) {
+            None => diags.push(format!("Proxy '{}': unable to find sync peers '{name}'.", b.px.name)),
+            Some(s) if !s.disabled && s.peers.is_empty() && s.bind.is_none() && s.tables.is_empty() => {
+                diags.push(format!(
+                    "Proxy '{}': unable to find local peer '{}' in peers section '{name}'.",
+                    b.px.name, p.localpeer
+                ))
+            }
+            Some(_) => {}
+        }
+    }
+    for msg in diags {
+        p.diags.push(crate::diag::Diag::alert(None, msg));
+    }
+    for i in 0..p.peers.len() {
+        let s = &p.peers[i];
+        if !s.disabled && s.local.is_none() {
+            let msg = format!("Removing incomplete section 'peers {}' (no peer named '{}').", s.name, p.localpeer);
+            p.diags.push(crate::diag::Diag::warning(None, msg));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::parse::tests::{alerts, parse, parse_ok};
+
+    #[test]
+    fn sections_peers_and_tables() {
+        let cfg = parse_ok(
+            "peers p\n bind 127.0.0.1:10000 backlog 5\n server rampart-test\n server B 127.0.0.1:10001\n \
+             table t type string len 20 size 1k expire 30s store gpc0,http_req_rate(10s)\n",
+        );
+        let s = &cfg.peers[0];
+        assert_eq!(s.local, Some(0));
+        assert_eq!(s.peers[1].addr, Some("127.0.0.1:10001".parse().unwrap()));
+        assert_eq!(s.bind.as_ref().unwrap().backlog, Some(5));
+        assert_eq!(s.table_id(&s.tables[0]), "p/t");
+        let cfg = parse_ok("peers p\n peer rampart-test 127.0.0.1:10000\n peer B 127.0.0.1:10001\n disabled\n");
+        assert!(cfg.peers[0].disabled);
+        assert!(matches!(cfg.peers[0].bind.as_ref().unwrap().addr, crate::model::ListenAddr::Inet(_)));
+    }
+
+    #[test]
+    fn max_updates_at_once() {
+        use crate::parse::tests::parse_ok;
+        assert_eq!(parse_ok("global\n tune.peers.max-updates-at-once 50\n").global.peers_max_updates, 50);
+        assert_eq!(
+            alerts("global\n tune.peers.max-updates-at-once 0\n"),
+            ["'tune.peers.max-updates-at-once' expects an integer argument greater than 0."]
+        );
+    }
+
+    #[test]
+    fn haproxy_messages() {
+        assert_eq!(
+            alerts("peers p\n peer A 127.0.0.1:1\n bind :2\n"),
+            ["mixing \"peer\" and \"bind\" line is forbidden"]
+        );
+        assert_eq!(alerts("peers p\n shards 3\n"), ["unknown keyword 'shards' in 'peers' section"]);
+        assert_eq!(alerts("peers\n"), ["missing name for peers section."]);
+        assert_eq!(alerts("peers p q\n"), ["'peers' cannot handle unexpected argument 'q'."]);
+        assert_eq!(
+            alerts("peers p\n peer rampart-test 127.0.0.1:1\n peer rampart-test 127.0.0.1:2\n"),
+            ["'peer rampart-test' : local peer name already referenced at t.cfg:2. rampart-test"]
+        );
+        assert_eq!(
+            alerts("peers p\n bind :1\n bind :2\n"),
+            ["One listener per \"peers\" section is authorized but another is already configured at [t.cfg:2]."]
+        );
+        assert_eq!(alerts("peers p\n table t type ip\n"), ["table: missing size."]);
+        assert_eq!(alerts("peers p\n table t type ip size 1 peers p\n"), ["table: unknown argument 'peers'."]);
+        assert_eq!(alerts("peers p\n peer B 127.0.0.1:1 ssl\n"), ["'peer B' : 'ssl' is not supported yet"]);
+        let (_, d) = parse("backend b\n stick-table type ip size 1k peers nope\n");
+        assert!(d.list.iter().any(|d| d.message == "Proxy 'b': unable to find sync peers 'nope'."));
+    }
+}

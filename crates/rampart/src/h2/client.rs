@@ -1,0 +1,200 @@
+//! HTTP/2 messages in the client role (towards servers): the neutral request message to
+//! header fields, and a response's decoded header fields (and trailers) to the neutral
+//! message, with HAProxy 2.6's rules (`h2s_bck_make_req_headers()`,
+//! `h2_make_htx_response()` of mux_h2.c and h2.c).
+//!
+//! A request becomes `:method`, `:scheme` (the target's, else `https` towards a TLS
+//! server, `http` otherwise), `:authority` (the target's authority, else the `Host`
+//! header, which is then not sent), `:path` (the path and query, `/` when empty, `*`
+//! for `OPTIONS *`), then its fields in lower case without the connection-specific ones
+//! (`connection` and the fields it names, `keep-alive`, `proxy-connection`,
+//! `transfer-encoding`, `upgrade`; `te` only as `trailers`). A response's `:status`
+//! becomes an HTTP/1.1 status line with the standard reason, its fields the headers.
+
+use rampart_proto::http::{HdrKind, Header, Slice};
+
+use crate::http::{uri, BodyLen, Method, MsgHead, MsgView, Version};
+
+/// Hands the request's fields, in order, to `emit` (name, value). `tls`: the server
+/// connection is TLS (the scheme of an origin-form target).
+pub fn request_fields(req: MsgView<'_>, tls: bool, lower: &mut Vec<u8>, mut emit: impl FnMut(&[u8], &[u8])) {
+    let head = req.head;
+    emit(b":method", req.method());
+    let target = req.target();
+    let host = req.first(b"host");
+    let authority = Some(target.authority).filter(|a| !a.is_empty()).or(host);
+    if head.method == Method::Connect {
+        emit(b":authority", authority.unwrap_or(req.uri()));
+    } else {
+        let scheme: &[u8] = match target.scheme {
+            s if !s.is_empty() => s,
+            _ if tls => b"https",
+            _ => b"http",
+        };
+        emit(b":scheme", scheme);
+        if let Some(a) = authority {
+            emit(b":authority", a);
+        }
+        let path = match target.pathq {
+            b"" => &b"/"[..],
+            p => p,
+        };
+        emit(b":path", path);
+    }
+    let named = connection_tokens(req);
+    for (i, name, value) in req.headers() {
+        match head.headers[i].kind {
+            HdrKind::Connection
+            | HdrKind::KeepAlive
+            | HdrKind::ProxyConnection
+            | HdrKind::TransferEncoding
+            | HdrKind::Upgrade
+            | HdrKind::Host => continue,
+            HdrKind::Te => {
+                if uri::comma_items(value).any(|t| t.eq_ignore_ascii_case(b"trailers")) {
+                    emit(b"te", b"trailers");
+                }
+                continue;
+            }
+            _ => {}
+        }
+        if named.iter().any(|t| t.eq_ignore_ascii_case(name)) {
+            continue;
+        }
+        emit_lower(name, value, lower, &mut emit);
+    }
+}
+
+/// The header names the `Connection` header lists (hop-by-hop, not forwarded).
+fn connection_tokens<'a>(req: MsgView<'a>) -> Vec<&'a [u8]> {
+    let mut out = Vec::new();
+    for (i, _, value) in req.headers() {
+        if req.head.headers[i].kind == HdrKind::Connection {
+            out.extend(uri::comma_items(value).filter(|t| !t.is_empty()));
+        }
+    }
+    out
+}
+
+/// Emits a field with its name in lower case (HTTP/2 refuses upper case names).
+fn emit_lower(name: &[u8], value: &[u8], lower: &mut Vec<u8>, emit: &mut impl FnMut(&[u8], &[u8])) {
+    if name.iter().any(u8::is_ascii_uppercase) {
+        lower.clear();
+        lower.extend(name.iter().map(u8::to_ascii_lowercase));
+        emit(lower, value);
+    } else {
+        emit(name, value);
+    }
+}
+
+/// A response that cannot be forwarded (RFC 9113 §8.1.1), for traces and tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BadResponse(pub &'static str);
+
+/// Fills `head` (reset first) and `buf` (cleared; the head's slices point into it) from
+/// a response's decoded fields (`fields`: name, value, in order). `end_stream`: the
+/// HEADERS ended the stream; `method`: the request's (a response to HEAD has no body).
+pub fn response_head<'f>(
+    fields: impl IntoIterator<Item = (&'f [u8], &'f [u8])>,
+    end_stream: bool,
+    method: Method,
+    buf: &mut Vec<u8>,
+    head: &mut MsgHead,
+) -> Result<(), BadResponse> {
+    buf.clear();
+    head.reset();
+    head.version = Version::Http11;
+    let mut status = None;
+    let mut length = None;
+    for (name, value) in fields {
+        if value.iter().any(|&c| c == 0 || c == b'\r' || c == b'\n') {
+            return Err(BadResponse("NUL, CR or LF in a field value"));
+        }
+        if let Some(p) = name.strip_prefix(b":") {
+            if p != b"status" || status.is_some() || !head.headers.is_empty() {
+                return Err(BadResponse("unexpected pseudo-header"));
+            }
+            status = Some(parse_status(value)?);
+            continue;
+        }
+        let kind = HdrKind::classify(name);
+        match kind {
+            HdrKind::Connection
+            | HdrKind::KeepAlive
+            | HdrKind::ProxyConnection
+            | HdrKind::TransferEncoding
+            | HdrKind::Upgrade => return Err(BadResponse("connection-specific header field")),
+            HdrKind::ContentLength => {
+                let n = parse_length(value)?;
+                if length.replace(n).is_some_and(|prev| prev != n) {
+                    return Err(BadResponse("different content-length values"));
+                }
+            }
+            _ => {}
+        }
+        let value = value.trim_ascii();
+        let (name, value) = (push(buf, name), push(buf, value));
+        head.headers.push(Header { name, value, kind, drop: false });
+    }
+    let status = status.ok_or(BadResponse("missing :status"))?;
+    head.status = status;
+    head.reason = push(buf, crate::http::reason(status).as_bytes());
+    let bodyless = method == Method::Head || matches!(status, 100..=199 | 204 | 304);
+    head.body = match length {
+        _ if bodyless => BodyLen::None,
+        // RFC 9113 §8.1.1: the DATA frames must add up to the announced length
+        Some(n) if end_stream && n > 0 => return Err(BadResponse("content-length without DATA")),
+        Some(n) => BodyLen::Known(n),
+        // an HTTP/1 client then sees `content-length: 0`, not a body until close
+        None if end_stream => BodyLen::Known(0),
+        None => BodyLen::Unknown,
+    };
+    Ok(())
+}
+
+/// A `:status` value: three digits.
+fn parse_status(v: &[u8]) -> Result<u16, BadResponse> {
+    match v {
+        [a, b, c] if v.iter().all(u8::is_ascii_digit) => {
+            Ok(u16::from(a - b'0') * 100 + u16::from(b - b'0') * 10 + u16::from(c - b'0'))
+        }
+        _ => Err(BadResponse("invalid :status")),
+    }
+}
+
+/// A `content-length` value.
+fn parse_length(v: &[u8]) -> Result<u64, BadResponse> {
+    let digits = !v.is_empty() && v.len() <= 19 && v.iter().all(u8::is_ascii_digit);
+    std::str::from_utf8(v)
+        .ok()
+        .filter(|_| digits)
+        .and_then(|v| v.parse().ok())
+        .ok_or(BadResponse("invalid content-length"))
+}
+
+fn push(buf: &mut Vec<u8>, bytes: &[u8]) -> Slice {
+    let start = buf.len();
+    buf.extend_from_slice(bytes);
+    Slice { start: start as u32, end: buf.len() as u32 }
+}
+
+/// Appends trailer fields as an HTTP/1 chunked body's trailer section would carry them
+/// (`name: value` lines; pseudo-headers and connection-specific fields left out).
+pub fn push_trailers<'f>(out: &mut Vec<u8>, fields: impl IntoIterator<Item = (&'f [u8], &'f [u8])>) {
+    for (name, value) in fields {
+        if name.starts_with(b":") || HdrKind::classify(name).is_hop_or_framing() {
+            continue;
+        }
+        if value.iter().any(|&c| c == b'\r' || c == b'\n' || c == 0) {
+            continue;
+        }
+        out.extend_from_slice(name);
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value);
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
+#[cfg(test)]
+#[path = "client_tests.rs"]
+mod tests;

@@ -1,0 +1,58 @@
+//! A response served from the cache in place of a server (`http-request cache-use`
+//! found the object): the stored response with its `Age`, or `304 Not Modified` for a
+//! conditional request it satisfies, through the `http-response` and
+//! `http-after-response` rules like a server's response, written by the front mux as
+//! any response rampart builds (so HTTP/2 clients get it too).
+//! HAProxy counterpart: the cache applet (`http_cache_io_handler()`,
+//! `htx_cache_add_age_hdr()`, src/cache.c).
+
+use std::borrow::Cow;
+
+use super::ana::http_res::ResState;
+use super::{ana, send_built, HttpFront, Next, Stream, Txn, TxnData, Verdict};
+use crate::http::MsgHead;
+use crate::sample::vars::VarStore;
+
+/// Answers the request from the object `cache-use` found.
+pub(super) async fn serve<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn, sess: &mut VarStore) -> Next {
+    let Some((idx, entry)) = txn.st.cache.hit.take() else { return Next::Close };
+    let Some(tpl) = crate::h1::msg::parse_reply(&entry.raw) else { return Next::Close };
+    txn.st.flt.cache_hit = Some(idx);
+    let not_modified =
+        crate::cache::rules::not_modified(txn.req.view(front.req_buf()), entry.etag.as_deref(), entry.last_modified);
+    let mut head = MsgHead { arena_max: s.rt.bufsize, ..MsgHead::default() };
+    let mut reply = tpl.instantiate(&mut head);
+    let _ = head.add_header(b"Age", entry.age_at(crate::cache::now()).to_string().as_bytes());
+    if not_modified {
+        let _ = head.set_status(304, b"Not Modified");
+        head.del_header(reply.buf, b"content-length");
+        reply.body = Cow::Borrowed(&[]);
+    }
+    // a shorter-lived view of the stream: the reply borrows the object
+    let mut s2 = Stream {
+        rt: s.rt,
+        shared: s.shared,
+        conn: s.conn,
+        fe: s.fe,
+        be: s.be,
+        srv: s.srv,
+        first_req: s.first_req,
+        meth: s.meth,
+        ver: s.ver,
+    };
+    let TxnData { synth, vars_txn, vars_reqres, scratch, strict, st, .. } = &mut **txn;
+    let mut again = None;
+    let mut rs =
+        ResState { synth, vars_txn, vars_reqres, sess_vars: &mut *sess, scratch, strict, reply: &mut again, st };
+    match ana::http_res::run(&s2, &mut head, reply.buf, &mut rs) {
+        Verdict::Continue | Verdict::WaitBody(_) | Verdict::Resolve | Verdict::LuaWait(_) => {}
+        Verdict::Reply | Verdict::Tarpit => return send_built(front, &mut s2, txn, sess, again).await,
+        Verdict::Close => return Next::Close,
+        Verdict::SilentDrop => {
+            front.silent_drop();
+            return Next::Close;
+        }
+    }
+    txn.synth.copy_from(&head);
+    send_built(front, &mut s2, txn, sess, Some(reply)).await
+}

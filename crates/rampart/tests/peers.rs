@@ -1,0 +1,293 @@
+//! The peers protocol through the binary: two rampart nodes replicate a stick table
+//! both ways (a proxy's table and a `peers` section's), a rampart node and an HAProxy
+//! 2.6 node replicate both ways (differential: fails without haproxy under
+//! `RAMPART_REQUIRE_HAPROXY=1`), a peer sending garbage or a huge message is
+//! disconnected and counted while the process keeps serving, and bad `peers` sections
+//! are refused with HAProxy's messages.
+
+mod http_common;
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::time::Duration;
+
+use http_common::RAMPART;
+use rampart_testkit::{eventually, haproxy_or_skip, http_get, stats_command, Proxy, Running};
+
+/// A node `name` of section `p`: an admin socket, a frontend counting each URL in
+/// `table` (a request increments `gpc0` and `http_req_rate`), the table, and the
+/// section with the other node at `${other_addr}`.
+fn node_cfg(name: &str, other: &str, table_in_section: bool) -> String {
+    let store = "store server_id,gpc0,conn_cur,conn_rate(50000),http_req_rate(10s),bytes_in_cnt";
+    let (backend, table_line, table) = if table_in_section {
+        (String::new(), format!("  table stkt type string len 40 size 10k expire 60s {store}\n"), "p/stkt")
+    } else {
+        (
+            format!("backend stkt\n  stick-table type string size 10k expire 60s {store} peers p\n"),
+            String::new(),
+            "stkt",
+        )
+    };
+    format!(
+        "global\n  stats socket ${{testdir}}/admin.sock level admin\n\
+         defaults\n  mode http\n  timeout client 5s\n  timeout server 5s\n  timeout connect 1s\n\
+         {backend}\
+         peers p\n  bind fd@${{peer}}\n  server {name}\n  server {other} ${{other_addr}}:${{other_port}}\n{table_line}\
+         frontend fe1\n  bind fd@${{fe1}}\n  http-request track-sc0 url table {table}\n\
+         \x20 http-request sc-inc-gpc0(0)\n  http-request return status 200\n"
+    )
+}
+
+/// Starts two nodes `A` (binary `a`) and `B` (binary `b`), each knowing the other's
+/// peers address.
+fn pair(a: &Path, b: &Path, table_in_section: bool) -> (Running, Running) {
+    let pa = Proxy::new(a).listener("fe1").listener("peer").arg("-L").arg("A");
+    let pb = Proxy::new(b).listener("fe1").listener("peer").arg("-L").arg("B");
+    let (addr_a, addr_b) = (pa.listener_addr("peer").unwrap(), pb.listener_addr("peer").unwrap());
+    let ra = pa.backend("other", addr_b).config(&node_cfg("A", "B", table_in_section)).start().expect("A starts");
+    let rb = pb.backend("other", addr_a).config(&node_cfg("B", "A", table_in_section)).start().expect("B starts");
+    (ra, rb)
+}
+
+fn cli(p: &Running, command: &str) -> String {
+    stats_command(&p.dir().join("admin.sock"), &format!("{command}\n"))
+}
+
+/// The entry of `key` in `show table` (`key=... use=0 exp=... data`), data only.
+fn entry(p: &Running, table: &str, key: &str) -> Option<String> {
+    let out = cli(p, &format!("show table {table}"));
+    let line = out.lines().find(|l| l.contains(&format!(" key={key} ")))?;
+    let data = line.split_once(" exp=")?.1.split_once(' ')?.1;
+    Some(data.to_string())
+}
+
+fn get(p: &Running, path: &str, times: usize) {
+    for _ in 0..times {
+        assert_eq!(http_get(p.addr("fe1"), path).status, 200);
+    }
+}
+
+/// The counters of an entry that was counted `n` times on one node, as both show them.
+fn counted(n: u32) -> String {
+    format!("server_id=0 gpc0={n} conn_rate(50000)={n} conn_cur=0 http_req_rate(10000)={n} bytes_in_cnt=")
+}
+
+fn both_ways(a: &Running, b: &Running, table: &str) {
+    get(a, "/from-a", 1);
+    get(b, "/from-b", 2);
+    for (p, key, n) in [(b, "/from-a", 1), (a, "/from-b", 2), (a, "/from-a", 1), (b, "/from-b", 2)] {
+        eventually!(entry(p, table, key).is_some_and(|d| d.starts_with(&counted(n))));
+    }
+    // the bytes counted where the requests came in arrive as they were
+    assert_eq!(entry(a, table, "/from-b"), entry(b, table, "/from-b"));
+    // an update after the first one is pushed too
+    get(a, "/from-b", 1);
+    eventually!(entry(b, table, "/from-b").is_some_and(|d| d.starts_with("server_id=0 gpc0=3 ")));
+}
+
+#[test]
+fn two_rampart_nodes_replicate_both_ways() {
+    let (a, b) = pair(Path::new(RAMPART), Path::new(RAMPART), false);
+    both_ways(&a, &b, "stkt");
+    let peers = cli(&a, "show peers");
+    assert!(peers.contains("id=B(remote,active) "), "{peers}");
+    assert!(peers.contains("last_status=ESTA"), "{peers}");
+    assert!(peers.contains("id=A(local,inactive)"), "{peers}");
+}
+
+#[test]
+fn tables_of_peers_sections_replicate() {
+    let (a, b) = pair(Path::new(RAMPART), Path::new(RAMPART), true);
+    both_ways(&a, &b, "p/stkt");
+}
+
+#[test]
+fn a_node_that_connects_later_learns_everything() {
+    let pa = Proxy::new(RAMPART).listener("fe1").listener("peer").arg("-L").arg("A");
+    let pb = Proxy::new(RAMPART).listener("fe1").listener("peer").arg("-L").arg("B");
+    let (addr_a, addr_b) = (pa.listener_addr("peer").unwrap(), pb.listener_addr("peer").unwrap());
+    let a = pa.backend("other", addr_b).config(&node_cfg("A", "B", false)).start().unwrap();
+    get(&a, "/early", 3);
+    let b = pb.backend("other", addr_a).config(&node_cfg("B", "A", false)).start().unwrap();
+    eventually!(entry(&b, "stkt", "/early").is_some_and(|d| d.starts_with(&counted(3))));
+}
+
+#[test]
+fn rampart_and_haproxy_replicate_both_ways() {
+    let Some(haproxy) = haproxy_or_skip("rampart_and_haproxy_replicate_both_ways") else { return };
+    let (a, b) = pair(Path::new(RAMPART), &haproxy, false);
+    both_ways(&a, &b, "stkt");
+    let (b2, a2) = pair(&haproxy, Path::new(RAMPART), true);
+    both_ways(&a2, &b2, "p/stkt");
+    // haproxy saw no protocol error from us
+    assert!(cli(&b, "show peers").contains("proto_err=0 "), "{}", cli(&b, "show peers"));
+}
+
+/// The shape of `show peers`: its section and node lines with their field names (values
+/// left out), and whether each node is local or remote.
+fn peers_shape(out: &str) -> Vec<String> {
+    out.lines()
+        .filter(|l| l.starts_with("0x") || l.starts_with("  0x") || l.trim_start().starts_with("reconnect="))
+        .map(|l| {
+            let words = l.split_whitespace().map(|w| match w.split_once('=') {
+                Some(("id", v)) if v.contains('(') => format!("id=({}", v.split_once('(').map_or("", |x| x.1)),
+                Some((k, _)) => format!("{k}="),
+                None if w.starts_with("0x") => "0x".into(),
+                None if w.starts_with('[') => "[date]".into(),
+                None => w.to_string(),
+            });
+            words.collect::<Vec<_>>().join(" ")
+        })
+        .collect()
+}
+
+#[test]
+fn show_peers_is_shaped_as_haproxys() {
+    let Some(haproxy) = haproxy_or_skip("show_peers_is_shaped_as_haproxys") else { return };
+    let (a, b) = pair(Path::new(RAMPART), &haproxy, false);
+    get(&a, "/x", 1);
+    eventually!(entry(&b, "stkt", "/x").is_some());
+    // each side's view of the other, and of itself
+    let ours = peers_shape(&cli(&a, "show peers"));
+    let theirs = peers_shape(&cli(&b, "show peers"));
+    assert_eq!(ours.len(), 5, "{ours:?}");
+    assert_eq!(ours, theirs);
+}
+
+/// A raw peer `B` connecting to node `A`: the handshake, then whatever the test sends.
+fn raw_peer(a: &Running, addr: SocketAddr) -> TcpStream {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(b"HAProxyS 2.1\nA\nB 1234 1\n").unwrap();
+    let mut status = [0u8; 4];
+    s.read_exact(&mut status).unwrap();
+    assert_eq!(&status, b"200\n", "{}", cli(a, "show peers"));
+    s
+}
+
+/// Reads until the node closes; what it sent.
+fn until_closed(s: &mut TcpStream) -> Vec<u8> {
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    out
+}
+
+fn single(name: &str) -> Proxy {
+    Proxy::new(RAMPART).listener("fe1").listener("peer").arg("-L").arg(name)
+}
+
+#[test]
+fn a_peer_sending_garbage_or_huge_messages_is_disconnected_and_counted() {
+    // B's address is a closed port: only B's own connections to A matter
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let px = single("A");
+    let addr = px.listener_addr("peer").unwrap();
+    let a = px.backend("other", closed).config(&node_cfg("A", "B", false)).start().unwrap();
+    // a reserved message class: a protocol error message, then the end
+    let mut s = raw_peer(&a, addr);
+    s.write_all(&[255, 0]).unwrap();
+    let got = until_closed(&mut s);
+    assert!(got.ends_with(&[1, 0]), "{got:?}");
+    // a body longer than the limit: a size-limit error
+    let mut s = raw_peer(&a, addr);
+    s.write_all(&[10, 0x80, 0xf0, 0xff, 0x7f]).unwrap();
+    let got = until_closed(&mut s);
+    assert!(got.ends_with(&[1, 1]), "{got:?}");
+    // a definition of a table the node does not have is ignored (as HAProxy), an
+    // update after it too, and the session goes on
+    let mut s = raw_peer(&a, addr);
+    let mut msg = Vec::new();
+    rampart_proto::peers::table::encode_define(
+        1,
+        b"nope",
+        &rampart_proto::peers::table::Shape {
+            key_type: 6,
+            key_len: 32,
+            data: 0,
+            expire: Some(0),
+            params: [Default::default(); 25],
+        },
+        &mut msg,
+    );
+    rampart_proto::peers::table::encode_update(
+        Some(1),
+        None,
+        rampart_proto::peers::KeyKind::String { size: 32 },
+        b"/x",
+        &[],
+        &mut msg,
+    );
+    rampart_proto::peers::encode_control(rampart_proto::peers::Control::Heartbeat, &mut msg);
+    s.write_all(&msg).unwrap();
+    eventually!(cli(&a, "show peers").contains("rx_hbt=1 "));
+    drop(s);
+    // a wrong hello is refused with its status
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.write_all(b"HAProxyS 2.1\nA\nZ 1 1\n").unwrap();
+    assert_eq!(until_closed(&mut s), b"504\n");
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.write_all(b"GET / HTTP/1.1\r\n\r\n").unwrap();
+    assert_eq!(until_closed(&mut s), b"501\n");
+    let peers = cli(&a, "show peers");
+    assert!(peers.contains(" proto_err=1 "), "{peers}");
+    assert!(cli(&a, "show table stkt").contains("used:0"));
+    // the process still serves
+    get(&a, "/still", 1);
+    assert!(entry(&a, "stkt", "/still").is_some());
+}
+
+/// HAProxy's `-c` messages for bad `peers` sections.
+const BAD: &[(&str, &str)] = &[
+    (
+        "peers p\n  peer A 127.0.0.1:10000\n  bind :10001\n",
+        "[ALERT]    (PID) : config : parsing [test.cfg:3] : mixing \"peer\" and \"bind\" line is forbidden",
+    ),
+    (
+        "peers p\n  bind :10001\n  bind :10002\n  server A\n",
+        "[ALERT]    (PID) : config : parsing [test.cfg:3] : One listener per \"peers\" section is authorized but \
+         another is already configured at [test.cfg:2].",
+    ),
+    (
+        "peers p\n  peer A 127.0.0.1:10000\n  peer A 127.0.0.1:10001\n",
+        "[ALERT]    (PID) : config : parsing [test.cfg:3] : 'peer A' : local peer name already referenced at test.cfg:2. A",
+    ),
+    (
+        "peers p\n  peer A 127.0.0.1:10000\n  shards 3\n",
+        "[ALERT]    (PID) : config : parsing [test.cfg:3] : unknown keyword 'shards' in 'peers' section",
+    ),
+    ("peers p\n  peer A 127.0.0.1:10000\n  table t type ip\n", "[ALERT]    (PID) : config : parsing [test.cfg:3] : table: missing size."),
+    (
+        "peers p\n  peer A 127.0.0.1:10000\npeers p\n  peer A 127.0.0.1:10001\n",
+        "[ALERT]    (PID) : config : Parsing [test.cfg:3]: peers section 'p' has the same name as another peers section declared at test.cfg:1.",
+    ),
+    (
+        "defaults\n  timeout client 1s\n  timeout server 1s\n  timeout connect 1s\nbackend b\n  stick-table type ip size 1k peers nope\n",
+        "[ALERT]    (PID) : config : Proxy 'b': unable to find sync peers 'nope'.",
+    ),
+    ("peers p q\n", "[ALERT]    (PID) : config : parsing [test.cfg:1] : 'peers' cannot handle unexpected argument 'q'."),
+];
+
+fn check_first(binary: &Path, cfg: &str) -> String {
+    let out = Proxy::new(binary).arg("-L").arg("A").config(cfg).check().expect("runs");
+    assert_ne!(out.code, 0, "{cfg}");
+    out.diagnostics().into_iter().next().unwrap_or_default()
+}
+
+#[test]
+fn bad_peers_sections_are_refused_as_haproxy_does() {
+    for (cfg, msg) in BAD {
+        assert_eq!(check_first(Path::new(RAMPART), cfg), *msg, "{cfg}");
+    }
+    let out = Proxy::new(RAMPART).arg("-L").arg("A").config("peers p\n  peer B 127.0.0.1:1\n").check().unwrap();
+    assert!(
+        out.diagnostics().contains(
+            &"[WARNING]  (PID) : config : Removing incomplete section 'peers p' (no peer named 'A').".to_string()
+        ),
+        "{out:?}"
+    );
+    let Some(haproxy) = haproxy_or_skip("bad_peers_sections_are_refused_as_haproxy_does") else { return };
+    for (cfg, msg) in BAD {
+        assert_eq!(check_first(&haproxy, cfg), *msg, "haproxy: {cfg}");
+    }
+}
