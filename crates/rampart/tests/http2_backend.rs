@@ -201,6 +201,34 @@ fn http_reuse_never_opens_a_connection_per_stream() {
 }
 
 #[test]
+fn a_trailers_only_response_reaches_an_http2_client_as_one_headers_frame() {
+    // gRPC's error replies: one HEADERS that ends the stream, the status fields in it
+    let srv = H2Server::start(100, |_| Answer {
+        status: 200,
+        fields: vec![
+            ("content-type".into(), "application/grpc".into()),
+            ("grpc-status".into(), "5".into()),
+            ("grpc-message".into(), "not here".into()),
+        ],
+        ..Answer::default()
+    });
+    let proxy = start(&srv, "");
+    let mut c = H2Client::connect(proxy.addr("fe1"));
+    c.headers(
+        1,
+        &[(":method", "POST"), (":scheme", "http"), (":path", "/svc/M"), (":authority", "g"), ("te", "trailers")],
+        false,
+    );
+    c.data(1, b"req", true);
+    let events = c.until_end(1, WAIT);
+    let [Event::Headers { id: 1, fields, end: true }] = events.as_slice() else {
+        panic!("one HEADERS with END_STREAM, no empty DATA after it: {events:?}");
+    };
+    assert_eq!(field(fields, ":status"), Some("200"));
+    assert_eq!((field(fields, "grpc-status"), field(fields, "grpc-message")), (Some("5"), Some("not here")));
+}
+
+#[test]
 fn an_http2_client_gets_trailers_as_headers_and_its_cancel_reaches_the_server() {
     let srv = H2Server::start(100, |s| {
         if s.get(":path") == Some("/stream") {

@@ -413,11 +413,15 @@ impl ResSink for H2Sink<'_> {
             BodyLen::Unknown if !how.facts.until_close => ResBody::Chunked(Box::default()),
             _ => ResBody::Plain,
         };
+        // A response whole in hand without body bytes (`content-length: 0`, or an HTTP/2
+        // server's HEADERS that ended its stream) ends the stream with its HEADERS: a gRPC
+        // "trailers-only" response must reach the client as one HEADERS frame, the status
+        // fields in it, not followed by an empty DATA (grpc-core then reports UNKNOWN).
+        let end = bodyless || (how.whole && body.is_empty());
         let mut lower = Vec::new();
-        let end = bodyless;
         self.shared.borrow_mut().send_headers(self.id, &mut |emit| response_fields(head, &mut lower, emit), end);
         progress.head.store(0, Ordering::Relaxed);
-        if bodyless {
+        if end {
             return Ok(None);
         }
         self.send_body(body, how.whole).await?;
