@@ -95,6 +95,48 @@ fn prior_knowledge_on_an_http_bind_reaches_http1_servers() {
 }
 
 #[test]
+fn a_request_written_with_the_preface_is_answered_at_once() {
+    // preface, SETTINGS and the first HEADERS in one write, then nothing (not even the
+    // SETTINGS acknowledgement): the bytes the HTTP/1 side read before it saw the
+    // preface hold the request, and no more input comes to wake the connection
+    use rampart_proto::h2::frame::{encode_headers, encode_settings, PREFACE};
+    use std::io::Read;
+    let s1 = echo();
+    let cfg = format!("{PREAMBLE}listen fe1\n  bind fd@${{fe1}}\n  server s1 ${{s1_addr}}:${{s1_port}}\n");
+    let proxy = start(&cfg, s1.addr(), &["fe1"]);
+    let mut out = PREFACE.to_vec();
+    encode_settings(&mut out, &[]);
+    let fields = [(":method", "GET"), (":scheme", "http"), (":path", "/once"), (":authority", "t")];
+    let mut block = Vec::new();
+    rampart_proto::h2::hpack::Encoder::new().encode(
+        fields.iter().map(|(n, v)| (n.as_bytes(), v.as_bytes(), rampart_proto::h2::hpack::Flags::NONE)),
+        &mut block,
+    );
+    encode_headers(&mut out, 1, &block, true, 16384);
+    let mut c = std::net::TcpStream::connect(proxy.addr("fe1")).unwrap();
+    c.write_all(&out).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    let (mut got, mut chunk) = (Vec::new(), [0u8; 4096]);
+    let answered = loop {
+        let mut at = 0;
+        let mut data_end = false;
+        while let Ok(Some((frame, used))) = rampart_proto::h2::next_frame(&got[at..], 1 << 24) {
+            data_end |= matches!(frame, rampart_proto::h2::Frame::Data { stream_id: 1, end_stream: true, .. });
+            at += used;
+        }
+        if data_end {
+            break true;
+        }
+        match c.read(&mut chunk) {
+            Ok(n) if n > 0 => got.extend_from_slice(&chunk[..n]),
+            _ => break false,
+        }
+    };
+    assert!(answered, "no response within 2 s without more input: {} bytes came", got.len());
+    assert_eq!(s1.wait_requests(1)[0].path, "/once");
+}
+
+#[test]
 fn alpn_h2_over_tls_and_large_bodies() {
     let pki_dir = test_pki::fresh_dir("h2-tls");
     let (ca, ca_key) = test_pki::ca("Rampart H2 CA");

@@ -139,15 +139,23 @@ pub async fn serve<S: Sock>(client: S, sess: Session, pre: Option<Buf>, sess_var
     let sess = &sess;
     let sref = &shared;
     let mut stop = Timer::stop_only();
+    // What the HTTP/1 side read before it saw the preface is decoded first: it may hold
+    // the client's first requests too (written with the preface), and the socket may
+    // have nothing more to say until they are answered.
+    let mut pre_read = !reader.buf.is_empty();
     loop {
         let keep_alive = rt.proxies[sess.fe].timeouts.http_keep_alive;
         let mut idle = streams.is_empty().then(|| Timer::new(keep_alive)).flatten();
         let draining = stop.is_none() && reader.demux.goaway;
-        let event = poll_fn(|cx| {
-            let wake = Wake { idle: idle.as_mut(), stop: stop.as_mut(), draining };
-            drive(cx, &client, sref, &mut streams, wake)
-        })
-        .await;
+        let event = if std::mem::take(&mut pre_read) {
+            Event::Input
+        } else {
+            poll_fn(|cx| {
+                let wake = Wake { idle: idle.as_mut(), stop: stop.as_mut(), draining };
+                drive(cx, &client, sref, &mut streams, wake)
+            })
+            .await
+        };
         match event {
             Event::Input => {
                 if let Err(e) = read_frames(&client, sess, sref, &mut reader, &mut streams) {
