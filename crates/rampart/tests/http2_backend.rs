@@ -229,6 +229,47 @@ fn a_trailers_only_response_reaches_an_http2_client_as_one_headers_frame() {
 }
 
 #[test]
+fn a_cancel_reaches_the_server_while_it_is_silent() {
+    // a gRPC call cancelled before its answer, and a stream whose server pauses: the
+    // client's RST_STREAM is not left waiting for the server's next frame
+    let srv = H2Server::start(100, |s| {
+        if s.get(":path") == Some("/late") {
+            return Answer { delay: Duration::from_secs(4), ..Answer::ok("late") };
+        }
+        let body = vec![b"first".to_vec(), b"second".to_vec()];
+        Answer { status: 200, body, spacing: Duration::from_secs(4), ..Answer::default() }
+    });
+    let proxy = start(&srv, "");
+    let mut c = H2Client::connect(proxy.addr("fe1"));
+    let wait_reset = |n: usize| {
+        let deadline = Instant::now() + Duration::from_millis(1500);
+        while srv.resets().len() < n && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        srv.resets()
+    };
+    c.get(1, "/late");
+    srv.wait_requests(1);
+    let mut rst = Vec::new();
+    rampart_proto::h2::frame::encode_rst_stream(&mut rst, 1, ErrorCode::Cancel);
+    c.send(&rst);
+    assert_eq!(wait_reset(1).first().map(|r| r.1), Some(ErrorCode::Cancel), "before the head");
+
+    c.get(3, "/pause");
+    loop {
+        match c.next(WAIT) {
+            Event::Data { id: 3, .. } => break,
+            Event::Headers { .. } => {}
+            other => panic!("{other:?}"),
+        }
+    }
+    rst.clear();
+    rampart_proto::h2::frame::encode_rst_stream(&mut rst, 3, ErrorCode::Cancel);
+    c.send(&rst);
+    assert_eq!(wait_reset(2).get(1).map(|r| r.1), Some(ErrorCode::Cancel), "while the server pauses");
+}
+
+#[test]
 fn an_http2_client_gets_trailers_as_headers_and_its_cancel_reaches_the_server() {
     let srv = H2Server::start(100, |s| {
         if s.get(":path") == Some("/stream") {

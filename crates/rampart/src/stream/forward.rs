@@ -425,8 +425,14 @@ where
     let t_server = x.tmo.server(be.timeouts.server);
     let trace = sink.trace().map(|t| (t, be.name.as_str()));
     let wait = HeadWait { timeout: t_server, upload: &progress.upload, trace };
+    let gone = sink.client_gone();
+    tokio::pin!(gone);
     let head = loop {
-        match rx.recv_head(res, wait).await {
+        let got = tokio::select! {
+            r = rx.recv_head(res, wait) => r,
+            () = &mut gone => return Err(RespError::ClientGone),
+        };
+        match got {
             Ok(Received::Interim) => {
                 progress.answered.store(true, Ordering::Relaxed);
                 sink.interim(res.view(rx.res_buf()), progress).await.map_err(|()| RespError::ClientGone)?;

@@ -164,6 +164,14 @@ pub trait ResSink {
         progress: &Progress,
         t_server: Option<Duration>,
     ) -> impl Future<Output = Result<(), BodyError>> + Send;
+
+    /// Resolves once the client gave up this exchange while the server has not
+    /// answered yet (an HTTP/2 client's RST_STREAM, a gRPC call cancelled or past its
+    /// deadline): the stream stops waiting and the server side is cancelled. Never by
+    /// default: an HTTP/1 client's close shows when the response is written to it.
+    fn client_gone(&self) -> impl Future<Output = ()> + Send {
+        std::future::pending()
+    }
 }
 
 /// The client side of an HTTP exchange, as the stream sees it.

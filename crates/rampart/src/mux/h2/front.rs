@@ -439,8 +439,16 @@ impl ResSink for H2Sink<'_> {
         progress: &Progress,
         t_server: Option<Duration>,
     ) -> Result<(), BodyError> {
+        // a server that stays silent (a gRPC stream waiting for events) must not keep a
+        // stream the client reset
+        let gone = self.client_gone();
+        tokio::pin!(gone);
         loop {
-            match rx.recv_body(t_server).await? {
+            let got = tokio::select! {
+                r = rx.recv_body(t_server) => r?,
+                () = &mut gone => return Err(BodyError::To(IoError::Closed)),
+            };
+            match got {
                 Some(bytes) => {
                     let n = bytes.len() as u64;
                     self.send_body(bytes, false).await.map_err(|()| BodyError::To(IoError::Closed))?;
@@ -453,6 +461,15 @@ impl ResSink for H2Sink<'_> {
                     }
                     return Ok(());
                 }
+            }
+        }
+    }
+
+    fn client_gone(&self) -> impl std::future::Future<Output = ()> + Send {
+        let (shared, id) = (self.shared, self.id);
+        async move {
+            while !was_reset(shared, id) {
+                tokio::time::sleep(crate::backend::ABORT_CHECK_EVERY).await;
             }
         }
     }
