@@ -440,7 +440,9 @@ impl ResSink for H2Sink<'_> {
         t_server: Option<Duration>,
     ) -> Result<(), BodyError> {
         // a server that stays silent (a gRPC stream waiting for events) must not keep a
-        // stream the client reset
+        // stream the client reset. COMPAT: haproxy 2.6.12 leaves the server's stream open
+        // then (no RST_STREAM within 1.5 s in http2_backend's cancel test); rampart
+        // cancels it within ABORT_CHECK_EVERY, as both do before the response head.
         let gone = self.client_gone();
         tokio::pin!(gone);
         loop {
