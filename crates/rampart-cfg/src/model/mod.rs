@@ -20,12 +20,14 @@
 //! - `server_tls`: TLS towards servers (`server ... ssl`, `ssl-default-server-*`)
 //! - `stick`: stick tables, `stick` rules, tracking actions
 //! - `peers`: `peers` sections (replication of stick tables)
+//! - `process`: `cpu-map`, `set-dumpable`, `strict-limits` (the process on the machine)
 
 mod check;
 mod cookie;
 mod filter;
 mod ids;
 mod peers;
+mod process;
 mod reply;
 mod resolvers;
 mod ring;
@@ -41,6 +43,7 @@ pub use cookie::*;
 pub use filter::*;
 pub use ids::haproxy_ids;
 pub use peers::*;
+pub use process::*;
 pub use reply::*;
 pub use resolvers::*;
 pub use ring::*;
@@ -196,6 +199,13 @@ pub struct Global {
     pub sockbufs: SockBufs,
     /// `unix-bind`.
     pub unix_bind: UnixBind,
+    /// `cpu-map` lines.
+    pub cpu_map: CpuMap,
+    /// `set-dumpable`: core dumps stay possible after the privilege drop.
+    pub set_dumpable: bool,
+    /// `strict-limits`: a limit that cannot be set stops the startup instead of a
+    /// warning.
+    pub strict_limits: bool,
     pub span: Span,
 }
 
@@ -295,6 +305,9 @@ impl Default for Global {
             ssl: GlobalSsl::default(),
             sockbufs: SockBufs::default(),
             unix_bind: UnixBind::default(),
+            cpu_map: CpuMap::default(),
+            set_dumpable: false,
+            strict_limits: false,
             span: Span::default(),
         }
     }
