@@ -24,6 +24,7 @@
 //! - `stick`: stick tables, `stick` rules, tracking actions
 //! - `peers`: `peers` sections (replication of stick tables)
 //! - `lua`: the Lua settings of `global`
+//! - `process`: `cpu-map`, `set-dumpable`, `strict-limits` (the process on the machine)
 
 mod balance;
 mod check;
@@ -32,6 +33,7 @@ mod filter;
 mod ids;
 mod lua;
 mod peers;
+mod process;
 mod reply;
 mod resolvers;
 mod ring;
@@ -51,6 +53,7 @@ pub use filter::*;
 pub use ids::haproxy_ids;
 pub use lua::*;
 pub use peers::*;
+pub use process::*;
 pub use reply::*;
 pub use resolvers::*;
 pub use ring::*;
@@ -208,6 +211,13 @@ pub struct Global {
     pub sockbufs: SockBufs,
     /// `unix-bind`.
     pub unix_bind: UnixBind,
+    /// `cpu-map` lines.
+    pub cpu_map: CpuMap,
+    /// `set-dumpable`: core dumps stay possible after the privilege drop.
+    pub set_dumpable: bool,
+    /// `strict-limits`: a limit that cannot be set stops the startup instead of a
+    /// warning.
+    pub strict_limits: bool,
     pub span: Span,
 }
 
@@ -276,6 +286,9 @@ impl Default for Global {
             ssl: GlobalSsl::default(),
             sockbufs: SockBufs::default(),
             unix_bind: UnixBind::default(),
+            cpu_map: CpuMap::default(),
+            set_dumpable: false,
+            strict_limits: false,
             span: Span::default(),
         }
     }
