@@ -481,6 +481,7 @@ fn start(
         maxconn,
         hard_stop_after: cfg.global.hard_stop_after,
         localpeer: cfg.localpeer.clone(),
+        cpu_map: cfg.global.cpu_map.clone(),
     };
     let mut main_tasks: Vec<worker::MainTask> =
         cli_listeners.into_iter().map(|l| Box::pin(rampart::stats::socket::serve(l, stats_cli.clone())) as _).collect();
@@ -507,27 +508,43 @@ fn size_process(cli: &Cli, cfg: &Config, nbthread: usize, modes: Modes, rep: &mu
     if plan.source == MaxconnSource::Computed && (modes.debug || cli.verbose) {
         rep.note(&format!("Note: setting global.maxconn to {}.", plan.maxconn));
     }
+    let strict = cfg.global.strict_limits;
     if let Raise::Refused { limit } = limits::apply_nofile(&plan, boot) {
-        rep.warning(&format!("[{argv0}.main()] Cannot raise FD limit to {}, limit is {limit}.", plan.nofile));
+        let msg = format!("[{argv0}.main()] Cannot raise FD limit to {}, limit is {limit}.", plan.nofile);
+        if strict {
+            rep.alert(&msg);
+            return None;
+        }
+        rep.warning(&msg);
     }
     if let Some(megs) = cli.memmax_mb {
         if limits::apply_memmax(megs).is_err() {
-            rep.warning(&format!("[{argv0}.main()] Cannot fix MEM limit to {megs} megs."));
+            let msg = format!("[{argv0}.main()] Cannot fix MEM limit to {megs} megs.");
+            if strict {
+                rep.alert(&msg);
+                return None;
+            }
+            rep.warning(&msg);
         }
     }
-    fit_maxconn_to_fd_limit(plan.maxconn, needs, argv0, rep)
+    fit_maxconn_to_fd_limit(plan.maxconn, needs, (argv0, strict), rep)
 }
 
 /// Lowers maxconn to what the descriptor limit allows, warning about it; `None` (with an
-/// alert) when not even one connection fits.
-fn fit_maxconn_to_fd_limit(maxconn: u32, needs: FixedNeeds, argv0: &str, rep: &mut Reporter) -> Option<u32> {
+/// alert) when not even one connection fits, or with `strict-limits` when it does not.
+fn fit_maxconn_to_fd_limit(
+    maxconn: u32,
+    needs: FixedNeeds,
+    (argv0, strict): (&str, bool),
+    rep: &mut Reporter,
+) -> Option<u32> {
     let limit = FdLimits::current().soft;
     let maxsock = needs.maxsock(maxconn);
     if maxsock <= limit {
         return Some(maxconn);
     }
     let fitting = needs.maxconn_fitting(limit);
-    if fitting == 0 {
+    if fitting == 0 || strict {
         rep.alert(&format!(
             "[{argv0}.main()] FD limit ({limit}) too low for maxconn={maxconn}/maxsock={maxsock}. \
              Please raise 'ulimit-n' to {maxsock} or more to avoid any trouble."
@@ -635,6 +652,10 @@ fn leave_startup_state(
     old.paused = false;
     let dropped = identity::drop_privileges(identity, argv0)?;
     dropped.warnings.iter().for_each(|w| rep.warning(w));
+    if cfg.global.set_dumpable {
+        let warnings = identity::make_dumpable(argv0, cfg.global.strict_limits)?;
+        warnings.iter().for_each(|w| rep.warning(w));
+    }
     Ok(detach)
 }
 

@@ -1,6 +1,8 @@
 //! The only `unsafe` of the daemon: small wrappers over system calls that std and nix
 //! do not offer safely. Each states why it is sound, from what this module checks or
-//! owns itself: no caller has a contract to keep.
+//! owns itself: no caller has a contract to keep. Also the process-wide system calls
+//! of the `global` section that nix offers safely (CPU binding, the dumpable flag), so
+//! that they stay in one place.
 #![allow(unsafe_code)]
 
 use std::collections::BTreeSet;
@@ -130,4 +132,24 @@ pub fn recv_with_fd(sock: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<(usize, 
         }
     }
     Ok((msg.bytes, received))
+}
+
+/// Binds the calling thread to `cpus` (`sched_setaffinity` on thread id 0, which names
+/// the caller): `cpu-map`. Threads it creates afterwards start with the same binding.
+/// Fails with `EINVAL` when none of the CPUs is online and allowed to the process
+/// (its cgroup's cpuset).
+pub fn bind_current_thread(cpus: impl IntoIterator<Item = usize>) -> io::Result<()> {
+    let mut set = nix::sched::CpuSet::new();
+    for cpu in cpus {
+        // past CPU_SETSIZE: the configuration refuses such numbers already
+        set.set(cpu).map_err(io::Error::from)?;
+    }
+    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set).map_err(io::Error::from)
+}
+
+/// Marks the process dumpable again (`prctl(PR_SET_DUMPABLE, 1)`): the kernel clears the
+/// flag when the process changes its user or group, which stops core dumps and makes
+/// `/proc/<pid>` files owned by root (`set-dumpable`).
+pub fn set_dumpable() -> io::Result<()> {
+    nix::sys::prctl::set_dumpable(true).map_err(io::Error::from)
 }

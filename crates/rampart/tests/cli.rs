@@ -384,10 +384,10 @@ fn check_binds_nothing() {
         return;
     }
     let dir = TempDir::new("nobind");
-    let port = free_port();
-    dir.file("a.cfg", &valid_cfg(port));
     // Something else holds the port: -c must not care.
-    let _holder = std::net::TcpListener::bind(("127.0.0.1", port)).expect("hold port");
+    let holder = std::net::TcpListener::bind("127.0.0.1:0").expect("hold a port");
+    let port = holder.local_addr().expect("held port").port();
+    dir.file("a.cfg", &valid_cfg(port));
     let run = rampart(dir.path(), &["-c", "-f", "a.cfg"]);
     assert_eq!(run.code, Some(0), "{}", run.stderr);
 }

@@ -225,12 +225,12 @@ fn start_threads(n: usize, echo: &TcpEchoBackend) -> (Running, SocketAddr) {
 }
 
 /// Worker threads: HAProxy runs thread 1 on its main thread, rampart keeps the main
-/// thread for signals.
+/// thread for signals and runs the watchdog's monitor on a thread of its own.
 fn expected_tasks(nbthread: usize) -> usize {
     if netutil::testing_haproxy() {
         nbthread
     } else {
-        nbthread + 1
+        nbthread + 2
     }
 }
 

@@ -102,6 +102,10 @@ pub static RESOLVERS: &[Kw] = &[
     kw("timeout", Yes),
 ];
 
+const STRICT_LIMITS_PARTIAL: &str = "as in HAProxy when set: a descriptor, memory or core-dump limit that cannot be \
+     set stops the startup; but off by default (HAProxy 2.6: on), so that without the keyword rampart warns and \
+     lowers maxconn to what the descriptor limit allows";
+
 /// `global` section keywords.
 pub static GLOBAL: &[Kw] = &[
     kw("51degrees-cache-size", No),
@@ -113,7 +117,7 @@ pub static GLOBAL: &[Kw] = &[
     kw("chroot", Yes),
     kw("close-spread-time", No),
     kw("cluster-secret", No),
-    kw("cpu-map", No),
+    kw("cpu-map", Yes),
     kw("crt-base", Yes),
     kw("daemon", Yes),
     kw("default-path", No),
@@ -179,7 +183,7 @@ pub static GLOBAL: &[Kw] = &[
     kw("resetenv", Yes),
     kw("server-state-base", No),
     kw("server-state-file", No),
-    kw("set-dumpable", No),
+    kw("set-dumpable", Yes),
     kw("set-var", Yes),
     kw("set-var-fmt", Yes),
     kw("setenv", Yes),
@@ -205,7 +209,7 @@ pub static GLOBAL: &[Kw] = &[
         "stats",
         Partial("'socket', 'timeout', 'maxconn' (the runtime API, see docs/COMPATIBILITY.md, section Runtime API); not 'bind-process'"),
     ),
-    kw("strict-limits", No),
+    kw("strict-limits", Partial(STRICT_LIMITS_PARTIAL)),
     kw("thread-group", No),
     kw("thread-groups", No),
     kw("tune.buffers.limit", No),

@@ -9,6 +9,9 @@
 //! HAProxy counterparts: `struct proxy` (include/haproxy/proxy-t.h), `struct server`
 //! (server-t.h), `struct global` (global-t.h).
 //!
+//! - `balance`: `balance` and `hash-type`
+//! - `server`: `server` lines and their options
+//! - `stats`: `stats socket` lines and the statistics page
 //! - `rules`: ACLs, the rule lists and their actions
 //! - `reply`: HTTP replies, redirects, `http-errors` and `userlist` sections
 //! - `source`: text kept for the daemon's engines (sample expressions, log-format strings,
@@ -20,35 +23,47 @@
 //! - `server_tls`: TLS towards servers (`server ... ssl`, `ssl-default-server-*`)
 //! - `stick`: stick tables, `stick` rules, tracking actions
 //! - `peers`: `peers` sections (replication of stick tables)
+//! - `lua`: the Lua settings of `global`
+//! - `process`: `cpu-map`, `set-dumpable`, `strict-limits` (the process on the machine)
 
+mod balance;
 mod check;
 mod cookie;
 mod filter;
 mod ids;
+mod lua;
 mod peers;
+mod process;
 mod reply;
 mod resolvers;
 mod ring;
 mod rules;
+mod server;
 mod server_tls;
 mod sockets;
 mod source;
 mod ssl;
+mod stats;
 mod stick;
 
+pub use balance::*;
 pub use check::*;
 pub use cookie::*;
 pub use filter::*;
 pub use ids::haproxy_ids;
+pub use lua::*;
 pub use peers::*;
+pub use process::*;
 pub use reply::*;
 pub use resolvers::*;
 pub use ring::*;
 pub use rules::*;
+pub use server::*;
 pub use server_tls::*;
 pub use sockets::*;
 pub use source::*;
 pub use ssl::*;
+pub use stats::*;
 pub use stick::*;
 
 use std::net::SocketAddr;
@@ -196,6 +211,13 @@ pub struct Global {
     pub sockbufs: SockBufs,
     /// `unix-bind`.
     pub unix_bind: UnixBind,
+    /// `cpu-map` lines.
+    pub cpu_map: CpuMap,
+    /// `set-dumpable`: core dumps stay possible after the privilege drop.
+    pub set_dumpable: bool,
+    /// `strict-limits`: a limit that cannot be set stops the startup instead of a
+    /// warning.
+    pub strict_limits: bool,
     pub span: Span,
 }
 
@@ -211,37 +233,6 @@ pub struct GlobalSetVar {
 pub enum GlobalVarValue {
     Expr(ExprSrc),
     Fmt(FmtSrc),
-}
-
-/// The Lua settings of the `global` section (HAProxy's src/hlua.c keywords).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct LuaSettings {
-    /// `lua-load <file> [args]` and `lua-load-per-thread <file> [args]`, in order.
-    pub loads: Vec<LuaLoad>,
-    /// `lua-prepend-path <path> [path|cpath]`: (path, `path` or `cpath`), in order.
-    pub prepend_paths: Vec<(String, String)>,
-    /// `tune.lua.maxmem <MB>`, in bytes; `None`: unlimited.
-    pub maxmem: Option<usize>,
-    /// `tune.lua.forced-yield <n>`: instructions between two forced yields (default
-    /// 10000).
-    pub forced_yield: Option<u32>,
-    /// `tune.lua.session-timeout` (default 4s): Lua time of an action, fetch or
-    /// converter. `Some(None)`: set to 0, no limit.
-    pub session_timeout: Option<Option<Duration>>,
-    /// `tune.lua.task-timeout` (default: none).
-    pub task_timeout: Option<Option<Duration>>,
-    /// `tune.lua.service-timeout` (default 4s).
-    pub service_timeout: Option<Option<Duration>>,
-}
-
-/// One `lua-load` or `lua-load-per-thread` line.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LuaLoad {
-    pub path: String,
-    /// The words after the file name (`table.pack(...)` in the script).
-    pub args: Vec<String>,
-    pub per_thread: bool,
-    pub span: Span,
 }
 
 /// `tune.vars.<scope>-max-size`: bytes the variables of a scope may hold in total;
@@ -295,6 +286,9 @@ impl Default for Global {
             ssl: GlobalSsl::default(),
             sockbufs: SockBufs::default(),
             unix_bind: UnixBind::default(),
+            cpu_map: CpuMap::default(),
+            set_dumpable: false,
+            strict_limits: false,
             span: Span::default(),
         }
     }
@@ -348,69 +342,6 @@ pub const CLF_HTTP_LOG_FORMAT: &str =
      %Ta %tsc %ac %fc %bc %sc %rc %sq %bq %CC %CS %hrl %hsl";
 /// HAProxy 2.6's `option tcplog` format.
 pub const TCP_LOG_FORMAT: &str = "%ci:%cp [%t] %ft %b/%s %Tw/%Tc/%Tt %B %ts %ac/%fc/%bc/%sc/%rc %sq/%bq";
-
-/// A `stats socket <addr> [options]` line.
-#[derive(Debug, Clone)]
-pub struct StatsSocket {
-    pub addr: ListenAddr,
-    /// Remaining words (`mode`, `level`, `expose-fd listeners`, ...), parsed by the CLI issue.
-    pub options: Vec<String>,
-    pub span: Span,
-}
-
-/// The statistics page of a proxy (`stats ...` keywords; any of them enables it).
-#[derive(Debug, Clone, PartialEq)]
-pub struct StatsPage {
-    /// `stats uri`: the page answers requests whose path and query start with it.
-    pub uri: String,
-    /// `stats realm` (HAProxy's default: `HAProxy Statistics`).
-    pub realm: Option<String>,
-    /// `stats auth <user>:<password>` accounts; none: the page is open.
-    pub auth: Vec<StatsAuth>,
-    /// `stats refresh` (seconds, rounded up).
-    pub refresh: Option<Duration>,
-    pub hide_version: bool,
-    pub show_legends: bool,
-    /// `stats show-node [name]`: `Some("")` for the host name.
-    pub show_node: Option<String>,
-    /// `stats show-desc [text]`.
-    pub show_desc: Option<String>,
-    /// `stats scope <proxy>`: the proxies shown (all when empty).
-    pub scope: Vec<String>,
-    /// `stats admin if|unless <cond>` lines: a request meeting one may change servers
-    /// through the page's form.
-    pub admin: Vec<source::Condition>,
-    /// The first `stats` line.
-    pub span: Span,
-}
-
-impl StatsPage {
-    /// HAProxy's realm when `stats realm` is not set.
-    pub const DEFAULT_REALM: &'static str = "HAProxy Statistics";
-
-    pub fn new(uri: &str, span: Span) -> StatsPage {
-        StatsPage {
-            uri: uri.to_owned(),
-            realm: None,
-            auth: Vec::new(),
-            refresh: None,
-            hide_version: false,
-            show_legends: false,
-            show_node: None,
-            show_desc: None,
-            scope: Vec::new(),
-            admin: Vec::new(),
-            span,
-        }
-    }
-}
-
-/// A `stats auth` account.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StatsAuth {
-    pub user: String,
-    pub password: String,
-}
 
 /// What a proxy section can do: `frontend` = front only, `backend` = back only, `listen` = both.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -762,103 +693,6 @@ pub enum HttpReuse {
     Always,
 }
 
-/// `balance`; `rdp-cookie` is refused as not supported yet.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum Balance {
-    #[default]
-    RoundRobin,
-    StaticRr,
-    LeastConn,
-    First,
-    Source,
-    /// `uri [whole] [len N] [depth N] [path-only]` (0: no limit).
-    Uri {
-        whole: bool,
-        path_only: bool,
-        len: u32,
-        depth: u32,
-    },
-    /// `url_param <name> [check_post]`.
-    UrlParam {
-        name: String,
-        check_post: bool,
-    },
-    /// `hdr(<name>) [use_domain_only]`.
-    Hdr {
-        name: String,
-        use_domain_only: bool,
-    },
-    /// `random[(<draws>)]` (2 draws by default).
-    Random {
-        draws: u32,
-    },
-    /// `hash <expr>`: the expression text, compiled by the runtime.
-    Hash {
-        expr: String,
-    },
-    /// `peak-ewma [decay <time>]` (rampart extension; decay 10s by default).
-    PeakEwma {
-        decay: Duration,
-    },
-    /// `prefix-affinity [<expr>] [len <n>]` (rampart extension): the first `len` bytes
-    /// of the sample (`req.body` and 256 by default) on a consistent ring with bounded
-    /// load.
-    PrefixAffinity {
-        expr: String,
-        len: u32,
-    },
-}
-
-impl Balance {
-    /// The algorithm's name as HAProxy's stats report it (`algo` column).
-    pub fn name(&self) -> &'static str {
-        match self {
-            Balance::RoundRobin => "roundrobin",
-            Balance::StaticRr => "static-rr",
-            Balance::LeastConn => "leastconn",
-            Balance::First => "first",
-            Balance::Source => "source",
-            Balance::Uri { .. } => "uri",
-            Balance::UrlParam { .. } => "url_param",
-            Balance::Hdr { .. } => "hdr",
-            Balance::Random { .. } => "random",
-            Balance::Hash { .. } => "hash",
-            Balance::PeakEwma { .. } => "peak-ewma",
-            Balance::PrefixAffinity { .. } => "prefix-affinity",
-        }
-    }
-
-    /// Whether the algorithm hashes a key (`hash-type` applies).
-    pub fn is_hash(&self) -> bool {
-        matches!(
-            self,
-            Balance::Source
-                | Balance::Uri { .. }
-                | Balance::UrlParam { .. }
-                | Balance::Hdr { .. }
-                | Balance::Hash { .. }
-        )
-    }
-}
-
-/// The function of `hash-type <method> <function>`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum HashFunc {
-    #[default]
-    Sdbm,
-    Djb2,
-    Wt6,
-    Crc32,
-}
-
-/// `hash-type`: map-based sdbm by default; `consistent` alone adds `avalanche`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct HashType {
-    pub consistent: bool,
-    pub func: HashFunc,
-    pub avalanche: bool,
-}
-
 /// A `bind` line: one or more addresses and its options.
 #[derive(Debug, Clone)]
 pub struct Bind {
@@ -954,154 +788,4 @@ pub enum ListenAddr {
     Unix(PathBuf),
     /// `fd@N`: an inherited, already listening socket (VTest, reloads).
     Fd(i32),
-}
-
-/// A server address.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ServerAddr {
-    Inet(SocketAddr),
-    Unix(PathBuf),
-}
-
-/// `server <name> <addr> [options]` with `default-server` applied.
-#[derive(Debug, Clone)]
-pub struct Server {
-    pub name: String,
-    pub addr: ServerAddr,
-    /// `weight` 0..=256, default 1.
-    pub weight: u32,
-    /// `maxconn`, `None` = unlimited.
-    pub maxconn: Option<u32>,
-    /// `minconn`: the floor of the dynamic `maxconn` below the backend's `fullconn`
-    /// (0: off).
-    pub minconn: u32,
-    /// `maxqueue`: streams that may wait in this server's own queue (0: no limit).
-    pub maxqueue: u32,
-    /// `pool-max-conn`: idle connections kept for reuse; `None` (-1, the default) =
-    /// unlimited, 0 = none.
-    pub pool_max_conn: Option<u32>,
-    /// `pool-low-conn`: the idle connections to this server all threads must keep
-    /// before one thread takes one over from another (0, the default: always).
-    pub pool_low_conn: u32,
-    pub backup: bool,
-    pub disabled: bool,
-    /// `id` (HAProxy's `puid`, > 0, unique in the backend); `None`: assigned at startup.
-    pub id: Option<u32>,
-    /// Health-check settings.
-    pub check: CheckOptions,
-    /// `send-proxy`, `send-proxy-v2`, `proxy-v2-options`, `check-send-proxy`.
-    pub proxy: SendProxy,
-    /// `source <addr>[:<port>]`, else the backend's.
-    pub source: Option<SocketAddr>,
-    /// `socks4 <addr>:<port>`: connections go through this SOCKS4 proxy.
-    pub socks4: Option<SocketAddr>,
-    /// An address without a port, or with `+N`/`-N`: the port is the one the client
-    /// connected to plus this offset (the address's port is then 0).
-    pub port_offset: Option<i32>,
-    /// `ssl`, `verify`, `ca-file`, `sni`, `alpn`, `crt`, `check-ssl` ...
-    pub tls: ServerTls,
-    /// `cookie <value>`: the value of the backend's persistence cookie that names it.
-    pub cookie: Option<String>,
-    /// `proto <mux>`: the protocol spoken to the server whatever ALPN says (`h1` or
-    /// `h2`); `None`: HTTP/1, or what ALPN negotiated over TLS.
-    pub proto: Option<BindProto>,
-    /// The DNS name of the address, when it is one (its address is then the one it
-    /// resolved to at startup, or unset).
-    pub fqdn: Option<ServerFqdn>,
-    /// `resolvers`, `resolve-prefer`, `resolve-net`, `resolve-opts`, `init-addr`.
-    pub resolve: ServerResolve,
-    pub span: Span,
-}
-
-/// The response-based conditions of `retry-on`: when a request already sent is sent
-/// again (if it can be replayed).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RetryOnResponse {
-    /// `empty-response`: the server closed without sending anything.
-    pub empty_response: bool,
-    /// `junk-response`: what came back is not a valid HTTP response head.
-    pub junk_response: bool,
-    /// `response-timeout`: `timeout server` struck before the response.
-    pub response_timeout: bool,
-    /// Status codes (`401`, `403`, `404`, `408`, `425`, `500` to `504`).
-    pub statuses: Vec<u16>,
-    /// A `retry-on` line was given (in the proxy or its `defaults`): only the listed
-    /// conditions apply, as in HAProxy.
-    pub explicit: bool,
-}
-
-impl RetryOnResponse {
-    /// Whether any condition is set.
-    pub fn any(&self) -> bool {
-        self.empty_response || self.junk_response || self.response_timeout || !self.statuses.is_empty()
-    }
-}
-
-/// The PROXY protocol header a server connection starts with.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct SendProxy {
-    /// `None`: no header; `Some(1)`: `send-proxy`; `Some(2)`: `send-proxy-v2`.
-    pub version: Option<u8>,
-    /// `proxy-v2-options authority`: the AUTHORITY TLV received from the client.
-    pub authority: bool,
-    /// `proxy-v2-options unique-id`: the frontend's `unique-id-format` value.
-    pub unique_id: bool,
-    /// `proxy-v2-options crc32c`: a CRC32C TLV.
-    pub crc32c: bool,
-    /// `check-send-proxy`: health checks start with a header too.
-    pub check: bool,
-}
-
-/// `check`, `inter`, `rise`, `fall`, ... as written on a `server` line.
-#[derive(Debug, Clone, Default)]
-pub struct CheckOptions {
-    pub enabled: bool,
-    pub inter: Option<Duration>,
-    pub fastinter: Option<Duration>,
-    pub downinter: Option<Duration>,
-    pub rise: Option<u32>,
-    pub fall: Option<u32>,
-    pub port: Option<u16>,
-    pub addr: Option<String>,
-    /// `agent-check` and its settings.
-    pub agent: bool,
-    /// `check-via-socks4`: health checks go through the server's `socks4` proxy.
-    pub via_socks4: bool,
-    pub agent_port: Option<u16>,
-    pub agent_addr: Option<String>,
-    pub agent_inter: Option<Duration>,
-    pub agent_send: Option<String>,
-    /// `observe layer4|layer7` (`None`: `none`, the default).
-    pub observe: Option<Observe>,
-    /// `error-limit` (HAProxy's default: 10).
-    pub error_limit: Option<u32>,
-    /// `on-error` (HAProxy's default: `fail-check`).
-    pub on_error: Option<OnError>,
-    /// `track [<backend>/]<server>`: follow that server's state instead of checking.
-    pub track: Option<String>,
-    /// `slowstart`, rounded up to whole seconds as HAProxy does (`None`: off).
-    pub slowstart: Option<Duration>,
-    /// `on-marked-down shutdown-sessions`: going DOWN cuts the server's connections.
-    pub shutdown_on_down: bool,
-    /// `on-marked-up shutdown-backup-sessions`: coming UP cuts the connections of the
-    /// backend's backup servers.
-    pub shutdown_backups_on_up: bool,
-}
-
-/// `observe`: which traffic errors count against a server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Observe {
-    /// Connection failures.
-    Layer4,
-    /// Connection failures and 5xx responses (but 501 and 505).
-    Layer7,
-}
-
-/// `on-error`: what `error-limit` consecutive errors do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OnError {
-    FastInter,
-    FailCheck,
-    SuddenDeath,
-    MarkDown,
 }

@@ -45,6 +45,7 @@ mod ctx;
 mod errorfile;
 pub(crate) mod filter;
 mod global;
+mod global_process;
 mod global_sockets;
 mod healthcheck;
 mod http_errors;

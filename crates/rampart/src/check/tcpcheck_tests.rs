@@ -27,6 +27,8 @@ enum Step {
 struct Scripted {
     addr: SocketAddr,
     got: Arc<Mutex<Vec<Vec<u8>>>>,
+    /// Connections accepted so far: each one's bytes are in `got` once its script ended.
+    accepted: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl Scripted {
@@ -35,9 +37,12 @@ impl Scripted {
         let addr = l.local_addr().expect("addr");
         let got = Arc::new(Mutex::new(Vec::new()));
         let rec = got.clone();
+        let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = accepted.clone();
         std::thread::spawn(move || {
             for script in scripts {
                 let Ok((mut c, _)) = l.accept() else { return };
+                count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 let mut seen = Vec::new();
                 for step in script {
                     match step {
@@ -51,11 +56,22 @@ impl Scripted {
                 rec.lock().unwrap().push(seen);
             }
         });
-        Scripted { addr, got }
+        Scripted { addr, got, accepted }
     }
 
+    /// What each accepted connection received, once its script ended: the check may
+    /// return (it had the bytes it expected) before the server thread recorded them.
     fn got(&self) -> Vec<String> {
-        self.got.lock().unwrap().iter().map(|b| String::from_utf8_lossy(b).into_owned()).collect()
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            let got = self.got.lock().unwrap();
+            let done = got.len() >= self.accepted.load(std::sync::atomic::Ordering::SeqCst);
+            if done || std::time::Instant::now() >= deadline {
+                return got.iter().map(|b| String::from_utf8_lossy(b).into_owned()).collect();
+            }
+            drop(got);
+            std::thread::sleep(Duration::from_millis(5));
+        }
     }
 }
 

@@ -87,6 +87,29 @@ pub fn drop_privileges(id: Identity, argv0: &str) -> Result<Dropped, String> {
     Ok(dropped)
 }
 
+/// `set-dumpable`, after the privilege drop as in HAProxy: no size limit on files and
+/// core dumps (a failure is fatal with `strict_limits`, a warning otherwise), and the
+/// dumpable flag the kernel cleared when the user or group changed (a warning). Returns
+/// the warnings; `Err` is fatal.
+pub fn make_dumpable(argv0: &str, strict_limits: bool) -> Result<Vec<String>, String> {
+    use nix::sys::resource::{setrlimit, Resource, RLIM_INFINITY};
+    let mut warnings = Vec::new();
+    for (res, what) in [(Resource::RLIMIT_FSIZE, "maximum file size"), (Resource::RLIMIT_CORE, "core dump size")] {
+        if setrlimit(res, RLIM_INFINITY, RLIM_INFINITY).is_err() {
+            // COMPAT: HAProxy's wording, "set the raise" included.
+            let msg = format!("[{argv0}.main()] Failed to set the raise the {what}.");
+            if strict_limits {
+                return Err(msg);
+            }
+            warnings.push(msg);
+        }
+    }
+    if crate::sys::set_dumpable().is_err() {
+        warnings.push(format!("[{argv0}.main()] Failed to set the dumpable flag, no core will be dumped."));
+    }
+    Ok(warnings)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,9 +10,10 @@
 //! needs, or to `ulimit-n` when set.
 //!
 //! COMPAT: HAProxy 2.6 refuses to start when the limit cannot be raised
-//! (`strict-limits`, on by default). rampart behaves like HAProxy with `no strict-limits`:
-//! it warns and lowers maxconn to what fits, so that it starts in a constrained
-//! container rather than not at all.
+//! (`strict-limits`, on by default). By default rampart behaves like HAProxy with `no
+//! strict-limits`: it warns and lowers maxconn to what fits, so that it starts in a
+//! constrained container rather than not at all. An explicit `strict-limits` makes it
+//! refuse to start, as HAProxy (`size_process` in main.rs).
 
 use nix::sys::resource::{getrlimit, setrlimit, Resource, RLIM_INFINITY};
 

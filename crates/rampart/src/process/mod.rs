@@ -6,7 +6,7 @@
 //!
 //! - `msg`: `[ALERT]`/`[WARNING]`/`[NOTICE]` lines, quiet mode, per-file error summary
 //! - `limits`: nbthread, global maxconn, RLIMIT_NOFILE and `-m`
-//! - `identity`: `user`/`group` resolution, chroot, setgid/setuid
+//! - `identity`: `user`/`group` resolution, chroot, setgid/setuid, `set-dumpable`
 //! - `daemon`: `-D` by re-execution, readiness pipe, stdio to /dev/null, pidfile
 
 pub mod daemon;

@@ -7,6 +7,8 @@
 //! - `socket`: bind the `stats socket` lines (mode, user, group), accept, one CLI
 //!   session per connection (one-shot and `prompt` modes, `stats timeout`, `stats maxconn`)
 //! - `cmd`: the command table with each command's level, the help, the dispatcher
+//! - `process_cmd`: the commands about the process and the session (levels, `set
+//!   maxconn`, `set timeout cli`, `show env`, `show info`, `show events`, `show peers`)
 //! - `info`, `stat`, `servers`: what `show info`, `show stat`, `show servers state` and
 //!   `show backend` print
 //! - `srvcmd`: the server commands (`disable server`, `set server`, `set weight` ...)
@@ -28,6 +30,7 @@ mod fields;
 pub use crate::counters::histogram;
 mod info;
 pub mod page;
+mod process_cmd;
 pub mod prometheus;
 pub mod rates;
 mod resolvers;

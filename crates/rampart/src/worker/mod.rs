@@ -28,6 +28,8 @@ pub struct Settings {
     pub hard_stop_after: Option<Duration>,
     /// Local peer name (`-L`, default: the host name), for the `peers` sections.
     pub localpeer: String,
+    /// `cpu-map`: the CPUs of the process and of each thread.
+    pub cpu_map: rampart_cfg::model::CpuMap,
 }
 
 /// Work the main thread serves besides the signals, away from the traffic threads
@@ -67,6 +69,10 @@ pub fn run(rt: Arc<Runtime>, mut listeners: Listeners, settings: Settings, main_
             return 1;
         }
     };
+    // the threads started from here on (the watchdog's too) inherit it
+    if let Some(cpus) = settings.cpu_map.process {
+        bind_thread(&cpus, "the process");
+    }
     let (state_tx, state_rx) = watch::channel(ListenState::Running);
     crate::watchdog::start(nbthread);
     let sockets: usize = per_thread.iter().map(Vec::len).sum();
@@ -74,7 +80,13 @@ pub fn run(rt: Arc<Runtime>, mut listeners: Listeners, settings: Settings, main_
     for ((t, socks), fwd) in per_thread.into_iter().enumerate().zip(forwarders) {
         let (rt, state_rx) = (rt.clone(), state_rx.clone());
         let peer_socks = peers.take().unwrap_or_default();
+        // a thread without a map of its own keeps the process's binding
+        let own_map = settings.cpu_map.threads.get(t).is_some_and(Option::is_some);
+        let cpus = if own_map { settings.cpu_map.for_thread(t) } else { None };
         let spawned = std::thread::Builder::new().name(format!("rampart-{}", t + 1)).spawn(move || {
+            if let Some(cpus) = cpus {
+                bind_thread(&cpus, &format!("thread {}", t + 1));
+            }
             crate::counters::set_thread_slot(t);
             thread_main((socks, fwd, peer_socks), rt, state_rx, (t, nbthread));
         });
@@ -238,6 +250,14 @@ fn report_stopped_proxies(rt: &Runtime) {
         warn(&msg);
         // as HAProxy, also to the proxy's own logs
         px.send_log(crate::log::level::WARNING, &msg);
+    }
+}
+
+/// Binds the calling thread to `cpus` (`cpu-map`); `who` names it in the warning when the
+/// kernel refuses (HAProxy says nothing then).
+fn bind_thread(cpus: &rampart_cfg::model::CpuSet, who: &str) {
+    if let Err(e) = crate::sys::bind_current_thread(cpus.iter()) {
+        warn(&format!("cpu-map: cannot bind {who} to CPU(s) {cpus}: {e}; its binding is left as it was."));
     }
 }
 
