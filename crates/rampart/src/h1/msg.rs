@@ -6,6 +6,24 @@ use rampart_proto::h1::{parse_response, Framing, Head, Method};
 
 use crate::http::{BodyLen, MsgHead, ReplyTpl};
 
+/// The HTTP/1 request at the start of a TCP stream's `payload`, when its head is
+/// complete: what the HTTP fetches of its content rules read (`url`, `req.hdr` ...), as
+/// HAProxy parses a TCP stream for them (`smp_prefetch_htx()`).
+/// PERF: only request content rules ask; anything but an upper-case first byte is not
+/// parsed; a head is parsed once per evaluation of the rules (HAProxy: once per fetch).
+pub fn request_at_start(payload: &[u8]) -> Option<MsgHead> {
+    if !payload.first().is_some_and(u8::is_ascii_uppercase) {
+        return None;
+    }
+    let mut h1 = Head::default();
+    if rampart_proto::h1::parse_request(payload, payload.len() + 1, &mut h1) != Ok(true) {
+        return None;
+    }
+    let mut head = MsgHead { arena_max: 1024, ..Default::default() };
+    fill(&mut head, &h1);
+    Some(head)
+}
+
 /// Fills `msg` (reset first, its arena budget kept) from the HTTP/1 head `h1`: start
 /// line, header entries (the same offsets into the same buffer) and what is known of
 /// the body.

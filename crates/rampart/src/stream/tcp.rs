@@ -98,7 +98,7 @@ impl TcpState<'_> {
             reqres: Some(&self.reqres),
             check: None,
         };
-        let prefetched = if dir == Dir::Request { prefetch_http(payload) } else { None };
+        let prefetched = if dir == Dir::Request { crate::h1::msg::request_at_start(payload) } else { None };
         let mut x = TcpExec {
             rt,
             fe: self.s.fe,
@@ -167,24 +167,6 @@ impl TcpState<'_> {
             ..SampleCtx::new(rt, &self.conn, self.s.fe)
         }
     }
-}
-
-/// The HTTP/1 request at the start of a TCP stream's `payload`, when its head is
-/// complete: what the HTTP fetches of its content rules read (`url`, `req.hdr` ...), as
-/// HAProxy parses a TCP stream for them (`smp_prefetch_htx()`).
-/// PERF: only request content rules ask; anything but an upper-case first byte is not
-/// parsed; a head is parsed once per evaluation of the rules (HAProxy: once per fetch).
-fn prefetch_http(payload: &[u8]) -> Option<crate::http::MsgHead> {
-    if !payload.first().is_some_and(u8::is_ascii_uppercase) {
-        return None;
-    }
-    let mut h1 = rampart_proto::h1::Head::default();
-    if rampart_proto::h1::parse_request(payload, payload.len() + 1, &mut h1) != Ok(true) {
-        return None;
-    }
-    let mut head = crate::http::MsgHead { arena_max: 1024, ..Default::default() };
-    crate::h1::msg::fill(&mut head, &h1);
-    Some(head)
 }
 
 /// Runs a TCP stream for the client connection `front` serves; `sess_vars` are the
