@@ -28,6 +28,7 @@ fn table(size: u64) -> Arc<StickTable> {
         nopurge: false,
         store: store.iter().map(|&(data, period)| StoreSpec { data, period, nb: 1 }).collect(),
         peers: None,
+        srvkey: Default::default(),
         span: Default::default(),
     };
     Arc::new(StickTable::new("t", &def))

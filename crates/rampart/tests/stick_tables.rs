@@ -112,7 +112,7 @@ fn stick_on_src_keeps_a_client_on_its_server_and_follows_server_state() {
     }
     let (other, id) = if first == "s1" { ("s2", 2) } else { ("s1", 1) };
     let t = cli(&p, "show table fe1");
-    assert!(t.contains(&format!(" server_id={}\n", 3 - id)), "{t}");
+    assert!(t.contains(&format!(" server_id={} server_key={first}\n", 3 - id)), "{t}");
     // the server goes into maintenance: the client moves, and its entry with it
     assert_eq!(cli(&p, &format!("disable server fe1/{first}")), "\n");
     assert_eq!(body(&p), other);
@@ -121,7 +121,7 @@ fn stick_on_src_keeps_a_client_on_its_server_and_follows_server_state() {
         assert_eq!(body(&p), other);
     }
     let t = cli(&p, "show table fe1");
-    assert!(t.contains(&format!(" server_id={id}\n")), "{t}");
+    assert!(t.contains(&format!(" server_id={id} server_key={other}\n")), "{t}");
 }
 
 #[test]

@@ -345,7 +345,7 @@ pub static PROXY: &[ProxyKw] = &[
     px("error-log-format", D | F | L, Yes),
     px("external-check", D | L | B, No),
     px("filter", F | L | B, Partial(FILTER_PARTIAL)),
-    px("force-persist", L | B, No),
+    px("force-persist", L | B, Yes),
     px("fullconn", D | L | B, Yes),
     px("hash-balance-factor", D | L | B, Yes),
     px("hash-type", D | L | B, Yes),
@@ -357,7 +357,7 @@ pub static PROXY: &[ProxyKw] = &[
     px("http-reuse", D | L | B, Yes),
     px("http-send-name-header", L | B, No),
     px("id", F | L | B, Yes),
-    px("ignore-persist", L | B, No),
+    px("ignore-persist", L | B, Yes),
     px("load-server-state-from-file", D | L | B, No),
     px("log", ALL, Partial(LOG_PARTIAL)),
     px("log-format", D | F | L, Partial(LOGS_PARTIAL)),
@@ -387,13 +387,13 @@ pub static PROXY: &[ProxyKw] = &[
         ALL,
         Partial("the HTML page and its ';csv' export: enable, uri, realm, auth, refresh, hide-version, show-node, show-desc, show-legends, scope; not 'admin' or 'http-request'"),
     ),
-    px("stick", L | B, Partial("on, match, store-request; not store-response")),
+    px("stick", L | B, Yes),
     px(
         "stick-table",
         F | L | B,
         Partial(
-            "type ip|ipv6|integer|string|binary, size, expire, nopurge, store (all 2.6 data types but \
-             server_key), peers; not srvkey, write-to",
+            "type ip|ipv6|integer|string|binary, size, expire, nopurge, store (all 2.6 data types), \
+             peers, srvkey name|addr; not write-to",
         ),
     ),
     px("tcp-check", D | L | B, Partial(TCPCHK_PARTIAL)),
@@ -499,7 +499,7 @@ pub static OPTIONS: &[OptionKw] = &[
     opt("mysql-check", D | L | B, false, Yes),
     opt("nolinger", ALL, true, No),
     opt("originalto", ALL, false, Yes),
-    opt("persist", D | L | B, true, No),
+    opt("persist", D | L | B, true, Yes),
     opt("pgsql-check", D | L | B, false, Yes),
     opt("prefer-last-server", D | L | B, true, No),
     opt("redispatch", D | L | B, true, Partial("without the <interval> argument")),

@@ -373,6 +373,8 @@ pub struct Proxy {
     pub use_backends: Vec<UseBackend>,
     /// `use-server` rules in order (backends only).
     pub use_servers: Vec<UseServer>,
+    /// `force-persist` / `ignore-persist` rules in order (backends).
+    pub persist_rules: Vec<PersistRule>,
     /// Proxy-level `redirect` rules in order.
     pub redirects: Vec<RedirectRule>,
     pub servers: Vec<Server>,
@@ -490,6 +492,14 @@ pub enum BackendTarget {
 #[derive(Debug, Clone)]
 pub struct UseServer {
     pub target: ServerTarget,
+    pub cond: Condition,
+    pub span: Span,
+}
+
+/// `force-persist if|unless <cond>` (`force`) or `ignore-persist if|unless <cond>`.
+#[derive(Debug, Clone)]
+pub struct PersistRule {
+    pub force: bool,
     pub cond: Condition,
     pub span: Span,
 }
@@ -620,6 +630,9 @@ pub struct ProxyOptions {
     /// `option allbackups`: balance over every backup server (not only the first)
     /// when no active server is usable.
     pub allbackups: bool,
+    /// `option persist`: a cookie, `use-server` or `stick` rule naming a server that
+    /// is down still sends the request to it.
+    pub persist: bool,
     /// `option transparent`: without a server, connect to the client connection's
     /// destination address (as rules left it).
     pub transparent: bool,

@@ -381,6 +381,8 @@ pub enum HttpResAction {
     WaitForBody(WaitForBody),
     /// `cache-store <cache>`: store the response (its head as it is at this rule).
     CacheStore(String),
+    /// `track-sc<n> <key> [table <t>]`: the key taken from the response.
+    TrackSc(super::TrackSc),
     /// `sc-inc-gpc0/1(<n>)`, `sc-set-gpt0(<n>) <v>`.
     Sc(super::ScAction),
     /// `lua.<name> [args...]`.
@@ -412,6 +414,7 @@ impl HttpResAction {
             A::StrictMode(_) => "strict-mode",
             A::WaitForBody(_) => "wait-for-body",
             A::CacheStore(_) => "cache-store",
+            A::TrackSc(_) => "track-sc",
             A::Sc(a) => a.name(),
             A::Lua(_) => "lua.",
         }

@@ -37,6 +37,8 @@ pub struct Server {
     /// before one thread takes one over from another (0, the default: always).
     pub pool_low_conn: u32,
     pub backup: bool,
+    /// `non-stick`: the stick rules never store this server (`stick` undoes it).
+    pub non_stick: bool,
     pub disabled: bool,
     /// `id` (HAProxy's `puid`, > 0, unique in the backend); `None`: assigned at startup.
     pub id: Option<u32>,

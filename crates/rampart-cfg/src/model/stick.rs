@@ -60,6 +60,9 @@ pub enum DataType {
     BytesOutRate,
     Gpc1,
     Gpc1Rate,
+    /// The key of the server an entry sticks to (its name or `addr:port`, after the
+    /// table's `srvkey`), a string kept in a dictionary shared by the process.
+    ServerKey,
     HttpFailCnt,
     HttpFailRate,
     /// `gpt(<nb>)`: an array of tags (overrides `gpt0`).
@@ -72,7 +75,7 @@ pub enum DataType {
 
 impl DataType {
     /// Every supported type, in HAProxy's order.
-    pub const ALL: [DataType; 24] = [
+    pub const ALL: [DataType; 25] = [
         DataType::ServerId,
         DataType::Gpt0,
         DataType::Gpc0,
@@ -92,6 +95,7 @@ impl DataType {
         DataType::BytesOutRate,
         DataType::Gpc1,
         DataType::Gpc1Rate,
+        DataType::ServerKey,
         DataType::HttpFailCnt,
         DataType::HttpFailRate,
         DataType::Gpt,
@@ -101,9 +105,6 @@ impl DataType {
 
     /// The most elements of an array type (HAProxy's `STKTABLE_MAX_DT_ARRAY_SIZE`).
     pub const MAX_ARRAY: u8 = 100;
-
-    /// HAProxy 2.6's data types rampart does not store yet.
-    pub const NOT_YET: [&'static str; 1] = ["server_key"];
 
     /// The configuration spelling (`store http_req_rate(10s)`, `data.http_req_rate`).
     pub fn name(self) -> &'static str {
@@ -128,6 +129,7 @@ impl DataType {
             D::BytesOutRate => "bytes_out_rate",
             D::Gpc1 => "gpc1",
             D::Gpc1Rate => "gpc1_rate",
+            D::ServerKey => "server_key",
             D::HttpFailCnt => "http_fail_cnt",
             D::HttpFailRate => "http_fail_rate",
             D::Gpt => "gpt",
@@ -202,7 +204,20 @@ pub struct StickTableDef {
     pub store: Vec<StoreSpec>,
     /// `peers <section>`: the `peers` section the table is replicated through.
     pub peers: Option<String>,
+    /// `srvkey name|addr`: what `server_key` holds (the server's name by default).
+    pub srvkey: SrvKey,
     pub span: Span,
+}
+
+/// What a table's `server_key` names a server by (`srvkey`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SrvKey {
+    /// The server's name (the default).
+    #[default]
+    Name,
+    /// The server's address and port (`addr:port`), so that servers of other
+    /// backends or other nodes at the same address match.
+    Addr,
 }
 
 impl StickTableDef {
@@ -221,6 +236,9 @@ pub enum StickKind {
     Match,
     /// `stick store-request`: only store the key with the server.
     StoreRequest,
+    /// `stick store-response`: store a key taken from the response with the server
+    /// that gave it.
+    StoreResponse,
 }
 
 /// `stick on|match|store-request <pattern> [table <t>] [if|unless <cond>]`.

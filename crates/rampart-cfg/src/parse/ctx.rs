@@ -72,6 +72,8 @@ pub(crate) struct ServerSettings {
     pub pool_max_conn: Option<u32>,
     pub pool_low_conn: u32,
     pub backup: bool,
+    /// `non-stick`: never stored in a stick table.
+    pub non_stick: bool,
     pub disabled: bool,
     /// `id`: a `server` line's own (refused on `default-server`).
     pub id: Option<u32>,
@@ -98,6 +100,7 @@ impl Default for ServerSettings {
             pool_max_conn: None,
             pool_low_conn: 0,
             backup: false,
+            non_stick: false,
             disabled: false,
             id: None,
             check: CheckOptions::default(),
@@ -245,6 +248,7 @@ fn fresh_proxy(name: &str, cap: Cap, span: &Span) -> Proxy {
         rules: RuleSet::default(),
         defaults_rules: None,
         use_servers: Vec::new(),
+        persist_rules: Vec::new(),
         redirects: Vec::new(),
         tcp_request_inspect_delay: None,
         tcp_response_inspect_delay: None,

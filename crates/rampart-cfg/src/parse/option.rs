@@ -55,6 +55,7 @@ fn dispatch_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str
             | "log-separate-errors"
             | "logasap"
             | "allbackups"
+            | "persist"
             | "transparent"
             | "http-pretend-keepalive"
             | "accept-invalid-http-request"
@@ -145,6 +146,7 @@ fn flag_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str) {
         "log-health-checks" => opts.log_health_checks = on,
         "http-buffer-request" => opts.http_buffer_request = on,
         "allbackups" => opts.allbackups = on,
+        "persist" => opts.persist = on,
         "transparent" => opts.transparent = on,
         "http-pretend-keepalive" => opts.http_pretend_keepalive = on,
         "accept-invalid-http-request" => opts.accept_invalid_req = on,

@@ -138,6 +138,7 @@ fn new_server(
         pool_max_conn: s.pool_max_conn,
         pool_low_conn: s.pool_low_conn,
         backup: s.backup,
+        non_stick: s.non_stick,
         disabled: s.disabled,
         id: s.id,
         check: s.check,
@@ -182,6 +183,7 @@ pub(super) fn implicit_server(
         pool_max_conn: s.pool_max_conn,
         pool_low_conn: s.pool_low_conn,
         backup: false,
+        non_stick: false,
         disabled: false,
         id: Some(1),
         check: s.check,
@@ -304,6 +306,8 @@ fn parse_socks4(word: &str, value: &str) -> Result<SocketAddr, String> {
 fn apply_option(word: &str, value: &str, s: &mut ServerSettings, srv: &str) -> Result<(), String> {
     match word {
         "backup" => s.backup = true,
+        "non-stick" => s.non_stick = true,
+        "stick" => s.non_stick = false,
         "proto" => s.proto = Some(parse_proto(value)?),
         // HAProxy's message ends in a newline it trims before adding its period
         "cookie" if value.is_empty() => return Err(format!("'{word}' expects <value> as argument.")),

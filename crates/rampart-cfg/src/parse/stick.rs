@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use crate::model::{
-    DataType, ExprSrc, GptValue, ScAction, StickKeyType, StickKind, StickRule, StickTableDef, StoreSpec,
+    DataType, ExprSrc, GptValue, ScAction, SrvKey, StickKeyType, StickKind, StickRule, StickTableDef, StoreSpec,
 };
 
 use super::ctx::Ctx;
@@ -42,6 +42,7 @@ fn table_def(words: &[String], span: &crate::span::Span) -> Result<StickTableDef
     let kw = &words[0];
     let (mut key, mut size, mut expire, mut nopurge, mut store) = (None, 0u64, None, false, Vec::new());
     let mut peers = None;
+    let mut srvkey = SrvKey::Name;
     let mut i = 1;
     while i < words.len() {
         let w = words[i].as_str();
@@ -83,7 +84,15 @@ fn table_def(words: &[String], span: &crate::span::Span) -> Result<StickTableDef
                 peers = Some(value.to_owned());
                 i += 2;
             }
-            "srvkey" | "write-to" => return Err(not_yet(&format!("{kw} {w}"))),
+            "srvkey" => {
+                srvkey = match value {
+                    "name" => SrvKey::Name,
+                    "addr" => SrvKey::Addr,
+                    _ => return Err(format!("{kw} : unknown server key type '{value}'.")),
+                };
+                i += 2;
+            }
+            "write-to" => return Err(not_yet(&format!("{kw} {w}"))),
             other => return Err(format!("{kw}: unknown argument '{other}'.")),
         }
     }
@@ -92,7 +101,7 @@ fn table_def(words: &[String], span: &crate::span::Span) -> Result<StickTableDef
     }
     let key = key.ok_or_else(|| format!("{kw}: missing type."))?;
     store.sort_by_key(|s: &StoreSpec| s.data);
-    Ok(StickTableDef { key, size, expire, nopurge, store, peers, span: span.clone() })
+    Ok(StickTableDef { key, size, expire, nopurge, store, peers, srvkey, span: span.clone() })
 }
 
 /// HAProxy's `parse_size_err()`: digits then an optional `k`, `m` or `g` (powers of
@@ -156,9 +165,6 @@ fn store_list(kw: &str, list: &str, store: &mut Vec<StoreSpec>) -> Result<(), St
         let (item, arg, tail) = split_store_item(kw, rest)?;
         rest = tail;
         let Some(data) = DataType::from_name(item) else {
-            if DataType::NOT_YET.contains(&item) {
-                return Err(not_yet(item));
-            }
             return Err(format!("{kw}: unknown store option '{item}'."));
         };
         let spec = store_item(kw, item, data, arg)?;
@@ -249,13 +255,13 @@ fn period_arg(kw: &str, item: &str, a: &str) -> Result<Duration, String> {
 
 // === stick rules ===
 
-/// `stick on|match|store-request <pattern> [table <t>] [if|unless <cond>]`.
+/// `stick on|match|store-request|store-response <pattern> [table <t>] [if|unless <cond>]`.
 pub(crate) fn parse_stick(cx: &mut Ctx<'_>, words: &[String]) {
     let kind = match arg(words, 1) {
         "on" => StickKind::On,
         "match" => StickKind::Match,
         "store-request" | "store" => StickKind::StoreRequest,
-        "store-response" => return cx.alert(not_yet("stick store-response")),
+        "store-response" => StickKind::StoreResponse,
         _ => return cx.alert("'stick' expects 'on', 'match', or 'store'."),
     };
     let mut a = Args::new(words, 2, cx.span);
@@ -442,10 +448,7 @@ mod tests {
             def("stick-table type ip size 1 store gpc0(1)").unwrap_err(),
             "stick-table: unexpected argument to store option 'gpc0'."
         );
-        assert_eq!(
-            def("stick-table type ip size 1 store server_key").unwrap_err(),
-            "'server_key' is not supported yet"
-        );
+        assert!(def("stick-table type ip size 1 store server_key").unwrap().stores(DataType::ServerKey).is_some());
         assert_eq!(
             def("stick-table type ip size 1 store gpc(101)").unwrap_err(),
             "stick-table: array size is out of allowed range (1-100) for store option 'gpc'."
@@ -462,10 +465,13 @@ mod tests {
             .unwrap_err()
             .contains("'gpc' overrides 'gpc[0/1]'"));
         assert_eq!(def("stick-table type ip size 1 peers p").unwrap().peers.as_deref(), Some("p"));
+        assert_eq!(def("stick-table type ip size 1 srvkey addr").unwrap().srvkey, SrvKey::Addr);
+        assert_eq!(def("stick-table type ip size 1").unwrap().srvkey, SrvKey::Name);
         assert_eq!(
-            def("stick-table type ip size 1 srvkey addr").unwrap_err(),
-            "'stick-table srvkey' is not supported yet"
+            def("stick-table type ip size 1 srvkey port").unwrap_err(),
+            "stick-table : unknown server key type 'port'."
         );
+        assert!(def("stick-table type ip size 1 write-to t").unwrap_err().contains("not supported yet"));
         assert_eq!(def("stick-table type ip size 1 bogus").unwrap_err(), "stick-table: unknown argument 'bogus'.");
     }
 

@@ -6,7 +6,8 @@
 //! and `proxy_parse_declare()` (src/proxy.c).
 
 use crate::model::{
-    AclDef, BackendRef, BackendTarget, CaptureDecl, CookieCapture, FmtSrc, ServerTarget, UseBackend, UseServer,
+    AclDef, BackendRef, BackendTarget, CaptureDecl, CookieCapture, FmtSrc, PersistRule, ServerTarget, UseBackend,
+    UseServer,
 };
 
 use super::arg;
@@ -99,6 +100,22 @@ pub(super) fn parse_use_server(cx: &mut Ctx<'_>, words: &[String]) {
         ServerTarget::Static { name: name.to_owned(), index: usize::MAX }
     };
     cx.pb.px.use_servers.push(UseServer { target, cond, span });
+}
+
+/// `force-persist if|unless <cond>`, `ignore-persist if|unless <cond>`.
+pub(super) fn parse_persist(cx: &mut Ctx<'_>, words: &[String]) {
+    let kw = arg(words, 0);
+    if cx.is_defaults() {
+        cx.alert(format!("'{kw}' not allowed in 'defaults' section."));
+        return;
+    }
+    cx.ignored_without(false, kw, "");
+    let Ok(Some(cond)) = parse_condition(words, 1, cx.span) else {
+        cx.alert(format!("'{kw}' requires either 'if' or 'unless' followed by a condition."));
+        return;
+    };
+    let span = cx.span.clone();
+    cx.pb.px.persist_rules.push(PersistRule { force: kw == "force-persist", cond, span });
 }
 
 /// `monitor-uri <uri>`.

@@ -383,6 +383,7 @@ impl<'c> Cx<'c> {
             HttpResAction::SilentDrop => HttpAct::SilentDrop,
             HttpResAction::SetLogLevel(l) => HttpAct::SetLogLevel(super::log_level(*l)),
             HttpResAction::Capture { expr, id } => self.capture_res(expr, *id, list)?,
+            HttpResAction::TrackSc(t) => HttpAct::TrackSc(self.track_sc(t, list)?),
             HttpResAction::Sc(a) => HttpAct::Sc(self.sc_action(a, list)?),
             HttpResAction::Lua(call) => self.lua_action(call, span, list, "http-res")?,
             HttpResAction::WaitForBody(_) => {
@@ -631,6 +632,18 @@ impl<'c> Cx<'c> {
                 }
             };
             out.use_server.push(Rule { cond: Some(cond), act, at: RuleAt::default() });
+        }
+        for pr in &px.persist_rules {
+            let mut cx = self.cx(Site::Acl);
+            let res = acl::compile_condition(&pr.cond, &px.rules.acls, acls, &mut cx);
+            self.keep(cx);
+            match res {
+                Ok(cond) => out.persist.push(Rule { cond: Some(cond), act: pr.force, at: RuleAt::default() }),
+                Err(msg) => {
+                    let kw = if pr.force { "force-persist" } else { "ignore-persist" };
+                    self.alert(&pr.span, format!("'{kw}': error detected while parsing condition : {msg}."));
+                }
+            }
         }
     }
 }

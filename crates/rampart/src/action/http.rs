@@ -397,7 +397,9 @@ impl HttpAct {
                 Flow::Continue
             }
             HttpAct::TrackSc(t) => {
-                let pending = t.run(&ctx.ctx(x.msg, x.buf, x.st), ctx.dir == Dir::Request);
+                // the request is counted whichever list tracks (HAProxy's
+                // `http_action_track_sc()`); errors are counted at the end
+                let pending = t.run(&ctx.ctx(x.msg, x.buf, x.st), true);
                 if let Some(p) = pending {
                     p.store(&mut x.st.sc);
                 }

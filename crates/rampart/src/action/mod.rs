@@ -147,6 +147,10 @@ pub struct ProxyRules {
     pub use_server: Vec<Rule<ServerTarget>>,
     /// `stick on|match|store-request` rules (backends).
     pub stick: Vec<Rule<stick::StickAct>>,
+    /// `force-persist` (`true`) and `ignore-persist` (`false`) rules (backends).
+    pub persist: Vec<Rule<bool>>,
+    /// `stick store-response` rules (backends).
+    pub stick_res: Vec<Rule<stick::StickAct>>,
     /// `timeout tarpit`, else `timeout connect` (HAProxy's fallback).
     pub tarpit: Option<Duration>,
     /// `http-error status <code>` replies other than error files, by status.

@@ -49,6 +49,8 @@ pub struct StreamState {
     pub direct: bool,
     /// The dates the request's persistence cookie carried (`maxidle`, `maxlife`).
     pub cookie_dates: crate::http::cookie::Dates,
+    /// What the backend's `force-persist`/`ignore-persist` rules decided.
+    pub persist: Persist,
     /// What the filters decided (compression, cache).
     pub flt: crate::sample::ctx::FltFacts,
     /// What the cache rules decided.
@@ -95,6 +97,7 @@ impl Default for StreamState {
             last_rule: None,
             direct: false,
             cookie_dates: Default::default(),
+            persist: Persist::Normal,
             flt: Default::default(),
             cache: Default::default(),
             sc: Default::default(),
@@ -123,6 +126,7 @@ impl StreamState {
         self.last_rule = None;
         self.direct = false;
         self.cookie_dates = Default::default();
+        self.persist = Persist::Normal;
         self.flt = Default::default();
         self.cache.reset();
         self.sc.release();
@@ -167,4 +171,17 @@ mod tests {
         assert_eq!((st.timeouts, st.hints.len(), st.conn.src), (TimeoutOverride::default(), 0, conn.src));
         assert_eq!((st.prio, st.l7_retry, st.last_rule), (crate::server::queue::Priority::default(), true, None));
     }
+}
+
+/// What a backend's `force-persist`/`ignore-persist` rules decided for a request
+/// (HAProxy's `SF_FORCE_PRST`/`SF_IGNORE_PRST`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Persist {
+    #[default]
+    Normal,
+    /// `force-persist`: a persistence cookie, `use-server` or `stick` rule may name a
+    /// server that is down or in maintenance.
+    Force,
+    /// `ignore-persist`: the persistence cookie is neither read nor set.
+    Ignore,
 }

@@ -368,8 +368,10 @@ pub async fn connect_or_share<T>(
     share: Share<'_, T>,
 ) -> Result<Connected<T>, ConnectError> {
     let be = &rt.proxies[be_idx];
-    // as HAProxy, a draining server still takes the streams bound to it
-    let forced = forced.filter(|&s| be.be.servers.get(s).is_some_and(ServerRt::takes_persistent));
+    // as HAProxy, a draining server still takes the streams bound to it; one that is
+    // down or in maintenance too with `option persist` or `force-persist`
+    let persists = |sv: &ServerRt| sv.takes_persistent() || be.persist || cx.force_persist;
+    let forced = forced.filter(|&s| be.be.servers.get(s).is_some_and(persists));
     let (mut srv, mut busy, queued) = assign_server(rt, be_idx, forced, key, prio).await?;
     let mut ckey = conn_key(&be.be.servers[srv], cx);
     if let Reuse::MinUses(min) = reuse {
@@ -399,7 +401,8 @@ pub async fn connect_or_share<T>(
         match result {
             Ok(stream) => return Ok(Connected::Own(ServerConn::new(stream, ckey, srv, 0, false, busy).queued(queued))),
             Err(timed_out) if attempt < attempts => {
-                let redispatch = be.redispatch && (attempt + 1 == attempts || redispatch_now(be, srv, forced));
+                let redispatch =
+                    be.redispatch && !cx.force_persist && (attempt + 1 == attempts || redispatch_now(be, srv, forced));
                 let next = if redispatch { pick_server(be, Some(srv), key).unwrap_or(srv) } else { srv };
                 let retry = SrvError::Retry { redispatch: next != srv };
                 crate::stats::counters::count_srv_error(rt, be_idx, Some(srv), retry);

@@ -32,12 +32,15 @@ pub struct ConnectCtx<'a> {
     /// The values of the backend's `sni` expressions for this stream (empty without
     /// any): a TLS server with `sni` announces its own.
     pub sni: &'a [(usize, Box<str>)],
+    /// `force-persist` applied: the server a rule chose is used even when down or in
+    /// maintenance, and a failed connection is not redispatched.
+    pub force_persist: bool,
 }
 
 impl<'a> ConnectCtx<'a> {
     /// A context without a unique id.
     pub fn new(conn: &'a ConnInfo) -> ConnectCtx<'a> {
-        ConnectCtx { conn, unique_id: None, prio: super::Priority::default(), sni: &[] }
+        ConnectCtx { conn, unique_id: None, prio: super::Priority::default(), sni: &[], force_persist: false }
     }
 }
 
@@ -99,7 +102,7 @@ mod tests {
         assert_eq!(header(&SendProxy::default(), ConnectCtx::new(&c)), None);
         let uid = SendProxy { version: Some(2), unique_id: true, ..SendProxy::default() };
         let with = |u: Option<&[u8]>| {
-            let cx = ConnectCtx { conn: &c, unique_id: u, prio: Default::default(), sni: &[] };
+            let cx = ConnectCtx { unique_id: u, ..ConnectCtx::new(&c) };
             let Decoded::Done(h, _) = decode(&header(&uid, cx).unwrap()) else { panic!() };
             h.unique_id().map(<[u8]>::to_vec)
         };

@@ -113,6 +113,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                     pool_low_conn: srv.pool_low_conn,
                     pool_shared: cfg.global.idle_pool_shared,
                     backup: srv.backup,
+                    non_stick: srv.non_stick,
                     disabled: srv.disabled,
                     cookie: srv.cookie.as_deref().map(|c| c.as_bytes().into()),
                     cur_conns: AtomicU32::new(0),
@@ -173,6 +174,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 .then(|| Box::new(px.retry_on_response.clone())),
             l7_retries: px.retries,
             redispatch: px.options.redispatch,
+            persist: px.options.persist,
             replay_on_close: px.mode == Mode::Http
                 && !px.retry_on_response.explicit
                 && px.options.redispatch
@@ -473,21 +475,36 @@ fn listeners(
 }
 
 /// The stick table of proxy `idx`, if it declares one. As HAProxy, a table that `stick`
-/// rules store servers in stores `server_id` even when its `store` list omits it.
+/// rules store servers in stores `server_id` and `server_key` even when its `store`
+/// list omits them.
 fn stick_table(cfg: &Config, idx: usize, notifies: &Notifies) -> Option<std::sync::Arc<crate::stick::StickTable>> {
-    use rampart_cfg::model::{DataType, StickKind, StoreSpec};
     let px = &cfg.proxies[idx];
-    let mut def = px.stick_table.clone()?;
+    let def = with_server_types(cfg, &px.name, px.stick_table.clone()?);
+    Some(std::sync::Arc::new(replicated(crate::stick::StickTable::new(&px.name, &def), &def, notifies)))
+}
+
+/// Table `def`, named `name` in `stick` rules, with `server_id` and `server_key` added
+/// when some proxy's `stick` rules store servers in it (as HAProxy does).
+fn with_server_types(
+    cfg: &Config,
+    name: &str,
+    mut def: rampart_cfg::model::StickTableDef,
+) -> rampart_cfg::model::StickTableDef {
+    use rampart_cfg::model::{DataType, StickKind, StoreSpec};
     let stored_in = |p: &rampart_cfg::model::Proxy| {
         p.stick_rules
             .iter()
-            .any(|r| r.kind != StickKind::Match && r.table.as_deref().map_or(p.name == px.name, |t| t == px.name))
+            .any(|r| r.kind != StickKind::Match && r.table.as_deref().map_or(p.name == name, |t| t == name))
     };
-    if def.stores(DataType::ServerId).is_none() && cfg.proxies.iter().any(stored_in) {
-        def.store.push(StoreSpec { data: DataType::ServerId, period: None, nb: 1 });
+    if cfg.proxies.iter().any(stored_in) {
+        for data in [DataType::ServerId, DataType::ServerKey] {
+            if def.stores(data).is_none() {
+                def.store.push(StoreSpec { data, period: None, nb: 1 });
+            }
+        }
         def.store.sort_by_key(|s| s.data);
     }
-    Some(std::sync::Arc::new(replicated(crate::stick::StickTable::new(&px.name, &def), &def, notifies)))
+    def
 }
 
 /// The wake-ups of the replicating `peers` sections, by name.
@@ -510,7 +527,8 @@ fn peer_tables(cfg: &Config, notifies: &Notifies) -> Vec<std::sync::Arc<crate::s
     let mut out = Vec::new();
     for s in &cfg.peers {
         for t in &s.tables {
-            let table = crate::stick::StickTable::new(&s.table_id(t), &t.def);
+            let def = with_server_types(cfg, &format!("{}/{}", s.name, t.name), t.def.clone());
+            let table = crate::stick::StickTable::new(&s.table_id(t), &def);
             let table = match notifies.get(&s.name) {
                 Some(n) => table.replicated(n.clone()),
                 None => table,

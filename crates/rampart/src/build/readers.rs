@@ -139,6 +139,7 @@ pub const READERS: &[(&str, &str)] = &[
     // options
     ("option abortonclose", "build::build: ProxyRt::abortonclose"),
     ("option allbackups", "build::balancer::build: BackendRt::lb_backup, backend::pick_server"),
+    ("option persist", "build::build: ProxyRt::persist, stream::ana::switching::persist"),
     ("option forwardfor", "build::build: ProxyRt::forwardfor"),
     ("option http-keep-alive", "build::build: ProxyRt::http_conn_mode"),
     ("option http-server-close", "build::build: ProxyRt::http_conn_mode"),
@@ -246,6 +247,8 @@ pub const READERS: &[(&str, &str)] = &[
     ("bind prefer-client-ciphers", "tls::bind::build (ignore_client_order)"),
     // server options
     ("server backup", "build::build: ServerRt::backup"),
+    ("server non-stick", "build::build: ServerRt::non_stick, stream::ana::sticking::store"),
+    ("server stick", "build::build: ServerRt::non_stick (undone)"),
     ("server cookie", "build::build: ServerRt::cookie (stream::ana::cookie)"),
     ("server proto", "build::build: ServerRt::proto (back::BackConn::new, back::h2)"),
     ("server pool-max-conn", "backend::ServerConn::park (conn_pool::put)"),
@@ -376,6 +379,8 @@ pub const READERS: &[(&str, &str)] = &[
     ("unique-id-format", "proxy::unsupported: refused at startup"),
     ("unique-id-header", "proxy::unsupported: refused at startup"),
     ("use-server", "action::compile_proxy: switching"),
+    ("force-persist", "action::compile_proxy: ProxyRules::persist, stream::ana::switching::persist"),
+    ("ignore-persist", "action::compile_proxy: ProxyRules::persist, stream::ana::switching::persist"),
     ("timeout tarpit", "action::compile_proxy: ProxyRules::tarpit"),
     ("option http-buffer-request", "proxy::unsupported: refused at startup"),
     ("option http-restrict-req-hdr-names", "proxy::unsupported: 'delete'/'reject' refused at startup"),

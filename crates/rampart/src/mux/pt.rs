@@ -97,7 +97,12 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
         read_input(self.client, buf, wait).await
     }
 
-    async fn connect(&mut self, be: usize, cx: backend::send_proxy::ConnectCtx<'_>) -> bool {
+    async fn connect(
+        &mut self,
+        be: usize,
+        forced: Option<usize>,
+        cx: backend::send_proxy::ConnectCtx<'_>,
+    ) -> Option<usize> {
         let rt = &self.sess.rt;
         let key = backend::key::tcp_key(rt, cx.conn, self.sess.fe, be);
         if let Some(l) = &mut self.log {
@@ -108,7 +113,7 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
             rt,
             be,
             Reuse::No,
-            None,
+            forced,
             key,
             cx.prio,
             cx,
@@ -122,7 +127,7 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
                     if let Some(l) = &mut self.log {
                         l.end_by(Cause::ServerAbort, Phase::Connect);
                     }
-                    return false;
+                    return None;
                 }
                 if let Some(l) = &mut self.log {
                     l.connected = Some(std::time::Instant::now());
@@ -132,8 +137,9 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
                 if let Some(t) = self.trace {
                     t.set_server(conn.stream.as_raw_fd());
                 }
+                let srv = conn.srv;
                 self.server = Some(conn);
-                true
+                Some(srv)
             }
             // No server (refused after the retries, queue timeout), or the client left
             // meanwhile with `option abortonclose`.
@@ -148,7 +154,7 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
                         None => l.end_by(Cause::ClientAbort, Phase::Connect),
                     }
                 }
-                false
+                None
             }
         }
     }

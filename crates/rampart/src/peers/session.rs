@@ -150,6 +150,8 @@ struct State {
     remote_table: Option<usize>,
     last_local_table: Option<usize>,
     alive: bool,
+    /// The `server_key` strings cached each way.
+    dict: wire::DictCache,
 }
 
 /// Runs an established session until it ends. `pending` is what was read past the
@@ -374,7 +376,7 @@ fn treat(sec: &PeersRt, peer: &PeerRt, st: &mut State, msg: Message<'_>) -> Resu
             }
             let key = wire::key_from(t.key_type, u.key);
             if let Some(row) = t.learn(&key, u.expire) {
-                wire::apply(t, &row, &u.values, now_ms());
+                wire::apply(t, &row, &u.values, now_ms(), &mut st.dict);
             }
         }
         Message::Ack { table, update } => {
@@ -415,7 +417,7 @@ fn produce(sec: &PeersRt, peer: &PeerRt, st: &mut State, out: &mut Vec<u8>) {
                     st.last_local_table = Some(i);
                 }
                 let timed = !peer.downgrade.load(Relaxed);
-                wire::encode_entry(t, &e, origin, timed, out);
+                wire::encode_entry(t, &e, origin, timed, &mut st.dict, out);
                 budget -= 1;
             }
         }
@@ -439,7 +441,7 @@ fn produce(sec: &PeersRt, peer: &PeerRt, st: &mut State, out: &mut Vec<u8>) {
                     define(sec, i, out);
                     st.last_local_table = Some(i);
                 }
-                wire::encode_entry(&t.table, e, *upd as u32, false, out);
+                wire::encode_entry(&t.table, e, *upd as u32, false, &mut st.dict, out);
                 pt.last_pushed.store(*upd, Relaxed);
                 budget -= 1;
             }

@@ -10,22 +10,58 @@ use crate::stick::data::Row;
 use crate::stick::table::EntryView;
 use crate::stick::{Key, StickTable};
 
-/// HAProxy's number of data type `d` (`STKTABLE_DT_*`: rampart has no `server_key`, 19).
+/// HAProxy's number of data type `d` (`STKTABLE_DT_*`: the same order).
 pub fn type_bit(d: DataType) -> usize {
-    let i = DataType::ALL.iter().position(|&x| x == d).unwrap_or(0);
-    if i >= 19 {
-        i + 1
-    } else {
-        i
+    DataType::ALL.iter().position(|&x| x == d).unwrap_or(0)
+}
+
+/// The data type of HAProxy's number `n`.
+pub fn bit_type(n: usize) -> Option<DataType> {
+    DataType::ALL.get(n).copied()
+}
+
+/// The most `server_key` strings a session caches each way (HAProxy's
+/// `PEER_STKT_CACHE_MAX_ENTRIES`): a string is sent in full the first time, then by
+/// its slot number while it stays in the slot.
+const DICT_SLOTS: usize = 128;
+
+/// A session's `server_key` caches: what we sent in each slot (a dictionary number)
+/// and what the other node sent in each of its slots. Fresh for each session.
+pub struct DictCache {
+    sent: Vec<u64>,
+    next: usize,
+    received: Vec<u64>,
+}
+
+impl Default for DictCache {
+    fn default() -> Self {
+        DictCache { sent: vec![0; DICT_SLOTS], next: 0, received: vec![0; DICT_SLOTS] }
     }
 }
 
-/// The data type of HAProxy's number `n`, if rampart stores it.
-pub fn bit_type(n: usize) -> Option<DataType> {
-    match n {
-        19 => None,
-        0..=18 => DataType::ALL.get(n).copied(),
-        _ => DataType::ALL.get(n - 1).copied(),
+impl DictCache {
+    /// The slot (1-based) that carries dictionary number `id`, and whether the string
+    /// must go with it (a slot newly given to it, round robin as HAProxy).
+    fn slot_to_send(&mut self, id: u64) -> (u64, bool) {
+        if let Some(i) = self.sent.iter().position(|&v| v == id) {
+            return (i as u64 + 1, false);
+        }
+        let i = self.next;
+        self.next = (self.next + 1) % DICT_SLOTS;
+        self.sent[i] = id;
+        (i as u64 + 1, true)
+    }
+
+    /// The dictionary number of what the other node sent in `slot` (with `value` the
+    /// first time); 0 when unknown.
+    fn received(&mut self, slot: u64, value: Option<&[u8]>) -> u64 {
+        let Some(i) = usize::try_from(slot).ok().and_then(|s| s.checked_sub(1)).filter(|&i| i < DICT_SLOTS) else {
+            return 0;
+        };
+        if let Some(v) = value {
+            self.received[i] = std::str::from_utf8(v).map_or(0, crate::stick::dict::intern);
+        }
+        self.received[i]
     }
 }
 
@@ -113,13 +149,36 @@ fn memchr_nul(b: &[u8]) -> usize {
     b.iter().position(|&c| c == 0).unwrap_or(b.len())
 }
 
-/// The values of entry `row` in type order, as an update carries them.
-pub fn values(t: &StickTable, row: &Row, now: u32) -> Vec<Value<'static>> {
+/// The values of entry `row` in type order, as an update carries them; `keep` holds
+/// the `server_key` string the values borrow.
+pub fn values<'a>(
+    t: &StickTable,
+    row: &Row,
+    now: u32,
+    dict: &mut DictCache,
+    keep: &'a mut Option<std::sync::Arc<str>>,
+) -> Vec<Value<'a>> {
     let l = &t.layout;
     let mut out = Vec::new();
+    let mut key_slot = None;
     for d in l.stored() {
         for idx in 0..l.elements(d) {
             let Some(c) = l.cell(d, idx) else { break };
+            if d == DataType::ServerKey {
+                let id = row.get_cell(c, now);
+                match crate::stick::dict::value(id) {
+                    None => out.push(Value::Dict(None)),
+                    Some(s) => {
+                        let (slot, full) = dict.slot_to_send(id);
+                        if full {
+                            *keep = Some(s);
+                        }
+                        key_slot = Some(out.len());
+                        out.push(Value::Dict(Some((slot, None))));
+                    }
+                }
+                continue;
+            }
             out.push(if d.is_rate() {
                 let (tick, curr, prev) = row.freq_raw(c);
                 Value::Freq { elapsed: u64::from(now.wrapping_sub(tick)), curr: u64::from(curr), prev: u64::from(prev) }
@@ -130,22 +189,29 @@ pub fn values(t: &StickTable, row: &Row, now: u32) -> Vec<Value<'static>> {
             });
         }
     }
+    let keep: &'a Option<std::sync::Arc<str>> = keep;
+    if let (Some(at), Some(s)) = (key_slot, keep.as_deref()) {
+        if let Value::Dict(Some((slot, _))) = out[at] {
+            out[at] = Value::Dict(Some((slot, Some(s.as_bytes()))));
+        }
+    }
     out
 }
 
 /// Appends the update of entry `e` (`id`: the update number sent; `timed`: with its
 /// expiry, as a full resync sends them).
-pub fn encode_entry(t: &StickTable, e: &EntryView, id: u32, timed: bool, out: &mut Vec<u8>) {
+pub fn encode_entry(t: &StickTable, e: &EntryView, id: u32, timed: bool, dict: &mut DictCache, out: &mut Vec<u8>) {
     let mut key = Vec::with_capacity(16);
     key_bytes(&e.key, &mut key);
-    let vals = values(t, &e.row, crate::stick::now_ms());
+    let mut keep = None;
+    let vals = values(t, &e.row, crate::stick::now_ms(), dict, &mut keep);
     let expire = timed.then(|| u32::try_from(e.exp_in).unwrap_or(0));
     wt::encode_update(Some(id), expire, key_kind(t.key_type), &key, &vals, out);
 }
 
 /// Applies the values of an update to entry `row` of table `t`: the types both sides
 /// store, but `conn_cur` (each node counts its own connections).
-pub fn apply(t: &StickTable, row: &Row, values: &[(u8, u32, Value<'_>)], now: u32) {
+pub fn apply(t: &StickTable, row: &Row, values: &[(u8, u32, Value<'_>)], now: u32, dict: &mut DictCache) {
     let l = &t.layout;
     for &(n, idx, v) in values {
         let n = usize::from(n);
@@ -162,6 +228,8 @@ pub fn apply(t: &StickTable, row: &Row, values: &[(u8, u32, Value<'_>)], now: u3
                 let tick = now.wrapping_sub(elapsed as u32);
                 row.set_freq_raw(c, tick, curr as u32, prev as u32);
             }
+            Value::Dict(Some((slot, v))) if d == DataType::ServerKey => row.set_cell(c, dict.received(slot, v), now),
+            Value::Dict(None) if d == DataType::ServerKey => row.set_cell(c, 0, now),
             Value::Freq { .. } | Value::Dict(_) => {}
         }
     }
@@ -182,7 +250,8 @@ mod tests {
         for d in DataType::ALL {
             assert_eq!(bit_type(type_bit(d)), Some(d));
         }
-        assert_eq!(bit_type(19), None);
+        assert_eq!(bit_type(19), Some(DataType::ServerKey));
+        assert_eq!(bit_type(25), None);
         assert_eq!(key_size(StickKeyType::String(32)), 32);
         assert_eq!(key_size(StickKeyType::String(20)), 21);
     }
@@ -200,9 +269,11 @@ mod tests {
                 store(DataType::Gpc0, None, 1),
                 store(DataType::ConnRate, Some(50_000), 1),
                 store(DataType::ConnCur, None, 1),
+                store(DataType::ServerKey, None, 1),
                 store(DataType::Gpt, None, 2),
             ],
             peers: None,
+            srvkey: Default::default(),
             span: Default::default(),
         };
         let (a, b) = (StickTable::new("a", &def), StickTable::new("a", &def));
@@ -215,22 +286,44 @@ mod tests {
         row.add(l, DataType::ConnRate, 5, now);
         row.add(l, DataType::ConnCur, 1, now);
         row.set_cell(l.cell(DataType::Gpt, 1).unwrap(), 9, now);
+        row.set(l, DataType::ServerKey, crate::stick::dict::intern("wire-test-srv"), now);
         let e = a.view(&k).unwrap();
-        let mut out = Vec::new();
-        encode_entry(&a, &e, 1, true, &mut out);
-        let Ok(Some((rampart_proto::peers::Message::Update { with_id, timed, body }, _))) =
-            rampart_proto::peers::next_message(&out, 16384)
-        else {
-            panic!()
-        };
+        let (mut tx, mut rx) = (DictCache::default(), DictCache::default());
         let s = shape(&a);
-        let u = wt::decode_update(body, with_id, timed, key_kind(b.key_type), &s).unwrap();
-        let got = b.learn(&key_from(b.key_type, u.key), u.expire).unwrap();
-        apply(&b, &got, &u.values, crate::stick::now_ms());
-        let (mut x, mut y) = (String::new(), String::new());
-        row.render(l, now, &mut x);
-        got.render(&b.layout, now, &mut y);
-        assert_eq!(y, x.replace("conn_cur=1", "conn_cur=0"));
+        // twice: the string travels the first time, its slot alone the second
+        for round in 0..2 {
+            let mut out = Vec::new();
+            encode_entry(&a, &e, 1, true, &mut tx, &mut out);
+            assert_eq!(out.windows(13).any(|w| w == b"wire-test-srv"), round == 0);
+            let Ok(Some((rampart_proto::peers::Message::Update { with_id, timed, body }, _))) =
+                rampart_proto::peers::next_message(&out, 16384)
+            else {
+                panic!()
+            };
+            let u = wt::decode_update(body, with_id, timed, key_kind(b.key_type), &s).unwrap();
+            let got = b.learn(&key_from(b.key_type, u.key), u.expire).unwrap();
+            apply(&b, &got, &u.values, crate::stick::now_ms(), &mut rx);
+            let (mut x, mut y) = (String::new(), String::new());
+            row.render(l, now, &mut x);
+            got.render(&b.layout, now, &mut y);
+            assert!(x.contains(" server_key=wire-test-srv"), "{x}");
+            assert_eq!(y, x.replace("conn_cur=1", "conn_cur=0"));
+        }
         assert!(b.view(&k).unwrap().exp_in > 29_000);
+    }
+
+    #[test]
+    fn the_dictionary_cache_reuses_slots_round_robin() {
+        let mut c = DictCache::default();
+        assert_eq!(c.slot_to_send(7), (1, true));
+        assert_eq!(c.slot_to_send(7), (1, false));
+        for id in 100..100 + DICT_SLOTS as u64 {
+            c.slot_to_send(id);
+        }
+        // 7's slot went to another string: it is sent again, in the next slot
+        assert_eq!(c.slot_to_send(7), (2, true));
+        assert_eq!(c.received(0, None), 0);
+        assert_eq!(c.received(129, Some(b"x")), 0);
+        assert_eq!(c.received(3, None), 0);
     }
 }

@@ -122,6 +122,8 @@ pub struct ProxyRt {
     pub retry_on_response: Option<Box<rampart_cfg::model::RetryOnResponse>>,
     pub l7_retries: u32,
     pub redispatch: bool,
+    /// `option persist`: persistence rules may name a server that is down.
+    pub persist: bool,
     /// No `retry-on` line, `option redispatch` and `retries` above 0: an idempotent
     /// request the server closed on before any response byte is sent to another server
     /// (see `stream::forward`).
@@ -288,6 +290,8 @@ pub struct ServerRt {
     /// `tune.idle-pool.shared`: threads may take over each other's idle connections.
     pub pool_shared: bool,
     pub backup: bool,
+    /// `non-stick`: the stick rules never store this server.
+    pub non_stick: bool,
     pub disabled: bool,
     /// `cookie <value>`: the persistence cookie value that names this server.
     pub cookie: Option<Box<[u8]>>,

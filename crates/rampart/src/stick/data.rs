@@ -216,6 +216,8 @@ impl Row {
                 write!(out, " {}({})={v}", d.name(), l.period(d))
             } else if d == DataType::ServerId {
                 write!(out, " {}={}", d.name(), v as u32 as i32)
+            } else if d == DataType::ServerKey {
+                write!(out, " {}={}", d.name(), super::dict::value(v).as_deref().unwrap_or("-"))
             } else {
                 write!(out, " {}={v}", d.name())
             };
@@ -238,9 +240,10 @@ impl Row {
     }
 }
 
-/// The types HAProxy keeps in 32 bits (the byte counters are 64-bit).
+/// The types HAProxy keeps in 32 bits (the byte counters are 64-bit; `server_key`
+/// holds a dictionary number).
 fn is_32bit(d: DataType) -> bool {
-    !matches!(d, DataType::BytesInCnt | DataType::BytesOutCnt)
+    !matches!(d, DataType::BytesInCnt | DataType::BytesOutCnt | DataType::ServerKey)
 }
 
 #[cfg(test)]
@@ -264,6 +267,7 @@ mod tests {
                 })
                 .collect(),
             peers: None,
+            srvkey: Default::default(),
             span: Default::default(),
         }
     }

@@ -6,6 +6,7 @@
 //! - `freq`: rates over a sliding window (current period + weighted previous one)
 //! - `key`: table keys from samples or CLI words, and how they print
 //! - `data`: an entry's row of counters, laid out per table
+//! - `dict`: the strings `server_key` stores, numbered
 //! - `table`: [`StickTable`]: sharded, bounded, expiring, least recently used first
 //! - `track`: [`Trackers`], the entries a stream tracks and the events it counts
 //! - `dump`: the runtime API's rendering (`show table`)
@@ -15,6 +16,7 @@
 //! use it; the runtime model holds one table per proxy that declares one.
 
 pub mod data;
+pub mod dict;
 pub mod dump;
 pub mod freq;
 pub mod key;

@@ -173,6 +173,8 @@ pub struct StickTable {
     /// `expire`, in milliseconds.
     pub expire: Option<u32>,
     pub nopurge: bool,
+    /// What `server_key` names servers by (`srvkey`).
+    pub srvkey: rampart_cfg::model::SrvKey,
     pub layout: Layout,
     shards: Box<[Lock<Shard>]>,
     used: AtomicU32,
@@ -203,6 +205,7 @@ impl StickTable {
             size: u32::try_from(def.size).unwrap_or(u32::MAX),
             expire: def.expire.map(|d| u32::try_from(d.as_millis()).unwrap_or(i32::MAX as u32)),
             nopurge: def.nopurge,
+            srvkey: def.srvkey,
             layout: Layout::new(def),
             shards: (0..SHARDS).map(|_| Lock::new(Shard::new())).collect(),
             used: AtomicU32::new(0),
@@ -498,6 +501,7 @@ mod tests {
             nopurge,
             store: vec![StoreSpec { data: DataType::Gpc0, period: None, nb: 1 }],
             peers: None,
+            srvkey: Default::default(),
             span: Default::default(),
         };
         StickTable::new("t", &def)

@@ -350,6 +350,10 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
             return next;
         }
     }
+    if !s.rt.proxies[be].rules.persist.is_empty() {
+        let persist = ana::switching::persist(s, be, input(txn, front.req_buf(), sess));
+        txn.st.persist = persist;
+    }
     s.srv = ana::switching::server(s, be, input(txn, front.req_buf(), sess));
     if let Some(srv) = ana::cookie::request(s, txn, front.req_buf()) {
         s.srv = Some(srv);
@@ -383,8 +387,13 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
         Some(_) => txn.st.uid.rendered(),
         None => Some(&b""[..]),
     };
-    let cx =
-        crate::backend::send_proxy::ConnectCtx { conn: &txn.st.conn, unique_id: uid, prio: txn.st.prio, sni: &sni };
+    let cx = crate::backend::send_proxy::ConnectCtx {
+        conn: &txn.st.conn,
+        unique_id: uid,
+        prio: txn.st.prio,
+        sni: &sni,
+        force_persist: txn.st.persist == crate::action::state::Persist::Force,
+    };
     let server = match forward::connect(front, s.shared, be, s.srv, key, txn.req.method, cx).await {
         Ok(c) => {
             let (srv, back_tls, queued) = forward::conn_facts(&c);

@@ -25,6 +25,7 @@ use super::ana::switching;
 use super::side::{Input, ResVerdict, TcpClose, TcpFront};
 use super::Stream;
 use crate::action::capture::Captured;
+use crate::action::state::Persist;
 use crate::action::tcp::{run_tcp_rules, TcpExec};
 use crate::action::{RuleAt, TcpFlow};
 use crate::buf::Buf;
@@ -136,6 +137,28 @@ impl TcpState<'_> {
         chosen
     }
 
+    /// The server backend `be`'s `use-server` rules, then its `stick` rules choose (as
+    /// in HTTP mode), and what its `force-persist`/`ignore-persist` rules decided;
+    /// fills `stores` with the keys to store the server in.
+    fn server(
+        &mut self,
+        be: usize,
+        payload: &[u8],
+        stores: &mut crate::stream::ana::sticking::Stores,
+    ) -> (Option<usize>, Persist) {
+        let rules = &self.s.rt.proxies[be].rules;
+        if rules.use_server.is_empty() && rules.stick.is_empty() {
+            return (None, Persist::Normal);
+        }
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let ctx = self.sample_ctx(payload);
+        let persist = switching::persist_in(&self.s, be, &ctx);
+        let chosen = switching::server_in(&self.s, be, &ctx, persist, &mut scratch);
+        let stuck = crate::stream::ana::sticking::request_in(&self.s, be, &ctx, chosen.is_some(), persist, stores);
+        self.scratch = scratch;
+        (chosen.or(stuck), persist)
+    }
+
     /// The value of backend `be`'s `sni` expression (`server ... ssl sni <expr>`).
     fn sni(&self, be: usize, payload: &[u8]) -> crate::tls::client::SniValues {
         let px = &self.s.rt.proxies[be];
@@ -220,10 +243,21 @@ async fn analyse<F: TcpFront>(front: &mut F, st: &mut TcpState<'_>) -> Option<us
     // empty one without `unique-id-format` (as HAProxy) and none with it.
     let uid = rt.proxies[fe].rules.unique_id.is_none().then_some(&b""[..]);
     let sni = st.sni(be, req.as_deref().map_or(&[][..], |b| &b[..]));
-    let cx =
-        crate::backend::send_proxy::ConnectCtx { conn: &st.conn, unique_id: uid, prio: Default::default(), sni: &sni };
-    if !front.connect(be, cx).await {
+    let mut stores = Vec::new();
+    let (forced, persist) = st.server(be, req.as_deref().map_or(&[][..], |b| &b[..]), &mut stores);
+    let cx = crate::backend::send_proxy::ConnectCtx {
+        conn: &st.conn,
+        unique_id: uid,
+        prio: Default::default(),
+        sni: &sni,
+        force_persist: persist == Persist::Force,
+    };
+    let Some(srv) = front.connect(be, forced, cx).await else {
         return end(front, Stop::Close, Some(be));
+    };
+    st.s.srv = Some(srv);
+    if !stores.is_empty() {
+        crate::stream::ana::sticking::store(&st.s, be, srv, &mut stores);
     }
     let held = req.as_deref().map_or(&[][..], |b| &b[..]);
     if rt.proxies[be].rules.tcp_res.is_empty() {

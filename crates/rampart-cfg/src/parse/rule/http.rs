@@ -240,6 +240,7 @@ fn response_action(cx: &mut Ctx<'_>, a: &mut Args<'_>, word: &str, name: &'stati
         "strict-mode" => A::StrictMode(http_act::parse_strict_mode(a)?),
         "wait-for-body" => A::WaitForBody(http_act::parse_wait_for_body(a)?),
         "cache-store" => A::CacheStore(cache_name(cx, a)?),
+        "track-sc" => A::TrackSc(super::super::stick::parse_track_sc(word, a)?),
         "sc-inc-gpc" | "sc-inc-gpc0" | "sc-inc-gpc1" | "sc-set-gpt" | "sc-set-gpt0" => {
             A::Sc(super::super::stick::parse_sc_action(word, a)?)
         }

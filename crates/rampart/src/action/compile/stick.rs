@@ -68,7 +68,8 @@ impl Cx<'_> {
 }
 
 impl Cx<'_> {
-    /// `stick on|match|store-request <expr> [table <t>] [if|unless <cond>]` lines.
+    /// `stick on|match|store-request|store-response <expr> [table <t>] [if|unless <cond>]`
+    /// lines.
     pub(super) fn stick_rules(&mut self, px: &Proxy, acls: &AclSet, out: &mut ProxyRules) {
         for r in &px.stick_rules {
             let cond = match &r.cond {
@@ -108,7 +109,11 @@ impl Cx<'_> {
                     continue;
                 }
             };
-            out.stick.push(Rule { cond, act: StickAct { kind: r.kind, expr: e, table }, at: RuleAt::default() });
+            let rule = Rule { cond, act: StickAct { kind: r.kind, expr: e, table }, at: RuleAt::default() };
+            match r.kind {
+                m::StickKind::StoreResponse => out.stick_res.push(rule),
+                _ => out.stick.push(rule),
+            }
         }
     }
 }

@@ -22,6 +22,7 @@
 
 use rampart_cfg::model::{CookieMode, CookiePersist};
 
+use crate::action::state::Persist;
 use crate::http::cookie::{self, Capture, CkReq, CkRes, Dates, Edit, Lookup, ReqPersist, ResPersist};
 use crate::http::MsgHead;
 use crate::proxy::ServerRt;
@@ -40,12 +41,16 @@ pub fn request(s: &Stream<'_>, txn: &mut TxnData, buf: &[u8]) -> Option<usize> {
     }
     let servers: &[ServerRt] = be.map_or(&[], |be| &be.be.servers);
     let TxnData { req, scratch, st, .. } = txn;
+    let prst = st.persist;
+    // `ignore-persist`: the cookie is not read for persistence (captured still)
+    let ck = ck.filter(|_| prst != Persist::Ignore);
+    let persists = |sv: &ServerRt| be.is_some_and(|be| super::switching::persists(be, sv, prst));
     let log = &mut st.log.cookie;
     let mut persist = ck.map(|ck| ReqPersist {
         name: ck.name.as_bytes(),
         prefix: ck.mode == CookieMode::Prefix,
         strip: ck.mode == CookieMode::Insert && ck.indirect,
-        assigned: s.srv.is_some_and(|i| servers.get(i).is_some_and(ServerRt::takes_persistent)),
+        assigned: s.srv.is_some_and(|i| servers.get(i).is_some_and(persists)),
         state: CkReq::None,
         srv: None,
         maxidle: ck.maxidle,
@@ -55,7 +60,7 @@ pub fn request(s: &Stream<'_>, txn: &mut TxnData, buf: &[u8]) -> Option<usize> {
         dates: Dates::default(),
     });
     let mut capture = cap.map(|(name, len)| Capture { name: &name[..], len: *len, out: &mut log.cli, done: false });
-    let mut lookup = |id: &[u8]| find_server(servers, id);
+    let mut lookup = |id: &[u8]| find_server(servers, id, &persists);
     let mut from = 0;
     while let Some(i) = next_header(req, buf, from, b"cookie", scratch) {
         from = i + 1;
@@ -73,15 +78,15 @@ fn unix_now() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
 }
 
-/// The first server (in order) whose cookie is `id` and that can take a request, else
-/// whether one that is down carries it.
-fn find_server(servers: &[ServerRt], id: &[u8]) -> Lookup {
+/// The first server (in order) whose cookie is `id` and that can take a request (up,
+/// or persistence forced: `persists`), else whether one that is down carries it.
+fn find_server(servers: &[ServerRt], id: &[u8], persists: &dyn Fn(&ServerRt) -> bool) -> Lookup {
     let mut found = Lookup::None;
     for (i, srv) in servers.iter().enumerate() {
         if srv.cookie.as_deref() != Some(id) {
             continue;
         }
-        if srv.takes_persistent() {
+        if persists(srv) {
             return Lookup::Up(i);
         }
         found = Lookup::Down;
@@ -117,6 +122,8 @@ pub struct ResInfo<'a> {
     pub direct: bool,
     /// The dates the request's cookie carried.
     pub dates: Dates,
+    /// `ignore-persist` applied: the server's cookie is neither read nor inserted.
+    pub ignore: bool,
 }
 
 /// Walks the server's `Set-Cookie` headers of `res` (slices into `buf`), then inserts
@@ -127,7 +134,7 @@ pub fn response(x: ResInfo<'_>, res: &mut MsgHead, buf: &[u8], work: &mut Vec<u8
         return;
     }
     let be = s.be.map(|b| &s.rt.proxies[b]);
-    let ck = be.and_then(|be| be.be.cookie.as_deref());
+    let ck = be.and_then(|be| be.be.cookie.as_deref()).filter(|_| !x.ignore);
     let cap = s.rt.proxies[s.fe].fe.capture_cookie.as_ref();
     if ck.is_none() && cap.is_none() {
         return;

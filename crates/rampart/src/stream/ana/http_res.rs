@@ -1,5 +1,5 @@
-//! `tcp-response content` rules of the backend, then `http-response` rules (backend,
-//! then frontend) on the server's response head, the persistence cookie and `capture
+//! `tcp-response content` rules of the backend, `stick store-response` rules, then
+//! `http-response` rules (backend, then frontend) on the server's response head, the persistence cookie and `capture
 //! cookie` (`super::cookie`), and `http-after-response` rules
 //! (backend, then frontend) on every response, built ones included, just before the
 //! front mux writes it.
@@ -51,13 +51,15 @@ pub fn run<'rt>(s: &Stream<'rt>, res: &mut MsgHead, buf: &[u8], st: &mut ResStat
         return v;
     }
     st.st.caps.headers(CapDir::Res, &s.rt.proxies[s.fe].rules.captures.res, res.view(buf));
+    store_response(s, res, buf, st);
     for (idx, px) in proxies(s) {
         let flow = run_list(s, &px.rules.http_res, res, buf, idx, st);
         if ends(flow) {
             return verdict(flow);
         }
     }
-    let info = super::cookie::ResInfo { s, direct: st.st.direct, dates: st.st.cookie_dates };
+    let ignore = st.st.persist == crate::action::state::Persist::Ignore;
+    let info = super::cookie::ResInfo { s, direct: st.st.direct, dates: st.st.cookie_dates, ignore };
     let c = &mut st.st.log.cookie;
     let mut log = super::cookie::CookieLogRef { res: &mut c.res, srv: &mut c.srv };
     super::cookie::response(info, res, buf, st.scratch, &mut log);
@@ -118,6 +120,14 @@ fn tcp_response(s: &Stream<'_>, st: &mut ResState<'_, '_>) -> Verdict {
         TcpFlow::SilentDrop => Verdict::SilentDrop,
         _ => Verdict::Continue,
     }
+}
+
+/// The backend's `stick store-response` rules, on the response as the server sent it
+/// (before the `http-response` rules, as HAProxy's store analyser runs first).
+fn store_response(s: &Stream<'_>, res: &MsgHead, buf: &[u8], st: &ResState<'_, '_>) {
+    let Some(be) = s.be.filter(|&be| !s.rt.proxies[be].rules.stick_res.is_empty()) else { return };
+    let ctx = s.ctx(Dir::Response, None, Some((res, buf)), st.sess_vars, st.vars_txn, st.vars_reqres, st.st);
+    super::sticking::response(s, be, &ctx);
 }
 
 /// Runs the `http-after-response` rules on a response about to be written.

@@ -3,7 +3,7 @@
 //! HAProxy counterpart: `process_switching_rules()` and `process_server_rules()`
 //! (src/stream.c).
 
-use crate::action::state::StreamState;
+use crate::action::state::{Persist, StreamState};
 use crate::action::{BackendTarget, ServerTarget};
 use crate::http::MsgHead;
 use crate::sample::ctx::Dir;
@@ -62,25 +62,62 @@ pub fn choose(s: &Stream<'_>, ctx: &SampleCtx<'_>, scratch: &mut Vec<u8>) -> Opt
 
 /// The server a `use-server` rule of backend `be` chooses, if any.
 pub fn server(s: &Stream<'_>, be: usize, i: Input<'_>) -> Option<usize> {
-    let rules = &s.rt.proxies[be].rules.use_server;
-    if rules.is_empty() {
+    if s.rt.proxies[be].rules.use_server.is_empty() {
         return None;
     }
     let ctx = s.ctx(Dir::Request, Some((i.req, i.buf)), None, i.sess, i.txn, i.reqres, i.st);
-    let servers = &s.rt.proxies[be].be.servers;
-    for rule in rules.iter().filter(|r| r.applies(&ctx)) {
+    server_in(s, be, &ctx, i.st.persist, i.scratch)
+}
+
+/// The first of backend `be`'s `force-persist`/`ignore-persist` rules that applies.
+pub fn persist(s: &Stream<'_>, be: usize, i: Input<'_>) -> Persist {
+    let rules = &s.rt.proxies[be].rules.persist;
+    if rules.is_empty() {
+        return Persist::Normal;
+    }
+    let ctx = s.ctx(Dir::Request, Some((i.req, i.buf)), None, i.sess, i.txn, i.reqres, i.st);
+    persist_in(s, be, &ctx)
+}
+
+/// [`persist`] with the sample context built (a TCP stream's, say).
+pub fn persist_in(s: &Stream<'_>, be: usize, ctx: &SampleCtx<'_>) -> Persist {
+    match s.rt.proxies[be].rules.persist.iter().find(|r| r.applies(ctx)) {
+        Some(r) if r.act => Persist::Force,
+        Some(_) => Persist::Ignore,
+        None => Persist::Normal,
+    }
+}
+
+/// Whether a persistence rule (cookie, `use-server`, `stick`) may send a request to
+/// server `sv` of backend `be`: it is up, or `option persist` or `force-persist` say
+/// so (HAProxy: `cur_state != SRV_ST_STOPPED`, `PR_O_PERSIST`, `SF_FORCE_PRST`).
+pub fn persists(be: &crate::proxy::ProxyRt, sv: &crate::proxy::ServerRt, persist: Persist) -> bool {
+    sv.takes_persistent() || be.persist || persist == Persist::Force
+}
+
+/// [`server`] with the sample context built (a TCP stream's, say).
+pub fn server_in(
+    s: &Stream<'_>,
+    be: usize,
+    ctx: &SampleCtx<'_>,
+    persist: Persist,
+    scratch: &mut Vec<u8>,
+) -> Option<usize> {
+    let px = &s.rt.proxies[be];
+    let (rules, servers) = (&px.rules.use_server, &px.be.servers);
+    for rule in rules.iter().filter(|r| r.applies(ctx)) {
         let srv = match &rule.act {
             ServerTarget::Static(srv) => *srv,
             ServerTarget::Dynamic(fmt) => {
-                i.scratch.clear();
-                fmt.render(&ctx, i.scratch);
+                scratch.clear();
+                fmt.render(ctx, scratch);
                 // as HAProxy (`process_server_rules`): a name that is no server ends
                 // the rules, the balancer decides
-                servers.iter().position(|sv| sv.name.as_bytes() == &i.scratch[..])?
+                servers.iter().position(|sv| sv.name.as_bytes() == &scratch[..])?
             }
         };
         // a server that is down lets the next rules have their say
-        if !servers[srv].disabled {
+        if persists(px, &servers[srv], persist) {
             return Some(srv);
         }
     }
