@@ -58,6 +58,7 @@ mod peers;
 mod proxy;
 mod proxy_kw;
 mod resolvers;
+mod server_state;
 mod ring;
 mod rule;
 mod server;
