@@ -26,6 +26,7 @@ pub mod admin;
 pub mod cmd;
 pub mod counters;
 pub mod errors;
+pub mod handover;
 mod fields;
 pub use crate::counters::histogram;
 mod info;
