@@ -161,7 +161,10 @@ pub fn check(line: &Line) -> Result<State, String> {
     num(12, "srv_f_forced_id", &|v| v == 0 || v == 1);
     let fqdn = match line.field(17) {
         Some(f) if f.starts_with('-') => None,
-        Some(f) if f.len() > 255 || !f.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.' || b == b'_') => {
+        Some(f)
+            if f.len() > 255
+                || !f.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.' || b == b'_') =>
+        {
             msg.push_str(&format!(", invalid srv_fqdn value '{f}'"));
             None
         }

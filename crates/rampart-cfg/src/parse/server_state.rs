@@ -35,9 +35,8 @@ pub(super) fn parse_load_from(cx: &mut Ctx<'_>, words: &[String]) {
         "local" => LoadFrom::Local,
         "none" => LoadFrom::None,
         other => {
-            return cx.alert(format!(
-                "'load-server-state-from-file' expects 'global', 'local' or 'none'. Got '{other}'"
-            ))
+            return cx
+                .alert(format!("'load-server-state-from-file' expects 'global', 'local' or 'none'. Got '{other}'"))
         }
     };
     cx.pb.px.server_state.load = load;

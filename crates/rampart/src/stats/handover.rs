@@ -114,7 +114,10 @@ fn parse_entry(line: &str) -> Option<Entry> {
     if hex.len() % 2 != 0 {
         return None;
     }
-    let key = (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok()).collect::<Option<Vec<u8>>>()?;
+    let key = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
+        .collect::<Option<Vec<u8>>>()?;
     let exp = words.next()?.parse().ok()?;
     let mut values = Vec::new();
     for w in words {
