@@ -253,7 +253,7 @@ fn apply_last_addr(srv: &ServerRt, methods: &[InitAddr], addr: Option<&str>) {
     let last_before_none = methods
         .iter()
         .position(|m| *m == InitAddr::Last)
-        .is_some_and(|i| methods.iter().position(|m| *m == InitAddr::None).map_or(true, |n| i < n));
+        .is_some_and(|i| methods.iter().position(|m| *m == InitAddr::None).is_none_or(|n| i < n));
     if first_last || (unresolved && last_before_none) {
         let a = srv.addr.get();
         srv.addr.set(SocketAddr::new(ip, a.port()));
