@@ -11,6 +11,7 @@
 //! - `parse`: sections and keywords -> [`model::Config`], cross-reference checks
 //! - `kw`: keyword tables, HAProxy keywords not supported yet, did-you-mean
 //! - `model`: the typed, resolved configuration the daemon runs
+//! - `state_file`: the servers' state file (`server-state-file`, `show servers state`)
 //! - `migrate`: HAProxy 1.x keywords rewritten for 2.6 (`--migrate`, `hint:` lines)
 
 pub mod cond;
@@ -22,6 +23,7 @@ pub mod migrate;
 pub mod model;
 pub mod parse;
 pub mod span;
+pub mod state_file;
 pub mod version;
 mod words;
 

@@ -450,6 +450,11 @@ fn start(
         Role::Worker { ipc, pool } => (Some(ipc), pool),
         _ => (None, Vec::new()),
     };
+    for w in rampart::build::server_state::apply(&cfg, &rt) {
+        rep.warning(&w);
+    }
+    // beyond HAProxy: the state of the worker this one replaces (bounded in time)
+    let early_cli = ipc.as_ref().map(|ch| master::handover::take_over(ch, &cfg, &rt).cli).unwrap_or_default();
     let Some(listeners) = bind_listeners(&cfg, nbthread, (&mut old, &pool), argv0, rep) else {
         return 1;
     };
@@ -487,7 +492,7 @@ fn start(
         cli_listeners.into_iter().map(|l| Box::pin(rampart::stats::socket::serve(l, stats_cli.clone())) as _).collect();
     main_tasks.push(Box::pin(rampart::stats::rates::run(rt.clone())));
     if let Some(ipc) = ipc {
-        main_tasks.push(Box::pin(master::child::serve_master(ipc, stats_cli.clone())));
+        main_tasks.push(Box::pin(master::child::serve_master(ipc, stats_cli.clone(), early_cli)));
     }
     worker::run(rt, listeners, settings, main_tasks)
 }

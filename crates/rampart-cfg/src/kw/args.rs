@@ -115,7 +115,7 @@ pub static SERVER_OPTIONS: &[ArgKw] = &[
     arg("force-tlsv12", 0, Yes),
     arg("force-tlsv13", 0, Yes),
     arg("id", 1, Yes),
-    arg("init-addr", 1, Partial("`last` finds no address: rampart has no `server-state-file` yet")),
+    arg("init-addr", 1, Partial("`last` placed after another method that failed is not tried: a name no method before it resolves fails the startup (with `last` first, as the default `last,libc`, the state file's address wins)")),
     arg("inter", 1, Yes),
     arg("log-proto", 1, No),
     arg("max-reuse", 1, No),

@@ -39,6 +39,7 @@ mod resolvers;
 mod ring;
 mod rules;
 mod server;
+pub mod server_state;
 mod server_tls;
 mod sockets;
 mod source;
@@ -205,6 +206,8 @@ pub struct Global {
     pub ssl: GlobalSsl,
     /// `spread-checks` (0..=50): random +/- percentage added to each check interval.
     pub spread_checks: u32,
+    /// `server-state-file` and `server-state-base` (`server_state`).
+    pub server_state: server_state::GlobalServerState,
     /// `ssl-default-server-*`, `ssl-server-verify`.
     pub ssl_server: SslServerDefaults,
     /// `tune.rcvbuf.*`, `tune.sndbuf.*`.
@@ -282,6 +285,7 @@ impl Default for Global {
             set_vars: Vec::new(),
             expose_experimental: false,
             spread_checks: 0,
+            server_state: Default::default(),
             ssl_server: SslServerDefaults::default(),
             ssl: GlobalSsl::default(),
             sockbufs: SockBufs::default(),
@@ -384,6 +388,8 @@ pub struct Proxy {
     pub hash_type: HashType,
     /// `hash-balance-factor` (0: off, else above 100).
     pub hash_balance_factor: u32,
+    /// `load-server-state-from-file` and `server-state-file-name` (`server_state`).
+    pub server_state: server_state::ProxyServerState,
     /// `fullconn`: the backend load at which servers reach their `maxconn` (0: not
     /// set, derived from the frontends' `maxconn` at startup).
     pub fullconn: u32,

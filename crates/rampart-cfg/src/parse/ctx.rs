@@ -233,6 +233,7 @@ fn fresh_proxy(name: &str, cap: Cap, span: &Span) -> Proxy {
         balance: Balance::RoundRobin,
         hash_type: Default::default(),
         hash_balance_factor: 0,
+        server_state: Default::default(),
         fullconn: 0,
         timeouts: Timeouts::default(),
         options: ProxyOptions::default(),

@@ -30,6 +30,7 @@ pub(super) fn parse_global_line(p: &mut Parser, words: &[String], kwm: Modifier,
         "tune.bufsize" | "tune.maxrewrite" => parse_tune(p, words, span),
         "hard-stop-after" => parse_hard_stop_after(p, words, span),
         "spread-checks" => parse_spread_checks(p, words, span),
+        "server-state-base" | "server-state-file" => super::server_state::parse_global(p, words, span),
         "ssl-server-verify"
         | "ssl-default-server-ciphers"
         | "ssl-default-server-ciphersuites"

@@ -52,6 +52,7 @@ pub(super) fn inherit(def: &ProxyBuild, name: &str, kind: Kind, span: &Span) -> 
         px.cookie = d.cookie.clone();
         px.hash_type = d.hash_type;
         px.hash_balance_factor = d.hash_balance_factor;
+        px.server_state = d.server_state.clone();
         px.fullconn = d.fullconn;
         px.retries = d.retries;
         px.source = d.source;

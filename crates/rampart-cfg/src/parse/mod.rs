@@ -63,6 +63,7 @@ mod rule;
 mod server;
 mod server_dns;
 mod server_ssl;
+mod server_state;
 mod ssl;
 mod stats;
 mod stick;

@@ -247,6 +247,8 @@ fn dispatch(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
         "balance" => balance::parse_balance(cx, words),
         "hash-type" => balance::parse_hash_type(cx, words),
         "hash-balance-factor" => balance::parse_hash_balance_factor(cx, words),
+        "load-server-state-from-file" => super::server_state::parse_load_from(cx, words),
+        "server-state-file-name" => super::server_state::parse_file_name(cx, words),
         "fullconn" => proxy_kw::parse_fullconn(cx, words),
         "retry-on" => balance::parse_retry_on(cx, words),
         "timeout" => proxy_kw::parse_timeout(cx, words),

@@ -7,12 +7,14 @@
 //!
 //! - `balancer`: a backend's balancer and its `balance hash` expression
 //! - `dns`: the `resolvers` sections, and what servers with a name ask of them
+//! - `server_state`: servers' states read from state files (and the reload handover)
 //! - `readers`: which code reads each accepted keyword (checked against the tables)
 //! - `unsupported`: what the model holds and the runtime refuses at startup
 
 mod balancer;
 mod dns;
 pub mod readers;
+pub mod server_state;
 mod unsupported;
 
 use std::net::SocketAddr;

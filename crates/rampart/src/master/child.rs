@@ -60,21 +60,31 @@ impl Role {
 
 /// The worker's task on its main thread: tells the master it serves, then serves the
 /// CLI sessions the master passes, and exits when the master is gone.
-pub async fn serve_master(ipc: OwnedFd, cli: Arc<crate::stats::Cli>) {
+/// `early`: CLI sessions the master passed before (during the state takeover).
+pub async fn serve_master(ipc: OwnedFd, cli: Arc<crate::stats::Cli>, early: Vec<OwnedFd>) {
     let Ok(ch) = Channel::new(ipc) else { return };
     let _ = ch.send(ipc::READY, None).await;
+    for fd in early {
+        serve_cli(fd, &cli);
+    }
     loop {
         match ch.recv().await {
             Ok(msg) if msg.text == ipc::CLI => {
                 let Some(fd) = msg.fd else { continue };
-                let std = std::os::unix::net::UnixStream::from(fd);
-                let Ok(conn) = tokio::net::UnixStream::from_std(std) else { continue };
-                let cli = cli.clone();
-                tokio::spawn(async move { crate::stats::socket::session(conn, &cli, Level::Admin).await });
+                serve_cli(fd, &cli);
             }
             Ok(msg) if !msg.text.is_empty() => {}
             // COMPAT: as HAProxy's workers, leave at once when the master is gone.
             _ => std::process::exit(0),
         }
     }
+}
+
+/// Serves one CLI session the master routed here.
+fn serve_cli(fd: OwnedFd, cli: &Arc<crate::stats::Cli>) {
+    let std = std::os::unix::net::UnixStream::from(fd);
+    let _ = std.set_nonblocking(true);
+    let Ok(conn) = tokio::net::UnixStream::from_std(std) else { return };
+    let cli = cli.clone();
+    tokio::spawn(async move { crate::stats::socket::session(conn, &cli, Level::Admin).await });
 }

@@ -16,6 +16,10 @@ use tokio::io::unix::AsyncFd;
 pub const READY: &str = "READY";
 /// Master -> worker: serve a CLI session on the attached socket.
 pub const CLI: &str = "CLI";
+/// Worker -> master: a new worker asks for the state of the serving one. Master ->
+/// worker: the answer, with a CLI session to the serving worker attached (none: there
+/// is no serving worker). See `handover`.
+pub const STATE: &str = "STATE";
 
 /// A new channel: (master's end, worker's end), both close-on-exec.
 pub fn pair() -> io::Result<(OwnedFd, OwnedFd)> {
@@ -95,7 +99,7 @@ impl Channel {
     }
 }
 
-fn send_now(sock: BorrowedFd<'_>, text: &str, fd: Option<BorrowedFd<'_>>) -> io::Result<()> {
+pub(crate) fn send_now(sock: BorrowedFd<'_>, text: &str, fd: Option<BorrowedFd<'_>>) -> io::Result<()> {
     let iov = [io::IoSlice::new(text.as_bytes())];
     let raw = fd.map(|f| [f.as_raw_fd()]);
     let cmsgs: Vec<ControlMessage<'_>> = raw.as_ref().map(|r| ControlMessage::ScmRights(r)).into_iter().collect();

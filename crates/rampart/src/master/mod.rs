@@ -18,8 +18,10 @@
 //! - `supervisor`: the master's event loop
 //! - `mcli`: the master CLI (`-S`)
 //! - `child`: the worker's side
+//! - `handover`: the new worker takes over the state of the serving one (beyond HAProxy)
 
 pub mod child;
+pub mod handover;
 pub mod ipc;
 pub mod mcli;
 pub mod notify;

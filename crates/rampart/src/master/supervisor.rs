@@ -216,6 +216,7 @@ impl Supervisor {
     fn handle(&mut self, ev: Event) {
         match ev {
             Event::Msg(pid, msg) if msg.text == ipc::READY => self.ready(pid),
+            Event::Msg(pid, msg) if msg.text == ipc::STATE => self.hand_over(pid),
             Event::Msg(pid, msg) if msg.text.is_empty() => {
                 self.channels.remove(&pid);
             }
@@ -236,6 +237,26 @@ impl Supervisor {
                 let _ = reply.send(pid.and_then(|p| self.channels.get(&p).cloned()));
             }
         }
+    }
+
+    /// New worker `pid` asks for the state of the serving one: the master opens a CLI
+    /// session to the newest serving worker and passes its other end to `pid` (nothing
+    /// when no worker serves). Sent from a task: the master's loop never waits on a
+    /// worker.
+    fn hand_over(&mut self, pid: i32) {
+        let Some(new) = self.channels.get(&pid).cloned() else { return };
+        let serving = self.state.workers.iter().rev().find(|w| w.pid != pid && w.phase == Phase::Current);
+        let old = serving.and_then(|w| self.channels.get(&w.pid).cloned());
+        tokio::spawn(async move {
+            let pair = old.as_ref().and_then(|_| ipc::session_pair().ok());
+            if let (Some(old), Some((ours, theirs))) = (old, pair) {
+                if old.send(ipc::CLI, Some(theirs.as_fd())).await.is_ok() {
+                    let _ = new.send(ipc::STATE, Some(ours.as_fd())).await;
+                    return;
+                }
+            }
+            let _ = new.send(ipc::STATE, None).await;
+        });
     }
 
     /// Worker `pid` serves: the others leave, systemd and the daemon's parent are told.

@@ -249,6 +249,13 @@ impl SrvState {
         self.uweight
     }
 
+    /// Sets the last state change to `secs_ago` seconds ago (a state file or the
+    /// previous worker tells when it was).
+    pub fn restore_last_change(&self, secs_ago: i64) {
+        let t = unix_now().saturating_add_signed(secs_ago.saturating_neg());
+        self.last_change.store(t, Ordering::Relaxed);
+    }
+
     /// Unix time of the last operational state change.
     pub fn last_change(&self) -> u64 {
         self.last_change.load(Ordering::Relaxed)

@@ -413,6 +413,14 @@ pub static COMMANDS: &[Cmd] = &[
         level: Level::User,
         run: |c, _, w| servers::state(c, w.get(3).copied()).unwrap_or_else(|e| e),
     },
+    // rampart's reload handover (not in `help`): what the next worker takes over
+    Cmd {
+        words: &["_getstate"],
+        usage: "_getstate",
+        help: "",
+        level: Level::Admin,
+        run: |c, _, _| super::handover::dump(c),
+    },
     Cmd {
         words: &["show", "ssl", "ca-file"],
         usage: "show ssl ca-file [<cafile>[:<index>]]",

@@ -27,6 +27,7 @@ pub mod cmd;
 pub mod counters;
 pub mod errors;
 mod fields;
+pub mod handover;
 pub use crate::counters::histogram;
 mod info;
 pub mod page;
