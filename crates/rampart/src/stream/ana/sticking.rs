@@ -15,6 +15,7 @@ use rampart_cfg::model::DataType;
 use super::switching::Input;
 use crate::proxy::ServerRt;
 use crate::sample::ctx::Dir;
+use crate::server::SrvList;
 use crate::stick::{Key, StickTable};
 use crate::stream::Stream;
 
@@ -60,12 +61,12 @@ pub fn request(s: &Stream<'_>, be: usize, i: Input<'_>, assigned: bool, stores: 
 
 /// The server an entry names, if it takes persistent requests.
 fn server_of(
-    servers: &[ServerRt],
+    servers: &SrvList<ServerRt>,
     layout: &crate::stick::data::Layout,
     row: &crate::stick::data::Row,
 ) -> Option<usize> {
     let id = row.get(layout, DataType::ServerId, crate::stick::now_ms())? as u32 as i32;
-    let srv = servers.iter().position(|sv| i64::from(sv.stats.sid) == i64::from(id) && !sv.hidden)?;
+    let srv = servers.iter().position(|sv| i64::from(sv.stats.sid) == i64::from(id) && sv.is_shown())?;
     servers[srv].takes_persistent().then_some(srv)
 }
 

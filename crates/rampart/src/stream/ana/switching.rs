@@ -76,7 +76,7 @@ pub fn server(s: &Stream<'_>, be: usize, i: Input<'_>) -> Option<usize> {
                 fmt.render(&ctx, i.scratch);
                 // as HAProxy (`process_server_rules`): a name that is no server ends
                 // the rules, the balancer decides
-                servers.iter().position(|sv| sv.name.as_bytes() == &i.scratch[..])?
+                servers.iter().position(|sv| sv.name.as_bytes() == &i.scratch[..] && !sv.state.is_deleted())?
             }
         };
         // a server that is down lets the next rules have their say
