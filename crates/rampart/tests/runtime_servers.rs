@@ -205,7 +205,7 @@ fn answers(binary: PathBuf) -> Vec<String> {
         .iter()
         .map(|c| {
             let cmd = c.replace("{s1}", &s1.addr().to_string());
-            format!("{cmd} => {}", first_line(&cli(&proxy, &cmd)))
+            format!("{c} => {}", first_line(&cli(&proxy, &cmd)))
         })
         .collect()
 }

@@ -140,7 +140,17 @@ pub fn dynamic_server(
     let built = server_rt(&at, srv, &checks, &mut alerts, &mut warnings);
     let errors: Vec<String> = alerts.iter().filter(|d| d.level == Level::Alert).map(|d| d.message.clone()).collect();
     match built {
-        Some(s) if errors.is_empty() => {
+        Some(mut s) if errors.is_empty() => {
+            // COMPAT: as HAProxy, the checks of a dynamic server speak PROXY and TLS
+            // only when asked (`check-send-proxy`, `check-ssl`), not by inheritance
+            if let Some(c) = s.check.as_mut() {
+                if !srv.proxy.check {
+                    c.proxy_header = None;
+                }
+                if !srv.tls.check_ssl {
+                    c.tls.default = None;
+                }
+            }
             s.state.set_maint(true);
             s.state.set_check_enabled(false, false);
             s.state.set_check_enabled(true, false);

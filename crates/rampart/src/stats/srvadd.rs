@@ -181,9 +181,14 @@ pub fn del_server(cli: &Cli, _: &mut Session, words: &[&str]) -> String {
 }
 
 /// Whether something of the configuration names server `i` of backend `be`: a live
-/// server tracks it, or a `use-server` rule names it (HAProxy's
-/// `SRV_F_NON_PURGEABLE`).
+/// server tracks it, a `use-server` rule names it, or it is a configured server of a
+/// process that loads Lua scripts (HAProxy's `SRV_F_NON_PURGEABLE`).
+// COMPAT: HAProxy protects only the servers a script reached through `core.backends`;
+// rampart does not follow what scripts reach and protects every configured server.
 fn referenced(cli: &Cli, be: usize, i: usize) -> bool {
+    if !cli.cfg.global.lua.loads.is_empty() && i < cli.rt.proxies[be].be.servers.configured() {
+        return true;
+    }
     let tracked = cli
         .rt
         .proxies
