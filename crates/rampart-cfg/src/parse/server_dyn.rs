@@ -194,7 +194,8 @@ mod tests {
         assert_eq!(err("s1"), ["'server' expects <name> and <addr>[:<port>] as arguments."]);
         assert_eq!(err("s1 127.0.0.1:1 cookie a"), ["'cookie' option is not accepted for dynamic server"]);
         assert_eq!(err("s1 127.0.0.1:1 bogus"), ["unknown keyword 'bogus'."]);
-        assert_eq!(err("s1 127.0.0.1:1 weight 300"), ["weight of server s1 is not within 0 and 256 (300)."]);
+        // HAProxy adds a period to the option's own message, hence two
+        assert_eq!(err("s1 127.0.0.1:1 weight 300"), ["weight of server s1 is not within 0 and 256 (300).."]);
         assert!(err("s1 127.0.0.1:1 proto fcgi")[0].contains("not supported yet"));
     }
 
