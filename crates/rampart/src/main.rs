@@ -443,7 +443,9 @@ fn start(
         }
     };
     // (it reads the CA and CRL files again, for `show ssl ca-file`)
-    let stats_cli = Arc::new(rampart::stats::Cli::new(&cfg, rt.clone()));
+    let mut stats_cli = rampart::stats::Cli::new(&cfg, rt.clone());
+    stats_cli.make_server = Some(rampart::build::dynamic_server);
+    let stats_cli = Arc::new(stats_cli);
     load_time_zone();
     let mut old = OldPids { pids: &cli.oldpids, paused: false };
     let (ipc, pool) = match role {

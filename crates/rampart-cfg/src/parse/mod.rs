@@ -62,6 +62,7 @@ mod ring;
 mod rule;
 mod server;
 mod server_dns;
+mod server_dyn;
 mod server_ssl;
 mod server_state;
 mod ssl;
@@ -74,6 +75,7 @@ mod value;
 
 pub use addr::env_expand;
 pub use rule::parse_var_name;
+pub use server_dyn::{parse_dynamic_server, DYNAMIC_OPTIONS};
 
 use std::sync::Arc;
 

@@ -303,6 +303,10 @@ fn parse_socks4(word: &str, value: &str) -> Result<SocketAddr, String> {
 }
 
 /// Applies one supported option; `Err` is HAProxy's message for it.
+pub(super) fn apply_server_option(word: &str, value: &str, s: &mut ServerSettings, srv: &str) -> Result<(), String> {
+    apply_option(word, value, s, srv)
+}
+
 fn apply_option(word: &str, value: &str, s: &mut ServerSettings, srv: &str) -> Result<(), String> {
     match word {
         "backup" => s.backup = true,

@@ -370,7 +370,7 @@ pub async fn connect_or_share<T>(
     let be = &rt.proxies[be_idx];
     // as HAProxy, a draining server still takes the streams bound to it; one that is
     // down or in maintenance too with `option persist` or `force-persist`
-    let persists = |sv: &ServerRt| sv.takes_persistent() || be.persist || cx.force_persist;
+    let persists = |sv: &ServerRt| !sv.state.is_deleted() && (sv.takes_persistent() || be.persist || cx.force_persist);
     let forced = forced.filter(|&s| be.be.servers.get(s).is_some_and(persists));
     let (mut srv, mut busy, queued) = assign_server(rt, be_idx, forced, key, prio).await?;
     let mut ckey = conn_key(&be.be.servers[srv], cx);

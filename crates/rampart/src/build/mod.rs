@@ -8,6 +8,7 @@
 //! - `balancer`: a backend's balancer and its `balance hash` expression
 //! - `dns`: the `resolvers` sections, and what servers with a name ask of them
 //! - `server_state`: servers' states read from state files (and the reload handover)
+//! - `server`: one server of a backend, from the configuration or `add server`
 //! - `readers`: which code reads each accepted keyword (checked against the tables)
 //! - `unsupported`: what the model holds and the runtime refuses at startup
 
@@ -15,13 +16,15 @@ mod balancer;
 mod dns;
 pub mod readers;
 pub mod server_state;
+mod server;
 mod unsupported;
 
-use std::net::SocketAddr;
+pub use server::dynamic_server;
+
 use std::sync::atomic::{AtomicBool, AtomicU32};
 use std::sync::Arc;
 
-use rampart_cfg::model::{BackendTarget, Config, ForwardFor, HttpReuse, Mode, OriginalTo, ServerAddr};
+use rampart_cfg::model::{BackendTarget, Config, ForwardFor, HttpReuse, Mode, OriginalTo};
 use rampart_cfg::{Diag, Level, Span};
 use tokio::sync::Notify;
 
@@ -29,7 +32,7 @@ use crate::action::{self, WaitBody};
 use crate::check as health_check;
 use crate::counters::Counter;
 use crate::errors::ErrorPages;
-use crate::proxy::{BackendRt, FrontendRt, GlobalRt, ListenerRt, ProxyRt, Runtime, ServerRt, Timeouts};
+use crate::proxy::{BackendRt, FrontendRt, GlobalRt, ListenerRt, ProxyRt, Runtime, Timeouts};
 use crate::sample::vars::{ProcVars, VarLimits};
 
 /// Builds the runtime from a parsed configuration. Features the model holds but the
@@ -72,73 +75,9 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             .iter()
             .enumerate()
             .filter_map(|(pos, srv)| {
-                let (addr, unix) = match &srv.addr {
-                    ServerAddr::Inet(a) => (*a, None),
-                    ServerAddr::Unix(path) => {
-                        if srv.check.enabled || srv.check.agent {
-                            alerts.push(not_supported(&srv.span, "health checks of unix socket servers"));
-                            return None;
-                        }
-                        (SocketAddr::from(([0, 0, 0, 0], 0)), Some(path.clone()))
-                    }
-                };
-                let check = health_check::build(cfg, px, srv, addr, &backend_checks).unwrap_or_else(|d| {
-                    alerts.push(d);
-                    None
-                });
-                let agent = health_check::build_agent(px, srv, addr).unwrap_or_else(|d| {
-                    alerts.push(d);
-                    None
-                });
-                let rules_tls = check.as_ref().is_some_and(|c| c.rules.needs_tls());
-                let tls = crate::tls::client::build(cfg, idx, srv, addr, rules_tls, &mut alerts, &mut tls_warnings);
-                let check = check.map(|mut c| {
-                    health_check::attach_tls(&mut c, srv, tls.as_ref(), &mut alerts);
-                    c
-                });
                 pool_key += 1;
-                Some(ServerRt {
-                    name: srv.name.clone(),
-                    addr: crate::server::AddrCell::new(addr),
-                    dns: dns::server_dns(cfg, srv),
-                    unix,
-                    // as in HAProxy, a `minconn` above `maxconn` (or alone) is the maxconn
-                    maxconn: AtomicU32::new(match srv.maxconn {
-                        Some(m) if m >= srv.minconn => m,
-                        _ if srv.minconn > 0 => srv.minconn,
-                        m => m.unwrap_or(0),
-                    }),
-                    minconn: srv.minconn,
-                    maxqueue: srv.maxqueue,
-                    queue: Default::default(),
-                    pool_max_conn: srv.pool_max_conn,
-                    pool_low_conn: srv.pool_low_conn,
-                    pool_shared: cfg.global.idle_pool_shared,
-                    backup: srv.backup,
-                    non_stick: srv.non_stick,
-                    disabled: srv.disabled,
-                    cookie: srv.cookie.as_deref().map(|c| c.as_bytes().into()),
-                    cur_conns: AtomicU32::new(0),
-                    pool_key: pool_key - 1,
-                    stats: crate::stats::ServerStats::new(threads, srv.weight, sids[pos], timed),
-                    send_proxy: srv.proxy,
-                    source: srv.source.or(px.source),
-                    socks4: srv.socks4,
-                    shutdown_on_down: srv.check.shutdown_on_down,
-                    shutdown_backups_on_up: srv.check.shutdown_backups_on_up,
-                    sessions: (srv.check.shutdown_on_down || (srv.backup && backups_cut))
-                        .then(crate::server::Sessions::default),
-                    port_offset: srv.port_offset,
-                    transparent: px.implicit_server.is_some() && px.dispatch.is_none(),
-                    hidden: px.implicit_server.is_some(),
-                    state: dns::initial_state(srv),
-                    check,
-                    agent,
-                    track: None,
-                    rise_fall: (srv.check.rise.unwrap_or(2).max(1), srv.check.fall.unwrap_or(3).max(1)),
-                    tls: tls.map(Box::new),
-                    proto: srv.proto,
-                })
+                let at = server::At { cfg, idx, sid: sids[pos], pool_key: pool_key - 1, threads, timed, backups_cut };
+                server::server_rt(&at, srv, &backend_checks, &mut alerts, &mut tls_warnings)
             })
             .collect::<Vec<_>>();
         let (lb, lb_expr, lb_backup) = balancer::build(cfg, idx, &mut alerts);
@@ -209,7 +148,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 has_sni: servers
                     .iter()
                     .any(|s| s.tls.as_deref().is_some_and(|t| t.traffic.is_some() && t.sni.is_some())),
-                servers,
+                servers: servers.into(),
                 queue: Default::default(),
                 cookie: px.cookie.clone().map(Box::new),
                 fullconn: fullconn(cfg, idx, maxconn),

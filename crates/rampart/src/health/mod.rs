@@ -132,6 +132,21 @@ pub fn spawn_for_thread(rt: &Arc<Runtime>, thread: usize, nbthread: usize) {
     }
 }
 
+/// Starts, on the current thread, the check, agent and tracking tasks of server `srv`
+/// of backend `be` added at run time (`add server`); they end when it is deleted.
+pub fn spawn_for_server(rt: &Arc<Runtime>, be: usize, srv: usize) {
+    let server = &rt.proxies[be].be.servers[srv];
+    if server.track.is_some() {
+        tokio::spawn(track::run(rt.clone(), be, srv));
+    }
+    if server.check.is_some() {
+        tokio::spawn(probe::run(rt.clone(), be, srv, Duration::ZERO));
+    }
+    if server.agent.is_some() {
+        tokio::spawn(probe::run_agent(rt.clone(), be, srv, Duration::ZERO));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -32,7 +32,7 @@ pub(super) async fn run(rt: Arc<Runtime>, be: usize, srv: usize, first: Duration
     let mut rng = Jitter::new(be, srv);
     let mut ramp = Ramp::default();
     tokio::time::sleep(first).await;
-    while !rt.global.is_stopping() {
+    while !rt.global.is_stopping() && !st.is_deleted() {
         // maintenance pauses the checks, as `disable health` stops them
         if st.is_maint() || !st.check_enabled(false) {
             tokio::time::sleep(chk.inter).await;
@@ -124,7 +124,7 @@ pub(super) async fn run_agent(rt: Arc<Runtime>, be: usize, srv: usize, first: Du
     let mut health = Health::new(1, 1);
     let connect = px.timeouts.connect.unwrap_or(agent.inter);
     tokio::time::sleep(first).await;
-    while !rt.global.is_stopping() {
+    while !rt.global.is_stopping() && !server.state.is_deleted() {
         if !server.state.check_enabled(true) {
             tokio::time::sleep(agent.inter).await;
             continue;

@@ -88,7 +88,7 @@ pub(super) async fn run(rt: Arc<Runtime>, be: usize, srv: usize) {
     let Some((tb, ts)) = px.be.servers[srv].track else { return };
     let (tpx, tsrv) = (&rt.proxies[tb], &rt.proxies[tb].be.servers[ts]);
     let via = format!(" via {}/{}", tpx.name, tsrv.name);
-    while !rt.global.is_stopping() {
+    while !rt.global.is_stopping() && !px.be.servers[srv].state.is_deleted() {
         let changed = tsrv.state.changed.notified();
         tokio::pin!(changed);
         changed.as_mut().enable();

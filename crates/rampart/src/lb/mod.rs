@@ -30,6 +30,10 @@ mod roundrobin;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
+// PERF: the writer lock serializes weight and state changes and `add server`; picks
+// read the published snapshot and never take it.
+#[allow(clippy::disallowed_types)]
+use std::sync::Mutex;
 
 use arc_swap::ArcSwap;
 
@@ -95,22 +99,67 @@ enum Table {
     None,
 }
 
-/// The algorithm of one backend.
+/// The servers an algorithm knows, with their weights: replaced as a whole when
+/// `add server` appends one, so that a pick reads one consistent snapshot.
 #[derive(Debug)]
-pub struct Lb {
-    cfg: LbConfig,
+struct Members {
     /// Current weight of each server.
     weights: Box<[AtomicU32]>,
     /// Whether each server is in the active tables: not a backup (backups are picked
     /// apart, see `backend::pick_server`), not disabled or down.
     active: Box<[AtomicBool]>,
-    /// The common divisor of the configured weights (`hash-type map-based`).
-    gcd: u32,
     /// HAProxy's numeric server ids (`puid`), which place servers on the ring.
     ids: Box<[u32]>,
     /// Server indices by ascending id (`first`).
     by_id: Box<[u32]>,
-    table: ArcSwap<Table>,
+}
+
+impl Members {
+    fn new(weights: &[u32], ids: &[u32], active: &[bool]) -> Members {
+        let ids: Box<[u32]> = (0..weights.len()).map(|i| ids.get(i).copied().unwrap_or(i as u32 + 1)).collect();
+        let mut by_id: Vec<u32> = (0..weights.len() as u32).collect();
+        by_id.sort_by_key(|&i| ids[i as usize]);
+        Members {
+            weights: weights.iter().map(|&w| AtomicU32::new(w)).collect(),
+            active: (0..weights.len()).map(|i| AtomicBool::new(active.get(i).copied().unwrap_or(true))).collect(),
+            ids,
+            by_id: by_id.into(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.weights.len()
+    }
+
+    /// Current weight of server `i` for picking: 0 while it is out of the active
+    /// tables.
+    #[inline]
+    fn weight(&self, i: usize) -> u32 {
+        match (self.weights.get(i), self.active.get(i)) {
+            (Some(w), Some(a)) if a.load(Ordering::Relaxed) => w.load(Ordering::Relaxed),
+            _ => 0,
+        }
+    }
+}
+
+/// What a pick reads: the members and the weighted table built from them.
+#[derive(Debug)]
+struct Snapshot {
+    members: Arc<Members>,
+    table: Table,
+}
+
+/// The algorithm of one backend.
+#[derive(Debug)]
+pub struct Lb {
+    cfg: LbConfig,
+    /// The common divisor of the configured weights (`hash-type map-based`).
+    gcd: u32,
+    table: ArcSwap<Snapshot>,
+    /// Serializes the changes (weights, states, added servers): checks and the CLI,
+    /// never a pick.
+    #[allow(clippy::disallowed_types)]
+    writer: Mutex<()>,
     /// Rotation for ties and for round robin over a ring or map.
     cursor: AtomicUsize,
     /// Response-time averages (`peak-ewma` only).
@@ -123,15 +172,12 @@ impl Lb {
     /// `weights[i]` is the configured weight of server `i`, `ids[i]` its numeric id,
     /// `active[i]` whether it starts in the active tables (see [`Lb::set_active`]).
     pub fn new(cfg: LbConfig, weights: &[u32], ids: &[u32], active: &[bool]) -> Lb {
-        let mut by_id: Vec<u32> = (0..weights.len() as u32).collect();
-        by_id.sort_by_key(|&i| ids.get(i as usize).copied().unwrap_or(i + 1));
+        let members = Arc::new(Members::new(weights, ids, active));
+        let gcd = map::weights_gcd(weights);
         let lb = Lb {
-            table: ArcSwap::from_pointee(Table::None),
-            weights: weights.iter().map(|&w| AtomicU32::new(w)).collect(),
-            active: (0..weights.len()).map(|i| AtomicBool::new(active.get(i).copied().unwrap_or(true))).collect(),
-            gcd: map::weights_gcd(weights),
-            ids: (0..weights.len()).map(|i| ids.get(i).copied().unwrap_or(i as u32 + 1)).collect(),
-            by_id: by_id.into(),
+            table: ArcSwap::from_pointee(Snapshot { members: members.clone(), table: Table::None }),
+            gcd,
+            writer: Mutex::new(()),
             cursor: AtomicUsize::new(0),
             ewma: match cfg.algo {
                 Algo::PeakEwma(decay) => Some(peak_ewma::PeakEwma::new(weights.len(), decay)),
@@ -140,7 +186,7 @@ impl Lb {
             affinity: matches!(cfg.algo, Algo::PrefixAffinity(_)).then(affinity::Affinity::default),
             cfg,
         };
-        lb.rebuild();
+        lb.rebuild(members);
         lb
     }
 
@@ -203,10 +249,7 @@ impl Lb {
     /// Current weight of server `i` for picking: 0 while it is out of the active
     /// tables.
     pub fn weight(&self, i: usize) -> u32 {
-        match (self.weights.get(i), self.active.get(i)) {
-            (Some(w), Some(a)) if a.load(Ordering::Relaxed) => w.load(Ordering::Relaxed),
-            _ => 0,
-        }
+        self.table.load().members.weight(i)
     }
 
     /// Puts server `i` in or out of the active tables, keeping its weight: for the
@@ -215,9 +258,11 @@ impl Lb {
     /// is exact for every algorithm but `hash-type map-based`, whose slot table depends
     /// on which servers are in it: call this on every state change.
     pub fn set_active(&self, i: usize, active: bool) {
-        if let Some(a) = self.active.get(i) {
+        let _w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let members = self.table.load().members.clone();
+        if let Some(a) = members.active.get(i) {
             if a.swap(active, Ordering::Relaxed) != active {
-                self.rebuild();
+                self.rebuild(members);
             }
         }
     }
@@ -232,18 +277,45 @@ impl Lb {
         }
     }
 
+    /// Whether servers may be added at run time (`add server`): the algorithms with
+    /// dynamic weights, as HAProxy; not the rampart extensions, which size their
+    /// per-server state once.
+    pub fn takes_added_servers(&self) -> bool {
+        self.dynamic_weights() && self.ewma.is_none() && self.affinity.is_none()
+    }
+
+    /// Appends server `i` (the next index) with its weight and id, in or out of the
+    /// active tables. Servers between the known ones and `i` (added for the other
+    /// balancer of the backend) are appended out of the tables.
+    pub fn add_server(&self, i: usize, weight: u32, id: u32, active: bool) {
+        let _w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let old = self.table.load().members.clone();
+        let n = old.len().max(i + 1);
+        let weights: Vec<u32> = (0..n)
+            .map(|s| old.weights.get(s).map_or(if s == i { weight } else { 0 }, |w| w.load(Ordering::Relaxed)))
+            .collect();
+        let ids: Vec<u32> = (0..n).map(|s| old.ids.get(s).copied().unwrap_or(if s == i { id } else { 0 })).collect();
+        let act: Vec<bool> =
+            (0..n).map(|s| old.active.get(s).map_or(s == i && active, |a| a.load(Ordering::Relaxed))).collect();
+        self.rebuild(Arc::new(Members::new(&weights, &ids, &act)));
+    }
+
     /// Changes the weight of server `i` (0 takes it out of rotation) and rebuilds the
     /// weighted tables. For the runtime API and slow start; not on the request path.
     pub fn set_weight(&self, i: usize, weight: u32) {
-        if let Some(w) = self.weights.get(i) {
+        let _w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let members = self.table.load().members.clone();
+        if let Some(w) = members.weights.get(i) {
             w.store(weight, Ordering::Relaxed);
-            self.rebuild();
+            self.rebuild(members);
         }
     }
 
-    fn rebuild(&self) {
-        let weights: Vec<u32> = (0..self.weights.len()).map(|i| self.weight(i)).collect();
-        let ring = || Ring::new(weights.iter().copied().zip(self.ids.iter().copied()));
+    /// Builds the weighted table of `members` and publishes both (under the writer
+    /// lock, or before the balancer is shared).
+    fn rebuild(&self, members: Arc<Members>) {
+        let weights: Vec<u32> = (0..members.len()).map(|i| members.weight(i)).collect();
+        let ring = || Ring::new(weights.iter().copied().zip(members.ids.iter().copied()));
         let table = match &self.cfg.algo {
             Algo::RoundRobin => Table::Cycle(RoundRobin::new(&weights)),
             // HAProxy's static-rr walks the map-based table, in its slot order
@@ -254,7 +326,7 @@ impl Lb {
             Algo::Hash(_) if self.cfg.consistent => Table::Ring(ring()),
             Algo::Hash(_) => Table::Map(Map::new(&weights, self.gcd)),
         };
-        self.table.store(Arc::new(table));
+        self.table.store(Arc::new(Snapshot { members, table }));
     }
 
     /// Picks a server for which `usable` holds, or `None`, without a hash key and
@@ -276,13 +348,14 @@ impl Lb {
         usable: impl Fn(usize) -> bool,
         load: impl Fn(usize) -> u32,
     ) -> Option<usize> {
-        let n = self.weights.len();
-        let weight = |i: usize| self.weight(i);
-        let table = self.table.load();
-        match (&self.cfg.algo, &**table) {
+        let snap = self.table.load();
+        let m = &*snap.members;
+        let n = m.len();
+        let weight = |i: usize| m.weight(i);
+        match (&self.cfg.algo, &snap.table) {
             (_, Table::Cycle(rr)) => rr.pick(usable),
             (Algo::LeastConn, _) => leastconn::pick(&self.cursor, n, weight, usable, load),
-            (Algo::First, _) => first::pick(&self.by_id, weight, usable),
+            (Algo::First, _) => first::pick(&m.by_id, weight, usable),
             (Algo::Random(draws), Table::Ring(ring)) => random::pick(ring, *draws, weight, usable, load),
             (Algo::PeakEwma(_), Table::Ring(ring)) => match &self.ewma {
                 Some(e) => e.pick(ring, weight, usable, load),
@@ -292,7 +365,7 @@ impl Lb {
                 let least = || leastconn::pick(&self.cursor, n, weight, &usable, &load);
                 match (key, &self.affinity) {
                     (Some(h), Some(a)) => {
-                        let w = weights_of(self);
+                        let w = weights_of(m);
                         let factor = match self.cfg.balance_factor {
                             0 => PREFIX_AFFINITY_FACTOR,
                             f => f,
@@ -304,7 +377,7 @@ impl Lb {
             }
             (_, Table::Ring(ring)) => match key {
                 Some(h) if self.cfg.balance_factor > 0 => {
-                    let w = weights_of(self);
+                    let w = weights_of(m);
                     ring.lookup(h, &usable, self.bounded(self.cfg.balance_factor, &w, &usable, &load))
                 }
                 Some(h) => ring.lookup(h, usable, |_| true),
@@ -344,8 +417,8 @@ impl Lb {
 }
 
 /// Effective weights as HAProxy counts them for bounded loads (× 16).
-fn weights_of(lb: &Lb) -> Vec<u64> {
-    (0..lb.weights.len()).map(|i| u64::from(lb.weight(i)) * u64::from(chash::POINTS_PER_WEIGHT)).collect()
+fn weights_of(m: &Members) -> Vec<u64> {
+    (0..m.len()).map(|i| u64::from(m.weight(i)) * u64::from(chash::POINTS_PER_WEIGHT)).collect()
 }
 
 #[cfg(test)]

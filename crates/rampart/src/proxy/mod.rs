@@ -230,7 +230,8 @@ impl FrontendRt {
 
 #[derive(Debug)]
 pub struct BackendRt {
-    pub servers: Vec<ServerRt>,
+    /// The servers, configured then added at run time (`add server`); indices stay.
+    pub servers: crate::server::SrvList<ServerRt>,
     pub lb: Lb,
     /// The expression of `balance hash <expr>`.
     pub lb_expr: Option<crate::sample::expr::Expr>,
@@ -342,6 +343,13 @@ pub struct ServerRt {
 }
 
 impl ServerRt {
+    /// Whether reports show this server: not the hidden one of `dispatch`, not one
+    /// `del server` removed.
+    #[inline]
+    pub fn is_shown(&self) -> bool {
+        !self.hidden && !self.state.is_deleted()
+    }
+
     /// Whether connections to this server may speak HTTP/2 (`proto h2`, or `h2`
     /// offered by ALPN without `proto`).
     pub fn may_speak_h2(&self) -> bool {

@@ -9,13 +9,16 @@
 //!
 //! - `sessions`: the connections in use, for `on-marked-down`/`on-marked-up` to cut
 //! - `addr`: a server address DNS or the runtime API may change ([`AddrCell`])
+//! - `list`: a backend's servers, appended to by `add server` ([`SrvList`])
 //! - `queue`: the streams waiting for a connection slot of a server or a backend
 
 mod addr;
+pub mod list;
 pub mod queue;
 mod sessions;
 
 pub use addr::AddrCell;
+pub use list::SrvList;
 pub use sessions::Sessions;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
@@ -117,6 +120,9 @@ pub struct SrvState {
     pub(crate) check_wake: tokio::sync::Notify,
     /// Woken on every operational state change (servers that `track` this one).
     pub(crate) changed: tokio::sync::Notify,
+    /// Removed by `del server`: invisible to names, reports and the balancer; its
+    /// index stays valid for whoever still holds it.
+    deleted: AtomicBool,
 }
 
 impl SrvState {
@@ -147,7 +153,23 @@ impl SrvState {
             failed_hana: AtomicU64::new(0),
             check_wake: tokio::sync::Notify::new(),
             changed: tokio::sync::Notify::new(),
+            deleted: AtomicBool::new(false),
         }
+    }
+
+    /// Whether `del server` removed the server.
+    #[inline]
+    pub fn is_deleted(&self) -> bool {
+        self.deleted.load(Ordering::Relaxed)
+    }
+
+    /// Removes the server for good (it must be in maintenance); its check and
+    /// tracking tasks end when they see it, and trackers of it are woken.
+    pub fn mark_deleted(&self) {
+        self.deleted.store(true, Ordering::Relaxed);
+        self.refresh_usable();
+        self.check_wake.notify_waiters();
+        self.changed.notify_waiters();
     }
 
     /// Whether the load balancer may pick this server (UP, not in maintenance nor
@@ -395,7 +417,7 @@ impl SrvState {
     }
 
     fn refresh_usable(&self) {
-        let up = self.oper() == OperState::Running && !self.is_maint() && !self.is_drain();
+        let up = self.oper() == OperState::Running && !self.is_maint() && !self.is_drain() && !self.is_deleted();
         self.up.store(up, Ordering::Relaxed);
         // a configured weight of 0 is the balancer's business; one set at run time is ours
         let weighted = self.eweight() > 0 || self.uweight == 0;

@@ -262,7 +262,7 @@ pub fn apply(rt: &Runtime, page_px: usize, scope: &[String], body: &[u8]) -> Sta
     let px = &rt.proxies[be];
     let mut altered = 0;
     for name in &form.servers {
-        let found = px.be.servers.iter().position(|s| s.name == *name);
+        let found = px.be.servers.iter().position(|s| s.name == *name && !s.state.is_deleted());
         if found.is_some_and(|i| apply_one(px, i, action)) {
             altered += 1;
         }

@@ -120,6 +120,13 @@ pub static COMMANDS: &[Cmd] = &[
         run: |c, _, w| c.certs.with_lines(|l| c.cafiles.commit(Kind::Ca, w.get(3).copied(), l)),
     },
     Cmd {
+        words: &["add", "server"],
+        usage: "add server <bk>/<srv>",
+        help: "create a new server",
+        level: Level::Admin,
+        run: super::srvadd::add_server,
+    },
+    Cmd {
         words: &["add", "ssl", "crt-list"],
         usage: "add ssl crt-list <list> <cert> [opts]*",
         help: "add to crt-list file <list> a line <cert> or a payload",
@@ -139,6 +146,13 @@ pub static COMMANDS: &[Cmd] = &[
         help: "commit a CRL file",
         level: Level::Admin,
         run: |c, _, w| c.certs.with_lines(|l| c.cafiles.commit(Kind::Crl, w.get(3).copied(), l)),
+    },
+    Cmd {
+        words: &["del", "server"],
+        usage: "del server <bk>/<srv>",
+        help: "remove a dynamically added server",
+        level: Level::Admin,
+        run: super::srvadd::del_server,
     },
     Cmd {
         words: &["del", "ssl", "ca-file"],

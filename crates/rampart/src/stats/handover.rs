@@ -55,7 +55,9 @@ fn dump_tables(rt: &Runtime, out: &mut String) {
                 let _ = write!(out, "{b:02x}");
             });
             let _ = write!(out, " {}", e.exp_in);
-            let values = wire::values(t, &e.row, now);
+            // a fresh cache: every `server_key` comes with its string
+            let (mut dict, mut keep) = (wire::DictCache::default(), None);
+            let values = wire::values(t, &e.row, now, &mut dict, &mut keep);
             let mut vals = values.iter();
             for d in t.layout.stored() {
                 for idx in 0..t.layout.elements(d) {
@@ -64,6 +66,13 @@ fn dump_tables(rt: &Runtime, out: &mut String) {
                     let _ = match v {
                         Value::Int(n) => write!(out, " {bit}[{idx}]={n}"),
                         Value::Freq { elapsed, curr, prev } => write!(out, " {bit}[{idx}]={elapsed}/{curr}/{prev}"),
+                        Value::Dict(Some((_, Some(name)))) => {
+                            let _ = write!(out, " {bit}[{idx}]=k");
+                            name.iter().for_each(|b| {
+                                let _ = write!(out, "{b:02x}");
+                            });
+                            Ok(())
+                        }
                         Value::Dict(_) => Ok(()),
                     };
                 }
@@ -95,7 +104,7 @@ pub fn apply_table(rt: &Runtime, header: &str, lines: &[&str]) -> Result<usize, 
         let key = wire::key_from(t.key_type, &key);
         let exp = t.expire.map(|_| u32::try_from(exp).unwrap_or(0));
         if let Some(row) = t.learn(&key, exp) {
-            wire::apply(t, &row, &values, now);
+            wire::apply(t, &row, &values, now, &mut wire::DictCache::default());
             taken += 1;
         }
     }
@@ -104,26 +113,33 @@ pub fn apply_table(rt: &Runtime, header: &str, lines: &[&str]) -> Result<usize, 
 
 type Entry = (Vec<u8>, i64, Vec<(u8, u32, Value<'static>)>);
 
+/// The bytes `hex` spells, two digits each.
+fn hex_bytes(hex: &str) -> Option<Vec<u8>> {
+    if hex.len() % 2 != 0 {
+        return None;
+    }
+    (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok()).collect()
+}
+
 /// `e <hex key> <exp> <bit>[<idx>]=<value>...`; `None` if it is not that.
 fn parse_entry(line: &str) -> Option<Entry> {
     let mut words = line.split(' ');
     if words.next()? != "e" {
         return None;
     }
-    let hex = words.next()?;
-    if hex.len() % 2 != 0 {
-        return None;
-    }
-    let key = (0..hex.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
-        .collect::<Option<Vec<u8>>>()?;
+    let key = hex_bytes(words.next()?)?;
     let exp = words.next()?.parse().ok()?;
     let mut values = Vec::new();
     for w in words {
         let (ty, v) = w.split_once('=')?;
         let (bit, idx) = ty.strip_suffix(']')?.split_once('[')?;
         let (bit, idx) = (bit.parse::<u8>().ok()?, idx.parse::<u32>().ok()?);
+        // a `server_key` travels as its string: numbered in this process's dictionary
+        if let Some(name) = v.strip_prefix('k') {
+            let name = String::from_utf8(hex_bytes(name)?).ok()?;
+            values.push((bit, idx, Value::Int(crate::stick::dict::intern(&name))));
+            continue;
+        }
         let value = match v.split('/').collect::<Vec<_>>()[..] {
             [n] => Value::Int(n.parse().ok()?),
             [e, c, p] => Value::Freq { elapsed: e.parse().ok()?, curr: c.parse().ok()?, prev: p.parse().ok()? },
@@ -147,5 +163,7 @@ mod tests {
         assert_eq!(parse_entry("x 00 1"), None);
         assert_eq!(parse_entry("e 00 1 0[0]=1/2"), None);
         assert_eq!(parse_entry("e zz 1"), None);
+        let (_, _, vals) = parse_entry("e 00 1 19[0]=k7331").unwrap();
+        assert_eq!(vals, vec![(19, 0, Value::Int(crate::stick::dict::intern("s1")))]);
     }
 }

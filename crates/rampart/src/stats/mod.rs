@@ -11,6 +11,7 @@
 //!   maxconn`, `set timeout cli`, `show env`, `show info`, `show events`, `show peers`)
 //! - `info`, `stat`, `servers`: what `show info`, `show stat`, `show servers state` and
 //!   `show backend` print
+//! - `srvadd`: `add server`, `del server` (servers changed at run time)
 //! - `srvcmd`: the server commands (`disable server`, `set server`, `set weight` ...)
 //! - `table_cmd`: `show table`, `clear table`, `set table` (stick tables)
 //! - `fields`: HAProxy's field lists for `show stat` and `show info`
@@ -37,6 +38,7 @@ pub mod rates;
 mod resolvers;
 mod servers;
 pub mod socket;
+mod srvadd;
 mod srvcmd;
 mod srvdns;
 mod stat;
@@ -53,6 +55,7 @@ use rampart_cfg::model::Config;
 use crate::proxy::Runtime;
 
 pub use counters::{ProxyStats, ServerStats};
+pub use srvadd::MakeServer;
 pub use types::Facts;
 
 /// HAProxy's default `stats timeout`.
@@ -102,6 +105,9 @@ pub struct Cli {
     pub ticket_keys: crate::tls::ticket_keys_cli::KeyFilesCli,
     /// The configuration, to compile what `set var` evaluates.
     pub cfg: Arc<Config>,
+    /// Builds the servers of `add server` (set by `main`; without it the command is
+    /// refused as not supported).
+    pub make_server: Option<srvadd::MakeServer>,
 }
 
 /// Every TLS bind of `rt`, once each (the addresses of one `bind` line share one).
@@ -149,6 +155,7 @@ impl Cli {
             ticket_keys: crate::tls::ticket_keys_cli::KeyFilesCli::new(&tls_binds(&rt)),
             cfg: Arc::new(cfg.clone()),
             rt,
+            make_server: None,
         }
     }
 

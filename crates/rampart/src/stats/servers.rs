@@ -29,7 +29,7 @@ pub fn state(cli: &Cli, backend: Option<&str>) -> Result<String, String> {
         if !px.cap.backend || only.is_some_and(|o| o != idx) {
             continue;
         }
-        for srv in px.be.servers.iter().filter(|s| !s.hidden) {
+        for srv in px.be.servers.iter().filter(|s| s.is_shown()) {
             let addr = srv.addr.get();
             let dns = srv.dns.as_deref();
             let fqdn = dns.and_then(|d| d.hostname()).map_or_else(|| "-".to_owned(), |h| h.to_string());

@@ -21,7 +21,7 @@ fn find<'a>(cli: &'a Cli, arg: Option<&str>) -> Result<(&'a ProxyRt, usize), Str
     let Some(px) = cli.find_proxy(be).map(|i| &cli.rt.proxies[i]).filter(|p| p.cap.backend) else {
         return Err("No such backend.\n".to_owned());
     };
-    match px.be.servers.iter().position(|s| s.name == srv) {
+    match super::srvadd::live_server(px, srv) {
         Some(i) => Ok((px, i)),
         None => Err("No such server.\n".to_owned()),
     }
@@ -89,7 +89,8 @@ pub fn set_server(cli: &Cli, _: &mut Session, words: &[&str]) -> String {
         Some("agent") => set_agent(px, i, value),
         Some("fqdn") => super::srvdns::set_fqdn(px, i, value),
         Some("addr") => super::srvdns::set_addr(px, i, value, words.get(5).copied(), words.get(6).copied()),
-        Some(w @ ("agent-addr" | "agent-port" | "agent-send" | "check-addr" | "check-port" | "ssl")) => {
+        Some("ssl") => super::srvadd::set_ssl(px, i, value),
+        Some(w @ ("agent-addr" | "agent-port" | "agent-send" | "check-addr" | "check-port")) => {
             format!("'set server <srv> {w}' is not supported yet.\n")
         }
         _ => "usage: set server <backend>/<server> addr | agent | agent-addr | agent-port | agent-send | \

@@ -117,7 +117,8 @@ pub(super) fn rows(rt: &Runtime, req: &Request) -> Vec<Row> {
         }
         if px.cap.backend {
             for (i, srv) in px.be.servers.iter().enumerate() {
-                let skip = srv.hidden || (req.no_maint && srv.state.is_maint()) || (req.up_only && !srv.state.is_up());
+                let skip =
+                    !srv.is_shown() || (req.no_maint && srv.state.is_maint()) || (req.up_only && !srv.state.is_up());
                 if !skip && req.wants(idx, Kind::Server, srv.stats.sid) {
                     rows.push((idx, Kind::Server, Some(i)));
                 }
@@ -313,7 +314,7 @@ fn frontend(rt: &Runtime, px: &ProxyRt, name: &str) -> Option<Val> {
 
 /// Servers of a backend that take traffic: (active count, backup count, their weight).
 fn usable(px: &ProxyRt) -> (u32, u32, u64) {
-    let up = px.be.servers.iter().filter(|s| !s.hidden && s.state.counts_as_available());
+    let up = px.be.servers.iter().filter(|s| s.is_shown() && s.state.counts_as_available());
     up.fold(
         (0, 0, 0),
         |(a, b, w), s| if s.backup { (a, b + 1, w) } else { (a + 1, b, w + u64::from(s.state.eweight())) },
@@ -343,7 +344,7 @@ fn backend(rt: &Runtime, idx: usize, px: &ProxyRt, name: &str, level: Level) -> 
         "wretr" => px.stats.be_wretr.get().into(),
         "wredis" => px.stats.be_wredis.get().into(),
         // as HAProxy, a backend without servers (`dispatch`, `option transparent`) is up
-        "status" => if act + bck > 0 || be.servers.iter().all(|s| s.hidden) { "UP" } else { "DOWN" }.into(),
+        "status" => if act + bck > 0 || be.servers.iter().all(|s| !s.is_shown()) { "UP" } else { "DOWN" }.into(),
         "weight" | "uweight" => weight.into(),
         "act" => act.into(),
         "bck" => bck.into(),

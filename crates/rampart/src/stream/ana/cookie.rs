@@ -26,6 +26,7 @@ use crate::action::state::Persist;
 use crate::http::cookie::{self, Capture, CkReq, CkRes, Dates, Edit, Lookup, ReqPersist, ResPersist};
 use crate::http::MsgHead;
 use crate::proxy::ServerRt;
+use crate::server::SrvList;
 use crate::stream::Stream;
 use crate::stream::TxnData;
 
@@ -39,7 +40,7 @@ pub fn request(s: &Stream<'_>, txn: &mut TxnData, buf: &[u8]) -> Option<usize> {
     if ck.is_none() && cap.is_none() {
         return None;
     }
-    let servers: &[ServerRt] = be.map_or(&[], |be| &be.be.servers);
+    let servers = &s.rt.proxies[s.be.unwrap_or(s.fe)].be.servers;
     let TxnData { req, scratch, st, .. } = txn;
     let prst = st.persist;
     // `ignore-persist`: the cookie is not read for persistence (captured still)
@@ -80,7 +81,7 @@ fn unix_now() -> i64 {
 
 /// The first server (in order) whose cookie is `id` and that can take a request (up,
 /// or persistence forced: `persists`), else whether one that is down carries it.
-fn find_server(servers: &[ServerRt], id: &[u8], persists: &dyn Fn(&ServerRt) -> bool) -> Lookup {
+fn find_server(servers: &SrvList<ServerRt>, id: &[u8], persists: &dyn Fn(&ServerRt) -> bool) -> Lookup {
     let mut found = Lookup::None;
     for (i, srv) in servers.iter().enumerate() {
         if srv.cookie.as_deref() != Some(id) {
@@ -140,7 +141,7 @@ pub fn response(x: ResInfo<'_>, res: &mut MsgHead, buf: &[u8], work: &mut Vec<u8
         return;
     }
     // the hidden server of `dispatch`/`transparent` is no server to HAProxy
-    let srv = be.zip(s.srv).and_then(|(be, i)| be.be.servers.get(i)).filter(|sv| !sv.hidden);
+    let srv = be.zip(s.srv).and_then(|(be, i)| be.be.servers.get(i)).filter(|sv| sv.is_shown());
     let persist = ck.map(|ck| ResPersist {
         name: ck.name.as_bytes(),
         preserve: ck.preserve,

@@ -84,12 +84,12 @@ fn server_of(px: &ProxyRt, table: &StickTable, row: &crate::stick::data::Row, pe
     let by_key = row
         .get(layout, DataType::ServerKey, now)
         .and_then(crate::stick::dict::value)
-        .and_then(|k| servers.iter().position(|sv| !sv.hidden && server_key(sv, table.srvkey).as_deref() == Some(&*k)));
+        .and_then(|k| servers.iter().position(|sv| sv.is_shown() && server_key(sv, table.srvkey).as_deref() == Some(&*k)));
     let srv = match by_key {
         Some(srv) => srv,
         None => {
             let id = row.get(layout, DataType::ServerId, now)? as u32 as i32;
-            servers.iter().position(|sv| i64::from(sv.stats.sid) == i64::from(id) && !sv.hidden)?
+            servers.iter().position(|sv| i64::from(sv.stats.sid) == i64::from(id) && sv.is_shown())?
         }
     };
     super::switching::persists(px, &servers[srv], persist).then_some(srv)

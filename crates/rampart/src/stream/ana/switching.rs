@@ -92,7 +92,7 @@ pub fn persist_in(s: &Stream<'_>, be: usize, ctx: &SampleCtx<'_>) -> Persist {
 /// server `sv` of backend `be`: it is up, or `option persist` or `force-persist` say
 /// so (HAProxy: `cur_state != SRV_ST_STOPPED`, `PR_O_PERSIST`, `SF_FORCE_PRST`).
 pub fn persists(be: &crate::proxy::ProxyRt, sv: &crate::proxy::ServerRt, persist: Persist) -> bool {
-    sv.takes_persistent() || be.persist || persist == Persist::Force
+    !sv.state.is_deleted() && (sv.takes_persistent() || be.persist || persist == Persist::Force)
 }
 
 /// [`server`] with the sample context built (a TCP stream's, say).
@@ -113,7 +113,7 @@ pub fn server_in(
                 fmt.render(ctx, scratch);
                 // as HAProxy (`process_server_rules`): a name that is no server ends
                 // the rules, the balancer decides
-                servers.iter().position(|sv| sv.name.as_bytes() == &scratch[..])?
+                servers.iter().position(|sv| sv.name.as_bytes() == &scratch[..] && !sv.state.is_deleted())?
             }
         };
         // a server that is down lets the next rules have their say

@@ -1,0 +1,162 @@
+//! One server of a backend at run time, from a `server` line at startup or from the
+//! CLI's `add server` later (`dynamic_server`, handed to the CLI by `main` since the
+//! CLI sits below this layer).
+//! HAProxy counterpart: the server part of check_config_validity() (cfgparse.c) and
+//! `cli_parse_add_server()` (server.c).
+
+use std::net::SocketAddr;
+use std::sync::atomic::AtomicU32;
+use std::sync::Arc;
+
+use rampart_cfg::model::{Config, Server, ServerAddr};
+use rampart_cfg::{Diag, Level};
+
+use crate::check as health_check;
+use crate::proxy::{Runtime, ServerRt};
+
+/// Where a server is built: its backend and what it shares with the others.
+pub(super) struct At<'a> {
+    pub cfg: &'a Config,
+    /// The backend's index.
+    pub idx: usize,
+    /// HAProxy's numeric server id (`puid`).
+    pub sid: u32,
+    /// Its key in the idle connection pools (unique across backends).
+    pub pool_key: usize,
+    pub threads: usize,
+    /// Whether latency histograms are kept.
+    pub timed: bool,
+    /// A server of the backend has `on-marked-up shutdown-backup-sessions`.
+    pub backups_cut: bool,
+}
+
+/// The runtime server of `srv`; `None` when something is refused (`alerts` says what).
+pub(super) fn server_rt(
+    at: &At<'_>,
+    srv: &Server,
+    backend_checks: &Arc<health_check::TcpChk>,
+    alerts: &mut Vec<Diag>,
+    tls_warnings: &mut Vec<Diag>,
+) -> Option<ServerRt> {
+    let (cfg, idx) = (at.cfg, at.idx);
+    let px = &cfg.proxies[idx];
+    let (addr, unix) = match &srv.addr {
+        ServerAddr::Inet(a) => (*a, None),
+        ServerAddr::Unix(path) => {
+            if srv.check.enabled || srv.check.agent {
+                alerts.push(super::not_supported(&srv.span, "health checks of unix socket servers"));
+                return None;
+            }
+            (SocketAddr::from(([0, 0, 0, 0], 0)), Some(path.clone()))
+        }
+    };
+    let check = health_check::build(cfg, px, srv, addr, backend_checks).unwrap_or_else(|d| {
+        alerts.push(d);
+        None
+    });
+    let agent = health_check::build_agent(px, srv, addr).unwrap_or_else(|d| {
+        alerts.push(d);
+        None
+    });
+    let rules_tls = check.as_ref().is_some_and(|c| c.rules.needs_tls());
+    let tls = crate::tls::client::build(cfg, idx, srv, addr, rules_tls, alerts, tls_warnings);
+    let check = check.map(|mut c| {
+        health_check::attach_tls(&mut c, srv, tls.as_ref(), alerts);
+        c
+    });
+    Some(ServerRt {
+        name: srv.name.clone(),
+        addr: crate::server::AddrCell::new(addr),
+        dns: super::dns::server_dns(cfg, srv),
+        unix,
+        // as in HAProxy, a `minconn` above `maxconn` (or alone) is the maxconn
+        maxconn: AtomicU32::new(match srv.maxconn {
+            Some(m) if m >= srv.minconn => m,
+            _ if srv.minconn > 0 => srv.minconn,
+            m => m.unwrap_or(0),
+        }),
+        minconn: srv.minconn,
+        maxqueue: srv.maxqueue,
+        queue: Default::default(),
+        pool_max_conn: srv.pool_max_conn,
+        pool_low_conn: srv.pool_low_conn,
+        pool_shared: cfg.global.idle_pool_shared,
+        backup: srv.backup,
+        non_stick: srv.non_stick,
+        disabled: srv.disabled,
+        cookie: srv.cookie.as_deref().map(|c| c.as_bytes().into()),
+        cur_conns: AtomicU32::new(0),
+        pool_key: at.pool_key,
+        stats: crate::stats::ServerStats::new(at.threads, srv.weight, at.sid, at.timed),
+        send_proxy: srv.proxy,
+        source: srv.source.or(px.source),
+        socks4: srv.socks4,
+        shutdown_on_down: srv.check.shutdown_on_down,
+        shutdown_backups_on_up: srv.check.shutdown_backups_on_up,
+        sessions: (srv.check.shutdown_on_down || (srv.backup && at.backups_cut)).then(crate::server::Sessions::default),
+        port_offset: srv.port_offset,
+        transparent: px.implicit_server.is_some() && px.dispatch.is_none(),
+        hidden: px.implicit_server.is_some(),
+        state: super::dns::initial_state(srv),
+        check,
+        agent,
+        track: None,
+        rise_fall: (srv.check.rise.unwrap_or(2).max(1), srv.check.fall.unwrap_or(3).max(1)),
+        tls: tls.map(Box::new),
+        proto: srv.proto,
+    })
+}
+
+/// A server `add server` asked for in backend `be`, with its id and pool key: built
+/// as a configured one would be, but in forced maintenance with its checks disabled
+/// (HAProxy starts a dynamic server so). `Err`: the messages, one per line.
+pub fn dynamic_server(
+    cfg: &Config,
+    rt: &Runtime,
+    be: usize,
+    srv: &Server,
+    sid: u32,
+    pool_key: usize,
+) -> Result<ServerRt, Vec<String>> {
+    let mut alerts = Vec::new();
+    let mut shared = crate::action::compile::Shared {
+        pats: Default::default(),
+        userlists: Default::default(),
+        proc_vars: Vec::new(),
+        warnings: Vec::new(),
+        files: Vec::new(),
+        req_line: false,
+    };
+    let checks = super::check_rules(cfg, be, &mut shared, &mut alerts);
+    let at = At {
+        cfg,
+        idx: be,
+        sid,
+        pool_key,
+        threads: rt.stats.nbthread,
+        timed: crate::counters::histogram::wanted(cfg),
+        backups_cut: false,
+    };
+    let mut warnings = Vec::new();
+    let built = server_rt(&at, srv, &checks, &mut alerts, &mut warnings);
+    let errors: Vec<String> = alerts.iter().filter(|d| d.level == Level::Alert).map(|d| d.message.clone()).collect();
+    match built {
+        Some(mut s) if errors.is_empty() => {
+            // COMPAT: as HAProxy, the checks of a dynamic server speak PROXY and TLS
+            // only when asked (`check-send-proxy`, `check-ssl`), not by inheritance
+            if let Some(c) = s.check.as_mut() {
+                if !srv.proxy.check {
+                    c.proxy_header = None;
+                }
+                if !srv.tls.check_ssl {
+                    c.tls.default = None;
+                }
+            }
+            s.state.set_maint(true);
+            s.state.set_check_enabled(false, false);
+            s.state.set_check_enabled(true, false);
+            Ok(s)
+        }
+        _ => Err(errors),
+    }
+}
