@@ -261,6 +261,7 @@ fn on_frame(frame: Frame<'_>, conn: &ConnRef, demux: &mut Demux) -> Result<(), E
             let mut s = conn.borrow_mut();
             let before = s.peer.initial_window_size;
             s.peer.apply(params).map_err(|e| e.code())?;
+            s.settings_seen = true;
             let delta = i64::from(s.peer.initial_window_size) - i64::from(before);
             s.streams.values_mut().for_each(|slot| slot.send_window += delta);
             let table = s.peer.header_table_size;

@@ -15,7 +15,7 @@ use rampart_proto::h1::{Framing, Head, Method, Version};
 
 use super::H1Conn;
 use crate::action::WaitBody;
-use crate::back::{BackRecv, BackSend, BackTx, BodyError};
+use crate::back::{BackRecv, BackRx, BackSend, BackTx, BodyError};
 use crate::backend::ServerConn;
 use crate::buf::Buf;
 use crate::debug::Trace;
@@ -90,6 +90,55 @@ impl<S: Sock> H1Front<'_, S> {
     /// the client asked for it and the whole request was read.
     fn keep_after_reply(&self) -> bool {
         self.keep_client && self.body.is_done()
+    }
+
+    /// A tunnel through a server side that has no socket of its own (an HTTP/2
+    /// server's stream, RFC 8441): the client's bytes go out through `tx`, the
+    /// server's come from `rx`.
+    /// COMPAT: one inactivity timeout for both directions (the longer one).
+    async fn tunnel_frames(&mut self, tx: &BackTx<'_>, rx: &mut BackRx<'_>, up: DirTimeouts, down: DirTimeouts) {
+        let idle = up.read.zip(down.read).map(|(a, b)| a.max(b));
+        let (mut up_open, mut down_open) = (true, true);
+        // what the client sent after its request goes first
+        if !self.buf.is_empty() && tx.send_body(&self.buf, up.write).await.is_err() {
+            return;
+        }
+        self.buf.clear();
+        while up_open || down_open {
+            self.buf.clear();
+            let step = async {
+                tokio::select! {
+                    n = read_some(self.client, self.buf.vec(), None), if up_open => Ok(n),
+                    got = rx.recv_body(None), if down_open => Err(got),
+                }
+            };
+            let flow = match idle {
+                Some(t) => match tokio::time::timeout(t, step).await {
+                    Ok(f) => f,
+                    Err(_) => return,
+                },
+                None => step.await,
+            };
+            let moved = match flow {
+                Ok(Ok(0)) => {
+                    up_open = false;
+                    tx.end_tunnel().await;
+                    true
+                }
+                Ok(Ok(_)) => tx.send_body(&self.buf, up.write).await.is_ok(),
+                Ok(Err(_)) => false,
+                Err(Ok(Some(bytes))) => write_all(self.client, bytes, down.write).await.is_ok(),
+                Err(Ok(None)) => {
+                    down_open = false;
+                    crate::io::shutdown_write(self.client);
+                    true
+                }
+                Err(Err(_)) => false,
+            };
+            if !moved {
+                return;
+            }
+        }
     }
 
     /// Request body bytes in hand, without their framing.
@@ -293,10 +342,13 @@ impl<'a, S: Sock> HttpFront for H1Front<'a, S> {
         }
     }
 
-    async fn tunnel(&mut self, tx: &BackTx<'_>, be: Timeouts) {
+    async fn tunnel(&mut self, tx: &BackTx<'_>, rx: &mut BackRx<'_>, be: Timeouts) {
         let fe = &self.sess.rt.proxies[self.sess.fe];
         let (up, down) = tunnel_timeouts(&fe.timeouts, &be);
-        let Some(server) = tx.raw() else { return };
+        let Some(server) = tx.raw() else {
+            // an HTTP/2 server's stream (RFC 8441): bytes go through its frames
+            return self.tunnel_frames(tx, rx, up, down).await;
+        };
         // what the client sent after its request goes first
         if !self.buf.is_empty() && write_all(server, &self.buf, up.write).await.is_err() {
             return;
