@@ -113,7 +113,13 @@ fn h2_front(s1: SocketAddr) -> Running {
 
 /// The extended CONNECT of a WebSocket on stream 1.
 fn ext_connect(c: &mut H2Client) {
-    let fields = [(":method", "CONNECT"), (":protocol", "websocket"), (":scheme", "http"), (":authority", "t.test"), (":path", "/chat")];
+    let fields = [
+        (":method", "CONNECT"),
+        (":protocol", "websocket"),
+        (":scheme", "http"),
+        (":authority", "t.test"),
+        (":path", "/chat"),
+    ];
     c.headers(1, &fields, false);
 }
 
@@ -170,7 +176,9 @@ fn websocket_over_h2_to_an_h1_server_carries_frames_both_ways() {
 
     // the client gets 200 (RFC 8441 §5), the stream open
     match next_on_1(&mut c) {
-        Event::Headers { id: 1, fields, end: false } => assert_eq!(field(&fields, ":status"), Some("200"), "{fields:?}"),
+        Event::Headers { id: 1, fields, end: false } => {
+            assert_eq!(field(&fields, ":status"), Some("200"), "{fields:?}")
+        }
         other => panic!("a 200 HEADERS expected, got {other:?}"),
     }
     // what the server sent right behind its 101 comes first

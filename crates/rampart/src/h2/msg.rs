@@ -32,6 +32,17 @@ pub enum Tunnel {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Malformed(pub &'static str);
 
+/// A `:method` that is not a token (RFC 9110 §9.1).
+pub const BAD_METHOD: Malformed = Malformed("invalid :method");
+
+impl Malformed {
+    /// Whether the client is answered `400 Bad Request` rather than the stream reset:
+    /// HAProxy parses such a request and refuses it as it refuses an HTTP/1 one.
+    pub fn answered_400(self) -> bool {
+        self == BAD_METHOD
+    }
+}
+
 /// The pseudo-headers of a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Pseudo {
@@ -164,10 +175,12 @@ impl<'m> ReqFields<'m> {
     /// which the message carries as HTTP/1.1's upgrade, as HAProxy does: `GET` with
     /// `upgrade: <:protocol>` and `connection: upgrade`.
     pub fn finish(self, end_stream: bool) -> Result<Option<Tunnel>, Malformed> {
-        let ReqFields { buf, head, method, scheme, mut authority, path, protocol, cookies, content_length, .. } =
-            self;
+        let ReqFields { buf, head, method, scheme, mut authority, path, protocol, cookies, content_length, .. } = self;
         let method = method.ok_or(Malformed("missing :method"))?;
         let raw = |s: Slice| &buf[s.start as usize..s.end as usize];
+        if !is_token(raw(method)) {
+            return Err(BAD_METHOD);
+        }
         head.method_raw = method;
         head.method = Method::from_bytes(raw(method));
         let tunnel = match (head.method, protocol) {
@@ -304,11 +317,15 @@ fn push(buf: &mut Vec<u8>, bytes: &[u8]) -> Slice {
     Slice { start: start as u32, end: buf.len() as u32 }
 }
 
+/// Whether `s` is a token (RFC 9110 §5.6.2).
+fn is_token(s: &[u8]) -> bool {
+    !s.is_empty() && s.iter().all(|&c| c.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&c))
+}
+
 /// RFC 9113 §8.2.1: field names are lower case tokens (HAProxy checks the token
 /// characters and refuses upper case).
 fn check_name(name: &[u8]) -> Result<(), Malformed> {
-    let token = |c: u8| c.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&c);
-    if name.is_empty() || name.iter().any(|&c| c.is_ascii_uppercase() || !token(c)) {
+    if !is_token(name) || name.iter().any(u8::is_ascii_uppercase) {
         return Err(Malformed("invalid field name"));
     }
     Ok(())

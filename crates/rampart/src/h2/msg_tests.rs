@@ -172,7 +172,13 @@ fn response_fields_lead_with_the_status_and_leave_connection_fields_out() {
 
 #[test]
 fn an_extended_connect_becomes_an_http1_upgrade() {
-    let f = [(":method", "CONNECT"), (":protocol", "websocket"), (":scheme", "https"), (":authority", "a.test"), (":path", "/chat")];
+    let f = [
+        (":method", "CONNECT"),
+        (":protocol", "websocket"),
+        (":scheme", "https"),
+        (":authority", "a.test"),
+        (":path", "/chat"),
+    ];
     let (mut buf, mut head) = (Vec::new(), MsgHead { arena_max: 1024, ..MsgHead::default() });
     let mut r = ReqFields::new(&mut buf, &mut head);
     for (n, v) in f {
@@ -189,7 +195,10 @@ fn an_extended_connect_becomes_an_http1_upgrade() {
     };
     assert_eq!(out, "GET /chat HTTP/1.1\r\nhost: a.test\r\nupgrade: websocket\r\nconnection: upgrade\r\n\r\n");
     // RFC 8441 §4: the pseudo-headers of a request, all of them
-    let no_path = request(&[(":method", "CONNECT"), (":protocol", "websocket"), (":scheme", "https"), (":authority", "a")], false);
+    let no_path = request(
+        &[(":method", "CONNECT"), (":protocol", "websocket"), (":scheme", "https"), (":authority", "a")],
+        false,
+    );
     assert_eq!(no_path.err(), Some(Malformed("extended CONNECT without :scheme, :path or :authority")));
 }
 
@@ -201,4 +210,11 @@ fn a_connect_has_no_body_whatever_follows() {
     r.field(b":authority", b"a.test:443").unwrap();
     assert_eq!(r.finish(false), Ok(Some(Tunnel::Connect)));
     assert_eq!((head.method, head.body), (Method::Connect, BodyLen::None));
+}
+
+#[test]
+fn a_method_that_is_not_a_token_is_answered_400() {
+    let bad = request(&[(":method", "GET?"), (":scheme", "http"), (":path", "/")], true).err();
+    assert_eq!(bad, Some(BAD_METHOD));
+    assert!(BAD_METHOD.answered_400() && !Malformed("missing :path").answered_400());
 }

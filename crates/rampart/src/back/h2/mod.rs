@@ -33,8 +33,12 @@
 //! - `conn`: the driver task, the registry
 //! - `shared`: what the driver and its streams share
 //!
-//! COMPAT (partial): no `-d` traces for HTTP/2 servers; no CONNECT or upgrade over an
-//! HTTP/2 server connection (502); `max-reuse`, `pool-max-conn` and `pool-low-conn` do
+//! An HTTP/1.1 upgrade goes out as an extended CONNECT (RFC 8441) when the server
+//! offers it (else the stream is reset and the client gets 502, as in HAProxy), its
+//! `200` comes back as a `101` and DATA frames carry the tunnel (`TxFraming::Tunnel`).
+//!
+//! COMPAT (partial): no `-d` traces for HTTP/2 servers; no CONNECT over an HTTP/2
+//! server connection (502); `max-reuse`, `pool-max-conn` and `pool-low-conn` do
 //! not bound HTTP/2 connections; `on-marked-down shutdown-sessions` cuts only the
 //! streams' first connection; health checks speak HTTP/1 (`check-proto h2` refused).
 

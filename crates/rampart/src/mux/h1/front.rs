@@ -295,6 +295,7 @@ impl<'a, S: Sock> HttpFront for H1Front<'a, S> {
             client: self.client,
             trace: self.trace,
             req_version: self.req.version,
+            head_req: self.req.method == Method::Head,
             t_client: fe.timeouts.client,
             bufsize: self.sess.rt.bufsize,
         }
@@ -441,6 +442,10 @@ pub struct H1Sink<'a, S> {
     /// The request's version: a `Connection` header says what an HTTP/1.0 client must
     /// hear.
     req_version: Version,
+    /// The client's request was HEAD: the response goes without its body, whatever
+    /// the server sent (a rule may have made the server's request a GET), as HAProxy
+    /// skips the payload of a bodyless response.
+    head_req: bool,
     t_client: Option<Duration>,
     bufsize: usize,
 }
@@ -487,7 +492,9 @@ impl<S: Sock> ResSink for H1Sink<'_, S> {
         let mut out = Buf::take(self.bufsize);
         write_response_head(&mut out, head, conn, framing);
         let head_len = out.len() as u64;
-        out.extend_from_slice(body);
+        if !self.head_req {
+            out.extend_from_slice(body);
+        }
         progress.head.store(head_len, Ordering::Relaxed);
         if how.whole {
             return Ok(Some(Held { out, head_len }));
@@ -510,6 +517,11 @@ impl<S: Sock> ResSink for H1Sink<'_, S> {
         t_server: Option<Duration>,
     ) -> Result<(), BodyError> {
         let activity = &progress.download;
+        if self.head_req {
+            // read to its end and dropped, so that the server connection stays usable
+            while rx.recv_body(t_server).await?.is_some() {}
+            return Ok(());
+        }
         loop {
             if let Some(raw) = rx.raw_rest() {
                 let t = DirTimeouts { read: t_server, write: self.t_client, fin: None };

@@ -25,7 +25,7 @@ use rampart_proto::h2::{Setting, SettingId, DEFAULT_HEADER_TABLE_SIZE, DEFAULT_I
 use super::front::H2Front;
 use super::shared::{Shared, SharedRef};
 use crate::buf::Buf;
-use crate::h2::msg::{ReqFields, Tunnel};
+use crate::h2::msg::{response_fields, ReqFields, Tunnel};
 use crate::http::BodyLen;
 use crate::io::Sock;
 use crate::sample::vars::VarStore;
@@ -567,10 +567,18 @@ fn on_block<'s>(
         return Ok(());
     }
     s.open(id);
-    let Ok(tunnel) = finished else {
-        s.reset(id, ErrorCode::ProtocolError);
-        s.streams.remove(&id);
-        return Ok(());
+    let tunnel = match finished {
+        Ok(tunnel) => tunnel,
+        Err(m) if m.answered_400() => {
+            refuse_400(&mut s, id);
+            s.streams.remove(&id);
+            return Ok(());
+        }
+        Err(_) => {
+            s.reset(id, ErrorCode::ProtocolError);
+            s.streams.remove(&id);
+            return Ok(());
+        }
     };
     if let Some(slot) = s.streams.get_mut(&id) {
         slot.remote_end = end_stream;
@@ -588,6 +596,19 @@ fn on_block<'s>(
     let opened = Opened { id, end_stream, first, tunnel };
     streams.push(Box::pin(run_stream(sess, shared, opened, txn, head_buf)));
     Ok(())
+}
+
+/// Answers stream `id` with HAProxy's 400 page, then lets the client stop sending
+/// (RST_STREAM NO_ERROR if its request did not end).
+/// COMPAT: the frontend's `errorfile 400` is not used and no log line is written.
+fn refuse_400(s: &mut Shared, id: u32) {
+    let page = crate::errors::builtin_page(400);
+    let view = page.head.view(&page.buf);
+    let mut lower = Vec::new();
+    s.send_headers(id, &mut |emit| response_fields(view, &mut lower, emit), false);
+    // the page is 90 bytes: a peer announcing a smaller window gets it cut short
+    s.send_data(id, &page.buf[page.body.clone()], true);
+    s.reset(id, ErrorCode::NoError);
 }
 
 /// A header block on an open stream: its trailers, which end it.

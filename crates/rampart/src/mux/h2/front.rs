@@ -21,11 +21,11 @@ use crate::backend::ServerConn;
 use crate::debug::Trace;
 use crate::h1::body::Unchunk;
 use crate::h2::msg::{response_fields, response_fields_as, Tunnel};
-use crate::splice::tunnel_timeouts;
 use crate::http::{BodyLen, Method, MsgHead, MsgView, Synth};
 use crate::io::IoError;
 use crate::sample::vars::VarStore;
 use crate::session::types::Session;
+use crate::splice::tunnel_timeouts;
 use crate::stream::side::{LogInfo, Progress, ResSend, ResSink};
 use crate::stream::{BodyWaited, HttpFront, Next, ReqMeta};
 use crate::timer::Timeouts;
@@ -521,6 +521,13 @@ impl ResSink for H2Sink<'_> {
         // stream the client reset. COMPAT: haproxy 2.6.12 leaves the server's stream open
         // then (no RST_STREAM within 1.5 s in http2_backend's cancel test); rampart
         // cancels it within ABORT_CHECK_EVERY, as both do before the response head.
+        if self.head {
+            // the answer to HEAD ended with its HEADERS: what the server sent anyway (a
+            // rule made its request a GET) is read to its end and dropped, as HAProxy
+            // skips it
+            while rx.recv_body(t_server).await?.is_some() {}
+            return Ok(());
+        }
         let gone = self.client_gone();
         tokio::pin!(gone);
         loop {
