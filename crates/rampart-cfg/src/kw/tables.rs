@@ -135,7 +135,7 @@ pub static GLOBAL: &[Kw] = &[
     kw("h1-accept-payload-with-any-method", No),
     kw("h1-case-adjust", No),
     kw("h1-case-adjust-file", No),
-    kw("h2-workaround-bogus-websocket-clients", No),
+    kw("h2-workaround-bogus-websocket-clients", Yes),
     kw("hard-stop-after", Yes),
     kw("httpclient.resolvers.id", No),
     kw("httpclient.resolvers.prefer", No),

@@ -758,11 +758,20 @@ pub struct H2Tune {
     pub max_concurrent_streams: u32,
     /// `tune.h2.max-frame-size` (16384..=16777215); `None`: 16384.
     pub max_frame_size: Option<u32>,
+    /// `h2-workaround-bogus-websocket-clients`: extended CONNECT (RFC 8441) is not
+    /// offered to clients, which then send WebSocket over HTTP/1.1.
+    pub no_websocket: bool,
 }
 
 impl Default for H2Tune {
     fn default() -> H2Tune {
-        H2Tune { header_table_size: 4096, initial_window_size: None, max_concurrent_streams: 100, max_frame_size: None }
+        H2Tune {
+            header_table_size: 4096,
+            initial_window_size: None,
+            max_concurrent_streams: 100,
+            max_frame_size: None,
+            no_websocket: false,
+        }
     }
 }
 

@@ -43,6 +43,11 @@ pub(super) fn parse_global_line(p: &mut Parser, words: &[String], kwm: Modifier,
         "unix-bind" => super::global_sockets::parse_unix_bind(p, words, span),
         "cpu-map" => super::global_process::parse_cpu_map(p, words, span),
         "set-dumpable" | "strict-limits" => super::global_process::parse_process_flag(p, words, kwm, span),
+        "h2-workaround-bogus-websocket-clients" => {
+            if !too_many(p, words, 0, span) {
+                p.global.h2.no_websocket = true;
+            }
+        }
         _ if word.starts_with("tune.h2.") && kw::global_kw(word).is_some() => parse_tune_h2(p, words, span),
         _ if word.starts_with("tune.vars.") && kw::global_kw(word).is_some() => parse_vars_max_size(p, words, span),
         _ if super::lua::is_lua_kw(word) && kw::global_kw(word).is_some() => super::lua::parse_lua_kw(p, words, span),

@@ -16,7 +16,7 @@ use crate::conn_pool::BackSock;
 use crate::h1::body::{Body, SPLICE_MIN};
 use crate::h1::msg::fill;
 use crate::h1::write::{request_conn_hdr, write_request_head, OutFraming, ReqOut};
-use crate::http::{BodyLen, MsgHead, MsgView};
+use crate::http::{websocket, BodyLen, MsgHead, MsgView};
 use crate::io::{read_some, write_all, IoError};
 use crate::splice::Activity;
 
@@ -49,6 +49,9 @@ pub struct Rx {
     method: Method,
     bufsize: usize,
     max_head: usize,
+    /// The `Sec-WebSocket-Key` rampart made for a WebSocket upgrade that came without
+    /// one (from an HTTP/2 client): the server's `Sec-WebSocket-Accept` must match it.
+    ws_key: Option<[u8; 24]>,
 }
 
 /// The sending half of an [`H1Back`].
@@ -93,6 +96,7 @@ impl Rx {
             method: Method::Get,
             bufsize,
             max_head,
+            ws_key: None,
         }
     }
 
@@ -138,6 +142,10 @@ impl HttpBack for H1Back {
         let conn = request_conn_hdr(req.head.version, how.keep_alive || how.pretend_keepalive, how.upgrade);
         self.out.clear();
         write_request_head(&mut self.out, req, ReqOut { conn, framing });
+        self.rx.ws_key = None;
+        if how.upgrade {
+            self.rx.ws_key = add_websocket_key(&mut self.out, req);
+        }
         self.out.extend_from_slice(body);
         self.rx.method = req.head.method;
         write_all(self.socket(), &self.out, timeout).await
@@ -181,6 +189,10 @@ impl BackSend for TxHalf<'_> {
     fn raw(&self) -> Option<&BackSock> {
         Some(self.sock)
     }
+
+    async fn end_tunnel(&self) {
+        crate::io::shutdown_write(self.sock);
+    }
 }
 
 impl BackRecv for RxHalf<'_> {
@@ -192,6 +204,14 @@ impl BackRecv for RxHalf<'_> {
             trace.response(be_name, &rx.buf, &rx.head);
         }
         fill(res, &rx.head);
+        if let Some(key) = rx.ws_key.filter(|_| res.status == 101) {
+            // COMPAT: as HAProxy, a server answering rampart's key with another
+            // accept key is refused (502)
+            let accept = res.view(&rx.buf).first(b"sec-websocket-accept");
+            if accept.is_none_or(|a| !a.eq_ignore_ascii_case(&websocket::accept_key(&key))) {
+                return Err(HeadError::Status(502));
+            }
+        }
         rx.handed = rx.head.len;
         // the body bytes that came with the head share its buffer, as in HAProxy
         res.arena_max = rx.bufsize.saturating_sub(rx.buf.len().min(rx.max_head));
@@ -217,7 +237,8 @@ impl BackRecv for RxHalf<'_> {
         let rx = &mut *self.rx;
         let start = rx.handed;
         let here = if tunnel {
-            rx.body = Body::Done;
+            // every byte until the server closes is the tunnel's
+            rx.body = Body::UntilClose;
             rx.buf.len() - start
         } else {
             rx.body = Body::new(rx.head.framing);
@@ -284,6 +305,23 @@ impl BackRecv for RxHalf<'_> {
     fn body_done(&self) -> bool {
         self.rx.body.is_done()
     }
+}
+
+/// A WebSocket upgrade request without a `Sec-WebSocket-Key` (an HTTP/2 client's,
+/// RFC 8441 has none) gets one, as HAProxy adds it: `out` holds the request head just
+/// written. Returns the key made, if any.
+fn add_websocket_key(out: &mut Buf, req: MsgView<'_>) -> Option<[u8; 24]> {
+    if !websocket::is_websocket(req) || req.first(b"sec-websocket-key").is_some() {
+        return None;
+    }
+    let key = websocket::new_key();
+    debug_assert!(out.ends_with(b"\r\n\r\n"));
+    let len = out.len();
+    out.vec().truncate(len - 2);
+    out.extend_from_slice(b"sec-websocket-key: ");
+    out.extend_from_slice(&key);
+    out.extend_from_slice(b"\r\n\r\n");
+    Some(key)
 }
 
 /// Reads one response head at the start of `rx.buf` into `rx.head`. `timeout` is the

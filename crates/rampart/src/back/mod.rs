@@ -170,6 +170,10 @@ pub trait BackSend {
 
     /// The socket itself, when bytes may be spliced into it (a request body, a tunnel).
     fn raw(&self) -> Option<&BackSock>;
+
+    /// A tunnel's client side ended: the server is told nothing more comes (a FIN,
+    /// an HTTP/2 stream's END_STREAM).
+    fn end_tunnel(&self) -> impl Future<Output = ()> + Send;
 }
 
 /// The receiving half of a server connection.
@@ -354,6 +358,13 @@ impl BackSend for BackTx<'_> {
         match self {
             BackTx::H1(t) => t.raw(),
             BackTx::H2(t) => t.raw(),
+        }
+    }
+
+    async fn end_tunnel(&self) {
+        match self {
+            BackTx::H1(t) => t.end_tunnel().await,
+            BackTx::H2(t) => t.end_tunnel().await,
         }
     }
 }

@@ -16,14 +16,23 @@ use rampart_proto::http::{HdrKind, Header, Slice};
 use crate::http::{uri, BodyLen, Method, MsgHead, MsgView, Version};
 
 /// Hands the request's fields, in order, to `emit` (name, value). `tls`: the server
-/// connection is TLS (the scheme of an origin-form target).
-pub fn request_fields(req: MsgView<'_>, tls: bool, lower: &mut Vec<u8>, mut emit: impl FnMut(&[u8], &[u8])) {
+/// connection is TLS (the scheme of an origin-form target). `protocol`: an HTTP/1.1
+/// upgrade to this protocol, sent as an extended CONNECT (RFC 8441 §4: `:method`
+/// `CONNECT` and `:protocol`, with the `:scheme`, `:authority` and `:path` of any
+/// request), as HAProxy converts it.
+pub fn request_fields(
+    req: MsgView<'_>,
+    tls: bool,
+    protocol: Option<&[u8]>,
+    lower: &mut Vec<u8>,
+    mut emit: impl FnMut(&[u8], &[u8]),
+) {
     let head = req.head;
-    emit(b":method", req.method());
+    emit(b":method", if protocol.is_some() { b"CONNECT" } else { req.method() });
     let target = req.target();
     let host = req.first(b"host");
     let authority = Some(target.authority).filter(|a| !a.is_empty()).or(host);
-    if head.method == Method::Connect {
+    if head.method == Method::Connect && protocol.is_none() {
         emit(b":authority", authority.unwrap_or(req.uri()));
     } else {
         let scheme: &[u8] = match target.scheme {
@@ -40,6 +49,9 @@ pub fn request_fields(req: MsgView<'_>, tls: bool, lower: &mut Vec<u8>, mut emit
             p => p,
         };
         emit(b":path", path);
+        if let Some(p) = protocol {
+            emit(b":protocol", p);
+        }
     }
     let named = connection_tokens(req);
     for (i, name, value) in req.headers() {

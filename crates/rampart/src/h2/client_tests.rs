@@ -13,7 +13,7 @@ fn fields_of(raw: &[u8], tls: bool) -> Vec<(String, String)> {
     let msg = request(raw);
     let mut out = Vec::new();
     let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    request_fields(msg.view(raw), tls, &mut Vec::new(), |n, v| out.push((s(n), s(v))));
+    request_fields(msg.view(raw), tls, None, &mut Vec::new(), |n, v| out.push((s(n), s(v))));
     out
 }
 

@@ -18,9 +18,30 @@ use rampart_proto::http::{HdrKind, Header, Slice};
 
 use crate::http::{BodyLen, Method, MsgHead, MsgView, Version};
 
+/// A request whose stream becomes a tunnel once answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tunnel {
+    /// CONNECT (RFC 9113 §8.5): a 2xx opens it.
+    Connect,
+    /// Extended CONNECT (RFC 8441): an upgrade, which a `101` (from an HTTP/1 server)
+    /// or a `200` (from an HTTP/2 one) opens.
+    Upgrade,
+}
+
 /// A request the rules never see: the reason, for traces and tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Malformed(pub &'static str);
+
+/// A `:method` that is not a token (RFC 9110 §9.1).
+pub const BAD_METHOD: Malformed = Malformed("invalid :method");
+
+impl Malformed {
+    /// Whether the client is answered `400 Bad Request` rather than the stream reset:
+    /// HAProxy parses such a request and refuses it as it refuses an HTTP/1 one.
+    pub fn answered_400(self) -> bool {
+        self == BAD_METHOD
+    }
+}
 
 /// The pseudo-headers of a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,6 +50,8 @@ enum Pseudo {
     Scheme,
     Authority,
     Path,
+    /// RFC 8441's `:protocol` (extended CONNECT).
+    Protocol,
 }
 
 /// A request head being built from its header block, field after field, into `buf`
@@ -41,6 +64,7 @@ pub struct ReqFields<'m> {
     scheme: Option<Slice>,
     authority: Option<Slice>,
     path: Option<Slice>,
+    protocol: Option<Slice>,
     /// A regular field was seen: no pseudo-header may follow.
     regular: bool,
     /// The `cookie` fields, joined at the end.
@@ -61,6 +85,7 @@ impl<'m> ReqFields<'m> {
             scheme: None,
             authority: None,
             path: None,
+            protocol: None,
             regular: false,
             cookies: Vec::new(),
             content_length: None,
@@ -111,9 +136,8 @@ impl<'m> ReqFields<'m> {
             b"scheme" => Pseudo::Scheme,
             b"authority" => Pseudo::Authority,
             b"path" => Pseudo::Path,
+            b"protocol" => Pseudo::Protocol,
             b"status" => return Err(Malformed(":status in a request")),
-            // `:protocol` too: extended CONNECT is not offered (no
-            // SETTINGS_ENABLE_CONNECT_PROTOCOL)
             _ => return Err(Malformed("unknown pseudo-header")),
         };
         let v = self.push(value);
@@ -122,6 +146,7 @@ impl<'m> ReqFields<'m> {
             Pseudo::Scheme => &mut self.scheme,
             Pseudo::Authority => &mut self.authority,
             Pseudo::Path => &mut self.path,
+            Pseudo::Protocol => &mut self.protocol,
         };
         if slot.replace(v).is_some() {
             return Err(Malformed("repeated pseudo-header"));
@@ -144,13 +169,40 @@ impl<'m> ReqFields<'m> {
     }
 
     /// Ends the header block: the start line, `Host` and `Cookie`, what is known of the
-    /// body (`end_stream`: the HEADERS frame ended the stream).
-    pub fn finish(self, end_stream: bool) -> Result<(), Malformed> {
-        let ReqFields { buf, head, method, scheme, mut authority, path, cookies, content_length, .. } = self;
+    /// body (`end_stream`: the HEADERS frame ended the stream). `Ok(Some(_))`: the stream
+    /// becomes a tunnel once answered with a 2xx, without a body before: a CONNECT
+    /// ([`Tunnel::Connect`]), or an extended CONNECT (RFC 8441, [`Tunnel::Upgrade`]),
+    /// which the message carries as HTTP/1.1's upgrade, as HAProxy does: `GET` with
+    /// `upgrade: <:protocol>` and `connection: upgrade`.
+    pub fn finish(self, end_stream: bool) -> Result<Option<Tunnel>, Malformed> {
+        let ReqFields { buf, head, method, scheme, mut authority, path, protocol, cookies, content_length, .. } = self;
         let method = method.ok_or(Malformed("missing :method"))?;
         let raw = |s: Slice| &buf[s.start as usize..s.end as usize];
+        if !is_token(raw(method)) {
+            return Err(BAD_METHOD);
+        }
         head.method_raw = method;
         head.method = Method::from_bytes(raw(method));
+        let tunnel = match (head.method, protocol) {
+            (Method::Connect, Some(_)) => Some(Tunnel::Upgrade),
+            (Method::Connect, None) => Some(Tunnel::Connect),
+            // RFC 8441 §4: `:protocol` only with CONNECT
+            (_, Some(_)) => return Err(Malformed(":protocol without CONNECT")),
+            _ => None,
+        };
+        if let Some(proto) = protocol {
+            // RFC 8441 §4: `:scheme`, `:path` and `:authority` as for any request
+            if scheme.is_none() || path.is_none() || authority.is_none() {
+                return Err(Malformed("extended CONNECT without :scheme, :path or :authority"));
+            }
+            head.method = Method::Get;
+            head.method_raw = push(buf, b"GET");
+            let (upgrade, connection) = (push(buf, b"upgrade"), push(buf, b"connection"));
+            let token = push(buf, b"upgrade");
+            head.headers.push(Header { name: upgrade, value: proto, kind: HdrKind::Upgrade, drop: false });
+            head.headers.push(Header { name: connection, value: token, kind: HdrKind::Connection, drop: false });
+        }
+        let raw = |s: Slice| &buf[s.start as usize..s.end as usize];
         if head.method == Method::Connect {
             // RFC 9113 §8.5: the authority only
             if scheme.is_some() || path.is_some() {
@@ -183,11 +235,13 @@ impl<'m> ReqFields<'m> {
             // RFC 9113 §8.1.1: the DATA frames must add up to the announced length
             Some(n) if end_stream && n > 0 => return Err(Malformed("content-length without DATA")),
             _ if end_stream => BodyLen::None,
+            // what follows the head of a tunnel's request is the tunnel's
+            _ if tunnel.is_some() => BodyLen::None,
             Some(0) => BodyLen::None,
             Some(n) => BodyLen::Known(n),
             None => BodyLen::Unknown,
         };
-        Ok(())
+        Ok(tunnel)
     }
 
     fn push(&mut self, bytes: &[u8]) -> Slice {
@@ -263,11 +317,15 @@ fn push(buf: &mut Vec<u8>, bytes: &[u8]) -> Slice {
     Slice { start: start as u32, end: buf.len() as u32 }
 }
 
+/// Whether `s` is a token (RFC 9110 §5.6.2).
+fn is_token(s: &[u8]) -> bool {
+    !s.is_empty() && s.iter().all(|&c| c.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&c))
+}
+
 /// RFC 9113 §8.2.1: field names are lower case tokens (HAProxy checks the token
 /// characters and refuses upper case).
 fn check_name(name: &[u8]) -> Result<(), Malformed> {
-    let token = |c: u8| c.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&c);
-    if name.is_empty() || name.iter().any(|&c| c.is_ascii_uppercase() || !token(c)) {
+    if !is_token(name) || name.iter().any(u8::is_ascii_uppercase) {
         return Err(Malformed("invalid field name"));
     }
     Ok(())
@@ -285,9 +343,15 @@ fn check_value(value: &[u8]) -> Result<(), Malformed> {
 /// The fields of a response head as an HTTP/2 HEADERS frame carries them: `:status`,
 /// then the headers but the connection-specific ones, names in lower case (`emit`
 /// gets each name and value; `lower` is scratch space for a name to lower).
-pub fn response_fields(res: MsgView<'_>, lower: &mut Vec<u8>, mut emit: impl FnMut(&[u8], &[u8])) {
+pub fn response_fields(res: MsgView<'_>, lower: &mut Vec<u8>, emit: impl FnMut(&[u8], &[u8])) {
+    response_fields_as(res, res.head.status, lower, emit);
+}
+
+/// [`response_fields`] with `:status` `status` instead of the head's: an extended
+/// CONNECT is answered `200` where the HTTP/1 server said `101` (RFC 8441 §5).
+pub fn response_fields_as(res: MsgView<'_>, status: u16, lower: &mut Vec<u8>, mut emit: impl FnMut(&[u8], &[u8])) {
+    let s = status.min(999);
     let mut status = [0u8; 3];
-    let s = res.head.status.min(999);
     status[0] = b'0' + (s / 100) as u8;
     status[1] = b'0' + (s / 10 % 10) as u8;
     status[2] = b'0' + (s % 10) as u8;

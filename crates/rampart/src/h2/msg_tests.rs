@@ -142,8 +142,10 @@ fn malformed_requests_are_refused() {
     assert_eq!(after, Some(Malformed("pseudo-header after regular fields")));
     let status = request(&[(":status", "200"), (":method", "GET")], true).err();
     assert_eq!(status, Some(Malformed(":status in a request")));
-    let protocol = request(&[(":protocol", "websocket"), (":method", "CONNECT")], true).err();
-    assert_eq!(protocol, Some(Malformed("unknown pseudo-header")));
+    let protocol = request(&[(":protocol", "websocket"), (":method", "GET")], true).err();
+    assert_eq!(protocol, Some(Malformed(":protocol without CONNECT")));
+    let other = request(&[(":method", "GET"), (":foo", "bar")], true).err();
+    assert_eq!(other, Some(Malformed("unknown pseudo-header")));
     assert_eq!(request(&[(":scheme", "https"), (":path", "/")], true).err(), Some(Malformed("missing :method")));
     assert_eq!(request(&[(":method", "GET"), (":path", "/")], true).err(), Some(Malformed("missing :scheme")));
     assert_eq!(request(&[(":method", "GET"), (":scheme", "http")], true).err(), Some(Malformed("missing :path")));
@@ -166,4 +168,53 @@ fn response_fields_lead_with_the_status_and_leave_connection_fields_out() {
         got.push(format!("{}: {}", String::from_utf8_lossy(n), String::from_utf8_lossy(v)))
     });
     assert_eq!(got, [":status: 404", "content-type: text/plain", "x-a: 1"]);
+}
+
+#[test]
+fn an_extended_connect_becomes_an_http1_upgrade() {
+    let f = [
+        (":method", "CONNECT"),
+        (":protocol", "websocket"),
+        (":scheme", "https"),
+        (":authority", "a.test"),
+        (":path", "/chat"),
+    ];
+    let (mut buf, mut head) = (Vec::new(), MsgHead { arena_max: 1024, ..MsgHead::default() });
+    let mut r = ReqFields::new(&mut buf, &mut head);
+    for (n, v) in f {
+        r.field(n.as_bytes(), v.as_bytes()).unwrap();
+    }
+    assert_eq!(r.finish(false), Ok(Some(Tunnel::Upgrade)));
+    assert_eq!((head.method, head.body), (Method::Get, BodyLen::None));
+    assert_eq!(head.view(&buf).method(), b"GET");
+    let out = {
+        let mut out = Vec::new();
+        let req = ReqOut { conn: ConnHdr::Upgrade, framing: OutFraming::AsIs };
+        write_request_head(&mut out, head.view(&buf), req);
+        String::from_utf8(out).unwrap()
+    };
+    assert_eq!(out, "GET /chat HTTP/1.1\r\nhost: a.test\r\nupgrade: websocket\r\nconnection: upgrade\r\n\r\n");
+    // RFC 8441 §4: the pseudo-headers of a request, all of them
+    let no_path = request(
+        &[(":method", "CONNECT"), (":protocol", "websocket"), (":scheme", "https"), (":authority", "a")],
+        false,
+    );
+    assert_eq!(no_path.err(), Some(Malformed("extended CONNECT without :scheme, :path or :authority")));
+}
+
+#[test]
+fn a_connect_has_no_body_whatever_follows() {
+    let (mut buf, mut head) = (Vec::new(), MsgHead { arena_max: 1024, ..MsgHead::default() });
+    let mut r = ReqFields::new(&mut buf, &mut head);
+    r.field(b":method", b"CONNECT").unwrap();
+    r.field(b":authority", b"a.test:443").unwrap();
+    assert_eq!(r.finish(false), Ok(Some(Tunnel::Connect)));
+    assert_eq!((head.method, head.body), (Method::Connect, BodyLen::None));
+}
+
+#[test]
+fn a_method_that_is_not_a_token_is_answered_400() {
+    let bad = request(&[(":method", "GET?"), (":scheme", "http"), (":path", "/")], true).err();
+    assert_eq!(bad, Some(BAD_METHOD));
+    assert!(BAD_METHOD.answered_400() && !Malformed("missing :path").answered_400());
 }

@@ -8,6 +8,7 @@
 //! - `cookie`: the cookie walks of persistence and `capture cookie`, the inserted
 //!   `Set-Cookie`
 //! - `reply`: responses rampart builds itself (error pages, `return`, `deny` ...)
+//! - `websocket`: the WebSocket handshake keys, for upgrades between HTTP/1 and HTTP/2
 //!
 //! - [`Method`], [`Version`]: the vocabulary every protocol shares
 //!
@@ -17,6 +18,7 @@ pub mod cookie;
 pub mod msg;
 pub mod reply;
 pub mod uri;
+pub mod websocket;
 
 pub use msg::{BodyLen, MsgHead, MsgView, NoRoom};
 /// The vocabulary every protocol shares: the request method and the protocol version

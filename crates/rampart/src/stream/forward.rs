@@ -247,8 +247,8 @@ where
             let mut be_t = be.timeouts;
             be_t.server = x.tmo.server(be_t.server);
             be_t.tunnel = x.tmo.tunnel(be_t.tunnel);
-            let (tx, _) = back.split();
-            front.tunnel(&tx, be_t).await;
+            let (tx, mut rx) = back.split();
+            front.tunnel(&tx, &mut rx, be_t).await;
             Ok(Next::Close)
         }
         Ok(mut end) => {

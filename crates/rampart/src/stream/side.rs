@@ -13,7 +13,7 @@ use std::time::Duration;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::action::WaitBody;
-use crate::back::{BackRecv, BackTx, BodyError, ResFacts};
+use crate::back::{BackRecv, BackRx, BackTx, BodyError, ResFacts};
 use crate::backend::ServerConn;
 use crate::debug::Trace;
 use crate::http::{BodyLen, MsgHead, MsgView, Synth};
@@ -247,10 +247,11 @@ pub trait HttpFront {
     ) -> impl Future<Output = Result<(), BodyError>> + Send + 'x;
 
     /// After `101 Switching Protocols` (or a 2xx to `CONNECT`): bytes flow both ways
-    /// untouched between the client and the server side `tx`, under `timeout tunnel`
-    /// (`be`: the backend's timeouts, the stream's overrides applied), until both sides
-    /// closed.
-    fn tunnel(&mut self, tx: &BackTx<'_>, be: Timeouts) -> impl Future<Output = ()> + Send;
+    /// untouched between the client and the server side (`tx` sends, `rx` receives:
+    /// [`BackRecv::recv_body`] gives the server's bytes until it closes), under
+    /// `timeout tunnel` (`be`: the backend's timeouts, the stream's overrides applied),
+    /// until both sides closed.
+    fn tunnel(&mut self, tx: &BackTx<'_>, rx: &mut BackRx<'_>, be: Timeouts) -> impl Future<Output = ()> + Send;
 
     /// Adds what an exchange with a server measured to the exchange's counts.
     fn account(&mut self, progress: &Progress);

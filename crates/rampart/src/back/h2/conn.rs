@@ -88,7 +88,9 @@ pub fn start(sock: BackSock, home: Option<Home>, idle: Option<Duration>) -> Conn
     conn
 }
 
-/// The preface, our SETTINGS (no push, our stream window) and the connection window.
+/// The preface and our SETTINGS (no push, our stream window); the connection window
+/// is opened once the server's first SETTINGS are acknowledged (some servers, VTest's,
+/// take the frame after our SETTINGS to be the acknowledgement of theirs).
 fn queue_preface(s: &mut Shared) {
     s.out.extend_from_slice(PREFACE);
     let params = [
@@ -97,7 +99,6 @@ fn queue_preface(s: &mut Shared) {
         Setting { id: SettingId::MaxHeaderListSize, value: MAX_HEADER_LIST as u32 },
     ];
     encode_settings(&mut s.out, &params);
-    encode_window_update(&mut s.out, 0, CONN_WINDOW - DEFAULT_INITIAL_WINDOW_SIZE);
 }
 
 /// What woke the driver.
@@ -266,6 +267,9 @@ fn on_frame(frame: Frame<'_>, conn: &ConnRef, demux: &mut Demux) -> Result<(), E
             let table = s.peer.header_table_size;
             s.set_encoder_table(table);
             encode_settings_ack(&mut s.out);
+            if !std::mem::replace(&mut s.settings_seen, true) {
+                encode_window_update(&mut s.out, 0, CONN_WINDOW - DEFAULT_INITIAL_WINDOW_SIZE);
+            }
             s.wake_all();
         }
         Frame::Settings { ack: true, .. } => {}

@@ -33,8 +33,12 @@
 //! - `conn`: the driver task, the registry
 //! - `shared`: what the driver and its streams share
 //!
-//! COMPAT (partial): no `-d` traces for HTTP/2 servers; no CONNECT or upgrade over an
-//! HTTP/2 server connection (502); `max-reuse`, `pool-max-conn` and `pool-low-conn` do
+//! An HTTP/1.1 upgrade goes out as an extended CONNECT (RFC 8441) when the server
+//! offers it (else the stream is reset and the client gets 502, as in HAProxy), its
+//! `200` comes back as a `101` and DATA frames carry the tunnel (`TxFraming::Tunnel`).
+//!
+//! COMPAT (partial): no `-d` traces for HTTP/2 servers; no CONNECT over an HTTP/2
+//! server connection (502); `max-reuse`, `pool-max-conn` and `pool-low-conn` do
 //! not bound HTTP/2 connections; `on-marked-down shutdown-sessions` cuts only the
 //! streams' first connection; health checks speak HTTP/1 (`check-proto h2` refused).
 
@@ -56,7 +60,7 @@ use crate::conn_pool::BackSock;
 use crate::conn_pool::ConnKey;
 use crate::h1::body::Unchunk;
 use crate::h2::client::{push_trailers, request_fields, response_head};
-use crate::http::{BodyLen, Method, MsgHead, MsgView};
+use crate::http::{websocket, BodyLen, Method, MsgHead, MsgView};
 use crate::io::IoError;
 use crate::proxy::{Runtime, ServerRt};
 use crate::tls::TlsInfo;
@@ -128,6 +132,9 @@ enum TxFraming {
     Length(u64),
     /// Chunked: decoded to its data and trailers.
     Chunked(Box<Unchunk>),
+    /// An extended CONNECT's stream: bytes go as they come, until
+    /// [`BackSend::end_tunnel`].
+    Tunnel,
 }
 
 /// What the connections of this exchange are opened with.
@@ -169,8 +176,21 @@ pub struct H2Back {
     req_body: Vec<u8>,
     req_len: BodyLen,
     method: Method,
+    /// The request is an HTTP/1.1 upgrade, sent as an extended CONNECT.
+    upgrade: Option<Box<Upgrade>>,
     tx: AtomicRefCell<TxFraming>,
     rx: Rx,
+}
+
+/// An HTTP/1.1 upgrade request sent as an extended CONNECT (RFC 8441), and what its
+/// answer (`200`) needs to become the `101` an HTTP/1 client expects.
+#[derive(Debug, Clone, Default)]
+pub struct Upgrade {
+    /// The `Upgrade` header's first protocol (`:protocol`).
+    protocol: Vec<u8>,
+    /// The client's `Sec-WebSocket-Key`, for the `Sec-WebSocket-Accept` the server
+    /// does not send in HTTP/2.
+    ws_key: Option<Vec<u8>>,
 }
 
 /// The response side.
@@ -185,6 +205,8 @@ pub struct Rx {
     chunked: bool,
     /// The body's end was handed out (or it has none).
     done: bool,
+    /// The request was an upgrade (extended CONNECT).
+    upgrade: Option<Box<Upgrade>>,
 }
 
 impl H2Back {
@@ -225,6 +247,7 @@ impl H2Back {
             req_body: Vec::new(),
             req_len: BodyLen::None,
             method: Method::Get,
+            upgrade: None,
             tx: AtomicRefCell::default(),
             rx: Rx::default(),
         }
@@ -233,6 +256,9 @@ impl H2Back {
     /// Opens the stream and sends the kept request on it.
     async fn send_kept(&mut self, timeout: Option<Duration>) -> Result<(), IoError> {
         let conn = self.conn.clone().ok_or(IoError::Closed)?;
+        if self.upgrade.is_some() {
+            settings_known(&conn, timeout).await?;
+        }
         let id = {
             let mut s = conn.borrow_mut();
             // a GOAWAY came since the place was taken: the stream would be refused
@@ -240,13 +266,20 @@ impl H2Back {
                 return Err(IoError::Closed);
             }
             let id = s.open();
-            let end = matches!(self.req_len, BodyLen::None | BodyLen::Known(0));
-            s.send_headers(id, &self.req, end);
+            if self.upgrade.is_some() && !s.peer.enable_connect_protocol {
+                // COMPAT: as HAProxy, a server that does not offer extended CONNECT
+                // (RFC 8441 §3) sees the stream reset, the client gets 502
+                s.reset(id, ErrorCode::InternalError);
+            } else {
+                let end = self.upgrade.is_none() && matches!(self.req_len, BodyLen::None | BodyLen::Known(0));
+                s.send_headers(id, &self.req, end);
+            }
             id
         };
         self.id = Some(id);
-        self.rx = Rx::default();
+        self.rx = Rx { upgrade: self.upgrade.clone(), ..Rx::default() };
         *self.tx.borrow_mut() = match self.req_len {
+            _ if self.upgrade.is_some() => TxFraming::Tunnel,
             BodyLen::None | BodyLen::Known(0) => TxFraming::Done,
             BodyLen::Known(n) => TxFraming::Length(n),
             BodyLen::Unknown => TxFraming::Chunked(Box::default()),
@@ -321,8 +354,10 @@ impl HttpBack for H2Back {
         timeout: Option<Duration>,
     ) -> Result<(), IoError> {
         let tls = self.conn.as_ref().is_some_and(|c| c.borrow().tls.is_some());
+        self.upgrade = how.upgrade.then(|| upgrade_of(req)).flatten();
+        let protocol = self.upgrade.as_ref().map(|u| &u.protocol[..]);
         let (mut block, mut lower) = (Block::default(), Vec::new());
-        request_fields(req, tls, &mut lower, |n, v| block.push(n, v));
+        request_fields(req, tls, protocol, &mut lower, |n, v| block.push(n, v));
         self.req = block;
         self.req_body.clear();
         self.req_body.extend_from_slice(body);
@@ -369,6 +404,10 @@ impl BackSend for TxHalf<'_> {
             let mut tx = self.tx.borrow_mut();
             match &mut *tx {
                 TxFraming::Done => return Ok(()),
+                TxFraming::Tunnel => {
+                    data.extend_from_slice(bytes);
+                    (false, None)
+                }
                 TxFraming::Length(left) => {
                     let n = (bytes.len() as u64).min(*left);
                     data.extend_from_slice(&bytes[..n as usize]);
@@ -402,6 +441,55 @@ impl BackSend for TxHalf<'_> {
 
     fn raw(&self) -> Option<&BackSock> {
         None
+    }
+
+    async fn end_tunnel(&self) {
+        let _ = send_all(self.conn, self.id, &[], true, None).await;
+    }
+}
+
+/// What an upgrade request (`Connection: upgrade` and `Upgrade`) sends as an extended
+/// CONNECT; `None` without an `Upgrade` protocol.
+fn upgrade_of(req: MsgView<'_>) -> Option<Box<Upgrade>> {
+    let protocol = websocket::first_protocol(req)?.to_vec();
+    let ws_key = req.first(b"sec-websocket-key").filter(|_| websocket::is_websocket(req)).map(<[u8]>::to_vec);
+    Some(Box::new(Upgrade { protocol, ws_key }))
+}
+
+/// Waits until the server's first SETTINGS arrived (what it offers is known), at
+/// most `timeout`.
+async fn settings_known(conn: &ConnRef, timeout: Option<Duration>) -> Result<(), IoError> {
+    let wait = poll_fn(|cx| if conn.borrow_mut().settings_known(cx.waker()) { Poll::Ready(()) } else { Poll::Pending });
+    match timeout {
+        Some(t) => tokio::time::timeout(t, wait).await.map_err(|_| IoError::Timeout),
+        None => {
+            wait.await;
+            Ok(())
+        }
+    }
+}
+
+/// The answer to an extended CONNECT as the `101` of an HTTP/1.1 upgrade (RFC 8441
+/// §5, as HAProxy presents it): `connection: upgrade`, `upgrade: <protocol>` and, for
+/// WebSocket, the `sec-websocket-accept` of the client's key.
+fn as_switching_protocols(res: &mut MsgHead, buf: &mut Vec<u8>, up: &Upgrade) {
+    use rampart_proto::http::{HdrKind, Header, Slice};
+    let mut push = |b: &[u8]| {
+        let start = buf.len() as u32;
+        buf.extend_from_slice(b);
+        Slice { start, end: buf.len() as u32 }
+    };
+    res.status = 101;
+    res.reason = push(crate::http::reason(101).as_bytes());
+    res.body = BodyLen::None;
+    let (name, value) = (push(b"connection"), push(b"upgrade"));
+    res.headers.push(Header { name, value, kind: HdrKind::Connection, drop: false });
+    let (name, value) = (push(b"upgrade"), push(&up.protocol));
+    res.headers.push(Header { name, value, kind: HdrKind::Upgrade, drop: false });
+    let has_accept = res.headers.iter().any(|h| h.kind == HdrKind::SecWebSocketAccept);
+    if let Some(key) = up.ws_key.as_deref().filter(|_| !has_accept) {
+        let (name, value) = (push(b"sec-websocket-accept"), push(&websocket::accept_key(key)));
+        res.headers.push(Header { name, value, kind: HdrKind::SecWebSocketAccept, drop: false });
     }
 }
 
@@ -510,6 +598,12 @@ impl BackRecv for RxHalf<'_> {
             self.conn.borrow_mut().reset(self.id, ErrorCode::ProtocolError);
             return Err(HeadError::Status(502));
         }
+        if let Some(up) = rx.upgrade.as_deref().filter(|_| res.status == 200) {
+            as_switching_protocols(res, &mut rx.head_buf, up);
+            rx.body = BodyLen::None;
+            res.arena_max = 16 * 1024;
+            return Ok(Received::Final);
+        }
         res.arena_max = 16 * 1024;
         rx.body = res.body;
         match res.status {
@@ -527,8 +621,14 @@ impl BackRecv for RxHalf<'_> {
         ResFacts { body: self.rx.body, until_close: false }
     }
 
-    fn start_body(&mut self, _tunnel: bool) -> Result<Range<usize>, BodyError> {
+    fn start_body(&mut self, tunnel: bool) -> Result<Range<usize>, BodyError> {
         let rx = &mut *self.rx;
+        if tunnel {
+            // the stream's DATA are the tunnel's bytes, until it ends
+            (rx.chunked, rx.done) = (false, false);
+            let end = rx.head_buf.len();
+            return Ok(end..end);
+        }
         rx.chunked = rx.body == BodyLen::Unknown;
         let ended = self.conn.borrow().streams.get(&self.id).is_none_or(|s| s.remote_end && s.inbox.is_empty());
         rx.done = matches!(rx.body, BodyLen::None) || (rx.body == BodyLen::Known(0) && ended);

@@ -113,6 +113,9 @@ pub struct Shared {
     pub closing: bool,
     /// The connection is gone: every stream on it fails.
     pub dead: bool,
+    /// The server's first SETTINGS arrived (what it offers is known: RFC 8441's
+    /// extended CONNECT).
+    pub settings_seen: bool,
     /// The driver's waker, to write what the streams queue.
     driver: Option<Waker>,
     /// What the TLS handshake negotiated, for the streams' `ssl_bc*`.
@@ -135,6 +138,7 @@ impl Shared {
             served: 0,
             closing: false,
             dead: false,
+            settings_seen: false,
             driver: None,
             tls,
         }
@@ -199,6 +203,18 @@ impl Shared {
     /// Whether frames may be queued now; else `waker` is called once they drained.
     pub fn has_room(&mut self, waker: &Waker) -> bool {
         if self.out.len() < OUT_BUDGET {
+            return true;
+        }
+        if !self.out_waiters.iter().any(|w| w.will_wake(waker)) {
+            self.out_waiters.push(waker.clone());
+        }
+        false
+    }
+
+    /// Whether the server's settings are known (or the connection is gone); else
+    /// `waker` is called once they are.
+    pub fn settings_known(&mut self, waker: &Waker) -> bool {
+        if self.settings_seen || self.dead {
             return true;
         }
         if !self.out_waiters.iter().any(|w| w.will_wake(waker)) {

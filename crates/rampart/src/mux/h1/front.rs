@@ -15,7 +15,7 @@ use rampart_proto::h1::{Framing, Head, Method, Version};
 
 use super::H1Conn;
 use crate::action::WaitBody;
-use crate::back::{BackRecv, BackSend, BackTx, BodyError};
+use crate::back::{BackRecv, BackRx, BackSend, BackTx, BodyError};
 use crate::backend::ServerConn;
 use crate::buf::Buf;
 use crate::debug::Trace;
@@ -90,6 +90,55 @@ impl<S: Sock> H1Front<'_, S> {
     /// the client asked for it and the whole request was read.
     fn keep_after_reply(&self) -> bool {
         self.keep_client && self.body.is_done()
+    }
+
+    /// A tunnel through a server side that has no socket of its own (an HTTP/2
+    /// server's stream, RFC 8441): the client's bytes go out through `tx`, the
+    /// server's come from `rx`.
+    /// COMPAT: one inactivity timeout for both directions (the longer one).
+    async fn tunnel_frames(&mut self, tx: &BackTx<'_>, rx: &mut BackRx<'_>, up: DirTimeouts, down: DirTimeouts) {
+        let idle = up.read.zip(down.read).map(|(a, b)| a.max(b));
+        let (mut up_open, mut down_open) = (true, true);
+        // what the client sent after its request goes first
+        if !self.buf.is_empty() && tx.send_body(&self.buf, up.write).await.is_err() {
+            return;
+        }
+        self.buf.clear();
+        while up_open || down_open {
+            self.buf.clear();
+            let step = async {
+                tokio::select! {
+                    n = read_some(self.client, self.buf.vec(), None), if up_open => Ok(n),
+                    got = rx.recv_body(None), if down_open => Err(got),
+                }
+            };
+            let flow = match idle {
+                Some(t) => match tokio::time::timeout(t, step).await {
+                    Ok(f) => f,
+                    Err(_) => return,
+                },
+                None => step.await,
+            };
+            let moved = match flow {
+                Ok(Ok(0)) => {
+                    up_open = false;
+                    tx.end_tunnel().await;
+                    true
+                }
+                Ok(Ok(_)) => tx.send_body(&self.buf, up.write).await.is_ok(),
+                Ok(Err(_)) => false,
+                Err(Ok(Some(bytes))) => write_all(self.client, bytes, down.write).await.is_ok(),
+                Err(Ok(None)) => {
+                    down_open = false;
+                    crate::io::shutdown_write(self.client);
+                    true
+                }
+                Err(Err(_)) => false,
+            };
+            if !moved {
+                return;
+            }
+        }
     }
 
     /// Request body bytes in hand, without their framing.
@@ -246,6 +295,7 @@ impl<'a, S: Sock> HttpFront for H1Front<'a, S> {
             client: self.client,
             trace: self.trace,
             req_version: self.req.version,
+            head_req: self.req.method == Method::Head,
             t_client: fe.timeouts.client,
             bufsize: self.sess.rt.bufsize,
         }
@@ -293,10 +343,13 @@ impl<'a, S: Sock> HttpFront for H1Front<'a, S> {
         }
     }
 
-    async fn tunnel(&mut self, tx: &BackTx<'_>, be: Timeouts) {
+    async fn tunnel(&mut self, tx: &BackTx<'_>, rx: &mut BackRx<'_>, be: Timeouts) {
         let fe = &self.sess.rt.proxies[self.sess.fe];
         let (up, down) = tunnel_timeouts(&fe.timeouts, &be);
-        let Some(server) = tx.raw() else { return };
+        let Some(server) = tx.raw() else {
+            // an HTTP/2 server's stream (RFC 8441): bytes go through its frames
+            return self.tunnel_frames(tx, rx, up, down).await;
+        };
         // what the client sent after its request goes first
         if !self.buf.is_empty() && write_all(server, &self.buf, up.write).await.is_err() {
             return;
@@ -389,6 +442,10 @@ pub struct H1Sink<'a, S> {
     /// The request's version: a `Connection` header says what an HTTP/1.0 client must
     /// hear.
     req_version: Version,
+    /// The client's request was HEAD: the response goes without its body, whatever
+    /// the server sent (a rule may have made the server's request a GET), as HAProxy
+    /// skips the payload of a bodyless response.
+    head_req: bool,
     t_client: Option<Duration>,
     bufsize: usize,
 }
@@ -435,7 +492,9 @@ impl<S: Sock> ResSink for H1Sink<'_, S> {
         let mut out = Buf::take(self.bufsize);
         write_response_head(&mut out, head, conn, framing);
         let head_len = out.len() as u64;
-        out.extend_from_slice(body);
+        if !self.head_req {
+            out.extend_from_slice(body);
+        }
         progress.head.store(head_len, Ordering::Relaxed);
         if how.whole {
             return Ok(Some(Held { out, head_len }));
@@ -458,6 +517,11 @@ impl<S: Sock> ResSink for H1Sink<'_, S> {
         t_server: Option<Duration>,
     ) -> Result<(), BodyError> {
         let activity = &progress.download;
+        if self.head_req {
+            // read to its end and dropped, so that the server connection stays usable
+            while rx.recv_body(t_server).await?.is_some() {}
+            return Ok(());
+        }
         loop {
             if let Some(raw) = rx.raw_rest() {
                 let t = DirTimeouts { read: t_server, write: self.t_client, fin: None };

@@ -25,7 +25,7 @@ use rampart_proto::h2::{Setting, SettingId, DEFAULT_HEADER_TABLE_SIZE, DEFAULT_I
 use super::front::H2Front;
 use super::shared::{Shared, SharedRef};
 use crate::buf::Buf;
-use crate::h2::msg::ReqFields;
+use crate::h2::msg::{response_fields, ReqFields, Tunnel};
 use crate::http::BodyLen;
 use crate::io::Sock;
 use crate::sample::vars::VarStore;
@@ -275,6 +275,11 @@ fn queue_settings(s: &mut Shared, tune: &H2Tune, stream_window: u32) {
         Setting { id: SettingId::InitialWindowSize, value: stream_window },
         Setting { id: SettingId::MaxHeaderListSize, value: MAX_HEADER_LIST as u32 },
     ];
+    // RFC 8441 §3: extended CONNECT (WebSocket over HTTP/2) is offered, as HAProxy
+    // offers it unless `h2-workaround-bogus-websocket-clients`
+    if !tune.no_websocket {
+        params.push(Setting { id: SettingId::EnableConnectProtocol, value: 1 });
+    }
     if tune.header_table_size != DEFAULT_HEADER_TABLE_SIZE {
         params.push(Setting { id: SettingId::HeaderTableSize, value: tune.header_table_size });
     }
@@ -562,14 +567,24 @@ fn on_block<'s>(
         return Ok(());
     }
     s.open(id);
-    if finished.is_err() {
-        s.reset(id, ErrorCode::ProtocolError);
-        s.streams.remove(&id);
-        return Ok(());
-    }
+    let tunnel = match finished {
+        Ok(tunnel) => tunnel,
+        Err(m) if m.answered_400() => {
+            refuse_400(&mut s, id);
+            s.streams.remove(&id);
+            return Ok(());
+        }
+        Err(_) => {
+            s.reset(id, ErrorCode::ProtocolError);
+            s.streams.remove(&id);
+            return Ok(());
+        }
+    };
     if let Some(slot) = s.streams.get_mut(&id) {
         slot.remote_end = end_stream;
         slot.expect = match txn.req.body {
+            // the DATA of a tunnel are the tunnel's bytes
+            _ if tunnel.is_some() => None,
             BodyLen::Known(n) => Some(n),
             BodyLen::None => Some(0),
             BodyLen::Unknown => None,
@@ -578,8 +593,22 @@ fn on_block<'s>(
     drop(s);
     reader.opened += 1;
     let first = reader.opened == 1;
-    streams.push(Box::pin(run_stream(sess, shared, id, txn, head_buf, end_stream, first)));
+    let opened = Opened { id, end_stream, first, tunnel };
+    streams.push(Box::pin(run_stream(sess, shared, opened, txn, head_buf)));
     Ok(())
+}
+
+/// Answers stream `id` with HAProxy's 400 page, then lets the client stop sending
+/// (RST_STREAM NO_ERROR if its request did not end).
+/// COMPAT: the frontend's `errorfile 400` is not used and no log line is written.
+fn refuse_400(s: &mut Shared, id: u32) {
+    let page = crate::errors::builtin_page(400);
+    let view = page.head.view(&page.buf);
+    let mut lower = Vec::new();
+    s.send_headers(id, &mut |emit| response_fields(view, &mut lower, emit), false);
+    // the page is 90 bytes: a peer announcing a smaller window gets it cut short
+    s.send_data(id, &page.buf[page.body.clone()], true);
+    s.reset(id, ErrorCode::NoError);
 }
 
 /// A header block on an open stream: its trailers, which end it.
@@ -634,17 +663,22 @@ fn reset_any(s: &mut Shared, id: u32, code: ErrorCode) {
     }
 }
 
+/// What the header block that opened a stream said of it.
+#[derive(Debug, Clone, Copy)]
+struct Opened {
+    id: u32,
+    /// The HEADERS ended the stream (no body).
+    end_stream: bool,
+    /// The first stream of the connection.
+    first: bool,
+    /// A CONNECT or an extended CONNECT.
+    tunnel: Option<Tunnel>,
+}
+
 /// One stream: the rampart stream of its request, then its slot is freed (the stream
 /// reset if its response did not end).
-async fn run_stream(
-    sess: &Session,
-    shared: &SharedRef,
-    id: u32,
-    mut txn: Txn,
-    head_buf: Vec<u8>,
-    end_stream: bool,
-    first: bool,
-) {
+async fn run_stream(sess: &Session, shared: &SharedRef, opened: Opened, mut txn: Txn, head_buf: Vec<u8>) {
+    let Opened { id, end_stream, first, tunnel } = opened;
     let rt = &sess.rt;
     let body_len = txn.req.body;
     txn.req.arena_max = rt.bufsize.saturating_sub(head_buf.len().min(rt.max_head));
@@ -660,6 +694,7 @@ async fn run_stream(
         sent: false,
         raw: Vec::new(),
         first,
+        tunnel,
         info: Default::default(),
     };
     front.info.head_received = front.head_buf.len() as u64;

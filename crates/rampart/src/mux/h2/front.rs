@@ -16,15 +16,16 @@ use rampart_proto::h2::ErrorCode;
 
 use super::shared::SharedRef;
 use crate::action::WaitBody;
-use crate::back::{BackRecv, BackSend, BackTx, BodyError};
+use crate::back::{BackRecv, BackRx, BackSend, BackTx, BodyError};
 use crate::backend::ServerConn;
 use crate::debug::Trace;
 use crate::h1::body::Unchunk;
-use crate::h2::msg::response_fields;
+use crate::h2::msg::{response_fields, response_fields_as, Tunnel};
 use crate::http::{BodyLen, Method, MsgHead, MsgView, Synth};
 use crate::io::IoError;
 use crate::sample::vars::VarStore;
 use crate::session::types::Session;
+use crate::splice::tunnel_timeouts;
 use crate::stream::side::{LogInfo, Progress, ResSend, ResSink};
 use crate::stream::{BodyWaited, HttpFront, Next, ReqMeta};
 use crate::timer::Timeouts;
@@ -50,6 +51,9 @@ pub struct H2Front<'a> {
     pub raw: Vec<u8>,
     /// The first stream of the connection.
     pub first: bool,
+    /// The request was a CONNECT or an extended CONNECT: the stream may become a
+    /// tunnel.
+    pub tunnel: Option<Tunnel>,
     /// What this stream's exchange measured (`%B`, `%U`, the stats' bytes).
     pub info: LogInfo,
 }
@@ -111,7 +115,7 @@ impl<'a> HttpFront for H2Front<'a> {
             body_complete: self.body_done,
             first: self.first,
             sent_before: self.shared.borrow().sent_before,
-            upgrade: false,
+            upgrade: self.tunnel == Some(Tunnel::Upgrade),
             body: self.body_len,
         }
     }
@@ -257,9 +261,55 @@ impl<'a> HttpFront for H2Front<'a> {
         }
     }
 
-    async fn tunnel(&mut self, _tx: &BackTx<'_>, _be: Timeouts) {
-        // COMPAT: CONNECT over HTTP/2 is not tunnelled yet: the stream ends.
-        self.shared.borrow_mut().reset(self.id, ErrorCode::ConnectError);
+    async fn tunnel(&mut self, tx: &BackTx<'_>, rx: &mut BackRx<'_>, be: Timeouts) {
+        let fe = &self.sess.rt.proxies[self.sess.fe];
+        let (up, down) = tunnel_timeouts(&fe.timeouts, &be);
+        // COMPAT: one inactivity timeout for both directions (the longer one), where
+        // HAProxy watches each side's
+        let idle = up.read.zip(down.read).map(|(a, b)| a.max(b));
+        let sink = self.sink();
+        let (mut up_open, mut down_open) = (true, true);
+        let mut data = Vec::new();
+        while up_open || down_open {
+            data.clear();
+            let step = async {
+                tokio::select! {
+                    end = recv(self.shared, self.id, &mut data), if up_open => Flow::Up(end),
+                    got = rx.recv_body(None), if down_open => Flow::Down(got),
+                }
+            };
+            let flow = match idle {
+                Some(t) => match tokio::time::timeout(t, step).await {
+                    Ok(f) => f,
+                    Err(_) => break,
+                },
+                None => step.await,
+            };
+            let moved = match flow {
+                Flow::Up(_) if self.reset() => return,
+                Flow::Up(end) => {
+                    up_open = !end;
+                    let sent = tx.send_body(&data, up.write).await;
+                    if end {
+                        tx.end_tunnel().await;
+                    }
+                    sent.is_ok()
+                }
+                Flow::Down(Ok(Some(bytes))) => sink.send_all(bytes, false).await.is_ok(),
+                Flow::Down(Ok(None)) => {
+                    down_open = false;
+                    sink.send_all(&[], true).await.is_ok()
+                }
+                Flow::Down(Err(_)) => false,
+            };
+            if !moved {
+                break;
+            }
+        }
+        // a side failed or the tunnel timed out: the stream is cut
+        if up_open || down_open {
+            self.shared.borrow_mut().reset(self.id, ErrorCode::Cancel);
+        }
     }
 
     fn account(&mut self, progress: &Progress) {
@@ -303,6 +353,13 @@ impl<'a> HttpFront for H2Front<'a> {
     fn log_info(&self) -> LogInfo {
         self.info
     }
+}
+
+/// What moved in a tunnel: the client's DATA (`true`: it ended its side) or the
+/// server's bytes.
+enum Flow<'b> {
+    Up(bool),
+    Down(Result<Option<&'b [u8]>, BodyError>),
 }
 
 /// How the response body arrives from the server side, and where its reading stands.
@@ -386,6 +443,24 @@ impl H2Sink<'_> {
     }
 }
 
+impl H2Sink<'_> {
+    /// The head that opens a tunnel: `101 Switching Protocols` is `200` in HTTP/2 (an
+    /// extended CONNECT's answer, RFC 8441 §5), and the stream stays open; `body`: the
+    /// server's first tunnel bytes.
+    async fn open_tunnel(&self, head: MsgView<'_>, body: &[u8], progress: &Progress) -> Result<Option<()>, ()> {
+        let status = if head.head.status == 101 { 200 } else { head.head.status };
+        *self.body.borrow_mut() = ResBody::Plain;
+        let mut lower = Vec::new();
+        let fields = &mut |emit: &mut dyn FnMut(&[u8], &[u8])| response_fields_as(head, status, &mut lower, emit);
+        self.shared.borrow_mut().send_headers(self.id, fields, false);
+        if !body.is_empty() {
+            self.send_all(body, false).await?;
+            progress.download.add(body.len() as u64);
+        }
+        Ok(None)
+    }
+}
+
 impl ResSink for H2Sink<'_> {
     type Held = ();
 
@@ -407,6 +482,9 @@ impl ResSink for H2Sink<'_> {
         progress: &Progress,
     ) -> Result<Option<()>, ()> {
         use std::sync::atomic::Ordering;
+        if how.tunnel.is_some() {
+            return self.open_tunnel(head, body, progress).await;
+        }
         let bodyless =
             self.head || how.facts.body == BodyLen::None || matches!(head.head.status, 100..=199 | 204 | 304);
         *self.body.borrow_mut() = match how.facts.body {
@@ -443,6 +521,13 @@ impl ResSink for H2Sink<'_> {
         // stream the client reset. COMPAT: haproxy 2.6.12 leaves the server's stream open
         // then (no RST_STREAM within 1.5 s in http2_backend's cancel test); rampart
         // cancels it within ABORT_CHECK_EVERY, as both do before the response head.
+        if self.head {
+            // the answer to HEAD ended with its HEADERS: what the server sent anyway (a
+            // rule made its request a GET) is read to its end and dropped, as HAProxy
+            // skips it
+            while rx.recv_body(t_server).await?.is_some() {}
+            return Ok(());
+        }
         let gone = self.client_gone();
         tokio::pin!(gone);
         loop {

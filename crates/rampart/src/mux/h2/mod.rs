@@ -11,10 +11,12 @@
 //!
 //! Reached by ALPN `h2`, `bind ... proto h2`, or the preface on an HTTP/1 listener.
 //!
+//! A CONNECT or an extended CONNECT (WebSocket over HTTP/2, RFC 8441, offered in our
+//! SETTINGS) becomes a tunnel carried by DATA frames once answered.
+//!
 //! COMPAT: streams running at the same time each work on a copy of the `sess.`
 //! variables (the last to end writes it back); request trailers are not forwarded to
-//! HTTP/1 servers; CONNECT (tunnels) and extended CONNECT (WebSocket over HTTP/2) are
-//! refused; no `-d` traces; `tune.h2.*` not read (fixed windows and limits in `conn`).
+//! HTTP/1 servers; no `-d` traces.
 
 pub mod conn;
 pub mod front;
