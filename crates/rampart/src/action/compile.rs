@@ -385,11 +385,7 @@ impl<'c> Cx<'c> {
             HttpResAction::Capture { expr, id } => self.capture_res(expr, *id, list)?,
             HttpResAction::Sc(a) => HttpAct::Sc(self.sc_action(a, list)?),
             HttpResAction::Lua(call) => self.lua_action(call, span, list, "http-res")?,
-            HttpResAction::WaitForBody(_) => {
-                let why = "response bodies are streamed, never buffered";
-                self.alerts.push(stream::refused(span, list, a.name(), why));
-                return None;
-            }
+            HttpResAction::WaitForBody(w) => stream::wait_for_body(w),
         })
     }
 
