@@ -48,9 +48,8 @@ pub(super) fn parse_tune_kw(p: &mut Parser, words: &[String], kwm: Modifier, spa
 fn parse_edge_triggered(p: &mut Parser, words: &[String], span: &Span) {
     let kw = &words[0];
     if !p.global.expose_experimental {
-        let msg = format!(
-            "'{kw}' directive is experimental, must be allowed via a global 'expose-experimental-directives'"
-        );
+        let msg =
+            format!("'{kw}' directive is experimental, must be allowed via a global 'expose-experimental-directives'");
         return p.alert(span, msg);
     }
     if let Some(extra) = words.get(2) {
@@ -110,10 +109,9 @@ fn parse_max_spread_checks(p: &mut Parser, words: &[String], span: &Span) {
             span,
             format!("timer underflow in argument <{text}> to <max-spread-checks>, minimum non-null value is 1 ms."),
         ),
-        Err(TimeError::BadChar(c)) => p.alert(
-            span,
-            format!("unsupported character '{c}' in 'max-spread-checks' (wants an integer delay)."),
-        ),
+        Err(TimeError::BadChar(c)) => {
+            p.alert(span, format!("unsupported character '{c}' in 'max-spread-checks' (wants an integer delay)."))
+        }
     }
 }
 
@@ -149,7 +147,10 @@ mod tests {
             "'tune.fd.edge-triggered' expects either 'on' or 'off' but got 'yes'."
         );
         assert_eq!(one(" tune.pipesize\n"), "'tune.pipesize' expects an integer argument.");
-        assert_eq!(one(" max-spread-checks 1x\n"), "unsupported character 'x' in 'max-spread-checks' (wants an integer delay).");
+        assert_eq!(
+            one(" max-spread-checks 1x\n"),
+            "unsupported character 'x' in 'max-spread-checks' (wants an integer delay)."
+        );
         assert_eq!(one(" busy-polling 1\n"), "'busy-polling' cannot handle unexpected argument '1'.");
     }
 }

@@ -209,6 +209,7 @@ pub const READERS: &[(&str, &str)] = &[
     // bind options
     ("bind backlog", "listener::bind_all"),
     ("bind name", "build::build: ListenerRt::name (so_name)"),
+    ("bind process", "nothing: one process; checked and warned about by rampart-cfg parse::bind (check_process)"),
     ("bind v4v6", "listener::bind_inet"),
     ("bind v6only", "listener::bind_inet"),
     ("bind accept-proxy", "build::build: ListenerRt::accept_proxy (session::pp)"),

@@ -11,10 +11,7 @@ fn keys_dir() -> String {
 /// `(alg, token)` of each line of `tokens.txt`.
 fn tokens() -> Vec<(String, String)> {
     let text = std::fs::read_to_string(format!("{}/tokens.txt", keys_dir())).expect("tokens.txt");
-    text.lines()
-        .filter_map(|l| l.split_once(' '))
-        .map(|(a, t)| (a.to_string(), t.to_string()))
-        .collect()
+    text.lines().filter_map(|l| l.split_once(' ')).map(|(a, t)| (a.to_string(), t.to_string())).collect()
 }
 
 /// The key argument for `alg`: the secret, or the path of its public key.
@@ -94,7 +91,10 @@ fn header_and_payload_parts_are_decoded_and_queried() {
     assert_eq!(text("jwt_header_query", vec![s("$.alg")], st(&token)).as_deref(), Some("HS256"));
     assert_eq!(text("jwt_payload_query", vec![s("$.name")], st(&token)).as_deref(), Some("John Doe"));
     assert_eq!(run("jwt_payload_query", vec![s("$.iat"), s("int")], st(&token)), Some(Sample::Sint(1516239022)));
-    assert_eq!(check("jwt_payload_query", vec![s("$.iat"), s("str")]).unwrap_err(), "output_type only supports \"int\" as argument");
+    assert_eq!(
+        check("jwt_payload_query", vec![s("$.iat"), s("str")]).unwrap_err(),
+        "output_type only supports \"int\" as argument"
+    );
     // no second part; a part that is not base64url
     assert_eq!(text("jwt_payload_query", vec![], st("eyJhIjoxfQ")), None);
     assert_eq!(text("jwt_header_query", vec![], st("a*b.c")), None);
