@@ -73,13 +73,16 @@ impl Alg {
 
 // === the public keys ===
 
+/// Public keys (SubjectPublicKeyInfo DER) by the path they were read from.
+type KeyMap = HashMap<Box<[u8]>, Arc<[u8]>>;
+
 /// The public keys `jwt_verify` may use, by the path they were read from: every file
 /// named as a literal key argument is read while the configuration is compiled
 /// (before `chroot`), so that verifying never touches the disk. A key named only
 /// through a variable must match one of these paths. Process-wide, as in HAProxy; read
 /// without a lock.
-fn keys() -> &'static ArcSwap<HashMap<Box<[u8]>, Arc<[u8]>>> {
-    static KEYS: OnceLock<ArcSwap<HashMap<Box<[u8]>, Arc<[u8]>>>> = OnceLock::new();
+fn keys() -> &'static ArcSwap<KeyMap> {
+    static KEYS: OnceLock<ArcSwap<KeyMap>> = OnceLock::new();
     KEYS.get_or_init(ArcSwap::default)
 }
 
