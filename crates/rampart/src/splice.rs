@@ -7,7 +7,7 @@
 use std::cell::RefCell;
 use std::io;
 use std::os::fd::OwnedFd;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use nix::fcntl::{splice, OFlag, SpliceFFlags};
@@ -19,6 +19,22 @@ use crate::timer::Timeouts;
 
 /// Most bytes moved by one splice call (the default pipe capacity).
 const SPLICE_MAX: usize = 64 * 1024;
+/// `tune.pipesize`: the capacity new pipes are given (0: the system's default).
+static PIPE_SIZE: AtomicUsize = AtomicUsize::new(0);
+
+/// Sets the capacity of the pipes made from now on (`tune.pipesize`; `None`: the
+/// system's default).
+pub fn set_pipe_size(size: Option<usize>) {
+    PIPE_SIZE.store(size.unwrap_or(0), Ordering::Relaxed);
+}
+
+/// Most bytes one splice call moves: the capacity of the pipes.
+fn splice_max() -> usize {
+    match PIPE_SIZE.load(Ordering::Relaxed) {
+        0 => SPLICE_MAX,
+        n => n,
+    }
+}
 /// Empty pipes kept per thread.
 const POOL_MAX: usize = 64;
 
@@ -37,7 +53,7 @@ impl Pipe {
     fn take() -> io::Result<Pipe> {
         let fds = match PIPES.with(|p| p.borrow_mut().pop()) {
             Some(fds) => fds,
-            None => nix::unistd::pipe2(OFlag::O_NONBLOCK | OFlag::O_CLOEXEC).map_err(io::Error::from)?,
+            None => new_pipe()?,
         };
         Ok(Pipe { fds: Some(fds), len: 0 })
     }
@@ -49,6 +65,18 @@ impl Pipe {
     fn write_end(&self) -> &OwnedFd {
         &self.fds.as_ref().expect("pipe present until drop").1
     }
+}
+
+/// A new non-blocking pipe, of `tune.pipesize` when set. As in HAProxy, a size the
+/// system refuses leaves the pipe at its default.
+fn new_pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let fds = nix::unistd::pipe2(OFlag::O_NONBLOCK | OFlag::O_CLOEXEC).map_err(io::Error::from)?;
+    let size = PIPE_SIZE.load(Ordering::Relaxed);
+    if size > 0 {
+        let size = i32::try_from(size).unwrap_or(i32::MAX);
+        let _ = nix::fcntl::fcntl(std::os::fd::AsRawFd::as_raw_fd(&fds.1), nix::fcntl::FcntlArg::F_SETPIPE_SZ(size));
+    }
+    Ok(fds)
 }
 
 impl Drop for Pipe {
@@ -160,7 +188,8 @@ pub async fn forward<A: Sock, B: Sock>(
     let mut moved = 0u64;
     let mut pipe: Option<Pipe> = None;
     loop {
-        let want = limit.map_or(SPLICE_MAX, |l| (l - moved).min(SPLICE_MAX as u64) as usize);
+        let max = splice_max();
+        let want = limit.map_or(max, |l| (l - moved).min(max as u64) as usize);
         if want == 0 && pipe.as_ref().is_none_or(|p| p.len == 0) {
             return Ok(moved);
         }

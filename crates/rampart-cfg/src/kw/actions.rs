@@ -117,7 +117,7 @@ pub static HTTP_RESPONSE_ACTIONS: &[ActionKw] = &[
     act("set-status", false, Yes),
     act("strict-mode", false, Yes),
     act("track-sc", true, Partial("track-sc0..2 (tune.stick-counters is 3)")),
-    act("wait-for-body", false, Partial("parsed; refused at startup: response bodies are streamed, never buffered")),
+    act("wait-for-body", false, Yes),
     act("set-var-fmt", true, Yes),
     act("set-var", true, Yes),
     act("unset-var", true, Yes),

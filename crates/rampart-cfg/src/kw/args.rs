@@ -56,7 +56,7 @@ pub static BIND_OPTIONS: &[ArgKw] = &[
     arg("no-tlsv13", 0, Yes),
     arg("npn", 1, Yes),
     arg("prefer-client-ciphers", 0, Yes),
-    arg("process", 1, No),
+    arg("process", 1, Partial("a process set (`1`, `all`, `odd`, `1-1`) is accepted with HAProxy 2.6's deprecation warning and changes nothing (one process); a thread set (`1/2`) is refused")),
     arg("proto", 1, Yes),
     arg("quic-force-retry", 0, No),
     arg("severity-output", 1, No),

@@ -221,6 +221,19 @@ pub struct Global {
     /// `strict-limits`: a limit that cannot be set stops the startup instead of a
     /// warning.
     pub strict_limits: bool,
+    /// `busy-polling`: accepted, no effect (see the keyword table).
+    pub busy_polling: bool,
+    /// `ssl-mode-async`: accepted, no effect without an async TLS engine.
+    pub ssl_mode_async: bool,
+    /// `tune.fd.edge-triggered on|off` (experimental): accepted, no effect.
+    pub fd_edge_triggered: bool,
+    /// `tune.pipesize`: the size of the pipes `splice` moves bytes through; `None`:
+    /// the system's default.
+    pub pipesize: Option<usize>,
+    /// `tune.zlib.memlevel` (1..9, default 8).
+    pub zlib_memlevel: u8,
+    /// `max-spread-checks`: the most the first health checks are spread over.
+    pub max_spread_checks: Option<std::time::Duration>,
     pub span: Span,
 }
 
@@ -293,6 +306,12 @@ impl Default for Global {
             cpu_map: CpuMap::default(),
             set_dumpable: false,
             strict_limits: false,
+            busy_polling: false,
+            ssl_mode_async: false,
+            fd_edge_triggered: false,
+            pipesize: None,
+            zlib_memlevel: 8,
+            max_spread_checks: None,
             span: Span::default(),
         }
     }

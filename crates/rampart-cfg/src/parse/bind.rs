@@ -25,6 +25,9 @@ pub(super) fn parse_bind(cx: &mut Ctx<'_>, words: &[String]) {
     let mut bind = bind_line(words, section, &span, &mut |m| cx.alert(m));
     if let Some(b) = &mut bind {
         apply_unix_bind(b, cx.unix_bind);
+        if let Some(v) = process_option(words) {
+            cx.warning(format!("{} : 'process {v}' on 'bind' lines is deprecated and will be removed in 2.7.", b.ctx));
+        }
     }
     cx.pb.px.binds.extend(bind);
 }
@@ -158,6 +161,7 @@ fn apply_bind_option(out: &mut BindOpts, name: &str, value: Option<&String>) -> 
         ("backlog", None) => return Err("'backlog' : missing value".into()),
         ("proto", Some(v)) => out.proto = Some(parse_proto(v)?),
         ("proto", None) => return Err("'proto' : missing MUX protocol name".into()),
+        ("process", v) => check_process(v.map_or("", String::as_str))?,
         (n, v) if super::ssl::is_bind_ssl_option(n) => {
             super::ssl::apply_bind_ssl(out.ssl.get_or_insert_default(), n, v)?
         }
@@ -165,6 +169,46 @@ fn apply_bind_option(out: &mut BindOpts, name: &str, value: Option<&String>) -> 
         (other, _) => return Err(not_yet(other)),
     }
     Ok(())
+}
+
+/// `process <process-set>`, deprecated in HAProxy 2.6: with threads there is one
+/// process, so the set must name it (`1`, `all`, `odd` ...) and changes nothing; a
+/// thread set (`process 1/2`, HAProxy's way to bind some threads only) is refused, as
+/// `thread` is.
+fn check_process(v: &str) -> Result<(), String> {
+    let (procs, threads) = match v.split_once('/') {
+        Some((p, t)) => (p, Some(t)),
+        None => (v, None),
+    };
+    if !matches!(procs, "all" | "odd" | "even") {
+        let dash = procs.find('-');
+        let stray = procs.char_indices().any(|(i, c)| !c.is_ascii_digit() && Some(i) != dash);
+        let in_range = |t: &str| t.is_empty() || t.trim_start_matches('0') == "1";
+        let ok = !stray
+            && match dash {
+                Some(i) => !procs[..i].is_empty() && in_range(&procs[..i]) && in_range(&procs[i + 1..]),
+                None => !procs.is_empty() && in_range(procs),
+            };
+        if stray {
+            return Err(format!("'process' : '{procs}' is not a valid number/range."));
+        }
+        if !ok {
+            return Err(format!("'process' : '{procs}' is not a valid number/range. It supports numbers from 1 to 1."));
+        }
+    }
+    match threads {
+        Some(_) => Err(format!(
+            "'process {v}' is not supported yet: a thread set binds some threads only, and rampart runs every \
+             listener on all threads (use 'process {procs}', or none)"
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The value of a `process` option of a `bind` line, for its deprecation warning.
+fn process_option(words: &[String]) -> Option<&str> {
+    let i = words.iter().skip(2).position(|w| w == "process")? + 3;
+    Some(words.get(i).map_or("", String::as_str))
 }
 
 /// `proto`'s multiplexer name (whether the frontend's mode can use it is checked
@@ -218,6 +262,26 @@ mod tests {
         assert_eq!(binds[0].span.line, 2);
         assert_eq!(binds[1].addrs, [ListenAddr::Unix("/tmp/x.sock".into())]);
         assert_eq!(binds[2].addrs, [ListenAddr::Fd(4)]);
+    }
+
+    #[test]
+    fn bind_process_takes_the_one_process_and_refuses_thread_sets() {
+        let text = "frontend f\n bind :80 process 1\n bind :81 process all\n bind :82 process odd\n";
+        assert_eq!(parse_ok(text).proxies[0].binds.len(), 3);
+        assert_eq!(
+            warnings("frontend f\n bind :80 process all\n"),
+            ["'bind :80' in section 'frontend' : 'process all' on 'bind' lines is deprecated and will be removed in 2.7."]
+        );
+        assert_eq!(
+            alerts("frontend f\n bind :80 process 2\n"),
+            ["'bind :80' in section 'frontend' : 'process' : '2' is not a valid number/range. It supports numbers from 1 to 1."]
+        );
+        assert_eq!(
+            alerts("frontend f\n bind :80 process x\n"),
+            ["'bind :80' in section 'frontend' : 'process' : 'x' is not a valid number/range."]
+        );
+        let refused = alerts("frontend f\n bind :80 process 1/2\n");
+        assert!(refused[0].contains("'process 1/2' is not supported yet"), "{refused:?}");
     }
 
     #[test]

@@ -48,6 +48,7 @@ pub(super) fn parse_global_line(p: &mut Parser, words: &[String], kwm: Modifier,
                 p.global.h2.no_websocket = true;
             }
         }
+        _ if super::global_tune::is_tune_kw(word) => super::global_tune::parse_tune_kw(p, words, kwm, span),
         _ if word.starts_with("tune.h2.") && kw::global_kw(word).is_some() => parse_tune_h2(p, words, span),
         _ if word.starts_with("tune.vars.") && kw::global_kw(word).is_some() => parse_vars_max_size(p, words, span),
         _ if super::lua::is_lua_kw(word) && kw::global_kw(word).is_some() => super::lua::parse_lua_kw(p, words, span),

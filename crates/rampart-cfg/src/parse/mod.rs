@@ -47,6 +47,7 @@ pub(crate) mod filter;
 mod global;
 mod global_process;
 mod global_sockets;
+mod global_tune;
 mod healthcheck;
 mod http_errors;
 mod inherit;

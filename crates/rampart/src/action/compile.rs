@@ -386,11 +386,7 @@ impl<'c> Cx<'c> {
             HttpResAction::TrackSc(t) => HttpAct::TrackSc(self.track_sc(t, list)?),
             HttpResAction::Sc(a) => HttpAct::Sc(self.sc_action(a, list)?),
             HttpResAction::Lua(call) => self.lua_action(call, span, list, "http-res")?,
-            HttpResAction::WaitForBody(_) => {
-                let why = "response bodies are streamed, never buffered";
-                self.alerts.push(stream::refused(span, list, a.name(), why));
-                return None;
-            }
+            HttpResAction::WaitForBody(w) => stream::wait_for_body(w),
         })
     }
 

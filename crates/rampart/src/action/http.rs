@@ -234,6 +234,8 @@ pub struct Env<'p> {
     pub reqres: &'p VarStore,
     /// The request body bytes in hand (`req.body`).
     pub req_body: Option<&'p [u8]>,
+    /// The response body data a `wait-for-body` waited for (`res.body`).
+    pub res_body: Option<&'p [u8]>,
 }
 
 impl Env<'_> {
@@ -268,6 +270,7 @@ impl Env<'_> {
             txn_ver: self.ver,
             req_line: &st.log.req_line,
             req_body: self.req_body,
+            res_body: self.res_body,
             req_caps: &st.caps.req,
             res_caps: &st.caps.res,
             unique_id: Some(&st.uid),
@@ -630,6 +633,7 @@ mod tests {
             txn: &vars[1],
             reqres: &reqres,
             req_body: None,
+            res_body: None,
         };
         let mut x = Exec {
             msg: &mut msg,

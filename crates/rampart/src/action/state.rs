@@ -37,6 +37,9 @@ pub struct StreamState {
     /// Where the `http-request` rules resume after a `wait-for-body`: the index of the
     /// next rule of the list being run (0 when none waits).
     pub resume: usize,
+    /// Where the `http-response` rules resume after a `wait-for-body`: the proxy whose
+    /// list waited (an index into the runtime's proxies) and the index of its next rule.
+    pub res_resume: Option<(usize, usize)>,
     /// What the log line reports (filled only when the frontend logs; the mux starts
     /// it, see `crate::log::StreamLog::begin`).
     pub log: crate::log::StreamLog,
@@ -92,6 +95,7 @@ impl Default for StreamState {
             prio: crate::server::queue::Priority::default(),
             l7_retry: true,
             resume: 0,
+            res_resume: None,
             log: crate::log::StreamLog::default(),
             back_tls: None,
             last_rule: None,
@@ -123,6 +127,7 @@ impl StreamState {
         self.prio = crate::server::queue::Priority::default();
         self.l7_retry = true;
         self.resume = 0;
+        self.res_resume = None;
         self.last_rule = None;
         self.direct = false;
         self.cookie_dates = Default::default();

@@ -191,6 +191,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
     if !alerts.is_empty() {
         return (Err(alerts), warnings);
     }
+    crate::splice::set_pipe_size(cfg.global.pipesize);
     let rt = Runtime {
         stats: crate::stats::Facts::new(cfg, threads),
         proxies,
@@ -208,6 +209,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             stopping: AtomicBool::new(false),
             listeners_open: AtomicU32::new(0),
             listener_closed: Notify::new(),
+            max_spread_checks: cfg.global.max_spread_checks,
         },
         proc_vars: ProcVars::new(var_limits(&cfg.global.vars)),
         rule_files: std::mem::take(&mut shared.files).into_boxed_slice(),

@@ -13,7 +13,12 @@
 //!
 //! HAProxy counterpart: the `http_payload` / `http_end` callbacks of src/filters.c as
 //! src/flt_http_comp.c and src/cache.c use them.
+//!
+//! - `held`: the body `http-response wait-for-body` holds for the rules after it
+//! - `store`: the cache's store
+//! - `trace`: `filter trace`
 
+pub mod held;
 pub mod store;
 pub mod trace;
 
@@ -97,6 +102,17 @@ impl<'r, 'a> FilteredRx<'r, 'a> {
     /// buffer) into what goes to the client, returned; with `end`, they end the body.
     pub fn start(&mut self, body: std::ops::Range<usize>, end: bool) -> Result<Vec<u8>, BodyError> {
         self.st.feed(&self.inner.res_buf()[body])?;
+        self.started(end)
+    }
+
+    /// [`FilteredRx::start`] for body bytes held apart from the server side's buffer
+    /// (`http-response wait-for-body`).
+    pub fn start_with(&mut self, raw: &[u8], end: bool) -> Result<Vec<u8>, BodyError> {
+        self.st.feed(raw)?;
+        self.started(end)
+    }
+
+    fn started(&mut self, end: bool) -> Result<Vec<u8>, BodyError> {
         if end {
             self.st.end()?;
         }

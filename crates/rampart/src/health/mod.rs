@@ -84,8 +84,9 @@ pub struct Scheduled {
 /// Where each check starts. As in HAProxy, check number `pos` of `n` (health check,
 /// then agent check, server after server) starts after `pace * pos / n`, where `pace`
 /// is the smallest interval of at least 1s among all checks, or the check's own
-/// interval when longer.
+/// interval when longer, but never more than `max-spread-checks`.
 pub fn schedule(rt: &Runtime) -> Vec<Scheduled> {
+    let cap = rt.global.max_spread_checks;
     let mut all: Vec<(usize, usize, bool, Duration)> = Vec::new();
     for (b, px) in rt.proxies.iter().enumerate() {
         for (s, srv) in px.be.servers.iter().enumerate() {
@@ -103,6 +104,7 @@ pub fn schedule(rt: &Runtime) -> Vec<Scheduled> {
         .enumerate()
         .map(|(pos, &(be, srv, agent, inter))| {
             let pace = min_inter.unwrap_or_default().max(inter);
+            let pace = cap.map_or(pace, |cap| pace.min(cap));
             Scheduled { be, srv, agent, delay: pace * pos as u32 / n.max(1) }
         })
         .collect()
@@ -173,6 +175,24 @@ mod tests {
         // four checks, pace = 1s (the agent's, the smallest of at least 1s), each check's
         // own interval when longer
         assert_eq!(got, [(0, false, 0), (1, false, 1000), (2, false, 500), (2, true, 750)]);
+    }
+
+    #[test]
+    fn max_spread_checks_caps_the_spread_of_long_intervals() {
+        let rt = runtime(&format!(
+            "{T}backend b\n server s1 127.0.0.1:1 check inter 10s\n server s2 127.0.0.1:2 check inter 10s\n\
+             server s3 127.0.0.1:3 check inter 10s\n server s4 127.0.0.1:4 check inter 10s\n"
+        ))
+        .expect("builds");
+        let spread = |rt: &Runtime| schedule(rt).iter().map(|c| c.delay.as_millis()).collect::<Vec<_>>();
+        assert_eq!(spread(&rt), [0, 2500, 5000, 7500]);
+        let capped = runtime(&format!(
+            "global\n max-spread-checks 2s\n{T}backend b\n server s1 127.0.0.1:1 check inter 10s\n\
+             server s2 127.0.0.1:2 check inter 10s\n server s3 127.0.0.1:3 check inter 10s\n\
+             server s4 127.0.0.1:4 check inter 10s\n"
+        ))
+        .expect("builds");
+        assert_eq!(spread(&capped), [0, 500, 1000, 1500]);
     }
 
     #[test]

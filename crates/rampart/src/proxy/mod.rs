@@ -80,6 +80,8 @@ pub struct GlobalRt {
     pub listeners_open: AtomicU32,
     /// Woken when an accept loop closed its socket.
     pub listener_closed: Notify,
+    /// `max-spread-checks`: the most the first health checks are spread over.
+    pub max_spread_checks: Option<std::time::Duration>,
 }
 
 impl GlobalRt {

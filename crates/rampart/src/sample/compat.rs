@@ -51,6 +51,10 @@ const FETCH_NOTES: &[Row] = &[
     note(&["nbsrv"], "servers the balancer may pick (the active ones, else the backups)"),
     note(&["url_param", "urlp", "urlp_val"], "with the delimiter argument"),
     note(&["req.body", "req.body_len", "req.body_size", "req.body_param"], "what the stream buffered (`option http-buffer-request`, `wait-for-body`)"),
+    partial(
+        &["res.body", "res.body_len", "res.body_size"],
+        "what `http-response wait-for-body` buffered; without it, nothing (HAProxy: the bytes that came with the head); not in health checks yet",
+    ),
     note(
         &["capture.req.method", "capture.req.uri", "capture.req.ver"],
         "the request line as the client sent it, whatever rules rewrote since (`capture.req.uri`: the path and query, an absolute-form target without scheme and authority, nothing for `*`); in response rules too. `capture.req.ver` is `HTTP/1.0` or `HTTP/1.1`. COMPAT: HAProxy keeps the line only when the frontend logs it or has an HTTP fetch in one of its log-format strings (else these are empty); rampart keeps it in every frontend once any rule reads it",
@@ -145,7 +149,12 @@ const CONV_NOTES: &[Row] = &[
     note(&["mqtt_is_valid"], "CONNECT and CONNACK (any other packet type is invalid, as in HAProxy); absent and \"may change\" until the announced length is there"),
     note(&["regsub"], "COMPAT: the regex crate's syntax, and look-behind assertions (`\\b`) see the bytes before the current match position where PCRE's NOTBOL run does not"),
     note(&["set-var", "unset-var"], "`sample/vars.rs`"),
-    not_yet(&["aes_gcm_dec", "jwt_header_query", "jwt_payload_query", "jwt_verify"], "the crypto work"),
+    not_yet(&["aes_gcm_dec"], "the crypto work"),
+    note(&["jwt_header_query", "jwt_payload_query"], "the part base64url-decoded, or `json_query` on it"),
+    note(
+        &["jwt_verify"],
+        "HS256/384/512, RS256/384/512, ES256/384/512 (aws-lc-rs); keys are PEM `PUBLIC KEY` files named as literal arguments, read at startup (a variable must name one of them: else -5); PS* refused at startup, as in HAProxy 2.6",
+    ),
     not_yet(&["capture-req", "capture-res"], "the stream's capture slots"),
     not_yet(&["debug"], "event sinks / `show events`"),
     not_yet(&["table_expire", "table_idle"], "an entry's expiry date and idle time in converters"),

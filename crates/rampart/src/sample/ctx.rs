@@ -202,6 +202,9 @@ pub struct SampleCtx<'a> {
     /// The request body bytes in hand (buffered by `wait-for-body` /
     /// `option http-buffer-request`).
     pub req_body: Option<&'a [u8]>,
+    /// The response body data in hand, without its transfer framing (buffered by
+    /// `http-response wait-for-body`).
+    pub res_body: Option<&'a [u8]>,
     /// The bytes waiting in the direction being inspected (`req.payload` in
     /// `tcp-request content`, `res.payload` in `tcp-response content`).
     pub payload: Option<&'a [u8]>,
@@ -286,6 +289,7 @@ impl<'a> SampleCtx<'a> {
             req: None,
             res: None,
             req_body: None,
+            res_body: None,
             payload: None,
             vars: Vars { proc: Some(rt.proc_vars()), ..Vars::default() },
             may_change: Cell::new(false),

@@ -44,7 +44,12 @@ pub(super) async fn serve<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: 
     let mut again = None;
     let mut rs =
         ResState { synth, vars_txn, vars_reqres, sess_vars: &mut *sess, scratch, strict, reply: &mut again, st };
-    match ana::http_res::run(&s2, &mut head, reply.buf, &mut rs) {
+    let mut v = ana::http_res::run(&s2, &mut head, reply.buf, None, &mut rs);
+    while let Verdict::WaitBody(_) = v {
+        // the whole object is in hand: the rules after a `wait-for-body` read it
+        v = ana::http_res::run(&s2, &mut head, reply.buf, Some(&reply.body), &mut rs);
+    }
+    match v {
         Verdict::Continue | Verdict::WaitBody(_) | Verdict::Resolve | Verdict::LuaWait(_) => {}
         Verdict::Reply | Verdict::Tarpit => return send_built(front, &mut s2, txn, sess, again).await,
         Verdict::Close => return Next::Close,

@@ -21,6 +21,7 @@ use crate::back::h2::H2Attach;
 use crate::back::{BackConn, BackRecv, BodyError, HeadError, HeadWait, HttpBack, Received, ReqSend, ResFacts};
 use crate::backend::send_proxy::ConnectCtx;
 use crate::backend::{self, Connected, Reuse};
+use crate::filter::held::{HeldBody, WaitFailed};
 use crate::filter::{FilteredRx, ResFilter};
 use crate::http::MsgHead;
 use crate::proxy::Runtime;
@@ -175,7 +176,7 @@ pub(super) async fn forward<F, R>(
 ) -> Forwarded
 where
     F: HttpFront,
-    R: FnMut(&mut MsgHead, &[u8], ResFacts) -> (Verdict, ResFilter) + Send,
+    R: FnMut(&mut MsgHead, &[u8], Option<&[u8]>, ResFacts) -> (Verdict, ResFilter) + Send,
 {
     let rt = x.rt;
     let (fe, be) = (&rt.proxies[x.fe], &rt.proxies[x.be]);
@@ -357,7 +358,7 @@ async fn upload_and_respond<F, R>(
 ) -> RespResult<F::Sink>
 where
     F: HttpFront,
-    R: FnMut(&mut MsgHead, &[u8], ResFacts) -> (Verdict, ResFilter) + Send,
+    R: FnMut(&mut MsgHead, &[u8], Option<&[u8]>, ResFacts) -> (Verdict, ResFilter) + Send,
 {
     let rt = x.rt;
     let t_server = x.tmo.server(rt.proxies[x.be].timeouts.server);
@@ -397,7 +398,7 @@ async fn respond<K: ResSink, R>(
     on_response: &mut R,
 ) -> RespResult<K>
 where
-    R: FnMut(&mut MsgHead, &[u8], ResFacts) -> (Verdict, ResFilter) + Send,
+    R: FnMut(&mut MsgHead, &[u8], Option<&[u8]>, ResFacts) -> (Verdict, ResFilter) + Send,
 {
     let (_, mut rx) = back.split();
     response(sink, x, &mut rx, res, info, progress, on_response).await
@@ -408,6 +409,8 @@ where
 /// and writes it to the client through `sink` with the body bytes that came with it in
 /// one write, then the rest of the body. A response whose every byte came with its
 /// head is held by the sink for the caller to flush after freeing the connection.
+/// When the rules wait for the body (`http-response wait-for-body`), the head and the
+/// body bytes are held (`HeldBody`) and `on_response` is called again with the body.
 async fn response<K: ResSink, R>(
     sink: &K,
     x: &Exchange<'_>,
@@ -418,7 +421,7 @@ async fn response<K: ResSink, R>(
     on_response: &mut R,
 ) -> RespResult<K>
 where
-    R: FnMut(&mut MsgHead, &[u8], ResFacts) -> (Verdict, ResFilter),
+    R: FnMut(&mut MsgHead, &[u8], Option<&[u8]>, ResFacts) -> (Verdict, ResFilter),
 {
     let rt = x.rt;
     let be = &rt.proxies[x.be];
@@ -452,7 +455,23 @@ where
         HeadError::Status(code) => RespError::Status(code),
     })?;
 
-    let (verdict, filter) = on_response(res, rx.res_buf(), rx.res_facts());
+    let (mut verdict, mut filter) = on_response(res, rx.res_buf(), None, rx.res_facts());
+    // `http-response wait-for-body`: only a stream whose rules ask holds the body
+    let mut held: Option<HeldBody> = None;
+    while let Verdict::WaitBody(w) = verdict {
+        let facts = rx.res_facts();
+        if facts.body == crate::http::BodyLen::None || opens_tunnel(res.status, info) {
+            // as HAProxy, nothing to wait for
+            (verdict, filter) = on_response(res, rx.res_buf(), Some(&[]), facts);
+            continue;
+        }
+        let h = match &mut held {
+            Some(h) => h,
+            None => held.insert(HeldBody::start(rx, facts, rt.max_head).map_err(wait_failed)?),
+        };
+        h.wait(rx, w, t_server).await.map_err(wait_failed)?;
+        (verdict, filter) = on_response(res, h.head_buf(), Some(h.data()), facts);
+    }
     match verdict {
         Verdict::Continue | Verdict::WaitBody(_) | Verdict::Resolve | Verdict::LuaWait(_) => {}
         Verdict::Reply | Verdict::Tarpit => return Err(RespError::Replaced),
@@ -470,18 +489,24 @@ where
     let facts = rx.res_facts();
     // A soft stop that began during the exchange closes the connection after it.
     let keep_client = info.keep_client && !facts.until_close && tunnel.is_none() && !rt.global.is_stopping();
-    let body = rx.start_body(tunnel.is_some()).map_err(|_| RespError::Status(502))?;
+    let body = match &held {
+        // the body started when the wait began
+        Some(_) => 0..0,
+        None => rx.start_body(tunnel.is_some()).map_err(|_| RespError::Status(502))?,
+    };
     if filter.is_active() && tunnel.is_none() {
         let end = RespEnd { keep_client, upload_done: true, held: None, tunnel: false };
-        return filtered(sink, rx, res, filter, body, end, progress, t_server).await;
+        let first = FirstBytes { range: body, held: held.as_ref() };
+        return filtered(sink, rx, res, filter, first, end, progress, t_server).await;
     }
     let whole = tunnel.is_none() && rx.body_done();
     progress.answered.store(true, Ordering::Relaxed);
     let how = ResSend { facts, keep_client, tunnel, whole };
-    let held = sink
-        .send_head(res.view(rx.res_buf()), how, &rx.res_buf()[body], progress)
-        .await
-        .map_err(|()| RespError::ClientGone)?;
+    let (head_buf, first) = match &held {
+        Some(h) => (h.head_buf(), h.raw_body()),
+        None => (rx.res_buf(), &rx.res_buf()[body]),
+    };
+    let held = sink.send_head(res.view(head_buf), how, first, progress).await.map_err(|()| RespError::ClientGone)?;
     let end = RespEnd { keep_client, upload_done: true, held, tunnel: tunnel.is_some() };
     if whole || tunnel.is_some() {
         return Ok(end);
@@ -493,6 +518,28 @@ where
     }
 }
 
+/// Whether a response of status `status` to the request makes the connection a tunnel
+/// (`101` to an upgrade, a 2xx to `CONNECT`).
+fn opens_tunnel(status: u16, info: ReqFacts<'_>) -> bool {
+    matches!((status, info.method), (101, _) | (200..=299, Method::Connect))
+}
+
+/// As HAProxy's `http_wait_for_msg_body()` on a response: a wait past its time (or the
+/// server's timeout) is answered with a 504; a server that fails meanwhile, a 502.
+fn wait_failed(e: WaitFailed) -> RespError {
+    match e {
+        WaitFailed::Timeout => RespError::Status(504),
+        WaitFailed::Server => RespError::Status(502),
+    }
+}
+
+/// Where the body bytes that go with the head are: in the server side's buffer, or
+/// held by a `wait-for-body`.
+struct FirstBytes<'h> {
+    range: std::ops::Range<usize>,
+    held: Option<&'h HeldBody>,
+}
+
 /// [`response`] for a response whose body goes through filters (compression, the
 /// cache's store): the body bytes that came with the head are filtered first, what
 /// they give goes with the head, then the rest as it arrives.
@@ -502,7 +549,7 @@ async fn filtered<K: ResSink>(
     rx: &mut crate::back::BackRx<'_>,
     res: &MsgHead,
     filter: ResFilter,
-    body: std::ops::Range<usize>,
+    body: FirstBytes<'_>,
     mut end: RespEnd<K::Held>,
     progress: &Progress,
     t_server: Option<std::time::Duration>,
@@ -511,11 +558,18 @@ async fn filtered<K: ResSink>(
     let facts = filter.facts(rx.res_facts());
     let server_facts = rx.res_facts();
     let mut frx = FilteredRx::new(rx, filter, server_facts);
-    let first = frx.start(body, whole).map_err(|_| RespError::Status(502))?;
+    let first = match body.held {
+        Some(h) => frx.start_with(h.raw_body(), whole),
+        None => frx.start(body.range, whole),
+    };
+    let first = first.map_err(|_| RespError::Status(502))?;
     progress.answered.store(true, Ordering::Relaxed);
     let how = ResSend { facts, keep_client: end.keep_client, tunnel: None, whole };
-    end.held =
-        sink.send_head(res.view(frx.res_buf()), how, &first, progress).await.map_err(|()| RespError::ClientGone)?;
+    let head_buf = match body.held {
+        Some(h) => h.head_buf(),
+        None => frx.res_buf(),
+    };
+    end.held = sink.send_head(res.view(head_buf), how, &first, progress).await.map_err(|()| RespError::ClientGone)?;
     if whole {
         return Ok(end);
     }

@@ -143,6 +143,7 @@ impl<'a> Stream<'a> {
             txn,
             reqres,
             req_body: None,
+            res_body: None,
         }
     }
 
@@ -443,13 +444,17 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
         ResState { synth, vars_txn, vars_reqres, sess_vars: &mut *sess, scratch, strict, reply: &mut reply, st };
     let stream = &*s;
     let probe = crate::backend::ResponseProbe::start(&s.rt.proxies[be], s.srv.unwrap_or(0));
-    let on_response = |res: &mut MsgHead, buf: &[u8], facts: crate::back::ResFacts| {
-        probe.response(res.status);
-        if timed {
-            st.st.log.res_head = Some(std::time::Instant::now());
+    // called on the response head, then again with the body data (`body`) after each
+    // `http-response wait-for-body`, to run the rules that follow it
+    let on_response = |res: &mut MsgHead, buf: &[u8], body: Option<&[u8]>, facts: crate::back::ResFacts| {
+        if st.st.res_resume.is_none() {
+            probe.response(res.status);
+            if timed {
+                st.st.log.res_head = Some(std::time::Instant::now());
+            }
+            ana::filters::response_head(stream, st.st, res, buf, facts.until_close);
         }
-        ana::filters::response_head(stream, st.st, res, buf, facts.until_close);
-        let v = ana::http_res::run(stream, res, buf, &mut st);
+        let v = ana::http_res::run(stream, res, buf, body, &mut st);
         let filter = match v {
             Verdict::Continue => ana::filters::response_filters(stream, st.st, res, buf),
             _ => crate::filter::ResFilter::default(),

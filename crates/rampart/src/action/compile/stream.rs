@@ -6,7 +6,7 @@
 //! `cfg_parse_listen()` for the keywords, `check_config_validity()` for the formats.
 
 use rampart_cfg::model::{self as m, AddrAction, CaptureAction, CaptureSlot, Proxy, TimeoutName};
-use rampart_cfg::{Diag, Span};
+use rampart_cfg::Diag;
 
 use super::{Cx, List};
 use crate::acl::{self, AclSet};
@@ -128,11 +128,6 @@ pub(super) fn mark_hint_groups(rules: &mut [Rule<HttpAct>]) {
             *ends = !next_joins;
         }
     }
-}
-
-/// `'<list> <action>' is not supported yet` with why, for the actions rampart refuses.
-pub(super) fn refused(span: &Span, list: List, action: &str, why: &str) -> Diag {
-    Diag::alert(Some(span.clone()), format!("'{} {action}' is not supported yet ({why})", list.keyword()))
 }
 
 #[cfg(test)]

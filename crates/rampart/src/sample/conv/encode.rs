@@ -52,10 +52,15 @@ fn conv_ub64enc<'a>(_: &'a [Arg], smp: Sample<'a>, _: &SampleCtx<'a>) -> Option<
     Some(new_str(UB64.encode(bytes_of(smp)?).into_bytes()))
 }
 
+/// Decodes base64url without padding (HAProxy's `base64urldec`, JWT parts).
+pub(super) fn ub64_decode(s: &[u8]) -> Option<Vec<u8>> {
+    UB64.decode(s).ok()
+}
+
 /// COMPAT: HAProxy decodes a 4-character group holding `=` into garbage bytes;
 /// rampart fails as for any character outside the URL-safe alphabet.
 fn conv_ub64dec<'a>(_: &'a [Arg], smp: Sample<'a>, _: &SampleCtx<'a>) -> Option<Sample<'a>> {
-    Some(new_bin(UB64.decode(bytes_of(smp)?).ok()?))
+    Some(new_bin(ub64_decode(&bytes_of(smp)?)?))
 }
 
 // === hex, hex2i ===

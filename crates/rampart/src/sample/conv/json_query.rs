@@ -41,7 +41,7 @@ fn check_json_query(args: &mut ArgList, _: &mut CompileCx<'_>) -> Result<(), Str
     Ok(())
 }
 
-fn conv_json_query<'a>(args: &'a [Arg], smp: Sample<'a>, ctx: &SampleCtx<'a>) -> Option<Sample<'a>> {
+pub(super) fn conv_json_query<'a>(args: &'a [Arg], smp: Sample<'a>, ctx: &SampleCtx<'a>) -> Option<Sample<'a>> {
     let as_int = matches!(args.get(1), Some(Arg::Sint(_)));
     let b = bytes_of(smp)?;
     let (tok, start, len) = json_scan::find(&b, arg_bytes(args, 0))?;

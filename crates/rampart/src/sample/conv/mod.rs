@@ -16,6 +16,7 @@
 //! - `fix`, `mqtt`: `fix_is_valid fix_tag_value`, `mqtt_is_valid mqtt_field_value`
 //!   (checks and fields of FIX and MQTT messages in TCP payloads)
 //! - `json_query`: `json_query`, over a JSON scanner of its own ([`json_scan`])
+//! - `jwt`: `jwt_header_query jwt_payload_query jwt_verify`
 //! - `stick`: `in_table table_http_req_rate ...` (stick-table lookups)
 //! - `map`: `map map_str map_beg ... map_ip_ip`, over the pattern sets of
 //!   `crate::pattern`
@@ -47,6 +48,7 @@ mod http;
 pub(crate) use http::parse_qvalue;
 mod json_query;
 mod json_scan;
+mod jwt;
 pub mod map;
 mod mqtt;
 mod net;
@@ -71,6 +73,7 @@ pub const ALL: &[&[ConvKw]] = &[
     fix::KEYWORDS,
     mqtt::KEYWORDS,
     json_query::KEYWORDS,
+    jwt::KEYWORDS,
     super::vars::CONVERTERS,
     map::KEYWORDS,
     stick::KEYWORDS,

@@ -1,10 +1,10 @@
 //! HTTP fetches of the start lines, the target, the body and the transaction:
 //! `method`, `path`, `base`, `url`, `url_param`, `query`, `req.ver`, `status`,
-//! `req.body*` (`req.body_param` too), `capture.*`, `unique-id`, `http_first_req`, `req.proto_http`.
+//! `req.body*` (`req.body_param` too), `res.body*` (what `http-response wait-for-body`
+//! waited for), `capture.*`, `unique-id`, `http_first_req`, `req.proto_http`.
 //! HAProxy counterpart: src/http_fetch.c.
 //!
-//! Not yet (rejected as unknown): `res.body*` (responses are not buffered),
-//! `req.hdrs_bin`.
+//! Not yet (rejected as unknown): `req.hdrs_bin`.
 
 use std::borrow::Cow;
 use std::net::IpAddr;
@@ -407,6 +407,31 @@ fn fetch_req_body_size<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>
     emit(Sample::Sint(n));
 }
 
+/// `res.body`: the response body data a `wait-for-body` waited for.
+/// COMPAT: without one, HAProxy shows the body bytes that happened to arrive with the
+/// head; rampart shows none (its response bodies stream, unbuffered).
+fn fetch_res_body<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if ctx.res.is_some() {
+        emit(Sample::Bin(Cow::Borrowed(ctx.res_body.unwrap_or_default())));
+    }
+}
+
+fn fetch_res_body_len<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if ctx.res.is_some() {
+        emit(Sample::Sint(ctx.res_body.map_or(0, <[u8]>::len) as i64));
+    }
+}
+
+/// `res.body_size`: the announced length when known, else what is in hand.
+fn fetch_res_body_size<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    let Some(m) = ctx.res else { return };
+    let n = match m.head.body {
+        crate::http::BodyLen::Known(n) => n as i64,
+        _ => ctx.res_body.map_or(0, <[u8]>::len) as i64,
+    };
+    emit(Sample::Sint(n));
+}
+
 /// `req.proto_http`: an HTTP request, or TCP bytes that start with a complete one.
 fn fetch_proto_http<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
     if ctx.req.is_some() {
@@ -456,6 +481,9 @@ pub const KEYWORDS: &[FetchKw] = &[
     FetchKw::new("req.body_len", ArgSpec::NONE, SmpType::Sint, fetch_req_body_len).uses(RQ),
     FetchKw::new("req.body_size", ArgSpec::NONE, SmpType::Sint, fetch_req_body_size).uses(RQ),
     FetchKw::new("req.body_param", NAME, SmpType::Bin, fetch_body_param).uses(RQ),
+    FetchKw::new("res.body", ArgSpec::NONE, SmpType::Bin, fetch_res_body).uses(uses::HRSHV),
+    FetchKw::new("res.body_len", ArgSpec::NONE, SmpType::Sint, fetch_res_body_len).uses(uses::HRSHV),
+    FetchKw::new("res.body_size", ArgSpec::NONE, SmpType::Sint, fetch_res_body_size).uses(uses::HRSHV),
     FetchKw::new("res.ver", ArgSpec::NONE, SmpType::Str, fetch_res_ver).uses(uses::HRSHV),
     FetchKw::new("resp_ver", ArgSpec::NONE, SmpType::Str, fetch_res_ver).uses(uses::HRSHV),
     FetchKw::new("status", ArgSpec::NONE, SmpType::Sint, fetch_status).uses(uses::HRSHP),

@@ -169,7 +169,15 @@ fn applet_response_rules<'rt>(
             strict: &mut *x.strict,
             st: &mut *x.st,
         };
-        match run_rules(rules, &mut y, &env) {
+        // the service's answer is whole: a `wait-for-body` has nothing to wait for
+        let mut from = 0;
+        let flow = loop {
+            match run_rules_from(rules, from, &mut y, &env) {
+                (Flow::WaitBody(_), at) => from = at + 1,
+                (flow, _) => break flow,
+            }
+        };
+        match flow {
             Flow::Continue | Flow::Allow => {}
             Flow::Reply | Flow::Tarpit => {
                 // a rule answered in place of the service (`deny`, `return`)

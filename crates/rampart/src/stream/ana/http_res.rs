@@ -9,7 +9,7 @@
 use super::http_req::verdict;
 use super::Verdict;
 use crate::action::capture::CapDir;
-use crate::action::http::{run_rules, Exec};
+use crate::action::http::{run_rules_from, Exec};
 use crate::action::state::StreamState;
 use crate::action::tcp::{run_tcp_rules, TcpExec};
 use crate::action::{Flow, HttpAct, Rule, TcpFlow};
@@ -44,16 +44,43 @@ fn proxies<'rt>(s: &Stream<'rt>) -> impl Iterator<Item = (usize, &'rt ProxyRt)> 
 
 /// Captures the frontend's response headers (`capture response header`), then runs
 /// the `http-response` rules on the server's response `res` (slices into `buf`).
-pub fn run<'rt>(s: &Stream<'rt>, res: &mut MsgHead, buf: &[u8], st: &mut ResState<'_, 'rt>) -> Verdict {
-    st.vars_reqres_start(s);
-    let v = tcp_response(s, st);
-    if v != Verdict::Continue {
-        return v;
+/// `body`: the response body data in hand, once a `wait-for-body` waited for it. After
+/// a [`Verdict::WaitBody`], calling again runs the rules that follow the
+/// `wait-for-body`.
+pub fn run<'rt>(
+    s: &Stream<'rt>,
+    res: &mut MsgHead,
+    buf: &[u8],
+    body: Option<&[u8]>,
+    st: &mut ResState<'_, 'rt>,
+) -> Verdict {
+    let resume = st.st.res_resume.take();
+    if resume.is_none() {
+        st.vars_reqres_start(s);
+        let v = tcp_response(s, st);
+        if v != Verdict::Continue {
+            return v;
+        }
+        st.st.caps.headers(CapDir::Res, &s.rt.proxies[s.fe].rules.captures.res, res.view(buf));
+        store_response(s, res, buf, st);
     }
-    st.st.caps.headers(CapDir::Res, &s.rt.proxies[s.fe].rules.captures.res, res.view(buf));
-    store_response(s, res, buf, st);
+    let mut waited_in = resume;
     for (idx, px) in proxies(s) {
-        let flow = run_list(s, &px.rules.http_res, res, buf, idx, st);
+        let mut start = 0;
+        if let Some((at, next)) = waited_in {
+            // the lists before the one that waited ran already
+            if at != idx {
+                continue;
+            }
+            waited_in = None;
+            start = next;
+        }
+        let list = ResList { rules: &px.rules.http_res, start, px: idx, body };
+        let (flow, at) = run_list(s, list, res, buf, st);
+        if let Flow::WaitBody(w) = flow {
+            st.st.res_resume = Some((idx, at + 1));
+            return Verdict::WaitBody(w);
+        }
         if ends(flow) {
             return verdict(flow);
         }
@@ -139,7 +166,8 @@ pub fn after<'rt>(s: &Stream<'rt>, res: &mut MsgHead, buf: &[u8], st: &mut ResSt
         // a response rampart built got no server response: its `res.` variables
         // begin here, as HAProxy's `http_eval_after_res_rules()` switches the scope
         st.vars_reqres_start(s);
-        let flow = run_list(s, &px.rules.http_after, res, buf, idx, st);
+        let list = ResList { rules: &px.rules.http_after, start: 0, px: idx, body: None };
+        let (flow, _) = run_list(s, list, res, buf, st);
         if ends(flow) {
             return verdict(flow);
         }
@@ -147,24 +175,35 @@ pub fn after<'rt>(s: &Stream<'rt>, res: &mut MsgHead, buf: &[u8], st: &mut ResSt
     Verdict::Continue
 }
 
-/// Whether a response rule list's outcome ends the response analysers (`wait-for-body`
-/// is refused on responses at startup).
+/// Whether a response rule list's outcome ends the response analysers (a
+/// `wait-for-body` is handled by the caller; `http-after-response` has none).
 fn ends(flow: Flow) -> bool {
     !matches!(flow, Flow::Continue | Flow::Allow | Flow::WaitBody(_))
 }
 
+/// One response rule list to run: its rules, from which one, its proxy, and the body
+/// data a `wait-for-body` waited for.
+struct ResList<'rt, 'b> {
+    rules: &'rt [Rule<HttpAct>],
+    start: usize,
+    px: usize,
+    body: Option<&'b [u8]>,
+}
+
+/// Runs a list; returns what ended it and at which rule (as `run_rules_from`).
 fn run_list<'rt>(
     s: &Stream<'rt>,
-    rules: &'rt [Rule<HttpAct>],
+    list: ResList<'rt, '_>,
     res: &mut MsgHead,
     buf: &[u8],
-    px: usize,
     st: &mut ResState<'_, 'rt>,
-) -> Flow {
-    if rules.is_empty() {
-        return Flow::Continue;
+) -> (Flow, usize) {
+    let ResList { rules, start, px, body } = list;
+    if rules.len() <= start {
+        return (Flow::Continue, rules.len());
     }
-    let env = s.env(Dir::Response, st.sess_vars, st.vars_txn, st.vars_reqres);
+    let mut env = s.env(Dir::Response, st.sess_vars, st.vars_txn, st.vars_reqres);
+    env.res_body = body;
     let mut x = Exec {
         msg: res,
         buf,
@@ -175,7 +214,7 @@ fn run_list<'rt>(
         strict: st.strict,
         st: st.st,
     };
-    run_rules(rules, &mut x, &env)
+    run_rules_from(rules, start, &mut x, &env)
 }
 
 impl ResState<'_, '_> {
