@@ -23,7 +23,8 @@ pub use actions::{
 pub use args::{BIND_OPTIONS, SERVER_OPTIONS};
 pub use pending::{Pending, PendingUses};
 pub use tables::{
-    BALANCE_ALGOS, GLOBAL, LOG_FORWARD, MAILERS, OPTIONS, PEERS, PROGRAM, PROXY, RESOLVERS, SECTIONS, STATS_GLOBAL, TIMEOUTS,
+    BALANCE_ALGOS, GLOBAL, LOG_FORWARD, MAILERS, OPTIONS, PEERS, PROGRAM, PROXY, RESOLVERS, SECTIONS, STATS_GLOBAL,
+    TIMEOUTS,
 };
 
 /// What rampart does with a keyword.

@@ -96,12 +96,7 @@ pub static PEERS: &[Kw] = &[
 pub static MAILERS: &[Kw] = &[kw("mailer", Partial("IPv4 and IPv6 addresses; no SSL")), kw("timeout", Yes)];
 
 /// Keywords of `program` sections.
-pub static PROGRAM: &[Kw] = &[
-    kw("command", Yes),
-    kw("group", Yes),
-    kw("option", Yes),
-    kw("user", Yes),
-];
+pub static PROGRAM: &[Kw] = &[kw("command", Yes), kw("group", Yes), kw("option", Yes), kw("user", Yes)];
 
 /// Keywords of `resolvers` sections.
 pub static RESOLVERS: &[Kw] = &[

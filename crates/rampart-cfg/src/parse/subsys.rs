@@ -37,7 +37,12 @@ pub(super) fn open_mailers(p: &mut Parser, words: &[String], span: &Span) -> Opt
         );
         return None;
     }
-    p.mailers.push(Mailers { name: name.to_owned(), mailers: Vec::new(), timeout: DEFAULT_MAIL_TIMEOUT, span: span.clone() });
+    p.mailers.push(Mailers {
+        name: name.to_owned(),
+        mailers: Vec::new(),
+        timeout: DEFAULT_MAIL_TIMEOUT,
+        span: span.clone(),
+    });
     Some(p.mailers.len() - 1)
 }
 
@@ -206,7 +211,9 @@ pub(super) fn check_proxy(
         if !px.options.health.external {
             out.push(Diag::warning(
                 span.clone(),
-                format!("'external-check command' will be ignored for {kind} '{name}' (requires 'option external-check')."),
+                format!(
+                    "'external-check command' will be ignored for {kind} '{name}' (requires 'option external-check')."
+                ),
             ));
             ext.command = None;
         }
@@ -318,7 +325,10 @@ fn program_line(prog: &mut Program, words: &[String], kwm: Modifier) -> Result<(
 /// master-worker mode is on is the daemon's to check, it depends on the command line).
 pub(super) fn check_programs(programs: &[Program], out: &mut Vec<Diag>) {
     for prog in programs.iter().filter(|x| x.command.is_empty()) {
-        out.push(Diag::alert(Some(prog.span.clone()), format!("The program section '{}' lacks a command to launch.", prog.name)));
+        out.push(Diag::alert(
+            Some(prog.span.clone()),
+            format!("The program section '{}' lacks a command to launch.", prog.name),
+        ));
     }
 }
 
@@ -359,7 +369,10 @@ mod tests {
         assert!(!cfg.proxies[0].options.email_alert.enabled());
         assert!(diags.list.iter().any(|d| d.message.starts_with("'email-alert' will be ignored for backend 'b'")));
         assert_eq!(alerts("mailers m\n mailer a\n"), ["'mailer' expects <name> and <addr>[:<port>] as arguments."]);
-        assert_eq!(alerts("mailers m\n timeout smtp 1s\n"), ["'timeout' expects 'mail' and <time> as arguments got 'smtp'."]);
+        assert_eq!(
+            alerts("mailers m\n timeout smtp 1s\n"),
+            ["'timeout' expects 'mail' and <time> as arguments got 'smtp'."]
+        );
         assert_eq!(alerts("mailers m\n bogus\n"), ["unknown keyword 'bogus' in 'mailers' section"]);
         assert_eq!(
             alerts("mailers m\nmailers m\n"),
@@ -391,7 +404,8 @@ mod tests {
             alerts("backend b\n external-check run x\n"),
             ["'external-check' only supports 'command' and 'path'. but got 'run'."]
         );
-        let (_, diags) = parse("global\n external-check\nbackend b\n option external-check\n external-check command /x\n");
+        let (_, diags) =
+            parse("global\n external-check\nbackend b\n option external-check\n external-check command /x\n");
         assert!(diags.list.iter().any(|d| d.message
             == "Proxy 'b' : 'insecure-fork-wanted' not enabled in the global section, 'option external-check' will likely fail."));
         let cfg = parse_ok("backend b\n external-check command /x\n");

@@ -19,6 +19,9 @@ pub struct ExternalCmd {
     /// `NOT_USED`.
     pub proxy_addr: String,
     pub proxy_port: String,
+    /// `HAPROXY_PROXY_ADDR` and `HAPROXY_PROXY_PORT`: the same, but empty without a
+    /// listener (haproxy 2.6 leaves them so).
+    pub proxy_env: (String, String),
     /// `PATH` (`external-check path`, else empty as HAProxy's default).
     pub path: String,
     /// `HAPROXY_SERVER_PROTO`: `tcp`, or the server's HTTP protocol (`h1` by default).
@@ -43,6 +46,7 @@ impl ExternalCmd {
             Some(ListenAddr::Unix(p)) => (p.display().to_string(), "NOT_USED".to_owned()),
             _ => ("NOT_USED".to_owned(), "NOT_USED".to_owned()),
         };
+        let proxy_env = if first.is_some() { (proxy_addr.clone(), proxy_port.clone()) } else { Default::default() };
         let server_proto = match (px.mode, srv.proto) {
             (Mode::Tcp, _) => "tcp",
             (Mode::Http, Some(BindProto::H2)) => "h2",
@@ -54,6 +58,7 @@ impl ExternalCmd {
             command: command.into(),
             proxy_addr,
             proxy_port,
+            proxy_env,
             path: px.options.external_check.path.clone().unwrap_or_default(),
             server_proto,
             ssl: srv.tls.ssl,

@@ -97,13 +97,8 @@ impl EmailAlertRt {
 /// Sends the alerts queued for one mailer, one exchange at a time.
 async fn drain(mut rx: mpsc::Receiver<String>, proxy: String, name: String, addr: SocketAddr, mail: Arc<Mail>) {
     while let Some(msg) = rx.recv().await {
-        let text = smtp::Message {
-            helo: &mail.myhostname,
-            from: &mail.from,
-            to: &mail.to,
-            date: &date_now(),
-            subject: &msg,
-        };
+        let text =
+            smtp::Message { helo: &mail.myhostname, from: &mail.from, to: &mail.to, date: &date_now(), subject: &msg };
         match tokio::time::timeout(mail.timeout, smtp::send(addr, &text)).await {
             Ok(Ok(())) => {}
             Ok(Err(e)) => report_failure(&proxy, &name, &e.to_string()),

@@ -21,15 +21,17 @@ pub fn spawn(prog: &Program, held: &[(String, OwnedFd)], reloads: u32, now: u64)
     let mut cmd = Command::new(exe);
     cmd.args(args).stdin(Stdio::null());
     if let Some(group) = &prog.group {
-        let gid = nix::unistd::Group::from_name(group).ok().flatten().ok_or_else(|| {
-            format!("[{exe}.main()] Cannot find group id for '{group}'.")
-        })?;
+        let gid = nix::unistd::Group::from_name(group)
+            .ok()
+            .flatten()
+            .ok_or_else(|| format!("[{exe}.main()] Cannot find group id for '{group}'."))?;
         cmd.gid(gid.gid.as_raw());
     }
     if let Some(user) = &prog.user {
-        let uid = nix::unistd::User::from_name(user).ok().flatten().ok_or_else(|| {
-            format!("[{exe}.main()] Cannot find user id for '{user}'.")
-        })?;
+        let uid = nix::unistd::User::from_name(user)
+            .ok()
+            .flatten()
+            .ok_or_else(|| format!("[{exe}.main()] Cannot find user id for '{user}'."))?;
         cmd.uid(uid.uid.as_raw());
     }
     // the sockets the workers inherit stay in the master: close-on-exec for this spawn
