@@ -23,7 +23,8 @@ pub use actions::{
 pub use args::{BIND_OPTIONS, SERVER_OPTIONS};
 pub use pending::{Pending, PendingUses};
 pub use tables::{
-    BALANCE_ALGOS, GLOBAL, LOG_FORWARD, OPTIONS, PEERS, PROXY, RESOLVERS, SECTIONS, STATS_GLOBAL, TIMEOUTS,
+    BALANCE_ALGOS, GLOBAL, LOG_FORWARD, MAILERS, OPTIONS, PEERS, PROGRAM, PROXY, RESOLVERS, SECTIONS, STATS_GLOBAL,
+    TIMEOUTS,
 };
 
 /// What rampart does with a keyword.
@@ -117,6 +118,8 @@ pub fn every_keyword() -> Vec<(String, Support)> {
     LOG_FORWARD.iter().for_each(|k| add("log-forward ", k.name, k.support));
     RESOLVERS.iter().for_each(|k| add("resolvers ", k.name, k.support));
     PEERS.iter().for_each(|k| add("peers ", k.name, k.support));
+    MAILERS.iter().for_each(|k| add("mailers ", k.name, k.support));
+    PROGRAM.iter().for_each(|k| add("program ", k.name, k.support));
     SERVER_OPTIONS.iter().for_each(|k| add("server ", k.name, k.support));
     let actions: [(&str, &[&[ActionKw]]); 7] = [
         ("http-request ", &[HTTP_REQUEST_ACTIONS]),
@@ -355,6 +358,8 @@ pub fn compat_markdown() -> String {
     kw_table(&mut out, "`log-forward` keywords", "", LOG_FORWARD);
     kw_table(&mut out, "`resolvers` keywords", "", RESOLVERS);
     kw_table(&mut out, "`peers` keywords", "", PEERS);
+    kw_table(&mut out, "`mailers` keywords", "", MAILERS);
+    kw_table(&mut out, "`program` keywords", "", PROGRAM);
     kw_table(&mut out, "Global `stats` keywords", "stats ", STATS_GLOBAL);
     out.push_str("### Proxy keywords\n\n(!) = only in a named `defaults` section.\n\n");
     out.push_str(

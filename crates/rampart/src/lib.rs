@@ -31,6 +31,8 @@
 //!   cacheability rules
 //! - `comp`: HTTP compression: negotiation, the head's edits, the compressors
 //! - `lua`: Lua scripts (`lua-load`): HAProxy's Lua API, one Lua state per thread
+//! - `mailers`: email alerts of server state changes (`mailers`, `email-alert`), sent
+//!   over SMTP off the request path
 //! - `filter`: the response body filters (compression, the cache's store) between
 //!   the server side and the client
 //! - `auth`: `userlist` sections at run time: users, groups, crypt(3) password checks
@@ -82,6 +84,7 @@ pub mod lb;
 pub mod listener;
 pub mod log;
 pub mod lua;
+pub mod mailers;
 pub mod master;
 pub mod mux;
 pub mod pattern;

@@ -32,13 +32,13 @@ pub static SECTIONS: &[Kw] = &[
     kw("listen", Yes),
     kw("userlist", Partial(USERLIST_PARTIAL)),
     kw("peers", Partial(PEERS_PARTIAL)),
-    kw("mailers", No),
+    kw("mailers", Yes),
     kw("resolvers", Yes),
     kw("cache", Yes),
     kw("http-errors", Yes),
     kw("ring", Partial(RING_PARTIAL)),
     kw("log-forward", Partial(LOG_FORWARD_PARTIAL)),
-    kw("program", No),
+    kw("program", Yes),
     kw("fcgi-app", No),
     kw("namespace_list", No),
 ];
@@ -92,6 +92,12 @@ pub static PEERS: &[Kw] = &[
     kw("table", Yes),
 ];
 
+/// Keywords of `mailers` sections.
+pub static MAILERS: &[Kw] = &[kw("mailer", Partial("IPv4 and IPv6 addresses; no SSL")), kw("timeout", Yes)];
+
+/// Keywords of `program` sections.
+pub static PROGRAM: &[Kw] = &[kw("command", Yes), kw("group", Yes), kw("option", Yes), kw("user", Yes)];
+
 /// Keywords of `resolvers` sections.
 pub static RESOLVERS: &[Kw] = &[
     kw("accepted_payload_size", Yes),
@@ -127,7 +133,7 @@ pub static GLOBAL: &[Kw] = &[
     kw("deviceatlas-properties-cookie", No),
     kw("deviceatlas-separator", No),
     kw("expose-experimental-directives", Yes),
-    kw("external-check", No),
+    kw("external-check", Yes),
     kw("fd-hard-limit", No),
     kw("gid", Yes),
     kw("grace", No),
@@ -335,7 +341,7 @@ pub static PROXY: &[ProxyKw] = &[
     px("disabled", ALL, No),
     px("dispatch", L | B, Yes),
     px("dynamic-cookie-key", D | L | B, No),
-    px("email-alert", ALL, No),
+    px("email-alert", ALL, Yes),
     px("enabled", ALL, No),
     px("errorfile", ALL, Yes),
     px("errorfiles", ALL, Yes),
@@ -343,7 +349,7 @@ pub static PROXY: &[ProxyKw] = &[
     px("errorloc302", ALL, No),
     px("errorloc303", ALL, No),
     px("error-log-format", D | F | L, Yes),
-    px("external-check", D | L | B, No),
+    px("external-check", D | L | B, Yes),
     px("filter", F | L | B, Partial(FILTER_PARTIAL)),
     px("force-persist", L | B, Yes),
     px("fullconn", D | L | B, Yes),
@@ -492,7 +498,7 @@ pub static OPTIONS: &[OptionKw] = &[
     opt("idle-close-on-response", D | F | L, true, No),
     opt("independent-streams", ALL, true, No),
     opt("ldap-check", D | L | B, false, Yes),
-    opt("external-check", D | L | B, false, No),
+    opt("external-check", D | L | B, false, Yes),
     opt("log-health-checks", D | L | B, true, Yes),
     opt("log-separate-errors", D | F | L, true, Yes),
     opt("logasap", D | F | L, true, Partial("HTTP lines go at the response head; TCP lines at the end of the session")),

@@ -34,6 +34,9 @@ pub struct HealthCheck {
     pub tcp_rules: Vec<CheckRule>,
     /// The line of the section that wrote `tcp_rules` (as `http_owner`).
     pub tcp_owner: Option<(Arc<str>, u32)>,
+    /// `option external-check`: the `external-check command` is the check (exclusive
+    /// with `httpchk` and `proto`: the last option wins).
+    pub external: bool,
 }
 
 /// A check built on the tcp-check rule engine.

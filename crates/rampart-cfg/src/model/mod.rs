@@ -25,6 +25,7 @@
 //! - `peers`: `peers` sections (replication of stick tables)
 //! - `lua`: the Lua settings of `global`
 //! - `process`: `cpu-map`, `set-dumpable`, `strict-limits` (the process on the machine)
+//! - `subsys`: `mailers` and `email-alert`, external checks, `program` sections
 
 mod balance;
 mod check;
@@ -46,6 +47,7 @@ mod source;
 mod ssl;
 mod stats;
 mod stick;
+mod subsys;
 
 pub use balance::*;
 pub use check::*;
@@ -66,6 +68,7 @@ pub use source::*;
 pub use ssl::*;
 pub use stats::*;
 pub use stick::*;
+pub use subsys::*;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -100,6 +103,10 @@ pub struct Config {
     pub peers: Vec<Peers>,
     /// The local node's name in the `peers` sections (`-L`, `localpeer`, the host name).
     pub localpeer: String,
+    /// `mailers` sections in file order.
+    pub mailers: Vec<Mailers>,
+    /// `program` sections in file order.
+    pub programs: Vec<Program>,
 }
 
 impl Config {
@@ -178,6 +185,10 @@ pub struct Global {
     pub quiet: bool,
     /// `master-worker` (as `-W`): a master process supervises the worker.
     pub master_worker: bool,
+    /// `external-check`: proxies may run external checks.
+    pub external_check: bool,
+    /// `insecure-fork-wanted`: the worker may start processes (external checks).
+    pub insecure_fork: bool,
     /// `master-worker no-exit-on-failure`: the master stays when its worker fails.
     pub mworker_no_exit_on_failure: bool,
     /// `mworker-max-reloads <n>`: workers older than `n` reloads are stopped.
@@ -285,6 +296,8 @@ impl Default for Global {
             comp_maxlevel: 1,
             quiet: false,
             master_worker: false,
+            external_check: false,
+            insecure_fork: false,
             mworker_no_exit_on_failure: false,
             mworker_max_reloads: None,
             logs: Vec::new(),
@@ -665,6 +678,10 @@ pub struct ProxyOptions {
     pub log_health_checks: bool,
     /// `option httpchk` and the `http-check` rules.
     pub health: HealthCheck,
+    /// `external-check command|path`.
+    pub external_check: ExternalCheck,
+    /// `email-alert ...`.
+    pub email_alert: EmailAlert,
     /// `option http-buffer-request`: wait for the whole request body (up to the buffer)
     /// before the `http-request` rules run.
     pub http_buffer_request: bool,

@@ -38,7 +38,11 @@ pub(super) fn finish(p: &mut Parser) -> Config {
         check_tcp_mode(&builds[i], &mut proxies[i], &mut p.diags);
         super::server::implicit_server(&mut proxies[i], &builds[i].px.span, &mut p.diags);
         super::healthcheck::check_rules_without_option(builds[i].kind.type_str(), &proxies[i], &mut p.diags);
+        super::subsys::check_proxy(&mut proxies[i], builds[i].kind.type_str(), &global, &p.mailers, &mut p.diags);
     }
+    let mailers = std::mem::take(&mut p.mailers);
+    let programs = std::mem::take(&mut p.programs);
+    super::subsys::check_programs(&programs, &mut p.diags);
     super::userlist::check_userlists(&userlists, &mut p.diags);
     let mut rings = std::mem::take(&mut p.rings);
     super::ring::check_rings(&mut rings, &mut p.diags);
@@ -62,6 +66,8 @@ pub(super) fn finish(p: &mut Parser) -> Config {
         caches,
         peers,
         localpeer,
+        mailers,
+        programs,
     }
 }
 

@@ -19,7 +19,11 @@ const MAX_THREADS: i64 = 64;
 pub(super) fn parse_global_line(p: &mut Parser, words: &[String], kwm: Modifier, span: &Span) {
     let word = words[0].as_str();
     match word {
-        "daemon" | "quiet" | "insecure-fork-wanted" => parse_flag(p, words, span),
+        "daemon" | "quiet" => parse_flag(p, words, span),
+        "insecure-fork-wanted" if !too_many(p, words, 0, span) => p.global.insecure_fork = kwm == Modifier::Std,
+        "insecure-fork-wanted" => {}
+        "external-check" if !too_many(p, words, 0, span) => p.global.external_check = true,
+        "external-check" => {}
         "master-worker" => parse_master_worker(p, words, span),
         "mworker-max-reloads" => parse_mworker_max_reloads(p, words, span),
         "nbthread" => parse_nbthread(p, words, span),
@@ -148,9 +152,6 @@ fn parse_flag(p: &mut Parser, words: &[String], span: &Span) {
     }
     match words[0].as_str() {
         "daemon" => p.global.daemon = true,
-        // COMPAT: HAProxy forbids fork() unless this is set (external checks, Lua);
-        // rampart never forks, so the flag (and `no insecure-fork-wanted`) changes nothing.
-        "insecure-fork-wanted" => {}
         _ => p.global.quiet = true,
     }
 }

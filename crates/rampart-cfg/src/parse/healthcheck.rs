@@ -50,6 +50,7 @@ pub(super) fn parse_option_httpchk(cx: &mut Ctx<'_>, words: &[String]) {
     let health = &mut cx.pb.px.options.health;
     health.httpchk = true;
     health.proto = None;
+    health.external = false;
 }
 
 /// Places the request of `option httpchk` (HAProxy's `tcpcheck_add_http_rule()` for an

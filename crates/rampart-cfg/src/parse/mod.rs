@@ -31,6 +31,7 @@
 //! - `log_forward`: `log-forward` sections (syslog receivers and their targets)
 //! - `healthcheck`, `tcpcheck`: `option httpchk` / `http-check`, `option tcp-check` and the
 //!   protocol checks / `tcp-check`; `check_step`: the rules both rule lists share
+//! - `subsys`: `mailers` and `program` sections, `email-alert`, `external-check`
 //! - `check`, `check_rules`: checks that need the whole configuration
 
 mod addr;
@@ -69,6 +70,7 @@ mod server_state;
 mod ssl;
 mod stats;
 mod stick;
+mod subsys;
 mod switching;
 mod tcpcheck;
 mod userlist;
@@ -119,6 +121,10 @@ enum Cursor {
     Resolvers(usize),
     /// A `peers` section, index into [`Parser::peers`].
     Peers(usize),
+    /// A `mailers` section, index into [`Parser::mailers`].
+    Mailers(usize),
+    /// A `program` section, index into [`Parser::programs`].
+    Program(usize),
     /// A section rampart does not parse (already reported), or whose header was refused:
     /// its lines are skipped without further noise.
     Skipped,
@@ -151,6 +157,8 @@ pub(crate) struct Parser {
     pub caches: Vec<crate::model::CacheSection>,
     pub resolvers: Vec<crate::model::Resolvers>,
     pub peers: Vec<crate::model::Peers>,
+    pub mailers: Vec<crate::model::Mailers>,
+    pub programs: Vec<crate::model::Program>,
     /// What HAProxy keeps across the lines of each `peers` section.
     pub peers_build: Vec<peers::PeersBuild>,
     /// The local node's name (`-L`, `localpeer`, else the host name).
@@ -178,6 +186,8 @@ impl Parser {
             caches: Vec::new(),
             resolvers: Vec::new(),
             peers: Vec::new(),
+            mailers: Vec::new(),
+            programs: Vec::new(),
             peers_build: Vec::new(),
             localpeer: local.name.clone(),
             localpeer_cmdline: local.cmdline,
@@ -226,6 +236,8 @@ impl Parser {
             Cursor::Cache(i) => cache::parse_cache_line(self, i, words, &line.span),
             Cursor::Resolvers(i) => resolvers::parse_resolvers_line(self, i, words, &line.span),
             Cursor::Peers(i) => peers::parse_peers_line(self, i, words, &line.span),
+            Cursor::Mailers(i) => subsys::parse_mailers_line(self, i, words, &line.span),
+            Cursor::Program(i) => subsys::parse_program_line(self, i, words, kwm, &line.span),
         }
     }
 
@@ -311,6 +323,18 @@ impl Parser {
             "peers" => {
                 self.cursor = match peers::open_peers(self, words, span) {
                     Some(i) => Cursor::Peers(i),
+                    None => Cursor::Skipped,
+                }
+            }
+            "mailers" => {
+                self.cursor = match subsys::open_mailers(self, words, span) {
+                    Some(i) => Cursor::Mailers(i),
+                    None => Cursor::Skipped,
+                }
+            }
+            "program" => {
+                self.cursor = match subsys::open_program(self, words, span) {
+                    Some(i) => Cursor::Program(i),
                     None => Cursor::Skipped,
                 }
             }

@@ -89,6 +89,7 @@ fn dispatch_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str
         (_, "httplog") => httplog_option(cx, words),
         (_, "httpslog") => httpslog_option(cx, words),
         (_, "httpchk") => super::healthcheck::parse_option_httpchk(cx, words),
+        (_, "external-check") => super::subsys::parse_option_external_check(cx, words),
         (
             _,
             "tcp-check" | "redis-check" | "smtpchk" | "mysql-check" | "pgsql-check" | "ldap-check" | "spop-check"
@@ -466,7 +467,6 @@ mod tests {
             alerts("backend b\n option dontlognul\n"),
             ["unknown option 'dontlognul'; did you mean 'dontlognull' maybe ?"]
         );
-        assert_eq!(alerts("backend b\n option external-check\n"), ["'option external-check' is not supported yet"]);
         assert_eq!(alerts("backend b\n option logasap\n"), Vec::<String>::new(), "ignored, as by HAProxy");
         assert_eq!(
             warnings("backend b\n option logasap\n"),

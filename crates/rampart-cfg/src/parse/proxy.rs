@@ -275,6 +275,8 @@ fn dispatch(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
         "tcp-check" => super::tcpcheck::parse_tcp_check(cx, words),
         "compression" => super::filter::parse_compression(cx, words),
         "filter" => super::filter::parse_filter(cx, words),
+        "email-alert" => super::subsys::parse_email_alert(cx, words),
+        "external-check" if !cx.cap().frontend || cx.cap().backend => super::subsys::parse_external_check(cx, words),
         "stick-table" if !cx.is_defaults() => super::stick::parse_stick_table(cx, words),
         "stick" if cx.cap().backend && !cx.is_defaults() => super::stick::parse_stick(cx, words),
         _ => unknown_or_not_yet(cx, words),
@@ -529,7 +531,7 @@ mod tests {
     #[test]
     fn lines_of_a_refused_section_are_skipped() {
         assert_eq!(alerts("backend\n foo\n bar\n"), ["'backend' expects an <id> argument"]);
-        assert_eq!(alerts("mailers m\n mailer a 127.0.0.1:1\n"), ["'mailers' is not supported yet"]);
+        assert_eq!(alerts("fcgi-app m\n docroot /x\n"), ["'fcgi-app' is not supported yet"]);
     }
 
     #[test]

@@ -54,6 +54,7 @@ pub(super) fn parse_proto_option(cx: &mut Ctx<'_>, words: &[String], name: &str)
     };
     let health = &mut cx.pb.px.options.health;
     health.httpchk = false;
+    health.external = false;
     health.proto = Some(proto);
 }
 

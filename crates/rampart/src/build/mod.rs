@@ -157,6 +157,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             stats: crate::stats::ProxyStats::new(threads, timed),
             stats_page: px.stats.as_ref().map(|p| Box::new(crate::stats::page::Page::new(p))),
             log: logs.proxy(cfg, idx, &mut alerts),
+            email_alert: crate::mailers::EmailAlertRt::build(cfg, &px.name, &px.options.email_alert).map(Box::new),
             comp: px.compression.clone().filter(|_| px.mode == Mode::Http).map(Box::new),
             trace: px.filters.iter().find_map(|f| match &f.kind {
                 rampart_cfg::model::FilterKind::Trace(t) if px.mode == Mode::Http => Some(Box::new(t.clone())),

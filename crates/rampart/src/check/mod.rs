@@ -15,10 +15,12 @@
 //! - `http`: HTTP requests and `http-check expect` evaluation
 //! - `proto`: the protocol checks' rule sets (`redis-check`, `smtpchk`, `mysql-check`,
 //!   `pgsql-check`, `ldap-check`, `spop-check`, `ssl-hello-chk`) and reply decoders
+//! - `external`: the command of an external check and its fixed arguments
 //! - `conn`: the connection a check opens (clear or TLS), and its error words
 
 pub mod agent;
 pub mod conn;
+pub mod external;
 pub mod health;
 mod http;
 mod proto;
@@ -83,6 +85,8 @@ pub struct CheckRt {
     /// TLS for the checks (`check-ssl`, or `ssl` without `port` nor `addr`; `connect
     /// ssl` rules), set once the server's TLS side is built ([`attach_tls`]).
     pub tls: TlsSet,
+    /// `option external-check`: the command that replaces the probe.
+    pub external: Option<Box<external::ExternalCmd>>,
 }
 
 /// The compiled checks of proxy `idx` (`option httpchk`, `option tcp-check`...);
@@ -161,6 +165,7 @@ pub fn build(
         conf_port: c.port.unwrap_or(0),
         conf_addr: c.addr.as_deref().and_then(probe_ip),
         tls: TlsSet::default(),
+        external: external::ExternalCmd::build(px, srv, cfg.global.insecure_fork).map(Box::new),
     }))
 }
 

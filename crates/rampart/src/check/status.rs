@@ -46,6 +46,12 @@ pub enum CheckStatus {
     L7Ok,
     L7OkC,
     L7Sts,
+    /// The external check's command failed (its exit status is the code).
+    ProcErr,
+    /// The external check's command outlived the check's time.
+    ProcTout,
+    /// The external check's command exited with 0.
+    ProcOk,
 }
 
 impl CheckResult {
@@ -76,6 +82,9 @@ impl CheckStatus {
             CheckStatus::L7Ok => 15,
             CheckStatus::L7OkC => 16,
             CheckStatus::L7Sts => 17,
+            CheckStatus::ProcErr => 18,
+            CheckStatus::ProcTout => 19,
+            CheckStatus::ProcOk => 20,
         }
     }
 
@@ -95,6 +104,9 @@ impl CheckStatus {
             CheckStatus::L7Ok => "L7OK",
             CheckStatus::L7OkC => "L7OKC",
             CheckStatus::L7Sts => "L7STS",
+            CheckStatus::ProcErr => "PROCERR",
+            CheckStatus::ProcTout => "PROCTOUT",
+            CheckStatus::ProcOk => "PROCOK",
         }
     }
 
@@ -114,12 +126,15 @@ impl CheckStatus {
             CheckStatus::L7Ok => "Layer7 check passed",
             CheckStatus::L7OkC => "Layer7 check conditionally passed",
             CheckStatus::L7Sts => "Layer7 wrong status",
+            CheckStatus::ProcErr => "External check error",
+            CheckStatus::ProcTout => "External check timeout",
+            CheckStatus::ProcOk => "External check passed",
         }
     }
 
     pub fn result(self) -> CheckResult {
         match self {
-            CheckStatus::L4Ok | CheckStatus::L6Ok | CheckStatus::L7Ok => CheckResult::Passed,
+            CheckStatus::L4Ok | CheckStatus::L6Ok | CheckStatus::L7Ok | CheckStatus::ProcOk => CheckResult::Passed,
             CheckStatus::L7OkC => CheckResult::CondPass,
             _ => CheckResult::Failed,
         }
@@ -128,6 +143,14 @@ impl CheckStatus {
     /// Whether the status carries an HTTP code (`code: N` in messages): HAProxy's
     /// statuses from `HCHK_STATUS_L57DATA` on.
     pub fn has_code(self) -> bool {
-        matches!(self, CheckStatus::L7Ok | CheckStatus::L7OkC | CheckStatus::L7Sts)
+        matches!(
+            self,
+            CheckStatus::L7Ok
+                | CheckStatus::L7OkC
+                | CheckStatus::L7Sts
+                | CheckStatus::ProcErr
+                | CheckStatus::ProcTout
+                | CheckStatus::ProcOk
+        )
     }
 }

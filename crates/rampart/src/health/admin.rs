@@ -151,6 +151,7 @@ pub fn set_drain(px: &ProxyRt, srv: usize, on: bool) {
         let mut msg = format!("{} enters drain state", label(px, srv));
         online(px, &mut msg);
         emit(px, Level::Warning, log_level::NOTICE, &msg);
+        report::mail(px, log_level::NOTICE, &msg);
         let (act, bck) = available(px);
         if before.0 + before.1 > 0 && act + bck == 0 {
             no_server_left(px);

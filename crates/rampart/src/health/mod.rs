@@ -7,6 +7,7 @@
 //! HAProxy counterpart: check.c (`start_checks()`, `process_chk_conn()`,
 //! `set_server_check_status()`), server.c (`srv_set_admin_flag()`, tracking).
 //!
+//! - `external`: external checks: the command run, bounded in time and number
 //! - `probe`: one check: connect, and for HTTP checks an exchange, within the timeouts
 //! - `report`: applying a result: counters, server state, messages
 //! - `admin`: maintenance, drain, forced states and weights
@@ -15,6 +16,7 @@
 //! - `track`: servers that follow another server's state (`track`)
 
 mod admin;
+mod external;
 mod passive;
 mod probe;
 mod report;

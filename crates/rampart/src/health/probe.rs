@@ -195,6 +195,15 @@ async fn probe(rt: &Runtime, be: usize, srv: usize, health: &Health) -> Outcome 
         (Some(_), Some(c)) => c.min(chk.inter),
         _ => chk.inter,
     };
+    if let Some(cmd) = &chk.external {
+        let target = super::external::Target {
+            px,
+            server,
+            proxy_id: rt.stats.iids.get(be).copied().unwrap_or(0),
+            server_id: server.stats.sid,
+        };
+        return super::external::probe(cmd, &target, connect).await;
+    }
     let state = (chk.rules.is_http() && chk.rules.send_state).then(|| server_state_header(px, server, health));
     let env = Env {
         host: rt,

@@ -65,6 +65,7 @@ pub(super) fn apply(
         append_check(&mut msg, &report);
         let _ = write!(msg, ", status: {}", health.status_text(st.eweight()));
         emit(px, Level::Warning, log_level::NOTICE, &msg);
+        mail(px, log_level::INFO, &msg);
     }
     let reason = (!log_hc).then_some(&report);
     st.set_verdict(agent, health.is_up());
@@ -143,8 +144,19 @@ pub(super) fn change_state(px: &ProxyRt, srv: usize, next: OperState, reason: &R
     let level =
         if next == OperState::Stopped && prev != OperState::Stopping { log_level::ALERT } else { log_level::NOTICE };
     emit(px, Level::Warning, level, &msg);
+    // as HAProxy, a server that starts stopping (NOLB) is not mailed
+    if next != OperState::Stopping {
+        mail(px, level, &msg);
+    }
     if before.0 + before.1 > 0 && act + bck == 0 {
         no_server_left(px);
+    }
+}
+
+/// Mails `msg` to the proxy's `email-alert` mailers when its level is low enough.
+pub(super) fn mail(px: &ProxyRt, level: u8, msg: &str) {
+    if let Some(ea) = &px.email_alert {
+        ea.send(level, msg);
     }
 }
 
@@ -249,7 +261,12 @@ fn proxy_type(px: &ProxyRt) -> &'static str {
 pub(super) fn append_check(msg: &mut String, r: &CheckReport) {
     let _ = write!(msg, ", reason: {}", r.status.description());
     if r.status.has_code() {
-        let _ = write!(msg, ", code: {}", r.code);
+        // an external command killed by a signal has no exit status: HAProxy's -1
+        if r.code == crate::check::external::NO_EXIT_STATUS {
+            msg.push_str(", code: -1");
+        } else {
+            let _ = write!(msg, ", code: {}", r.code);
+        }
     }
     if !r.desc.is_empty() {
         msg.push_str(", info: \"");

@@ -263,13 +263,23 @@ pub fn show_proc(state: &State, now: u64, version: &str) -> String {
         }
     }
     out.push_str("# programs\n");
+    let (old, current): (Vec<_>, Vec<_>) = state.programs.iter().partition(|p| p.leaving);
+    for p in current {
+        out.push_str(&row(p.pid, &p.name, &p.reloads.to_string(), p.started, "-"));
+    }
+    if !old.is_empty() {
+        out.push_str("# old programs\n");
+        for p in old {
+            out.push_str(&row(p.pid, &p.name, &p.reloads.to_string(), p.started, "-"));
+        }
+    }
     out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::master::state::Worker;
+    use crate::master::state::{Prog, Worker};
 
     #[test]
     fn show_proc_has_haproxy_columns() {
@@ -281,6 +291,10 @@ mod tests {
                 Worker { pid: 11, ipc: 5, reloads: 1, started: 150, phase: Phase::Leaving },
                 Worker { pid: 12, ipc: 6, reloads: 0, started: 190, phase: Phase::Current },
             ],
+            programs: vec![
+                Prog { pid: 21, name: "old".into(), reloads: 1, started: 150, leaving: true },
+                Prog { pid: 22, name: "agent".into(), reloads: 0, started: 195, leaving: false },
+            ],
         };
         let text = show_proc(&state, 200, "2.6.0");
         let lines: Vec<&str> = text.lines().collect();
@@ -291,6 +305,9 @@ mod tests {
         assert_eq!(lines[4], "# old workers");
         assert_eq!(lines[5], "11              worker          1               0d00h00m50s     2.6.0          ");
         assert_eq!(lines[6], "# programs");
+        assert_eq!(lines[7], "22              agent           0               0d00h00m05s     -              ");
+        assert_eq!(lines[8], "# old programs");
+        assert_eq!(lines[9], "21              old             1               0d00h00m50s     -              ");
     }
 
     #[test]

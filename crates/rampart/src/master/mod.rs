@@ -15,6 +15,7 @@
 //! - `ipc`: the master-worker channel (SOCK_SEQPACKET, SCM_RIGHTS)
 //! - `notify`: systemd notifications (`-Ws`)
 //! - `spawn`: starting a worker, re-executing the master
+//! - `program`: the processes of `program` sections
 //! - `supervisor`: the master's event loop
 //! - `mcli`: the master CLI (`-S`)
 //! - `child`: the worker's side
@@ -25,6 +26,7 @@ pub mod handover;
 pub mod ipc;
 pub mod mcli;
 pub mod notify;
+pub mod program;
 pub mod spawn;
 pub mod state;
 pub mod supervisor;
@@ -136,6 +138,7 @@ pub fn start(launch: Launch, cfg: Option<&Config>, rep: &mut Reporter) -> i32 {
             no_exit_on_failure: cfg.global.mworker_no_exit_on_failure,
             max_reloads: cfg.global.mworker_max_reloads,
         };
+        sup.programs = Some(cfg.programs.clone());
     }
     if !loaded {
         sup.spawn_worker = false;

@@ -39,6 +39,21 @@ pub struct Worker {
     pub phase: Phase,
 }
 
+/// One process of a `program` section.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prog {
+    pub pid: i32,
+    /// The section's name.
+    pub name: String,
+    /// Reloads of the master since it started.
+    pub reloads: u32,
+    /// Start time, seconds since the epoch.
+    pub started: u64,
+    /// A reload started a new one (or dropped the section): this one is stopped once
+    /// the new worker serves, as the old workers.
+    pub leaving: bool,
+}
+
 /// The master's records, kept across its re-executions.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct State {
@@ -48,6 +63,8 @@ pub struct State {
     /// Reloads that failed since the last one that worked.
     pub failed_reloads: u32,
     pub workers: Vec<Worker>,
+    /// The processes of `program` sections.
+    pub programs: Vec<Prog>,
 }
 
 impl State {
@@ -62,6 +79,10 @@ impl State {
             };
             let _ = write!(out, "|w;{};{};{};{};{phase}", w.pid, w.ipc, w.reloads, w.started);
         }
+        for p in &self.programs {
+            let phase = if p.leaving { 'l' } else { 'c' };
+            let _ = write!(out, "|p;{};{};{};{phase};{}", p.pid, p.reloads, p.started, escape(&p.name));
+        }
         out
     }
 
@@ -75,8 +96,22 @@ impl State {
             reloads: reloads.parse().ok()?,
             failed_reloads: failed.parse().ok()?,
             workers: Vec::new(),
+            programs: Vec::new(),
         };
         for part in parts {
+            if let Some(rest) = part.strip_prefix("p;") {
+                let [pid, reloads, started, phase, name] = rest.splitn(5, ';').collect::<Vec<_>>()[..] else {
+                    return None;
+                };
+                state.programs.push(Prog {
+                    pid: pid.parse().ok()?,
+                    name: unescape(name)?,
+                    reloads: reloads.parse().ok()?,
+                    started: started.parse().ok()?,
+                    leaving: phase == "l",
+                });
+                continue;
+            }
             let w: Vec<&str> = part.split(';').collect();
             let ["w", pid, ipc, reloads, started, phase] = w.as_slice() else { return None };
             let phase = match *phase {
@@ -105,13 +140,20 @@ pub fn encode_fds(fds: &[(i32, String)]) -> String {
             out.push(';');
         }
         let _ = write!(out, "{fd}=");
-        for c in key.chars() {
-            match c {
-                '%' | ';' | '=' => {
-                    let _ = write!(out, "%{:02X}", c as u32);
-                }
-                c => out.push(c),
+        out.push_str(&escape(key));
+    }
+    out
+}
+
+/// `%`, `;`, `=` and `|` as `%XX`.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '%' | ';' | '=' | '|' => {
+                let _ = write!(out, "%{:02X}", c as u32);
             }
+            c => out.push(c),
         }
     }
     out
@@ -163,6 +205,10 @@ mod tests {
                 Worker { pid: 10, ipc: 7, reloads: 2, started: 1_700_000_001, phase: Phase::Leaving },
                 Worker { pid: 11, ipc: 8, reloads: 0, started: 1_700_000_009, phase: Phase::Current },
                 Worker { pid: 12, ipc: 9, reloads: 0, started: 1_700_000_010, phase: Phase::Starting },
+            ],
+            programs: vec![
+                Prog { pid: 20, name: "odd;name|x".into(), reloads: 1, started: 1_700_000_002, leaving: true },
+                Prog { pid: 21, name: "p".into(), reloads: 0, started: 1_700_000_011, leaving: false },
             ],
         };
         assert_eq!(State::decode(&state.encode()), Some(state.clone()));

@@ -48,6 +48,9 @@ pub struct Supervisor {
     /// failed reload (the old workers keep serving).
     pub spawn_worker: bool,
     pub on_ready: Option<OnReady>,
+    /// The `program` sections of the configuration this master loaded (`None` after
+    /// a failed reload: the running programs stay as they are).
+    pub programs: Option<Vec<rampart_cfg::model::Program>>,
     channels: HashMap<i32, Arc<Channel>>,
     /// A stop signal was received: exit once the workers are gone.
     stopping: bool,
@@ -94,6 +97,7 @@ impl Supervisor {
             notifier: Notifier::default(),
             spawn_worker: true,
             on_ready: None,
+            programs: None,
             channels: HashMap::new(),
             stopping: false,
             exit_code: None,
@@ -143,6 +147,7 @@ impl Supervisor {
         if self.spawn_worker {
             self.spawn(&tx);
         }
+        self.start_programs();
         self.reap();
         loop {
             if let Some(code) = self.finished() {
@@ -209,6 +214,32 @@ impl Supervisor {
         }
     }
 
+    /// Starts the programs of the configuration: all of them on a first start; on a
+    /// reload those with `start-on-reload` (the running one leaves) and those not
+    /// running yet. Programs whose section is gone leave.
+    fn start_programs(&mut self) {
+        let Some(programs) = self.programs.take() else { return };
+        for old in &mut self.state.programs {
+            let kept = programs.iter().any(|p| p.name == old.name && !p.start_on_reload);
+            if !kept {
+                old.leaving = true;
+            }
+        }
+        for prog in &programs {
+            let running = self.state.programs.iter().any(|p| p.name == prog.name && !p.leaving);
+            if running {
+                continue;
+            }
+            match super::program::spawn(prog, &self.held, 0, now()) {
+                Ok(p) => {
+                    notice(&format!("New program '{}' ({}) forked", p.name, p.pid));
+                    self.state.programs.push(p);
+                }
+                Err(msg) => alert(&msg),
+            }
+        }
+    }
+
     fn argv0(&self) -> String {
         self.argv.first().map(|a| a.to_string_lossy().into_owned()).unwrap_or_default()
     }
@@ -270,6 +301,11 @@ impl Supervisor {
             old.phase = Phase::Leaving;
             let _ = kill(Pid::from_raw(old.pid), Signal::SIGUSR1);
         }
+        // COMPAT: as the old workers, the programs a reload replaced are told to stop
+        // (HAProxy passes them to the new process's `-sf`)
+        for old in self.state.programs.iter().filter(|p| p.leaving) {
+            let _ = kill(Pid::from_raw(old.pid), Signal::SIGUSR1);
+        }
         if let Some(max) = self.opts.max_reloads {
             for old in self.state.workers.iter().filter(|w| w.reloads > max) {
                 let _ = kill(Pid::from_raw(old.pid), Signal::SIGTERM);
@@ -313,6 +349,16 @@ impl Supervisor {
 
     fn exited(&mut self, pid: i32, status: i32) {
         let what = if status >= 128 { signal_name(status - 128) } else { "Exit".to_owned() };
+        if let Some(i) = self.state.programs.iter().position(|p| p.pid == pid) {
+            let p = self.state.programs.remove(i);
+            if p.leaving {
+                warning(&format!("Former program '{}' ({pid}) exited with code {status} ({what})", p.name));
+            } else {
+                alert(&format!("Current program '{}' ({pid}) exited with code {status} ({what})", p.name));
+                self.on_failure(status);
+            }
+            return;
+        }
         let Some(i) = self.state.workers.iter().position(|w| w.pid == pid) else {
             warning(&format!("Process {pid} exited with code {status} ({what})"));
             return;
@@ -337,6 +383,13 @@ impl Supervisor {
         } else {
             alert(&msg);
         }
+        self.on_failure(status);
+    }
+
+    /// A current worker or program exited with `status`: unless it is a normal exit,
+    /// everything is stopped (`exit-on-failure`), and the first such status is the
+    /// master's.
+    fn on_failure(&mut self, status: i32) {
         if ![0, 130, 143].contains(&status) && !self.opts.no_exit_on_failure {
             alert("exit-on-failure: killing every processes with SIGTERM");
             self.broadcast(Signal::SIGTERM);
@@ -348,7 +401,7 @@ impl Supervisor {
 
     /// The exit status once no worker is left.
     fn finished(&self) -> Option<i32> {
-        if !self.state.workers.is_empty() {
+        if !self.state.workers.is_empty() || !self.state.programs.is_empty() {
             return None;
         }
         let code = self.exit_code.filter(|&c| c > 0).unwrap_or(0);
@@ -374,6 +427,9 @@ impl Supervisor {
         for w in &self.state.workers {
             let _ = kill(Pid::from_raw(w.pid), sig);
         }
+        for p in &self.state.programs {
+            let _ = kill(Pid::from_raw(p.pid), sig);
+        }
     }
 
     /// Re-executes the master with the same arguments; its records, its sockets and
@@ -386,6 +442,9 @@ impl Supervisor {
         self.state.reloads += 1;
         for w in &mut self.state.workers {
             w.reloads += 1;
+        }
+        for p in &mut self.state.programs {
+            p.reloads += 1;
         }
         self.notifier.reloading();
         let channels: Vec<(i32, Arc<Channel>)> = self.channels.iter().map(|(p, c)| (*p, c.clone())).collect();

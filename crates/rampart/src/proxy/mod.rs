@@ -150,6 +150,8 @@ pub struct ProxyRt {
     pub stats_page: Option<Box<crate::stats::types::Page>>,
     /// Its `log` targets, format and options; `None` without `log` lines.
     pub log: Option<Box<crate::log::ProxyLog>>,
+    /// `email-alert`: server state changes mailed to a `mailers` section.
+    pub email_alert: Option<Box<crate::mailers::EmailAlertRt>>,
     /// `compression` lines (HTTP proxies only).
     pub comp: Option<Box<rampart_cfg::model::Compression>>,
     /// `filter trace` (HTTP proxies only).

@@ -57,7 +57,7 @@ mod strftime;
 mod string;
 mod time;
 
-pub use time::load_time_zone;
+pub use time::{load_time_zone, local_strftime};
 
 /// Every converter table, searched in order.
 pub const ALL: &[&[ConvKw]] = &[

@@ -32,6 +32,12 @@ pub fn load_time_zone() {
     local_tz();
 }
 
+/// `strftime(fmt)` of date `t` (seconds since the epoch) in the process time zone,
+/// as `localtime_r` then `strftime` (the email alerts' `Date:` header).
+pub fn local_strftime(fmt: &[u8], t: i64) -> Vec<u8> {
+    ltime_in(local_tz(), fmt, t)
+}
+
 /// The zone's offset, abbreviation and standard offset at `t` (clamped to the range
 /// the zone rules cover; beyond it the rules no longer change).
 fn zone_at(tz: &TimeZone, t: i64) -> (i64, String, i64) {
