@@ -6,6 +6,7 @@
 //! - `h2`: HTTP/2 frames and SETTINGS (RFC 9113), HPACK field compression (RFC 7541)
 //! - `peers`: the peers protocol that replicates stick tables (handshake, messages, updates)
 //! - `pp`: PROXY protocol v1/v2 headers (decode with HAProxy's limits, encode)
+//! - `spoe`: SPOP 2.0 frames between HAProxy and SPOE agents (HELLO, NOTIFY, ACK, DISCONNECT)
 //! - `syslog`: syslog messages a `log-forward` receives (RFC 5424/3164 headers, TCP framing)
 
 pub mod dns;
@@ -14,4 +15,5 @@ pub mod h2;
 pub mod http;
 pub mod peers;
 pub mod pp;
+pub mod spoe;
 pub mod syslog;
