@@ -63,6 +63,7 @@ mod rule;
 mod server;
 mod server_dns;
 mod server_ssl;
+pub(crate) mod spoe;
 mod ssl;
 mod stats;
 mod stick;
