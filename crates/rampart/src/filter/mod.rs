@@ -14,6 +14,7 @@
 //! HAProxy counterpart: the `http_payload` / `http_end` callbacks of src/filters.c as
 //! src/flt_http_comp.c and src/cache.c use them.
 
+pub mod spoe;
 pub mod store;
 pub mod trace;
 

@@ -45,7 +45,7 @@ pub(super) async fn serve<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: 
     let mut rs =
         ResState { synth, vars_txn, vars_reqres, sess_vars: &mut *sess, scratch, strict, reply: &mut again, st };
     match ana::http_res::run(&s2, &mut head, reply.buf, &mut rs) {
-        Verdict::Continue | Verdict::WaitBody(_) | Verdict::Resolve | Verdict::LuaWait(_) => {}
+        Verdict::Continue | Verdict::WaitBody(_) | Verdict::Resolve | Verdict::LuaWait(_) | Verdict::Spoe => {}
         Verdict::Reply | Verdict::Tarpit => return send_built(front, &mut s2, txn, sess, again).await,
         Verdict::Close => return Next::Close,
         Verdict::SilentDrop => {

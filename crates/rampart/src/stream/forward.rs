@@ -454,7 +454,7 @@ where
 
     let (verdict, filter) = on_response(res, rx.res_buf(), rx.res_facts());
     match verdict {
-        Verdict::Continue | Verdict::WaitBody(_) | Verdict::Resolve | Verdict::LuaWait(_) => {}
+        Verdict::Continue | Verdict::WaitBody(_) | Verdict::Resolve | Verdict::LuaWait(_) | Verdict::Spoe => {}
         Verdict::Reply | Verdict::Tarpit => return Err(RespError::Replaced),
         Verdict::Close => return Err(RespError::Closed),
         Verdict::SilentDrop => return Err(RespError::SilentDrop),
