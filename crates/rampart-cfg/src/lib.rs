@@ -105,9 +105,7 @@ fn parse_texts(texts: &[(String, String)], ctx: &LexCtx<'_>, mut diags: Diags) -
         cmdline: (ctx.env)("HAPROXY_LOCALPEER_CMDLINE").is_some(),
     };
     let mut partial = parse::parse_files(&files, lexer_diags, &mut diags, &local);
-    if !diags.has_alerts() {
-        parse::spoe::load_files(&mut partial, ctx, &mut diags);
-    }
+    parse::spoe::load_files(&mut partial, ctx, &mut diags);
     let config = if diags.has_alerts() { None } else { Some(partial.clone()) };
     Loaded { config, partial, diags }
 }

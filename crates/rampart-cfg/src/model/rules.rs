@@ -301,7 +301,10 @@ pub enum HttpReqAction {
     DoResolve(DoResolve),
     /// `send-spoe-group <engine> <group>`: the group's messages to the SPOE engine's
     /// agent, waiting for its answer.
-    SendSpoeGroup { engine: String, group: String },
+    SendSpoeGroup {
+        engine: String,
+        group: String,
+    },
 }
 
 /// `http-request do-resolve(<var>,<resolvers>[,ipv4|ipv6]) <expr>`: the address the

@@ -316,7 +316,9 @@ fn agent_keyword(line: &Line, a: &mut SpoeAgent) -> Result<(), String> {
                 "hello" => &mut a.timeout_hello,
                 "idle" => &mut a.timeout_idle,
                 "processing" => &mut a.timeout_processing,
-                _ => return Err("'timeout' supports 'hello', 'idle' or 'processing' (got '".to_owned() + which + "')."),
+                _ => {
+                    return Err("'timeout' supports 'hello', 'idle' or 'processing' (got '".to_owned() + which + "').")
+                }
             };
             let v = arg(w, 2);
             if v.is_empty() {
@@ -389,7 +391,9 @@ fn agent_option(w: &[String], a: &mut SpoeAgent) -> Result<(), String> {
                 return Err(format!("'option {opt}' expects a value."));
             }
             if let Some(c) = bad_char(v, &[]) {
-                return Err(format!("invalid variable name '{v}' for 'option {opt}' (character '{c}' is not permitted)."));
+                return Err(format!(
+                    "invalid variable name '{v}' for 'option {opt}' (character '{c}' is not permitted)."
+                ));
             }
             let v = Some(v.to_owned());
             match opt {
@@ -432,8 +436,9 @@ fn message_keyword(line: &Line, m: &mut SpoeMessage) -> Result<(), String> {
                 return Err(format!("spoe-message '{}' already has an event.", m.name));
             }
             let ev = SpoeEvent::from_name(name).ok_or_else(|| format!("unknown event '{name}'."))?;
-            m.cond = parse_condition(w, 2, &line.span)
-                .map_err(|got| format!("'event {name}' expects either 'if' or 'unless' followed by a condition but found '{got}'."))?;
+            m.cond = parse_condition(w, 2, &line.span).map_err(|got| {
+                format!("'event {name}' expects either 'if' or 'unless' followed by a condition but found '{got}'.")
+            })?;
             m.event = Some(ev);
             Ok(())
         }

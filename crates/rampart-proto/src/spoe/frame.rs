@@ -42,7 +42,8 @@ impl HaproxyHello<'_> {
 
     /// Reads a HAPROXY-HELLO payload (a test agent's side); unknown keys are skipped.
     pub fn decode(payload: &[u8]) -> Result<HaproxyHello<'_>, Error> {
-        let mut h = HaproxyHello { versions: "", max_frame_size: 0, capabilities: "", healthcheck: false, engine_id: None };
+        let mut h =
+            HaproxyHello { versions: "", max_frame_size: 0, capabilities: "", healthcheck: false, engine_id: None };
         let mut r = Reader::new(payload);
         while !r.is_empty() {
             match r.kv()? {

@@ -66,8 +66,17 @@ pub async fn exchange(rt: &Runtime, eng: &Engine, frame: Vec<u8>) -> Outcome {
         }
         Err(ERR_SPOP + status::IO)
     };
+    let started = tokio::time::Instant::now();
     let res = match eng.timeout_processing {
-        Some(t) => tokio::time::timeout(t, work).await.unwrap_or(Err(ERR_TIMEOUT)),
+        Some(t) => match tokio::time::timeout(t, work).await.unwrap_or(Err(ERR_TIMEOUT)) {
+            // COMPAT: in async mode HAProxy keeps the frame for another connection
+            // of the agent to answer, and reports the timeout at the deadline
+            Err(code) if eng.async_mode && code != ERR_TIMEOUT => {
+                tokio::time::sleep_until(started + t).await;
+                Err(ERR_TIMEOUT)
+            }
+            res => res,
+        },
         None => work.await,
     };
     match res {
@@ -190,9 +199,9 @@ async fn greet(sock: &mut TcpStream, eng: &Engine) -> Result<u32, u32> {
         match next_frame(&buf, MAX_FRAME_SIZE) {
             Ok(Some((f, _))) => {
                 return match f.ty {
-                    FrameType::AgentHello => {
-                        AgentHello::decode(f.payload, eng.max_frame_size).map(|h| h.max_frame_size).map_err(|c| ERR_SPOP + c)
-                    }
+                    FrameType::AgentHello => AgentHello::decode(f.payload, eng.max_frame_size)
+                        .map(|h| h.max_frame_size)
+                        .map_err(|c| ERR_SPOP + c),
                     FrameType::AgentDisconnect => {
                         let code = Disconnect::decode(f.payload).map_or(status::INVALID, |d| d.status);
                         Err(ERR_SPOP + code)

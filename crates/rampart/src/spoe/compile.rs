@@ -54,7 +54,10 @@ fn engine(cfg: &Config, px: usize, conf: &SpoeConf, cx: &mut CompileCx<'_>) -> R
                 Ok(e) => args.push((arg.name.as_str().into(), e)),
                 Err(e) => errs.push(Diag::alert(
                     Some(m.span.clone()),
-                    format!("'args' of spoe-message '{}' : failed to parse sample expression '{}' : {e}.", m.name, arg.expr),
+                    format!(
+                        "'args' of spoe-message '{}' : failed to parse sample expression '{}' : {e}.",
+                        m.name, arg.expr
+                    ),
                 )),
             }
         }
@@ -63,7 +66,10 @@ fn engine(cfg: &Config, px: usize, conf: &SpoeConf, cx: &mut CompileCx<'_>) -> R
             Some(c) => match compile_condition(c, &[], &AclSet::default(), cx) {
                 Ok(c) => Some(c),
                 Err(e) => {
-                    errs.push(Diag::alert(Some(c.span.clone()), format!("error detected while parsing 'event' condition : {e}.")));
+                    errs.push(Diag::alert(
+                        Some(c.span.clone()),
+                        format!("error detected while parsing 'event' condition : {e}."),
+                    ));
                     None
                 }
             },
@@ -86,18 +92,19 @@ fn engine(cfg: &Config, px: usize, conf: &SpoeConf, cx: &mut CompileCx<'_>) -> R
             .map(Some)
             .map_err(|e| Diag::alert(Some(a.span.clone()), format!("SPOE agent '{}': {e}", a.id)))
     };
-    let (on_error, process_time, total_time) = match (var(&a.set_on_error), var(&a.set_process_time), var(&a.set_total_time))
-    {
-        (Ok(x), Ok(y), Ok(z)) => (x, y, z),
-        (x, y, z) => {
-            errs.extend([x.err(), y.err(), z.err()].into_iter().flatten());
-            (None, None, None)
-        }
-    };
+    let (on_error, process_time, total_time) =
+        match (var(&a.set_on_error), var(&a.set_process_time), var(&a.set_total_time)) {
+            (Ok(x), Ok(y), Ok(z)) => (x, y, z),
+            (x, y, z) => {
+                errs.extend([x.err(), y.err(), z.err()].into_iter().flatten());
+                (None, None, None)
+            }
+        };
     if !errs.is_empty() {
         return Err(errs);
     }
-    let groups = conf.groups.iter().map(|g| Group { name: g.name.as_str().into(), messages: g.messages.clone().into() });
+    let groups =
+        conf.groups.iter().map(|g| Group { name: g.name.as_str().into(), messages: g.messages.clone().into() });
     Ok(Engine {
         id: conf.id.as_str().into(),
         agent: a.id.as_str().into(),
@@ -110,6 +117,7 @@ fn engine(cfg: &Config, px: usize, conf: &SpoeConf, cx: &mut CompileCx<'_>) -> R
         process_time,
         total_time,
         continue_on_error: a.continue_on_error,
+        async_mode: a.async_,
         max_frame_size: a.max_frame_size,
         timeout_hello: a.timeout_hello,
         timeout_idle: a.timeout_idle,

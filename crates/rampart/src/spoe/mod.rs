@@ -45,6 +45,10 @@ pub struct Engine {
     pub process_time: Option<VarRef>,
     pub total_time: Option<VarRef>,
     pub continue_on_error: bool,
+    /// `option async` (on by default): an ACK may come on any connection of the
+    /// agent, so a failed connection does not fail the exchange before `timeout
+    /// processing`.
+    pub async_mode: bool,
     pub max_frame_size: u32,
     pub timeout_hello: Option<Duration>,
     pub timeout_idle: Option<Duration>,
@@ -157,7 +161,8 @@ impl Engine {
         if let (Err(code), Some(v)) = (&res, &self.on_error) {
             vars.set(v, &Sample::Sint(i64::from(*code)), SetCond::NONE);
         }
-        if let (Ok(()), Some(v)) = (&res, &self.process_time) {
+        // as HAProxy, the processing time is reported on errors too
+        if let Some(v) = &self.process_time {
             vars.set(v, &Sample::Sint(elapsed.as_millis() as i64), SetCond::NONE);
         }
         res

@@ -20,6 +20,7 @@ fn engine(on_error: bool) -> Engine {
         process_time: txn("ptime"),
         total_time: txn("ttime"),
         continue_on_error: false,
+        async_mode: false,
         max_frame_size: MAX_FRAME_SIZE,
         timeout_hello: None,
         timeout_idle: None,

@@ -636,9 +636,12 @@ async fn conclude<'rt, F: HttpFront>(
     reply: Option<Synth<'rt>>,
 ) -> Next {
     match v {
-        Verdict::Continue | Verdict::Reply | Verdict::WaitBody(_) | Verdict::Resolve | Verdict::LuaWait(_) | Verdict::Spoe => {
-            send_built(front, s, txn, sess, reply).await
-        }
+        Verdict::Continue
+        | Verdict::Reply
+        | Verdict::WaitBody(_)
+        | Verdict::Resolve
+        | Verdict::LuaWait(_)
+        | Verdict::Spoe => send_built(front, s, txn, sess, reply).await,
         Verdict::Tarpit => {
             ended(txn, Cause::Proxy, Phase::Tarpit);
             // HAProxy holds a tarpitted request for `timeout tarpit`, then answers.

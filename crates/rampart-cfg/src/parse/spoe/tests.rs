@@ -136,7 +136,10 @@ fn missing_pieces_are_refused() {
 #[test]
 fn filter_line_is_checked() {
     assert_eq!(super::parse_filter_line(&words("filter spoe")).unwrap_err(), "'spoe' : missing config file");
-    assert_eq!(super::parse_filter_line(&words("filter spoe engine")).unwrap_err(), "'spoe' : 'engine' option without value");
+    assert_eq!(
+        super::parse_filter_line(&words("filter spoe engine")).unwrap_err(),
+        "'spoe' : 'engine' option without value"
+    );
     assert_eq!(super::parse_filter_line(&words("filter spoe foo x")).unwrap_err(), "'spoe' : unknown keyword 'foo'");
     let f = super::parse_filter_line(&words("filter spoe engine e config /x")).unwrap();
     assert_eq!((f.engine.as_deref(), f.file.as_str()), (Some("e"), "/x"));
@@ -144,4 +147,21 @@ fn filter_line_is_checked() {
 
 fn words(s: &str) -> Vec<String> {
     s.split(' ').map(str::to_owned).collect()
+}
+
+#[test]
+fn keywords_the_tables_mark_not_yet_are_refused() {
+    use crate::kw::{Support, SPOE_AGENT, SPOE_MESSAGE};
+    for k in SPOE_AGENT.iter().filter(|k| k.support == Support::No) {
+        let line = k.name.replace("<target> ...", "127.0.0.1 local0");
+        let text = format!("spoe-agent a\n use-backend agents\n {line} x\n");
+        let (conf, alerts, _) = load("", &text);
+        assert!(conf.is_none(), "{line}");
+        assert!(alerts.iter().any(|a| a.contains("is not supported yet")), "{line}: {alerts:?}");
+    }
+    for k in SPOE_MESSAGE.iter().filter(|k| k.support == Support::No) {
+        let text = format!("spoe-agent a\n use-backend agents\nspoe-message m\n {} x src\n", k.name);
+        let (_, alerts, _) = load("", &text);
+        assert!(alerts.iter().any(|a| a.contains("is not supported yet")), "{}: {alerts:?}", k.name);
+    }
 }
