@@ -88,7 +88,7 @@ enum Misbehave {
 
 /// Starts an agent that greets properly, then misbehaves on every NOTIFY.
 fn bad_agent(how: Misbehave) -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:65001").unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     std::thread::spawn(move || {
         for conn in listener.incoming() {
