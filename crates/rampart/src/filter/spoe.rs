@@ -69,9 +69,10 @@ pub async fn exchange(rt: &Runtime, eng: &Engine, frame: Vec<u8>) -> Outcome {
     let started = tokio::time::Instant::now();
     let res = match eng.timeout_processing {
         Some(t) => match tokio::time::timeout(t, work).await.unwrap_or(Err(ERR_TIMEOUT)) {
-            // COMPAT: in async mode HAProxy keeps the frame for another connection
-            // of the agent to answer, and reports the timeout at the deadline
-            Err(code) if eng.async_mode && code != ERR_TIMEOUT => {
+            // COMPAT: HAProxy 2.6 keeps the frame for another connection of the
+            // agent to answer (with or without `option async`), and reports the
+            // timeout at the deadline
+            Err(code) if code != ERR_TIMEOUT => {
                 tokio::time::sleep_until(started + t).await;
                 Err(ERR_TIMEOUT)
             }

@@ -45,9 +45,8 @@ pub struct Engine {
     pub process_time: Option<VarRef>,
     pub total_time: Option<VarRef>,
     pub continue_on_error: bool,
-    /// `option async` (on by default): an ACK may come on any connection of the
-    /// agent, so a failed connection does not fail the exchange before `timeout
-    /// processing`.
+    /// `option async` (on by default; rampart sends one NOTIFY per connection either
+    /// way).
     pub async_mode: bool,
     pub max_frame_size: u32,
     pub timeout_hello: Option<Duration>,
