@@ -13,6 +13,7 @@
 mod actions;
 mod args;
 pub mod pending;
+mod spoe;
 mod tables;
 
 pub use actions::{
@@ -22,6 +23,7 @@ pub use actions::{
 };
 pub use args::{BIND_OPTIONS, SERVER_OPTIONS};
 pub use pending::{Pending, PendingUses};
+pub use spoe::{SPOE_AGENT, SPOE_EVENTS, SPOE_GROUP, SPOE_MESSAGE};
 pub use tables::{
     BALANCE_ALGOS, GLOBAL, LOG_FORWARD, MAILERS, OPTIONS, PEERS, PROGRAM, PROXY, RESOLVERS, SECTIONS, STATS_GLOBAL,
     TIMEOUTS,
@@ -398,6 +400,14 @@ pub fn compat_markdown() -> String {
             out.push_str(&format!("| `{rule} {}{star}` | {} |\n", a.name, support_cell(a.support)));
         }
     }
+    out.push_str(
+        "\n### SPOE configuration file\n\nThe keywords of the file `filter spoe [engine <name>] config <file>` names \
+        (HAProxy's doc/SPOE.txt), per section; generated from crates/rampart-cfg/src/kw/spoe.rs.\n\n",
+    );
+    kw_table(&mut out, "`spoe-agent` keywords", "", SPOE_AGENT);
+    kw_table(&mut out, "`spoe-message` keywords", "", SPOE_MESSAGE);
+    kw_table(&mut out, "`spoe-group` keywords", "", SPOE_GROUP);
+    kw_table(&mut out, "`spoe-message` events", "event ", SPOE_EVENTS);
     out
 }
 

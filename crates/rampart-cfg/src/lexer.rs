@@ -135,6 +135,8 @@ pub struct Lexer<'a> {
     fatal: u32,
     aborted: bool,
     done: bool,
+    /// The name of the last `[name]` line (SPOE files select their engine by it).
+    scope_name: Option<String>,
 }
 
 impl<'a> Lexer<'a> {
@@ -152,6 +154,7 @@ impl<'a> Lexer<'a> {
             fatal: 0,
             aborted: false,
             done: false,
+            scope_name: None,
         }
     }
 
@@ -189,6 +192,11 @@ impl<'a> Lexer<'a> {
             }
         }
         None
+    }
+
+    /// The scope the last `[name]` line opened, if any.
+    pub fn current_scope(&self) -> Option<&str> {
+        self.scope_name.as_deref()
     }
 
     /// Whether an error requires HAProxy to stop loading altogether (no further file is
@@ -336,7 +344,9 @@ impl<'a> Lexer<'a> {
         if let Some(&c) = after.filter(|&&c| c != b'#') {
             self.alert(diags, format!("character '{}' is not permitted after scope declaration.", char::from(c)));
             self.aborted = true;
+            return;
         }
+        self.scope_name = Some(String::from_utf8_lossy(&line[1..close]).into_owned());
     }
 
     fn on_if(&mut self, words: &Words, diags: &mut Diags) -> Step {

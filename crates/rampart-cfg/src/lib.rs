@@ -106,7 +106,8 @@ fn parse_texts(texts: &[(String, String)], ctx: &LexCtx<'_>, mut diags: Diags) -
         name: (ctx.env)("HAPROXY_LOCALPEER").unwrap_or_default(),
         cmdline: (ctx.env)("HAPROXY_LOCALPEER_CMDLINE").is_some(),
     };
-    let partial = parse::parse_files(&files, lexer_diags, &mut diags, &local);
+    let mut partial = parse::parse_files(&files, lexer_diags, &mut diags, &local);
+    parse::spoe::load_files(&mut partial, ctx, &mut diags);
     let config = if diags.has_alerts() { None } else { Some(partial.clone()) };
     Loaded { config, partial, diags }
 }

@@ -7,6 +7,7 @@
 //! - `peers`: the peers protocol that replicates stick tables (handshake, messages, updates)
 //! - `pp`: PROXY protocol v1/v2 headers (decode with HAProxy's limits, encode)
 //! - `smtp`: SMTP server replies (the email alerts' client side)
+//! - `spoe`: SPOP 2.0 frames between HAProxy and SPOE agents (HELLO, NOTIFY, ACK, DISCONNECT)
 //! - `syslog`: syslog messages a `log-forward` receives (RFC 5424/3164 headers, TCP framing)
 
 pub mod dns;
@@ -16,4 +17,5 @@ pub mod http;
 pub mod peers;
 pub mod pp;
 pub mod smtp;
+pub mod spoe;
 pub mod syslog;

@@ -95,6 +95,7 @@ pub mod sample;
 pub mod server;
 pub mod session;
 pub mod splice;
+pub mod spoe;
 pub mod stats;
 pub mod stick;
 pub mod stream;

@@ -39,7 +39,7 @@ pub static HTTP_REQUEST_ACTIONS: &[ActionKw] = &[
     act("sc-inc-gpc1", true, Yes),
     act("sc-set-gpt", true, Yes),
     act("sc-set-gpt0", true, Yes),
-    act("send-spoe-group", false, No),
+    act("send-spoe-group", false, Yes),
     act("do-resolve", true, Yes),
     act("cache-use", false, Yes),
     act("add-acl", true, No),

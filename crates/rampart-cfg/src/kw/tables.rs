@@ -318,7 +318,8 @@ const HTTP_REQUEST_PARTIAL: &str = "every action of the http-request action tabl
 const COMPRESSION_PARTIAL: &str =
     "algo identity, gzip, deflate, raw-deflate, and beyond HAProxy br and zstd; type; offload. \
      No maxcomprate / maxcompcpuusage limits";
-const FILTER_PARTIAL: &str = "compression, cache, trace (see the filters section); not spoe, fcgi-app, opentracing";
+const FILTER_PARTIAL: &str =
+    "compression, cache, trace, spoe (see the filters section and the SPOE tables); not fcgi-app, opentracing";
 
 /// First words of proxy and `defaults` section lines, with the sections of the keyword
 /// matrix (configuration.txt §4.1).

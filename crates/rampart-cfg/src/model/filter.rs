@@ -98,6 +98,8 @@ pub enum FilterKind {
     Cache { name: String, index: usize },
     /// `filter trace [name <name>] [random-forwarding] [hexdump]`.
     Trace(TraceFilter),
+    /// `filter spoe [engine <name>] config <file>`.
+    Spoe(Box<super::SpoeFilter>),
 }
 
 /// A `filter` line with where it was.

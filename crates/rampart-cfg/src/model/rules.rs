@@ -299,6 +299,12 @@ pub enum HttpReqAction {
     Sc(super::ScAction),
     /// `do-resolve(<var>,<resolvers>[,ipv4|ipv6]) <expr>`.
     DoResolve(DoResolve),
+    /// `send-spoe-group <engine> <group>`: the group's messages to the SPOE engine's
+    /// agent, waiting for its answer.
+    SendSpoeGroup {
+        engine: String,
+        group: String,
+    },
 }
 
 /// `http-request do-resolve(<var>,<resolvers>[,ipv4|ipv6]) <expr>`: the address the
@@ -341,6 +347,7 @@ impl HttpReqAction {
             A::UseService(_) => "use-service",
             A::Lua(_) => "lua.",
             A::DoResolve(_) => "do-resolve",
+            A::SendSpoeGroup { .. } => "send-spoe-group",
             A::Reject => "reject",
             A::CacheUse(_) => "cache-use",
             A::TrackSc(_) => "track-sc",

@@ -79,7 +79,14 @@ pub(super) fn parse_filter(cx: &mut Ctx<'_>, words: &[String]) {
                 return;
             }
         },
-        "fcgi-app" | "spoe" | "opentracing" => {
+        "spoe" => match super::spoe::parse_filter_line(words) {
+            Ok(f) => (FilterKind::Spoe(Box::new(f)), words.len()),
+            Err(msg) => {
+                cx.alert(format!("'filter' : {msg}"));
+                return;
+            }
+        },
+        "fcgi-app" | "opentracing" => {
             cx.alert(format!("'filter {name}' is not supported yet"));
             return;
         }

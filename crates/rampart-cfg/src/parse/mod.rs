@@ -67,6 +67,7 @@ mod server_dns;
 mod server_dyn;
 mod server_ssl;
 mod server_state;
+pub(crate) mod spoe;
 mod ssl;
 mod stats;
 mod stick;

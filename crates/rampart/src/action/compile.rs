@@ -19,6 +19,7 @@ use super::rewrite::UriPart;
 use super::{BackendTarget, ProxyRules, Rule, RuleAt, ServerTarget};
 
 mod resolve;
+mod spoe;
 mod stick;
 mod stream;
 use crate::acl::{self, AclSet, Cond, PatRefs};
@@ -100,6 +101,14 @@ pub fn compile_proxy(cfg: &Config, idx: usize, shared: &mut Shared) -> Result<Pr
         res_inspect_delay: px.tcp_response_inspect_delay,
         ..ProxyRules::default()
     };
+    if px.filters.iter().any(|f| matches!(f.kind, rampart_cfg::model::FilterKind::Spoe(_))) {
+        let mut cx = c.cx(Site::HttpReq);
+        match crate::spoe::compile::engines(cfg, idx, &mut cx) {
+            Ok(engines) => rules.spoe = engines,
+            Err(d) => c.alerts.extend(d),
+        }
+        c.keep(cx);
+    }
     if let Some(d) = px.defaults_rules.and_then(|d| cfg.defaults.get(d)) {
         c.in_defaults = true;
         c.rule_set(&d.rules, &mut rules);
@@ -358,6 +367,7 @@ impl<'c> Cx<'c> {
             HttpReqAction::SetTimeout { timeout, value } => self.set_timeout(*timeout, value)?,
             HttpReqAction::WaitForBody(w) => stream::wait_for_body(w),
             HttpReqAction::DoResolve(d) => self.do_resolve(d, span)?,
+            HttpReqAction::SendSpoeGroup { engine, group } => self.send_spoe_group(engine, group, span)?,
             HttpReqAction::SetPriorityClass(e) => {
                 HttpAct::SetPriority { offset: false, value: self.expr(e, list, "set-priority-class")? }
             }

@@ -162,6 +162,9 @@ pub enum HttpAct {
     Lua(super::lua::LuaAct),
     /// `use-service lua.<name>`: the service's number.
     LuaService(usize),
+    /// `send-spoe-group <engine> <group>`: indices into the proxy's engines and the
+    /// engine's groups.
+    SendSpoeGroup(crate::spoe::Ask),
 }
 
 /// `do-resolve`: the stream asks the name `expr` gives of resolvers section `res`
@@ -481,6 +484,14 @@ impl HttpAct {
             HttpAct::WaitBody(w) => Flow::WaitBody(*w),
             HttpAct::Lua(a) => super::lua::runner().map_or(Flow::Continue, |r| r.http_action(a, x, ctx)),
             HttpAct::LuaService(id) => Flow::Service(super::Service::Lua(*id)),
+            HttpAct::SendSpoeGroup(ask) => {
+                let t = x.st.spoe.get_or_insert_with(Default::default);
+                if std::mem::take(&mut t.done) {
+                    return Flow::Continue;
+                }
+                t.pending = Some(*ask);
+                Flow::Spoe
+            }
         }
     }
 }

@@ -93,6 +93,9 @@ pub enum Flow {
     /// A Lua action or service gave the event loop back (sleep, yield): the stream
     /// waits as asked, then runs the list again from that rule, which resumes it.
     LuaWait(lua::LuaWait),
+    /// `send-spoe-group`: the stream sends the group its state names to the agent and
+    /// applies the answer, then runs the list again from that rule, which goes on.
+    Spoe,
 }
 
 /// A service `http-request use-service` hands requests to (HAProxy's applets).
@@ -136,6 +139,8 @@ pub enum ServerTarget {
 /// inherited from a named `defaults` section come first in each list.
 #[derive(Debug, Default)]
 pub struct ProxyRules {
+    /// The SPOE engines of the proxy's `filter spoe` lines (empty without).
+    pub spoe: Vec<crate::spoe::Engine>,
     pub http_req: Vec<Rule<HttpAct>>,
     pub http_res: Vec<Rule<HttpAct>>,
     pub http_after: Vec<Rule<HttpAct>>,

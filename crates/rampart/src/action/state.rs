@@ -71,6 +71,8 @@ pub struct StreamState {
     /// What the Lua runtime keeps for this stream (`txn:set_priv`, a script waiting to
     /// be resumed): a handle into the thread's Lua state, released when dropped.
     pub lua: Option<Box<dyn std::any::Any + Send>>,
+    /// SPOE exchanges of the transaction (boxed once a proxy's engine is used).
+    pub spoe: Option<Box<crate::spoe::SpoeTxn>>,
 }
 
 /// A name a `do-resolve` rule asks of a resolvers section.
@@ -109,6 +111,7 @@ impl Default for StreamState {
             resolve: None,
             resolved: None,
             lua: None,
+            spoe: None,
         }
     }
 }
@@ -139,6 +142,7 @@ impl StreamState {
         self.resolve = None;
         self.resolved = None;
         self.lua = None;
+        self.spoe = None;
     }
 }
 

@@ -19,6 +19,7 @@
 //! - `trace`: `filter trace`
 
 pub mod held;
+pub mod spoe;
 pub mod store;
 pub mod trace;
 

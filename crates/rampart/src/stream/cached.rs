@@ -50,7 +50,7 @@ pub(super) async fn serve<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: 
         v = ana::http_res::run(&s2, &mut head, reply.buf, Some(&reply.body), &mut rs);
     }
     match v {
-        Verdict::Continue | Verdict::WaitBody(_) | Verdict::Resolve | Verdict::LuaWait(_) => {}
+        Verdict::Continue | Verdict::WaitBody(_) | Verdict::Resolve | Verdict::LuaWait(_) | Verdict::Spoe => {}
         Verdict::Reply | Verdict::Tarpit => return send_built(front, &mut s2, txn, sess, again).await,
         Verdict::Close => return Next::Close,
         Verdict::SilentDrop => {

@@ -473,7 +473,7 @@ where
         (verdict, filter) = on_response(res, h.head_buf(), Some(h.data()), facts);
     }
     match verdict {
-        Verdict::Continue | Verdict::WaitBody(_) | Verdict::Resolve | Verdict::LuaWait(_) => {}
+        Verdict::Continue | Verdict::WaitBody(_) | Verdict::Resolve | Verdict::LuaWait(_) | Verdict::Spoe => {}
         Verdict::Reply | Verdict::Tarpit => return Err(RespError::Replaced),
         Verdict::Close => return Err(RespError::Closed),
         Verdict::SilentDrop => return Err(RespError::SilentDrop),

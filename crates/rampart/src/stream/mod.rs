@@ -33,6 +33,7 @@ pub mod ana;
 mod cached;
 mod forward;
 pub mod side;
+mod spoe;
 mod stats_page;
 pub mod tcp;
 mod txn;
@@ -521,6 +522,7 @@ async fn request_rules<'rt, F: HttpFront>(
             return v;
         }
     }
+    spoe::on_request(s, txn, front.req_buf(), sess, px).await;
     loop {
         let v = ana::http_req::run(s, txn, front.req_buf(), front.req_body(), px, sess, reply);
         for hint in txn.st.hints.drain(..) {
@@ -535,6 +537,7 @@ async fn request_rules<'rt, F: HttpFront>(
             }
             Verdict::LuaWait(crate::action::lua::LuaWait::Sleep(d)) => tokio::time::sleep(d).await,
             Verdict::LuaWait(crate::action::lua::LuaWait::Yield) => tokio::task::yield_now().await,
+            Verdict::Spoe => spoe::send_group(s, txn, front.req_buf(), sess, px).await,
             Verdict::Resolve => {
                 let ip = match txn.st.resolve.take() {
                     Some(a) => crate::dns::resolve_ip(s.shared, a.res, &a.name, a.prefer_v6).await,
@@ -647,9 +650,12 @@ async fn conclude<'rt, F: HttpFront>(
     reply: Option<Synth<'rt>>,
 ) -> Next {
     match v {
-        Verdict::Continue | Verdict::Reply | Verdict::WaitBody(_) | Verdict::Resolve | Verdict::LuaWait(_) => {
-            send_built(front, s, txn, sess, reply).await
-        }
+        Verdict::Continue
+        | Verdict::Reply
+        | Verdict::WaitBody(_)
+        | Verdict::Resolve
+        | Verdict::LuaWait(_)
+        | Verdict::Spoe => send_built(front, s, txn, sess, reply).await,
         Verdict::Tarpit => {
             ended(txn, Cause::Proxy, Phase::Tarpit);
             // HAProxy holds a tarpitted request for `timeout tarpit`, then answers.
@@ -709,7 +715,7 @@ async fn send_built<'rt, F: HttpFront>(
     };
     let buf = reply.buf;
     match ana::http_res::after(s, synth, buf, &mut st) {
-        Verdict::Continue | Verdict::WaitBody(_) | Verdict::Resolve | Verdict::LuaWait(_) => {}
+        Verdict::Continue | Verdict::WaitBody(_) | Verdict::Resolve | Verdict::LuaWait(_) | Verdict::Spoe => {}
         Verdict::Close => return Next::Close,
         Verdict::SilentDrop => {
             front.silent_drop();

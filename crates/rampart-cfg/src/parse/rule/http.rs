@@ -210,6 +210,13 @@ fn request_action(cx: &mut Ctx<'_>, a: &mut Args<'_>, word: &str, name: &'static
             A::Sc(super::super::stick::parse_sc_action(word, a)?)
         }
         "do-resolve" => A::DoResolve(vars::parse_do_resolve(word, a)?),
+        "send-spoe-group" => {
+            let (engine, group) = (a.next(), a.next());
+            if engine.is_empty() || group.is_empty() {
+                return invalid("'send-spoe-group' expects 2 arguments: <engine-id> <group-id>");
+            }
+            A::SendSpoeGroup { engine: engine.to_owned(), group: group.to_owned() }
+        }
         "lua." => A::Lua(parse_lua_call(word, a)),
         other => return Err(ActErr::NotYet(format!("http-request {other}"))),
     })

@@ -46,10 +46,10 @@ pub fn run<'rt>(
         x.st.resume = at + 1;
         return Verdict::WaitBody(w);
     }
-    if let Flow::Resolve = flow {
+    if let Flow::Resolve | Flow::Spoe = flow {
         // the same rule runs again with the answer
         x.st.resume = at;
-        return Verdict::Resolve;
+        return if flow == Flow::Spoe { Verdict::Spoe } else { Verdict::Resolve };
     }
     if let Flow::LuaWait(w) = flow {
         // the same rule runs again, and resumes the script
@@ -202,6 +202,7 @@ pub fn verdict(flow: Flow) -> Verdict {
         Flow::SilentDrop => Verdict::SilentDrop,
         Flow::WaitBody(w) => Verdict::WaitBody(w),
         Flow::Resolve => Verdict::Resolve,
+        Flow::Spoe => Verdict::Spoe,
         Flow::LuaWait(w) => Verdict::LuaWait(w),
         // only `http-request` rules name a service, and [`run`] serves it
         Flow::Service(_) => {

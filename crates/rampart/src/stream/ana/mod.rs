@@ -46,4 +46,7 @@ pub enum Verdict {
     /// A Lua action or service gave the event loop back: wait as it asks, then run the
     /// rules again from that rule, which resumes it.
     LuaWait(crate::action::lua::LuaWait),
+    /// A `send-spoe-group` rule waits for the stream to talk to the agent (the group
+    /// is in the stream's SPOE state); the rules then run again from it.
+    Spoe,
 }

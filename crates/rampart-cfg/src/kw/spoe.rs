@@ -1,0 +1,64 @@
+//! Keywords of SPOE configuration files (the file `filter spoe ... config <file>`
+//! names; HAProxy's doc/SPOE.txt §2), per section, and the events a `spoe-message`
+//! may name. Rendered in docs/COMPATIBILITY.md (section "SPOE configuration file");
+//! `parse::spoe` reads them and refuses those marked not yet.
+
+use super::{Kw, Support};
+use Support::{No, Partial, Yes};
+
+const fn kw(name: &'static str, support: Support) -> Kw {
+    Kw { name, support }
+}
+
+const PIPELINING: &str = "accepted; rampart announces neither 'pipelining' nor 'async' to the agent and has one \
+     NOTIFY in flight per agent connection (concurrent streams use several connections)";
+
+/// `spoe-agent` section keywords (`option` ones with their prefix).
+pub static SPOE_AGENT: &[Kw] = &[
+    kw("groups", Yes),
+    kw("log global", Partial("accepted; SPOE events are not logged")),
+    kw("log <target> ...", No),
+    kw("no log", No),
+    kw("maxconnrate", Partial("parsed; the rate of new agent connections is not limited")),
+    kw("maxerrrate", Partial("parsed; the error rate does not stop processing")),
+    kw("max-frame-size", Yes),
+    kw("max-waiting-frames", Partial("parsed; no frame waits (one NOTIFY per connection at a time)")),
+    kw("messages", Yes),
+    kw("option async", Partial(PIPELINING)),
+    kw("option continue-on-error", Yes),
+    kw("option dontlog-normal", No),
+    kw("option force-set-var", No),
+    kw("option pipelining", Partial(PIPELINING)),
+    kw("option send-frag-payload", No),
+    kw("option set-on-error", Yes),
+    kw("option set-process-time", Yes),
+    kw("option set-total-time", Yes),
+    kw("option var-prefix", Yes),
+    kw("register-var-names", Partial("accepted; agents may set any non-proc variable, as HAProxy 2.6 does")),
+    kw("timeout hello", Yes),
+    kw("timeout idle", Yes),
+    kw("timeout processing", Yes),
+    kw("use-backend", Partial("the backend's balancing and server states pick the server; the agent connections are not counted in its stats")),
+    kw("engine-name", No),
+];
+
+/// `spoe-message` section keywords.
+pub static SPOE_MESSAGE: &[Kw] = &[
+    kw("acl", No),
+    kw("args", Yes),
+    kw("event", Partial("on-frontend-http-request and on-backend-http-request; the other events are refused")),
+];
+
+/// `spoe-group` section keywords.
+pub static SPOE_GROUP: &[Kw] = &[kw("messages", Yes)];
+
+/// Events of `event <name>`.
+pub static SPOE_EVENTS: &[Kw] = &[
+    kw("on-client-session", No),
+    kw("on-frontend-tcp-request", No),
+    kw("on-backend-tcp-request", No),
+    kw("on-tcp-response", No),
+    kw("on-frontend-http-request", Yes),
+    kw("on-backend-http-request", Yes),
+    kw("on-http-response", No),
+];
