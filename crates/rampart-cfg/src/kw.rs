@@ -23,7 +23,7 @@ pub use actions::{
 pub use args::{BIND_OPTIONS, SERVER_OPTIONS};
 pub use pending::{Pending, PendingUses};
 pub use tables::{
-    BALANCE_ALGOS, GLOBAL, LOG_FORWARD, OPTIONS, PEERS, PROXY, RESOLVERS, SECTIONS, STATS_GLOBAL, TIMEOUTS,
+    BALANCE_ALGOS, FCGI_APP, GLOBAL, LOG_FORWARD, OPTIONS, PEERS, PROXY, RESOLVERS, SECTIONS, STATS_GLOBAL, TIMEOUTS,
 };
 
 /// What rampart does with a keyword.
@@ -116,6 +116,7 @@ pub fn every_keyword() -> Vec<(String, Support)> {
     BIND_OPTIONS.iter().for_each(|k| add("bind ", k.name, k.support));
     LOG_FORWARD.iter().for_each(|k| add("log-forward ", k.name, k.support));
     RESOLVERS.iter().for_each(|k| add("resolvers ", k.name, k.support));
+    FCGI_APP.iter().for_each(|k| add("fcgi-app ", k.name, k.support));
     PEERS.iter().for_each(|k| add("peers ", k.name, k.support));
     SERVER_OPTIONS.iter().for_each(|k| add("server ", k.name, k.support));
     let actions: [(&str, &[&[ActionKw]]); 7] = [
@@ -354,6 +355,7 @@ pub fn compat_markdown() -> String {
     kw_table(&mut out, "Global keywords", "", GLOBAL);
     kw_table(&mut out, "`log-forward` keywords", "", LOG_FORWARD);
     kw_table(&mut out, "`resolvers` keywords", "", RESOLVERS);
+    kw_table(&mut out, "`fcgi-app` keywords", "", FCGI_APP);
     kw_table(&mut out, "`peers` keywords", "", PEERS);
     kw_table(&mut out, "Global `stats` keywords", "stats ", STATS_GLOBAL);
     out.push_str("### Proxy keywords\n\n(!) = only in a named `defaults` section.\n\n");

@@ -29,6 +29,7 @@
 mod balance;
 mod check;
 mod cookie;
+mod fcgi;
 mod filter;
 mod ids;
 mod lua;
@@ -57,6 +58,7 @@ pub use process::*;
 pub use reply::*;
 pub use resolvers::*;
 pub use ring::*;
+pub use fcgi::*;
 pub use rules::*;
 pub use server::*;
 pub use server_tls::*;
@@ -91,6 +93,8 @@ pub struct Config {
     pub rings: Vec<Ring>,
     /// `cache` sections in file order.
     pub caches: Vec<CacheSection>,
+    /// `fcgi-app` sections in file order.
+    pub fcgi_apps: Vec<FcgiApp>,
     /// `resolvers` sections in file order, then the implicit `default` one when
     /// `/etc/resolv.conf` gives it nameservers and no section has that name.
     pub resolvers: Vec<Resolvers>,
@@ -439,6 +443,9 @@ pub struct Proxy {
     pub compression: Option<Compression>,
     /// `filter` lines, and the filters declared implicitly, in HAProxy's order.
     pub filters: Vec<FilterDecl>,
+    /// `use-fcgi-app <name>`: the `fcgi-app` section its `proto fcgi` servers speak
+    /// (an index into [`Config::fcgi_apps`] once checked).
+    pub fcgi_app: Option<(String, Span)>,
     /// `stick-table ...`: the proxy's table (named after the proxy).
     pub stick_table: Option<StickTableDef>,
     /// `stick on|match|store-request` rules in order (backends).
@@ -634,6 +641,9 @@ pub struct ProxyOptions {
     pub originalto: Option<OriginalTo>,
     /// `option http-restrict-req-hdr-names preserve|delete|reject`.
     pub restrict_req_hdr_names: RestrictHdrNames,
+    /// The option was given (here or in `defaults`): a FastCGI backend's default
+    /// (`delete`) does not apply.
+    pub restrict_req_hdr_names_set: bool,
     /// `option clitcpka` (or `tcpka`) and `clitcpka-cnt|idle|intvl`: TCP keep-alive
     /// probes on client connections.
     pub clitcpka: TcpKa,

@@ -43,6 +43,7 @@ mod check_step;
 mod cookie;
 mod ctx;
 mod errorfile;
+mod fcgi_app;
 pub(crate) mod filter;
 mod global;
 mod global_process;
@@ -115,6 +116,8 @@ enum Cursor {
     Resolvers(usize),
     /// A `peers` section, index into [`Parser::peers`].
     Peers(usize),
+    /// An `fcgi-app` section, index into [`Parser::fcgi_apps`].
+    FcgiApp(usize),
     /// A section rampart does not parse (already reported), or whose header was refused:
     /// its lines are skipped without further noise.
     Skipped,
@@ -145,6 +148,7 @@ pub(crate) struct Parser {
     pub log_forwards: Vec<crate::model::LogForward>,
     pub rings: Vec<crate::model::Ring>,
     pub caches: Vec<crate::model::CacheSection>,
+    pub fcgi_apps: Vec<crate::model::FcgiApp>,
     pub resolvers: Vec<crate::model::Resolvers>,
     pub peers: Vec<crate::model::Peers>,
     /// What HAProxy keeps across the lines of each `peers` section.
@@ -172,6 +176,7 @@ impl Parser {
             log_forwards: Vec::new(),
             rings: Vec::new(),
             caches: Vec::new(),
+            fcgi_apps: Vec::new(),
             resolvers: Vec::new(),
             peers: Vec::new(),
             peers_build: Vec::new(),
@@ -222,6 +227,7 @@ impl Parser {
             Cursor::Cache(i) => cache::parse_cache_line(self, i, words, &line.span),
             Cursor::Resolvers(i) => resolvers::parse_resolvers_line(self, i, words, &line.span),
             Cursor::Peers(i) => peers::parse_peers_line(self, i, words, &line.span),
+            Cursor::FcgiApp(i) => fcgi_app::parse_fcgi_app_line(self, i, words, kwm == Modifier::No, &line.span),
         }
     }
 
@@ -301,6 +307,12 @@ impl Parser {
             "resolvers" => {
                 self.cursor = match resolvers::open_resolvers(self, words, span) {
                     Some(i) => Cursor::Resolvers(i),
+                    None => Cursor::Skipped,
+                }
+            }
+            "fcgi-app" => {
+                self.cursor = match fcgi_app::open_fcgi_app(self, words, span) {
+                    Some(i) => Cursor::FcgiApp(i),
                     None => Cursor::Skipped,
                 }
             }

@@ -272,6 +272,7 @@ fn dispatch(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
         "tcp-check" => super::tcpcheck::parse_tcp_check(cx, words),
         "compression" => super::filter::parse_compression(cx, words),
         "filter" => super::filter::parse_filter(cx, words),
+        "use-fcgi-app" => super::fcgi_app::parse_use_fcgi_app(cx, words),
         "stick-table" if !cx.is_defaults() => super::stick::parse_stick_table(cx, words),
         "stick" if cx.cap().backend && !cx.is_defaults() => super::stick::parse_stick(cx, words),
         _ => unknown_or_not_yet(cx, words),
