@@ -1,7 +1,7 @@
 //! `fcgi-app` sections: how a backend's FastCGI servers (`server ... proto fcgi`) are
 //! spoken to (`use-fcgi-app <name>` in the backend).
 
-use super::RegexSrc;
+use super::{Condition, FmtSrc, RegexSrc};
 use crate::span::Span;
 
 /// One `fcgi-app <name>` section.
@@ -17,6 +17,10 @@ pub struct FcgiApp {
     /// `pass-header <name>` (lower case): request headers passed although hidden by
     /// default (`Authorization`, ...).
     pub pass_headers: Vec<String>,
+    /// `set-param <name> <fmt> [if|unless <cond>]` in order, after the two HAProxy
+    /// declares first (`REMOTE_USER`, `AUTH_TYPE`); names as HAProxy keeps them
+    /// (lower case, `_` for other characters than letters and digits).
+    pub set_params: Vec<SetParam>,
     /// `option keep-conn` (on by default): the application keeps the connection open.
     pub keep_conn: bool,
     /// `option get-values`: ask the application's limits on a new connection.
@@ -28,6 +32,28 @@ pub struct FcgiApp {
     pub span: Span,
 }
 
+/// One `set-param` rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetParam {
+    /// The parameter's name as HAProxy keeps it (`remote_user`).
+    pub name: String,
+    pub value: FmtSrc,
+    pub cond: Option<Condition>,
+}
+
+impl SetParam {
+    pub fn new(name: &str, value: FmtSrc, cond: Option<Condition>) -> SetParam {
+        let name = name.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' }).collect();
+        SetParam { name, value, cond }
+    }
+
+    /// The request header a backend's rule sets for this parameter (HAProxy's
+    /// `:fcgi-` pseudo-header, read back by the FastCGI side).
+    pub fn header_name(&self) -> String {
+        format!(":fcgi-{}", self.name)
+    }
+}
+
 impl FcgiApp {
     pub fn new(name: &str, span: Span) -> FcgiApp {
         FcgiApp {
@@ -36,6 +62,11 @@ impl FcgiApp {
             index: String::new(),
             path_info: None,
             pass_headers: Vec::new(),
+            set_params: ["REMOTE_USER", "AUTH_TYPE"]
+                .iter()
+                .zip(["%[http_auth_user]", "%[http_auth_type]"])
+                .map(|(n, v)| SetParam::new(n, FmtSrc { text: v.into(), span: span.clone() }, None))
+                .collect(),
             keep_conn: true,
             get_values: false,
             mpxs_conns: false,

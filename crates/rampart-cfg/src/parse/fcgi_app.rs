@@ -6,10 +6,16 @@
 //! HAProxy counterpart: `cfg_parse_fcgi_app()`, `proxy_parse_use_fcgi_app()` and
 //! `cfg_fcgi_apps_postparser()` (src/fcgi-app.c). Messages are HAProxy's.
 //!
-//! COMPAT (partial): `set-param`, `log-stderr`, `acl`, and conditions on `pass-header`
-//! are refused ("not supported yet").
+//! `set-param` rules become the backend's last `http-request set-header :fcgi-<name>`
+//! rules (HAProxy's own pseudo-headers), which the FastCGI side turns into parameters.
+//!
+//! COMPAT (partial): `log-stderr`, `acl`, and conditions on `pass-header` are refused
+//! ("not supported yet"); a `set-param` condition cannot name an ACL (no `acl` here).
 
-use crate::model::{BindProto, FcgiApp, Mode, RegexSrc, RestrictHdrNames};
+use crate::model::{
+    BindProto, Condition, FcgiApp, FmtSrc, HeaderAction, HttpReqAction, HttpReqRule, Mode, RegexSrc, RestrictHdrNames,
+    SetParam,
+};
 use crate::span::Span;
 
 use super::ctx::Ctx;
@@ -66,12 +72,30 @@ pub(super) fn parse_fcgi_app_line(p: &mut Parser, idx: usize, words: &[String], 
             }
         },
         "option" => parse_option(app, words, no),
-        "set-param" | "log-stderr" | "acl" => Err(not_yet(word)),
+        "set-param" => parse_set_param(app, words, span),
+        "log-stderr" | "acl" => Err(not_yet(word)),
         other => Err(format!("unknown keyword '{other}' in 'fcgi-app' section")),
     };
     if let Err(msg) = res {
         p.alert(span, msg);
     }
+}
+
+/// `set-param <name> <fmt> [if|unless <cond>]`.
+fn parse_set_param(app: &mut FcgiApp, words: &[String], span: &Span) -> Result<(), String> {
+    let (name, value) = (arg(words, 1), arg(words, 2));
+    if name.is_empty() || value.is_empty() {
+        return Err("'set-param' expects <name> and <value> as arguments.".into());
+    }
+    let cond = match words.get(3).map(String::as_str) {
+        None => None,
+        Some(w @ ("if" | "unless")) => {
+            Some(Condition { negate: w == "unless", words: words[4..].to_vec(), span: span.clone() })
+        }
+        Some(_) => return Err(format!("'{name}' : expects 'if' or 'unless' followed by a condition.")),
+    };
+    app.set_params.push(SetParam::new(name, FmtSrc { text: value.to_owned(), span: span.clone() }, cond));
+    Ok(())
 }
 
 /// `[no] option keep-conn|get-values|mpxs-conns`, `option max-reqs <n>`.
@@ -148,6 +172,18 @@ pub(super) fn finish(p: &mut Parser) {
             if !px.options.restrict_req_hdr_names_set {
                 px.options.restrict_req_hdr_names = RestrictHdrNames::Delete;
             }
+            // COMPAT: HAProxy's fcgi-app filter sets the parameters once every rule ran;
+            // rampart runs them as the backend's last `http-request set-header` rules
+            let app = apps.iter().find(|a| &a.name == name).expect("checked above");
+            for sp in &app.set_params {
+                let action = HeaderAction::Set { name: sp.header_name(), value: sp.value.clone() };
+                let span = sp.value.span.clone();
+                px.rules.http_request.push(HttpReqRule {
+                    action: HttpReqAction::Header(action),
+                    cond: sp.cond.clone(),
+                    span,
+                });
+            }
         }
         let fcgi_srv = px.servers.iter().find(|s| s.proto == Some(BindProto::Fcgi));
         match (fcgi_srv, &px.fcgi_app) {
@@ -169,8 +205,7 @@ pub(super) fn finish(p: &mut Parser) {
         }
         if !app.mpxs_conns && !app.get_values {
             if app.max_reqs > 1 {
-                let msg =
-                    format!("fcgi-app '{}': multiplexing not supported, ignore the option 'max-reqs'.", app.name);
+                let msg = format!("fcgi-app '{}': multiplexing not supported, ignore the option 'max-reqs'.", app.name);
                 p.diags.push(crate::diag::Diag::warning(Some(app.span.clone()), msg));
             }
             app.max_reqs = 1;
