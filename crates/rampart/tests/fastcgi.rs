@@ -281,6 +281,58 @@ fn a_dead_application_is_a_502() {
     assert_eq!(r.status, 502, "{}", seen(&r));
 }
 
+/// A FastCGI record as an application writes it (no padding).
+fn record(kind: u8, content: &[u8]) -> Vec<u8> {
+    let len = (content.len() as u16).to_be_bytes();
+    let mut out = vec![1, kind, 0, 1, len[0], len[1], 0, 0];
+    out.extend_from_slice(content);
+    out
+}
+
+/// A one-shot FastCGI application answering `answer` to the first request, then
+/// closing the connection.
+fn fake_application(answer: Vec<u8>) -> SocketAddr {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    std::thread::spawn(move || {
+        if let Ok((mut s, _)) = l.accept() {
+            let mut buf = [0u8; 8192];
+            let _ = std::io::Read::read(&mut s, &mut buf);
+            let _ = s.write_all(&answer);
+        }
+    });
+    addr
+}
+
+#[test]
+fn an_application_closing_mid_response_cuts_it() {
+    let mut answer = record(7, b"a warning on stderr");
+    answer.extend(record(6, b"Content-Type: text/plain\r\n\r\npartial body"));
+    let addr = fake_application(answer);
+    let cfg = config("/srv", "");
+    let proxy = Proxy::new(binary()).listener("fe1").backend("php", addr).config(&cfg).start().unwrap();
+    let mut c = RawClient::connect(proxy.addr("fe1")).expect("connect");
+    c.send(GET_PAGE.as_bytes()).unwrap();
+    let got = String::from_utf8_lossy(&c.read_to_end().expect("the proxy closes")).into_owned();
+    assert!(got.starts_with("HTTP/1.1 200"), "{got}");
+    assert!(got.contains("partial body") && !got.contains("a warning"), "{got}");
+    assert!(!got.ends_with("0\r\n\r\n"), "the chunked body must not end cleanly: {got}");
+}
+
+#[test]
+fn a_malformed_record_is_a_502() {
+    // version 2 records
+    let mut answer = record(6, b"Status: 200\r\n\r\n");
+    answer[0] = 2;
+    let addr = fake_application(answer);
+    let proxy = Proxy::new(binary()).listener("fe1").backend("php", addr).config(&config("/srv", "")).start().unwrap();
+    assert_eq!(ask(&proxy, GET_PAGE).status, 502);
+    // a CGI head with a bad status
+    let addr = fake_application(record(6, b"Status: abc\r\n\r\n"));
+    let proxy = Proxy::new(binary()).listener("fe1").backend("php", addr).config(&config("/srv", "")).start().unwrap();
+    assert_eq!(ask(&proxy, GET_PAGE).status, 502);
+}
+
 #[test]
 fn startup_checks() {
     let bad = |cfg: &str, msg: &str| {

@@ -93,7 +93,8 @@ pub static PEERS: &[Kw] = &[
 ];
 
 const FCGI_APP_PARTIAL: &str = "FastCGI servers (server ... proto fcgi, use-fcgi-app): docroot, index, path-info, \
-     pass-header, options; not set-param, log-stderr, acl (see the fcgi-app keywords)";
+     set-param, pass-header, options; not log-stderr (STDERR is dropped, as HAProxy does without it), acl \
+     (see the fcgi-app keywords); one request per connection at a time";
 
 /// Keywords of `fcgi-app` sections.
 pub static FCGI_APP: &[Kw] = &[
@@ -107,7 +108,10 @@ pub static FCGI_APP: &[Kw] = &[
     kw("option mpxs-conns", Partial("accepted; requests are not multiplexed on a connection")),
     kw("pass-header", Partial("without a condition (if/unless not yet)")),
     kw("path-info", Yes),
-    kw("set-param", No),
+    kw(
+        "set-param",
+        Partial("runs as the backend's last http-request rule; a condition cannot name an ACL (no acl in fcgi-app)"),
+    ),
 ];
 
 /// Keywords of `resolvers` sections.

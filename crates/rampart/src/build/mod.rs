@@ -156,9 +156,9 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             forwardfor: px.options.forwardfor.as_ref().map(forwardfor),
             originalto: px.options.originalto.as_ref().map(originalto),
             restrict_req_hdr_names: px.options.restrict_req_hdr_names,
-            buffer_request: px
-                .options
-                .http_buffer_request
+            // a FastCGI backend waits for the body too (HAProxy's fcgi-app filter does):
+            // CONTENT_LENGTH of a chunked body is then the whole of it (up to a buffer)
+            buffer_request: (px.options.http_buffer_request || px.fcgi_app.is_some())
                 .then(|| WaitBody { time: timeouts(&px.timeouts).http_request, at_least: 0 }),
             http_conn_mode: px.options.http_conn_mode,
             pretend_keepalive: px.options.http_pretend_keepalive,

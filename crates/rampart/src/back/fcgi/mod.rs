@@ -74,8 +74,10 @@ pub struct FcgiBack {
     client: Client,
     /// The records sent (BEGIN_REQUEST, PARAMS, the STDIN in hand), for a retry.
     out: Vec<u8>,
-    /// How the request body is framed, as the first send left it (for a retry).
+    /// How the request body is framed, and its bytes that came with the head as the
+    /// client framed them (for a retry: the framing state is rebuilt from them).
     tx_start: BodyLen,
+    body_in_hand: Vec<u8>,
     tx: AtomicRefCell<TxFraming>,
     rx: Rx,
 }
@@ -130,6 +132,7 @@ impl FcgiBack {
             client,
             out: Vec::new(),
             tx_start: BodyLen::None,
+            body_in_hand: Vec::new(),
             tx: AtomicRefCell::default(),
             rx: Rx::default(),
         }
@@ -229,6 +232,8 @@ impl HttpBack for FcgiBack {
         fcgi::push_stream(out, Kind::Params, REQ_ID, &vars);
         fcgi::push_stream_end(out, Kind::Params, REQ_ID);
         self.tx_start = how.body;
+        self.body_in_hand.clear();
+        self.body_in_hand.extend_from_slice(body);
         let mut tx = FcgiBack::framing(how.body);
         if matches!(tx, TxFraming::Done) {
             fcgi::push_stream_end(out, Kind::Stdin, REQ_ID);
@@ -248,13 +253,10 @@ impl HttpBack for FcgiBack {
         self.sc = Some(sc);
         let (method, version) = (self.rx.method, self.rx.version);
         self.rx = Rx { method, version, ..Rx::default() };
-        // the kept records hold the body bytes that came with the head: what follows
-        // continues from there
+        // the kept records hold the body bytes that came with the head: the body that
+        // follows continues from there
         let mut tx = FcgiBack::framing(self.tx_start);
-        let mut scratch = Vec::new();
-        if let Some(body) = kept_stdin(&self.out) {
-            push_stdin(&mut tx, &body, &mut scratch);
-        }
+        push_stdin(&mut tx, &self.body_in_hand, &mut Vec::new());
         *self.tx.borrow_mut() = tx;
         write_all(&self.conn().stream, &self.out, timeout).await
     }
@@ -270,21 +272,6 @@ impl HttpBack for FcgiBack {
         let reusable = self.app.keep_conn && rx.ended && !rx.broken && rx.raw.is_empty() && rx.done;
         Some((sc, reusable))
     }
-}
-
-/// The STDIN content of the records in `out` (the body bytes sent with the head, as
-/// the client framed them they are gone: this is only used to count a known length
-/// down again, so the decoded bytes serve as well).
-fn kept_stdin(out: &[u8]) -> Option<Vec<u8>> {
-    let mut at = 0;
-    let mut body = Vec::new();
-    while let Ok(Some((rec, n))) = next_record(&out[at..]) {
-        if rec.kind == Kind::Stdin {
-            body.extend_from_slice(rec.content);
-        }
-        at += n;
-    }
-    (!body.is_empty()).then_some(body)
 }
 
 impl BackSend for TxHalf<'_> {
