@@ -86,7 +86,7 @@ impl Fpm {
         let mut cmd = Command::new(bin);
         cmd.args(["-F", "-n", "-y", &conf_path, "-p", &docroot]).stdout(Stdio::null()).stderr(Stdio::null());
         // running as root (containers, CI) needs the explicit permission
-        if std::env::var("USER").map_or(false, |u| u == "root") || is_root() {
+        if is_root() {
             cmd.arg("-R");
         }
         let child = cmd.spawn().expect("php-fpm starts");
@@ -115,7 +115,7 @@ fn is_root() -> bool {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| s.lines().find(|l| l.starts_with("Uid:")).map(|l| l.split_whitespace().nth(1) == Some("0")))
-        .unwrap_or(false)
+        .unwrap_or_default()
 }
 
 fn free_port() -> u16 {
