@@ -25,8 +25,8 @@ pub use args::{BIND_OPTIONS, SERVER_OPTIONS};
 pub use pending::{Pending, PendingUses};
 pub use spoe::{SPOE_AGENT, SPOE_EVENTS, SPOE_GROUP, SPOE_MESSAGE};
 pub use tables::{
-    BALANCE_ALGOS, GLOBAL, LOG_FORWARD, MAILERS, OPTIONS, PEERS, PROGRAM, PROXY, RESOLVERS, SECTIONS, STATS_GLOBAL,
-    TIMEOUTS,
+    BALANCE_ALGOS, FCGI_APP, GLOBAL, LOG_FORWARD, MAILERS, OPTIONS, PEERS, PROGRAM, PROXY, RESOLVERS, SECTIONS,
+    STATS_GLOBAL, TIMEOUTS,
 };
 
 /// What rampart does with a keyword.
@@ -119,6 +119,7 @@ pub fn every_keyword() -> Vec<(String, Support)> {
     BIND_OPTIONS.iter().for_each(|k| add("bind ", k.name, k.support));
     LOG_FORWARD.iter().for_each(|k| add("log-forward ", k.name, k.support));
     RESOLVERS.iter().for_each(|k| add("resolvers ", k.name, k.support));
+    FCGI_APP.iter().for_each(|k| add("fcgi-app ", k.name, k.support));
     PEERS.iter().for_each(|k| add("peers ", k.name, k.support));
     MAILERS.iter().for_each(|k| add("mailers ", k.name, k.support));
     PROGRAM.iter().for_each(|k| add("program ", k.name, k.support));
@@ -359,6 +360,7 @@ pub fn compat_markdown() -> String {
     kw_table(&mut out, "Global keywords", "", GLOBAL);
     kw_table(&mut out, "`log-forward` keywords", "", LOG_FORWARD);
     kw_table(&mut out, "`resolvers` keywords", "", RESOLVERS);
+    kw_table(&mut out, "`fcgi-app` keywords", "", FCGI_APP);
     kw_table(&mut out, "`peers` keywords", "", PEERS);
     kw_table(&mut out, "`mailers` keywords", "", MAILERS);
     kw_table(&mut out, "`program` keywords", "", PROGRAM);

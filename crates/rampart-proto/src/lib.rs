@@ -1,6 +1,7 @@
 //! I/O-free wire codecs. Bytes in, structure out; "incomplete" is not an error.
 //!
 //! - `dns`: DNS queries and responses a resolver sends and reads (A, AAAA, CNAME, SRV, EDNS0)
+//! - `fcgi`: FastCGI records and the CGI response head (the web server's side)
 //! - `http`: protocol-neutral pieces of a message head (slices, method, version, headers)
 //! - `h1`: HTTP/1.x heads (on httparse, with HAProxy's strictness), chunked framing
 //! - `h2`: HTTP/2 frames and SETTINGS (RFC 9113), HPACK field compression (RFC 7541)
@@ -11,6 +12,7 @@
 //! - `syslog`: syslog messages a `log-forward` receives (RFC 5424/3164 headers, TCP framing)
 
 pub mod dns;
+pub mod fcgi;
 pub mod h1;
 pub mod h2;
 pub mod http;

@@ -151,7 +151,11 @@ pub static SERVER_OPTIONS: &[ArgKw] = &[
     arg("pool-max-conn", 1, Partial("the bound applies to each thread's idle pool, not to the process")),
     arg("pool-purge-delay", 1, No),
     arg("port", 1, Yes),
-    arg("proto", 1, Partial("h1 and h2 (HTTP/2 towards servers is partial, see HTTP/2); fcgi and none not yet")),
+    arg(
+        "proto",
+        1,
+        Partial("h1, h2 (HTTP/2 towards servers is partial, see HTTP/2) and fcgi (see fcgi-app); none not yet"),
+    ),
     arg("proxy-v2-options", 1, Yes),
     arg("redir", 1, No),
     arg("resolve-net", 1, Yes),

@@ -39,7 +39,7 @@ pub static SECTIONS: &[Kw] = &[
     kw("ring", Partial(RING_PARTIAL)),
     kw("log-forward", Partial(LOG_FORWARD_PARTIAL)),
     kw("program", Yes),
-    kw("fcgi-app", No),
+    kw("fcgi-app", Partial(FCGI_APP_PARTIAL)),
     kw("namespace_list", No),
 ];
 
@@ -97,6 +97,27 @@ pub static MAILERS: &[Kw] = &[kw("mailer", Partial("IPv4 and IPv6 addresses; no 
 
 /// Keywords of `program` sections.
 pub static PROGRAM: &[Kw] = &[kw("command", Yes), kw("group", Yes), kw("option", Yes), kw("user", Yes)];
+const FCGI_APP_PARTIAL: &str = "FastCGI servers (server ... proto fcgi, use-fcgi-app): docroot, index, path-info, \
+     set-param, pass-header, options; not log-stderr (STDERR is dropped, as HAProxy does without it), acl \
+     (see the fcgi-app keywords); one request per connection at a time";
+
+/// Keywords of `fcgi-app` sections.
+pub static FCGI_APP: &[Kw] = &[
+    kw("acl", No),
+    kw("docroot", Yes),
+    kw("index", Yes),
+    kw("log-stderr", No),
+    kw("option get-values", Partial("accepted; no GET_VALUES record is sent (one request per connection)")),
+    kw("option keep-conn", Yes),
+    kw("option max-reqs", Partial("accepted; one request per connection at a time (no multiplexing)")),
+    kw("option mpxs-conns", Partial("accepted; requests are not multiplexed on a connection")),
+    kw("pass-header", Partial("without a condition (if/unless not yet)")),
+    kw("path-info", Yes),
+    kw(
+        "set-param",
+        Partial("runs as the backend's last http-request rule; a condition cannot name an ACL (no acl in fcgi-app)"),
+    ),
+];
 
 /// Keywords of `resolvers` sections.
 pub static RESOLVERS: &[Kw] = &[
@@ -411,7 +432,7 @@ pub static PROXY: &[ProxyKw] = &[
     px("unique-id-format", D | F | L, Yes),
     px("unique-id-header", D | F | L, Yes),
     px("use_backend", F | L, Yes),
-    px("use-fcgi-app", L | B, No),
+    px("use-fcgi-app", L | B, Yes),
     px("use-server", L | B, Yes),
     px("appsession", ALL, Rejected),
     px("block", ALL, Rejected),

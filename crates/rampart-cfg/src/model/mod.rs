@@ -30,6 +30,7 @@
 mod balance;
 mod check;
 mod cookie;
+mod fcgi;
 mod filter;
 mod ids;
 mod lua;
@@ -53,6 +54,7 @@ mod subsys;
 pub use balance::*;
 pub use check::*;
 pub use cookie::*;
+pub use fcgi::*;
 pub use filter::*;
 pub use ids::haproxy_ids;
 pub use lua::*;
@@ -97,6 +99,8 @@ pub struct Config {
     pub rings: Vec<Ring>,
     /// `cache` sections in file order.
     pub caches: Vec<CacheSection>,
+    /// `fcgi-app` sections in file order.
+    pub fcgi_apps: Vec<FcgiApp>,
     /// `resolvers` sections in file order, then the implicit `default` one when
     /// `/etc/resolv.conf` gives it nameservers and no section has that name.
     pub resolvers: Vec<Resolvers>,
@@ -481,6 +485,9 @@ pub struct Proxy {
     pub compression: Option<Compression>,
     /// `filter` lines, and the filters declared implicitly, in HAProxy's order.
     pub filters: Vec<FilterDecl>,
+    /// `use-fcgi-app <name>`: the `fcgi-app` section its `proto fcgi` servers speak
+    /// (an index into [`Config::fcgi_apps`] once checked).
+    pub fcgi_app: Option<(String, Span)>,
     /// `stick-table ...`: the proxy's table (named after the proxy).
     pub stick_table: Option<StickTableDef>,
     /// `stick on|match|store-request` rules in order (backends).
@@ -691,6 +698,9 @@ pub struct ProxyOptions {
     pub originalto: Option<OriginalTo>,
     /// `option http-restrict-req-hdr-names preserve|delete|reject`.
     pub restrict_req_hdr_names: RestrictHdrNames,
+    /// The option was given (here or in `defaults`): a FastCGI backend's default
+    /// (`delete`) does not apply.
+    pub restrict_req_hdr_names_set: bool,
     /// `option clitcpka` (or `tcpka`) and `clitcpka-cnt|idle|intvl`: TCP keep-alive
     /// probes on client connections.
     pub clitcpka: TcpKa,

@@ -22,6 +22,8 @@ pub(super) fn finish(p: &mut Parser) -> Config {
     super::cache::check_caches(&p.caches, &mut p.diags);
     super::filter::check_filters(p);
     let caches = std::mem::take(&mut p.caches);
+    super::fcgi_app::finish(p);
+    let fcgi_apps = std::mem::take(&mut p.fcgi_apps);
     super::resolvers::finish(p);
     super::peers::finish(p);
     let peers = std::mem::take(&mut p.peers);
@@ -64,6 +66,7 @@ pub(super) fn finish(p: &mut Parser) -> Config {
         log_forwards,
         resolvers,
         caches,
+        fcgi_apps,
         peers,
         localpeer,
         mailers,

@@ -262,6 +262,7 @@ fn fresh_proxy(name: &str, cap: Cap, span: &Span) -> Proxy {
         log_tag: None,
         compression: None,
         filters: Vec::new(),
+        fcgi_app: None,
         id: None,
         logs: Vec::new(),
         stick_table: None,

@@ -44,6 +44,7 @@ mod check_step;
 mod cookie;
 mod ctx;
 mod errorfile;
+mod fcgi_app;
 pub(crate) mod filter;
 mod global;
 mod global_process;
@@ -126,6 +127,8 @@ enum Cursor {
     Mailers(usize),
     /// A `program` section, index into [`Parser::programs`].
     Program(usize),
+    /// An `fcgi-app` section, index into [`Parser::fcgi_apps`].
+    FcgiApp(usize),
     /// A section rampart does not parse (already reported), or whose header was refused:
     /// its lines are skipped without further noise.
     Skipped,
@@ -156,6 +159,7 @@ pub(crate) struct Parser {
     pub log_forwards: Vec<crate::model::LogForward>,
     pub rings: Vec<crate::model::Ring>,
     pub caches: Vec<crate::model::CacheSection>,
+    pub fcgi_apps: Vec<crate::model::FcgiApp>,
     pub resolvers: Vec<crate::model::Resolvers>,
     pub peers: Vec<crate::model::Peers>,
     pub mailers: Vec<crate::model::Mailers>,
@@ -185,6 +189,7 @@ impl Parser {
             log_forwards: Vec::new(),
             rings: Vec::new(),
             caches: Vec::new(),
+            fcgi_apps: Vec::new(),
             resolvers: Vec::new(),
             peers: Vec::new(),
             mailers: Vec::new(),
@@ -239,6 +244,7 @@ impl Parser {
             Cursor::Peers(i) => peers::parse_peers_line(self, i, words, &line.span),
             Cursor::Mailers(i) => subsys::parse_mailers_line(self, i, words, &line.span),
             Cursor::Program(i) => subsys::parse_program_line(self, i, words, kwm, &line.span),
+            Cursor::FcgiApp(i) => fcgi_app::parse_fcgi_app_line(self, i, words, kwm == Modifier::No, &line.span),
         }
     }
 
@@ -318,6 +324,12 @@ impl Parser {
             "resolvers" => {
                 self.cursor = match resolvers::open_resolvers(self, words, span) {
                     Some(i) => Cursor::Resolvers(i),
+                    None => Cursor::Skipped,
+                }
+            }
+            "fcgi-app" => {
+                self.cursor = match fcgi_app::open_fcgi_app(self, words, span) {
+                    Some(i) => Cursor::FcgiApp(i),
                     None => Cursor::Skipped,
                 }
             }

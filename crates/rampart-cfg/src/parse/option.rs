@@ -363,6 +363,7 @@ fn restrict_hdr_names_option(cx: &mut Ctx<'_>, words: &[String]) {
         }
     };
     cx.pb.px.options.restrict_req_hdr_names = policy;
+    cx.pb.px.options.restrict_req_hdr_names_set = true;
 }
 
 #[cfg(test)]

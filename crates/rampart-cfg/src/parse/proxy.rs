@@ -277,6 +277,7 @@ fn dispatch(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
         "filter" => super::filter::parse_filter(cx, words),
         "email-alert" => super::subsys::parse_email_alert(cx, words),
         "external-check" if !cx.cap().frontend || cx.cap().backend => super::subsys::parse_external_check(cx, words),
+        "use-fcgi-app" => super::fcgi_app::parse_use_fcgi_app(cx, words),
         "stick-table" if !cx.is_defaults() => super::stick::parse_stick_table(cx, words),
         "stick" if cx.cap().backend && !cx.is_defaults() => super::stick::parse_stick(cx, words),
         _ => unknown_or_not_yet(cx, words),

@@ -255,7 +255,7 @@ fn parse_server_options(
             ok = false;
             continue;
         }
-        if k.support == Support::No || (word == "proto" && matches!(value, "fcgi" | "none")) {
+        if k.support == Support::No || (word == "proto" && value == "none") {
             let what = if word == "proto" { format!("proto {value}") } else { word.to_owned() };
             cx.alert(format!("{ctx}{}", not_yet(&what)));
             ok = false;
@@ -278,14 +278,15 @@ fn parse_server_options(
     ok
 }
 
-/// `proto <mux>` on a server: HAProxy 2.6's multiplexer names (`h1`, `h2`; `fcgi` and
-/// `none` are refused as not supported before this is called).
+/// `proto <mux>` on a server: HAProxy 2.6's multiplexer names (`h1`, `h2`, `fcgi`;
+/// `none` is refused as not supported before this is called).
 fn parse_proto(v: &str) -> Result<crate::model::BindProto, String> {
     use crate::model::BindProto;
     match v {
         "" => Err("'proto' :  missing value".into()),
         "h1" => Ok(BindProto::H1),
         "h2" => Ok(BindProto::H2),
+        "fcgi" => Ok(BindProto::Fcgi),
         _ => Err(format!("'proto' :  unknown MUX protocol '{v}'")),
     }
 }
@@ -608,7 +609,7 @@ mod tests {
         assert_eq!(a("inter"), ["'server b/s' : 'inter' expects a delay as argument.."]);
         assert_eq!(a("rise 0"), ["'server b/s' : 'rise' has to be > 0.."]);
         assert_eq!(a("ssl verify none npn h2"), ["'server b/s' : 'npn' is not supported yet"]);
-        assert_eq!(a("proto fcgi"), ["'server b/s' : 'proto fcgi' is not supported yet"]);
+        assert_eq!(a("proto none"), ["'server b/s' : 'proto none' is not supported yet"]);
         assert_eq!(a("proto h3"), ["'server b/s' : 'proto' :  unknown MUX protocol 'h3'."]);
         assert_eq!(a("check-proto h2"), ["'server b/s' : 'check-proto' is not supported yet"]);
         // every refusal of the line is reported, up to an unknown word

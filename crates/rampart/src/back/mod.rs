@@ -18,7 +18,9 @@
 //!
 //! - `h1`: [`h1::H1Back`], HTTP/1 in the client role
 //! - `h2`: [`h2::H2Back`], one stream of a shared HTTP/2 connection
+//! - `fcgi`: [`fcgi::FcgiBack`], one request to a FastCGI application
 
+pub mod fcgi;
 pub mod h1;
 pub mod h2;
 
@@ -219,6 +221,8 @@ pub enum BackConn {
     H1(h1::H1Back),
     // PERF: boxed, so that the HTTP/1 exchange does not carry HTTP/2's size.
     H2(Box<h2::H2Back>),
+    // PERF: boxed, as HTTP/2.
+    Fcgi(Box<fcgi::FcgiBack>),
 }
 
 /// The sending half of a [`BackConn`].
@@ -226,6 +230,7 @@ pub enum BackConn {
 pub enum BackTx<'a> {
     H1(h1::TxHalf<'a>),
     H2(h2::TxHalf<'a>),
+    Fcgi(fcgi::TxHalf<'a>),
 }
 
 /// The receiving half of a [`BackConn`].
@@ -233,6 +238,7 @@ pub enum BackTx<'a> {
 pub enum BackRx<'a> {
     H1(h1::RxHalf<'a>),
     H2(h2::RxHalf<'a>),
+    Fcgi(fcgi::RxHalf<'a>),
 }
 
 impl BackConn {
@@ -244,14 +250,23 @@ impl BackConn {
 
     /// The server side for a connection `conn` to server `srv` of backend `be`: a
     /// stream of a shared HTTP/2 connection, the first one of a new connection that
-    /// speaks HTTP/2, or an HTTP/1 exchange.
-    pub fn new(conn: crate::backend::Connected<h2::H2Attach>, rt: &crate::proxy::Runtime, be: usize) -> BackConn {
+    /// speaks HTTP/2, a request to a FastCGI application, or an HTTP/1 exchange.
+    /// `client`: the client connection (the CGI variables of a FastCGI request).
+    pub fn new(
+        conn: crate::backend::Connected<h2::H2Attach>,
+        rt: &crate::proxy::Runtime,
+        be: usize,
+        client: &crate::sample::ctx::ConnInfo,
+    ) -> BackConn {
         use crate::backend::Connected;
         match conn {
             Connected::Own(sc) => {
                 let px = &rt.proxies[be];
                 let server = &px.be.servers[sc.srv];
                 if !h2::speaks_h2(server, &sc) {
+                    if server.proto == Some(rampart_cfg::model::BindProto::Fcgi) {
+                        return BackConn::fcgi(sc, px, client);
+                    }
                     return BackConn::h1(sc, rt.bufsize, rt.max_head, px.accept_invalid_res);
                 }
                 BackConn::H2(Box::new(h2::H2Back::start(sc, server, h2::Opening::of(rt, be))))
@@ -261,6 +276,17 @@ impl BackConn {
                 BackConn::H2(Box::new(h2::H2Back::attached(a, server, h2::Opening::of(rt, be))))
             }
         }
+    }
+}
+
+impl BackConn {
+    /// A request to the FastCGI application of backend `px` (`proto fcgi`); the
+    /// configuration checks made sure the backend has one.
+    #[cold]
+    fn fcgi(sc: ServerConn, px: &crate::proxy::ProxyRt, client: &crate::sample::ctx::ConnInfo) -> BackConn {
+        let app = px.fcgi.clone().expect("a FastCGI server's backend has an fcgi-app");
+        let client = fcgi::Client { src: client.src, dst: client.dst(), https: client.tls().is_some() };
+        BackConn::Fcgi(Box::new(fcgi::FcgiBack::new(sc, app, client)))
     }
 }
 
@@ -274,6 +300,7 @@ impl HttpBack for BackConn {
         match self {
             BackConn::H1(b) => b.srv(),
             BackConn::H2(b) => b.srv(),
+            BackConn::Fcgi(b) => b.srv(),
         }
     }
 
@@ -281,6 +308,7 @@ impl HttpBack for BackConn {
         match self {
             BackConn::H1(b) => b.reused(),
             BackConn::H2(b) => b.reused(),
+            BackConn::Fcgi(b) => b.reused(),
         }
     }
 
@@ -288,6 +316,7 @@ impl HttpBack for BackConn {
         match self {
             BackConn::H1(b) => b.sni(),
             BackConn::H2(b) => b.sni(),
+            BackConn::Fcgi(b) => b.sni(),
         }
     }
 
@@ -295,6 +324,7 @@ impl HttpBack for BackConn {
         match self {
             BackConn::H1(b) => b.sock(),
             BackConn::H2(_) => None,
+            BackConn::Fcgi(b) => b.sock(),
         }
     }
 
@@ -308,6 +338,7 @@ impl HttpBack for BackConn {
         match self {
             BackConn::H1(b) => b.send_request(req, how, body, timeout).await,
             BackConn::H2(b) => b.send_request(req, how, body, timeout).await,
+            BackConn::Fcgi(b) => b.send_request(req, how, body, timeout).await,
         }
     }
 
@@ -315,6 +346,7 @@ impl HttpBack for BackConn {
         match self {
             BackConn::H1(b) => b.release(),
             BackConn::H2(b) => b.release(),
+            BackConn::Fcgi(b) => b.release(),
         }
     }
 
@@ -322,6 +354,7 @@ impl HttpBack for BackConn {
         match self {
             BackConn::H1(b) => b.resend(sc, timeout).await,
             BackConn::H2(b) => b.resend(sc, timeout).await,
+            BackConn::Fcgi(b) => b.resend(sc, timeout).await,
         }
     }
 
@@ -335,6 +368,10 @@ impl HttpBack for BackConn {
                 let (tx, rx) = b.split();
                 (BackTx::H2(tx), BackRx::H2(rx))
             }
+            BackConn::Fcgi(b) => {
+                let (tx, rx) = b.split();
+                (BackTx::Fcgi(tx), BackRx::Fcgi(rx))
+            }
         }
     }
 
@@ -342,6 +379,7 @@ impl HttpBack for BackConn {
         match self {
             BackConn::H1(b) => b.finish(),
             BackConn::H2(b) => b.finish(),
+            BackConn::Fcgi(b) => b.finish(),
         }
     }
 }
@@ -351,6 +389,7 @@ impl BackSend for BackTx<'_> {
         match self {
             BackTx::H1(t) => t.send_body(bytes, timeout).await,
             BackTx::H2(t) => t.send_body(bytes, timeout).await,
+            BackTx::Fcgi(t) => t.send_body(bytes, timeout).await,
         }
     }
 
@@ -358,6 +397,7 @@ impl BackSend for BackTx<'_> {
         match self {
             BackTx::H1(t) => t.raw(),
             BackTx::H2(t) => t.raw(),
+            BackTx::Fcgi(t) => t.raw(),
         }
     }
 
@@ -374,6 +414,7 @@ impl BackRecv for BackRx<'_> {
         match self {
             BackRx::H1(r) => r.recv_head(res, wait).await,
             BackRx::H2(r) => r.recv_head(res, wait).await,
+            BackRx::Fcgi(r) => r.recv_head(res, wait).await,
         }
     }
 
@@ -381,6 +422,7 @@ impl BackRecv for BackRx<'_> {
         match self {
             BackRx::H1(r) => r.res_buf(),
             BackRx::H2(r) => r.res_buf(),
+            BackRx::Fcgi(r) => r.res_buf(),
         }
     }
 
@@ -388,6 +430,7 @@ impl BackRecv for BackRx<'_> {
         match self {
             BackRx::H1(r) => r.res_facts(),
             BackRx::H2(r) => r.res_facts(),
+            BackRx::Fcgi(r) => r.res_facts(),
         }
     }
 
@@ -395,6 +438,7 @@ impl BackRecv for BackRx<'_> {
         match self {
             BackRx::H1(r) => r.start_body(tunnel),
             BackRx::H2(r) => r.start_body(tunnel),
+            BackRx::Fcgi(r) => r.start_body(tunnel),
         }
     }
 
@@ -402,6 +446,7 @@ impl BackRecv for BackRx<'_> {
         match self {
             BackRx::H1(r) => r.recv_body(timeout).await,
             BackRx::H2(r) => r.recv_body(timeout).await,
+            BackRx::Fcgi(r) => r.recv_body(timeout).await,
         }
     }
 
@@ -409,6 +454,7 @@ impl BackRecv for BackRx<'_> {
         match self {
             BackRx::H1(r) => r.raw_rest(),
             BackRx::H2(r) => r.raw_rest(),
+            BackRx::Fcgi(r) => r.raw_rest(),
         }
     }
 
@@ -416,6 +462,7 @@ impl BackRecv for BackRx<'_> {
         match self {
             BackRx::H1(r) => r.raw_moved(moved),
             BackRx::H2(r) => r.raw_moved(moved),
+            BackRx::Fcgi(r) => r.raw_moved(moved),
         }
     }
 
@@ -423,6 +470,7 @@ impl BackRecv for BackRx<'_> {
         match self {
             BackRx::H1(r) => r.body_done(),
             BackRx::H2(r) => r.body_done(),
+            BackRx::Fcgi(r) => r.body_done(),
         }
     }
 }

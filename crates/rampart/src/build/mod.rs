@@ -98,9 +98,9 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             forwardfor: px.options.forwardfor.as_ref().map(forwardfor),
             originalto: px.options.originalto.as_ref().map(originalto),
             restrict_req_hdr_names: px.options.restrict_req_hdr_names,
-            buffer_request: px
-                .options
-                .http_buffer_request
+            // a FastCGI backend waits for the body too (HAProxy's fcgi-app filter does):
+            // CONTENT_LENGTH of a chunked body is then the whole of it (up to a buffer)
+            buffer_request: (px.options.http_buffer_request || px.fcgi_app.is_some())
                 .then(|| WaitBody { time: timeouts(&px.timeouts).http_request, at_least: 0 }),
             http_conn_mode: px.options.http_conn_mode,
             pretend_keepalive: px.options.http_pretend_keepalive,
@@ -108,6 +108,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             accept_invalid_res: px.options.accept_invalid_res,
             // HAProxy keeps connections without a server private to their session
             http_reuse: if px.implicit_server.is_some() { HttpReuse::Never } else { px.http_reuse },
+            fcgi: fcgi_app(cfg, px, &mut alerts),
             // `retry-on none`: a failed connection is not retried
             retries: if px.retry_on_conn_failure { px.retries } else { 0 },
             // as in HAProxy, ignored outside HTTP mode
@@ -515,5 +516,22 @@ mod tests {
         assert!(!replay("  option redispatch\n  retry-on conn-failure\n"));
         assert!(!replay("  option redispatch\n  retry-on empty-response\n"));
         assert!(!replay("  option redispatch\n  mode tcp\n"));
+    }
+}
+
+/// The FastCGI application of backend `px` (`use-fcgi-app`), compiled.
+fn fcgi_app(
+    cfg: &rampart_cfg::model::Config,
+    px: &rampart_cfg::model::Proxy,
+    alerts: &mut Vec<Diag>,
+) -> Option<Arc<crate::proxy::fcgi::FcgiAppRt>> {
+    let (name, span) = px.fcgi_app.as_ref()?;
+    let app = cfg.fcgi_apps.iter().find(|a| &a.name == name)?;
+    match crate::proxy::fcgi::FcgiAppRt::build(app) {
+        Ok(rt) => Some(Arc::new(rt)),
+        Err(msg) => {
+            alerts.push(Diag::alert(Some(span.clone()), msg));
+            None
+        }
     }
 }

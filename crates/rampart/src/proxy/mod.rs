@@ -7,8 +7,10 @@
 //! Types only, with their small accessors: whoever reads the model imports this module,
 //! and it imports only what its fields hold (docs/internals/layers.md).
 //!
+//! - `fcgi`: a backend's FastCGI application, compiled
 //! - `host`: the model as the rules language reads it (`sample::Host`)
 
+pub mod fcgi;
 mod host;
 pub mod proc_vars;
 
@@ -118,6 +120,8 @@ pub struct ProxyRt {
     /// `option accept-invalid-http-response` (backend).
     pub accept_invalid_res: bool,
     pub http_reuse: HttpReuse,
+    /// `use-fcgi-app`: the application its `proto fcgi` servers serve.
+    pub fcgi: Option<Arc<fcgi::FcgiAppRt>>,
     pub retries: u32,
     /// `retry-on` response conditions (`None`: none, or not HTTP), and how many times
     /// they may send a request again (`retries`).

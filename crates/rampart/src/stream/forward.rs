@@ -186,7 +186,7 @@ where
     let t_server = x.tmo.server(be.timeouts.server);
 
     // The request head and the body bytes already here, in one write.
-    let mut back = BackConn::new(conn, rt, x.be);
+    let mut back = BackConn::new(conn, rt, x.be, x.conn);
     let pretend_keepalive = be.pretend_keepalive;
     let how = ReqSend { body: meta.body, keep_alive: keep_server, pretend_keepalive, upgrade: meta.upgrade };
     let sent = back.send_request(req.view(front.req_buf()), how, front.req_body_raw(), t_server).await;

@@ -75,9 +75,12 @@ pub fn run<'rt>(
 
 /// `option http-restrict-req-hdr-names delete|reject`: headers whose name holds other
 /// characters than letters, digits and `-` are removed (`delete`); `true` when the
-/// request has one and must be refused (`reject`, answered with a 403).
+/// request has one and must be refused (`reject`, answered with a 403). The
+/// `:fcgi-` parameters of an `fcgi-app`'s `set-param` (rules of the backend, which no
+/// client can send) are not headers and stay.
 fn restrict_names(req: &mut MsgHead, buf: &[u8], how: RestrictHdrNames) -> bool {
-    let bad = |name: &[u8]| name.iter().any(|&c| !c.is_ascii_alphanumeric() && c != b'-');
+    let bad =
+        |name: &[u8]| name.iter().any(|&c| !c.is_ascii_alphanumeric() && c != b'-') && !name.starts_with(b":fcgi-");
     match how {
         RestrictHdrNames::Preserve => false,
         RestrictHdrNames::Delete => {
