@@ -405,6 +405,7 @@ impl BackSend for BackTx<'_> {
         match self {
             BackTx::H1(t) => t.end_tunnel().await,
             BackTx::H2(t) => t.end_tunnel().await,
+            BackTx::Fcgi(t) => t.end_tunnel().await,
         }
     }
 }

@@ -287,6 +287,10 @@ impl BackSend for TxHalf<'_> {
     fn raw(&self) -> Option<&BackSock> {
         None
     }
+
+    /// FastCGI carries no tunnel (the request's STDIN already ended with its body):
+    /// nothing to tell the application.
+    async fn end_tunnel(&self) {}
 }
 
 impl Rx {
