@@ -532,7 +532,7 @@ mod tests {
     #[test]
     fn lines_of_a_refused_section_are_skipped() {
         assert_eq!(alerts("backend\n foo\n bar\n"), ["'backend' expects an <id> argument"]);
-        assert_eq!(alerts("fcgi-app m\n docroot /x\n"), ["'fcgi-app' is not supported yet"]);
+        assert_eq!(alerts("namespace_list\n namespace x\n"), ["'namespace_list' is not supported yet"]);
     }
 
     #[test]
@@ -586,8 +586,8 @@ mod tests {
         );
         assert_eq!(alerts("listen l\n xyzzyqqq\n"), ["unknown keyword 'xyzzyqqq' in 'listen' section"]);
         assert_eq!(
-            alerts("backend b\n stick-table type ip size 1m store server_key\n"),
-            ["'server_key' is not supported yet"]
+            alerts("backend b\n stick-table type ip size 1m write-to t\n"),
+            ["'stick-table write-to' is not supported yet"]
         );
         assert_eq!(alerts("backend b\n appsession x\n"), ["'appsession' is not supported anymore since HAProxy 1.6."]);
         assert_eq!(
