@@ -346,7 +346,7 @@ fn check_config(cli: &Cli, cfg: &Config, rep: &mut Reporter) -> Result<Identity,
         Identity::default()
     });
     // as HAProxy's `cfg_program_postparser()`: programs need a master
-    if !cfg.programs.is_empty() && !(cli.master_worker || cfg.global.master_worker) {
+    if !(cfg.programs.is_empty() || cli.master_worker || cfg.global.master_worker) {
         rep.config_alert("Can't use a 'program' section without master worker mode.");
         fatal = true;
     }

@@ -282,7 +282,7 @@ fn bad_spoe_files_stop_startup_with_their_line() {
     let spoe = dir.write("spoe.conf", "[iprep]\nspoe-agent a\n  use-backend agents\n  option force-set-var\n");
     let cfg = dir.write(
         "h.cfg",
-        &haproxy_cfg(&spoe)
+        haproxy_cfg(&spoe)
             .replace("fd@${fe1}", "127.0.0.1:65001")
             .replace("${agent_addr}:${agent_port}", "127.0.0.1:1"),
     );
@@ -300,7 +300,7 @@ fn bad_spoe_files_stop_startup_with_their_line() {
     let spoe = dir.write("later.conf", later);
     let cfg = dir.write(
         "h3.cfg",
-        &haproxy_cfg(&spoe)
+        haproxy_cfg(&spoe)
             .replace("fd@${fe1}", "127.0.0.1:65001")
             .replace("${agent_addr}:${agent_port}", "127.0.0.1:1"),
     );

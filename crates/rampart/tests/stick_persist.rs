@@ -256,19 +256,17 @@ fn ignore_persist_balances_and_sets_no_cookie() {
 #[test]
 fn stick_rules_store_in_a_peers_section_table() {
     let (s1, s2) = (HttpBackend::start("s1"), HttpBackend::start("s2"));
-    let cfg = format!(
-        "global\n  localpeer self\n  stats socket ${{testdir}}/admin.sock level admin\n\
+    let cfg = "global\n  localpeer self\n  stats socket ${testdir}/admin.sock level admin\n\
          defaults\n  mode http\n  timeout client 5s\n  timeout server 5s\n  timeout connect 1s\n\
-         peers mypeers\n  bind fd@${{pp}}\n  server self\n  table t type string size 1k\n\
-         listen fe1\n  bind fd@${{fe1}}\n  balance roundrobin\n  stick on urlp(client) table mypeers/t\n\
-         \x20 server s1 ${{s1_addr}}:${{s1_port}}\n  server s2 ${{s2_addr}}:${{s2_port}}\n"
-    );
+         peers mypeers\n  bind fd@${pp}\n  server self\n  table t type string size 1k\n\
+         listen fe1\n  bind fd@${fe1}\n  balance roundrobin\n  stick on urlp(client) table mypeers/t\n\
+         \x20 server s1 ${s1_addr}:${s1_port}\n  server s2 ${s2_addr}:${s2_port}\n";
     let p = Proxy::new(Path::new(RAMPART))
         .listener("fe1")
         .listener("pp")
         .backend("s1", s1.addr())
         .backend("s2", s2.addr())
-        .config(&cfg)
+        .config(cfg)
         .start()
         .expect("the proxy starts");
     let first = body(&http_get(p.addr("fe1"), "/?client=c1"));
@@ -276,5 +274,5 @@ fn stick_rules_store_in_a_peers_section_table() {
         assert_eq!(body(&http_get(p.addr("fe1"), "/?client=c1")), first);
     }
     let t = cli(&p, "show table mypeers/t");
-    assert!(t.contains(&format!("key=c1 ")) && t.contains(&format!(" server_key={first}\n")), "{t}");
+    assert!(t.contains("key=c1 ") && t.contains(&format!(" server_key={first}\n")), "{t}");
 }

@@ -395,9 +395,12 @@ fn agent_option(w: &[String], a: &mut SpoeAgent) -> Result<(), String> {
                     "invalid variable name '{v}' for 'option {opt}' (character '{c}' is not permitted)."
                 ));
             }
+            if opt == "var-prefix" {
+                a.var_prefix = v.to_owned();
+                return Ok(());
+            }
             let v = Some(v.to_owned());
             match opt {
-                "var-prefix" => a.var_prefix = v.unwrap_or_default(),
                 "set-on-error" => a.set_on_error = v,
                 "set-process-time" => a.set_process_time = v,
                 _ => a.set_total_time = v,

@@ -184,8 +184,11 @@ impl<'o> NotifyWriter<'o> {
     }
 }
 
+/// A NOTIFY's messages: each name with its named arguments.
+pub type Messages<'a> = Vec<(&'a [u8], Vec<(&'a [u8], Data<'a>)>)>;
+
 /// Reads a NOTIFY payload (a test agent's side): each message with its arguments.
-pub fn decode_notify(payload: &[u8]) -> Result<Vec<(&[u8], Vec<(&[u8], Data<'_>)>)>, Error> {
+pub fn decode_notify(payload: &[u8]) -> Result<Messages<'_>, Error> {
     let mut r = Reader::new(payload);
     let mut msgs = Vec::new();
     while !r.is_empty() {

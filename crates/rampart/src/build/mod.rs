@@ -15,8 +15,8 @@
 mod balancer;
 mod dns;
 pub mod readers;
-pub mod server_state;
 mod server;
+pub mod server_state;
 mod unsupported;
 
 pub use server::dynamic_server;
@@ -484,6 +484,23 @@ fn peer_tables(cfg: &Config, notifies: &Notifies) -> Vec<std::sync::Arc<crate::s
     out
 }
 
+/// The FastCGI application of backend `px` (`use-fcgi-app`), compiled.
+fn fcgi_app(
+    cfg: &rampart_cfg::model::Config,
+    px: &rampart_cfg::model::Proxy,
+    alerts: &mut Vec<Diag>,
+) -> Option<Arc<crate::proxy::fcgi::FcgiAppRt>> {
+    let (name, span) = px.fcgi_app.as_ref()?;
+    let app = cfg.fcgi_apps.iter().find(|a| &a.name == name)?;
+    match crate::proxy::fcgi::FcgiAppRt::build(app) {
+        Ok(rt) => Some(Arc::new(rt)),
+        Err(msg) => {
+            alerts.push(Diag::alert(Some(span.clone()), msg));
+            None
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -516,22 +533,5 @@ mod tests {
         assert!(!replay("  option redispatch\n  retry-on conn-failure\n"));
         assert!(!replay("  option redispatch\n  retry-on empty-response\n"));
         assert!(!replay("  option redispatch\n  mode tcp\n"));
-    }
-}
-
-/// The FastCGI application of backend `px` (`use-fcgi-app`), compiled.
-fn fcgi_app(
-    cfg: &rampart_cfg::model::Config,
-    px: &rampart_cfg::model::Proxy,
-    alerts: &mut Vec<Diag>,
-) -> Option<Arc<crate::proxy::fcgi::FcgiAppRt>> {
-    let (name, span) = px.fcgi_app.as_ref()?;
-    let app = cfg.fcgi_apps.iter().find(|a| &a.name == name)?;
-    match crate::proxy::fcgi::FcgiAppRt::build(app) {
-        Ok(rt) => Some(Arc::new(rt)),
-        Err(msg) => {
-            alerts.push(Diag::alert(Some(span.clone()), msg));
-            None
-        }
     }
 }

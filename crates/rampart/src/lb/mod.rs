@@ -177,6 +177,7 @@ impl Lb {
         let lb = Lb {
             table: ArcSwap::from_pointee(Snapshot { members: members.clone(), table: Table::None }),
             gcd,
+            #[allow(clippy::disallowed_types)] // writers only (see the `use`)
             writer: Mutex::new(()),
             cursor: AtomicUsize::new(0),
             ewma: match cfg.algo {

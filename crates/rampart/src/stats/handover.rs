@@ -115,7 +115,7 @@ type Entry = (Vec<u8>, i64, Vec<(u8, u32, Value<'static>)>);
 
 /// The bytes `hex` spells, two digits each.
 fn hex_bytes(hex: &str) -> Option<Vec<u8>> {
-    if hex.len() % 2 != 0 {
+    if !hex.len().is_multiple_of(2) {
         return None;
     }
     (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok()).collect()

@@ -165,7 +165,7 @@ pub fn del_server(cli: &Cli, _: &mut Session, words: &[&str]) -> String {
     if !srv.state.is_maint() {
         return "Only servers in maintenance mode can be deleted.\n".to_owned();
     }
-    if srv.cur_conns.load(std::sync::atomic::Ordering::Relaxed) > 0 || srv.queue.len() > 0 {
+    if srv.cur_conns.load(std::sync::atomic::Ordering::Relaxed) > 0 || !srv.queue.is_empty() {
         return "Server still has connections attached to it, cannot remove it.\n".to_owned();
     }
     srv.state.mark_deleted();

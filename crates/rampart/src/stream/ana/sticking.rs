@@ -81,10 +81,9 @@ pub fn request_in(
 fn server_of(px: &ProxyRt, table: &StickTable, row: &crate::stick::data::Row, persist: Persist) -> Option<usize> {
     let servers = &px.be.servers;
     let (layout, now) = (&table.layout, crate::stick::now_ms());
-    let by_key = row
-        .get(layout, DataType::ServerKey, now)
-        .and_then(crate::stick::dict::value)
-        .and_then(|k| servers.iter().position(|sv| sv.is_shown() && server_key(sv, table.srvkey).as_deref() == Some(&*k)));
+    let by_key = row.get(layout, DataType::ServerKey, now).and_then(crate::stick::dict::value).and_then(|k| {
+        servers.iter().position(|sv| sv.is_shown() && server_key(sv, table.srvkey).as_deref() == Some(&*k))
+    });
     let srv = match by_key {
         Some(srv) => srv,
         None => {
