@@ -120,7 +120,7 @@ fn server_addr(
     super::server_dns::init_addr(cx, ctx, addr, offset, fqdn, &s.resolve)
 }
 
-fn new_server(
+pub(super) fn new_server(
     name: String,
     addr: crate::model::ServerAddr,
     port_offset: Option<i32>,

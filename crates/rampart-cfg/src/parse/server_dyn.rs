@@ -108,31 +108,7 @@ pub fn parse_dynamic_server(words: &[String]) -> Result<Server, Vec<String>> {
     let (addr, port_offset, fqdn) = dynamic_addr(target)?;
     let mut s = ServerSettings::default();
     apply_options(&words[2..], &mut s, name, &span)?;
-    Ok(Server {
-        name: name.to_owned(),
-        addr,
-        weight: s.weight,
-        maxconn: s.maxconn,
-        minconn: s.minconn,
-        maxqueue: s.maxqueue,
-        pool_max_conn: s.pool_max_conn,
-        pool_low_conn: s.pool_low_conn,
-        backup: s.backup,
-        non_stick: s.non_stick,
-        disabled: s.disabled,
-        id: s.id,
-        check: s.check,
-        proxy: s.proxy,
-        source: s.source,
-        socks4: s.socks4,
-        port_offset,
-        tls: s.tls,
-        cookie: s.cookie,
-        proto: s.proto,
-        fqdn,
-        resolve: s.resolve,
-        span,
-    })
+    Ok(super::server::new_server(name.to_owned(), addr, port_offset, fqdn, s, span))
 }
 
 /// A literal address, or a name left unresolved (HAProxy gives a dynamic server the

@@ -206,7 +206,22 @@ fn finish(
         }
     }
     if agent.messages.is_empty() && agent.groups.is_empty() {
-        diags.push(Diag::warning(at, format!("No message/group used by SPOE agent '{}'.", agent.id)));
+        diags.push(Diag::warning(at.clone(), format!("No message/group used by SPOE agent '{}'.", agent.id)));
+    }
+    // parsed and checked, not enforced yet (docs/COMPATIBILITY.md, SPOE): said at startup
+    let unenforced = [
+        ("maxconnrate", agent.maxconnrate != 0),
+        ("maxerrrate", agent.maxerrrate != 0),
+        ("max-waiting-frames", agent.max_waiting_frames != 20),
+        ("register-var-names", !agent.register_var_names.is_empty()),
+    ];
+    for (kw, set) in unenforced {
+        if set {
+            diags.push(Diag::warning(
+                at.clone(),
+                format!("SPOE agent '{}': '{kw}' is not enforced yet, it has no effect.", agent.id),
+            ));
+        }
     }
     let id = engine.map_or_else(|| agent.id.clone(), str::to_owned);
     Some(SpoeConf { id, agent, messages, groups: resolved })

@@ -68,7 +68,13 @@ spoe-group g1
 fn an_engine_scope_is_read_with_every_keyword() {
     let (conf, alerts, warnings) = load("engine iprep", FULL);
     assert!(alerts.is_empty(), "{alerts:?}");
-    assert!(warnings.is_empty(), "{warnings:?}");
+    // the limits rampart parses but does not enforce yet are each said at startup
+    let unenforced: Vec<&str> = ["maxconnrate", "maxerrrate", "max-waiting-frames", "register-var-names"]
+        .into_iter()
+        .filter(|kw| warnings.iter().any(|w| w.contains(&format!("'{kw}' is not enforced yet"))))
+        .collect();
+    assert_eq!(unenforced.len(), 4, "{warnings:?}");
+    assert_eq!(warnings.len(), 4, "{warnings:?}");
     let c = conf.expect("engine loaded");
     assert_eq!(c.id, "iprep");
     let a = &c.agent;

@@ -81,9 +81,10 @@ pub fn request_in(
 fn server_of(px: &ProxyRt, table: &StickTable, row: &crate::stick::data::Row, persist: Persist) -> Option<usize> {
     let servers = &px.be.servers;
     let (layout, now) = (&table.layout, crate::stick::now_ms());
-    let by_key = row.get(layout, DataType::ServerKey, now).and_then(crate::stick::dict::value).and_then(|k| {
-        servers.iter().position(|sv| sv.is_shown() && server_key(sv, table.srvkey).as_deref() == Some(&*k))
-    });
+    let by_key = row
+        .get(layout, DataType::ServerKey, now)
+        .and_then(crate::stick::dict::value)
+        .and_then(|k| servers.iter().position(|sv| sv.is_shown() && key_names(sv, table.srvkey, &k)));
     let srv = match by_key {
         Some(srv) => srv,
         None => {
@@ -102,6 +103,20 @@ fn server_key(sv: &ServerRt, by: SrvKey) -> Option<String> {
         SrvKey::Addr => {
             let a = sv.addr.get();
             (!a.ip().is_unspecified()).then(|| format!("{}:{}", a.ip(), a.port()))
+        }
+    }
+}
+
+/// Whether `key` (a stored `server_key`) names server `sv`, compared without building
+/// the server's key.
+fn key_names(sv: &ServerRt, by: SrvKey, key: &str) -> bool {
+    match by {
+        SrvKey::Name => sv.name == key,
+        SrvKey::Addr => {
+            let a = sv.addr.get();
+            key.rsplit_once(':').is_some_and(|(ip, port)| {
+                !a.ip().is_unspecified() && port.parse() == Ok(a.port()) && ip.parse::<std::net::IpAddr>() == Ok(a.ip())
+            })
         }
     }
 }
