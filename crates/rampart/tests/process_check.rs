@@ -201,7 +201,7 @@ fn haproxy_fetches_rampart_lacks_are_named() {
     }
     let cfg = "defaults\n  mode http\n  timeout client 1s\n  timeout server 1s\n  timeout connect 1s\n\
                frontend fe\n  bind 127.0.0.1:18083\n\
-               \x20 http-request deny if { req.hdr(x),jwt_header_query -m found }\n\
+               \x20 http-request deny if { req.hdr(x),aes_gcm_dec(128,a,b,c) -m found }\n\
                \x20 http-request set-header x %[src,debug]\n\
                \x20 http-request set-header y %[nosuch_fetch]\n  default_backend be\n\
                backend be\n  server s1 127.0.0.1:1\n";
@@ -209,7 +209,7 @@ fn haproxy_fetches_rampart_lacks_are_named() {
     assert_eq!(out.code, 1, "{}", show(&out));
     let alerts: Vec<&str> = out.stderr.lines().filter(|l| l.starts_with("[ALERT]")).collect();
     assert!(
-        alerts.iter().any(|l| l.contains(":8] : ") && l.contains("'jwt_header_query' is not supported yet")),
+        alerts.iter().any(|l| l.contains(":8] : ") && l.contains("'aes_gcm_dec' is not supported yet")),
         "{}",
         show(&out)
     );
