@@ -3,9 +3,11 @@
 //! 2.6 node replicate both ways (differential: fails without haproxy under
 //! `RAMPART_REQUIRE_HAPROXY=1`), a peer sending garbage or a huge message is
 //! disconnected and counted while the process keeps serving, and bad `peers` sections
-//! are refused with HAProxy's messages.
+//! are refused with HAProxy's messages. The links also run over TLS (`bind ... ssl
+//! crt`, `default-server ssl`), between rampart nodes and with HAProxy.
 
 mod http_common;
+mod test_pki;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -39,15 +41,40 @@ fn node_cfg(name: &str, other: &str, table_in_section: bool) -> String {
     )
 }
 
+/// [`node_cfg`] with the section's links over TLS: the node listens with `pem`'s
+/// certificate and connects to the other with `ssl verify none` (as HAProxy's
+/// `peers/tls_basic_sync` reg-test), presenting the same certificate.
+fn tls_node_cfg(name: &str, other: &str, table_in_section: bool, pem: &Path) -> String {
+    let pem = pem.display();
+    node_cfg(name, other, table_in_section).replace(
+        "  bind fd@${peer}\n",
+        &format!("  bind fd@${{peer}} ssl crt {pem}\n  default-server ssl crt {pem} verify none\n"),
+    )
+}
+
 /// Starts two nodes `A` (binary `a`) and `B` (binary `b`), each knowing the other's
 /// peers address.
 fn pair(a: &Path, b: &Path, table_in_section: bool) -> (Running, Running) {
+    pair_with(a, b, |me, other| node_cfg(me, other, table_in_section))
+}
+
+/// [`pair`] with the configuration `cfg(me, other)` gives each node.
+fn pair_with(a: &Path, b: &Path, cfg: impl Fn(&str, &str) -> String) -> (Running, Running) {
     let pa = Proxy::new(a).listener("fe1").listener("peer").arg("-L").arg("A");
     let pb = Proxy::new(b).listener("fe1").listener("peer").arg("-L").arg("B");
     let (addr_a, addr_b) = (pa.listener_addr("peer").unwrap(), pb.listener_addr("peer").unwrap());
-    let ra = pa.backend("other", addr_b).config(&node_cfg("A", "B", table_in_section)).start().expect("A starts");
-    let rb = pb.backend("other", addr_a).config(&node_cfg("B", "A", table_in_section)).start().expect("B starts");
+    let ra = pa.backend("other", addr_b).config(&cfg("A", "B")).start().expect("A starts");
+    let rb = pb.backend("other", addr_a).config(&cfg("B", "A")).start().expect("B starts");
     (ra, rb)
+}
+
+/// A certificate and key for the peers' TLS links, and the CA that signed it.
+fn peers_pem(tag: &str) -> (std::path::PathBuf, rcgen::Certificate) {
+    let dir = test_pki::fresh_dir(tag);
+    let (ca, ca_key) = test_pki::ca("peers test CA");
+    let pem = dir.join("peer.pem");
+    std::fs::write(&pem, test_pki::leaf_pem(&["peer.test"], &ca, &ca_key)).unwrap();
+    (pem, ca)
 }
 
 fn cli(p: &Running, command: &str) -> String {
@@ -121,6 +148,40 @@ fn rampart_and_haproxy_replicate_both_ways() {
     let (b2, a2) = pair(&haproxy, Path::new(RAMPART), true);
     both_ways(&a2, &b2, "p/stkt");
     // haproxy saw no protocol error from us
+    assert!(cli(&b, "show peers").contains("proto_err=0 "), "{}", cli(&b, "show peers"));
+}
+
+#[test]
+fn two_rampart_nodes_replicate_over_tls() {
+    let (pem, ca) = peers_pem("peers-tls");
+    let (a, b) = pair_with(Path::new(RAMPART), Path::new(RAMPART), |me, other| tls_node_cfg(me, other, false, &pem));
+    both_ways(&a, &b, "stkt");
+    assert!(cli(&a, "show peers").contains("last_status=ESTA"), "{}", cli(&a, "show peers"));
+    // the listener speaks TLS only: a hello in clear gets no answer but the close ...
+    let addr = a.addr("peer");
+    let mut clear = TcpStream::connect(addr).unwrap();
+    clear.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    clear.write_all(b"HAProxyS 2.1\nA\nB 1234 1\n").unwrap();
+    assert!(!until_closed(&mut clear).starts_with(b"200"));
+    // ... and the same hello over TLS is welcome
+    let cfg = std::sync::Arc::new(test_pki::client_config(&ca, None));
+    let conn = rustls::ClientConnection::new(cfg, "peer.test".try_into().unwrap()).unwrap();
+    let mut tls = rustls::StreamOwned::new(conn, TcpStream::connect(addr).unwrap());
+    tls.sock.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    tls.write_all(b"HAProxyS 2.1\nA\nB 1234 1\n").unwrap();
+    let mut status = [0u8; 4];
+    tls.read_exact(&mut status).unwrap();
+    assert_eq!(&status, b"200\n");
+}
+
+#[test]
+fn rampart_and_haproxy_replicate_over_tls() {
+    let Some(haproxy) = haproxy_or_skip("rampart_and_haproxy_replicate_over_tls") else { return };
+    let (pem, _) = peers_pem("peers-tls-diff");
+    let (a, b) = pair_with(Path::new(RAMPART), &haproxy, |me, other| tls_node_cfg(me, other, false, &pem));
+    both_ways(&a, &b, "stkt");
+    let (b2, a2) = pair_with(&haproxy, Path::new(RAMPART), |me, other| tls_node_cfg(me, other, true, &pem));
+    both_ways(&a2, &b2, "p/stkt");
     assert!(cli(&b, "show peers").contains("proto_err=0 "), "{}", cli(&b, "show peers"));
 }
 

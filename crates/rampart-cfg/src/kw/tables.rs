@@ -73,22 +73,22 @@ const RING_PARTIAL: &str = "description, format, maxlen, size, timeout connect/s
 const LOG_PARTIAL: &str =
     "udp@/udp6@/ipv4/ipv6, unix@/uxdg@/paths (datagram), stdout/stderr, fd@1/fd@2, ring@; not tcp@";
 
-const PEERS_PARTIAL: &str = "peer, server, bind, default-bind, table, disabled, enabled; plain TCP only (no \
-     TLS on peer links), no options on peer/server lines, no 'log', no 'default-server' options";
+const PEERS_PARTIAL: &str = "peer, server, bind, default-bind, default-server, table, disabled, enabled, with \
+     TLS on peer links; only the TLS options on peer/server/default-server lines; no 'log'";
 
 /// Keywords of `peers` sections.
 pub static PEERS: &[Kw] = &[
     kw(
         "bind",
-        Partial("one inet or fd@ address; name, backlog, v4v6, v6only, mss, defer-accept, tfo, tcp-ut; not ssl"),
+        Partial("one inet or fd@ address; name, backlog, v4v6, v6only, mss, defer-accept, tfo, tcp-ut, and the TLS options (ssl, crt, ca-file, verify ...: remote nodes connect over TLS)"),
     ),
-    kw("default-bind", Partial("backlog and the options of 'bind'; not ssl")),
-    kw("default-server", Partial("without options")),
+    kw("default-bind", Partial("backlog and the TLS options of 'bind'")),
+    kw("default-server", Partial("the TLS options of 'server' (ssl, crt, ca-file, verify, ciphers, ssl-min-ver ...); the others are refused")),
     kw("disabled", Yes),
     kw("enabled", Yes),
     kw("log", No),
-    kw("peer", Partial("name and address; no server options (ssl, ...)")),
-    kw("server", Partial("name and address; no server options (ssl, ...)")),
+    kw("peer", Partial("name, address and the TLS options of 'server' (ssl, crt, ca-file, verify ...: this node connects over TLS); the other server options are refused")),
+    kw("server", Partial("name, address and the TLS options of 'server' (as 'peer'); the other server options are refused")),
     kw("table", Yes),
 ];
 

@@ -6,11 +6,11 @@
 
 use std::net::SocketAddr;
 
-use super::{ListenAddr, StickTableDef};
+use super::{BindSsl, ListenAddr, ServerTls, StickTableDef};
 use crate::span::Span;
 
 /// One `peers <name>` section.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Peers {
     pub name: String,
     /// `disabled` (and not `enabled` after it): the section replicates nothing.
@@ -33,15 +33,21 @@ pub struct Peer {
     pub name: String,
     /// `None`: a `server` line without an address (the local node with a `bind` line).
     pub addr: Option<SocketAddr>,
+    /// The TLS options of the line over the section's `default-server` ones: how this
+    /// node connects to a remote node (`ssl`, `crt`, `ca-file`, `verify` ...).
+    pub tls: ServerTls,
     pub span: Span,
 }
 
 /// The local node's listening address.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct PeersBind {
     pub addr: ListenAddr,
     /// `backlog` of the `bind` or `default-bind` line.
     pub backlog: Option<u32>,
+    /// The TLS options of the `bind` line over the `default-bind` ones (`ssl crt ...`:
+    /// remote nodes connect over TLS).
+    pub ssl: BindSsl,
     pub span: Span,
 }
 

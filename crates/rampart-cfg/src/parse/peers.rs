@@ -5,7 +5,7 @@
 //! HAProxy counterparts: `cfg_parse_peers()` (src/cfgparse.c), the peers part of
 //! `check_config_validity()`. Messages are HAProxy 2.6's.
 
-use crate::model::{ListenAddr, Peer, Peers, PeersBind, PeersTable, ServerAddr};
+use crate::model::{BindSsl, ListenAddr, Peer, Peers, PeersBind, PeersTable, ServerAddr, ServerTls};
 use crate::span::Span;
 
 use super::value::invalid_char;
@@ -20,6 +20,10 @@ pub(crate) struct PeersBuild {
     peer_line: bool,
     /// `backlog` of a `default-bind` line.
     default_backlog: Option<u32>,
+    /// The TLS options of a `default-bind` line.
+    default_bind_ssl: BindSsl,
+    /// The TLS options of a `default-server` line.
+    default_tls: ServerTls,
 }
 
 /// `peers <name>`: the index of the new section, `None` when refused.
@@ -62,10 +66,12 @@ pub(super) fn parse_peers_line(p: &mut Parser, idx: usize, words: &[String], spa
     let result = match words[0].as_str() {
         "peer" | "server" => parse_peer(p, idx, words, span),
         "bind" | "default-bind" => parse_bind(p, idx, words, span),
-        "default-server" => match words.get(1) {
-            None => Ok(()),
-            Some(w) => Err(format!("'default-server' : {}", not_yet(w))),
-        },
+        "default-server" => {
+            let mut tls = p.peers_build[idx].default_tls.clone();
+            let r = server_options(&words[1..], &mut tls, span).map_err(|e| format!("'default-server' : {e}"));
+            p.peers_build[idx].default_tls = tls;
+            r
+        }
         "table" => parse_table(p, idx, words, span),
         "disabled" => {
             p.peers[idx].disabled = true;
@@ -116,11 +122,10 @@ fn parse_peer(p: &mut Parser, idx: usize, words: &[String], span: &Span) -> Resu
             rest = &rest[1..];
         }
     }
-    if let Some(w) = rest.first() {
-        return Err(format!("'{kw} {name}' : {}", not_yet(w)));
-    }
+    let mut tls = p.peers_build[idx].default_tls.clone();
+    server_options(rest, &mut tls, span).map_err(|e| format!("'{kw} {name}' : {e}"))?;
     let sec = &mut p.peers[idx];
-    sec.peers.push(Peer { name: name.to_owned(), addr, span: span.clone() });
+    sec.peers.push(Peer { name: name.to_owned(), addr, tls, span: span.clone() });
     if !local {
         return Ok(());
     }
@@ -131,7 +136,9 @@ fn parse_peer(p: &mut Parser, idx: usize, words: &[String], span: &Span) -> Resu
             return Err(one_listener(b));
         }
         let backlog = p.peers_build[idx].default_backlog;
-        sec.bind = Some(PeersBind { addr: ListenAddr::Inet(sa), backlog, span: span.clone() });
+        // as HAProxy, a `peer` line's listener is plain: TLS needs a `bind` line
+        let ssl = BindSsl::default();
+        sec.bind = Some(PeersBind { addr: ListenAddr::Inet(sa), backlog, ssl, span: span.clone() });
     }
     Ok(())
 }
@@ -151,7 +158,25 @@ fn peer_addr(kw: &str, name: &str, text: &str) -> Result<std::net::SocketAddr, S
     }
 }
 
-/// The `bind` options a peers listener honours; TLS and the others are refused.
+/// The options of `peer`, `server` and `default-server` lines: the TLS ones (how
+/// this node connects to the others); the other server options are refused.
+fn server_options(words: &[String], tls: &mut ServerTls, span: &Span) -> Result<(), String> {
+    let mut i = 0;
+    while let Some(w) = words.get(i) {
+        let Some(k) = crate::kw::server_option(w) else {
+            return Err(format!("unknown keyword '{w}'."));
+        };
+        match super::server_ssl::apply_tls_option(w, arg(words, i + 1), tls, span) {
+            Some(r) => r.map_err(|e| format!("{e}."))?,
+            None => return Err(not_yet(w)),
+        }
+        i += 1 + k.args;
+    }
+    Ok(())
+}
+
+/// The `bind` options a peers listener honours besides the TLS ones; the others are
+/// refused.
 const BIND_OPTIONS: &[&str] = &["name", "backlog", "v4v6", "v6only", "mss", "defer-accept", "tfo", "tcp-ut"];
 
 fn parse_bind(p: &mut Parser, idx: usize, words: &[String], span: &Span) -> Result<(), String> {
@@ -161,11 +186,19 @@ fn parse_bind(p: &mut Parser, idx: usize, words: &[String], span: &Span) -> Resu
         return Err("mixing \"peer\" and \"bind\" line is forbidden".into());
     }
     let mut backlog = None;
+    let mut ssl = p.peers_build[idx].default_bind_ssl.clone();
     let mut i = first_opt;
     while let Some(w) = words.get(i) {
         let Some(k) = crate::kw::bind_option(w) else {
             return Err(format!("'{kw} {}' : unknown keyword '{w}'.", arg(words, 1)));
         };
+        if super::ssl::is_bind_ssl_option(k.name) {
+            let value = words.get(i + 1).filter(|v| k.args > 0 && !v.is_empty());
+            super::ssl::apply_bind_ssl(&mut ssl, k.name, value)
+                .map_err(|e| format!("'{kw} {}' : {e}", arg(words, 1)))?;
+            i += 1 + k.args;
+            continue;
+        }
         if !BIND_OPTIONS.contains(&k.name) {
             return Err(format!("'{kw} {}' : {}", arg(words, 1), not_yet(w)));
         }
@@ -176,6 +209,7 @@ fn parse_bind(p: &mut Parser, idx: usize, words: &[String], span: &Span) -> Resu
     }
     if kw == "default-bind" {
         p.peers_build[idx].default_backlog = backlog;
+        p.peers_build[idx].default_bind_ssl = ssl;
         return Ok(());
     }
     let spec = arg(words, 1);
@@ -191,7 +225,7 @@ fn parse_bind(p: &mut Parser, idx: usize, words: &[String], span: &Span) -> Resu
     }
     p.peers_build[idx].bind_line = true;
     let backlog = backlog.or(p.peers_build[idx].default_backlog);
-    sec.bind = Some(PeersBind { addr, backlog, span: span.clone() });
+    sec.bind = Some(PeersBind { addr, backlog, ssl, span: span.clone() });
     Ok(())
 }
 
@@ -294,6 +328,25 @@ mod tests {
     }
 
     #[test]
+    fn tls_between_nodes() {
+        let cfg = parse_ok(
+            "peers p\n default-bind ssl-min-ver TLSv1.3\n bind 127.0.0.1:10000 ssl crt a.pem\n \
+             default-server ssl verify none\n server rampart-test\n server B 127.0.0.1:10001 crt c.pem\n \
+             server C 127.0.0.1:10002 no-ssl\n",
+        );
+        let s = &cfg.peers[0];
+        let ssl = &s.bind.as_ref().unwrap().ssl;
+        assert!(ssl.enabled);
+        assert_eq!(ssl.crts, [std::path::PathBuf::from("a.pem")]);
+        assert_eq!(ssl.options.min_ver, Some(crate::model::TlsVersion::TlsV13));
+        let b = &s.peers[1].tls;
+        assert_eq!((b.ssl, b.verify, b.crt.as_deref()), (true, Some(false), Some("c.pem")));
+        assert!(!s.peers[2].tls.ssl);
+        let cfg = parse_ok("peers p\n peer rampart-test 127.0.0.1:10000\n");
+        assert!(!cfg.peers[0].bind.as_ref().unwrap().ssl.enabled);
+    }
+
+    #[test]
     fn max_updates_at_once() {
         use crate::parse::tests::parse_ok;
         assert_eq!(parse_ok("global\n tune.peers.max-updates-at-once 50\n").global.peers_max_updates, 50);
@@ -322,7 +375,9 @@ mod tests {
         );
         assert_eq!(alerts("peers p\n table t type ip\n"), ["table: missing size."]);
         assert_eq!(alerts("peers p\n table t type ip size 1 peers p\n"), ["table: unknown argument 'peers'."]);
-        assert_eq!(alerts("peers p\n peer B 127.0.0.1:1 ssl\n"), ["'peer B' : 'ssl' is not supported yet"]);
+        assert_eq!(alerts("peers p\n peer B 127.0.0.1:1 check\n"), ["'peer B' : 'check' is not supported yet"]);
+        assert_eq!(alerts("peers p\n default-server nope\n"), ["'default-server' : unknown keyword 'nope'."]);
+        assert_eq!(alerts("peers p\n bind :1 ssl accept-proxy\n"), ["'bind :1' : 'accept-proxy' is not supported yet"]);
         let (_, d) = parse("backend b\n stick-table type ip size 1k peers nope\n");
         assert!(d.list.iter().any(|d| d.message == "Proxy 'b': unable to find sync peers 'nope'."));
     }

@@ -178,8 +178,12 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
     let peer_tables = peer_tables(cfg, &notifies);
     let all_tables: Vec<_> =
         proxies.iter().map(|p| p.table.clone()).chain(peer_tables.iter().cloned().map(Some)).collect();
-    let peers = crate::peers::build(cfg, &all_tables, &notifies);
+    let mut peer_diags = Vec::new();
+    let peers = crate::peers::build(cfg, &all_tables, &notifies, &mut peer_diags);
+    let (peer_alerts, peer_warnings): (Vec<_>, Vec<_>) = peer_diags.into_iter().partition(|d| d.level == Level::Alert);
+    alerts.extend(peer_alerts);
     let mut warnings = shared.warnings;
+    warnings.extend(peer_warnings);
     warnings.extend(tls_warnings);
     // Password hashes rampart cannot verify are alerts; hashes no password matches,
     // warnings.

@@ -26,8 +26,11 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Duration;
 
-use rampart_cfg::Config;
+use rampart_cfg::{Config, Diag};
 
+use rustls_pki_types::ServerName;
+
+use crate::io::Sock;
 use crate::proxy::Runtime;
 use crate::stick::{now_ms, StickTable};
 use session::End;
@@ -49,11 +52,13 @@ pub fn section_notifies(cfg: &Config) -> HashMap<String, Arc<tokio::sync::Notify
 }
 
 /// The runtime sections: each replicating section with its nodes and tables (`tables`:
-/// every table, numbered as [`Config::find_table`]).
+/// every table, numbered as [`Config::find_table`]). TLS settings that cannot be used
+/// are `diags`: alerts, and warnings to print once.
 pub fn build(
     cfg: &Config,
     tables: &[Option<Arc<StickTable>>],
     notifies: &HashMap<String, Arc<tokio::sync::Notify>>,
+    diags: &mut Vec<Diag>,
 ) -> Vec<Arc<PeersRt>> {
     let mut out = Vec::new();
     for s in &cfg.peers {
@@ -78,7 +83,11 @@ pub fn build(
             .enumerate()
             .map(|(i, p)| {
                 let addr = if Some(i) == s.local { bind_addr(s).or(p.addr) } else { p.addr };
-                PeerRt::new(&p.name, addr, Some(i) == s.local, shared.len())
+                let mut rt = PeerRt::new(&p.name, addr, Some(i) == s.local, shared.len());
+                if Some(i) != s.local {
+                    rt.tls = peer_tls(cfg, &s.name, p, diags);
+                }
+                rt
             })
             .collect();
         out.push(Arc::new(PeersRt {
@@ -95,11 +104,55 @@ pub fn build(
             flags: 0x11.into(),
             bound: Default::default(),
             max_updates: cfg.global.peers_max_updates.max(1) as usize,
+            bind_tls: s.bind.as_ref().and_then(|b| bind_tls(cfg, &s.name, b, diags)),
             resync_timeout: now_ms().wrapping_add(RECONNECT.as_millis() as u32).into(),
             task_calls: Default::default(),
         }));
     }
     out
+}
+
+/// The client side of a remote node's `ssl` line, built as a ring server's (no SNI,
+/// the address is the name).
+fn peer_tls(
+    cfg: &Config,
+    section: &str,
+    p: &rampart_cfg::model::Peer,
+    diags: &mut Vec<Diag>,
+) -> Option<Arc<rustls::ClientConfig>> {
+    let ctx = format!("'server {section}/{}' : ", p.name);
+    match crate::tls::client::ring_server(cfg, &p.tls, &ctx) {
+        Ok(tls) => tls,
+        Err(msgs) => {
+            let mut spans = std::iter::once(Some(p.span.clone())).chain(std::iter::repeat(None));
+            diags.extend(msgs.into_iter().map(|m| Diag::alert(spans.next().flatten(), m)));
+            None
+        }
+    }
+}
+
+/// The server side of the section's `bind ... ssl` line, built as a proxy's (the
+/// global `ssl-default-bind-*` settings apply).
+fn bind_tls(
+    cfg: &Config,
+    section: &str,
+    b: &rampart_cfg::model::PeersBind,
+    diags: &mut Vec<Diag>,
+) -> Option<Arc<crate::tls::bind::BindTls>> {
+    if !b.ssl.enabled {
+        return None;
+    }
+    let ctx = format!("'bind' in peers section '{section}'");
+    match crate::tls::bind::build(&b.ssl, &cfg.global.ssl) {
+        Ok((tls, warns)) => {
+            diags.extend(warns.into_iter().map(|w| Diag::warning(Some(b.span.clone()), format!("{ctx} : {w}"))));
+            Some(Arc::new(tls))
+        }
+        Err(errs) => {
+            diags.extend(errs.into_iter().map(|e| Diag::alert(Some(b.span.clone()), format!("{ctx} : {e}"))));
+            None
+        }
+    }
 }
 
 fn bind_addr(s: &rampart_cfg::model::Peers) -> Option<SocketAddr> {
@@ -154,14 +207,29 @@ async fn accept_loop(sec: Arc<PeersRt>, l: tokio::net::TcpListener, rt: Arc<Runt
             return;
         }
         let dst = s.local_addr().ok();
-        tokio::spawn(incoming(sec.clone(), s, src, dst));
+        let _ = s.set_nodelay(true);
+        let sec = sec.clone();
+        match sec.bind_tls.clone() {
+            Some(tls) => {
+                tokio::spawn(async move {
+                    let choose = |hello: &rustls::server::ClientHello<'_>| Ok(tls.choose(hello)?.0);
+                    // the handshake counts in the hello's time, as the peers frontend's
+                    // `timeout client` in HAProxy
+                    if let Ok(s) = crate::tls::stream::accept(s, Some(session::HANDSHAKE), choose).await {
+                        incoming(sec, s, src, dst).await;
+                    }
+                });
+            }
+            None => {
+                tokio::spawn(incoming(sec, s, src, dst));
+            }
+        }
     }
 }
 
 /// A node connected to us.
-async fn incoming(sec: Arc<PeersRt>, s: tokio::net::TcpStream, src: SocketAddr, dst: Option<SocketAddr>) {
-    let (mut rd, mut wr) = session::split(s);
-    let Ok((idx, downgrade, rest)) = session::accept_hello(&sec, &mut rd, &mut wr).await else { return };
+async fn incoming<S: Sock>(sec: Arc<PeersRt>, s: S, src: SocketAddr, dst: Option<SocketAddr>) {
+    let Ok((idx, downgrade, rest)) = session::accept_hello(&sec, &s).await else { return };
     let peer = &sec.peers[idx];
     peer.downgrade.store(downgrade, Relaxed);
     let id = SESSION_IDS.fetch_add(1, Relaxed);
@@ -184,11 +252,10 @@ async fn incoming(sec: Arc<PeersRt>, s: tokio::net::TcpStream, src: SocketAddr, 
             last_local_table,
         });
     }
-    use tokio::io::AsyncWriteExt;
-    if wr.write_all(b"200\n").await.is_ok() {
+    if crate::io::write_all(&s, b"200\n", Some(session::HANDSHAKE)).await.is_ok() {
         peer.status.store(200, Relaxed);
         peer.last_hdshk.store(now_ms(), Relaxed);
-        session::run(&sec, idx, id, (rd, wr), rest, kill).await;
+        session::run(&sec, idx, id, &s, rest, kill).await;
     }
     release(&sec.peers[idx], id);
 }
@@ -252,9 +319,36 @@ async fn outgoing(sec: &Arc<PeersRt>, idx: usize, id: u64, addr: SocketAddr, kil
         Err(_) => return End::Timeout,
     };
     let src = s.local_addr().ok();
-    let (mut rd, mut wr) = session::split(s);
+    let _ = s.set_nodelay(true);
+    match peer.tls.clone() {
+        Some(tls) => {
+            let name = ServerName::IpAddress(addr.ip().into());
+            let hs = tokio::select! {
+                r = crate::tls::stream::connect(s, tls, name, Some(CONNECT)) => r,
+                () = kill.notified() => return End::Killed,
+            };
+            match hs {
+                Ok(s) => established(sec, idx, id, s, src, kill).await,
+                Err(_) => End::Io,
+            }
+        }
+        None => established(sec, idx, id, s, src, kill).await,
+    }
+}
+
+/// Our connection to remote node `idx` is up (its TLS handshake done): the hello, then
+/// the session.
+async fn established<S: Sock>(
+    sec: &Arc<PeersRt>,
+    idx: usize,
+    id: u64,
+    s: S,
+    src: Option<SocketAddr>,
+    kill: Arc<tokio::sync::Notify>,
+) -> End {
+    let peer = &sec.peers[idx];
     let hello = tokio::select! {
-        r = session::connect_hello(sec, peer, &mut rd, &mut wr) => r,
+        r = session::connect_hello(sec, peer, &s) => r,
         () = kill.notified() => return End::Killed,
     };
     let rest = match hello {
@@ -270,7 +364,7 @@ async fn outgoing(sec: &Arc<PeersRt>, idx: usize, id: u64, addr: SocketAddr, kil
     if !current {
         return End::Killed;
     }
-    session::run(sec, idx, id, (rd, wr), rest, kill).await
+    session::run(sec, idx, id, &s, rest, kill).await
 }
 
 /// A pseudo-random number below `n` (spreads reconnections after collisions).

@@ -13,12 +13,10 @@ use std::time::Duration;
 
 use rampart_proto::peers::table::{decode_define, decode_update, Shape, ShapeError};
 use rampart_proto::peers::{self as proto, status, Control, Message, MsgError};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
-use tokio::net::TcpStream;
 
 use super::types::{inc, PeerRt, PeersRt};
 use super::wire;
+use crate::io::Sock;
 use crate::stick::{now_ms, Key};
 
 /// A heartbeat goes out after this long without sending.
@@ -47,7 +45,7 @@ pub enum End {
 }
 
 /// Reads one handshake line.
-async fn read_line(rd: &mut OwnedReadHalf, buf: &mut Vec<u8>) -> Result<Vec<u8>, End> {
+async fn read_line<S: Sock>(s: &S, buf: &mut Vec<u8>) -> Result<Vec<u8>, End> {
     loop {
         match proto::take_line(buf) {
             Ok(Some((line, n))) => {
@@ -58,7 +56,7 @@ async fn read_line(rd: &mut OwnedReadHalf, buf: &mut Vec<u8>) -> Result<Vec<u8>,
             Ok(None) => {}
             Err(_) => return Err(End::Protocol),
         }
-        if rd.read_buf(buf).await.map_err(|_| End::Io)? == 0 {
+        if crate::io::read_some(s, buf, None).await.map_err(|_| End::Io)? == 0 {
             return Err(End::Closed);
         }
     }
@@ -66,23 +64,19 @@ async fn read_line(rd: &mut OwnedReadHalf, buf: &mut Vec<u8>) -> Result<Vec<u8>,
 
 /// The accepting side of the handshake: checks the hello and answers its status.
 /// `Ok`: the index of the node and what was read past the hello.
-pub async fn accept_hello(
-    sec: &PeersRt,
-    rd: &mut OwnedReadHalf,
-    wr: &mut OwnedWriteHalf,
-) -> Result<(usize, bool, Vec<u8>), End> {
+pub async fn accept_hello<S: Sock>(sec: &PeersRt, s: &S) -> Result<(usize, bool, Vec<u8>), End> {
     let mut buf = Vec::new();
     let check = async {
-        let v = read_line(rd, &mut buf).await?;
+        let v = read_line(s, &mut buf).await?;
         let minor = match proto::check_version(&v) {
             Ok(m) => m,
             Err(code) => return Ok(Err(code)),
         };
-        let host = read_line(rd, &mut buf).await?;
+        let host = read_line(s, &mut buf).await?;
         if host != sec.local.as_bytes() {
             return Ok(Err(status::ERR_HOST));
         }
-        let last = read_line(rd, &mut buf).await?;
+        let last = read_line(s, &mut buf).await?;
         let name = match proto::peer_name(&last) {
             Ok(n) => n,
             Err(code) => return Ok(Err(code)),
@@ -96,28 +90,23 @@ pub async fn accept_hello(
     match verdict {
         Ok((i, downgrade)) => Ok((i, downgrade, buf)),
         Err(code) => {
-            let _ = wr.write_all(proto::status_line(code).as_bytes()).await;
+            let _ = crate::io::write_all(s, proto::status_line(code).as_bytes(), Some(HANDSHAKE)).await;
             Err(End::Refused(code))
         }
     }
 }
 
 /// The connecting side of the handshake: sends the hello, reads the status.
-pub async fn connect_hello(
-    sec: &PeersRt,
-    peer: &PeerRt,
-    rd: &mut OwnedReadHalf,
-    wr: &mut OwnedWriteHalf,
-) -> Result<Vec<u8>, End> {
+pub async fn connect_hello<S: Sock>(sec: &PeersRt, peer: &PeerRt, s: &S) -> Result<Vec<u8>, End> {
     let mut hello = proto::hello(&peer.name, &sec.local, std::process::id());
     if peer.downgrade.load(Relaxed) {
         hello = hello.replacen("2.1", "2.0", 1);
     }
     let mut buf = Vec::new();
     let exchange = async {
-        wr.write_all(hello.as_bytes()).await.map_err(|_| End::Io)?;
+        crate::io::write_all(s, hello.as_bytes(), None).await.map_err(|_| End::Io)?;
         peer.status.store(110, Relaxed);
-        read_line(rd, &mut buf).await
+        read_line(s, &mut buf).await
     };
     let line = tokio::time::timeout(HANDSHAKE, exchange).await.map_err(|_| End::Timeout)??;
     let code = proto::parse_status(&line);
@@ -156,11 +145,11 @@ struct State {
 
 /// Runs an established session until it ends. `pending` is what was read past the
 /// handshake.
-pub async fn run(
+pub async fn run<S: Sock>(
     sec: &Arc<PeersRt>,
     idx: usize,
     id: u64,
-    (mut rd, mut wr): (OwnedReadHalf, OwnedWriteHalf),
+    s: &S,
     mut inbuf: Vec<u8>,
     kill: Arc<tokio::sync::Notify>,
 ) -> End {
@@ -179,6 +168,8 @@ pub async fn run(
     }
     let mut out: Vec<u8> = Vec::with_capacity(4096);
     let mut sent = 0usize;
+    // bytes a TLS layer holds above the socket, waiting for it to take them
+    let mut unflushed = false;
     let mut last_tx = tokio::time::Instant::now();
     let mut check_at = tokio::time::Instant::now() + RECONNECT;
     peer.heartbeat.store(now_ms().wrapping_add(HEARTBEAT.as_millis() as u32), Relaxed);
@@ -201,13 +192,20 @@ pub async fn run(
         }
         let hb_at = last_tx + HEARTBEAT;
         tokio::select! {
-            r = rd.read_buf(&mut inbuf), if inbuf.len() < proto::MAX_BODY + 16 => match r {
+            r = crate::io::read_some(s, &mut inbuf, None), if inbuf.len() < proto::MAX_BODY + 16 => match r {
                 Ok(0) => break End::Closed,
                 Ok(_) => {}
                 Err(_) => break End::Io,
             },
-            r = wr.write(&out[sent..]), if sent < out.len() => match r {
-                Ok(n) => sent += n,
+            r = write_some(s, &out[sent..]), if sent < out.len() => match r {
+                Ok((n, flushed)) => {
+                    sent += n;
+                    unflushed = !flushed;
+                }
+                Err(_) => break End::Io,
+            },
+            r = flush(s), if unflushed && sent == out.len() => match r {
+                Ok(()) => unflushed = false,
                 Err(_) => break End::Io,
             },
             () = &mut changed => {}
@@ -237,7 +235,7 @@ pub async fn run(
     if let Some(code) = code {
         let mut e = Vec::new();
         proto::encode_error(code, &mut e);
-        let _ = tokio::time::timeout(Duration::from_millis(100), wr.write_all(&e)).await;
+        let _ = crate::io::write_all(s, &e, Some(Duration::from_millis(100))).await;
     }
     if st.learner {
         sec.learning.store(false, Relaxed);
@@ -464,8 +462,35 @@ fn define(sec: &PeersRt, i: usize, out: &mut Vec<u8>) {
     rampart_proto::peers::table::encode_define(i as u64 + 1, t.wire_name.as_bytes(), &shape, out);
 }
 
-/// Splits a connected stream for a session.
-pub fn split(s: TcpStream) -> (OwnedReadHalf, OwnedWriteHalf) {
-    let _ = s.set_nodelay(true);
-    s.into_split()
+/// Writes what the socket takes of `data` now, waiting only while it takes nothing:
+/// `(bytes taken, whether nothing is left above the socket)`. Nothing is awaited once
+/// bytes are taken, so a cancelled call never loses count of them.
+async fn write_some<S: Sock>(s: &S, data: &[u8]) -> std::io::Result<(usize, bool)> {
+    loop {
+        match s.try_write(data) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => {
+                return match s.try_flush() {
+                    Ok(()) => Ok((n, true)),
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok((n, false)),
+                    Err(e) => Err(e),
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => s.writable().await?,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Sends what a TLS layer still holds above the socket.
+async fn flush<S: Sock>(s: &S) -> std::io::Result<()> {
+    loop {
+        match s.try_flush() {
+            Ok(()) => return Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => s.writable().await?,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
 }

@@ -37,6 +37,8 @@ pub struct PeersRt {
     pub flags: AtomicU32,
     /// Updates a session pushes in one go (`tune.peers.max-updates-at-once`).
     pub max_updates: usize,
+    /// The TLS side of the section's `bind ... ssl` line: remote nodes connect over TLS.
+    pub bind_tls: Option<Arc<crate::tls::bind::BindTls>>,
     /// The address the local node listens on, once bound (an `fd@` bind's included).
     pub bound: Lock<Option<SocketAddr>>,
     /// When nobody taught us yet, until when we wait for it (a tick).
@@ -60,6 +62,9 @@ pub struct PeerRt {
     /// Where to connect (a remote node), or where we listen (the local one).
     pub addr: Option<SocketAddr>,
     pub local: bool,
+    /// How to connect to a remote node over TLS (its line's `ssl` and the options with
+    /// it), `None` in clear.
+    pub tls: Option<Arc<rustls::ClientConfig>>,
     /// The last handshake status (`show peers`' `last_status`): 0 none, 100 connecting,
     /// 110 connected, else the code received or sent.
     pub status: AtomicU32,
@@ -133,6 +138,7 @@ impl PeerRt {
             name: name.to_owned(),
             addr,
             local,
+            tls: None,
             status: AtomicU32::new(0),
             last_hdshk: AtomicU32::new(0),
             reconnect: AtomicU32::new(0),
