@@ -10,6 +10,7 @@
 //! - `smtp`: SMTP server replies (the email alerts' client side)
 //! - `spoe`: SPOP 2.0 frames between HAProxy and SPOE agents (HELLO, NOTIFY, ACK, DISCONNECT)
 //! - `syslog`: syslog messages a `log-forward` receives (RFC 5424/3164 headers, TCP framing)
+//! - `xfer`: the records of HAProxy's listening-socket transfer (`_getsocks`, `-x`)
 
 pub mod dns;
 pub mod fcgi;
@@ -21,3 +22,4 @@ pub mod pp;
 pub mod smtp;
 pub mod spoe;
 pub mod syslog;
+pub mod xfer;

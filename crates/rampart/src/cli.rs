@@ -5,7 +5,7 @@
 //! HAProxy matches flags by their first letters (`-dfoo` is `-d`, `-cX` is `-c`,
 //! `-vfoo` is `-v`) and any other flag takes one value (`-f <file>`, `-p <pidfile>` ...).
 //! rampart keeps that grammar so existing scripts and unit files keep working. Flags
-//! rampart does not have yet (`-x`: socket transfer over the stats socket, `-dR` ...)
+//! rampart does not have yet (`-dR`, `-dr`, `-dK` ...)
 //! are recorded in [`Cli::unsupported`] so that startup refuses them with a clear
 //! message instead of running in a different mode than asked.
 
@@ -89,6 +89,11 @@ pub struct Cli {
     /// `-sf`/`-st` pids, in order.
     pub oldpids: Vec<i32>,
     pub oldpids_signal: OldPidsSignal,
+    /// `-x <path>`: the stats socket of the old process to fetch listening sockets
+    /// from (`_getsocks`) before binding.
+    pub old_unixsocket: Option<PathBuf>,
+    /// Warnings about the command line itself (a repeated `-x`), printed at startup.
+    pub warnings: Vec<String>,
     /// Flags HAProxy accepts and rampart does not support yet; startup refuses them.
     pub unsupported: Vec<Unsupported>,
 }
@@ -151,11 +156,13 @@ pub fn parse(argv: &[OsString]) -> Result<Parsed, CliError> {
             let expr = args.next().ok_or_else(CliError::usage)?;
             cli.mode = Mode::CheckCondition(expr.to_string_lossy().into_owned());
         } else if flag.starts_with('x') {
-            let _path = args
+            let path = args
                 .next()
                 .ok_or_else(|| CliError::Usage { alert: Some("Unix socket path expected with the -x flag".into()) })?;
-            cli.unsupported
-                .push(Unsupported { flag: format!("-{flag}"), what: "fetching listening sockets from an old process" });
+            if cli.old_unixsocket.is_some() {
+                cli.warnings.push("-x option already set, overwriting the value".into());
+            }
+            cli.old_unixsocket = Some(PathBuf::from(path));
         } else if flag.starts_with('S') {
             let bind = args.next().ok_or_else(|| CliError::Usage {
                 alert: Some("Socket and optional bind parameters expected with the -S flag".into()),
@@ -300,8 +307,9 @@ Usage : {progname} [-f <cfgfile|cfgdir>]* [ -vdVD ] [ -n <maxconn> ] [ -N <maxpc
         -sf/-st [pid ]* once ready, tells old pids to finish (SIGUSR1) or to stop (SIGTERM)
         -W master-worker mode ; -Ws adds systemd notifications (NOTIFY_SOCKET)
         -S <addr>[,<opts>] binds the master CLI (with -W)
+        -x <unix_socket> get listening sockets from a unix socket
         --migrate <file> prints <file> with its HAProxy 1.x keywords rewritten
-        not supported yet : -x (socket transfer), -dR, -dr, -dK
+        not supported yet : -dR, -dr, -dK
 
 "
     )
@@ -416,10 +424,19 @@ mod tests {
 
     #[test]
     fn flags_rampart_lacks_are_recorded_as_unsupported() {
-        let cli = run(&["-x", "/run/old.sock", "-dR", "-dr", "-dKcfg"]);
+        let cli = run(&["-dR", "-dr", "-dKcfg"]);
         let flags: Vec<&str> = cli.unsupported.iter().map(|u| u.flag.as_str()).collect();
-        assert_eq!(flags, ["-x", "-dR", "-dr", "-dKcfg"]);
-        assert_eq!(cli.unsupported[0].what, "fetching listening sockets from an old process");
+        assert_eq!(flags, ["-dR", "-dr", "-dKcfg"]);
+    }
+
+    #[test]
+    fn dash_x_names_the_old_process_socket_and_the_last_one_wins() {
+        let cli = run(&["-x", "/run/old.sock"]);
+        assert_eq!(cli.old_unixsocket, Some(PathBuf::from("/run/old.sock")));
+        assert!(cli.warnings.is_empty() && cli.unsupported.is_empty());
+        let cli = run(&["-x", "/run/a.sock", "-x", "/run/b.sock"]);
+        assert_eq!(cli.old_unixsocket, Some(PathBuf::from("/run/b.sock")));
+        assert_eq!(cli.warnings, ["-x option already set, overwriting the value"]);
         assert_eq!(err(&["-x"]), CliError::Usage { alert: Some("Unix socket path expected with the -x flag".into()) });
     }
 

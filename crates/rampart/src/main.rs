@@ -63,6 +63,7 @@ fn run() -> i32 {
     rep.set_quiet(cli.quiet);
     rep.set_verbose(cli.verbose);
     rep.set_diag(cli.diag);
+    cli.warnings.iter().for_each(|w| rep.warning(w));
     if let Some(flag) = cli.unsupported.first() {
         rep.alert(&format!("'{}' ({}) is not supported yet.", flag.flag, flag.what));
         return 1;
@@ -129,6 +130,7 @@ fn reload_failed_or(role: Role, cli: &Cli, argv: &[OsString], code: i32, rep: &m
         systemd: cli.systemd,
         nbthread: 1,
         on_ready: None,
+        fetched: Vec::new(),
     };
     master::start(launch, None, rep)
 }
@@ -177,7 +179,11 @@ fn start_master(
             return 1;
         }
     }
+    // HAProxy's master fetches them once, and its workers inherit them; a reload keeps
+    // the master's own sockets
+    let fetched = if fresh { fetch_old_sockets(cli, true, rep).unwrap_or_default() } else { Vec::new() };
     let launch = master::Launch {
+        fetched,
         argv,
         start_dir,
         role,
@@ -453,18 +459,27 @@ fn start(
     let stats_cli = Arc::new(stats_cli);
     load_time_zone();
     let mut old = OldPids { pids: &cli.oldpids, paused: false };
-    let (ipc, pool) = match role {
-        Role::Worker { ipc, pool } => (Some(ipc), pool),
+    let (ipc, mut pool) = match role {
+        Role::Worker { ipc, pool } => (Some(ipc), listener::adopt_pool(&pool)),
         _ => (None, Vec::new()),
     };
+    if ipc.is_none() {
+        match fetch_old_sockets(cli, false, rep) {
+            Ok(fetched) => pool.extend(fetched),
+            Err(()) => return 1,
+        }
+    }
     for w in rampart::build::server_state::apply(&cfg, &rt) {
         rep.warning(&w);
     }
     // beyond HAProxy: the state of the worker this one replaces (bounded in time)
     let early_cli = ipc.as_ref().map(|ch| master::handover::take_over(ch, &cfg, &rt).cli).unwrap_or_default();
-    let Some(listeners) = bind_listeners(&cfg, nbthread, (&mut old, &pool), argv0, rep) else {
+    let Some(listeners) = bind_listeners(&cfg, nbthread, (&mut old, pool), argv0, rep) else {
         return 1;
     };
+    if rampart::stats::socket::exposes_fds(&cfg) {
+        stats_cli.exported.set(listeners.sockets.iter().flat_map(|s| &s.fds).filter_map(|fd| fd.try_clone().ok()));
+    }
     let cli_listeners = match rampart::stats::socket::bind_all(&cfg) {
         Ok(bound) => bound,
         Err(alerts) => {
@@ -595,17 +610,17 @@ impl OldPids<'_> {
 
 /// Binds every listener. With old processes (`-sf`/`-st`), a failed bind pauses them and
 /// retries for up to a second, as HAProxy does; alerts come only from the last attempt.
-/// `pool`: the sockets a master passed to this worker.
+/// `pool`: the sockets a master passed to this worker, or fetched from an old process.
 fn bind_listeners(
     cfg: &Config,
     nbthread: usize,
-    (old, pool): (&mut OldPids<'_>, &[(i32, String)]),
+    (old, pool): (&mut OldPids<'_>, Vec<listener::Pooled>),
     argv0: &str,
     rep: &mut Reporter,
 ) -> Option<Listeners> {
     let mut retries = if old.pids.is_empty() { 0 } else { MAX_START_RETRIES };
     // adopted once: a retry must not adopt numbers a failed attempt closed
-    let inherited = listener::adopt_inherited(cfg, listener::adopt_pool(pool), false);
+    let inherited = listener::adopt_inherited(cfg, pool, false);
     loop {
         match listener::bind_all(cfg, nbthread, &inherited) {
             Ok(listeners) => return Some(listeners),
@@ -622,6 +637,27 @@ fn bind_listeners(
                 rep.alert(&format!("[{argv0}.main()] Some protocols failed to start their listeners! Exiting."));
                 old.resume();
                 return None;
+            }
+        }
+    }
+}
+
+/// `-x <path>`: the listening sockets of the old process, fetched before binding
+/// (`/dev/null`: none, as HAProxy). A failure is HAProxy's warning and alert, fatal
+/// (`Err`) except in master-worker mode (`in_master`), where the master binds anew.
+fn fetch_old_sockets(cli: &Cli, in_master: bool, rep: &mut Reporter) -> Result<Vec<listener::Pooled>, ()> {
+    let Some(path) = cli.old_unixsocket.as_deref().filter(|p| *p != std::path::Path::new("/dev/null")) else {
+        return Ok(Vec::new());
+    };
+    match rampart::io::xfer::fetch(path) {
+        Ok(fetched) => Ok(listener::xfer_pool(fetched)),
+        Err(warning) => {
+            rep.warning(&warning);
+            rep.alert("Failed to get the sockets from the old process!");
+            if in_master {
+                Ok(Vec::new())
+            } else {
+                Err(())
             }
         }
     }

@@ -115,19 +115,31 @@ pub fn trim_heap() {
 /// (SCM_RIGHTS), close-on-exec: the master-worker channel. Returns the bytes read (0:
 /// the peer closed) and the descriptor, owned.
 pub fn recv_with_fd(sock: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<(usize, Option<OwnedFd>)> {
+    let mut space = nix::cmsg_space!([RawFd; 1]);
+    let (n, fds) = recv_with_fds(sock, buf, &mut space, nix::sys::socket::MsgFlags::empty())?;
+    // only the first is kept; any other is closed here
+    Ok((n, fds.into_iter().next()))
+}
+
+/// Receives one message on a unix socket with the descriptors attached to it
+/// (SCM_RIGHTS, as many as `space` holds), close-on-exec. Returns the bytes read (0:
+/// the peer closed) and the descriptors, owned. `flags`: more `recvmsg` flags.
+pub fn recv_with_fds(
+    sock: BorrowedFd<'_>,
+    buf: &mut [u8],
+    space: &mut Vec<u8>,
+    flags: nix::sys::socket::MsgFlags,
+) -> io::Result<(usize, Vec<OwnedFd>)> {
     use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags};
     let mut iov = [io::IoSliceMut::new(buf)];
-    let mut space = nix::cmsg_space!([RawFd; 1]);
-    let msg = recvmsg::<()>(sock.as_raw_fd(), &mut iov, Some(&mut space), MsgFlags::MSG_CMSG_CLOEXEC)?;
-    let mut received = None;
+    let msg = recvmsg::<()>(sock.as_raw_fd(), &mut iov, Some(space), flags | MsgFlags::MSG_CMSG_CLOEXEC)?;
+    let mut received = Vec::new();
     for cmsg in msg.cmsgs()? {
         if let ControlMessageOwned::ScmRights(fds) = cmsg {
             for fd in fds {
                 // SAFETY: the kernel just installed this descriptor in this process for
                 // this message (SCM_RIGHTS): it is open and nothing else refers to it.
-                let owned = unsafe { OwnedFd::from_raw_fd(fd) };
-                // only the first is kept; any other is closed here
-                received.get_or_insert(owned);
+                received.push(unsafe { OwnedFd::from_raw_fd(fd) });
             }
         }
     }

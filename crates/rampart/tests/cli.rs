@@ -262,7 +262,7 @@ fn unsupported_modes_are_refused_clearly() {
     let dir = TempDir::new("unsupported");
     let cfg = dir.file("r.cfg", NO_LISTENER_CFG);
     let cfg = cfg.to_str().unwrap();
-    for (flag, args) in [("-x", vec!["-x", "/run/old.sock", "-f", cfg]), ("-dR", vec!["-dR", "-f", cfg])] {
+    for (flag, args) in [("-dr", vec!["-dr", "-f", cfg]), ("-dR", vec!["-dR", "-f", cfg])] {
         let run = rampart(dir.path(), &args);
         assert_eq!(run.code, Some(1), "{flag}");
         let last = run.stderr.lines().last().unwrap_or_default();

@@ -313,7 +313,7 @@ pub static GLOBAL: &[Kw] = &[
 pub static STATS_GLOBAL: &[Kw] = &[
     kw(
         "socket",
-        Partial("unix path and ipv4@/ipv6@ addresses with mode, user, group, uid, gid, level, name; expose-fd is accepted with a warning; not fd@ or other bind options"),
+        Partial("unix path and ipv4@/ipv6@ addresses with mode, user, group, uid, gid, level, name; expose-fd listeners (`_getsocks` hands the listening sockets to a new process started with -x); not fd@ or other bind options"),
     ),
     kw("timeout", Yes),
     kw("maxconn", Yes),

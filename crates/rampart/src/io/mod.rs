@@ -1,11 +1,13 @@
 //! Socket I/O shared by the muxes: one trait over TCP and unix streams, and the few
 //! waiting primitives every side uses (read some with a timeout, write all with a
-//! timeout, splice through a pipe).
+//! timeout, splice through a pipe). `xfer`: listening sockets handed between processes
+//! (`_getsocks`, `-x`).
 //!
 //! PERF: every operation first tries the system call directly and only arms a timer
 //! when it would block, so a request whose bytes are already there costs no timer.
 
 pub mod socks4;
+pub mod xfer;
 
 use std::future::Future;
 use std::io;

@@ -176,6 +176,39 @@ pub fn adopt_pool(pool: &[(i32, String)]) -> Vec<Pooled> {
     out
 }
 
+/// The sockets fetched from an old process (`-x`, [`crate::io::xfer::fetch`]) that a
+/// `bind` line may take, as a pool keyed like the master's ([`addr_key`]). As HAProxy's
+/// `sock_find_compatible_fd()`, a socket is only offered to a bind with the same
+/// options: rampart's binds have no `namespace`, `interface` or `transparent`, so a
+/// socket with any of them, a datagram socket, or one that does not listen, is closed
+/// here (`v6only` is matched per bind, [`Inherited::take_pooled`]).
+pub fn xfer_pool(fetched: Vec<crate::io::xfer::Fetched>) -> Vec<Pooled> {
+    let mut out = Vec::new();
+    for f in fetched {
+        if !f.meta.namespace.is_empty() || !f.meta.interface.is_empty() {
+            continue;
+        }
+        let sock = socket2::SockRef::from(&f.fd);
+        if !matches!(sock.r#type(), Ok(t) if t == Type::STREAM) || !sock.is_listener().unwrap_or(false) {
+            continue;
+        }
+        let Ok(local) = sock.local_addr() else { continue };
+        let addr = match (local.as_socket(), local.as_pathname()) {
+            (Some(sa), _) if !sock.ip_transparent().unwrap_or(false) => ListenAddr::Inet(sa),
+            (None, Some(path)) => ListenAddr::Unix(path.to_path_buf()),
+            _ => continue,
+        };
+        let family = if matches!(addr, ListenAddr::Unix(_)) { Family::Unix } else { Family::Inet };
+        if sock.set_nonblocking(true).is_err() {
+            continue;
+        }
+        if let Some(key) = addr_key(&addr) {
+            out.push((key, family, f.fd));
+        }
+    }
+    out
+}
+
 /// Adopts every `fd@N` of `cfg`, each number once, checking that it is a listening
 /// stream socket before taking it (so `bind fd@1` on a terminal leaves stdout open).
 /// `pool`: the sockets a master passed ([`adopt_pool`]); in the master
@@ -216,12 +249,48 @@ impl Inherited {
         }
     }
 
-    /// `dup()`s of the pooled sockets of `addr`, if the master passed any.
-    fn take_pooled(&self, addr: &ListenAddr) -> Option<StepResult<(Family, Vec<OwnedFd>)>> {
+    /// `dup()`s of the pooled sockets of `addr` (passed by the master, or fetched with
+    /// `-x`) whose `v6only` state is the one `bind` asks for; `None`: bind anew.
+    fn take_pooled(
+        &self,
+        addr: &ListenAddr,
+        bind: &rampart_cfg::model::Bind,
+    ) -> Option<StepResult<(Family, Vec<OwnedFd>)>> {
         let list = self.pool.get(&addr_key(addr)?)?;
+        let wanted = match addr {
+            ListenAddr::Inet(SocketAddr::V6(_)) => Some(bind.v6only.unwrap_or_else(system_v6only)),
+            _ => None,
+        };
+        let fits = |fd: &OwnedFd| wanted.is_none_or(|w| socket2::SockRef::from(fd).only_v6().ok() == Some(w));
+        let list: Vec<_> = list.iter().filter(|(_, fd)| fits(fd)).collect();
         let family = list.first()?.0;
         let fds = list.iter().map(|(_, fd)| fd.try_clone()).collect::<io::Result<Vec<_>>>();
         Some(fds.map(|fds| (family, fds)).map_err(at(Step::Adopt)))
+    }
+}
+
+/// Whether IPv6 sockets are v6-only unless told otherwise (`net.ipv6.bindv6only`).
+fn system_v6only() -> bool {
+    std::fs::read_to_string("/proc/sys/net/ipv6/bindv6only").is_ok_and(|v| v.trim() == "1")
+}
+
+/// A pooled TCP socket taken by a `bind` line gets the line's listening options and
+/// backlog again, as HAProxy's `tcp_bind_listener()` sets them on a socket it took over
+/// (the previous process may have had other ones). Best effort: the socket already
+/// listens, and a refused option leaves it as the old process had it.
+fn reapply_listen_options(fd: &OwnedFd, backlog: i32, bind: &rampart_cfg::model::Bind) {
+    let sock = socket2::SockRef::from(fd);
+    if let Some(mss) = bind.mss.and_then(|m| u32::try_from(m).ok()) {
+        let _ = sock.set_mss(mss);
+    }
+    let _ = set_listen_options(&sock, backlog, bind);
+    let _ = sock.listen(backlog);
+}
+
+impl Inherited {
+    /// Whether it holds no socket from a master or an old process.
+    pub fn pool_is_empty(&self) -> bool {
+        self.pool.is_empty()
     }
 }
 
@@ -246,7 +315,7 @@ pub fn bind_all(cfg: &Config, nbthread: usize, inherited: &Inherited) -> Result<
                     listener += 1;
                     continue;
                 }
-                let pooled = inherited.take_pooled(addr);
+                let pooled = inherited.take_pooled(addr, bind);
                 let from_pool = pooled.is_some();
                 let bound = match addr {
                     _ if from_pool => pooled.unwrap_or_else(|| Err((Step::Adopt, io::ErrorKind::NotFound.into()))),
@@ -262,6 +331,9 @@ pub fn bind_all(cfg: &Config, nbthread: usize, inherited: &Inherited) -> Result<
                 listener += 1;
                 match bound {
                     Ok((family, fds)) => {
+                        if from_pool && family == Family::Inet {
+                            fds.iter().for_each(|fd| reapply_listen_options(fd, backlog, bind));
+                        }
                         let inherited = from_pool || matches!(addr, ListenAddr::Fd(_));
                         let (listener, key) = (listener - 1, addr_key(addr));
                         out.sockets.push(BoundSocket { proxy: idx, listener, family, backlog, inherited, key, fds });

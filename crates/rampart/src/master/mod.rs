@@ -59,6 +59,9 @@ pub struct Launch {
     pub nbthread: usize,
     /// Run once the first worker serves (daemon mode: detach then).
     pub on_ready: Option<OnReady>,
+    /// Listening sockets fetched from an old process (`-x`), offered to the `bind`
+    /// lines as the previous master's are.
+    pub fetched: Vec<Pooled>,
 }
 
 /// The signals the master handles, blocked across its re-exec.
@@ -100,6 +103,7 @@ pub fn start(launch: Launch, cfg: Option<&Config>, rep: &mut Reporter) -> i32 {
     let state = state.unwrap_or_else(|| State { started: now(), ..State::default() });
     let (mcli_pool, mut pool): (Vec<Pooled>, Vec<Pooled>) =
         listener::adopt_pool(&pool).into_iter().partition(|(k, _, _)| k.starts_with(MCLI_KEY));
+    pool.extend(launch.fetched);
     let mut held = Vec::new();
     let mut loaded = false;
     if let Some(cfg) = cfg {

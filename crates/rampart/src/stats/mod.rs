@@ -108,6 +108,9 @@ pub struct Cli {
     /// Builds the servers of `add server` (set by `main`; without it the command is
     /// refused as not supported).
     pub make_server: Option<srvadd::MakeServer>,
+    /// The listening sockets `_getsocks` hands out on a socket with `expose-fd
+    /// listeners` (set by `main` after binding; emptied at soft stop).
+    pub exported: crate::io::xfer::Exported,
 }
 
 /// Every TLS bind of `rt`, once each (the addresses of one `bind` line share one).
@@ -156,6 +159,7 @@ impl Cli {
             cfg: Arc::new(cfg.clone()),
             rt,
             make_server: None,
+            exported: crate::io::xfer::Exported::default(),
         }
     }
 

@@ -29,6 +29,8 @@ pub const MAX_LINE: usize = 16384;
 pub struct CliListener {
     sock: Bound,
     level: Level,
+    /// `expose-fd listeners`: `_getsocks` hands out the listening sockets.
+    expose_fd: bool,
 }
 
 #[derive(Debug)]
@@ -44,7 +46,7 @@ struct Options {
     mode: Option<u32>,
     uid: Option<u32>,
     gid: Option<u32>,
-    /// `expose-fd listeners` (not needed: the master keeps the listening sockets).
+    /// `expose-fd listeners`: `_getsocks` hands out the listening sockets.
     expose_fd: bool,
 }
 
@@ -55,7 +57,9 @@ pub fn bind_all(cfg: &Config) -> Result<Vec<CliListener>, Vec<String>> {
     for s in &cfg.global.stats_sockets {
         let opts = options(s).map_err(|what| format!("parsing [{}] : {}", s.span, not_yet(&what)));
         match opts.and_then(|o| bind_one(s, &o).map(|sock| (sock, o))) {
-            Ok((sock, o)) => out.push(CliListener { sock, level: o.level.unwrap_or(Level::Operator) }),
+            Ok((sock, o)) => {
+                out.push(CliListener { sock, level: o.level.unwrap_or(Level::Operator), expose_fd: o.expose_fd })
+            }
             Err(msg) => alerts.push(msg),
         }
     }
@@ -67,21 +71,21 @@ pub fn bind_all(cfg: &Config) -> Result<Vec<CliListener>, Vec<String>> {
 }
 
 /// The configuration checks of the stats sockets (with `-c` too): what rampart cannot do
-/// yet is refused, `expose-fd listeners` gets a warning.
+/// yet is refused.
 pub fn check(cfg: &Config) -> Vec<Diag> {
     let mut out = Vec::new();
     for s in &cfg.global.stats_sockets {
-        match options(s) {
-            Ok(o) if o.expose_fd => out.push(Diag::warning(
-                Some(s.span.clone()),
-                "'stats socket ... expose-fd listeners' is accepted, but '_getsocks' is not served on it: \
-                 in master-worker mode (-W) the master keeps the listening sockets across reloads itself.",
-            )),
-            Ok(_) => {}
-            Err(what) => out.push(Diag::alert(Some(s.span.clone()), not_yet(&what))),
+        if let Err(what) = options(s) {
+            out.push(Diag::alert(Some(s.span.clone()), not_yet(&what)));
         }
     }
     out
+}
+
+/// Whether a `stats socket` of `cfg` has `expose-fd listeners` (then the listening
+/// sockets are kept for `_getsocks`).
+pub fn exposes_fds(cfg: &Config) -> bool {
+    cfg.global.stats_sockets.iter().any(|s| options(s).is_ok_and(|o| o.expose_fd))
 }
 
 fn not_yet(what: &str) -> String {
@@ -181,10 +185,12 @@ fn errno_text(e: &io::Error) -> String {
 }
 
 /// Resolves once a soft stop began (checked a few times a second: not a hot path).
+/// The sockets kept for `_getsocks` are let go then.
 async fn stopping(cli: &Cli) {
     while !cli.rt.global.is_stopping() {
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     }
+    cli.exported.clear();
 }
 
 /// Accepts CLI sessions on `l` until a soft stop begins: then the socket closes (the
@@ -203,8 +209,11 @@ pub async fn serve(l: CliListener, cli: Arc<Cli>) {
                 };
                 if let Ok((conn, _)) = accepted {
                     let cli = cli.clone();
+                    // (a unix socket only: descriptors do not cross TCP)
+                    let xfer =
+                        if l.expose_fd { std::os::fd::AsFd::as_fd(&conn).try_clone_to_owned().ok() } else { None };
                     tokio::spawn(async move {
-                        session(conn, &cli, level).await;
+                        session_with_fds(conn, &cli, level, xfer).await;
                         drop(permit);
                     });
                 }
@@ -233,6 +242,17 @@ pub async fn serve(l: CliListener, cli: Arc<Cli>) {
 /// One CLI session, until `quit`, the end of a one-shot line, the peer closing, a
 /// timeout or an overlong line.
 pub async fn session<S: AsyncRead + AsyncWrite + Unpin>(conn: S, cli: &Cli, level: Level) {
+    session_with_fds(conn, cli, level, None).await;
+}
+
+/// A session on a unix socket with `expose-fd listeners`: `xfer` is a `dup()` of its
+/// socket, on which `_getsocks` hands out the listening sockets.
+async fn session_with_fds<S: AsyncRead + AsyncWrite + Unpin>(
+    conn: S,
+    cli: &Cli,
+    level: Level,
+    mut xfer: Option<std::os::fd::OwnedFd>,
+) {
     cli.sessions.fetch_add(1, Ordering::Relaxed);
     cli.cum_sessions.fetch_add(1, Ordering::Relaxed);
     let (rd, mut wr) = tokio::io::split(conn);
@@ -258,6 +278,14 @@ pub async fn session<S: AsyncRead + AsyncWrite + Unpin>(conn: S, cli: &Cli, leve
                 _ => break,
             }
         }
+        if text.trim() == "_getsocks" {
+            // COMPAT: as HAProxy's `_getsocks`, the session ends after the transfer,
+            // and a socket without `expose-fd listeners` ends it without an answer.
+            if let Some(conn) = xfer.take() {
+                send_sockets(cli, conn).await;
+            }
+            break;
+        }
         let mut out = String::new();
         run_line(cli, &mut sess, text, &mut out);
         sess.payload = None;
@@ -271,6 +299,19 @@ pub async fn session<S: AsyncRead + AsyncWrite + Unpin>(conn: S, cli: &Cli, leve
     }
     let _ = wr.shutdown().await;
     cli.sessions.fetch_sub(1, Ordering::Relaxed);
+}
+
+/// Answers `_getsocks` on `conn` off the event loop (the transfer blocks, each step
+/// for at most a second); a failure gets HAProxy's warning.
+async fn send_sockets(cli: &Cli, conn: std::os::fd::OwnedFd) {
+    let socks = match cli.exported.dups() {
+        Ok(socks) => socks,
+        Err(_) => return eprintln!("[WARNING]  ({}) : Failed to transfer sockets", std::process::id()),
+    };
+    let sent = tokio::task::spawn_blocking(move || crate::io::xfer::send(&conn, &socks)).await;
+    if !matches!(sent, Ok(Ok(()))) {
+        eprintln!("[WARNING]  ({}) : Failed to transfer sockets", std::process::id());
+    }
 }
 
 /// The payload after a line ending with `<<`: the lines up to an empty one (or the
@@ -428,16 +469,16 @@ mod tests {
     }
 
     #[test]
-    fn options_rampart_lacks_are_refused_and_expose_fd_is_warned_about() {
+    fn options_rampart_lacks_are_refused_and_expose_fd_is_served() {
         let ctx = rampart_cfg::LexCtx { env: &|_| None, version: "2.6", features: &[] };
         let text = "global\n stats socket /tmp/a.sock accept-proxy\n stats socket /tmp/b.sock level admin \
                     expose-fd listeners\n stats socket /tmp/c.sock mode 600 user root name x\n";
         let cfg = rampart_cfg::parse_str("t.cfg", text, &ctx).config.expect("valid");
         let got: Vec<(rampart_cfg::Level, String)> = check(&cfg).into_iter().map(|d| (d.level, d.message)).collect();
-        assert_eq!(got.len(), 2, "{got:?}");
-        assert_eq!(got[0], (rampart_cfg::Level::Alert, "'stats socket ... accept-proxy' is not supported yet".into()));
-        assert_eq!(got[1].0, rampart_cfg::Level::Warning);
-        assert!(got[1].1.contains("expose-fd listeners"));
+        assert_eq!(got, [(rampart_cfg::Level::Alert, "'stats socket ... accept-proxy' is not supported yet".into())]);
+        assert!(exposes_fds(&cfg));
+        let text = "global\n stats socket /tmp/b.sock level admin\n";
+        assert!(!exposes_fds(&rampart_cfg::parse_str("t.cfg", text, &ctx).config.expect("valid")));
     }
 
     #[tokio::test]
