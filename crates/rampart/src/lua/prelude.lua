@@ -89,8 +89,9 @@ function Socket:connect(host, port)
   if host == nil then error("connect: need at least 2 arguments", 2) end
   return io_call(self._ud, "connect", tostring(host), port and math.tointeger(port))
 end
-function Socket:connect_ssl()
-  error("Socket:connect_ssl() is not supported yet by rampart", 2)
+function Socket:connect_ssl(host, port)
+  if host == nil or port == nil then error("'connect_ssl' needs 3 arguments", 2) end
+  return io_call(self._ud, "connect", tostring(host), math.tointeger(port), true)
 end
 function Socket:send(data, i, j)
   if type(data) ~= "string" and type(data) ~= "number" then

@@ -174,6 +174,29 @@ pub(crate) struct LuaSock {
     timeout: Option<Duration>,
     /// When the operation in progress gives up.
     deadline: Option<Instant>,
+    /// `connect_ssl`: the TLS session over the connection (set once connected).
+    tls: Option<Box<rustls::ClientConnection>>,
+    /// `connect_ssl` asked for TLS, to this server name.
+    tls_name: Option<rustls_pki_types::ServerName<'static>>,
+}
+
+/// A connection as `std::io` reader and writer that never blocks (for rustls).
+struct NoWait<'a>(&'a Conn);
+
+impl io::Read for NoWait<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.try_read(buf)
+    }
+}
+
+impl io::Write for NoWait<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.try_write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// One result of a method: the values for the script, or a wait.
@@ -198,7 +221,16 @@ fn closed(lua: &mlua::Lua, prefix: Vec<u8>) -> Ret {
 
 impl LuaSock {
     pub fn new() -> LuaSock {
-        LuaSock { state: State::New, rbuf: Vec::new(), eof: false, wbuf: Vec::new(), timeout: None, deadline: None }
+        LuaSock {
+            state: State::New,
+            rbuf: Vec::new(),
+            eof: false,
+            wbuf: Vec::new(),
+            timeout: None,
+            deadline: None,
+            tls: None,
+            tls_name: None,
+        }
     }
 
     /// Starts an operation (`first`) or checks the one in progress against its
@@ -219,13 +251,27 @@ impl LuaSock {
         }
     }
 
-    /// `connect(host [, port])`: 1, or nil and "Can't connect".
-    fn connect(&mut self, lua: &mlua::Lua, first: bool, host: String, port: Option<i64>) -> Ret {
+    /// `connect(host [, port])` (and `connect_ssl` with `ssl`): 1, or nil and "Can't
+    /// connect".
+    fn connect(&mut self, lua: &mlua::Lua, first: bool, host: String, port: Option<i64>, ssl: bool) -> Ret {
+        let cant = |lua: &mlua::Lua| vals(lua, vec![Value::Nil, Value::String(lua.create_string("Can't connect")?)]);
         if first {
             if !matches!(self.state, State::New) {
-                return vals(lua, vec![Value::Nil, Value::String(lua.create_string("Can't connect")?)]);
+                return cant(lua);
             }
             let to = target(&host, port).map_err(mlua::Error::runtime)?;
+            if ssl {
+                let name = match &to {
+                    Target::Inet(a) => rustls_pki_types::ServerName::IpAddress(a.ip().into()),
+                    Target::Name(n, _) => {
+                        rustls_pki_types::ServerName::try_from(n.clone()).map_err(mlua::Error::runtime)?
+                    }
+                    Target::Unix(_) => rustls_pki_types::ServerName::IpAddress(std::net::Ipv4Addr::LOCALHOST.into()),
+                };
+                self.tls_name = Some(name);
+            }
+            // the connection and the TLS handshake
+            self.deadline = Some(Instant::now() + self.timeout.unwrap_or(CONNECT_TIMEOUT));
             let (tx, rx) = oneshot::channel();
             let timeout = self.timeout.unwrap_or(CONNECT_TIMEOUT);
             self.state = State::Connecting(rx);
@@ -236,18 +282,107 @@ impl LuaSock {
                 }),
             );
         }
-        let State::Connecting(rx) = &mut self.state else {
-            return vals(lua, vec![Value::Nil, Value::String(lua.create_string("Can't connect")?)]);
-        };
-        match rx.try_recv() {
-            Ok(Ok(c)) => {
-                self.state = State::Open(c);
-                vals(lua, vec![Value::Integer(1)])
-            }
-            // the attempt failed, or its future was dropped
-            _ => {
+        match &mut self.state {
+            State::Connecting(rx) => match rx.try_recv() {
+                Ok(Ok(c)) => {
+                    self.state = State::Open(c);
+                    if let Some(name) = self.tls_name.take() {
+                        let cfg = crate::tls::client::verify_none_config().map_err(mlua::Error::runtime)?;
+                        let mut tls = rustls::ClientConnection::new(cfg, name).map_err(mlua::Error::runtime)?;
+                        tls.set_buffer_limit(None);
+                        self.tls = Some(Box::new(tls));
+                    }
+                }
+                // the attempt failed, or its future was dropped
+                _ => {
+                    self.state = State::Closed;
+                    return cant(lua);
+                }
+            },
+            State::Open(_) => {}
+            _ => return cant(lua),
+        }
+        if self.tls.as_ref().is_some_and(|t| t.is_handshaking()) {
+            if self.timed_out(false) {
                 self.state = State::Closed;
-                vals(lua, vec![Value::Nil, Value::String(lua.create_string("Can't connect")?)])
+                return cant(lua);
+            }
+            match self.pump() {
+                Ok(Some((conn, interest))) => return wait(lua, conn.ready(interest, self.deadline)),
+                Ok(None) => {}
+                Err(_) => {
+                    self.state = State::Closed;
+                    return cant(lua);
+                }
+            }
+        }
+        vals(lua, vec![Value::Integer(1)])
+    }
+
+    /// Moves the TLS session on without waiting: writes what it has to send, reads
+    /// while the handshake needs it. `Some`: what to wait for.
+    fn pump(&mut self) -> io::Result<Option<(Conn, Interest)>> {
+        let (Some(conn), Some(tls)) = (self.conn(), self.tls.as_mut()) else { return Ok(None) };
+        loop {
+            while tls.wants_write() {
+                match tls.write_tls(&mut NoWait(&conn)) {
+                    Ok(_) => {}
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Some((conn, Interest::WRITABLE))),
+                    Err(e) => return Err(e),
+                }
+            }
+            if !tls.is_handshaking() {
+                return Ok(None);
+            }
+            match tls.read_tls(&mut NoWait(&conn)) {
+                Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+                Ok(_) => {
+                    tls.process_new_packets().map_err(io::Error::other)?;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Some((conn, Interest::READABLE))),
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// [`fill`](Self::fill) through the TLS session.
+    fn fill_tls(&mut self, conn: &Conn) -> bool {
+        let before = self.rbuf.len();
+        let tls = self.tls.as_mut().expect("a TLS socket");
+        let mut chunk = [0u8; 16 * 1024];
+        loop {
+            // the plaintext already decrypted first
+            loop {
+                match io::Read::read(&mut tls.reader(), &mut chunk) {
+                    Ok(0) => {
+                        self.eof = true;
+                        return true;
+                    }
+                    Ok(n) => self.rbuf.extend_from_slice(&chunk[..n]),
+                    Err(_) => break,
+                }
+            }
+            if self.rbuf.len() >= RECV_MAX {
+                self.eof = true;
+                return true;
+            }
+            match tls.read_tls(&mut NoWait(conn)) {
+                Ok(0) => {
+                    self.eof = true;
+                    return true;
+                }
+                Ok(_) => {
+                    if tls.process_new_packets().is_err() {
+                        self.eof = true;
+                        return true;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return self.rbuf.len() > before,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => {
+                    self.eof = true;
+                    return true;
+                }
             }
         }
     }
@@ -276,6 +411,9 @@ impl LuaSock {
             self.eof = true;
             return true;
         };
+        if self.tls.is_some() {
+            return self.fill_tls(&conn);
+        }
         let mut chunk = [0u8; 16 * 1024];
         let before = self.rbuf.len();
         loop {
@@ -341,6 +479,21 @@ impl LuaSock {
             return vals(lua, vec![Value::Integer(-1)]);
         }
         let total = data.len() as i64;
+        if let Some(tls) = self.tls.as_mut() {
+            if first {
+                // unlimited buffer: the whole plaintext is taken
+                let _ = io::Write::write_all(&mut tls.writer(), data);
+                self.wbuf.clear();
+            }
+            return match self.pump() {
+                Ok(Some((conn, interest))) => wait(lua, conn.ready(interest, self.deadline)),
+                Ok(None) => vals(lua, vec![Value::Integer(total)]),
+                Err(_) => {
+                    self.state = State::Closed;
+                    vals(lua, vec![Value::Integer(-1)])
+                }
+            };
+        }
         while !self.wbuf.is_empty() {
             match conn.try_write(&self.wbuf) {
                 Ok(n) => drop(self.wbuf.drain(..n)),
@@ -392,8 +545,8 @@ fn want(v: &Value) -> mlua::Result<Want> {
 
 impl UserData for LuaSock {
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
-        m.add_method_mut("connect", |lua, s, (first, host, port): (bool, String, Option<i64>)| {
-            s.connect(lua, first, host, port)
+        m.add_method_mut("connect", |lua, s, (first, host, port, ssl): (bool, String, Option<i64>, Option<bool>)| {
+            s.connect(lua, first, host, port, ssl == Some(true))
         });
         m.add_method_mut("receive", |lua, s, (first, pat, prefix): (bool, Value, Option<mlua::String>)| {
             let want = want(&pat)?;
