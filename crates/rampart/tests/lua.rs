@@ -193,7 +193,7 @@ fn rules_naming_what_no_script_registered_fail_startup() {
 fn api_functions_not_there_yet_say_so() {
     let path = script(
         "missing",
-        "core.register_action('sock', { 'http-req' }, function(txn) local s = core.tcp() end)\n\
+        "core.register_action('sock', { 'http-req' }, function(txn) core.add_acl('x', 'y') end)\n\
          core.register_action('be', { 'http-req' }, function(txn) local b = core.backends['x'] end)\n",
     );
     let s1 = HttpBackend::start("s1");
@@ -201,11 +201,7 @@ fn api_functions_not_there_yet_say_so() {
     let p = start(&cfg(&path, "", rules), &[("s1", s1.addr())]);
     assert_eq!(get(&p, "/sock").status, 200);
     assert_eq!(get(&p, "/be").status, 200);
-    assert!(
-        p.wait_output("core.tcp (Socket) is not supported yet by rampart", Duration::from_secs(5)),
-        "{}",
-        p.output()
-    );
+    assert!(p.wait_output("core.add_acl is not supported yet by rampart", Duration::from_secs(5)), "{}", p.output());
     assert!(p.wait_output("core.backends is not supported yet by rampart", Duration::from_secs(5)), "{}", p.output());
 }
 
@@ -391,4 +387,70 @@ fn a_tcp_content_action_sets_a_variable_later_rules_read() {
     c.send("hello").unwrap();
     assert!(c.is_closed_within(Duration::from_secs(2)), "rejected by the rule that reads the variable");
     assert!(!p.output().contains("Lua function"), "{}", p.output());
+}
+
+/// What the server saw of a script that looks requests up in map files with the
+/// `Map` class and matches them with the `Regex` class.
+fn map_and_regex_run(binary: PathBuf) -> Vec<(String, Option<String>, Option<String>, Option<String>)> {
+    let dir = std::env::temp_dir().join(format!("rampart-lua-tests-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let hosts = dir.join("hosts.map");
+    std::fs::write(&hosts, "# host to team\nshop.example   team-shop\nblog.example team blog  \n").unwrap();
+    let prefixes = dir.join("prefixes.map");
+    std::fs::write(&prefixes, "/api/ api\n/api/v2/ api-v2\n/ root\n").unwrap();
+    let code = format!(
+        r#"
+local hosts = Map.new("{}", Map._str)
+local prefixes = Map.new("{}", Map._beg)
+local ok, re = Regex.new("^/u/([a-z]+)/([0-9]+)$", true)
+local bad, why = Regex.new("(", true)
+core.register_action("route", {{ "http-req" }}, function(txn)
+  local host = txn.sf:req_hdr("host")
+  txn.http:req_set_header("x-map", tostring(hosts:lookup(host)) .. "|" .. hosts:slookup("nope") .. "|" ..
+                                   tostring(prefixes:lookup(txn.sf:path())))
+  local m, caps = re:match(txn.sf:path())
+  txn.http:req_set_header("x-re", tostring(ok) .. "|" .. tostring(m) .. "|" .. table.concat(caps, ","))
+  txn.http:req_set_header("x-exec", tostring(re:exec("/U/ABC/1")) .. "|" .. tostring(bad) .. "|" .. type(why))
+end)
+"#,
+        hosts.display(),
+        prefixes.display()
+    );
+    let path = script("maps", &code);
+    let s1 = HttpBackend::start("s1");
+    let p = start_binary(binary, &cfg(&path, "", "  http-request lua.route\n"), &[("s1", s1.addr())]);
+    let asks = [("shop.example", "/api/v2/x"), ("blog.example", "/u/ann/42"), ("other", "/u/Ann/42")];
+    for (host, path) in asks {
+        let mut c = client(&p);
+        c.send(&format!("GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n")).unwrap();
+        assert_eq!(c.read_response().unwrap().status, 200);
+    }
+    let h = |r: &rampart_testkit::Request, n: &str| r.headers.get(n).map(str::to_owned);
+    s1.wait_requests(3).iter().map(|r| (r.path.clone(), h(r, "x-map"), h(r, "x-re"), h(r, "x-exec"))).collect()
+}
+
+#[test]
+fn map_and_regex_classes_look_up_and_match_as_the_rules_do() {
+    let seen = map_and_regex_run(PathBuf::from(RAMPART));
+    let row = |p: &str, m: &str, r: &str| {
+        (p.to_owned(), Some(m.to_owned()), Some(r.to_owned()), Some("false|false|string".to_owned()))
+    };
+    assert_eq!(
+        seen,
+        [
+            row("/api/v2/x", "team-shop||api-v2", "true|false|"),
+            row("/u/ann/42", "team blog||root", "true|true|/u/ann/42,ann,42"),
+            row("/u/Ann/42", "nil||root", "true|false|"),
+        ]
+    );
+}
+
+#[test]
+fn map_and_regex_classes_are_the_same_as_haproxy() {
+    let haproxy = rampart_testkit::require_haproxy!();
+    assert_eq!(
+        map_and_regex_run(PathBuf::from(RAMPART)),
+        map_and_regex_run(haproxy),
+        "rampart (left) and haproxy (right)"
+    );
 }

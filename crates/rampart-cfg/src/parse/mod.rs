@@ -78,7 +78,7 @@ mod tcpcheck;
 mod userlist;
 mod value;
 
-pub use addr::env_expand;
+pub use addr::{env_expand, parse_server_target, server_target_name};
 pub use rule::parse_var_name;
 pub use server_dyn::{parse_dynamic_server, DYNAMIC_OPTIONS};
 

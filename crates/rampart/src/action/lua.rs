@@ -29,6 +29,55 @@ pub enum LuaWait {
     Sleep(Duration),
     /// `core.yield` or a forced yield: come back at the next loop turn.
     Yield,
+    /// A socket or an HTTP client of the script waits for the network: await the
+    /// future parked under this token ([`take_io`]), then come back.
+    Io(u64),
+}
+
+/// What a script waits for on the network (a connection, a socket turning readable
+/// or writable, bounded by the socket's timeout). `Send`: the stream awaits it.
+pub type IoFuture = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+
+thread_local! {
+    /// The futures scripts of this thread parked, until the stream (or the task) that
+    /// resumed the script takes them: it does so at once, in the same turn of the
+    /// event loop, so the table holds at most one entry per waiting script.
+    static IO_WAITS: std::cell::RefCell<Vec<(u64, IoFuture)>> = const { std::cell::RefCell::new(Vec::new()) };
+    static IO_NEXT: std::cell::Cell<u64> = const { std::cell::Cell::new(1) };
+}
+
+/// Parks `f` for the stream or task that resumed the script; returns its token.
+pub fn park_io(f: IoFuture) -> u64 {
+    let token = IO_NEXT.with(|n| {
+        let t = n.get();
+        n.set(t.wrapping_add(1));
+        t
+    });
+    IO_WAITS.with(|w| w.borrow_mut().push((token, f)));
+    token
+}
+
+/// The future parked under `token` (`None` if it was taken or dropped); dropping it
+/// cancels the wait (a connection attempt in progress is abandoned).
+pub fn take_io(token: u64) -> Option<IoFuture> {
+    IO_WAITS.with(|w| {
+        let mut w = w.borrow_mut();
+        let i = w.iter().position(|(t, _)| *t == token)?;
+        Some(w.swap_remove(i).1)
+    })
+}
+
+/// Waits as a script asked (`Io`: the parked future; nothing if it is gone).
+pub async fn wait(w: LuaWait) {
+    match w {
+        LuaWait::Sleep(d) => tokio::time::sleep(d).await,
+        LuaWait::Yield => tokio::task::yield_now().await,
+        LuaWait::Io(token) => {
+            if let Some(f) = take_io(token) {
+                f.await
+            }
+        }
+    }
 }
 
 /// How the rules run Lua code (implemented by `crate::lua`).

@@ -161,6 +161,9 @@ pub(super) fn install(lua: &Lua, reg: &Rc<RefCell<Registry>>) -> mlua::Result<()
         })?,
     )?;
 
+    // the prelude's `core.tcp()` wraps it in the Socket class
+    core.set("_tcp", lua.create_function(|lua, ()| lua.create_userdata(super::sock::LuaSock::new()))?)?;
+
     core.set("thread", crate::counters::thread_slot() + 1)?;
     lua.globals().set("core", core)?;
     Ok(())

@@ -10,6 +10,9 @@
 //!   the `tune.lua.*` budgets; the interfaces the rules call ([`crate::action::lua`],
 //!   [`crate::sample::lua`])
 //! - `value`: samples to Lua values and back
+//! - `map`: the `Map` and `Regex` classes, on the rules' pattern code
+//! - `sock`: `core.tcp()` sockets on the event loop (the prelude's Socket class and
+//!   `core.httpclient()` sit on them)
 //!
 //! The model: each worker thread has its own Lua state, in which it loads every
 //! script at its start (HAProxy 2.6 shares one state between threads for `lua-load`;
@@ -23,7 +26,9 @@
 
 mod core;
 mod cur;
+mod map;
 mod run;
+mod sock;
 mod state;
 mod value;
 

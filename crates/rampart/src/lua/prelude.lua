@@ -64,6 +64,203 @@ function core.done(...)
   error(DONE, 0)
 end
 
+-- === Socket (core.tcp) ===
+
+-- The native methods return IO and a token when they must wait: the token names a
+-- future the stream (or task) awaits before it resumes the script, which calls the
+-- method again to go on.
+local IO = "\0rampart:io"
+
+local function io_call(ud, name, ...)
+  if not coroutine.isyieldable() then
+    error("The '" .. name .. "' function is only allowed in 'frontend', 'backend' or 'task'", 3)
+  end
+  local a, b, c = ud[name](ud, true, ...)
+  while a == IO do
+    coroutine.yield(IO, b)
+    a, b, c = ud[name](ud, false, ...)
+  end
+  return a, b, c
+end
+
+local Socket = {}
+Socket.__index = Socket
+function Socket:connect(host, port)
+  if host == nil then error("connect: need at least 2 arguments", 2) end
+  return io_call(self._ud, "connect", tostring(host), port and math.tointeger(port))
+end
+function Socket:connect_ssl(host, port)
+  if host == nil or port == nil then error("'connect_ssl' needs 3 arguments", 2) end
+  return io_call(self._ud, "connect", tostring(host), math.tointeger(port), true)
+end
+function Socket:send(data, i, j)
+  if type(data) ~= "string" and type(data) ~= "number" then
+    error("bad argument #1 to 'send' (string expected, got " .. type(data) .. ")", 2)
+  end
+  data = tostring(data)
+  local part = string.sub(data, i or 1, j or -1)
+  if #part == 0 then return 0 end
+  return io_call(self._ud, "send", part)
+end
+function Socket:receive(pattern, prefix)
+  if prefix ~= nil and type(prefix) ~= "string" then error("Expect a 'string' for the prefix", 2) end
+  return io_call(self._ud, "receive", pattern, prefix)
+end
+function Socket:settimeout(t) return self._ud:settimeout(t) end
+function Socket:setoption() end
+function Socket:close() self._ud:close() end
+function Socket:getpeername() return self._ud:getpeername() end
+function Socket:getsockname() return self._ud:getsockname() end
+
+function core.tcp()
+  return setmetatable({ _ud = core._tcp() }, Socket)
+end
+
+-- === HTTPClient (core.httpclient) ===
+
+-- An HTTP/1.1 client over a Socket, with HAProxy 2.6's request (the headers given,
+-- then host, accept and user-agent unless given, a body sent chunked) and result
+-- table ({status, reason, headers, body}, header names in lower case, values from
+-- index 0). A request that fails before a response comes back with status 0.
+local HTTPClient = {}
+HTTPClient.__index = HTTPClient
+
+local function hc_url(url)
+  local scheme, rest = string.match(url, "^(%a[%w+.-]*)://(.*)$")
+  if not scheme then return nil end
+  local authority, path = string.match(rest, "^([^/?#]*)([^#]*)")
+  if path == "" then path = "/" elseif string.sub(path, 1, 1) == "?" then path = "/" .. path end
+  local hostport = string.gsub(authority, "^.*@", "")
+  local host, port = string.match(hostport, "^%[(.+)%]:?(%d*)$")
+  if not host then host, port = string.match(hostport, "^([^:]*):?(%d*)$") end
+  scheme = string.lower(scheme)
+  if port == nil or port == "" then port = (scheme == "https") and 443 or 80 end
+  return scheme, authority, host, math.tointeger(tonumber(port)), path
+end
+
+local HC_PARAMS = { dst = "string", url = "string", timeout = "number", headers = "table", body = "string" }
+
+local function hc_check(t)
+  if type(t) ~= "table" then error("'get' needs a table as argument", 4) end
+  for k, v in pairs(t) do
+    local want = HC_PARAMS[k]
+    if want == nil then error("'" .. tostring(k) .. "' invalid parameter name", 4) end
+    if k ~= "dst" and type(v) ~= want then
+      error("invalid parameter in '" .. k .. "', must be a " .. want, 4)
+    end
+  end
+  if t.url == nil then error("'get' need a 'url' argument", 4) end
+end
+
+local function hc_request(meth, t, authority, path)
+  local lines, found = { meth .. " " .. path .. " HTTP/1.1" }, {}
+  for n, vs in pairs(t.headers or {}) do
+    if type(n) == "string" and type(vs) == "table" then
+      local ln = string.lower(n)
+      for _, v in pairs(vs) do
+        if type(v) == "string" or type(v) == "number" then
+          lines[#lines + 1] = ln .. ": " .. v
+          found[ln] = true
+        end
+      end
+    end
+  end
+  if not found.host then lines[#lines + 1] = "host: " .. authority end
+  if not found.accept then lines[#lines + 1] = "accept: */*" end
+  if not found["user-agent"] then lines[#lines + 1] = "user-agent: HAProxy" end
+  local body = t.body or ""
+  local chunked = #body > 0 and not found["content-length"]
+  if chunked then lines[#lines + 1] = "transfer-encoding: chunked" end
+  local req = table.concat(lines, "\r\n") .. "\r\n\r\n"
+  if chunked then
+    return req .. string.format("%x\r\n", #body) .. body .. "\r\n0\r\n\r\n"
+  end
+  return req .. body
+end
+
+local function hc_add(h, n, v)
+  local l = h[n]
+  if l == nil then h[n] = { [0] = v } else l[#l + 1] = v end
+end
+
+-- The status line and the headers of the final response (interim ones skipped).
+local function hc_head(s, res)
+  repeat
+    local line = s:receive("*l")
+    if line == nil then return false end
+    local code, reason = string.match(line, "^HTTP/%d%.%d (%d%d%d) ?(.*)$")
+    if code == nil then return false end
+    res.status, res.reason, res.headers = math.tointeger(tonumber(code)), reason, {}
+    while true do
+      local h = s:receive("*l")
+      if h == nil then return false end
+      if h == "" then break end
+      local n, v = string.match(h, "^([^:]+):%s*(.-)%s*$")
+      if n then hc_add(res.headers, string.lower(n), v) end
+    end
+  until res.status >= 200 or res.status == 101
+  return true
+end
+
+local function hc_chunked(s)
+  local parts = {}
+  while true do
+    local l = s:receive("*l")
+    local n = l and tonumber(string.match(l, "^%s*(%x+)"), 16)
+    if n == nil then break end
+    if n == 0 then
+      repeat l = s:receive("*l") until l == nil or l == ""
+      break
+    end
+    local d = s:receive(n)
+    if d == nil then break end
+    parts[#parts + 1] = d
+    s:receive("*l")
+  end
+  return table.concat(parts)
+end
+
+local function hc_body(s, meth, res)
+  local st, h = res.status, res.headers
+  if meth == "HEAD" or st == 204 or st == 304 or st < 200 then return "" end
+  local te = h["transfer-encoding"]
+  if te and string.find(string.lower(te[#te] or te[0]), "chunked", 1, true) then return hc_chunked(s) end
+  local cl = h["content-length"]
+  if cl then return s:receive(math.tointeger(tonumber(cl[0])) or 0) or "" end
+  return s:receive("*a") or ""
+end
+
+local function hc_send(meth, t)
+  hc_check(t)
+  local scheme, authority, host, port, path = hc_url(t.url)
+  if scheme == nil or (scheme ~= "http" and scheme ~= "https") then
+    error("Can't generate the HTTP request", 3)
+  end
+  if scheme == "https" then error("core.httpclient() over https is not supported yet by rampart", 3) end
+  local res = { status = 0, reason = "", headers = {}, body = "" }
+  local s = core.tcp()
+  if t.timeout then s:settimeout(t.timeout / 1000) end
+  local ok
+  if t.dst ~= nil then ok = s:connect(tostring(t.dst)) else ok = s:connect(host, port) end
+  if ok ~= 1 then return res end
+  local req = hc_request(meth, t, authority, path)
+  if s:send(req) == #req and hc_head(s, res) then
+    res.body = hc_body(s, meth, res)
+  end
+  s:close()
+  return res
+end
+
+function HTTPClient:get(t) return hc_send("GET", t) end
+function HTTPClient:head(t) return hc_send("HEAD", t) end
+function HTTPClient:put(t) return hc_send("PUT", t) end
+function HTTPClient:post(t) return hc_send("POST", t) end
+function HTTPClient:delete(t) return hc_send("DELETE", t) end
+
+function core.httpclient()
+  return setmetatable({}, HTTPClient)
+end
+
 -- core.concat(): a string builder.
 local Concat = {}
 Concat.__index = Concat
@@ -71,8 +268,6 @@ function Concat:add(s) self.n = self.n + 1; self.parts[self.n] = tostring(s) end
 function Concat:dump() return table.concat(self.parts, "", 1, self.n) end
 function core.concat() return setmetatable({ parts = {}, n = 0 }, Concat) end
 
-core.tcp = not_yet("core.tcp (Socket)")
-core.httpclient = not_yet("core.httpclient")
 core.register_cli = not_yet("core.register_cli")
 core.register_filter = not_yet("core.register_filter")
 core.add_acl = not_yet("core.add_acl")
@@ -95,8 +290,6 @@ core.frontends = missing_table("core.frontends")
 core.proxies = missing_table("core.proxies")
 core.listeners = missing_table("core.listeners")
 
-Map = missing_table("the Map class")
-Regex = missing_table("the Regex class")
 StickTable = missing_table("the StickTable class")
 
 -- === fetches and converters: txn.f, txn.sf, txn.c ===

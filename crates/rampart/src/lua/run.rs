@@ -72,6 +72,10 @@ fn resume(
     let took = start.elapsed();
     let turn = match res.and_then(|r| r) {
         Ok(vals) if co.status() == ThreadStatus::Resumable => Turn::Wait(match vals.front() {
+            Some(Value::String(s)) if s.as_bytes() == super::sock::IO.as_bytes() => match vals.get(1) {
+                Some(Value::Integer(token)) => LuaWait::Io(*token as u64),
+                _ => LuaWait::Yield,
+            },
             Some(Value::Integer(ms)) => LuaWait::Sleep(Duration::from_millis((*ms).max(0) as u64)),
             Some(Value::Number(ms)) => LuaWait::Sleep(Duration::from_millis(ms.max(0.0) as u64)),
             _ => LuaWait::Yield,
@@ -97,6 +101,19 @@ fn failure(kind: &str, name: &str, m: &str) -> String {
     }
     let m = if m == TIMEOUT { "execution timeout" } else { m };
     format!("{kind} '{name}': [state-id 0] runtime error: {m}.")
+}
+
+/// The message for a script that waits where its caller cannot wait yet (`rules`);
+/// a socket's parked future is dropped: the operation is abandoned.
+fn cannot_wait(w: LuaWait, rules: &str) -> String {
+    let what = match w {
+        LuaWait::Io(token) => {
+            drop(crate::action::lua::take_io(token));
+            "core.tcp()/core.httpclient()"
+        }
+        _ => "core.sleep()/core.msleep()",
+    };
+    format!("{what} in {rules} is not supported yet by rampart")
 }
 
 /// The coroutine a stream left waiting for rule `rule`, if any.
@@ -159,9 +176,8 @@ impl LuaRunner for Runner {
                 }
                 // the response rules cannot wait yet: a forced yield goes on at once
                 Turn::Wait(LuaWait::Yield) if env.dir == Dir::Response => continue,
-                Turn::Wait(LuaWait::Sleep(_)) if env.dir == Dir::Response => {
-                    let m = "core.sleep()/core.msleep() in http-response rules is not supported yet by rampart";
-                    super::send_err(&failure("Lua function", &act.name, m));
+                Turn::Wait(w @ (LuaWait::Sleep(_) | LuaWait::Io(_))) if env.dir == Dir::Response => {
+                    super::send_err(&failure("Lua function", &act.name, &cannot_wait(w, "http-response rules")));
                     return Flow::Continue;
                 }
                 Turn::Wait(w) => {
@@ -197,9 +213,8 @@ impl LuaRunner for Runner {
                 // `txn:done()` in TCP rules: the connection ends
                 Turn::Finished(_) => return if cur.done.is_some() { TcpFlow::Reject } else { TcpFlow::Continue },
                 Turn::Wait(LuaWait::Yield) => continue,
-                Turn::Wait(LuaWait::Sleep(_)) => {
-                    let m = "core.sleep()/core.msleep() in tcp-request rules is not supported yet by rampart";
-                    super::send_err(&failure("Lua function", &act.name, m));
+                Turn::Wait(w) => {
+                    super::send_err(&failure("Lua function", &act.name, &cannot_wait(w, "tcp-request rules")));
                     return TcpFlow::Continue;
                 }
                 Turn::Failed(m) => {
@@ -403,7 +418,10 @@ fn call_sync(
             Turn::Finished(vals) => return vals.front().and_then(super::value::from_lua),
             // a forced yield: no one to give the loop to, go on
             Turn::Wait(LuaWait::Yield) => continue,
-            Turn::Wait(LuaWait::Sleep(_)) => {
+            Turn::Wait(w) => {
+                if let LuaWait::Io(token) = w {
+                    drop(crate::action::lua::take_io(token));
+                }
                 super::send_err(&failure(kind, name, "yield not allowed"));
                 return None;
             }
@@ -442,8 +460,7 @@ async fn run_task(i: usize) {
     loop {
         let step = with_state().map(|st| step_task(&st, key));
         match step {
-            Some(Some(LuaWait::Sleep(d))) => tokio::time::sleep(d).await,
-            Some(Some(LuaWait::Yield)) => tokio::task::yield_now().await,
+            Some(Some(w)) => crate::action::lua::wait(w).await,
             _ => break,
         }
     }

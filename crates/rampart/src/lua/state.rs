@@ -155,6 +155,7 @@ fn build(settings: &Settings) -> Result<LuaState, (String, Option<rampart_cfg::S
     let reg = Rc::new(RefCell::new(Registry::default()));
     let budget = Rc::new(Budget::default());
     super::core::install(&lua, &reg).map_err(err)?;
+    super::map::install(&lua).map_err(err)?;
     let prelude: Table = lua.load(include_str!("prelude.lua")).set_name("@rampart-prelude.lua").eval().map_err(err)?;
     for load in &settings.lua.loads {
         reg.borrow_mut().loading_per_thread = load.per_thread;

@@ -535,8 +535,7 @@ async fn request_rules<'rt, F: HttpFront>(
                     return v;
                 }
             }
-            Verdict::LuaWait(crate::action::lua::LuaWait::Sleep(d)) => tokio::time::sleep(d).await,
-            Verdict::LuaWait(crate::action::lua::LuaWait::Yield) => tokio::task::yield_now().await,
+            Verdict::LuaWait(w) => crate::action::lua::wait(w).await,
             Verdict::Spoe => spoe::send_group(s, txn, front.req_buf(), sess, px).await,
             Verdict::Resolve => {
                 let ip = match txn.st.resolve.take() {

@@ -373,6 +373,18 @@ impl ServerCertVerifier for Verify {
     }
 }
 
+/// The client configuration of Lua's `Socket:connect_ssl()`: HAProxy's internal
+/// socket server is `ssl verify none`, with rustls' default versions and suites.
+pub fn verify_none_config() -> Result<Arc<ClientConfig>, rustls::Error> {
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let cfg = ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()?
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(NoVerify(provider)))
+        .with_no_client_auth();
+    Ok(Arc::new(cfg))
+}
+
 /// `verify none`: any certificate is accepted; the handshake signatures are still
 /// checked (they prove the peer holds the key of the certificate it sent).
 #[derive(Debug)]

@@ -1,0 +1,192 @@
+//! Lua scripts that talk to the network through the binary: `core.tcp()` sockets from
+//! an action (an auth-request style lookup on a small TCP server whose answer becomes a
+//! request header), from a service, on a socket that times out, next to other
+//! connections on the same thread; `core.httpclient()` from a service and a task.
+//! `*_same_as_haproxy` run the same script through haproxy 2.6 and compare what the
+//! client and the servers saw.
+
+mod http_common;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use http_common::{client, start_binary, PREAMBLE, RAMPART};
+use rampart_testkit::{HttpBackend, RawBackend, RawClient, Reply, Response, Running, Step};
+
+/// Writes `code` to a script file of its own and returns its path.
+fn script(name: &str, code: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("rampart-lua-net-tests-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.lua"));
+    std::fs::write(&path, code).unwrap();
+    path
+}
+
+/// `global` with `lua-load <path>`, then the usual preamble, `fe1` with `rules`, and
+/// `be1` with server `s1`.
+fn cfg(path: &Path, rules: &str) -> String {
+    let preamble = PREAMBLE.replacen("global\n", &format!("global\n  lua-load {}\n", path.display()), 1);
+    format!(
+        "{preamble}frontend fe1\n  bind fd@${{fe1}}\n{rules}  default_backend be1\n\
+         backend be1\n  server s1 ${{s1_addr}}:${{s1_port}}\n"
+    )
+}
+
+fn get(p: &Running, path: &str) -> Response {
+    let mut c = client(p);
+    c.send(&format!("GET {path} HTTP/1.1\r\nHost: h\r\n\r\n")).unwrap();
+    c.read_response().unwrap()
+}
+
+/// An action that asks a TCP server about the request (a line out, a line, four
+/// bytes and the rest up to the close back) and passes the answer on as a header.
+const ASK: &str = r#"
+core.register_action("ask", { "http-req" }, function(txn, addr)
+  local s = core.tcp()
+  s:settimeout(3)
+  local ok, err = s:connect(addr)
+  if ok ~= 1 then
+    txn.http:req_set_header("x-answer", "no connection: " .. tostring(err))
+    return
+  end
+  local peer = s:getpeername()
+  local sent = s:send("ASK " .. txn.sf:path() .. "\r\n")
+  local line = s:receive("*l")
+  local four = s:receive(4)
+  local rest = s:receive("*a")
+  local after, why = s:receive("*l")
+  s:close()
+  txn.http:req_set_header("x-answer", table.concat({ line, four, rest, tostring(after), tostring(why) }, "|"))
+  txn.http:req_set_header("x-sent", tostring(sent))
+  txn.http:req_set_header("x-peer", tostring(peer == addr))
+end, 1)
+"#;
+
+fn ask_server() -> RawBackend {
+    RawBackend::start(vec![Step::expect_until("\r\n"), Step::send("ALLOW user=bob\r\nabcdEFGH")])
+}
+
+/// What the client, the HTTP server and the TCP server saw for one request.
+fn ask_run(binary: PathBuf) -> (u16, Vec<Option<String>>, Vec<String>) {
+    let path = script("ask", ASK);
+    let s1 = HttpBackend::start("s1");
+    let auth = ask_server();
+    let rules = "  http-request lua.ask ${auth_addr}:${auth_port}\n";
+    let p = start_binary(binary, &cfg(&path, rules), &[("s1", s1.addr()), ("auth", auth.addr())]);
+    let status = get(&p, "/doc/1").status;
+    let req = &s1.wait_requests(1)[0];
+    let seen = ["x-answer", "x-sent", "x-peer"].iter().map(|h| req.headers.get(h).map(str::to_owned)).collect();
+    let asked = auth.wait_finished(1).iter().map(|c| c.received_str()).collect();
+    (status, seen, asked)
+}
+
+#[test]
+fn an_action_asks_a_tcp_server_and_sets_a_header_from_its_answer() {
+    let (status, seen, asked) = ask_run(PathBuf::from(RAMPART));
+    assert_eq!(status, 200);
+    assert_eq!(
+        seen,
+        [Some("ALLOW user=bob|abcd|EFGH|nil|connection closed.".to_owned()), Some("12".into()), Some("true".into())]
+    );
+    assert_eq!(asked, ["ASK /doc/1\r\n"]);
+}
+
+#[test]
+fn a_socket_action_is_the_same_as_haproxy() {
+    let haproxy = rampart_testkit::require_haproxy!();
+    let ours = ask_run(PathBuf::from(RAMPART));
+    let theirs = ask_run(haproxy);
+    assert_eq!(ours, theirs, "rampart (left) and haproxy (right)");
+}
+
+#[test]
+fn a_socket_that_waits_leaves_the_thread_to_other_connections_and_times_out() {
+    let path = script(
+        "slow",
+        r#"
+core.register_action("slow", { "http-req" }, function(txn, addr)
+  local s = core.tcp()
+  s:settimeout(0.5)
+  local t0 = core.now()
+  local ok = s:connect(addr)
+  local got, err = s:receive("*l")
+  local t1 = core.now()
+  local ms = (t1.sec - t0.sec) * 1000 + (t1.usec - t0.usec) // 1000
+  txn.http:req_set_header("x-got", tostring(ok) .. "|" .. tostring(got) .. "|" .. tostring(err))
+  txn.http:req_set_header("x-waited-ms", ms)
+end, 1)
+core.register_action("refused", { "http-req" }, function(txn, addr)
+  local ok, err = core.tcp():connect(addr)
+  txn.http:req_set_header("x-got", tostring(ok) .. "|" .. tostring(err))
+end, 1)
+"#,
+    );
+    let s1 = HttpBackend::start("s1");
+    // accepts, reads, never answers
+    let mute = RawBackend::start(vec![Step::sleep_ms(3000)]);
+    let closed = rampart_testkit::closed_port();
+    let rules = "  http-request lua.slow ${mute_addr}:${mute_port} if { path /slow }\n\
+                 \x20 http-request lua.refused ${closed_addr}:${closed_port} if { path /refused }\n";
+    let p = start_binary(RAMPART, &cfg(&path, rules), &[("s1", s1.addr()), ("mute", mute.addr()), ("closed", closed)]);
+    let mut slow = RawClient::connect(p.addr("fe1")).unwrap();
+    slow.send("GET /slow HTTP/1.1\r\nHost: h\r\n\r\n").unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let t = Instant::now();
+    assert_eq!(get(&p, "/other").status, 200);
+    assert!(t.elapsed() < Duration::from_millis(400), "served in {:?}", t.elapsed());
+    assert_eq!(slow.read_response().unwrap().status, 200);
+    assert_eq!(get(&p, "/refused").status, 200);
+    let reqs = s1.wait_requests(3);
+    let got = |path: &str| reqs.iter().find(|r| r.path == path).and_then(|r| r.headers.get("x-got").map(str::to_owned));
+    assert_eq!(got("/slow").as_deref(), Some("1|nil|connection closed."));
+    assert_eq!(got("/refused").as_deref(), Some("nil|Can't connect"));
+    let waited: u64 = reqs.iter().find_map(|r| r.headers.get("x-waited-ms")).unwrap().parse().unwrap();
+    assert!((450..2000).contains(&waited), "waited {waited} ms");
+}
+
+/// A service that calls an HTTP server with `core.httpclient()` and shows what came
+/// back.
+const RELAY: &str = r#"
+core.register_service("relay", "http", function(applet)
+  local port = applet.headers["x-port"][0]
+  local hc = core.httpclient()
+  local r = hc:post{ url = "http://127.0.0.1:" .. port .. "/in?x=1", body = "payload",
+                     headers = { ["X-Who"] = { "lua" } } }
+  local g = hc:get{ url = "http://127.0.0.1:" .. port .. "/again" }
+  local names = {}
+  for n, _ in pairs(r.headers) do names[#names + 1] = n end
+  table.sort(names)
+  local body = table.concat({ r.status, r.reason, r.headers["x-from"][0], r.headers["x-from"][1],
+                              table.concat(names, ","), r.body, g.status, g.body }, "|")
+  applet:set_status(200)
+  applet:add_header("content-length", #body)
+  applet:start_response()
+  applet:send(body)
+end)
+"#;
+
+#[test]
+fn a_service_calls_an_http_server_with_the_httpclient() {
+    let path = script("relay", RELAY);
+    let s1 = HttpBackend::start("s1");
+    let api = HttpBackend::builder("api")
+        .respond(|r| {
+            Reply::new(201).reason("Made").header("x-from", "a").header("x-from", "b").body(format!("got {}", r.path))
+        })
+        .start();
+    let p = start_binary(RAMPART, &cfg(&path, "  http-request use-service lua.relay\n"), &[("s1", s1.addr())]);
+    let mut c = client(&p);
+    c.send(&format!("GET / HTTP/1.1\r\nHost: h\r\nX-Port: {}\r\n\r\n", api.addr().port())).unwrap();
+    let r = c.read_response().unwrap();
+    assert_eq!(r.status, 200, "{}", p.output());
+    assert_eq!(r.body_str(), "201|Made|a|b|content-length,x-from|got /in?x=1|201|got /again");
+    let reqs = api.wait_requests(2);
+    assert_eq!((reqs[0].method.as_str(), reqs[0].path.as_str()), ("POST", "/in?x=1"));
+    assert_eq!(reqs[0].body, b"payload");
+    assert_eq!(reqs[0].headers.get("x-who"), Some("lua"));
+    assert_eq!(reqs[0].headers.get("host"), Some(format!("127.0.0.1:{}", api.addr().port()).as_str()));
+    assert_eq!(reqs[0].headers.get("user-agent"), Some("HAProxy"));
+    assert_eq!(reqs[0].headers.get("accept"), Some("*/*"));
+    assert_eq!((reqs[1].method.as_str(), reqs[1].path.as_str()), ("GET", "/again"));
+    assert!(s1.requests().is_empty());
+}
