@@ -79,10 +79,10 @@ pub static HTTP_REQUEST_ACTIONS: &[ActionKw] = &[
     act("unset-var", true, Yes),
     act("set-dst", false, Yes),
     act("set-dst-port", false, Yes),
-    act("set-mark", false, No),
+    act("set-mark", false, Yes),
     act("set-src", false, Yes),
     act("set-src-port", false, Yes),
-    act("set-tos", false, No),
+    act("set-tos", false, Yes),
     act("silent-drop", false, Yes),
     act("set-priority-class", false, Yes),
     act("set-priority-offset", false, Yes),
@@ -121,8 +121,8 @@ pub static HTTP_RESPONSE_ACTIONS: &[ActionKw] = &[
     act("set-var-fmt", true, Yes),
     act("set-var", true, Yes),
     act("unset-var", true, Yes),
-    act("set-mark", false, No),
-    act("set-tos", false, No),
+    act("set-mark", false, Yes),
+    act("set-tos", false, Yes),
     act("silent-drop", false, Yes),
 ];
 
@@ -166,10 +166,10 @@ pub static TCP_REQUEST_CONNECTION_ACTIONS: &[ActionKw] = &[
     act("unset-var", true, Yes),
     act("set-dst", false, Yes),
     act("set-dst-port", false, Yes),
-    act("set-mark", false, No),
+    act("set-mark", false, Yes),
     act("set-src", false, Yes),
     act("set-src-port", false, Yes),
-    act("set-tos", false, No),
+    act("set-tos", false, Yes),
     act("silent-drop", false, Yes),
 ];
 
@@ -194,8 +194,8 @@ pub static TCP_REQUEST_CONTENT_ACTIONS: &[ActionKw] = &[
     act("set-src-port", false, Yes),
     act("set-dst", false, Yes),
     act("set-dst-port", false, Yes),
-    act("set-mark", false, No),
-    act("set-tos", false, No),
+    act("set-mark", false, Yes),
+    act("set-tos", false, Yes),
     act("silent-drop", false, Yes),
     act("set-priority-class", false, PRIORITY),
     act("set-priority-offset", false, PRIORITY),
@@ -222,10 +222,26 @@ pub static TCP_RESPONSE_CONTENT_ACTIONS: &[ActionKw] = &[
     act("set-var-fmt", true, Yes),
     act("set-var", true, Yes),
     act("unset-var", true, Yes),
-    act("set-mark", false, No),
-    act("set-tos", false, No),
+    act("set-mark", false, Yes),
+    act("set-tos", false, Yes),
     act("silent-drop", false, Yes),
 ];
+
+// === HAProxy 3.x ===
+
+/// The HAProxy 3.x actions rampart accepts beside 2.6's lists: each list's own, looked up
+/// after it and left out of its "expects ..." message (which stays 2.6's).
+/// `set-fc-mark`/`set-fc-tos` are 3.x's names of `set-mark`/`set-tos`, which also take a
+/// sample expression there.
+const FC_V3: [ActionKw; 2] = [act("set-fc-mark", false, Yes), act("set-fc-tos", false, Yes)];
+
+pub static HTTP_REQUEST_V3_ACTIONS: &[ActionKw] = &[act("do-log", false, Yes), FC_V3[0], FC_V3[1]];
+pub static HTTP_RESPONSE_V3_ACTIONS: &[ActionKw] = &[act("do-log", false, Yes), FC_V3[0], FC_V3[1]];
+pub static HTTP_AFTER_RESPONSE_V3_ACTIONS: &[ActionKw] = &[act("do-log", false, Yes)];
+/// `tcp-request connection` and `tcp-request session`: no stream exists yet to log.
+pub static TCP_REQUEST_CONNECTION_V3_ACTIONS: &[ActionKw] = &[act("do-log", false, No), FC_V3[0], FC_V3[1]];
+pub static TCP_REQUEST_CONTENT_V3_ACTIONS: &[ActionKw] = &[act("do-log", false, Yes), FC_V3[0], FC_V3[1]];
+pub static TCP_RESPONSE_CONTENT_V3_ACTIONS: &[ActionKw] = &[act("do-log", false, Yes), FC_V3[0], FC_V3[1]];
 
 /// HAProxy 2.6's sample converters. A word of a rule that starts with one of these names
 /// continues the sample expression before it (`req.hdr(host) lower`).
