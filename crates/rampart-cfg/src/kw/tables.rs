@@ -41,6 +41,13 @@ pub static SECTIONS: &[Kw] = &[
     kw("program", Yes),
     kw("fcgi-app", Partial(FCGI_APP_PARTIAL)),
     kw("namespace_list", No),
+    kw(
+        "crt-store",
+        Partial(
+            "HAProxy 3.x: `crt-base`, `key-base`, `load crt <file> [key <file>] [alias <name>]`, named by `bind ... \
+             crt @<store>/<name>` (an unnamed store: by the name alone); `ocsp`, `issuer`, `sctl`, `ocsp-update` not yet",
+        ),
+    ),
 ];
 
 const LUA_LOAD_PARTIAL: &str = "Lua 5.4; one Lua state per thread (HAProxy shares one state between threads): \

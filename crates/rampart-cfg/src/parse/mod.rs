@@ -32,6 +32,7 @@
 //! - `healthcheck`, `tcpcheck`: `option httpchk` / `http-check`, `option tcp-check` and the
 //!   protocol checks / `tcp-check`; `check_step`: the rules both rule lists share
 //! - `subsys`: `mailers` and `program` sections, `email-alert`, `external-check`
+//! - `crt_store`: `crt-store` sections (HAProxy 3.x) and `bind ... crt @<store>/<name>`
 //! - `check`, `check_rules`: checks that need the whole configuration
 
 mod addr;
@@ -42,6 +43,7 @@ mod check;
 mod check_rules;
 mod check_step;
 mod cookie;
+mod crt_store;
 mod ctx;
 mod errorfile;
 mod fcgi_app;
@@ -123,6 +125,8 @@ enum Cursor {
     Resolvers(usize),
     /// A `peers` section, index into [`Parser::peers`].
     Peers(usize),
+    /// A `crt-store` section (HAProxy 3.x), index into `global.ssl.crt_stores`.
+    CrtStore(usize),
     /// A `mailers` section, index into [`Parser::mailers`].
     Mailers(usize),
     /// A `program` section, index into [`Parser::programs`].
@@ -243,6 +247,7 @@ impl Parser {
             Cursor::Resolvers(i) => resolvers::parse_resolvers_line(self, i, words, &line.span),
             Cursor::Peers(i) => peers::parse_peers_line(self, i, words, &line.span),
             Cursor::Mailers(i) => subsys::parse_mailers_line(self, i, words, &line.span),
+            Cursor::CrtStore(i) => crt_store::parse_crt_store_line(self, i, words, &line.span),
             Cursor::Program(i) => subsys::parse_program_line(self, i, words, kwm, &line.span),
             Cursor::FcgiApp(i) => fcgi_app::parse_fcgi_app_line(self, i, words, kwm == Modifier::No, &line.span),
         }
@@ -342,6 +347,12 @@ impl Parser {
             "mailers" => {
                 self.cursor = match subsys::open_mailers(self, words, span) {
                     Some(i) => Cursor::Mailers(i),
+                    None => Cursor::Skipped,
+                }
+            }
+            "crt-store" => {
+                self.cursor = match crt_store::open_crt_store(self, words, span) {
+                    Some(i) => Cursor::CrtStore(i),
                     None => Cursor::Skipped,
                 }
             }
