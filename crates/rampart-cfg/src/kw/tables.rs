@@ -154,7 +154,14 @@ pub static GLOBAL: &[Kw] = &[
     kw("cpu-map", Yes),
     kw("crt-base", Yes),
     kw("daemon", Yes),
-    kw("default-path", No),
+    kw(
+        "default-path",
+        Partial(
+            "`current`, `config`, `parent`, `origin <path>`: the files the parser reads follow it line by line; the \
+             daemon reads the others (certificates, maps, Lua...) from the directory in effect at the end of the last \
+             file, where HAProxy is left too (a relative name in an earlier file with another directory differs)",
+        ),
+    ),
     kw("description", No),
     kw("deviceatlas-json-file", No),
     kw("deviceatlas-log-level", No),

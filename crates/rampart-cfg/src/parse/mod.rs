@@ -32,6 +32,7 @@
 //! - `healthcheck`, `tcpcheck`: `option httpchk` / `http-check`, `option tcp-check` and the
 //!   protocol checks / `tcp-check`; `check_step`: the rules both rule lists share
 //! - `subsys`: `mailers` and `program` sections, `email-alert`, `external-check`
+//! - `default_path`: `default-path` and the directory relative file names start from
 //! - `crt_store`: `crt-store` sections (HAProxy 3.x) and `bind ... crt @<store>/<name>`
 //! - `check`, `check_rules`: checks that need the whole configuration
 
@@ -45,6 +46,7 @@ mod check_step;
 mod cookie;
 mod crt_store;
 mod ctx;
+mod default_path;
 mod errorfile;
 mod fcgi_app;
 pub(crate) mod filter;
@@ -179,6 +181,8 @@ pub(crate) struct Parser {
     pub diags: Vec<Diag>,
     /// The first line using each feature that is kept but not done yet.
     pub pending: kw::PendingUses,
+    /// The mode the last `default-path` line set (applied again at each file's start).
+    pub(crate) default_path: default_path::DefaultPath,
 }
 
 impl Parser {
@@ -204,6 +208,7 @@ impl Parser {
             cursor: Cursor::Outside,
             diags: Vec::new(),
             pending: kw::PendingUses::default(),
+            default_path: Default::default(),
         }
     }
 
@@ -216,8 +221,10 @@ impl Parser {
     }
 
     /// Parses the lines of one file. Each file starts outside any section, as in HAProxy.
-    fn parse_file(&mut self, lines: &[Line]) {
+    fn parse_file(&mut self, name: &str, lines: &[Line]) {
         self.cursor = Cursor::Outside;
+        // as HAProxy: the mode set so far applies from the start of each file
+        self.global.default_path = self.default_path.dir_for(name);
         for line in lines {
             self.parse_line(line);
         }
@@ -385,7 +392,7 @@ pub fn parse_files(files: &[FileLines], lexer_diags: Vec<Vec<Diag>>, diags: &mut
     let mut p = Parser::new(local);
     let mut lexer_diags = lexer_diags.into_iter();
     for file in files {
-        p.parse_file(&file.lines);
+        p.parse_file(&file.name, &file.lines);
         let parsed = std::mem::take(&mut p.diags);
         let merged = merge_by_line(lexer_diags.next().unwrap_or_default(), parsed);
         let had_alert = merged.iter().any(|d| d.level == crate::diag::Level::Alert);
@@ -503,7 +510,7 @@ pub(crate) mod tests {
         let mut lex_diags = Diags::default();
         let lines = lex(&name, text, &ctx(), &mut lex_diags);
         let mut p = super::Parser::new(&local());
-        p.parse_file(&lines);
+        p.parse_file("t.cfg", &lines);
         p.diags.iter().filter(|d| d.level == Level::Warning).map(|d| d.message.clone()).collect()
     }
 
