@@ -427,7 +427,7 @@ pub static PROXY: &[ProxyKw] = &[
     px(
         "stats",
         ALL,
-        Partial("the HTML page and its ';csv' export: enable, uri, realm, auth, refresh, hide-version, show-node, show-desc, show-legends, scope; not 'admin' or 'http-request'"),
+        Partial("the HTML page and its ';csv' export: enable, uri, realm, auth, refresh, hide-version, show-node, show-desc, show-legends, show-modules, scope; not 'admin' or 'http-request'"),
     ),
     px("stick", L | B, Yes),
     px(
