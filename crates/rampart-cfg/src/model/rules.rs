@@ -246,6 +246,8 @@ pub struct SetStatus {
 pub struct FcSockOpt {
     pub what: FcOpt,
     pub value: FcValue,
+    /// Spelled as HAProxy 3.x does (`set-fc-mark`, `set-fc-tos`).
+    pub v3: bool,
 }
 
 /// Which option [`FcSockOpt`] sets.
@@ -267,11 +269,13 @@ pub enum FcValue {
 }
 
 impl FcSockOpt {
-    /// The action's name as the rule 2.6 spells it (`set-mark`, `set-tos`).
+    /// The action's name as the rule spells it.
     pub fn name(&self) -> &'static str {
-        match self.what {
-            FcOpt::Mark => "set-mark",
-            FcOpt::Tos => "set-tos",
+        match (self.what, self.v3) {
+            (FcOpt::Mark, false) => "set-mark",
+            (FcOpt::Tos, false) => "set-tos",
+            (FcOpt::Mark, true) => "set-fc-mark",
+            (FcOpt::Tos, true) => "set-fc-tos",
         }
     }
 }

@@ -11,8 +11,9 @@ use super::{invalid, ActResult, Args};
 /// The arguments of `name`, one of the four actions.
 pub(super) fn parse_fc(a: &mut Args<'_>, name: &str) -> ActResult<FcSockOpt> {
     let what = if name.ends_with("mark") { FcOpt::Mark } else { FcOpt::Tos };
-    let value = if name.starts_with("set-fc-") { v3_value(a)? } else { v26_value(a, what)? };
-    Ok(FcSockOpt { what, value })
+    let v3 = name.starts_with("set-fc-");
+    let value = if v3 { v3_value(a)? } else { v26_value(a, what)? };
+    Ok(FcSockOpt { what, value, v3 })
 }
 
 /// 2.6: one integer, read as C's `strtoul()`/`strtol()` with base 0 (`0x` hex, `0` octal).

@@ -522,13 +522,14 @@ fn tcp_response_messages() {
 
 #[test]
 fn socket_option_and_v3_actions() {
-    let int = |what, v| FcSockOpt { what, value: FcValue::Int(v) };
+    let int = |what, v| FcSockOpt { what, value: FcValue::Int(v), v3: false };
+    let int3 = |what, v| FcSockOpt { what, value: FcValue::Int(v), v3: true };
     assert_eq!(req_one("set-mark 0x10"), HttpReqAction::SetFc(int(FcOpt::Mark, 16)));
     assert_eq!(req_one("set-tos 010"), HttpReqAction::SetFc(int(FcOpt::Tos, 8)));
-    assert_eq!(req_one("set-fc-mark 7"), HttpReqAction::SetFc(int(FcOpt::Mark, 7)));
+    assert_eq!(req_one("set-fc-mark 7"), HttpReqAction::SetFc(int3(FcOpt::Mark, 7)));
     assert!(matches!(
         req_one("set-fc-tos req.hdr(x-tos),add(1)"),
-        HttpReqAction::SetFc(FcSockOpt { what: FcOpt::Tos, value: FcValue::Expr(e) }) if e.text == "req.hdr(x-tos),add(1)"
+        HttpReqAction::SetFc(FcSockOpt { what: FcOpt::Tos, value: FcValue::Expr(e), v3: true }) if e.text == "req.hdr(x-tos),add(1)"
     ));
     assert_eq!(req_one("do-log"), HttpReqAction::DoLog);
     // 2.6's spelling keeps 2.6's integer-only argument and message
@@ -548,9 +549,9 @@ fn socket_option_and_v3_actions() {
     );
     let (f, b) = (&cfg.proxies[0].rules, &cfg.proxies[1].rules);
     assert_eq!(f.http_response[0].action, HttpResAction::DoLog);
-    assert_eq!(f.http_response[1].action, HttpResAction::SetFc(int(FcOpt::Tos, 4)));
+    assert_eq!(f.http_response[1].action, HttpResAction::SetFc(int3(FcOpt::Tos, 4)));
     assert_eq!(f.http_after_response[0].action, HttpAfterResAction::DoLog);
-    assert_eq!(f.tcp_request_connection[0].action, TcpReqAction::SetFc(int(FcOpt::Mark, 3)));
+    assert_eq!(f.tcp_request_connection[0].action, TcpReqAction::SetFc(int3(FcOpt::Mark, 3)));
     assert_eq!(f.tcp_request_session[0].action, TcpReqAction::SetFc(int(FcOpt::Tos, 4)));
     assert_eq!(f.tcp_request_content[0].action, TcpReqAction::DoLog);
     assert_eq!(b.tcp_response_content[0].action, TcpResAction::DoLog);
