@@ -197,7 +197,11 @@ fn enter_default_path(cfg: &Config, rep: &mut Reporter) -> bool {
     match std::env::set_current_dir(dir) {
         Ok(()) => true,
         Err(e) => {
-            rep.alert(&format!("failed to apply default-path: Impossible to change to directory '{}': {}.", dir.display(), strerror(&e)));
+            rep.alert(&format!(
+                "failed to apply default-path: Impossible to change to directory '{}': {}.",
+                dir.display(),
+                strerror(&e)
+            ));
             false
         }
     }

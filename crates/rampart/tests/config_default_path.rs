@@ -110,9 +110,12 @@ fn default_path_origin_and_parent_name_other_directories() {
 #[test]
 fn without_default_path_relative_names_start_where_the_proxy_runs() {
     let f = files("current", "default-path current");
-    for binary in [Some(PathBuf::from(RAMPART)), haproxy_or_skip("without_default_path_relative_names_start_where_the_proxy_runs")]
-        .into_iter()
-        .flatten()
+    for binary in [
+        Some(PathBuf::from(RAMPART)),
+        haproxy_or_skip("without_default_path_relative_names_start_where_the_proxy_runs"),
+    ]
+    .into_iter()
+    .flatten()
     {
         let err = start(&binary, &f).err().expect("refused: the files are not in the starting directory");
         assert!(err.contains("error opening file 'errors/503.http'"), "{}: {err}", binary.display());

@@ -26,7 +26,8 @@ const RAMPART: &str = env!("CARGO_BIN_EXE_rampart");
 /// HAProxy 3.2 beside 2.6 (`HAPROXY_32` names another path), or `None` after saying
 /// the comparison is skipped.
 fn haproxy32_or_skip(test: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("HAPROXY_32").map_or_else(|| PathBuf::from("/usr/local/bin/haproxy-3.2"), PathBuf::from);
+    let path =
+        std::env::var_os("HAPROXY_32").map_or_else(|| PathBuf::from("/usr/local/bin/haproxy-3.2"), PathBuf::from);
     if Command::new(&path).arg("-v").output().is_ok_and(|o| o.status.success()) {
         return Some(path);
     }
@@ -59,7 +60,8 @@ fn exchange(addr: SocketAddr, request: &str) -> String {
 
 #[test]
 fn no_effect_globals_warn_once_each_and_the_proxy_serves() {
-    let cfg = "global\n  busy-polling\n  ssl-mode-async\n  expose-experimental-directives\n  tune.fd.edge-triggered on\n\
+    let cfg =
+        "global\n  busy-polling\n  ssl-mode-async\n  expose-experimental-directives\n  tune.fd.edge-triggered on\n\
                defaults\n  mode http\n  timeout client 5s\n  timeout server 5s\n  timeout connect 1s\n\
                frontend fe1\n  bind fd@${fe1}\n  http-request return status 200 content-type text/plain string ok\n";
     let proxy = start(Path::new(RAMPART), cfg, &["fe1"], None);
@@ -67,7 +69,8 @@ fn no_effect_globals_warn_once_each_and_the_proxy_serves() {
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     let out = proxy.output();
     for (kw, line) in [("busy-polling", 2), ("ssl-mode-async", 3), ("tune.fd.edge-triggered", 5)] {
-        let found: Vec<&str> = out.lines().filter(|l| l.contains(&format!("'{kw}' is accepted but has no effect"))).collect();
+        let found: Vec<&str> =
+            out.lines().filter(|l| l.contains(&format!("'{kw}' is accepted but has no effect"))).collect();
         assert_eq!(found.len(), 1, "one warning for {kw}:\n{out}");
         assert!(found[0].starts_with("[WARNING]"), "{}", found[0]);
         assert!(found[0].contains(&format!(":{line}] : '{kw}'")), "{}", found[0]);
@@ -120,7 +123,8 @@ fn do_log_scenario(binary: &Path) -> Vec<String> {
     let s1 = HttpBackend::builder("s1").respond(|_| Reply::ok().body("hello")).start();
     let proxy = start(binary, &do_log_config(rx.local_addr().unwrap()), &["fe1"], Some(&s1));
     for path in ["/logged", "/other"] {
-        let answer = exchange(proxy.addr("fe1"), &format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+        let answer =
+            exchange(proxy.addr("fe1"), &format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
         assert!(answer.starts_with("HTTP/1.1 200") && answer.ends_with("hello"), "{answer}");
     }
     lines(&rx)

@@ -427,12 +427,16 @@ fn stats_show_modules_adds_the_module_columns_to_the_page() {
     assert!(html.contains("<th colspan=\"3\">Extra modules</th>"), "{html}");
     assert!(html.contains("<th>ssl</th><th>h2</th><th>h1</th></tr>"), "{html}");
     let fe_row = html.lines().find(|l| l.starts_with("<tr class=\"frontend")).expect("a frontend row");
-    assert!(fe_row.contains("<u>h1<div class=\"tips\"><table class=\"det\"><tr><th>h1_open_connections</th><td>"), "{fe_row}");
+    assert!(
+        fe_row.contains("<u>h1<div class=\"tips\"><table class=\"det\"><tr><th>h1_open_connections</th><td>"),
+        "{fe_row}"
+    );
     assert!(fe_row.contains("<tr><th>h2_headers_rcvd</th><td>0</td></tr>"), "{fe_row}");
     let srv_row = html.lines().find(|l| l.starts_with("<tr class=\"server")).expect("a server row");
     assert!(srv_row.contains("<u>ssl<div") && srv_row.ends_with("<td></td><td></td></tr>"), "{srv_row}");
     // without the keyword, no such column
-    let plain = Proxy::new(netutil::binary()).listener("fe1").backend("s1", s1.addr()).config(PAGE_CFG).start().unwrap();
+    let plain =
+        Proxy::new(netutil::binary()).listener("fe1").backend("s1", s1.addr()).config(PAGE_CFG).start().unwrap();
     assert!(!page_get(&plain, "GET", "/st", true).body_str().contains("Extra modules"));
 }
 

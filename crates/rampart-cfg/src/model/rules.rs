@@ -498,7 +498,10 @@ pub enum HttpAfterResAction {
     Header(HeaderAction),
     SetStatus(SetStatus),
     Var(VarAction),
-    Capture { expr: ExprSrc, id: usize },
+    Capture {
+        expr: ExprSrc,
+        id: usize,
+    },
     StrictMode(bool),
     /// `do-log` (HAProxy 3.x).
     DoLog,

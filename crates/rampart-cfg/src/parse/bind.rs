@@ -25,7 +25,9 @@ pub(super) fn parse_bind(cx: &mut Ctx<'_>, words: &[String]) {
     let mut bind = bind_line(words, section, &span, &mut |m| cx.alert(m));
     if let Some(Err(msg)) = bind.as_mut().and_then(|b| {
         let ctx = &b.ctx;
-        b.ssl.as_deref_mut().map(|ssl| super::crt_store::resolve_bind_crts(ssl, cx.global_ssl).map_err(|m| format!("{ctx} : {m}")))
+        b.ssl
+            .as_deref_mut()
+            .map(|ssl| super::crt_store::resolve_bind_crts(ssl, cx.global_ssl).map_err(|m| format!("{ctx} : {m}")))
     }) {
         cx.alert(msg);
         return;

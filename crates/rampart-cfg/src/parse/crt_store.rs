@@ -98,9 +98,7 @@ pub(super) fn resolve_bind_crts(ssl: &mut BindSsl, g: &GlobalSsl) -> Result<(), 
                 }
             }
             None if text.starts_with('@') => {
-                return Err(format!(
-                    "unable to stat SSL certificate from file '{text}' : No such file or directory."
-                ))
+                return Err(format!("unable to stat SSL certificate from file '{text}' : No such file or directory."))
             }
             None => {}
         }

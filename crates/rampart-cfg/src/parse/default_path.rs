@@ -67,15 +67,32 @@ pub(super) fn parse_default_path(p: &mut Parser, words: &[String], span: &Span) 
     };
     let dir = new.dir_for(&span.file);
     if let Some(d) = &dir {
-        if let Err(e) = std::fs::metadata(d).and_then(|m| if m.is_dir() { Ok(()) } else { Err(std::io::ErrorKind::NotADirectory.into()) }) {
-            let why = e.raw_os_error().map_or_else(|| "Not a directory".to_owned(), |c| {
-                std::io::Error::from_raw_os_error(c).to_string().split(" (os error").next().unwrap_or_default().to_owned()
-            });
+        if let Err(e) = std::fs::metadata(d).and_then(|m| {
+            if m.is_dir() {
+                Ok(())
+            } else {
+                Err(std::io::ErrorKind::NotADirectory.into())
+            }
+        }) {
+            let why = e.raw_os_error().map_or_else(
+                || "Not a directory".to_owned(),
+                |c| {
+                    std::io::Error::from_raw_os_error(c)
+                        .to_string()
+                        .split(" (os error")
+                        .next()
+                        .unwrap_or_default()
+                        .to_owned()
+                },
+            );
             let to = match &new {
                 DefaultPath::Origin(o) => format!("origin '{}'", o.display()),
                 _ => format!("'{mode}'"),
             };
-            return p.alert(span, format!("couldn't set '{kw}' to {to}: Impossible to get back to directory '{}': {why}.", d.display()));
+            return p.alert(
+                span,
+                format!("couldn't set '{kw}' to {to}: Impossible to get back to directory '{}': {why}.", d.display()),
+            );
         }
     }
     p.default_path = new;
@@ -121,7 +138,10 @@ mod tests {
             "unsupported default-path mode 'foo' for 'default-path', supported modes include 'current', 'config', \
              'parent', and 'origin'."
         );
-        assert_eq!(alerts("global\n default-path origin\n"), ["'default-path origin' expects a directory as an argument."]);
+        assert_eq!(
+            alerts("global\n default-path origin\n"),
+            ["'default-path origin' expects a directory as an argument."]
+        );
         assert!(alerts("global\n default-path origin /nonexistent-rampart\n")[0]
             .starts_with("couldn't set 'default-path' to origin '/nonexistent-rampart': "));
     }

@@ -75,7 +75,6 @@ fn parse_edge_triggered(p: &mut Parser, words: &[String], span: &Span) {
     no_effect(p, span, kw, "its event loop always registers descriptors edge-triggered");
 }
 
-
 /// `tune.pipesize <bytes>`, read as C's `atol()` (0: the system's default).
 fn parse_pipesize(p: &mut Parser, words: &[String], span: &Span) {
     if too_many(p, words, 1, span) {

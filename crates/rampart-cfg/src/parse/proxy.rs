@@ -213,8 +213,7 @@ pub(crate) fn parse_proxy_line(p: &mut Parser, target: Target, words: &[String],
     let (unix_bind, global_ssl, base_dir) = (&p.global.unix_bind, &p.global.ssl, p.global.default_path.as_deref());
     let pending = &mut p.pending;
     let diags = &mut p.diags;
-    let mut cx =
-        Ctx { pb, diags, span, bufsize, maxrewrite, experimental, pending, unix_bind, global_ssl, base_dir };
+    let mut cx = Ctx { pb, diags, span, bufsize, maxrewrite, experimental, pending, unix_bind, global_ssl, base_dir };
     dispatch(&mut cx, words, kwm);
 }
 

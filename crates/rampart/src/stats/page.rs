@@ -369,14 +369,17 @@ const MODULES: [&str; 3] = ["ssl", "h2", "h1"];
 /// `stats_dump_fields_html()`.
 fn module_cell(out: &mut String, rt: &Runtime, row: Row, m: &str) {
     let prefix = format!("{m}_");
-    let fields = super::fields::STAT_FIELDS[super::fields::MODULE_FIELDS_AT..].iter().filter(|f| f.0.starts_with(&prefix));
+    let fields =
+        super::fields::STAT_FIELDS[super::fields::MODULE_FIELDS_AT..].iter().filter(|f| f.0.starts_with(&prefix));
     let counted: Vec<&str> = fields
-        .filter(|(_, fe, be, srv)| !match row.1 {
-            Kind::Frontend => fe,
-            Kind::Backend => be,
-            Kind::Server => srv,
-        }
-        .is_empty())
+        .filter(|(_, fe, be, srv)| {
+            !match row.1 {
+                Kind::Frontend => fe,
+                Kind::Backend => be,
+                Kind::Server => srv,
+            }
+            .is_empty()
+        })
         .map(|f| f.0)
         .collect();
     if counted.is_empty() {

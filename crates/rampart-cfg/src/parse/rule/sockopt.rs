@@ -57,13 +57,14 @@ fn c_strtol(text: &str) -> (i64, &str) {
         Some(b'+') => (false, &t[1..]),
         _ => (false, t),
     };
-    let (radix, digits) = if t.len() > 2 && (t.starts_with("0x") || t.starts_with("0X")) && t.as_bytes()[2].is_ascii_hexdigit() {
-        (16, &t[2..])
-    } else if t.starts_with('0') {
-        (8, t)
-    } else {
-        (10, t)
-    };
+    let (radix, digits) =
+        if t.len() > 2 && (t.starts_with("0x") || t.starts_with("0X")) && t.as_bytes()[2].is_ascii_hexdigit() {
+            (16, &t[2..])
+        } else if t.starts_with('0') {
+            (8, t)
+        } else {
+            (10, t)
+        };
     let end = digits.find(|c: char| !c.is_digit(radix)).unwrap_or(digits.len());
     if end == 0 {
         return (0, text);
