@@ -146,7 +146,14 @@ fn do_log_sends_a_line_where_each_rule_runs() {
     ];
     assert_eq!(got, want);
     if let Some(h32) = haproxy32_or_skip("do_log_sends_a_line_where_each_rule_runs") {
-        assert_eq!(do_log_scenario(&h32), want, "HAProxy 3.2's lines");
+        // COMPAT: HAProxy runs `tcp-request content` before it parses the request, so
+        // its line has no request line yet (`<BADREQ>`); rampart's rules run on the
+        // parsed head, and its line has it
+        let theirs: Vec<String> = want
+            .iter()
+            .map(|l| if l.ends_with(" tcp-req") { "\"<BADREQ>\" tcp-req".to_owned() } else { l.to_string() })
+            .collect();
+        assert_eq!(do_log_scenario(&h32), theirs, "HAProxy 3.2's lines");
     }
 }
 
@@ -192,7 +199,7 @@ fn sockopt_v3_config() -> &'static str {
     "defaults\n  mode http\n  timeout client 5s\n  timeout server 5s\n  timeout connect 1s\n\
      frontend v3\n  bind fd@${v3}\n  http-request set-fc-mark req.hdr(x-mark)\n  http-request set-fc-tos 0x10\n\
      \x20 http-request return status 200 content-type text/plain string ok\n\
-     frontend tcp\n  mode tcp\n  bind fd@${tcp}\n  tcp-request content set-fc-mark 5\n\
+     listen tcp\n  mode tcp\n  bind fd@${tcp}\n  tcp-request content set-fc-mark 5\n\
      \x20 server s1 ${s1_addr}:${s1_port}\n"
 }
 
@@ -271,8 +278,8 @@ impl Drop for StoreFiles {
 }
 
 /// `site.crt` and `keys/site.key` (apart, as a crt-store `load ... key` names them).
-fn store_files() -> StoreFiles {
-    let dir = test_pki::fresh_dir("crt-store");
+fn store_files(test: &str) -> StoreFiles {
+    let dir = test_pki::fresh_dir(&format!("crt-store-{test}"));
     let (ca, ca_key) = test_pki::ca("Rampart Store CA");
     let kp = test_pki::key();
     let mut p = rcgen::CertificateParams::new(vec!["site.test".to_owned()]).unwrap();
@@ -290,7 +297,7 @@ fn crt_store_config(dir: &Path) -> String {
         "crt-store web\n  crt-base {d}\n  key-base {d}/keys\n  load crt site.crt key site.key alias site\n\
          defaults\n  mode http\n  timeout client 5s\n  timeout server 5s\n  timeout connect 1s\n\
          frontend fe1\n  bind fd@${{fe1}} ssl crt @web/site\n\
-         \x20 http-request return status 200 content-type text/plain string \"%[ssl_fc_sni]\"\n"
+         \x20 http-request return status 200 content-type text/plain lf-string \"%[ssl_fc_sni]\"\n"
     )
 }
 
@@ -323,7 +330,7 @@ fn crt_store_scenario(binary: &Path, dir: &Path) -> (String, String) {
 
 #[test]
 fn crt_store_entries_serve_their_certificate_and_key() {
-    let files = store_files();
+    let files = store_files("serve");
     let got = crt_store_scenario(Path::new(RAMPART), &files.dir);
     assert_eq!(got, ("subject=CN=site.test".to_owned(), "site.test".to_owned()));
     if let Some(h32) = haproxy32_or_skip("crt_store_entries_serve_their_certificate_and_key") {
@@ -333,9 +340,9 @@ fn crt_store_entries_serve_their_certificate_and_key() {
 
 #[test]
 fn crt_store_names_that_match_nothing_are_refused_as_haproxy_32_does() {
-    let files = store_files();
+    let files = store_files("refuse");
     let cfg = crt_store_config(&files.dir).replace("@web/site", "@web/site.crt");
-    let cfg = cfg.replace("fd@${fe1}", "127.0.0.1:0");
+    let cfg = cfg.replace("fd@${fe1}", "127.0.0.1:18443");
     let out = rampart_testkit::check(RAMPART, &cfg);
     let want = "unable to stat SSL certificate from file '@web/site.crt' : No such file or directory.";
     assert!(out.code != 0 && out.stderr.contains(want), "{}", out.stderr);
