@@ -351,3 +351,59 @@ fn crt_store_names_that_match_nothing_are_refused_as_haproxy_32_does() {
         assert!(out.code != 0 && out.stderr.contains(want), "{}", out.stderr);
     }
 }
+
+// === default-crt ===
+
+/// The subject a client without SNI, then one asking for `b.test`, is served by a
+/// listener with `certs` (`{d}` is the directory of the files).
+fn default_crt_scenario(binary: &Path, dir: &Path, certs: &str) -> (String, String) {
+    let certs = certs.replace("{d}", &dir.display().to_string());
+    let cfg = format!(
+        "defaults\n  mode http\n  timeout client 5s\n  timeout server 5s\n  timeout connect 1s\n\
+         frontend fe1\n  bind fd@${{fe1}} ssl {certs}\n\
+         \x20 http-request return status 200 content-type text/plain string ok\n"
+    );
+    let proxy = start(binary, &cfg, &["fe1"], None);
+    let subject = |sni: Option<&str>| {
+        let mut cmd = Command::new("openssl");
+        cmd.args(["s_client", "-connect", &proxy.addr("fe1").to_string()]);
+        match sni {
+            Some(name) => cmd.args(["-servername", name]),
+            None => cmd.arg("-noservername"),
+        };
+        let out = cmd.stdin(std::process::Stdio::null()).output().expect("openssl runs");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        text.lines().find(|l| l.starts_with("subject=")).unwrap_or_default().replace(' ', "")
+    };
+    (subject(None), subject(Some("b.test")))
+}
+
+#[test]
+fn default_crt_is_served_when_no_name_matches() {
+    let dir = test_pki::fresh_dir("default-crt");
+    let (ca, ca_key) = test_pki::ca("Rampart Default CA");
+    std::fs::write(dir.join("a.pem"), test_pki::leaf_pem(&["a.test"], &ca, &ca_key)).unwrap();
+    std::fs::write(dir.join("b.pem"), test_pki::leaf_pem(&["b.test"], &ca, &ca_key)).unwrap();
+    // an RSA certificate for b.test: a `default-crt` after a `crt` of another key type
+    let kp = rcgen::KeyPair::generate_for(&rcgen::PKCS_RSA_SHA256).ok();
+    if let Some(kp) = kp {
+        let mut p = rcgen::CertificateParams::new(vec!["b.test".to_owned()]).unwrap();
+        p.distinguished_name.push(rcgen::DnType::CommonName, "b.test");
+        let c = p.signed_by(&kp, &ca, &ca_key).unwrap();
+        std::fs::write(dir.join("b-rsa.pem"), format!("{}{}", c.pem(), kp.serialize_pem())).unwrap();
+    }
+    let want = ("subject=CN=a.test".to_owned(), "subject=CN=b.test".to_owned());
+    // COMPAT: HAProxy 3.2 keeps a `crt` written before the `default-crt` with the same key
+    // type as the default one; rampart serves the `default-crt` whatever the order
+    let mut cases = vec!["default-crt {d}/a.pem crt {d}/b.pem"];
+    if dir.join("b-rsa.pem").exists() {
+        cases.push("crt {d}/b-rsa.pem default-crt {d}/a.pem");
+    }
+    for certs in cases {
+        assert_eq!(default_crt_scenario(Path::new(RAMPART), &dir, certs), want, "{certs}");
+        if let Some(h32) = haproxy32_or_skip("default_crt_is_served_when_no_name_matches") {
+            assert_eq!(default_crt_scenario(&h32, &dir, certs), want, "HAProxy 3.2: {certs}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

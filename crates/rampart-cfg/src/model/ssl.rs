@@ -67,8 +67,11 @@ pub struct SslOptions {
 pub struct BindSsl {
     /// `ssl`: the listener terminates TLS (the other settings are kept without it).
     pub enabled: bool,
-    /// `crt` files or directories, as written (relative ones resolve against `crt-base`).
+    /// `crt` files or directories, as written (relative ones resolve against `crt-base`);
+    /// the `default-crt` ones (HAProxy 3.x) first.
     pub crts: Vec<PathBuf>,
+    /// How many of `crts` come from `default-crt`.
+    pub default_crts: usize,
     /// `crt-list` files, as written (relative ones resolve against `crt-base`).
     pub crt_lists: Vec<PathBuf>,
     pub ca_file: Option<PathBuf>,
