@@ -427,13 +427,13 @@ fn set_mark_and_set_tos_are_noted_for_the_socket_holder() {
     let rt = runtime(
         "frontend f\n bind :1\n tcp-request inspect-delay 1s\n tcp-request content set-mark 0x2a\n\
          tcp-request content set-fc-tos req.len,mul(2) if { req.len gt 0 }\n\
-         tcp-request content set-fc-mark str(x) if { req.len gt 5 }\n default_backend b\n\
+         tcp-request content set-fc-mark var(txn.none) if { req.len gt 5 }\n default_backend b\n\
          backend b\n server s 127.0.0.1:1\n",
     );
     let mut st = Stream::new(&rt);
     assert_eq!(st.content(&rt, b"abc", true), TcpFlow::Continue);
     assert_eq!(st.fc, super::sockopt::FcPending { mark: Some(0x2a), tos: Some(6) });
-    // an expression without an integer value leaves the mark as it was
+    // an expression without a value leaves the mark as it was
     assert_eq!(st.content(&rt, b"abcdefgh", true), TcpFlow::Continue);
     assert_eq!(st.fc.take(), Some(super::sockopt::FcPending { mark: Some(0x2a), tos: Some(16) }));
     assert_eq!(st.fc.take(), None);
