@@ -59,6 +59,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("ring", "log::setup::Opener::new (log::ring::Ring::from_cfg_tls, tls::client::ring_server), log::ring_fwd"),
     // global
     ("global chroot", "main.rs: leave_startup_state"),
+    ("global default-path", "rampart-cfg parse::default_path (files the parser reads), main.rs: enter_default_path"),
     ("global daemon", "main.rs: resolve_modes"),
     ("global quiet", "main.rs: resolve_modes"),
     ("global insecure-fork-wanted", "check::external::ExternalCmd (fork_allowed: health::external::probe)"),
@@ -75,6 +76,10 @@ pub const READERS: &[(&str, &str)] = &[
     ("email-alert", "mailers::EmailAlertRt (build, send: health::report::mail)"),
     ("external-check", "check::external::ExternalCmd::build, health::external::command"),
     ("option external-check", "check::external::ExternalCmd::build, health::probe::probe (health::external::probe)"),
+    (
+        "crt-store",
+        "rampart-cfg parse::crt_store (resolved on the bind lines), tls::bind::build (crt_keys), tls::pem::load_cert_key_with",
+    ),
     ("program", "master::supervisor (start_programs, exited, broadcast), master::mcli::show_proc"),
     ("program command", "master::program::spawn"),
     ("program group", "master::program::spawn"),
@@ -245,6 +250,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("bind ssl", "build::build: ListenerRt::tls (session::tls_handshake)"),
     ("bind crt", "tls::bind::build, tls::pem"),
     ("bind crt-list", "tls::crtlist, tls::bind::build"),
+    ("bind default-crt", "rampart-cfg parse::ssl (first of the crts), tls::bind::build"),
     ("bind ca-file", "tls::bind::client_verifier"),
     ("bind crl-file", "tls::bind::client_verifier, tls::crl"),
     ("bind ca-verify-file", "tls::bind::client_verifier"),
