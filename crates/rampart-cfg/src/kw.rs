@@ -17,9 +17,11 @@ mod spoe;
 mod tables;
 
 pub use actions::{
-    CONVERTERS, HTTP_AFTER_RESPONSE_ACTIONS, HTTP_REQUEST_ACTIONS, HTTP_RESPONSE_ACTIONS, TCP_REQUEST_BUILTIN_ACTIONS,
-    TCP_REQUEST_CONNECTION_ACTIONS, TCP_REQUEST_CONTENT_ACTIONS, TCP_RESPONSE_BUILTIN_ACTIONS,
-    TCP_RESPONSE_CONTENT_ACTIONS,
+    CONVERTERS, HTTP_AFTER_RESPONSE_ACTIONS, HTTP_AFTER_RESPONSE_V3_ACTIONS, HTTP_REQUEST_ACTIONS,
+    HTTP_REQUEST_V3_ACTIONS, HTTP_RESPONSE_ACTIONS, HTTP_RESPONSE_V3_ACTIONS, TCP_REQUEST_BUILTIN_ACTIONS,
+    TCP_REQUEST_CONNECTION_ACTIONS, TCP_REQUEST_CONNECTION_V3_ACTIONS, TCP_REQUEST_CONTENT_ACTIONS,
+    TCP_REQUEST_CONTENT_V3_ACTIONS, TCP_RESPONSE_BUILTIN_ACTIONS, TCP_RESPONSE_CONTENT_ACTIONS,
+    TCP_RESPONSE_CONTENT_V3_ACTIONS,
 };
 pub use args::{BIND_OPTIONS, SERVER_OPTIONS};
 pub use pending::{Pending, PendingUses};
@@ -124,22 +126,49 @@ pub fn every_keyword() -> Vec<(String, Support)> {
     MAILERS.iter().for_each(|k| add("mailers ", k.name, k.support));
     PROGRAM.iter().for_each(|k| add("program ", k.name, k.support));
     SERVER_OPTIONS.iter().for_each(|k| add("server ", k.name, k.support));
-    let actions: [(&str, &[&[ActionKw]]); 7] = [
-        ("http-request ", &[HTTP_REQUEST_ACTIONS]),
-        ("http-response ", &[HTTP_RESPONSE_ACTIONS]),
-        ("http-after-response ", &[HTTP_AFTER_RESPONSE_ACTIONS]),
-        ("tcp-request connection ", &[TCP_REQUEST_BUILTIN_ACTIONS, TCP_REQUEST_CONNECTION_ACTIONS]),
-        ("tcp-request session ", &[TCP_REQUEST_BUILTIN_ACTIONS, TCP_REQUEST_CONNECTION_ACTIONS]),
-        ("tcp-request content ", &[TCP_REQUEST_BUILTIN_ACTIONS, TCP_REQUEST_CONTENT_ACTIONS]),
-        ("tcp-response content ", &[TCP_RESPONSE_BUILTIN_ACTIONS, TCP_RESPONSE_CONTENT_ACTIONS]),
-    ];
-    for (prefix, tables) in actions {
-        tables.iter().flat_map(|t| t.iter()).for_each(|k| add(prefix, k.name, k.support));
+    for (rule, tables, v3) in ACTION_LISTS {
+        let prefix = format!("{rule} ");
+        tables.iter().copied().chain([v3]).flat_map(|t| t.iter()).for_each(|k| add(&prefix, k.name, k.support));
     }
     out
 }
 
+/// Each rule list: its name, HAProxy 2.6's tables (in its message order), and the
+/// HAProxy 3.x actions rampart also accepts there.
+type ActionList = (&'static str, &'static [&'static [ActionKw]], &'static [ActionKw]);
+
+static ACTION_LISTS: [ActionList; 7] = [
+    ("http-request", &[HTTP_REQUEST_ACTIONS], HTTP_REQUEST_V3_ACTIONS),
+    ("http-response", &[HTTP_RESPONSE_ACTIONS], HTTP_RESPONSE_V3_ACTIONS),
+    ("http-after-response", &[HTTP_AFTER_RESPONSE_ACTIONS], HTTP_AFTER_RESPONSE_V3_ACTIONS),
+    (
+        "tcp-request connection",
+        &[TCP_REQUEST_BUILTIN_ACTIONS, TCP_REQUEST_CONNECTION_ACTIONS],
+        TCP_REQUEST_CONNECTION_V3_ACTIONS,
+    ),
+    (
+        "tcp-request session",
+        &[TCP_REQUEST_BUILTIN_ACTIONS, TCP_REQUEST_CONNECTION_ACTIONS],
+        TCP_REQUEST_CONNECTION_V3_ACTIONS,
+    ),
+    (
+        "tcp-request content",
+        &[TCP_REQUEST_BUILTIN_ACTIONS, TCP_REQUEST_CONTENT_ACTIONS],
+        TCP_REQUEST_CONTENT_V3_ACTIONS,
+    ),
+    (
+        "tcp-response content",
+        &[TCP_RESPONSE_BUILTIN_ACTIONS, TCP_RESPONSE_CONTENT_ACTIONS],
+        TCP_RESPONSE_CONTENT_V3_ACTIONS,
+    ),
+];
+
 // === lookups ===
+
+/// [`find_action`] in a 2.6 list, then in the HAProxy 3.x actions accepted beside it.
+pub fn find_action_v3(list: &'static [ActionKw], v3: &'static [ActionKw], word: &str) -> Option<&'static ActionKw> {
+    find_action(list, word).or_else(|| find_action(v3, word))
+}
 
 pub fn global_kw(name: &str) -> Option<&'static Kw> {
     GLOBAL.iter().find(|k| k.name == name)
@@ -386,20 +415,14 @@ pub fn compat_markdown() -> String {
     kw_table(&mut out, "Balance algorithms", "balance ", BALANCE_ALGOS);
     arg_table(&mut out, "Bind options", BIND_OPTIONS);
     arg_table(&mut out, "Server and default-server options", SERVER_OPTIONS);
-    let lists: [(&str, &[&[ActionKw]]); 7] = [
-        ("http-request", &[HTTP_REQUEST_ACTIONS]),
-        ("http-response", &[HTTP_RESPONSE_ACTIONS]),
-        ("http-after-response", &[HTTP_AFTER_RESPONSE_ACTIONS]),
-        ("tcp-request connection", &[TCP_REQUEST_BUILTIN_ACTIONS, TCP_REQUEST_CONNECTION_ACTIONS]),
-        ("tcp-request session", &[TCP_REQUEST_BUILTIN_ACTIONS, TCP_REQUEST_CONNECTION_ACTIONS]),
-        ("tcp-request content", &[TCP_REQUEST_BUILTIN_ACTIONS, TCP_REQUEST_CONTENT_ACTIONS]),
-        ("tcp-response content", &[TCP_RESPONSE_BUILTIN_ACTIONS, TCP_RESPONSE_CONTENT_ACTIONS]),
-    ];
-    for (rule, parts) in lists {
+    for (rule, parts, v3) in ACTION_LISTS {
         out.push_str(&format!("\n### {rule} actions\n\n| action | status |\n| --- | --- |\n"));
         for a in parts.iter().flat_map(|p| p.iter()) {
             let star = if a.prefix { "(*)" } else { "" };
             out.push_str(&format!("| `{rule} {}{star}` | {} |\n", a.name, support_cell(a.support)));
+        }
+        for a in v3.iter() {
+            out.push_str(&format!("| `{rule} {}` (HAProxy 3.x) | {} |\n", a.name, support_cell(a.support)));
         }
     }
     out.push_str(

@@ -195,6 +195,24 @@ fn start_master(
     master::start(launch, Some(cfg), rep)
 }
 
+/// `default-path`: enters the directory the configuration's relative file names start
+/// from (as HAProxy, which changes its working directory while it reads the files);
+/// `true` when it changed. The parser checked the directory; a failure now is reported.
+fn enter_default_path(cfg: &Config, rep: &mut Reporter) -> bool {
+    let Some(dir) = &cfg.global.default_path else { return false };
+    match std::env::set_current_dir(dir) {
+        Ok(()) => true,
+        Err(e) => {
+            rep.alert(&format!(
+                "failed to apply default-path: Impossible to change to directory '{}': {}.",
+                dir.display(),
+                strerror(&e)
+            ));
+            false
+        }
+    }
+}
+
 // === command line answers ===
 
 fn print_version(verbose: bool) -> i32 {
@@ -327,7 +345,16 @@ fn load_config(cli: &Cli, rep: &mut Reporter, daemon_child: bool) -> Option<Conf
     diags.retain(|d| !(d.span.is_none() && d.message.starts_with("Error(s) found in configuration file")));
     // After a refusal, the runtime's warnings are mostly echoes of it: only its alerts.
     let parse_failed = diags.iter().any(|d| d.level == Level::Alert);
+    // the files are read from the `default-path` directory; the master goes back (its
+    // workers and re-executions resolve the command line's names from where it started)
+    let back = std::env::current_dir().ok();
+    let entered = enter_default_path(&loaded.partial, rep);
     let runtime = rampart::build::check(&loaded.partial);
+    if entered {
+        if let Some(dir) = back {
+            let _ = std::env::set_current_dir(dir);
+        }
+    }
     diags.extend(runtime.into_iter().filter(|d| !parse_failed || d.level == Level::Alert));
     let diags: Vec<Diag> = diags.into_iter().filter(|d| !daemon_child || d.level == Level::Alert).collect();
     let has_alerts = msg::report_load(rep, &diags);
@@ -445,7 +472,9 @@ fn start(
     }
     // Everything read from disk is read here, as root and outside the chroot, as HAProxy
     // reads it while parsing: certificates, CA and CRL files, crt-lists, ticket keys,
-    // maps and pattern files (the configuration and its errorfiles were read already).
+    // maps and pattern files (the configuration and its errorfiles were read already),
+    // from the `default-path` directory, where HAProxy is left after its parsing.
+    enter_default_path(&cfg, rep);
     let rt = match rampart::build::build(&cfg, maxconn, nbthread) {
         Ok(rt) => Arc::new(rt),
         Err(diags) => {

@@ -414,6 +414,32 @@ fn the_stats_page_asks_for_credentials_and_exports_csv_and_html() {
     assert_eq!(page_get(&proxy, "GET", "/other", true).body_str(), "s1");
 }
 
+/// `stats show-modules`: an "Extra modules" column group, one column per statistics
+/// module (ssl, h2, h1) whose cell lists the module's counters in a tooltip, on the
+/// rows the module counts (frontends and backends for h1/h2; servers have ssl only).
+#[test]
+fn stats_show_modules_adds_the_module_columns_to_the_page() {
+    let s1 = HttpBackend::start("s1");
+    let cfg = PAGE_CFG.replace("stats realm Rlm\n", "stats realm Rlm\n  stats show-modules\n");
+    let proxy =
+        Proxy::new(netutil::binary()).listener("fe1").backend("s1", s1.addr()).config(&cfg).start().expect("starts");
+    let html = page_get(&proxy, "GET", "/st", true).body_str();
+    assert!(html.contains("<th colspan=\"3\">Extra modules</th>"), "{html}");
+    assert!(html.contains("<th>ssl</th><th>h2</th><th>h1</th></tr>"), "{html}");
+    let fe_row = html.lines().find(|l| l.starts_with("<tr class=\"frontend")).expect("a frontend row");
+    assert!(
+        fe_row.contains("<u>h1<div class=\"tips\"><table class=\"det\"><tr><th>h1_open_connections</th><td>"),
+        "{fe_row}"
+    );
+    assert!(fe_row.contains("<tr><th>h2_headers_rcvd</th><td>0</td></tr>"), "{fe_row}");
+    let srv_row = html.lines().find(|l| l.starts_with("<tr class=\"server")).expect("a server row");
+    assert!(srv_row.contains("<u>ssl<div") && srv_row.ends_with("<td></td><td></td></tr>"), "{srv_row}");
+    // without the keyword, no such column
+    let plain =
+        Proxy::new(netutil::binary()).listener("fe1").backend("s1", s1.addr()).config(PAGE_CFG).start().unwrap();
+    assert!(!page_get(&plain, "GET", "/st", true).body_str().contains("Extra modules"));
+}
+
 // === prometheus-exporter service ===
 
 const PROM_CFG: &str = "defaults\n  mode http\n  timeout client 5s\n  timeout server 5s\n  timeout connect 5s\n\

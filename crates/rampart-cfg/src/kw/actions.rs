@@ -20,6 +20,13 @@ pub const PRIORITY: Support = Partial("parsed; refused at startup in tcp-request
 /// `set-log-level <level>|silent`: the severity of the stream's log line.
 pub const LOG_LEVEL: Support = Yes;
 
+/// `tcp-request content` / `tcp-response content` actions that need the client socket or the stream's log
+/// record, which TCP-mode response rules do not reach (TODO(#28)).
+pub const TCP_HTTP_ONLY: Support = Partial("HTTP mode; refused at startup in TCP mode");
+
+/// `http-response set-mark|set-tos`: the options are set once the response went out.
+pub const RES_FC: Support = Partial("set once the response is forwarded (HAProxy: when the rule runs)");
+
 /// `http-request` actions.
 pub static HTTP_REQUEST_ACTIONS: &[ActionKw] = &[
     act("wait-for-handshake", false, No),
@@ -79,10 +86,10 @@ pub static HTTP_REQUEST_ACTIONS: &[ActionKw] = &[
     act("unset-var", true, Yes),
     act("set-dst", false, Yes),
     act("set-dst-port", false, Yes),
-    act("set-mark", false, No),
+    act("set-mark", false, Yes),
     act("set-src", false, Yes),
     act("set-src-port", false, Yes),
-    act("set-tos", false, No),
+    act("set-tos", false, Yes),
     act("silent-drop", false, Yes),
     act("set-priority-class", false, Yes),
     act("set-priority-offset", false, Yes),
@@ -121,8 +128,8 @@ pub static HTTP_RESPONSE_ACTIONS: &[ActionKw] = &[
     act("set-var-fmt", true, Yes),
     act("set-var", true, Yes),
     act("unset-var", true, Yes),
-    act("set-mark", false, No),
-    act("set-tos", false, No),
+    act("set-mark", false, RES_FC),
+    act("set-tos", false, RES_FC),
     act("silent-drop", false, Yes),
 ];
 
@@ -166,10 +173,10 @@ pub static TCP_REQUEST_CONNECTION_ACTIONS: &[ActionKw] = &[
     act("unset-var", true, Yes),
     act("set-dst", false, Yes),
     act("set-dst-port", false, Yes),
-    act("set-mark", false, No),
+    act("set-mark", false, Yes),
     act("set-src", false, Yes),
     act("set-src-port", false, Yes),
-    act("set-tos", false, No),
+    act("set-tos", false, Yes),
     act("silent-drop", false, Yes),
 ];
 
@@ -194,8 +201,8 @@ pub static TCP_REQUEST_CONTENT_ACTIONS: &[ActionKw] = &[
     act("set-src-port", false, Yes),
     act("set-dst", false, Yes),
     act("set-dst-port", false, Yes),
-    act("set-mark", false, No),
-    act("set-tos", false, No),
+    act("set-mark", false, Yes),
+    act("set-tos", false, Yes),
     act("silent-drop", false, Yes),
     act("set-priority-class", false, PRIORITY),
     act("set-priority-offset", false, PRIORITY),
@@ -222,9 +229,30 @@ pub static TCP_RESPONSE_CONTENT_ACTIONS: &[ActionKw] = &[
     act("set-var-fmt", true, Yes),
     act("set-var", true, Yes),
     act("unset-var", true, Yes),
-    act("set-mark", false, No),
-    act("set-tos", false, No),
+    act("set-mark", false, TCP_HTTP_ONLY),
+    act("set-tos", false, TCP_HTTP_ONLY),
     act("silent-drop", false, Yes),
+];
+
+// === HAProxy 3.x ===
+
+/// The HAProxy 3.x actions rampart accepts beside 2.6's lists: each list's own, looked up
+/// after it and left out of its "expects ..." message (which stays 2.6's).
+/// `set-fc-mark`/`set-fc-tos` are 3.x's names of `set-mark`/`set-tos`, which also take a
+/// sample expression there.
+const FC_V3: [ActionKw; 2] = [act("set-fc-mark", false, Yes), act("set-fc-tos", false, Yes)];
+
+pub static HTTP_REQUEST_V3_ACTIONS: &[ActionKw] = &[act("do-log", false, Yes), FC_V3[0], FC_V3[1]];
+pub static HTTP_RESPONSE_V3_ACTIONS: &[ActionKw] =
+    &[act("do-log", false, Yes), act("set-fc-mark", false, RES_FC), act("set-fc-tos", false, RES_FC)];
+pub static HTTP_AFTER_RESPONSE_V3_ACTIONS: &[ActionKw] = &[act("do-log", false, Yes)];
+/// `tcp-request connection` and `tcp-request session`: no stream exists yet to log.
+pub static TCP_REQUEST_CONNECTION_V3_ACTIONS: &[ActionKw] = &[act("do-log", false, No), FC_V3[0], FC_V3[1]];
+pub static TCP_REQUEST_CONTENT_V3_ACTIONS: &[ActionKw] = &[act("do-log", false, TCP_HTTP_ONLY), FC_V3[0], FC_V3[1]];
+pub static TCP_RESPONSE_CONTENT_V3_ACTIONS: &[ActionKw] = &[
+    act("do-log", false, TCP_HTTP_ONLY),
+    act("set-fc-mark", false, TCP_HTTP_ONLY),
+    act("set-fc-tos", false, TCP_HTTP_ONLY),
 ];
 
 /// HAProxy 2.6's sample converters. A word of a rule that starts with one of these names

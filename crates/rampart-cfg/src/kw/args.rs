@@ -27,6 +27,11 @@ pub static BIND_OPTIONS: &[ArgKw] = &[
     arg("crt-ignore-err", 1, Yes),
     arg("crt-list", 1, Yes),
     arg("curves", 1, Yes),
+    arg(
+        "default-crt",
+        1,
+        Partial("HAProxy 3.x: the certificate served when no SNI matches; a second one (another key type) is added as a `crt`"),
+    ),
     arg("defer-accept", 0, Yes),
     arg("ecdhe", 1, Yes),
     arg("expose-fd", 1, No),

@@ -41,6 +41,13 @@ pub static SECTIONS: &[Kw] = &[
     kw("program", Yes),
     kw("fcgi-app", Partial(FCGI_APP_PARTIAL)),
     kw("namespace_list", No),
+    kw(
+        "crt-store",
+        Partial(
+            "HAProxy 3.x: `crt-base`, `key-base`, `load crt <file> [key <file>] [alias <name>]`, named by `bind ... \
+             crt @<store>/<name>` (an unnamed store: by the name alone); `ocsp`, `issuer`, `sctl`, `ocsp-update` not yet",
+        ),
+    ),
 ];
 
 const LUA_LOAD_PARTIAL: &str = "Lua 5.4; one Lua state per thread (HAProxy shares one state between threads): \
@@ -139,7 +146,7 @@ pub static GLOBAL: &[Kw] = &[
     kw("51degrees-data-file", No),
     kw("51degrees-property-name-list", No),
     kw("51degrees-property-separator", No),
-    kw("busy-polling", Partial("accepted, no effect: an idle rampart thread sleeps in epoll_wait; busy polling only trades CPU for wake-up latency")),
+    kw("busy-polling", Partial("accepted with a startup warning, no effect: an idle rampart thread sleeps in epoll_wait; busy polling only trades CPU for wake-up latency")),
     kw("ca-base", Yes),
     kw("chroot", Yes),
     kw("close-spread-time", No),
@@ -147,7 +154,14 @@ pub static GLOBAL: &[Kw] = &[
     kw("cpu-map", Yes),
     kw("crt-base", Yes),
     kw("daemon", Yes),
-    kw("default-path", No),
+    kw(
+        "default-path",
+        Partial(
+            "`current`, `config`, `parent`, `origin <path>`: the files the parser reads follow it line by line; the \
+             daemon reads the others (certificates, maps, Lua...) from the directory in effect at the end of the last \
+             file, where HAProxy is left too (a relative name in an earlier file with another directory differs)",
+        ),
+    ),
     kw("description", No),
     kw("deviceatlas-json-file", No),
     kw("deviceatlas-log-level", No),
@@ -226,7 +240,7 @@ pub static GLOBAL: &[Kw] = &[
     kw("ssl-engine", No),
     kw("ssl-load-extra-del-ext", Yes),
     kw("ssl-load-extra-files", No),
-    kw("ssl-mode-async", Partial("accepted, no effect: it only matters with an asynchronous OpenSSL engine (`ssl-engine`), which rustls has no counterpart for")),
+    kw("ssl-mode-async", Partial("accepted with a startup warning, no effect: it only matters with an asynchronous OpenSSL engine (`ssl-engine`), which rustls has no counterpart for")),
     kw("ssl-propquery", No),
     kw("ssl-provider", No),
     kw("ssl-provider-path", No),
@@ -244,7 +258,7 @@ pub static GLOBAL: &[Kw] = &[
     kw("tune.bufsize", Yes),
     kw("tune.comp.maxlevel", Yes),
     kw("tune.fail-alloc", No),
-    kw("tune.fd.edge-triggered", Partial("accepted (experimental, as in HAProxy), no effect: rampart's event loop (tokio) always registers descriptors edge-triggered")),
+    kw("tune.fd.edge-triggered", Partial("accepted (experimental, as in HAProxy) with a startup warning, no effect: rampart's event loop (tokio) always registers descriptors edge-triggered")),
     kw("tune.h2.header-table-size", Yes),
     kw("tune.h2.initial-window-size", Yes),
     kw("tune.h2.max-concurrent-streams", Yes),
@@ -413,7 +427,7 @@ pub static PROXY: &[ProxyKw] = &[
     px(
         "stats",
         ALL,
-        Partial("the HTML page and its ';csv' export: enable, uri, realm, auth, refresh, hide-version, show-node, show-desc, show-legends, scope; not 'admin' or 'http-request'"),
+        Partial("the HTML page and its ';csv' export: enable, uri, realm, auth, refresh, hide-version, show-node, show-desc, show-legends, show-modules, scope; not 'admin' or 'http-request'"),
     ),
     px("stick", L | B, Yes),
     px(

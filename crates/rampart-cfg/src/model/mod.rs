@@ -162,6 +162,9 @@ impl Config {
 /// The `global` section.
 #[derive(Debug, Clone)]
 pub struct Global {
+    /// `default-path`: the directory relative file names start from (`None`: the
+    /// current directory), as in effect at the end of the last file read.
+    pub default_path: Option<std::path::PathBuf>,
     pub daemon: bool,
     /// `nbthread`; `None` means one thread per CPU the process may use.
     pub nbthread: Option<usize>,
@@ -283,6 +286,7 @@ pub struct VarsLimits {
 impl Default for Global {
     fn default() -> Self {
         Global {
+            default_path: None,
             daemon: false,
             nbthread: None,
             maxconn: None,

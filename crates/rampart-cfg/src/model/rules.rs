@@ -238,6 +238,48 @@ pub struct SetStatus {
     pub reason: Option<String>,
 }
 
+// === client socket options, 3.x log emission ===
+
+/// `set-mark`/`set-tos` (HAProxy 2.6) and `set-fc-mark`/`set-fc-tos` (HAProxy 3.x): a
+/// socket option of the client connection (`SO_MARK`, `IP_TOS`/`IPV6_TCLASS`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FcSockOpt {
+    pub what: FcOpt,
+    pub value: FcValue,
+    /// Spelled as HAProxy 3.x does (`set-fc-mark`, `set-fc-tos`).
+    pub v3: bool,
+}
+
+/// Which option [`FcSockOpt`] sets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FcOpt {
+    /// `SO_MARK`, the netfilter mark.
+    Mark,
+    /// `IP_TOS` (IPv4) or `IPV6_TCLASS` (IPv6).
+    Tos,
+}
+
+/// The value of a [`FcSockOpt`]: a number (2.6's only form), or a sample expression
+/// evaluated when the rule runs (3.x's `set-fc-*`); a value that is not an integer
+/// leaves the socket alone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FcValue {
+    Int(u32),
+    Expr(ExprSrc),
+}
+
+impl FcSockOpt {
+    /// The action's name as the rule spells it.
+    pub fn name(&self) -> &'static str {
+        match (self.what, self.v3) {
+            (FcOpt::Mark, false) => "set-mark",
+            (FcOpt::Tos, false) => "set-tos",
+            (FcOpt::Mark, true) => "set-fc-mark",
+            (FcOpt::Tos, true) => "set-fc-tos",
+        }
+    }
+}
+
 // === http-request ===
 
 /// One `http-request` rule.
@@ -297,6 +339,10 @@ pub enum HttpReqAction {
     TrackSc(super::TrackSc),
     /// `sc-inc-gpc0/1(<n>)`, `sc-set-gpt0(<n>) <v>`.
     Sc(super::ScAction),
+    /// `set-mark`, `set-tos`, `set-fc-mark`, `set-fc-tos`.
+    SetFc(FcSockOpt),
+    /// `do-log` (HAProxy 3.x): a log line now, in the frontend's format.
+    DoLog,
     /// `do-resolve(<var>,<resolvers>[,ipv4|ipv6]) <expr>`.
     DoResolve(DoResolve),
     /// `send-spoe-group <engine> <group>`: the group's messages to the SPOE engine's
@@ -347,6 +393,8 @@ impl HttpReqAction {
             A::UseService(_) => "use-service",
             A::Lua(_) => "lua.",
             A::DoResolve(_) => "do-resolve",
+            A::SetFc(o) => o.name(),
+            A::DoLog => "do-log",
             A::SendSpoeGroup { .. } => "send-spoe-group",
             A::Reject => "reject",
             A::CacheUse(_) => "cache-use",
@@ -394,6 +442,10 @@ pub enum HttpResAction {
     Sc(super::ScAction),
     /// `lua.<name> [args...]`.
     Lua(LuaCall),
+    /// `set-mark`, `set-tos`, `set-fc-mark`, `set-fc-tos`.
+    SetFc(FcSockOpt),
+    /// `do-log` (HAProxy 3.x).
+    DoLog,
 }
 
 /// `lua.<name> [args...]` in a rule: the name without `lua.`, and the words up to the
@@ -424,6 +476,8 @@ impl HttpResAction {
             A::TrackSc(_) => "track-sc",
             A::Sc(a) => a.name(),
             A::Lua(_) => "lua.",
+            A::SetFc(o) => o.name(),
+            A::DoLog => "do-log",
         }
     }
 }
@@ -444,8 +498,13 @@ pub enum HttpAfterResAction {
     Header(HeaderAction),
     SetStatus(SetStatus),
     Var(VarAction),
-    Capture { expr: ExprSrc, id: usize },
+    Capture {
+        expr: ExprSrc,
+        id: usize,
+    },
     StrictMode(bool),
+    /// `do-log` (HAProxy 3.x).
+    DoLog,
 }
 
 impl HttpAfterResAction {
@@ -458,6 +517,7 @@ impl HttpAfterResAction {
             A::Var(v) => v.name(),
             A::Capture { .. } => "capture",
             A::StrictMode(_) => "strict-mode",
+            A::DoLog => "do-log",
         }
     }
 }
@@ -501,6 +561,10 @@ pub enum TcpReqAction {
     Sc(super::ScAction),
     /// `lua.<name> [args...]` (content rules only).
     Lua(LuaCall),
+    /// `set-mark`, `set-tos`, `set-fc-mark`, `set-fc-tos`.
+    SetFc(FcSockOpt),
+    /// `do-log` (HAProxy 3.x; content rules only).
+    DoLog,
 }
 
 impl TcpReqAction {
@@ -521,6 +585,8 @@ impl TcpReqAction {
             A::TrackSc(_) => "track-sc",
             A::Sc(a) => a.name(),
             A::Lua(_) => "lua.",
+            A::SetFc(o) => o.name(),
+            A::DoLog => "do-log",
         }
     }
 }
@@ -542,6 +608,10 @@ pub enum TcpResAction {
     Var(VarAction),
     SilentDrop,
     SetLogLevel(LogLevel),
+    /// `set-mark`, `set-tos`, `set-fc-mark`, `set-fc-tos`.
+    SetFc(FcSockOpt),
+    /// `do-log` (HAProxy 3.x).
+    DoLog,
 }
 
 impl TcpResAction {
@@ -554,6 +624,8 @@ impl TcpResAction {
             A::Var(v) => v.name(),
             A::SilentDrop => "silent-drop",
             A::SetLogLevel(_) => "set-log-level",
+            A::SetFc(o) => o.name(),
+            A::DoLog => "do-log",
         }
     }
 }

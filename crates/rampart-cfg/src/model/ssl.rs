@@ -67,8 +67,11 @@ pub struct SslOptions {
 pub struct BindSsl {
     /// `ssl`: the listener terminates TLS (the other settings are kept without it).
     pub enabled: bool,
-    /// `crt` files or directories, as written (relative ones resolve against `crt-base`).
+    /// `crt` files or directories, as written (relative ones resolve against `crt-base`);
+    /// the `default-crt` ones (HAProxy 3.x) first.
     pub crts: Vec<PathBuf>,
+    /// How many of `crts` come from `default-crt`.
+    pub default_crts: usize,
     /// `crt-list` files, as written (relative ones resolve against `crt-base`).
     pub crt_lists: Vec<PathBuf>,
     pub ca_file: Option<PathBuf>,
@@ -98,6 +101,9 @@ pub struct BindSsl {
     /// naming the same file share its keys; the daemon reads it).
     pub tls_ticket_keys: Option<String>,
     pub options: SslOptions,
+    /// The key files of `crt` entries taken from a `crt-store` (`load ... key <file>`):
+    /// (the certificate file as in `crts`, its key file).
+    pub crt_keys: Vec<(PathBuf, PathBuf)>,
 }
 
 /// `ca-ignore-err` / `crt-ignore-err`: `all`, or a comma-separated list of OpenSSL's
@@ -128,4 +134,45 @@ pub struct GlobalSsl {
     /// `ssl-load-extra-del-ext`: the files beside a `<name>.crt` certificate are
     /// `<name>.key` (not `<name>.crt.key`).
     pub extra_files_noext: bool,
+    /// The `crt-store` sections (HAProxy 3.x) read so far, in order.
+    pub crt_stores: Vec<CrtStore>,
+}
+
+/// A `crt-store [<name>]` section (HAProxy 3.x): certificates loaded once, named by
+/// `bind ... crt @<name>/<alias>` (or, in an unnamed store, by their alias or file).
+#[derive(Debug, Clone, Default)]
+pub struct CrtStore {
+    pub name: Option<String>,
+    /// `crt-base <dir>`: what relative `crt` files of the store's `load` lines start from.
+    pub crt_base: Option<PathBuf>,
+    /// `key-base <dir>`: likewise for `key` files.
+    pub key_base: Option<PathBuf>,
+    pub loads: Vec<CrtLoad>,
+}
+
+/// `load crt <file> [key <file>] [alias <name>]`, with the store's bases applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CrtLoad {
+    /// The `crt` file as written (what an alias-less reference names).
+    pub written: String,
+    pub crt: PathBuf,
+    pub key: Option<PathBuf>,
+    pub alias: Option<String>,
+}
+
+impl GlobalSsl {
+    /// The `load` line `reference` names: `@<store>/<alias or crt>`, or in an unnamed
+    /// store the alias or crt alone. As HAProxy 3.x: a store entry with an alias is
+    /// named by its alias only.
+    pub fn crt_store_entry(&self, reference: &str) -> Option<&CrtLoad> {
+        let (store, name) = match reference.strip_prefix('@') {
+            Some(rest) => {
+                let (store, name) = rest.split_once('/')?;
+                (Some(store), name)
+            }
+            None => (None, reference),
+        };
+        let named = |l: &&CrtLoad| l.alias.as_deref().unwrap_or(&l.written) == name;
+        self.crt_stores.iter().rev().filter(|s| s.name.as_deref() == store).find_map(|s| s.loads.iter().find(named))
+    }
 }

@@ -28,6 +28,9 @@ pub struct StatsPage {
     pub refresh: Option<Duration>,
     pub hide_version: bool,
     pub show_legends: bool,
+    /// `stats show-modules`: the statistics modules' counters (ssl, h2, h1), one column
+    /// each whose tooltip lists them.
+    pub show_modules: bool,
     /// `stats show-node [name]`: `Some("")` for the host name.
     pub show_node: Option<String>,
     /// `stats show-desc [text]`.
@@ -53,6 +56,7 @@ impl StatsPage {
             refresh: None,
             hide_version: false,
             show_legends: false,
+            show_modules: false,
             show_node: None,
             show_desc: None,
             scope: Vec::new(),

@@ -23,6 +23,15 @@ pub(super) fn parse_bind(cx: &mut Ctx<'_>, words: &[String]) {
     let section = cx.pb.kind.section_word();
     let span = cx.span.clone();
     let mut bind = bind_line(words, section, &span, &mut |m| cx.alert(m));
+    if let Some(Err(msg)) = bind.as_mut().and_then(|b| {
+        let ctx = &b.ctx;
+        b.ssl
+            .as_deref_mut()
+            .map(|ssl| super::crt_store::resolve_bind_crts(ssl, cx.global_ssl).map_err(|m| format!("{ctx} : {m}")))
+    }) {
+        cx.alert(msg);
+        return;
+    }
     if let Some(b) = &mut bind {
         apply_unix_bind(b, cx.unix_bind);
         if let Some(v) = process_option(words) {

@@ -155,6 +155,10 @@ pub(crate) struct Ctx<'a> {
     pub pending: &'a mut crate::kw::PendingUses,
     /// `unix-bind` as set by the `global` lines read so far.
     pub unix_bind: &'a crate::model::UnixBind,
+    /// The global TLS settings read so far (`crt-store` sections for `bind ... crt @`).
+    pub global_ssl: &'a crate::model::GlobalSsl,
+    /// Where relative file names start from (`default-path`; `None`: the current directory).
+    pub base_dir: Option<&'a std::path::Path>,
 }
 
 impl Ctx<'_> {

@@ -25,7 +25,7 @@ pub(super) fn parse_errorfile(cx: &mut Ctx<'_>, words: &[String]) {
         return;
     };
     let mut warnings = Vec::new();
-    let loaded = load_error_file(path, cx.bufsize, &mut warnings);
+    let loaded = load_error_file(path, cx.base_dir, cx.bufsize, &mut warnings);
     for w in warnings {
         cx.warning(w);
     }
@@ -37,8 +37,14 @@ pub(super) fn parse_errorfile(cx: &mut Ctx<'_>, words: &[String]) {
 
 /// Reads an error file (truncated to `bufsize` with a warning, as HAProxy does) and
 /// checks it is a usable HTTP response. `Err` is HAProxy's message.
-pub(super) fn load_error_file(path: &str, bufsize: usize, warnings: &mut Vec<String>) -> Result<Vec<u8>, String> {
-    let mut bytes = std::fs::read(path).map_err(|_| format!("error opening file '{path}'."))?;
+pub(super) fn load_error_file(
+    path: &str,
+    base: Option<&std::path::Path>,
+    bufsize: usize,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<u8>, String> {
+    let file = super::default_path::resolve(base, path);
+    let mut bytes = std::fs::read(file).map_err(|_| format!("error opening file '{path}'."))?;
     if bytes.len() > bufsize {
         warnings.push(format!("custom error message file '{path}' larger than {bufsize} bytes. Truncating."));
         bytes.truncate(bufsize);

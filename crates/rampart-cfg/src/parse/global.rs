@@ -25,6 +25,7 @@ pub(super) fn parse_global_line(p: &mut Parser, words: &[String], kwm: Modifier,
         "external-check" if !too_many(p, words, 0, span) => p.global.external_check = true,
         "external-check" => {}
         "master-worker" => parse_master_worker(p, words, span),
+        "default-path" => super::default_path::parse_default_path(p, words, span),
         "mworker-max-reloads" => parse_mworker_max_reloads(p, words, span),
         "nbthread" => parse_nbthread(p, words, span),
         "maxconn" | "ulimit-n" => parse_limit(p, words, span),

@@ -33,15 +33,27 @@ pub(super) fn parse_tune_kw(p: &mut Parser, words: &[String], kwm: Modifier, spa
         "busy-polling" => {
             if !too_many(p, words, 0, span) {
                 p.global.busy_polling = kwm != Modifier::No;
+                if p.global.busy_polling {
+                    no_effect(p, span, "busy-polling", "an idle rampart thread sleeps in epoll_wait");
+                }
             }
         }
         // HAProxy reads no argument and looks at none
-        "ssl-mode-async" => p.global.ssl_mode_async = true,
+        "ssl-mode-async" => {
+            p.global.ssl_mode_async = true;
+            no_effect(p, span, "ssl-mode-async", "rustls has no asynchronous crypto engine");
+        }
         "tune.fd.edge-triggered" => parse_edge_triggered(p, words, span),
         "tune.pipesize" => parse_pipesize(p, words, span),
         "tune.zlib.memlevel" => parse_zlib_memlevel(p, words, span),
         _ => parse_max_spread_checks(p, words, span),
     }
+}
+
+/// The one-line warning for a global accepted for compatibility that changes nothing,
+/// in the shape of HAProxy's warnings for keywords it ignores.
+fn no_effect(p: &mut Parser, span: &Span, kw: &str, why: &str) {
+    p.warning(span, format!("'{kw}' is accepted but has no effect in rampart ({why}); ignored."));
 }
 
 /// `tune.fd.edge-triggered on|off`, an experimental directive.
@@ -58,8 +70,9 @@ fn parse_edge_triggered(p: &mut Parser, words: &[String], span: &Span) {
     match arg(words, 1) {
         "on" => p.global.fd_edge_triggered = true,
         "off" => p.global.fd_edge_triggered = false,
-        other => p.alert(span, format!("'{kw}' expects either 'on' or 'off' but got '{other}'.")),
+        other => return p.alert(span, format!("'{kw}' expects either 'on' or 'off' but got '{other}'.")),
     }
+    no_effect(p, span, kw, "its event loop always registers descriptors edge-triggered");
 }
 
 /// `tune.pipesize <bytes>`, read as C's `atol()` (0: the system's default).
@@ -117,7 +130,7 @@ fn parse_max_spread_checks(p: &mut Parser, words: &[String], span: &Span) {
 
 #[cfg(test)]
 mod tests {
-    use crate::parse::tests::{alerts, parse_ok};
+    use crate::parse::tests::{alerts, parse_ok, warnings};
 
     #[test]
     fn tuning_keywords_are_read() {
@@ -131,6 +144,19 @@ mod tests {
         assert_eq!(g.zlib_memlevel, 9);
         assert_eq!(g.max_spread_checks, Some(std::time::Duration::from_secs(2)));
         assert!(!parse_ok("global\n busy-polling\n no busy-polling\n").global.busy_polling);
+    }
+
+    #[test]
+    fn no_effect_globals_warn_one_line_each() {
+        let w = warnings(
+            "global\n busy-polling\n ssl-mode-async\n expose-experimental-directives\n tune.fd.edge-triggered off\n",
+        );
+        assert_eq!(w.len(), 3, "{w:?}");
+        assert!(w[0].starts_with("'busy-polling' is accepted but has no effect in rampart ("), "{w:?}");
+        assert!(w[1].starts_with("'ssl-mode-async' is accepted but has no effect"), "{w:?}");
+        assert!(w[2].starts_with("'tune.fd.edge-triggered' is accepted but has no effect"), "{w:?}");
+        assert!(w.iter().all(|l| !l.contains('\n') && l.ends_with("; ignored.")));
+        assert!(warnings("global\n no busy-polling\n").is_empty());
     }
 
     #[test]

@@ -106,7 +106,7 @@ pub(super) fn parse_http_errors_line(p: &mut Parser, idx: usize, words: &[String
         return;
     };
     let mut warnings = Vec::new();
-    let loaded = load_error_file(path, p.global.bufsize, &mut warnings);
+    let loaded = load_error_file(path, p.global.default_path.as_deref(), p.global.bufsize, &mut warnings);
     for w in warnings {
         p.warning(span, w);
     }

@@ -32,6 +32,8 @@
 //! - `healthcheck`, `tcpcheck`: `option httpchk` / `http-check`, `option tcp-check` and the
 //!   protocol checks / `tcp-check`; `check_step`: the rules both rule lists share
 //! - `subsys`: `mailers` and `program` sections, `email-alert`, `external-check`
+//! - `default_path`: `default-path` and the directory relative file names start from
+//! - `crt_store`: `crt-store` sections (HAProxy 3.x) and `bind ... crt @<store>/<name>`
 //! - `check`, `check_rules`: checks that need the whole configuration
 
 mod addr;
@@ -42,7 +44,9 @@ mod check;
 mod check_rules;
 mod check_step;
 mod cookie;
+mod crt_store;
 mod ctx;
+mod default_path;
 mod errorfile;
 mod fcgi_app;
 pub(crate) mod filter;
@@ -123,6 +127,8 @@ enum Cursor {
     Resolvers(usize),
     /// A `peers` section, index into [`Parser::peers`].
     Peers(usize),
+    /// A `crt-store` section (HAProxy 3.x), index into `global.ssl.crt_stores`.
+    CrtStore(usize),
     /// A `mailers` section, index into [`Parser::mailers`].
     Mailers(usize),
     /// A `program` section, index into [`Parser::programs`].
@@ -175,6 +181,8 @@ pub(crate) struct Parser {
     pub diags: Vec<Diag>,
     /// The first line using each feature that is kept but not done yet.
     pub pending: kw::PendingUses,
+    /// The mode the last `default-path` line set (applied again at each file's start).
+    pub(crate) default_path: default_path::DefaultPath,
 }
 
 impl Parser {
@@ -200,6 +208,7 @@ impl Parser {
             cursor: Cursor::Outside,
             diags: Vec::new(),
             pending: kw::PendingUses::default(),
+            default_path: Default::default(),
         }
     }
 
@@ -212,8 +221,10 @@ impl Parser {
     }
 
     /// Parses the lines of one file. Each file starts outside any section, as in HAProxy.
-    fn parse_file(&mut self, lines: &[Line]) {
+    fn parse_file(&mut self, name: &str, lines: &[Line]) {
         self.cursor = Cursor::Outside;
+        // as HAProxy: the mode set so far applies from the start of each file
+        self.global.default_path = self.default_path.dir_for(name);
         for line in lines {
             self.parse_line(line);
         }
@@ -243,6 +254,7 @@ impl Parser {
             Cursor::Resolvers(i) => resolvers::parse_resolvers_line(self, i, words, &line.span),
             Cursor::Peers(i) => peers::parse_peers_line(self, i, words, &line.span),
             Cursor::Mailers(i) => subsys::parse_mailers_line(self, i, words, &line.span),
+            Cursor::CrtStore(i) => crt_store::parse_crt_store_line(self, i, words, &line.span),
             Cursor::Program(i) => subsys::parse_program_line(self, i, words, kwm, &line.span),
             Cursor::FcgiApp(i) => fcgi_app::parse_fcgi_app_line(self, i, words, kwm == Modifier::No, &line.span),
         }
@@ -345,6 +357,12 @@ impl Parser {
                     None => Cursor::Skipped,
                 }
             }
+            "crt-store" => {
+                self.cursor = match crt_store::open_crt_store(self, words, span) {
+                    Some(i) => Cursor::CrtStore(i),
+                    None => Cursor::Skipped,
+                }
+            }
             "program" => {
                 self.cursor = match subsys::open_program(self, words, span) {
                     Some(i) => Cursor::Program(i),
@@ -374,7 +392,7 @@ pub fn parse_files(files: &[FileLines], lexer_diags: Vec<Vec<Diag>>, diags: &mut
     let mut p = Parser::new(local);
     let mut lexer_diags = lexer_diags.into_iter();
     for file in files {
-        p.parse_file(&file.lines);
+        p.parse_file(&file.name, &file.lines);
         let parsed = std::mem::take(&mut p.diags);
         let merged = merge_by_line(lexer_diags.next().unwrap_or_default(), parsed);
         let had_alert = merged.iter().any(|d| d.level == crate::diag::Level::Alert);
@@ -492,7 +510,7 @@ pub(crate) mod tests {
         let mut lex_diags = Diags::default();
         let lines = lex(&name, text, &ctx(), &mut lex_diags);
         let mut p = super::Parser::new(&local());
-        p.parse_file(&lines);
+        p.parse_file("t.cfg", &lines);
         p.diags.iter().filter(|d| d.level == Level::Warning).map(|d| d.message.clone()).collect()
     }
 

@@ -210,9 +210,10 @@ pub(crate) fn parse_proxy_line(p: &mut Parser, target: Target, words: &[String],
         Target::Defaults(i) => &mut p.defaults[i],
         Target::Proxy(i) => &mut p.proxies[i],
     };
-    let unix_bind = &p.global.unix_bind;
-    let mut cx =
-        Ctx { pb, diags: &mut p.diags, span, bufsize, maxrewrite, experimental, pending: &mut p.pending, unix_bind };
+    let (unix_bind, global_ssl, base_dir) = (&p.global.unix_bind, &p.global.ssl, p.global.default_path.as_deref());
+    let pending = &mut p.pending;
+    let diags = &mut p.diags;
+    let mut cx = Ctx { pb, diags, span, bufsize, maxrewrite, experimental, pending, unix_bind, global_ssl, base_dir };
     dispatch(&mut cx, words, kwm);
 }
 

@@ -41,7 +41,8 @@ pub fn load_files(cfg: &mut Config, ctx: &LexCtx<'_>, diags: &mut Diags) {
         for f in &mut px.filters {
             let FilterKind::Spoe(spoe) = &mut f.kind else { continue };
             let at = Some(f.span.clone());
-            let text = match std::fs::read_to_string(&spoe.file) {
+            let file = super::default_path::resolve(cfg.global.default_path.as_deref(), &spoe.file);
+            let text = match std::fs::read_to_string(&file) {
                 Ok(t) => t,
                 Err(e) => {
                     diags.push(Diag::alert(

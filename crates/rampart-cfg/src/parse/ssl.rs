@@ -16,6 +16,7 @@ pub(super) fn is_bind_ssl_option(name: &str) -> bool {
         name,
         "ssl"
             | "crt"
+            | "default-crt"
             | "crt-list"
             | "ca-file"
             | "crl-file"
@@ -89,6 +90,11 @@ pub(super) fn apply_bind_ssl(ssl: &mut BindSsl, name: &str, value: Option<&Strin
     match name {
         "ssl" => ssl.enabled = true,
         "crt" => ssl.crts.push(PathBuf::from(need()?)),
+        // HAProxy 3.x: the first certificate loaded is the default one
+        "default-crt" => {
+            ssl.crts.insert(ssl.default_crts, PathBuf::from(need()?));
+            ssl.default_crts += 1;
+        }
         "crt-list" => ssl.crt_lists.push(PathBuf::from(need()?)),
         "ca-file" => ssl.ca_file = Some(PathBuf::from(need()?)),
         "crl-file" => ssl.crl_file = Some(PathBuf::from(need()?)),

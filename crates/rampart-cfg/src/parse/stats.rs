@@ -54,6 +54,7 @@ pub(super) fn parse_stats(cx: &mut Ctx<'_>, words: &[String]) {
         },
         "hide-version" => page(cx).hide_version = true,
         "show-legends" => page(cx).show_legends = true,
+        "show-modules" => page(cx).show_modules = true,
         "show-node" => page(cx).show_node = Some(value.to_owned()).filter(|v| !v.is_empty()).or(Some(String::new())),
         "show-desc" => page(cx).show_desc = Some(words[2..].join(" ")),
         "admin" => parse_admin(cx, words),

@@ -376,6 +376,8 @@ impl<'c> Cx<'c> {
             }
             HttpReqAction::TrackSc(t) => HttpAct::TrackSc(self.track_sc(t, list)?),
             HttpReqAction::Sc(a) => HttpAct::Sc(self.sc_action(a, list)?),
+            HttpReqAction::SetFc(o) => HttpAct::SetFc(self.fc_set(o, list)?),
+            HttpReqAction::DoLog => HttpAct::DoLog,
         })
     }
 
@@ -397,7 +399,19 @@ impl<'c> Cx<'c> {
             HttpResAction::Sc(a) => HttpAct::Sc(self.sc_action(a, list)?),
             HttpResAction::Lua(call) => self.lua_action(call, span, list, "http-res")?,
             HttpResAction::WaitForBody(w) => stream::wait_for_body(w),
+            HttpResAction::SetFc(o) => HttpAct::SetFc(self.fc_set(o, list)?),
+            HttpResAction::DoLog => HttpAct::DoLog,
         })
+    }
+
+    /// `set-mark`, `set-tos` and 3.x's `set-fc-mark`, `set-fc-tos`.
+    fn fc_set(&mut self, o: &m::FcSockOpt, list: List) -> Option<crate::action::sockopt::FcSet> {
+        use crate::action::sockopt::{FcSet, FcVal};
+        let value = match &o.value {
+            m::FcValue::Int(v) => FcVal::Int(*v),
+            m::FcValue::Expr(e) => FcVal::Expr(self.expr(e, list, o.name())?),
+        };
+        Some(FcSet { what: o.what, value })
     }
 
     fn lua_action(&mut self, call: &m::LuaCall, span: &Span, list: List, which: &str) -> Option<HttpAct> {
@@ -419,6 +433,7 @@ impl<'c> Cx<'c> {
             HttpAfterResAction::Var(v) => self.var(v, list)?,
             HttpAfterResAction::StrictMode(on) => HttpAct::StrictMode(*on),
             HttpAfterResAction::Capture { expr, id } => self.capture_res(expr, *id, list)?,
+            HttpAfterResAction::DoLog => HttpAct::DoLog,
         })
     }
 

@@ -328,7 +328,23 @@ impl Cx<'_> {
                 };
                 TcpAct::Sc(crate::action::stick::ScAct::new(a, value))
             }
+            TcpReqAction::SetFc(o) => TcpAct::SetFc(self.tcp_fc_set(o, list)?),
+            // TODO(#28): a TCP stream's log record lives in its mux, out of the rules' reach
+            TcpReqAction::DoLog if self.px().mode != m::Mode::Http => {
+                return not_yet(self, "do-log", " (in TCP mode)");
+            }
+            TcpReqAction::DoLog => TcpAct::DoLog,
         })
+    }
+
+    /// `set-mark`, `set-tos` and 3.x's `set-fc-mark`, `set-fc-tos`.
+    fn tcp_fc_set(&mut self, o: &m::FcSockOpt, list: TcpList) -> Option<crate::action::sockopt::FcSet> {
+        use crate::action::sockopt::{FcSet, FcVal};
+        let value = match &o.value {
+            m::FcValue::Int(v) => FcVal::Int(*v),
+            m::FcValue::Expr(e) => FcVal::Expr(self.tcp_expr(e, list, None, "")?),
+        };
+        Some(FcSet { what: o.what, value })
     }
 
     fn tcp_res_act(&mut self, a: &TcpResAction, name: &str, span: &Span) -> Option<TcpAct> {
@@ -344,6 +360,15 @@ impl Cx<'_> {
             TcpResAction::SilentDrop => TcpAct::SilentDrop,
             TcpResAction::SetLogLevel(l) => TcpAct::SetLogLevel(super::log_level(*l)),
             TcpResAction::Var(v) => self.tcp_var(v, TcpList::Response, name, span)?,
+            // TODO(#28): in TCP mode, the response rules run where the client socket is
+            // out of reach, and the log record too
+            TcpResAction::SetFc(_) | TcpResAction::DoLog if self.px().mode != m::Mode::Http => {
+                let what = a.name();
+                self.alert(span, format!("'tcp-response content {what}' is not supported yet (in TCP mode)"));
+                return None;
+            }
+            TcpResAction::SetFc(o) => TcpAct::SetFc(self.tcp_fc_set(o, TcpList::Response)?),
+            TcpResAction::DoLog => TcpAct::DoLog,
         })
     }
 

@@ -152,6 +152,10 @@ pub enum HttpAct {
     SilentDrop,
     /// `set-log-level <level>|silent`: the severity of the stream's log line.
     SetLogLevel(LevelSet),
+    /// `set-mark`, `set-tos`, `set-fc-mark`, `set-fc-tos`.
+    SetFc(super::sockopt::FcSet),
+    /// `do-log` (HAProxy 3.x): a log line now, in the frontend's format.
+    DoLog,
     /// `track-sc<n> <key> [table <t>]`.
     TrackSc(super::stick::TrackSc),
     /// `sc-inc-gpc*`, `sc-set-gpt*`.
@@ -400,6 +404,18 @@ impl HttpAct {
             HttpAct::SilentDrop => Flow::SilentDrop,
             HttpAct::SetLogLevel(l) => {
                 x.st.log.level = *l;
+                Flow::Continue
+            }
+            HttpAct::SetFc(f) => {
+                let mut fc = x.st.fc;
+                f.run(&ctx.ctx(x.msg, x.buf, x.st), &mut fc);
+                x.st.fc = fc;
+                Flow::Continue
+            }
+            HttpAct::DoLog => {
+                let c = ctx.ctx(x.msg, x.buf, x.st);
+                let c = SampleCtx { log: Some(&x.st.log), status: x.st.log.status, ..c };
+                ctx.rt.do_log(ctx.fe, &c);
                 Flow::Continue
             }
             HttpAct::TrackSc(t) => {

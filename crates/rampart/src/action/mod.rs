@@ -17,6 +17,8 @@
 //! - `addr`: `set-src`, `set-dst`, `set-src-port`, `set-dst-port`
 //! - `normalize`: `normalize-uri` and its normalizers
 //! - `stick`: `track-sc<n>`, `sc-inc-gpc*`, `sc-set-gpt*`
+//! - `sockopt`: `set-mark`, `set-tos` (3.x: `set-fc-mark`, `set-fc-tos`), noted for the
+//!   socket's holder
 //! - `state`: [`state::StreamState`], what actions change in a stream besides its heads
 //!
 //! Actions read the stream through a [`SampleCtx`] and write only through the
@@ -32,6 +34,7 @@ pub mod lua;
 pub mod normalize;
 pub mod reply;
 pub mod rewrite;
+pub mod sockopt;
 pub mod state;
 pub mod stick;
 pub mod tcp;

@@ -73,6 +73,9 @@ pub struct StreamState {
     pub lua: Option<Box<dyn std::any::Any + Send>>,
     /// SPOE exchanges of the transaction (boxed once a proxy's engine is used).
     pub spoe: Option<Box<crate::spoe::SpoeTxn>>,
+    /// Client socket options rules asked for (`set-mark`, `set-tos`), for the client
+    /// mux to set once the rule list ran.
+    pub fc: super::sockopt::FcPending,
 }
 
 /// A name a `do-resolve` rule asks of a resolvers section.
@@ -112,6 +115,7 @@ impl Default for StreamState {
             resolved: None,
             lua: None,
             spoe: None,
+            fc: Default::default(),
         }
     }
 }
@@ -129,6 +133,7 @@ impl StreamState {
         self.timeouts = TimeoutOverride::default();
         self.prio = crate::server::queue::Priority::default();
         self.l7_retry = true;
+        self.fc = Default::default();
         self.resume = 0;
         self.res_resume = None;
         self.last_rule = None;

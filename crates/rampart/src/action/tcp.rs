@@ -66,6 +66,11 @@ pub enum TcpAct {
     Sc(super::stick::ScAct),
     /// `tcp-request content lua.<name> [args...]`.
     Lua(super::lua::LuaAct),
+    /// `set-mark`, `set-tos`, `set-fc-mark`, `set-fc-tos`: noted in [`TcpExec::fc`].
+    SetFc(super::sockopt::FcSet),
+    /// `do-log` (HAProxy 3.x): a line of the frontend's log now, when the stream's
+    /// record is at hand ([`TcpExec::log`]).
+    DoLog,
 }
 
 /// What a TCP rule list decided.
@@ -116,6 +121,10 @@ pub struct TcpExec<'x> {
     pub sc: Option<&'x mut crate::stick::Trackers>,
     /// Whether the stream is an HTTP one: tracking then counts its request too.
     pub http: bool,
+    /// Client socket options the rules asked for, for the caller to set.
+    pub fc: super::sockopt::FcPending,
+    /// The stream's log record so far (`do-log`); `None` before a stream exists.
+    pub log: Option<&'x crate::log::StreamLog>,
 }
 
 impl TcpExec<'_> {
@@ -240,6 +249,18 @@ impl TcpAct {
                 TcpFlow::Continue
             }
             TcpAct::Lua(a) => super::lua::runner().map_or(TcpFlow::Continue, |r| r.tcp_action(a, x)),
+            TcpAct::SetFc(f) => {
+                let mut fc = x.fc;
+                f.run(&x.ctx(), &mut fc);
+                x.fc = fc;
+                TcpFlow::Continue
+            }
+            TcpAct::DoLog => {
+                if let Some(log) = x.log {
+                    x.rt.do_log(x.fe, &SampleCtx { log: Some(log), status: log.status, ..x.ctx() });
+                }
+                TcpFlow::Continue
+            }
         }
     }
 }

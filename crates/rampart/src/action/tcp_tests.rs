@@ -39,6 +39,8 @@ struct Stream {
     caps: Captured,
     scratch: Vec<u8>,
     last_rule: Option<RuleAt>,
+    /// The socket options the rules asked for.
+    fc: super::sockopt::FcPending,
 }
 
 impl Stream {
@@ -55,6 +57,7 @@ impl Stream {
             },
             scratch: Vec::new(),
             last_rule: None,
+            fc: Default::default(),
         }
     }
 
@@ -84,9 +87,12 @@ impl Stream {
             log_level: Default::default(),
             sc: None,
             http: false,
+            fc: self.fc,
+            log: None,
         };
         let flow = run_tcp_rules(&rt.proxies[0].rules.tcp_req, final_data, &mut x);
         self.last_rule = x.last_rule;
+        self.fc = x.fc;
         flow
     }
 
@@ -174,6 +180,8 @@ fn or_and_not_follow_haproxys_three_valued_logic() {
         log_level: Default::default(),
         sc: None,
         http: false,
+        fc: Default::default(),
+        log: None,
     };
     assert_eq!(run_tcp_rules(g, false, &mut x), TcpFlow::Wait);
     assert_eq!(run_tcp_rules(g, true, &mut x), TcpFlow::Continue);
@@ -412,4 +420,32 @@ fn the_rule_that_ends_a_list_is_noted_with_its_file_and_line() {
     let mut st = Stream::new(&rt);
     assert_eq!(st.content(&rt, b"GOOD", false), TcpFlow::Accept);
     assert_eq!(st.last_rule, Some(RuleAt { file: 0, line: 11 }));
+}
+
+#[test]
+fn set_mark_and_set_tos_are_noted_for_the_socket_holder() {
+    let rt = runtime(
+        "frontend f\n bind :1\n tcp-request inspect-delay 1s\n tcp-request content set-mark 0x2a\n\
+         tcp-request content set-fc-tos req.len,mul(2) if { req.len gt 0 }\n\
+         tcp-request content set-fc-mark var(txn.none) if { req.len gt 5 }\n default_backend b\n\
+         backend b\n server s 127.0.0.1:1\n",
+    );
+    let mut st = Stream::new(&rt);
+    assert_eq!(st.content(&rt, b"abc", true), TcpFlow::Continue);
+    assert_eq!(st.fc, super::sockopt::FcPending { mark: Some(0x2a), tos: Some(6) });
+    // an expression without a value leaves the mark as it was
+    assert_eq!(st.content(&rt, b"abcdefgh", true), TcpFlow::Continue);
+    assert_eq!(st.fc.take(), Some(super::sockopt::FcPending { mark: Some(0x2a), tos: Some(16) }));
+    assert_eq!(st.fc.take(), None);
+}
+
+#[test]
+fn do_log_in_tcp_mode_is_refused_at_startup() {
+    let d = diags(
+        "listen l\n bind :1\n tcp-request content do-log\n server s 127.0.0.1:1\n\
+         backend b\n tcp-response content set-fc-mark 1\n server s 127.0.0.1:1\n",
+    );
+    let msgs: Vec<&str> = d.iter().filter(|d| d.0 == "ALERT").map(|d| d.2.as_str()).collect();
+    assert!(msgs.contains(&"'tcp-request content do-log' is not supported yet (in TCP mode)"), "{msgs:?}");
+    assert!(msgs.contains(&"'tcp-response content set-fc-mark' is not supported yet (in TCP mode)"), "{msgs:?}");
 }

@@ -234,6 +234,23 @@ pub fn silent_drop<S: Sock>(s: &S) {
     let _ = sock.set_linger(Some(Duration::ZERO));
 }
 
+/// `set-mark` / `set-tos`: the netfilter mark (`SO_MARK`, needs CAP_NET_ADMIN) and the
+/// TOS byte (`IP_TOS`, or `IPV6_TCLASS` on an IPv6 socket that is not IPv4-mapped) of
+/// a client socket. As HAProxy, a failure is not reported (nor fatal).
+pub fn set_fc<S: Sock>(s: &S, mark: Option<u32>, tos: Option<u32>) {
+    let sock = socket2::SockRef::from(s);
+    if let Some(mark) = mark {
+        let _ = sock.set_mark(mark);
+    }
+    let Some(tos) = tos else { return };
+    let v6 = sock.local_addr().ok().and_then(|a| a.as_socket_ipv6()).filter(|a| a.ip().to_ipv4_mapped().is_none());
+    if v6.is_some() {
+        let _ = sock.set_tclass_v6(tos);
+    } else {
+        let _ = sock.set_tos(tos);
+    }
+}
+
 /// Whether the socket has a pending event (data, FIN or error) already seen by the
 /// event loop, without a system call. Used to discard dead idle server connections.
 pub fn has_pending_event<S: Sock>(s: &S) -> bool {

@@ -235,6 +235,10 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
         self.client_spoke = !req.is_empty() || activity.get() > 0;
     }
 
+    fn set_fc(&mut self, fc: crate::action::sockopt::FcPending) {
+        io::set_fc(self.client, fc.mark, fc.tos);
+    }
+
     fn close(&mut self, how: TcpClose) {
         match how {
             TcpClose::Close => {

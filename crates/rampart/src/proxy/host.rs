@@ -116,6 +116,12 @@ impl Host for Runtime {
         }
     }
 
+    fn do_log(&self, fe: usize, ctx: &crate::sample::SampleCtx<'_>) {
+        if let Some(pl) = self.proxies.get(fe).and_then(|p| p.log.as_deref()) {
+            crate::log::emit(pl, ctx, false);
+        }
+    }
+
     fn stick_table(&self, px: usize) -> Option<&std::sync::Arc<crate::stick::StickTable>> {
         match self.proxies.get(px) {
             Some(p) => p.table.as_ref(),

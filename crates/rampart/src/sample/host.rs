@@ -95,6 +95,11 @@ pub trait Host: Sync + std::fmt::Debug {
     /// Counts a message a rule refused (`deny`, `tarpit`): a request in the frontend's
     /// `dreq`, a response in the `dresp` of the frontend, backend and server.
     fn count_denied(&self, dir: Dir, fe: usize, be: Option<usize>, srv: Option<usize>);
+    /// `do-log` (HAProxy 3.x): sends a line of frontend `fe`'s log now, rendered over
+    /// `ctx` (its `log` is the stream's record so far), when the frontend logs.
+    fn do_log(&self, fe: usize, ctx: &SampleCtx<'_>) {
+        let _ = (fe, ctx);
+    }
 
     /// The stick table of proxy `px`, if it declares one (`src_*`, `table_*`,
     /// `track-sc ... table <px>`).

@@ -59,7 +59,7 @@ pub fn start<S: Parkable>(sock: S, mut sess: Session) {
         log_connect(&sess);
         return spawn(sock, sess, None);
     }
-    let passed = match rules::run_connection(&mut sess) {
+    let passed = match rules::run_connection(&mut sess, &sock) {
         Ok(p) => p,
         Err(verdict) => return close(&sock, verdict),
     };
@@ -94,7 +94,7 @@ async fn handshake<S: Parkable>(sock: S, mut sess: Session, vars: VarStore) {
     if let Some(tls) = listener_tls(&sess) {
         return tls_handshake(sock, sess, AfterTls::SessionRules(vars), tls).await;
     }
-    match rules::run_session(&mut sess, vars) {
+    match rules::run_session(&mut sess, vars, &sock) {
         rules::Accepted::Serve(vars) => serve_here(sock, sess, vars).await,
         other => close(&sock, other),
     }
@@ -125,7 +125,7 @@ fn finish<S: Parkable>(sock: S, mut sess: Session, vars: VarStore) {
         drop(tokio::spawn(tls_handshake(sock, sess, AfterTls::SessionRules(vars), tls)));
         return;
     }
-    match rules::run_session(&mut sess, vars) {
+    match rules::run_session(&mut sess, vars, &sock) {
         rules::Accepted::Serve(vars) => spawn(sock, sess, vars),
         other => close(&sock, other),
     }
@@ -210,7 +210,7 @@ async fn tls_handshake<S: Parkable>(
             sess.conn.add_handshake_time(started.elapsed());
             match next {
                 AfterTls::Serve(vars) => serve(t, sess, vars),
-                AfterTls::SessionRules(vars) => match rules::run_session(&mut sess, vars) {
+                AfterTls::SessionRules(vars) => match rules::run_session(&mut sess, vars, &t) {
                     rules::Accepted::Serve(vars) => serve(t, sess, vars),
                     other => close(&t, other),
                 },

@@ -12,6 +12,7 @@ use super::Session;
 use crate::action::capture::Captured;
 use crate::action::tcp::TcpExec;
 use crate::action::{Rule, TcpAct, TcpFlow};
+use crate::io::Sock;
 use crate::sample::ctx::Dir;
 use crate::sample::vars::{Scope, VarStore, Vars};
 use crate::stick::Trackers;
@@ -41,13 +42,13 @@ pub struct ConnPassed {
 /// Runs the `tcp-request connection` rules of the session's frontend (the ones of its
 /// named `defaults` section first, as they are compiled in front): they see the
 /// socket's addresses, before any PROXY header.
-pub fn run_connection(sess: &mut Session) -> Result<ConnPassed, Accepted> {
+pub fn run_connection<S: Sock>(sess: &mut Session, sock: &S) -> Result<ConnPassed, Accepted> {
     let rt = sess.rt.clone();
     let fe = &rt.proxies[sess.fe];
     let vars = VarStore::new(Scope::Sess);
     let mut expect_proxy = false;
     let before = (sess.conn.src, sess.conn.ext.as_ref().and_then(|e| e.dst));
-    let flow = run_list(sess, &fe.rules.tcp_conn, &vars, &mut expect_proxy);
+    let flow = run_list(sess, &fe.rules.tcp_conn, &vars, &mut expect_proxy, sock);
     if before != (sess.conn.src, sess.conn.ext.as_ref().and_then(|e| e.dst)) {
         // PERF: only when a rule changed an address
         sess.conn.pin_fc();
@@ -67,10 +68,10 @@ pub fn run_connection(sess: &mut Session) -> Result<ConnPassed, Accepted> {
 
 /// Runs the `tcp-request session` rules (after any PROXY header), with the `sess.`
 /// variables the connection rules set.
-pub fn run_session(sess: &mut Session, vars: VarStore) -> Accepted {
+pub fn run_session<S: Sock>(sess: &mut Session, vars: VarStore, sock: &S) -> Accepted {
     let rt = sess.rt.clone();
     let fe = &rt.proxies[sess.fe];
-    match run_list(sess, &fe.rules.tcp_sess, &vars, &mut false) {
+    match run_list(sess, &fe.rules.tcp_sess, &vars, &mut false, sock) {
         TcpFlow::Reject => {
             fe.fe.denied_sess.inc();
             Accepted::Close
@@ -89,8 +90,15 @@ pub fn run_session(sess: &mut Session, vars: VarStore) -> Accepted {
 }
 
 /// One list, as `run_tcp_rules` runs it on final data, noting `expect-proxy` (which
-/// only the session acts on).
-fn run_list(sess: &mut Session, rules: &[Rule<TcpAct>], vars: &VarStore, expect_proxy: &mut bool) -> TcpFlow {
+/// only the session acts on); the socket options the rules asked for (`set-mark`,
+/// `set-tos`) are set on `sock` once the list ended.
+fn run_list<S: Sock>(
+    sess: &mut Session,
+    rules: &[Rule<TcpAct>],
+    vars: &VarStore,
+    expect_proxy: &mut bool,
+    sock: &S,
+) -> TcpFlow {
     if rules.is_empty() {
         return TcpFlow::Continue;
     }
@@ -117,7 +125,11 @@ fn run_list(sess: &mut Session, rules: &[Rule<TcpAct>], vars: &VarStore, expect_
         log_level: Default::default(),
         sc: Some(&mut sc),
         http: false,
+        fc: Default::default(),
+        // no stream yet: `do-log` is refused here at startup
+        log: None,
     };
+    let mut flow = TcpFlow::Continue;
     for rule in rules {
         if rule.cond.as_ref().is_some_and(|c| !c.eval(&x.ctx())) {
             continue;
@@ -126,16 +138,16 @@ fn run_list(sess: &mut Session, rules: &[Rule<TcpAct>], vars: &VarStore, expect_
             *expect_proxy = true;
             continue;
         }
-        match rule.act.exec(&mut x) {
-            TcpFlow::Continue => {}
-            end => {
-                put_trackers(&mut sess.conn, sc);
-                return end;
-            }
+        flow = rule.act.exec(&mut x);
+        if flow != TcpFlow::Continue {
+            break;
         }
     }
+    if let Some(fc) = x.fc.take() {
+        crate::io::set_fc(sock, fc.mark, fc.tos);
+    }
     put_trackers(&mut sess.conn, sc);
-    TcpFlow::Continue
+    flow
 }
 
 /// The session's trackers, out of its addresses for the rules to add to (the session

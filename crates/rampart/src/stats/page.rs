@@ -54,6 +54,7 @@ impl Page {
             refresh: cfg.refresh.map(|d| d.as_secs()),
             hide_version: cfg.hide_version,
             show_legends: cfg.show_legends,
+            show_modules: cfg.show_modules,
             show_node: cfg.show_node.as_ref().map(|n| {
                 if n.is_empty() {
                     nix::unistd::gethostname().map(|h| h.to_string_lossy().into_owned()).unwrap_or_default()
@@ -216,9 +217,9 @@ impl Page {
                     close(out, idx);
                 }
                 current = Some(row.0);
-                table_head(out, &rt.proxies[row.0].name, view.form(rt, row.0));
+                table_head(out, &rt.proxies[row.0].name, view.form(rt, row.0), self.show_modules);
             }
-            table_row(out, rt, row, view.form(rt, row.0));
+            table_row(out, rt, row, view.form(rt, row.0), self.show_modules);
         }
         if let Some(idx) = current {
             close(out, idx);
@@ -323,8 +324,9 @@ const COLUMNS: &[(&str, &[(&str, &str)])] = &[
     ),
 ];
 
-fn table_head(out: &mut String, name: &str, form: bool) {
-    let span: usize = COLUMNS.iter().map(|(_, c)| c.len()).sum::<usize>() + 1 + usize::from(form);
+fn table_head(out: &mut String, name: &str, form: bool, modules: bool) {
+    let extra = if modules { MODULES.len() } else { 0 };
+    let span: usize = COLUMNS.iter().map(|(_, c)| c.len()).sum::<usize>() + 1 + usize::from(form) + extra;
     if form {
         out.push_str("<form method=\"post\">\n");
     }
@@ -341,16 +343,58 @@ fn table_head(out: &mut String, name: &str, form: bool) {
     for (group, cols) in COLUMNS {
         let _ = write!(out, "<th colspan=\"{}\">{group}</th>", cols.len());
     }
+    if modules {
+        let _ = write!(out, "<th colspan=\"{}\">Extra modules</th>", MODULES.len());
+    }
     out.push_str("</tr>\n<tr class=\"titles\">");
     for (_, cols) in COLUMNS {
         for (title, _) in *cols {
             let _ = write!(out, "<th>{title}</th>");
         }
     }
+    if modules {
+        MODULES.iter().for_each(|m| {
+            let _ = write!(out, "<th>{m}</th>");
+        });
+    }
     out.push_str("</tr>\n");
 }
 
-fn table_row(out: &mut String, rt: &Runtime, row: Row, form: bool) {
+/// `stats show-modules`: HAProxy's statistics modules of the proxies, in its order;
+/// each module's counters are the `show stat` fields named `<module>_...`.
+const MODULES: [&str; 3] = ["ssl", "h2", "h1"];
+
+/// The cell of module `m` on `row`: the module's name, and its counters in a tooltip
+/// table, for the kinds of rows the module counts (empty for the others), as HAProxy's
+/// `stats_dump_fields_html()`.
+fn module_cell(out: &mut String, rt: &Runtime, row: Row, m: &str) {
+    let prefix = format!("{m}_");
+    let fields =
+        super::fields::STAT_FIELDS[super::fields::MODULE_FIELDS_AT..].iter().filter(|f| f.0.starts_with(&prefix));
+    let counted: Vec<&str> = fields
+        .filter(|(_, fe, be, srv)| {
+            !match row.1 {
+                Kind::Frontend => fe,
+                Kind::Backend => be,
+                Kind::Server => srv,
+            }
+            .is_empty()
+        })
+        .map(|f| f.0)
+        .collect();
+    if counted.is_empty() {
+        out.push_str("<td></td>");
+        return;
+    }
+    let _ = write!(out, "<td><u>{m}<div class=\"tips\"><table class=\"det\">");
+    for field in counted {
+        let v = stat::cell(rt, row, Level::User, field).map(|v| v.to_string()).unwrap_or_default();
+        let _ = write!(out, "<tr><th>{field}</th><td>{}</td></tr>", html_escape(&v));
+    }
+    out.push_str("</table></div></u></td>");
+}
+
+fn table_row(out: &mut String, rt: &Runtime, row: Row, form: bool, modules: bool) {
     let name = match row.1 {
         Kind::Frontend => "Frontend".to_owned(),
         Kind::Backend => "Backend".to_owned(),
@@ -393,6 +437,9 @@ fn table_row(out: &mut String, rt: &Runtime, row: Row, form: bool) {
             let _ = write!(out, "<td>{text}</td>");
         }
     }
+    if modules {
+        MODULES.iter().for_each(|m| module_cell(out, rt, row, m));
+    }
     out.push_str("</tr>\n");
 }
 
@@ -411,6 +458,8 @@ tr.server.maint { background: #c0c0ff; }\n\
 tr.down { background: #ff9090; }\n\
 tr.server.drain { background: #ffe080; }\n\
 div.banner { padding: 4px 8px; border: 1px solid #999; }\n\
+div.tips { display: none; position: absolute; background: #fff; border: 1px solid #999; }\n\
+u:hover div.tips { display: block; }\n\
 div.active_up { background: #c0ffc0; }\n\
 div.active_down { background: #ff9090; }\n\
 div.active_going_down { background: #ffd020; }\n\

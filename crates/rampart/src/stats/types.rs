@@ -43,6 +43,8 @@ pub struct Page {
     pub(super) refresh: Option<u64>,
     pub(super) hide_version: bool,
     pub(super) show_legends: bool,
+    /// `stats show-modules`.
+    pub(super) show_modules: bool,
     /// `stats show-node`: the name to show (the host name when it was given none).
     pub(super) show_node: Option<String>,
     pub(super) show_desc: Option<String>,

@@ -471,6 +471,11 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
     };
     let x = forward::Exchange { rt: stream.shared, conn: stream.conn, fe: stream.fe, be, tmo, l7_retry };
     let forwarded = forward::forward(front, &x, server, req, res, on_response).await;
+    // COMPAT: `http-response set-mark|set-tos` apply once the response went out,
+    // HAProxy sets them when the rule runs
+    if let Some(fc) = txn.st.fc.take() {
+        front.set_fc(fc);
+    }
     match forwarded {
         Forwarded::Done(next) => next,
         Forwarded::Failed(code) => {
@@ -529,6 +534,9 @@ async fn request_rules<'rt, F: HttpFront>(
             front.interim(&hint).await;
         }
         txn.st.hint_open = false;
+        if let Some(fc) = txn.st.fc.take() {
+            front.set_fc(fc);
+        }
         match v {
             Verdict::WaitBody(w) => {
                 if let Some(v) = wait_body(front, s, txn, sess, w, reply).await {
@@ -571,6 +579,9 @@ async fn inspect<'rt, F: HttpFront>(
     loop {
         let left = deadline.map(|d| d.saturating_duration_since(tokio::time::Instant::now()));
         let v = ana::inspect::run(s, txn, front.req_buf(), px, &*sess, final_data, left);
+        if let Some(fc) = txn.st.fc.take() {
+            front.set_fc(fc);
+        }
         let Verdict::WaitBody(w) = v else { return v };
         match front.wait_body(w, false).await {
             // the whole body, a full buffer, or the delay expired (HAProxy: `CF_EOI`,

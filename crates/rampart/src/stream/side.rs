@@ -264,6 +264,9 @@ pub trait HttpFront {
     /// (`silent-drop`); it closes when the exchange returns.
     fn silent_drop(&mut self);
 
+    /// Sets the client socket's options rules asked for (`set-mark`, `set-tos`).
+    fn set_fc(&mut self, fc: crate::action::sockopt::FcPending);
+
     /// Sends raw bytes (an `errorfile` rampart's parser cannot read), then closes.
     fn reply_raw(&mut self, bytes: &[u8]) -> impl Future<Output = Next> + Send;
 
@@ -359,4 +362,7 @@ pub trait TcpFront {
 
     /// Ends the client connection.
     fn close(&mut self, how: TcpClose);
+
+    /// Sets the client socket's options rules asked for (`set-mark`, `set-tos`).
+    fn set_fc(&mut self, fc: crate::action::sockopt::FcPending);
 }

@@ -55,6 +55,8 @@ struct TcpState<'a> {
     log_level: LevelSet,
     /// The entries `tcp-request content track-sc<n>` tracks (released with the state).
     sc: crate::stick::Trackers,
+    /// Client socket options the request rules asked for (`set-mark`, `set-tos`).
+    fc: crate::action::sockopt::FcPending,
 }
 
 /// How a TCP stream ended, for its log line.
@@ -117,10 +119,14 @@ impl TcpState<'_> {
             log_level: self.log_level,
             sc: Some(&mut self.sc),
             http: false,
+            fc: self.fc,
+            // `do-log` in a TCP proxy is refused at startup
+            log: None,
         };
         let flow = run_tcp_rules(rules, final_data, &mut x);
         self.last_rule = x.last_rule;
         self.log_level = x.log_level;
+        self.fc = x.fc;
         flow
     }
 
@@ -213,6 +219,7 @@ pub async fn run<'a, F: TcpFront>(
         last_rule: None,
         log_level: LevelSet::Unset,
         sc: Default::default(),
+        fc: Default::default(),
     };
     let be = analyse(front, &mut st).await;
     TcpEnd { be, last_rule: st.last_rule, log_level: st.log_level }
@@ -305,7 +312,11 @@ async fn inspect<F: TcpFront>(
     loop {
         let now = Instant::now();
         let final_data = ended || buf.len() >= max || deadline.is_none_or(|d| now >= d);
-        match st.eval(px, Dir::Request, buf, final_data) {
+        let flow = st.eval(px, Dir::Request, buf, final_data);
+        if let Some(fc) = st.fc.take() {
+            front.set_fc(fc);
+        }
+        match flow {
             TcpFlow::Wait => {}
             TcpFlow::Continue | TcpFlow::Accept | TcpFlow::CloseServer => return Ok(()),
             TcpFlow::Reject => {

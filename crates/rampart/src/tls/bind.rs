@@ -331,12 +331,17 @@ fn crt_files(path: &Path) -> Result<Vec<PathBuf>, PemError> {
 /// threads; results in the files' order. `noext`: `ssl-load-extra-del-ext`.
 pub fn load_parallel(
     files: &[PathBuf],
+    keys: &[(PathBuf, PathBuf)],
     provider: &CryptoProvider,
     threads: usize,
     noext: bool,
 ) -> Vec<Result<(Entry, Vec<String>), PemError>> {
     let load = |p: &PathBuf| {
-        let ck = pem::load_cert_key_ext(p, noext)?;
+        let ck = match keys.iter().find(|(c, _)| c == p) {
+            // a `crt-store` entry's own key file (`load crt ... key ...`)
+            Some((_, key)) => pem::load_cert_key_with(p, key)?,
+            None => pem::load_cert_key_ext(p, noext)?,
+        };
         let mut key = ck.certified(provider)?;
         if let Some(der) = super::ocsp::load_beside(&ck.path) {
             super::ocsp::parse(&der).map_err(|why| PemError::Ocsp { path: ck.path.clone(), why })?;
@@ -421,7 +426,9 @@ pub fn build_keyed(
     let noext = g.extra_files_noext;
     let mut store = SniStore::default();
     let paths: Vec<PathBuf> = files.iter().map(|(p, _)| p.clone()).collect();
-    for (r, (_, dir)) in load_parallel(&paths, &provider, threads, noext).into_iter().zip(&files) {
+    let keys: Vec<(PathBuf, PathBuf)> =
+        ssl.crt_keys.iter().map(|(c, k)| (based(g.crt_base.as_ref(), c), k.clone())).collect();
+    for (r, (_, dir)) in load_parallel(&paths, &keys, &provider, threads, noext).into_iter().zip(&files) {
         match r {
             Ok((mut entry, names)) => {
                 entry.origin =
@@ -435,7 +442,7 @@ pub fn build_keyed(
     for list in lists.iter().filter(|l| !l.directory) {
         let listed: Vec<PathBuf> = list.lines.iter().map(|l| l.crt.clone()).collect();
         let name: Arc<str> = Arc::from(list.name.as_str());
-        for (r, line) in load_parallel(&listed, &provider, threads, noext).into_iter().zip(&list.lines) {
+        for (r, line) in load_parallel(&listed, &[], &provider, threads, noext).into_iter().zip(&list.lines) {
             match r {
                 Ok((entry, names)) => lined.push((entry, names, line, name.clone())),
                 Err(e) => alerts.push(format!("'crt-list' : {e}")),

@@ -128,6 +128,17 @@ pub fn load_cert_key_ext(path: &Path, noext: bool) -> Result<CertKey, PemError> 
     })
 }
 
+/// A certificate file whose key, when it holds none, is in file `key` (a `crt-store`
+/// entry's `load crt <file> key <file>`).
+pub fn load_cert_key_with(path: &Path, key: &Path) -> Result<CertKey, PemError> {
+    let name = path.display().to_string();
+    let data = fs::read(path).map_err(|e| PemError::Stat { path: name.clone(), why: strerror(&e) })?;
+    load_cert_key_from(&name, &data, || fs::read(key).ok()).map_err(|e| match e {
+        PemError::NoKey { .. } => PemError::NoKey { path: key.display().to_string() },
+        e => e,
+    })
+}
+
 /// Where HAProxy looks for the key of a certificate file that holds none: `<path>.key`,
 /// or with `noext` (`ssl-load-extra-del-ext`) `<name>.key` for a `<name>.crt`.
 pub fn key_path(path: &Path, noext: bool) -> PathBuf {

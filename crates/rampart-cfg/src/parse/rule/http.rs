@@ -14,17 +14,25 @@ use crate::model::{
 
 use super::super::ctx::Ctx;
 use super::super::not_yet;
-use super::{http_act, invalid, redirect, reply, vars, warn_misplaced, ActErr, ActResult, Args, Stage};
+use super::{http_act, invalid, redirect, reply, sockopt, vars, warn_misplaced, ActErr, ActResult, Args, Stage};
 
 /// Which HTTP rule list a line belongs to.
 struct List {
     keyword: &'static str,
     actions: &'static [ActionKw],
+    /// The HAProxy 3.x actions accepted beside 2.6's (not in its messages).
+    v3: &'static [ActionKw],
 }
 
-const REQUEST: List = List { keyword: "http-request", actions: kw::HTTP_REQUEST_ACTIONS };
-const RESPONSE: List = List { keyword: "http-response", actions: kw::HTTP_RESPONSE_ACTIONS };
-const AFTER: List = List { keyword: "http-after-response", actions: kw::HTTP_AFTER_RESPONSE_ACTIONS };
+const REQUEST: List =
+    List { keyword: "http-request", actions: kw::HTTP_REQUEST_ACTIONS, v3: kw::HTTP_REQUEST_V3_ACTIONS };
+const RESPONSE: List =
+    List { keyword: "http-response", actions: kw::HTTP_RESPONSE_ACTIONS, v3: kw::HTTP_RESPONSE_V3_ACTIONS };
+const AFTER: List = List {
+    keyword: "http-after-response",
+    actions: kw::HTTP_AFTER_RESPONSE_ACTIONS,
+    v3: kw::HTTP_AFTER_RESPONSE_V3_ACTIONS,
+};
 
 pub(crate) fn parse_http_request(cx: &mut Ctx<'_>, words: &[String]) {
     let prev_final = cx.pb.px.rules.http_request.last().is_some_and(|r| r.cond.is_none() && req_final(&r.action));
@@ -110,7 +118,7 @@ fn parse_line<A>(
     let act = match word.strip_prefix("lua.") {
         // registered by the scripts: checked against them at startup
         Some(name) if !name.is_empty() && list.keyword != "http-after-response" => Some(&LUA_ACTION),
-        _ => kw::find_action(list.actions, word),
+        _ => kw::find_action_v3(list.actions, list.v3, word),
     };
     let Some(act) = act else {
         let missing = if word.is_empty() { " (missing argument)" } else { "" };
@@ -187,6 +195,8 @@ fn request_action(cx: &mut Ctx<'_>, a: &mut Args<'_>, word: &str, name: &'static
         "set-src" | "set-dst" | "set-src-port" | "set-dst-port" => A::Addr(http_act::parse_addr(a, name)?),
         "wait-for-body" => A::WaitForBody(http_act::parse_wait_for_body(a)?),
         "silent-drop" => A::SilentDrop,
+        "set-mark" | "set-tos" | "set-fc-mark" | "set-fc-tos" => A::SetFc(sockopt::parse_fc(a, name)?),
+        "do-log" => A::DoLog,
         "use-service" => match a.next() {
             "" => return invalid("'use-service' expects a service name."),
             "prometheus-exporter" => A::UseService("prometheus-exporter".to_owned()),
@@ -244,6 +254,8 @@ fn response_action(cx: &mut Ctx<'_>, a: &mut Args<'_>, word: &str, name: &'stati
         }
         "set-log-level" => A::SetLogLevel(vars::parse_log_level(a)?),
         "silent-drop" => A::SilentDrop,
+        "set-mark" | "set-tos" | "set-fc-mark" | "set-fc-tos" => A::SetFc(sockopt::parse_fc(a, name)?),
+        "do-log" => A::DoLog,
         "strict-mode" => A::StrictMode(http_act::parse_strict_mode(a)?),
         "wait-for-body" => A::WaitForBody(http_act::parse_wait_for_body(a)?),
         "cache-store" => A::CacheStore(cache_name(cx, a)?),
@@ -285,6 +297,7 @@ fn after_response_action(
             A::Capture { expr, id }
         }
         "strict-mode" => A::StrictMode(http_act::parse_strict_mode(a)?),
+        "do-log" => A::DoLog,
         other => return Err(ActErr::NotYet(format!("http-after-response {other}"))),
     })
 }

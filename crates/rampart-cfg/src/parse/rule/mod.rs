@@ -14,11 +14,13 @@
 //! - `redirect`: `redirect` (action and proxy keyword)
 //! - `tcp`: `tcp-request` and `tcp-response`
 //! - `vars`: `set-var(...)` names and conditions, `set-log-level`
+//! - `sockopt`: `set-mark`, `set-tos` and HAProxy 3.x's `set-fc-mark`, `set-fc-tos`
 
 mod http;
 mod http_act;
 mod redirect;
 mod reply;
+mod sockopt;
 mod tcp;
 #[cfg(test)]
 mod tests;

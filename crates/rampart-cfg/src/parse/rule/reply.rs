@@ -94,9 +94,9 @@ fn reply_args(cx: &mut Ctx<'_>, a: &mut Args<'_>, default_status: u16, deny: boo
                 reply.body = ReplyBody::Errorfiles(value.to_owned());
             }
             "errorfile" => reply.body = ReplyBody::Errorfile(read_errorfile(cx, value)?),
-            "file" => reply.body = ReplyBody::Raw(read_payload_file(value, cx.bufsize, "file")?),
+            "file" => reply.body = ReplyBody::Raw(read_payload_file(value, cx.base_dir, cx.bufsize, "file")?),
             "lf-file" => {
-                let bytes = read_payload_file(value, cx.bufsize, "lf-file")?;
+                let bytes = read_payload_file(value, cx.base_dir, cx.bufsize, "lf-file")?;
                 reply.body = ReplyBody::LogFormat(a.fmt(&String::from_utf8_lossy(&bytes)));
             }
             "string" => {
@@ -140,22 +140,23 @@ fn read_errorfile(cx: &mut Ctx<'_>, path: &str) -> ActResult<Vec<u8>> {
         return invalid("'errorfile' expects <fmt> as argument");
     }
     let mut warnings = Vec::new();
-    let loaded = load_error_file(path, cx.bufsize, &mut warnings);
+    let loaded = load_error_file(path, cx.base_dir, cx.bufsize, &mut warnings);
     for w in warnings {
         cx.warning(w);
     }
     loaded.map_err(super::ActErr::Invalid)
 }
 
-fn read_payload_file(path: &str, bufsize: usize, arg: &str) -> ActResult<Vec<u8>> {
+fn read_payload_file(path: &str, base: Option<&std::path::Path>, bufsize: usize, arg: &str) -> ActResult<Vec<u8>> {
     if path.is_empty() {
         return invalid(format!("'{arg}' expects <file> as argument"));
     }
-    let Ok(meta) = std::fs::metadata(path) else { return invalid(format!("error opening file '{path}'")) };
+    let file = super::super::default_path::resolve(base, path);
+    let Ok(meta) = std::fs::metadata(&file) else { return invalid(format!("error opening file '{path}'")) };
     if meta.len() > bufsize as u64 {
         return invalid(format!("file '{path}' exceeds the buffer size ({} > {bufsize})", meta.len()));
     }
-    std::fs::read(path).or_else(|_| invalid(format!("error reading file '{path}'")))
+    std::fs::read(&file).or_else(|_| invalid(format!("error reading file '{path}'")))
 }
 
 /// The checks HAProxy makes once all arguments are read; drops what it ignores, with its

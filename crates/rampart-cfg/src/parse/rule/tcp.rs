@@ -14,7 +14,7 @@ use crate::model::{TcpReqAction, TcpReqRule, TcpResAction, TcpResRule};
 use super::super::ctx::Ctx;
 use super::super::value::{atol, parse_time_ms, TimeError};
 use super::super::{arg, not_yet};
-use super::{http_act, invalid, vars, warn_misplaced, ActErr, ActResult, Args, Stage};
+use super::{http_act, invalid, sockopt, vars, warn_misplaced, ActErr, ActResult, Args, Stage};
 
 /// The three `tcp-request` rule sets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,6 +37,14 @@ impl Where {
         match self {
             Where::Content => kw::TCP_REQUEST_CONTENT_ACTIONS,
             _ => kw::TCP_REQUEST_CONNECTION_ACTIONS,
+        }
+    }
+
+    /// The HAProxy 3.x actions accepted beside 2.6's (not in its messages).
+    fn v3_actions(self) -> &'static [ActionKw] {
+        match self {
+            Where::Content => kw::TCP_REQUEST_CONTENT_V3_ACTIONS,
+            _ => kw::TCP_REQUEST_CONNECTION_V3_ACTIONS,
         }
     }
 }
@@ -196,7 +204,7 @@ fn request_action(cx: &mut Ctx<'_>, a: &mut Args<'_>, set: Where, word: &str) ->
         _ if word.len() > 4 && word.starts_with("lua.") => return Err(ActErr::NotYet(format!("{rule} {word}"))),
         _ => {}
     }
-    let Some(act) = kw::find_action(set.actions(), word) else {
+    let Some(act) = kw::find_action_v3(set.actions(), set.v3_actions(), word) else {
         let extra = ["accept", "reject", "capture", "track-sc", "expect-proxy", "expect-netscaler-cip"];
         let hint = kw::suggest_action(word, set.actions(), &extra)
             .map(|b| format!(" Did you mean '{b}' maybe ?"))
@@ -218,6 +226,8 @@ fn request_action(cx: &mut Ctx<'_>, a: &mut Args<'_>, set: Where, word: &str) ->
         }
         "silent-drop" => TcpReqAction::SilentDrop,
         "set-log-level" => TcpReqAction::SetLogLevel(vars::parse_log_level(a)?),
+        "set-mark" | "set-tos" | "set-fc-mark" | "set-fc-tos" => TcpReqAction::SetFc(sockopt::parse_fc(a, act.name)?),
+        "do-log" => TcpReqAction::DoLog,
         "switch-mode" => switch_mode(cx, a)?,
         "set-priority-class" => TcpReqAction::SetPriorityClass(a.expr()?),
         "set-priority-offset" => TcpReqAction::SetPriorityOffset(a.expr()?),
@@ -359,7 +369,7 @@ fn response_action(cx: &Ctx<'_>, a: &mut Args<'_>, word: &str) -> ActResult<TcpR
         _ => {}
     }
     let list = kw::TCP_RESPONSE_CONTENT_ACTIONS;
-    let Some(act) = kw::find_action(list, word) else {
+    let Some(act) = kw::find_action_v3(list, kw::TCP_RESPONSE_CONTENT_V3_ACTIONS, word) else {
         let hint = kw::suggest_action(word, list, &["accept", "reject", "close"])
             .map(|b| format!(" Did you mean '{b}' maybe ?"))
             .unwrap_or_default();
@@ -376,6 +386,8 @@ fn response_action(cx: &Ctx<'_>, a: &mut Args<'_>, word: &str) -> ActResult<TcpR
         "set-var" | "set-var-fmt" | "unset-var" => TcpResAction::Var(vars::parse_var_action(word, a)?),
         "silent-drop" => TcpResAction::SilentDrop,
         "set-log-level" => TcpResAction::SetLogLevel(vars::parse_log_level(a)?),
+        "set-mark" | "set-tos" | "set-fc-mark" | "set-fc-tos" => TcpResAction::SetFc(sockopt::parse_fc(a, act.name)?),
+        "do-log" => TcpResAction::DoLog,
         other => return Err(ActErr::NotYet(format!("tcp-response content {other}"))),
     })
 }

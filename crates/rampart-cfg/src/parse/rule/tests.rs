@@ -473,7 +473,11 @@ fn tcp_request_messages() {
         (fe, "tcp-request content switch-mode http proto", "'tcp-request switch-mode': 'proto' expects a protocol as argument."),
         (fe, "tcp-request content switch-mode http proto h3", "'tcp-request switch-mode': 'proto' expects a valid MUX protocol, if specified (got 'h3')"),
         (fe, "tcp-request content switch-mode http proto fcgi", "Proxy 'f': MUX protocol 'fcgi' is not compatible with the selected mode."),
-        (fe, "tcp-request content set-mark 1", "'tcp-request content set-mark' is not supported yet"),
+        (fe, "tcp-request content set-mark 1x", "invalid character starting at 'x' (integer/hex value expected)"),
+        (fe, "tcp-request content set-tos", "expects exactly 1 argument (integer/hex value)"),
+        (fe, "tcp-request content set-fc-mark", "expects an argument"),
+        (fe, "tcp-request connection do-log", "'tcp-request connection do-log' is not supported yet"),
+        (fe, "tcp-request session do-log", "'tcp-request session do-log' is not supported yet"),
     ];
     for (section, rule, msg) in cases {
         assert_eq!(tcp_alerts(section, rule), [*msg], "{rule}");
@@ -514,4 +518,44 @@ fn tcp_response_messages() {
     let cfg = parse_ok("defaults d\n tcp-request content accept\n tcp-response content reject\nbackend b from d\n");
     let d = &cfg.defaults[cfg.proxies[0].defaults_rules.expect("defaults rules")];
     assert_eq!((d.rules.tcp_request_content.len(), d.rules.tcp_response_content.len()), (1, 1));
+}
+
+#[test]
+fn socket_option_and_v3_actions() {
+    let int = |what, v| FcSockOpt { what, value: FcValue::Int(v), v3: false };
+    let int3 = |what, v| FcSockOpt { what, value: FcValue::Int(v), v3: true };
+    assert_eq!(req_one("set-mark 0x10"), HttpReqAction::SetFc(int(FcOpt::Mark, 16)));
+    assert_eq!(req_one("set-tos 010"), HttpReqAction::SetFc(int(FcOpt::Tos, 8)));
+    assert_eq!(req_one("set-fc-mark 7"), HttpReqAction::SetFc(int3(FcOpt::Mark, 7)));
+    assert!(matches!(
+        req_one("set-fc-tos req.hdr(x-tos),add(1)"),
+        HttpReqAction::SetFc(FcSockOpt { what: FcOpt::Tos, value: FcValue::Expr(e), v3: true }) if e.text == "req.hdr(x-tos),add(1)"
+    ));
+    assert_eq!(req_one("do-log"), HttpReqAction::DoLog);
+    // 2.6's spelling keeps 2.6's integer-only argument and message
+    assert_eq!(
+        req_alerts("set-mark 12x"),
+        [wrapped("http-request", "set-mark", "invalid character starting at 'x' (integer/hex value expected)")]
+    );
+    assert_eq!(
+        req_alerts("do-log foo"),
+        ["'http-request do-log' expects either 'if' or 'unless' followed by a condition but found 'foo'."]
+    );
+    let cfg = parse_ok(
+        "frontend f\n mode http\n bind :80\n http-response do-log\n http-response set-fc-tos 4\n\
+         http-after-response do-log if TRUE\n tcp-request connection set-fc-mark 3\n tcp-request session set-tos 4\n\
+         tcp-request content do-log\n default_backend b\nbackend b\n mode http\n tcp-response content do-log\n\
+         tcp-response content set-mark 9\n",
+    );
+    let (f, b) = (&cfg.proxies[0].rules, &cfg.proxies[1].rules);
+    assert_eq!(f.http_response[0].action, HttpResAction::DoLog);
+    assert_eq!(f.http_response[1].action, HttpResAction::SetFc(int3(FcOpt::Tos, 4)));
+    assert_eq!(f.http_after_response[0].action, HttpAfterResAction::DoLog);
+    assert_eq!(f.tcp_request_connection[0].action, TcpReqAction::SetFc(int3(FcOpt::Mark, 3)));
+    assert_eq!(f.tcp_request_session[0].action, TcpReqAction::SetFc(int(FcOpt::Tos, 4)));
+    assert_eq!(f.tcp_request_content[0].action, TcpReqAction::DoLog);
+    assert_eq!(b.tcp_response_content[0].action, TcpResAction::DoLog);
+    assert_eq!(b.tcp_response_content[1].action, TcpResAction::SetFc(int(FcOpt::Mark, 9)));
+    // the 3.x words stay out of 2.6's list of expected actions
+    assert!(!req_alerts("foo")[0].contains("do-log"));
 }

@@ -412,6 +412,10 @@ impl<'a, S: Sock> HttpFront for H1Front<'a, S> {
         crate::io::silent_drop(self.client);
     }
 
+    fn set_fc(&mut self, fc: crate::action::sockopt::FcPending) {
+        crate::io::set_fc(self.client, fc.mark, fc.tos);
+    }
+
     async fn reply_raw(&mut self, bytes: &[u8]) -> Next {
         let fe = &self.sess.rt.proxies[self.sess.fe];
         if write_all(self.client, bytes, fe.timeouts.client).await.is_ok() {

@@ -176,9 +176,17 @@ pub async fn serve<S: Sock>(client: S, sess: Session, pre: Option<Buf>, sess_var
                 }
             }
         }
-        if sref.borrow().silent_drop {
-            crate::io::silent_drop(&client);
-            return;
+        let fc = {
+            let mut sh = sref.borrow_mut();
+            if sh.silent_drop {
+                drop(sh);
+                crate::io::silent_drop(&client);
+                return;
+            }
+            sh.fc.take()
+        };
+        if let Some(fc) = fc {
+            crate::io::set_fc(&client, fc.mark, fc.tos);
         }
     }
     // the streams end with the connection; what was queued (GOAWAY) goes out

@@ -344,6 +344,14 @@ impl<'a> HttpFront for H2Front<'a> {
         self.shared.borrow_mut().silent_drop = true;
     }
 
+    fn set_fc(&mut self, fc: crate::action::sockopt::FcPending) {
+        // the connection's task owns the socket: it sets them after this event
+        let mut sh = self.shared.borrow_mut();
+        let pending = sh.fc.get_or_insert_with(Default::default);
+        pending.mark = fc.mark.or(pending.mark);
+        pending.tos = fc.tos.or(pending.tos);
+    }
+
     async fn reply_raw(&mut self, _bytes: &[u8]) -> Next {
         // an error file rampart could not parse cannot go out as HTTP/2 frames
         self.shared.borrow_mut().reset(self.id, ErrorCode::InternalError);

@@ -59,6 +59,9 @@ pub struct Shared {
     pub closing: bool,
     /// A stream asked for the connection to vanish (`silent-drop`).
     pub silent_drop: bool,
+    /// Client socket options a stream's rules asked for (`set-mark`, `set-tos`), for
+    /// the connection's task to set.
+    pub fc: Option<crate::action::sockopt::FcPending>,
     /// The connection's `sess.` variables. Each stream works on a copy taken when it
     /// starts, written back when it ends.
     pub sess_vars: Option<VarSnapshot>,
@@ -113,6 +116,7 @@ impl Shared {
             sent_before: false,
             closing: false,
             silent_drop: false,
+            fc: None,
             sess_vars: None,
         }
     }

@@ -138,10 +138,14 @@ fn tcp_response(s: &Stream<'_>, st: &mut ResState<'_, '_>) -> Verdict {
         // `tcp-response content` has no tracking action
         sc: None,
         http: true,
+        fc: state.fc,
+        log: Some(&state.log),
     };
     let flow = run_tcp_rules(rules, true, &mut x);
-    state.last_rule = x.last_rule;
-    state.log.level = x.log_level;
+    let (last_rule, log_level, fc) = (x.last_rule, x.log_level, x.fc);
+    state.last_rule = last_rule;
+    state.log.level = log_level;
+    state.fc = fc;
     match flow {
         TcpFlow::Reject => Verdict::Close,
         TcpFlow::SilentDrop => Verdict::SilentDrop,

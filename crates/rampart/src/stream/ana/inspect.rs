@@ -65,10 +65,14 @@ pub fn run(
         log_level: st.log.level,
         sc: Some(&mut st.sc),
         http: true,
+        fc: st.fc,
+        log: Some(&st.log),
     };
     let flow = run_tcp_rules(rules, final_data, &mut x);
-    st.last_rule = x.last_rule;
-    st.log.level = x.log_level;
+    let (last_rule, log_level, fc) = (x.last_rule, x.log_level, x.fc);
+    st.last_rule = last_rule;
+    st.log.level = log_level;
+    st.fc = fc;
     match flow {
         TcpFlow::Wait => Verdict::WaitBody(WaitBody { time: left, at_least: 0 }),
         TcpFlow::Continue | TcpFlow::Accept | TcpFlow::CloseServer => Verdict::Continue,
