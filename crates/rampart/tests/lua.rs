@@ -389,9 +389,12 @@ fn a_tcp_content_action_sets_a_variable_later_rules_read() {
     assert!(!p.output().contains("Lua function"), "{}", p.output());
 }
 
+/// Per request: its path and the `x-map`, `x-re` and `x-exec` headers the server saw.
+type MapSeen = (String, Option<String>, Option<String>, Option<String>);
+
 /// What the server saw of a script that looks requests up in map files with the
 /// `Map` class and matches them with the `Regex` class.
-fn map_and_regex_run(binary: PathBuf) -> Vec<(String, Option<String>, Option<String>, Option<String>)> {
+fn map_and_regex_run(binary: PathBuf) -> Vec<MapSeen> {
     let dir = std::env::temp_dir().join(format!("rampart-lua-tests-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let hosts = dir.join("hosts.map");
@@ -422,7 +425,7 @@ end)
     let asks = [("shop.example", "/api/v2/x"), ("blog.example", "/u/ann/42"), ("other", "/u/Ann/42")];
     for (host, path) in asks {
         let mut c = client(&p);
-        c.send(&format!("GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n")).unwrap();
+        c.send(format!("GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n")).unwrap();
         assert_eq!(c.read_response().unwrap().status, 200);
     }
     let h = |r: &rampart_testkit::Request, n: &str| r.headers.get(n).map(str::to_owned);

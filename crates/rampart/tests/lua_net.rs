@@ -34,7 +34,7 @@ fn cfg(path: &Path, rules: &str) -> String {
 
 fn get(p: &Running, path: &str) -> Response {
     let mut c = client(p);
-    c.send(&format!("GET {path} HTTP/1.1\r\nHost: h\r\n\r\n")).unwrap();
+    c.send(format!("GET {path} HTTP/1.1\r\nHost: h\r\n\r\n")).unwrap();
     c.read_response().unwrap()
 }
 
@@ -176,7 +176,7 @@ fn a_service_calls_an_http_server_with_the_httpclient() {
         .start();
     let p = start_binary(RAMPART, &cfg(&path, "  http-request use-service lua.relay\n"), &[("s1", s1.addr())]);
     let mut c = client(&p);
-    c.send(&format!("GET / HTTP/1.1\r\nHost: h\r\nX-Port: {}\r\n\r\n", api.addr().port())).unwrap();
+    c.send(format!("GET / HTTP/1.1\r\nHost: h\r\nX-Port: {}\r\n\r\n", api.addr().port())).unwrap();
     let r = c.read_response().unwrap();
     assert_eq!(r.status, 200, "{}", p.output());
     assert_eq!(r.body_str(), "201|Made|a|b|content-length,x-from|got /in?x=1|201|got /again");
