@@ -1,6 +1,8 @@
-//! Server picks per second for each balancing algorithm with 1, 10 and 1 000 servers
-//! (all usable, weights 1..=4, loads varying), the way `backend::pick_server` calls
-//! the balancer: the cost of choosing a server, without sockets.
+//! Server picks per second for each balancing algorithm with 1, 10, 1 000 and 10 000
+//! servers (all usable, weights 1..=4, loads varying), the way `backend::pick_server`
+//! calls the balancer (built as the backends build it, counting loads): the cost of
+//! choosing a server, without sockets. The last row is what counting costs per
+//! stream: one start and one end on a `leastconn` server.
 //!
 //! Run: `cargo bench -p rampart --bench lb_pick` (figures in docs/BALANCING.md).
 //! A custom harness like `acl.rs`: criterion would be one more dev-dependency tree
@@ -17,12 +19,21 @@ fn lb(algo: Algo, consistent: bool, n: usize, balance_factor: u32) -> Lb {
     let weights: Vec<u32> = (0..n).map(|i| 1 + (i as u32 % 4)).collect();
     let ids: Vec<u32> = (1..=n as u32).collect();
     let hasher = Hasher { func: HashFn::Sdbm, avalanche: consistent };
-    Lb::new(LbConfig { algo, consistent, hasher, balance_factor }, &weights, &ids, &[])
+    let lb = Lb::new(LbConfig { algo, consistent, hasher, balance_factor }, &weights, &ids, &[]).counting_loads();
+    for i in 0..n {
+        (0..load_of(i)).for_each(|_| lb.stream_started(i));
+    }
+    lb
+}
+
+/// The streams server `i` serves during the measure.
+fn load_of(i: usize) -> u32 {
+    i as u32 % 7
 }
 
 /// ns per pick over about `budget`.
 fn measure(lb: &Lb, n: usize, keyed: bool, budget: Duration) -> f64 {
-    let loads: Vec<AtomicU32> = (0..n).map(|i| AtomicU32::new(i as u32 % 7)).collect();
+    let loads: Vec<AtomicU32> = (0..n).map(|i| AtomicU32::new(load_of(i))).collect();
     let keys: Vec<u32> = (0..1024u32).map(hash::full_hash).collect();
     let mut picks = 0u64;
     let start = Instant::now();
@@ -37,10 +48,26 @@ fn measure(lb: &Lb, n: usize, keyed: bool, budget: Duration) -> f64 {
     start.elapsed().as_secs_f64() * 1e9 / picks as f64
 }
 
+/// ns per stream start and end on a `leastconn` balancer (two updates of its order).
+fn start_end(lb: &Lb, n: usize, budget: Duration) -> f64 {
+    let mut rounds = 0u64;
+    let start = Instant::now();
+    while start.elapsed() < budget {
+        for k in 0..1024 {
+            let i = (k * 7919) % n;
+            lb.stream_started(black_box(i));
+            lb.stream_ended(black_box(i));
+        }
+        rounds += 1024;
+    }
+    start.elapsed().as_secs_f64() * 1e9 / rounds as f64
+}
+
 fn main() {
     let budget = Duration::from_millis(300);
-    println!("| algorithm | 1 server | 10 servers | 1000 servers |");
-    println!("|---|---|---|---|");
+    let sizes = [1, 10, 1000, 10_000];
+    println!("| algorithm | 1 server | 10 servers | 1000 servers | 10 000 servers |");
+    println!("|---|---|---|---|---|");
     let uri = || Algo::Hash(KeySource::Uri(UriOpts::default()));
     let ewma = Algo::PeakEwma(Duration::from_secs(10));
     let cases: [(&str, Algo, bool, bool, u32); 14] = [
@@ -60,12 +87,15 @@ fn main() {
         ("prefix-affinity, no key (least loaded)", Algo::PrefixAffinity(256), false, false, 0),
     ];
     for (name, algo, consistent, keyed, factor) in cases {
-        let row: Vec<String> = [1, 10, 1000]
+        let row: Vec<String> = sizes
             .iter()
             .map(|&n| format!("{:.0} ns", measure(&lb(algo.clone(), consistent, n, factor), n, keyed, budget)))
             .collect();
         println!("| {name} | {} |", row.join(" | "));
     }
+    let row: Vec<String> =
+        sizes.iter().map(|&n| format!("{:.0} ns", start_end(&lb(Algo::LeastConn, false, n, 0), n, budget))).collect();
+    println!("| leastconn: one stream start + end | {} |", row.join(" | "));
     let key = b"/images/logo-2024.png";
     let t = Instant::now();
     let mut h = 0u32;

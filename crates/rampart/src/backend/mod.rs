@@ -54,6 +54,7 @@ impl Busy {
     /// Takes a slot whatever the server's `maxconn` (a retry on another server).
     fn new(rt: &Arc<Runtime>, be: usize, srv: usize) -> Busy {
         rt.proxies[be].be.servers[srv].cur_conns.fetch_add(1, Ordering::SeqCst);
+        counted(&rt.proxies[be].be, srv, true);
         Busy::claimed(rt, be, srv)
     }
 
@@ -103,6 +104,7 @@ impl Drop for Busy {
             s.remove(id);
         }
         server.cur_conns.fetch_sub(1, Ordering::SeqCst);
+        counted(be, self.srv, false);
         if server.maxconn().is_some() {
             dispatch(&self.rt, self.be, self.srv);
         }
@@ -137,11 +139,33 @@ fn has_room(be: &BackendRt, i: usize) -> bool {
 /// concurrent streams on other threads never push it past).
 fn try_claim(be: &BackendRt, i: usize) -> bool {
     let s = &be.servers[i];
-    let Some(max) = current_maxconn(be, s) else {
-        s.cur_conns.fetch_add(1, Ordering::SeqCst);
-        return true;
+    let claimed = match current_maxconn(be, s) {
+        None => {
+            s.cur_conns.fetch_add(1, Ordering::SeqCst);
+            true
+        }
+        Some(max) => {
+            s.cur_conns.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |cur| (cur < max).then_some(cur + 1)).is_ok()
+        }
     };
-    s.cur_conns.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |cur| (cur < max).then_some(cur + 1)).is_ok()
+    if claimed {
+        counted(be, i, true);
+    }
+    claimed
+}
+
+/// Tells the balancers of `be` that server `i` took (`up`) or freed a slot, after its
+/// `cur_conns` changed: `leastconn` and bounded loads keep their own counts (a no-op
+/// for the other algorithms).
+#[inline]
+fn counted(be: &BackendRt, i: usize, up: bool) {
+    for lb in std::iter::once(&be.lb).chain(&be.lb_backup) {
+        if up {
+            lb.stream_started(i);
+        } else {
+            lb.stream_ended(i);
+        }
+    }
 }
 
 /// Whether a slot freed on server `i` may go to the backend's queue: an active server

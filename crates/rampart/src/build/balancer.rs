@@ -61,9 +61,9 @@ pub fn build(cfg: &Config, idx: usize, alerts: &mut Vec<Diag>) -> (Lb, Option<Ex
     let ids = rampart_cfg::model::haproxy_ids(px.effective_servers().iter().map(|s| s.id));
     let backup = px.options.allbackups.then(|| {
         let backups: Vec<bool> = px.effective_servers().iter().map(|s| s.backup && !maint(s)).collect();
-        Lb::new(lb_cfg.clone(), &weights, &ids, &backups)
+        Lb::new(lb_cfg.clone(), &weights, &ids, &backups).counting_loads()
     });
-    (Lb::new(lb_cfg, &weights, &ids, &active), lb_expr, backup)
+    (Lb::new(lb_cfg, &weights, &ids, &active).counting_loads(), lb_expr, backup)
 }
 
 fn compile(cfg: &Config, idx: usize, algo: &str, text: &str, alerts: &mut Vec<Diag>) -> Option<Expr> {

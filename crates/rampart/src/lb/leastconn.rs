@@ -18,8 +18,9 @@ pub fn key(load: u32, weight: u32) -> u64 {
 
 /// The usable server of positive weight with the lowest [`key`]. The scan starts
 /// one server further at each call, so equal keys take turns.
-// PERF: O(servers) without a lock; HAProxy's tree is O(log n) but needs its lock on
-// every connection change.
+// PERF: O(servers): for balancers that do not count loads (`Lb::counting_loads`) and
+// backends above `order::MAX_SERVERS`; the backends' balancers pick from the load
+// order (`lb/order.rs`), O(log n), which picks the same server.
 pub fn pick(
     cursor: &AtomicUsize,
     n: usize,

@@ -7,6 +7,8 @@
 //! - `roundrobin`: smooth weighted rotation (`roundrobin`; `static-rr` walks the
 //!   map-based table in HAProxy's order).
 //! - `leastconn`, `first`, `random`: one file each.
+//! - `order`: the servers ordered by load for `leastconn` and `prefix-affinity`
+//!   (O(log n) picks, lock-free updates on every stream start and end).
 //! - `hash`: HAProxy's hash functions and the key extraction of `source`, `uri`,
 //!   `url_param`, `hdr`.
 //! - `chash`: the consistent ring (`hash-type consistent`, and `random`).
@@ -24,6 +26,7 @@ mod first;
 pub mod hash;
 mod leastconn;
 mod map;
+mod order;
 mod peak_ewma;
 mod random;
 mod roundrobin;
@@ -147,6 +150,14 @@ impl Members {
 struct Snapshot {
     members: Arc<Members>,
     table: Table,
+    /// The servers by load (`leastconn`, `prefix-affinity`, once loads are counted:
+    /// [`Lb::counting_loads`]); kept across rebuilds while it has room.
+    order: Option<Arc<order::Order>>,
+    /// Bounded loads (`hash-balance-factor`, `prefix-affinity`): each server's weight
+    /// (× 16) summed over the servers before it, and over all (HAProxy's
+    /// `cumulative_weight` and `tot_weight`, of the servers in the tables).
+    cum: Box<[u64]>,
+    tot_weight: u64,
 }
 
 /// The algorithm of one backend.
@@ -166,6 +177,9 @@ pub struct Lb {
     ewma: Option<peak_ewma::PeakEwma>,
     /// Which server each recent key went to (`prefix-affinity` only).
     affinity: Option<affinity::Affinity>,
+    /// Streams per server as reported by [`Lb::stream_started`] and
+    /// [`Lb::stream_ended`] (see [`Lb::counting_loads`]).
+    loads: Option<order::Loads>,
 }
 
 impl Lb {
@@ -175,7 +189,13 @@ impl Lb {
         let members = Arc::new(Members::new(weights, ids, active));
         let gcd = map::weights_gcd(weights);
         let lb = Lb {
-            table: ArcSwap::from_pointee(Snapshot { members: members.clone(), table: Table::None }),
+            table: ArcSwap::from_pointee(Snapshot {
+                members: members.clone(),
+                table: Table::None,
+                order: None,
+                cum: Box::default(),
+                tot_weight: 0,
+            }),
             gcd,
             #[allow(clippy::disallowed_types)] // writers only (see the `use`)
             writer: Mutex::new(()),
@@ -185,10 +205,51 @@ impl Lb {
                 _ => None,
             },
             affinity: matches!(cfg.algo, Algo::PrefixAffinity(_)).then(affinity::Affinity::default),
+            loads: None,
             cfg,
         };
         lb.rebuild(members);
         lb
+    }
+
+    /// Makes the balancer count the streams of its servers itself, told by
+    /// [`Lb::stream_started`] and [`Lb::stream_ended`], for the algorithms that read
+    /// loads of many servers per pick: `leastconn` and `prefix-affinity` then keep the
+    /// servers ordered by load (a pick is O(log n), see `order`), bounded loads
+    /// (`hash-balance-factor`) the backend's total. Without it (and for the other
+    /// algorithms) the `load` of [`Lb::pick_keyed`] is read, scanning every server.
+    pub fn counting_loads(mut self) -> Lb {
+        let bounded = matches!(self.cfg.algo, Algo::Hash(_)) && self.cfg.consistent && self.cfg.balance_factor > 0;
+        if matches!(self.cfg.algo, Algo::LeastConn | Algo::PrefixAffinity(_)) || bounded {
+            let loads = order::Loads::default();
+            let members = self.table.load().members.clone();
+            loads.reserve(members.len());
+            self.loads = Some(loads);
+            self.rebuild(members);
+        }
+        self
+    }
+
+    /// A stream took a slot on server `i` (with [`Lb::counting_loads`]; else nothing).
+    /// Lock-free, O(log n).
+    #[inline]
+    pub fn stream_started(&self, i: usize) {
+        self.count(i, true);
+    }
+
+    /// A stream left server `i`.
+    #[inline]
+    pub fn stream_ended(&self, i: usize) {
+        self.count(i, false);
+    }
+
+    fn count(&self, i: usize, up: bool) {
+        let Some(loads) = &self.loads else { return };
+        loads.add(i, up);
+        let snap = self.table.load();
+        if let Some(o) = &snap.order {
+            o.refresh(i, || loads.get(i), || snap.members.weight(i));
+        }
     }
 
     /// A plain round robin over `weights` (tests, and backends built without
@@ -298,6 +359,9 @@ impl Lb {
         let ids: Vec<u32> = (0..n).map(|s| old.ids.get(s).copied().unwrap_or(if s == i { id } else { 0 })).collect();
         let act: Vec<bool> =
             (0..n).map(|s| old.active.get(s).map_or(s == i && active, |a| a.load(Ordering::Relaxed))).collect();
+        if let Some(loads) = &self.loads {
+            loads.reserve(n);
+        }
         self.rebuild(Arc::new(Members::new(&weights, &ids, &act)));
     }
 
@@ -327,7 +391,41 @@ impl Lb {
             Algo::Hash(_) if self.cfg.consistent => Table::Ring(ring()),
             Algo::Hash(_) => Table::Map(Map::new(&weights, self.gcd)),
         };
-        self.table.store(Arc::new(Snapshot { members, table }));
+        let bounded = self.cfg.balance_factor > 0 || matches!(self.cfg.algo, Algo::PrefixAffinity(_));
+        let mut cum = Vec::with_capacity(if bounded { weights.len() } else { 0 });
+        let mut tot_weight = 0u64;
+        for &w in weights.iter().take(cum.capacity()) {
+            cum.push(tot_weight);
+            tot_weight += u64::from(w) * u64::from(chash::POINTS_PER_WEIGHT);
+        }
+        let order = self.order_for(&members);
+        let fresh = order.as_ref().filter(|o| !self.table.load().order.as_ref().is_some_and(|p| Arc::ptr_eq(p, o)));
+        if let (Some(o), Some(loads)) = (fresh, &self.loads) {
+            // a new tree must be whole before picks see it
+            o.refresh_all(members.len(), |i| loads.get(i), |i| members.weight(i));
+        }
+        let snap = Arc::new(Snapshot { members, table, order, cum: cum.into(), tot_weight });
+        self.table.store(snap.clone());
+        if let (Some(o), Some(loads)) = (&snap.order, &self.loads) {
+            // weights and states changed in place; and a start or end counted while a
+            // new tree was filled went to the old one: read every server again
+            o.refresh_all(snap.members.len(), |i| loads.get(i), |i| snap.members.weight(i));
+        }
+    }
+
+    /// The load order of `members`: the current tree while it has room, else a new one.
+    fn order_for(&self, members: &Members) -> Option<Arc<order::Order>> {
+        let n = members.len();
+        if self.loads.is_none() || !matches!(self.cfg.algo, Algo::LeastConn | Algo::PrefixAffinity(_)) {
+            return None;
+        }
+        if n > order::MAX_SERVERS {
+            return None;
+        }
+        match &self.table.load().order {
+            Some(o) if o.capacity() >= n => Some(o.clone()),
+            _ => Some(Arc::new(order::Order::new(n))),
+        }
     }
 
     /// Picks a server for which `usable` holds, or `None`, without a hash key and
@@ -351,11 +449,10 @@ impl Lb {
     ) -> Option<usize> {
         let snap = self.table.load();
         let m = &*snap.members;
-        let n = m.len();
         let weight = |i: usize| m.weight(i);
         match (&self.cfg.algo, &snap.table) {
             (_, Table::Cycle(rr)) => rr.pick(usable),
-            (Algo::LeastConn, _) => leastconn::pick(&self.cursor, n, weight, usable, load),
+            (Algo::LeastConn, _) => self.least(&snap, usable, load),
             (Algo::First, _) => first::pick(&m.by_id, weight, usable),
             (Algo::Random(draws), Table::Ring(ring)) => random::pick(ring, *draws, weight, usable, load),
             (Algo::PeakEwma(_), Table::Ring(ring)) => match &self.ewma {
@@ -363,23 +460,21 @@ impl Lb {
                 None => None,
             },
             (Algo::PrefixAffinity(_), _) => {
-                let least = || leastconn::pick(&self.cursor, n, weight, &usable, &load);
+                let least = || self.least(&snap, &usable, &load);
                 match (key, &self.affinity) {
                     (Some(h), Some(a)) => {
-                        let w = weights_of(m);
                         let factor = match self.cfg.balance_factor {
                             0 => PREFIX_AFFINITY_FACTOR,
                             f => f,
                         };
-                        a.pick(h, &usable, self.bounded(factor, &w, &usable, &load), least)
+                        a.pick(h, &usable, self.bounded(&snap, factor, &load), least)
                     }
                     _ => least(),
                 }
             }
             (_, Table::Ring(ring)) => match key {
                 Some(h) if self.cfg.balance_factor > 0 => {
-                    let w = weights_of(m);
-                    ring.lookup(h, &usable, self.bounded(self.cfg.balance_factor, &w, &usable, &load))
+                    ring.lookup(h, &usable, self.bounded(&snap, self.cfg.balance_factor, &load))
                 }
                 Some(h) => ring.lookup(h, usable, |_| true),
                 None => self.rotate(ring.len(), |at| ring.server_at(at), usable),
@@ -398,28 +493,40 @@ impl Lb {
         (0..len).map(|_| server_at(self.cursor.fetch_add(1, Ordering::Relaxed))).find(|&s| usable(s))
     }
 
-    /// The `hash-balance-factor` test for a server.
-    // PERF: O(servers) per pick, only with `hash-balance-factor`.
-    fn bounded<'a>(
-        &'a self,
-        factor: u32,
-        w: &'a [u64],
-        usable: &'a impl Fn(usize) -> bool,
-        load: &'a impl Fn(usize) -> u32,
-    ) -> impl Fn(usize) -> bool + 'a {
-        let live = |i: usize| w[i] > 0 && usable(i);
-        let total: u64 = (0..w.len()).filter(|&i| live(i)).map(|i| u64::from(load(i))).sum();
-        let tot_weight: u64 = (0..w.len()).filter(|&i| live(i)).map(|i| w[i]).sum();
-        move |s| {
-            let cum: u64 = (0..s).filter(|&i| live(i)).map(|i| w[i]).sum();
-            chash::eligible(factor, total, tot_weight, w[s], cum, u64::from(load(s)))
+    /// The usable server with the fewest streams per weight: from the load order when
+    /// loads are counted, else by a scan of `load`.
+    fn least(&self, snap: &Snapshot, usable: impl Fn(usize) -> bool, load: impl Fn(usize) -> u32) -> Option<usize> {
+        let m = &*snap.members;
+        match &snap.order {
+            Some(o) => match m.len() {
+                0 => None,
+                n => o.pick(self.cursor.fetch_add(1, Ordering::Relaxed) % n, usable),
+            },
+            None => leastconn::pick(&self.cursor, m.len(), |i| m.weight(i), usable, load),
         }
     }
-}
 
-/// Effective weights as HAProxy counts them for bounded loads (× 16).
-fn weights_of(m: &Members) -> Vec<u64> {
-    (0..m.len()).map(|i| u64::from(m.weight(i)) * u64::from(chash::POINTS_PER_WEIGHT)).collect()
+    /// The bounded-load test of a server (`hash-balance-factor`), O(1): HAProxy's
+    /// `chash_server_is_eligible` over the servers in the tables, whatever this pick
+    /// may use, and the streams of the whole backend (counted, or summed from `load`).
+    fn bounded<'a>(
+        &self,
+        snap: &'a Snapshot,
+        factor: u32,
+        load: &'a impl Fn(usize) -> u32,
+    ) -> impl Fn(usize) -> bool + 'a {
+        let m = &*snap.members;
+        let total = match &self.loads {
+            Some(l) => l.total(),
+            // PERF: O(servers), for a balancer that does not count loads (tests)
+            None => (0..m.len()).map(|i| u64::from(load(i))).sum(),
+        };
+        move |s| {
+            let w = u64::from(m.weight(s)) * u64::from(chash::POINTS_PER_WEIGHT);
+            let cum = snap.cum.get(s).copied().unwrap_or(0);
+            chash::eligible(factor, total, snap.tot_weight, w, cum, u64::from(load(s)))
+        }
+    }
 }
 
 #[cfg(test)]

@@ -185,3 +185,111 @@ fn prefix_affinity_spreads_new_prefixes_by_load() {
     let s = share(&lb, 4, 4000, |k| Some(lb.hash(format!("system prompt {k}").as_bytes())));
     assert!(s.iter().all(|&n| (900..1100).contains(&n)), "{s:?}");
 }
+
+/// A balancer that counts loads, as the backends build it.
+fn counting(algo: Algo, weights: &[u32]) -> Lb {
+    lb(algo, true, weights).counting_loads()
+}
+
+/// Loads are the balancer's own counts: the closure is not read.
+fn pick_counted(lb: &Lb, usable: impl Fn(usize) -> bool) -> Option<usize> {
+    lb.pick_keyed(None, usable, |_| panic!("leastconn read a load"))
+}
+
+#[test]
+fn counted_leastconn_follows_starts_and_ends() {
+    let lb = counting(Algo::LeastConn, &[1, 1, 1]);
+    // idle servers take turns
+    let seq: Vec<_> = (0..3).map(|_| pick_counted(&lb, |_| true).unwrap()).collect();
+    assert_eq!(seq, [0, 1, 2]);
+    for (i, n) in [(0, 3), (1, 1), (2, 2)] {
+        (0..n).for_each(|_| lb.stream_started(i));
+    }
+    assert_eq!(pick_counted(&lb, |_| true), Some(1));
+    assert_eq!(pick_counted(&lb, |i| i != 1), Some(2));
+    lb.stream_ended(0);
+    lb.stream_ended(0);
+    lb.stream_ended(0);
+    assert_eq!(pick_counted(&lb, |_| true), Some(0));
+}
+
+#[test]
+fn counted_leastconn_weights_and_states_change() {
+    let lb = counting(Algo::LeastConn, &[1, 1]);
+    lb.stream_started(1);
+    lb.set_weight(0, 0);
+    assert_eq!(pick_counted(&lb, |_| true), Some(1));
+    lb.set_weight(0, 3);
+    // streams that stay open: shares follow the weights 3:1
+    let mut s = [0u32; 2];
+    for _ in 0..4000 {
+        let i = pick_counted(&lb, |_| true).unwrap();
+        lb.stream_started(i);
+        s[i] += 1;
+    }
+    assert!((2900..=3100).contains(&s[0]), "{s:?}");
+    // down, then up again with its streams still counted
+    lb.set_active(0, false);
+    assert_eq!(lb.weight(0), 0);
+    assert!((0..20).all(|_| pick_counted(&lb, |_| true) == Some(1)));
+    lb.set_active(0, true);
+    (0..s[0]).for_each(|_| lb.stream_ended(0));
+    assert_eq!(pick_counted(&lb, |_| true), Some(0));
+}
+
+#[test]
+fn counted_leastconn_takes_added_servers() {
+    let lb = counting(Algo::LeastConn, &[1, 1]);
+    (0..2).for_each(|i| lb.stream_started(i));
+    // past the tree's first size: it grows and keeps the counts
+    for i in 2..70 {
+        lb.add_server(i, 1, i as u32 + 1, false);
+        lb.stream_started(i);
+    }
+    lb.add_server(70, 1, 71, true);
+    assert_eq!(pick_counted(&lb, |_| true), Some(70));
+    lb.stream_started(70);
+    lb.set_active(5, true);
+    lb.stream_ended(5);
+    assert_eq!(pick_counted(&lb, |_| true), Some(5));
+    // deleted (out of the tables): never again
+    lb.set_active(5, false);
+    lb.stream_started(70);
+    assert_ne!(pick_counted(&lb, |_| true), Some(5));
+}
+
+#[test]
+fn counted_prefix_affinity_spreads_new_keys_by_load() {
+    let lb = counting(Algo::PrefixAffinity(64), &[1, 1, 1, 1]);
+    let mut s = [0u32; 4];
+    for k in 0..4000 {
+        let h = lb.hash(format!("system prompt {k}").as_bytes());
+        let i = lb.pick_keyed(Some(h), |_| true, |i| s[i]).unwrap();
+        lb.stream_started(i);
+        s[i] += 1;
+    }
+    assert!(s.iter().all(|&n| (900..1100).contains(&n)), "{s:?}");
+}
+
+#[test]
+fn counted_balance_factor_bounds_a_hot_key() {
+    let hasher = Hasher { func: HashFn::Sdbm, avalanche: true };
+    let cfg = LbConfig { algo: Algo::Hash(KeySource::Expr), consistent: true, hasher, balance_factor: 125 };
+    let lb = Lb::new(cfg, &[1, 1, 1, 1], &[1, 2, 3, 4], &[]).counting_loads();
+    let mut load = [0u32; 4];
+    let h = lb.hash(b"hot");
+    for _ in 0..400 {
+        let s = lb.pick_keyed(Some(h), |_| true, |i| load[i]).unwrap();
+        lb.stream_started(s);
+        load[s] += 1;
+    }
+    assert!(load.iter().all(|&l| l <= 126), "{load:?}");
+}
+
+#[test]
+fn counting_is_only_for_the_algorithms_that_read_many_loads() {
+    let lb = counting(Algo::RoundRobin, &[1, 1]);
+    lb.stream_started(0);
+    assert!(lb.loads.is_none());
+    assert!(counting(Algo::LeastConn, &[1]).table.load().order.is_some());
+}
