@@ -327,7 +327,7 @@ pub static GLOBAL: &[Kw] = &[
 pub static STATS_GLOBAL: &[Kw] = &[
     kw(
         "socket",
-        Partial("unix path and ipv4@/ipv6@ addresses with mode, user, group, uid, gid, level, name; expose-fd listeners (`_getsocks` hands the listening sockets to a new process started with -x); not fd@ or other bind options"),
+        Partial("unix path, ipv4@/ipv6@ addresses and inherited fd@N sockets, with mode, user, group, uid, gid, level, name; expose-fd listeners (`_getsocks` hands the listening sockets to a new process started with -x); not the other bind options"),
     ),
     kw("timeout", Yes),
     kw("maxconn", Yes),
