@@ -1,21 +1,7 @@
 use super::*;
 use std::sync::atomic::AtomicUsize;
 
-/// A small deterministic generator (xorshift64*).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+use crate::sample::conv::testing::Rng;
 
 /// The scan of `leastconn::pick` started at `start`: the reference.
 fn scan(start: usize, n: usize, w: &[u32], usable: impl Fn(usize) -> bool, load: &[u32]) -> Option<usize> {
@@ -43,23 +29,23 @@ fn assert_consistent(o: &Order) {
 fn picks_what_the_scan_picks() {
     let mut r = Rng(0x9e37_79b9_7f4a_7c15);
     for round in 0..300 {
-        let n = 1 + r.below(40) as usize;
-        let mut w: Vec<u32> = (0..n).map(|_| [0, 1, 1, 2, 3, 256][r.below(6) as usize]).collect();
+        let n = 1 + r.below(40);
+        let mut w: Vec<u32> = (0..n).map(|_| [0, 1, 1, 2, 3, 256][r.below(6)]).collect();
         let mut load: Vec<u32> = (0..n).map(|_| r.below(4) as u32).collect();
         let o = tree(&w, &load);
         for _ in 0..50 {
             // change one server's load or weight, as a stream start/end or `set weight`
-            let i = r.below(n as u64) as usize;
+            let i = r.below(n);
             match r.below(3) {
                 0 => load[i] += 1,
                 1 => load[i] = load[i].saturating_sub(1),
                 _ => w[i] = r.below(5) as u32,
             }
             o.refresh(i, || load[i], || w[i]);
-            let banned = r.below(n as u64 + 1) as usize; // n: none
+            let banned = r.below(n + 1); // n: none
             let full = r.below(3) == 0;
             let usable = |s: usize| s != banned && !(full && load[s] >= 3);
-            let start = r.below(n as u64) as usize;
+            let start = r.below(n);
             assert_eq!(o.pick(start, usable), scan(start, n, &w, usable, &load), "round {round} {w:?} {load:?}");
         }
         assert_consistent(&o);
@@ -111,12 +97,12 @@ fn concurrent_updates_leave_a_consistent_tree() {
                 let mut held = Vec::new();
                 for _ in 0..20_000 {
                     if held.is_empty() || r.below(2) == 0 {
-                        let i = o.pick(r.below(n as u64) as usize, |_| true).unwrap();
+                        let i = o.pick(r.below(n), |_| true).unwrap();
                         loads.add(i, true);
                         o.refresh(i, || loads.get(i), || w[i]);
                         held.push(i);
                     } else {
-                        let i = held.swap_remove(r.below(held.len() as u64) as usize);
+                        let i = held.swap_remove(r.below(held.len()));
                         loads.add(i, false);
                         o.refresh(i, || loads.get(i), || w[i]);
                     }
