@@ -142,8 +142,8 @@ pub fn build(
     Some(ServerTlsRt { traffic, check, sni, sni_slot, check_sni, addr_name, chain, crt, base: Arc::new(base), alpn })
 }
 
-/// The TLS configuration of a `ring` section's `server ... ssl` line, `None` without
-/// `ssl`: the same checks, versions, ciphers, client certificate and session cache
+/// The TLS configuration of a `ring` section's `server ... ssl` line (and of a remote
+/// node's line in a `peers` section), `None` without `ssl`: the same checks, versions, ciphers, client certificate and session cache
 /// as a proxy's server, with no SNI (the server's address is the name) and no ALPN
 /// unless `alpn` says. `Err`: HAProxy's alerts, the first one for the line.
 pub fn ring_server(cfg: &Config, t: &ServerTls, ctx: &str) -> Result<Option<Arc<ClientConfig>>, Vec<String>> {
