@@ -143,9 +143,10 @@ pub fn build(
 }
 
 /// The TLS configuration of a `ring` section's `server ... ssl` line (and of a remote
-/// node's line in a `peers` section), `None` without `ssl`: the same checks, versions, ciphers, client certificate and session cache
-/// as a proxy's server, with no SNI (the server's address is the name) and no ALPN
-/// unless `alpn` says. `Err`: HAProxy's alerts, the first one for the line.
+/// node's line in a `peers` section), `None` without `ssl`: the same checks, versions,
+/// ciphers, client certificate and session cache as a proxy's server, with no SNI (the
+/// server's address is the name) and no ALPN unless `alpn` says. `Err`: HAProxy's
+/// alerts, the first one for the line.
 pub fn ring_server(cfg: &Config, t: &ServerTls, ctx: &str) -> Result<Option<Arc<ClientConfig>>, Vec<String>> {
     if !t.ssl {
         return Ok(None);
