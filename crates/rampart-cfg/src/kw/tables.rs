@@ -194,15 +194,15 @@ pub static GLOBAL: &[Kw] = &[
     kw("lua-prepend-path", Yes),
     kw("master-worker", Yes),
     kw("max-spread-checks", Yes),
-    kw("maxcompcpuusage", No),
-    kw("maxcomprate", No),
+    kw("maxcompcpuusage", Partial(MAXCOMPCPU_PARTIAL)),
+    kw("maxcomprate", Yes),
     kw("maxconn", Yes),
     kw("maxconnrate", No),
     kw("maxpipes", No),
     kw("maxsessrate", No),
     kw("maxsslconn", No),
     kw("maxsslrate", No),
-    kw("maxzlibmem", No),
+    kw("maxzlibmem", Partial(MAXZLIBMEM_PARTIAL)),
     kw("mworker-max-reloads", Yes),
     kw("nbproc", Rejected),
     kw("nbthread", Yes),
@@ -350,9 +350,10 @@ const USERLIST_PARTIAL: &str = "md5, sha256, sha512, bcrypt and yescrypt crypt(3
      passwords; other crypt schemes (DES, ...) are refused at startup";
 const HTTP_REQUEST_PARTIAL: &str = "every action of the http-request action table marked supported or partial";
 
-const COMPRESSION_PARTIAL: &str =
-    "algo identity, gzip, deflate, raw-deflate, and beyond HAProxy br and zstd; type; offload. \
-     No maxcomprate / maxcompcpuusage limits";
+const MAXCOMPCPU_PARTIAL: &str = "the CPU usage is the process's over the last second, per thread, \
+     not each thread's idle time in its poller";
+const MAXZLIBMEM_PARTIAL: &str = "counts an estimate of each gzip/deflate context's memory \
+     (zlib's formula), not the allocator's figures; brotli and zstd are not counted";
 const FILTER_PARTIAL: &str =
     "compression, cache, trace, spoe (see the filters section and the SPOE tables); not fcgi-app, opentracing";
 
@@ -368,7 +369,7 @@ pub static PROXY: &[ProxyKw] = &[
     px("clitcpka-cnt", D | F | L, Yes),
     px("clitcpka-idle", D | F | L, Yes),
     px("clitcpka-intvl", D | F | L, Yes),
-    px("compression", ALL, Partial(COMPRESSION_PARTIAL)),
+    px("compression", ALL, Yes),
     px("cookie", D | L | B, Partial("every option but 'dynamic'")),
     px("declare", F | L, Yes),
     px("default-server", D | L | B, Partial("the same options as 'server'")),

@@ -188,6 +188,13 @@ pub struct Global {
     pub h2: H2Tune,
     /// `tune.comp.maxlevel` (1..=9, default 1): the compression level used.
     pub comp_maxlevel: u32,
+    /// `maxcomprate` in bytes per second (the keyword's kB/s times 1024); 0: no limit.
+    pub comp_rate_lim: u64,
+    /// 100 minus `maxcompcpuusage`: the idle percentage under which no new response
+    /// is compressed and running ones lower their level (0: no limit).
+    pub comp_min_idle: u32,
+    /// `maxzlibmem` in bytes (the keyword's MB); 0: no limit.
+    pub maxzlibmem: u64,
     /// `tune.idle-pool.shared` (HAProxy's default: on): a thread may take over the
     /// idle server connections of another thread.
     pub idle_pool_shared: bool,
@@ -304,6 +311,9 @@ impl Default for Global {
             idle_pool_shared: true,
             h2: H2Tune::default(),
             comp_maxlevel: 1,
+            comp_rate_lim: 0,
+            comp_min_idle: 0,
+            maxzlibmem: 0,
             quiet: false,
             master_worker: false,
             external_check: false,

@@ -42,6 +42,7 @@ pub(super) fn parse_global_line(p: &mut Parser, words: &[String], kwm: Modifier,
         | "ssl-default-server-options" => super::server_ssl::parse_global_ssl_server(p, words, span),
         "tune.idle-pool.shared" => parse_idle_pool_shared(p, words, span),
         "tune.comp.maxlevel" => parse_comp_maxlevel(p, words, span),
+        "maxcomprate" | "maxcompcpuusage" | "maxzlibmem" => super::global_comp::parse_comp_limit(p, words, span),
         "tune.rcvbuf.client" | "tune.rcvbuf.server" | "tune.sndbuf.client" | "tune.sndbuf.server" => {
             super::global_sockets::parse_sockbuf(p, words, span)
         }

@@ -51,6 +51,7 @@ mod errorfile;
 mod fcgi_app;
 pub(crate) mod filter;
 mod global;
+mod global_comp;
 mod global_process;
 mod global_sockets;
 mod global_tune;

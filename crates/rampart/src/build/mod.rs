@@ -205,6 +205,11 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         max_head: cfg.global.bufsize.saturating_sub(cfg.global.maxrewrite).max(1024),
         h2: cfg.global.h2,
         comp_level: cfg.global.comp_maxlevel,
+        comp_limits: std::sync::Arc::new(crate::comp::limit::Limits::new(
+            cfg.global.comp_rate_lim,
+            cfg.global.comp_min_idle,
+            cfg.global.maxzlibmem,
+        )),
         sockbufs: cfg.global.sockbufs,
         caches: cfg.caches.iter().map(|c| std::sync::Arc::new(crate::cache::Cache::new(c.clone()))).collect(),
         global: GlobalRt {

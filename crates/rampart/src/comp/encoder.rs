@@ -14,9 +14,8 @@ use rampart_cfg::model::CompAlgo;
 /// A compressor for one response body.
 pub enum Encoder {
     Identity,
-    Gzip(flate2::write::GzEncoder<Vec<u8>>),
-    Deflate(flate2::write::ZlibEncoder<Vec<u8>>),
-    RawDeflate(flate2::write::DeflateEncoder<Vec<u8>>),
+    /// gzip, deflate (zlib) and raw-deflate: one deflate stream, whose level may move.
+    Flate(Box<Deflater>),
     Brotli(Box<brotli::CompressorWriter<Vec<u8>>>),
     Zstd(zstd::stream::write::Encoder<'static, Vec<u8>>),
 }
@@ -37,9 +36,9 @@ impl Encoder {
         let z = flate2::Compression::new(level.min(9));
         Some(match algo {
             CompAlgo::Identity => Encoder::Identity,
-            CompAlgo::Gzip => Encoder::Gzip(flate2::write::GzEncoder::new(Vec::new(), z)),
-            CompAlgo::Deflate => Encoder::Deflate(flate2::write::ZlibEncoder::new(Vec::new(), z)),
-            CompAlgo::RawDeflate => Encoder::RawDeflate(flate2::write::DeflateEncoder::new(Vec::new(), z)),
+            CompAlgo::Gzip => Encoder::Flate(Box::new(Deflater::new(z, Wrap::Gzip))),
+            CompAlgo::Deflate => Encoder::Flate(Box::new(Deflater::new(z, Wrap::Zlib))),
+            CompAlgo::RawDeflate => Encoder::Flate(Box::new(Deflater::new(z, Wrap::Raw))),
             CompAlgo::Brotli => {
                 let w = brotli::CompressorWriter::new(Vec::new(), 4096, level.min(11), BROTLI_LGWIN);
                 Encoder::Brotli(Box::new(w))
@@ -56,9 +55,7 @@ impl Encoder {
                 out.extend_from_slice(data);
                 Ok(())
             }
-            Encoder::Gzip(e) => write_flush(e, data).map(|()| out.append(e.get_mut())),
-            Encoder::Deflate(e) => write_flush(e, data).map(|()| out.append(e.get_mut())),
-            Encoder::RawDeflate(e) => write_flush(e, data).map(|()| out.append(e.get_mut())),
+            Encoder::Flate(d) => d.push(data, out),
             Encoder::Brotli(e) => write_flush(&mut **e, data).map(|()| out.append(e.get_mut())),
             Encoder::Zstd(e) => write_flush(e, data).map(|()| out.append(e.get_mut())),
         }
@@ -68,14 +65,102 @@ impl Encoder {
     pub fn finish(self, out: &mut Vec<u8>) -> std::io::Result<()> {
         let rest = match self {
             Encoder::Identity => Vec::new(),
-            Encoder::Gzip(e) => e.finish()?,
-            Encoder::Deflate(e) => e.finish()?,
-            Encoder::RawDeflate(e) => e.finish()?,
+            Encoder::Flate(mut d) => return d.finish(out),
             Encoder::Brotli(e) => e.into_inner(),
             Encoder::Zstd(e) => e.finish()?,
         };
         out.extend_from_slice(&rest);
         Ok(())
+    }
+
+    /// Moves the level to `level` (0: stored blocks) from the next data on, between
+    /// two flushes; `false` when the algorithm keeps its level (identity, br, zstd).
+    pub fn set_level(&mut self, level: u32) -> bool {
+        match self {
+            Encoder::Flate(d) => d.c.set_level(flate2::Compression::new(level.min(9))).is_ok(),
+            _ => false,
+        }
+    }
+
+    /// Whether the level moves with the limits (gzip, deflate, raw-deflate).
+    pub fn has_levels(&self) -> bool {
+        matches!(self, Encoder::Flate(_))
+    }
+}
+
+/// The framing around a deflate stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wrap {
+    /// RFC 1952: a 10-byte header, then the CRC-32 and the size of the data.
+    Gzip,
+    /// RFC 1950 (HTTP's `deflate`), written by the library.
+    Zlib,
+    Raw,
+}
+
+/// The gzip header rampart writes: no name, no time, "fastest", Unix.
+const GZIP_HEADER: [u8; 10] = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 4, 3];
+
+/// A deflate stream on flate2's `Compress` (zlib-rs), so that its level can move
+/// between blocks as HAProxy's `deflateParams()` calls move it.
+pub struct Deflater {
+    c: flate2::Compress,
+    wrap: Wrap,
+    /// gzip: the CRC-32 and size of the data so far.
+    crc: flate2::Crc,
+    header_sent: bool,
+}
+
+impl Deflater {
+    fn new(level: flate2::Compression, wrap: Wrap) -> Deflater {
+        let c = flate2::Compress::new(level, wrap == Wrap::Zlib);
+        Deflater { c, wrap, crc: flate2::Crc::new(), header_sent: false }
+    }
+
+    fn header(&mut self, out: &mut Vec<u8>) {
+        if !self.header_sent && self.wrap == Wrap::Gzip {
+            out.extend_from_slice(&GZIP_HEADER);
+        }
+        self.header_sent = true;
+    }
+
+    /// Compresses `data` with a sync flush.
+    fn push(&mut self, data: &[u8], out: &mut Vec<u8>) -> std::io::Result<()> {
+        self.header(out);
+        if self.wrap == Wrap::Gzip {
+            self.crc.update(data);
+        }
+        self.run(data, flate2::FlushCompress::Sync, out)
+    }
+
+    /// Ends the stream, with gzip's trailer.
+    fn finish(&mut self, out: &mut Vec<u8>) -> std::io::Result<()> {
+        self.header(out);
+        self.run(&[], flate2::FlushCompress::Finish, out)?;
+        if self.wrap == Wrap::Gzip {
+            out.extend_from_slice(&self.crc.sum().to_le_bytes());
+            out.extend_from_slice(&self.crc.amount().to_le_bytes());
+        }
+        Ok(())
+    }
+
+    /// Feeds `input` with `flush` until it is consumed and flushed (the stream ended,
+    /// for `Finish`).
+    fn run(&mut self, mut input: &[u8], flush: flate2::FlushCompress, out: &mut Vec<u8>) -> std::io::Result<()> {
+        loop {
+            out.reserve(input.len() / 2 + 256);
+            let before = self.c.total_in();
+            let status = self.c.compress_vec(input, out, flush).map_err(std::io::Error::other)?;
+            input = &input[(self.c.total_in() - before) as usize..];
+            let room_left = out.len() < out.capacity();
+            let done = match flush {
+                flate2::FlushCompress::Finish => status == flate2::Status::StreamEnd,
+                _ => input.is_empty() && room_left,
+            };
+            if done {
+                return Ok(());
+            }
+        }
     }
 }
 

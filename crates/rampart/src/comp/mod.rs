@@ -11,9 +11,13 @@
 //!
 //! - `negotiate`: the decisions on the heads, the head's edits
 //! - `encoder`: one compressor per algorithm (flate2 on zlib-rs, brotli, zstd)
+//! - `limit`: `maxcomprate`, `maxcompcpuusage`, `maxzlibmem` and the process's rates
+//! - `run`: one response being compressed, its level and its counting
 
 pub mod encoder;
+pub mod limit;
 pub mod negotiate;
+pub mod run;
 
 use rampart_cfg::model::{CompAlgo, Compression};
 

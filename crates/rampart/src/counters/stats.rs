@@ -36,6 +36,31 @@ impl ByClass {
     }
 }
 
+/// The compression counters of one side of a proxy (`comp_in`, `comp_out`,
+/// `comp_byp`, `comp_rsp`), shared with the responses being compressed.
+#[derive(Debug)]
+pub struct CompStats {
+    /// Bytes fed to the compressors, and the bytes they gave.
+    pub bytes_in: Counter,
+    pub bytes_out: Counter,
+    /// Bytes of responses selected for compression that went out uncompressed
+    /// (`compression algo identity`, or the level lowered to 0 by the limits).
+    pub bypassed: Counter,
+    /// Responses compressed to their end.
+    pub responses: Counter,
+}
+
+impl CompStats {
+    fn new(threads: usize) -> std::sync::Arc<CompStats> {
+        std::sync::Arc::new(CompStats {
+            bytes_in: Counter::new(threads),
+            bytes_out: Counter::new(threads),
+            bypassed: Counter::new(threads),
+            responses: Counter::new(threads),
+        })
+    }
+}
+
 /// The per-proxy counters of the stats (both sides of a `listen`).
 #[derive(Debug)]
 pub struct ProxyStats {
@@ -87,6 +112,9 @@ pub struct ProxyStats {
     pub fe_sess_rate: RateCell,
     pub fe_req_rate: RateCell,
     pub be_sess_rate: RateCell,
+    /// Compression through the frontend and through the backend.
+    pub fe_comp: std::sync::Arc<CompStats>,
+    pub be_comp: std::sync::Arc<CompStats>,
 }
 
 impl ProxyStats {
@@ -119,6 +147,8 @@ impl ProxyStats {
             fe_sess_rate: RateCell::default(),
             fe_req_rate: RateCell::default(),
             be_sess_rate: RateCell::default(),
+            fe_comp: CompStats::new(threads),
+            be_comp: CompStats::new(threads),
         }
     }
 }

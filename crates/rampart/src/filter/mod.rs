@@ -26,7 +26,7 @@ pub mod trace;
 use std::time::Duration;
 
 use crate::back::{BackRecv, BackRx, BodyError, HeadError, HeadWait, RawRest, Received, ResFacts};
-use crate::comp::encoder::Encoder;
+use crate::comp::run::Compressing;
 use crate::h1::body::Unchunk;
 use crate::http::{BodyLen, MsgHead};
 use crate::io::IoError;
@@ -43,7 +43,7 @@ pub trait Tap: Send {
 #[derive(Default)]
 pub struct ResFilter {
     /// Compresses the body (its framing becomes chunked).
-    pub comp: Option<Encoder>,
+    pub comp: Option<Compressing>,
     /// See the body's data (the cache's store, `filter trace`).
     pub taps: Vec<Box<dyn Tap>>,
 }

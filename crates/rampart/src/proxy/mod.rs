@@ -42,6 +42,8 @@ pub struct Runtime {
     pub h2: rampart_cfg::model::H2Tune,
     /// `tune.comp.maxlevel`: the compression level.
     pub comp_level: u32,
+    /// `maxcomprate`, `maxcompcpuusage`, `maxzlibmem` and the compression rates.
+    pub comp_limits: std::sync::Arc<crate::comp::limit::Limits>,
     /// `tune.rcvbuf.*`/`tune.sndbuf.*`: set once on each accepted or connected socket.
     pub sockbufs: rampart_cfg::model::SockBufs,
     /// The `cache` sections, shared by the threads.

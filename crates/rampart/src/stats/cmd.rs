@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use super::process_cmd::{
-    clear_counters, set_level, set_maxconn_frontend, set_maxconn_global, set_timeout, show_env, show_events, show_info,
+    clear_counters, set_level, set_maxconn_frontend, set_maxconn_global, set_rate_limit, set_timeout, show_env, show_events, show_info,
     show_peers,
 };
 use super::stat::Request;
@@ -279,6 +279,13 @@ pub static COMMANDS: &[Cmd] = &[
         help: "change the per-process maxconn setting",
         level: Level::Admin,
         run: set_maxconn_global,
+    },
+    Cmd {
+        words: &["set", "rate-limit"],
+        usage: "set rate-limit <setting> <value>",
+        help: "change a rate limiting value",
+        level: Level::Admin,
+        run: set_rate_limit,
     },
     Cmd {
         words: &["set", "server"],
@@ -565,7 +572,6 @@ const NOT_YET: &[&[&str]] = &[
     &["enable"],
     &["disable"],
     &["set", "maxconn", "server"],
-    &["set", "rate-limit"],
     &["show", "sess"],
     &["show", "pools"],
     &["show", "map"],

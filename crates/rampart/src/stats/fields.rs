@@ -190,6 +190,10 @@ pub const INFO_FIELDS: &[(u32, &str, &str)] = &[
     (42, "CompressBpsIn", "MRP:u32"),
     (43, "CompressBpsOut", "MRP:u32"),
     (44, "CompressBpsRateLim", "CLP:u32"),
+    // COMPAT: printed by HAProxy builds on zlib (Debian's 2.6 is on libslz and leaves
+    // them out); rampart's gzip/deflate is zlib's (zlib-rs), so it reports them
+    (45, "ZlibMemUsage", "MAP:u32"),
+    (46, "MaxZlibMemUsage", "CLP:u32"),
     (47, "Tasks", "MGP:u32"),
     (48, "Run_queue", "MGP:u32"),
     (49, "Idle_pct", "MaP:u32"),

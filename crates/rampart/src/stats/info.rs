@@ -1,7 +1,7 @@
 //! `show info [typed|json]`: facts about the running process, in HAProxy 2.6's field
 //! order. A field rampart does not measure yet keeps its line with an empty value (and
 //! is left out of the typed and JSON forms, as HAProxy leaves out its empty fields); a
-//! feature rampart does not have (TLS, compression, peers, resolvers) reads 0.
+//! feature rampart does not have (TLS, peers, resolvers) reads 0.
 //! HAProxy counterpart: stats_fill_info() and stats_dump_info_to_buffer() in stats.c.
 
 use std::fmt::Write as _;
@@ -51,6 +51,12 @@ pub(super) fn value(rt: &Runtime, cli_sessions: u64, name: &str) -> Option<Val> 
         "MaxSessRate" => rt.stats.sess_rate.max()?.into(),
         "Start_time_sec" => rt.stats.started_unix.into(),
         "Tainted" => "0".into(),
+        "CompressBpsIn" => rt.comp_limits.bps_in().into(),
+        "CompressBpsOut" => rt.comp_limits.bps_out().into(),
+        "CompressBpsRateLim" => rt.comp_limits.rate_lim().into(),
+        "ZlibMemUsage" | "MaxZlibMemUsage" if !zlib_shown(rt) => return None,
+        "ZlibMemUsage" => rt.comp_limits.mem_used().into(),
+        "MaxZlibMemUsage" => rt.comp_limits.max_mem().into(),
         // features rampart does not have: nothing to count
         "MaxSslConns"
         | "CurrSslConns"
@@ -65,9 +71,6 @@ pub(super) fn value(rt: &Runtime, cli_sessions: u64, name: &str) -> Option<Val> 
         | "SslBackendMaxKeyRate"
         | "SslCacheLookups"
         | "SslCacheMisses"
-        | "CompressBpsIn"
-        | "CompressBpsOut"
-        | "CompressBpsRateLim"
         | "ConnRateLimit"
         | "SessRateLimit"
         | "ActivePeers"
@@ -80,10 +83,23 @@ pub(super) fn value(rt: &Runtime, cli_sessions: u64, name: &str) -> Option<Val> 
     })
 }
 
+/// Whether `ZlibMemUsage` and `MaxZlibMemUsage` are shown: HAProxy builds on zlib
+/// print them, Debian's 2.6 (on libslz) does not. COMPAT: rampart's gzip/deflate is
+/// zlib's (zlib-rs) and reports them when `maxzlibmem` is set; without it the fields
+/// are those of the libslz build.
+fn zlib_shown(rt: &Runtime) -> bool {
+    rt.comp_limits.max_mem() > 0
+}
+
+/// Whether `show info` lists field `name` at all.
+fn listed(rt: &Runtime, name: &str) -> bool {
+    zlib_shown(rt) || !matches!(name, "ZlibMemUsage" | "MaxZlibMemUsage")
+}
+
 /// `show info`: `Name: value` lines.
 pub fn plain(cli: &Cli) -> String {
     let mut out = String::with_capacity(2048);
-    for (_, name, _) in INFO_FIELDS {
+    for (_, name, _) in INFO_FIELDS.iter().filter(|(_, n, _)| listed(&cli.rt, n)) {
         let v =
             value(&cli.rt, cli.cum_sessions.load(Ordering::Relaxed), name).map(|v| v.to_string()).unwrap_or_default();
         let _ = writeln!(out, "{name}: {v}");

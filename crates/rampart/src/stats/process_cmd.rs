@@ -55,6 +55,32 @@ pub(super) fn set_maxconn_global(cli: &Cli, _: &mut Session, words: &[&str]) -> 
     String::new()
 }
 
+/// `set rate-limit <setting> global <value>`: `http-compression` (kB/s, 0: no limit);
+/// the connection and session rates are limits rampart does not have yet.
+pub(super) fn set_rate_limit(cli: &Cli, _: &mut Session, words: &[&str]) -> String {
+    let what = (words.get(2).copied().unwrap_or(""), words.get(3).copied().unwrap_or(""));
+    match what {
+        ("http-compression", "global") => {}
+        ("connections" | "sessions" | "ssl-sessions", "global") => {
+            return format!("'set rate-limit {}' is not supported yet.\n", what.0);
+        }
+        _ => {
+            return "'set rate-limit' only supports :\n   \
+                    - 'connections global' to set the per-process maximum connection rate\n   \
+                    - 'sessions global' to set the per-process maximum session rate\n   \
+                    - 'ssl-sessions global' to set the per-process maximum SSL session rate\n   \
+                    - 'http-compression global' to set the per-process maximum compression speed in kB/s\n"
+                .to_owned()
+        }
+    }
+    let Some(value) = words.get(4).filter(|v| !v.is_empty()) else {
+        return "Expects an integer value.\n".to_owned();
+    };
+    let Ok(v) = u64::try_from(atoi(value)) else { return "Value out of range.\n".to_owned() };
+    cli.rt.comp_limits.set_rate_lim(v.saturating_mul(1024));
+    String::new()
+}
+
 /// `set maxconn frontend <frontend> <value>`.
 pub(super) fn set_maxconn_frontend(cli: &Cli, _: &mut Session, words: &[&str]) -> String {
     let Some(name) = words.get(3) else { return "A frontend name is expected.\n".to_owned() };

@@ -73,6 +73,8 @@ const PROCESS: &[Metric] = &[
     ("http_comp_bytes_in_total", "counter", Info("CompressBpsIn")),
     ("http_comp_bytes_out_total", "counter", Info("CompressBpsOut")),
     ("limit_http_comp", "gauge", Info("CompressBpsRateLim")),
+    ("current_zlib_memory", "gauge", Info("ZlibMemUsage")),
+    ("max_zlib_memory", "gauge", Info("MaxZlibMemUsage")),
     ("current_tasks", "gauge", Info("Tasks")),
     ("current_run_queue", "gauge", Info("Run_queue")),
     ("idle_time_percent", "gauge", Info("Idle_pct")),
@@ -322,6 +324,8 @@ fn histograms(out: &mut String, rt: &Runtime, part: &str, rows: &[Row]) {
 fn metric(out: &mut String, rt: &Runtime, part: &str, (name, ty, src): &Metric, rows: &[Row]) {
     let mut samples = String::new();
     match src {
+        // HAProxy's libslz builds have no zlib memory to report
+        Info(field @ ("ZlibMemUsage" | "MaxZlibMemUsage")) if info::value(rt, 0, field).is_none() => return,
         Info(field) => {
             let v = info::value(rt, 0, field).map_or_else(|| "NaN".to_owned(), |v| number(&v, name));
             let _ = writeln!(samples, "haproxy_{part}_{name} {v}");

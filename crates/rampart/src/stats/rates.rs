@@ -1,5 +1,5 @@
 //! Event rates for the stats (`rate`, `req_rate`, `conn_rate` and their maxima,
-//! `ConnRate`, `SessRate`): a task on the main thread samples the per-thread counters
+//! `ConnRate`, `SessRate`), and the CPU usage `maxcompcpuusage` compares with: a task on the main thread samples the per-thread counters
 //! once a second and keeps the last second's count and the highest seen, so the
 //! request path pays nothing for them.
 //!
@@ -40,6 +40,13 @@ pub fn sample(rt: &Runtime) {
     }
     rt.stats.conn_rate.sample(conns);
     rt.stats.sess_rate.sample(sess);
+    if rt.comp_limits.watches_cpu() {
+        // `maxcompcpuusage`: the process's CPU time over the last second
+        if let Ok(t) = nix::time::clock_gettime(nix::time::ClockId::CLOCK_PROCESS_CPUTIME_ID) {
+            let cpu = std::time::Duration::from(t);
+            rt.comp_limits.sample_cpu(cpu, rt.stats.nbthread);
+        }
+    }
 }
 
 /// Samples once a second and purges the tables, forever (a task of the worker's main

@@ -262,16 +262,27 @@ fn field(rt: &Runtime, idx: usize, kind: Kind, srv: Option<usize>, level: Level,
     v.or_else(|| zero_for_missing_feature(name, px.mode == Mode::Http))
 }
 
-/// Fields about features rampart does not have (TLS, compression, cache, HTTP/2,
+/// Fields about features rampart does not have (TLS, cache, HTTP/2,
 /// interception): there is nothing to count, so they read 0 (the cache's only in an
 /// HTTP proxy, as HAProxy).
 fn zero_for_missing_feature(name: &str, http: bool) -> Option<Val> {
     let absent = name.starts_with("ssl_")
         || name.starts_with("h2_")
-        || name.starts_with("comp_")
         || (name.starts_with("cache_") && http)
         || name == "rate_lim";
     absent.then(|| 0u64.into())
+}
+
+/// `comp_in`, `comp_out`, `comp_byp`, `comp_rsp` of one side of a proxy.
+fn comp(c: &crate::counters::stats::CompStats, name: &str) -> Option<Val> {
+    let n = match name {
+        "comp_in" => &c.bytes_in,
+        "comp_out" => &c.bytes_out,
+        "comp_byp" => &c.bypassed,
+        "comp_rsp" => &c.responses,
+        _ => return None,
+    };
+    Some(n.get().into())
 }
 
 fn by_class(c: &super::counters::ByClass, name: &str) -> Option<Val> {
@@ -308,6 +319,7 @@ fn frontend(rt: &Runtime, px: &ProxyRt, name: &str) -> Option<Val> {
         "type" => 0u32.into(),
         "req_tot" if fe.http => px.stats.fe_req.get().into(),
         n if n.starts_with("hrsp_") && fe.http => by_class(&px.stats.fe_rsp, n)?,
+        n if n.starts_with("comp_") => comp(&px.stats.fe_comp, n)?,
         _ => return None,
     })
 }
@@ -354,6 +366,7 @@ fn backend(rt: &Runtime, idx: usize, px: &ProxyRt, name: &str, level: Level) -> 
         "algo" if level >= Level::Operator => rt.stats.algos[idx].into(),
         "req_tot" if http => px.stats.be_req.get().into(),
         n if n.starts_with("hrsp_") && http => by_class(&px.stats.be_rsp, n)?,
+        n if n.starts_with("comp_") => comp(&px.stats.be_comp, n)?,
         _ => return None,
     })
 }

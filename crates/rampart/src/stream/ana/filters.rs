@@ -54,7 +54,9 @@ pub fn response_head(s: &Stream<'_>, st: &mut StreamState, res: &MsgHead, buf: &
     }
     let (fe, be) = comp(s);
     let req = ReqFacts { version: s.ver.unwrap_or(Version::Http11), method: s.meth.unwrap_or(Method::Get) };
-    flt.compressing = crate::comp::on_response(fe, be, req, res.view(buf), until_close);
+    // the limits (`maxcomprate`, `maxcompcpuusage`) are checked last, as HAProxy does
+    flt.compressing =
+        crate::comp::on_response(fe, be, req, res.view(buf), until_close) && s.rt.comp_limits.allows_new();
 }
 
 /// After the `http-response` rules: the head's edits and the body filters (the
@@ -71,8 +73,12 @@ pub fn response_filters(s: &Stream<'_>, st: &mut StreamState, res: &mut MsgHead,
     }
     let flt = &mut st.flt;
     let Some(algo) = flt.comp_algo.filter(|_| flt.compressing) else { return f };
-    match crate::comp::encoder::Encoder::new(algo, s.rt.comp_level) {
-        Some(enc) if crate::comp::negotiate::rewrite_head(res, buf, algo).is_ok() => f.comp = Some(enc),
+    let stats = [
+        Some(s.rt.proxies[s.fe].stats.fe_comp.clone()),
+        s.be.map(|b| s.rt.proxies[b].stats.be_comp.clone()),
+    ];
+    match crate::comp::run::Compressing::start(algo, s.rt.comp_level, &s.rt.comp_limits, stats) {
+        Some(c) if crate::comp::negotiate::rewrite_head(res, buf, algo).is_ok() => f.comp = Some(c),
         // as HAProxy, a head that cannot take the edits goes uncompressed
         _ => flt.compressing = false,
     }
