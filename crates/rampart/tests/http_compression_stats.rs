@@ -13,7 +13,7 @@ use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
 use http_common::RAMPART;
-use rampart_testkit::{Differential, HttpBackend, Normalize, Normalizer, RawClient, Reply, Running};
+use rampart_testkit::{Differential, HttpBackend, Normalize, Normalizer, Proxy, RawClient, Reply, Running};
 
 /// 20000 bytes that compress well.
 fn text() -> Vec<u8> {
@@ -168,7 +168,13 @@ fn the_counters_are_haproxys_after_compressed_and_bypassed_responses() {
 
 fn start(global_lines: &str) -> (Running, HttpBackend) {
     let s1 = backend();
-    let p = http_common::start(&cfg(global_lines), &[("s1", s1.addr())]);
+    let p = Proxy::new(http_common::binary())
+        .listener("fe1")
+        .listener("prom")
+        .backend("s1", s1.addr())
+        .config(&cfg(global_lines))
+        .start()
+        .expect("the proxy starts");
     (p, s1)
 }
 
