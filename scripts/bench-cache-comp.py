@@ -10,7 +10,10 @@
   2.6 is built with libslz, `+SLZ -ZLIB`);
 - the compression ratio each proxy reaches on the same text;
 - RSS of a full cache: the resident memory the proxy gained while the cache was
-  filled to over `total-max-size` with distinct objects.
+  filled to over `total-max-size` with distinct objects, and its RSS then (haproxy
+  maps its whole cache at startup, so its gain is near 0 and its RSS is the figure).
+  `hits/lookups` are the FRONTEND row's `cache_hits`/`cache_lookups` (rampart's read
+  0: not counted yet).
 
 CPU is utime+stime from /proc/<pid>/stat over a wrk run; each proxy runs alone,
 pinned to --proxy-cpu, with wrk and nginx on --client-cpu. Figures on a busy machine
@@ -77,8 +80,9 @@ cache c
 
 frontend fe
     bind 127.0.0.1:{port}
-    http-request cache-use c if {{ path_beg /obj /fill/ }}
-    http-response cache-store c if {{ path_beg /obj /fill/ }}
+    http-request set-var(txn.cacheable) bool(1) if {{ path_beg /obj /fill/ }}
+    http-request cache-use c if {{ var(txn.cacheable) -m bool }}
+    http-response cache-store c if {{ var(txn.cacheable) -m bool }}
     use_backend be_comp if {{ path /text }}
     default_backend be
 
@@ -169,6 +173,8 @@ def get(port, path, headers=None):
     r = c.getresponse()
     body = r.read()
     c.close()
+    if r.status != 200:
+        sys.exit(f"GET {path}: {r.status}")
     return r, body
 
 
@@ -176,7 +182,10 @@ def fill(port, count):
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     for i in range(count):
         c.request("GET", f"/fill/{i}")
-        c.getresponse().read()
+        r = c.getresponse()
+        r.read()
+        if r.status != 200:
+            sys.exit(f"GET /fill/{i}: {r.status}")
     c.close()
 
 
@@ -213,7 +222,7 @@ def run_proxy(name, binary, args, tmp, backend, hz):
         res["hit_us"] = statistics.median(rows["hit"])
         res["gzip_ms_per_mib"] = statistics.median(rows["gzip"])
         r, body = get(port, "/text", {"Accept-Encoding": "gzip"})
-        assert r.getheader("Content-Encoding") == "gzip", f"{name}: /text was not compressed"
+        assert r.getheader("Content-Encoding") == "gzip", f"{name}: /text was not compressed: {r.status} {r.getheaders()}"
         assert gzip.decompress(body) == open(f"{tmp}/www/text.txt", "rb").read(), f"{name}: bad gzip"
         res["ratio"] = text_size / len(body)
         # a full cache: distinct 32 KiB objects for 1.5 x total-max-size
@@ -221,6 +230,7 @@ def run_proxy(name, binary, args, tmp, backend, hz):
         count = int(args.cache_mb * 2**20 * 1.5 / args.fill_kib / 1024)
         fill(port, count)
         res["rss_gain_mib"] = (rss_kib(proc.pid) - before) / 1024
+        res["rss_mib"] = rss_kib(proc.pid) / 1024
         res["objects"] = count
         return res
     finally:
@@ -248,6 +258,7 @@ def main():
     vv = subprocess.run([args.haproxy, "-vv"], capture_output=True, text=True).stdout
     lib = "libslz" if "libslz" in vv else ("zlib" if "zlib" in vv else "none")
     tmp = tempfile.mkdtemp(prefix="cache-comp-")
+    os.chmod(tmp, 0o755)  # nginx's workers read the files
     os.makedirs(f"{tmp}/www")
     rnd = random.Random(24)
     with open(f"{tmp}/www/obj.bin", "wb") as f:
@@ -281,11 +292,12 @@ def main():
     print(f"cache: total-max-size {args.cache_mb} MB; filled with {results['rampart']['objects']} objects of "
           f"{args.fill_kib} KiB; text {args.text_kib} KiB\n")
     print("| proxy | proxied µs/req | hit µs/req | hit/proxied | hits/lookups | gzip ms CPU/MiB | ratio | "
-          "RSS gained filling the cache (MiB) |")
-    print("|---|---|---|---|---|---|---|---|")
+          "RSS gained filling the cache (MiB) | RSS full (MiB) |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for name, r in results.items():
         print(f"| {name} | {r['proxied_us']:.1f} | {r['hit_us']:.1f} | {r['hit_us'] / r['proxied_us']:.2f} | "
-              f"{r['hits']} | {r['gzip_ms_per_mib']:.2f} | {r['ratio']:.2f} | {r['rss_gain_mib']:.1f} |")
+              f"{r['hits']} | {r['gzip_ms_per_mib']:.2f} | {r['ratio']:.2f} | {r['rss_gain_mib']:.1f} | "
+              f"{r['rss_mib']:.1f} |")
     ra, ha = results["rampart"], results["haproxy"]
     print()
     print(f"hit <= 0.6 x proxied (rampart): {'yes' if ra['hit_us'] <= 0.6 * ra['proxied_us'] else 'NO'}")

@@ -62,8 +62,7 @@ fn cli(p: &Running, cmd: &str) -> String {
 fn stat(p: &Running) -> HashMap<String, HashMap<String, String>> {
     let out = cli(p, "show stat");
     let mut lines = out.lines();
-    let header: Vec<String> =
-        lines.next().unwrap().trim_start_matches("# ").split(',').map(str::to_owned).collect();
+    let header: Vec<String> = lines.next().unwrap().trim_start_matches("# ").split(',').map(str::to_owned).collect();
     lines
         .filter(|l| !l.is_empty())
         .map(|l| {

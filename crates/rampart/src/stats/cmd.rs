@@ -10,8 +10,8 @@
 use std::time::Duration;
 
 use super::process_cmd::{
-    clear_counters, set_level, set_maxconn_frontend, set_maxconn_global, set_rate_limit, set_timeout, show_env, show_events, show_info,
-    show_peers,
+    clear_counters, set_level, set_maxconn_frontend, set_maxconn_global, set_rate_limit, set_timeout, show_env,
+    show_events, show_info, show_peers,
 };
 use super::stat::Request;
 use super::{servers, srvcmd, stat, Cli};

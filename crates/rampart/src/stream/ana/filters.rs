@@ -73,10 +73,7 @@ pub fn response_filters(s: &Stream<'_>, st: &mut StreamState, res: &mut MsgHead,
     }
     let flt = &mut st.flt;
     let Some(algo) = flt.comp_algo.filter(|_| flt.compressing) else { return f };
-    let stats = [
-        Some(s.rt.proxies[s.fe].stats.fe_comp.clone()),
-        s.be.map(|b| s.rt.proxies[b].stats.be_comp.clone()),
-    ];
+    let stats = [Some(s.rt.proxies[s.fe].stats.fe_comp.clone()), s.be.map(|b| s.rt.proxies[b].stats.be_comp.clone())];
     match crate::comp::run::Compressing::start(algo, s.rt.comp_level, &s.rt.comp_limits, stats) {
         Some(c) if crate::comp::negotiate::rewrite_head(res, buf, algo).is_ok() => f.comp = Some(c),
         // as HAProxy, a head that cannot take the edits goes uncompressed
