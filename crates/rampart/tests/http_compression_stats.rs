@@ -83,7 +83,7 @@ fn get(p: &Running, path: &str, accept: &str) -> Option<String> {
     let ae = if accept.is_empty() { String::new() } else { format!("Accept-Encoding: {accept}\r\n") };
     c.send(format!("GET {path} HTTP/1.1\r\nHost: a\r\n{ae}\r\n")).unwrap();
     let r = c.read_response().unwrap();
-    assert_eq!(r.body.is_empty(), false);
+    assert!(!r.body.is_empty());
     r.headers.get("content-encoding").map(str::to_owned)
 }
 
