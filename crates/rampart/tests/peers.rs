@@ -15,7 +15,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use http_common::RAMPART;
-use rampart_testkit::{eventually, haproxy_or_skip, http_get, stats_command, Proxy, Running};
+use rampart_testkit::{eventually, haproxy_or_skip, http_get, stats_command, HttpBackend, Proxy, Running};
 
 /// A node `name` of section `p`: an admin socket, a frontend counting each URL in
 /// `table` (a request increments `gpc0` and `http_req_rate`), the table, and the
@@ -351,4 +351,72 @@ fn bad_peers_sections_are_refused_as_haproxy_does() {
     for (cfg, msg) in BAD {
         assert_eq!(check_first(&haproxy, cfg), *msg, "haproxy: {cfg}");
     }
+}
+
+/// A node whose backend sticks on the `x-key` header into a replicated table storing
+/// `server_id` and `server_key` (the strings the peers' dictionary caches carry).
+fn dict_cfg(name: &str, other: &str) -> String {
+    format!(
+        "global\n  stats socket ${{testdir}}/admin.sock level admin\n\
+         defaults\n  mode http\n  timeout client 5s\n  timeout server 5s\n  timeout connect 1s\n\
+         backend bk\n  balance roundrobin\n\
+         \x20 stick-table type string len 16 size 1k expire 60s store server_id,server_key peers p\n\
+         \x20 stick on req.hdr(x-key)\n  server s1 ${{s1_addr}}:${{s1_port}}\n  server s2 ${{s1_addr}}:${{s1_port}}\n\
+         peers p\n  bind fd@${{peer}}\n  server {name}\n  server {other} ${{other_addr}}:${{other_port}}\n\
+         frontend fe1\n  bind fd@${{fe1}}\n  default_backend bk\n"
+    )
+}
+
+/// A request through `p` carrying `x-key: key`.
+fn keyed(p: &Running, key: &str) {
+    let mut c = rampart_testkit::RawClient::connect(p.addr("fe1")).unwrap();
+    c.send(format!("GET / HTTP/1.1\r\nHost: t\r\nx-key: {key}\r\nConnection: close\r\n\r\n")).unwrap();
+    assert_eq!(c.read_response().unwrap().status, 200);
+}
+
+/// What `show peers dict` says of the caches: each node's name and state, and its
+/// dictionary lines (addresses, timers and counters left out).
+fn dict_view(out: &str) -> Vec<String> {
+    out.lines()
+        .filter_map(|l| {
+            let t = l.trim_start();
+            if l.starts_with("  0x") {
+                return t.split_whitespace().nth(1).map(str::to_owned);
+            }
+            let slots = t.starts_with(|c: char| c.is_ascii_digit()) && t.contains(" -> ");
+            (slots || t.ends_with("dictionary cache:")).then(|| l.to_owned())
+        })
+        .collect()
+}
+
+/// Node `A` (`a`) and node `B` (haproxy) each store entries sticking to `s1` and `s2`
+/// (`A` two, `B` one), which replicate; what `show peers dict` shows on each.
+fn dict_session(a: &Path, haproxy: &Path) -> (Vec<String>, Vec<String>) {
+    let s1 = HttpBackend::start("s1");
+    let pa = Proxy::new(a).listener("fe1").listener("peer").arg("-L").arg("A").backend("s1", s1.addr());
+    let pb = Proxy::new(haproxy).listener("fe1").listener("peer").arg("-L").arg("B").backend("s1", s1.addr());
+    let (addr_a, addr_b) = (pa.listener_addr("peer").unwrap(), pb.listener_addr("peer").unwrap());
+    let ra = pa.backend("other", addr_b).config(&dict_cfg("A", "B")).start().expect("A starts");
+    let rb = pb.backend("other", addr_a).config(&dict_cfg("B", "A")).start().expect("B starts");
+    eventually!(cli(&ra, "show peers").contains("last_status=ESTA"));
+    keyed(&ra, "a1");
+    keyed(&ra, "a2");
+    keyed(&rb, "b1");
+    for (p, key) in [(&rb, "a1"), (&rb, "a2"), (&ra, "b1")] {
+        eventually!(cli(p, "show table bk").contains(&format!("key={key} ")));
+    }
+    (dict_view(&cli(&ra, "show peers dict")), dict_view(&cli(&rb, "show peers dict p")))
+}
+
+#[test]
+fn show_peers_dict_lists_the_caches_as_haproxy() {
+    let Some(haproxy) = haproxy_or_skip("show_peers_dict_lists_the_caches_as_haproxy") else { return };
+    let (ours_a, ours_b) = dict_session(Path::new(RAMPART), &haproxy);
+    // what A sent (s1 then s2) and what it received from B (s1)
+    let tx = ours_a.iter().position(|l| l.ends_with("TX dictionary cache:")).expect("a TX cache");
+    assert_eq!(ours_a[tx + 1].trim(), "0 -> s1    1 -> s2", "{ours_a:#?}");
+    assert!(ours_a.iter().any(|l| l.trim().starts_with("0 -> s1    1 -> -    2 -> -")), "{ours_a:#?}");
+    let (theirs_a, theirs_b) = dict_session(&haproxy, &haproxy);
+    assert_eq!(ours_a, theirs_a, "node A: rampart (left), haproxy (right)");
+    assert_eq!(ours_b, theirs_b, "node B (haproxy) with rampart (left) and with haproxy (right) as A");
 }

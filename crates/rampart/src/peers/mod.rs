@@ -250,6 +250,7 @@ async fn incoming<S: Sock>(sec: Arc<PeersRt>, s: S, src: SocketAddr, dst: Option
             dst,
             remote_table,
             last_local_table,
+            dict: None,
         });
     }
     if crate::io::write_all(&s, b"200\n", Some(session::HANDSHAKE)).await.is_ok() {
@@ -298,6 +299,7 @@ async fn connect_loop(sec: Arc<PeersRt>, idx: usize, rt: Arc<Runtime>) {
                 dst: Some(addr),
                 remote_table: None,
                 last_local_table: None,
+                dict: None,
             });
         }
         inc(&peer.counters.new_conn);

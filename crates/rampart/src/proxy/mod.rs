@@ -65,6 +65,14 @@ pub struct Runtime {
     pub peers: Vec<std::sync::Arc<crate::peers::types::PeersRt>>,
 }
 
+impl Runtime {
+    /// Every stick table: the proxies' then the `peers` sections' (the runtime API and
+    /// the exporter list them in reverse, last declared first, as HAProxy).
+    pub fn stick_tables(&self) -> impl Iterator<Item = &crate::stick::StickTable> {
+        self.proxies.iter().filter_map(|p| p.table.as_deref()).chain(self.peer_tables.iter().map(|t| &**t))
+    }
+}
+
 /// Process-wide connection accounting and stop state.
 #[derive(Debug)]
 pub struct GlobalRt {
