@@ -420,3 +420,49 @@ fn show_peers_dict_lists_the_caches_as_haproxy() {
     assert_eq!(ours_a, theirs_a, "node A: rampart (left), haproxy (right)");
     assert_eq!(ours_b, theirs_b, "node B (haproxy) with rampart (left) and with haproxy (right) as A");
 }
+
+/// A node whose `peers` section logs to `syslog` and tries to reach a node that never
+/// answers: the datagrams received after SIGTTOU and SIGTTIN (priority and message, the
+/// date and process id left out), and whether stderr had the two warnings.
+fn peers_log_session(binary: &Path) -> (Vec<String>, bool) {
+    let syslog = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    syslog.set_read_timeout(Some(Duration::from_millis(1500))).unwrap();
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let cfg = format!(
+        "global\n  stats socket ${{testdir}}/admin.sock level admin\n\
+         defaults\n  mode http\n  timeout client 5s\n  timeout server 5s\n  timeout connect 1s\n\
+         peers p\n  log {} local0\n  bind fd@${{peer}}\n  server A\n  server B {dead}\n\
+         \x20 table t type ip size 1k store gpc0\n\
+         frontend fe1\n  bind fd@${{fe1}}\n  http-request return status 200\n",
+        syslog.local_addr().unwrap()
+    );
+    let p =
+        Proxy::new(binary).listener("fe1").listener("peer").arg("-L").arg("A").config(&cfg).start().expect("starts");
+    get(&p, "/", 1);
+    std::thread::sleep(Duration::from_millis(300));
+    p.signal(rampart_testkit::Signal::SIGTTOU).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    p.signal(rampart_testkit::Signal::SIGTTIN).unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 2048];
+    while let Ok(n) = syslog.recv(&mut buf) {
+        let line = String::from_utf8_lossy(&buf[..n]).trim_end().to_string();
+        let prio = line.split_once('>').map_or("", |x| x.0);
+        let msg = line.split_once("]: ").map_or(line.as_str(), |x| x.1);
+        got.push(format!("{prio}> {msg}"));
+    }
+    let pid = p.pid();
+    let warned = ["Paused", "Resumed"]
+        .iter()
+        .all(|w| p.wait_output(&format!("[WARNING]  ({pid}) : {w} proxy A.\n"), Duration::from_secs(2)));
+    (got, warned)
+}
+
+#[test]
+fn a_peers_section_logs_what_haproxy_logs_there() {
+    let ours = peers_log_session(Path::new(RAMPART));
+    assert_eq!(ours, (vec!["<132> Paused proxy A.".to_string(), "<132> Resumed proxy A.".to_string()], true));
+    let Some(haproxy) = haproxy_or_skip("a_peers_section_logs_what_haproxy_logs_there") else { return };
+    let theirs = peers_log_session(&haproxy);
+    assert_eq!(ours, theirs, "rampart (left), haproxy (right)");
+}

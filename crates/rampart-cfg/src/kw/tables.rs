@@ -93,7 +93,10 @@ pub static PEERS: &[Kw] = &[
     kw("default-server", Partial("the TLS options of 'server' (ssl, crt, ca-file, verify, ciphers, ssl-min-ver ...); the others are refused")),
     kw("disabled", Yes),
     kw("enabled", Yes),
-    kw("log", No),
+    kw(
+        "log",
+        Partial("the targets of a proxy's 'log' (not tcp@); as HAProxy 2.6, only the section's 'Paused proxy <local>.' and 'Resumed ...' messages (SIGTTOU/SIGTTIN) go there"),
+    ),
     kw("peer", Partial("name, address and the TLS options of 'server' (ssl, crt, ca-file, verify ...: this node connects over TLS); the other server options are refused")),
     kw("server", Partial("name, address and the TLS options of 'server' (as 'peer'); the other server options are refused")),
     kw("table", Yes),

@@ -5,11 +5,11 @@
 //! HAProxy counterparts: `cfg_parse_peers()` (src/cfgparse.c), the peers part of
 //! `check_config_validity()`. Messages are HAProxy 2.6's.
 
-use crate::model::{BindSsl, ListenAddr, Peer, Peers, PeersBind, PeersTable, ServerAddr, ServerTls};
+use crate::model::{BindSsl, ListenAddr, LogTarget, Peer, Peers, PeersBind, PeersTable, ServerAddr, ServerTls};
 use crate::span::Span;
 
 use super::value::invalid_char;
-use super::{arg, not_yet, Parser};
+use super::{arg, not_yet, Modifier, Parser};
 
 /// A section while it is parsed: what HAProxy keeps in statics across its lines.
 #[derive(Debug, Default, Clone)]
@@ -55,14 +55,16 @@ pub(super) fn open_peers(p: &mut Parser, words: &[String], span: &Span) -> Optio
         local: None,
         bind: None,
         tables: Vec::new(),
+        logs: Vec::new(),
         span: span.clone(),
     });
     p.peers_build.push(PeersBuild::default());
     Some(p.peers.len() - 1)
 }
 
-/// A line inside peers section `idx`.
-pub(super) fn parse_peers_line(p: &mut Parser, idx: usize, words: &[String], span: &Span) {
+/// A line inside peers section `idx` (`kwm`: it began with `no`, which only `log`
+/// heeds, as in HAProxy).
+pub(super) fn parse_peers_line(p: &mut Parser, idx: usize, words: &[String], kwm: Modifier, span: &Span) {
     let result = match words[0].as_str() {
         "peer" | "server" => parse_peer(p, idx, words, span),
         "bind" | "default-bind" => parse_bind(p, idx, words, span),
@@ -81,12 +83,24 @@ pub(super) fn parse_peers_line(p: &mut Parser, idx: usize, words: &[String], spa
             p.peers[idx].disabled = false;
             Ok(())
         }
-        "log" => Err(not_yet("log' in a 'peers' section")),
+        "log" => parse_log(p, idx, words, kwm, span),
         other => Err(format!("unknown keyword '{other}' in 'peers' section")),
     };
     if let Err(msg) = result {
         p.alert(span, msg);
     }
+}
+
+/// `log ...` / `no log`: checked as a proxy's `log` line.
+fn parse_log(p: &mut Parser, idx: usize, words: &[String], kwm: Modifier, span: &Span) -> Result<(), String> {
+    let args = &words[1..];
+    super::log::check_log_args(args, kwm, false).map_err(|e| format!("log : {e}"))?;
+    let logs = &mut p.peers[idx].logs;
+    match kwm {
+        Modifier::No => logs.clear(),
+        _ => logs.push(LogTarget { args: args.to_vec(), span: span.clone() }),
+    }
+    Ok(())
 }
 
 fn parse_peer(p: &mut Parser, idx: usize, words: &[String], span: &Span) -> Result<(), String> {

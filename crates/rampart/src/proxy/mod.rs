@@ -63,6 +63,8 @@ pub struct Runtime {
     pub peer_tables: Vec<std::sync::Arc<crate::stick::StickTable>>,
     /// The `peers` sections that replicate (enabled, with a local node).
     pub peers: Vec<std::sync::Arc<crate::peers::types::PeersRt>>,
+    /// The `log` targets of each of [`Runtime::peers`] (empty without `log` lines).
+    pub peers_logs: Vec<crate::log::sink::Loggers>,
 }
 
 impl Runtime {
