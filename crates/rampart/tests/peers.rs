@@ -466,3 +466,65 @@ fn a_peers_section_logs_what_haproxy_logs_there() {
     let theirs = peers_log_session(&haproxy);
     assert_eq!(ours, theirs, "rampart (left), haproxy (right)");
 }
+
+/// HAProxy 3.2 beside 2.6 (`HAPROXY_32` names another path), or `None` after saying the
+/// comparison is skipped (not a CI dependency, as in `haproxy3_syntax.rs`).
+fn haproxy32_or_skip(test: &str) -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("HAPROXY_32")
+        .map_or_else(|| std::path::PathBuf::from("/usr/local/bin/haproxy-3.2"), std::path::PathBuf::from);
+    if std::process::Command::new(&path).arg("-v").output().is_ok_and(|o| o.status.success()) {
+        return Some(path);
+    }
+    eprintln!("SKIPPED {test} against HAProxy 3.2: {} is not installed", path.display());
+    None
+}
+
+/// Node `A` replicates `clust` and writes what it learns there to its own `local`
+/// (`write-to`); node `B` (haproxy 2.6, which has no `write-to`) sets entries of its
+/// `clust`. A's `local` entries (data only), once learned.
+fn write_to_session(a: &Path, haproxy: &Path) -> Vec<String> {
+    let store = "store server_id,gpt0,gpc0";
+    let cfg = |me: &str, other: &str, write_to: &str| {
+        format!(
+            "global\n  stats socket ${{testdir}}/admin.sock level admin\n\
+             defaults\n  mode http\n  timeout client 5s\n  timeout server 5s\n  timeout connect 1s\n\
+             backend clust\n  stick-table type string len 16 size 1k expire 60s {store},http_req_cnt peers p{write_to}\n\
+             backend local\n  stick-table type string len 16 size 1k expire 60s {store}\n\
+             peers p\n  bind fd@${{peer}}\n  server {me}\n  server {other} ${{other_addr}}:${{other_port}}\n\
+             frontend fe1\n  bind fd@${{fe1}}\n  http-request return status 200\n"
+        )
+    };
+    let pa = Proxy::new(a).listener("fe1").listener("peer").arg("-L").arg("A");
+    let pb = Proxy::new(haproxy).listener("fe1").listener("peer").arg("-L").arg("B");
+    let (addr_a, addr_b) = (pa.listener_addr("peer").unwrap(), pb.listener_addr("peer").unwrap());
+    let ra = pa.backend("other", addr_b).config(&cfg("A", "B", " write-to local")).start().expect("A starts");
+    let rb = pb.backend("other", addr_a).config(&cfg("B", "A", "")).start().expect("B starts");
+    eventually!(cli(&ra, "show peers").contains("last_status=ESTA"));
+    // k2 is in A's copy already: its counter stays A's own
+    cli(&ra, "set table local key k2 data.gpc0 3 data.gpt0 1");
+    cli(&rb, "set table clust key k1 data.server_id 2 data.gpt0 7 data.gpc0 5 data.http_req_cnt 4");
+    cli(&rb, "set table clust key k2 data.gpt0 8 data.gpc0 9");
+    eventually!(entry(&ra, "clust", "k2").is_some_and(|d| d.contains("gpc0=9")));
+    eventually!(entry(&ra, "local", "k2").is_some_and(|d| d.contains("gpt0=8")));
+    let mut out: Vec<String> = ["k1", "k2"].iter().filter_map(|k| entry(&ra, "local", k)).collect();
+    out.extend(["k1", "k2"].iter().filter_map(|k| entry(&ra, "clust", k)));
+    out
+}
+
+#[test]
+fn write_to_copies_what_peers_teach_as_haproxy_3() {
+    let Some(haproxy) = haproxy_or_skip("write_to_copies_what_peers_teach_as_haproxy_3") else { return };
+    let ours = write_to_session(Path::new(RAMPART), &haproxy);
+    assert_eq!(
+        ours[..2],
+        ["server_id=2 gpt0=7 gpc0=0".to_string(), "server_id=0 gpt0=8 gpc0=3".to_string()],
+        "{ours:#?}"
+    );
+    let Some(newer) = haproxy32_or_skip("write_to_copies_what_peers_teach_as_haproxy_3") else { return };
+    // (3.2's `show table` adds the entry's shard first)
+    let theirs: Vec<String> = write_to_session(&newer, &haproxy)
+        .into_iter()
+        .map(|d| d.split_once(' ').filter(|(s, _)| s.starts_with("shard=")).map_or(d.clone(), |(_, r)| r.to_owned()))
+        .collect();
+    assert_eq!(ours, theirs, "node A: rampart (left), haproxy 3.2 (right)");
+}

@@ -433,14 +433,7 @@ pub static PROXY: &[ProxyKw] = &[
         Partial("the HTML page and its ';csv' export: enable, uri, realm, auth, refresh, hide-version, show-node, show-desc, show-legends, show-modules, scope; not 'admin' or 'http-request'"),
     ),
     px("stick", L | B, Yes),
-    px(
-        "stick-table",
-        F | L | B,
-        Partial(
-            "type ip|ipv6|integer|string|binary, size, expire, nopurge, store (all 2.6 data types), \
-             peers, srvkey name|addr; not write-to",
-        ),
-    ),
+    px("stick-table", F | L | B, Yes),
     px("tcp-check", D | L | B, Partial(TCPCHK_PARTIAL)),
     px("tcp-request", ALL | NAMED, Yes),
     px("tcp-response", D | L | B | NAMED, Yes),

@@ -292,6 +292,50 @@ pub(super) fn parse_max_updates(p: &mut Parser, words: &[String], span: &Span) {
     }
 }
 
+/// The `write-to` targets that cannot be (HAProxy 3.x's `stktable_init()` messages, the
+/// `peers` sections' tables first): a missing table, a target that is itself a source,
+/// another key type or key size.
+fn write_to_errors(p: &Parser) -> Vec<String> {
+    use crate::model::{StickKeyType, StickTableDef};
+    let mut all: Vec<(String, &StickTableDef, Option<&Span>)> = Vec::new();
+    for s in &p.peers {
+        all.extend(s.tables.iter().map(|t| (s.table_id(t), &t.def, Some(&t.def.span))));
+    }
+    all.extend(p.proxies.iter().filter_map(|b| b.px.stick_table.as_ref().map(|d| (b.px.name.clone(), d, None))));
+    let key_size = |k: StickKeyType| match k {
+        StickKeyType::Ip | StickKeyType::Integer => 4,
+        StickKeyType::Ipv6 => 16,
+        StickKeyType::String(n) => n + 1,
+        StickKeyType::Binary(n) => n,
+    };
+    let mut out = Vec::new();
+    for (id, def, span) in &all {
+        let Some(name) = def.write_to.as_deref() else { continue };
+        let err = match all.iter().find(|(other, _, _)| other == name) {
+            None => format!("write-to: table '{name}' doesn't exist"),
+            Some((_, w, _)) if w.write_to.is_some() => {
+                format!("write-to: table '{name}' is already used as a source table")
+            }
+            Some((_, w, _)) if w.key.name() != def.key.name() => format!(
+                "write-to: cannot mix table types ('{name}' has '{}' type and '{id}' has '{}' type)",
+                w.key.name(),
+                def.key.name()
+            ),
+            Some((_, w, _)) if key_size(w.key) != key_size(def.key) => format!(
+                "write-to: cannot mix key sizes ('{name}' has '{}' key_size and '{id}' has '{}' key_size)",
+                key_size(w.key),
+                key_size(def.key)
+            ),
+            Some(_) => continue,
+        };
+        out.push(match span {
+            Some(s) => format!("Parsing [{}:{}]: failed to initialize '{id}' stick-table: {err}.", s.file, s.line),
+            None => format!("Proxy '{id}': failed to initialize stick-table: {err}."),
+        });
+    }
+    out
+}
+
 /// The checks once every file is read: each `stick-table ... peers <name>` names a
 /// section; sections without a local node are removed (with HAProxy's warning).
 pub(super) fn finish(p: &mut Parser) {
@@ -309,6 +353,7 @@ pub(super) fn finish(p: &mut Parser) {
             Some(_) => {}
         }
     }
+    diags.extend(write_to_errors(p));
     for msg in diags {
         p.diags.push(crate::diag::Diag::alert(None, msg));
     }

@@ -382,6 +382,13 @@ fn treat(sec: &PeersRt, peer: &PeerRt, st: &mut State, msg: Message<'_>) -> Resu
             if let Some(row) = t.learn(&key, u.expire) {
                 wire::apply(t, &row, &u.values, now_ms(), &mut lock(&st.dict));
             }
+            // `write-to` (HAProxy 2.9+): the values kept as they come go to the local copy too
+            if let Some(w) = &sec.tables[i].write_to {
+                let expire = u.expire.or(t.expire);
+                if let Some(row) = w.learn(&key, expire) {
+                    wire::apply_as_is(w, &row, &u.values, now_ms(), &mut lock(&st.dict));
+                }
+            }
         }
         Message::Ack { table, update } => {
             if st.teaching.is_some() {

@@ -53,6 +53,8 @@ pub struct SharedTable {
     /// The name the peers protocol sends (a proxy's name, or `/<name>` for a section's table).
     pub wire_name: String,
     pub table: Arc<StickTable>,
+    /// `write-to`: the table what the peers teach this one is also written to.
+    pub write_to: Option<Arc<StickTable>>,
 }
 
 /// One node of a section.

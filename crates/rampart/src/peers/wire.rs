@@ -191,6 +191,18 @@ pub fn apply(t: &StickTable, row: &Row, values: &[(u8, u32, Value<'_>)], now: u3
     }
 }
 
+/// Applies to entry `row` of table `t` (a `write-to` target) the values of an update
+/// that are kept as they come, never counted on (HAProxy's `as_is` types: `server_id`,
+/// `gpt0`, `server_key`, `gpt`): a local copy never adds a node's counters to its own.
+pub fn apply_as_is(t: &StickTable, row: &Row, values: &[(u8, u32, Value<'_>)], now: u32, dict: &mut DictCache) {
+    let as_is = |n: u8| {
+        bit_type(usize::from(n))
+            .is_some_and(|d| matches!(d, DataType::ServerId | DataType::Gpt0 | DataType::ServerKey | DataType::Gpt))
+    };
+    let kept: Vec<_> = values.iter().copied().filter(|v| as_is(v.0)).collect();
+    apply(t, row, &kept, now, dict);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -230,6 +242,8 @@ mod tests {
             ],
             peers: None,
             srvkey: Default::default(),
+            write_to: None,
+            write_to: None,
             span: Default::default(),
         };
         let (a, b) = (StickTable::new("a", &def), StickTable::new("a", &def));

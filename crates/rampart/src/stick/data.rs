@@ -268,6 +268,8 @@ mod tests {
                 .collect(),
             peers: None,
             srvkey: Default::default(),
+            write_to: None,
+            write_to: None,
             span: Default::default(),
         }
     }
