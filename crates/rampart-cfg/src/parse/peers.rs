@@ -439,5 +439,32 @@ mod tests {
         assert_eq!(alerts("peers p\n bind :1 ssl accept-proxy\n"), ["'bind :1' : 'accept-proxy' is not supported yet"]);
         let (_, d) = parse("backend b\n stick-table type ip size 1k peers nope\n");
         assert!(d.list.iter().any(|d| d.message == "Proxy 'b': unable to find sync peers 'nope'."));
+        assert_eq!(alerts("peers p\n log 127.0.0.1:514 local0 nope\n"), ["log : unknown optional log level 'nope'"]);
+        assert!(alerts("peers p\n log global\n no log\n").is_empty());
+    }
+
+    #[test]
+    fn write_to_targets_are_checked_as_haproxy_3() {
+        let msgs = |cfg: &str| parse(cfg).1.list.iter().map(|d| d.message.clone()).collect::<Vec<_>>();
+        let m = msgs("backend b\n stick-table type ip size 1k write-to nope\n");
+        assert!(
+            m.contains(&"Proxy 'b': failed to initialize stick-table: write-to: table 'nope' doesn't exist.".into()),
+            "{m:?}"
+        );
+        let m =
+            msgs("backend a\n stick-table type ip size 1k write-to b\nbackend b\n stick-table type string size 1k\n");
+        let want = "Proxy 'a': failed to initialize stick-table: write-to: cannot mix table types ('b' has 'string' type and 'a' has 'ip' type).";
+        assert!(m.contains(&want.into()), "{m:?}");
+        let m = msgs(
+            "backend a\n stick-table type ip size 1k write-to b\nbackend b\n stick-table type ip size 1k write-to a\n",
+        );
+        assert!(m.iter().any(|x| x.ends_with("write-to: table 'b' is already used as a source table.")), "{m:?}");
+        let m = msgs("backend a\n stick-table type string len 8 size 1k write-to b\nbackend b\n stick-table type string len 9 size 1k\n");
+        assert!(
+            m.iter().any(|x| x.ends_with("cannot mix key sizes ('b' has '10' key_size and 'a' has '9' key_size).")),
+            "{m:?}"
+        );
+        assert!(msgs("backend a\n stick-table type ip size 1k write-to b\nbackend b\n stick-table type ip size 1k\n")
+            .is_empty());
     }
 }
