@@ -201,7 +201,7 @@ fn dict_caches(dict: Option<&Lock<DictCache>>, out: &mut String) {
 
 /// One slot of a dictionary cache: `  <slot> -> <string>`, a new line every four.
 fn slot(out: &mut String, i: usize, value: &str) {
-    if i % 4 == 0 {
+    if i.is_multiple_of(4) {
         out.push_str("\n        ");
     }
     let _ = write!(out, "  {i:3} -> {value}");

@@ -243,7 +243,6 @@ mod tests {
             peers: None,
             srvkey: Default::default(),
             write_to: None,
-            write_to: None,
             span: Default::default(),
         };
         let (a, b) = (StickTable::new("a", &def), StickTable::new("a", &def));

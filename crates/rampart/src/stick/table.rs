@@ -503,7 +503,6 @@ mod tests {
             peers: None,
             srvkey: Default::default(),
             write_to: None,
-            write_to: None,
             span: Default::default(),
         };
         StickTable::new("t", &def)
