@@ -29,6 +29,7 @@ fn table(size: u64) -> Arc<StickTable> {
         store: store.iter().map(|&(data, period)| StoreSpec { data, period, nb: 1 }).collect(),
         peers: None,
         srvkey: Default::default(),
+        write_to: None,
         span: Default::default(),
     };
     Arc::new(StickTable::new("t", &def))

@@ -15,7 +15,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use http_common::RAMPART;
-use rampart_testkit::{eventually, haproxy_or_skip, http_get, stats_command, Proxy, Running};
+use rampart_testkit::{eventually, haproxy_or_skip, http_get, stats_command, HttpBackend, Proxy, Running};
 
 /// A node `name` of section `p`: an admin socket, a frontend counting each URL in
 /// `table` (a request increments `gpc0` and `http_req_rate`), the table, and the
@@ -351,4 +351,180 @@ fn bad_peers_sections_are_refused_as_haproxy_does() {
     for (cfg, msg) in BAD {
         assert_eq!(check_first(&haproxy, cfg), *msg, "haproxy: {cfg}");
     }
+}
+
+/// A node whose backend sticks on the `x-key` header into a replicated table storing
+/// `server_id` and `server_key` (the strings the peers' dictionary caches carry).
+fn dict_cfg(name: &str, other: &str) -> String {
+    format!(
+        "global\n  stats socket ${{testdir}}/admin.sock level admin\n\
+         defaults\n  mode http\n  timeout client 5s\n  timeout server 5s\n  timeout connect 1s\n\
+         backend bk\n  balance roundrobin\n\
+         \x20 stick-table type string len 16 size 1k expire 60s store server_id,server_key peers p\n\
+         \x20 stick on req.hdr(x-key)\n  server s1 ${{s1_addr}}:${{s1_port}}\n  server s2 ${{s1_addr}}:${{s1_port}}\n\
+         peers p\n  bind fd@${{peer}}\n  server {name}\n  server {other} ${{other_addr}}:${{other_port}}\n\
+         frontend fe1\n  bind fd@${{fe1}}\n  default_backend bk\n"
+    )
+}
+
+/// A request through `p` carrying `x-key: key`.
+fn keyed(p: &Running, key: &str) {
+    let mut c = rampart_testkit::RawClient::connect(p.addr("fe1")).unwrap();
+    c.send(format!("GET / HTTP/1.1\r\nHost: t\r\nx-key: {key}\r\nConnection: close\r\n\r\n")).unwrap();
+    assert_eq!(c.read_response().unwrap().status, 200);
+}
+
+/// What `show peers dict` says of the caches: each node's name and state, and its
+/// dictionary lines (addresses, timers and counters left out).
+fn dict_view(out: &str) -> Vec<String> {
+    out.lines()
+        .filter_map(|l| {
+            let t = l.trim_start();
+            if l.starts_with("  0x") {
+                return t.split_whitespace().nth(1).map(str::to_owned);
+            }
+            let slots = t.starts_with(|c: char| c.is_ascii_digit()) && t.contains(" -> ");
+            (slots || t.ends_with("dictionary cache:")).then(|| l.to_owned())
+        })
+        .collect()
+}
+
+/// Node `A` (`a`) and node `B` (haproxy) each store entries sticking to `s1` and `s2`
+/// (`A` two, `B` one), which replicate; what `show peers dict` shows on each.
+fn dict_session(a: &Path, haproxy: &Path) -> (Vec<String>, Vec<String>) {
+    let s1 = HttpBackend::start("s1");
+    let pa = Proxy::new(a).listener("fe1").listener("peer").arg("-L").arg("A").backend("s1", s1.addr());
+    let pb = Proxy::new(haproxy).listener("fe1").listener("peer").arg("-L").arg("B").backend("s1", s1.addr());
+    let (addr_a, addr_b) = (pa.listener_addr("peer").unwrap(), pb.listener_addr("peer").unwrap());
+    let ra = pa.backend("other", addr_b).config(&dict_cfg("A", "B")).start().expect("A starts");
+    let rb = pb.backend("other", addr_a).config(&dict_cfg("B", "A")).start().expect("B starts");
+    eventually!(cli(&ra, "show peers").contains("last_status=ESTA"));
+    keyed(&ra, "a1");
+    keyed(&ra, "a2");
+    keyed(&rb, "b1");
+    for (p, key) in [(&rb, "a1"), (&rb, "a2"), (&ra, "b1")] {
+        eventually!(cli(p, "show table bk").contains(&format!("key={key} ")));
+    }
+    (dict_view(&cli(&ra, "show peers dict")), dict_view(&cli(&rb, "show peers dict p")))
+}
+
+#[test]
+fn show_peers_dict_lists_the_caches_as_haproxy() {
+    let Some(haproxy) = haproxy_or_skip("show_peers_dict_lists_the_caches_as_haproxy") else { return };
+    let (ours_a, ours_b) = dict_session(Path::new(RAMPART), &haproxy);
+    // what A sent (s1 then s2) and what it received from B (s1)
+    let tx = ours_a.iter().position(|l| l.ends_with("TX dictionary cache:")).expect("a TX cache");
+    assert_eq!(ours_a[tx + 1].trim(), "0 -> s1    1 -> s2", "{ours_a:#?}");
+    assert!(ours_a.iter().any(|l| l.trim().starts_with("0 -> s1    1 -> -    2 -> -")), "{ours_a:#?}");
+    let (theirs_a, theirs_b) = dict_session(&haproxy, &haproxy);
+    assert_eq!(ours_a, theirs_a, "node A: rampart (left), haproxy (right)");
+    assert_eq!(ours_b, theirs_b, "node B (haproxy) with rampart (left) and with haproxy (right) as A");
+}
+
+/// A node whose `peers` section logs to `syslog` and tries to reach a node that never
+/// answers: the datagrams received after SIGTTOU and SIGTTIN (priority and message, the
+/// date and process id left out), and whether stderr had the two warnings.
+fn peers_log_session(binary: &Path) -> (Vec<String>, bool) {
+    let syslog = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    syslog.set_read_timeout(Some(Duration::from_millis(1500))).unwrap();
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let cfg = format!(
+        "global\n  stats socket ${{testdir}}/admin.sock level admin\n\
+         defaults\n  mode http\n  timeout client 5s\n  timeout server 5s\n  timeout connect 1s\n\
+         peers p\n  log {} local0\n  bind fd@${{peer}}\n  server A\n  server B {dead}\n\
+         \x20 table t type ip size 1k store gpc0\n\
+         frontend fe1\n  bind fd@${{fe1}}\n  http-request return status 200\n",
+        syslog.local_addr().unwrap()
+    );
+    let p =
+        Proxy::new(binary).listener("fe1").listener("peer").arg("-L").arg("A").config(&cfg).start().expect("starts");
+    get(&p, "/", 1);
+    std::thread::sleep(Duration::from_millis(300));
+    p.signal(rampart_testkit::Signal::SIGTTOU).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    p.signal(rampart_testkit::Signal::SIGTTIN).unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 2048];
+    while let Ok(n) = syslog.recv(&mut buf) {
+        let line = String::from_utf8_lossy(&buf[..n]).trim_end().to_string();
+        let prio = line.split_once('>').map_or("", |x| x.0);
+        let msg = line.split_once("]: ").map_or(line.as_str(), |x| x.1);
+        got.push(format!("{prio}> {msg}"));
+    }
+    let pid = p.pid();
+    let warned = ["Paused", "Resumed"]
+        .iter()
+        .all(|w| p.wait_output(&format!("[WARNING]  ({pid}) : {w} proxy A.\n"), Duration::from_secs(2)));
+    (got, warned)
+}
+
+#[test]
+fn a_peers_section_logs_what_haproxy_logs_there() {
+    let ours = peers_log_session(Path::new(RAMPART));
+    assert_eq!(ours, (vec!["<132> Paused proxy A.".to_string(), "<132> Resumed proxy A.".to_string()], true));
+    let Some(haproxy) = haproxy_or_skip("a_peers_section_logs_what_haproxy_logs_there") else { return };
+    let theirs = peers_log_session(&haproxy);
+    assert_eq!(ours, theirs, "rampart (left), haproxy (right)");
+}
+
+/// HAProxy 3.2 beside 2.6 (`HAPROXY_32` names another path), or `None` after saying the
+/// comparison is skipped (not a CI dependency, as in `haproxy3_syntax.rs`).
+fn haproxy32_or_skip(test: &str) -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("HAPROXY_32")
+        .map_or_else(|| std::path::PathBuf::from("/usr/local/bin/haproxy-3.2"), std::path::PathBuf::from);
+    if std::process::Command::new(&path).arg("-v").output().is_ok_and(|o| o.status.success()) {
+        return Some(path);
+    }
+    eprintln!("SKIPPED {test} against HAProxy 3.2: {} is not installed", path.display());
+    None
+}
+
+/// Node `A` replicates `clust` and writes what it learns there to its own `local`
+/// (`write-to`); node `B` (haproxy 2.6, which has no `write-to`) sets entries of its
+/// `clust`. A's `local` entries (data only), once learned.
+fn write_to_session(a: &Path, haproxy: &Path) -> Vec<String> {
+    let store = "store server_id,gpt0,gpc0";
+    let cfg = |me: &str, other: &str, write_to: &str| {
+        format!(
+            "global\n  stats socket ${{testdir}}/admin.sock level admin\n\
+             defaults\n  mode http\n  timeout client 5s\n  timeout server 5s\n  timeout connect 1s\n\
+             backend clust\n  stick-table type string len 16 size 1k expire 60s {store},http_req_cnt peers p{write_to}\n\
+             backend local\n  stick-table type string len 16 size 1k expire 60s {store}\n\
+             peers p\n  bind fd@${{peer}}\n  server {me}\n  server {other} ${{other_addr}}:${{other_port}}\n\
+             frontend fe1\n  bind fd@${{fe1}}\n  http-request return status 200\n"
+        )
+    };
+    let pa = Proxy::new(a).listener("fe1").listener("peer").arg("-L").arg("A");
+    let pb = Proxy::new(haproxy).listener("fe1").listener("peer").arg("-L").arg("B");
+    let (addr_a, addr_b) = (pa.listener_addr("peer").unwrap(), pb.listener_addr("peer").unwrap());
+    let ra = pa.backend("other", addr_b).config(&cfg("A", "B", " write-to local")).start().expect("A starts");
+    let rb = pb.backend("other", addr_a).config(&cfg("B", "A", "")).start().expect("B starts");
+    eventually!(cli(&ra, "show peers").contains("last_status=ESTA"));
+    // k2 is in A's copy already: its counter stays A's own
+    cli(&ra, "set table local key k2 data.gpc0 3 data.gpt0 1");
+    cli(&rb, "set table clust key k1 data.server_id 2 data.gpt0 7 data.gpc0 5 data.http_req_cnt 4");
+    cli(&rb, "set table clust key k2 data.gpt0 8 data.gpc0 9");
+    eventually!(entry(&ra, "clust", "k2").is_some_and(|d| d.contains("gpc0=9")));
+    eventually!(entry(&ra, "local", "k2").is_some_and(|d| d.contains("gpt0=8")));
+    let mut out: Vec<String> = ["k1", "k2"].iter().filter_map(|k| entry(&ra, "local", k)).collect();
+    out.extend(["k1", "k2"].iter().filter_map(|k| entry(&ra, "clust", k)));
+    out
+}
+
+#[test]
+fn write_to_copies_what_peers_teach_as_haproxy_3() {
+    let Some(haproxy) = haproxy_or_skip("write_to_copies_what_peers_teach_as_haproxy_3") else { return };
+    let ours = write_to_session(Path::new(RAMPART), &haproxy);
+    assert_eq!(
+        ours[..2],
+        ["server_id=2 gpt0=7 gpc0=0".to_string(), "server_id=0 gpt0=8 gpc0=3".to_string()],
+        "{ours:#?}"
+    );
+    let Some(newer) = haproxy32_or_skip("write_to_copies_what_peers_teach_as_haproxy_3") else { return };
+    // (3.2's `show table` adds the entry's shard first)
+    let theirs: Vec<String> = write_to_session(&newer, &haproxy)
+        .into_iter()
+        .map(|d| d.split_once(' ').filter(|(s, _)| s.starts_with("shard=")).map_or(d.clone(), |(_, r)| r.to_owned()))
+        .collect();
+    assert_eq!(ours, theirs, "node A: rampart (left), haproxy 3.2 (right)");
 }

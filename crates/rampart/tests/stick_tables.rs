@@ -403,3 +403,53 @@ fn server_failures_are_counted_as_haproxy_counts_them() {
     let Some(haproxy) = haproxy_or_skip("server_failures_are_counted_as_haproxy_counts_them") else { return };
     assert_eq!(got, fail_session(&haproxy), "rampart (left), haproxy (right)");
 }
+
+/// The exporter's stick-table metrics after one request tracked in `fe1`'s table: the
+/// answers to `?scope=sticktable` and `?scope=sticktable&scope=global`, and the end of
+/// the full answer from the first `haproxy_sticktable_` line.
+fn sticktable_metrics(binary: &Path) -> Vec<String> {
+    let s1 = HttpBackend::start("s1");
+    let cfg = format!(
+        "{GLOBAL}frontend fe1\n  bind fd@${{fe1}}\n  stick-table type ip size 100k expire 30s store http_req_rate(10s)\n\
+         \x20 http-request use-service prometheus-exporter if {{ path /metrics }}\n\
+         \x20 http-request track-sc0 src\n  default_backend be1\n\
+         backend be1\n  stick-table type string len 20 size 1m store gpc0\n  server s1 ${{s1_addr}}:${{s1_port}}\n\
+         backend by_id\n  stick-table type integer size 3k nopurge\n\
+         peers p\n  bind fd@${{peer}}\n  server A\n  table t2 type binary len 8 size 10 store gpt0\n"
+    );
+    let p = Proxy::new(binary)
+        .listener("fe1")
+        .listener("peer")
+        .arg("-L")
+        .arg("A")
+        .backend("s1", s1.addr())
+        .config(&cfg)
+        .start()
+        .expect("the proxy starts");
+    assert_eq!(http_get(p.addr("fe1"), "/").status, 200);
+    cli(&p, "set table be1 key abc data.gpc0 2");
+    let scrape = |q: &str| http_get(p.addr("fe1"), &format!("/metrics{q}")).body_str();
+    let full = scrape("");
+    let tail = full.find("# HELP haproxy_sticktable_").map_or("", |i| &full[i..]).to_owned();
+    vec![
+        scrape("?scope=sticktable"),
+        scrape("?scope=global&scope=sticktable")
+            .lines()
+            .filter(|l| l.contains("sticktable"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        tail,
+    ]
+}
+
+#[test]
+fn prometheus_sticktable_metrics_are_haproxys() {
+    let ours = sticktable_metrics(Path::new(RAMPART));
+    assert!(ours[0].contains("haproxy_sticktable_used{name=\"fe1\",type=\"ip\"} 1\n"), "{}", ours[0]);
+    assert!(ours[0].contains("haproxy_sticktable_size{name=\"p/t2\",type=\"binary\"} 10\n"), "{}", ours[0]);
+    let Some(haproxy) = haproxy_or_skip("prometheus_sticktable_metrics_are_haproxys") else { return };
+    let theirs = sticktable_metrics(&haproxy);
+    for (o, t) in ours.iter().zip(&theirs) {
+        assert_eq!(o, t, "rampart (left) and haproxy (right) differ");
+    }
+}

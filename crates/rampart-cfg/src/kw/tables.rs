@@ -93,7 +93,10 @@ pub static PEERS: &[Kw] = &[
     kw("default-server", Partial("the TLS options of 'server' (ssl, crt, ca-file, verify, ciphers, ssl-min-ver ...); the others are refused")),
     kw("disabled", Yes),
     kw("enabled", Yes),
-    kw("log", No),
+    kw(
+        "log",
+        Partial("the targets of a proxy's 'log' (not tcp@); as HAProxy 2.6, only the section's 'Paused proxy <local>.' and 'Resumed ...' messages (SIGTTOU/SIGTTIN) go there"),
+    ),
     kw("peer", Partial("name, address and the TLS options of 'server' (ssl, crt, ca-file, verify ...: this node connects over TLS); the other server options are refused")),
     kw("server", Partial("name, address and the TLS options of 'server' (as 'peer'); the other server options are refused")),
     kw("table", Yes),
@@ -431,14 +434,7 @@ pub static PROXY: &[ProxyKw] = &[
         Partial("the HTML page and its ';csv' export: enable, uri, realm, auth, refresh, hide-version, show-node, show-desc, show-legends, show-modules, scope; not 'admin' or 'http-request'"),
     ),
     px("stick", L | B, Yes),
-    px(
-        "stick-table",
-        F | L | B,
-        Partial(
-            "type ip|ipv6|integer|string|binary, size, expire, nopurge, store (all 2.6 data types), \
-             peers, srvkey name|addr; not write-to",
-        ),
-    ),
+    px("stick-table", F | L | B, Yes),
     px("tcp-check", D | L | B, Partial(TCPCHK_PARTIAL)),
     px("tcp-request", ALL | NAMED, Yes),
     px("tcp-response", D | L | B | NAMED, Yes),

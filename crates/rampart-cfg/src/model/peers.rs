@@ -6,7 +6,7 @@
 
 use std::net::SocketAddr;
 
-use super::{BindSsl, ListenAddr, ServerTls, StickTableDef};
+use super::{BindSsl, ListenAddr, LogTarget, ServerTls, StickTableDef};
 use crate::span::Span;
 
 /// One `peers <name>` section.
@@ -24,6 +24,10 @@ pub struct Peers {
     pub bind: Option<PeersBind>,
     /// The tables declared by `table` lines (`<section>/<name>` elsewhere).
     pub tables: Vec<PeersTable>,
+    /// Its `log` lines: where HAProxy 2.6 sends the section's operational messages (the
+    /// `Paused proxy <local>.` and `Resumed ...` of SIGTTOU/SIGTTIN); no traffic is
+    /// logged there.
+    pub logs: Vec<LogTarget>,
     pub span: Span,
 }
 

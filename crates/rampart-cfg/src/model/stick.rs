@@ -206,6 +206,9 @@ pub struct StickTableDef {
     pub peers: Option<String>,
     /// `srvkey name|addr`: what `server_key` holds (the server's name by default).
     pub srvkey: SrvKey,
+    /// `write-to <table>` (HAProxy 2.9+): what peers teach this table is also written
+    /// to that table (its `server_id`, `server_key`, `gpt0` and `gpt` only).
+    pub write_to: Option<String>,
     pub span: Span,
 }
 

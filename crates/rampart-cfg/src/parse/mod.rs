@@ -253,7 +253,7 @@ impl Parser {
             Cursor::Ring(i) => ring::parse_ring_line(self, i, words, &line.span),
             Cursor::Cache(i) => cache::parse_cache_line(self, i, words, &line.span),
             Cursor::Resolvers(i) => resolvers::parse_resolvers_line(self, i, words, &line.span),
-            Cursor::Peers(i) => peers::parse_peers_line(self, i, words, &line.span),
+            Cursor::Peers(i) => peers::parse_peers_line(self, i, words, kwm, &line.span),
             Cursor::Mailers(i) => subsys::parse_mailers_line(self, i, words, &line.span),
             Cursor::CrtStore(i) => crt_store::parse_crt_store_line(self, i, words, &line.span),
             Cursor::Program(i) => subsys::parse_program_line(self, i, words, kwm, &line.span),

@@ -5,11 +5,11 @@
 //! HAProxy counterparts: `cfg_parse_peers()` (src/cfgparse.c), the peers part of
 //! `check_config_validity()`. Messages are HAProxy 2.6's.
 
-use crate::model::{BindSsl, ListenAddr, Peer, Peers, PeersBind, PeersTable, ServerAddr, ServerTls};
+use crate::model::{BindSsl, ListenAddr, LogTarget, Peer, Peers, PeersBind, PeersTable, ServerAddr, ServerTls};
 use crate::span::Span;
 
 use super::value::invalid_char;
-use super::{arg, not_yet, Parser};
+use super::{arg, not_yet, Modifier, Parser};
 
 /// A section while it is parsed: what HAProxy keeps in statics across its lines.
 #[derive(Debug, Default, Clone)]
@@ -55,14 +55,16 @@ pub(super) fn open_peers(p: &mut Parser, words: &[String], span: &Span) -> Optio
         local: None,
         bind: None,
         tables: Vec::new(),
+        logs: Vec::new(),
         span: span.clone(),
     });
     p.peers_build.push(PeersBuild::default());
     Some(p.peers.len() - 1)
 }
 
-/// A line inside peers section `idx`.
-pub(super) fn parse_peers_line(p: &mut Parser, idx: usize, words: &[String], span: &Span) {
+/// A line inside peers section `idx` (`kwm`: it began with `no`, which only `log`
+/// heeds, as in HAProxy).
+pub(super) fn parse_peers_line(p: &mut Parser, idx: usize, words: &[String], kwm: Modifier, span: &Span) {
     let result = match words[0].as_str() {
         "peer" | "server" => parse_peer(p, idx, words, span),
         "bind" | "default-bind" => parse_bind(p, idx, words, span),
@@ -81,12 +83,24 @@ pub(super) fn parse_peers_line(p: &mut Parser, idx: usize, words: &[String], spa
             p.peers[idx].disabled = false;
             Ok(())
         }
-        "log" => Err(not_yet("log' in a 'peers' section")),
+        "log" => parse_log(p, idx, words, kwm, span),
         other => Err(format!("unknown keyword '{other}' in 'peers' section")),
     };
     if let Err(msg) = result {
         p.alert(span, msg);
     }
+}
+
+/// `log ...` / `no log`: checked as a proxy's `log` line.
+fn parse_log(p: &mut Parser, idx: usize, words: &[String], kwm: Modifier, span: &Span) -> Result<(), String> {
+    let args = &words[1..];
+    super::log::check_log_args(args, kwm, false).map_err(|e| format!("log : {e}"))?;
+    let logs = &mut p.peers[idx].logs;
+    match kwm {
+        Modifier::No => logs.clear(),
+        _ => logs.push(LogTarget { args: args.to_vec(), span: span.clone() }),
+    }
+    Ok(())
 }
 
 fn parse_peer(p: &mut Parser, idx: usize, words: &[String], span: &Span) -> Result<(), String> {
@@ -278,6 +292,50 @@ pub(super) fn parse_max_updates(p: &mut Parser, words: &[String], span: &Span) {
     }
 }
 
+/// The `write-to` targets that cannot be (HAProxy 3.x's `stktable_init()` messages, the
+/// `peers` sections' tables first): a missing table, a target that is itself a source,
+/// another key type or key size.
+fn write_to_errors(p: &Parser) -> Vec<String> {
+    use crate::model::{StickKeyType, StickTableDef};
+    let mut all: Vec<(String, &StickTableDef, Option<&Span>)> = Vec::new();
+    for s in &p.peers {
+        all.extend(s.tables.iter().map(|t| (s.table_id(t), &t.def, Some(&t.def.span))));
+    }
+    all.extend(p.proxies.iter().filter_map(|b| b.px.stick_table.as_ref().map(|d| (b.px.name.clone(), d, None))));
+    let key_size = |k: StickKeyType| match k {
+        StickKeyType::Ip | StickKeyType::Integer => 4,
+        StickKeyType::Ipv6 => 16,
+        StickKeyType::String(n) => n + 1,
+        StickKeyType::Binary(n) => n,
+    };
+    let mut out = Vec::new();
+    for (id, def, span) in &all {
+        let Some(name) = def.write_to.as_deref() else { continue };
+        let err = match all.iter().find(|(other, _, _)| other == name) {
+            None => format!("write-to: table '{name}' doesn't exist"),
+            Some((_, w, _)) if w.write_to.is_some() => {
+                format!("write-to: table '{name}' is already used as a source table")
+            }
+            Some((_, w, _)) if w.key.name() != def.key.name() => format!(
+                "write-to: cannot mix table types ('{name}' has '{}' type and '{id}' has '{}' type)",
+                w.key.name(),
+                def.key.name()
+            ),
+            Some((_, w, _)) if key_size(w.key) != key_size(def.key) => format!(
+                "write-to: cannot mix key sizes ('{name}' has '{}' key_size and '{id}' has '{}' key_size)",
+                key_size(w.key),
+                key_size(def.key)
+            ),
+            Some(_) => continue,
+        };
+        out.push(match span {
+            Some(s) => format!("Parsing [{}:{}]: failed to initialize '{id}' stick-table: {err}.", s.file, s.line),
+            None => format!("Proxy '{id}': failed to initialize stick-table: {err}."),
+        });
+    }
+    out
+}
+
 /// The checks once every file is read: each `stick-table ... peers <name>` names a
 /// section; sections without a local node are removed (with HAProxy's warning).
 pub(super) fn finish(p: &mut Parser) {
@@ -295,6 +353,7 @@ pub(super) fn finish(p: &mut Parser) {
             Some(_) => {}
         }
     }
+    diags.extend(write_to_errors(p));
     for msg in diags {
         p.diags.push(crate::diag::Diag::alert(None, msg));
     }
@@ -380,5 +439,32 @@ mod tests {
         assert_eq!(alerts("peers p\n bind :1 ssl accept-proxy\n"), ["'bind :1' : 'accept-proxy' is not supported yet"]);
         let (_, d) = parse("backend b\n stick-table type ip size 1k peers nope\n");
         assert!(d.list.iter().any(|d| d.message == "Proxy 'b': unable to find sync peers 'nope'."));
+        assert_eq!(alerts("peers p\n log 127.0.0.1:514 local0 nope\n"), ["log : unknown optional log level 'nope'"]);
+        assert!(alerts("peers p\n log global\n no log\n").is_empty());
+    }
+
+    #[test]
+    fn write_to_targets_are_checked_as_haproxy_3() {
+        let msgs = |cfg: &str| parse(cfg).1.list.iter().map(|d| d.message.clone()).collect::<Vec<_>>();
+        let m = msgs("backend b\n stick-table type ip size 1k write-to nope\n");
+        assert!(
+            m.contains(&"Proxy 'b': failed to initialize stick-table: write-to: table 'nope' doesn't exist.".into()),
+            "{m:?}"
+        );
+        let m =
+            msgs("backend a\n stick-table type ip size 1k write-to b\nbackend b\n stick-table type string size 1k\n");
+        let want = "Proxy 'a': failed to initialize stick-table: write-to: cannot mix table types ('b' has 'string' type and 'a' has 'ip' type).";
+        assert!(m.contains(&want.into()), "{m:?}");
+        let m = msgs(
+            "backend a\n stick-table type ip size 1k write-to b\nbackend b\n stick-table type ip size 1k write-to a\n",
+        );
+        assert!(m.iter().any(|x| x.ends_with("write-to: table 'b' is already used as a source table.")), "{m:?}");
+        let m = msgs("backend a\n stick-table type string len 8 size 1k write-to b\nbackend b\n stick-table type string len 9 size 1k\n");
+        assert!(
+            m.iter().any(|x| x.ends_with("cannot mix key sizes ('b' has '10' key_size and 'a' has '9' key_size).")),
+            "{m:?}"
+        );
+        assert!(msgs("backend a\n stick-table type ip size 1k write-to b\nbackend b\n stick-table type ip size 1k\n")
+            .is_empty());
     }
 }

@@ -12,10 +12,10 @@ use crate::model::{
     DataType, ExprSrc, GptValue, ScAction, SrvKey, StickKeyType, StickKind, StickRule, StickTableDef, StoreSpec,
 };
 
+use super::arg;
 use super::ctx::Ctx;
 use super::rule::{invalid, ActErr, ActResult, Args};
 use super::value::{parse_time_ms, TimeError};
-use super::{arg, not_yet};
 
 /// `stick-table type <type> size <n> [expire <t>] [nopurge] [store <data>,...]`.
 pub(crate) fn parse_stick_table(cx: &mut Ctx<'_>, words: &[String]) {
@@ -43,6 +43,7 @@ fn table_def(words: &[String], span: &crate::span::Span) -> Result<StickTableDef
     let (mut key, mut size, mut expire, mut nopurge, mut store) = (None, 0u64, None, false, Vec::new());
     let mut peers = None;
     let mut srvkey = SrvKey::Name;
+    let mut write_to = None;
     let mut i = 1;
     while i < words.len() {
         let w = words[i].as_str();
@@ -92,7 +93,13 @@ fn table_def(words: &[String], span: &crate::span::Span) -> Result<StickTableDef
                 };
                 i += 2;
             }
-            "write-to" => return Err(not_yet(&format!("{kw} {w}"))),
+            "write-to" => {
+                if value.is_empty() {
+                    return Err(format!("{kw} : write-to requires table name."));
+                }
+                write_to = Some(value.to_owned());
+                i += 2;
+            }
             other => return Err(format!("{kw}: unknown argument '{other}'.")),
         }
     }
@@ -101,7 +108,7 @@ fn table_def(words: &[String], span: &crate::span::Span) -> Result<StickTableDef
     }
     let key = key.ok_or_else(|| format!("{kw}: missing type."))?;
     store.sort_by_key(|s: &StoreSpec| s.data);
-    Ok(StickTableDef { key, size, expire, nopurge, store, peers, srvkey, span: span.clone() })
+    Ok(StickTableDef { key, size, expire, nopurge, store, peers, srvkey, write_to, span: span.clone() })
 }
 
 /// HAProxy's `parse_size_err()`: digits then an optional `k`, `m` or `g` (powers of
@@ -471,7 +478,11 @@ mod tests {
             def("stick-table type ip size 1 srvkey port").unwrap_err(),
             "stick-table : unknown server key type 'port'."
         );
-        assert!(def("stick-table type ip size 1 write-to t").unwrap_err().contains("not supported yet"));
+        assert_eq!(def("stick-table type ip size 1 write-to t").unwrap().write_to.as_deref(), Some("t"));
+        assert_eq!(
+            def("stick-table type ip size 1 write-to").unwrap_err(),
+            "stick-table : write-to requires table name."
+        );
         assert_eq!(def("stick-table type ip size 1 bogus").unwrap_err(), "stick-table: unknown argument 'bogus'.");
     }
 

@@ -180,6 +180,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         proxies.iter().map(|p| p.table.clone()).chain(peer_tables.iter().cloned().map(Some)).collect();
     let mut peer_diags = Vec::new();
     let peers = crate::peers::build(cfg, &all_tables, &notifies, &mut peer_diags);
+    let peers_logs = peers_logs(cfg, &peers, &mut logs, &mut alerts);
     let (peer_alerts, peer_warnings): (Vec<_>, Vec<_>) = peer_diags.into_iter().partition(|d| d.level == Level::Alert);
     alerts.extend(peer_alerts);
     let mut warnings = shared.warnings;
@@ -228,6 +229,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         resolvers: dns::resolvers(cfg),
         peer_tables,
         peers,
+        peers_logs,
     };
     for v in &shared.proc_vars {
         rt.proc_vars.declare(v);
@@ -477,6 +479,23 @@ fn replicated(
 }
 
 /// The tables of the `peers` sections (`<section>/<table>`), in order.
+/// The `log` targets of each replicating `peers` section (`peers`, in its order).
+fn peers_logs(
+    cfg: &Config,
+    peers: &[std::sync::Arc<crate::peers::types::PeersRt>],
+    logs: &mut crate::log::setup::Opener,
+    alerts: &mut Vec<rampart_cfg::Diag>,
+) -> Vec<crate::log::sink::Loggers> {
+    let sections = peers.iter().map(|p| cfg.peers.iter().find(|s| s.name == p.name));
+    let mut out = Vec::with_capacity(peers.len());
+    for s in sections {
+        let lines = s.map_or(&[][..], |s| &s.logs);
+        let sinks = logs.sinks(&s.map(|s| s.name.clone()).unwrap_or_default(), lines, alerts);
+        out.push(crate::log::sink::Loggers { sinks, ident: logs.ident.clone() });
+    }
+    out
+}
+
 fn peer_tables(cfg: &Config, notifies: &Notifies) -> Vec<std::sync::Arc<crate::stick::StickTable>> {
     let mut out = Vec::new();
     for s in &cfg.peers {

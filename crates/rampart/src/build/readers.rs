@@ -54,6 +54,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("peers default-server", "rampart-cfg parse::peers: TLS options inherited by peer/server lines; peers::peer_tls"),
     ("peers disabled", "peers::build (PeersRt::disabled: no replication), peers::show"),
     ("peers enabled", "peers::build (PeersRt::disabled)"),
+    ("peers log", "build::peers_logs (Runtime::peers_logs), worker::report_listening_proxies (Paused/Resumed)"),
     ("peers peer", "peers::build (remote peers: connect_loop, TLS by peers::peer_tls; the local one: bind)"),
     ("peers server", "peers::build (remote peers: connect_loop, TLS by peers::peer_tls)"),
     ("peers table", "build::build (stick_table: the section's tables), peers::session (teach, learn)"),

@@ -67,14 +67,16 @@ pub fn build(
         for (i, px) in cfg.proxies.iter().enumerate() {
             let attached = px.stick_table.as_ref().is_some_and(|d| d.peers.as_deref() == Some(s.name.as_str()));
             if let (true, Some(Some(t))) = (attached, tables.get(i)) {
-                shared.push(SharedTable { wire_name: px.name.clone(), table: t.clone() });
+                let write_to = write_to(cfg, tables, px.stick_table.as_ref());
+                shared.push(SharedTable { wire_name: px.name.clone(), table: t.clone(), write_to });
             }
         }
         for t in &s.tables {
             let Some(Some(table)) = cfg.find_table(&s.table_id(t)).and_then(|i| tables.get(i)) else { continue };
             // COMPAT: HAProxy 2.6 names a section's table after the section name's length
             // into `<section>/<table>` (`parse_stick_table()`'s `nid`): `/<table>`
-            shared.push(SharedTable { wire_name: format!("/{}", t.name), table: table.clone() });
+            let write_to = write_to(cfg, tables, Some(&t.def));
+            shared.push(SharedTable { wire_name: format!("/{}", t.name), table: table.clone(), write_to });
         }
         let local = s.local.map(|i| s.peers[i].name.clone()).unwrap_or_default();
         let peers = s
@@ -110,6 +112,16 @@ pub fn build(
         }));
     }
     out
+}
+
+/// The table `def`'s `write-to` names (checked when the configuration was read).
+fn write_to(
+    cfg: &Config,
+    tables: &[Option<Arc<StickTable>>],
+    def: Option<&rampart_cfg::model::StickTableDef>,
+) -> Option<Arc<StickTable>> {
+    let i = cfg.find_table(def?.write_to.as_deref()?)?;
+    tables.get(i)?.clone()
 }
 
 /// The client side of a remote node's `ssl` line, built as a ring server's (no SNI,
@@ -250,6 +262,7 @@ async fn incoming<S: Sock>(sec: Arc<PeersRt>, s: S, src: SocketAddr, dst: Option
             dst,
             remote_table,
             last_local_table,
+            dict: None,
         });
     }
     if crate::io::write_all(&s, b"200\n", Some(session::HANDSHAKE)).await.is_ok() {
@@ -298,6 +311,7 @@ async fn connect_loop(sec: Arc<PeersRt>, idx: usize, rt: Arc<Runtime>) {
                 dst: Some(addr),
                 remote_table: None,
                 last_local_table: None,
+                dict: None,
             });
         }
         inc(&peer.counters.new_conn);

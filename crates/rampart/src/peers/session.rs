@@ -14,7 +14,7 @@ use std::time::Duration;
 use rampart_proto::peers::table::{decode_define, decode_update, Shape, ShapeError};
 use rampart_proto::peers::{self as proto, status, Control, Message, MsgError};
 
-use super::types::{inc, PeerRt, PeersRt};
+use super::types::{inc, DictCache, Lock, PeerRt, PeersRt};
 use super::wire;
 use crate::io::Sock;
 use crate::stick::{now_ms, Key};
@@ -139,8 +139,13 @@ struct State {
     remote_table: Option<usize>,
     last_local_table: Option<usize>,
     alive: bool,
-    /// The `server_key` strings cached each way.
-    dict: wire::DictCache,
+    /// The `server_key` strings cached each way (shared with `show peers dict`).
+    dict: Arc<Lock<DictCache>>,
+}
+
+/// The session's `server_key` caches, locked (only `show peers dict` reads them besides).
+fn lock(d: &Lock<DictCache>) -> std::sync::MutexGuard<'_, DictCache> {
+    d.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Runs an established session until it ends. `pending` is what was read past the
@@ -155,6 +160,7 @@ pub async fn run<S: Sock>(
 ) -> End {
     let peer = &sec.peers[idx];
     let mut st = State { remote_shapes: vec![None; sec.tables.len()], ..State::default() };
+    peer.with_session(id, |a| a.dict = Some(st.dict.clone()));
     for t in &peer.tables {
         // COMPAT: as HAProxy, push what the node has not acknowledged yet
         t.last_pushed.store(t.update.load(Relaxed), Relaxed);
@@ -374,7 +380,14 @@ fn treat(sec: &PeersRt, peer: &PeerRt, st: &mut State, msg: Message<'_>) -> Resu
             }
             let key = wire::key_from(t.key_type, u.key);
             if let Some(row) = t.learn(&key, u.expire) {
-                wire::apply(t, &row, &u.values, now_ms(), &mut st.dict);
+                wire::apply(t, &row, &u.values, now_ms(), &mut lock(&st.dict));
+            }
+            // `write-to` (HAProxy 2.9+): the values kept as they come go to the local copy too
+            if let Some(w) = &sec.tables[i].write_to {
+                let expire = u.expire.or(t.expire);
+                if let Some(row) = w.learn(&key, expire) {
+                    wire::apply_as_is(w, &row, &u.values, now_ms(), &mut lock(&st.dict));
+                }
             }
         }
         Message::Ack { table, update } => {
@@ -415,7 +428,7 @@ fn produce(sec: &PeersRt, peer: &PeerRt, st: &mut State, out: &mut Vec<u8>) {
                     st.last_local_table = Some(i);
                 }
                 let timed = !peer.downgrade.load(Relaxed);
-                wire::encode_entry(t, &e, origin, timed, &mut st.dict, out);
+                wire::encode_entry(t, &e, origin, timed, &mut lock(&st.dict), out);
                 budget -= 1;
             }
         }
@@ -439,7 +452,7 @@ fn produce(sec: &PeersRt, peer: &PeerRt, st: &mut State, out: &mut Vec<u8>) {
                     define(sec, i, out);
                     st.last_local_table = Some(i);
                 }
-                wire::encode_entry(&t.table, e, *upd as u32, false, &mut st.dict, out);
+                wire::encode_entry(&t.table, e, *upd as u32, false, &mut lock(&st.dict), out);
                 pt.last_pushed.store(*upd, Relaxed);
                 budget -= 1;
             }

@@ -1,18 +1,20 @@
 //! `show peers [<section>]`: each section, then each of its nodes with its connection
 //! state, counters and per-table cursors, shaped as HAProxy 2.6 prints them
 //! (`peers_dump_head()`, `peers_dump_peer()` in src/peers.c). Sections and nodes are
-//! listed last declared first, as HAProxy's lists hold them.
+//! listed last declared first, as HAProxy's lists hold them. With `dict`, each shared
+//! table shows the node's `server_key` caches (what we sent in each slot, what the node
+//! sent in each of its 128), empty when no session runs (HAProxy flushes them then).
 //! COMPAT: the addresses (`0x...`) identify objects but are not HAProxy's; `st0`
 //! follows HAProxy's session states for an established or connecting session only.
 
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering::Relaxed;
 
-use super::types::{PeerRt, PeersRt};
+use super::types::{DictCache, Lock, PeerRt, PeersRt};
 use crate::stick::now_ms;
 
-/// The whole answer; `None` when `target` names no section.
-pub fn show(sections: &[std::sync::Arc<PeersRt>], target: Option<&str>) -> Option<String> {
+/// The whole answer; `None` when `target` names no section. `dict`: `show peers dict`.
+pub fn show(sections: &[std::sync::Arc<PeersRt>], target: Option<&str>, dict: bool) -> Option<String> {
     let mut out = String::new();
     let mut first = true;
     let list: Vec<_> = sections.iter().rev().filter(|s| target.is_none_or(|t| t == s.name)).collect();
@@ -26,7 +28,7 @@ pub fn show(sections: &[std::sync::Arc<PeersRt>], target: Option<&str>) -> Optio
         first = false;
         head(s, &mut out);
         for p in s.peers.iter().rev() {
-            peer(s, p, &mut out);
+            peer(s, p, dict, &mut out);
         }
     }
     Some(out)
@@ -100,7 +102,7 @@ fn status_str(code: u32) -> &'static str {
     }
 }
 
-fn peer(s: &PeersRt, p: &PeerRt, out: &mut String) {
+fn peer(s: &PeersRt, p: &PeerRt, dict: bool, out: &mut String) {
     let now = now_ms();
     let active = p.active();
     let bound = if p.local { *s.bound.lock().unwrap_or_else(std::sync::PoisonError::into_inner) } else { None };
@@ -158,7 +160,7 @@ fn peer(s: &PeersRt, p: &PeerRt, out: &mut String) {
             out,
             "\n          {:#x} local_id={} remote_id={} flags=0x0 remote_data={:#x}\n              last_acked={} \
              last_pushed={} last_get={} teaching_origin={} update={}\n              table:{:#x} id={} update={localupdate} \
-             localupdate={localupdate} commitupdate={localupdate} refcnt=1\n        Dictionary cache not dumped (use \"show peers dict\")",
+             localupdate={localupdate} commitupdate={localupdate} refcnt=1",
             addr_of(pt),
             i + 1,
             pt.remote_id.load(Relaxed),
@@ -171,8 +173,38 @@ fn peer(s: &PeersRt, p: &PeerRt, out: &mut String) {
             addr_of(&*st.table),
             st.table.name,
         );
+        match dict {
+            true => dict_caches(active.as_ref().and_then(|a| a.dict.as_deref()), out),
+            false => out.push_str("\n        Dictionary cache not dumped (use \"show peers dict\")"),
+        }
     }
     out.push('\n');
+}
+
+/// A node's `server_key` caches as `show peers dict` lists them, four slots a line: the
+/// slots we filled (up to the first empty one), then every slot of the node's, `-` when
+/// empty. `None`: no session, the caches are empty.
+fn dict_caches(dict: Option<&Lock<DictCache>>, out: &mut String) {
+    let empty = DictCache::default();
+    let guard = dict.map(|d| d.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+    let d = guard.as_deref().unwrap_or(&empty);
+    let name = |id: u64| crate::stick::dict::value(id).map_or_else(|| "-".to_owned(), |v| v.to_string());
+    out.push_str("\n        TX dictionary cache:");
+    for (i, id) in d.sent_slots().enumerate() {
+        slot(out, i, &name(id));
+    }
+    out.push_str("\n        RX dictionary cache:");
+    for (i, &id) in d.received_slots().iter().enumerate() {
+        slot(out, i, &name(id));
+    }
+}
+
+/// One slot of a dictionary cache: `  <slot> -> <string>`, a new line every four.
+fn slot(out: &mut String, i: usize, value: &str) {
+    if i.is_multiple_of(4) {
+        out.push_str("\n        ");
+    }
+    let _ = write!(out, "  {i:3} -> {value}");
 }
 
 /// Whether session `a` was opened by us (its destination is the node's address).

@@ -53,6 +53,8 @@ pub struct SharedTable {
     /// The name the peers protocol sends (a proxy's name, or `/<name>` for a section's table).
     pub wire_name: String,
     pub table: Arc<StickTable>,
+    /// `write-to`: the table what the peers teach this one is also written to.
+    pub write_to: Option<Arc<StickTable>>,
 }
 
 /// One node of a section.
@@ -112,6 +114,66 @@ pub struct ActiveSession {
     pub remote_table: Option<usize>,
     /// Table (index) of our last definition sent.
     pub last_local_table: Option<usize>,
+    /// The session's `server_key` caches (`show peers dict`), once it runs.
+    pub dict: Option<Arc<Lock<DictCache>>>,
+}
+
+/// The most `server_key` strings a session caches each way (HAProxy's
+/// `PEER_STKT_CACHE_MAX_ENTRIES`): a string is sent in full the first time, then by
+/// its slot number while it stays in the slot.
+pub const DICT_SLOTS: usize = 128;
+
+/// A session's `server_key` caches: what we sent in each slot (a dictionary number)
+/// and what the other node sent in each of its slots. Fresh for each session (HAProxy
+/// flushes a node's caches when its session ends).
+#[derive(Debug)]
+pub struct DictCache {
+    sent: Vec<u64>,
+    next: usize,
+    received: Vec<u64>,
+}
+
+impl Default for DictCache {
+    fn default() -> Self {
+        DictCache { sent: vec![0; DICT_SLOTS], next: 0, received: vec![0; DICT_SLOTS] }
+    }
+}
+
+impl DictCache {
+    /// The slot (1-based) that carries dictionary number `id`, and whether the string
+    /// must go with it (a slot newly given to it, round robin as HAProxy).
+    pub fn slot_to_send(&mut self, id: u64) -> (u64, bool) {
+        if let Some(i) = self.sent.iter().position(|&v| v == id) {
+            return (i as u64 + 1, false);
+        }
+        let i = self.next;
+        self.next = (self.next + 1) % DICT_SLOTS;
+        self.sent[i] = id;
+        (i as u64 + 1, true)
+    }
+
+    /// The dictionary number of what the other node sent in `slot` (with `value` the
+    /// first time); 0 when unknown.
+    pub fn received(&mut self, slot: u64, value: Option<&[u8]>) -> u64 {
+        let Some(i) = usize::try_from(slot).ok().and_then(|s| s.checked_sub(1)).filter(|&i| i < DICT_SLOTS) else {
+            return 0;
+        };
+        if let Some(v) = value {
+            self.received[i] = std::str::from_utf8(v).map_or(0, crate::stick::dict::intern);
+        }
+        self.received[i]
+    }
+
+    /// The dictionary numbers of the slots we filled, in slot order, up to the first
+    /// empty one (as `show peers dict` lists them).
+    pub fn sent_slots(&self) -> impl Iterator<Item = u64> + '_ {
+        self.sent.iter().copied().take_while(|&id| id != 0)
+    }
+
+    /// The dictionary number the other node put in each slot (0: none).
+    pub fn received_slots(&self) -> &[u64] {
+        &self.received
+    }
 }
 
 /// What was exchanged with a node for one table (HAProxy's `struct shared_table`).

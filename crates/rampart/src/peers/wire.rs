@@ -6,6 +6,7 @@
 use rampart_cfg::model::{DataType, StickKeyType};
 use rampart_proto::peers::table::{self as wt, key_type, KeyKind, Param, Shape, Value, DATA_TYPES};
 
+pub use super::types::DictCache;
 use crate::stick::data::Row;
 use crate::stick::table::EntryView;
 use crate::stick::{Key, StickTable};
@@ -18,51 +19,6 @@ pub fn type_bit(d: DataType) -> usize {
 /// The data type of HAProxy's number `n`.
 pub fn bit_type(n: usize) -> Option<DataType> {
     DataType::ALL.get(n).copied()
-}
-
-/// The most `server_key` strings a session caches each way (HAProxy's
-/// `PEER_STKT_CACHE_MAX_ENTRIES`): a string is sent in full the first time, then by
-/// its slot number while it stays in the slot.
-const DICT_SLOTS: usize = 128;
-
-/// A session's `server_key` caches: what we sent in each slot (a dictionary number)
-/// and what the other node sent in each of its slots. Fresh for each session.
-pub struct DictCache {
-    sent: Vec<u64>,
-    next: usize,
-    received: Vec<u64>,
-}
-
-impl Default for DictCache {
-    fn default() -> Self {
-        DictCache { sent: vec![0; DICT_SLOTS], next: 0, received: vec![0; DICT_SLOTS] }
-    }
-}
-
-impl DictCache {
-    /// The slot (1-based) that carries dictionary number `id`, and whether the string
-    /// must go with it (a slot newly given to it, round robin as HAProxy).
-    fn slot_to_send(&mut self, id: u64) -> (u64, bool) {
-        if let Some(i) = self.sent.iter().position(|&v| v == id) {
-            return (i as u64 + 1, false);
-        }
-        let i = self.next;
-        self.next = (self.next + 1) % DICT_SLOTS;
-        self.sent[i] = id;
-        (i as u64 + 1, true)
-    }
-
-    /// The dictionary number of what the other node sent in `slot` (with `value` the
-    /// first time); 0 when unknown.
-    fn received(&mut self, slot: u64, value: Option<&[u8]>) -> u64 {
-        let Some(i) = usize::try_from(slot).ok().and_then(|s| s.checked_sub(1)).filter(|&i| i < DICT_SLOTS) else {
-            return 0;
-        };
-        if let Some(v) = value {
-            self.received[i] = std::str::from_utf8(v).map_or(0, crate::stick::dict::intern);
-        }
-        self.received[i]
-    }
 }
 
 /// The key size HAProxy gives the table (`key_size`: a string's `len` plus its
@@ -235,6 +191,18 @@ pub fn apply(t: &StickTable, row: &Row, values: &[(u8, u32, Value<'_>)], now: u3
     }
 }
 
+/// Applies to entry `row` of table `t` (a `write-to` target) the values of an update
+/// that are kept as they come, never counted on (HAProxy's `as_is` types: `server_id`,
+/// `gpt0`, `server_key`, `gpt`): a local copy never adds a node's counters to its own.
+pub fn apply_as_is(t: &StickTable, row: &Row, values: &[(u8, u32, Value<'_>)], now: u32, dict: &mut DictCache) {
+    let as_is = |n: u8| {
+        bit_type(usize::from(n))
+            .is_some_and(|d| matches!(d, DataType::ServerId | DataType::Gpt0 | DataType::ServerKey | DataType::Gpt))
+    };
+    let kept: Vec<_> = values.iter().copied().filter(|v| as_is(v.0)).collect();
+    apply(t, row, &kept, now, dict);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -274,6 +242,7 @@ mod tests {
             ],
             peers: None,
             srvkey: Default::default(),
+            write_to: None,
             span: Default::default(),
         };
         let (a, b) = (StickTable::new("a", &def), StickTable::new("a", &def));
@@ -317,7 +286,7 @@ mod tests {
         let mut c = DictCache::default();
         assert_eq!(c.slot_to_send(7), (1, true));
         assert_eq!(c.slot_to_send(7), (1, false));
-        for id in 100..100 + DICT_SLOTS as u64 {
+        for id in 100..100 + super::super::types::DICT_SLOTS as u64 {
             c.slot_to_send(id);
         }
         // 7's slot went to another string: it is sent again, in the next slot

@@ -65,6 +65,16 @@ pub struct Runtime {
     pub peer_tables: Vec<std::sync::Arc<crate::stick::StickTable>>,
     /// The `peers` sections that replicate (enabled, with a local node).
     pub peers: Vec<std::sync::Arc<crate::peers::types::PeersRt>>,
+    /// The `log` targets of each of [`Runtime::peers`] (empty without `log` lines).
+    pub peers_logs: Vec<crate::log::sink::Loggers>,
+}
+
+impl Runtime {
+    /// Every stick table: the proxies' then the `peers` sections' (the runtime API and
+    /// the exporter list them in reverse, last declared first, as HAProxy).
+    pub fn stick_tables(&self) -> impl Iterator<Item = &crate::stick::StickTable> {
+        self.proxies.iter().filter_map(|p| p.table.as_deref()).chain(self.peer_tables.iter().map(|t| &**t))
+    }
 }
 
 /// Process-wide connection accounting and stop state.

@@ -164,10 +164,11 @@ pub(super) fn show_info(cli: &Cli, _: &mut Session, words: &[&str]) -> String {
 /// `show peers [dict|-] [<section>]`.
 pub(super) fn show_peers(c: &Cli, _: &mut Session, w: &[&str]) -> String {
     let mut target = w.get(2).copied();
+    let dict = target == Some("dict");
     if matches!(target, Some("dict" | "-")) {
         target = w.get(3).copied();
     }
-    match crate::peers::show::show(&c.rt.peers, target.filter(|t| !t.is_empty())) {
+    match crate::peers::show::show(&c.rt.peers, target.filter(|t| !t.is_empty()), dict) {
         Some(out) => out,
         None => "No such peers\n".into(),
     }

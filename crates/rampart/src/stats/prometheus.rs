@@ -3,8 +3,10 @@
 //! (`haproxy_process_*`, `haproxy_frontend_*{proxy}`, `haproxy_backend_*{proxy}`,
 //! `haproxy_server_*{proxy,server}`), in the text exposition format. A value rampart does
 //! not measure yet is exported as `NaN`, as HAProxy exports a field it has no value for,
-//! never as 0. `?scope=global|frontend|backend|server` (repeatable) limits the
-//! output, as in HAProxy. Beyond HAProxy: latency histograms per backend and server
+//! never as 0. `?scope=global|frontend|backend|server|sticktable` (repeatable, `*` for
+//! all) limits the output, as in HAProxy. The stick tables (`haproxy_sticktable_size`,
+//! `haproxy_sticktable_used`, labelled `name` and `type`) come last, byte for byte as
+//! HAProxy 2.6 writes them. Beyond HAProxy: latency histograms per backend and server
 //! (`haproxy_backend_response_time_seconds_bucket{proxy,le}` ..., see
 //! `counters::histogram`) after each part's metrics.
 //! HAProxy counterpart: addons/promex/service-prometheus.c.
@@ -238,23 +240,28 @@ pub struct Scope {
     pub frontend: bool,
     pub backend: bool,
     pub server: bool,
+    pub sticktable: bool,
 }
 
 impl Scope {
+    const ALL: Scope = Scope { global: true, frontend: true, backend: true, server: true, sticktable: true };
+    const NONE: Scope = Scope { global: false, frontend: false, backend: false, server: false, sticktable: false };
+
     /// From a request's query string: everything without `scope`, else the scopes named.
     pub fn from_query(query: &[u8]) -> Scope {
         let mut named = query.split(|&c| c == b'&').filter_map(|p| p.strip_prefix(b"scope=")).peekable();
         if named.peek().is_none() {
-            return Scope { global: true, frontend: true, backend: true, server: true };
+            return Scope::ALL;
         }
-        let mut s = Scope { global: false, frontend: false, backend: false, server: false };
+        let mut s = Scope::NONE;
         for n in named {
             match n {
                 b"global" => s.global = true,
                 b"frontend" => s.frontend = true,
                 b"backend" => s.backend = true,
                 b"server" => s.server = true,
-                b"all" => s = Scope { global: true, frontend: true, backend: true, server: true },
+                b"sticktable" => s.sticktable = true,
+                b"all" | b"*" => s = Scope::ALL,
                 _ => {}
             }
         }
@@ -287,7 +294,31 @@ pub fn render(rt: &Runtime, scope: Scope) -> String {
             histograms(&mut out, rt, part, &mine);
         }
     }
+    if scope.sticktable {
+        sticktables(&mut out, rt);
+    }
     out
+}
+
+/// The stick-table metrics: name and HELP text (HAProxy's `promex_sticktable_metrics`).
+const STICKTABLE: &[(&str, &str)] =
+    &[("size", "Stick table size."), ("used", "Number of entries used in this stick table.")];
+
+/// `haproxy_sticktable_*`: each metric's HELP and TYPE, then a sample per table, the
+/// tables last declared first (HAProxy's `stktables_list`); nothing without a table.
+fn sticktables(out: &mut String, rt: &Runtime) {
+    let tables: Vec<_> = rt.stick_tables().collect();
+    if tables.is_empty() {
+        return;
+    }
+    for (name, help) in STICKTABLE {
+        let _ = writeln!(out, "# HELP haproxy_sticktable_{name} {help}\n# TYPE haproxy_sticktable_{name} gauge");
+        for t in tables.iter().rev() {
+            let v = if *name == "size" { t.size } else { t.used() };
+            let _ =
+                writeln!(out, "haproxy_sticktable_{name}{{name=\"{}\",type=\"{}\"}} {v}", t.name, t.key_type.name());
+        }
+    }
 }
 
 /// The latency histograms of the backends or servers in `rows` (a rampart extension:

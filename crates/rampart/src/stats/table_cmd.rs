@@ -36,7 +36,7 @@ pub fn set_table(cli: &Cli, sess: &mut Session, words: &[&str]) -> String {
 }
 
 fn tables(cli: &Cli) -> impl Iterator<Item = &StickTable> {
-    cli.rt.proxies.iter().filter_map(|p| p.table.as_deref()).chain(cli.rt.peer_tables.iter().map(|t| &**t))
+    cli.rt.stick_tables()
 }
 
 fn run(cli: &Cli, sess: &Session, words: &[&str], action: Action) -> String {

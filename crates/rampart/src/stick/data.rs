@@ -268,6 +268,7 @@ mod tests {
                 .collect(),
             peers: None,
             srvkey: Default::default(),
+            write_to: None,
             span: Default::default(),
         }
     }

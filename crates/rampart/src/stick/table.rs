@@ -502,6 +502,7 @@ mod tests {
             store: vec![StoreSpec { data: DataType::Gpc0, period: None, nb: 1 }],
             peers: None,
             srvkey: Default::default(),
+            write_to: None,
             span: Default::default(),
         };
         StickTable::new("t", &def)

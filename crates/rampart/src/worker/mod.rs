@@ -232,8 +232,17 @@ async fn handle_signals(
 }
 
 /// HAProxy's `Paused <cap> <name>.` / `Resumed ...` warnings, one per proxy with
-/// listeners (SIGTTOU / SIGTTIN).
+/// listeners (SIGTTOU / SIGTTIN). A `peers` section's listener is HAProxy's proxy named
+/// after the local node (also to the section's `log` targets, the only messages 2.6
+/// sends there).
+/// COMPAT: HAProxy lists the listeners in the order they were declared; rampart lists the
+/// `peers` sections first.
 fn report_listening_proxies(rt: &Runtime, what: &str) {
+    for (s, logs) in rt.peers.iter().zip(&rt.peers_logs) {
+        let msg = format!("{what} proxy {}.", s.local);
+        warn(&msg);
+        logs.send(crate::log::level::WARNING, msg.as_bytes());
+    }
     for px in rt.proxies.iter().filter(|px| px.cap.frontend) {
         let cap = if px.cap.backend { "proxy" } else { "frontend" };
         let msg = format!("{what} {cap} {}.", px.name);
