@@ -250,6 +250,9 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
             let now = std::time::Instant::now();
             l.connect_start = Some(now);
             l.connected = Some(now);
+            // COMPAT: `Td` of a TCP stream counts from the connection (HAProxy's
+            // `t_close - t_connect` outside HTTP mode)
+            l.res_head = Some(now);
             l.queue_ms = Some(0);
             l.applet = u32::try_from(id).ok();
         }
