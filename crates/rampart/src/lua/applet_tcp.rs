@@ -46,7 +46,7 @@ pub(super) fn turn(svc: &mut TcpSvc, input: SvcIn<'_>, ctx: &SampleCtx<'_>, out:
         (false, SvcIn::Resume) => MultiValue::new(),
     };
     let settings = super::settings().expect("a state has settings");
-    let mut cur = Cur { on: On::Applet { ctx, key }, st: st.clone(), done: None };
+    let mut cur = Cur { on: On::Applet { ctx }, st: st.clone(), done: None };
     let (turn, took) = resume(&st, &p.co, args, &mut cur, settings.service_timeout, p.spent);
     take_output(&st, &applet, out);
     let step = match turn {
