@@ -268,7 +268,6 @@ function Concat:add(s) self.n = self.n + 1; self.parts[self.n] = tostring(s) end
 function Concat:dump() return table.concat(self.parts, "", 1, self.n) end
 function core.concat() return setmetatable({ parts = {}, n = 0 }, Concat) end
 
-core.register_cli = not_yet("core.register_cli")
 core.register_filter = not_yet("core.register_filter")
 core.add_acl = not_yet("core.add_acl")
 core.del_acl = not_yet("core.del_acl")

@@ -105,7 +105,9 @@ pub(super) fn resume(
 /// Whether a yielded value is the one an AppletTCP yields to read.
 fn is_input(st: &LuaState, v: Option<&Value>) -> bool {
     match v {
-        Some(Value::String(s)) => st.prelude.get::<mlua::String>("applet_in").is_ok_and(|i| i.as_bytes() == s.as_bytes()),
+        Some(Value::String(s)) => {
+            st.prelude.get::<mlua::String>("applet_in").is_ok_and(|i| i.as_bytes() == s.as_bytes())
+        }
         _ => false,
     }
 }

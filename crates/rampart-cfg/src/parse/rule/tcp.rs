@@ -208,7 +208,9 @@ fn request_action(cx: &mut Ctx<'_>, a: &mut Args<'_>, set: Where, word: &str) ->
             return match a.next() {
                 "" => invalid(format!("'{rule}' expects a service name.")),
                 lua if lua.len() > 4 && lua.starts_with("lua.") => Ok(TcpReqAction::UseService(lua.to_owned())),
-                "prometheus-exporter" => invalid("Prometheus exporter service only available on 'http-request' rulesets"),
+                "prometheus-exporter" => {
+                    invalid("Prometheus exporter service only available on 'http-request' rulesets")
+                }
                 _ => invalid(format!("'{}' unknown service name.", set.word())),
             };
         }
