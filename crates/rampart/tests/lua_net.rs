@@ -254,7 +254,7 @@ fn smtp_run(binary: PathBuf) -> (Vec<String>, String, String, String) {
     let p = Proxy::new(binary).listener("fe1").listener("fe2").config(&tcp_service_cfg(&path)).start().unwrap();
     let mut c = RawClient::connect(p.addr("fe1")).unwrap();
     let mut seen = Vec::new();
-    let mut line = |c: &mut RawClient| String::from_utf8_lossy(&c.read_until("\r\n").unwrap()).into_owned();
+    let line = |c: &mut RawClient| String::from_utf8_lossy(&c.read_until("\r\n").unwrap()).into_owned();
     seen.push(line(&mut c));
     c.send("HELO me\r\n").unwrap();
     seen.push(line(&mut c));
