@@ -457,3 +457,96 @@ fn map_and_regex_classes_are_the_same_as_haproxy() {
         "rampart (left) and haproxy (right)"
     );
 }
+
+// === CLI commands ===
+
+const CLI: &str = r#"
+core.register_cli({"hello", "world"}, "say hello to the world", function(applet, ...)
+  local args = {...}
+  applet:send("hello " .. #args .. ":" .. table.concat(args, ",") .. "\n")
+  applet:send("txn.x=" .. tostring(core.get_info().Name) .. "\n")
+end)
+core.register_cli({"boom"}, "fails on purpose", function(applet)
+  applet:send("partial\n")
+  error("bad")
+end)
+"#;
+
+/// One command's answer on the stats socket at `sock`.
+fn cli(sock: &Path, cmd: &str) -> String {
+    use std::io::{Read, Write};
+    let mut c = std::os::unix::net::UnixStream::connect(sock).expect("the stats socket");
+    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    c.write_all(format!("{cmd}\n").as_bytes()).unwrap();
+    // (haproxy may reset the connection once it answered: keep what came before)
+    let mut out = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while let Ok(n @ 1..) = c.read(&mut chunk) {
+        out.extend_from_slice(&chunk[..n]);
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// What the CLI answered to the script's commands, the help lines around them, and
+/// the start of the error message.
+fn cli_run(binary: PathBuf) -> (Vec<String>, Vec<String>, String) {
+    let path = script("cli", CLI);
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let sock = std::env::temp_dir().join(format!("rampart-lua-cli-{}-{run}.sock", std::process::id()));
+    let _ = std::fs::remove_file(&sock);
+    let s1 = HttpBackend::start("s1");
+    let extra = format!("  stats socket {} level admin\n", sock.display());
+    let p = rampart_testkit::Proxy::new(binary)
+        .listener("fe1")
+        .backend("s1", s1.addr())
+        .config(&cfg(&path, &extra, ""))
+        .start()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while std::os::unix::net::UnixStream::connect(&sock).is_err() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let answers = ["hello world a b", "boom", "hello", "help hello"].iter().map(|c| cli(&sock, c)).collect();
+    let help = cli(&sock, "help");
+    let lua_lines = help.lines().filter(|l| !l.contains(':')).map(str::to_owned).collect();
+    assert!(p.wait_output("Lua cli", Duration::from_secs(5)), "{}", p.output());
+    let out = p.output();
+    let err = out
+        .lines()
+        .find_map(|l| {
+            l.find("Lua cli").map(|i| l[i..].split(" from ").next().unwrap_or("").trim_end_matches('.').to_owned())
+        })
+        .unwrap_or_default();
+    (answers, lua_lines, err)
+}
+
+#[test]
+fn a_cli_command_answers_on_the_stats_socket_and_is_listed_in_help() {
+    let (answers, help, err) = cli_run(PathBuf::from(RAMPART));
+    assert_eq!(answers[0], "hello 4:hello,world,a,b\ntxn.x=HAProxy\n\n");
+    assert_eq!(answers[1], "partial\n\n");
+    assert!(
+        answers[2].starts_with(
+            "Unknown command, but maybe one of the following ones is a better match:\n  say hello to the world\n  help"
+        ),
+        "{}",
+        answers[2]
+    );
+    assert!(
+        answers[3].starts_with("The following commands are valid at this level:\n  say hello to the world\n  help"),
+        "{}",
+        answers[3]
+    );
+    assert_eq!(help, ["  fails on purpose", "  say hello to the world", ""]);
+    let path = script("cli", CLI);
+    assert_eq!(err, format!("Lua cli '<lua.cli.boom>': [state-id 0] runtime error: {}:9: bad", path.display()));
+}
+
+#[test]
+fn cli_commands_are_the_same_as_haproxy() {
+    let haproxy = rampart_testkit::require_haproxy!();
+    let ours = cli_run(PathBuf::from(RAMPART));
+    let theirs = cli_run(haproxy);
+    assert_eq!(ours, theirs, "rampart (left) and haproxy (right)");
+}

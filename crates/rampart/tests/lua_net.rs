@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use http_common::{client, start_binary, PREAMBLE, RAMPART};
-use rampart_testkit::{HttpBackend, RawBackend, RawClient, Reply, Response, Running, Step};
+use rampart_testkit::{HttpBackend, Proxy, RawBackend, RawClient, Reply, Response, Running, Step};
 
 /// Writes `code` to a script file of its own and returns its path.
 fn script(name: &str, code: &str) -> PathBuf {
@@ -189,4 +189,159 @@ fn a_service_calls_an_http_server_with_the_httpclient() {
     assert_eq!(reqs[0].headers.get("accept"), Some("*/*"));
     assert_eq!((reqs[1].method.as_str(), reqs[1].path.as_str()), ("GET", "/again"));
     assert!(s1.requests().is_empty());
+}
+
+// === tcp services ===
+
+/// A small SMTP-like server as a `tcp` service (in the style of HAProxy's
+/// `mailers/healthcheckmail` test), and one that fails half-way.
+const SMTP: &str = r#"
+local function expect(applet, what)
+  local line = applet:getline()
+  if string.sub(line, 1, #what) ~= what then
+    applet:send("500 expected " .. what .. " got [" .. line .. "]\r\n")
+    applet:set_var("txn.result", "ERROR " .. what)
+    return false
+  end
+  return true
+end
+
+core.register_service("smtp", "tcp", function(applet)
+  applet:send("220 Welcome\r\n")
+  if not expect(applet, "HELO") then return end
+  applet:set_priv("helo seen")
+  applet:send("250 OK\r\n")
+  if not expect(applet, "DATA") then return end
+  applet:send("354 go\r\n")
+  local lines = 0
+  while true do
+    local l = applet:getline()
+    if l == ".\r\n" or l == "" then break end
+    lines = lines + 1
+  end
+  local four = applet:receive(4)
+  applet:send("250 " .. lines .. " lines, then [" .. four .. "] " .. tostring(applet:get_priv()) .. "\r\n")
+  if not expect(applet, "QUIT") then return end
+  applet:set_var("txn.result", "SUCCESS")
+  applet:set_var("txn.from", applet.f:src())
+  applet:send("221 bye " .. tostring(applet:get_var("txn.result")) .. "\r\n")
+end)
+
+core.register_service("bad", "tcp", function(applet)
+  applet:send("before\r\n")
+  error("broken")
+end)
+"#;
+
+/// `mode tcp` listeners `fe1` (the smtp service) and `fe2` (the failing one), logging
+/// to stderr with the variables and sizes.
+fn tcp_service_cfg(path: &Path) -> String {
+    let preamble = PREAMBLE.replacen("global\n", &format!("global\n  lua-load {}\n", path.display()), 1);
+    format!(
+        "{preamble}listen fe1\n  mode tcp\n  bind fd@${{fe1}}\n  log stderr format raw daemon\n\
+         \x20 log-format \"SMTP %b/%s %U %B %ts %[var(txn.result)] %[var(txn.from)]\"\n\
+         \x20 tcp-request content use-service lua.smtp\n\
+         frontend fe2\n  mode tcp\n  bind fd@${{fe2}}\n  log stderr format raw daemon\n\
+         \x20 log-format \"BAD %f/%s %U %B %ts\"\n\
+         \x20 tcp-request inspect-delay 1s\n  tcp-request content use-service lua.bad\n"
+    )
+}
+
+/// What a client of the smtp and bad services saw (each exchange, the end), the two
+/// log lines, and the start of the error message.
+fn smtp_run(binary: PathBuf) -> (Vec<String>, String, String, String) {
+    let path = script("smtp", SMTP);
+    let p = Proxy::new(binary).listener("fe1").listener("fe2").config(&tcp_service_cfg(&path)).start().unwrap();
+    let mut c = RawClient::connect(p.addr("fe1")).unwrap();
+    let mut seen = Vec::new();
+    let line = |c: &mut RawClient| String::from_utf8_lossy(&c.read_until("\r\n").unwrap()).into_owned();
+    seen.push(line(&mut c));
+    c.send("HELO me\r\n").unwrap();
+    seen.push(line(&mut c));
+    // the body in pieces, with the four bytes after it in the same segment
+    c.send("DATA\r\n").unwrap();
+    seen.push(line(&mut c));
+    c.send("Subject: x\r\n\r\nbody").unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    c.send(" line\r\n.\r\nWXYZ").unwrap();
+    seen.push(line(&mut c));
+    c.send("QUIT\r\n").unwrap();
+    // the service returned: the rest, then the end (the client has not closed)
+    seen.push(String::from_utf8_lossy(&c.read_to_end().unwrap()).into_owned());
+    drop(c);
+    let mut bad = RawClient::connect(p.addr("fe2")).unwrap();
+    seen.push(String::from_utf8_lossy(&bad.read_to_end().unwrap()).into_owned());
+    drop(bad);
+    assert!(p.wait_output("BAD ", Duration::from_secs(5)), "{}", p.output());
+    assert!(p.wait_output("SMTP ", Duration::from_secs(5)), "{}", p.output());
+    let out = p.output();
+    let log = |tag: &str| out.lines().find(|l| l.starts_with(tag)).unwrap_or_default().to_owned();
+    let err = out
+        .lines()
+        .find_map(|l| l.find("Lua applet tcp").map(|i| l[i..].split(" from ").next().unwrap_or("").to_owned()))
+        .unwrap_or_default();
+    (seen, log("SMTP "), log("BAD "), err)
+}
+
+#[test]
+fn a_tcp_service_talks_smtp_and_its_log_line_has_its_variables() {
+    let (seen, smtp, bad, err) = smtp_run(PathBuf::from(RAMPART));
+    assert_eq!(
+        seen,
+        [
+            "220 Welcome\r\n",
+            "250 OK\r\n",
+            "354 go\r\n",
+            // (HAProxy 2.6 keeps no private value for an AppletTCP of a TCP stream)
+            "250 3 lines, then [WXYZ] nil\r\n",
+            "221 bye SUCCESS\r\n",
+            "before\r\n"
+        ]
+    );
+    assert_eq!(smtp, "SMTP fe1/<lua.smtp> 53 76 -- SUCCESS 127.0.0.1");
+    assert_eq!(bad, "BAD fe2/<lua.bad> 0 8 --");
+    let path = script("smtp", SMTP);
+    assert_eq!(err, format!("Lua applet tcp '<lua.bad>': [state-id 0] runtime error: {}:35: broken.", path.display()));
+}
+
+#[test]
+fn a_tcp_service_is_the_same_as_haproxy() {
+    let haproxy = rampart_testkit::require_haproxy!();
+    let ours = smtp_run(PathBuf::from(RAMPART));
+    let theirs = smtp_run(haproxy);
+    // (haproxy's message goes on with a traceback after " from ")
+    let theirs = (theirs.0, theirs.1, theirs.2, theirs.3.trim_end_matches('.').to_owned() + ".");
+    assert_eq!(ours, theirs, "rampart (left) and haproxy (right)");
+}
+
+#[test]
+fn tcp_services_are_refused_where_haproxy_refuses_them() {
+    let path = script(
+        "kinds",
+        "core.register_service('t', 'tcp', function(a) end)\ncore.register_service('h', 'http', function(a) end)\n",
+    );
+    let cfg = |mode: &str, rule: &str| {
+        format!("global\n  lua-load {}\nlisten x\n  mode {mode}\n  bind 127.0.0.1:1\n  {rule}\n", path.display())
+    };
+    let cases = [
+        ("tcp", "tcp-request content use-service lua.nope", "'content' unknown service name."),
+        ("http", "tcp-request content use-service lua.t", "Lua TCP services cannot be used on HTTP proxies"),
+        ("tcp", "tcp-request content use-service lua.h", "HTTP applets are forbidden from 'tcp-request' rulesets"),
+        (
+            "tcp",
+            "tcp-request content use-service prometheus-exporter",
+            "Prometheus exporter service only available on 'http-request' rulesets",
+        ),
+        (
+            "tcp",
+            "tcp-request content use-service lua.t foo",
+            "'tcp-request content use-service' only accepts 'if' or 'unless', in proxy 'x' (got 'foo')",
+        ),
+    ];
+    for (mode, rule, want) in cases {
+        let out = rampart_testkit::check(RAMPART, &cfg(mode, rule));
+        assert_ne!(out.code, 0, "{rule}");
+        assert!(out.stderr.contains(want), "{rule}: {}", out.stderr);
+    }
+    assert_eq!(rampart_testkit::check(RAMPART, &cfg("tcp", "tcp-request content use-service lua.t")).code, 0);
 }

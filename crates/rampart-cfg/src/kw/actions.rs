@@ -186,7 +186,11 @@ pub static TCP_REQUEST_CONTENT_ACTIONS: &[ActionKw] = &[
     act("set-log-level", false, LOG_LEVEL),
     act("set-nice", false, No),
     act("switch-mode", false, Partial("parsed; refused at startup: a TCP connection cannot become HTTP yet")),
-    act("use-service", false, No),
+    act(
+        "use-service",
+        false,
+        Partial("Lua `tcp` services (`lua.<name>`) in TCP proxies; `prometheus-exporter` is an HTTP service"),
+    ),
     act("sc-inc-gpc", true, Yes),
     act("sc-inc-gpc0", true, Yes),
     act("sc-inc-gpc1", true, Yes),

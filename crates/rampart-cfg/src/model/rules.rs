@@ -565,6 +565,8 @@ pub enum TcpReqAction {
     SetFc(FcSockOpt),
     /// `do-log` (HAProxy 3.x; content rules only).
     DoLog,
+    /// `use-service <name>` (content rules only): `lua.<name>`, a Lua `tcp` service.
+    UseService(String),
 }
 
 impl TcpReqAction {
@@ -587,6 +589,7 @@ impl TcpReqAction {
             A::Lua(_) => "lua.",
             A::SetFc(o) => o.name(),
             A::DoLog => "do-log",
+            A::UseService(_) => "use-service",
         }
     }
 }

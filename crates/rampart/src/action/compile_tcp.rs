@@ -334,6 +334,15 @@ impl Cx<'_> {
                 return not_yet(self, "do-log", " (in TCP mode)");
             }
             TcpReqAction::DoLog => TcpAct::DoLog,
+            TcpReqAction::UseService(full) => {
+                match crate::action::lua::compile_tcp_service(full, self.px().mode == m::Mode::Http) {
+                    Ok(id) => TcpAct::LuaService(id),
+                    Err(msg) => {
+                        self.alert(span, msg);
+                        return None;
+                    }
+                }
+            }
         })
     }
 

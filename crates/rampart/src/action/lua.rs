@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use super::http::{Env, Exec};
 use super::Flow;
+use crate::sample::SampleCtx;
 
 /// A compiled `lua.<name> [args...]` action.
 #[derive(Debug)]
@@ -90,6 +91,45 @@ pub trait LuaRunner: Sync + Send {
     /// Runs (or resumes) HTTP service number `id`; once it is done, its response is
     /// built in `x.out` and `x.reply` ([`Flow::Reply`]).
     fn http_service(&self, id: usize, x: &mut Exec<'_, '_>, env: &Env<'_>) -> Flow;
+    /// Runs one turn of a `tcp` service on a TCP stream: starts it on the first call
+    /// (`input` then holds what the content rules read), resumes it after that. What
+    /// it sent during the turn is appended to `out`, for the stream to write to the
+    /// client before it does what the returned step asks.
+    fn tcp_service(&self, svc: &mut TcpSvc, input: SvcIn<'_>, ctx: &SampleCtx<'_>, out: &mut Vec<u8>) -> SvcStep;
+}
+
+/// A Lua `tcp` service serving one TCP stream (`tcp-request content use-service
+/// lua.<name>`). The script's coroutine lives in the thread's Lua state; `slot` is
+/// the handle that releases it when the stream drops this.
+pub struct TcpSvc {
+    /// The service's number among those the scripts registered.
+    pub id: usize,
+    pub slot: Option<Box<dyn std::any::Any + Send>>,
+}
+
+/// What the stream hands a turn of a `tcp` service.
+#[derive(Debug, Clone, Copy)]
+pub enum SvcIn<'a> {
+    /// Nothing new (the wait it asked for is over).
+    Resume,
+    /// Bytes from the client.
+    Data(&'a [u8]),
+    /// The client closed its side: nothing more will come.
+    End,
+}
+
+/// What a `tcp` service asks of its stream after a turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SvcStep {
+    /// Wait as asked, then resume it.
+    Wait(LuaWait),
+    /// It reads (`getline`, `receive`): resume it with what the client sends next.
+    Input,
+    /// It returned: the stream closes its side, reads what the client still sends
+    /// until the client closes too, then ends.
+    Done,
+    /// It failed (logged): the stream closes the connection.
+    Failed,
 }
 
 static RUNNER: OnceLock<&'static dyn LuaRunner> = OnceLock::new();
@@ -125,6 +165,19 @@ pub fn compile_action(call: &rampart_cfg::model::LuaCall, which: &str) -> Result
         return Err(format!("expects either 'if' or 'unless' followed by a condition but found '{extra}'"));
     }
     Ok(LuaAct { id, name: call.name.as_str().into(), args: call.args.iter().map(|a| a.as_str().into()).collect() })
+}
+
+/// Compiles `tcp-request content use-service lua.<name>` (a `tcp` service, in a proxy
+/// not in HTTP mode); `Err`: HAProxy 2.6's message.
+pub fn compile_tcp_service(full: &str, http_proxy: bool) -> Result<usize, String> {
+    let name = &full["lua.".len()..];
+    let names = crate::sample::lua::names().unwrap_or_default();
+    match names.services.iter().position(|(n, _)| n == name) {
+        None => Err("'content' unknown service name.".to_owned()),
+        Some(id) if names.services[id].1 => Err("HTTP applets are forbidden from 'tcp-request' rulesets".to_owned()),
+        Some(_) if http_proxy => Err("Lua TCP services cannot be used on HTTP proxies".to_owned()),
+        Some(id) => Ok(id),
+    }
 }
 
 /// Compiles `use-service lua.<name>` (an `http` service); `Err`: the message.

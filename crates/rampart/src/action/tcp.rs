@@ -71,6 +71,9 @@ pub enum TcpAct {
     /// `do-log` (HAProxy 3.x): a line of the frontend's log now, when the stream's
     /// record is at hand ([`TcpExec::log`]).
     DoLog,
+    /// `tcp-request content use-service lua.<name>`: the Lua `tcp` service with this
+    /// number serves the connection in place of a server.
+    LuaService(usize),
 }
 
 /// What a TCP rule list decided.
@@ -88,6 +91,9 @@ pub enum TcpFlow {
     SilentDrop,
     /// `tcp-response content close`.
     CloseServer,
+    /// `use-service`: the Lua `tcp` service with this number takes the connection
+    /// (TCP streams only: the rule is refused elsewhere at startup).
+    Service(usize),
 }
 
 /// What TCP rules read and change.
@@ -249,6 +255,7 @@ impl TcpAct {
                 TcpFlow::Continue
             }
             TcpAct::Lua(a) => super::lua::runner().map_or(TcpFlow::Continue, |r| r.tcp_action(a, x)),
+            TcpAct::LuaService(id) => TcpFlow::Service(*id),
             TcpAct::SetFc(f) => {
                 let mut fc = x.fc;
                 f.run(&x.ctx(), &mut fc);

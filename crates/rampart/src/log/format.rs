@@ -722,6 +722,13 @@ fn logged_req_var(v: Var, o: Opts, l: &super::StreamLog, out: &mut Vec<u8>) -> b
     true
 }
 
+/// `<lua.NAME>`: how HAProxy names a Lua service where a server name goes.
+fn applet_name(id: u32) -> String {
+    let names = crate::sample::lua::names().unwrap_or_default();
+    let name = names.services.get(id as usize).map_or("", |s| s.0.as_str());
+    format!("<lua.{name}>")
+}
+
 fn render_var(v: Var, o: Opts, ctx: &SampleCtx<'_>, out: &mut Vec<u8>) {
     if let Some(l) = ctx.log {
         if logged_req_var(v, o, l, out) {
@@ -743,7 +750,11 @@ fn render_var(v: Var, o: Opts, ctx: &SampleCtx<'_>, out: &mut Vec<u8>) {
         }
         Var::Frontend | Var::FrontendXprt => text(out, name(ctx.fe), o),
         Var::Backend => text(out, name(ctx.be_or_fe()), o),
-        Var::Server => text(out, Some(srv().map_or(&b"<NOSRV>"[..], |s| s.name.as_bytes())), o),
+        Var::Server => match (srv(), ctx.log.and_then(|l| l.applet)) {
+            (Some(s), _) => text(out, Some(s.name.as_bytes()), o),
+            (None, Some(id)) => text(out, Some(applet_name(id).as_bytes()), o),
+            (None, None) => text(out, Some(b"<NOSRV>"), o),
+        },
         Var::ServerIp => ip_text(out, srv().map(|s| s.addr), o),
         Var::ServerPort => port_text(out, srv().map(|s| s.addr), o),
         Var::Hostname => {}

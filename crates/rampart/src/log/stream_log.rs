@@ -128,6 +128,7 @@ impl StreamLog {
             req_line,
             cookie,
             level: LevelSet::Unset,
+            applet: None,
         }
     }
 

@@ -155,6 +155,9 @@ pub struct StreamLog {
     pub cookie: CookieLog,
     /// The severity a `set-log-level` rule gave the line.
     pub level: LevelSet,
+    /// The Lua service that served the stream in place of a server (its number among
+    /// those the scripts registered): `%s` is then `<lua.NAME>`, as in HAProxy.
+    pub applet: Option<u32>,
 }
 
 /// What `%tsc` (its 3rd and 4th characters), `%CC` and `%CS` report: the persistence

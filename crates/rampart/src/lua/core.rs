@@ -7,7 +7,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use mlua::{Function, Lua, Table};
+use mlua::{Function, Lua, Table, Value};
 
 use super::state::{register, Registry};
 
@@ -95,6 +95,16 @@ pub(super) fn install(lua: &Lua, reg: &Rc<RefCell<Registry>>) -> mlua::Result<()
         })?,
     )?;
 
+    let r = reg.clone();
+    core.set(
+        "register_cli",
+        lua.create_function(move |_, (path, usage, f): (Value, String, Function)| {
+            let words = cli_path(&path)?;
+            register(&mut r.borrow_mut().clis, (words.clone(), usage, f), |c| c.0 == words);
+            Ok(())
+        })?,
+    )?;
+
     core.set(
         "log",
         lua.create_function(|_, (level, msg): (i64, mlua::String)| {
@@ -167,4 +177,19 @@ pub(super) fn install(lua: &Lua, reg: &Rc<RefCell<Registry>>) -> mlua::Result<()
     core.set("thread", crate::counters::thread_slot() + 1)?;
     lua.globals().set("core", core)?;
     Ok(())
+}
+
+/// The words of a `core.register_cli` path, checked as HAProxy 2.6 checks them.
+fn cli_path(path: &Value) -> mlua::Result<Vec<String>> {
+    let bad = |m: &str| Err(mlua::Error::runtime(format!("bad argument #1 to 'register_cli' ({m})")));
+    let Value::Table(t) = path else { return bad("1st argument must be a table") };
+    let mut words = Vec::new();
+    for v in t.sequence_values::<Value>() {
+        match v? {
+            Value::String(s) if words.len() < 5 => words.push(s.to_str()?.to_owned()),
+            Value::String(_) => return bad("1st argument must be a table with a maximum of 5 entries"),
+            _ => return bad("1st argument must be a table filled with strings"),
+        }
+    }
+    Ok(words)
 }

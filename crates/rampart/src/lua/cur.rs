@@ -25,6 +25,8 @@ pub(crate) enum On<'s, 'x, 'rt, 'e> {
     Rule { x: &'s mut Exec<'x, 'rt>, env: &'s Env<'e> },
     /// A fetch or a converter: read only.
     Sample(&'s SampleCtx<'s>),
+    /// A `tcp` service: its stream's fetches and variables.
+    Applet { ctx: &'s SampleCtx<'s> },
     /// A task: no stream.
     Task,
 }
@@ -118,10 +120,19 @@ impl Cur<'_, '_, '_, '_> {
                 one(Value::Boolean(ok))
             }
             b"get_priv" | b"set_priv" => {
-                let On::Rule { x, .. } = &mut self.on else {
-                    return err("txn:get_priv()/set_priv() in a fetch or a converter is not supported yet by rampart");
+                let key = match &mut self.on {
+                    On::Rule { x, .. } => slot_key(&self.st, x),
+                    // COMPAT: HAProxy 2.6 keeps an AppletTCP's private value in the
+                    // Lua context of its stream, which a TCP stream served by a service
+                    // has none of: `set_priv` does nothing, `get_priv` gives nil
+                    On::Applet { .. } if op == b"get_priv" => return one(Value::Nil),
+                    On::Applet { .. } => return Ok(MultiValue::new()),
+                    _ => {
+                        return err(
+                            "txn:get_priv()/set_priv() in a fetch or a converter is not supported yet by rampart",
+                        )
+                    }
                 };
-                let key = slot_key(&self.st, x);
                 let mut streams = self.st.streams.borrow_mut();
                 let entry = streams.get_mut(&key).expect("the slot was just made");
                 if op == b"get_priv" {
@@ -156,7 +167,7 @@ impl Cur<'_, '_, '_, '_> {
     fn with_ctx<R>(&self, f: impl FnOnce(&SampleCtx<'_>) -> R) -> mlua::Result<R> {
         match &self.on {
             On::Rule { x, env } => Ok(f(&env.ctx(x.msg, x.buf, x.st))),
-            On::Sample(c) => Ok(f(c)),
+            On::Sample(c) | On::Applet { ctx: c } => Ok(f(c)),
             On::Task => err("a task has no transaction"),
         }
     }
@@ -164,7 +175,7 @@ impl Cur<'_, '_, '_, '_> {
     fn fe(&self) -> usize {
         match &self.on {
             On::Rule { env, .. } => env.fe,
-            On::Sample(c) => c.fe,
+            On::Sample(c) | On::Applet { ctx: c } => c.fe,
             On::Task => 0,
         }
     }

@@ -11,6 +11,9 @@
 //!   [`crate::sample::lua`])
 //! - `value`: samples to Lua values and back
 //! - `map`: the `Map` and `Regex` classes, on the rules' pattern code
+//! - `cli`: the stats socket's commands scripts register (`core.register_cli`)
+//! - `applet_tcp`: `tcp` services (`tcp-request content use-service lua.<name>`) and
+//!   their AppletTCP object
 //! - `sock`: `core.tcp()` sockets on the event loop (the prelude's Socket class and
 //!   `core.httpclient()` sit on them)
 //!
@@ -24,6 +27,8 @@
 //! PERF: nothing here runs, nor is any state created, unless a configuration loads a
 //! script: the rules only hold Lua actions when one does.
 
+mod applet_tcp;
+pub mod cli;
 mod core;
 mod cur;
 mod map;

@@ -268,7 +268,6 @@ function Concat:add(s) self.n = self.n + 1; self.parts[self.n] = tostring(s) end
 function Concat:dump() return table.concat(self.parts, "", 1, self.n) end
 function core.concat() return setmetatable({ parts = {}, n = 0 }, Concat) end
 
-core.register_cli = not_yet("core.register_cli")
 core.register_filter = not_yet("core.register_filter")
 core.add_acl = not_yet("core.add_acl")
 core.del_acl = not_yet("core.del_acl")
@@ -424,6 +423,86 @@ local function new_applet(method, path, qs, version, headers, input)
   }, AppletHTTP)
 end
 
+-- === AppletTCP ===
+
+-- The stream fills the input between turns: a method that finds too little yields
+-- APPLET_IN and is resumed with the client's next bytes (false: the client closed).
+-- What `send` queues is written to the client after each turn.
+local APPLET_IN = "\0rampart:in"
+local OUT_MAX = 16384
+
+local AppletTCP = {}
+AppletTCP.__index = AppletTCP
+AppletTCP.f, AppletTCP.sf, AppletTCP.c, AppletTCP.sc = F, SF, C, SC
+
+local function tcp_more(a)
+  if a._eof then return false end
+  local data = coroutine.yield(APPLET_IN)
+  if type(data) ~= "string" then
+    a._eof = true
+    return false
+  end
+  a._in = a._in .. data
+  return true
+end
+
+local function tcp_take(a, n)
+  local s = string.sub(a._in, 1, n)
+  a._in = string.sub(a._in, n + 1)
+  return s
+end
+
+function AppletTCP:getline()
+  while true do
+    local e = string.find(self._in, "\n", 1, true)
+    if e then return tcp_take(self, e) end
+    if not tcp_more(self) then return tcp_take(self, #self._in) end
+  end
+end
+
+function AppletTCP:receive(size)
+  if size ~= nil and type(size) ~= "number" then
+    error("bad argument #1 to 'receive' (number expected, got " .. type(size) .. ")", 2)
+  end
+  size = size and math.tointeger(size) or -1
+  if size < 0 then
+    while tcp_more(self) do end
+    return tcp_take(self, #self._in)
+  end
+  -- what is there, or wait for some
+  while #self._in < size and tcp_more(self) do end
+  return tcp_take(self, size)
+end
+
+function AppletTCP:send(data)
+  if data == nil then error("'send' needs 2 arguments", 2) end
+  data = tostring(data)
+  self._out[#self._out + 1] = data
+  self._outlen = self._outlen + #data
+  if self._outlen >= OUT_MAX and coroutine.isyieldable() then
+    -- let the stream write it before queueing more
+    coroutine.yield()
+  end
+  return #data
+end
+
+function AppletTCP:get_var(name) return cur("get_var", name) end
+function AppletTCP:set_var(name, value, ifexist) return cur("set_var", name, value, ifexist) end
+function AppletTCP:unset_var(name) return cur("unset_var", name) end
+function AppletTCP:get_priv() return cur("get_priv") end
+function AppletTCP:set_priv(v) return cur("set_priv", v) end
+
+local function new_applet_tcp(held)
+  return setmetatable({ _in = held, _eof = false, _out = {}, _outlen = 0 }, AppletTCP)
+end
+
+local function applet_tcp_out(a)
+  if a._outlen == 0 then return nil end
+  local s = table.concat(a._out)
+  a._out, a._outlen = {}, 0
+  return s
+end
+
 local function applet_response(a)
   return a._started, math.tointeger(a._status) or 200, a._reason, a._hdrs, table.concat(a._body)
 end
@@ -441,6 +520,9 @@ return {
   set_cur = set_cur,
   txn = txn,
   new_applet = new_applet,
+  new_applet_tcp = new_applet_tcp,
+  applet_tcp_out = applet_tcp_out,
+  applet_in = APPLET_IN,
   applet_response = applet_response,
   reply_parts = reply_parts,
   done = DONE,

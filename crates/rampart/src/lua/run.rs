@@ -35,18 +35,20 @@ pub(super) fn install() {
 }
 
 /// How one turn of a coroutine ended.
-enum Turn {
+pub(super) enum Turn {
     /// It returned (or called `done`).
     Finished(MultiValue),
     /// It gave the loop back.
     Wait(LuaWait),
+    /// A `tcp` service reads: resume it with what the client sends next.
+    Input,
     Failed(String),
 }
 
 /// Resumes `co` (with `args` on its first turn) for at most `budget - spent`, with
 /// `cur` reachable from the script; returns how the turn ended and the Lua time it
 /// took.
-fn resume(
+pub(super) fn resume(
     st: &LuaState,
     co: &Thread,
     args: MultiValue,
@@ -71,6 +73,13 @@ fn resume(
     st.budget.deadline.set(old_deadline);
     let took = start.elapsed();
     let turn = match res.and_then(|r| r) {
+        Ok(vals) if co.status() == ThreadStatus::Resumable && is_input(st, vals.front()) => {
+            if matches!(cur.on, On::Applet { .. }) {
+                Turn::Input
+            } else {
+                Turn::Failed("an AppletTCP can only be used by its service".to_owned())
+            }
+        }
         Ok(vals) if co.status() == ThreadStatus::Resumable => Turn::Wait(match vals.front() {
             Some(Value::String(s)) if s.as_bytes() == super::sock::IO.as_bytes() => match vals.get(1) {
                 Some(Value::Integer(token)) => LuaWait::Io(*token as u64),
@@ -93,9 +102,19 @@ fn resume(
     (turn, took)
 }
 
+/// Whether a yielded value is the one an AppletTCP yields to read.
+fn is_input(st: &LuaState, v: Option<&Value>) -> bool {
+    match v {
+        Some(Value::String(s)) => {
+            st.prelude.get::<mlua::String>("applet_in").is_ok_and(|i| i.as_bytes() == s.as_bytes())
+        }
+        _ => false,
+    }
+}
+
 /// The message of a failed turn, as HAProxy 2.6 words it (without the traceback it
 /// appends after `from`).
-fn failure(kind: &str, name: &str, m: &str) -> String {
+pub(super) fn failure(kind: &str, name: &str, m: &str) -> String {
     if m == "Lua out of memory error" {
         return format!("{kind} '{name}': out of memory error.");
     }
@@ -170,6 +189,8 @@ impl LuaRunner for Runner {
             args = MultiValue::new();
             match turn {
                 Turn::Finished(_) => return done.map_or(Flow::Continue, |d| finish(d, x, env)),
+                // (only a `tcp` service reads: `resume` fails an AppletTCP used elsewhere)
+                Turn::Input => continue,
                 Turn::Failed(m) => {
                     super::send_err(&failure("Lua function", &act.name, &m));
                     return Flow::Continue;
@@ -217,12 +238,23 @@ impl LuaRunner for Runner {
                     super::send_err(&failure("Lua function", &act.name, &cannot_wait(w, "tcp-request rules")));
                     return TcpFlow::Continue;
                 }
+                Turn::Input => continue,
                 Turn::Failed(m) => {
                     super::send_err(&failure("Lua function", &act.name, &m));
                     return TcpFlow::Continue;
                 }
             }
         }
+    }
+
+    fn tcp_service(
+        &self,
+        svc: &mut crate::action::lua::TcpSvc,
+        input: crate::action::lua::SvcIn<'_>,
+        ctx: &SampleCtx<'_>,
+        out: &mut Vec<u8>,
+    ) -> crate::action::lua::SvcStep {
+        super::applet_tcp::turn(svc, input, ctx, out)
     }
 
     fn http_service(&self, id: usize, x: &mut Exec<'_, '_>, env: &Env<'_>) -> Flow {
@@ -266,6 +298,10 @@ impl LuaRunner for Runner {
                 super::send_err(&failure("Lua applet http", &name, &m));
                 crate::action::reply::build_default(x, env, 500);
                 Flow::Reply
+            }
+            Turn::Input => {
+                keep_pending(&st, x, Pending { rule, co, spent: spent + took, applet });
+                Flow::LuaWait(LuaWait::Yield)
             }
             Turn::Finished(_) => match applet.map(|a| applet_reply(&st, &a, x)) {
                 Some(Ok(true)) => Flow::Reply,
@@ -425,6 +461,7 @@ fn call_sync(
                 super::send_err(&failure(kind, name, "yield not allowed"));
                 return None;
             }
+            Turn::Input => continue,
             Turn::Failed(m) => {
                 super::send_err(&failure(kind, name, &m));
                 return None;
@@ -491,7 +528,7 @@ fn step_task(st: &Rc<LuaState>, key: u64) -> Option<LuaWait> {
             st.streams.borrow_mut().get_mut(&key)?.pending = Some(Pending { spent, ..p });
             Some(w)
         }
-        Turn::Finished(_) => None,
+        Turn::Finished(_) | Turn::Input => None,
         Turn::Failed(m) => {
             super::send_err(&failure("Lua task", "task", &m).replacen("Lua task 'task': ", "Lua task: ", 1));
             None

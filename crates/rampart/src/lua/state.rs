@@ -26,6 +26,8 @@ pub(crate) struct Registry {
     pub services: Vec<(String, bool, Function)>,
     /// The function and whether its file was loaded per thread.
     pub tasks: Vec<(Function, bool)>,
+    /// CLI commands (`core.register_cli`): their words, help line, function.
+    pub clis: Vec<(Vec<String>, String, Function)>,
     pub inits: Vec<Function>,
     /// The file being loaded is a `lua-load-per-thread` one.
     pub loading_per_thread: bool,
@@ -129,6 +131,8 @@ pub(crate) fn check_load(settings: &Settings) -> (LuaNames, Vec<Diag>) {
     match build(settings) {
         Ok(st) => {
             let names = st.reg.borrow().names();
+            let clis = st.reg.borrow().clis.iter().map(|(w, u, _)| (w.clone(), u.clone())).collect();
+            super::cli::publish(clis);
             (names, Vec::new())
         }
         Err((msg, span)) => (LuaNames::default(), vec![Diag::alert(span, msg)]),

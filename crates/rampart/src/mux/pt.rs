@@ -56,6 +56,12 @@ pub async fn serve<S: Sock>(client: S, sess: Session, sess_vars: Option<Box<VarS
             srv: front.srv,
             log: Some(&l),
             last_rule: ended.last_rule,
+            vars: crate::sample::vars::Vars {
+                proc: Some(&sess.rt.proc_vars),
+                sess: ended.vars.as_ref().map(|v| &v[0]),
+                txn: ended.vars.as_ref().map(|v| &v[1]),
+                ..Default::default()
+            },
             ..SampleCtx::new(&*sess.rt, &sess.conn, sess.fe)
         };
         crate::log::emit(pl, &ctx, l.bytes_in == 0 && !front.client_spoke);
@@ -237,6 +243,39 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
 
     fn set_fc(&mut self, fc: crate::action::sockopt::FcPending) {
         io::set_fc(self.client, fc.mark, fc.tos);
+    }
+
+    fn service_start(&mut self, id: usize) {
+        if let Some(l) = &mut self.log {
+            let now = std::time::Instant::now();
+            l.connect_start = Some(now);
+            l.connected = Some(now);
+            // COMPAT: `Td` of a TCP stream counts from the connection (HAProxy's
+            // `t_close - t_connect` outside HTTP mode)
+            l.res_head = Some(now);
+            l.queue_ms = Some(0);
+            l.applet = u32::try_from(id).ok();
+        }
+    }
+
+    fn shut_write(&mut self) {
+        io::shutdown_write(self.client);
+    }
+
+    async fn send(&mut self, data: &[u8]) -> bool {
+        let timeout = self.sess.rt.proxies[self.sess.fe].timeouts.client;
+        write_all(self.client, data, timeout).await.is_ok()
+    }
+
+    fn service_end(&mut self, be: usize, bytes: (u64, u64), client_timeout: bool) {
+        crate::stats::counters::count_bytes(&self.sess.rt, self.sess.fe, Some(be), None, bytes);
+        self.client_spoke = bytes.0 > 0;
+        if let Some(l) = &mut self.log {
+            (l.bytes_in, l.bytes_out) = bytes;
+            if client_timeout {
+                l.end_by(Cause::ClientTimeout, Phase::Data);
+            }
+        }
     }
 
     fn close(&mut self, how: TcpClose) {

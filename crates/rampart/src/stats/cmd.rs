@@ -661,6 +661,10 @@ pub fn run_command(cli: &Cli, sess: &mut Session, words: &[&str]) -> String {
     match found {
         Some(cmd) if sess.level < cmd.level => PERMISSION_DENIED.to_owned(),
         Some(cmd) => (cmd.run)(cli, sess, words),
+        // PERF: an empty list without scripts
+        None if crate::lua::cli::find(words).is_some() => {
+            crate::lua::cli::run(crate::lua::cli::find(words).unwrap_or_default(), words)
+        }
         None if NOT_YET.iter().any(|p| words.len() >= p.len() && words[..p.len()] == **p) => {
             format!("'{}' is not supported yet.\n", words.iter().take(3).copied().collect::<Vec<_>>().join(" "))
         }
@@ -680,9 +684,31 @@ fn usage_text(title: &str, filter: &[&str], all: bool) -> String {
         .copied()
         .filter(|c| filter.first().is_some_and(|f| c.words.first() == Some(f)) || (all && filter.is_empty()))
         .collect();
-    let shown: Vec<&Cmd> = if matching.is_empty() { listed } else { matching };
+    // the commands scripts registered: their usage line as it is, where it sorts
+    let lua_all: Vec<&str> = crate::lua::cli::commands().iter().map(|(_, u)| u.as_str()).collect();
+    let lua_matching: Vec<&str> = crate::lua::cli::commands()
+        .iter()
+        .filter(|(w, _)| {
+            filter.first().is_some_and(|f| w.first().map(String::as_str) == Some(*f)) || (all && filter.is_empty())
+        })
+        .map(|(_, u)| u.as_str())
+        .collect();
+    let (shown, lua) =
+        if matching.is_empty() && lua_matching.is_empty() { (listed, lua_all) } else { (matching, lua_matching) };
+    let mut lua = lua;
+    lua.sort_unstable();
     let mut out = String::from(title);
-    for c in shown.into_iter().chain(last) {
+    let mut lua = lua.into_iter().peekable();
+    for c in shown {
+        while let Some(u) = lua.next_if(|u| *u < c.usage) {
+            out.push_str(&format!("  {u}\n"));
+        }
+        out.push_str(&format!("  {:<40}: {}\n", c.usage, c.help));
+    }
+    for u in lua {
+        out.push_str(&format!("  {u}\n"));
+    }
+    for c in last {
         out.push_str(&format!("  {:<40}: {}\n", c.usage, c.help));
     }
     out

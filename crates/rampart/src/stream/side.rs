@@ -365,4 +365,20 @@ pub trait TcpFront {
 
     /// Sets the client socket's options rules asked for (`set-mark`, `set-tos`).
     fn set_fc(&mut self, fc: crate::action::sockopt::FcPending);
+
+    /// A Lua service (number `id`) serves the stream in place of a server: the log
+    /// line names it, with no queue and no connect time.
+    fn service_start(&mut self, id: usize);
+
+    /// Closes the client connection's sending side (a FIN), reading goes on.
+    fn shut_write(&mut self);
+
+    /// Sends `data` to the client (what a service produced), within `timeout
+    /// client`; `false` when that failed (the client is gone or stopped reading).
+    fn send(&mut self, data: &[u8]) -> impl Future<Output = bool> + Send;
+
+    /// The service ended: it read `bytes.0` bytes of the client's and sent it
+    /// `bytes.1`; `client_timeout`: it ended because the client stayed silent past
+    /// `timeout client` (the log's `cD`).
+    fn service_end(&mut self, be: usize, bytes: (u64, u64), client_timeout: bool);
 }

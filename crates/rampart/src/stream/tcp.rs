@@ -60,7 +60,7 @@ struct TcpState<'a> {
 }
 
 /// How a TCP stream ended, for its log line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct TcpEnd {
     /// The backend it went to, if any.
     pub be: Option<usize>,
@@ -68,6 +68,9 @@ pub struct TcpEnd {
     pub last_rule: Option<RuleAt>,
     /// What `set-log-level` made of its log line.
     pub log_level: LevelSet,
+    /// Its `sess.` and `txn.` variables, for the log line (`%[var(txn.x)]`); `None`
+    /// when it set none.
+    pub vars: Option<Box<[VarStore; 2]>>,
 }
 
 /// Why a TCP stream ended before forwarding.
@@ -75,6 +78,8 @@ pub struct TcpEnd {
 enum Stop {
     Close,
     SilentDrop,
+    /// `use-service`: the Lua `tcp` service with this number serves the connection.
+    Service(usize),
 }
 
 impl TcpState<'_> {
@@ -222,7 +227,8 @@ pub async fn run<'a, F: TcpFront>(
         fc: Default::default(),
     };
     let be = analyse(front, &mut st).await;
-    TcpEnd { be, last_rule: st.last_rule, log_level: st.log_level }
+    let vars = (!st.sess.is_empty() || !st.txn.is_empty()).then(|| Box::new([st.sess, st.txn]));
+    TcpEnd { be, last_rule: st.last_rule, log_level: st.log_level, vars }
 }
 
 /// The analysers of [`run`], in order.
@@ -231,8 +237,10 @@ async fn analyse<F: TcpFront>(front: &mut F, st: &mut TcpState<'_>) -> Option<us
     st.caps.reset(&rt.proxies[fe].rules.captures);
     // PERF: the request buffer is taken only when some rule reads what it holds.
     let mut req: Option<Buf> = None;
-    if let Err(stop) = inspect(front, st, fe, &mut req).await {
-        return end(front, stop, None);
+    match inspect(front, st, fe, &mut req).await {
+        Ok(()) => {}
+        Err(Stop::Service(id)) => return Some(service(front, st, fe, id, req).await),
+        Err(stop) => return end(front, stop, None),
     }
     let be = st.switch(req.as_deref().map_or(&[], |b| &b[..]));
     let Some(be) = be else {
@@ -242,8 +250,10 @@ async fn analyse<F: TcpFront>(front: &mut F, st: &mut TcpState<'_>) -> Option<us
     st.s.be = Some(be);
     rt.proxies[be].be.cum_conn.inc();
     if be != fe {
-        if let Err(stop) = inspect(front, st, be, &mut req).await {
-            return end(front, stop, Some(be));
+        match inspect(front, st, be, &mut req).await {
+            Ok(()) => {}
+            Err(Stop::Service(id)) => return Some(service(front, st, be, id, req).await),
+            Err(stop) => return end(front, stop, Some(be)),
         }
     }
     // COMPAT: a TCP stream renders no unique id: `proxy-v2-options unique-id` sends an
@@ -280,10 +290,110 @@ async fn analyse<F: TcpFront>(front: &mut F, st: &mut TcpState<'_>) -> Option<us
 
 fn end<F: TcpFront>(front: &mut F, stop: Stop, be: Option<usize>) -> Option<usize> {
     front.close(match stop {
-        Stop::Close => TcpClose::Close,
+        Stop::Close | Stop::Service(_) => TcpClose::Close,
         Stop::SilentDrop => TcpClose::SilentDrop,
     });
     be
+}
+
+/// `use-service lua.<name>` in the content rules of proxy `px`: the service serves the
+/// client in place of a server, from the bytes the rules read (`held`), turn by turn:
+/// what it sent is written to the client after each turn, it reads what the client
+/// sends next when it asks to (for at most `timeout client`), and the connection
+/// closes once it returned or failed, as HAProxy closes it when its applet ends.
+/// Returns the backend the log names: the proxy whose rule chose the service.
+/// HAProxy counterpart: `hlua_applet_tcp_fct()` (src/hlua.c).
+async fn service<F: TcpFront>(front: &mut F, st: &mut TcpState<'_>, px: usize, id: usize, held: Option<Buf>) -> usize {
+    use crate::action::lua::{SvcIn, SvcStep, TcpSvc};
+    st.s.be = Some(px);
+    front.service_start(id);
+    let Some(runner) = crate::action::lua::runner() else {
+        front.close(TcpClose::Close);
+        return px;
+    };
+    let client_timeout = st.s.rt.proxies[st.s.fe].timeouts.client;
+    let mut svc = TcpSvc { id, slot: None };
+    let mut buf = held.unwrap_or_else(|| Buf::take(st.s.rt.bufsize));
+    let (mut bytes_in, mut bytes_out) = (buf.len() as u64, 0u64);
+    let mut input = if buf.is_empty() { Feed::Resume } else { Feed::Data };
+    let mut out = Vec::new();
+    let (mut timed_out, mut client_ended, mut failed) = (false, false, false);
+    loop {
+        let step = {
+            let svc_in = match input {
+                Feed::Resume => SvcIn::Resume,
+                Feed::Data => SvcIn::Data(&buf),
+                Feed::End => SvcIn::End,
+            };
+            runner.tcp_service(&mut svc, svc_in, &st.sample_ctx(&[]), &mut out)
+        };
+        if !out.is_empty() {
+            bytes_out += out.len() as u64;
+            if !front.send(&out).await {
+                break;
+            }
+            out.clear();
+        }
+        input = match step {
+            SvcStep::Done => break,
+            SvcStep::Failed => {
+                failed = true;
+                break;
+            }
+            SvcStep::Wait(w) => {
+                crate::action::lua::wait(w).await;
+                Feed::Resume
+            }
+            SvcStep::Input => {
+                buf.clear();
+                match front.read_req(buf.vec(), client_timeout).await {
+                    Input::Data => {
+                        bytes_in += buf.len() as u64;
+                        Feed::Data
+                    }
+                    Input::End => {
+                        client_ended = true;
+                        Feed::End
+                    }
+                    Input::Timeout => {
+                        timed_out = true;
+                        break;
+                    }
+                    Input::Error => break,
+                }
+            }
+        };
+    }
+    // the coroutine is released with `svc`, before the connection closes
+    drop(svc);
+    if !failed && !timed_out && !client_ended {
+        // as HAProxy once its applet returned: the client sees the end of the data,
+        // what it still sends is read and dropped until it closes (the log line's
+        // `Tt` ends there), for at most `timeout client`
+        front.shut_write();
+        loop {
+            buf.clear();
+            match front.read_req(buf.vec(), client_timeout).await {
+                Input::Data => bytes_in += buf.len() as u64,
+                Input::Timeout => {
+                    timed_out = true;
+                    break;
+                }
+                Input::End | Input::Error => break,
+            }
+        }
+    }
+    front.service_end(px, (bytes_in, bytes_out), timed_out);
+    front.close(TcpClose::Close);
+    px
+}
+
+/// What the next turn of a service gets.
+#[derive(Clone, Copy)]
+enum Feed {
+    Resume,
+    Data,
+    End,
 }
 
 /// Runs the `tcp-request content` rules of proxy `px` until they decide, reading the
@@ -319,6 +429,7 @@ async fn inspect<F: TcpFront>(
         match flow {
             TcpFlow::Wait => {}
             TcpFlow::Continue | TcpFlow::Accept | TcpFlow::CloseServer => return Ok(()),
+            TcpFlow::Service(id) => return Err(Stop::Service(id)),
             TcpFlow::Reject => {
                 rt.proxies[st.s.fe].fe.denied_req.inc();
                 return Err(Stop::Close);
@@ -370,7 +481,8 @@ fn response_rules<'s, 'a: 's>(
         let final_data = ended || data.len() >= max || deadline.is_none_or(|d| now >= d);
         match st.eval(be, Dir::Response, data, final_data) {
             TcpFlow::Wait => ResVerdict::Wait(deadline),
-            TcpFlow::Continue | TcpFlow::Accept => ResVerdict::Forward,
+            // (`use-service` is a request rule)
+            TcpFlow::Continue | TcpFlow::Accept | TcpFlow::Service(_) => ResVerdict::Forward,
             TcpFlow::CloseServer => ResVerdict::CloseServer,
             TcpFlow::Reject => {
                 crate::sample::Host::count_denied(rt, Dir::Response, st.s.fe, Some(be), st.s.srv);

@@ -202,6 +202,18 @@ fn request_action(cx: &mut Ctx<'_>, a: &mut Args<'_>, set: Where, word: &str) ->
             return Ok(TcpReqAction::Lua(super::http::parse_lua_call(word, a)));
         }
         _ if word.len() > 4 && word.starts_with("lua.") => return Err(ActErr::NotYet(format!("{rule} {word}"))),
+        // `use-service lua.<name>`: the service's kind ('tcp') and the proxy's mode are
+        // checked when the rules are compiled, once the scripts are loaded
+        "use-service" if matches!(set, Where::Content) => {
+            return match a.next() {
+                "" => invalid(format!("'{rule}' expects a service name.")),
+                lua if lua.len() > 4 && lua.starts_with("lua.") => Ok(TcpReqAction::UseService(lua.to_owned())),
+                "prometheus-exporter" => {
+                    invalid("Prometheus exporter service only available on 'http-request' rulesets")
+                }
+                _ => invalid(format!("'{}' unknown service name.", set.word())),
+            };
+        }
         _ => {}
     }
     let Some(act) = kw::find_action_v3(set.actions(), set.v3_actions(), word) else {

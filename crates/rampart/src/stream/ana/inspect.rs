@@ -75,7 +75,9 @@ pub fn run(
     st.fc = fc;
     match flow {
         TcpFlow::Wait => Verdict::WaitBody(WaitBody { time: left, at_least: 0 }),
-        TcpFlow::Continue | TcpFlow::Accept | TcpFlow::CloseServer => Verdict::Continue,
+        // (`use-service` in `tcp-request content` is refused in HTTP proxies, as in
+        // HAProxy 2.6)
+        TcpFlow::Continue | TcpFlow::Accept | TcpFlow::CloseServer | TcpFlow::Service(_) => Verdict::Continue,
         TcpFlow::Reject => {
             rt.proxies[s.fe].fe.denied_req.inc();
             Verdict::Close
