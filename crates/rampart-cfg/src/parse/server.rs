@@ -630,7 +630,10 @@ mod tests {
         assert_eq!(a("check-proto fcgi"), ["'server b/s' : 'check-proto fcgi' is not supported yet."]);
         let cfg = parse_ok("backend b\n default-server check-proto h2\n server s 127.0.0.1:1\n server t 127.0.0.1:1 check-proto none\n");
         let s = &cfg.proxies[0].servers;
-        assert_eq!((s[0].check.proto, s[1].check.proto), (Some(crate::model::BindProto::H2), Some(crate::model::BindProto::None)));
+        assert_eq!(
+            (s[0].check.proto, s[1].check.proto),
+            (Some(crate::model::BindProto::H2), Some(crate::model::BindProto::None))
+        );
         // every refusal of the line is reported, up to an unknown word
         assert_eq!(
             a("send-proxy-v2-ssl weight 300 check inter 0 redir http://x wieght 3"),

@@ -12,8 +12,8 @@
 //! HTX start line says `HTTP/2.0`; trailers are not kept.
 
 use rampart_proto::h1::{self, Head};
-use rampart_proto::h2::frame::{encode_data, encode_headers, encode_ping_ack, encode_settings, encode_settings_ack};
 use rampart_proto::h2::frame::PREFACE;
+use rampart_proto::h2::frame::{encode_data, encode_headers, encode_ping_ack, encode_settings, encode_settings_ack};
 use rampart_proto::h2::hpack::{Decoder, Encoder, Flags};
 use rampart_proto::h2::{next_frame, Frame, Setting, SettingId, DEFAULT_MAX_FRAME_SIZE};
 use rampart_proto::http::Method;
@@ -161,10 +161,11 @@ impl H2Chk {
     fn on_block(&mut self) -> Result<(), Broken> {
         let mut fields: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
         let block = std::mem::take(&mut self.block);
-        let res = self.dec.decode(&block, |n: &[u8], v: &[u8], _| -> Result<(), rampart_proto::h2::hpack::HpackError> {
-            fields.push((n.to_vec(), v.to_vec()));
-            Ok(())
-        });
+        let res =
+            self.dec.decode(&block, |n: &[u8], v: &[u8], _| -> Result<(), rampart_proto::h2::hpack::HpackError> {
+                fields.push((n.to_vec(), v.to_vec()));
+                Ok(())
+            });
         self.block = block;
         res.map_err(|_| Broken)?;
         if self.head.is_some() {
@@ -174,7 +175,8 @@ impl H2Chk {
         let mut buf = Vec::new();
         let mut msg = MsgHead::default();
         let pairs = fields.iter().map(|(n, v)| (&n[..], &v[..]));
-        crate::h2::client::response_head(pairs, self.block_ends, self.method, &mut buf, &mut msg).map_err(|_| Broken)?;
+        crate::h2::client::response_head(pairs, self.block_ends, self.method, &mut buf, &mut msg)
+            .map_err(|_| Broken)?;
         if (100..200).contains(&msg.status) {
             return Ok(());
         }
