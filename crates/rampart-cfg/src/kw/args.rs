@@ -98,7 +98,7 @@ pub static SERVER_OPTIONS: &[ArgKw] = &[
     arg("ca-file", 1, Yes),
     arg("check", 0, Yes),
     arg("check-alpn", 1, Yes),
-    arg("check-proto", 1, No),
+    arg("check-proto", 1, Partial("h1, h2 and none; fcgi not yet")),
     arg("check-send-proxy", 0, Yes),
     arg("check-sni", 1, Yes),
     arg("check-ssl", 0, Yes),

@@ -141,6 +141,9 @@ pub struct CheckOptions {
     /// `on-marked-up shutdown-backup-sessions`: coming UP cuts the connections of the
     /// backend's backup servers.
     pub shutdown_backups_on_up: bool,
+    /// `check-proto <mux>`: the protocol the checks speak on their default
+    /// connection; `None`: the server's `proto` for an HTTP check, else ALPN or HTTP/1.
+    pub proto: Option<BindProto>,
 }
 
 /// `observe`: which traffic errors count against a server.

@@ -111,9 +111,6 @@ pub(super) fn parse_connect(args: &[String], list: List, span: &Span) -> ActResu
         }
         i += 1;
     }
-    if list == List::Http && c.alpn.as_ref().is_some_and(|l| l.iter().any(|p| p == "h2")) {
-        return later("http-check connect alpn h2".into());
-    }
     Ok((c, comment))
 }
 
@@ -150,7 +147,7 @@ fn mux_proto(name: &str, list: List) -> ActResult<String> {
     match (list, http) {
         (List::Tcp, true) => bad(format!("'proto' : invalid MUX protocol '{name}' for tcp-check")),
         (List::Http, false) => bad(format!("'proto' : invalid MUX protocol '{name}' for http-check")),
-        (List::Http, true) if name != "h1" => later(format!("http-check connect proto {name}")),
+        (List::Http, true) if name == "fcgi" => later(format!("http-check connect proto {name}")),
         _ => Ok(name.to_owned()),
     }
 }
@@ -527,8 +524,9 @@ mod tests {
             "expects a valid TCP port (from range 1 to 65535) or a sample expression, got 0"
         );
         assert_eq!(err(c("proto h1", List::Tcp)), "'proto' : invalid MUX protocol 'h1' for tcp-check");
-        assert_eq!(err(c("proto h2", List::Http)), "not yet: http-check connect proto h2");
-        assert_eq!(err(c("alpn h2", List::Http)), "not yet: http-check connect alpn h2");
+        assert_eq!(c("proto h2", List::Http).unwrap().0.proto.as_deref(), Some("h2"));
+        assert_eq!(err(c("proto fcgi", List::Http)), "not yet: http-check connect proto fcgi");
+        assert_eq!(c("alpn h2", List::Http).unwrap().0.alpn.as_deref(), Some(&["h2".to_owned()][..]));
         assert_eq!(c("proto h1", List::Http).unwrap().0.proto.as_deref(), Some("h1"));
         assert!(err(c("bogus", List::Tcp)).ends_with("but got 'bogus' as argument"));
     }

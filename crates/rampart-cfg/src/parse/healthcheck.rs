@@ -450,7 +450,7 @@ mod tests {
             ["'http-check send' : 'Host' header already defined (previous value is 'a')."]
         );
         assert_eq!(a(" http-check send uri\n"), ["'http-check send' : 'uri' expects a string as argument.."]);
-        assert_eq!(a(" http-check connect proto h2\n"), ["'http-check connect proto h2' is not supported yet"]);
+        assert_eq!(a(" http-check connect proto fcgi\n"), ["'http-check connect proto fcgi' is not supported yet"]);
         assert_eq!(
             a(" http-check disable-on-404 x\n"),
             ["'http-check disable-on-404' cannot handle unexpected argument 'x'."]

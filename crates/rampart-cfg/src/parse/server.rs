@@ -291,6 +291,19 @@ fn parse_proto(v: &str) -> Result<crate::model::BindProto, String> {
     }
 }
 
+/// `check-proto <mux>`: `h1`, `h2` or `none` (`fcgi` is refused as not supported).
+fn parse_check_proto(v: &str) -> Result<crate::model::BindProto, String> {
+    use crate::model::BindProto;
+    match v {
+        "" => Err("'check-proto' : missing value".into()),
+        "h1" => Ok(BindProto::H1),
+        "h2" => Ok(BindProto::H2),
+        "none" => Ok(BindProto::None),
+        "fcgi" => Err("'check-proto fcgi' is not supported yet".into()),
+        _ => Err(format!("'check-proto' :  unknown MUX protocol '{v}'")),
+    }
+}
+
 /// The `<addr>:<port>` of `socks4` (a port is required).
 fn parse_socks4(word: &str, value: &str) -> Result<SocketAddr, String> {
     if value.is_empty() {
@@ -328,6 +341,7 @@ fn apply_option(word: &str, value: &str, s: &mut ServerSettings, srv: &str) -> R
         "no-check-send-proxy" => s.proxy.check = false,
         "socks4" => s.socks4 = Some(parse_socks4(word, value)?),
         "check-via-socks4" => s.check.via_socks4 = true,
+        "check-proto" => s.check.proto = Some(parse_check_proto(value)?),
         "on-marked-down" if value == "shutdown-sessions" => s.check.shutdown_on_down = true,
         "on-marked-down" => return Err(format!("'{word}' expects 'shutdown-sessions' but got '{value}'")),
         "on-marked-up" if value == "shutdown-backup-sessions" => s.check.shutdown_backups_on_up = true,
@@ -611,7 +625,15 @@ mod tests {
         assert_eq!(a("ssl verify none npn h2"), ["'server b/s' : 'npn' is not supported yet"]);
         assert_eq!(a("proto none"), ["'server b/s' : 'proto none' is not supported yet"]);
         assert_eq!(a("proto h3"), ["'server b/s' : 'proto' :  unknown MUX protocol 'h3'."]);
-        assert_eq!(a("check-proto h2"), ["'server b/s' : 'check-proto' is not supported yet"]);
+        assert_eq!(a("check-proto h3"), ["'server b/s' : 'check-proto' :  unknown MUX protocol 'h3'."]);
+        assert_eq!(a("check-proto"), ["'server b/s' : 'check-proto' : missing value."]);
+        assert_eq!(a("check-proto fcgi"), ["'server b/s' : 'check-proto fcgi' is not supported yet."]);
+        let cfg = parse_ok("backend b\n default-server check-proto h2\n server s 127.0.0.1:1\n server t 127.0.0.1:1 check-proto none\n");
+        let s = &cfg.proxies[0].servers;
+        assert_eq!(
+            (s[0].check.proto, s[1].check.proto),
+            (Some(crate::model::BindProto::H2), Some(crate::model::BindProto::None))
+        );
         // every refusal of the line is reported, up to an unknown word
         assert_eq!(
             a("send-proxy-v2-ssl weight 300 check inter 0 redir http://x wieght 3"),

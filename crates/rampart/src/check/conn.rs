@@ -29,6 +29,16 @@ impl CheckConn {
         matches!(self, CheckConn::Tls(_))
     }
 
+    /// Whether the TLS handshake negotiated `h2` by ALPN.
+    pub fn alpn_h2(&self) -> bool {
+        let CheckConn::Tls(s) = self else { return false };
+        s.with_conn(|c| match c {
+            rustls::Connection::Client(c) => c.alpn_protocol() == Some(b"h2"),
+            rustls::Connection::Server(c) => c.alpn_protocol() == Some(b"h2"),
+        })
+        .unwrap_or(false)
+    }
+
     /// Writes all of `data`.
     pub async fn write_all(&self, data: &[u8]) -> io::Result<()> {
         let res = match self {

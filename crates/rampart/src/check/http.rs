@@ -85,6 +85,17 @@ impl HttpReq {
     /// `content-length` with a body or a method other than GET/HEAD/OPTIONS/DELETE,
     /// and `connection: close` in HTTP/1.1 unless a `connection` header was given.
     pub fn render(&self, ctx: &SampleCtx<'_>, state: Option<&str>) -> Vec<u8> {
+        self.render_as(ctx, state, &self.ver)
+    }
+
+    /// The request for an HTTP/2 connection (`check::h2` translates it): as
+    /// [`HttpReq::render`], in HTTP/1.0 so that an HTTP/1.1 request line without a
+    /// `host` header still reads (HTTP/2 then sends no `:authority`).
+    pub fn render_for_h2(&self, ctx: &SampleCtx<'_>, state: Option<&str>) -> Vec<u8> {
+        self.render_as(ctx, state, "HTTP/1.0")
+    }
+
+    fn render_as(&self, ctx: &SampleCtx<'_>, state: Option<&str>, ver: &str) -> Vec<u8> {
         let mut out = Vec::with_capacity(256);
         out.extend_from_slice(self.meth.as_bytes());
         out.push(b' ');
@@ -96,7 +107,7 @@ impl HttpReq {
             out.push(b'/');
         }
         out.push(b' ');
-        out.extend_from_slice(self.ver.as_bytes());
+        out.extend_from_slice(ver.as_bytes());
         out.extend_from_slice(b"\r\n");
         let mut conn_hdr = false;
         let mut value = Vec::new();
@@ -120,7 +131,7 @@ impl HttpReq {
         if !bodyless || !body.is_empty() {
             header(&mut out, b"content-length", body.len().to_string().as_bytes());
         }
-        if is_v11(&self.ver) && !conn_hdr {
+        if is_v11(ver) && !conn_hdr {
             header(&mut out, b"connection", b"close");
         }
         out.extend_from_slice(b"\r\n");

@@ -17,10 +17,12 @@
 //!   `pgsql-check`, `ldap-check`, `spop-check`, `ssl-hello-chk`) and reply decoders
 //! - `external`: the command of an external check and its fixed arguments
 //! - `conn`: the connection a check opens (clear or TLS), and its error words
+//! - `h2`: HTTP checks over HTTP/2: the request as a stream, the response read back
 
 pub mod agent;
 pub mod conn;
 pub mod external;
+mod h2;
 pub mod health;
 mod http;
 mod proto;
@@ -87,6 +89,10 @@ pub struct CheckRt {
     pub tls: TlsSet,
     /// `option external-check`: the command that replaces the probe.
     pub external: Option<Box<external::ExternalCmd>>,
+    /// Whether an HTTP check's default connection speaks HTTP/2: `check-proto`, else
+    /// the server's `proto` (inherited by an HTTP check, as HAProxy does); `None`: as
+    /// ALPN negotiates (`check-alpn` given, no `check-proto`).
+    pub h2: Option<bool>,
 }
 
 /// The compiled checks of proxy `idx` (`option httpchk`, `option tcp-check`...);
@@ -134,6 +140,7 @@ pub fn build(
         })?,
     };
     let port = c.port.unwrap_or(addr.port());
+    let h2 = check_mux(px, srv, rules)?;
     if port == 0 {
         return Err(Diag::alert(
             Some(srv.span.clone()),
@@ -166,7 +173,39 @@ pub fn build(
         conf_addr: c.addr.as_deref().and_then(probe_ip),
         tls: TlsSet::default(),
         external: external::ExternalCmd::build(px, srv, cfg.global.insecure_fork).map(Box::new),
+        h2,
     }))
+}
+
+/// The mux of the checks' default connection ([`CheckRt::h2`]), HAProxy's
+/// `check->mux_proto` (`init_srv_check()`): `check-proto`, which must suit the check
+/// (an HTTP mux for an HTTP check, `none` otherwise), else the server's `proto` when it
+/// suits the check.
+fn check_mux(px: &Proxy, srv: &Server, rules: &TcpChk) -> Result<Option<bool>, Diag> {
+    use rampart_cfg::model::BindProto;
+    let http = rules.is_http();
+    let http_mux = |p: BindProto| matches!(p, BindProto::H1 | BindProto::H2 | BindProto::Fcgi);
+    let picked = match srv.check.proto {
+        Some(p) if http_mux(p) != http => {
+            return Err(Diag::alert(
+                Some(srv.span.clone()),
+                format!(
+                    "config : {} '{}': server '{}' uses an incompatible MUX protocol for the selected check type",
+                    if px.cap.frontend { "proxy" } else { "backend" },
+                    px.name,
+                    srv.name
+                ),
+            ))
+        }
+        Some(p) => Some(p),
+        None => srv.proto.filter(|&p| http_mux(p) == http),
+    };
+    let alpn = srv.tls.check_alpn.is_some();
+    Ok(match picked {
+        Some(p) => Some(p == BindProto::H2),
+        None if alpn => None,
+        None => Some(false),
+    })
 }
 
 /// The PROXY header of the server's checks, if any.

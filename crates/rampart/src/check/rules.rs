@@ -72,6 +72,9 @@ pub(super) struct Connect {
     pub ssl: bool,
     pub sni: Option<String>,
     pub alpn: Option<Vec<String>>,
+    /// `proto <mux>`: whether the connection speaks HTTP/2 (`h2`) or not (`h1`,
+    /// `none`); `None`: as the server's check settings or ALPN say.
+    pub h2: Option<bool>,
 }
 
 /// What a `send` rule sends.
@@ -378,6 +381,7 @@ fn connect(c: &CheckConnect, list: List, cx: &mut CompileCx<'_>) -> Result<Conne
         ssl: c.ssl,
         sni: c.sni.clone(),
         alpn: c.alpn.clone(),
+        h2: c.proto.as_deref().map(|p| p == "h2"),
     })
 }
 

@@ -21,6 +21,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::time::Instant;
 
 use super::conn::CheckConn;
+use super::h2::H2Chk;
 use super::http::{self, Resp, Seen};
 use super::proto::Eval;
 use super::rules::{self, Action, Connect, Expect, Matcher, Rule, Send, StatusCode, VarValue};
@@ -128,6 +129,7 @@ impl TcpChk {
             vars: VarStore::new(Scope::Check),
             method: rampart_proto::http::Method::Options,
             current: None,
+            h2: None,
         };
         let out = run.rules().await;
         if let Some(c) = run.conn.take() {
@@ -201,6 +203,10 @@ pub struct Env<'a> {
     pub running: bool,
     /// The `X-Haproxy-Server-State` value with `send-state`.
     pub state: Option<&'a str>,
+    /// Whether an HTTP check's default connection speaks HTTP/2 ([`CheckRt::h2`]).
+    ///
+    /// [`CheckRt::h2`]: super::CheckRt::h2
+    pub h2: Option<bool>,
 }
 
 /// The state of one run.
@@ -224,6 +230,8 @@ struct Run<'a> {
     method: rampart_proto::http::Method,
     /// The last rule run, variable actions aside (HAProxy's `current_step`).
     current: Option<usize>,
+    /// The connection speaks HTTP/2: its stream's exchange.
+    h2: Option<Box<H2Chk>>,
 }
 
 /// What an expect rule made of the bytes so far.
@@ -325,6 +333,7 @@ impl Run<'_> {
         }
         self.buf.clear();
         self.closed = false;
+        self.h2 = None;
         let start = Instant::now();
         let connect_by = start + self.env.connect;
         let addr = self.target(c);
@@ -378,6 +387,9 @@ impl Run<'_> {
                 }
             }
         };
+        if self.chk.http && self.speaks_h2(c, &conn) {
+            self.h2 = Some(Box::new(H2Chk::new()));
+        }
         self.conn = Some(conn);
         self.linger = c.linger;
         self.deadline = match self.env.check {
@@ -385,6 +397,22 @@ impl Run<'_> {
             None => start + self.env.inter,
         };
         Ok(())
+    }
+
+    /// Whether an HTTP check's connection speaks HTTP/2, as HAProxy installs its mux:
+    /// the rule's `proto`, else for a `default` rule the server's (`check-proto`, or
+    /// its `proto` inherited), else what ALPN negotiated when the rule or the server
+    /// (`check-alpn`) gave an ALPN list, else HTTP/1.
+    fn speaks_h2(&self, c: &Connect, conn: &CheckConn) -> bool {
+        if let Some(h2) = c.h2 {
+            return h2;
+        }
+        let alpn_set = c.alpn.is_some();
+        match self.env.h2 {
+            Some(h2) if c.default && !alpn_set => h2,
+            None if c.default => conn.alpn_h2(),
+            _ => alpn_set && conn.alpn_h2(),
+        }
     }
 
     /// Where the rule connects: its address, else the check's; its port (number,
@@ -412,6 +440,13 @@ impl Run<'_> {
         let data = match self.request(rule, s)? {
             Some(d) => d,
             None => return Ok(()),
+        };
+        let data = match self.h2.as_mut() {
+            Some(h2) if matches!(s, Send::Http(_)) => {
+                let tls = self.conn.as_ref().is_some_and(CheckConn::is_tls);
+                h2.request(&data, tls).map_err(|_| Outcome::new(CheckStatus::L7Rsp, ""))?
+            }
+            _ => data,
         };
         let Some(conn) = self.conn.as_ref() else { return Err(Outcome::new(CheckStatus::SockErr, "")) };
         match tokio::time::timeout_at(self.deadline, conn.write_all(&data)).await {
@@ -452,7 +487,11 @@ impl Run<'_> {
             Send::Http(req) => {
                 self.method = req.method();
                 let state = self.chk.send_state.then_some(self.env.state).flatten();
-                self.with_ctx(|ctx| req.render(ctx, state))
+                if self.h2.is_some() {
+                    self.with_ctx(|ctx| req.render_for_h2(ctx, state))
+                } else {
+                    self.with_ctx(|ctx| req.render(ctx, state))
+                }
             }
             Send::SslHello => {
                 let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
@@ -469,6 +508,9 @@ impl Run<'_> {
         if self.closed || self.buf.len() >= self.env.bufsize {
             return self.empty_check(rule);
         }
+        if self.h2.is_some() {
+            return self.recv_h2(rule).await;
+        }
         let Some(conn) = self.conn.as_ref() else { return Err(Outcome::new(CheckStatus::SockErr, "")) };
         let room = self.env.bufsize - self.buf.len();
         match tokio::time::timeout_at(self.deadline, conn.read(&mut self.buf, room)).await {
@@ -480,6 +522,39 @@ impl Run<'_> {
             Ok(Err(_)) | Ok(Ok(0)) => self.closed = true,
             Ok(Ok(_)) => {}
         }
+        self.empty_check(rule)
+    }
+
+    /// [`Run::recv`] on an HTTP/2 connection: reads frames, answers what the
+    /// connection owes, and presents the response so far in `buf` as HTTP/1 bytes.
+    async fn recv_h2(&mut self, rule: &Rule) -> Result<(), Outcome> {
+        let (Some(conn), Some(h2)) = (self.conn.as_ref(), self.h2.as_mut()) else {
+            return Err(Outcome::new(CheckStatus::SockErr, ""));
+        };
+        let mut raw = Vec::new();
+        match tokio::time::timeout_at(self.deadline, conn.read(&mut raw, self.env.bufsize)).await {
+            Err(_) => return Err(self.timed_out(rule)),
+            Ok(Err(e)) if self.buf.is_empty() => {
+                return Err(self.conn_error(rule, CheckStatus::SockErr, &super::conn::strerror(&e)))
+            }
+            Ok(Err(_)) | Ok(Ok(0)) => h2.ended = true,
+            Ok(Ok(_)) => {
+                let mut reply = Vec::new();
+                if h2.on_bytes(&raw, &mut reply, self.env.bufsize).is_err() {
+                    // not HTTP/2 as it should be: judged as an invalid response
+                    h2.ended = true;
+                    self.buf.clear();
+                    self.buf.extend_from_slice(b"\0");
+                    self.closed = true;
+                    return Ok(());
+                }
+                if !reply.is_empty() {
+                    let _ = tokio::time::timeout_at(self.deadline, conn.write_all(&reply)).await;
+                }
+            }
+        }
+        h2.as_h1(&mut self.buf);
+        self.closed = h2.ended;
         self.empty_check(rule)
     }
 

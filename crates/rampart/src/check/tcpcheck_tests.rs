@@ -110,6 +110,7 @@ fn check(rules: &str, addr: SocketAddr) -> Outcome {
         tls: &chk.tls,
         running: true,
         state: None,
+        h2: Some(false),
     };
     let tokio = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     tokio.block_on(chk.rules.run(&env))

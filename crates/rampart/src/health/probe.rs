@@ -222,6 +222,7 @@ async fn probe(rt: &Runtime, be: usize, srv: usize, health: &Health) -> Outcome 
         tls: &chk.tls,
         running: server.state.oper() != OperState::Stopped,
         state: state.as_deref(),
+        h2: chk.h2,
     };
     chk.rules.run(&env).await
 }

@@ -124,7 +124,7 @@ pub fn build(
     };
     let check_alpn = match &t.check_alpn {
         Some(a) => alpn_list(Some(a)),
-        None => check_alpn_of(&alpn),
+        None => check_alpn_of(&alpn, srv),
     };
     let check = if !t.checks_use_tls() {
         None
@@ -437,9 +437,16 @@ fn alpn_list(alpn: Option<&[String]>) -> Vec<Vec<u8>> {
     alpn.into_iter().flatten().map(|p| p.as_bytes().to_vec()).collect()
 }
 
-/// The ALPN list of health checks that reuse the server's: without `h2`, as checks
-/// speak HTTP/1 (`check-proto h2` is not supported).
-fn check_alpn_of(alpn: &[Vec<u8>]) -> Vec<Vec<u8>> {
+/// The ALPN list of health checks that reuse the server's: without `h2` unless the
+/// checks speak HTTP/2 (`check-proto h2`, or the server's `proto h2`), as the checks
+/// then speak HTTP/1 whatever ALPN picks.
+/// COMPAT: HAProxy offers the server's list and speaks HTTP/1 even when `h2` is
+/// picked (the check then fails); rampart does not offer `h2` then.
+fn check_alpn_of(alpn: &[Vec<u8>], srv: &Server) -> Vec<Vec<u8>> {
+    use rampart_cfg::model::BindProto;
+    if srv.check.proto.or(srv.proto) == Some(BindProto::H2) {
+        return alpn.to_vec();
+    }
     alpn.iter().filter(|p| p.as_slice() != b"h2").cloned().collect()
 }
 

@@ -40,7 +40,7 @@
 //! COMPAT (partial): no `-d` traces for HTTP/2 servers; no CONNECT over an HTTP/2
 //! server connection (502); `max-reuse`, `pool-max-conn` and `pool-low-conn` do
 //! not bound HTTP/2 connections; `on-marked-down shutdown-sessions` cuts only the
-//! streams' first connection; health checks speak HTTP/1 (`check-proto h2` refused).
+//! streams' first connection.
 
 mod conn;
 mod shared;
