@@ -97,8 +97,8 @@ enum HeadError {
 /// PERF: this future is what an idle keep-alive connection costs, so it only holds the
 /// socket, the session and [`H1Conn`] while it waits ([`IdleWait`]); everything an
 /// exchange needs lives in one boxed future, which the next request reuses (no
-/// allocation per request) unless the connection stays idle for [`SHRINK_AFTER`]. A
-/// connection idle for long is parked ([`park`]) and its task ends.
+/// allocation per request) until the connection parks ([`park`]: its task ends once
+/// idle for long) or, if it cannot park, stays idle for [`SHRINK_AFTER`].
 pub async fn serve<S: Parkable>(client: S, sess: Session, sess_vars: Option<Box<VarStore>>) {
     let extra = sess_vars.map(|v| Box::new(ConnExtra { private: None, sess_vars: Some(*v) }));
     serve_from(client, sess, H1Conn { extra, ..H1Conn::default() }, true).await
@@ -152,8 +152,10 @@ async fn serve_from<S: Parkable>(mut client: S, mut sess: Session, mut conn: H1C
     }
 }
 
-/// How long a kept-alive connection keeps its exchange's box while it waits for the
-/// next request: a busy connection reuses it, an idle one gives the memory back.
+/// How long a kept-alive connection that cannot park (TLS, or a keep-alive timeout
+/// shorter than [`park::PARK_AFTER`]) keeps its exchange's box while it waits for the
+/// next request: a busy connection reuses it, an idle one gives the memory back. One
+/// that can park keeps it until it parks.
 const SHRINK_AFTER: Duration = Duration::from_millis(50);
 
 /// Starts `fut` in the box of `slot`, in place of the exchange that ran there (done,
@@ -169,12 +171,16 @@ fn reuse<F: std::future::Future>(slot: &mut Option<Pin<Box<F>>>, fut: F) -> Pin<
 }
 
 /// `idle`, during which `slot` (the exchange's box) is freed once the wait lasts
-/// [`SHRINK_AFTER`].
-async fn shrink_while_idle<T>(idle: impl std::future::Future<Output = Idle>, slot: &mut Option<T>) -> Idle {
+/// [`SHRINK_AFTER`]. A connection that parks frees it by ending its task, so only one
+/// that cannot park arms a timer for this.
+async fn shrink_while_idle<S: Sock, T>(idle: IdleWait<'_, S>, slot: &mut Option<T>) -> Idle {
+    if idle.park.is_some() || slot.is_none() {
+        return idle.await;
+    }
     let mut idle = std::pin::pin!(idle);
-    let mut shrink = slot.as_ref().and_then(|_| Timer::new(Some(SHRINK_AFTER)));
+    let mut shrink = Timer::new(Some(SHRINK_AFTER));
     std::future::poll_fn(|cx| {
-        if let std::task::Poll::Ready(v) = idle.as_mut().poll(cx) {
+        if let std::task::Poll::Ready(v) = std::future::Future::poll(idle.as_mut(), cx) {
             return std::task::Poll::Ready(v);
         }
         if shrink.as_mut().is_some_and(|t| t.poll_expired(cx).is_ready()) {
