@@ -7,6 +7,8 @@
 //! 504) go through HAProxy's HTX layer, which lowercases header names and lets the
 //! connection live.
 
+use std::sync::{Arc, OnceLock};
+
 use crate::h1::msg::parse_reply;
 use crate::http::ReplyTpl;
 
@@ -108,10 +110,13 @@ enum Entry {
 }
 
 /// Pre-rendered error pages of one proxy (its `errorfile`s over the defaults).
+///
+/// PERF: the proxies without `errorfile`s share one set of default pages (20 000
+/// backends used to render and hold 20 000 copies).
 #[derive(Debug, Clone)]
 pub struct ErrorPages {
     /// The page of each code the stream may emit.
-    pages: Vec<(u16, Entry)>,
+    pages: Arc<[(u16, Entry)]>,
     /// Whether each page comes from an `errorfile`.
     custom: Vec<u16>,
 }
@@ -119,6 +124,15 @@ pub struct ErrorPages {
 impl ErrorPages {
     /// Builds the pages of a proxy from its `errorfile` list.
     pub fn new(errorfiles: &[(u16, Vec<u8>)]) -> Self {
+        static DEFAULTS: OnceLock<Arc<[(u16, Entry)]>> = OnceLock::new();
+        if errorfiles.is_empty() {
+            let pages = DEFAULTS.get_or_init(|| Self::render(&[]).pages).clone();
+            return ErrorPages { pages, custom: Vec::new() };
+        }
+        Self::render(errorfiles)
+    }
+
+    fn render(errorfiles: &[(u16, Vec<u8>)]) -> Self {
         let mut pages = Vec::new();
         let mut custom = Vec::new();
         for &code in KNOWN_CODES {
@@ -135,7 +149,7 @@ impl ErrorPages {
             };
             pages.push((code, entry));
         }
-        ErrorPages { pages, custom }
+        ErrorPages { pages: pages.into(), custom }
     }
 
     /// Whether `code` has an `errorfile` of this proxy.

@@ -7,6 +7,8 @@
 //! and `proxy_cfg_ensure_no_http()` (src/proxy.c). HAProxy prints some of these without
 //! a location; rampart adds it.
 
+use std::collections::HashMap;
+
 use crate::diag::Diag;
 use crate::model::{BackendRef, BackendTarget, Config, Mode, Proxy, TcpReqAction, UseBackend};
 
@@ -30,12 +32,13 @@ pub(super) fn finish(p: &mut Parser) -> Config {
     let localpeer = p.localpeer.clone();
     let resolvers = std::mem::take(&mut p.resolvers);
     let builds = std::mem::take(&mut p.proxies);
+    let names = std::mem::take(&mut p.proxy_names);
     let http_errors = std::mem::take(&mut p.http_errors);
     let userlists = std::mem::take(&mut p.userlists);
     let mut proxies: Vec<Proxy> = builds.iter().map(|b| b.px.clone()).collect();
     let defaults = collect_defaults(&p.defaults, &mut proxies, &builds, &http_errors, &mut p.diags);
     for i in 0..builds.len() {
-        check_proxy(&builds, i, &mut proxies, &mut p.diags);
+        check_proxy(Builds { all: &builds, names: &names }, i, &mut proxies, &mut p.diags);
         check_proxy_rules(&builds[i], &mut proxies[i], &http_errors, &mut p.diags);
         check_tcp_mode(&builds[i], &mut proxies[i], &mut p.diags);
         super::server::implicit_server(&mut proxies[i], &builds[i].px.span, &mut p.diags);
@@ -81,8 +84,15 @@ fn mode_str(m: Mode) -> &'static str {
     }
 }
 
-fn check_proxy(builds: &[ProxyBuild], i: usize, proxies: &mut [Proxy], out: &mut Vec<Diag>) {
-    let b = &builds[i];
+/// The parsed proxies, with their indices by name.
+#[derive(Clone, Copy)]
+struct Builds<'a> {
+    all: &'a [ProxyBuild],
+    names: &'a HashMap<String, Vec<usize>>,
+}
+
+fn check_proxy(builds: Builds<'_>, i: usize, proxies: &mut [Proxy], out: &mut Vec<Diag>) {
+    let b = &builds.all[i];
     let span = Some(b.px.span.clone());
     let (kind, name) = (b.kind.type_str(), b.px.name.as_str());
     if b.px.mode == Mode::Tcp && b.px.options.httplog {
@@ -141,16 +151,17 @@ fn check_proxy(builds: &[ProxyBuild], i: usize, proxies: &mut [Proxy], out: &mut
 /// frontend cannot use (an HTTP frontend cannot hand over to a TCP backend; the reverse
 /// is an implicit upgrade and fine).
 fn resolve_ref(
-    builds: &[ProxyBuild],
+    builds: Builds<'_>,
     i: usize,
     r: &BackendRef,
     what: &str,
     usage: &str,
     out: &mut Vec<Diag>,
 ) -> Option<BackendRef> {
-    let me = &builds[i];
+    let me = &builds.all[i];
     let at = Some(r.span.clone());
-    let Some(t) = builds.iter().position(|o| o.px.cap.backend && o.px.name == r.name) else {
+    let mut named = builds.names.get(&r.name).into_iter().flatten().copied();
+    let Some(t) = named.find(|&o| builds.all[o].px.cap.backend) else {
         out.push(Diag::alert(at, format!("Proxy '{}': unable to find required {what}: '{}'.", me.px.name, r.name)));
         return None;
     };
@@ -158,7 +169,7 @@ fn resolve_ref(
         out.push(Diag::alert(at, format!("Proxy '{}': loop detected for {what}: '{}'.", me.px.name, r.name)));
         return None;
     }
-    let target = &builds[t];
+    let target = &builds.all[t];
     if target.px.mode != me.px.mode && !(me.px.mode == Mode::Tcp && target.px.mode == Mode::Http) {
         out.push(Diag::alert(
             at,

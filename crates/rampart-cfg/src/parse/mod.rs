@@ -161,6 +161,9 @@ pub(crate) struct Parser {
     /// The last `defaults` section seen: what a proxy without `from` inherits.
     pub last_defaults: Option<usize>,
     pub proxies: Vec<ProxyBuild>,
+    /// Indices in `proxies` by name, in order (a frontend and a backend may share one):
+    /// name clashes are found without a scan per section.
+    pub proxy_names: std::collections::HashMap<String, Vec<usize>>,
     pub userlists: Vec<crate::model::Userlist>,
     pub http_errors: Vec<crate::model::HttpErrors>,
     pub log_forwards: Vec<crate::model::LogForward>,
@@ -193,6 +196,7 @@ impl Parser {
             defaults: Vec::new(),
             last_defaults: None,
             proxies: Vec::new(),
+            proxy_names: Default::default(),
             userlists: Vec::new(),
             http_errors: Vec::new(),
             log_forwards: Vec::new(),

@@ -8,7 +8,7 @@
 use crate::kw::{self, Support};
 use crate::span::Span;
 
-use super::ctx::{fresh_build, Ctx, Kind};
+use super::ctx::{fresh_build, Ctx, Kind, ProxyBuild};
 use super::inherit::{inherit, take_default_rules, warn_mixed_refs};
 use super::value::{atol, invalid_char};
 use super::{arg, not_yet, too_many_args, Modifier, Parser};
@@ -114,6 +114,7 @@ pub(crate) fn open_proxy(p: &mut Parser, words: &[String], span: &Span) -> Optio
         take_default_rules(p, i, kind, &mut pb, span);
     }
     p.proxies.push(pb);
+    p.proxy_names.entry(name.to_string()).or_default().push(p.proxies.len() - 1);
     Some(p.proxies.len() - 1)
 }
 
@@ -144,8 +145,7 @@ fn header_args_ok(p: &mut Parser, kind: Kind, words: &[String], span: &Span) -> 
 /// proxy with a backend capability, of the same name.
 fn report_name_clash(p: &mut Parser, kind: Kind, name: &str, span: &Span) {
     let cap = kind.cap();
-    let clash =
-        p.proxies.iter().find(|o| o.px.name == name && if cap.frontend { o.px.cap.frontend } else { o.px.cap.backend });
+    let clash = same_name(p, name).find(|o| if cap.frontend { o.px.cap.frontend } else { o.px.cap.backend });
     if let Some(o) = clash {
         let msg = format!(
             "{} '{name}' has the same name as {} '{name}' declared at {}.",
@@ -159,15 +159,22 @@ fn report_name_clash(p: &mut Parser, kind: Kind, name: &str, span: &Span) {
     // HAProxy 2.6 accepts a listen named like an earlier backend; references then go to
     // the first one. Worth a word.
     if kind == Kind::Listen {
-        if let Some(o) = p.proxies.iter().find(|o| o.px.name == name && o.px.cap.backend) {
-            let msg = format!(
+        let earlier = same_name(p, name).find(|o| o.px.cap.backend);
+        if let Some(msg) = earlier.map(|o| {
+            format!(
                 "proxy '{name}' has the same name as {} '{name}' declared at {}; backend references will use the first one.",
                 o.kind.type_str(),
                 o.px.span
-            );
+            )
+        }) {
             p.warning(span, msg);
         }
     }
+}
+
+/// The proxies declared so far under `name`, in order.
+fn same_name<'a>(p: &'a Parser, name: &str) -> impl Iterator<Item = &'a ProxyBuild> {
+    p.proxy_names.get(name).into_iter().flatten().map(|&i| &p.proxies[i])
 }
 
 /// `id <n>`: the proxy's number in the stats, unique among proxies.

@@ -30,7 +30,7 @@ use tokio::sync::Notify;
 
 use crate::action::{self, WaitBody};
 use crate::check as health_check;
-use crate::counters::Counter;
+use crate::counters::CounterGroup;
 use crate::errors::ErrorPages;
 use crate::proxy::{BackendRt, FrontendRt, GlobalRt, ListenerRt, ProxyRt, Runtime, Timeouts};
 use crate::sample::vars::{ProcVars, VarLimits};
@@ -65,6 +65,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
     let mut key_files = crate::tls::ticket_keys::KeyFiles::new(cfg);
     let mut logs = crate::log::setup::Opener::new(cfg, &mut alerts);
     let timed = crate::counters::histogram::wanted(cfg);
+    let fe_maxconns = frontend_maxconns(cfg, maxconn);
     for (idx, px) in cfg.proxies.iter().enumerate() {
         let backend_checks = check_rules(cfg, idx, &mut shared, &mut alerts);
         let backups_cut = px.servers.iter().any(|s| s.check.shutdown_backups_on_up);
@@ -90,6 +91,8 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 Default::default()
             }
         };
+        // the frontend's and backend's own counters share their cache lines
+        let mut counters = CounterGroup::new(threads, 7);
         proxies.push(ProxyRt {
             name: px.name.clone(),
             cap: px.cap,
@@ -132,12 +135,12 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 conn_released: Notify::new(),
                 backend,
                 http: px.mode == Mode::Http || serves_http_backend(cfg, idx),
-                cum_conn: Counter::new(threads),
-                denied_conn: Counter::new(threads),
-                denied_sess: Counter::new(threads),
-                denied_req: Counter::new(threads),
-                pp_failed: Counter::new(threads),
-                tls_failed: Counter::new(threads),
+                cum_conn: counters.counter(),
+                denied_conn: counters.counter(),
+                denied_sess: counters.counter(),
+                denied_req: counters.counter(),
+                pp_failed: counters.counter(),
+                tls_failed: counters.counter(),
                 listeners: listeners(px, &cfg.global.ssl, &mut key_files, &mut alerts, &mut tls_warnings),
                 capture_cookie: px.captures.cookie.as_ref().map(|c| (c.name.as_bytes().into(), c.len)),
                 keep_req_line: false,
@@ -152,8 +155,8 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 servers: servers.into(),
                 queue: Default::default(),
                 cookie: px.cookie.clone().map(Box::new),
-                fullconn: fullconn(cfg, idx, maxconn),
-                cum_conn: Counter::new(threads),
+                fullconn: fullconn(px, fe_maxconns[idx]),
+                cum_conn: counters.counter(),
             },
             stats: crate::stats::ProxyStats::new(threads, timed),
             stats_page: px.stats.as_ref().map(|p| Box::new(crate::stats::page::Page::new(p))),
@@ -302,8 +305,12 @@ fn var_limits(m: &rampart_cfg::model::VarsLimits) -> VarLimits {
 /// The alerts and warnings [`build`] would report, for `-c` and startup before binding.
 pub fn check(cfg: &Config) -> Vec<Diag> {
     let (rt, mut diags) = build_with_warnings(cfg, 1, 1);
-    if let Err(alerts) = rt {
-        diags.extend(alerts);
+    match rt {
+        Err(alerts) => diags.extend(alerts),
+        // PERF: freeing a large runtime takes a tenth of a check's time (20 000
+        // backends); another thread does it while the real one is built (or the
+        // process exits, with `-c`)
+        Ok(rt) => drop(std::thread::Builder::new().name("check-drop".into()).spawn(move || drop(rt))),
     }
     diags.extend(crate::stats::socket::check(cfg));
     diags
@@ -313,25 +320,32 @@ fn not_supported(span: &Span, what: &str) -> Diag {
     Diag::alert(Some(span.clone()), format!("{what} are not supported yet"))
 }
 
-/// The backend of frontend `idx` when no `use_backend` rule applies: its
-/// `default_backend`, else itself for a `listen`.
 /// The backend's `fullconn`, else HAProxy's default: a tenth of the `maxconn` of the
-/// frontends that send it traffic (at least 1). `global_maxconn` is a frontend's
-/// `maxconn` when it sets none.
-// COMPAT: HAProxy also counts the frontends naming it in a `use_backend` rule; this
-// counts only those whose default backend it is (and a `listen` itself).
-fn fullconn(cfg: &Config, idx: usize, global_maxconn: u32) -> u32 {
-    let px = &cfg.proxies[idx];
+/// frontends that send it traffic (at least 1; [`frontend_maxconns`]).
+fn fullconn(px: &rampart_cfg::model::Proxy, fe_maxconn: u64) -> u32 {
     if px.fullconn > 0 {
         return px.fullconn;
     }
-    let fe_maxconn: u64 = (0..cfg.proxies.len())
-        .filter(|&f| cfg.proxies[f].cap.frontend && default_backend(cfg, f) == Some(idx))
-        .map(|f| u64::from(cfg.proxies[f].maxconn.unwrap_or(global_maxconn)))
-        .sum();
     u32::try_from(fe_maxconn.div_ceil(10)).unwrap_or(u32::MAX).max(1)
 }
 
+/// Per proxy, the summed `maxconn` of the frontends whose default backend it is (and
+/// of a `listen` itself), in one pass over the proxies. `global_maxconn` is a
+/// frontend's `maxconn` when it sets none.
+// COMPAT: HAProxy also counts the frontends naming it in a `use_backend` rule; this
+// counts only those whose default backend it is (and a `listen` itself).
+fn frontend_maxconns(cfg: &Config, global_maxconn: u32) -> Vec<u64> {
+    let mut sums = vec![0u64; cfg.proxies.len()];
+    for (f, px) in cfg.proxies.iter().enumerate().filter(|(_, px)| px.cap.frontend) {
+        if let Some(b) = default_backend(cfg, f) {
+            sums[b] += u64::from(px.maxconn.unwrap_or(global_maxconn));
+        }
+    }
+    sums
+}
+
+/// The backend of frontend `idx` when no `use_backend` rule applies: its
+/// `default_backend`, else itself for a `listen`.
 fn default_backend(cfg: &Config, idx: usize) -> Option<usize> {
     let px = &cfg.proxies[idx];
     match &px.default_backend {

@@ -18,6 +18,7 @@ pub mod stats;
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
 
 thread_local! {
     /// This thread's slot in every [`Counter`]: worker thread `t` has slot `t + 1`;
@@ -38,23 +39,80 @@ pub fn thread_slot() -> usize {
     SLOT.with(Cell::get)
 }
 
-/// One thread's share of a counter, alone on its cache line.
+/// Eight counters' shares of one thread, on one cache line.
 #[derive(Debug, Default)]
 #[repr(align(64))]
-struct Slot(AtomicU64);
+struct Line([AtomicU64; WORDS]);
+
+const WORDS: usize = 8;
+
+/// The per-thread words of a group of counters: thread slot `s` (see [`SLOT`]) owns
+/// `stride` consecutive words starting on a line of its own, so no two threads write
+/// the same cache line.
+#[derive(Debug)]
+struct Cells {
+    lines: Box<[Line]>,
+    /// Words per thread slot: the group's size rounded up to whole lines.
+    stride: usize,
+    /// Thread slots (worker threads + the shared slot 0).
+    slots: usize,
+}
+
+impl Cells {
+    fn new(threads: usize, counters: usize) -> Cells {
+        let stride = counters.max(1).div_ceil(WORDS) * WORDS;
+        let slots = threads + 1;
+        Cells { lines: (0..slots * stride / WORDS).map(|_| Line::default()).collect(), stride, slots }
+    }
+
+    #[inline]
+    fn word(&self, slot: usize, at: usize) -> &AtomicU64 {
+        let w = slot * self.stride + at;
+        &self.lines[w / WORDS].0[w % WORDS]
+    }
+}
 
 /// A monotonic event count.
+///
+/// PERF: the counters of one owner (a server's, a proxy's) share their per-thread
+/// cache lines ([`CounterGroup`]): a server's 18 counters take 3 lines per thread
+/// instead of 18 (20 000 backends × 5 servers held 1.2 GB, mostly these).
 #[derive(Debug)]
 pub struct Counter {
-    slots: Box<[Slot]>,
+    cells: Arc<Cells>,
+    /// This counter's word in each thread's share of `cells`.
+    at: usize,
     /// The total when the counter was last cleared (`clear counters all`): subtracted
     /// on read, so that clearing never writes a thread's slot.
     base: AtomicU64,
 }
 
+/// Hands out counters that share their cache lines (one group per owner).
+pub struct CounterGroup {
+    cells: Arc<Cells>,
+    next: usize,
+}
+
+impl CounterGroup {
+    /// Room for `counters` counters of `threads` worker threads.
+    pub fn new(threads: usize, counters: usize) -> CounterGroup {
+        CounterGroup { cells: Arc::new(Cells::new(threads, counters)), next: 0 }
+    }
+
+    /// The next counter of the group (panics past its room, the size it was made for
+    /// rounded up to whole cache lines: a programming error that every test building
+    /// the owner would catch).
+    pub fn counter(&mut self) -> Counter {
+        assert!(self.next < self.cells.stride, "counter group overflow");
+        self.next += 1;
+        Counter { cells: self.cells.clone(), at: self.next - 1, base: AtomicU64::new(0) }
+    }
+}
+
 impl Counter {
+    /// A counter alone in its group.
     pub fn new(threads: usize) -> Counter {
-        Counter { slots: (0..=threads).map(|_| Slot::default()).collect(), base: AtomicU64::new(0) }
+        CounterGroup::new(threads, 1).counter()
     }
 
     /// Counts one event.
@@ -64,24 +122,18 @@ impl Counter {
     /// atomically.
     #[inline]
     pub fn inc(&self) {
-        let slot = SLOT.with(Cell::get);
-        match self.slots.get(slot) {
-            Some(s) if slot > 0 => s.0.store(s.0.load(Ordering::Relaxed) + 1, Ordering::Relaxed),
-            _ => {
-                self.slots[0].0.fetch_add(1, Ordering::Relaxed);
-            }
-        }
+        self.add(1);
     }
 
     /// Counts `n` events (bytes), as [`Counter::inc`] does one.
     #[inline]
     pub fn add(&self, n: u64) {
         let slot = SLOT.with(Cell::get);
-        match self.slots.get(slot) {
-            Some(s) if slot > 0 => s.0.store(s.0.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed),
-            _ => {
-                self.slots[0].0.fetch_add(n, Ordering::Relaxed);
-            }
+        if slot > 0 && slot < self.cells.slots {
+            let w = self.cells.word(slot, self.at);
+            w.store(w.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
+        } else {
+            self.cells.word(0, self.at).fetch_add(n, Ordering::Relaxed);
         }
     }
 
@@ -96,7 +148,7 @@ impl Counter {
     }
 
     fn sum(&self) -> u64 {
-        self.slots.iter().map(|s| s.0.load(Ordering::Relaxed)).sum()
+        (0..self.cells.slots).map(|s| self.cells.word(s, self.at).load(Ordering::Relaxed)).sum()
     }
 }
 
@@ -144,6 +196,33 @@ mod tests {
         assert_eq!(c.get(), 0);
         c.inc();
         assert_eq!(c.get(), 1);
+    }
+
+    #[test]
+    fn counters_of_a_group_keep_their_own_counts_on_every_thread() {
+        let mut g = CounterGroup::new(2, 10);
+        let cs: Vec<Counter> = (0..10).map(|_| g.counter()).collect();
+        let cs = Arc::new(cs);
+        let handles: Vec<_> = (0..2)
+            .map(|t| {
+                let cs = cs.clone();
+                std::thread::spawn(move || {
+                    set_thread_slot(t);
+                    for (i, c) in cs.iter().enumerate() {
+                        c.add((i as u64 + 1) * (t as u64 + 1));
+                    }
+                })
+            })
+            .collect();
+        handles.into_iter().for_each(|h| h.join().unwrap());
+        cs[9].inc(); // this thread has no slot: the shared one
+        let got: Vec<u64> = cs.iter().map(Counter::get).collect();
+        assert_eq!(got, vec![3, 6, 9, 12, 15, 18, 21, 24, 27, 31]);
+        // two lines per thread slot (10 words rounded up to 16), three slots
+        assert_eq!(cs[0].cells.lines.len(), 6);
+        cs[4].clear();
+        assert_eq!(cs[4].get(), 0);
+        assert_eq!(cs[5].get(), 18);
     }
 
     #[test]

@@ -14,15 +14,15 @@ use std::sync::atomic::AtomicU32;
 use super::capture::LastError;
 use super::histogram::Timers;
 use super::rate::RateCell;
-use super::Counter;
+use super::{Counter, CounterGroup};
 
 /// HTTP responses by status class, in `show stat` order: 1xx, 2xx, 3xx, 4xx, 5xx, other.
 #[derive(Debug)]
 pub struct ByClass(pub [Counter; 6]);
 
 impl ByClass {
-    fn new(threads: usize) -> ByClass {
-        ByClass(std::array::from_fn(|_| Counter::new(threads)))
+    fn new(group: &mut CounterGroup) -> ByClass {
+        ByClass(std::array::from_fn(|_| group.counter()))
     }
 
     /// Counts one response with `status`.
@@ -120,27 +120,28 @@ pub struct ProxyStats {
 impl ProxyStats {
     /// `timed`: the latency histograms are recorded.
     pub fn new(threads: usize, timed: bool) -> ProxyStats {
+        let mut g = CounterGroup::new(threads, 29);
         ProxyStats {
-            fe_req: Counter::new(threads),
-            fe_rsp: ByClass::new(threads),
-            be_req: Counter::new(threads),
-            be_rsp: ByClass::new(threads),
+            fe_req: g.counter(),
+            fe_rsp: ByClass::new(&mut g),
+            be_req: g.counter(),
+            be_rsp: ByClass::new(&mut g),
             fe_smax: AtomicU32::new(0),
-            fe_ereq: Counter::new(threads),
-            fe_intercepted: Counter::new(threads),
-            be_econ: Counter::new(threads),
-            be_eresp: Counter::new(threads),
-            be_wretr: Counter::new(threads),
-            be_wredis: Counter::new(threads),
-            be_lbtot: Counter::new(threads),
-            fe_bin: Counter::new(threads),
-            be_connect: Counter::new(threads),
-            be_reuse: Counter::new(threads),
-            fe_dresp: Counter::new(threads),
-            be_dresp: Counter::new(threads),
-            fe_bout: Counter::new(threads),
-            be_bin: Counter::new(threads),
-            be_bout: Counter::new(threads),
+            fe_ereq: g.counter(),
+            fe_intercepted: g.counter(),
+            be_econ: g.counter(),
+            be_eresp: g.counter(),
+            be_wretr: g.counter(),
+            be_wredis: g.counter(),
+            be_lbtot: g.counter(),
+            fe_bin: g.counter(),
+            be_connect: g.counter(),
+            be_reuse: g.counter(),
+            fe_dresp: g.counter(),
+            be_dresp: g.counter(),
+            fe_bout: g.counter(),
+            be_bin: g.counter(),
+            be_bout: g.counter(),
             be_timers: Timers::new(threads, timed),
             last_error: Default::default(),
             fe_conn_rate: RateCell::default(),
@@ -192,22 +193,23 @@ pub struct ServerStats {
 
 impl ServerStats {
     pub fn new(threads: usize, weight: u32, sid: u32, timed: bool) -> ServerStats {
+        let mut g = CounterGroup::new(threads, 18);
         ServerStats {
-            stot: Counter::new(threads),
-            req: Counter::new(threads),
-            rsp: ByClass::new(threads),
+            stot: g.counter(),
+            req: g.counter(),
+            rsp: ByClass::new(&mut g),
             smax: AtomicU32::new(0),
-            econ: Counter::new(threads),
-            eresp: Counter::new(threads),
-            wretr: Counter::new(threads),
-            wredis: Counter::new(threads),
+            econ: g.counter(),
+            eresp: g.counter(),
+            wretr: g.counter(),
+            wredis: g.counter(),
             sess_rate: RateCell::default(),
-            lbtot: Counter::new(threads),
-            bin: Counter::new(threads),
-            bout: Counter::new(threads),
-            connect: Counter::new(threads),
-            reuse: Counter::new(threads),
-            dresp: Counter::new(threads),
+            lbtot: g.counter(),
+            bin: g.counter(),
+            bout: g.counter(),
+            connect: g.counter(),
+            reuse: g.counter(),
+            dresp: g.counter(),
             timers: Timers::new(threads, timed),
             weight,
             sid,
@@ -221,7 +223,7 @@ mod tests {
 
     #[test]
     fn statuses_fall_in_their_class_and_the_rest_in_other() {
-        let c = ByClass::new(1);
+        let c = ByClass::new(&mut CounterGroup::new(1, 6));
         for st in [100, 101, 200, 204, 302, 404, 503, 599, 600, 0, 99] {
             c.count(st);
         }

@@ -9,6 +9,7 @@
 //! - `front`: one exchange as the stream sees it ([`front::H1Front`])
 //! - `park`: long-idle keep-alive connections leave the event loop
 
+use std::pin::Pin;
 use std::time::Duration;
 
 pub mod front;
@@ -95,8 +96,9 @@ enum HeadError {
 ///
 /// PERF: this future is what an idle keep-alive connection costs, so it only holds the
 /// socket, the session and [`H1Conn`] while it waits ([`IdleWait`]); everything an
-/// exchange needs lives in one boxed future, allocated per request. A connection idle
-/// for long is parked ([`park`]) and its task ends.
+/// exchange needs lives in one boxed future, which the next request reuses (no
+/// allocation per request) until the connection parks ([`park`]: its task ends once
+/// idle for long) or, if it cannot park, stays idle for [`SHRINK_AFTER`].
 pub async fn serve<S: Parkable>(client: S, sess: Session, sess_vars: Option<Box<VarStore>>) {
     let extra = sess_vars.map(|v| Box::new(ConnExtra { private: None, sess_vars: Some(*v) }));
     serve_from(client, sess, H1Conn { extra, ..H1Conn::default() }, true).await
@@ -107,14 +109,17 @@ pub async fn resume<S: Parkable>(client: S, sess: Session, conn: H1Conn) {
     serve_from(client, sess, conn, false).await
 }
 
-async fn serve_from<S: Parkable>(client: S, sess: Session, mut conn: H1Conn, first: bool) {
+async fn serve_from<S: Parkable>(mut client: S, mut sess: Session, mut conn: H1Conn, first: bool) {
     let mut pending: Option<Buf> = None;
     let mut wait = !first;
     let mut first = first;
+    // the exchange's future, boxed by the first request and reused by the next ones
+    let mut slot = None;
     loop {
         if pending.is_none() && wait {
             let fe = &sess.rt.proxies[sess.fe];
-            match IdleWait::new(&client, fe.timeouts.http_keep_alive, &sess.rt.global, S::PARKS).await {
+            let idle = IdleWait::new(&client, fe.timeouts.http_keep_alive, &sess.rt.global, S::PARKS);
+            match shrink_while_idle(idle, &mut slot).await {
                 Idle::Request => {}
                 Idle::Close => return client.close_notify(),
                 Idle::Park => {
@@ -125,7 +130,9 @@ async fn serve_from<S: Parkable>(client: S, sess: Session, mut conn: H1Conn, fir
             }
         }
         wait = true;
-        let (next, rest) = match Box::pin(exchange(&client, &sess, &mut conn, pending.take(), first)).await {
+        let turn;
+        (client, sess, conn, turn) = reuse(&mut slot, exchange_owned(client, sess, conn, pending.take(), first)).await;
+        let (next, rest) = match turn {
             Turn::Exchanged(next, rest) => (next, rest),
             // the HTTP/2 preface on a cleartext listener: the connection is HTTP/2
             Turn::H2(pre) => {
@@ -143,6 +150,59 @@ async fn serve_from<S: Parkable>(client: S, sess: Session, mut conn: H1Conn, fir
             Next::Close => return client.close_notify(),
         }
     }
+}
+
+/// How long a kept-alive connection that cannot park (TLS, or a keep-alive timeout
+/// shorter than [`park::PARK_AFTER`]) keeps its exchange's box while it waits for the
+/// next request: a busy connection reuses it, an idle one gives the memory back. One
+/// that can park keeps it until it parks.
+const SHRINK_AFTER: Duration = Duration::from_millis(50);
+
+/// Starts `fut` in the box of `slot`, in place of the exchange that ran there (done,
+/// so holding nothing), or in a new box.
+fn reuse<F: std::future::Future>(slot: &mut Option<Pin<Box<F>>>, fut: F) -> Pin<&mut F> {
+    match slot {
+        Some(b) => {
+            b.set(fut);
+            b.as_mut()
+        }
+        None => slot.insert(Box::pin(fut)).as_mut(),
+    }
+}
+
+/// `idle`, during which `slot` (the exchange's box) is freed once the wait lasts
+/// [`SHRINK_AFTER`]. A connection that parks frees it by ending its task, so only one
+/// that cannot park arms a timer for this.
+async fn shrink_while_idle<S: Sock, T>(idle: IdleWait<'_, S>, slot: &mut Option<T>) -> Idle {
+    if idle.park.is_some() || slot.is_none() {
+        return idle.await;
+    }
+    let mut idle = std::pin::pin!(idle);
+    let mut shrink = Timer::new(Some(SHRINK_AFTER));
+    std::future::poll_fn(|cx| {
+        if let std::task::Poll::Ready(v) = std::future::Future::poll(idle.as_mut(), cx) {
+            return std::task::Poll::Ready(v);
+        }
+        if shrink.as_mut().is_some_and(|t| t.poll_expired(cx).is_ready()) {
+            *slot = None;
+            shrink = None;
+        }
+        std::task::Poll::Pending
+    })
+    .await
+}
+
+/// [`exchange`] owning the connection's parts and giving them back: its future
+/// borrows nothing of the caller, so one box serves every request ([`reuse`]).
+async fn exchange_owned<S: Sock>(
+    client: S,
+    sess: Session,
+    mut conn: H1Conn,
+    pending: Option<Buf>,
+    first: bool,
+) -> (S, Session, H1Conn, Turn) {
+    let turn = exchange(&client, &sess, &mut conn, pending, first).await;
+    (client, sess, conn, turn)
 }
 
 /// How one turn of the connection went.
