@@ -52,11 +52,12 @@ pub struct CompStats {
 
 impl CompStats {
     fn new(threads: usize) -> std::sync::Arc<CompStats> {
+        let mut g = CounterGroup::new(threads, 4);
         std::sync::Arc::new(CompStats {
-            bytes_in: Counter::new(threads),
-            bytes_out: Counter::new(threads),
-            bypassed: Counter::new(threads),
-            responses: Counter::new(threads),
+            bytes_in: g.counter(),
+            bytes_out: g.counter(),
+            bypassed: g.counter(),
+            responses: g.counter(),
         })
     }
 }
