@@ -298,8 +298,6 @@ fn tcp_check_rules_over_tls_and_ssl_hello_chk() {
 #[test]
 fn rule_options_rampart_lacks_are_refused_at_startup() {
     let cases = [
-        ("option httpchk\n http-check connect proto h2", "'http-check connect proto h2' is not supported yet"),
-        ("option httpchk\n http-check connect alpn h2,http/1.1", "'http-check connect alpn h2' is not supported yet"),
         ("option tcp-check\n tcp-check expect custom", "'tcp-check expect custom' is not supported yet"),
         (
             "option tcp-check\n tcp-check connect addr localhost",

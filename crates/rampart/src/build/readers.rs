@@ -383,6 +383,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("server no-check-ssl", "tls::client::build: ServerTlsRt::check"),
     ("server check-sni", "tls::client::build: ServerTlsRt::check_sni (health::probe)"),
     ("server check-alpn", "tls::client::build: ServerTlsRt::check (health::probe)"),
+    ("server check-proto", "check::check_mux: CheckRt::h2 (check::h2)"),
     ("server no-sslv3", "tls::client::build: versions"),
     ("server no-tlsv10", "tls::client::build: versions"),
     ("server no-tlsv11", "tls::client::build: versions"),
