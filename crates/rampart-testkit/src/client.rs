@@ -202,3 +202,20 @@ pub fn stats_command(path: &std::path::Path, input: &str) -> String {
     s.read_to_string(&mut out).expect("read the stats socket");
     out
 }
+
+/// What `socat` (the tool operators use) prints when `input` is piped to the stats
+/// socket at `path`: the whole answer, `socat -t 5` waiting for it.
+///
+/// # Panics
+/// If socat cannot run (`apt-get install socat`).
+pub fn socat(path: &std::path::Path, input: &str) -> String {
+    use std::process::{Command, Stdio};
+    let mut child = Command::new("socat")
+        .args(["-t", "5", "stdio", &format!("unix-connect:{}", path.display())])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("socat runs (apt-get install socat)");
+    child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write to socat");
+    String::from_utf8_lossy(&child.wait_with_output().expect("socat ends").stdout).into_owned()
+}

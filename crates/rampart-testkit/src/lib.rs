@@ -56,7 +56,7 @@ pub use backend::{
     closed_port, HttpBackend, HttpBackendBuilder, RawBackend, RawConn, Reply, ReplyFraming, Seen, Step, TcpEchoBackend,
     TestBackend,
 };
-pub use client::{http_get, stats_command, RawClient};
+pub use client::{http_get, socat, stats_command, RawClient};
 pub use diff::{Attempt, Comparison, Differential, Normalize, Normalizer, Observed};
 pub use dns::{DnsServer, Srv};
 pub use eventually::{patience, PATIENCE_ENV};

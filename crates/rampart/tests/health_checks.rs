@@ -8,7 +8,7 @@ mod check_backend;
 use std::time::{Duration, Instant};
 
 use check_backend::{FlappyBackend, Mode};
-use rampart_testkit::{haproxy_or_skip, http_get, patience, Proxy, Running};
+use rampart_testkit::{haproxy_or_skip, http_get, patience, socat, Proxy, Running};
 
 const RAMPART: &str = env!("CARGO_BIN_EXE_rampart");
 
@@ -588,20 +588,6 @@ fn on_marked_down_and_up_cut_sessions() {
 }
 
 // === the runtime API on the servers' state ===
-
-/// What the stats socket at `path` answers to `input`, through socat.
-fn socat(path: &std::path::Path, input: &str) -> String {
-    use std::io::Write;
-    use std::process::{Command, Stdio};
-    let mut child = Command::new("socat")
-        .args(["-t", "5", "stdio", &format!("unix-connect:{}", path.display())])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("socat runs (apt-get install socat)");
-    child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write to socat");
-    String::from_utf8_lossy(&child.wait_with_output().expect("socat ends").stdout).into_owned()
-}
 
 /// The `show stat` row of `be/srv` as a column -> value map.
 fn stat_row(sock: &std::path::Path, row: &str) -> std::collections::HashMap<String, String> {

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use h2_server::{Answer, H2Server};
 use http_common::binary;
-use rampart_testkit::{haproxy_or_skip, patience, Proxy, Running};
+use rampart_testkit::{haproxy_or_skip, patience, socat, Proxy, Running};
 
 const DEFAULTS: &str = "global\n stats socket ${testdir}/admin.sock level admin\n\
     defaults\n mode http\n timeout client 5s\n timeout server 5s\n timeout connect 1s\n";
@@ -37,20 +37,6 @@ fn start(bin: &Path, srv: &H2Server, body: &str) -> Running {
         .config(&format!("{DEFAULTS}{body}"))
         .start()
         .expect("the proxy starts")
-}
-
-/// What the stats socket answers to `input`, through socat.
-fn socat(path: &Path, input: &str) -> String {
-    use std::io::Write;
-    use std::process::{Command, Stdio};
-    let mut child = Command::new("socat")
-        .args(["-t", "5", "stdio", &format!("unix-connect:{}", path.display())])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("socat runs (apt-get install socat)");
-    child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write to socat");
-    String::from_utf8_lossy(&child.wait_with_output().expect("socat ends").stdout).into_owned()
 }
 
 /// The `show stat` row of `be/srv` as a column -> value map (`None` while the socket

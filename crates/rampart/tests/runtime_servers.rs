@@ -217,3 +217,138 @@ fn add_and_del_server_answer_as_haproxy() {
     let theirs = answers(haproxy);
     assert_eq!(ours, theirs);
 }
+
+/// Servers that track `trk/srv`, configured and added at run time, and an ACL that
+/// names `trk/t1` by argument.
+const TRACK_CFG: &str = "frontend fe2\n  bind fd@${fe2}\n  acl busy srv_sess_rate(trk/t1) gt 50\n  \
+                         http-request deny if busy\n  default_backend trk\n\
+                         backend trk\n  server srv ${s1_addr}:${s1_port} check inter 100ms\n  \
+                         server t1 ${s1_addr}:${s1_port} track srv\n  server t2 ${s1_addr}:${s1_port} track srv\n\
+                         backend zero\n  server p0 0.0.0.0:0 check inter 100ms\n";
+
+/// The servers the output says went down for maintenance, in the order it says so.
+fn maint_order(output: &str) -> Vec<String> {
+    output
+        .lines()
+        .filter_map(|l| l.split("Server ").nth(1))
+        .filter(|l| l.contains(" is going DOWN for maintenance"))
+        .filter_map(|l| l.split(' ').next())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// What `binary` answers and logs: the CLI's first lines, then the order of the
+/// maintenance messages of `trk/srv` and its trackers.
+fn tracking_story(binary: PathBuf) -> (Vec<String>, Vec<String>) {
+    let s1 = HttpBackend::start("s1");
+    let proxy = Proxy::new(binary)
+        .listener("fe")
+        .listener("fe2")
+        .backend("s1", s1.addr())
+        .config(&format!("{CFG}{TRACK_CFG}"))
+        .start()
+        .expect("the proxy starts");
+    let mut answers = Vec::new();
+    let mut say = |cmd: String| {
+        let answer = first_line(&cli(&proxy, &cmd));
+        answers.push(format!("{} => {answer}", cmd.replace(&s1.addr().to_string(), "{s1}")));
+    };
+    for name in ["d1", "d2"] {
+        say(format!("add server trk/{name} {} track trk/srv", s1.addr()));
+        say(format!("enable server trk/{name}"));
+    }
+    say("disable server trk/srv".into());
+    assert!(proxy.wait_output("trk/t1 is going DOWN", Duration::from_secs(5)), "{}", proxy.output());
+    for cmd in ["del server trk/t1", "del server trk/srv", "disable server trk/d1", "del server trk/d1"] {
+        say(cmd.into());
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    (answers, maint_order(&proxy.output()))
+}
+
+#[test]
+fn trackers_hear_of_maintenance_in_haproxys_order() {
+    let (answers, order) = tracking_story(RAMPART.into());
+    // the newest tracker first, then the configured ones, the last first
+    assert_eq!(order, ["trk/srv", "trk/d2", "trk/d1", "trk/t2", "trk/t1"], "{answers:?}");
+    assert!(answers[5].ends_with("configuration elements pointing to it."), "named by an ACL: {answers:?}");
+    assert!(answers[8].ends_with("Server deleted."), "{answers:?}");
+    let Some(haproxy) = haproxy_or_skip("trackers_hear_of_maintenance_in_haproxys_order") else { return };
+    assert_eq!((answers, order), tracking_story(haproxy));
+}
+
+#[test]
+fn a_check_without_port_on_an_unset_address_starts_as_haproxy() {
+    // `0.0.0.0:0 check` starts (the check fails); an address without port does not
+    let ok = rampart_testkit::check(RAMPART, "backend b\n  server p0 0.0.0.0:0 check\n");
+    assert!(!ok.stderr.contains("[ALERT]"), "{ok:?}");
+    let bad = rampart_testkit::check(RAMPART, "backend b\n  server p1 127.0.0.1 check\n");
+    assert!(bad.stderr.contains("[ALERT]"), "{bad:?}");
+    assert!(
+        bad.stderr.contains(": backend 'b': server 'p1' has neither service port nor check port."),
+        "{}",
+        bad.stderr
+    );
+    let chk = rampart_testkit::check(
+        RAMPART,
+        "backend b\n  option tcp-check\n  tcp-check connect port 80\n  server p1 127.0.0.1 check\n",
+    );
+    assert!(!chk.stderr.contains("[ALERT]"), "a connect rule with a port: {chk:?}");
+    let Some(haproxy) = haproxy_or_skip("a_check_without_port_on_an_unset_address_starts_as_haproxy") else { return };
+    for cfg in ["backend b\n  server p0 0.0.0.0:0 check\n", "backend b\n  server p1 127.0.0.1 check\n"] {
+        assert_eq!(rampart_testkit::check(&haproxy, cfg).code, rampart_testkit::check(RAMPART, cfg).code, "{cfg}");
+    }
+}
+
+/// A response header carrying the queue, slot and weight fetches of `be/s1`.
+const FETCH_CFG: &str = "global\n  stats socket ${testdir}/admin.sock level admin\n\
+                         defaults\n  mode http\n  timeout client 5s\n  timeout server 5s\n  timeout connect 2s\n\
+                         frontend fe\n  bind fd@${fe}\n  default_backend be\n  \
+                         http-response set-header x-f %[queue(be)],%[avg_queue(be)],%[connslots(be)],%[be_conn_free(be)],%[srv_conn_free(be/s1)],%[srv_queue(be/s1)],%[srv_weight(be/s1)],%[srv_iweight(be/s1)],%[srv_uweight(be/s1)],%[be_conn_free(nolim)],%[connslots(nolim)]\n  \
+                         http-response set-header x-r %[fe_sess_rate],%[fe_req_rate(fe)],%[be_sess_rate(be)],%[srv_sess_rate(be/s1)]\n\
+                         backend be\n  server s1 ${s1_addr}:${s1_port} maxconn 10 maxqueue 5 weight 7\n  \
+                         server s2 ${s1_addr}:${s1_port} maxconn 4 maxqueue 2 weight 3 backup\n\
+                         backend nolim\n  server n1 ${s1_addr}:${s1_port}\n";
+
+fn fetch_values(binary: PathBuf) -> Vec<String> {
+    let s1 = HttpBackend::start("s1");
+    let proxy = Proxy::new(binary).listener("fe").backend("s1", s1.addr()).config(FETCH_CFG).start().expect("starts");
+    let mut seen = Vec::new();
+    let got = http_get(proxy.addr("fe"), "/");
+    seen.push(got.headers.get("x-f").unwrap_or("-").to_owned());
+    cli(&proxy, "set weight be/s1 2");
+    seen.push(http_get(proxy.addr("fe"), "/").headers.get("x-f").unwrap_or("-").to_owned());
+    seen
+}
+
+#[test]
+fn queue_slot_and_weight_fetches_read_the_servers_as_haproxy() {
+    let ours = fetch_values(RAMPART.into());
+    // one stream in flight on s1 (maxconn 10, maxqueue 5): 9 free slots, 14 with the
+    // queue, and the backup's 6 slots count in `connslots` but not in `be_conn_free`
+    // while s1 is up; `nolim` has no maxconn: -1
+    assert_eq!(ours[0], "0,0,20,9,9,0,7,7,7,-1,-1");
+    assert_eq!(ours[1], "0,0,20,9,9,0,2,7,2,-1,-1");
+    let Some(haproxy) = haproxy_or_skip("queue_slot_and_weight_fetches_read_the_servers_as_haproxy") else { return };
+    assert_eq!(ours, fetch_values(haproxy));
+}
+
+#[test]
+fn rate_fetches_count_the_last_second() {
+    let s1 = HttpBackend::start("s1");
+    let proxy = Proxy::new(RAMPART).listener("fe").backend("s1", s1.addr()).config(FETCH_CFG).start().expect("starts");
+    let mut best = [0i64; 4];
+    let deadline = Instant::now() + Duration::from_secs(4);
+    while Instant::now() < deadline {
+        let got = http_get(proxy.addr("fe"), "/");
+        let rates: Vec<i64> =
+            got.headers.get("x-r").unwrap_or("").split(',').map(|v| v.parse().unwrap_or(-1)).collect();
+        assert_eq!(rates.len(), 4, "{rates:?}");
+        for (b, r) in best.iter_mut().zip(&rates) {
+            *b = (*b).max(*r);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // about 15 requests a second, each its own connection and session
+    assert!(best.iter().all(|&r| (5..=40).contains(&r)), "{best:?}");
+}

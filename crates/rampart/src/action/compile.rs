@@ -41,6 +41,8 @@ pub struct Shared {
     pub files: Vec<std::sync::Arc<str>>,
     /// Some rule reads the request line as received ([`CompileCx::req_line`]).
     pub req_line: bool,
+    /// Servers named by arguments ([`CompileCx::named_servers`]).
+    pub named_servers: Vec<(usize, usize)>,
 }
 
 impl Shared {
@@ -141,6 +143,7 @@ impl<'c> Cx<'c> {
     /// Keeps what a compile context learnt (`proc.` variables, the request line).
     pub(super) fn keep(&mut self, cx: CompileCx<'c>) {
         self.shared.req_line |= cx.req_line;
+        self.shared.named_servers.extend(cx.named_servers);
         for v in cx.proc_vars {
             if !self.shared.proc_vars.contains(&v) {
                 self.shared.proc_vars.push(v);

@@ -111,17 +111,9 @@ impl Drop for Busy {
     }
 }
 
-/// The `maxconn` server `s` has now: the configured one, or with `minconn` the
-/// dynamic one of the backend's load (`None`: no limit).
+/// The `maxconn` server `s` has now ([`BackendRt::current_maxconn`]).
 fn current_maxconn(be: &BackendRt, s: &ServerRt) -> Option<u32> {
-    let max = s.maxconn()?;
-    if s.minconn == 0 || s.minconn >= max {
-        return Some(max);
-    }
-    // PERF: O(servers), only for servers with a `minconn`.
-    let load: u32 =
-        be.servers.iter().map(|s| s.cur_conns.load(Ordering::Relaxed) + s.queue.len()).sum::<u32>() + be.queue.len();
-    Some(queue::dynamic_maxconn(max, s.minconn, be.fullconn, load))
+    be.current_maxconn(s)
 }
 
 /// Whether server `i` takes a new stream now: usable, below its `maxconn`, and nobody

@@ -58,6 +58,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         warnings: Vec::new(),
         files: Vec::new(),
         req_line: false,
+        named_servers: Vec::new(),
     };
     let mut proxies = Vec::with_capacity(cfg.proxies.len());
     let notifies = crate::peers::section_notifies(cfg);
@@ -233,6 +234,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         peer_tables,
         peers,
         peers_logs,
+        named_servers: std::mem::take(&mut shared.named_servers).into_boxed_slice(),
     };
     for v in &shared.proc_vars {
         rt.proc_vars.declare(v);
@@ -268,6 +270,7 @@ fn check_rules(
             shared.proc_vars.push(v);
         }
     }
+    shared.named_servers.extend(cx.named_servers);
     rules
 }
 

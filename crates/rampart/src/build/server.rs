@@ -126,6 +126,7 @@ pub fn dynamic_server(
         warnings: Vec::new(),
         files: Vec::new(),
         req_line: false,
+        named_servers: Vec::new(),
     };
     let checks = super::check_rules(cfg, be, &mut shared, &mut alerts);
     let at = At {

@@ -141,12 +141,14 @@ pub fn build(
     };
     let port = c.port.unwrap_or(addr.port());
     let h2 = check_mux(px, srv, rules)?;
-    if port == 0 {
+    if let Some(end) = missing_port(port, ip, c.addr.is_some(), rules) {
         return Err(Diag::alert(
-            Some(srv.span.clone()),
+            None,
             format!(
-                "'server {}/{}' : neither a port on the address nor a 'port' for its health checks.",
-                px.name, srv.name
+                "{} '{}': server '{}' has neither service port nor check port{end}",
+                proxy_type_str(px),
+                px.name,
+                srv.name
             ),
         ));
     }
@@ -175,6 +177,26 @@ pub fn build(
         external: external::ExternalCmd::build(px, srv, cfg.global.insecure_fork).map(Box::new),
         h2,
     }))
+}
+
+/// Why a check has no port to connect to, as HAProxy 2.6's `init_srv_check()` sees it:
+/// no port from `port` nor the address, a server address that is an IP (a server at
+/// `0.0.0.0` or on a unix socket checks its address as it is: HAProxy's check then
+/// connects to port 0 and fails), and `connect` rules that do not all name a port.
+fn missing_port(port: u16, ip: IpAddr, check_addr: bool, rules: &TcpChk) -> Option<&'static str> {
+    if port != 0 || (!check_addr && ip.is_unspecified()) {
+        return None;
+    }
+    rules.missing_port()
+}
+
+/// HAProxy's `proxy_type_str()`: a `listen` section is a "proxy".
+fn proxy_type_str(px: &Proxy) -> &'static str {
+    match (px.cap.frontend, px.cap.backend) {
+        (true, true) => "proxy",
+        (false, true) => "backend",
+        _ => "frontend",
+    }
 }
 
 /// The mux of the checks' default connection ([`CheckRt::h2`]), HAProxy's

@@ -109,6 +109,28 @@ impl TcpChk {
         })
     }
 
+    /// What HAProxy 2.6 says of these rules for a server with neither a service port
+    /// nor a check port (`init_srv_check()`): `None` when every `connect` names a port,
+    /// else the end of its alert.
+    pub fn missing_port(&self) -> Option<&'static str> {
+        let has_port = |c: &super::rules::Connect| c.port.is_some() || c.addr.is_some_and(|(_, p)| p.is_some());
+        let connects = || {
+            self.rules.iter().filter_map(|r| match &r.action {
+                Action::Connect(c) => Some(c),
+                _ => None,
+            })
+        };
+        match self.rules.first().map(|r| &r.action) {
+            // no rule but the connect HAProxy adds: its list of rules is empty
+            Some(Action::Connect(c)) if c.implicit && self.rules.len() == 1 => Some("."),
+            Some(Action::Connect(c)) if c.implicit || !has_port(c) => {
+                Some(" nor tcp_check rule 'connect' with port information.")
+            }
+            _ if connects().any(|c| !has_port(c)) => Some(", and a tcp_check rule 'connect' with no port information."),
+            _ => None,
+        }
+    }
+
     /// Whether a `connect ssl` rule needs TLS whatever the server line says.
     pub fn needs_tls(&self) -> bool {
         self.tls_connects().any(|w| w.ssl)

@@ -117,10 +117,10 @@ pub fn schedule(rt: &Runtime) -> Vec<Scheduled> {
 pub fn spawn_for_thread(rt: &Arc<Runtime>, thread: usize, nbthread: usize) {
     // trackers only wait for their tracked server: all on the first thread
     if thread == 0 {
-        for (b, px) in rt.proxies.iter().enumerate() {
-            for (s, srv) in px.be.servers.iter().enumerate() {
-                if srv.track.is_some() {
-                    tokio::spawn(track::run(rt.clone(), b, s));
+        for px in &rt.proxies {
+            for srv in px.be.servers.iter() {
+                if let Some(target) = srv.track {
+                    track::ensure_follower(rt, target);
                 }
             }
         }
@@ -140,8 +140,9 @@ pub fn spawn_for_thread(rt: &Arc<Runtime>, thread: usize, nbthread: usize) {
 /// of backend `be` added at run time (`add server`); they end when it is deleted.
 pub fn spawn_for_server(rt: &Arc<Runtime>, be: usize, srv: usize) {
     let server = &rt.proxies[be].be.servers[srv];
-    if server.track.is_some() {
-        tokio::spawn(track::run(rt.clone(), be, srv));
+    if let Some(target) = server.track {
+        track::follow(rt, be, srv);
+        track::ensure_follower(rt, target);
     }
     if server.check.is_some() {
         tokio::spawn(probe::run(rt.clone(), be, srv, Duration::ZERO));

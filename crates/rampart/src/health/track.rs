@@ -82,28 +82,65 @@ pub fn resolve_tracks(cfg: &Config, proxies: &mut [ProxyRt], alerts: &mut Vec<Di
     }
 }
 
-/// Follows the tracked server of server `srv` of backend `be` until the process stops.
-pub(super) async fn run(rt: Arc<Runtime>, be: usize, srv: usize) {
+/// Passes every state change of server `ts` of backend `tb` to the servers that track
+/// it, until the process stops. One task per tracked server, so that its trackers hear
+/// of a change in HAProxy's order ([`trackers`]); a tracker that changes wakes the task
+/// of its own trackers in turn.
+async fn run(rt: Arc<Runtime>, tb: usize, ts: usize) {
+    let tsrv = &rt.proxies[tb].be.servers[ts];
+    while !rt.global.is_stopping() {
+        let changed = tsrv.state.changed.notified();
+        tokio::pin!(changed);
+        changed.as_mut().enable();
+        for (b, s) in trackers(&rt, (tb, ts)) {
+            follow(&rt, b, s);
+        }
+        changed.await;
+    }
+}
+
+/// Starts the task that follows server `target` for its trackers, unless it runs.
+pub(super) fn ensure_follower(rt: &Arc<Runtime>, target: (usize, usize)) {
+    let st = &rt.proxies[target.0].be.servers[target.1].state;
+    if !st.claim_follower() {
+        tokio::spawn(run(rt.clone(), target.0, target.1));
+    }
+}
+
+/// The live servers that track `target`, in the order HAProxy walks its list of
+/// trackers, where each new tracker goes first: the servers added at run time (the
+/// newest first), then the configured ones, the last first.
+fn trackers(rt: &Runtime, target: (usize, usize)) -> Vec<(usize, usize)> {
+    let mut found = Vec::new();
+    for (b, px) in rt.proxies.iter().enumerate() {
+        let configured = px.be.servers.configured();
+        for (s, srv) in px.be.servers.iter().enumerate() {
+            if srv.track == Some(target) && !srv.state.is_deleted() {
+                found.push((s < configured, b, s));
+            }
+        }
+    }
+    found.sort_by_key(|&(configured, b, s)| (configured, std::cmp::Reverse((b, s))));
+    found.into_iter().map(|(_, b, s)| (b, s)).collect()
+}
+
+/// Brings server `srv` of backend `be` to the state of the server it tracks: its
+/// maintenance, then its operational state, with HAProxy's ` via be/srv` messages.
+pub(super) fn follow(rt: &Runtime, be: usize, srv: usize) {
     let px = &rt.proxies[be];
     let Some((tb, ts)) = px.be.servers[srv].track else { return };
     let (tpx, tsrv) = (&rt.proxies[tb], &rt.proxies[tb].be.servers[ts]);
     let via = format!(" via {}/{}", tpx.name, tsrv.name);
-    while !rt.global.is_stopping() && !px.be.servers[srv].state.is_deleted() {
-        let changed = tsrv.state.changed.notified();
-        tokio::pin!(changed);
-        changed.as_mut().enable();
-        let want = tsrv.state.oper();
-        let maint = tsrv.state.is_maint();
-        let st = &px.be.servers[srv].state;
-        if maint && !st.is_inherited_maint() {
-            super::admin::inherit_maint(px, srv, true, &via);
-        }
-        if st.oper() != want {
-            report::change_state(px, srv, want, &Reason::Via(via.clone()));
-        }
-        if !maint && st.is_inherited_maint() {
-            super::admin::inherit_maint(px, srv, false, &via);
-        }
-        changed.await;
+    let want = tsrv.state.oper();
+    let maint = tsrv.state.is_maint();
+    let st = &px.be.servers[srv].state;
+    if maint && !st.is_inherited_maint() {
+        super::admin::inherit_maint(px, srv, true, &via);
+    }
+    if st.oper() != want {
+        report::change_state(px, srv, want, &Reason::Via(via.clone()));
+    }
+    if !maint && st.is_inherited_maint() {
+        super::admin::inherit_maint(px, srv, false, &via);
     }
 }

@@ -5,7 +5,7 @@
 use std::sync::atomic::Ordering;
 
 use crate::sample::ctx::{Dir, SampleCtx};
-use crate::sample::host::{Host, SrvFacts};
+use crate::sample::host::{BeFacts, FeRates, Host, SrvFacts};
 use crate::sample::vars::ProcVars;
 use crate::timer::Timeouts;
 
@@ -85,15 +85,41 @@ impl Host for Runtime {
     }
 
     fn server(&self, be: usize, srv: usize) -> Option<SrvFacts<'_>> {
-        let s = self.proxies.get(be)?.be.servers.get(srv)?;
+        let b = &self.proxies.get(be)?.be;
+        let s = b.servers.get(srv)?;
+        let stopped = s.state.is_maint() || s.state.oper() == crate::server::OperState::Stopped;
         Some(SrvFacts {
             name: &s.name,
             addr: s.addr.get(),
             backup: s.backup,
-            up: !s.state.is_maint() && s.state.oper() != crate::server::OperState::Stopped,
+            up: !stopped,
             usable: s.state.is_usable(),
             cur_conns: s.cur_conns.load(Ordering::Relaxed),
             id: s.stats.sid,
+            stopped,
+            queued: s.queue.len(),
+            maxconn: b.current_maxconn(s),
+            maxqueue: s.maxqueue,
+            sess_rate: s.stats.sess_rate.current().unwrap_or(0),
+            weight: s.state.eweight(),
+            initial_weight: s.state.uweight(),
+        })
+    }
+
+    fn backend(&self, be: usize) -> Option<BeFacts> {
+        let px = self.proxies.get(be).filter(|p| p.cap.backend)?;
+        Some(BeFacts {
+            queued: px.be.queued(),
+            sess_rate: px.stats.be_sess_rate.current().unwrap_or(0),
+            all_backups: px.be.lb_backup.is_some(),
+        })
+    }
+
+    fn fe_rates(&self, fe: usize) -> Option<FeRates> {
+        let px = self.proxies.get(fe).filter(|p| p.cap.frontend)?;
+        Some(FeRates {
+            sess: px.stats.fe_sess_rate.current().unwrap_or(0),
+            req: px.stats.fe_req_rate.current().unwrap_or(0),
         })
     }
 

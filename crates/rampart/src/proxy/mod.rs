@@ -67,6 +67,9 @@ pub struct Runtime {
     pub peers: Vec<std::sync::Arc<crate::peers::types::PeersRt>>,
     /// The `log` targets of each of [`Runtime::peers`] (empty without `log` lines).
     pub peers_logs: Vec<crate::log::sink::Loggers>,
+    /// Configured servers an expression names by argument (`srv_conn(be/s1)`), by
+    /// (proxy, server) index: `del server` refuses them.
+    pub named_servers: Box<[(usize, usize)]>,
 }
 
 impl Runtime {
@@ -270,6 +273,31 @@ pub struct BackendRt {
     pub has_sni: bool,
     /// `cookie <name> ...`: cookie-based persistence (`stream::ana::cookie`).
     pub cookie: Option<Box<rampart_cfg::model::CookiePersist>>,
+}
+
+impl BackendRt {
+    /// The `maxconn` server `s` has now: the configured one, or with `minconn` the
+    /// dynamic one of the backend's load (`None`: no limit). HAProxy's
+    /// `srv_dynamic_maxconn()`.
+    pub fn current_maxconn(&self, s: &ServerRt) -> Option<u32> {
+        let max = s.maxconn()?;
+        if s.minconn == 0 || s.minconn >= max {
+            return Some(max);
+        }
+        // PERF: O(servers), only for servers with a `minconn`.
+        Some(crate::server::queue::dynamic_maxconn(max, s.minconn, self.fullconn, self.load()))
+    }
+
+    /// The backend's streams, served or queued.
+    pub fn load(&self) -> u32 {
+        self.servers.iter().map(|s| s.cur_conns.load(Ordering::Relaxed) + s.queue.len()).sum::<u32>() + self.queue.len()
+    }
+
+    /// Streams waiting for a server: the backend's queue and the servers' (HAProxy's
+    /// `totpend`).
+    pub fn queued(&self) -> u32 {
+        self.servers.iter().map(|s| s.queue.len()).sum::<u32>() + self.queue.len()
+    }
 }
 
 /// One connection slot of a server (a unit of its `cur_conns`), held by a stream from

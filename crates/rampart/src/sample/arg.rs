@@ -279,7 +279,10 @@ fn resolve_server(w: &[u8], pos: usize, cx: &mut CompileCx<'_>) -> Result<Arg, A
     };
     let srv = cx.cfg.proxies.get(px).and_then(|p| p.servers.iter().position(|s| s.name == sname));
     match srv {
-        Some(s) => Ok(Arg::Server(px, s)),
+        Some(s) => {
+            cx.named_servers.push((px, s));
+            Ok(Arg::Server(px, s))
+        }
         None => Err(resolve_err(format!(
             "unable to find server '{sname}' in proxy '{pname}', referenced in arg {}",
             pos + 1

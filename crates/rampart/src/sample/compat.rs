@@ -108,10 +108,12 @@ const FETCH_NOTES: &[Row] = &[
         "TCP_INFO",
     ),
     not_yet(&["bc_*"], "the server connection's addresses and errors"),
-    not_yet(
-        &["avg_queue", "queue", "srv_queue", "connslots", "be_conn_free", "srv_conn_free", "fe_req_rate", "fe_sess_rate", "be_sess_rate", "srv_sess_rate", "srv_weight", "srv_iweight", "srv_uweight", "dst_conn"],
-        "queue, rate and weight figures in the sample context",
+    note(
+        &["fe_req_rate", "fe_sess_rate", "be_sess_rate", "srv_sess_rate"],
+        "COMPAT: the count of the last whole second (sampled once a second), where HAProxy slides a one-second window",
     ),
+    note(&["srv_uweight"], "COMPAT: the weight in use, as `srv_weight` (rampart keeps one effective weight)"),
+    not_yet(&["dst_conn"], "connection counts per listener"),
     not_yet(&["cpu_*", "lat_ns_*"], "task profiling"),
     not_yet(&["internal.*"], "HAProxy's HTX debugging fetches"),
     not_yet(&["fcgi.*"], "FastCGI applications"),

@@ -96,6 +96,9 @@ pub struct CompileCx<'c> {
     /// `capture.req.uri`): the frontends then keep it for their streams, as HAProxy
     /// keeps `txn->uri` once something asks for it.
     pub req_line: bool,
+    /// Servers named by an argument (`srv_conn(be/s1)`): `del server` refuses them
+    /// (HAProxy's `SRV_F_NON_PURGEABLE`). By (proxy, server) index.
+    pub named_servers: Vec<(usize, usize)>,
 }
 
 impl<'c> CompileCx<'c> {
@@ -108,6 +111,7 @@ impl<'c> CompileCx<'c> {
             pats: Default::default(),
             userlists: Default::default(),
             req_line: false,
+            named_servers: Vec::new(),
         }
     }
 

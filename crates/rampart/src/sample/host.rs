@@ -36,6 +36,42 @@ pub struct SrvFacts<'a> {
     pub cur_conns: u32,
     /// HAProxy's number of the server in its backend (`srv_id`, the stats' `sid`).
     pub id: u32,
+    /// DOWN by its checks or in maintenance: HAProxy's `cur_state == SRV_ST_STOPPED`.
+    pub stopped: bool,
+    /// Streams waiting in its own queue (`srv_queue`).
+    pub queued: u32,
+    /// Its `maxconn` now (dynamic with `minconn`), `None` without a limit.
+    pub maxconn: Option<u32>,
+    /// `maxqueue`, 0 without a limit.
+    pub maxqueue: u32,
+    /// Sessions per second over the last second (`srv_sess_rate`).
+    pub sess_rate: u32,
+    /// The effective weight (`srv_weight`, `srv_uweight`).
+    pub weight: u32,
+    /// The configured weight (`srv_iweight`).
+    pub initial_weight: u32,
+}
+
+/// What a fetch sees of one backend beyond its servers.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BeFacts {
+    /// Streams waiting for a server, in the backend's queue and the servers'
+    /// (HAProxy's `totpend`).
+    pub queued: u32,
+    /// Sessions per second over the last second (`be_sess_rate`).
+    pub sess_rate: u32,
+    /// `option allbackups`: every usable backup server takes traffic when no active one
+    /// is left (else only the first).
+    pub all_backups: bool,
+}
+
+/// What a fetch sees of one frontend's rates, over the last second.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FeRates {
+    /// Sessions per second (`fe_sess_rate`).
+    pub sess: u32,
+    /// HTTP requests per second (`fe_req_rate`).
+    pub req: u32,
 }
 
 /// The running process as rules and log lines read it. Proxies and servers are named by
@@ -83,6 +119,17 @@ pub trait Host: Sync + std::fmt::Debug {
     fn listener_count(&self, fe: usize) -> usize;
     /// The `name` of listener `li` of frontend `fe` (`so_name`).
     fn listener_name(&self, fe: usize, li: u32) -> Option<&str>;
+
+    /// The queue and rate of backend `be`.
+    fn backend(&self, be: usize) -> Option<BeFacts> {
+        let _ = be;
+        None
+    }
+    /// The rates of frontend `fe`.
+    fn fe_rates(&self, fe: usize) -> Option<FeRates> {
+        let _ = fe;
+        None
+    }
 
     /// How many servers backend `be` has.
     fn server_count(&self, be: usize) -> usize;

@@ -120,6 +120,8 @@ pub struct SrvState {
     pub(crate) check_wake: tokio::sync::Notify,
     /// Woken on every operational state change (servers that `track` this one).
     pub(crate) changed: tokio::sync::Notify,
+    /// A task passes this server's changes to its trackers (`health::track`).
+    follower: AtomicBool,
     /// Removed by `del server`: invisible to names, reports and the balancer; its
     /// index stays valid for whoever still holds it.
     deleted: AtomicBool,
@@ -153,6 +155,7 @@ impl SrvState {
             failed_hana: AtomicU64::new(0),
             check_wake: tokio::sync::Notify::new(),
             changed: tokio::sync::Notify::new(),
+            follower: AtomicBool::new(false),
             deleted: AtomicBool::new(false),
         }
     }
@@ -234,6 +237,12 @@ impl SrvState {
             self.state_changed(was_down);
         }
         self.refresh_usable();
+    }
+
+    /// Claims the task that follows this server for its trackers: `true` when one
+    /// was already claimed.
+    pub(crate) fn claim_follower(&self) -> bool {
+        self.follower.swap(true, Ordering::Relaxed)
     }
 
     /// Wakes the servers that track this one (after a maintenance change was

@@ -181,8 +181,9 @@ pub fn del_server(cli: &Cli, _: &mut Session, words: &[&str]) -> String {
 }
 
 /// Whether something of the configuration names server `i` of backend `be`: a live
-/// server tracks it, a `use-server` rule names it, or it is a configured server of a
-/// process that loads Lua scripts (HAProxy's `SRV_F_NON_PURGEABLE`).
+/// server tracks it, a `use-server` rule or an expression's argument names it
+/// (`srv_sess_rate(be/s1)` in an ACL), or it is a configured server of a process that
+/// loads Lua scripts (HAProxy's `SRV_F_NON_PURGEABLE`).
 // COMPAT: HAProxy protects only the servers a script reached through `core.backends`;
 // rampart does not follow what scripts reach and protects every configured server.
 fn referenced(cli: &Cli, be: usize, i: usize) -> bool {
@@ -200,7 +201,7 @@ fn referenced(cli: &Cli, be: usize, i: usize) -> bool {
         .use_server
         .iter()
         .any(|r| matches!(r.act, crate::action::ServerTarget::Static(s) if s == i));
-    tracked || used
+    tracked || used || cli.rt.named_servers.contains(&(be, i))
 }
 
 /// `set server <b>/<s> ssl on|off`, with HAProxy's refusals.

@@ -118,6 +118,137 @@ fn fetch_fe_conn<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
     }
 }
 
+/// The servers of backend `be`, as the fetches read them.
+fn servers<'a>(ctx: &SampleCtx<'a>, be: usize) -> impl Iterator<Item = SrvFacts<'a>> + Clone + 'a {
+    let rt = ctx.rt;
+    (0..rt.server_count(be)).filter_map(move |i| rt.server(be, i))
+}
+
+/// `queue([backend])`: streams waiting for a server of the backend, in its queue and
+/// its servers' queues.
+fn fetch_queue<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(b) = ctx.rt.backend(arg_proxy(args, ctx.be_or_fe())) {
+        emit(Sample::Sint(b.queued.into()));
+    }
+}
+
+/// `avg_queue([backend])`: the queued streams per usable server, rounded up; twice the
+/// queue when no server is usable (HAProxy's way to make it look bad).
+fn fetch_avg_queue<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    let be = arg_proxy(args, ctx.be_or_fe());
+    let Some(b) = ctx.rt.backend(be) else { return };
+    let up = |backup: bool| servers(ctx, be).filter(|s| s.backup == backup && s.usable).count() as i64;
+    let usable = match (up(false), up(true)) {
+        (0, 0) => 0,
+        (0, _) if !b.all_backups => 1,
+        (0, bck) => bck,
+        (act, _) => act,
+    };
+    let queued = i64::from(b.queued);
+    emit(Sample::Sint(if usable > 0 { (queued + usable - 1) / usable } else { queued * 2 }));
+}
+
+/// `be_sess_rate([backend])`: sessions per second over the last second.
+fn fetch_be_sess_rate<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(b) = ctx.rt.backend(arg_proxy(args, ctx.be_or_fe())) {
+        emit(Sample::Sint(b.sess_rate.into()));
+    }
+}
+
+/// `connslots([backend])`: free connection and queue slots over the servers that are
+/// not stopped; -1 when one of them has no `maxconn` or no `maxqueue`, as HAProxy.
+fn fetch_connslots<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    let be = arg_proxy(args, ctx.be_or_fe());
+    if ctx.rt.backend(be).is_none() {
+        return;
+    }
+    let mut slots = 0i64;
+    for s in servers(ctx, be).filter(|s| !s.stopped) {
+        let Some(max) = s.maxconn.filter(|_| s.maxqueue > 0) else {
+            emit(Sample::Sint(-1));
+            return;
+        };
+        slots += i64::from(max) - i64::from(s.cur_conns) + i64::from(s.maxqueue) - i64::from(s.queued);
+    }
+    emit(Sample::Sint(slots));
+}
+
+/// `be_conn_free([backend])`: free connection slots over the servers that would take
+/// traffic now (the active ones, else the backups the balancer uses); -1 when one of
+/// them has no `maxconn`.
+fn fetch_be_conn_free<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    let be = arg_proxy(args, ctx.be_or_fe());
+    let Some(b) = ctx.rt.backend(be) else { return };
+    let any_active = servers(ctx, be).any(|s| !s.backup && s.usable);
+    let mut first_backup = true;
+    let mut free = 0i64;
+    for s in servers(ctx, be).filter(|s| s.usable) {
+        if s.backup {
+            // the first usable backup, or all of them with `option allbackups`
+            let used = !any_active && (first_backup || b.all_backups);
+            first_backup = false;
+            if !used {
+                continue;
+            }
+        }
+        let Some(max) = s.maxconn else {
+            emit(Sample::Sint(-1));
+            return;
+        };
+        free += i64::from(max.saturating_sub(s.cur_conns));
+    }
+    emit(Sample::Sint(free));
+}
+
+/// `srv_conn_free(srv)`: free connection slots; -1 without `maxconn`.
+fn fetch_srv_conn_free<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(s) = server(args, ctx) {
+        emit(Sample::Sint(s.maxconn.map_or(-1, |m| i64::from(m.saturating_sub(s.cur_conns)))));
+    }
+}
+
+fn fetch_srv_queue<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(s) = server(args, ctx) {
+        emit(Sample::Sint(s.queued.into()));
+    }
+}
+
+fn fetch_srv_sess_rate<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(s) = server(args, ctx) {
+        emit(Sample::Sint(s.sess_rate.into()));
+    }
+}
+
+/// `srv_weight(srv)` and `srv_uweight(srv)`: the weight in use (`set weight`, slow
+/// start, agent). COMPAT: HAProxy's `uweight` is the weight `set weight` gave, before
+/// slow start scales it; rampart keeps one effective weight.
+fn fetch_srv_weight<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(s) = server(args, ctx) {
+        emit(Sample::Sint(s.weight.into()));
+    }
+}
+
+/// `srv_iweight(srv)`: the weight of the configuration.
+fn fetch_srv_iweight<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(s) = server(args, ctx) {
+        emit(Sample::Sint(s.initial_weight.into()));
+    }
+}
+
+/// `fe_sess_rate([frontend])`: sessions per second over the last second.
+fn fetch_fe_sess_rate<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(r) = ctx.rt.fe_rates(arg_proxy(args, ctx.fe)) {
+        emit(Sample::Sint(r.sess.into()));
+    }
+}
+
+/// `fe_req_rate([frontend])`: HTTP requests per second over the last second.
+fn fetch_fe_req_rate<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(r) = ctx.rt.fe_rates(arg_proxy(args, ctx.fe)) {
+        emit(Sample::Sint(r.req.into()));
+    }
+}
+
 fn ms(d: Option<Duration>) -> Sample<'static> {
     Sample::Sint(d.map_or(0, |d| d.as_millis() as i64))
 }
@@ -171,8 +302,21 @@ pub const KEYWORDS: &[FetchKw] = &[
     FetchKw::new("be_tunnel_timeout", ArgSpec::NONE, SmpType::Sint, fetch_be_tunnel_timeout).uses(uses::BKEND),
     FetchKw::new("cur_server_timeout", ArgSpec::NONE, SmpType::Sint, fetch_cur_server_timeout).uses(uses::BKEND),
     FetchKw::new("cur_tunnel_timeout", ArgSpec::NONE, SmpType::Sint, fetch_cur_tunnel_timeout).uses(uses::BKEND),
+    FetchKw::new("fe_req_rate", FE, SmpType::Sint, fetch_fe_req_rate),
+    FetchKw::new("fe_sess_rate", FE, SmpType::Sint, fetch_fe_sess_rate),
+    FetchKw::new("avg_queue", BE, SmpType::Sint, fetch_avg_queue),
+    FetchKw::new("be_conn_free", BE, SmpType::Sint, fetch_be_conn_free),
+    FetchKw::new("be_sess_rate", BE, SmpType::Sint, fetch_be_sess_rate),
+    FetchKw::new("connslots", BE, SmpType::Sint, fetch_connslots),
+    FetchKw::new("queue", BE, SmpType::Sint, fetch_queue),
     FetchKw::new("nbsrv", BE, SmpType::Sint, fetch_nbsrv),
     FetchKw::new("srv_conn", SRV, SmpType::Sint, fetch_srv_conn),
+    FetchKw::new("srv_conn_free", SRV, SmpType::Sint, fetch_srv_conn_free),
+    FetchKw::new("srv_iweight", SRV, SmpType::Sint, fetch_srv_iweight),
+    FetchKw::new("srv_queue", SRV, SmpType::Sint, fetch_srv_queue),
+    FetchKw::new("srv_sess_rate", SRV, SmpType::Sint, fetch_srv_sess_rate),
+    FetchKw::new("srv_uweight", SRV, SmpType::Sint, fetch_srv_weight),
+    FetchKw::new("srv_weight", SRV, SmpType::Sint, fetch_srv_weight),
     FetchKw::new("srv_id", ArgSpec::NONE, SmpType::Sint, fetch_srv_id).uses(uses::SERVR),
     FetchKw::new("srv_is_up", SRV, SmpType::Bool, fetch_srv_is_up),
     FetchKw::new("srv_name", ArgSpec::NONE, SmpType::Str, fetch_srv_name).uses(uses::SERVR),
