@@ -1,7 +1,7 @@
 //! Lua scripts that wait (sleep, talk to a TCP server over `core.tcp()`) where the
 //! stream or the CLI session must wait with them without holding the thread: an
-//! `http-response` action, a `tcp-request content` action of a TCP proxy (within its
-//! inspect delay), a command of the stats socket (`core.register_cli`) that also reads
+//! `http-response` action, `tcp-request content` and `tcp-response content` actions
+//! of a TCP proxy (within their inspect delay), a command of the stats socket (`core.register_cli`) that also reads
 //! what the client sends after it; and a request whose lines end with a bare LF
 //! answered by a Lua service. `*_same_as_haproxy` run the same script through haproxy
 //! 2.6 and compare what the clients and the servers saw.
@@ -184,6 +184,65 @@ fn a_tcp_content_action_with_a_socket_is_the_same_as_haproxy() {
     for answer in ["ALLOW", "DENY"] {
         let ours = tcp_check_run(PathBuf::from(RAMPART), answer);
         let theirs = tcp_check_run(haproxy.clone(), answer);
+        assert_eq!(ours, theirs, "{answer}: rampart (left) and haproxy (right)");
+    }
+}
+
+// === tcp-response content in a TCP proxy ===
+
+/// A response content action that tells a TCP server how much the server sent and
+/// puts its answer in `txn.verdict`, which the next rule reads.
+const TCP_RES_CHECK: &str = r#"
+core.register_action("res_check", { "tcp-res" }, function(txn, addr)
+  core.msleep(20)
+  local s = core.tcp()
+  s:settimeout(3)
+  if s:connect(addr) ~= 1 then return end
+  s:send("RES " .. txn.sf:res_len() .. "\r\n")
+  local line = s:receive("*l")
+  s:close()
+  txn:set_var("txn.verdict", line)
+end, 1)
+"#;
+
+/// What the client got back and what the checking server received, for a checking
+/// server answering `answer`.
+fn tcp_res_check_run(binary: PathBuf, answer: &str) -> (String, Vec<String>) {
+    let path = script("tcp_res_check", TCP_RES_CHECK);
+    let server = RawBackend::start(vec![Step::expect_until("hello"), Step::send("world"), Step::sleep_ms(1000)]);
+    let auth = RawBackend::start(vec![Step::expect_until("\r\n"), Step::send(format!("{answer}\r\n"))]);
+    let cfg = format!(
+        "{}frontend fe1\n  mode tcp\n  bind fd@${{fe1}}\n  default_backend be1\n\
+         backend be1\n  mode tcp\n  tcp-response inspect-delay 3s\n\
+         \x20 tcp-response content lua.res_check ${{auth_addr}}:${{auth_port}} if {{ res.len ge 5 }}\n\
+         \x20 tcp-response content reject if {{ var(txn.verdict) -m str DENY }}\n\
+         \x20 server s1 ${{s1_addr}}:${{s1_port}}\n",
+        preamble(&path)
+    );
+    let p = start_binary(binary, &cfg, &[("s1", server.addr()), ("auth", auth.addr())]);
+    let mut c = client(&p);
+    c.send("hello").unwrap();
+    let got = match answer {
+        "ALLOW" => c.read_until("world").unwrap_or_default(),
+        _ => c.read_to_end().unwrap_or_default(),
+    };
+    drop(c);
+    let checked = auth.wait_finished(1).iter().map(|c| c.received_str()).collect();
+    (String::from_utf8_lossy(&got).into_owned(), checked)
+}
+
+#[test]
+fn a_tcp_response_action_asks_a_tcp_server_before_the_response_goes_on() {
+    assert_eq!(tcp_res_check_run(PathBuf::from(RAMPART), "ALLOW"), ("world".to_owned(), vec!["RES 5\r\n".to_owned()]));
+    assert_eq!(tcp_res_check_run(PathBuf::from(RAMPART), "DENY"), (String::new(), vec!["RES 5\r\n".to_owned()]));
+}
+
+#[test]
+fn a_tcp_response_action_with_a_socket_is_the_same_as_haproxy() {
+    let haproxy = rampart_testkit::require_haproxy!();
+    for answer in ["ALLOW", "DENY"] {
+        let ours = tcp_res_check_run(PathBuf::from(RAMPART), answer);
+        let theirs = tcp_res_check_run(haproxy.clone(), answer);
         assert_eq!(ours, theirs, "{answer}: rampart (left) and haproxy (right)");
     }
 }

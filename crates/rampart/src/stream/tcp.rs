@@ -492,15 +492,21 @@ fn response_rules<'s, 'a: 's>(
     let delay = rt.proxies[be].rules.res_inspect_delay;
     let max = rt.max_head;
     let mut deadline: Option<Option<Instant>> = None;
+    // the rule a Lua action waits in (the list resumes there), else the first
+    let mut from = 0;
     move |data: &[u8], ended: bool| {
         let now = Instant::now();
         let deadline = *deadline.get_or_insert_with(|| delay.map(|d| now + d));
         let final_data = ended || data.len() >= max || deadline.is_none_or(|d| now >= d);
-        match st.eval(be, Dir::Response, data, final_data, 0).0 {
+        let (flow, at) = st.eval(be, Dir::Response, data, final_data, std::mem::take(&mut from));
+        match flow {
             TcpFlow::Wait => ResVerdict::Wait(deadline),
-            // (`use-service` is a request rule; Lua actions are refused in
-            // `tcp-response content` rules at startup)
-            TcpFlow::Continue | TcpFlow::Accept | TcpFlow::Service(_) | TcpFlow::LuaWait(_) => ResVerdict::Forward,
+            TcpFlow::LuaWait(w) => {
+                from = at;
+                ResVerdict::LuaWait(w, deadline)
+            }
+            // (`use-service` is a request rule)
+            TcpFlow::Continue | TcpFlow::Accept | TcpFlow::Service(_) => ResVerdict::Forward,
             TcpFlow::CloseServer => ResVerdict::CloseServer,
             TcpFlow::Reject => {
                 crate::sample::Host::count_denied(rt, Dir::Response, st.s.fe, Some(be), st.s.srv);
