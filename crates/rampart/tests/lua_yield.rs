@@ -249,9 +249,8 @@ fn a_tcp_response_action_with_a_socket_is_the_same_as_haproxy() {
 
 /// Without an inspect delay the inspection is final at once: the script cannot wait
 /// (HAProxy 2.6's `ACT_OPT_FINAL`), its sleep ends it with HAProxy's message and the
-/// rules go on.
-#[test]
-fn a_tcp_content_action_cannot_wait_on_final_data() {
+/// rules go on. What the client got, and whether the message was logged.
+fn tcp_final_run(binary: PathBuf) -> (Vec<u8>, bool) {
     let path = script(
         "tcp_final",
         r#"
@@ -270,15 +269,23 @@ end, 0)
          \x20 default_backend be1\nbackend be1\n  mode tcp\n  server s1 ${{s1_addr}}:${{s1_port}}\n",
         preamble(&path)
     );
-    let p = start_binary(RAMPART, &cfg, &[("s1", server.addr())]);
+    let p = start_binary(binary, &cfg, &[("s1", server.addr())]);
     let mut c = client(&p);
     c.send("hello").unwrap();
-    assert_eq!(c.read_until("world").unwrap(), b"world");
-    assert!(
-        p.wait_output("Lua function 'nap': aborting Lua processing on expired timeout.", Duration::from_secs(5)),
-        "{}",
-        p.output()
-    );
+    let got = c.read_until("world").unwrap_or_default();
+    let msg = "Lua function 'nap': aborting Lua processing on expired timeout.";
+    (got, p.wait_output(msg, Duration::from_secs(5)))
+}
+
+#[test]
+fn a_tcp_content_action_cannot_wait_on_final_data() {
+    assert_eq!(tcp_final_run(PathBuf::from(RAMPART)), (b"world".to_vec(), true));
+}
+
+#[test]
+fn a_tcp_content_action_on_final_data_is_the_same_as_haproxy() {
+    let haproxy = rampart_testkit::require_haproxy!();
+    assert_eq!(tcp_final_run(PathBuf::from(RAMPART)), tcp_final_run(haproxy), "rampart (left) and haproxy (right)");
 }
 
 // === CLI commands ===
