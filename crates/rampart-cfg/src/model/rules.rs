@@ -615,6 +615,8 @@ pub enum TcpResAction {
     SetFc(FcSockOpt),
     /// `do-log` (HAProxy 3.x).
     DoLog,
+    /// `lua.<name> [args...]`.
+    Lua(LuaCall),
 }
 
 impl TcpResAction {
@@ -629,6 +631,7 @@ impl TcpResAction {
             A::SetLogLevel(_) => "set-log-level",
             A::SetFc(o) => o.name(),
             A::DoLog => "do-log",
+            A::Lua(_) => "lua.",
         }
     }
 }

@@ -378,6 +378,13 @@ impl Cx<'_> {
             }
             TcpResAction::SetFc(o) => TcpAct::SetFc(self.tcp_fc_set(o, TcpList::Response)?),
             TcpResAction::DoLog => TcpAct::DoLog,
+            TcpResAction::Lua(call) => match crate::action::lua::compile_action(call, "tcp-res") {
+                Ok(act) => TcpAct::Lua(act),
+                Err(msg) => {
+                    self.alert(span, format!("'tcp-response content lua.{}' : {msg}.", call.name));
+                    return None;
+                }
+            },
         })
     }
 

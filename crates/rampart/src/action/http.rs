@@ -243,6 +243,10 @@ pub struct Env<'p> {
     pub req_body: Option<&'p [u8]>,
     /// The response body data a `wait-for-body` waited for (`res.body`).
     pub res_body: Option<&'p [u8]>,
+    /// Whether the caller can wait for a Lua action that gives the event loop back
+    /// (it runs the rules again from that action after [`Flow::LuaWait`]); where it
+    /// cannot, the action's sleeps and sockets fail it.
+    pub lua_wait: bool,
 }
 
 impl Env<'_> {
@@ -661,6 +665,7 @@ mod tests {
             reqres: &reqres,
             req_body: None,
             res_body: None,
+            lua_wait: true,
         };
         let mut x = Exec {
             msg: &mut msg,

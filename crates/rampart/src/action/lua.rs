@@ -23,6 +23,10 @@ pub struct LuaAct {
     pub args: Box<[Box<str>]>,
 }
 
+/// The handle a stream keeps of what the thread's Lua state holds for it (a
+/// script's private value, a coroutine waiting to be resumed): released with it.
+pub type Slot = Option<Box<dyn std::any::Any + Send>>;
+
 /// What a Lua action or service that gave the event loop back asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LuaWait {
@@ -85,8 +89,12 @@ pub async fn wait(w: LuaWait) {
 pub trait LuaRunner: Sync + Send {
     /// Runs (or resumes) an action on the message of `x`.
     fn http_action(&self, act: &LuaAct, x: &mut Exec<'_, '_>, env: &Env<'_>) -> Flow;
-    /// Runs a `tcp-request content` action to its end (TCP rules cannot wait on a
-    /// script yet: a sleep there fails the action).
+    /// Runs (or resumes) a `tcp-request content` action. While the inspection is not
+    /// final ([`super::tcp::TcpExec::final_data`]) and the stream keeps a slot, a
+    /// script that waits returns [`super::TcpFlow::LuaWait`]: the caller waits, then
+    /// runs the list again from that rule. On final data a script cannot wait, as in
+    /// HAProxy (`ACT_OPT_FINAL`): its forced yields go on at once, and a sleep or a
+    /// socket that must wait ends it.
     fn tcp_action(&self, act: &LuaAct, x: &mut super::tcp::TcpExec<'_>) -> super::TcpFlow;
     /// Runs (or resumes) HTTP service number `id`; once it is done, its response is
     /// built in `x.out` and `x.reply` ([`Flow::Reply`]).

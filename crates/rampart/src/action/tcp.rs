@@ -94,6 +94,10 @@ pub enum TcpFlow {
     /// `use-service`: the Lua `tcp` service with this number takes the connection
     /// (TCP streams only: the rule is refused elsewhere at startup).
     Service(usize),
+    /// A Lua action gave the event loop back (a sleep, a socket): wait as it asks
+    /// (within the inspect delay), then run the list again from that rule
+    /// ([`run_tcp_rules_from`]), which resumes it.
+    LuaWait(super::lua::LuaWait),
 }
 
 /// What TCP rules read and change.
@@ -131,6 +135,13 @@ pub struct TcpExec<'x> {
     pub fc: super::sockopt::FcPending,
     /// The stream's log record so far (`do-log`); `None` before a stream exists.
     pub log: Option<&'x crate::log::StreamLog>,
+    /// Where a Lua action keeps its coroutine while it waits; `None` where the rules
+    /// cannot wait (before a stream exists, on a final inspection of an HTTP
+    /// response).
+    pub lua: Option<&'x mut super::lua::Slot>,
+    /// Whether the list runs on final data (set by [`run_tcp_rules_from`]): a Lua
+    /// action cannot wait then.
+    pub final_data: bool,
 }
 
 impl TcpExec<'_> {
@@ -160,8 +171,23 @@ impl TcpExec<'_> {
 /// as HAProxy restarts it from the top. Conditions see `final_data` (`wait_end` is
 /// true only then); the rule that ends the list is noted in [`TcpExec::last_rule`].
 pub fn run_tcp_rules(rules: &[Rule<TcpAct>], final_data: bool, x: &mut TcpExec<'_>) -> TcpFlow {
-    for rule in rules {
-        if let Some(cond) = &rule.cond {
+    run_tcp_rules_from(rules, 0, final_data, x).0
+}
+
+/// [`run_tcp_rules`] from rule `start`; returns what ended the list and at which rule
+/// (the list's length when none did). After a [`TcpFlow::LuaWait`], `start` is that
+/// rule: it runs again without its condition (as HAProxy's `resume_execution`), and
+/// resumes the script.
+pub fn run_tcp_rules_from(
+    rules: &[Rule<TcpAct>],
+    start: usize,
+    final_data: bool,
+    x: &mut TcpExec<'_>,
+) -> (TcpFlow, usize) {
+    x.final_data = final_data;
+    for (i, rule) in rules.iter().enumerate().skip(start) {
+        let resumed = i == start && start > 0;
+        if let Some(cond) = rule.cond.as_ref().filter(|_| !resumed) {
             let ctx = SampleCtx { final_data, ..x.ctx() };
             let applies = if final_data {
                 cond.eval(&ctx)
@@ -169,7 +195,7 @@ pub fn run_tcp_rules(rules: &[Rule<TcpAct>], final_data: bool, x: &mut TcpExec<'
                 match cond.test(&ctx) {
                     Test::Pass => true,
                     Test::Fail => false,
-                    Test::Miss => return TcpFlow::Wait,
+                    Test::Miss => return (TcpFlow::Wait, i),
                 }
             };
             if !applies {
@@ -182,7 +208,7 @@ pub fn run_tcp_rules(rules: &[Rule<TcpAct>], final_data: bool, x: &mut TcpExec<'
             let ctx = SampleCtx { final_data, ..x.ctx() };
             let pending = t.run(&ctx, x.http);
             if pending.is_none() && ctx.may_change.get() {
-                return TcpFlow::Wait;
+                return (TcpFlow::Wait, i);
             }
             if let (Some(p), Some(sc)) = (pending, x.sc.as_deref_mut()) {
                 p.store(sc);
@@ -191,15 +217,17 @@ pub fn run_tcp_rules(rules: &[Rule<TcpAct>], final_data: bool, x: &mut TcpExec<'
         }
         match rule.act.exec(x) {
             TcpFlow::Continue => {}
+            // a yield, not an end
+            w @ TcpFlow::LuaWait(_) => return (w, i),
             end => {
                 if let Some(at) = rule.at.reported() {
                     x.last_rule = Some(at);
                 }
-                return end;
+                return (end, i);
             }
         }
     }
-    TcpFlow::Continue
+    (TcpFlow::Continue, rules.len())
 }
 
 impl TcpAct {

@@ -89,6 +89,8 @@ impl Stream {
             http: false,
             fc: self.fc,
             log: None,
+            lua: None,
+            final_data: false,
         };
         let flow = run_tcp_rules(&rt.proxies[0].rules.tcp_req, final_data, &mut x);
         self.last_rule = x.last_rule;
@@ -182,6 +184,8 @@ fn or_and_not_follow_haproxys_three_valued_logic() {
         http: false,
         fc: Default::default(),
         log: None,
+        lua: None,
+        final_data: false,
     };
     assert_eq!(run_tcp_rules(g, false, &mut x), TcpFlow::Wait);
     assert_eq!(run_tcp_rules(g, true, &mut x), TcpFlow::Continue);

@@ -29,6 +29,9 @@ pub(crate) enum On<'s, 'x, 'rt, 'e> {
     Applet { ctx: &'s SampleCtx<'s> },
     /// A task: no stream.
     Task,
+    /// A CLI command (`core.register_cli`): no stream; its AppletTCP reads what the
+    /// client sends after the command.
+    Cli,
 }
 
 /// How a script ended its stream with `txn:done()` / `core.done()`.
@@ -61,15 +64,15 @@ impl Drop for Slot {
     }
 }
 
-/// The key of the stream's entry in the Lua state, created on first need.
-pub(crate) fn slot_key(st: &LuaState, x: &mut Exec<'_, '_>) -> u64 {
-    if let Some(k) = x.st.lua.as_ref().and_then(|b| b.downcast_ref::<Slot>()) {
+/// The key of the stream's entry in the Lua state (its `slot`), created on first need.
+pub(crate) fn slot_key(st: &LuaState, slot: &mut crate::action::lua::Slot) -> u64 {
+    if let Some(k) = slot.as_ref().and_then(|b| b.downcast_ref::<Slot>()) {
         return k.0;
     }
     let key = st.next_key.get();
     st.next_key.set(key + 1);
     st.streams.borrow_mut().insert(key, StreamLua { private: Value::Nil, pending: None });
-    x.st.lua = Some(Box::new(Slot(key)));
+    *slot = Some(Box::new(Slot(key)));
     key
 }
 
@@ -121,7 +124,7 @@ impl Cur<'_, '_, '_, '_> {
             }
             b"get_priv" | b"set_priv" => {
                 let key = match &mut self.on {
-                    On::Rule { x, .. } => slot_key(&self.st, x),
+                    On::Rule { x, .. } => slot_key(&self.st, &mut x.st.lua),
                     // COMPAT: HAProxy 2.6 keeps an AppletTCP's private value in the
                     // Lua context of its stream, which a TCP stream served by a service
                     // has none of: `set_priv` does nothing, `get_priv` gives nil
@@ -168,7 +171,7 @@ impl Cur<'_, '_, '_, '_> {
         match &self.on {
             On::Rule { x, env } => Ok(f(&env.ctx(x.msg, x.buf, x.st))),
             On::Sample(c) | On::Applet { ctx: c } => Ok(f(c)),
-            On::Task => err("a task has no transaction"),
+            On::Task | On::Cli => err("a task has no transaction"),
         }
     }
 
@@ -176,7 +179,7 @@ impl Cur<'_, '_, '_, '_> {
         match &self.on {
             On::Rule { env, .. } => env.fe,
             On::Sample(c) | On::Applet { ctx: c } => c.fe,
-            On::Task => 0,
+            On::Task | On::Cli => 0,
         }
     }
 

@@ -20,7 +20,6 @@ use crate::action::http::{Env, Exec};
 use crate::action::lua::{LuaAct, LuaRunner, LuaWait};
 use crate::action::Flow;
 use crate::http::Synth;
-use crate::sample::ctx::Dir;
 use crate::sample::kw::Arg;
 use crate::sample::{Sample, SampleCtx};
 
@@ -74,7 +73,7 @@ pub(super) fn resume(
     let took = start.elapsed();
     let turn = match res.and_then(|r| r) {
         Ok(vals) if co.status() == ThreadStatus::Resumable && is_input(st, vals.front()) => {
-            if matches!(cur.on, On::Applet { .. }) {
+            if matches!(cur.on, On::Applet { .. } | On::Cli) {
                 Turn::Input
             } else {
                 Turn::Failed("an AppletTCP can only be used by its service".to_owned())
@@ -135,9 +134,9 @@ fn cannot_wait(w: LuaWait, rules: &str) -> String {
     format!("{what} in {rules} is not supported yet by rampart")
 }
 
-/// The coroutine a stream left waiting for rule `rule`, if any.
-fn take_pending(st: &LuaState, x: &mut Exec<'_, '_>, rule: usize) -> Option<Pending> {
-    let key = x.st.lua.as_ref()?.downcast_ref::<super::cur::Slot>()?.0;
+/// The coroutine a stream (its `slot`) left waiting for rule `rule`, if any.
+fn take_pending(st: &LuaState, slot: &crate::action::lua::Slot, rule: usize) -> Option<Pending> {
+    let key = slot.as_ref()?.downcast_ref::<super::cur::Slot>()?.0;
     let mut streams = st.streams.borrow_mut();
     let entry = streams.get_mut(&key)?;
     match &entry.pending {
@@ -146,8 +145,8 @@ fn take_pending(st: &LuaState, x: &mut Exec<'_, '_>, rule: usize) -> Option<Pend
     }
 }
 
-fn keep_pending(st: &LuaState, x: &mut Exec<'_, '_>, p: Pending) {
-    let key = slot_key(st, x);
+fn keep_pending(st: &LuaState, slot: &mut crate::action::lua::Slot, p: Pending) {
+    let key = slot_key(st, slot);
     if let Some(e) = st.streams.borrow_mut().get_mut(&key) {
         e.pending = Some(p);
     }
@@ -158,7 +157,7 @@ impl LuaRunner for Runner {
         let Some(st) = with_state() else { return Flow::Continue };
         let rule = act as *const LuaAct as usize;
         let settings = super::settings().expect("a state has settings");
-        let (co, spent, args) = match take_pending(&st, x, rule) {
+        let (co, spent, args) = match take_pending(&st, &x.st.lua, rule) {
             Some(p) => (p.co, p.spent, MultiValue::new()),
             None => {
                 let f = match st.reg.borrow().actions.get(act.id) {
@@ -195,14 +194,15 @@ impl LuaRunner for Runner {
                     super::send_err(&failure("Lua function", &act.name, &m));
                     return Flow::Continue;
                 }
-                // the response rules cannot wait yet: a forced yield goes on at once
-                Turn::Wait(LuaWait::Yield) if env.dir == Dir::Response => continue,
-                Turn::Wait(w @ (LuaWait::Sleep(_) | LuaWait::Io(_))) if env.dir == Dir::Response => {
-                    super::send_err(&failure("Lua function", &act.name, &cannot_wait(w, "http-response rules")));
+                // a caller that cannot wait: a forced yield goes on at once
+                Turn::Wait(LuaWait::Yield) if !env.lua_wait => continue,
+                Turn::Wait(w @ (LuaWait::Sleep(_) | LuaWait::Io(_))) if !env.lua_wait => {
+                    let rules = "http-response rules on a service's response";
+                    super::send_err(&failure("Lua function", &act.name, &cannot_wait(w, rules)));
                     return Flow::Continue;
                 }
                 Turn::Wait(w) => {
-                    keep_pending(&st, x, Pending { rule, co, spent, applet: None });
+                    keep_pending(&st, &mut x.st.lua, Pending { rule, co, spent, applet: None });
                     return Flow::LuaWait(w);
                 }
             }
@@ -213,32 +213,56 @@ impl LuaRunner for Runner {
         use crate::action::TcpFlow;
         let Some(st) = with_state() else { return TcpFlow::Continue };
         let settings = super::settings().expect("a state has settings");
-        let Some(f) = st.reg.borrow().actions.get(act.id).map(|a| a.3.clone()) else { return TcpFlow::Continue };
-        let co = match st.coroutine(f) {
-            Ok(c) => c,
-            Err(e) => {
-                super::send_err(&failure("Lua function", &act.name, &message(&e)));
-                return TcpFlow::Continue;
+        let rule = act as *const LuaAct as usize;
+        let pending = x.lua.as_deref().and_then(|slot| take_pending(&st, slot, rule));
+        let (co, mut spent, mut args) = match pending {
+            Some(p) => (p.co, p.spent, MultiValue::new()),
+            None => {
+                let Some(f) = st.reg.borrow().actions.get(act.id).map(|a| a.3.clone()) else {
+                    return TcpFlow::Continue;
+                };
+                let co = match st.coroutine(f) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        super::send_err(&failure("Lua function", &act.name, &message(&e)));
+                        return TcpFlow::Continue;
+                    }
+                };
+                let mut args = vec![st.prelude.get::<Value>("txn").unwrap_or(Value::Nil)];
+                args.extend(act.args.iter().filter_map(|a| st.lua.create_string(&**a).ok().map(Value::String)));
+                (co, Duration::ZERO, MultiValue::from_vec(args))
             }
         };
-        let mut args = vec![st.prelude.get::<Value>("txn").unwrap_or(Value::Nil)];
-        args.extend(act.args.iter().filter_map(|a| st.lua.create_string(&**a).ok().map(Value::String)));
-        let ctx = x.ctx();
-        let mut cur = Cur { on: On::Sample(&ctx), st: st.clone(), done: None };
-        let (mut args, mut spent) = (MultiValue::from_vec(args), Duration::ZERO);
+        let can_wait = !x.final_data && x.lua.is_some();
         loop {
-            let (turn, took) = resume(&st, &co, args, &mut cur, settings.session_timeout, spent);
-            spent += took;
+            let (turn, done) = {
+                let ctx = x.ctx();
+                let mut cur = Cur { on: On::Sample(&ctx), st: st.clone(), done: None };
+                let (turn, took) = resume(&st, &co, args, &mut cur, settings.session_timeout, spent);
+                spent += took;
+                (turn, cur.done.is_some())
+            };
             args = MultiValue::new();
             match turn {
                 // `txn:done()` in TCP rules: the connection ends
-                Turn::Finished(_) => return if cur.done.is_some() { TcpFlow::Reject } else { TcpFlow::Continue },
-                Turn::Wait(LuaWait::Yield) => continue,
+                Turn::Finished(_) => return if done { TcpFlow::Reject } else { TcpFlow::Continue },
+                Turn::Wait(w) if can_wait => {
+                    if let Some(slot) = x.lua.as_deref_mut() {
+                        keep_pending(&st, slot, Pending { rule, co, spent, applet: None });
+                    }
+                    return TcpFlow::LuaWait(w);
+                }
+                // on final data: a forced yield goes on at once (HAProxy resumes it)
+                Turn::Wait(LuaWait::Yield) | Turn::Input => continue,
                 Turn::Wait(w) => {
-                    super::send_err(&failure("Lua function", &act.name, &cannot_wait(w, "tcp-request rules")));
+                    // HAProxy's `HLUA_E_YIELD`: the script asked to wait where it may not
+                    if let LuaWait::Io(token) = w {
+                        drop(crate::action::lua::take_io(token));
+                    }
+                    let name = &act.name;
+                    super::send_err(&format!("Lua function '{name}': aborting Lua processing on expired timeout."));
                     return TcpFlow::Continue;
                 }
-                Turn::Input => continue,
                 Turn::Failed(m) => {
                     super::send_err(&failure("Lua function", &act.name, &m));
                     return TcpFlow::Continue;
@@ -271,7 +295,7 @@ impl LuaRunner for Runner {
         log.connect_start.get_or_insert(now);
         log.queue_ms.get_or_insert(0);
         log.connected.get_or_insert(now);
-        let (co, spent, applet, args) = match take_pending(&st, x, rule) {
+        let (co, spent, applet, args) = match take_pending(&st, &x.st.lua, rule) {
             Some(p) => (p.co, p.spent, p.applet, MultiValue::new()),
             None => match start_service(&st, id, x, env) {
                 Ok((co, applet)) => {
@@ -291,7 +315,7 @@ impl LuaRunner for Runner {
         }
         match turn {
             Turn::Wait(w) => {
-                keep_pending(&st, x, Pending { rule, co, spent: spent + took, applet });
+                keep_pending(&st, &mut x.st.lua, Pending { rule, co, spent: spent + took, applet });
                 Flow::LuaWait(w)
             }
             Turn::Failed(m) => {
@@ -300,7 +324,7 @@ impl LuaRunner for Runner {
                 Flow::Reply
             }
             Turn::Input => {
-                keep_pending(&st, x, Pending { rule, co, spent: spent + took, applet });
+                keep_pending(&st, &mut x.st.lua, Pending { rule, co, spent: spent + took, applet });
                 Flow::LuaWait(LuaWait::Yield)
             }
             Turn::Finished(_) => match applet.map(|a| applet_reply(&st, &a, x)) {

@@ -349,6 +349,10 @@ async fn inspect_response<A: Sock, B: Sock>(
                     Input::Error => return DownEnd::Spliced(Err(IoError::Closed)),
                 }
             }
+            ResVerdict::LuaWait(w, deadline) => match deadline {
+                Some(d) => drop(tokio::time::timeout_at(d, crate::action::lua::wait(w)).await),
+                None => crate::action::lua::wait(w).await,
+            },
             ResVerdict::Forward => {
                 if let Err(e) = write_all(client, &held, t.write).await {
                     return DownEnd::Spliced(Err(e));

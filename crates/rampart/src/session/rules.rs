@@ -128,6 +128,8 @@ fn run_list<S: Sock>(
         fc: Default::default(),
         // no stream yet: `do-log` is refused here at startup
         log: None,
+        lua: None,
+        final_data: false,
     };
     let mut flow = TcpFlow::Continue;
     for rule in rules {

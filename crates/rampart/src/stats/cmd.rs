@@ -590,15 +590,26 @@ const NOT_YET: &[&[&str]] = &[
 ];
 
 /// Runs one line of the session: its `;`-separated commands in order, each answer
-/// followed by an empty line, as HAProxy ends them.
-pub fn run_line(cli: &Cli, sess: &mut Session, line: &str, out: &mut String) {
+/// followed by an empty line, as HAProxy ends them. A command a Lua script registered
+/// may wait (and read what the client sends next from `input`).
+pub async fn run_line(
+    cli: &Cli,
+    sess: &mut Session,
+    line: &str,
+    out: &mut String,
+    input: &mut dyn crate::lua::cli::CliInput,
+) {
     for command in split_commands(line) {
         let words = split_words(&command);
         let words: Vec<&str> = words.iter().map(String::as_str).collect();
         if words.is_empty() {
             continue;
         }
-        out.push_str(&run_command(cli, sess, &words));
+        let answer = match lua_command(&words) {
+            Some(id) => crate::lua::cli::run(id, &words, input).await,
+            None => run_command(cli, sess, &words),
+        };
+        out.push_str(&answer);
         if sess.quit {
             return;
         }
@@ -649,6 +660,16 @@ fn split_words(command: &str) -> Vec<String> {
     out
 }
 
+/// The Lua command `words` name, unless a command of rampart has them (PERF: an
+/// empty list without scripts).
+fn lua_command(words: &[&str]) -> Option<usize> {
+    let builtin = COMMANDS.iter().any(|c| words.len() >= c.words.len() && words[..c.words.len()] == *c.words);
+    if builtin {
+        return None;
+    }
+    crate::lua::cli::find(words)
+}
+
 /// One command's answer.
 pub fn run_command(cli: &Cli, sess: &mut Session, words: &[&str]) -> String {
     // test-only, and absent unless the process started with watchdog::DEBUG_DEV_ENV
@@ -661,10 +682,6 @@ pub fn run_command(cli: &Cli, sess: &mut Session, words: &[&str]) -> String {
     match found {
         Some(cmd) if sess.level < cmd.level => PERMISSION_DENIED.to_owned(),
         Some(cmd) => (cmd.run)(cli, sess, words),
-        // PERF: an empty list without scripts
-        None if crate::lua::cli::find(words).is_some() => {
-            crate::lua::cli::run(crate::lua::cli::find(words).unwrap_or_default(), words)
-        }
         None if NOT_YET.iter().any(|p| words.len() >= p.len() && words[..p.len()] == **p) => {
             format!("'{}' is not supported yet.\n", words.iter().take(3).copied().collect::<Vec<_>>().join(" "))
         }

@@ -241,13 +241,13 @@ pub async fn serve(l: CliListener, cli: Arc<Cli>) {
 
 /// One CLI session, until `quit`, the end of a one-shot line, the peer closing, a
 /// timeout or an overlong line.
-pub async fn session<S: AsyncRead + AsyncWrite + Unpin>(conn: S, cli: &Cli, level: Level) {
+pub async fn session<S: AsyncRead + AsyncWrite + Unpin + Send>(conn: S, cli: &Cli, level: Level) {
     session_with_fds(conn, cli, level, None).await;
 }
 
 /// A session on a unix socket with `expose-fd listeners`: `xfer` is a `dup()` of its
 /// socket, on which `_getsocks` hands out the listening sockets.
-async fn session_with_fds<S: AsyncRead + AsyncWrite + Unpin>(
+async fn session_with_fds<S: AsyncRead + AsyncWrite + Unpin + Send>(
     conn: S,
     cli: &Cli,
     level: Level,
@@ -287,7 +287,8 @@ async fn session_with_fds<S: AsyncRead + AsyncWrite + Unpin>(
             break;
         }
         let mut out = String::new();
-        run_line(cli, &mut sess, text, &mut out);
+        let timeout = sess.timeout;
+        run_line(cli, &mut sess, text, &mut out, &mut CliIn { rd: &mut rd, timeout }).await;
         sess.payload = None;
         if sess.prompt && !sess.quit {
             out.push_str("> ");
@@ -299,6 +300,26 @@ async fn session_with_fds<S: AsyncRead + AsyncWrite + Unpin>(
     }
     let _ = wr.shutdown().await;
     cli.sessions.fetch_sub(1, Ordering::Relaxed);
+}
+
+/// What a Lua command reads of the session (what the client sends after it).
+struct CliIn<'a, R> {
+    rd: &'a mut BufReader<R>,
+    timeout: std::time::Duration,
+}
+
+impl<R: AsyncRead + Unpin + Send> crate::lua::cli::CliInput for CliIn<'_, R> {
+    fn next(&mut self) -> std::pin::Pin<Box<dyn std::future::Future<Output = Option<Vec<u8>>> + Send + '_>> {
+        Box::pin(async move {
+            let data = tokio::time::timeout(self.timeout, self.rd.fill_buf()).await.ok()?.ok()?;
+            if data.is_empty() {
+                return None;
+            }
+            let data = data.to_vec();
+            self.rd.consume(data.len());
+            Some(data)
+        })
+    }
 }
 
 /// Answers `_getsocks` on `conn` off the event loop (the transfer blocks, each step

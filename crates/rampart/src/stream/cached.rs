@@ -45,9 +45,16 @@ pub(super) async fn serve<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: 
     let mut rs =
         ResState { synth, vars_txn, vars_reqres, sess_vars: &mut *sess, scratch, strict, reply: &mut again, st };
     let mut v = ana::http_res::run(&s2, &mut head, reply.buf, None, &mut rs);
-    while let Verdict::WaitBody(_) = v {
-        // the whole object is in hand: the rules after a `wait-for-body` read it
-        v = ana::http_res::run(&s2, &mut head, reply.buf, Some(&reply.body), &mut rs);
+    let mut body = None;
+    loop {
+        match v {
+            // the whole object is in hand: the rules after a `wait-for-body` read it
+            Verdict::WaitBody(_) => body = Some(&reply.body[..]),
+            // a Lua action waits: then the rules resume it
+            Verdict::LuaWait(w) => crate::action::lua::wait(w).await,
+            _ => break,
+        }
+        v = ana::http_res::run(&s2, &mut head, reply.buf, body, &mut rs);
     }
     match v {
         Verdict::Continue | Verdict::WaitBody(_) | Verdict::Resolve | Verdict::LuaWait(_) | Verdict::Spoe => {}

@@ -458,19 +458,36 @@ where
     let (mut verdict, mut filter) = on_response(res, rx.res_buf(), None, rx.res_facts());
     // `http-response wait-for-body`: only a stream whose rules ask holds the body
     let mut held: Option<HeldBody> = None;
-    while let Verdict::WaitBody(w) = verdict {
+    // whether the rules were given the body (empty when there is none to wait for)
+    let mut body_given = false;
+    loop {
         let facts = rx.res_facts();
-        if facts.body == crate::http::BodyLen::None || opens_tunnel(res.status, info) {
-            // as HAProxy, nothing to wait for
-            (verdict, filter) = on_response(res, rx.res_buf(), Some(&[]), facts);
-            continue;
+        match verdict {
+            Verdict::WaitBody(_) if facts.body == crate::http::BodyLen::None || opens_tunnel(res.status, info) => {
+                // as HAProxy, nothing to wait for
+                body_given = true;
+                (verdict, filter) = on_response(res, rx.res_buf(), Some(&[]), facts);
+            }
+            Verdict::WaitBody(w) => {
+                let h = match &mut held {
+                    Some(h) => h,
+                    None => held.insert(HeldBody::start(rx, facts, rt.max_head).map_err(wait_failed)?),
+                };
+                h.wait(rx, w, t_server).await.map_err(wait_failed)?;
+                body_given = true;
+                (verdict, filter) = on_response(res, h.head_buf(), Some(h.data()), facts);
+            }
+            // a Lua action waits (a sleep, a socket): the response waits with it, then
+            // the rules resume the action where it stopped
+            Verdict::LuaWait(w) => {
+                crate::action::lua::wait(w).await;
+                (verdict, filter) = match &held {
+                    Some(h) => on_response(res, h.head_buf(), Some(h.data()), facts),
+                    None => on_response(res, rx.res_buf(), body_given.then_some(&[][..]), facts),
+                };
+            }
+            _ => break,
         }
-        let h = match &mut held {
-            Some(h) => h,
-            None => held.insert(HeldBody::start(rx, facts, rt.max_head).map_err(wait_failed)?),
-        };
-        h.wait(rx, w, t_server).await.map_err(wait_failed)?;
-        (verdict, filter) = on_response(res, h.head_buf(), Some(h.data()), facts);
     }
     match verdict {
         Verdict::Continue | Verdict::WaitBody(_) | Verdict::Resolve | Verdict::LuaWait(_) | Verdict::Spoe => {}

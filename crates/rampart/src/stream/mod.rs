@@ -145,6 +145,7 @@ impl<'a> Stream<'a> {
             reqres,
             req_body: None,
             res_body: None,
+            lua_wait: true,
         }
     }
 
@@ -576,11 +577,19 @@ async fn inspect<'rt, F: HttpFront>(
     let deadline = rules.inspect_delay.map(|d| tokio::time::Instant::now() + d);
     // a bodyless request is complete with its head (HAProxy: `CF_EOI` at once)
     let mut final_data = deadline.is_none() || matches!(txn.req.body, BodyLen::None | BodyLen::Known(0));
+    // the rule a Lua action waits in (the list resumes there), else the first
+    let mut from = 0;
     loop {
         let left = deadline.map(|d| d.saturating_duration_since(tokio::time::Instant::now()));
-        let v = ana::inspect::run(s, txn, front.req_buf(), px, &*sess, final_data, left);
+        let v = ana::inspect::run(s, txn, front.req_buf(), px, &*sess, final_data, left, &mut from);
         if let Some(fc) = txn.st.fc.take() {
             front.set_fc(fc);
+        }
+        if let (Verdict::LuaWait(w), Some(d)) = (v, deadline) {
+            // the script waits within the inspect delay; past it, the inspection is
+            // final and the script runs on without waiting, as in HAProxy
+            final_data |= tokio::time::timeout_at(d, crate::action::lua::wait(w)).await.is_err();
+            continue;
         }
         let Verdict::WaitBody(w) = v else { return v };
         match front.wait_body(w, false).await {

@@ -313,6 +313,9 @@ pub enum ResVerdict {
     /// Read more, until the instant given at the latest (`None`: no deadline), then
     /// ask again.
     Wait(Option<tokio::time::Instant>),
+    /// A Lua action waits (a sleep, a socket): wait as it asks, until the instant
+    /// given at the latest, then ask again on the same data (the action resumes).
+    LuaWait(crate::action::lua::LuaWait, Option<tokio::time::Instant>),
     /// Send what arrived to the client, then forward both ways.
     Forward,
     /// Close the server connection now, send the client what arrived, then end.

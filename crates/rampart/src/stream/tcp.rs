@@ -26,7 +26,7 @@ use super::side::{Input, ResVerdict, TcpClose, TcpFront};
 use super::Stream;
 use crate::action::capture::Captured;
 use crate::action::state::Persist;
-use crate::action::tcp::{run_tcp_rules, TcpExec};
+use crate::action::tcp::{run_tcp_rules_from, TcpExec};
 use crate::action::{RuleAt, TcpFlow};
 use crate::buf::Buf;
 use crate::log::LevelSet;
@@ -57,6 +57,8 @@ struct TcpState<'a> {
     sc: crate::stick::Trackers,
     /// Client socket options the request rules asked for (`set-mark`, `set-tos`).
     fc: crate::action::sockopt::FcPending,
+    /// What the Lua state holds for the stream (a content rule's script that waits).
+    lua: crate::action::lua::Slot,
 }
 
 /// How a TCP stream ended, for its log line.
@@ -94,8 +96,9 @@ impl TcpState<'_> {
     }
 
     /// Runs the `tcp-request content` (`dir` request) or `tcp-response content` rules
-    /// of proxy `px` over `payload`.
-    fn eval(&mut self, px: usize, dir: Dir, payload: &[u8], final_data: bool) -> TcpFlow {
+    /// of proxy `px` over `payload`, from rule `from`; returns what ended them and at
+    /// which rule.
+    fn eval(&mut self, px: usize, dir: Dir, payload: &[u8], final_data: bool, from: usize) -> (TcpFlow, usize) {
         let rt = self.s.rt;
         let rules = &rt.proxies[px].rules;
         let rules = if dir == Dir::Request { &rules.tcp_req } else { &rules.tcp_res };
@@ -127,8 +130,10 @@ impl TcpState<'_> {
             fc: self.fc,
             // `do-log` in a TCP proxy is refused at startup
             log: None,
+            lua: Some(&mut self.lua),
+            final_data: false,
         };
-        let flow = run_tcp_rules(rules, final_data, &mut x);
+        let flow = run_tcp_rules_from(rules, from, final_data, &mut x);
         self.last_rule = x.last_rule;
         self.log_level = x.log_level;
         self.fc = x.fc;
@@ -225,6 +230,7 @@ pub async fn run<'a, F: TcpFront>(
         log_level: LevelSet::Unset,
         sc: Default::default(),
         fc: Default::default(),
+        lua: None,
     };
     let be = analyse(front, &mut st).await;
     let vars = (!st.sess.is_empty() || !st.txn.is_empty()).then(|| Box::new([st.sess, st.txn]));
@@ -419,15 +425,26 @@ async fn inspect<F: TcpFront>(
     if buf.is_empty() {
         ended = read(front, buf, Some(Duration::ZERO)).await?;
     }
+    // the rule a Lua action waits in (the list resumes there), else the first
+    let mut from = 0;
     loop {
         let now = Instant::now();
         let final_data = ended || buf.len() >= max || deadline.is_none_or(|d| now >= d);
-        let flow = st.eval(px, Dir::Request, buf, final_data);
+        let (flow, at) = st.eval(px, Dir::Request, buf, final_data, std::mem::take(&mut from));
         if let Some(fc) = st.fc.take() {
             front.set_fc(fc);
         }
         match flow {
             TcpFlow::Wait => {}
+            TcpFlow::LuaWait(w) => {
+                // the script waits within the inspect delay (it runs on final data
+                // past it, where it cannot wait any more, as in HAProxy)
+                from = at;
+                if let Some(d) = deadline {
+                    let _ = tokio::time::timeout_at(d, crate::action::lua::wait(w)).await;
+                }
+                continue;
+            }
             TcpFlow::Continue | TcpFlow::Accept | TcpFlow::CloseServer => return Ok(()),
             TcpFlow::Service(id) => return Err(Stop::Service(id)),
             TcpFlow::Reject => {
@@ -475,12 +492,19 @@ fn response_rules<'s, 'a: 's>(
     let delay = rt.proxies[be].rules.res_inspect_delay;
     let max = rt.max_head;
     let mut deadline: Option<Option<Instant>> = None;
+    // the rule a Lua action waits in (the list resumes there), else the first
+    let mut from = 0;
     move |data: &[u8], ended: bool| {
         let now = Instant::now();
         let deadline = *deadline.get_or_insert_with(|| delay.map(|d| now + d));
         let final_data = ended || data.len() >= max || deadline.is_none_or(|d| now >= d);
-        match st.eval(be, Dir::Response, data, final_data) {
+        let (flow, at) = st.eval(be, Dir::Response, data, final_data, std::mem::take(&mut from));
+        match flow {
             TcpFlow::Wait => ResVerdict::Wait(deadline),
+            TcpFlow::LuaWait(w) => {
+                from = at;
+                ResVerdict::LuaWait(w, deadline)
+            }
             // (`use-service` is a request rule)
             TcpFlow::Continue | TcpFlow::Accept | TcpFlow::Service(_) => ResVerdict::Forward,
             TcpFlow::CloseServer => ResVerdict::CloseServer,

@@ -374,9 +374,8 @@ fn response_action(cx: &Ctx<'_>, a: &mut Args<'_>, word: &str) -> ActResult<TcpR
         "accept" => return Ok(TcpResAction::Accept),
         "reject" => return Ok(TcpResAction::Reject),
         "close" => return Ok(TcpResAction::Close),
-        // Lua actions in TCP rules: TODO(#26)
         _ if word.len() > 4 && word.starts_with("lua.") => {
-            return Err(ActErr::NotYet(format!("tcp-response content {word}")))
+            return Ok(TcpResAction::Lua(super::http::parse_lua_call(word, a)));
         }
         _ => {}
     }

@@ -153,7 +153,9 @@ fn applet_response_rules<'rt>(
     x: &mut Exec<'_, 'rt>,
     req_env: &crate::action::http::Env<'_>,
 ) -> Verdict {
-    let env = crate::action::http::Env { dir: Dir::Response, req_body: None, ..req_env.clone() };
+    // the applet's answer is built within the request analysers, which cannot hold it
+    // while a response rule waits
+    let env = crate::action::http::Env { dir: Dir::Response, req_body: None, lua_wait: false, ..req_env.clone() };
     let mut res = std::mem::take(&mut *x.out);
     let (mut out, mut reply) = (MsgHead::default(), None);
     let be = s.be.filter(|&b| b != s.fe);

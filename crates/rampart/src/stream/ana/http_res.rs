@@ -46,7 +46,8 @@ fn proxies<'rt>(s: &Stream<'rt>) -> impl Iterator<Item = (usize, &'rt ProxyRt)> 
 /// the `http-response` rules on the server's response `res` (slices into `buf`).
 /// `body`: the response body data in hand, once a `wait-for-body` waited for it. After
 /// a [`Verdict::WaitBody`], calling again runs the rules that follow the
-/// `wait-for-body`.
+/// `wait-for-body`; after a [`Verdict::LuaWait`] (once the wait is over), it resumes
+/// the Lua action that waited.
 pub fn run<'rt>(
     s: &Stream<'rt>,
     res: &mut MsgHead,
@@ -80,6 +81,11 @@ pub fn run<'rt>(
         if let Flow::WaitBody(w) = flow {
             st.st.res_resume = Some((idx, at + 1));
             return Verdict::WaitBody(w);
+        }
+        if let Flow::LuaWait(w) = flow {
+            // the same rule runs again, and resumes the script
+            st.st.res_resume = Some((idx, at));
+            return Verdict::LuaWait(w);
         }
         if ends(flow) {
             return verdict(flow);
@@ -140,6 +146,8 @@ fn tcp_response(s: &Stream<'_>, st: &mut ResState<'_, '_>) -> Verdict {
         http: true,
         fc: state.fc,
         log: Some(&state.log),
+        lua: None,
+        final_data: false,
     };
     let flow = run_tcp_rules(rules, true, &mut x);
     let (last_rule, log_level, fc) = (x.last_rule, x.log_level, x.fc);

@@ -14,7 +14,7 @@
 use std::time::Duration;
 
 use super::Verdict;
-use crate::action::tcp::{run_tcp_rules, TcpExec};
+use crate::action::tcp::{run_tcp_rules_from, TcpExec};
 use crate::action::{TcpFlow, WaitBody};
 use crate::sample::ctx::Dir;
 use crate::sample::vars::{VarStore, Vars};
@@ -26,6 +26,10 @@ use crate::stream::{Stream, TxnData};
 /// inspect delay, `left`): wait for more of the request, then run again.
 ///
 /// What they change of the addresses and captures is the stream's (`txn.st`).
+///
+/// `from`: the rule to start at (0; after a [`Verdict::LuaWait`], the rule whose
+/// script waits, set here).
+#[allow(clippy::too_many_arguments)]
 pub fn run(
     s: &Stream<'_>,
     txn: &mut TxnData,
@@ -34,6 +38,7 @@ pub fn run(
     sess: &VarStore,
     final_data: bool,
     left: Option<Duration>,
+    from: &mut usize,
 ) -> Verdict {
     let rt = s.rt;
     let rules = &rt.proxies[px].rules.tcp_req;
@@ -67,14 +72,20 @@ pub fn run(
         http: true,
         fc: st.fc,
         log: Some(&st.log),
+        lua: Some(&mut st.lua),
+        final_data: false,
     };
-    let flow = run_tcp_rules(rules, final_data, &mut x);
+    let (flow, at) = run_tcp_rules_from(rules, std::mem::take(from), final_data, &mut x);
     let (last_rule, log_level, fc) = (x.last_rule, x.log_level, x.fc);
     st.last_rule = last_rule;
     st.log.level = log_level;
     st.fc = fc;
     match flow {
         TcpFlow::Wait => Verdict::WaitBody(WaitBody { time: left, at_least: 0 }),
+        TcpFlow::LuaWait(w) => {
+            *from = at;
+            Verdict::LuaWait(w)
+        }
         // (`use-service` in `tcp-request content` is refused in HTTP proxies, as in
         // HAProxy 2.6)
         TcpFlow::Continue | TcpFlow::Accept | TcpFlow::CloseServer | TcpFlow::Service(_) => Verdict::Continue,
