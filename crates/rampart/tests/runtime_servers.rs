@@ -352,3 +352,25 @@ fn rate_fetches_count_the_last_second() {
     // about 15 requests a second, each its own connection and session
     assert!(best.iter().all(|&r| (5..=40).contains(&r)), "{best:?}");
 }
+
+#[test]
+fn a_defaults_rule_must_name_the_backend_of_a_server_argument() {
+    // HAProxy resolves the arguments of a named defaults' rules in the defaults
+    // section, which has no server: `srv_conn(www)` is refused, `srv_conn(be/www)` is not
+    let rule = |arg: &str| {
+        format!(
+            "defaults d\n  mode http\n  http-request set-header x-test \"%[srv_conn({arg})]\"\n\
+             backend be from d\n  server www 127.0.0.1:80\n"
+        )
+    };
+    let bad = rampart_testkit::check(RAMPART, &rule("www"));
+    assert!(bad.stderr.contains("backend name must be set in arg 1 of sample fetch keyword 'srv_conn'"), "{bad:?}");
+    let good = rampart_testkit::check(RAMPART, &rule("be/www"));
+    assert!(!good.stderr.contains("[ALERT]"), "{good:?}");
+    let Some(haproxy) = haproxy_or_skip("a_defaults_rule_must_name_the_backend_of_a_server_argument") else { return };
+    for arg in ["www", "be/www"] {
+        let (ours, theirs) =
+            (rampart_testkit::check(RAMPART, &rule(arg)), rampart_testkit::check(&haproxy, &rule(arg)));
+        assert_eq!(ours.code, theirs.code, "{arg}: {ours:?} {theirs:?}");
+    }
+}

@@ -137,6 +137,7 @@ impl<'c> Cx<'c> {
         let mut cx = CompileCx::new(self.cfg, self.px, site);
         cx.pats = self.shared.pats.clone();
         cx.userlists = self.shared.userlists.clone();
+        cx.in_defaults = self.in_defaults;
         cx
     }
 

@@ -275,6 +275,9 @@ fn resolve_server(w: &[u8], pos: usize, cx: &mut CompileCx<'_>) -> Result<Arg, A
             };
             (px, pname.to_owned(), &text[n + 1..])
         }
+        None if cx.in_defaults => {
+            return Err(resolve_err(format!("backend name must be set in arg {}", pos + 1)));
+        }
         None => (cx.px, cx.px_name().to_owned(), &text[..]),
     };
     let srv = cx.cfg.proxies.get(px).and_then(|p| p.servers.iter().position(|s| s.name == sname));

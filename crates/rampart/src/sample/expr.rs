@@ -99,6 +99,9 @@ pub struct CompileCx<'c> {
     /// Servers named by an argument (`srv_conn(be/s1)`): `del server` refuses them
     /// (HAProxy's `SRV_F_NON_PURGEABLE`). By (proxy, server) index.
     pub named_servers: Vec<(usize, usize)>,
+    /// The expression belongs to a rule of a named `defaults` section (compiled in
+    /// each proxy that uses it): a server argument must name its backend.
+    pub in_defaults: bool,
 }
 
 impl<'c> CompileCx<'c> {
@@ -112,6 +115,7 @@ impl<'c> CompileCx<'c> {
             userlists: Default::default(),
             req_line: false,
             named_servers: Vec::new(),
+            in_defaults: false,
         }
     }
 
