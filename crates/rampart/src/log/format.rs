@@ -534,7 +534,7 @@ impl Parser<'_, '_> {
         let mut i = at + 1;
         loop {
             match b.get(i) {
-                None => return Err(err(format!("truncated line after '%'"))),
+                None => return Err(err("truncated line after '%'".into())),
                 Some(b')') => break,
                 Some(b':') if colon.is_none() => colon = Some(i),
                 Some(&c) if colon.is_none() && !c.is_ascii_alphanumeric() && c != b'_' && c != b'-' => {
