@@ -342,3 +342,19 @@ fn backend_source_address() {
     l.back_src = Some("127.0.0.1:40000".parse().unwrap());
     assert_eq!(render("%bi:%bp", &l), "127.0.0.1:40000");
 }
+
+#[test]
+fn node_names_and_types_are_checked_as_haproxy_32_does() {
+    let l = served();
+    let e = render_with("%{+json}o %(a:int)ST", &l, &[]).unwrap_err();
+    assert_eq!(
+        e,
+        "unexpected output type 'int' at position 14 line : '%{+json}o %(a:int)ST'. Supported types are: str, sint, bool, raw"
+    );
+    let e = render_with("%{+json}o %(a.b)ST", &l, &[]).unwrap_err();
+    assert_eq!(e, "invalid character in custom name near '.' at position 13 line : '%{+json}o %(a.b)ST'");
+    assert_eq!(render_with("%{+cbor,+bin}o %(a)ST", &l, &[]).unwrap_err(), "'+bin' is not supported yet");
+    // the first encoding set stays; a later `%o` without one leaves the line plain
+    assert_eq!(render_with("%{+json,+cbor}o %(a)ST", &l, &[]).unwrap(), r#"{"a": 200}"#);
+    assert_eq!(render_with("%{+json}o %(a)ST %{-json}o %(b)b", &l, &[]).unwrap(), "200 be");
+}
