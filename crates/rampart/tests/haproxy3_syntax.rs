@@ -407,3 +407,129 @@ fn default_crt_is_served_when_no_name_matches() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// === %{+json} and %{+cbor} log lines ===
+
+/// The deterministic nodes of an encoded line (no ports, dates, timers or pids).
+const ENCODED_NODES: &str = "%(ci)ci %(b)b %(s)s %(ST)ST %(tsc)tsc %(r)r %(hr)hr %(hrl)hrl %(hs)hs %(hsl)hsl \
+     %(CC)CC %(ft)ft %(HM)HM %(HU)HU %(HP)HP %(HPO)HPO %(HQ)HQ %(HV)HV %(rc)rc %(sq)sq %(ID)ID %(sslv)sslv \
+     %(smp)[str(a\\\\\\\\b)] %(int)[int(-500)] %(bool)[bool(1)] %(istr:str)[int(8)] %(sint:sint)[str(12)] \
+     %(sbool:bool)[str(0)] %(:sint)[str(5)] %(empty)[str()] %(absent)[var(txn.nothere)] %(ip)[src] \
+     %(q){+Q}b %(x){+X}ci %(raw:raw)[str(abc)] text-left-out";
+
+fn encodings_config(syslog: SocketAddr) -> String {
+    let caps = "  capture request header Host len 20\n  capture request header X-Quote len 20\n\
+                \x20 capture response header X-Srv len 20\n  default_backend be\n";
+    format!(
+        "global\n  log {syslog} local0\n\
+         defaults\n  mode http\n  log global\n  timeout client 5s\n  timeout server 5s\n  timeout connect 1s\n\
+         frontend json\n  bind fd@${{json}}\n  log-format \"%{{+json}}o {n}\"\n{caps}\
+         frontend cbor\n  bind fd@${{cbor}}\n  log-format \"%{{+cbor}}o {n} %(bin)[str(abc),sha1]\"\n{caps}\
+         frontend mixed\n  bind fd@${{mixed}}\n  log-format \"%ci %{{+json}}ci %{{+json}}CC %{{+cbor}}b %{{+json}}hrl [%(n:bool){{+json}}ST]\"\n{caps}\
+         backend be\n  server s1 ${{s1_addr}}:${{s1_port}}\n",
+        n = ENCODED_NODES
+    )
+}
+
+/// The lines of one request through each of the three frontends.
+fn encodings_scenario(binary: &Path) -> Vec<String> {
+    let rx = syslog();
+    let s1 = HttpBackend::builder("s1").respond(|_| Reply::ok().header("X-Srv", "a\"b\\c").body("hello")).start();
+    let proxy = start(binary, &encodings_config(rx.local_addr().unwrap()), &["json", "cbor", "mixed"], Some(&s1));
+    let mut got = Vec::new();
+    for fe in ["json", "cbor", "mixed"] {
+        let req = "GET /p/a?q=1 HTTP/1.1\r\nHost: site.test\r\nX-Quote: x\"y\\z\r\nConnection: close\r\n\r\n";
+        let answer = exchange(proxy.addr(fe), req);
+        assert!(answer.starts_with("HTTP/1.1 200") && answer.ends_with("hello"), "{answer}");
+        got.extend(lines(&rx));
+    }
+    got
+}
+
+/// The CBOR items of the `cbor` frontend's line, in hexadecimal.
+fn cbor_line() -> String {
+    let hex = |s: &str| s.bytes().map(|c| format!("{c:02X}")).collect::<String>();
+    let text = |s: &str| {
+        assert!(s.len() < 24);
+        format!("{:02X}{}", 0x60 + s.len(), hex(s))
+    };
+    let kv = |k: &str, v: &str| format!("{}{v}", text(k));
+    // an indefinite text of chunks (the `#XX` of encoded bytes apart)
+    let chunks = |parts: &[&str]| format!("7F{}FF", parts.iter().map(|p| text(p)).collect::<String>());
+    [
+        "BF".to_owned(),
+        kv("ci", &text("127.0.0.1")),
+        kv("b", &text("be")),
+        kv("s", &text("s1")),
+        kv("ST", "18C8"),
+        kv("tsc", &text("----")),
+        kv("r", &chunks(&["GET /p/a?q=1 HTTP/1.1"])),
+        kv("hr", &chunks(&["{", "site.test", "|", "x", "#22", "y\\z", "}"])),
+        kv("hrl", &format!("9F{}{}FF", chunks(&["site.test"]), chunks(&["x", "#22", "y\\z"]))),
+        kv("hs", &chunks(&["{", "a", "#22", "b\\c", "}"])),
+        kv("hsl", &format!("9F{}FF", chunks(&["a", "#22", "b\\c"]))),
+        kv("CC", "F6"),
+        kv("ft", &chunks(&["cbor"])),
+        kv("HM", &chunks(&["GET"])),
+        kv("HU", &chunks(&["/p/a?q=1"])),
+        kv("HP", &chunks(&["/p/a"])),
+        kv("HPO", &chunks(&["/p/a"])),
+        kv("HQ", &chunks(&["?q=1"])),
+        kv("HV", &chunks(&["HTTP/1.1"])),
+        kv("rc", "00"),
+        kv("sq", "00"),
+        kv("ID", "F6"),
+        kv("sslv", "F6"),
+        kv("smp", &text("a\\b")),
+        kv("int", "3901F3"),
+        kv("bool", "F5"),
+        kv("istr", &text("8")),
+        kv("sint", "0C"),
+        kv("sbool", "F4"),
+        kv("empty", "F6"),
+        kv("absent", "F6"),
+        kv("ip", &text("127.0.0.1")),
+        kv("q", &format!("\"{}\"", text("be"))),
+        kv("x", &text("7F000001")),
+        kv("raw", "abc"),
+        kv("bin", "5F54A9993E364706816ABA3E25717850C26C9CD0D89DFF"),
+        "FF".to_owned(),
+    ]
+    .concat()
+}
+
+fn encoded_lines() -> Vec<String> {
+    let json = r#"{"ci": "127.0.0.1", "b": "be", "s": "s1", "ST": 200, "tsc": "----", "r": "GET /p/a?q=1 HTTP/1.1", "hr": "{site.test|x#22y\\z}", "hrl": ["site.test", "x#22y\\z"], "hs": "{a#22b\\c}", "hsl": ["a#22b\\c"], "CC": "", "ft": "json", "HM": "GET", "HU": "/p/a?q=1", "HP": "/p/a", "HPO": "/p/a", "HQ": "?q=1", "HV": "HTTP/1.1", "rc": 0, "sq": 0, "ID": "", "sslv": "", "smp": "a\\b", "int": -500, "bool": true, "istr": "8", "sint": 12, "sbool": false, "empty": "", "absent": "", "ip": "127.0.0.1", "q": "be", "x": "7F000001", "raw": abc}"#;
+    vec![json.to_owned(), cbor_line(), r#"127.0.0.1 "127.0.0.1" "" 626265 ["site.test", "x#22y\\z"] [true]"#.to_owned()]
+}
+
+#[test]
+fn json_and_cbor_log_lines_are_haproxy_32s() {
+    let got = encodings_scenario(Path::new(RAMPART));
+    assert_eq!(got, encoded_lines());
+    if let Some(h32) = haproxy32_or_skip("json_and_cbor_log_lines_are_haproxy_32s") {
+        assert_eq!(encodings_scenario(&h32), got, "HAProxy 3.2's lines");
+    }
+}
+
+#[test]
+fn option_httplog_and_tcplog_take_no_encoding_as_in_haproxy_32() {
+    // HAProxy 3.2 has no `option httplog json`: the encodings are log-format options
+    // (3.2 says "keyword 'tcplog' only supports option 'clf'"; rampart keeps 2.6's words)
+    for (opt, msg, msg32) in [
+        ("httplog json", "keyword 'httplog' only supports option 'clf'.", "only supports option 'clf'"),
+        ("httplog cbor", "keyword 'httplog' only supports option 'clf'.", "only supports option 'clf'"),
+        ("tcplog json", "'option tcplog' cannot handle unexpected argument 'json'.", "only supports option 'clf'"),
+    ] {
+        let cfg = format!(
+            "defaults\n  mode http\n  timeout client 5s\n  timeout server 5s\n  timeout connect 1s\n\
+             frontend fe\n  bind 127.0.0.1:18444\n  option {opt}\n  http-request return status 200\n"
+        );
+        let out = rampart_testkit::check(RAMPART, &cfg);
+        assert!(out.code != 0 && out.stderr.contains(msg), "{opt}: {}", out.stderr);
+        if let Some(h32) = haproxy32_or_skip("option_httplog_and_tcplog_take_no_encoding_as_in_haproxy_32") {
+            let out = rampart_testkit::check(&h32, &cfg);
+            assert!(out.code != 0 && out.stderr.contains(msg32), "HAProxy 3.2, {opt}: {}", out.stderr);
+        }
+    }
+}

@@ -20,7 +20,11 @@ use crate::sample::fetch::ssl;
 use crate::sample::kw::uses;
 use crate::sample::Sample;
 
+use super::encode::{Cast, Enc};
 use super::vars::{self as logvars, LogVar};
+
+#[path = "format_enc.rs"]
+mod enc;
 
 /// How a format's output is used: it decides the defaults HAProxy gives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,9 +51,13 @@ impl Opts {
     const HEXA: u8 = 4;
     const ESC: u8 = 8;
     const HTTP: u8 = 16;
-    /// `+json` (HAProxy 3.x, an extension here): the line is a JSON object of the
-    /// named nodes (`%(name)...`).
+    /// `+json`, `+cbor` (HAProxy 3.x, an extension here): values encoded, and with
+    /// `%{..}o` the line is a map of the named nodes (`%(name)...`); see `enc`.
     const JSON: u8 = 32;
+    const CBOR: u8 = 64;
+    const ENC: u8 = Opts::JSON | Opts::CBOR;
+    /// `+bin` (HAProxy 3.x): refused when the format compiles.
+    const BIN: u8 = 128;
 
     fn has(self, bit: u8) -> bool {
         self.0 & bit != 0
@@ -69,12 +77,50 @@ impl Opts {
                 "X" => Opts::HEXA,
                 "E" => Opts::ESC,
                 "json" => Opts::JSON,
+                "cbor" => Opts::CBOR,
+                "bin" => Opts::BIN,
                 _ => continue,
             };
+            // as HAProxy, an encoding already set stays: another is not added
+            let bit = if add && self.has(Opts::ENC) { bit & !Opts::ENC } else { bit };
             self.0 = if add { self.0 | bit } else { self.0 & !bit };
         }
         self
     }
+
+    /// The encoding these options ask for.
+    fn enc(self) -> Option<Enc> {
+        if self.has(Opts::JSON) {
+            Some(Enc::Json)
+        } else if self.has(Opts::CBOR) {
+            Some(Enc::Cbor)
+        } else {
+            None
+        }
+    }
+
+    /// These options with the encoding `g` of the whole format, if any (HAProxy's
+    /// `lf_expr_postcheck_node_opt`: a global encoding wins; `+E` goes with any).
+    fn settle(self, g: Option<Enc>) -> Opts {
+        let mut o = self.0;
+        if let Some(g) = g {
+            o = (o & !Opts::ENC) | if g == Enc::Json { Opts::JSON } else { Opts::CBOR };
+        }
+        if o & Opts::ENC != 0 {
+            o &= !Opts::ESC;
+        }
+        Opts(o)
+    }
+}
+
+/// A node named `%(name)` or typed `%(name:type)` (HAProxy 3.x).
+#[derive(Debug)]
+struct Named {
+    /// Empty for `%(:type)`: typed, left out of the map.
+    name: Box<str>,
+    /// Index into the format's segments.
+    seg: usize,
+    cast: Cast,
 }
 
 /// The `%` variables rendered from a sample context.
@@ -201,10 +247,12 @@ enum Seg {
 #[derive(Debug, Default)]
 pub struct LogFormat {
     segs: Vec<Seg>,
-    /// `%(name)` of nodes (index into `segs`), for the JSON encoding.
-    names: Vec<(Box<str>, usize)>,
-    /// `%{+json}o`: render as a JSON object of the named nodes.
-    json: bool,
+    /// `%(name)` and `%(name:type)` of nodes, for the encodings.
+    names: Vec<Named>,
+    /// `%{+json}o`, `%{+cbor}o`: the line is a map of the named nodes.
+    enc: Option<Enc>,
+    /// Without a global encoding, some nodes are encoded (`%{+json}ci`).
+    node_enc: bool,
     /// HAProxy's warnings while compiling (an L6 fetch in an HTTP format ...), for the
     /// caller to report with its `[file:line]`.
     pub warnings: Vec<String>,
@@ -251,9 +299,10 @@ impl LogFormat {
             http_px,
             places,
             defaults,
+            global: None,
         };
         p.run(cx)?;
-        p.out.json = mode == LfMode::Log && p.defaults.has(Opts::JSON);
+        p.settle_encoding();
         Ok(p.out)
     }
 
@@ -275,8 +324,11 @@ impl LogFormat {
     /// Appends the rendering of the format in `ctx` to `out`. Allocates nothing but
     /// what converters produce and `out`'s growth.
     pub fn render(&self, ctx: &SampleCtx<'_>, out: &mut Vec<u8>) {
-        if self.json {
-            return super::json::render(&self.names, |i, out| self.render_seg(i, ctx, out), out);
+        if let Some(e) = self.enc {
+            return enc::render_map(self, e, ctx, out);
+        }
+        if self.node_enc {
+            return enc::render_mixed(self, ctx, out);
         }
         // As HAProxy, a separator is written only after something else, once.
         // A segment that wrote nothing (`%hr` without captures) leaves the separator
@@ -302,22 +354,11 @@ impl LogFormat {
             }
         }
     }
-
-    /// Renders node `i` alone (for the JSON encoding).
-    fn render_seg(&self, i: usize, ctx: &SampleCtx<'_>, out: &mut Vec<u8>) {
-        match &self.segs[i] {
-            Seg::Text(t) => out.extend_from_slice(t),
-            Seg::Sep => {}
-            Seg::Expr(e, o) => render_expr(e, *o, ctx, out),
-            Seg::Var(v, o) => render_var(*v, *o, ctx, out),
-            Seg::Const(c, o) => text(out, Some(c), *o),
-        }
-    }
 }
 
 struct Parser<'f, 'p> {
-    /// The `%(name)` waiting for its node.
-    name: Option<Box<str>>,
+    /// The `%(name)` or `%(name:type)` waiting for its node.
+    name: Option<(Box<str>, Cast)>,
     fmt: &'f str,
     i: usize,
     text: Vec<u8>,
@@ -326,6 +367,9 @@ struct Parser<'f, 'p> {
     http_px: bool,
     places: &'p [Place],
     defaults: Opts,
+    /// The options every `%o` of the format has in common (HAProxy's
+    /// `lf_expr->nodes.options`): an encoding there encodes the whole line.
+    global: Option<Opts>,
 }
 
 impl Parser<'_, '_> {
@@ -374,6 +418,9 @@ impl Parser<'_, '_> {
                 };
                 let arg = &self.fmt[at + 1..close];
                 let opts = self.defaults.apply(arg);
+                if opts.has(Opts::BIN) {
+                    return Err(err("'+bin' is not supported yet".into()));
+                }
                 match b.get(close + 1) {
                     Some(b'[') => self.expr(close + 2, opts, cx),
                     Some(c) if c.is_ascii_alphanumeric() => self.var(close + 1, opts),
@@ -382,12 +429,7 @@ impl Parser<'_, '_> {
             }
             Some(b'[') => self.expr(at + 1, self.defaults, cx),
             Some(b'(') => {
-                // `%(name)` before a node names it for the JSON encoding
-                let Some(close) = self.fmt[at..].find(')').map(|n| at + n) else {
-                    return Err(err(format!("missing ')' after '%{}'", &self.fmt[at..])));
-                };
-                self.name = Some(self.fmt[at + 1..close].into());
-                self.i = close;
+                self.name = Some(self.node_name(at)?);
                 self.percent(cx)
             }
             Some(c) if c.is_ascii_alphabetic() => self.var(at, self.defaults),
@@ -447,6 +489,7 @@ impl Parser<'_, '_> {
         self.i = start + len;
         if name == "o" {
             self.defaults = opts;
+            self.global = Some(self.global.map_or(opts, |g| Opts(g.0 & opts.0)));
             return Ok(());
         }
         let Some(&(_, http_only, var)) = VARS.iter().find(|(n, _, _)| *n == name) else {
@@ -479,9 +522,56 @@ impl Parser<'_, '_> {
 
     /// Gives the node just pushed the `%(name)` that preceded it.
     fn named(&mut self) {
-        if let Some(name) = self.name.take() {
-            self.out.names.push((name, self.out.segs.len() - 1));
+        if let Some((name, cast)) = self.name.take() {
+            self.out.names.push(Named { name, seg: self.out.segs.len() - 1, cast });
         }
+    }
+
+    /// `%(name)` or `%(name:type)` with its `(` at `at`; leaves `self.i` on the `)`.
+    fn node_name(&mut self, at: usize) -> Result<(Box<str>, Cast), LfError> {
+        let b = self.fmt.as_bytes();
+        let mut colon = None;
+        let mut i = at + 1;
+        loop {
+            match b.get(i) {
+                None => return Err(err("truncated line after '%'".into())),
+                Some(b')') => break,
+                Some(b':') if colon.is_none() => colon = Some(i),
+                Some(&c) if colon.is_none() && !c.is_ascii_alphanumeric() && c != b'_' && c != b'-' => {
+                    return Err(err(format!(
+                        "invalid character in custom name near '{}' at position {i} line : '{}'",
+                        c as char, self.fmt
+                    )))
+                }
+                Some(_) => {}
+            }
+            i += 1;
+        }
+        self.i = i;
+        let Some(colon) = colon else { return Ok((self.fmt[at + 1..i].into(), Cast::Same)) };
+        let ty = &self.fmt[colon + 1..i];
+        let Some(cast) = Cast::parse(ty) else {
+            return Err(err(format!(
+                "unexpected output type '{ty}' at position {} line : '{}'. Supported types are: str, sint, bool, raw",
+                colon + 1,
+                self.fmt
+            )));
+        };
+        Ok((self.fmt[at + 1..colon].into(), cast))
+    }
+
+    /// Where the encodings apply once the whole format is read: to log lines only (as
+    /// HAProxy drops them from HTTP formats); a global one to every node.
+    fn settle_encoding(&mut self) {
+        let global = self.global.and_then(Opts::enc).filter(|_| self.mode == LfMode::Log);
+        for seg in &mut self.out.segs {
+            if let Seg::Expr(_, o) | Seg::Var(_, o) | Seg::Const(_, o) = seg {
+                *o = if self.mode == LfMode::Log { o.settle(global) } else { Opts(o.0 & !Opts::ENC) };
+                self.out.node_enc |= o.has(Opts::ENC);
+            }
+        }
+        self.out.enc = global;
+        self.out.node_enc &= global.is_none();
     }
 }
 
@@ -579,7 +669,7 @@ fn ip_text(out: &mut Vec<u8>, a: Option<SocketAddr>, o: Opts) {
                 let _ = write!(out, "{b:02X}");
             }),
         },
-        Some(SocketAddr::V4(a)) if !o.has(Opts::QUOTE) && !o.has(Opts::JSON) => dotted(out, *a.ip()),
+        Some(SocketAddr::V4(a)) if !o.has(Opts::QUOTE) => dotted(out, *a.ip()),
         Some(a) => {
             let mut scratch = [0u8; 48];
             let mut cur = std::io::Cursor::new(&mut scratch[..]);

@@ -255,19 +255,76 @@ fn log_only_variables_are_refused_in_rules_and_unknown_ones_everywhere() {
 #[test]
 fn json_encoding_of_named_nodes() {
     let l = served();
-    let caps = [Some(b"a\"b".to_vec())];
+    let caps = [Some(b"a\"b".to_vec()), None];
+    // each value as HAProxy 3.2 types it (compared live in tests/haproxy3_syntax.rs)
     assert_eq!(
         render_with(
             "%{+json}o %(client_ip)ci %(client_port)cp %(backend)b/%s %(status)ST %(bytes)B %(term)tsc \
-             %(request)r %(host)hr %(cookie)CC %(sample)[str(x\\ty)] %(timers){+Q}Tc",
+             %(request)r %(host)hr %(list)hrl %(cookie)CC %(sample)[str(x\\ty)] %(timers){+Q}Tc %(n)[int(-3)] \
+             %(b)[bool(1)] %(st:str)ST %(sb:bool)[str(0)] %(si:sint)[str(12)] %(:sint)[str(5)] %(date)t",
             &l,
             &caps
         )
         .unwrap(),
-        r#"{"client_ip": "10.0.1.2", "client_port": 33317, "backend": "be", "status": 200, "bytes": 2750, "term": "----", "request": "GET /index.html?a=1 HTTP/1.1", "host": "{a#22b}", "cookie": null, "sample": "x\ty", "timers": 5}"#
+        r#"{"client_ip": "10.0.1.2", "client_port": 33317, "backend": "be", "status": 200, "bytes": 2750, "term": "----", "request": "GET /index.html?a=1 HTTP/1.1", "host": "{a#22b|}", "list": ["a#22b", "-"], "cookie": "", "sample": "x\ty", "timers": 5, "n": -3, "b": true, "st": "200", "sb": false, "si": 12, "date": "06/Feb/2009:12:14:14.655"}"#
+            .replace("06/Feb/2009:12:14:14.655", &local_date())
+            // HAProxy escapes `"` and `\` only: the tab stays a tab
+            .replace(r"x\ty", "x\ty")
     );
-    // without +json, names are accepted and ignored
+    // without an encoding, names are accepted and ignored
     assert_eq!(render("%(status)ST %(b)B", &l), "200 2750");
+    // single nodes encoded in a plain line
+    assert_eq!(render("%ci %{+json}ci %{+json}CC %{+cbor}b", &l), "10.0.1.2 \"10.0.1.2\" \"\" 626265");
+}
+
+#[test]
+fn cbor_encoding_of_named_nodes() {
+    let l = served();
+    let caps = [Some(b"a\"b".to_vec())];
+    let got = render_with(
+        "%{+cbor}o %(ip)ci %(st)ST %(neg)[int(-500)] %(r)r %(hrl)hrl %(cc)CC %(b)[bool(0)] %(q){+Q}b text",
+        &l,
+        &caps,
+    )
+    .unwrap();
+    let want = [
+        "BF", // map
+        "626970",
+        "6831302E302E312E32", // "ip": "10.0.1.2"
+        "62737418C8",         // "st": 200
+        "636E65673901F3",     // "neg": -500
+        "6172",
+        "7F",
+        "781C",
+        &hex(b"GET /index.html?a=1 HTTP/1.1"),
+        "FF", // "r": chunked text
+        "6368726C",
+        "9F7F",
+        "6161",
+        "63233232",
+        "6162",
+        "FFFF", // "hrl": [("a", "#22", "b")]
+        "626363",
+        "F6", // "cc": null
+        "6162",
+        "F4", // "b": false
+        "6171",
+        "\"626265\"", // +Q: raw quotes, as HAProxy
+        "FF",
+    ]
+    .concat();
+    assert_eq!(got, want);
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|c| format!("{c:02X}")).collect()
+}
+
+/// `%t` of [`date`] in the local zone (the tests may run in any).
+fn local_date() -> String {
+    let mut out = Vec::new();
+    super::date::clf(&mut out, 1_233_922_454, true, Some(655), false);
+    String::from_utf8(out).unwrap()
 }
 
 #[test]
@@ -284,4 +341,20 @@ fn backend_source_address() {
     assert_eq!(render("%bi:%bp", &l), "-:-");
     l.back_src = Some("127.0.0.1:40000".parse().unwrap());
     assert_eq!(render("%bi:%bp", &l), "127.0.0.1:40000");
+}
+
+#[test]
+fn node_names_and_types_are_checked_as_haproxy_32_does() {
+    let l = served();
+    let e = render_with("%{+json}o %(a:int)ST", &l, &[]).unwrap_err();
+    assert_eq!(
+        e,
+        "unexpected output type 'int' at position 14 line : '%{+json}o %(a:int)ST'. Supported types are: str, sint, bool, raw"
+    );
+    let e = render_with("%{+json}o %(a.b)ST", &l, &[]).unwrap_err();
+    assert_eq!(e, "invalid character in custom name near '.' at position 13 line : '%{+json}o %(a.b)ST'");
+    assert_eq!(render_with("%{+cbor,+bin}o %(a)ST", &l, &[]).unwrap_err(), "'+bin' is not supported yet");
+    // the first encoding set stays; a later `%o` without one leaves the line plain
+    assert_eq!(render_with("%{+json,+cbor}o %(a)ST", &l, &[]).unwrap(), r#"{"a": 200}"#);
+    assert_eq!(render_with("%{+json}o %(a)ST %{-json}o %(b)b", &l, &[]).unwrap(), "200 be");
 }

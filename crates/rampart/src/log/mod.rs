@@ -7,7 +7,7 @@
 //! HAProxy counterpart: src/log.c.
 //!
 //! - `format`: log-format strings, compiled and rendered
-//! - `json`: `%{+json}o` lines (HAProxy 3.x's encoding, an extension of 2.6)
+//! - `encode`: `%{+json}` and `%{+cbor}` values (HAProxy 3.x's encodings, an extension of 2.6)
 //! - `target`: a `log` line resolved (address, facility, levels, len, format, sample)
 //! - `sink`: sockets and the stdout/stderr writer, syslog headers, `DroppedLogs`
 //! - `ring`: ring buffers (`ring` sections, `buf0`), `log ring@`, `show events`
@@ -21,11 +21,11 @@
 
 pub mod batch;
 pub mod date;
+pub mod encode;
 pub mod format;
 #[cfg(test)]
 mod format_tests;
 pub mod forward;
-pub mod json;
 #[cfg(test)]
 mod line_tests;
 pub mod ring;
