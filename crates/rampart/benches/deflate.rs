@@ -20,9 +20,37 @@ const BLOCK: usize = 16 * 1024;
 const ROUNDS: usize = 15;
 
 const WORDS: &[&str] = &[
-    "haproxy", "rampart", "the", "a", "of", "load", "balancer", "server", "backend", "frontend", "request",
-    "response", "header", "cache", "compression", "gzip", "deflate", "connection", "timeout", "health",
-    "check", "stick", "table", "<div>", "</div>", "class=\"item\"", "lorem", "ipsum", "dolor", "sit", "amet",
+    "haproxy",
+    "rampart",
+    "the",
+    "a",
+    "of",
+    "load",
+    "balancer",
+    "server",
+    "backend",
+    "frontend",
+    "request",
+    "response",
+    "header",
+    "cache",
+    "compression",
+    "gzip",
+    "deflate",
+    "connection",
+    "timeout",
+    "health",
+    "check",
+    "stick",
+    "table",
+    "<div>",
+    "</div>",
+    "class=\"item\"",
+    "lorem",
+    "ipsum",
+    "dolor",
+    "sit",
+    "amet",
 ];
 
 fn words(n: usize) -> Vec<u8> {
@@ -68,7 +96,7 @@ fn fast(data: &[u8], out: &mut Vec<u8>) {
 }
 
 fn zlib(data: &[u8], out: &mut Vec<u8>) {
-    let mut e = Encoder::new_zlib(CompAlgo::Gzip, 1);
+    let mut e = Encoder::new_zlib(CompAlgo::Gzip, 1).expect("zlib starts");
     for b in data.chunks(BLOCK) {
         e.push(b, out).unwrap();
     }

@@ -35,6 +35,11 @@ const MIN_MATCH: usize = 4;
 const MAX_MATCH: usize = 258;
 /// log2 of the hash table's entries.
 const HASH_BITS: u32 = 13;
+/// The position of the first byte of a stream: an empty table entry (position 0) is
+/// then always out of the window.
+const FIRST_POS: u32 = 2 * WINDOW as u32;
+/// Past this position (below 4 GiB by more than any block), positions start over.
+const RESET_POS: u32 = 1 << 30;
 /// A stored block holds at most this many bytes.
 const STORED_MAX: usize = 65535;
 /// A literal run shorter than this is always sent with fixed codes (the cost of
@@ -194,10 +199,12 @@ pub struct FastDeflate {
     level: u32,
     /// The last `WINDOW` bytes (at least) of the data, then the block being compressed.
     win: Vec<u8>,
-    /// The position in the stream (wrapping) of `win[0]`.
+    /// The position of `win[0]` in the stream, counted from `FIRST_POS`.
     base: u32,
-    /// By hash of 4 bytes: the stream position they were last seen at (wrapping).
-    table: Box<[u32]>,
+    /// By hash of 4 bytes: those 4 bytes (high half) and the position they were last
+    /// seen at (low half). Carrying the bytes spares a read of the window for every
+    /// candidate that is not a match.
+    table: Box<[u64]>,
     bits: Bits,
     /// A fixed-code block is open.
     in_fixed: bool,
@@ -221,7 +228,7 @@ impl FastDeflate {
             wrap,
             level: level.min(1),
             win: Vec::new(),
-            base: 0,
+            base: FIRST_POS,
             table: vec![0; 1 << HASH_BITS].into_boxed_slice(),
             bits: Bits::default(),
             in_fixed: false,
@@ -300,11 +307,11 @@ impl FastDeflate {
             let w = read32(&self.win, i);
             let h = (w.wrapping_mul(0x9e37_79b1) >> (32 - HASH_BITS)) as usize;
             let pos = self.base.wrapping_add(i as u32);
-            let cand = std::mem::replace(&mut self.table[h], pos);
-            let dist = pos.wrapping_sub(cand) as usize;
-            // the candidate lies within the window and inside `win` (older positions,
-            // or a hash collision, fail the comparison)
-            if dist.wrapping_sub(1) < WINDOW && dist <= i && read32(&self.win, i - dist) == w {
+            let cand = std::mem::replace(&mut self.table[h], (u64::from(w) << 32) | u64::from(pos));
+            let dist = pos.wrapping_sub(cand as u32) as usize;
+            // the same 4 bytes, within the window and still in `win` (positions only
+            // grow: see `slide`, so an entry is never newer than `pos`)
+            if (cand >> 32) as u32 == w && dist <= WINDOW && dist <= i {
                 let len = MIN_MATCH + match_len(&self.win, i - dist + MIN_MATCH, i + MIN_MATCH, end.min(i + MAX_MATCH));
                 self.literals(lit, i, out);
                 self.open_fixed(out);
@@ -385,19 +392,25 @@ impl FastDeflate {
         self.dirty = false;
     }
 
-    /// Keeps the last `WINDOW` bytes once `win` holds twice that.
+    /// Keeps the last `WINDOW` bytes once `win` holds twice that. Positions never
+    /// wrap: past `RESET_POS` the table forgets everything and they count again from
+    /// `FIRST_POS` (a few matches lost once per GiB).
     fn slide(&mut self) {
         if self.win.len() > 2 * WINDOW {
             let drop = self.win.len() - WINDOW;
             self.win.drain(..drop);
-            self.base = self.base.wrapping_add(drop as u32);
+            self.base += drop as u32;
+        }
+        if self.base > RESET_POS {
+            self.table.fill(0);
+            self.base = FIRST_POS;
         }
     }
 }
 
 #[inline(always)]
 fn read32(b: &[u8], i: usize) -> u32 {
-    u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]])
+    u32::from_le_bytes(b[i..i + 4].try_into().unwrap())
 }
 
 /// How many bytes from `a` and `b` (`a` < `b`) are equal, `b` not going past `end`.

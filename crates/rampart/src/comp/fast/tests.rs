@@ -20,7 +20,8 @@ fn random(n: usize, seed: u64) -> Vec<u8> {
 
 /// Text-like data: words from a small vocabulary, with numbers.
 fn text(n: usize, seed: u64) -> Vec<u8> {
-    const WORDS: &[&str] = &["the", "proxy", "server", "backend", "<div class=\"row\">", "request", "é", "response", "\n"];
+    const WORDS: &[&str] =
+        &["the", "proxy", "server", "backend", "<div class=\"row\">", "request", "é", "response", "\n"];
     let mut r = rng(seed);
     let mut v = Vec::new();
     while v.len() < n {
@@ -155,14 +156,15 @@ fn long_streams_slide_the_window() {
 }
 
 #[test]
-fn positions_wrapping_past_4_gib_stay_correct() {
+fn positions_start_over_past_the_reset_point() {
     let t = text(200_000, 10);
     let mut e = FastDeflate::new(Wrap::Raw, 1);
-    e.base = u32::MAX - 50_000;
+    e.base = RESET_POS - 50_000;
     let mut out = Vec::new();
     for c in t.chunks(10_000) {
         e.push(c, &mut out);
     }
+    assert!(e.base < RESET_POS - 50_000, "the positions started over");
     e.finish(&mut out);
     assert_eq!(decode(Wrap::Raw, &out), t);
 }
