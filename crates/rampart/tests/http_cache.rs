@@ -238,10 +238,10 @@ impl Normalize for CacheCounts {
 }
 
 fn cache_counts(p: &Running) -> CacheCounts {
-    let out = rampart_testkit::stats_command(&p.dir().join("admin.sock"), "show stat");
-    let mut lines = out.lines();
+    let out = rampart_testkit::stats_command(&p.dir().join("admin.sock"), "show stat\n");
+    let mut lines = out.lines().skip_while(|l| !l.starts_with("# "));
     let header: Vec<&str> = lines.next().unwrap_or_default().trim_start_matches("# ").split(',').collect();
-    let col = |name: &str| header.iter().position(|h| *h == name).expect(name);
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("{name} in {out}"));
     let (lookups, hits) = (col("cache_lookups"), col("cache_hits"));
     let mut rows: Vec<_> = lines
         .map(|l| l.split(',').collect::<Vec<_>>())
