@@ -27,7 +27,7 @@ fn text(n: usize, seed: u64) -> Vec<u8> {
     while v.len() < n {
         let x = r();
         v.extend_from_slice(WORDS[(x % WORDS.len() as u64) as usize].as_bytes());
-        if x % 7 == 0 {
+        if x.is_multiple_of(7) {
             v.extend_from_slice(format!("{}", x % 10_000).as_bytes());
         }
         v.push(b' ');
