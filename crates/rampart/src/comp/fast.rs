@@ -11,7 +11,7 @@
 //! once. Level 0 (the limits of `comp::limit` lowered it) sends stored blocks; the
 //! data still enters the window, so level 1 may refer to it again.
 //!
-//! Memory per response: the hash table (32 KiB) and the window (up to 64 KiB plus the
+//! Memory per response: the hash table (64 KiB) and the window (up to 64 KiB plus the
 //! block being compressed), against zlib's ~262 KiB at its defaults.
 
 /// The framing around a deflate stream.
