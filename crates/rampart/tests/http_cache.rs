@@ -1,8 +1,9 @@
 //! The HTTP cache through the real binary: what is stored and served (`cache-use`,
 //! `cache-store`), `Age`, conditional requests answered with `304`, what the server
 //! still receives, `res.cache_hit` / `res.cache_name`, the memory bound with eviction,
-//! `show cache` on the stats socket, a hit over HTTP/2, and a differential run of the
-//! cacheability decisions against haproxy 2.6.
+//! `show cache` on the stats socket, a hit over HTTP/2, and differential runs of the
+//! cacheability decisions and of the `cache_lookups` / `cache_hits` columns of
+//! `show stat` against haproxy 2.6.
 
 mod http_common;
 
@@ -210,5 +211,79 @@ fn the_cacheability_decisions_are_haproxys() {
         )
     };
     let Some(cmp) = d.run(run) else { return };
+    assert_eq!(cmp.rampart.client, cmp.haproxy.client);
+}
+
+/// A frontend whose own rules use cache `c` (counted in its FRONTEND row) in front of a
+/// backend without cache rules, and a frontend in front of a backend whose rules use
+/// cache `d` (counted in its BACKEND row).
+fn counting_cfg() -> String {
+    "global\n  nbthread 1\n  stats socket ${testdir}/admin.sock level admin\n\
+     defaults\n  mode http\n  timeout client 5s\n  timeout server 5s\n  timeout connect 1s\n\
+     frontend fe1\n  bind fd@${fe1}\n  http-request cache-use c\n  http-response cache-store c\n  default_backend be1\n\
+     backend be1\n  server s1 ${s1_addr}:${s1_port}\n\
+     frontend fe2\n  bind fd@${fe2}\n  default_backend be2\n\
+     backend be2\n  http-request cache-use d\n  http-response cache-store d\n  server s1 ${s1_addr}:${s1_port}\n\
+     cache c\n  total-max-size 1\n  max-age 60\n\
+     cache d\n  total-max-size 1\n  max-age 60\n"
+        .to_owned()
+}
+
+/// `cache_lookups` and `cache_hits` of the FRONTEND and BACKEND rows, by proxy.
+#[derive(Debug, PartialEq)]
+struct CacheCounts(Vec<(String, String, String)>);
+
+impl Normalize for CacheCounts {
+    fn normalize(&mut self, _n: &Normalizer) {}
+}
+
+fn cache_counts(p: &Running) -> CacheCounts {
+    let out = rampart_testkit::stats_command(&p.dir().join("admin.sock"), "show stat\n");
+    let mut lines = out.lines().skip_while(|l| !l.starts_with("# "));
+    let header: Vec<&str> = lines.next().unwrap_or_default().trim_start_matches("# ").split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("{name} in {out}"));
+    let (lookups, hits) = (col("cache_lookups"), col("cache_hits"));
+    let mut rows: Vec<_> = lines
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .filter(|c| c.len() > hits && matches!(c[1], "FRONTEND" | "BACKEND"))
+        .map(|c| (format!("{}/{}", c[0], c[1]), c[lookups].to_owned(), c[hits].to_owned()))
+        .collect();
+    rows.sort();
+    CacheCounts(rows)
+}
+
+#[test]
+fn show_stat_counts_cache_lookups_and_hits_as_haproxy() {
+    let d = Differential::new(RAMPART).listener("fe1").listener("fe2").backend("s1", backend).config(&counting_cfg());
+    // (listener, request): misses, hits, a 304 from the cache, and requests that are
+    // no lookups at all (HTTP/1.0, POST, `no-cache`)
+    let cases: &[(&str, &str)] = &[
+        ("fe1", "GET / HTTP/1.1\r\nHost: a\r\n"),
+        ("fe1", "GET / HTTP/1.1\r\nHost: a\r\n"),
+        ("fe1", "GET /etag HTTP/1.1\r\nHost: a\r\n"),
+        ("fe1", "GET /etag HTTP/1.1\r\nHost: a\r\nIf-None-Match: \"e1\"\r\n"),
+        ("fe1", "GET /private HTTP/1.1\r\nHost: a\r\n"),
+        ("fe1", "GET / HTTP/1.0\r\nHost: a\r\n"),
+        ("fe1", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n"),
+        ("fe1", "GET / HTTP/1.1\r\nHost: a\r\nCache-Control: no-cache\r\n"),
+        ("fe2", "GET / HTTP/1.1\r\nHost: a\r\n"),
+        ("fe2", "GET / HTTP/1.1\r\nHost: a\r\n"),
+        ("fe2", "GET / HTTP/1.1\r\nHost: a\r\n"),
+        ("fe2", "GET /404 HTTP/1.1\r\nHost: a\r\n"),
+        ("fe2", "GET /404 HTTP/1.1\r\nHost: a\r\n"),
+    ];
+    let run = |p: &Running| {
+        for (li, req) in cases {
+            let mut c = rampart_testkit::RawClient::connect(p.addr(li)).expect("connects");
+            c.send(format!("{req}\r\n")).unwrap();
+            c.read_response().unwrap();
+        }
+        cache_counts(p)
+    };
+    let Some(cmp) = d.run(run) else { return };
+    let CacheCounts(rows) = &cmp.rampart.client;
+    // the test means something: both sides counted lookups and hits
+    assert!(rows.contains(&("fe1/FRONTEND".into(), "5".into(), "2".into())), "{rows:?}");
+    assert!(rows.contains(&("be2/BACKEND".into(), "5".into(), "2".into())), "{rows:?}");
     assert_eq!(cmp.rampart.client, cmp.haproxy.client);
 }

@@ -23,12 +23,22 @@ pub fn cache_use(idx: u32, x: &mut Exec<'_, '_>, env: &Env<'_>) {
     if c.conf.process_vary {
         st.sec = rules::request_key(req, VARY_ACCEPT_ENCODING | VARY_REFERER);
     }
-    let usable = x.msg.method == Method::Get && x.msg.version != Version::Http10 && !st.req.ignore;
-    if !usable || st.hit.is_some() {
+    // as HAProxy: GET and HEAD requests of HTTP/1.1 and later that the request's
+    // cacheability rules do not exclude are lookups, counted on the side whose rule
+    // ran (the backend's rules run with a backend other than the frontend)
+    let version_ok = x.msg.version != Version::Http10;
+    let counted = matches!(x.msg.method, Method::Get | Method::Head) && version_ok && !st.req.ignore;
+    // COMPAT: rampart answers GET requests from the cache, not HEAD ones yet
+    if !counted || x.msg.method != Method::Get || st.hit.is_some() {
+        if counted {
+            env.rt.count_cache(env.fe, env.be.filter(|&b| b != env.fe), false);
+        }
         return;
     }
     let sec = st.sec;
-    if let Some(e) = c.lookup(&key, cache::now(), |sig| sec.masked(sig)) {
+    let found = c.lookup(&key, cache::now(), |sig| sec.masked(sig));
+    env.rt.count_cache(env.fe, env.be.filter(|&b| b != env.fe), found.is_some());
+    if let Some(e) = found {
         st.hit = Some((idx, e));
     }
 }

@@ -3,18 +3,27 @@
 //! brotli's and zstd's flush), as HAProxy flushes at each forwarded block: what the
 //! server sent reaches the client at once, so a streamed response (server-sent events,
 //! LLM tokens) stays live.
+//! gzip, deflate and raw-deflate run on rampart's own fast encoder (`comp::fast`, on
+//! libslz's idea) at `tune.comp.maxlevel 1` (the default), where HAProxy built with
+//! libslz compresses; at higher levels, on flate2 (zlib-rs), as HAProxy built with zlib.
 //! HAProxy counterpart: the `comp_algo` callbacks of src/compression.c (`add_data`,
-//! `flush`, `finish`), on libslz or zlib; rampart uses flate2 on zlib-rs, brotli and
-//! zstd.
+//! `flush`, `finish`), on libslz or zlib; rampart uses its own encoder or flate2 on
+//! zlib-rs, brotli and zstd.
 
 use std::io::Write;
 
 use rampart_cfg::model::CompAlgo;
 
+use super::fast::{FastDeflate, Wrap, GZIP_HEADER};
+
 /// A compressor for one response body.
 pub enum Encoder {
     Identity,
-    /// gzip, deflate (zlib) and raw-deflate: one deflate stream, whose level may move.
+    /// gzip, deflate (zlib) and raw-deflate at level 1 (and 0 when the limits lower
+    /// it): rampart's own encoder.
+    Fast(Box<FastDeflate>),
+    /// gzip, deflate (zlib) and raw-deflate at levels 2..=9: one zlib deflate stream,
+    /// whose level may move.
     Flate(Box<Deflater>),
     Brotli(Box<brotli::CompressorWriter<Vec<u8>>>),
     Zstd(zstd::stream::write::Encoder<'static, Vec<u8>>),
@@ -33,6 +42,21 @@ impl Encoder {
     /// A compressor for `algo` at `level` (`tune.comp.maxlevel`, 1..=9); `None` when
     /// the library refuses to start one.
     pub fn new(algo: CompAlgo, level: u32) -> Option<Encoder> {
+        let wrap = match algo {
+            CompAlgo::Gzip => Wrap::Gzip,
+            CompAlgo::Deflate => Wrap::Zlib,
+            CompAlgo::RawDeflate => Wrap::Raw,
+            _ => return Encoder::new_zlib(algo, level),
+        };
+        if level > 1 {
+            return Encoder::new_zlib(algo, level);
+        }
+        Some(Encoder::Fast(Box::new(FastDeflate::new(wrap, level))))
+    }
+
+    /// [`Encoder::new`], with zlib (flate2) for gzip, deflate and raw-deflate at any
+    /// level.
+    pub fn new_zlib(algo: CompAlgo, level: u32) -> Option<Encoder> {
         let z = flate2::Compression::new(level.min(9));
         Some(match algo {
             CompAlgo::Identity => Encoder::Identity,
@@ -55,6 +79,10 @@ impl Encoder {
                 out.extend_from_slice(data);
                 Ok(())
             }
+            Encoder::Fast(e) => {
+                e.push(data, out);
+                Ok(())
+            }
             Encoder::Flate(d) => d.push(data, out),
             Encoder::Brotli(e) => write_flush(&mut **e, data).map(|()| out.append(e.get_mut())),
             Encoder::Zstd(e) => write_flush(e, data).map(|()| out.append(e.get_mut())),
@@ -65,6 +93,10 @@ impl Encoder {
     pub fn finish(self, out: &mut Vec<u8>) -> std::io::Result<()> {
         let rest = match self {
             Encoder::Identity => Vec::new(),
+            Encoder::Fast(mut e) => {
+                e.finish(out);
+                return Ok(());
+            }
             Encoder::Flate(mut d) => return d.finish(out),
             Encoder::Brotli(e) => e.into_inner(),
             Encoder::Zstd(e) => e.finish()?,
@@ -77,6 +109,10 @@ impl Encoder {
     /// two flushes; `false` when the algorithm keeps its level (identity, br, zstd).
     pub fn set_level(&mut self, level: u32) -> bool {
         match self {
+            Encoder::Fast(e) => {
+                e.set_level(level);
+                true
+            }
             Encoder::Flate(d) => d.c.set_level(flate2::Compression::new(level.min(9))).is_ok(),
             _ => false,
         }
@@ -84,22 +120,9 @@ impl Encoder {
 
     /// Whether the level moves with the limits (gzip, deflate, raw-deflate).
     pub fn has_levels(&self) -> bool {
-        matches!(self, Encoder::Flate(_))
+        matches!(self, Encoder::Fast(_) | Encoder::Flate(_))
     }
 }
-
-/// The framing around a deflate stream.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Wrap {
-    /// RFC 1952: a 10-byte header, then the CRC-32 and the size of the data.
-    Gzip,
-    /// RFC 1950 (HTTP's `deflate`), written by the library.
-    Zlib,
-    Raw,
-}
-
-/// The gzip header rampart writes: no name, no time, "fastest", Unix.
-const GZIP_HEADER: [u8; 10] = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 4, 3];
 
 /// A deflate stream on flate2's `Compress` (zlib-rs), so that its level can move
 /// between blocks as HAProxy's `deflateParams()` calls move it.
@@ -177,7 +200,13 @@ mod tests {
     use std::io::Read;
 
     fn roundtrip(algo: CompAlgo, decode: impl Fn(&[u8]) -> Vec<u8>) {
-        let mut e = Encoder::new(algo, 1).unwrap();
+        for level in [1, 6] {
+            roundtrip_at(algo, level, &decode);
+        }
+    }
+
+    fn roundtrip_at(algo: CompAlgo, level: u32, decode: impl Fn(&[u8]) -> Vec<u8>) {
+        let mut e = Encoder::new(algo, level).unwrap();
         let mut out = Vec::new();
         e.push(b"hello ", &mut out).unwrap();
         // each push is flushed: what came so far can be decoded already
@@ -202,5 +231,14 @@ mod tests {
         roundtrip(CompAlgo::Brotli, |b| read(Box::new(brotli::Decompressor::new(b, 4096))));
         roundtrip(CompAlgo::Zstd, |b| zstd::stream::decode_all(b).unwrap());
         roundtrip(CompAlgo::Identity, |b| b.to_vec());
+    }
+
+    #[test]
+    fn level_one_takes_the_fast_encoder_and_higher_levels_zlib() {
+        for algo in [CompAlgo::Gzip, CompAlgo::Deflate, CompAlgo::RawDeflate] {
+            assert!(matches!(Encoder::new(algo, 1), Some(Encoder::Fast(_))));
+            assert!(matches!(Encoder::new(algo, 2), Some(Encoder::Flate(_))));
+            assert!(Encoder::new(algo, 1).unwrap().has_levels());
+        }
     }
 }

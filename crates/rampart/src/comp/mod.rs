@@ -15,6 +15,7 @@
 //! - `run`: one response being compressed, its level and its counting
 
 pub mod encoder;
+pub mod fast;
 pub mod limit;
 pub mod negotiate;
 pub mod run;

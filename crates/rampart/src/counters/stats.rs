@@ -113,6 +113,12 @@ pub struct ProxyStats {
     pub fe_sess_rate: RateCell,
     pub fe_req_rate: RateCell,
     pub be_sess_rate: RateCell,
+    /// Requests `http-request cache-use` looked up in a cache, and those it answered
+    /// from there, counted on the side whose rule ran (`cache_lookups`, `cache_hits`).
+    pub fe_cache_lookups: Counter,
+    pub fe_cache_hits: Counter,
+    pub be_cache_lookups: Counter,
+    pub be_cache_hits: Counter,
     /// Compression through the frontend and through the backend.
     pub fe_comp: std::sync::Arc<CompStats>,
     pub be_comp: std::sync::Arc<CompStats>,
@@ -121,7 +127,7 @@ pub struct ProxyStats {
 impl ProxyStats {
     /// `timed`: the latency histograms are recorded.
     pub fn new(threads: usize, timed: bool) -> ProxyStats {
-        let mut g = CounterGroup::new(threads, 29);
+        let mut g = CounterGroup::new(threads, 33);
         ProxyStats {
             fe_req: g.counter(),
             fe_rsp: ByClass::new(&mut g),
@@ -143,6 +149,10 @@ impl ProxyStats {
             fe_bout: g.counter(),
             be_bin: g.counter(),
             be_bout: g.counter(),
+            fe_cache_lookups: g.counter(),
+            fe_cache_hits: g.counter(),
+            be_cache_lookups: g.counter(),
+            be_cache_hits: g.counter(),
             be_timers: Timers::new(threads, timed),
             last_error: Default::default(),
             fe_conn_rate: RateCell::default(),

@@ -36,6 +36,19 @@ impl Host for Runtime {
         self.caches.get(cache as usize).map(|c| &**c)
     }
 
+    fn count_cache(&self, fe: usize, be: Option<usize>, hit: bool) {
+        let st = match be {
+            Some(b) => self.proxies.get(b).map(|p| (&p.stats.be_cache_lookups, &p.stats.be_cache_hits)),
+            None => self.proxies.get(fe).map(|p| (&p.stats.fe_cache_lookups, &p.stats.fe_cache_hits)),
+        };
+        if let Some((lookups, hits)) = st {
+            lookups.inc();
+            if hit {
+                hits.inc();
+            }
+        }
+    }
+
     fn rule_file(&self, file: u32) -> Option<&str> {
         self.rule_files.get(file as usize).map(|f| &**f)
     }

@@ -94,6 +94,12 @@ pub trait Host: Sync + std::fmt::Debug {
     fn cache(&self, _cache: u32) -> Option<&crate::cache::Cache> {
         None
     }
+    /// Counts a `cache-use` lookup (`hit`: answered from the cache) in the
+    /// `cache_lookups` and `cache_hits` of frontend `fe`, or of backend `be` when the
+    /// rule is the backend's.
+    fn count_cache(&self, fe: usize, be: Option<usize>, hit: bool) {
+        let _ = (fe, be, hit);
+    }
     /// The name of cache `cache` (`res.cache_name`).
     fn cache_name(&self, cache: u32) -> Option<&str> {
         self.cache(cache).map(|c| c.conf.name.as_str())

@@ -259,17 +259,12 @@ fn field(rt: &Runtime, idx: usize, kind: Kind, srv: Option<usize>, level: Level,
             (Kind::Server, None) => None,
         },
     };
-    v.or_else(|| zero_for_missing_feature(name, px.mode == Mode::Http))
+    v.or_else(|| zero_for_missing_feature(name))
 }
 
-/// Fields about features rampart does not have (TLS, cache, HTTP/2,
-/// interception): there is nothing to count, so they read 0 (the cache's only in an
-/// HTTP proxy, as HAProxy).
-fn zero_for_missing_feature(name: &str, http: bool) -> Option<Val> {
-    let absent = name.starts_with("ssl_")
-        || name.starts_with("h2_")
-        || (name.starts_with("cache_") && http)
-        || name == "rate_lim";
+/// Fields about features rampart does not count (TLS, HTTP/2): they read 0.
+fn zero_for_missing_feature(name: &str) -> Option<Val> {
+    let absent = name.starts_with("ssl_") || name.starts_with("h2_") || name == "rate_lim";
     absent.then(|| 0u64.into())
 }
 
@@ -319,6 +314,8 @@ fn frontend(rt: &Runtime, px: &ProxyRt, name: &str) -> Option<Val> {
         "type" => 0u32.into(),
         "req_tot" if fe.http => px.stats.fe_req.get().into(),
         n if n.starts_with("hrsp_") && fe.http => by_class(&px.stats.fe_rsp, n)?,
+        "cache_lookups" if fe.http => px.stats.fe_cache_lookups.get().into(),
+        "cache_hits" if fe.http => px.stats.fe_cache_hits.get().into(),
         n if n.starts_with("comp_") => comp(&px.stats.fe_comp, n)?,
         _ => return None,
     })
@@ -366,6 +363,8 @@ fn backend(rt: &Runtime, idx: usize, px: &ProxyRt, name: &str, level: Level) -> 
         "algo" if level >= Level::Operator => rt.stats.algos[idx].into(),
         "req_tot" if http => px.stats.be_req.get().into(),
         n if n.starts_with("hrsp_") && http => by_class(&px.stats.be_rsp, n)?,
+        "cache_lookups" if http => px.stats.be_cache_lookups.get().into(),
+        "cache_hits" if http => px.stats.be_cache_hits.get().into(),
         n if n.starts_with("comp_") => comp(&px.stats.be_comp, n)?,
         _ => return None,
     })
