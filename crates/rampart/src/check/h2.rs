@@ -67,7 +67,7 @@ impl H2Chk {
 
     /// The bytes that open the connection and send `req` (an HTTP/1 request the send
     /// rule rendered) on stream 1; `tls`: the connection is TLS (the `:scheme`).
-    pub fn request(&mut self, req: &[u8], tls: bool) -> Result<Vec<u8>, Broken> {
+    pub fn request(&mut self, req: &[u8]) -> Result<Vec<u8>, Broken> {
         let mut h1 = Head::default();
         match h1::parse_request(req, req.len() + 1, &mut h1) {
             Ok(true) => {}
@@ -80,7 +80,7 @@ impl H2Chk {
         let view = MsgView { head: &msg, buf: req };
         let mut fields: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
         let mut lower = Vec::new();
-        crate::h2::client::request_fields(view, tls, None, &mut lower, |n, v| fields.push((n.to_vec(), v.to_vec())));
+        crate::h2::client::request_fields(view, None, &mut lower, |n, v| fields.push((n.to_vec(), v.to_vec())));
         let mut block = Vec::new();
         Encoder::new().encode(fields.iter().map(|(n, v)| (&n[..], &v[..], Flags::NONE)), &mut block);
         let mut out = PREFACE.to_vec();

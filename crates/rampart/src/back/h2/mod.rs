@@ -362,11 +362,10 @@ impl HttpBack for H2Back {
         body: &[u8],
         timeout: Option<Duration>,
     ) -> Result<(), IoError> {
-        let tls = self.conn.as_ref().is_some_and(|c| c.borrow().tls.is_some());
         self.upgrade = how.upgrade.then(|| upgrade_of(req)).flatten();
         let protocol = self.upgrade.as_ref().map(|u| &u.protocol[..]);
         let (mut block, mut lower) = (Block::default(), Vec::new());
-        request_fields(req, tls, protocol, &mut lower, |n, v| block.push(n, v));
+        request_fields(req, protocol, &mut lower, |n, v| block.push(n, v));
         self.req = block;
         self.req_body.clear();
         self.req_body.extend_from_slice(body);
