@@ -215,6 +215,8 @@ pub struct Rx {
     done: bool,
     /// The request was an upgrade (extended CONNECT).
     upgrade: Option<Box<Upgrade>>,
+    /// A bodyless response whose stream goes on: DATA are dropped until its end.
+    drain: bool,
 }
 
 impl H2Back {
@@ -643,6 +645,7 @@ impl BackRecv for RxHalf<'_> {
         // stream: its end is waited for (`recv_body` drops any DATA), as HAProxy waits
         // for END_STREAM, so that the next request of the client comes after it
         rx.done = ended && matches!(rx.body, BodyLen::None | BodyLen::Known(0));
+        rx.drain = rx.body == BodyLen::None;
         let end = rx.head_buf.len();
         Ok(end..end)
     }
@@ -661,7 +664,7 @@ impl BackRecv for RxHalf<'_> {
         rx.out.clear();
         match got {
             // no body expected: what the server sends anyway is dropped
-            Got::Data(_) if rx.body == BodyLen::None => {}
+            Got::Data(_) if rx.drain => {}
             Got::Data(d) if rx.chunked => crate::h1::write::push_chunk(&mut rx.out, &d),
             Got::Data(d) => rx.out = d,
             Got::End(trailers) => {
