@@ -583,7 +583,8 @@ fn the_strict_parser_judges_as_documented() {
     assert!(!ok(&chunked("5\nhello\r\n0\r\n\r\n")));
     assert!(!ok(&chunked("5 \r\nhello\r\n0\r\n\r\n")));
     assert!(!ok(&chunked("00000000000000005\r\nhello\r\n0\r\n\r\n")));
-    assert!(!ok(b"GET /r HTTP/1.1\r\n\r\n"));
+    assert!(ok(b"GET /r HTTP/1.1\r\n\r\n"), "an origin-form target without Host, as HAProxy 2.6");
+    assert!(!ok(b"GET http://a/r HTTP/1.1\r\n\r\n"));
     assert!(!ok(b"GET /r HTTP/1.1\r\nHost: a,b\r\n\r\n"));
     assert!(!ok(b"GET * HTTP/1.1\r\nHost: a\r\n\r\n"));
     assert!(ok(b"GET http://a:80/ HTTP/1.1\r\nHost: A\r\n\r\n"));
