@@ -79,7 +79,11 @@ fn server() -> (SocketAddr, mpsc::Receiver<(usize, String)>) {
 
 /// Three HEADs and a GET through `bin` on one client connection: (status, framing
 /// header, body) of each answer, and what the server saw.
-fn run(bin: std::path::PathBuf) -> (Vec<(u16, String, Vec<u8>)>, Vec<(usize, String)>) {
+/// Each answer (status, framing header, body), and each request line the server saw
+/// with its connection's number.
+type Run = (Vec<(u16, String, Vec<u8>)>, Vec<(usize, String)>);
+
+fn run(bin: std::path::PathBuf) -> Run {
     let (s1, seen) = server();
     // as the reg-test's `int` (HTTP/2 only, the method made GET) and `fe2` (HTTP/2
     // towards `int`), in two processes

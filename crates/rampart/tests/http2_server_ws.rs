@@ -219,7 +219,10 @@ fn plain_then_ws(addr: SocketAddr) -> [(u16, String, String); 2] {
 }
 
 /// The matrix through `bin`: each listener's answers.
-fn matrix(bin: PathBuf, inner: &Running) -> Vec<(&'static str, [(u16, String, String); 2])> {
+/// A listener's answers to a plain request and a WebSocket one.
+type Answers = (&'static str, [(u16, String, String); 2]);
+
+fn matrix(bin: PathBuf, inner: &Running) -> Vec<Answers> {
     let proxy = outer(bin, inner);
     MATRIX.iter().map(|(name, _)| (*name, plain_then_ws(proxy.addr(name)))).collect()
 }

@@ -132,32 +132,6 @@ fn ws_apart(proto: Option<BindProto>, ws: ServerWs, alpn: Option<&[Vec<u8>]>) ->
     }
 }
 
-#[cfg(test)]
-mod ws_tests {
-    use super::*;
-
-    #[test]
-    fn websocket_streams_apart_as_haproxy() {
-        let (h1, h2) = (Some(BindProto::H1), Some(BindProto::H2));
-        let both = [b"h2".to_vec(), b"http/1.1".to_vec()];
-        let (h2_only, h1_only) = ([b"h2".to_vec()], [b"http/1.1".to_vec()]);
-        assert!(!ws_apart(None, ServerWs::Auto, None));
-        assert!(!ws_apart(h2, ServerWs::Auto, None));
-        assert!(!ws_apart(None, ServerWs::Auto, Some(&both)));
-        assert!(!ws_apart(None, ServerWs::H1, None));
-        assert!(!ws_apart(h1, ServerWs::H1, None));
-        assert!(ws_apart(h2, ServerWs::H1, None));
-        assert!(ws_apart(None, ServerWs::H2, None));
-        assert!(!ws_apart(h2, ServerWs::H2, None));
-        assert!(ws_apart(None, ServerWs::H2, Some(&both)));
-        assert!(!ws_apart(None, ServerWs::H2, Some(&h2_only)));
-        assert!(ws_apart(None, ServerWs::H1, Some(&both)));
-        assert!(!ws_apart(None, ServerWs::H1, Some(&h1_only)));
-        // `proto` wins over the list
-        assert!(!ws_apart(h2, ServerWs::H2, Some(&both)));
-    }
-}
-
 /// A server `add server` asked for in backend `be`, with its id and pool key: built
 /// as a configured one would be, but in forced maintenance with its checks disabled
 /// (HAProxy starts a dynamic server so). `Err`: the messages, one per line.
@@ -209,5 +183,31 @@ pub fn dynamic_server(
             Ok(s)
         }
         _ => Err(errors),
+    }
+}
+
+#[cfg(test)]
+mod ws_tests {
+    use super::*;
+
+    #[test]
+    fn websocket_streams_apart_as_haproxy() {
+        let (h1, h2) = (Some(BindProto::H1), Some(BindProto::H2));
+        let both = [b"h2".to_vec(), b"http/1.1".to_vec()];
+        let (h2_only, h1_only) = ([b"h2".to_vec()], [b"http/1.1".to_vec()]);
+        assert!(!ws_apart(None, ServerWs::Auto, None));
+        assert!(!ws_apart(h2, ServerWs::Auto, None));
+        assert!(!ws_apart(None, ServerWs::Auto, Some(&both)));
+        assert!(!ws_apart(None, ServerWs::H1, None));
+        assert!(!ws_apart(h1, ServerWs::H1, None));
+        assert!(ws_apart(h2, ServerWs::H1, None));
+        assert!(ws_apart(None, ServerWs::H2, None));
+        assert!(!ws_apart(h2, ServerWs::H2, None));
+        assert!(ws_apart(None, ServerWs::H2, Some(&both)));
+        assert!(!ws_apart(None, ServerWs::H2, Some(&h2_only)));
+        assert!(ws_apart(None, ServerWs::H1, Some(&both)));
+        assert!(!ws_apart(None, ServerWs::H1, Some(&h1_only)));
+        // `proto` wins over the list
+        assert!(!ws_apart(h2, ServerWs::H2, Some(&both)));
     }
 }
