@@ -103,7 +103,7 @@ fn a_servers_proto_h2_is_inherited_by_its_http_checks() {
     let (steps, fields, logs) = up_down_up(&binary(), "proto h2", HTTPCHK);
     assert_eq!(steps[1][..3], ["status=DOWN", "check_status=L7STS", "check_code=503"], "{steps:?}");
     assert_eq!(steps[2][..3], ["status=UP", "check_status=L7OK", "check_code=200"], "{steps:?}");
-    assert_eq!(fields[..4], [":method=GET", ":scheme=http", ":authority=h.test", ":path=/health"], "{fields:?}");
+    assert_eq!(fields[..4], [":method=GET", ":scheme=https", ":authority=h.test", ":path=/health"], "{fields:?}");
     assert!(fields.contains(&"x-check=yes".to_owned()), "{fields:?}");
     assert!(!fields.iter().any(|f| f.starts_with("connection=") || f.starts_with("host=")), "{fields:?}");
     assert!(logs.iter().any(|l| l.contains("is DOWN")), "{logs:?}");
@@ -118,12 +118,12 @@ fn check_proto_h2_and_connect_proto_h2_speak_http2_to_the_server() {
     // `:authority`
     let (steps, fields, _) = up_down_up(&binary(), "check-proto h2", " option httpchk GET /status HTTP/1.1\n");
     assert_eq!(steps[0][..3], ["status=UP", "check_status=L7OK", "check_code=200"], "{steps:?}");
-    assert_eq!(fields, [":method=GET", ":scheme=http", ":path=/status"]);
+    assert_eq!(fields, [":method=GET", ":scheme=https", ":path=/status"]);
     let rules = " option httpchk\n http-check connect proto h2\n http-check send meth HEAD uri /x\n \
                  http-check expect status 200\n";
     let (steps, fields, _) = up_down_up(&binary(), "", rules);
     assert_eq!(steps[0][..3], ["status=UP", "check_status=L7OK", "check_code=200"], "{steps:?}");
-    assert_eq!(fields[..3], [":method=HEAD", ":scheme=http", ":path=/x"], "{fields:?}");
+    assert_eq!(fields[..3], [":method=HEAD", ":scheme=https", ":path=/x"], "{fields:?}");
 }
 
 /// Without `check-proto` nor `proto h2`, an HTTP check speaks HTTP/1: the HTTP/2
@@ -159,13 +159,10 @@ fn an_incompatible_check_proto_is_refused_at_startup() {
     }
 }
 
-/// Request fields with the scheme left out and the authority read as a `host` field.
+/// Request fields with the authority read as a `host` field.
 fn comparable(fields: &[String]) -> Vec<String> {
-    let mut out: Vec<String> = fields
-        .iter()
-        .filter(|f| !f.starts_with(":scheme="))
-        .map(|f| f.strip_prefix(":authority=").map_or(f.clone(), |a| format!("host={a}")))
-        .collect();
+    let mut out: Vec<String> =
+        fields.iter().map(|f| f.strip_prefix(":authority=").map_or(f.clone(), |a| format!("host={a}"))).collect();
     out.sort();
     out
 }
@@ -180,12 +177,11 @@ fn http2_checks_match_haproxy() {
         let ours = up_down_up(&binary(), line, rules);
         let theirs = up_down_up(&haproxy, line, rules);
         assert_eq!(ours.0, theirs.0, "check columns with {line}");
-        // COMPAT: haproxy 2.6 sends an origin-form request with `:scheme https` on a
-        // cleartext connection and its Host as a `host` field; rampart translates the
-        // check's request as it translates the traffic's (`:scheme http`, Host as
-        // `:authority`, RFC 9113 §8.3.1). Everything else is the same.
+        // COMPAT: haproxy 2.6 sends the Host of an origin-form request as a `host`
+        // field; rampart translates the check's request as it translates the
+        // traffic's (Host as `:authority`). Both send `:scheme https` on cleartext.
         assert_eq!(comparable(&ours.1), comparable(&theirs.1), "request fields with {line}");
-        assert!(theirs.1.contains(&":scheme=https".to_owned()) && ours.1.contains(&":scheme=http".to_owned()));
+        assert!(theirs.1.contains(&":scheme=https".to_owned()) && ours.1.contains(&":scheme=https".to_owned()));
         assert_eq!(ours.2, theirs.2, "state lines with {line}");
     }
 }

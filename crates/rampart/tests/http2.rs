@@ -407,3 +407,46 @@ fn soft_stop_sends_goaway_and_finishes_the_streams_open() {
     assert_eq!(status.code(), Some(0));
     assert_eq!(s1.wait_requests(1).len(), 1, "the late stream never reached the server");
 }
+
+/// reg-test `h2_desync_attacks`: a request without `:authority` (nor `host`) reaches
+/// an HTTP/1.1 server without `Host`, and a second proxy in HTTP/1 serves it (as
+/// HAProxy 2.6 forwards it); a `:scheme` that is no scheme is answered 400 and never
+/// reaches the server. The same answers through haproxy 2.6.
+#[test]
+fn desync_attack_shapes_are_handled_as_haproxy() {
+    let answers = |bin: std::path::PathBuf| {
+        let s1 = echo();
+        let inner = Proxy::new(bin.clone())
+            .listener("fe1")
+            .config(&format!("{PREAMBLE}listen fe1\n  bind fd@${{fe1}}\n  http-request return status 200 hdr x-host \"%[req.hdr(host)]\" hdr x-ver \"%[req.ver]\"\n"))
+            .start()
+            .expect("the inner proxy starts");
+        let cfg = format!(
+            "{PREAMBLE}listen fe1\n  bind fd@${{fe1}} proto h2\n  server s1 ${{s2_addr}}:${{s2_port}}\n\
+             listen fe2\n  bind fd@${{fe2}} proto h2\n  server s1 ${{s1_addr}}:${{s1_port}}\n"
+        );
+        let proxy = Proxy::new(bin).backend("s1", s1.addr()).backend("s2", inner.addr("fe1"));
+        let proxy = proxy.listener("fe1").listener("fe2").config(&cfg).start().expect("the proxy starts");
+        let mut c = H2Client::connect(proxy.addr("fe1"));
+        c.headers(1, &[(":method", "GET"), (":scheme", "http"), (":path", "/")], true);
+        let no_authority = c.until_end(1, WAIT);
+        let head = |events: &[Event]| {
+            events.iter().find_map(|e| match e {
+                Event::Headers { fields, .. } => {
+                    Some([":status", "x-host", "x-ver"].map(|n| field(fields, n).unwrap_or("-").to_owned()))
+                }
+                _ => None,
+            })
+        };
+        let mut c = H2Client::connect(proxy.addr("fe2"));
+        c.headers(1, &[(":method", "GET"), (":scheme", "http://localhost/?"), (":path", "/")], true);
+        let bad_scheme = c.until_end(1, WAIT);
+        let reached = s1.requests().len();
+        (head(&no_authority), head(&bad_scheme).map(|h| h[0].clone()), reached)
+    };
+    let ours = answers(binary());
+    let ok = ["200", "-", "1.1"].map(str::to_owned);
+    assert_eq!(ours, (Some(ok), Some("400".to_owned()), 0));
+    let Some(haproxy) = haproxy_or_skip("desync_attack_shapes_are_handled_as_haproxy") else { return };
+    assert_eq!(ours, answers(haproxy), "the same answers through haproxy 2.6");
+}

@@ -189,5 +189,5 @@ pub static SERVER_OPTIONS: &[ArgKw] = &[
     arg("verify", 1, Yes),
     arg("verifyhost", 1, Yes),
     arg("weight", 1, Yes),
-    arg("ws", 1, No),
+    arg("ws", 1, Yes),
 ];

@@ -16,6 +16,20 @@ pub enum ServerAddr {
     Unix(PathBuf),
 }
 
+/// `server ... ws <mode>`: the protocol a WebSocket stream is sent over (HAProxy 2.6's
+/// `srv->ws`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ServerWs {
+    /// `auto` (the default): as other streams (`proto`), except that over TLS with an
+    /// `alpn` list naming `http/1.1`, only `http/1.1` is offered.
+    #[default]
+    Auto,
+    /// `h1`: HTTP/1.1 (`Upgrade`), `http/1.1` offered by ALPN.
+    H1,
+    /// `h2`: HTTP/2 (extended CONNECT, RFC 8441), `h2` offered by ALPN.
+    H2,
+}
+
 /// `server <name> <addr> [options]` with `default-server` applied.
 #[derive(Debug, Clone)]
 pub struct Server {
@@ -60,6 +74,8 @@ pub struct Server {
     /// `proto <mux>`: the protocol spoken to the server whatever ALPN says (`h1` or
     /// `h2`); `None`: HTTP/1, or what ALPN negotiated over TLS.
     pub proto: Option<BindProto>,
+    /// `ws auto|h1|h2`: the protocol a WebSocket upgrade goes over.
+    pub ws: ServerWs,
     /// The DNS name of the address, when it is one (its address is then the one it
     /// resolved to at startup, or unset).
     pub fqdn: Option<ServerFqdn>,

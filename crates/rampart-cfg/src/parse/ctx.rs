@@ -86,6 +86,8 @@ pub(crate) struct ServerSettings {
     pub cookie: Option<String>,
     /// `proto <mux>`.
     pub proto: Option<crate::model::BindProto>,
+    /// `ws <mode>`.
+    pub ws: crate::model::ServerWs,
     /// `resolvers`, `resolve-prefer`, `resolve-net`, `resolve-opts`, `init-addr`.
     pub resolve: crate::model::ServerResolve,
 }
@@ -110,6 +112,7 @@ impl Default for ServerSettings {
             tls: crate::model::ServerTls::default(),
             cookie: None,
             proto: None,
+            ws: crate::model::ServerWs::Auto,
             resolve: crate::model::ServerResolve::default(),
         }
     }

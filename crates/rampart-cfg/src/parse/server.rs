@@ -149,6 +149,7 @@ pub(super) fn new_server(
         tls: s.tls,
         cookie: s.cookie,
         proto: s.proto,
+        ws: s.ws,
         fqdn,
         resolve: s.resolve,
         span,
@@ -194,6 +195,7 @@ pub(super) fn implicit_server(
         tls: s.tls,
         cookie: None,
         proto: None,
+        ws: s.ws,
         fqdn: None,
         resolve: Default::default(),
         span: span.clone(),
@@ -291,6 +293,18 @@ fn parse_proto(v: &str) -> Result<crate::model::BindProto, String> {
     }
 }
 
+/// `ws auto|h1|h2`, with HAProxy 2.6's message (also for a missing value: HAProxy
+/// sees an empty word there).
+fn parse_ws(v: &str) -> Result<crate::model::ServerWs, String> {
+    use crate::model::ServerWs;
+    match v {
+        "auto" => Ok(ServerWs::Auto),
+        "h1" => Ok(ServerWs::H1),
+        "h2" => Ok(ServerWs::H2),
+        _ => Err("'ws' has to be 'auto', 'h1' or 'h2'".into()),
+    }
+}
+
 /// `check-proto <mux>`: `h1`, `h2` or `none` (`fcgi` is refused as not supported).
 fn parse_check_proto(v: &str) -> Result<crate::model::BindProto, String> {
     use crate::model::BindProto;
@@ -327,6 +341,7 @@ fn apply_option(word: &str, value: &str, s: &mut ServerSettings, srv: &str) -> R
         "non-stick" => s.non_stick = true,
         "stick" => s.non_stick = false,
         "proto" => s.proto = Some(parse_proto(value)?),
+        "ws" => s.ws = parse_ws(value)?,
         // HAProxy's message ends in a newline it trims before adding its period
         "cookie" if value.is_empty() => return Err(format!("'{word}' expects <value> as argument.")),
         "cookie" => s.cookie = Some(value.to_owned()),
@@ -628,6 +643,12 @@ mod tests {
         assert_eq!(a("check-proto h3"), ["'server b/s' : 'check-proto' :  unknown MUX protocol 'h3'."]);
         assert_eq!(a("check-proto"), ["'server b/s' : 'check-proto' : missing value."]);
         assert_eq!(a("check-proto fcgi"), ["'server b/s' : 'check-proto fcgi' is not supported yet."]);
+        assert_eq!(a("ws h3"), ["'server b/s' : 'ws' has to be 'auto', 'h1' or 'h2'."]);
+        assert_eq!(a("ws"), ["'server b/s' : 'ws' has to be 'auto', 'h1' or 'h2'."]);
+        let cfg = parse_ok("backend b\n default-server ws h2\n server s 127.0.0.1:1\n server t 127.0.0.1:1 ws h1\n server u 127.0.0.1:1 ws auto\n");
+        let s = &cfg.proxies[0].servers;
+        use crate::model::ServerWs;
+        assert_eq!((s[0].ws, s[1].ws, s[2].ws), (ServerWs::H2, ServerWs::H1, ServerWs::Auto));
         let cfg = parse_ok("backend b\n default-server check-proto h2\n server s 127.0.0.1:1\n server t 127.0.0.1:1 check-proto none\n");
         let s = &cfg.proxies[0].servers;
         assert_eq!(

@@ -197,7 +197,7 @@ impl ServerConn {
         let server = &rt.proxies[be].be.servers[self.srv];
         // a connection that presents a certificate replaced since (`commit ssl cert`)
         // closes: the next client gets a new one, as with HAProxy
-        if !self.stream.current_crt(server) {
+        if !self.stream.current_crt(server) || self.key.ws {
             return;
         }
         conn_pool::put(server.pool_key, self.stream, self.key, self.uses + 1, server.pool_max_conn);
@@ -390,7 +390,7 @@ pub async fn connect_or_share<T>(
     let forced = forced.filter(|&s| be.be.servers.get(s).is_some_and(persists));
     let (mut srv, mut busy, queued) = assign_server(rt, be_idx, forced, key, prio).await?;
     let mut ckey = conn_key(&be.be.servers[srv], cx);
-    if let Reuse::MinUses(min) = reuse {
+    if let (Reuse::MinUses(min), false) = (reuse, ckey.ws) {
         let ask = ShareAsk { rt, be: be_idx, srv, key: &ckey, queued, busy };
         busy = match share(ask) {
             Ok(shared) => {
@@ -409,7 +409,7 @@ pub async fn connect_or_share<T>(
     for attempt in 1..=attempts {
         let server = &be.be.servers[srv];
         crate::stats::counters::count_server_conn(rt, be_idx, srv, false);
-        let result = connect_server(rt, be_idx, server, cx.conn, &ckey).await;
+        let result = connect_server(rt, be_idx, server, cx, &ckey).await;
         if result.is_err() {
             be.be.lb.observe(srv, Duration::ZERO, true);
         }
@@ -593,7 +593,7 @@ pub async fn reconnect(
     crate::stats::counters::count_server_conn(rt, be_idx, srv, false);
     let server = &be.be.servers[srv];
     let key = conn_key(server, cx);
-    let result = connect_server(rt, be_idx, server, cx.conn, &key).await;
+    let result = connect_server(rt, be_idx, server, cx, &key).await;
     check::observe(be, srv, if result.is_ok() { Event::L4Ok } else { Event::L4Err });
     match result {
         Ok(stream) => Ok(ServerConn::new(stream, key, srv, 0, false, Busy::new(rt, be_idx, srv))),
@@ -625,6 +625,7 @@ pub fn conn_key(server: &ServerRt, cx: ConnectCtx<'_>) -> ConnKey {
         sni: sni_of(server, cx.sni).map(Box::from),
         proxy: send_proxy::header(&server.send_proxy, cx),
         trust: server.tls.as_deref().map_or(0, |t| t.trust_epoch()),
+        ws: cx.ws && server.ws_apart,
     }
 }
 
@@ -643,16 +644,18 @@ pub fn sni_again(server: &ServerRt, sni: Option<&str>) -> crate::tls::client::Sn
     }
 }
 
-/// One attempt for the stream of client connection `client`: TCP, then for a TLS
-/// server the PROXY header of `key` (before the handshake) and the handshake with its
-/// SNI, all within `timeout connect`. `Err(true)` when it timed out.
+/// One attempt for the stream `cx`: TCP, then for a TLS server the PROXY header of
+/// `key` (before the handshake) and the handshake with its SNI (and for a WebSocket
+/// stream the ALPN the server's `ws` asks for), all within `timeout connect`.
+/// `Err(true)` when it timed out.
 async fn connect_server(
     rt: &Runtime,
     be_idx: usize,
     server: &ServerRt,
-    client: &ConnInfo,
+    cx: ConnectCtx<'_>,
     key: &ConnKey,
 ) -> Result<BackSock, bool> {
+    let client = cx.conn;
     let be = &rt.proxies[be_idx];
     let timeout = be.timeouts.connect;
     let start = tokio::time::Instant::now();
@@ -667,6 +670,10 @@ async fn connect_server(
         return Ok(BackSock::Plain(tcp));
     };
     let tls = server.tls.as_deref().ok_or(false)?;
+    let config = match &tls.ws_traffic {
+        Some(ws) if cx.ws => ws.clone(),
+        _ => config,
+    };
     let left = timeout.map(|t| t.saturating_sub(start.elapsed()));
     if let Some(h) = &key.proxy {
         crate::io::write_all(&tcp, h, left).await.map_err(|_| false)?;

@@ -35,12 +35,22 @@ pub struct ConnectCtx<'a> {
     /// `force-persist` applied: the server a rule chose is used even when down or in
     /// maintenance, and a failed connection is not redispatched.
     pub force_persist: bool,
+    /// A WebSocket stream (an HTTP/1 `Upgrade: websocket`, an HTTP/2 client's
+    /// extended CONNECT): the server's `ws` chooses its protocol.
+    pub ws: bool,
 }
 
 impl<'a> ConnectCtx<'a> {
     /// A context without a unique id.
     pub fn new(conn: &'a ConnInfo) -> ConnectCtx<'a> {
-        ConnectCtx { conn, unique_id: None, prio: super::Priority::default(), sni: &[], force_persist: false }
+        ConnectCtx {
+            conn,
+            unique_id: None,
+            prio: super::Priority::default(),
+            sni: &[],
+            force_persist: false,
+            ws: false,
+        }
     }
 }
 

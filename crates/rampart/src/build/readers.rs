@@ -292,6 +292,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("server stick", "build::build: ServerRt::non_stick (undone)"),
     ("server cookie", "build::build: ServerRt::cookie (stream::ana::cookie)"),
     ("server proto", "build::build: ServerRt::proto (back::BackConn::new, back::h2, back::fcgi)"),
+    ("server ws", "build::server: ServerRt::ws, ws_apart; tls::client: ws_traffic (backend::conn_key, back::h2::speaks_h2)"),
     ("server pool-max-conn", "backend::ServerConn::park (conn_pool::put)"),
     ("server pool-low-conn", "build::build: ServerRt::pool_low_conn (conn_pool::take)"),
     ("id", "stats::proxy_ids (show stat iid, fe_id, be_id)"),

@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::AtomicU32;
 use std::sync::Arc;
 
-use rampart_cfg::model::{Config, Server, ServerAddr};
+use rampart_cfg::model::{BindProto, Config, Server, ServerAddr, ServerWs};
 use rampart_cfg::{Diag, Level};
 
 use crate::check as health_check;
@@ -64,6 +64,7 @@ pub(super) fn server_rt(
         health_check::attach_tls(&mut c, srv, tls.as_ref(), alerts);
         c
     });
+    let ws_apart = ws_apart(srv.proto, srv.ws, tls.as_ref().and_then(|t| t.traffic_alpn()));
     Some(ServerRt {
         name: srv.name.clone(),
         addr: crate::server::AddrCell::new(addr),
@@ -104,7 +105,31 @@ pub(super) fn server_rt(
         rise_fall: (srv.check.rise.unwrap_or(2).max(1), srv.check.fall.unwrap_or(3).max(1)),
         tls: tls.map(Box::new),
         proto: srv.proto,
+        ws: srv.ws,
+        ws_apart,
     })
+}
+
+/// Whether a WebSocket stream to a server with `proto`, `ws` and the `alpn` list of its
+/// TLS traffic (`None`: no TLS or no list) needs a connection apart from the other
+/// streams, spoken in the protocol `ws` names: HAProxy 2.6's `!srv_check_reuse_ws()`.
+/// COMPAT: as in HAProxy 2.6, `ws auto` with an `alpn` list shares the connections of
+/// other streams (a new connection offers `http/1.1` only, an HTTP/2 one in use takes
+/// the stream as an extended CONNECT).
+fn ws_apart(proto: Option<BindProto>, ws: ServerWs, alpn: Option<&[Vec<u8>]>) -> bool {
+    let only = |list: &[Vec<u8>], p: &[u8]| list.len() == 1 && list[0] == p;
+    match (proto, alpn) {
+        (None, Some(list)) => match ws {
+            ServerWs::Auto => false,
+            ServerWs::H1 => !only(list, b"http/1.1"),
+            ServerWs::H2 => !only(list, b"h2"),
+        },
+        _ => match ws {
+            ServerWs::Auto => false,
+            ServerWs::H1 => !matches!(proto, None | Some(BindProto::H1)),
+            ServerWs::H2 => proto != Some(BindProto::H2),
+        },
+    }
 }
 
 /// A server `add server` asked for in backend `be`, with its id and pool key: built
@@ -159,5 +184,31 @@ pub fn dynamic_server(
             Ok(s)
         }
         _ => Err(errors),
+    }
+}
+
+#[cfg(test)]
+mod ws_tests {
+    use super::*;
+
+    #[test]
+    fn websocket_streams_apart_as_haproxy() {
+        let (h1, h2) = (Some(BindProto::H1), Some(BindProto::H2));
+        let both = [b"h2".to_vec(), b"http/1.1".to_vec()];
+        let (h2_only, h1_only) = ([b"h2".to_vec()], [b"http/1.1".to_vec()]);
+        assert!(!ws_apart(None, ServerWs::Auto, None));
+        assert!(!ws_apart(h2, ServerWs::Auto, None));
+        assert!(!ws_apart(None, ServerWs::Auto, Some(&both)));
+        assert!(!ws_apart(None, ServerWs::H1, None));
+        assert!(!ws_apart(h1, ServerWs::H1, None));
+        assert!(ws_apart(h2, ServerWs::H1, None));
+        assert!(ws_apart(None, ServerWs::H2, None));
+        assert!(!ws_apart(h2, ServerWs::H2, None));
+        assert!(ws_apart(None, ServerWs::H2, Some(&both)));
+        assert!(!ws_apart(None, ServerWs::H2, Some(&h2_only)));
+        assert!(ws_apart(None, ServerWs::H1, Some(&both)));
+        assert!(!ws_apart(None, ServerWs::H1, Some(&h1_only)));
+        // `proto` wins over the list
+        assert!(!ws_apart(h2, ServerWs::H2, Some(&both)));
     }
 }

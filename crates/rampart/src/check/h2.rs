@@ -67,7 +67,7 @@ impl H2Chk {
 
     /// The bytes that open the connection and send `req` (an HTTP/1 request the send
     /// rule rendered) on stream 1; `tls`: the connection is TLS (the `:scheme`).
-    pub fn request(&mut self, req: &[u8], tls: bool) -> Result<Vec<u8>, Broken> {
+    pub fn request(&mut self, req: &[u8]) -> Result<Vec<u8>, Broken> {
         let mut h1 = Head::default();
         match h1::parse_request(req, req.len() + 1, &mut h1) {
             Ok(true) => {}
@@ -80,7 +80,7 @@ impl H2Chk {
         let view = MsgView { head: &msg, buf: req };
         let mut fields: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
         let mut lower = Vec::new();
-        crate::h2::client::request_fields(view, tls, None, &mut lower, |n, v| fields.push((n.to_vec(), v.to_vec())));
+        crate::h2::client::request_fields(view, None, &mut lower, |n, v| fields.push((n.to_vec(), v.to_vec())));
         let mut block = Vec::new();
         Encoder::new().encode(fields.iter().map(|(n, v)| (&n[..], &v[..], Flags::NONE)), &mut block);
         let mut out = PREFACE.to_vec();
@@ -236,7 +236,7 @@ mod tests {
     fn the_request_is_translated_as_a_stream_would_be() {
         let mut h2 = H2Chk::new();
         let req = b"GET /health HTTP/1.1\r\nhost: h.test\r\nx-a: 1\r\nconnection: close\r\n\r\n";
-        let out = h2.request(req, false).unwrap();
+        let out = h2.request(req).unwrap();
         assert!(out.starts_with(PREFACE));
         let mut rest = &out[PREFACE.len()..];
         let mut frames = Vec::new();
@@ -246,16 +246,16 @@ mod tests {
                 assert!(end_stream, "no body: the HEADERS end the stream");
                 let got = fields_of(fragment);
                 let got: Vec<_> = got.iter().map(|(n, v)| format!("{n}={v}")).collect();
-                assert_eq!(got, [":method=GET", ":scheme=http", ":authority=h.test", ":path=/health", "x-a=1"]);
+                assert_eq!(got, [":method=GET", ":scheme=https", ":authority=h.test", ":path=/health", "x-a=1"]);
             }
             rest = &rest[n..];
         }
         assert_eq!(frames, ["Settings", "Headers"]);
         let mut h2 = H2Chk::new();
-        let out = h2.request(b"GET /status HTTP/1.0\r\n\r\n", false).unwrap();
+        let out = h2.request(b"GET /status HTTP/1.0\r\n\r\n").unwrap();
         assert!(out.len() > PREFACE.len(), "without a Host: no :authority");
         let mut h2 = H2Chk::new();
-        let out = h2.request(b"POST / HTTP/1.0\r\ncontent-length: 3\r\n\r\nabc", true).unwrap();
+        let out = h2.request(b"POST / HTTP/1.0\r\ncontent-length: 3\r\n\r\nabc").unwrap();
         assert!(out.ends_with(b"abc"), "the body as DATA");
     }
 
@@ -311,7 +311,7 @@ mod tests {
         encode_data(&mut data, STREAM, b"x", false);
         assert_eq!(h2.on_bytes(&data, &mut r, 100), Err(Broken), "DATA before the head");
         assert_eq!(H2Chk::new().on_bytes(b"\0\0\x04\x00\0\0\0\0\x01ab", &mut r, 100).map(|_| ()), Ok(()));
-        assert_eq!(H2Chk::new().request(b"not http", false), Err(Broken));
+        assert_eq!(H2Chk::new().request(b"not http"), Err(Broken));
         let long = headers(&[(":status", "200")], false);
         let mut h2 = H2Chk::new();
         h2.on_bytes(&long, &mut r, 3).unwrap();

@@ -465,8 +465,7 @@ impl Run<'_> {
         };
         let data = match self.h2.as_mut() {
             Some(h2) if matches!(s, Send::Http(_)) => {
-                let tls = self.conn.as_ref().is_some_and(CheckConn::is_tls);
-                h2.request(&data, tls).map_err(|_| Outcome::new(CheckStatus::L7Rsp, ""))?
+                h2.request(&data).map_err(|_| Outcome::new(CheckStatus::L7Rsp, ""))?
             }
             _ => data,
         };

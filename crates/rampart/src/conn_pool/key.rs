@@ -24,6 +24,9 @@ pub struct ConnKey {
     /// The server's TLS trust when the connection was verified
     /// (`ServerTlsRt::trust_epoch`: moves with each `commit ssl ca-file|crl-file`).
     pub trust: u64,
+    /// Opened for a WebSocket stream in the protocol the server's `ws` names rather
+    /// than its own (`ServerRt::ws_apart`): never reused, never shared.
+    pub ws: bool,
 }
 
 #[cfg(test)]
@@ -39,7 +42,8 @@ mod tests {
         let pp1 = ConnKey { proxy: Some(b"PROXY TCP4 1.1.1.1 2.2.2.2 40000 80\r\n".to_vec()), ..ConnKey::default() };
         let pp2 = ConnKey { proxy: Some(b"PROXY TCP4 1.1.1.1 2.2.2.2 50000 80\r\n".to_vec()), ..ConnKey::default() };
         let trust = ConnKey { trust: 1, ..ConnKey::default() };
-        let all = [&plain, &dst1, &dst2, &sni, &pp1, &pp2, &trust];
+        let ws = ConnKey { ws: true, ..ConnKey::default() };
+        let all = [&plain, &dst1, &dst2, &sni, &pp1, &pp2, &trust, &ws];
         for (i, a) in all.iter().enumerate() {
             for (j, b) in all.iter().enumerate() {
                 assert_eq!(a == b, i == j, "{a:?} {b:?}");

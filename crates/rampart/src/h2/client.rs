@@ -3,8 +3,8 @@
 //! message, with HAProxy 2.6's rules (`h2s_bck_make_req_headers()`,
 //! `h2_make_htx_response()` of mux_h2.c and h2.c).
 //!
-//! A request becomes `:method`, `:scheme` (the target's, else `https` towards a TLS
-//! server, `http` otherwise), `:authority` (the target's authority, else the `Host`
+//! A request becomes `:method`, `:scheme` (the target's, else `https`, as HAProxy 2.6
+//! sends for an origin-form target whatever the connection), `:authority` (the target's authority, else the `Host`
 //! header, which is then not sent), `:path` (the path and query, `/` when empty, `*`
 //! for `OPTIONS *`), then its fields in lower case without the connection-specific ones
 //! (`connection` and the fields it names, `keep-alive`, `proxy-connection`,
@@ -15,14 +15,12 @@ use rampart_proto::http::{HdrKind, Header, Slice};
 
 use crate::http::{uri, BodyLen, Method, MsgHead, MsgView, Version};
 
-/// Hands the request's fields, in order, to `emit` (name, value). `tls`: the server
-/// connection is TLS (the scheme of an origin-form target). `protocol`: an HTTP/1.1
+/// Hands the request's fields, in order, to `emit` (name, value). `protocol`: an HTTP/1.1
 /// upgrade to this protocol, sent as an extended CONNECT (RFC 8441 §4: `:method`
 /// `CONNECT` and `:protocol`, with the `:scheme`, `:authority` and `:path` of any
 /// request), as HAProxy converts it.
 pub fn request_fields(
     req: MsgView<'_>,
-    tls: bool,
     protocol: Option<&[u8]>,
     lower: &mut Vec<u8>,
     mut emit: impl FnMut(&[u8], &[u8]),
@@ -35,10 +33,13 @@ pub fn request_fields(
     if head.method == Method::Connect && protocol.is_none() {
         emit(b":authority", authority.unwrap_or(req.uri()));
     } else {
+        // COMPAT: as HAProxy 2.6 (`h2s_bck_make_req_headers()`), an origin-form target
+        // (an HTTP/1 client's) goes out with `https`, the browsers' default, even on
+        // a cleartext connection (RFC 9113 §8.3.1 would say `http`); an HTTP/2
+        // client's request keeps its own `:scheme`
         let scheme: &[u8] = match target.scheme {
             s if !s.is_empty() => s,
-            _ if tls => b"https",
-            _ => b"http",
+            _ => b"https",
         };
         emit(b":scheme", scheme);
         if let Some(a) = authority {

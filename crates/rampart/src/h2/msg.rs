@@ -35,11 +35,16 @@ pub struct Malformed(pub &'static str);
 /// A `:method` that is not a token (RFC 9110 §9.1).
 pub const BAD_METHOD: Malformed = Malformed("invalid :method");
 
+/// A `:scheme` that is not a scheme (RFC 3986 §3.1: a letter, then letters, digits,
+/// `+`, `-`, `.`), as HAProxy 2.6's `http_validate_scheme()` (reg-test
+/// `h2_desync_attacks`: `http://localhost/?` as a scheme is a 400).
+pub const BAD_SCHEME: Malformed = Malformed("invalid :scheme");
+
 impl Malformed {
     /// Whether the client is answered `400 Bad Request` rather than the stream reset:
     /// HAProxy parses such a request and refuses it as it refuses an HTTP/1 one.
     pub fn answered_400(self) -> bool {
-        self == BAD_METHOD
+        self == BAD_METHOD || self == BAD_SCHEME
     }
 }
 
@@ -215,6 +220,9 @@ impl<'m> ReqFields<'m> {
                 (None, _) => return Err(Malformed("missing :scheme")),
                 (_, None) => return Err(Malformed("missing :path")),
             };
+            if !is_scheme(raw(scheme)) {
+                return Err(BAD_SCHEME);
+            }
             let p = raw(path);
             if p.is_empty() || (p[0] != b'/' && p != b"*") {
                 return Err(Malformed("invalid :path"));
@@ -247,6 +255,12 @@ impl<'m> ReqFields<'m> {
     fn push(&mut self, bytes: &[u8]) -> Slice {
         push(self.buf, bytes)
     }
+}
+
+/// Whether `s` is a URI scheme (RFC 3986 §3.1).
+fn is_scheme(s: &[u8]) -> bool {
+    s.first().is_some_and(u8::is_ascii_alphabetic)
+        && s.iter().all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.'))
 }
 
 /// Builds the target of a request with a `:scheme` and a `:path`: the absolute form

@@ -218,3 +218,17 @@ fn a_method_that_is_not_a_token_is_answered_400() {
     assert_eq!(bad, Some(BAD_METHOD));
     assert!(BAD_METHOD.answered_400() && !Malformed("missing :path").answered_400());
 }
+
+#[test]
+fn a_scheme_that_is_not_one_is_answered_400() {
+    let bad = request(&[(":method", "GET"), (":scheme", "http://localhost/?"), (":path", "/")], true).err();
+    assert_eq!(bad, Some(BAD_SCHEME));
+    assert!(BAD_SCHEME.answered_400());
+    for ok in ["http", "https", "coap+tcp", "a.b-c"] {
+        assert!(request(&[(":method", "GET"), (":scheme", ok), (":path", "/")], true).is_ok(), "{ok}");
+    }
+    for bad in ["", "1http", "ht tp", "http:"] {
+        let got = request(&[(":method", "GET"), (":scheme", bad), (":path", "/")], true).err();
+        assert_eq!(got, Some(BAD_SCHEME), "{bad:?}");
+    }
+}

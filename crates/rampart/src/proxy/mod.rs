@@ -388,6 +388,11 @@ pub struct ServerRt {
     /// `proto h1|h2`: the protocol spoken whatever ALPN says; `None`: HTTP/1, or HTTP/2
     /// when ALPN negotiates `h2`.
     pub proto: Option<rampart_cfg::model::BindProto>,
+    /// `ws auto|h1|h2`: the protocol of WebSocket streams.
+    pub ws: rampart_cfg::model::ServerWs,
+    /// A WebSocket stream takes a new connection of its own, spoken in the protocol
+    /// `ws` names (HAProxy 2.6's `!srv_check_reuse_ws()`).
+    pub ws_apart: bool,
 }
 
 impl ServerRt {

@@ -112,6 +112,19 @@ pub(super) struct Exchange<'s> {
     pub tmo: TimeoutOverride,
     /// The backend's `retry-on` response conditions apply (no `disable-l7-retry`).
     pub l7_retry: bool,
+    /// A WebSocket stream ([`websocket`]): a retry connects as the first attempt did.
+    pub ws: bool,
+}
+
+/// Whether the request `req` starts a WebSocket stream, whose protocol towards the
+/// server the server's `ws` chooses: an upgrade (HTTP/1 `Connection: upgrade`, an
+/// HTTP/2 client's extended CONNECT) to `websocket`. Looks at the headers only for an
+/// upgrade.
+/// COMPAT: HAProxy 2.6 also counts an HTTP/1 `Upgrade: websocket` without
+/// `Connection: upgrade`, and any extended CONNECT whatever its `:protocol`.
+#[inline]
+pub(super) fn websocket<F: HttpFront>(front: &F, req: &MsgHead) -> bool {
+    front.req_meta().upgrade && crate::http::websocket::is_websocket(req.view(front.req_buf()))
 }
 
 /// Why the response could not be forwarded.
@@ -637,7 +650,7 @@ async fn retry_on_new_conn(x: &Exchange<'_>, back: &mut BackConn, replayable: bo
     let srv = back.srv();
     // COMPAT: this rare retry's header carries no UNIQUE_ID TLV
     let sni = backend::sni_again(&rt.proxies[x.be].be.servers[srv], back.sni());
-    let cx = ConnectCtx { sni: &sni, ..ConnectCtx::new(x.conn) };
+    let cx = ConnectCtx { sni: &sni, ws: x.ws, ..ConnectCtx::new(x.conn) };
     let Ok(new) = backend::reconnect(rt, x.be, srv, cx).await else { return false };
     if !backend::send_proxy::send(rt, x.be, &new).await {
         return false;
@@ -663,7 +676,7 @@ async fn send_again(x: &Exchange<'_>, back: &mut BackConn, last: bool) -> bool {
     crate::stats::counters::count_srv_error(rt, x.be, Some(prev), retry);
     // the SNI the previous connection announced, again
     let sni = backend::sni_again(&be.be.servers[target], prev_sni.as_deref());
-    let cx = ConnectCtx { sni: &sni, ..ConnectCtx::new(x.conn) };
+    let cx = ConnectCtx { sni: &sni, ws: x.ws, ..ConnectCtx::new(x.conn) };
     let prio = backend::Priority::default();
     let Ok(new) = backend::connect(rt, x.be, Reuse::No, Some(target), None, prio, cx).await else { return false };
     // COMPAT: as for the pool's retry, the header carries no UNIQUE_ID TLV

@@ -396,7 +396,9 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
         prio: txn.st.prio,
         sni: &sni,
         force_persist: txn.st.persist == crate::action::state::Persist::Force,
+        ws: forward::websocket(front, &txn.req),
     };
+    let ws = cx.ws;
     let server = match forward::connect(front, s.shared, be, s.srv, key, txn.req.method, cx).await {
         Ok(c) => {
             let (srv, back_tls, queued) = forward::conn_facts(&c);
@@ -470,7 +472,7 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
         }
         (v, filter)
     };
-    let x = forward::Exchange { rt: stream.shared, conn: stream.conn, fe: stream.fe, be, tmo, l7_retry };
+    let x = forward::Exchange { rt: stream.shared, conn: stream.conn, fe: stream.fe, be, tmo, l7_retry, ws };
     let forwarded = forward::forward(front, &x, server, req, res, on_response).await;
     // COMPAT: `http-response set-mark|set-tos` apply once the response went out,
     // HAProxy sets them when the rule runs

@@ -274,6 +274,7 @@ async fn analyse<F: TcpFront>(front: &mut F, st: &mut TcpState<'_>) -> Option<us
         prio: Default::default(),
         sni: &sni,
         force_persist: persist == Persist::Force,
+        ws: false,
     };
     let Some(srv) = front.connect(be, forced, cx).await else {
         return end(front, Stop::Close, Some(be));

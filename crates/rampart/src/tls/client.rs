@@ -58,9 +58,18 @@ pub struct ServerTlsRt {
     base: Arc<Base>,
     /// The server's `alpn` list as offered.
     alpn: Vec<Vec<u8>>,
+    /// For the connections of WebSocket streams that `ws` sends apart (HAProxy's
+    /// `conn_update_alpn()` in `connect_server()`): `http/1.1` only (`ws h1`, or `ws
+    /// auto` with `http/1.1` in the list), `h2` only (`ws h2`); `None`: `traffic`.
+    pub ws_traffic: Option<Arc<ClientConfig>>,
 }
 
 impl ServerTlsRt {
+    /// The server's `alpn` list, when its traffic speaks TLS and the list is not empty.
+    pub fn traffic_alpn(&self) -> Option<&[Vec<u8>]> {
+        self.traffic.as_ref().filter(|_| !self.alpn.is_empty()).map(|_| &self.alpn[..])
+    }
+
     /// Whether the server's `alpn` offers `h2`.
     pub fn offers_h2(&self) -> bool {
         self.traffic.is_some() && self.alpn.iter().any(|p| p.as_slice() == b"h2")
@@ -139,7 +148,30 @@ pub fn build(
     let check_sni = t.check_sni.as_deref().and_then(|n| ServerName::try_from(n.to_owned()).ok());
     let addr_name = ServerName::IpAddress(addr.ip().into());
     let crt = base.client_cert.clone();
-    Some(ServerTlsRt { traffic, check, sni, sni_slot, check_sni, addr_name, chain, crt, base: Arc::new(base), alpn })
+    let ws_traffic = match ws_alpn(srv.ws, &alpn).filter(|_| traffic.is_some()).map(|a| base.config(a)) {
+        Some(Ok(c)) => Some(c),
+        Some(Err(e)) => {
+            alert(alerts, format!("{ctx}{e}"));
+            return None;
+        }
+        None => None,
+    };
+    let base = Arc::new(base);
+    Some(ServerTlsRt { traffic, check, sni, sni_slot, check_sni, addr_name, chain, crt, base, alpn, ws_traffic })
+}
+
+/// What a connection for a WebSocket stream offers by ALPN instead of the server's
+/// `alpn` list, as HAProxy 2.6's `connect_server()`: `ws h1` offers `http/1.1`, `ws h2`
+/// offers `h2`, `ws auto` offers `http/1.1` when the list names it; `None`: the list.
+fn ws_alpn(ws: rampart_cfg::model::ServerWs, alpn: &[Vec<u8>]) -> Option<Vec<Vec<u8>>> {
+    use rampart_cfg::model::ServerWs;
+    let h1 = || vec![b"http/1.1".to_vec()];
+    match ws {
+        _ if alpn.is_empty() => None,
+        ServerWs::Auto => alpn.iter().any(|p| p == b"http/1.1").then(h1),
+        ServerWs::H1 => Some(h1()),
+        ServerWs::H2 => Some(vec![b"h2".to_vec()]),
+    }
 }
 
 /// The TLS configuration of a `ring` section's `server ... ssl` line (and of a remote

@@ -96,6 +96,22 @@ fn ca_file_client_cert_alpn_and_resumption() {
 }
 
 #[test]
+fn websocket_alpn_follows_ws() {
+    let ws = |opts: &str| {
+        let rt = built(&format!("backend b\n server s 127.0.0.1:443 ssl verify none {opts}\n")).0.expect("built");
+        rt.ws_traffic.as_ref().map(|c| c.alpn_protocols.clone())
+    };
+    let (h1, h2) = (Some(vec![b"http/1.1".to_vec()]), Some(vec![b"h2".to_vec()]));
+    assert_eq!(ws("alpn h2,http/1.1"), h1);
+    assert_eq!(ws("alpn h2,http/1.1 ws auto"), h1);
+    assert_eq!(ws("alpn h2"), None);
+    assert_eq!(ws("alpn h2 ws h1"), h1);
+    assert_eq!(ws("alpn h2,http/1.1 ws h2"), h2);
+    assert_eq!(ws("ws h2"), None);
+    assert_eq!(ws(""), None);
+}
+
+#[test]
 fn version_rules() {
     let v = |text: &str| {
         let mut t = TlsVersions::default();

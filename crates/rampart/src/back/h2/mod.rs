@@ -67,9 +67,17 @@ use crate::tls::TlsInfo;
 use shared::{Block, ConnRef};
 
 /// Whether `sc`, a new connection to `server`, speaks HTTP/2: `proto h2`, or `h2`
-/// negotiated by ALPN.
+/// negotiated by ALPN; for a connection opened apart for a WebSocket stream, what the
+/// server's `ws` names (HAProxy 2.6's `srv_get_ws_proto()`).
 pub fn speaks_h2(server: &ServerRt, sc: &ServerConn) -> bool {
-    use rampart_cfg::model::BindProto;
+    use rampart_cfg::model::{BindProto, ServerWs};
+    if sc.key.ws {
+        match server.ws {
+            ServerWs::H1 => return false,
+            ServerWs::H2 => return true,
+            ServerWs::Auto => {}
+        }
+    }
     match server.proto {
         Some(BindProto::H2) => true,
         Some(_) => false,
@@ -207,6 +215,8 @@ pub struct Rx {
     done: bool,
     /// The request was an upgrade (extended CONNECT).
     upgrade: Option<Box<Upgrade>>,
+    /// A bodyless response whose stream goes on: DATA are dropped until its end.
+    drain: bool,
 }
 
 impl H2Back {
@@ -214,7 +224,8 @@ impl H2Back {
     /// starts (driver task, registered unless private).
     pub fn start(sc: ServerConn, server: &ServerRt, opening: Opening) -> H2Back {
         let (sock, key, srv, busy) = sc.into_parts();
-        let home = opening.shared.then(|| conn::Home { pool_key: server.pool_key, key: key.clone() });
+        // a connection opened apart for a WebSocket stream is not shared
+        let home = (opening.shared && !key.ws).then(|| conn::Home { pool_key: server.pool_key, key: key.clone() });
         let conn = conn::start(sock, home, opening.idle);
         H2Back::new(conn, srv, key, false, busy, opening, server.pool_key)
     }
@@ -353,11 +364,10 @@ impl HttpBack for H2Back {
         body: &[u8],
         timeout: Option<Duration>,
     ) -> Result<(), IoError> {
-        let tls = self.conn.as_ref().is_some_and(|c| c.borrow().tls.is_some());
         self.upgrade = how.upgrade.then(|| upgrade_of(req)).flatten();
         let protocol = self.upgrade.as_ref().map(|u| &u.protocol[..]);
         let (mut block, mut lower) = (Block::default(), Vec::new());
-        request_fields(req, tls, protocol, &mut lower, |n, v| block.push(n, v));
+        request_fields(req, protocol, &mut lower, |n, v| block.push(n, v));
         self.req = block;
         self.req_body.clear();
         self.req_body.extend_from_slice(body);
@@ -376,7 +386,7 @@ impl HttpBack for H2Back {
         // COMPAT: a retry to a server that no longer negotiates HTTP/2 fails (502)
         let alpn_h1 = sc.stream.tls().is_some_and(|t| t.info.alpn.as_deref().is_some_and(|a| a != b"h2"));
         let (sock, key, srv, busy) = sc.into_parts();
-        let home = self.opening.shared.then(|| conn::Home { pool_key: self.pool_key, key: key.clone() });
+        let home = (self.opening.shared && !key.ws).then(|| conn::Home { pool_key: self.pool_key, key: key.clone() });
         self.conn = Some(conn::start(sock, home, self.opening.idle));
         (self.srv, self.key, self.busy, self.from_pool) = (srv, key, Some(busy), false);
         if alpn_h1 {
@@ -631,7 +641,11 @@ impl BackRecv for RxHalf<'_> {
         }
         rx.chunked = rx.body == BodyLen::Unknown;
         let ended = self.conn.borrow().streams.get(&self.id).is_none_or(|s| s.remote_end && s.inbox.is_empty());
-        rx.done = matches!(rx.body, BodyLen::None) || (rx.body == BodyLen::Known(0) && ended);
+        // a bodyless response (to HEAD, a 204 or 304) whose HEADERS did not end the
+        // stream: its end is waited for (`recv_body` drops any DATA), as HAProxy waits
+        // for END_STREAM, so that the next request of the client comes after it
+        rx.done = ended && matches!(rx.body, BodyLen::None | BodyLen::Known(0));
+        rx.drain = rx.body == BodyLen::None;
         let end = rx.head_buf.len();
         Ok(end..end)
     }
@@ -649,6 +663,8 @@ impl BackRecv for RxHalf<'_> {
         let rx = &mut *self.rx;
         rx.out.clear();
         match got {
+            // no body expected: what the server sends anyway is dropped
+            Got::Data(_) if rx.drain => {}
             Got::Data(d) if rx.chunked => crate::h1::write::push_chunk(&mut rx.out, &d),
             Got::Data(d) => rx.out = d,
             Got::End(trailers) => {

@@ -325,12 +325,22 @@ impl<'a> HttpFront for H2Front<'a> {
     async fn reply(&mut self, res: &MsgHead, reply: &Synth<'_>) -> Next {
         let sink = self.sink();
         let view = res.view(reply.buf);
-        let bodyless = self.method == Method::Head || matches!(res.status, 100..=199 | 204 | 304);
+        // as HAProxy, a `101` (`http-after-response set-status 101`) answers an
+        // extended CONNECT as `200` (RFC 8441 §5); HTTP/2 has no `101` otherwise
+        let status = match res.status {
+            101 if self.tunnel == Some(Tunnel::Upgrade) => 200,
+            101 => {
+                self.shared.borrow_mut().reset(self.id, ErrorCode::InternalError);
+                return Next::Close;
+            }
+            s => s,
+        };
+        let bodyless = self.method == Method::Head || matches!(status, 100..=199 | 204 | 304);
         let body = if bodyless { &[][..] } else { &reply.body[..] };
         let mut lower = Vec::new();
         self.shared.borrow_mut().send_headers(
             self.id,
-            &mut |emit| response_fields(view, &mut lower, emit),
+            &mut |emit| response_fields_as(view, status, &mut lower, emit),
             body.is_empty(),
         );
         if !body.is_empty() && sink.send_all(body, true).await.is_err() {
@@ -503,11 +513,15 @@ impl ResSink for H2Sink<'_> {
         // server's HEADERS that ended its stream) ends the stream with its HEADERS: a gRPC
         // "trailers-only" response must reach the client as one HEADERS frame, the status
         // fields in it, not followed by an empty DATA (grpc-core then reports UNKNOWN).
-        let end = bodyless || (how.whole && body.is_empty());
+        // The answer to HEAD ends its stream once the server's response ended (a rule
+        // may have sent a GET): as HAProxy, which skips the body and sends END_STREAM
+        // at its end, so that the client's next request finds the server connection
+        // free again (reg-test http_bodyless_response).
+        let end = if self.head { how.whole } else { bodyless || (how.whole && body.is_empty()) };
         let mut lower = Vec::new();
         self.shared.borrow_mut().send_headers(self.id, &mut |emit| response_fields(head, &mut lower, emit), end);
         progress.head.store(0, Ordering::Relaxed);
-        if end {
+        if end || self.head {
             return Ok(None);
         }
         self.send_body(body, how.whole).await?;
@@ -530,10 +544,13 @@ impl ResSink for H2Sink<'_> {
         // then (no RST_STREAM within 1.5 s in http2_backend's cancel test); rampart
         // cancels it within ABORT_CHECK_EVERY, as both do before the response head.
         if self.head {
-            // the answer to HEAD ended with its HEADERS: what the server sent anyway (a
-            // rule made its request a GET) is read to its end and dropped, as HAProxy
-            // skips it
+            // what the server sent anyway (a rule made its request a GET) is read to
+            // its end and dropped, as HAProxy skips it; then the stream ends (a client
+            // that reset it meanwhile does not need that)
             while rx.recv_body(t_server).await?.is_some() {}
+            if !self.shared.borrow().streams.get(&self.id).is_none_or(|s| s.local_end) {
+                let _ = self.send_all(&[], true).await;
+            }
             return Ok(());
         }
         let gone = self.client_gone();
