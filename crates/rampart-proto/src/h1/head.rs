@@ -341,9 +341,7 @@ fn finish_request(buf: &[u8], head: &mut Head) -> Result<(), H1Error> {
 }
 
 /// `Host` against the request target (RFC 9112 §3.2, §3.2.2, §3.2.3; see `target`):
-/// required in HTTP/1.1 with an absolute-form or authority-form target (COMPAT: an
-/// origin-form one goes without, as HAProxy 2.6 forwards it: the request an HTTP/2
-/// client without `:authority` makes, reg-test `h2_desync_attacks`), a valid `uri-host [ ":" port ]`, empty only when the target
+/// required in HTTP/1.1, a valid `uri-host [ ":" port ]`, empty only when the target
 /// has no authority, equal to the authority when it has one. Then the two are made
 /// identical on output: a CONNECT to a default port makes the Host value lose its
 /// `:port` (as HAProxy); an absolute-form target's authority (without a default port)
@@ -351,7 +349,7 @@ fn finish_request(buf: &[u8], head: &mut Head) -> Result<(), H1Error> {
 fn check_host(buf: &[u8], head: &mut Head, found: &Found, target: &Target) -> Result<(), H1Error> {
     let host = found.host.map(|i| head.headers[i].value.get(buf));
     match host {
-        None if head.version == Version::Http11 && target.has_authority() => return Err(H1Error::Host),
+        None if head.version == Version::Http11 => return Err(H1Error::Host),
         Some(b"") if target.has_authority() => return Err(H1Error::Host),
         Some(v) if !v.is_empty() && !target::is_valid_host(v) => return Err(H1Error::Host),
         _ => {}

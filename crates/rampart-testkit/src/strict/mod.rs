@@ -544,11 +544,9 @@ pub fn host_port(v: &str) -> Option<(&str, Option<&str>)> {
 
 /// RFC 9112 §3.2: one Host in HTTP/1.1 (at most one in 1.0), a valid value, empty
 /// only when the target has no authority, equal to the authority when it has one.
-/// As HAProxy 2.6 (and rampart), an HTTP/1.1 request with an origin-form target may
-/// come without Host.
 fn check_host(m: &Msg, authority: Option<&str>) -> R<()> {
     let hosts = m.all("host");
-    if hosts.len() > 1 || (hosts.is_empty() && m.minor == 1 && authority.is_some()) {
+    if hosts.len() > 1 || (hosts.is_empty() && m.minor == 1) {
         return invalid("host count");
     }
     let Some(value) = hosts.first() else { return Ok(()) };
