@@ -288,7 +288,7 @@ def main():
         nginx.wait(10)
         shutil.rmtree(tmp, ignore_errors=True)
 
-    print(f"haproxy compresses with {lib}; rampart with zlib-rs (flate2), both at level 1")
+    print(f"haproxy compresses with {lib}; rampart with its own fast encoder (comp/fast.rs) at level 1, zlib-rs above")
     print(f"cache: total-max-size {args.cache_mb} MB; filled with {results['rampart']['objects']} objects of "
           f"{args.fill_kib} KiB; text {args.text_kib} KiB\n")
     print("| proxy | proxied µs/req | hit µs/req | hit/proxied | hits/lookups | gzip ms CPU/MiB | ratio | "
