@@ -14,6 +14,7 @@
 
 mod http_common;
 mod test_pki;
+mod ws_frames;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener};
@@ -22,38 +23,12 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
-use base64::Engine as _;
-use sha1::Digest as _;
-
 use http_common::{binary, start, PREAMBLE};
 use rampart_testkit::{haproxy_or_skip, Proxy, RawClient, Running};
+use ws_frames::{accept_of, client_frame, server_frame};
 
 const WAIT: Duration = Duration::from_secs(5);
 const KEY: &str = "dGhlIHNhbXBsZSBub25jZQ==";
-
-/// RFC 6455 §4.2.2: the accept key for `key`.
-fn accept_of(key: &str) -> String {
-    let mut h = sha1::Sha1::new();
-    h.update(key.as_bytes());
-    h.update(b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11");
-    base64::engine::general_purpose::STANDARD.encode(h.finalize())
-}
-
-/// A masked client text frame (payload under 126 bytes).
-fn client_frame(payload: &[u8]) -> Vec<u8> {
-    let mask = [0x12, 0x34, 0x56, 0x78];
-    let mut f = vec![0x81, 0x80 | payload.len() as u8];
-    f.extend_from_slice(&mask);
-    f.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
-    f
-}
-
-/// A server text frame.
-fn server_frame(payload: &[u8]) -> Vec<u8> {
-    let mut f = vec![0x81, payload.len() as u8];
-    f.extend_from_slice(payload);
-    f
-}
 
 /// An HTTP/1.1 WebSocket echo server for one connection: sends the head it received
 /// (or its first bytes, if they are no HTTP/1 head), answers the handshake, then echoes

@@ -8,6 +8,7 @@
 
 mod http2_client;
 mod http_common;
+mod ws_frames;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -16,37 +17,12 @@ use std::thread;
 use std::time::Duration;
 
 use base64::Engine as _;
-use sha1::Digest as _;
-
 use http2_client::{field, Event, H2Client};
 use http_common::{start, PREAMBLE};
 use rampart_testkit::{RawClient, Running};
+use ws_frames::{accept_of, client_frame, server_frame};
 
 const WAIT: Duration = Duration::from_secs(5);
-
-/// RFC 6455 §4.2.2: the accept key for `key`.
-fn accept_of(key: &str) -> String {
-    let mut h = sha1::Sha1::new();
-    h.update(key.as_bytes());
-    h.update(b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11");
-    base64::engine::general_purpose::STANDARD.encode(h.finalize())
-}
-
-/// A client's WebSocket text frame (masked, RFC 6455 §5.3), payload under 126 bytes.
-fn client_frame(payload: &[u8]) -> Vec<u8> {
-    let mask = [0x12, 0x34, 0x56, 0x78];
-    let mut f = vec![0x81, 0x80 | payload.len() as u8];
-    f.extend_from_slice(&mask);
-    f.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
-    f
-}
-
-/// A server's WebSocket text frame (not masked).
-fn server_frame(payload: &[u8]) -> Vec<u8> {
-    let mut f = vec![0x81, payload.len() as u8];
-    f.extend_from_slice(payload);
-    f
-}
 
 /// Reads one client frame from `s` (masked, short): its payload; `None` at the end.
 fn read_client_frame(s: &mut TcpStream) -> Option<Vec<u8>> {
