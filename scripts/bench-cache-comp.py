@@ -36,7 +36,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
+
+from benchlib import cpu_ticks, free_port, rss_kib, wait_port
 
 NGINX = """\
 worker_processes 1;
@@ -100,35 +101,6 @@ backend be_comp
 WORDS = ("the of and to in is that for it as was with be by on not he this are or his from at which but have an "
          "they you were her she there been one all we their has would when if so no will more can out up other "
          "proxy server request response header cache compression backend frontend stream session rule").split()
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-def cpu_ticks(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])  # utime + stime
-
-
-def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
-
-
-def wait_port(port):
-    for _ in range(200):
-        try:
-            socket.create_connection(("127.0.0.1", port), 0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    sys.exit(f"nothing listens on {port}")
 
 
 def cli(sock, cmd):
@@ -198,7 +170,7 @@ def run_proxy(name, binary, args, tmp, backend, hz):
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     sock = f"{tmp}/{name}.sock"
     try:
-        wait_port(port)
+        wait_port(port, tries=200)
         res = {}
         d, cc = args.duration, args.client_cpu
         # proxied vs cache hit, same body
@@ -280,7 +252,7 @@ def main():
     hz = os.sysconf("SC_CLK_TCK")
     results = {}
     try:
-        wait_port(backend)
+        wait_port(backend, tries=200)
         for name, binary in (("haproxy", args.haproxy), ("rampart", args.rampart)):
             results[name] = run_proxy(name, binary, args, tmp, backend, hz)
     finally:

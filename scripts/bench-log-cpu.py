@@ -23,12 +23,11 @@ import os
 import re
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
-import sys
 import tempfile
-import time
+
+from benchlib import free_port, cpu_ticks, wait_port
 
 NGINX = """\
 worker_processes 1;
@@ -80,30 +79,6 @@ ring logs
     timeout server 10s
     server collector 127.0.0.1:{tcp}
 """
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-def cpu_ticks(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])  # utime + stime
-
-
-def wait_port(port):
-    for _ in range(100):
-        try:
-            socket.create_connection(("127.0.0.1", port), 0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    sys.exit(f"nothing listens on {port}")
 
 
 def send_floor(args, udp):
