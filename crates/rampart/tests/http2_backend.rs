@@ -173,7 +173,9 @@ fn concurrent_requests_share_one_connection_up_to_its_stream_limit() {
     assert_eq!(srv.connections(), 1);
 
     // a server taking 2 streams at once: more connections
-    let srv2 = H2Server::start(2, |_| Answer { delay: Duration::from_millis(300), ..Answer::ok("ok") });
+    // (a long delay: on a loaded machine the six client threads may take a while to
+    // connect, and streams that arrive after others ended need no new connection)
+    let srv2 = H2Server::start(2, |_| Answer { delay: Duration::from_millis(1500), ..Answer::ok("ok") });
     let proxy2 = start(&srv2, "");
     let addr = proxy2.addr("fe1");
     // the SETTINGS must have arrived before the limit is known
