@@ -1,0 +1,240 @@
+#!/usr/bin/env python3
+"""Instructions per request of one or more proxy binaries, counted by valgrind (callgrind).
+
+Time-based CPU figures on the 2-core machines move by 20-45 % between runs, so a drift
+of a few per cent between two builds cannot be seen with them. Instruction counts do not
+depend on the machine's other load: this script runs each binary under callgrind with
+`nbthread 1`, sends a fixed number of requests through it to an nginx backend, and does
+it twice (N and 3N requests), so that start-up and shutdown cancel out:
+
+    instructions per request = (I(3N) - I(N)) / 2N
+
+Scenarios (the client paces itself: each request waits for the previous answer on its
+connection, so every request is its own wake-up of the event loop, as at a fixed rate):
+  keepalive  10 keep-alive connections, requests round-robin over them
+  close      a connection per request (`Connection: close`)
+
+Usage: scripts/bench-instr.py [-n N] [--scenarios keepalive,close] [--syscalls] NAME=BINARY ...
+With --syscalls it counts system calls per request instead (strace -c, same difference).
+Prints a table: instructions per request per binary and scenario, and each binary's
+ratio to the first one. Needs valgrind (or strace) and nginx (Debian packages).
+"""
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+
+from benchlib import free_port, wait_port
+
+BODY = "proxybench small fixed response".ljust(99, ".") + "\n"  # as proxybench.py
+
+NGINX_CONF = """\
+worker_processes 1;
+daemon off;
+pid {tmp}/nginx.pid;
+error_log {tmp}/nginx-error.log warn;
+events {{ worker_connections 1024; }}
+http {{
+    access_log off;
+    keepalive_requests 100000000;
+    keepalive_timeout 300s;
+    client_body_temp_path {tmp}/cb; proxy_temp_path {tmp}/px; fastcgi_temp_path {tmp}/fc;
+    uwsgi_temp_path {tmp}/uw; scgi_temp_path {tmp}/sc;
+    server {{
+        listen 127.0.0.1:{port};
+        location = / {{ return 200 "{body}"; }}
+    }}
+}}
+"""
+
+# the same proxy section as proxybench.py's http frontend, on one thread
+PROXY_CFG = """\
+global
+    nbthread 1
+    maxconn 1000
+
+defaults
+    mode http
+    timeout connect 5s
+    timeout client 60s
+    timeout server 60s
+    timeout http-keep-alive 60s
+
+frontend fe_http
+    bind 127.0.0.1:{port}
+    default_backend be_http
+
+backend be_http
+    http-reuse safe
+    server nginx 127.0.0.1:{backend}
+"""
+
+REQUEST = b"GET / HTTP/1.1\r\nHost: bench\r\n\r\n"
+REQUEST_CLOSE = b"GET / HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n\r\n"
+
+
+def read_response(sock, until_close):
+    """Reads one response (Content-Length framed, or up to the close); checks it is a 200."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise SystemExit(f"connection closed mid-response: {data!r}")
+        data += chunk
+    head, body = data.split(b"\r\n\r\n", 1)
+    if not head.startswith(b"HTTP/1.1 200"):
+        raise SystemExit(f"unexpected answer: {head!r}")
+    length = int(re.search(rb"(?i)\r\ncontent-length:\s*(\d+)", head).group(1))
+    while len(body) < length:
+        body += sock.recv(65536)
+    if until_close:
+        while sock.recv(65536):
+            pass
+
+
+def load_keepalive(port, n, conns=10):
+    socks = [socket.create_connection(("127.0.0.1", port)) for _ in range(conns)]
+    for i in range(n):
+        s = socks[i % conns]
+        s.sendall(REQUEST)
+        read_response(s, False)
+    for s in socks:
+        s.close()
+
+
+def load_close(port, n):
+    for _ in range(n):
+        with socket.create_connection(("127.0.0.1", port)) as s:
+            s.sendall(REQUEST_CLOSE)
+            read_response(s, True)
+
+
+LOADS = {"keepalive": load_keepalive, "close": load_close}
+
+
+def instructions(binary, scenario, n, backend, tmp, keep=None):
+    """Total instructions the proxy ran (all threads) to start, serve n requests, and stop."""
+    port = free_port()
+    cfg = os.path.join(tmp, "proxy.cfg")
+    with open(cfg, "w") as f:
+        f.write(PROXY_CFG.format(port=port, backend=backend))
+    out = os.path.join(tmp, "callgrind.out")
+    proc = subprocess.Popen(
+        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", binary, "-f", cfg],
+        stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "valgrind.log"), "w"))
+    try:
+        wait_port(port, tries=600)
+        LOADS[scenario](port, n)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(120)
+    with open(out) as f:
+        total = re.search(r"^(?:summary|totals):\s*(\d+)", f.read(), re.M)
+    if keep:
+        shutil.move(out, keep)
+    else:
+        os.unlink(out)
+    return int(total.group(1))
+
+
+def syscalls(binary, scenario, n, backend, tmp):
+    """The proxy's system calls (all threads) to start, serve n requests and stop: {name: calls}."""
+    port = free_port()
+    cfg = os.path.join(tmp, "proxy.cfg")
+    with open(cfg, "w") as f:
+        f.write(PROXY_CFG.format(port=port, backend=backend))
+    out = os.path.join(tmp, "strace.out")
+    proc = subprocess.Popen(["strace", "-f", "-c", "-o", out, binary, "-f", cfg],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_port(port, tries=600)
+        LOADS[scenario](port, n)
+    finally:
+        # the proxy, not strace: strace stops tracing on its own signal
+        with open(f"/proc/{proc.pid}/task/{proc.pid}/children") as f:
+            for child in f.read().split():
+                os.kill(int(child), signal.SIGTERM)
+        proc.wait(120)
+    calls = {}
+    with open(out) as f:
+        for line in f:
+            cols = line.split()
+            if len(cols) >= 5 and cols[-1] != "total" and cols[0][0].isdigit():
+                calls[cols[-1]] = int(cols[3])
+    os.unlink(out)
+    return calls
+
+
+def print_syscalls(bins, scen, n, backend, tmp):
+    """Per binary: system calls per request, in total and by name (those above 0.05)."""
+    per = {}
+    for name, path in bins:
+        short = syscalls(path, scen, n, backend, tmp)
+        long = syscalls(path, scen, 3 * n, backend, tmp)
+        per[name] = {k: (long.get(k, 0) - short.get(k, 0)) / (2 * n) for k in set(short) | set(long)}
+    names = sorted({k for p in per.values() for k, v in p.items() if v >= 0.05})
+    print(f"\n{scen}: system calls per request")
+    print("| syscall | " + " | ".join(n for n, _ in bins) + " |")
+    print("|---|" + "---|" * len(bins))
+    for k in names + ["total"]:
+        cells = [f"{(sum(per[b].values()) if k == 'total' else per[b].get(k, 0)):.2f}" for b, _ in bins]
+        print(f"| {k} | " + " | ".join(cells) + " |")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("-n", type=int, default=2000, help="requests of the short run (the long one: 3n)")
+    ap.add_argument("--scenarios", default="keepalive,close")
+    ap.add_argument("--keep", metavar="DIR", help="keep each long run's callgrind profile there "
+                    "(DIR/NAME-SCENARIO.callgrind, for callgrind_annotate)")
+    ap.add_argument("--syscalls", action="store_true", help="count system calls per request "
+                    "(strace -c) instead of instructions")
+    ap.add_argument("binaries", nargs="+", help="NAME=PATH")
+    args = ap.parse_args()
+    bins = [b.split("=", 1) for b in args.binaries]
+    for tool in ("valgrind", "nginx"):
+        if not shutil.which(tool) and not os.path.exists(f"/usr/sbin/{tool}"):
+            sys.exit(f"{tool} is needed")
+    tmp = tempfile.mkdtemp(prefix="bench-instr-")
+    backend = free_port()
+    with open(os.path.join(tmp, "nginx.conf"), "w") as f:
+        f.write(NGINX_CONF.format(tmp=tmp, port=backend, body=BODY))
+    nginx = subprocess.Popen([shutil.which("nginx") or "/usr/sbin/nginx", "-p", tmp + "/", "-e",
+                              os.path.join(tmp, "nginx-error.log"), "-c", os.path.join(tmp, "nginx.conf")])
+    try:
+        wait_port(backend)
+        scenarios = args.scenarios.split(",")
+        if args.syscalls:
+            for scen in scenarios:
+                print_syscalls(bins, scen, args.n, backend, tmp)
+            return
+        per_req = {}
+        for scen in scenarios:
+            for name, path in bins:
+                short = instructions(path, scen, args.n, backend, tmp)
+                keep = args.keep and os.path.join(args.keep, f"{name}-{scen}.callgrind")
+                long = instructions(path, scen, 3 * args.n, backend, tmp, keep)
+                per_req[(name, scen)] = (long - short) / (2 * args.n)
+                print(f"{scen:10} {name:16} {per_req[(name, scen)]:12,.0f} instructions/request", flush=True)
+        print()
+        print("| scenario | " + " | ".join(n for n, _ in bins) + " |")
+        print("|---|" + "---|" * len(bins))
+        for scen in scenarios:
+            base = per_req[(bins[0][0], scen)]
+            cells = [f"{per_req[(n, scen)]:,.0f}" + ("" if i == 0 else f" ({per_req[(n, scen)] / base:.3f})")
+                     for i, (n, _) in enumerate(bins)]
+            print(f"| {scen} | " + " | ".join(cells) + " |")
+    finally:
+        nginx.terminate()
+        nginx.wait(10)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
