@@ -28,11 +28,16 @@ pub fn spawn<S: Parkable>(sock: S, sess: Session, vars: Option<Box<VarStore>>) {
 }
 
 /// Serves the connection in the calling task, as [`spawn`] would in a task of its own.
+///
+/// PERF: TCP passthrough's future (about 7 KB) is boxed, so that the calling task (a
+/// TLS or PROXY-protocol handshake's, which then serves the connection) is as small as
+/// the HTTP muxes' futures (about 1.5 KB) on HTTP frontends, idle TLS connections
+/// included.
 pub async fn serve<S: Parkable>(sock: S, sess: Session, vars: Option<Box<VarStore>>) {
     match protocol(&sess) {
         Protocol::H1 => h1::serve(sock, sess, vars).await,
         Protocol::H2 => h2::serve(sock, sess, None, vars).await,
-        Protocol::Tcp => pt::serve(sock, sess, vars).await,
+        Protocol::Tcp => Box::pin(pt::serve(sock, sess, vars)).await,
     }
 }
 

@@ -9,7 +9,6 @@
 //! - `front`: one exchange as the stream sees it ([`front::H1Front`])
 //! - `park`: long-idle keep-alive connections leave the event loop
 
-use std::pin::Pin;
 use std::time::Duration;
 
 pub mod front;
@@ -96,9 +95,11 @@ enum HeadError {
 ///
 /// PERF: this future is what an idle keep-alive connection costs, so it only holds the
 /// socket, the session and [`H1Conn`] while it waits ([`IdleWait`]); everything an
-/// exchange needs lives in one boxed future, which the next request reuses (no
-/// allocation per request) until the connection parks ([`park`]: its task ends once
-/// idle for long) or, if it cannot park, stays idle for [`SHRINK_AFTER`].
+/// exchange needs lives in one boxed future ([`turns`]), which serves request after
+/// request while the client keeps sending, until the connection parks ([`park`]: its
+/// task ends once idle for long) or, if it cannot park, stays idle for
+/// [`SHRINK_AFTER`]. The exchange's future is large (about 7 KB): moving a fresh one
+/// into its box for every request cost a copy of that size per request.
 pub async fn serve<S: Parkable>(client: S, sess: Session, sess_vars: Option<Box<VarStore>>) {
     let extra = sess_vars.map(|v| Box::new(ConnExtra { private: None, sess_vars: Some(*v) }));
     serve_from(client, sess, H1Conn { extra, ..H1Conn::default() }, true).await
@@ -110,99 +111,126 @@ pub async fn resume<S: Parkable>(client: S, sess: Session, conn: H1Conn) {
 }
 
 async fn serve_from<S: Parkable>(mut client: S, mut sess: Session, mut conn: H1Conn, first: bool) {
-    let mut pending: Option<Buf> = None;
     let mut wait = !first;
-    let mut first = first;
-    // the exchange's future, boxed by the first request and reused by the next ones
-    let mut slot = None;
+    let mut shrunk = false;
     loop {
-        if pending.is_none() && wait {
-            let fe = &sess.rt.proxies[sess.fe];
-            let idle = IdleWait::new(&client, fe.timeouts.http_keep_alive, &sess.rt.global, S::PARKS);
-            match shrink_while_idle(idle, &mut slot).await {
-                Idle::Request => {}
-                Idle::Close => return client.close_notify(),
-                Idle::Park => {
-                    let left = fe.timeouts.http_keep_alive.map(|t| t.saturating_sub(park::PARK_AFTER));
-                    park::park(client, sess, conn, left);
-                    return;
+        let end = match wait {
+            true => {
+                let mut timeout = sess.rt.proxies[sess.fe].timeouts.http_keep_alive;
+                if shrunk {
+                    // the wait began in the box
+                    timeout = timeout.map(|t| t.saturating_sub(SHRINK_AFTER));
                 }
+                IdleWait::new(&client, timeout, &sess.rt.global, S::PARKS).await.into()
             }
-        }
-        wait = true;
-        let turn;
-        (client, sess, conn, turn) = reuse(&mut slot, exchange_owned(client, sess, conn, pending.take(), first)).await;
-        let (next, rest) = match turn {
-            Turn::Exchanged(next, rest) => (next, rest),
-            // the HTTP/2 preface on a cleartext listener: the connection is HTTP/2
-            Turn::H2(pre) => {
-                let vars = conn.extra.as_mut().and_then(|e| e.sess_vars.take()).map(Box::new);
-                return super::h2::serve(client, sess, Some(pre), vars).await;
-            }
+            false => End::Request,
         };
-        first = false;
-        conn.trim();
-        match next {
-            Next::KeepAlive => pending = rest,
+        let end = match end {
+            End::Request => {
+                let end;
+                (client, sess, conn, end) = Box::pin(turns(client, sess, conn, !wait)).await;
+                end
+            }
+            other => other,
+        };
+        wait = true;
+        shrunk = matches!(end, End::Shrink);
+        match end {
+            End::Request | End::Shrink => {}
             // a TLS client sees a clean end (close_notify), as HAProxy's SSL_shutdown
             // sends: OpenSSL clients forget a session ended by a bare TCP close, so
             // without it a `Connection: close` client never resumes its session
-            Next::Close => return client.close_notify(),
+            End::Close => return client.close_notify(),
+            End::Park => {
+                let keep_alive = sess.rt.proxies[sess.fe].timeouts.http_keep_alive;
+                let left = keep_alive.map(|t| t.saturating_sub(park::PARK_AFTER));
+                return park::park(client, sess, conn, left);
+            }
+            // the HTTP/2 preface on a cleartext listener: the connection is HTTP/2
+            End::H2(pre) => {
+                let vars = conn.extra.as_mut().and_then(|e| e.sess_vars.take()).map(Box::new);
+                return super::h2::serve(client, sess, Some(pre), vars).await;
+            }
         }
     }
 }
 
 /// How long a kept-alive connection that cannot park (TLS, or a keep-alive timeout
 /// shorter than [`park::PARK_AFTER`]) keeps its exchange's box while it waits for the
-/// next request: a busy connection reuses it, an idle one gives the memory back. One
+/// next request: a busy connection keeps it, an idle one gives the memory back. One
 /// that can park keeps it until it parks.
 const SHRINK_AFTER: Duration = Duration::from_millis(50);
 
-/// Starts `fut` in the box of `slot`, in place of the exchange that ran there (done,
-/// so holding nothing), or in a new box.
-fn reuse<F: std::future::Future>(slot: &mut Option<Pin<Box<F>>>, fut: F) -> Pin<&mut F> {
-    match slot {
-        Some(b) => {
-            b.set(fut);
-            b.as_mut()
+/// Why [`turns`] gave the connection back (or what the box-less idle wait saw).
+enum End {
+    /// The next request starts (from the idle wait only).
+    Request,
+    /// Idle for [`SHRINK_AFTER`] and unable to park: wait without the box.
+    Shrink,
+    /// `Connection: close`, the keep-alive timeout, a soft stop or an error.
+    Close,
+    /// Idle for [`park::PARK_AFTER`]: leave the event loop.
+    Park,
+    /// The client opened with the HTTP/2 preface (these bytes, and more to come).
+    H2(Buf),
+}
+
+impl From<Idle> for End {
+    fn from(idle: Idle) -> End {
+        match idle {
+            Idle::Request => End::Request,
+            Idle::Close => End::Close,
+            Idle::Park => End::Park,
         }
-        None => slot.insert(Box::pin(fut)).as_mut(),
     }
 }
 
-/// `idle`, during which `slot` (the exchange's box) is freed once the wait lasts
-/// [`SHRINK_AFTER`]. A connection that parks frees it by ending its task, so only one
-/// that cannot park arms a timer for this.
-async fn shrink_while_idle<S: Sock, T>(idle: IdleWait<'_, S>, slot: &mut Option<T>) -> Idle {
-    if idle.park.is_some() || slot.is_none() {
-        return idle.await;
+/// Exchanges, one after the other, while the client keeps sending (pipelined requests,
+/// and requests that come before the connection parks or shrinks); gives the
+/// connection's parts back with why it stopped. It owns them, so that its future
+/// borrows nothing of the caller and can be boxed.
+async fn turns<S: Parkable>(client: S, sess: Session, mut conn: H1Conn, mut first: bool) -> (S, Session, H1Conn, End) {
+    let mut pending: Option<Buf> = None;
+    loop {
+        let (next, rest) = match exchange(&client, &sess, &mut conn, pending.take(), first).await {
+            Turn::Exchanged(next, rest) => (next, rest),
+            Turn::H2(pre) => return (client, sess, conn, End::H2(pre)),
+        };
+        first = false;
+        conn.trim();
+        if let Next::Close = next {
+            return (client, sess, conn, End::Close);
+        }
+        pending = rest;
+        if pending.is_none() {
+            let fe = &sess.rt.proxies[sess.fe];
+            let idle = IdleWait::new(&client, fe.timeouts.http_keep_alive, &sess.rt.global, S::PARKS);
+            match idle_or_shrink(idle).await {
+                End::Request => {}
+                end => return (client, sess, conn, end),
+            }
+        }
+    }
+}
+
+/// `idle`, or [`End::Shrink`] once it lasts [`SHRINK_AFTER`] for a connection that
+/// cannot park (one that parks frees the box by ending its task).
+async fn idle_or_shrink<S: Sock>(idle: IdleWait<'_, S>) -> End {
+    if idle.park.is_some() {
+        return idle.await.into();
     }
     let mut idle = std::pin::pin!(idle);
     let mut shrink = Timer::new(Some(SHRINK_AFTER));
     std::future::poll_fn(|cx| {
         if let std::task::Poll::Ready(v) = std::future::Future::poll(idle.as_mut(), cx) {
-            return std::task::Poll::Ready(v);
+            return std::task::Poll::Ready(v.into());
         }
-        if shrink.as_mut().is_some_and(|t| t.poll_expired(cx).is_ready()) {
-            *slot = None;
-            shrink = None;
+        match shrink.as_mut().map(|t| t.poll_expired(cx)) {
+            Some(std::task::Poll::Ready(())) => std::task::Poll::Ready(End::Shrink),
+            _ => std::task::Poll::Pending,
         }
-        std::task::Poll::Pending
     })
     .await
-}
-
-/// [`exchange`] owning the connection's parts and giving them back: its future
-/// borrows nothing of the caller, so one box serves every request ([`reuse`]).
-async fn exchange_owned<S: Sock>(
-    client: S,
-    sess: Session,
-    mut conn: H1Conn,
-    pending: Option<Buf>,
-    first: bool,
-) -> (S, Session, H1Conn, Turn) {
-    let turn = exchange(&client, &sess, &mut conn, pending, first).await;
-    (client, sess, conn, turn)
 }
 
 /// How one turn of the connection went.
