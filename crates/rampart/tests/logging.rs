@@ -465,6 +465,39 @@ fn log_format_sd_fills_the_rfc5424_structured_data_as_haproxy() {
     assert_eq!(r.iter().map(mask).collect::<Vec<_>>(), [mask(&h[0])]);
 }
 
+/// Sample fetches in a log format run at the end of the stream, when the messages are
+/// gone: as in HAProxy, the method (kept by the transaction) is still known. (Fetches
+/// that need the message, `path` or `req.hdr`, are refused in a log format at startup,
+/// as by HAProxy.)
+#[test]
+fn log_format_fetches_see_what_haproxy_keeps_at_the_end_of_the_stream() {
+    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let syslog = rx.local_addr().unwrap();
+    let cfg = format!(
+        "defaults\n  mode http\n  timeout client 5s\n  timeout server 1s\n  timeout connect 1s\n\
+         frontend fe5\n  bind fd@${{fe5}}\n  log {syslog} local0\n\
+         \x20 log-format \"m=%[method] s=%[status] ST=%ST\"\n\
+         \x20 default_backend be\n\
+         backend be\n  server s1 ${{s1_addr}}:${{s1_port}}\n"
+    );
+    let diff = Differential::new(RAMPART).listener("fe5").backend("s1", backend).config(&cfg);
+    let Some(cmp) = diff.run(|proxy| {
+        while collect_one(&rx).is_some() {}
+        get(proxy.addr("fe5"), "/404");
+        exchange(proxy.addr("fe5"), "PURGE /x HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n");
+        Lines(collect(&rx, 2))
+    }) else {
+        return;
+    };
+    let msg = |l: &String| l.split_once(": ").map(|(_, m)| m.to_owned()).unwrap_or_default();
+    let (h, r) = (&cmp.haproxy.client.0, &cmp.rampart.client.0);
+    let (mut h, mut r): (Vec<String>, Vec<String>) = (h.iter().map(msg).collect(), r.iter().map(msg).collect());
+    h.sort();
+    r.sort();
+    assert!(h.iter().any(|l| l.starts_with("m=GET ")), "haproxy knows the method: {h:?}");
+    assert_eq!(r, h);
+}
+
 /// `%U` counts the request head as HAProxy's internal message holds it (request line
 /// parts plus a fixed overhead, header names and values), then every body byte, also
 /// those that arrive after the head; `%B` likewise for the response.

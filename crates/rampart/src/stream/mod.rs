@@ -121,6 +121,8 @@ impl<'a> Stream<'a> {
             back_tls: st.back_tls.as_deref(),
             last_rule: st.last_rule,
             txn_ver: self.ver,
+            // the method once the request is gone (response rules, log lines)
+            txn_meth: self.meth,
             req_line: &st.log.req_line,
             flt: st.flt,
             sc: Some(&st.sc),

@@ -24,7 +24,8 @@ fn fetch_method<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
     if let Some(m) = ctx.req {
         emit(Sample::Meth(m.head.method, Cow::Borrowed(m.method())));
     } else if let Some(known) = ctx.txn_meth.and_then(|m| m.as_str().map(|s| (m, s))) {
-        // in response rules: the transaction's method, when HAProxy knows it
+        // in response rules and log lines: the transaction's method, when HAProxy
+        // knows it (not for methods it does not name)
         emit(Sample::Meth(known.0, Cow::Borrowed(known.1.as_bytes())));
     }
 }
@@ -292,6 +293,10 @@ fn fetch_res_ver<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
 fn fetch_status<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
     if let Some(m) = ctx.res {
         emit(Sample::Sint(i64::from(m.head.status)));
+    } else if let Some(st) = ctx.status.filter(|_| ctx.log.is_some()) {
+        // in a log line, once the response is gone: the status it had, as HAProxy
+        // still reads it from the response it keeps until the stream ends
+        emit(Sample::Sint(i64::from(st)));
     }
 }
 
