@@ -88,6 +88,36 @@ fn echoed<'a>(body: &'a str, name: &str) -> Option<&'a str> {
     body.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(": "))
 }
 
+// === listener fetches ===
+
+/// `dst_conn` counts the connections open on the listener, the one asking included.
+#[test]
+fn dst_conn_counts_the_open_connections_of_the_listener() {
+    let cfg = cfg("  http-request set-header x-dst-conn %[dst_conn]\n");
+    let d = Differential::new(RAMPART).listener("fe1").backend("s1", echo).config(&cfg).ignore_header("date");
+    let Some(cmp) = d.run(|proxy| {
+        let get = |c: &mut RawClient, path: &str| {
+            c.send(&format!("GET {path} HTTP/1.1\r\nHost: h\r\n\r\n")).unwrap();
+            c.read_response().unwrap()
+        };
+        let mut a = RawClient::connect(proxy.addr("fe1")).unwrap();
+        let first = get(&mut a, "/a");
+        let mut b = RawClient::connect(proxy.addr("fe1")).unwrap();
+        let second = get(&mut b, "/b");
+        drop(b);
+        std::thread::sleep(Duration::from_millis(200));
+        let third = get(&mut a, "/c");
+        vec![first, second, third]
+    }) else {
+        return;
+    };
+    let seen =
+        |rs: &[Response]| rs.iter().map(|r| echoed(&r.body_str(), "x-dst-conn").map(str::to_owned)).collect::<Vec<_>>();
+    let want = ["1", "2", "1"].map(|n| Some(n.to_owned())).to_vec();
+    assert_eq!(seen(&cmp.haproxy.client), want, "haproxy");
+    assert_eq!(seen(&cmp.rampart.client), want, "rampart");
+}
+
 // === captures ===
 
 #[test]

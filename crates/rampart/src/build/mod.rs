@@ -441,6 +441,7 @@ fn listeners(
             accept_proxy: b.accept_proxy,
             tls: tls.clone(),
             proto: b.proto,
+            conns: std::sync::atomic::AtomicU32::new(0),
         };
         out.extend(b.addrs.iter().map(|_| li()));
     }

@@ -93,6 +93,10 @@ impl Host for Runtime {
         self.proxies.get(fe)?.fe.listeners.get(li as usize)?.name.as_deref()
     }
 
+    fn listener_conns(&self, fe: usize, li: u32) -> Option<u32> {
+        Some(self.proxies.get(fe)?.fe.listeners.get(li as usize)?.conns.load(Ordering::Relaxed))
+    }
+
     fn server_count(&self, be: usize) -> usize {
         self.proxies.get(be).map_or(0, |p| p.be.servers.len())
     }

@@ -243,6 +243,9 @@ pub struct ListenerRt {
     /// `bind ... proto`: the protocol its connections speak, checked against the
     /// frontend's mode.
     pub proto: Option<rampart_cfg::model::BindProto>,
+    /// Connections it accepted that are still open, all threads (`dst_conn`; HAProxy's
+    /// `nbconn` of the listener).
+    pub conns: AtomicU32,
 }
 
 impl FrontendRt {

@@ -113,7 +113,6 @@ const FETCH_NOTES: &[Row] = &[
         "COMPAT: the count of the last whole second (sampled once a second), where HAProxy slides a one-second window",
     ),
     note(&["srv_uweight"], "COMPAT: the weight in use, as `srv_weight` (rampart keeps one effective weight)"),
-    not_yet(&["dst_conn"], "connection counts per listener"),
     not_yet(&["cpu_*", "lat_ns_*"], "task profiling"),
     not_yet(&["internal.*"], "HAProxy's HTX debugging fetches"),
     not_yet(&["fcgi.*"], "FastCGI applications"),

@@ -125,6 +125,11 @@ pub trait Host: Sync + std::fmt::Debug {
     fn listener_count(&self, fe: usize) -> usize;
     /// The `name` of listener `li` of frontend `fe` (`so_name`).
     fn listener_name(&self, fe: usize, li: u32) -> Option<&str>;
+    /// The open connections listener `li` of frontend `fe` accepted (`dst_conn`).
+    fn listener_conns(&self, fe: usize, li: u32) -> Option<u32> {
+        let _ = (fe, li);
+        None
+    }
 
     /// The queue and rate of backend `be`.
     fn backend(&self, be: usize) -> Option<BeFacts> {

@@ -28,13 +28,20 @@ impl Session {
     /// connection holds one.
     pub fn new(peer: Option<SocketAddr>, fd: RawFd, lfd: i32, listener: u32, slot: ConnSlot) -> Session {
         let (rt, fe) = slot.into_parts();
-        rt.proxies[fe].fe.cum_conn.inc();
+        let f = &rt.proxies[fe].fe;
+        f.cum_conn.inc();
+        if let Some(l) = f.listeners.get(listener as usize) {
+            l.conns.fetch_add(1, Ordering::Relaxed);
+        }
         Session { rt, fe, conn: ConnInfo { listener, ..ConnInfo::new(peer, fd) }, lfd }
     }
 }
 
 impl Drop for Session {
     fn drop(&mut self) {
+        if let Some(l) = self.rt.proxies[self.fe].fe.listeners.get(self.conn.listener as usize) {
+            l.conns.fetch_sub(1, Ordering::Relaxed);
+        }
         release(&self.rt, self.fe);
     }
 }

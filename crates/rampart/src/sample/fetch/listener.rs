@@ -1,5 +1,6 @@
 //! Fetches of the listener a connection came through: `so_name` (the `name` of its
-//! `bind` line) and `so_id`. HAProxy counterpart: src/listener.c.
+//! `bind` line), `so_id`, and `dst_conn` (the connections open on it). HAProxy
+//! counterpart: src/listener.c, `smp_fetch_dconn` (src/tcp_sample.c).
 //!
 //! Ids: HAProxy numbers a frontend's listeners (each address of its `bind` lines)
 //! from 1 in declaration order; explicit `bind ... id` is not supported yet, so the
@@ -26,7 +27,16 @@ fn fetch_so_id<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
     }
 }
 
+/// `dst_conn`: the connections open on the listener that accepted this one, this one
+/// included, over all threads.
+fn fetch_dst_conn<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(n) = ctx.rt.listener_conns(ctx.fe, ctx.conn.listener) {
+        emit(Sample::Sint(i64::from(n)));
+    }
+}
+
 pub const KEYWORDS: &[FetchKw] = &[
+    FetchKw::new("dst_conn", ArgSpec::NONE, SmpType::Sint, fetch_dst_conn).uses(uses::FTEND),
     FetchKw::new("so_id", ArgSpec::NONE, SmpType::Sint, fetch_so_id).uses(uses::FTEND),
     FetchKw::new("so_name", ArgSpec::NONE, SmpType::Str, fetch_so_name).uses(uses::FTEND),
 ];

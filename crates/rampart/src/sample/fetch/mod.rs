@@ -5,7 +5,7 @@
 //! - `conn`: client connection addresses (`src`, `dst`, `fc_*`)
 //! - `pp`: the PROXY protocol header received (`fc_rcvd_proxy`, `fc_pp_*`)
 //! - `proxy`: frontends, backends, servers (`fe_name`, `nbsrv`, `srv_is_up` ...)
-//! - `listener`: the `bind` a connection came through (`so_name`, `so_id`)
+//! - `listener`: the `bind` a connection came through (`so_name`, `so_id`, `dst_conn`)
 //! - `http`: start lines, target, body, transaction (`path`, `url_param`, `status` ...)
 //! - `http_hdr`: headers and cookies (`req.hdr`, `req.cook` ...)
 //! - `auth`: `Authorization` credentials and their check against userlists
