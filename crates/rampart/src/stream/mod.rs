@@ -49,13 +49,13 @@ use crate::log::{Cause, Phase};
 use std::sync::Arc;
 
 use crate::proxy::{Runtime, ServerRt};
-use rampart_cfg::model::Mode;
 use crate::sample::ctx::{ConnInfo, Dir};
 use crate::sample::vars::{Scope, VarStore, Vars};
 use crate::sample::SampleCtx;
 use ana::http_res::ResState;
 use ana::switching::Input;
 pub use ana::Verdict;
+use rampart_cfg::model::Mode;
 pub use side::{BodyWaited, ConnectFail, Forwarded, HttpFront, ReqMeta, ResVerdict, TcpClose, TcpFront};
 pub use txn::{next_uniq_id, Txn, TxnData};
 

@@ -552,9 +552,7 @@ fn response_rules<'s, 'a: 's>(
                 ResVerdict::LuaWait(w, deadline)
             }
             // (`use-service` is a request rule)
-            TcpFlow::Continue | TcpFlow::Accept | TcpFlow::Service(_) | TcpFlow::SwitchHttp(_) => {
-                ResVerdict::Forward
-            }
+            TcpFlow::Continue | TcpFlow::Accept | TcpFlow::Service(_) | TcpFlow::SwitchHttp(_) => ResVerdict::Forward,
             TcpFlow::CloseServer => ResVerdict::CloseServer,
             TcpFlow::Reject => {
                 crate::sample::Host::count_denied(rt, Dir::Response, st.s.fe, Some(be), st.s.srv);
