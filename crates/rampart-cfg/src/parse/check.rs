@@ -375,12 +375,13 @@ mod tests {
     }
 
     #[test]
-    fn tcp_mode_drops_http_settings() {
+    fn tcp_mode_drops_http_options_keeps_rules() {
         let (cfg, _) = parse(&format!(
             "{T}frontend f\n bind :80\n option httplog\n option forwardfor\n http-request return status 200\n"
         ));
         let o = &cfg.proxies[0].options;
         assert!(!o.httplog && o.tcplog && o.forwardfor.is_none());
-        assert!(cfg.proxies[0].rules.http_request.is_empty());
+        // kept despite the warning, as HAProxy keeps them (for streams that become HTTP)
+        assert_eq!(cfg.proxies[0].rules.http_request.len(), 1);
     }
 }
