@@ -185,7 +185,7 @@ pub static TCP_REQUEST_CONTENT_ACTIONS: &[ActionKw] = &[
     act("ot-group", false, No),
     act("set-log-level", false, LOG_LEVEL),
     act("set-nice", false, No),
-    act("switch-mode", false, Partial("parsed; refused at startup: a TCP connection cannot become HTTP yet")),
+    act("switch-mode", false, Yes),
     act(
         "use-service",
         false,

@@ -233,7 +233,7 @@ fn check_server_names(b: &ProxyBuild, out: &mut Vec<Diag>) {
 
 /// What HAProxy ignores, with a warning, when a proxy is not in HTTP mode (and does not
 /// switch to it with `tcp-request content switch-mode http`); and the log format that
-/// has nowhere to go.
+/// has nowhere to go. The HTTP rule lists are only warned about (HAProxy keeps them).
 fn check_tcp_mode(b: &ProxyBuild, px: &mut Proxy, out: &mut Vec<Diag>) {
     let (kind, name) = (b.kind.type_str(), b.px.name.as_str());
     let span = Some(b.px.span.clone());
@@ -256,22 +256,20 @@ fn check_tcp_mode(b: &ProxyBuild, px: &mut Proxy, out: &mut Vec<Diag>) {
     if px.captures.cookie.take().is_some() {
         warn(format!("'capture' statement ignored for {kind} '{name}' as it requires HTTP mode."));
     }
-    let rules = &mut px.rules;
+    let rules = &px.rules;
     let lists = [
         ("http-request", !rules.http_request.is_empty()),
         ("http-response", !rules.http_response.is_empty()),
         ("http-after-response", !rules.http_after_response.is_empty()),
         ("redirect", !px.redirects.is_empty()),
     ];
+    // COMPAT: as HAProxy 2.6, the rules are kept despite the warning: they apply to the
+    // streams that become HTTP (a TCP frontend whose backend is in `mode http`)
     for (what, present) in lists {
         if present {
             warn(format!("'{what}' rules ignored for {kind} '{name}' as they require HTTP mode."));
         }
     }
-    rules.http_request.clear();
-    rules.http_response.clear();
-    rules.http_after_response.clear();
-    px.redirects.clear();
     let o = &mut px.options;
     if o.forwardfor.take().is_some() {
         warn(format!("'option forwardfor' ignored for {kind} '{name}' as it requires HTTP mode."));
@@ -377,12 +375,13 @@ mod tests {
     }
 
     #[test]
-    fn tcp_mode_drops_http_settings() {
+    fn tcp_mode_drops_http_options_keeps_rules() {
         let (cfg, _) = parse(&format!(
             "{T}frontend f\n bind :80\n option httplog\n option forwardfor\n http-request return status 200\n"
         ));
         let o = &cfg.proxies[0].options;
         assert!(!o.httplog && o.tcplog && o.forwardfor.is_none());
-        assert!(cfg.proxies[0].rules.http_request.is_empty());
+        // kept despite the warning, as HAProxy keeps them (for streams that become HTTP)
+        assert_eq!(cfg.proxies[0].rules.http_request.len(), 1);
     }
 }

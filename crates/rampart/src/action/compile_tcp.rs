@@ -293,8 +293,11 @@ impl Cx<'_> {
                 };
                 TcpAct::SetAddr(part, self.tcp_expr(src, list, None, "")?)
             }
-            // TODO(#5): `switch-mode http` hands the connection to the HTTP/1 mux.
-            TcpReqAction::SwitchModeHttp { .. } => return not_yet(self, "switch-mode", ""),
+            TcpReqAction::SwitchModeHttp { proto } => TcpAct::SwitchHttp(match proto.as_deref() {
+                Some("h1") => super::tcp::SwitchProto::H1,
+                Some("h2") => super::tcp::SwitchProto::H2,
+                _ => super::tcp::SwitchProto::Auto,
+            }),
             TcpReqAction::SetPriorityClass(_) => {
                 return not_yet(self, "set-priority-class", " (TCP streams carry no queue priority yet)");
             }

@@ -74,6 +74,21 @@ pub enum TcpAct {
     /// `tcp-request content use-service lua.<name>`: the Lua `tcp` service with this
     /// number serves the connection in place of a server.
     LuaService(usize),
+    /// `tcp-request content switch-mode http [proto h1|h2]`: a TCP stream becomes an
+    /// HTTP one; on an HTTP stream it only ends the list (HAProxy's `ACT_RET_STOP`).
+    SwitchHttp(SwitchProto),
+}
+
+/// The client-side protocol `switch-mode http` hands the connection to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SwitchProto {
+    /// HTTP/1, or HTTP/2 when the client's first bytes are its preface (HAProxy's
+    /// best mux for HTTP without ALPN, which upgrades on the preface).
+    Auto,
+    /// `proto h1`: HTTP/1 only (the HTTP/2 preface is a bad request).
+    H1,
+    /// `proto h2`: HTTP/2 (prior knowledge).
+    H2,
 }
 
 /// What a TCP rule list decided.
@@ -98,6 +113,9 @@ pub enum TcpFlow {
     /// (within the inspect delay), then run the list again from that rule
     /// ([`run_tcp_rules_from`]), which resumes it.
     LuaWait(super::lua::LuaWait),
+    /// `switch-mode http` on a TCP stream: it becomes an HTTP stream, served by this
+    /// protocol.
+    SwitchHttp(SwitchProto),
 }
 
 /// What TCP rules read and change.
@@ -284,6 +302,9 @@ impl TcpAct {
             }
             TcpAct::Lua(a) => super::lua::runner().map_or(TcpFlow::Continue, |r| r.tcp_action(a, x)),
             TcpAct::LuaService(id) => TcpFlow::Service(*id),
+            // already an HTTP stream: the list ends there, as HAProxy's action stops it
+            TcpAct::SwitchHttp(_) if x.http => TcpFlow::Accept,
+            TcpAct::SwitchHttp(p) => TcpFlow::SwitchHttp(*p),
             TcpAct::SetFc(f) => {
                 let mut fc = x.fc;
                 f.run(&x.ctx(), &mut fc);

@@ -135,7 +135,10 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 cur_conns: AtomicU32::new(0),
                 conn_released: Notify::new(),
                 backend,
-                http: px.mode == Mode::Http || serves_http_backend(cfg, idx),
+                // a TCP frontend whose content rules have nothing to read in TCP mode
+                // is served as HTTP from the start: its stream would become HTTP at once
+                http: px.mode == Mode::Http
+                    || (px.rules.tcp_request_content.is_empty() && serves_http_backend(cfg, idx)),
                 cum_conn: counters.counter(),
                 denied_conn: counters.counter(),
                 denied_sess: counters.counter(),

@@ -13,7 +13,7 @@ use tokio::time::Instant;
 use crate::backend::{self, Reuse, ServerConn};
 use crate::buf::Buf;
 use crate::debug::{self, Trace};
-use crate::io::{self, write_all, IoError, Sock};
+use crate::io::{self, write_all, IoError, Parkable, Sock};
 use crate::log::{Cause, Phase, StreamLog};
 use crate::sample::vars::VarStore;
 use crate::sample::SampleCtx;
@@ -23,8 +23,9 @@ use crate::stream::side::Input;
 use crate::stream::{self, ResVerdict, TcpClose, TcpFront};
 
 /// Serves one TCP-mode client connection; `sess_vars` are the `sess.` variables the
-/// connection rules set.
-pub async fn serve<S: Sock>(client: S, sess: Session, sess_vars: Option<Box<VarStore>>) {
+/// connection rules set. A stream that becomes HTTP hands the connection over to the
+/// HTTP muxes ([`upgrade`]).
+pub async fn serve<S: Parkable>(client: S, sess: Session, sess_vars: Option<Box<VarStore>>) {
     let trace = debug::on().then(|| {
         let fe = &sess.rt.proxies[sess.fe];
         Trace::accept(&fe.name, sess.lfd, client.as_raw_fd(), sess.conn.src)
@@ -41,7 +42,14 @@ pub async fn serve<S: Sock>(client: S, sess: Session, sess_vars: Option<Box<VarS
         client_spoke: false,
         linger: false,
     };
-    let ended = stream::tcp::run(&mut front, &sess.rt, &sess.conn, sess.fe, sess_vars).await;
+    let mut ended = stream::tcp::run(&mut front, &sess.rt, &sess.conn, sess.fe, sess_vars).await;
+    if let Some(up) = ended.upgrade.take() {
+        // as HAProxy, nothing is logged for the TCP stream: HTTP/1 goes on with it as
+        // its first request's stream (logged as such), HTTP/2 drops it
+        drop(front);
+        // PERF: boxed, so that a TCP connection's task is not as large as an HTTP one's
+        return Box::pin(upgrade(client, sess, *up)).await;
+    }
     let linger = front.linger;
     let be = ended.be;
     if let (Some(mut l), Some(pl)) = (front.log.take(), sess.rt.proxies[sess.fe].log.as_deref()) {
@@ -78,6 +86,20 @@ pub async fn serve<S: Sock>(client: S, sess: Session, sess_vars: Option<Box<VarS
         let limit = sess.rt.proxies[sess.fe].timeouts.client.unwrap_or(io::LINGER_LIMIT);
         drop(sess);
         io::linger_close(client, limit).await;
+    }
+}
+
+/// Serves the connection of a TCP stream that became HTTP ([`stream::upgrade`]) with
+/// the mux its `switch-mode` rule asked for: HTTP/2 for `proto h2`, else HTTP/1,
+/// which turns to HTTP/2 on the client's preface unless the rule said `proto h1`.
+async fn upgrade<S: Parkable>(client: S, sess: Session, up: stream::upgrade::Upgrade) {
+    use crate::action::tcp::SwitchProto;
+    let stream::upgrade::Upgrade { proto, held, sess: vars, first } = up;
+    match proto {
+        SwitchProto::H2 => super::h2::serve(client, sess, held, vars).await,
+        SwitchProto::H1 | SwitchProto::Auto => {
+            super::h1::serve_upgraded(client, sess, held, vars, first, proto == SwitchProto::H1).await
+        }
     }
 }
 

@@ -204,8 +204,9 @@ pub struct FrontendRt {
     /// `default_backend`, else the proxy itself for a `listen`).
     pub backend: Option<usize>,
     /// Connections are served as HTTP: the frontend is in `mode http`, or it is in
-    /// `mode tcp` and its backend is in `mode http` (HAProxy then upgrades the stream to
-    /// HTTP when it switches to the backend).
+    /// `mode tcp` without `tcp-request content` rules and its backend is in `mode http`
+    /// (HAProxy then upgrades the stream to HTTP when it switches to the backend; with
+    /// content rules, the TCP stream runs them first, then upgrades, `stream::upgrade`).
     pub http: bool,
     /// Connections accepted.
     pub cum_conn: Counter,

@@ -28,6 +28,7 @@
 //! - `cached`: a response from the cache answered in place of a server
 //! - `tcp`: the TCP-mode stream (content rules waiting for data, switching, response
 //!   rules)
+//! - `upgrade`: what a TCP stream that becomes HTTP hands over (`switch-mode http`)
 
 pub mod ana;
 mod cached;
@@ -37,6 +38,7 @@ mod spoe;
 mod stats_page;
 pub mod tcp;
 mod txn;
+pub mod upgrade;
 
 use crate::action::http::Env;
 use crate::action::state::StreamState;
@@ -53,6 +55,7 @@ use crate::sample::SampleCtx;
 use ana::http_res::ResState;
 use ana::switching::Input;
 pub use ana::Verdict;
+use rampart_cfg::model::Mode;
 pub use side::{BodyWaited, ConnectFail, Forwarded, HttpFront, ReqMeta, ResVerdict, TcpClose, TcpFront};
 pub use txn::{next_uniq_id, Txn, TxnData};
 
@@ -174,8 +177,16 @@ pub async fn run<F: HttpFront>(front: &mut F, rt: &Arc<Runtime>, conn: &ConnInfo
     txn.st.log.cookie.reset();
     let (meth, ver) = (Some(txn.req.method), Some(txn.req.version));
     let mut s = Stream { rt, shared: rt, conn, fe, be: None, srv: None, first_req, meth, ver };
+    // PERF: asked on a connection's first request only
+    let upgraded = if first_req { front.take_upgraded() } else { None };
+    let from_tcp = upgraded.map(|up| {
+        let up = *up;
+        txn.vars_txn = up.txn;
+        txn.vars_reqres = up.req;
+        FromTcp { be: up.be }
+    });
     let start = rt.stats.histograms.then(std::time::Instant::now);
-    let next = exchange(front, &mut s, txn, &mut sess_vars).await;
+    let next = exchange(front, &mut s, txn, &mut sess_vars, from_tcp).await;
     if let Some(start) = start {
         record_timers(&s, txn, start);
     }
@@ -316,12 +327,28 @@ fn logs(s: &Stream<'_>) -> bool {
     s.rt.proxies[s.fe].log.is_some()
 }
 
-async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn, sess: &mut VarStore) -> Next {
+/// The stream of the first request of a TCP stream that became HTTP
+/// ([`upgrade::Upgraded`]): the frontend's content rules ran in that TCP stream.
+#[derive(Debug, Clone, Copy)]
+struct FromTcp {
+    /// The backend the TCP stream chose (`mode http`), if it did.
+    be: Option<usize>,
+}
+
+async fn exchange<F: HttpFront>(
+    front: &mut F,
+    s: &mut Stream<'_>,
+    txn: &mut Txn,
+    sess: &mut VarStore,
+    from_tcp: Option<FromTcp>,
+) -> Next {
     let mut reply: Option<Synth<'_>> = None;
     let fe = s.fe;
-    let v = inspect(front, s, txn, sess, fe, &mut reply).await;
-    if v != Verdict::Continue {
-        return conclude(front, s, txn, sess, v, reply).await;
+    if from_tcp.is_none() {
+        let v = inspect(front, s, txn, sess, fe, &mut reply).await;
+        if v != Verdict::Continue {
+            return conclude(front, s, txn, sess, v, reply).await;
+        }
     }
     let v = ana::wait_http::run(s, txn, front.req_buf(), sess, &mut reply);
     if v != Verdict::Continue {
@@ -335,12 +362,23 @@ async fn exchange<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn
     if let Some(next) = stats_page::serve(front, s, txn, sess, fe).await {
         return next;
     }
-    let Some(be) = ana::switching::backend(s, input(txn, front.req_buf(), sess)) else {
+    let chosen = match from_tcp.and_then(|t| t.be) {
+        Some(be) => Some(be),
+        None => ana::switching::backend(s, input(txn, front.req_buf(), sess)),
+    };
+    let Some(be) = chosen else {
         ended(txn, Cause::Internal, Phase::Request);
         return error(front, s, txn, sess, 503, true).await;
     };
     s.be = Some(be);
-    s.rt.proxies[be].be.cum_conn.inc();
+    if s.rt.proxies[be].mode != Mode::Http {
+        // a TCP backend for an HTTP stream (one that switched from TCP, or a dynamic
+        // `use_backend`): HAProxy aborts it without a response
+        return tcp_backend(txn);
+    }
+    if from_tcp.is_none_or(|t| t.be.is_none()) {
+        s.rt.proxies[be].be.cum_conn.inc();
+    }
     if be != fe {
         let v = inspect(front, s, txn, sess, be, &mut reply).await;
         if v != Verdict::Continue {
@@ -797,4 +835,13 @@ async fn error<F: HttpFront>(
         }
         StreamError::Nothing => front.reply_raw(&[]).await,
     }
+}
+
+/// A stream in HTTP whose backend is in `mode tcp`: as HAProxy's failed backend switch,
+/// it ends without a response, the connection closed, logged with status 500 and
+/// termination state `IR`.
+fn tcp_backend(txn: &mut Txn) -> Next {
+    txn.st.log.status = Some(500);
+    ended(txn, Cause::Internal, Phase::Request);
+    Next::Close
 }

@@ -214,6 +214,12 @@ pub trait HttpFront {
     /// Keeps the `sess.` variables with the connection for its next requests.
     fn keep_sess_vars(&mut self, vars: VarStore);
 
+    /// What the TCP stream this connection came from hands its first request's stream
+    /// (`switch-mode http`, see [`super::upgrade`]); asked for the first request only.
+    fn take_upgraded(&mut self) -> Option<Box<super::upgrade::Upgraded>> {
+        None
+    }
+
     /// The server connection kept for this client connection alone (`http-reuse
     /// never`), if any.
     fn take_private(&mut self) -> Option<ServerConn>;

@@ -11,6 +11,9 @@
 //!    server's first bytes are held until they decide (`tcp-response inspect-delay`;
 //!    without one they decide at connection, on nothing).
 //!
+//! A `switch-mode http` rule, or a backend in `mode http` chosen in step 2, ends the
+//! TCP stream there: it hands the connection over to HTTP ([`TcpEnd::upgrade`]).
+//!
 //! Without rules nothing is read before connecting: the front mux connects at once
 //! and splices. The stream talks to the client side through [`TcpFront`]; it never
 //! sees a socket.
@@ -23,10 +26,11 @@ use tokio::time::Instant;
 
 use super::ana::switching;
 use super::side::{Input, ResVerdict, TcpClose, TcpFront};
+use super::upgrade::{Upgrade, Upgraded};
 use super::Stream;
 use crate::action::capture::Captured;
 use crate::action::state::Persist;
-use crate::action::tcp::{run_tcp_rules_from, TcpExec};
+use crate::action::tcp::{run_tcp_rules_from, SwitchProto, TcpExec};
 use crate::action::{RuleAt, TcpFlow};
 use crate::buf::Buf;
 use crate::log::LevelSet;
@@ -59,6 +63,8 @@ struct TcpState<'a> {
     fc: crate::action::sockopt::FcPending,
     /// What the Lua state holds for the stream (a content rule's script that waits).
     lua: crate::action::lua::Slot,
+    /// Set when the stream becomes HTTP.
+    upgrade: Option<Box<Upgrade>>,
 }
 
 /// How a TCP stream ended, for its log line.
@@ -73,6 +79,9 @@ pub struct TcpEnd {
     /// Its `sess.` and `txn.` variables, for the log line (`%[var(txn.x)]`); `None`
     /// when it set none.
     pub vars: Option<Box<[VarStore; 2]>>,
+    /// The stream became HTTP (nothing was forwarded, nothing is logged): the front
+    /// mux hands the connection over with this.
+    pub upgrade: Option<Box<Upgrade>>,
 }
 
 /// Why a TCP stream ended before forwarding.
@@ -82,6 +91,8 @@ enum Stop {
     SilentDrop,
     /// `use-service`: the Lua `tcp` service with this number serves the connection.
     Service(usize),
+    /// `switch-mode http`: the stream becomes HTTP.
+    Upgrade(SwitchProto),
 }
 
 impl TcpState<'_> {
@@ -231,10 +242,11 @@ pub async fn run<'a, F: TcpFront>(
         sc: Default::default(),
         fc: Default::default(),
         lua: None,
+        upgrade: None,
     };
     let be = analyse(front, &mut st).await;
     let vars = (!st.sess.is_empty() || !st.txn.is_empty()).then(|| Box::new([st.sess, st.txn]));
-    TcpEnd { be, last_rule: st.last_rule, log_level: st.log_level, vars }
+    TcpEnd { be, last_rule: st.last_rule, log_level: st.log_level, vars, upgrade: st.upgrade }
 }
 
 /// The analysers of [`run`], in order.
@@ -246,6 +258,7 @@ async fn analyse<F: TcpFront>(front: &mut F, st: &mut TcpState<'_>) -> Option<us
     match inspect(front, st, fe, &mut req).await {
         Ok(()) => {}
         Err(Stop::Service(id)) => return Some(service(front, st, fe, id, req).await),
+        Err(Stop::Upgrade(proto)) => return upgrade(front, st, proto, req, None),
         Err(stop) => return end(front, stop, None),
     }
     let be = st.switch(req.as_deref().map_or(&[], |b| &b[..]));
@@ -255,6 +268,11 @@ async fn analyse<F: TcpFront>(front: &mut F, st: &mut TcpState<'_>) -> Option<us
     };
     st.s.be = Some(be);
     rt.proxies[be].be.cum_conn.inc();
+    if rt.proxies[be].mode == rampart_cfg::model::Mode::Http {
+        // as HAProxy chaining a TCP frontend to an HTTP backend: the stream becomes
+        // HTTP, the backend's rules run on its requests
+        return upgrade(front, st, SwitchProto::Auto, req, Some(be));
+    }
     if be != fe {
         match inspect(front, st, be, &mut req).await {
             Ok(()) => {}
@@ -295,9 +313,35 @@ async fn analyse<F: TcpFront>(front: &mut F, st: &mut TcpState<'_>) -> Option<us
     Some(be)
 }
 
+/// Ends the TCP stream to hand its connection over to HTTP (see [`Upgrade`]), unless
+/// its listener cannot speak HTTP (`bind ... proto none`): HAProxy then aborts it.
+fn upgrade<F: TcpFront>(
+    front: &mut F,
+    st: &mut TcpState<'_>,
+    proto: SwitchProto,
+    held: Option<Buf>,
+    be: Option<usize>,
+) -> Option<usize> {
+    let rt = st.s.rt;
+    let listener = rt.proxies[st.s.fe].fe.listeners.get(st.conn.listener as usize);
+    if listener.is_some_and(|l| l.proto == Some(rampart_cfg::model::BindProto::None)) {
+        return end(front, Stop::Close, be);
+    }
+    let take = |v: &mut VarStore| std::mem::replace(v, VarStore::new(v.scope()));
+    let sess = take(&mut st.sess);
+    let first = Upgraded { txn: take(&mut st.txn), req: take(&mut st.reqres), be };
+    st.upgrade = Some(Box::new(Upgrade {
+        proto,
+        held: held.filter(|b| !b.is_empty()),
+        sess: (!sess.is_empty()).then(|| Box::new(sess)),
+        first: Box::new(first),
+    }));
+    be
+}
+
 fn end<F: TcpFront>(front: &mut F, stop: Stop, be: Option<usize>) -> Option<usize> {
     front.close(match stop {
-        Stop::Close | Stop::Service(_) => TcpClose::Close,
+        Stop::Close | Stop::Service(_) | Stop::Upgrade(_) => TcpClose::Close,
         Stop::SilentDrop => TcpClose::SilentDrop,
     });
     be
@@ -448,6 +492,7 @@ async fn inspect<F: TcpFront>(
             }
             TcpFlow::Continue | TcpFlow::Accept | TcpFlow::CloseServer => return Ok(()),
             TcpFlow::Service(id) => return Err(Stop::Service(id)),
+            TcpFlow::SwitchHttp(p) => return Err(Stop::Upgrade(p)),
             TcpFlow::Reject => {
                 rt.proxies[st.s.fe].fe.denied_req.inc();
                 return Err(Stop::Close);
@@ -507,7 +552,7 @@ fn response_rules<'s, 'a: 's>(
                 ResVerdict::LuaWait(w, deadline)
             }
             // (`use-service` is a request rule)
-            TcpFlow::Continue | TcpFlow::Accept | TcpFlow::Service(_) => ResVerdict::Forward,
+            TcpFlow::Continue | TcpFlow::Accept | TcpFlow::Service(_) | TcpFlow::SwitchHttp(_) => ResVerdict::Forward,
             TcpFlow::CloseServer => ResVerdict::CloseServer,
             TcpFlow::Reject => {
                 crate::sample::Host::count_denied(rt, Dir::Response, st.s.fe, Some(be), st.s.srv);

@@ -266,6 +266,10 @@ impl<'a, S: Sock> HttpFront for H1Front<'a, S> {
         self.conn.extra().sess_vars = Some(vars);
     }
 
+    fn take_upgraded(&mut self) -> Option<Box<crate::stream::upgrade::Upgraded>> {
+        self.conn.extra.as_mut().and_then(|e| e.upgraded.take())
+    }
+
     fn take_private(&mut self) -> Option<ServerConn> {
         let private = self.conn.extra.as_mut().and_then(|e| e.private.take());
         self.conn.trim();

@@ -28,6 +28,7 @@ use crate::io::{write_all, IoError, Sock};
 use crate::proxy::{GlobalRt, ProxyRt};
 use crate::sample::vars::VarStore;
 use crate::session::types::Session;
+use crate::stream::upgrade::Upgraded;
 use crate::stream::{self, Next, Txn};
 use crate::timer::Timer;
 use front::H1Front;
@@ -59,6 +60,11 @@ pub struct ConnExtra {
     pub private: Option<ServerConn>,
     /// The connection's `sess.` variables, once a rule set one.
     pub sess_vars: Option<VarStore>,
+    /// A TCP stream that became HTTP (`switch-mode http`): what its first request's
+    /// stream carries on with, until that stream takes it.
+    pub upgraded: Option<Box<Upgraded>>,
+    /// `switch-mode http proto h1`: the HTTP/2 preface is not looked for.
+    pub h1_only: bool,
 }
 
 impl H1Conn {
@@ -68,7 +74,7 @@ impl H1Conn {
 
     /// Drops the extra state once nothing is left in it.
     fn trim(&mut self) {
-        if self.extra.as_ref().is_some_and(|e| e.private.is_none() && e.sess_vars.is_none()) {
+        if self.extra.as_ref().is_some_and(|e| e.private.is_none() && e.sess_vars.is_none() && e.upgraded.is_none()) {
             self.extra = None;
         }
     }
@@ -101,16 +107,34 @@ enum HeadError {
 /// [`SHRINK_AFTER`]. The exchange's future is large (about 7 KB): moving a fresh one
 /// into its box for every request cost a copy of that size per request.
 pub async fn serve<S: Parkable>(client: S, sess: Session, sess_vars: Option<Box<VarStore>>) {
-    let extra = sess_vars.map(|v| Box::new(ConnExtra { private: None, sess_vars: Some(*v) }));
-    serve_from(client, sess, H1Conn { extra, ..H1Conn::default() }, true).await
+    let extra = sess_vars.map(|v| Box::new(ConnExtra { sess_vars: Some(*v), ..ConnExtra::default() }));
+    serve_from(client, sess, H1Conn { extra, ..H1Conn::default() }, true, None).await
+}
+
+/// Serves the connection of a TCP stream that became HTTP (`switch-mode http`): `held`
+/// is what its content rules read, `first` what its first request's stream carries on
+/// with; `h1_only` for `proto h1`.
+pub async fn serve_upgraded<S: Parkable>(
+    client: S,
+    sess: Session,
+    held: Option<Buf>,
+    sess_vars: Option<Box<VarStore>>,
+    first: Box<Upgraded>,
+    h1_only: bool,
+) {
+    let extra = ConnExtra { private: None, sess_vars: sess_vars.map(|v| *v), upgraded: Some(first), h1_only };
+    let conn = H1Conn { extra: Some(Box::new(extra)), ..H1Conn::default() };
+    serve_from(client, sess, conn, true, held).await
 }
 
 /// Serves a connection that was parked and whose client spoke again.
 pub async fn resume<S: Parkable>(client: S, sess: Session, conn: H1Conn) {
-    serve_from(client, sess, conn, false).await
+    serve_from(client, sess, conn, false, None).await
 }
 
-async fn serve_from<S: Parkable>(mut client: S, mut sess: Session, mut conn: H1Conn, first: bool) {
+async fn serve_from<S: Parkable>(mut client: S, mut sess: Session, mut conn: H1Conn, first: bool, held: Option<Buf>) {
+    // the bytes of the first request a TCP stream read before it became HTTP
+    let mut held = held;
     let mut wait = !first;
     let mut shrunk = false;
     loop {
@@ -128,7 +152,7 @@ async fn serve_from<S: Parkable>(mut client: S, mut sess: Session, mut conn: H1C
         let end = match end {
             End::Request => {
                 let end;
-                (client, sess, conn, end) = Box::pin(turns(client, sess, conn, !wait)).await;
+                (client, sess, conn, end) = Box::pin(turns(client, sess, conn, !wait, held.take())).await;
                 end
             }
             other => other,
@@ -188,9 +212,16 @@ impl From<Idle> for End {
 /// Exchanges, one after the other, while the client keeps sending (pipelined requests,
 /// and requests that come before the connection parks or shrinks); gives the
 /// connection's parts back with why it stopped. It owns them, so that its future
-/// borrows nothing of the caller and can be boxed.
-async fn turns<S: Parkable>(client: S, sess: Session, mut conn: H1Conn, mut first: bool) -> (S, Session, H1Conn, End) {
-    let mut pending: Option<Buf> = None;
+/// borrows nothing of the caller and can be boxed. `held`: the start of the first
+/// request, read by the TCP stream the connection came from.
+async fn turns<S: Parkable>(
+    client: S,
+    sess: Session,
+    mut conn: H1Conn,
+    mut first: bool,
+    held: Option<Buf>,
+) -> (S, Session, H1Conn, End) {
+    let mut pending: Option<Buf> = held;
     loop {
         let (next, rest) = match exchange(&client, &sess, &mut conn, pending.take(), first).await {
             Turn::Exchanged(next, rest) => (next, rest),
@@ -279,7 +310,7 @@ async fn exchange_h1<S: Sock>(
     req.relax = fe.accept_invalid_req;
     let started = fe.log.is_some().then(|| log_start(conn, first, sess));
     let read = read_request_head(client, &mut buf, &mut req, rt.max_head, fe.timeouts.http_request, after_idle).await;
-    if h2_preface(&buf, sess, first) {
+    if h2_preface(&buf, sess, first) && !conn.extra.as_ref().is_some_and(|e| e.h1_only) {
         return Err(buf);
     }
     if let Err(e) = read {

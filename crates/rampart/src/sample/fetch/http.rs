@@ -437,6 +437,9 @@ fn fetch_res_body_size<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>
     emit(Sample::Sint(n));
 }
 
+/// The head HAProxy's HTTP/1 parser finds at the start of the HTTP/2 preface.
+const H2_PREFACE_HEAD: &[u8] = b"PRI * HTTP/2.0\r\n\r\n";
+
 /// `req.proto_http`: an HTTP request, or TCP bytes that start with a complete one.
 fn fetch_proto_http<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
     if ctx.req.is_some() {
@@ -444,6 +447,16 @@ fn fetch_proto_http<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
         return;
     }
     let Some(p) = ctx.payload else { return };
+    if p.starts_with(b"PRI ") {
+        // COMPAT: HAProxy's HTTP/1 parser takes the HTTP/2 preface's first lines for a
+        // request (`PRI * HTTP/2.0`, no header): a TCP stream may switch to HTTP on it
+        if p.starts_with(H2_PREFACE_HEAD) {
+            emit(Sample::Bool(true));
+        } else if H2_PREFACE_HEAD.starts_with(p) {
+            ctx.may_change.set(true);
+        }
+        return;
+    }
     let mut head = h1::Head::default();
     match h1::parse_request(p, ctx.rt.max_head().max(1), &mut head) {
         Ok(true) => {

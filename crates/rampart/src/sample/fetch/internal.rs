@@ -1,5 +1,6 @@
 //! Fetches of constants and internal state: `always_true`, `int`, `str`, `bin`,
-//! `meth` ..., `env`, `date`, `rand`, `hostname`, `stopping`, `thread`.
+//! `meth` ..., `env`, `date`, `rand`, `hostname`, `stopping`, `thread`,
+//! `internal.strm.is_htx`.
 //! HAProxy counterpart: the `smp_kws` table of src/sample.c.
 
 use std::borrow::Cow;
@@ -227,6 +228,17 @@ fn fetch_stopping<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
     emit(Sample::Bool(ctx.rt.stopping()));
 }
 
+/// `internal.strm.is_htx`: whether the stream is an HTTP one (true once a TCP stream
+/// switched to HTTP). A TCP stream's rules see its payload, an HTTP stream's its
+/// request; without a stream (connection and session rules) there is no sample.
+fn fetch_is_htx<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if ctx.payload.is_some() {
+        emit(Sample::Bool(false));
+    } else if ctx.req.is_some() {
+        emit(Sample::Bool(true));
+    }
+}
+
 const STR1: ArgSpec = ArgSpec::new(&[ArgT::Str], 1);
 
 pub const KEYWORDS: &[FetchKw] = &[
@@ -242,6 +254,7 @@ pub const KEYWORDS: &[FetchKw] = &[
     FetchKw::new("proc", ArgSpec::NONE, SmpType::Sint, fetch_one).uses(uses::CONST),
     FetchKw::new("rand", ArgSpec::new(&[ArgT::Sint], 0), SmpType::Sint, fetch_rand).uses(uses::CONST),
     FetchKw::new("stopping", ArgSpec::NONE, SmpType::Bool, fetch_stopping),
+    FetchKw::new("internal.strm.is_htx", ArgSpec::NONE, SmpType::Bool, fetch_is_htx).uses(uses::INTRN),
     FetchKw::new("uuid", ArgSpec::new(&[ArgT::Sint], 0), SmpType::Str, fetch_uuid).uses(uses::CONST).check(check_uuid),
     FetchKw::new("str", STR1, SmpType::Str, fetch_str).uses(uses::CONST),
     FetchKw::new("bool", STR1, SmpType::Bool, fetch_bool).uses(uses::CONST).check(check_bool),

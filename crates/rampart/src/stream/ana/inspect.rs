@@ -88,7 +88,9 @@ pub fn run(
         }
         // (`use-service` in `tcp-request content` is refused in HTTP proxies, as in
         // HAProxy 2.6)
-        TcpFlow::Continue | TcpFlow::Accept | TcpFlow::CloseServer | TcpFlow::Service(_) => Verdict::Continue,
+        TcpFlow::Continue | TcpFlow::Accept | TcpFlow::CloseServer | TcpFlow::Service(_) | TcpFlow::SwitchHttp(_) => {
+            Verdict::Continue
+        }
         TcpFlow::Reject => {
             rt.proxies[s.fe].fe.denied_req.inc();
             Verdict::Close
