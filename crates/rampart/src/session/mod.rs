@@ -29,12 +29,27 @@ impl Session {
     pub fn new(peer: Option<SocketAddr>, fd: RawFd, lfd: i32, listener: u32, slot: ConnSlot) -> Session {
         let (rt, fe) = slot.into_parts();
         rt.proxies[fe].fe.cum_conn.inc();
+        if let Some(c) = rt.proxies[fe].fe.listeners.get(listener as usize).and_then(|l| l.counters()) {
+            c.cum_conn.inc();
+            let now = c.cur.fetch_add(1, Ordering::Relaxed) + 1;
+            crate::counters::note_max(&c.max, now);
+        }
         Session { rt, fe, conn: ConnInfo { listener, ..ConnInfo::new(peer, fd) }, lfd }
+    }
+}
+
+impl Session {
+    /// The counters of the session's listener, under `option socket-stats`.
+    pub fn listener_counters(&self) -> Option<&crate::counters::stats::ListenerStats> {
+        self.rt.proxies[self.fe].fe.listeners.get(self.conn.listener as usize).and_then(|l| l.counters())
     }
 }
 
 impl Drop for Session {
     fn drop(&mut self) {
+        if let Some(c) = self.listener_counters() {
+            c.cur.fetch_sub(1, Ordering::Relaxed);
+        }
         release(&self.rt, self.fe);
     }
 }
