@@ -134,7 +134,8 @@ fn set_bc_mark_and_tos_as_haproxy_3_2_does() {
     // (HAProxy 3.2 then keeps fewer idle connections: [1, 1, 2, 3, 4, 5]; rampart
     // reuses its idle ones, each for the mark it was opened with)
     assert_eq!(theirs[..4], ours[..4], "{theirs:?} {ours:?}");
-    assert_eq!(their_opts[..2], our_opts[..2]);
+    // (HAProxy 3.2 may have closed its idle connections by the time `ss` looks)
+    assert_eq!(their_opts[..1], our_opts[..1], "{their_opts:?} {our_opts:?}");
 }
 
 #[test]

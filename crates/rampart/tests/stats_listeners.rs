@@ -59,8 +59,7 @@ fn stat(proxy: &Running) -> HashMap<String, HashMap<String, String>> {
     lines
         .filter(|l| !l.is_empty())
         .map(|l| {
-            let row: HashMap<String, String> =
-                header.iter().cloned().zip(l.split(',').map(str::to_owned)).collect();
+            let row: HashMap<String, String> = header.iter().cloned().zip(l.split(',').map(str::to_owned)).collect();
             (format!("{}/{}", row["pxname"], row["svname"]), row)
         })
         .collect()

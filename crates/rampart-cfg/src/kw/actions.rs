@@ -249,8 +249,7 @@ const FC_V3: [ActionKw; 2] = [act("set-fc-mark", false, Yes), act("set-fc-tos", 
 /// before it connects; connections differing by them are not reused for each other.
 const BC_V3: [ActionKw; 2] = [act("set-bc-mark", false, Yes), act("set-bc-tos", false, Yes)];
 
-pub static HTTP_REQUEST_V3_ACTIONS: &[ActionKw] =
-    &[act("do-log", false, Yes), FC_V3[0], FC_V3[1], BC_V3[0], BC_V3[1]];
+pub static HTTP_REQUEST_V3_ACTIONS: &[ActionKw] = &[act("do-log", false, Yes), FC_V3[0], FC_V3[1], BC_V3[0], BC_V3[1]];
 pub static HTTP_RESPONSE_V3_ACTIONS: &[ActionKw] =
     &[act("do-log", false, Yes), act("set-fc-mark", false, RES_FC), act("set-fc-tos", false, RES_FC)];
 pub static HTTP_AFTER_RESPONSE_V3_ACTIONS: &[ActionKw] = &[act("do-log", false, Yes)];

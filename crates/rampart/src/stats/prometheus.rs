@@ -473,8 +473,8 @@ fn metric(out: &mut String, rt: &Runtime, part: &str, (name, ty, src): &Metric, 
 /// The statuses of a finished health check, in HAProxy's order (`check_statuses[]`
 /// entries whose result is at least "failed").
 const CHECK_STATUSES: &[&str] = &[
-    "HANA", "SOCKERR", "L4OK", "L4TOUT", "L4CON", "L6OK", "L6TOUT", "L6RSP", "L7TOUT", "L7RSP", "L7OK", "L7OKC", "L7STS",
-    "PROCERR", "PROCTOUT", "PROCOK",
+    "HANA", "SOCKERR", "L4OK", "L4TOUT", "L4CON", "L6OK", "L6TOUT", "L6RSP", "L7TOUT", "L7RSP", "L7OK", "L7OKC",
+    "L7STS", "PROCERR", "PROCTOUT", "PROCOK",
 ];
 
 /// `haproxy_server_check_status{proxy,server,state}`: for each server with a health
