@@ -245,14 +245,18 @@ pub static TCP_RESPONSE_CONTENT_ACTIONS: &[ActionKw] = &[
 /// `set-fc-mark`/`set-fc-tos` are 3.x's names of `set-mark`/`set-tos`, which also take a
 /// sample expression there.
 const FC_V3: [ActionKw; 2] = [act("set-fc-mark", false, Yes), act("set-fc-tos", false, Yes)];
+/// `set-bc-mark`/`set-bc-tos` (3.x): the same options of the server connection, set
+/// before it connects; connections differing by them are not reused for each other.
+const BC_V3: [ActionKw; 2] = [act("set-bc-mark", false, Yes), act("set-bc-tos", false, Yes)];
 
-pub static HTTP_REQUEST_V3_ACTIONS: &[ActionKw] = &[act("do-log", false, Yes), FC_V3[0], FC_V3[1]];
+pub static HTTP_REQUEST_V3_ACTIONS: &[ActionKw] = &[act("do-log", false, Yes), FC_V3[0], FC_V3[1], BC_V3[0], BC_V3[1]];
 pub static HTTP_RESPONSE_V3_ACTIONS: &[ActionKw] =
     &[act("do-log", false, Yes), act("set-fc-mark", false, RES_FC), act("set-fc-tos", false, RES_FC)];
 pub static HTTP_AFTER_RESPONSE_V3_ACTIONS: &[ActionKw] = &[act("do-log", false, Yes)];
 /// `tcp-request connection` and `tcp-request session`: no stream exists yet to log.
 pub static TCP_REQUEST_CONNECTION_V3_ACTIONS: &[ActionKw] = &[act("do-log", false, No), FC_V3[0], FC_V3[1]];
-pub static TCP_REQUEST_CONTENT_V3_ACTIONS: &[ActionKw] = &[act("do-log", false, TCP_HTTP_ONLY), FC_V3[0], FC_V3[1]];
+pub static TCP_REQUEST_CONTENT_V3_ACTIONS: &[ActionKw] =
+    &[act("do-log", false, TCP_HTTP_ONLY), FC_V3[0], FC_V3[1], BC_V3[0], BC_V3[1]];
 pub static TCP_RESPONSE_CONTENT_V3_ACTIONS: &[ActionKw] = &[
     act("do-log", false, TCP_HTTP_ONLY),
     act("set-fc-mark", false, TCP_HTTP_ONLY),

@@ -544,7 +544,12 @@ pub static OPTIONS: &[OptionKw] = &[
     opt("redispatch", D | L | B, true, Partial("without the <interval> argument")),
     opt("redis-check", D | L | B, false, Yes),
     opt("smtpchk", D | L | B, false, Yes),
-    opt("socket-stats", D | F | L, true, No),
+    opt(
+        "socket-stats",
+        D | F | L,
+        true,
+        Partial("a show stat row and Prometheus metrics per listener; its dreq, dresp, ereq, wrew and eint are empty"),
+    ),
     opt("splice-auto", ALL, true, Partial(SPLICE_PARTIAL)),
     opt("splice-request", ALL, true, Partial(SPLICE_PARTIAL)),
     opt("splice-response", ALL, true, Partial(SPLICE_PARTIAL)),

@@ -681,6 +681,8 @@ pub struct ProxyOptions {
     pub log_format_span: Option<crate::span::Span>,
     pub error_log_format_span: Option<crate::span::Span>,
     pub dontlognull: bool,
+    /// `option socket-stats`: a `show stat` row (type 3) and counters per listener.
+    pub socket_stats: bool,
     pub dontlog_normal: bool,
     pub log_separate_errors: bool,
     pub logasap: bool,

@@ -278,6 +278,14 @@ impl FcSockOpt {
             (FcOpt::Tos, true) => "set-fc-tos",
         }
     }
+
+    /// The name of the `set-bc-*` action with these arguments.
+    pub fn bc_name(&self) -> &'static str {
+        match self.what {
+            FcOpt::Mark => "set-bc-mark",
+            FcOpt::Tos => "set-bc-tos",
+        }
+    }
 }
 
 // === http-request ===
@@ -341,6 +349,8 @@ pub enum HttpReqAction {
     Sc(super::ScAction),
     /// `set-mark`, `set-tos`, `set-fc-mark`, `set-fc-tos`.
     SetFc(FcSockOpt),
+    /// `set-bc-mark`, `set-bc-tos` (HAProxy 3.x): the server connection's options.
+    SetBc(FcSockOpt),
     /// `do-log` (HAProxy 3.x): a log line now, in the frontend's format.
     DoLog,
     /// `do-resolve(<var>,<resolvers>[,ipv4|ipv6]) <expr>`.
@@ -394,6 +404,7 @@ impl HttpReqAction {
             A::Lua(_) => "lua.",
             A::DoResolve(_) => "do-resolve",
             A::SetFc(o) => o.name(),
+            A::SetBc(o) => o.bc_name(),
             A::DoLog => "do-log",
             A::SendSpoeGroup { .. } => "send-spoe-group",
             A::Reject => "reject",
@@ -563,6 +574,8 @@ pub enum TcpReqAction {
     Lua(LuaCall),
     /// `set-mark`, `set-tos`, `set-fc-mark`, `set-fc-tos`.
     SetFc(FcSockOpt),
+    /// `set-bc-mark`, `set-bc-tos` (HAProxy 3.x): the server connection's options.
+    SetBc(FcSockOpt),
     /// `do-log` (HAProxy 3.x; content rules only).
     DoLog,
     /// `use-service <name>` (content rules only): `lua.<name>`, a Lua `tcp` service.
@@ -588,6 +601,7 @@ impl TcpReqAction {
             A::Sc(a) => a.name(),
             A::Lua(_) => "lua.",
             A::SetFc(o) => o.name(),
+            A::SetBc(o) => o.bc_name(),
             A::DoLog => "do-log",
             A::UseService(_) => "use-service",
         }

@@ -59,7 +59,8 @@ fn dispatch_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str
             | "transparent"
             | "http-pretend-keepalive"
             | "accept-invalid-http-request"
-            | "accept-invalid-http-response",
+            | "accept-invalid-http-response"
+            | "socket-stats",
         ) => flag_option(cx, words, kwm, name),
         (_, "httpclose" | "http-server-close" | "http-keep-alive") => conn_mode_option(cx, words, kwm, name),
         (_, "tcpka" | "clitcpka" | "srvtcpka") => tcpka_option(cx, words, kwm, name),
@@ -132,7 +133,12 @@ fn flag_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str) {
     }
     let need_frontend = matches!(
         name,
-        "dontlognull" | "dontlog-normal" | "log-separate-errors" | "logasap" | "accept-invalid-http-request"
+        "dontlognull"
+            | "dontlog-normal"
+            | "log-separate-errors"
+            | "logasap"
+            | "accept-invalid-http-request"
+            | "socket-stats"
     );
     if name != "http-buffer-request" && cx.ignored_without(need_frontend, name, "") {
         return;
@@ -152,6 +158,7 @@ fn flag_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str) {
         "http-pretend-keepalive" => opts.http_pretend_keepalive = on,
         "accept-invalid-http-request" => opts.accept_invalid_req = on,
         "accept-invalid-http-response" => opts.accept_invalid_res = on,
+        "socket-stats" => opts.socket_stats = on,
         _ => opts.abortonclose = on,
     }
 }

@@ -381,6 +381,7 @@ impl<'c> Cx<'c> {
             HttpReqAction::TrackSc(t) => HttpAct::TrackSc(self.track_sc(t, list)?),
             HttpReqAction::Sc(a) => HttpAct::Sc(self.sc_action(a, list)?),
             HttpReqAction::SetFc(o) => HttpAct::SetFc(self.fc_set(o, list)?),
+            HttpReqAction::SetBc(o) => HttpAct::SetFc(super::sockopt::FcSet { bc: true, ..self.fc_set(o, list)? }),
             HttpReqAction::DoLog => HttpAct::DoLog,
         })
     }
@@ -415,7 +416,7 @@ impl<'c> Cx<'c> {
             m::FcValue::Int(v) => FcVal::Int(*v),
             m::FcValue::Expr(e) => FcVal::Expr(self.expr(e, list, o.name())?),
         };
-        Some(FcSet { what: o.what, value })
+        Some(FcSet { what: o.what, value, bc: false })
     }
 
     fn lua_action(&mut self, call: &m::LuaCall, span: &Span, list: List, which: &str) -> Option<HttpAct> {

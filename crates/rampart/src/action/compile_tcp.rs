@@ -332,6 +332,10 @@ impl Cx<'_> {
                 TcpAct::Sc(crate::action::stick::ScAct::new(a, value))
             }
             TcpReqAction::SetFc(o) => TcpAct::SetFc(self.tcp_fc_set(o, list)?),
+            TcpReqAction::SetBc(o) => {
+                let set = self.tcp_fc_set(o, list)?;
+                TcpAct::SetFc(crate::action::sockopt::FcSet { bc: true, ..set })
+            }
             // TODO(#28): a TCP stream's log record lives in its mux, out of the rules' reach
             TcpReqAction::DoLog if self.px().mode != m::Mode::Http => {
                 return not_yet(self, "do-log", " (in TCP mode)");
@@ -356,7 +360,7 @@ impl Cx<'_> {
             m::FcValue::Int(v) => FcVal::Int(*v),
             m::FcValue::Expr(e) => FcVal::Expr(self.tcp_expr(e, list, None, "")?),
         };
-        Some(FcSet { what: o.what, value })
+        Some(FcSet { what: o.what, value, bc: false })
     }
 
     fn tcp_res_act(&mut self, a: &TcpResAction, name: &str, span: &Span) -> Option<TcpAct> {

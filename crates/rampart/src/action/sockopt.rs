@@ -12,11 +12,13 @@ use crate::sample::cast::cast;
 use crate::sample::expr::Expr;
 use crate::sample::{Sample, SampleCtx, SmpType};
 
-/// A compiled `set-mark` / `set-tos` (or 3.x `set-fc-*`).
+/// A compiled `set-mark` / `set-tos` (or 3.x `set-fc-*`, `set-bc-*`).
 #[derive(Debug)]
 pub struct FcSet {
     pub what: FcOpt,
     pub value: FcVal,
+    /// `set-bc-*`: for the server connection the stream will open.
+    pub bc: bool,
 }
 
 /// The value: a number, or an expression evaluated when the rule runs.
@@ -27,19 +29,32 @@ pub enum FcVal {
 }
 
 /// The socket options rules asked for and that are not set yet; the last rule wins.
+/// `back` (`set-bc-*`) stays with the stream: its server connection is opened with
+/// them, and only an idle connection opened with the same ones is reused for it.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct FcPending {
+    pub mark: Option<u32>,
+    pub tos: Option<u32>,
+    pub back: BcOpts,
+}
+
+/// The server connection's mark and TOS a stream asked for (`set-bc-mark`,
+/// `set-bc-tos`).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct BcOpts {
     pub mark: Option<u32>,
     pub tos: Option<u32>,
 }
 
 impl FcPending {
-    /// What is pending, if anything, leaving nothing pending.
+    /// The client socket's options pending, if any, leaving none pending (the server
+    /// connection's stay).
     pub fn take(&mut self) -> Option<FcPending> {
         if self.mark.is_none() && self.tos.is_none() {
             return None;
         }
-        Some(std::mem::take(self))
+        let front = FcPending { mark: self.mark.take(), tos: self.tos.take(), back: BcOpts::default() };
+        Some(front)
     }
 }
 
@@ -54,9 +69,11 @@ impl FcSet {
                 _ => return,
             },
         };
-        match self.what {
-            FcOpt::Mark => into.mark = Some(v),
-            FcOpt::Tos => into.tos = Some(v),
+        match (self.what, self.bc) {
+            (FcOpt::Mark, false) => into.mark = Some(v),
+            (FcOpt::Tos, false) => into.tos = Some(v),
+            (FcOpt::Mark, true) => into.back.mark = Some(v),
+            (FcOpt::Tos, true) => into.back.tos = Some(v),
         }
     }
 }

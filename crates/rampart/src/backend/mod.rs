@@ -626,6 +626,8 @@ pub fn conn_key(server: &ServerRt, cx: ConnectCtx<'_>) -> ConnKey {
         proxy: send_proxy::header(&server.send_proxy, cx),
         trust: server.tls.as_deref().map_or(0, |t| t.trust_epoch()),
         ws: cx.ws && server.ws_apart,
+        mark: cx.bc.mark,
+        tos: cx.bc.tos,
     }
 }
 
@@ -661,7 +663,7 @@ async fn connect_server(
     let start = tokio::time::Instant::now();
     let tcp = match &server.unix {
         Some(path) => PlainSock::Unix(connect_unix(path, timeout).await?),
-        None => PlainSock::Tcp(connect_addr(server, client, timeout, be.srvtcpka.as_ref(), &rt.sockbufs).await?),
+        None => PlainSock::Tcp(connect_addr(server, client, timeout, be.srvtcpka.as_ref(), &rt.sockbufs, key).await?),
     };
     if let (PlainSock::Unix(s), true) = (&tcp, rt.sockbufs.server_set()) {
         crate::io::set_sockbufs(s, rt.sockbufs.server_rcv, rt.sockbufs.server_snd);
@@ -718,13 +720,15 @@ fn turnaround(connect: Option<Duration>) -> Duration {
 
 /// One connection attempt to `server` (from its `source` address if any, through its
 /// `socks4` proxy if any, within the same timeout), with `option srvtcpka`'s settings
-/// if any. `Err(true)` when it timed out.
+/// if any, and the mark and TOS of `key` (`set-bc-mark`, `set-bc-tos`). `Err(true)`
+/// when it timed out.
 async fn connect_addr(
     server: &ServerRt,
     client: &ConnInfo,
     timeout: Option<Duration>,
     ka: Option<&socket2::TcpKeepalive>,
     bufs: &rampart_cfg::model::SockBufs,
+    key: &ConnKey,
 ) -> Result<TcpStream, bool> {
     let addr = server_target(server, client).ok_or(false)?;
     let attempt = async {
@@ -740,6 +744,9 @@ async fn connect_addr(
         }
         if bufs.server_set() {
             crate::io::set_sockbufs(&sock, bufs.server_rcv, bufs.server_snd);
+        }
+        if key.mark.is_some() || key.tos.is_some() {
+            crate::io::set_sock_mark_tos(&sock, key.mark, key.tos, addr.is_ipv6());
         }
         let Some(proxy) = server.socks4 else { return sock.connect(addr).await };
         let mut stream = sock.connect(proxy).await?;

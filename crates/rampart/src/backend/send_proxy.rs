@@ -38,6 +38,8 @@ pub struct ConnectCtx<'a> {
     /// A WebSocket stream (an HTTP/1 `Upgrade: websocket`, an HTTP/2 client's
     /// extended CONNECT): the server's `ws` chooses its protocol.
     pub ws: bool,
+    /// `set-bc-mark`, `set-bc-tos`: the server socket's mark and TOS.
+    pub bc: crate::action::sockopt::BcOpts,
 }
 
 impl<'a> ConnectCtx<'a> {
@@ -50,6 +52,7 @@ impl<'a> ConnectCtx<'a> {
             sni: &[],
             force_persist: false,
             ws: false,
+            bc: crate::action::sockopt::BcOpts { mark: None, tos: None },
         }
     }
 }

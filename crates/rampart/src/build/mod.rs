@@ -145,7 +145,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 denied_req: counters.counter(),
                 pp_failed: counters.counter(),
                 tls_failed: counters.counter(),
-                listeners: listeners(px, &cfg.global.ssl, &mut key_files, &mut alerts, &mut tls_warnings),
+                listeners: listeners(px, &cfg.global.ssl, &mut key_files, &mut alerts, &mut tls_warnings, threads),
                 capture_cookie: px.captures.cookie.as_ref().map(|c| (c.name.as_bytes().into(), c.len)),
                 keep_req_line: false,
             },
@@ -161,6 +161,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 cookie: px.cookie.clone().map(Box::new),
                 fullconn: fullconn(px, fe_maxconns[idx]),
                 cum_conn: counters.counter(),
+                state: Default::default(),
             },
             stats: crate::stats::ProxyStats::new(threads, timed),
             stats_page: px.stats.as_ref().map(|p| Box::new(crate::stats::page::Page::new(p))),
@@ -407,8 +408,9 @@ fn listeners(
     key_files: &mut crate::tls::ticket_keys::KeyFiles,
     alerts: &mut Vec<Diag>,
     warnings: &mut Vec<Diag>,
+    threads: usize,
 ) -> Box<[ListenerRt]> {
-    let mut out = Vec::new();
+    let mut out: Vec<ListenerRt> = Vec::new();
     for b in &px.binds {
         // as HAProxy, a bind without `ssl` reads its key file too
         let plain_keys = b.ssl.as_deref().filter(|s| !s.enabled).and_then(|s| s.tls_ticket_keys.as_deref());
@@ -439,16 +441,51 @@ fn listeners(
                 format!("{} : MUX protocol '{}' is not usable in mode {mode} on the client side", b.ctx, p.name());
             alerts.push(Diag::alert(Some(b.span.clone()), msg));
         }
-        let li = || ListenerRt {
-            name: b.name.as_deref().map(Box::from),
-            accept_proxy: b.accept_proxy,
-            tls: tls.clone(),
-            proto: b.proto,
-            conns: std::sync::atomic::AtomicU32::new(0),
-        };
-        out.extend(b.addrs.iter().map(|_| li()));
+        for a in &b.addrs {
+            let sid = out.len() as u32 + 1;
+            let stats = px.options.socket_stats.then(|| Box::new(listener_stats(b.name.as_deref(), sid, a, threads)));
+            out.push(ListenerRt {
+                name: b.name.as_deref().map(Box::from),
+                accept_proxy: b.accept_proxy,
+                tls: tls.clone(),
+                proto: b.proto,
+                conns: std::sync::atomic::AtomicU32::new(0),
+                stats,
+            });
+        }
     }
     out.into_boxed_slice()
+}
+
+/// The stats row of listener `sid` (from 1) of a frontend with `option socket-stats`:
+/// named as its `bind` line names it, else `sock-<sid>` (HAProxy's naming).
+fn listener_stats(
+    name: Option<&str>,
+    sid: u32,
+    addr: &rampart_cfg::model::ListenAddr,
+    threads: usize,
+) -> crate::proxy::ListenerStatsRt {
+    use rampart_cfg::model::ListenAddr;
+    let addr = match addr {
+        ListenAddr::Inet(sa) => Some(sa.to_string().into()),
+        ListenAddr::Unix(_) => Some("unix".into()),
+        // an inherited socket: the address it is bound to, as HAProxy reads it
+        ListenAddr::Fd(fd) => {
+            let ss: Option<nix::sys::socket::SockaddrStorage> = nix::sys::socket::getsockname(*fd).ok();
+            let sa = ss.as_ref().and_then(|ss| {
+                ss.as_sockaddr_in()
+                    .map(|v4| std::net::SocketAddr::V4((*v4).into()))
+                    .or_else(|| ss.as_sockaddr_in6().map(|v6| std::net::SocketAddr::V6((*v6).into())))
+            });
+            sa.map(|sa| sa.to_string().into())
+        }
+    };
+    crate::proxy::ListenerStatsRt {
+        name: name.map_or_else(|| format!("sock-{sid}").into(), Box::from),
+        sid,
+        addr,
+        counters: crate::counters::stats::ListenerStats::new(threads),
+    }
 }
 
 /// The stick table of proxy `idx`, if it declares one. As HAProxy, a table that `stick`

@@ -27,6 +27,10 @@ pub struct ConnKey {
     /// Opened for a WebSocket stream in the protocol the server's `ws` names rather
     /// than its own (`ServerRt::ws_apart`): never reused, never shared.
     pub ws: bool,
+    /// The netfilter mark and TOS the socket was given (`set-bc-mark`, `set-bc-tos`,
+    /// HAProxy 3.x, which keys its idle connections by them too).
+    pub mark: Option<u32>,
+    pub tos: Option<u32>,
 }
 
 #[cfg(test)]
@@ -43,7 +47,10 @@ mod tests {
         let pp2 = ConnKey { proxy: Some(b"PROXY TCP4 1.1.1.1 2.2.2.2 50000 80\r\n".to_vec()), ..ConnKey::default() };
         let trust = ConnKey { trust: 1, ..ConnKey::default() };
         let ws = ConnKey { ws: true, ..ConnKey::default() };
-        let all = [&plain, &dst1, &dst2, &sni, &pp1, &pp2, &trust, &ws];
+        let mark1 = ConnKey { mark: Some(1), ..ConnKey::default() };
+        let mark2 = ConnKey { mark: Some(2), ..ConnKey::default() };
+        let tos = ConnKey { tos: Some(1), ..ConnKey::default() };
+        let all = [&plain, &dst1, &dst2, &sni, &pp1, &pp2, &trust, &ws, &mark1, &mark2, &tos];
         for (i, a) in all.iter().enumerate() {
             for (j, b) in all.iter().enumerate() {
                 assert_eq!(a == b, i == j, "{a:?} {b:?}");

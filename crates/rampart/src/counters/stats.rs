@@ -228,6 +228,44 @@ impl ServerStats {
     }
 }
 
+/// The counters of one listener under `option socket-stats` (a `show stat` row of
+/// type 3; HAProxy's `listener->counters`).
+#[derive(Debug)]
+pub struct ListenerStats {
+    /// Connections open through this listener now, and the most seen (`scur`, `smax`).
+    pub cur: AtomicU32,
+    pub max: AtomicU32,
+    /// Connections accepted (`stot`).
+    pub cum_conn: Counter,
+    /// Connections and sessions refused by `tcp-request connection|session` rules
+    /// (`dcon`, `dses`).
+    pub denied_conn: Counter,
+    pub denied_sess: Counter,
+    /// Bytes from and to the clients of this listener (`bin`, `bout`).
+    pub bin: Counter,
+    pub bout: Counter,
+}
+
+impl ListenerStats {
+    pub fn new(threads: usize) -> ListenerStats {
+        let mut g = CounterGroup::new(threads, 5);
+        ListenerStats {
+            cur: AtomicU32::new(0),
+            max: AtomicU32::new(0),
+            cum_conn: g.counter(),
+            denied_conn: g.counter(),
+            denied_sess: g.counter(),
+            bin: g.counter(),
+            bout: g.counter(),
+        }
+    }
+
+    /// The counters `clear counters all` restarts from 0.
+    pub fn all(&self) -> [&Counter; 5] {
+        [&self.cum_conn, &self.denied_conn, &self.denied_sess, &self.bin, &self.bout]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

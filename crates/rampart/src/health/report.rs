@@ -193,12 +193,15 @@ pub(super) fn change_weight(px: &ProxyRt, srv: usize, weight: u32) {
     let (act, bck) = available(px);
     if before.0 + before.1 > 0 && act + bck == 0 {
         no_server_left(px);
+    } else if act + bck > 0 {
+        px.be.state.came_up();
     }
 }
 
 /// HAProxy's `set_backend_down()`: `backend 'b' has no server available!` on stderr,
 /// `backend b has no server available!` in the logs at emergency level.
 pub(super) fn no_server_left(px: &ProxyRt) {
+    px.be.state.went_down();
     let kind = proxy_type(px);
     let _ = write_stderr(Level::Alert, &format!("{kind} '{}' has no server available!\n", px.name));
     if let Some(pl) = px.log.as_deref() {
@@ -213,6 +216,9 @@ pub(crate) fn sync_lb(px: &ProxyRt, srv: usize) {
     let lb = if server.backup { px.be.lb_backup.as_ref() } else { Some(&px.be.lb) };
     if let Some(lb) = lb {
         lb.set_active(srv, server.state.is_up());
+    }
+    if server.state.counts_as_available() {
+        px.be.state.came_up();
     }
 }
 

@@ -239,12 +239,20 @@ pub fn silent_drop<S: Sock>(s: &S) {
 /// a client socket. As HAProxy, a failure is not reported (nor fatal).
 pub fn set_fc<S: Sock>(s: &S, mark: Option<u32>, tos: Option<u32>) {
     let sock = socket2::SockRef::from(s);
+    let v6 = sock.local_addr().ok().and_then(|a| a.as_socket_ipv6()).filter(|a| a.ip().to_ipv4_mapped().is_none());
+    set_sock_mark_tos(s, mark, tos, v6.is_some());
+}
+
+/// `SO_MARK` and `IP_TOS` (`IPV6_TCLASS` when `v6`) of a socket, before it connects
+/// (`set-bc-mark`, `set-bc-tos`) or once accepted ([`set_fc`]). As HAProxy, a failure
+/// (no CAP_NET_ADMIN for the mark) is not reported.
+pub fn set_sock_mark_tos<S: std::os::fd::AsFd>(s: &S, mark: Option<u32>, tos: Option<u32>, v6: bool) {
+    let sock = socket2::SockRef::from(s);
     if let Some(mark) = mark {
         let _ = sock.set_mark(mark);
     }
     let Some(tos) = tos else { return };
-    let v6 = sock.local_addr().ok().and_then(|a| a.as_socket_ipv6()).filter(|a| a.ip().to_ipv4_mapped().is_none());
-    if v6.is_some() {
+    if v6 {
         let _ = sock.set_tclass_v6(tos);
     } else {
         let _ = sock.set_tos(tos);

@@ -207,7 +207,13 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
             );
             if let Ok((up, down)) = moved {
                 let bytes = (up + req.len() as u64, down);
-                crate::stats::counters::count_bytes(rt, self.sess.fe, Some(be), Some(conn.srv), bytes);
+                crate::stats::counters::count_bytes(
+                    rt,
+                    (self.sess.fe, self.sess.conn.listener),
+                    Some(be),
+                    Some(conn.srv),
+                    bytes,
+                );
             }
             let Some(l) = &mut self.log else { return };
             match moved {
@@ -290,7 +296,13 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
     }
 
     fn service_end(&mut self, be: usize, bytes: (u64, u64), client_timeout: bool) {
-        crate::stats::counters::count_bytes(&self.sess.rt, self.sess.fe, Some(be), None, bytes);
+        crate::stats::counters::count_bytes(
+            &self.sess.rt,
+            (self.sess.fe, self.sess.conn.listener),
+            Some(be),
+            None,
+            bytes,
+        );
         self.client_spoke = bytes.0 > 0;
         if let Some(l) = &mut self.log {
             (l.bytes_in, l.bytes_out) = bytes;

@@ -247,6 +247,28 @@ pub struct ListenerRt {
     /// Connections it accepted that are still open, all threads (`dst_conn`; HAProxy's
     /// `nbconn` of the listener).
     pub conns: AtomicU32,
+    /// `option socket-stats`: the listener's own stats row.
+    pub stats: Option<Box<ListenerStatsRt>>,
+}
+
+/// A listener's stats row under `option socket-stats`.
+#[derive(Debug)]
+pub struct ListenerStatsRt {
+    /// `svname`: the `bind ... name`, else `sock-<sid>`.
+    pub name: Box<str>,
+    /// HAProxy's listener number in its frontend (`sid`), from 1.
+    pub sid: u32,
+    /// The address as `show stat` writes it (`addr`): `ip:port`, `[ip6]:port`, `unix`.
+    pub addr: Option<Box<str>>,
+    pub counters: crate::counters::stats::ListenerStats,
+}
+
+impl ListenerRt {
+    /// The listener's counters, under `option socket-stats`.
+    #[inline]
+    pub fn counters(&self) -> Option<&crate::counters::stats::ListenerStats> {
+        self.stats.as_deref().map(|s| &s.counters)
+    }
 }
 
 impl FrontendRt {
@@ -277,6 +299,8 @@ pub struct BackendRt {
     pub has_sni: bool,
     /// `cookie <name> ...`: cookie-based persistence (`stream::ana::cookie`).
     pub cookie: Option<Box<rampart_cfg::model::CookiePersist>>,
+    /// The backend's up/down history (`chkdown`, `downtime`, `lastchg`).
+    pub state: crate::server::be_state::BackendState,
 }
 
 impl BackendRt {

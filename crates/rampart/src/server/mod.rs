@@ -13,6 +13,7 @@
 //! - `queue`: the streams waiting for a connection slot of a server or a backend
 
 mod addr;
+pub mod be_state;
 pub mod list;
 pub mod queue;
 mod sessions;

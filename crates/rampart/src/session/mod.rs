@@ -32,8 +32,20 @@ impl Session {
         f.cum_conn.inc();
         if let Some(l) = f.listeners.get(listener as usize) {
             l.conns.fetch_add(1, Ordering::Relaxed);
+            if let Some(c) = l.counters() {
+                c.cum_conn.inc();
+                let now = c.cur.fetch_add(1, Ordering::Relaxed) + 1;
+                crate::counters::note_max(&c.max, now);
+            }
         }
         Session { rt, fe, conn: ConnInfo { listener, ..ConnInfo::new(peer, fd) }, lfd }
+    }
+}
+
+impl Session {
+    /// The counters of the session's listener, under `option socket-stats`.
+    pub fn listener_counters(&self) -> Option<&crate::counters::stats::ListenerStats> {
+        self.rt.proxies[self.fe].fe.listeners.get(self.conn.listener as usize).and_then(|l| l.counters())
     }
 }
 
@@ -41,6 +53,9 @@ impl Drop for Session {
     fn drop(&mut self) {
         if let Some(l) = self.rt.proxies[self.fe].fe.listeners.get(self.conn.listener as usize) {
             l.conns.fetch_sub(1, Ordering::Relaxed);
+            if let Some(c) = l.counters() {
+                c.cur.fetch_sub(1, Ordering::Relaxed);
+            }
         }
         release(&self.rt, self.fe);
     }

@@ -56,6 +56,9 @@ pub fn run_connection<S: Sock>(sess: &mut Session, sock: &S) -> Result<ConnPasse
     match flow {
         TcpFlow::Reject => {
             fe.fe.denied_conn.inc();
+            if let Some(c) = sess.listener_counters() {
+                c.denied_conn.inc();
+            }
             Err(Accepted::Reset)
         }
         TcpFlow::SilentDrop => {
@@ -74,6 +77,9 @@ pub fn run_session<S: Sock>(sess: &mut Session, vars: VarStore, sock: &S) -> Acc
     match run_list(sess, &fe.rules.tcp_sess, &vars, &mut false, sock) {
         TcpFlow::Reject => {
             fe.fe.denied_sess.inc();
+            if let Some(c) = sess.listener_counters() {
+                c.denied_sess.inc();
+            }
             Accepted::Close
         }
         TcpFlow::SilentDrop => {

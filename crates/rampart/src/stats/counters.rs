@@ -40,11 +40,16 @@ pub fn count_http(rt: &Runtime, fe: usize, be: Option<usize>, srv: Option<usize>
 }
 
 /// Counts the bytes of one exchange or session, (from the client, to the client), on
-/// its frontend, backend and server (per-thread counters).
-pub fn count_bytes(rt: &Runtime, fe: usize, be: Option<usize>, srv: Option<usize>, (bin, bout): (u64, u64)) {
-    let f = &rt.proxies[fe].stats;
-    f.fe_bin.add(bin);
-    f.fe_bout.add(bout);
+/// its frontend and listener (`fe`: the frontend, the listener's index in it), backend
+/// and server (per-thread counters).
+pub fn count_bytes(rt: &Runtime, fe: (usize, u32), be: Option<usize>, srv: Option<usize>, (bin, bout): (u64, u64)) {
+    let px = &rt.proxies[fe.0];
+    px.stats.fe_bin.add(bin);
+    px.stats.fe_bout.add(bout);
+    if let Some(c) = px.fe.listeners.get(fe.1 as usize).and_then(|l| l.counters()) {
+        c.bin.add(bin);
+        c.bout.add(bout);
+    }
     let Some(be) = be else { return };
     let b = &rt.proxies[be];
     b.stats.be_bin.add(bin);
@@ -81,6 +86,12 @@ pub fn clear(rt: &Runtime, all: bool) {
         for srv in &px.be.servers {
             srv.stats.smax.store(srv.cur_conns.load(Ordering::Relaxed), Ordering::Relaxed);
             srv.stats.sess_rate.clear_max();
+        }
+        for c in px.fe.listeners.iter().filter_map(|l| l.counters()) {
+            c.max.store(c.cur.load(Ordering::Relaxed), Ordering::Relaxed);
+            if all {
+                c.all().into_iter().for_each(Counter::clear);
+            }
         }
         if !all {
             continue;

@@ -369,19 +369,9 @@ const MODULES: [&str; 3] = ["ssl", "h2", "h1"];
 /// `stats_dump_fields_html()`.
 fn module_cell(out: &mut String, rt: &Runtime, row: Row, m: &str) {
     let prefix = format!("{m}_");
-    let fields =
-        super::fields::STAT_FIELDS[super::fields::MODULE_FIELDS_AT..].iter().filter(|f| f.0.starts_with(&prefix));
-    let counted: Vec<&str> = fields
-        .filter(|(_, fe, be, srv)| {
-            !match row.1 {
-                Kind::Frontend => fe,
-                Kind::Backend => be,
-                Kind::Server => srv,
-            }
-            .is_empty()
-        })
-        .map(|f| f.0)
-        .collect();
+    let fields = super::fields::STAT_FIELDS.iter().enumerate().skip(super::fields::MODULE_FIELDS_AT);
+    let counted: Vec<&str> =
+        fields.filter(|(i, f)| f.0.starts_with(&prefix) && !row.1.desc(*i).is_empty()).map(|(_, f)| f.0).collect();
     if counted.is_empty() {
         out.push_str("<td></td>");
         return;
@@ -398,7 +388,9 @@ fn table_row(out: &mut String, rt: &Runtime, row: Row, form: bool, modules: bool
     let name = match row.1 {
         Kind::Frontend => "Frontend".to_owned(),
         Kind::Backend => "Backend".to_owned(),
-        Kind::Server => stat::cell(rt, row, Level::User, "svname").map(|v| v.to_string()).unwrap_or_default(),
+        Kind::Server | Kind::Listener => {
+            stat::cell(rt, row, Level::User, "svname").map(|v| v.to_string()).unwrap_or_default()
+        }
     };
     let status = stat::cell(rt, row, Level::User, "status").map(|v| v.to_string()).unwrap_or_default();
     let class = match status.as_str() {
@@ -412,6 +404,7 @@ fn table_row(out: &mut String, rt: &Runtime, row: Row, form: bool, modules: bool
         Kind::Frontend => "frontend",
         Kind::Backend => "backend",
         Kind::Server => "server",
+        Kind::Listener => "socket",
     };
     let _ = write!(out, "<tr class=\"{kind} {class}\">");
     match (form, row.1) {

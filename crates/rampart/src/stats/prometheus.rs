@@ -31,6 +31,9 @@ enum Src {
     Status,
     /// `haproxy_process_build_info{version}`.
     BuildInfo,
+    /// A server's last health check status, one sample per `state` label (the
+    /// statuses of finished checks), for servers with a health check.
+    CheckStatus,
 }
 
 use Src::{Codes, Info, Stat, Status};
@@ -131,6 +134,24 @@ const FRONTEND: &[Metric] = &[
     ("internal_errors_total", "counter", Stat("eint")),
 ];
 
+/// The listener metrics (`option socket-stats`), labelled `proxy` and `listener`.
+const LISTENER: &[Metric] = &[
+    ("current_sessions", "gauge", Stat("scur")),
+    ("max_sessions", "gauge", Stat("smax")),
+    ("limit_sessions", "gauge", Stat("slim")),
+    ("sessions_total", "counter", Stat("stot")),
+    ("bytes_in_total", "counter", Stat("bin")),
+    ("bytes_out_total", "counter", Stat("bout")),
+    ("requests_denied_total", "counter", Stat("dreq")),
+    ("responses_denied_total", "counter", Stat("dresp")),
+    ("request_errors_total", "counter", Stat("ereq")),
+    ("status", "gauge", Status),
+    ("denied_connections_total", "counter", Stat("dcon")),
+    ("denied_sessions_total", "counter", Stat("dses")),
+    ("failed_header_rewriting_total", "counter", Stat("wrew")),
+    ("internal_errors_total", "counter", Stat("eint")),
+];
+
 const BACKEND: &[Metric] = &[
     ("current_queue", "gauge", Stat("qcur")),
     ("max_queue", "gauge", Stat("qmax")),
@@ -208,6 +229,7 @@ const SERVER: &[Metric] = &[
     ("current_throttle", "gauge", Stat("throttle")),
     ("loadbalanced_total", "counter", Stat("lbtot")),
     ("max_session_rate", "gauge", Stat("rate_max")),
+    ("check_status", "gauge", Src::CheckStatus),
     ("http_responses_total", "counter", Codes),
     ("client_aborts_total", "counter", Stat("cli_abrt")),
     ("server_aborts_total", "counter", Stat("srv_abrt")),
@@ -238,34 +260,51 @@ const SERVER: &[Metric] = &[
 pub struct Scope {
     pub global: bool,
     pub frontend: bool,
+    pub listener: bool,
     pub backend: bool,
     pub server: bool,
     pub sticktable: bool,
 }
 
 impl Scope {
-    const ALL: Scope = Scope { global: true, frontend: true, backend: true, server: true, sticktable: true };
-    const NONE: Scope = Scope { global: false, frontend: false, backend: false, server: false, sticktable: false };
+    const ALL: Scope =
+        Scope { global: true, frontend: true, listener: true, backend: true, server: true, sticktable: true };
+    const NONE: Scope =
+        Scope { global: false, frontend: false, listener: false, backend: false, server: false, sticktable: false };
 
-    /// From a request's query string: everything without `scope`, else the scopes named.
-    pub fn from_query(query: &[u8]) -> Scope {
-        let mut named = query.split(|&c| c == b'&').filter_map(|p| p.strip_prefix(b"scope=")).peekable();
-        if named.peek().is_none() {
-            return Scope::ALL;
-        }
-        let mut s = Scope::NONE;
-        for n in named {
-            match n {
+    /// From a request's query string: everything without `scope`, else the scopes
+    /// named (`scope=` alone: none, `*`: all). `Err` (HAProxy's 400) for a `scope`
+    /// without a value or naming no scope, or a parameter with two `=`.
+    #[allow(clippy::result_unit_err)]
+    pub fn from_query(query: &[u8]) -> Result<Scope, ()> {
+        let query = query.split(|&c| c == b'#').next().unwrap_or_default();
+        let mut s = Scope::ALL;
+        let mut named = false;
+        for p in query.split(|&c| c == b'&').filter(|p| !p.is_empty()) {
+            let mut kv = p.splitn(3, |&c| c == b'=');
+            let (key, value) = (kv.next().unwrap_or_default(), kv.next());
+            if kv.next().is_some() {
+                return Err(());
+            }
+            if key != b"scope" {
+                continue;
+            }
+            if !named {
+                (named, s) = (true, Scope::NONE);
+            }
+            match value.ok_or(())? {
+                b"" => s = Scope::NONE,
+                b"*" => s = Scope::ALL,
                 b"global" => s.global = true,
                 b"frontend" => s.frontend = true,
+                b"listener" => s.listener = true,
                 b"backend" => s.backend = true,
                 b"server" => s.server = true,
                 b"sticktable" => s.sticktable = true,
-                b"all" | b"*" => s = Scope::ALL,
-                _ => {}
+                _ => return Err(()),
             }
         }
-        s
+        Ok(s)
     }
 }
 
@@ -280,6 +319,7 @@ pub fn render(rt: &Runtime, scope: Scope) -> String {
     let rows = stat::rows(rt, &Request::default());
     for (on, kind, table, part) in [
         (scope.frontend, Kind::Frontend, FRONTEND, "frontend"),
+        (scope.listener, Kind::Listener, LISTENER, "listener"),
         (scope.backend, Kind::Backend, BACKEND, "backend"),
         (scope.server, Kind::Server, SERVER, "server"),
     ] {
@@ -290,7 +330,7 @@ pub fn render(rt: &Runtime, scope: Scope) -> String {
         for m in table {
             metric(&mut out, rt, part, m, &mine);
         }
-        if kind != Kind::Frontend && rt.stats.histograms {
+        if matches!(kind, Kind::Backend | Kind::Server) && rt.stats.histograms {
             histograms(&mut out, rt, part, &mine);
         }
     }
@@ -322,7 +362,9 @@ fn sticktables(out: &mut String, rt: &Runtime) {
 }
 
 /// The latency histograms of the backends or servers in `rows` (a rampart extension:
-/// `counters::histogram`), as Prometheus histograms.
+/// `counters::histogram`), as Prometheus histograms. A row's series appear once it has
+/// a sample (as a labelled histogram of a Prometheus client library appears when first
+/// observed): an idle configuration exports what HAProxy exports, no more.
 fn histograms(out: &mut String, rt: &Runtime, part: &str, rows: &[Row]) {
     let timers = |row: Row| {
         let px = &rt.proxies[row.0];
@@ -333,12 +375,19 @@ fn histograms(out: &mut String, rt: &Runtime, part: &str, rows: &[Row]) {
     };
     let Some(&first) = rows.first() else { return };
     for (i, (name, help, _)) in timers(first).named().into_iter().enumerate() {
+        let snaps: Vec<_> = rows
+            .iter()
+            .map(|&row| (row, timers(row).named()[i].2.snapshot()))
+            .filter(|(_, snap)| snap.count() > 0)
+            .collect();
+        if snaps.is_empty() {
+            continue;
+        }
         let _ = writeln!(
             out,
             "# HELP haproxy_{part}_{name} {help} (rampart extension)\n# TYPE haproxy_{part}_{name} histogram"
         );
-        for &row in rows {
-            let snap = timers(row).named()[i].2.snapshot();
+        for (row, snap) in snaps {
             let l = labels(rt, row);
             for (le, n) in histogram::BOUNDS_LE.iter().zip(snap.cumulative) {
                 let _ = writeln!(out, "haproxy_{part}_{name}_bucket{{{l},le=\"{le}\"}} {n}");
@@ -381,23 +430,30 @@ fn metric(out: &mut String, rt: &Runtime, part: &str, (name, ty, src): &Metric, 
                 }
             }
         }
+        Src::CheckStatus => {}
         Status => {
             for &row in rows {
                 let now = stat::cell(rt, row, Level::User, "status").map(|v| v.to_string()).unwrap_or_default();
                 // COMPAT: without health checks a server is UP unless in maintenance.
                 let now = match now.as_str() {
-                    "no check" | "OPEN" => "UP".to_owned(),
+                    "no check" | "OPEN" if row.1 != Kind::Listener => "UP".to_owned(),
                     "MAINT (resolution)" => "MAINT".to_owned(),
                     _ => now,
                 };
-                let states: &[&str] =
-                    if row.1 == Kind::Server { &["DOWN", "UP", "MAINT", "DRAIN", "NOLB"] } else { &["DOWN", "UP"] };
+                let states: &[&str] = match row.1 {
+                    Kind::Server => &["DOWN", "UP", "MAINT", "DRAIN", "NOLB"],
+                    Kind::Listener => &["WAITING", "OPEN", "FULL"],
+                    _ => &["DOWN", "UP"],
+                };
                 for st in states {
                     let l = labels(rt, row);
                     let _ = writeln!(samples, "haproxy_{part}_{name}{{{l},state=\"{st}\"}} {}", u8::from(now == *st));
                 }
             }
         }
+    }
+    if let Src::CheckStatus = src {
+        check_status(&mut samples, rt, part, name, rows);
     }
     if samples.is_empty() {
         return;
@@ -408,9 +464,33 @@ fn metric(out: &mut String, rt: &Runtime, part: &str, (name, ty, src): &Metric, 
         Codes => "HTTP responses by status class (the 'hrsp_*' fields of 'show stat')".to_owned(),
         Status => "1 for the current state (the 'status' field of 'show stat'), 0 for the others".to_owned(),
         Src::BuildInfo => "the version, as a label".to_owned(),
+        Src::CheckStatus => "1 for the status of the last health check, 0 for the others".to_owned(),
     };
     let _ = writeln!(out, "# HELP haproxy_{part}_{name} {what}.\n# TYPE haproxy_{part}_{name} {ty}");
     out.push_str(&samples);
+}
+
+/// The statuses of a finished health check, in HAProxy's order (`check_statuses[]`
+/// entries whose result is at least "failed").
+const CHECK_STATUSES: &[&str] = &[
+    "HANA", "SOCKERR", "L4OK", "L4TOUT", "L4CON", "L6OK", "L6TOUT", "L6RSP", "L7TOUT", "L7RSP", "L7OK", "L7OKC",
+    "L7STS", "PROCERR", "PROCTOUT", "PROCOK",
+];
+
+/// `haproxy_server_check_status{proxy,server,state}`: for each server with a health
+/// check, 1 for its last check's status (none before the first check), 0 for the others.
+fn check_status(samples: &mut String, rt: &Runtime, part: &str, name: &str, rows: &[Row]) {
+    for &row in rows {
+        let Some(srv) = row.2.map(|s| &rt.proxies[row.0].be.servers[s]) else { continue };
+        if srv.check.is_none() {
+            continue;
+        }
+        let last = srv.state.last_check().map(|r| r.status.code());
+        let l = labels(rt, row);
+        for st in CHECK_STATUSES {
+            let _ = writeln!(samples, "haproxy_{part}_{name}{{{l},state=\"{st}\"}} {}", u8::from(last == Some(*st)));
+        }
+    }
 }
 
 /// Whether `field` is a metric of `row`: HTTP-only fields are not exported for a TCP
@@ -423,10 +503,15 @@ fn applies(rt: &Runtime, row: Row, field: &str) -> bool {
     !http_only || rt.proxies[row.0].mode == rampart_cfg::model::Mode::Http
 }
 
-/// The labels of a row: `proxy="…"`, and `server="…"` for a server.
+/// The labels of a row: `proxy="…"`, and `server="…"` for a server, `listener="…"`
+/// for a listener.
 fn labels(rt: &Runtime, row: Row) -> String {
     let px = escape(&rt.proxies[row.0].name);
     match row.2 {
+        Some(l) if row.1 == Kind::Listener => {
+            let name = rt.proxies[row.0].fe.listeners[l].stats.as_ref().map_or("", |st| &*st.name);
+            format!("proxy=\"{px}\",listener=\"{}\"", escape(name))
+        }
         Some(s) => format!("proxy=\"{px}\",server=\"{}\"", escape(&rt.proxies[row.0].be.servers[s].name)),
         None => format!("proxy=\"{px}\""),
     }
@@ -463,7 +548,7 @@ mod tests {
     fn metrics_carry_haproxys_names_and_labels() {
         let rt = rt();
         rt.proxies[0].stats.fe_rsp.count(200);
-        let text = render(&rt, Scope::from_query(b""));
+        let text = render(&rt, Scope::from_query(b"").unwrap());
         for line in [
             "haproxy_process_max_connections 100",
             "haproxy_frontend_http_responses_total{proxy=\"fe\",code=\"2xx\"} 1",
@@ -492,7 +577,7 @@ mod tests {
         let rt = crate::build::build(&cfg, 100, 1).expect("built");
         rt.proxies[1].stats.be_timers.response.record(std::time::Duration::from_millis(30));
         rt.proxies[1].be.servers[0].stats.timers.response.record(std::time::Duration::from_millis(30));
-        let text = render(&rt, Scope::from_query(b""));
+        let text = render(&rt, Scope::from_query(b"").unwrap());
         for line in [
             "# TYPE haproxy_backend_response_time_seconds histogram",
             "haproxy_backend_response_time_seconds_bucket{proxy=\"be\",le=\"0.025\"} 0",
@@ -501,18 +586,44 @@ mod tests {
             "haproxy_backend_response_time_seconds_sum{proxy=\"be\"} 0.03",
             "haproxy_backend_response_time_seconds_count{proxy=\"be\"} 1",
             "haproxy_server_response_time_seconds_count{proxy=\"be\",server=\"s1\"} 1",
-            "haproxy_server_connect_time_seconds_count{proxy=\"be\",server=\"s1\"} 0",
         ] {
             assert!(text.lines().any(|l| l == line), "missing {line:?}");
         }
+        // a histogram without a sample is not exported yet
+        assert!(!text.contains("haproxy_server_connect_time_seconds"), "{text}");
     }
 
     #[test]
     fn scopes_limit_the_output() {
         let rt = rt();
-        let text = render(&rt, Scope::from_query(b"scope=backend&scope=server"));
+        let text = render(&rt, Scope::from_query(b"scope=backend&scope=server").unwrap());
         assert!(!text.contains("haproxy_process_") && !text.contains("haproxy_frontend_"));
         assert!(text.contains("haproxy_backend_") && text.contains("haproxy_server_"));
-        assert!(render(&rt, Scope::from_query(b"scope=")).is_empty());
+        assert!(render(&rt, Scope::from_query(b"scope=").unwrap()).is_empty());
+        assert!(render(&rt, Scope::from_query(b"scope=&scope=global").unwrap()).contains("haproxy_process_"));
+        for bad in [&b"scope"[..], b"scope=all", b"scope=nope", b"scope=a=b"] {
+            assert!(Scope::from_query(bad).is_err(), "{:?}", String::from_utf8_lossy(bad));
+        }
+    }
+
+    #[test]
+    fn listeners_have_their_metrics_under_socket_stats() {
+        let ctx = rampart_cfg::LexCtx { env: &|_| None, version: "2.6", features: &[] };
+        let text = "defaults\n mode http\n option socket-stats\nfrontend fe\n bind 127.0.0.1:80\n\
+                    bind 127.0.0.1:81 name web\n default_backend be\nbackend be\n server s1 127.0.0.1:1\n";
+        let cfg = rampart_cfg::parse_str("t.cfg", text, &ctx).config.expect("valid");
+        let rt = crate::build::build(&cfg, 100, 1).expect("built");
+        let all = render(&rt, Scope::from_query(b"").unwrap());
+        for line in [
+            "haproxy_listener_status{proxy=\"fe\",listener=\"sock-1\",state=\"OPEN\"} 1",
+            "haproxy_listener_status{proxy=\"fe\",listener=\"web\",state=\"WAITING\"} 0",
+            "haproxy_listener_sessions_total{proxy=\"fe\",listener=\"web\"} 0",
+            "haproxy_listener_request_errors_total{proxy=\"fe\",listener=\"web\"} NaN",
+        ] {
+            assert!(all.lines().any(|l| l == line), "missing {line:?} in\n{all}");
+        }
+        let only = render(&rt, Scope::from_query(b"scope=listener").unwrap());
+        assert!(only.contains("haproxy_listener_") && !only.contains("haproxy_frontend_"), "{only}");
+        assert!(!render(&rt, Scope::from_query(b"scope=frontend").unwrap()).contains("haproxy_listener_"));
     }
 }

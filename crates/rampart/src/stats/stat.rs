@@ -21,6 +21,8 @@ pub(super) enum Kind {
     Frontend,
     Backend,
     Server,
+    /// A listener of a frontend with `option socket-stats` (HAProxy's type 3, "socket").
+    Listener,
 }
 
 impl Kind {
@@ -29,16 +31,18 @@ impl Kind {
             Kind::Frontend => 1,
             Kind::Backend => 2,
             Kind::Server => 4,
+            Kind::Listener => 8,
         }
     }
 
     /// The field's `tags:type` for this kind (`""`: always empty).
-    fn desc(self, field: usize) -> &'static str {
-        let (_, f, b, s) = STAT_FIELDS[field];
+    pub(super) fn desc(self, field: usize) -> &'static str {
+        let (name, f, b, s) = STAT_FIELDS[field];
         match self {
             Kind::Frontend => f,
             Kind::Backend => b,
             Kind::Server => s,
+            Kind::Listener => LISTENER_FIELDS.iter().find(|l| l.0 == name).map_or("", |l| l.1),
         }
     }
 
@@ -47,6 +51,7 @@ impl Kind {
             Kind::Frontend => 'F',
             Kind::Backend => 'B',
             Kind::Server => 'S',
+            Kind::Listener => 'L',
         }
     }
 
@@ -55,9 +60,40 @@ impl Kind {
             Kind::Frontend => "Frontend",
             Kind::Backend => "Backend",
             Kind::Server => "Server",
+            Kind::Listener => "Listener",
         }
     }
 }
+
+/// The fields of a listener row and their `tags:type`, as HAProxy 2.6.12 types them
+/// (`stats_fill_li_stats()` and the SSL module's listener counters).
+const LISTENER_FIELDS: &[(&str, &str)] = &[
+    ("pxname", "KNS:str"),
+    ("svname", "KNS:str"),
+    ("scur", "MGP:u32"),
+    ("smax", "MMP:u32"),
+    ("slim", "CLP:u32"),
+    ("stot", "MCP:u64"),
+    ("bin", "MCP:u64"),
+    ("bout", "MCP:u64"),
+    ("dreq", "MCP:u64"),
+    ("dresp", "MCP:u64"),
+    ("ereq", "MCP:u64"),
+    ("status", "SGP:str"),
+    ("pid", "KGP:u32"),
+    ("iid", "KGS:u32"),
+    ("sid", "KGS:u32"),
+    ("type", "CGS:u32"),
+    ("addr", "CGS:str"),
+    ("mode", "CGS:str"),
+    ("dcon", "MCP:u64"),
+    ("dses", "MCP:u64"),
+    ("wrew", "MCP:u64"),
+    ("eint", "MCP:u64"),
+    ("ssl_sess", "MCP:u64"),
+    ("ssl_reused_sess", "MCP:u64"),
+    ("ssl_failed_handshake", "MCP:u64"),
+];
 
 /// Output form and row filter of one `show stat`.
 #[derive(Debug, Clone, Default)]
@@ -105,15 +141,24 @@ impl Request {
     }
 }
 
-/// One row of the stats: a proxy, its kind, and the server of a server row.
+/// One row of the stats: a proxy, its kind, and the server of a server row (the
+/// listener's index in its frontend for a listener row).
 pub(super) type Row = (usize, Kind, Option<usize>);
 
-/// The rows `req` asks for, in HAProxy's order (per proxy: frontend, servers, backend).
+/// The rows `req` asks for, in HAProxy's order (per proxy: frontend, listeners with
+/// `option socket-stats`, servers, backend).
 pub(super) fn rows(rt: &Runtime, req: &Request) -> Vec<Row> {
     let mut rows: Vec<Row> = Vec::new();
     for (idx, px) in rt.proxies.iter().enumerate() {
         if px.cap.frontend && req.wants(idx, Kind::Frontend, 0) {
             rows.push((idx, Kind::Frontend, None));
+        }
+        if px.cap.frontend {
+            for (i, li) in px.fe.listeners.iter().enumerate() {
+                if li.stats.as_ref().is_some_and(|st| req.wants(idx, Kind::Listener, st.sid)) {
+                    rows.push((idx, Kind::Listener, Some(i)));
+                }
+            }
         }
         if px.cap.backend {
             for (i, srv) in px.be.servers.iter().enumerate() {
@@ -202,7 +247,7 @@ impl std::fmt::Display for Csv<'_> {
 }
 
 fn typed_row(rt: &Runtime, idx: usize, kind: Kind, srv: Option<usize>, level: Level, out: &mut String) {
-    let sid = sid_of(rt, idx, srv);
+    let sid = sid_of(rt, idx, kind, srv);
     for (i, (name, ..)) in STAT_FIELDS.iter().enumerate() {
         if let Some(v) = field(rt, idx, kind, srv, level, i) {
             let _ = writeln!(out, "{}.{}.{sid}.{i}.{name}.1:{}:{v}", kind.letter(), super::iid(rt, idx), kind.desc(i));
@@ -217,7 +262,7 @@ fn json(rt: &Runtime, rows: &[Row], level: Level, out: &mut String) {
             out.push(',');
         }
         out.push('[');
-        let sid = sid_of(rt, idx, srv);
+        let sid = sid_of(rt, idx, kind, srv);
         let mut first = true;
         for (i, (name, ..)) in STAT_FIELDS.iter().enumerate() {
             let Some(v) = field(rt, idx, kind, srv, level, i) else { continue };
@@ -235,8 +280,12 @@ fn json(rt: &Runtime, rows: &[Row], level: Level, out: &mut String) {
     out.push_str("]\n");
 }
 
-fn sid_of(rt: &Runtime, idx: usize, srv: Option<usize>) -> u32 {
-    srv.map_or(0, |s| rt.proxies[idx].be.servers[s].stats.sid)
+fn sid_of(rt: &Runtime, idx: usize, kind: Kind, srv: Option<usize>) -> u32 {
+    match (kind, srv) {
+        (Kind::Listener, Some(l)) => rt.proxies[idx].fe.listeners[l].stats.as_ref().map_or(0, |st| st.sid),
+        (_, Some(s)) => rt.proxies[idx].be.servers[s].stats.sid,
+        (_, None) => 0,
+    }
 }
 
 /// Field `i` of a row, `None` when it is empty.
@@ -256,7 +305,8 @@ fn field(rt: &Runtime, idx: usize, kind: Kind, srv: Option<usize>, level: Level,
             (Kind::Frontend, _) => frontend(rt, px, name),
             (Kind::Backend, _) => backend(rt, idx, px, name, level),
             (Kind::Server, Some(s)) => server(rt, px, &px.be.servers[s], name, level),
-            (Kind::Server, None) => None,
+            (Kind::Listener, Some(l)) => listener(rt, px, l, name, level),
+            (Kind::Server | Kind::Listener, None) => None,
         },
     };
     v.or_else(|| zero_for_missing_feature(name))
@@ -321,6 +371,41 @@ fn frontend(rt: &Runtime, px: &ProxyRt, name: &str) -> Option<Val> {
     })
 }
 
+/// A listener's row: its own counters; the fields rampart does not count per
+/// listener (`dreq`, `dresp`, `ereq`, `wrew`, `eint`) are empty.
+fn listener(rt: &Runtime, px: &ProxyRt, l: usize, name: &str, level: Level) -> Option<Val> {
+    let st = px.fe.listeners[l].stats.as_deref()?;
+    let c = &st.counters;
+    Some(match name {
+        "svname" => Val::Str(st.name.to_string()),
+        "scur" => c.cur.load(Ordering::Relaxed).into(),
+        "smax" => c.max.load(Ordering::Relaxed).into(),
+        // `bind ... maxconn` is not supported: no per-listener limit
+        "slim" => 0u32.into(),
+        "stot" => c.cum_conn.get().into(),
+        "bin" => c.bin.get().into(),
+        "bout" => c.bout.get().into(),
+        "dcon" => c.denied_conn.get().into(),
+        "dses" => c.denied_sess.get().into(),
+        "status" => listener_status(rt, px).into(),
+        "sid" => st.sid.into(),
+        "type" => 3u32.into(),
+        "addr" if level >= Level::Operator => Val::Str(st.addr.as_deref()?.to_owned()),
+        _ => return None,
+    })
+}
+
+/// A listener's state as HAProxy names it: `WAITING` while the frontend or the process
+/// is at its `maxconn` (accepting is paused), else `OPEN`.
+pub(super) fn listener_status(rt: &Runtime, px: &ProxyRt) -> &'static str {
+    let full = |cur: &std::sync::atomic::AtomicU32, max: u32| cur.load(Ordering::Relaxed) >= max;
+    if full(&px.fe.cur_conns, px.fe.maxconn()) || full(&rt.global.cur_conns, rt.global.maxconn()) {
+        "WAITING"
+    } else {
+        "OPEN"
+    }
+}
+
 /// Servers of a backend that take traffic: (active count, backup count, their weight).
 fn usable(px: &ProxyRt) -> (u32, u32, u64) {
     let up = px.be.servers.iter().filter(|s| s.is_shown() && s.state.counts_as_available());
@@ -357,7 +442,10 @@ fn backend(rt: &Runtime, idx: usize, px: &ProxyRt, name: &str, level: Level) -> 
         "weight" | "uweight" => weight.into(),
         "act" => act.into(),
         "bck" => bck.into(),
-        "lastchg" => super::uptime(rt).into(),
+        "lastchg" => be.state.last_change().map_or_else(|| super::uptime(rt), since).into(),
+        "chkdown" => be.state.down_transitions().into(),
+        // as HAProxy, only for a backend with servers
+        "downtime" if !be.servers.is_empty() => be.state.downtime().into(),
         "sid" => 0u32.into(),
         "type" => 1u32.into(),
         "algo" if level >= Level::Operator => rt.stats.algos[idx].into(),
@@ -380,6 +468,7 @@ fn server(_rt: &Runtime, px: &ProxyRt, srv: &ServerRt, name: &str, level: Level)
         "qcur" => srv.queue.len().into(),
         "qmax" => srv.queue.max().into(),
         "qlimit" => (srv.maxqueue > 0).then_some(srv.maxqueue)?.into(),
+        "src_ilim" => srv.pool_max_conn?.into(),
         "stot" => srv.stats.stot.get().into(),
         "econ" => srv.stats.econ.get().into(),
         "bin" => srv.stats.bin.get().into(),

@@ -114,6 +114,8 @@ pub(super) struct Exchange<'s> {
     pub l7_retry: bool,
     /// A WebSocket stream ([`websocket`]): a retry connects as the first attempt did.
     pub ws: bool,
+    /// `set-bc-mark`, `set-bc-tos`: a retry's connection gets them too.
+    pub bc: crate::action::sockopt::BcOpts,
 }
 
 /// Whether the request `req` starts a WebSocket stream, whose protocol towards the
@@ -650,7 +652,7 @@ async fn retry_on_new_conn(x: &Exchange<'_>, back: &mut BackConn, replayable: bo
     let srv = back.srv();
     // COMPAT: this rare retry's header carries no UNIQUE_ID TLV
     let sni = backend::sni_again(&rt.proxies[x.be].be.servers[srv], back.sni());
-    let cx = ConnectCtx { sni: &sni, ws: x.ws, ..ConnectCtx::new(x.conn) };
+    let cx = ConnectCtx { sni: &sni, ws: x.ws, bc: x.bc, ..ConnectCtx::new(x.conn) };
     let Ok(new) = backend::reconnect(rt, x.be, srv, cx).await else { return false };
     if !backend::send_proxy::send(rt, x.be, &new).await {
         return false;
@@ -676,7 +678,7 @@ async fn send_again(x: &Exchange<'_>, back: &mut BackConn, last: bool) -> bool {
     crate::stats::counters::count_srv_error(rt, x.be, Some(prev), retry);
     // the SNI the previous connection announced, again
     let sni = backend::sni_again(&be.be.servers[target], prev_sni.as_deref());
-    let cx = ConnectCtx { sni: &sni, ws: x.ws, ..ConnectCtx::new(x.conn) };
+    let cx = ConnectCtx { sni: &sni, ws: x.ws, bc: x.bc, ..ConnectCtx::new(x.conn) };
     let prio = backend::Priority::default();
     let Ok(new) = backend::connect(rt, x.be, Reuse::No, Some(target), None, prio, cx).await else { return false };
     // COMPAT: as for the pool's retry, the header carries no UNIQUE_ID TLV

@@ -193,7 +193,7 @@ pub async fn run<F: HttpFront>(front: &mut F, rt: &Arc<Runtime>, conn: &ConnInfo
     crate::stats::counters::count_http(rt, fe, s.be, s.srv, answered_status(txn));
     let io = front.log_info();
     let bytes = (io.head_received + io.received, io.head_sent + io.sent);
-    crate::stats::counters::count_bytes(rt, fe, s.be, s.srv, bytes);
+    crate::stats::counters::count_bytes(rt, (fe, conn.listener), s.be, s.srv, bytes);
     if !txn.st.sc.is_empty() || conn.sess_trackers().is_some() {
         count_tracked(txn, conn.sess_trackers(), bytes);
     }
@@ -437,6 +437,7 @@ async fn exchange<F: HttpFront>(
         sni: &sni,
         force_persist: txn.st.persist == crate::action::state::Persist::Force,
         ws: forward::websocket(front, &txn.req),
+        bc: txn.st.fc.back,
     };
     let ws = cx.ws;
     let server = match forward::connect(front, s.shared, be, s.srv, key, txn.req.method, cx).await {
@@ -483,7 +484,7 @@ async fn exchange<F: HttpFront>(
         }
     };
     let TxnData { req, res, synth, vars_txn, vars_reqres, scratch, strict, st } = &mut **txn;
-    let (tmo, l7_retry) = (st.timeouts, st.l7_retry);
+    let (tmo, l7_retry, bc) = (st.timeouts, st.l7_retry, st.fc.back);
     let mut st =
         ResState { synth, vars_txn, vars_reqres, sess_vars: &mut *sess, scratch, strict, reply: &mut reply, st };
     let stream = &*s;
@@ -512,7 +513,7 @@ async fn exchange<F: HttpFront>(
         }
         (v, filter)
     };
-    let x = forward::Exchange { rt: stream.shared, conn: stream.conn, fe: stream.fe, be, tmo, l7_retry, ws };
+    let x = forward::Exchange { rt: stream.shared, conn: stream.conn, fe: stream.fe, be, tmo, l7_retry, ws, bc };
     let forwarded = forward::forward(front, &x, server, req, res, on_response).await;
     // COMPAT: `http-response set-mark|set-tos` apply once the response went out,
     // HAProxy sets them when the rule runs

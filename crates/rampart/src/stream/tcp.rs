@@ -293,6 +293,7 @@ async fn analyse<F: TcpFront>(front: &mut F, st: &mut TcpState<'_>) -> Option<us
         sni: &sni,
         force_persist: persist == Persist::Force,
         ws: false,
+        bc: st.fc.back,
     };
     let Some(srv) = front.connect(be, forced, cx).await else {
         return end(front, Stop::Close, Some(be));

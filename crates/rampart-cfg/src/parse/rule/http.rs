@@ -196,6 +196,7 @@ fn request_action(cx: &mut Ctx<'_>, a: &mut Args<'_>, word: &str, name: &'static
         "wait-for-body" => A::WaitForBody(http_act::parse_wait_for_body(a)?),
         "silent-drop" => A::SilentDrop,
         "set-mark" | "set-tos" | "set-fc-mark" | "set-fc-tos" => A::SetFc(sockopt::parse_fc(a, name)?),
+        "set-bc-mark" | "set-bc-tos" => A::SetBc(sockopt::parse_fc(a, name)?),
         "do-log" => A::DoLog,
         "use-service" => match a.next() {
             "" => return invalid("'use-service' expects a service name."),

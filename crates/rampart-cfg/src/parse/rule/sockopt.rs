@@ -1,5 +1,6 @@
 //! `set-mark`, `set-tos` (HAProxy 2.6) and their HAProxy 3.x names `set-fc-mark`,
-//! `set-fc-tos`: a socket option of the client connection.
+//! `set-fc-tos`: a socket option of the client connection; `set-bc-mark`, `set-bc-tos`
+//! (3.x): the same of the server connection (the same arguments as `set-fc-*`).
 //!
 //! HAProxy counterparts: `tcp_parse_set_mark()` and `tcp_parse_set_tos()`
 //! (src/tcp_act.c, 2.6); 3.x reads a number or a sample expression there.
@@ -11,7 +12,7 @@ use super::{invalid, ActResult, Args};
 /// The arguments of `name`, one of the four actions.
 pub(super) fn parse_fc(a: &mut Args<'_>, name: &str) -> ActResult<FcSockOpt> {
     let what = if name.ends_with("mark") { FcOpt::Mark } else { FcOpt::Tos };
-    let v3 = name.starts_with("set-fc-");
+    let v3 = name.starts_with("set-fc-") || name.starts_with("set-bc-");
     let value = if v3 { v3_value(a)? } else { v26_value(a, what)? };
     Ok(FcSockOpt { what, value, v3 })
 }

@@ -239,6 +239,7 @@ fn request_action(cx: &mut Ctx<'_>, a: &mut Args<'_>, set: Where, word: &str) ->
         "silent-drop" => TcpReqAction::SilentDrop,
         "set-log-level" => TcpReqAction::SetLogLevel(vars::parse_log_level(a)?),
         "set-mark" | "set-tos" | "set-fc-mark" | "set-fc-tos" => TcpReqAction::SetFc(sockopt::parse_fc(a, act.name)?),
+        "set-bc-mark" | "set-bc-tos" => TcpReqAction::SetBc(sockopt::parse_fc(a, act.name)?),
         "do-log" => TcpReqAction::DoLog,
         "switch-mode" => switch_mode(cx, a)?,
         "set-priority-class" => TcpReqAction::SetPriorityClass(a.expr()?),

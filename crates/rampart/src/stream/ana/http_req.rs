@@ -133,7 +133,10 @@ fn serve<'rt>(s: &Stream<'rt>, x: &mut Exec<'_, 'rt>, env: &crate::action::http:
             s.rt.proxies[s.fe].stats.fe_intercepted.inc();
             let uri = x.msg.view(x.buf).uri();
             let query = memchr::memchr(b'?', uri).map_or(&[][..], |i| &uri[i + 1..]);
-            let scope = crate::stats::prometheus::Scope::from_query(query);
+            let Ok(scope) = crate::stats::prometheus::Scope::from_query(query) else {
+                crate::action::reply::build_default(x, env, 400);
+                return Verdict::Reply;
+            };
             let body = crate::stats::prometheus::render(s.rt, scope).into_bytes();
             let out = &mut *x.out;
             start_head(out, 200, "OK");
