@@ -235,6 +235,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         peers,
         peers_logs,
         named_servers: std::mem::take(&mut shared.named_servers).into_boxed_slice(),
+        pat_refs: shared.pats.finish(),
     };
     for v in &shared.proc_vars {
         rt.proc_vars.declare(v);
