@@ -414,14 +414,38 @@ impl PatRef {
         })
     }
 
+    /// HAProxy's count after an entry failed to load: each expression before the one
+    /// that refused it indexed it, then removing it took one off.
+    fn count_failed_add(&self, key: &str, value: Option<&str>) {
+        let mut inner = self.lock();
+        let users: Vec<Arc<PatIndex>> = inner.users.iter().filter_map(Weak::upgrade).collect();
+        let entry = PatEntry::new(key, value.map(Into::into), 0);
+        let mut seen = Vec::new();
+        let mut indexed = 0;
+        for u in &users {
+            if seen.contains(&u.expr_class()) {
+                continue;
+            }
+            seen.push(u.expr_class());
+            if compile(self, &[&entry], u.method, u.flags, u.values, false, false).is_err() {
+                break;
+            }
+            indexed += 1;
+        }
+        inner.entry_cnt = (inner.entry_cnt + indexed).saturating_sub(1);
+    }
+
     /// Adds entries one after the other as HAProxy does: those before a bad one stay.
     /// All in one update when all are good.
     pub fn add_each(&self, gen: Option<u32>, kv: &[(&str, Option<&str>)]) -> Result<(), String> {
-        if self.add_to(gen, kv).is_ok() {
+        if kv.len() > 1 && self.add_to(gen, kv).is_ok() {
             return Ok(());
         }
         for one in kv {
-            self.add_to(gen, std::slice::from_ref(one))?;
+            if let Err(e) = self.add_to(gen, std::slice::from_ref(one)) {
+                self.count_failed_add(one.0, one.1);
+                return Err(e);
+            }
         }
         Ok(())
     }
