@@ -160,8 +160,8 @@ fn story(binary: PathBuf) -> Vec<String> {
     let mut seen: Vec<String> = Vec::new();
     let mut last: Vec<String> = Vec::new();
     let mut out = Vec::new();
-    for cmd in STORY {
-        let mut cmd = files.expand(cmd);
+    for template in STORY {
+        let mut cmd = files.expand(template);
         for (i, id) in last.iter().enumerate() {
             cmd = cmd.replace(&format!("{{{i}}}"), id);
         }
@@ -188,7 +188,7 @@ fn story(binary: PathBuf) -> Vec<String> {
             text.push_str(&line.replace(&files.path(""), "M/"));
             text.push('\n');
         }
-        out.push(format!("> {}\n{text}", cmd.replace(&files.path(""), "M/")));
+        out.push(format!("> {template}\n{text}"));
     }
     // the commands need no particular level (HAProxy 2.6 checks none)
     for cmd in ["add map M/hdr.map /u1 user", "show map M/hdr.map", "del map M/hdr.map /u1"] {
