@@ -188,7 +188,13 @@ pub fn build(
         None => None,
     };
     let base = Arc::new(base);
-    let use_ssl = AtomicI8::new(if t.ssl { 1 } else if t.no_ssl { -1 } else { 0 });
+    let use_ssl = AtomicI8::new(if t.ssl {
+        1
+    } else if t.no_ssl {
+        -1
+    } else {
+        0
+    });
     Some(ServerTlsRt {
         traffic_cfg: traffic,
         use_ssl,
