@@ -99,6 +99,12 @@ fn version_of_suffix(s: &str) -> Option<TlsVersion> {
 pub struct ServerTls {
     /// `ssl` / `no-ssl`: traffic to the server is TLS.
     pub ssl: bool,
+    /// `no-ssl` was the last word about it (HAProxy's `use_ssl` -1, `srv_use_ssl` in
+    /// `show servers state`).
+    pub no_ssl: bool,
+    /// `ssl` was given here or inherited from `default-server` (even if `no-ssl`
+    /// follows): the server has TLS settings, and `set server ... ssl on` may use them.
+    pub ssl_ctx: bool,
     /// `verify required` (true) / `verify none` (false); `None`: the global
     /// `ssl-server-verify` (required by default).
     pub verify: Option<bool>,
@@ -133,6 +139,8 @@ impl Default for ServerTls {
     fn default() -> Self {
         ServerTls {
             ssl: false,
+            no_ssl: false,
+            ssl_ctx: false,
             verify: None,
             verifyhost: None,
             ca_file: None,

@@ -24,8 +24,15 @@ fn apply(word: &str, value: &str, t: &mut ServerTls, span: &Span) -> Result<bool
     let missing = |what: &str| format!("'{word}' : missing {what}");
     const ALPN: &str = "the comma-delimited ALPN protocol suite";
     match word {
-        "ssl" => t.ssl = true,
-        "no-ssl" => t.ssl = false,
+        "ssl" => {
+            t.ssl = true;
+            t.no_ssl = false;
+            t.ssl_ctx = true;
+        }
+        "no-ssl" => {
+            t.ssl = false;
+            t.no_ssl = true;
+        }
         "verify" => {
             t.verify = Some(match value {
                 "" => return Err(missing("verify method")),

@@ -194,7 +194,7 @@ pub fn compile(words: &[String], cx: &mut CompileCx<'_>, warnings: &mut Vec<Stri
     }
     let method = method.ok_or_else(|| need_method(&kw))?;
     let entries = patterns(&words[i.min(words.len())..], method)?;
-    let inline = cx.pats.inline(entries, unique_id)?;
+    let inline = cx.pats.inline(entries, unique_id, &kw)?;
     lists.push(inline.index(method, flags, None, resolve)?);
     Ok(AclExpr { kw, expr, method, lists })
 }
@@ -222,7 +222,7 @@ fn patterns(words: &[&str], method: MatchMethod) -> Result<Vec<PatEntry>, String
                 key = k;
             }
         }
-        out.push(PatEntry { key, value: None, line: 0 });
+        out.push(PatEntry::new(key, None, 0));
     }
     Ok(out)
 }

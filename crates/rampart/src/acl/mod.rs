@@ -171,6 +171,16 @@ pub fn compile_acls(lines: &[(&str, &[String])], cx: &mut CompileCx<'_>) -> Resu
 /// As [`compile_acls`], keeping going after errors: the set of the good lines, and
 /// for each bad line its position in `lines` and HAProxy's message.
 pub fn compile_acl_lines(lines: &[(&str, &[String])], cx: &mut CompileCx<'_>) -> (AclSet, Vec<(usize, String)>) {
+    compile_lines(lines, None, cx)
+}
+
+/// As [`compile_acl_lines`]; with `spans`, each line's pattern references note where
+/// they were written (`show acl`).
+fn compile_lines(
+    lines: &[(&str, &[String])],
+    spans: Option<&[&rampart_cfg::span::Span]>,
+    cx: &mut CompileCx<'_>,
+) -> (AclSet, Vec<(usize, String)>) {
     let mut errs = Vec::new();
     let mut order: Vec<(String, usize, Vec<AclExpr>)> = Vec::new();
     let mut at: HashMap<&str, usize> = HashMap::new();
@@ -179,6 +189,9 @@ pub fn compile_acl_lines(lines: &[(&str, &[String])], cx: &mut CompileCx<'_>) ->
         if let Err(e) = check_name(name) {
             errs.push((i, e));
             continue;
+        }
+        if let Some(span) = spans.and_then(|s| s.get(i)) {
+            cx.pats.set_at(&span.file, span.line);
         }
         let mut warnings = Vec::new();
         match expr::compile(words, cx, &mut warnings) {
@@ -211,7 +224,8 @@ pub fn compile_acl_lines(lines: &[(&str, &[String])], cx: &mut CompileCx<'_>) ->
 /// complete message.
 pub fn compile_acl_defs(defs: &[AclDef], cx: &mut CompileCx<'_>) -> (AclSet, Vec<(usize, String)>) {
     let lines: Vec<(&str, &[String])> = defs.iter().map(|d| (d.name.as_str(), d.words.as_slice())).collect();
-    compile_acl_lines(&lines, cx)
+    let spans: Vec<&rampart_cfg::span::Span> = defs.iter().map(|d| &d.span).collect();
+    compile_lines(&lines, Some(&spans), cx)
 }
 
 /// Compiles a rule's condition against the ACLs of its section (`defs`, compiled into

@@ -225,6 +225,7 @@ impl<'c> Cx<'c> {
     ) -> Option<Option<Cond>> {
         let Some(c) = cond else { return Some(None) };
         let _ = span;
+        self.shared.pats.set_at(&c.span.file, c.span.line);
         let mut cx = self.cx(Site::Acl);
         let res = acl::compile_condition(c, defs, acls, &mut cx);
         self.keep(cx);
@@ -268,6 +269,7 @@ impl<'c> Cx<'c> {
 
     fn fmt(&mut self, src: &m::FmtSrc, list: List, action: &str) -> Option<LogFormat> {
         let places = self.places(list);
+        self.shared.pats.set_at(&src.span.file, src.span.line);
         let mut cx = self.cx(Self::site(list));
         let res = LogFormat::compile(&src.text, &mut cx, LfMode::Http, places);
         self.keep(cx);
@@ -294,6 +296,7 @@ impl<'c> Cx<'c> {
     }
 
     fn expr(&mut self, src: &m::ExprSrc, list: List, action: &str) -> Option<expr::Expr> {
+        self.shared.pats.set_at(&src.span.file, src.span.line);
         let mut cx = self.cx(Self::site(list));
         let res = expr::compile(&src.text, &mut cx);
         self.keep(cx);
@@ -602,6 +605,7 @@ impl<'c> Cx<'c> {
             let cond = match &ub.cond {
                 None => None,
                 Some(c) => {
+                    self.shared.pats.set_at(&c.span.file, c.span.line);
                     let mut cx = self.cx(Site::Acl);
                     let res = acl::compile_condition(c, &px.rules.acls, acls, &mut cx);
                     self.keep(cx);
@@ -617,6 +621,7 @@ impl<'c> Cx<'c> {
             let target = match &ub.target {
                 m::BackendTarget::Static(b) => BackendTarget::Static(b.index),
                 m::BackendTarget::Dynamic(f) => {
+                    self.shared.pats.set_at(&f.span.file, f.span.line);
                     let mut cx = self.cx(Site::UseBackend);
                     let res = LogFormat::compile(&f.text, &mut cx, LfMode::Http, &[Place::FeSetBck]);
                     self.keep(cx);
@@ -632,6 +637,7 @@ impl<'c> Cx<'c> {
             out.switching.push(Rule { cond, act: target, at: RuleAt::default() });
         }
         for us in &px.use_servers {
+            self.shared.pats.set_at(&us.cond.span.file, us.cond.span.line);
             let mut cx = self.cx(Site::Acl);
             let res = acl::compile_condition(&us.cond, &px.rules.acls, acls, &mut cx);
             self.keep(cx);

@@ -634,7 +634,7 @@ pub fn conn_key(server: &ServerRt, cx: ConnectCtx<'_>) -> ConnKey {
 /// The SNI a connection to `server` announces: the value of its `sni` expression for
 /// this stream, when the server has `ssl` and `sni`.
 fn sni_of<'a>(server: &ServerRt, sni: &'a [(usize, Box<str>)]) -> Option<&'a str> {
-    let tls = server.tls.as_deref().filter(|t| t.traffic.is_some() && t.sni.is_some())?;
+    let tls = server.tls.as_deref().filter(|t| t.traffic().is_some() && t.sni.is_some())?;
     sni.iter().find(|(slot, _)| *slot == tls.sni_slot).map(|(_, v)| &**v).filter(|s| !s.is_empty())
 }
 
@@ -668,7 +668,7 @@ async fn connect_server(
     if let (PlainSock::Unix(s), true) = (&tcp, rt.sockbufs.server_set()) {
         crate::io::set_sockbufs(s, rt.sockbufs.server_rcv, rt.sockbufs.server_snd);
     }
-    let Some(config) = server.tls.as_deref().and_then(|t| t.traffic.clone()) else {
+    let Some(config) = server.tls.as_deref().and_then(|t| t.traffic().cloned()) else {
         return Ok(BackSock::Plain(tcp));
     };
     let tls = server.tls.as_deref().ok_or(false)?;

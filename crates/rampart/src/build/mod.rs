@@ -155,7 +155,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 lb_backup,
                 has_sni: servers
                     .iter()
-                    .any(|s| s.tls.as_deref().is_some_and(|t| t.traffic.is_some() && t.sni.is_some())),
+                    .any(|s| s.tls.as_deref().is_some_and(|t| t.traffic().is_some() && t.sni.is_some())),
                 servers: servers.into(),
                 queue: Default::default(),
                 cookie: px.cookie.clone().map(Box::new),
@@ -239,6 +239,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         peers,
         peers_logs,
         named_servers: std::mem::take(&mut shared.named_servers).into_boxed_slice(),
+        pat_refs: shared.pats.finish(),
     };
     for v in &shared.proc_vars {
         rt.proc_vars.declare(v);

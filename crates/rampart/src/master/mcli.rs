@@ -159,26 +159,47 @@ async fn session<S: AsyncRead + AsyncWrite + Unpin>(conn: S, requests: mpsc::Unb
         }
         let text = line.trim_end_matches(['\n', '\r']).trim();
         let mut quit = false;
-        let out = if let Some(routed) = text.strip_prefix('@').filter(|r| !r.starts_with("master")) {
-            route(routed, &requests).await
-        } else {
-            let text = text.strip_prefix("@master").unwrap_or(text);
-            let mut out = String::new();
-            for cmd in text.split(';').map(str::trim).filter(|c| !c.is_empty()) {
-                match cmd {
-                    "prompt" => prompt = !prompt,
-                    "quit" => quit = true,
-                    _ => out.push_str(&run(cmd, &requests).await),
-                }
+        // each `;`-separated command goes where its own `@` prefix says (escaped `\;`
+        // stay in the command, for the worker to unescape)
+        let mut out = String::new();
+        for cmd in split_commands(text).iter().map(|c| c.trim()).filter(|c| !c.is_empty()) {
+            if let Some(routed) = cmd.strip_prefix('@').filter(|r| !r.starts_with("master")) {
+                out.push_str(&route(routed, &requests).await);
+                continue;
             }
-            out
-        };
+            match cmd.strip_prefix("@master").unwrap_or(cmd).trim() {
+                "" => {}
+                "prompt" => prompt = !prompt,
+                "quit" => quit = true,
+                cmd => out.push_str(&run(cmd, &requests).await),
+            }
+        }
         let tail = if prompt && !quit { PROMPT } else { "" };
         if wr.write_all(format!("{out}{tail}").as_bytes()).await.is_err() || quit || !prompt {
             let _ = wr.shutdown().await;
             return;
         }
     }
+}
+
+/// The commands of a master CLI line: split at the `;` no backslash escapes, the
+/// escapes kept.
+fn split_commands(line: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut escaped = false;
+    for c in line.chars() {
+        let cur = out.last_mut().expect("one command at least");
+        match c {
+            ';' if !escaped => out.push(String::new()),
+            c => {
+                cur.push(c);
+                escaped = c == '\\' && !escaped;
+                continue;
+            }
+        }
+        escaped = false;
+    }
+    out
 }
 
 /// A master command's answer (with its closing empty line).
@@ -278,8 +299,17 @@ pub fn show_proc(state: &State, now: u64, version: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+
     use super::*;
     use crate::master::state::{Prog, Worker};
+
+    #[test]
+    fn a_line_splits_at_unescaped_semicolons_keeping_escapes() {
+        let cmds = split_commands("@1 add acl f Mon\\ User\\ Agent\\;;@1 show acl f");
+        assert_eq!(cmds, ["@1 add acl f Mon\\ User\\ Agent\\;", "@1 show acl f"]);
+        assert_eq!(split_commands("a\\\\;b"), ["a\\\\", "b"]);
+        assert_eq!(split_commands("show proc"), ["show proc"]);
+    }
 
     #[test]
     fn show_proc_has_haproxy_columns() {

@@ -17,6 +17,7 @@
 //!
 //! - `patref`: pattern sources (files shared by path, inline lists) and their compiled
 //!   views, swapped whole by runtime updates (the CLI's `add acl`, `set map` ...)
+//! - `refs`: the references of one configuration, numbered for the runtime API
 //! - `value`: the value column of a map file
 //! - `exact`, `trie`, `words`, `reg`, `int`, `ip`: one index per kind of method
 //! - `input`: a sample as the bytes or number a method compares
@@ -29,12 +30,14 @@ pub mod input;
 pub mod int;
 pub mod ip;
 pub mod patref;
+pub mod refs;
 pub mod reg;
 pub mod trie;
 pub mod value;
 pub mod words;
 
-pub use patref::{PatRef, PatRefs};
+pub use patref::PatRef;
+pub use refs::{PatRefs, RefList};
 
 use rampart_proto::http::Method;
 use regex::bytes::Regex;

@@ -70,6 +70,8 @@ pub struct Runtime {
     /// Configured servers an expression names by argument (`srv_conn(be/s1)`), by
     /// (proxy, server) index: `del server` refuses them.
     pub named_servers: Box<[(usize, usize)]>,
+    /// The pattern references of ACLs and maps, numbered (`show map`, `add acl` ...).
+    pub pat_refs: crate::pattern::RefList,
 }
 
 impl Runtime {

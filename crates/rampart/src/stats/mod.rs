@@ -11,6 +11,7 @@
 //!   maxconn`, `set timeout cli`, `show env`, `show info`, `show events`, `show peers`)
 //! - `info`, `stat`, `servers`: what `show info`, `show stat`, `show servers state` and
 //!   `show backend` print
+//! - `mapcmd`: the map and ACL commands (`show map`, `add acl`, `set map`, `commit map` ...)
 //! - `srvadd`: `add server`, `del server` (servers changed at run time)
 //! - `srvcmd`: the server commands (`disable server`, `set server`, `set weight` ...)
 //! - `table_cmd`: `show table`, `clear table`, `set table` (stick tables)
@@ -31,6 +32,7 @@ mod fields;
 pub mod handover;
 pub use crate::counters::histogram;
 mod info;
+mod mapcmd;
 pub mod page;
 mod process_cmd;
 pub mod prometheus;

@@ -29,7 +29,7 @@ pub fn state(cli: &Cli, backend: Option<&str>) -> Result<String, String> {
         if !px.cap.backend || only.is_some_and(|o| o != idx) {
             continue;
         }
-        for srv in px.be.servers.iter().filter(|s| s.is_shown()) {
+        for (i, srv) in px.be.servers.iter().enumerate().filter(|(_, s)| s.is_shown()) {
             let addr = srv.addr.get();
             let dns = srv.dns.as_deref();
             let fqdn = dns.and_then(|d| d.hostname()).map_or_else(|| "-".to_owned(), |h| h.to_string());
@@ -38,13 +38,14 @@ pub fn state(cli: &Cli, backend: Option<&str>) -> Result<String, String> {
             let ip = if dns.is_some() && addr.ip().is_unspecified() { "-".to_owned() } else { addr.ip().to_string() };
             let _ = writeln!(
                 out,
-                "{} {} {} {} {ip} {} {fqdn} {} {record} 0 {}",
+                "{} {} {} {} {ip} {} {fqdn} {} {record} {} {}",
                 cli.iid(idx),
                 px.name,
                 srv.stats.sid,
                 srv.name,
                 state_columns(srv, now),
                 addr.port(),
+                use_ssl(cli, idx, i, srv),
                 check_columns(srv),
             );
         }
@@ -95,6 +96,21 @@ fn state_columns(srv: &ServerRt, now: u64) -> String {
         st.eweight(),
         st.uweight()
     )
+}
+
+/// `srv_use_ssl`: HAProxy's `use_ssl`, 1 for TLS traffic, -1 after `no-ssl`, else 0.
+fn use_ssl(cli: &Cli, px: usize, i: usize, srv: &ServerRt) -> i8 {
+    match srv.tls.as_deref() {
+        Some(t) => t.use_ssl(),
+        None => {
+            let conf = cli.cfg.proxies.get(px).and_then(|p| p.servers.get(i));
+            if conf.is_some_and(|s| s.tls.no_ssl) {
+                -1
+            } else {
+                0
+            }
+        }
+    }
 }
 
 /// `srv_check_port srv_check_addr srv_agent_addr srv_agent_port`: as configured.

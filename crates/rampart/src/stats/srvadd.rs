@@ -212,11 +212,17 @@ pub(super) fn set_ssl(px: &ProxyRt, i: usize, value: Option<&str>) -> String {
     if i >= px.be.servers.configured() {
         return "'set server <srv> ssl' not supported on dynamic servers\n".to_owned();
     }
-    if srv.tls.is_none() {
-        return "'set server <srv> ssl' cannot be set.  default-server should define ssl settings\n".to_owned();
+    let cannot = || "'set server <srv> ssl' cannot be set.  default-server should define ssl settings\n".to_owned();
+    let Some(tls) = srv.tls.as_deref() else { return cannot() };
+    let on = match value {
+        Some("on") => true,
+        Some("off") => false,
+        _ => return "'set server <srv> ssl' expects 'on' or 'off'.\n".to_owned(),
+    };
+    // COMPAT: HAProxy also closes the server's idle connections; rampart keys them by
+    // the change, so none made before it is reused (they close when idle).
+    if !tls.set_use_ssl(on) {
+        return cannot();
     }
-    match value {
-        Some("on" | "off") => "'set server <srv> ssl' is not supported yet.\n".to_owned(),
-        _ => "'set server <srv> ssl' expects 'on' or 'off'.\n".to_owned(),
-    }
+    "server ssl setting updated.\n".to_owned()
 }

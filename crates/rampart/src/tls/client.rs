@@ -11,6 +11,7 @@
 
 use std::net::SocketAddr;
 use std::path::Path;
+use std::sync::atomic::{AtomicI8, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use rampart_cfg::diag::Diag;
@@ -35,8 +36,15 @@ const SESSION_CACHE: usize = 64;
 /// The TLS side of one server at run time.
 #[derive(Debug)]
 pub struct ServerTlsRt {
-    /// For traffic, when the server has `ssl`.
-    pub traffic: Option<Arc<ClientConfig>>,
+    /// For traffic, when the server has TLS settings (`ssl`, or inherited from
+    /// `default-server`); used while [`ServerTlsRt::traffic`] says so.
+    traffic_cfg: Option<Arc<ClientConfig>>,
+    /// HAProxy's `use_ssl`: 1 traffic is TLS, 0 not, -1 `no-ssl`; `set server ...
+    /// ssl on|off` changes it.
+    use_ssl: AtomicI8,
+    /// Counts `set server ... ssl` changes: part of the connection key, so that an
+    /// idle connection made before a change is not reused.
+    ssl_changes: AtomicU64,
     /// For health checks, when they speak TLS (`ssl` or `check-ssl`).
     pub check: Option<Arc<ClientConfig>>,
     /// `sni <expr>`: evaluated by the stream that connects (`stream` passes the value).
@@ -65,20 +73,43 @@ pub struct ServerTlsRt {
 }
 
 impl ServerTlsRt {
+    /// The configuration of traffic connections, when they speak TLS.
+    #[inline]
+    pub fn traffic(&self) -> Option<&Arc<ClientConfig>> {
+        self.traffic_cfg.as_ref().filter(|_| self.use_ssl.load(Ordering::Relaxed) == 1)
+    }
+
+    /// HAProxy's `use_ssl` (`srv_use_ssl` of `show servers state`).
+    pub fn use_ssl(&self) -> i8 {
+        self.use_ssl.load(Ordering::Relaxed)
+    }
+
+    /// `set server ... ssl on|off`: `false` when the server has no TLS settings.
+    pub fn set_use_ssl(&self, on: bool) -> bool {
+        if self.traffic_cfg.is_none() {
+            return false;
+        }
+        if self.use_ssl.swap(i8::from(on), Ordering::Relaxed) != i8::from(on) {
+            self.ssl_changes.fetch_add(1, Ordering::Relaxed);
+        }
+        true
+    }
+
     /// The server's `alpn` list, when its traffic speaks TLS and the list is not empty.
     pub fn traffic_alpn(&self) -> Option<&[Vec<u8>]> {
-        self.traffic.as_ref().filter(|_| !self.alpn.is_empty()).map(|_| &self.alpn[..])
+        self.traffic().filter(|_| !self.alpn.is_empty()).map(|_| &self.alpn[..])
     }
 
     /// Whether the server's `alpn` offers `h2`.
     pub fn offers_h2(&self) -> bool {
-        self.traffic.is_some() && self.alpn.iter().any(|p| p.as_slice() == b"h2")
+        self.traffic().is_some() && self.alpn.iter().any(|p| p.as_slice() == b"h2")
     }
 
     /// Changes when `commit ssl ca-file` / `crl-file` replaces the server's chain
     /// check: an idle connection parked under another value is not reused.
     pub fn trust_epoch(&self) -> u64 {
-        self.chain.as_ref().map_or(0, |c| c.epoch())
+        let changes = self.ssl_changes.load(Ordering::Relaxed) << 32;
+        self.chain.as_ref().map_or(0, |c| c.epoch()).wrapping_add(changes)
     }
 
     /// The name a new connection announces: the SNI the stream computed, else the
@@ -106,7 +137,7 @@ pub fn build(
     let px = &cfg.proxies[px_idx];
     let ctx = format!("'server {}/{}' : ", px.name, srv.name);
     let alert = |alerts: &mut Vec<Diag>, msg: String| alerts.push(Diag::alert(Some(srv.span.clone()), msg));
-    if !t.ssl && !t.check_ssl && !check_rules {
+    if !t.ssl && !t.ssl_ctx && !t.check_ssl && !check_rules {
         return None;
     }
     let versions_msg = |why: String| format!("{ctx}proxy '{}': {why} for server '{}'.", px.name, srv.name);
@@ -124,7 +155,7 @@ pub fn build(
     };
     warnings.extend(warn.map(|w| Diag::warning(Some(srv.span.clone()), w)));
     let alpn = alpn_list(t.alpn.as_deref());
-    let traffic = match t.ssl.then(|| base.config(alpn.clone())).transpose() {
+    let traffic = match (t.ssl || t.ssl_ctx).then(|| base.config(alpn.clone())).transpose() {
         Ok(c) => c,
         Err(e) => {
             alert(alerts, format!("{ctx}{e}"));
@@ -138,7 +169,7 @@ pub fn build(
     let check = if !t.checks_use_tls() {
         None
     } else {
-        match (&traffic, &t.check_alpn) {
+        match (traffic.as_ref().filter(|_| t.ssl), &t.check_alpn) {
             (Some(c), None) if check_alpn.len() == alpn.len() => Some(c.clone()),
             _ => base.config(check_alpn).map_err(|e| alert(alerts, format!("{ctx}{e}"))).ok(),
         }
@@ -157,7 +188,28 @@ pub fn build(
         None => None,
     };
     let base = Arc::new(base);
-    Some(ServerTlsRt { traffic, check, sni, sni_slot, check_sni, addr_name, chain, crt, base, alpn, ws_traffic })
+    let use_ssl = AtomicI8::new(if t.ssl {
+        1
+    } else if t.no_ssl {
+        -1
+    } else {
+        0
+    });
+    Some(ServerTlsRt {
+        traffic_cfg: traffic,
+        use_ssl,
+        ssl_changes: AtomicU64::new(0),
+        check,
+        sni,
+        sni_slot,
+        check_sni,
+        addr_name,
+        chain,
+        crt,
+        base,
+        alpn,
+        ws_traffic,
+    })
 }
 
 /// What a connection for a WebSocket stream offers by ALPN instead of the server's
@@ -545,7 +597,7 @@ impl ServerTlsRt {
         let config = match (alpn, default_tls) {
             (Some(list), _) => self.base.config(list.iter().map(|p| p.as_bytes().to_vec()).collect())?,
             (None, Some(d)) => d.config.clone(),
-            (None, None) => match &self.traffic {
+            (None, None) => match self.traffic() {
                 Some(c) => c.clone(),
                 None => self.base.config(self.alpn.clone())?,
             },
@@ -579,7 +631,7 @@ pub fn sni_values<'e>(
 ) -> SniValues {
     let mut out = Vec::new();
     for (i, tls) in servers.enumerate() {
-        let Some(t) = tls.filter(|t| t.traffic.is_some() && t.sni_slot == i) else { continue };
+        let Some(t) = tls.filter(|t| t.traffic().is_some() && t.sni_slot == i) else { continue };
         if let Some(v) = t.sni.as_ref().and_then(&mut eval) {
             out.push((i, v));
         }

@@ -39,9 +39,9 @@ fn verify_by_default_needs_a_ca_file() {
     );
     // `ssl-server-verify none` or `verify none` lift it
     let (rt, alerts, _) = built("global\n ssl-server-verify none\nbackend b\n server s 127.0.0.1:443 ssl\n");
-    assert!(rt.is_some_and(|r| r.traffic.is_some() && r.check.is_some()), "{alerts:?}");
+    assert!(rt.is_some_and(|r| r.traffic().is_some() && r.check.is_some()), "{alerts:?}");
     let (rt, _, _) = built("backend b\n server s 127.0.0.1:443 ssl verify none check\n");
-    assert!(rt.is_some_and(|r| r.traffic.is_some() && r.check.is_some()));
+    assert!(rt.is_some_and(|r| r.traffic().is_some() && r.check.is_some()));
     // neither ssl nor check-ssl: nothing to build
     let (rt, alerts, _) = built("backend b\n server s 127.0.0.1:443 verify required\n");
     assert!(rt.is_none() && alerts.is_empty());
@@ -78,7 +78,7 @@ fn ca_file_client_cert_alpn_and_resumption() {
     assert!(alerts.is_empty(), "{alerts:?}");
     assert!(warnings.is_empty(), "{warnings:?}");
     let rt = rt.expect("built");
-    let traffic = rt.traffic.as_ref().expect("traffic");
+    let traffic = rt.traffic().expect("traffic");
     assert_eq!(traffic.alpn_protocols, [b"h2".to_vec(), b"http/1.1".to_vec()]);
     assert!(rt.offers_h2());
     assert!(traffic.client_auth_cert_resolver.has_certs());
