@@ -186,7 +186,8 @@ fn rules_naming_what_no_script_registered_fail_startup() {
     let out = rampart_testkit::check(RAMPART, &format!("{cfg}  tcp-request content lua.a\n"));
     assert!(out.stderr.contains("Lua action 'a' is not registered for 'tcp-req'"), "{}", out.stderr);
     let out = rampart_testkit::check(RAMPART, &format!("{cfg}  tcp-request connection lua.a\n"));
-    assert!(out.stderr.contains("'tcp-request connection lua.a' is not supported yet"), "{}", out.stderr);
+    // as HAProxy 2.6: Lua actions are content actions (tests/lua_shared.rs)
+    assert!(out.stderr.contains("'tcp-request connection' expects 'accept', 'reject'"), "{}", out.stderr);
 }
 
 #[test]
