@@ -4,8 +4,7 @@
 //! shared by every thread ([`with_state`]`(true)`), whose turns are serialized by a
 //! lock (a script that yields releases it); those of `lua-load-per-thread` in a
 //! state of each thread (`with_state(false)`), created on first use, lock-free.
-//! A name registered in both kinds is the shared state's (HAProxy's
-//! `fcn_ref_to_stack_id()`).
+//! A name registered in both kinds fails startup, as in HAProxy (`hlua_post_init()`).
 //! HAProxy counterpart: `hlua_init_state()`, `hlua_load_state()`, `hlua_load()`,
 //! `hlua_load_per_thread()`, `hlua_global_lock` (src/hlua.c).
 
