@@ -94,7 +94,7 @@ fn start(binary: &Path, s1: &HttpBackend) -> Running {
 
 fn get(p: &Running, path: &str, extra: &str) -> Response {
     let mut c = RawClient::connect(p.addr("fe1")).expect("connect to fe1");
-    c.send(&format!("GET {path} HTTP/1.1\r\nHost: h\r\n{extra}\r\n")).unwrap();
+    c.send(format!("GET {path} HTTP/1.1\r\nHost: h\r\n{extra}\r\n")).unwrap();
     c.read_response().unwrap()
 }
 

@@ -150,7 +150,7 @@ impl Cur<'_, '_, '_, '_> {
             }
             b"get_priv" | b"set_priv" => {
                 let key = match &mut self.on {
-                    On::Rule { x, .. } => slot_key(&self.st, &mut x.st.lua),
+                    On::Rule { x, .. } => slot_key(self.st, &mut x.st.lua),
                     // COMPAT: HAProxy 2.6 keeps an AppletTCP's private value in the
                     // Lua context of its stream, which a TCP stream served by a service
                     // has none of: `set_priv` does nothing, `get_priv` gives nil
