@@ -50,9 +50,8 @@ pub static SECTIONS: &[Kw] = &[
     ),
 ];
 
-const LUA_LOAD_PARTIAL: &str = "Lua 5.4; one Lua state per thread (HAProxy shares one state between threads): \
-     globals and init functions are per thread, tasks run on the first thread; the API subset of \
-     docs/COMPATIBILITY.md, section Lua";
+const LUA_LOAD_PARTIAL: &str = "Lua 5.4; one Lua state shared by all threads, its calls serialized, as HAProxy; \
+     the API subset of docs/COMPATIBILITY.md, section Lua";
 
 const LOG_FORWARD_PARTIAL: &str =
     "UDP and TCP (inet) receivers, TCP over TLS (bind ... ssl crt); no PROXY protocol or unix sockets";
@@ -193,7 +192,7 @@ pub static GLOBAL: &[Kw] = &[
     kw("log-send-hostname", Yes),
     kw("log-tag", Yes),
     kw("lua-load", Partial(LUA_LOAD_PARTIAL)),
-    kw("lua-load-per-thread", Partial("each thread loads the file into its own Lua state, as HAProxy; see docs/COMPATIBILITY.md, section Lua")),
+    kw("lua-load-per-thread", Partial("each thread loads the file into its own Lua state, as HAProxy; the API subset of docs/COMPATIBILITY.md, section Lua")),
     kw("lua-prepend-path", Yes),
     kw("master-worker", Yes),
     kw("max-spread-checks", Yes),
@@ -273,7 +272,7 @@ pub static GLOBAL: &[Kw] = &[
     kw("tune.idletimer", No),
     kw("tune.listener.multi-queue", No),
     kw("tune.lua.forced-yield", Yes),
-    kw("tune.lua.maxmem", Partial("a limit per Lua state (one per thread), not one for the process")),
+    kw("tune.lua.maxmem", Partial("a limit per Lua state (the shared one, each thread's), not one for the process")),
     kw("tune.lua.service-timeout", Yes),
     kw("tune.lua.session-timeout", Yes),
     kw("tune.lua.task-timeout", Yes),

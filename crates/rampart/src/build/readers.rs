@@ -111,7 +111,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("global tune.h2.max-frame-size", "build::build: Runtime::h2 (mux::h2::conn)"),
     ("global h2-workaround-bogus-websocket-clients", "build::build: Runtime::h2 (mux::h2::conn::queue_settings)"),
     ("global tune.idle-pool.shared", "build::build: ServerRt::pool_shared (conn_pool::take)"),
-    ("global lua-load", "lua::prepare, lua::state (each thread's state)"),
+    ("global lua-load", "lua::prepare, lua::state (the shared state)"),
     ("global lua-load-per-thread", "lua::prepare, lua::state (each thread's state)"),
     ("global lua-prepend-path", "lua::state::build (package.path, package.cpath)"),
     ("global tune.lua.forced-yield", "lua::state::LuaState::coroutine (count hook)"),

@@ -22,11 +22,12 @@ use crate::sample::SampleCtx;
 
 /// One turn of the service of `svc` (started on the first call).
 pub(super) fn turn(svc: &mut TcpSvc, input: SvcIn<'_>, ctx: &SampleCtx<'_>, out: &mut Vec<u8>) -> SvcStep {
-    let Some(st) = with_state() else { return SvcStep::Failed };
-    let name = st.reg.borrow().services.get(svc.id).map(|s| format!("<lua.{}>", s.0)).unwrap_or_default();
+    let Some(r) = super::state::route(|r| &r.services, svc.id) else { return SvcStep::Failed };
+    let Some(st) = with_state(r.shared) else { return SvcStep::Failed };
+    let name = st.reg.borrow().services.get(r.local).map(|s| format!("<lua.{}>", s.0)).unwrap_or_default();
     let (key, first) = match svc.slot.as_ref().and_then(|b| b.downcast_ref::<Slot>()) {
-        Some(k) => (k.0, false),
-        None => match start(&st, svc, input) {
+        Some(k) => (k.key, false),
+        None => match start(&st, svc, r.local, input) {
             Ok(k) => (k, true),
             Err(m) => {
                 return fail(&name, &m);
@@ -46,7 +47,7 @@ pub(super) fn turn(svc: &mut TcpSvc, input: SvcIn<'_>, ctx: &SampleCtx<'_>, out:
         (false, SvcIn::Resume) => MultiValue::new(),
     };
     let settings = super::settings().expect("a state has settings");
-    let mut cur = Cur { on: On::Applet { ctx }, st: st.clone(), done: None };
+    let mut cur = Cur { on: On::Applet { ctx }, st: &st, done: None };
     let (turn, took) = resume(&st, &p.co, args, &mut cur, settings.service_timeout, p.spent);
     take_output(&st, &applet, out);
     let step = match turn {
@@ -70,8 +71,8 @@ fn fail(name: &str, m: &str) -> SvcStep {
 /// Creates the coroutine and the AppletTCP object of `svc`, kept in the state under
 /// a new key (released when the stream drops `svc.slot`); `input`: what the content
 /// rules read before the service took the connection.
-fn start(st: &LuaState, svc: &mut TcpSvc, input: SvcIn<'_>) -> Result<u64, String> {
-    let f = st.reg.borrow().services.get(svc.id).map(|s| s.2.clone()).ok_or("no such service")?;
+fn start(st: &LuaState, svc: &mut TcpSvc, local: usize, input: SvcIn<'_>) -> Result<u64, String> {
+    let f = st.reg.borrow().services.get(local).map(|s| s.2.clone()).ok_or("no such service")?;
     let co = st.coroutine(f).map_err(|e| message(&e))?;
     let held = match input {
         SvcIn::Data(d) => d,
@@ -79,11 +80,10 @@ fn start(st: &LuaState, svc: &mut TcpSvc, input: SvcIn<'_>) -> Result<u64, Strin
     };
     let new: Function = st.prelude.get("new_applet_tcp").map_err(|e| message(&e))?;
     let applet: Table = new.call(st.lua.create_string(held).map_err(|e| message(&e))?).map_err(|e| message(&e))?;
-    let key = st.next_key.get();
-    st.next_key.set(key + 1);
+    let key = super::state::new_key();
     let pending = Pending { rule: usize::MAX - svc.id, co, spent: Duration::ZERO, applet: Some(applet) };
     st.streams.borrow_mut().insert(key, StreamLua { private: Value::Nil, pending: Some(pending) });
-    svc.slot = Some(Box::new(Slot(key)));
+    svc.slot = Some(Box::new(Slot::new(st, key)));
     Ok(key)
 }
 

@@ -12,7 +12,6 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::rc::Rc;
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -53,11 +52,12 @@ pub trait CliInput: Send {
 /// thread does not), a read waits for what the client sends next (`input`).
 pub async fn run(id: usize, words: &[&str], input: &mut dyn CliInput) -> String {
     let mut out = Vec::new();
-    let Some(key) = with_state().and_then(|st| start(&st, id)) else { return String::new() };
+    let Some(r) = super::state::route(|r| &r.clis, id) else { return String::new() };
+    let Some(key) = with_state(r.shared).and_then(|st| start(&st, r.local)) else { return String::new() };
     let mut feed = Feed::First(words);
     loop {
-        let step = match with_state() {
-            Some(st) => step(&st, key, id, feed, &mut out),
+        let step = match with_state(r.shared) {
+            Some(st) => step(&st, key, r.local, feed, &mut out),
             None => break,
         };
         feed = match step {
@@ -72,7 +72,7 @@ pub async fn run(id: usize, words: &[&str], input: &mut dyn CliInput) -> String 
             None => break,
         };
     }
-    if let Some(st) = with_state() {
+    if let Some(st) = with_state(r.shared) {
         st.streams.borrow_mut().remove(&key);
     }
     String::from_utf8_lossy(&out).into_owned()
@@ -117,8 +117,7 @@ fn start(st: &LuaState, id: usize) -> Option<u64> {
             return None;
         }
     };
-    let key = st.next_key.get();
-    st.next_key.set(key + 1);
+    let key = super::state::new_key();
     let pending = Pending { rule: id, co, spent: Duration::ZERO, applet: Some(applet) };
     st.streams.borrow_mut().insert(key, StreamLua { private: Value::Nil, pending: Some(pending) });
     Some(key)
@@ -126,7 +125,7 @@ fn start(st: &LuaState, id: usize) -> Option<u64> {
 
 /// One turn of the command under `key`: what it sent goes to `out`; `None` once it
 /// ended (a failure is logged), else how it waits.
-fn step(st: &Rc<LuaState>, key: u64, id: usize, feed: Feed<'_>, out: &mut Vec<u8>) -> Option<Next> {
+fn step(st: &LuaState, key: u64, id: usize, feed: Feed<'_>, out: &mut Vec<u8>) -> Option<Next> {
     let settings = super::settings()?;
     let p = st.streams.borrow_mut().get_mut(&key)?.pending.take()?;
     let applet = p.applet.clone()?;
@@ -140,7 +139,7 @@ fn step(st: &Rc<LuaState>, key: u64, id: usize, feed: Feed<'_>, out: &mut Vec<u8
         Feed::Data(d) => MultiValue::from_vec(vec![st.lua.create_string(&d).map(Value::String).ok()?]),
         Feed::End => MultiValue::from_vec(vec![Value::Boolean(false)]),
     };
-    let mut cur = Cur { on: On::Cli, st: st.clone(), done: None };
+    let mut cur = Cur { on: On::Cli, st, done: None };
     let (turn, took) = resume(st, &p.co, args, &mut cur, settings.session_timeout, p.spent);
     if let Ok(Some(s)) =
         st.prelude.get::<Function>("applet_tcp_out").and_then(|f| f.call::<Option<mlua::String>>(applet.clone()))

@@ -4,18 +4,18 @@
 //! HAProxy counterpart: `hlua_register_*()`, `hlua_log()`, `hlua_now()`,
 //! `hlua_http_date()`, `hlua_get_info()` (src/hlua.c, src/hlua_fcn.c).
 
-use std::cell::RefCell;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use mlua::{Function, Lua, Table, Value};
 
-use super::state::{register, Registry};
+use super::state::{register, Reg};
 
 /// The rule lists an action may be registered for in HAProxy 2.6.
 const ACTION_LISTS: [&str; 4] = ["tcp-req", "tcp-res", "http-req", "http-res"];
 
-/// Creates the global `core` table with its native functions.
-pub(super) fn install(lua: &Lua, reg: &Rc<RefCell<Registry>>) -> mlua::Result<()> {
+/// Creates the global `core` table with its native functions, in the shared state
+/// (`shared`) or a thread's.
+pub(super) fn install(lua: &Lua, reg: &Arc<Reg>, shared: bool) -> mlua::Result<()> {
     let core = lua.create_table()?;
 
     let r = reg.clone();
@@ -88,9 +88,7 @@ pub(super) fn install(lua: &Lua, reg: &Rc<RefCell<Registry>>) -> mlua::Result<()
     core.set(
         "register_task",
         lua.create_function(move |_, f: Function| {
-            let mut reg = r.borrow_mut();
-            let per_thread = reg.loading_per_thread;
-            reg.tasks.push((f, per_thread));
+            r.borrow_mut().tasks.push(f);
             Ok(())
         })?,
     )?;
@@ -174,7 +172,9 @@ pub(super) fn install(lua: &Lua, reg: &Rc<RefCell<Registry>>) -> mlua::Result<()
     // the prelude's `core.tcp()` wraps it in the Socket class
     core.set("_tcp", lua.create_function(|lua, ()| lua.create_userdata(super::sock::LuaSock::new()))?)?;
 
-    core.set("thread", crate::counters::thread_slot() + 1)?;
+    // HAProxy: 0 in the state `lua-load` shares, the thread's number (from 1) in the
+    // states of `lua-load-per-thread` (the startup check's state counts as the first)
+    core.set("thread", if shared { 0 } else { crate::counters::thread_slot().max(1) })?;
     lua.globals().set("core", core)?;
     Ok(())
 }

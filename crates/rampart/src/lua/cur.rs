@@ -6,7 +6,7 @@
 //! `hlua_http_req_*()`/`hlua_http_res_*()`, `hlua_{get,set,unset}_var()`,
 //! `hlua_{get,set}_priv()`, `hlua_txn_done()` (src/hlua.c).
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use mlua::{Lua, MultiValue, Table, Value};
 
@@ -46,33 +46,59 @@ pub(crate) enum Done {
 /// One turn of a script on a stream.
 pub(crate) struct Cur<'s, 'x, 'rt, 'e> {
     pub on: On<'s, 'x, 'rt, 'e>,
-    pub st: Rc<LuaState>,
+    pub st: &'s LuaState,
     pub done: Option<Done>,
 }
 
-/// The handle a stream keeps of what the Lua state holds for it
-/// ([`crate::action::state::StreamState::lua`]): released with the stream.
-pub(crate) struct Slot(pub u64);
+/// The handle a stream keeps of what the Lua states hold for it
+/// ([`crate::action::state::StreamState::lua`]): released with the stream, in the
+/// thread's state and in the shared one (locked then) if it used them.
+pub(crate) struct Slot {
+    pub key: u64,
+    pub own: bool,
+    pub shared: bool,
+}
+
+impl Slot {
+    pub fn new(st: &LuaState, key: u64) -> Slot {
+        Slot { key, own: !st.shared, shared: st.shared }
+    }
+}
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        if let Some(st) = super::state::existing_state() {
+        let release = |st: &LuaState| {
             if let Ok(mut m) = st.streams.try_borrow_mut() {
-                m.remove(&self.0);
+                m.remove(&self.key);
+            }
+        };
+        if self.own {
+            if let Some(st) = super::state::existing_state() {
+                release(&st);
+            }
+        }
+        if self.shared {
+            if let Some(st) = super::state::existing_shared() {
+                release(&st);
             }
         }
     }
 }
 
-/// The key of the stream's entry in the Lua state (its `slot`), created on first need.
+/// The key of the stream's entry in the Lua state `st` (its `slot`), created on first
+/// need.
 pub(crate) fn slot_key(st: &LuaState, slot: &mut crate::action::lua::Slot) -> u64 {
-    if let Some(k) = slot.as_ref().and_then(|b| b.downcast_ref::<Slot>()) {
-        return k.0;
+    if let Some(k) = slot.as_mut().and_then(|b| b.downcast_mut::<Slot>()) {
+        let used = if st.shared { &mut k.shared } else { &mut k.own };
+        if !*used {
+            *used = true;
+            st.streams.borrow_mut().insert(k.key, StreamLua { private: Value::Nil, pending: None });
+        }
+        return k.key;
     }
-    let key = st.next_key.get();
-    st.next_key.set(key + 1);
+    let key = super::state::new_key();
     st.streams.borrow_mut().insert(key, StreamLua { private: Value::Nil, pending: None });
-    *slot = Some(Box::new(Slot(key)));
+    *slot = Some(Box::new(Slot::new(st, key)));
     key
 }
 
@@ -124,7 +150,7 @@ impl Cur<'_, '_, '_, '_> {
             }
             b"get_priv" | b"set_priv" => {
                 let key = match &mut self.on {
-                    On::Rule { x, .. } => slot_key(&self.st, &mut x.st.lua),
+                    On::Rule { x, .. } => slot_key(self.st, &mut x.st.lua),
                     // COMPAT: HAProxy 2.6 keeps an AppletTCP's private value in the
                     // Lua context of its stream, which a TCP stream served by a service
                     // has none of: `set_priv` does nothing, `get_priv` gives nil
@@ -199,7 +225,7 @@ impl Cur<'_, '_, '_, '_> {
                 let settings = super::settings().expect("a state has settings");
                 let mut cx = CompileCx::new(&settings.cfg, self.fe(), Site::Cfg);
                 let e = crate::sample::expr::compile(&text, &mut cx).or_else(|e| err(e.to_string()))?;
-                let e = Rc::new(e);
+                let e = Arc::new(e);
                 let mut cache = self.st.exprs.borrow_mut();
                 // a budget: a script that builds its calls from request data does
                 // not grow the cache without bound

@@ -2,7 +2,8 @@
 //! its vendored sources), for `lua-load` and `lua-load-per-thread`.
 //! HAProxy counterpart: src/hlua.c, src/hlua_fcn.c.
 //!
-//! - `state`: one Lua state per thread, the scripts loaded in it, what they registered
+//! - `state`: the Lua states (the one `lua-load` shares between the threads, one per
+//!   thread for `lua-load-per-thread`), the scripts loaded in them, what they registered
 //! - `core`: the native functions of the `core` table (`register_*`, `log`, `now` ...);
 //!   the rest of the API is written in Lua, in `prelude.lua`
 //! - `cur`: what a running script reaches of its stream (`txn.f`, `txn.http`, variables)
@@ -17,9 +18,10 @@
 //! - `sock`: `core.tcp()` sockets on the event loop (the prelude's Socket class and
 //!   `core.httpclient()` sit on them)
 //!
-//! The model: each worker thread has its own Lua state, in which it loads every
-//! script at its start (HAProxy 2.6 shares one state between threads for `lua-load`;
-//! see docs/COMPATIBILITY.md, section Lua). A script never blocks its thread: it runs
+//! The model, HAProxy 2.6's: the files of `lua-load` run in one state shared by the
+//! threads, a thread holding its lock for one turn of a script; those of
+//! `lua-load-per-thread` in a state of each thread, lock-free (see
+//! docs/COMPATIBILITY.md, section Lua). A script never blocks its thread: it runs
 //! as a coroutine that the stream (or the task) resumes; `core.sleep` and
 //! `core.yield` give the event loop back, and a count hook makes a runaway script
 //! yield every `tune.lua.forced-yield` instructions and fails it past its timeout.

@@ -9,13 +9,12 @@
 //! `hlua_sample_conv_wrapper()`, `hlua_process_task()` (src/hlua.c).
 
 use std::borrow::Cow;
-use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use mlua::{Function, MultiValue, Table, Thread, ThreadStatus, Value};
 
 use super::cur::{slot_key, Cur, Done, On};
-use super::state::{message, with_state, LuaState, Pending, TIMEOUT};
+use super::state::{message, route, with_state, LuaState, Pending, Route, TIMEOUT};
 use crate::action::http::{Env, Exec};
 use crate::action::lua::{LuaAct, LuaRunner, LuaWait};
 use crate::action::Flow;
@@ -136,7 +135,7 @@ fn cannot_wait(w: LuaWait, rules: &str) -> String {
 
 /// The coroutine a stream (its `slot`) left waiting for rule `rule`, if any.
 fn take_pending(st: &LuaState, slot: &crate::action::lua::Slot, rule: usize) -> Option<Pending> {
-    let key = slot.as_ref()?.downcast_ref::<super::cur::Slot>()?.0;
+    let key = slot.as_ref()?.downcast_ref::<super::cur::Slot>()?.key;
     let mut streams = st.streams.borrow_mut();
     let entry = streams.get_mut(&key)?;
     match &entry.pending {
@@ -154,13 +153,14 @@ fn keep_pending(st: &LuaState, slot: &mut crate::action::lua::Slot, p: Pending) 
 
 impl LuaRunner for Runner {
     fn http_action(&self, act: &LuaAct, x: &mut Exec<'_, '_>, env: &Env<'_>) -> Flow {
-        let Some(st) = with_state() else { return Flow::Continue };
+        let Some(Route { shared, local }) = route(|r| &r.actions, act.id) else { return Flow::Continue };
+        let Some(st) = with_state(shared) else { return Flow::Continue };
         let rule = act as *const LuaAct as usize;
         let settings = super::settings().expect("a state has settings");
         let (co, spent, args) = match take_pending(&st, &x.st.lua, rule) {
             Some(p) => (p.co, p.spent, MultiValue::new()),
             None => {
-                let f = match st.reg.borrow().actions.get(act.id) {
+                let f = match st.reg.borrow().actions.get(local) {
                     Some(a) => a.3.clone(),
                     None => return Flow::Continue,
                 };
@@ -181,7 +181,7 @@ impl LuaRunner for Runner {
         let mut spent = spent;
         let mut args = args;
         loop {
-            let mut cur = Cur { on: On::Rule { x: &mut *x, env }, st: st.clone(), done: None };
+            let mut cur = Cur { on: On::Rule { x: &mut *x, env }, st: &st, done: None };
             let (turn, took) = resume(&st, &co, args, &mut cur, settings.session_timeout, spent);
             let done = cur.done.take();
             spent += took;
@@ -211,14 +211,15 @@ impl LuaRunner for Runner {
 
     fn tcp_action(&self, act: &LuaAct, x: &mut crate::action::tcp::TcpExec<'_>) -> crate::action::TcpFlow {
         use crate::action::TcpFlow;
-        let Some(st) = with_state() else { return TcpFlow::Continue };
+        let Some(Route { shared, local }) = route(|r| &r.actions, act.id) else { return TcpFlow::Continue };
+        let Some(st) = with_state(shared) else { return TcpFlow::Continue };
         let settings = super::settings().expect("a state has settings");
         let rule = act as *const LuaAct as usize;
         let pending = x.lua.as_deref().and_then(|slot| take_pending(&st, slot, rule));
         let (co, mut spent, mut args) = match pending {
             Some(p) => (p.co, p.spent, MultiValue::new()),
             None => {
-                let Some(f) = st.reg.borrow().actions.get(act.id).map(|a| a.3.clone()) else {
+                let Some(f) = st.reg.borrow().actions.get(local).map(|a| a.3.clone()) else {
                     return TcpFlow::Continue;
                 };
                 let co = match st.coroutine(f) {
@@ -237,7 +238,7 @@ impl LuaRunner for Runner {
         loop {
             let (turn, done) = {
                 let ctx = x.ctx();
-                let mut cur = Cur { on: On::Sample(&ctx), st: st.clone(), done: None };
+                let mut cur = Cur { on: On::Sample(&ctx), st: &st, done: None };
                 let (turn, took) = resume(&st, &co, args, &mut cur, settings.session_timeout, spent);
                 spent += took;
                 (turn, cur.done.is_some())
@@ -282,13 +283,14 @@ impl LuaRunner for Runner {
     }
 
     fn http_service(&self, id: usize, x: &mut Exec<'_, '_>, env: &Env<'_>) -> Flow {
-        let Some(st) = with_state() else {
+        let Some(st) = route(|r| &r.services, id).and_then(|r| with_state(r.shared).map(|st| (st, r.local))) else {
             crate::action::reply::build_default(x, env, 500);
             return Flow::Reply;
         };
+        let (st, local) = st;
         let settings = super::settings().expect("a state has settings");
         let rule = usize::MAX - id;
-        let name = st.reg.borrow().services.get(id).map(|s| s.0.clone()).unwrap_or_default();
+        let name = st.reg.borrow().services.get(local).map(|s| s.0.clone()).unwrap_or_default();
         // the applet stands for the server in the log line: no queue, connected at once
         let now = Instant::now();
         let log = &mut x.st.log;
@@ -297,7 +299,7 @@ impl LuaRunner for Runner {
         log.connected.get_or_insert(now);
         let (co, spent, applet, args) = match take_pending(&st, &x.st.lua, rule) {
             Some(p) => (p.co, p.spent, p.applet, MultiValue::new()),
-            None => match start_service(&st, id, x, env) {
+            None => match start_service(&st, local, x, env) {
                 Ok((co, applet)) => {
                     (co, Duration::ZERO, Some(applet.clone()), MultiValue::from_vec(vec![Value::Table(applet)]))
                 }
@@ -308,7 +310,7 @@ impl LuaRunner for Runner {
                 }
             },
         };
-        let mut cur = Cur { on: On::Rule { x: &mut *x, env }, st: st.clone(), done: None };
+        let mut cur = Cur { on: On::Rule { x: &mut *x, env }, st: &st, done: None };
         let (turn, took) = resume(&st, &co, args, &mut cur, settings.service_timeout, spent);
         if !matches!(turn, Turn::Wait(_)) {
             x.st.log.res_head = Some(Instant::now());
@@ -435,16 +437,18 @@ fn finish(d: Done, x: &mut Exec<'_, '_>, env: &Env<'_>) -> Flow {
 
 impl crate::sample::lua::LuaSample for Runner {
     fn fetch(&self, id: usize, args: &[Arg], ctx: &SampleCtx<'_>) -> Option<Sample<'static>> {
-        let st = with_state()?;
-        let (name, f) = st.reg.borrow().fetches.get(id).cloned()?;
+        let r = route(|r| &r.fetches, id)?;
+        let st = with_state(r.shared)?;
+        let (name, f) = st.reg.borrow().fetches.get(r.local).cloned()?;
         let mut call_args = vec![st.prelude.get::<Value>("txn").ok()?];
         call_args.extend(str_args(&st, args));
         call_sync(&st, &f, call_args, On::Sample(ctx), "Lua sample-fetch", &name)
     }
 
     fn conv(&self, id: usize, args: &[Arg], smp: Sample<'_>, ctx: &SampleCtx<'_>) -> Option<Sample<'static>> {
-        let st = with_state()?;
-        let (name, f) = st.reg.borrow().converters.get(id).cloned()?;
+        let r = route(|r| &r.converters, id)?;
+        let st = with_state(r.shared)?;
+        let (name, f) = st.reg.borrow().converters.get(r.local).cloned()?;
         let mut call_args = vec![super::value::to_lua(&st.lua, Some(smp), false).ok()?];
         call_args.extend(str_args(&st, args));
         call_sync(&st, &f, call_args, On::Sample(ctx), "Lua converter", &name)
@@ -458,7 +462,7 @@ fn str_args(st: &LuaState, args: &[Arg]) -> Vec<Value> {
 /// A fetch or a converter: run to its end (they cannot yield), within the session
 /// timeout.
 fn call_sync(
-    st: &Rc<LuaState>,
+    st: &LuaState,
     f: &Function,
     args: Vec<Value>,
     on: On<'_, '_, '_, '_>,
@@ -467,7 +471,7 @@ fn call_sync(
 ) -> Option<Sample<'static>> {
     let settings = super::settings()?;
     let co = st.coroutine(f.clone()).ok()?;
-    let mut cur = Cur { on, st: st.clone(), done: None };
+    let mut cur = Cur { on, st, done: None };
     let mut args = MultiValue::from_vec(args);
     let mut spent = Duration::ZERO;
     loop {
@@ -497,54 +501,57 @@ fn call_sync(
 // === tasks ===
 
 /// Starts the thread's Lua tasks (`core.register_task`): those of `lua-load` files on
-/// the first thread only (HAProxy runs them once), those of `lua-load-per-thread`
-/// files on every thread.
+/// the first thread only, in the shared state (HAProxy runs them once), those of
+/// `lua-load-per-thread` files on every thread, in its state.
 pub fn start_thread(thread: usize) {
     if super::settings().is_none() {
         return;
     }
-    let Some(st) = with_state() else { return };
-    let tasks: Vec<(usize, bool)> = st.reg.borrow().tasks.iter().enumerate().map(|(i, t)| (i, t.1)).collect();
-    for (i, per_thread) in tasks {
-        if per_thread || thread == 0 {
-            tokio::spawn(run_task(i));
+    for shared in [true, false] {
+        if shared && thread != 0 {
+            continue;
+        }
+        let count = with_state(shared).map_or(0, |st| st.reg.borrow().tasks.len());
+        for i in 0..count {
+            tokio::spawn(run_task(shared, i));
         }
     }
 }
 
-/// Drives task `i`: resumes it, sleeps or yields as it asks, until it returns or fails.
-async fn run_task(i: usize) {
-    let key = match with_state().and_then(|st| new_task(&st, i)) {
+/// Drives task `i` of the shared state or the thread's: resumes it, sleeps or yields
+/// as it asks, until it returns or fails (the shared state is locked for each turn
+/// only).
+async fn run_task(shared: bool, i: usize) {
+    let key = match with_state(shared).and_then(|st| new_task(&st, i)) {
         Some(k) => k,
         None => return,
     };
     loop {
-        let step = with_state().map(|st| step_task(&st, key));
+        let step = with_state(shared).map(|st| step_task(&st, key));
         match step {
             Some(Some(w)) => crate::action::lua::wait(w).await,
             _ => break,
         }
     }
-    if let Some(st) = with_state() {
+    if let Some(st) = with_state(shared) {
         st.streams.borrow_mut().remove(&key);
     }
 }
 
 fn new_task(st: &LuaState, i: usize) -> Option<u64> {
-    let f = st.reg.borrow().tasks.get(i)?.0.clone();
+    let f = st.reg.borrow().tasks.get(i)?.clone();
     let co = st.coroutine(f).ok()?;
-    let key = st.next_key.get();
-    st.next_key.set(key + 1);
+    let key = super::state::new_key();
     let pending = Pending { rule: i, co, spent: Duration::ZERO, applet: None };
     st.streams.borrow_mut().insert(key, super::state::StreamLua { private: Value::Nil, pending: Some(pending) });
     Some(key)
 }
 
 /// One turn of a task; `None` once it ended.
-fn step_task(st: &Rc<LuaState>, key: u64) -> Option<LuaWait> {
+fn step_task(st: &LuaState, key: u64) -> Option<LuaWait> {
     let settings = super::settings()?;
     let p = st.streams.borrow_mut().get_mut(&key)?.pending.take()?;
-    let mut cur = Cur { on: On::Task, st: st.clone(), done: None };
+    let mut cur = Cur { on: On::Task, st, done: None };
     let (turn, took) = resume(st, &p.co, MultiValue::new(), &mut cur, settings.task_timeout, p.spent);
     match turn {
         Turn::Wait(w) => {

@@ -1,21 +1,31 @@
-//! One Lua state: its libraries and package paths, its memory limit and count hook,
-//! the `core` table and the prelude, the scripts loaded in it, and what they
-//! registered. Each worker thread has its own ([`with_state`]), created on first use.
-//! HAProxy counterpart: `hlua_init_state()`, `hlua_load_state()` (src/hlua.c).
+//! The Lua states: their libraries and package paths, their memory limit and count
+//! hook, the `core` table and the prelude, the scripts loaded in them, and what they
+//! registered. As HAProxy 2.6: the files of `lua-load` are loaded in one state
+//! shared by every thread ([`with_state`]`(true)`), whose turns are serialized by a
+//! lock (a script that yields releases it); those of `lua-load-per-thread` in a
+//! state of each thread (`with_state(false)`), created on first use, lock-free.
+//! A name registered in both kinds fails startup, as in HAProxy (`hlua_post_init()`).
+//! HAProxy counterpart: `hlua_init_state()`, `hlua_load_state()`, `hlua_load()`,
+//! `hlua_load_per_thread()`, `hlua_global_lock` (src/hlua.c).
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
+use std::ops::Deref;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use mlua::{Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Thread, Value, VmState};
+use parking_lot::{Mutex, MutexGuard, ReentrantMutex, ReentrantMutexGuard};
 use rampart_cfg::Diag;
 
 use super::Settings;
 use crate::sample::lua::LuaNames;
 
-/// What the scripts registered, in registration order (a function's number is its
-/// index, the same in every thread: each loads the same files in the same order).
+/// What the scripts of one state registered, in registration order (a function's
+/// number in its state is its index, the same in every thread's state: each loads
+/// the same files in the same order; [`Routes`] maps the rules' numbers to them).
 #[derive(Default)]
 pub(crate) struct Registry {
     pub fetches: Vec<(String, Function)>,
@@ -24,13 +34,25 @@ pub(crate) struct Registry {
     pub actions: Vec<(String, Vec<String>, usize, Function)>,
     /// Name, `http` (else `tcp`), function.
     pub services: Vec<(String, bool, Function)>,
-    /// The function and whether its file was loaded per thread.
-    pub tasks: Vec<(Function, bool)>,
+    pub tasks: Vec<Function>,
     /// CLI commands (`core.register_cli`): their words, help line, function.
     pub clis: Vec<(Vec<String>, String, Function)>,
     pub inits: Vec<Function>,
-    /// The file being loaded is a `lua-load-per-thread` one.
-    pub loading_per_thread: bool,
+}
+
+/// A state's [`Registry`], which the `core.register_*` functions fill (behind a lock:
+/// the shared state's functions may be called from any thread).
+#[derive(Default)]
+pub(crate) struct Reg(Mutex<Registry>);
+
+impl Reg {
+    pub fn borrow(&self) -> MutexGuard<'_, Registry> {
+        self.0.lock()
+    }
+
+    pub fn borrow_mut(&self) -> MutexGuard<'_, Registry> {
+        self.0.lock()
+    }
 }
 
 impl Registry {
@@ -56,7 +78,25 @@ pub(crate) fn register<T>(list: &mut Vec<T>, item: T, same: impl Fn(&T) -> bool)
 /// The deadline the count hook enforces for the code running now.
 #[derive(Default)]
 pub(crate) struct Budget {
-    pub deadline: Cell<Option<Instant>>,
+    pub deadline: Deadline,
+}
+
+/// A cell the count hook can reach from whichever thread runs the state.
+#[derive(Default)]
+pub(crate) struct Deadline(Mutex<Option<Instant>>);
+
+impl Deadline {
+    pub fn get(&self) -> Option<Instant> {
+        *self.0.lock()
+    }
+
+    pub fn set(&self, d: Option<Instant>) {
+        *self.0.lock() = d;
+    }
+
+    pub fn replace(&self, d: Option<Instant>) -> Option<Instant> {
+        std::mem::replace(&mut *self.0.lock(), d)
+    }
 }
 
 /// What a stream keeps in the state between two resumes (`txn:set_priv`, a script
@@ -77,39 +117,79 @@ pub(crate) struct Pending {
     pub applet: Option<Table>,
 }
 
-/// A thread's Lua state.
+/// A Lua state: the shared one or a thread's.
 pub(crate) struct LuaState {
     pub lua: Lua,
-    pub reg: Rc<RefCell<Registry>>,
-    pub budget: Rc<Budget>,
+    pub reg: Arc<Reg>,
+    pub budget: Arc<Budget>,
     /// The prelude's functions (`set_cur`, `txn`, `new_applet` ...).
     pub prelude: Table,
+    /// What streams, tasks and commands keep in the state, by [`new_key`].
     pub streams: RefCell<HashMap<u64, StreamLua>>,
-    pub next_key: Cell<u64>,
     /// Expressions `txn.f`/`txn.sf` compiled at run time, by their text.
-    pub exprs: RefCell<HashMap<String, Rc<crate::sample::expr::Expr>>>,
+    pub exprs: RefCell<HashMap<String, Arc<crate::sample::expr::Expr>>>,
     /// `tune.lua.forced-yield`.
     pub forced_yield: u32,
+    /// The `lua-load` state, shared by the threads.
+    pub shared: bool,
+    /// The `register_init` functions ran.
+    inits_done: Cell<bool>,
 }
 
 thread_local! {
     static STATE: RefCell<Option<Rc<LuaState>>> = const { RefCell::new(None) };
 }
 
-/// The calling thread's Lua state (created and loaded on first use), `None` when no
-/// script is configured or it failed to load in this thread (reported then).
-pub(crate) fn with_state() -> Option<Rc<LuaState>> {
+/// The state of `lua-load`, created on first use (`None` inside: no such file, or
+/// it failed to load, reported then). Reentrant: a shared action may call a shared
+/// fetch (`txn.f`) or release a stream while it runs.
+static SHARED: OnceLock<Option<ReentrantMutex<LuaState>>> = OnceLock::new();
+
+/// A state in use: a thread's own (no lock), or the shared one, locked until this is
+/// dropped (a turn: a script that yields gives the lock back with the event loop).
+pub(crate) enum StateRef {
+    Own(Rc<LuaState>),
+    Shared(ReentrantMutexGuard<'static, LuaState>),
+}
+
+impl Deref for StateRef {
+    type Target = LuaState;
+    fn deref(&self) -> &LuaState {
+        match self {
+            StateRef::Own(st) => st,
+            StateRef::Shared(g) => g,
+        }
+    }
+}
+
+/// A new key for [`LuaState::streams`], unique in the process (a stream may keep
+/// something in its thread's state and in the shared one under the same key).
+pub(crate) fn new_key() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// The shared state (`shared`, locked) or the calling thread's (created and loaded on
+/// first use); `None` when no script of that kind is configured or it failed to load
+/// (reported then).
+pub(crate) fn with_state(shared: bool) -> Option<StateRef> {
     let settings = super::settings()?;
+    if shared {
+        return with_shared(settings);
+    }
     STATE.with(|s| {
         if let Some(st) = s.borrow().as_ref() {
-            return Some(st.clone());
+            return Some(StateRef::Own(st.clone()));
         }
-        match new_state(settings) {
+        if !settings.lua.loads.iter().any(|l| l.per_thread) {
+            return None;
+        }
+        match new_state(settings, false) {
             Ok(st) => {
                 let st = Rc::new(st);
                 *s.borrow_mut() = Some(st.clone());
                 run_inits(&st);
-                Some(st)
+                Some(StateRef::Own(st))
             }
             Err(msg) => {
                 super::send_err(&msg);
@@ -119,34 +199,157 @@ pub(crate) fn with_state() -> Option<Rc<LuaState>> {
     })
 }
 
-/// The state if the thread has one (never creates it): for releasing what a stream
+fn with_shared(settings: &'static Settings) -> Option<StateRef> {
+    if !settings.lua.loads.iter().any(|l| !l.per_thread) {
+        return None;
+    }
+    let m = SHARED.get_or_init(|| match new_state(settings, true) {
+        Ok(st) => Some(ReentrantMutex::new(st)),
+        Err(msg) => {
+            super::send_err(&msg);
+            None
+        }
+    });
+    let g = m.as_ref()?.lock();
+    run_inits(&g);
+    Some(StateRef::Shared(g))
+}
+
+/// The thread's state if it has one (never creates it): for releasing what a stream
 /// kept, also while the thread ends.
 pub(crate) fn existing_state() -> Option<Rc<LuaState>> {
     STATE.try_with(|s| s.try_borrow().ok().and_then(|b| b.clone())).ok().flatten()
 }
 
-/// Loads the scripts in a state of its own, once at startup: the alerts of the files
-/// that do not load, or what they registered.
-pub(crate) fn check_load(settings: &Settings) -> (LuaNames, Vec<Diag>) {
-    match build(settings) {
-        Ok(st) => {
-            let names = st.reg.borrow().names();
-            let clis = st.reg.borrow().clis.iter().map(|(w, u, _)| (w.clone(), u.clone())).collect();
-            super::cli::publish(clis);
-            (names, Vec::new())
+/// The shared state, locked, if it exists (never creates it).
+pub(crate) fn existing_shared() -> Option<ReentrantMutexGuard<'static, LuaState>> {
+    SHARED.get()?.as_ref().map(ReentrantMutex::lock)
+}
+
+/// Where the rules' function number `id` (an index in the [`LuaNames`] lists) lives:
+/// in the shared state or the thread's, and its index in that state's [`Registry`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Route {
+    pub shared: bool,
+    pub local: usize,
+}
+
+/// The routes of every registered name, by kind (in the order of [`LuaNames`]).
+#[derive(Debug, Default)]
+pub(crate) struct Routes {
+    pub fetches: Vec<Route>,
+    pub converters: Vec<Route>,
+    pub actions: Vec<Route>,
+    pub services: Vec<Route>,
+    pub clis: Vec<Route>,
+}
+
+static ROUTES: OnceLock<Routes> = OnceLock::new();
+
+/// The route of number `id` in the list `pick` chooses.
+pub(crate) fn route(pick: impl Fn(&Routes) -> &Vec<Route>, id: usize) -> Option<Route> {
+    pick(ROUTES.get()?).get(id).copied()
+}
+
+/// Merges the names of the shared state (`shared`) and of a thread's (`own`): the
+/// shared state's first, then the per-thread ones (a name in both fails startup:
+/// [`clashes`]).
+fn merge<T: Clone, K: PartialEq>(shared: &[T], own: &[T], key: impl Fn(&T) -> K) -> (Vec<T>, Vec<Route>) {
+    let mut names: Vec<T> = shared.to_vec();
+    let mut routes: Vec<Route> = (0..shared.len()).map(|local| Route { shared: true, local }).collect();
+    for (local, item) in own.iter().enumerate() {
+        if !shared.iter().any(|s| key(s) == key(item)) {
+            names.push(item.clone());
+            routes.push(Route { shared: false, local });
         }
-        Err((msg, span)) => (LuaNames::default(), vec![Diag::alert(span, msg)]),
     }
+    (names, routes)
 }
 
-fn new_state(settings: &Settings) -> Result<LuaState, String> {
-    build(settings).map_err(|(msg, _)| format!("Lua: {msg}"))
+/// The names registered in both kinds of state, which HAProxy 2.6 refuses at startup
+/// (`hlua_post_init()`: "these two context exclusive", its words).
+fn clashes<T>(shared: &[T], own: &[T], name: impl Fn(&T) -> String) -> Vec<String> {
+    own.iter().map(&name).filter(|n| shared.iter().any(|s| name(s) == *n)).collect()
 }
 
-/// Creates a state and loads every script in it; `Err`: HAProxy's message and the
-/// line of the file that failed.
-fn build(settings: &Settings) -> Result<LuaState, (String, Option<rampart_cfg::Span>)> {
-    let err = |e: mlua::Error| (format!("Lua: {e}"), None);
+/// What the check reads of a loaded state: its names and CLI commands.
+#[derive(Default)]
+struct Loaded {
+    names: LuaNames,
+    clis: Vec<(Vec<String>, String)>,
+}
+
+fn loaded(st: &LuaState) -> Loaded {
+    let reg = st.reg.borrow();
+    Loaded { names: reg.names(), clis: reg.clis.iter().map(|(w, u, _)| (w.clone(), u.clone())).collect() }
+}
+
+/// Loads the scripts once at startup, the `lua-load` ones in a state and the
+/// `lua-load-per-thread` ones in another: the alert of the first file (in the
+/// configuration's order) that does not load, or what they registered.
+pub(crate) fn check_load(settings: &Settings) -> (LuaNames, Vec<Diag>) {
+    let mut shared = Loaded::default();
+    let mut own = Loaded::default();
+    let mut errors = Vec::new();
+    for (kind, out) in [(true, &mut shared), (false, &mut own)] {
+        if !settings.lua.loads.iter().any(|l| l.per_thread != kind) {
+            continue;
+        }
+        match build(settings, kind) {
+            Ok(st) => *out = loaded(&st),
+            Err(e) => errors.push(e),
+        }
+    }
+    if let Some((msg, span, _)) = errors.into_iter().min_by_key(|e| e.2) {
+        return (LuaNames::default(), vec![Diag::alert(span, msg)]);
+    }
+    let (s, o) = (&shared.names, &own.names);
+    let mut both = clashes(&s.fetches, &o.fetches, Clone::clone);
+    both.extend(clashes(&s.converters, &o.converters, Clone::clone));
+    both.extend(clashes(&s.actions, &o.actions, |a| a.0.clone()));
+    both.extend(clashes(&s.services, &o.services, |a| a.0.clone()));
+    both.extend(clashes(&shared.clis, &own.clis, |c| {
+        format!("<lua.cli{}>", c.0.iter().map(|w| format!(".{w}")).collect::<String>())
+    }));
+    if !both.is_empty() {
+        let alert = |name: String| {
+            let msg = format!(
+                "Lua function '{name}' is referenced both ins shared Lua context (through lua-load) and per-thread \
+                 Lua context (through lua-load-per-thread). these two context exclusive."
+            );
+            Diag::alert(None, msg)
+        };
+        return (LuaNames::default(), both.into_iter().map(alert).collect());
+    }
+    let (fetches, fetch_routes) = merge(&s.fetches, &o.fetches, Clone::clone);
+    let (converters, conv_routes) = merge(&s.converters, &o.converters, Clone::clone);
+    let (actions, action_routes) = merge(&s.actions, &o.actions, |a| a.0.clone());
+    let (services, service_routes) = merge(&s.services, &o.services, |a| a.0.clone());
+    let (clis, cli_routes) = merge(&shared.clis, &own.clis, |c| c.0.clone());
+    super::cli::publish(clis);
+    // (a second check in the process, `-c` then the run, finds the same routes)
+    let _ = ROUTES.set(Routes {
+        fetches: fetch_routes,
+        converters: conv_routes,
+        actions: action_routes,
+        services: service_routes,
+        clis: cli_routes,
+    });
+    (LuaNames { fetches, converters, actions, services }, Vec::new())
+}
+
+fn new_state(settings: &Settings, shared: bool) -> Result<LuaState, String> {
+    build(settings, shared).map_err(|(msg, _, _)| format!("Lua: {msg}"))
+}
+
+/// A file that did not load: HAProxy's message, its line in the configuration, and
+/// its rank among the `lua-load*` lines.
+type LoadError = (String, Option<rampart_cfg::Span>, usize);
+
+/// Creates a state and loads in it the scripts of `lua-load` (`shared`) or of
+/// `lua-load-per-thread`.
+fn build(settings: &Settings, shared: bool) -> Result<LuaState, LoadError> {
+    let err = |e: mlua::Error| (format!("Lua: {e}"), None, 0);
     let lua = Lua::new_with(StdLib::ALL_SAFE, LuaOptions::new()).map_err(err)?;
     if let Some(max) = settings.lua.maxmem {
         lua.set_memory_limit(max).map_err(err)?;
@@ -156,24 +359,24 @@ fn build(settings: &Settings) -> Result<LuaState, (String, Option<rampart_cfg::S
         let old: String = package.get(kind.as_str()).unwrap_or_default();
         package.set(kind.as_str(), format!("{path};{old}")).map_err(err)?;
     }
-    let reg = Rc::new(RefCell::new(Registry::default()));
-    let budget = Rc::new(Budget::default());
-    super::core::install(&lua, &reg).map_err(err)?;
+    let reg = Arc::new(Reg::default());
+    let budget = Arc::new(Budget::default());
+    super::core::install(&lua, &reg, shared).map_err(err)?;
     super::map::install(&lua).map_err(err)?;
     let prelude: Table = lua.load(include_str!("prelude.lua")).set_name("@rampart-prelude.lua").eval().map_err(err)?;
-    for load in &settings.lua.loads {
-        reg.borrow_mut().loading_per_thread = load.per_thread;
+    for (rank, load) in settings.lua.loads.iter().enumerate().filter(|(_, l)| l.per_thread != shared) {
         let span = Some(load.span.clone());
         let code = std::fs::read(&load.path).map_err(|e| {
-            (format!("error in Lua file '{}': cannot open {}: {}", load.path, load.path, io_text(&e)), span.clone())
+            let msg = format!("error in Lua file '{}': cannot open {}: {}", load.path, load.path, io_text(&e));
+            (msg, span.clone(), rank)
         })?;
         let chunk = lua.load(code).set_name(format!("@{}", load.path));
         let f = chunk
             .into_function()
-            .map_err(|e| (format!("error in Lua file '{}': {}", load.path, message(&e)), span.clone()))?;
+            .map_err(|e| (format!("error in Lua file '{}': {}", load.path, message(&e)), span.clone(), rank))?;
         let args: Vec<String> = load.args.clone();
         f.call::<()>(mlua::Variadic::from_iter(args))
-            .map_err(|e| (format!("Lua runtime error: {}", message(&e)), span.clone()))?;
+            .map_err(|e| (format!("Lua runtime error: {}", message(&e)), span.clone(), rank))?;
     }
     Ok(LuaState {
         lua,
@@ -181,9 +384,10 @@ fn build(settings: &Settings) -> Result<LuaState, (String, Option<rampart_cfg::S
         budget,
         prelude,
         streams: RefCell::new(HashMap::new()),
-        next_key: Cell::new(1),
         exprs: RefCell::new(HashMap::new()),
         forced_yield: settings.forced_yield,
+        shared,
+        inits_done: Cell::new(false),
     })
 }
 
@@ -211,9 +415,12 @@ impl LuaState {
 /// The error the count hook raises past a timeout.
 pub(crate) const TIMEOUT: &str = "\0rampart:timeout";
 
-/// `register_init` functions, once the state is loaded (in each thread: every thread
-/// has its own globals to set up).
+/// `register_init` functions, once the state is loaded (once for the shared state,
+/// in each thread for the per-thread ones: each has its own globals to set up).
 fn run_inits(st: &LuaState) {
+    if st.inits_done.replace(true) {
+        return;
+    }
     let inits: Vec<Function> = st.reg.borrow().inits.clone();
     for f in inits {
         if let Err(e) = f.call::<()>(()) {

@@ -197,11 +197,12 @@ fn request_action(cx: &mut Ctx<'_>, a: &mut Args<'_>, set: Where, word: &str) ->
         _ if word.starts_with("track-sc") => {
             return Ok(TcpReqAction::TrackSc(super::super::stick::parse_track_sc(word, a)?));
         }
-        // Lua actions: in content rules (connection and session rules: TODO(#26))
+        // Lua actions: in content rules only; HAProxy 2.6 registers a script's
+        // `tcp-req` actions as content actions (`hlua_register_action()`), so
+        // connection and session rules refuse them with their list of actions
         _ if word.len() > 4 && word.starts_with("lua.") && matches!(set, Where::Content) => {
             return Ok(TcpReqAction::Lua(super::http::parse_lua_call(word, a)));
         }
-        _ if word.len() > 4 && word.starts_with("lua.") => return Err(ActErr::NotYet(format!("{rule} {word}"))),
         // `use-service lua.<name>`: the service's kind ('tcp') and the proxy's mode are
         // checked when the rules are compiled, once the scripts are loaded
         "use-service" if matches!(set, Where::Content) => {
