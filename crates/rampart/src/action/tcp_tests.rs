@@ -435,10 +435,10 @@ fn set_mark_and_set_tos_are_noted_for_the_socket_holder() {
     );
     let mut st = Stream::new(&rt);
     assert_eq!(st.content(&rt, b"abc", true), TcpFlow::Continue);
-    assert_eq!(st.fc, super::sockopt::FcPending { mark: Some(0x2a), tos: Some(6) });
+    assert_eq!(st.fc, super::sockopt::FcPending { mark: Some(0x2a), tos: Some(6), back: Default::default() });
     // an expression without a value leaves the mark as it was
     assert_eq!(st.content(&rt, b"abcdefgh", true), TcpFlow::Continue);
-    assert_eq!(st.fc.take(), Some(super::sockopt::FcPending { mark: Some(0x2a), tos: Some(16) }));
+    assert_eq!(st.fc.take(), Some(super::sockopt::FcPending { mark: Some(0x2a), tos: Some(16), back: Default::default() }));
     assert_eq!(st.fc.take(), None);
 }
 
