@@ -173,9 +173,7 @@ fn concurrent_requests_share_one_connection_up_to_its_stream_limit() {
     assert_eq!(srv.connections(), 1);
 
     // a server taking 2 streams at once: more connections
-    // (a long delay: on a loaded machine the six client threads may take a while to
-    // connect, and streams that arrive after others ended need no new connection)
-    let srv2 = H2Server::start(2, |_| Answer { delay: Duration::from_millis(1500), ..Answer::ok("ok") });
+    let srv2 = H2Server::start(2, |_| Answer { delay: Duration::from_millis(300), ..Answer::ok("ok") });
     let proxy2 = start(&srv2, "");
     let addr = proxy2.addr("fe1");
     // the SETTINGS must have arrived before the limit is known
@@ -187,9 +185,11 @@ fn concurrent_requests_share_one_connection_up_to_its_stream_limit() {
         let out = h.join().unwrap();
         assert!(out.starts_with("HTTP/1.1 200 OK\r\n"), "{out}");
     }
-    // streams that find no room while others connect each open one: 3 at least
+    // streams that find no room open a connection; those that come while it connects
+    // wait on it, and the ones its SETTINGS (2 streams) leave out wait for a free stream
+    // there or open yet another: 2 connections at least, depending on that race
     let n = srv2.connections();
-    assert!((3..=5).contains(&n), "6 concurrent streams at 2 per connection: {n} connections");
+    assert!((2..=5).contains(&n), "6 concurrent streams at 2 per connection: {n} connections");
 }
 
 #[test]

@@ -228,6 +228,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("option log-separate-errors", "log::emit"),
     // COMPAT: partial, TCP lines are sent at the end of the session (docs/COMPATIBILITY.md, section Logging)
     ("option logasap", "stream::log_asap, log::vars"),
+    ("option socket-stats", "build::listeners (listener_stats), stats::stat listener rows, stats::prometheus"),
     // balance algorithms
     ("balance roundrobin", "lb::roundrobin"),
     ("balance static-rr", "lb::roundrobin"),
