@@ -6,6 +6,7 @@
 //! (`fwmark:` needs CAP_NET_ADMIN, tests run as root; the accepted side cannot see the
 //! sender's TOS with getsockopt, Linux reports the listener's own).
 //! The same configuration runs through HAProxy 3.2 when `haproxy-3.2` is installed.
+#![allow(clippy::disallowed_types)] // a test server's threads, not the request path
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -94,7 +95,11 @@ fn socket_opts(peer: SocketAddr, server: SocketAddr) -> (Option<String>, Option<
     (word(&ss(&["-e"]), "fwmark:"), word(&ss(&["-i", "--tos"]), "tos:"))
 }
 
-fn run(binary: &Path) -> (Vec<usize>, Vec<(Option<String>, Option<String>)>) {
+/// What one run saw: the connection each request came on, and the (mark, TOS) of each
+/// server connection.
+type Seen = (Vec<usize>, Vec<(Option<String>, Option<String>)>);
+
+fn run(binary: &Path) -> Seen {
     let server = Server::start();
     let proxy = Proxy::new(binary).listener("fe").backend("s1", server.addr).config(CFG).start().expect("starts");
     let fe = proxy.addr("fe");

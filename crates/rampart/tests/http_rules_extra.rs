@@ -97,7 +97,7 @@ fn dst_conn_counts_the_open_connections_of_the_listener() {
     let d = Differential::new(RAMPART).listener("fe1").backend("s1", echo).config(&cfg).ignore_header("date");
     let Some(cmp) = d.run(|proxy| {
         let get = |c: &mut RawClient, path: &str| {
-            c.send(&format!("GET {path} HTTP/1.1\r\nHost: h\r\n\r\n")).unwrap();
+            c.send(format!("GET {path} HTTP/1.1\r\nHost: h\r\n\r\n")).unwrap();
             c.read_response().unwrap()
         };
         let mut a = RawClient::connect(proxy.addr("fe1")).unwrap();

@@ -71,7 +71,11 @@ fn listener_shape(proxy: &Running) -> Vec<String> {
     out.lines().filter(|l| l.starts_with("L.")).map(|l| l.rsplit_once(':').expect("typed line").0.to_owned()).collect()
 }
 
-fn run(binary: &Path) -> (HashMap<String, HashMap<String, String>>, Vec<String>, usize, String) {
+/// What one run saw: `show stat` rows by `proxy/name` (field -> value), the listener
+/// rows' shape, the bytes of the two answers on listener `a`, and its address.
+type Seen = (HashMap<String, HashMap<String, String>>, Vec<String>, usize, String);
+
+fn run(binary: &Path) -> Seen {
     let proxy = start(binary);
     let answer = request(&proxy, "a") + request(&proxy, "a");
     request(&proxy, "c");

@@ -438,7 +438,10 @@ fn set_mark_and_set_tos_are_noted_for_the_socket_holder() {
     assert_eq!(st.fc, super::sockopt::FcPending { mark: Some(0x2a), tos: Some(6), back: Default::default() });
     // an expression without a value leaves the mark as it was
     assert_eq!(st.content(&rt, b"abcdefgh", true), TcpFlow::Continue);
-    assert_eq!(st.fc.take(), Some(super::sockopt::FcPending { mark: Some(0x2a), tos: Some(16), back: Default::default() }));
+    assert_eq!(
+        st.fc.take(),
+        Some(super::sockopt::FcPending { mark: Some(0x2a), tos: Some(16), back: Default::default() })
+    );
     assert_eq!(st.fc.take(), None);
 }
 

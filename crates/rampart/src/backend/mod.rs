@@ -316,6 +316,9 @@ pub async fn connect_unless_aborted<T>(
 /// A connection for one stream: its own ([`ServerConn`]), or a share `T` of a
 /// connection that carries several streams at once (HTTP/2), which holds the stream's
 /// slot on the server.
+// PERF: not boxed: the connection is moved once per exchange, a box would allocate on
+// every connect or reuse
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Connected<T> {
     Own(ServerConn),

@@ -61,7 +61,7 @@ fn arg<'a>(words: &[&'a str], i: usize) -> &'a str {
 }
 
 /// `@<ver>` before the reference: the version and the words shifted past it.
-fn version<'a, 'w>(words: &'w [&'a str]) -> (Option<u32>, Vec<&'a str>) {
+fn version<'a>(words: &[&'a str]) -> (Option<u32>, Vec<&'a str>) {
     match words.get(2).and_then(|w| w.strip_prefix('@')) {
         Some(v) => {
             let mut rest = words.to_vec();
