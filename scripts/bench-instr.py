@@ -30,50 +30,9 @@ import subprocess
 import sys
 import tempfile
 
-from benchlib import free_port, wait_port
+from benchlib import free_port, nginx_fixed_conf, proxy_http_cfg, wait_port
 
 BODY = "proxybench small fixed response".ljust(99, ".") + "\n"  # as proxybench.py
-
-NGINX_CONF = """\
-worker_processes 1;
-daemon off;
-pid {tmp}/nginx.pid;
-error_log {tmp}/nginx-error.log warn;
-events {{ worker_connections 1024; }}
-http {{
-    access_log off;
-    keepalive_requests 100000000;
-    keepalive_timeout 300s;
-    client_body_temp_path {tmp}/cb; proxy_temp_path {tmp}/px; fastcgi_temp_path {tmp}/fc;
-    uwsgi_temp_path {tmp}/uw; scgi_temp_path {tmp}/sc;
-    server {{
-        listen 127.0.0.1:{port};
-        location = / {{ return 200 "{body}"; }}
-    }}
-}}
-"""
-
-# the same proxy section as proxybench.py's http frontend, on one thread
-PROXY_CFG = """\
-global
-    nbthread 1
-    maxconn 1000
-
-defaults
-    mode http
-    timeout connect 5s
-    timeout client 60s
-    timeout server 60s
-    timeout http-keep-alive 60s
-
-frontend fe_http
-    bind 127.0.0.1:{port}
-    default_backend be_http
-
-backend be_http
-    http-reuse safe
-    server nginx 127.0.0.1:{backend}
-"""
 
 REQUEST = b"GET / HTTP/1.1\r\nHost: bench\r\n\r\n"
 REQUEST_CLOSE = b"GET / HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n\r\n"
@@ -123,7 +82,7 @@ def instructions(binary, scenario, n, backend, tmp, keep=None):
     port = free_port()
     cfg = os.path.join(tmp, "proxy.cfg")
     with open(cfg, "w") as f:
-        f.write(PROXY_CFG.format(port=port, backend=backend))
+        f.write(proxy_http_cfg(port, backend))
     out = os.path.join(tmp, "callgrind.out")
     proc = subprocess.Popen(
         ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", binary, "-f", cfg],
@@ -148,7 +107,7 @@ def syscalls(binary, scenario, n, backend, tmp):
     port = free_port()
     cfg = os.path.join(tmp, "proxy.cfg")
     with open(cfg, "w") as f:
-        f.write(PROXY_CFG.format(port=port, backend=backend))
+        f.write(proxy_http_cfg(port, backend))
     out = os.path.join(tmp, "strace.out")
     proc = subprocess.Popen(["strace", "-f", "-c", "-o", out, binary, "-f", cfg],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -204,7 +163,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="bench-instr-")
     backend = free_port()
     with open(os.path.join(tmp, "nginx.conf"), "w") as f:
-        f.write(NGINX_CONF.format(tmp=tmp, port=backend, body=BODY))
+        f.write(nginx_fixed_conf(tmp, backend, BODY))
     nginx = subprocess.Popen([shutil.which("nginx") or "/usr/sbin/nginx", "-p", tmp + "/", "-e",
                               os.path.join(tmp, "nginx-error.log"), "-c", os.path.join(tmp, "nginx.conf")])
     try:

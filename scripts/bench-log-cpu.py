@@ -27,44 +27,8 @@ import statistics
 import subprocess
 import tempfile
 
-from benchlib import free_port, cpu_ticks, wait_port
+from benchlib import cpu_ticks, free_port, nginx_fixed_conf, proxy_http_cfg, wait_port
 
-NGINX = """\
-worker_processes 1;
-daemon off;
-pid {tmp}/nginx.pid;
-error_log {tmp}/nginx-error.log warn;
-events {{ worker_connections 4096; }}
-http {{
-    access_log off;
-    keepalive_requests 1000000;
-    server {{
-        listen 127.0.0.1:{port} backlog=4096;
-        location = / {{ return 200 "{body}"; }}
-    }}
-}}
-"""
-
-CFG = """\
-global
-    nbthread 1
-    maxconn 1000
-
-defaults
-    mode http
-    timeout connect 5s
-    timeout client 60s
-    timeout server 60s
-    timeout http-keep-alive 60s
-{log}
-frontend fe_http
-    bind 127.0.0.1:{port}
-    default_backend be_http
-
-backend be_http
-    http-reuse safe
-    server nginx 127.0.0.1:{backend}
-"""
 
 LOG = "    log 127.0.0.1:{udp} local0\n    option httplog\n"
 # --target ring: the lines go to a ring whose server is a TCP syslog receiver (the
@@ -106,7 +70,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="log-cpu-")
     backend, udp = free_port(), free_port()
     with open(f"{tmp}/nginx.conf", "w") as f:
-        f.write(NGINX.format(tmp=tmp, port=backend, body="x" * 100))
+        f.write(nginx_fixed_conf(tmp, backend, "x" * 100))
     # nginx is pinned beside wrk and the receiver: left free, the scheduler moves it
     # onto the proxies' core when the receiver loads the client core, and the proxy
     # with logs then shares its core with nginx (thousands of preemptions per second)
@@ -129,7 +93,7 @@ def main():
                 cfg = f"{tmp}/{side}.cfg"
                 with open(cfg, "w") as f:
                     log = LOG_RING if args.target == "ring" else LOG.format(udp=udp)
-                    f.write(CFG.format(log=log if side == "log" else "", port=ports[side], backend=backend))
+                    f.write(proxy_http_cfg(ports[side], backend, defaults=log if side == "log" else ""))
                     if side == "log" and args.target == "ring":
                         f.write(RING.format(tcp=tcp))
                 proxies[side] = subprocess.Popen(["taskset", "-c", args.proxy_cpu, args.proxy, "-f", cfg],

@@ -24,44 +24,8 @@ import statistics
 import subprocess
 import tempfile
 
-from benchlib import free_port, cpu_ticks, wait_port
+from benchlib import cpu_ticks, free_port, nginx_fixed_conf, proxy_http_cfg, wait_port
 
-NGINX = """\
-worker_processes 1;
-daemon off;
-pid {tmp}/nginx.pid;
-error_log {tmp}/nginx-error.log warn;
-events {{ worker_connections 4096; }}
-http {{
-    access_log off;
-    keepalive_requests 1000000;
-    server {{
-        listen 127.0.0.1:{port} backlog=4096;
-        location = / {{ return 200 "{body}"; }}
-    }}
-}}
-"""
-
-CFG = """\
-global
-    nbthread 1
-    maxconn 1000
-
-defaults
-    mode http
-    timeout connect 5s
-    timeout client 60s
-    timeout server 60s
-    timeout http-keep-alive 60s
-
-frontend fe_http
-    bind 127.0.0.1:{port}
-{limiter}    default_backend be_http
-
-backend be_http
-    http-reuse safe
-    server nginx 127.0.0.1:{backend}
-"""
 
 LIMITER = """\
     stick-table type ip size 100k expire 30s store http_req_rate(10s)
@@ -83,7 +47,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="stick-cpu-")
     backend = free_port()
     with open(f"{tmp}/nginx.conf", "w") as f:
-        f.write(NGINX.format(tmp=tmp, port=backend, body="x" * 100))
+        f.write(nginx_fixed_conf(tmp, backend, "x" * 100))
     procs = [subprocess.Popen(["taskset", "-c", args.client_cpu, "nginx", "-p", tmp + "/", "-e", f"{tmp}/nginx-error.log", "-c", f"{tmp}/nginx.conf"])]
     wait_port(backend)
     hz = os.sysconf("SC_CLK_TCK")
@@ -95,7 +59,7 @@ def main():
                 ports[side] = free_port()
                 cfg = f"{tmp}/{side}.cfg"
                 with open(cfg, "w") as f:
-                    f.write(CFG.format(limiter=LIMITER if side == "limiter" else "", port=ports[side], backend=backend))
+                    f.write(proxy_http_cfg(ports[side], backend, frontend=LIMITER if side == "limiter" else ""))
                 proxies[side] = subprocess.Popen(["taskset", "-c", args.proxy_cpu, args.proxy, "-f", cfg],
                                                  stdout=subprocess.DEVNULL)
             for side in proxies:

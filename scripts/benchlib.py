@@ -1,6 +1,8 @@
-"""What the bench scripts share: a free loopback port, waiting for a listener, and a
-process's CPU time and resident memory read from /proc. Imported by the scripts beside
-it (`python3 scripts/<bench>.py` puts this directory on the import path)."""
+"""What the bench scripts share: a free loopback port, waiting for a listener, a
+process's CPU time and resident memory read from /proc, and the configurations of the
+benches that proxy keep-alive requests to an nginx answering a fixed body. Imported by
+the scripts beside it (`python3 scripts/<bench>.py` puts this directory on the import
+path)."""
 
 import re
 import socket
@@ -37,3 +39,56 @@ def wait_port(port, tries=100):
         except OSError:
             time.sleep(0.05)
     sys.exit(f"nothing listens on {port}")
+
+
+# nginx answering `body` on `/`, keep-alive without limits; its temporary files in `tmp`
+NGINX_FIXED = """\
+worker_processes 1;
+daemon off;
+pid {tmp}/nginx.pid;
+error_log {tmp}/nginx-error.log warn;
+events {{ worker_connections 4096; }}
+http {{
+    access_log off;
+    keepalive_requests 100000000;
+    keepalive_timeout 300s;
+    client_body_temp_path {tmp}/cb; proxy_temp_path {tmp}/px; fastcgi_temp_path {tmp}/fc;
+    uwsgi_temp_path {tmp}/uw; scgi_temp_path {tmp}/sc;
+    server {{
+        listen 127.0.0.1:{port} backlog=4096;
+        location = / {{ return 200 "{body}"; }}
+    }}
+}}
+"""
+
+# proxybench.py's http frontend on one thread; `defaults` and `frontend`: extra lines
+PROXY_HTTP = """\
+global
+    nbthread 1
+    maxconn 1000
+
+defaults
+    mode http
+    timeout connect 5s
+    timeout client 60s
+    timeout server 60s
+    timeout http-keep-alive 60s
+{defaults}
+frontend fe_http
+    bind 127.0.0.1:{port}
+{frontend}    default_backend be_http
+
+backend be_http
+    http-reuse safe
+    server nginx 127.0.0.1:{backend}
+"""
+
+
+def nginx_fixed_conf(tmp, port, body):
+    """[NGINX_FIXED] for a backend on `port`."""
+    return NGINX_FIXED.format(tmp=tmp, port=port, body=body)
+
+
+def proxy_http_cfg(port, backend, defaults="", frontend=""):
+    """[PROXY_HTTP]: the proxy on `port`, its server on `backend`."""
+    return PROXY_HTTP.format(port=port, backend=backend, defaults=defaults, frontend=frontend)
