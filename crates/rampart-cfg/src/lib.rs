@@ -31,6 +31,7 @@ pub use cond::LexCtx;
 pub use diag::{Diag, Diags, Level};
 pub use model::Config;
 pub use span::Span;
+pub use words::strtol_whole;
 
 use std::path::{Path, PathBuf};
 

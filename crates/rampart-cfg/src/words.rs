@@ -352,6 +352,27 @@ pub(crate) fn sanitize_for_printing(line: &[u8], pos: usize, width: usize) -> (S
 /// wire (sample arguments, log-format text) gets the bytes back with [`raw_bytes`].
 pub const RAW_BASE: u32 = 0x10_FF00;
 
+/// `s` read whole as C's `strtol` base 10 reads it (leading blanks, a sign, digits,
+/// saturating as `strtol` does; the empty string is 0); `None` when something is left
+/// over. How HAProxy's runtime API reads `#<id>` references (maps, ACLs, TLS ticket
+/// key files).
+pub fn strtol_whole(s: &str) -> Option<i64> {
+    if s.is_empty() {
+        return Some(0);
+    }
+    let t = s.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
+    let (neg, digits) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n: i64 = digits.parse().unwrap_or(i64::MAX);
+    Some(if neg { -n } else { n })
+}
+
 /// `bytes` as a string, each byte of an invalid UTF-8 sequence kept as
 /// [`RAW_BASE`]` + byte`.
 pub fn escape_raw(mut bytes: &[u8]) -> String {
@@ -413,6 +434,20 @@ mod raw_tests {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn strtol_whole_reads_numbers_as_strtol() {
+        assert_eq!(super::strtol_whole(""), Some(0));
+        assert_eq!(super::strtol_whole("01"), Some(1));
+        assert_eq!(super::strtol_whole(" +2"), Some(2));
+        assert_eq!(super::strtol_whole(" -3"), Some(-3));
+        assert_eq!(super::strtol_whole("12"), Some(12));
+        assert_eq!(super::strtol_whole("99999999999999999999"), Some(i64::MAX));
+        assert_eq!(super::strtol_whole("1x"), None);
+        assert_eq!(super::strtol_whole(" "), None);
+        assert_eq!(super::strtol_whole("-"), None);
+    }
+
     use super::*;
 
     fn words(input: &str) -> Vec<String> {

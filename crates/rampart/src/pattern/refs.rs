@@ -155,31 +155,12 @@ impl RefList {
     pub fn find(&self, name: &str) -> Option<&Arc<PatRef>> {
         match name.strip_prefix('#') {
             Some(id) => {
-                let id = parse_strtol(id)?;
+                let id = rampart_cfg::strtol_whole(id)?;
                 self.0.iter().find(|r| i64::from(r.unique_id()) == id)
             }
             None => self.0.iter().find(|r| r.reference() == Some(name)),
         }
     }
-}
-
-/// A decimal number read as `strtol` would with nothing left over (leading blanks
-/// and a sign allowed; the empty string is 0).
-pub fn parse_strtol(s: &str) -> Option<i64> {
-    let t = s.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
-    if t.is_empty() && s.is_empty() {
-        return Some(0);
-    }
-    let (neg, digits) = match t.as_bytes().first() {
-        Some(b'-') => (true, &t[1..]),
-        Some(b'+') => (false, &t[1..]),
-        _ => (false, t),
-    };
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let v: i64 = digits.parse().ok()?;
-    Some(if neg { -v } else { v })
 }
 
 #[cfg(test)]
@@ -234,14 +215,5 @@ mod tests {
         assert!(Arc::ptr_eq(list.find(path).unwrap(), &r));
         assert!(list.find("").is_none());
         std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn strtol_numbers() {
-        assert_eq!(parse_strtol("12"), Some(12));
-        assert_eq!(parse_strtol(" -3"), Some(-3));
-        assert_eq!(parse_strtol(""), Some(0));
-        assert_eq!(parse_strtol("1x"), None);
-        assert_eq!(parse_strtol("-"), None);
     }
 }

@@ -37,7 +37,7 @@ impl KeyFilesCli {
     fn find(&self, reference: &str) -> Option<&Arc<TicketKeys>> {
         match reference.strip_prefix('#') {
             Some(id) => {
-                let id = strtol_whole(id)?;
+                let id = rampart_cfg::strtol_whole(id)?;
                 self.files.iter().find(|f| i64::try_from(f.id).is_ok_and(|i| i == id))
             }
             None => self.files.iter().find(|f| f.file == reference),
@@ -86,23 +86,4 @@ impl KeyFilesCli {
             _ => "'set ssl tls-key' received a key of wrong size.\n".into(),
         }
     }
-}
-
-/// `s` read whole as C's `strtol` base 10 reads it (leading blanks, a sign, digits;
-/// the empty string is 0); `None` when something is left over.
-pub(super) fn strtol_whole(s: &str) -> Option<i64> {
-    if s.is_empty() {
-        return Some(0);
-    }
-    let t = s.trim_start_matches(|c: char| c.is_ascii_whitespace());
-    let (neg, digits) = match t.as_bytes().first() {
-        Some(b'-') => (true, &t[1..]),
-        Some(b'+') => (false, &t[1..]),
-        _ => (false, t),
-    };
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let n: i64 = digits.parse().unwrap_or(i64::MAX);
-    Some(if neg { -n } else { n })
 }

@@ -5,8 +5,9 @@ use rustls::HandshakeKind;
 use rustls_pki_types::ServerName;
 
 use super::super::bind::{build, build_keyed, BindTls};
-use super::super::ticket_keys_cli::{strtol_whole, KeyFilesCli};
+use super::super::ticket_keys_cli::KeyFilesCli;
 use super::*;
+use rampart_cfg::strtol_whole;
 
 /// A key of `len` bytes, each `fill`.
 fn key(fill: u8, len: usize) -> String {
