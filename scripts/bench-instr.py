@@ -11,11 +11,15 @@ it twice (N and 3N requests), so that start-up and shutdown cancel out:
 
 Scenarios (the client paces itself: each request waits for the previous answer on its
 connection, so every request is its own wake-up of the event loop, as at a fixed rate):
-  keepalive  10 keep-alive connections, requests round-robin over them
+  keepalive  10 keep-alive connections (--conns), requests round-robin over them
   close      a connection per request (`Connection: close`)
 
-Usage: scripts/bench-instr.py [-n N] [--scenarios keepalive,close] [--syscalls] NAME=BINARY ...
+Usage: scripts/bench-instr.py [-n N] [--scenarios keepalive,close] [--syscalls|--cache] NAME=BINARY ...
 With --syscalls it counts system calls per request instead (strace -c, same difference).
+With --cache, callgrind also simulates the caches (--cache-sim=yes: valgrind's model of
+this machine's L1 and last-level caches) and the table adds data-cache misses per request
+(D1: first level, reads and writes; LL: last level): what the instruction count does not
+show when a binary touches more memory per request than another.
 Prints a table: instructions per request per binary and scenario, and each binary's
 ratio to the first one. Needs valgrind (or strace) and nginx (Debian packages).
 """
@@ -57,7 +61,11 @@ def read_response(sock, until_close):
             pass
 
 
-def load_keepalive(port, n, conns=10):
+KEEPALIVE_CONNS = [10]  # set by --conns
+
+
+def load_keepalive(port, n):
+    conns = KEEPALIVE_CONNS[0]
     socks = [socket.create_connection(("127.0.0.1", port)) for _ in range(conns)]
     for i in range(n):
         s = socks[i % conns]
@@ -77,15 +85,17 @@ def load_close(port, n):
 LOADS = {"keepalive": load_keepalive, "close": load_close}
 
 
-def instructions(binary, scenario, n, backend, tmp, keep=None):
-    """Total instructions the proxy ran (all threads) to start, serve n requests, and stop."""
+def instructions(binary, scenario, n, backend, tmp, keep=None, cache=False):
+    """Callgrind's totals for the proxy (all threads) to start, serve n requests, and stop:
+    {event: count}, with `Ir` the instructions (and the cache events with `cache`)."""
     port = free_port()
     cfg = os.path.join(tmp, "proxy.cfg")
     with open(cfg, "w") as f:
         f.write(proxy_http_cfg(port, backend))
     out = os.path.join(tmp, "callgrind.out")
     proc = subprocess.Popen(
-        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", binary, "-f", cfg],
+        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
+        + (["--cache-sim=yes"] if cache else []) + [binary, "-f", cfg],
         stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "valgrind.log"), "w"))
     try:
         wait_port(port, tries=600)
@@ -94,12 +104,14 @@ def instructions(binary, scenario, n, backend, tmp, keep=None):
         proc.send_signal(signal.SIGTERM)
         proc.wait(120)
     with open(out) as f:
-        total = re.search(r"^(?:summary|totals):\s*(\d+)", f.read(), re.M)
+        text = f.read()
+    events = re.search(r"^events:\s*(.+)$", text, re.M).group(1).split()
+    totals = re.search(r"^(?:summary|totals):\s*(.+)$", text, re.M).group(1).split()
     if keep:
         shutil.move(out, keep)
     else:
         os.unlink(out)
-    return int(total.group(1))
+    return dict(zip(events, map(int, totals)))
 
 
 def syscalls(binary, scenario, n, backend, tmp):
@@ -146,6 +158,27 @@ def print_syscalls(bins, scen, n, backend, tmp):
         print(f"| {k} | " + " | ".join(cells) + " |")
 
 
+def print_instructions(bins, scenarios, per_req, cache):
+    """The table: instructions per request (ratio to the first binary), and with `cache`
+    the first-level and last-level data-cache misses per request."""
+    def cell(i, name, scen, value):
+        base = value(per_req[(bins[0][0], scen)])
+        v = value(per_req[(name, scen)])
+        return f"{v:,.0f}" + ("" if i == 0 or not base else f" ({v / base:.3f})")
+
+    columns = [("instructions", lambda e: e["Ir"])]
+    if cache:
+        columns += [("D1 misses", lambda e: e.get("D1mr", 0) + e.get("D1mw", 0)),
+                    ("LL misses", lambda e: e.get("DLmr", 0) + e.get("DLmw", 0))]
+    print()
+    print("| scenario | per request | " + " | ".join(n for n, _ in bins) + " |")
+    print("|---|---|" + "---|" * len(bins))
+    for scen in scenarios:
+        for label, value in columns:
+            cells = [cell(i, n, scen, value) for i, (n, _) in enumerate(bins)]
+            print(f"| {scen} | {label} | " + " | ".join(cells) + " |")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-n", type=int, default=2000, help="requests of the short run (the long one: 3n)")
@@ -154,9 +187,14 @@ def main():
                     "(DIR/NAME-SCENARIO.callgrind, for callgrind_annotate)")
     ap.add_argument("--syscalls", action="store_true", help="count system calls per request "
                     "(strace -c) instead of instructions")
+    ap.add_argument("--conns", type=int, default=10, help="keep-alive connections (default 10): "
+                    "with more, each request finds less of its connection's state in the caches")
+    ap.add_argument("--cache", action="store_true", help="also simulate the caches and count "
+                    "data-cache misses per request (slower)")
     ap.add_argument("binaries", nargs="+", help="NAME=PATH")
     args = ap.parse_args()
     bins = [b.split("=", 1) for b in args.binaries]
+    KEEPALIVE_CONNS[0] = args.conns
     for tool in ("valgrind", "nginx"):
         if not shutil.which(tool) and not os.path.exists(f"/usr/sbin/{tool}"):
             sys.exit(f"{tool} is needed")
@@ -176,19 +214,12 @@ def main():
         per_req = {}
         for scen in scenarios:
             for name, path in bins:
-                short = instructions(path, scen, args.n, backend, tmp)
+                short = instructions(path, scen, args.n, backend, tmp, cache=args.cache)
                 keep = args.keep and os.path.join(args.keep, f"{name}-{scen}.callgrind")
-                long = instructions(path, scen, 3 * args.n, backend, tmp, keep)
-                per_req[(name, scen)] = (long - short) / (2 * args.n)
-                print(f"{scen:10} {name:16} {per_req[(name, scen)]:12,.0f} instructions/request", flush=True)
-        print()
-        print("| scenario | " + " | ".join(n for n, _ in bins) + " |")
-        print("|---|" + "---|" * len(bins))
-        for scen in scenarios:
-            base = per_req[(bins[0][0], scen)]
-            cells = [f"{per_req[(n, scen)]:,.0f}" + ("" if i == 0 else f" ({per_req[(n, scen)] / base:.3f})")
-                     for i, (n, _) in enumerate(bins)]
-            print(f"| {scen} | " + " | ".join(cells) + " |")
+                long = instructions(path, scen, 3 * args.n, backend, tmp, keep, args.cache)
+                per_req[(name, scen)] = {k: (long[k] - short.get(k, 0)) / (2 * args.n) for k in long}
+                print(f"{scen:10} {name:16} {per_req[(name, scen)]['Ir']:12,.0f} instructions/request", flush=True)
+        print_instructions(bins, scenarios, per_req, args.cache)
     finally:
         nginx.terminate()
         nginx.wait(10)

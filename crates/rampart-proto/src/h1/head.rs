@@ -115,12 +115,21 @@ const FIRST_SLOTS: usize = 24;
 /// `buf`, kinds set) and sets `head.len`. `Ok(false)`: incomplete.
 fn parse_fields(buf: &[u8], from: usize, head: &mut Head) -> Result<bool, H1Error> {
     // PERF: httparse wants initialised slots. Zeroing 24 costs little; a message with
-    // more fields is parsed again with room for all MAX_HEADERS (3 KiB of stack).
+    // more fields is parsed again with room for all MAX_HEADERS, out of line.
     let mut few = [httparse::EMPTY_HEADER; FIRST_SLOTS];
     match parse_fields_into(buf, from, &mut few, head) {
-        Err(H1Error::TooManyHeaders) => {}
-        done => return done,
+        Err(H1Error::TooManyHeaders) => parse_many_fields(buf, from, head),
+        done => done,
     }
+}
+
+/// [`parse_fields`] again with room for MAX_HEADERS fields. PERF: out of line so that
+/// its 3 KiB of slots are not part of every parse's stack frame: a larger frame pushes
+/// everything the parser calls onto stack lines the request has not touched yet (data
+/// cache misses per request, `scripts/bench-instr.py --cache`).
+#[cold]
+#[inline(never)]
+fn parse_many_fields(buf: &[u8], from: usize, head: &mut Head) -> Result<bool, H1Error> {
     head.headers.clear();
     let mut all = [httparse::EMPTY_HEADER; MAX_HEADERS];
     parse_fields_into(buf, from, &mut all, head)
