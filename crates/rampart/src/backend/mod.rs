@@ -21,6 +21,7 @@ pub use crate::conn_pool::sock::{self, BackSock, PlainSock};
 
 use crate::conn_pool::{self, ConnKey, IdleConn};
 use crate::health::{self as check, Event};
+use crate::io::cold::cold;
 pub use crate::proxy::Busy;
 use crate::proxy::{BackendRt, ProxyRt, Runtime, ServerRt};
 use crate::sample::ctx::ConnInfo;
@@ -412,7 +413,9 @@ pub async fn connect_or_share<T>(
     for attempt in 1..=attempts {
         let server = &be.be.servers[srv];
         crate::stats::counters::count_server_conn(rt, be_idx, srv, false);
-        let result = connect_server(rt, be_idx, server, cx, &ckey).await;
+        // PERF: `cold`, made only when a connection is opened, so that a stream taking
+        // an idle one does not carry the connect's state and stack frame
+        let result = cold(connect_server(rt, be_idx, server, cx, &ckey)).await;
         if result.is_err() {
             be.be.lb.observe(srv, Duration::ZERO, true);
         }

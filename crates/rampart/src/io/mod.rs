@@ -1,11 +1,12 @@
 //! Socket I/O shared by the muxes: one trait over TCP and unix streams, and the few
 //! waiting primitives every side uses (read some with a timeout, write all with a
 //! timeout, splice through a pipe). `xfer`: listening sockets handed between processes
-//! (`_getsocks`, `-x`).
+//! (`_getsocks`, `-x`). `cold`: a rarely taken future kept out of its caller's.
 //!
 //! PERF: every operation first tries the system call directly and only arms a timer
 //! when it would block, so a request whose bytes are already there costs no timer.
 
+pub mod cold;
 pub mod socks4;
 pub mod xfer;
 

@@ -12,6 +12,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use crate::http::Method;
+use crate::io::cold::cold;
 use rampart_cfg::model::{HttpConnMode, HttpReuse, RetryOnResponse};
 
 use super::side::{ConnectFail, Forwarded, HttpFront, Progress, ResSend, ResSink};
@@ -220,7 +221,7 @@ where
     let mut retries_left = if retry_on.is_some() || replay_on_close { be.l7_retries } else { 0 };
     if sent.is_err() {
         if let Err(status) =
-            resend_after_failed_send(x, &mut back, replayable, replay_on_close, &mut retries_left).await
+            cold(resend_after_failed_send(x, &mut back, replayable, replay_on_close, &mut retries_left)).await
         {
             return Forwarded::Failed(status);
         }
@@ -244,19 +245,21 @@ where
         upload_and_respond(front, &sink, x, &mut back, res, info, &progress, &mut on_response).await
     };
     let pool_failed = matches!(result, Err(RespError::ServerClosedEarly)) && back.reused();
-    if pool_failed && retry_on_new_conn(x, &mut back, replayable).await {
+    // PERF: the retries are `cold` (made only when a retry happens), not part of every
+    // exchange's state and stack frame
+    if pool_failed && cold(retry_on_new_conn(x, &mut back, replayable)).await {
         trace_server(front, &back);
-        result = respond(&sink, x, &mut back, res, info, &progress, &mut on_response).await;
+        result = cold(respond(&sink, x, &mut back, res, info, &progress, &mut on_response)).await;
     }
     while must_retry(&result, replay_on_close && retries_left > 0, &progress) {
         retries_left -= 1;
         info.retry_on = retry_on.filter(|_| retries_left > 0);
-        if !send_again(x, &mut back, retries_left == 0 || replay_on_close).await {
+        if !cold(send_again(x, &mut back, retries_left == 0 || replay_on_close)).await {
             front.account(&progress);
             return Forwarded::Failed(503);
         }
         trace_server(front, &back);
-        result = respond(&sink, x, &mut back, res, info, &progress, &mut on_response).await;
+        result = cold(respond(&sink, x, &mut back, res, info, &progress, &mut on_response)).await;
     }
     let result = match result {
         Ok(end) if end.tunnel => {
@@ -264,7 +267,7 @@ where
             be_t.server = x.tmo.server(be_t.server);
             be_t.tunnel = x.tmo.tunnel(be_t.tunnel);
             let (tx, mut rx) = back.split();
-            front.tunnel(&tx, &mut rx, be_t).await;
+            cold(front.tunnel(&tx, &mut rx, be_t)).await;
             Ok(Next::Close)
         }
         Ok(mut end) => {

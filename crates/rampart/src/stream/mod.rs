@@ -45,6 +45,7 @@ use crate::action::state::StreamState;
 use crate::action::WaitBody;
 use crate::errors::StreamError;
 use crate::http::{BodyLen, MsgHead, Synth};
+use crate::io::cold::cold;
 use crate::log::{Cause, Phase};
 use std::sync::Arc;
 
@@ -335,6 +336,10 @@ struct FromTcp {
     be: Option<usize>,
 }
 
+/// One request through to its response. PERF: the ways out other than forwarding
+/// (`conclude`, `error`, the stats page) are [`cold`]: made only when taken, they are
+/// not part of this future's state and stack frame, so that a plain request touches
+/// less memory.
 async fn exchange<F: HttpFront>(
     front: &mut F,
     s: &mut Stream<'_>,
@@ -347,20 +352,22 @@ async fn exchange<F: HttpFront>(
     if from_tcp.is_none() {
         let v = inspect(front, s, txn, sess, fe, &mut reply).await;
         if v != Verdict::Continue {
-            return conclude(front, s, txn, sess, v, reply).await;
+            return cold(conclude(front, s, txn, sess, v, reply)).await;
         }
     }
     let v = ana::wait_http::run(s, txn, front.req_buf(), sess, &mut reply);
     if v != Verdict::Continue {
-        return conclude(front, s, txn, sess, v, reply).await;
+        return cold(conclude(front, s, txn, sess, v, reply)).await;
     }
     let v = request_rules(front, s, txn, sess, fe, &mut reply).await;
     if v != Verdict::Continue {
         cookies_of_refused(s, txn, front.req_buf(), v);
-        return conclude(front, s, txn, sess, v, reply).await;
+        return cold(conclude(front, s, txn, sess, v, reply)).await;
     }
-    if let Some(next) = stats_page::serve(front, s, txn, sess, fe).await {
-        return next;
+    if stats_page::asked(front, s, txn, fe) {
+        if let Some(next) = cold(stats_page::serve(front, s, txn, sess, fe)).await {
+            return next;
+        }
     }
     let chosen = match from_tcp.and_then(|t| t.be) {
         Some(be) => Some(be),
@@ -368,7 +375,7 @@ async fn exchange<F: HttpFront>(
     };
     let Some(be) = chosen else {
         ended(txn, Cause::Internal, Phase::Request);
-        return error(front, s, txn, sess, 503, true).await;
+        return cold(error(front, s, txn, sess, 503, true)).await;
     };
     s.be = Some(be);
     if s.rt.proxies[be].mode != Mode::Http {
@@ -382,15 +389,17 @@ async fn exchange<F: HttpFront>(
     if be != fe {
         let v = inspect(front, s, txn, sess, be, &mut reply).await;
         if v != Verdict::Continue {
-            return conclude(front, s, txn, sess, v, reply).await;
+            return cold(conclude(front, s, txn, sess, v, reply)).await;
         }
         let v = request_rules(front, s, txn, sess, be, &mut reply).await;
         if v != Verdict::Continue {
             cookies_of_refused(s, txn, front.req_buf(), v);
-            return conclude(front, s, txn, sess, v, reply).await;
+            return cold(conclude(front, s, txn, sess, v, reply)).await;
         }
-        if let Some(next) = stats_page::serve(front, s, txn, sess, be).await {
-            return next;
+        if stats_page::asked(front, s, txn, be) {
+            if let Some(next) = cold(stats_page::serve(front, s, txn, sess, be)).await {
+                return next;
+            }
         }
     }
     if !s.rt.proxies[be].rules.persist.is_empty() {
@@ -458,25 +467,25 @@ async fn exchange<F: HttpFront>(
         }
         Err(ConnectFail::NoServer) => {
             ended(txn, Cause::ServerAbort, Phase::Connect);
-            return error(front, s, txn, sess, 503, true).await;
+            return cold(error(front, s, txn, sess, 503, true)).await;
         }
         Err(ConnectFail::QueueTimeout(wait)) => {
             txn.st.log.queued(wait);
             ended(txn, Cause::ServerTimeout, Phase::Queue);
-            return error(front, s, txn, sess, 503, true).await;
+            return cold(error(front, s, txn, sess, 503, true)).await;
         }
         Err(ConnectFail::QueueFull) => {
             let l = &mut txn.st.log;
             l.queue_ms = l.connect_start.map(|t| t.elapsed().as_millis() as i64);
             ended(txn, Cause::ServerAbort, Phase::Queue);
-            return error(front, s, txn, sess, 503, true).await;
+            return cold(error(front, s, txn, sess, 503, true)).await;
         }
         Err(ConnectFail::Failed { srv, timed_out, retries }) => {
             s.srv = Some(srv);
             txn.st.log.retries = retries;
             let cause = if timed_out { Cause::ServerTimeout } else { Cause::ServerAbort };
             ended(txn, cause, Phase::Connect);
-            return error(front, s, txn, sess, 503, true).await;
+            return cold(error(front, s, txn, sess, 503, true)).await;
         }
         Err(ConnectFail::Aborted) => {
             ended(txn, Cause::ClientAbort, Phase::Connect);

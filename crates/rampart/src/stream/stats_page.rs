@@ -14,6 +14,15 @@ use crate::sample::ctx::Dir;
 use crate::sample::vars::VarStore;
 use crate::stats::page::{Answer, Ask};
 
+/// Whether the request is for proxy `px`'s statistics page (it has one, the method is
+/// GET, HEAD or POST, the URI is the page's): [`serve`] answers it. PERF: asked first so
+/// that the page's future is made (`cold`, on the heap) only for the page's requests.
+pub(super) fn asked<F: HttpFront>(front: &F, s: &Stream<'_>, txn: &Txn, px: usize) -> bool {
+    let Some(page) = s.rt.proxies[px].stats_page.as_deref() else { return false };
+    let view = txn.req.view(front.req_buf());
+    matches!(view.method(), b"GET" | b"HEAD" | b"POST") && page.options(view.uri()).is_some()
+}
+
 /// Serves proxy `px`'s statistics page if it has one and the request is for it (GET,
 /// HEAD or POST: other methods go on to the backend, as in HAProxy). A POST with admin
 /// rights waits for its body, the form.
