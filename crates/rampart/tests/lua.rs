@@ -194,7 +194,7 @@ fn rules_naming_what_no_script_registered_fail_startup() {
 fn api_functions_not_there_yet_say_so() {
     let path = script(
         "missing",
-        "core.register_action('sock', { 'http-req' }, function(txn) core.add_acl('x', 'y') end)\n\
+        "core.register_action('sock', { 'http-req' }, function(txn) core.parse_addr('x') end)\n\
          core.register_action('be', { 'http-req' }, function(txn) local b = core.backends['x'] end)\n",
     );
     let s1 = HttpBackend::start("s1");
@@ -202,7 +202,7 @@ fn api_functions_not_there_yet_say_so() {
     let p = start(&cfg(&path, "", rules), &[("s1", s1.addr())]);
     assert_eq!(get(&p, "/sock").status, 200);
     assert_eq!(get(&p, "/be").status, 200);
-    assert!(p.wait_output("core.add_acl is not supported yet by rampart", Duration::from_secs(5)), "{}", p.output());
+    assert!(p.wait_output("core.parse_addr is not supported yet by rampart", Duration::from_secs(5)), "{}", p.output());
     assert!(p.wait_output("core.backends is not supported yet by rampart", Duration::from_secs(5)), "{}", p.output());
 }
 
