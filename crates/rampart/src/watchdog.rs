@@ -10,12 +10,18 @@
 //! `cli_io_handler_show_threads` (src/debug.c), `cli_io_handler_show_activity`
 //! (src/activity.c). Not here: the per-thread task counters HAProxy shows beside.
 //!
+//! What a reported thread was running: code that may run long without coming back to
+//! the loop (a Lua script, a CLI command, the test trigger) labels itself with
+//! [`doing`] for as long as it runs (one relaxed store on entry and one on exit; the
+//! per-request code of a configuration without Lua stores nothing), and the report
+//! names the label it finds. Unlabelled code is reported as such.
+//!
 //! The test-only trigger (`debug dev loop`, a task that keeps a worker loop busy) exists
 //! only when [`DEBUG_DEV_ENV`] is set when the process starts.
 
 use std::cell::Cell;
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicI32, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicI32, AtomicU64, AtomicU8, Ordering::Relaxed};
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -37,6 +43,62 @@ struct Beat {
     tid: AtomicI32,
     /// 1 while the monitor sees it stuck (for `show threads`).
     stuck: AtomicU64,
+    /// What it runs now ([`Doing`] as a number; only the thread itself stores it).
+    doing: AtomicU8,
+}
+
+/// Labels for what a worker thread runs, named in the watchdog's report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Doing {
+    /// Nothing labelled: the event loop itself or a task without a label.
+    Other = 0,
+    /// A Lua script (an action, fetch, converter, service, task or CLI command).
+    Lua,
+    /// A command of the stats socket.
+    Cli,
+    /// The test trigger `debug dev loop`.
+    DebugLoop,
+}
+
+impl Doing {
+    fn from_u8(v: u8) -> Doing {
+        match v {
+            1 => Doing::Lua,
+            2 => Doing::Cli,
+            3 => Doing::DebugLoop,
+            _ => Doing::Other,
+        }
+    }
+
+    /// The words of the report.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Doing::Other => "no labelled code (a connection's stream, a health check, a timer or the loop itself)",
+            Doing::Lua => "a Lua script",
+            Doing::Cli => "a command of the stats socket",
+            Doing::DebugLoop => "the test trigger 'debug dev loop'",
+        }
+    }
+}
+
+/// Restores the label that was there before [`doing`] when dropped.
+#[must_use = "the label lasts as long as the guard"]
+pub struct DoingGuard(Option<(&'static Beat, u8)>);
+
+impl Drop for DoingGuard {
+    fn drop(&mut self) {
+        if let Some((b, prev)) = self.0 {
+            b.doing.store(prev, Relaxed);
+        }
+    }
+}
+
+/// Labels what the calling worker thread runs until the guard drops. Only around code
+/// that does not give the loop back meanwhile (no `.await` while the guard lives).
+/// Nothing on a thread that is not a worker.
+pub fn doing(what: Doing) -> DoingGuard {
+    DoingGuard(MINE.with(Cell::get).map(|b| (b, b.doing.swap(what as u8, Relaxed))))
 }
 
 static BEATS: OnceLock<Box<[Beat]>> = OnceLock::new();
@@ -112,10 +174,11 @@ fn monitor(beats: &'static [Beat]) {
             if stuck >= KILL_AFTER {
                 report(format!(
                     "[ALERT]    ({}) : watchdog: thread {} (tid {tid}) stuck for {} ms of CPU without coming back to \
-                     its event loop (turn {turns}): aborting the process.",
+                     its event loop (turn {turns}), running {}: aborting the process.",
                     std::process::id(),
                     i + 1,
-                    stuck.as_millis()
+                    stuck.as_millis(),
+                    running(b)
                 ));
                 std::process::abort();
             }
@@ -124,14 +187,20 @@ fn monitor(beats: &'static [Beat]) {
                 b.stuck.store(1, Relaxed);
                 report(format!(
                     "[WARNING]  ({}) : watchdog: thread {} (tid {tid}) has not come back to its event loop for {} ms \
-                     of CPU (turn {turns}).",
+                     of CPU (turn {turns}), running {}.",
                     std::process::id(),
                     i + 1,
-                    stuck.as_millis()
+                    stuck.as_millis(),
+                    running(b)
                 ));
             }
         }
     }
+}
+
+/// What thread `b` runs, as its label says.
+fn running(b: &Beat) -> &'static str {
+    Doing::from_u8(b.doing.load(Relaxed)).describe()
 }
 
 /// Writes a report line with one system call, so that it reaches a log scraper whole.
@@ -168,11 +237,12 @@ pub fn show_threads() -> String {
         let cpu = thread_cpu(tid).unwrap_or_default();
         let _ = write!(
             out,
-            "  Thread {} : id={tid} stuck={} loops={}\n             cpu_ns: now={}\n",
+            "  Thread {} : id={tid} stuck={} loops={}\n             cpu_ns: now={}\n             running: {}\n",
             i + 1,
             b.stuck.load(Relaxed),
             b.turns.load(Relaxed),
-            cpu.as_nanos()
+            cpu.as_nanos(),
+            running(b)
         );
     }
     out
@@ -212,6 +282,7 @@ pub fn debug_dev_loop(words: &[&str]) -> Option<String> {
         return Some("No such thread.\n".into());
     };
     h.spawn(async move {
+        let _doing = doing(Doing::DebugLoop);
         let start = std::time::Instant::now();
         while start.elapsed() < Duration::from_millis(ms) {
             std::hint::spin_loop();

@@ -194,7 +194,7 @@ fn rules_naming_what_no_script_registered_fail_startup() {
 fn api_functions_not_there_yet_say_so() {
     let path = script(
         "missing",
-        "core.register_action('sock', { 'http-req' }, function(txn) core.add_acl('x', 'y') end)\n\
+        "core.register_action('sock', { 'http-req' }, function(txn) core.parse_addr('x') end)\n\
          core.register_action('be', { 'http-req' }, function(txn) local b = core.backends['x'] end)\n",
     );
     let s1 = HttpBackend::start("s1");
@@ -202,7 +202,7 @@ fn api_functions_not_there_yet_say_so() {
     let p = start(&cfg(&path, "", rules), &[("s1", s1.addr())]);
     assert_eq!(get(&p, "/sock").status, 200);
     assert_eq!(get(&p, "/be").status, 200);
-    assert!(p.wait_output("core.add_acl is not supported yet by rampart", Duration::from_secs(5)), "{}", p.output());
+    assert!(p.wait_output("core.parse_addr is not supported yet by rampart", Duration::from_secs(5)), "{}", p.output());
     assert!(p.wait_output("core.backends is not supported yet by rampart", Duration::from_secs(5)), "{}", p.output());
 }
 
@@ -554,4 +554,52 @@ fn cli_commands_are_the_same_as_haproxy() {
     let ours = cli_run(PathBuf::from(RAMPART));
     let theirs = cli_run(haproxy);
     assert_eq!(ours, theirs, "rampart (left) and haproxy (right)");
+}
+
+#[test]
+fn actions_add_and_delete_acl_entries_and_map_entries() {
+    let dir = std::env::temp_dir().join(format!("rampart-lua-acl-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (acl, map) = (dir.join("block.acl"), dir.join("color.map"));
+    std::fs::write(&acl, "mallory\n").unwrap();
+    std::fs::write(&map, "").unwrap();
+    let path = script(
+        "acl",
+        &format!(
+            "core.register_action('ban', {{ 'http-req' }}, function(txn)\n\
+             \x20 core.add_acl('{a}', txn.sf:req_hdr('x-client'))\n\
+             \x20 core.set_map('{m}', txn.sf:req_hdr('x-client'), 'banned')\n\
+             end)\n\
+             core.register_action('unban', {{ 'http-req' }}, function(txn)\n\
+             \x20 core.del_acl('{a}', txn.sf:url_param('c'))\n\
+             \x20 core.del_map('{m}', txn.sf:url_param('c'))\n\
+             end)\n\
+             core.register_action('nope', {{ 'http-req' }}, function(txn) core.add_acl('/no/such.acl', 'x') end)\n",
+            a = acl.display(),
+            m = map.display()
+        ),
+    );
+    let s1 = HttpBackend::start("s1");
+    let rules = format!(
+        "  acl blocked req.hdr(x-client) -f {a}\n  http-request deny if blocked\n\
+         \x20 http-request lua.ban if {{ path /ban }}\n  http-request lua.unban if {{ path_beg /unban }}\n\
+         \x20 http-request lua.nope if {{ path /nope }}\n\
+         \x20 http-request return status 200 content-type text/plain lf-string %[req.hdr(x-client),map({m},none)]\n",
+        a = acl.display(),
+        m = map.display()
+    );
+    let p = start(&cfg(&path, "", &rules), &[("s1", s1.addr())]);
+    let as_client = |path: &str, who: &str| {
+        send(&p, &format!("GET {path} HTTP/1.1\r\nHost: h\r\nX-Client: {who}\r\nConnection: close\r\n\r\n"))
+    };
+    assert_eq!(as_client("/", "mallory").status, 403);
+    assert_eq!(as_client("/", "alice").body_str(), "none");
+    assert_eq!(as_client("/ban", "alice").body_str(), "banned");
+    assert_eq!(as_client("/", "alice").status, 403);
+    assert_eq!(as_client("/unban?c=alice", "admin").body_str(), "none");
+    assert_eq!(as_client("/", "alice").body_str(), "none");
+    // HAProxy 2.6's message for a file no ACL loads
+    as_client("/nope", "x");
+    assert!(p.wait_output("'add_acl': unknown acl file '/no/such.acl'", Duration::from_secs(5)), "{}", p.output());
+    let _ = std::fs::remove_dir_all(&dir);
 }

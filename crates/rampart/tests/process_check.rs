@@ -224,3 +224,22 @@ fn haproxy_fetches_rampart_lacks_are_named() {
         show(&out)
     );
 }
+
+/// A server argument without its backend in a named `defaults` section's rule is
+/// refused, the message naming the `defaults` section as the expression's proxy, as
+/// HAProxy 2.6 does (reg-test `startup/default_rules`, case h15).
+#[test]
+fn a_server_argument_in_named_defaults_must_name_its_backend() {
+    let cfg = "defaults invalid\n  mode http\n  timeout client 5s\n  timeout server 5s\n  timeout connect 1s\n  \
+               http-request set-header x-test \"%[srv_conn(www)]\"\n\
+               backend be from invalid\n  server www 127.0.0.1:80\n";
+    let msg = "backend name must be set in arg 1 of sample fetch keyword 'srv_conn' in http-request expression in \
+               proxy 'invalid'.";
+    let mut binaries = vec![netutil::binary()];
+    binaries.extend(haproxy_or_skip("a_server_argument_in_named_defaults_must_name_its_backend"));
+    for b in binaries {
+        let out = check(b, cfg);
+        assert_ne!(out.code, 0, "{}", show(&out));
+        assert!(out.stderr.contains(msg), "{}", show(&out));
+    }
+}

@@ -50,6 +50,8 @@ fn show_threads_and_show_activity() {
     let threads = cli(&proxy, "show threads");
     assert!(threads.contains("  Thread 1 : id=") && threads.contains("  Thread 2 : id="), "{threads}");
     assert!(threads.contains("stuck=0") && threads.contains("cpu_ns: now="), "{threads}");
+    // an idle thread runs nothing labelled
+    assert!(threads.contains("running: no labelled code ("), "{threads}");
     let activity = cli(&proxy, "show activity");
     assert!(activity.starts_with("thread_id: 0 (1..2)\ndate_now: "), "{activity}");
     assert!(activity.contains("\nloops: ") && activity.contains("\ncpu_ns: "), "{activity}");
@@ -67,6 +69,8 @@ fn a_stuck_loop_is_reported_then_kills_the_process() {
         out.contains("watchdog: thread 2 (tid ") && out.contains("has not come back to its event loop for "),
         "{out}"
     );
+    // the report says what the thread was running
+    assert!(out.contains("), running the test trigger 'debug dev loop'."), "{out}");
     // a loop that came back: the process goes on
     std::thread::sleep(Duration::from_millis(600));
     assert!(proxy.wait_exit(Duration::from_millis(10)).is_none(), "{}", proxy.output());
@@ -78,4 +82,9 @@ fn a_stuck_loop_is_reported_then_kills_the_process() {
     assert_eq!(status.signal(), Some(libc::SIGABRT), "{status:?}");
     assert!(proxy.output().contains("watchdog: thread 1 (tid "), "{}", proxy.output());
     assert!(proxy.output().contains("aborting the process"), "{}", proxy.output());
+    assert!(
+        proxy.output().contains("running the test trigger 'debug dev loop': aborting the process."),
+        "{}",
+        proxy.output()
+    );
 }

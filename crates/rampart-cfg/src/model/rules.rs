@@ -361,6 +361,40 @@ pub enum HttpReqAction {
         engine: String,
         group: String,
     },
+    /// `add-acl(<file>) <key>`, `del-acl(...)`, `set-map(...) <key> <value>`, `del-map(...)`.
+    PatRef(PatRefAction),
+}
+
+/// `add-acl(<file>) <key-fmt>`, `del-acl(<file>) <key-fmt>`,
+/// `set-map(<file>) <key-fmt> <value-fmt>`, `del-map(<file>) <key-fmt>`: an entry of the
+/// pattern file `file` (as named by the ACLs and maps that load it) changed at run time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PatRefAction {
+    pub op: PatRefOp,
+    /// The reference's name, the text between the parentheses.
+    pub file: String,
+    pub key: FmtSrc,
+    /// `set-map` only.
+    pub value: Option<FmtSrc>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PatRefOp {
+    AddAcl,
+    DelAcl,
+    SetMap,
+    DelMap,
+}
+
+impl PatRefOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            PatRefOp::AddAcl => "add-acl",
+            PatRefOp::DelAcl => "del-acl",
+            PatRefOp::SetMap => "set-map",
+            PatRefOp::DelMap => "del-map",
+        }
+    }
 }
 
 /// `http-request do-resolve(<var>,<resolvers>[,ipv4|ipv6]) <expr>`: the address the
@@ -407,6 +441,7 @@ impl HttpReqAction {
             A::SetBc(o) => o.bc_name(),
             A::DoLog => "do-log",
             A::SendSpoeGroup { .. } => "send-spoe-group",
+            A::PatRef(p) => p.op.name(),
             A::Reject => "reject",
             A::CacheUse(_) => "cache-use",
             A::TrackSc(_) => "track-sc",
@@ -457,6 +492,8 @@ pub enum HttpResAction {
     SetFc(FcSockOpt),
     /// `do-log` (HAProxy 3.x).
     DoLog,
+    /// `add-acl`, `del-acl`, `set-map`, `del-map`.
+    PatRef(PatRefAction),
 }
 
 /// `lua.<name> [args...]` in a rule: the name without `lua.`, and the words up to the
@@ -489,6 +526,7 @@ impl HttpResAction {
             A::Lua(_) => "lua.",
             A::SetFc(o) => o.name(),
             A::DoLog => "do-log",
+            A::PatRef(p) => p.op.name(),
         }
     }
 }

@@ -18,6 +18,7 @@ use super::reply::{DynReply, Redirect, RedirectTo, Reply};
 use super::rewrite::UriPart;
 use super::{BackendTarget, ProxyRules, Rule, RuleAt, ServerTarget};
 
+mod patref;
 mod resolve;
 mod spoe;
 mod stick;
@@ -43,6 +44,8 @@ pub struct Shared {
     pub req_line: bool,
     /// Servers named by arguments ([`CompileCx::named_servers`]).
     pub named_servers: Vec<(usize, usize)>,
+    /// The pattern files `add-acl(<file>)`... rules name, found by [`Shared::bind_pat_refs`].
+    pub pat_acts: Vec<(String, super::patref::RefSlot)>,
 }
 
 impl Shared {
@@ -138,6 +141,7 @@ impl<'c> Cx<'c> {
         cx.pats = self.shared.pats.clone();
         cx.userlists = self.shared.userlists.clone();
         cx.in_defaults = self.in_defaults;
+        cx.defaults_name = self.px().defaults_rules.and_then(|d| self.cfg.defaults.get(d)).map(|d| d.name.as_str());
         cx
     }
 
@@ -386,6 +390,7 @@ impl<'c> Cx<'c> {
             HttpReqAction::SetFc(o) => HttpAct::SetFc(self.fc_set(o, list)?),
             HttpReqAction::SetBc(o) => HttpAct::SetFc(super::sockopt::FcSet { bc: true, ..self.fc_set(o, list)? }),
             HttpReqAction::DoLog => HttpAct::DoLog,
+            HttpReqAction::PatRef(p) => self.pat_ref_act(p, list)?,
         })
     }
 
@@ -409,6 +414,7 @@ impl<'c> Cx<'c> {
             HttpResAction::WaitForBody(w) => stream::wait_for_body(w),
             HttpResAction::SetFc(o) => HttpAct::SetFc(self.fc_set(o, list)?),
             HttpResAction::DoLog => HttpAct::DoLog,
+            HttpResAction::PatRef(p) => self.pat_ref_act(p, list)?,
         })
     }
 

@@ -169,6 +169,8 @@ pub enum HttpAct {
     /// `send-spoe-group <engine> <group>`: indices into the proxy's engines and the
     /// engine's groups.
     SendSpoeGroup(crate::spoe::Ask),
+    /// `add-acl(<file>)`, `del-acl(<file>)`, `set-map(<file>)`, `del-map(<file>)`.
+    PatRef(Box<super::patref::PatRefAct>),
 }
 
 /// `do-resolve`: the stream asks the name `expr` gives of resolvers section `res`
@@ -420,6 +422,10 @@ impl HttpAct {
                 let c = ctx.ctx(x.msg, x.buf, x.st);
                 let c = SampleCtx { log: Some(&x.st.log), status: x.st.log.status, ..c };
                 ctx.rt.do_log(ctx.fe, &c);
+                Flow::Continue
+            }
+            HttpAct::PatRef(p) => {
+                p.run(&ctx.ctx(x.msg, x.buf, x.st), x.scratch);
                 Flow::Continue
             }
             HttpAct::TrackSc(t) => {

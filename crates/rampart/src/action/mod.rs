@@ -17,6 +17,7 @@
 //! - `addr`: `set-src`, `set-dst`, `set-src-port`, `set-dst-port`
 //! - `normalize`: `normalize-uri` and its normalizers
 //! - `stick`: `track-sc<n>`, `sc-inc-gpc*`, `sc-set-gpt*`
+//! - `patref`: `add-acl`, `del-acl`, `set-map`, `del-map` (pattern files changed by rules)
 //! - `sockopt`: `set-mark`, `set-tos` (3.x: `set-fc-mark`, `set-fc-tos`), noted for the
 //!   socket's holder
 //! - `state`: [`state::StreamState`], what actions change in a stream besides its heads
@@ -32,6 +33,7 @@ mod compile_tcp;
 pub mod http;
 pub mod lua;
 pub mod normalize;
+pub mod patref;
 pub mod reply;
 pub mod rewrite;
 pub mod sockopt;

@@ -59,6 +59,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         files: Vec::new(),
         req_line: false,
         named_servers: Vec::new(),
+        pat_acts: Vec::new(),
     };
     let mut proxies = Vec::with_capacity(cfg.proxies.len());
     let notifies = crate::peers::section_notifies(cfg);
@@ -182,6 +183,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         px.fe.keep_req_line = true;
     }
     let log_forwards = crate::log::forward::build(cfg, &mut logs, &mut alerts);
+    shared.bind_pat_refs();
     crate::lua::publish_maps(shared.pats.files());
     let peer_tables = peer_tables(cfg, &notifies);
     let all_tables: Vec<_> =

@@ -152,6 +152,7 @@ pub fn dynamic_server(
         files: Vec::new(),
         req_line: false,
         named_servers: Vec::new(),
+        pat_acts: Vec::new(),
     };
     let checks = super::check_rules(cfg, be, &mut shared, &mut alerts);
     let at = At {

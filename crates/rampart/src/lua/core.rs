@@ -144,28 +144,33 @@ pub(super) fn install(lua: &Lua, reg: &Arc<Reg>, shared: bool) -> mlua::Result<(
         })?,
     )?;
 
+    // HAProxy's messages, `del_map`'s saying "acl file" as 2.6's does
     core.set(
         "set_map",
         lua.create_function(|_, (name, key, value): (String, String, String)| {
-            let Some(r) = super::map(&name) else {
-                return Err(mlua::Error::runtime(format!("'set_map': unknown map file '{name}'")));
-            };
-            let updated = r.set(&key, &value).map_err(mlua::Error::runtime)?;
-            if !updated {
-                r.add(&key, Some(&value)).map_err(mlua::Error::runtime)?;
-            }
-            Ok(())
+            let r = pat_file(&name, "'set_map': unknown map file")?;
+            r.set_or_add(&key, &value).map_err(mlua::Error::runtime)
         })?,
     )?;
-
     core.set(
         "del_map",
         lua.create_function(|_, (name, key): (String, String)| {
-            let Some(r) = super::map(&name) else {
-                return Err(mlua::Error::runtime(format!("'del_map': unknown map file '{name}'")));
-            };
-            r.del(&key).map_err(mlua::Error::runtime)?;
-            Ok(())
+            let r = pat_file(&name, "'del_map': unknown acl file")?;
+            r.del(&key).map(drop).map_err(mlua::Error::runtime)
+        })?,
+    )?;
+    core.set(
+        "add_acl",
+        lua.create_function(|_, (name, key): (String, String)| {
+            let r = pat_file(&name, "'add_acl': unknown acl file")?;
+            r.add_absent(&key).map_err(mlua::Error::runtime)
+        })?,
+    )?;
+    core.set(
+        "del_acl",
+        lua.create_function(|_, (name, key): (String, String)| {
+            let r = pat_file(&name, "'del_acl': unknown acl file")?;
+            r.del(&key).map(drop).map_err(mlua::Error::runtime)
         })?,
     )?;
 
@@ -177,6 +182,12 @@ pub(super) fn install(lua: &Lua, reg: &Arc<Reg>, shared: bool) -> mlua::Result<(
     core.set("thread", if shared { 0 } else { crate::counters::thread_slot().max(1) })?;
     lua.globals().set("core", core)?;
     Ok(())
+}
+
+/// The pattern file `name` of the configuration (`core.set_map`, `core.add_acl`...),
+/// or the error `msg 'name'`.
+fn pat_file(name: &str, msg: &str) -> mlua::Result<Arc<crate::pattern::patref::PatRef>> {
+    super::map(name).ok_or_else(|| mlua::Error::runtime(format!("{msg} '{name}'")))
 }
 
 /// The words of a `core.register_cli` path, checked as HAProxy 2.6 checks them.

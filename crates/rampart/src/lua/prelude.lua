@@ -269,8 +269,6 @@ function Concat:dump() return table.concat(self.parts, "", 1, self.n) end
 function core.concat() return setmetatable({ parts = {}, n = 0 }, Concat) end
 
 core.register_filter = not_yet("core.register_filter")
-core.add_acl = not_yet("core.add_acl")
-core.del_acl = not_yet("core.del_acl")
 core.get_var = not_yet("core.get_var")
 core.set_nice = not_yet("core.set_nice")
 core.parse_addr = not_yet("core.parse_addr")

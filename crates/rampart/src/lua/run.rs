@@ -60,6 +60,7 @@ pub(super) fn resume(
     };
     let start = Instant::now();
     let old_deadline = st.budget.deadline.replace(budget.map(|b| start + b.saturating_sub(spent)));
+    let _doing = crate::watchdog::doing(crate::watchdog::Doing::Lua);
     let res = st.lua.scope(|scope| {
         let f = scope
             .create_function_mut(|lua, (op, rest): (mlua::String, MultiValue)| cur.call(lua, &op.as_bytes(), rest))?;

@@ -450,6 +450,34 @@ impl PatRef {
         Ok(())
     }
 
+    /// `add-acl` (the rule) and Lua's `core.add_acl`: adds `key` to the current version
+    /// unless an entry of any version has it; one update, so that rules running on
+    /// several threads at once add it once.
+    pub fn add_absent(&self, key: &str) -> Result<(), String> {
+        self.edit(|e, curr| {
+            if !e.iter().any(|x| x.key == key) {
+                e.push(PatEntry { gen: *curr, ..PatEntry::new(key, None, 0) });
+            }
+            Ok(())
+        })
+    }
+
+    /// `set-map` (the rule) and Lua's `core.set_map`: a new value for every entry with
+    /// this key, or a new entry of the current version when none has it; one update.
+    pub fn set_or_add(&self, key: &str, value: &str) -> Result<(), String> {
+        self.edit(|e, curr| {
+            let mut found = false;
+            for x in e.iter_mut().filter(|x| x.key == key) {
+                x.value = Some(value.into());
+                found = true;
+            }
+            if !found {
+                e.push(PatEntry { gen: *curr, ..PatEntry::new(key, Some(value.into()), 0) });
+            }
+            Ok(())
+        })
+    }
+
     /// `del map` / `del acl`: removes every entry with this key, of any version;
     /// `false` if none.
     pub fn del(&self, key: &str) -> Result<bool, String> {

@@ -102,6 +102,8 @@ pub struct CompileCx<'c> {
     /// The expression belongs to a rule of a named `defaults` section (compiled in
     /// each proxy that uses it): a server argument must name its backend.
     pub in_defaults: bool,
+    /// That section's name, which HAProxy's messages name as the expression's proxy.
+    pub defaults_name: Option<&'c str>,
 }
 
 impl<'c> CompileCx<'c> {
@@ -116,6 +118,7 @@ impl<'c> CompileCx<'c> {
             req_line: false,
             named_servers: Vec::new(),
             in_defaults: false,
+            defaults_name: None,
         }
     }
 
@@ -359,7 +362,7 @@ fn arg_error(e: ArgError, fname: &str, conv: Option<&str>, cx: &CompileCx<'_>) -
             let conv_part = conv.map(|c| format!("conversion keyword '{c}' for ")).unwrap_or_default();
             ExprError::Resolve(format!(
                 "{what} of {conv_part}{ctx} '{fname}' {place} proxy '{}'{tail}{detail}",
-                cx.px_name()
+                cx.defaults_name.filter(|_| cx.in_defaults).unwrap_or(cx.px_name())
             ))
         }
     }

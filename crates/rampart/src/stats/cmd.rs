@@ -779,7 +779,10 @@ pub fn run_command(cli: &Cli, sess: &mut Session, words: &[&str]) -> String {
     let found = COMMANDS.iter().find(|c| words.len() >= c.words.len() && words[..c.words.len()] == *c.words);
     match found {
         Some(cmd) if sess.level < cmd.level => PERMISSION_DENIED.to_owned(),
-        Some(cmd) => (cmd.run)(cli, sess, words),
+        Some(cmd) => {
+            let _doing = crate::watchdog::doing(crate::watchdog::Doing::Cli);
+            (cmd.run)(cli, sess, words)
+        }
         None if NOT_YET.iter().any(|p| words.len() >= p.len() && words[..p.len()] == **p) => {
             format!("'{}' is not supported yet.\n", words.iter().take(3).copied().collect::<Vec<_>>().join(" "))
         }

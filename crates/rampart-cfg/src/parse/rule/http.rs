@@ -228,6 +228,7 @@ fn request_action(cx: &mut Ctx<'_>, a: &mut Args<'_>, word: &str, name: &'static
             }
             A::SendSpoeGroup { engine: engine.to_owned(), group: group.to_owned() }
         }
+        "add-acl" | "del-acl" | "set-map" | "del-map" => A::PatRef(http_act::parse_pat_ref(word, name, a)?),
         "lua." => A::Lua(parse_lua_call(word, a)),
         other => return Err(ActErr::NotYet(format!("http-request {other}"))),
     })
@@ -264,6 +265,7 @@ fn response_action(cx: &mut Ctx<'_>, a: &mut Args<'_>, word: &str, name: &'stati
         "sc-inc-gpc" | "sc-inc-gpc0" | "sc-inc-gpc1" | "sc-set-gpt" | "sc-set-gpt0" => {
             A::Sc(super::super::stick::parse_sc_action(word, a)?)
         }
+        "add-acl" | "del-acl" | "set-map" | "del-map" => A::PatRef(http_act::parse_pat_ref(word, name, a)?),
         "lua." => A::Lua(parse_lua_call(word, a)),
         other => return Err(ActErr::NotYet(format!("http-response {other}"))),
     })

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use crate::model::{
     AddrAction, CaptureAction, CaptureDecl, CaptureSlot, ExprSrc, FmtSrc, HdrMatch, HeaderAction, Normalizer,
-    SetStatus, TimeoutName, TimeoutValue, UriAction, WaitForBody,
+    PatRefAction, PatRefOp, SetStatus, TimeoutName, TimeoutValue, UriAction, WaitForBody,
 };
 
 use super::super::ctx::Ctx;
@@ -55,6 +55,33 @@ pub(super) fn parse_name_fmt(a: &mut Args<'_>) -> ActResult<(String, FmtSrc)> {
     let text = a.next();
     let value = a.fmt(text);
     Ok((name, value))
+}
+
+/// `add-acl(<file>) <key>`, `del-acl(<file>) <key>`, `set-map(<file>) <key> <value>`,
+/// `del-map(<file>) <key>`; `word` is the action as written. As HAProxy, the name is the
+/// text between the 8-character `add-acl(` and the last character of the word, whatever
+/// they are (a word too short to hold one names no file).
+pub(super) fn parse_pat_ref(word: &str, action: &str, a: &mut Args<'_>) -> ActResult<PatRefAction> {
+    let op = match action {
+        "add-acl" => PatRefOp::AddAcl,
+        "del-acl" => PatRefOp::DelAcl,
+        "set-map" => PatRefOp::SetMap,
+        _ => PatRefOp::DelMap,
+    };
+    if op == PatRefOp::SetMap && (a.peek(0).is_empty() || a.peek(1).is_empty()) {
+        return invalid("expects exactly 2 arguments");
+    }
+    if a.peek(0).is_empty() {
+        return invalid("expects exactly 1 arguments");
+    }
+    let file = word.get(8..word.len().saturating_sub(1)).unwrap_or_default().to_owned();
+    let key = a.next();
+    let key = a.fmt(key);
+    let value = (op == PatRefOp::SetMap).then(|| {
+        let v = a.next();
+        a.fmt(v)
+    });
+    Ok(PatRefAction { op, file, key, value })
 }
 
 fn parse_del_header(a: &mut Args<'_>) -> ActResult<HeaderAction> {

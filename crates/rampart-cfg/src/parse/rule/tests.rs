@@ -278,11 +278,33 @@ fn request_action_errors() {
 }
 
 #[test]
+fn pattern_file_actions_read_as_haproxy() {
+    use crate::model::{PatRefAction, PatRefOp};
+    let fmt = |t: &str| req_one(&format!("set-map(/m) {t} v"));
+    let HttpReqAction::PatRef(PatRefAction { op, file, key, value }) = fmt("%[src]") else { panic!() };
+    assert_eq!((op, file.as_str(), key.text.as_str()), (PatRefOp::SetMap, "/m", "%[src]"));
+    assert_eq!(value.unwrap().text, "v");
+    let HttpReqAction::PatRef(a) = req_one("del-acl(/etc/x.acl) %[hdr(x)] if TRUE") else { panic!() };
+    assert_eq!((a.op, a.file.as_str(), a.value.is_none()), (PatRefOp::DelAcl, "/etc/x.acl", true));
+    // as HAProxy, the name is what lies between `add-acl(` and the last character
+    let HttpReqAction::PatRef(a) = req_one("add-acl k") else { panic!() };
+    assert_eq!((a.op, a.file.as_str(), a.key.text.as_str()), (PatRefOp::AddAcl, "", "k"));
+    let HttpReqAction::PatRef(a) = req_one("del-map(ab] k") else { panic!() };
+    assert_eq!((a.op, a.file.as_str()), (PatRefOp::DelMap, "ab"));
+    assert_eq!(req_alerts("set-map(/m) k"), [wrapped("http-request", "set-map(/m)", "expects exactly 2 arguments")]);
+    assert_eq!(req_alerts("add-acl(/m)"), [wrapped("http-request", "add-acl(/m)", "expects exactly 1 arguments")]);
+    assert_eq!(
+        req_alerts("del-map(/m) k extra"),
+        ["'http-request del-map(/m)' expects either 'if' or 'unless' followed by a condition but found 'extra'."]
+    );
+}
+
+#[test]
 fn action_lookup_and_placement() {
     assert!(req_alerts("track-sc0 src").is_empty());
     assert!(req_alerts("sc-inc-gpc(0,1)").is_empty());
     assert!(req_alerts("sc-set-gpt(3,2) 1").is_empty());
-    assert_eq!(req_alerts("set-map(x) a b"), ["'http-request set-map' is not supported yet"]);
+    assert!(req_alerts("set-map(x) a b").is_empty());
     let unknown = req_alerts("retrun");
     assert!(unknown[0].starts_with("'http-request' expects 'wait-for-handshake', 'ot-group', "));
     assert!(unknown[0].ends_with("'set-priority-offset', but got 'retrun'. Did you mean 'return' maybe ?"));
