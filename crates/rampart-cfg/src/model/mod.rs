@@ -508,6 +508,15 @@ pub struct Proxy {
     pub stick_rules: Vec<StickRule>,
     /// `id <n>` (HAProxy's `uuid`, > 0, unique); `None`: assigned at startup.
     pub id: Option<u32>,
+    /// `description <text>`: shown on the statistics page.
+    pub description: Option<String>,
+    /// `disabled` (inherited from `defaults`, `enabled` clears it): the proxy is not
+    /// started. Its listeners are not bound, it has no servers (a stream sent to it
+    /// gets a 503), and the stats leave it out, as HAProxy 2.6.
+    pub disabled: bool,
+    /// `http-send-name-header <name>` (lowercased): each request sent to an HTTP/1
+    /// server carries the server's name in this header, replacing the client's.
+    pub send_name_header: Option<String>,
     pub span: Span,
 }
 

@@ -129,6 +129,8 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             clitcpka: crate::io::keepalive(&px.options.clitcpka),
             srvtcpka: crate::io::keepalive(&px.options.srvtcpka),
             errors: ErrorPages::new(&px.errorfiles),
+            description: px.description.as_deref().map(Box::from),
+            disabled: px.disabled,
             rules,
             fe: FrontendRt {
                 maxconn: AtomicU32::new(px.maxconn.unwrap_or(maxconn)),
@@ -162,6 +164,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 fullconn: fullconn(px, fe_maxconns[idx]),
                 cum_conn: counters.counter(),
                 state: Default::default(),
+                send_name: px.send_name_header.as_deref().map(|h| h.as_bytes().into()),
             },
             stats: crate::stats::ProxyStats::new(threads, timed),
             stats_page: px.stats.as_ref().map(|p| Box::new(crate::stats::page::Page::new(p))),

@@ -179,6 +179,10 @@ pub struct ProxyRt {
     pub trace: Option<Box<rampart_cfg::model::TraceFilter>>,
     /// `stick-table`: the proxy's table (shared with streams tracking its entries).
     pub table: Option<std::sync::Arc<crate::stick::StickTable>>,
+    /// `description`: shown on the statistics page.
+    pub description: Option<Box<str>>,
+    /// `disabled`: not started (no listener, no server); left out of the stats.
+    pub disabled: bool,
 }
 
 impl ProxyRt {
@@ -303,6 +307,8 @@ pub struct BackendRt {
     pub cookie: Option<Box<rampart_cfg::model::CookiePersist>>,
     /// The backend's up/down history (`chkdown`, `downtime`, `lastchg`).
     pub state: crate::server::be_state::BackendState,
+    /// `http-send-name-header <name>`, lowercased (`back::send_name`).
+    pub send_name: Option<Box<[u8]>>,
 }
 
 impl BackendRt {

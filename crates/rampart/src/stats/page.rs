@@ -217,7 +217,8 @@ impl Page {
                     close(out, idx);
                 }
                 current = Some(row.0);
-                table_head(out, &rt.proxies[row.0].name, view.form(rt, row.0), self.show_modules);
+                let px = &rt.proxies[row.0];
+                table_head(out, (&px.name, px.description.as_deref()), view.form(rt, row.0), self.show_modules);
             }
             table_row(out, rt, row, view.form(rt, row.0), self.show_modules);
         }
@@ -324,7 +325,9 @@ const COLUMNS: &[(&str, &[(&str, &str)])] = &[
     ),
 ];
 
-fn table_head(out: &mut String, name: &str, form: bool, modules: bool) {
+/// `title`: the proxy's name and `description`.
+fn table_head(out: &mut String, title: (&str, Option<&str>), form: bool, modules: bool) {
+    let (name, desc) = title;
     let extra = if modules { MODULES.len() } else { 0 };
     let span: usize = COLUMNS.iter().map(|(_, c)| c.len()).sum::<usize>() + 1 + usize::from(form) + extra;
     if form {
@@ -332,8 +335,9 @@ fn table_head(out: &mut String, name: &str, form: bool, modules: bool) {
     }
     let _ = writeln!(
         out,
-        "<table class=\"px\">\n<tr class=\"title\"><th colspan=\"{span}\"><a name=\"{0}\"></a>{0}</th></tr>",
-        html_escape(name)
+        "<table class=\"px\">\n<tr class=\"title\"><th colspan=\"{span}\"><a name=\"{0}\"></a>{0}{1}</th></tr>",
+        html_escape(name),
+        desc.map(|d| format!(" <span class=\"desc\">{}</span>", html_escape(d))).unwrap_or_default()
     );
     out.push_str("<tr class=\"groups\">");
     if form {
