@@ -45,7 +45,9 @@ pub enum Ask<'b> {
 const SCOPE_MAX: usize = 20;
 
 impl Page {
-    pub fn new(cfg: &StatsPage) -> Page {
+    /// `global`: its `node` and `description` stand for `stats show-node` and
+    /// `stats show-desc` without an argument.
+    pub fn new(cfg: &StatsPage, global: &rampart_cfg::model::Global) -> Page {
         let realm = cfg.realm.as_deref().unwrap_or(StatsPage::DEFAULT_REALM);
         Page {
             uri: cfg.uri.as_bytes().into(),
@@ -57,12 +59,15 @@ impl Page {
             show_modules: cfg.show_modules,
             show_node: cfg.show_node.as_ref().map(|n| {
                 if n.is_empty() {
-                    nix::unistd::gethostname().map(|h| h.to_string_lossy().into_owned()).unwrap_or_default()
+                    global.node.clone().unwrap_or_else(host_name)
                 } else {
                     n.clone()
                 }
             }),
-            show_desc: cfg.show_desc.clone(),
+            show_desc: cfg.show_desc.as_ref().map(|d| match (d.is_empty(), &global.description) {
+                (true, Some(g)) => g.clone(),
+                _ => d.clone(),
+            }),
             scope: cfg.scope.clone(),
         }
     }
@@ -226,6 +231,11 @@ impl Page {
             close(out, idx);
         }
     }
+}
+
+/// The machine's host name (HAProxy's default `node`).
+pub fn host_name() -> String {
+    nix::unistd::gethostname().map(|h| h.to_string_lossy().into_owned()).unwrap_or_default()
 }
 
 /// How one request views the page.
@@ -478,7 +488,7 @@ mod tests {
             cfg.auth.push(StatsAuth { user: "admin".into(), password: "pw".into() });
         }
         cfg.refresh = Some(std::time::Duration::from_secs(5));
-        Page::new(&cfg)
+        Page::new(&cfg, &Default::default())
     }
 
     fn rt() -> Runtime {
