@@ -387,7 +387,7 @@ fn check_config(cli: &Cli, cfg: &Config, rep: &mut Reporter) -> Result<Identity,
         rep.config_alert("Fatal errors found in configuration.");
         return Err(1);
     }
-    if cli.zero_warning && rep.warned() {
+    if (cli.zero_warning || cfg.global.zero_warning) && rep.warned() {
         rep.config_alert("Some warnings were found and 'zero-warning' is set. Aborting.");
         return Err(1);
     }

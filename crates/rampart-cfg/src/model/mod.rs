@@ -261,6 +261,16 @@ pub struct Global {
     pub zlib_memlevel: u8,
     /// `max-spread-checks`: the most the first health checks are spread over.
     pub max_spread_checks: Option<std::time::Duration>,
+    /// `node <name>` (`show info`'s node, the stats page's `stats show-node`).
+    pub node: Option<String>,
+    /// `description <text>` (`show info`, the stats page's `stats show-desc`).
+    pub description: Option<String>,
+    /// `zero-warning`: a warning at startup is fatal, as `-dW`.
+    pub zero_warning: bool,
+    /// `maxconnrate <n>`: connections accepted per second, process-wide (0: no limit).
+    pub maxconnrate: u32,
+    /// `maxsessrate <n>`: sessions per second, process-wide (0: no limit).
+    pub maxsessrate: u32,
     pub span: Span,
 }
 
@@ -294,6 +304,11 @@ impl Default for Global {
     fn default() -> Self {
         Global {
             default_path: None,
+            node: None,
+            description: None,
+            zero_warning: false,
+            maxconnrate: 0,
+            maxsessrate: 0,
             daemon: false,
             nbthread: None,
             maxconn: None,
@@ -508,6 +523,15 @@ pub struct Proxy {
     pub stick_rules: Vec<StickRule>,
     /// `id <n>` (HAProxy's `uuid`, > 0, unique); `None`: assigned at startup.
     pub id: Option<u32>,
+    /// `description <text>`: shown on the statistics page.
+    pub description: Option<String>,
+    /// `disabled` (inherited from `defaults`, `enabled` clears it): the proxy is not
+    /// started. Its listeners are not bound, it has no servers (a stream sent to it
+    /// gets a 503), and the stats leave it out, as HAProxy 2.6.
+    pub disabled: bool,
+    /// `http-send-name-header <name>` (lowercased): each request sent to an HTTP/1
+    /// server carries the server's name in this header, replacing the client's.
+    pub send_name_header: Option<String>,
     pub span: Span,
 }
 

@@ -44,6 +44,9 @@ pub(super) fn finish(p: &mut Parser) -> Config {
         super::server::implicit_server(&mut proxies[i], &builds[i].px.span, &mut p.diags);
         super::healthcheck::check_rules_without_option(builds[i].kind.type_str(), &proxies[i], &mut p.diags);
         super::subsys::check_proxy(&mut proxies[i], builds[i].kind.type_str(), &global, &p.mailers, &mut p.diags);
+        if proxies[i].disabled {
+            stop_disabled(&mut proxies[i]);
+        }
     }
     let mailers = std::mem::take(&mut p.mailers);
     let programs = std::mem::take(&mut p.programs);
@@ -75,6 +78,16 @@ pub(super) fn finish(p: &mut Parser) -> Config {
         mailers,
         programs,
     }
+}
+
+/// A `disabled` proxy is not started (HAProxy 2.6 skips it in `check_config_validity()`
+/// and never binds its listeners): no listener, no server (a stream sent to it gets a
+/// 503, as in HAProxy), hence no health check either.
+fn stop_disabled(px: &mut Proxy) {
+    px.binds.clear();
+    px.servers.clear();
+    px.implicit_server = None;
+    px.dispatch = None;
 }
 
 fn mode_str(m: Mode) -> &'static str {

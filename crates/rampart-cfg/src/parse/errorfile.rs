@@ -35,6 +35,29 @@ pub(super) fn parse_errorfile(cx: &mut Ctx<'_>, words: &[String]) {
     }
 }
 
+/// `errorloc|errorloc302|errorloc303 <code> <url>`: the error page for `code` becomes a
+/// redirect to `url` (302, or 303 for `errorloc303`), as HAProxy's
+/// `http_parse_errorloc()` builds it; logged with the original status, as HAProxy.
+pub(super) fn parse_errorloc(cx: &mut Ctx<'_>, words: &[String]) {
+    let kw = words[0].as_str();
+    let (code, url) = (arg(words, 1), arg(words, 2));
+    if code.is_empty() || url.is_empty() {
+        return cx.alert(format!("{kw} : expects <status_code> and <url> as arguments."));
+    }
+    let status = atol(code);
+    let Some(status) = HTTP_ERR_CODES.iter().copied().find(|&c| i64::from(c) == status) else {
+        return cx.alert(format!("{kw} : status code '{status}' not handled."));
+    };
+    let page = errorloc_page(kw == "errorloc303", url);
+    cx.pb.errors.push(ErrorConf::Page { status, page: Page::File(page) });
+}
+
+/// The redirect response an `errorloc` line stands for.
+pub(super) fn errorloc_page(see_other: bool, url: &str) -> Vec<u8> {
+    let status = if see_other { "303 See Other" } else { "302 Found" };
+    format!("HTTP/1.1 {status}\r\nCache-Control: no-cache\r\nContent-length: 0\r\nLocation: {url}\r\n\r\n").into_bytes()
+}
+
 /// Reads an error file (truncated to `bufsize` with a warning, as HAProxy does) and
 /// checks it is a usable HTTP response. `Err` is HAProxy's message.
 pub(super) fn load_error_file(
@@ -124,6 +147,23 @@ fn parse_headers(raw: &[u8], mut at: usize) -> Result<(Option<u64>, bool, usize)
 #[cfg(test)]
 mod tests {
     use super::check_http_response as check;
+    use crate::parse::tests::{alerts, parse_ok};
+
+    #[test]
+    fn errorloc_builds_haproxys_redirects() {
+        let cfg = parse_ok("frontend f\n errorloc 503 http://a/x\n errorloc303 403 /y\n errorloc302 400 /z\n");
+        let pages = &cfg.proxies[0].errorfiles;
+        let page = |c: u16| pages.iter().find(|p| p.0 == c).map(|p| String::from_utf8_lossy(&p.1).into_owned());
+        assert_eq!(
+            page(503).unwrap(),
+            "HTTP/1.1 302 Found\r\nCache-Control: no-cache\r\nContent-length: 0\r\nLocation: http://a/x\r\n\r\n"
+        );
+        assert!(page(403).unwrap().starts_with("HTTP/1.1 303 See Other\r\n"));
+        assert!(page(400).unwrap().ends_with("Location: /z\r\n\r\n"));
+        assert_eq!(check(page(503).unwrap().as_bytes()), Ok(()));
+        assert_eq!(alerts("frontend f\n errorloc 503\n"), ["errorloc : expects <status_code> and <url> as arguments."]);
+        assert_eq!(alerts("frontend f\n errorloc303 299 /x\n"), ["errorloc303 : status code '299' not handled."]);
+    }
 
     #[test]
     fn valid_responses() {

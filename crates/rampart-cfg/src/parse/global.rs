@@ -54,6 +54,7 @@ pub(super) fn parse_global_line(p: &mut Parser, words: &[String], kwm: Modifier,
                 p.global.h2.no_websocket = true;
             }
         }
+        _ if super::global_misc::is_misc_kw(word) => super::global_misc::parse_misc_kw(p, words, span),
         _ if super::global_tune::is_tune_kw(word) => super::global_tune::parse_tune_kw(p, words, kwm, span),
         _ if word.starts_with("tune.h2.") && kw::global_kw(word).is_some() => parse_tune_h2(p, words, span),
         _ if word.starts_with("tune.vars.") && kw::global_kw(word).is_some() => parse_vars_max_size(p, words, span),
@@ -769,7 +770,7 @@ mod tests {
             alerts("global\n hard-stop-after 1x\n"),
             ["unexpected character 'x' in argument to <hard-stop-after>."]
         );
-        assert_eq!(alerts("global\n tune.maxaccept 8\n"), ["'tune.maxaccept' is not supported yet"]);
+        assert_eq!(alerts("global\n maxsslconn 8\n"), ["'maxsslconn' is not supported yet"]);
         assert_eq!(alerts("global\n nbproc 2\n")[0], "nbproc is not supported any more since HAProxy 2.5. Threads will automatically be used on multi-processor machines if available.");
         assert_eq!(
             alerts("global\n stats foo\n"),

@@ -17,6 +17,8 @@ pub(super) fn inherit(def: &ProxyBuild, name: &str, kind: Kind, span: &Span) -> 
     let (d, px) = (&def.px, &mut pb.px);
     let cap = kind.cap();
     px.mode = d.mode;
+    px.disabled = d.disabled;
+    px.send_name_header = d.send_name_header.clone();
     px.options = d.options.clone();
     px.http_reuse = d.http_reuse;
     pb.errors = def.errors.clone();

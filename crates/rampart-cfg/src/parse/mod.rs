@@ -52,6 +52,7 @@ mod fcgi_app;
 pub(crate) mod filter;
 mod global;
 mod global_comp;
+mod global_misc;
 mod global_process;
 mod global_sockets;
 mod global_tune;

@@ -268,6 +268,10 @@ fn dispatch(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
             proxy_kw::parse_tcpka(cx, words)
         }
         "errorfile" => errorfile::parse_errorfile(cx, words),
+        "errorloc" | "errorloc302" | "errorloc303" => errorfile::parse_errorloc(cx, words),
+        "description" => proxy_kw::parse_description(cx, words),
+        "disabled" | "enabled" => proxy_kw::parse_disabled(cx, words),
+        "http-send-name-header" => proxy_kw::parse_send_name_header(cx, words),
         "errorfiles" => http_errors::parse_errorfiles(cx, words),
         "http-error" => http_errors::parse_http_error(cx, words),
         "option" => option::parse_option(cx, words, kwm),
@@ -534,6 +538,33 @@ mod tests {
         assert_eq!(
             alerts("frontend f\n server-template s 3 127.0.0.1:80\n"),
             ["'server-template' not allowed because frontend 'f' has no backend capability."]
+        );
+    }
+
+    #[test]
+    fn description_disabled_and_send_name_header() {
+        let cfg = parse_ok(
+            "defaults\n disabled\n http-send-name-header X-Srv\nlisten a\n description  two   words\n enabled\n\
+             bind :80\n server s 127.0.0.1:1\nbackend b\n server s 127.0.0.1:1\n",
+        );
+        let (a, b) = (&cfg.proxies[0], &cfg.proxies[1]);
+        assert_eq!(a.description.as_deref(), Some("two words"));
+        assert_eq!((a.disabled, b.disabled), (false, true), "inherited from defaults, cleared by enabled");
+        assert!(b.servers.is_empty() && b.binds.is_empty(), "a disabled proxy is not started");
+        assert_eq!((a.binds.len(), a.servers.len()), (1, 1));
+        assert_eq!(b.send_name_header.as_deref(), Some("x-srv"));
+        assert_eq!(
+            alerts("defaults\n description x\nlisten l\n description\n disabled 1\n http-send-name-header\n"),
+            [
+                "'description' not allowed in 'defaults' section.",
+                "'description' expects a string argument.",
+                "'disabled' cannot handle unexpected argument '1'.",
+                "'http-send-name-header' requires a header string.",
+            ]
+        );
+        assert_eq!(
+            warnings("frontend f\n bind :80\n http-send-name-header x\n"),
+            ["'http-send-name-header' ignored because frontend 'f' has no backend capability."]
         );
     }
 

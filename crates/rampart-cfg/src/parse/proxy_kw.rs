@@ -24,6 +24,35 @@ pub(super) fn lenient_int(cx: &mut Ctx<'_>, what: &str, text: &str) -> i64 {
     v
 }
 
+/// `description <text...>`: the words joined by one space (not in `defaults`).
+pub(super) fn parse_description(cx: &mut Ctx<'_>, words: &[String]) {
+    if cx.is_defaults() {
+        return cx.alert("'description' not allowed in 'defaults' section.");
+    }
+    if arg(words, 1).is_empty() {
+        return cx.alert("'description' expects a string argument.");
+    }
+    cx.pb.px.description = Some(words[1..].join(" "));
+}
+
+/// `disabled` / `enabled`.
+pub(super) fn parse_disabled(cx: &mut Ctx<'_>, words: &[String]) {
+    if !cx.too_many(words, 0, 0) {
+        cx.pb.px.disabled = words[0] == "disabled";
+    }
+}
+
+/// `http-send-name-header <name>` (backends; the name lowercased, as HAProxy).
+pub(super) fn parse_send_name_header(cx: &mut Ctx<'_>, words: &[String]) {
+    let ignored = cx.ignored_without(false, "http-send-name-header", "");
+    if arg(words, 1).is_empty() {
+        return cx.alert("'http-send-name-header' requires a header string.");
+    }
+    if !ignored {
+        cx.pb.px.send_name_header = Some(words[1].to_ascii_lowercase());
+    }
+}
+
 pub(super) fn parse_mode(cx: &mut Ctx<'_>, words: &[String]) {
     if cx.too_many(words, 1, 0) {
         return;

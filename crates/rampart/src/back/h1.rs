@@ -32,6 +32,8 @@ pub struct H1Back {
     /// The request as sent (head and the body bytes that came with it), for a retry.
     out: Buf,
     rx: Rx,
+    /// `http-send-name-header` (`None` without it).
+    pub send_name: Option<super::send_name::SendName>,
 }
 
 /// The response side of the exchange.
@@ -73,7 +75,7 @@ impl H1Back {
     pub fn new(sc: ServerConn, bufsize: usize, max_head: usize, relax: bool) -> H1Back {
         let mut rx = Rx::new(bufsize, max_head);
         rx.head.relax = relax;
-        H1Back { sc: Some(sc), out: Buf::take(bufsize), rx }
+        H1Back { sc: Some(sc), out: Buf::take(bufsize), rx, send_name: None }
     }
 
     /// The server connection (its server, key, socket).
@@ -83,6 +85,13 @@ impl H1Back {
 
     fn socket(&self) -> &BackSock {
         &self.conn().stream
+    }
+
+    /// `http-send-name-header`: the kept request names server `name` now.
+    pub fn rename_server(&mut self, name: &str) {
+        if let Some(sn) = &mut self.send_name {
+            sn.rename(self.out.vec(), name);
+        }
     }
 }
 
@@ -142,6 +151,9 @@ impl HttpBack for H1Back {
         let conn = request_conn_hdr(req.head.version, how.keep_alive || how.pretend_keepalive, how.upgrade);
         self.out.clear();
         write_request_head(&mut self.out, req, ReqOut { conn, framing });
+        if let Some(sn) = &mut self.send_name {
+            sn.apply(self.out.vec());
+        }
         self.rx.ws_key = None;
         if how.upgrade {
             self.rx.ws_key = add_websocket_key(&mut self.out, req);

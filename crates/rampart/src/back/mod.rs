@@ -23,6 +23,7 @@
 pub mod fcgi;
 pub mod h1;
 pub mod h2;
+pub mod send_name;
 
 use std::future::Future;
 use std::time::Duration;
@@ -267,7 +268,11 @@ impl BackConn {
                     if server.proto == Some(rampart_cfg::model::BindProto::Fcgi) {
                         return BackConn::fcgi(sc, px, client);
                     }
-                    return BackConn::h1(sc, rt.bufsize, rt.max_head, px.accept_invalid_res);
+                    let mut b = h1::H1Back::new(sc, rt.bufsize, rt.max_head, px.accept_invalid_res);
+                    if let Some(hdr) = px.be.send_name.as_deref() {
+                        b.send_name = Some(send_name::SendName::new(hdr, &server.name));
+                    }
+                    return BackConn::H1(b);
                 }
                 BackConn::H2(Box::new(h2::H2Back::start(sc, server, h2::Opening::of(rt, be))))
             }
@@ -280,6 +285,14 @@ impl BackConn {
 }
 
 impl BackConn {
+    /// `http-send-name-header`: the kept request goes to server `name` now (before a
+    /// [`HttpBack::resend`] to another server).
+    pub fn rename_server(&mut self, name: &str) {
+        if let BackConn::H1(b) = self {
+            b.rename_server(name);
+        }
+    }
+
     /// A request to the FastCGI application of backend `px` (`proto fcgi`); the
     /// configuration checks made sure the backend has one.
     #[cold]

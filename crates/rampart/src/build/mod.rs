@@ -130,6 +130,8 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             clitcpka: crate::io::keepalive(&px.options.clitcpka),
             srvtcpka: crate::io::keepalive(&px.options.srvtcpka),
             errors: ErrorPages::new(&px.errorfiles),
+            description: px.description.as_deref().map(Box::from),
+            disabled: px.disabled,
             rules,
             fe: FrontendRt {
                 maxconn: AtomicU32::new(px.maxconn.unwrap_or(maxconn)),
@@ -163,9 +165,10 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 fullconn: fullconn(px, fe_maxconns[idx]),
                 cum_conn: counters.counter(),
                 state: Default::default(),
+                send_name: px.send_name_header.as_deref().map(|h| h.as_bytes().into()),
             },
             stats: crate::stats::ProxyStats::new(threads, timed),
-            stats_page: px.stats.as_ref().map(|p| Box::new(crate::stats::page::Page::new(p))),
+            stats_page: px.stats.as_ref().map(|p| Box::new(crate::stats::page::Page::new(p, &cfg.global))),
             log: logs.proxy(cfg, idx, &mut alerts),
             email_alert: crate::mailers::EmailAlertRt::build(cfg, &px.name, &px.options.email_alert).map(Box::new),
             comp: px.compression.clone().filter(|_| px.mode == Mode::Http).map(Box::new),
@@ -232,6 +235,12 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             listeners_open: AtomicU32::new(0),
             listener_closed: Notify::new(),
             max_spread_checks: cfg.global.max_spread_checks,
+            accept_rate: [cfg.global.maxconnrate, cfg.global.maxsessrate]
+                .into_iter()
+                .filter(|&l| l > 0)
+                .min()
+                .map(crate::listener::rate::AcceptRate::new),
+            rate_limits: (cfg.global.maxconnrate, cfg.global.maxsessrate),
         },
         proc_vars: ProcVars::new(var_limits(&cfg.global.vars)),
         rule_files: std::mem::take(&mut shared.files).into_boxed_slice(),

@@ -198,6 +198,11 @@ async fn accept_batch(
     state: &mut watch::Receiver<ListenState>,
 ) {
     for _ in 0..MAX_ACCEPT {
+        // `maxconnrate` / `maxsessrate`: the connection waits in the backlog meanwhile
+        if let Some(Err(pause)) = rt.global.accept_rate.as_ref().map(|r| r.check()) {
+            tokio::time::sleep(pause).await;
+            return;
+        }
         let slot = match ConnSlot::try_acquire(rt, fe) {
             Some(slot) => slot,
             None => {
@@ -206,7 +211,11 @@ async fn accept_batch(
             }
         };
         match listener.accept_one(li, slot) {
-            Ok(true) => {}
+            Ok(true) => {
+                if let Some(r) = &rt.global.accept_rate {
+                    r.count();
+                }
+            }
             Ok(false) => return,
             Err(e) => {
                 if is_resource_exhaustion(&e) {

@@ -8,6 +8,7 @@
 
 pub mod accept;
 pub mod log_forward;
+pub mod rate;
 
 use std::collections::{HashMap, HashSet};
 use std::io;

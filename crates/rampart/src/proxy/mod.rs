@@ -101,6 +101,10 @@ pub struct GlobalRt {
     pub listener_closed: Notify,
     /// `max-spread-checks`: the most the first health checks are spread over.
     pub max_spread_checks: Option<std::time::Duration>,
+    /// `maxconnrate` / `maxsessrate` (the lower of the two): accept loops pause at it.
+    pub accept_rate: Option<crate::listener::rate::AcceptRate>,
+    /// `maxconnrate` and `maxsessrate` as set (0: none), for `show info`.
+    pub rate_limits: (u32, u32),
 }
 
 impl GlobalRt {
@@ -179,6 +183,10 @@ pub struct ProxyRt {
     pub trace: Option<Box<rampart_cfg::model::TraceFilter>>,
     /// `stick-table`: the proxy's table (shared with streams tracking its entries).
     pub table: Option<std::sync::Arc<crate::stick::StickTable>>,
+    /// `description`: shown on the statistics page.
+    pub description: Option<Box<str>>,
+    /// `disabled`: not started (no listener, no server); left out of the stats.
+    pub disabled: bool,
 }
 
 impl ProxyRt {
@@ -303,6 +311,8 @@ pub struct BackendRt {
     pub cookie: Option<Box<rampart_cfg::model::CookiePersist>>,
     /// The backend's up/down history (`chkdown`, `downtime`, `lastchg`).
     pub state: crate::server::be_state::BackendState,
+    /// `http-send-name-header <name>`, lowercased (`back::send_name`).
+    pub send_name: Option<Box<[u8]>>,
 }
 
 impl BackendRt {

@@ -198,6 +198,7 @@ pub const INFO_FIELDS: &[(u32, &str, &str)] = &[
     (48, "Run_queue", "MGP:u32"),
     (49, "Idle_pct", "MaP:u32"),
     (50, "node", "COS:str"),
+    (51, "description", "COS:str"),
     (52, "Stopping", "MGP:u32"),
     (53, "Jobs", "MGP:u32"),
     (54, "Unstoppable Jobs", "MGP:u32"),

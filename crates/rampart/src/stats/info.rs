@@ -40,6 +40,9 @@ pub(super) fn value(rt: &Runtime, cli_sessions: u64, name: &str) -> Option<Val> 
             (front + cli_sessions).into()
         }
         "node" => Val::Str(rt.stats.node.clone()),
+        "ConnRateLimit" => u64::from(g.rate_limits.0).into(),
+        "SessRateLimit" => u64::from(g.rate_limits.1).into(),
+        "description" => Val::Str(rt.stats.description.clone()?),
         "Stopping" => u64::from(g.is_stopping()).into(),
         "Listeners" => rt.stats.listeners.into(),
         "DroppedLogs" => crate::log::dropped_logs().into(),
@@ -71,8 +74,6 @@ pub(super) fn value(rt: &Runtime, cli_sessions: u64, name: &str) -> Option<Val> 
         | "SslBackendMaxKeyRate"
         | "SslCacheLookups"
         | "SslCacheMisses"
-        | "ConnRateLimit"
-        | "SessRateLimit"
         | "ActivePeers"
         | "ConnectedPeers"
         | "BusyPolling"
@@ -93,7 +94,9 @@ fn zlib_shown(rt: &Runtime) -> bool {
 
 /// Whether `show info` lists field `name` at all.
 fn listed(rt: &Runtime, name: &str) -> bool {
-    zlib_shown(rt) || !matches!(name, "ZlibMemUsage" | "MaxZlibMemUsage")
+    // as HAProxy, `description` only when the global section has one
+    (zlib_shown(rt) || !matches!(name, "ZlibMemUsage" | "MaxZlibMemUsage"))
+        && (name != "description" || rt.stats.description.is_some())
 }
 
 /// `show info`: `Name: value` lines.
@@ -102,9 +105,21 @@ pub fn plain(cli: &Cli) -> String {
     for (_, name, _) in INFO_FIELDS.iter().filter(|(_, n, _)| listed(&cli.rt, n)) {
         let v =
             value(&cli.rt, cli.cum_sessions.load(Ordering::Relaxed), name).map(|v| v.to_string()).unwrap_or_default();
+        let v = if *name == "description" { csv_quoted(v) } else { v };
         let _ = writeln!(out, "{name}: {v}");
     }
     out
+}
+
+/// A free text as HAProxy's `csv_enc()` prints it: in double quotes (inner ones
+/// doubled) when it holds a comma, a quote, a line break or edge spaces.
+fn csv_quoted(v: String) -> String {
+    let needs = v.contains([',', '"', '\r', '\n']) || v.starts_with(' ') || v.ends_with(' ');
+    if needs {
+        format!("\"{}\"", v.replace('"', "\"\""))
+    } else {
+        v
+    }
 }
 
 /// `show info typed`: `pos.name.process:tags:type:value` lines.

@@ -45,7 +45,9 @@ pub enum Ask<'b> {
 const SCOPE_MAX: usize = 20;
 
 impl Page {
-    pub fn new(cfg: &StatsPage) -> Page {
+    /// `global`: its `node` and `description` stand for `stats show-node` and
+    /// `stats show-desc` without an argument.
+    pub fn new(cfg: &StatsPage, global: &rampart_cfg::model::Global) -> Page {
         let realm = cfg.realm.as_deref().unwrap_or(StatsPage::DEFAULT_REALM);
         Page {
             uri: cfg.uri.as_bytes().into(),
@@ -57,12 +59,15 @@ impl Page {
             show_modules: cfg.show_modules,
             show_node: cfg.show_node.as_ref().map(|n| {
                 if n.is_empty() {
-                    nix::unistd::gethostname().map(|h| h.to_string_lossy().into_owned()).unwrap_or_default()
+                    global.node.clone().unwrap_or_else(host_name)
                 } else {
                     n.clone()
                 }
             }),
-            show_desc: cfg.show_desc.clone(),
+            show_desc: cfg.show_desc.as_ref().map(|d| match (d.is_empty(), &global.description) {
+                (true, Some(g)) => g.clone(),
+                _ => d.clone(),
+            }),
             scope: cfg.scope.clone(),
         }
     }
@@ -217,7 +222,8 @@ impl Page {
                     close(out, idx);
                 }
                 current = Some(row.0);
-                table_head(out, &rt.proxies[row.0].name, view.form(rt, row.0), self.show_modules);
+                let px = &rt.proxies[row.0];
+                table_head(out, (&px.name, px.description.as_deref()), view.form(rt, row.0), self.show_modules);
             }
             table_row(out, rt, row, view.form(rt, row.0), self.show_modules);
         }
@@ -225,6 +231,11 @@ impl Page {
             close(out, idx);
         }
     }
+}
+
+/// The machine's host name (HAProxy's default `node`).
+pub fn host_name() -> String {
+    nix::unistd::gethostname().map(|h| h.to_string_lossy().into_owned()).unwrap_or_default()
 }
 
 /// How one request views the page.
@@ -324,7 +335,9 @@ const COLUMNS: &[(&str, &[(&str, &str)])] = &[
     ),
 ];
 
-fn table_head(out: &mut String, name: &str, form: bool, modules: bool) {
+/// `title`: the proxy's name and `description`.
+fn table_head(out: &mut String, title: (&str, Option<&str>), form: bool, modules: bool) {
+    let (name, desc) = title;
     let extra = if modules { MODULES.len() } else { 0 };
     let span: usize = COLUMNS.iter().map(|(_, c)| c.len()).sum::<usize>() + 1 + usize::from(form) + extra;
     if form {
@@ -332,8 +345,9 @@ fn table_head(out: &mut String, name: &str, form: bool, modules: bool) {
     }
     let _ = writeln!(
         out,
-        "<table class=\"px\">\n<tr class=\"title\"><th colspan=\"{span}\"><a name=\"{0}\"></a>{0}</th></tr>",
-        html_escape(name)
+        "<table class=\"px\">\n<tr class=\"title\"><th colspan=\"{span}\"><a name=\"{0}\"></a>{0}{1}</th></tr>",
+        html_escape(name),
+        desc.map(|d| format!(" <span class=\"desc\">{}</span>", html_escape(d))).unwrap_or_default()
     );
     out.push_str("<tr class=\"groups\">");
     if form {
@@ -474,7 +488,7 @@ mod tests {
             cfg.auth.push(StatsAuth { user: "admin".into(), password: "pw".into() });
         }
         cfg.refresh = Some(std::time::Duration::from_secs(5));
-        Page::new(&cfg)
+        Page::new(&cfg, &Default::default())
     }
 
     fn rt() -> Runtime {

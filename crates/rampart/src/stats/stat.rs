@@ -149,7 +149,8 @@ pub(super) type Row = (usize, Kind, Option<usize>);
 /// `option socket-stats`, servers, backend).
 pub(super) fn rows(rt: &Runtime, req: &Request) -> Vec<Row> {
     let mut rows: Vec<Row> = Vec::new();
-    for (idx, px) in rt.proxies.iter().enumerate() {
+    // COMPAT: as HAProxy 2.6, a `disabled` proxy has no row
+    for (idx, px) in rt.proxies.iter().enumerate().filter(|(_, px)| !px.disabled) {
         if px.cap.frontend && req.wants(idx, Kind::Frontend, 0) {
             rows.push((idx, Kind::Frontend, None));
         }

@@ -15,8 +15,10 @@ pub struct Facts {
     pub iids: Vec<u32>,
     /// `balance` of each proxy, as `show stat` names it (`algo`).
     pub algos: Vec<&'static str>,
-    /// The host name (`node`).
+    /// Global `node`, else the host name (`node`).
     pub node: String,
+    /// Global `description` (`show info`'s `description`, shown only when set).
+    pub description: Option<String>,
     /// Worker threads (`Nbthread`).
     pub nbthread: usize,
     /// The descriptor limit once the process was sized (`Ulimit-n`).

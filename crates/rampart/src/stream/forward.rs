@@ -688,6 +688,9 @@ async fn send_again(x: &Exchange<'_>, back: &mut BackConn, last: bool) -> bool {
     if !backend::send_proxy::send(rt, x.be, &new).await {
         return false;
     }
+    if be.be.send_name.is_some() && target != prev {
+        back.rename_server(&be.be.servers[target].name);
+    }
     back.resend(new, be.timeouts.server).await.is_ok()
 }
 
