@@ -84,6 +84,8 @@ pub struct Slot {
     pub send_window: i64,
     /// We sent END_STREAM (or RST_STREAM): nothing more goes out.
     pub local_end: bool,
+    /// Our response's header block went out (a client reset before it is a glitch).
+    pub responded: bool,
     /// The body bytes the request's `content-length` still announces (RFC 9113
     /// §8.1.1: DATA must add up to it), `None` without one.
     pub expect: Option<u64>,
@@ -154,8 +156,9 @@ impl Shared {
     pub fn send_headers(&mut self, id: u32, fields: &mut FieldSource<'_>, end: bool) {
         let block = self.encoder.encode(fields);
         encode_headers(&mut self.out, id, block, end, self.peer.max_frame_size);
-        if end {
-            self.end_local(id);
+        if let Some(slot) = self.streams.get_mut(&id) {
+            slot.responded = true;
+            slot.local_end |= end;
         }
     }
 
@@ -217,15 +220,16 @@ impl Shared {
     }
 
     /// A frame came on stream `id` after it closed (`id` at most the last stream
-    /// opened): answered with STREAM_CLOSED, unless we reset the stream ourselves
-    /// and the frame may have crossed our RST_STREAM.
-    pub fn after_close(&mut self, id: u32) {
+    /// opened): answered with STREAM_CLOSED (then `true`: a glitch), unless we reset
+    /// the stream ourselves and the frame may have crossed our RST_STREAM.
+    pub fn after_close(&mut self, id: u32) -> bool {
         match self.streams.get(&id) {
-            Some(slot) if slot.reset.is_some() && !slot.peer_reset => {}
+            Some(slot) if slot.reset.is_some() && !slot.peer_reset => return false,
             // half-closed (remote): our side stops too
             Some(slot) if !slot.local_end => self.reset(id, ErrorCode::StreamClosed),
             _ => encode_rst_stream(&mut self.out, id, ErrorCode::StreamClosed),
         }
+        true
     }
 
     /// Takes what stream `id` received (appended to `into`): `Some(end)` when there was
