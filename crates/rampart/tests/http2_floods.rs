@@ -435,3 +435,73 @@ fn data_on_a_closed_stream_is_reset_as_haproxy_2_6_resets_it() {
     let Some(haproxy) = haproxy_or_skip("data_on_a_closed_stream_is_reset_as_haproxy_2_6_resets_it") else { return };
     assert_eq!(ours, answer(&haproxy, &cfg), "rampart, then haproxy 2.6");
 }
+
+/// The frontend's `h2_*` fields of `show stat` after a connection that had a stream
+/// answered, DATA on that closed stream (RST_STREAM STREAM_CLOSED), then a
+/// WINDOW_UPDATE of 0 on the connection (GOAWAY PROTOCOL_ERROR).
+fn h2_stats_after_errors(bin: &Path) -> Vec<(String, String)> {
+    let cfg = format!(
+        "global\n  nbthread 1\n  stats socket ${{testdir}}/admin.sock level admin\ndefaults\n  mode http\n  \
+         timeout client 5s\n  timeout server 5s\n  timeout connect 1s\n\
+         frontend fe1\n  bind fd@${{fe1}} proto h2\n  http-request return status 200 content-type text/plain \
+         string ok\n"
+    );
+    let proxy = start(bin, &cfg);
+    let mut c = H2Client::connect(proxy.addr("fe1"));
+    c.get(1, "/");
+    c.until_end(1, WAIT);
+    c.data(1, b"late", false);
+    assert!(matches!(c.next(WAIT), Event::Reset { id: 1, code: ErrorCode::StreamClosed }));
+    let mut wu = Vec::new();
+    encode_window_update(&mut wu, 0, 0);
+    c.send(&wu);
+    assert!(matches!(c.next(WAIT), Event::GoAway { code: ErrorCode::ProtocolError, .. }));
+    assert_eq!(c.next(WAIT), Event::Closed);
+    // the connection lingers a while after an error (500 ms)
+    std::thread::sleep(Duration::from_millis(1000));
+    let out = cli(&proxy, "show stat");
+    let mut lines = out.lines();
+    let header: Vec<&str> = lines.next().unwrap().trim_start_matches("# ").split(',').collect();
+    let row = lines.find(|l| l.starts_with("fe1,FRONTEND,")).expect("the frontend's row");
+    header
+        .iter()
+        .zip(row.split(','))
+        .filter(|(name, _)| name.starts_with("h2_"))
+        .map(|(n, v)| ((*n).to_owned(), v.to_owned()))
+        .collect()
+}
+
+fn cli(p: &Running, cmd: &str) -> String {
+    let path = p.dir().join("admin.sock");
+    let deadline = Instant::now() + WAIT;
+    let mut s = loop {
+        match std::os::unix::net::UnixStream::connect(&path) {
+            Ok(s) => break s,
+            Err(e) if Instant::now() > deadline => panic!("stats socket: {e}"),
+            Err(_) => std::thread::sleep(Duration::from_millis(20)),
+        }
+    };
+    s.write_all(format!("{cmd}\n").as_bytes()).unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out
+}
+
+#[test]
+fn the_frontend_h2_counters_match_haproxy_2_6() {
+    let ours = h2_stats_after_errors(&binary());
+    let get = |name: &str| ours.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str());
+    assert_eq!(get("h2_headers_rcvd"), Some("1"), "{ours:?}");
+    // DATA counts on an open stream only, as in HAProxy
+    assert_eq!(get("h2_data_rcvd"), Some("0"));
+    assert_eq!(get("h2_backend_total_streams"), Some("1"), "HAProxy's name, the frontend's streams");
+    assert_eq!(get("h2_backend_open_streams"), Some("0"));
+    assert_eq!(get("h2_detected_strm_protocol_errors"), Some("0"), "STREAM_CLOSED is not one");
+    assert_eq!(get("h2_rst_stream_resp"), Some("1"));
+    assert_eq!(get("h2_goaway_resp"), Some("1"));
+    assert_eq!(get("h2_detected_conn_protocol_errors"), Some("1"));
+    assert_eq!(get("h2_open_connections"), Some("0"));
+    assert_eq!(get("h2_total_connections"), Some("1"));
+    let Some(haproxy) = haproxy_or_skip("the_frontend_h2_counters_match_haproxy_2_6") else { return };
+    assert_eq!(ours, h2_stats_after_errors(&haproxy), "rampart, then haproxy 2.6");
+}

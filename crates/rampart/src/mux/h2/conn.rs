@@ -26,6 +26,7 @@ use super::front::H2Front;
 use super::glitch::{Glitches, SMALL_WINDOW_UPDATE};
 use super::shared::{Shared, SharedRef};
 use crate::buf::Buf;
+use crate::counters::stats::H2Stats;
 use crate::h2::msg::{response_fields, ReqFields, Tunnel};
 use crate::http::BodyLen;
 use crate::io::Sock;
@@ -120,6 +121,8 @@ struct Demux {
     /// GOAWAY was received, or sent on a soft stop: no new stream.
     goaway: bool,
     glitches: Glitches,
+    /// The frontend's HTTP/2 counters.
+    stats: Arc<H2Stats>,
 }
 
 /// A header block being received.
@@ -140,6 +143,8 @@ pub async fn serve<S: Sock>(client: S, mut sess: Session, pre: Option<Buf>, sess
     sess.conn.set_glitches(glitch_count.clone());
     let rt = &sess.rt;
     let tune = &rt.h2;
+    let h2_stats = rt.proxies[sess.fe].stats.fe_h2.clone();
+    let _open = OpenConn::new(&h2_stats);
     let stream_window = tune.initial_window_size.unwrap_or(STREAM_WINDOW);
     let shared = Shared::new(stream_window, CONN_WINDOW.max(stream_window));
     let shared: SharedRef = Arc::new(AtomicRefCell::new(shared));
@@ -156,6 +161,7 @@ pub async fn serve<S: Sock>(client: S, mut sess: Session, pre: Option<Buf>, sess
             opened: 0,
             goaway: false,
             glitches: Glitches::new(tune.fe_glitches_threshold, glitch_count),
+            stats: h2_stats.clone(),
         },
     };
     let mut streams = Streams::default();
@@ -204,6 +210,7 @@ pub async fn serve<S: Sock>(client: S, mut sess: Session, pre: Option<Buf>, sess
         }
         let fc = {
             let mut sh = sref.borrow_mut();
+            count_resets(&mut sh, &h2_stats);
             if sh.silent_drop {
                 drop(sh);
                 crate::io::silent_drop(&client);
@@ -217,6 +224,7 @@ pub async fn serve<S: Sock>(client: S, mut sess: Session, pre: Option<Buf>, sess
     }
     // the streams end with the connection; what was queued (GOAWAY) goes out
     drop(streams);
+    count_resets(&mut sref.borrow_mut(), &h2_stats);
     let out = std::mem::take(&mut sref.borrow_mut().out);
     let _ = crate::io::write_all(&client, &out, rt.proxies[sess.fe].timeouts.client).await;
     if failed {
@@ -232,6 +240,51 @@ pub async fn serve<S: Sock>(client: S, mut sess: Session, pre: Option<Buf>, sess
 /// How long a connection ended by an error keeps reading (and dropping) what the client
 /// sends after our GOAWAY.
 const LINGER_AFTER_ERROR: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// An open HTTP/2 connection in its frontend's stats (`h2_open_connections`,
+/// `h2_total_connections`).
+struct OpenConn<'a>(&'a H2Stats);
+
+impl<'a> OpenConn<'a> {
+    fn new(stats: &'a H2Stats) -> OpenConn<'a> {
+        stats.total_conns.inc();
+        stats.open_conns.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        OpenConn(stats)
+    }
+}
+
+impl Drop for OpenConn<'_> {
+    fn drop(&mut self) {
+        self.0.open_conns.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// An open stream in its frontend's stats (`h2_backend_open_streams`,
+/// `h2_backend_total_streams`), until it ends or its connection does.
+struct OpenStream<'a>(&'a H2Stats);
+
+impl<'a> OpenStream<'a> {
+    fn new(stats: &'a H2Stats) -> OpenStream<'a> {
+        stats.total_streams.inc();
+        stats.open_streams.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        OpenStream(stats)
+    }
+}
+
+impl Drop for OpenStream<'_> {
+    fn drop(&mut self) {
+        self.0.open_streams.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Adds the RST_STREAM frames the connection and its streams queued to the stats.
+fn count_resets(s: &mut Shared, stats: &H2Stats) {
+    let (sent, errors) = std::mem::take(&mut s.rst_sent);
+    if sent > 0 {
+        stats.rst_stream_resp.add(sent);
+        stats.strm_proto_err.add(errors);
+    }
+}
 
 /// The connection's HPACK decoder, within our settings (`tune.h2.header-table-size`).
 fn decoder(table_size: u32) -> Decoder {
@@ -351,7 +404,13 @@ fn ack_settings(s: &mut Shared) {
 }
 
 /// Ends the connection with GOAWAY `code` (naming the last stream it will have served).
+/// As HAProxy, an error other than ENHANCE_YOUR_CALM counts in `h2_goaway_resp` and
+/// `h2_detected_conn_protocol_errors`.
 fn goaway(shared: &SharedRef, reader: &Demux, code: ErrorCode) {
+    if !matches!(code, ErrorCode::NoError | ErrorCode::EnhanceYourCalm) {
+        reader.stats.goaway_resp.inc();
+        reader.stats.conn_proto_err.inc();
+    }
     let mut s = shared.borrow_mut();
     s.closing = true;
     encode_goaway(&mut s.out, reader.last_id, code, b"");
@@ -430,6 +489,10 @@ fn on_frame<'s>(
     }
     match frame {
         Frame::Settings { ack, params } => {
+            // HAProxy counts the client's first SETTINGS twice (as the preface's, then
+            // as a frame)
+            let first = !ack && !shared.borrow().window_opened;
+            reader.stats.settings_rcvd.add(1 + u64::from(first));
             if !ack {
                 reader.glitches.overhead()?;
                 let mut s = shared.borrow_mut();
@@ -464,6 +527,7 @@ fn on_frame<'s>(
             }
         }
         Frame::RstStream { stream_id, error } => {
+            reader.stats.rst_stream_rcvd.inc();
             if stream_id > reader.last_id {
                 return Err(ErrorCode::ProtocolError); // an idle stream
             }
@@ -480,11 +544,15 @@ fn on_frame<'s>(
             }
             s.wake(stream_id);
         }
-        Frame::GoAway { .. } => reader.goaway = true,
+        Frame::GoAway { .. } => {
+            reader.stats.goaway_rcvd.inc();
+            reader.goaway = true;
+        }
         Frame::Data { stream_id, data, end_stream, flow_len } => {
             on_data(shared, reader, stream_id, data, end_stream, flow_len)?;
         }
         Frame::Headers { stream_id, fragment, end_stream, end_headers, priority } => {
+            reader.stats.headers_rcvd.inc();
             if priority.is_some_and(|p| p.dependency == stream_id) {
                 reset_any(&mut shared.borrow_mut(), stream_id, ErrorCode::ProtocolError);
                 return reader.glitches.report(1);
@@ -581,6 +649,8 @@ fn on_data(
         }
         return Ok(());
     };
+    // counted on an open stream only, as HAProxy counts it
+    reader.stats.data_rcvd.inc();
     if i64::from(flow_len) > slot.recv_window {
         return Err(ErrorCode::FlowControlError);
     }
@@ -771,6 +841,7 @@ struct Opened {
 async fn run_stream(sess: &Session, shared: &SharedRef, opened: Opened, mut txn: Txn, head_buf: Vec<u8>) {
     let Opened { id, end_stream, first, tunnel } = opened;
     let rt = &sess.rt;
+    let _open = OpenStream::new(&rt.proxies[sess.fe].stats.fe_h2);
     let body_len = txn.req.body;
     txn.req.arena_max = rt.bufsize.saturating_sub(head_buf.len().min(rt.max_head));
     let mut front = H2Front {

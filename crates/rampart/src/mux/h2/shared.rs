@@ -65,6 +65,9 @@ pub struct Shared {
     /// The connection's `sess.` variables. Each stream works on a copy taken when it
     /// starts, written back when it ends.
     pub sess_vars: Option<VarSnapshot>,
+    /// RST_STREAM frames queued since the connection's task last looked, and those
+    /// of them for an error (`h2_rst_stream_resp`, `h2_detected_strm_protocol_errors`).
+    pub rst_sent: (u64, u64),
 }
 
 /// One open stream.
@@ -120,6 +123,7 @@ impl Shared {
             silent_drop: false,
             fc: None,
             sess_vars: None,
+            rst_sent: (0, 0),
         }
     }
 
@@ -210,13 +214,13 @@ impl Shared {
         }
         slot.local_end = true;
         slot.reset.get_or_insert(code);
-        encode_rst_stream(&mut self.out, id, code);
+        self.rst(id, code);
     }
 
     /// Answers a frame on a stream that has no slot (closed, or never opened) with
     /// RST_STREAM `code`.
     pub fn reset_closed(&mut self, id: u32, code: ErrorCode) {
-        encode_rst_stream(&mut self.out, id, code);
+        self.rst(id, code);
     }
 
     /// A frame came on stream `id` after it closed (`id` at most the last stream
@@ -227,9 +231,19 @@ impl Shared {
             Some(slot) if slot.reset.is_some() && !slot.peer_reset => return false,
             // half-closed (remote): our side stops too
             Some(slot) if !slot.local_end => self.reset(id, ErrorCode::StreamClosed),
-            _ => encode_rst_stream(&mut self.out, id, ErrorCode::StreamClosed),
+            _ => self.rst(id, ErrorCode::StreamClosed),
         }
         true
+    }
+
+    /// Queues RST_STREAM `code` on stream `id`, counted for the frontend's stats.
+    fn rst(&mut self, id: u32, code: ErrorCode) {
+        encode_rst_stream(&mut self.out, id, code);
+        self.rst_sent.0 += 1;
+        // HAProxy counts malformed requests, bodies and windows, not STREAM_CLOSED
+        if matches!(code, ErrorCode::ProtocolError | ErrorCode::FlowControlError) {
+            self.rst_sent.1 += 1;
+        }
     }
 
     /// Takes what stream `id` received (appended to `into`): `Some(end)` when there was
