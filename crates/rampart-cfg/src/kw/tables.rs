@@ -261,6 +261,7 @@ pub static GLOBAL: &[Kw] = &[
     kw("tune.comp.maxlevel", Yes),
     kw("tune.fail-alloc", No),
     kw("tune.fd.edge-triggered", Partial("accepted (experimental, as in HAProxy) with a startup warning, no effect: rampart's event loop (tokio) always registers descriptors edge-triggered")),
+    kw("tune.h2.fe.glitches-threshold", Yes),
     kw("tune.h2.header-table-size", Yes),
     kw("tune.h2.initial-window-size", Yes),
     kw("tune.h2.max-concurrent-streams", Yes),

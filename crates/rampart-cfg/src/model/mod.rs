@@ -849,6 +849,10 @@ pub struct H2Tune {
     /// `h2-workaround-bogus-websocket-clients`: extended CONNECT (RFC 8441) is not
     /// offered to clients, which then send WebSocket over HTTP/1.1.
     pub no_websocket: bool,
+    /// `tune.h2.fe.glitches-threshold` (HAProxy 3.x): the glitches after which a client
+    /// connection ends with ENHANCE_YOUR_CALM, 0 for no limit; `None`: rampart's
+    /// built-in bound (`mux::h2::glitch::DEFAULT_THRESHOLD`; HAProxy has none).
+    pub fe_glitches_threshold: Option<u32>,
 }
 
 impl Default for H2Tune {
@@ -859,6 +863,7 @@ impl Default for H2Tune {
             max_concurrent_streams: 100,
             max_frame_size: None,
             no_websocket: false,
+            fe_glitches_threshold: None,
         }
     }
 }

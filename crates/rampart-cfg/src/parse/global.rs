@@ -369,7 +369,7 @@ fn parse_comp_maxlevel(p: &mut Parser, words: &[String], span: &Span) {
 }
 
 /// `tune.h2.header-table-size`, `initial-window-size`, `max-concurrent-streams`,
-/// `max-frame-size`: integers read as C's `atoi()`, with HAProxy's bounds.
+/// `max-frame-size`, `fe.glitches-threshold` (HAProxy 3.x): integers read as C's `atoi()`, with HAProxy's bounds.
 fn parse_tune_h2(p: &mut Parser, words: &[String], span: &Span) {
     if too_many(p, words, 1, span) {
         return;
@@ -391,6 +391,10 @@ fn parse_tune_h2(p: &mut Parser, words: &[String], span: &Span) {
         _ if !(0..=i64::from(i32::MAX)).contains(&v) => Some("a positive numeric value"),
         "tune.h2.initial-window-size" => {
             h2.initial_window_size = Some(v as u32);
+            None
+        }
+        "tune.h2.fe.glitches-threshold" => {
+            h2.fe_glitches_threshold = Some(v as u32);
             None
         }
         _ => {
@@ -630,6 +634,14 @@ mod tests {
         assert_eq!(
             alerts("global\n tune.h2.max-concurrent-streams 5 6\n"),
             ["'tune.h2.max-concurrent-streams' cannot handle unexpected argument '6'."]
+        );
+        // HAProxy 3.x's threshold: 0 is no limit, a negative value is refused
+        let t = |cfg: &str| parse_ok(cfg).global.h2.fe_glitches_threshold;
+        assert_eq!(t("global\n tune.h2.fe.glitches-threshold 200\n"), Some(200));
+        assert_eq!(t("global\n tune.h2.fe.glitches-threshold 0\n"), Some(0));
+        assert_eq!(
+            alerts("global\n tune.h2.fe.glitches-threshold -5\n"),
+            ["'tune.h2.fe.glitches-threshold' expects a positive numeric value."]
         );
     }
 

@@ -120,6 +120,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("global nbthread", "main.rs: start"),
     ("global tune.bufsize", "build::build: Runtime::bufsize"),
     ("global tune.maxrewrite", "build::build: Runtime::max_head"),
+    ("global tune.h2.fe.glitches-threshold", "build::build: Runtime::h2 (mux::h2::glitch)"),
     ("global tune.h2.header-table-size", "build::build: Runtime::h2 (mux::h2::conn)"),
     ("global tune.h2.initial-window-size", "build::build: Runtime::h2 (mux::h2::conn)"),
     ("global tune.h2.max-concurrent-streams", "build::build: Runtime::h2 (mux::h2::conn)"),

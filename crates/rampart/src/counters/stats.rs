@@ -36,6 +36,70 @@ impl ByClass {
     }
 }
 
+/// The HTTP/2 counters of a frontend (HAProxy's `h2` stats module: the `h2_*` fields
+/// of `show stat`), counted by the client side's mux (`mux::h2::conn`).
+#[derive(Debug)]
+pub struct H2Stats {
+    /// Frames received: HEADERS, DATA, SETTINGS, RST_STREAM, GOAWAY.
+    pub headers_rcvd: Counter,
+    pub data_rcvd: Counter,
+    pub settings_rcvd: Counter,
+    pub rst_stream_rcvd: Counter,
+    pub goaway_rcvd: Counter,
+    /// Connection and stream errors detected (GOAWAY or RST_STREAM for a protocol
+    /// error, a flood, a glitch threshold).
+    pub conn_proto_err: Counter,
+    pub strm_proto_err: Counter,
+    /// RST_STREAM sent, GOAWAY sent with an error code.
+    pub rst_stream_resp: Counter,
+    pub goaway_resp: Counter,
+    /// HTTP/2 connections open now, and since the start.
+    pub open_conns: std::sync::atomic::AtomicU64,
+    pub total_conns: Counter,
+    /// Streams open now, and since the start (HAProxy names them
+    /// `h2_backend_open_streams`, `h2_backend_total_streams` on frontends too).
+    pub open_streams: std::sync::atomic::AtomicU64,
+    pub total_streams: Counter,
+}
+
+impl H2Stats {
+    fn new(threads: usize) -> std::sync::Arc<H2Stats> {
+        let mut g = CounterGroup::new(threads, 11);
+        std::sync::Arc::new(H2Stats {
+            headers_rcvd: g.counter(),
+            data_rcvd: g.counter(),
+            settings_rcvd: g.counter(),
+            rst_stream_rcvd: g.counter(),
+            goaway_rcvd: g.counter(),
+            conn_proto_err: g.counter(),
+            strm_proto_err: g.counter(),
+            rst_stream_resp: g.counter(),
+            goaway_resp: g.counter(),
+            open_conns: std::sync::atomic::AtomicU64::new(0),
+            total_conns: g.counter(),
+            open_streams: std::sync::atomic::AtomicU64::new(0),
+            total_streams: g.counter(),
+        })
+    }
+
+    /// The counters `clear counters all` resets.
+    pub fn counters(&self) -> [&Counter; 11] {
+        [
+            &self.headers_rcvd,
+            &self.data_rcvd,
+            &self.settings_rcvd,
+            &self.rst_stream_rcvd,
+            &self.goaway_rcvd,
+            &self.conn_proto_err,
+            &self.strm_proto_err,
+            &self.rst_stream_resp,
+            &self.goaway_resp,
+            &self.total_conns,
+            &self.total_streams,
+        ]
+    }
+}
+
 /// The compression counters of one side of a proxy (`comp_in`, `comp_out`,
 /// `comp_byp`, `comp_rsp`), shared with the responses being compressed.
 #[derive(Debug)]
@@ -122,6 +186,8 @@ pub struct ProxyStats {
     /// Compression through the frontend and through the backend.
     pub fe_comp: std::sync::Arc<CompStats>,
     pub be_comp: std::sync::Arc<CompStats>,
+    /// The frontend's HTTP/2 connections.
+    pub fe_h2: std::sync::Arc<H2Stats>,
 }
 
 impl ProxyStats {
@@ -161,6 +227,7 @@ impl ProxyStats {
             be_sess_rate: RateCell::default(),
             fe_comp: CompStats::new(threads),
             be_comp: CompStats::new(threads),
+            fe_h2: H2Stats::new(threads),
         }
     }
 }

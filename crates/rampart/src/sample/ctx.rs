@@ -69,6 +69,9 @@ pub struct ConnExt {
     /// connection: released (their `conn_cur` taken back) when the last copy of the
     /// connection's addresses goes, with the connection.
     pub sc: Option<Arc<crate::stick::Trackers>>,
+    /// The glitches of an HTTP/2 connection, counted by its mux (`fc_glitches`);
+    /// `None` on HTTP/1 and TCP connections.
+    pub glitches: Option<Arc<std::sync::atomic::AtomicU32>>,
 }
 
 impl ConnInfo {
@@ -85,6 +88,17 @@ impl ConnInfo {
     /// an idle connection stays small, and few configurations read `dst`.
     pub fn dst(&self) -> Option<SocketAddr> {
         self.ext.as_ref().and_then(|e| e.dst).or_else(|| local_addr(self.fd))
+    }
+
+    /// An HTTP/2 connection's glitch count, for `fc_glitches`.
+    pub fn set_glitches(&mut self, count: Arc<std::sync::atomic::AtomicU32>) {
+        Arc::make_mut(self.ext.get_or_insert_with(Arc::default)).glitches = Some(count);
+    }
+
+    /// The glitches of the connection's mux, `None` when it counts none (HTTP/1).
+    pub fn glitches(&self) -> Option<u32> {
+        let count = self.ext.as_ref()?.glitches.as_ref()?;
+        Some(count.load(std::sync::atomic::Ordering::Relaxed))
     }
 
     /// Replaces the local address rules see.

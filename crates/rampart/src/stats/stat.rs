@@ -313,7 +313,8 @@ fn field(rt: &Runtime, idx: usize, kind: Kind, srv: Option<usize>, level: Level,
     v.or_else(|| zero_for_missing_feature(name))
 }
 
-/// Fields about features rampart does not count (TLS, HTTP/2): they read 0.
+/// Fields about features rampart does not count (TLS, HTTP/2 towards servers, streams
+/// of a frontend's HTTP/2 connections towards servers): they read 0.
 fn zero_for_missing_feature(name: &str) -> Option<Val> {
     let absent = name.starts_with("ssl_") || name.starts_with("h2_") || name == "rate_lim";
     absent.then(|| 0u64.into())
@@ -368,8 +369,32 @@ fn frontend(rt: &Runtime, px: &ProxyRt, name: &str) -> Option<Val> {
         "cache_lookups" if fe.http => px.stats.fe_cache_lookups.get().into(),
         "cache_hits" if fe.http => px.stats.fe_cache_hits.get().into(),
         n if n.starts_with("comp_") => comp(&px.stats.fe_comp, n)?,
+        n if n.starts_with("h2_") => h2(&px.stats.fe_h2, n)?,
         _ => return None,
     })
+}
+
+/// The `h2_*` fields of a frontend (HAProxy's h2 stats module, its quirks included:
+/// the `h2_backend_*_streams` count the frontend's streams). The backend's read 0:
+/// the server side does not count them yet.
+fn h2(c: &crate::counters::stats::H2Stats, name: &str) -> Option<Val> {
+    let n = match name {
+        "h2_headers_rcvd" => &c.headers_rcvd,
+        "h2_data_rcvd" => &c.data_rcvd,
+        "h2_settings_rcvd" => &c.settings_rcvd,
+        "h2_rst_stream_rcvd" => &c.rst_stream_rcvd,
+        "h2_goaway_rcvd" => &c.goaway_rcvd,
+        "h2_detected_conn_protocol_errors" => &c.conn_proto_err,
+        "h2_detected_strm_protocol_errors" => &c.strm_proto_err,
+        "h2_rst_stream_resp" => &c.rst_stream_resp,
+        "h2_goaway_resp" => &c.goaway_resp,
+        "h2_open_connections" => return Some(c.open_conns.load(Ordering::Relaxed).into()),
+        "h2_total_connections" => &c.total_conns,
+        "h2_backend_open_streams" => return Some(c.open_streams.load(Ordering::Relaxed).into()),
+        "h2_backend_total_streams" => &c.total_streams,
+        _ => return None,
+    };
+    Some(n.get().into())
 }
 
 /// A listener's row: its own counters; the fields rampart does not count per

@@ -23,8 +23,10 @@ use rampart_proto::h2::{ErrorCode, H2Error};
 use rampart_proto::h2::{Setting, SettingId, DEFAULT_HEADER_TABLE_SIZE, DEFAULT_INITIAL_WINDOW_SIZE};
 
 use super::front::H2Front;
+use super::glitch::{Glitches, SMALL_WINDOW_UPDATE};
 use super::shared::{Shared, SharedRef};
 use crate::buf::Buf;
+use crate::counters::stats::H2Stats;
 use crate::h2::msg::{response_fields, ReqFields, Tunnel};
 use crate::http::BodyLen;
 use crate::io::Sock;
@@ -39,6 +41,14 @@ use rampart_proto::h2::hpack::{Decoder, HpackError};
 pub const STREAM_WINDOW: u32 = 256 * 1024;
 /// The connection's window, topped up as the streams consume.
 pub const CONN_WINDOW: u32 = 1024 * 1024;
+/// The frames one header block may take (HEADERS and CONTINUATION): past this, a
+/// CONTINUATION flood ends the connection (ENHANCE_YOUR_CALM) whatever the glitch
+/// threshold (a 64 KiB block in 16 KiB frames takes 4).
+const MAX_BLOCK_FRAMES: u32 = 512;
+/// Input is not read while this many bytes wait to be written: a client that sends
+/// PINGs or SETTINGS (whose answers queue) without reading them is held back by TCP
+/// rather than by our memory.
+const READ_PAUSE: usize = 2 * super::shared::OUT_BUDGET;
 /// The largest frame we accept without `tune.h2.max-frame-size` (the default).
 const MAX_FRAME: u32 = 16_384;
 /// The most bytes a request's header block may take once decoded
@@ -98,9 +108,8 @@ struct Reader {
 /// What the frames read so far left to know.
 struct Demux {
     decoder: Decoder,
-    /// A header block spread over CONTINUATION frames: its stream, whether the stream
-    /// ends with it, the fragments so far.
-    block: Option<(u32, bool, Vec<u8>)>,
+    /// A header block spread over CONTINUATION frames.
+    block: Option<Block>,
     /// The highest stream id the client opened.
     last_id: u32,
     /// Stream ids below `last_id` the client skipped (never opened), as ranges: a
@@ -111,13 +120,31 @@ struct Demux {
     opened: u64,
     /// GOAWAY was received, or sent on a soft stop: no new stream.
     goaway: bool,
+    glitches: Glitches,
+    /// The frontend's HTTP/2 counters.
+    stats: Arc<H2Stats>,
+}
+
+/// A header block being received.
+struct Block {
+    id: u32,
+    /// The stream ends with it (END_STREAM on its HEADERS).
+    end_stream: bool,
+    /// The fragments so far.
+    bytes: Vec<u8>,
+    /// Its frames so far (HEADERS, CONTINUATIONs).
+    frames: u32,
 }
 
 /// Serves one HTTP/2 connection (`pre`: bytes already read from it) until it closes;
 /// `sess_vars`: the `sess.` variables the connection rules set.
-pub async fn serve<S: Sock>(client: S, sess: Session, pre: Option<Buf>, sess_vars: Option<Box<VarStore>>) {
+pub async fn serve<S: Sock>(client: S, mut sess: Session, pre: Option<Buf>, sess_vars: Option<Box<VarStore>>) {
+    let glitch_count = Arc::new(std::sync::atomic::AtomicU32::new(0));
+    sess.conn.set_glitches(glitch_count.clone());
     let rt = &sess.rt;
     let tune = &rt.h2;
+    let h2_stats = rt.proxies[sess.fe].stats.fe_h2.clone();
+    let _open = OpenConn::new(&h2_stats);
     let stream_window = tune.initial_window_size.unwrap_or(STREAM_WINDOW);
     let shared = Shared::new(stream_window, CONN_WINDOW.max(stream_window));
     let shared: SharedRef = Arc::new(AtomicRefCell::new(shared));
@@ -133,6 +160,8 @@ pub async fn serve<S: Sock>(client: S, sess: Session, pre: Option<Buf>, sess_var
             skipped: Default::default(),
             opened: 0,
             goaway: false,
+            glitches: Glitches::new(tune.fe_glitches_threshold, glitch_count),
+            stats: h2_stats.clone(),
         },
     };
     let mut streams = Streams::default();
@@ -143,6 +172,8 @@ pub async fn serve<S: Sock>(client: S, sess: Session, pre: Option<Buf>, sess_var
     // the client's first requests too (written with the preface), and the socket may
     // have nothing more to say until they are answered.
     let mut pre_read = !reader.buf.is_empty();
+    // ended by an error: the client may still be sending (a flood)
+    let mut failed = false;
     loop {
         let keep_alive = rt.proxies[sess.fe].timeouts.http_keep_alive;
         let mut idle = streams.is_empty().then(|| Timer::new(keep_alive)).flatten();
@@ -160,6 +191,7 @@ pub async fn serve<S: Sock>(client: S, sess: Session, pre: Option<Buf>, sess_var
             Event::Input => {
                 if let Err(e) = read_frames(&client, sess, sref, &mut reader, &mut streams) {
                     goaway(sref, &reader.demux, e);
+                    failed = e != ErrorCode::NoError;
                     break;
                 }
             }
@@ -178,6 +210,7 @@ pub async fn serve<S: Sock>(client: S, sess: Session, pre: Option<Buf>, sess_var
         }
         let fc = {
             let mut sh = sref.borrow_mut();
+            count_resets(&mut sh, &h2_stats);
             if sh.silent_drop {
                 drop(sh);
                 crate::io::silent_drop(&client);
@@ -191,9 +224,66 @@ pub async fn serve<S: Sock>(client: S, sess: Session, pre: Option<Buf>, sess_var
     }
     // the streams end with the connection; what was queued (GOAWAY) goes out
     drop(streams);
+    count_resets(&mut sref.borrow_mut(), &h2_stats);
     let out = std::mem::take(&mut sref.borrow_mut().out);
     let _ = crate::io::write_all(&client, &out, rt.proxies[sess.fe].timeouts.client).await;
-    client.close_notify();
+    if failed {
+        // a FIN after the GOAWAY, then what the client still sends is dropped for a
+        // while: closing at once would turn the close into a reset that can destroy
+        // the GOAWAY before the client reads it
+        crate::io::linger_close(client, LINGER_AFTER_ERROR).await;
+    } else {
+        client.close_notify();
+    }
+}
+
+/// How long a connection ended by an error keeps reading (and dropping) what the client
+/// sends after our GOAWAY.
+const LINGER_AFTER_ERROR: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// An open HTTP/2 connection in its frontend's stats (`h2_open_connections`,
+/// `h2_total_connections`).
+struct OpenConn<'a>(&'a H2Stats);
+
+impl<'a> OpenConn<'a> {
+    fn new(stats: &'a H2Stats) -> OpenConn<'a> {
+        stats.total_conns.inc();
+        stats.open_conns.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        OpenConn(stats)
+    }
+}
+
+impl Drop for OpenConn<'_> {
+    fn drop(&mut self) {
+        self.0.open_conns.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// An open stream in its frontend's stats (`h2_backend_open_streams`,
+/// `h2_backend_total_streams`), until it ends or its connection does.
+struct OpenStream<'a>(&'a H2Stats);
+
+impl<'a> OpenStream<'a> {
+    fn new(stats: &'a H2Stats) -> OpenStream<'a> {
+        stats.total_streams.inc();
+        stats.open_streams.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        OpenStream(stats)
+    }
+}
+
+impl Drop for OpenStream<'_> {
+    fn drop(&mut self) {
+        self.0.open_streams.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Adds the RST_STREAM frames the connection and its streams queued to the stats.
+fn count_resets(s: &mut Shared, stats: &H2Stats) {
+    let (sent, errors) = std::mem::take(&mut s.rst_sent);
+    if sent > 0 {
+        stats.rst_stream_resp.add(sent);
+        stats.strm_proto_err.add(errors);
+    }
 }
 
 /// The connection's HPACK decoder, within our settings (`tune.h2.header-table-size`).
@@ -231,6 +321,10 @@ fn drive<S: Sock>(
     }
     if let Some(Poll::Ready(())) = wake.stop.map(|t| t.poll_expired(cx)) {
         return Poll::Ready(Event::Stop);
+    }
+    if shared.borrow().out.len() >= READ_PAUSE {
+        // woken when the socket takes more (`flush`)
+        return Poll::Pending;
     }
     if client.buffered_input() {
         return Poll::Ready(Event::Input);
@@ -310,7 +404,13 @@ fn ack_settings(s: &mut Shared) {
 }
 
 /// Ends the connection with GOAWAY `code` (naming the last stream it will have served).
+/// As HAProxy, an error other than ENHANCE_YOUR_CALM counts in `h2_goaway_resp` and
+/// `h2_detected_conn_protocol_errors`.
 fn goaway(shared: &SharedRef, reader: &Demux, code: ErrorCode) {
+    if !matches!(code, ErrorCode::NoError | ErrorCode::EnhanceYourCalm) {
+        reader.stats.goaway_resp.inc();
+        reader.stats.conn_proto_err.inc();
+    }
     let mut s = shared.borrow_mut();
     s.closing = true;
     encode_goaway(&mut s.out, reader.last_id, code, b"");
@@ -345,6 +445,7 @@ fn read_frames<'s, S: Sock>(
             return if PREFACE.starts_with(&reader.buf) { Ok(()) } else { Err(ErrorCode::ProtocolError) };
         }
         if !reader.buf.starts_with(PREFACE) {
+            let _ = reader.demux.glitches.report(1);
             return Err(ErrorCode::ProtocolError);
         }
         reader.buf.consume(PREFACE.len());
@@ -362,6 +463,7 @@ fn read_frames<'s, S: Sock>(
                 let len =
                     rampart_proto::h2::frame::FrameHeader::parse(&reader.buf[used..]).map_or(0, |h| h.frame_len());
                 reset_any(&mut shared.borrow_mut(), id, code);
+                reader.demux.glitches.report(1)?;
                 used += len;
                 continue;
             }
@@ -387,10 +489,19 @@ fn on_frame<'s>(
     }
     match frame {
         Frame::Settings { ack, params } => {
+            // HAProxy counts the client's first SETTINGS twice (as the preface's, then
+            // as a frame)
+            let first = !ack && !shared.borrow().window_opened;
+            reader.stats.settings_rcvd.add(1 + u64::from(first));
             if !ack {
+                reader.glitches.overhead()?;
                 let mut s = shared.borrow_mut();
                 let before = s.peer.initial_window_size;
                 s.peer.apply(params).map_err(|e| e.code())?;
+                if s.window_opened && s.peer.initial_window_size < before {
+                    // not the first SETTINGS: a late reduction is suspicious (HAProxy)
+                    reader.glitches.report(1)?;
+                }
                 let delta = i64::from(s.peer.initial_window_size) - i64::from(before);
                 for slot in s.streams.values_mut() {
                     slot.send_window += delta;
@@ -403,16 +514,29 @@ fn on_frame<'s>(
         }
         Frame::Ping { ack, data } => {
             if !ack {
+                reader.glitches.overhead()?;
                 encode_ping_ack(&mut shared.borrow_mut().out, data);
             }
         }
-        Frame::WindowUpdate { stream_id, increment } => window_update(shared, reader.last_id, stream_id, increment)?,
+        Frame::WindowUpdate { stream_id, increment } => {
+            if increment < SMALL_WINDOW_UPDATE {
+                reader.glitches.overhead()?;
+            }
+            if window_update(shared, reader.last_id, stream_id, increment)? {
+                reader.glitches.report(1)?; // an increment of 0 on a stream
+            }
+        }
         Frame::RstStream { stream_id, error } => {
+            reader.stats.rst_stream_rcvd.inc();
             if stream_id > reader.last_id {
                 return Err(ErrorCode::ProtocolError); // an idle stream
             }
             let mut s = shared.borrow_mut();
             if let Some(slot) = s.streams.get_mut(&stream_id) {
+                if !slot.responded && slot.reset.is_none() {
+                    // reset before its response: a rapid reset (CVE-2023-44487)
+                    reader.glitches.report(1)?;
+                }
                 slot.peer_reset = slot.reset.is_none();
                 slot.reset.get_or_insert(error);
                 slot.local_end = true;
@@ -420,36 +544,45 @@ fn on_frame<'s>(
             }
             s.wake(stream_id);
         }
-        Frame::GoAway { .. } => reader.goaway = true,
+        Frame::GoAway { .. } => {
+            reader.stats.goaway_rcvd.inc();
+            reader.goaway = true;
+        }
         Frame::Data { stream_id, data, end_stream, flow_len } => {
             on_data(shared, reader, stream_id, data, end_stream, flow_len)?;
         }
         Frame::Headers { stream_id, fragment, end_stream, end_headers, priority } => {
+            reader.stats.headers_rcvd.inc();
             if priority.is_some_and(|p| p.dependency == stream_id) {
                 reset_any(&mut shared.borrow_mut(), stream_id, ErrorCode::ProtocolError);
-                return Ok(());
+                return reader.glitches.report(1);
             }
-            reader.block = Some((stream_id, end_stream, fragment.to_vec()));
+            reader.block = Some(Block { id: stream_id, end_stream, bytes: fragment.to_vec(), frames: 1 });
             if end_headers {
                 on_block(sess, shared, reader, streams)?;
             }
         }
         Frame::Continuation { stream_id, fragment, end_headers } => {
-            let Some((id, _, block)) = reader.block.as_mut() else { return Err(ErrorCode::ProtocolError) };
-            if *id != stream_id {
+            let Some(block) = reader.block.as_mut() else { return Err(ErrorCode::ProtocolError) };
+            if block.id != stream_id {
                 return Err(ErrorCode::ProtocolError);
             }
-            if block.len() + fragment.len() > MAX_HEADER_LIST * 2 {
+            block.frames += 1;
+            if block.bytes.len() + fragment.len() > MAX_HEADER_LIST * 2 || block.frames > MAX_BLOCK_FRAMES {
+                let _ = reader.glitches.report(1);
                 return Err(ErrorCode::EnhanceYourCalm); // a CONTINUATION flood
             }
-            block.extend_from_slice(fragment);
+            block.bytes.extend_from_slice(fragment);
+            reader.glitches.continuation(block.frames, block.bytes.len())?;
             if end_headers {
                 on_block(sess, shared, reader, streams)?;
             }
         }
         Frame::Priority { stream_id, priority } => {
+            reader.glitches.overhead()?;
             if priority.dependency == stream_id {
                 reset_any(&mut shared.borrow_mut(), stream_id, ErrorCode::ProtocolError);
+                reader.glitches.report(1)?;
             }
         }
         // a client never promises
@@ -459,8 +592,9 @@ fn on_frame<'s>(
     Ok(())
 }
 
-/// A WINDOW_UPDATE: more room to send on the connection or a stream.
-fn window_update(shared: &SharedRef, last_id: u32, stream_id: u32, increment: u32) -> Result<(), ErrorCode> {
+/// A WINDOW_UPDATE: more room to send on the connection or a stream. `Ok(true)`: a
+/// glitch (an increment of 0 on a stream, which resets it).
+fn window_update(shared: &SharedRef, last_id: u32, stream_id: u32, increment: u32) -> Result<bool, ErrorCode> {
     let mut s = shared.borrow_mut();
     if stream_id == 0 {
         if increment == 0 {
@@ -471,33 +605,36 @@ fn window_update(shared: &SharedRef, last_id: u32, stream_id: u32, increment: u3
             return Err(ErrorCode::FlowControlError);
         }
         s.wake_all();
-        return Ok(());
+        return Ok(false);
     }
     let Some(slot) = s.streams.get_mut(&stream_id) else {
-        return if stream_id > last_id { Err(ErrorCode::ProtocolError) } else { Ok(()) };
+        return if stream_id > last_id { Err(ErrorCode::ProtocolError) } else { Ok(false) };
     };
     if increment == 0 {
         s.reset(stream_id, ErrorCode::ProtocolError);
-        return Ok(());
+        return Ok(true);
     }
     slot.send_window += i64::from(increment);
     if slot.send_window > i64::from(i32::MAX) {
         s.reset(stream_id, ErrorCode::FlowControlError);
-        return Ok(());
+        return Ok(true);
     }
     s.wake(stream_id);
-    Ok(())
+    Ok(false)
 }
 
 /// DATA: filed in the stream's slot, within the windows.
 fn on_data(
     shared: &SharedRef,
-    reader: &Demux,
+    reader: &mut Demux,
     stream_id: u32,
     data: &[u8],
     end_stream: bool,
     flow_len: u32,
 ) -> Result<(), ErrorCode> {
+    if data.is_empty() && !end_stream {
+        reader.glitches.overhead()?; // an empty DATA flood
+    }
     let mut s = shared.borrow_mut();
     // the connection window covers every DATA frame, padding included
     let padding = flow_len - data.len() as u32;
@@ -507,9 +644,13 @@ fn on_data(
         }
         // closed, or half-closed (remote): counted in the connection's window only
         s.consumed(0, flow_len);
-        s.after_close(stream_id);
+        if s.after_close(stream_id) {
+            reader.glitches.report(1)?;
+        }
         return Ok(());
     };
+    // counted on an open stream only, as HAProxy counts it
+    reader.stats.data_rcvd.inc();
     if i64::from(flow_len) > slot.recv_window {
         return Err(ErrorCode::FlowControlError);
     }
@@ -527,6 +668,7 @@ fn on_data(
     if beyond || short {
         // RFC 9113 §8.1.1: DATA that does not add up to content-length
         s.reset(stream_id, ErrorCode::ProtocolError);
+        reader.glitches.report(1)?;
     }
     s.wake(stream_id);
     Ok(())
@@ -539,8 +681,9 @@ fn on_block<'s>(
     reader: &mut Demux,
     streams: &mut Streams<'s>,
 ) -> Result<(), ErrorCode> {
-    let Some((id, end_stream, block)) = reader.block.take() else { return Ok(()) };
+    let Some(Block { id, end_stream, bytes: block, .. }) = reader.block.take() else { return Ok(()) };
     if id % 2 == 0 {
+        let _ = reader.glitches.report(1); // HEADERS on an invalid stream id
         return Err(ErrorCode::ProtocolError);
     }
     if id <= reader.last_id {
@@ -560,7 +703,10 @@ fn on_block<'s>(
     });
     let finished = match (decoded, malformed) {
         (Err(HpackError::ListTooLarge), _) => Err(crate::h2::msg::Malformed("header list too large")),
-        (Err(_), _) => return Err(ErrorCode::CompressionError),
+        (Err(_), _) => {
+            let _ = reader.glitches.report(1);
+            return Err(ErrorCode::CompressionError);
+        }
         (Ok(()), Some(m)) => Err(m),
         (Ok(()), None) => fields.finish(end_stream),
     };
@@ -572,20 +718,19 @@ fn on_block<'s>(
         s.open(id);
         s.reset(id, ErrorCode::RefusedStream);
         s.streams.remove(&id);
-        return Ok(());
+        return reader.glitches.report(1); // past the stream limit
     }
     s.open(id);
     let tunnel = match finished {
         Ok(tunnel) => tunnel,
-        Err(m) if m.answered_400() => {
-            refuse_400(&mut s, id);
+        Err(m) => {
+            if m.answered_400() {
+                refuse_400(&mut s, id);
+            } else {
+                s.reset(id, ErrorCode::ProtocolError);
+            }
             s.streams.remove(&id);
-            return Ok(());
-        }
-        Err(_) => {
-            s.reset(id, ErrorCode::ProtocolError);
-            s.streams.remove(&id);
-            return Ok(());
+            return reader.glitches.report(1); // a malformed or too large request
         }
     };
     if let Some(slot) = s.streams.get_mut(&id) {
@@ -599,6 +744,7 @@ fn on_block<'s>(
         };
     }
     drop(s);
+    reader.glitches.stream_opened();
     reader.opened += 1;
     let first = reader.opened == 1;
     let opened = Opened { id, end_stream, first, tunnel };
@@ -629,13 +775,20 @@ fn trailers(shared: &SharedRef, reader: &mut Demux, id: u32, end_stream: bool, b
     }
     let mut s = shared.borrow_mut();
     match s.streams.get_mut(&id) {
-        Some(slot) if slot.remote_end => s.after_close(id),
+        Some(slot) if slot.remote_end => {
+            if s.after_close(id) {
+                reader.glitches.report(1)?; // a header block on a closed stream
+            }
+        }
         Some(slot) if end_stream && slot.expect.is_none_or(|n| n == 0) => {
             slot.remote_end = true;
             s.wake(id);
         }
         // trailers must end the stream, and the body must be whole
-        Some(_) => s.reset(id, ErrorCode::ProtocolError),
+        Some(_) => {
+            s.reset(id, ErrorCode::ProtocolError);
+            reader.glitches.report(1)?;
+        }
         // a stream the client never opened: it must open streams in order
         None if was_skipped(reader, id) => return Err(ErrorCode::ProtocolError),
         None => return Err(ErrorCode::StreamClosed),
@@ -688,6 +841,7 @@ struct Opened {
 async fn run_stream(sess: &Session, shared: &SharedRef, opened: Opened, mut txn: Txn, head_buf: Vec<u8>) {
     let Opened { id, end_stream, first, tunnel } = opened;
     let rt = &sess.rt;
+    let _open = OpenStream::new(&rt.proxies[sess.fe].stats.fe_h2);
     let body_len = txn.req.body;
     txn.req.arena_max = rt.bufsize.saturating_sub(head_buf.len().min(rt.max_head));
     let mut front = H2Front {

@@ -8,6 +8,7 @@
 //!   windows, one slot per stream)
 //! - `front`: one stream as the stream sees it ([`front::H2Front`], its response half
 //!   [`front::H2Sink`])
+//! - `glitch`: the connection's glitches (HAProxy 3.x), its flood bounds
 //!
 //! Reached by ALPN `h2`, `bind ... proto h2`, or the preface on an HTTP/1 listener.
 //!
@@ -20,6 +21,7 @@
 
 pub mod conn;
 pub mod front;
+pub mod glitch;
 mod shared;
 
 pub use conn::serve;

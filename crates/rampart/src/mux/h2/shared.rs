@@ -65,6 +65,9 @@ pub struct Shared {
     /// The connection's `sess.` variables. Each stream works on a copy taken when it
     /// starts, written back when it ends.
     pub sess_vars: Option<VarSnapshot>,
+    /// RST_STREAM frames queued since the connection's task last looked, and those
+    /// of them for an error (`h2_rst_stream_resp`, `h2_detected_strm_protocol_errors`).
+    pub rst_sent: (u64, u64),
 }
 
 /// One open stream.
@@ -84,6 +87,8 @@ pub struct Slot {
     pub send_window: i64,
     /// We sent END_STREAM (or RST_STREAM): nothing more goes out.
     pub local_end: bool,
+    /// Our response's header block went out (a client reset before it is a glitch).
+    pub responded: bool,
     /// The body bytes the request's `content-length` still announces (RFC 9113
     /// §8.1.1: DATA must add up to it), `None` without one.
     pub expect: Option<u64>,
@@ -118,6 +123,7 @@ impl Shared {
             silent_drop: false,
             fc: None,
             sess_vars: None,
+            rst_sent: (0, 0),
         }
     }
 
@@ -154,8 +160,9 @@ impl Shared {
     pub fn send_headers(&mut self, id: u32, fields: &mut FieldSource<'_>, end: bool) {
         let block = self.encoder.encode(fields);
         encode_headers(&mut self.out, id, block, end, self.peer.max_frame_size);
-        if end {
-            self.end_local(id);
+        if let Some(slot) = self.streams.get_mut(&id) {
+            slot.responded = true;
+            slot.local_end |= end;
         }
     }
 
@@ -207,24 +214,35 @@ impl Shared {
         }
         slot.local_end = true;
         slot.reset.get_or_insert(code);
-        encode_rst_stream(&mut self.out, id, code);
+        self.rst(id, code);
     }
 
     /// Answers a frame on a stream that has no slot (closed, or never opened) with
     /// RST_STREAM `code`.
     pub fn reset_closed(&mut self, id: u32, code: ErrorCode) {
-        encode_rst_stream(&mut self.out, id, code);
+        self.rst(id, code);
     }
 
     /// A frame came on stream `id` after it closed (`id` at most the last stream
-    /// opened): answered with STREAM_CLOSED, unless we reset the stream ourselves
-    /// and the frame may have crossed our RST_STREAM.
-    pub fn after_close(&mut self, id: u32) {
+    /// opened): answered with STREAM_CLOSED (then `true`: a glitch), unless we reset
+    /// the stream ourselves and the frame may have crossed our RST_STREAM.
+    pub fn after_close(&mut self, id: u32) -> bool {
         match self.streams.get(&id) {
-            Some(slot) if slot.reset.is_some() && !slot.peer_reset => {}
+            Some(slot) if slot.reset.is_some() && !slot.peer_reset => return false,
             // half-closed (remote): our side stops too
             Some(slot) if !slot.local_end => self.reset(id, ErrorCode::StreamClosed),
-            _ => encode_rst_stream(&mut self.out, id, ErrorCode::StreamClosed),
+            _ => self.rst(id, ErrorCode::StreamClosed),
+        }
+        true
+    }
+
+    /// Queues RST_STREAM `code` on stream `id`, counted for the frontend's stats.
+    fn rst(&mut self, id: u32, code: ErrorCode) {
+        encode_rst_stream(&mut self.out, id, code);
+        self.rst_sent.0 += 1;
+        // HAProxy counts malformed requests, bodies and windows, not STREAM_CLOSED
+        if matches!(code, ErrorCode::ProtocolError | ErrorCode::FlowControlError) {
+            self.rst_sent.1 += 1;
         }
     }
 

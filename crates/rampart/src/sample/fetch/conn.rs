@@ -77,6 +77,15 @@ fn fetch_fc_http_major<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>
     }
 }
 
+/// `fc_glitches` (HAProxy 3.x): the glitches the HTTP/2 mux counted on the client
+/// connection (`mux::h2::glitch`); no value on an HTTP/1 or TCP connection, as
+/// HAProxy 3.2 whose HTTP/1 mux counts none.
+fn fetch_fc_glitches<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    if let Some(n) = ctx.conn.glitches() {
+        emit(Sample::Sint(i64::from(n)));
+    }
+}
+
 const L4: u32 = uses::L4CLI;
 
 // COMPAT: `src`/`dst` are declared ipv4 as in HAProxy 2.6 (so `src,ipmask(24)`
@@ -91,6 +100,7 @@ pub const KEYWORDS: &[FetchKw] = &[
     FetchKw::new("fc_dst", ArgSpec::NONE, SmpType::Ipv4, fetch_fc_dst).uses(L4),
     FetchKw::new("fc_dst_port", ArgSpec::NONE, SmpType::Sint, fetch_fc_dst_port).uses(L4),
     FetchKw::new("fc_http_major", ArgSpec::NONE, SmpType::Sint, fetch_fc_http_major).uses(L4),
+    FetchKw::new("fc_glitches", ArgSpec::NONE, SmpType::Sint, fetch_fc_glitches).uses(L4),
 ];
 
 #[cfg(test)]
@@ -114,6 +124,14 @@ mod tests {
         assert_eq!(v("dst"), None);
         assert_eq!(v("dst_port"), None);
         assert_eq!(v("fc_http_major"), None);
+        // an HTTP/1 connection: no glitch counter (HAProxy 3.2: no value either)
+        assert_eq!(v("fc_glitches"), None);
+        let mut h2 = conn();
+        let count = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+        h2.set_glitches(count.clone());
+        count.store(7, std::sync::atomic::Ordering::Relaxed);
+        let e = compile_in(&cfg, 0, "fc_glitches").unwrap();
+        assert_eq!(e.eval(&SampleCtx::new(&rt, &h2, 0)), Some(Sample::Sint(7)));
         let c6 = ConnInfo::new(Some("[2001:db8::7]:443".parse().unwrap()), -1);
         let ctx6 = SampleCtx::new(&rt, &c6, 0);
         let e = compile_in(&cfg, 0, "src").unwrap();
