@@ -239,7 +239,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 .into_iter()
                 .filter(|&l| l > 0)
                 .min()
-                .map(crate::listener::rate::AcceptRate::new),
+                .map(crate::counters::accept_rate::AcceptRate::new),
             rate_limits: (cfg.global.maxconnrate, cfg.global.maxsessrate),
         },
         proc_vars: ProcVars::new(var_limits(&cfg.global.vars)),

@@ -13,6 +13,7 @@
 
 pub mod capture;
 pub mod histogram;
+pub mod accept_rate;
 pub mod rate;
 pub mod stats;
 

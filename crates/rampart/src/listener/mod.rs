@@ -8,7 +8,6 @@
 
 pub mod accept;
 pub mod log_forward;
-pub mod rate;
 
 use std::collections::{HashMap, HashSet};
 use std::io;

@@ -102,7 +102,7 @@ pub struct GlobalRt {
     /// `max-spread-checks`: the most the first health checks are spread over.
     pub max_spread_checks: Option<std::time::Duration>,
     /// `maxconnrate` / `maxsessrate` (the lower of the two): accept loops pause at it.
-    pub accept_rate: Option<crate::listener::rate::AcceptRate>,
+    pub accept_rate: Option<crate::counters::accept_rate::AcceptRate>,
     /// `maxconnrate` and `maxsessrate` as set (0: none), for `show info`.
     pub rate_limits: (u32, u32),
 }
