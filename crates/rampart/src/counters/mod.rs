@@ -5,15 +5,16 @@
 //! - `stats`: the counters of a proxy and of a server ([`stats::ProxyStats`],
 //!   [`stats::ServerStats`]) that `show stat`, the stats page and Prometheus read
 //! - `rate`: event rates, sampled once a second
+//! - `accept_rate`: the process-wide accept limit (`maxconnrate`, `maxsessrate`)
 //! - `histogram`: latency histograms per backend and server
 //! - `capture`: the last invalid request of each frontend (`show errors`)
 //!
 //! What is counted lives here, below the runtime model that holds it; how it is
 //! counted on the proxies and reported is `crate::stats`'s.
 
+pub mod accept_rate;
 pub mod capture;
 pub mod histogram;
-pub mod accept_rate;
 pub mod rate;
 pub mod stats;
 
