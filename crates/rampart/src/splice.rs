@@ -95,7 +95,7 @@ impl Drop for Pipe {
 }
 
 /// Timeouts of one forwarding direction.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct DirTimeouts {
     /// Inactivity allowed while waiting to read from the source.
     pub read: Option<Duration>,
@@ -129,6 +129,18 @@ pub fn tunnel_timeouts(fe: &Timeouts, be: &Timeouts) -> (DirTimeouts, DirTimeout
     let up = DirTimeouts { read: client, write: server, fin: fe.client_fin };
     let down = DirTimeouts { read: server, write: client, fin: be.server_fin };
     (up, down)
+}
+
+/// The inactivity allowed in a tunnel carried by frames (a stream of an HTTP/2
+/// connection on either side), where one loop waits for both directions: as
+/// [`forward`] does for sockets (and HAProxy's stream for any tunnel), bytes moving
+/// either way restart both clocks, so the shorter read timeout of the directions
+/// still open applies; once a direction ended, the other one's `fin` timeout (if set)
+/// replaces its read timeout. `None`: no limit.
+pub fn frames_idle(up: &DirTimeouts, down: &DirTimeouts, up_open: bool, down_open: bool) -> Option<Duration> {
+    let of = |t: &DirTimeouts, other_open: bool| if other_open { t.read } else { t.fin.or(t.read) };
+    let limits = [up_open.then(|| of(up, down_open)), down_open.then(|| of(down, up_open))];
+    limits.into_iter().flatten().flatten().min()
 }
 
 /// Activity shared by the two directions of a tunnel: a direction waiting for input
@@ -322,4 +334,25 @@ fn drain<B: Sock>(p: &Pipe, to: &B) -> io::Result<usize> {
         splice(p.read_end(), None, to, None, p.len, SpliceFFlags::SPLICE_F_NONBLOCK | SpliceFFlags::SPLICE_F_MOVE)
             .map_err(io::Error::from)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_frames_tunnel_waits_the_shorter_open_side_then_the_fin_timeouts() {
+        let s = Duration::from_secs;
+        let up = DirTimeouts { read: Some(s(10)), write: None, fin: Some(s(1)) };
+        let down = DirTimeouts { read: Some(s(5)), write: None, fin: Some(s(2)) };
+        assert_eq!(frames_idle(&up, &down, true, true), Some(s(5)));
+        // the server ended: the client, sent its END_STREAM, has `client-fin`
+        assert_eq!(frames_idle(&up, &down, true, false), Some(s(1)));
+        // the client ended: the server has `server-fin`
+        assert_eq!(frames_idle(&up, &down, false, true), Some(s(2)));
+        let none = DirTimeouts::default();
+        assert_eq!(frames_idle(&none, &none, true, true), None);
+        assert_eq!(frames_idle(&none, &down, true, true), Some(s(5)));
+        assert_eq!(frames_idle(&up, &none, false, true), None);
+    }
 }

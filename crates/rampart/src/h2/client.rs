@@ -4,9 +4,11 @@
 //! `h2_make_htx_response()` of mux_h2.c and h2.c).
 //!
 //! A request becomes `:method`, `:scheme` (the target's, else `https`, as HAProxy 2.6
-//! sends for an origin-form target whatever the connection), `:authority` (the target's authority, else the `Host`
-//! header, which is then not sent), `:path` (the path and query, `/` when empty, `*`
-//! for `OPTIONS *`), then its fields in lower case without the connection-specific ones
+//! sends for an origin-form target whatever the connection), `:authority` (an
+//! absolute-form target's authority, and then no `host` field; an origin-form request's
+//! `Host` goes as a `host` field, as HAProxy 2.6 sends it; an extended CONNECT's
+//! authority is its `Host`; a CONNECT's its target), `:path` (the path and query, `/`
+//! when empty, `*` for `OPTIONS *`), then its fields in lower case without the connection-specific ones
 //! (`connection` and the fields it names, `keep-alive`, `proxy-connection`,
 //! `transfer-encoding`, `upgrade`; `te` only as `trailers`). A response's `:status`
 //! becomes an HTTP/1.1 status line with the standard reason, its fields the headers.
@@ -28,10 +30,18 @@ pub fn request_fields(
     let head = req.head;
     emit(b":method", if protocol.is_some() { b"CONNECT" } else { req.method() });
     let target = req.target();
-    let host = req.first(b"host");
-    let authority = Some(target.authority).filter(|a| !a.is_empty()).or(host);
-    if head.method == Method::Connect && protocol.is_none() {
-        emit(b":authority", authority.unwrap_or(req.uri()));
+    // as HAProxy 2.6: the authority of an absolute-form target (an HTTP/2 client's
+    // `:authority` comes as one); for an extended CONNECT, `Host` first; an
+    // origin-form request's `Host` goes as a `host` field
+    let absolute = Some(target.authority).filter(|a| !a.is_empty());
+    let authority = match protocol {
+        Some(_) => req.first(b"host").or(absolute),
+        None => absolute,
+    };
+    let connect = head.method == Method::Connect && protocol.is_none();
+    let send_host = authority.is_none() && !connect;
+    if connect {
+        emit(b":authority", req.uri());
     } else {
         // COMPAT: as HAProxy 2.6 (`h2s_bck_make_req_headers()`), an origin-form target
         // (an HTTP/1 client's) goes out with `https`, the browsers' default, even on
@@ -61,8 +71,8 @@ pub fn request_fields(
             | HdrKind::KeepAlive
             | HdrKind::ProxyConnection
             | HdrKind::TransferEncoding
-            | HdrKind::Upgrade
-            | HdrKind::Host => continue,
+            | HdrKind::Upgrade => continue,
+            HdrKind::Host if !send_host => continue,
             HdrKind::Te => {
                 if uri::comma_items(value).any(|t| t.eq_ignore_ascii_case(b"trailers")) {
                     emit(b"te", b"trailers");

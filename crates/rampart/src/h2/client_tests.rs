@@ -28,8 +28,8 @@ fn a_request_gets_pseudo_headers_and_loses_its_hop_by_hop_fields() {
     let expect = pairs(&[
         (":method", "POST"),
         (":scheme", "https"),
-        (":authority", "h.test"),
         (":path", "/a?b=1"),
+        ("host", "h.test"),
         ("te", "trailers"),
         ("x-other", "Y"),
     ]);
@@ -39,6 +39,28 @@ fn a_request_gets_pseudo_headers_and_loses_its_hop_by_hop_fields() {
     assert_eq!(fields_of(raw), expect);
     let raw = b"GET / HTTP/1.0\r\n\r\n";
     assert_eq!(fields_of(raw), pairs(&[(":method", "GET"), (":scheme", "https"), (":path", "/")]));
+}
+
+#[test]
+fn a_connect_sends_its_target_as_authority_and_an_upgrade_its_host() {
+    let raw = b"CONNECT t.test:443 HTTP/1.1\r\nHost: t.test:443\r\nX-A: 1\r\n\r\n";
+    assert_eq!(fields_of(raw), pairs(&[(":method", "CONNECT"), (":authority", "t.test:443"), ("x-a", "1")]));
+    let raw = b"GET /ws HTTP/1.1\r\nHost: h.test\r\nConnection: upgrade\r\nUpgrade: websocket\r\n\
+        Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
+    let msg = request(raw);
+    let mut out = Vec::new();
+    let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    request_fields(msg.view(raw), Some(b"websocket"), &mut Vec::new(), |n, v| out.push((s(n), s(v))));
+    let expect = [
+        (":method", "CONNECT"),
+        (":scheme", "https"),
+        (":authority", "h.test"),
+        (":path", "/ws"),
+        (":protocol", "websocket"),
+        ("sec-websocket-key", "dGhlIHNhbXBsZSBub25jZQ=="),
+        ("sec-websocket-version", "13"),
+    ];
+    assert_eq!(out, pairs(&expect));
 }
 
 fn response(fields: &[(&str, &str)], end: bool, method: Method) -> Result<(MsgHead, Vec<u8>), BadResponse> {

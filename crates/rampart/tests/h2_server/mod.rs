@@ -2,7 +2,11 @@
 //! rampart-proto's encoders (cleartext prior knowledge), records every request it got
 //! (decoded fields, body, trailers, the connection it came on) and answers each one as
 //! its handler says: status and fields, the body as separate DATA frames (optionally
-//! spaced in time), trailers, a delay, or RST_STREAM. It counts connections.
+//! spaced in time), trailers, a delay, or RST_STREAM. It counts connections. A request
+//! whose HEADERS do not end the stream and whose handler answers with `tunnel` (a
+//! CONNECT) is answered at once and then echoes its DATA back with `echo:` before
+//! each frame, until the client ends it (then it ends too, unless `hold`); a DATA
+//! frame `fin` makes it end its side at once.
 #![allow(dead_code)] // each test file uses a different subset
 #![allow(clippy::disallowed_types)] // a test server's threads, not the request path
 
@@ -55,6 +59,10 @@ pub struct Answer {
     /// head when `reset_after_head`.
     pub reset: Option<ErrorCode>,
     pub reset_after_head: bool,
+    /// A tunnel (CONNECT): the head without END_STREAM, then DATA echoed.
+    pub tunnel: bool,
+    /// A tunnel that does not end when the client ends its side.
+    pub hold: bool,
 }
 
 impl Answer {
@@ -156,6 +164,8 @@ struct Conn {
     streams: HashMap<u32, InStream>,
     pending: Vec<Pending>,
     resets: Arc<Mutex<Vec<(u32, ErrorCode)>>>,
+    /// Streams answered as tunnels: their DATA are echoed.
+    tunnels: HashMap<u32, bool>,
 }
 
 impl Conn {
@@ -173,6 +183,7 @@ impl Conn {
             streams: HashMap::new(),
             pending: Vec::new(),
             resets,
+            tunnels: Default::default(),
         }
     }
 
@@ -209,6 +220,9 @@ impl Conn {
                 if let Some(s) = done {
                     seen.lock().unwrap().push(s.clone());
                     let answer = handler(&s);
+                    if answer.tunnel {
+                        self.tunnels.insert(s.stream, answer.hold);
+                    }
                     let at = Instant::now() + answer.delay;
                     self.pending.push(Pending { at, id: s.stream, step: Step::Head, answer });
                 }
@@ -257,6 +271,20 @@ impl Conn {
                     encode_window_update(out, 0, flow_len);
                     encode_window_update(out, stream_id, flow_len);
                 }
+                if let Some(&hold) = self.tunnels.get(&stream_id) {
+                    if data == b"fin" {
+                        encode_data(out, stream_id, b"", true);
+                        self.tunnels.remove(&stream_id);
+                    } else if !data.is_empty() {
+                        let mut echo = b"echo:".to_vec();
+                        echo.extend_from_slice(data);
+                        encode_data(out, stream_id, &echo, false);
+                    }
+                    if end_stream && !hold && self.tunnels.remove(&stream_id).is_some() {
+                        encode_data(out, stream_id, b"", true);
+                    }
+                    return None;
+                }
                 let st = self.streams.entry(stream_id).or_default();
                 st.seen.body.extend_from_slice(data);
                 if end_stream {
@@ -266,6 +294,7 @@ impl Conn {
             Frame::RstStream { stream_id, error } => {
                 self.resets.lock().unwrap().push((stream_id, error));
                 self.streams.remove(&stream_id);
+                self.tunnels.remove(&stream_id);
                 self.pending.retain(|p| p.id != stream_id);
             }
             _ => {}
@@ -289,7 +318,8 @@ impl Conn {
             st.headers_done = true;
             st.seen = Seen { conn, stream: id, fields, ..Seen::default() };
         }
-        if end {
+        // a CONNECT (extended or not) is a request without END_STREAM
+        if end || st.seen.get(":method") == Some("CONNECT") {
             return self.streams.remove(&id).map(|s| s.seen);
         }
         None
@@ -322,13 +352,13 @@ impl Conn {
                     }
                     let mut fields = vec![(":status".to_string(), a.status.to_string())];
                     fields.extend(a.fields.iter().cloned());
-                    let end = a.body.is_empty() && a.trailers.is_empty() && a.reset.is_none();
+                    let end = a.body.is_empty() && a.trailers.is_empty() && a.reset.is_none() && !a.tunnel;
                     self.headers(out, p.id, &fields, end);
                     if let Some(code) = a.reset {
                         encode_rst_stream(out, p.id, code);
                         continue;
                     }
-                    if !end {
+                    if !end && !a.tunnel {
                         p.step = Step::Data(0);
                         left.push(p);
                     }

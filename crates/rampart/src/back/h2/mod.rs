@@ -37,8 +37,10 @@
 //! offers it (else the stream is reset and the client gets 502, as in HAProxy), its
 //! `200` comes back as a `101` and DATA frames carry the tunnel (`TxFraming::Tunnel`).
 //!
-//! COMPAT (partial): no `-d` traces for HTTP/2 servers; no CONNECT over an HTTP/2
-//! server connection (502); `max-reuse`, `pool-max-conn` and `pool-low-conn` do
+//! A CONNECT (RFC 9113 §8.5: `:method` and `:authority` only) goes the same way: its
+//! HEADERS leave the stream open, a 2xx makes the stream's DATA the tunnel.
+//!
+//! COMPAT (partial): no `-d` traces for HTTP/2 servers; `max-reuse`, `pool-max-conn` and `pool-low-conn` do
 //! not bound HTTP/2 connections; `on-marked-down shutdown-sessions` cuts only the
 //! streams' first connection.
 
@@ -282,7 +284,7 @@ impl H2Back {
                 // (RFC 8441 §3) sees the stream reset, the client gets 502
                 s.reset(id, ErrorCode::InternalError);
             } else {
-                let end = self.upgrade.is_none() && matches!(self.req_len, BodyLen::None | BodyLen::Known(0));
+                let end = !self.tunnel() && matches!(self.req_len, BodyLen::None | BodyLen::Known(0));
                 s.send_headers(id, &self.req, end);
             }
             id
@@ -290,7 +292,7 @@ impl H2Back {
         self.id = Some(id);
         self.rx = Rx { upgrade: self.upgrade.clone(), ..Rx::default() };
         *self.tx.borrow_mut() = match self.req_len {
-            _ if self.upgrade.is_some() => TxFraming::Tunnel,
+            _ if self.tunnel() => TxFraming::Tunnel,
             BodyLen::None | BodyLen::Known(0) => TxFraming::Done,
             BodyLen::Known(n) => TxFraming::Length(n),
             BodyLen::Unknown => TxFraming::Chunked(Box::default()),
@@ -300,6 +302,13 @@ impl H2Back {
         }
         let tx = TxHalf { conn: &conn, id, tx: &self.tx };
         tx.send_body(&self.req_body, timeout).await
+    }
+
+    /// The request opens a tunnel once answered (an upgrade sent as an extended
+    /// CONNECT, or a CONNECT): its HEADERS do not end the stream, what the client
+    /// sends next goes as DATA.
+    fn tunnel(&self) -> bool {
+        self.upgrade.is_some() || self.method == Method::Connect
     }
 
     /// Gives the stream's place back (resetting it if it did not end).

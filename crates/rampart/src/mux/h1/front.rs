@@ -25,7 +25,7 @@ use crate::http::{BodyLen, MsgHead, MsgView, Synth};
 use crate::io::{read_some, write_all, IoError, Sock};
 use crate::sample::vars::VarStore;
 use crate::session::types::Session;
-use crate::splice::{forward, tunnel_timeouts, Activity, DirTimeouts};
+use crate::splice::{forward, frames_idle, tunnel_timeouts, Activity, DirTimeouts};
 use crate::stream::side::{LogInfo, Progress, ResSend, ResSink};
 use crate::stream::{BodyWaited, HttpFront, Next, ReqMeta};
 use crate::timer::Timeouts;
@@ -94,10 +94,8 @@ impl<S: Sock> H1Front<'_, S> {
 
     /// A tunnel through a server side that has no socket of its own (an HTTP/2
     /// server's stream, RFC 8441): the client's bytes go out through `tx`, the
-    /// server's come from `rx`.
-    /// COMPAT: one inactivity timeout for both directions (the longer one).
+    /// server's come from `rx`; inactivity as [`frames_idle`] says.
     async fn tunnel_frames(&mut self, tx: &BackTx<'_>, rx: &mut BackRx<'_>, up: DirTimeouts, down: DirTimeouts) {
-        let idle = up.read.zip(down.read).map(|(a, b)| a.max(b));
         let (mut up_open, mut down_open) = (true, true);
         // what the client sent after its request goes first
         if !self.buf.is_empty() && tx.send_body(&self.buf, up.write).await.is_err() {
@@ -112,7 +110,7 @@ impl<S: Sock> H1Front<'_, S> {
                     got = rx.recv_body(None), if down_open => Err(got),
                 }
             };
-            let flow = match idle {
+            let flow = match frames_idle(&up, &down, up_open, down_open) {
                 Some(t) => match tokio::time::timeout(t, step).await {
                     Ok(f) => f,
                     Err(_) => return,

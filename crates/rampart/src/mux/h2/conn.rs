@@ -459,9 +459,13 @@ fn read_frames<'s, S: Sock>(
             Ok(None) => break,
             Err(H2Error::Connection(code)) => return Err(code),
             Err(H2Error::Stream(id, code)) => {
-                // the frame's length is known: skip it
+                // the frame's length is known: skip it once all of it is here (the
+                // error is reported from its header alone)
                 let len =
                     rampart_proto::h2::frame::FrameHeader::parse(&reader.buf[used..]).map_or(0, |h| h.frame_len());
+                if reader.buf.len() - used < len {
+                    break;
+                }
                 reset_any(&mut shared.borrow_mut(), id, code);
                 reader.demux.glitches.report(1)?;
                 used += len;

@@ -25,7 +25,7 @@ use crate::http::{BodyLen, Method, MsgHead, MsgView, Synth};
 use crate::io::IoError;
 use crate::sample::vars::VarStore;
 use crate::session::types::Session;
-use crate::splice::tunnel_timeouts;
+use crate::splice::{frames_idle, tunnel_timeouts};
 use crate::stream::side::{LogInfo, Progress, ResSend, ResSink};
 use crate::stream::{BodyWaited, HttpFront, Next, ReqMeta};
 use crate::timer::Timeouts;
@@ -264,9 +264,6 @@ impl<'a> HttpFront for H2Front<'a> {
     async fn tunnel(&mut self, tx: &BackTx<'_>, rx: &mut BackRx<'_>, be: Timeouts) {
         let fe = &self.sess.rt.proxies[self.sess.fe];
         let (up, down) = tunnel_timeouts(&fe.timeouts, &be);
-        // COMPAT: one inactivity timeout for both directions (the longer one), where
-        // HAProxy watches each side's
-        let idle = up.read.zip(down.read).map(|(a, b)| a.max(b));
         let sink = self.sink();
         let (mut up_open, mut down_open) = (true, true);
         let mut data = Vec::new();
@@ -278,7 +275,7 @@ impl<'a> HttpFront for H2Front<'a> {
                     got = rx.recv_body(None), if down_open => Flow::Down(got),
                 }
             };
-            let flow = match idle {
+            let flow = match frames_idle(&up, &down, up_open, down_open) {
                 Some(t) => match tokio::time::timeout(t, step).await {
                     Ok(f) => f,
                     Err(_) => break,

@@ -1,0 +1,269 @@
+#!/usr/bin/env python3
+"""HTTP/2 clients through haproxy and rampart (the same config), side by side in one run:
+h2load (Debian's nghttp2-client) over TLS (ALPN h2) and cleartext prior knowledge (h2c,
+`bind ... proto h2`), to an nginx answering a 100-byte body over HTTP/1.1 keep-alive.
+
+Scenarios, each run for every proxy in every round (the order reverses every other
+round, a fresh proxy process each time, one unmeasured second of warm-up first):
+  1x100   1 connection, 100 concurrent streams      (saturation)
+  100x10  100 connections, 10 concurrent streams each (saturation)
+  rate    10 connections, 1 stream each, a fixed total rate (h2load --rps): CPU per
+          request of a proxy that is not saturated
+The proxy runs one thread pinned to --proxy-cpu; h2load and nginx share --client-cpu.
+Proxy CPU is utime+stime from /proc over the requests h2load completed. The report gives
+each proxy's median req/s and CPU us/request, and the median of the per-round ratios
+rampart/haproxy (goal: req/s >= 1.2x, CPU/request <= 0.8x at saturation, <= 0.9x at the
+fixed rate).
+
+Then the upload-time ratio of issue 21 §4: a 10 MiB PUT (nginx stores it) through rampart over HTTP/2
+(curl --http2-prior-knowledge) and over HTTP/1.1 (curl --http1.1), the median of
+--uploads each; goal: HTTP/2 at most 1.5x the HTTP/1.1 time. Also for haproxy, for
+reference.
+
+    scripts/bench-h2.py --rounds 5 --secs 10 /usr/sbin/haproxy target/release/rampart
+    scripts/bench-h2.py --rounds 3 --secs 3 ...      (a quick check)
+"""
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import tempfile
+import time
+
+from benchlib import cpu_ticks, free_port, wait_port
+
+BODY = "x" * 100
+
+NGINX = """\
+worker_processes 1;
+daemon off;
+pid {tmp}/nginx.pid;
+error_log {tmp}/nginx-error.log warn;
+events {{ worker_connections 4096; }}
+http {{
+    access_log off;
+    keepalive_requests 100000000;
+    keepalive_timeout 300s;
+    client_max_body_size 0;
+    client_body_temp_path {tmp}/cb; proxy_temp_path {tmp}/px; fastcgi_temp_path {tmp}/fc;
+    uwsgi_temp_path {tmp}/uw; scgi_temp_path {tmp}/sc;
+    server {{
+        listen 127.0.0.1:{port} backlog=4096;
+        location = / {{ return 200 "{body}"; }}
+        location /up/ {{ root {tmp}/www; dav_methods PUT; create_full_put_path on; }}
+    }}
+}}
+"""
+
+PROXY = """\
+global
+    nbthread 1
+    maxconn 4000
+
+defaults
+    mode http
+    timeout connect 5s
+    timeout client 60s
+    timeout server 60s
+    timeout http-keep-alive 60s
+
+frontend fe_tls
+    bind 127.0.0.1:{tls} ssl crt {cert} alpn h2,http/1.1
+    default_backend be_http
+
+frontend fe_h2c
+    bind 127.0.0.1:{h2c} proto h2
+    default_backend be_http
+
+frontend fe_h1
+    bind 127.0.0.1:{h1}
+    default_backend be_http
+
+backend be_http
+    http-reuse safe
+    server nginx 127.0.0.1:{backend}
+"""
+
+SCENARIOS = [  # name, transport, h2load arguments
+    ("h2c 1x100", "h2c", ["-c1", "-m100"]),
+    ("h2c 100x10", "h2c", ["-c100", "-m10"]),
+    ("h2c rate", "h2c", ["-c10", "-m1", "--rps"]),
+    ("tls 1x100", "tls", ["-c1", "-m100"]),
+    ("tls 100x10", "tls", ["-c100", "-m10"]),
+    ("tls rate", "tls", ["-c10", "-m1", "--rps"]),
+]
+
+
+class Proxy:
+    """One proxy process on fresh ports, pinned to a core; stopped by its own PID."""
+
+    def __init__(self, binary, tmp, backend, cert, cpu):
+        self.ports = {"tls": free_port(), "h2c": free_port(), "h1": free_port()}
+        cfg = os.path.join(tmp, "proxy.cfg")
+        with open(cfg, "w") as f:
+            f.write(PROXY.format(backend=backend, cert=cert, **self.ports))
+        self.proc = subprocess.Popen(["taskset", "-c", cpu, binary, "-db", "-f", cfg],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for port in self.ports.values():
+            wait_port(port)
+
+    def url(self, transport, path="/"):
+        scheme = "https" if transport == "tls" else "http"
+        return f"{scheme}://127.0.0.1:{self.ports[transport]}{path}"
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def h2load(args, url, extra, secs):
+    """(requests succeeded, seconds) of one h2load run; exits on errors."""
+    argv = ["taskset", "-c", args.client_cpu, "h2load", "-D", str(secs)] + extra + [url]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=secs + 60).stdout
+    m = re.search(r"requests: \d+ total, \d+ started, \d+ done, (\d+) succeeded, (\d+) failed, (\d+) errored",
+                  out)
+    t = re.search(r"finished in ([\d.]+)(m?s)", out)
+    if not m or not t:
+        raise SystemExit(f"h2load output not understood:\n{out}")
+    if int(m.group(2)) or int(m.group(3)):
+        print(f"  warning: {url} {' '.join(extra)}: {m.group(2)} failed, {m.group(3)} errored")
+    secs = float(t.group(1)) / (1000 if t.group(2) == "ms" else 1)
+    return int(m.group(1)), secs
+
+
+def one_run(args, binary, scen, tmp, backend, cert):
+    """{'rps', 'us_per_req'} of one scenario against a fresh proxy."""
+    name, transport, extra = scen
+    if extra[-1] == "--rps":
+        extra = extra[:-1] + ["--rps", str(max(1, args.rate // 10))]
+    proxy = Proxy(binary, tmp, backend, cert, args.proxy_cpu)
+    try:
+        h2load(args, proxy.url(transport), extra, 1)
+        before = cpu_ticks(proxy.proc.pid)
+        done, secs = h2load(args, proxy.url(transport), extra, args.secs)
+        ticks = cpu_ticks(proxy.proc.pid) - before
+    finally:
+        proxy.stop()
+    hz = os.sysconf("SC_CLK_TCK")
+    return {"rps": done / secs, "us_per_req": ticks / hz * 1e6 / max(done, 1)}
+
+
+def upload_secs(url, data, http):
+    """Seconds of one PUT of `data` (nginx stores it: the whole body is read)."""
+    argv = ["curl", "-sS", "-o", "/dev/null", "-w", "%{time_total} %{http_code}", http, "-T", data]
+    if url.startswith("https"):
+        argv.append("-k")
+    out = subprocess.run(argv + [url], capture_output=True, text=True, check=True, timeout=120).stdout
+    secs, code = out.split()
+    if code not in ("201", "204"):
+        raise SystemExit(f"upload to {url} ({http}): status {code}")
+    return float(secs)
+
+
+def upload_ratio(args, binary, tmp, backend, cert):
+    """(median HTTP/2 seconds, median HTTP/1.1 seconds) of 10 MiB uploads."""
+    data = os.path.join(tmp, "upload.bin")
+    if not os.path.exists(data):
+        with open(data, "wb") as f:
+            f.write(os.urandom(10 << 20))
+    proxy = Proxy(binary, tmp, backend, cert, args.proxy_cpu)
+    try:
+        h2 = [upload_secs(proxy.url("h2c", "/up/f"), data, "--http2-prior-knowledge")
+              for _ in range(args.uploads)]
+        h1 = [upload_secs(proxy.url("h1", "/up/f"), data, "--http1.1") for _ in range(args.uploads)]
+    finally:
+        proxy.stop()
+    return statistics.median(h2), statistics.median(h1)
+
+
+def make_cert(tmp):
+    pem = os.path.join(tmp, "cert.pem")
+    key = os.path.join(tmp, "key.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+                    "-nodes", "-days", "2", "-subj", "/CN=localhost", "-keyout", key, "-out", pem],
+                   check=True, capture_output=True)
+    with open(pem, "a") as out, open(key) as k:
+        out.write(k.read())
+    return pem
+
+
+def report(results, names, args):
+    base, other = names[0], names[1]
+    print(f"\n{args.rounds} rounds x {args.secs} s per run; rate runs at {args.rate} req/s; "
+          f"ratios = {other}/{base}, median of the per-round ratios\n")
+    print(f"| scenario | {base} req/s | {other} req/s | req/s ratio | {base} CPU us/req | "
+          f"{other} CPU us/req | CPU/req ratio |")
+    print("|---|---|---|---|---|---|---|")
+    for scen in SCENARIOS:
+        rows = results[scen[0]]
+        med = {n: {k: statistics.median(r[n][k] for r in rows) for k in ("rps", "us_per_req")} for n in names}
+        rps_ratio = statistics.median(r[other]["rps"] / r[base]["rps"] for r in rows)
+        cpu_ratio = statistics.median(r[other]["us_per_req"] / r[base]["us_per_req"] for r in rows)
+        print(f"| {scen[0]} | {med[base]['rps']:,.0f} | {med[other]['rps']:,.0f} | {rps_ratio:.2f} | "
+              f"{med[base]['us_per_req']:.2f} | {med[other]['us_per_req']:.2f} | {cpu_ratio:.2f} |")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--secs", type=int, default=10, help="measured seconds per run")
+    p.add_argument("--rate", type=int, default=5000, help="total req/s of the rate scenarios")
+    p.add_argument("--uploads", type=int, default=5, help="10 MiB uploads per protocol")
+    p.add_argument("--proxy-cpu", default="1")
+    p.add_argument("--client-cpu", default="0")
+    p.add_argument("--only", default="", help="run only the scenarios whose name contains this")
+    p.add_argument("binaries", nargs=2, help="haproxy, then rampart")
+    args = p.parse_args()
+    names = [os.path.basename(b) for b in args.binaries]
+    if names[0] == names[1]:
+        names = args.binaries
+
+    tmp = tempfile.mkdtemp(prefix="bench-h2-")
+    os.makedirs(f"{tmp}/www/up")
+    for d in (tmp, f"{tmp}/www", f"{tmp}/www/up"):  # nginx workers may run as nobody
+        os.chmod(d, 0o777)
+    backend = free_port()
+    with open(f"{tmp}/nginx.conf", "w") as f:
+        f.write(NGINX.format(tmp=tmp, port=backend, body=BODY))
+    nginx = subprocess.Popen(["taskset", "-c", args.client_cpu, "nginx", "-p", tmp + "/", "-e",
+                              f"{tmp}/nginx-error.log", "-c", f"{tmp}/nginx.conf"])
+    wait_port(backend)
+    global SCENARIOS
+    SCENARIOS = [s for s in SCENARIOS if args.only in s[0]]
+    results = {s[0]: [] for s in SCENARIOS}
+    try:
+        cert = make_cert(tmp)
+        for r in range(args.rounds):
+            order = list(zip(names, args.binaries))
+            if r % 2:
+                order.reverse()
+            for scen in SCENARIOS:
+                row = {n: one_run(args, b, scen, tmp, backend, cert) for n, b in order}
+                results[scen[0]].append(row)
+                print(f"round {r + 1} {scen[0]}: " + ", ".join(
+                    f"{n} {row[n]['rps']:,.0f} req/s {row[n]['us_per_req']:.2f} us/req" for n in names),
+                    flush=True)
+        if args.rounds:
+            report(results, names, args)
+        if args.uploads:
+            print("\n| proxy | 10 MiB upload, HTTP/2 (h2c) s | HTTP/1.1 s | ratio h2/h1 (goal <= 1.5) |")
+            print("|---|---|---|---|")
+            for n, b in zip(names, args.binaries):
+                h2, h1 = upload_ratio(args, b, tmp, backend, cert)
+                print(f"| {n} | {h2:.3f} | {h1:.3f} | {h2 / h1:.2f} |")
+    finally:
+        nginx.terminate()
+        nginx.wait(10)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
