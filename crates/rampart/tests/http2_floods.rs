@@ -198,8 +198,7 @@ fn control_frame_floods_end_with_enhance_your_calm() {
     encode_priority(&mut priority, 3, Priority { exclusive: false, dependency: 0, weight: 16 });
     let mut window = Vec::new();
     encode_window_update(&mut window, 0, 1);
-    for (name, unit) in [("PING", ping), ("SETTINGS", settings), ("PRIORITY", priority), ("WINDOW_UPDATE", window)]
-    {
+    for (name, unit) in [("PING", ping), ("SETTINGS", settings), ("PRIORITY", priority), ("WINDOW_UPDATE", window)] {
         let out = flood(&proxy, Vec::new(), repeat(&unit, CONTROL_FLOOD));
         assert_eq!(out.goaway, Some(ErrorCode::EnhanceYourCalm), "{name} flood: {out:?}");
     }
@@ -313,10 +312,7 @@ fn hpack_bombs_are_refused_within_bounds() {
     encode_headers(&mut frame, 1, &block, true, 16384);
     c.send(&frame);
     let events = c.until_end(1, WAIT);
-    assert!(
-        events.iter().any(|e| matches!(e, Event::GoAway { code: ErrorCode::CompressionError, .. })),
-        "{events:?}"
-    );
+    assert!(events.iter().any(|e| matches!(e, Event::GoAway { code: ErrorCode::CompressionError, .. })), "{events:?}");
     assert_eq!(normal_get(proxy.addr("fe1")).0.as_deref(), Some("200"));
     // haproxy 2.6 ends the whole connection (its decoder cannot go on); rampart
     // decodes the block to its end and refuses the stream only (RFC 9113 §8.2.3

@@ -124,7 +124,13 @@ pub fn clear(rt: &Runtime, all: bool) {
         let comp =
             [&st.fe_comp, &st.be_comp].into_iter().flat_map(|c| [&c.bytes_in, &c.bytes_out, &c.bypassed, &c.responses]);
         let h2 = st.fe_h2.counters();
-        proxy_counters.into_iter().chain(&st.fe_rsp.0).chain(&st.be_rsp.0).chain(comp).chain(h2).for_each(Counter::clear);
+        proxy_counters
+            .into_iter()
+            .chain(&st.fe_rsp.0)
+            .chain(&st.be_rsp.0)
+            .chain(comp)
+            .chain(h2)
+            .for_each(Counter::clear);
         for srv in &px.be.servers {
             let s = &srv.stats;
             let server_counters = [
