@@ -307,7 +307,7 @@ fn hpack_bombs_are_refused_within_bounds() {
     // the table: a size update past our SETTINGS_HEADER_TABLE_SIZE (4096)
     let mut c = H2Client::connect(proxy.addr("fe1"));
     let mut block = vec![0x3f, 0xe1, 0xff, 0x03]; // dynamic table size update to 65536
-    Encoder::new().encode([(&b":method"[..], &b"GET"[..], Flags::NONE)].into_iter(), &mut block);
+    Encoder::new().encode([(&b":method"[..], &b"GET"[..], Flags::NONE)], &mut block);
     let mut frame = Vec::new();
     encode_headers(&mut frame, 1, &block, true, 16384);
     c.send(&frame);
@@ -436,13 +436,11 @@ fn data_on_a_closed_stream_is_reset_as_haproxy_2_6_resets_it() {
 /// answered, DATA on that closed stream (RST_STREAM STREAM_CLOSED), then a
 /// WINDOW_UPDATE of 0 on the connection (GOAWAY PROTOCOL_ERROR).
 fn h2_stats_after_errors(bin: &Path) -> Vec<(String, String)> {
-    let cfg = format!(
-        "global\n  nbthread 1\n  stats socket ${{testdir}}/admin.sock level admin\ndefaults\n  mode http\n  \
+    let cfg = "global\n  nbthread 1\n  stats socket ${testdir}/admin.sock level admin\ndefaults\n  mode http\n  \
          timeout client 5s\n  timeout server 5s\n  timeout connect 1s\n\
-         frontend fe1\n  bind fd@${{fe1}} proto h2\n  http-request return status 200 content-type text/plain \
-         string ok\n"
-    );
-    let proxy = start(bin, &cfg);
+         frontend fe1\n  bind fd@${fe1} proto h2\n  http-request return status 200 content-type text/plain \
+         string ok\n";
+    let proxy = start(bin, cfg);
     let mut c = H2Client::connect(proxy.addr("fe1"));
     c.get(1, "/");
     c.until_end(1, WAIT);

@@ -89,7 +89,7 @@ impl Glitches {
     /// of less than 1 KiB each on average is a glitch per 16 frames (HAProxy counts
     /// the same once the block is whole); called for each CONTINUATION frame.
     pub fn continuation(&mut self, frames: u32, len: usize) -> Result<(), ErrorCode> {
-        if frames > 4 && frames as usize > len / 1024 && frames % 16 == 0 {
+        if frames > 4 && frames as usize > len / 1024 && frames.is_multiple_of(16) {
             return self.report(1);
         }
         Ok(())
