@@ -29,24 +29,30 @@ impl SendName {
     }
 
     /// Rewrites the head that ends `out` (`...\r\n\r\n`, header names lowercase as
-    /// written): drops the header lines of this name, adds the server's line last.
+    /// written): drops the header lines of this name, adds the server's line last. In
+    /// place: the kept lines move down over the dropped ones (no allocation once the
+    /// buffer has room for the line).
     pub fn apply(&mut self, out: &mut Vec<u8>) {
         debug_assert!(out.ends_with(b"\r\n\r\n"));
-        let name = &self.line[..self.name_len];
-        let mut kept = Vec::with_capacity(out.len() + self.line.len());
-        let mut lines = out.split_inclusive(|&b| b == b'\n');
-        kept.extend_from_slice(lines.next().unwrap_or_default());
-        for l in lines {
-            let ours = l.len() > name.len() && l.starts_with(name) && l[name.len()] == b':';
+        let name_len = self.name_len;
+        let line_end =
+            |from: usize, out: &[u8]| memchr::memchr(b'\n', &out[from..]).map_or(out.len(), |i| from + i + 1);
+        let mut write = line_end(0, out);
+        let mut read = write;
+        while read < out.len() {
+            let end = line_end(read, out);
+            let l = &out[read..end];
+            let ours = l.len() > name_len && l.starts_with(&self.line[..name_len]) && l[name_len] == b':';
             if !ours {
-                kept.extend_from_slice(l);
+                out.copy_within(read..end, write);
+                write += end - read;
             }
+            read = end;
         }
-        kept.truncate(kept.len() - 2);
-        self.at = Some(kept.len());
-        kept.extend_from_slice(&self.line);
-        kept.extend_from_slice(b"\r\n");
-        *out = kept;
+        out.truncate(write - 2);
+        self.at = Some(out.len());
+        out.extend_from_slice(&self.line);
+        out.extend_from_slice(b"\r\n");
     }
 
     /// The request in `out` goes to server `server` now: its line is rewritten.

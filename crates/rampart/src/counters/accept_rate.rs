@@ -63,11 +63,11 @@ impl AcceptRate {
             }
             let left = 1000 - now_ms % 1000;
             let rate = u64::from(count) + u64::from(self.prev.load(Ordering::Relaxed)) * left / 1000;
-            if !take {
-                return if rate >= u64::from(self.limit) { Err(self.pause(left)) } else { Ok(()) };
-            }
             if rate >= u64::from(self.limit) {
                 return Err(self.pause(left));
+            }
+            if !take {
+                return Ok(());
             }
             match self.cur.compare_exchange(cur, cur + 1, Ordering::Relaxed, Ordering::Relaxed) {
                 Ok(_) => return Ok(()),
@@ -75,9 +75,7 @@ impl AcceptRate {
             }
         }
     }
-}
 
-impl AcceptRate {
     /// One accept's share of a second, within the `left` milliseconds of this one.
     fn pause(&self, left: u64) -> Duration {
         Duration::from_millis((1000 / u64::from(self.limit)).clamp(1, left))
