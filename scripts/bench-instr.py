@@ -13,6 +13,10 @@ Scenarios (the client paces itself: each request waits for the previous answer o
 connection, so every request is its own wake-up of the event loop, as at a fixed rate):
   keepalive  10 keep-alive connections (--conns), requests round-robin over them
   close      a connection per request (`Connection: close`)
+  gzip       256 KiB of text (random words) compressed by the proxy (`compression algo
+             gzip`, level 1), on one keep-alive connection (N/250 requests)
+  text       the same requests without `Accept-Encoding`: with `gzip`, the table adds
+             the instructions per MiB compressed (gzip minus text)
 
 Usage: scripts/bench-instr.py [-n N] [--scenarios keepalive,close] [--syscalls|--cache] NAME=BINARY ...
 With --syscalls it counts system calls per request instead (strace -c, same difference).
@@ -25,7 +29,9 @@ ratio to the first one. Needs valgrind (or strace) and nginx (Debian packages).
 """
 
 import argparse
+import http.client
 import os
+import random
 import re
 import shutil
 import signal
@@ -82,7 +88,46 @@ def load_close(port, n):
             read_response(s, True)
 
 
-LOADS = {"keepalive": load_keepalive, "close": load_close}
+TEXT_KIB = 256
+TEXT_WORDS = ("the of and to in is that for it as was with be by on not he this are or his from at which but "
+              "have an they you were her she there been one all we their has would when if so no will more can "
+              "out up other proxy server request response header cache compression backend frontend stream "
+              "session rule").split()
+
+
+def write_text(tmp):
+    """{tmp}/www/text.txt: TEXT_KIB KiB of random words (seeded), as bench-cache-comp.py's."""
+    rnd = random.Random(24)
+    words, size = [], 0
+    while size < TEXT_KIB * 1024:
+        words.append(rnd.choice(TEXT_WORDS))
+        size += len(words[-1]) + 1
+    os.makedirs(os.path.join(tmp, "www"), exist_ok=True)
+    with open(os.path.join(tmp, "www", "text.txt"), "w") as f:
+        f.write(" ".join(words)[: TEXT_KIB * 1024])
+
+
+def load_text(port, n, gzip=False):
+    """n requests of the text on one connection; checks each answer's encoding."""
+    conn = http.client.HTTPConnection("127.0.0.1", port)
+    for _ in range(n):
+        conn.request("GET", "/www/text.txt", headers={"Accept-Encoding": "gzip"} if gzip else {})
+        resp = conn.getresponse()
+        body = resp.read()
+        if resp.status != 200 or (resp.getheader("Content-Encoding") == "gzip") != gzip:
+            raise SystemExit(f"unexpected answer: {resp.status} {resp.getheaders()}")
+        LAST_BODY[0] = len(body)
+    conn.close()
+
+
+LAST_BODY = [0]
+LOADS = {"keepalive": load_keepalive, "close": load_close, "text": load_text,
+         "gzip": lambda port, n: load_text(port, n, gzip=True)}
+# requests of a scenario's short run: N divided by this
+N_DIV = {"text": 250, "gzip": 250}
+# the proxy's extra `defaults` lines by scenario
+COMPRESSION = "    compression algo gzip\n    compression type text/plain\n"
+DEFAULTS = {"text": COMPRESSION, "gzip": COMPRESSION}
 
 
 def instructions(binary, scenario, n, backend, tmp, keep=None, cache=False):
@@ -91,7 +136,7 @@ def instructions(binary, scenario, n, backend, tmp, keep=None, cache=False):
     port = free_port()
     cfg = os.path.join(tmp, "proxy.cfg")
     with open(cfg, "w") as f:
-        f.write(proxy_http_cfg(port, backend))
+        f.write(proxy_http_cfg(port, backend, DEFAULTS.get(scenario, "")))
     out = os.path.join(tmp, "callgrind.out")
     proc = subprocess.Popen(
         ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
@@ -119,7 +164,7 @@ def syscalls(binary, scenario, n, backend, tmp):
     port = free_port()
     cfg = os.path.join(tmp, "proxy.cfg")
     with open(cfg, "w") as f:
-        f.write(proxy_http_cfg(port, backend))
+        f.write(proxy_http_cfg(port, backend, DEFAULTS.get(scenario, "")))
     out = os.path.join(tmp, "strace.out")
     proc = subprocess.Popen(["strace", "-f", "-c", "-o", out, binary, "-f", cfg],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -179,6 +224,17 @@ def print_instructions(bins, scenarios, per_req, cache):
             print(f"| {scen} | {label} | " + " | ".join(cells) + " |")
 
 
+def print_compression(bins, per_req, gzip_size):
+    """Instructions per MiB compressed (the gzip requests minus the plain ones) and the ratio."""
+    print(f"\ngzip level 1, {TEXT_KIB} KiB of text per request:")
+    print("| binary | instructions per MiB compressed | ratio |")
+    print("|---|---|---|")
+    for name, _ in bins:
+        extra = per_req[(name, "gzip")]["Ir"] - per_req[(name, "text")]["Ir"]
+        per_mib = extra / (TEXT_KIB / 1024)
+        print(f"| {name} | {per_mib / 1e6:.2f} M | {TEXT_KIB * 1024 / gzip_size[name]:.3f} |")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-n", type=int, default=2000, help="requests of the short run (the long one: 3n)")
@@ -199,6 +255,8 @@ def main():
         if not shutil.which(tool) and not os.path.exists(f"/usr/sbin/{tool}"):
             sys.exit(f"{tool} is needed")
     tmp = tempfile.mkdtemp(prefix="bench-instr-")
+    os.chmod(tmp, 0o755)  # nginx's workers read the text
+    write_text(tmp)
     backend = free_port()
     with open(os.path.join(tmp, "nginx.conf"), "w") as f:
         f.write(nginx_fixed_conf(tmp, backend, BODY))
@@ -209,17 +267,23 @@ def main():
         scenarios = args.scenarios.split(",")
         if args.syscalls:
             for scen in scenarios:
-                print_syscalls(bins, scen, args.n, backend, tmp)
+                print_syscalls(bins, scen, max(args.n // N_DIV.get(scen, 1), 2), backend, tmp)
             return
         per_req = {}
+        gzip_size = {}
         for scen in scenarios:
+            n = max(args.n // N_DIV.get(scen, 1), 2)
             for name, path in bins:
-                short = instructions(path, scen, args.n, backend, tmp, cache=args.cache)
+                short = instructions(path, scen, n, backend, tmp, cache=args.cache)
                 keep = args.keep and os.path.join(args.keep, f"{name}-{scen}.callgrind")
-                long = instructions(path, scen, 3 * args.n, backend, tmp, keep, args.cache)
-                per_req[(name, scen)] = {k: (long[k] - short.get(k, 0)) / (2 * args.n) for k in long}
+                long = instructions(path, scen, 3 * n, backend, tmp, keep, args.cache)
+                per_req[(name, scen)] = {k: (long[k] - short.get(k, 0)) / (2 * n) for k in long}
+                if scen == "gzip":
+                    gzip_size[name] = LAST_BODY[0]
                 print(f"{scen:10} {name:16} {per_req[(name, scen)]['Ir']:12,.0f} instructions/request", flush=True)
         print_instructions(bins, scenarios, per_req, args.cache)
+        if "gzip" in scenarios and "text" in scenarios:
+            print_compression(bins, per_req, gzip_size)
     finally:
         nginx.terminate()
         nginx.wait(10)

@@ -41,7 +41,8 @@ def wait_port(port, tries=100):
     sys.exit(f"nothing listens on {port}")
 
 
-# nginx answering `body` on `/`, keep-alive without limits; its temporary files in `tmp`
+# nginx answering `body` on `/` and the files of `{tmp}/www` (as text/plain) under
+# `/www/`, keep-alive without limits; its temporary files in `tmp`
 NGINX_FIXED = """\
 worker_processes 1;
 daemon off;
@@ -57,6 +58,7 @@ http {{
     server {{
         listen 127.0.0.1:{port} backlog=4096;
         location = / {{ return 200 "{body}"; }}
+        location /www/ {{ root {tmp}; }}
     }}
 }}
 """

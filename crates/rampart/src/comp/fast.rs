@@ -95,8 +95,8 @@ const LEN_BASE: [u32; 29] =
 const LEN_EXTRA: [u32; 29] = [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0];
 
 /// A match length's code with its extra bits, by length (3..=258).
-const LEN: [u32; MAX_MATCH + 1] = {
-    let mut t = [0; MAX_MATCH + 1];
+const LEN: [u32; 512] = {
+    let mut t = [0; 512];
     let mut s = 0;
     while s < 29 {
         let (c, n) = fixed_code(257 + s as u32);
@@ -111,28 +111,56 @@ const LEN: [u32; MAX_MATCH + 1] = {
     t
 };
 
-/// A distance's code (the fixed distance codes are 5 bits) with its extra bits.
-#[inline]
-fn dist_code(dist: usize) -> (u32, u32) {
-    let d = (dist - 1) as u32;
-    if d < 4 {
-        return (rev(d, 5), 5);
-    }
-    let nb = 31 - d.leading_zeros();
-    let extra = nb - 1;
-    let code = 2 * nb + ((d >> extra) & 1);
-    (REV5[code as usize] | ((d & ((1 << extra) - 1)) << 5), 5 + extra)
-}
-
-const REV5: [u32; 32] = {
-    let mut t = [0; 32];
-    let mut i = 0;
-    while i < 32 {
-        t[i] = rev(i as u32, 5);
-        i += 1;
+/// The distance symbol (0..=29) of a distance minus one: `DIST_SYM[d]` for d < 256,
+/// `DIST_SYM[256 + (d >> 7)]` above (every symbol from 16 on spans a multiple of 128
+/// distances), as zlib's table.
+const DIST_SYM: [u8; 512] = {
+    let mut t = [0u8; 512];
+    let mut d = 0;
+    while d < 32768 {
+        let sym = dist_sym(d);
+        if d < 256 {
+            t[d as usize] = sym as u8;
+        } else {
+            t[256 + (d >> 7) as usize] = sym as u8;
+        }
+        d += 1;
     }
     t
 };
+
+/// The symbol of a distance minus one, computed (for the tables).
+const fn dist_sym(d: u32) -> u32 {
+    if d < 4 {
+        return d;
+    }
+    let nb = 31 - d.leading_zeros();
+    2 * nb + ((d >> (nb - 1)) & 1)
+}
+
+/// By distance symbol: its reversed 5-bit code and the bits it takes with its extra
+/// bits (`packed`), and the first distance minus one it stands for.
+const DIST: [(u32, u32); 32] = {
+    let mut t = [(0, 0); 32];
+    let mut s = 0;
+    while s < 30 {
+        let extra = if s < 4 { 0 } else { s / 2 - 1 };
+        let first = if s < 4 { s } else { (2 | (s & 1)) << extra };
+        t[s as usize] = (packed(rev(s, 5), 5 + extra), first);
+        s += 1;
+    }
+    t
+};
+
+/// A distance's code (the fixed distance codes are 5 bits) with its extra bits:
+/// (bits, how many).
+#[inline(always)]
+fn dist_code(dist: usize) -> (u32, u32) {
+    let d = (dist - 1) as u32;
+    let idx = if d < 256 { d } else { 256 + (d >> 7) };
+    let (code, first) = DIST[(DIST_SYM[(idx & 511) as usize] & 31) as usize];
+    ((code & 0xff_ffff) | ((d - first) << 5), code >> 24)
+}
 
 /// The checksum of the framing.
 enum Check {
@@ -159,7 +187,7 @@ fn adler32(sum: u32, data: &[u8]) -> u32 {
 }
 
 /// The bits waiting to be sent, least significant first.
-#[derive(Default)]
+#[derive(Default, Clone, Copy)]
 struct Bits {
     acc: u64,
     n: u32,
@@ -192,166 +220,36 @@ impl Bits {
     }
 }
 
-/// One response's deflate stream.
-pub struct FastDeflate {
-    wrap: Wrap,
-    /// 1: compress; 0: stored blocks.
-    level: u32,
-    /// The last `WINDOW` bytes (at least) of the data, then the block being compressed.
-    win: Vec<u8>,
-    /// The position of `win[0]` in the stream, counted from `FIRST_POS`.
-    base: u32,
-    /// By hash of 4 bytes: those 4 bytes (high half) and the position they were last
-    /// seen at (low half). Carrying the bytes spares a read of the window for every
-    /// candidate that is not a match.
-    table: Box<[u64]>,
+/// The block structure of the output: the bit writer, and which block is open.
+#[derive(Default)]
+struct Blocks {
     bits: Bits,
     /// A fixed-code block is open.
     in_fixed: bool,
     /// Something was sent since the last flush.
     dirty: bool,
-    header_sent: bool,
-    check: Check,
-    /// The size of the data, modulo 2^32 (gzip's ISIZE).
-    size: u32,
 }
 
-impl FastDeflate {
-    /// A stream at `level` (0: stored blocks, else compressed).
-    pub fn new(wrap: Wrap, level: u32) -> FastDeflate {
-        let check = match wrap {
-            Wrap::Gzip => Check::Crc(crc32fast::Hasher::new()),
-            Wrap::Zlib => Check::Adler(1),
-            Wrap::Raw => Check::None,
-        };
-        FastDeflate {
-            wrap,
-            level: level.min(1),
-            win: Vec::new(),
-            base: FIRST_POS,
-            table: vec![0; 1 << HASH_BITS].into_boxed_slice(),
-            bits: Bits::default(),
-            in_fixed: false,
-            dirty: false,
-            header_sent: false,
-            check,
-            size: 0,
-        }
-    }
-
-    /// From the next block on: 0 sends stored blocks, anything else compresses.
-    pub fn set_level(&mut self, level: u32) {
-        self.level = level.min(1);
-    }
-
-    /// Compresses `data` and flushes (sync flush); appends what can be sent to `out`.
-    pub fn push(&mut self, data: &[u8], out: &mut Vec<u8>) {
-        self.header(out);
-        if data.is_empty() {
-            return;
-        }
-        match &mut self.check {
-            Check::Crc(h) => h.update(data),
-            Check::Adler(s) => *s = adler32(*s, data),
-            Check::None => {}
-        }
-        self.size = self.size.wrapping_add(data.len() as u32);
-        // worst case: stored blocks, plus a flush
-        out.reserve(data.len() + data.len() / 8 + 64);
-        let start = self.win.len();
-        self.win.extend_from_slice(data);
-        if self.level == 0 {
-            self.stored(start, self.win.len(), out);
-        } else {
-            self.compress(start, out);
-        }
-        self.flush(out);
-        self.slide();
-    }
-
-    /// Ends the stream: the last block and the framing's trailer.
-    pub fn finish(&mut self, out: &mut Vec<u8>) {
-        self.header(out);
-        self.end_fixed(out);
-        // an empty final fixed block: BFINAL, BTYPE 01, end of block
-        self.bits.put(out, 0b011, 3);
-        self.bits.put(out, 0, 7);
-        self.bits.align(out);
-        match &self.check {
-            Check::Crc(h) => {
-                out.extend_from_slice(&h.clone().finalize().to_le_bytes());
-                out.extend_from_slice(&self.size.to_le_bytes());
-            }
-            Check::Adler(s) => out.extend_from_slice(&s.to_be_bytes()),
-            Check::None => {}
-        }
-    }
-
-    fn header(&mut self, out: &mut Vec<u8>) {
-        if !self.header_sent {
-            match self.wrap {
-                Wrap::Gzip => out.extend_from_slice(&GZIP_HEADER),
-                Wrap::Zlib => out.extend_from_slice(&ZLIB_HEADER),
-                Wrap::Raw => {}
-            }
-            self.header_sent = true;
-        }
-    }
-
-    /// The greedy matching of `win[start..]`.
-    fn compress(&mut self, start: usize, out: &mut Vec<u8>) {
-        let end = self.win.len();
-        let mut i = start;
-        let mut lit = start;
-        while i + MIN_MATCH <= end {
-            let w = read32(&self.win, i);
-            let h = (w.wrapping_mul(0x9e37_79b1) >> (32 - HASH_BITS)) as usize;
-            let pos = self.base.wrapping_add(i as u32);
-            let cand = std::mem::replace(&mut self.table[h], (u64::from(w) << 32) | u64::from(pos));
-            let dist = pos.wrapping_sub(cand as u32) as usize;
-            // the same 4 bytes, within the window and still in `win` (positions only
-            // grow: see `slide`, so an entry is never newer than `pos`)
-            if (cand >> 32) as u32 == w && dist <= WINDOW && dist <= i {
-                let len = MIN_MATCH + match_len(&self.win, i - dist + MIN_MATCH, i + MIN_MATCH, end.min(i + MAX_MATCH));
-                self.literals(lit, i, out);
-                self.open_fixed(out);
-                let (dc, dn) = dist_code(dist);
-                let lc = LEN[len];
-                let ln = lc >> 24;
-                self.bits.put(out, (lc & 0xff_ffff) | (dc << ln), ln + dn);
-                i += len;
-                lit = i;
-            } else {
-                i += 1;
-            }
-        }
-        self.literals(lit, end, out);
-    }
-
-    /// Sends `win[from..to]` as literals: fixed codes, or stored blocks when those
-    /// are shorter.
-    fn literals(&mut self, from: usize, to: usize, out: &mut Vec<u8>) {
-        if from == to {
-            return;
-        }
-        let run = &self.win[from..to];
+impl Blocks {
+    /// Sends `run` as literals: fixed codes, or stored blocks when those are shorter.
+    fn literals(&mut self, run: &[u8], out: &mut Vec<u8>) {
         if run.len() >= STORED_MIN_RUN {
             // fixed codes take 8 bits for bytes below 144, 9 for the others
             let nine = run.iter().filter(|&&b| b >= 144).count();
             if nine > STORED_OVERHEAD_BITS {
-                return self.stored(from, to, out);
+                return self.stored(run, out);
             }
         }
         self.open_fixed(out);
-        for &b in &self.win[from..to] {
+        for &b in run {
             self.bits.put_code(out, LIT[b as usize]);
         }
     }
 
-    /// Sends `win[from..to]` in stored blocks.
-    fn stored(&mut self, from: usize, to: usize, out: &mut Vec<u8>) {
+    /// Sends `run` in stored blocks.
+    fn stored(&mut self, run: &[u8], out: &mut Vec<u8>) {
         self.end_fixed(out);
-        for chunk in self.win[from..to].chunks(STORED_MAX) {
+        for chunk in run.chunks(STORED_MAX) {
             self.bits.put(out, 0, 3);
             self.bits.align(out);
             let len = chunk.len() as u16;
@@ -362,6 +260,7 @@ impl FastDeflate {
         self.dirty = true;
     }
 
+    #[inline(always)]
     fn open_fixed(&mut self, out: &mut Vec<u8>) {
         if !self.in_fixed {
             // BFINAL 0, BTYPE 01
@@ -392,6 +291,116 @@ impl FastDeflate {
         self.dirty = false;
     }
 
+    /// The end of the stream: an empty final fixed block.
+    fn finish(&mut self, out: &mut Vec<u8>) {
+        self.end_fixed(out);
+        // BFINAL, BTYPE 01, end of block
+        self.bits.put(out, 0b011, 3);
+        self.bits.put(out, 0, 7);
+        self.bits.align(out);
+    }
+}
+
+/// The hash table's entries.
+const TABLE: usize = 1 << HASH_BITS;
+
+/// One response's deflate stream.
+pub struct FastDeflate {
+    wrap: Wrap,
+    /// 1: compress; 0: stored blocks.
+    level: u32,
+    /// The last `WINDOW` bytes (at least) of the data, then the block being compressed.
+    win: Vec<u8>,
+    /// The position of `win[0]` in the stream, counted from `FIRST_POS`.
+    base: u32,
+    /// By hash of 4 bytes: those 4 bytes (high half) and the position they were last
+    /// seen at (low half). Carrying the bytes spares a read of the window for every
+    /// candidate that is not a match.
+    table: Box<[u64; TABLE]>,
+    blocks: Blocks,
+    header_sent: bool,
+    check: Check,
+    /// The size of the data, modulo 2^32 (gzip's ISIZE).
+    size: u32,
+}
+
+impl FastDeflate {
+    /// A stream at `level` (0: stored blocks, else compressed).
+    pub fn new(wrap: Wrap, level: u32) -> FastDeflate {
+        let check = match wrap {
+            Wrap::Gzip => Check::Crc(crc32fast::Hasher::new()),
+            Wrap::Zlib => Check::Adler(1),
+            Wrap::Raw => Check::None,
+        };
+        let table: Box<[u64]> = vec![0; TABLE].into_boxed_slice();
+        FastDeflate {
+            wrap,
+            level: level.min(1),
+            win: Vec::new(),
+            base: FIRST_POS,
+            table: table.try_into().expect("TABLE entries"),
+            blocks: Blocks::default(),
+            header_sent: false,
+            check,
+            size: 0,
+        }
+    }
+
+    /// From the next block on: 0 sends stored blocks, anything else compresses.
+    pub fn set_level(&mut self, level: u32) {
+        self.level = level.min(1);
+    }
+
+    /// Compresses `data` and flushes (sync flush); appends what can be sent to `out`.
+    pub fn push(&mut self, data: &[u8], out: &mut Vec<u8>) {
+        self.header(out);
+        if data.is_empty() {
+            return;
+        }
+        match &mut self.check {
+            Check::Crc(h) => h.update(data),
+            Check::Adler(s) => *s = adler32(*s, data),
+            Check::None => {}
+        }
+        self.size = self.size.wrapping_add(data.len() as u32);
+        // worst case: stored blocks, plus a flush
+        out.reserve(data.len() + data.len() / 8 + 64);
+        let start = self.win.len();
+        self.win.extend_from_slice(data);
+        if self.level == 0 {
+            self.blocks.stored(&self.win[start..], out);
+        } else {
+            compress(&self.win, start, self.base, &mut self.table, &mut self.blocks, out);
+        }
+        self.blocks.flush(out);
+        self.slide();
+    }
+
+    /// Ends the stream: the last block and the framing's trailer.
+    pub fn finish(&mut self, out: &mut Vec<u8>) {
+        self.header(out);
+        self.blocks.finish(out);
+        match &self.check {
+            Check::Crc(h) => {
+                out.extend_from_slice(&h.clone().finalize().to_le_bytes());
+                out.extend_from_slice(&self.size.to_le_bytes());
+            }
+            Check::Adler(s) => out.extend_from_slice(&s.to_be_bytes()),
+            Check::None => {}
+        }
+    }
+
+    fn header(&mut self, out: &mut Vec<u8>) {
+        if !self.header_sent {
+            match self.wrap {
+                Wrap::Gzip => out.extend_from_slice(&GZIP_HEADER),
+                Wrap::Zlib => out.extend_from_slice(&ZLIB_HEADER),
+                Wrap::Raw => {}
+            }
+            self.header_sent = true;
+        }
+    }
+
     /// Keeps the last `WINDOW` bytes once `win` holds twice that. Positions never
     /// wrap: past `RESET_POS` the table forgets everything and they count again from
     /// `FIRST_POS` (a few matches lost once per GiB).
@@ -405,6 +414,57 @@ impl FastDeflate {
             self.table.fill(0);
             self.base = FIRST_POS;
         }
+    }
+}
+
+/// The greedy matching of `win[start..]`, `win[0]` being at stream position `base`.
+/// The bit writer is a local copy while the loop runs (kept in registers), put back
+/// around the rare calls that need the `Blocks`.
+fn compress(win: &[u8], start: usize, base: u32, table: &mut [u64; TABLE], blocks: &mut Blocks, out: &mut Vec<u8>) {
+    let end = win.len();
+    let mut i = start;
+    let mut lit = start;
+    let mut bits = blocks.bits;
+    let mut in_fixed = blocks.in_fixed;
+    while i + MIN_MATCH <= end {
+        let w = read32(win, i);
+        let h = (w.wrapping_mul(0x9e37_79b1) >> (32 - HASH_BITS)) as usize;
+        let pos = base.wrapping_add(i as u32);
+        let cand = std::mem::replace(&mut table[h & (TABLE - 1)], (u64::from(w) << 32) | u64::from(pos));
+        let dist = pos.wrapping_sub(cand as u32) as usize;
+        // the same 4 bytes, within the window and still in `win` (positions only
+        // grow: see `slide`, so an entry is never newer than `pos`)
+        if (cand >> 32) as u32 == w && dist <= WINDOW && dist <= i {
+            let len = MIN_MATCH + match_len(win, i - dist + MIN_MATCH, i + MIN_MATCH, end.min(i + MAX_MATCH));
+            if lit == i && in_fixed {
+                // matches one after the other: the common case of text
+            } else if in_fixed && i - lit < STORED_MIN_RUN {
+                // a short run in the open block: fixed codes, inline
+                for &b in &win[lit..i] {
+                    bits.put_code(out, LIT[b as usize]);
+                }
+            } else {
+                blocks.bits = bits;
+                if lit < i {
+                    blocks.literals(&win[lit..i], out);
+                }
+                blocks.open_fixed(out);
+                bits = blocks.bits;
+                in_fixed = true;
+            }
+            let (dc, dn) = dist_code(dist);
+            let lc = LEN[len & 511];
+            let ln = lc >> 24;
+            bits.put(out, (lc & 0xff_ffff) | (dc << ln), ln + dn);
+            i += len;
+            lit = i;
+        } else {
+            i += 1;
+        }
+    }
+    blocks.bits = bits;
+    if lit < end {
+        blocks.literals(&win[lit..end], out);
     }
 }
 

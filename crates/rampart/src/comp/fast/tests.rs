@@ -75,6 +75,50 @@ fn code_tables_match_rfc1951() {
     assert_eq!(dist_code(32768), (rev(29, 5) | (8191 << 5), 18));
 }
 
+/// RFC 1951's distance table, written out: (first distance, extra bits) by symbol.
+const RFC_DIST: [(u32, u32); 30] = [
+    (1, 0),
+    (2, 0),
+    (3, 0),
+    (4, 0),
+    (5, 1),
+    (7, 1),
+    (9, 2),
+    (13, 2),
+    (17, 3),
+    (25, 3),
+    (33, 4),
+    (49, 4),
+    (65, 5),
+    (97, 5),
+    (129, 6),
+    (193, 6),
+    (257, 7),
+    (385, 7),
+    (513, 8),
+    (769, 8),
+    (1025, 9),
+    (1537, 9),
+    (2049, 10),
+    (3073, 10),
+    (4097, 11),
+    (6145, 11),
+    (8193, 12),
+    (12289, 12),
+    (16385, 13),
+    (24577, 13),
+];
+
+#[test]
+fn every_distance_has_its_rfc1951_code() {
+    for dist in 1..=32768u32 {
+        let sym = RFC_DIST.iter().rposition(|&(first, _)| first <= dist).unwrap() as u32;
+        let (first, extra) = RFC_DIST[sym as usize];
+        let want = (rev(sym, 5) | ((dist - first) << 5), 5 + extra);
+        assert_eq!(dist_code(dist as usize), want, "distance {dist}");
+    }
+}
+
 #[test]
 fn every_shape_round_trips() {
     let big_text = text(300_000, 1);
