@@ -79,6 +79,17 @@ fn a_cacheable_response_is_served_from_the_cache_with_its_age() {
     get(&p, "/chunked", "");
     let r = get(&p, "/chunked", "");
     assert_eq!((r.headers.get("x-hit"), r.body_str().as_str()), (Some("1/c"), "chunked body"));
+    // a HEAD request is answered from the stored object: its head, the body's length, no
+    // body (as HAProxy's cache applet); the connection stays usable
+    let mut c = client(&p);
+    c.send("HEAD / HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
+    let h = c.read_response_for("HEAD").unwrap();
+    assert_eq!(h.headers.get("x-hit"), Some("1/c"));
+    assert_eq!(h.headers.get("content-length"), Some("11"), "the length of \"cached body\"");
+    assert_eq!(h.body_str(), "");
+    c.send("GET / HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
+    assert_eq!(c.read_response().unwrap().body_str(), "cached body", "no body was sent after the HEAD answer");
+    assert_eq!(s1.requests().len(), 3, "the server saw only the misses (/, b's /, /chunked)");
 }
 
 #[test]

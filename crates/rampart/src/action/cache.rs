@@ -28,8 +28,9 @@ pub fn cache_use(idx: u32, x: &mut Exec<'_, '_>, env: &Env<'_>) {
     // ran (the backend's rules run with a backend other than the frontend)
     let version_ok = x.msg.version != Version::Http10;
     let counted = matches!(x.msg.method, Method::Get | Method::Head) && version_ok && !st.req.ignore;
-    // COMPAT: rampart answers GET requests from the cache, not HEAD ones yet
-    if !counted || x.msg.method != Method::Get || st.hit.is_some() {
+    // a HEAD request is answered from a GET's object: its head, without the body (the
+    // front muxes leave the body of a built reply out for HEAD)
+    if !counted || st.hit.is_some() {
         if counted {
             env.rt.count_cache(env.fe, env.be.filter(|&b| b != env.fe), false);
         }
