@@ -40,11 +40,28 @@ use std::path::{Path, PathBuf};
 #[derive(Debug)]
 pub struct Loaded {
     pub config: Option<Config>,
-    /// The model as far as it was parsed, also when there were alerts (refused lines
-    /// are missing from it): for the checks that find more problems to report in the
-    /// same run (`rampart -c` lists every refusal of a file), never to run.
+    /// The model as far as it was parsed when there were alerts (refused lines are
+    /// missing from it): for the checks that find more problems to report in the same
+    /// run (`rampart -c` lists every refusal of a file), never to run. Empty when
+    /// `config` holds the model (one copy: a large configuration's model takes
+    /// kilobytes per server). `model()` is whichever holds it.
     pub partial: Config,
     pub diags: Diags,
+}
+
+impl Loaded {
+    /// The model as far as it was parsed: the configuration, or the partial one.
+    pub fn model(&self) -> &Config {
+        self.config.as_ref().unwrap_or(&self.partial)
+    }
+
+    pub fn model_mut(&mut self) -> &mut Config {
+        self.config.as_mut().unwrap_or(&mut self.partial)
+    }
+
+    pub fn into_model(self) -> Config {
+        self.config.unwrap_or(self.partial)
+    }
 }
 
 /// Loads configuration files in order; a directory contributes its `*.cfg` files in
@@ -109,6 +126,9 @@ fn parse_texts(texts: &[(String, String)], ctx: &LexCtx<'_>, mut diags: Diags) -
     };
     let mut partial = parse::parse_files(&files, lexer_diags, &mut diags, &local);
     parse::spoe::load_files(&mut partial, ctx, &mut diags);
-    let config = if diags.has_alerts() { None } else { Some(partial.clone()) };
-    Loaded { config, partial, diags }
+    if diags.has_alerts() {
+        Loaded { config: None, partial, diags }
+    } else {
+        Loaded { config: Some(partial), partial: Config::default(), diags }
+    }
 }

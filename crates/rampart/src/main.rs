@@ -21,6 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
+use rampart::build::AfterCheck;
 use rampart::cli::{self, Cli, CliError, Mode, Parsed};
 use rampart::listener::{self, Listeners};
 use rampart::master::{self, Role};
@@ -327,17 +328,14 @@ fn load_config(cli: &Cli, rep: &mut Reporter, daemon_child: bool) -> Option<Conf
     if cli.no_server_verify {
         // COMPAT: HAProxy reads `-dV` before the files, so an `ssl-server-verify
         // required` line there wins; rampart's `-dV` wins over it.
-        loaded.partial.global.ssl_server.verify_none = true;
-        if let Some(cfg) = loaded.config.as_mut() {
-            cfg.global.ssl_server.verify_none = true;
-        }
+        loaded.model_mut().global.ssl_server.verify_none = true;
     }
     if loaded.config.as_ref().is_some_and(|c| c.global.quiet) {
         rep.set_quiet(true);
     }
     // The daemon child reads the files its parent already reported on: only alerts
     // can be new (a file changed in between).
-    let mut diags = loaded.diags.list;
+    let mut diags = std::mem::take(&mut loaded.diags.list);
     // What the model holds but the runtime cannot run yet (e.g. conditions), also when
     // parsing refused lines already, so that one run reports every refusal.
     // The per-file summaries of the parser are dropped: `report_load` writes them after
@@ -348,8 +346,9 @@ fn load_config(cli: &Cli, rep: &mut Reporter, daemon_child: bool) -> Option<Conf
     // the files are read from the `default-path` directory; the master goes back (its
     // workers and re-executions resolve the command line's names from where it started)
     let back = std::env::current_dir().ok();
-    let entered = enter_default_path(&loaded.partial, rep);
-    let runtime = rampart::build::check(&loaded.partial);
+    let entered = enter_default_path(loaded.model(), rep);
+    let after = if cli.mode == Mode::Check { AfterCheck::Exit } else { AfterCheck::Run };
+    let runtime = rampart::build::check_then(loaded.model(), after);
     if entered {
         if let Some(dir) = back {
             let _ = std::env::set_current_dir(dir);
@@ -483,7 +482,9 @@ fn start(
         }
     };
     // (it reads the CA and CRL files again, for `show ssl ca-file`)
-    let mut stats_cli = rampart::stats::Cli::new(&cfg, rt.clone());
+    // one copy of the model, shared with the CLI (which compiles what `set var` asks)
+    let cfg = Arc::new(cfg);
+    let mut stats_cli = rampart::stats::Cli::new(cfg.clone(), rt.clone());
     stats_cli.make_server = Some(rampart::build::dynamic_server);
     let stats_cli = Arc::new(stats_cli);
     load_time_zone();

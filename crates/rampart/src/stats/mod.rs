@@ -150,7 +150,7 @@ fn server_crts(rt: &Runtime) -> Vec<Arc<crate::tls::server_crt::ServerCrt>> {
 
 impl Cli {
     /// The CLI state for `rt`, built from its configuration.
-    pub fn new(cfg: &Config, rt: Arc<Runtime>) -> Cli {
+    pub fn new(cfg: Arc<Config>, rt: Arc<Runtime>) -> Cli {
         Cli {
             timeout: cfg.global.stats_timeout.unwrap_or(DEFAULT_TIMEOUT),
             maxconn: cfg.global.stats_maxconn.unwrap_or(DEFAULT_MAXCONN),
@@ -159,7 +159,7 @@ impl Cli {
             certs: crate::tls::certs::Certs::new(tls_binds(&rt), server_crts(&rt)),
             cafiles: crate::tls::castore::CaStore::new(tls_binds(&rt), server_chains(&rt)),
             ticket_keys: crate::tls::ticket_keys_cli::KeyFilesCli::new(&tls_binds(&rt)),
-            cfg: Arc::new(cfg.clone()),
+            cfg,
             rt,
             make_server: None,
             exported: crate::io::xfer::Exported::default(),

@@ -366,7 +366,7 @@ mod tests {
                     backend be\n server s1 127.0.0.1:1\n server s2 127.0.0.1:2 weight 3 disabled\n";
         let cfg = rampart_cfg::parse_str("t.cfg", text, &ctx).config.expect("valid");
         let rt = crate::build::build(&cfg, 100, 1).expect("built");
-        Cli::new(&cfg, Arc::new(rt))
+        Cli::new(Arc::new(cfg), Arc::new(rt))
     }
 
     /// What a session answers to `input`.

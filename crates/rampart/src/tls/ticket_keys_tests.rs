@@ -165,7 +165,7 @@ fn key_files_are_shared_by_name_and_numbered_from_the_last() {
          bind :3 ssl crt x.pem tls-ticket-keys {a}\n"
     );
     let ctx = rampart_cfg::LexCtx { env: &|_| None, version: "2.6", features: &[] };
-    let cfg = rampart_cfg::parse_str("t.cfg", &text, &ctx).partial;
+    let cfg = rampart_cfg::parse_str("t.cfg", &text, &ctx).into_model();
     let mut files = KeyFiles::new(&cfg);
     let ka = files.get(&a).unwrap();
     let kb = files.get(&b).unwrap();
