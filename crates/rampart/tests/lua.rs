@@ -251,7 +251,10 @@ fn task_map_run(binary: PathBuf) -> Vec<String> {
 fn task_map_ok(seen: &[String]) -> bool {
     let n = |b: &str| b.strip_prefix("on-").and_then(|n| n.parse::<u64>().ok());
     let nums: Vec<u64> = seen.iter().filter_map(|b| n(b)).collect();
-    seen.len() >= 3 && nums.len() >= 2 && nums.windows(2).all(|w| w[0] < w[1]) && seen.iter().skip(1).all(|b| n(b).is_some())
+    seen.len() >= 3
+        && nums.len() >= 2
+        && nums.windows(2).all(|w| w[0] < w[1])
+        && seen.iter().skip(1).all(|b| n(b).is_some())
 }
 
 #[test]

@@ -438,8 +438,7 @@ fn a_stream_calling_both_kinds_is_the_same_as_haproxy() {
 /// threads: whether each answer was `T T+1` with `T` 0 or 1, and the threads seen.
 fn thread_run(binary: &Path, n: usize) -> (bool, std::collections::BTreeSet<String>) {
     let p = kinds_start(binary, 2);
-    let answers: Vec<String> =
-        (0..n).map(|_| get(&p, "/t", "").headers.get("x-r").unwrap_or("").to_owned()).collect();
+    let answers: Vec<String> = (0..n).map(|_| get(&p, "/t", "").headers.get("x-r").unwrap_or("").to_owned()).collect();
     let ok = answers.iter().all(|a| matches!(a.as_str(), "0 1" | "1 2"));
     assert!(ok, "{answers:?}");
     (ok, answers.iter().map(|a| a[..1].to_owned()).collect())
