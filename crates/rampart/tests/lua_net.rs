@@ -363,9 +363,12 @@ core.register_action("auth", { "http-req" }, function(txn, addr)
 end, 1)
 "#;
 
+/// What the auth server got: request line, `x-token`, `user-agent`.
+type Asked = (String, Option<String>, Option<String>);
+
 /// What the clients, the server and the auth server saw for a good token, a bad one
 /// and none.
-fn auth_run(binary: PathBuf) -> (Vec<u16>, Vec<Option<String>>, Vec<(String, Option<String>, Option<String>)>) {
+fn auth_run(binary: PathBuf) -> (Vec<u16>, Vec<Option<String>>, Vec<Asked>) {
     let path = script("auth", AUTH);
     let s1 = HttpBackend::start("s1");
     let auth = HttpBackend::builder("auth")
