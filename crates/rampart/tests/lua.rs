@@ -206,8 +206,9 @@ fn api_functions_not_there_yet_say_so() {
     assert!(p.wait_output("core.backends is not supported yet by rampart", Duration::from_secs(5)), "{}", p.output());
 }
 
-#[test]
-fn a_task_updates_a_map_the_rules_read() {
+/// A task that sets a map entry every 50 ms (`on-1`, `on-2` ...), which a rule
+/// answers: the distinct answers the client saw within 5 s, up to three.
+fn task_map_run(binary: PathBuf) -> Vec<String> {
     let dir = std::env::temp_dir().join(format!("rampart-lua-tests-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let map = dir.join("flags.map");
@@ -229,7 +230,7 @@ fn a_task_updates_a_map_the_rules_read() {
     let s1 = HttpBackend::start("s1");
     let rules =
         format!("  http-request return status 200 content-type text/plain lf-string %[path,map({})]\n", map.display());
-    let p = start(&cfg(&path, "", &rules), &[("s1", s1.addr())]);
+    let p = start_binary(binary, &cfg(&path, "", &rules), &[("s1", s1.addr())]);
     let deadline = Instant::now() + Duration::from_secs(5);
     let mut seen = Vec::new();
     while Instant::now() < deadline {
@@ -242,7 +243,32 @@ fn a_task_updates_a_map_the_rules_read() {
         }
         std::thread::sleep(Duration::from_millis(30));
     }
-    assert!(seen.len() >= 3 && seen.iter().skip(1).all(|b| b.starts_with("on-")), "{seen:?}\n{}", p.output());
+    seen
+}
+
+/// Whether the answers went from the file's value (or the task's first) through
+/// the task's growing numbers.
+fn task_map_ok(seen: &[String]) -> bool {
+    let n = |b: &str| b.strip_prefix("on-").and_then(|n| n.parse::<u64>().ok());
+    let nums: Vec<u64> = seen.iter().filter_map(|b| n(b)).collect();
+    seen.len() >= 3
+        && nums.len() >= 2
+        && nums.windows(2).all(|w| w[0] < w[1])
+        && seen.iter().skip(1).all(|b| n(b).is_some())
+}
+
+#[test]
+fn a_task_updates_a_map_the_rules_read() {
+    let seen = task_map_run(PathBuf::from(RAMPART));
+    assert!(task_map_ok(&seen), "{seen:?}");
+}
+
+#[test]
+fn a_task_updating_a_map_is_the_same_as_haproxy() {
+    let haproxy = rampart_testkit::require_haproxy!();
+    let ours = task_map_run(PathBuf::from(RAMPART));
+    let theirs = task_map_run(haproxy);
+    assert_eq!((task_map_ok(&ours), ours.len()), (task_map_ok(&theirs), theirs.len()), "{ours:?} {theirs:?}");
 }
 
 #[test]

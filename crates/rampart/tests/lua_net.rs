@@ -345,3 +345,73 @@ fn tcp_services_are_refused_where_haproxy_refuses_them() {
     }
     assert_eq!(rampart_testkit::check(RAMPART, &cfg("tcp", "tcp-request content use-service lua.t")).code, 0);
 }
+
+// === an auth-request over the HTTP client ===
+
+/// An auth-request action in the style of the public ones: it asks an HTTP server
+/// about the request's token with `core.httpclient()`, keeps the status in a
+/// variable the rules deny on, and passes the user it names on to the server.
+const AUTH: &str = r#"
+core.register_action("auth", { "http-req" }, function(txn, addr)
+  local token = txn.sf:req_hdr("x-token") or ""
+  local r = core.httpclient():get{ url = "http://" .. addr .. "/check" .. txn.sf:path(),
+                                   headers = { ["x-token"] = { token } }, timeout = 3000 }
+  txn:set_var("txn.auth", r.status)
+  if r.status == 200 and r.headers["x-user"] then
+    txn.http:req_set_header("x-user", r.headers["x-user"][0])
+  end
+end, 1)
+"#;
+
+/// What the auth server got: request line, `x-token`, `user-agent`.
+type Asked = (String, Option<String>, Option<String>);
+
+/// What the clients, the server and the auth server saw for a good token, a bad one
+/// and none.
+fn auth_run(binary: PathBuf) -> (Vec<u16>, Vec<Option<String>>, Vec<Asked>) {
+    let path = script("auth", AUTH);
+    let s1 = HttpBackend::start("s1");
+    let auth = HttpBackend::builder("auth")
+        .respond(|r| match r.headers.get("x-token") {
+            Some("good") => Reply::new(200).header("x-user", "bob").body("ok"),
+            _ => Reply::new(401).body("no"),
+        })
+        .start();
+    let rules = "  http-request lua.auth ${auth_addr}:${auth_port}\n\
+                 \x20 http-request deny deny_status 403 unless { var(txn.auth) -m int 200 }\n";
+    let p = start_binary(binary, &cfg(&path, rules), &[("s1", s1.addr()), ("auth", auth.addr())]);
+    let statuses = ["X-Token: good\r\n", "X-Token: bad\r\n", ""]
+        .iter()
+        .map(|h| {
+            let mut c = client(&p);
+            c.send(format!("GET /doc/1 HTTP/1.1\r\nHost: h\r\n{h}\r\n")).unwrap();
+            c.read_response().unwrap().status
+        })
+        .collect();
+    let users = s1.requests().iter().map(|r| r.headers.get("x-user").map(str::to_owned)).collect();
+    let asked = auth
+        .wait_requests(3)
+        .iter()
+        .map(|r| {
+            let h = |n: &str| r.headers.get(n).map(str::to_owned);
+            (format!("{} {}", r.method, r.path), h("x-token"), h("user-agent"))
+        })
+        .collect();
+    (statuses, users, asked)
+}
+
+#[test]
+fn an_auth_request_over_the_httpclient_lets_good_tokens_in() {
+    let (statuses, users, asked) = auth_run(PathBuf::from(RAMPART));
+    assert_eq!(statuses, [200, 403, 403]);
+    assert_eq!(users, [Some("bob".to_owned())]);
+    let ask = |t: &str| ("GET /check/doc/1".to_owned(), Some(t.to_owned()), Some("HAProxy".to_owned()));
+    assert_eq!(asked, [ask("good"), ask("bad"), ask("")]);
+}
+
+#[test]
+fn an_auth_request_over_the_httpclient_is_the_same_as_haproxy() {
+    let haproxy = rampart_testkit::require_haproxy!();
+    let ours = auth_run(PathBuf::from(RAMPART));
+    assert_eq!(ours, auth_run(haproxy), "rampart (left) and haproxy (right)");
+}

@@ -119,9 +119,8 @@ struct Seen {
 /// many to `/own` (the per-thread one), each on a connection of its own, from
 /// `CLIENTS` threads at once; returns what was seen, how many proxy threads served,
 /// and then, for `both` requests to `/both` (both actions on one stream), how many
-/// got the headers of both. (A stream of HAProxy 2.6 runs every Lua action in the
-/// state of its first one: the other kind's fails there, "attempt to call a nil
-/// value"; the comparison with haproxy sends none.)
+/// got the headers of both (none: as in HAProxy 2.6, a stream runs every Lua call in
+/// the state of its first one, the other kind's fails there).
 fn run(binary: &Path, both: usize) -> (Seen, usize, usize) {
     let s1 = HttpBackend::start("s1");
     let p = start(binary, &s1);
@@ -182,15 +181,16 @@ fn globals_of_lua_load_are_shared_by_the_threads_and_per_thread_ones_are_not() {
     let (seen, threads, both_ok) = run(Path::new(RAMPART), 10);
     assert_eq!(threads, 2, "both proxy threads served (else the test proves nothing)");
     assert_eq!(seen, expected());
-    assert_eq!(both_ok, 10, "a stream runs actions of both kinds");
+    // the per-thread action ran first: the shared one fails on those streams
+    assert_eq!(both_ok, 0, "a stream runs its Lua calls in the state of its first one");
 }
 
 #[test]
 fn shared_and_per_thread_globals_are_the_same_as_haproxy() {
     let haproxy = rampart_testkit::require_haproxy!();
-    let (ours, _, _) = run(Path::new(RAMPART), 0);
-    let (theirs, _, _) = run(&haproxy, 0);
-    assert_eq!(ours, theirs, "rampart (left) and haproxy (right)");
+    let ours = run(Path::new(RAMPART), 10);
+    let theirs = run(&haproxy, 10);
+    assert_eq!((ours.0, ours.2), (theirs.0, theirs.2), "rampart (left) and haproxy (right)");
 }
 
 /// A shared action that sleeps gives the shared state back: the other threads' calls
@@ -333,4 +333,214 @@ fn a_name_registered_by_both_kinds_is_the_same_as_haproxy() {
     let ours = startup_alert(Path::new(RAMPART), &global);
     assert!(!ours.0 && ours.1.contains("'dup'"), "{ours:?}");
     assert_eq!(ours, startup_alert(&haproxy, &global), "rampart (left) and haproxy (right)");
+}
+
+// === one state per stream ===
+
+/// Functions of both kinds: an action, a fetch and a converter in each.
+const KIND_SHARED: &str = r#"
+core.register_action("sa", { "http-req" }, function(txn) txn:set_var("txn.sa", "ran") end)
+core.register_fetches("sf", function(txn) return "S" end)
+core.register_converters("sc", function(s) return "SC" .. s end)
+"#;
+
+const KIND_OWN: &str = r#"
+core.register_action("pa", { "http-req" }, function(txn) txn:set_var("txn.pa", core.thread) end)
+core.register_fetches("pf", function(txn) return "P" end)
+core.register_converters("pc", function(s) return "PC" .. s end)
+"#;
+
+/// A frontend answering with what the Lua calls of each path gave: `/sa` runs the
+/// shared action then the per-thread one, `/pa` the other way, `/f` calls the shared
+/// fetch first, `/g` the per-thread fetch and converter first; `/t` answers the
+/// `thread` fetch and the per-thread action's `core.thread`.
+fn kinds_start(binary: &Path, threads: usize) -> Running {
+    let shared = script("kind_shared", KIND_SHARED);
+    let own = script("kind_own", KIND_OWN);
+    let cfg = format!(
+        "global\n  nbthread {threads}\n  lua-load {}\n  lua-load-per-thread {}\n\
+         defaults\n  mode http\n  timeout client 5s\n  timeout server 5s\n  timeout connect 1s\n\
+         frontend fe1\n  bind fd@${{fe1}}\n\
+         \x20 http-request lua.sa if {{ path /sa }}\n\
+         \x20 http-request lua.pa if {{ path /sa }}\n\
+         \x20 http-request lua.pa if {{ path /pa }} || {{ path /t }}\n\
+         \x20 http-request lua.sa if {{ path /pa }}\n\
+         \x20 http-request return status 200 hdr x-r \"sa=%[var(txn.sa)] pa=%[var(txn.pa)] f=%[lua.sf]-%[lua.pf]\" \
+         if {{ path /sa }} || {{ path /pa }} || {{ path /f }}\n\
+         \x20 http-request return status 200 hdr x-r \"f=%[lua.pf]-%[lua.sf] c=%[str(a),lua.pc]-%[str(b),lua.sc]\" \
+         if {{ path /g }}\n\
+         \x20 http-request return status 200 hdr x-r \"%[thread] %[var(txn.pa)]\" if {{ path /t }}\n",
+        shared.display(),
+        own.display()
+    );
+    rampart_testkit::Proxy::new(binary).listener("fe1").config(&cfg).start().expect("the proxy starts")
+}
+
+/// The Lua alerts of `p`'s output, without their date and pid, nor the traceback
+/// HAProxy appends after `from` (COMPAT: rampart writes none).
+fn lua_alerts(p: &Running) -> Vec<String> {
+    let out = p.output();
+    let alerts = out.lines().filter(|l| l.contains("[ALERT]") && l.contains("Lua "));
+    let strip = |l: &str| {
+        let l = l[l.find(") : ").map_or(0, |i| i + 4)..].to_owned();
+        match l.rfind(" from ") {
+            Some(i) => format!("{}.", &l[..i]),
+            None => l,
+        }
+    };
+    alerts.map(strip).collect()
+}
+
+/// What the clients got for the `kinds_start` paths (with one thread), and the alerts.
+fn kinds_run(binary: &Path) -> (Vec<String>, Vec<String>) {
+    let p = kinds_start(binary, 1);
+    let answers: Vec<String> = ["/sa", "/pa", "/f", "/g"]
+        .iter()
+        .map(|path| {
+            let r = get(&p, path, "");
+            format!("{} {}", r.status, r.headers.get("x-r").unwrap_or("-"))
+        })
+        .collect();
+    let want = "Lua converter 'sc': [state-id 1] runtime error: attempt to call a nil value";
+    assert!(p.wait_output(want, Duration::from_secs(5)), "{}", p.output());
+    (answers, lua_alerts(&p))
+}
+
+/// As HAProxy 2.6, a stream runs its Lua calls (actions, fetches, converters) in the
+/// state of its first one: a function of the other kind fails there.
+#[test]
+fn a_stream_runs_its_lua_calls_in_the_state_of_its_first_one() {
+    let (answers, alerts) = kinds_run(Path::new(RAMPART));
+    assert_eq!(answers, ["200 sa=ran pa= f=S-", "200 sa= pa=1 f=-P", "200 sa= pa= f=S-", "200 f=P- c=PCa-"]);
+    let nil = "runtime error: attempt to call a nil value.";
+    assert_eq!(
+        alerts,
+        [
+            format!("Lua function 'pa': [state-id 0] {nil}"),
+            format!("Lua sample-fetch 'pf': [state-id 0] {nil}"),
+            format!("Lua function 'sa': [state-id 1] {nil}"),
+            format!("Lua sample-fetch 'sf': [state-id 1] {nil}"),
+            format!("Lua sample-fetch 'pf': [state-id 0] {nil}"),
+            format!("Lua sample-fetch 'sf': [state-id 1] {nil}"),
+            format!("Lua converter 'sc': [state-id 1] {nil}"),
+        ]
+    );
+}
+
+#[test]
+fn a_stream_calling_both_kinds_is_the_same_as_haproxy() {
+    let haproxy = rampart_testkit::require_haproxy!();
+    let ours = kinds_run(Path::new(RAMPART));
+    assert_eq!(ours, kinds_run(&haproxy), "rampart (left) and haproxy (right)");
+}
+
+/// `thread` and `core.thread` of the per-thread states over `n` connections with two
+/// threads: whether each answer was `T T+1` with `T` 0 or 1, and the threads seen.
+fn thread_run(binary: &Path, n: usize) -> (bool, std::collections::BTreeSet<String>) {
+    let p = kinds_start(binary, 2);
+    let answers: Vec<String> = (0..n).map(|_| get(&p, "/t", "").headers.get("x-r").unwrap_or("").to_owned()).collect();
+    let ok = answers.iter().all(|a| matches!(a.as_str(), "0 1" | "1 2"));
+    assert!(ok, "{answers:?}");
+    (ok, answers.iter().map(|a| a[..1].to_owned()).collect())
+}
+
+/// The `thread` fetch numbers the threads from 0, `core.thread` in a per-thread state
+/// from 1 (HAProxy's `tid` and state number).
+#[test]
+fn the_thread_fetch_counts_from_0_and_core_thread_from_1() {
+    let (ok, threads) = thread_run(Path::new(RAMPART), 40);
+    assert!(ok);
+    assert_eq!(threads.len(), 2, "both threads served (else the test proves little): {threads:?}");
+}
+
+#[test]
+fn the_thread_fetch_is_the_same_as_haproxy() {
+    let haproxy = rampart_testkit::require_haproxy!();
+    assert_eq!(thread_run(Path::new(RAMPART), 40).0, thread_run(&haproxy, 40).0);
+}
+
+// === tune.lua.maxmem ===
+
+/// `hold` keeps 24 MiB in the shared state, `release` drops it; `grab` builds 24 MiB
+/// in the thread's state (string.rep needs twice that while it runs), then lets it go;
+/// `gc` collects the thread's state (what a `grab` that failed left).
+const MEM_SHARED: &str = r#"
+core.register_action("hold", { "http-req" }, function(txn)
+  big = string.rep("x", 24 * 1024 * 1024)
+  collectgarbage()
+end)
+core.register_action("release", { "http-req" }, function(txn)
+  big = nil
+  collectgarbage()
+end)
+"#;
+
+const MEM_OWN: &str = r#"
+core.register_action("grab", { "http-req" }, function(txn)
+  local s = string.rep("y", 24 * 1024 * 1024)
+  txn:set_var("txn.grab", #s)
+  s = nil
+  collectgarbage()
+end)
+core.register_action("gc", { "http-req" }, function(txn) collectgarbage() end)
+"#;
+
+/// With `tune.lua.maxmem 64`: `/grab` (48 MiB at its peak) alone, then with the
+/// shared state holding 24 MiB, then once it released them (and the thread's state
+/// collected what the failed one left); then a plain request.
+/// The answers (`x-grab`: the size `grab` built) and the Lua alerts.
+fn mem_run(binary: &Path) -> (Vec<String>, Vec<String>) {
+    let shared = script("mem_shared", MEM_SHARED);
+    let own = script("mem_own", MEM_OWN);
+    let cfg = format!(
+        "global\n  nbthread 1\n  tune.lua.maxmem 64\n  lua-load {}\n  lua-load-per-thread {}\n\
+         defaults\n  mode http\n  timeout client 5s\n  timeout server 5s\n  timeout connect 1s\n\
+         frontend fe1\n  bind fd@${{fe1}}\n\
+         \x20 http-request lua.hold if {{ path /hold }}\n\
+         \x20 http-request lua.release if {{ path /release }}\n\
+         \x20 http-request lua.grab if {{ path /grab }}\n\
+         \x20 http-request lua.gc if {{ path /gc }}\n\
+         \x20 http-request return status 200 hdr x-grab \"%[var(txn.grab)]\"\n",
+        shared.display(),
+        own.display()
+    );
+    let p = rampart_testkit::Proxy::new(binary).listener("fe1").config(&cfg).start().expect("the proxy starts");
+    let answers: Vec<String> = ["/grab", "/hold", "/grab", "/release", "/gc", "/grab", "/"]
+        .iter()
+        .map(|path| {
+            let r = get(&p, path, "");
+            format!("{path} {} {}", r.status, r.headers.get("x-grab").filter(|v| !v.is_empty()).unwrap_or("-"))
+        })
+        .collect();
+    (answers, lua_alerts(&p))
+}
+
+/// `tune.lua.maxmem` bounds the memory of every Lua state together, as in HAProxy
+/// 2.6: what the shared state holds leaves less to a thread's state; a script past
+/// the limit fails with HAProxy's message, the rules go on, and once the memory is
+/// freed the same script runs again.
+#[test]
+fn maxmem_bounds_the_lua_states_together() {
+    let (answers, alerts) = mem_run(Path::new(RAMPART));
+    let mb24 = (24 * 1024 * 1024).to_string();
+    assert_eq!(
+        answers,
+        [
+            format!("/grab 200 {mb24}"),
+            "/hold 200 -".to_owned(),
+            "/grab 200 -".to_owned(),
+            "/release 200 -".to_owned(),
+            "/gc 200 -".to_owned(),
+            format!("/grab 200 {mb24}"),
+            "/ 200 -".to_owned(),
+        ]
+    );
+    assert_eq!(alerts, ["Lua function 'grab': out of memory error."]);
+}
+
+#[test]
+fn maxmem_is_the_same_as_haproxy() {
+    let haproxy = rampart_testkit::require_haproxy!();
+    let ours = mem_run(Path::new(RAMPART));
+    assert_eq!(ours, mem_run(&haproxy), "rampart (left) and haproxy (right)");
 }

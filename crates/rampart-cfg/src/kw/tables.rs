@@ -273,7 +273,7 @@ pub static GLOBAL: &[Kw] = &[
     kw("tune.idletimer", Partial("accepted with a warning: buffers are not grown on idle streams")),
     kw("tune.listener.multi-queue", No),
     kw("tune.lua.forced-yield", Yes),
-    kw("tune.lua.maxmem", Partial("a limit per Lua state (the shared one, each thread's), not one for the process")),
+    kw("tune.lua.maxmem", Partial("one limit for every Lua state of the process, as HAProxy; states running at once on different threads (lua-load-per-thread) see each other's use as of their last count (each turn, each forced-yield period), not at each allocation")),
     kw("tune.lua.service-timeout", Yes),
     kw("tune.lua.session-timeout", Yes),
     kw("tune.lua.task-timeout", Yes),

@@ -293,6 +293,7 @@ impl Env<'_> {
             last_rule: st.last_rule,
             flt: st.flt,
             sc: Some(&st.sc),
+            lua_kind: Some(&st.lua.kind),
             ..SampleCtx::new(self.rt, &st.conn, self.fe)
         }
     }

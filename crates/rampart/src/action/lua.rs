@@ -23,9 +23,29 @@ pub struct LuaAct {
     pub args: Box<[Box<str>]>,
 }
 
-/// The handle a stream keeps of what the thread's Lua state holds for it (a
-/// script's private value, a coroutine waiting to be resumed): released with it.
-pub type Slot = Option<Box<dyn std::any::Any + Send>>;
+/// What a stream keeps of the Lua runtime: the handle of what the Lua states hold for
+/// it (a script's private value, a coroutine waiting to be resumed), released with
+/// it, and which state its Lua calls run in.
+#[derive(Default)]
+pub struct Slot {
+    pub data: Option<Box<dyn std::any::Any + Send>>,
+    /// The kind of state of the stream's first Lua call (action, fetch or converter):
+    /// [`KIND_SHARED`], [`KIND_OWN`], or 0 before any. As HAProxy 2.6 (`s->hlua`,
+    /// created by the first call), the stream's later calls run in that state: a
+    /// function of the other kind fails there.
+    pub kind: std::cell::Cell<u8>,
+}
+
+/// [`Slot::kind`]: the stream's Lua calls run in the state `lua-load` shares.
+pub const KIND_SHARED: u8 = 1;
+/// [`Slot::kind`]: they run in the thread's state of `lua-load-per-thread`.
+pub const KIND_OWN: u8 = 2;
+
+impl std::fmt::Debug for Slot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Slot").field("data", &self.data.is_some()).field("kind", &self.kind.get()).finish()
+    }
+}
 
 /// What a Lua action or service that gave the event loop back asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -70,7 +70,7 @@ pub struct StreamState {
     pub resolved: Option<Option<std::net::IpAddr>>,
     /// What the Lua runtime keeps for this stream (`txn:set_priv`, a script waiting to
     /// be resumed): a handle into the thread's Lua state, released when dropped.
-    pub lua: Option<Box<dyn std::any::Any + Send>>,
+    pub lua: super::lua::Slot,
     /// SPOE exchanges of the transaction (boxed once a proxy's engine is used).
     pub spoe: Option<Box<crate::spoe::SpoeTxn>>,
     /// Client socket options rules asked for (`set-mark`, `set-tos`), for the client
@@ -113,7 +113,7 @@ impl Default for StreamState {
             stick_stores: Vec::new(),
             resolve: None,
             resolved: None,
-            lua: None,
+            lua: Default::default(),
             spoe: None,
             fc: Default::default(),
         }
@@ -146,7 +146,7 @@ impl StreamState {
         self.stick_stores.clear();
         self.resolve = None;
         self.resolved = None;
-        self.lua = None;
+        self.lua = Default::default();
         self.spoe = None;
     }
 }

@@ -153,9 +153,8 @@ pub struct TcpExec<'x> {
     pub fc: super::sockopt::FcPending,
     /// The stream's log record so far (`do-log`); `None` before a stream exists.
     pub log: Option<&'x crate::log::StreamLog>,
-    /// Where a Lua action keeps its coroutine while it waits; `None` where the rules
-    /// cannot wait (before a stream exists, on a final inspection of an HTTP
-    /// response).
+    /// Where a Lua action keeps its coroutine while it waits, and which Lua state the
+    /// stream's calls run in; `None` before a stream exists.
     pub lua: Option<&'x mut super::lua::Slot>,
     /// Whether the list runs on final data (set by [`run_tcp_rules_from`]): a Lua
     /// action cannot wait then.
@@ -177,6 +176,7 @@ impl TcpExec<'_> {
             first_req: self.first_req,
             last_rule: self.last_rule,
             sc: self.sc.as_deref(),
+            lua_kind: self.lua.as_deref().map(|l| &l.kind),
             ..SampleCtx::new(self.rt, self.conn, self.fe)
         }
     }

@@ -30,7 +30,7 @@ pub(super) fn turn(svc: &mut TcpSvc, input: SvcIn<'_>, ctx: &SampleCtx<'_>, out:
         None => match start(&st, svc, r.local, input) {
             Ok(k) => (k, true),
             Err(m) => {
-                return fail(&name, &m);
+                return fail(st.id(), &name, &m);
             }
         },
     };
@@ -41,7 +41,7 @@ pub(super) fn turn(svc: &mut TcpSvc, input: SvcIn<'_>, ctx: &SampleCtx<'_>, out:
         (true, _) => MultiValue::from_vec(vec![Value::Table(applet.clone())]),
         (false, SvcIn::Data(d)) => match st.lua.create_string(d) {
             Ok(s) => MultiValue::from_vec(vec![Value::String(s)]),
-            Err(e) => return fail(&name, &message(&e)),
+            Err(e) => return fail(st.id(), &name, &message(&e)),
         },
         (false, SvcIn::End) => MultiValue::from_vec(vec![Value::Boolean(false)]),
         (false, SvcIn::Resume) => MultiValue::new(),
@@ -54,7 +54,7 @@ pub(super) fn turn(svc: &mut TcpSvc, input: SvcIn<'_>, ctx: &SampleCtx<'_>, out:
         Turn::Wait(w) => SvcStep::Wait(w),
         Turn::Input => SvcStep::Input,
         Turn::Finished(_) => return SvcStep::Done,
-        Turn::Failed(m) => return fail(&name, &m),
+        Turn::Failed(m) => return fail(st.id(), &name, &m),
     };
     let spent = p.spent + took;
     if let Some(e) = st.streams.borrow_mut().get_mut(&key) {
@@ -63,8 +63,8 @@ pub(super) fn turn(svc: &mut TcpSvc, input: SvcIn<'_>, ctx: &SampleCtx<'_>, out:
     step
 }
 
-fn fail(name: &str, m: &str) -> SvcStep {
-    super::send_err(&failure("Lua applet tcp", name, m));
+fn fail(id: usize, name: &str, m: &str) -> SvcStep {
+    super::send_err(&failure(id, "Lua applet tcp", name, m));
     SvcStep::Failed
 }
 

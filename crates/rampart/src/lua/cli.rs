@@ -113,7 +113,7 @@ fn start(st: &LuaState, id: usize) -> Option<u64> {
     let (co, applet) = match started {
         Ok(x) => x,
         Err(e) => {
-            super::send_err(&failure("Lua cli", &name(st, id), &message(&e)));
+            super::send_err(&failure(st.id(), "Lua cli", &name(st, id), &message(&e)));
             return None;
         }
     };
@@ -151,7 +151,7 @@ fn step(st: &LuaState, key: u64, id: usize, feed: Feed<'_>, out: &mut Vec<u8>) -
         Turn::Input => Next::Input,
         Turn::Finished(_) => return None,
         Turn::Failed(m) => {
-            super::send_err(&failure("Lua cli", &name(st, id), &m));
+            super::send_err(&failure(st.id(), "Lua cli", &name(st, id), &m));
             return None;
         }
     };

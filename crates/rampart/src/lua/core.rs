@@ -179,7 +179,7 @@ pub(super) fn install(lua: &Lua, reg: &Arc<Reg>, shared: bool) -> mlua::Result<(
 
     // HAProxy: 0 in the state `lua-load` shares, the thread's number (from 1) in the
     // states of `lua-load-per-thread` (the startup check's state counts as the first)
-    core.set("thread", if shared { 0 } else { crate::counters::thread_slot().max(1) })?;
+    core.set("thread", super::state::state_id(shared))?;
     lua.globals().set("core", core)?;
     Ok(())
 }

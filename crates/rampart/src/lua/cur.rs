@@ -88,7 +88,7 @@ impl Drop for Slot {
 /// The key of the stream's entry in the Lua state `st` (its `slot`), created on first
 /// need.
 pub(crate) fn slot_key(st: &LuaState, slot: &mut crate::action::lua::Slot) -> u64 {
-    if let Some(k) = slot.as_mut().and_then(|b| b.downcast_mut::<Slot>()) {
+    if let Some(k) = slot.data.as_mut().and_then(|b| b.downcast_mut::<Slot>()) {
         let used = if st.shared { &mut k.shared } else { &mut k.own };
         if !*used {
             *used = true;
@@ -98,7 +98,7 @@ pub(crate) fn slot_key(st: &LuaState, slot: &mut crate::action::lua::Slot) -> u6
     }
     let key = super::state::new_key();
     st.streams.borrow_mut().insert(key, StreamLua { private: Value::Nil, pending: None });
-    *slot = Some(Box::new(Slot::new(st, key)));
+    slot.data = Some(Box::new(Slot::new(st, key)));
     key
 }
 

@@ -61,6 +61,7 @@ pub(super) fn resume(
     let start = Instant::now();
     let old_deadline = st.budget.deadline.replace(budget.map(|b| start + b.saturating_sub(spent)));
     let _doing = crate::watchdog::doing(crate::watchdog::Doing::Lua);
+    st.sync_memory();
     let res = st.lua.scope(|scope| {
         let f = scope
             .create_function_mut(|lua, (op, rest): (mlua::String, MultiValue)| cur.call(lua, &op.as_bytes(), rest))?;
@@ -70,6 +71,7 @@ pub(super) fn resume(
         Ok(r)
     });
     st.budget.deadline.set(old_deadline);
+    st.sync_memory();
     let took = start.elapsed();
     let turn = match res.and_then(|r| r) {
         Ok(vals) if co.status() == ThreadStatus::Resumable && is_input(st, vals.front()) => {
@@ -111,14 +113,41 @@ fn is_input(st: &LuaState, v: Option<&Value>) -> bool {
     }
 }
 
-/// The message of a failed turn, as HAProxy 2.6 words it (without the traceback it
-/// appends after `from`).
-pub(super) fn failure(kind: &str, name: &str, m: &str) -> String {
+/// The message of a failed turn in the state numbered `id` ([`LuaState::id`]), as
+/// HAProxy 2.6 words it (without the traceback it appends after `from`).
+pub(super) fn failure(id: usize, kind: &str, name: &str, m: &str) -> String {
     if m == "Lua out of memory error" {
         return format!("{kind} '{name}': out of memory error.");
     }
     let m = if m == TIMEOUT { "execution timeout" } else { m };
-    format!("{kind} '{name}': [state-id 0] runtime error: {m}.")
+    format!("{kind} '{name}': [state-id {id}] runtime error: {m}.")
+}
+
+/// Whether a function of the shared state (`shared`) or of the thread's may run on a
+/// stream whose calls run in the state `kind` says ([`crate::action::lua::Slot::kind`];
+/// `None`: no stream). As HAProxy 2.6, the stream's first Lua call (an action, a fetch
+/// or a converter) decides its state; a function of the other kind has no reference
+/// there, so calling it fails as calling nil does. `Err`: the number of the stream's
+/// state, for the message ([`not_in_state`]).
+fn stream_state(kind: Option<&std::cell::Cell<u8>>, shared: bool) -> Result<(), usize> {
+    use crate::action::lua::{KIND_OWN, KIND_SHARED};
+    let Some(kind) = kind else { return Ok(()) };
+    let want = if shared { KIND_SHARED } else { KIND_OWN };
+    match kind.get() {
+        0 => {
+            kind.set(want);
+            Ok(())
+        }
+        k if k == want => Ok(()),
+        _ if shared => Err(super::state::state_id(false)),
+        _ => Err(0),
+    }
+}
+
+/// HAProxy 2.6's message for a function called in a stream whose Lua state is of the
+/// other kind ([`stream_state`]).
+fn not_in_state(id: usize, kind: &str, name: &str) -> String {
+    failure(id, kind, name, "attempt to call a nil value")
 }
 
 /// The message for a script that waits where its caller cannot wait yet (`rules`);
@@ -136,7 +165,7 @@ fn cannot_wait(w: LuaWait, rules: &str) -> String {
 
 /// The coroutine a stream (its `slot`) left waiting for rule `rule`, if any.
 fn take_pending(st: &LuaState, slot: &crate::action::lua::Slot, rule: usize) -> Option<Pending> {
-    let key = slot.as_ref()?.downcast_ref::<super::cur::Slot>()?.key;
+    let key = slot.data.as_ref()?.downcast_ref::<super::cur::Slot>()?.key;
     let mut streams = st.streams.borrow_mut();
     let entry = streams.get_mut(&key)?;
     match &entry.pending {
@@ -155,6 +184,10 @@ fn keep_pending(st: &LuaState, slot: &mut crate::action::lua::Slot, p: Pending) 
 impl LuaRunner for Runner {
     fn http_action(&self, act: &LuaAct, x: &mut Exec<'_, '_>, env: &Env<'_>) -> Flow {
         let Some(Route { shared, local }) = route(|r| &r.actions, act.id) else { return Flow::Continue };
+        if let Err(id) = stream_state(Some(&x.st.lua.kind), shared) {
+            super::send_err(&not_in_state(id, "Lua function", &act.name));
+            return Flow::Continue;
+        }
         let Some(st) = with_state(shared) else { return Flow::Continue };
         let rule = act as *const LuaAct as usize;
         let settings = super::settings().expect("a state has settings");
@@ -168,7 +201,7 @@ impl LuaRunner for Runner {
                 let co = match st.coroutine(f) {
                     Ok(c) => c,
                     Err(e) => {
-                        super::send_err(&failure("Lua function", &act.name, &message(&e)));
+                        super::send_err(&failure(st.id(), "Lua function", &act.name, &message(&e)));
                         return Flow::Continue;
                     }
                 };
@@ -192,14 +225,14 @@ impl LuaRunner for Runner {
                 // (only a `tcp` service reads: `resume` fails an AppletTCP used elsewhere)
                 Turn::Input => continue,
                 Turn::Failed(m) => {
-                    super::send_err(&failure("Lua function", &act.name, &m));
+                    super::send_err(&failure(st.id(), "Lua function", &act.name, &m));
                     return Flow::Continue;
                 }
                 // a caller that cannot wait: a forced yield goes on at once
                 Turn::Wait(LuaWait::Yield) if !env.lua_wait => continue,
                 Turn::Wait(w @ (LuaWait::Sleep(_) | LuaWait::Io(_))) if !env.lua_wait => {
                     let rules = "http-response rules on a service's response";
-                    super::send_err(&failure("Lua function", &act.name, &cannot_wait(w, rules)));
+                    super::send_err(&failure(st.id(), "Lua function", &act.name, &cannot_wait(w, rules)));
                     return Flow::Continue;
                 }
                 Turn::Wait(w) => {
@@ -213,6 +246,10 @@ impl LuaRunner for Runner {
     fn tcp_action(&self, act: &LuaAct, x: &mut crate::action::tcp::TcpExec<'_>) -> crate::action::TcpFlow {
         use crate::action::TcpFlow;
         let Some(Route { shared, local }) = route(|r| &r.actions, act.id) else { return TcpFlow::Continue };
+        if let Err(id) = stream_state(x.lua.as_deref().map(|l| &l.kind), shared) {
+            super::send_err(&not_in_state(id, "Lua function", &act.name));
+            return TcpFlow::Continue;
+        }
         let Some(st) = with_state(shared) else { return TcpFlow::Continue };
         let settings = super::settings().expect("a state has settings");
         let rule = act as *const LuaAct as usize;
@@ -226,7 +263,7 @@ impl LuaRunner for Runner {
                 let co = match st.coroutine(f) {
                     Ok(c) => c,
                     Err(e) => {
-                        super::send_err(&failure("Lua function", &act.name, &message(&e)));
+                        super::send_err(&failure(st.id(), "Lua function", &act.name, &message(&e)));
                         return TcpFlow::Continue;
                     }
                 };
@@ -266,7 +303,7 @@ impl LuaRunner for Runner {
                     return TcpFlow::Continue;
                 }
                 Turn::Failed(m) => {
-                    super::send_err(&failure("Lua function", &act.name, &m));
+                    super::send_err(&failure(st.id(), "Lua function", &act.name, &m));
                     return TcpFlow::Continue;
                 }
             }
@@ -305,7 +342,7 @@ impl LuaRunner for Runner {
                     (co, Duration::ZERO, Some(applet.clone()), MultiValue::from_vec(vec![Value::Table(applet)]))
                 }
                 Err(m) => {
-                    super::send_err(&failure("Lua applet http", &name, &m));
+                    super::send_err(&failure(st.id(), "Lua applet http", &name, &m));
                     crate::action::reply::build_default(x, env, 500);
                     return Flow::Reply;
                 }
@@ -322,7 +359,7 @@ impl LuaRunner for Runner {
                 Flow::LuaWait(w)
             }
             Turn::Failed(m) => {
-                super::send_err(&failure("Lua applet http", &name, &m));
+                super::send_err(&failure(st.id(), "Lua applet http", &name, &m));
                 crate::action::reply::build_default(x, env, 500);
                 Flow::Reply
             }
@@ -338,7 +375,7 @@ impl LuaRunner for Runner {
                     Flow::Reply
                 }
                 Some(Err(m)) => {
-                    super::send_err(&failure("Lua applet http", &name, &m));
+                    super::send_err(&failure(st.id(), "Lua applet http", &name, &m));
                     crate::action::reply::build_default(x, env, 500);
                     Flow::Reply
                 }
@@ -439,6 +476,11 @@ fn finish(d: Done, x: &mut Exec<'_, '_>, env: &Env<'_>) -> Flow {
 impl crate::sample::lua::LuaSample for Runner {
     fn fetch(&self, id: usize, args: &[Arg], ctx: &SampleCtx<'_>) -> Option<Sample<'static>> {
         let r = route(|r| &r.fetches, id)?;
+        if let Err(state) = stream_state(ctx.lua_kind, r.shared) {
+            let name = crate::sample::lua::names()?.fetches.get(id).cloned().unwrap_or_default();
+            super::send_err(&not_in_state(state, "Lua sample-fetch", &name));
+            return None;
+        }
         let st = with_state(r.shared)?;
         let (name, f) = st.reg.borrow().fetches.get(r.local).cloned()?;
         let mut call_args = vec![st.prelude.get::<Value>("txn").ok()?];
@@ -448,6 +490,11 @@ impl crate::sample::lua::LuaSample for Runner {
 
     fn conv(&self, id: usize, args: &[Arg], smp: Sample<'_>, ctx: &SampleCtx<'_>) -> Option<Sample<'static>> {
         let r = route(|r| &r.converters, id)?;
+        if let Err(state) = stream_state(ctx.lua_kind, r.shared) {
+            let name = crate::sample::lua::names()?.converters.get(id).cloned().unwrap_or_default();
+            super::send_err(&not_in_state(state, "Lua converter", &name));
+            return None;
+        }
         let st = with_state(r.shared)?;
         let (name, f) = st.reg.borrow().converters.get(r.local).cloned()?;
         let mut call_args = vec![super::value::to_lua(&st.lua, Some(smp), false).ok()?];
@@ -487,12 +534,12 @@ fn call_sync(
                 if let LuaWait::Io(token) = w {
                     drop(crate::action::lua::take_io(token));
                 }
-                super::send_err(&failure(kind, name, "yield not allowed"));
+                super::send_err(&failure(st.id(), kind, name, "yield not allowed"));
                 return None;
             }
             Turn::Input => continue,
             Turn::Failed(m) => {
-                super::send_err(&failure(kind, name, &m));
+                super::send_err(&failure(st.id(), kind, name, &m));
                 return None;
             }
         }
@@ -562,7 +609,7 @@ fn step_task(st: &LuaState, key: u64) -> Option<LuaWait> {
         }
         Turn::Finished(_) | Turn::Input => None,
         Turn::Failed(m) => {
-            super::send_err(&failure("Lua task", "task", &m).replacen("Lua task 'task': ", "Lua task: ", 1));
+            super::send_err(&failure(st.id(), "Lua task", "task", &m).replacen("Lua task 'task': ", "Lua task: ", 1));
             None
         }
     }

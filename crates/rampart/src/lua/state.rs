@@ -12,7 +12,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::ops::Deref;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -75,10 +75,39 @@ pub(crate) fn register<T>(list: &mut Vec<T>, item: T, same: impl Fn(&T) -> bool)
     }
 }
 
-/// The deadline the count hook enforces for the code running now.
+/// The deadline the count hook enforces for the code running now, and what the state
+/// uses of `tune.lua.maxmem`.
 #[derive(Default)]
 pub(crate) struct Budget {
     pub deadline: Deadline,
+    /// The memory the state used when it last counted it ([`sync_memory`]).
+    pub mem: AtomicUsize,
+}
+
+/// The memory every Lua state of the process uses, as each last counted it.
+/// `tune.lua.maxmem` bounds the sum, as HAProxy 2.6's one allocator for every state
+/// (`hlua_global_allocator`): each state counts what it uses and gets as its own
+/// limit what the others leave, when it is created, before and after each turn of a
+/// script and at each count hook (every `tune.lua.forced-yield` instructions).
+/// COMPAT: states running at the same moment on different threads (those of
+/// `lua-load-per-thread`) see each other's use as of their last count, not each
+/// allocation as HAProxy's atomic counter does.
+static MEM_TOTAL: AtomicUsize = AtomicUsize::new(0);
+
+/// Counts what `lua` uses now (its share `mine` of [`MEM_TOTAL`]) and limits it to
+/// what the other states leave of `limit` (`None`: no limit, nothing counted).
+pub(crate) fn sync_memory(lua: &Lua, mine: &AtomicUsize, limit: Option<usize>) {
+    let Some(limit) = limit else { return };
+    let used = lua.used_memory();
+    let old = mine.swap(used, Ordering::AcqRel);
+    let total = if used >= old {
+        MEM_TOTAL.fetch_add(used - old, Ordering::AcqRel) + (used - old)
+    } else {
+        MEM_TOTAL.fetch_sub(old - used, Ordering::AcqRel) - (old - used)
+    };
+    let others = total.saturating_sub(used);
+    // (mlua reads 0 as "no limit": a state the others left nothing to gets 1 byte)
+    let _ = lua.set_memory_limit(limit.saturating_sub(others).max(1));
 }
 
 /// A cell the count hook can reach from whichever thread runs the state.
@@ -130,6 +159,8 @@ pub(crate) struct LuaState {
     pub exprs: RefCell<HashMap<String, Arc<crate::sample::expr::Expr>>>,
     /// `tune.lua.forced-yield`.
     pub forced_yield: u32,
+    /// `tune.lua.maxmem`, for the whole process ([`sync_memory`]).
+    pub maxmem: Option<usize>,
     /// The `lua-load` state, shared by the threads.
     pub shared: bool,
     /// The `register_init` functions ran.
@@ -351,16 +382,14 @@ type LoadError = (String, Option<rampart_cfg::Span>, usize);
 fn build(settings: &Settings, shared: bool) -> Result<LuaState, LoadError> {
     let err = |e: mlua::Error| (format!("Lua: {e}"), None, 0);
     let lua = Lua::new_with(StdLib::ALL_SAFE, LuaOptions::new()).map_err(err)?;
-    if let Some(max) = settings.lua.maxmem {
-        lua.set_memory_limit(max).map_err(err)?;
-    }
+    let budget = Arc::new(Budget::default());
+    sync_memory(&lua, &budget.mem, settings.lua.maxmem);
     let package: Table = lua.globals().get("package").map_err(err)?;
     for (path, kind) in &settings.lua.prepend_paths {
         let old: String = package.get(kind.as_str()).unwrap_or_default();
         package.set(kind.as_str(), format!("{path};{old}")).map_err(err)?;
     }
     let reg = Arc::new(Reg::default());
-    let budget = Arc::new(Budget::default());
     super::core::install(&lua, &reg, shared).map_err(err)?;
     super::map::install(&lua).map_err(err)?;
     let prelude: Table = lua.load(include_str!("prelude.lua")).set_name("@rampart-prelude.lua").eval().map_err(err)?;
@@ -378,6 +407,7 @@ fn build(settings: &Settings, shared: bool) -> Result<LuaState, LoadError> {
         f.call::<()>(mlua::Variadic::from_iter(args))
             .map_err(|e| (format!("Lua runtime error: {}", message(&e)), span.clone(), rank))?;
     }
+    sync_memory(&lua, &budget.mem, settings.lua.maxmem);
     Ok(LuaState {
         lua,
         reg,
@@ -386,12 +416,41 @@ fn build(settings: &Settings, shared: bool) -> Result<LuaState, LoadError> {
         streams: RefCell::new(HashMap::new()),
         exprs: RefCell::new(HashMap::new()),
         forced_yield: settings.forced_yield,
+        maxmem: settings.lua.maxmem,
         shared,
         inits_done: Cell::new(false),
     })
 }
 
+impl Drop for LuaState {
+    /// What the state used no longer counts against `tune.lua.maxmem`.
+    fn drop(&mut self) {
+        MEM_TOTAL.fetch_sub(self.budget.mem.swap(0, Ordering::AcqRel), Ordering::AcqRel);
+    }
+}
+
+/// The number HAProxy gives a Lua state (its `state-id`, its `core.thread`): 0 for
+/// the one `lua-load` shares, the thread's number from 1 for `lua-load-per-thread`
+/// ones (the startup check's state counts as the first).
+pub(crate) fn state_id(shared: bool) -> usize {
+    if shared {
+        0
+    } else {
+        crate::counters::thread_slot().max(1)
+    }
+}
+
 impl LuaState {
+    /// This state's number ([`state_id`]).
+    pub fn id(&self) -> usize {
+        state_id(self.shared)
+    }
+
+    /// Counts the state's memory against `tune.lua.maxmem` ([`sync_memory`]).
+    pub fn sync_memory(&self) {
+        sync_memory(&self.lua, &self.budget.mem, self.maxmem);
+    }
+
     /// A coroutine running `f`, under the count hook: every `tune.lua.forced-yield`
     /// instructions it yields (where it can: not in fetches and converters) and fails
     /// once past the deadline of its turn. (A hook set on the state would not reach
@@ -402,7 +461,9 @@ impl LuaState {
         // with forced yields off, the hook still bounds the time now and then
         let every = if self.forced_yield > 0 { self.forced_yield } else { 100_000 };
         let may_yield = self.forced_yield > 0;
-        co.set_hook(HookTriggers::new().every_nth_instruction(every), move |_, _| {
+        let maxmem = self.maxmem;
+        co.set_hook(HookTriggers::new().every_nth_instruction(every), move |lua, _| {
+            sync_memory(lua, &b.mem, maxmem);
             if b.deadline.get().is_some_and(|d| Instant::now() >= d) {
                 return Err(mlua::Error::runtime(TIMEOUT));
             }

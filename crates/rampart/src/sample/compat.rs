@@ -41,6 +41,7 @@ const fn not_yet(names: &'static [&'static str], text: &'static str) -> Row {
 const FETCH_NOTES: &[Row] = &[
     note(&["var"], "scopes `proc sess txn req res check`"),
     note(&["uuid"], "version 4 (random) UUIDs, the only version HAProxy 2.6 knows"),
+    note(&["thread"], "the evaluating thread's number from 0, HAProxy's `tid` (Lua's `core.thread` numbers the per-thread states from 1)"),
     note(&["fc_pp_tlv"], "from HAProxy 2.9 (not in 2.6): a TLV of the PROXY v2 header by number or name"),
     note(&["fc_glitches"], "from HAProxy 3.0 (not in 2.6): the protocol glitches the HTTP/2 mux counted on the client connection (see HTTP/2); no value on HTTP/1 connections, as in HAProxy 3.2"),
     note(

@@ -276,6 +276,9 @@ pub struct SampleCtx<'a> {
     pub sc: Option<&'a crate::stick::Trackers>,
     /// What the filters decided (`res.comp`, `res.cache_hit` ...).
     pub flt: FltFacts,
+    /// The kind of Lua state the stream's Lua calls run in, decided by its first one
+    /// (`crate::action::lua::Slot::kind`); `None` without a stream.
+    pub lua_kind: Option<&'a Cell<u8>>,
 }
 
 /// What the filters decided for a stream, as fetches read it.
@@ -324,6 +327,7 @@ impl<'a> SampleCtx<'a> {
             back_tls: None,
             flt: FltFacts { comp_algo: None, compressing: false, cache_hit: None },
             sc: None,
+            lua_kind: None,
         }
     }
 

@@ -130,6 +130,7 @@ impl<'a> Stream<'a> {
             req_line: &st.log.req_line,
             flt: st.flt,
             sc: Some(&st.sc),
+            lua_kind: Some(&st.lua.kind),
             ..SampleCtx::new(self.rt, &st.conn, self.fe)
         }
     }

@@ -214,6 +214,7 @@ impl TcpState<'_> {
             res_caps: &self.caps.res,
             vars,
             last_rule: self.last_rule,
+            lua_kind: Some(&self.lua.kind),
             ..SampleCtx::new(rt, &self.conn, self.s.fe)
         }
     }
@@ -241,7 +242,7 @@ pub async fn run<'a, F: TcpFront>(
         log_level: LevelSet::Unset,
         sc: Default::default(),
         fc: Default::default(),
-        lua: None,
+        lua: Default::default(),
         upgrade: None,
     };
     let be = analyse(front, &mut st).await;

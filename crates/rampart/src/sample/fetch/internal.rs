@@ -228,6 +228,14 @@ fn fetch_stopping<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
     emit(Sample::Bool(ctx.rt.stopping()));
 }
 
+/// `thread`: the number of the thread evaluating it, from 0 (HAProxy's `tid`; Lua's
+/// `core.thread` counts per-thread states from 1). Outside the worker threads (the
+/// startup checks), 0.
+fn fetch_thread<'a>(_: &'a [Arg], _: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
+    let tid = crate::counters::thread_slot().saturating_sub(1);
+    emit(Sample::Sint(i64::try_from(tid).unwrap_or(i64::MAX)));
+}
+
 /// `internal.strm.is_htx`: whether the stream is an HTTP one (true once a TCP stream
 /// switched to HTTP). A TCP stream's rules see its payload, an HTTP stream's its
 /// request; without a stream (connection and session rules) there is no sample.
@@ -254,6 +262,7 @@ pub const KEYWORDS: &[FetchKw] = &[
     FetchKw::new("proc", ArgSpec::NONE, SmpType::Sint, fetch_one).uses(uses::CONST),
     FetchKw::new("rand", ArgSpec::new(&[ArgT::Sint], 0), SmpType::Sint, fetch_rand).uses(uses::CONST),
     FetchKw::new("stopping", ArgSpec::NONE, SmpType::Bool, fetch_stopping),
+    FetchKw::new("thread", ArgSpec::NONE, SmpType::Sint, fetch_thread).uses(uses::CONST),
     FetchKw::new("internal.strm.is_htx", ArgSpec::NONE, SmpType::Bool, fetch_is_htx).uses(uses::INTRN),
     FetchKw::new("uuid", ArgSpec::new(&[ArgT::Sint], 0), SmpType::Str, fetch_uuid).uses(uses::CONST).check(check_uuid),
     FetchKw::new("str", STR1, SmpType::Str, fetch_str).uses(uses::CONST),

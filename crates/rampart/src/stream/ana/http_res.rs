@@ -146,7 +146,9 @@ fn tcp_response(s: &Stream<'_>, st: &mut ResState<'_, '_>) -> Verdict {
         http: true,
         fc: state.fc,
         log: Some(&state.log),
-        lua: None,
+        // (the inspection is final here: a script cannot wait, the slot only says
+        // which Lua state the stream's calls run in)
+        lua: Some(&mut state.lua),
         final_data: false,
     };
     let flow = run_tcp_rules(rules, true, &mut x);
