@@ -80,6 +80,9 @@ pub enum ListenTcpOpt {
     DeferAccept,
     /// TCP_FASTOPEN: how many fast-open requests may wait for `accept()`.
     FastOpen,
+    /// TCP_FASTOPEN_CONNECT (a connecting socket): the first data written may ride in
+    /// the SYN.
+    FastOpenConnect,
 }
 
 /// Sets an integer TCP option of a listening socket.
@@ -87,6 +90,7 @@ pub fn set_listen_tcp_opt(fd: BorrowedFd<'_>, opt: ListenTcpOpt, value: libc::c_
     let name = match opt {
         ListenTcpOpt::DeferAccept => libc::TCP_DEFER_ACCEPT,
         ListenTcpOpt::FastOpen => libc::TCP_FASTOPEN,
+        ListenTcpOpt::FastOpenConnect => libc::TCP_FASTOPEN_CONNECT,
     };
     let len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
     // SAFETY: `fd` is borrowed, so it stays open for the call; the option value is a
@@ -94,6 +98,30 @@ pub fn set_listen_tcp_opt(fd: BorrowedFd<'_>, opt: ListenTcpOpt, value: libc::c_
     // it during the call.
     let r =
         unsafe { libc::setsockopt(fd.as_raw_fd(), libc::IPPROTO_TCP, name, std::ptr::from_ref(&value).cast(), len) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// [`set_listen_tcp_opt`] on any socket.
+pub fn set_tcp_opt(fd: &impl std::os::fd::AsFd, opt: ListenTcpOpt, value: libc::c_int) -> io::Result<()> {
+    set_listen_tcp_opt(fd.as_fd(), opt, value)
+}
+
+/// IP_TRANSPARENT (IPV6_TRANSPARENT on an IPv6 socket) on, so that a listening socket
+/// accepts connections to addresses that are not local (`bind ... transparent`, needs
+/// CAP_NET_ADMIN), as HAProxy's `sock_inet{4,6}_make_foreign()`.
+pub fn set_transparent(fd: &impl std::os::fd::AsFd, v6: bool) -> io::Result<()> {
+    let (level, name) =
+        if v6 { (libc::SOL_IPV6, libc::IPV6_TRANSPARENT) } else { (libc::SOL_IP, libc::IP_TRANSPARENT) };
+    let one: libc::c_int = 1;
+    let len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: `fd` is borrowed, so it stays open for the call; the option value is a
+    // c_int on this stack frame passed with its exact size, and setsockopt() only reads
+    // it during the call.
+    let r = unsafe { libc::setsockopt(fd.as_fd().as_raw_fd(), level, name, std::ptr::from_ref(&one).cast(), len) };
     if r == 0 {
         Ok(())
     } else {

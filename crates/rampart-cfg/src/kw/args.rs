@@ -8,6 +8,11 @@ const fn arg(name: &'static str, args: usize, support: Support) -> ArgKw {
     ArgKw { name, args, support }
 }
 
+const INTERFACE_PARTIAL: &str = "SO_BINDTODEVICE on the listening socket; COMPAT: a failure (an unknown \
+     interface, no CAP_NET_RAW) stops the startup, where HAProxy warns and listens on every interface";
+const NICE_PARTIAL: &str = "accepted with a startup warning, no effect: rampart's threads have no task \
+     scheduler with priorities (each connection runs on its own task, served in turn)";
+
 /// `bind` options (configuration.txt §5.1; `args` from `haproxy -dKall`).
 pub static BIND_OPTIONS: &[ArgKw] = &[
     arg("accept-netscaler-cip", 1, No),
@@ -43,15 +48,15 @@ pub static BIND_OPTIONS: &[ArgKw] = &[
     arg("generate-certificates", 0, Yes),
     arg("gid", 1, No),
     arg("group", 1, No),
-    arg("id", 1, No),
-    arg("interface", 1, No),
+    arg("id", 1, Yes),
+    arg("interface", 1, Partial(INTERFACE_PARTIAL)),
     arg("level", 1, No),
-    arg("maxconn", 1, No),
+    arg("maxconn", 1, Yes),
     arg("mode", 1, No),
     arg("mss", 1, Yes),
     arg("name", 1, Yes),
     arg("namespace", 1, No),
-    arg("nice", 1, No),
+    arg("nice", 1, Partial(NICE_PARTIAL)),
     arg("no-ca-names", 0, No),
     arg("no-sslv3", 0, Yes),
     arg("no-tls-tickets", 0, Yes),
@@ -74,7 +79,7 @@ pub static BIND_OPTIONS: &[ArgKw] = &[
     arg("tfo", 0, Yes),
     arg("thread", 1, No),
     arg("tls-ticket-keys", 1, Yes),
-    arg("transparent", 0, No),
+    arg("transparent", 0, Yes),
     arg("uid", 1, No),
     arg("user", 1, No),
     arg("v4v6", 0, Yes),
@@ -129,7 +134,7 @@ pub static SERVER_OPTIONS: &[ArgKw] = &[
     arg("minconn", 1, Yes),
     arg("namespace", 1, No),
     arg("no-agent-check", 0, Yes),
-    arg("no-backup", 0, No),
+    arg("no-backup", 0, Yes),
     arg("no-check", 0, Yes),
     arg("no-check-send-proxy", 0, Yes),
     arg("no-check-ssl", 0, Yes),
@@ -140,7 +145,7 @@ pub static SERVER_OPTIONS: &[ArgKw] = &[
     arg("no-ssl", 0, Yes),
     arg("no-ssl-reuse", 0, Yes),
     arg("no-sslv3", 0, Yes),
-    arg("no-tfo", 0, No),
+    arg("no-tfo", 0, Yes),
     arg("no-tls-tickets", 0, Yes),
     arg("no-tlsv10", 0, Yes),
     arg("no-tlsv11", 0, Yes),
@@ -182,7 +187,7 @@ pub static SERVER_OPTIONS: &[ArgKw] = &[
     arg("ssl-reuse", 0, Yes),
     arg("stick", 0, Yes),
     arg("tcp-ut", 1, No),
-    arg("tfo", 0, No),
+    arg("tfo", 0, Yes),
     arg("tls-tickets", 0, Yes),
     arg("track", 1, Yes),
     arg("usesrc", 0, No),

@@ -257,6 +257,12 @@ pub struct Global {
     /// `tune.pipesize`: the size of the pipes `splice` moves bytes through; `None`:
     /// the system's default.
     pub pipesize: Option<usize>,
+    /// `tune.http.cookielen`: the longest `capture cookie` value kept (HAProxy's
+    /// default: 63 bytes).
+    pub http_cookie_len: Option<usize>,
+    /// `tune.http.logurilen`: the longest request line a log record keeps (`%r`,
+    /// `capture.req.uri`); `None`: rampart's default (`log::stream_log::MAX_URI`).
+    pub http_log_uri_len: Option<usize>,
     /// `tune.zlib.memlevel` (1..9, default 8).
     pub zlib_memlevel: u8,
     /// `max-spread-checks`: the most the first health checks are spread over.
@@ -358,6 +364,8 @@ impl Default for Global {
             ssl_mode_async: false,
             fd_edge_triggered: false,
             pipesize: None,
+            http_cookie_len: None,
+            http_log_uri_len: None,
             zlib_memlevel: 8,
             max_spread_checks: None,
             span: Span::default(),
@@ -757,6 +765,21 @@ pub struct ProxyOptions {
     /// `option accept-invalid-http-response`: the same relaxations for responses
     /// (header name characters, the version's format).
     pub accept_invalid_res: bool,
+    /// `option http-ignore-probes`: a client connection that closes or times out before
+    /// sending its first byte gets no 400/408 and no log line.
+    pub http_ignore_probes: bool,
+    /// `option disable-h2-upgrade`: an HTTP/2 preface on a plain HTTP/1 listener is not
+    /// taken as HTTP/2 prior knowledge (it is a bad HTTP/1 request).
+    pub disable_h2_upgrade: bool,
+    /// `option prefer-last-server`: a request of a kept-alive client connection goes
+    /// back to the server its private connection leads to, while that server is usable.
+    pub prefer_last_server: bool,
+    /// `option nolinger`: the proxy's connections (client side for a frontend, server
+    /// side for a backend) are closed with a reset (SO_LINGER 0).
+    pub nolinger: bool,
+    /// `option http-use-proxy-header`: proxied requests carry their credentials in
+    /// `Proxy-Authorization` and are asked for them with a 407.
+    pub http_use_proxy_header: bool,
 }
 
 /// TCP keep-alive of one side: SO_KEEPALIVE when `on`, and the TCP_KEEP* settings
@@ -829,6 +852,20 @@ pub struct Bind {
     /// `proto <mux>`: the protocol every connection speaks, whatever ALPN says and
     /// without HTTP/1 turning to HTTP/2 on the preface.
     pub proto: Option<BindProto>,
+    /// `id <n>`: the listener's number in its frontend (`so_id`, the stats' `sid`);
+    /// the others take the lowest numbers left free (a line with `id` has one address).
+    pub id: Option<u32>,
+    /// `maxconn <n>` (n > 0): the connections the listener keeps open at most; past it,
+    /// new ones wait in the backlog.
+    pub maxconn: Option<u32>,
+    /// `interface <name>`: SO_BINDTODEVICE on the listening socket.
+    pub interface: Option<String>,
+    /// `transparent`: IP_TRANSPARENT (IPV6_TRANSPARENT) on the listening socket, to
+    /// accept connections for foreign addresses.
+    pub transparent: bool,
+    /// `nice <n>` (-1024..1024): accepted with a warning, no effect (see the keyword
+    /// table).
+    pub nice: Option<i32>,
     /// Mode and owner of the socket file of a unix address (from `unix-bind`).
     pub unix_perms: UnixPerms,
     pub span: Span,

@@ -64,6 +64,9 @@ pub struct Server {
     pub source: Option<SocketAddr>,
     /// `socks4 <addr>:<port>`: connections go through this SOCKS4 proxy.
     pub socks4: Option<SocketAddr>,
+    /// `tfo`: TCP_FASTOPEN_CONNECT on connections to the server (the request may ride
+    /// in the SYN once the kernel holds a fast-open cookie for it).
+    pub tfo: bool,
     /// An address without a port, or with `+N`/`-N`: the port is the one the client
     /// connected to plus this offset (the address's port is then 0).
     pub port_offset: Option<i32>,

@@ -32,6 +32,16 @@ pub(super) fn parse_bind(cx: &mut Ctx<'_>, words: &[String]) {
         cx.alert(msg);
         return;
     }
+    if let Some(b) = &bind {
+        if let Some(msg) = id_taken(b, &cx.pb.px.binds) {
+            cx.alert(msg);
+            return;
+        }
+        if b.nice.is_some() {
+            let why = "no task scheduler with priorities: each connection is a task served in turn";
+            cx.warning(format!("{} : 'nice' is accepted but has no effect in rampart ({why}); ignored.", b.ctx));
+        }
+    }
     if let Some(b) = &mut bind {
         apply_unix_bind(b, cx.unix_bind);
         if let Some(v) = process_option(words) {
@@ -39,6 +49,17 @@ pub(super) fn parse_bind(cx: &mut Ctx<'_>, words: &[String]) {
         }
     }
     cx.pb.px.binds.extend(bind);
+}
+
+/// HAProxy's message when `b`'s `id` is the one of an earlier line of the proxy.
+fn id_taken(b: &Bind, earlier: &[Bind]) -> Option<String> {
+    let id = b.id?;
+    let other = earlier.iter().find(|o| o.id == Some(id))?;
+    let spec = other.ctx.strip_prefix("'bind ").and_then(|r| r.split('\'').next()).unwrap_or("");
+    Some(format!(
+        "{} : 'id' : custom id {id} already used at {}:{} ('bind {spec}')",
+        b.ctx, other.span.file, other.span.line
+    ))
 }
 
 /// The global `unix-bind` settings on a proxy's `bind` line: the prefix before each unix
@@ -79,7 +100,12 @@ pub(super) fn bind_line(
     let ctx = format!("'bind {spec}' in section '{section}'");
     let opts = parse_bind_options(alert, &words[2..], &ctx)?;
     let v6only = if opts.v6only { Some(true) } else { opts.v4v6.then_some(false) };
+    if opts.id.is_some() && addrs.len() > 1 {
+        alert(format!("{ctx} : 'id' can only be used with a single socket"));
+        return None;
+    }
     let BindOpts { name, backlog, accept_proxy, mss, defer_accept, tfo, tcp_ut, ssl, proto, .. } = opts;
+    let BindOpts { id, maxconn, interface, transparent, nice, .. } = opts;
     Some(Bind {
         addrs,
         name,
@@ -93,6 +119,11 @@ pub(super) fn bind_line(
         ctx,
         ssl,
         proto,
+        id,
+        maxconn,
+        interface,
+        transparent,
+        nice,
         unix_perms: Default::default(),
         span: span.clone(),
     })
@@ -112,6 +143,11 @@ struct BindOpts {
     tcp_ut: Option<u32>,
     ssl: Option<Box<crate::model::BindSsl>>,
     proto: Option<crate::model::BindProto>,
+    id: Option<u32>,
+    maxconn: Option<u32>,
+    interface: Option<String>,
+    transparent: bool,
+    nice: Option<i32>,
 }
 
 /// Parses the options after the address; `None` on error (already reported). A
@@ -165,6 +201,23 @@ fn apply_bind_option(out: &mut BindOpts, name: &str, value: Option<&String>) -> 
             out.mss = i32::try_from(n).ok();
         }
         ("name", Some(n)) => out.name = Some(n.clone()),
+        ("id", v) => out.id = Some(parse_id(v.map_or("", String::as_str))?),
+        // `maxconn 0`: the frontend's limit only
+        ("maxconn", Some(v)) => match super::value::atol(v) {
+            n if n < 0 => return Err(format!("'maxconn' : invalid value {n}, must be >= 0")),
+            n => out.maxconn = u32::try_from(n).ok().filter(|&n| n > 0),
+        },
+        ("maxconn", None) => return Err("'maxconn' : missing value".into()),
+        ("interface", Some(v)) => out.interface = Some(v.clone()),
+        ("interface", None) => return Err("'interface' : missing interface name".into()),
+        ("transparent", _) => out.transparent = true,
+        ("nice", Some(v)) => match super::value::atol(v) {
+            n if !(-1024..=1024).contains(&n) => {
+                return Err(format!("'nice' : invalid value {n}, allowed range is -1024..1024"))
+            }
+            n => out.nice = i32::try_from(n).ok(),
+        },
+        ("nice", None) => return Err("'nice' : missing value".into()),
         ("name", None) => return Err("'name' : missing name".into()),
         ("backlog", Some(v)) => out.backlog = parse_backlog(v)?,
         ("backlog", None) => return Err("'backlog' : missing value".into()),
@@ -178,6 +231,18 @@ fn apply_bind_option(out: &mut BindOpts, name: &str, value: Option<&String>) -> 
         (other, _) => return Err(not_yet(other)),
     }
     Ok(())
+}
+
+/// `id <n>`: the listener's number (`so_id`), a positive integer written in full.
+fn parse_id(v: &str) -> Result<u32, String> {
+    if v.is_empty() {
+        return Err("'id' : expects an integer argument".into());
+    }
+    let n: i64 = v.parse().map_err(|_| format!("'id' : expects an integer argument, found '{v}'"))?;
+    u32::try_from(n)
+        .ok()
+        .filter(|&n| n > 0 && n <= i32::MAX as u32)
+        .ok_or_else(|| "'id' : custom id has to be > 0".into())
 }
 
 /// `process <process-set>`, deprecated in HAProxy 2.6: with threads there is one
@@ -360,10 +425,10 @@ mod tests {
         );
         // every refusal of the line is reported, up to an unknown word
         assert_eq!(
-            alerts("frontend f\n bind :80 accept-proxy backlog -1 name n interface lo bogus\n"),
+            alerts("frontend f\n bind :80 accept-proxy backlog -1 name n shards 2 bogus\n"),
             [
                 "'bind :80' in section 'frontend' : 'backlog' : invalid value -1, must be > 0",
-                "'bind :80' in section 'frontend' : 'interface' is not supported yet",
+                "'bind :80' in section 'frontend' : 'shards' is not supported yet",
                 "'bind :80' in section 'frontend': unknown keyword 'bogus'."
             ]
         );

@@ -39,7 +39,7 @@ pub(super) fn finish(p: &mut Parser) -> Config {
     let defaults = collect_defaults(&p.defaults, &mut proxies, &builds, &http_errors, &mut p.diags);
     for i in 0..builds.len() {
         check_proxy(Builds { all: &builds, names: &names }, i, &mut proxies, &mut p.diags);
-        check_proxy_rules(&builds[i], &mut proxies[i], &http_errors, &mut p.diags);
+        check_proxy_rules(&builds[i], &mut proxies[i], &http_errors, global.http_cookie_len, &mut p.diags);
         check_tcp_mode(&builds[i], &mut proxies[i], &mut p.diags);
         super::server::implicit_server(&mut proxies[i], &builds[i].px.span, &mut p.diags);
         super::healthcheck::check_rules_without_option(builds[i].kind.type_str(), &proxies[i], &mut p.diags);

@@ -17,10 +17,17 @@ use super::ctx::ProxyBuild;
 use super::http_errors::{resolve_errors, resolve_reply};
 
 /// What HAProxy calls `tune.http.cookielen`'s default: cookie captures keep less.
+/// HAProxy's default `tune.http.cookielen` (63) plus its NUL byte.
 const COOKIE_LEN: usize = 64;
 
 /// Resolves and checks the rule-related parts of proxy `b` into `px`.
-pub(super) fn check_proxy_rules(b: &ProxyBuild, px: &mut Proxy, sections: &[HttpErrors], out: &mut Vec<Diag>) {
+pub(super) fn check_proxy_rules(
+    b: &ProxyBuild,
+    px: &mut Proxy,
+    sections: &[HttpErrors],
+    cookie_len: Option<usize>,
+    out: &mut Vec<Diag>,
+) {
     let (kind, name) = (b.kind.type_str(), b.px.name.as_str());
     for us in &mut px.use_servers {
         if let ServerTarget::Static { name: srv, index } = &mut us.target {
@@ -38,10 +45,12 @@ pub(super) fn check_proxy_rules(b: &ProxyBuild, px: &mut Proxy, sections: &[Http
     px.errorfiles = files;
     px.http_error_replies = replies;
     if let Some(cookie) = &mut px.captures.cookie {
-        if cookie.len >= COOKIE_LEN {
-            let msg = format!("truncating capture length to {} bytes for {kind} '{name}'.", COOKIE_LEN - 1);
+        // `tune.http.cookielen` and its NUL byte, as HAProxy counts it
+        let limit = cookie_len.map_or(COOKIE_LEN, |n| n + 1);
+        if cookie.len >= limit {
+            let msg = format!("truncating capture length to {} bytes for {kind} '{name}'.", limit - 1);
             out.push(Diag::warning(Some(cookie.span.clone()), msg));
-            cookie.len = COOKIE_LEN - 1;
+            cookie.len = limit - 1;
         }
     }
     let switches = px.rules.tcp_request_content.iter().any(|r| matches!(r.action, TcpReqAction::SwitchModeHttp { .. }));

@@ -81,6 +81,8 @@ pub(crate) struct ServerSettings {
     pub proxy: crate::model::SendProxy,
     pub source: Option<std::net::SocketAddr>,
     pub socks4: Option<std::net::SocketAddr>,
+    /// `tfo`: TCP fast open on connections to the server.
+    pub tfo: bool,
     pub tls: crate::model::ServerTls,
     /// `cookie <value>`.
     pub cookie: Option<String>,
@@ -108,6 +110,7 @@ impl Default for ServerSettings {
             check: CheckOptions::default(),
             proxy: crate::model::SendProxy::default(),
             source: None,
+            tfo: false,
             socks4: None,
             tls: crate::model::ServerTls::default(),
             cookie: None,

@@ -23,6 +23,8 @@ pub(super) fn is_tune_kw(word: &str) -> bool {
             | "ssl-mode-async"
             | "tune.fd.edge-triggered"
             | "tune.pipesize"
+            | "tune.http.cookielen"
+            | "tune.http.logurilen"
             | "tune.zlib.memlevel"
             | "max-spread-checks"
     )
@@ -45,6 +47,7 @@ pub(super) fn parse_tune_kw(p: &mut Parser, words: &[String], kwm: Modifier, spa
         }
         "tune.fd.edge-triggered" => parse_edge_triggered(p, words, span),
         "tune.pipesize" => parse_pipesize(p, words, span),
+        "tune.http.cookielen" | "tune.http.logurilen" => parse_http_len(p, words, span),
         "tune.zlib.memlevel" => parse_zlib_memlevel(p, words, span),
         _ => parse_max_spread_checks(p, words, span),
     }
@@ -85,6 +88,25 @@ fn parse_pipesize(p: &mut Parser, words: &[String], span: &Span) {
         return p.alert(span, "'tune.pipesize' expects an integer argument.");
     }
     p.global.pipesize = usize::try_from(atol(text)).ok().filter(|&n| n > 0);
+}
+
+/// `tune.http.cookielen <n>` (the longest `capture cookie` value kept) and
+/// `tune.http.logurilen <n>` (the longest request line a log record keeps): `n` bytes,
+/// as HAProxy reads them (atol, so a negative or bad value keeps nothing).
+fn parse_http_len(p: &mut Parser, words: &[String], span: &Span) {
+    if too_many(p, words, 1, span) {
+        return;
+    }
+    let (kw, text) = (&words[0], arg(words, 1));
+    if text.is_empty() {
+        return p.alert(span, format!("'{kw}' expects an integer argument."));
+    }
+    let n = usize::try_from(atol(text)).unwrap_or(0);
+    if kw == "tune.http.cookielen" {
+        p.global.http_cookie_len = Some(n);
+    } else {
+        p.global.http_log_uri_len = Some(n);
+    }
 }
 
 /// `tune.zlib.memlevel <1..9>`.

@@ -60,8 +60,13 @@ fn dispatch_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str
             | "http-pretend-keepalive"
             | "accept-invalid-http-request"
             | "accept-invalid-http-response"
-            | "socket-stats",
+            | "socket-stats"
+            | "http-ignore-probes"
+            | "disable-h2-upgrade"
+            | "prefer-last-server"
+            | "http-use-proxy-header",
         ) => flag_option(cx, words, kwm, name),
+        (_, "nolinger") => nolinger_option(cx, words, kwm),
         (_, "httpclose" | "http-server-close" | "http-keep-alive") => conn_mode_option(cx, words, kwm, name),
         (_, "tcpka" | "clitcpka" | "srvtcpka") => tcpka_option(cx, words, kwm, name),
         // rampart always forwards data as it comes (no delay) and splices where it pays
@@ -139,6 +144,9 @@ fn flag_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str) {
             | "logasap"
             | "accept-invalid-http-request"
             | "socket-stats"
+            | "http-ignore-probes"
+            | "disable-h2-upgrade"
+            | "http-use-proxy-header"
     );
     if name != "http-buffer-request" && cx.ignored_without(need_frontend, name, "") {
         return;
@@ -159,7 +167,18 @@ fn flag_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str) {
         "accept-invalid-http-request" => opts.accept_invalid_req = on,
         "accept-invalid-http-response" => opts.accept_invalid_res = on,
         "socket-stats" => opts.socket_stats = on,
+        "http-ignore-probes" => opts.http_ignore_probes = on,
+        "disable-h2-upgrade" => opts.disable_h2_upgrade = on,
+        "prefer-last-server" => opts.prefer_last_server = on,
+        "http-use-proxy-header" => opts.http_use_proxy_header = on,
         _ => opts.abortonclose = on,
+    }
+}
+
+/// `nolinger`: connections of this proxy's side(s) are reset when closed (SO_LINGER 0).
+fn nolinger_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
+    if !cx.too_many(words, 0, 1) {
+        cx.pb.px.options.nolinger = kwm == Modifier::Std;
     }
 }
 

@@ -145,6 +145,7 @@ pub(super) fn new_server(
         proxy: s.proxy,
         source: s.source,
         socks4: s.socks4,
+        tfo: s.tfo,
         port_offset,
         tls: s.tls,
         cookie: s.cookie,
@@ -191,6 +192,7 @@ pub(super) fn implicit_server(
         proxy: s.proxy,
         source: None,
         socks4: None,
+        tfo: false,
         port_offset: None,
         tls: s.tls,
         cookie: None,
@@ -338,6 +340,9 @@ pub(super) fn apply_server_option(word: &str, value: &str, s: &mut ServerSetting
 fn apply_option(word: &str, value: &str, s: &mut ServerSettings, srv: &str) -> Result<(), String> {
     match word {
         "backup" => s.backup = true,
+        "no-backup" => s.backup = false,
+        "tfo" => s.tfo = true,
+        "no-tfo" => s.tfo = false,
         "non-stick" => s.non_stick = true,
         "stick" => s.non_stick = false,
         "proto" => s.proto = Some(parse_proto(value)?),

@@ -48,9 +48,13 @@ impl Reply {
             Reply::Dynamic(d) => d.build(x, ctx),
             Reply::Raw(bytes) => *x.reply = Some(Synth::raw(bytes)),
             Reply::Auth(challenge) => {
-                build_default(x, ctx, 401);
+                // `option http-use-proxy-header`: a proxied request is asked with a 407
+                let proxied = crate::sample::fetch::auth::proxied(ctx.rt, ctx.fe, x.msg.view(x.buf));
+                let (status, name): (u16, &[u8]) =
+                    if proxied { (407, b"proxy-authenticate") } else { (401, b"www-authenticate") };
+                build_default(x, ctx, status);
                 if x.reply.as_ref().is_some_and(|r| !r.raw) {
-                    let _ = x.out.add_header(b"www-authenticate", challenge);
+                    let _ = x.out.add_header(name, challenge);
                 }
             }
         }

@@ -669,7 +669,7 @@ async fn connect_server(
     let start = tokio::time::Instant::now();
     let tcp = match &server.unix {
         Some(path) => PlainSock::Unix(connect_unix(path, timeout).await?),
-        None => PlainSock::Tcp(connect_addr(server, client, timeout, be.srvtcpka.as_ref(), &rt.sockbufs, key).await?),
+        None => PlainSock::Tcp(connect_addr(server, client, timeout, be, &rt.sockbufs, key).await?),
     };
     if let (PlainSock::Unix(s), true) = (&tcp, rt.sockbufs.server_set()) {
         crate::io::set_sockbufs(s, rt.sockbufs.server_rcv, rt.sockbufs.server_snd);
@@ -725,14 +725,14 @@ fn turnaround(connect: Option<Duration>) -> Duration {
 }
 
 /// One connection attempt to `server` (from its `source` address if any, through its
-/// `socks4` proxy if any, within the same timeout), with `option srvtcpka`'s settings
-/// if any, and the mark and TOS of `key` (`set-bc-mark`, `set-bc-tos`). `Err(true)`
-/// when it timed out.
+/// `socks4` proxy if any, within the same timeout), with the backend `be`'s `option
+/// srvtcpka` settings if any and its `option nolinger`, and the mark and TOS of `key`
+/// (`set-bc-mark`, `set-bc-tos`). `Err(true)` when it timed out.
 async fn connect_addr(
     server: &ServerRt,
     client: &ConnInfo,
     timeout: Option<Duration>,
-    ka: Option<&socket2::TcpKeepalive>,
+    be: &ProxyRt,
     bufs: &rampart_cfg::model::SockBufs,
     key: &ConnKey,
 ) -> Result<TcpStream, bool> {
@@ -745,8 +745,16 @@ async fn connect_addr(
             sock.set_reuseaddr(src.port() != 0)?;
             sock.bind(src)?;
         }
-        if let Some(ka) = ka {
+        if let Some(ka) = &be.srvtcpka {
             crate::io::set_keepalive(&sock, ka);
+        }
+        if be.nolinger {
+            // a zero linger never blocks: the close resets the connection at once
+            socket2::SockRef::from(&sock).set_linger(Some(Duration::ZERO))?;
+        }
+        if server.tfo {
+            // as HAProxy, a refusal (an old kernel) leaves a plain connect
+            let _ = crate::sys::set_tcp_opt(&sock, crate::sys::ListenTcpOpt::FastOpenConnect, 1);
         }
         if bufs.server_set() {
             crate::io::set_sockbufs(&sock, bufs.server_rcv, bufs.server_snd);

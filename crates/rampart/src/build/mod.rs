@@ -111,6 +111,10 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             pretend_keepalive: px.options.http_pretend_keepalive,
             accept_invalid_req: px.options.accept_invalid_req,
             accept_invalid_res: px.options.accept_invalid_res,
+            ignore_probes: px.options.http_ignore_probes,
+            no_h2_upgrade: px.options.disable_h2_upgrade,
+            nolinger: px.options.nolinger,
+            use_proxy_header: px.options.http_use_proxy_header,
             // HAProxy keeps connections without a server private to their session
             http_reuse: if px.implicit_server.is_some() { HttpReuse::Never } else { px.http_reuse },
             fcgi: fcgi_app(cfg, px, &mut alerts),
@@ -217,6 +221,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         proxies,
         bufsize: cfg.global.bufsize,
         max_head: cfg.global.bufsize.saturating_sub(cfg.global.maxrewrite).max(1024),
+        log_uri_len: cfg.global.http_log_uri_len.unwrap_or(crate::log::stream_log::MAX_URI),
         h2: cfg.global.h2,
         comp_level: cfg.global.comp_maxlevel,
         comp_limits: std::sync::Arc::new(crate::comp::limit::Limits::new(
@@ -428,6 +433,30 @@ fn timeouts(t: &rampart_cfg::model::Timeouts) -> Timeouts {
 /// The listeners of `px`, in the order the listener registry binds them, with the
 /// TLS configuration of each `bind ... ssl` line (alerts and warnings go to
 /// `alerts` and `warnings`); `key_files`: the `tls-ticket-keys` files read so far.
+/// The number of each listener of `px` (every address of its `bind` lines, in order):
+/// its `bind ... id`, else the first number not taken from its position on, as
+/// HAProxy's check_config_validity() numbers them (the position counts every
+/// listener, numbered or not).
+fn listener_ids(px: &rampart_cfg::model::Proxy) -> Vec<u32> {
+    let mut used: std::collections::HashSet<u32> = px.binds.iter().filter_map(|b| b.id).collect();
+    let mut next = 1;
+    let mut out = Vec::new();
+    for b in &px.binds {
+        for _ in &b.addrs {
+            let id = b.id.unwrap_or_else(|| {
+                while used.contains(&next) {
+                    next += 1;
+                }
+                used.insert(next);
+                next
+            });
+            out.push(id);
+            next += 1;
+        }
+    }
+    out
+}
+
 fn listeners(
     px: &rampart_cfg::model::Proxy,
     global: &rampart_cfg::model::GlobalSsl,
@@ -437,6 +466,7 @@ fn listeners(
     threads: usize,
 ) -> Box<[ListenerRt]> {
     let mut out: Vec<ListenerRt> = Vec::new();
+    let ids = listener_ids(px);
     for b in &px.binds {
         // as HAProxy, a bind without `ssl` reads its key file too
         let plain_keys = b.ssl.as_deref().filter(|s| !s.enabled).and_then(|s| s.tls_ticket_keys.as_deref());
@@ -468,9 +498,11 @@ fn listeners(
             alerts.push(Diag::alert(Some(b.span.clone()), msg));
         }
         for a in &b.addrs {
-            let sid = out.len() as u32 + 1;
+            let sid = ids[out.len()];
             let stats = px.options.socket_stats.then(|| Box::new(listener_stats(b.name.as_deref(), sid, a, threads)));
             out.push(ListenerRt {
+                id: sid,
+                maxconn: b.maxconn.unwrap_or(0),
                 name: b.name.as_deref().map(Box::from),
                 accept_proxy: b.accept_proxy,
                 tls: tls.clone(),

@@ -92,6 +92,7 @@ pub(super) fn server_rt(
         send_proxy: srv.proxy,
         source: srv.source.or(px.source),
         socks4: srv.socks4,
+        tfo: srv.tfo,
         shutdown_on_down: srv.check.shutdown_on_down,
         shutdown_backups_on_up: srv.check.shutdown_backups_on_up,
         sessions: (srv.check.shutdown_on_down || (srv.backup && at.backups_cut)).then(crate::server::Sessions::default),

@@ -1,5 +1,5 @@
-//! The accept loop of one listening socket on one thread: accept while the global and
-//! frontend `maxconn` allow, pause at the limit (the socket is not polled until a
+//! The accept loop of one listening socket on one thread: accept while the global,
+//! frontend and listener (`bind ... maxconn`) limits allow, pause at the limit (the socket is not polled until a
 //! connection ends), stop accepting on soft stop, and pause/resume on SIGTTOU/SIGTTIN.
 
 use std::io;
@@ -177,7 +177,7 @@ impl Drop for OpenListener {
 /// On stop, serves the connections the kernel already queued on this socket (closing
 /// it would reset them), as far as `maxconn` allows.
 fn drain_backlog(listener: &Listener, rt: &Arc<Runtime>, fe: usize, li: u32) {
-    while let Some(slot) = ConnSlot::try_acquire(rt, fe) {
+    while let Some(slot) = ConnSlot::try_acquire(rt, fe, li) {
         if !matches!(listener.accept_one(li, slot), Ok(true)) {
             return;
         }
@@ -203,10 +203,10 @@ async fn accept_batch(
             tokio::time::sleep(pause).await;
             return;
         }
-        let slot = match ConnSlot::try_acquire(rt, fe) {
+        let slot = match ConnSlot::try_acquire(rt, fe, li) {
             Some(slot) => slot,
             None => {
-                wait_for_slot(rt, fe, state).await;
+                wait_for_slot(rt, fe, li, state).await;
                 return;
             }
         };
@@ -233,14 +233,15 @@ fn is_resource_exhaustion(e: &io::Error) -> bool {
     matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM))
 }
 
-/// Waits until a connection ends (global or frontend), or the listen state changes.
-async fn wait_for_slot(rt: &Runtime, fe: usize, state: &mut watch::Receiver<ListenState>) {
+/// Waits until a connection ends (global, frontend, or listener `li` at its
+/// `maxconn`), or the listen state changes.
+async fn wait_for_slot(rt: &Runtime, fe: usize, li: u32, state: &mut watch::Receiver<ListenState>) {
     let global = rt.global.conn_released.notified();
     let front = rt.proxies[fe].fe.conn_released.notified();
     tokio::pin!(global, front);
     global.as_mut().enable();
     front.as_mut().enable();
-    if ConnSlot::available(rt, fe) {
+    if ConnSlot::available(rt, fe, li) {
         return;
     }
     tokio::select! {

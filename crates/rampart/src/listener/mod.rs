@@ -123,6 +123,10 @@ pub struct BindError(pub Vec<String>);
 enum Step {
     Socket,
     ReuseAddr,
+    /// `bind ... transparent`: IP_TRANSPARENT refused (no CAP_NET_ADMIN).
+    Transparent,
+    /// `bind ... interface <name>`: SO_BINDTODEVICE refused.
+    Device(String),
     Bind,
     Listen,
     Adopt,
@@ -390,6 +394,11 @@ fn bind_peers(
             ctx: String::new(),
             ssl: None,
             proto: None,
+            id: None,
+            maxconn: None,
+            interface: None,
+            transparent: false,
+            nice: None,
             unix_perms: Default::default(),
             span: b.span.clone(),
         };
@@ -464,6 +473,8 @@ fn failure_text(addr: &ListenAddr, step: &Step, e: &io::Error) -> String {
             let what = match step {
                 Step::Socket => format!("cannot create receiving socket ({err})"),
                 Step::ReuseAddr => "cannot do so_reuseaddr".to_owned(),
+                Step::Transparent => "cannot make receiving socket transparent".to_owned(),
+                Step::Device(name) => format!("cannot bind receiver to device '{name}' ({err})"),
                 Step::Bind | Step::Adopt => format!("cannot bind socket ({err})"),
                 // proto_tcp.c puts no " for" before the address of a listen() failure.
                 Step::Listen => return format!("cannot listen to socket [{}:{}]", sa.ip(), sa.port()),
@@ -509,6 +520,14 @@ fn bind_inet(sa: SocketAddr, backlog: i32, bind: &rampart_cfg::model::Bind) -> S
     sock.set_reuse_port(true).map_err(at(Step::ReuseAddr))?;
     if let (true, Some(only)) = (sa.is_ipv6(), v6only) {
         sock.set_only_v6(only).map_err(at(Step::Bind))?;
+    }
+    if bind.transparent {
+        crate::sys::set_transparent(&sock, sa.is_ipv6()).map_err(at(Step::Transparent))?;
+    }
+    if let Some(name) = &bind.interface {
+        // COMPAT: HAProxy only warns and listens on every interface; listening wider
+        // than the configuration says is refused here
+        sock.bind_device(Some(name.as_bytes())).map_err(at(Step::Device(name.clone())))?;
     }
     sock.bind(&SockAddr::from(sa)).map_err(at(Step::Bind))?;
     if let Some(mss) = mss {

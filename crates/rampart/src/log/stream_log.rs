@@ -18,7 +18,7 @@ use super::target::level;
 pub use super::types::{Cause, CookieLog, LevelSet, Phase, StreamLog};
 use crate::sample::SampleCtx;
 
-/// The most of a request line a log record keeps (HAProxy's `tune.http.logurilen`).
+/// The most of a request line a log record keeps without `tune.http.logurilen`.
 pub const MAX_URI: usize = 1024;
 
 impl Default for StreamLog {

@@ -93,6 +93,14 @@ impl Host for Runtime {
         self.proxies.get(fe)?.fe.listeners.get(li as usize)?.name.as_deref()
     }
 
+    fn use_proxy_header(&self, fe: usize) -> bool {
+        self.proxies.get(fe).is_some_and(|p| p.use_proxy_header)
+    }
+
+    fn listener_id(&self, fe: usize, li: u32) -> Option<u32> {
+        Some(self.proxies.get(fe)?.fe.listeners.get(li as usize)?.id)
+    }
+
     fn listener_conns(&self, fe: usize, li: u32) -> Option<u32> {
         Some(self.proxies.get(fe)?.fe.listeners.get(li as usize)?.conns.load(Ordering::Relaxed))
     }

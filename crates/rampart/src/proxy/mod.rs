@@ -38,6 +38,8 @@ pub struct Runtime {
     pub bufsize: usize,
     /// `tune.bufsize - tune.maxrewrite`: the most a request or response head may take.
     pub max_head: usize,
+    /// `tune.http.logurilen`: the most of a request line a log record keeps.
+    pub log_uri_len: usize,
     /// `tune.h2.*`: the settings of the HTTP/2 connections.
     pub h2: rampart_cfg::model::H2Tune,
     /// `tune.comp.maxlevel`: the compression level.
@@ -140,6 +142,18 @@ pub struct ProxyRt {
     pub accept_invalid_req: bool,
     /// `option accept-invalid-http-response` (backend).
     pub accept_invalid_res: bool,
+    /// `option http-ignore-probes` (frontend): a connection that sends nothing before
+    /// it closes or times out gets no error page and no log line.
+    pub ignore_probes: bool,
+    /// `option disable-h2-upgrade` (frontend): no HTTP/2 prior knowledge on plain
+    /// HTTP/1 listeners.
+    pub no_h2_upgrade: bool,
+    /// `option http-use-proxy-header` (frontend): a proxied request (absolute-form or
+    /// authority-form target) carries its credentials in `Proxy-Authorization`, and
+    /// `http-request auth` answers it with a 407.
+    pub use_proxy_header: bool,
+    /// `option nolinger`: this proxy's side of a connection closes with a reset.
+    pub nolinger: bool,
     pub http_reuse: HttpReuse,
     /// `use-fcgi-app`: the application its `proto fcgi` servers serve.
     pub fcgi: Option<Arc<fcgi::FcgiAppRt>>,
@@ -254,8 +268,13 @@ pub struct ListenerRt {
     /// `bind ... proto`: the protocol its connections speak, checked against the
     /// frontend's mode.
     pub proto: Option<rampart_cfg::model::BindProto>,
+    /// Its number in the frontend (`so_id`, the stats' `sid`): `bind ... id`, else the
+    /// lowest one left free, in declaration order.
+    pub id: u32,
+    /// `bind ... maxconn`: the most connections it keeps open (0: no own limit).
+    pub maxconn: u32,
     /// Connections it accepted that are still open, all threads (`dst_conn`; HAProxy's
-    /// `nbconn` of the listener).
+    /// `nbconn` of the listener), with those being accepted (see `session::ConnSlot`).
     pub conns: AtomicU32,
     /// `option socket-stats`: the listener's own stats row.
     pub stats: Option<Box<ListenerStatsRt>>,
@@ -397,6 +416,8 @@ pub struct ServerRt {
     pub source: Option<SocketAddr>,
     /// `socks4`: connections go through this SOCKS4 proxy.
     pub socks4: Option<SocketAddr>,
+    /// `tfo`: TCP_FASTOPEN_CONNECT on its connections.
+    pub tfo: bool,
     /// `on-marked-down shutdown-sessions`.
     pub shutdown_on_down: bool,
     /// `on-marked-up shutdown-backup-sessions`.

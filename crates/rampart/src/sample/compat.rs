@@ -46,7 +46,7 @@ const FETCH_NOTES: &[Row] = &[
     note(&["fc_glitches"], "from HAProxy 3.0 (not in 2.6): the protocol glitches the HTTP/2 mux counted on the client connection (see HTTP/2); no value on HTTP/1 connections, as in HAProxy 3.2"),
     note(
         &["so_id"],
-        "listeners, each address of the `bind` lines, numbered from 1 in declaration order; explicit `bind ... id` not yet",
+        "listeners, each address of the `bind` lines: its `bind ... id`, else numbered as HAProxy does (from its position in declaration order, skipping numbers taken)",
     ),
     partial(&["be_conn"], "counts connections in use to the servers (HAProxy counts the backend's streams, queued ones included)"),
     note(&["srv_is_up"], "not in maintenance and not marked DOWN by its health checks"),

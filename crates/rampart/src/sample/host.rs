@@ -125,6 +125,16 @@ pub trait Host: Sync + std::fmt::Debug {
     fn listener_count(&self, fe: usize) -> usize;
     /// The `name` of listener `li` of frontend `fe` (`so_name`).
     fn listener_name(&self, fe: usize, li: u32) -> Option<&str>;
+    /// `option http-use-proxy-header` on frontend `fe`.
+    fn use_proxy_header(&self, fe: usize) -> bool {
+        let _ = fe;
+        false
+    }
+    /// The number of listener `li` of frontend `fe` (`so_id`): its `bind ... id`, else
+    /// its position from 1.
+    fn listener_id(&self, fe: usize, li: u32) -> Option<u32> {
+        ((li as usize) < self.listener_count(fe)).then_some(li + 1)
+    }
     /// The open connections listener `li` of frontend `fe` accepted (`dst_conn`).
     fn listener_conns(&self, fe: usize, li: u32) -> Option<u32> {
         let _ = (fe, li);

@@ -27,11 +27,13 @@ impl Session {
     /// PERF: the slot's own reference to the runtime is given up here, so that an idle
     /// connection holds one.
     pub fn new(peer: Option<SocketAddr>, fd: RawFd, lfd: i32, listener: u32, slot: ConnSlot) -> Session {
-        let (rt, fe) = slot.into_parts();
+        let (rt, fe, counted) = slot.into_parts();
         let f = &rt.proxies[fe].fe;
         f.cum_conn.inc();
         if let Some(l) = f.listeners.get(listener as usize) {
-            l.conns.fetch_add(1, Ordering::Relaxed);
+            if counted.is_none() {
+                l.conns.fetch_add(1, Ordering::Relaxed);
+            }
             if let Some(c) = l.counters() {
                 c.cum_conn.inc();
                 let now = c.cur.fetch_add(1, Ordering::Relaxed) + 1;
@@ -52,7 +54,7 @@ impl Session {
 impl Drop for Session {
     fn drop(&mut self) {
         if let Some(l) = self.rt.proxies[self.fe].fe.listeners.get(self.conn.listener as usize) {
-            l.conns.fetch_sub(1, Ordering::Relaxed);
+            release_listener(&self.rt, self.fe, l);
             if let Some(c) = l.counters() {
                 c.cur.fetch_sub(1, Ordering::Relaxed);
             }
@@ -71,6 +73,9 @@ pub fn start<S: Parkable>(sock: S, mut sess: Session) {
     let px = &sess.rt.proxies[sess.fe];
     if let Some(ka) = &px.clitcpka {
         crate::io::set_keepalive(&sock, ka);
+    }
+    if px.nolinger {
+        crate::io::reset_on_close(&sock);
     }
     let bufs = &sess.rt.sockbufs;
     if bufs.client_set() {
@@ -259,8 +264,9 @@ async fn serve_here<S: Parkable>(sock: S, sess: Session, vars: Option<Box<VarSto
 }
 
 impl ConnSlot {
-    /// Takes a slot if both limits allow one more connection.
-    pub fn try_acquire(rt: &Arc<Runtime>, fe: usize) -> Option<ConnSlot> {
+    /// Takes a slot if the global, frontend and listener `li` limits allow one more
+    /// connection.
+    pub fn try_acquire(rt: &Arc<Runtime>, fe: usize, li: u32) -> Option<ConnSlot> {
         let g = &rt.global;
         if g.cur_conns.fetch_add(1, Ordering::AcqRel) >= g.maxconn() {
             g.cur_conns.fetch_sub(1, Ordering::AcqRel);
@@ -273,28 +279,56 @@ impl ConnSlot {
             g.cur_conns.fetch_sub(1, Ordering::AcqRel);
             return None;
         }
+        // `bind ... maxconn`: counted here, before the accept, so that threads sharing
+        // the listener cannot pass the limit together
+        let listener = match f.listeners.get(li as usize).filter(|l| l.maxconn != 0) {
+            Some(l) if l.conns.fetch_add(1, Ordering::AcqRel) >= l.maxconn => {
+                l.conns.fetch_sub(1, Ordering::AcqRel);
+                f.cur_conns.fetch_sub(1, Ordering::AcqRel);
+                g.cur_conns.fetch_sub(1, Ordering::AcqRel);
+                return None;
+            }
+            Some(_) => Some(li),
+            None => None,
+        };
         crate::counters::note_max(&rt.proxies[fe].stats.fe_smax, before + 1);
-        Some(ConnSlot { rt: Some(rt.clone()), fe })
+        Some(ConnSlot { rt: Some(rt.clone()), fe, listener })
     }
 
-    /// The slot's runtime and frontend, the release left to the caller.
-    fn into_parts(mut self) -> (Arc<Runtime>, usize) {
+    /// The slot's runtime and frontend, and the listener that counted it already, the
+    /// release left to the caller.
+    fn into_parts(mut self) -> (Arc<Runtime>, usize, Option<u32>) {
         let rt = self.rt.take().expect("a slot is handed over once");
-        (rt, self.fe)
+        (rt, self.fe, self.listener)
     }
 
-    /// Whether a slot could be taken now (no reservation).
-    pub fn available(rt: &Runtime, fe: usize) -> bool {
+    /// Whether a slot could be taken now on listener `li` (no reservation).
+    pub fn available(rt: &Runtime, fe: usize, li: u32) -> bool {
+        let f = &rt.proxies[fe].fe;
         rt.global.cur_conns.load(Ordering::Acquire) < rt.global.maxconn()
-            && rt.proxies[fe].fe.cur_conns.load(Ordering::Acquire) < rt.proxies[fe].fe.maxconn()
+            && f.cur_conns.load(Ordering::Acquire) < f.maxconn()
+            && f.listeners
+                .get(li as usize)
+                .is_none_or(|l| l.maxconn == 0 || l.conns.load(Ordering::Acquire) < l.maxconn)
     }
 }
 
 impl Drop for ConnSlot {
     fn drop(&mut self) {
         if let Some(rt) = self.rt.take() {
+            if let Some(l) = self.listener.and_then(|li| rt.proxies[self.fe].fe.listeners.get(li as usize)) {
+                release_listener(&rt, self.fe, l);
+            }
             release(&rt, self.fe);
         }
+    }
+}
+
+/// Gives back one connection of listener `l`, waking the accept loops of the frontend
+/// if `l` was at its `bind ... maxconn`.
+fn release_listener(rt: &Runtime, fe: usize, l: &crate::proxy::ListenerRt) {
+    if l.conns.fetch_sub(1, Ordering::AcqRel) >= l.maxconn && l.maxconn != 0 {
+        rt.proxies[fe].fe.conn_released.notify_waiters();
     }
 }
 

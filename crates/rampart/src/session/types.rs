@@ -21,11 +21,14 @@ pub struct Session {
     pub lfd: i32,
 }
 
-/// One connection counted against the global and the frontend `maxconn`; released on
-/// drop, waking accept loops paused at the limit.
+/// One connection counted against the global, the frontend and the listener's
+/// `maxconn`; released on drop, waking accept loops paused at the limit.
 #[derive(Debug)]
 pub struct ConnSlot {
     /// `None` once handed over to a session.
     pub(super) rt: Option<Arc<Runtime>>,
     pub(super) fe: usize,
+    /// The listener whose `bind ... maxconn` counted this connection already (its
+    /// `conns`); `None` for a listener without its own limit (counted on accept).
+    pub(super) listener: Option<u32>,
 }

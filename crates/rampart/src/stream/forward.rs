@@ -44,9 +44,16 @@ pub(super) async fn connect<F: HttpFront>(
 ) -> Result<Connected<H2Attach>, ConnectFail> {
     let be = &rt.proxies[be_idx];
     if be.http_reuse == HttpReuse::Never {
-        // as HAProxy, only for a stream that would open the same connection (the same
-        // destination after `set-dst`, SNI, PROXY header); else it is closed
-        if let Some(sc) = front.take_private().filter(|sc| sc.key == backend::conn_key(&be.be.servers[sc.srv], cx)) {
+        // as HAProxy with `option prefer-last-server`: only for a stream that would open
+        // the same connection (the same destination after `set-dst`, SNI, PROXY header),
+        // and while the balancer could pick its server; else it is closed.
+        // COMPAT: rampart does so even without the option (HAProxy balances each request
+        // then, keeping one private connection per server).
+        let reusable = |sc: &crate::backend::ServerConn| {
+            let server = &be.be.servers[sc.srv];
+            server.state.is_usable() && sc.key == backend::conn_key(server, cx)
+        };
+        if let Some(sc) = front.take_private().filter(reusable) {
             crate::stats::counters::count_server_conn(rt, be_idx, sc.srv, true);
             return Ok(Connected::Own(sc));
         }

@@ -164,7 +164,15 @@ async fn serve_from<S: Parkable>(mut client: S, mut sess: Session, mut conn: H1C
             // a TLS client sees a clean end (close_notify), as HAProxy's SSL_shutdown
             // sends: OpenSSL clients forget a session ended by a bare TCP close, so
             // without it a `Connection: close` client never resumes its session
-            End::Close => return client.close_notify(),
+            End::Close => {
+                client.close_notify();
+                // `option nolinger`: the FIN first (the client reads a clean end, as
+                // HAProxy's clean shutdown sends), then the close resets
+                if sess.rt.proxies[sess.fe].nolinger {
+                    let _ = nix::sys::socket::shutdown(client.as_raw_fd(), nix::sys::socket::Shutdown::Write);
+                }
+                return;
+            }
             End::Park => {
                 let keep_alive = sess.rt.proxies[sess.fe].timeouts.http_keep_alive;
                 let left = keep_alive.map(|t| t.saturating_sub(park::PARK_AFTER));
@@ -277,11 +285,12 @@ enum Turn {
 const H2_PREFACE_LINE: &[u8] = b"PRI * HTTP/2.0\r\n";
 
 /// Whether a connection's first bytes are the HTTP/2 preface: HAProxy then serves the
-/// connection in HTTP/2 (prior knowledge), unless its listener says `proto h1`.
+/// connection in HTTP/2 (prior knowledge), unless its listener says `proto h1` or its
+/// frontend has `option disable-h2-upgrade`.
 fn h2_preface(buf: &[u8], sess: &Session, first: bool) -> bool {
     first && buf.starts_with(H2_PREFACE_LINE) && {
-        let listeners = &sess.rt.proxies[sess.fe].fe.listeners;
-        listeners.get(sess.conn.listener as usize).is_none_or(|l| l.proto.is_none())
+        let fe = &sess.rt.proxies[sess.fe];
+        !fe.no_h2_upgrade && fe.fe.listeners.get(sess.conn.listener as usize).is_none_or(|l| l.proto.is_none())
     }
 }
 
@@ -321,12 +330,12 @@ async fn exchange_h1<S: Sock>(
             crate::stats::errors::capture(rt, sess.fe, sess.conn.src, &buf, err);
         }
         match e {
-            // As HAProxy 2.6 (without `option http-ignore-probes`), a connection that
-            // ends or times out before its first request gets a 400 or 408; between
-            // requests of a kept-alive connection, it closes silently.
+            // As HAProxy 2.6, a connection that ends or times out before its first
+            // request gets a 400 or 408; between requests of a kept-alive connection, or
+            // before the first one with `option http-ignore-probes`, it closes silently.
             HeadError::Spurious => return Ok((Next::KeepAlive, None)),
-            HeadError::ClosedEmpty if !first => {}
-            HeadError::Timeout { empty } if empty && !first => {}
+            HeadError::ClosedEmpty if !first || fe.ignore_probes => {}
+            HeadError::Timeout { empty } if empty && (!first || fe.ignore_probes) => {}
             HeadError::Timeout { .. } => close_with_error(client, fe, 408).await,
             HeadError::ClosedEmpty | HeadError::ClosedPartial => close_with_error(client, fe, 400).await,
             HeadError::Invalid(e) => close_with_error(client, fe, e.status(true)).await,
@@ -376,9 +385,9 @@ async fn run_stream<S: Sock>(
     match started {
         Some(started) => {
             let fields = crate::log::stream_log::htx_req_fields_size(txn.req.view(&buf));
-            log_request(&mut txn.st.log, started, &buf, fields, here);
+            log_request(&mut txn.st.log, started, &buf, fields, here, rt.log_uri_len);
         }
-        None if fe.fe.keep_req_line => keep_req_line(&mut txn.st.log.req_line, &buf),
+        None if fe.fe.keep_req_line => keep_req_line(&mut txn.st.log.req_line, &buf, rt.log_uri_len),
         // a pooled record may hold the line of another frontend's stream
         None => txn.st.log.req_line.clear(),
     }
@@ -446,12 +455,19 @@ fn log_start(conn: &H1Conn, first: bool, sess: &Session) -> LogStart {
 /// Starts the log record of a parsed request: its head is complete now, its request
 /// line is the first line of `buf`, its headers count `fields` bytes as HAProxy counts
 /// them, and `body` bytes of its body came with it (`%U` then grows as the body comes).
-fn log_request(l: &mut crate::log::StreamLog, (accept, req, idle): LogStart, buf: &[u8], fields: u64, body: usize) {
+fn log_request(
+    l: &mut crate::log::StreamLog,
+    (accept, req, idle): LogStart,
+    buf: &[u8],
+    fields: u64,
+    body: usize,
+    max_uri: usize,
+) {
     l.begin(accept, req, idle);
     l.head_done = Some(std::time::Instant::now());
     let line = first_line(buf);
     l.bytes_in = crate::log::stream_log::htx_req_head_size(line, fields) + body as u64;
-    keep_req_line(&mut l.req_line, buf);
+    keep_req_line(&mut l.req_line, buf, max_uri);
 }
 
 /// The first line of `buf`, without its end of line.
@@ -461,11 +477,11 @@ fn first_line(buf: &[u8]) -> &[u8] {
 }
 
 /// Keeps the request line of the head at the start of `buf` as received (`%r`,
-/// `capture.req.uri`), cut as HAProxy's `tune.http.logurilen` cuts it.
-fn keep_req_line(to: &mut Vec<u8>, buf: &[u8]) {
+/// `capture.req.uri`), cut as HAProxy's `tune.http.logurilen` cuts it (`max` bytes).
+fn keep_req_line(to: &mut Vec<u8>, buf: &[u8], max: usize) {
     let line = first_line(buf);
     to.clear();
-    to.extend_from_slice(&line[..line.len().min(crate::log::stream_log::MAX_URI)]);
+    to.extend_from_slice(&line[..line.len().min(max)]);
 }
 
 /// The log line of a request the mux refused before any stream (400, 408): HAProxy's
@@ -477,8 +493,8 @@ fn log_head_error(sess: &Session, e: &HeadError, first: bool, buf: &[u8], (accep
     let Some(pl) = fe.log.as_deref() else { return };
     let (status, cause) = match e {
         HeadError::Spurious => return,
-        HeadError::ClosedEmpty if !first => return,
-        HeadError::Timeout { empty } if *empty && !first => return,
+        HeadError::ClosedEmpty if !first || fe.ignore_probes => return,
+        HeadError::Timeout { empty } if *empty && (!first || fe.ignore_probes) => return,
         HeadError::Timeout { .. } => (408, crate::log::Cause::ClientTimeout),
         HeadError::ClosedEmpty | HeadError::ClosedPartial => (400, crate::log::Cause::ClientAbort),
         HeadError::Invalid(e) => (e.status(true), crate::log::Cause::Proxy),

@@ -930,7 +930,7 @@ fn request_line(req: crate::http::MsgView<'_>) -> (Vec<u8>, u64) {
 /// The first stream of a connection starts at its accept (the handshakes' time before
 /// now); the next ones when their header block was decoded, with no idle time.
 fn log_request(l: &mut crate::log::StreamLog, sess: &Session, first: bool, line: &[u8], fields: u64) {
-    use crate::log::stream_log::{htx_req_head_size, MAX_URI};
+    use crate::log::stream_log::htx_req_head_size;
     let at = std::time::Instant::now();
     let now = (crate::log::date::wall(at), at);
     let accept = if first {
@@ -942,5 +942,5 @@ fn log_request(l: &mut crate::log::StreamLog, sess: &Session, first: bool, line:
     l.begin(accept, now, 0);
     l.head_done = Some(at);
     l.bytes_in = htx_req_head_size(line, fields);
-    l.req_line.extend_from_slice(&line[..line.len().min(MAX_URI)]);
+    l.req_line.extend_from_slice(&line[..line.len().min(sess.rt.log_uri_len)]);
 }

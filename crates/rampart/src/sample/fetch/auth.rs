@@ -62,9 +62,28 @@ fn prefix_of(word: &[u8], full: &[u8]) -> bool {
     word.len() <= full.len() && full[..word.len()].eq_ignore_ascii_case(word)
 }
 
-/// The scheme and credentials of the request's header, Basic ones not decoded yet.
-fn split_header<'a>(m: MsgView<'a>) -> Option<(Scheme, &'a [u8])> {
-    let value = m.values(b"authorization").next()?;
+/// Whether request `m` of frontend `fe` is a proxied one under `option
+/// http-use-proxy-header`: its target is neither a path nor `*` (HAProxy's
+/// `TX_USE_PX_CONN`). COMPAT: HAProxy looks at the target as received, rampart at the
+/// target as rules left it.
+pub fn proxied(rt: &dyn crate::sample::Host, fe: usize, m: MsgView<'_>) -> bool {
+    rt.use_proxy_header(fe) && !matches!(m.uri().first(), Some(b'/' | b'*'))
+}
+
+/// The header holding the credentials of request `m`: `Proxy-Authorization` for a
+/// [`proxied`] one, else `Authorization`.
+fn credentials_header(ctx: &SampleCtx<'_>, m: MsgView<'_>) -> &'static [u8] {
+    if proxied(ctx.rt, ctx.fe, m) {
+        b"proxy-authorization"
+    } else {
+        b"authorization"
+    }
+}
+
+/// The scheme and credentials of the request's header `name`, Basic ones not decoded
+/// yet.
+fn split_header<'a>(m: MsgView<'a>, name: &'static [u8]) -> Option<(Scheme, &'a [u8])> {
+    let value = m.values(name).next()?;
     let sp = value.iter().position(|&c| c == b' ').filter(|&p| p > 0)?;
     let scheme = &value[..sp];
     let start = value[sp..].iter().position(|&c| c != b' ').map_or(value.len(), |p| sp + p);
@@ -80,7 +99,12 @@ fn split_header<'a>(m: MsgView<'a>) -> Option<(Scheme, &'a [u8])> {
 
 /// HAProxy's `get_http_auth()`: the request's credentials, if its header is usable.
 pub fn auth_header<'a>(m: MsgView<'a>) -> Option<AuthHeader<'a>> {
-    let (scheme, data) = split_header(m)?;
+    auth_header_in(m, b"authorization")
+}
+
+/// [`auth_header`] read in header `name`.
+fn auth_header_in<'a>(m: MsgView<'a>, name: &'static [u8]) -> Option<AuthHeader<'a>> {
+    let (scheme, data) = split_header(m, name)?;
     if scheme == Scheme::Basic {
         with_basic(data, &mut [0u8; 256], |_, _| ())?;
     }
@@ -89,7 +113,8 @@ pub fn auth_header<'a>(m: MsgView<'a>) -> Option<AuthHeader<'a>> {
 
 /// The Basic credentials of the request, decoded, passed to `f(user, password)`.
 fn with_request_basic<R>(ctx: &SampleCtx<'_>, f: impl FnOnce(&[u8], &[u8]) -> R) -> Option<R> {
-    match split_header(ctx.req?)? {
+    let m = ctx.req?;
+    match split_header(m, credentials_header(ctx, m))? {
         (Scheme::Basic, data) => with_basic(data, &mut [0u8; 256], f),
         _ => None,
     }
@@ -116,7 +141,7 @@ pub fn with_basic<R>(data: &[u8], buf: &mut [u8], f: impl FnOnce(&[u8], &[u8]) -
 }
 
 fn fetch_http_auth_type<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    let Some(h) = ctx.req.and_then(auth_header) else { return };
+    let Some(h) = ctx.req.and_then(|m| auth_header_in(m, credentials_header(ctx, m))) else { return };
     let name: &'static [u8] = match h.scheme {
         Scheme::Basic => b"Basic",
         Scheme::Bearer => b"Bearer",
@@ -152,7 +177,7 @@ fn fetch_http_auth_bearer<'a>(args: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'
             emit(Sample::str(token.unwrap_or_default()));
         }
         None => {
-            if let Some(h) = auth_header(m).filter(|h| h.scheme == Scheme::Bearer) {
+            if let Some(h) = auth_header_in(m, credentials_header(ctx, m)).filter(|h| h.scheme == Scheme::Bearer) {
                 emit(Sample::str(h.data));
             }
         }

@@ -22,8 +22,8 @@ fn fetch_so_name<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
 }
 
 fn fetch_so_id<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, 'a>) {
-    if (ctx.conn.listener as usize) < ctx.rt.listener_count(ctx.fe) {
-        emit(Sample::Sint(i64::from(ctx.conn.listener) + 1));
+    if let Some(id) = ctx.rt.listener_id(ctx.fe, ctx.conn.listener) {
+        emit(Sample::Sint(i64::from(id)));
     }
 }
 
