@@ -24,8 +24,9 @@ struct Files {
 }
 
 impl Files {
-    fn new() -> Files {
-        let dir = test_pki::fresh_dir("runtime-server-certs");
+    /// `tag`: the test's own directory (the tests of the file run in parallel).
+    fn new(tag: &str) -> Files {
+        let dir = test_pki::fresh_dir(&format!("runtime-server-certs-{tag}"));
         let (ca, ca_key) = test_pki::ca("server certs CA");
         std::fs::write(dir.join("ca.crt"), ca.pem()).unwrap();
         std::fs::write(dir.join("site.pem"), test_pki::leaf_pem(&["localhost"], &ca, &ca_key)).unwrap();
@@ -130,7 +131,7 @@ fn story(binary: impl Into<PathBuf>, f: &Files) -> Vec<String> {
 
 #[test]
 fn deleted_servers_free_their_certificate_and_added_ones_take_the_store_as_haproxy() {
-    let f = Files::new();
+    let f = Files::new("story");
     let ours = story(RAMPART, &f);
     // what HAProxy's reg-test checks, on rampart alone
     let at = |what: &str| ours.iter().find(|l| l.starts_with(what)).cloned().unwrap_or_default();
@@ -139,8 +140,12 @@ fn deleted_servers_free_their_certificate_and_added_ones_take_the_store_as_hapro
     assert_eq!(at("commit without users"), "commit without users => Committing {dir}/client1.pem\nSuccess!\n\n");
     assert_eq!(at("status after add"), "status after add => Status: Used");
     assert_eq!(at("GET: the committed"), "GET: the committed certificate => 200 cn=client2");
-    assert_eq!(at("GET through the server verifying"), "GET through the server verifying with rt_ca.crt => 200 cn=client2");
-    let Some(haproxy) = haproxy_or_skip("deleted_servers_free_their_certificate_and_added_ones_take_the_store_as_haproxy")
+    assert_eq!(
+        at("GET through the server verifying"),
+        "GET through the server verifying with rt_ca.crt => 200 cn=client2"
+    );
+    let Some(haproxy) =
+        haproxy_or_skip("deleted_servers_free_their_certificate_and_added_ones_take_the_store_as_haproxy")
     else {
         return;
     };
@@ -162,7 +167,7 @@ fn open_tls_conns(proxy: &Running) -> usize {
 
 #[test]
 fn set_server_ssl_closes_the_idle_connections_at_once() {
-    let f = Files::new();
+    let f = Files::new("idle");
     let proxy = Proxy::new(RAMPART).listener("fe").config(&config(&f)).start().expect("the proxy starts");
     for s in ["s2", "v1"] {
         cli(&proxy, &format!("disable server test/{s}\n"));

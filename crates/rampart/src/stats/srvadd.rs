@@ -197,7 +197,8 @@ pub fn del_server(cli: &Cli, _: &mut Session, words: &[&str]) -> String {
     if let Some((tb, ts)) = srv.track {
         cli.rt.proxies[tb].be.servers[ts].state.notify_trackers();
     }
-    "Server deleted.\n".to_owned()
+    // as HAProxy 2.6: no newline of its own, the CLI ends the answer with one
+    "Server deleted.".to_owned()
 }
 
 /// Whether something of the configuration names server `i` of backend `be`: a live

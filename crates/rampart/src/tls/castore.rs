@@ -189,12 +189,14 @@ impl CaStore {
     /// have changed them since they were read from disk), and counts as a user of them.
     pub fn server_added(&self, chain: &Arc<SwapChain>) {
         let st = self.state();
-        let stored = st.files.contains_key(&chain.ca_file)
-            && chain.crl_file.as_ref().is_none_or(|c| st.files.contains_key(c));
+        let stored =
+            st.files.contains_key(&chain.ca_file) && chain.crl_file.as_ref().is_none_or(|c| st.files.contains_key(c));
         if stored {
-            if let Ok(v) =
-                verifier::server_chain(st.cas(Some(&chain.ca_file)), st.crls(chain.crl_file.as_deref()), &chain.provider)
-            {
+            if let Ok(v) = verifier::server_chain(
+                st.cas(Some(&chain.ca_file)),
+                st.crls(chain.crl_file.as_deref()),
+                &chain.provider,
+            ) {
                 chain.set(v);
             }
         }
