@@ -3,7 +3,8 @@
 //! and one connection per request) and none of their requests fails; a configuration
 //! that does not load leaves the old worker serving; `-Ws` tells a notify socket
 //! READY=1 and RELOADING=1; the master CLI's `show proc` lists the workers and routes
-//! `@1` to the worker's CLI. HAProxy counterpart: src/mworker.c, src/haproxy.c.
+//! `@1` to the worker's CLI, and the old workers until `hard-stop-after` ends them;
+//! Debian's `haproxy.service` commands start and reload it. HAProxy counterpart: src/mworker.c, src/haproxy.c.
 
 mod netutil;
 
@@ -265,4 +266,111 @@ fn pidfile_holds_the_master_pid() {
     assert_eq!(pid, format!("{}\n", proxy.pid()));
     let _ = TcpStream::connect(proxy.addr("fe1"));
     stop(proxy);
+}
+
+#[test]
+fn show_proc_lists_an_old_worker_until_hard_stop_after_ends_it() {
+    // a server that never answers: the kernel completes the connection, nobody reads
+    let hold = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let tcp = "frontend tcp1\n  mode tcp\n  bind fd@${tcp1}\n  timeout client 30s\n  default_backend hold\n\
+               backend hold\n  mode tcp\n  timeout server 30s\n  server h ${hold_addr}:${hold_port}\n";
+    let proxy = proxy()
+        .listener("fe1")
+        .listener("tcp1")
+        .backend("hold", hold.local_addr().unwrap())
+        .config(&format!("{}{tcp}", config("v1", "  hard-stop-after 1s\n")))
+        .arg("-W")
+        .arg("-S")
+        .arg("unix@master.sock")
+        .start()
+        .expect("master starts");
+    let sock = proxy.dir().join("master.sock");
+    assert!(proxy.wait_output("Loading success.", Duration::from_secs(5)));
+    let worker = |procs: &str| procs.lines().nth(3).and_then(|l| l.split_whitespace().next()).map(str::to_owned);
+    let old = worker(&mcli(&sock, "show proc")).expect("a worker");
+    // a tunnel keeps the old worker busy after the reload
+    let mut tunnel = TcpStream::connect(proxy.addr("tcp1")).unwrap();
+    tunnel.write_all(b"hello").unwrap();
+    let _held = accepted(&hold);
+    rewrite(&proxy, "string \"v1\"", "string \"v2\"");
+    mcli(&sock, "reload");
+    eventually!(get_body(proxy.addr("fe1")).as_deref() == Some("v2"));
+    let reloaded = Instant::now();
+    let procs = mcli(&sock, "show proc");
+    let listed = procs.split("# old workers\n").nth(1).unwrap_or("");
+    assert!(listed.starts_with(&format!("{old} ")), "the old worker is listed while its tunnel lasts: {procs}");
+    eventually!(!mcli(&sock, "show proc").contains(&format!("\n{old} ")));
+    assert!(reloaded.elapsed() < Duration::from_secs(4), "gone by hard-stop-after (1 s): {:?}", reloaded.elapsed());
+    // the tunnel was cut by the old worker's hard stop
+    tunnel.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    let mut buf = [0u8; 16];
+    let r = tunnel.read(&mut buf);
+    let closed = matches!(r, Ok(0)) || r.as_ref().is_err_and(|e| e.kind() == std::io::ErrorKind::ConnectionReset);
+    assert!(closed, "the tunnel is closed, not still open: {r:?}");
+    stop(proxy);
+}
+
+/// The connection the proxy made to `hold`, accepted but never read: the tunnel stays
+/// open until a side closes it.
+fn accepted(hold: &std::net::TcpListener) -> TcpStream {
+    hold.set_nonblocking(true).unwrap();
+    let started = Instant::now();
+    loop {
+        if let Ok((s, _)) = hold.accept() {
+            return s;
+        }
+        assert!(started.elapsed() < Duration::from_secs(5), "the proxy connects to the server");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn debian_haproxy_service_commands_start_and_reload_rampart() {
+    // Debian's haproxy.service: ExecStart=haproxy -Ws -f $CONFIG -p $PIDFILE $EXTRAOPTS
+    // (EXTRAOPTS=-S /run/haproxy-master.sock), Type=notify; ExecReload runs
+    // haproxy -Ws -f $CONFIG -c -q $EXTRAOPTS, then kill -USR2 $MAINPID
+    let dir = netutil::Scratch::new("debian-unit");
+    let path = dir.path().join("notify.sock");
+    let rx = UnixDatagram::bind(&path).unwrap();
+    rx.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let proxy = proxy()
+        .listener("fe1")
+        .config(&config("v1", ""))
+        .arg("-Ws")
+        .arg("-p")
+        .arg("haproxy.pid")
+        .arg("-S")
+        .arg("unix@haproxy-master.sock")
+        .env("NOTIFY_SOCKET", path.as_os_str())
+        .start()
+        .expect("master starts");
+    let next = || {
+        let mut buf = [0u8; 512];
+        let n = rx.recv(&mut buf).expect("a notification");
+        String::from_utf8_lossy(&buf[..n]).into_owned()
+    };
+    let ready = next();
+    assert!(ready.starts_with("READY=1\n"), "{ready}");
+    let main_pid = std::fs::read_to_string(proxy.dir().join("haproxy.pid")).unwrap();
+    assert_eq!(main_pid, format!("{}\n", proxy.pid()));
+    assert!(ready.contains(&format!("MAINPID={main_pid}")), "{ready}");
+    assert_eq!(get_body(proxy.addr("fe1")).as_deref(), Some("v1"));
+    rewrite(&proxy, "string \"v1\"", "string \"v2\"");
+    // ExecReload, first command: the configuration check, quiet
+    let check = std::process::Command::new(netutil::binary())
+        .current_dir(proxy.dir())
+        .args(["-Ws", "-f", "test.cfg", "-c", "-q", "-S", "unix@haproxy-master.sock"])
+        .output()
+        .unwrap();
+    assert!(check.status.success(), "{check:?}");
+    assert!(check.stdout.is_empty(), "{check:?}");
+    // second command: kill -USR2 $MAINPID
+    let kill = std::process::Command::new("kill").args(["-USR2", main_pid.trim()]).status().unwrap();
+    assert!(kill.success());
+    assert!(next().starts_with("RELOADING=1\n"));
+    assert!(next().starts_with("READY=1\n"));
+    eventually!(get_body(proxy.addr("fe1")).as_deref() == Some("v2"));
+    assert!(mcli(&proxy.dir().join("haproxy-master.sock"), "show proc").contains("master          1 [failed: 0]"));
+    stop(proxy);
+    assert!(next().starts_with("STOPPING=1"));
 }

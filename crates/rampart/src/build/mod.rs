@@ -79,7 +79,9 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             .enumerate()
             .filter_map(|(pos, srv)| {
                 pool_key += 1;
-                let at = server::At { cfg, idx, sid: sids[pos], pool_key: pool_key - 1, threads, timed, backups_cut };
+                let files = &crate::tls::bind::on_disk;
+                let at =
+                    server::At { cfg, idx, sid: sids[pos], pool_key: pool_key - 1, threads, timed, backups_cut, files };
                 server::server_rt(&at, srv, &backend_checks, &mut alerts, &mut tls_warnings)
             })
             .collect::<Vec<_>>();

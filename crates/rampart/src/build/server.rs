@@ -28,6 +28,9 @@ pub(super) struct At<'a> {
     pub timed: bool,
     /// A server of the backend has `on-marked-up shutdown-backup-sessions`.
     pub backups_cut: bool,
+    /// Where `ca-file`/`crl-file` names are looked up before the disk: nowhere at
+    /// startup, the CA store for `add server`.
+    pub files: crate::tls::bind::FileLookup<'a>,
 }
 
 /// The runtime server of `srv`; `None` when something is refused (`alerts` says what).
@@ -59,7 +62,7 @@ pub(super) fn server_rt(
         None
     });
     let rules_tls = check.as_ref().is_some_and(|c| c.rules.needs_tls());
-    let tls = crate::tls::client::build(cfg, idx, srv, addr, rules_tls, alerts, tls_warnings);
+    let tls = crate::tls::client::build_with(cfg, idx, srv, addr, rules_tls, at.files, alerts, tls_warnings);
     let check = check.map(|mut c| {
         health_check::attach_tls(&mut c, srv, tls.as_ref(), alerts);
         c
@@ -143,6 +146,7 @@ pub fn dynamic_server(
     srv: &Server,
     sid: u32,
     pool_key: usize,
+    files: crate::tls::bind::FileLookup<'_>,
 ) -> Result<ServerRt, Vec<String>> {
     let mut alerts = Vec::new();
     let mut shared = crate::action::compile::Shared {
@@ -164,6 +168,7 @@ pub fn dynamic_server(
         threads: rt.stats.nbthread,
         timed: crate::counters::histogram::wanted(cfg),
         backups_cut: false,
+        files,
     };
     let mut warnings = Vec::new();
     let built = server_rt(&at, srv, &checks, &mut alerts, &mut warnings);

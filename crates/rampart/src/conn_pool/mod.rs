@@ -113,6 +113,12 @@ pub fn put(server: usize, stream: BackSock, key: ConnKey, uses: u32, max: Option
     with_local(|mine| mine.with(|p| p.put(server, stream, key, uses, max)));
 }
 
+/// Closes the idle connections to `server` (`ServerRt::pool_key`) of every thread, as
+/// HAProxy's `srv_cleanup_connections()` does when a server's TLS setting changes.
+pub fn close_server(server: usize) {
+    REGISTRY.close_server(server);
+}
+
 /// Closes this thread's connections that stayed idle for a whole purge round. Called
 /// every [`PURGE_DELAY`] by each thread.
 pub fn purge() {

@@ -87,6 +87,14 @@ impl<C> Pool<C> {
         self.round += 1;
     }
 
+    /// Closes every idle connection to `server`.
+    pub fn close_server(&mut self, server: usize) {
+        if let Some(list) = self.servers.get_mut(server) {
+            self.len -= list.len();
+            list.clear();
+        }
+    }
+
     /// Keeps only the connections `keep` approves of (closes the others).
     pub fn retain(&mut self, mut keep: impl FnMut(&Entry<C>) -> bool) {
         let mut len = 0;
@@ -125,6 +133,20 @@ mod tests {
         assert_eq!(p.take(1, 0, &dst(80)).map(|e| e.conn), Some("b"));
         assert_eq!(p.take(2, 0, &plain).map(|e| e.conn), Some("d"));
         assert_eq!(p.len(), 0);
+    }
+
+    #[test]
+    fn close_server_closes_that_server_only() {
+        let mut p = Pool::default();
+        let k = ConnKey::default();
+        p.put(1, "a", k.clone(), 1, 10);
+        p.put(1, "b", dst(80), 1, 10);
+        p.put(2, "c", k.clone(), 1, 10);
+        p.close_server(1);
+        p.close_server(9);
+        assert_eq!((p.len(), p.count(1), p.count(2)), (1, 0, 1));
+        assert!(p.take(1, 0, &k).is_none());
+        assert_eq!(p.take(2, 0, &k).map(|e| e.conn), Some("c"));
     }
 
     #[test]

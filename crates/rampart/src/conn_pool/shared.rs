@@ -87,6 +87,16 @@ impl<C> Registry<C> {
         });
     }
 
+    /// Closes the idle connections to `server` in the pools of every thread (each
+    /// pool's lock taken in turn; a socket closed from another thread than its event
+    /// loop's leaves that loop's registry, which tokio allows).
+    pub fn close_server(&self, server: usize) {
+        let pools = self.pools.load();
+        for p in pools.as_deref().into_iter().flatten() {
+            p.with(|pool| pool.close_server(server));
+        }
+    }
+
     /// Takes a connection to `server` opened for `key` that carried at least
     /// `min_uses` requests from the pool of another thread than `mine`'s, looking at
     /// the threads in turn from the one after it. With `low` above 0 (`pool-low-conn`)

@@ -342,6 +342,16 @@ impl PatRef {
         Ok(idx)
     }
 
+    /// Runs `f` over the entries of the current version and the live views (in the
+    /// order they were created) under the update lock: no update lands in between, so
+    /// what `f` reads of the entries and of the views' compiled snapshots is one
+    /// version (`get map`, `get acl`). `f` must not update this reference.
+    pub fn read_consistent<R>(&self, f: impl FnOnce(&[&PatEntry], &[Arc<PatIndex>]) -> R) -> R {
+        let inner = self.lock();
+        let views: Vec<Arc<PatIndex>> = inner.users.iter().filter_map(Weak::upgrade).collect();
+        f(&of_gen(&inner.entries, inner.curr_gen), &views)
+    }
+
     /// The live views, in the order they were created.
     pub fn views(&self) -> Vec<Arc<PatIndex>> {
         self.lock().users.iter().filter_map(Weak::upgrade).collect()
@@ -662,6 +672,35 @@ mod tests {
 
     fn m(i: &PatIndex, smp: &Sample<'_>) -> bool {
         i.with(|snap| snap.set.matches(smp))
+    }
+
+    #[test]
+    fn consistent_reads_see_one_version_of_entries_and_views() {
+        // a writer moves `k0` to the end again and again, which shifts the position
+        // of every other entry; a reader finds `k5` by the view and names it by the
+        // entries: both must come from the same version
+        let r = mk("m", false, &(0..10).map(|i| format!("k{i}\n")).collect::<String>());
+        let _view = r.index(MatchMethod::Str, PatFlags::default(), None, false).unwrap();
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let writer = {
+            let (r, stop) = (r.clone(), stop.clone());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    r.del("k0").unwrap();
+                    r.add("k0", None).unwrap();
+                }
+            })
+        };
+        let smp = Sample::str(b"k5");
+        for _ in 0..2000 {
+            let key = r.read_consistent(|entries, views| {
+                let n = views[0].with(|snap| snap.set.lookup(&smp).map(|(n, _)| n as usize));
+                n.and_then(|n| entries.get(n)).map(|e| e.key.clone())
+            });
+            assert_eq!(key.as_deref(), Some("k5"));
+        }
+        stop.store(true, Ordering::Relaxed);
+        writer.join().unwrap();
     }
 
     #[test]

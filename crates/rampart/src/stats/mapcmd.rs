@@ -143,23 +143,26 @@ pub fn get(cli: &Cli, _: &mut super::cmd::Session, words: &[&str]) -> String {
         };
     }
     let Some(r) = find(cli, arg(words, 2)) else { return kind.unknown() };
-    let entries = r.entries();
-    let mut out = String::new();
-    let mut seen = Vec::new();
-    for view in r.views() {
-        // one line per HAProxy expression: views it shares are listed once
-        if seen.contains(&view.expr_class()) {
-            continue;
+    // under the reference's lock: an update cannot land between reading the entries
+    // and looking the value up in the views
+    r.read_consistent(|entries, views| {
+        let mut out = String::new();
+        let mut seen = Vec::new();
+        for view in views {
+            // one line per HAProxy expression: views it shares are listed once
+            if seen.contains(&view.expr_class()) {
+                continue;
+            }
+            seen.push(view.expr_class());
+            out.push_str(&lookup_line(kind, view, entries, arg(words, 3)));
+            out.push('\n');
         }
-        seen.push(view.expr_class());
-        out.push_str(&lookup_line(kind, &view, &entries, arg(words, 3)));
-        out.push('\n');
-    }
-    out
+        out
+    })
 }
 
 /// The line `get map` prints for one view.
-fn lookup_line(kind: Kind, view: &PatIndex, entries: &[PatEntry], value: &str) -> String {
+fn lookup_line(kind: Kind, view: &PatIndex, entries: &[&PatEntry], value: &str) -> String {
     let mut out = match view.method {
         MatchMethod::Meth | MatchMethod::Ver | MatchMethod::Auth => "type=unknown(0x0)".to_owned(),
         m => format!("type={}", m.name()),
@@ -170,7 +173,7 @@ fn lookup_line(kind: Kind, view: &PatIndex, entries: &[PatEntry], value: &str) -
         let (n, _) = snap.set.lookup(&smp)?;
         Some((n as usize, snap.values.get(n as usize).map(value_type)))
     });
-    let hit = found.and_then(|(n, ty)| Some((entries.get(n)?, ty)));
+    let hit = found.and_then(|(n, ty)| Some((*entries.get(n)?, ty)));
     let Some((e, ty)) = hit else {
         out.push_str(if kind == Kind::Map { ", found=no" } else { ", match=no" });
         return out;

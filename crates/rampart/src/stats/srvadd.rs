@@ -12,11 +12,13 @@ use rampart_cfg::model::{BindProto, Config, Mode, Server};
 use super::cmd::Session;
 use super::Cli;
 use crate::proxy::{ProxyRt, Runtime, ServerRt};
+use crate::tls::bind::FileLookup;
 
 /// Builds the runtime server of an `add server` (`crate::build::dynamic_server`,
 /// handed over by `main`): the configuration, the runtime, the backend, the parsed
-/// server, its id and its idle-pool key. `Err`: the messages.
-pub type MakeServer = fn(&Config, &Runtime, usize, &Server, u32, usize) -> Result<ServerRt, Vec<String>>;
+/// server, its id, its idle-pool key and the CA store's files. `Err`: the messages.
+pub type MakeServer =
+    fn(&Config, &Runtime, usize, &Server, u32, usize, FileLookup<'_>) -> Result<ServerRt, Vec<String>>;
 
 /// Splits `<backend>/<server>`, as HAProxy: `None` without a `/` or a server name.
 fn split(arg: Option<&str>) -> Option<(&str, &str)> {
@@ -87,12 +89,21 @@ fn add(cli: &Cli, words: &[&str]) -> Result<(), String> {
         },
         |_| {
             let sid = srv.id.unwrap_or_else(|| next_id(px));
-            let mut s = make(&cli.cfg, &cli.rt, be, &srv, sid, pool_key).map_err(lines)?;
+            let files = |p: &str| cli.cafiles.contents(p);
+            let mut s = make(&cli.cfg, &cli.rt, be, &srv, sid, pool_key, &files).map_err(lines)?;
             s.track = track;
             Ok(s)
         },
     )?;
     let server = &servers[index];
+    if let Some(tls) = server.tls.as_deref() {
+        if let Some(crt) = &tls.crt {
+            cli.certs.server_added(crt);
+        }
+        if let Some(chain) = &tls.chain {
+            cli.cafiles.server_added(chain);
+        }
+    }
     px.be.lb.add_server(index, srv.weight, server.stats.sid, false);
     if let Some(lb) = &px.be.lb_backup {
         lb.add_server(index, srv.weight, server.stats.sid, false);
@@ -169,6 +180,15 @@ pub fn del_server(cli: &Cli, _: &mut Session, words: &[&str]) -> String {
         return "Server still has connections attached to it, cannot remove it.\n".to_owned();
     }
     srv.state.mark_deleted();
+    // its certificate and CA files lose a user (`show ssl cert`: `Unused` once none is left)
+    if let Some(tls) = srv.tls.as_deref() {
+        if let Some(crt) = &tls.crt {
+            cli.certs.server_removed(crt);
+        }
+        if let Some(chain) = &tls.chain {
+            cli.cafiles.server_removed(chain);
+        }
+    }
     px.be.lb.set_active(i, false);
     if let Some(lb) = &px.be.lb_backup {
         lb.set_active(i, false);
@@ -177,7 +197,8 @@ pub fn del_server(cli: &Cli, _: &mut Session, words: &[&str]) -> String {
     if let Some((tb, ts)) = srv.track {
         cli.rt.proxies[tb].be.servers[ts].state.notify_trackers();
     }
-    "Server deleted.\n".to_owned()
+    // as HAProxy 2.6: no newline of its own, the CLI ends the answer with one
+    "Server deleted.".to_owned()
 }
 
 /// Whether something of the configuration names server `i` of backend `be`: a live
@@ -219,10 +240,11 @@ pub(super) fn set_ssl(px: &ProxyRt, i: usize, value: Option<&str>) -> String {
         Some("off") => false,
         _ => return "'set server <srv> ssl' expects 'on' or 'off'.\n".to_owned(),
     };
-    // COMPAT: HAProxy also closes the server's idle connections; rampart keys them by
-    // the change, so none made before it is reused (they close when idle).
     if !tls.set_use_ssl(on) {
         return cannot();
     }
+    // as HAProxy (`srv_cleanup_connections()`): the idle connections made before the
+    // change are closed now (the change is also part of their key: none is reused)
+    crate::conn_pool::close_server(srv.pool_key);
     "server ssl setting updated.\n".to_owned()
 }

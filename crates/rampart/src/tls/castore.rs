@@ -137,7 +137,9 @@ impl State {
 #[allow(clippy::disallowed_types)] // CLI commands only: not on the handshake path
 pub struct CaStore {
     binds: Vec<Arc<BindTls>>,
-    servers: Vec<Arc<SwapChain>>,
+    /// The chain checks of the live servers: `add server` adds one, `del server`
+    /// removes it (taken alone, never while waiting for another lock).
+    servers: Mutex<Vec<Arc<SwapChain>>>,
     state: Mutex<State>,
 }
 
@@ -174,7 +176,36 @@ impl CaStore {
             }
         }
         let state = State { files, ..State::default() };
-        CaStore { binds, servers, state: Mutex::new(state) }
+        CaStore { binds, servers: Mutex::new(servers), state: Mutex::new(state) }
+    }
+
+    /// The live servers' chain checks, a copy taken under their lock.
+    fn servers(&self) -> Vec<Arc<SwapChain>> {
+        self.servers.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// `add server ... verify required ca-file <f> [crl-file <c>]`: the server checks
+    /// with the store's contents of its files when the store has them (a commit may
+    /// have changed them since they were read from disk), and counts as a user of them.
+    pub fn server_added(&self, chain: &Arc<SwapChain>) {
+        let st = self.state();
+        let stored =
+            st.files.contains_key(&chain.ca_file) && chain.crl_file.as_ref().is_none_or(|c| st.files.contains_key(c));
+        if stored {
+            if let Ok(v) = verifier::server_chain(
+                st.cas(Some(&chain.ca_file)),
+                st.crls(chain.crl_file.as_deref()),
+                &chain.provider,
+            ) {
+                chain.set(v);
+            }
+        }
+        self.servers.lock().unwrap_or_else(PoisonError::into_inner).push(chain.clone());
+    }
+
+    /// `del server`: the server no longer uses its files (they stay in the store).
+    pub fn server_removed(&self, chain: &Arc<SwapChain>) {
+        self.servers.lock().unwrap_or_else(PoisonError::into_inner).retain(|s| !Arc::ptr_eq(s, chain));
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -184,10 +215,11 @@ impl CaStore {
     /// Whether a bind or a server verifies with `path`.
     fn used(&self, path: &str) -> bool {
         self.binds.iter().any(|b| b.ca_files.as_ref().is_some_and(|f| f.uses(path)))
-            || self.servers.iter().any(|s| s.uses(path))
+            || self.servers().iter().any(|s| s.uses(path))
     }
 
-    /// The contents of file `path` (a test and diagnostics helper).
+    /// The contents of file `path` (`add server` looks its `ca-file` and `crl-file` up
+    /// here first; also a test and diagnostics helper).
     pub fn contents(&self, path: &str) -> Option<Contents> {
         self.state().files.get(path).cloned()
     }
@@ -328,7 +360,7 @@ impl CaStore {
             )?;
             out.push(Swap::Bind(b, v));
         }
-        for s in self.servers.iter().filter(|s| s.uses(path)) {
+        for s in self.servers().into_iter().filter(|s| s.uses(path)) {
             let v = verifier::server_chain(st.cas(Some(&s.ca_file)), st.crls(s.crl_file.as_deref()), &s.provider)?;
             out.push(Swap::Server(s, v));
         }
@@ -437,7 +469,7 @@ impl LineSwap {
 /// A verifier built for a commit, not swapped in yet.
 enum Swap<'a> {
     Bind(&'a BindTls, Arc<ClientVerify>),
-    Server(&'a SwapChain, ServerChain),
+    Server(Arc<SwapChain>, ServerChain),
 }
 
 impl Swap<'_> {

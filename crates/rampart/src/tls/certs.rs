@@ -71,8 +71,9 @@ struct State {
 #[allow(clippy::disallowed_types)] // CLI commands only: not on the handshake path
 pub struct Certs {
     binds: Vec<Arc<BindTls>>,
-    /// The servers' `crt` (each once).
-    servers: Vec<Arc<ServerCrt>>,
+    /// The `crt` of the live servers (each once): `add server` adds one, `del server`
+    /// removes it (taken alone, never while waiting for another lock).
+    servers: Mutex<Vec<Arc<ServerCrt>>>,
     state: Mutex<State>,
 }
 
@@ -81,7 +82,12 @@ impl Certs {
     #[allow(clippy::disallowed_types)]
     pub fn new(binds: Vec<Arc<BindTls>>, servers: Vec<Arc<ServerCrt>>) -> Certs {
         let state = State { lists: crtlists::from_binds(&binds), ..State::default() };
-        Certs { binds, servers, state: Mutex::new(state) }
+        Certs { binds, servers: Mutex::new(servers), state: Mutex::new(state) }
+    }
+
+    /// The live servers' certificates, a copy taken under their lock.
+    fn servers(&self) -> Vec<Arc<ServerCrt>> {
+        self.servers.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -95,7 +101,7 @@ impl Certs {
         for b in &self.binds {
             out.extend(b.store.load().paths().map(str::to_owned));
         }
-        out.extend(self.servers.iter().map(|s| s.path.clone()));
+        out.extend(self.servers().iter().map(|s| s.path.clone()));
         out.extend(st.unused.iter().map(|u| u.path.clone()));
         out.sort_unstable();
         out.dedup();
@@ -112,7 +118,7 @@ impl Certs {
         self.binds
             .iter()
             .find_map(|b| b.store.load().get(path).cloned())
-            .or_else(|| self.servers.iter().find(|s| s.path == path).map(|s| s.current()))
+            .or_else(|| self.servers().iter().find(|s| s.path == path).map(|s| s.current()))
     }
 
     /// `show ssl cert [<file>]`: the list of files (the pending one first, starred), or
@@ -314,7 +320,7 @@ impl Certs {
                 out.push('.');
             }
         }
-        for s in self.servers.iter().filter(|s| s.path == path) {
+        for s in self.servers().iter().filter(|s| s.path == path) {
             s.replace(certified.clone());
             out.push('.');
         }
@@ -389,6 +395,30 @@ impl Certs {
 }
 
 impl Certs {
+    /// `add server ... crt <file>`: the new server presents the store's certificate
+    /// when the store has one (a commit may have replaced what the file on disk holds,
+    /// as HAProxy takes the certificate from its store), and counts as a user of it.
+    pub fn server_added(&self, crt: &Arc<ServerCrt>) {
+        let mut st = self.state();
+        if let Ok(Some(key)) = self.lookup(&st, &crt.path) {
+            crt.replace(key);
+        }
+        st.unused.retain(|u| u.path != crt.path);
+        self.servers.lock().unwrap_or_else(PoisonError::into_inner).push(crt.clone());
+    }
+
+    /// `del server`: the server no longer uses its certificate. The last user gone,
+    /// the store stays, unused (`show ssl cert`: `Unused`; a commit names no user),
+    /// as in HAProxy.
+    pub fn server_removed(&self, crt: &Arc<ServerCrt>) {
+        let mut st = self.state();
+        self.servers.lock().unwrap_or_else(PoisonError::into_inner).retain(|s| !Arc::ptr_eq(s, crt));
+        if self.current(&crt.path).is_none() && !st.unused.iter().any(|u| u.path == crt.path) {
+            let key = crt.current();
+            st.unused.push(Unused { path: crt.path.clone(), chain: key.cert.clone(), key: None, certified: Some(key) });
+        }
+    }
+
     /// The certificate of store `path`: served by a bind, or unused (`Ok(None)`: an
     /// empty store); `Err` when there is none.
     fn lookup(&self, st: &State, path: &str) -> Result<Option<Arc<CertifiedKey>>, ()> {

@@ -23,7 +23,8 @@ use rustls::crypto::CryptoProvider;
 use rustls::{ClientConfig, DigitallySignedStruct, SignatureScheme};
 use rustls_pki_types::{CertificateDer, ServerName, UnixTime};
 
-use super::bind::based;
+use super::bind::{based, FileLookup};
+use super::castore::Contents;
 use super::pem;
 use super::server_crt::{ServerCrt, Sessions};
 use super::suites;
@@ -133,6 +134,23 @@ pub fn build(
     alerts: &mut Vec<Diag>,
     warnings: &mut Vec<Diag>,
 ) -> Option<ServerTlsRt> {
+    build_with(cfg, px_idx, srv, addr, check_rules, &super::bind::on_disk, alerts, warnings)
+}
+
+/// [`build`] for `add server`: a `ca-file`/`crl-file` the CA store holds (`files`,
+/// after `ca-base`) is taken from it, a file created with `new ssl ca-file` included;
+/// the others are read from disk, as HAProxy looks its CA file tree up first.
+#[allow(clippy::too_many_arguments)] // build's arguments and the store lookup
+pub fn build_with(
+    cfg: &Config,
+    px_idx: usize,
+    srv: &Server,
+    addr: SocketAddr,
+    check_rules: bool,
+    files: FileLookup<'_>,
+    alerts: &mut Vec<Diag>,
+    warnings: &mut Vec<Diag>,
+) -> Option<ServerTlsRt> {
     let t = &srv.tls;
     let px = &cfg.proxies[px_idx];
     let ctx = format!("'server {}/{}' : ", px.name, srv.name);
@@ -141,7 +159,7 @@ pub fn build(
         return None;
     }
     let versions_msg = |why: String| format!("{ctx}proxy '{}': {why} for server '{}'.", px.name, srv.name);
-    let (base, chain, warn) = match base(cfg, t, &ctx, &versions_msg) {
+    let (base, chain, warn) = match base(cfg, t, files, &ctx, &versions_msg) {
         Ok(b) => b,
         Err(msgs) => {
             // HAProxy locates only the first line (the second is `'ca-file' : unable to load ...`)
@@ -235,7 +253,7 @@ pub fn ring_server(cfg: &Config, t: &ServerTls, ctx: &str) -> Result<Option<Arc<
     if !t.ssl {
         return Ok(None);
     }
-    let (base, _, _) = base(cfg, t, ctx, &|why| format!("{ctx}{why}."))?;
+    let (base, _, _) = base(cfg, t, &super::bind::on_disk, ctx, &|why| format!("{ctx}{why}."))?;
     let alpn = t.alpn.iter().flatten().map(|p| p.as_bytes().to_vec()).collect();
     base.config(alpn).map(Some).map_err(|e| vec![format!("{ctx}{e}")])
 }
@@ -247,7 +265,13 @@ type Based = (Base, Option<Arc<SwapChain>>, Option<String>);
 /// (for `commit ssl ca-file`) and the warning about ciphers rustls lacks. `Err`: the
 /// alerts, the first prefixed with `ctx` (the line's); `versions_msg` words the
 /// refusal of the TLS versions.
-fn base(cfg: &Config, t: &ServerTls, ctx: &str, versions_msg: &dyn Fn(String) -> String) -> Result<Based, Vec<String>> {
+fn base(
+    cfg: &Config,
+    t: &ServerTls,
+    files: FileLookup<'_>,
+    ctx: &str,
+    versions_msg: &dyn Fn(String) -> String,
+) -> Result<Based, Vec<String>> {
     let g = &cfg.global.ssl_server;
     let verify = t.verify.unwrap_or(!g.verify_none);
     if verify && t.ca_file.is_none() {
@@ -258,7 +282,7 @@ fn base(cfg: &Config, t: &ServerTls, ctx: &str, versions_msg: &dyn Fn(String) ->
     let provider = Arc::new(provider);
     // one session cache, that a new `crt` or new CA/CRL files empty
     let sessions = Arc::new(Sessions::new(SESSION_CACHE));
-    let (verifier, chain) = verifier(t, &cfg.global.ssl, verify, &provider, &sessions).map_err(|msgs| {
+    let (verifier, chain) = verifier(t, &cfg.global.ssl, files, verify, &provider, &sessions).map_err(|msgs| {
         msgs.into_iter().enumerate().map(|(i, m)| if i == 0 { format!("{ctx}{m}") } else { m }).collect::<Vec<_>>()
     })?;
     let crt_base = cfg.global.ssl.crt_base.as_ref();
@@ -383,6 +407,7 @@ type Verifiers = (Arc<dyn ServerCertVerifier>, Option<Arc<SwapChain>>);
 fn verifier(
     t: &ServerTls,
     g: &GlobalSsl,
+    files: FileLookup<'_>,
     verify: bool,
     provider: &Arc<CryptoProvider>,
     sessions: &Arc<Sessions>,
@@ -392,14 +417,18 @@ fn verifier(
     }
     let Some(ca) = t.ca_file.as_deref() else { return Err(vec![VERIFY_WITHOUT_CA.into()]) };
     let ca = based(g.ca_base.as_ref(), Path::new(ca)).display().to_string();
-    let certs = pem::load_ca_file(Path::new(&ca))
-        .map_err(|e| vec![e.to_string(), format!("'ca-file' : unable to load {ca}.")])?;
+    let certs = match files(&ca) {
+        Some(Contents::Ca(cas)) => cas,
+        _ => pem::load_ca_file(Path::new(&ca))
+            .map_err(|e| vec![e.to_string(), format!("'ca-file' : unable to load {ca}.")])?,
+    };
     let crl_file = t.crl_file.as_deref().map(|crl| based(g.ca_base.as_ref(), Path::new(crl)).display().to_string());
     let crls = crl_file
         .as_deref()
-        .map(|crl| {
-            pem::load_crl_file(Path::new(crl))
-                .map_err(|e| vec![e.to_string(), format!("'crl-file' : unable to load {crl}.")])
+        .map(|crl| match files(crl) {
+            Some(Contents::Crl(crls)) => Ok(crls),
+            _ => pem::load_crl_file(Path::new(crl))
+                .map_err(|e| vec![e.to_string(), format!("'crl-file' : unable to load {crl}.")]),
         })
         .transpose()?;
     let chain = super::verifier::server_chain(&certs, crls.as_deref(), provider).map_err(|e| match e {
