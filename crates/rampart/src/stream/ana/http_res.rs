@@ -148,6 +148,7 @@ fn tcp_response(s: &Stream<'_>, st: &mut ResState<'_, '_>) -> Verdict {
         log: Some(&state.log),
         lua: None,
         final_data: false,
+        resolving: None,
     };
     let flow = run_tcp_rules(rules, true, &mut x);
     let (last_rule, log_level, fc) = (x.last_rule, x.log_level, x.fc);
