@@ -233,3 +233,91 @@ fn do_resolve_fills_a_variable_without_blocking() {
     assert!(t.elapsed() < std::time::Duration::from_millis(300), "{:?}", t.elapsed());
     assert_eq!(slow.join().expect("slow client"), "ip=");
 }
+
+/// What `tcp-request content do-resolve` gives, on `binary`: for each name the backend
+/// the resolved address chose (`good` when it is 10.1.2.3, else `bad`), with an inspect
+/// delay (the answer is awaited), then without one (the rules run on final data: the
+/// action cannot wait and sets nothing, as HAProxy's `ACT_OPT_FINAL`).
+fn tcp_do_resolve_story(binary: &std::path::Path) -> Vec<String> {
+    let dns = DnsServer::start();
+    dns.set_a("api.test", &[Ipv4Addr::new(10, 1, 2, 3)]);
+    dns.set_nx("gone.test", true);
+    let (good, bad) = (HttpBackend::start("good"), HttpBackend::start("bad"));
+    let cfg = format!(
+        "{}frontend fe1\n mode tcp\n bind fd@${{fe1}}\n tcp-request inspect-delay 2s\n\
+         tcp-request content do-resolve(sess.ip,dns,ipv4) req.payload(0,0),word(2,' '),regsub(^/,)\n\
+         tcp-request content accept if {{ req.len gt 0 }}\n\
+         use_backend good if {{ var(sess.ip) -m ip 10.1.2.3 }}\n default_backend bad\n\
+         frontend fe2\n mode tcp\n bind fd@${{fe2}}\n\
+         tcp-request content do-resolve(sess.ip,dns,ipv4) str(api.test)\n\
+         use_backend good if {{ var(sess.ip) -m ip 10.1.2.3 }}\n default_backend bad\n\
+         frontend fe3\n mode tcp\n bind fd@${{fe3}}\n tcp-request inspect-delay 2s\n\
+         tcp-request content do-resolve(sess.ip,dns,ipv4) str(api.test)\n\
+         use_backend good if {{ var(sess.ip) -m ip 10.1.2.3 }}\n default_backend bad\n\
+         backend good\n mode tcp\n server s {}\nbackend bad\n mode tcp\n server s {}\n",
+        head(&dns, false).replace(" mode http\n", " mode tcp\n"),
+        good.addr(),
+        bad.addr()
+    );
+    let proxy = Proxy::new(binary).listener("fe1").listener("fe2").listener("fe3").config(&cfg).start().expect("proxy starts");
+    let ask = |fe: &str, name: &str| {
+        let mut c = rampart_testkit::RawClient::connect(proxy.addr(fe)).expect("connect");
+        c.send(format!("GET /{name} HTTP/1.1\r\nhost: x\r\n\r\n")).expect("send");
+        let body = c.read_response().map(|r| String::from_utf8_lossy(&r.body).into_owned());
+        format!("{fe} {name} => {}", body.unwrap_or_else(|e| format!("{:?}", e.kind())))
+    };
+    vec![ask("fe1", "api.test"), ask("fe1", "gone.test"), ask("fe1", "nowhere.test"), ask("fe2", "api.test"), ask("fe3", "api.test")]
+}
+
+#[test]
+fn tcp_content_do_resolve_waits_within_the_inspect_delay() {
+    let story = tcp_do_resolve_story(std::path::Path::new(RAMPART));
+    assert_eq!(
+        story,
+        [
+            "fe1 api.test => good",
+            "fe1 gone.test => bad",
+            "fe1 nowhere.test => bad",
+            "fe2 api.test => bad",
+            "fe3 api.test => good"
+        ]
+    );
+    // haproxy 2.6.12 answers the name read from the payload (fe1) now good, now bad
+    // from one run to the next: only the fixed names are compared
+    if let Some(haproxy) = rampart_testkit::haproxy_or_skip("tcp_content_do_resolve_waits_within_the_inspect_delay") {
+        assert_eq!(story[3..], tcp_do_resolve_story(&haproxy)[3..]);
+    }
+}
+
+#[test]
+fn do_resolve_is_refused_in_connection_and_session_rules_as_haproxy() {
+    let cfg = |set: &str, res: &str| {
+        format!(
+            "resolvers dns\n nameserver a 127.0.0.1:53\ndefaults\n mode tcp\n timeout client 1s\n\
+             timeout server 1s\n timeout connect 1s\nfrontend f\n bind 127.0.0.1:1\n\
+             tcp-request {set} do-resolve(sess.ip,{res},ipv4) str(a.test)\n"
+        )
+    };
+    let alerts = |binary: &std::path::Path, c: &str| {
+        let out = rampart_testkit::check(binary, c);
+        let text = format!("{}{}", out.stdout, out.stderr);
+        let lines: Vec<String> = text
+            .lines()
+            .filter(|l| l.contains("ALERT") && !l.contains("Error(s) found") && !l.contains("Fatal errors"))
+            .map(|l| l.rsplit(" : ").next().unwrap_or(l).to_owned())
+            .collect();
+        (out.code != 0, lines)
+    };
+    let cases = [cfg("connection", "dns"), cfg("session", "dns"), cfg("content", "nope")];
+    let ours: Vec<_> = cases.iter().map(|c| alerts(std::path::Path::new(RAMPART), c)).collect();
+    assert!(ours[0].1[0].starts_with("'tcp-request connection' expects 'accept', 'reject'"), "{ours:?}");
+    assert!(ours[0].1[0].ends_with("(got 'do-resolve(sess.ip,dns,ipv4)')."), "{ours:?}");
+    assert_eq!(ours[2].1, ["Proxy 'f': Can't find resolvers section 'nope' for do-resolve action."]);
+    assert!(ours.iter().all(|o| o.0), "{ours:?}");
+    let ok = alerts(std::path::Path::new(RAMPART), &cfg("content", "dns"));
+    assert_eq!(ok, (false, vec![]));
+    if let Some(haproxy) = rampart_testkit::haproxy_or_skip("do_resolve_is_refused_in_connection_and_session_rules") {
+        let theirs: Vec<_> = cases.iter().map(|c| alerts(&haproxy, c)).collect();
+        assert_eq!(ours, theirs);
+    }
+}
