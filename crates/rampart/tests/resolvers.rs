@@ -321,3 +321,91 @@ fn do_resolve_is_refused_in_connection_and_session_rules_as_haproxy() {
         assert_eq!(ours, theirs);
     }
 }
+
+/// A Lua service asking `http://<x-name>:<x-port>/x` with `core.httpclient()`.
+const HC_SCRIPT: &str = r#"
+core.register_service("hc", "http", function(applet)
+  local url = "http://" .. applet.headers["x-name"][0] .. ":" .. applet.headers["x-port"][0] .. "/x"
+  local r = core.httpclient():get{ url = url, timeout = 2000 }
+  local body = tostring(r.status) .. " " .. tostring(r.body)
+  applet:set_status(200)
+  applet:add_header("content-length", #body)
+  applet:start_response()
+  applet:send(body)
+end)
+"#;
+
+/// What the HTTP client gets for `api.test` (resolved by the test's DNS server to
+/// 127.0.0.1 only: the system's resolver knows nothing of it), on `binary`.
+fn httpclient_story(binary: &std::path::Path) -> (String, bool) {
+    let dns = DnsServer::start();
+    dns.set_a("api.test", &[LOCAL]);
+    let api = HttpBackend::start("api");
+    let dir = std::env::temp_dir().join(format!("rampart-resolvers-hc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let script = dir.join("hc.lua");
+    std::fs::write(&script, HC_SCRIPT).expect("script");
+    let cfg = head(&dns, false).replace(
+        "global\n",
+        &format!(
+            "global\n lua-load {}\n httpclient.resolvers.id dns\n httpclient.resolvers.prefer ipv4\n",
+            script.display()
+        ),
+    );
+    let cfg = format!("{cfg}frontend fe1\n bind fd@${{fe1}}\n http-request use-service lua.hc\n");
+    let proxy = Proxy::new(binary).listener("fe1").config(&cfg).start().expect("proxy starts");
+    let before = dns.queries();
+    let mut c = rampart_testkit::RawClient::connect(proxy.addr("fe1")).expect("connect");
+    c.send(format!("GET / HTTP/1.1\r\nhost: x\r\nx-name: api.test\r\nx-port: {}\r\n\r\n", api.addr().port()))
+        .expect("send");
+    let body = String::from_utf8_lossy(&c.read_response().expect("response").body).into_owned();
+    (body, dns.queries() > before)
+}
+
+#[test]
+fn the_lua_httpclient_resolves_through_its_resolvers_section() {
+    let ours = httpclient_story(std::path::Path::new(RAMPART));
+    assert_eq!(ours, ("200 api".to_owned(), true));
+    if let Some(haproxy) = rampart_testkit::haproxy_or_skip("the_lua_httpclient_resolves_through_its_resolvers_section") {
+        assert_eq!(ours, httpclient_story(&haproxy));
+    }
+}
+
+#[test]
+fn httpclient_resolvers_settings_are_checked_as_haproxy() {
+    let alerts = |binary: &std::path::Path, global: &str| {
+        let cfg = format!(
+            "global\n{global}\nresolvers dns\n nameserver a 127.0.0.1:53\ndefaults\n mode http\n timeout client 1s\n\
+             timeout server 1s\n timeout connect 1s\nlisten f\n bind 127.0.0.1:1\n server s 127.0.0.1:1\n"
+        );
+        let out = rampart_testkit::check(binary, &cfg);
+        let text = format!("{}{}", out.stdout, out.stderr);
+        let lines: Vec<String> = text
+            .lines()
+            .filter(|l| l.contains("ALERT") && !l.contains("Error(s) found") && !l.contains("Fatal errors"))
+            .filter(|l| !l.ends_with(": (null)"))
+            .map(|l| l.rsplit(" : ").next().unwrap_or(l).to_owned())
+            .collect();
+        (out.code != 0, lines)
+    };
+    let cases = [
+        " httpclient.resolvers.id nope",
+        " httpclient.resolvers.id a b",
+        " httpclient.resolvers.prefer ipv5",
+        " httpclient.resolvers.id dns\n httpclient.resolvers.prefer ipv6",
+    ];
+    let ours: Vec<_> = cases.iter().map(|g| alerts(std::path::Path::new(RAMPART), g)).collect();
+    assert_eq!(
+        ours,
+        [
+            (true, vec!["Proxy '<HTTPCLIENT>': Can't find resolvers section 'nope' for do-resolve action.".to_owned()]),
+            (true, vec!["'httpclient.resolvers.id' cannot handle unexpected argument 'b'.".to_owned()]),
+            (true, vec!["'httpclient.resolvers.prefer' expects 'ipv4' or 'ipv6' as argument.".to_owned()]),
+            (false, vec![]),
+        ]
+    );
+    if let Some(haproxy) = rampart_testkit::haproxy_or_skip("httpclient_resolvers_settings_are_checked_as_haproxy") {
+        let theirs: Vec<_> = cases.iter().map(|g| alerts(&haproxy, g)).collect();
+        assert_eq!(ours, theirs);
+    }
+}
