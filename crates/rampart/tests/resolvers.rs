@@ -259,14 +259,21 @@ fn tcp_do_resolve_story(binary: &std::path::Path) -> Vec<String> {
         good.addr(),
         bad.addr()
     );
-    let proxy = Proxy::new(binary).listener("fe1").listener("fe2").listener("fe3").config(&cfg).start().expect("proxy starts");
+    let proxy =
+        Proxy::new(binary).listener("fe1").listener("fe2").listener("fe3").config(&cfg).start().expect("proxy starts");
     let ask = |fe: &str, name: &str| {
         let mut c = rampart_testkit::RawClient::connect(proxy.addr(fe)).expect("connect");
         c.send(format!("GET /{name} HTTP/1.1\r\nhost: x\r\n\r\n")).expect("send");
         let body = c.read_response().map(|r| String::from_utf8_lossy(&r.body).into_owned());
         format!("{fe} {name} => {}", body.unwrap_or_else(|e| format!("{:?}", e.kind())))
     };
-    vec![ask("fe1", "api.test"), ask("fe1", "gone.test"), ask("fe1", "nowhere.test"), ask("fe2", "api.test"), ask("fe3", "api.test")]
+    vec![
+        ask("fe1", "api.test"),
+        ask("fe1", "gone.test"),
+        ask("fe1", "nowhere.test"),
+        ask("fe2", "api.test"),
+        ask("fe3", "api.test"),
+    ]
 }
 
 #[test]
@@ -366,7 +373,8 @@ fn httpclient_story(binary: &std::path::Path) -> (String, bool) {
 fn the_lua_httpclient_resolves_through_its_resolvers_section() {
     let ours = httpclient_story(std::path::Path::new(RAMPART));
     assert_eq!(ours, ("200 api".to_owned(), true));
-    if let Some(haproxy) = rampart_testkit::haproxy_or_skip("the_lua_httpclient_resolves_through_its_resolvers_section") {
+    if let Some(haproxy) = rampart_testkit::haproxy_or_skip("the_lua_httpclient_resolves_through_its_resolvers_section")
+    {
         assert_eq!(ours, httpclient_story(&haproxy));
     }
 }

@@ -15,8 +15,20 @@ use rampart_testkit::{haproxy_or_skip, stats_command, DnsFlaw, DnsServer, HttpBa
 const RAMPART: &str = env!("CARGO_BIN_EXE_rampart");
 
 /// The kinds of answer, each asked by its own section (`r_<kind>`) for `<kind>.test`.
-const KINDS: [&str; 12] =
-    ["valid", "cname", "cnamenone", "nx", "refused", "servfail", "empty", "tc", "wrongname", "wrongid", "big", "silent"];
+const KINDS: [&str; 12] = [
+    "valid",
+    "cname",
+    "cnamenone",
+    "nx",
+    "refused",
+    "servfail",
+    "empty",
+    "tc",
+    "wrongname",
+    "wrongid",
+    "big",
+    "silent",
+];
 
 /// Kinds answered at once: every counter is compared. The others end in timeouts, whose
 /// retries are timed differently: only which counters move is compared.
@@ -189,8 +201,9 @@ fn stats_domain_refusals_as_haproxy() {
             dns.addr()
         );
         let proxy = Proxy::new(binary).listener("fe1").config(&cfg).start().expect("proxy starts");
-        ["show stat domain\n", "show stat domain dns\n", "show stat domain resolvers\n"]
-            .map(|c| cli(&proxy, c).lines().filter(|l| !l.contains(",default,") && !l.is_empty()).collect::<Vec<_>>().join("\n"))
+        ["show stat domain\n", "show stat domain dns\n", "show stat domain resolvers\n"].map(|c| {
+            cli(&proxy, c).lines().filter(|l| !l.contains(",default,") && !l.is_empty()).collect::<Vec<_>>().join("\n")
+        })
     };
     let ours = answers(RAMPART.into());
     assert_eq!(ours[0], "Invalid statistics domain.");

@@ -193,13 +193,7 @@ pub async fn run_srv(rt: Arc<Runtime>, be: usize, first: usize) {
 }
 
 /// Applies the records of one SRV answer to the slots.
-async fn fill_slots(
-    rt: &Arc<Runtime>,
-    be: usize,
-    res: usize,
-    slots: &mut [Slot],
-    entries: &[pick::SrvEntry],
-) {
+async fn fill_slots(rt: &Arc<Runtime>, be: usize, res: usize, slots: &mut [Slot], entries: &[pick::SrvEntry]) {
     let px = &rt.proxies[be];
     let now = Instant::now();
     let obsolete = rt.resolvers[res].conf.hold.obsolete;

@@ -30,10 +30,9 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// How the HTTP client resolves a host name: through the `resolvers` section
 /// `httpclient.resolvers.id` names (`default` when not set), as HAProxy 2.6's client
 /// does with its `do-resolve` rule; `None`: no address.
-pub type NameResolver =
-    dyn Fn(String) -> std::pin::Pin<Box<dyn std::future::Future<Output = Option<std::net::IpAddr>> + Send>>
-        + Send
-        + Sync;
+pub type NameResolver = dyn Fn(String) -> std::pin::Pin<Box<dyn std::future::Future<Output = Option<std::net::IpAddr>> + Send>>
+    + Send
+    + Sync;
 
 static HTTPCLIENT_RESOLVER: std::sync::OnceLock<Box<NameResolver>> = std::sync::OnceLock::new();
 

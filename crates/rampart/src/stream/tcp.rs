@@ -577,11 +577,9 @@ fn response_rules<'s, 'a: 's>(
                 ResVerdict::LuaWait(w, deadline)
             }
             // (`use-service` and `do-resolve` are request rules)
-            TcpFlow::Continue
-            | TcpFlow::Accept
-            | TcpFlow::Service(_)
-            | TcpFlow::SwitchHttp(_)
-            | TcpFlow::Resolve => ResVerdict::Forward,
+            TcpFlow::Continue | TcpFlow::Accept | TcpFlow::Service(_) | TcpFlow::SwitchHttp(_) | TcpFlow::Resolve => {
+                ResVerdict::Forward
+            }
             TcpFlow::CloseServer => ResVerdict::CloseServer,
             TcpFlow::Reject => {
                 crate::sample::Host::count_denied(rt, Dir::Response, st.s.fe, Some(be), st.s.srv);
