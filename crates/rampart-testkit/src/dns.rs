@@ -1,6 +1,7 @@
 //! A scripted DNS server on loopback for the resolver tests: UDP and TCP (RFC 7766
 //! framing) on the same port, answering from a zone the test changes at run time (A,
-//! AAAA, SRV with or without additional records, NXDOMAIN), counting the queries. Its
+//! AAAA, SRV with or without additional records, CNAMEs, NXDOMAIN or another response
+//! code, answers spoiled on purpose), counting the queries. Its
 //! wire code is its own, independent of rampart's, so a shared misreading cannot hide.
 
 use std::collections::HashMap;
@@ -10,6 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 const TYPE_A: u16 = 1;
+const TYPE_CNAME: u16 = 5;
 const TYPE_AAAA: u16 = 28;
 const TYPE_SRV: u16 = 33;
 
@@ -26,6 +28,26 @@ struct Zone {
     additional: Vec<String>,
     /// Names never answered (a server gone silent).
     silent: Vec<String>,
+    /// Names answered with this response code (REFUSED, SERVFAIL ...).
+    rcode: HashMap<String, u8>,
+    /// Names whose answers are spoiled this way.
+    flaws: HashMap<String, DnsFlaw>,
+    /// Names that are a CNAME of another: the answer is the CNAME, then the target's
+    /// records of the asked type.
+    cnames: HashMap<String, String>,
+}
+
+/// How an answer is spoiled on purpose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DnsFlaw {
+    /// Another query id (a late or spoofed answer).
+    WrongId,
+    /// Another question echoed.
+    WrongName,
+    /// The TC bit set.
+    Truncated,
+    /// Padded past 4096 bytes (more than a resolver's `accepted_payload_size`).
+    Oversized,
 }
 
 /// The server; its threads live as long as the test process.
@@ -117,6 +139,29 @@ impl DnsServer {
         }
     }
 
+    /// `name` is answered with response code `rcode` (`None`: as its records say).
+    pub fn set_rcode(&self, name: &str, rcode: Option<u8>) {
+        let mut z = self.zone();
+        match rcode {
+            Some(c) => z.rcode.insert(name.to_owned(), c),
+            None => z.rcode.remove(name),
+        };
+    }
+
+    /// Answers about `name` are spoiled with `flaw` (`None`: sound again).
+    pub fn set_flaw(&self, name: &str, flaw: Option<DnsFlaw>) {
+        let mut z = self.zone();
+        match flaw {
+            Some(f) => z.flaws.insert(name.to_owned(), f),
+            None => z.flaws.remove(name),
+        };
+    }
+
+    /// `name` is a CNAME of `target`.
+    pub fn set_cname(&self, name: &str, target: &str) {
+        self.zone().cnames.insert(name.to_owned(), target.to_owned());
+    }
+
     fn set(&self, name: &str, rtype: u16, data: Vec<Vec<u8>>) {
         self.zone().records.insert((name.to_ascii_lowercase(), rtype), data);
     }
@@ -198,30 +243,53 @@ fn answer(q: &[u8], zone: &Zone) -> Option<Vec<u8>> {
     if zone.silent.contains(&name) {
         return None;
     }
-    let nx = zone.nx.contains(&name);
+    let rcode = if zone.nx.contains(&name) { 3 } else { zone.rcode.get(&name).copied().unwrap_or(0) };
     let empty = Vec::new();
-    let answers = if nx { &empty } else { zone.records.get(&(name.clone(), qtype)).unwrap_or(&empty) };
+    let mut answers: Vec<(String, u16, Vec<u8>)> = Vec::new();
+    if rcode == 0 {
+        let mut owner = name.clone();
+        if let Some(target) = zone.cnames.get(&name) {
+            answers.push((name.clone(), TYPE_CNAME, wire_name(target)));
+            owner = target.clone();
+        }
+        for d in zone.records.get(&(owner.clone(), qtype)).unwrap_or(&empty) {
+            answers.push((owner.clone(), qtype, d.clone()));
+        }
+    }
     let mut additional = Vec::new();
     if qtype == TYPE_SRV && zone.additional.contains(&name) {
-        for d in answers {
+        for (_, _, d) in answers.iter().filter(|a| a.1 == TYPE_SRV) {
             let target = srv_target(&d[6..]);
             for a in zone.records.get(&(target.clone(), TYPE_A)).unwrap_or(&empty) {
                 additional.push((target.clone(), a.clone()));
             }
         }
     }
+    let flaw = zone.flaws.get(&name).copied();
     let mut out = q[..2].to_vec();
-    out.extend_from_slice(&[0x81, if nx { 0x83 } else { 0x80 }]);
+    if flaw == Some(DnsFlaw::WrongId) {
+        out[1] ^= 0x55;
+    }
+    let tc = if flaw == Some(DnsFlaw::Truncated) { 0x02 } else { 0 };
+    out.extend_from_slice(&[0x81 | tc, 0x80 | rcode]);
     out.extend_from_slice(&[0, 1]);
     out.extend_from_slice(&(answers.len() as u16).to_be_bytes());
     out.extend_from_slice(&[0, 0]);
     out.extend_from_slice(&(additional.len() as u16).to_be_bytes());
-    out.extend_from_slice(qsection);
-    for d in answers {
-        record(&mut out, &name, qtype, d);
+    if flaw == Some(DnsFlaw::WrongName) {
+        out.extend(wire_name(&format!("x{name}")));
+        out.extend_from_slice(&qsection[qsection.len() - 4..]);
+    } else {
+        out.extend_from_slice(qsection);
+    }
+    for (owner, rtype, d) in &answers {
+        record(&mut out, owner, *rtype, d);
     }
     for (target, a) in &additional {
         record(&mut out, target, TYPE_A, a);
+    }
+    if flaw == Some(DnsFlaw::Oversized) {
+        out.resize(4500, 0);
     }
     Some(out)
 }

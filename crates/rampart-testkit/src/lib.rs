@@ -58,7 +58,7 @@ pub use backend::{
 };
 pub use client::{http_get, socat, stats_command, RawClient};
 pub use diff::{Attempt, Comparison, Differential, Normalize, Normalizer, Observed};
-pub use dns::{DnsServer, Srv};
+pub use dns::{DnsFlaw, DnsServer, Srv};
 pub use eventually::{patience, PATIENCE_ENV};
 pub use http::{Framing, Headers, Interim, Request, Response, TimedPiece, TimedResponse};
 pub use proxy::{

@@ -74,20 +74,21 @@ fn server_template_follows_srv_records() {
         head(&dns, false)
     ));
     // two slots filled (address from the additional records), three in maintenance
-    eventually!(servers(&proxy).iter().filter(|s| s.2 == 0).count() == 2, "{:?}", servers(&proxy));
+    // a slot a record filled has its name set at run time (HAProxy's 0x40, HMAINT)
+    eventually!(servers(&proxy).iter().filter(|s| s.2 == 0x40).count() == 2, "{:?}", servers(&proxy));
     let st = servers(&proxy);
-    assert_eq!(st.iter().map(|s| s.2).collect::<Vec<_>>(), [0, 0, 0x20, 0x20, 0x20], "{st:?}");
+    assert_eq!(st.iter().map(|s| s.2).collect::<Vec<_>>(), [0x40, 0x40, 0x20, 0x20, 0x20], "{st:?}");
     assert_eq!((st[0].1.as_str(), st[0].3), ("127.0.0.1", backends[0].addr().port()));
     assert_eq!(sorted_unique(bodies(&proxy, 6)), ["b1", "b2"]);
 
     // grows to five: every slot serves
     dns.set_srv("_http._tcp.web.test", &(0..5).map(record).collect::<Vec<_>>(), true);
-    eventually!(servers(&proxy).iter().all(|s| s.2 == 0), "{:?}", servers(&proxy));
+    eventually!(servers(&proxy).iter().all(|s| s.2 == 0x40), "{:?}", servers(&proxy));
     assert_eq!(sorted_unique(bodies(&proxy, 10)), ["b1", "b2", "b3", "b4", "b5"]);
 
     // shrinks to one (without additional records: the target is resolved on its own)
     dns.set_srv("_http._tcp.web.test", &[record(2)], false);
-    eventually!(servers(&proxy).iter().filter(|s| s.2 == 0x20).count() == 4, "{:?}", servers(&proxy));
+    eventually!(servers(&proxy).iter().filter(|s| s.2 == 0x60).count() == 4, "{:?}", servers(&proxy));
     assert_eq!(sorted_unique(bodies(&proxy, 4)), ["b3"]);
     let out = proxy.output();
     assert!(out.contains("is going DOWN for maintenance (entry removed from SRV record)"), "{out}");
@@ -186,7 +187,8 @@ fn dns_over_tcp_and_set_server_fqdn() {
         cli(&proxy, "set server fe1/s1 fqdn second.test\n"),
         "fe1/s1 changed its FQDN from first.test to second.test by 'stats socket command'\n"
     );
-    eventually!(servers(&proxy)[0].2 == 0x20, "{:?}", servers(&proxy));
+    // in maintenance for want of an address, its name set at run time (0x20 | 0x40)
+    eventually!(servers(&proxy)[0].2 == 0x60, "{:?}", servers(&proxy));
     let show = cli(&proxy, "show servers state fe1\n");
     assert!(show.contains(" second.test "), "{show}");
     assert_eq!(
@@ -230,4 +232,188 @@ fn do_resolve_fills_a_variable_without_blocking() {
     assert_eq!(ask("api.test"), "ip=10.1.2.3");
     assert!(t.elapsed() < std::time::Duration::from_millis(300), "{:?}", t.elapsed());
     assert_eq!(slow.join().expect("slow client"), "ip=");
+}
+
+/// What `tcp-request content do-resolve` gives, on `binary`: for each name the backend
+/// the resolved address chose (`good` when it is 10.1.2.3, else `bad`), with an inspect
+/// delay (the answer is awaited), then without one (the rules run on final data: the
+/// action cannot wait and sets nothing, as HAProxy's `ACT_OPT_FINAL`).
+fn tcp_do_resolve_story(binary: &std::path::Path) -> Vec<String> {
+    let dns = DnsServer::start();
+    dns.set_a("api.test", &[Ipv4Addr::new(10, 1, 2, 3)]);
+    dns.set_nx("gone.test", true);
+    let (good, bad) = (HttpBackend::start("good"), HttpBackend::start("bad"));
+    let cfg = format!(
+        "{}frontend fe1\n mode tcp\n bind fd@${{fe1}}\n tcp-request inspect-delay 2s\n\
+         tcp-request content do-resolve(sess.ip,dns,ipv4) req.payload(0,0),word(2,' '),regsub(^/,)\n\
+         tcp-request content accept if {{ req.len gt 0 }}\n\
+         use_backend good if {{ var(sess.ip) -m ip 10.1.2.3 }}\n default_backend bad\n\
+         frontend fe2\n mode tcp\n bind fd@${{fe2}}\n\
+         tcp-request content do-resolve(sess.ip,dns,ipv4) str(api.test)\n\
+         use_backend good if {{ var(sess.ip) -m ip 10.1.2.3 }}\n default_backend bad\n\
+         frontend fe3\n mode tcp\n bind fd@${{fe3}}\n tcp-request inspect-delay 2s\n\
+         tcp-request content do-resolve(sess.ip,dns,ipv4) str(api.test)\n\
+         use_backend good if {{ var(sess.ip) -m ip 10.1.2.3 }}\n default_backend bad\n\
+         backend good\n mode tcp\n server s {}\nbackend bad\n mode tcp\n server s {}\n",
+        head(&dns, false).replace(" mode http\n", " mode tcp\n"),
+        good.addr(),
+        bad.addr()
+    );
+    let proxy =
+        Proxy::new(binary).listener("fe1").listener("fe2").listener("fe3").config(&cfg).start().expect("proxy starts");
+    let ask = |fe: &str, name: &str| {
+        let mut c = rampart_testkit::RawClient::connect(proxy.addr(fe)).expect("connect");
+        c.send(format!("GET /{name} HTTP/1.1\r\nhost: x\r\n\r\n")).expect("send");
+        let body = c.read_response().map(|r| String::from_utf8_lossy(&r.body).into_owned());
+        format!("{fe} {name} => {}", body.unwrap_or_else(|e| format!("{:?}", e.kind())))
+    };
+    vec![
+        ask("fe1", "api.test"),
+        ask("fe1", "gone.test"),
+        ask("fe1", "nowhere.test"),
+        ask("fe2", "api.test"),
+        ask("fe3", "api.test"),
+    ]
+}
+
+#[test]
+fn tcp_content_do_resolve_waits_within_the_inspect_delay() {
+    let story = tcp_do_resolve_story(std::path::Path::new(RAMPART));
+    assert_eq!(
+        story,
+        [
+            "fe1 api.test => good",
+            "fe1 gone.test => bad",
+            "fe1 nowhere.test => bad",
+            "fe2 api.test => bad",
+            "fe3 api.test => good"
+        ]
+    );
+    // haproxy 2.6.12 answers the name read from the payload (fe1) now good, now bad
+    // from one run to the next: only the fixed names are compared
+    if let Some(haproxy) = rampart_testkit::haproxy_or_skip("tcp_content_do_resolve_waits_within_the_inspect_delay") {
+        assert_eq!(story[3..], tcp_do_resolve_story(&haproxy)[3..]);
+    }
+}
+
+#[test]
+fn do_resolve_is_refused_in_connection_and_session_rules_as_haproxy() {
+    let cfg = |set: &str, res: &str| {
+        format!(
+            "resolvers dns\n nameserver a 127.0.0.1:53\ndefaults\n mode tcp\n timeout client 1s\n\
+             timeout server 1s\n timeout connect 1s\nfrontend f\n bind 127.0.0.1:1\n\
+             tcp-request {set} do-resolve(sess.ip,{res},ipv4) str(a.test)\n"
+        )
+    };
+    let alerts = |binary: &std::path::Path, c: &str| {
+        let out = rampart_testkit::check(binary, c);
+        let text = format!("{}{}", out.stdout, out.stderr);
+        let lines: Vec<String> = text
+            .lines()
+            .filter(|l| l.contains("ALERT") && !l.contains("Error(s) found") && !l.contains("Fatal errors"))
+            .map(|l| l.rsplit(" : ").next().unwrap_or(l).to_owned())
+            .collect();
+        (out.code != 0, lines)
+    };
+    let cases = [cfg("connection", "dns"), cfg("session", "dns"), cfg("content", "nope")];
+    let ours: Vec<_> = cases.iter().map(|c| alerts(std::path::Path::new(RAMPART), c)).collect();
+    assert!(ours[0].1[0].starts_with("'tcp-request connection' expects 'accept', 'reject'"), "{ours:?}");
+    assert!(ours[0].1[0].ends_with("(got 'do-resolve(sess.ip,dns,ipv4)')."), "{ours:?}");
+    assert_eq!(ours[2].1, ["Proxy 'f': Can't find resolvers section 'nope' for do-resolve action."]);
+    assert!(ours.iter().all(|o| o.0), "{ours:?}");
+    let ok = alerts(std::path::Path::new(RAMPART), &cfg("content", "dns"));
+    assert_eq!(ok, (false, vec![]));
+    if let Some(haproxy) = rampart_testkit::haproxy_or_skip("do_resolve_is_refused_in_connection_and_session_rules") {
+        let theirs: Vec<_> = cases.iter().map(|c| alerts(&haproxy, c)).collect();
+        assert_eq!(ours, theirs);
+    }
+}
+
+/// A Lua service asking `http://<x-name>:<x-port>/x` with `core.httpclient()`.
+const HC_SCRIPT: &str = r#"
+core.register_service("hc", "http", function(applet)
+  local url = "http://" .. applet.headers["x-name"][0] .. ":" .. applet.headers["x-port"][0] .. "/x"
+  local r = core.httpclient():get{ url = url, timeout = 2000 }
+  local body = tostring(r.status) .. " " .. tostring(r.body)
+  applet:set_status(200)
+  applet:add_header("content-length", #body)
+  applet:start_response()
+  applet:send(body)
+end)
+"#;
+
+/// What the HTTP client gets for `api.test` (resolved by the test's DNS server to
+/// 127.0.0.1 only: the system's resolver knows nothing of it), on `binary`.
+fn httpclient_story(binary: &std::path::Path) -> (String, bool) {
+    let dns = DnsServer::start();
+    dns.set_a("api.test", &[LOCAL]);
+    let api = HttpBackend::start("api");
+    let dir = std::env::temp_dir().join(format!("rampart-resolvers-hc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let script = dir.join("hc.lua");
+    std::fs::write(&script, HC_SCRIPT).expect("script");
+    let cfg = head(&dns, false).replace(
+        "global\n",
+        &format!(
+            "global\n lua-load {}\n httpclient.resolvers.id dns\n httpclient.resolvers.prefer ipv4\n",
+            script.display()
+        ),
+    );
+    let cfg = format!("{cfg}frontend fe1\n bind fd@${{fe1}}\n http-request use-service lua.hc\n");
+    let proxy = Proxy::new(binary).listener("fe1").config(&cfg).start().expect("proxy starts");
+    let before = dns.queries();
+    let mut c = rampart_testkit::RawClient::connect(proxy.addr("fe1")).expect("connect");
+    c.send(format!("GET / HTTP/1.1\r\nhost: x\r\nx-name: api.test\r\nx-port: {}\r\n\r\n", api.addr().port()))
+        .expect("send");
+    let body = String::from_utf8_lossy(&c.read_response().expect("response").body).into_owned();
+    (body, dns.queries() > before)
+}
+
+#[test]
+fn the_lua_httpclient_resolves_through_its_resolvers_section() {
+    let ours = httpclient_story(std::path::Path::new(RAMPART));
+    assert_eq!(ours, ("200 api".to_owned(), true));
+    if let Some(haproxy) = rampart_testkit::haproxy_or_skip("the_lua_httpclient_resolves_through_its_resolvers_section")
+    {
+        assert_eq!(ours, httpclient_story(&haproxy));
+    }
+}
+
+#[test]
+fn httpclient_resolvers_settings_are_checked_as_haproxy() {
+    let alerts = |binary: &std::path::Path, global: &str| {
+        let cfg = format!(
+            "global\n{global}\nresolvers dns\n nameserver a 127.0.0.1:53\ndefaults\n mode http\n timeout client 1s\n\
+             timeout server 1s\n timeout connect 1s\nlisten f\n bind 127.0.0.1:1\n server s 127.0.0.1:1\n"
+        );
+        let out = rampart_testkit::check(binary, &cfg);
+        let text = format!("{}{}", out.stdout, out.stderr);
+        let lines: Vec<String> = text
+            .lines()
+            .filter(|l| l.contains("ALERT") && !l.contains("Error(s) found") && !l.contains("Fatal errors"))
+            .filter(|l| !l.ends_with(": (null)"))
+            .map(|l| l.rsplit(" : ").next().unwrap_or(l).to_owned())
+            .collect();
+        (out.code != 0, lines)
+    };
+    let cases = [
+        " httpclient.resolvers.id nope",
+        " httpclient.resolvers.id a b",
+        " httpclient.resolvers.prefer ipv5",
+        " httpclient.resolvers.id dns\n httpclient.resolvers.prefer ipv6",
+    ];
+    let ours: Vec<_> = cases.iter().map(|g| alerts(std::path::Path::new(RAMPART), g)).collect();
+    assert_eq!(
+        ours,
+        [
+            (true, vec!["Proxy '<HTTPCLIENT>': Can't find resolvers section 'nope' for do-resolve action.".to_owned()]),
+            (true, vec!["'httpclient.resolvers.id' cannot handle unexpected argument 'b'.".to_owned()]),
+            (true, vec!["'httpclient.resolvers.prefer' expects 'ipv4' or 'ipv6' as argument.".to_owned()]),
+            (false, vec![]),
+        ]
+    );
+    if let Some(haproxy) = rampart_testkit::haproxy_or_skip("httpclient_resolvers_settings_are_checked_as_haproxy") {
+        let theirs: Vec<_> = cases.iter().map(|g| alerts(&haproxy, g)).collect();
+        assert_eq!(ours, theirs);
+    }
 }

@@ -197,7 +197,7 @@ pub static TCP_REQUEST_CONTENT_ACTIONS: &[ActionKw] = &[
     act("sc-set-gpt", true, Yes),
     act("sc-set-gpt0", true, Yes),
     act("send-spoe-group", false, No),
-    act("do-resolve", true, No),
+    act("do-resolve", true, Yes),
     act("set-var-fmt", true, Yes),
     act("set-var", true, Yes),
     act("unset-var", true, Yes),

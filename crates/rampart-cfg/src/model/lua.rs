@@ -24,6 +24,11 @@ pub struct LuaSettings {
     pub task_timeout: Option<Option<Duration>>,
     /// `tune.lua.service-timeout` (default 4s).
     pub service_timeout: Option<Option<Duration>>,
+    /// `httpclient.resolvers.id <id>`: the section the HTTP client resolves host names
+    /// with (`None`: `default`, and no error when it does not exist).
+    pub httpclient_resolvers: Option<String>,
+    /// `httpclient.resolvers.prefer ipv4|ipv6`: `Some(true)` for IPv6.
+    pub httpclient_prefer_v6: Option<bool>,
 }
 
 /// One `lua-load` or `lua-load-per-thread` line.

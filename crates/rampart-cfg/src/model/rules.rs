@@ -618,6 +618,8 @@ pub enum TcpReqAction {
     DoLog,
     /// `use-service <name>` (content rules only): `lua.<name>`, a Lua `tcp` service.
     UseService(String),
+    /// `do-resolve(<var>,<resolvers>[,ipv4|ipv6]) <expr>` (content rules only).
+    DoResolve(DoResolve),
 }
 
 impl TcpReqAction {
@@ -642,6 +644,7 @@ impl TcpReqAction {
             A::SetBc(o) => o.bc_name(),
             A::DoLog => "do-log",
             A::UseService(_) => "use-service",
+            A::DoResolve(_) => "do-resolve",
         }
     }
 }

@@ -26,7 +26,7 @@ pub(super) fn finish(p: &mut Parser) -> Config {
     let caches = std::mem::take(&mut p.caches);
     super::fcgi_app::finish(p);
     let fcgi_apps = std::mem::take(&mut p.fcgi_apps);
-    super::resolvers::finish(p);
+    super::resolvers::finish(p, global.lua.httpclient_resolvers.as_deref());
     super::peers::finish(p);
     let peers = std::mem::take(&mut p.peers);
     let localpeer = p.localpeer.clone();

@@ -49,6 +49,23 @@ pub(super) fn parse_global_line(p: &mut Parser, words: &[String], kwm: Modifier,
         "unix-bind" => super::global_sockets::parse_unix_bind(p, words, span),
         "cpu-map" => super::global_process::parse_cpu_map(p, words, span),
         "set-dumpable" | "strict-limits" => super::global_process::parse_process_flag(p, words, kwm, span),
+        "httpclient.resolvers.id" => {
+            if !too_many(p, words, 1, span) {
+                p.global.lua.httpclient_resolvers = Some(arg(words, 1).to_owned());
+            }
+        }
+        "httpclient.resolvers.prefer" => {
+            if too_many(p, words, 1, span) {
+                return;
+            }
+            match arg(words, 1) {
+                "ipv4" => p.global.lua.httpclient_prefer_v6 = Some(false),
+                "ipv6" => p.global.lua.httpclient_prefer_v6 = Some(true),
+                _ => p.alert(span, format!("'{word}' expects 'ipv4' or 'ipv6' as argument.")),
+            }
+            // any setting makes a missing `default` section an error, as HAProxy
+            p.global.lua.httpclient_resolvers.get_or_insert_with(|| "default".to_owned());
+        }
         "h2-workaround-bogus-websocket-clients" => {
             if !too_many(p, words, 0, span) {
                 p.global.h2.no_websocket = true;

@@ -212,7 +212,7 @@ fn time(value: &str, what: &str, kw: &str) -> Result<Duration, String> {
 /// After every section: the implicit `default` section (from `/etc/resolv.conf`, only
 /// when it names a nameserver and no section has that name), then each server's
 /// `resolvers` checked.
-pub(super) fn finish(p: &mut Parser) {
+pub(super) fn finish(p: &mut Parser, httpclient: Option<&str>) {
     if !p.resolvers.iter().any(|r| r.name == DEFAULT_RESOLVERS) {
         if let Ok(text) = std::fs::read_to_string(RESOLV_CONF) {
             let mut r = Resolvers::new(DEFAULT_RESOLVERS, Span::default());
@@ -236,6 +236,14 @@ pub(super) fn finish(p: &mut Parser) {
                 );
                 missing.push(crate::diag::Diag::alert(Some(s.span.clone()), msg));
             }
+        }
+    }
+    // the HTTP client's section: an error only when `httpclient.resolvers.*` is set, as
+    // HAProxy's `httpclient_resolve_init()` (its message names the client's proxy)
+    if let Some(name) = httpclient {
+        if !p.resolvers.iter().any(|r| r.name == name) {
+            let msg = format!("Proxy '<HTTPCLIENT>': Can't find resolvers section '{name}' for do-resolve action.");
+            missing.push(crate::diag::Diag::alert(None, msg));
         }
     }
     p.diags.extend(missing);

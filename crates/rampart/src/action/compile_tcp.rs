@@ -10,6 +10,7 @@ use rampart_cfg::{Diag, Span};
 
 use super::addr::AddrPart;
 use super::compile::{set_cond, var_text, Cx};
+use super::http::DoResolveAct;
 use super::tcp::TcpAct;
 use super::{ProxyRules, Rule};
 use crate::acl::{self, AclSet, Cond};
@@ -341,6 +342,18 @@ impl Cx<'_> {
                 return not_yet(self, "do-log", " (in TCP mode)");
             }
             TcpReqAction::DoLog => TcpAct::DoLog,
+            TcpReqAction::DoResolve(d) => {
+                let res = self.resolvers_of(d, span)?;
+                let var = match vars::parse_name(var_text(&d.var).as_bytes()) {
+                    Ok(v) => v,
+                    Err(msg) => {
+                        self.alert(span, msg);
+                        return None;
+                    }
+                };
+                let expr = self.tcp_expr(&d.expr, list, None, "")?;
+                TcpAct::DoResolve(Box::new(DoResolveAct { var, res, prefer_v6: d.prefer_v6, expr }))
+            }
             TcpReqAction::UseService(full) => {
                 match crate::action::lua::compile_tcp_service(full, self.px().mode == m::Mode::Http) {
                     Ok(id) => TcpAct::LuaService(id),

@@ -68,6 +68,8 @@ pub struct StreamState {
     pub resolve: Option<ResolveAsk>,
     /// The answer to it (`Some(None)`: no address), for the rule run again.
     pub resolved: Option<Option<std::net::IpAddr>>,
+    /// A `tcp-request content do-resolve` rule waiting for its answer.
+    pub resolving: Option<Resolving>,
     /// What the Lua runtime keeps for this stream (`txn:set_priv`, a script waiting to
     /// be resumed): a handle into the thread's Lua state, released when dropped.
     pub lua: super::lua::Slot,
@@ -76,6 +78,14 @@ pub struct StreamState {
     /// Client socket options rules asked for (`set-mark`, `set-tos`), for the client
     /// mux to set once the rule list ran.
     pub fc: super::sockopt::FcPending,
+}
+
+/// Where a `tcp-request content do-resolve` rule stands: asked (the stream resolves
+/// within the inspect delay), then answered (`None`: no address).
+#[derive(Debug, Clone)]
+pub enum Resolving {
+    Asked(ResolveAsk),
+    Answered(Option<std::net::IpAddr>),
 }
 
 /// A name a `do-resolve` rule asks of a resolvers section.
@@ -113,6 +123,7 @@ impl Default for StreamState {
             stick_stores: Vec::new(),
             resolve: None,
             resolved: None,
+            resolving: None,
             lua: Default::default(),
             spoe: None,
             fc: Default::default(),
@@ -146,6 +157,7 @@ impl StreamState {
         self.stick_stores.clear();
         self.resolve = None;
         self.resolved = None;
+        self.resolving = None;
         self.lua = Default::default();
         self.spoe = None;
     }

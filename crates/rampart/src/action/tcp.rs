@@ -77,6 +77,8 @@ pub enum TcpAct {
     /// `tcp-request content switch-mode http [proto h1|h2]`: a TCP stream becomes an
     /// HTTP one; on an HTTP stream it only ends the list (HAProxy's `ACT_RET_STOP`).
     SwitchHttp(SwitchProto),
+    /// `tcp-request content do-resolve(<var>,<resolvers>[,ipv4|ipv6]) <expr>`.
+    DoResolve(Box<super::http::DoResolveAct>),
 }
 
 /// The client-side protocol `switch-mode http` hands the connection to.
@@ -116,6 +118,9 @@ pub enum TcpFlow {
     /// `switch-mode http` on a TCP stream: it becomes an HTTP stream, served by this
     /// protocol.
     SwitchHttp(SwitchProto),
+    /// `do-resolve` asked a name ([`TcpExec::resolving`]): the stream resolves it within
+    /// the inspect delay, then runs the list again from that rule.
+    Resolve,
 }
 
 /// What TCP rules read and change.
@@ -159,6 +164,9 @@ pub struct TcpExec<'x> {
     /// Whether the list runs on final data (set by [`run_tcp_rules_from`]): a Lua
     /// action cannot wait then.
     pub final_data: bool,
+    /// Where a `do-resolve` rule keeps its question and answer; `None` where the rules
+    /// cannot wait.
+    pub resolving: Option<&'x mut Option<super::state::Resolving>>,
 }
 
 impl TcpExec<'_> {
@@ -236,7 +244,7 @@ pub fn run_tcp_rules_from(
         match rule.act.exec(x) {
             TcpFlow::Continue => {}
             // a yield, not an end
-            w @ TcpFlow::LuaWait(_) => return (w, i),
+            w @ (TcpFlow::LuaWait(_) | TcpFlow::Resolve) => return (w, i),
             end => {
                 if let Some(at) = rule.at.reported() {
                     x.last_rule = Some(at);
@@ -317,8 +325,41 @@ impl TcpAct {
                 }
                 TcpFlow::Continue
             }
+            TcpAct::DoResolve(d) => do_resolve(d, x),
         }
     }
+}
+
+/// `do-resolve`: run with an answer, the address into the variable; else, while the
+/// inspection may still wait, the name to ask (the list stops with
+/// [`TcpFlow::Resolve`]). On final data (the inspect delay over, or none) it cannot
+/// wait and sets nothing, as HAProxy's action under `ACT_OPT_FINAL`.
+fn do_resolve(d: &super::http::DoResolveAct, x: &mut TcpExec<'_>) -> TcpFlow {
+    use super::state::{ResolveAsk, Resolving};
+    match x.resolving.as_deref_mut().and_then(Option::take) {
+        Some(Resolving::Answered(ip)) => {
+            if let Some(ip) = ip {
+                let smp = match ip {
+                    std::net::IpAddr::V4(v4) => Sample::Ipv4(v4),
+                    std::net::IpAddr::V6(v6) => Sample::Ipv6(v6),
+                };
+                x.vars.set(&d.var, &smp, SetCond::NONE);
+            }
+            return TcpFlow::Continue;
+        }
+        // asked, and the delay ran out before the answer
+        Some(Resolving::Asked(_)) => return TcpFlow::Continue,
+        None if x.final_data || x.resolving.is_none() => return TcpFlow::Continue,
+        None => {}
+    }
+    let name = match d.expr.eval(&x.ctx()).and_then(|s| crate::sample::cast::cast(s, SmpType::Str)) {
+        Some(Sample::Str(b)) if !b.is_empty() => String::from_utf8_lossy(&b).into_owned(),
+        _ => return TcpFlow::Continue,
+    };
+    if let Some(slot) = x.resolving.as_deref_mut() {
+        *slot = Some(Resolving::Asked(ResolveAsk { res: d.res, name, prefer_v6: d.prefer_v6 }));
+    }
+    TcpFlow::Resolve
 }
 
 /// `capture`: the value as a string, cut to `len` bytes and, as HAProxy stores a C

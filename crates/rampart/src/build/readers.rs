@@ -137,6 +137,8 @@ pub const READERS: &[(&str, &str)] = &[
     ("global tune.lua.service-timeout", "lua::run (http_service)"),
     ("global tune.lua.session-timeout", "lua::run (http_action, call_sync)"),
     ("global tune.lua.task-timeout", "lua::run (step_task)"),
+    ("global httpclient.resolvers.id", "dns::install_httpclient_resolver (lua::sock::connect)"),
+    ("global httpclient.resolvers.prefer", "dns::install_httpclient_resolver (lua::sock::connect)"),
     ("global tune.rcvbuf.client", "build::build: Runtime::sockbufs (session::start)"),
     ("global tune.sndbuf.client", "build::build: Runtime::sockbufs (session::start)"),
     ("global tune.rcvbuf.server", "build::build: Runtime::sockbufs (backend::connect_server, connect_addr)"),

@@ -30,7 +30,7 @@ pub async fn run_host(rt: Arc<Runtime>, be: usize, srv: usize) {
             match resolve(&rt, res, &host, dns.prefer_v6).await {
                 Ok((ips, ns)) => {
                     last_valid = Instant::now();
-                    apply_ips(&rt, be, srv, &ips, &host, &updater(&rt, res, ns));
+                    apply_ips(&rt, be, srv, &ips, &host, (res, ns));
                 }
                 Err(f) => failed(&rt, be, srv, res, f, last_valid, &host),
             }
@@ -74,29 +74,19 @@ pub(super) async fn resolve(
     host: &str,
     prefer_v6: bool,
 ) -> Result<(Vec<IpAddr>, usize), Failure> {
-    let (first, second) = if prefer_v6 { (TYPE_AAAA, TYPE_A) } else { (TYPE_A, TYPE_AAAA) };
-    let mut last = Failure::Other;
-    for qtype in [first, second] {
-        match ask(rt, res, host, qtype).await {
-            Ok(a) => match pick::addresses(&a.response) {
-                Some(ips) if !ips.is_empty() => return Ok((ips, a.ns)),
-                Some(_) => {
-                    bump(&rt.resolvers[res].counters[a.ns].other);
-                    last = Failure::Other;
-                }
-                None => {
-                    bump(&rt.resolvers[res].counters[a.ns].cname_error);
-                    last = Failure::Other;
-                }
-            },
-            Err(f) => last = f,
-        }
+    let order = if prefer_v6 { [TYPE_AAAA, TYPE_A] } else { [TYPE_A, TYPE_AAAA] };
+    let a = ask(rt, res, host, &order).await?;
+    // (an answer without address was judged, and counted, as a failure in `query`)
+    let ips = pick::addresses(&a.response).filter(|ips| !ips.is_empty()).ok_or(Failure::Other)?;
+    if pick::via_cname(&a.response) {
+        bump(&rt.resolvers[res].counters[a.ns].cname);
     }
-    Err(last)
+    Ok((ips, a.ns))
 }
 
-/// A valid answer for server `srv`: the address it takes, and out of maintenance.
-fn apply_ips(rt: &Runtime, be: usize, srv: usize, ips: &[IpAddr], host: &str, by: &str) {
+/// A valid answer for server `srv` from nameserver `ns` of section `res`: the address it
+/// takes (counted as that nameserver's `update`), and out of maintenance.
+fn apply_ips(rt: &Runtime, be: usize, srv: usize, ips: &[IpAddr], host: &str, (res, ns): (usize, usize)) {
     let px = &rt.proxies[be];
     let server = &px.be.servers[srv];
     let Some(dns) = server.dns.as_deref() else { return };
@@ -106,7 +96,10 @@ fn apply_ips(rt: &Runtime, be: usize, srv: usize, ips: &[IpAddr], host: &str, by
     let prefs = Prefs { prefer_v6: dns.prefer_v6, in_net: &in_net, allow_dup: dns.allow_dup_ip, taken: &taken };
     match pick::pick(ips, current, &prefs) {
         Pick::Keep => {}
-        Pick::New(ip) => set_ip(px, srv, ip, by),
+        Pick::New(ip) => {
+            bump(&rt.resolvers[res].counters[ns].update);
+            set_ip(px, srv, ip, &updater(rt, res, ns));
+        }
         Pick::NoIp => {
             crate::health::set_resolution_maint(px, srv, true, "No IP for server ", host);
             return;
@@ -115,12 +108,14 @@ fn apply_ips(rt: &Runtime, be: usize, srv: usize, ips: &[IpAddr], host: &str, by
     crate::health::set_resolution_maint(px, srv, false, "", host);
 }
 
-/// The addresses other servers of the backend have now (for `prevent-dup-ip`).
+/// The addresses other servers of the backend resolving the same name have now (for
+/// `prevent-dup-ip`), as HAProxy's `snr_check_ip_callback()` compares them.
 fn taken_ips(px: &ProxyRt, srv: usize) -> Vec<IpAddr> {
-    let servers = px.be.servers.iter().enumerate();
-    servers
-        .filter(|(i, s)| *i != srv && s.dns.is_some())
-        .map(|(_, s)| s.addr.ip())
+    let host = |i: usize| px.be.servers[i].dns.as_deref().and_then(|d| d.hostname());
+    let Some(mine) = host(srv) else { return Vec::new() };
+    (0..px.be.servers.len())
+        .filter(|&i| i != srv && host(i).is_some_and(|h| h.eq_ignore_ascii_case(&mine)))
+        .map(|i| px.be.servers[i].addr.ip())
         .filter(|ip| !ip.is_unspecified())
         .collect()
 }
@@ -180,11 +175,11 @@ pub async fn run_srv(rt: Arc<Runtime>, be: usize, first: usize) {
     let mut last_valid = Instant::now();
     let never = std::sync::atomic::AtomicU64::new(0);
     loop {
-        match ask(&rt, res, &name, TYPE_SRV).await {
+        match ask(&rt, res, &name, &[TYPE_SRV]).await {
             Ok(a) => {
                 last_valid = Instant::now();
                 let entries = pick::srv_entries(&a.response, dns.prefer_v6);
-                fill_slots(&rt, be, res, &mut slots, &entries, &updater(&rt, res, a.ns)).await;
+                fill_slots(&rt, be, res, &mut slots, &entries).await;
             }
             Err(f) if last_valid.elapsed() >= hold_of(&rt, res, f) => {
                 for slot in &mut slots {
@@ -198,14 +193,7 @@ pub async fn run_srv(rt: Arc<Runtime>, be: usize, first: usize) {
 }
 
 /// Applies the records of one SRV answer to the slots.
-async fn fill_slots(
-    rt: &Arc<Runtime>,
-    be: usize,
-    res: usize,
-    slots: &mut [Slot],
-    entries: &[pick::SrvEntry],
-    by: &str,
-) {
+async fn fill_slots(rt: &Arc<Runtime>, be: usize, res: usize, slots: &mut [Slot], entries: &[pick::SrvEntry]) {
     let px = &rt.proxies[be];
     let now = Instant::now();
     let obsolete = rt.resolvers[res].conf.hold.obsolete;
@@ -225,7 +213,7 @@ async fn fill_slots(
         if held.is_none() {
             take_slot(px, &mut slots[i], e, now);
         }
-        fill_slot(rt, be, res, slots[i].srv, e, by).await;
+        fill_slot(rt, be, res, slots[i].srv, e).await;
     }
 }
 
@@ -236,6 +224,7 @@ fn take_slot(px: &ProxyRt, slot: &mut Slot, e: &pick::SrvEntry, now: Instant) {
     if let Some(dns) = server.dns.as_deref() {
         let old = dns.hostname().map_or_else(|| "(null)".to_owned(), |h| h.to_string());
         dns.hostname.store(Some(Arc::new(e.target.clone())));
+        dns.fqdn_set.store(true, std::sync::atomic::Ordering::Relaxed);
         let msg = format!("{}/{} changed its FQDN from {old} to {} by 'SRV record'", px.name, server.name, e.target);
         crate::health::log_only(px, &msg);
     }
@@ -244,7 +233,7 @@ fn take_slot(px: &ProxyRt, slot: &mut Slot, e: &pick::SrvEntry, now: Instant) {
 }
 
 /// Gives the slot of `srv` the address and weight of record `e`.
-async fn fill_slot(rt: &Arc<Runtime>, be: usize, res: usize, srv: usize, e: &pick::SrvEntry, by: &str) {
+async fn fill_slot(rt: &Arc<Runtime>, be: usize, res: usize, srv: usize, e: &pick::SrvEntry) {
     let px = &rt.proxies[be];
     let server = &px.be.servers[srv];
     let prefer_v6 = server.dns.as_deref().is_some_and(|d| d.prefer_v6);
@@ -258,7 +247,7 @@ async fn fill_slot(rt: &Arc<Runtime>, be: usize, res: usize, srv: usize, e: &pic
             crate::health::set_resolution_maint(px, srv, false, "", &e.target);
         }
         None => match resolve(rt, res, &e.target, prefer_v6).await {
-            Ok((ips, _)) => apply_ips(rt, be, srv, &ips, &e.target, by),
+            Ok((ips, ns)) => apply_ips(rt, be, srv, &ips, &e.target, (res, ns)),
             Err(_) if server.addr.ip().is_unspecified() => {}
             Err(_) => {}
         },

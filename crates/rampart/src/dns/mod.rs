@@ -46,3 +46,19 @@ pub fn spawn(rt: &Arc<Runtime>) {
         }
     }
 }
+
+/// Gives the Lua HTTP client its resolver: the section `httpclient.resolvers.id` names
+/// (`default` when not set), preferring the family `httpclient.resolvers.prefer` says
+/// (IPv6 when not set, as a `do-resolve` without option). Without such a section, host
+/// names are resolved by the system (HAProxy's client then resolves nothing).
+pub fn install_httpclient_resolver(rt: &Arc<Runtime>) {
+    let Some(settings) = crate::lua::settings() else { return };
+    let name = settings.lua.httpclient_resolvers.as_deref().unwrap_or(rampart_cfg::model::DEFAULT_RESOLVERS);
+    let Some(res) = rt.resolvers.iter().position(|r| r.conf.name == name) else { return };
+    let prefer_v6 = settings.lua.httpclient_prefer_v6.unwrap_or(true);
+    let rt = rt.clone();
+    crate::lua::set_httpclient_resolver(Box::new(move |host| {
+        let rt = rt.clone();
+        Box::pin(async move { resolve_ip(&rt, res, &host, prefer_v6).await })
+    }));
+}

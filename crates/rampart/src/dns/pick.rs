@@ -42,6 +42,12 @@ pub fn addresses(response: &Response) -> Option<Vec<IpAddr>> {
     None
 }
 
+/// Whether the addresses of `response` were reached through a CNAME of its question
+/// (counted as the nameserver's `cname`).
+pub fn via_cname(response: &Response) -> bool {
+    response.answers.iter().any(|r| r.name == response.qname && matches!(r.data, RData::Cname(_)))
+}
+
 /// What a server asks of an address.
 pub struct Prefs<'a> {
     pub prefer_v6: bool,
@@ -169,6 +175,8 @@ mod tests {
             vec![],
         );
         assert_eq!(addresses(&r), Some(vec![ip("10.0.0.1")]));
+        assert!(via_cname(&r));
+        assert!(!via_cname(&resp("b", r.answers.clone(), vec![])));
         let chain: Vec<Record> = (0..20).map(|i| rec(&format!("n{i}"), RData::Cname(format!("n{}", i + 1)))).collect();
         assert_eq!(addresses(&resp("n0", chain, vec![])), None);
         let looped = vec![rec("a", RData::Cname("b".into())), rec("b", RData::Cname("a".into()))];

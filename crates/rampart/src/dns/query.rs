@@ -1,9 +1,11 @@
 //! One DNS question put to the nameservers of a `resolvers` section: sent to all of
 //! them at once (UDP, or TCP for `tcp@` ones, RFC 7766 framing), the first valid answer
-//! wins; no answer within `timeout retry` sends again, `resolve_retries` times in all.
+//! wins; an error answer falls back to the other address family; no answer within
+//! `timeout retry`, or errors only, asks again, `resolve_retries` attempts in all.
 //! Each attempt uses a fresh socket (a new source port) and a random id, and an answer
-//! is taken only when its id and question are ours: a spoofed, late or malformed
-//! datagram is counted and ignored, never trusted.
+//! is taken only when its id and question are ours: a late or spoofed datagram (another
+//! id) is counted and ignored; one with our id that is malformed, about another question
+//! or an error ends that nameserver's attempt, counted as HAProxy 2.6 counts it.
 //! HAProxy counterparts: `resolv_send_query()`, `resolv_process_responses()`,
 //! `resolv_validate_dns_response()` (src/resolvers.c), dns.c's dgram and stream
 //! sessions.
@@ -12,7 +14,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rampart_proto::dns::{decode_response, encode_query, message_id, DnsError, Rcode, Response};
+use rampart_proto::dns::{decode_response, encode_query, message_id, RData, Response, TYPE_A, TYPE_AAAA, TYPE_SRV};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpStream, UdpSocket};
 
@@ -66,37 +68,56 @@ pub struct Answer {
     pub ns: usize,
 }
 
-/// Asks `name` of type `qtype` to the nameservers of section `res` of `rt`.
-pub async fn ask(rt: &Arc<Runtime>, res: usize, name: &str, qtype: u16) -> Result<Answer, Failure> {
+/// Asks `name` of the nameservers of section `res` of `rt`: of the first type of
+/// `qtypes`, of the next one when an answer says no (as HAProxy falls back from A to
+/// AAAA or the opposite). An attempt that gets no answer within `timeout retry`, or
+/// only refusals, is made again from the first type (after `timeout retry`), up to
+/// `resolve_retries` attempts in all, as HAProxy's `try` counter.
+pub async fn ask(rt: &Arc<Runtime>, res: usize, name: &str, qtypes: &[u16]) -> Result<Answer, Failure> {
     let conf = &rt.resolvers[res].conf;
     if conf.nameservers.is_empty() {
         return Err(Failure::Timeout);
     }
     let mut worst = Failure::Timeout;
     for _ in 0..conf.resolve_retries.max(1) {
-        let id = random_id();
-        let mut query = Vec::with_capacity(64);
-        if encode_query(&mut query, id, name, qtype, conf.accepted_payload_size).is_err() {
-            return Err(Failure::Other);
-        }
-        let query: Arc<[u8]> = query.into();
-        let mut set = tokio::task::JoinSet::new();
-        for ns in 0..conf.nameservers.len() {
-            let (rt, query, name) = (rt.clone(), query.clone(), name.to_owned());
-            set.spawn(async move { (ns, exchange(&rt, res, ns, &query, id, &name, qtype).await) });
-        }
-        while let Some(done) = set.join_next().await {
-            match done {
-                Ok((ns, Ok(response))) => {
-                    set.abort_all();
-                    return Ok(Answer { response, ns });
-                }
-                Ok((_, Err(f))) => worst = worst.worst(f),
-                Err(_) => {}
+        let started = tokio::time::Instant::now();
+        for &qtype in qtypes {
+            match ask_once(rt, res, name, qtype).await {
+                Ok(a) => return Ok(a),
+                // silence: the next attempt asks the first type again
+                Err(Failure::Timeout) => break,
+                Err(f) => worst = worst.worst(f),
             }
         }
-        if worst != Failure::Timeout {
-            return Err(worst);
+        tokio::time::sleep_until(started + conf.timeout_retry).await;
+    }
+    Err(worst)
+}
+
+/// One question to every nameserver of the section at once: the first valid answer, or
+/// the most telling failure.
+async fn ask_once(rt: &Arc<Runtime>, res: usize, name: &str, qtype: u16) -> Result<Answer, Failure> {
+    let conf = &rt.resolvers[res].conf;
+    let id = random_id();
+    let mut query = Vec::with_capacity(64);
+    if encode_query(&mut query, id, name, qtype, conf.accepted_payload_size).is_err() {
+        return Err(Failure::Other);
+    }
+    let query: Arc<[u8]> = query.into();
+    let mut set = tokio::task::JoinSet::new();
+    for ns in 0..conf.nameservers.len() {
+        let (rt, query, name) = (rt.clone(), query.clone(), name.to_owned());
+        set.spawn(async move { (ns, exchange(&rt, res, ns, &query, id, &name, qtype).await) });
+    }
+    let mut worst = Failure::Timeout;
+    while let Some(done) = set.join_next().await {
+        match done {
+            Ok((ns, Ok(response))) => {
+                set.abort_all();
+                return Ok(Answer { response, ns });
+            }
+            Ok((_, Err(f))) => worst = worst.worst(f),
+            Err(_) => {}
         }
     }
     Err(worst)
@@ -194,38 +215,86 @@ fn send_error(c: &NsCounters) -> Failure {
     Failure::Timeout
 }
 
-/// The verdict on one message: `None` when it is not the answer to our question (a
-/// late or spoofed one: counted, and the wait goes on).
+/// The verdict on one message: `None` when it is not the answer to our question (too
+/// short to carry an id, or a late or spoofed one: counted, and the wait goes on).
 fn judge(msg: &[u8], w: Wanted<'_>, c: &NsCounters) -> Option<Result<Response, Failure>> {
-    if message_id(msg) != Some(w.id) {
+    let Some(id) = message_id(msg) else {
+        bump(&c.invalid);
+        return None;
+    };
+    if id != w.id {
         bump(&c.outdated);
         return None;
     }
-    let r = match decode_response(msg) {
-        Ok(r) => r,
-        Err(DnsError::TooManyRecords) => {
-            bump(&c.too_big);
-            return Some(Err(Failure::Other));
-        }
-        Err(_) => {
-            bump(&c.invalid);
-            return None;
-        }
-    };
-    if !r.qname.eq_ignore_ascii_case(w.name.trim_end_matches('.')) || r.qtype != w.qtype {
-        bump(&c.invalid);
-        return None;
-    }
-    let (counter, verdict) = match r.rcode {
-        _ if r.truncated => (&c.truncated, Err(Failure::Other)),
-        Rcode::NxDomain => (&c.nx, Err(Failure::Nx)),
-        Rcode::Refused => (&c.refused, Err(Failure::Refused)),
-        Rcode::Other(_) => (&c.other, Err(Failure::Other)),
-        Rcode::NoError if r.answers.is_empty() => (&c.any_err, Err(Failure::Other)),
-        Rcode::NoError => (&c.valid, Ok(r)),
+    let verdict = classify(msg, w);
+    let (counter, result) = match verdict {
+        Verdict::Valid(r) => (&c.valid, Ok(r)),
+        Verdict::Nx => (&c.nx, Err(Failure::Nx)),
+        Verdict::Refused => (&c.refused, Err(Failure::Refused)),
+        Verdict::Other => (&c.other, Err(Failure::Other)),
+        Verdict::NoAnswer => (&c.any_err, Err(Failure::Other)),
+        Verdict::Invalid => (&c.invalid, Err(Failure::Other)),
+        Verdict::Truncated => (&c.truncated, Err(Failure::Other)),
+        Verdict::CnameError => (&c.cname_error, Err(Failure::Other)),
+        Verdict::NoRecord => (&c.other, Err(Failure::Other)),
     };
     bump(counter);
-    Some(verdict)
+    Some(result)
+}
+
+/// What an answer carrying our id says, each with its counter.
+#[derive(Debug)]
+enum Verdict {
+    Valid(Response),
+    /// NXDOMAIN (`nx`).
+    Nx,
+    /// REFUSED (`refused`).
+    Refused,
+    /// Another error code (`other`).
+    Other,
+    /// No answer record (`any_err`).
+    NoAnswer,
+    /// Malformed, too many records, or not our question (`invalid`).
+    Invalid,
+    /// TC set on an A/AAAA answer (`truncated`); a truncated SRV answer is read as it is.
+    Truncated,
+    /// An A/AAAA answer ending on a CNAME, or a chain too long (`cname_error`).
+    CnameError,
+    /// An A/AAAA answer without an address for the name (`other`).
+    NoRecord,
+}
+
+/// Judges a message in the order HAProxy 2.6's `resolv_validate_dns_response()` does:
+/// the response code first, then the answer count, then the question, then truncation,
+/// then (A/AAAA) whether the name, through its CNAMEs, has an address.
+fn classify(msg: &[u8], w: Wanted<'_>) -> Verdict {
+    let rcode = msg.get(3).map(|b| b & 0x0f);
+    match rcode {
+        Some(0) => {}
+        Some(3) => return Verdict::Nx,
+        Some(5) => return Verdict::Refused,
+        Some(_) => return Verdict::Other,
+        None => return Verdict::Invalid,
+    }
+    let Ok(r) = decode_response(msg) else { return Verdict::Invalid };
+    if r.answers.is_empty() {
+        return Verdict::NoAnswer;
+    }
+    if !r.qname.eq_ignore_ascii_case(w.name.trim_end_matches('.')) || r.qtype != w.qtype {
+        return Verdict::Invalid;
+    }
+    if r.truncated && r.qtype != TYPE_SRV {
+        return Verdict::Truncated;
+    }
+    if r.qtype == TYPE_A || r.qtype == TYPE_AAAA {
+        let ends_on_cname = matches!(r.answers.last().map(|a| &a.data), Some(RData::Cname(_)));
+        match super::pick::addresses(&r) {
+            Some(ips) if !ips.is_empty() => {}
+            Some(_) if !ends_on_cname => return Verdict::NoRecord,
+            _ => return Verdict::CnameError,
+        }
+    }
+    Verdict::Valid(r)
 }
 
 /// A query id nobody can guess (the source port is random too).
@@ -236,4 +305,81 @@ fn random_id() -> u16 {
         return t.subsec_nanos() as u16;
     }
     u16::from_be_bytes(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A response with id 7 to `name`/`qtype`: flags, answer records of type A.
+    fn msg(flags: u16, name: &str, qtype: u16, answers: usize) -> Vec<u8> {
+        let mut q = Vec::new();
+        encode_query(&mut q, 7, name, qtype, 512).unwrap();
+        let qlen = 12 + name.len() + 2 + 4;
+        let mut m = q[..qlen].to_vec();
+        m[2..4].copy_from_slice(&(flags | 0x8000).to_be_bytes());
+        m[6..8].copy_from_slice(&(answers as u16).to_be_bytes());
+        m[10..12].copy_from_slice(&[0, 0]);
+        for _ in 0..answers {
+            m.extend_from_slice(&[0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 5, 0, 4, 10, 0, 0, 1]);
+        }
+        m
+    }
+
+    fn judge_of(m: &[u8], qtype: u16) -> &'static str {
+        match classify(m, Wanted { id: 7, name: "a.test", qtype }) {
+            Verdict::Valid(_) => "valid",
+            Verdict::Nx => "nx",
+            Verdict::Refused => "refused",
+            Verdict::Other => "other",
+            Verdict::NoAnswer => "any_err",
+            Verdict::Invalid => "invalid",
+            Verdict::Truncated => "truncated",
+            Verdict::CnameError => "cname_error",
+            Verdict::NoRecord => "other",
+        }
+    }
+
+    #[test]
+    fn answers_are_judged_in_haproxys_order() {
+        assert_eq!(judge_of(&msg(0, "a.test", 1, 1), 1), "valid");
+        assert_eq!(judge_of(&msg(3, "a.test", 1, 0), 1), "nx");
+        // the code comes before the question, as HAProxy reads them
+        assert_eq!(judge_of(&msg(3, "b.test", 1, 0), 1), "nx");
+        assert_eq!(judge_of(&msg(5, "a.test", 1, 0), 1), "refused");
+        assert_eq!(judge_of(&msg(2, "a.test", 1, 0), 1), "other");
+        assert_eq!(judge_of(&msg(0, "a.test", 1, 0), 1), "any_err");
+        assert_eq!(judge_of(&msg(0, "b.test", 1, 1), 1), "invalid");
+        assert_eq!(judge_of(&msg(0, "a.test", 28, 1), 1), "invalid");
+        assert_eq!(judge_of(&msg(0x0200, "a.test", 1, 1), 1), "truncated");
+        let mut cut = msg(0, "a.test", 1, 1);
+        cut.truncate(cut.len() - 2);
+        assert_eq!(judge_of(&cut, 1), "invalid");
+        assert_eq!(judge_of(&[0, 7, 0x80], 1), "invalid");
+        // an answer of another name: no address for ours
+        let mut other = msg(0, "a.test", 1, 0);
+        other[7] = 1;
+        other.extend_from_slice(&[1, b'z', 0, 0, 1, 0, 1, 0, 0, 0, 5, 0, 4, 10, 0, 0, 1]);
+        assert_eq!(judge_of(&other, 1), "other");
+        // a CNAME and nothing after it
+        let mut cname = msg(0, "a.test", 1, 0);
+        cname[7] = 1;
+        cname.extend_from_slice(&[0xc0, 12, 0, 5, 0, 1, 0, 0, 0, 5, 0, 3, 1, b'b', 0]);
+        assert_eq!(judge_of(&cname, 1), "cname_error");
+    }
+
+    #[test]
+    fn other_ids_and_runts_are_counted_and_waited_past() {
+        let c = NsCounters::default();
+        let w = Wanted { id: 7, name: "a.test", qtype: 1 };
+        let mut m = msg(0, "a.test", 1, 1);
+        m[1] = 8;
+        assert!(judge(&m, w, &c).is_none());
+        assert!(judge(&[0], w, &c).is_none());
+        assert!(matches!(judge(&msg(3, "a.test", 1, 0), w, &c), Some(Err(Failure::Nx))));
+        assert!(matches!(judge(&msg(0, "a.test", 1, 1), w, &c), Some(Ok(_))));
+        let rows = c.rows();
+        let get = |n: &str| rows.iter().find(|r| r.0 == n).unwrap().1;
+        assert_eq!((get("outdated"), get("invalid"), get("nx"), get("valid")), (1, 1, 1, 1));
+    }
 }

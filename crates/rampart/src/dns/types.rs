@@ -5,7 +5,7 @@
 //! (include/haproxy/resolvers-t.h, dns-t.h), the `resolv_*` fields of `struct server`.
 
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use arc_swap::ArcSwapOption;
 use rampart_cfg::model::{Net, Resolvers};
@@ -87,6 +87,9 @@ pub struct SrvDns {
     pub hostname: ArcSwapOption<String>,
     /// Bumped by `set server fqdn`, so that the resolver starts over at once.
     pub fqdn_gen: AtomicU64,
+    /// The name was set at run time (`set server fqdn`, an SRV record): HAProxy's
+    /// `SRV_ADMF_HMAINT` (0x40 in `show servers state`), which never clears at run time.
+    pub fqdn_set: AtomicBool,
     pub prefer_v6: bool,
     pub nets: Vec<Net>,
     pub allow_dup_ip: bool,
@@ -97,6 +100,11 @@ impl SrvDns {
     /// An SRV request (`_service._proto.name`).
     pub fn is_srv(&self) -> bool {
         self.conf_name.starts_with('_')
+    }
+
+    /// Whether the name was set at run time (`SRV_ADMF_HMAINT`).
+    pub fn fqdn_set_at_run_time(&self) -> bool {
+        self.fqdn_set.load(Ordering::Relaxed)
     }
 
     /// The host name resolved now, if any.

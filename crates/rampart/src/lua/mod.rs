@@ -36,6 +36,8 @@ mod cur;
 mod map;
 mod run;
 mod sock;
+
+pub use sock::{set_httpclient_resolver, NameResolver};
 mod state;
 mod value;
 

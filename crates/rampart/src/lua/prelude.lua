@@ -241,7 +241,8 @@ local function hc_send(meth, t)
   local s = core.tcp()
   if t.timeout then s:settimeout(t.timeout / 1000) end
   local ok
-  if t.dst ~= nil then ok = s:connect(tostring(t.dst)) else ok = s:connect(host, port) end
+  -- the URL's host name through the client's resolvers section (httpclient.resolvers.id)
+  if t.dst ~= nil then ok = s:connect(tostring(t.dst)) else ok = io_call(s._ud, "connect", host, port, false, true) end
   if ok ~= 1 then return res end
   local req = hc_request(meth, t, authority, path)
   if s:send(req) == #req and hc_head(s, res) then

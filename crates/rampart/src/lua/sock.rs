@@ -27,6 +27,20 @@ pub(crate) const IO: &str = "\0rampart:io";
 /// HAProxy's internal socket proxy connects within 5s unless `settimeout` says else.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How the HTTP client resolves a host name: through the `resolvers` section
+/// `httpclient.resolvers.id` names (`default` when not set), as HAProxy 2.6's client
+/// does with its `do-resolve` rule; `None`: no address.
+pub type NameResolver = dyn Fn(String) -> std::pin::Pin<Box<dyn std::future::Future<Output = Option<std::net::IpAddr>> + Send>>
+    + Send
+    + Sync;
+
+static HTTPCLIENT_RESOLVER: std::sync::OnceLock<Box<NameResolver>> = std::sync::OnceLock::new();
+
+/// Installs the HTTP client's resolver (once per process; set by `crate::dns`).
+pub fn set_httpclient_resolver(f: Box<NameResolver>) {
+    let _ = HTTPCLIENT_RESOLVER.set(f);
+}
+
 /// The most a socket buffers of what it received and the script has not taken yet
 /// (a `*a` or `*l` on an endless stream fails past it instead of growing memory that
 /// `tune.lua.maxmem` does not see).
@@ -121,14 +135,18 @@ fn target(host: &str, port: Option<i64>) -> Result<Target, String> {
     }
 }
 
-/// Connects to `to` within `timeout`.
-async fn connect(to: Target, timeout: Duration) -> io::Result<Conn> {
+/// Connects to `to` within `timeout`; a name is resolved by the HTTP client's resolver
+/// for the HTTP client (`httpclient`), by the system's otherwise.
+async fn connect(to: Target, timeout: Duration, httpclient: bool) -> io::Result<Conn> {
     let attempt = async {
         match to {
             Target::Unix(p) => Ok(Conn::Unix(Arc::new(UnixStream::connect(p).await?))),
             Target::Inet(a) => connect_tcp(a).await,
             Target::Name(name, port) => {
-                let a = tokio::net::lookup_host((name.as_str(), port)).await?.next();
+                let a = match HTTPCLIENT_RESOLVER.get().filter(|_| httpclient) {
+                    Some(resolve) => resolve(name).await.map(|ip| SocketAddr::new(ip, port)),
+                    None => tokio::net::lookup_host((name.as_str(), port)).await?.next(),
+                };
                 connect_tcp(a.ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?).await
             }
         }
@@ -253,7 +271,8 @@ impl LuaSock {
 
     /// `connect(host [, port])` (and `connect_ssl` with `ssl`): 1, or nil and "Can't
     /// connect".
-    fn connect(&mut self, lua: &mlua::Lua, first: bool, host: String, port: Option<i64>, ssl: bool) -> Ret {
+    fn connect(&mut self, lua: &mlua::Lua, first: bool, to: (String, Option<i64>), ssl: bool, hc: bool) -> Ret {
+        let (host, port) = to;
         let cant = |lua: &mlua::Lua| vals(lua, vec![Value::Nil, Value::String(lua.create_string("Can't connect")?)]);
         if first {
             if !matches!(self.state, State::New) {
@@ -278,7 +297,7 @@ impl LuaSock {
             return wait(
                 lua,
                 Box::pin(async move {
-                    let _ = tx.send(connect(to, timeout).await);
+                    let _ = tx.send(connect(to, timeout, hc).await);
                 }),
             );
         }
@@ -545,9 +564,12 @@ fn want(v: &Value) -> mlua::Result<Want> {
 
 impl UserData for LuaSock {
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
-        m.add_method_mut("connect", |lua, s, (first, host, port, ssl): (bool, String, Option<i64>, Option<bool>)| {
-            s.connect(lua, first, host, port, ssl == Some(true))
-        });
+        m.add_method_mut(
+            "connect",
+            |lua, s, (first, host, port, ssl, hc): (bool, String, Option<i64>, Option<bool>, Option<bool>)| {
+                s.connect(lua, first, (host, port), ssl == Some(true), hc == Some(true))
+            },
+        );
         m.add_method_mut("receive", |lua, s, (first, pat, prefix): (bool, Value, Option<mlua::String>)| {
             let want = want(&pat)?;
             let prefix = prefix.map(|p| p.as_bytes().to_vec()).unwrap_or_default();

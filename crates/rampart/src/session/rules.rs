@@ -136,6 +136,7 @@ fn run_list<S: Sock>(
         log: None,
         lua: None,
         final_data: false,
+        resolving: None,
     };
     let mut flow = TcpFlow::Continue;
     for rule in rules {

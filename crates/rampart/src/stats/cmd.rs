@@ -587,9 +587,11 @@ pub static COMMANDS: &[Cmd] = &[
         usage: "show stat [desc|json|no-maint|typed|up]*",
         help: "report counters for each proxy and server",
         level: Level::User,
-        run: |c, s, w| match Request::parse(&c.rt, &w[2..]) {
-            Ok(req) => stat::render(&c.rt, &req, s.level),
-            Err(e) => e,
+        run: |c, s, w| match (w.get(2).copied(), w.get(3).copied()) {
+            (Some("domain"), Some("resolvers")) => super::resolvers::show_stat(c, &w[4..]),
+            (Some("domain"), Some("proxy")) => show_stat_proxy(c, s, &w[4..]),
+            (Some("domain"), _) => "Invalid statistics domain.\n".to_owned(),
+            _ => show_stat_proxy(c, s, &w[2..]),
         },
     },
     Cmd {
@@ -716,6 +718,14 @@ pub async fn run_line(
 }
 
 /// The commands of a line: split at `;` not escaped by a backslash.
+/// `show stat` of the proxy domain (the default one).
+fn show_stat_proxy(c: &Cli, s: &Session, words: &[&str]) -> String {
+    match Request::parse(&c.rt, words) {
+        Ok(req) => stat::render(&c.rt, &req, s.level),
+        Err(e) => e,
+    }
+}
+
 fn split_commands(line: &str) -> Vec<String> {
     let mut out = vec![String::new()];
     let mut chars = line.chars();

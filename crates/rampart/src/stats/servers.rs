@@ -70,7 +70,8 @@ fn state_columns(srv: &ServerRt, now: u64) -> String {
         | if st.is_inherited_maint() { 2 } else { 0 }
         | if srv.disabled { 4 } else { 0 }
         | if st.is_drain() { 8 } else { 0 }
-        | if st.is_resolution_maint() { 0x20 } else { 0 };
+        | if st.is_resolution_maint() { 0x20 } else { 0 }
+        | if srv.dns.as_deref().is_some_and(|d| d.fqdn_set_at_run_time()) { 0x40 } else { 0 };
     let since = now.saturating_sub(st.last_change());
     let (status, result, health, chk_state) = match &srv.check {
         Some(c) => {

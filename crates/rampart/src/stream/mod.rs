@@ -644,6 +644,14 @@ async fn inspect<'rt, F: HttpFront>(
             final_data |= tokio::time::timeout_at(d, crate::action::lua::wait(w)).await.is_err();
             continue;
         }
+        if let (Verdict::Resolve, Some(d)) = (v, deadline) {
+            // a `do-resolve` rule's answer, likewise awaited within the inspect delay
+            let asked = txn.st.resolving.take();
+            let answer = tokio::time::timeout_at(d, tcp::resolve(s.shared, asked)).await;
+            final_data |= answer.is_err();
+            txn.st.resolving = answer.ok().flatten();
+            continue;
+        }
         let Verdict::WaitBody(w) = v else { return v };
         match front.wait_body(w, false).await {
             // the whole body, a full buffer, or the delay expired (HAProxy: `CF_EOI`,

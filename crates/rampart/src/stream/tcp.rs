@@ -63,6 +63,8 @@ struct TcpState<'a> {
     fc: crate::action::sockopt::FcPending,
     /// What the Lua state holds for the stream (a content rule's script that waits).
     lua: crate::action::lua::Slot,
+    /// A `do-resolve` content rule's question, then its answer.
+    resolving: Option<crate::action::state::Resolving>,
     /// Set when the stream becomes HTTP.
     upgrade: Option<Box<Upgrade>>,
 }
@@ -143,6 +145,7 @@ impl TcpState<'_> {
             log: None,
             lua: Some(&mut self.lua),
             final_data: false,
+            resolving: Some(&mut self.resolving),
         };
         let flow = run_tcp_rules_from(rules, from, final_data, &mut x);
         self.last_rule = x.last_rule;
@@ -242,6 +245,7 @@ pub async fn run<'a, F: TcpFront>(
         log_level: LevelSet::Unset,
         sc: Default::default(),
         fc: Default::default(),
+        resolving: None,
         lua: Default::default(),
         upgrade: None,
     };
@@ -492,6 +496,16 @@ async fn inspect<F: TcpFront>(
                 }
                 continue;
             }
+            TcpFlow::Resolve => {
+                // the answer is awaited within the inspect delay; past it the rule
+                // runs on final data and sets nothing, as in HAProxy
+                from = at;
+                if let Some(d) = deadline {
+                    let answer = tokio::time::timeout_at(d, resolve(st.s.shared, st.resolving.take())).await;
+                    st.resolving = answer.ok().flatten();
+                }
+                continue;
+            }
             TcpFlow::Continue | TcpFlow::Accept | TcpFlow::CloseServer => return Ok(()),
             TcpFlow::Service(id) => return Err(Stop::Service(id)),
             TcpFlow::SwitchHttp(p) => return Err(Stop::Upgrade(p)),
@@ -517,6 +531,16 @@ async fn inspect<F: TcpFront>(
             Input::Error => return Err(Stop::Close),
         }
     }
+}
+
+/// The answer to what a `do-resolve` rule asked.
+pub(super) async fn resolve(
+    rt: &std::sync::Arc<Runtime>,
+    asked: Option<crate::action::state::Resolving>,
+) -> Option<crate::action::state::Resolving> {
+    use crate::action::state::Resolving;
+    let Some(Resolving::Asked(a)) = asked else { return None };
+    Some(Resolving::Answered(crate::dns::resolve_ip(rt, a.res, &a.name, a.prefer_v6).await))
 }
 
 /// Reads once; `Ok(true)` when the client closed its side.
@@ -553,8 +577,10 @@ fn response_rules<'s, 'a: 's>(
                 from = at;
                 ResVerdict::LuaWait(w, deadline)
             }
-            // (`use-service` is a request rule)
-            TcpFlow::Continue | TcpFlow::Accept | TcpFlow::Service(_) | TcpFlow::SwitchHttp(_) => ResVerdict::Forward,
+            // (`use-service` and `do-resolve` are request rules)
+            TcpFlow::Continue | TcpFlow::Accept | TcpFlow::Service(_) | TcpFlow::SwitchHttp(_) | TcpFlow::Resolve => {
+                ResVerdict::Forward
+            }
             TcpFlow::CloseServer => ResVerdict::CloseServer,
             TcpFlow::Reject => {
                 crate::sample::Host::count_denied(rt, Dir::Response, st.s.fe, Some(be), st.s.srv);

@@ -167,6 +167,7 @@ fn thread_main(
         crate::lua::start_thread(thread);
         if thread == 0 {
             crate::dns::spawn(&rt);
+            crate::dns::install_httpclient_resolver(&rt);
             crate::peers::spawn(&rt, peers);
             let ring_rt = rt.clone();
             crate::log::ring_fwd::spawn_all(std::sync::Arc::new(move || ring_rt.global.is_stopping()));

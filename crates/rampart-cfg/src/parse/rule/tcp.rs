@@ -242,6 +242,7 @@ fn request_action(cx: &mut Ctx<'_>, a: &mut Args<'_>, set: Where, word: &str) ->
         "set-mark" | "set-tos" | "set-fc-mark" | "set-fc-tos" => TcpReqAction::SetFc(sockopt::parse_fc(a, act.name)?),
         "set-bc-mark" | "set-bc-tos" => TcpReqAction::SetBc(sockopt::parse_fc(a, act.name)?),
         "do-log" => TcpReqAction::DoLog,
+        "do-resolve" => TcpReqAction::DoResolve(vars::parse_do_resolve(word, a)?),
         "switch-mode" => switch_mode(cx, a)?,
         "set-priority-class" => TcpReqAction::SetPriorityClass(a.expr()?),
         "set-priority-offset" => TcpReqAction::SetPriorityOffset(a.expr()?),

@@ -74,6 +74,7 @@ pub fn run(
         log: Some(&st.log),
         lua: Some(&mut st.lua),
         final_data: false,
+        resolving: Some(&mut st.resolving),
     };
     let (flow, at) = run_tcp_rules_from(rules, std::mem::take(from), final_data, &mut x);
     let (last_rule, log_level, fc) = (x.last_rule, x.log_level, x.fc);
@@ -85,6 +86,10 @@ pub fn run(
         TcpFlow::LuaWait(w) => {
             *from = at;
             Verdict::LuaWait(w)
+        }
+        TcpFlow::Resolve => {
+            *from = at;
+            Verdict::Resolve
         }
         // (`use-service` in `tcp-request content` is refused in HTTP proxies, as in
         // HAProxy 2.6)
