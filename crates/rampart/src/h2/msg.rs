@@ -385,6 +385,14 @@ pub fn response_fields_as(res: MsgView<'_>, status: u16, lower: &mut Vec<u8>, mu
             continue;
         }
         if name.iter().any(u8::is_ascii_uppercase) {
+            // PERF: a usual name is lowered on the stack, without allocating
+            let mut short = [0u8; 64];
+            if let Some(to) = short.get_mut(..name.len()) {
+                to.copy_from_slice(name);
+                to.make_ascii_lowercase();
+                emit(to, value);
+                continue;
+            }
             lower.clear();
             lower.extend(name.iter().map(u8::to_ascii_lowercase));
             emit(lower, value);
