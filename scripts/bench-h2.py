@@ -16,12 +16,17 @@ rampart/haproxy (goal: req/s >= 1.2x, CPU/request <= 0.8x at saturation, <= 0.9x
 fixed rate).
 
 Then the upload-time ratio of issue 21 §4: a 10 MiB PUT (nginx stores it) through rampart over HTTP/2
-(curl --http2-prior-knowledge) and over HTTP/1.1 (curl --http1.1), the median of
---uploads each; goal: HTTP/2 at most 1.5x the HTTP/1.1 time. Also for haproxy, for
-reference.
+(curl --http2-prior-knowledge) and over HTTP/1.1 (curl --http1.1), in --uploads pairs
+(the two uploads of a pair back to back) per proxy and round, --upload-rounds rounds
+(the proxies take turns); the table gives the median times and the median and range
+of the per-pair ratios, for the wall time (curl's) and for the proxy's CPU time (all
+its threads, from schedstat), which a busy machine disturbs less; goal: HTTP/2 at most
+1.5x the HTTP/1.1 time. Also for haproxy, for reference. More binaries after the first
+two take part in the uploads (a before/after comparison in one run).
 
     scripts/bench-h2.py --rounds 5 --secs 10 /usr/sbin/haproxy target/release/rampart
     scripts/bench-h2.py --rounds 3 --secs 3 ...      (a quick check)
+    scripts/bench-h2.py --rounds 0 --uploads 10 --upload-rounds 3 /usr/sbin/haproxy old/rampart new/rampart
 """
 
 import argparse

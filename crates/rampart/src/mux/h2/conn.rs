@@ -455,6 +455,8 @@ fn read_frames<'s, S: Sock>(
             Err(_) => return Err(ErrorCode::NoError),
         };
         handle_frames(sess, shared, reader, streams)?;
+        // PERF: a buffer grown to 64 KiB while reads fill it took fewer reads but made
+        // smaller batches (more server writes and wake-ups per upload): not kept
         let s = shared.borrow();
         if !filled || s.out.len() >= READ_PAUSE || s.closing {
             break;
@@ -731,7 +733,7 @@ fn on_block<'s>(
     skip_to(reader, id);
     let rt = &sess.rt;
     let mut txn = Txn::fresh(rt.bufsize);
-    let mut head_buf = shared.borrow_mut().spare_heads.pop().unwrap_or_else(|| Vec::with_capacity(1024));
+    let mut head_buf = super::shared::take_head();
     let mut fields = ReqFields::new(&mut head_buf, &mut txn.req);
     let mut malformed = None;
     let decoded = reader.decoder.decode::<HpackError, _>(block, |n, v, _| {
@@ -914,7 +916,8 @@ async fn run_stream(sess: &Session, shared: &SharedRef, opened: Opened, mut txn:
     let answered = s.streams.get(&id).is_some_and(|slot| slot.local_end && slot.reset.is_none());
     s.reset(id, if answered { ErrorCode::NoError } else { ErrorCode::Cancel });
     s.streams.remove(&id);
-    s.keep_head(std::mem::take(&mut front.head_buf));
+    drop(s);
+    super::shared::keep_head(std::mem::take(&mut front.head_buf));
 }
 
 /// The request bytes a stream still reads after its whole response went out: a client

@@ -54,9 +54,6 @@ pub struct Shared {
     /// Streams that consumed DATA not credited back yet ([`Shared::queue_window_updates`]).
     wu_pending: Vec<u32>,
     pub streams: HashMap<u32, Slot, BuildHasherDefault<IdHasher>>,
-    /// The buffers of ended streams' request heads, for the next streams (PERF: a
-    /// stream's head is decoded without growing a new buffer).
-    pub spare_heads: Vec<Vec<u8>>,
     /// A request of this connection went to a server already (`http-reuse safe`).
     pub sent_before: bool,
     /// The connection is ending (GOAWAY sent or received, or an error): streams stop.
@@ -100,11 +97,39 @@ impl Hasher for IdHasher {
     }
 }
 
-/// The most request head buffers a connection keeps for its next streams.
-const SPARE_HEADS: usize = 8;
+/// The most request head buffers a thread keeps for the next streams.
+const SPARE_HEADS: usize = 256;
 /// The largest request head buffer kept for the next streams (a larger one was for an
 /// unusual head, and memory is not kept for it).
 const SPARE_HEAD_MAX: usize = 4096;
+
+thread_local! {
+    /// The buffers of ended streams' request heads (PERF: a stream's head is decoded
+    /// without allocating and growing a buffer). Per thread, as the pools of `buf`: an
+    /// idle connection holds none.
+    static HEAD_BUFS: std::cell::RefCell<Vec<Vec<u8>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// An empty buffer for a request head: an ended stream's, or a new one.
+pub fn take_head() -> Vec<u8> {
+    HEAD_BUFS.with(|p| p.borrow_mut().pop()).unwrap_or_else(|| Vec::with_capacity(1024))
+}
+
+/// A stream ended: its request head's buffer is kept for a next stream (within
+/// [`SPARE_HEADS`] and [`SPARE_HEAD_MAX`]).
+pub fn keep_head(mut buf: Vec<u8>) {
+    if buf.capacity() > SPARE_HEAD_MAX {
+        return;
+    }
+    buf.clear();
+    // `try_with`: during thread teardown the pool may already be gone
+    let _ = HEAD_BUFS.try_with(|p| {
+        let mut p = p.borrow_mut();
+        if p.len() < SPARE_HEADS {
+            p.push(buf);
+        }
+    });
+}
 
 /// One open stream.
 #[derive(Debug, Default)]
@@ -154,7 +179,6 @@ impl Shared {
             window_opened: false,
             wu_pending: Vec::new(),
             streams: HashMap::default(),
-            spare_heads: Vec::new(),
             sent_before: false,
             closing: false,
             silent_drop: false,
@@ -172,15 +196,6 @@ impl Shared {
             ..Slot::default()
         };
         self.streams.insert(id, slot);
-    }
-
-    /// A stream ended: its request head's buffer is kept for a next stream (within
-    /// [`SPARE_HEADS`] and [`SPARE_HEAD_MAX`]).
-    pub fn keep_head(&mut self, mut buf: Vec<u8>) {
-        if buf.capacity() <= SPARE_HEAD_MAX && self.spare_heads.len() < SPARE_HEADS {
-            buf.clear();
-            self.spare_heads.push(buf);
-        }
     }
 
     /// Whether frames may be queued now; else `waker` is called once they drained.
@@ -442,18 +457,20 @@ mod tests {
 
     #[test]
     fn ended_streams_leave_small_head_buffers_for_the_next_ones() {
-        let mut s = Shared::new(65_535, 65_535);
-        let mut used = Vec::with_capacity(512);
+        let spare = || HEAD_BUFS.with(|p| p.borrow().len());
+        let mut used = Vec::with_capacity(2048);
         used.extend_from_slice(b"GET / HTTP/2.0");
-        s.keep_head(used);
-        s.keep_head(Vec::with_capacity(SPARE_HEAD_MAX + 1)); // too large: freed
-        assert_eq!(s.spare_heads.len(), 1);
-        let again = s.spare_heads.pop().unwrap();
-        assert!(again.is_empty() && again.capacity() >= 512);
+        keep_head(used);
+        keep_head(Vec::with_capacity(SPARE_HEAD_MAX + 1)); // too large: freed
+        assert_eq!(spare(), 1);
+        let again = take_head();
+        assert!(again.is_empty() && again.capacity() >= 2048);
+        assert_eq!(spare(), 0);
+        assert!(take_head().capacity() >= 1024); // none left: a new one
         for _ in 0..SPARE_HEADS + 3 {
-            s.keep_head(Vec::with_capacity(64));
+            keep_head(Vec::with_capacity(64));
         }
-        assert_eq!(s.spare_heads.len(), SPARE_HEADS);
+        assert_eq!(spare(), SPARE_HEADS);
     }
 
     #[test]
