@@ -118,6 +118,8 @@ struct Demux {
     skipped: std::collections::VecDeque<(u32, u32)>,
     /// Streams opened so far (the first one is the connection's first request).
     opened: u64,
+    /// DATA frames filed in open streams' slots so far.
+    filed: u64,
     /// GOAWAY was received, or sent on a soft stop: no new stream.
     goaway: bool,
     glitches: Glitches,
@@ -159,6 +161,7 @@ pub async fn serve<S: Sock>(client: S, mut sess: Session, pre: Option<Buf>, sess
             last_id: 0,
             skipped: Default::default(),
             opened: 0,
+            filed: 0,
             goaway: false,
             glitches: Glitches::new(tune.fe_glitches_threshold, glitch_count),
             stats: h2_stats.clone(),
@@ -454,11 +457,14 @@ fn read_frames<'s, S: Sock>(
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => false,
             Err(_) => return Err(ErrorCode::NoError),
         };
+        let filed = reader.demux.filed;
         handle_frames(sess, shared, reader, streams)?;
         // PERF: a buffer grown to 64 KiB while reads fill it took fewer reads but made
-        // smaller batches (more server writes and wake-ups per upload): not kept
+        // smaller batches (more server writes and wake-ups per upload): not kept.
+        // Only DATA for open streams makes another read: other frames (a flood among
+        // them) are read as before, the streams running between two reads
         let s = shared.borrow();
-        if !filled || s.out.len() >= READ_PAUSE || s.closing {
+        if !filled || reader.demux.filed == filed || s.out.len() >= READ_PAUSE || s.closing {
             break;
         }
     }
@@ -700,6 +706,7 @@ fn on_data(
     let short = end_stream && slot.expect.is_some_and(|n| n != len);
     slot.expect = slot.expect.map(|n| n.saturating_sub(len));
     slot.inbox.extend_from_slice(data);
+    reader.filed += 1;
     // a malformed body resets the stream even when its response is already out
     slot.remote_end = end_stream && !(beyond || short);
     if padding > 0 {
