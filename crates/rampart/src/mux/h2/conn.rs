@@ -118,7 +118,9 @@ struct Demux {
     skipped: std::collections::VecDeque<(u32, u32)>,
     /// Streams opened so far (the first one is the connection's first request).
     opened: u64,
-    /// DATA frames filed in open streams' slots so far.
+    /// Frames handled so far, and those of them that were DATA filed in open
+    /// streams' slots.
+    frames: u64,
     filed: u64,
     /// GOAWAY was received, or sent on a soft stop: no new stream.
     goaway: bool,
@@ -161,6 +163,7 @@ pub async fn serve<S: Sock>(client: S, mut sess: Session, pre: Option<Buf>, sess
             last_id: 0,
             skipped: Default::default(),
             opened: 0,
+            frames: 0,
             filed: 0,
             goaway: false,
             glitches: Glitches::new(tune.fe_glitches_threshold, glitch_count),
@@ -457,14 +460,16 @@ fn read_frames<'s, S: Sock>(
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => false,
             Err(_) => return Err(ErrorCode::NoError),
         };
-        let filed = reader.demux.filed;
+        let (frames, filed) = (reader.demux.frames, reader.demux.filed);
         handle_frames(sess, shared, reader, streams)?;
         // PERF: a buffer grown to 64 KiB while reads fill it took fewer reads but made
         // smaller batches (more server writes and wake-ups per upload): not kept.
-        // Only DATA for open streams makes another read: other frames (a flood among
-        // them) are read as before, the streams running between two reads
+        // Only DATA for open streams (or the start of a frame) makes another read:
+        // other frames (a flood among them) are read as before, the streams running
+        // between two reads
+        let other = reader.demux.frames - frames != reader.demux.filed - filed;
         let s = shared.borrow();
-        if !filled || reader.demux.filed == filed || s.out.len() >= READ_PAUSE || s.closing {
+        if !filled || other || s.out.len() >= READ_PAUSE || s.closing {
             break;
         }
     }
@@ -506,11 +511,13 @@ fn handle_frames<'s>(
                 }
                 reset_any(&mut shared.borrow_mut(), id, code);
                 reader.demux.glitches.report(1)?;
+                reader.demux.frames += 1;
                 used += len;
                 continue;
             }
         };
         used += n;
+        reader.demux.frames += 1;
         on_frame(frame, sess, shared, &mut reader.demux, streams)?;
     }
     reader.buf.consume(used);
