@@ -16,12 +16,17 @@ rampart/haproxy (goal: req/s >= 1.2x, CPU/request <= 0.8x at saturation, <= 0.9x
 fixed rate).
 
 Then the upload-time ratio of issue 21 §4: a 10 MiB PUT (nginx stores it) through rampart over HTTP/2
-(curl --http2-prior-knowledge) and over HTTP/1.1 (curl --http1.1), the median of
---uploads each; goal: HTTP/2 at most 1.5x the HTTP/1.1 time. Also for haproxy, for
-reference.
+(curl --http2-prior-knowledge) and over HTTP/1.1 (curl --http1.1), in --uploads pairs
+(the two uploads of a pair back to back) per proxy and round, --upload-rounds rounds
+(the proxies take turns); the table gives the median times and the median and range
+of the per-pair ratios, for the wall time (curl's) and for the proxy's CPU time (all
+its threads, from schedstat), which a busy machine disturbs less; goal: HTTP/2 at most
+1.5x the HTTP/1.1 time. Also for haproxy, for reference. More binaries after the first
+two take part in the uploads (a before/after comparison in one run).
 
     scripts/bench-h2.py --rounds 5 --secs 10 /usr/sbin/haproxy target/release/rampart
     scripts/bench-h2.py --rounds 3 --secs 3 ...      (a quick check)
+    scripts/bench-h2.py --rounds 0 --uploads 10 --upload-rounds 3 /usr/sbin/haproxy old/rampart new/rampart
 """
 
 import argparse
@@ -168,20 +173,72 @@ def upload_secs(url, data, http):
     return float(secs)
 
 
-def upload_ratio(args, binary, tmp, backend, cert):
-    """(median HTTP/2 seconds, median HTTP/1.1 seconds) of 10 MiB uploads."""
+def upload_ratios(args, binary, tmp, backend, cert):
+    """[(HTTP/2 seconds, HTTP/1.1 seconds)] of --uploads pairs of 10 MiB uploads through one
+    proxy process, the two of a pair back to back (their order alternating), so that the
+    ratio of a pair sees the same load of the machine."""
     data = os.path.join(tmp, "upload.bin")
     if not os.path.exists(data):
         with open(data, "wb") as f:
             f.write(os.urandom(10 << 20))
     proxy = Proxy(binary, tmp, backend, cert, args.proxy_cpu)
+    pairs = []
+
+    def timed(url, http):
+        """(wall seconds, proxy CPU seconds) of one upload."""
+        before = cpu_ns(proxy.proc.pid)
+        wall = upload_secs(url, data, http)
+        return wall, (cpu_ns(proxy.proc.pid) - before) / 1e9
+
     try:
-        h2 = [upload_secs(proxy.url("h2c", "/up/f"), data, "--http2-prior-knowledge")
-              for _ in range(args.uploads)]
-        h1 = [upload_secs(proxy.url("h1", "/up/f"), data, "--http1.1") for _ in range(args.uploads)]
+        for i in range(args.uploads):
+            h2 = lambda: timed(proxy.url("h2c", "/up/f"), "--http2-prior-knowledge")
+            h1 = lambda: timed(proxy.url("h1", "/up/f"), "--http1.1")
+            if i % 2:
+                b, a = h1(), h2()
+            else:
+                a, b = h2(), h1()
+            pairs.append((a, b))
     finally:
         proxy.stop()
-    return statistics.median(h2), statistics.median(h1)
+    return pairs
+
+
+def cpu_ns(pid):
+    """The CPU time of all the process's threads so far, in nanoseconds (schedstat: finer
+    than the clock ticks of /proc/PID/stat)."""
+    total = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except OSError:
+            pass  # a thread that ended
+    return total
+
+
+def upload_report(args, names):
+    """The upload table: each proxy's median times and the median and range of its
+    per-pair ratios; the proxies take turns, --upload-rounds times."""
+    pairs = {n: [] for n, _ in names}
+    for r in range(args.upload_rounds):
+        order = names if r % 2 == 0 else names[::-1]
+        for n, b in order:
+            pairs[n] += upload_ratios(args, b, *args.upload_env)
+    print(f"\n{args.upload_rounds} rounds x {args.uploads} pairs of 10 MiB uploads per proxy; wall time "
+          "(curl's) and the proxy's CPU time (all threads, schedstat) per upload, medians; ratios: "
+          "median and range of the per-pair ratios")
+    print("\n| proxy | HTTP/2 (h2c) s | HTTP/1.1 s | time ratio h2/h1 (goal <= 1.5) | range | "
+          "proxy CPU h2 ms | CPU h1 ms | CPU ratio h2/h1 | range |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for n, _ in names:
+        p = pairs[n]
+        walls = sorted(a[0] / b[0] for a, b in p)
+        cpus = sorted(a[1] / max(b[1], 1e-9) for a, b in p)
+        med = lambda i, side: statistics.median(pair[side][i] for pair in p)
+        print(f"| {n} | {med(0, 0):.3f} | {med(0, 1):.3f} | {statistics.median(walls):.2f} | "
+              f"{walls[0]:.2f}-{walls[-1]:.2f} | {med(1, 0) * 1e3:.1f} | {med(1, 1) * 1e3:.1f} | "
+              f"{statistics.median(cpus):.2f} | {cpus[0]:.2f}-{cpus[-1]:.2f} |")
 
 
 def make_cert(tmp):
@@ -216,14 +273,17 @@ def main():
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--secs", type=int, default=10, help="measured seconds per run")
     p.add_argument("--rate", type=int, default=5000, help="total req/s of the rate scenarios")
-    p.add_argument("--uploads", type=int, default=5, help="10 MiB uploads per protocol")
+    p.add_argument("--uploads", type=int, default=5, help="pairs of 10 MiB uploads (h2, h1) per proxy and round")
+    p.add_argument("--upload-rounds", type=int, default=1, help="rounds of uploads (the proxies take turns)")
     p.add_argument("--proxy-cpu", default="1")
     p.add_argument("--client-cpu", default="0")
     p.add_argument("--only", default="", help="run only the scenarios whose name contains this")
-    p.add_argument("binaries", nargs=2, help="haproxy, then rampart")
+    p.add_argument("binaries", nargs="+", help="haproxy, then rampart (more binaries: uploads only)")
     args = p.parse_args()
+    if len(args.binaries) < 2:
+        p.error("give haproxy and rampart")
     names = [os.path.basename(b) for b in args.binaries]
-    if names[0] == names[1]:
+    if len(set(names)) < len(names):
         names = args.binaries
 
     tmp = tempfile.mkdtemp(prefix="bench-h2-")
@@ -253,12 +313,9 @@ def main():
                     flush=True)
         if args.rounds:
             report(results, names, args)
-        if args.uploads:
-            print("\n| proxy | 10 MiB upload, HTTP/2 (h2c) s | HTTP/1.1 s | ratio h2/h1 (goal <= 1.5) |")
-            print("|---|---|---|---|")
-            for n, b in zip(names, args.binaries):
-                h2, h1 = upload_ratio(args, b, tmp, backend, cert)
-                print(f"| {n} | {h2:.3f} | {h1:.3f} | {h2 / h1:.2f} |")
+        if args.uploads and args.upload_rounds:
+            args.upload_env = (tmp, backend, cert)
+            upload_report(args, list(zip(names, args.binaries)))
     finally:
         nginx.terminate()
         nginx.wait(10)

@@ -17,15 +17,22 @@ connection, so every request is its own wake-up of the event loop, as at a fixed
              gzip`, level 1), on one keep-alive connection (N/250 requests)
   text       the same requests without `Accept-Encoding`: with `gzip`, the table adds
              the instructions per MiB compressed (gzip minus text)
+HTTP/2 scenarios (h2load from nghttp2-client, `-n` requests over a fixed number of
+connections, so that their handshakes cancel out too; the proxy is saturated):
+  h2c-1x100, h2c-100x10   cleartext prior knowledge (`bind ... proto h2`), 1 connection x
+                          100 concurrent streams, 100 connections x 10 streams
+  tls-1x100, tls-100x10   the same over TLS (ALPN h2, an EC P-256 certificate)
 
 Usage: scripts/bench-instr.py [-n N] [--scenarios keepalive,close] [--syscalls|--cache] NAME=BINARY ...
+       scripts/bench-instr.py -n 3000 --scenarios h2c-1x100,h2c-100x10,tls-1x100,tls-100x10 \
+           haproxy=/usr/sbin/haproxy rampart=target/release/rampart
 With --syscalls it counts system calls per request instead (strace -c, same difference).
 With --cache, callgrind also simulates the caches (--cache-sim=yes: valgrind's model of
 this machine's L1 and last-level caches) and the table adds data-cache misses per request
 (D1: first level, reads and writes; LL: last level): what the instruction count does not
 show when a binary touches more memory per request than another.
 Prints a table: instructions per request per binary and scenario, and each binary's
-ratio to the first one. Needs valgrind (or strace) and nginx (Debian packages).
+ratio to the first one. Needs valgrind (or strace) and nginx, and h2load for the HTTP/2 scenarios (Debian packages).
 """
 
 import argparse
@@ -121,13 +128,48 @@ def load_text(port, n, gzip=False):
 
 
 LAST_BODY = [0]
-LOADS = {"keepalive": load_keepalive, "close": load_close, "text": load_text,
-         "gzip": lambda port, n: load_text(port, n, gzip=True)}
 # requests of a scenario's short run: N divided by this
 N_DIV = {"text": 250, "gzip": 250}
 # the proxy's extra `defaults` lines by scenario
 COMPRESSION = "    compression algo gzip\n    compression type text/plain\n"
 DEFAULTS = {"text": COMPRESSION, "gzip": COMPRESSION}
+
+
+def load_h2(transport, conns, streams):
+    """An h2load run of n requests over `conns` connections, `streams` at a time on each."""
+    def load(port, n):
+        scheme = "https" if transport == "tls" else "http"
+        argv = ["h2load", "-n", str(n), "-c", str(conns), "-m", str(streams), f"{scheme}://127.0.0.1:{port}/"]
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=600).stdout
+        m = re.search(r"requests: \d+ total, \d+ started, \d+ done, (\d+) succeeded", out)
+        if not m or int(m.group(1)) != n:
+            raise SystemExit(f"h2load: not {n} requests succeeded:\n{out}")
+    return load
+
+
+LOADS = {"keepalive": load_keepalive, "close": load_close, "text": load_text,
+         "gzip": lambda port, n: load_text(port, n, gzip=True),
+         "h2c-1x100": load_h2("h2c", 1, 100), "h2c-100x10": load_h2("h2c", 100, 10),
+         "tls-1x100": load_h2("tls", 1, 100), "tls-100x10": load_h2("tls", 100, 10)}
+
+CERT = [None]  # the TLS scenarios' certificate and key (one PEM file), made once
+
+
+def bind_words(scenario, tmp):
+    """The bind line's extra words for a scenario."""
+    if scenario.startswith("h2c"):
+        return " proto h2"
+    if scenario.startswith("tls"):
+        if CERT[0] is None:
+            pem, key = os.path.join(tmp, "cert.pem"), os.path.join(tmp, "key.pem")
+            subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+                            "-nodes", "-days", "2", "-subj", "/CN=localhost", "-keyout", key, "-out", pem],
+                           check=True, capture_output=True)
+            with open(pem, "a") as out, open(key) as k:
+                out.write(k.read())
+            CERT[0] = pem
+        return f" ssl crt {CERT[0]} alpn h2,http/1.1"
+    return ""
 
 
 def instructions(binary, scenario, n, backend, tmp, keep=None, cache=False):
@@ -136,7 +178,7 @@ def instructions(binary, scenario, n, backend, tmp, keep=None, cache=False):
     port = free_port()
     cfg = os.path.join(tmp, "proxy.cfg")
     with open(cfg, "w") as f:
-        f.write(proxy_http_cfg(port, backend, DEFAULTS.get(scenario, "")))
+        f.write(proxy_http_cfg(port, backend, DEFAULTS.get(scenario, ""), bind=bind_words(scenario, tmp)))
     out = os.path.join(tmp, "callgrind.out")
     proc = subprocess.Popen(
         ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
@@ -164,7 +206,7 @@ def syscalls(binary, scenario, n, backend, tmp):
     port = free_port()
     cfg = os.path.join(tmp, "proxy.cfg")
     with open(cfg, "w") as f:
-        f.write(proxy_http_cfg(port, backend, DEFAULTS.get(scenario, "")))
+        f.write(proxy_http_cfg(port, backend, DEFAULTS.get(scenario, ""), bind=bind_words(scenario, tmp)))
     out = os.path.join(tmp, "strace.out")
     proc = subprocess.Popen(["strace", "-f", "-c", "-o", out, binary, "-f", cfg],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

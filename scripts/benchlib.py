@@ -77,7 +77,7 @@ defaults
     timeout http-keep-alive 60s
 {defaults}
 frontend fe_http
-    bind 127.0.0.1:{port}
+    bind 127.0.0.1:{port}{bind}
 {frontend}    default_backend be_http
 
 backend be_http
@@ -91,6 +91,7 @@ def nginx_fixed_conf(tmp, port, body):
     return NGINX_FIXED.format(tmp=tmp, port=port, body=body)
 
 
-def proxy_http_cfg(port, backend, defaults="", frontend=""):
-    """[PROXY_HTTP]: the proxy on `port`, its server on `backend`."""
-    return PROXY_HTTP.format(port=port, backend=backend, defaults=defaults, frontend=frontend)
+def proxy_http_cfg(port, backend, defaults="", frontend="", bind=""):
+    """[PROXY_HTTP]: the proxy on `port`, its server on `backend`; `bind`: more words
+    for the bind line (` proto h2`, ` ssl crt ...`)."""
+    return PROXY_HTTP.format(port=port, backend=backend, defaults=defaults, frontend=frontend, bind=bind)

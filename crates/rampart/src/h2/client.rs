@@ -11,7 +11,8 @@
 //! when empty, `*` for `OPTIONS *`), then its fields in lower case without the connection-specific ones
 //! (`connection` and the fields it names, `keep-alive`, `proxy-connection`,
 //! `transfer-encoding`, `upgrade`; `te` only as `trailers`). A response's `:status`
-//! becomes an HTTP/1.1 status line with the standard reason, its fields the headers.
+//! becomes an HTTP/1.1 status line without a reason (`HTTP/1.1 200 `, as HAProxy 2.6's
+//! `h2_make_htx_response()` leaves it empty), its fields the headers.
 
 use rampart_proto::http::{HdrKind, Header, Slice};
 
@@ -161,7 +162,8 @@ pub fn response_head<'f>(
     }
     let status = status.ok_or(BadResponse("missing :status"))?;
     head.status = status;
-    head.reason = push(buf, crate::http::reason(status).as_bytes());
+    // HTTP/2 has no reason phrase: as HAProxy 2.6, an HTTP/1.1 client gets none
+    head.reason = push(buf, b"");
     let bodyless = method == Method::Head || matches!(status, 100..=199 | 204 | 304);
     head.body = match length {
         _ if bodyless => BodyLen::None,

@@ -110,12 +110,13 @@ impl DynTable {
     /// PERF: a linear scan; a table of 4096 bytes holds at most 128 entries.
     pub fn find(&self, name: &[u8], value: &[u8]) -> Option<(usize, bool)> {
         let mut by_name = None;
-        for pos in 0..self.entries.len() {
-            let (n, v) = self.get(pos)?;
-            if n != name {
+        // PERF: the lengths are compared before the bytes
+        for (pos, e) in self.entries.iter().rev().enumerate() {
+            if e.name_len != name.len() || &self.bytes[e.off..e.off + e.name_len] != name {
                 continue;
             }
-            if v == value {
+            let v = e.off + e.name_len;
+            if e.value_len == value.len() && &self.bytes[v..v + e.value_len] == value {
                 return Some((pos, true));
             }
             by_name.get_or_insert((pos, false));

@@ -499,7 +499,8 @@ fn as_switching_protocols(res: &mut MsgHead, buf: &mut Vec<u8>, up: &Upgrade) {
         Slice { start, end: buf.len() as u32 }
     };
     res.status = 101;
-    res.reason = push(crate::http::reason(101).as_bytes());
+    // no reason phrase, as HAProxy 2.6 converts it (`HTTP/1.1 101 `)
+    res.reason = push(b"");
     res.body = BodyLen::None;
     let (name, value) = (push(b"connection"), push(b"upgrade"));
     res.headers.push(Header { name, value, kind: HdrKind::Connection, drop: false });

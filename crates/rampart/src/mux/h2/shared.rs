@@ -9,6 +9,7 @@
 //! waker in its slot; the connection wakes it when DATA, window or room arrives.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 use std::task::Waker;
 
@@ -52,7 +53,7 @@ pub struct Shared {
     pub window_opened: bool,
     /// Streams that consumed DATA not credited back yet ([`Shared::queue_window_updates`]).
     wu_pending: Vec<u32>,
-    pub streams: HashMap<u32, Slot>,
+    pub streams: HashMap<u32, Slot, BuildHasherDefault<IdHasher>>,
     /// A request of this connection went to a server already (`http-reuse safe`).
     pub sent_before: bool,
     /// The connection is ending (GOAWAY sent or received, or an error): streams stop.
@@ -68,6 +69,66 @@ pub struct Shared {
     /// RST_STREAM frames queued since the connection's task last looked, and those
     /// of them for an error (`h2_rst_stream_resp`, `h2_detected_strm_protocol_errors`).
     pub rst_sent: (u64, u64),
+}
+
+/// The hash of a stream id in the slot map. PERF: SipHash cost a hundred instructions a
+/// lookup, a dozen lookups per stream; one multiplication suffices, since the map holds
+/// at most `tune.h2.max-concurrent-streams` ids, which a client cannot make collide into
+/// long chains.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u32(u32::from(b) ^ (self.0 as u32));
+        }
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        // the high half folded into the low one: the map picks buckets with the low
+        // bits, which the multiplication alone leaves odd for odd ids
+        let x = u64::from(n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 = x ^ (x >> 29);
+    }
+}
+
+/// The most request head buffers a thread keeps for the next streams.
+const SPARE_HEADS: usize = 256;
+/// The largest request head buffer kept for the next streams (a larger one was for an
+/// unusual head, and memory is not kept for it).
+const SPARE_HEAD_MAX: usize = 4096;
+
+thread_local! {
+    /// The buffers of ended streams' request heads (PERF: a stream's head is decoded
+    /// without allocating and growing a buffer). Per thread, as the pools of `buf`: an
+    /// idle connection holds none.
+    static HEAD_BUFS: std::cell::RefCell<Vec<Vec<u8>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// An empty buffer for a request head: an ended stream's, or a new one.
+pub fn take_head() -> Vec<u8> {
+    HEAD_BUFS.with(|p| p.borrow_mut().pop()).unwrap_or_else(|| Vec::with_capacity(1024))
+}
+
+/// A stream ended: its request head's buffer is kept for a next stream (within
+/// [`SPARE_HEADS`] and [`SPARE_HEAD_MAX`]).
+pub fn keep_head(mut buf: Vec<u8>) {
+    if buf.capacity() > SPARE_HEAD_MAX {
+        return;
+    }
+    buf.clear();
+    // `try_with`: during thread teardown the pool may already be gone
+    let _ = HEAD_BUFS.try_with(|p| {
+        let mut p = p.borrow_mut();
+        if p.len() < SPARE_HEADS {
+            p.push(buf);
+        }
+    });
 }
 
 /// One open stream.
@@ -117,7 +178,7 @@ impl Shared {
             conn_window,
             window_opened: false,
             wu_pending: Vec::new(),
-            streams: HashMap::new(),
+            streams: HashMap::default(),
             sent_before: false,
             closing: false,
             silent_drop: false,
@@ -257,8 +318,13 @@ impl Shared {
             return None;
         }
         let n = slot.inbox.len();
-        into.extend_from_slice(&slot.inbox);
-        slot.inbox.clear();
+        if into.is_empty() {
+            // PERF: the bytes change hands without a copy (the two buffers alternate)
+            std::mem::swap(into, &mut slot.inbox);
+        } else {
+            into.extend_from_slice(&slot.inbox);
+            slot.inbox.clear();
+        }
         let end = slot.remote_end || slot.reset.is_some();
         if n > 0 {
             self.consumed(id, n as u32);
@@ -364,5 +430,65 @@ impl FieldEncoder {
         });
         self.encoder.encode(list, &mut self.block);
         &self.block
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::hash::BuildHasher;
+
+    #[test]
+    fn stream_ids_spread_over_the_buckets() {
+        // the low bits pick a bucket: consecutive client ids (odd) must not share them
+        let build = BuildHasherDefault::<IdHasher>::default();
+        let mut low: Vec<u64> = (0..64u32).map(|i| build.hash_one(2 * i + 1) & 63).collect();
+        low.sort_unstable();
+        low.dedup();
+        assert!(low.len() >= 40, "only {} of 64 buckets used", low.len());
+        // and the map works with it
+        let mut s = Shared::new(65_535, 65_535);
+        for id in (1..400).step_by(2) {
+            s.open(id);
+        }
+        assert!((1..400).step_by(2).all(|id| s.streams.contains_key(&id)));
+        assert!(!s.streams.contains_key(&2) && !s.streams.contains_key(&401));
+    }
+
+    #[test]
+    fn ended_streams_leave_small_head_buffers_for_the_next_ones() {
+        let spare = || HEAD_BUFS.with(|p| p.borrow().len());
+        let mut used = Vec::with_capacity(2048);
+        used.extend_from_slice(b"GET / HTTP/2.0");
+        keep_head(used);
+        keep_head(Vec::with_capacity(SPARE_HEAD_MAX + 1)); // too large: freed
+        assert_eq!(spare(), 1);
+        let again = take_head();
+        assert!(again.is_empty() && again.capacity() >= 2048);
+        assert_eq!(spare(), 0);
+        assert!(take_head().capacity() >= 1024); // none left: a new one
+        for _ in 0..SPARE_HEADS + 3 {
+            keep_head(Vec::with_capacity(64));
+        }
+        assert_eq!(spare(), SPARE_HEADS);
+    }
+
+    #[test]
+    fn data_taken_into_an_empty_buffer_changes_hands_whole() {
+        let mut s = Shared::new(65_535, 65_535);
+        s.open(1);
+        s.streams.get_mut(&1).unwrap().inbox.extend_from_slice(b"abc");
+        let waker = std::task::Waker::noop();
+        let mut into = Vec::new();
+        assert_eq!(s.take_data(1, &mut into, waker), Some(false));
+        assert_eq!(into, b"abc");
+        // appended to what the caller holds
+        s.streams.get_mut(&1).unwrap().inbox.extend_from_slice(b"de");
+        assert_eq!(s.take_data(1, &mut into, waker), Some(false));
+        assert_eq!(into, b"abcde");
+        assert!(s.streams[&1].inbox.is_empty());
+        // five bytes consumed: credited back with the next write
+        s.queue_window_updates();
+        assert_eq!(s.out, [0, 0, 4, 8, 0, 0, 0, 0, 1, 0, 0, 0, 5]);
     }
 }
