@@ -105,7 +105,9 @@ fn lines(rx: &UdpSocket) -> Vec<String> {
 
 fn do_log_config(syslog: SocketAddr) -> String {
     format!(
-        "global\n  log {syslog} local0\n\
+        // one thread: lines of streams on two threads may reach the syslog server in
+        // either order (each thread sends its own)
+        "global\n  nbthread 1\n  log {syslog} local0\n\
          defaults\n  mode http\n  log global\n  timeout client 5s\n  timeout server 5s\n  timeout connect 1s\n\
          frontend fe1\n  bind fd@${{fe1}}\n  log-format \"%{{+Q}}r %[var(txn.step)]\"\n\
          \x20 tcp-request content set-var(txn.step) str(tcp-req)\n  tcp-request content do-log\n\
@@ -421,7 +423,9 @@ fn encodings_config(syslog: SocketAddr) -> String {
     let caps = "  capture request header Host len 20\n  capture request header X-Quote len 20\n\
                 \x20 capture response header X-Srv len 20\n  default_backend be\n";
     format!(
-        "global\n  log {syslog} local0\n\
+        // one thread: lines of streams on two threads may reach the syslog server in
+        // either order (each thread sends its own)
+        "global\n  nbthread 1\n  log {syslog} local0\n\
          defaults\n  mode http\n  log global\n  timeout client 5s\n  timeout server 5s\n  timeout connect 1s\n\
          frontend json\n  bind fd@${{json}}\n  log-format \"%{{+json}}o {n}\"\n{caps}\
          frontend cbor\n  bind fd@${{cbor}}\n  log-format \"%{{+cbor}}o {n} %(bin)[str(abc),sha1]\"\n{caps}\

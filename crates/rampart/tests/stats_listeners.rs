@@ -117,7 +117,10 @@ fn listener_rows_have_haproxys_fields_and_values() {
     let (ours, our_shape, _, _) = run(Path::new(env!("CARGO_BIN_EXE_rampart")));
     let (theirs, their_shape, _, _) = run(&haproxy);
     for key in ["fe/sock-1", "fe/named"] {
-        for col in ["type", "sid", "stot", "scur", "smax", "slim", "status", "mode", "dcon", "dses", "iid"] {
+        // not `smax`: on a loaded machine haproxy may accept the second connection
+        // before it has closed the first (2 where rampart says 1 in one run); the test
+        // above asserts rampart's value
+        for col in ["type", "sid", "stot", "scur", "slim", "status", "mode", "dcon", "dses", "iid"] {
             assert_eq!(ours[key][col], theirs[key][col], "{key} {col}");
         }
     }
