@@ -148,7 +148,7 @@ pub async fn serve<S: Sock>(client: S, mut sess: Session, pre: Option<Buf>, sess
     let rt = &sess.rt;
     let tune = &rt.h2;
     let h2_stats = rt.proxies[sess.fe].stats.fe_h2.clone();
-    let _open = OpenConn::new(&h2_stats);
+    let _open = Open::new(&h2_stats.total_conns, &h2_stats.open_conns);
     let stream_window = tune.initial_window_size.unwrap_or(STREAM_WINDOW);
     let shared = Shared::new(stream_window, CONN_WINDOW.max(stream_window));
     let shared: SharedRef = Arc::new(AtomicRefCell::new(shared));
@@ -247,39 +247,23 @@ pub async fn serve<S: Sock>(client: S, mut sess: Session, pre: Option<Buf>, sess
 /// sends after our GOAWAY.
 const LINGER_AFTER_ERROR: std::time::Duration = std::time::Duration::from_millis(500);
 
-/// An open HTTP/2 connection in its frontend's stats (`h2_open_connections`,
-/// `h2_total_connections`).
-struct OpenConn<'a>(&'a H2Stats);
+/// An open HTTP/2 connection or stream in its frontend's stats (`h2_open_connections`
+/// and `h2_total_connections`; `h2_backend_open_streams` and `h2_backend_total_streams`,
+/// until the stream ends or its connection does): counted in both on creation, out
+/// of the open one when dropped.
+struct Open<'a>(&'a std::sync::atomic::AtomicU64);
 
-impl<'a> OpenConn<'a> {
-    fn new(stats: &'a H2Stats) -> OpenConn<'a> {
-        stats.total_conns.inc();
-        stats.open_conns.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        OpenConn(stats)
+impl<'a> Open<'a> {
+    fn new(total: &crate::counters::Counter, open: &'a std::sync::atomic::AtomicU64) -> Open<'a> {
+        total.inc();
+        open.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Open(open)
     }
 }
 
-impl Drop for OpenConn<'_> {
+impl Drop for Open<'_> {
     fn drop(&mut self) {
-        self.0.open_conns.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
-    }
-}
-
-/// An open stream in its frontend's stats (`h2_backend_open_streams`,
-/// `h2_backend_total_streams`), until it ends or its connection does.
-struct OpenStream<'a>(&'a H2Stats);
-
-impl<'a> OpenStream<'a> {
-    fn new(stats: &'a H2Stats) -> OpenStream<'a> {
-        stats.total_streams.inc();
-        stats.open_streams.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        OpenStream(stats)
-    }
-}
-
-impl Drop for OpenStream<'_> {
-    fn drop(&mut self) {
-        self.0.open_streams.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
@@ -896,7 +880,8 @@ struct Opened {
 async fn run_stream(sess: &Session, shared: &SharedRef, opened: Opened, mut txn: Txn, head_buf: Vec<u8>) {
     let Opened { id, end_stream, first, tunnel } = opened;
     let rt = &sess.rt;
-    let _open = OpenStream::new(&rt.proxies[sess.fe].stats.fe_h2);
+    let h2_stats = &rt.proxies[sess.fe].stats.fe_h2;
+    let _open = Open::new(&h2_stats.total_streams, &h2_stats.open_streams);
     let body_len = txn.req.body;
     txn.req.arena_max = rt.bufsize.saturating_sub(head_buf.len().min(rt.max_head));
     let mut front = H2Front {
