@@ -31,11 +31,11 @@ pub(super) fn finish(p: &mut Parser) -> Config {
     let peers = std::mem::take(&mut p.peers);
     let localpeer = p.localpeer.clone();
     let resolvers = std::mem::take(&mut p.resolvers);
-    let builds = std::mem::take(&mut p.proxies);
+    let mut builds = std::mem::take(&mut p.proxies);
     let names = std::mem::take(&mut p.proxy_names);
     let http_errors = std::mem::take(&mut p.http_errors);
     let userlists = std::mem::take(&mut p.userlists);
-    let mut proxies: Vec<Proxy> = builds.iter().map(|b| b.px.clone()).collect();
+    let mut proxies: Vec<Proxy> = builds.iter_mut().map(final_proxy).collect();
     let defaults = collect_defaults(&p.defaults, &mut proxies, &builds, &http_errors, &mut p.diags);
     for i in 0..builds.len() {
         check_proxy(Builds { all: &builds, names: &names }, i, &mut proxies, &mut p.diags);
@@ -78,6 +78,20 @@ pub(super) fn finish(p: &mut Parser) -> Config {
         mailers,
         programs,
     }
+}
+
+/// The proxy the checks below complete, out of its parse state `b`. The checks read
+/// the parsed proxy in `b.px` (as written, before any check changed it) and write the
+/// copy; the servers, the bulk of a large configuration (100 000 in a generated one), are
+/// moved rather than copied, and read from the copy (no check changes them before the
+/// last read: `check_tcp_mode` is the first to).
+fn final_proxy(b: &mut ProxyBuild) -> Proxy {
+    let mut servers = std::mem::take(&mut b.px.servers);
+    // the model is kept for the process's life: no room left from the parser's pushes
+    servers.shrink_to_fit();
+    let mut px = b.px.clone();
+    px.servers = servers;
+    px
 }
 
 /// A `disabled` proxy is not started (HAProxy 2.6 skips it in `check_config_validity()`
@@ -130,7 +144,7 @@ fn check_proxy(builds: Builds<'_>, i: usize, proxies: &mut [Proxy], out: &mut Ve
     }
     if let Some(r) = &b.px.default_backend {
         proxies[i].default_backend = resolve_ref(builds, i, r, "default_backend", "as its default backend", out);
-        if proxies[i].default_backend.is_some() && !b.px.servers.is_empty() {
+        if proxies[i].default_backend.is_some() && !proxies[i].servers.is_empty() {
             out.push(Diag::warning(
                 Some(r.span.clone()),
                 format!("In proxy '{name}', the 'default_backend' rule always has precedence over the servers, which will never be used."),
@@ -157,7 +171,7 @@ fn check_proxy(builds: Builds<'_>, i: usize, proxies: &mut [Proxy], out: &mut Ve
         proxies[i].use_backends.clear();
     }
     check_timeouts(b, &mut proxies[i], out);
-    check_server_names(b, out);
+    check_server_names(b, &proxies[i].servers, out);
 }
 
 /// Finds the backend a frontend names; reports a missing one, a loop, or a mode the
@@ -209,7 +223,7 @@ fn check_timeouts(b: &ProxyBuild, px: &mut Proxy, out: &mut Vec<Diag>) {
     let t = &b.px.timeouts;
     let front_missing = b.px.cap.frontend && t.client.is_none();
     let back_missing = b.px.cap.backend
-        && !b.px.servers.is_empty()
+        && !px.servers.is_empty()
         && (t.connect.is_none() || (t.server.is_none() && (b.px.mode == Mode::Http || t.tunnel.is_none())));
     if front_missing || back_missing {
         out.push(Diag::warning(
@@ -226,8 +240,7 @@ fn check_timeouts(b: &ProxyBuild, px: &mut Proxy, out: &mut Vec<Diag>) {
     }
 }
 
-fn check_server_names(b: &ProxyBuild, out: &mut Vec<Diag>) {
-    let servers = &b.px.servers;
+fn check_server_names(b: &ProxyBuild, servers: &[crate::model::Server], out: &mut Vec<Diag>) {
     for (n, s) in servers.iter().enumerate() {
         if let Some(first) = servers[..n].iter().find(|o| o.name == s.name) {
             out.push(Diag::alert(

@@ -31,7 +31,7 @@ pub(super) fn check_proxy_rules(
     let (kind, name) = (b.kind.type_str(), b.px.name.as_str());
     for us in &mut px.use_servers {
         if let ServerTarget::Static { name: srv, index } = &mut us.target {
-            match b.px.servers.iter().position(|s| &s.name == srv) {
+            match px.servers.iter().position(|s| &s.name == srv) {
                 Some(i) => *index = i,
                 None => out.push(Diag::alert(
                     Some(us.span.clone()),

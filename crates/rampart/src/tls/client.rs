@@ -152,12 +152,12 @@ pub fn build_with(
     warnings: &mut Vec<Diag>,
 ) -> Option<ServerTlsRt> {
     let t = &srv.tls;
-    let px = &cfg.proxies[px_idx];
-    let ctx = format!("'server {}/{}' : ", px.name, srv.name);
-    let alert = |alerts: &mut Vec<Diag>, msg: String| alerts.push(Diag::alert(Some(srv.span.clone()), msg));
     if !t.ssl && !t.ssl_ctx && !t.check_ssl && !check_rules {
         return None;
     }
+    let px = &cfg.proxies[px_idx];
+    let ctx = format!("'server {}/{}' : ", px.name, srv.name);
+    let alert = |alerts: &mut Vec<Diag>, msg: String| alerts.push(Diag::alert(Some(srv.span.clone()), msg));
     let versions_msg = |why: String| format!("{ctx}proxy '{}': {why} for server '{}'.", px.name, srv.name);
     let (base, chain, warn) = match base(cfg, t, files, &ctx, &versions_msg) {
         Ok(b) => b,
