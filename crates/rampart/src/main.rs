@@ -462,6 +462,9 @@ fn start(
     let Some(maxconn) = size_process(cli, &cfg, nbthread, modes, rep) else {
         return 1;
     };
+    let needs = FixedNeeds { listener_fds: limits::listener_fds(&cfg, nbthread), nbthread: nbthread as u64 };
+    let (low, high) = cfg.global.pool_fd_ratios;
+    rampart::conn_pool::set_fd_budget(needs.maxsock(maxconn), low, high);
     if modes.debug || cli.verbose {
         // tokio's event loop is epoll. (A closed stdout is not worth failing for.)
         let _ = std::io::Write::write_all(&mut std::io::stdout(), b"Using epoll() as the polling mechanism.\n");

@@ -172,6 +172,9 @@ pub struct Global {
     pub maxconn: Option<u32>,
     pub pidfile: Option<PathBuf>,
     pub ulimit_n: Option<u64>,
+    /// `tune.pool-low-fd-ratio` and `tune.pool-high-fd-ratio`: the shares (in %) of
+    /// the process's descriptors that idle server connections may take (20 and 25).
+    pub pool_fd_ratios: (u8, u8),
     pub user: Option<String>,
     pub group: Option<String>,
     pub uid: Option<u32>,
@@ -310,6 +313,7 @@ impl Default for Global {
     fn default() -> Self {
         Global {
             default_path: None,
+            pool_fd_ratios: (20, 25),
             node: None,
             description: None,
             zero_warning: false,

@@ -3,6 +3,8 @@
 //! `maxsessrate`), or tune what rampart does its own way (pollers, accept batches,
 //! idle pools): those are accepted with a one-line warning saying so, or, when
 //! rampart behaves as the keyword asks anyway, without one (the keyword table says it).
+//! `tune.pool-low-fd-ratio`/`tune.pool-high-fd-ratio` set the idle connections' budget
+//! (`conn_pool::set_fd_budget`).
 //! HAProxy counterpart: their branches of `cfg_parse_global()` (src/cfgparse-global.c),
 //! `cfg_parse_pool_fd_ratio()` (src/server.c).
 
@@ -162,7 +164,12 @@ fn parse_fd_ratio(p: &mut Parser, words: &[String], span: &Span) {
     if arg(words, 1).is_empty() || !(0..=100).contains(&v) {
         return p.alert(span, format!("'{kw}' expects an integer argument between 0 and 100."));
     }
-    no_effect(p, span, kw, "idle server connections are bounded per server by pool-max-conn, not by file descriptors");
+    let v = v as u8; // 0..=100
+    if kw == "tune.pool-low-fd-ratio" {
+        p.global.pool_fd_ratios.0 = v;
+    } else {
+        p.global.pool_fd_ratios.1 = v;
+    }
 }
 
 /// `fd-hard-limit <n>`.
@@ -212,14 +219,23 @@ mod tests {
                 "tune.maxaccept",
                 "tune.maxpollevents",
                 "tune.idletimer",
-                "tune.pool-low-fd-ratio",
-                "tune.pool-high-fd-ratio",
                 "fd-hard-limit"
             ]
         );
         assert!(w
             .iter()
             .all(|l| l.contains("is accepted but has no effect in rampart (") && l.ends_with("; ignored.")));
+    }
+
+    #[test]
+    fn pool_fd_ratios_are_kept() {
+        let ratios = |text: &str| parse_ok(text).global.pool_fd_ratios;
+        assert_eq!(ratios("global
+"), (20, 25));
+        assert_eq!(ratios("global
+ tune.pool-low-fd-ratio 5
+ tune.pool-high-fd-ratio 100
+"), (5, 100));
     }
 
     #[test]

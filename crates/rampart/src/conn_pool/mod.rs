@@ -21,6 +21,7 @@ mod pool;
 mod shared;
 pub mod sock;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -28,8 +29,13 @@ pub use key::ConnKey;
 use shared::{Registry, ThreadPool};
 pub use sock::{BackSock, PlainSock, TlsConn};
 
-/// Idle connections kept per server per thread.
-const MAX_IDLE_PER_SERVER: usize = 256;
+/// Idle connections all threads keep together, past which a connection is parked only
+/// when its thread has none to its server (HAProxy's `pool_low_count`:
+/// `tune.pool-low-fd-ratio`, 20 %, of the descriptors the process may use), and past
+/// which none is parked (`pool_high_count`, `tune.pool-high-fd-ratio`, 25 %). Set at
+/// startup by [`set_fd_budget`]; until then, what HAProxy's default `maxconn` gives.
+static POOL_LOW: AtomicUsize = AtomicUsize::new(1640);
+static POOL_HIGH: AtomicUsize = AtomicUsize::new(2050);
 /// Idle connections not reused for this long are closed (HAProxy `pool-purge-delay`).
 pub const PURGE_DELAY: Duration = Duration::from_secs(5);
 /// How often idle connections are checked for a close by their server.
@@ -100,17 +106,41 @@ pub fn take(want: Wanted<'_>) -> Option<IdleConn> {
     .flatten()
 }
 
-/// Parks a connection for reuse in this thread's pool. When the pool for that server
-/// is full (`max`, its `pool-max-conn`, else [`MAX_IDLE_PER_SERVER`]) the connection
-/// itself is closed, as HAProxy does: the idle ones stay.
+/// Sets the idle budget of [`POOL_LOW`] and [`POOL_HIGH`] from `maxsock`, the
+/// descriptors the process may use, and the two `tune.pool-*-fd-ratio` percentages, as
+/// HAProxy computes its `pool_low_count` and `pool_high_count`.
+pub fn set_fd_budget(maxsock: u64, low_ratio: u8, high_ratio: u8) {
+    let count = |ratio: u8| usize::try_from((maxsock * u64::from(ratio)).div_ceil(100)).unwrap_or(usize::MAX);
+    POOL_LOW.store(count(low_ratio), Ordering::Relaxed);
+    POOL_HIGH.store(count(high_ratio), Ordering::Relaxed);
+}
+
+/// Parks a connection for reuse in this thread's pool, as HAProxy's
+/// `srv_add_to_idle_list()` decides: not beyond the server's `pool-max-conn` (`max`;
+/// unbounded without it), and within the descriptor budget: below [`POOL_LOW`] idle
+/// connections in all, or below [`POOL_HIGH`] when this thread holds none to the server.
+/// A connection not parked is closed: the idle ones stay.
 // COMPAT: HAProxy bounds `pool-max-conn` per process; rampart's pools are per thread,
-// so the bound applies to each thread (the same with `nbthread 1`).
+// so the bound applies to each thread (the same with `nbthread 1`). HAProxy weighs the
+// budget against every descriptor in use (its `ha_used_fds`), and below the low mark
+// also against the connections the server needed lately (`est_need_conns`); rampart
+// weighs it against the idle connections only, so it may keep more of them while the
+// process is busy (never more than `tune.pool-high-fd-ratio` of its descriptors), and
+// does not close an idle connection to make room for a new one.
 pub fn put(server: usize, stream: BackSock, key: ConnKey, uses: u32, max: Option<u32>) {
-    let max = max.map_or(MAX_IDLE_PER_SERVER, |m| (m as usize).min(MAX_IDLE_PER_SERVER));
-    if max == 0 {
+    if max == Some(0) {
         return;
     }
-    with_local(|mine| mine.with(|p| p.put(server, stream, key, uses, max)));
+    let max = max.map_or(usize::MAX, |m| m as usize);
+    let (low, high) = (POOL_LOW.load(Ordering::Relaxed), POOL_HIGH.load(Ordering::Relaxed));
+    with_local(|mine| {
+        let total = REGISTRY.idle_total();
+        mine.with(|p| {
+            if total < low || (total < high && p.count(server) == 0) {
+                p.put(server, stream, key, uses, max);
+            }
+        })
+    });
 }
 
 /// Closes the idle connections to `server` (`ServerRt::pool_key`) of every thread, as

@@ -67,6 +67,13 @@ impl<C> Registry<C> {
         Registry { pools: ArcSwapOption::const_empty() }
     }
 
+    /// Idle connections in the pools of all threads (each pool's count as of its last
+    /// change: no lock taken).
+    pub fn idle_total(&self) -> usize {
+        let pools = self.pools.load();
+        pools.as_deref().into_iter().flatten().map(|p| p.idle.load(Ordering::Relaxed)).sum()
+    }
+
     /// A new pool for the calling thread, visible to the others.
     pub fn join(&self) -> Arc<ThreadPool<C>> {
         let mine = Arc::new(ThreadPool::default());
