@@ -57,6 +57,9 @@ use rampart_cfg::model::Config;
 use crate::proxy::Runtime;
 
 pub use counters::{ProxyStats, ServerStats};
+pub use srvcmd::{apply_weight, set_maxconn};
+pub use srvdns::set_addr;
+pub use stat::{object_fields, Object};
 pub use srvadd::MakeServer;
 pub use types::Facts;
 
