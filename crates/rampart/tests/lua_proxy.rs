@@ -267,8 +267,10 @@ fn scripts_read_proxies_servers_and_listeners_and_change_servers() {
         assert!(has(l), "missing {l:?} in:\n{}", seen.join("\n"));
     }
     // after set_ready / check_force_up: back to UP
-    let last: Vec<_> = seen.iter().rev().take(3).collect();
-    assert!(last.iter().any(|l| *l == "s2.status=UP"), "{last:?}");
+    let last: Vec<_> = seen.iter().rev().take(6).map(String::as_str).collect();
+    for l in ["s1.status=no check", "s2.status=UP", "s3.status=no check", "be1.status=UP"] {
+        assert!(last.contains(&l), "{l}: {last:?}");
+    }
 }
 
 #[test]
