@@ -203,7 +203,11 @@ fn api_functions_not_there_yet_say_so() {
     assert_eq!(get(&p, "/sock").status, 200);
     assert_eq!(get(&p, "/be").status, 200);
     assert!(p.wait_output("core.set_nice is not supported yet by rampart", Duration::from_secs(5)), "{}", p.output());
-    assert!(p.wait_output("the StickTable class is not supported yet by rampart", Duration::from_secs(5)), "{}", p.output());
+    assert!(
+        p.wait_output("the StickTable class is not supported yet by rampart", Duration::from_secs(5)),
+        "{}",
+        p.output()
+    );
 }
 
 /// A task that sets a map entry every 50 ms (`on-1`, `on-2` ...), which a rule

@@ -166,7 +166,7 @@ fn start(binary: PathBuf) -> Setup {
 fn get(s: &Setup, path: &str, headers: &str) -> (u16, String, Vec<(String, String)>) {
     let mut c = RawClient::connect(s.p.addr("fe1")).unwrap();
     c.set_read_timeout(Duration::from_secs(5)).unwrap();
-    c.send(&format!("GET {path} HTTP/1.1\r\nHost: h\r\n{headers}\r\n")).unwrap();
+    c.send(format!("GET {path} HTTP/1.1\r\nHost: h\r\n{headers}\r\n")).unwrap();
     let r = c.read_response().unwrap();
     let hdrs = r.headers.0.iter().map(|(n, v)| (n.to_ascii_lowercase(), v.to_owned())).collect();
     (r.status, r.body_str(), hdrs)

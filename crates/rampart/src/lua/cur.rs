@@ -317,10 +317,12 @@ impl Cur<'_, '_, '_, '_> {
         if op.ends_with(b"get_headers") {
             let t = match &self.on {
                 On::Rule { x, env } if env.dir == want => headers_table(lua, x.msg.view(x.buf))?,
-                On::Sample(c) | On::Tcp(TcpOn { ctx: c, .. }) => match if want == Dir::Request { c.req } else { c.res } {
-                    Some(v) => headers_table(lua, v)?,
-                    None => return err(format!("the {what} is not available here")),
-                },
+                On::Sample(c) | On::Tcp(TcpOn { ctx: c, .. }) => {
+                    match if want == Dir::Request { c.req } else { c.res } {
+                        Some(v) => headers_table(lua, v)?,
+                        None => return err(format!("the {what} is not available here")),
+                    }
+                }
                 _ => return err(format!("the {what} headers are not available in these rules")),
             };
             return Ok(MultiValue::from_vec(vec![Value::Table(t)]));

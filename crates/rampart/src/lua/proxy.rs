@@ -164,7 +164,9 @@ fn class(lua: &Lua, name: &'static str, methods: &[(&'static str, Method)]) -> m
     for &(m, f) in methods {
         index.set(
             m,
-            lua.create_function(move |lua, (this, args): (Value, mlua::MultiValue)| f(lua, object(&this, name, m)?, args))?,
+            lua.create_function(move |lua, (this, args): (Value, mlua::MultiValue)| {
+                f(lua, object(&this, name, m)?, args)
+            })?,
         )?;
     }
     let meta = lua.create_table()?;

@@ -57,10 +57,10 @@ use rampart_cfg::model::Config;
 use crate::proxy::Runtime;
 
 pub use counters::{ProxyStats, ServerStats};
+pub use srvadd::MakeServer;
 pub use srvcmd::{apply_weight, set_maxconn};
 pub use srvdns::set_addr;
 pub use stat::{object_fields, Object};
-pub use srvadd::MakeServer;
 pub use types::Facts;
 
 /// HAProxy's default `stats timeout`.
