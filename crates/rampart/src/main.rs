@@ -484,6 +484,8 @@ fn start(
             return 1;
         }
     };
+    // Lua's core.proxies and its Proxy/Server classes, before a thread makes a state
+    rampart::build::lua_host::install(&rt);
     // (it reads the CA and CRL files again, for `show ssl ca-file`)
     // one copy of the model, shared with the CLI (which compiles what `set var` asks)
     let cfg = Arc::new(cfg);

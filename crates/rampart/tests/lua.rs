@@ -194,16 +194,20 @@ fn rules_naming_what_no_script_registered_fail_startup() {
 fn api_functions_not_there_yet_say_so() {
     let path = script(
         "missing",
-        "core.register_action('sock', { 'http-req' }, function(txn) core.parse_addr('x') end)\n\
-         core.register_action('be', { 'http-req' }, function(txn) local b = core.backends['x'] end)\n",
+        "core.register_action('sock', { 'http-req' }, function(txn) core.set_nice(1) end)\n\
+         core.register_action('be', { 'http-req' }, function(txn) local b = StickTable['x'] end)\n",
     );
     let s1 = HttpBackend::start("s1");
     let rules = "  http-request lua.sock if { path /sock }\n  http-request lua.be if { path /be }\n";
     let p = start(&cfg(&path, "", rules), &[("s1", s1.addr())]);
     assert_eq!(get(&p, "/sock").status, 200);
     assert_eq!(get(&p, "/be").status, 200);
-    assert!(p.wait_output("core.parse_addr is not supported yet by rampart", Duration::from_secs(5)), "{}", p.output());
-    assert!(p.wait_output("core.backends is not supported yet by rampart", Duration::from_secs(5)), "{}", p.output());
+    assert!(p.wait_output("core.set_nice is not supported yet by rampart", Duration::from_secs(5)), "{}", p.output());
+    assert!(
+        p.wait_output("the StickTable class is not supported yet by rampart", Duration::from_secs(5)),
+        "{}",
+        p.output()
+    );
 }
 
 /// A task that sets a map entry every 50 ms (`on-1`, `on-2` ...), which a rule

@@ -14,6 +14,7 @@
 
 mod balancer;
 mod dns;
+pub mod lua_host;
 pub mod readers;
 mod server;
 pub mod server_state;

@@ -165,6 +165,12 @@ pub fn set_drain(px: &ProxyRt, srv: usize, on: bool) {
 /// `set server <b>/<s> health|agent up|stopping|down`: forces the verdict of the health
 /// check (`agent`: of the agent) and the server's state, "changed from CLI".
 pub fn force_state(px: &ProxyRt, srv: usize, agent: bool, next: OperState) {
+    force_state_by(px, srv, agent, next, "CLI");
+}
+
+/// [`force_state`] for `by` (`CLI`, `Lua script`): the state changes "changed from
+/// <by>".
+pub fn force_state_by(px: &ProxyRt, srv: usize, agent: bool, next: OperState, by: &str) {
     let server = &px.be.servers[srv];
     let st = &server.state;
     let up = next != OperState::Stopped;
@@ -174,7 +180,7 @@ pub fn force_state(px: &ProxyRt, srv: usize, agent: bool, next: OperState) {
     }
     st.set_verdict(agent, up);
     let moved = st.oper() != next;
-    report::change_state(px, srv, next, &Reason::Via(", changed from CLI".to_owned()));
+    report::change_state(px, srv, next, &Reason::Via(format!(", changed from {by}")));
     if moved && st.is_drain() && !st.is_maint() {
         let msg = format!("{} remains in forced drain mode", label(px, srv));
         emit(px, Level::Warning, log_level::NOTICE, &msg);

@@ -26,7 +26,7 @@ mod track;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use admin::{force_state, set_drain, set_maint, set_weight};
+pub use admin::{force_state, force_state_by, set_drain, set_maint, set_weight};
 pub use passive::{observe, Event};
 pub use resolve::{log_only, notice, set_resolution_maint};
 pub use track::resolve_tracks;

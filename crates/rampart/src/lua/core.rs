@@ -174,6 +174,8 @@ pub(super) fn install(lua: &Lua, reg: &Arc<Reg>, shared: bool) -> mlua::Result<(
         })?,
     )?;
 
+    super::addr::install(lua, &core)?;
+
     // the prelude's `core.tcp()` wraps it in the Socket class
     core.set("_tcp", lua.create_function(|lua, ()| lua.create_userdata(super::sock::LuaSock::new()))?)?;
 

@@ -25,6 +25,9 @@ pub(crate) enum On<'s, 'x, 'rt, 'e> {
     Rule { x: &'s mut Exec<'x, 'rt>, env: &'s Env<'e> },
     /// A fetch or a converter: read only.
     Sample(&'s SampleCtx<'s>),
+    /// A `tcp-request`/`tcp-response content` action: the data in hand read only
+    /// (`txn.req`/`txn.res`), the client socket's options to set.
+    Tcp(TcpOn<'s>),
     /// A `tcp` service: its stream's fetches and variables.
     Applet { ctx: &'s SampleCtx<'s> },
     /// A task: no stream.
@@ -32,6 +35,16 @@ pub(crate) enum On<'s, 'x, 'rt, 'e> {
     /// A CLI command (`core.register_cli`): no stream; its AppletTCP reads what the
     /// client sends after the command.
     Cli,
+}
+
+/// What a TCP content action reaches of its stream.
+pub(crate) struct TcpOn<'s> {
+    pub ctx: &'s SampleCtx<'s>,
+    pub fc: &'s mut crate::action::sockopt::FcPending,
+    /// The stream is an HTTP one (its channels hold messages, not bytes).
+    pub http: bool,
+    /// No more data will come (the inspection is final).
+    pub final_data: bool,
 }
 
 /// How a script ended its stream with `txn:done()` / `core.done()`.
@@ -180,6 +193,35 @@ impl Cur<'_, '_, '_, '_> {
                 };
                 Ok(MultiValue::new())
             }
+            b"set_tos" | b"set_mark" | b"set_priority_class" | b"set_priority_offset" => {
+                let name = String::from_utf8_lossy(op);
+                let Some(v) = int_arg(&arg(0)) else {
+                    return err(format!("bad argument #1 to '{name}' (number expected, got {})", arg(0).type_name()));
+                };
+                if let On::Tcp(t) = &mut self.on {
+                    match op {
+                        b"set_tos" => t.fc.tos = Some(v as u32),
+                        b"set_mark" => t.fc.mark = Some(v as u32),
+                        _ => return err(format!("txn:{name}() in TCP rules is not supported yet by rampart")),
+                    }
+                    return Ok(MultiValue::new());
+                }
+                let On::Rule { x, .. } = &mut self.on else {
+                    return err(format!("txn:{name}() is only available in actions"));
+                };
+                let st = &mut *x.st;
+                match op {
+                    // as HAProxy's `conn_set_tos()`/`conn_set_mark()`: on the client
+                    // connection (rampart sets it once the rules ran, as `set-fc-tos`)
+                    b"set_tos" => st.fc.tos = Some(v as u32),
+                    b"set_mark" => st.fc.mark = Some(v as u32),
+                    b"set_priority_class" => {
+                        st.prio = crate::server::queue::Priority::new(v, i64::from(st.prio.offset_ms))
+                    }
+                    _ => st.prio = crate::server::queue::Priority::new(i64::from(st.prio.class), v),
+                }
+                Ok(MultiValue::new())
+            }
             b"done" => {
                 self.done = Some(match arg(0) {
                     Value::Table(r) => self.reply(&r)?,
@@ -188,6 +230,7 @@ impl Cur<'_, '_, '_, '_> {
                 Ok(MultiValue::new())
             }
             _ if op.starts_with(b"http.") => self.http(lua, &op[5..], &a),
+            _ if op.starts_with(b"chn.") => super::channel::call(lua, &self.on, &op[4..], &a),
             _ => err(format!("unknown operation '{}'", String::from_utf8_lossy(op))),
         }
     }
@@ -196,7 +239,7 @@ impl Cur<'_, '_, '_, '_> {
     fn with_ctx<R>(&self, f: impl FnOnce(&SampleCtx<'_>) -> R) -> mlua::Result<R> {
         match &self.on {
             On::Rule { x, env } => Ok(f(&env.ctx(x.msg, x.buf, x.st))),
-            On::Sample(c) | On::Applet { ctx: c } => Ok(f(c)),
+            On::Sample(c) | On::Applet { ctx: c } | On::Tcp(TcpOn { ctx: c, .. }) => Ok(f(c)),
             On::Task | On::Cli => err("a task has no transaction"),
         }
     }
@@ -204,7 +247,7 @@ impl Cur<'_, '_, '_, '_> {
     fn fe(&self) -> usize {
         match &self.on {
             On::Rule { env, .. } => env.fe,
-            On::Sample(c) | On::Applet { ctx: c } => c.fe,
+            On::Sample(c) | On::Applet { ctx: c } | On::Tcp(TcpOn { ctx: c, .. }) => c.fe,
             On::Task | On::Cli => 0,
         }
     }
@@ -274,10 +317,12 @@ impl Cur<'_, '_, '_, '_> {
         if op.ends_with(b"get_headers") {
             let t = match &self.on {
                 On::Rule { x, env } if env.dir == want => headers_table(lua, x.msg.view(x.buf))?,
-                On::Sample(c) => match if want == Dir::Request { c.req } else { c.res } {
-                    Some(v) => headers_table(lua, v)?,
-                    None => return err(format!("the {what} is not available here")),
-                },
+                On::Sample(c) | On::Tcp(TcpOn { ctx: c, .. }) => {
+                    match if want == Dir::Request { c.req } else { c.res } {
+                        Some(v) => headers_table(lua, v)?,
+                        None => return err(format!("the {what} is not available here")),
+                    }
+                }
                 _ => return err(format!("the {what} headers are not available in these rules")),
             };
             return Ok(MultiValue::from_vec(vec![Value::Table(t)]));
@@ -297,6 +342,17 @@ impl Cur<'_, '_, '_, '_> {
             b"set_path" => set_part(x, UriPart::Path, &name),
             b"set_query" => set_part(x, UriPart::Query, &name),
             b"set_uri" => set_part(x, UriPart::Uri, &name),
+            b"rep_header" | b"rep_value" => {
+                // as HAProxy: the regex compiled at each call, case-sensitive; the
+                // replacement taken as it is (`\N` for the groups)
+                let text = String::from_utf8_lossy(&value).into_owned();
+                let Ok(re) = crate::pattern::reg::compile(&text, false) else {
+                    let m = &op[..3];
+                    return err(format!("bad argument #3 to '{}_rep_hdr' (invalid regex)", String::from_utf8_lossy(m)));
+                };
+                rewrite::replace_header(x.msg, x.buf, &name, &re, &arg(2), op.ends_with(b"value"));
+                true
+            }
             b"set_status" => {
                 let Some(code) = a.first().and_then(Value::as_integer).and_then(|c| u16::try_from(c).ok()) else {
                     return err("res_set_status: bad status code");
@@ -329,6 +385,17 @@ impl Cur<'_, '_, '_, '_> {
             headers.push((n.as_bytes().to_vec(), v.as_bytes().to_vec()));
         }
         Ok(Done::Reply(status, reason, headers, body.as_bytes().to_vec()))
+    }
+}
+
+/// An integer argument as `luaL_checkinteger()` takes it (a float with an integer
+/// value, a string that reads as one).
+fn int_arg(v: &Value) -> Option<i64> {
+    match v {
+        Value::Integer(i) => Some(*i),
+        Value::Number(n) if n.fract() == 0.0 => Some(*n as i64),
+        Value::String(s) => s.to_str().ok()?.trim().parse().ok(),
+        _ => None,
     }
 }
 

@@ -15,6 +15,10 @@
 //! - `cli`: the stats socket's commands scripts register (`core.register_cli`)
 //! - `applet_tcp`: `tcp` services (`tcp-request content use-service lua.<name>`) and
 //!   their AppletTCP object
+//! - `proxy`: the Proxy, Server and Listener classes, `core.proxies` ... (on a
+//!   [`ProxyHost`] the process installs)
+//! - `addr`: `core.parse_addr`, `core.match_addr`
+//! - `channel`: `txn.req`/`txn.res` in TCP content actions (reading methods)
 //! - `sock`: `core.tcp()` sockets on the event loop (the prelude's Socket class and
 //!   `core.httpclient()` sit on them)
 //!
@@ -29,11 +33,14 @@
 //! PERF: nothing here runs, nor is any state created, unless a configuration loads a
 //! script: the rules only hold Lua actions when one does.
 
+mod addr;
 mod applet_tcp;
+mod channel;
 pub mod cli;
 mod core;
 mod cur;
 mod map;
+mod proxy;
 mod run;
 mod sock;
 
@@ -47,6 +54,7 @@ use std::time::Duration;
 use rampart_cfg::model::LuaSettings;
 use rampart_cfg::{Config, Diag};
 
+pub use proxy::{set_proxy_host, CheckKind, Forced, LuaVal, Obj, ProxyHost, PxInfo, PxOp, SrvOp};
 pub use run::start_thread;
 
 /// What the Lua runtime reads of the configuration, once per process.
@@ -91,6 +99,7 @@ pub fn prepare(cfg: &Config) -> Vec<Diag> {
         service_timeout: lua.service_timeout.unwrap_or(Some(Duration::from_secs(4))),
         quiet: cfg.global.quiet,
     };
+    CUTS_SESSIONS.store(mentions_shut(lua), std::sync::atomic::Ordering::Relaxed);
     let (names, diags) = state::check_load(&settings);
     if !diags.is_empty() {
         return diags;
@@ -101,6 +110,26 @@ pub fn prepare(cfg: &Config) -> Vec<Diag> {
     let _ = SETTINGS.set(settings);
     run::install();
     Vec::new()
+}
+
+/// A script loaded by the configuration names `shut_sess` or `shut_bcksess`.
+static CUTS_SESSIONS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether the servers keep their connections in use so that Lua's
+/// `Server:shut_sess()` and `Proxy:shut_bcksess()` can cut them. PERF: that costs a
+/// descriptor duplicate and a lock per server connection, so only configurations
+/// whose `lua-load*` files name one of these methods pay it (COMPAT: a script that
+/// reaches them otherwise, from a module it `require`s or by a computed name, cuts
+/// nothing; see docs/COMPATIBILITY.md, section Lua).
+pub fn cuts_server_sessions() -> bool {
+    CUTS_SESSIONS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+fn mentions_shut(lua: &LuaSettings) -> bool {
+    lua.loads.iter().any(|l| {
+        // `shut_sess`, `shut_bcksess`
+        std::fs::read(&l.path).is_ok_and(|code| code.windows(8).any(|w| w == b"shut_ses" || w == b"shut_bck"))
+    })
 }
 
 /// The map and pattern files of the configuration, by path, for `core.set_map` and

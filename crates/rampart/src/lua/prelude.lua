@@ -272,10 +272,40 @@ function core.concat() return setmetatable({ parts = {}, n = 0 }, Concat) end
 core.register_filter = not_yet("core.register_filter")
 core.get_var = not_yet("core.get_var")
 core.set_nice = not_yet("core.set_nice")
-core.parse_addr = not_yet("core.parse_addr")
-core.match_addr = not_yet("core.match_addr")
-core.tokenize = not_yet("core.tokenize")
 core.event_sub = not_yet("core.event_sub")
+
+-- core.tokenize(str, separators [, ignore_empty]): the end of the string ends the
+-- last token, as HAProxy's loop reads its terminating NUL.
+-- As HAProxy, the flag is read when given as the exact third argument (nil there is
+-- an error).
+function core.tokenize(str, sep, ...)
+  for i, v in ipairs({ str, sep }) do
+    if type(v) ~= "string" and type(v) ~= "number" then
+      error("bad argument #" .. i .. " to 'tokenize' (string expected, got " .. type(v) .. ")", 2)
+    end
+  end
+  local ignore_empty = false
+  if select("#", ...) == 1 then
+    ignore_empty = ...
+    if type(ignore_empty) ~= "boolean" then error("bad argument #3 to 'tokenize' (boolean expected)", 2) end
+  end
+  str, sep = tostring(str), tostring(sep)
+  local t, n, token, last = {}, 0, 1, #str + 1
+  for i = 1, last do
+    if i == last or string.find(sep, string.sub(str, i, i), 1, true) then
+      if not ignore_empty or i > token then
+        n = n + 1
+        t[n] = string.sub(str, token, i - 1)
+      end
+      token = i + 1
+    end
+  end
+  return t
+end
+
+-- core.proxies, core.frontends, core.backends: set once the files are loaded
+-- (`lua::proxy`), nil while they load, as in HAProxy 2.6 (which has no
+-- core.listeners either).
 
 local function missing_table(what)
   return setmetatable({}, {
@@ -283,10 +313,6 @@ local function missing_table(what)
     __pairs = function() error(what .. " is not supported yet by rampart", 2) end,
   })
 end
-core.backends = missing_table("core.backends")
-core.frontends = missing_table("core.frontends")
-core.proxies = missing_table("core.proxies")
-core.listeners = missing_table("core.listeners")
 
 StickTable = missing_table("the StickTable class")
 
@@ -339,17 +365,26 @@ function TXN:done(reply)
   error(DONE, 0)
 end
 function TXN:set_loglevel(level) return cur("set_loglevel", level) end
-TXN.set_tos = not_yet("txn:set_tos")
-TXN.set_mark = not_yet("txn:set_mark")
-TXN.set_priority_class = not_yet("txn:set_priority_class")
-TXN.set_priority_offset = not_yet("txn:set_priority_offset")
+function TXN:set_tos(v) return cur("set_tos", v) end
+function TXN:set_mark(v) return cur("set_mark", v) end
+function TXN:set_priority_class(v) return cur("set_priority_class", v) end
+function TXN:set_priority_offset(v) return cur("set_priority_offset", v) end
 TXN.get_headers = not_yet("txn:get_headers")
 TXN.deflog = function(self, msg) core.log(core.info, msg) end
 
--- txn.req / txn.res (Channel) are not there yet: reading them says so.
-setmetatable(TXN, { __index = function(_, k)
-  if k == "req" or k == "res" then error("txn." .. k .. " (Channel) is not supported yet by rampart", 2) end
-end })
+-- txn.req / txn.res: the Channel class. The methods reading the data in hand run in
+-- TCP content actions (`lua::channel`); those changing it are not there yet.
+local Channel = {}
+Channel.__index = Channel
+for _, m in ipairs({ "dup", "data", "line", "input", "output", "get_in_len", "get_out_len",
+                     "is_full", "may_recv", "is_resp" }) do
+  Channel[m] = function(self, ...) return cur("chn." .. m, self._res, ...) end
+end
+for _, m in ipairs({ "get", "getline", "set", "append", "prepend", "insert", "remove", "send", "forward" }) do
+  Channel[m] = not_yet("Channel:" .. m .. "()")
+end
+TXN.req = setmetatable({ _res = false }, Channel)
+TXN.res = setmetatable({ _res = true }, Channel)
 
 -- txn:reply(): the reply txn:done() sends.
 local Reply = {}

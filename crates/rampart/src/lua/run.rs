@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use mlua::{Function, MultiValue, Table, Thread, ThreadStatus, Value};
 
-use super::cur::{slot_key, Cur, Done, On};
+use super::cur::{slot_key, Cur, Done, On, TcpOn};
 use super::state::{message, route, with_state, LuaState, Pending, Route, TIMEOUT};
 use crate::action::http::{Env, Exec};
 use crate::action::lua::{LuaAct, LuaRunner, LuaWait};
@@ -274,13 +274,16 @@ impl LuaRunner for Runner {
         };
         let can_wait = !x.final_data && x.lua.is_some();
         loop {
+            let mut fc = x.fc;
             let (turn, done) = {
                 let ctx = x.ctx();
-                let mut cur = Cur { on: On::Sample(&ctx), st: &st, done: None };
+                let on = On::Tcp(TcpOn { ctx: &ctx, fc: &mut fc, http: x.http, final_data: x.final_data });
+                let mut cur = Cur { on, st: &st, done: None };
                 let (turn, took) = resume(&st, &co, args, &mut cur, settings.session_timeout, spent);
                 spent += took;
                 (turn, cur.done.is_some())
             };
+            x.fc = fc;
             args = MultiValue::new();
             match turn {
                 // `txn:done()` in TCP rules: the connection ends

@@ -407,6 +407,7 @@ fn build(settings: &Settings, shared: bool) -> Result<LuaState, LoadError> {
         f.call::<()>(mlua::Variadic::from_iter(args))
             .map_err(|e| (format!("Lua runtime error: {}", message(&e)), span.clone(), rank))?;
     }
+    super::proxy::post_init(&lua).map_err(err)?;
     sync_memory(&lua, &budget.mem, settings.lua.maxmem);
     Ok(LuaState {
         lua,

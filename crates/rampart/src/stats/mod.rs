@@ -58,6 +58,9 @@ use crate::proxy::Runtime;
 
 pub use counters::{ProxyStats, ServerStats};
 pub use srvadd::MakeServer;
+pub use srvcmd::{apply_weight, set_maxconn};
+pub use srvdns::set_addr;
+pub use stat::{object_fields, Object};
 pub use types::Facts;
 
 /// HAProxy's default `stats timeout`.

@@ -88,7 +88,9 @@ pub fn set_server(cli: &Cli, _: &mut Session, words: &[&str]) -> String {
         Some("health") => set_health(px, i, value),
         Some("agent") => set_agent(px, i, value),
         Some("fqdn") => super::srvdns::set_fqdn(px, i, value),
-        Some("addr") => super::srvdns::set_addr(px, i, value, words.get(5).copied(), words.get(6).copied()),
+        Some("addr") => {
+            super::srvdns::set_addr(px, i, value, words.get(5).copied(), words.get(6).copied(), "stats socket command")
+        }
         Some("ssl") => super::srvadd::set_ssl(px, i, value),
         Some(w @ ("agent-addr" | "agent-port" | "agent-send" | "check-addr" | "check-port")) => {
             format!("'set server <srv> {w}' is not supported yet.\n")
@@ -138,8 +140,9 @@ fn set_agent(px: &ProxyRt, i: usize, value: Option<&str>) -> String {
 }
 
 /// Parses and applies a weight as HAProxy's `server_parse_weight_change_request()`
-/// does: `<w>` (0..256) or `<w>%` of the initial weight.
-fn apply_weight(px: &ProxyRt, i: usize, value: Option<&str>) -> String {
+/// does: `<w>` (0..256) or `<w>%` of the initial weight. Empty: done; else HAProxy's
+/// message (also for Lua's `Server:set_weight()`).
+pub fn apply_weight(px: &ProxyRt, i: usize, value: Option<&str>) -> String {
     let Some(text) = value else { return "Require <weight> or <weight%>.\n".to_owned() };
     let initial = px.be.servers[i].state.uweight();
     let w = match parse_weight(text, initial) {
@@ -151,6 +154,32 @@ fn apply_weight(px: &ProxyRt, i: usize, value: Option<&str>) -> String {
     }
     check::set_weight(px, i, w);
     String::new()
+}
+
+/// Parses and applies a server's maxconn as HAProxy's
+/// `server_parse_maxconn_change_request()` does (Lua's `Server:set_maxconn()`; the CLI's
+/// `set maxconn server` is not there yet): `None` when done, else HAProxy's message.
+/// A negative value reads as 0 (no limit; HAProxy stores it in a signed field). Queued
+/// streams are not dispatched at once: a freed slot or the queue timeout moves them.
+pub fn set_maxconn(px: &ProxyRt, i: usize, text: &str) -> Option<&'static str> {
+    if text.is_empty() {
+        return Some("Require <maxconn>.\n");
+    }
+    let t = text.trim_start();
+    let (neg, rest) = match t.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, t.strip_prefix('+').unwrap_or(t)),
+    };
+    let end = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+    if end == 0 {
+        return Some("maxconn string empty or preceded by garbage");
+    }
+    if end < rest.len() {
+        return Some("Trailing garbage in maxconn string");
+    }
+    let n = if neg { 0 } else { rest[..end].parse::<u64>().unwrap_or(u64::MAX).min(u64::from(u32::MAX)) as u32 };
+    px.be.servers[i].maxconn.store(n, std::sync::atomic::Ordering::Relaxed);
+    None
 }
 
 /// A weight argument: `Err` is HAProxy's message (two have no final newline, as in

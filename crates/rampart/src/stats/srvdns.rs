@@ -41,13 +41,21 @@ pub fn set_fqdn(px: &ProxyRt, i: usize, value: Option<&str>) -> String {
 }
 
 /// `set server <b>/<s> addr <ip> [port <port>]`: the server's address (and port), out of
-/// the maintenance for want of an address.
-pub fn set_addr(px: &ProxyRt, i: usize, addr: Option<&str>, kw: Option<&str>, port: Option<&str>) -> String {
+/// the maintenance for want of an address. `updater` names who asked in the message
+/// (`stats socket command`, `Lua script`), as HAProxy's `srv_update_addr_port()`.
+pub fn set_addr(
+    px: &ProxyRt,
+    i: usize,
+    addr: Option<&str>,
+    kw: Option<&str>,
+    port: Option<&str>,
+    updater: &str,
+) -> String {
     let srv = &px.be.servers[i];
     let Some(text) = addr.filter(|a| !a.is_empty()) else {
         return "set server <b>/<s> addr requires an address and optionally a port.\n".to_owned();
     };
-    let by = " by 'stats socket command'\n";
+    let by = &format!(" by '{updater}'\n");
     let Ok(ip) = text.parse::<IpAddr>() else { return format!("Invalid addr '{text}'{by}") };
     if srv.unix.is_some() {
         return format!(

@@ -183,6 +183,34 @@ pub(super) fn cell(rt: &Runtime, row: Row, level: Level, name: &str) -> Option<V
     field(rt, row.0, row.1, row.2, level, i)
 }
 
+/// An object of the stats, as Lua's `get_stats()` methods name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Object {
+    Frontend(usize),
+    Backend(usize),
+    Server(usize, usize),
+    Listener(usize, usize),
+}
+
+/// The generic fields of `obj` that have a value (not the per-module ones), by name,
+/// at the admin level: what HAProxy's Lua `get_stats()` methods return
+/// (`stats_fill_*_stats(..., STAT_SHLGNDS)` over `ST_F_TOTAL_FIELDS`). A listener
+/// without `option socket-stats` has no counters: no field.
+pub fn object_fields(rt: &Runtime, obj: Object) -> Vec<(&'static str, Val)> {
+    let (idx, kind, sub) = match obj {
+        Object::Frontend(p) => (p, Kind::Frontend, None),
+        Object::Backend(p) => (p, Kind::Backend, None),
+        Object::Server(p, s) => (p, Kind::Server, Some(s)),
+        Object::Listener(p, l) => (p, Kind::Listener, Some(l)),
+    };
+    if kind == Kind::Listener && sub.is_some_and(|l| rt.proxies[idx].fe.listeners[l].stats.is_none()) {
+        return Vec::new();
+    }
+    (0..MODULE_FIELDS_AT)
+        .filter_map(|i| field(rt, idx, kind, sub, Level::Admin, i).map(|v| (STAT_FIELDS[i].0, v)))
+        .collect()
+}
+
 /// The text of `show stat` for `req`, at the session's `level`.
 pub fn render(rt: &Runtime, req: &Request, level: Level) -> String {
     let mut out = String::with_capacity(8192);
