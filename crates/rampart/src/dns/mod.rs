@@ -30,10 +30,10 @@ pub use follow::set_ip;
 pub async fn resolve_ip(rt: &Arc<Runtime>, res: usize, name: &str, prefer_v6: bool) -> Option<std::net::IpAddr> {
     let pick = |ips: &[std::net::IpAddr]| ips.iter().find(|ip| ip.is_ipv6() == prefer_v6).or(ips.first()).copied();
     if let Some(ips) = rt.resolvers[res].fresh_answer(name, prefer_v6) {
-        return pick(&ips);
+        return pick(&ips[..]);
     }
     let (ips, _) = follow::resolve(rt, res, name, prefer_v6).await.ok()?;
-    pick(&ips)
+    pick(&ips[..])
 }
 
 /// Starts, on the calling worker thread (the first one), one task per server name a

@@ -30,6 +30,11 @@ pub(super) async fn serve<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: 
     // `AN_REQ_FLT_HTTP_HDRS`): the compression algorithm, `filter trace`
     ana::filters::request(s, txn, front.req_buf());
     txn.st.flt.cache_hit = Some(idx);
+    if s.be.is_none() {
+        // intercepted by the frontend (`intercepted` in its stats row), as HAProxy
+        // counts an applet its frontend chose
+        s.rt.proxies[s.fe].stats.fe_intercepted.inc();
+    }
     let not_modified =
         crate::cache::rules::not_modified(txn.req.view(front.req_buf()), entry.etag.as_deref(), entry.last_modified);
     let mut head = MsgHead { arena_max: s.rt.bufsize, ..MsgHead::default() };
