@@ -137,8 +137,12 @@ fn server_template_slots_come_back_from_the_state_file_as_haproxy() {
         assert!(h.iter().any(|r| r.0 == "-" && r.2 == "-" && r.4 == "32"), "{h:?}");
     }
     if let [r, h] = &stories[..] {
-        assert_eq!(holdings(&r.restored), holdings(&h.restored), "rampart then haproxy");
-        assert_eq!(holdings(&r.after_dns), holdings(&h.after_dns), "rampart then haproxy");
+        // each run had its own servers: their ports differ
+        let portless = |rows: &[Vec<String>]| -> Vec<(String, String, String, String)> {
+            holdings(rows).into_iter().map(|(f, _, a, o, ad)| (f, a, o, ad)).collect()
+        };
+        assert_eq!(portless(&r.restored), portless(&h.restored), "rampart then haproxy");
+        assert_eq!(portless(&r.after_dns), portless(&h.after_dns), "rampart then haproxy");
     }
 }
 

@@ -173,7 +173,7 @@ fn state_file_atoi(s: &str) -> i64 {
 
 /// Applies to each server of `px` its line, taken out of `tree`.
 fn apply_proxy(px: &ProxyRt, conf: &Proxy, tree: &mut HashMap<String, Line>, warnings: &mut Vec<String>) {
-    for srv in px.be.servers.iter().filter(|s| !s.hidden) {
+    for (i, srv) in px.be.servers.iter().enumerate().filter(|(_, s)| !s.hidden) {
         let Some(line) = tree.remove(&format!("{} {}", px.name, srv.name)) else { continue };
         let methods = conf.servers.iter().find(|s| s.name == srv.name).map_or(&[][..], |s| &s.resolve.init_addr[..]);
         let msg = match state_file::check(&line) {
@@ -183,6 +183,9 @@ fn apply_proxy(px: &ProxyRt, conf: &Proxy, tree: &mut HashMap<String, Line>, war
         if let Some(msg) = msg {
             warnings.push(format!("server-state application failed for server '{}/{}'{msg}", px.name, srv.name))
         }
+        // the balancer learns a server the line brought up (a slot that started without
+        // an address)
+        crate::health::sync_lb(px, i);
     }
 }
 
@@ -220,7 +223,6 @@ fn apply_server(srv: &ServerRt, init_addr: &[InitAddr], st: &state_file::State) 
     if !s.is_forced_maint() && fdrain && (st.iweight > 0 || s.uweight() == 0) {
         s.set_drain(true);
     }
-    s.restore_last_change(st.since_change);
     // checks and agents disabled on the runtime API stay so
     let (configured, enabled) = (0x2, 0x4);
     if srv.check.is_some() && st.check_state & configured != 0 && st.check_state & enabled == 0 {
@@ -234,6 +236,9 @@ fn apply_server(srv: &ServerRt, init_addr: &[InitAddr], st: &state_file::State) 
         s.set_eweight(st.uweight);
     }
     apply_last_addr(srv, init_addr, st.addr.as_deref());
+    // after the address: taking it is no change of state (HAProxy's `init-addr last`
+    // runs after the state is applied and keeps its age)
+    s.restore_last_change(st.since_change);
     if let Some(msg) = apply_fqdn(srv, st) {
         // as HAProxy, the port is not applied then (the address was)
         return Some(msg);
