@@ -38,7 +38,10 @@ const CACHE: &str = "cache c\n  total-max-size 4\n  max-age 60\n";
 /// What a client saw of one response: status, the headers compression and the cache
 /// touch, and the body once decoded.
 #[derive(Debug, PartialEq)]
-struct Seen(Vec<(u16, Vec<(String, Option<String>)>, Vec<u8>)>);
+struct Seen(Vec<(u16, Heads, Vec<u8>)>);
+
+/// Header names and their values (if present).
+type Heads = Vec<(String, Option<String>)>;
 
 impl Normalize for Seen {
     fn normalize(&mut self, _n: &Normalizer) {}

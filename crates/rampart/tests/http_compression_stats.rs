@@ -26,9 +26,9 @@ fn backend() -> HttpBackend {
             "/css" => Reply::ok().header("Content-Type", "text/css").body(text()),
             "/404" => Reply::new(404).header("Content-Type", "text/plain").body(text()),
             // 100 bytes, then the rest 1.5 s later: a compressor held open meanwhile
-            "/slow" => {
-                Reply::ok().header("Content-Type", "text/plain").chunks([text()[..100].to_vec(), text()], Duration::from_millis(1500))
-            }
+            "/slow" => Reply::ok()
+                .header("Content-Type", "text/plain")
+                .chunks([text()[..100].to_vec(), text()], Duration::from_millis(1500)),
             _ => Reply::ok().header("Content-Type", "text/plain").body(text()),
         })
         .start()

@@ -117,8 +117,10 @@ fn srv_story(binary: &Path) -> SrvStory {
 
 #[test]
 fn server_template_slots_come_back_from_the_state_file_as_haproxy() {
-    let stories: Vec<SrvStory> =
-        binaries("server_template_slots_come_back_from_the_state_file_as_haproxy").iter().map(|b| srv_story(b)).collect();
+    let stories: Vec<SrvStory> = binaries("server_template_slots_come_back_from_the_state_file_as_haproxy")
+        .iter()
+        .map(|b| srv_story(b))
+        .collect();
     for st in &stories {
         // each slot holding a target comes back with it, its port and its address, up,
         // though the nameserver is silent; the empty slot stays in maintenance
@@ -228,8 +230,10 @@ fn do_resolve_story(binary: &Path) -> (Vec<String>, usize, usize) {
 
 #[test]
 fn do_resolve_reuses_the_answer_a_server_keeps_as_haproxy() {
-    let stories: Vec<_> =
-        binaries("do_resolve_reuses_the_answer_a_server_keeps_as_haproxy").iter().map(|b| do_resolve_story(b)).collect();
+    let stories: Vec<_> = binaries("do_resolve_reuses_the_answer_a_server_keeps_as_haproxy")
+        .iter()
+        .map(|b| do_resolve_story(b))
+        .collect();
     let ips: Vec<String> = ["10.0.0.1", "10.0.0.1", "10.0.0.2", "10.0.0.2"].iter().map(|i| format!("ip={i}")).collect();
     // a.test: answered from the server's resolution, no query; b.test: asked each time
     assert_eq!(stories[0], (ips, 0, 2));

@@ -23,8 +23,12 @@ pub struct ResolversRt {
     answers: ArcSwap<Answers>,
 }
 
-/// Valid answers by (lower-case name, IPv6 preferred), with when each came.
-type Answers = HashMap<(String, bool), (Arc<[IpAddr]>, Instant)>;
+/// A name asked: lower case, and whether IPv6 is preferred.
+type AnswerKey = (String, bool);
+/// A valid answer's addresses and when it came.
+type Answer = (Arc<[IpAddr]>, Instant);
+/// Valid answers by name asked.
+type Answers = HashMap<AnswerKey, Answer>;
 
 impl ResolversRt {
     pub fn new(conf: &Resolvers) -> ResolversRt {
@@ -74,9 +78,7 @@ impl ResolversRt {
     }
 }
 
-fn clone_entry(
-    (k, (ips, at)): (&(String, bool), &(Arc<[IpAddr]>, Instant)),
-) -> ((String, bool), (Arc<[IpAddr]>, Instant)) {
+fn clone_entry((k, (ips, at)): (&AnswerKey, &Answer)) -> (AnswerKey, Answer) {
     (k.clone(), (ips.clone(), *at))
 }
 
