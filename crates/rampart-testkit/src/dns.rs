@@ -35,6 +35,18 @@ struct Zone {
     /// Names that are a CNAME of another: the answer is the CNAME, then the target's
     /// records of the asked type.
     cnames: HashMap<String, String>,
+    /// Queries received, by name asked (lower case).
+    asked: HashMap<String, usize>,
+}
+
+impl Zone {
+    /// Counts query `q` under its name, then answers it.
+    fn count_and_answer(&mut self, q: &[u8]) -> Option<Vec<u8>> {
+        if let Some((name, _, _)) = question(q) {
+            *self.asked.entry(name).or_default() += 1;
+        }
+        answer(q, self)
+    }
 }
 
 /// How an answer is spoiled on purpose.
@@ -82,6 +94,11 @@ impl DnsServer {
     /// Queries received so far.
     pub fn queries(&self) -> usize {
         self.queries.load(Ordering::Relaxed)
+    }
+
+    /// Queries received so far for `name` (any type).
+    pub fn queries_for(&self, name: &str) -> usize {
+        self.zone().asked.get(&name.to_ascii_lowercase()).copied().unwrap_or(0)
     }
 
     fn zone(&self) -> std::sync::MutexGuard<'_, Zone> {
@@ -171,7 +188,7 @@ fn serve_udp(sock: UdpSocket, zone: &Mutex<Zone>, queries: &AtomicUsize) {
     let mut buf = [0u8; 4096];
     while let Ok((n, from)) = sock.recv_from(&mut buf) {
         queries.fetch_add(1, Ordering::Relaxed);
-        if let Some(reply) = answer(&buf[..n], &zone.lock().unwrap_or_else(|e| e.into_inner())) {
+        if let Some(reply) = zone.lock().unwrap_or_else(|e| e.into_inner()).count_and_answer(&buf[..n]) {
             let _ = sock.send_to(&reply, from);
         }
     }
@@ -189,7 +206,7 @@ fn serve_tcp(listener: TcpListener, zone: Arc<Mutex<Zone>>, queries: Arc<AtomicU
                     return;
                 }
                 queries.fetch_add(1, Ordering::Relaxed);
-                let reply = answer(&q, &zone.lock().unwrap_or_else(|e| e.into_inner()));
+                let reply = zone.lock().unwrap_or_else(|e| e.into_inner()).count_and_answer(&q);
                 if let Some(reply) = reply {
                     let mut out = (reply.len() as u16).to_be_bytes().to_vec();
                     out.extend(reply);

@@ -13,7 +13,7 @@ use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
 use http_common::RAMPART;
-use rampart_testkit::{Differential, HttpBackend, Normalize, Normalizer, Proxy, RawClient, Reply, Running};
+use rampart_testkit::{eventually, Differential, HttpBackend, Normalize, Normalizer, Proxy, RawClient, Reply, Running};
 
 /// 20000 bytes that compress well.
 fn text() -> Vec<u8> {
@@ -25,6 +25,10 @@ fn backend() -> HttpBackend {
         .respond(|req| match req.path.as_str() {
             "/css" => Reply::ok().header("Content-Type", "text/css").body(text()),
             "/404" => Reply::new(404).header("Content-Type", "text/plain").body(text()),
+            // 100 bytes, then the rest 1.5 s later: a compressor held open meanwhile
+            "/slow" => Reply::ok()
+                .header("Content-Type", "text/plain")
+                .chunks([text()[..100].to_vec(), text()], Duration::from_millis(1500)),
             _ => Reply::ok().header("Content-Type", "text/plain").body(text()),
         })
         .start()
@@ -226,4 +230,35 @@ fn maxzlibmem_is_reported_and_bounds_the_contexts() {
     assert_eq!(i["ZlibMemUsage"], "0", "no response is being compressed");
     assert_eq!(get(&p, "/", "gzip").as_deref(), Some("gzip"));
     assert_eq!(info(&p)["ZlibMemUsage"], "0", "given back at the end of the response");
+}
+
+#[test]
+fn maxzlibmem_counts_what_each_context_holds() {
+    // 1 MB: as many level-1 contexts as their table and first window fit (a context was
+    // charged zlib's 262 KiB before: 4 of them)
+    let (p, _s1) = start("  maxzlibmem 1\n");
+    let max: u64 = info(&p)["MaxZlibMemUsage"].parse().unwrap();
+    assert_eq!(max, 1 << 20);
+    let clients: Vec<RawClient> = (0..24)
+        .map(|_| {
+            let mut c = RawClient::connect(p.addr("fe1")).unwrap();
+            c.send("GET /slow HTTP/1.1\r\nHost: a\r\nAccept-Encoding: gzip\r\n\r\n").unwrap();
+            c
+        })
+        .collect();
+    // every head is in (the first 100 bytes went through the compressors)
+    let mut heads = Vec::new();
+    for mut c in clients {
+        let head = String::from_utf8_lossy(&c.read_until("\r\n\r\n").unwrap()).to_ascii_lowercase();
+        heads.push((c, head.contains("content-encoding: gzip")));
+    }
+    let compressed = heads.iter().filter(|(_, gz)| *gz).count() as u64;
+    let used: u64 = info(&p)["ZlibMemUsage"].parse().unwrap();
+    let per = used / compressed.max(1);
+    // a context's table (64 KiB), struct and the 100 bytes of window
+    assert!((64 * 1024..66 * 1024).contains(&per), "{used} for {compressed}");
+    assert!(compressed < 24 && compressed.abs_diff(max / per) <= 1, "{compressed} compressed, {per} each");
+    assert!(used <= max, "{used}");
+    drop(heads);
+    eventually!(info(&p)["ZlibMemUsage"] == "0", "given back as the responses end");
 }

@@ -204,7 +204,7 @@ pub static GLOBAL: &[Kw] = &[
     kw("maxsessrate", Partial("counted at accept, as maxconnrate: a connection that tcp-request connection rules reject counts too")),
     kw("maxsslconn", No),
     kw("maxsslrate", No),
-    kw("maxzlibmem", Partial(MAXZLIBMEM_PARTIAL)),
+    kw("maxzlibmem", Yes),
     kw("mworker-max-reloads", Yes),
     kw("nbproc", Rejected),
     kw("nbthread", Yes),
@@ -355,8 +355,6 @@ const HTTP_REQUEST_PARTIAL: &str = "every action of the http-request action tabl
 
 const MAXCOMPCPU_PARTIAL: &str = "the CPU usage is the process's over the last second, per thread, \
      not each thread's idle time in its poller";
-const MAXZLIBMEM_PARTIAL: &str = "counts an estimate of each gzip/deflate context's memory \
-     (zlib's formula), not the allocator's figures; brotli and zstd are not counted";
 const FILTER_PARTIAL: &str =
     "compression, cache, trace, spoe (see the filters section and the SPOE tables); not fcgi-app, opentracing";
 

@@ -45,11 +45,13 @@ pub fn cache_use(idx: u32, x: &mut Exec<'_, '_>, env: &Env<'_>) {
 }
 
 /// `cache-store`: whether the response may be stored, and what of it.
-pub fn cache_store(idx: u32, x: &mut Exec<'_, '_>, env: &Env<'_>) {
+pub fn cache_store(idx: u32, px: u32, x: &mut Exec<'_, '_>, env: &Env<'_>) {
     let Some(c) = env.rt.cache(idx) else { return };
     let st = &x.st.cache;
     let Some(key) = st.key else { return };
-    if st.hit.is_some() || env.ver == Some(Version::Http10) {
+    // a response the cache served is not stored again (HAProxy: "the response came
+    // from a cache")
+    if st.hit.is_some() || x.st.flt.cache_hit.is_some() || env.ver == Some(Version::Http10) {
         return;
     }
     let res = x.msg.view(x.buf);
@@ -75,7 +77,7 @@ pub fn cache_store(idx: u32, x: &mut Exec<'_, '_>, env: &Env<'_>) {
         return;
     }
     if let Some(p) = pending(c, idx, key, st.sec, vary, x) {
-        x.st.cache.store = Some(Box::new(p));
+        x.st.cache.store = Some(Box::new(Pending { px, ..p }));
     }
 }
 
@@ -133,5 +135,6 @@ fn pending(
         age,
         vary,
         sec,
+        px: 0,
     })
 }

@@ -404,7 +404,7 @@ impl<'c> Cx<'c> {
             HttpResAction::SetStatus(s) => set_status(s),
             HttpResAction::Var(v) => self.var(v, list)?,
             HttpResAction::StrictMode(on) => HttpAct::StrictMode(*on),
-            HttpResAction::CacheStore(name) => HttpAct::CacheStore(self.cache(name)?),
+            HttpResAction::CacheStore(name) => HttpAct::CacheStore(self.cache(name)?, self.px as u32),
             HttpResAction::SilentDrop => HttpAct::SilentDrop,
             HttpResAction::SetLogLevel(l) => HttpAct::SetLogLevel(super::log_level(*l)),
             HttpResAction::Capture { expr, id } => self.capture_res(expr, *id, list)?,

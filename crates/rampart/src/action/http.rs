@@ -56,8 +56,9 @@ pub enum HttpAct {
     Allow,
     /// `cache-use <cache>` (the cache's index).
     CacheUse(u32),
-    /// `cache-store <cache>`.
-    CacheStore(u32),
+    /// `cache-store <cache>`, and the proxy whose rule it is (whose cache filter
+    /// stores: it may come after the frontend's compression filter).
+    CacheStore(u32, u32),
     /// `deny`: the reply (403 by default, 502 on responses).
     Deny(Reply),
     /// `use-service prometheus-exporter`: the metrics (`crate::stats::prometheus`).
@@ -473,8 +474,8 @@ impl HttpAct {
                 super::cache::cache_use(*c, x, ctx);
                 Flow::Continue
             }
-            HttpAct::CacheStore(c) => {
-                super::cache::cache_store(*c, x, ctx);
+            HttpAct::CacheStore(c, px) => {
+                super::cache::cache_store(*c, *px, x, ctx);
                 Flow::Continue
             }
             HttpAct::SetPriority { offset, value } => {

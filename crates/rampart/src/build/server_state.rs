@@ -8,13 +8,17 @@
 //! What a line changes: the operational state and the check's health, forced
 //! maintenance and drain (a change of `disabled` in the configuration wins), the weight
 //! set at run time (unless the configured weight changed), the time of the last change,
-//! checks and agents disabled at run time, the port, and the address of a server whose
-//! address is a name when `init-addr` tries `last` first (the default).
-//! Not applied yet: the check's last status and result, an FQDN set at run time, SRV
-//! record slots, the check and agent addresses and ports (docs/COMPATIBILITY.md).
+//! checks and agents disabled at run time, the port, the address of a server whose
+//! address is a name when `init-addr` tries `last` first (the default), an FQDN set at
+//! run time, and the record target a `server-template` slot held (`srv_fqdn`,
+//! `srv_port`, `srvrecord`).
+//! Not applied yet: the check's last status and result, the check and agent addresses
+//! and ports (docs/COMPATIBILITY.md).
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use rampart_cfg::model::server_state::LoadFrom;
 use rampart_cfg::model::{Config, InitAddr, Proxy};
@@ -169,20 +173,25 @@ fn state_file_atoi(s: &str) -> i64 {
 
 /// Applies to each server of `px` its line, taken out of `tree`.
 fn apply_proxy(px: &ProxyRt, conf: &Proxy, tree: &mut HashMap<String, Line>, warnings: &mut Vec<String>) {
-    for srv in px.be.servers.iter().filter(|s| !s.hidden) {
+    for (i, srv) in px.be.servers.iter().enumerate().filter(|(_, s)| !s.hidden) {
         let Some(line) = tree.remove(&format!("{} {}", px.name, srv.name)) else { continue };
         let methods = conf.servers.iter().find(|s| s.name == srv.name).map_or(&[][..], |s| &s.resolve.init_addr[..]);
-        match state_file::check(&line) {
+        let msg = match state_file::check(&line) {
             Ok(st) => apply_server(srv, methods, &st),
-            Err(msg) => {
-                warnings.push(format!("server-state application failed for server '{}/{}'{msg}", px.name, srv.name))
-            }
+            Err(msg) => Some(msg),
+        };
+        if let Some(msg) = msg {
+            warnings.push(format!("server-state application failed for server '{}/{}'{msg}", px.name, srv.name))
         }
+        // the balancer learns a server the line brought up (a slot that started without
+        // an address)
+        crate::health::sync_lb(px, i);
     }
 }
 
-/// HAProxy's `srv_state_srv_update()` on rampart's server state.
-fn apply_server(srv: &ServerRt, init_addr: &[InitAddr], st: &state_file::State) {
+/// HAProxy's `srv_state_srv_update()` on rampart's server state; what could not be
+/// applied, for the warning.
+fn apply_server(srv: &ServerRt, init_addr: &[InitAddr], st: &state_file::State) -> Option<String> {
     let s = &srv.state;
     let (rise, fall) = srv.check.as_ref().map_or(srv.rise_fall, |c| (c.rise, c.fall));
     // the operational state (rampart has no STARTING: without `slowstart` it is UP)
@@ -214,7 +223,6 @@ fn apply_server(srv: &ServerRt, init_addr: &[InitAddr], st: &state_file::State) 
     if !s.is_forced_maint() && fdrain && (st.iweight > 0 || s.uweight() == 0) {
         s.set_drain(true);
     }
-    s.restore_last_change(st.since_change);
     // checks and agents disabled on the runtime API stay so
     let (configured, enabled) = (0x2, 0x4);
     if srv.check.is_some() && st.check_state & configured != 0 && st.check_state & enabled == 0 {
@@ -228,9 +236,54 @@ fn apply_server(srv: &ServerRt, init_addr: &[InitAddr], st: &state_file::State) 
         s.set_eweight(st.uweight);
     }
     apply_last_addr(srv, init_addr, st.addr.as_deref());
+    // after the address: taking it is no change of state (HAProxy's `init-addr last`
+    // runs after the state is applied and keeps its age)
+    s.restore_last_change(st.since_change);
+    if let Some(msg) = apply_fqdn(srv, st) {
+        // as HAProxy, the port is not applied then (the address was)
+        return Some(msg);
+    }
     if let Some(port) = st.port.filter(|_| srv.unix.is_none()) {
         let a = srv.addr.get();
         srv.addr.set(SocketAddr::new(a.ip(), port));
+    }
+    None
+}
+
+/// The `srv_fqdn` and `srvrecord` columns. A server whose name is configured takes the
+/// name set on the runtime API again (`set server fqdn`); a `server-template` slot
+/// filled from SRV records takes the record target it held, when the line names the
+/// same SRV request (the resolver then keeps the slot for that target, see
+/// `dns::follow`). `Some`: why the line was not applied (HAProxy's words).
+fn apply_fqdn(srv: &ServerRt, st: &state_file::State) -> Option<String> {
+    let fqdn = st.fqdn.as_deref()?;
+    let dns = srv.dns.as_deref();
+    match dns.and_then(|d| d.hostname()) {
+        Some(current) => {
+            let dns = dns?;
+            if *current == fqdn {
+                dns.fqdn_set.store(false, Ordering::Relaxed);
+            } else if st.fqdn_from_cli {
+                dns.hostname.store(Some(Arc::new(fqdn.to_owned())));
+                dns.fqdn_set.store(true, Ordering::Relaxed);
+            }
+            None
+        }
+        None => {
+            let record = st.srvrecord.as_deref()?;
+            let Some(dns) = dns.filter(|d| d.is_srv()) else {
+                return Some(format!(", no SRV resolution for server '{}'. Previous state not applied", srv.name));
+            };
+            if dns.conf_name != record {
+                return Some(format!(
+                    ", SRV record mismatch between configuration ('{}') and state file ('{record}) for server '{}'. \
+                     Previous state not applied",
+                    dns.conf_name, srv.name
+                ));
+            }
+            dns.hostname.store(Some(Arc::new(fqdn.to_owned())));
+            None
+        }
     }
 }
 

@@ -237,6 +237,8 @@ pub struct Pending {
     pub age: u32,
     pub vary: u8,
     pub sec: SecKey,
+    /// The proxy whose `cache-store` rule decided (whose cache filter stores).
+    pub px: u32,
 }
 
 impl Pending {

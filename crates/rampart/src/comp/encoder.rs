@@ -118,6 +118,17 @@ impl Encoder {
         }
     }
 
+    /// The memory counted against `maxzlibmem` (`ZlibMemUsage`): what rampart's fast
+    /// encoder holds now; for a zlib stream what zlib allocates at its defaults, as
+    /// HAProxy's zlib builds count it. Brotli and zstd are not zlib: not counted.
+    pub fn mem(&self) -> u64 {
+        match self {
+            Encoder::Fast(e) => e.mem(),
+            Encoder::Flate(_) => super::limit::DEFLATE_CTX_MEM,
+            _ => 0,
+        }
+    }
+
     /// Whether the level moves with the limits (gzip, deflate, raw-deflate).
     pub fn has_levels(&self) -> bool {
         matches!(self, Encoder::Fast(_) | Encoder::Flate(_))

@@ -11,8 +11,9 @@
 //! once. Level 0 (the limits of `comp::limit` lowered it) sends stored blocks; the
 //! data still enters the window, so level 1 may refer to it again.
 //!
-//! Memory per response: the hash table (64 KiB) and the window (up to 64 KiB plus the
-//! block being compressed), against zlib's ~262 KiB at its defaults.
+//! Memory per response: the hash table (64 KiB) and the window (allocated as data
+//! arrives: up to twice the 32 KiB window plus the block being compressed), against
+//! zlib's ~262 KiB at its defaults; [`FastDeflate::mem`] says what it holds now.
 
 /// The framing around a deflate stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -344,6 +345,13 @@ impl FastDeflate {
             check,
             size: 0,
         }
+    }
+
+    /// The memory the stream holds: itself, its hash table and its window as allocated
+    /// (it grows with the first blocks, up to twice the window plus a block). What
+    /// `maxzlibmem` counts for it.
+    pub fn mem(&self) -> u64 {
+        (std::mem::size_of::<FastDeflate>() + std::mem::size_of::<[u64; TABLE]>() + self.win.capacity()) as u64
     }
 
     /// From the next block on: 0 sends stored blocks, anything else compresses.

@@ -24,9 +24,11 @@ use crate::stick::freq;
 /// The window of the rates, in milliseconds.
 const PERIOD_MS: u32 = 1000;
 
-/// The memory a gzip/deflate context takes with zlib's defaults (window bits 15,
+/// The memory a zlib gzip/deflate context takes with zlib's defaults (window bits 15,
 /// memory level 8): zlib's formula `(1 << (wbits + 2)) + (1 << (memlevel + 9))`, plus
-/// the stream state. Counted against `maxzlibmem` (`ZlibMemUsage`).
+/// the stream state, as HAProxy's zlib builds count it. Counted against `maxzlibmem`
+/// (`ZlibMemUsage`) for the levels above 1 (zlib-rs); rampart's fast encoder at level
+/// 1 counts what it holds (`comp::fast::FastDeflate::mem`).
 pub const DEFLATE_CTX_MEM: u64 = (1 << 17) + (1 << 17) + 6 * 1024;
 
 /// A rate over the last second (HAProxy's `struct freq_ctr`).
@@ -148,6 +150,16 @@ impl Limits {
             return false;
         }
         true
+    }
+
+    /// A running compressor's memory went from `old` to `new` bytes (counted, never
+    /// refused).
+    pub fn resize(&self, old: u64, new: u64) {
+        if new > old {
+            self.mem_used.fetch_add(new - old, Relaxed);
+        } else {
+            self.mem_used.fetch_sub(old - new, Relaxed);
+        }
     }
 
     /// Gives back what [`Limits::reserve`] took.

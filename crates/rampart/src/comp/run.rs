@@ -10,7 +10,7 @@ use std::sync::Arc;
 use rampart_cfg::model::CompAlgo;
 
 use super::encoder::Encoder;
-use super::limit::{Level, Limits, DEFLATE_CTX_MEM};
+use super::limit::{Level, Limits};
 use crate::counters::stats::CompStats;
 
 /// A response being compressed.
@@ -20,7 +20,8 @@ pub struct Compressing {
     limits: Arc<Limits>,
     /// The frontend's and the backend's counters (the backend's: `None` without one).
     stats: [Option<Arc<CompStats>>; 2],
-    /// Memory reserved against `maxzlibmem`, given back on drop.
+    /// Memory counted against `maxzlibmem` (what the compressor holds, as of its last
+    /// block), given back on drop.
     mem: u64,
 }
 
@@ -32,23 +33,21 @@ impl std::fmt::Debug for Compressing {
 
 impl Compressing {
     /// Starts compressing with `algo` at `level` (`tune.comp.maxlevel`); `None` when
-    /// `maxzlibmem` leaves no room or the library fails. (The rate and CPU limits are
-    /// checked before, on the response head: [`Limits::allows_new`].)
+    /// `maxzlibmem` leaves no room for the compressor as it starts or the library
+    /// fails. (The rate and CPU limits are checked before, on the response head:
+    /// [`Limits::allows_new`].) What it holds later (the fast encoder's window filling)
+    /// is counted as it grows, never refused: a response is not cut half way.
     pub fn start(
         algo: CompAlgo,
         level: u32,
         limits: &Arc<Limits>,
         stats: [Option<Arc<CompStats>>; 2],
     ) -> Option<Compressing> {
-        let flate = matches!(algo, CompAlgo::Gzip | CompAlgo::Deflate | CompAlgo::RawDeflate);
-        let mem = if flate { DEFLATE_CTX_MEM } else { 0 };
+        let enc = Encoder::new(algo, level)?;
+        let mem = enc.mem();
         if !limits.reserve(mem) {
             return None;
         }
-        let Some(enc) = Encoder::new(algo, level) else {
-            limits.release(mem);
-            return None;
-        };
         // identity compresses nothing: its bytes count as bypassed, as HAProxy's
         let level = Level::new(if algo == CompAlgo::Identity { 0 } else { level });
         Some(Compressing { enc, level, limits: limits.clone(), stats, mem })
@@ -58,6 +57,7 @@ impl Compressing {
     pub fn push(&mut self, data: &[u8], out: &mut Vec<u8>) -> std::io::Result<()> {
         let before = out.len();
         self.enc.push(data, out)?;
+        self.recount();
         self.adjust();
         self.count(data.len() as u64, (out.len() - before) as u64);
         Ok(())
@@ -73,6 +73,15 @@ impl Compressing {
             s.responses.inc();
         }
         Ok(())
+    }
+
+    /// After a block: counts what the compressor holds now.
+    fn recount(&mut self) {
+        let now = self.enc.mem();
+        if now != self.mem {
+            self.limits.resize(self.mem, now);
+            self.mem = now;
+        }
     }
 
     /// After a block: one level lower while the limits are exceeded, one higher
@@ -162,13 +171,33 @@ mod tests {
     }
 
     #[test]
-    fn maxzlibmem_bounds_the_contexts() {
-        let limits = Arc::new(Limits::new(0, 0, DEFLATE_CTX_MEM));
-        let a = Compressing::start(CompAlgo::Deflate, 1, &limits, [None, None]).unwrap();
-        assert_eq!(limits.mem_used(), DEFLATE_CTX_MEM);
+    fn maxzlibmem_counts_what_the_contexts_hold() {
+        // a fast (level 1) context starts with its hash table, without window
+        let unlimited = Arc::new(Limits::new(0, 0, 0));
+        let fresh = Compressing::start(CompAlgo::Gzip, 1, &unlimited, [None, None]).unwrap().mem;
+        assert!((64 * 1024..65 * 1024).contains(&fresh), "{fresh}");
+        assert_eq!(unlimited.mem_used(), 0, "given back on drop");
+
+        let limits = Arc::new(Limits::new(0, 0, 2 * fresh));
+        let mut a = Compressing::start(CompAlgo::Deflate, 1, &limits, [None, None]).unwrap();
+        let b = Compressing::start(CompAlgo::Gzip, 1, &limits, [None, None]).unwrap();
+        assert_eq!(limits.mem_used(), 2 * fresh);
+        assert!(Compressing::start(CompAlgo::Gzip, 1, &limits, [None, None]).is_none(), "no room");
+        drop(b);
+        // the window is counted as it fills, past the limit (a response is not cut)
+        a.push(&[b'x'; 40_000], &mut Vec::new()).unwrap();
+        assert!(a.mem >= fresh + 40_000, "{}", a.mem);
+        assert_eq!(limits.mem_used(), a.mem);
         assert!(Compressing::start(CompAlgo::Gzip, 1, &limits, [None, None]).is_none());
         drop(a);
         assert_eq!(limits.mem_used(), 0);
-        assert!(Compressing::start(CompAlgo::Gzip, 1, &limits, [None, None]).is_some());
+        // a zlib context (levels above 1) counts what zlib allocates
+        let z = Compressing::start(CompAlgo::Gzip, 6, &unlimited, [None, None]).unwrap();
+        assert_eq!(unlimited.mem_used(), crate::comp::limit::DEFLATE_CTX_MEM);
+        drop(z);
+        // brotli and zstd are not zlib
+        let br = Compressing::start(CompAlgo::Brotli, 1, &limits, [None, None]).unwrap();
+        assert_eq!(limits.mem_used(), 0);
+        drop(br);
     }
 }

@@ -30,9 +30,13 @@ pub async fn run_host(rt: Arc<Runtime>, be: usize, srv: usize) {
             match resolve(&rt, res, &host, dns.prefer_v6).await {
                 Ok((ips, ns)) => {
                     last_valid = Instant::now();
+                    rt.resolvers[res].keep_answer(&host, dns.prefer_v6, &ips);
                     apply_ips(&rt, be, srv, &ips, &host, (res, ns));
                 }
-                Err(f) => failed(&rt, be, srv, res, f, last_valid, &host),
+                Err(f) => {
+                    rt.resolvers[res].forget_answer(&host, dns.prefer_v6);
+                    failed(&rt, be, srv, res, f, last_valid, &host)
+                }
             }
         }
         gen = wait_next(&rt, res, &dns.fqdn_gen, gen).await;
@@ -170,7 +174,7 @@ pub async fn run_srv(rt: Arc<Runtime>, be: usize, first: usize) {
     let px = &rt.proxies[be];
     let mut slots: Vec<Slot> = (0..px.be.servers.len())
         .filter(|&i| px.be.servers[i].dns.as_deref().is_some_and(|d| d.conf_name == name && d.resolvers == Some(res)))
-        .map(|srv| Slot { srv, holds: None })
+        .map(|srv| Slot { srv, holds: restored(px, srv) })
         .collect();
     let mut last_valid = Instant::now();
     let never = std::sync::atomic::AtomicU64::new(0);
@@ -190,6 +194,15 @@ pub async fn run_srv(rt: Arc<Runtime>, be: usize, first: usize) {
         }
         wait_next(&rt, res, &never, 0).await;
     }
+}
+
+/// The record a slot holds at startup: the target and port `server-state-file` gave it
+/// (HAProxy puts the server in the SRV request's tree of named servers, so that the
+/// same target finds it again).
+fn restored(px: &ProxyRt, srv: usize) -> Option<(String, u16, Instant)> {
+    let server = &px.be.servers[srv];
+    let host = server.dns.as_deref()?.hostname()?;
+    Some((host.to_string(), server.addr.port(), Instant::now()))
 }
 
 /// Applies the records of one SRV answer to the slots.
@@ -247,9 +260,11 @@ async fn fill_slot(rt: &Arc<Runtime>, be: usize, res: usize, srv: usize, e: &pic
             crate::health::set_resolution_maint(px, srv, false, "", &e.target);
         }
         None => match resolve(rt, res, &e.target, prefer_v6).await {
-            Ok((ips, ns)) => apply_ips(rt, be, srv, &ips, &e.target, (res, ns)),
-            Err(_) if server.addr.ip().is_unspecified() => {}
-            Err(_) => {}
+            Ok((ips, ns)) => {
+                rt.resolvers[res].keep_answer(&e.target, prefer_v6, &ips);
+                apply_ips(rt, be, srv, &ips, &e.target, (res, ns))
+            }
+            Err(_) => rt.resolvers[res].forget_answer(&e.target, prefer_v6),
         },
     }
     let ignore = server.dns.as_deref().is_some_and(|d| d.ignore_weight);

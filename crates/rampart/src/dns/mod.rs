@@ -23,10 +23,17 @@ use crate::proxy::Runtime;
 pub use follow::set_ip;
 
 /// The address `name` resolves to, for `do-resolve`: the preferred family first, `None`
-/// when the name gives none (or the nameservers do not answer).
+/// when the name gives none (or the nameservers do not answer). As HAProxy 2.6, a
+/// valid answer a server following the same name (with the same preferred family) got
+/// less than `hold valid` ago is used without a query; a name no server follows is
+/// asked each time (HAProxy frees a resolution with its last requester).
 pub async fn resolve_ip(rt: &Arc<Runtime>, res: usize, name: &str, prefer_v6: bool) -> Option<std::net::IpAddr> {
+    let pick = |ips: &[std::net::IpAddr]| ips.iter().find(|ip| ip.is_ipv6() == prefer_v6).or(ips.first()).copied();
+    if let Some(ips) = rt.resolvers[res].fresh_answer(name, prefer_v6) {
+        return pick(&ips[..]);
+    }
     let (ips, _) = follow::resolve(rt, res, name, prefer_v6).await.ok()?;
-    ips.iter().find(|ip| ip.is_ipv6() == prefer_v6).or(ips.first()).copied()
+    pick(&ips[..])
 }
 
 /// Starts, on the calling worker thread (the first one), one task per server name a

@@ -4,10 +4,13 @@
 //! HAProxy counterparts: `struct resolvers`, `struct dns_counters`
 //! (include/haproxy/resolvers-t.h, dns-t.h), the `resolv_*` fields of `struct server`.
 
+use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
 
-use arc_swap::ArcSwapOption;
+use arc_swap::{ArcSwap, ArcSwapOption};
 use rampart_cfg::model::{Net, Resolvers};
 
 /// A `resolvers` section at run time.
@@ -16,12 +19,67 @@ pub struct ResolversRt {
     pub conf: Resolvers,
     /// One per nameserver, in configuration order.
     pub counters: Vec<NsCounters>,
+    /// The last valid answer for each name a server follows: what `do-resolve` reuses.
+    answers: ArcSwap<Answers>,
 }
+
+/// A name asked: lower case, and whether IPv6 is preferred.
+type AnswerKey = (String, bool);
+/// A valid answer's addresses and when it came.
+type Answer = (Arc<[IpAddr]>, Instant);
+/// Valid answers by name asked.
+type Answers = HashMap<AnswerKey, Answer>;
 
 impl ResolversRt {
     pub fn new(conf: &Resolvers) -> ResolversRt {
-        ResolversRt { counters: conf.nameservers.iter().map(|_| NsCounters::default()).collect(), conf: conf.clone() }
+        ResolversRt {
+            counters: conf.nameservers.iter().map(|_| NsCounters::default()).collect(),
+            conf: conf.clone(),
+            answers: ArcSwap::default(),
+        }
     }
+
+    /// A server's resolution of `name` (its preferred family first) got `ips`. As
+    /// HAProxy's resolutions, which a server keeps alive and `do-resolve` shares
+    /// (`resolv_pick_resolution()`): the answer is reused for `hold valid`. Answers
+    /// past it are dropped on the way.
+    pub fn keep_answer(&self, name: &str, prefer_v6: bool, ips: &[IpAddr]) {
+        let key = (name.to_ascii_lowercase(), prefer_v6);
+        let valid = self.conf.hold.valid;
+        let ips: Arc<[IpAddr]> = ips.into();
+        self.answers.rcu(|old| {
+            let mut next: Answers = old.iter().filter(|(_, (_, at))| at.elapsed() < valid).map(clone_entry).collect();
+            next.insert(key.clone(), (ips.clone(), Instant::now()));
+            next
+        });
+    }
+
+    /// A server's resolution of `name` failed: nothing is reused.
+    pub fn forget_answer(&self, name: &str, prefer_v6: bool) {
+        let key = (name.to_ascii_lowercase(), prefer_v6);
+        if self.answers.load().contains_key(&key) {
+            self.answers.rcu(|old| {
+                let mut next: Answers = old.iter().map(clone_entry).collect();
+                next.remove(&key);
+                next
+            });
+        }
+    }
+
+    /// The addresses of `name` a server's resolution got less than `hold valid` ago
+    /// (HAProxy's `do-resolve` uses them without a query).
+    pub fn fresh_answer(&self, name: &str, prefer_v6: bool) -> Option<Arc<[IpAddr]>> {
+        let answers = self.answers.load();
+        if answers.is_empty() {
+            return None;
+        }
+        let (ips, at) = answers.get(&(name.to_ascii_lowercase(), prefer_v6))?;
+        (at.elapsed() < self.conf.hold.valid).then(|| ips.clone())
+    }
+}
+
+fn clone_entry((k, (ips, at)): (&AnswerKey, &Answer)) -> (AnswerKey, Answer) {
+    (k.clone(), (ips.clone(), *at))
 }
 
 /// What one nameserver answered (`show resolvers`), HAProxy's names.

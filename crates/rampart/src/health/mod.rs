@@ -28,6 +28,7 @@ use std::time::Duration;
 
 pub use admin::{force_state, force_state_by, set_drain, set_maint, set_weight};
 pub use passive::{observe, Event};
+pub(crate) use report::sync_lb;
 pub use resolve::{log_only, notice, set_resolution_maint};
 pub use track::resolve_tracks;
 

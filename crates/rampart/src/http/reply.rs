@@ -29,6 +29,7 @@ impl ReplyTpl {
             buf: &self.buf,
             body: Cow::Borrowed(&self.buf[self.body.clone()]),
             has_length: self.has_length,
+            chunked: false,
             raw: false,
             close: false,
         }
@@ -42,6 +43,9 @@ pub struct Synth<'a> {
     pub buf: &'a [u8],
     pub body: Cow<'a, [u8]>,
     pub has_length: bool,
+    /// The body goes out chunked in HTTP/1 (compressed by a filter: its length was not
+    /// known when the head was decided, as for a server's response).
+    pub chunked: bool,
     /// `buf` is a whole response to send as it is, then close (an `errorfile`
     /// rampart's parser cannot read); an empty one closes without a response (an empty
     /// `errorfile`, as HAProxy).
@@ -53,11 +57,11 @@ pub struct Synth<'a> {
 impl<'a> Synth<'a> {
     /// Raw bytes to send as they are, then close.
     pub fn raw(bytes: &'a [u8]) -> Synth<'a> {
-        Synth { buf: bytes, body: Cow::Borrowed(&[]), has_length: false, raw: true, close: true }
+        Synth { buf: bytes, body: Cow::Borrowed(&[]), has_length: false, chunked: false, raw: true, close: true }
     }
 
     /// A built head (in the head's arena) with this body.
     pub fn built(body: Cow<'a, [u8]>) -> Synth<'a> {
-        Synth { buf: &[], body, has_length: true, raw: false, close: false }
+        Synth { buf: &[], body, has_length: true, chunked: false, raw: false, close: false }
     }
 }

@@ -843,6 +843,8 @@ fn render_var(v: Var, o: Opts, ctx: &SampleCtx<'_>, out: &mut Vec<u8>) {
         Var::Server => match (srv(), ctx.log.and_then(|l| l.applet)) {
             (Some(s), _) => text(out, Some(s.name.as_bytes()), o),
             (None, Some(id)) => text(out, Some(applet_name(id).as_bytes()), o),
+            // the cache's applet served the response, as HAProxy names it
+            (None, None) if ctx.flt.cache_hit.is_some() => text(out, Some(b"<CACHE>"), o),
             (None, None) => text(out, Some(b"<NOSRV>"), o),
         },
         Var::ServerIp => ip_text(out, srv().map(|s| s.addr), o),

@@ -1,15 +1,24 @@
 //! A response served from the cache in place of a server (`http-request cache-use`
 //! found the object): the stored response with its `Age`, or `304 Not Modified` for a
 //! conditional request it satisfies, through the `http-response` and
-//! `http-after-response` rules like a server's response, written by the front mux as
-//! any response rampart builds (so HTTP/2 clients get it too).
+//! `http-after-response` rules and the response filters like a server's response
+//! (`filter compression` after `filter cache` compresses a hit as HAProxy does: the
+//! object is stored as the server sent it), written by the front mux as any response
+//! rampart builds (so HTTP/2 clients get it too).
+//!
+//! As HAProxy's applets, a hit skips what a server needs: a frontend's hit chooses no
+//! backend (the log line reads `fe/<CACHE>`), a backend's no server (`be/<CACHE>`),
+//! and the request is not changed for a server (`unique-id-header`, `forwardfor`).
 //! HAProxy counterpart: the cache applet (`http_cache_io_handler()`,
-//! `htx_cache_add_age_hdr()`, src/cache.c).
+//! `htx_cache_add_age_hdr()`, src/cache.c), the applet branch of
+//! `http_process_req_common()` (src/http_ana.c).
 
 use std::borrow::Cow;
 
 use super::ana::http_res::ResState;
 use super::{ana, send_built, HttpFront, Next, Stream, Txn, TxnData, Verdict};
+use crate::filter::ResFilter;
+use crate::http::reply::Synth;
 use crate::http::MsgHead;
 use crate::sample::vars::VarStore;
 
@@ -17,7 +26,15 @@ use crate::sample::vars::VarStore;
 pub(super) async fn serve<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn, sess: &mut VarStore) -> Next {
     let Some((idx, entry)) = txn.st.cache.hit.take() else { return Next::Close };
     let Some(tpl) = crate::h1::msg::parse_reply(&entry.raw) else { return Next::Close };
+    // the filters' request side runs for an applet too (HAProxy keeps
+    // `AN_REQ_FLT_HTTP_HDRS`): the compression algorithm, `filter trace`
+    ana::filters::request(s, txn, front.req_buf());
     txn.st.flt.cache_hit = Some(idx);
+    if s.be.is_none() {
+        // intercepted by the frontend (`intercepted` in its stats row), as HAProxy
+        // counts an applet its frontend chose
+        s.rt.proxies[s.fe].stats.fe_intercepted.inc();
+    }
     let not_modified =
         crate::cache::rules::not_modified(txn.req.view(front.req_buf()), entry.etag.as_deref(), entry.last_modified);
     let mut head = MsgHead { arena_max: s.rt.bufsize, ..MsgHead::default() };
@@ -28,6 +45,8 @@ pub(super) async fn serve<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: 
         head.del_header(reply.buf, b"content-length");
         reply.body = Cow::Borrowed(&[]);
     }
+    // whether it will be compressed is decided before the rules (`res.comp`)
+    ana::filters::response_head(s, &mut txn.st, &head, reply.buf, false);
     // a shorter-lived view of the stream: the reply borrows the object
     let mut s2 = Stream {
         rt: s.rt,
@@ -65,6 +84,31 @@ pub(super) async fn serve<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: 
             return Next::Close;
         }
     }
+    let filters = ana::filters::response_filters(&s2, &mut txn.st, &mut head, reply.buf);
+    if filters.is_active() {
+        let Ok(filtered) = filter_body(filters, reply) else { return Next::Close };
+        reply = filtered;
+    }
     txn.synth.copy_from(&head);
     send_built(front, &mut s2, txn, sess, Some(reply)).await
+}
+
+/// The object's body through the response filters: seen by the taps (`filter trace`),
+/// compressed whole when compressing (then sent chunked, as HAProxy sends it).
+fn filter_body(mut f: ResFilter, mut reply: Synth<'_>) -> std::io::Result<Synth<'_>> {
+    for t in &mut f.taps {
+        t.data(&reply.body);
+    }
+    if let Some(mut c) = f.comp.take() {
+        let mut out = Vec::with_capacity(reply.body.len() / 2 + 64);
+        c.push(&reply.body, &mut out)?;
+        c.finish(&mut out)?;
+        reply.body = Cow::Owned(out);
+        reply.has_length = false;
+        reply.chunked = true;
+    }
+    for t in &mut f.taps {
+        t.end();
+    }
+    Ok(reply)
 }

@@ -365,6 +365,11 @@ async fn exchange<F: HttpFront>(
         cookies_of_refused(s, txn, front.req_buf(), v);
         return cold(conclude(front, s, txn, sess, v, reply)).await;
     }
+    if txn.st.cache.hit.is_some() {
+        // COMPAT: as HAProxy's applets, a frontend's `cache-use` hit skips the backend
+        // switching (the backend stays the frontend: `fe/<CACHE>` in the log)
+        return cold(cached::serve(front, s, txn, sess)).await;
+    }
     if stats_page::asked(front, s, txn, fe) {
         if let Some(next) = cold(stats_page::serve(front, s, txn, sess, fe)).await {
             return next;
@@ -397,6 +402,10 @@ async fn exchange<F: HttpFront>(
             cookies_of_refused(s, txn, front.req_buf(), v);
             return cold(conclude(front, s, txn, sess, v, reply)).await;
         }
+        if txn.st.cache.hit.is_some() {
+            // a backend's hit: no server is chosen (HAProxy's applet skips the rest)
+            return cold(cached::serve(front, s, txn, sess)).await;
+        }
         if stats_page::asked(front, s, txn, be) {
             if let Some(next) = cold(stats_page::serve(front, s, txn, sess, be)).await {
                 return next;
@@ -423,9 +432,6 @@ async fn exchange<F: HttpFront>(
     let direct = s.srv.filter(|&i| s.rt.proxies[be].be.servers.get(i).is_some_and(ServerRt::takes_persistent));
     ana::inner::run(s, txn, front.req_buf(), sess);
     ana::filters::request(s, txn, front.req_buf());
-    if txn.st.cache.hit.is_some() {
-        return cached::serve(front, s, txn, sess).await;
-    }
     let key = ana::switching::lb_key(s, be, input(txn, front.req_buf(), sess), front.req_body());
     let sni = ana::switching::sni(s, be, input(txn, front.req_buf(), sess));
 

@@ -380,18 +380,29 @@ impl<'a, S: Sock> HttpFront for H1Front<'a, S> {
         // and 408 pages, an errorfile saying so)
         let closing =
             reply.close || res.view(reply.buf).values(b"connection").any(|v| v.eq_ignore_ascii_case(b"close"));
-        let keep = self.keep_after_reply() && reply.has_length && !closing;
+        let keep = self.keep_after_reply() && (reply.has_length || reply.chunked) && !closing;
         let req = &self.req;
         let conn = response_conn_hdr(req.version, res.version, keep, false);
         let body = &reply.body[..];
         let bodyless = matches!(res.status, 100..=199 | 204 | 304);
-        let framing =
-            if reply.has_length && !bodyless { OutFraming::Length(body.len() as u64) } else { OutFraming::AsIs };
+        let framing = match () {
+            _ if bodyless => OutFraming::AsIs,
+            _ if reply.chunked => OutFraming::Chunked,
+            _ if reply.has_length => OutFraming::Length(body.len() as u64),
+            _ => OutFraming::AsIs,
+        };
         let mut out = Buf::take(self.sess.rt.bufsize);
         write_response_head(&mut out, res.view(reply.buf), conn, framing);
         let head_len = out.len() as u64;
         if req.method != Method::Head {
-            out.extend_from_slice(body);
+            if framing == OutFraming::Chunked {
+                if !body.is_empty() {
+                    crate::h1::write::push_chunk(&mut out, body);
+                }
+                out.extend_from_slice(b"0\r\n\r\n");
+            } else {
+                out.extend_from_slice(body);
+            }
         }
         if write_all(self.client, &out, fe.timeouts.client).await.is_err() {
             return Next::Close;

@@ -20,6 +20,14 @@ fn comp<'rt>(s: &Stream<'rt>) -> (Option<&'rt Compression>, Option<&'rt Compress
     (fe, be)
 }
 
+/// Whether the frontend's compression filter runs before the cache filter of proxy
+/// `px` (a backend's): the frontend's filters come first. COMPAT: as HAProxy's
+/// `cache_store_post_analyze()`, a response being compressed is then not stored (the
+/// cache would see compressed data); the order inside one proxy is checked at startup.
+fn comp_precedes(s: &Stream<'_>, px: usize) -> bool {
+    px != s.fe && s.rt.proxies[s.fe].comp.is_some()
+}
+
 /// The `filter trace` of the stream's frontend and backend (not `quiet`).
 fn traces<'s>(s: &'s Stream<'_>) -> impl Iterator<Item = crate::filter::trace::Trace> + 's {
     let be = s.be.filter(|&b| b != s.fe);
@@ -60,12 +68,14 @@ pub fn response_head(s: &Stream<'_>, st: &mut StreamState, res: &MsgHead, buf: &
 }
 
 /// After the `http-response` rules: the head's edits and the body filters (the
-/// cache's store first, then compression, the only order HAProxy accepts).
+/// cache's store first, then compression, the only order HAProxy accepts in a proxy).
 pub fn response_filters(s: &Stream<'_>, st: &mut StreamState, res: &mut MsgHead, buf: &[u8]) -> ResFilter {
     let mut f = ResFilter::default();
     if let Some(p) = st.cache.store.take() {
-        if let Some(c) = s.rt.caches.get(p.cache as usize) {
-            f.taps.push(Box::new(crate::filter::store::StoreTap::new(c.clone(), p)));
+        match s.rt.caches.get(p.cache as usize) {
+            Some(_) if st.flt.compressing && comp_precedes(s, p.px as usize) => {}
+            Some(c) => f.taps.push(Box::new(crate::filter::store::StoreTap::new(c.clone(), p))),
+            None => {}
         }
     }
     for t in traces(s) {
