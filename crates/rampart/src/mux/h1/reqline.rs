@@ -24,7 +24,12 @@ pub(super) fn keep_req_line(to: &mut Vec<u8>, head: &Head, buf: &[u8], max: usiz
     let line = first_line(&buf[method.start as usize..]);
     let after_uri = &line[(uri.end - method.start) as usize..];
     let vsn = after_uri.trim_ascii();
-    let canonical = uri.start == method.end + 1 && vsn.len() + 1 == after_uri.len() && head.uri_cut.is_empty();
+    let one_space = |at: usize| buf.get(at) == Some(&b' ');
+    let canonical = uri.start == method.end + 1
+        && one_space(method.end as usize)
+        && vsn.len() + 1 == after_uri.len()
+        && one_space(uri.end as usize)
+        && head.uri_cut.is_empty();
     if canonical {
         to.extend_from_slice(&line[..line.len().min(max)]);
         return;
@@ -67,6 +72,7 @@ mod tests {
     fn blanks_between_the_parts_become_one_space() {
         assert_eq!(kept(b"POST /1  HTTP/1.1\r\nHost: x\r\n\r\n", 1024), b"POST /1 HTTP/1.1");
         assert_eq!(kept(b"GET \t /x \t HTTP/1.0\n\n", 1024), b"GET /x HTTP/1.0");
+        assert_eq!(kept(b"GET\t/x\tHTTP/1.0\n\n", 1024), b"GET /x HTTP/1.0");
         assert_eq!(kept(b"POST   /1  HTTP/1.1\r\nHost: x\r\n\r\n", 9), b"POST /1 H");
     }
 
