@@ -680,6 +680,12 @@ fn default_port_of_absolute_target_is_cut() {
     assert_eq!(kept(&h, buf), [("Host", "A")]);
     let buf = b"GET https://a:443 HTTP/1.1\r\nHost: a\r\n\r\n";
     assert_eq!(req_ok(buf).uri_cut.get(buf), b":443");
+    // an empty port is a default one (haproxy 2.6.12, reg-test h1_host_normalization)
+    for buf in [&b"GET http://a:/x HTTP/1.1\r\nHost: a:80\r\n\r\n"[..], b"GET https://a: HTTP/1.1\r\nHost: a:\r\n\r\n"]
+    {
+        let h = req_ok(buf);
+        assert_eq!((h.uri_cut.get(buf), kept(&h, buf)), (&b":"[..], vec![("Host", "a")]));
+    }
     for untouched in [
         &b"GET http://a:8080/ HTTP/1.1\r\nHost: a:8080\r\n\r\n"[..],
         b"GET http://a/ HTTP/1.1\r\nHost: a\r\n\r\n",

@@ -499,7 +499,7 @@ pub static TIMEOUTS: &[Kw] = &[
 /// `option <name>` (configuration.txt §4.1, plus the options only listed in §4.2).
 pub static OPTIONS: &[OptionKw] = &[
     opt("abortonclose", D | L | B, true, Yes),
-    opt("accept-invalid-http-request", D | F | L, true, Partial("non-ASCII bytes in the target, any byte but CR, LF and colon in header names, an unchecked version; not HTTP/0.9 requests nor a Host differing from the target's authority (still refused); a request let through is listed by 'show errors', as HAProxy")),
+    opt("accept-invalid-http-request", D | F | L, true, Partial("non-ASCII bytes and a fragment (`#`) in the target, any byte but CR, LF and colon in header names, an unchecked version; not HTTP/0.9 requests nor a Host differing from the target's authority (still refused); a request let through is listed by 'show errors', as HAProxy")),
     opt("accept-invalid-http-response", D | L | B, true, Partial("any byte but CR, LF and colon in header names, an unchecked version; responses are never listed by 'show errors' yet")),
     opt("allbackups", D | L | B, true, Yes),
     opt("checkcache", D | L | B, true, No),

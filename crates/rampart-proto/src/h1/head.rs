@@ -302,7 +302,7 @@ fn resolve_upgrade(head: &mut Head, found: &Found) {
 /// The checks on a complete request head, in HAProxy's order (first error wins), then
 /// rampart's stricter ones on the target, Host and Transfer-Encoding.
 fn finish_request(buf: &[u8], head: &mut Head) -> Result<(), H1Error> {
-    let target = target::classify(head.uri.get(buf), head.method)?;
+    let target = target::classify(head.uri.get(buf), head.method, head.relax)?;
     let found = scan_fields(buf, head, false)?;
     check_host(buf, head, &found, &target)?;
     // RFC 9112 §6.3: a request whose last coding is not chunked cannot be framed (400);
@@ -384,8 +384,13 @@ fn check_host(buf: &[u8], head: &mut Head, found: &Found, target: &Target) -> Re
 }
 
 /// HAProxy's scheme-based normalization (`http_scheme_based_normalize`), extended: the
-/// default port of an absolute-form target is left out of the target on output, and
-/// the `Host` value becomes the target's authority (without that port).
+/// default (or empty, `http://a:/`) port of an absolute-form target is left out of the
+/// target on output, and the `Host` value becomes the target's authority (without that
+/// port).
+///
+/// COMPAT: HAProxy 2.6 rewrites `Host` only when it cuts a port: `http://a/` with
+/// `Host: a:80` (or `a:`, or `A`) goes out with that `Host`; rampart sends `a`, as
+/// RFC 9112 §3.2.2 asks a proxy to (reg-test `h1_host_normalization`, cases C22, C26).
 fn normalize_absolute(head: &mut Head, target: &Target) {
     let at = |off: usize| head.uri.start + off as u32;
     let mut authority = Slice { start: at(target.authority.start), end: at(target.authority.end) };

@@ -90,6 +90,19 @@ mod tests {
     }
 
     #[test]
+    fn relaxed_request_lets_a_fragment_through() {
+        // as HAProxy 2.6 with the option (reg-test `normalize_uri`, `fragment-strip`)
+        let raw = b"GET /p?q#foo/#x HTTP/1.1\r\nHost: a\r\n\r\n";
+        assert_eq!(parse_request(raw, 4096, &mut Head::default()), Err(H1Error::Target));
+        let mut h = relaxed();
+        assert_eq!(parse_request(raw, 4096, &mut h), Ok(true));
+        assert_eq!((h.uri.get(raw), h.err_pos), (&b"/p?q#foo/#x"[..], Some(8)));
+        let raw = b"GET http://a/#x\xff HTTP/1.1\r\nHost: a\r\n\r\n";
+        assert_eq!(parse_request(raw, 4096, &mut h), Ok(true));
+        assert_eq!(h.err_pos, Some(13), "the first of `#` and a non-ASCII byte");
+    }
+
+    #[test]
     fn relaxed_versions() {
         let mut h = relaxed();
         assert_eq!(parse_request(b"GET / HTTP/1.10\r\nHost: a\r\n\r\n", 4096, &mut h), Ok(true));

@@ -123,8 +123,8 @@ fn slice(start: usize, end: usize) -> Slice {
 /// Parses `method SP+ target SP+ HTTP/d.d` and its line end, starting at `start` (the
 /// first byte after the empty lines, a token character).
 ///
-/// With `relax` (`accept-invalid-http-request`), bytes >= 0x80 may be in the target
-/// (the first one's offset lands in `err_pos`) and the version is not checked.
+/// With `relax` (`accept-invalid-http-request`), bytes >= 0x80 and `#` may be in the
+/// target (the first one's offset lands in `err_pos`) and the version is not checked.
 pub(super) fn parse_request_line(
     buf: &[u8],
     start: usize,
@@ -143,7 +143,8 @@ pub(super) fn parse_request_line(
         return Err(H1Error::StartLine);
     }
     if relax && err_pos.is_none() {
-        *err_pos = buf[uri_start..uri_end].iter().position(|&b| b >= 0x80).map(|i| (uri_start + i) as u32);
+        // as HAProxy (since the fix for CVE-2023-45539), a `#` is let through too
+        *err_pos = buf[uri_start..uri_end].iter().position(|&b| b >= 0x80 || b == b'#').map(|i| (uri_start + i) as u32);
     }
     let ver_start = span(buf, uri_end, is_spht);
     byte_at!(buf, ver_start);

@@ -54,7 +54,8 @@ pub(super) struct Target {
     /// `0..0` without an authority (origin and asterisk forms).
     pub authority: Range<usize>,
     /// The `:port` of an absolute-form authority when it is the scheme's default one
-    /// (`http://a:80/`): left out on output, as HAProxy's scheme-based normalization.
+    /// (`http://a:80/`) or empty (`http://a:/`): left out on output, as HAProxy's
+    /// scheme-based normalization.
     pub default_port: Option<Range<usize>>,
 }
 
@@ -65,9 +66,11 @@ impl Target {
     }
 }
 
-/// Finds the form of `uri` and checks it is one `method` allows.
-pub(super) fn classify(uri: &[u8], method: Method) -> Result<Target, H1Error> {
-    if memchr::memchr(b'#', uri).is_some() {
+/// Finds the form of `uri` and checks it is one `method` allows. A fragment is refused
+/// unless `relax` (`option accept-invalid-http-request`, as HAProxy: the `#` is then
+/// part of the path or query, e.g. for `normalize-uri fragment-strip`).
+pub(super) fn classify(uri: &[u8], method: Method, relax: bool) -> Result<Target, H1Error> {
+    if !relax && memchr::memchr(b'#', uri).is_some() {
         return Err(H1Error::Target);
     }
     let none = 0..0;
@@ -99,10 +102,9 @@ fn absolute_form(uri: &[u8]) -> Result<Target, H1Error> {
         return Err(H1Error::Target);
     }
     let scheme = &uri[..scheme_end];
+    // an empty port (`http://a:/`) is a default one too
     let default_port = match port {
-        Some(p) if !p.is_empty() && is_default_port(Some(scheme), p) => {
-            Some(scheme_end + end - p.len() - 1..scheme_end + end)
-        }
+        Some(p) if is_default_port(Some(scheme), p) => Some(scheme_end + end - p.len() - 1..scheme_end + end),
         _ => None,
     };
     Ok(Target { form: Form::Absolute, scheme: 0..scheme_end, authority: scheme_end..scheme_end + end, default_port })
@@ -267,7 +269,7 @@ mod tests {
     use super::*;
 
     fn form(uri: &[u8], m: Method) -> Result<Form, H1Error> {
-        classify(uri, m).map(|t| t.form)
+        classify(uri, m, false).map(|t| t.form)
     }
 
     #[test]
@@ -299,12 +301,13 @@ mod tests {
 
     #[test]
     fn absolute_form_parts() {
-        let t = classify(b"HTTP://a:80/x", Method::Get).unwrap();
+        let t = classify(b"HTTP://a:80/x", Method::Get, false).unwrap();
         assert_eq!((t.scheme, t.authority, t.default_port), (0..7, 7..11, Some(8..11)));
-        let t = classify(b"https://[::1]:443?q", Method::Get).unwrap();
+        let t = classify(b"https://[::1]:443?q", Method::Get, false).unwrap();
         assert_eq!((t.authority, t.default_port), (8..17, Some(13..17)));
-        assert_eq!(classify(b"http://a:443/", Method::Get).unwrap().default_port, None);
-        assert_eq!(classify(b"http://a:/", Method::Get).unwrap().default_port, None);
+        assert_eq!(classify(b"http://a:443/", Method::Get, false).unwrap().default_port, None);
+        assert_eq!(classify(b"http://a:/", Method::Get, false).unwrap().default_port, Some(8..9));
+        assert_eq!(classify(b"foo://a:/", Method::Get, false).unwrap().default_port, Some(7..8));
         for bad in [&b"http:///x"[..], b"http://:80/", b"http://a b/", b"http://a,b/", b"http://a:8x/", b"urn:x"] {
             assert_eq!(form(bad, Method::Get), Err(H1Error::Target), "{:?}", String::from_utf8_lossy(bad));
         }

@@ -286,8 +286,16 @@ impl<'a> ResponseProbe<'a> {
 /// (`option abortonclose`).
 pub const ABORT_CHECK_EVERY: Duration = Duration::from_millis(100);
 
-/// [`connect`], given up (`None`) when the backend has `option abortonclose` and the
-/// client closes its side meanwhile (`client_gone` completes, checked every
+/// The client left while its stream waited for a server (`option abortonclose`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Aborted {
+    /// The server the stream was trying to connect to, if one had been chosen (HAProxy
+    /// logs it: `be/srv` with `CC--`); `None` in the queue.
+    pub srv: Option<usize>,
+}
+
+/// [`connect`], given up ([`Aborted`]) when the backend has `option abortonclose` and
+/// the client closes its side meanwhile (`client_gone` completes, checked every
 /// [`ABORT_CHECK_EVERY`]): a stream still in the queue or still connecting is dropped
 /// before it reaches a server. Without the option the request is served, as a closed
 /// input may be a mere half-close. `share` as for [`connect_or_share`].
@@ -302,16 +310,18 @@ pub async fn connect_unless_aborted<T>(
     prio: Priority,
     cx: ConnectCtx<'_>,
     share: Share<'_, T>,
-) -> Option<Result<Connected<T>, ConnectError>> {
-    let connecting = connect_or_share(rt, be_idx, reuse, forced, key, prio, cx, share);
+) -> Result<Result<Connected<T>, ConnectError>, Aborted> {
+    let mut chosen = None;
+    let connecting = connect_or_share(rt, be_idx, reuse, forced, key, prio, cx, share, &mut chosen);
     if !rt.proxies[be_idx].abortonclose {
-        return Some(connecting.await);
+        return Ok(connecting.await);
     }
-    tokio::select! {
+    let r = tokio::select! {
         biased;
         r = connecting => Some(r),
         () = client_gone => None,
-    }
+    };
+    r.ok_or(Aborted { srv: chosen })
 }
 
 /// A connection for one stream: its own ([`ServerConn`]), or a share `T` of a
@@ -360,7 +370,7 @@ pub async fn connect(
     prio: Priority,
     cx: ConnectCtx<'_>,
 ) -> Result<ServerConn, ConnectError> {
-    match connect_or_share(rt, be_idx, reuse, forced, key, prio, cx, &mut own_only).await? {
+    match connect_or_share(rt, be_idx, reuse, forced, key, prio, cx, &mut own_only, &mut None).await? {
         Connected::Own(sc) => Ok(sc),
         Connected::Shared(never) => match never {},
     }
@@ -375,7 +385,8 @@ pub async fn connect(
 /// key of a hashing backend ([`key::lb_key`]); `prio` places the stream in a queue
 /// (`set-priority-class`/`-offset`); `cx` is the client connection (the port a mapped
 /// server address adds its offset to), and for a TLS server the SNI and the PROXY
-/// header sent before the handshake.
+/// header sent before the handshake. `chosen` is set to the server being connected to,
+/// once one is chosen (for the log line of a stream given up meanwhile).
 #[allow(clippy::too_many_arguments)] // the stream's choices
 pub async fn connect_or_share<T>(
     rt: &Arc<Runtime>,
@@ -386,6 +397,7 @@ pub async fn connect_or_share<T>(
     prio: Priority,
     cx: ConnectCtx<'_>,
     share: Share<'_, T>,
+    chosen: &mut Option<usize>,
 ) -> Result<Connected<T>, ConnectError> {
     let be = &rt.proxies[be_idx];
     // as HAProxy, a draining server still takes the streams bound to it; one that is
@@ -393,6 +405,7 @@ pub async fn connect_or_share<T>(
     let persists = |sv: &ServerRt| !sv.state.is_deleted() && (sv.takes_persistent() || be.persist || cx.force_persist);
     let forced = forced.filter(|&s| be.be.servers.get(s).is_some_and(persists));
     let (mut srv, mut busy, queued) = assign_server(rt, be_idx, forced, key, prio).await?;
+    *chosen = Some(srv);
     let mut ckey = conn_key(&be.be.servers[srv], cx);
     if let (Reuse::MinUses(min), false) = (reuse, ckey.ws) {
         let ask = ShareAsk { rt, be: be_idx, srv, key: &ckey, queued, busy };
@@ -437,6 +450,7 @@ pub async fn connect_or_share<T>(
                     ckey = conn_key(&be.be.servers[next], cx);
                 }
                 srv = next;
+                *chosen = Some(srv);
             }
             Err(timed_out) => {
                 crate::stats::counters::count_srv_error(rt, be_idx, Some(srv), SrvError::Connect);

@@ -149,7 +149,7 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
         )
         .await
         {
-            Some(Ok(backend::Connected::Own(conn))) => {
+            Ok(Ok(backend::Connected::Own(conn))) => {
                 self.srv = Some(conn.srv);
                 if !backend::send_proxy::send(rt, be, &conn).await {
                     if let Some(l) = &mut self.log {
@@ -174,12 +174,12 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
             other => {
                 if let Some(l) = &mut self.log {
                     match other {
-                        Some(Err(backend::ConnectError::QueueTimeout(wait))) => {
+                        Ok(Err(backend::ConnectError::QueueTimeout(wait))) => {
                             l.queued(wait);
                             l.end_by(Cause::ServerTimeout, Phase::Queue);
                         }
-                        Some(_) => l.end_by(Cause::ServerAbort, Phase::Connect),
-                        None => l.end_by(Cause::ClientAbort, Phase::Connect),
+                        Ok(_) => l.end_by(Cause::ServerAbort, Phase::Connect),
+                        Err(_) => l.end_by(Cause::ClientAbort, Phase::Connect),
                     }
                 }
                 None

@@ -63,19 +63,19 @@ pub(super) async fn connect<F: HttpFront>(
     let client_gone = front.client_gone(backend::ABORT_CHECK_EVERY);
     let share = &mut crate::back::h2::attach;
     match backend::connect_unless_aborted(client_gone, rt, be_idx, reuse, srv, key, cx.prio, cx, share).await {
-        Some(Ok(Connected::Shared(a))) => Ok(Connected::Shared(a)),
-        Some(Ok(Connected::Own(sc))) if sc.from_pool || backend::send_proxy::send(rt, be_idx, &sc).await => {
+        Ok(Ok(Connected::Shared(a))) => Ok(Connected::Shared(a)),
+        Ok(Ok(Connected::Own(sc))) if sc.from_pool || backend::send_proxy::send(rt, be_idx, &sc).await => {
             Ok(Connected::Own(sc))
         }
-        Some(Ok(_)) => Err(ConnectFail::NoServer),
-        Some(Err(backend::ConnectError::Failed { srv, timed_out, retries })) => {
+        Ok(Ok(_)) => Err(ConnectFail::NoServer),
+        Ok(Err(backend::ConnectError::Failed { srv, timed_out, retries })) => {
             Err(ConnectFail::Failed { srv, timed_out, retries })
         }
-        Some(Err(backend::ConnectError::QueueTimeout(w))) => Err(ConnectFail::QueueTimeout(w)),
-        Some(Err(backend::ConnectError::QueueFull)) => Err(ConnectFail::QueueFull),
-        Some(Err(_)) => Err(ConnectFail::NoServer),
+        Ok(Err(backend::ConnectError::QueueTimeout(w))) => Err(ConnectFail::QueueTimeout(w)),
+        Ok(Err(backend::ConnectError::QueueFull)) => Err(ConnectFail::QueueFull),
+        Ok(Err(_)) => Err(ConnectFail::NoServer),
         // `option abortonclose`: the client left before a server took the request.
-        None => Err(ConnectFail::Aborted),
+        Err(backend::Aborted { srv }) => Err(ConnectFail::Aborted { srv }),
     }
 }
 

@@ -362,6 +362,13 @@ async fn exchange<F: HttpFront>(
     }
     let v = request_rules(front, s, txn, sess, fe, &mut reply).await;
     if v != Verdict::Continue {
+        if v == Verdict::Close && txn.st.log.cause == Cause::ClientAbort {
+            // the client left while its body was waited for: HAProxy goes on to the
+            // backend, where the abort ends the stream (`be/<NOSRV>` with `CR--`).
+            // COMPAT: rampart only names the backend the switching rules choose; the
+            // frontend rules after the wait do not run.
+            s.be = ana::switching::backend(s, input(txn, front.req_buf(), sess)).or(s.be);
+        }
         cookies_of_refused(s, txn, front.req_buf(), v);
         return cold(conclude(front, s, txn, sess, v, reply)).await;
     }
@@ -494,8 +501,11 @@ async fn exchange<F: HttpFront>(
             ended(txn, cause, Phase::Connect);
             return cold(error(front, s, txn, sess, 503, true)).await;
         }
-        Err(ConnectFail::Aborted) => {
-            ended(txn, Cause::ClientAbort, Phase::Connect);
+        Err(ConnectFail::Aborted { srv }) => {
+            // no server chosen yet: the stream was in the queue (`CQ`, else `CC`)
+            let phase = if srv.is_some() { Phase::Connect } else { Phase::Queue };
+            s.srv = srv.or(s.srv);
+            ended(txn, Cause::ClientAbort, phase);
             return Next::Close;
         }
     };

@@ -46,8 +46,9 @@ pub struct ReqMeta {
 pub enum ConnectFail {
     /// No server (all down, full past `timeout queue`, every attempt failed): 503.
     NoServer,
-    /// The client left while the stream waited (`option abortonclose`): close.
-    Aborted,
+    /// The client left while the stream waited (`option abortonclose`): close. The
+    /// server it was connecting to, if one was chosen, is logged.
+    Aborted { srv: Option<usize> },
     /// Every server stayed full for `timeout queue` (503, the log's `sQ`), after this
     /// wait.
     QueueTimeout(crate::backend::QueueWait),

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 pub mod front;
 pub mod park;
+mod reqline;
 
 use rampart_cfg::model::HttpConnMode;
 use rampart_proto::h1::{parse_request, Framing, H1Error, Head};
@@ -32,6 +33,7 @@ use crate::stream::upgrade::Upgraded;
 use crate::stream::{self, Next, Txn};
 use crate::timer::Timer;
 use front::H1Front;
+use reqline::{first_line, keep_req_line};
 
 /// How long a connection closing after an error keeps reading (and discarding) what
 /// the client still sends, so the kernel does not reset the connection before the
@@ -385,9 +387,9 @@ async fn run_stream<S: Sock>(
     match started {
         Some(started) => {
             let fields = crate::log::stream_log::htx_req_fields_size(txn.req.view(&buf));
-            log_request(&mut txn.st.log, started, &buf, fields, here, rt.log_uri_len);
+            log_request(&mut txn.st.log, started, head, &buf, fields, here, rt.log_uri_len);
         }
-        None if fe.fe.keep_req_line => keep_req_line(&mut txn.st.log.req_line, &buf, rt.log_uri_len),
+        None if fe.fe.keep_req_line => keep_req_line(&mut txn.st.log.req_line, head, &buf, rt.log_uri_len),
         // a pooled record may hold the line of another frontend's stream
         None => txn.st.log.req_line.clear(),
     }
@@ -458,6 +460,7 @@ fn log_start(conn: &H1Conn, first: bool, sess: &Session) -> LogStart {
 fn log_request(
     l: &mut crate::log::StreamLog,
     (accept, req, idle): LogStart,
+    head: &Head,
     buf: &[u8],
     fields: u64,
     body: usize,
@@ -465,23 +468,10 @@ fn log_request(
 ) {
     l.begin(accept, req, idle);
     l.head_done = Some(std::time::Instant::now());
-    let line = first_line(buf);
-    l.bytes_in = crate::log::stream_log::htx_req_head_size(line, fields) + body as u64;
-    keep_req_line(&mut l.req_line, buf, max_uri);
-}
-
-/// The first line of `buf`, without its end of line.
-fn first_line(buf: &[u8]) -> &[u8] {
-    let line = &buf[..memchr::memchr(b'\n', buf).unwrap_or(buf.len())];
-    line.strip_suffix(b"\r").unwrap_or(line)
-}
-
-/// Keeps the request line of the head at the start of `buf` as received (`%r`,
-/// `capture.req.uri`), cut as HAProxy's `tune.http.logurilen` cuts it (`max` bytes).
-fn keep_req_line(to: &mut Vec<u8>, buf: &[u8], max: usize) {
-    let line = first_line(buf);
-    to.clear();
-    to.extend_from_slice(&line[..line.len().min(max)]);
+    let line = first_line(&buf[head.method_raw.start as usize..]);
+    let size = crate::log::stream_log::htx_req_head_size(line, fields) - head.uri_cut.len() as u64;
+    l.bytes_in = size + body as u64;
+    keep_req_line(&mut l.req_line, head, buf, max_uri);
 }
 
 /// The log line of a request the mux refused before any stream (400, 408): HAProxy's
