@@ -10,6 +10,8 @@
 //! saw (the HELLO capabilities, connections, NOTIFY ids, frames in flight) and answers
 //! each NOTIFY with `txn.pfx.echo` = the message's `path` argument.
 
+#![allow(clippy::disallowed_types)] // the test agent's threads, not the request path
+
 mod http_common;
 
 use std::io::{Read, Write};
