@@ -53,6 +53,7 @@ const SCRIPTS: &[(&str, &str)] = &[
     ("missing.php", "<?php\nhttp_response_code(404);\necho \"nothing here\\n\";\n"),
     ("moved.php", "<?php\nheader('Location: /index.php');\n"),
     ("pid.php", "<?php\necho getmypid();\n"),
+    ("stderr.php", "<?php\nerror_log('stderr line from php');\necho \"logged\\n\";\n"),
     (
         "stream.php",
         "<?php\nheader('Content-Type: text/plain');\nfor ($i = 0; $i < 3; $i++) {\n  echo str_repeat(\"line $i \", 2000), \"\\n\";\n  flush();\n  usleep(50000);\n}\n",
@@ -342,7 +343,10 @@ fn startup_checks() {
     };
     let base = format!("{PREAMBLE}backend b\n  use-fcgi-app php\n  server s1 127.0.0.1:9000 proto fcgi\n");
     bad(&format!("{base}fcgi-app php\n  index index.php\n"), "fcgi-app 'php': no docroot configured.");
-    bad(&format!("{base}fcgi-app php\n  docroot /srv\n  log-stderr global\n"), "'log-stderr' is not supported yet");
+    bad(
+        &format!("{base}fcgi-app php\n  docroot /srv\n  log-stderr 127.0.0.1:514\n"),
+        "log-stderr : expects <address> and <facility> or global as arguments",
+    );
     bad(&format!("{base}fcgi-app other\n  docroot /srv\n"), "unable to find FastCGI application 'php'");
     bad(
         &format!("{PREAMBLE}backend b\n  server s1 127.0.0.1:9000 proto fcgi\n"),
@@ -361,5 +365,78 @@ fn same_as_haproxy() {
     for req in [GET_PAGE, GET_DIR, POST, POST_CHUNKED, PATH_INFO, MISSING, MOVED, STREAM, HEAD] {
         let (a, b) = (ask(&ours, req), ask(&theirs, req));
         assert_eq!(seen(&a), seen(&b), "request:\n{req}");
+    }
+}
+
+/// A syslog receiver on a loopback UDP port: its address, and each datagram as text.
+fn syslog_receiver() -> (std::net::UdpSocket, String) {
+    let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    sock.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
+    let addr = sock.local_addr().unwrap().to_string();
+    (sock, addr)
+}
+
+/// The datagrams `sock` received within a while (`wanted` of them at most).
+fn datagrams(sock: &std::net::UdpSocket, wanted: usize) -> Vec<String> {
+    let mut got = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let mut buf = [0u8; 4096];
+    while got.len() < wanted && Instant::now() < deadline {
+        if let Ok(n) = sock.recv(&mut buf) {
+            got.push(String::from_utf8_lossy(&buf[..n]).into_owned());
+        }
+    }
+    got
+}
+
+/// A syslog line without its date: `<pri>`, then from the tag on (`php[pid]: msg`
+/// with the pid dropped).
+fn without_date(line: &str) -> String {
+    let pri_end = line.find('>').map_or(0, |i| i + 1);
+    let tag = line.find(" php[").map_or(pri_end, |i| i + 1);
+    let rest = &line[tag..];
+    let msg = rest.find("]: ").map_or(rest, |i| &rest[i + 3..]);
+    format!("{} php: {msg}", &line[..pri_end])
+}
+
+#[test]
+fn log_stderr_sends_stderr_records_to_the_log_target() {
+    // an application writing a STDERR record before its response
+    let run = |bin: PathBuf| {
+        let (sock, syslog) = syslog_receiver();
+        let mut answer = record(7, b"a warning on stderr\n");
+        answer.extend(record(6, b"Content-Type: text/plain\r\n\r\nbody"));
+        answer.extend(record(3, &[0, 0, 0, 0, 0, 0, 0, 0]));
+        let addr = fake_application(answer);
+        let cfg = config("/srv", &format!("  log-stderr {syslog} local0\n"));
+        let proxy = Proxy::new(bin).listener("fe1").backend("php", addr).config(&cfg).start().unwrap();
+        let r = ask(&proxy, GET_PAGE);
+        (r.status, String::from_utf8_lossy(&r.body).into_owned(), datagrams(&sock, 1).iter().map(|l| without_date(l)).collect::<Vec<_>>())
+    };
+    let ours = run(binary());
+    // level err (3) of facility local0 (16): <131>, tagged with the application's name
+    assert_eq!(ours, (200, "body".to_owned(), vec!["<131> php: a warning on stderr\n".to_owned()]));
+    if let Some(haproxy) = rampart_testkit::haproxy_or_skip("log_stderr_sends_stderr_records_to_the_log_target") {
+        assert_eq!(ours, run(haproxy), "rampart (left) and haproxy (right) differ");
+    }
+}
+
+#[test]
+fn log_stderr_with_php_fpm() {
+    let Some(bin) = php_fpm_or_skip("fastcgi log_stderr_with_php_fpm") else { return };
+    let fpm = Fpm::start(&bin);
+    let run = |proxy_bin: PathBuf| {
+        let (sock, syslog) = syslog_receiver();
+        let cfg = config(&fpm.docroot, &format!("  log-stderr {syslog} len 1024 local0 info\n"));
+        let proxy = start(proxy_bin, &cfg, &fpm);
+        let r = ask(&proxy, "GET /stderr.php HTTP/1.1\r\nHost: site\r\n\r\n");
+        (seen(&r), datagrams(&sock, 1).iter().map(|l| without_date(l)).collect::<Vec<_>>())
+    };
+    let (page, lines) = run(binary());
+    assert!(page.ends_with("logged\n"), "{page}");
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].starts_with("<131> php: ") && lines[0].contains("stderr line from php"), "{lines:?}");
+    if let Some(haproxy) = rampart_testkit::haproxy_or_skip("fastcgi log_stderr_with_php_fpm") {
+        assert_eq!((page, lines), run(haproxy), "rampart (left) and haproxy (right) differ");
     }
 }

@@ -58,13 +58,18 @@ impl Drop for PyAgent {
 
 /// Starts the haproxyspoa agent; `None` (skipped, or a failure in CI) without it.
 fn py_agent(test: &str, dir: &http_common::Files) -> Option<PyAgent> {
+    py_agent_running(test, dir, AGENT_PY)
+}
+
+/// Starts `script`, a haproxyspoa agent printing its port.
+fn py_agent_running(test: &str, dir: &http_common::Files, script: &str) -> Option<PyAgent> {
     let ok = Command::new("python3").args(["-c", "import haproxyspoa"]).status().is_ok_and(|s| s.success());
     if !ok {
         assert!(!haproxy_required(), "{test}: python3 with haproxyspoa is missing (pip install haproxyspoa)");
         eprintln!("SKIPPED {test}: python3 with haproxyspoa is missing (pip install haproxyspoa)");
         return None;
     }
-    let script = dir.write("agent.py", AGENT_PY);
+    let script = dir.write("agent.py", script);
     let mut child = Command::new("python3")
         .arg(script)
         .stdout(Stdio::piped())
@@ -308,4 +313,118 @@ fn bad_spoe_files_stop_startup_with_their_line() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(err.contains("'event on-http-response' is not supported yet"), "{err}");
+}
+
+/// haproxyspoa's server made to announce `pipelining,async` and to run the handlers
+/// of the frames of a connection at once: `/p/N` answers after (4 - N) tenths of a
+/// second, so the frames are answered in the reverse order; `most` is the most frames
+/// the agent had in hand at once.
+const PIPELINED_PY: &str = r#"
+import asyncio
+from haproxyspoa.spoa_server import SpoaServer, SpoaConnection
+from haproxyspoa.payloads.ack import AckPayload
+from haproxyspoa.payloads.agent_hello import AgentHelloPayload, AgentCapabilities
+from haproxyspoa.spoa_frame import Frame, AgentHelloFrame
+
+agent = SpoaServer()
+state = {"inflight": 0, "max": 0}
+
+@agent.handler("slow-echo")
+async def slow_echo(path, **kw):
+    state["inflight"] += 1
+    state["max"] = max(state["max"], state["inflight"])
+    n = int(str(path).rsplit("/", 1)[1])
+    await asyncio.sleep(0.1 * (4 - n))
+    state["inflight"] -= 1
+    return AckPayload().set_txn_var("echo", str(path)).set_txn_var("most", state["max"])
+
+class Pipelined(SpoaConnection):
+    async def handle_hello_handshake(self, frame):
+        caps = AgentCapabilities().support_pipelining().support_async()
+        hello = AgentHelloFrame(payload=AgentHelloPayload(capabilities=caps),
+                                stream_id=frame.headers.stream_id, frame_id=frame.headers.frame_id)
+        await hello.write_frame(self.writer)
+
+async def handle(reader, writer):
+    conn = Pipelined(writer, agent.handlers)
+    await conn.handle_hello_handshake(await Frame.read_frame(reader))
+    tasks = set()
+    while True:
+        frame = await Frame.read_frame(reader)
+        if frame.headers.is_haproxy_disconnect():
+            return
+        if frame.headers.is_haproxy_notify():
+            t = asyncio.create_task(conn.handle_haproxy_notify(frame))
+            tasks.add(t)
+            t.add_done_callback(tasks.discard)
+
+async def main():
+    server = await asyncio.start_server(handle, host="127.0.0.1", port=0)
+    print(server.sockets[0].getsockname()[1], flush=True)
+    await server.serve_forever()
+
+asyncio.run(main())
+"#;
+
+const PIPELINED_CONF: &str = "\
+[e]
+spoe-agent a
+    messages slow-echo
+    option var-prefix pfx
+    option set-on-error err
+    maxconnrate 1
+    timeout hello 2s
+    timeout idle 30s
+    timeout processing 3s
+    use-backend agents
+spoe-message slow-echo
+    args path=path
+    event on-frontend-http-request
+";
+
+/// Four clients at once through `binary`: (path, echo, err) of each, and the most
+/// frames the agent had in hand at once.
+fn four_at_once(binary: &std::path::Path, cfg: &str, agent: SocketAddr) -> (Vec<(String, String, String)>, i64) {
+    let proxy = http_common::start_binary(binary, cfg, &[("agent", agent)]);
+    let addr = proxy.addr("fe1");
+    let workers: Vec<_> = (0..4)
+        .map(|i| {
+            std::thread::spawn(move || {
+                let mut c = rampart_testkit::RawClient::connect(addr).unwrap();
+                c.set_read_timeout(Duration::from_secs(5)).unwrap();
+                let path = format!("/p/{i}");
+                let r = c.get(&path).unwrap();
+                let h = |n: &str| r.headers.get(n).unwrap_or("").to_owned();
+                ((path, h("x-echo"), h("x-err")), h("x-most").parse::<i64>().unwrap_or(0))
+            })
+        })
+        .collect();
+    let got: Vec<_> = workers.into_iter().map(|w| w.join().unwrap()).collect();
+    let most = got.iter().map(|g| g.1).max().unwrap_or(0);
+    (got.into_iter().map(|g| g.0).collect(), most)
+}
+
+#[test]
+fn a_pipelining_haproxyspoa_agent_answers_frames_in_flight_on_one_connection() {
+    let test = "a_pipelining_haproxyspoa_agent_answers_frames_in_flight_on_one_connection";
+    let dir = http_common::Files::new("spoe-pypipe");
+    let Some(agent) = py_agent_running(test, &dir, PIPELINED_PY) else { return };
+    let spoe = dir.write("spoe.conf", PIPELINED_CONF);
+    let cfg = format!(
+        "{}frontend fe1\n  bind fd@${{fe1}}\n  filter spoe engine e config {spoe}\n  \
+         http-request return status 200 hdr X-Echo \"%[var(txn.pfx.echo)]\" hdr X-Err \"%[var(txn.pfx.err)]\" \
+         hdr X-Most \"%[var(txn.pfx.most)]\"\n\
+         backend agents\n  mode tcp\n  server a1 ${{agent_addr}}:${{agent_port}}\n",
+        http_common::PREAMBLE
+    );
+    let (ours, most) = four_at_once(&http_common::binary(), &cfg, agent.addr);
+    for (path, echo, err) in &ours {
+        assert_eq!((echo, err.as_str()), (path, ""), "{ours:?}");
+    }
+    // one connection (maxconnrate 1), the agent held several frames of it at once
+    assert!(most >= 2, "the agent never had two frames at once: {most}");
+    if let Some(haproxy) = haproxy_or_skip(test) {
+        let (theirs, _) = four_at_once(&haproxy, &cfg, agent.addr);
+        assert_eq!(ours, theirs, "{test}: rampart (left) and haproxy (right) differ");
+    }
 }

@@ -10,25 +10,22 @@ const fn kw(name: &'static str, support: Support) -> Kw {
     Kw { name, support }
 }
 
-const PIPELINING: &str = "accepted; rampart announces neither 'pipelining' nor 'async' to the agent and has one \
-     NOTIFY in flight per agent connection (concurrent streams use several connections)";
-
 /// `spoe-agent` section keywords (`option` ones with their prefix).
 pub static SPOE_AGENT: &[Kw] = &[
     kw("groups", Yes),
     kw("log global", Partial("accepted; SPOE events are not logged")),
     kw("log <target> ...", No),
     kw("no log", No),
-    kw("maxconnrate", Partial("parsed; the rate of new agent connections is not limited")),
-    kw("maxerrrate", Partial("parsed; the error rate does not stop processing")),
+    kw("maxconnrate", Yes),
+    kw("maxerrrate", Yes),
     kw("max-frame-size", Yes),
-    kw("max-waiting-frames", Partial("parsed; no frame waits (one NOTIFY per connection at a time)")),
+    kw("max-waiting-frames", Yes),
     kw("messages", Yes),
-    kw("option async", Partial(PIPELINING)),
+    kw("option async", Yes),
     kw("option continue-on-error", Yes),
     kw("option dontlog-normal", No),
     kw("option force-set-var", No),
-    kw("option pipelining", Partial(PIPELINING)),
+    kw("option pipelining", Yes),
     kw("option send-frag-payload", No),
     kw("option set-on-error", Yes),
     kw("option set-process-time", Yes),
@@ -38,7 +35,7 @@ pub static SPOE_AGENT: &[Kw] = &[
     kw("timeout hello", Yes),
     kw("timeout idle", Yes),
     kw("timeout processing", Yes),
-    kw("use-backend", Partial("the backend's balancing and server states pick the server; the agent connections are not counted in its stats")),
+    kw("use-backend", Partial("the backend's balancing and server states pick the server; the agent connections count in its and its servers' stot, scur, smax, connect, bin and bout, not in the balancer's load (leastconn)")),
     kw("engine-name", No),
 ];
 

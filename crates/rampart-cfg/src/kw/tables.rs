@@ -107,15 +107,15 @@ pub static MAILERS: &[Kw] = &[kw("mailer", Partial("IPv4 and IPv6 addresses; no 
 /// Keywords of `program` sections.
 pub static PROGRAM: &[Kw] = &[kw("command", Yes), kw("group", Yes), kw("option", Yes), kw("user", Yes)];
 const FCGI_APP_PARTIAL: &str = "FastCGI servers (server ... proto fcgi, use-fcgi-app): docroot, index, path-info, \
-     set-param, pass-header, options; not log-stderr (STDERR is dropped, as HAProxy does without it), acl \
-     (see the fcgi-app keywords); one request per connection at a time";
+     set-param, pass-header, log-stderr, options; not acl (see the fcgi-app keywords); one request per connection \
+     at a time";
 
 /// Keywords of `fcgi-app` sections.
 pub static FCGI_APP: &[Kw] = &[
     kw("acl", No),
     kw("docroot", Yes),
     kw("index", Yes),
-    kw("log-stderr", No),
+    kw("log-stderr", Yes),
     kw("option get-values", Partial("accepted; no GET_VALUES record is sent (one request per connection)")),
     kw("option keep-conn", Yes),
     kw("option max-reqs", Partial("accepted; one request per connection at a time (no multiplexing)")),

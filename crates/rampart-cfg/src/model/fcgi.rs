@@ -1,7 +1,7 @@
 //! `fcgi-app` sections: how a backend's FastCGI servers (`server ... proto fcgi`) are
 //! spoken to (`use-fcgi-app <name>` in the backend).
 
-use super::{Condition, FmtSrc, RegexSrc};
+use super::{Condition, FmtSrc, LogTarget, RegexSrc};
 use crate::span::Span;
 
 /// One `fcgi-app <name>` section.
@@ -29,6 +29,8 @@ pub struct FcgiApp {
     pub mpxs_conns: bool,
     /// `option max-reqs <n>`.
     pub max_reqs: u32,
+    /// `log-stderr` lines: where the application's STDERR records are logged.
+    pub log_stderr: Vec<LogTarget>,
     pub span: Span,
 }
 
@@ -71,6 +73,7 @@ impl FcgiApp {
             get_values: false,
             mpxs_conns: false,
             max_reqs: 1,
+            log_stderr: Vec::new(),
             span,
         }
     }

@@ -379,7 +379,7 @@ impl Default for Global {
 
 /// A `log` line: the words after `log`, checked by the parser and interpreted by the
 /// daemon (`log::target`).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LogTarget {
     pub args: Vec<String>,
     pub span: Span,

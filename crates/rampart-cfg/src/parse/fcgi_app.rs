@@ -9,12 +9,12 @@
 //! `set-param` rules become the backend's last `http-request set-header :fcgi-<name>`
 //! rules (HAProxy's own pseudo-headers), which the FastCGI side turns into parameters.
 //!
-//! COMPAT (partial): `log-stderr`, `acl`, and conditions on `pass-header` are refused
+//! COMPAT (partial): `acl` and conditions on `pass-header` are refused
 //! ("not supported yet"); a `set-param` condition cannot name an ACL (no `acl` here).
 
 use crate::model::{
-    BindProto, Condition, FcgiApp, FmtSrc, HeaderAction, HttpReqAction, HttpReqRule, Mode, RegexSrc, RestrictHdrNames,
-    SetParam,
+    BindProto, Condition, FcgiApp, FmtSrc, HeaderAction, HttpReqAction, HttpReqRule, LogTarget, Mode, RegexSrc,
+    RestrictHdrNames, SetParam,
 };
 use crate::span::Span;
 
@@ -73,12 +73,27 @@ pub(super) fn parse_fcgi_app_line(p: &mut Parser, idx: usize, words: &[String], 
         },
         "option" => parse_option(app, words, no),
         "set-param" => parse_set_param(app, words, span),
-        "log-stderr" | "acl" => Err(not_yet(word)),
+        "log-stderr" => parse_log_stderr(app, words, no, span),
+        "acl" => Err(not_yet(word)),
         other => Err(format!("unknown keyword '{other}' in 'fcgi-app' section")),
     };
     if let Err(msg) = res {
         p.alert(span, msg);
     }
+}
+
+/// `[no] log-stderr global | <target> ...`: where the application's STDERR records go,
+/// checked as a proxy's `log` line.
+fn parse_log_stderr(app: &mut FcgiApp, words: &[String], no: bool, span: &Span) -> Result<(), String> {
+    let kwm = if no { super::Modifier::No } else { super::Modifier::Std };
+    let args = &words[1..];
+    super::log::check_log_args(args, kwm, false).map_err(|e| format!("log-stderr : {e}"))?;
+    if no {
+        app.log_stderr.clear();
+    } else {
+        app.log_stderr.push(LogTarget { args: args.to_vec(), span: span.clone() });
+    }
+    Ok(())
 }
 
 /// `set-param <name> <fmt> [if|unless <cond>]`.

@@ -120,7 +120,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             use_proxy_header: px.options.http_use_proxy_header,
             // HAProxy keeps connections without a server private to their session
             http_reuse: if px.implicit_server.is_some() { HttpReuse::Never } else { px.http_reuse },
-            fcgi: fcgi_app(cfg, px, &mut alerts),
+            fcgi: fcgi_app(cfg, px, &mut logs, &mut alerts),
             // `retry-on none`: a failed connection is not retried
             retries: if px.retry_on_conn_failure { px.retries } else { 0 },
             // as in HAProxy, ignored outside HTTP mode
@@ -635,12 +635,21 @@ fn peer_tables(cfg: &Config, notifies: &Notifies) -> Vec<std::sync::Arc<crate::s
 fn fcgi_app(
     cfg: &rampart_cfg::model::Config,
     px: &rampart_cfg::model::Proxy,
+    logs: &mut crate::log::setup::Opener,
     alerts: &mut Vec<Diag>,
 ) -> Option<Arc<crate::proxy::fcgi::FcgiAppRt>> {
     let (name, span) = px.fcgi_app.as_ref()?;
     let app = cfg.fcgi_apps.iter().find(|a| &a.name == name)?;
     match crate::proxy::fcgi::FcgiAppRt::build(app) {
-        Ok(rt) => Some(Arc::new(rt)),
+        Ok(mut rt) => {
+            // `log-stderr`: the application's name as the lines' tag (HAProxy)
+            if !app.log_stderr.is_empty() {
+                let sinks = logs.sinks(&app.name, &app.log_stderr, alerts);
+                let ident = logs.ident.with_tag(Some(&app.name));
+                rt.stderr = Some(crate::log::sink::Loggers { sinks, ident });
+            }
+            Some(Arc::new(rt))
+        }
         Err(msg) => {
             alerts.push(Diag::alert(Some(span.clone()), msg));
             None

@@ -36,6 +36,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("fcgi-app path-info", "proxy::fcgi::FcgiAppRt::build, back::fcgi::params::split_script"),
     ("fcgi-app pass-header", "back::fcgi::params::push_params (FcgiApp::hides)"),
     ("fcgi-app set-param", "rampart-cfg parse::fcgi_app::finish (backend rules), back::fcgi::params::push_params"),
+    ("fcgi-app log-stderr", "build::fcgi_app (log::setup::Opener::sinks), back::fcgi::Rx::log_stderr"),
     ("fcgi-app option keep-conn", "back::fcgi (BEGIN_REQUEST flag, FcgiBack::finish)"),
     ("fcgi-app option get-values", "rampart-cfg parse::fcgi_app::finish (max-reqs); no record sent (partial)"),
     ("fcgi-app option mpxs-conns", "rampart-cfg parse::fcgi_app::finish (max-reqs); no multiplexing (partial)"),

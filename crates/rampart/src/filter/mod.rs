@@ -15,6 +15,7 @@
 //! src/flt_http_comp.c and src/cache.c use them.
 //!
 //! - `held`: the body `http-response wait-for-body` holds for the rules after it
+//! - `spoe`: the connections to SPOE agents (no body filter: the stream awaits them)
 //! - `store`: the cache's store
 //! - `trace`: `filter trace`
 

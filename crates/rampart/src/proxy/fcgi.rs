@@ -20,6 +20,8 @@ pub struct FcgiAppRt {
     pub keep_conn: bool,
     /// `SERVER_SOFTWARE`.
     pub software: String,
+    /// `log-stderr`: where the application's STDERR records go (`None`: dropped).
+    pub stderr: Option<crate::log::sink::Loggers>,
 }
 
 impl FcgiAppRt {
@@ -40,6 +42,7 @@ impl FcgiAppRt {
             app: app.clone(),
             keep_conn: app.keep_conn,
             software: format!("rampart {}", crate::version::version_string()),
+            stderr: None,
         })
     }
 

@@ -45,9 +45,15 @@ pub struct Engine {
     pub process_time: Option<VarRef>,
     pub total_time: Option<VarRef>,
     pub continue_on_error: bool,
-    /// `option async` (on by default; rampart sends one NOTIFY per connection either
-    /// way).
+    /// `option async` / `option pipelining` (both on by default): announced in the
+    /// HELLO; what the agent announces back decides how its connections are used.
     pub async_mode: bool,
+    pub pipelining: bool,
+    /// `max-waiting-frames`: NOTIFY frames in flight on one pipelined connection.
+    pub max_waiting_frames: u32,
+    /// `maxconnrate` / `maxerrrate` per thread and second (0: unlimited).
+    pub maxconnrate: u32,
+    pub maxerrrate: u32,
     pub max_frame_size: u32,
     pub timeout_hello: Option<Duration>,
     pub timeout_idle: Option<Duration>,
@@ -92,9 +98,28 @@ pub struct SpoeTxn {
     pub disabled: u64,
     /// Time spent waiting for agents in this transaction.
     pub total: Duration,
+    /// The frame-id of each engine's next NOTIFY (by engine key), from 1.
+    pub frame_ids: Vec<(usize, u64)>,
 }
 
 impl SpoeTxn {
+    /// The frame-id the next NOTIFY of engine `key` carries (HAProxy: per stream and
+    /// engine, from 1).
+    // COMPAT: HAProxy 2.6 reuses the frame-id of a NOTIFY that failed; rampart takes the
+    // next one, so a late ACK of a failed frame never answers the next one.
+    pub fn next_frame_id(&mut self, key: usize) -> u64 {
+        match self.frame_ids.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, id)) => {
+                *id += 1;
+                *id
+            }
+            None => {
+                self.frame_ids.push((key, 1));
+                1
+            }
+        }
+    }
+
     pub fn is_disabled(&self, engine: usize) -> bool {
         engine < 64 && self.disabled & (1 << engine) != 0
     }

@@ -21,6 +21,10 @@ fn engine(on_error: bool) -> Engine {
         total_time: txn("ttime"),
         continue_on_error: false,
         async_mode: false,
+        pipelining: false,
+        max_waiting_frames: 20,
+        maxconnrate: 0,
+        maxerrrate: 0,
         max_frame_size: MAX_FRAME_SIZE,
         timeout_hello: None,
         timeout_idle: None,
@@ -97,4 +101,10 @@ fn samples_map_to_typed_data_and_back() {
     let (f, _) = next_frame(&out, MAX_FRAME_SIZE).unwrap().unwrap();
     assert!(decode_notify(f.payload).unwrap().is_empty());
     assert_eq!(out.len(), 11, "stream-id and frame-id take one byte each for the connection to rewrite");
+}
+
+#[test]
+fn frame_ids_count_per_engine_from_one() {
+    let mut t = super::SpoeTxn::default();
+    assert_eq!((t.next_frame_id(7), t.next_frame_id(7), t.next_frame_id(3), t.next_frame_id(7)), (1, 2, 1, 3));
 }

@@ -65,6 +65,10 @@ async fn send(
     if txn.st.spoe.as_ref().is_some_and(|t| t.is_disabled(idx)) {
         return;
     }
+    // `maxerrrate` reached: the messages are skipped, nothing is set (HAProxy)
+    if crate::filter::spoe::over_error_rate(eng) {
+        return;
+    }
     let mut frame = Vec::new();
     let encoded = {
         let env = s.env(Dir::Request, sess, &txn.vars_txn, &txn.vars_reqres);
@@ -74,8 +78,14 @@ async fn send(
     let started = Instant::now();
     let outcome = match encoded {
         Ok(false) => return,
-        Ok(true) => crate::filter::spoe::exchange(s.rt, eng, frame).await,
-        Err(code) => Outcome::Error(code),
+        Ok(true) => {
+            let frame_id = txn.st.spoe.get_or_insert_with(Default::default).next_frame_id(eng.key);
+            crate::filter::spoe::exchange(s.shared, eng, frame, (txn.st.uniq_id, frame_id)).await
+        }
+        Err(code) => {
+            crate::filter::spoe::note_error(eng);
+            Outcome::Error(code)
+        }
     };
     let elapsed = started.elapsed();
     let t = txn.st.spoe.get_or_insert_with(Default::default);

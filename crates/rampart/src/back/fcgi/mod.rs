@@ -11,8 +11,9 @@
 //! application gave one or when the whole response was already in hand (as HAProxy's
 //! fcgi-app filter adds it), else as a chunked body, each STDOUT record handed on as it
 //! arrives; END_REQUEST ends it. `Status` is not forwarded and a `Date` header is added
-//! when the application sent none. STDERR records are read and dropped (HAProxy does
-//! the same without `log-stderr`, which rampart does not have yet).
+//! when the application sent none. Each STDERR record is a log line at level `err` to
+//! the `log-stderr` targets, tagged with the application's name (HAProxy's
+//! `fcgi_strm_handle_stderr()`), or dropped without `log-stderr`.
 //!
 //! A malformed record, a bad CGI head, or a close before the head: 502; a close or a
 //! bad record after the head: the response is cut (the stream aborts it). The
@@ -107,6 +108,8 @@ pub struct Rx {
     done: bool,
     method: Method,
     version: Version,
+    /// `log-stderr`: the application's (its STDERR records are logged).
+    app: Option<Arc<FcgiAppRt>>,
 }
 
 /// The sending half of an [`FcgiBack`].
@@ -241,7 +244,8 @@ impl HttpBack for FcgiBack {
             push_stdin(&mut tx, body, out);
         }
         *self.tx.borrow_mut() = tx;
-        self.rx = Rx { method: req.head.method, version: req.head.version, ..Rx::default() };
+        let app = self.app.stderr.is_some().then(|| self.app.clone());
+        self.rx = Rx { method: req.head.method, version: req.head.version, app, ..Rx::default() };
         write_all(&self.conn().stream, &self.out, timeout).await
     }
 
@@ -251,8 +255,8 @@ impl HttpBack for FcgiBack {
 
     async fn resend(&mut self, sc: ServerConn, timeout: Option<Duration>) -> Result<(), IoError> {
         self.sc = Some(sc);
-        let (method, version) = (self.rx.method, self.rx.version);
-        self.rx = Rx { method, version, ..Rx::default() };
+        let (method, version, app) = (self.rx.method, self.rx.version, self.rx.app.take());
+        self.rx = Rx { method, version, app, ..Rx::default() };
         // the kept records hold the body bytes that came with the head: the body that
         // follows continues from there
         let mut tx = FcgiBack::framing(self.tx_start);
@@ -295,8 +299,8 @@ impl BackSend for TxHalf<'_> {
 
 impl Rx {
     /// Files the whole records in `raw`: STDOUT content into `stdout`, END_REQUEST
-    /// ends the response; STDERR and management records are dropped. `Err`: a
-    /// malformed record.
+    /// ends the response, STDERR is logged (`log-stderr`); management records are
+    /// dropped. `Err`: a malformed record.
     fn file_records(&mut self) -> Result<(), fcgi::FcgiError> {
         let mut at = 0;
         let res = loop {
@@ -312,6 +316,7 @@ impl Rx {
                     at += n;
                     match rec.kind {
                         Kind::Stdout if rec.id == REQ_ID => self.stdout.extend_from_slice(rec.content),
+                        Kind::Stderr if rec.id == REQ_ID => self.log_stderr(rec.content),
                         Kind::EndRequest if rec.id == REQ_ID => {
                             let end = EndRequest::decode(rec.content)?;
                             self.ended = true;
@@ -329,6 +334,17 @@ impl Rx {
         };
         self.raw.drain(..at);
         res
+    }
+
+    /// A STDERR record's content as one `err` line to the `log-stderr` targets (the
+    /// line's trailing newlines dropped, as HAProxy's `__send_log()` does).
+    fn log_stderr(&self, content: &[u8]) {
+        let Some(log) = self.app.as_ref().and_then(|a| a.stderr.as_ref()) else { return };
+        let mut end = content.len();
+        while end > 0 && matches!(content[end - 1], b'\n' | 0) {
+            end -= 1;
+        }
+        log.send(crate::log::level::ERR, &content[..end]);
     }
 
     /// Reads more bytes and files them; `Ok(false)`: the application closed.
