@@ -7,7 +7,7 @@
 use std::cell::RefCell;
 use std::io;
 use std::os::fd::OwnedFd;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use nix::fcntl::{splice, OFlag, SpliceFFlags};
@@ -26,6 +26,15 @@ static PIPE_SIZE: AtomicUsize = AtomicUsize::new(0);
 /// system's default).
 pub fn set_pipe_size(size: Option<usize>) {
     PIPE_SIZE.store(size.unwrap_or(0), Ordering::Relaxed);
+}
+
+/// `nosplice`: every forward copies through a buffer.
+static DISABLED: AtomicBool = AtomicBool::new(false);
+
+/// Turns splicing off (`nosplice`, HAProxy's `-dS`) or back on for the forwards that
+/// start from now on.
+pub fn set_disabled(off: bool) {
+    DISABLED.store(off, Ordering::Relaxed);
 }
 
 /// Most bytes one splice call moves: the capacity of the pipes.
@@ -194,7 +203,7 @@ pub async fn forward<A: Sock, B: Sock>(
     t: DirTimeouts,
     activity: &Activity,
 ) -> Result<u64, IoError> {
-    if !from.splices() || !to.splices() {
+    if !from.splices() || !to.splices() || DISABLED.load(Ordering::Relaxed) {
         return forward_copy(from, to, limit, t, activity).await;
     }
     let mut moved = 0u64;

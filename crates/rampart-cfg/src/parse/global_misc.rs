@@ -1,6 +1,6 @@
 //! Global keywords of real configurations that name the process (`node`,
 //! `description`), make warnings fatal (`zero-warning`), pace accepts (`maxconnrate`,
-//! `maxsessrate`), or tune what rampart does its own way (pollers, accept batches,
+//! `maxsessrate`), turn off splicing or `SO_REUSEPORT` (`nosplice`, `noreuseport`), or tune what rampart does its own way (pollers, accept batches,
 //! idle pools): those are accepted with a one-line warning saying so, or, when
 //! rampart behaves as the keyword asks anyway, without one (the keyword table says it).
 //! HAProxy counterpart: their branches of `cfg_parse_global()` (src/cfgparse-global.c),
@@ -31,6 +31,8 @@ pub(super) fn is_misc_kw(word: &str) -> bool {
             | "tune.pool-low-fd-ratio"
             | "tune.pool-high-fd-ratio"
             | "fd-hard-limit"
+            | "nosplice"
+            | "noreuseport"
     )
 }
 
@@ -56,6 +58,8 @@ pub(super) fn parse_misc_kw(p: &mut Parser, words: &[String], span: &Span) {
         "nogetaddrinfo" if !too_many(p, words, 0, span) => {
             no_effect(p, span, kw, "names are resolved with the system's getaddrinfo()")
         }
+        "nosplice" if !too_many(p, words, 0, span) => p.global.nosplice = true,
+        "noreuseport" if !too_many(p, words, 0, span) => p.global.noreuseport = true,
         "maxconnrate" | "maxsessrate" => parse_rate(p, words, span),
         "tune.maxaccept" | "tune.maxpollevents" => parse_tune_int(p, words, span),
         "tune.idletimer" => parse_idletimer(p, words, span),

@@ -64,7 +64,9 @@ fn dispatch_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str
             | "http-ignore-probes"
             | "disable-h2-upgrade"
             | "prefer-last-server"
-            | "http-use-proxy-header",
+            | "http-use-proxy-header"
+            | "idle-close-on-response"
+            | "checkcache",
         ) => flag_option(cx, words, kwm, name),
         (_, "nolinger") => nolinger_option(cx, words, kwm),
         (_, "httpclose" | "http-server-close" | "http-keep-alive") => conn_mode_option(cx, words, kwm, name),
@@ -147,6 +149,7 @@ fn flag_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str) {
             | "http-ignore-probes"
             | "disable-h2-upgrade"
             | "http-use-proxy-header"
+            | "idle-close-on-response"
     );
     if name != "http-buffer-request" && cx.ignored_without(need_frontend, name, "") {
         return;
@@ -171,6 +174,8 @@ fn flag_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str) {
         "disable-h2-upgrade" => opts.disable_h2_upgrade = on,
         "prefer-last-server" => opts.prefer_last_server = on,
         "http-use-proxy-header" => opts.http_use_proxy_header = on,
+        "idle-close-on-response" => opts.idle_close_on_response = on,
+        "checkcache" => opts.checkcache = on,
         _ => opts.abortonclose = on,
     }
 }

@@ -117,6 +117,10 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             no_h2_upgrade: px.options.disable_h2_upgrade,
             nolinger: px.options.nolinger,
             use_proxy_header: px.options.http_use_proxy_header,
+            idle_close_on_response: px.options.idle_close_on_response,
+            // as in HAProxy, an HTTP-only option
+            checkcache: px.options.checkcache && px.mode == Mode::Http,
+            redir_servers: px.mode == Mode::Http && px.servers.iter().any(|s| s.redir.is_some()),
             // HAProxy keeps connections without a server private to their session
             http_reuse: if px.implicit_server.is_some() { HttpReuse::Never } else { px.http_reuse },
             fcgi: fcgi_app(cfg, px, &mut alerts),
@@ -218,6 +222,9 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         return (Err(alerts), warnings);
     }
     crate::splice::set_pipe_size(cfg.global.pipesize);
+    crate::splice::set_disabled(cfg.global.nosplice);
+    // HAProxy counts the start line in `tune.http.maxhdr`
+    rampart_proto::h1::set_max_headers(cfg.global.http_maxhdr.map_or(rampart_proto::h1::MAX_HEADERS, |n| usize::from(n) - 1));
     let rt = Runtime {
         stats: crate::stats::Facts::new(cfg, threads),
         proxies,
@@ -248,6 +255,8 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 .min()
                 .map(crate::counters::accept_rate::AcceptRate::new),
             rate_limits: (cfg.global.maxconnrate, cfg.global.maxsessrate),
+            grace: cfg.global.grace,
+            stop_announced: AtomicBool::new(false),
         },
         proc_vars: ProcVars::new(var_limits(&cfg.global.vars)),
         rule_files: std::mem::take(&mut shared.files).into_boxed_slice(),
