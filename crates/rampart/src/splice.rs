@@ -115,6 +115,10 @@ pub struct DirTimeouts {
     /// client, `server-fin` for the server), so that a peer told to close cannot keep
     /// the session forever. The clock restarts when the other direction ends.
     pub fin: Option<Duration>,
+    /// `option independent-streams` on the source's proxy (the frontend for the
+    /// client, the backend for the server): bytes moving the other way do not keep
+    /// the read waiting, its timeout counts alone.
+    pub indep: bool,
 }
 
 impl DirTimeouts {
@@ -135,8 +139,8 @@ impl DirTimeouts {
 pub fn tunnel_timeouts(fe: &Timeouts, be: &Timeouts) -> (DirTimeouts, DirTimeouts) {
     let tunnel = be.tunnel;
     let (client, server) = (tunnel.or(fe.client), tunnel.or(be.server));
-    let up = DirTimeouts { read: client, write: server, fin: fe.client_fin };
-    let down = DirTimeouts { read: server, write: client, fin: be.server_fin };
+    let up = DirTimeouts { read: client, write: server, fin: fe.client_fin, indep: fe.indep };
+    let down = DirTimeouts { read: server, write: client, fin: be.server_fin, indep: be.indep };
     (up, down)
 }
 
@@ -303,7 +307,8 @@ async fn forward_copy<A: Sock, B: Sock>(
     }
 }
 
-/// Waits for input; a timeout only counts if the other direction was idle too. When the
+/// Waits for input; a timeout only counts if the other direction was idle too (unless
+/// `option independent-streams`: [`DirTimeouts::indep`]). When the
 /// other direction ends meanwhile, the wait starts again under the `fin` timeout.
 async fn wait_input<A: Sock>(from: &A, t: &DirTimeouts, activity: &Activity) -> Result<(), IoError> {
     loop {
@@ -325,7 +330,7 @@ async fn wait_input<A: Sock>(from: &A, t: &DirTimeouts, activity: &Activity) -> 
             with_timeout(t.read(activity), from.readable()).await
         };
         match res {
-            Err(IoError::Timeout) if activity.get() != seen => continue,
+            Err(IoError::Timeout) if !t.indep && activity.get() != seen => continue,
             other => return other,
         }
     }
@@ -352,8 +357,8 @@ mod tests {
     #[test]
     fn a_frames_tunnel_waits_the_shorter_open_side_then_the_fin_timeouts() {
         let s = Duration::from_secs;
-        let up = DirTimeouts { read: Some(s(10)), write: None, fin: Some(s(1)) };
-        let down = DirTimeouts { read: Some(s(5)), write: None, fin: Some(s(2)) };
+        let up = DirTimeouts { read: Some(s(10)), write: None, fin: Some(s(1)), indep: false };
+        let down = DirTimeouts { read: Some(s(5)), write: None, fin: Some(s(2)), indep: false };
         assert_eq!(frames_idle(&up, &down, true, true), Some(s(5)));
         // the server ended: the client, sent its END_STREAM, has `client-fin`
         assert_eq!(frames_idle(&up, &down, true, false), Some(s(1)));

@@ -542,7 +542,7 @@ pub static OPTIONS: &[OptionKw] = &[
         ),
     ),
     opt("idle-close-on-response", D | F | L, true, Yes),
-    opt("independent-streams", ALL, true, No),
+    opt("independent-streams", ALL, true, Partial("TCP mode and HTTP/1 tunnels: a side's read timeout counts alone; when it expires the whole session ends (HAProxy only shuts that side's reading and forwards the close); HTTP/2 tunnels not")),
     opt("ldap-check", D | L | B, false, Yes),
     opt("external-check", D | L | B, false, Yes),
     opt("log-health-checks", D | L | B, true, Yes),

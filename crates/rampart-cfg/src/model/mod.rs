@@ -802,6 +802,9 @@ pub struct ProxyOptions {
     /// `option checkcache`: a response a shared cache could store with the server's
     /// `Set-Cookie` is blocked (502) and reported.
     pub checkcache: bool,
+    /// `option independent-streams`: a side's read timeout is not refreshed by data
+    /// sent to it.
+    pub independent_streams: bool,
 }
 
 /// TCP keep-alive of one side: SO_KEEPALIVE when `on`, and the TCP_KEEP* settings

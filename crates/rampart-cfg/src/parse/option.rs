@@ -66,7 +66,8 @@ fn dispatch_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str
             | "prefer-last-server"
             | "http-use-proxy-header"
             | "idle-close-on-response"
-            | "checkcache",
+            | "checkcache"
+            | "independent-streams",
         ) => flag_option(cx, words, kwm, name),
         (_, "nolinger") => nolinger_option(cx, words, kwm),
         (_, "httpclose" | "http-server-close" | "http-keep-alive") => conn_mode_option(cx, words, kwm, name),
@@ -151,7 +152,8 @@ fn flag_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str) {
             | "http-use-proxy-header"
             | "idle-close-on-response"
     );
-    if name != "http-buffer-request" && cx.ignored_without(need_frontend, name, "") {
+    let both_sides = matches!(name, "http-buffer-request" | "independent-streams");
+    if !both_sides && cx.ignored_without(need_frontend, name, "") {
         return;
     }
     let on = kwm == Modifier::Std;
@@ -176,6 +178,7 @@ fn flag_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str) {
         "http-use-proxy-header" => opts.http_use_proxy_header = on,
         "idle-close-on-response" => opts.idle_close_on_response = on,
         "checkcache" => opts.checkcache = on,
+        "independent-streams" => opts.independent_streams = on,
         _ => opts.abortonclose = on,
     }
 }

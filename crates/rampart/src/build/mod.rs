@@ -101,7 +101,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             name: px.name.clone(),
             cap: px.cap,
             mode: px.mode,
-            timeouts: timeouts(&px.timeouts),
+            timeouts: Timeouts { indep: px.options.independent_streams, ..timeouts(&px.timeouts) },
             forwardfor: px.options.forwardfor.as_ref().map(forwardfor),
             originalto: px.options.originalto.as_ref().map(originalto),
             restrict_req_hdr_names: px.options.restrict_req_hdr_names,
@@ -438,6 +438,7 @@ fn timeouts(t: &rampart_cfg::model::Timeouts) -> Timeouts {
         tunnel: t.tunnel,
         client_fin: t.client_fin,
         server_fin: t.server_fin,
+        indep: false,
     }
 }
 

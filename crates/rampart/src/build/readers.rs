@@ -246,6 +246,7 @@ pub const READERS: &[(&str, &str)] = &[
         "option http-use-proxy-header",
         "build::build: ProxyRt::use_proxy_header (sample::fetch::auth::proxied, action::reply)",
     ),
+    ("option independent-streams", "build::build: Timeouts::indep (splice::tunnel_timeouts, splice::wait_input)"),
     ("option checkcache", "build::build: ProxyRt::checkcache (stream::ana::checkcache, after the response rules)"),
     (
         "option idle-close-on-response",

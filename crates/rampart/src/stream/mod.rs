@@ -432,7 +432,8 @@ async fn exchange<F: HttpFront>(
         if let Some((srv, redirect)) = redir::server(s, be, txn.req.method, key) {
             s.srv = Some(srv);
             if redirect {
-                let reply = redir::reply(s, be, srv, &txn.req, front.req_buf(), &mut txn.synth);
+                let TxnData { req, synth, .. } = &mut **txn;
+                let reply = redir::reply(s, be, srv, req, front.req_buf(), synth);
                 ended(txn, Cause::Local, Phase::Connect);
                 return send_built(front, s, txn, sess, reply).await;
             }

@@ -325,7 +325,7 @@ impl<'a, S: Sock> HttpFront for H1Front<'a, S> {
                 Body::Done => return Ok(()),
                 Body::Length(left) if left >= SPLICE_MIN && self.buf.is_empty() => {
                     if let Some(server) = tx.raw() {
-                        let t = DirTimeouts { read: t_client, write: t_server, fin: None };
+                        let t = DirTimeouts { read: t_client, write: t_server, fin: None, indep: false };
                         let moved =
                             forward(self.client, server, Some(left), t, activity).await.map_err(BodyError::From)?;
                         activity.add(moved);
@@ -530,7 +530,7 @@ impl<S: Sock> ResSink for H1Sink<'_, S> {
         }
         loop {
             if let Some(raw) = rx.raw_rest() {
-                let t = DirTimeouts { read: t_server, write: self.t_client, fin: None };
+                let t = DirTimeouts { read: t_server, write: self.t_client, fin: None, indep: false };
                 let moved = forward(raw.sock, self.client, raw.len, t, activity).await.map_err(BodyError::From)?;
                 activity.add(moved);
                 rx.raw_moved(moved);
