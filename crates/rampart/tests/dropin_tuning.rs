@@ -425,3 +425,46 @@ fn independent_streams_times_out_a_silent_client_of_a_busy_tunnel() {
         }
     }
 }
+
+#[test]
+fn h1_case_adjust_spells_header_names_for_bogus_peers() {
+    let dir = std::env::temp_dir().join(format!("rampart-case-adjust-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("case.map");
+    std::fs::write(&file, "# spellings\ncontent-type   Content-Type\n\n  x-trace X-Trace  \n").unwrap();
+    let cfg = format!(
+        "global\n  nbthread 1\n  h1-case-adjust content-length Content-Length\n  h1-case-adjust x-custom X-CUSTOM\n  \
+         h1-case-adjust-file {}\n\
+         defaults\n  mode http\n  timeout client 5s\n  timeout server 5s\n  timeout connect 1s\n\
+         listen bogus\n  bind fd@${{bogus}}\n  option h1-case-adjust-bogus-client\n  option h1-case-adjust-bogus-server\n  \
+         server s1 ${{s1_addr}}:${{s1_port}}\n\
+         listen plain\n  bind fd@${{plain}}\n  server s1 ${{s1_addr}}:${{s1_port}}\n",
+        file.display()
+    );
+    for bin in binaries("h1_case_adjust_spells_header_names_for_bogus_peers") {
+        let who = name(&bin);
+        let s1 = HttpBackend::builder("s1")
+            .reply(Reply::ok().header("content-type", "text/plain").header("x-trace", "t").body("ok"))
+            .start();
+        let proxy = start_with(&bin, &cfg, &["bogus", "plain"], &[("s1", s1.addr())]);
+        let raw = |listener: &str| {
+            let req = "GET / HTTP/1.1\r\nhost: x\r\nx-custom: 1\r\nx-trace: 2\r\nconnection: close\r\n\r\n";
+            let mut c = TcpStream::connect(proxy.addr(listener)).unwrap();
+            c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            c.write_all(req.as_bytes()).unwrap();
+            let mut got = Vec::new();
+            let _ = c.read_to_end(&mut got);
+            String::from_utf8_lossy(&got).into_owned()
+        };
+        let got = raw("bogus");
+        for want in ["\r\nContent-Length: 2\r\n", "\r\nContent-Type: text/plain\r\n", "\r\nX-Trace: t\r\n"] {
+            assert!(got.contains(want), "{who}: {want:?} in {got:?}");
+        }
+        let got = raw("plain");
+        assert!(got.contains("\r\ncontent-length: 2\r\n") && got.contains("\r\ncontent-type: "), "{who}: {got:?}");
+        let sent: Vec<String> = s1.requests().iter().map(|r| String::from_utf8_lossy(&r.raw).into_owned()).collect();
+        assert!(sent[0].contains("\r\nX-CUSTOM: 1\r\n") && sent[0].contains("\r\nX-Trace: 2\r\n"), "{who}: {:?}", sent[0]);
+        assert!(sent[1].contains("\r\nx-custom: 1\r\n"), "{who}: {:?}", sent[1]);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

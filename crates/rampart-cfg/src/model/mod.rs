@@ -274,6 +274,9 @@ pub struct Global {
     /// `tune.http.maxhdr`: the most header lines of an HTTP/1 message, its start line
     /// included (HAProxy's default: 101).
     pub http_maxhdr: Option<u16>,
+    /// `h1-case-adjust <from> <to>` and the lines of `h1-case-adjust-file`: header
+    /// names and the spelling HTTP/1 peers get with `option h1-case-adjust-bogus-*`.
+    pub h1_case_adjust: Vec<(String, String)>,
     /// `tune.zlib.memlevel` (1..9, default 8).
     pub zlib_memlevel: u8,
     /// `max-spread-checks`: the most the first health checks are spread over.
@@ -381,6 +384,7 @@ impl Default for Global {
             http_cookie_len: None,
             http_log_uri_len: None,
             http_maxhdr: None,
+            h1_case_adjust: Vec::new(),
             zlib_memlevel: 8,
             max_spread_checks: None,
             span: Span::default(),
@@ -805,6 +809,11 @@ pub struct ProxyOptions {
     /// `option independent-streams`: a side's read timeout is not refreshed by data
     /// sent to it.
     pub independent_streams: bool,
+    /// `option h1-case-adjust-bogus-client`: response header names written to HTTP/1
+    /// clients take the `h1-case-adjust` spellings.
+    pub h1_case_adjust_bogus_client: bool,
+    /// `option h1-case-adjust-bogus-server`: the same for requests to HTTP/1 servers.
+    pub h1_case_adjust_bogus_server: bool,
 }
 
 /// TCP keep-alive of one side: SO_KEEPALIVE when `on`, and the TCP_KEEP* settings

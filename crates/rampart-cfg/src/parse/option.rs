@@ -67,7 +67,9 @@ fn dispatch_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str
             | "http-use-proxy-header"
             | "idle-close-on-response"
             | "checkcache"
-            | "independent-streams",
+            | "independent-streams"
+            | "h1-case-adjust-bogus-client"
+            | "h1-case-adjust-bogus-server",
         ) => flag_option(cx, words, kwm, name),
         (_, "nolinger") => nolinger_option(cx, words, kwm),
         (_, "httpclose" | "http-server-close" | "http-keep-alive") => conn_mode_option(cx, words, kwm, name),
@@ -151,6 +153,7 @@ fn flag_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str) {
             | "disable-h2-upgrade"
             | "http-use-proxy-header"
             | "idle-close-on-response"
+            | "h1-case-adjust-bogus-client"
     );
     let both_sides = matches!(name, "http-buffer-request" | "independent-streams");
     if !both_sides && cx.ignored_without(need_frontend, name, "") {
@@ -179,6 +182,8 @@ fn flag_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str) {
         "idle-close-on-response" => opts.idle_close_on_response = on,
         "checkcache" => opts.checkcache = on,
         "independent-streams" => opts.independent_streams = on,
+        "h1-case-adjust-bogus-client" => opts.h1_case_adjust_bogus_client = on,
+        "h1-case-adjust-bogus-server" => opts.h1_case_adjust_bogus_server = on,
         _ => opts.abortonclose = on,
     }
 }

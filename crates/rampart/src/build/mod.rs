@@ -68,6 +68,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
     let mut logs = crate::log::setup::Opener::new(cfg, &mut alerts);
     let timed = crate::counters::histogram::wanted(cfg);
     let fe_maxconns = frontend_maxconns(cfg, maxconn);
+    let case_map = crate::h1::case_adjust::CaseMap::new(&cfg.global.h1_case_adjust);
     for (idx, px) in cfg.proxies.iter().enumerate() {
         let backend_checks = check_rules(cfg, idx, &mut shared, &mut alerts);
         let backups_cut = px.servers.iter().any(|s| s.check.shutdown_backups_on_up);
@@ -121,6 +122,8 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             // as in HAProxy, an HTTP-only option
             checkcache: px.options.checkcache && px.mode == Mode::Http,
             redir_servers: px.mode == Mode::Http && px.servers.iter().any(|s| s.redir.is_some()),
+            h1_case_client: case_map.clone().filter(|_| px.options.h1_case_adjust_bogus_client),
+            h1_case_server: case_map.clone().filter(|_| px.options.h1_case_adjust_bogus_server),
             // HAProxy keeps connections without a server private to their session
             http_reuse: if px.implicit_server.is_some() { HttpReuse::Never } else { px.http_reuse },
             fcgi: fcgi_app(cfg, px, &mut alerts),

@@ -89,6 +89,8 @@ pub const READERS: &[(&str, &str)] = &[
     ("global tune.ssl.maxrecord", "tls::bind::server_config (ServerConfig::max_fragment_size, record_size)"),
     ("global tune.http.maxhdr", "build::build: rampart_proto::h1::set_max_headers (h1::head::parse_fields, relaxed, chunked trailers)"),
     ("global grace", "build::build: GlobalRt::grace (worker::handle_signals waits it; GlobalRt::stop_announced for the stopping fetch)"),
+    ("global h1-case-adjust", "build::build: h1::case_adjust::CaseMap (ProxyRt::h1_case_client/server)"),
+    ("global h1-case-adjust-file", "rampart-cfg parse::global_misc (read with the configuration), then as h1-case-adjust"),
     ("global nosplice", "build::build: splice::set_disabled (splice::forward copies through a buffer)"),
     ("global noreuseport", "listener::bind_all (bind_inet without SO_REUSEPORT, one socket shared by the threads)"),
     ("global tune.pipesize", "build::build: splice::set_pipe_size (splice::new_pipe, splice_max)"),
@@ -247,6 +249,8 @@ pub const READERS: &[(&str, &str)] = &[
         "build::build: ProxyRt::use_proxy_header (sample::fetch::auth::proxied, action::reply)",
     ),
     ("option independent-streams", "build::build: Timeouts::indep (splice::tunnel_timeouts, splice::wait_input)"),
+    ("option h1-case-adjust-bogus-client", "build::build: ProxyRt::h1_case_client (mux::h1::front: heads written to clients)"),
+    ("option h1-case-adjust-bogus-server", "build::build: ProxyRt::h1_case_server (back::h1::H1Back::case_adjust)"),
     ("option checkcache", "build::build: ProxyRt::checkcache (stream::ana::checkcache, after the response rules)"),
     (
         "option idle-close-on-response",

@@ -172,6 +172,12 @@ pub struct ProxyRt {
     pub checkcache: bool,
     /// A server of this backend has `redir` (`stream::redir` looks, else nothing does).
     pub redir_servers: bool,
+    /// `option h1-case-adjust-bogus-client` (frontend) with `h1-case-adjust` pairs:
+    /// the spellings of the response header names written to HTTP/1 clients.
+    pub h1_case_client: Option<std::sync::Arc<crate::h1::case_adjust::CaseMap>>,
+    /// `option h1-case-adjust-bogus-server` (backend): the same for requests written
+    /// to HTTP/1 servers.
+    pub h1_case_server: Option<std::sync::Arc<crate::h1::case_adjust::CaseMap>>,
     /// `option nolinger`: this proxy's side of a connection closes with a reset.
     pub nolinger: bool,
     pub http_reuse: HttpReuse,
