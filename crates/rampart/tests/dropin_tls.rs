@@ -51,7 +51,7 @@ impl Pki {
 
     /// A TLS client to `addr` (SNI `localhost`), with the client certificate if `auth`.
     fn connect(&self, addr: SocketAddr, auth: bool) -> rustls::StreamOwned<rustls::ClientConnection, Recorder> {
-        let cfg = test_pki::client_config(&self.ca, auth.then(|| (&self.client.0, &self.client.1)));
+        let cfg = test_pki::client_config(&self.ca, auth.then_some((&self.client.0, &self.client.1)));
         let conn = rustls::ClientConnection::new(Arc::new(cfg), "localhost".try_into().unwrap()).unwrap();
         let sock = TcpStream::connect(addr).unwrap();
         sock.set_read_timeout(Some(Duration::from_secs(5))).unwrap();

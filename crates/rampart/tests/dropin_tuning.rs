@@ -116,7 +116,7 @@ fn checkcache_blocks_a_cacheable_response_that_sets_a_cookie() {
         let proxy = start_with(&bin, CHECKCACHE_CFG, &["l", "nocheck"], &[("s1", s1.addr())]);
         let get = |listener: &str, path: &str| {
             let mut c = RawClient::connect(proxy.addr(listener)).unwrap();
-            c.send(&format!("GET {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")).unwrap();
+            c.send(format!("GET {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")).unwrap();
             let res = c.read_response().unwrap();
             (res.status, String::from_utf8_lossy(&res.body).into_owned())
         };
@@ -343,7 +343,7 @@ fn server_redir_answers_get_and_head_with_a_302_to_the_server() {
         let proxy = start_with(&bin, REDIR_CFG, &["persist", "balanced"], &[("s1", s1.addr()), ("s2", s2.addr())]);
         let ask = |listener: &str, head: &str| {
             let mut c = RawClient::connect(proxy.addr(listener)).unwrap();
-            c.send(&format!("{head}\r\nhost: x\r\ncontent-length: 0\r\n\r\n")).unwrap();
+            c.send(format!("{head}\r\nhost: x\r\ncontent-length: 0\r\n\r\n")).unwrap();
             c.read_response().unwrap()
         };
         let res = ask("persist", "GET /img/a.png?v=2 HTTP/1.1\r\ncookie: SRV=c1");

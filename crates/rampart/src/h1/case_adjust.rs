@@ -12,10 +12,13 @@
 
 use std::sync::Arc;
 
-/// The names to adjust: (name as written, lower case; its spelling).
+/// A name as written (lower case) and the spelling it gets.
+type Entry = (Box<[u8]>, Box<[u8]>);
+
+/// The names to adjust.
 #[derive(Debug, Default)]
 pub struct CaseMap {
-    entries: Vec<(Box<[u8]>, Box<[u8]>)>,
+    entries: Vec<Entry>,
 }
 
 impl CaseMap {
