@@ -128,7 +128,8 @@ fn pp_server() -> (SocketAddr, mpsc::Receiver<Option<SslSeen>>) {
                 }
                 buf.extend_from_slice(&chunk[..n]);
                 if let Decoded::Done(h, used) = decode(&buf) {
-                    let ssl = h.ssl().map(|t| (t.client, t.verify, t.subs.iter().map(|(k, v)| (*k, v.to_vec())).collect()));
+                    let ssl =
+                        h.ssl().map(|t| (t.client, t.verify, t.subs.iter().map(|(k, v)| (*k, v.to_vec())).collect()));
                     // the request follows the header
                     while !buf[used..].windows(4).any(|w| w == b"\r\n\r\n") {
                         match s.read(&mut chunk) {

@@ -130,7 +130,9 @@ fn checkcache_blocks_a_cacheable_response_that_sets_a_cookie() {
             }
         }
         // not cacheable, or no cookie, or the cookie kept out of the cache
-        for path in ["/cookie", "/cookie-public", "/cookie-expires-private", "/expires", "/cookie-expires-nocachecookie"] {
+        for path in
+            ["/cookie", "/cookie-public", "/cookie-expires-private", "/expires", "/cookie-expires-nocachecookie"]
+        {
             assert_eq!(get("l", path), (200, "from-server".to_owned()), "{who}: {path}");
         }
         // without the option nothing is blocked
@@ -253,7 +255,9 @@ fn noreuseport_binds_listeners_without_so_reuseport() {
 /// The pipes process `pid` holds.
 fn pipes_of(pid: u32) -> usize {
     let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).unwrap();
-    fds.flatten().filter(|e| std::fs::read_link(e.path()).is_ok_and(|l| l.to_string_lossy().starts_with("pipe:"))).count()
+    fds.flatten()
+        .filter(|e| std::fs::read_link(e.path()).is_ok_and(|l| l.to_string_lossy().starts_with("pipe:")))
+        .count()
 }
 
 /// A server that sends 256 KiB and closes.
@@ -316,7 +320,11 @@ fn grace_delays_the_soft_stop_with_the_stopping_fetch_already_true() {
         assert_eq!(res.headers.get("connection"), None, "{who}: no close announced yet");
         idle.send(GET).unwrap();
         assert_eq!(idle.read_response().unwrap().body, b"stopping=1", "{who}");
-        assert!(proxy.wait_output("Scheduling a soft-stop in 1500 ms.", Duration::from_secs(2)), "{who}: {}", proxy.output());
+        assert!(
+            proxy.wait_output("Scheduling a soft-stop in 1500 ms.", Duration::from_secs(2)),
+            "{who}: {}",
+            proxy.output()
+        );
         // once it is over, the soft stop closes the idle connections. COMPAT: haproxy
         // 2.6 woke its idle connections when the grace began, not again once it ended:
         // they stay until their keep-alive timeout
@@ -463,7 +471,11 @@ fn h1_case_adjust_spells_header_names_for_bogus_peers() {
         let got = raw("plain");
         assert!(got.contains("\r\ncontent-length: 2\r\n") && got.contains("\r\ncontent-type: "), "{who}: {got:?}");
         let sent: Vec<String> = s1.requests().iter().map(|r| String::from_utf8_lossy(&r.raw).into_owned()).collect();
-        assert!(sent[0].contains("\r\nX-CUSTOM: 1\r\n") && sent[0].contains("\r\nX-Trace: 2\r\n"), "{who}: {:?}", sent[0]);
+        assert!(
+            sent[0].contains("\r\nX-CUSTOM: 1\r\n") && sent[0].contains("\r\nX-Trace: 2\r\n"),
+            "{who}: {:?}",
+            sent[0]
+        );
         assert!(sent[1].contains("\r\nx-custom: 1\r\n"), "{who}: {:?}", sent[1]);
     }
     let _ = std::fs::remove_dir_all(&dir);

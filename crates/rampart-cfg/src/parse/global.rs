@@ -495,10 +495,9 @@ fn parse_hard_stop_after(p: &mut Parser, words: &[String], span: &Span) {
             span,
             format!("timer overflow in argument '{text}' to '{kw}' (maximum value is 2147483647 ms or ~24.8 days)"),
         ),
-        Err(TimeError::Underflow) => p.alert(
-            span,
-            format!("timer underflow in argument '{text}' to '{kw}' (minimum non-null value is 1 ms)"),
-        ),
+        Err(TimeError::Underflow) => {
+            p.alert(span, format!("timer underflow in argument '{text}' to '{kw}' (minimum non-null value is 1 ms)"))
+        }
         Err(TimeError::BadChar(c)) => p.alert(span, format!("unexpected character '{c}' in argument to <{kw}>.")),
     }
 }

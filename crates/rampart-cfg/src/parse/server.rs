@@ -664,7 +664,11 @@ mod tests {
             "backend b\n server s 127.0.0.1:80 send-proxy-v2-ssl-cn\n server t 127.0.0.1:80 proxy-v2-options ssl-cipher\n\
              server u 127.0.0.1:80 send-proxy-v2-ssl-cn no-send-proxy-v2-ssl\n",
         );
-        let p: Vec<_> = cfg.proxies[0].servers.iter().map(|s| (s.proxy.version, s.proxy.ssl, s.proxy.ssl_cn, s.proxy.ssl_cipher)).collect();
+        let p: Vec<_> = cfg.proxies[0]
+            .servers
+            .iter()
+            .map(|s| (s.proxy.version, s.proxy.ssl, s.proxy.ssl_cn, s.proxy.ssl_cipher))
+            .collect();
         assert_eq!(p, [(Some(2), true, true, false), (None, true, false, true), (None, false, true, false)]);
     }
 

@@ -227,7 +227,9 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
     crate::splice::set_pipe_size(cfg.global.pipesize);
     crate::splice::set_disabled(cfg.global.nosplice);
     // HAProxy counts the start line in `tune.http.maxhdr`
-    rampart_proto::h1::set_max_headers(cfg.global.http_maxhdr.map_or(rampart_proto::h1::MAX_HEADERS, |n| usize::from(n) - 1));
+    rampart_proto::h1::set_max_headers(
+        cfg.global.http_maxhdr.map_or(rampart_proto::h1::MAX_HEADERS, |n| usize::from(n) - 1),
+    );
     let rt = Runtime {
         stats: crate::stats::Facts::new(cfg, threads),
         proxies,

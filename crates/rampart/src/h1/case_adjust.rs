@@ -67,9 +67,11 @@ mod tests {
 
     #[test]
     fn adjusts_listed_names_only_and_stops_at_the_head_end() {
-        let pairs = [("content-length".to_owned(), "Content-Length".to_owned()), ("X-Up".to_owned(), "x-up".to_owned())];
+        let pairs =
+            [("content-length".to_owned(), "Content-Length".to_owned()), ("X-Up".to_owned(), "x-up".to_owned())];
         let map = CaseMap::new(&pairs).unwrap();
-        let mut head = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nx-up: 1\r\ncontent-type: a\r\n\r\ncontent-length: body".to_vec();
+        let mut head =
+            b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nx-up: 1\r\ncontent-type: a\r\n\r\ncontent-length: body".to_vec();
         map.apply(&mut head);
         assert_eq!(
             &head[..],

@@ -32,7 +32,14 @@ pub(super) fn server(s: &Stream<'_>, be: usize, meth: Method, key: Option<u32>) 
 
 /// Fills `out` with the 302 to server `srv`'s prefix and the path of request `req`
 /// (slices into `buf`); `None` for a target with no path (`*`, authority form).
-pub(super) fn reply<'rt>(s: &Stream<'rt>, be: usize, srv: usize, req: &MsgHead, buf: &[u8], out: &mut MsgHead) -> Option<Synth<'rt>> {
+pub(super) fn reply<'rt>(
+    s: &Stream<'rt>,
+    be: usize,
+    srv: usize,
+    req: &MsgHead,
+    buf: &[u8],
+    out: &mut MsgHead,
+) -> Option<Synth<'rt>> {
     let sv = s.rt.proxies[be].be.servers.get(srv)?;
     let prefix = sv.redir.as_deref()?;
     let path = req.view(buf).target().pathq;
@@ -45,7 +52,9 @@ pub(super) fn reply<'rt>(s: &Stream<'rt>, be: usize, srv: usize, req: &MsgHead, 
     }
     location.extend_from_slice(path);
     crate::action::reply::start_head(out, 302, "Found");
-    for (name, value) in [(&b"Cache-Control"[..], &b"no-cache"[..]), (b"Content-length", b"0"), (b"Location", &location)] {
+    for (name, value) in
+        [(&b"Cache-Control"[..], &b"no-cache"[..]), (b"Content-length", b"0"), (b"Location", &location)]
+    {
         out.add_header(name, value).ok()?;
     }
     sv.stats.stot.inc();
