@@ -7,7 +7,7 @@
 use std::cell::RefCell;
 use std::io;
 use std::os::fd::OwnedFd;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use nix::fcntl::{splice, OFlag, SpliceFFlags};
@@ -26,6 +26,15 @@ static PIPE_SIZE: AtomicUsize = AtomicUsize::new(0);
 /// system's default).
 pub fn set_pipe_size(size: Option<usize>) {
     PIPE_SIZE.store(size.unwrap_or(0), Ordering::Relaxed);
+}
+
+/// `nosplice`: every forward copies through a buffer.
+static DISABLED: AtomicBool = AtomicBool::new(false);
+
+/// Turns splicing off (`nosplice`, HAProxy's `-dS`) or back on for the forwards that
+/// start from now on.
+pub fn set_disabled(off: bool) {
+    DISABLED.store(off, Ordering::Relaxed);
 }
 
 /// Most bytes one splice call moves: the capacity of the pipes.
@@ -106,6 +115,10 @@ pub struct DirTimeouts {
     /// client, `server-fin` for the server), so that a peer told to close cannot keep
     /// the session forever. The clock restarts when the other direction ends.
     pub fin: Option<Duration>,
+    /// `option independent-streams` on the source's proxy (the frontend for the
+    /// client, the backend for the server): bytes moving the other way do not keep
+    /// the read waiting, its timeout counts alone.
+    pub indep: bool,
 }
 
 impl DirTimeouts {
@@ -126,8 +139,8 @@ impl DirTimeouts {
 pub fn tunnel_timeouts(fe: &Timeouts, be: &Timeouts) -> (DirTimeouts, DirTimeouts) {
     let tunnel = be.tunnel;
     let (client, server) = (tunnel.or(fe.client), tunnel.or(be.server));
-    let up = DirTimeouts { read: client, write: server, fin: fe.client_fin };
-    let down = DirTimeouts { read: server, write: client, fin: be.server_fin };
+    let up = DirTimeouts { read: client, write: server, fin: fe.client_fin, indep: fe.indep };
+    let down = DirTimeouts { read: server, write: client, fin: be.server_fin, indep: be.indep };
     (up, down)
 }
 
@@ -194,7 +207,7 @@ pub async fn forward<A: Sock, B: Sock>(
     t: DirTimeouts,
     activity: &Activity,
 ) -> Result<u64, IoError> {
-    if !from.splices() || !to.splices() {
+    if !from.splices() || !to.splices() || DISABLED.load(Ordering::Relaxed) {
         return forward_copy(from, to, limit, t, activity).await;
     }
     let mut moved = 0u64;
@@ -294,7 +307,8 @@ async fn forward_copy<A: Sock, B: Sock>(
     }
 }
 
-/// Waits for input; a timeout only counts if the other direction was idle too. When the
+/// Waits for input; a timeout only counts if the other direction was idle too (unless
+/// `option independent-streams`: [`DirTimeouts::indep`]). When the
 /// other direction ends meanwhile, the wait starts again under the `fin` timeout.
 async fn wait_input<A: Sock>(from: &A, t: &DirTimeouts, activity: &Activity) -> Result<(), IoError> {
     loop {
@@ -316,7 +330,7 @@ async fn wait_input<A: Sock>(from: &A, t: &DirTimeouts, activity: &Activity) -> 
             with_timeout(t.read(activity), from.readable()).await
         };
         match res {
-            Err(IoError::Timeout) if activity.get() != seen => continue,
+            Err(IoError::Timeout) if !t.indep && activity.get() != seen => continue,
             other => return other,
         }
     }
@@ -343,8 +357,8 @@ mod tests {
     #[test]
     fn a_frames_tunnel_waits_the_shorter_open_side_then_the_fin_timeouts() {
         let s = Duration::from_secs;
-        let up = DirTimeouts { read: Some(s(10)), write: None, fin: Some(s(1)) };
-        let down = DirTimeouts { read: Some(s(5)), write: None, fin: Some(s(2)) };
+        let up = DirTimeouts { read: Some(s(10)), write: None, fin: Some(s(1)), indep: false };
+        let down = DirTimeouts { read: Some(s(5)), write: None, fin: Some(s(2)), indep: false };
         assert_eq!(frames_idle(&up, &down, true, true), Some(s(5)));
         // the server ended: the client, sent its END_STREAM, has `client-fin`
         assert_eq!(frames_idle(&up, &down, true, false), Some(s(1)));

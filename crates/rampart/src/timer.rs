@@ -32,6 +32,9 @@ pub struct Timeouts {
     pub tunnel: Option<Duration>,
     pub client_fin: Option<Duration>,
     pub server_fin: Option<Duration>,
+    /// `option independent-streams`: this proxy's side of a tunnel times out on its
+    /// own reads, whatever moves the other way (`splice::DirTimeouts::indep`).
+    pub indep: bool,
 }
 
 /// Resolution of the wheel.

@@ -135,7 +135,7 @@ fn one_check_run_reports_every_refusal() {
     let cfg = "global\n  maxsslrate 10\n  stats socket /tmp/rampart-every.sock level bogus\n\
                defaults\n  mode http\n  timeout client 1s\n  timeout server 1s\n  timeout connect 1s\n\
                frontend fe\n  bind 127.0.0.1:18080 accept-netscaler-cip 1 tfo\n  tcp-request content set-priority-class int(1)\n  default_backend be\n\
-               backend be\n  server s1 unix@/tmp/rampart-every-s.sock check\n  server s2 127.0.0.1:1 send-proxy-v2-ssl weight 999\n";
+               backend be\n  server s1 unix@/tmp/rampart-every-s.sock check\n  server s2 127.0.0.1:1 tcp-ut 5s weight 999\n";
     let out = check(netutil::binary(), cfg);
     assert_eq!(out.code, 1, "{}", show(&out));
     let alerts: Vec<String> = out
@@ -153,7 +153,7 @@ fn one_check_run_reports_every_refusal() {
             "2] : 'maxsslrate' is not supported yet",
             "3] : 'stats socket' : ''level' only supports 'user', 'operator', and 'admin' (got 'bogus')'",
             "10] : 'bind 127.0.0.1:18080' in section 'frontend' : 'accept-netscaler-cip' is not supported yet",
-            "15] : 'server be/s2' : 'send-proxy-v2-ssl' is not supported yet",
+            "15] : 'server be/s2' : 'tcp-ut' is not supported yet",
             "15] : 'server be/s2' : weight of server s2 is not within 0 and 256 (999)..",
             "11] : 'tcp-request content set-priority-class' is not supported yet (TCP streams carry no queue priority yet)",
             "14] : health checks of unix socket servers are not supported yet",

@@ -185,6 +185,9 @@ pub struct Global {
     /// `tune.maxrewrite` (default 1024): the part of a buffer kept free for header edits.
     pub maxrewrite: usize,
     pub hard_stop_after: Option<Duration>,
+    /// `grace`: after SIGUSR1, the `stopping` fetch is true at once but the soft stop
+    /// itself waits this long (listeners keep accepting).
+    pub grace: Option<Duration>,
     /// `tune.peers.max-updates-at-once`: updates a peer session pushes in one go (200).
     pub peers_max_updates: u32,
     /// `tune.h2.*`: the HTTP/2 settings rampart announces.
@@ -260,12 +263,23 @@ pub struct Global {
     /// `tune.pipesize`: the size of the pipes `splice` moves bytes through; `None`:
     /// the system's default.
     pub pipesize: Option<usize>,
+    /// `nosplice`: bytes are never spliced, always copied through a buffer.
+    pub nosplice: bool,
+    /// `noreuseport`: listening sockets are bound without `SO_REUSEPORT` (one socket
+    /// per address, shared by the threads).
+    pub noreuseport: bool,
     /// `tune.http.cookielen`: the longest `capture cookie` value kept (HAProxy's
     /// default: 63 bytes).
     pub http_cookie_len: Option<usize>,
     /// `tune.http.logurilen`: the longest request line a log record keeps (`%r`,
     /// `capture.req.uri`); `None`: rampart's default (`log::stream_log::MAX_URI`).
     pub http_log_uri_len: Option<usize>,
+    /// `tune.http.maxhdr`: the most header lines of an HTTP/1 message, its start line
+    /// included (HAProxy's default: 101).
+    pub http_maxhdr: Option<u16>,
+    /// `h1-case-adjust <from> <to>` and the lines of `h1-case-adjust-file`: header
+    /// names and the spelling HTTP/1 peers get with `option h1-case-adjust-bogus-*`.
+    pub h1_case_adjust: Vec<(String, String)>,
     /// `tune.zlib.memlevel` (1..9, default 8).
     pub zlib_memlevel: u8,
     /// `max-spread-checks`: the most the first health checks are spread over.
@@ -332,6 +346,7 @@ impl Default for Global {
             bufsize: 16384,
             maxrewrite: 1024,
             hard_stop_after: None,
+            grace: None,
             peers_max_updates: 200,
             idle_pool_shared: true,
             h2: H2Tune::default(),
@@ -368,8 +383,12 @@ impl Default for Global {
             ssl_mode_async: false,
             fd_edge_triggered: false,
             pipesize: None,
+            nosplice: false,
+            noreuseport: false,
             http_cookie_len: None,
             http_log_uri_len: None,
+            http_maxhdr: None,
+            h1_case_adjust: Vec::new(),
             zlib_memlevel: 8,
             max_spread_checks: None,
             span: Span::default(),
@@ -784,6 +803,21 @@ pub struct ProxyOptions {
     /// `option http-use-proxy-header`: proxied requests carry their credentials in
     /// `Proxy-Authorization` and are asked for them with a 407.
     pub http_use_proxy_header: bool,
+    /// `option idle-close-on-response`: on a soft stop, an idle client connection is
+    /// kept until its next request (whose response announces the close) or its
+    /// keep-alive timeout, instead of being closed.
+    pub idle_close_on_response: bool,
+    /// `option checkcache`: a response a shared cache could store with the server's
+    /// `Set-Cookie` is blocked (502) and reported.
+    pub checkcache: bool,
+    /// `option independent-streams`: a side's read timeout is not refreshed by data
+    /// sent to it.
+    pub independent_streams: bool,
+    /// `option h1-case-adjust-bogus-client`: response header names written to HTTP/1
+    /// clients take the `h1-case-adjust` spellings.
+    pub h1_case_adjust_bogus_client: bool,
+    /// `option h1-case-adjust-bogus-server`: the same for requests to HTTP/1 servers.
+    pub h1_case_adjust_bogus_server: bool,
 }
 
 /// TCP keep-alive of one side: SO_KEEPALIVE when `on`, and the TCP_KEEP* settings

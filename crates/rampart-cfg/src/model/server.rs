@@ -50,6 +50,13 @@ pub struct Server {
     /// `pool-low-conn`: the idle connections to this server all threads must keep
     /// before one thread takes one over from another (0, the default: always).
     pub pool_low_conn: u32,
+    /// `max-reuse`: a connection to this server carries at most this many requests
+    /// after its first (`None`: -1, no limit). As in HAProxy 2.6, only HTTP/2
+    /// connections count their streams against it.
+    pub max_reuse: Option<u32>,
+    /// `redir <prefix>`: GET and HEAD requests sent to this server are answered with a
+    /// 302 to `<prefix><path>` instead (`/` alone: the path only).
+    pub redir: Option<String>,
     pub backup: bool,
     /// `non-stick`: the stick rules never store this server (`stick` undoes it).
     pub non_stick: bool,
@@ -124,6 +131,14 @@ pub struct SendProxy {
     pub crc32c: bool,
     /// `check-send-proxy`: health checks start with a header too.
     pub check: bool,
+    /// `send-proxy-v2-ssl`, `proxy-v2-options ssl`: the SSL TLV (whether the client
+    /// connection is TLS, its version, its certificate's verification).
+    pub ssl: bool,
+    /// `send-proxy-v2-ssl-cn`, `proxy-v2-options cert-cn`: the client certificate's
+    /// common name in the SSL TLV.
+    pub ssl_cn: bool,
+    /// `proxy-v2-options ssl-cipher`: the cipher in the SSL TLV.
+    pub ssl_cipher: bool,
 }
 
 /// `check`, `inter`, `rise`, `fall`, ... as written on a `server` line.

@@ -125,6 +125,9 @@ pub struct GlobalSsl {
     pub crt_base: Option<PathBuf>,
     /// `tune.ssl.cachesize` (sessions kept for resumption; HAProxy's default 20000).
     pub cachesize: Option<usize>,
+    /// `tune.ssl.maxrecord`: the most plaintext bytes a TLS record the process sends
+    /// to a client carries (`None` or 0: no limit below TLS's 16 kB).
+    pub maxrecord: Option<usize>,
     /// `tune.ssl.lifetime` (how long a cached session or ticket stays valid).
     pub lifetime: Option<Duration>,
     /// `tune.ssl.ssl-ctx-cache-size` (generated certificates kept; HAProxy's default 1000).

@@ -71,6 +71,10 @@ pub(crate) struct ServerSettings {
     pub maxqueue: u32,
     pub pool_max_conn: Option<u32>,
     pub pool_low_conn: u32,
+    /// `max-reuse`: `None` (-1, the default) or the times a connection is reused.
+    pub max_reuse: Option<u32>,
+    /// `redir <prefix>`.
+    pub redir: Option<String>,
     pub backup: bool,
     /// `non-stick`: never stored in a stick table.
     pub non_stick: bool,
@@ -103,6 +107,8 @@ impl Default for ServerSettings {
             maxqueue: 0,
             pool_max_conn: None,
             pool_low_conn: 0,
+            max_reuse: None,
+            redir: None,
             backup: false,
             non_stick: false,
             disabled: false,

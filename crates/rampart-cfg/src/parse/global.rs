@@ -33,7 +33,7 @@ pub(super) fn parse_global_line(p: &mut Parser, words: &[String], kwm: Modifier,
         "user" | "group" => parse_account(p, words, span),
         "uid" | "gid" => parse_id(p, words, span),
         "tune.bufsize" | "tune.maxrewrite" => parse_tune(p, words, span),
-        "hard-stop-after" => parse_hard_stop_after(p, words, span),
+        "hard-stop-after" | "grace" => parse_hard_stop_after(p, words, span),
         "spread-checks" => parse_spread_checks(p, words, span),
         "server-state-base" | "server-state-file" => super::server_state::parse_global(p, words, span),
         "ssl-server-verify"
@@ -474,9 +474,10 @@ fn parse_spread_checks(p: &mut Parser, words: &[String], span: &Span) {
 }
 
 fn parse_hard_stop_after(p: &mut Parser, words: &[String], span: &Span) {
+    let kw = words[0].as_str();
     let text = arg(words, 1);
     if text.is_empty() {
-        p.alert(span, "'hard-stop-after' expects <time> as argument.");
+        p.alert(span, format!("'{kw}' expects <time> as argument."));
         return;
     }
     match parse_time_ms(text) {
@@ -484,19 +485,20 @@ fn parse_hard_stop_after(p: &mut Parser, words: &[String], span: &Span) {
             if let Some(c) = ms.trailing {
                 p.warning(span, time_trailing_warning(c, text));
             }
-            p.global.hard_stop_after = ms.duration();
+            if kw == "grace" {
+                p.global.grace = ms.duration();
+            } else {
+                p.global.hard_stop_after = ms.duration();
+            }
         }
         Err(TimeError::Overflow) => p.alert(
             span,
-            format!("timer overflow in argument '{text}' to 'hard-stop-after' (maximum value is 2147483647 ms or ~24.8 days)"),
+            format!("timer overflow in argument '{text}' to '{kw}' (maximum value is 2147483647 ms or ~24.8 days)"),
         ),
-        Err(TimeError::Underflow) => p.alert(
-            span,
-            format!("timer underflow in argument '{text}' to 'hard-stop-after' (minimum non-null value is 1 ms)"),
-        ),
-        Err(TimeError::BadChar(c)) => {
-            p.alert(span, format!("unexpected character '{c}' in argument to <hard-stop-after>."))
+        Err(TimeError::Underflow) => {
+            p.alert(span, format!("timer underflow in argument '{text}' to '{kw}' (minimum non-null value is 1 ms)"))
         }
+        Err(TimeError::BadChar(c)) => p.alert(span, format!("unexpected character '{c}' in argument to <{kw}>.")),
     }
 }
 

@@ -1,6 +1,6 @@
 //! Global keywords of real configurations that name the process (`node`,
 //! `description`), make warnings fatal (`zero-warning`), pace accepts (`maxconnrate`,
-//! `maxsessrate`), or tune what rampart does its own way (pollers, accept batches,
+//! `maxsessrate`), turn off splicing or `SO_REUSEPORT` (`nosplice`, `noreuseport`), or tune what rampart does its own way (pollers, accept batches,
 //! idle pools): those are accepted with a one-line warning saying so, or, when
 //! rampart behaves as the keyword asks anyway, without one (the keyword table says it).
 //! `tune.pool-low-fd-ratio`/`tune.pool-high-fd-ratio` set the idle connections' budget
@@ -33,6 +33,10 @@ pub(super) fn is_misc_kw(word: &str) -> bool {
             | "tune.pool-low-fd-ratio"
             | "tune.pool-high-fd-ratio"
             | "fd-hard-limit"
+            | "nosplice"
+            | "noreuseport"
+            | "h1-case-adjust"
+            | "h1-case-adjust-file"
     )
 }
 
@@ -58,6 +62,10 @@ pub(super) fn parse_misc_kw(p: &mut Parser, words: &[String], span: &Span) {
         "nogetaddrinfo" if !too_many(p, words, 0, span) => {
             no_effect(p, span, kw, "names are resolved with the system's getaddrinfo()")
         }
+        "nosplice" if !too_many(p, words, 0, span) => p.global.nosplice = true,
+        "noreuseport" if !too_many(p, words, 0, span) => p.global.noreuseport = true,
+        "h1-case-adjust" => parse_case_adjust(p, words, span),
+        "h1-case-adjust-file" => parse_case_adjust_file(p, words, span),
         "maxconnrate" | "maxsessrate" => parse_rate(p, words, span),
         "tune.maxaccept" | "tune.maxpollevents" => parse_tune_int(p, words, span),
         "tune.idletimer" => parse_idletimer(p, words, span),
@@ -69,6 +77,61 @@ pub(super) fn parse_misc_kw(p: &mut Parser, words: &[String], span: &Span) {
 
 fn no_effect(p: &mut Parser, span: &Span, kw: &str, why: &str) {
     p.warning(span, format!("'{kw}' is accepted but has no effect in rampart ({why}); ignored."));
+}
+
+/// `h1-case-adjust <from> <to>`.
+fn parse_case_adjust(p: &mut Parser, words: &[String], span: &Span) {
+    if too_many(p, words, 2, span) {
+        return;
+    }
+    let (from, to) = (arg(words, 1), arg(words, 2));
+    if from.is_empty() || to.is_empty() {
+        return p.alert(span, "'h1-case-adjust' expects <from> and <to> as argument.");
+    }
+    if let Err(e) = add_case_adjust(&mut p.global.h1_case_adjust, from, to) {
+        p.alert(span, e);
+    }
+}
+
+/// `h1-case-adjust-file <file>`: a `<from> <to>` pair per line, `#` comments. Read
+/// now, with the configuration (HAProxy reads it once the configuration is parsed).
+fn parse_case_adjust_file(p: &mut Parser, words: &[String], span: &Span) {
+    if too_many(p, words, 1, span) {
+        return;
+    }
+    let path = arg(words, 1);
+    if path.is_empty() {
+        return p.alert(span, "'h1-case-adjust-file' expects <file> as argument.");
+    }
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return p.alert(span, format!("h1-headers-case-adjust-file '{path}': failed to open file."));
+    };
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim_start_matches([' ', '\t']);
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (from, rest) = line.split_once([' ', '\t']).unwrap_or((line, ""));
+        let to = rest.trim_matches([' ', '\t', '\r']);
+        if let Err(e) = add_case_adjust(&mut p.global.h1_case_adjust, from, to) {
+            return p.alert(span, format!("h1-headers-case-adjust-file '{path}' : {e} at line {}.", n + 1));
+        }
+    }
+}
+
+/// One pair, checked as HAProxy's `add_hdr_case_adjust()` does (its words).
+fn add_case_adjust(map: &mut Vec<(String, String)>, from: &str, to: &str) -> Result<(), String> {
+    if to.is_empty() {
+        return Err("expect <to>".into());
+    }
+    if !from.eq_ignore_ascii_case(to) {
+        return Err("<from> and <to> must not differ execpt the case".into());
+    }
+    if map.iter().any(|(f, _)| f == from) {
+        return Err(format!("duplicate entry '{from}'"));
+    }
+    map.push((from.to_owned(), to.to_owned()));
+    Ok(())
 }
 
 /// `node <name>`: letters, digits, `.`, `-`, `_`.

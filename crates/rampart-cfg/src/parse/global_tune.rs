@@ -1,5 +1,5 @@
 //! Global tuning keywords common in real configurations: `busy-polling`,
-//! `ssl-mode-async`, `tune.fd.edge-triggered`, `tune.pipesize`, `tune.zlib.memlevel`,
+//! `ssl-mode-async`, `tune.fd.edge-triggered`, `tune.pipesize`, `tune.http.maxhdr`, `tune.zlib.memlevel`,
 //! `max-spread-checks`. Checked with HAProxy 2.6's messages; what each changes in
 //! rampart is said in the keyword table (`kw::tables`).
 //! HAProxy counterparts: `cfg_parse_global()` (src/cfgparse-global.c),
@@ -25,6 +25,7 @@ pub(super) fn is_tune_kw(word: &str) -> bool {
             | "tune.pipesize"
             | "tune.http.cookielen"
             | "tune.http.logurilen"
+            | "tune.http.maxhdr"
             | "tune.zlib.memlevel"
             | "max-spread-checks"
     )
@@ -48,6 +49,7 @@ pub(super) fn parse_tune_kw(p: &mut Parser, words: &[String], kwm: Modifier, spa
         "tune.fd.edge-triggered" => parse_edge_triggered(p, words, span),
         "tune.pipesize" => parse_pipesize(p, words, span),
         "tune.http.cookielen" | "tune.http.logurilen" => parse_http_len(p, words, span),
+        "tune.http.maxhdr" => parse_maxhdr(p, words, span),
         "tune.zlib.memlevel" => parse_zlib_memlevel(p, words, span),
         _ => parse_max_spread_checks(p, words, span),
     }
@@ -106,6 +108,21 @@ fn parse_http_len(p: &mut Parser, words: &[String], span: &Span) {
         p.global.http_cookie_len = Some(n);
     } else {
         p.global.http_log_uri_len = Some(n);
+    }
+}
+
+/// `tune.http.maxhdr <1..32767>`: the header fields of a message, start line included.
+fn parse_maxhdr(p: &mut Parser, words: &[String], span: &Span) {
+    if too_many(p, words, 1, span) {
+        return;
+    }
+    let (kw, text) = (&words[0], arg(words, 1));
+    if text.is_empty() {
+        return p.alert(span, format!("'{kw}' expects an integer argument."));
+    }
+    match u16::try_from(atol(text)) {
+        Ok(n @ 1..=32767) => p.global.http_maxhdr = Some(n),
+        _ => p.alert(span, format!("'{kw}' expects a numeric value between 1 and 32767")),
     }
 }
 

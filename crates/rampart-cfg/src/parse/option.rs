@@ -64,7 +64,12 @@ fn dispatch_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str
             | "http-ignore-probes"
             | "disable-h2-upgrade"
             | "prefer-last-server"
-            | "http-use-proxy-header",
+            | "http-use-proxy-header"
+            | "idle-close-on-response"
+            | "checkcache"
+            | "independent-streams"
+            | "h1-case-adjust-bogus-client"
+            | "h1-case-adjust-bogus-server",
         ) => flag_option(cx, words, kwm, name),
         (_, "nolinger") => nolinger_option(cx, words, kwm),
         (_, "httpclose" | "http-server-close" | "http-keep-alive") => conn_mode_option(cx, words, kwm, name),
@@ -147,8 +152,11 @@ fn flag_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str) {
             | "http-ignore-probes"
             | "disable-h2-upgrade"
             | "http-use-proxy-header"
+            | "idle-close-on-response"
+            | "h1-case-adjust-bogus-client"
     );
-    if name != "http-buffer-request" && cx.ignored_without(need_frontend, name, "") {
+    let both_sides = matches!(name, "http-buffer-request" | "independent-streams");
+    if !both_sides && cx.ignored_without(need_frontend, name, "") {
         return;
     }
     let on = kwm == Modifier::Std;
@@ -171,6 +179,11 @@ fn flag_option(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier, name: &str) {
         "disable-h2-upgrade" => opts.disable_h2_upgrade = on,
         "prefer-last-server" => opts.prefer_last_server = on,
         "http-use-proxy-header" => opts.http_use_proxy_header = on,
+        "idle-close-on-response" => opts.idle_close_on_response = on,
+        "checkcache" => opts.checkcache = on,
+        "independent-streams" => opts.independent_streams = on,
+        "h1-case-adjust-bogus-client" => opts.h1_case_adjust_bogus_client = on,
+        "h1-case-adjust-bogus-server" => opts.h1_case_adjust_bogus_server = on,
         _ => opts.abortonclose = on,
     }
 }

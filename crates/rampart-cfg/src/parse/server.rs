@@ -137,6 +137,8 @@ pub(super) fn new_server(
         maxqueue: s.maxqueue,
         pool_max_conn: s.pool_max_conn,
         pool_low_conn: s.pool_low_conn,
+        max_reuse: s.max_reuse,
+        redir: s.redir,
         backup: s.backup,
         non_stick: s.non_stick,
         disabled: s.disabled,
@@ -184,6 +186,8 @@ pub(super) fn implicit_server(
         maxqueue: 0,
         pool_max_conn: s.pool_max_conn,
         pool_low_conn: s.pool_low_conn,
+        max_reuse: s.max_reuse,
+        redir: s.redir,
         backup: false,
         non_stick: false,
         disabled: false,
@@ -355,6 +359,17 @@ fn apply_option(word: &str, value: &str, s: &mut ServerSettings, srv: &str) -> R
         "send-proxy" => s.proxy.version = Some(1),
         "send-proxy-v2" => s.proxy.version = Some(2),
         "no-send-proxy" | "no-send-proxy-v2" => s.proxy.version = None,
+        "send-proxy-v2-ssl" | "send-proxy-v2-ssl-cn" => {
+            s.proxy.version = Some(2);
+            s.proxy.ssl = true;
+            s.proxy.ssl_cn |= word == "send-proxy-v2-ssl-cn";
+        }
+        // as HAProxy: the header itself goes too
+        "no-send-proxy-v2-ssl" | "no-send-proxy-v2-ssl-cn" => {
+            s.proxy.version = None;
+            s.proxy.ssl = false;
+            s.proxy.ssl_cn &= word == "no-send-proxy-v2-ssl";
+        }
         "proxy-v2-options" => parse_pp2_options(value, &mut s.proxy)?,
         "check-send-proxy" => s.proxy.check = true,
         "source" => s.source = Some(super::addr::parse_source_addr(value).map_err(|e| format!("'source' : {e}"))?),
@@ -443,6 +458,19 @@ fn apply_option(word: &str, value: &str, s: &mut ServerSettings, srv: &str) -> R
             }
             s.pool_max_conn = u32::try_from(n).ok();
         }
+        "redir" => {
+            if value.is_empty() {
+                return Err(format!("'{word}' expects <prefix> as argument."));
+            }
+            s.redir = Some(value.to_owned());
+        }
+        "max-reuse" => {
+            if value.is_empty() {
+                return Err(format!("'{word}' expects <value> as argument."));
+            }
+            // HAProxy's atoi(): any negative value is "no limit"
+            s.max_reuse = u32::try_from(atol(value).clamp(i32::MIN.into(), i32::MAX.into())).ok();
+        }
         "pool-low-conn" => {
             if value.is_empty() {
                 return Err(format!("'{word}' expects <value> as argument."));
@@ -489,8 +517,11 @@ fn parse_pp2_options(value: &str, p: &mut crate::model::SendProxy) -> Result<(),
             "authority" => p.authority = true,
             "unique-id" => p.unique_id = true,
             "crc32c" => p.crc32c = true,
-            "ssl" | "cert-cn" | "ssl-cipher" | "cert-sig" | "cert-key" => {
-                return Err(format!("'proxy-v2-options {opt}' is not supported yet (no TLS)"));
+            "ssl" => p.ssl = true,
+            "cert-cn" => (p.ssl, p.ssl_cn) = (true, true),
+            "ssl-cipher" => (p.ssl, p.ssl_cipher) = (true, true),
+            "cert-sig" | "cert-key" => {
+                return Err(format!("'proxy-v2-options {opt}' is not supported yet"));
             }
             _ => return Err(format!("'{opt}' : proxy v2 option not implemented")),
         }
@@ -626,9 +657,19 @@ mod tests {
         let a = |opts: &str| alerts(&format!("backend b\n server s 127.0.0.1:80 {opts}\n"));
         assert_eq!(a("proxy-v2-options crc32c,bogus"), ["'server b/s' : 'bogus' : proxy v2 option not implemented."]);
         assert_eq!(
-            a("proxy-v2-options cert-cn"),
-            ["'server b/s' : 'proxy-v2-options cert-cn' is not supported yet (no TLS)."]
+            a("proxy-v2-options cert-sig"),
+            ["'server b/s' : 'proxy-v2-options cert-sig' is not supported yet."]
         );
+        let cfg = parse_ok(
+            "backend b\n server s 127.0.0.1:80 send-proxy-v2-ssl-cn\n server t 127.0.0.1:80 proxy-v2-options ssl-cipher\n\
+             server u 127.0.0.1:80 send-proxy-v2-ssl-cn no-send-proxy-v2-ssl\n",
+        );
+        let p: Vec<_> = cfg.proxies[0]
+            .servers
+            .iter()
+            .map(|s| (s.proxy.version, s.proxy.ssl, s.proxy.ssl_cn, s.proxy.ssl_cipher))
+            .collect();
+        assert_eq!(p, [(Some(2), true, true, false), (None, true, false, true), (None, false, true, false)]);
     }
 
     #[test]
@@ -662,12 +703,12 @@ mod tests {
         );
         // every refusal of the line is reported, up to an unknown word
         assert_eq!(
-            a("send-proxy-v2-ssl weight 300 check inter 0 redir http://x wieght 3"),
+            a("namespace x weight 300 check inter 0 tcp-ut 5 wieght 3"),
             [
-                "'server b/s' : 'send-proxy-v2-ssl' is not supported yet",
+                "'server b/s' : 'namespace' is not supported yet",
                 "'server b/s' : weight of server s is not within 0 and 256 (300)..",
                 "'server b/s' : invalid value 0 for argument 'inter' of server s..",
-                "'server b/s' : 'redir' is not supported yet",
+                "'server b/s' : 'tcp-ut' is not supported yet",
                 "'server b/s' : unknown keyword 'wieght'; did you mean 'weight' maybe ?"
             ]
         );

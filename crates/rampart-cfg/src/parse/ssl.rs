@@ -167,6 +167,10 @@ pub(super) fn parse_global_ssl(p: &mut Parser, words: &[String], span: &Span) ->
             Ok(n) => p.global.ssl.cachesize = Some(n),
             Err(_) => p.alert(span, format!("'{kw}' expects an integer argument.")),
         },
+        "tune.ssl.maxrecord" => match value.parse::<usize>() {
+            Ok(n) => p.global.ssl.maxrecord = (n > 0).then_some(n),
+            Err(_) => p.alert(span, format!("'{kw}' expects an integer argument.")),
+        },
         "tune.ssl.lifetime" => match super::value::parse_time_ms(value) {
             Ok(t) if t.trailing.is_none() && !value.is_empty() => {
                 p.global.ssl.lifetime = Some(Duration::from_millis(u64::from(t.ms)));

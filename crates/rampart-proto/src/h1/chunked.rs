@@ -37,7 +37,7 @@
 //! refuses all of these (docs/COMPATIBILITY.md, "Stricter than HAProxy").
 
 use super::startline::is_token;
-use super::types::{H1Error, MAX_HEADERS};
+use super::types::{max_headers, H1Error};
 
 /// Default for [`ChunkedState::with_limit`]: HAProxy's default `tune.bufsize` minus
 /// `tune.maxrewrite`, the most a chunk-size line or the trailers may take there.
@@ -229,7 +229,7 @@ impl ChunkedState {
                 b'\r' => St::EndLf,
                 _ if is_token(b) => {
                     self.trailers += 1;
-                    if self.trailers > MAX_HEADERS {
+                    if self.trailers > max_headers() {
                         return Err(H1Error::TooManyHeaders);
                     }
                     St::TrailerName

@@ -19,7 +19,7 @@
 use super::fields::{self, TransferCodings};
 use super::startline::{self, RequestLine, StatusLine};
 use super::target::{self, Form, Target};
-use super::types::{Framing, H1Error, HdrKind, Head, Header, Method, Slice, Version, MAX_HEADERS};
+use super::types::{max_headers, Framing, H1Error, HdrKind, Head, Header, Method, Slice, Version, MAX_HEADERS};
 
 /// The HTTP/2 connection preface: a client that starts with it speaks h2 directly.
 pub const H2_PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
@@ -119,11 +119,13 @@ fn parse_fields(buf: &[u8], from: usize, head: &mut Head) -> Result<bool, H1Erro
     let mut few = [httparse::EMPTY_HEADER; FIRST_SLOTS];
     match parse_fields_into(buf, from, &mut few, head) {
         Err(H1Error::TooManyHeaders) => parse_many_fields(buf, from, head),
+        // `tune.http.maxhdr` below the first slots: one compare per complete head
+        Ok(true) if head.headers.len() > max_headers() => Err(H1Error::TooManyHeaders),
         done => done,
     }
 }
 
-/// [`parse_fields`] again with room for MAX_HEADERS fields. PERF: out of line so that
+/// [`parse_fields`] again with room for [`max_headers`] fields. PERF: out of line so that
 /// its 3 KiB of slots are not part of every parse's stack frame: a larger frame pushes
 /// everything the parser calls onto stack lines the request has not touched yet (data
 /// cache misses per request, `scripts/bench-instr.py --cache`).
@@ -131,7 +133,14 @@ fn parse_fields(buf: &[u8], from: usize, head: &mut Head) -> Result<bool, H1Erro
 #[inline(never)]
 fn parse_many_fields(buf: &[u8], from: usize, head: &mut Head) -> Result<bool, H1Error> {
     head.headers.clear();
-    let mut all = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let max = max_headers();
+    if max <= MAX_HEADERS {
+        let mut all = [httparse::EMPTY_HEADER; MAX_HEADERS];
+        return parse_fields_into(buf, from, &mut all[..max], head);
+    }
+    // `tune.http.maxhdr` above the default: slots for the limit, only for a message
+    // with more fields than the default allows
+    let mut all = vec![httparse::EMPTY_HEADER; max];
     parse_fields_into(buf, from, &mut all, head)
 }
 

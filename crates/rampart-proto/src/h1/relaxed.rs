@@ -8,7 +8,7 @@
 //! (src/h1.c) when `h1m->err_pos` is -1.
 
 use super::startline::{is_spht, is_token};
-use super::types::{H1Error, HdrKind, Head, Header, Slice, MAX_HEADERS};
+use super::types::{max_headers, H1Error, HdrKind, Head, Header, Slice};
 
 /// Parses the header fields from `from` into `head.headers` and sets `head.len`, as
 /// `head::parse_fields` does. `Ok(false)`: incomplete.
@@ -23,7 +23,7 @@ pub(super) fn parse_fields(buf: &[u8], from: usize, head: &mut Head) -> Result<b
             head.len = nl + 1;
             return Ok(true);
         }
-        if head.headers.len() == MAX_HEADERS {
+        if head.headers.len() >= max_headers() {
             return Err(H1Error::TooManyHeaders);
         }
         let colon = line.iter().position(|&b| b == b':').ok_or(H1Error::HeaderSyntax)?;

@@ -9,6 +9,22 @@ pub use crate::http::{HdrKind, Header, Method, Slice, Version};
 /// (checked against haproxy 2.6.12: 400 on a request, 502 on a response).
 pub const MAX_HEADERS: usize = 100;
 
+/// The header fields a message may carry (`tune.http.maxhdr` minus one), process-wide.
+static MAX_FIELDS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(MAX_HEADERS);
+
+/// Sets the most header fields (and trailers) a message may carry, from now on:
+/// `tune.http.maxhdr <n>` allows `n - 1` (HAProxy counts the start line in it).
+pub fn set_max_headers(n: usize) {
+    MAX_FIELDS.store(n, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The most header fields a message may carry ([`MAX_HEADERS`] unless
+/// [`set_max_headers`] said otherwise).
+#[inline]
+pub fn max_headers() -> usize {
+    MAX_FIELDS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// How the body of a message is delimited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Framing {
@@ -121,7 +137,7 @@ pub enum H1Error {
     /// A header name is not a token, has a space before the colon, or a field has a
     /// CR, LF, NUL or other control character where it must not; obsolete line folding.
     HeaderSyntax,
-    /// More than [`MAX_HEADERS`] headers (or trailers).
+    /// More than [`max_headers`] headers (or trailers).
     TooManyHeaders,
     /// The head (or a chunk-size line, or the trailer section of a chunked body) does
     /// not fit in the space allowed (`tune.bufsize - tune.maxrewrite`).

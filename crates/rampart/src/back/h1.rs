@@ -34,6 +34,8 @@ pub struct H1Back {
     rx: Rx,
     /// `http-send-name-header` (`None` without it).
     pub send_name: Option<super::send_name::SendName>,
+    /// `option h1-case-adjust-bogus-server`: the spellings of header names.
+    pub case_adjust: Option<std::sync::Arc<crate::h1::case_adjust::CaseMap>>,
 }
 
 /// The response side of the exchange.
@@ -75,7 +77,7 @@ impl H1Back {
     pub fn new(sc: ServerConn, bufsize: usize, max_head: usize, relax: bool) -> H1Back {
         let mut rx = Rx::new(bufsize, max_head);
         rx.head.relax = relax;
-        H1Back { sc: Some(sc), out: Buf::take(bufsize), rx, send_name: None }
+        H1Back { sc: Some(sc), out: Buf::take(bufsize), rx, send_name: None, case_adjust: None }
     }
 
     /// The server connection (its server, key, socket).
@@ -153,6 +155,9 @@ impl HttpBack for H1Back {
         write_request_head(&mut self.out, req, ReqOut { conn, framing });
         if let Some(sn) = &mut self.send_name {
             sn.apply(self.out.vec());
+        }
+        if let Some(m) = &self.case_adjust {
+            m.apply(self.out.vec());
         }
         self.rx.ws_key = None;
         if how.upgrade {

@@ -272,6 +272,7 @@ impl BackConn {
                     if let Some(hdr) = px.be.send_name.as_deref() {
                         b.send_name = Some(send_name::SendName::new(hdr, &server.name));
                     }
+                    b.case_adjust = px.h1_case_server.clone();
                     return BackConn::H1(b);
                 }
                 BackConn::H2(Box::new(h2::H2Back::start(sc, server, h2::Opening::of(rt, be))))

@@ -1,5 +1,5 @@
 //! The PROXY protocol header a new server connection starts with (`server ...
-//! send-proxy`, `send-proxy-v2`, `proxy-v2-options`).
+//! send-proxy`, `send-proxy-v2`, `send-proxy-v2-ssl[-cn]`, `proxy-v2-options`).
 //! HAProxy counterpart: `conn_send_proxy()` and `make_proxy_line()` (src/connection.c);
 //! the bytes come from `rampart_proto::pp`.
 //!
@@ -60,7 +60,7 @@ impl<'a> ConnectCtx<'a> {
 /// The header for a connection relaying `cx.conn`, or `None` without `send-proxy*`.
 /// Addresses are the ones the rules see (after a received PROXY header or `set-src`);
 /// a unix-socket client gives "PROXY UNKNOWN" (v1) or a LOCAL header (v2), as in
-/// HAProxy. TLVs come in HAProxy's order: CRC32C, AUTHORITY, UNIQUE_ID.
+/// HAProxy. TLVs come in HAProxy's order: CRC32C, AUTHORITY, UNIQUE_ID, SSL.
 pub fn header(opts: &SendProxy, cx: ConnectCtx<'_>) -> Option<Vec<u8>> {
     let client = cx.conn;
     let version = opts.version?;
@@ -73,10 +73,62 @@ pub fn header(opts: &SendProxy, cx: ConnectCtx<'_>) -> Option<Vec<u8>> {
     // HAProxy forwards the AUTHORITY it received (or the TLS SNI, which rampart lacks).
     let authority = opts.authority.then(|| client.proxy_header().and_then(|h| h.authority())).flatten();
     let unique_id = cx.unique_id.filter(|_| opts.unique_id);
-    let tlvs = [authority.map(|a| (tlv::AUTHORITY, a)), unique_id.map(|u| (tlv::UNIQUE_ID, u))];
+    let ssl = opts.ssl.then(|| ssl_tlv(opts, client.ext.as_ref().and_then(|e| e.tls.as_deref())));
+    let tlvs = [
+        authority.map(|a| (tlv::AUTHORITY, a)),
+        unique_id.map(|u| (tlv::UNIQUE_ID, u)),
+        ssl.as_deref().map(|v| (tlv::SSL, v)),
+    ];
     let tlvs: Vec<(u8, &[u8])> = tlvs.into_iter().flatten().collect();
     pp::encode_v2(&mut out, addrs, &tlvs, opts.crc32c);
     Some(out)
+}
+
+/// The value of the SSL TLV (`send-proxy-v2-ssl[-cn]`, `proxy-v2-options ssl|cert-cn|
+/// ssl-cipher`) for a client connection whose handshake gave `tls` (`None`: plain): a
+/// client byte (TLS; a certificate on this connection / in its session), the
+/// certificate's verification result (32 bits, 0: verified), then sub-TLVs: the
+/// version, and as asked the certificate's common name and the cipher.
+/// HAProxy counterpart: the `SRV_PP_V2_SSL` part of `make_proxy_line_v2()`.
+fn ssl_tlv(opts: &SendProxy, tls: Option<&crate::tls::types::TlsInfo>) -> Vec<u8> {
+    const CLIENT_SSL: u8 = 0x01;
+    const CLIENT_CERT_CONN: u8 = 0x02;
+    const CLIENT_CERT_SESS: u8 = 0x04;
+    let mut v = vec![0u8; 5];
+    let Some(t) = tls else { return v };
+    v[0] |= CLIENT_SSL;
+    push_sub(&mut v, tlv::SSL_VERSION, t.version.as_bytes());
+    let leaf = t.peer_certs.first();
+    if leaf.is_some() {
+        v[0] |= CLIENT_CERT_SESS;
+        if !t.resumed {
+            v[0] |= CLIENT_CERT_CONN;
+        }
+        v[1..5].copy_from_slice(&t.verify.result.to_be_bytes());
+    }
+    if opts.ssl_cn {
+        if let Some(cn) = leaf.and_then(|der| common_name(der)) {
+            push_sub(&mut v, tlv::SSL_CN, cn.as_bytes());
+        }
+    }
+    if opts.ssl_cipher {
+        push_sub(&mut v, tlv::SSL_CIPHER, t.cipher.as_bytes());
+    }
+    v
+}
+
+/// Appends a sub-TLV: type, 16-bit length, value.
+fn push_sub(out: &mut Vec<u8>, kind: u8, value: &[u8]) {
+    out.push(kind);
+    out.extend_from_slice(&(value.len().min(u16::MAX as usize) as u16).to_be_bytes());
+    out.extend_from_slice(&value[..value.len().min(u16::MAX as usize)]);
+}
+
+/// The first common name of a certificate's subject.
+fn common_name(der: &[u8]) -> Option<String> {
+    let (_, c) = x509_parser::parse_x509_certificate(der).ok()?;
+    let cn = c.subject().iter_common_name().next()?;
+    cn.as_str().ok().map(str::to_owned)
 }
 
 /// Writes the header `sc` was opened for (its key's) on a connection just opened
@@ -98,6 +150,33 @@ mod tests {
 
     fn client() -> ConnInfo {
         ConnInfo::new(Some("192.0.2.9:5000".parse().unwrap()), -1)
+    }
+
+    #[test]
+    fn ssl_tlv_says_whether_the_client_came_over_tls() {
+        let opts = SendProxy { version: Some(2), ssl: true, ssl_cipher: true, ..SendProxy::default() };
+        let plain = client();
+        let bytes = header(&opts, ConnectCtx::new(&plain)).unwrap();
+        let Decoded::Done(h, _) = decode(&bytes) else { panic!("{bytes:?}") };
+        let ssl = h.ssl().unwrap();
+        assert_eq!((ssl.client, ssl.verify, ssl.subs.len()), (0, 0, 0));
+        let mut tls = client();
+        tls.set_tls(crate::tls::types::TlsInfo {
+            sni: None,
+            version: "TLSv1.3",
+            cipher: "TLS_AES_128_GCM_SHA256",
+            bits: 128,
+            alpn: None,
+            resumed: false,
+            peer_certs: Vec::new(),
+            local_cert: None,
+            verify: Default::default(),
+        });
+        let bytes = header(&opts, ConnectCtx::new(&tls)).unwrap();
+        let Decoded::Done(h, _) = decode(&bytes) else { panic!("{bytes:?}") };
+        let ssl = h.ssl().unwrap();
+        assert_eq!(ssl.client, 0x01);
+        assert_eq!(ssl.subs, [(tlv::SSL_VERSION, &b"TLSv1.3"[..]), (tlv::SSL_CIPHER, &b"TLS_AES_128_GCM_SHA256"[..])]);
     }
 
     #[test]

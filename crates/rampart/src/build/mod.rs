@@ -69,6 +69,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
     let mut logs = crate::log::setup::Opener::new(cfg, &mut alerts);
     let timed = crate::counters::histogram::wanted(cfg);
     let fe_maxconns = frontend_maxconns(cfg, maxconn);
+    let case_map = crate::h1::case_adjust::CaseMap::new(&cfg.global.h1_case_adjust);
     for (idx, px) in cfg.proxies.iter().enumerate() {
         let backend_checks = check_rules(cfg, idx, &mut shared, &mut alerts);
         let backups_cut = px.servers.iter().any(|s| s.check.shutdown_backups_on_up);
@@ -102,7 +103,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             name: px.name.clone(),
             cap: px.cap,
             mode: px.mode,
-            timeouts: timeouts(&px.timeouts),
+            timeouts: Timeouts { indep: px.options.independent_streams, ..timeouts(&px.timeouts) },
             forwardfor: px.options.forwardfor.as_ref().map(forwardfor),
             originalto: px.options.originalto.as_ref().map(originalto),
             restrict_req_hdr_names: px.options.restrict_req_hdr_names,
@@ -118,6 +119,12 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             no_h2_upgrade: px.options.disable_h2_upgrade,
             nolinger: px.options.nolinger,
             use_proxy_header: px.options.http_use_proxy_header,
+            idle_close_on_response: px.options.idle_close_on_response,
+            // as in HAProxy, an HTTP-only option
+            checkcache: px.options.checkcache && px.mode == Mode::Http,
+            redir_servers: px.mode == Mode::Http && px.servers.iter().any(|s| s.redir.is_some()),
+            h1_case_client: case_map.clone().filter(|_| px.options.h1_case_adjust_bogus_client),
+            h1_case_server: case_map.clone().filter(|_| px.options.h1_case_adjust_bogus_server),
             // HAProxy keeps connections without a server private to their session
             http_reuse: if px.implicit_server.is_some() { HttpReuse::Never } else { px.http_reuse },
             fcgi: fcgi_app(cfg, px, &mut logs, &mut alerts),
@@ -219,6 +226,11 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         return (Err(alerts), warnings);
     }
     crate::splice::set_pipe_size(cfg.global.pipesize);
+    crate::splice::set_disabled(cfg.global.nosplice);
+    // HAProxy counts the start line in `tune.http.maxhdr`
+    rampart_proto::h1::set_max_headers(
+        cfg.global.http_maxhdr.map_or(rampart_proto::h1::MAX_HEADERS, |n| usize::from(n) - 1),
+    );
     let rt = Runtime {
         stats: crate::stats::Facts::new(cfg, threads),
         proxies,
@@ -249,6 +261,8 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 .min()
                 .map(crate::counters::accept_rate::AcceptRate::new),
             rate_limits: (cfg.global.maxconnrate, cfg.global.maxsessrate),
+            grace: cfg.global.grace,
+            stop_announced: AtomicBool::new(false),
         },
         proc_vars: ProcVars::new(var_limits(&cfg.global.vars)),
         rule_files: std::mem::take(&mut shared.files).into_boxed_slice(),
@@ -430,6 +444,7 @@ fn timeouts(t: &rampart_cfg::model::Timeouts) -> Timeouts {
         tunnel: t.tunnel,
         client_fin: t.client_fin,
         server_fin: t.server_fin,
+        indep: false,
     }
 }
 

@@ -169,7 +169,7 @@ pub async fn forward_rest<A: Sock, B: Sock>(
         match body {
             Body::Done => return Ok(()),
             Body::Length(left) if *left >= SPLICE_MIN && buf.is_empty() => {
-                let t = DirTimeouts { read: read_timeout, write: write_timeout, fin: None };
+                let t = DirTimeouts { read: read_timeout, write: write_timeout, fin: None, indep: false };
                 let moved = forward(from, to, Some(*left), t, activity).await.map_err(BodyError::From)?;
                 activity.add(moved);
                 *left -= moved;
@@ -179,7 +179,7 @@ pub async fn forward_rest<A: Sock, B: Sock>(
                 continue;
             }
             Body::UntilClose if buf.is_empty() => {
-                let t = DirTimeouts { read: read_timeout, write: write_timeout, fin: None };
+                let t = DirTimeouts { read: read_timeout, write: write_timeout, fin: None, indep: false };
                 let moved = forward(from, to, None, t, activity).await.map_err(BodyError::From)?;
                 activity.add(moved);
                 *body = Body::Done;

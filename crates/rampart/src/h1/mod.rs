@@ -8,7 +8,9 @@
 //! - `msg`: HTTP/1 head to neutral message
 //! - `write`: heads on output (rewrites resolved, `Connection` per hop)
 //! - `body`: body framing and forwarding in both directions
+//! - `case_adjust`: `h1-case-adjust` spellings of header names on output
 
 pub mod body;
+pub mod case_adjust;
 pub mod msg;
 pub mod write;

@@ -548,6 +548,17 @@ pub fn cacheable(meth: Option<rampart_proto::http::Method>, res: super::MsgView<
     ok && (fresh || validated)
 }
 
+/// Whether a shared cache could store this response with its `Set-Cookie` (`option
+/// checkcache`): [`cacheable`], and no `Cache-Control: no-cache="set-cookie"` keeping
+/// the cookie out of the cache.
+pub fn cacheable_with_cookie(meth: Option<rampart_proto::http::Method>, res: super::MsgView<'_>) -> bool {
+    let cookie_excluded = |v: &[u8]| {
+        let p = b"no-cache=\"set-cookie";
+        v.len() >= p.len() && v[..p.len()].eq_ignore_ascii_case(p)
+    };
+    cacheable(meth, res) && !res.values(b"cache-control").any(cookie_excluded)
+}
+
 #[cfg(test)]
 #[path = "cookie_tests.rs"]
 mod tests;

@@ -305,6 +305,8 @@ pub fn bind_all(cfg: &Config, nbthread: usize, inherited: &Inherited) -> Result<
     let mut out = Listeners::default();
     let mut errors = Vec::new();
     let mut used = HashSet::new();
+    // `noreuseport`: one socket per address, shared by the threads
+    let reuse_port = !cfg.global.noreuseport;
     for (idx, px) in cfg.proxies.iter().enumerate() {
         if !px.cap.frontend {
             continue;
@@ -324,7 +326,8 @@ pub fn bind_all(cfg: &Config, nbthread: usize, inherited: &Inherited) -> Result<
                 let bound = match addr {
                     _ if from_pool => pooled.unwrap_or_else(|| Err((Step::Adopt, io::ErrorKind::NotFound.into()))),
                     ListenAddr::Inet(sa) => (0..nbthread.max(1))
-                        .map(|_| bind_inet(*sa, backlog, bind))
+                        .take(if reuse_port { usize::MAX } else { 1 })
+                        .map(|_| bind_inet(*sa, backlog, bind, reuse_port))
                         .collect::<Result<Vec<_>, _>>()
                         .map(|fds| (Family::Inet, fds)),
                     ListenAddr::Unix(path) => {
@@ -404,7 +407,7 @@ fn bind_peers(
         };
         let bound = match &b.addr {
             _ if inherited.leave_fd_binds && matches!(b.addr, ListenAddr::Fd(_)) => continue,
-            ListenAddr::Inet(sa) => bind_inet(*sa, backlog, &line),
+            ListenAddr::Inet(sa) => bind_inet(*sa, backlog, &line, !cfg.global.noreuseport),
             ListenAddr::Fd(n) => inherited.take(*n, used).map(|(_, fd)| fd),
             ListenAddr::Unix(_) => continue,
         };
@@ -443,7 +446,7 @@ fn bind_log_forwards(cfg: &Config, errors: &mut Vec<String>) -> Vec<ForwardSocke
             let backlog = backlog.clamp(1, i32::MAX as u32) as i32;
             for addr in &b.addrs {
                 let ListenAddr::Inet(sa) = addr else { continue };
-                match bind_inet(*sa, backlog, b) {
+                match bind_inet(*sa, backlog, b, !cfg.global.noreuseport) {
                     Ok(fd) => out.push(ForwardSocket { section, kind: ForwardKind::Tcp(fd.into(), line) }),
                     Err(e) => fail(&b.span, *sa, e),
                 }
@@ -512,12 +515,15 @@ fn at(step: Step) -> impl FnOnce(io::Error) -> (Step, io::Error) {
 /// `mss` sets TCP_MAXSEG (negative: the system's value minus `|mss|`), as HAProxy's
 /// `tcp_bind_listener()`, before `listen()`; `defer-accept`, `tfo` and `tcp-ut` set
 /// their socket options as it does (the accepted connections inherit them).
-fn bind_inet(sa: SocketAddr, backlog: i32, bind: &rampart_cfg::model::Bind) -> StepResult<OwnedFd> {
+/// `reuse_port`: `SO_REUSEPORT` is set (not with `noreuseport`).
+fn bind_inet(sa: SocketAddr, backlog: i32, bind: &rampart_cfg::model::Bind, reuse_port: bool) -> StepResult<OwnedFd> {
     let (v6only, mss) = (bind.v6only, bind.mss);
     let sock =
         Socket::new(Domain::for_address(sa), Type::STREAM.nonblocking().cloexec(), None).map_err(at(Step::Socket))?;
     sock.set_reuse_address(true).map_err(at(Step::ReuseAddr))?;
-    sock.set_reuse_port(true).map_err(at(Step::ReuseAddr))?;
+    if reuse_port {
+        sock.set_reuse_port(true).map_err(at(Step::ReuseAddr))?;
+    }
     if let (true, Some(only)) = (sa.is_ipv6(), v6only) {
         sock.set_only_v6(only).map_err(at(Step::Bind))?;
     }
@@ -605,21 +611,21 @@ mod tests {
     #[test]
     fn mss_is_set_on_the_listening_socket() {
         let sa: SocketAddr = ANY.parse().unwrap();
-        let fd = bind_inet(sa, 8, &bind_line("mss 1200")).expect("bind");
+        let fd = bind_inet(sa, 8, &bind_line("mss 1200"), true).expect("bind");
         assert_eq!(socket2::SockRef::from(&fd).mss().unwrap(), 1200);
-        let plain = bind_inet(sa, 8, &bind_line("")).expect("bind");
+        let plain = bind_inet(sa, 8, &bind_line(""), true).expect("bind");
         let default = socket2::SockRef::from(&plain).mss().unwrap();
-        let fd = bind_inet(sa, 8, &bind_line("mss -36")).expect("bind");
+        let fd = bind_inet(sa, 8, &bind_line("mss -36"), true).expect("bind");
         assert_eq!(socket2::SockRef::from(&fd).mss().unwrap(), default - 36);
     }
 
     #[test]
     fn tcp_ut_and_tfo_are_set_on_the_listening_socket() {
         let sa: SocketAddr = ANY.parse().unwrap();
-        let fd = bind_inet(sa, 8, &bind_line("tcp-ut 2500 tfo")).expect("bind");
+        let fd = bind_inet(sa, 8, &bind_line("tcp-ut 2500 tfo"), true).expect("bind");
         let ut = socket2::SockRef::from(&fd).tcp_user_timeout().unwrap();
         assert_eq!(ut, Some(std::time::Duration::from_millis(2500)));
-        let plain = bind_inet(sa, 8, &bind_line("")).expect("bind");
+        let plain = bind_inet(sa, 8, &bind_line(""), true).expect("bind");
         assert_eq!(socket2::SockRef::from(&plain).tcp_user_timeout().unwrap(), None);
     }
 
@@ -630,7 +636,7 @@ mod tests {
         use std::io::Write;
         let sa: SocketAddr = ANY.parse().unwrap();
         for (opts, accepted_at_once) in [("defer-accept", false), ("", true)] {
-            let listener = std::net::TcpListener::from(bind_inet(sa, 8, &bind_line(opts)).expect("bind"));
+            let listener = std::net::TcpListener::from(bind_inet(sa, 8, &bind_line(opts), true).expect("bind"));
             let mut client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
             std::thread::sleep(std::time::Duration::from_millis(100));
             let first = listener.accept();

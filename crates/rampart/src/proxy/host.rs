@@ -21,7 +21,7 @@ impl Host for Runtime {
     }
 
     fn stopping(&self) -> bool {
-        self.global.is_stopping()
+        self.global.stop_announced()
     }
 
     fn act_conns(&self) -> u32 {

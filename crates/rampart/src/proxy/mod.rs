@@ -107,6 +107,12 @@ pub struct GlobalRt {
     pub accept_rate: Option<crate::counters::accept_rate::AcceptRate>,
     /// `maxconnrate` and `maxsessrate` as set (0: none), for `show info`.
     pub rate_limits: (u32, u32),
+    /// `grace`: how long a soft stop waits after SIGUSR1, traffic going on, with the
+    /// `stopping` fetch already true.
+    pub grace: Option<std::time::Duration>,
+    /// A soft stop was asked (set before the `grace` delay; [`GlobalRt::stopping`]
+    /// after it).
+    pub stop_announced: AtomicBool,
 }
 
 impl GlobalRt {
@@ -116,6 +122,12 @@ impl GlobalRt {
 
     pub fn is_stopping(&self) -> bool {
         self.stopping.load(Ordering::Relaxed)
+    }
+
+    /// HAProxy's `stopping` variable (the `stopping` fetch, `show info`'s `Stopping`):
+    /// true from SIGUSR1 on, `grace` included.
+    pub fn stop_announced(&self) -> bool {
+        self.stop_announced.load(Ordering::Relaxed) || self.is_stopping()
     }
 }
 
@@ -152,6 +164,20 @@ pub struct ProxyRt {
     /// authority-form target) carries its credentials in `Proxy-Authorization`, and
     /// `http-request auth` answers it with a 407.
     pub use_proxy_header: bool,
+    /// `option idle-close-on-response` (frontend): a soft stop leaves idle HTTP/1
+    /// client connections open until their next request or keep-alive timeout.
+    pub idle_close_on_response: bool,
+    /// `option checkcache` (backend): a response a cache could store with the server's
+    /// cookie is blocked (`stream::ana::checkcache`).
+    pub checkcache: bool,
+    /// A server of this backend has `redir` (`stream::redir` looks, else nothing does).
+    pub redir_servers: bool,
+    /// `option h1-case-adjust-bogus-client` (frontend) with `h1-case-adjust` pairs:
+    /// the spellings of the response header names written to HTTP/1 clients.
+    pub h1_case_client: Option<std::sync::Arc<crate::h1::case_adjust::CaseMap>>,
+    /// `option h1-case-adjust-bogus-server` (backend): the same for requests written
+    /// to HTTP/1 servers.
+    pub h1_case_server: Option<std::sync::Arc<crate::h1::case_adjust::CaseMap>>,
     /// `option nolinger`: this proxy's side of a connection closes with a reset.
     pub nolinger: bool,
     pub http_reuse: HttpReuse,
@@ -395,6 +421,12 @@ pub struct ServerRt {
     /// `pool-low-conn`: a thread takes an idle connection over from another thread
     /// only while all threads keep at least this many to the server (0: always).
     pub pool_low_conn: u32,
+    /// `max-reuse`: an HTTP/2 connection carries at most this many streams after its
+    /// first (`None`: no limit; HTTP/1 connections are not limited, as in HAProxy 2.6).
+    pub max_reuse: Option<u32>,
+    /// `redir <prefix>`: GET and HEAD requests for this server get a 302 to
+    /// `<prefix><path>` (`stream::redir`).
+    pub redir: Option<Box<str>>,
     /// `tune.idle-pool.shared`: threads may take over each other's idle connections.
     pub pool_shared: bool,
     pub backup: bool,

@@ -43,7 +43,7 @@ pub(super) fn value(rt: &Runtime, cli_sessions: u64, name: &str) -> Option<Val> 
         "ConnRateLimit" => u64::from(g.rate_limits.0).into(),
         "SessRateLimit" => u64::from(g.rate_limits.1).into(),
         "description" => Val::Str(rt.stats.description.clone()?),
-        "Stopping" => u64::from(g.is_stopping()).into(),
+        "Stopping" => u64::from(g.stop_announced()).into(),
         "Listeners" => rt.stats.listeners.into(),
         "DroppedLogs" => crate::log::dropped_logs().into(),
         // messages the `log-forward` sections received

@@ -33,6 +33,7 @@
 pub mod ana;
 mod cached;
 mod forward;
+mod redir;
 pub mod side;
 mod spoe;
 mod stats_page;
@@ -440,6 +441,17 @@ async fn exchange<F: HttpFront>(
     ana::inner::run(s, txn, front.req_buf(), sess);
     ana::filters::request(s, txn, front.req_buf());
     let key = ana::switching::lb_key(s, be, input(txn, front.req_buf(), sess), front.req_body());
+    if s.rt.proxies[be].redir_servers {
+        if let Some((srv, redirect)) = redir::server(s, be, txn.req.method, key) {
+            s.srv = Some(srv);
+            if redirect {
+                let TxnData { req, synth, .. } = &mut **txn;
+                let reply = redir::reply(s, be, srv, req, front.req_buf(), synth);
+                ended(txn, Cause::Local, Phase::Connect);
+                return send_built(front, s, txn, sess, reply).await;
+            }
+        }
+    }
     let sni = ana::switching::sni(s, be, input(txn, front.req_buf(), sess));
 
     let logging = logs(s);

@@ -138,6 +138,7 @@ impl BindTls {
         new.ignore_client_order = old.ignore_client_order;
         new.alpn_protocols = old.alpn_protocols.clone();
         new.session_storage = old.session_storage.clone();
+        new.max_fragment_size = old.max_fragment_size;
         new.send_tls13_tickets = old.send_tls13_tickets;
         new.ticketer = old.ticketer.clone();
         self.configs.store(Arc::new(Configs::new(new, Some(verifier))));
@@ -553,11 +554,22 @@ fn server_config(
     config.ignore_client_order = !(ssl.options.prefer_client_ciphers || g.default_bind_options.prefer_client_ciphers);
     config.alpn_protocols = alpn(ssl, warnings);
     config.session_storage = ServerSessionMemoryCache::new(g.cachesize.unwrap_or(CACHE_SIZE).max(1));
+    config.max_fragment_size = g.maxrecord.and_then(record_size);
     match ticketer {
         Some(t) => config.ticketer = t.clone(),
         None => config.send_tls13_tickets = 0,
     }
     Ok((Configs::new(config, verifier), versions))
+}
+
+/// The rustls record size (plaintext plus its 5-byte header) for `tune.ssl.maxrecord
+/// <n>` plaintext bytes: `None` (TLS's 16 kB) when `n` reaches that anyway.
+// COMPAT: HAProxy (ssl_sock_from_buf) stops limiting a stream it sees streaming; here
+// every record of the connection is limited. rustls' smallest record carries 27 bytes.
+fn record_size(n: usize) -> Option<usize> {
+    const HEADER: usize = 5;
+    const MAX_PLAIN: usize = 16384;
+    (n < MAX_PLAIN).then(|| (n + HEADER).max(32))
 }
 
 /// The certificate generator of `generate-certificates` (`ca-sign-file` is needed).

@@ -207,6 +207,18 @@ async fn handle_signals(
             }
         }
     }
+    if let Some(grace) = rt.global.grace {
+        // `grace`: the `stopping` fetch says so now, traffic goes on until it ends
+        rt.global.stop_announced.store(true, Ordering::SeqCst);
+        let msg = format!("Scheduling a soft-stop in {} ms.", grace.as_millis());
+        notice(&msg);
+        crate::log::send_global(crate::log::level::WARNING, &format!("{msg}\n"));
+        tokio::select! {
+            _ = tokio::time::sleep(grace) => {}
+            _ = term.recv() => return 0,
+            _ = int.recv() => return 0,
+        }
+    }
     // Soft stop: no new connection, idle keep-alive connections close, exchanges in
     // flight finish (their responses announce the close).
     rt.global.stopping.store(true, Ordering::SeqCst);
@@ -275,6 +287,12 @@ fn bind_thread(cpus: &rampart_cfg::model::CpuSet, who: &str) {
 /// that is gone (a closed pipe) is ignored: the process goes on stopping.
 fn warn(msg: &str) {
     let line = format!("{}({}) : {msg}\n", rampart_cfg::Level::Warning.tag(), std::process::id());
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
+}
+
+/// A `[NOTICE]` line on stderr (ignored when stderr is gone).
+fn notice(msg: &str) {
+    let line = format!("{}({}) : {msg}\n", rampart_cfg::Level::Notice.tag(), std::process::id());
     let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
 }
 

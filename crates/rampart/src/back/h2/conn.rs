@@ -72,10 +72,13 @@ fn unregister(conn: &ConnRef) {
 
 /// Starts HTTP/2 on `sock` (a place taken for the first stream): spawns its driver on
 /// this thread's runtime, and registers it for other streams unless `home` is `None`
-/// (a private connection). `idle`: how long it stays without a stream.
-pub fn start(sock: BackSock, home: Option<Home>, idle: Option<Duration>) -> ConnRef {
+/// (a private connection). `idle`: how long it stays without a stream. `max_streams`:
+/// the server's `max-reuse` plus one; once it carried that many, the connection takes
+/// no new stream and closes when its last one ends (HAProxy's `h2_avail_streams()`).
+pub fn start(sock: BackSock, home: Option<Home>, idle: Option<Duration>, max_streams: Option<u64>) -> ConnRef {
     let tls = sock.tls().map(|t| t.info.clone());
     let mut shared = Shared::new(tls);
+    shared.max_served = max_streams;
     shared.take_place();
     queue_preface(&mut shared);
     let conn: ConnRef = Arc::new(AtomicRefCell::new(shared));
@@ -176,7 +179,7 @@ fn poll_driver(
     }
     let (unused, closing) = {
         let s = conn.borrow();
-        (s.taken == 0, s.closing)
+        (s.taken == 0, s.closing || s.used_up())
     };
     if !unused {
         *timer = None;

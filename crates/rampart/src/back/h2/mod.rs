@@ -40,8 +40,8 @@
 //! A CONNECT (RFC 9113 §8.5: `:method` and `:authority` only) goes the same way: its
 //! HEADERS leave the stream open, a 2xx makes the stream's DATA the tunnel.
 //!
-//! COMPAT (partial): no `-d` traces for HTTP/2 servers; `max-reuse`, `pool-max-conn` and `pool-low-conn` do
-//! not bound HTTP/2 connections; `on-marked-down shutdown-sessions` cuts only the
+//! COMPAT (partial): no `-d` traces for HTTP/2 servers; `pool-max-conn` and `pool-low-conn` do not bound
+//! HTTP/2 connections (`max-reuse` does: [`conn::start`]); `on-marked-down shutdown-sessions` cuts only the
 //! streams' first connection.
 
 mod conn;
@@ -154,6 +154,8 @@ pub struct Opening {
     pub shared: bool,
     /// How long an unused connection stays open.
     pub idle: Option<Duration>,
+    /// The server's `max-reuse` plus one: the most streams a connection carries.
+    pub max_streams: Option<u64>,
 }
 
 impl Opening {
@@ -163,6 +165,7 @@ impl Opening {
         Opening {
             shared: px.http_reuse != rampart_cfg::model::HttpReuse::Never,
             idle: px.timeouts.http_keep_alive.or(px.timeouts.server),
+            max_streams: None,
         }
     }
 }
@@ -225,10 +228,11 @@ impl H2Back {
     /// The first stream of a new connection `sc` to an HTTP/2 server: the connection
     /// starts (driver task, registered unless private).
     pub fn start(sc: ServerConn, server: &ServerRt, opening: Opening) -> H2Back {
+        let opening = Opening { max_streams: server.max_reuse.map(|m| u64::from(m) + 1), ..opening };
         let (sock, key, srv, busy) = sc.into_parts();
         // a connection opened apart for a WebSocket stream is not shared
         let home = (opening.shared && !key.ws).then(|| conn::Home { pool_key: server.pool_key, key: key.clone() });
-        let conn = conn::start(sock, home, opening.idle);
+        let conn = conn::start(sock, home, opening.idle, opening.max_streams);
         H2Back::new(conn, srv, key, false, busy, opening, server.pool_key)
     }
 
@@ -396,7 +400,8 @@ impl HttpBack for H2Back {
         let alpn_h1 = sc.stream.tls().is_some_and(|t| t.info.alpn.as_deref().is_some_and(|a| a != b"h2"));
         let (sock, key, srv, busy) = sc.into_parts();
         let home = (self.opening.shared && !key.ws).then(|| conn::Home { pool_key: self.pool_key, key: key.clone() });
-        self.conn = Some(conn::start(sock, home, self.opening.idle));
+        // COMPAT: a retry on another server keeps the first server's `max-reuse`
+        self.conn = Some(conn::start(sock, home, self.opening.idle, self.opening.max_streams));
         (self.srv, self.key, self.busy, self.from_pool) = (srv, key, Some(busy), false);
         if alpn_h1 {
             return Err(IoError::Closed);

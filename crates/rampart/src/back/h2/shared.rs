@@ -109,6 +109,8 @@ pub struct Shared {
     pub taken: u32,
     /// Streams the connection carried so far.
     pub served: u64,
+    /// `max-reuse` plus one: the most streams it may carry (`None`: no limit).
+    pub max_served: Option<u64>,
     /// No new stream goes on it (GOAWAY sent or received, ids exhausted).
     pub closing: bool,
     /// The connection is gone: every stream on it fails.
@@ -136,6 +138,7 @@ impl Shared {
             next_id: 1,
             taken: 0,
             served: 0,
+            max_served: None,
             closing: false,
             dead: false,
             settings_seen: false,
@@ -148,7 +151,12 @@ impl Shared {
     pub fn has_capacity(&self) -> bool {
         let max = self.peer.max_concurrent_streams.unwrap_or(DEFAULT_MAX_STREAMS);
         let ids_left = u64::from(MAX_STREAM_ID - self.next_id.min(MAX_STREAM_ID)) / 2;
-        !self.closing && !self.dead && self.taken < max && u64::from(self.taken) < ids_left
+        !self.closing && !self.dead && !self.used_up() && self.taken < max && u64::from(self.taken) < ids_left
+    }
+
+    /// Whether the connection carried as many streams as `max-reuse` allows.
+    pub fn used_up(&self) -> bool {
+        self.max_served.is_some_and(|m| self.served >= m)
     }
 
     /// Takes a place for a stream (see [`Shared::has_capacity`]).

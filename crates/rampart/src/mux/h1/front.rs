@@ -251,6 +251,9 @@ impl<'a, S: Sock> HttpFront for H1Front<'a, S> {
         let fe = &self.sess.rt.proxies[self.sess.fe];
         let mut out = Buf::take(256);
         write_response_head(&mut out, head.view(&[]), ConnHdr::None, OutFraming::AsIs);
+        if let Some(m) = &fe.h1_case_client {
+            m.apply(out.vec());
+        }
         // a client gone is noticed when the final response is written
         let _ = write_all(self.client, &out, fe.timeouts.client).await;
     }
@@ -300,6 +303,7 @@ impl<'a, S: Sock> HttpFront for H1Front<'a, S> {
             head_req: self.req.method == Method::Head,
             t_client: fe.timeouts.client,
             bufsize: self.sess.rt.bufsize,
+            case: fe.h1_case_client.as_deref(),
         }
     }
 
@@ -325,7 +329,7 @@ impl<'a, S: Sock> HttpFront for H1Front<'a, S> {
                 Body::Done => return Ok(()),
                 Body::Length(left) if left >= SPLICE_MIN && self.buf.is_empty() => {
                     if let Some(server) = tx.raw() {
-                        let t = DirTimeouts { read: t_client, write: t_server, fin: None };
+                        let t = DirTimeouts { read: t_client, write: t_server, fin: None, indep: false };
                         let moved =
                             forward(self.client, server, Some(left), t, activity).await.map_err(BodyError::From)?;
                         activity.add(moved);
@@ -393,6 +397,9 @@ impl<'a, S: Sock> HttpFront for H1Front<'a, S> {
         };
         let mut out = Buf::take(self.sess.rt.bufsize);
         write_response_head(&mut out, res.view(reply.buf), conn, framing);
+        if let Some(m) = &self.sess.rt.proxies[self.sess.fe].h1_case_client {
+            m.apply(out.vec());
+        }
         let head_len = out.len() as u64;
         if req.method != Method::Head {
             if framing == OutFraming::Chunked {
@@ -465,6 +472,8 @@ pub struct H1Sink<'a, S> {
     head_req: bool,
     t_client: Option<Duration>,
     bufsize: usize,
+    /// `option h1-case-adjust-bogus-client`: the spellings of header names.
+    case: Option<&'a crate::h1::case_adjust::CaseMap>,
 }
 
 /// A whole response written into a buffer, kept until the server connection is free.
@@ -484,6 +493,9 @@ impl<S: Sock> ResSink for H1Sink<'_, S> {
     async fn interim(&self, head: MsgView<'_>, progress: &Progress) -> Result<(), ()> {
         let mut out = Buf::take(256);
         write_response_head(&mut out, head, ConnHdr::None, OutFraming::AsIs);
+        if let Some(m) = self.case {
+            m.apply(out.vec());
+        }
         progress.answered.store(true, Ordering::Relaxed);
         write_all(self.client, &out, self.t_client).await.map_err(|_| ())
     }
@@ -508,6 +520,9 @@ impl<S: Sock> ResSink for H1Sink<'_, S> {
         };
         let mut out = Buf::take(self.bufsize);
         write_response_head(&mut out, head, conn, framing);
+        if let Some(m) = self.case {
+            m.apply(out.vec());
+        }
         let head_len = out.len() as u64;
         if !self.head_req {
             out.extend_from_slice(body);
@@ -541,7 +556,7 @@ impl<S: Sock> ResSink for H1Sink<'_, S> {
         }
         loop {
             if let Some(raw) = rx.raw_rest() {
-                let t = DirTimeouts { read: t_server, write: self.t_client, fin: None };
+                let t = DirTimeouts { read: t_server, write: self.t_client, fin: None, indep: false };
                 let moved = forward(raw.sock, self.client, raw.len, t, activity).await.map_err(BodyError::From)?;
                 activity.add(moved);
                 rx.raw_moved(moved);

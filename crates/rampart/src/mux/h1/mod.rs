@@ -147,7 +147,8 @@ async fn serve_from<S: Parkable>(mut client: S, mut sess: Session, mut conn: H1C
                     // the wait began in the box
                     timeout = timeout.map(|t| t.saturating_sub(SHRINK_AFTER));
                 }
-                IdleWait::new(&client, timeout, &sess.rt.global, S::PARKS).await.into()
+                let keep = sess.rt.proxies[sess.fe].idle_close_on_response;
+                IdleWait::new(&client, timeout, &sess.rt.global, S::PARKS, keep).await.into()
             }
             false => End::Request,
         };
@@ -245,7 +246,8 @@ async fn turns<S: Parkable>(
         pending = rest;
         if pending.is_none() {
             let fe = &sess.rt.proxies[sess.fe];
-            let idle = IdleWait::new(&client, fe.timeouts.http_keep_alive, &sess.rt.global, S::PARKS);
+            let keep = fe.idle_close_on_response;
+            let idle = IdleWait::new(&client, fe.timeouts.http_keep_alive, &sess.rt.global, S::PARKS, keep);
             match idle_or_shrink(idle).await {
                 End::Request => {}
                 end => return (client, sess, conn, end),
@@ -535,19 +537,26 @@ struct IdleWait<'a, S> {
     grace: Option<Timer>,
     /// Stopping, and no timer to wait with.
     close_now: bool,
+    /// `option idle-close-on-response`: a soft stop does not end the wait.
+    keep_on_stop: bool,
 }
 
 impl<'a, S: Sock> IdleWait<'a, S> {
-    fn new(sock: &'a S, timeout: Option<Duration>, global: &'a GlobalRt, can_park: bool) -> Self {
-        let timer = match timeout {
-            Some(_) => Timer::new(timeout).map(Timer::or_stop),
-            None => Timer::stop_only(),
+    /// `keep_on_stop`: the frontend's `option idle-close-on-response`; the connection
+    /// then waits for its next request or its timeout through a soft stop, and does not
+    /// park (parked connections are closed on a soft stop).
+    fn new(sock: &'a S, timeout: Option<Duration>, global: &'a GlobalRt, can_park: bool, keep_on_stop: bool) -> Self {
+        let timer = match (timeout, keep_on_stop) {
+            (Some(_), false) => Timer::new(timeout).map(Timer::or_stop),
+            (None, false) => Timer::stop_only(),
+            (_, true) => Timer::new(timeout),
         };
+        let can_park = can_park && !keep_on_stop;
         let park = (can_park && park::available() && timeout.is_none_or(|t| t > park::PARK_AFTER))
             .then(|| Timer::new(Some(park::PARK_AFTER)))
             .flatten();
-        let mut wait = IdleWait { sock, timeout: timer, park, global, grace: None, close_now: false };
-        if global.is_stopping() {
+        let mut wait = IdleWait { sock, timeout: timer, park, global, grace: None, close_now: false, keep_on_stop };
+        if global.is_stopping() && !keep_on_stop {
             wait.start_grace();
         }
         wait
@@ -571,7 +580,7 @@ impl<S: Sock> std::future::Future for IdleWait<'_, S> {
             return Poll::Ready(if r.is_ok() { Idle::Request } else { Idle::Close });
         }
         if let Some(Poll::Ready(())) = self.timeout.as_mut().map(|t| t.poll_expired(cx)) {
-            if !self.global.is_stopping() {
+            if self.keep_on_stop || !self.global.is_stopping() {
                 return Poll::Ready(Idle::Close);
             }
             self.start_grace();

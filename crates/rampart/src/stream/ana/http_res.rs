@@ -1,6 +1,6 @@
 //! `tcp-response content` rules of the backend, `stick store-response` rules, then
 //! `http-response` rules (backend, then frontend) on the server's response head, the persistence cookie and `capture
-//! cookie` (`super::cookie`), and `http-after-response` rules
+//! cookie` (`super::cookie`), `option checkcache` (`super::checkcache`), and `http-after-response` rules
 //! (backend, then frontend) on every response, built ones included, just before the
 //! front mux writes it.
 //! HAProxy counterpart: `tcp_inspect_response()` (src/tcp_rules.c),
@@ -91,11 +91,15 @@ pub fn run<'rt>(
             return verdict(flow);
         }
     }
+    let sets_cookie = super::checkcache::server_sets_cookie(s, res, buf);
     let ignore = st.st.persist == crate::action::state::Persist::Ignore;
     let info = super::cookie::ResInfo { s, direct: st.st.direct, dates: st.st.cookie_dates, ignore };
     let c = &mut st.st.log.cookie;
     let mut log = super::cookie::CookieLogRef { res: &mut c.res, srv: &mut c.srv };
     super::cookie::response(info, res, buf, st.scratch, &mut log);
+    if let Some(v) = super::checkcache::check(s, sets_cookie, res, buf, st) {
+        return v;
+    }
     after(s, res, buf, st)
 }
 

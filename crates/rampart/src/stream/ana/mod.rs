@@ -15,6 +15,7 @@
 //!   `http-after-response`
 //! - `filters`: what compression and the cache do on the heads, the body filters
 
+mod checkcache;
 pub mod cookie;
 pub mod filters;
 pub mod http_req;
