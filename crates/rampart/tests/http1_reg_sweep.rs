@@ -95,7 +95,7 @@ fn config(syslog: SocketAddr, dead: SocketAddr) -> String {
          defaults\n  mode http\n  log global\n  retries 0\n\
          \x20 timeout client 5s\n  timeout server 5s\n  timeout connect 1s\n\
          \x20 log-format \"%r|%hr|%b/%s|%ts|%ST\"\n\
-         frontend fe1\n  bind fd@${{fe1}}\n  option abortonclose\n  http-request capture req.hdr(host) len 64\n\
+         frontend fe1\n  bind fd@${{fe1}}\n  http-request capture req.hdr(host) len 64\n\
          \x20 use_backend retrying if {{ path /retried }}\n  use_backend one if {{ path_beg /q }}\n  default_backend be\n\
          frontend fe2\n  bind fd@${{fe2}}\n  option http-buffer-request\n  use_backend be\n\
          frontend fe3\n  bind fd@${{fe3}}\n  option accept-invalid-http-request\n\

@@ -47,6 +47,9 @@ pub(super) struct AgentConn {
     pub idle_since: Instant,
     /// Its place in the thread's count of the agent's connections and in the stats.
     pub slot: Slot,
+    /// Bytes read past the AGENT-HELLO: an `async` agent may send an ACK for another
+    /// connection's frame right behind it, and the first read may take both.
+    pub rest: Vec<u8>,
 }
 
 /// Why a NOTIFY got no ACK.
@@ -64,7 +67,8 @@ pub(super) async fn notify(conn: &mut AgentConn, frame: &[u8], ids: Ids) -> Resu
         return Err(Fail::Closed);
     }
     conn.slot.sent(out.len());
-    let mut buf = Vec::with_capacity(256);
+    let mut buf = std::mem::take(&mut conn.rest);
+    buf.reserve(256);
     loop {
         match next_frame(&buf, MAX_FRAME_SIZE) {
             Ok(Some((f, _))) => {
@@ -118,8 +122,8 @@ pub(super) async fn connect(rt: &Arc<Runtime>, eng: &Engine, mut slot: Slot) -> 
     slot.opened(srv);
     let hello = async {
         let mut sock = sock;
-        let (max_frame, caps) = greet(&mut sock, eng, &slot).await?;
-        Ok(AgentConn { sock, max_frame, caps, idle_since: Instant::now(), slot })
+        let (max_frame, caps, rest) = greet(&mut sock, eng, &slot).await?;
+        Ok(AgentConn { sock, max_frame, caps, idle_since: Instant::now(), slot, rest })
     };
     match eng.timeout_hello {
         Some(t) => tokio::time::timeout(t, hello).await.unwrap_or(Err(ERR_TIMEOUT)),
@@ -139,7 +143,8 @@ fn announced(eng: &Engine) -> &'static str {
 
 /// The HELLO handshake: the max-frame-size agreed on and the capabilities both sides
 /// announced.
-async fn greet(sock: &mut TcpStream, eng: &Engine, slot: &Slot) -> Result<(u32, Caps), u32> {
+/// The agent's max-frame-size and capabilities, and the bytes read past its HELLO.
+async fn greet(sock: &mut TcpStream, eng: &Engine, slot: &Slot) -> Result<(u32, Caps, Vec<u8>), u32> {
     let mut out = Vec::with_capacity(128);
     let hello = HaproxyHello {
         versions: "2.0",
@@ -154,8 +159,9 @@ async fn greet(sock: &mut TcpStream, eng: &Engine, slot: &Slot) -> Result<(u32, 
     let mut buf = Vec::with_capacity(256);
     loop {
         match next_frame(&buf, MAX_FRAME_SIZE) {
-            Ok(Some((f, _))) => {
+            Ok(Some((f, used))) => {
                 slot.received(buf.len());
+                let rest = buf.get(used..).unwrap_or_default().to_vec();
                 return match f.ty {
                     FrameType::AgentHello => AgentHello::decode(f.payload, eng.max_frame_size)
                         .map(|h| {
@@ -163,7 +169,7 @@ async fn greet(sock: &mut TcpStream, eng: &Engine, slot: &Slot) -> Result<(u32, 
                                 pipelining: eng.pipelining && h.has("pipelining"),
                                 async_: eng.async_mode && h.has("async"),
                             };
-                            (h.max_frame_size, caps)
+                            (h.max_frame_size, caps, rest)
                         })
                         .map_err(|c| ERR_SPOP + c),
                     FrameType::AgentDisconnect => {

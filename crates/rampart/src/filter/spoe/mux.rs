@@ -26,50 +26,49 @@ pub(super) fn start(eng: &Engine, conn: AgentConn) {
     drop(tokio::spawn(run(conn, eng.key, id, rx, idle)));
 }
 
-async fn run(
-    conn: AgentConn,
-    key: usize,
-    id: u64,
-    mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
-    idle: Option<Duration>,
-) {
-    let AgentConn { mut sock, caps, slot, .. } = conn;
+async fn run(conn: AgentConn, key: usize, id: u64, mut rx: mpsc::UnboundedReceiver<Vec<u8>>, idle: Option<Duration>) {
+    let AgentConn { mut sock, caps, slot, rest, .. } = conn;
     let async_ = caps.async_;
-    let mut buf = Vec::with_capacity(4096);
+    let mut buf = rest;
+    buf.reserve(4096);
     let mut last = tokio::time::Instant::now();
-    let code = loop {
-        let idle_end = async {
-            match idle {
-                Some(t) => tokio::time::sleep_until(last + t).await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            frame = rx.recv() => {
-                let Some(frame) = frame else { break status::NONE };
-                if sock.write_all(&frame).await.is_err() {
-                    break status::IO;
+    // what came behind the agent's HELLO first (already counted in the stats)
+    let code = match drain(&mut buf, key, id, async_) {
+        Err(code) => code,
+        Ok(()) => loop {
+            let idle_end = async {
+                match idle {
+                    Some(t) => tokio::time::sleep_until(last + t).await,
+                    None => std::future::pending().await,
                 }
-                slot.sent(frame.len());
-                last = tokio::time::Instant::now();
-            }
-            read = sock.read_buf(&mut buf) => {
-                match read {
-                    Ok(0) | Err(_) => break status::IO,
-                    Ok(n) => slot.received(n),
+            };
+            tokio::select! {
+                frame = rx.recv() => {
+                    let Some(frame) = frame else { break status::NONE };
+                    if sock.write_all(&frame).await.is_err() {
+                        break status::IO;
+                    }
+                    slot.sent(frame.len());
+                    last = tokio::time::Instant::now();
                 }
-                if let Err(code) = drain(&mut buf, key, id, async_) {
-                    break code;
+                read = sock.read_buf(&mut buf) => {
+                    match read {
+                        Ok(0) | Err(_) => break status::IO,
+                        Ok(n) => slot.received(n),
+                    }
+                    if let Err(code) = drain(&mut buf, key, id, async_) {
+                        break code;
+                    }
+                    last = tokio::time::Instant::now();
                 }
-                last = tokio::time::Instant::now();
-            }
-            () = idle_end => {
-                if agent::inflight(key, id) == 0 {
-                    break status::NONE;
+                () = idle_end => {
+                    if agent::inflight(key, id) == 0 {
+                        break status::NONE;
+                    }
+                    last = tokio::time::Instant::now();
                 }
-                last = tokio::time::Instant::now();
             }
-        }
+        },
     };
     // no stream may queue on it any more; what waits on it fails (but with `async`)
     agent::drop_mux(key, id, async_, ERR_SPOP + code);
