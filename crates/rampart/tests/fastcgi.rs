@@ -411,7 +411,11 @@ fn log_stderr_sends_stderr_records_to_the_log_target() {
         let cfg = config("/srv", &format!("  log-stderr {syslog} local0\n"));
         let proxy = Proxy::new(bin).listener("fe1").backend("php", addr).config(&cfg).start().unwrap();
         let r = ask(&proxy, GET_PAGE);
-        (r.status, String::from_utf8_lossy(&r.body).into_owned(), datagrams(&sock, 1).iter().map(|l| without_date(l)).collect::<Vec<_>>())
+        (
+            r.status,
+            String::from_utf8_lossy(&r.body).into_owned(),
+            datagrams(&sock, 1).iter().map(|l| without_date(l)).collect::<Vec<_>>(),
+        )
     };
     let ours = run(binary());
     // level err (3) of facility local0 (16): <131>, tagged with the application's name

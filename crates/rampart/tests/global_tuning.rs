@@ -98,18 +98,17 @@ fn accepted_tuning_keywords_warn_once_each_and_start() {
     let proxy = start(cfg, &[]);
     assert_eq!(RawClient::connect(proxy.addr("fe1")).unwrap().get("/").unwrap().status, 200);
     let out = proxy.output();
-    for kw in [
-        "noepoll",
-        "nogetaddrinfo",
-        "tune.maxaccept",
-        "tune.maxpollevents",
-        "tune.idletimer",
-        "fd-hard-limit",
-    ] {
+    for kw in ["noepoll", "nogetaddrinfo", "tune.maxaccept", "tune.maxpollevents", "tune.idletimer", "fd-hard-limit"] {
         let line = format!("'{kw}' is accepted but has no effect in rampart (");
         assert_eq!(out.matches(&line).count(), 1, "{kw}: {out}");
     }
-    for quiet in ["'nopoll'", "'insecure-setuid-wanted'", "'maxsessrate'", "'tune.pool-low-fd-ratio'", "'tune.pool-high-fd-ratio'"] {
+    for quiet in [
+        "'nopoll'",
+        "'insecure-setuid-wanted'",
+        "'maxsessrate'",
+        "'tune.pool-low-fd-ratio'",
+        "'tune.pool-high-fd-ratio'",
+    ] {
         assert!(!out.contains(quiet), "{quiet} does what HAProxy does: no warning: {out}");
     }
 }

@@ -339,10 +339,9 @@ fn with_async_an_ack_may_come_on_another_connection() {
     // each stream waits until `timeout processing`
     let agent = self::agent(Mode::Elsewhere, "pipelining,async");
     let sync = haproxy_cfg(&dir.write("sync.conf", spoe_conf("  max-waiting-frames 1\n  no option async\n", "500ms")));
-    let (answers, seen) =
-        both("with_async_an_ack_may_come_on_another_connection (no async)", &sync, &agent, |p| {
-            sorted(concurrent(p, 2))
-        });
+    let (answers, seen) = both("with_async_an_ack_may_come_on_another_connection (no async)", &sync, &agent, |p| {
+        sorted(concurrent(p, 2))
+    });
     assert_eq!(seen.caps.first().map(String::as_str), Some("pipelining"), "{seen:?}");
     for (_, echo, err) in &answers {
         assert_eq!((echo.as_str(), err.as_str()), ("", "1"), "{answers:?}");

@@ -276,14 +276,7 @@ mod tests {
         let kws: Vec<&str> = w.iter().map(|l| l.split('\'').nth(1).unwrap_or_default()).collect();
         assert_eq!(
             kws,
-            [
-                "noepoll",
-                "nogetaddrinfo",
-                "tune.maxaccept",
-                "tune.maxpollevents",
-                "tune.idletimer",
-                "fd-hard-limit"
-            ]
+            ["noepoll", "nogetaddrinfo", "tune.maxaccept", "tune.maxpollevents", "tune.idletimer", "fd-hard-limit"]
         );
         assert!(w
             .iter()
@@ -293,12 +286,22 @@ mod tests {
     #[test]
     fn pool_fd_ratios_are_kept() {
         let ratios = |text: &str| parse_ok(text).global.pool_fd_ratios;
-        assert_eq!(ratios("global
-"), (20, 25));
-        assert_eq!(ratios("global
+        assert_eq!(
+            ratios(
+                "global
+"
+            ),
+            (20, 25)
+        );
+        assert_eq!(
+            ratios(
+                "global
  tune.pool-low-fd-ratio 5
  tune.pool-high-fd-ratio 100
-"), (5, 100));
+"
+            ),
+            (5, 100)
+        );
     }
 
     #[test]
