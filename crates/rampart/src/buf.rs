@@ -7,20 +7,81 @@ use std::cell::RefCell;
 
 use rampart_proto::h1::Head;
 
-/// Buffers kept per thread beyond which returned buffers are freed.
-const POOL_MAX: usize = 256;
-/// Objects of each [`Poolable`] type kept per thread.
-const OBJECTS_MAX: usize = 256;
+/// Spare values of one kind a thread keeps after a quiet period.
+const SPARE_FLOOR: usize = 256;
+/// The most spare values of one kind a thread keeps.
+const SPARE_MAX: usize = 4096;
+
+/// The spare values of one kind a thread keeps for reuse: up to [`SPARE_MAX`] while
+/// they are being used, and the surplus dropped by [`Spares::trim`] every few seconds
+/// (the values no taker needed since the last trim, beyond [`SPARE_FLOOR`]). A busy
+/// thread (a thousand HTTP/2 streams in flight, each holding two buffers) then finds
+/// what the next streams need instead of going to the allocator (issue 27: a fixed
+/// cap of 256 made most buffers of such a load fresh allocations, 12 % of its
+/// instructions), and a thread whose load went down gives the surplus back.
+/// HAProxy counterpart: the pools of pool.c, which keep what was allocated until
+/// memory runs short.
+#[derive(Debug)]
+pub struct Spares<T> {
+    free: Vec<T>,
+    /// The fewest values `free` held since the last trim: that many were not needed.
+    unused: usize,
+}
+
+impl<T> Spares<T> {
+    pub const fn new() -> Spares<T> {
+        Spares { free: Vec::new(), unused: 0 }
+    }
+
+    /// A spare value, if any (the caller makes one otherwise).
+    pub fn take(&mut self) -> Option<T> {
+        let value = self.free.pop();
+        self.unused = self.unused.min(self.free.len());
+        value
+    }
+
+    /// A value comes back: kept, unless [`SPARE_MAX`] are.
+    pub fn give(&mut self, value: T) {
+        if self.free.len() < SPARE_MAX {
+            self.free.push(value);
+        }
+    }
+
+    /// Drops the values no taker needed since the last trim, but [`SPARE_FLOOR`] of
+    /// them (the oldest go first).
+    pub fn trim(&mut self) {
+        let surplus = self.unused.saturating_sub(SPARE_FLOOR);
+        self.free.drain(..surplus);
+        self.unused = self.free.len();
+    }
+
+    /// Spare values kept.
+    pub fn len(&self) -> usize {
+        self.free.len()
+    }
+}
+
+/// Trims this thread's spare buffers and message heads ([`Spares::trim`]); called
+/// every few seconds by each thread.
+pub fn trim_spares() {
+    let _ = POOL.try_with(|p| p.borrow_mut().trim());
+    trim_pool::<Head>();
+}
+
+/// Trims this thread's pool of `T`.
+pub fn trim_pool<T: Poolable>() {
+    let _ = T::pool().try_with(|p| p.borrow_mut().trim());
+}
 
 thread_local! {
-    static POOL: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
+    static POOL: RefCell<Spares<Vec<u8>>> = const { RefCell::new(Spares::new()) };
 }
 
 /// A type with a per-thread pool of boxed, reusable values: what an exchange needs
 /// keeps its capacity (header lists, arenas) from one exchange to the next.
 pub trait Poolable: Default + 'static {
     /// This type's pool.
-    fn pool() -> &'static std::thread::LocalKey<RefCell<Vec<Box<Self>>>>;
+    fn pool() -> &'static std::thread::LocalKey<RefCell<Spares<Box<Self>>>>;
 }
 
 /// A value drawn from the current thread's pool of `T`; returns itself on drop.
@@ -33,7 +94,7 @@ impl<T: Poolable> Pooled<T> {
     /// A value from the pool (as it was left: the caller resets what it needs), or a
     /// new one.
     pub fn take() -> Pooled<T> {
-        Pooled(Some(T::pool().with(|p| p.borrow_mut().pop()).unwrap_or_default()))
+        Pooled(Some(T::pool().with(|p| p.borrow_mut().take()).unwrap_or_default()))
     }
 }
 
@@ -54,21 +115,15 @@ impl<T: Poolable> Drop for Pooled<T> {
     fn drop(&mut self) {
         if let Some(value) = self.0.take() {
             // `try_with`: during thread teardown the pool may already be gone.
-            let _ = T::pool().try_with(|p| {
-                let mut p = p.borrow_mut();
-                if p.len() < OBJECTS_MAX {
-                    p.push(value);
-                }
-            });
+            let _ = T::pool().try_with(|p| p.borrow_mut().give(value));
         }
     }
 }
 
 impl Poolable for Head {
-    fn pool() -> &'static std::thread::LocalKey<RefCell<Vec<Box<Self>>>> {
+    fn pool() -> &'static std::thread::LocalKey<RefCell<Spares<Box<Self>>>> {
         thread_local! {
-            #[allow(clippy::vec_box, reason = "pooled values are handed out boxed")]
-            static HEADS: RefCell<Vec<Box<Head>>> = const { RefCell::new(Vec::new()) };
+            static HEADS: RefCell<Spares<Box<Head>>> = const { RefCell::new(Spares::new()) };
         }
         &HEADS
     }
@@ -85,7 +140,7 @@ pub struct Buf {
 impl Buf {
     /// Takes a cleared buffer of at least `cap` bytes of capacity.
     pub fn take(cap: usize) -> Buf {
-        let data = POOL.with(|p| p.borrow_mut().pop()).unwrap_or_default();
+        let data = POOL.with(|p| p.borrow_mut().take()).unwrap_or_default();
         let mut buf = Buf { data };
         buf.data.clear();
         if buf.data.capacity() < cap {
@@ -132,12 +187,7 @@ impl Drop for Buf {
             return;
         }
         // `try_with`: during thread teardown the pool may already be gone.
-        let _ = POOL.try_with(|p| {
-            let mut p = p.borrow_mut();
-            if p.len() < POOL_MAX {
-                p.push(data);
-            }
-        });
+        let _ = POOL.try_with(|p| p.borrow_mut().give(data));
     }
 }
 
@@ -156,6 +206,30 @@ mod tests {
         assert!(b.is_empty());
         assert_eq!(b.as_ptr(), ptr, "the returned buffer is reused");
         assert!(b.capacity() >= 4096);
+    }
+
+    #[test]
+    fn spares_are_kept_while_used_and_trimmed_when_not() {
+        let mut spares = Spares::new();
+        let in_use: Vec<u32> = (0..1000).map(|i| spares.take().unwrap_or(i)).collect();
+        // a busy thread keeps all that comes back, where a fixed cap of 256 would not
+        in_use.into_iter().for_each(|v| spares.give(v));
+        assert_eq!(spares.len(), 1000);
+        spares.trim(); // the first trim only starts the count
+        assert_eq!(spares.len(), 1000);
+        // 600 of them used again in the next period: 400 were not needed
+        let again: Vec<u32> = (0..600).map(|_| spares.take().expect("a spare")).collect();
+        again.into_iter().for_each(|v| spares.give(v));
+        spares.trim();
+        assert_eq!(spares.len(), 1000 - (400 - SPARE_FLOOR));
+        // a quiet period: down to the floor
+        spares.trim();
+        assert_eq!(spares.len(), SPARE_FLOOR);
+        spares.trim();
+        assert_eq!(spares.len(), SPARE_FLOOR);
+        // never more than the cap
+        (0..SPARE_MAX as u32 + 10).for_each(|v| spares.give(v));
+        assert_eq!(spares.len(), SPARE_MAX);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::action::state::StreamState;
-use crate::buf::{Poolable, Pooled};
+use crate::buf::{Poolable, Pooled, Spares};
 use crate::http::MsgHead;
 use crate::sample::vars::{Scope, VarStore};
 
@@ -94,10 +94,9 @@ impl Pooled<TxnData> {
 }
 
 impl Poolable for TxnData {
-    fn pool() -> &'static std::thread::LocalKey<RefCell<Vec<Box<Self>>>> {
+    fn pool() -> &'static std::thread::LocalKey<RefCell<Spares<Box<Self>>>> {
         thread_local! {
-            #[allow(clippy::vec_box, reason = "pooled values are handed out boxed")]
-            static TXNS: RefCell<Vec<Box<TxnData>>> = const { RefCell::new(Vec::new()) };
+            static TXNS: RefCell<Spares<Box<TxnData>>> = const { RefCell::new(Spares::new()) };
         }
         &TXNS
     }

@@ -179,9 +179,18 @@ fn thread_main(
             conn_pool::release_closed();
             if round % per_purge == 0 {
                 conn_pool::purge();
+                trim_spares();
             }
         }
     });
+}
+
+/// Gives back the spare buffers, heads and transactions this thread kept that no
+/// stream needed lately (`buf::Spares`).
+fn trim_spares() {
+    crate::buf::trim_spares();
+    crate::buf::trim_pool::<crate::stream::TxnData>();
+    crate::mux::h2::trim_spares();
 }
 
 /// Waits for signals and acts on them; returns the exit status.

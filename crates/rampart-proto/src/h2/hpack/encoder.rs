@@ -142,17 +142,15 @@ impl Encoder {
     /// One field, with the policy of the module documentation.
     fn encode_field(&mut self, name: &[u8], value: &[u8], flags: Flags, out: &mut Vec<u8>) {
         let stat = static_table::find(name, value);
+        if let (false, Some((index, true))) = (flags.never_indexed, stat) {
+            // PERF: the dynamic table is not searched for a field the static one has
+            encode_int(out, index, 7, 0x80);
+            return;
+        }
         let dynamic = self.table.find(name, value);
-        if !flags.never_indexed {
-            let exact = match (stat, dynamic) {
-                (Some((i, true)), _) => Some(i),
-                (_, Some((pos, true))) => Some(STATIC_LEN + 1 + pos),
-                _ => None,
-            };
-            if let Some(index) = exact {
-                encode_int(out, index, 7, 0x80);
-                return;
-            }
+        if let (false, Some((pos, true))) = (flags.never_indexed, dynamic) {
+            encode_int(out, STATIC_LEN + 1 + pos, 7, 0x80);
+            return;
         }
         let name_index = stat.map(|(i, _)| i).or_else(|| dynamic.map(|(pos, _)| STATIC_LEN + 1 + pos)).unwrap_or(0);
         let index_it = !flags.never_indexed && self.should_index(name, value);

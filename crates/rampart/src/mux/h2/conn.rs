@@ -8,8 +8,7 @@
 //! for input; frames are handled between polls. A protocol error ends the connection
 //! with GOAWAY and the RFC's code; a stream error resets the stream only.
 
-use std::future::{poll_fn, Future};
-use std::pin::Pin;
+use std::future::poll_fn;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
@@ -25,6 +24,7 @@ use rampart_proto::h2::{Setting, SettingId, DEFAULT_HEADER_TABLE_SIZE, DEFAULT_I
 use super::front::H2Front;
 use super::glitch::{Glitches, SMALL_WINDOW_UPDATE};
 use super::shared::{Shared, SharedRef};
+use super::streams::Streams;
 use crate::buf::Buf;
 use crate::counters::stats::H2Stats;
 use crate::h2::msg::{response_fields, ReqFields, Tunnel};
@@ -54,33 +54,6 @@ const MAX_FRAME: u32 = 16_384;
 /// The most bytes a request's header block may take once decoded
 /// (SETTINGS_MAX_HEADER_LIST_SIZE).
 const MAX_HEADER_LIST: usize = 64 * 1024;
-
-type StreamFuture<'s> = Pin<Box<dyn Future<Output = ()> + Send + 's>>;
-
-/// The streams of a connection, run by its task.
-///
-/// PERF: every stream is polled when the task wakes (at most
-/// `tune.h2.max-concurrent-streams` of them, most returning at once); a list of the woken
-/// ones would spare those polls.
-#[derive(Default)]
-struct Streams<'s> {
-    list: Vec<StreamFuture<'s>>,
-}
-
-impl<'s> Streams<'s> {
-    fn push(&mut self, f: StreamFuture<'s>) {
-        self.list.push(f);
-    }
-
-    fn is_empty(&self) -> bool {
-        self.list.is_empty()
-    }
-
-    /// Lets every stream go on; the ended ones leave.
-    fn poll(&mut self, cx: &mut Context<'_>) {
-        self.list.retain_mut(|f| f.as_mut().poll(cx).is_pending());
-    }
-}
 
 /// What woke the connection.
 enum Event {

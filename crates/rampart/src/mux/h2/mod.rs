@@ -9,6 +9,7 @@
 //! - `front`: one stream as the stream sees it ([`front::H2Front`], its response half
 //!   [`front::H2Sink`])
 //! - `glitch`: the connection's glitches (HAProxy 3.x), its flood bounds
+//! - `streams`: the connection's streams, each polled when it was woken
 //!
 //! Reached by ALPN `h2`, `bind ... proto h2`, or the preface on an HTTP/1 listener.
 //!
@@ -23,5 +24,7 @@ pub mod conn;
 pub mod front;
 pub mod glitch;
 mod shared;
+mod streams;
 
 pub use conn::serve;
+pub use shared::trim_spares;

@@ -19,6 +19,7 @@ use rampart_proto::h2::{ErrorCode, Settings};
 
 use rampart_proto::h2::hpack::{Encoder, Flags};
 
+use crate::buf::Spares;
 use crate::sample::vars::VarSnapshot;
 
 /// The state of one connection, shared by its streams.
@@ -97,8 +98,6 @@ impl Hasher for IdHasher {
     }
 }
 
-/// The most request head buffers a thread keeps for the next streams.
-const SPARE_HEADS: usize = 256;
 /// The largest request head buffer kept for the next streams (a larger one was for an
 /// unusual head, and memory is not kept for it).
 const SPARE_HEAD_MAX: usize = 4096;
@@ -107,28 +106,28 @@ thread_local! {
     /// The buffers of ended streams' request heads (PERF: a stream's head is decoded
     /// without allocating and growing a buffer). Per thread, as the pools of `buf`: an
     /// idle connection holds none.
-    static HEAD_BUFS: std::cell::RefCell<Vec<Vec<u8>>> = const { std::cell::RefCell::new(Vec::new()) };
+    static HEAD_BUFS: std::cell::RefCell<Spares<Vec<u8>>> = const { std::cell::RefCell::new(Spares::new()) };
 }
 
 /// An empty buffer for a request head: an ended stream's, or a new one.
 pub fn take_head() -> Vec<u8> {
-    HEAD_BUFS.with(|p| p.borrow_mut().pop()).unwrap_or_else(|| Vec::with_capacity(1024))
+    HEAD_BUFS.with(|p| p.borrow_mut().take()).unwrap_or_else(|| Vec::with_capacity(1024))
 }
 
-/// A stream ended: its request head's buffer is kept for a next stream (within
-/// [`SPARE_HEADS`] and [`SPARE_HEAD_MAX`]).
+/// A stream ended: its request head's buffer is kept for a next stream (as
+/// [`Spares`] says, and within [`SPARE_HEAD_MAX`]).
 pub fn keep_head(mut buf: Vec<u8>) {
+    // `try_with`: during thread teardown the pool may already be gone
     if buf.capacity() > SPARE_HEAD_MAX {
         return;
     }
     buf.clear();
-    // `try_with`: during thread teardown the pool may already be gone
-    let _ = HEAD_BUFS.try_with(|p| {
-        let mut p = p.borrow_mut();
-        if p.len() < SPARE_HEADS {
-            p.push(buf);
-        }
-    });
+    let _ = HEAD_BUFS.try_with(|p| p.borrow_mut().give(buf));
+}
+
+/// Trims this thread's spare request head buffers ([`Spares::trim`]).
+pub fn trim_spares() {
+    let _ = HEAD_BUFS.try_with(|p| p.borrow_mut().trim());
 }
 
 /// One open stream.
@@ -161,6 +160,17 @@ pub struct Slot {
     pub recv_waker: Option<Waker>,
     /// Who waits for window to send.
     pub send_waker: Option<Waker>,
+    /// Who watches for a reset (the client cancelling while the server is silent).
+    pub reset_waker: Option<Waker>,
+}
+
+impl Slot {
+    /// Wakes whoever waits on the slot.
+    fn wake(&mut self) {
+        for w in [self.recv_waker.take(), self.send_waker.take(), self.reset_waker.take()].into_iter().flatten() {
+            w.wake();
+        }
+    }
 }
 
 impl Shared {
@@ -276,6 +286,8 @@ impl Shared {
         slot.local_end = true;
         slot.reset.get_or_insert(code);
         self.rst(id, code);
+        // the stream learns of it when polled: only woken streams are
+        self.wake(id);
     }
 
     /// Answers a frame on a stream that has no slot (closed, or never opened) with
@@ -367,24 +379,14 @@ impl Shared {
     /// Wakes whoever waits on stream `id`'s slot.
     pub fn wake(&mut self, id: u32) {
         if let Some(slot) = self.streams.get_mut(&id) {
-            if let Some(w) = slot.recv_waker.take() {
-                w.wake();
-            }
-            if let Some(w) = slot.send_waker.take() {
-                w.wake();
-            }
+            slot.wake();
         }
     }
 
     /// Wakes every stream (the connection ends, a window opened for all).
     pub fn wake_all(&mut self) {
         for slot in self.streams.values_mut() {
-            if let Some(w) = slot.recv_waker.take() {
-                w.wake();
-            }
-            if let Some(w) = slot.send_waker.take() {
-                w.wake();
-            }
+            slot.wake();
         }
         self.out_waiters.drain(..).for_each(Waker::wake);
     }
@@ -467,10 +469,14 @@ mod tests {
         assert!(again.is_empty() && again.capacity() >= 2048);
         assert_eq!(spare(), 0);
         assert!(take_head().capacity() >= 1024); // none left: a new one
-        for _ in 0..SPARE_HEADS + 3 {
+                                                 // what no stream took again goes at the trims (`buf::Spares`)
+        for _ in 0..2000 {
             keep_head(Vec::with_capacity(64));
         }
-        assert_eq!(spare(), SPARE_HEADS);
+        assert_eq!(spare(), 2000);
+        trim_spares();
+        trim_spares();
+        assert!(spare() < 2000, "{} kept", spare());
     }
 
     #[test]
