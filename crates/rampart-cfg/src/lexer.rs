@@ -137,6 +137,8 @@ pub struct Lexer<'a> {
     done: bool,
     /// The name of the last `[name]` line (SPOE files select their engine by it).
     scope_name: Option<String>,
+    /// The words of the line being read (buffers kept from line to line).
+    words: Words,
 }
 
 impl<'a> Lexer<'a> {
@@ -155,6 +157,7 @@ impl<'a> Lexer<'a> {
             aborted: false,
             done: false,
             scope_name: None,
+            words: Words::default(),
         }
     }
 
@@ -254,29 +257,38 @@ impl<'a> Lexer<'a> {
 
     /// One line: a [`Line`] to hand to the parser, or what to do next.
     fn lex_line(&mut self, raw: &[u8], diags: &mut Diags) -> Result<Line, Step> {
+        // the word buffers are reused from line to line
+        let mut words = std::mem::take(&mut self.words);
+        let line = self.lex_words(raw, &mut words, diags);
+        self.words = words;
+        line
+    }
+
+    fn lex_words(&mut self, raw: &[u8], words: &mut Words, diags: &mut Diags) -> Result<Line, Step> {
         let lead = raw.iter().take_while(|&&b| words::is_space(b)).count();
         let line = &raw[lead..];
         if line.first() == Some(&b'[') {
             self.scope(line, diags);
             return Err(Step::Next);
         }
-        let words = self.split(lead, line, diags)?;
+        self.split(lead, line, words, diags)?;
+        let words = &*words;
         let first = words.arg(0);
         if first.is_empty() {
             return Err(Step::Next);
         }
         match first {
-            b".if" => return Err(self.on_if(&words, diags)),
-            b".elif" => return Err(self.on_elif(&words, diags)),
-            b".else" => return Err(self.on_else(&words, diags)),
-            b".endif" => return Err(self.on_endif(&words, diags)),
+            b".if" => return Err(self.on_if(words, diags)),
+            b".elif" => return Err(self.on_elif(words, diags)),
+            b".else" => return Err(self.on_else(words, diags)),
+            b".endif" => return Err(self.on_endif(words, diags)),
             _ => {}
         }
         if self.is_masked() {
             return Err(Step::Next);
         }
         if first.starts_with(b".") {
-            return Err(self.directive(&words, diags));
+            return Err(self.directive(words, diags));
         }
         let words = words.to_strings();
         if SECTIONS.contains(&words[0].as_str()) {
@@ -293,12 +305,12 @@ impl<'a> Lexer<'a> {
         Ok(Line { span: self.span(), words })
     }
 
-    /// Splits `line` (which followed `lead` blanks) into words, reporting errors.
-    fn split(&mut self, lead: usize, line: &[u8], diags: &mut Diags) -> Result<Words, Step> {
+    /// Splits `line` (which followed `lead` blanks) into `words`, reporting errors.
+    fn split(&mut self, lead: usize, line: &[u8], words: &mut Words, diags: &mut Diags) -> Result<(), Step> {
         let place = Place { line: self.line_no, file: Some(&*self.file), section: self.section.as_deref() };
-        let (err, words) = match words::split(line, true, &place, self.ctx.env) {
-            Ok(words) if !words.too_many => return Ok(words),
-            Ok(words) => {
+        let err = match words::split_into(words, line, true, &place, self.ctx.env) {
+            Ok(()) if !words.too_many => return Ok(()),
+            Ok(()) => {
                 let last = words::MAX_WORDS - 1;
                 let word = String::from_utf8_lossy(words.arg(last));
                 let msg = format!(

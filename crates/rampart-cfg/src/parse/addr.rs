@@ -56,6 +56,10 @@ enum Target<'a> {
 /// Reads the protocol prefix of one address (`text`, its variables expanded). `Err` is
 /// the final message, which quotes the address as written (`full`), as HAProxy does.
 fn split_prefix<'a>(text: &'a str, full: &str) -> Result<Target<'a>, String> {
+    // PERF: most addresses have no prefix (read per server of a large configuration)
+    if !text.contains('@') && !text.starts_with("stream+") && !text.starts_with("dgram+") {
+        return Ok(if text.starts_with('/') { Target::Unix(text) } else { Target::Inet(Family::Any, text) });
+    }
     let mut s = text;
     if let Some(rest) = s.strip_prefix("stream+") {
         s = rest;
@@ -168,7 +172,8 @@ fn parse_host(host: &str, fam: Family) -> Option<Host> {
         let any = if fam == Family::V6 { IpAddr::V6(Ipv6Addr::UNSPECIFIED) } else { IpAddr::V4(Ipv4Addr::UNSPECIFIED) };
         return Some(Host::Wildcard(any));
     }
-    if fam != Family::V4 {
+    // every IPv6 address has a colon (PERF: most hosts are IPv4 addresses)
+    if fam != Family::V4 && host.contains(':') {
         if let Ok(v6) = host.parse::<Ipv6Addr>() {
             return Some(Host::Ip(IpAddr::V6(v6)));
         }
@@ -252,11 +257,37 @@ fn parse_one_listen(full: &str, out: &mut Vec<ListenAddr>) -> Result<(), String>
 /// (`0.0.0.0`, `::`, `*`) is a server without address, which connects to the client's
 /// destination address.
 pub fn parse_server_target(full: &str) -> Result<(ServerAddr, Option<i32>), String> {
+    server_target_of(&env_expand(full), full)
+}
+
+/// What the address of a `server` line designates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerTarget {
+    /// A literal address (or none, or a unix socket) and its port offset
+    /// ([`parse_server_target`]).
+    Addr(ServerAddr, Option<i32>),
+    /// A host name ([`server_target_name`]) with the address as written but unresolved
+    /// ([`parse_server_target_unresolved`]).
+    Name(String, ServerAddr, Option<i32>),
+}
+
+/// The address of a `server` line read once: a host name ([`server_target_name`]) with
+/// its unresolved address, else the literal address ([`parse_server_target`]); their
+/// errors.
+pub fn server_target(full: &str) -> Result<ServerTarget, String> {
     let text = env_expand(full);
+    match target_name_of(&text, full) {
+        Some(name) => unresolved_of(&text, full).map(|(a, o)| ServerTarget::Name(name, a, o)),
+        None => server_target_of(&text, full).map(|(a, o)| ServerTarget::Addr(a, o)),
+    }
+}
+
+/// [`parse_server_target`] of `text`, the address `full` with its variables expanded.
+fn server_target_of(text: &str, full: &str) -> Result<(ServerAddr, Option<i32>), String> {
     if text.is_empty() {
         return Err(format!("'{full}' resolves to an empty address (environment variable missing?)"));
     }
-    match split_prefix(&text, full)? {
+    match split_prefix(text, full)? {
         Target::Unix(path) => Ok((ServerAddr::Unix(PathBuf::from(path)), None)),
         Target::Fd(_) => Err(format!("a file descriptor is not acceptable here in '{full}'")),
         Target::Inet(fam, rest) => {
@@ -319,8 +350,12 @@ pub fn parse_dns_addr(full: &str) -> Result<(SocketAddr, bool), String> {
 /// (`None` for a literal, a unix socket ...), read without resolving it, as the
 /// address then comes from `init-addr` or from DNS at run time.
 pub fn server_target_name(full: &str) -> Option<String> {
-    let text = env_expand(full);
-    let Ok(Target::Inet(_, rest)) = split_prefix(&text, full) else { return None };
+    target_name_of(&env_expand(full), full)
+}
+
+/// [`server_target_name`] of `text`, the address `full` with its variables expanded.
+fn target_name_of(text: &str, full: &str) -> Option<String> {
+    let Ok(Target::Inet(_, rest)) = split_prefix(text, full) else { return None };
     let (host, _) = split_host_port(rest);
     let bare = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
     if bare.is_empty() || bare == "*" || bare.parse::<IpAddr>().is_ok() {
@@ -337,9 +372,14 @@ pub fn resolve_libc(host: &str) -> Option<IpAddr> {
 /// Parses a server address whose host is a name, without resolving it: the address is
 /// the unspecified one (with the port as written), to be filled at startup or run time.
 pub fn parse_server_target_unresolved(full: &str) -> Result<(ServerAddr, Option<i32>), String> {
-    let text = env_expand(full);
-    let Target::Inet(_, rest) = split_prefix(&text, full)? else {
-        return parse_server_target(full);
+    unresolved_of(&env_expand(full), full)
+}
+
+/// [`parse_server_target_unresolved`] of `text`, the address `full` with its variables
+/// expanded.
+fn unresolved_of(text: &str, full: &str) -> Result<(ServerAddr, Option<i32>), String> {
+    let Target::Inet(_, rest) = split_prefix(text, full)? else {
+        return server_target_of(text, full);
     };
     let (_, port) = split_host_port(rest);
     match parse_ports(port, full, false, false)? {

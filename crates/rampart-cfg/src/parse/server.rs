@@ -10,7 +10,7 @@ use std::net::SocketAddr;
 use crate::kw::{self, Support};
 use crate::model::{Observe, OnError, Server, ServerFqdn};
 
-use super::addr::{check_probe_addr, parse_server_target};
+use super::addr::{check_probe_addr, ServerTarget};
 use super::ctx::{Ctx, ServerSettings};
 use super::value::{atol, invalid_char, parse_time_ms, TimeError};
 use super::{arg, not_yet};
@@ -32,16 +32,16 @@ pub(super) fn parse_server(cx: &mut Ctx<'_>, words: &[String]) {
         cx.alert(format!("character '{c}' is not permitted in server name '{name}'."));
         return;
     }
-    let ctx = format!("'server {}/{name}' : ", cx.pb.px.name);
-    let Some(s) = server_settings(cx, &words[3..], &ctx, name) else { return };
+    let Some(s) = server_settings(cx, &words[3..], name) else { return };
     if let Some(id) = s.id {
         if let Some(other) = cx.pb.px.servers.iter().find(|o| o.id == Some(id)) {
+            let ctx = server_ctx(cx, name);
             let msg = format!("{ctx}'id' : custom id {id} already used at {} ('server {}').", other.span, other.name);
             cx.alert(msg);
             return;
         }
     }
-    let Some((addr, port_offset, fqdn)) = server_addr(cx, &words[2], &s, &ctx, None) else { return };
+    let Some((addr, port_offset, fqdn)) = server_addr(cx, &words[2], &s, name, None) else { return };
     let srv = new_server(name.to_owned(), addr, port_offset, fqdn, s, cx.span.clone());
     cx.pb.px.servers.push(srv);
 }
@@ -70,54 +70,53 @@ pub(super) fn parse_server_template(cx: &mut Ctx<'_>, words: &[String]) {
         cx.alert(format!("Wrong server-template number or range arg '{}'.", arg(words, 2)));
         return;
     };
-    let ctx = format!("'server {}/{prefix}' : ", cx.pb.px.name);
-    let Some(s) = server_settings(cx, &words[4..], &ctx, prefix) else { return };
+    let Some(s) = server_settings(cx, &words[4..], prefix) else { return };
     if s.id.is_some() {
-        cx.alert(format!("{ctx}{}", not_yet("id on server-template")));
+        cx.alert(format!("{}{}", server_ctx(cx, prefix), not_yet("id on server-template")));
         return;
     }
     for n in low..=high {
         let name = format!("{prefix}{n}");
-        let Some((addr, port_offset, fqdn)) = server_addr(cx, &words[3], &s, &ctx, Some(n)) else { return };
+        let Some((addr, port_offset, fqdn)) = server_addr(cx, &words[3], &s, prefix, Some(n)) else { return };
         let srv = new_server(name, addr, port_offset, fqdn, s.clone(), cx.span.clone());
         cx.pb.px.servers.push(srv);
     }
 }
 
-/// The options of a `server` line over the `default-server` ones; `None` when one was
-/// refused (reported).
-fn server_settings(cx: &mut Ctx<'_>, opts: &[String], ctx: &str, name: &str) -> Option<ServerSettings> {
-    let mut s = cx.pb.defsrv.clone();
-    parse_server_options(cx, opts, &mut s, ctx, name, true).then_some(s)
+/// What messages about server `name` of the current proxy start with.
+///
+/// PERF: made only for a message (it was made for every server line).
+fn server_ctx(cx: &Ctx<'_>, name: &str) -> String {
+    format!("'server {}/{name}' : ", cx.pb.px.name)
 }
 
-/// The address of a server line: a literal one, or a name resolved as `init-addr`
-/// says (`template`: the server's number in its `server-template`).
+/// The options of a `server` line over the `default-server` ones; `None` when one was
+/// refused (reported).
+fn server_settings(cx: &mut Ctx<'_>, opts: &[String], name: &str) -> Option<ServerSettings> {
+    let mut s = cx.pb.defsrv.clone();
+    parse_server_options(cx, opts, &mut s, name, true).then_some(s)
+}
+
+/// The address of server `srv`'s line: a literal one, or a name resolved as
+/// `init-addr` says (`template`: the server's number in its `server-template`).
 fn server_addr(
     cx: &mut Ctx<'_>,
     word: &str,
     s: &ServerSettings,
-    ctx: &str,
+    srv: &str,
     template: Option<u32>,
 ) -> Option<(crate::model::ServerAddr, Option<i32>, Option<ServerFqdn>)> {
-    let Some(name) = super::addr::server_target_name(word) else {
-        return match parse_server_target(word) {
-            Ok((a, o)) => Some((a, o, None)),
-            Err(e) => {
-                cx.alert(format!("{ctx}{e}"));
-                None
-            }
-        };
-    };
-    let (addr, offset) = match super::addr::parse_server_target_unresolved(word) {
-        Ok(a) => a,
+    let (name, addr, offset) = match super::addr::server_target(word) {
+        Ok(ServerTarget::Addr(a, o)) => return Some((a, o, None)),
+        Ok(ServerTarget::Name(name, a, o)) => (name, a, o),
         Err(e) => {
-            cx.alert(format!("{ctx}{e}"));
+            cx.alert(format!("{}{e}", server_ctx(cx, srv)));
             return None;
         }
     };
     let fqdn = ServerFqdn { name, unresolved: false, template };
-    super::server_dns::init_addr(cx, ctx, addr, offset, fqdn, &s.resolve)
+    let ctx = server_ctx(cx, srv);
+    super::server_dns::init_addr(cx, &ctx, addr, offset, fqdn, &s.resolve)
 }
 
 pub(super) fn new_server(
@@ -214,7 +213,7 @@ pub(super) fn parse_default_server(cx: &mut Ctx<'_>, words: &[String]) {
     }
     let mut s = cx.pb.defsrv.clone();
     // As in HAProxy, options before an error still apply.
-    parse_server_options(cx, &words[1..], &mut s, "", "default-server", false);
+    parse_server_options(cx, &words[1..], &mut s, "default-server", false);
     cx.pb.defsrv = s;
 }
 
@@ -234,21 +233,18 @@ fn server_allowed(cx: &mut Ctx<'_>, what: &str) -> bool {
 
 /// Parses options into `s`; `false` if one was refused (reported). A refused option
 /// does not stop the others from being checked, so that one run lists every refusal of
-/// the line; an unknown word does, since how many words it takes is unknown. `ctx`
-/// prefixes messages; `srv` is the server name used inside them.
-fn parse_server_options(
-    cx: &mut Ctx<'_>,
-    opts: &[String],
-    s: &mut ServerSettings,
-    ctx: &str,
-    srv: &str,
-    with_addr: bool,
-) -> bool {
+/// the line; an unknown word does, since how many words it takes is unknown. `srv` is
+/// the server name used inside messages (`with_addr`: a `server` line, whose messages
+/// start with [`server_ctx`]).
+fn parse_server_options(cx: &mut Ctx<'_>, opts: &[String], s: &mut ServerSettings, srv: &str, with_addr: bool) -> bool {
+    // what messages start with: nothing on `default-server`
+    let ctx = |cx: &Ctx<'_>| if with_addr { server_ctx(cx, srv) } else { String::new() };
     let mut ok = true;
     let mut i = 0;
     while let Some(word) = opts.get(i) {
         let Some(k) = kw::server_option(word) else {
             let hint = if with_addr { "" } else { " Hint: no address was expected for this server." };
+            let ctx = ctx(cx);
             let msg = match kw::suggest_server_option(word) {
                 Some(best) => format!("{ctx}unknown keyword '{word}'; did you mean '{best}' maybe ?{hint}"),
                 None => format!("{ctx}unknown keyword '{word}'.{hint}"),
@@ -265,7 +261,7 @@ fn parse_server_options(
         }
         if k.support == Support::No || (word == "proto" && value == "none") {
             let what = if word == "proto" { format!("proto {value}") } else { word.to_owned() };
-            cx.alert(format!("{ctx}{}", not_yet(&what)));
+            cx.alert(format!("{}{}", ctx(cx), not_yet(&what)));
             ok = false;
             continue;
         }
@@ -278,7 +274,7 @@ fn parse_server_options(
             Ok(()) => cx.note(&format!("server {word}")),
             Err(e) => {
                 // HAProxy's display_parser_err() appends a period to every option error.
-                cx.alert(format!("{ctx}{e}."));
+                cx.alert(format!("{}{e}.", ctx(cx)));
                 ok = false;
             }
         }

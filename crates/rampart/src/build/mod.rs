@@ -31,7 +31,7 @@ use tokio::sync::Notify;
 
 use crate::action::{self, WaitBody};
 use crate::check as health_check;
-use crate::counters::CounterGroup;
+use crate::counters::CounterSlab;
 use crate::errors::ErrorPages;
 use crate::proxy::{BackendRt, FrontendRt, GlobalRt, ListenerRt, ProxyRt, Runtime, Timeouts};
 use crate::sample::vars::{ProcVars, VarLimits};
@@ -70,6 +70,8 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
     let timed = crate::counters::histogram::wanted(cfg);
     let fe_maxconns = frontend_maxconns(cfg, maxconn);
     let case_map = crate::h1::case_adjust::CaseMap::new(&cfg.global.h1_case_adjust);
+    // the counters of every proxy and server, in shared blocks
+    let mut slab = CounterSlab::new(threads);
     for (idx, px) in cfg.proxies.iter().enumerate() {
         let backend_checks = check_rules(cfg, idx, &mut shared, &mut alerts);
         let backups_cut = px.servers.iter().any(|s| s.check.shutdown_backups_on_up);
@@ -82,9 +84,8 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             .filter_map(|(pos, srv)| {
                 pool_key += 1;
                 let files = &crate::tls::bind::on_disk;
-                let at =
-                    server::At { cfg, idx, sid: sids[pos], pool_key: pool_key - 1, threads, timed, backups_cut, files };
-                server::server_rt(&at, srv, &backend_checks, &mut alerts, &mut tls_warnings)
+                let at = server::At { cfg, idx, sid: sids[pos], pool_key: pool_key - 1, timed, backups_cut, files };
+                server::server_rt(&at, &mut slab, srv, &backend_checks, &mut alerts, &mut tls_warnings)
             })
             .collect::<Vec<_>>();
         let (lb, lb_expr, lb_backup) = balancer::build(cfg, idx, &mut alerts);
@@ -98,7 +99,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             }
         };
         // the frontend's and backend's own counters share their cache lines
-        let mut counters = CounterGroup::new(threads, 7);
+        let mut counters = slab.group(7);
         proxies.push(ProxyRt {
             name: px.name.clone(),
             cap: px.cap,
@@ -181,7 +182,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 state: Default::default(),
                 send_name: px.send_name_header.as_deref().map(|h| h.as_bytes().into()),
             },
-            stats: crate::stats::ProxyStats::new(threads, timed),
+            stats: crate::stats::ProxyStats::new(&mut slab, timed),
             stats_page: px.stats.as_ref().map(|p| Box::new(crate::stats::page::Page::new(p, &cfg.global))),
             log: logs.proxy(cfg, idx, &mut alerts),
             email_alert: crate::mailers::EmailAlertRt::build(cfg, &px.name, &px.options.email_alert).map(Box::new),

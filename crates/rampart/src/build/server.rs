@@ -12,6 +12,7 @@ use rampart_cfg::model::{BindProto, Config, Server, ServerAddr, ServerWs};
 use rampart_cfg::{Diag, Level};
 
 use crate::check as health_check;
+use crate::counters::CounterSlab;
 use crate::proxy::{Runtime, ServerRt};
 
 /// Where a server is built: its backend and what it shares with the others.
@@ -23,7 +24,6 @@ pub(super) struct At<'a> {
     pub sid: u32,
     /// Its key in the idle connection pools (unique across backends).
     pub pool_key: usize,
-    pub threads: usize,
     /// Whether latency histograms are kept.
     pub timed: bool,
     /// A server of the backend has `on-marked-up shutdown-backup-sessions`.
@@ -33,9 +33,11 @@ pub(super) struct At<'a> {
     pub files: crate::tls::bind::FileLookup<'a>,
 }
 
-/// The runtime server of `srv`; `None` when something is refused (`alerts` says what).
+/// The runtime server of `srv`, its counters from `slab`; `None` when something is
+/// refused (`alerts` says what).
 pub(super) fn server_rt(
     at: &At<'_>,
+    slab: &mut CounterSlab,
     srv: &Server,
     backend_checks: &Arc<health_check::TcpChk>,
     alerts: &mut Vec<Diag>,
@@ -93,7 +95,7 @@ pub(super) fn server_rt(
         cookie: srv.cookie.as_deref().map(|c| c.as_bytes().into()),
         cur_conns: AtomicU32::new(0),
         pool_key: at.pool_key,
-        stats: crate::stats::ServerStats::new(at.threads, srv.weight, at.sid, at.timed),
+        stats: crate::stats::ServerStats::new(slab, srv.weight, at.sid, at.timed),
         send_proxy: srv.proxy,
         source: srv.source.or(px.source),
         socks4: srv.socks4,
@@ -163,18 +165,11 @@ pub fn dynamic_server(
         pat_acts: Vec::new(),
     };
     let checks = super::check_rules(cfg, be, &mut shared, &mut alerts);
-    let at = At {
-        cfg,
-        idx: be,
-        sid,
-        pool_key,
-        threads: rt.stats.nbthread,
-        timed: crate::counters::histogram::wanted(cfg),
-        backups_cut: false,
-        files,
-    };
+    let at =
+        At { cfg, idx: be, sid, pool_key, timed: crate::counters::histogram::wanted(cfg), backups_cut: false, files };
     let mut warnings = Vec::new();
-    let built = server_rt(&at, srv, &checks, &mut alerts, &mut warnings);
+    let mut slab = CounterSlab::apart(rt.stats.nbthread);
+    let built = server_rt(&at, &mut slab, srv, &checks, &mut alerts, &mut warnings);
     let errors: Vec<String> = alerts.iter().filter(|d| d.level == Level::Alert).map(|d| d.message.clone()).collect();
     match built {
         Some(mut s) if errors.is_empty() => {

@@ -124,7 +124,7 @@ mod tests {
     use super::*;
 
     fn stats() -> Arc<CompStats> {
-        crate::counters::stats::ProxyStats::new(1, false).fe_comp.clone()
+        crate::counters::stats::ProxyStats::new(&mut crate::counters::CounterSlab::new(1), false).fe_comp.clone()
     }
 
     #[test]

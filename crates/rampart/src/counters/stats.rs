@@ -14,7 +14,7 @@ use std::sync::atomic::AtomicU32;
 use super::capture::LastError;
 use super::histogram::Timers;
 use super::rate::RateCell;
-use super::{Counter, CounterGroup};
+use super::{Counter, CounterGroup, CounterSlab};
 
 /// HTTP responses by status class, in `show stat` order: 1xx, 2xx, 3xx, 4xx, 5xx, other.
 #[derive(Debug)]
@@ -63,8 +63,8 @@ pub struct H2Stats {
 }
 
 impl H2Stats {
-    fn new(threads: usize) -> std::sync::Arc<H2Stats> {
-        let mut g = CounterGroup::new(threads, 11);
+    fn new(slab: &mut CounterSlab) -> std::sync::Arc<H2Stats> {
+        let mut g = slab.group(11);
         std::sync::Arc::new(H2Stats {
             headers_rcvd: g.counter(),
             data_rcvd: g.counter(),
@@ -115,8 +115,8 @@ pub struct CompStats {
 }
 
 impl CompStats {
-    fn new(threads: usize) -> std::sync::Arc<CompStats> {
-        let mut g = CounterGroup::new(threads, 4);
+    fn new(slab: &mut CounterSlab) -> std::sync::Arc<CompStats> {
+        let mut g = slab.group(4);
         std::sync::Arc::new(CompStats {
             bytes_in: g.counter(),
             bytes_out: g.counter(),
@@ -191,9 +191,10 @@ pub struct ProxyStats {
 }
 
 impl ProxyStats {
-    /// `timed`: the latency histograms are recorded.
-    pub fn new(threads: usize, timed: bool) -> ProxyStats {
-        let mut g = CounterGroup::new(threads, 33);
+    /// `timed`: the latency histograms are recorded. The counters come from `slab`.
+    pub fn new(slab: &mut CounterSlab, timed: bool) -> ProxyStats {
+        let threads = slab.threads();
+        let mut g = slab.group(33);
         ProxyStats {
             fe_req: g.counter(),
             fe_rsp: ByClass::new(&mut g),
@@ -225,9 +226,9 @@ impl ProxyStats {
             fe_sess_rate: RateCell::default(),
             fe_req_rate: RateCell::default(),
             be_sess_rate: RateCell::default(),
-            fe_comp: CompStats::new(threads),
-            be_comp: CompStats::new(threads),
-            fe_h2: H2Stats::new(threads),
+            fe_comp: CompStats::new(slab),
+            be_comp: CompStats::new(slab),
+            fe_h2: H2Stats::new(slab),
         }
     }
 }
@@ -270,8 +271,10 @@ pub struct ServerStats {
 }
 
 impl ServerStats {
-    pub fn new(threads: usize, weight: u32, sid: u32, timed: bool) -> ServerStats {
-        let mut g = CounterGroup::new(threads, 18);
+    /// The counters come from `slab`.
+    pub fn new(slab: &mut CounterSlab, weight: u32, sid: u32, timed: bool) -> ServerStats {
+        let threads = slab.threads();
+        let mut g = slab.group(18);
         ServerStats {
             stot: g.counter(),
             req: g.counter(),

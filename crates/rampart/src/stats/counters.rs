@@ -185,7 +185,7 @@ mod tests {
 
     #[test]
     fn byte_counters_add_up() {
-        let st = ProxyStats::new(1, false);
+        let st = ProxyStats::new(&mut crate::counters::CounterSlab::new(1), false);
         st.fe_bin.add(10);
         st.fe_bin.add(5);
         assert_eq!(st.fe_bin.get(), 15);
