@@ -41,6 +41,7 @@ pub async fn exchange(rt: &Arc<Runtime>, eng: &Engine, frame: Vec<u8>, ids: Ids)
     let started = tokio::time::Instant::now();
     let res = match eng.timeout_processing {
         Some(t) => match tokio::time::timeout(t, send(rt, eng, &frame, ids)).await.unwrap_or(Err(ERR_TIMEOUT)) {
+            Err(code) if code & conn::FINAL != 0 => Err(code & !conn::FINAL),
             // COMPAT: HAProxy 2.6 keeps the frame for another connection of the
             // agent to answer (with or without `option async`), and reports the
             // timeout at the deadline
@@ -50,7 +51,7 @@ pub async fn exchange(rt: &Arc<Runtime>, eng: &Engine, frame: Vec<u8>, ids: Ids)
             }
             res => res,
         },
-        None => send(rt, eng, &frame, ids).await,
+        None => send(rt, eng, &frame, ids).await.map_err(|c| c & !conn::FINAL),
     };
     match res {
         Ok(payload) => Outcome::Ack(payload),
@@ -74,8 +75,8 @@ async fn send(rt: &Arc<Runtime>, eng: &Engine, frame: &[u8], ids: Ids) -> Result
     // again once on another one
     let mut retried = false;
     loop {
-        let build = |max: u32| {
-            conn::with_ids(frame, ids, max).map_err(|f| match f {
+        let build = |max: u32, frag: bool| {
+            conn::with_ids(frame, ids, max, frag).map_err(|f| match f {
                 Fail::Code(c) => c,
                 Fail::Closed => ERR_SPOP + status::IO,
             })
