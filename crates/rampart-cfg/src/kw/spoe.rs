@@ -26,7 +26,7 @@ pub static SPOE_AGENT: &[Kw] = &[
     kw("option dontlog-normal", No),
     kw("option force-set-var", No),
     kw("option pipelining", Yes),
-    kw("option send-frag-payload", Partial("on by default as in HAProxy 2.6: a NOTIFY larger than the max-frame-size less 32 bytes goes out in fragments (NOTIFY without FIN, then UNSET frames) to an agent that announced `fragmentation`, cut where HAProxy cuts; else error 3 (`no option`) or 266 (an agent without the capability). Fragmented ACKs are refused (status 10), as HAProxy 2.6, which never announces `fragmentation`; a fragment is cut by each connection's max-frame-size (HAProxy: the smallest of the thread's connections)")),
+    kw("option send-frag-payload", Partial("on by default as in HAProxy 2.6: a NOTIFY larger than the max-frame-size less 32 bytes goes out in fragments (NOTIFY without FIN, then UNSET frames) to an agent that announced `fragmentation`, cut where HAProxy cuts; else error 3 (`no option`, or an item larger than a frame) or, for an agent without the capability, error 1 at `timeout processing` (as HAProxy). Fragmented ACKs are refused (DISCONNECT status 10, then the waiting frames fail with 256 + the status the disconnection ends on), as HAProxy 2.6, which never announces `fragmentation`; a fragment is cut by each connection's max-frame-size (HAProxy: the smallest of the thread's connections)")),
     kw("option set-on-error", Yes),
     kw("option set-process-time", Yes),
     kw("option set-total-time", Yes),

@@ -165,8 +165,9 @@ mod tests {
         // 224 - 8 = 216 value bytes in the first frame, 224 in the second, 60 in the
         // third with "i" and its value
         assert_eq!(cuts(&p, 224).unwrap(), [224, 224, 60 + 5]);
-        // a value that ends the frame exactly: "i" starts the next one
-        let p = payload(216);
+        // a value that ends the frame exactly (217 bytes: a 1-byte length): "i"
+        // starts the next one
+        let p = payload(217);
         assert_eq!(cuts(&p, 224).unwrap(), [224, 5]);
         // no room for the type, the length and a byte of the value: the string starts
         // the next frame
@@ -210,11 +211,7 @@ mod tests {
         }
         assert_eq!(
             got,
-            [
-                (FrameType::Notify, false, 7, 2),
-                (FrameType::Unset, false, 7, 2),
-                (FrameType::Unset, true, 7, 2)
-            ]
+            [(FrameType::Notify, false, 7, 2), (FrameType::Unset, false, 7, 2), (FrameType::Unset, true, 7, 2)]
         );
         assert_eq!(joined, p);
     }

@@ -115,7 +115,12 @@ pub(super) enum Pick {
 
 /// Picks how the NOTIFY `frame` builds (with its ids, for a max-frame-size) goes to
 /// the agent.
-pub(super) fn pick(rt: &Arc<Runtime>, eng: &Engine, ids: Ids, frame: &dyn Fn(u32, bool) -> Result<Vec<u8>, u32>) -> Pick {
+pub(super) fn pick(
+    rt: &Arc<Runtime>,
+    eng: &Engine,
+    ids: Ids,
+    frame: &dyn Fn(u32, bool) -> Result<Vec<u8>, u32>,
+) -> Pick {
     let key = eng.key;
     let mut stale = Vec::new();
     let pick = with(eng, |a| {

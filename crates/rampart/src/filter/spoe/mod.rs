@@ -10,10 +10,12 @@
 //! - `conn`: connecting, the HELLO handshake, one NOTIFY on an unpipelined connection
 //! - `mux`: the task of a pipelined connection
 //!
-//! COMPAT (partial): NOTIFY frames are never fragmented (`option send-frag-payload` is
-//! refused): messages larger than the max-frame-size are error 3, as HAProxy does when
-//! the agent does not announce `fragmentation`. Fragmented ACKs close the connection
-//! with status 10, as HAProxy 2.6.
+//! A NOTIFY too large for one frame goes out in fragments (`rampart_proto::spoe::frag`,
+//! HAProxy 2.6's cuts) when the agent announced `fragmentation`; COMPAT: cut by the
+//! max-frame-size of the connection it goes on (HAProxy: the smallest of the thread's
+//! connections), all fragments written at once. Fragmented ACKs are refused as HAProxy
+//! 2.6 does: a DISCONNECT with status 10, then what waits on the connection fails at
+//! once (`conn::disconnect`, `conn::FINAL`).
 //!
 //! PERF: only streams of a proxy with `filter spoe` come here.
 
