@@ -21,12 +21,12 @@ pub static SPOE_AGENT: &[Kw] = &[
     kw("max-frame-size", Yes),
     kw("max-waiting-frames", Yes),
     kw("messages", Yes),
-    kw("option async", Partial("an ACK on another connection than its frame's is sometimes lost (the stream ends on timeout processing): a known bug, tests/spoe_pipelining.rs")),
+    kw("option async", Yes),
     kw("option continue-on-error", Yes),
     kw("option dontlog-normal", No),
     kw("option force-set-var", No),
     kw("option pipelining", Yes),
-    kw("option send-frag-payload", No),
+    kw("option send-frag-payload", Partial("on by default as in HAProxy 2.6: a NOTIFY larger than the max-frame-size less 32 bytes goes out in fragments (NOTIFY without FIN, then UNSET frames) to an agent that announced `fragmentation`, cut where HAProxy cuts; else error 3 (`no option`, or an item larger than a frame) or, for an agent without the capability, error 1 at `timeout processing` (as HAProxy). Fragmented ACKs are refused (DISCONNECT status 10, then the waiting frames fail with 256 + the status the disconnection ends on), as HAProxy 2.6, which never announces `fragmentation`; a fragment is cut by each connection's max-frame-size (HAProxy: the smallest of the thread's connections)")),
     kw("option set-on-error", Yes),
     kw("option set-process-time", Yes),
     kw("option set-total-time", Yes),
@@ -35,7 +35,7 @@ pub static SPOE_AGENT: &[Kw] = &[
     kw("timeout hello", Yes),
     kw("timeout idle", Yes),
     kw("timeout processing", Yes),
-    kw("use-backend", Partial("the backend's balancing and server states pick the server; the agent connections count in its and its servers' stot, scur, smax, connect, bin and bout, not in the balancer's load (leastconn)")),
+    kw("use-backend", Partial("the backend's balancing and server states pick the server; the agent connections count in the balancer's load (leastconn) and in its and its servers' stot, scur, smax, connect, bin and bout; not queued on a full server (a server's maxconn is not waited for)")),
     kw("engine-name", No),
 ];
 

@@ -49,6 +49,9 @@ pub struct SpoeAgent {
     pub continue_on_error: bool,
     pub async_: bool,
     pub pipelining: bool,
+    /// `option send-frag-payload` (on by default): NOTIFY frames larger than the
+    /// max-frame-size are fragmented, for agents that announce `fragmentation`.
+    pub send_frag_payload: bool,
     /// `maxconnrate` / `maxerrrate` (0: unlimited).
     pub maxconnrate: u32,
     pub maxerrrate: u32,

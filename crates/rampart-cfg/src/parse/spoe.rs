@@ -256,6 +256,7 @@ fn start_agent(line: &Line, agent: &mut Option<SpoeAgent>) -> Result<(), String>
         // HAProxy 2.6 enables both by default
         async_: true,
         pipelining: true,
+        send_frag_payload: true,
         maxconnrate: 0,
         maxerrrate: 0,
         max_frame_size: rampart_proto_max_frame(),
@@ -396,6 +397,7 @@ fn agent_option(w: &[String], a: &mut SpoeAgent) -> Result<(), String> {
     };
     match opt {
         "pipelining" => flag(&mut a.pipelining),
+        "send-frag-payload" => flag(&mut a.send_frag_payload),
         "async" => flag(&mut a.async_),
         "continue-on-error" => flag(&mut a.continue_on_error),
         "var-prefix" | "set-on-error" | "set-process-time" | "set-total-time" if neg => {
@@ -423,7 +425,7 @@ fn agent_option(w: &[String], a: &mut SpoeAgent) -> Result<(), String> {
             }
             Ok(())
         }
-        "send-frag-payload" | "dontlog-normal" | "force-set-var" => Err(format!("'option {opt}' is not supported yet")),
+        "dontlog-normal" | "force-set-var" => Err(format!("'option {opt}' is not supported yet")),
         _ => Err(format!("option '{opt}' is not supported for spoe-agent section.")),
     }
 }

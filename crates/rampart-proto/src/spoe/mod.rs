@@ -6,8 +6,10 @@
 //!
 //! - `data`: variable-length integers, typed data, key-value lists
 //! - `frame`: HELLO, DISCONNECT, NOTIFY and ACK payloads
+//! - `frag`: a NOTIFY cut into fragments
 
 pub mod data;
+pub mod frag;
 pub mod frame;
 #[cfg(test)]
 mod tests;
@@ -18,6 +20,8 @@ pub use frame::{Action, AgentHello, Disconnect, HaproxyHello, NotifyWriter, VarS
 /// Frame types (SPOE.txt §3.2.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FrameType {
+    /// A fragment after the first of a fragmented frame (HAProxy's `SPOE_FRM_T_UNSET`).
+    Unset,
     HaproxyHello,
     HaproxyDisconnect,
     Notify,
@@ -29,6 +33,7 @@ pub enum FrameType {
 impl FrameType {
     pub fn code(self) -> u8 {
         match self {
+            FrameType::Unset => 0,
             FrameType::HaproxyHello => 1,
             FrameType::HaproxyDisconnect => 2,
             FrameType::Notify => 3,
@@ -40,6 +45,7 @@ impl FrameType {
 
     pub fn from_code(c: u8) -> Option<FrameType> {
         Some(match c {
+            0 => FrameType::Unset,
             1 => FrameType::HaproxyHello,
             2 => FrameType::HaproxyDisconnect,
             3 => FrameType::Notify,

@@ -149,9 +149,9 @@ fn try_claim(be: &BackendRt, i: usize) -> bool {
 
 /// Tells the balancers of `be` that server `i` took (`up`) or freed a slot, after its
 /// `cur_conns` changed: `leastconn` and bounded loads keep their own counts (a no-op
-/// for the other algorithms).
+/// for the other algorithms). Also for connections that are not streams' (SPOE agents).
 #[inline]
-fn counted(be: &BackendRt, i: usize, up: bool) {
+pub(crate) fn counted(be: &BackendRt, i: usize, up: bool) {
     for lb in std::iter::once(&be.lb).chain(&be.lb_backup) {
         if up {
             lb.stream_started(i);

@@ -119,6 +119,7 @@ fn engine(cfg: &Config, px: usize, conf: &SpoeConf, cx: &mut CompileCx<'_>) -> R
         continue_on_error: a.continue_on_error,
         async_mode: a.async_,
         pipelining: a.pipelining,
+        send_frag_payload: a.send_frag_payload,
         max_waiting_frames: a.max_waiting_frames.max(1),
         maxconnrate: a.maxconnrate,
         maxerrrate: a.maxerrrate,

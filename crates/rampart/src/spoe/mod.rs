@@ -13,7 +13,7 @@ pub mod compile;
 
 use std::time::Duration;
 
-use rampart_proto::spoe::{Action, Data, NotifyWriter, VarScope};
+use rampart_proto::spoe::{frag, Action, Data, NotifyWriter, VarScope};
 
 use crate::acl::Cond;
 use crate::sample::expr::Expr;
@@ -49,6 +49,9 @@ pub struct Engine {
     /// HELLO; what the agent announces back decides how its connections are used.
     pub async_mode: bool,
     pub pipelining: bool,
+    /// `option send-frag-payload` (on by default): a NOTIFY larger than the
+    /// max-frame-size goes out fragmented to an agent that announced `fragmentation`.
+    pub send_frag_payload: bool,
     /// `max-waiting-frames`: NOTIFY frames in flight on one pipelined connection.
     pub max_waiting_frames: u32,
     /// `maxconnrate` / `maxerrrate` per thread and second (0: unlimited).
@@ -163,8 +166,15 @@ impl Engine {
                 w.arg(name.as_bytes(), &to_data(smp.as_ref()));
             }
         }
-        w.finish(self.max_frame_size).map_err(|_| ERR_TOO_BIG)?;
-        Ok(any)
+        w.finish(u32::MAX).map_err(|_| ERR_TOO_BIG)?;
+        // as HAProxy, the payload is cut in frames of the max-frame-size less 32 bytes:
+        // an item larger than that is too big, and so is a payload needing several
+        // frames without `option send-frag-payload`
+        let payload = out.get(11..).unwrap_or_default();
+        match frag::cuts(payload, frag::room(self.max_frame_size)) {
+            Ok(sizes) if sizes.len() == 1 || self.send_frag_payload => Ok(any),
+            _ => Err(ERR_TOO_BIG),
+        }
     }
 
     /// Applies what an exchange gave: the ACK's actions as variables (prefixed), or

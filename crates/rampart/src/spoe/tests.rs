@@ -22,6 +22,7 @@ fn engine(on_error: bool) -> Engine {
         continue_on_error: false,
         async_mode: false,
         pipelining: false,
+        send_frag_payload: true,
         max_waiting_frames: 20,
         maxconnrate: 0,
         maxerrrate: 0,

@@ -105,7 +105,7 @@ fn without_engine_only_the_lines_outside_scopes_count_and_prefix_defaults_to_the
 
 #[test]
 fn errors_point_at_the_spoe_file_lines() {
-    let text = "spoe-agent a\n use-backend agents\n option bogus\n timeout foo 1s\n max-frame-size 10\n option send-frag-payload\n log 127.0.0.1 local0\nspoe-message m\n event on-nothing\n args\n acl a src 1.2.3.4\nspoe-group g\n bar\n";
+    let text = "spoe-agent a\n use-backend agents\n option bogus\n timeout foo 1s\n max-frame-size 10\n option force-set-var\n log 127.0.0.1 local0\nspoe-message m\n event on-nothing\n args\n acl a src 1.2.3.4\nspoe-group g\n bar\n";
     let (conf, alerts, _) = load("", text);
     assert!(conf.is_none());
     let has = |line: u32, what: &str| {
@@ -117,7 +117,7 @@ fn errors_point_at_the_spoe_file_lines() {
     has(3, "option 'bogus' is not supported for spoe-agent section.");
     has(4, "'timeout' supports 'hello', 'idle' or 'processing'");
     has(5, "'max-frame-size' expects a value between 256 and 16380");
-    has(6, "'option send-frag-payload' is not supported yet");
+    has(6, "'option force-set-var' is not supported yet");
     has(7, "'log 127.0.0.1 local0' is not supported yet");
     has(9, "unknown event 'on-nothing'.");
     has(11, "is not supported yet");

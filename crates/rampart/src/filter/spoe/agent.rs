@@ -37,6 +37,8 @@ struct Mux {
     tx: mpsc::UnboundedSender<Vec<u8>>,
     inflight: u32,
     max_frame: u32,
+    /// The agent takes fragmented NOTIFY frames.
+    frag: bool,
 }
 
 /// One agent's state on this thread.
@@ -113,12 +115,17 @@ pub(super) enum Pick {
 
 /// Picks how the NOTIFY `frame` builds (with its ids, for a max-frame-size) goes to
 /// the agent.
-pub(super) fn pick(rt: &Arc<Runtime>, eng: &Engine, ids: Ids, frame: &dyn Fn(u32) -> Result<Vec<u8>, u32>) -> Pick {
+pub(super) fn pick(
+    rt: &Arc<Runtime>,
+    eng: &Engine,
+    ids: Ids,
+    frame: &dyn Fn(u32, bool) -> Result<Vec<u8>, u32>,
+) -> Pick {
     let key = eng.key;
     let mut stale = Vec::new();
     let pick = with(eng, |a| {
         if let Some(m) = a.mux.iter_mut().find(|m| m.inflight < eng.max_waiting_frames) {
-            let bytes = match frame(m.max_frame) {
+            let bytes = match frame(m.max_frame, m.frag) {
                 Ok(b) => b,
                 Err(code) => return Pick::Fail(code),
             };
@@ -169,11 +176,11 @@ pub(super) fn put_idle(eng: &Engine, mut conn: AgentConn) {
 }
 
 /// Registers a pipelined connection: streams may queue frames on `tx`. Returns its id.
-pub(super) fn add_mux(eng: &Engine, tx: mpsc::UnboundedSender<Vec<u8>>, max_frame: u32) -> u64 {
+pub(super) fn add_mux(eng: &Engine, tx: mpsc::UnboundedSender<Vec<u8>>, max_frame: u32, frag: bool) -> u64 {
     with(eng, |a| {
         let id = a.next_conn;
         a.next_conn += 1;
-        a.mux.push(Mux { id, tx, inflight: 0, max_frame });
+        a.mux.push(Mux { id, tx, inflight: 0, max_frame, frag });
         a.freed.notify_waiters();
         id
     })
@@ -195,6 +202,11 @@ pub(super) fn drop_mux(key: usize, conn: u64, async_: bool, code: u32) {
         }
         a.freed.notify_waiters();
     });
+}
+
+/// No frame goes to pipelined connection `conn` any more (it is disconnecting).
+pub(super) fn retire_mux(key: usize, conn: u64) {
+    with_key(key, |a| a.mux.retain(|m| m.id != conn));
 }
 
 /// Frames in flight on pipelined connection `conn`.

@@ -9,11 +9,10 @@
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use rampart_proto::spoe::{
-    begin_frame, end_frame, next_frame, status, AgentHello, Disconnect, FrameType, HaproxyHello, FLAG_FIN,
-    MAX_FRAME_SIZE,
+    frag, next_frame, status, status_reason, AgentHello, Disconnect, FrameType, HaproxyHello, MAX_FRAME_SIZE,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -28,6 +27,9 @@ use crate::spoe::{Engine, ERR_SPOP, ERR_TIMEOUT, ERR_TOO_BIG};
 pub(super) struct Caps {
     pub pipelining: bool,
     pub async_: bool,
+    /// The agent announced `fragmentation`: it takes fragmented NOTIFY frames (rampart
+    /// never announces it: fragmented ACKs are refused, as HAProxy 2.6).
+    pub fragmentation: bool,
 }
 
 impl Caps {
@@ -62,7 +64,7 @@ pub(super) enum Fail {
 
 /// Sends one NOTIFY on an unpipelined `conn` and reads its ACK's payload.
 pub(super) async fn notify(conn: &mut AgentConn, frame: &[u8], ids: Ids) -> Result<Vec<u8>, Fail> {
-    let out = with_ids(frame, ids, conn.max_frame)?;
+    let out = with_ids(frame, ids, conn.max_frame, conn.caps.fragmentation)?;
     if conn.sock.write_all(&out).await.is_err() {
         return Err(Fail::Closed);
     }
@@ -71,10 +73,14 @@ pub(super) async fn notify(conn: &mut AgentConn, frame: &[u8], ids: Ids) -> Resu
     buf.reserve(256);
     loop {
         match next_frame(&buf, MAX_FRAME_SIZE) {
-            Ok(Some((f, _))) => {
+            Ok(Some((f, used))) => {
                 conn.slot.received(buf.len());
                 return match f.ty {
-                    FrameType::Ack if !f.is_fin() => Err(Fail::Code(ERR_SPOP + status::FRAG_NOT_SUPPORTED)),
+                    FrameType::Ack if !f.is_fin() => {
+                        buf.drain(..used);
+                        let code = disconnect(&mut conn.sock, status::FRAG_NOT_SUPPORTED, &mut buf).await;
+                        Err(Fail::Code((ERR_SPOP + code) | FINAL))
+                    }
                     FrameType::Ack if (f.stream_id, f.frame_id) == ids => Ok(f.payload.to_vec()),
                     FrameType::Ack => Err(Fail::Code(ERR_SPOP + status::FRAMEID_NOTFOUND)),
                     FrameType::AgentDisconnect => {
@@ -95,14 +101,56 @@ pub(super) async fn notify(conn: &mut AgentConn, frame: &[u8], ids: Ids) -> Resu
     }
 }
 
-/// The NOTIFY `frame` (written with ids 0 and 0) with the stream-id and frame-id `ids`.
-pub(super) fn with_ids(frame: &[u8], ids: Ids, max: u32) -> Result<Vec<u8>, Fail> {
+/// Marks an error HAProxy reports at once to the frames that went out on a connection
+/// it ended (its applet's waiting queue), rather than keeping them for another
+/// connection until `timeout processing`: `exchange` strips it.
+pub(super) const FINAL: u32 = 1 << 16;
+
+/// How long rampart waits for the agent's DISCONNECT after sending its own.
+const DISCONNECT_WAIT: Duration = Duration::from_secs(1);
+
+/// Ends a connection on a protocol error as HAProxy 2.6 does: a HAPROXY-DISCONNECT
+/// with `code`, then the agent's DISCONNECT awaited (`buf`: what was read past the
+/// faulty frame). Returns the status the frames waiting on it fail with: the agent's
+/// DISCONNECT status, 1 (I/O) when it closes instead, 2 (timeout) when it does neither.
+/// HAProxy counterpart: `spoe_handle_disconnect_appctx()`,
+/// `spoe_handle_disconnecting_appctx()`.
+pub(super) async fn disconnect(sock: &mut TcpStream, code: u32, buf: &mut Vec<u8>) -> u32 {
+    let mut out = Vec::with_capacity(64);
+    let d = Disconnect { status: code, message: status_reason(code) };
+    if d.encode(FrameType::HaproxyDisconnect, &mut out).is_err() || sock.write_all(&out).await.is_err() {
+        return status::IO;
+    }
+    let wait = async {
+        loop {
+            while let Ok(Some((f, n))) = next_frame(buf, MAX_FRAME_SIZE) {
+                if f.ty == FrameType::AgentDisconnect {
+                    return Disconnect::decode(f.payload).map_or(status::INVALID, |d| d.status);
+                }
+                buf.drain(..n);
+            }
+            match sock.read_buf(buf).await {
+                Ok(0) | Err(_) => return status::IO,
+                Ok(_) => {}
+            }
+        }
+    };
+    tokio::time::timeout(DISCONNECT_WAIT, wait).await.unwrap_or(status::TIMEOUT)
+}
+
+/// The NOTIFY `frame` (written with ids 0 and 0) with the stream-id and frame-id `ids`,
+/// for a connection of max-frame-size `max`: fragmented when its payload does not fit
+/// in one frame and the agent announced `fragmentation` (`frag`), else the frame fails
+/// with status 10 (HAProxy 2.6's `spoe_prepare_hanotify_frame()`).
+pub(super) fn with_ids(frame: &[u8], ids: Ids, max: u32, frag: bool) -> Result<Vec<u8>, Fail> {
     // length (4), type (1), flags (4), stream-id 0 (1), frame-id 0 (1)
     let payload = frame.get(11..).ok_or(Fail::Code(ERR_SPOP + status::INVALID))?;
-    let mut out = Vec::with_capacity(frame.len() + 16);
-    let at = begin_frame(&mut out, FrameType::Notify, FLAG_FIN, ids.0, ids.1);
-    out.extend_from_slice(payload);
-    end_frame(&mut out, at, max).map_err(|_| Fail::Code(ERR_TOO_BIG))?;
+    let sizes = frag::cuts(payload, frag::room(max)).map_err(|_| Fail::Code(ERR_TOO_BIG))?;
+    if sizes.len() > 1 && !frag {
+        return Err(Fail::Code(ERR_SPOP + status::FRAG_NOT_SUPPORTED));
+    }
+    let mut out = Vec::with_capacity(frame.len() + 16 * sizes.len());
+    frag::write_notify(&mut out, payload, ids, max, &sizes).map_err(|_| Fail::Code(ERR_TOO_BIG))?;
     Ok(out)
 }
 
@@ -168,6 +216,7 @@ async fn greet(sock: &mut TcpStream, eng: &Engine, slot: &Slot) -> Result<(u32, 
                             let caps = Caps {
                                 pipelining: eng.pipelining && h.has("pipelining"),
                                 async_: eng.async_mode && h.has("async"),
+                                fragmentation: h.has("fragmentation"),
                             };
                             (h.max_frame_size, caps, rest)
                         })
@@ -189,7 +238,9 @@ async fn greet(sock: &mut TcpStream, eng: &Engine, slot: &Slot) -> Result<(u32, 
     }
 }
 
-/// The server's and backend's counters an agent connection moves.
+/// The server's and backend's counters an agent connection moves: as HAProxy's SPOE
+/// applet streams, an open agent connection is one of the server's current
+/// connections, in `show stat` and in the balancer's load (`leastconn`).
 pub(super) fn count_open(rt: &Runtime, be: usize, srv: usize, up: bool) {
     let px = &rt.proxies[be];
     let server = &px.be.servers[srv];
@@ -201,4 +252,5 @@ pub(super) fn count_open(rt: &Runtime, be: usize, srv: usize, up: bool) {
     } else {
         server.cur_conns.fetch_sub(1, Ordering::SeqCst);
     }
+    crate::backend::counted(&px.be, srv, up);
 }

@@ -10,10 +10,12 @@
 //! - `conn`: connecting, the HELLO handshake, one NOTIFY on an unpipelined connection
 //! - `mux`: the task of a pipelined connection
 //!
-//! COMPAT (partial): NOTIFY frames are never fragmented (`option send-frag-payload` is
-//! refused): messages larger than the max-frame-size are error 3, as HAProxy does when
-//! the agent does not announce `fragmentation`. Fragmented ACKs close the connection
-//! with status 10, as HAProxy 2.6.
+//! A NOTIFY too large for one frame goes out in fragments (`rampart_proto::spoe::frag`,
+//! HAProxy 2.6's cuts) when the agent announced `fragmentation`; COMPAT: cut by the
+//! max-frame-size of the connection it goes on (HAProxy: the smallest of the thread's
+//! connections), all fragments written at once. Fragmented ACKs are refused as HAProxy
+//! 2.6 does: a DISCONNECT with status 10, then what waits on the connection fails at
+//! once (`conn::disconnect`, `conn::FINAL`).
 //!
 //! PERF: only streams of a proxy with `filter spoe` come here.
 
@@ -41,6 +43,7 @@ pub async fn exchange(rt: &Arc<Runtime>, eng: &Engine, frame: Vec<u8>, ids: Ids)
     let started = tokio::time::Instant::now();
     let res = match eng.timeout_processing {
         Some(t) => match tokio::time::timeout(t, send(rt, eng, &frame, ids)).await.unwrap_or(Err(ERR_TIMEOUT)) {
+            Err(code) if code & conn::FINAL != 0 => Err(code & !conn::FINAL),
             // COMPAT: HAProxy 2.6 keeps the frame for another connection of the
             // agent to answer (with or without `option async`), and reports the
             // timeout at the deadline
@@ -50,7 +53,7 @@ pub async fn exchange(rt: &Arc<Runtime>, eng: &Engine, frame: Vec<u8>, ids: Ids)
             }
             res => res,
         },
-        None => send(rt, eng, &frame, ids).await,
+        None => send(rt, eng, &frame, ids).await.map_err(|c| c & !conn::FINAL),
     };
     match res {
         Ok(payload) => Outcome::Ack(payload),
@@ -74,8 +77,8 @@ async fn send(rt: &Arc<Runtime>, eng: &Engine, frame: &[u8], ids: Ids) -> Result
     // again once on another one
     let mut retried = false;
     loop {
-        let build = |max: u32| {
-            conn::with_ids(frame, ids, max).map_err(|f| match f {
+        let build = |max: u32, frag: bool| {
+            conn::with_ids(frame, ids, max, frag).map_err(|f| match f {
                 Fail::Code(c) => c,
                 Fail::Closed => ERR_SPOP + status::IO,
             })

@@ -15,13 +15,16 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
 
 use super::agent;
-use super::conn::AgentConn;
+use super::conn::{self, AgentConn};
 use crate::spoe::{Engine, ERR_SPOP};
+
+/// What [`drain`] ends on for a fragmented ACK (not a SPOP status).
+const FRAG_ACK: u32 = u32::MAX;
 
 /// Turns `conn` into a pipelined connection run by a task of this thread.
 pub(super) fn start(eng: &Engine, conn: AgentConn) {
     let (tx, rx) = mpsc::unbounded_channel();
-    let id = agent::add_mux(eng, tx, conn.max_frame);
+    let id = agent::add_mux(eng, tx, conn.max_frame, conn.caps.fragmentation);
     let idle = eng.timeout_idle;
     drop(tokio::spawn(run(conn, eng.key, id, rx, idle)));
 }
@@ -70,14 +73,24 @@ async fn run(conn: AgentConn, key: usize, id: u64, mut rx: mpsc::UnboundedReceiv
             }
         },
     };
+    // a fragmented ACK: HAProxy 2.6 disconnects, and what waits on the connection
+    // fails at once with the status the disconnection ends on
+    let code = match code {
+        FRAG_ACK => {
+            agent::retire_mux(key, id);
+            let code = conn::disconnect(&mut sock, status::FRAG_NOT_SUPPORTED, &mut buf).await;
+            (ERR_SPOP + code) | conn::FINAL
+        }
+        code => ERR_SPOP + code,
+    };
     // no stream may queue on it any more; what waits on it fails (but with `async`)
-    agent::drop_mux(key, id, async_, ERR_SPOP + code);
+    agent::drop_mux(key, id, async_, code);
     rx.close();
     drop(slot);
 }
 
 /// Hands the complete frames at the start of `buf` to their streams; `Err` is the
-/// status the connection ends with.
+/// status the connection ends with, or [`FRAG_ACK`].
 fn drain(buf: &mut Vec<u8>, key: usize, conn: u64, async_: bool) -> Result<(), u32> {
     let mut used = 0;
     let res = loop {
@@ -86,7 +99,7 @@ fn drain(buf: &mut Vec<u8>, key: usize, conn: u64, async_: bool) -> Result<(), u
                 used += n;
                 match f.ty {
                     // as HAProxy 2.6: fragmented ACKs are not supported
-                    FrameType::Ack if !f.is_fin() => break Err(status::FRAG_NOT_SUPPORTED),
+                    FrameType::Ack if !f.is_fin() => break Err(FRAG_ACK),
                     FrameType::Ack => {
                         agent::answer(key, conn, async_, (f.stream_id, f.frame_id), f.payload);
                     }

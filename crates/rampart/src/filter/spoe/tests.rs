@@ -26,6 +26,7 @@ fn engine(key: usize, max_waiting_frames: u32) -> Engine {
         continue_on_error: false,
         async_mode: true,
         pipelining: true,
+        send_frag_payload: true,
         max_waiting_frames,
         maxconnrate: 0,
         maxerrrate: 0,
@@ -43,7 +44,7 @@ fn runtime() -> Arc<Runtime> {
 
 /// Queues a frame with `ids` (its bytes: the stream-id) and returns what it waits on.
 fn queue(rt: &Arc<Runtime>, eng: &Engine, ids: super::Ids) -> agent::Pending {
-    let build = |_: u32| Ok(vec![ids.0 as u8]);
+    let build = |_: u32, _: bool| Ok(vec![ids.0 as u8]);
     match agent::pick(rt, eng, ids, &build) {
         Pick::Sent(p) => p,
         _ => panic!("not queued on the pipelined connection"),
@@ -58,7 +59,7 @@ fn answered(p: &mut agent::Pending) -> Option<agent::Answer> {
 fn acks_in_any_order_reach_their_frames() {
     let (rt, eng) = (runtime(), engine(1, 20));
     let (tx, mut wire) = mpsc::unbounded_channel();
-    let conn = agent::add_mux(&eng, tx, 16380);
+    let conn = agent::add_mux(&eng, tx, 16380, false);
     let mut a = queue(&rt, &eng, (5, 1));
     let mut b = queue(&rt, &eng, (6, 1));
     assert_eq!((wire.try_recv().unwrap(), wire.try_recv().unwrap()), (vec![5], vec![6]));
@@ -76,10 +77,10 @@ fn acks_in_any_order_reach_their_frames() {
 fn max_waiting_frames_then_a_new_connection() {
     let (rt, eng) = (runtime(), engine(2, 2));
     let (tx, _wire) = mpsc::unbounded_channel();
-    let _conn = agent::add_mux(&eng, tx, 16380);
+    let _conn = agent::add_mux(&eng, tx, 16380, false);
     let _a = queue(&rt, &eng, (1, 1));
     let _b = queue(&rt, &eng, (2, 1));
-    let build = |_: u32| Ok(vec![3]);
+    let build = |_: u32, _: bool| Ok(vec![3]);
     assert!(matches!(agent::pick(&rt, &eng, (3, 1), &build), Pick::Connect(_)), "the connection is full");
 }
 
@@ -88,8 +89,8 @@ fn only_async_acks_may_come_on_another_connection() {
     let (rt, eng) = (runtime(), engine(3, 1));
     let (tx1, _w1) = mpsc::unbounded_channel();
     let (tx2, _w2) = mpsc::unbounded_channel();
-    let c1 = agent::add_mux(&eng, tx1, 16380);
-    let c2 = agent::add_mux(&eng, tx2, 16380);
+    let c1 = agent::add_mux(&eng, tx1, 16380, false);
+    let c2 = agent::add_mux(&eng, tx2, 16380, false);
     let mut a = queue(&rt, &eng, (1, 1));
     let mut b = queue(&rt, &eng, (2, 1));
     // frame (1, 1) went on c1, (2, 1) on c2 (one frame per connection)
