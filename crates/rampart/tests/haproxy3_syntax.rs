@@ -201,7 +201,12 @@ fn do_log_in_tcp_rules_sends_a_line_where_each_rule_runs() {
     let want = ["l1 conn -", "l1 sess -", "l1 sess content", "l1 sess response", "l1 sess response"];
     assert_eq!(got, want);
     if let Some(h32) = haproxy32_or_skip("do_log_in_tcp_rules_sends_a_line_where_each_rule_runs") {
-        assert_eq!(tcp_do_log_scenario(&h32), want, "HAProxy 3.2's lines");
+        // COMPAT: HAProxy 3.2's `tcp-response content do-log` line still shows the
+        // variable as the request rules left it (the response rule's `set-var` just
+        // before it is not in its line); rampart's line has it
+        let mut theirs = want;
+        theirs[3] = "l1 sess content";
+        assert_eq!(tcp_do_log_scenario(&h32), theirs, "HAProxy 3.2's lines");
     }
 }
 
