@@ -15,8 +15,8 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rampart_proto::pp::{decode, tlv, Decoded};
 use http_common::*;
+use rampart_proto::pp::{decode, tlv, Decoded};
 use rampart_testkit::{HttpBackend, Reply, Running};
 
 /// A CA, a server certificate for `localhost` and a client one (CN `client one`).
@@ -202,7 +202,6 @@ fn proxy_v2_options_cert_sig_and_cert_key_name_the_frontend_certificate() {
     }
 }
 
-
 /// The payload lengths of the application-data records (type 23) in `bytes`.
 fn app_records(bytes: &[u8]) -> Vec<usize> {
     let mut out = Vec::new();
@@ -248,7 +247,11 @@ fn tune_ssl_maxrecord_bounds_the_records_sent_to_clients() {
 
 /// Whether a TLS handshake with the proxy at `addr` completes (the connection stays
 /// open in `keep` when it does).
-fn handshake(pki: &Pki, addr: SocketAddr, keep: &mut Vec<rustls::StreamOwned<rustls::ClientConnection, Recorder>>) -> bool {
+fn handshake(
+    pki: &Pki,
+    addr: SocketAddr,
+    keep: &mut Vec<rustls::StreamOwned<rustls::ClientConnection, Recorder>>,
+) -> bool {
     let mut tls = pki.connect(addr, false);
     let done = tls.conn.complete_io(&mut tls.sock).is_ok() && !tls.conn.is_handshaking();
     if done {
@@ -323,6 +326,9 @@ fn maxsslrate_paces_tls_accepts_only() {
             open.clear();
         }
         let took = start.elapsed();
-        assert!(took >= Duration::from_millis(1500) && took < Duration::from_secs(5), "{who}: 12 TLS accepts took {took:?}");
+        assert!(
+            took >= Duration::from_millis(1500) && took < Duration::from_secs(5),
+            "{who}: 12 TLS accepts took {took:?}"
+        );
     }
 }

@@ -24,7 +24,8 @@ pub const LOG_LEVEL: Support = Yes;
 /// record, which TCP-mode response rules do not reach (TODO(#28)).
 /// `do-log` where no stream exists: the session's addresses and accept date only, no
 /// `log-profile`.
-const DO_LOG_SESSION: Support = Partial("HAProxy 3.x; the line has the session's fields only (no stream yet), no 'profile'");
+const DO_LOG_SESSION: Support =
+    Partial("HAProxy 3.x; the line has the session's fields only (no stream yet), no 'profile'");
 /// `do-log` in `tcp-request content`/`tcp-response content`.
 const DO_LOG_TCP: Support = Partial("HAProxy 3.x; in TCP mode the line has what the stream measured when its content rules began (response rules: when it connected); no 'profile'");
 pub const TCP_HTTP_ONLY: Support = Partial("HTTP mode; refused at startup in TCP mode");

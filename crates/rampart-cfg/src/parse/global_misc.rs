@@ -322,7 +322,10 @@ mod tests {
     fn tls_limits_and_close_spread_are_read() {
         use crate::model::CloseSpread;
         let g = parse_ok("global\n maxsslconn 20\n maxsslrate 5\n close-spread-time 2s\n").global;
-        assert_eq!((g.maxsslconn, g.maxsslrate, g.close_spread), (20, 5, CloseSpread::Window(std::time::Duration::from_secs(2))));
+        assert_eq!(
+            (g.maxsslconn, g.maxsslrate, g.close_spread),
+            (20, 5, CloseSpread::Window(std::time::Duration::from_secs(2)))
+        );
         let spread = |v: &str| parse_ok(&format!("global\n close-spread-time {v}\n")).global.close_spread;
         assert_eq!(spread("infinite"), CloseSpread::Never);
         assert_eq!(spread("0"), CloseSpread::AtOnce);

@@ -349,12 +349,9 @@ fn misplaced_wording(word: &str) -> Option<Misplaced> {
         | "monitor"
         | "monitor-uri" => Misplaced::Ignored(""),
         "fullconn" => Misplaced::Ignored(" Maybe you want 'maxconn' instead ?"),
-        "clitcpka-cnt"
-        | "clitcpka-idle"
-        | "clitcpka-intvl"
-        | "srvtcpka-cnt"
-        | "srvtcpka-idle"
-        | "srvtcpka-intvl" => Misplaced::WillBeIgnored,
+        "clitcpka-cnt" | "clitcpka-idle" | "clitcpka-intvl" | "srvtcpka-cnt" | "srvtcpka-idle" | "srvtcpka-intvl" => {
+            Misplaced::WillBeIgnored
+        }
         "log-format" | "log-format-sd" | "error-log-format" => Misplaced::IgnoredInBackends,
         "unique-id-format" | "unique-id-header" | "hash-balance-factor" | "persist" | "transparent" => {
             Misplaced::Silent

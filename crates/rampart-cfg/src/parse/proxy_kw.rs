@@ -638,7 +638,10 @@ mod tests {
             warnings("backend b\n default_backend x\n"),
             ["'default_backend' ignored because backend 'b' has no frontend capability."]
         );
-        assert_eq!(a("max-keep-alive-queue"), ["'max-keep-alive-queue' expects expects an integer value (or -1 to disable)"]);
+        assert_eq!(
+            a("max-keep-alive-queue"),
+            ["'max-keep-alive-queue' expects expects an integer value (or -1 to disable)"]
+        );
         assert_eq!(
             a("max-keep-alive-queue 12x"),
             ["'max-keep-alive-queue' : unexpected character 'x' in integer value '12x'"]
