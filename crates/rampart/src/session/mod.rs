@@ -40,7 +40,7 @@ impl Session {
                 crate::counters::note_max(&c.max, now);
             }
         }
-        Session { rt, fe, conn: ConnInfo { listener, ..ConnInfo::new(peer, fd) }, lfd, ssl: None }
+        Session { rt, fe, conn: ConnInfo { listener, ..ConnInfo::new(peer, fd) }, lfd }
     }
 }
 
@@ -214,7 +214,7 @@ async fn tls_handshake<S: Parkable>(
     // `maxsslconn`: past it the connection closes before the handshake, as HAProxy's
     // "Too many SSL connections"
     let Some(slot) = sess.rt.global.ssl.try_acquire() else { return };
-    sess.ssl = Some(slot);
+    sess.conn.set_ssl_slot(slot);
     let px = &sess.rt.proxies[sess.fe];
     let accepted = std::time::SystemTime::now();
     let started = std::time::Instant::now();

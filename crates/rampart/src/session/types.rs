@@ -19,8 +19,6 @@ pub struct Session {
     pub conn: ConnInfo,
     /// The listening socket it came through (for `-d` output).
     pub lfd: i32,
-    /// A TLS connection's count against `maxsslconn`, from before its handshake.
-    pub ssl: Option<crate::tls::limit::SslSlot>,
 }
 
 /// One connection counted against the global, the frontend and the listener's

@@ -6,11 +6,13 @@
 //! `ssl_sock_close()`, `global.ssl_lim`/`ssl_per_sec` in `listener_accept()`
 //! (src/ssl_sock.c, src/listener.c).
 
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::counters::accept_rate::AcceptRate;
+use crate::tls::types::SslCount;
+pub use crate::tls::types::SslSlot;
 
 /// The TLS connection counts and limits of the process.
 #[derive(Debug)]
@@ -23,22 +25,6 @@ pub struct SslLimits {
     rate: Option<AcceptRate>,
     /// `maxsslrate` as set (0: none), for `show info`.
     rate_limit: u32,
-}
-
-#[derive(Debug, Default)]
-struct SslCount {
-    cur: AtomicU32,
-    cum: AtomicU64,
-}
-
-/// One TLS connection counted against `maxsslconn`, until dropped.
-#[derive(Debug)]
-pub struct SslSlot(Arc<SslCount>);
-
-impl Drop for SslSlot {
-    fn drop(&mut self) {
-        self.0.cur.fetch_sub(1, Ordering::AcqRel);
-    }
 }
 
 impl SslLimits {
