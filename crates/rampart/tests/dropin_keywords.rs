@@ -11,34 +11,10 @@ mod http_common;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::path::PathBuf;
 use std::time::Duration;
 
 use http_common::*;
-use rampart_testkit::{haproxy_or_skip, stats_command, HttpBackend, RawClient, Running};
-
-/// Rampart and, when installed, haproxy 2.6 (required under `RAMPART_REQUIRE_HAPROXY=1`).
-fn binaries(test: &str) -> Vec<PathBuf> {
-    let mut out = vec![binary()];
-    out.extend(haproxy_or_skip(test));
-    out
-}
-
-/// Starts `bin` with `cfg`, the listeners named and the backend addresses.
-fn start_with(bin: &std::path::Path, cfg: &str, listeners: &[&str], backends: &[(&str, SocketAddr)]) -> Running {
-    let mut proxy = rampart_testkit::Proxy::new(bin);
-    for l in listeners {
-        proxy = proxy.listener(l);
-    }
-    for (name, addr) in backends {
-        proxy = proxy.backend(name, *addr);
-    }
-    proxy.config(cfg).start().expect("the proxy starts")
-}
-
-fn name(bin: &std::path::Path) -> String {
-    bin.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
-}
+use rampart_testkit::{stats_command, HttpBackend, RawClient, Running};
 
 /// Sends `data` (then shuts the write side if `shut`) and reads until the proxy closes:
 /// what came back, then `<EOF>` or `<RST>` (or `<TIMEOUT>`).

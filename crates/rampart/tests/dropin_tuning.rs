@@ -10,34 +10,11 @@ mod http_common;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use h2_server::{Answer, H2Server};
 use http_common::*;
-use rampart_testkit::{haproxy_or_skip, HttpBackend, RawClient, Reply, Running, Signal};
-
-/// Rampart and, when installed, haproxy 2.6 (required under `RAMPART_REQUIRE_HAPROXY=1`).
-fn binaries(test: &str) -> Vec<PathBuf> {
-    let mut out = vec![binary()];
-    out.extend(haproxy_or_skip(test));
-    out
-}
-
-fn name(bin: &Path) -> String {
-    bin.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
-}
-
-fn start_with(bin: &Path, cfg: &str, listeners: &[&str], backends: &[(&str, SocketAddr)]) -> Running {
-    let mut proxy = rampart_testkit::Proxy::new(bin);
-    for l in listeners {
-        proxy = proxy.listener(l);
-    }
-    for (name, addr) in backends {
-        proxy = proxy.backend(name, *addr);
-    }
-    proxy.config(cfg).start().expect("the proxy starts")
-}
+use rampart_testkit::{HttpBackend, RawClient, Reply, Signal};
 
 const IDLE_CFG: &str = "\
 global\n  nbthread 1\n  hard-stop-after 10s\n\

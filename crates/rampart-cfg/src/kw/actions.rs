@@ -22,6 +22,12 @@ pub const LOG_LEVEL: Support = Yes;
 
 /// `tcp-request content` / `tcp-response content` actions that need the client socket or the stream's log
 /// record, which TCP-mode response rules do not reach (TODO(#28)).
+/// `do-log` where no stream exists: the session's addresses and accept date only, no
+/// `log-profile`.
+const DO_LOG_SESSION: Support =
+    Partial("HAProxy 3.x; the line has the session's fields only (no stream yet), no 'profile'");
+/// `do-log` in `tcp-request content`/`tcp-response content`.
+const DO_LOG_TCP: Support = Partial("HAProxy 3.x; in TCP mode the line has what the stream measured when its content rules began (response rules: when it connected); no 'profile'");
 pub const TCP_HTTP_ONLY: Support = Partial("HTTP mode; refused at startup in TCP mode");
 
 /// `http-response set-mark|set-tos`: the options are set once the response went out.
@@ -253,12 +259,13 @@ pub static HTTP_REQUEST_V3_ACTIONS: &[ActionKw] = &[act("do-log", false, Yes), F
 pub static HTTP_RESPONSE_V3_ACTIONS: &[ActionKw] =
     &[act("do-log", false, Yes), act("set-fc-mark", false, RES_FC), act("set-fc-tos", false, RES_FC)];
 pub static HTTP_AFTER_RESPONSE_V3_ACTIONS: &[ActionKw] = &[act("do-log", false, Yes)];
-/// `tcp-request connection` and `tcp-request session`: no stream exists yet to log.
-pub static TCP_REQUEST_CONNECTION_V3_ACTIONS: &[ActionKw] = &[act("do-log", false, No), FC_V3[0], FC_V3[1]];
+/// `tcp-request connection` and `tcp-request session`: no stream exists yet; `do-log`
+/// renders the frontend's format over the session alone.
+pub static TCP_REQUEST_CONNECTION_V3_ACTIONS: &[ActionKw] = &[act("do-log", false, DO_LOG_SESSION), FC_V3[0], FC_V3[1]];
 pub static TCP_REQUEST_CONTENT_V3_ACTIONS: &[ActionKw] =
-    &[act("do-log", false, TCP_HTTP_ONLY), FC_V3[0], FC_V3[1], BC_V3[0], BC_V3[1]];
+    &[act("do-log", false, DO_LOG_TCP), FC_V3[0], FC_V3[1], BC_V3[0], BC_V3[1]];
 pub static TCP_RESPONSE_CONTENT_V3_ACTIONS: &[ActionKw] = &[
-    act("do-log", false, TCP_HTTP_ONLY),
+    act("do-log", false, DO_LOG_TCP),
     act("set-fc-mark", false, TCP_HTTP_ONLY),
     act("set-fc-tos", false, TCP_HTTP_ONLY),
 ];

@@ -294,6 +294,13 @@ pub struct Global {
     pub maxconnrate: u32,
     /// `maxsessrate <n>`: sessions per second, process-wide (0: no limit).
     pub maxsessrate: u32,
+    /// `maxsslconn <n>`: TLS connections at once, incoming and outgoing together (0: no
+    /// limit).
+    pub maxsslconn: u32,
+    /// `maxsslrate <n>`: connections per second the TLS listeners accept (0: no limit).
+    pub maxsslrate: u32,
+    /// `close-spread-time`: how a soft stop closes the keep-alive connections.
+    pub close_spread: CloseSpread,
     pub span: Span,
 }
 
@@ -333,6 +340,9 @@ impl Default for Global {
             zero_warning: false,
             maxconnrate: 0,
             maxsessrate: 0,
+            maxsslconn: 0,
+            maxsslrate: 0,
+            close_spread: CloseSpread::AtOnce,
             daemon: false,
             nbthread: None,
             maxconn: None,
@@ -491,6 +501,9 @@ pub struct Proxy {
     /// `fullconn`: the backend load at which servers reach their `maxconn` (0: not
     /// set, derived from the frontends' `maxconn` at startup).
     pub fullconn: u32,
+    /// `max-keep-alive-queue`: a kept-alive client keeps its server connection only
+    /// while fewer streams wait in that server's queue (`None`: -1, no limit).
+    pub max_keep_alive_queue: Option<u32>,
     pub timeouts: Timeouts,
     pub options: ProxyOptions,
     pub http_reuse: HttpReuse,

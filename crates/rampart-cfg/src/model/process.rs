@@ -1,5 +1,6 @@
 //! How the process sits on the machine: `cpu-map` (which CPUs each thread may run on),
-//! `set-dumpable` and `strict-limits`. HAProxy counterparts: `struct cpu_map`
+//! `set-dumpable` and `strict-limits`, how a soft stop ends connections
+//! (`close-spread-time`). HAProxy counterparts: `struct cpu_map`
 //! (include/haproxy/cpuset-t.h), `GTUNE_SET_DUMPABLE` and `GTUNE_STRICT_LIMITS`
 //! (include/haproxy/global-t.h).
 
@@ -163,4 +164,18 @@ mod tests {
         m.threads[1] = Some(set(&[0]));
         assert_eq!(m.for_thread(1), Some(set(&[2, 3])));
     }
+}
+
+/// `close-spread-time`: how a soft stop ends the keep-alive client connections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CloseSpread {
+    /// Not set (or 0): idle connections close at once, the next response of a busy one
+    /// announces the close.
+    #[default]
+    AtOnce,
+    /// Those closes are spread over this window, which starts with the soft stop.
+    Window(std::time::Duration),
+    /// `infinite`: no connection is closed for the stop; idle ones close at their
+    /// timeout, busy ones keep alive.
+    Never,
 }

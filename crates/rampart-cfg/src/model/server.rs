@@ -50,6 +50,9 @@ pub struct Server {
     /// `pool-low-conn`: the idle connections to this server all threads must keep
     /// before one thread takes one over from another (0, the default: always).
     pub pool_low_conn: u32,
+    /// `pool-purge-delay`: how long a connection may stay idle before it is closed
+    /// (5 s by default); zero keeps no idle connection.
+    pub pool_purge_delay: std::time::Duration,
     /// `max-reuse`: a connection to this server carries at most this many requests
     /// after its first (`None`: -1, no limit). As in HAProxy 2.6, only HTTP/2
     /// connections count their streams against it.
@@ -139,6 +142,11 @@ pub struct SendProxy {
     pub ssl_cn: bool,
     /// `proxy-v2-options ssl-cipher`: the cipher in the SSL TLV.
     pub ssl_cipher: bool,
+    /// `proxy-v2-options cert-sig`: the signature algorithm of the certificate the
+    /// frontend presented, in the SSL TLV.
+    pub ssl_cert_sig: bool,
+    /// `proxy-v2-options cert-key`: the key algorithm and size of that certificate.
+    pub ssl_cert_key: bool,
 }
 
 /// `check`, `inter`, `rise`, `fall`, ... as written on a `server` line.

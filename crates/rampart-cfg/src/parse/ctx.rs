@@ -71,6 +71,7 @@ pub(crate) struct ServerSettings {
     pub maxqueue: u32,
     pub pool_max_conn: Option<u32>,
     pub pool_low_conn: u32,
+    pub pool_purge_delay: std::time::Duration,
     /// `max-reuse`: `None` (-1, the default) or the times a connection is reused.
     pub max_reuse: Option<u32>,
     /// `redir <prefix>`.
@@ -107,6 +108,7 @@ impl Default for ServerSettings {
             maxqueue: 0,
             pool_max_conn: None,
             pool_low_conn: 0,
+            pool_purge_delay: std::time::Duration::from_secs(5),
             max_reuse: None,
             redir: None,
             backup: false,
@@ -251,6 +253,7 @@ fn fresh_proxy(name: &str, cap: Cap, span: &Span) -> Proxy {
         hash_balance_factor: 0,
         server_state: Default::default(),
         fullconn: 0,
+        max_keep_alive_queue: None,
         timeouts: Timeouts::default(),
         options: ProxyOptions::default(),
         http_reuse: HttpReuse::Safe,

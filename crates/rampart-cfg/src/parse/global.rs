@@ -801,7 +801,7 @@ mod tests {
             alerts("global\n hard-stop-after 1x\n"),
             ["unexpected character 'x' in argument to <hard-stop-after>."]
         );
-        assert_eq!(alerts("global\n maxsslconn 8\n"), ["'maxsslconn' is not supported yet"]);
+        assert!(alerts("global\n maxsslconn 8\n").is_empty(), "maxsslconn is implemented");
         assert_eq!(alerts("global\n nbproc 2\n")[0], "nbproc is not supported any more since HAProxy 2.5. Threads will automatically be used on multi-processor machines if available.");
         assert_eq!(
             alerts("global\n stats foo\n"),

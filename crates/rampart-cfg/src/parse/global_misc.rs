@@ -23,6 +23,9 @@ pub(super) fn is_misc_kw(word: &str) -> bool {
             | "zero-warning"
             | "maxconnrate"
             | "maxsessrate"
+            | "maxsslconn"
+            | "maxsslrate"
+            | "close-spread-time"
             | "insecure-setuid-wanted"
             | "noepoll"
             | "nopoll"
@@ -66,7 +69,9 @@ pub(super) fn parse_misc_kw(p: &mut Parser, words: &[String], span: &Span) {
         "noreuseport" if !too_many(p, words, 0, span) => p.global.noreuseport = true,
         "h1-case-adjust" => parse_case_adjust(p, words, span),
         "h1-case-adjust-file" => parse_case_adjust_file(p, words, span),
-        "maxconnrate" | "maxsessrate" => parse_rate(p, words, span),
+        "maxconnrate" | "maxsessrate" | "maxsslrate" => parse_rate(p, words, span),
+        "maxsslconn" => parse_maxsslconn(p, words, span),
+        "close-spread-time" => parse_close_spread(p, words, span),
         "tune.maxaccept" | "tune.maxpollevents" => parse_tune_int(p, words, span),
         "tune.idletimer" => parse_idletimer(p, words, span),
         "tune.pool-low-fd-ratio" | "tune.pool-high-fd-ratio" => parse_fd_ratio(p, words, span),
@@ -151,13 +156,17 @@ fn parse_node(p: &mut Parser, words: &[String], span: &Span) {
     p.global.node = Some(name.to_owned());
 }
 
-/// `maxconnrate <n>` / `maxsessrate <n>`, read with `atol()`.
+/// `maxconnrate <n>` / `maxsessrate <n>` / `maxsslrate <n>`, read with `atol()`.
 fn parse_rate(p: &mut Parser, words: &[String], span: &Span) {
     let kw = words[0].as_str();
     if too_many(p, words, 1, span) {
         return;
     }
-    let slot = if kw == "maxconnrate" { p.global.maxconnrate } else { p.global.maxsessrate };
+    let slot = match kw {
+        "maxconnrate" => p.global.maxconnrate,
+        "maxsessrate" => p.global.maxsessrate,
+        _ => p.global.maxsslrate,
+    };
     if slot != 0 {
         return p.alert(span, format!("'{kw}' already specified. Continuing."));
     }
@@ -165,10 +174,53 @@ fn parse_rate(p: &mut Parser, words: &[String], span: &Span) {
         return p.alert(span, format!("'{kw}' expects an integer argument."));
     }
     let v = u32::try_from(atol(arg(words, 1))).unwrap_or(0);
-    if kw == "maxconnrate" {
-        p.global.maxconnrate = v;
-    } else {
-        p.global.maxsessrate = v;
+    match kw {
+        "maxconnrate" => p.global.maxconnrate = v,
+        "maxsessrate" => p.global.maxsessrate = v,
+        _ => p.global.maxsslrate = v,
+    }
+}
+
+/// `maxsslconn <n>`, read with `atoi()` (HAProxy's `ssl_parse_global_int()`).
+fn parse_maxsslconn(p: &mut Parser, words: &[String], span: &Span) {
+    let kw = words[0].as_str();
+    if too_many(p, words, 1, span) {
+        return;
+    }
+    if arg(words, 1).is_empty() {
+        return p.alert(span, format!("'{kw}' expects an integer argument."));
+    }
+    let v = atol(arg(words, 1)).clamp(i32::MIN.into(), i32::MAX.into()) as i32;
+    match u32::try_from(v) {
+        Ok(v) => p.global.maxsslconn = v,
+        Err(_) => p.alert(span, format!("'{kw}' expects a positive numeric value.")),
+    }
+}
+
+/// `close-spread-time <time>|infinite` (the last one wins; 0 is as if unset).
+fn parse_close_spread(p: &mut Parser, words: &[String], span: &Span) {
+    let kw = words[0].as_str();
+    let text = arg(words, 1);
+    if text.is_empty() {
+        return p.alert(span, format!("'{kw}' expects <time> as argument."));
+    }
+    if text == "infinite" {
+        p.global.close_spread = crate::model::CloseSpread::Never;
+        return;
+    }
+    match parse_time_ms(text) {
+        Ok(ms) => {
+            p.global.close_spread =
+                ms.duration().map_or(crate::model::CloseSpread::AtOnce, crate::model::CloseSpread::Window);
+        }
+        Err(TimeError::Overflow) => p.alert(
+            span,
+            format!("timer overflow in argument '{text}' to '{kw}' (maximum value is 2147483647 ms or ~24.8 days)"),
+        ),
+        Err(TimeError::Underflow) => {
+            p.alert(span, format!("timer underflow in argument '{text}' to '{kw}' (minimum non-null value is 1 ms)"))
+        }
+        Err(TimeError::BadChar(c)) => p.alert(span, format!("unexpected character '{c}' in argument to <{kw}>.")),
     }
 }
 
@@ -264,6 +316,30 @@ mod tests {
         assert_eq!((g.node.as_deref(), g.description.as_deref()), (Some("lb-1.eu_west"), Some("two words")));
         assert!(g.zero_warning);
         assert_eq!((g.maxconnrate, g.maxsessrate), (50, 7));
+    }
+
+    #[test]
+    fn tls_limits_and_close_spread_are_read() {
+        use crate::model::CloseSpread;
+        let g = parse_ok("global\n maxsslconn 20\n maxsslrate 5\n close-spread-time 2s\n").global;
+        assert_eq!(
+            (g.maxsslconn, g.maxsslrate, g.close_spread),
+            (20, 5, CloseSpread::Window(std::time::Duration::from_secs(2)))
+        );
+        let spread = |v: &str| parse_ok(&format!("global\n close-spread-time {v}\n")).global.close_spread;
+        assert_eq!(spread("infinite"), CloseSpread::Never);
+        assert_eq!(spread("0"), CloseSpread::AtOnce);
+        assert_eq!(parse_ok("global\n").global.close_spread, CloseSpread::AtOnce);
+        assert_eq!(
+            alerts("global\n maxsslconn -1\n maxsslconn\n maxsslrate 1\n maxsslrate 2\n close-spread-time\n close-spread-time 5x\n"),
+            [
+                "'maxsslconn' expects a positive numeric value.",
+                "'maxsslconn' expects an integer argument.",
+                "'maxsslrate' already specified. Continuing.",
+                "'close-spread-time' expects <time> as argument.",
+                "unexpected character 'x' in argument to <close-spread-time>."
+            ]
+        );
     }
 
     #[test]

@@ -56,6 +56,7 @@ pub(super) fn inherit(def: &ProxyBuild, name: &str, kind: Kind, span: &Span) -> 
         px.hash_balance_factor = d.hash_balance_factor;
         px.server_state = d.server_state.clone();
         px.fullconn = d.fullconn;
+        px.max_keep_alive_queue = d.max_keep_alive_queue;
         px.retries = d.retries;
         px.source = d.source;
         px.retry_on_conn_failure = d.retry_on_conn_failure;

@@ -258,6 +258,7 @@ fn dispatch(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
         "load-server-state-from-file" => super::server_state::parse_load_from(cx, words),
         "server-state-file-name" => super::server_state::parse_file_name(cx, words),
         "fullconn" => proxy_kw::parse_fullconn(cx, words),
+        "max-keep-alive-queue" => proxy_kw::parse_max_ka_queue(cx, words),
         "retry-on" => balance::parse_retry_on(cx, words),
         "timeout" => proxy_kw::parse_timeout(cx, words),
         "http-reuse" => proxy_kw::parse_http_reuse(cx, words),
@@ -348,13 +349,9 @@ fn misplaced_wording(word: &str) -> Option<Misplaced> {
         | "monitor"
         | "monitor-uri" => Misplaced::Ignored(""),
         "fullconn" => Misplaced::Ignored(" Maybe you want 'maxconn' instead ?"),
-        "clitcpka-cnt"
-        | "clitcpka-idle"
-        | "clitcpka-intvl"
-        | "srvtcpka-cnt"
-        | "srvtcpka-idle"
-        | "srvtcpka-intvl"
-        | "max-keep-alive-queue" => Misplaced::WillBeIgnored,
+        "clitcpka-cnt" | "clitcpka-idle" | "clitcpka-intvl" | "srvtcpka-cnt" | "srvtcpka-idle" | "srvtcpka-intvl" => {
+            Misplaced::WillBeIgnored
+        }
         "log-format" | "log-format-sd" | "error-log-format" => Misplaced::IgnoredInBackends,
         "unique-id-format" | "unique-id-header" | "hash-balance-factor" | "persist" | "transparent" => {
             Misplaced::Silent

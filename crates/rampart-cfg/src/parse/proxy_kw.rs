@@ -24,6 +24,48 @@ pub(super) fn lenient_int(cx: &mut Ctx<'_>, what: &str, text: &str) -> i64 {
     v
 }
 
+/// `max-keep-alive-queue <n>`: read as C's `strtol` base 0 (`0x1f`, `017` too); -1, the
+/// default, is no limit (any negative value too).
+pub(super) fn parse_max_ka_queue(cx: &mut Ctx<'_>, words: &[String]) {
+    let (name, value) = (words[0].as_str(), arg(words, 1));
+    if value.is_empty() {
+        return cx.alert(format!("'{name}' expects expects an integer value (or -1 to disable)"));
+    }
+    let n = match strtol_base0(value) {
+        Ok(n) => n,
+        Err(c) => return cx.alert(format!("'{name}' : unexpected character '{c}' in integer value '{value}'")),
+    };
+    if !cx.cap().backend {
+        let (kind, px) = (cx.pb.kind.type_str(), cx.pb.px.name.clone());
+        cx.warning(format!("{name} will be ignored because {kind} '{px}' has no backend capability"));
+    }
+    cx.pb.px.max_keep_alive_queue = u32::try_from(n).ok();
+}
+
+/// `text` read whole as C's `strtol(text, &end, 0)`: a sign, then `0x` hexadecimal, `0`
+/// octal or decimal digits (saturating); the first character left over is the error.
+fn strtol_base0(text: &str) -> Result<i64, char> {
+    let (neg, t) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    let (radix, digits) = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(hex) if hex.starts_with(|c: char| c.is_ascii_hexdigit()) => (16, hex),
+        _ if t.len() > 1 && t.starts_with('0') => (8, &t[1..]),
+        _ => (10, t),
+    };
+    let mut n: i64 = 0;
+    for c in digits.chars() {
+        let d = c.to_digit(radix).ok_or(c)?;
+        n = n.saturating_mul(i64::from(radix)).saturating_add(i64::from(d));
+    }
+    if digits.is_empty() && radix == 10 {
+        return Err(text.chars().next().unwrap_or('\0'));
+    }
+    Ok(if neg { -n } else { n })
+}
+
 /// `description <text...>`: the words joined by one space (not in `defaults`).
 pub(super) fn parse_description(cx: &mut Ctx<'_>, words: &[String]) {
     if cx.is_defaults() {
@@ -554,6 +596,16 @@ mod tests {
     }
 
     #[test]
+    fn max_keep_alive_queue_values() {
+        let cfg = parse_ok(
+            "defaults\n max-keep-alive-queue 4\nbackend a\nbackend b\n max-keep-alive-queue -1\n\
+             backend c\n max-keep-alive-queue 0\nbackend d\n max-keep-alive-queue 0x10\nbackend e\n max-keep-alive-queue 010\n",
+        );
+        let got: Vec<_> = cfg.proxies.iter().map(|p| p.max_keep_alive_queue).collect();
+        assert_eq!(got, [Some(4), None, Some(0), Some(16), Some(8)]);
+    }
+
+    #[test]
     fn keyword_messages() {
         let a = |l: &str| alerts(&format!("listen l\n {l}\n"));
         assert_eq!(a("mode foo"), ["unknown proxy mode 'foo'."]);
@@ -585,6 +637,18 @@ mod tests {
         assert_eq!(
             warnings("backend b\n default_backend x\n"),
             ["'default_backend' ignored because backend 'b' has no frontend capability."]
+        );
+        assert_eq!(
+            a("max-keep-alive-queue"),
+            ["'max-keep-alive-queue' expects expects an integer value (or -1 to disable)"]
+        );
+        assert_eq!(
+            a("max-keep-alive-queue 12x"),
+            ["'max-keep-alive-queue' : unexpected character 'x' in integer value '12x'"]
+        );
+        assert_eq!(
+            warnings("frontend f\n max-keep-alive-queue 3\n"),
+            ["max-keep-alive-queue will be ignored because frontend 'f' has no backend capability"]
         );
         assert_eq!(
             warnings("frontend f\n balance roundrobin\n"),

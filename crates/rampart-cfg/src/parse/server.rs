@@ -136,6 +136,7 @@ pub(super) fn new_server(
         maxqueue: s.maxqueue,
         pool_max_conn: s.pool_max_conn,
         pool_low_conn: s.pool_low_conn,
+        pool_purge_delay: s.pool_purge_delay,
         max_reuse: s.max_reuse,
         redir: s.redir,
         backup: s.backup,
@@ -185,6 +186,7 @@ pub(super) fn implicit_server(
         maxqueue: 0,
         pool_max_conn: s.pool_max_conn,
         pool_low_conn: s.pool_low_conn,
+        pool_purge_delay: s.pool_purge_delay,
         max_reuse: s.max_reuse,
         redir: s.redir,
         backup: false,
@@ -474,6 +476,7 @@ fn apply_option(word: &str, value: &str, s: &mut ServerSettings, srv: &str) -> R
             // HAProxy's atoi() into an unsigned: a negative value is a huge one
             s.pool_low_conn = atol(value).clamp(i32::MIN.into(), i32::MAX.into()) as i32 as u32;
         }
+        "pool-purge-delay" => s.pool_purge_delay = purge_delay(word, value)?,
         "id" => {
             if value.is_empty() {
                 return Err("'id' : expects an integer argument".into());
@@ -505,8 +508,7 @@ fn apply_option(word: &str, value: &str, s: &mut ServerSettings, srv: &str) -> R
     Ok(())
 }
 
-/// `proxy-v2-options <opt>[,<opt>]*`. COMPAT: the TLS ones (`ssl`, `cert-cn`,
-/// `ssl-cipher`, `cert-sig`, `cert-key`) are refused: rampart has no TLS yet.
+/// `proxy-v2-options <opt>[,<opt>]*`.
 fn parse_pp2_options(value: &str, p: &mut crate::model::SendProxy) -> Result<(), String> {
     for opt in value.split(',') {
         match opt {
@@ -516,13 +518,29 @@ fn parse_pp2_options(value: &str, p: &mut crate::model::SendProxy) -> Result<(),
             "ssl" => p.ssl = true,
             "cert-cn" => (p.ssl, p.ssl_cn) = (true, true),
             "ssl-cipher" => (p.ssl, p.ssl_cipher) = (true, true),
-            "cert-sig" | "cert-key" => {
-                return Err(format!("'proxy-v2-options {opt}' is not supported yet"));
-            }
+            "cert-sig" => (p.ssl, p.ssl_cert_sig) = (true, true),
+            "cert-key" => (p.ssl, p.ssl_cert_key) = (true, true),
             _ => return Err(format!("'{opt}' : proxy v2 option not implemented")),
         }
     }
     Ok(())
+}
+
+/// `pool-purge-delay <delay>`: any time, 0 included (no idle connection kept).
+fn purge_delay(word: &str, value: &str) -> Result<std::time::Duration, String> {
+    if value.is_empty() {
+        return Err(format!("'{word}' expects <value> as argument."));
+    }
+    match parse_time_ms(value) {
+        Ok(ms) => Ok(std::time::Duration::from_millis(u64::from(ms.ms))),
+        Err(TimeError::Overflow) => Err(format!(
+            "timer overflow in argument '{value}' to '{word}' (maximum value is 2147483647 ms or ~24.8 days)"
+        )),
+        Err(TimeError::Underflow) => {
+            Err(format!("timer underflow in argument '{value}' to '{word}' (minimum non-null value is 1 ms)"))
+        }
+        Err(TimeError::BadChar(c)) => Err(format!("unexpected character '{c}' in argument to <{word}>.")),
+    }
 }
 
 fn check_delay(word: &str, value: &str, srv: &str) -> Result<std::time::Duration, String> {
@@ -632,6 +650,24 @@ mod tests {
     }
 
     #[test]
+    fn pool_purge_delay() {
+        let cfg = parse_ok(
+            "backend b\n default-server pool-purge-delay 2s\n server s1 127.0.0.1:1\n server s2 127.0.0.1:2 pool-purge-delay 0\n server s3 127.0.0.1:3 pool-purge-delay 250\n",
+        );
+        let delays: Vec<_> = cfg.proxies[0].servers.iter().map(|s| s.pool_purge_delay.as_millis()).collect();
+        assert_eq!(delays, [2000, 0, 250]);
+        let cfg = parse_ok("backend b\n server s 127.0.0.1:1\n");
+        assert_eq!(cfg.proxies[0].servers[0].pool_purge_delay, std::time::Duration::from_secs(5));
+        assert_eq!(
+            alerts("backend b\n server s 127.0.0.1:1 pool-purge-delay\n server t 127.0.0.1:1 pool-purge-delay 3x\n"),
+            [
+                "'server b/s' : 'pool-purge-delay' expects <value> as argument..",
+                "'server b/t' : unexpected character 'x' in argument to <pool-purge-delay>.."
+            ]
+        );
+    }
+
+    #[test]
     fn server_proxy_protocol_options() {
         let cfg = parse_ok(
             "backend b\n default-server send-proxy check-send-proxy\n server s1 127.0.0.1:1\n \
@@ -652,10 +688,9 @@ mod tests {
         assert_eq!((s[0].proto, s[1].proto), (Some(crate::model::BindProto::H2), Some(crate::model::BindProto::H1)));
         let a = |opts: &str| alerts(&format!("backend b\n server s 127.0.0.1:80 {opts}\n"));
         assert_eq!(a("proxy-v2-options crc32c,bogus"), ["'server b/s' : 'bogus' : proxy v2 option not implemented."]);
-        assert_eq!(
-            a("proxy-v2-options cert-sig"),
-            ["'server b/s' : 'proxy-v2-options cert-sig' is not supported yet."]
-        );
+        let cfg = parse_ok("backend b\n server s 127.0.0.1:80 send-proxy-v2 proxy-v2-options cert-sig,cert-key\n");
+        let p = cfg.proxies[0].servers[0].proxy;
+        assert_eq!((p.ssl, p.ssl_cert_sig, p.ssl_cert_key, p.ssl_cn), (true, true, true, false));
         let cfg = parse_ok(
             "backend b\n server s 127.0.0.1:80 send-proxy-v2-ssl-cn\n server t 127.0.0.1:80 proxy-v2-options ssl-cipher\n\
              server u 127.0.0.1:80 send-proxy-v2-ssl-cn no-send-proxy-v2-ssl\n",

@@ -337,10 +337,6 @@ impl Cx<'_> {
                 let set = self.tcp_fc_set(o, list)?;
                 TcpAct::SetFc(crate::action::sockopt::FcSet { bc: true, ..set })
             }
-            // TODO(#28): a TCP stream's log record lives in its mux, out of the rules' reach
-            TcpReqAction::DoLog if self.px().mode != m::Mode::Http => {
-                return not_yet(self, "do-log", " (in TCP mode)");
-            }
             TcpReqAction::DoLog => TcpAct::DoLog,
             TcpReqAction::DoResolve(d) => {
                 let res = self.resolvers_of(d, span)?;
@@ -390,8 +386,8 @@ impl Cx<'_> {
             TcpResAction::SetLogLevel(l) => TcpAct::SetLogLevel(super::log_level(*l)),
             TcpResAction::Var(v) => self.tcp_var(v, TcpList::Response, name, span)?,
             // TODO(#28): in TCP mode, the response rules run where the client socket is
-            // out of reach, and the log record too
-            TcpResAction::SetFc(_) | TcpResAction::DoLog if self.px().mode != m::Mode::Http => {
+            // out of reach
+            TcpResAction::SetFc(_) if self.px().mode != m::Mode::Http => {
                 let what = a.name();
                 self.alert(span, format!("'tcp-response content {what}' is not supported yet (in TCP mode)"));
                 return None;

@@ -201,7 +201,14 @@ impl ServerConn {
         if !self.stream.current_crt(server) || self.key.ws {
             return;
         }
-        conn_pool::put(server.pool_key, self.stream, self.key, self.uses + 1, server.pool_max_conn);
+        conn_pool::put(
+            server.pool_key,
+            self.stream,
+            self.key,
+            self.uses + 1,
+            server.pool_max_conn,
+            server.pool_purge_delay,
+        );
     }
 }
 
@@ -700,10 +707,13 @@ async fn connect_server(
     if let Some(h) = &key.proxy {
         crate::io::write_all(&tcp, h, left).await.map_err(|_| false)?;
     }
+    // `maxsslconn`: past it the connection fails as a connection error, as HAProxy's
+    // "Too many SSL connections"
+    let slot = rt.global.ssl.try_acquire().ok_or(false)?;
     let name = tls.name_for(key.sni.as_deref());
     let generation = tls.crt.as_ref().map_or(0, |c| c.generation());
     match crate::tls::stream::connect(tcp, config, name, left).await {
-        Ok(t) => Ok(BackSock::Tls(Box::new(sock::TlsConn::new(t, generation)))),
+        Ok(t) => Ok(BackSock::Tls(Box::new(sock::TlsConn::new(t, generation, Some(slot))))),
         Err(crate::tls::stream::HandshakeError::Timeout) => Err(true),
         Err(_) => Err(false),
     }

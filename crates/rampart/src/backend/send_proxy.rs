@@ -111,10 +111,41 @@ fn ssl_tlv(opts: &SendProxy, tls: Option<&crate::tls::types::TlsInfo>) -> Vec<u8
             push_sub(&mut v, tlv::SSL_CN, cn.as_bytes());
         }
     }
+    // as HAProxy: of the certificate the frontend presented (`SSL_get_certificate()`)
+    let local = t.local_cert.as_ref().and_then(|c| c.leaf());
+    if opts.ssl_cert_key {
+        if let Some(key) = local.and_then(key_algo) {
+            push_sub(&mut v, tlv::SSL_KEY_ALG, key.as_bytes());
+        }
+    }
+    if opts.ssl_cert_sig {
+        if let Some(sig) = local.and_then(sig_algo) {
+            push_sub(&mut v, tlv::SSL_SIG_ALG, sig.as_bytes());
+        }
+    }
     if opts.ssl_cipher {
         push_sub(&mut v, tlv::SSL_CIPHER, t.cipher.as_bytes());
     }
     v
+}
+
+/// `cert-key`: the key type and its size in bits (`RSA2048`, `EC256`), none for another
+/// type (rustls has no DSA). HAProxy counterpart: `cert_get_pkey_algo()`.
+fn key_algo(der: &[u8]) -> Option<String> {
+    use x509_parser::public_key::PublicKey;
+    let (_, c) = x509_parser::parse_x509_certificate(der).ok()?;
+    match c.public_key().parsed().ok()? {
+        PublicKey::RSA(k) => Some(format!("RSA{}", k.key_size())),
+        PublicKey::EC(k) => Some(format!("EC{}", k.key_size())),
+        _ => None,
+    }
+}
+
+/// `cert-sig`: OpenSSL's short name of the certificate's signature algorithm
+/// (`RSA-SHA256`, `ecdsa-with-SHA256`).
+fn sig_algo(der: &[u8]) -> Option<String> {
+    let (_, c) = x509_parser::parse_x509_certificate(der).ok()?;
+    Some(crate::sample::fetch::ssl_bc::openssl_oid_name(&c.signature_algorithm.algorithm.to_id_string()))
 }
 
 /// Appends a sub-TLV: type, 16-bit length, value.
@@ -177,6 +208,15 @@ mod tests {
         let ssl = h.ssl().unwrap();
         assert_eq!(ssl.client, 0x01);
         assert_eq!(ssl.subs, [(tlv::SSL_VERSION, &b"TLSv1.3"[..]), (tlv::SSL_CIPHER, &b"TLS_AES_128_GCM_SHA256"[..])]);
+    }
+
+    #[test]
+    fn cert_key_and_sig_name_the_certificate_algorithms() {
+        let ca = crate::tls::testpki::ca("pp ca");
+        let der = ca.der();
+        assert_eq!(key_algo(&der).as_deref(), Some("EC256"));
+        assert_eq!(sig_algo(&der).as_deref(), Some("ecdsa-with-SHA256"));
+        assert_eq!((key_algo(b"junk"), sig_algo(b"junk")), (None, None));
     }
 
     #[test]

@@ -128,6 +128,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             h1_case_server: case_map.clone().filter(|_| px.options.h1_case_adjust_bogus_server),
             // HAProxy keeps connections without a server private to their session
             http_reuse: if px.implicit_server.is_some() { HttpReuse::Never } else { px.http_reuse },
+            max_ka_queue: px.max_keep_alive_queue,
             fcgi: fcgi_app(cfg, px, &mut logs, &mut alerts),
             // `retry-on none`: a failed connection is not retried
             retries: if px.retry_on_conn_failure { px.retries } else { 0 },
@@ -264,6 +265,9 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             rate_limits: (cfg.global.maxconnrate, cfg.global.maxsessrate),
             grace: cfg.global.grace,
             stop_announced: AtomicBool::new(false),
+            close_spread: cfg.global.close_spread,
+            stop_started: std::sync::OnceLock::new(),
+            ssl: crate::tls::limit::SslLimits::new(cfg.global.maxsslconn, cfg.global.maxsslrate),
         },
         proc_vars: ProcVars::new(var_limits(&cfg.global.vars)),
         rule_files: std::mem::take(&mut shared.files).into_boxed_slice(),

@@ -86,6 +86,7 @@ pub(super) fn server_rt(
         queue: Default::default(),
         pool_max_conn: srv.pool_max_conn,
         pool_low_conn: srv.pool_low_conn,
+        pool_purge_delay: srv.pool_purge_delay,
         max_reuse: srv.max_reuse,
         redir: srv.redir.as_deref().map(Box::from),
         pool_shared: cfg.global.idle_pool_shared,

@@ -36,9 +36,8 @@ pub use sock::{BackSock, PlainSock, TlsConn};
 /// startup by [`set_fd_budget`]; until then, what HAProxy's default `maxconn` gives.
 static POOL_LOW: AtomicUsize = AtomicUsize::new(1640);
 static POOL_HIGH: AtomicUsize = AtomicUsize::new(2050);
-/// Idle connections not reused for this long are closed (HAProxy `pool-purge-delay`).
-pub const PURGE_DELAY: Duration = Duration::from_secs(5);
-/// How often idle connections are checked for a close by their server.
+/// How often idle connections are checked for a close by their server, and the unit
+/// in which `pool-purge-delay` rounds are counted (a delay is rounded up to it).
 pub const WATCH_EVERY: Duration = Duration::from_millis(100);
 
 /// A connection taken from the pool, registered with the calling thread's event loop.
@@ -127,17 +126,20 @@ pub fn set_fd_budget(maxsock: u64, low_ratio: u8, high_ratio: u8) {
 // weighs it against the idle connections only, so it may keep more of them while the
 // process is busy (never more than `tune.pool-high-fd-ratio` of its descriptors), and
 // does not close an idle connection to make room for a new one.
-pub fn put(server: usize, stream: BackSock, key: ConnKey, uses: u32, max: Option<u32>) {
-    if max == Some(0) {
+/// `purge_delay`: the server's `pool-purge-delay` (zero: no connection is kept, as in
+/// HAProxy).
+pub fn put(server: usize, stream: BackSock, key: ConnKey, uses: u32, max: Option<u32>, purge_delay: Duration) {
+    if max == Some(0) || purge_delay.is_zero() {
         return;
     }
+    let delay = u64::try_from(purge_delay.as_millis().div_ceil(WATCH_EVERY.as_millis())).unwrap_or(u64::MAX);
     let max = max.map_or(usize::MAX, |m| m as usize);
     let (low, high) = (POOL_LOW.load(Ordering::Relaxed), POOL_HIGH.load(Ordering::Relaxed));
     with_local(|mine| {
         let total = REGISTRY.idle_total();
         mine.with(|p| {
             if total < low || (total < high && p.count(server) == 0) {
-                p.put(server, stream, key, uses, max);
+                p.put(server, stream, key, uses, max, delay);
             }
         })
     });
@@ -149,8 +151,10 @@ pub fn close_server(server: usize) {
     REGISTRY.close_server(server);
 }
 
-/// Closes this thread's connections that stayed idle for a whole purge round. Called
-/// every [`PURGE_DELAY`] by each thread.
+/// Counts a purge tick in this thread's pool: the connections to a server whose purge
+/// round ends now and that stayed idle for all of it are closed (HAProxy's
+/// `srv_cleanup_idle_conns()` every `pool-purge-delay`). Called every [`WATCH_EVERY`]
+/// by each thread.
 pub fn purge() {
     with_local(|mine| mine.with(pool::Pool::purge));
 }

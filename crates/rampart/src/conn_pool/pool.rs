@@ -28,19 +28,54 @@ impl<C> Entry<C> {
     }
 }
 
+/// One server's idle connections in one thread, with its purge timer.
+#[derive(Debug)]
+struct ServerIdle<C> {
+    /// Most recently parked last.
+    conns: Vec<Entry<C>>,
+    /// The current purge round.
+    round: u64,
+    /// The tick at which the current round ends; `None` while no round runs (armed
+    /// when a connection is parked, as HAProxy arms a server's purge timer).
+    round_end: Option<u64>,
+    /// The server's `pool-purge-delay`, in ticks (at least one).
+    delay: u64,
+}
+
+impl<C> Default for ServerIdle<C> {
+    fn default() -> Self {
+        ServerIdle { conns: Vec::new(), round: 0, round_end: None, delay: 1 }
+    }
+}
+
+impl<C> ServerIdle<C> {
+    /// Ends the round if it is due at `tick`: closes the connections parked before it
+    /// began (idle for a whole round), and starts the next one while some remain.
+    fn purge(&mut self, tick: u64) {
+        if self.round_end.is_none_or(|end| tick < end) {
+            return;
+        }
+        let cutoff = self.round;
+        self.conns.retain(|c| c.round >= cutoff);
+        self.round += 1;
+        self.round_end = (!self.conns.is_empty()).then_some(tick + self.delay);
+    }
+}
+
 /// The idle connections of one thread, per server.
 #[derive(Debug)]
 pub struct Pool<C> {
     /// Indexed by `ServerRt::pool_key`.
-    servers: Vec<Vec<Entry<C>>>,
-    round: u64,
+    servers: Vec<ServerIdle<C>>,
+    /// Purge ticks seen so far ([`Pool::purge`]).
+    tick: u64,
     /// Connections in all lists.
     len: usize,
 }
 
 impl<C> Default for Pool<C> {
     fn default() -> Self {
-        Pool { servers: Vec::new(), round: 0, len: 0 }
+        Pool { servers: Vec::new(), tick: 0, len: 0 }
     }
 }
 
@@ -48,7 +83,7 @@ impl<C> Pool<C> {
     /// Takes the most recently parked connection to `server` opened for `key` that
     /// carried at least `min_uses` requests.
     pub fn take(&mut self, server: usize, min_uses: u32, key: &ConnKey) -> Option<Entry<C>> {
-        let list = self.servers.get_mut(server)?;
+        let list = &mut self.servers.get_mut(server)?.conns;
         let pos = list.iter().rposition(|c| c.uses >= min_uses && c.key == *key)?;
         self.len -= 1;
         Some(list.remove(pos))
@@ -56,22 +91,28 @@ impl<C> Pool<C> {
 
     /// Parks a connection; when `server` has `max` connections here already, `conn`
     /// itself is closed (dropped), as HAProxy's `srv_add_to_idle_list()` refuses a
-    /// connection beyond `pool-max-conn` and keeps those it has.
-    pub fn put(&mut self, server: usize, conn: C, key: ConnKey, uses: u32, max: usize) {
+    /// connection beyond `pool-max-conn` and keeps those it has. `delay`: the server's
+    /// `pool-purge-delay` in purge ticks; the first connection parked while no purge
+    /// round runs starts one.
+    pub fn put(&mut self, server: usize, conn: C, key: ConnKey, uses: u32, max: usize, delay: u64) {
         if self.servers.len() <= server {
-            self.servers.resize_with(server + 1, Vec::new);
+            self.servers.resize_with(server + 1, ServerIdle::default);
         }
-        let list = &mut self.servers[server];
-        if list.len() >= max {
+        let srv = &mut self.servers[server];
+        if srv.conns.len() >= max {
             return;
         }
-        list.push(Entry { conn, key, uses, round: self.round });
+        srv.delay = delay.max(1);
+        if srv.round_end.is_none() {
+            srv.round_end = Some(self.tick + srv.delay);
+        }
+        srv.conns.push(Entry { conn, key, uses, round: srv.round });
         self.len += 1;
     }
 
     /// Idle connections to `server`, whatever their key.
     pub fn count(&self, server: usize) -> usize {
-        self.servers.get(server).map_or(0, Vec::len)
+        self.servers.get(server).map_or(0, |s| s.conns.len())
     }
 
     /// Idle connections to all servers.
@@ -79,28 +120,32 @@ impl<C> Pool<C> {
         self.len
     }
 
-    /// Closes the connections that stayed idle for a whole purge round, and starts
-    /// the next round.
+    /// One purge tick passed: each server whose round ends now closes the connections
+    /// that stayed idle for that whole round, and starts the next one.
     pub fn purge(&mut self) {
-        let cutoff = self.round;
-        self.retain(|c| c.round >= cutoff);
-        self.round += 1;
+        self.tick += 1;
+        let mut len = 0;
+        for srv in &mut self.servers {
+            srv.purge(self.tick);
+            len += srv.conns.len();
+        }
+        self.len = len;
     }
 
     /// Closes every idle connection to `server`.
     pub fn close_server(&mut self, server: usize) {
-        if let Some(list) = self.servers.get_mut(server) {
-            self.len -= list.len();
-            list.clear();
+        if let Some(srv) = self.servers.get_mut(server) {
+            self.len -= srv.conns.len();
+            srv.conns.clear();
         }
     }
 
     /// Keeps only the connections `keep` approves of (closes the others).
     pub fn retain(&mut self, mut keep: impl FnMut(&Entry<C>) -> bool) {
         let mut len = 0;
-        for list in &mut self.servers {
-            list.retain(&mut keep);
-            len += list.len();
+        for srv in &mut self.servers {
+            srv.conns.retain(&mut keep);
+            len += srv.conns.len();
         }
         self.len = len;
     }
@@ -118,10 +163,10 @@ mod tests {
     fn take_matches_server_key_and_uses() {
         let mut p = Pool::default();
         let plain = ConnKey::default();
-        p.put(1, "a", plain.clone(), 1, 10);
-        p.put(1, "b", dst(80), 1, 10);
-        p.put(1, "c", plain.clone(), 3, 10);
-        p.put(2, "d", plain.clone(), 1, 10);
+        p.put(1, "a", plain.clone(), 1, 10, 1);
+        p.put(1, "b", dst(80), 1, 10, 1);
+        p.put(1, "c", plain.clone(), 3, 10, 1);
+        p.put(2, "d", plain.clone(), 1, 10, 1);
         assert_eq!((p.len(), p.count(1), p.count(2), p.count(7)), (4, 3, 1, 0));
         assert!(p.take(0, 0, &plain).is_none());
         assert!(p.take(9, 0, &plain).is_none());
@@ -139,9 +184,9 @@ mod tests {
     fn close_server_closes_that_server_only() {
         let mut p = Pool::default();
         let k = ConnKey::default();
-        p.put(1, "a", k.clone(), 1, 10);
-        p.put(1, "b", dst(80), 1, 10);
-        p.put(2, "c", k.clone(), 1, 10);
+        p.put(1, "a", k.clone(), 1, 10, 1);
+        p.put(1, "b", dst(80), 1, 10, 1);
+        p.put(2, "c", k.clone(), 1, 10, 1);
         p.close_server(1);
         p.close_server(9);
         assert_eq!((p.len(), p.count(1), p.count(2)), (1, 0, 1));
@@ -154,13 +199,13 @@ mod tests {
         let mut p = Pool::default();
         let k = ConnKey::default();
         for c in ["a", "b", "c"] {
-            p.put(0, c, k.clone(), 1, 2);
+            p.put(0, c, k.clone(), 1, 2, 1);
         }
         // the pool keeps the connections it has (HAProxy's rule), the newcomer closes
         assert_eq!(p.len(), 2);
         assert_eq!(p.take(0, 0, &k).map(|e| e.conn), Some("b"));
         assert_eq!(p.take(0, 0, &k).map(|e| e.conn), Some("a"));
-        p.put(0, "x", k.clone(), 1, 0);
+        p.put(0, "x", k.clone(), 1, 0, 1);
         assert_eq!(p.len(), 0);
     }
 
@@ -168,9 +213,9 @@ mod tests {
     fn purge_closes_what_stayed_idle_a_whole_round() {
         let mut p = Pool::default();
         let k = ConnKey::default();
-        p.put(0, "old", k.clone(), 1, 10);
+        p.put(0, "old", k.clone(), 1, 10, 1);
         p.purge();
-        p.put(0, "new", k.clone(), 1, 10);
+        p.put(0, "new", k.clone(), 1, 10, 1);
         assert_eq!(p.len(), 2);
         p.purge();
         assert_eq!(p.len(), 1);
@@ -178,11 +223,36 @@ mod tests {
     }
 
     #[test]
+    fn each_server_purges_on_its_own_delay() {
+        let mut p = Pool::default();
+        let k = ConnKey::default();
+        p.put(0, "fast", k.clone(), 1, 10, 2);
+        p.put(1, "slow", k.clone(), 1, 10, 5);
+        // the first round ends at tick 2 for server 0 and the connection survives it
+        // (parked during that round); the second round closes it at tick 4
+        let mut alive = Vec::new();
+        for _ in 0..10 {
+            p.purge();
+            alive.push((p.count(0), p.count(1)));
+        }
+        assert_eq!(alive, [(1, 1), (1, 1), (1, 1), (0, 1), (0, 1), (0, 1), (0, 1), (0, 1), (0, 1), (0, 0)]);
+        assert_eq!(p.len(), 0);
+        // a new connection starts a new round from the current tick
+        p.put(0, "again", k.clone(), 1, 10, 2);
+        p.purge();
+        p.purge();
+        assert_eq!(p.count(0), 1);
+        p.purge();
+        p.purge();
+        assert_eq!(p.count(0), 0);
+    }
+
+    #[test]
     fn retain_and_try_map() {
         let mut p = Pool::default();
         let k = ConnKey::default();
-        p.put(0, 1, k.clone(), 1, 10);
-        p.put(3, 2, k.clone(), 1, 10);
+        p.put(0, 1, k.clone(), 1, 10, 1);
+        p.put(3, 2, k.clone(), 1, 10, 1);
         p.retain(|e| e.conn % 2 == 0);
         assert_eq!((p.len(), p.count(0), p.count(3)), (1, 0, 1));
         let e = p.take(3, 0, &k).unwrap();

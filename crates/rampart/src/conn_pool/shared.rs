@@ -142,16 +142,16 @@ mod tests {
         let reg = Registry::new();
         let (a, b, c) = (reg.join(), reg.join(), reg.join());
         let k = ConnKey::default();
-        b.with(|p| p.put(4, "b1", k.clone(), 1, 10));
-        c.with(|p| p.put(4, "c1", k.clone(), 1, 10));
-        a.with(|p| p.put(4, "a1", k.clone(), 1, 10));
+        b.with(|p| p.put(4, "b1", k.clone(), 1, 10, 50));
+        c.with(|p| p.put(4, "c1", k.clone(), 1, 10, 50));
+        a.with(|p| p.put(4, "a1", k.clone(), 1, 10, 50));
         // never its own pool; the thread after it first
         assert_eq!(reg.take_over(&a, 4, 0, &k, 0).map(|e| e.conn), Some("b1"));
         assert_eq!(reg.take_over(&a, 4, 0, &k, 0).map(|e| e.conn), Some("c1"));
         assert!(reg.take_over(&a, 4, 0, &k, 0).is_none());
         assert_eq!(reg.take_over(&c, 4, 0, &k, 0).map(|e| e.conn), Some("a1"));
         // the key and the uses must match
-        b.with(|p| p.put(4, "b2", k.clone(), 1, 10));
+        b.with(|p| p.put(4, "b2", k.clone(), 1, 10, 50));
         let other = ConnKey { sni: Some("x".into()), ..ConnKey::default() };
         assert!(reg.take_over(&a, 4, 0, &other, 0).is_none());
         assert!(reg.take_over(&a, 4, 2, &k, 0).is_none());
@@ -168,10 +168,10 @@ mod tests {
         let (a, b) = (reg.join(), reg.join());
         let k = ConnKey::default();
         let other = ConnKey { dst: Some("127.0.0.1:1".parse().unwrap()), ..ConnKey::default() };
-        b.with(|p| p.put(0, "b1", k.clone(), 1, 10));
+        b.with(|p| p.put(0, "b1", k.clone(), 1, 10, 50));
         assert!(reg.take_over(&a, 0, 0, &k, 2).is_none());
         // any key counts, in any thread (the taker's own included)
-        a.with(|p| p.put(0, "a1", other.clone(), 1, 10));
+        a.with(|p| p.put(0, "a1", other.clone(), 1, 10, 50));
         assert_eq!(reg.take_over(&a, 0, 0, &k, 2).map(|e| e.conn), Some("b1"));
     }
 
@@ -180,7 +180,7 @@ mod tests {
         let reg = Registry::new();
         let (a, b) = (reg.join(), reg.join());
         let k = ConnKey::default();
-        b.with(|p| p.put(0, "b1", k.clone(), 1, 10));
+        b.with(|p| p.put(0, "b1", k.clone(), 1, 10, 50));
         let held = b.pool.lock().unwrap();
         assert!(reg.take_over(&a, 0, 0, &k, 0).is_none());
         drop(held);

@@ -42,10 +42,12 @@ pub struct TlsConn {
     pub info: Arc<TlsInfo>,
     /// The generation of the server's `crt` it presented (`ServerCrt::generation`).
     pub crt_generation: u64,
+    /// Its count against `maxsslconn`.
+    pub ssl_slot: Option<crate::tls::limit::SslSlot>,
 }
 
 impl TlsConn {
-    pub fn new(sock: TlsSock<PlainSock>, crt_generation: u64) -> TlsConn {
+    pub fn new(sock: TlsSock<PlainSock>, crt_generation: u64, ssl_slot: Option<crate::tls::limit::SslSlot>) -> TlsConn {
         let none = TlsInfo {
             sni: None,
             version: "",
@@ -58,7 +60,7 @@ impl TlsConn {
             verify: Default::default(),
         };
         let info = sock.with_conn(TlsInfo::of).unwrap_or(none);
-        TlsConn { sock, info: Arc::new(info), crt_generation }
+        TlsConn { sock, info: Arc::new(info), crt_generation, ssl_slot }
     }
 }
 
@@ -120,8 +122,9 @@ impl BackSock {
         Ok(match self {
             BackSock::Plain(s) => BackSock::Plain(s.rehome()?),
             BackSock::Tls(t) => {
-                let TlsConn { sock, info, crt_generation } = *t;
-                BackSock::Tls(Box::new(TlsConn { sock: sock.map_sock(PlainSock::rehome)?, info, crt_generation }))
+                let TlsConn { sock, info, crt_generation, ssl_slot } = *t;
+                let sock = sock.map_sock(PlainSock::rehome)?;
+                BackSock::Tls(Box::new(TlsConn { sock, info, crt_generation, ssl_slot }))
             }
         })
     }

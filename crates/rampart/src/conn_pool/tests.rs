@@ -57,7 +57,7 @@ fn parking_thread(
             for _ in 0..n {
                 let s = tokio::net::TcpStream::connect(addr).await.unwrap();
                 ports.push(s.local_addr().unwrap().port());
-                put(server, BackSock::Plain(PlainSock::Tcp(s)), key.clone(), 1, None);
+                put(server, BackSock::Plain(PlainSock::Tcp(s)), key.clone(), 1, None, Duration::from_secs(5));
             }
             ports_tx.send(ports).unwrap();
             let _ = end_rx.await;
@@ -93,7 +93,7 @@ fn a_connection_parked_by_another_thread_is_taken_over_and_works_here() {
         }
         assert_eq!(got, b"ping");
         // parked here, it is this thread's again
-        put(901, idle.conn, idle.key, 2, None);
+        put(901, idle.conn, idle.key, 2, None, Duration::from_secs(5));
         let again = take(want(901, &key, None)).expect("parked in this thread's pool");
         assert_eq!(again.uses, 2);
     });
@@ -108,7 +108,7 @@ fn the_own_pool_comes_first() {
     runtime().block_on(async {
         let s = tokio::net::TcpStream::connect(addr).await.unwrap();
         let mine = s.local_addr().unwrap().port();
-        put(902, BackSock::Plain(PlainSock::Tcp(s)), key.clone(), 1, None);
+        put(902, BackSock::Plain(PlainSock::Tcp(s)), key.clone(), 1, None, Duration::from_secs(5));
         let first = take(want(902, &key, Some(0))).unwrap();
         assert_eq!(first.conn.local_addr().unwrap().port(), mine);
         let second = take(want(902, &key, Some(0))).unwrap();

@@ -197,9 +197,15 @@ async fn accept_batch(
     li: u32,
     state: &mut watch::Receiver<ListenState>,
 ) {
+    let tls = rt.proxies[fe].fe.listeners.get(li as usize).is_some_and(|l| l.tls.is_some());
     for _ in 0..MAX_ACCEPT {
         // `maxconnrate` / `maxsessrate`: the connection waits in the backlog meanwhile
         if let Some(Err(pause)) = rt.global.accept_rate.as_ref().map(|r| r.check()) {
+            tokio::time::sleep(pause).await;
+            return;
+        }
+        // `maxsslrate`, on TLS listeners only
+        if let (true, Err(pause)) = (tls, rt.global.ssl.check_rate()) {
             tokio::time::sleep(pause).await;
             return;
         }
@@ -214,6 +220,9 @@ async fn accept_batch(
             Ok(true) => {
                 if let Some(r) = &rt.global.accept_rate {
                     r.count();
+                }
+                if tls {
+                    rt.global.ssl.count_rate();
                 }
             }
             Ok(false) => return,

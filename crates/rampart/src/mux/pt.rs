@@ -273,6 +273,10 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
         io::set_fc(self.client, fc.mark, fc.tos);
     }
 
+    fn log_record(&self) -> Option<StreamLog> {
+        self.log.as_deref().cloned()
+    }
+
     fn service_start(&mut self, id: usize) {
         if let Some(l) = &mut self.log {
             let now = std::time::Instant::now();

@@ -9,10 +9,12 @@
 //!
 //! - `fcgi`: a backend's FastCGI application, compiled
 //! - `host`: the model as the rules language reads it (`sample::Host`)
+//! - `stop`: how a soft stop ends keep-alive connections (`close-spread-time`)
 
 pub mod fcgi;
 mod host;
 pub mod proc_vars;
+mod stop;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -113,6 +115,13 @@ pub struct GlobalRt {
     /// A soft stop was asked (set before the `grace` delay; [`GlobalRt::stopping`]
     /// after it).
     pub stop_announced: AtomicBool,
+    /// `close-spread-time`.
+    pub close_spread: rampart_cfg::model::CloseSpread,
+    /// When the soft stop began ([`GlobalRt::begin_stop`]), the start of the spread
+    /// window.
+    pub stop_started: std::sync::OnceLock<std::time::Instant>,
+    /// `maxsslconn`, `maxsslrate` and the TLS connections counted against them.
+    pub ssl: crate::tls::limit::SslLimits,
 }
 
 impl GlobalRt {
@@ -181,6 +190,9 @@ pub struct ProxyRt {
     /// `option nolinger`: this proxy's side of a connection closes with a reset.
     pub nolinger: bool,
     pub http_reuse: HttpReuse,
+    /// `max-keep-alive-queue`: a client keeps its private server connection only while
+    /// fewer streams than this wait in that server's queue (`None`: no limit).
+    pub max_ka_queue: Option<u32>,
     /// `use-fcgi-app`: the application its `proto fcgi` servers serve.
     pub fcgi: Option<Arc<fcgi::FcgiAppRt>>,
     pub retries: u32,
@@ -421,6 +433,9 @@ pub struct ServerRt {
     /// `pool-low-conn`: a thread takes an idle connection over from another thread
     /// only while all threads keep at least this many to the server (0: always).
     pub pool_low_conn: u32,
+    /// `pool-purge-delay`: idle connections not reused for a whole round of it close
+    /// (zero: none is kept).
+    pub pool_purge_delay: std::time::Duration,
     /// `max-reuse`: an HTTP/2 connection carries at most this many streams after its
     /// first (`None`: no limit; HTTP/1 connections are not limited, as in HAProxy 2.6).
     pub max_reuse: Option<u32>,

@@ -72,6 +72,9 @@ pub struct ConnExt {
     /// The glitches of an HTTP/2 connection, counted by its mux (`fc_glitches`);
     /// `None` on HTTP/1 and TCP connections.
     pub glitches: Option<Arc<std::sync::atomic::AtomicU32>>,
+    /// A TLS connection's count against `maxsslconn`, from before its handshake to
+    /// the end of the connection (kept here rather than in the session, which parks).
+    pub ssl_slot: Option<Arc<crate::tls::types::SslSlot>>,
 }
 
 impl ConnInfo {
@@ -122,6 +125,11 @@ impl ConnInfo {
     }
 
     /// Keeps what the TLS handshake negotiated.
+    /// Keeps the connection's count against `maxsslconn` until it ends.
+    pub fn set_ssl_slot(&mut self, slot: crate::tls::types::SslSlot) {
+        Arc::make_mut(self.ext.get_or_insert_with(Arc::default)).ssl_slot = Some(Arc::new(slot));
+    }
+
     pub fn set_tls(&mut self, info: crate::tls::types::TlsInfo) {
         Arc::make_mut(self.ext.get_or_insert_with(Arc::default)).tls = Some(Arc::new(info));
     }

@@ -211,6 +211,10 @@ async fn tls_handshake<S: Parkable>(
     next: AfterTls,
     tls: std::sync::Arc<crate::tls::bind::BindTls>,
 ) {
+    // `maxsslconn`: past it the connection closes before the handshake, as HAProxy's
+    // "Too many SSL connections"
+    let Some(slot) = sess.rt.global.ssl.try_acquire() else { return };
+    sess.conn.set_ssl_slot(slot);
     let px = &sess.rt.proxies[sess.fe];
     let accepted = std::time::SystemTime::now();
     let started = std::time::Instant::now();

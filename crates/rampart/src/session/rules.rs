@@ -110,6 +110,9 @@ fn run_list<S: Sock>(
     }
     let rt = sess.rt.clone();
     let mut scratch = Vec::new();
+    // HAProxy 3.x `do-log` before any stream: a record of the session alone (its
+    // accept is now, the connection and session rules run at the accept)
+    let session_log = rules.iter().any(|r| matches!(r.act, TcpAct::DoLog)).then(crate::log::StreamLog::default);
     // the session's tracked entries so far (those of the connection rules), to add to
     let mut sc = take_trackers(&mut sess.conn);
     let mut x = TcpExec {
@@ -132,8 +135,8 @@ fn run_list<S: Sock>(
         sc: Some(&mut sc),
         http: false,
         fc: Default::default(),
-        // no stream yet: `do-log` is refused here at startup
-        log: None,
+        // no stream yet: `do-log` renders the session alone
+        log: session_log.as_ref(),
         lua: None,
         final_data: false,
         resolving: None,

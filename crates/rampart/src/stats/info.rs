@@ -60,12 +60,12 @@ pub(super) fn value(rt: &Runtime, cli_sessions: u64, name: &str) -> Option<Val> 
         "ZlibMemUsage" | "MaxZlibMemUsage" if !zlib_shown(rt) => return None,
         "ZlibMemUsage" => rt.comp_limits.mem_used().into(),
         "MaxZlibMemUsage" => rt.comp_limits.max_mem().into(),
+        "MaxSslConns" => u64::from(g.ssl.max_conns()).into(),
+        "CurrSslConns" => u64::from(g.ssl.cur_conns()).into(),
+        "CumSslConns" => g.ssl.cum_conns().into(),
+        "SslRateLimit" => u64::from(g.ssl.rate_limit()).into(),
         // features rampart does not have: nothing to count
-        "MaxSslConns"
-        | "CurrSslConns"
-        | "CumSslConns"
-        | "SslRate"
-        | "SslRateLimit"
+        "SslRate"
         | "MaxSslRate"
         | "SslFrontendKeyRate"
         | "SslFrontendMaxKeyRate"

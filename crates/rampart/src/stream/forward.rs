@@ -49,9 +49,14 @@ pub(super) async fn connect<F: HttpFront>(
         // and while the balancer could pick its server; else it is closed.
         // COMPAT: rampart does so even without the option (HAProxy balances each request
         // then, keeping one private connection per server).
+        // `max-keep-alive-queue`: not while that many streams wait for the server (the
+        // connection still holds its server slot here, so the server has room for this
+        // stream exactly when its queue is empty, HAProxy's other condition).
         let reusable = |sc: &crate::backend::ServerConn| {
             let server = &be.be.servers[sc.srv];
-            server.state.is_usable() && sc.key == backend::conn_key(server, cx)
+            server.state.is_usable()
+                && sc.key == backend::conn_key(server, cx)
+                && be.max_ka_queue.is_none_or(|max| server.queue.is_empty() || server.queue.len() < max)
         };
         if let Some(sc) = front.take_private().filter(reusable) {
             crate::stats::counters::count_server_conn(rt, be_idx, sc.srv, true);
@@ -454,11 +459,20 @@ where
     let trace = sink.trace().map(|t| (t, be.name.as_str()));
     let wait = HeadWait { timeout: t_server, upload: &progress.upload, trace };
     let gone = sink.client_gone();
-    tokio::pin!(gone);
+    // `option abortonclose`: a client that closes while the response head is awaited
+    // aborts the stream, logged as a 400 in the headers phase (`CH`), as HAProxy
+    let closed = async {
+        match be.abortonclose {
+            true => sink.client_closed(backend::ABORT_CHECK_EVERY).await,
+            false => std::future::pending().await,
+        }
+    };
+    tokio::pin!(gone, closed);
     let head = loop {
         let got = tokio::select! {
             r = rx.recv_head(res, wait) => r,
             () = &mut gone => return Err(RespError::ClientGone),
+            () = &mut closed => return Err(RespError::Status(400)),
         };
         match got {
             Ok(Received::Interim) => {
@@ -529,8 +543,9 @@ where
         _ => None,
     };
     let facts = rx.res_facts();
-    // A soft stop that began during the exchange closes the connection after it.
-    let keep_client = info.keep_client && !facts.until_close && tunnel.is_none() && !rt.global.is_stopping();
+    // A soft stop that began during the exchange closes the connection after it (as
+    // `close-spread-time` says).
+    let keep_client = info.keep_client && !facts.until_close && tunnel.is_none() && !rt.global.stop_closes_busy();
     let body = match &held {
         // the body started when the wait began
         Some(_) => 0..0,

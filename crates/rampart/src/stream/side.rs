@@ -173,6 +173,14 @@ pub trait ResSink {
     fn client_gone(&self) -> impl Future<Output = ()> + Send {
         std::future::pending()
     }
+
+    /// Resolves once the client closed its side of the connection (checked every
+    /// `every`), for `option abortonclose` while the response head is awaited. Never
+    /// by default (an HTTP/2 client's close ends the whole connection).
+    fn client_closed(&self, every: Duration) -> impl Future<Output = ()> + Send + '_ {
+        let _ = every;
+        std::future::pending()
+    }
 }
 
 /// The client side of an HTTP exchange, as the stream sees it.
@@ -382,6 +390,12 @@ pub trait TcpFront {
 
     /// Closes the client connection's sending side (a FIN), reading goes on.
     fn shut_write(&mut self);
+
+    /// A copy of the stream's log record so far, when the frontend logs (HAProxy 3.x
+    /// `do-log` in the content rules).
+    fn log_record(&self) -> Option<crate::log::StreamLog> {
+        None
+    }
 
     /// Sends `data` to the client (what a service produced), within `timeout
     /// client`; `false` when that failed (the client is gone or stopped reading).

@@ -67,6 +67,9 @@ struct TcpState<'a> {
     resolving: Option<crate::action::state::Resolving>,
     /// Set when the stream becomes HTTP.
     upgrade: Option<Box<Upgrade>>,
+    /// What the stream measured when its content rules began (HAProxy 3.x `do-log`),
+    /// taken only for a rule list that logs.
+    log: Option<crate::log::StreamLog>,
 }
 
 /// How a TCP stream ended, for its log line.
@@ -141,8 +144,7 @@ impl TcpState<'_> {
             sc: Some(&mut self.sc),
             http: false,
             fc: self.fc,
-            // `do-log` in a TCP proxy is refused at startup
-            log: None,
+            log: self.log.as_ref(),
             lua: Some(&mut self.lua),
             final_data: false,
             resolving: Some(&mut self.resolving),
@@ -248,10 +250,17 @@ pub async fn run<'a, F: TcpFront>(
         resolving: None,
         lua: Default::default(),
         upgrade: None,
+        log: None,
     };
     let be = analyse(front, &mut st).await;
     let vars = (!st.sess.is_empty() || !st.txn.is_empty()).then(|| Box::new([st.sess, st.txn]));
     TcpEnd { be, last_rule: st.last_rule, log_level: st.log_level, vars, upgrade: st.upgrade }
+}
+
+/// Whether a content rule list has a `do-log` rule (its stream then keeps a copy of its
+/// log record for it).
+fn logs(rules: &[crate::action::Rule<crate::action::TcpAct>]) -> bool {
+    rules.iter().any(|r| matches!(r.act, crate::action::TcpAct::DoLog))
 }
 
 /// The analysers of [`run`], in order.
@@ -314,6 +323,7 @@ async fn analyse<F: TcpFront>(front: &mut F, st: &mut TcpState<'_>) -> Option<us
     }
     // the `req.` variables end where the response rules start
     st.vars().start_response();
+    st.log = logs(&rt.proxies[be].rules.tcp_res).then(|| front.log_record()).flatten();
     let on_response = response_rules(st, be);
     front.forward(be, held, Some(on_response)).await;
     Some(be)
@@ -478,6 +488,9 @@ async fn inspect<F: TcpFront>(
     }
     // the rule a Lua action waits in (the list resumes there), else the first
     let mut from = 0;
+    if logs(&rules.tcp_req) {
+        st.log = front.log_record();
+    }
     loop {
         let now = Instant::now();
         let final_data = ended || buf.len() >= max || deadline.is_none_or(|d| now >= d);

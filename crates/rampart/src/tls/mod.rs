@@ -8,7 +8,8 @@
 //! sealed with the keys of a `tls-ticket-keys` file and their commands (`ticket_keys`,
 //! `ticket_keys_cli`); client certificate
 //! verification with OpenSSL's error codes (`verify`, `chain`, `crl`); what a handshake
-//! negotiated, as the `ssl_*` and `ssl_bc*` fetches read it ([`TlsInfo`]).
+//! negotiated, as the `ssl_*` and `ssl_bc*` fetches read it ([`TlsInfo`]); `maxsslconn` and
+//! `maxsslrate` (`limit`).
 //! HAProxy counterpart: ssl_sock.c, ssl_ckch.c.
 
 pub mod bind;
@@ -22,6 +23,7 @@ pub mod crtlist;
 mod crtlist_opts;
 pub mod crtlists;
 pub mod gencert;
+pub mod limit;
 pub mod ocsp;
 pub mod pem;
 pub mod server_crt;

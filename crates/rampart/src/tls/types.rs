@@ -63,3 +63,20 @@ pub struct VerifyOutcome {
     pub ca_err: i32,
     pub ca_err_depth: i32,
 }
+
+/// The count of TLS connections `maxsslconn` bounds (`tls::limit`).
+#[derive(Debug, Default)]
+pub struct SslCount {
+    pub cur: std::sync::atomic::AtomicU32,
+    pub cum: std::sync::atomic::AtomicU64,
+}
+
+/// One TLS connection counted in an [`SslCount`], until dropped.
+#[derive(Debug)]
+pub struct SslSlot(pub std::sync::Arc<SslCount>);
+
+impl Drop for SslSlot {
+    fn drop(&mut self) {
+        self.0.cur.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+    }
+}

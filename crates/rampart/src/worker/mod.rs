@@ -173,17 +173,20 @@ fn thread_main(
             crate::log::ring_fwd::spawn_all(std::sync::Arc::new(move || ring_rt.global.is_stopping()));
         }
         let mut watch = tokio::time::interval(conn_pool::WATCH_EVERY);
-        let per_purge = (conn_pool::PURGE_DELAY.as_millis() / conn_pool::WATCH_EVERY.as_millis()).max(1);
+        let per_trim = (SPARES_TRIM_EVERY.as_millis() / conn_pool::WATCH_EVERY.as_millis()).max(1);
         for round in 1u128.. {
             watch.tick().await;
             conn_pool::release_closed();
-            if round % per_purge == 0 {
-                conn_pool::purge();
+            conn_pool::purge();
+            if round % per_trim == 0 {
                 trim_spares();
             }
         }
     });
 }
+
+/// How often a thread gives back the spares no stream needed since the last time.
+const SPARES_TRIM_EVERY: Duration = Duration::from_secs(5);
 
 /// Gives back the spare buffers, heads and transactions this thread kept that no
 /// stream needed lately (`buf::Spares`).
@@ -230,7 +233,7 @@ async fn handle_signals(
     }
     // Soft stop: no new connection, idle keep-alive connections close, exchanges in
     // flight finish (their responses announce the close).
-    rt.global.stopping.store(true, Ordering::SeqCst);
+    rt.global.begin_stop();
     // (Idle keep-alive connections notice it through their thread's timer wheel.)
     let _ = state.send(ListenState::Stopped);
     // The accept loops take what already waits in their backlog before closing (a

@@ -77,6 +77,32 @@ pub fn start_binary(binary: impl Into<std::path::PathBuf>, cfg: &str, backends: 
     proxy.config(cfg).start().expect("the proxy starts")
 }
 
+/// The binary under test and, when installed, haproxy 2.6 (required under
+/// `RAMPART_REQUIRE_HAPROXY=1`), for tests that run the same configuration through both.
+pub fn binaries(test: &str) -> Vec<std::path::PathBuf> {
+    let mut out = vec![binary()];
+    out.extend(rampart_testkit::haproxy_or_skip(test));
+    out
+}
+
+/// The file name of `bin`, to say which binary an assertion is about.
+pub fn name(bin: &std::path::Path) -> String {
+    bin.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+/// Starts `bin` with `cfg`, the listeners named (`bind fd@${NAME}`) and the backend
+/// addresses (`${NAME_addr}:${NAME_port}`).
+pub fn start_with(bin: &std::path::Path, cfg: &str, listeners: &[&str], backends: &[(&str, SocketAddr)]) -> Running {
+    let mut proxy = Proxy::new(bin);
+    for l in listeners {
+        proxy = proxy.listener(l);
+    }
+    for (name, addr) in backends {
+        proxy = proxy.backend(name, *addr);
+    }
+    proxy.config(cfg).start().expect("the proxy starts")
+}
+
 /// A client connected to listener `fe1`.
 pub fn client(proxy: &Running) -> RawClient {
     RawClient::connect(proxy.addr("fe1")).expect("connect to fe1")

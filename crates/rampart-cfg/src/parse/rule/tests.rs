@@ -498,9 +498,11 @@ fn tcp_request_messages() {
         (fe, "tcp-request content set-mark 1x", "invalid character starting at 'x' (integer/hex value expected)"),
         (fe, "tcp-request content set-tos", "expects exactly 1 argument (integer/hex value)"),
         (fe, "tcp-request content set-fc-mark", "expects an argument"),
-        (fe, "tcp-request connection do-log", "'tcp-request connection do-log' is not supported yet"),
-        (fe, "tcp-request session do-log", "'tcp-request session do-log' is not supported yet"),
     ];
+    // HAProxy 3.x `do-log` is accepted in the connection and session lists
+    for rule in ["tcp-request connection do-log", "tcp-request session do-log"] {
+        assert!(tcp_alerts(fe, rule).is_empty(), "{rule}");
+    }
     for (section, rule, msg) in cases {
         assert_eq!(tcp_alerts(section, rule), [*msg], "{rule}");
     }

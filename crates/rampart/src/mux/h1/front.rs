@@ -486,6 +486,10 @@ pub struct Held {
 impl<S: Sock> ResSink for H1Sink<'_, S> {
     type Held = Held;
 
+    fn client_closed(&self, every: Duration) -> impl std::future::Future<Output = ()> + Send + '_ {
+        crate::io::peer_closes(self.client, every)
+    }
+
     fn trace(&self) -> Option<&Trace> {
         self.trace
     }

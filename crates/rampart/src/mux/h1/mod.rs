@@ -378,7 +378,7 @@ async fn run_stream<S: Sock>(
     let keep_client = head.wants_keep_alive()
         && fe.http_conn_mode != HttpConnMode::Close
         && !head.cl_and_te
-        && !rt.global.is_stopping();
+        && !rt.global.stop_closes_busy();
     let mut body = Body::new(head.framing);
     let Ok(here) = body.take(&buf[head.len..]) else {
         close_with_error(client, fe, 400).await;
@@ -546,6 +546,8 @@ impl<'a, S: Sock> IdleWait<'a, S> {
     /// then waits for its next request or its timeout through a soft stop, and does not
     /// park (parked connections are closed on a soft stop).
     fn new(sock: &'a S, timeout: Option<Duration>, global: &'a GlobalRt, can_park: bool, keep_on_stop: bool) -> Self {
+        // `close-spread-time infinite`: as `option idle-close-on-response`
+        let keep_on_stop = keep_on_stop || global.stop_keeps_alive();
         let timer = match (timeout, keep_on_stop) {
             (Some(_), false) => Timer::new(timeout).map(Timer::or_stop),
             (None, false) => Timer::stop_only(),
@@ -565,8 +567,13 @@ impl<'a, S: Sock> IdleWait<'a, S> {
     fn start_grace(&mut self) {
         self.timeout = None;
         self.park = None;
+        // `close-spread-time`: a random moment of what is left of its window
+        let wait = match self.global.stop_idle_delay() {
+            Some(d) if !d.is_zero() => d,
+            _ => STOP_GRACE,
+        };
         // outside a worker thread (no timer wheel) there is nothing to wait with
-        self.grace = Timer::new(Some(STOP_GRACE));
+        self.grace = Timer::new(Some(wait));
         self.close_now = self.grace.is_none();
     }
 }

@@ -46,6 +46,8 @@ struct ParkSet {
     free: Vec<usize>,
     /// Connections parked since the heap was last trimmed.
     parked_since_trim: usize,
+    /// A soft stop was seen (the parked connections got their closing moment).
+    stop_seen: bool,
 }
 
 /// Parked connections after which the freed task memory is returned to the system.
@@ -109,7 +111,10 @@ pub async fn run_parker(stopping: impl Fn() -> bool) {
     let Ok(ready) = epoll.0.try_clone().and_then(crate::sys::register_owned) else {
         return; // parking stays unavailable
     };
-    PARK.with(|p| *p.borrow_mut() = Some(ParkSet { epoll, slots: Vec::new(), free: Vec::new(), parked_since_trim: 0 }));
+    PARK.with(|p| {
+        *p.borrow_mut() =
+            Some(ParkSet { epoll, slots: Vec::new(), free: Vec::new(), parked_since_trim: 0, stop_seen: false })
+    });
     let mut sweep = tokio::time::interval(SWEEP_EVERY);
     loop {
         tokio::select! {
@@ -172,16 +177,34 @@ fn close_expired(stopping: bool) {
     let expired: Vec<Parked> = PARK.with(|p| {
         let mut guard = p.borrow_mut();
         let Some(set) = guard.as_mut() else { return Vec::new() };
+        if stopping && !set.stop_seen {
+            set.stop_seen = true;
+            close_on_stop(set, now);
+        }
         let keys: Vec<usize> = set
             .slots
             .iter()
             .enumerate()
-            .filter(|(_, s)| s.as_ref().is_some_and(|s| stopping || s.deadline.is_some_and(|d| d <= now)))
+            .filter(|(_, s)| s.as_ref().is_some_and(|s| s.deadline.is_some_and(|d| d <= now)))
             .map(|(k, _)| k)
             .collect();
         keys.into_iter().filter_map(|k| set.take(k)).collect()
     });
     drop(expired); // closes the sockets and releases their maxconn slots
+}
+
+/// A soft stop began: each parked connection gets its closing moment, now by default,
+/// a random one of the `close-spread-time` window, or none (`infinite`: its keep-alive
+/// timeout still applies).
+fn close_on_stop(set: &mut ParkSet, now: u64) {
+    for parked in set.slots.iter_mut().flatten() {
+        let close_at = match parked.sess.rt.global.stop_idle_delay() {
+            Some(d) if d.is_zero() => now,
+            Some(d) => now + timer::ticks(d),
+            None => continue,
+        };
+        parked.deadline = Some(parked.deadline.map_or(close_at, |d| d.min(close_at)));
+    }
 }
 
 impl ParkSet {

@@ -146,7 +146,11 @@ pub async fn serve<S: Sock>(client: S, mut sess: Session, pre: Option<Buf>, sess
     let mut streams = Streams::default();
     let sess = &sess;
     let sref = &shared;
-    let mut stop = Timer::stop_only();
+    // `close-spread-time infinite`: a soft stop sends no GOAWAY
+    let mut stop = if rt.global.stop_keeps_alive() { None } else { Timer::stop_only() };
+    // the GOAWAY of a soft stop waits for a random moment of the `close-spread-time`
+    // window, once
+    let mut spread = true;
     // What the HTTP/1 side read before it saw the preface is decoded first: it may hold
     // the client's first requests too (written with the preface), and the socket may
     // have nothing more to say until they are answered.
@@ -181,6 +185,13 @@ pub async fn serve<S: Sock>(client: S, mut sess: Session, pre: Option<Buf>, sess
             }
             Event::Stop => {
                 stop = None;
+                if std::mem::take(&mut spread) {
+                    let delay = rt.global.stop_idle_delay().filter(|d| !d.is_zero());
+                    if let Some(timer) = Timer::new(delay) {
+                        stop = Some(timer);
+                        continue;
+                    }
+                }
                 soft_stop(sref, &mut reader.demux);
                 if streams.is_empty() {
                     break;

@@ -98,7 +98,7 @@ fn fetch_ssl_s_chain_der<'a>(_: &'a [Arg], ctx: &SampleCtx<'a>, emit: Emit<'_, '
 }
 
 /// OpenSSL's name of a signature or key algorithm OID (`OBJ_nid2sn()`), else the OID.
-pub(super) fn openssl_oid_name(oid: &str) -> String {
+pub fn openssl_oid_name(oid: &str) -> String {
     let name = match oid {
         "1.2.840.113549.1.1.1" => "rsaEncryption",
         "1.2.840.113549.1.1.5" => "RSA-SHA1",
