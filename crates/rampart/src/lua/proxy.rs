@@ -90,6 +90,10 @@ pub enum PxOp {
     GetCap,
     GetMode,
     ShutBcksess,
+    /// `pause`, `resume`, `stop`: the frontend's listeners.
+    Pause,
+    Resume,
+    Stop,
     SrvAct,
     SrvBck,
 }
@@ -198,11 +202,6 @@ fn px(lua: &Lua, obj: Obj, op: PxOp) -> mlua::Result<Value> {
     to_value(lua, host()?.proxy(p, op))
 }
 
-/// A method doing nothing that rampart cannot do: it says so.
-fn not_yet(what: &str) -> mlua::Result<Value> {
-    Err(mlua::Error::runtime(format!("{what} is not supported yet by rampart")))
-}
-
 const SERVER_METHODS: &[(&str, Method)] = &[
     ("is_draining", |l, o, _| srv(l, o, SrvOp::IsDraining)),
     ("get_maxconn", |l, o, _| srv(l, o, SrvOp::GetMaxconn)),
@@ -236,9 +235,9 @@ const PROXY_METHODS: &[(&str, Method)] = &[
     ("get_mode", |l, o, _| px(l, o, PxOp::GetMode)),
     ("get_stats", |l, o, _| stats_table(l, o).map(Value::Table)),
     ("shut_bcksess", |l, o, _| px(l, o, PxOp::ShutBcksess).map(|_| Value::Nil)),
-    ("pause", |_, _, _| not_yet("Proxy:pause()")),
-    ("resume", |_, _, _| not_yet("Proxy:resume()")),
-    ("stop", |_, _, _| not_yet("Proxy:stop()")),
+    ("pause", |l, o, _| px(l, o, PxOp::Pause).map(|_| Value::Nil)),
+    ("resume", |l, o, _| px(l, o, PxOp::Resume).map(|_| Value::Nil)),
+    ("stop", |l, o, _| px(l, o, PxOp::Stop).map(|_| Value::Nil)),
     // HAProxy 2.8's (rampart extensions to 2.6's API; `get_name`, `get_uuid` and
     // `get_puid` are set by `post_init`)
     ("get_srv_act", |l, o, _| px(l, o, PxOp::SrvAct)),
