@@ -36,6 +36,40 @@ core.register_service("cut", "http", function(applet)
   answer(applet, "cut\n")
 end)
 
+-- what the StickTable class gives of the table the ctl frontend tracks clients in
+core.register_service("stk", "http", function(applet)
+  local t = core.backends["st"].stktable
+  local out = {}
+  local i = t:info()
+  out[#out + 1] = "info=" .. i.type .. "," .. i.length .. "," .. i.size .. "," .. i.used .. ","
+    .. tostring(i.nopurge) .. "," .. i.expire
+  local d = {}
+  for k, v in pairs(i.data) do d[#d + 1] = k .. ":" .. v end
+  table.sort(d)
+  out[#out + 1] = "data=" .. table.concat(d, ",")
+  local function row(e)
+    local f = {}
+    for k, v in pairs(e) do if k ~= "expire" then f[#f + 1] = k .. ":" .. tostring(v) end end
+    table.sort(f)
+    return table.concat(f, ",")
+  end
+  local e = t:lookup("127.0.0.1")
+  out[#out + 1] = "lookup=" .. row(e) .. ";exp=" .. tostring(e.expire > 0 and e.expire <= 60000)
+  out[#out + 1] = "missing=" .. tostring(t:lookup("10.9.9.9")) .. "," .. tostring(t:lookup("not an ip"))
+  local filters = { "none", { { "gpc0", "gt", 1 } }, { { "gpc0", "gt", 5 } }, { { "nope", "eq", 1 } },
+                    { { "gpc0", "xx", 1 } }, { 1 }, "bad" }
+  for _, f in ipairs(filters) do
+    local r, err
+    if f == "none" then r, err = t:dump() else r, err = t:dump(f) end
+    local keys = {}
+    for k, v in pairs(r or {}) do keys[#keys + 1] = k .. "{" .. row(v) .. "}" end
+    table.sort(keys)
+    out[#out + 1] = "dump=" .. table.concat(keys, ";") .. "|" .. tostring(err)
+  end
+  out[#out + 1] = "none=" .. tostring(core.proxies["ctl"].stktable)
+  answer(applet, table.concat(out, "\n") .. "\n")
+end)
+
 -- what pcall and xpcall give of errors raised by native functions
 core.register_service("errors", "http", function(applet)
   local out = {}
@@ -67,7 +101,12 @@ fn start(binary: PathBuf, proxies: &str, backends: &[(&str, std::net::SocketAddr
     let cfg = format!(
         "global\n  nbthread 1\n  lua-load {}\n\
          defaults\n  timeout client 5s\n  timeout server 5s\n  timeout connect 5s\n\
+         backend st\n  stick-table type ip size 100 expire 60s store gpc0,conn_cnt,http_req_rate(10s)\n\
          frontend ctl\n  mode http\n  bind fd@${{ctl}}\n\
+         \x20 http-request track-sc0 src table st if {{ path /hit }}\n\
+         \x20 http-request sc-inc-gpc0(0) if {{ path /hit }}\n\
+         \x20 http-request return status 200 if {{ path /hit }}\n\
+         \x20 http-request use-service lua.stk if {{ path /stk }}\n\
          \x20 http-request use-service lua.errors if {{ path /errors }}\n\
          \x20 http-request use-service lua.cut if {{ path_beg /cut/ }}\n\
          \x20 http-request use-service lua.px\n\
@@ -229,4 +268,36 @@ fn pcall_gives_the_message_of_a_native_error() {
 fn caught_errors_are_the_same_as_haproxy() {
     let haproxy = rampart_testkit::require_haproxy!();
     assert_eq!(errors_run(PathBuf::from(RAMPART)), errors_run(haproxy), "rampart (left) and haproxy (right)");
+}
+
+fn stk_run(binary: PathBuf) -> String {
+    let p = start(binary, "", &[], &[]);
+    ctl(&p, "/hit");
+    ctl(&p, "/hit");
+    ctl(&p, "/stk")
+}
+
+#[test]
+fn scripts_read_a_stick_table() {
+    assert_eq!(
+        stk_run(PathBuf::from(RAMPART)),
+        "info=ip,4,100,1,false,60000\n\
+         data=conn_cnt:-1,gpc0:-1,http_req_rate:10000\n\
+         lookup=conn_cnt:2,gpc0:2,http_req_rate:2,use:0;exp=true\n\
+         missing=nil,nil\n\
+         dump=127.0.0.1{conn_cnt:2,gpc0:2,http_req_rate:2}|nil\n\
+         dump=127.0.0.1{conn_cnt:2,gpc0:2,http_req_rate:2}|nil\n\
+         dump=|nil\n\
+         dump=|Filter table data column not present in stick table (entry #1)\n\
+         dump=|Unknown operator in filter table (entry #1)\n\
+         dump=|Filter table entry must be a triplet: {\"data_col\", \"op\", val} (entry #1)\n\
+         dump=|filter table expected\n\
+         none=nil\n"
+    );
+}
+
+#[test]
+fn stick_tables_are_the_same_as_haproxy() {
+    let haproxy = rampart_testkit::require_haproxy!();
+    assert_eq!(stk_run(PathBuf::from(RAMPART)), stk_run(haproxy), "rampart (left) and haproxy (right)");
 }

@@ -132,6 +132,10 @@ impl ProxyHost for Host {
         }
     }
 
+    fn table(&self, p: usize) -> Option<Arc<crate::stick::StickTable>> {
+        self.rt.proxies.get(p)?.table.clone()
+    }
+
     fn proxy(&self, p: usize, op: PxOp) -> LuaVal {
         let px = &self.rt.proxies[p];
         let count = |backup: bool| {

@@ -18,7 +18,8 @@
 //! - `proxy`: the Proxy, Server and Listener classes, `core.proxies` ... (on a
 //!   [`ProxyHost`] the process installs)
 //! - `addr`: `core.parse_addr`, `core.match_addr`
-//! - `channel`: `txn.req`/`txn.res` in TCP content actions (reading methods)
+//! - `channel`: `txn.req`/`txn.res` in TCP content actions
+//! - `stktable`: the StickTable class (a Proxy's `stktable`)
 //! - `sock`: `core.tcp()` sockets on the event loop (the prelude's Socket class and
 //!   `core.httpclient()` sit on them)
 //!
@@ -43,6 +44,7 @@ mod map;
 mod proxy;
 mod run;
 mod sock;
+mod stktable;
 
 pub use sock::{set_httpclient_resolver, NameResolver};
 mod state;

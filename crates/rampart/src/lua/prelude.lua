@@ -324,14 +324,8 @@ end
 -- (`lua::proxy`), nil while they load, as in HAProxy 2.6 (which has no
 -- core.listeners either).
 
-local function missing_table(what)
-  return setmetatable({}, {
-    __index = function() error(what .. " is not supported yet by rampart", 2) end,
-    __pairs = function() error(what .. " is not supported yet by rampart", 2) end,
-  })
-end
-
-StickTable = missing_table("the StickTable class")
+-- (a proxy with a stick table has a StickTable object as its `stktable`, as in
+-- HAProxy 2.6, which has no StickTable global)
 
 -- === fetches and converters: txn.f, txn.sf, txn.c ===
 

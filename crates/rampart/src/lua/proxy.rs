@@ -106,6 +106,8 @@ pub trait ProxyHost: Send + Sync {
     fn stats(&self, obj: Obj) -> Vec<(&'static str, LuaVal)>;
     fn server(&self, px: usize, srv: usize, op: SrvOp<'_>) -> LuaVal;
     fn proxy(&self, px: usize, op: PxOp) -> LuaVal;
+    /// The stick table of proxy `px` (its `stick-table` line), if any.
+    fn table(&self, px: usize) -> Option<std::sync::Arc<crate::stick::StickTable>>;
 }
 
 static HOST: OnceLock<Box<dyn ProxyHost>> = OnceLock::new();
@@ -258,6 +260,9 @@ fn object_table(lua: &Lua, meta: &Table, obj: Obj, fields: &[(&str, String)]) ->
 
 fn proxy_table(lua: &Lua, c: &Classes, idx: usize, p: &PxInfo) -> mlua::Result<Table> {
     let t = object_table(lua, &c.proxy, Obj::Proxy(idx), &[("name", p.name.clone()), ("uuid", p.uuid.to_string())])?;
+    if let Some(table) = host()?.table(idx) {
+        t.raw_set("stktable", lua.create_userdata(super::stktable::LuaStk(table))?)?;
+    }
     let servers = lua.create_table()?;
     for (i, name, puid) in &p.servers {
         let fields = [("name", name.clone()), ("puid", puid.to_string())];
