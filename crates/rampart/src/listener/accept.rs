@@ -206,13 +206,7 @@ fn register_failed(rt: &Runtime, fe: usize, e: &io::Error) {
 
 /// Accepts up to [`MAX_ACCEPT`] pending connections, waiting for a free slot when at
 /// `maxconn`.
-async fn accept_batch(
-    listener: &Listener,
-    rt: &Arc<Runtime>,
-    fe: usize,
-    li: u32,
-    state: &mut States,
-) {
+async fn accept_batch(listener: &Listener, rt: &Arc<Runtime>, fe: usize, li: u32, state: &mut States) {
     for _ in 0..MAX_ACCEPT {
         // `maxconnrate` / `maxsessrate`: the connection waits in the backlog meanwhile
         if let Some(Err(pause)) = rt.global.accept_rate.as_ref().map(|r| r.check()) {

@@ -152,7 +152,9 @@ fn filter(t: &StickTable, f: &Value) -> Result<Vec<Cond>, String> {
         }
         let triplet = match e {
             Value::Table(e) if e.raw_len() == 3 => e,
-            _ => return Err(format!("Filter table entry must be a triplet: {{\"data_col\", \"op\", val}} (entry #{n})")),
+            _ => {
+                return Err(format!("Filter table entry must be a triplet: {{\"data_col\", \"op\", val}} (entry #{n})"))
+            }
         };
         let d = match triplet.raw_get::<Value>(1).map_err(|e| e.to_string())? {
             Value::String(s) => DataType::from_name(&s.to_string_lossy())
@@ -161,9 +163,8 @@ fn filter(t: &StickTable, f: &Value) -> Result<Vec<Cond>, String> {
             _ => return Err(format!("Filter table data column must be string (entry #{n})")),
         };
         let op = match triplet.raw_get::<Value>(2).map_err(|e| e.to_string())? {
-            Value::String(s) => {
-                Op::parse(&s.to_string_lossy()).ok_or_else(|| format!("Unknown operator in filter table (entry #{n})"))?
-            }
+            Value::String(s) => Op::parse(&s.to_string_lossy())
+                .ok_or_else(|| format!("Unknown operator in filter table (entry #{n})"))?,
             _ => return Err(format!("Filter table operator must be string (entry #{n})")),
         };
         // `lua_tointeger`: 0 for what is not a number
