@@ -28,6 +28,7 @@
 pub mod addr;
 pub mod cache;
 pub mod capture;
+pub mod chan;
 pub mod compile;
 mod compile_tcp;
 pub mod http;

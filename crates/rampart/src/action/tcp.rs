@@ -115,6 +115,9 @@ pub enum TcpFlow {
     /// (within the inspect delay), then run the list again from that rule
     /// ([`run_tcp_rules_from`]), which resumes it.
     LuaWait(super::lua::LuaWait),
+    /// A Lua action waits for more data (`Channel:data`, `line`, `forward`...): read
+    /// more (within the inspect delay), then run the list again from that rule.
+    LuaInput,
     /// `switch-mode http` on a TCP stream: it becomes an HTTP stream, served by this
     /// protocol.
     SwitchHttp(SwitchProto),
@@ -167,6 +170,9 @@ pub struct TcpExec<'x> {
     /// Where a `do-resolve` rule keeps its question and answer; `None` where the rules
     /// cannot wait.
     pub resolving: Option<&'x mut Option<super::state::Resolving>>,
+    /// The channel of `dir` as Lua actions change it (`txn.req`/`txn.res`); `None`
+    /// where scripts cannot change the data (HTTP streams, before a stream exists).
+    pub chan: Option<&'x mut super::chan::Chan>,
 }
 
 impl TcpExec<'_> {
@@ -177,7 +183,10 @@ impl TcpExec<'_> {
             dir: self.dir,
             req: self.req.map(|(m, b)| m.view(b)),
             res: self.res.map(|(m, b)| m.view(b)),
-            payload: self.payload,
+            payload: match (self.payload, self.chan.as_deref()) {
+                (Some(p), Some(c)) => Some(c.input(p)),
+                (p, _) => p,
+            },
             vars: self.vars,
             req_caps: &self.caps.req,
             res_caps: &self.caps.res,
@@ -244,7 +253,7 @@ pub fn run_tcp_rules_from(
         match rule.act.exec(x) {
             TcpFlow::Continue => {}
             // a yield, not an end
-            w @ (TcpFlow::LuaWait(_) | TcpFlow::Resolve) => return (w, i),
+            w @ (TcpFlow::LuaWait(_) | TcpFlow::LuaInput | TcpFlow::Resolve) => return (w, i),
             end => {
                 if let Some(at) = rule.at.reported() {
                     x.last_rule = Some(at);

@@ -92,6 +92,7 @@ impl Stream {
             lua: None,
             final_data: false,
             resolving: None,
+            chan: None,
         };
         let flow = run_tcp_rules(&rt.proxies[0].rules.tcp_req, final_data, &mut x);
         self.last_rule = x.last_rule;
@@ -188,6 +189,7 @@ fn or_and_not_follow_haproxys_three_valued_logic() {
         lua: None,
         final_data: false,
         resolving: None,
+        chan: None,
     };
     assert_eq!(run_tcp_rules(g, false, &mut x), TcpFlow::Wait);
     assert_eq!(run_tcp_rules(g, true, &mut x), TcpFlow::Continue);

@@ -108,6 +108,7 @@ impl ProxyHost for Host {
                 stripped(&crate::stats::set_addr(px, i, Some(addr), port.map(|_| "port"), port, "Lua script"))
             }
             SrvOp::ShutSess => {
+                crate::server::sessions::track_for_lua();
                 if let Some(s) = &srv.sessions {
                     s.shutdown_all();
                 }
@@ -131,6 +132,10 @@ impl ProxyHost for Host {
         }
     }
 
+    fn table(&self, p: usize) -> Option<Arc<crate::stick::StickTable>> {
+        self.rt.proxies.get(p)?.table.clone()
+    }
+
     fn proxy(&self, p: usize, op: PxOp) -> LuaVal {
         let px = &self.rt.proxies[p];
         let count = |backup: bool| {
@@ -149,6 +154,7 @@ impl ProxyHost for Host {
             ),
             PxOp::GetMode => LuaVal::Str(if px.mode == Mode::Http { "http" } else { "tcp" }.to_owned()),
             PxOp::ShutBcksess => {
+                crate::server::sessions::track_for_lua();
                 for s in px.be.servers.iter().filter(|s| s.backup) {
                     if let Some(sess) = &s.sessions {
                         sess.shutdown_all();
@@ -156,9 +162,49 @@ impl ProxyHost for Host {
                 }
                 LuaVal::Nil
             }
+            PxOp::Pause | PxOp::Resume | PxOp::Stop => {
+                listen(px, op);
+                LuaVal::Nil
+            }
             PxOp::SrvAct => count(false),
             PxOp::SrvBck => count(true),
         }
+    }
+}
+
+/// `Proxy:pause()`, `resume()`, `stop()`, as HAProxy 2.6's `pause_proxy()`,
+/// `resume_proxy()`, `stop_proxy()`: a frontend's listeners stop accepting (paused:
+/// the sockets stay, bound here they refuse connections; stopped: closed for good)
+/// or accept again; nothing for a backend, a stopped frontend, or a resume of one
+/// not paused.
+fn listen(px: &ProxyRt, op: PxOp) {
+    use crate::proxy::ListenState;
+    if !px.cap.frontend {
+        return;
+    }
+    let changed = px.fe.listen.send_if_modified(|st| {
+        let to = match (op, *st) {
+            (PxOp::Pause, ListenState::Running) => ListenState::Paused,
+            (PxOp::Resume, ListenState::Paused) => ListenState::Running,
+            (PxOp::Stop, ListenState::Running | ListenState::Paused) => ListenState::Stopped,
+            _ => return false,
+        };
+        *st = to;
+        true
+    });
+    // HAProxy's `pause_listener()`/`resume_listener()` warnings, on stderr and to the
+    // proxy's logs
+    let what = match op {
+        PxOp::Pause => "Paused",
+        PxOp::Resume => "Resumed",
+        _ => return,
+    };
+    if changed {
+        let cap = if px.cap.backend { "proxy" } else { "frontend" };
+        let msg = format!("{what} {cap} {}.", px.name);
+        let line = format!("{}({}) : {msg}\n", rampart_cfg::Level::Warning.tag(), std::process::id());
+        let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
+        px.send_log(crate::log::level::WARNING, &msg);
     }
 }
 

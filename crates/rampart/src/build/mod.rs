@@ -153,6 +153,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
                 maxconn: AtomicU32::new(px.maxconn.unwrap_or(maxconn)),
                 cur_conns: AtomicU32::new(0),
                 conn_released: Notify::new(),
+                listen: tokio::sync::watch::Sender::new(crate::proxy::ListenState::Running),
                 backend,
                 // a TCP frontend whose content rules have nothing to read in TCP mode
                 // is served as HTTP from the start: its stream would become HTTP at once

@@ -103,8 +103,10 @@ pub(super) fn server_rt(
         tfo: srv.tfo,
         shutdown_on_down: srv.check.shutdown_on_down,
         shutdown_backups_on_up: srv.check.shutdown_backups_on_up,
-        sessions: (srv.check.shutdown_on_down || (srv.backup && at.backups_cut) || crate::lua::cuts_server_sessions())
-            .then(crate::server::Sessions::default),
+        sessions: {
+            let always = srv.check.shutdown_on_down || (srv.backup && at.backups_cut);
+            (always || crate::lua::loaded()).then(|| crate::server::Sessions::new(always))
+        },
         port_offset: srv.port_offset,
         transparent: px.implicit_server.is_some() && px.dispatch.is_none(),
         hidden: px.implicit_server.is_some(),

@@ -20,14 +20,29 @@ use crate::session::{self, ConnSlot, Session};
 /// (HAProxy `tune.maxaccept`).
 const MAX_ACCEPT: usize = 64;
 
-/// What the listeners should be doing, broadcast by the main thread.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ListenState {
-    Running,
-    /// SIGTTOU: stop listening but keep the sockets (a new process may take the port).
-    Paused,
-    /// Soft or hard stop: close the listening sockets.
-    Stopped,
+pub use crate::proxy::ListenState;
+
+/// What the process (`all`, broadcast by the main thread) and the listener's
+/// frontend (`own`, Lua's `Proxy:pause()` ...) ask of an accept loop.
+struct States {
+    all: watch::Receiver<ListenState>,
+    own: watch::Receiver<ListenState>,
+}
+
+impl States {
+    /// The stricter of both, marking them seen.
+    fn current(&mut self) -> ListenState {
+        (*self.all.borrow_and_update()).max(*self.own.borrow_and_update())
+    }
+
+    /// Waits until either changes; `false` once the process's is gone.
+    async fn changed(&mut self) -> bool {
+        tokio::select! {
+            r = self.all.changed() => r.is_ok(),
+            // (the frontend's sender lives as long as the runtime)
+            r = self.own.changed() => r.is_ok() || self.all.changed().await.is_ok(),
+        }
+    }
 }
 
 /// A listening socket of either family.
@@ -112,16 +127,17 @@ impl Listener {
 }
 
 /// Runs the accept loop of `sock` until the listeners stop.
-pub async fn run(sock: ThreadSocket, rt: Arc<Runtime>, mut state: watch::Receiver<ListenState>) {
+pub async fn run(sock: ThreadSocket, rt: Arc<Runtime>, state: watch::Receiver<ListenState>) {
     let _open = OpenListener(rt.clone());
     let (fe, li, backlog) = (sock.proxy, sock.listener, sock.backlog);
+    let mut state = States { all: state, own: rt.proxies[fe].fe.listen.subscribe() };
     let suspendable = sock.family == Family::Inet && !sock.inherited;
     let mut listener = match Listener::new(sock) {
         Ok(l) => l,
         Err(e) => return register_failed(&rt, fe, &e),
     };
     loop {
-        let current = *state.borrow_and_update();
+        let current = state.current();
         match current {
             ListenState::Stopped => return drain_backlog(&listener, &rt, fe, li),
             ListenState::Paused if suspendable => {
@@ -133,7 +149,7 @@ pub async fn run(sock: ThreadSocket, rt: Arc<Runtime>, mut state: watch::Receive
                 suspend(&fd);
                 let changed = state.changed().await;
                 relisten(&fd, backlog);
-                if changed.is_err() {
+                if !changed {
                     return;
                 }
                 let sock = ThreadSocket { proxy: fe, listener: li, family, backlog, inherited: false, fd };
@@ -144,7 +160,7 @@ pub async fn run(sock: ThreadSocket, rt: Arc<Runtime>, mut state: watch::Receive
                 continue;
             }
             ListenState::Paused => {
-                if state.changed().await.is_err() {
+                if !state.changed().await {
                     return;
                 }
                 continue;
@@ -153,7 +169,7 @@ pub async fn run(sock: ThreadSocket, rt: Arc<Runtime>, mut state: watch::Receive
         }
         tokio::select! {
             biased;
-            changed = state.changed() => if changed.is_err() { return },
+            changed = state.changed() => if !changed { return },
             ready = listener.readable() => {
                 if ready.is_err() {
                     return;
@@ -190,13 +206,7 @@ fn register_failed(rt: &Runtime, fe: usize, e: &io::Error) {
 
 /// Accepts up to [`MAX_ACCEPT`] pending connections, waiting for a free slot when at
 /// `maxconn`.
-async fn accept_batch(
-    listener: &Listener,
-    rt: &Arc<Runtime>,
-    fe: usize,
-    li: u32,
-    state: &mut watch::Receiver<ListenState>,
-) {
+async fn accept_batch(listener: &Listener, rt: &Arc<Runtime>, fe: usize, li: u32, state: &mut States) {
     let tls = rt.proxies[fe].fe.listeners.get(li as usize).is_some_and(|l| l.tls.is_some());
     for _ in 0..MAX_ACCEPT {
         // `maxconnrate` / `maxsessrate`: the connection waits in the backlog meanwhile
@@ -244,7 +254,7 @@ fn is_resource_exhaustion(e: &io::Error) -> bool {
 
 /// Waits until a connection ends (global, frontend, or listener `li` at its
 /// `maxconn`), or the listen state changes.
-async fn wait_for_slot(rt: &Runtime, fe: usize, li: u32, state: &mut watch::Receiver<ListenState>) {
+async fn wait_for_slot(rt: &Runtime, fe: usize, li: u32, state: &mut States) {
     let global = rt.global.conn_released.notified();
     let front = rt.proxies[fe].fe.conn_released.notified();
     tokio::pin!(global, front);

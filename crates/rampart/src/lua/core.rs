@@ -179,6 +179,17 @@ pub(super) fn install(lua: &Lua, reg: &Arc<Reg>, shared: bool) -> mlua::Result<(
     // the prelude's `core.tcp()` wraps it in the Socket class
     core.set("_tcp", lua.create_function(|lua, ()| lua.create_userdata(super::sock::LuaSock::new()))?)?;
 
+    // the prelude's `pcall`/`xpcall` give scripts the message of an error raised by a
+    // native function (mlua wraps it in an object that prints a traceback), as
+    // HAProxy's C functions raise the message itself
+    core.set(
+        "_errmsg",
+        lua.create_function(|lua, e: Value| match e {
+            Value::Error(e) => lua.create_string(super::state::message(&e)).map(Value::String),
+            other => Ok(other),
+        })?,
+    )?;
+
     // HAProxy: 0 in the state `lua-load` shares, the thread's number (from 1) in the
     // states of `lua-load-per-thread` (the startup check's state counts as the first)
     core.set("thread", super::state::state_id(shared))?;

@@ -45,6 +45,13 @@ pub(crate) struct TcpOn<'s> {
     pub http: bool,
     /// No more data will come (the inspection is final).
     pub final_data: bool,
+    /// The input of the rules' direction as the stream holds it (the channel has the
+    /// scripts' changes, [`crate::action::chan::Chan::input`]).
+    pub orig: &'s [u8],
+    /// The rules' channel, for the scripts to change (`None`: read only).
+    pub chan: Option<&'s mut crate::action::chan::Chan>,
+    /// The script may wait for more data (the inspection is not final).
+    pub can_wait: bool,
 }
 
 /// How a script ended its stream with `txn:done()` / `core.done()`.
@@ -230,7 +237,7 @@ impl Cur<'_, '_, '_, '_> {
                 Ok(MultiValue::new())
             }
             _ if op.starts_with(b"http.") => self.http(lua, &op[5..], &a),
-            _ if op.starts_with(b"chn.") => super::channel::call(lua, &self.on, &op[4..], &a),
+            _ if op.starts_with(b"chn.") => super::channel::call(lua, &mut self.on, &op[4..], &a),
             _ => err(format!("unknown operation '{}'", String::from_utf8_lossy(op))),
         }
     }

@@ -18,7 +18,8 @@
 //! - `proxy`: the Proxy, Server and Listener classes, `core.proxies` ... (on a
 //!   [`ProxyHost`] the process installs)
 //! - `addr`: `core.parse_addr`, `core.match_addr`
-//! - `channel`: `txn.req`/`txn.res` in TCP content actions (reading methods)
+//! - `channel`: `txn.req`/`txn.res` in TCP content actions
+//! - `stktable`: the StickTable class (a Proxy's `stktable`)
 //! - `sock`: `core.tcp()` sockets on the event loop (the prelude's Socket class and
 //!   `core.httpclient()` sit on them)
 //!
@@ -43,6 +44,7 @@ mod map;
 mod proxy;
 mod run;
 mod sock;
+mod stktable;
 
 pub use sock::{set_httpclient_resolver, NameResolver};
 mod state;
@@ -99,7 +101,7 @@ pub fn prepare(cfg: &Config) -> Vec<Diag> {
         service_timeout: lua.service_timeout.unwrap_or(Some(Duration::from_secs(4))),
         quiet: cfg.global.quiet,
     };
-    CUTS_SESSIONS.store(mentions_shut(lua), std::sync::atomic::Ordering::Relaxed);
+    LOADED.store(true, std::sync::atomic::Ordering::Relaxed);
     let (names, diags) = state::check_load(&settings);
     if !diags.is_empty() {
         return diags;
@@ -112,25 +114,14 @@ pub fn prepare(cfg: &Config) -> Vec<Diag> {
     Vec::new()
 }
 
-/// A script loaded by the configuration names `shut_sess` or `shut_bcksess`.
-static CUTS_SESSIONS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// Whether the servers keep their connections in use so that Lua's
-/// `Server:shut_sess()` and `Proxy:shut_bcksess()` can cut them. PERF: that costs a
-/// descriptor duplicate and a lock per server connection, so only configurations
-/// whose `lua-load*` files name one of these methods pay it (COMPAT: a script that
-/// reaches them otherwise, from a module it `require`s or by a computed name, cuts
-/// nothing; see docs/COMPATIBILITY.md, section Lua).
-pub fn cuts_server_sessions() -> bool {
-    CUTS_SESSIONS.load(std::sync::atomic::Ordering::Relaxed)
+/// Whether the configuration loads Lua scripts (set by [`prepare`]): their servers
+/// may have their connections cut by `Server:shut_sess()` and
+/// `Proxy:shut_bcksess()` (see [`crate::server::sessions::track_for_lua`]).
+pub fn loaded() -> bool {
+    LOADED.load(std::sync::atomic::Ordering::Relaxed)
 }
 
-fn mentions_shut(lua: &LuaSettings) -> bool {
-    lua.loads.iter().any(|l| {
-        // `shut_sess`, `shut_bcksess`
-        std::fs::read(&l.path).is_ok_and(|code| code.windows(8).any(|w| w == b"shut_ses" || w == b"shut_bck"))
-    })
-}
+static LOADED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// The map and pattern files of the configuration, by path, for `core.set_map` and
 /// `core.del_map`: those of the last build (startup builds twice, the check then the

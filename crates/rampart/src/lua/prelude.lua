@@ -22,6 +22,23 @@ local function set_cur(f)
   return prev
 end
 
+-- An error a native function raised reaches Lua as mlua's error object (printing
+-- a traceback); HAProxy's C functions raise the message itself: pcall and xpcall
+-- hand scripts that message.
+local errmsg = core._errmsg
+core._errmsg = nil
+local raw_pcall, raw_xpcall = pcall, xpcall
+local function caught(ok, ...)
+  if ok then return ok, ... end
+  return false, errmsg((...))
+end
+function pcall(f, ...)
+  return caught(raw_pcall(f, ...))
+end
+function xpcall(f, handler, ...)
+  return raw_xpcall(f, function(e) return handler(errmsg(e)) end, ...)
+end
+
 local function not_yet(what)
   return function()
     error(what .. " is not supported yet by rampart", 2)
@@ -307,14 +324,8 @@ end
 -- (`lua::proxy`), nil while they load, as in HAProxy 2.6 (which has no
 -- core.listeners either).
 
-local function missing_table(what)
-  return setmetatable({}, {
-    __index = function() error(what .. " is not supported yet by rampart", 2) end,
-    __pairs = function() error(what .. " is not supported yet by rampart", 2) end,
-  })
-end
-
-StickTable = missing_table("the StickTable class")
+-- (a proxy with a stick table has a StickTable object as its `stktable`, as in
+-- HAProxy 2.6, which has no StickTable global)
 
 -- === fetches and converters: txn.f, txn.sf, txn.c ===
 
@@ -372,16 +383,35 @@ function TXN:set_priority_offset(v) return cur("set_priority_offset", v) end
 TXN.get_headers = not_yet("txn:get_headers")
 TXN.deflog = function(self, msg) core.log(core.info, msg) end
 
--- txn.req / txn.res: the Channel class. The methods reading the data in hand run in
--- TCP content actions (`lua::channel`); those changing it are not there yet.
+-- txn.req / txn.res: the Channel class, in TCP content actions (`lua::channel`). A
+-- method that needs more data returns APPLET_IN while the inspection is not final:
+-- it is yielded, the stream reads more and resumes the script, the method runs again.
+local APPLET_IN = "\0rampart:in"
 local Channel = {}
 Channel.__index = Channel
 for _, m in ipairs({ "dup", "data", "line", "input", "output", "get_in_len", "get_out_len",
-                     "is_full", "may_recv", "is_resp" }) do
-  Channel[m] = function(self, ...) return cur("chn." .. m, self._res, ...) end
+                     "is_full", "may_recv", "is_resp", "get", "getline", "set", "append",
+                     "prepend", "insert", "remove", "send" }) do
+  local op = "chn." .. m
+  Channel[m] = function(self, ...)
+    local a, b = cur(op, self._res, ...)
+    while a == APPLET_IN do
+      coroutine.yield(APPLET_IN)
+      a, b = cur(op, self._res, ...)
+    end
+    return a, b
+  end
 end
-for _, m in ipairs({ "get", "getline", "set", "append", "prepend", "insert", "remove", "send", "forward" }) do
-  Channel[m] = not_yet("Channel:" .. m .. "()")
+-- forward(n) forwards what there is, then waits for the rest
+function Channel:forward(...)
+  local n, total = ..., 0
+  local a, b = cur("chn.forward", self._res, ...)
+  while a == APPLET_IN do
+    total = total + b
+    coroutine.yield(APPLET_IN)
+    a, b = cur("chn.forward", self._res, n - total)
+  end
+  return total + a
 end
 TXN.req = setmetatable({ _res = false }, Channel)
 TXN.res = setmetatable({ _res = true }, Channel)
@@ -462,7 +492,6 @@ end
 -- The stream fills the input between turns: a method that finds too little yields
 -- APPLET_IN and is resumed with the client's next bytes (false: the client closed).
 -- What `send` queues is written to the client after each turn.
-local APPLET_IN = "\0rampart:in"
 local OUT_MAX = 16384
 
 local AppletTCP = {}

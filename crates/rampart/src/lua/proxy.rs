@@ -90,6 +90,10 @@ pub enum PxOp {
     GetCap,
     GetMode,
     ShutBcksess,
+    /// `pause`, `resume`, `stop`: the frontend's listeners.
+    Pause,
+    Resume,
+    Stop,
     SrvAct,
     SrvBck,
 }
@@ -102,6 +106,8 @@ pub trait ProxyHost: Send + Sync {
     fn stats(&self, obj: Obj) -> Vec<(&'static str, LuaVal)>;
     fn server(&self, px: usize, srv: usize, op: SrvOp<'_>) -> LuaVal;
     fn proxy(&self, px: usize, op: PxOp) -> LuaVal;
+    /// The stick table of proxy `px` (its `stick-table` line), if any.
+    fn table(&self, px: usize) -> Option<std::sync::Arc<crate::stick::StickTable>>;
 }
 
 static HOST: OnceLock<Box<dyn ProxyHost>> = OnceLock::new();
@@ -198,11 +204,6 @@ fn px(lua: &Lua, obj: Obj, op: PxOp) -> mlua::Result<Value> {
     to_value(lua, host()?.proxy(p, op))
 }
 
-/// A method doing nothing that rampart cannot do: it says so.
-fn not_yet(what: &str) -> mlua::Result<Value> {
-    Err(mlua::Error::runtime(format!("{what} is not supported yet by rampart")))
-}
-
 const SERVER_METHODS: &[(&str, Method)] = &[
     ("is_draining", |l, o, _| srv(l, o, SrvOp::IsDraining)),
     ("get_maxconn", |l, o, _| srv(l, o, SrvOp::GetMaxconn)),
@@ -236,9 +237,9 @@ const PROXY_METHODS: &[(&str, Method)] = &[
     ("get_mode", |l, o, _| px(l, o, PxOp::GetMode)),
     ("get_stats", |l, o, _| stats_table(l, o).map(Value::Table)),
     ("shut_bcksess", |l, o, _| px(l, o, PxOp::ShutBcksess).map(|_| Value::Nil)),
-    ("pause", |_, _, _| not_yet("Proxy:pause()")),
-    ("resume", |_, _, _| not_yet("Proxy:resume()")),
-    ("stop", |_, _, _| not_yet("Proxy:stop()")),
+    ("pause", |l, o, _| px(l, o, PxOp::Pause).map(|_| Value::Nil)),
+    ("resume", |l, o, _| px(l, o, PxOp::Resume).map(|_| Value::Nil)),
+    ("stop", |l, o, _| px(l, o, PxOp::Stop).map(|_| Value::Nil)),
     // HAProxy 2.8's (rampart extensions to 2.6's API; `get_name`, `get_uuid` and
     // `get_puid` are set by `post_init`)
     ("get_srv_act", |l, o, _| px(l, o, PxOp::SrvAct)),
@@ -259,6 +260,9 @@ fn object_table(lua: &Lua, meta: &Table, obj: Obj, fields: &[(&str, String)]) ->
 
 fn proxy_table(lua: &Lua, c: &Classes, idx: usize, p: &PxInfo) -> mlua::Result<Table> {
     let t = object_table(lua, &c.proxy, Obj::Proxy(idx), &[("name", p.name.clone()), ("uuid", p.uuid.to_string())])?;
+    if let Some(table) = host()?.table(idx) {
+        t.raw_set("stktable", lua.create_userdata(super::stktable::LuaStk(table))?)?;
+    }
     let servers = lua.create_table()?;
     for (i, name, puid) in &p.servers {
         let fields = [("name", name.clone()), ("puid", puid.to_string())];

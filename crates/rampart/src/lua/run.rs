@@ -75,7 +75,7 @@ pub(super) fn resume(
     let took = start.elapsed();
     let turn = match res.and_then(|r| r) {
         Ok(vals) if co.status() == ThreadStatus::Resumable && is_input(st, vals.front()) => {
-            if matches!(cur.on, On::Applet { .. } | On::Cli) {
+            if matches!(cur.on, On::Applet { .. } | On::Cli | On::Tcp(_)) {
                 Turn::Input
             } else {
                 Turn::Failed("an AppletTCP can only be used by its service".to_owned())
@@ -275,14 +275,28 @@ impl LuaRunner for Runner {
         let can_wait = !x.final_data && x.lua.is_some();
         loop {
             let mut fc = x.fc;
+            // the channel is lent to the script for the turn; its fetches see the data
+            // as the script's earlier turns left them (a copy, only once changed)
+            let mut chan = x.chan.take();
+            let orig = x.payload.unwrap_or_default();
+            let changed = chan.as_deref().filter(|c| c.changed()).map(|c| c.input(orig).to_vec());
             let (turn, done) = {
-                let ctx = x.ctx();
-                let on = On::Tcp(TcpOn { ctx: &ctx, fc: &mut fc, http: x.http, final_data: x.final_data });
+                let ctx = SampleCtx { payload: changed.as_deref().or(x.payload), ..x.ctx() };
+                let on = On::Tcp(TcpOn {
+                    ctx: &ctx,
+                    fc: &mut fc,
+                    http: x.http,
+                    final_data: x.final_data,
+                    orig,
+                    chan: chan.as_deref_mut(),
+                    can_wait,
+                });
                 let mut cur = Cur { on, st: &st, done: None };
                 let (turn, took) = resume(&st, &co, args, &mut cur, settings.session_timeout, spent);
                 spent += took;
                 (turn, cur.done.is_some())
             };
+            x.chan = chan;
             x.fc = fc;
             args = MultiValue::new();
             match turn {
@@ -293,6 +307,13 @@ impl LuaRunner for Runner {
                         keep_pending(&st, slot, Pending { rule, co, spent, applet: None });
                     }
                     return TcpFlow::LuaWait(w);
+                }
+                // a channel method waits for more data
+                Turn::Input if can_wait => {
+                    if let Some(slot) = x.lua.as_deref_mut() {
+                        keep_pending(&st, slot, Pending { rule, co, spent, applet: None });
+                    }
+                    return TcpFlow::LuaInput;
                 }
                 // on final data: a forced yield goes on at once (HAProxy resumes it)
                 Turn::Wait(LuaWait::Yield) | Turn::Input => continue,

@@ -189,7 +189,7 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
 
     async fn forward<R>(&mut self, be: usize, req: &[u8], on_response: Option<R>)
     where
-        R: FnMut(&[u8], bool) -> ResVerdict + Send,
+        R: FnMut(&mut Vec<u8>, bool, &mut Vec<u8>) -> ResVerdict + Send,
     {
         let Some(conn) = self.server.take() else { return };
         let rt = &self.sess.rt;
@@ -362,15 +362,24 @@ enum DownEnd {
 async fn inspect_response<A: Sock, B: Sock>(
     server: &A,
     client: &B,
-    mut on_response: impl FnMut(&[u8], bool) -> ResVerdict,
+    mut on_response: impl FnMut(&mut Vec<u8>, bool, &mut Vec<u8>) -> ResVerdict,
     t: DirTimeouts,
     activity: &Activity,
     bufsize: usize,
 ) -> DownEnd {
     let mut held = Buf::take(bufsize);
     let mut ended = false;
+    // what the rules' scripts forwarded: sent at once, before the rules decide
+    let mut now = Vec::new();
     loop {
-        match on_response(&held, ended) {
+        let verdict = on_response(held.vec(), ended, &mut now);
+        if !now.is_empty() {
+            if let Err(e) = write_all(client, &now, t.write).await {
+                return DownEnd::Spliced(Err(e));
+            }
+            now.clear();
+        }
+        match verdict {
             ResVerdict::Wait(deadline) => {
                 let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
                 let server_first = match (left, t.read) {

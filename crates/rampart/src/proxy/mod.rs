@@ -256,12 +256,27 @@ impl ProxyRt {
     }
 }
 
+/// What listeners should be doing: the process's state (signals, soft stop) is
+/// broadcast to every accept loop, a frontend's ([`FrontendRt::listen`]) to its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ListenState {
+    Running,
+    /// Stop accepting but keep the sockets (SIGTTOU; a new process may take the port).
+    Paused,
+    /// Soft or hard stop: close the listening sockets.
+    Stopped,
+}
+
 #[derive(Debug)]
 pub struct FrontendRt {
     /// The frontend's `maxconn`; the CLI's `set maxconn frontend` changes it.
     pub maxconn: AtomicU32,
     pub cur_conns: AtomicU32,
     pub conn_released: Notify,
+    /// What this frontend's listeners do, besides what the process asks of all
+    /// (Lua's `Proxy:pause()`, `resume()`, `stop()`): the accept loops follow the
+    /// stricter of both.
+    pub listen: tokio::sync::watch::Sender<ListenState>,
     /// Backend chosen for every request/session (`use_backend` without condition, else
     /// `default_backend`, else the proxy itself for a `listen`).
     pub backend: Option<usize>,

@@ -16,7 +16,7 @@ mod addr;
 pub mod be_state;
 pub mod list;
 pub mod queue;
-mod sessions;
+pub mod sessions;
 
 pub use addr::AddrCell;
 pub use list::SrvList;

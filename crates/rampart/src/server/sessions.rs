@@ -1,24 +1,43 @@
 //! The server connections in use by streams, kept only for servers that may have to
 //! cut them: `on-marked-down shutdown-sessions` (the server went DOWN or into
-//! maintenance) and the backup servers of a backend with `on-marked-up
-//! shutdown-backup-sessions` (an active server came back). Cutting shuts the socket
-//! down both ways, so the stream using it ends as if the server had closed.
+//! maintenance), the backup servers of a backend with `on-marked-up
+//! shutdown-backup-sessions` (an active server came back), and, once a Lua script
+//! called `Server:shut_sess()` or `Proxy:shut_bcksess()` ([`track_for_lua`]), every
+//! server of a configuration that loads scripts. Cutting shuts the socket down both
+//! ways, so the stream using it ends as if the server had closed.
 //! HAProxy counterpart: `srv_shutdown_streams()`, `srv_shutdown_backup_streams()`
 //! (src/server.c).
 
 use std::collections::HashMap;
 use std::net::Shutdown;
 use std::os::fd::{AsFd, OwnedFd};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 // PERF: the lock is taken when a server connection is handed to a stream and when it
 // is released, only for the servers that may have to cut their connections (not on
 // the request path of any other server); a DOWN takes it once.
 #[allow(clippy::disallowed_types)]
 use std::sync::Mutex;
 
+/// Set once a Lua script cut a server's connections: from then on, the servers whose
+/// [`Sessions`] wait for it register their connections too. PERF: until then (and in
+/// every configuration without scripts) a server connection costs one relaxed load
+/// here, no descriptor duplicate nor lock.
+static LUA_CUTS: AtomicBool = AtomicBool::new(false);
+
+/// A script called `Server:shut_sess()` or `Proxy:shut_bcksess()`: the servers start
+/// keeping their connections in use, so that later calls cut them. COMPAT: HAProxy
+/// reaches every stream of a server; here the connections handed out before a
+/// script's first call are not cut by any call.
+pub fn track_for_lua() {
+    LUA_CUTS.store(true, Ordering::Relaxed);
+}
+
 /// A server's connections in use, by registration number.
 #[derive(Debug, Default)]
 pub struct Sessions {
+    /// Registers connections from the start (the configuration cuts them), not only
+    /// once a script asked ([`track_for_lua`]).
+    always: bool,
     next: AtomicU64,
     /// A duplicate of each connection's descriptor (closing it leaves the
     /// connection open; shutting it down ends the connection).
@@ -27,9 +46,19 @@ pub struct Sessions {
 }
 
 impl Sessions {
-    /// Registers a connection; `None` when its descriptor cannot be duplicated (it is
-    /// then not cut).
+    /// For a server the configuration may cut (`always`), or one only Lua scripts
+    /// may (registering from their first cut).
+    pub fn new(always: bool) -> Sessions {
+        Sessions { always, ..Sessions::default() }
+    }
+
+    /// Registers a connection; `None` when it is not kept (a server only scripts may
+    /// cut, before any did) or its descriptor cannot be duplicated (it is then not
+    /// cut).
     pub fn add(&self, conn: &impl AsFd) -> Option<u64> {
+        if !self.always && !LUA_CUTS.load(Ordering::Relaxed) {
+            return None;
+        }
         let fd = conn.as_fd().try_clone_to_owned().ok()?;
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         self.fds.lock().unwrap_or_else(|e| e.into_inner()).insert(id, fd);
@@ -75,7 +104,7 @@ mod tests {
         let (mut a_peer, _) = l.accept().unwrap();
         let mut b = TcpStream::connect(at).unwrap();
         let (mut b_peer, _) = l.accept().unwrap();
-        let s = Sessions::default();
+        let s = Sessions::new(true);
         let ia = s.add(&a).unwrap();
         let ib = s.add(&b).unwrap();
         s.remove(ib);

@@ -140,6 +140,7 @@ fn run_list<S: Sock>(
         lua: None,
         final_data: false,
         resolving: None,
+        chan: None,
     };
     let mut flow = TcpFlow::Continue;
     for rule in rules {

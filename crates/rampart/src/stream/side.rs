@@ -373,10 +373,11 @@ pub trait TcpFront {
     /// until both ends closed. With `on_response`, the server's first bytes are held
     /// until it says what to do: it is called once at once with nothing, then each time
     /// bytes arrive (or the server closes: its second argument), with all the bytes
-    /// held so far.
+    /// held so far, which it may change (Lua actions). What it puts in its third
+    /// argument goes to the client before anything else (bytes scripts forwarded).
     fn forward<R>(&mut self, be: usize, req: &[u8], on_response: Option<R>) -> impl Future<Output = ()> + Send
     where
-        R: FnMut(&[u8], bool) -> ResVerdict + Send;
+        R: FnMut(&mut Vec<u8>, bool, &mut Vec<u8>) -> ResVerdict + Send;
 
     /// Ends the client connection.
     fn close(&mut self, how: TcpClose);

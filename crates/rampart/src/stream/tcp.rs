@@ -29,6 +29,7 @@ use super::side::{Input, ResVerdict, TcpClose, TcpFront};
 use super::upgrade::{Upgrade, Upgraded};
 use super::Stream;
 use crate::action::capture::Captured;
+use crate::action::chan::Chan;
 use crate::action::state::Persist;
 use crate::action::tcp::{run_tcp_rules_from, SwitchProto, TcpExec};
 use crate::action::{RuleAt, TcpFlow};
@@ -65,6 +66,10 @@ struct TcpState<'a> {
     lua: crate::action::lua::Slot,
     /// A `do-resolve` content rule's question, then its answer.
     resolving: Option<crate::action::state::Resolving>,
+    /// The request and response channels as Lua actions change them (`txn.req`,
+    /// `txn.res`): the bytes they forwarded, held at the front of the buffers.
+    req_chan: Chan,
+    res_chan: Chan,
     /// Set when the stream becomes HTTP.
     upgrade: Option<Box<Upgrade>>,
     /// What the stream measured when its content rules began (HAProxy 3.x `do-log`),
@@ -111,9 +116,15 @@ impl TcpState<'_> {
         }
     }
 
+    /// The input of the request buffer `req` (past what scripts forwarded).
+    fn req_input<'b>(&self, req: &'b Option<Buf>) -> &'b [u8] {
+        req.as_deref().map_or(&[][..], |b| &b[self.req_chan.out.min(b.len())..])
+    }
+
     /// Runs the `tcp-request content` (`dir` request) or `tcp-response content` rules
-    /// of proxy `px` over `payload`, from rule `from`; returns what ended them and at
-    /// which rule.
+    /// of proxy `px` over `payload` (the input of that direction's channel), from rule
+    /// `from`; returns what ended them and at which rule. What Lua actions changed is
+    /// in the channel, for the caller to apply ([`Chan::apply`]).
     fn eval(&mut self, px: usize, dir: Dir, payload: &[u8], final_data: bool, from: usize) -> (TcpFlow, usize) {
         let rt = self.s.rt;
         let rules = &rt.proxies[px].rules;
@@ -148,6 +159,7 @@ impl TcpState<'_> {
             lua: Some(&mut self.lua),
             final_data: false,
             resolving: Some(&mut self.resolving),
+            chan: Some(if dir == Dir::Request { &mut self.req_chan } else { &mut self.res_chan }),
         };
         let flow = run_tcp_rules_from(rules, from, final_data, &mut x);
         self.last_rule = x.last_rule;
@@ -249,6 +261,8 @@ pub async fn run<'a, F: TcpFront>(
         fc: Default::default(),
         resolving: None,
         lua: Default::default(),
+        req_chan: Chan::new(rt.bufsize),
+        res_chan: Chan::new(rt.bufsize),
         upgrade: None,
         log: None,
     };
@@ -275,7 +289,7 @@ async fn analyse<F: TcpFront>(front: &mut F, st: &mut TcpState<'_>) -> Option<us
         Err(Stop::Upgrade(proto)) => return upgrade(front, st, proto, req, None),
         Err(stop) => return end(front, stop, None),
     }
-    let be = st.switch(req.as_deref().map_or(&[], |b| &b[..]));
+    let be = st.switch(st.req_input(&req));
     let Some(be) = be else {
         // No backend: HAProxy closes the connection.
         return end(front, Stop::Close, None);
@@ -297,9 +311,9 @@ async fn analyse<F: TcpFront>(front: &mut F, st: &mut TcpState<'_>) -> Option<us
     // COMPAT: a TCP stream renders no unique id: `proxy-v2-options unique-id` sends an
     // empty one without `unique-id-format` (as HAProxy) and none with it.
     let uid = rt.proxies[fe].rules.unique_id.is_none().then_some(&b""[..]);
-    let sni = st.sni(be, req.as_deref().map_or(&[][..], |b| &b[..]));
+    let sni = st.sni(be, st.req_input(&req));
     let mut stores = Vec::new();
-    let (forced, persist) = st.server(be, req.as_deref().map_or(&[][..], |b| &b[..]), &mut stores);
+    let (forced, persist) = st.server(be, st.req_input(&req), &mut stores);
     let cx = crate::backend::send_proxy::ConnectCtx {
         conn: &st.conn,
         unique_id: uid,
@@ -318,7 +332,7 @@ async fn analyse<F: TcpFront>(front: &mut F, st: &mut TcpState<'_>) -> Option<us
     }
     let held = req.as_deref().map_or(&[][..], |b| &b[..]);
     if rt.proxies[be].rules.tcp_res.is_empty() {
-        front.forward(be, held, None::<fn(&[u8], bool) -> ResVerdict>).await;
+        front.forward(be, held, None::<fn(&mut Vec<u8>, bool, &mut Vec<u8>) -> ResVerdict>).await;
         return Some(be);
     }
     // the `req.` variables end where the response rules start
@@ -494,12 +508,24 @@ async fn inspect<F: TcpFront>(
     loop {
         let now = Instant::now();
         let final_data = ended || buf.len() >= max || deadline.is_none_or(|d| now >= d);
-        let (flow, at) = st.eval(px, Dir::Request, buf, final_data, std::mem::take(&mut from));
+        let input = &buf[st.req_chan.out.min(buf.len())..];
+        let (flow, at) = st.eval(px, Dir::Request, input, final_data, std::mem::take(&mut from));
+        st.req_chan.apply(buf.vec());
         if let Some(fc) = st.fc.take() {
             front.set_fc(fc);
         }
+        if !st.req_chan.back.is_empty() {
+            // what scripts sent the client (`txn.res:send()`) goes at once
+            let back = std::mem::take(&mut st.req_chan.back);
+            if !front.send(&back).await {
+                return Err(Stop::Close);
+            }
+        }
         match flow {
             TcpFlow::Wait => {}
+            // a script waits for more data: read, then resume it (the list goes on
+            // from its rule)
+            TcpFlow::LuaInput => from = at,
             TcpFlow::LuaWait(w) => {
                 // the script waits within the inspect delay (it runs on final data
                 // past it, where it cannot wait any more, as in HAProxy)
@@ -572,20 +598,31 @@ async fn read<F: TcpFront>(front: &mut F, buf: &mut Buf, wait: Option<Duration>)
 fn response_rules<'s, 'a: 's>(
     st: &'s mut TcpState<'a>,
     be: usize,
-) -> impl FnMut(&[u8], bool) -> ResVerdict + Send + use<'s, 'a> {
+) -> impl FnMut(&mut Vec<u8>, bool, &mut Vec<u8>) -> ResVerdict + Send + use<'s, 'a> {
     let rt = st.s.rt;
     let delay = rt.proxies[be].rules.res_inspect_delay;
     let max = rt.max_head;
     let mut deadline: Option<Option<Instant>> = None;
     // the rule a Lua action waits in (the list resumes there), else the first
     let mut from = 0;
-    move |data: &[u8], ended: bool| {
+    move |data: &mut Vec<u8>, ended: bool, send_now: &mut Vec<u8>| {
         let now = Instant::now();
         let deadline = *deadline.get_or_insert_with(|| delay.map(|d| now + d));
         let final_data = ended || data.len() >= max || deadline.is_none_or(|d| now >= d);
-        let (flow, at) = st.eval(be, Dir::Response, data, final_data, std::mem::take(&mut from));
+        let input = &data[st.res_chan.out.min(data.len())..];
+        let (flow, at) = st.eval(be, Dir::Response, input, final_data, std::mem::take(&mut from));
+        st.res_chan.apply(data);
+        if matches!(flow, TcpFlow::Wait | TcpFlow::LuaWait(_) | TcpFlow::LuaInput) && st.res_chan.out > 0 {
+            // what scripts forwarded goes to the client now, while the rules wait
+            send_now.extend(data.drain(..st.res_chan.out));
+            st.res_chan.out = 0;
+        }
         match flow {
             TcpFlow::Wait => ResVerdict::Wait(deadline),
+            TcpFlow::LuaInput => {
+                from = at;
+                ResVerdict::Wait(deadline)
+            }
             TcpFlow::LuaWait(w) => {
                 from = at;
                 ResVerdict::LuaWait(w, deadline)

@@ -155,6 +155,7 @@ fn tcp_response(s: &Stream<'_>, st: &mut ResState<'_, '_>) -> Verdict {
         lua: Some(&mut state.lua),
         final_data: false,
         resolving: None,
+        chan: None,
     };
     let flow = run_tcp_rules(rules, true, &mut x);
     let (last_rule, log_level, fc) = (x.last_rule, x.log_level, x.fc);

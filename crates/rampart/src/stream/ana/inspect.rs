@@ -75,6 +75,7 @@ pub fn run(
         lua: Some(&mut st.lua),
         final_data: false,
         resolving: Some(&mut st.resolving),
+        chan: None,
     };
     let (flow, at) = run_tcp_rules_from(rules, std::mem::take(from), final_data, &mut x);
     let (last_rule, log_level, fc) = (x.last_rule, x.log_level, x.fc);
@@ -82,7 +83,8 @@ pub fn run(
     st.log.level = log_level;
     st.fc = fc;
     match flow {
-        TcpFlow::Wait => Verdict::WaitBody(WaitBody { time: left, at_least: 0 }),
+        // (a script waits for data through a channel, refused in HTTP streams)
+        TcpFlow::Wait | TcpFlow::LuaInput => Verdict::WaitBody(WaitBody { time: left, at_least: 0 }),
         TcpFlow::LuaWait(w) => {
             *from = at;
             Verdict::LuaWait(w)
