@@ -316,6 +316,8 @@ def resolvers_cpu(a, tmp):
             f"resolvers-cpu ({a.proxy}, {a.servers} servers, timeout resolve {a.resolve}): "
             f"{cpu:.1f} % of a core, {(q1 - q0) / (t1 - t0):.0f} queries/s, {up} servers with an address"
         )
+        ns = p.cli("show resolvers r1")
+        print("  " + " ".join(l.strip() for l in ns.splitlines() if l.strip().startswith(("sent", "valid", "timeout"))))
     finally:
         p.stop()
 
