@@ -229,7 +229,7 @@ fn slots(proxy: &Running, be: &str, ports: &[(u16, &str)]) -> Slots {
     let mut stat: Vec<_> = csv
         .lines()
         .map(|l| l.split(',').collect::<Vec<_>>())
-        .filter(|c| c.len() > 73 && c[0] == be && c[1] != "BACKEND")
+        .filter(|c| c.len() > 73 && c[0] == be && c[1] != "FRONTEND" && c[1] != "BACKEND")
         .map(|c| {
             let addr = c[73].rsplit_once(':').map_or(c[73].to_owned(), |(ip, p)| format!("{ip}:{}", name(p)));
             (slot(c[1]), c[17].to_owned(), addr)

@@ -170,22 +170,22 @@ mod tests {
 
     #[tokio::test]
     async fn without_compression_the_bytes_go_as_stored() {
-        struct Seen(Arc<std::sync::Mutex<(Vec<usize>, bool)>>);
+        struct Seen(Arc<parking_lot::Mutex<(Vec<usize>, bool)>>);
         impl crate::filter::Tap for Seen {
             fn data(&mut self, d: &[u8]) {
-                self.0.lock().unwrap().0.push(d.len());
+                self.0.lock().0.push(d.len());
             }
             fn end(&mut self) {
-                self.0.lock().unwrap().1 = true;
+                self.0.lock().1 = true;
             }
         }
-        let seen = Arc::new(std::sync::Mutex::new((Vec::new(), false)));
+        let seen = Arc::new(parking_lot::Mutex::new((Vec::new(), false)));
         let body = vec![7u8; 2500];
         let f = ResFilter { comp: None, taps: vec![Box::new(Seen(seen.clone()))] };
         let mut rx = ObjectRx::new(&body, f, 1000);
         assert_eq!(rx.res_facts().body, BodyLen::Known(2500));
         assert_eq!(drain(&mut rx).await.concat(), body);
-        assert_eq!(*seen.lock().unwrap(), (vec![1000, 1000, 500], true));
+        assert_eq!(*seen.lock(), (vec![1000, 1000, 500], true));
     }
 
     #[tokio::test]
