@@ -345,10 +345,7 @@ fn a_large_compressed_hit_is_compressed_and_sent_piece_by_piece() {
         let o = served.clone();
         HttpBackend::builder("s1")
             .respond(move |_| {
-                Reply::ok()
-                    .header("Content-Type", "text/plain")
-                    .header("Cache-Control", "max-age=60")
-                    .body(o.to_vec())
+                Reply::ok().header("Content-Type", "text/plain").header("Cache-Control", "max-age=60").body(o.to_vec())
             })
             .start()
     };

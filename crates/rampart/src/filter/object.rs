@@ -33,7 +33,13 @@ pub struct ObjectRx<'b> {
 impl<'b> ObjectRx<'b> {
     /// Reads `body` through `filter` in pieces of at most `piece` bytes.
     pub fn new(body: &'b [u8], filter: ResFilter, piece: usize) -> ObjectRx<'b> {
-        ObjectRx { rest: body, piece: piece.max(1), len: body.len() as u64, st: FilterState::new(filter, None), handed: Vec::new() }
+        ObjectRx {
+            rest: body,
+            piece: piece.max(1),
+            len: body.len() as u64,
+            st: FilterState::new(filter, None),
+            handed: Vec::new(),
+        }
     }
 
     /// The first piece filtered, to go with the head (all of the body when it is the
