@@ -209,3 +209,161 @@ fn the_log_line_of_a_hit_names_the_cache_as_haproxy() {
     assert!(r[1].contains(" fe1 fe1/<CACHE> ") && r[3].contains(" fe2 be2/<CACHE> "), "{r:#?}");
     assert_eq!(cmp.rampart.client, cmp.haproxy.client);
 }
+
+// === a large compressed hit streams ===
+
+/// 12 MiB of a xorshift sequence: nothing to compress, so the compressed hit is as
+/// large as the object, far more than the sockets between the proxy and a client that
+/// does not read can hold (the proxy's send buffer is at most `tcp_wmem`'s 4 MiB).
+const BIG: usize = 12 << 20;
+
+fn noise() -> Vec<u8> {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    (0..BIG / 8)
+        .flat_map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x.to_le_bytes()
+        })
+        .collect()
+}
+
+/// What the client saw of a large compressed hit.
+#[derive(Debug, PartialEq)]
+struct BigHit {
+    /// The response was a hit (`Age`), gzip and chunked.
+    hit_gzip_chunked: bool,
+    /// `comp_in` of the frontend once the client had the first 64 KiB and stopped
+    /// reading, was below the object's size: compressed as it went, not whole first.
+    streamed: bool,
+    /// The chunks' data gunzipped is the object.
+    decodes: bool,
+    /// `comp_in` at the end is the object's size.
+    comp_in_end: u64,
+    /// How many chunks carried data (not compared: the pieces' sizes differ).
+    chunks: usize,
+}
+
+impl Normalize for BigHit {
+    fn normalize(&mut self, _n: &Normalizer) {}
+}
+
+impl BigHit {
+    /// What is compared with haproxy: all but the chunks.
+    fn compared(&self) -> (bool, bool, bool, u64) {
+        (self.hit_gzip_chunked, self.streamed, self.decodes, self.comp_in_end)
+    }
+}
+
+fn comp_in(p: &Running) -> u64 {
+    let out = rampart_testkit::stats_command(&p.dir().join("admin.sock"), "show stat\n");
+    let mut lines = out.lines();
+    let header: Vec<&str> = lines.next().unwrap().trim_start_matches("# ").split(',').collect();
+    let col = header.iter().position(|h| *h == "comp_in").unwrap();
+    let row = lines.find(|l| l.starts_with("fe1,FRONTEND,")).unwrap();
+    row.split(',').nth(col).unwrap().parse().unwrap_or(0)
+}
+
+/// Reads the data of a chunked body from `c` (the bytes after the head in `buf`), one
+/// entry per chunk; `mid` is called once `at_least` body bytes arrived.
+fn chunked(c: &mut std::net::TcpStream, mut buf: Vec<u8>, at_least: usize, mut mid: impl FnMut()) -> Vec<Vec<u8>> {
+    let mut pos = 0;
+    let mut out = Vec::new();
+    let mut mid_done = false;
+    let mut tmp = vec![0u8; 1 << 16];
+    loop {
+        if !mid_done && buf.len() >= at_least {
+            mid();
+            mid_done = true;
+        }
+        // every whole chunk in hand
+        while let Some(eol) = buf[pos..].windows(2).position(|w| w == b"\r\n") {
+            let size = usize::from_str_radix(std::str::from_utf8(&buf[pos..pos + eol]).unwrap(), 16).unwrap();
+            let start = pos + eol + 2;
+            if size == 0 {
+                return out;
+            }
+            if buf.len() < start + size + 2 {
+                break;
+            }
+            out.push(buf[start..start + size].to_vec());
+            pos = start + size + 2;
+        }
+        let n = c.read(&mut tmp).unwrap();
+        assert!(n > 0, "the body ended early");
+        buf.extend_from_slice(&tmp[..n]);
+    }
+}
+
+fn big_hit(p: &Running, object: &[u8]) -> BigHit {
+    // the miss: stored as the server sent it
+    let mut c = RawClient::connect(p.addr("fe1")).expect("connects");
+    c.set_read_timeout(Duration::from_secs(30)).unwrap();
+    c.send("GET /big HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
+    let r = c.read_response().unwrap();
+    assert_eq!((r.status, r.body.len()), (200, BIG));
+    // the hit, by a client with a small receive buffer that stops reading a while
+    let sock = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    sock.set_recv_buffer_size(16 << 10).unwrap();
+    sock.connect(&p.addr("fe1").into()).unwrap();
+    let mut c: std::net::TcpStream = sock.into();
+    c.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    std::io::Write::write_all(&mut c, b"GET /big HTTP/1.1\r\nHost: a\r\nAccept-Encoding: gzip\r\n\r\n").unwrap();
+    let mut buf = Vec::new();
+    let mut tmp = [0u8; 4096];
+    let head_end = loop {
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+        let n = c.read(&mut tmp).unwrap();
+        assert!(n > 0, "no head");
+        buf.extend_from_slice(&tmp[..n]);
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).to_ascii_lowercase();
+    let hit_gzip_chunked = head.contains("\r\nage: ")
+        && head.contains("\r\ncontent-encoding: gzip\r\n")
+        && head.contains("\r\ntransfer-encoding: chunked\r\n");
+    let mut mid = None;
+    let data = chunked(&mut c, buf[head_end..].to_vec(), 64 << 10, || mid = Some(comp_in(p)));
+    let mut plain = Vec::new();
+    let decodes = flate2::read::GzDecoder::new(&data.concat()[..]).read_to_end(&mut plain).is_ok() && plain == object;
+    BigHit {
+        hit_gzip_chunked,
+        streamed: mid.is_some_and(|m| m < BIG as u64),
+        decodes,
+        comp_in_end: comp_in(p),
+        chunks: data.len(),
+    }
+}
+
+#[test]
+fn a_large_compressed_hit_is_compressed_and_sent_piece_by_piece() {
+    let object = std::sync::Arc::new(noise());
+    let served = object.clone();
+    let backend = move || {
+        let o = served.clone();
+        HttpBackend::builder("s1")
+            .respond(move |_| {
+                Reply::ok().header("Content-Type", "text/plain").header("Cache-Control", "max-age=60").body(o.to_vec())
+            })
+            .start()
+    };
+    let cfg = concat!(
+        "global\n  nbthread 1\n  stats socket ${testdir}/admin.sock level admin\n\
+         defaults\n  mode http\n  timeout client 30s\n  timeout server 30s\n  timeout connect 1s\n\
+         frontend fe1\n  bind fd@${fe1}\n  filter cache c\n  filter compression\n\
+         compression algo gzip\n  compression type text/plain\n  http-request cache-use c\n\
+         http-response cache-store c\n  default_backend be1\n\
+         backend be1\n  server s1 ${s1_addr}:${s1_port}\n\
+         cache c\n  total-max-size 32\n  max-object-size 16000000\n  max-age 60\n"
+    );
+    let d = Differential::new(RAMPART).listener("fe1").backend("s1", backend).config(cfg);
+    let Some(cmp) = d.run(|p| big_hit(p, &object)) else { return };
+    let r = &cmp.rampart.client;
+    assert!(r.hit_gzip_chunked && r.streamed && r.decodes, "{r:?}");
+    assert_eq!(r.comp_in_end, BIG as u64, "{r:?}");
+    // a chunk per piece of at most a buffer (16 kB less tune.maxrewrite)
+    assert!(r.chunks >= BIG / 16384, "{r:?}");
+    assert_eq!(r.compared(), cmp.haproxy.client.compared(), "{:?}", cmp.haproxy.client);
+}

@@ -3,7 +3,9 @@
 //! REFUSED, SERVFAIL, no record, truncated, another question, another id, oversized,
 //! silence), then the nameservers' counters (`show stat domain resolvers`, `show
 //! resolvers`) and which servers are up with which addresses (`show servers state`),
-//! including a `server-template` filled from SRV records.
+//! including a `server-template` filled from SRV records; the `addr` column of `show
+//! stat` and `show servers state` of template slots filled, free, and freed when their
+//! record leaves.
 
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
@@ -209,4 +211,133 @@ fn stats_domain_refusals_as_haproxy() {
     assert_eq!(ours[0], "Invalid statistics domain.");
     assert!(ours[2].contains("\na,r1,0,0,"), "{}", ours[2]);
     assert_eq!(ours, answers(haproxy));
+}
+
+/// `(name, status, addr)` of the servers of `show stat` in backend `be`, and
+/// `(name, addr, admin state, port)` of `show servers state be`, the template's slots
+/// sorted by what they hold (which slot takes which record is not compared); the
+/// backends' ports named after them.
+type Slots = (Vec<(String, String, String)>, Vec<(String, String, String, String)>);
+
+fn slots(proxy: &Running, be: &str, ports: &[(u16, &str)]) -> Slots {
+    let name = |p: &str| {
+        let port = p.parse::<u16>().ok();
+        ports.iter().find(|(n, _)| Some(*n) == port).map_or(p.to_owned(), |(_, s)| (*s).to_owned())
+    };
+    let slot = |s: &str| if s.starts_with("web") { "web".to_owned() } else { s.to_owned() };
+    let csv = cli(proxy, "show stat\n");
+    let mut stat: Vec<_> = csv
+        .lines()
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .filter(|c| c.len() > 73 && c[0] == be && c[1] != "FRONTEND" && c[1] != "BACKEND")
+        .map(|c| {
+            let addr = c[73].rsplit_once(':').map_or(c[73].to_owned(), |(ip, p)| format!("{ip}:{}", name(p)));
+            (slot(c[1]), c[17].to_owned(), addr)
+        })
+        .collect();
+    stat.sort();
+    let mut state: Vec<_> = cli(proxy, &format!("show servers state {be}\n"))
+        .lines()
+        .filter(|l| !l.starts_with('#') && l.contains(' '))
+        .map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            (slot(f[3]), f[4].to_owned(), f[6].to_owned(), name(f[18]))
+        })
+        .collect();
+    state.sort();
+    (stat, state)
+}
+
+/// A three-slot template filled by two SRV records, then by one (the other's slot
+/// freed after `hold obsolete`), beside a server whose name never resolves.
+fn template_story(binary: PathBuf) -> (Slots, Slots) {
+    let dns = DnsServer::start();
+    let (b1, b2) = (HttpBackend::start("b1"), HttpBackend::start("b2"));
+    let ports = [(b1.addr().port(), "b1"), (b2.addr().port(), "b2")];
+    dns.set_a("a.test", &[Ipv4Addr::new(127, 0, 0, 1)]);
+    dns.set_a("b.test", &[Ipv4Addr::new(127, 0, 0, 2)]);
+    dns.set_nx("nx.test", true);
+    let srv = "_http._tcp.web.test";
+    dns.set_srv(srv, &[(0, 10, ports[0].0, "a.test"), (0, 10, ports[1].0, "b.test")], true);
+    let cfg = format!(
+        "global\n stats socket ${{testdir}}/admin.sock level admin\n\
+         resolvers r1\n nameserver ns1 {}\n timeout resolve 200ms\n timeout retry 200ms\n\
+         hold valid 1s\n hold nx 1s\n hold obsolete 1s\n\
+         defaults\n mode http\n timeout client 5s\n timeout server 5s\n timeout connect 1s\n\
+         listen fe1\n bind fd@${{fe1}}\n\
+         server-template web 3 {srv} resolvers r1 init-addr none\n\
+         server never nx.test:8080 resolvers r1 init-addr none\n",
+        dns.addr()
+    );
+    let proxy = Proxy::new(binary).listener("fe1").config(&cfg).start().expect("proxy starts");
+    std::thread::sleep(Duration::from_millis(1500));
+    let two = slots(&proxy, "fe1", &ports);
+    dns.set_srv(srv, &[(0, 10, ports[0].0, "a.test")], true);
+    // past `hold obsolete` and a few resolutions
+    std::thread::sleep(Duration::from_millis(3000));
+    (two, slots(&proxy, "fe1", &ports))
+}
+
+#[test]
+fn free_template_slots_show_no_address_as_haproxy() {
+    let Some(haproxy) = haproxy_or_skip("free_template_slots_show_no_address_as_haproxy") else { return };
+    let ours = template_story(RAMPART.into());
+    // the test means something: two slots held, one free; then one held
+    let addrs = |s: &Slots| s.0.iter().map(|r| r.2.clone()).collect::<Vec<_>>();
+    assert_eq!(addrs(&ours.0), ["", "", "127.0.0.1:b1", "127.0.0.2:b2"], "{ours:#?}");
+    assert_eq!(addrs(&ours.1), ["", "", "", "127.0.0.1:b1"], "{ours:#?}");
+    let theirs = template_story(haproxy);
+    assert_eq!(ours, theirs);
+}
+
+/// A one-line HTTP server on `listener` answering `body`, connection closed after each.
+fn tiny_http(listener: std::net::TcpListener, body: &'static str) {
+    use std::io::{Read, Write};
+    std::thread::spawn(move || {
+        for mut conn in listener.incoming().flatten() {
+            let mut buf = [0u8; 4096];
+            let _ = conn.read(&mut buf);
+            let reply = format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len());
+            let _ = conn.write_all(reply.as_bytes());
+        }
+    });
+}
+
+/// What a client gets before and after `app.test` moves from 127.0.0.1 to 127.0.0.2,
+/// with `hold valid` far longer than the test waits: each waited for (`eventually!`).
+fn change_story(binary: PathBuf) -> Vec<String> {
+    let dns = DnsServer::start();
+    let (a, b, port) = loop {
+        let a = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = a.local_addr().expect("addr").port();
+        if let Ok(b) = std::net::TcpListener::bind(("127.0.0.2", port)) {
+            break (a, b, port);
+        }
+    };
+    tiny_http(a, "one");
+    tiny_http(b, "two");
+    dns.set_a("app.test", &[Ipv4Addr::LOCALHOST]);
+    let cfg = format!(
+        "resolvers r1\n nameserver ns1 {}\n timeout resolve 100ms\n timeout retry 100ms\n hold valid 60s\n\
+         defaults\n mode http\n timeout client 5s\n timeout server 5s\n timeout connect 1s\n\
+         listen fe1\n bind fd@${{fe1}}\n server app app.test:{port} resolvers r1 resolve-prefer ipv4 init-addr none\n",
+        dns.addr()
+    );
+    let proxy = Proxy::new(binary).listener("fe1").config(&cfg).start().expect("proxy starts");
+    let body = || String::from_utf8_lossy(&rampart_testkit::http_get(proxy.addr("fe1"), "/").body).into_owned();
+    rampart_testkit::eventually!(body() == "one");
+    dns.set_a("app.test", &[Ipv4Addr::new(127, 0, 0, 2)]);
+    // within the test's patience (5 s), far less than `hold valid`
+    rampart_testkit::eventually!(body() == "two");
+    vec![body()]
+}
+
+#[test]
+fn servers_are_resolved_every_timeout_resolve_not_every_hold_valid_as_haproxy() {
+    assert_eq!(change_story(RAMPART.into()), ["two"]);
+    let Some(haproxy) = haproxy_or_skip("servers_are_resolved_every_timeout_resolve_not_every_hold_valid_as_haproxy")
+    else {
+        return;
+    };
+    assert_eq!(change_story(haproxy), ["two"]);
 }

@@ -1,7 +1,7 @@
 //! The DNS part of the runtime model: the `resolvers` sections and what each server
 //! whose address is a name asks of them.
 
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use arc_swap::ArcSwapOption;
@@ -29,7 +29,7 @@ pub fn server_dns(cfg: &Config, srv: &Server) -> Option<Box<SrvDns>> {
         resolvers,
         conf_name: f.map_or_else(String::new, |f| f.name.clone()),
         hostname: ArcSwapOption::new(hostname),
-        fqdn_gen: AtomicU64::new(0),
+        fqdn_changed: tokio::sync::Notify::new(),
         fqdn_set: AtomicBool::new(false),
         prefer_v6: r.prefer_v6,
         nets: r.nets.clone(),

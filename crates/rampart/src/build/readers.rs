@@ -44,7 +44,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("use-fcgi-app", "build::build: ProxyRt::fcgi, back::BackConn::new; rampart-cfg parse::fcgi_app::finish"),
     ("resolvers", "build::dns::resolvers, dns::query::ask, stats::resolvers::show"),
     ("resolvers accepted_payload_size", "dns::query::ask (EDNS0 in encode_query, receive buffer)"),
-    ("resolvers hold", "dns::follow (wait_next: valid, hold_of: nx/other/refused/timeout, fill_slots: obsolete)"),
+    ("resolvers hold", "dns::types (valid: answers reused), dns::follow (hold_of: nx/other/refused/timeout, fill_slots: obsolete)"),
     ("resolvers nameserver", "dns::query::exchange (over_udp, over_tcp)"),
     ("resolvers parse-resolv-conf", "rampart-cfg parse::resolvers: nameservers of /etc/resolv.conf"),
     ("resolvers resolve_retries", "dns::query::ask"),

@@ -38,6 +38,8 @@ pub struct Entry {
     /// The response as HTTP/1 bytes: status line, headers (`Content-Length` for the
     /// body, no other framing), the body.
     pub raw: Vec<u8>,
+    /// Where the body starts in `raw`.
+    pub head_len: usize,
     /// The `ETag` value, for `If-None-Match`.
     pub etag: Option<Vec<u8>>,
     /// `Last-Modified`, else `Date`, else the time it was stored.
@@ -53,6 +55,16 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// The head (status line and headers, `Content-Length` last).
+    pub fn head(&self) -> &[u8] {
+        &self.raw[..self.head_len]
+    }
+
+    /// The body.
+    pub fn body(&self) -> &[u8] {
+        &self.raw[self.head_len..]
+    }
+
     /// Blocks it takes.
     fn blocks(&self) -> u64 {
         (self.raw.len() as u64).div_ceil(BLOCK).max(1)
@@ -246,9 +258,11 @@ impl Pending {
     pub fn into_entry(self, body: &[u8]) -> Entry {
         let mut raw = self.head;
         raw.extend_from_slice(format!("content-length: {}\r\n\r\n", body.len()).as_bytes());
+        let head_len = raw.len();
         raw.extend_from_slice(body);
         Entry {
             raw,
+            head_len,
             etag: self.etag,
             last_modified: self.last_modified,
             stored: self.stored,
@@ -301,6 +315,7 @@ mod tests {
     fn entry(len: usize, expire: i64) -> Entry {
         Entry {
             raw: vec![b'x'; len],
+            head_len: 0,
             etag: None,
             last_modified: 0,
             stored: 0,

@@ -1,5 +1,5 @@
 //! Servers following DNS at run time, one task per server name (on the first worker
-//! thread): every `hold valid` the name is asked again; a new address is taken as
+//! thread): every `timeout resolve` the name is asked again; a new address is taken as
 //! `resolve-prefer`, `resolve-net` and `resolve-opts` say, a name that stops resolving
 //! for longer than its `hold` period puts the server in maintenance (drained: the
 //! streams it serves finish) until it resolves again. A `server-template` filled from
@@ -24,22 +24,50 @@ use crate::proxy::{ProxyRt, Runtime};
 pub async fn run_host(rt: Arc<Runtime>, be: usize, srv: usize) {
     let Some((res, dns)) = follows(&rt, be, srv) else { return };
     let mut last_valid = Instant::now();
-    let mut gen = dns.fqdn_gen.load(std::sync::atomic::Ordering::Relaxed);
+    let mut recent = Recent::default();
     loop {
         if let Some(host) = dns.hostname() {
             match resolve(&rt, res, &host, dns.prefer_v6).await {
                 Ok((ips, ns)) => {
                     last_valid = Instant::now();
                     rt.resolvers[res].keep_answer(&host, dns.prefer_v6, &ips);
-                    apply_ips(&rt, be, srv, &ips, &host, (res, ns));
+                    let held = recent.with(&host, &ips, rt.resolvers[res].conf.hold.obsolete, last_valid);
+                    apply_ips(&rt, be, srv, &held, &host, (res, ns));
                 }
                 Err(f) => {
                     rt.resolvers[res].forget_answer(&host, dns.prefer_v6);
+                    recent = Recent::default();
                     failed(&rt, be, srv, res, f, last_valid, &host)
                 }
             }
         }
-        gen = wait_next(&rt, res, &dns.fqdn_gen, gen).await;
+        wait_next(&rt, res, Some(&dns.fqdn_changed)).await;
+    }
+}
+
+/// The addresses a name's answers gave, with when each was last seen: as HAProxy keeps
+/// an answer's records until they are older than `hold obsolete`
+/// (`resolv_check_response()`), a server keeps its address while it is among them.
+#[derive(Debug, Default)]
+struct Recent {
+    host: String,
+    seen: Vec<(IpAddr, Instant)>,
+}
+
+impl Recent {
+    /// The addresses of the answer `ips` (got at `now`), then those of earlier answers
+    /// seen at most `obsolete` ago.
+    fn with(&mut self, host: &str, ips: &[IpAddr], obsolete: Duration, now: Instant) -> Vec<IpAddr> {
+        if self.host != host {
+            // another name (`set server fqdn`): its own records
+            self.host = host.to_owned();
+            self.seen.clear();
+        }
+        self.seen.retain(|(ip, at)| !ips.contains(ip) && now.duration_since(*at) <= obsolete);
+        let mut all = ips.to_vec();
+        all.extend(self.seen.iter().map(|(ip, _)| *ip));
+        self.seen.extend(ips.iter().map(|&ip| (ip, now)));
+        all
     }
 }
 
@@ -55,18 +83,17 @@ fn updater(rt: &Runtime, res: usize, ns: usize) -> String {
     format!("{}/{}", r.conf.name, r.conf.nameservers[ns].name)
 }
 
-/// Sleeps until the next resolution is due (`hold valid`, checked every `timeout
-/// resolve`), or until `set server fqdn` changed the name; the generation seen.
-async fn wait_next(rt: &Runtime, res: usize, gen: &std::sync::atomic::AtomicU64, seen: u64) -> u64 {
-    let conf = &rt.resolvers[res].conf;
-    let tick = conf.timeout_resolve.max(Duration::from_millis(10));
-    let due = Instant::now() + conf.hold.valid.max(tick);
-    loop {
-        tokio::time::sleep(tick.min(due.saturating_duration_since(Instant::now()))).await;
-        let now = gen.load(std::sync::atomic::Ordering::Relaxed);
-        if now != seen || Instant::now() >= due {
-            return now;
+/// Sleeps until the next resolution is due, `timeout resolve` after the last one ended
+/// as in HAProxy 2.6's `process_resolvers()` (`hold valid` does not space them: it is how
+/// long an answer is reused by `do-resolve`), or until `set server fqdn` changed the
+/// name (`changed`).
+async fn wait_next(rt: &Runtime, res: usize, changed: Option<&tokio::sync::Notify>) {
+    let tick = rt.resolvers[res].conf.timeout_resolve.max(Duration::from_millis(10));
+    match changed {
+        Some(n) => {
+            let _ = tokio::time::timeout(tick, n.notified()).await;
         }
+        None => tokio::time::sleep(tick).await,
     }
 }
 
@@ -177,7 +204,6 @@ pub async fn run_srv(rt: Arc<Runtime>, be: usize, first: usize) {
         .map(|srv| Slot { srv, holds: restored(px, srv) })
         .collect();
     let mut last_valid = Instant::now();
-    let never = std::sync::atomic::AtomicU64::new(0);
     loop {
         match ask(&rt, res, &name, &[TYPE_SRV]).await {
             Ok(a) => {
@@ -192,7 +218,7 @@ pub async fn run_srv(rt: Arc<Runtime>, be: usize, first: usize) {
             }
             Err(_) => {}
         }
-        wait_next(&rt, res, &never, 0).await;
+        wait_next(&rt, res, None).await;
     }
 }
 
@@ -282,7 +308,30 @@ fn free_slot(px: &ProxyRt, slot: &mut Slot) {
     if let Some(dns) = server.dns.as_deref() {
         dns.hostname.store(None);
     }
-    let a = server.addr.get();
-    let none = if a.is_ipv4() { IpAddr::from([0, 0, 0, 0]) } else { IpAddr::from([0u16; 8]) };
-    server.addr.set(SocketAddr::new(none, a.port()));
+    // and no port, as HAProxy's `resolv_srvrq_cleanup_srv()` (`show servers state`)
+    let none = if server.addr.get().is_ipv4() { IpAddr::from([0, 0, 0, 0]) } else { IpAddr::from([0u16; 8]) };
+    server.addr.set(SocketAddr::new(none, 0));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_are_kept_until_obsolete() {
+        let (a, b) = (IpAddr::from([10, 0, 0, 1]), IpAddr::from([10, 0, 0, 2]));
+        let t0 = Instant::now();
+        let mut r = Recent::default();
+        assert_eq!(r.with("x", &[a], Duration::from_secs(5), t0), [a]);
+        // `a` left the answer: still there within `hold obsolete`
+        assert_eq!(r.with("x", &[b], Duration::from_secs(5), t0 + Duration::from_secs(3)), [b, a]);
+        assert_eq!(r.with("x", &[b], Duration::from_secs(5), t0 + Duration::from_secs(5)), [b, a]);
+        assert_eq!(r.with("x", &[b], Duration::from_secs(5), t0 + Duration::from_secs(6)), [b]);
+        // `hold obsolete 0s` (the default): gone at once
+        let mut r = Recent::default();
+        r.with("x", &[a], Duration::ZERO, t0);
+        assert_eq!(r.with("x", &[b], Duration::ZERO, t0 + Duration::from_millis(1)), [b]);
+        // another name starts over
+        assert_eq!(r.with("y", &[a], Duration::from_secs(5), t0 + Duration::from_millis(2)), [a]);
+    }
 }

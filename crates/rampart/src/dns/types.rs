@@ -143,8 +143,8 @@ pub struct SrvDns {
     /// record gave, or the one `set server fqdn` set; `None` for a template slot no
     /// record fills.
     pub hostname: ArcSwapOption<String>,
-    /// Bumped by `set server fqdn`, so that the resolver starts over at once.
-    pub fqdn_gen: AtomicU64,
+    /// Told by `set server fqdn`, so that the resolver starts over at once.
+    pub fqdn_changed: tokio::sync::Notify,
     /// The name was set at run time (`set server fqdn`, an SRV record): HAProxy's
     /// `SRV_ADMF_HMAINT` (0x40 in `show servers state`), which never clears at run time.
     pub fqdn_set: AtomicBool,

@@ -15,11 +15,13 @@
 //! src/flt_http_comp.c and src/cache.c use them.
 //!
 //! - `held`: the body `http-response wait-for-body` holds for the rules after it
+//! - `object`: a cached object's body through the filters (a hit), piece by piece
 //! - `spoe`: the connections to SPOE agents (no body filter: the stream awaits them)
 //! - `store`: the cache's store
 //! - `trace`: `filter trace`
 
 pub mod held;
+pub mod object;
 pub mod spoe;
 pub mod store;
 pub mod trace;
@@ -95,8 +97,7 @@ impl<'r, 'a> FilteredRx<'r, 'a> {
     /// Filters the body of `inner`, whose framing is `facts` (the server's).
     pub fn new(inner: &'r mut BackRx<'a>, filter: ResFilter, facts: ResFacts) -> Self {
         let chunked = facts.body == BodyLen::Unknown && !facts.until_close;
-        let unchunk = chunked.then(Box::<Unchunk>::default);
-        let st = FilterState { filter, unchunk, out: Vec::new(), data: Vec::new(), enc: Vec::new(), done: false };
+        let st = FilterState::new(filter, chunked.then(Box::<Unchunk>::default));
         FilteredRx { inner, st, handed: Vec::new() }
     }
 
@@ -123,6 +124,10 @@ impl<'r, 'a> FilteredRx<'r, 'a> {
 }
 
 impl FilterState {
+    fn new(filter: ResFilter, unchunk: Option<Box<Unchunk>>) -> FilterState {
+        FilterState { filter, unchunk, out: Vec::new(), data: Vec::new(), enc: Vec::new(), done: false }
+    }
+
     /// Filters the body bytes `raw` (as received) into `out`.
     fn feed(&mut self, raw: &[u8]) -> Result<(), BodyError> {
         self.data.clear();

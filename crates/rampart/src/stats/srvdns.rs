@@ -35,8 +35,8 @@ pub fn set_fqdn(px: &ProxyRt, i: usize, value: Option<&str>) -> String {
     }
     let old = current.map_or_else(|| "(null)".to_owned(), |c| c.to_string());
     dns.hostname.store(Some(Arc::new(name.to_owned())));
-    dns.fqdn_gen.fetch_add(1, Ordering::Relaxed);
     dns.fqdn_set.store(true, Ordering::Relaxed);
+    dns.fqdn_changed.notify_one();
     format!("{}/{} changed its FQDN from {old} to {name}{by}", px.name, srv.name)
 }
 

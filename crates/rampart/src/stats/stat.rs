@@ -543,11 +543,22 @@ fn server(_rt: &Runtime, px: &ProxyRt, srv: &ServerRt, name: &str, level: Level)
         "lastchg" => since(srv.state.last_change()).into(),
         "sid" => srv.stats.sid.into(),
         "type" => 2u32.into(),
-        "addr" if level >= Level::Operator => Val::Str(srv.addr.get().to_string()),
+        "addr" if level >= Level::Operator => Val::Str(shown_addr(srv)?),
         "req_tot" if http => srv.stats.req.get().into(),
         n if n.starts_with("hrsp_") && http => by_class(&srv.stats.rsp, n)?,
         n => check_cell(srv, n)?,
     })
+}
+
+/// A server's `addr` cell: `unix` for a unix-socket server; none while it waits for its
+/// address from DNS (`init-addr none`, a free `server-template` slot), as HAProxy leaves
+/// the cell of an address without family empty.
+fn shown_addr(srv: &ServerRt) -> Option<String> {
+    if srv.unix.is_some() {
+        return Some("unix".to_owned());
+    }
+    let a = srv.addr.get();
+    (srv.dns.is_none() || !a.ip().is_unspecified()).then(|| a.to_string())
 }
 
 /// Seconds since the unix time `t`.

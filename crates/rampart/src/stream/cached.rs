@@ -3,8 +3,9 @@
 //! conditional request it satisfies, through the `http-response` and
 //! `http-after-response` rules and the response filters like a server's response
 //! (`filter compression` after `filter cache` compresses a hit as HAProxy does: the
-//! object is stored as the server sent it), written by the front mux as any response
-//! rampart builds (so HTTP/2 clients get it too).
+//! object is stored as the server sent it, and a hit is compressed and sent piece by
+//! piece), written by the front mux as any response rampart builds (so HTTP/2 clients
+//! get it too).
 //!
 //! As HAProxy's applets, a hit skips what a server needs: a frontend's hit chooses no
 //! backend (the log line reads `fe/<CACHE>`), a backend's no server (`be/<CACHE>`),
@@ -16,7 +17,10 @@
 use std::borrow::Cow;
 
 use super::ana::http_res::ResState;
+use super::side::Streamed;
 use super::{ana, send_built, HttpFront, Next, Stream, Txn, TxnData, Verdict};
+use crate::back::BackRecv;
+use crate::filter::object::ObjectRx;
 use crate::filter::ResFilter;
 use crate::http::reply::Synth;
 use crate::http::MsgHead;
@@ -25,7 +29,8 @@ use crate::sample::vars::VarStore;
 /// Answers the request from the object `cache-use` found.
 pub(super) async fn serve<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: &mut Txn, sess: &mut VarStore) -> Next {
     let Some((idx, entry)) = txn.st.cache.hit.take() else { return Next::Close };
-    let Some(tpl) = crate::h1::msg::parse_reply(&entry.raw) else { return Next::Close };
+    // PERF: the head alone is copied; the body is sent from the object
+    let Some(tpl) = crate::h1::msg::parse_reply(entry.head()) else { return Next::Close };
     // the filters' request side runs for an applet too (HAProxy keeps
     // `AN_REQ_FLT_HTTP_HDRS`): the compression algorithm, `filter trace`
     ana::filters::request(s, txn, front.req_buf());
@@ -39,6 +44,7 @@ pub(super) async fn serve<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: 
         crate::cache::rules::not_modified(txn.req.view(front.req_buf()), entry.etag.as_deref(), entry.last_modified);
     let mut head = MsgHead { arena_max: s.rt.bufsize, ..MsgHead::default() };
     let mut reply = tpl.instantiate(&mut head);
+    reply.body = Cow::Borrowed(entry.body());
     let _ = head.add_header(b"Age", entry.age_at(crate::cache::now()).to_string().as_bytes());
     if not_modified {
         let _ = head.set_status(304, b"Not Modified");
@@ -84,31 +90,45 @@ pub(super) async fn serve<F: HttpFront>(front: &mut F, s: &mut Stream<'_>, txn: 
             return Next::Close;
         }
     }
-    let filters = ana::filters::response_filters(&s2, &mut txn.st, &mut head, reply.buf);
-    if filters.is_active() {
-        let Ok(filtered) = filter_body(filters, reply) else { return Next::Close };
-        reply = filtered;
-    }
+    let mut filters = ana::filters::response_filters(&s2, &mut txn.st, &mut head, reply.buf);
     txn.synth.copy_from(&head);
-    send_built(front, &mut s2, txn, sess, Some(reply)).await
+    if !filters.is_active() {
+        return send_built(front, &mut s2, txn, sess, Some(reply)).await;
+    }
+    if matches!(head.status, 100..=199 | 204 | 304) {
+        // no body to filter (a `304` is never compressed): the taps see it end
+        filters.taps.iter_mut().for_each(|t| t.end());
+        return send_built(front, &mut s2, txn, sess, Some(reply)).await;
+    }
+    streamed(front, &mut s2, txn, sess, reply, filters).await
 }
 
-/// The object's body through the response filters: seen by the taps (`filter trace`),
-/// compressed whole when compressing (then sent chunked, as HAProxy sends it).
-fn filter_body(mut f: ResFilter, mut reply: Synth<'_>) -> std::io::Result<Synth<'_>> {
-    for t in &mut f.taps {
-        t.data(&reply.body);
+/// Sends a hit whose body goes through the response filters (compression, `filter
+/// trace`) piece by piece, each piece filtered (compressed and flushed) and written
+/// before the next, as HAProxy's cache applet and compression filter do
+/// (`crate::filter::object`): a piece is what a buffer gives a message
+/// (`tune.bufsize` less `tune.maxrewrite`).
+async fn streamed<'a, F: HttpFront>(
+    front: &mut F,
+    s: &mut Stream<'a>,
+    txn: &mut Txn,
+    sess: &mut VarStore,
+    mut reply: Synth<'a>,
+    filters: ResFilter,
+) -> Next {
+    let body = std::mem::take(&mut reply.body);
+    let (reply, replaced) = match super::after_built(front, s, txn, sess, reply) {
+        Ok(r) => r,
+        Err(next) => return next,
+    };
+    if replaced {
+        // a failed rewrite's error page replaced the object
+        return front.reply(&txn.synth, &reply).await;
     }
-    if let Some(mut c) = f.comp.take() {
-        let mut out = Vec::with_capacity(reply.body.len() / 2 + 64);
-        c.push(&reply.body, &mut out)?;
-        c.finish(&mut out)?;
-        reply.body = Cow::Owned(out);
-        reply.has_length = false;
-        reply.chunked = true;
-    }
-    for t in &mut f.taps {
-        t.end();
-    }
-    Ok(reply)
+    let mut rx = ObjectRx::new(&body, filters, s.rt.max_head);
+    let facts = rx.res_facts();
+    let Ok(first) = rx.start() else { return Next::Close };
+    let whole = rx.body_done();
+    let out = Streamed { buf: reply.buf, facts, first: &first, whole, close: reply.close, body: &mut rx };
+    front.reply_streamed(&txn.synth, out).await
 }

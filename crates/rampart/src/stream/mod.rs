@@ -802,12 +802,29 @@ async fn send_built<'rt, F: HttpFront>(
     sess: &mut VarStore,
     reply: Option<Synth<'rt>>,
 ) -> Next {
-    let Some(mut reply) = reply else { return Next::Close };
+    let Some(reply) = reply else { return Next::Close };
     if reply.raw {
         txn.synth.status = raw_status(reply.buf).unwrap_or(0);
         txn.st.log.status = raw_status(reply.buf);
         return front.reply_raw(reply.buf).await;
     }
+    match after_built(front, s, txn, sess, reply) {
+        Ok((reply, _)) => front.reply(&txn.synth, &reply).await,
+        Err(next) => next,
+    }
+}
+
+/// Runs the `http-after-response` rules on the response an analyser built (in
+/// `txn.synth` and `reply`, not raw) and fills the log's fields of it. Gives the
+/// response to send, and whether it is another one (a failed rewrite's error, whose
+/// head replaced `txn.synth`); `Err`: the rules closed the stream.
+fn after_built<'rt, F: HttpFront>(
+    front: &mut F,
+    s: &mut Stream<'rt>,
+    txn: &mut Txn,
+    sess: &mut VarStore,
+    mut reply: Synth<'rt>,
+) -> Result<(Synth<'rt>, bool), Next> {
     let TxnData { synth, vars_txn, vars_reqres, scratch, strict, st: stream_st, .. } = &mut **txn;
     let mut again: Option<Synth<'rt>> = None;
     let mut scratch_head = MsgHead::default();
@@ -822,18 +839,20 @@ async fn send_built<'rt, F: HttpFront>(
         st: &mut *stream_st,
     };
     let buf = reply.buf;
+    let mut replaced = false;
     match ana::http_res::after(s, synth, buf, &mut st) {
         Verdict::Continue | Verdict::WaitBody(_) | Verdict::Resolve | Verdict::LuaWait(_) | Verdict::Spoe => {}
-        Verdict::Close => return Next::Close,
+        Verdict::Close => return Err(Next::Close),
         Verdict::SilentDrop => {
             front.silent_drop();
-            return Next::Close;
+            return Err(Next::Close);
         }
         // an after-response rule cannot build a reply; a failed rewrite did
         Verdict::Reply | Verdict::Tarpit => {
             if let Some(r) = again {
                 std::mem::swap(synth, &mut scratch_head);
                 reply = r;
+                replaced = true;
             }
         }
     }
@@ -845,7 +864,7 @@ async fn send_built<'rt, F: HttpFront>(
     // a reply no rule explained: an error refuses (`P`), anything else answers (`L`)
     let cause = if synth.status >= 400 { Cause::Proxy } else { Cause::Local };
     l.end_by(cause, l.current_phase());
-    front.reply(synth, &reply).await
+    Ok((reply, replaced))
 }
 
 /// Answers with the stream's answer for `code` (502, 503, 504 ...): an `http-error`

@@ -275,6 +275,15 @@ pub trait HttpFront {
     /// its arena).
     fn reply(&mut self, res: &MsgHead, reply: &Synth<'_>) -> impl Future<Output = Next> + Send;
 
+    /// Sends a response rampart built whose body is read in pieces from `out.body`, each
+    /// written before the next is read (a cache hit through the response filters,
+    /// `crate::filter::object`); `res` is its head (slices into `out.buf`).
+    fn reply_streamed<R: BackRecv + Send>(
+        &mut self,
+        res: &MsgHead,
+        out: Streamed<'_, R>,
+    ) -> impl Future<Output = Next> + Send;
+
     /// Makes the client connection disappear without telling the client
     /// (`silent-drop`); it closes when the exchange returns.
     fn silent_drop(&mut self);
@@ -289,6 +298,22 @@ pub trait HttpFront {
     fn log_info(&self) -> LogInfo {
         LogInfo::default()
     }
+}
+
+/// A built response whose body comes in pieces ([`HttpFront::reply_streamed`]).
+#[derive(Debug)]
+pub struct Streamed<'x, R> {
+    /// The buffer the head's slices point into.
+    pub buf: &'x [u8],
+    /// The body's framing as the client gets it.
+    pub facts: ResFacts,
+    /// The body bytes that go with the head; `whole`: they are all of it.
+    pub first: &'x [u8],
+    pub whole: bool,
+    /// The client connection closes after this response.
+    pub close: bool,
+    /// Where the rest of the body is read.
+    pub body: &'x mut R,
 }
 
 /// What the front mux measured of an exchange, for its log line.

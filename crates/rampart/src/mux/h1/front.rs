@@ -26,7 +26,7 @@ use crate::io::{read_some, write_all, IoError, Sock};
 use crate::sample::vars::VarStore;
 use crate::session::types::Session;
 use crate::splice::{forward, frames_idle, tunnel_timeouts, Activity, DirTimeouts};
-use crate::stream::side::{LogInfo, Progress, ResSend, ResSink};
+use crate::stream::side::{LogInfo, Progress, ResSend, ResSink, Streamed};
 use crate::stream::{BodyWaited, HttpFront, Next, ReqMeta};
 use crate::timer::Timeouts;
 
@@ -420,6 +420,33 @@ impl<'a, S: Sock> HttpFront for H1Front<'a, S> {
             // Request bytes may still be on their way (a body not read): closing now
             // would reset the connection and lose the response, so close softly, as the
             // mux does after its own errors.
+            if !self.body.is_done() {
+                super::linger(self.client).await;
+            }
+            return Next::Close;
+        }
+        Next::KeepAlive
+    }
+
+    async fn reply_streamed<R: BackRecv + Send>(&mut self, res: &MsgHead, out: Streamed<'_, R>) -> Next {
+        self.drop_request_bytes();
+        let closing = out.close || res.view(out.buf).values(b"connection").any(|v| v.eq_ignore_ascii_case(b"close"));
+        let keep = self.keep_after_reply() && !closing;
+        let sink = self.sink();
+        let progress = Progress::default();
+        let how = ResSend { facts: out.facts, keep_client: keep, tunnel: None, whole: out.whole };
+        let sent = match sink.send_head(res.view(out.buf), how, out.first, &progress).await {
+            Ok(Some(held)) => sink.flush(held, &progress).await.is_ok(),
+            Ok(None) if out.whole => true,
+            Ok(None) => sink.send_body_from(out.body, &progress, None).await.is_ok(),
+            Err(()) => false,
+        };
+        self.account(&progress);
+        if !sent {
+            return Next::Close;
+        }
+        if !keep {
+            // as after `reply`: request bytes may still be on their way
             if !self.body.is_done() {
                 super::linger(self.client).await;
             }

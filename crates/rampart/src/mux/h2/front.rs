@@ -26,7 +26,7 @@ use crate::io::IoError;
 use crate::sample::vars::VarStore;
 use crate::session::types::Session;
 use crate::splice::{frames_idle, tunnel_timeouts};
-use crate::stream::side::{LogInfo, Progress, ResSend, ResSink};
+use crate::stream::side::{LogInfo, Progress, ResSend, ResSink, Streamed};
 use crate::stream::{BodyWaited, HttpFront, Next, ReqMeta};
 use crate::timer::Timeouts;
 
@@ -360,6 +360,28 @@ impl<'a> HttpFront for H2Front<'a> {
         }
         self.info.sent += body.len() as u64;
         Next::KeepAlive
+    }
+
+    async fn reply_streamed<R: BackRecv + Send>(&mut self, res: &MsgHead, out: Streamed<'_, R>) -> Next {
+        if res.status == 101 {
+            // as `reply`: HTTP/2 has no `101` but to an extended CONNECT
+            self.shared.borrow_mut().reset(self.id, ErrorCode::InternalError);
+            return Next::Close;
+        }
+        let sink = self.sink();
+        let progress = Progress::default();
+        let how = ResSend { facts: out.facts, keep_client: true, tunnel: None, whole: out.whole };
+        let sent = match sink.send_head(res.view(out.buf), how, out.first, &progress).await {
+            Ok(_) if out.whole => true,
+            Ok(_) => sink.send_body_from(out.body, &progress, None).await.is_ok(),
+            Err(()) => false,
+        };
+        self.account(&progress);
+        if sent {
+            Next::KeepAlive
+        } else {
+            Next::Close
+        }
     }
 
     fn silent_drop(&mut self) {
