@@ -59,6 +59,16 @@ impl<T> Spares<T> {
     pub fn len(&self) -> usize {
         self.free.len()
     }
+
+    pub fn is_empty(&self) -> bool {
+        self.free.is_empty()
+    }
+}
+
+impl<T> Default for Spares<T> {
+    fn default() -> Self {
+        Spares::new()
+    }
 }
 
 /// Trims this thread's spare buffers and message heads ([`Spares::trim`]); called

@@ -349,15 +349,13 @@ fn a_large_compressed_hit_is_compressed_and_sent_piece_by_piece() {
             })
             .start()
     };
-    let cfg = concat!(
-        "global\n  nbthread 1\n  stats socket ${testdir}/admin.sock level admin\n\
+    let cfg = "global\n  nbthread 1\n  stats socket ${testdir}/admin.sock level admin\n\
          defaults\n  mode http\n  timeout client 30s\n  timeout server 30s\n  timeout connect 1s\n\
          frontend fe1\n  bind fd@${fe1}\n  filter cache c\n  filter compression\n\
          compression algo gzip\n  compression type text/plain\n  http-request cache-use c\n\
          http-response cache-store c\n  default_backend be1\n\
          backend be1\n  server s1 ${s1_addr}:${s1_port}\n\
-         cache c\n  total-max-size 32\n  max-object-size 16000000\n  max-age 60\n"
-    );
+         cache c\n  total-max-size 32\n  max-object-size 16000000\n  max-age 60\n";
     let d = Differential::new(RAMPART).listener("fe1").backend("s1", backend).config(cfg);
     let Some(cmp) = d.run(|p| big_hit(p, &object)) else { return };
     let r = &cmp.rampart.client;

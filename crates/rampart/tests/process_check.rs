@@ -123,7 +123,7 @@ fn check_answers_like_haproxy() {
 }
 
 /// One `-c` run lists every refusal of a file, each with its line: several options of
-/// one `bind` or `server` line, `maxsslrate`, invalid `stats socket` options, and
+/// one `bind` or `server` line, `cluster-secret`, invalid `stats socket` options, and
 /// what only the runtime refuses (`http-request set-priority-class`, checks of `unix@` servers) even though parsing
 /// already failed.
 #[test]
@@ -132,7 +132,7 @@ fn one_check_run_reports_every_refusal() {
         eprintln!("note: rampart-specific messages, skipped against another binary");
         return;
     }
-    let cfg = "global\n  maxsslrate 10\n  stats socket /tmp/rampart-every.sock level bogus\n\
+    let cfg = "global\n  cluster-secret abc\n  stats socket /tmp/rampart-every.sock level bogus\n\
                defaults\n  mode http\n  timeout client 1s\n  timeout server 1s\n  timeout connect 1s\n\
                frontend fe\n  bind 127.0.0.1:18080 accept-netscaler-cip 1 tfo\n  tcp-request content set-priority-class int(1)\n  default_backend be\n\
                backend be\n  server s1 unix@/tmp/rampart-every-s.sock check\n  server s2 127.0.0.1:1 tcp-ut 5s weight 999\n";
@@ -150,7 +150,7 @@ fn one_check_run_reports_every_refusal() {
     assert_eq!(
         alerts,
         [
-            "2] : 'maxsslrate' is not supported yet",
+            "2] : 'cluster-secret' is not supported yet",
             "3] : 'stats socket' : ''level' only supports 'user', 'operator', and 'admin' (got 'bogus')'",
             "10] : 'bind 127.0.0.1:18080' in section 'frontend' : 'accept-netscaler-cip' is not supported yet",
             "15] : 'server be/s2' : 'tcp-ut' is not supported yet",
