@@ -491,14 +491,7 @@ fn parse_hard_stop_after(p: &mut Parser, words: &[String], span: &Span) {
                 p.global.hard_stop_after = ms.duration();
             }
         }
-        Err(TimeError::Overflow) => p.alert(
-            span,
-            format!("timer overflow in argument '{text}' to '{kw}' (maximum value is 2147483647 ms or ~24.8 days)"),
-        ),
-        Err(TimeError::Underflow) => {
-            p.alert(span, format!("timer underflow in argument '{text}' to '{kw}' (minimum non-null value is 1 ms)"))
-        }
-        Err(TimeError::BadChar(c)) => p.alert(span, format!("unexpected character '{c}' in argument to <{kw}>.")),
+        Err(e) => time_error(p, span, kw, text, e),
     }
 }
 
@@ -827,4 +820,18 @@ mod tests {
         let cfg = parse_ok("global\n maxconn 10\n maxconn 20\n");
         assert_eq!(cfg.global.maxconn, Some(10));
     }
+}
+
+/// HAProxy's message for a bad `<time>` argument `text` of global keyword `kw`.
+pub(super) fn time_error(p: &mut Parser, span: &Span, kw: &str, text: &str, e: TimeError) {
+    let msg = match e {
+        TimeError::Overflow => {
+            format!("timer overflow in argument '{text}' to '{kw}' (maximum value is 2147483647 ms or ~24.8 days)")
+        }
+        TimeError::Underflow => {
+            format!("timer underflow in argument '{text}' to '{kw}' (minimum non-null value is 1 ms)")
+        }
+        TimeError::BadChar(c) => format!("unexpected character '{c}' in argument to <{kw}>."),
+    };
+    p.alert(span, msg);
 }

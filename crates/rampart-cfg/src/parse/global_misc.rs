@@ -10,7 +10,7 @@
 
 use crate::span::Span;
 
-use super::global::too_many;
+use super::global::{time_error, too_many};
 use super::value::{atol, parse_time_ms, TimeError};
 use super::{arg, Parser};
 
@@ -213,14 +213,7 @@ fn parse_close_spread(p: &mut Parser, words: &[String], span: &Span) {
             p.global.close_spread =
                 ms.duration().map_or(crate::model::CloseSpread::AtOnce, crate::model::CloseSpread::Window);
         }
-        Err(TimeError::Overflow) => p.alert(
-            span,
-            format!("timer overflow in argument '{text}' to '{kw}' (maximum value is 2147483647 ms or ~24.8 days)"),
-        ),
-        Err(TimeError::Underflow) => {
-            p.alert(span, format!("timer underflow in argument '{text}' to '{kw}' (minimum non-null value is 1 ms)"))
-        }
-        Err(TimeError::BadChar(c)) => p.alert(span, format!("unexpected character '{c}' in argument to <{kw}>.")),
+        Err(e) => time_error(p, span, kw, text, e),
     }
 }
 

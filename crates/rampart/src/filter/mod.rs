@@ -124,6 +124,17 @@ impl<'r, 'a> FilteredRx<'r, 'a> {
 }
 
 impl FilterState {
+    /// Moves what goes to the client next into `handed` (what was handed last time is
+    /// gone: the caller asks for what follows); `false` when there is nothing.
+    fn hand_over(&mut self, handed: &mut Vec<u8>) -> bool {
+        if self.out.is_empty() {
+            return false;
+        }
+        handed.clear();
+        std::mem::swap(handed, &mut self.out);
+        true
+    }
+
     fn new(filter: ResFilter, unchunk: Option<Box<Unchunk>>) -> FilterState {
         FilterState { filter, unchunk, out: Vec::new(), data: Vec::new(), enc: Vec::new(), done: false }
     }
@@ -201,10 +212,7 @@ impl BackRecv for FilteredRx<'_, '_> {
 
     async fn recv_body(&mut self, timeout: Option<Duration>) -> Result<Option<&[u8]>, BodyError> {
         loop {
-            if !self.st.out.is_empty() {
-                // what was handed last time is gone: this call asks for what follows
-                self.handed.clear();
-                std::mem::swap(&mut self.handed, &mut self.st.out);
+            if self.st.hand_over(&mut self.handed) {
                 return Ok(Some(&self.handed[..]));
             }
             if self.st.done {

@@ -84,10 +84,7 @@ impl BackRecv for ObjectRx<'_> {
 
     async fn recv_body(&mut self, _timeout: Option<Duration>) -> Result<Option<&[u8]>, BodyError> {
         loop {
-            if !self.st.out.is_empty() {
-                // what was handed last time is gone: this call asks for what follows
-                self.handed.clear();
-                std::mem::swap(&mut self.handed, &mut self.st.out);
+            if self.st.hand_over(&mut self.handed) {
                 return Ok(Some(&self.handed[..]));
             }
             if self.st.done {
