@@ -614,6 +614,20 @@ fn check_socket_option(word: &str, value: &str) -> Result<(), String> {
     }
 }
 
+/// HAProxy's message for a bad `<time>` argument `text` of global keyword `kw`.
+pub(super) fn time_error(p: &mut Parser, span: &Span, kw: &str, text: &str, e: TimeError) {
+    let msg = match e {
+        TimeError::Overflow => {
+            format!("timer overflow in argument '{text}' to '{kw}' (maximum value is 2147483647 ms or ~24.8 days)")
+        }
+        TimeError::Underflow => {
+            format!("timer underflow in argument '{text}' to '{kw}' (minimum non-null value is 1 ms)")
+        }
+        TimeError::BadChar(c) => format!("unexpected character '{c}' in argument to <{kw}>."),
+    };
+    p.alert(span, msg);
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -820,18 +834,4 @@ mod tests {
         let cfg = parse_ok("global\n maxconn 10\n maxconn 20\n");
         assert_eq!(cfg.global.maxconn, Some(10));
     }
-}
-
-/// HAProxy's message for a bad `<time>` argument `text` of global keyword `kw`.
-pub(super) fn time_error(p: &mut Parser, span: &Span, kw: &str, text: &str, e: TimeError) {
-    let msg = match e {
-        TimeError::Overflow => {
-            format!("timer overflow in argument '{text}' to '{kw}' (maximum value is 2147483647 ms or ~24.8 days)")
-        }
-        TimeError::Underflow => {
-            format!("timer underflow in argument '{text}' to '{kw}' (minimum non-null value is 1 ms)")
-        }
-        TimeError::BadChar(c) => format!("unexpected character '{c}' in argument to <{kw}>."),
-    };
-    p.alert(span, msg);
 }
