@@ -28,8 +28,9 @@ Usage: scripts/bench-instr.py [-n N] [--scenarios keepalive,close] [--syscalls|-
            haproxy=/usr/sbin/haproxy rampart=target/release/rampart
 With --syscalls it counts system calls per request instead (strace -c, same difference).
 With --cache, callgrind also simulates the caches (--cache-sim=yes: valgrind's model of
-this machine's L1 and last-level caches) and the table adds data-cache misses per request
-(D1: first level, reads and writes; LL: last level): what the instruction count does not
+this machine's L1 and last-level caches) and the table adds cache misses per request
+(I1: first-level instruction cache; D1: first-level data, reads and writes; LL: last-level
+data): what the instruction count does not
 show when a binary touches more memory per request than another.
 Prints a table: instructions per request per binary and scenario, and each binary's
 ratio to the first one. Needs valgrind (or strace) and nginx, and h2load for the HTTP/2 scenarios (Debian packages).
@@ -255,7 +256,8 @@ def print_instructions(bins, scenarios, per_req, cache):
 
     columns = [("instructions", lambda e: e["Ir"])]
     if cache:
-        columns += [("D1 misses", lambda e: e.get("D1mr", 0) + e.get("D1mw", 0)),
+        columns += [("I1 misses", lambda e: e.get("I1mr", 0)),
+                    ("D1 misses", lambda e: e.get("D1mr", 0) + e.get("D1mw", 0)),
                     ("LL misses", lambda e: e.get("DLmr", 0) + e.get("DLmw", 0))]
     print()
     print("| scenario | per request | " + " | ".join(n for n, _ in bins) + " |")

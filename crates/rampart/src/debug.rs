@@ -70,19 +70,37 @@ impl Trace {
         self.message(px, "srvrep", "srvhdr", buf, head);
     }
 
+    /// `clireq` and `clihdr` lines for a request given as its first line and its
+    /// fields (an HTTP/2 stream's).
+    pub fn request_fields<'b>(&self, px: &str, first_line: &[u8], fields: impl Iterator<Item = (&'b [u8], &'b [u8])>) {
+        self.lines(px, "clireq", "clihdr", first_line, fields);
+    }
+
     fn message(&self, px: &str, line_tag: &str, hdr_tag: &str, buf: &[u8], head: &Head) {
+        let first_line = buf[..head.len].split(|&b| b == b'\n').next().unwrap_or_default();
+        let first_line = first_line.strip_suffix(b"\r").unwrap_or(first_line);
+        let fields = head.headers.iter().map(|h| (h.name.get(buf), h.value.get(buf)));
+        self.lines(px, line_tag, hdr_tag, first_line, fields);
+    }
+
+    fn lines<'b>(
+        &self,
+        px: &str,
+        line_tag: &str,
+        hdr_tag: &str,
+        first_line: &[u8],
+        fields: impl Iterator<Item = (&'b [u8], &'b [u8])>,
+    ) {
         // Before a server is attached, HAProxy prints the missing descriptor as an
         // int (-1 in %04x), after that as an unsigned short.
         let sfd = self.server().map_or_else(|| "ffffffff".to_owned(), |fd| format!("{:04x}", fd16(fd)));
         let prefix = format!("{:08x}:{px}.", self.id);
         let ids = format!("[{:04x}:{sfd}]: ", fd16(self.cfd));
-        let mut out = String::with_capacity(head.len + 64 * (head.headers.len() + 1));
-        let first_line = buf[..head.len].split(|&b| b == b'\n').next().unwrap_or_default();
-        let first_line = first_line.strip_suffix(b"\r").unwrap_or(first_line);
+        let mut out = String::with_capacity(1024);
         let _ = writeln!(out, "{prefix}{line_tag}{ids}{}", String::from_utf8_lossy(first_line));
-        for h in &head.headers {
-            let name = String::from_utf8_lossy(h.name.get(buf)).to_ascii_lowercase();
-            let _ = writeln!(out, "{prefix}{hdr_tag}{ids}{name}: {}", String::from_utf8_lossy(h.value.get(buf)));
+        for (name, value) in fields {
+            let name = String::from_utf8_lossy(name).to_ascii_lowercase();
+            let _ = writeln!(out, "{prefix}{hdr_tag}{ids}{name}: {}", String::from_utf8_lossy(value));
         }
         emit(&out);
     }

@@ -4,6 +4,7 @@
 //! exchange of a keep-alive connection is a stream with the next id. Checked against
 //! haproxy 2.6 with `RAMPART_TEST_BINARY=/usr/sbin/haproxy`.
 
+mod http2_client;
 mod http_common;
 
 use std::io::{Read, Write};
@@ -89,6 +90,45 @@ fn http_exchanges_are_traced_one_stream_each() {
         assert_eq!(&srvrep[ids.len()..], ": HTTP/1.1 200 OK");
         assert!(of("srvhdr").iter().any(|l| l.rest == format!("{ids}: content-length: 2")), "{lines:#?}");
         assert_eq!(of("closed")[0].rest, *ids);
+    }
+}
+
+/// Each HTTP/2 stream is a traced stream of its own, its request printed as haproxy 2.6
+/// prints it: the target in absolute form with the `:authority`, `HTTP/2.0`, `host`
+/// from the `:authority` first.
+#[test]
+fn http2_streams_are_traced_one_stream_each() {
+    let s1 = HttpBackend::builder("s1").reply(Reply::ok().body("ok")).start();
+    let cfg = format!(
+        "{PREAMBLE}frontend fe1\n  bind fd@${{fe1}} proto h2\n  default_backend be\nbackend be\n  server s1 ${{s1_addr}}:${{s1_port}}\n"
+    );
+    let proxy = start_with_args(&cfg, &[("s1", s1.addr())], &["-d"]);
+    let mut c = http2_client::H2Client::connect(proxy.addr("fe1"));
+    let port = c.local_addr().port();
+    for (id, path) in [(1, "/one"), (3, "/two?x=1")] {
+        let fields =
+            [(":method", "GET"), (":scheme", "http"), (":path", path), (":authority", "t.test"), ("x-trace", "a")];
+        c.headers(id, &fields, true);
+        assert_eq!(http2_client::body_of(&c.until_end(id, Duration::from_secs(5)), id), b"ok");
+    }
+    eventually!(trace_lines(&proxy).iter().filter(|l| l.event == "closed").count() == 2, "{}", proxy.output());
+    let lines = trace_lines(&proxy);
+    let first = lines.iter().find(|l| l.event == "accept").expect("an accept line").id;
+    for (id, path) in [(first, "/one"), (first + 1, "/two?x=1")] {
+        let of = |event: &str| lines.iter().filter(|l| l.id == id && l.event == event).collect::<Vec<_>>();
+        let accept = &of("accept")[0];
+        assert_eq!(accept.proxy, "fe1");
+        assert!(accept.rest.ends_with(&format!(" from [127.0.0.1:{port}] ALPN=<none>")), "{lines:#?}");
+        let cfd = &accept.rest[accept.rest.find('=').unwrap() + 1..][..4];
+        assert_eq!(of("clireq")[0].rest, format!("[{cfd}:ffffffff]: GET http://t.test{path} HTTP/2.0"), "{lines:#?}");
+        let hdrs: Vec<&str> = of("clihdr").iter().map(|l| l.rest.as_str()).collect();
+        assert_eq!(hdrs, [format!("[{cfd}:ffffffff]: host: t.test"), format!("[{cfd}:ffffffff]: x-trace: a")]);
+        let srvrep = &of("srvrep")[0];
+        assert_eq!((srvrep.proxy.as_str(), &srvrep.rest[11..]), ("be", ": HTTP/1.1 200 OK"), "{lines:#?}");
+        assert!(srvrep.rest.starts_with(&format!("[{cfd}:")), "{lines:#?}");
+        let mut ends = events_of(&lines, id).split_off(events_of(&lines, id).len() - 3);
+        ends[..2].sort();
+        assert_eq!(ends, ["clicls", "srvcls", "closed"], "{lines:#?}");
     }
 }
 

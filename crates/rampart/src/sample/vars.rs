@@ -327,8 +327,12 @@ impl<'a> Vars<'a> {
     /// [`Vars::start_response`]).
     pub fn prune(&self, scope: Scope) {
         let Some(store) = self.store(scope) else { return };
-        let freed: usize =
-            store.vars.borrow_mut().drain(..).map(|x| VAR_OVERHEAD + x.value.as_ref().map_or(0, data_size)).sum();
+        let mut vars = store.vars.borrow_mut();
+        if vars.is_empty() {
+            return; // the common case (no variables): no drain, no accounting
+        }
+        let freed: usize = vars.drain(..).map(|x| VAR_OVERHEAD + x.value.as_ref().map_or(0, data_size)).sum();
+        drop(vars);
         self.release(scope, freed);
     }
 

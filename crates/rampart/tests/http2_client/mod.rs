@@ -73,6 +73,11 @@ impl H2Client {
         c
     }
 
+    /// The client's address (its port shows in the proxy's `-d` and log lines).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.sock.local_addr().expect("a local address")
+    }
+
     /// Writes raw bytes.
     pub fn send(&mut self, bytes: &[u8]) {
         self.sock.write_all(bytes).expect("writes");

@@ -27,8 +27,9 @@ use super::shared::{Shared, SharedRef};
 use super::streams::Streams;
 use crate::buf::Buf;
 use crate::counters::stats::H2Stats;
+use crate::debug::{self, Trace};
 use crate::h2::msg::{response_fields, ReqFields, Tunnel};
-use crate::http::BodyLen;
+use crate::http::{BodyLen, MsgView};
 use crate::io::Sock;
 use crate::sample::vars::VarStore;
 use crate::session::types::Session;
@@ -100,6 +101,8 @@ struct Demux {
     glitches: Glitches,
     /// The frontend's HTTP/2 counters.
     stats: Arc<H2Stats>,
+    /// The client connection's descriptor (for the `-d` lines of its streams).
+    cfd: i32,
 }
 
 /// A header block being received.
@@ -141,6 +144,7 @@ pub async fn serve<S: Sock>(client: S, mut sess: Session, pre: Option<Buf>, sess
             goaway: false,
             glitches: Glitches::new(tune.fe_glitches_threshold, glitch_count),
             stats: h2_stats.clone(),
+            cfd: client.as_raw_fd(),
         },
     };
     let mut streams = Streams::default();
@@ -770,9 +774,24 @@ fn on_block<'s>(
     reader.glitches.stream_opened();
     reader.opened += 1;
     let first = reader.opened == 1;
-    let opened = Opened { id, end_stream, first, tunnel };
+    let opened = Opened { id, end_stream, first, tunnel, cfd: reader.cfd };
     streams.push(Box::pin(run_stream(sess, shared, opened, txn, head_buf)));
     Ok(())
+}
+
+/// `-d`: the stream's `accept` line and its request (`clireq`, `clihdr`), as HAProxy
+/// prints an HTTP/2 request: the target as the stream has it (absolute form with an
+/// `:authority`), `HTTP/2.0`, the fields (`host` from the `:authority`).
+fn trace_request(sess: &Session, cfd: i32, req: MsgView<'_>) -> Trace {
+    let fe = &sess.rt.proxies[sess.fe].name;
+    let trace = Trace::accept(fe, sess.lfd, cfd, sess.conn.src);
+    let mut line = Vec::with_capacity(req.method().len() + req.uri().len() + 10);
+    line.extend_from_slice(req.method());
+    line.push(b' ');
+    line.extend_from_slice(req.uri());
+    line.extend_from_slice(b" HTTP/2.0");
+    trace.request_fields(fe, &line, req.headers().map(|(_, n, v)| (n, v)));
+    trace
 }
 
 /// Answers stream `id` with HAProxy's 400 page, then lets the client stop sending
@@ -857,13 +876,16 @@ struct Opened {
     first: bool,
     /// A CONNECT or an extended CONNECT.
     tunnel: Option<Tunnel>,
+    /// The client connection's descriptor.
+    cfd: i32,
 }
 
 /// One stream: the rampart stream of its request, then its slot is freed (the stream
 /// reset if its response did not end).
 async fn run_stream(sess: &Session, shared: &SharedRef, opened: Opened, mut txn: Txn, head_buf: Vec<u8>) {
-    let Opened { id, end_stream, first, tunnel } = opened;
+    let Opened { id, end_stream, first, tunnel, cfd } = opened;
     let rt = &sess.rt;
+    let trace = debug::on().then(|| trace_request(sess, cfd, txn.req.view(&head_buf)));
     let h2_stats = &rt.proxies[sess.fe].stats.fe_h2;
     let _open = Open::new(&h2_stats.total_streams, &h2_stats.open_streams);
     let body_len = txn.req.body;
@@ -882,6 +904,7 @@ async fn run_stream(sess: &Session, shared: &SharedRef, opened: Opened, mut txn:
         first,
         tunnel,
         info: Default::default(),
+        trace: trace.as_ref(),
     };
     front.info.head_received = front.head_buf.len() as u64;
     if rt.proxies[sess.fe].log.is_some() {
@@ -892,6 +915,10 @@ async fn run_stream(sess: &Session, shared: &SharedRef, opened: Opened, mut txn:
         front.raw.extend_from_slice(b"0\r\n\r\n");
     }
     stream::run(&mut front, rt, &sess.conn, sess.fe, &mut txn).await;
+    if let Some(t) = &trace {
+        let fe = &rt.proxies[sess.fe];
+        t.end(&fe.fe.backend.map_or(fe, |be| &rt.proxies[be]).name);
+    }
     drain_request(shared, id).await;
     let mut s = shared.borrow_mut();
     // a whole response sent before the whole request came: the client may stop sending

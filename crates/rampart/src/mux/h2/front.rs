@@ -56,6 +56,8 @@ pub struct H2Front<'a> {
     pub tunnel: Option<Tunnel>,
     /// What this stream's exchange measured (`%B`, `%U`, the stats' bytes).
     pub info: LogInfo,
+    /// The stream's `-d` output, when debugging.
+    pub trace: Option<&'a Trace>,
 }
 
 /// Waits for DATA on stream `id` (or the end of the request, or a reset): appends what
@@ -213,7 +215,7 @@ impl<'a> HttpFront for H2Front<'a> {
     }
 
     fn trace(&self) -> Option<&Trace> {
-        None
+        self.trace
     }
 
     fn req_sent(&mut self) {
@@ -228,6 +230,7 @@ impl<'a> HttpFront for H2Front<'a> {
             head: self.method == Method::Head,
             t_client: self.sess.rt.proxies[self.sess.fe].timeouts.client,
             body: AtomicRefCell::new(ResBody::default()),
+            trace: self.trace,
         }
     }
 
@@ -433,6 +436,7 @@ pub struct H2Sink<'a> {
     head: bool,
     t_client: Option<Duration>,
     body: AtomicRefCell<ResBody>,
+    trace: Option<&'a Trace>,
 }
 
 impl H2Sink<'_> {
@@ -521,7 +525,7 @@ impl ResSink for H2Sink<'_> {
     type Held = ();
 
     fn trace(&self) -> Option<&Trace> {
-        None
+        self.trace
     }
 
     async fn interim(&self, head: MsgView<'_>, _progress: &Progress) -> Result<(), ()> {
