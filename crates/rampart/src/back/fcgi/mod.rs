@@ -21,13 +21,18 @@
 //! after a clean END_REQUEST with nothing after it.
 //! HAProxy counterpart: src/mux_fcgi.c, the response part of src/fcgi-app.c.
 //!
+//! With `option get-values`, a new connection first asks the application's limits
+//! (`values`) and the request waits for the answer, as HAProxy's.
+//!
 //! COMPAT (partial): one request per connection at a time (request id 1: no
-//! `mpxs-conns` multiplexing, no GET_VALUES); a CGI head with `Transfer-Encoding` is
-//! refused (502).
+//! `mpxs-conns` multiplexing, whatever GET_VALUES answered); a CGI head with
+//! `Transfer-Encoding` is refused (502).
 //!
 //! - `params`: the CGI variables of a request
+//! - `values`: the GET_VALUES exchange on a new connection
 
 pub mod params;
+pub mod values;
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -145,6 +150,22 @@ impl FcgiBack {
         self.sc.as_ref().expect(RELEASED)
     }
 
+    /// `option get-values` on a new connection: the GET_VALUES exchange before the
+    /// first request (what came after the answer stays for the response).
+    async fn ask_values(&mut self, timeout: Option<Duration>) -> Result<(), IoError> {
+        let sc = self.sc.as_ref().expect(RELEASED);
+        if !self.app.app.get_values || sc.from_pool {
+            return Ok(());
+        }
+        match values::ask(&sc.stream, &mut self.rx.raw, self.app.app.max_reqs, timeout).await {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                self.rx.broken = true;
+                Err(e)
+            }
+        }
+    }
+
     /// The framing state of a body of `len` before any of it was sent.
     fn framing(len: BodyLen) -> TxFraming {
         match len {
@@ -246,6 +267,7 @@ impl HttpBack for FcgiBack {
         *self.tx.borrow_mut() = tx;
         let app = self.app.stderr.is_some().then(|| self.app.clone());
         self.rx = Rx { method: req.head.method, version: req.head.version, app, ..Rx::default() };
+        self.ask_values(timeout).await?;
         write_all(&self.conn().stream, &self.out, timeout).await
     }
 
@@ -262,6 +284,7 @@ impl HttpBack for FcgiBack {
         let mut tx = FcgiBack::framing(self.tx_start);
         push_stdin(&mut tx, &self.body_in_hand, &mut Vec::new());
         *self.tx.borrow_mut() = tx;
+        self.ask_values(timeout).await?;
         write_all(&self.conn().stream, &self.out, timeout).await
     }
 
