@@ -30,7 +30,8 @@ struct Seen {
 
 /// Logged when the application answered GET_VALUES.
 const ANSWERED: u8 = 100;
-/// Logged when bytes had arrived while the application was still to answer GET_VALUES.
+/// Logged when bytes had arrived while the application was still to answer GET_VALUES
+/// or, when slow, a request.
 const EARLY: u8 = 101;
 
 /// How the application answers GET_VALUES.
@@ -53,6 +54,12 @@ struct App {
 
 impl App {
     fn start(answer: Answer) -> App {
+        App::start_with(answer, false)
+    }
+
+    /// `slow`: each request is answered after a while, and anything else arriving on
+    /// its connection meanwhile is logged ([`EARLY`]).
+    fn start_with(answer: Answer, slow: bool) -> App {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = l.local_addr().unwrap();
         let log = Arc::new(Mutex::new(Vec::new()));
@@ -61,7 +68,7 @@ impl App {
             for (n, s) in l.incoming().enumerate() {
                 let Ok(s) = s else { return };
                 let log = shared.clone();
-                std::thread::spawn(move || serve(n, s, answer, &log));
+                std::thread::spawn(move || serve(n, s, answer, slow, &log));
             }
         });
         App { addr, log }
@@ -85,7 +92,17 @@ fn pair(out: &mut Vec<u8>, name: &str, value: &str) {
     out.extend_from_slice(value.as_bytes());
 }
 
-fn serve(conn: usize, mut s: TcpStream, answer: Answer, log: &Mutex<Vec<Seen>>) {
+/// Logs [`EARLY`] if bytes arrive on `s` within `wait`.
+fn watch(conn: usize, s: &TcpStream, wait: Duration, log: &Mutex<Vec<Seen>>) {
+    std::thread::sleep(wait);
+    s.set_nonblocking(true).unwrap();
+    if s.peek(&mut [0u8; 1]).is_ok_and(|n| n > 0) {
+        log.lock().unwrap().push(Seen { conn, kind: EARLY, id: 0, content: Vec::new() });
+    }
+    s.set_nonblocking(false).unwrap();
+}
+
+fn serve(conn: usize, mut s: TcpStream, answer: Answer, slow: bool, log: &Mutex<Vec<Seen>>) {
     let mut head = [0u8; 8];
     while s.read_exact(&mut head).is_ok() {
         let (kind, id) = (head[1], u16::from_be_bytes([head[2], head[3]]));
@@ -100,12 +117,7 @@ fn serve(conn: usize, mut s: TcpStream, answer: Answer, log: &Mutex<Vec<Seen>>) 
         let reply = match (kind, answer) {
             (9, Answer::Values { mpxs, max_reqs }) => {
                 // take our time: nothing may come before the answer
-                std::thread::sleep(Duration::from_millis(300));
-                s.set_nonblocking(true).unwrap();
-                if s.peek(&mut [0u8; 1]).is_ok() {
-                    log.lock().unwrap().push(Seen { conn, kind: EARLY, id: 0, content: Vec::new() });
-                }
-                s.set_nonblocking(false).unwrap();
+                watch(conn, &s, Duration::from_millis(300), log);
                 let mut c = Vec::new();
                 pair(&mut c, "FCGI_MAX_REQS", &max_reqs.to_string());
                 pair(&mut c, "FCGI_MPXS_CONNS", if mpxs { "1" } else { "0" });
@@ -115,6 +127,10 @@ fn serve(conn: usize, mut s: TcpStream, answer: Answer, log: &Mutex<Vec<Seen>>) 
             (9, Answer::Garbage) => record(6, 1, b"Status: 200\r\n\r\n"),
             // the end of a request's STDIN: its response
             (5, _) if empty => {
+                if slow {
+                    // one request at a time: nothing more on this connection meanwhile
+                    watch(conn, &s, Duration::from_millis(200), log);
+                }
                 let body = format!("Content-Type: text/plain\r\n\r\nconn {conn} req {id}");
                 let mut out = record(6, id, body.as_bytes());
                 out.extend(record(6, id, b""));
@@ -142,7 +158,11 @@ fn start(bin: impl Into<std::path::PathBuf>, app: &App, app_lines: &str) -> Runn
 
 /// A GET on a new client connection: (status, body).
 fn get(proxy: &Running) -> (u16, String) {
-    let mut c = RawClient::connect(proxy.addr("fe1")).expect("connect");
+    get_at(proxy.addr("fe1"))
+}
+
+fn get_at(addr: SocketAddr) -> (u16, String) {
+    let mut c = RawClient::connect(addr).expect("connect");
     c.set_read_timeout(Duration::from_secs(5)).unwrap();
     c.send("GET /x HTTP/1.1\r\nhost: x\r\n\r\n").expect("send");
     let r = c.read_response().expect("a response");
@@ -161,7 +181,8 @@ fn two_requests(bin: impl Into<std::path::PathBuf>, answer: Answer, app_lines: &
     let app = App::start(answer);
     let proxy = start(bin, &app, app_lines);
     assert_eq!(get(&proxy), (200, "conn 0 req 1".into()));
-    assert_eq!(get(&proxy), (200, "conn 0 req 1".into()), "the connection is reused");
+    // the connection is reused, with the next request id (as HAProxy's)
+    assert_eq!(get(&proxy), (200, "conn 0 req 3".into()));
     app.seen()
 }
 
@@ -172,10 +193,9 @@ fn get_values_asks_first_and_waits_for_the_answer() {
     let seen = two_requests(binary(), Answer::Values { mpxs: false, max_reqs: 1 }, GET_VALUES);
     let k = kinds(&seen);
     // GET_VALUES, our answer, then the request; the second request asks nothing
-    let request = [(0, 1, 1), (0, 4, 1), (0, 5, 1)];
     let mut want = vec![(0, 9, 0), (0, ANSWERED, 0)];
-    want.extend(request);
-    want.extend(request);
+    want.extend([(0, 1, 1), (0, 4, 1), (0, 5, 1)]);
+    want.extend([(0, 1, 3), (0, 4, 3), (0, 5, 3)]);
     assert_eq!(k, want, "{seen:?}");
     let mut asked = Vec::new();
     pair(&mut asked, "FCGI_MAX_REQS", "");
@@ -187,14 +207,24 @@ fn get_values_asks_first_and_waits_for_the_answer() {
 fn without_get_values_nothing_is_asked() {
     let seen = two_requests(binary(), Answer::Values { mpxs: false, max_reqs: 1 }, "");
     assert!(!seen.iter().any(|s| s.kind == 9), "{seen:?}");
-    // an application that multiplexes, asked: still one request at a time (id 1)
-    let seen = two_requests(
-        binary(),
-        Answer::Values { mpxs: true, max_reqs: 8 },
-        "  option get-values\n  option mpxs-conns\n  option max-reqs 8\n",
-    );
-    assert_eq!(seen.iter().filter(|s| s.kind == 9).count(), 1, "{seen:?}");
-    assert!(seen.iter().all(|s| s.kind == 9 || s.kind == ANSWERED || s.id == 1), "{seen:?}");
+}
+
+/// An application that says it multiplexes (`FCGI_MPXS_CONNS=1`) still gets one request
+/// at a time on a connection from rampart (multiplexing is not implemented): nothing
+/// arrives on a connection while a request on it waits for its answer.
+#[test]
+fn concurrent_requests_are_not_multiplexed_yet() {
+    let app = App::start_with(Answer::Values { mpxs: true, max_reqs: 8 }, true);
+    let lines = "  option get-values\n  option mpxs-conns\n  option max-reqs 8\n";
+    let proxy = start(binary(), &app, lines);
+    let addr = proxy.addr("fe1");
+    let clients: Vec<_> = (0..4).map(|_| std::thread::spawn(move || get_at(addr))).collect();
+    for c in clients {
+        assert_eq!(c.join().unwrap().0, 200);
+    }
+    let seen = app.seen();
+    assert!(!seen.iter().any(|s| s.kind == EARLY), "{seen:?}");
+    assert_eq!(seen.iter().filter(|s| s.kind == 1).count(), 4, "{seen:?}");
 }
 
 #[test]
