@@ -397,7 +397,8 @@ fn show_startup_logs_tells_why_a_reload_failed_while_the_old_worker_serves() {
     assert!(!first.contains("bogus_keyword"), "{first}");
     let worker_before = mcli(&sock, "@1 show startup-logs");
 
-    edit(&proxy, "bind fd@${fe1}\n", "bind fd@${fe1} level user\n");
+    // (the `bind` line's end: the harness wrote its `fd@` number in the file)
+    edit(&proxy, "\n  http-request return", " level user\n  http-request return");
     edit(&proxy, "mode http\n", "mode http\n  bogus_keyword\n");
     proxy.signal(Signal::SIGUSR2).unwrap();
     assert!(proxy.wait_output("Loading failure!", Duration::from_secs(5)), "{}", proxy.output());

@@ -116,7 +116,7 @@ pub static FCGI_APP: &[Kw] = &[
     kw("docroot", Yes),
     kw("index", Yes),
     kw("log-stderr", Yes),
-    kw("option get-values", Partial("a new connection first sends GET_VALUES (`FCGI_MAX_REQS`, `FCGI_MPXS_CONNS`) and its first request waits for the answer, as HAProxy 2.6; the answer is checked (anything else fails the request) but changes nothing: rampart sends one request per connection at a time")),
+    kw("option get-values", Partial("a new connection first sends GET_VALUES (`FCGI_MAX_REQS`, `FCGI_MPXS_CONNS`) and its first request waits for the answer, as HAProxy 2.6; the answer is checked (COMPAT: anything else fails the request with a 502 at once, where HAProxy counts a connection failure: retries, then 503) but changes nothing: rampart sends one request per connection at a time")),
     kw("option keep-conn", Yes),
     kw("option max-reqs", Partial("accepted (HAProxy's warning without `mpxs-conns` or `get-values`); one request per connection at a time: requests are not multiplexed yet")),
     kw("option mpxs-conns", Partial("accepted; requests are not multiplexed on a connection yet (one at a time, request id 1), whatever GET_VALUES answered")),
