@@ -355,7 +355,9 @@ fn load_config(cli: &Cli, rep: &mut Reporter, daemon_child: bool) -> Option<Conf
         }
     }
     diags.extend(runtime.into_iter().filter(|d| !parse_failed || d.level == Level::Alert));
-    let diags: Vec<Diag> = diags.into_iter().filter(|d| !daemon_child || d.level == Level::Alert).collect();
+    let (diags, printed_before): (Vec<Diag>, Vec<Diag>) =
+        diags.into_iter().partition(|d| !daemon_child || d.level == Level::Alert);
+    printed_before.iter().for_each(|d| rep.record_only(d));
     let has_alerts = msg::report_load(rep, &diags);
     let files: Vec<String> = cli.cfgfiles.iter().map(|p| p.display().to_string()).collect();
     std::env::set_var("HAPROXY_CFGFILES", files.join(";"));

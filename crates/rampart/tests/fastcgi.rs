@@ -246,6 +246,44 @@ fn connections_are_kept_and_pass_header_passes() {
     assert!(r.body_str().contains("HTTP_AUTHORIZATION=Basic eDp5\n"), "{}", r.body_str());
 }
 
+/// `option get-values` and `option mpxs-conns` with PHP-FPM, which answers GET_VALUES
+/// with `FCGI_MPXS_CONNS=0`: rampart asks on each new connection and sends one request
+/// at a time on it; concurrent clients are all served (PHP-FPM would not answer a second
+/// request multiplexed on a connection it serves), as through haproxy 2.6.
+#[test]
+fn get_values_with_php_fpm_which_does_not_multiplex() {
+    let Some(bin) = php_fpm_or_skip("get_values_with_php_fpm_which_does_not_multiplex") else { return };
+    let fpm = Fpm::start(&bin);
+    let cfg = config(&fpm.docroot, "  option get-values\n  option mpxs-conns\n  option max-reqs 8\n");
+    let ours = start(binary(), &cfg, &fpm);
+    let addr = ours.addr("fe1");
+    let clients: Vec<_> = (0..4)
+        .map(|_| {
+            std::thread::spawn(move || {
+                (0..10)
+                    .map(|_| {
+                        let mut c = RawClient::connect(addr).expect("connect");
+                        c.send(POST.as_bytes()).expect("send");
+                        let r = c.read_response().expect("a response");
+                        (r.status, r.body_str())
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    for c in clients {
+        for (status, body) in c.join().unwrap() {
+            assert_eq!(status, 200, "{body}");
+            assert!(body.ends_with("hello world"), "{body}");
+        }
+    }
+    let Some(haproxy) = rampart_testkit::haproxy_or_skip("fastcgi get_values_with_php_fpm") else { return };
+    let theirs = start(haproxy, &cfg, &fpm);
+    for req in [GET_PAGE, POST, PATH_INFO] {
+        assert_eq!(seen(&ask(&ours, req)), seen(&ask(&theirs, req)), "request:\n{req}");
+    }
+}
+
 #[test]
 fn set_param_sets_a_parameter() {
     let Some(bin) = php_fpm_or_skip("set_param_sets_a_parameter") else { return };

@@ -374,3 +374,50 @@ fn debian_haproxy_service_commands_start_and_reload_rampart() {
     stop(proxy);
     assert!(next().starts_with("STOPPING=1"));
 }
+
+/// Replaces `from` with `to` in the configuration file as it is now.
+fn edit(proxy: &Running, from: &str, to: &str) {
+    let path = proxy.dir().join("test.cfg");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains(from), "{from} not in {text}");
+    std::fs::write(path, text.replacen(from, to, 1)).unwrap();
+}
+
+/// `show startup-logs`: on the master CLI, the messages of the latest startup or reload
+/// attempt (HAProxy 3.x's: a failed reload's parse error); routed to a worker, that
+/// worker's own startup messages (HAProxy 2.6's stats socket command), the warnings its
+/// master printed included.
+#[test]
+fn show_startup_logs_tells_why_a_reload_failed_while_the_old_worker_serves() {
+    let proxy = start("v1", "", &["-S", "unix@master.sock"]);
+    let sock = proxy.dir().join("master.sock");
+    assert!(proxy.wait_output("Loading success.", Duration::from_secs(5)));
+    let first = mcli(&sock, "show startup-logs");
+    assert!(first.contains("Loading success."), "{first}");
+    assert!(!first.contains("bogus_keyword"), "{first}");
+    let worker_before = mcli(&sock, "@1 show startup-logs");
+
+    // (the `bind` line's end: the harness wrote its `fd@` number in the file)
+    edit(&proxy, "\n  http-request return", " level user\n  http-request return");
+    edit(&proxy, "mode http\n", "mode http\n  bogus_keyword\n");
+    proxy.signal(Signal::SIGUSR2).unwrap();
+    assert!(proxy.wait_output("Loading failure!", Duration::from_secs(5)), "{}", proxy.output());
+    let logs = mcli(&sock, "show startup-logs");
+    assert!(logs.contains("unknown keyword 'bogus_keyword'"), "{logs}");
+    assert!(logs.contains("'level' only applies to a 'stats socket'"), "{logs}");
+    assert!(logs.contains("Loading failure!") && !logs.contains("Loading success."), "{logs}");
+    // the old worker serves on, its own startup messages unchanged
+    assert_eq!(get_body(proxy.addr("fe1")).as_deref(), Some("v1"));
+    assert_eq!(mcli(&sock, "@1 show startup-logs"), worker_before);
+
+    // fixed, with the warning left: the new worker recorded it (its master printed it)
+    edit(&proxy, "  bogus_keyword\n", "");
+    edit(&proxy, "string \"v1\"", "string \"v2\"");
+    proxy.signal(Signal::SIGUSR2).unwrap();
+    eventually!(get_body(proxy.addr("fe1")).as_deref() == Some("v2"));
+    eventually!(mcli(&sock, "show startup-logs").contains("Loading success."));
+    let worker = mcli(&sock, "@1 show startup-logs");
+    assert!(worker.contains("'level' only applies to a 'stats socket'"), "{worker}");
+    assert!(!worker.contains("bogus_keyword"), "{worker}");
+    stop(proxy);
+}

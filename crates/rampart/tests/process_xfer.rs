@@ -19,7 +19,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use netutil::{probe_echo, tcp_defaults, Probe, Scratch};
-use rampart_testkit::{eventually, haproxy_or_skip, Proxy, Running, TcpEchoBackend};
+use rampart_testkit::{eventually, haproxy_or_skip, Proxy, RawClient, Running, TcpEchoBackend};
 
 const WAIT: Duration = Duration::from_secs(5);
 
@@ -225,4 +225,94 @@ fn a_stats_socket_without_expose_fd_hands_nothing_out() {
     // the old one is untouched
     assert_eq!(probe_echo(SocketAddr::from(([127, 0, 0, 1], port)), WAIT), Probe::Echoed);
     drop(old);
+}
+
+/// An HTTP `frontend` on `127.0.0.1:port` answering `body`, with a stats socket at `sock`
+/// that hands its listeners out.
+fn http_config(port: u16, sock: &Path, body: &str) -> String {
+    format!(
+        "global\n  nbthread 2\n  stats socket {} mode 600 level admin expose-fd listeners\n\
+         defaults\n  mode http\n  timeout client 5s\n  timeout server 5s\n  timeout connect 1s\n  timeout http-keep-alive 5s\n\
+         frontend fe1\n  bind 127.0.0.1:{port}\n  http-request return status 200 content-type text/plain string \"{body}\"\n",
+        sock.display()
+    )
+}
+
+/// Keep-alive requests on one connection until `stop`, a new connection only after a
+/// response that announced the close: (answered, answered by "v2", failures).
+fn keep_alive_client(addr: SocketAddr, stop: &AtomicBool) -> (u32, u32, Vec<String>) {
+    let (mut ok, mut v2, mut failures) = (0, 0, Vec::new());
+    let mut conn: Option<RawClient> = None;
+    while !stop.load(Ordering::Relaxed) {
+        let c = match conn.as_mut() {
+            Some(c) => c,
+            None => match RawClient::connect(addr) {
+                Ok(c) => {
+                    let _ = c.set_read_timeout(Duration::from_secs(3));
+                    conn.insert(c)
+                }
+                Err(e) => {
+                    failures.push(format!("connect: {e}"));
+                    continue;
+                }
+            },
+        };
+        match c.send("GET / HTTP/1.1\r\nhost: x\r\n\r\n").and_then(|()| c.read_response()) {
+            Ok(r) if r.status == 200 => {
+                ok += 1;
+                v2 += u32::from(r.body == b"v2");
+                if r.headers.get("connection").is_some_and(|v| v.eq_ignore_ascii_case("close")) {
+                    conn = None;
+                }
+            }
+            other => {
+                failures.push(format!("{:?}", other.map(|r| r.status)));
+                conn = None;
+            }
+        }
+    }
+    (ok, v2, failures)
+}
+
+/// `-x` over a stats socket with `expose-fd listeners`, then `-sf`, under keep-alive
+/// clients: every request sent is answered (the old process closes its idle keep-alive
+/// connections with `connection: close` on their next response, never under a request),
+/// and the new process serves on the old one's very sockets.
+#[test]
+fn a_reload_with_x_under_keep_alive_load_loses_no_request() {
+    let dir = Scratch::new("xfer-ka");
+    let port = netutil::free_port();
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let sock = dir.path().join("admin.sock");
+    let mut old = Proxy::new(rampart()).config(&http_config(port, &sock, "v1")).start().unwrap();
+    let before = listening_inodes(port);
+    assert!(!before.is_empty());
+    let stop = Arc::new(AtomicBool::new(false));
+    let clients: Vec<_> = (0..4)
+        .map(|_| {
+            let stop = stop.clone();
+            std::thread::spawn(move || keep_alive_client(addr, &stop))
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let new = Proxy::new(rampart())
+        .config(&http_config(port, &sock, "v2"))
+        .arg("-x")
+        .arg(&sock)
+        .arg("-sf")
+        .arg(old.pid().to_string())
+        .start()
+        .unwrap_or_else(|e| panic!("the new process did not start: {e:?}"));
+    old.wait_exit(WAIT).unwrap_or_else(|| panic!("the old process stays: {}", old.output()));
+    std::thread::sleep(Duration::from_millis(300));
+    stop.store(true, Ordering::Relaxed);
+    let (mut ok, mut v2) = (0, 0);
+    for c in clients {
+        let (o, v, failures) = c.join().unwrap();
+        assert!(failures.is_empty(), "{} failed: {failures:?}\nold: {}", failures.len(), old.output());
+        (ok, v2) = (ok + o, v2 + v);
+    }
+    assert!(ok > 100 && v2 > 0 && v2 < ok, "{ok} answered, {v2} by the new process");
+    assert_eq!(listening_inodes(port), before, "the new process bound new sockets");
+    assert!(before.is_subset(&held_sockets(new.pid())));
 }

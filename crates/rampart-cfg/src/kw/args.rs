@@ -10,6 +10,9 @@ const fn arg(name: &'static str, args: usize, support: Support) -> ArgKw {
 
 const INTERFACE_PARTIAL: &str = "SO_BINDTODEVICE on the listening socket; COMPAT: a failure (an unknown \
      interface, no CAP_NET_RAW) stops the startup, where HAProxy warns and listens on every interface";
+/// `expose-fd`, `level`, `severity-output`: the CLI's bind options.
+const CLI_BIND_PARTIAL: &str = "a stats socket's option (`stats socket ... expose-fd listeners`, see there); on a \
+proxy's `bind` line checked and accepted as HAProxy 2.6 does, with a startup warning: it has no effect there";
 const NICE_PARTIAL: &str = "accepted with a startup warning, no effect: rampart's threads have no task \
      scheduler with priorities (each connection runs on its own task, served in turn)";
 
@@ -39,7 +42,7 @@ pub static BIND_OPTIONS: &[ArgKw] = &[
     ),
     arg("defer-accept", 0, Yes),
     arg("ecdhe", 1, Yes),
-    arg("expose-fd", 1, No),
+    arg("expose-fd", 1, Partial(CLI_BIND_PARTIAL)),
     arg("force-sslv3", 0, Yes),
     arg("force-tlsv10", 0, Yes),
     arg("force-tlsv11", 0, Yes),
@@ -50,7 +53,7 @@ pub static BIND_OPTIONS: &[ArgKw] = &[
     arg("group", 1, No),
     arg("id", 1, Yes),
     arg("interface", 1, Partial(INTERFACE_PARTIAL)),
-    arg("level", 1, No),
+    arg("level", 1, Partial(CLI_BIND_PARTIAL)),
     arg("maxconn", 1, Yes),
     arg("mode", 1, No),
     arg("mss", 1, Yes),
@@ -69,7 +72,7 @@ pub static BIND_OPTIONS: &[ArgKw] = &[
     arg("process", 1, Partial("a process set (`1`, `all`, `odd`, `1-1`) is accepted with HAProxy 2.6's deprecation warning and changes nothing (one process); a thread set (`1/2`) is refused")),
     arg("proto", 1, Yes),
     arg("quic-force-retry", 0, No),
-    arg("severity-output", 1, No),
+    arg("severity-output", 1, Partial(CLI_BIND_PARTIAL)),
     arg("shards", 1, No),
     arg("ssl", 0, Yes),
     arg("ssl-max-ver", 1, Yes),

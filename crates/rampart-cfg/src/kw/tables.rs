@@ -116,10 +116,10 @@ pub static FCGI_APP: &[Kw] = &[
     kw("docroot", Yes),
     kw("index", Yes),
     kw("log-stderr", Yes),
-    kw("option get-values", Partial("accepted; no GET_VALUES record is sent (one request per connection)")),
+    kw("option get-values", Partial("a new connection first sends GET_VALUES (`FCGI_MAX_REQS`, `FCGI_MPXS_CONNS`) and its first request waits for the answer, as HAProxy 2.6; the answer is checked (COMPAT: anything else fails the request with a 502 at once, where HAProxy counts a connection failure: retries, then 503) but changes nothing: rampart sends one request per connection at a time")),
     kw("option keep-conn", Yes),
-    kw("option max-reqs", Partial("accepted; one request per connection at a time (no multiplexing)")),
-    kw("option mpxs-conns", Partial("accepted; requests are not multiplexed on a connection")),
+    kw("option max-reqs", Partial("accepted (HAProxy's warning without `mpxs-conns` or `get-values`); one request per connection at a time: requests are not multiplexed yet")),
+    kw("option mpxs-conns", Partial("accepted; requests are not multiplexed on a connection yet (one at a time, ids 1, 3, 5 ... as HAProxy numbers them), whatever GET_VALUES answered")),
     kw("pass-header", Partial("without a condition (if/unless not yet)")),
     kw("path-info", Yes),
     kw(

@@ -44,6 +44,12 @@ pub(super) fn parse_bind(cx: &mut Ctx<'_>, words: &[String]) {
     }
     if let Some(b) = &mut bind {
         apply_unix_bind(b, cx.unix_bind);
+        for word in cli_options(words) {
+            cx.warning(format!(
+                "{} : '{word}' only applies to a 'stats socket' (the CLI); it has no effect on a proxy's 'bind' line.",
+                b.ctx
+            ));
+        }
         if let Some(v) = process_option(words) {
             cx.warning(format!("{} : 'process {v}' on 'bind' lines is deprecated and will be removed in 2.7.", b.ctx));
         }
@@ -223,6 +229,7 @@ fn apply_bind_option(out: &mut BindOpts, name: &str, value: Option<&String>) -> 
         ("backlog", None) => return Err("'backlog' : missing value".into()),
         ("proto", Some(v)) => out.proto = Some(parse_proto(v)?),
         ("proto", None) => return Err("'proto' : missing MUX protocol name".into()),
+        ("expose-fd" | "level" | "severity-output", v) => check_cli_option(name, v.map_or("", String::as_str))?,
         ("process", v) => check_process(v.map_or("", String::as_str))?,
         (n, v) if super::ssl::is_bind_ssl_option(n) => {
             super::ssl::apply_bind_ssl(out.ssl.get_or_insert_default(), n, v)?
@@ -277,6 +284,38 @@ fn check_process(v: &str) -> Result<(), String> {
         )),
         None => Ok(()),
     }
+}
+
+/// The CLI's bind options (`expose-fd listeners`, `level`, `severity-output`), checked
+/// as HAProxy's `bind_parse_expose_fd()`, `bind_parse_level()` and
+/// `bind_parse_severity_output()` (src/cli.c) check them. They mean something on a
+/// `stats socket` only (parsed there); on a proxy's `bind` line HAProxy 2.6 accepts
+/// them with no effect, rampart too, with a warning ([`cli_options`]).
+fn check_cli_option(name: &str, v: &str) -> Result<(), String> {
+    let (missing, allowed, quoted): (&str, &[&str], &str) = match name {
+        "expose-fd" => ("fd type", &["listeners"], "'listeners'"),
+        "level" => ("level", &["user", "operator", "admin"], "'user', 'operator', and 'admin'"),
+        _ => ("severity format", &["none", "number", "string"], "'none', 'number', and 'string'"),
+    };
+    match v {
+        "" => Err(format!("'{name}' : missing {missing}")),
+        v if allowed.contains(&v) => Ok(()),
+        v => Err(format!("'{name}' only supports {quoted} (got '{v}')")),
+    }
+}
+
+/// The CLI's bind options on a proxy's `bind` line, for their warning.
+fn cli_options(words: &[String]) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut i = 2;
+    while let Some(w) = words.get(i) {
+        let args = crate::kw::bind_option(w).map_or(0, |k| k.args);
+        if matches!(w.as_str(), "expose-fd" | "level" | "severity-output") {
+            out.push(w.as_str());
+        }
+        i += 1 + args;
+    }
+    out
 }
 
 /// The value of a `process` option of a `bind` line, for its deprecation warning.
@@ -336,6 +375,32 @@ mod tests {
         assert_eq!(binds[0].span.line, 2);
         assert_eq!(binds[1].addrs, [ListenAddr::Unix("/tmp/x.sock".into())]);
         assert_eq!(binds[2].addrs, [ListenAddr::Fd(4)]);
+    }
+
+    #[test]
+    fn cli_bind_options_are_checked_and_warned_about_on_a_proxy() {
+        let text = "frontend f\n bind :80 expose-fd listeners level admin severity-output number name x\n";
+        assert_eq!(parse_ok(text).proxies[0].binds[0].name.as_deref(), Some("x"));
+        let w = warnings(text);
+        assert_eq!(w.len(), 3, "{w:?}");
+        assert_eq!(
+            w[0],
+            "'bind :80' in section 'frontend' : 'expose-fd' only applies to a 'stats socket' (the CLI); it has no \
+             effect on a proxy's 'bind' line."
+        );
+        assert!(w[1].contains("'level' only applies") && w[2].contains("'severity-output' only applies"), "{w:?}");
+        assert_eq!(
+            alerts("frontend f\n bind :80 expose-fd bogus\n"),
+            ["'bind :80' in section 'frontend' : 'expose-fd' only supports 'listeners' (got 'bogus')"]
+        );
+        assert_eq!(
+            alerts("frontend f\n bind :80 level root\n"),
+            ["'bind :80' in section 'frontend' : 'level' only supports 'user', 'operator', and 'admin' (got 'root')"]
+        );
+        assert_eq!(
+            alerts("frontend f\n bind :80 expose-fd\n"),
+            ["'bind :80' in section 'frontend' : 'expose-fd' : missing fd type"]
+        );
     }
 
     #[test]

@@ -38,7 +38,7 @@ pub const READERS: &[(&str, &str)] = &[
     ("fcgi-app set-param", "rampart-cfg parse::fcgi_app::finish (backend rules), back::fcgi::params::push_params"),
     ("fcgi-app log-stderr", "build::fcgi_app (log::setup::Opener::sinks), back::fcgi::Rx::log_stderr"),
     ("fcgi-app option keep-conn", "back::fcgi (BEGIN_REQUEST flag, FcgiBack::finish)"),
-    ("fcgi-app option get-values", "rampart-cfg parse::fcgi_app::finish (max-reqs); no record sent (partial)"),
+    ("fcgi-app option get-values", "back::fcgi::FcgiBack::ask_values, back::fcgi::values::ask (answer not acted on: partial)"),
     ("fcgi-app option mpxs-conns", "rampart-cfg parse::fcgi_app::finish (max-reqs); no multiplexing (partial)"),
     ("fcgi-app option max-reqs", "rampart-cfg parse::fcgi_app::finish; one request per connection (partial)"),
     ("use-fcgi-app", "build::build: ProxyRt::fcgi, back::BackConn::new; rampart-cfg parse::fcgi_app::finish"),

@@ -1,4 +1,5 @@
 //! The master CLI (`-S <addr>[,<options>]`, `fd@N` too): `show proc`, `reload`, `show version`,
+//! `show startup-logs` (HAProxy 3.x's: the latest startup or reload attempt, beyond 2.6),
 //! `help`, `prompt`, `quit`, and the routing prefixes `@<n>` (the n-th current worker),
 //! `@!<pid>` (any worker, old ones too) and `@master`. A routed command runs in the
 //! worker's own CLI, over a socket pair the master passes on the worker's channel.
@@ -23,6 +24,8 @@ pub enum Request {
     ShowProc(oneshot::Sender<String>),
     /// `reload`.
     Reload,
+    /// `show startup-logs`: the messages of the latest startup or reload attempt.
+    StartupLogs(oneshot::Sender<String>),
     /// The channel of a routing target (`@1`, `@!1234`).
     Route(Target, oneshot::Sender<Option<Arc<Channel>>>),
 }
@@ -211,6 +214,11 @@ async fn run(cmd: &str, requests: &mpsc::UnboundedSender<Request>) -> String {
             let _ = requests.send(Request::ShowProc(tx));
             format!("{}\n", rx.await.unwrap_or_default())
         }
+        ["show", "startup-logs"] => {
+            let (tx, rx) = oneshot::channel();
+            let _ = requests.send(Request::StartupLogs(tx));
+            format!("{}\n", rx.await.unwrap_or_default())
+        }
         ["show", "version"] => format!("{}\n\n", crate::version::version_string()),
         ["reload"] => {
             let _ = requests.send(Request::Reload);
@@ -227,6 +235,7 @@ const HELP: &str = "\
   @master                                 : send a command to the master process
   reload                                  : reload rampart
   show proc                               : show processes status
+  show startup-logs                       : show the messages of the latest startup or reload attempt
   show version                            : show version of the current process
   help [<command>]                        : list matching or all commands
   prompt                                  : toggle interactive mode with prompt

@@ -69,8 +69,10 @@ fn now() -> u64 {
 }
 
 /// `[NOTICE]`/`[WARNING]`/`[ALERT]` lines of the master, on its stderr.
+/// Until the load concluded, they are also the master's startup logs.
 fn say(level: rampart_cfg::Level, msg: &str) {
     let line = format!("{}({}) : {msg}\n", level.tag(), std::process::id());
+    crate::process::startup_log::record(&line);
     let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
 }
 
@@ -256,6 +258,9 @@ impl Supervisor {
                 let _ = reply.send(mcli::show_proc(&self.state, now(), &crate::version::version_string()));
             }
             Event::Cli(Request::Reload) => self.reload(),
+            Event::Cli(Request::StartupLogs(reply)) => {
+                let _ = reply.send(crate::process::startup_log::text());
+            }
             Event::Cli(Request::Route(target, reply)) => {
                 let pid = match target {
                     Target::Pid(pid) => self.state.workers.iter().find(|w| w.pid == pid).map(|w| w.pid),
@@ -312,6 +317,7 @@ impl Supervisor {
             }
         }
         notice("Loading success.");
+        crate::process::startup_log::close();
         self.state.failed_reloads = 0;
         self.notifier.ready("Ready.");
         if let Some(hook) = self.on_ready.take() {
@@ -324,6 +330,7 @@ impl Supervisor {
     /// A reload did not give a worker: the current ones keep serving.
     pub fn failed_load(&mut self) {
         warning("Loading failure!");
+        crate::process::startup_log::close();
         self.state.failed_reloads += 1;
         let serving = self.state.workers.iter().any(|w| w.phase == Phase::Current);
         let status = if serving {

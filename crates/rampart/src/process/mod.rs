@@ -8,11 +8,13 @@
 //! - `limits`: nbthread, global maxconn, RLIMIT_NOFILE and `-m`
 //! - `identity`: `user`/`group` resolution, chroot, setgid/setuid, `set-dumpable`
 //! - `daemon`: `-D` by re-execution, readiness pipe, stdio to /dev/null, pidfile
+//! - `startup_log`: the messages `show startup-logs` shows
 
 pub mod daemon;
 pub mod identity;
 pub mod limits;
 pub mod msg;
+pub mod startup_log;
 
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;

@@ -23,13 +23,17 @@ pub struct Reporter<W: Write = io::Stderr> {
     /// the executable's path; `None` once shown.
     banner: Option<[String; 2]>,
     warned: bool,
+    /// What is written is kept for `show startup-logs` (the process's own reporter).
+    record: bool,
 }
 
 impl Reporter<io::Stderr> {
     /// A reporter on stderr for this process.
     pub fn stderr(version: &str) -> Self {
         let exe = std::env::current_exe().ok().map(|p| p.display().to_string());
-        Reporter::new(io::stderr(), std::process::id(), version, exe.as_deref())
+        let mut rep = Reporter::new(io::stderr(), std::process::id(), version, exe.as_deref());
+        rep.record = true;
+        rep
     }
 }
 
@@ -39,7 +43,16 @@ impl<W: Write> Reporter<W> {
         if let Some(exe) = exe {
             banner[1] = format!("path to executable is {exe}");
         }
-        Reporter { out, pid, quiet: false, verbose: false, diag: false, banner: Some(banner), warned: false }
+        Reporter {
+            out,
+            pid,
+            quiet: false,
+            verbose: false,
+            diag: false,
+            banner: Some(banner),
+            warned: false,
+            record: false,
+        }
     }
 
     /// Quiet mode: nothing is printed unless verbose.
@@ -138,7 +151,18 @@ impl<W: Write> Reporter<W> {
         lines.iter().filter(|l| !l.is_empty()).map(|l| self.line(Level::Notice, l)).collect()
     }
 
+    /// Records `diag` for `show startup-logs` without printing it: a message the
+    /// parent process printed already (a worker's master, a daemon's first process).
+    pub fn record_only(&self, diag: &Diag) {
+        if self.record && (diag.level != Level::Diag || self.diag) {
+            super::startup_log::record(&diag.render(self.pid));
+        }
+    }
+
     fn write(&mut self, text: String) {
+        if self.record {
+            super::startup_log::record(&text);
+        }
         // Nothing sensible to do if stderr is gone; the exit status still tells.
         let _ = self.out.write_all(text.as_bytes());
         let _ = self.out.flush();

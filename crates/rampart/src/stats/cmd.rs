@@ -583,6 +583,13 @@ pub static COMMANDS: &[Cmd] = &[
         run: |c, _, w| c.certs.show_crtlist(&w[3..]),
     },
     Cmd {
+        words: &["show", "startup-logs"],
+        usage: "show startup-logs",
+        help: "report logs emitted during HAProxy startup",
+        level: Level::Operator,
+        run: |_, _, _| super::process_cmd::show_startup_logs(),
+    },
+    Cmd {
         words: &["show", "stat"],
         usage: "show stat [desc|json|no-maint|typed|up]*",
         help: "report counters for each proxy and server",

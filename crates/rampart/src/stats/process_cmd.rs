@@ -1,6 +1,7 @@
 //! The CLI commands about the process and the CLI session itself: access levels,
 //! `clear counters`, `set maxconn`, `set timeout cli`, `show env`, `show info`,
-//! `show events`, `show peers`. HAProxy counterpart: cli.c, stats.c, proxy.c.
+//! `show events`, `show peers`, `show startup-logs`. HAProxy counterpart: cli.c, stats.c, proxy.c,
+//! errors.c.
 
 use std::time::Duration;
 
@@ -171,6 +172,15 @@ pub(super) fn show_peers(c: &Cli, _: &mut Session, w: &[&str]) -> String {
     match crate::peers::show::show(&c.rt.peers, target.filter(|t| !t.is_empty()), dict) {
         Some(out) => out,
         None => "No such peers\n".into(),
+    }
+}
+
+/// `show startup-logs`: this process's startup messages (HAProxy prints an empty line
+/// when there were none).
+pub(super) fn show_startup_logs() -> String {
+    match crate::process::startup_log::text() {
+        t if t.is_empty() => "\n".to_owned(),
+        t => t,
     }
 }
 

@@ -403,6 +403,15 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn show_startup_logs_needs_operator_and_shows_the_recorded_lines() {
+        let cli = cli();
+        assert_eq!(talk(&cli, Level::User, "show startup-logs\n").await, "Permission denied\n\n");
+        crate::process::startup_log::record("[WARNING]  (1) : a startup warning\n");
+        let out = talk(&cli, Level::Operator, "show startup-logs\n").await;
+        assert!(out.contains("[WARNING]  (1) : a startup warning\n") && out.ends_with("\n\n"), "{out}");
+    }
+
+    #[tokio::test]
     async fn unknown_and_missing_commands_are_told_apart() {
         let cli = cli();
         let out = talk(&cli, Level::Admin, "bogus\n").await;

@@ -21,13 +21,21 @@
 //! after a clean END_REQUEST with nothing after it.
 //! HAProxy counterpart: src/mux_fcgi.c, the response part of src/fcgi-app.c.
 //!
-//! COMPAT (partial): one request per connection at a time (request id 1: no
-//! `mpxs-conns` multiplexing, no GET_VALUES); a CGI head with `Transfer-Encoding` is
+//! With `option get-values`, a new connection first asks the application's limits
+//! (`values`) and the request waits for the answer, as HAProxy's.
+//!
+//! Request ids count 1, 3, 5 ... on a connection, as HAProxy's (a connection that
+//! reached id 32767 is not reused).
+//!
+//! COMPAT (partial): one request per connection at a time (no `mpxs-conns`
+//! multiplexing, whatever GET_VALUES answered); a CGI head with `Transfer-Encoding` is
 //! refused (502).
 //!
 //! - `params`: the CGI variables of a request
+//! - `values`: the GET_VALUES exchange on a new connection
 
 pub mod params;
+pub mod values;
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -47,8 +55,15 @@ use crate::io::{read_some, write_all, IoError};
 use crate::proxy::fcgi::FcgiAppRt;
 pub use params::Client;
 
-/// The request id of the one request a connection carries at a time.
-const REQ_ID: u16 = 1;
+/// The request id of the request a connection carries after `uses` others: 1, 3, 5 ...
+/// as HAProxy's `fcgi_conn_get_next_sid()` numbers them.
+fn req_id(uses: u32) -> u16 {
+    u16::try_from(uses.saturating_mul(2).saturating_add(1)).unwrap_or(LAST_ID).min(LAST_ID)
+}
+
+/// The highest request id: a connection that carried it carries no more (HAProxy's
+/// `fcgi_streams_left()`).
+const LAST_ID: u16 = 0x7FFF;
 
 /// The stream called [`HttpBack::release`] and something else than
 /// [`HttpBack::resend`] after it: a bug in the caller, never a peer's doing.
@@ -110,6 +125,8 @@ pub struct Rx {
     version: Version,
     /// `log-stderr`: the application's (its STDERR records are logged).
     app: Option<Arc<FcgiAppRt>>,
+    /// The request's id.
+    id: u16,
 }
 
 /// The sending half of an [`FcgiBack`].
@@ -117,6 +134,8 @@ pub struct Rx {
 pub struct TxHalf<'a> {
     sock: &'a BackSock,
     tx: &'a AtomicRefCell<TxFraming>,
+    /// The request's id.
+    id: u16,
 }
 
 /// The receiving half of an [`FcgiBack`].
@@ -145,6 +164,22 @@ impl FcgiBack {
         self.sc.as_ref().expect(RELEASED)
     }
 
+    /// `option get-values` on a new connection: the GET_VALUES exchange before the
+    /// first request (what came after the answer stays for the response).
+    async fn ask_values(&mut self, timeout: Option<Duration>) -> Result<(), IoError> {
+        let sc = self.sc.as_ref().expect(RELEASED);
+        if !self.app.app.get_values || sc.from_pool {
+            return Ok(());
+        }
+        match values::ask(&sc.stream, &mut self.rx.raw, self.app.app.max_reqs, timeout).await {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                self.rx.broken = true;
+                Err(e)
+            }
+        }
+    }
+
     /// The framing state of a body of `len` before any of it was sent.
     fn framing(len: BodyLen) -> TxFraming {
         match len {
@@ -157,12 +192,12 @@ impl FcgiBack {
 
 /// Appends `bytes` of the request body (client framing) as STDIN records to `out`,
 /// and the empty STDIN record once the body ended.
-fn push_stdin(tx: &mut TxFraming, bytes: &[u8], out: &mut Vec<u8>) {
+fn push_stdin(tx: &mut TxFraming, id: u16, bytes: &[u8], out: &mut Vec<u8>) {
     match tx {
         TxFraming::Done => return,
         TxFraming::Length(left) => {
             let n = (bytes.len() as u64).min(*left);
-            fcgi::push_stream(out, Kind::Stdin, REQ_ID, &bytes[..n as usize]);
+            fcgi::push_stream(out, Kind::Stdin, id, &bytes[..n as usize]);
             *left -= n;
             if *left == 0 {
                 *tx = TxFraming::Done;
@@ -171,14 +206,24 @@ fn push_stdin(tx: &mut TxFraming, bytes: &[u8], out: &mut Vec<u8>) {
         TxFraming::Chunked(u) => {
             let mut data = Vec::new();
             u.feed(bytes, |d| data.extend_from_slice(d));
-            fcgi::push_stream(out, Kind::Stdin, REQ_ID, &data);
+            fcgi::push_stream(out, Kind::Stdin, id, &data);
             if u.is_done() {
                 *tx = TxFraming::Done;
             }
         }
     }
     if matches!(tx, TxFraming::Done) {
-        fcgi::push_stream_end(out, Kind::Stdin, REQ_ID);
+        fcgi::push_stream_end(out, Kind::Stdin, id);
+    }
+}
+
+/// Gives every record in `out` (whole records, as built) the request id `id`: a
+/// request kept for a retry goes on another connection, where its id may differ.
+fn renumber(out: &mut [u8], id: u16) {
+    let mut at = 0;
+    while let Ok(Some((_, n))) = next_record(&out[at..]) {
+        out[at + 2..at + 4].copy_from_slice(&id.to_be_bytes());
+        at += n;
     }
 }
 
@@ -229,23 +274,25 @@ impl HttpBack for FcgiBack {
             self.rx.broken = true;
             return Err(IoError::Closed);
         }
+        let id = req_id(self.conn().uses);
         let out = &mut self.out;
         out.clear();
-        fcgi::push_begin_request(out, REQ_ID, self.app.keep_conn);
-        fcgi::push_stream(out, Kind::Params, REQ_ID, &vars);
-        fcgi::push_stream_end(out, Kind::Params, REQ_ID);
+        fcgi::push_begin_request(out, id, self.app.keep_conn);
+        fcgi::push_stream(out, Kind::Params, id, &vars);
+        fcgi::push_stream_end(out, Kind::Params, id);
         self.tx_start = how.body;
         self.body_in_hand.clear();
         self.body_in_hand.extend_from_slice(body);
         let mut tx = FcgiBack::framing(how.body);
         if matches!(tx, TxFraming::Done) {
-            fcgi::push_stream_end(out, Kind::Stdin, REQ_ID);
+            fcgi::push_stream_end(out, Kind::Stdin, id);
         } else {
-            push_stdin(&mut tx, body, out);
+            push_stdin(&mut tx, id, body, out);
         }
         *self.tx.borrow_mut() = tx;
         let app = self.app.stderr.is_some().then(|| self.app.clone());
-        self.rx = Rx { method: req.head.method, version: req.head.version, app, ..Rx::default() };
+        self.rx = Rx { method: req.head.method, version: req.head.version, app, id, ..Rx::default() };
+        self.ask_values(timeout).await?;
         write_all(&self.conn().stream, &self.out, timeout).await
     }
 
@@ -256,24 +303,27 @@ impl HttpBack for FcgiBack {
     async fn resend(&mut self, sc: ServerConn, timeout: Option<Duration>) -> Result<(), IoError> {
         self.sc = Some(sc);
         let (method, version, app) = (self.rx.method, self.rx.version, self.rx.app.take());
-        self.rx = Rx { method, version, app, ..Rx::default() };
+        let id = req_id(self.conn().uses);
+        self.rx = Rx { method, version, app, id, ..Rx::default() };
+        renumber(&mut self.out, id);
         // the kept records hold the body bytes that came with the head: the body that
         // follows continues from there
         let mut tx = FcgiBack::framing(self.tx_start);
-        push_stdin(&mut tx, &self.body_in_hand, &mut Vec::new());
+        push_stdin(&mut tx, id, &self.body_in_hand, &mut Vec::new());
         *self.tx.borrow_mut() = tx;
+        self.ask_values(timeout).await?;
         write_all(&self.conn().stream, &self.out, timeout).await
     }
 
     fn split(&mut self) -> (TxHalf<'_>, RxHalf<'_>) {
         let sock = &self.sc.as_ref().expect(RELEASED).stream;
-        (TxHalf { sock, tx: &self.tx }, RxHalf { sock, rx: &mut self.rx })
+        (TxHalf { sock, tx: &self.tx, id: self.rx.id }, RxHalf { sock, rx: &mut self.rx })
     }
 
     fn finish(mut self) -> Option<(ServerConn, bool)> {
         let sc = self.sc.take().expect(RELEASED);
         let rx = &self.rx;
-        let reusable = self.app.keep_conn && rx.ended && !rx.broken && rx.raw.is_empty() && rx.done;
+        let reusable = self.app.keep_conn && rx.ended && !rx.broken && rx.raw.is_empty() && rx.done && rx.id < LAST_ID;
         Some((sc, reusable))
     }
 }
@@ -281,7 +331,7 @@ impl HttpBack for FcgiBack {
 impl BackSend for TxHalf<'_> {
     async fn send_body(&self, bytes: &[u8], timeout: Option<Duration>) -> Result<(), IoError> {
         let mut out = Vec::with_capacity(bytes.len() + 16);
-        push_stdin(&mut self.tx.borrow_mut(), bytes, &mut out);
+        push_stdin(&mut self.tx.borrow_mut(), self.id, bytes, &mut out);
         if out.is_empty() {
             return Ok(());
         }
@@ -315,9 +365,9 @@ impl Rx {
                 Ok(Some((rec, n))) => {
                     at += n;
                     match rec.kind {
-                        Kind::Stdout if rec.id == REQ_ID => self.stdout.extend_from_slice(rec.content),
-                        Kind::Stderr if rec.id == REQ_ID => self.log_stderr(rec.content),
-                        Kind::EndRequest if rec.id == REQ_ID => {
+                        Kind::Stdout if rec.id == self.id => self.stdout.extend_from_slice(rec.content),
+                        Kind::Stderr if rec.id == self.id => self.log_stderr(rec.content),
+                        Kind::EndRequest if rec.id == self.id => {
                             let end = EndRequest::decode(rec.content)?;
                             self.ended = true;
                             self.broken |= end.protocol_status != fcgi::REQUEST_COMPLETE;
@@ -516,5 +566,33 @@ impl BackRecv for RxHalf<'_> {
 
     fn body_done(&self) -> bool {
         self.rx.done
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_ids_count_odd_numbers_up_to_the_last() {
+        assert_eq!([req_id(0), req_id(1), req_id(2)], [1, 3, 5]);
+        assert_eq!(req_id(0x3FFF), LAST_ID);
+        assert_eq!(req_id(u32::MAX), LAST_ID);
+    }
+
+    #[test]
+    fn a_kept_request_is_renumbered_for_another_connection() {
+        let mut out = Vec::new();
+        fcgi::push_begin_request(&mut out, 1, true);
+        fcgi::push_stream(&mut out, Kind::Params, 1, b"\x01\x01ab");
+        fcgi::push_stream_end(&mut out, Kind::Stdin, 1);
+        renumber(&mut out, 7);
+        let mut at = 0;
+        let mut ids = Vec::new();
+        while let Ok(Some((rec, n))) = next_record(&out[at..]) {
+            ids.push((rec.kind, rec.id));
+            at += n;
+        }
+        assert_eq!(ids, [(Kind::BeginRequest, 7), (Kind::Params, 7), (Kind::Stdin, 7)]);
     }
 }
