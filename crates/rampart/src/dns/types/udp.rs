@@ -21,7 +21,7 @@ use parking_lot::Mutex;
 use rampart_proto::dns::message_id;
 use tokio::sync::oneshot;
 
-use super::{bump, NsCounters};
+use crate::dns::types::{bump, NsCounters};
 
 /// A nameserver's socket, opened at the first question.
 #[derive(Debug, Default)]
