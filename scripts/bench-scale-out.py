@@ -290,6 +290,13 @@ backend be
             s.shutdown()
 
 
+def udp_rcvbuf_errors():
+    """The machine's count of UDP datagrams dropped for a full receive buffer."""
+    with open("/proc/net/snmp") as f:
+        rows = [l.split() for l in f if l.startswith("Udp:")]
+    return int(rows[1][rows[0].index("RcvbufErrors")])
+
+
 def resolvers_cpu(a, tmp):
     dns = DnsServer()
     for i in range(a.servers):
@@ -306,15 +313,16 @@ def resolvers_cpu(a, tmp):
         wait_port(fe)
         time.sleep(5)
         hz = os.sysconf("SC_CLK_TCK")
-        c0, q0, t0 = cpu_ticks(p.p.pid), dns.queries, time.monotonic()
+        c0, q0, t0, l0 = cpu_ticks(p.p.pid), dns.queries, time.monotonic(), udp_rcvbuf_errors()
         time.sleep(a.seconds)
-        c1, q1, t1 = cpu_ticks(p.p.pid), dns.queries, time.monotonic()
+        c1, q1, t1, l1 = cpu_ticks(p.p.pid), dns.queries, time.monotonic(), udp_rcvbuf_errors()
         rows = [r.split(",") for r in p.cli("show stat").splitlines()[1:] if r]
         up = sum(1 for r in rows if r[1] not in ("FRONTEND", "BACKEND") and not r[17].startswith("MAINT"))
         cpu = 100.0 * (c1 - c0) / hz / (t1 - t0)
         print(
             f"resolvers-cpu ({a.proxy}, {a.servers} servers, timeout resolve {a.resolve}): "
-            f"{cpu:.1f} % of a core, {(q1 - q0) / (t1 - t0):.0f} queries/s, {up} servers with an address"
+            f"{cpu:.1f} % of a core, {(q1 - q0) / (t1 - t0):.0f} queries/s, {up} servers with an address, "
+            f"{l1 - l0} datagrams dropped for a full receive buffer (the proxy's: the DNS server's is 4 MiB)"
         )
         ns = p.cli("show resolvers r1")
         print("  " + " ".join(l.strip() for l in ns.splitlines() if l.strip().startswith(("sent", "valid", "timeout"))))

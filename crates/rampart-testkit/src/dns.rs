@@ -1,5 +1,6 @@
-//! A scripted DNS server on loopback for the resolver tests: UDP and TCP (RFC 7766
-//! framing) on the same port, answering from a zone the test changes at run time (A,
+//! A scripted DNS server on loopback for the resolver tests that need answers a real
+//! server never gives (the others run against Debian's dnsmasq, [`crate::Dnsmasq`]):
+//! UDP and TCP (RFC 7766 framing) on the same port, answering from a zone the test changes at run time (A,
 //! AAAA, SRV with or without additional records, CNAMEs, NXDOMAIN or another response
 //! code, answers spoiled on purpose), counting the queries. Its
 //! wire code is its own, independent of rampart's, so a shared misreading cannot hide.

@@ -12,7 +12,8 @@
 //!   [`TcpEchoBackend`], [`closed_port`]
 //! - `client`: [`RawClient`] (exact bytes out, parsed [`Response`] in), [`http_get`]
 //! - `http`: the message records both sides produce ([`Request`], [`Response`], [`Headers`])
-//! - `dns`: [`DnsServer`], a scripted DNS server (UDP and TCP) whose records change at run time
+//! - `dns`: [`DnsServer`], a scripted DNS server (UDP and TCP) whose records change at run time,
+//!   answers spoiled on purpose too; `dnsmasq`: [`Dnsmasq`], Debian's DNS server started by the test
 //! - `eventually`: [`patience`] and [`eventually!`]
 //! - `diff`: [`Differential`] runs one scenario against haproxy and rampart and compares
 //! - `sync`: poison-tolerant lock and the request/connection recorders (internal)
@@ -46,6 +47,7 @@ mod backend;
 mod client;
 mod diff;
 mod dns;
+mod dnsmasq;
 mod eventually;
 mod http;
 mod proxy;
@@ -59,6 +61,7 @@ pub use backend::{
 pub use client::{http_get, socat, stats_command, RawClient};
 pub use diff::{Attempt, Comparison, Differential, Normalize, Normalizer, Observed};
 pub use dns::{DnsFlaw, DnsServer, Srv};
+pub use dnsmasq::Dnsmasq;
 pub use eventually::{patience, PATIENCE_ENV};
 pub use http::{Framing, Headers, Interim, Request, Response, TimedPiece, TimedResponse};
 pub use proxy::{

@@ -1,20 +1,24 @@
-//! The resolvers against HAProxy 2.6 with the same DNS answers (`rampart_testkit::
-//! DnsServer`): one `resolvers` section per kind of answer (valid, CNAME, NXDOMAIN,
-//! REFUSED, SERVFAIL, no record, truncated, another question, another id, oversized,
-//! silence), then the nameservers' counters (`show stat domain resolvers`, `show
-//! resolvers`) and which servers are up with which addresses (`show servers state`),
-//! including a `server-template` filled from SRV records; the `addr` column of `show
-//! stat` and `show servers state` of template slots filled, free, and freed when their
-//! record leaves.
+//! The resolvers against HAProxy 2.6 with the same DNS answers: one `resolvers` section
+//! per kind of answer (valid, CNAME, NXDOMAIN, REFUSED, SERVFAIL, no record, truncated,
+//! another question, another id, oversized, silence), then the nameservers' counters
+//! (`show stat domain resolvers`, `show resolvers`) and which servers are up with which
+//! addresses (`show servers state`), including a `server-template` filled from SRV
+//! records; the `addr` column of `show stat` and `show servers state` of template slots
+//! filled, free, and freed when their record leaves; an address change followed.
+//! The kinds of answer are the testkit's scripted server's (`rampart_testkit::DnsServer`):
+//! a real DNS server does not spoil its answers on purpose (another id or question,
+//! truncated, oversized) nor stays silent for one name only. The other stories run
+//! against Debian's dnsmasq (`rampart_testkit::Dnsmasq`).
+
+mod dns_common;
 
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use rampart_testkit::{haproxy_or_skip, stats_command, DnsFlaw, DnsServer, HttpBackend, Proxy, Running};
-
-const RAMPART: &str = env!("CARGO_BIN_EXE_rampart");
+use dns_common::{cli, dnsmasq, same_port_pair, tiny_http, RAMPART};
+use rampart_testkit::{haproxy_or_skip, DnsFlaw, DnsServer, HttpBackend, Proxy, Running};
 
 /// The kinds of answer, each asked by its own section (`r_<kind>`) for `<kind>.test`.
 const KINDS: [&str; 12] = [
@@ -85,10 +89,6 @@ fn config(dns: &DnsServer) -> String {
     }
     cfg.push_str("backend tpl\n server-template web 3 _http._tcp.web.test resolvers r_srv init-addr none\n");
     cfg
-}
-
-fn cli(proxy: &Running, cmd: &str) -> String {
-    stats_command(&proxy.dir().join("admin.sock"), cmd)
 }
 
 /// What one binary shows once the answers are in.
@@ -192,8 +192,8 @@ fn resolver_counters_and_servers_as_haproxy() {
 #[test]
 fn stats_domain_refusals_as_haproxy() {
     let Some(haproxy) = haproxy_or_skip("stats_domain_refusals_as_haproxy") else { return };
+    let Some(dns) = dnsmasq("stats_domain_refusals_as_haproxy") else { return };
     let answers = |binary: PathBuf| {
-        let dns = DnsServer::start();
         let cfg = format!(
             "global\n stats socket ${{testdir}}/admin.sock level admin\n\
              resolvers r1\n nameserver a {}\n nameserver b tcp@{}\n\
@@ -250,15 +250,15 @@ fn slots(proxy: &Running, be: &str, ports: &[(u16, &str)]) -> Slots {
 
 /// A three-slot template filled by two SRV records, then by one (the other's slot
 /// freed after `hold obsolete`), beside a server whose name never resolves.
-fn template_story(binary: PathBuf) -> (Slots, Slots) {
-    let dns = DnsServer::start();
+fn template_story(binary: PathBuf) -> Option<(Slots, Slots)> {
+    let dns = dnsmasq("free_template_slots_show_no_address_as_haproxy")?;
     let (b1, b2) = (HttpBackend::start("b1"), HttpBackend::start("b2"));
     let ports = [(b1.addr().port(), "b1"), (b2.addr().port(), "b2")];
     dns.set_a("a.test", &[Ipv4Addr::new(127, 0, 0, 1)]);
     dns.set_a("b.test", &[Ipv4Addr::new(127, 0, 0, 2)]);
-    dns.set_nx("nx.test", true);
+    // nx.test: no record, NXDOMAIN
     let srv = "_http._tcp.web.test";
-    dns.set_srv(srv, &[(0, 10, ports[0].0, "a.test"), (0, 10, ports[1].0, "b.test")], true);
+    dns.set_srv(srv, &[(0, 10, ports[0].0, "a.test"), (0, 10, ports[1].0, "b.test")]);
     let cfg = format!(
         "global\n stats socket ${{testdir}}/admin.sock level admin\n\
          resolvers r1\n nameserver ns1 {}\n timeout resolve 200ms\n timeout retry 200ms\n\
@@ -272,48 +272,29 @@ fn template_story(binary: PathBuf) -> (Slots, Slots) {
     let proxy = Proxy::new(binary).listener("fe1").config(&cfg).start().expect("proxy starts");
     std::thread::sleep(Duration::from_millis(1500));
     let two = slots(&proxy, "fe1", &ports);
-    dns.set_srv(srv, &[(0, 10, ports[0].0, "a.test")], true);
+    dns.set_srv(srv, &[(0, 10, ports[0].0, "a.test")]);
     // past `hold obsolete` and a few resolutions
     std::thread::sleep(Duration::from_millis(3000));
-    (two, slots(&proxy, "fe1", &ports))
+    Some((two, slots(&proxy, "fe1", &ports)))
 }
 
 #[test]
 fn free_template_slots_show_no_address_as_haproxy() {
     let Some(haproxy) = haproxy_or_skip("free_template_slots_show_no_address_as_haproxy") else { return };
-    let ours = template_story(RAMPART.into());
+    let Some(ours) = template_story(RAMPART.into()) else { return };
     // the test means something: two slots held, one free; then one held
     let addrs = |s: &Slots| s.0.iter().map(|r| r.2.clone()).collect::<Vec<_>>();
     assert_eq!(addrs(&ours.0), ["", "", "127.0.0.1:b1", "127.0.0.2:b2"], "{ours:#?}");
     assert_eq!(addrs(&ours.1), ["", "", "", "127.0.0.1:b1"], "{ours:#?}");
-    let theirs = template_story(haproxy);
+    let theirs = template_story(haproxy).expect("dnsmasq");
     assert_eq!(ours, theirs);
-}
-
-/// A one-line HTTP server on `listener` answering `body`, connection closed after each.
-fn tiny_http(listener: std::net::TcpListener, body: &'static str) {
-    use std::io::{Read, Write};
-    std::thread::spawn(move || {
-        for mut conn in listener.incoming().flatten() {
-            let mut buf = [0u8; 4096];
-            let _ = conn.read(&mut buf);
-            let reply = format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len());
-            let _ = conn.write_all(reply.as_bytes());
-        }
-    });
 }
 
 /// What a client gets before and after `app.test` moves from 127.0.0.1 to 127.0.0.2,
 /// with `hold valid` far longer than the test waits: each waited for (`eventually!`).
-fn change_story(binary: PathBuf) -> Vec<String> {
-    let dns = DnsServer::start();
-    let (a, b, port) = loop {
-        let a = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        let port = a.local_addr().expect("addr").port();
-        if let Ok(b) = std::net::TcpListener::bind(("127.0.0.2", port)) {
-            break (a, b, port);
-        }
-    };
+fn change_story(binary: PathBuf) -> Option<Vec<String>> {
+    let dns = dnsmasq("servers_are_resolved_every_timeout_resolve_not_every_hold_valid_as_haproxy")?;
+    let (a, b, port) = same_port_pair();
     tiny_http(a, "one");
     tiny_http(b, "two");
     dns.set_a("app.test", &[Ipv4Addr::LOCALHOST]);
@@ -329,15 +310,16 @@ fn change_story(binary: PathBuf) -> Vec<String> {
     dns.set_a("app.test", &[Ipv4Addr::new(127, 0, 0, 2)]);
     // within the test's patience (5 s), far less than `hold valid`
     rampart_testkit::eventually!(body() == "two");
-    vec![body()]
+    Some(vec![body()])
 }
 
 #[test]
 fn servers_are_resolved_every_timeout_resolve_not_every_hold_valid_as_haproxy() {
-    assert_eq!(change_story(RAMPART.into()), ["two"]);
+    let Some(ours) = change_story(RAMPART.into()) else { return };
+    assert_eq!(ours, ["two"]);
     let Some(haproxy) = haproxy_or_skip("servers_are_resolved_every_timeout_resolve_not_every_hold_valid_as_haproxy")
     else {
         return;
     };
-    assert_eq!(change_story(haproxy), ["two"]);
+    assert_eq!(change_story(haproxy).expect("dnsmasq"), ["two"]);
 }

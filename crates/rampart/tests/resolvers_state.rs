@@ -1,36 +1,20 @@
-//! Servers that follow DNS, against a scripted DNS server and side by side with
-//! haproxy 2.6 (each binary runs the same story; the stories are compared):
+//! Servers that follow DNS, against Debian's dnsmasq started by each story
+//! (`rampart_testkit::Dnsmasq`) and side by side with haproxy 2.6 (each binary runs the
+//! same story; the stories are compared):
 //! `server-state-file` bringing back the record targets, ports and addresses of a
 //! `server-template` filled from SRV records while the nameserver is silent; a server
 //! preferring IPv6 reached over `::1` from an AAAA record; `do-resolve` reusing, within
 //! `hold valid`, the answer a server following the same name got (no query sent), while
 //! a name no server follows is asked each time, as HAProxy does.
 
-use std::io::{Read, Write};
+mod dns_common;
+
 use std::net::{Ipv4Addr, Ipv6Addr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use rampart_testkit::{eventually, http_get, stats_command, DnsServer, Proxy, RawClient, Running};
-
-const RAMPART: &str = env!("CARGO_BIN_EXE_rampart");
-
-fn cli(proxy: &Running, cmd: &str) -> String {
-    stats_command(&proxy.dir().join("admin.sock"), cmd)
-}
-
-/// The server lines of `show servers state`, the time since the last change masked.
-fn state_rows(proxy: &Running) -> Vec<Vec<String>> {
-    cli(proxy, "show servers state\n")
-        .lines()
-        .filter(|l| !l.starts_with('#') && l.split(' ').count() > 20)
-        .map(|l| {
-            let mut f: Vec<String> = l.split(' ').map(str::to_owned).collect();
-            f[9] = "t".to_owned();
-            f
-        })
-        .collect()
-}
+use dns_common::{cli, dnsmasq, state_rows, tiny_http, RAMPART};
+use rampart_testkit::{eventually, http_get, Dnsmasq, Proxy, RawClient};
 
 /// (srv_fqdn, srv_port, srv_addr, op_state, admin_state) of each row, sorted: what
 /// a slot holds, whichever slot holds it.
@@ -65,8 +49,7 @@ struct SrvStory {
     after_dns: Vec<Vec<String>>,
 }
 
-fn srv_story(binary: &Path) -> SrvStory {
-    let dns = DnsServer::start();
+fn srv_story(binary: &Path, dns: &Dnsmasq) -> SrvStory {
     // two servers on two addresses (`prevent-dup-ip` is the default)
     let (s1, s2) = (TcpListener::bind("127.0.0.1:0").expect("bind"), TcpListener::bind("127.0.0.2:0").expect("bind"));
     let (p1, p2) = (s1.local_addr().expect("addr").port(), s2.local_addr().expect("addr").port());
@@ -75,7 +58,7 @@ fn srv_story(binary: &Path) -> SrvStory {
     let srv = "_http._tcp.web.test";
     dns.set_a("a.web.test", &[Ipv4Addr::LOCALHOST]);
     dns.set_a("b.web.test", &[Ipv4Addr::new(127, 0, 0, 2)]);
-    dns.set_srv(srv, &[(0, 10, p1, "a.web.test"), (0, 10, p2, "b.web.test")], true);
+    dns.set_srv(srv, &[(0, 10, p1, "a.web.test"), (0, 10, p2, "b.web.test")]);
     let file = scratch("srv-state", binary);
     let _ = std::fs::remove_file(&file);
     let cfg = format!(
@@ -97,8 +80,8 @@ fn srv_story(binary: &Path) -> SrvStory {
         std::fs::write(&file, text.trim_end_matches('\n').to_owned() + "\n").expect("state file");
         state_rows(&p)
     };
-    // the second starts with the nameserver silent for the SRV request
-    dns.set_silent(srv, true);
+    // the second starts with the nameserver silent
+    dns.pause();
     let p = start();
     let restored = state_rows(&p);
     let mut answered: Vec<String> =
@@ -107,7 +90,7 @@ fn srv_story(binary: &Path) -> SrvStory {
     answered.dedup();
     // then it answers again: the slots keep their targets
     let asked = dns.queries_for(srv);
-    dns.set_silent(srv, false);
+    dns.resume();
     eventually!(dns.queries_for(srv) >= asked + 3);
     std::thread::sleep(Duration::from_millis(300));
     let after_dns = state_rows(&p);
@@ -117,10 +100,9 @@ fn srv_story(binary: &Path) -> SrvStory {
 
 #[test]
 fn server_template_slots_come_back_from_the_state_file_as_haproxy() {
-    let stories: Vec<SrvStory> = binaries("server_template_slots_come_back_from_the_state_file_as_haproxy")
-        .iter()
-        .map(|b| srv_story(b))
-        .collect();
+    let test = "server_template_slots_come_back_from_the_state_file_as_haproxy";
+    let Some(dns) = dnsmasq(test) else { return };
+    let stories: Vec<SrvStory> = binaries(test).iter().map(|b| srv_story(b, &dns)).collect();
     for st in &stories {
         // each slot holding a target comes back with it, its port and its address, up,
         // though the nameserver is silent; the empty slot stays in maintenance
@@ -150,21 +132,8 @@ fn server_template_slots_come_back_from_the_state_file_as_haproxy() {
 
 // === AAAA ===
 
-/// An HTTP server on `listener` answering `body` to every request.
-fn tiny_http(listener: TcpListener, body: &'static str) {
-    std::thread::spawn(move || {
-        for mut conn in listener.incoming().flatten() {
-            let mut buf = [0u8; 4096];
-            let _ = conn.read(&mut buf);
-            let reply = format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len());
-            let _ = conn.write_all(reply.as_bytes());
-        }
-    });
-}
-
 /// The body a client got and the server's address, once the server resolved.
-fn aaaa_story(binary: &Path) -> (String, String) {
-    let dns = DnsServer::start();
+fn aaaa_story(binary: &Path, dns: &Dnsmasq) -> (String, String) {
     let six = TcpListener::bind("[::1]:0").expect("IPv6 loopback");
     let port = six.local_addr().expect("addr").port();
     tiny_http(six, "over ::1");
@@ -186,8 +155,9 @@ fn aaaa_story(binary: &Path) -> (String, String) {
 
 #[test]
 fn a_server_preferring_ipv6_is_reached_over_its_aaaa_record() {
-    let stories: Vec<_> =
-        binaries("a_server_preferring_ipv6_is_reached_over_its_aaaa_record").iter().map(|b| aaaa_story(b)).collect();
+    let test = "a_server_preferring_ipv6_is_reached_over_its_aaaa_record";
+    let Some(dns) = dnsmasq(test) else { return };
+    let stories: Vec<_> = binaries(test).iter().map(|b| aaaa_story(b, &dns)).collect();
     assert_eq!(stories[0], ("over ::1".to_owned(), "::1".to_owned()));
     if let [r, h] = &stories[..] {
         assert_eq!(r, h, "rampart then haproxy");
@@ -198,8 +168,7 @@ fn a_server_preferring_ipv6_is_reached_over_its_aaaa_record() {
 
 /// For `a.test` (a server follows it) and `b.test` (none does): the addresses two
 /// requests each got, and the queries each name cost during them.
-fn do_resolve_story(binary: &Path) -> (Vec<String>, usize, usize) {
-    let dns = DnsServer::start();
+fn do_resolve_story(binary: &Path, dns: &Dnsmasq) -> (Vec<String>, usize, usize) {
     dns.set_a("a.test", &[Ipv4Addr::new(10, 0, 0, 1)]);
     dns.set_a("b.test", &[Ipv4Addr::new(10, 0, 0, 2)]);
     let cfg = format!(
@@ -230,10 +199,9 @@ fn do_resolve_story(binary: &Path) -> (Vec<String>, usize, usize) {
 
 #[test]
 fn do_resolve_reuses_the_answer_a_server_keeps_as_haproxy() {
-    let stories: Vec<_> = binaries("do_resolve_reuses_the_answer_a_server_keeps_as_haproxy")
-        .iter()
-        .map(|b| do_resolve_story(b))
-        .collect();
+    let test = "do_resolve_reuses_the_answer_a_server_keeps_as_haproxy";
+    let Some(dns) = dnsmasq(test) else { return };
+    let stories: Vec<_> = binaries(test).iter().map(|b| do_resolve_story(b, &dns)).collect();
     let ips: Vec<String> = ["10.0.0.1", "10.0.0.1", "10.0.0.2", "10.0.0.2"].iter().map(|i| format!("ip={i}")).collect();
     // a.test: answered from the server's resolution, no query; b.test: asked each time
     assert_eq!(stories[0], (ips, 0, 2));

@@ -30,7 +30,8 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::Pid;
 
-use spawn::{spawn_inheriting, TempDir};
+use spawn::spawn_inheriting;
+pub(crate) use spawn::TempDir;
 use template::{substitute, Vars};
 
 /// Default time a started process must survive to count as started.

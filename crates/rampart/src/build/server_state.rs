@@ -18,7 +18,6 @@
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
 
 use rampart_cfg::model::server_state::LoadFrom;
 use rampart_cfg::model::{Config, InitAddr, Proxy};
@@ -264,7 +263,7 @@ fn apply_fqdn(srv: &ServerRt, st: &state_file::State) -> Option<String> {
             if *current == fqdn {
                 dns.fqdn_set.store(false, Ordering::Relaxed);
             } else if st.fqdn_from_cli {
-                dns.hostname.store(Some(Arc::new(fqdn.to_owned())));
+                dns.set_hostname(Some(fqdn.to_owned()));
                 dns.fqdn_set.store(true, Ordering::Relaxed);
             }
             None
@@ -281,7 +280,7 @@ fn apply_fqdn(srv: &ServerRt, st: &state_file::State) -> Option<String> {
                     dns.conf_name, srv.name
                 ));
             }
-            dns.hostname.store(Some(Arc::new(fqdn.to_owned())));
+            dns.set_hostname(Some(fqdn.to_owned()));
             None
         }
     }

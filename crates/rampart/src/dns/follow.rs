@@ -17,14 +17,16 @@ use rampart_proto::dns::{TYPE_A, TYPE_AAAA, TYPE_SRV};
 
 use super::pick::{self, Pick, Prefs};
 use super::query::{ask, Failure};
-use super::types::bump;
+use super::types::{bump, names_changed};
 use crate::proxy::{ProxyRt, Runtime};
 
-/// One server whose name a resolvers section keeps resolving.
-pub async fn run_host(rt: Arc<Runtime>, be: usize, srv: usize) {
+/// One server whose name a resolvers section keeps resolving, from `first` on.
+pub async fn run_host(rt: Arc<Runtime>, be: usize, srv: usize, first: Duration) {
     let Some((res, dns)) = follows(&rt, be, srv) else { return };
+    tokio::time::sleep(first).await;
     let mut last_valid = Instant::now();
     let mut recent = Recent::default();
+    let mut peers = Peers::default();
     loop {
         if let Some(host) = dns.hostname() {
             match resolve(&rt, res, &host, dns.prefer_v6).await {
@@ -32,7 +34,8 @@ pub async fn run_host(rt: Arc<Runtime>, be: usize, srv: usize) {
                     last_valid = Instant::now();
                     rt.resolvers[res].keep_answer(&host, dns.prefer_v6, &ips);
                     let held = recent.with(&host, &ips, rt.resolvers[res].conf.hold.obsolete, last_valid);
-                    apply_ips(&rt, be, srv, &held, &host, (res, ns));
+                    let peers = peers.of(&rt.proxies[be], srv, &host);
+                    apply_ips(&rt, be, srv, &held, &host, (res, ns), peers);
                 }
                 Err(f) => {
                     rt.resolvers[res].forget_answer(&host, dns.prefer_v6);
@@ -69,6 +72,37 @@ impl Recent {
         self.seen.extend(ips.iter().map(|&ip| (ip, now)));
         all
     }
+}
+
+/// The other servers of a backend resolving the same name as one server (whose
+/// addresses `prevent-dup-ip` avoids), looked for again only when a host name changed
+/// somewhere (`types::names_changed`): a scan of the backend on each answer made
+/// following many names cost the square of their number.
+#[derive(Debug, Default)]
+struct Peers {
+    /// The names generation and the host name the list was made for.
+    made_for: Option<(u64, Arc<String>)>,
+    list: Vec<usize>,
+}
+
+impl Peers {
+    fn of(&mut self, px: &ProxyRt, srv: usize, host: &Arc<String>) -> &[usize] {
+        let generation = names_changed();
+        if self.made_for.as_ref().is_none_or(|(g, h)| *g != generation || h != host) {
+            self.list = same_name(px, srv, host);
+            self.made_for = Some((generation, host.clone()));
+        }
+        &self.list
+    }
+}
+
+/// The servers of `px` other than `srv` resolving `host` now, as HAProxy's
+/// `snr_check_ip_callback()` compares them.
+fn same_name(px: &ProxyRt, srv: usize, host: &str) -> Vec<usize> {
+    let resolves = |i: usize| px.be.servers[i].dns.as_deref().and_then(|d| d.hostname());
+    (0..px.be.servers.len())
+        .filter(|&i| i != srv && resolves(i).is_some_and(|h| h.eq_ignore_ascii_case(host)))
+        .collect()
 }
 
 /// The section a server follows and its DNS settings, when it does.
@@ -116,13 +150,23 @@ pub(super) async fn resolve(
 }
 
 /// A valid answer for server `srv` from nameserver `ns` of section `res`: the address it
-/// takes (counted as that nameserver's `update`), and out of maintenance.
-fn apply_ips(rt: &Runtime, be: usize, srv: usize, ips: &[IpAddr], host: &str, (res, ns): (usize, usize)) {
+/// takes (counted as that nameserver's `update`), and out of maintenance; `peers`: the
+/// other servers of the backend resolving the same name.
+fn apply_ips(
+    rt: &Runtime,
+    be: usize,
+    srv: usize,
+    ips: &[IpAddr],
+    host: &str,
+    (res, ns): (usize, usize),
+    peers: &[usize],
+) {
     let px = &rt.proxies[be];
     let server = &px.be.servers[srv];
     let Some(dns) = server.dns.as_deref() else { return };
     let current = Some(server.addr.ip()).filter(|ip| !ip.is_unspecified());
-    let taken = taken_ips(px, srv);
+    let taken: Vec<IpAddr> =
+        peers.iter().map(|&i| px.be.servers[i].addr.ip()).filter(|ip| !ip.is_unspecified()).collect();
     let in_net = |ip: IpAddr| dns.in_preferred_net(ip);
     let prefs = Prefs { prefer_v6: dns.prefer_v6, in_net: &in_net, allow_dup: dns.allow_dup_ip, taken: &taken };
     match pick::pick(ips, current, &prefs) {
@@ -137,18 +181,6 @@ fn apply_ips(rt: &Runtime, be: usize, srv: usize, ips: &[IpAddr], host: &str, (r
         }
     }
     crate::health::set_resolution_maint(px, srv, false, "", host);
-}
-
-/// The addresses other servers of the backend resolving the same name have now (for
-/// `prevent-dup-ip`), as HAProxy's `snr_check_ip_callback()` compares them.
-fn taken_ips(px: &ProxyRt, srv: usize) -> Vec<IpAddr> {
-    let host = |i: usize| px.be.servers[i].dns.as_deref().and_then(|d| d.hostname());
-    let Some(mine) = host(srv) else { return Vec::new() };
-    (0..px.be.servers.len())
-        .filter(|&i| i != srv && host(i).is_some_and(|h| h.eq_ignore_ascii_case(&mine)))
-        .map(|i| px.be.servers[i].addr.ip())
-        .filter(|ip| !ip.is_unspecified())
-        .collect()
 }
 
 /// Moves server `srv` to `ip` (its port kept), as HAProxy's `srv_update_addr()`
@@ -194,9 +226,10 @@ struct Slot {
 }
 
 /// The servers of backend `be` resolving the SRV request of server `first` (a
-/// `server-template` and any server naming the same request).
-pub async fn run_srv(rt: Arc<Runtime>, be: usize, first: usize) {
+/// `server-template` and any server naming the same request), from `start` on.
+pub async fn run_srv(rt: Arc<Runtime>, be: usize, first: usize, start: Duration) {
     let Some((res, dns)) = follows(&rt, be, first) else { return };
+    tokio::time::sleep(start).await;
     let name = dns.conf_name.clone();
     let px = &rt.proxies[be];
     let mut slots: Vec<Slot> = (0..px.be.servers.len())
@@ -262,7 +295,7 @@ fn take_slot(px: &ProxyRt, slot: &mut Slot, e: &pick::SrvEntry, now: Instant) {
     slot.holds = Some((e.target.clone(), e.port, now));
     if let Some(dns) = server.dns.as_deref() {
         let old = dns.hostname().map_or_else(|| "(null)".to_owned(), |h| h.to_string());
-        dns.hostname.store(Some(Arc::new(e.target.clone())));
+        dns.set_hostname(Some(e.target.clone()));
         dns.fqdn_set.store(true, std::sync::atomic::Ordering::Relaxed);
         let msg = format!("{}/{} changed its FQDN from {old} to {} by 'SRV record'", px.name, server.name, e.target);
         crate::health::log_only(px, &msg);
@@ -288,7 +321,7 @@ async fn fill_slot(rt: &Arc<Runtime>, be: usize, res: usize, srv: usize, e: &pic
         None => match resolve(rt, res, &e.target, prefer_v6).await {
             Ok((ips, ns)) => {
                 rt.resolvers[res].keep_answer(&e.target, prefer_v6, &ips);
-                apply_ips(rt, be, srv, &ips, &e.target, (res, ns))
+                apply_ips(rt, be, srv, &ips, &e.target, (res, ns), &same_name(px, srv, &e.target))
             }
             Err(_) => rt.resolvers[res].forget_answer(&e.target, prefer_v6),
         },
@@ -306,7 +339,7 @@ fn free_slot(px: &ProxyRt, slot: &mut Slot) {
     let server = &px.be.servers[slot.srv];
     crate::health::set_resolution_maint(px, slot.srv, true, "entry removed from SRV record", &target);
     if let Some(dns) = server.dns.as_deref() {
-        dns.hostname.store(None);
+        dns.set_hostname(None);
     }
     // and no port, as HAProxy's `resolv_srvrq_cleanup_srv()` (`show servers state`)
     let none = if server.addr.get().is_ipv4() { IpAddr::from([0, 0, 0, 0]) } else { IpAddr::from([0u16; 8]) };

@@ -36,19 +36,33 @@ pub async fn resolve_ip(rt: &Arc<Runtime>, res: usize, name: &str, prefer_v6: bo
     pick(&ips[..])
 }
 
+/// How far apart the first questions of a section's tasks are sent: a thousand names
+/// asked in the same instant got a thousand answers at once, more than a socket's
+/// default receive buffer holds (answers lost, waited for until `timeout retry`). The
+/// questions that follow keep the spacing (each is asked `timeout resolve` after the
+/// previous answer).
+const FIRST_QUESTIONS_APART: std::time::Duration = std::time::Duration::from_micros(50);
+
 /// Starts, on the calling worker thread (the first one), one task per server name a
-/// resolvers section follows: one per server, one per SRV request of a backend.
+/// resolvers section follows: one per server, one per SRV request of a backend, each
+/// section's first questions spread `FIRST_QUESTIONS_APART` apart.
 pub fn spawn(rt: &Arc<Runtime>) {
+    let mut started = vec![0u32; rt.resolvers.len()];
+    let mut after = |res: usize| {
+        let n = &mut started[res];
+        *n += 1;
+        FIRST_QUESTIONS_APART * (*n - 1)
+    };
     for (b, px) in rt.proxies.iter().enumerate() {
         let mut srv_requests: Vec<(&str, usize)> = Vec::new();
         for (s, srv) in px.be.servers.iter().enumerate() {
             let Some(dns) = srv.dns.as_deref() else { continue };
             let Some(res) = dns.resolvers else { continue };
             if !dns.is_srv() {
-                tokio::spawn(follow::run_host(rt.clone(), b, s));
+                tokio::spawn(follow::run_host(rt.clone(), b, s, after(res)));
             } else if !srv_requests.contains(&(dns.conf_name.as_str(), res)) {
                 srv_requests.push((dns.conf_name.as_str(), res));
-                tokio::spawn(follow::run_srv(rt.clone(), b, s));
+                tokio::spawn(follow::run_srv(rt.clone(), b, s, after(res)));
             }
         }
     }

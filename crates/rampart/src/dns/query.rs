@@ -2,10 +2,12 @@
 //! them at once (UDP, or TCP for `tcp@` ones, RFC 7766 framing), the first valid answer
 //! wins; an error answer falls back to the other address family; no answer within
 //! `timeout retry`, or errors only, asks again, `resolve_retries` attempts in all.
-//! Each attempt uses a fresh socket (a new source port) and a random id, and an answer
-//! is taken only when its id and question are ours: a late or spoofed datagram (another
-//! id) is counted and ignored; one with our id that is malformed, about another question
-//! or an error ends that nameserver's attempt, counted as HAProxy 2.6 counts it.
+//! UDP questions share their nameserver's socket (`types::udp`, one source port per
+//! nameserver as HAProxy's) and each takes a random id no other waiting question has;
+//! a TCP question opens its own connection. An answer is taken only when its id and
+//! question are ours: a late or spoofed datagram (another id) is counted and ignored;
+//! one with our id that is malformed, about another question or an error ends that
+//! nameserver's attempt, counted as HAProxy 2.6 counts it.
 //! HAProxy counterparts: `resolv_send_query()`, `resolv_process_responses()`,
 //! `resolv_validate_dns_response()` (src/resolvers.c), dns.c's dgram and stream
 //! sessions.
@@ -16,7 +18,7 @@ use std::time::Duration;
 
 use rampart_proto::dns::{decode_response, encode_query, message_id, RData, Response, TYPE_A, TYPE_AAAA, TYPE_SRV};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpStream, UdpSocket};
+use tokio::net::TcpStream;
 
 use super::types::{bump, NsCounters};
 use crate::proxy::Runtime;
@@ -103,6 +105,10 @@ async fn ask_once(rt: &Arc<Runtime>, res: usize, name: &str, qtype: u16) -> Resu
     if encode_query(&mut query, id, name, qtype, conf.accepted_payload_size).is_err() {
         return Err(Failure::Other);
     }
+    if conf.nameservers.len() == 1 {
+        // the common case, without a task
+        return exchange(rt, res, 0, &query, id, name, qtype).await.map(|response| Answer { response, ns: 0 });
+    }
     let query: Arc<[u8]> = query.into();
     let mut set = tokio::task::JoinSet::new();
     for ns in 0..conf.nameservers.len() {
@@ -125,7 +131,7 @@ async fn ask_once(rt: &Arc<Runtime>, res: usize, name: &str, qtype: u16) -> Resu
 
 /// One exchange with nameserver `ns`, within `timeout retry`.
 async fn exchange(
-    rt: &Runtime,
+    rt: &Arc<Runtime>,
     res: usize,
     ns: usize,
     query: &[u8],
@@ -141,7 +147,11 @@ async fn exchange(
         if server.tcp {
             over_tcp(server.addr, query, wanted, counters).await
         } else {
-            over_udp(server.addr, query, bufsize, wanted, counters).await
+            let socket = &r.udp[ns];
+            let mut q = socket.ask(server.addr, bufsize, counters, query, random_id).map_err(|_| send_error(counters))?;
+            bump(&counters.sent);
+            let Some(msg) = q.answer().await else { return std::future::pending().await };
+            judge_ours(&msg, Wanted { id: q.id(), ..wanted }, counters)
         }
     };
     match tokio::time::timeout(r.conf.timeout_retry, run).await {
@@ -159,38 +169,6 @@ struct Wanted<'a> {
     id: u16,
     name: &'a str,
     qtype: u16,
-}
-
-async fn over_udp(
-    to: SocketAddr,
-    query: &[u8],
-    bufsize: usize,
-    wanted: Wanted<'_>,
-    c: &NsCounters,
-) -> Result<Response, Failure> {
-    let local: SocketAddr =
-        if to.is_ipv4() { ([0, 0, 0, 0], 0).into() } else { (std::net::Ipv6Addr::UNSPECIFIED, 0).into() };
-    let sock = UdpSocket::bind(local).await.map_err(|_| send_error(c))?;
-    sock.connect(to).await.map_err(|_| send_error(c))?;
-    sock.send(query).await.map_err(|_| send_error(c))?;
-    bump(&c.sent);
-    // one byte more than accepted tells an oversized datagram apart
-    let mut buf = vec![0u8; bufsize + 1];
-    loop {
-        let Ok(n) = sock.recv(&mut buf).await else {
-            // an ICMP unreachable (nothing listens there): no answer will come, and the
-            // question is not sent again before `timeout retry`, as HAProxy
-            bump(&c.snd_error);
-            return std::future::pending().await;
-        };
-        if n > bufsize {
-            bump(&c.too_big);
-            continue;
-        }
-        if let Some(verdict) = judge(&buf[..n], wanted, c) {
-            return verdict;
-        }
-    }
 }
 
 async fn over_tcp(to: SocketAddr, query: &[u8], wanted: Wanted<'_>, c: &NsCounters) -> Result<Response, Failure> {
@@ -226,6 +204,11 @@ fn judge(msg: &[u8], w: Wanted<'_>, c: &NsCounters) -> Option<Result<Response, F
         bump(&c.outdated);
         return None;
     }
+    Some(judge_ours(msg, w, c))
+}
+
+/// The verdict on a message carrying our id, counted.
+fn judge_ours(msg: &[u8], w: Wanted<'_>, c: &NsCounters) -> Result<Response, Failure> {
     let verdict = classify(msg, w);
     let (counter, result) = match verdict {
         Verdict::Valid(r) => (&c.valid, Ok(r)),
@@ -239,7 +222,7 @@ fn judge(msg: &[u8], w: Wanted<'_>, c: &NsCounters) -> Option<Result<Response, F
         Verdict::NoRecord => (&c.other, Err(Failure::Other)),
     };
     bump(counter);
-    Some(result)
+    result
 }
 
 /// What an answer carrying our id says, each with its counter.

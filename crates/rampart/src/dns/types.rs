@@ -10,17 +10,25 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use arc_swap::{ArcSwap, ArcSwapOption};
+use arc_swap::ArcSwapOption;
+use parking_lot::Mutex;
 use rampart_cfg::model::{Net, Resolvers};
+
+pub mod udp;
 
 /// A `resolvers` section at run time.
 #[derive(Debug)]
 pub struct ResolversRt {
     pub conf: Resolvers,
     /// One per nameserver, in configuration order.
-    pub counters: Vec<NsCounters>,
+    pub counters: Vec<Arc<NsCounters>>,
+    /// One per nameserver: the datagram socket its UDP questions share (unused for a
+    /// `tcp@` one).
+    pub udp: Vec<udp::NsSocket>,
     /// The last valid answer for each name a server follows: what `do-resolve` reuses.
-    answers: ArcSwap<Answers>,
+    /// A lock held for one lookup or one insertion (each answer a server gets), never
+    /// on the request path unless `do-resolve` is.
+    answers: Mutex<Answers>,
 }
 
 /// A name asked: lower case, and whether IPv6 is preferred.
@@ -33,53 +41,47 @@ type Answers = HashMap<AnswerKey, Answer>;
 impl ResolversRt {
     pub fn new(conf: &Resolvers) -> ResolversRt {
         ResolversRt {
-            counters: conf.nameservers.iter().map(|_| NsCounters::default()).collect(),
+            counters: conf.nameservers.iter().map(|_| Arc::default()).collect(),
+            udp: conf.nameservers.iter().map(|_| udp::NsSocket::default()).collect(),
             conf: conf.clone(),
-            answers: ArcSwap::default(),
+            answers: Mutex::default(),
         }
     }
 
     /// A server's resolution of `name` (its preferred family first) got `ips`. As
     /// HAProxy's resolutions, which a server keeps alive and `do-resolve` shares
-    /// (`resolv_pick_resolution()`): the answer is reused for `hold valid`. Answers
-    /// past it are dropped on the way.
+    /// (`resolv_pick_resolution()`): the answer is reused for `hold valid`. A name seen
+    /// for the first time drops the answers past `hold valid` on the way (a name no
+    /// server follows any longer), so that the map holds the names followed now.
     pub fn keep_answer(&self, name: &str, prefer_v6: bool, ips: &[IpAddr]) {
         let key = (name.to_ascii_lowercase(), prefer_v6);
-        let valid = self.conf.hold.valid;
-        let ips: Arc<[IpAddr]> = ips.into();
-        self.answers.rcu(|old| {
-            let mut next: Answers = old.iter().filter(|(_, (_, at))| at.elapsed() < valid).map(clone_entry).collect();
-            next.insert(key.clone(), (ips.clone(), Instant::now()));
-            next
-        });
+        let now = Instant::now();
+        let mut answers = self.answers.lock();
+        if !answers.contains_key(&key) {
+            let valid = self.conf.hold.valid;
+            answers.retain(|_, (_, at)| now.saturating_duration_since(*at) < valid);
+        }
+        answers.insert(key, (ips.into(), now));
     }
 
     /// A server's resolution of `name` failed: nothing is reused.
     pub fn forget_answer(&self, name: &str, prefer_v6: bool) {
-        let key = (name.to_ascii_lowercase(), prefer_v6);
-        if self.answers.load().contains_key(&key) {
-            self.answers.rcu(|old| {
-                let mut next: Answers = old.iter().map(clone_entry).collect();
-                next.remove(&key);
-                next
-            });
+        let mut answers = self.answers.lock();
+        if !answers.is_empty() {
+            answers.remove(&(name.to_ascii_lowercase(), prefer_v6));
         }
     }
 
     /// The addresses of `name` a server's resolution got less than `hold valid` ago
     /// (HAProxy's `do-resolve` uses them without a query).
     pub fn fresh_answer(&self, name: &str, prefer_v6: bool) -> Option<Arc<[IpAddr]>> {
-        let answers = self.answers.load();
+        let answers = self.answers.lock();
         if answers.is_empty() {
             return None;
         }
         let (ips, at) = answers.get(&(name.to_ascii_lowercase(), prefer_v6))?;
         (at.elapsed() < self.conf.hold.valid).then(|| ips.clone())
     }
-}
-
-fn clone_entry((k, (ips, at)): (&AnswerKey, &Answer)) -> (AnswerKey, Answer) {
-    (k.clone(), (ips.clone(), *at))
 }
 
 /// What one nameserver answered (`show resolvers`), HAProxy's names.
@@ -131,6 +133,16 @@ pub fn bump(c: &AtomicU64) {
     c.fetch_add(1, Ordering::Relaxed);
 }
 
+/// Bumped each time a server's host name changes at run time (`set server fqdn`, an SRV
+/// record taking or leaving a template slot, the state file at startup): what a
+/// resolution caches of the servers sharing its name holds while this stays the same.
+static NAMES_CHANGED: AtomicU64 = AtomicU64::new(0);
+
+/// How many times servers' host names changed so far (see [`SrvDns::set_hostname`]).
+pub fn names_changed() -> u64 {
+    NAMES_CHANGED.load(Ordering::Relaxed)
+}
+
 /// How a server follows DNS (a server whose address is a name).
 #[derive(Debug)]
 pub struct SrvDns {
@@ -141,7 +153,7 @@ pub struct SrvDns {
     pub conf_name: String,
     /// The host name resolved now (`srv_fqdn`): the configured one, the target an SRV
     /// record gave, or the one `set server fqdn` set; `None` for a template slot no
-    /// record fills.
+    /// record fills. Changed through [`SrvDns::set_hostname`] only.
     pub hostname: ArcSwapOption<String>,
     /// Told by `set server fqdn`, so that the resolver starts over at once.
     pub fqdn_changed: tokio::sync::Notify,
@@ -168,6 +180,13 @@ impl SrvDns {
     /// The host name resolved now, if any.
     pub fn hostname(&self) -> Option<std::sync::Arc<String>> {
         self.hostname.load_full()
+    }
+
+    /// Sets the host name resolved now (`None`: a template slot no record fills), and
+    /// tells the resolvers (see [`names_changed`]).
+    pub fn set_hostname(&self, name: Option<String>) {
+        self.hostname.store(name.map(Arc::new));
+        NAMES_CHANGED.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Whether `ip` is in one of the preferred networks (`resolve-net`).

@@ -5,7 +5,6 @@
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
 
 use crate::proxy::ProxyRt;
 
@@ -34,7 +33,7 @@ pub fn set_fqdn(px: &ProxyRt, i: usize, value: Option<&str>) -> String {
         return format!("invalid fqdn '{name}'{by}");
     }
     let old = current.map_or_else(|| "(null)".to_owned(), |c| c.to_string());
-    dns.hostname.store(Some(Arc::new(name.to_owned())));
+    dns.set_hostname(Some(name.to_owned()));
     dns.fqdn_set.store(true, Ordering::Relaxed);
     dns.fqdn_changed.notify_one();
     format!("{}/{} changed its FQDN from {old} to {name}{by}", px.name, srv.name)
