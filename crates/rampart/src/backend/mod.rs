@@ -152,7 +152,7 @@ fn try_claim(be: &BackendRt, i: usize) -> bool {
 /// for the other algorithms). Also for connections that are not streams' (SPOE agents).
 #[inline]
 pub(crate) fn counted(be: &BackendRt, i: usize, up: bool) {
-    for lb in std::iter::once(&be.lb).chain(&be.lb_backup) {
+    for lb in std::iter::once(&be.lb).chain(be.lb_backup.as_deref()) {
         if up {
             lb.stream_started(i);
         } else {

@@ -167,8 +167,8 @@ pub struct ProxyStats {
     pub fe_bout: Counter,
     pub be_bin: Counter,
     pub be_bout: Counter,
-    /// The backend's latency histograms.
-    pub be_timers: Timers,
+    /// The backend's latency histograms, when recorded (`histogram::wanted`).
+    pub be_timers: Option<Box<Timers>>,
     /// The last request the frontend refused (`show errors`).
     pub last_error: LastError,
     /// Rates of the frontend's connections, sessions and requests, of the backend's
@@ -220,7 +220,7 @@ impl ProxyStats {
             fe_cache_hits: g.counter(),
             be_cache_lookups: g.counter(),
             be_cache_hits: g.counter(),
-            be_timers: Timers::new(threads, timed),
+            be_timers: Timers::boxed(threads, timed),
             last_error: Default::default(),
             fe_conn_rate: RateCell::default(),
             fe_sess_rate: RateCell::default(),
@@ -262,8 +262,8 @@ pub struct ServerStats {
     pub reuse: Counter,
     /// Responses of this server refused by a rule (`dresp`).
     pub dresp: Counter,
-    /// The server's latency histograms.
-    pub timers: Timers,
+    /// The server's latency histograms, when recorded (`histogram::wanted`).
+    pub timers: Option<Box<Timers>>,
     /// The configured weight (`uweight`; also `weight` until weights change at run time).
     pub weight: u32,
     /// The server's `id` (`sid`): its position in the backend from 1, or `id N`.
@@ -291,7 +291,7 @@ impl ServerStats {
             connect: g.counter(),
             reuse: g.counter(),
             dresp: g.counter(),
-            timers: Timers::new(threads, timed),
+            timers: Timers::boxed(threads, timed),
             weight,
             sid,
         }

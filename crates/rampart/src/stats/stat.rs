@@ -571,10 +571,10 @@ fn since(t: u64) -> u64 {
 /// last-check ones empty before its first result, as HAProxy.
 fn check_cell(srv: &ServerRt, name: &str) -> Option<Val> {
     let st = &srv.state;
-    let chk = srv.check.as_ref();
+    let chk = srv.check.as_deref();
     let report = |agent: bool| {
         if agent {
-            srv.agent.as_ref()?;
+            srv.agent.as_deref()?;
             st.last_agent_check()
         } else {
             chk?;
@@ -602,7 +602,7 @@ fn check_cell(srv: &ServerRt, name: &str) -> Option<Val> {
         "check_fall" => chk?.fall.into(),
         "check_health" => st.health_or(chk?.rise).into(),
         "agent_rise" | "agent_fall" => {
-            srv.agent.as_ref()?;
+            srv.agent.as_deref()?;
             1u32.into()
         }
         "check_status" | "agent_status" => report(name == "agent_status")?.status.code().into(),
