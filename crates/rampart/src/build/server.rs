@@ -105,7 +105,7 @@ pub(super) fn server_rt(
         shutdown_backups_on_up: srv.check.shutdown_backups_on_up,
         sessions: {
             let always = srv.check.shutdown_on_down || (srv.backup && at.backups_cut);
-            (always || crate::lua::loaded()).then(|| crate::server::Sessions::new(always))
+            (always || crate::lua::loaded()).then(|| Box::new(crate::server::Sessions::new(always)))
         },
         port_offset: srv.port_offset,
         transparent: px.implicit_server.is_some() && px.dispatch.is_none(),

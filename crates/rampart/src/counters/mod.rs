@@ -156,7 +156,8 @@ impl CounterSlab {
 
     /// A group of `counters` counters ([`CounterGroup::new`]), in the current block.
     pub fn group(&mut self, counters: usize) -> CounterGroup {
-        if self.used + counters > self.stride {
+        // a slab apart (`block_words` 0) starts a block per group
+        if self.block_words == 0 || self.used + counters > self.stride {
             self.stride = whole_lines(counters).max(self.block_words);
             self.block = Arc::new(Cells::new(self.threads + 1, self.stride));
             self.used = 0;
@@ -186,39 +187,125 @@ impl Counter {
     /// Counts `n` events (bytes), as [`Counter::inc`] does one.
     #[inline]
     pub fn add(&self, n: u64) {
-        let slot = SLOT.with(Cell::get);
-        if slot > 0 && slot < self.cells.slots {
-            let w = self.word(slot);
-            w.store(w.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
-        } else {
-            self.word(0).fetch_add(n, Ordering::Relaxed);
-        }
+        self.word().add(n);
     }
 
     /// The total over all threads (since the last [`Counter::clear`]).
     pub fn get(&self) -> u64 {
+        self.word().get()
+    }
+
+    /// Starts counting from 0 again.
+    pub fn clear(&self) {
+        self.word().clear();
+    }
+
+    #[inline]
+    fn word(&self) -> Word<'_> {
+        Word { cells: &self.cells, at: self.at as usize, stride: self.stride as usize }
+    }
+}
+
+/// The counters of one owner (a server's), held by one handle and named by their
+/// number ([`CounterSet::at`]).
+///
+/// PERF: 16 bytes for all of them: a [`Counter`] each took 16 (24 before), 288 bytes
+/// per server (20 000 backends of five servers: 27 MB).
+#[derive(Debug)]
+pub struct CounterSet {
+    cells: Arc<Cells>,
+    /// The first counter's word in thread slot 0's region, and the region size.
+    first: u32,
+    stride: u32,
+}
+
+impl CounterSet {
+    /// The counters of `group`, all of them (its room).
+    pub fn new(group: CounterGroup) -> CounterSet {
+        let first = u32::try_from(group.next).expect("counter block within 32 GiB");
+        let stride = u32::try_from(group.stride).expect("counter block within 32 GiB");
+        CounterSet { cells: group.cells, first, stride }
+    }
+
+    /// Counter `i` of the set (below the room of its group: the owner's constants).
+    #[inline]
+    pub fn at(&self, i: usize) -> CounterRef<'_> {
+        CounterRef(Word { cells: &self.cells, at: self.first as usize + i, stride: self.stride as usize })
+    }
+}
+
+/// One counter of a [`CounterSet`], as a [`Counter`] is used.
+#[derive(Debug, Clone, Copy)]
+pub struct CounterRef<'a>(Word<'a>);
+
+impl CounterRef<'_> {
+    /// [`Counter::inc`].
+    #[inline]
+    pub fn inc(self) {
+        self.0.add(1);
+    }
+
+    /// [`Counter::add`].
+    #[inline]
+    pub fn add(self, n: u64) {
+        self.0.add(n);
+    }
+
+    /// [`Counter::get`].
+    pub fn get(self) -> u64 {
+        self.0.get()
+    }
+
+    /// [`Counter::clear`].
+    pub fn clear(self) {
+        self.0.clear();
+    }
+}
+
+/// Where one counter's words are: its word in slot 0's region of `cells`, and the
+/// words from one slot's region to the next.
+#[derive(Debug, Clone, Copy)]
+struct Word<'a> {
+    cells: &'a Cells,
+    at: usize,
+    stride: usize,
+}
+
+impl Word<'_> {
+    #[inline]
+    fn add(self, n: u64) {
+        let slot = SLOT.with(Cell::get);
+        if slot > 0 && slot < self.cells.slots {
+            let w = self.slot(slot);
+            w.store(w.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
+        } else {
+            self.slot(0).fetch_add(n, Ordering::Relaxed);
+        }
+    }
+
+    fn get(self) -> u64 {
         // a read racing a clear may see the subtraction before a thread's word it
         // covered: never below 0
         u64::try_from(self.sum() as i64).unwrap_or(0)
     }
 
-    /// Starts counting from 0 again: the total is taken from the shared slot, whose
-    /// word alone other threads may write at once (atomically), so no thread's
-    /// count is lost or written by another.
-    pub fn clear(&self) {
+    /// Starts from 0 again: the total is taken from the shared slot, whose word alone
+    /// other threads may write at once (atomically), so no thread's count is lost or
+    /// written by another.
+    fn clear(self) {
         let _one_at_a_time = CLEARING.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        self.word(0).fetch_sub(self.sum(), Ordering::Relaxed);
+        self.slot(0).fetch_sub(self.sum(), Ordering::Relaxed);
     }
 
-    /// This counter's word in thread slot `slot`'s region.
+    /// The counter's word in thread slot `slot`'s region.
     #[inline]
-    fn word(&self, slot: usize) -> &AtomicU64 {
-        &self.cells.words[self.at as usize + slot * self.stride as usize]
+    fn slot(&self, slot: usize) -> &AtomicU64 {
+        &self.cells.words[self.at + slot * self.stride]
     }
 
     /// The words of every slot, added modulo 2^64 (slot 0 may hold less than 0).
     fn sum(&self) -> u64 {
-        (0..self.cells.slots).fold(0u64, |t, s| t.wrapping_add(self.word(s).load(Ordering::Relaxed)))
+        (0..self.cells.slots).fold(0u64, |t, s| t.wrapping_add(self.slot(s).load(Ordering::Relaxed)))
     }
 }
 
