@@ -87,7 +87,9 @@ pub struct Counter {
     stride: u32,
 }
 
-/// Serializes [`Counter::clear`]s (two at once would both subtract the total).
+/// Serializes [`Counter::clear`]s (two at once would both subtract the total): the
+/// CLI's `clear counters`, never the request path.
+#[allow(clippy::disallowed_types)]
 static CLEARING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Hands out counters that share their cache lines (one group per owner).
