@@ -84,7 +84,7 @@ fn run() -> i32 {
         return usage(&argv);
     }
     // a worker's master reported the warnings already
-    let Some(cfg) = load_config(&cli, &mut rep, daemon_child || role.is_worker()) else {
+    let Some((cfg, mut kept)) = load_config(&cli, &mut rep, daemon_child || role.is_worker()) else {
         return reload_failed_or(role, &cli, &argv, 1, &mut rep);
     };
     let identity = match check_config(&cli, &cfg, &mut rep) {
@@ -100,6 +100,10 @@ fn run() -> i32 {
         // the first master detached already, if asked
         modes.daemon = false;
     }
+    if (modes.daemon && !daemon_child) || master_mode {
+        // this process does not serve: the worker it starts builds its own
+        kept = None;
+    }
     if modes.daemon && !daemon_child {
         return match daemon::spawn_and_wait(&argv, start_dir.as_deref()) {
             Ok(code) => code,
@@ -112,7 +116,7 @@ fn run() -> i32 {
     if master_mode {
         return start_master(&cli, &cfg, role, argv, (start_dir, modes, daemon_child), &mut rep);
     }
-    start(&cli, cfg, identity, modes, (daemon_child, role), &mut rep)
+    start(&cli, (cfg, kept), identity, modes, (daemon_child, role), &mut rep)
 }
 
 // === master-worker ===
@@ -310,9 +314,13 @@ fn check_condition(expr: &str, rep: &mut Reporter) -> i32 {
 
 // === configuration ===
 
+/// A configuration loaded, and the runtime its check built when the process may run it
+/// (with the worker threads it was built for).
+type Loaded = (Config, Option<(rampart::proxy::Runtime, usize)>);
+
 /// Loads the files and reports their diagnostics. `None` when the load failed (the
 /// alerts are printed).
-fn load_config(cli: &Cli, rep: &mut Reporter, daemon_child: bool) -> Option<Config> {
+fn load_config(cli: &Cli, rep: &mut Reporter, daemon_child: bool) -> Option<Loaded> {
     // Like HAProxy, a missing file or directory stops everything before any is read.
     for path in &cli.cfgfiles {
         if let Err(e) = std::fs::metadata(path) {
@@ -347,8 +355,9 @@ fn load_config(cli: &Cli, rep: &mut Reporter, daemon_child: bool) -> Option<Conf
     // workers and re-executions resolve the command line's names from where it started)
     let back = std::env::current_dir().ok();
     let entered = enter_default_path(loaded.model(), rep);
-    let after = if cli.mode == Mode::Check { AfterCheck::Exit } else { AfterCheck::Run };
-    let runtime = rampart::build::check_then(loaded.model(), after);
+    let threads = loaded.model().global.nbthread.unwrap_or_else(limits::default_nbthread);
+    let after = if cli.mode == Mode::Check { AfterCheck::Exit } else { AfterCheck::Keep { threads } };
+    let (runtime, kept) = rampart::build::check_then(loaded.model(), after);
     if entered {
         if let Some(dir) = back {
             let _ = std::env::set_current_dir(dir);
@@ -362,7 +371,7 @@ fn load_config(cli: &Cli, rep: &mut Reporter, daemon_child: bool) -> Option<Conf
     let files: Vec<String> = cli.cfgfiles.iter().map(|p| p.display().to_string()).collect();
     std::env::set_var("HAPROXY_CFGFILES", files.join(";"));
     match loaded.config {
-        Some(cfg) if !has_alerts => Some(cfg),
+        Some(cfg) if !has_alerts => Some((cfg, kept.map(|rt| (rt, threads)))),
         _ => {
             rep.config_alert("Fatal errors found in configuration.");
             None
@@ -445,7 +454,7 @@ fn resolve_modes(cli: &Cli, cfg: &Config, rep: &mut Reporter) -> Modes {
 /// Sizes the process, binds, then drops what it no longer needs and runs the worker.
 fn start(
     cli: &Cli,
-    mut cfg: Config,
+    (mut cfg, kept): Loaded,
     identity: Identity,
     modes: Modes,
     (daemon_child, role): (bool, Role),
@@ -479,7 +488,15 @@ fn start(
     // maps and pattern files (the configuration and its errorfiles were read already),
     // from the `default-path` directory, where HAProxy is left after its parsing.
     enter_default_path(&cfg, rep);
-    let rt = match rampart::build::build(&cfg, maxconn, nbthread) {
+    // the check's runtime, built for these threads, else a new one
+    let built = match kept.filter(|(_, threads)| *threads == nbthread) {
+        Some((mut rt, _)) => {
+            rampart::build::set_maxconn(&mut rt, &cfg, maxconn);
+            Ok(rt)
+        }
+        None => rampart::build::build(&cfg, maxconn, nbthread),
+    };
+    let rt = match built {
         Ok(rt) => Arc::new(rt),
         Err(diags) => {
             diags.iter().for_each(|d| rep.config_diag(d));
@@ -550,6 +567,8 @@ fn start(
     let mut main_tasks: Vec<worker::MainTask> =
         cli_listeners.into_iter().map(|l| Box::pin(rampart::stats::socket::serve(l, stats_cli.clone())) as _).collect();
     main_tasks.push(Box::pin(rampart::stats::rates::run(rt.clone())));
+    // off the listening path: the traffic threads accept meanwhile
+    main_tasks.push(Box::pin(async { process::trim_startup_heap() }));
     if let Some(ipc) = ipc {
         main_tasks.push(Box::pin(master::child::serve_master(ipc, stats_cli.clone(), early_cli)));
     }

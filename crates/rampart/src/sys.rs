@@ -193,3 +193,74 @@ pub fn bind_current_thread(cpus: impl IntoIterator<Item = usize>) -> io::Result<
 pub fn set_dumpable() -> io::Result<()> {
     nix::sys::prctl::set_dumpable(true).map_err(io::Error::from)
 }
+
+/// Zeroed atomic words in an anonymous mapping of their own (the counters' per-thread
+/// words, `counters::Cells`): the kernel gives a page memory only when something first
+/// writes to it, so words never written (the per-thread counters of a server no
+/// request reached) hold no resident memory. Memory from the allocator would not
+/// do: it clears memory it reuses by writing zeros to it.
+pub struct ZeroedWords {
+    ptr: std::ptr::NonNull<std::sync::atomic::AtomicU64>,
+    len: usize,
+}
+
+// SAFETY: the mapping belongs to this value alone and is only reached through shared
+// references to atomics (`Deref`), which any thread may hold.
+unsafe impl Send for ZeroedWords {}
+// SAFETY: as above: `&ZeroedWords` only gives `&[AtomicU64]`, which is `Sync`.
+unsafe impl Sync for ZeroedWords {}
+
+impl ZeroedWords {
+    /// `len` words, all 0 (no mapping for 0). A refused mapping is an allocation
+    /// failure (the process aborts, as when the allocator runs out).
+    pub fn new(len: usize) -> ZeroedWords {
+        let layout = std::alloc::Layout::array::<u64>(len).expect("counter words within the address space");
+        if len == 0 {
+            return ZeroedWords { ptr: std::ptr::NonNull::dangling(), len };
+        }
+        // SAFETY: a new private anonymous mapping (no address asked, no descriptor):
+        // the kernel returns pages no other object uses, zeroed and page-aligned.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                layout.size(),
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            std::alloc::handle_alloc_error(layout);
+        }
+        ZeroedWords { ptr: std::ptr::NonNull::new(p.cast()).expect("mmap without MAP_FIXED is never at 0"), len }
+    }
+}
+
+impl std::ops::Deref for ZeroedWords {
+    type Target = [std::sync::atomic::AtomicU64];
+
+    fn deref(&self) -> &[std::sync::atomic::AtomicU64] {
+        // SAFETY: `ptr` starts `len` words this value mapped readable and writable (or
+        // is dangling with `len` 0), aligned for `AtomicU64`, mapped until `drop`; an
+        // all-zero word is a valid `AtomicU64`, and the words are only ever written
+        // through these atomics.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for ZeroedWords {
+    fn drop(&mut self) {
+        if self.len > 0 {
+            // SAFETY: the mapping `new` made, with its size; no reference into it
+            // outlives `self` (`Deref` borrows it).
+            unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len * 8) };
+        }
+    }
+}
+
+impl std::fmt::Debug for ZeroedWords {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ZeroedWords({})", self.len)
+    }
+}

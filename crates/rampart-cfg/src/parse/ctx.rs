@@ -88,7 +88,7 @@ pub(crate) struct ServerSettings {
     pub socks4: Option<std::net::SocketAddr>,
     /// `tfo`: TCP fast open on connections to the server.
     pub tfo: bool,
-    pub tls: crate::model::ServerTls,
+    pub tls: std::sync::Arc<crate::model::ServerTls>,
     /// `cookie <value>`.
     pub cookie: Option<String>,
     /// `proto <mux>`.
@@ -120,7 +120,7 @@ impl Default for ServerSettings {
             source: None,
             tfo: false,
             socks4: None,
-            tls: crate::model::ServerTls::default(),
+            tls: Default::default(),
             cookie: None,
             proto: None,
             ws: crate::model::ServerWs::Auto,

@@ -267,7 +267,7 @@ fn parse_server_options(cx: &mut Ctx<'_>, opts: &[String], s: &mut ServerSetting
             ok = false;
             continue;
         }
-        let applied = match super::server_ssl::apply_tls_option(word, value, &mut s.tls, cx.span) {
+        let applied = match super::server_ssl::apply_shared_tls_option(word, value, &mut s.tls, cx.span) {
             Some(r) => r,
             None => super::server_dns::apply_option(word, value, &mut s.resolve)
                 .unwrap_or_else(|| apply_option(word, value, s, srv)),

@@ -138,7 +138,7 @@ fn apply_options(opts: &[String], s: &mut ServerSettings, srv: &str, span: &Span
             let what = if word == "proto" { format!("proto {value}") } else { word.to_owned() };
             return Err(vec![not_yet(&what)]);
         }
-        let applied = match super::server_ssl::apply_tls_option(word, value, &mut s.tls, span) {
+        let applied = match super::server_ssl::apply_shared_tls_option(word, value, &mut s.tls, span) {
             Some(r) => r,
             None => super::server::apply_server_option(word, value, s, srv),
         };

@@ -19,6 +19,22 @@ pub(super) fn apply_tls_option(word: &str, value: &str, t: &mut ServerTls, span:
     }
 }
 
+/// [`apply_tls_option`] on settings shared with others (a server's, from its
+/// `default-server`): copied first if `word` is a TLS option, else left shared.
+pub(super) fn apply_shared_tls_option(
+    word: &str,
+    value: &str,
+    t: &mut std::sync::Arc<ServerTls>,
+    span: &Span,
+) -> Option<Result<(), String>> {
+    // whether `word` is one: applied to a scratch copy of the defaults (not a TLS
+    // option: `Ok(false)`, whatever the value)
+    if apply(word, value, &mut ServerTls::default(), span) == Ok(false) {
+        return None;
+    }
+    apply_tls_option(word, value, std::sync::Arc::make_mut(t), span)
+}
+
 /// [`apply_tls_option`]: `Ok(false)` when `word` is not a TLS option.
 fn apply(word: &str, value: &str, t: &mut ServerTls, span: &Span) -> Result<bool, String> {
     let missing = |what: &str| format!("'{word}' : missing {what}");

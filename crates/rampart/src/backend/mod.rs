@@ -62,7 +62,7 @@ impl Busy {
     /// Owns a slot already counted in `cur_conns` (by [`try_claim`]).
     fn claimed(rt: &Arc<Runtime>, be: usize, srv: usize) -> Busy {
         let server = &rt.proxies[be].be.servers[srv];
-        server.stats.stot.inc();
+        server.stats.stot().inc();
         crate::stats::counters::note_max(&server.stats.smax, server.cur_conns.load(Ordering::Relaxed));
         Busy { rt: rt.clone(), be, srv, session: None }
     }
@@ -152,7 +152,7 @@ fn try_claim(be: &BackendRt, i: usize) -> bool {
 /// for the other algorithms). Also for connections that are not streams' (SPOE agents).
 #[inline]
 pub(crate) fn counted(be: &BackendRt, i: usize, up: bool) {
-    for lb in std::iter::once(&be.lb).chain(&be.lb_backup) {
+    for lb in std::iter::once(&be.lb).chain(be.lb_backup.as_deref()) {
         if up {
             lb.stream_started(i);
         } else {
@@ -487,7 +487,7 @@ fn count_lb_pick(rt: &Runtime, be: usize, srv: usize, forced: Option<usize>) {
     if forced.is_none() {
         let px = &rt.proxies[be];
         px.stats.be_lbtot.inc();
-        px.be.servers[srv].stats.lbtot.inc();
+        px.be.servers[srv].stats.lbtot().inc();
     }
 }
 

@@ -68,7 +68,6 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
     let mut key_files = crate::tls::ticket_keys::KeyFiles::new(cfg);
     let mut logs = crate::log::setup::Opener::new(cfg, &mut alerts);
     let timed = crate::counters::histogram::wanted(cfg);
-    let fe_maxconns = frontend_maxconns(cfg, maxconn);
     let case_map = crate::h1::case_adjust::CaseMap::new(&cfg.global.h1_case_adjust);
     // the counters of every proxy and server, in shared blocks
     let mut slab = CounterSlab::new(threads);
@@ -150,7 +149,8 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             disabled: px.disabled,
             rules,
             fe: FrontendRt {
-                maxconn: AtomicU32::new(px.maxconn.unwrap_or(maxconn)),
+                // with the `fullconn` below and the global limits: `set_maxconn`
+                maxconn: AtomicU32::new(0),
                 cur_conns: AtomicU32::new(0),
                 conn_released: Notify::new(),
                 listen: tokio::sync::watch::Sender::new(crate::proxy::ListenState::Running),
@@ -172,14 +172,14 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             be: BackendRt {
                 lb,
                 lb_expr,
-                lb_backup,
+                lb_backup: lb_backup.map(Box::new),
                 has_sni: servers
                     .iter()
                     .any(|s| s.tls.as_deref().is_some_and(|t| t.traffic().is_some() && t.sni.is_some())),
                 servers: servers.into(),
                 queue: Default::default(),
                 cookie: px.cookie.clone().map(Box::new),
-                fullconn: fullconn(px, fe_maxconns[idx]),
+                fullconn: 0,
                 cum_conn: counters.counter(),
                 state: Default::default(),
                 send_name: px.send_name_header.as_deref().map(|h| h.as_bytes().into()),
@@ -234,7 +234,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
     rampart_proto::h1::set_max_headers(
         cfg.global.http_maxhdr.map_or(rampart_proto::h1::MAX_HEADERS, |n| usize::from(n) - 1),
     );
-    let rt = Runtime {
+    let mut rt = Runtime {
         stats: crate::stats::Facts::new(cfg, threads),
         proxies,
         bufsize: cfg.global.bufsize,
@@ -250,8 +250,8 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         sockbufs: cfg.global.sockbufs,
         caches: cfg.caches.iter().map(|c| std::sync::Arc::new(crate::cache::Cache::new(c.clone()))).collect(),
         global: GlobalRt {
-            maxconn: AtomicU32::new(maxconn),
-            hard_maxconn: maxconn,
+            maxconn: AtomicU32::new(0),
+            hard_maxconn: 0,
             cur_conns: AtomicU32::new(0),
             conn_released: Notify::new(),
             stopping: AtomicBool::new(false),
@@ -280,6 +280,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
         named_servers: std::mem::take(&mut shared.named_servers).into_boxed_slice(),
         pat_refs: shared.pats.finish(),
     };
+    set_maxconn(&mut rt, cfg, maxconn);
     for v in &shared.proc_vars {
         rt.proc_vars.declare(v);
     }
@@ -351,30 +352,60 @@ fn var_limits(m: &rampart_cfg::model::VarsLimits) -> VarLimits {
 
 /// The alerts and warnings [`build`] would report, for `-c` and startup before binding.
 pub fn check(cfg: &Config) -> Vec<Diag> {
-    check_then(cfg, AfterCheck::Run)
+    check_then(cfg, AfterCheck::Drop).0
 }
 
 /// What follows a check: it decides what becomes of the runtime built for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AfterCheck {
-    /// The real runtime is built next: this one is freed first, so that the two never
-    /// take memory at once (freed while the other is built, a large configuration's
-    /// resident memory held both: kilobytes per server).
-    Run,
+    /// The runtime is freed.
+    Drop,
+    /// The process runs with `threads` worker threads: the runtime is built for them
+    /// and kept, to be sized for the process's `maxconn` ([`set_maxconn`]) instead of
+    /// built again (a second build was a third of the time to listening at 20 000
+    /// backends, and the counters of idle servers cost no memory whatever the threads:
+    /// `counters::Cells`).
+    Keep { threads: usize },
     /// The process exits (`-c`): it is not freed at all (a tenth of a check's time at
     /// 20 000 backends), the exit gives it back.
     Exit,
 }
 
-pub fn check_then(cfg: &Config, after: AfterCheck) -> Vec<Diag> {
-    let (rt, mut diags) = build_with_warnings(cfg, 1, 1);
-    match rt {
-        Err(alerts) => diags.extend(alerts),
-        Ok(rt) if after == AfterCheck::Exit => std::mem::forget(rt),
-        Ok(rt) => drop(rt),
-    }
+/// Builds the runtime for the check of `cfg`: its alerts and warnings, and the runtime
+/// when `after` keeps it (and the configuration has no alert).
+pub fn check_then(cfg: &Config, after: AfterCheck) -> (Vec<Diag>, Option<Runtime>) {
+    let threads = match after {
+        AfterCheck::Keep { threads } => threads,
+        AfterCheck::Drop | AfterCheck::Exit => 1,
+    };
+    let (rt, mut diags) = build_with_warnings(cfg, 1, threads);
+    let kept = match rt {
+        Err(alerts) => {
+            diags.extend(alerts);
+            None
+        }
+        Ok(rt) if after == AfterCheck::Exit => {
+            std::mem::forget(rt);
+            None
+        }
+        Ok(rt) => Some(rt).filter(|_| after != AfterCheck::Drop),
+    };
     diags.extend(crate::stats::socket::check(cfg));
-    diags
+    (diags, kept)
+}
+
+/// Sets what depends on the process's `maxconn` in runtime `rt` of `cfg`: the global
+/// limit, the frontends' (without their own `maxconn`) and the backends' default
+/// `fullconn`. [`build`] ends with it; a runtime kept by [`check_then`] is sized so
+/// once the process knows its `maxconn`.
+pub fn set_maxconn(rt: &mut Runtime, cfg: &Config, maxconn: u32) {
+    let fe_maxconns = frontend_maxconns(cfg, maxconn);
+    for ((p, px), fe_maxconn) in rt.proxies.iter_mut().zip(&cfg.proxies).zip(fe_maxconns) {
+        p.fe.maxconn = AtomicU32::new(px.maxconn.unwrap_or(maxconn));
+        p.be.fullconn = fullconn(px, fe_maxconn);
+    }
+    rt.global.maxconn = AtomicU32::new(maxconn);
+    rt.global.hard_maxconn = maxconn;
 }
 
 fn not_supported(span: &Span, what: &str) -> Diag {

@@ -105,14 +105,14 @@ pub(super) fn server_rt(
         shutdown_backups_on_up: srv.check.shutdown_backups_on_up,
         sessions: {
             let always = srv.check.shutdown_on_down || (srv.backup && at.backups_cut);
-            (always || crate::lua::loaded()).then(|| crate::server::Sessions::new(always))
+            (always || crate::lua::loaded()).then(|| Box::new(crate::server::Sessions::new(always)))
         },
         port_offset: srv.port_offset,
         transparent: px.implicit_server.is_some() && px.dispatch.is_none(),
         hidden: px.implicit_server.is_some(),
         state: super::dns::initial_state(srv),
-        check,
-        agent,
+        check: check.map(Box::new),
+        agent: agent.map(Box::new),
         track: None,
         rise_fall: (srv.check.rise.unwrap_or(2).max(1), srv.check.fall.unwrap_or(3).max(1)),
         tls: tls.map(Box::new),

@@ -192,7 +192,7 @@ fn apply_proxy(px: &ProxyRt, conf: &Proxy, tree: &mut HashMap<String, Line>, war
 /// applied, for the warning.
 fn apply_server(srv: &ServerRt, init_addr: &[InitAddr], st: &state_file::State) -> Option<String> {
     let s = &srv.state;
-    let (rise, fall) = srv.check.as_ref().map_or(srv.rise_fall, |c| (c.rise, c.fall));
+    let (rise, fall) = srv.check.as_deref().map_or(srv.rise_fall, |c| (c.rise, c.fall));
     // the operational state (rampart has no STARTING: without `slowstart` it is UP)
     match st.op_state {
         0 => stop(srv),

@@ -318,7 +318,7 @@ mod tests {
              server s2 127.0.0.1:80 check addr 127.0.0.2 port 8080 inter 1s rise 4 fall 5\n"
         ))
         .expect("builds");
-        let c = |i: usize| rt.proxies[0].be.servers[i].check.as_ref().expect("check");
+        let c = |i: usize| rt.proxies[0].be.servers[i].check.as_deref().expect("check");
         assert_eq!((c(0).inter, c(0).rise, c(0).fall), (DEFAULT_INTER, 2, 3));
         assert_eq!((c(0).timeout_check, c(0).log_health_checks), (Some(Duration::from_secs(3)), true));
         assert_eq!(c(1).addr, "127.0.0.2:8080".parse().expect("addr"));
@@ -333,7 +333,7 @@ mod tests {
              server s5 127.0.0.1:80 check\n"
         ))
         .expect("builds");
-        let h = |i: usize| rt.proxies[0].be.servers[i].check.as_ref().expect("check").proxy_header.clone();
+        let h = |i: usize| rt.proxies[0].be.servers[i].check.as_deref().expect("check").proxy_header.clone();
         assert_eq!(h(0).as_deref(), Some(&b"PROXY UNKNOWN\r\n"[..]));
         assert_eq!(h(1), None, "a check port of its own: no header unless asked");
         assert_eq!(h(2).as_deref(), Some(&b"PROXY UNKNOWN\r\n"[..]));

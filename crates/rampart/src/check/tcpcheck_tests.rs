@@ -92,7 +92,7 @@ fn check(rules: &str, addr: SocketAddr) -> Outcome {
          backend b\n{rules}\n server s {addr} check\n"
     ));
     let rt = runtime(&cfg);
-    let chk = rt.proxies[0].be.servers[0].check.as_ref().expect("check");
+    let chk = rt.proxies[0].be.servers[0].check.as_deref().expect("check");
     let env = Env {
         host: &rt,
         be: 0,

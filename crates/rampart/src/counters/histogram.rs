@@ -123,6 +123,14 @@ impl Timers {
         }
     }
 
+    /// The timers of a backend or server, `None` when not recorded.
+    ///
+    /// PERF: 64 bytes of empty histograms in every server otherwise (20 000 backends of
+    /// five servers: 7 MB).
+    pub fn boxed(threads: usize, enabled: bool) -> Option<Box<Timers>> {
+        enabled.then(|| Box::new(Timers::new(threads, true)))
+    }
+
     /// Each histogram with its metric name and help text.
     pub fn named(&self) -> [(&'static str, &'static str, &Histogram); 4] {
         [

@@ -14,7 +14,7 @@ use std::sync::atomic::AtomicU32;
 use super::capture::LastError;
 use super::histogram::Timers;
 use super::rate::RateCell;
-use super::{Counter, CounterGroup, CounterSlab};
+use super::{Counter, CounterGroup, CounterRef, CounterSet, CounterSlab};
 
 /// HTTP responses by status class, in `show stat` order: 1xx, 2xx, 3xx, 4xx, 5xx, other.
 #[derive(Debug)]
@@ -28,11 +28,16 @@ impl ByClass {
     /// Counts one response with `status`.
     #[inline]
     pub fn count(&self, status: u16) {
-        let class = match status {
-            100..=599 => usize::from(status / 100 - 1),
-            _ => 5,
-        };
-        self.0[class].inc();
+        self.0[class_of(status)].inc();
+    }
+}
+
+/// The class of a response `status` in [`ByClass`] order.
+#[inline]
+fn class_of(status: u16) -> usize {
+    match status {
+        100..=599 => usize::from(status / 100 - 1),
+        _ => 5,
     }
 }
 
@@ -167,8 +172,8 @@ pub struct ProxyStats {
     pub fe_bout: Counter,
     pub be_bin: Counter,
     pub be_bout: Counter,
-    /// The backend's latency histograms.
-    pub be_timers: Timers,
+    /// The backend's latency histograms, when recorded (`histogram::wanted`).
+    pub be_timers: Option<Box<Timers>>,
     /// The last request the frontend refused (`show errors`).
     pub last_error: LastError,
     /// Rates of the frontend's connections, sessions and requests, of the backend's
@@ -220,7 +225,7 @@ impl ProxyStats {
             fe_cache_hits: g.counter(),
             be_cache_lookups: g.counter(),
             be_cache_hits: g.counter(),
-            be_timers: Timers::new(threads, timed),
+            be_timers: Timers::boxed(threads, timed),
             last_error: Default::default(),
             fe_conn_rate: RateCell::default(),
             fe_sess_rate: RateCell::default(),
@@ -233,68 +238,138 @@ impl ProxyStats {
     }
 }
 
-/// The per-server counters of the stats.
+/// The per-server counters of the stats, by number in their [`CounterSet`]: the
+/// accessors below name them.
 #[derive(Debug)]
 pub struct ServerStats {
-    /// Streams sent to the server (`stot`).
-    pub stot: Counter,
-    /// HTTP requests sent to the server (`req_tot`).
-    pub req: Counter,
-    /// Responses to requests sent to the server (`hrsp_*`).
-    pub rsp: ByClass,
+    counters: CounterSet,
     /// Highest concurrent connections in use (`smax`).
     pub smax: AtomicU32,
-    /// `econ`, `eresp`, `wretr`, `wredis` of this server (see [`ProxyStats`]).
-    pub econ: Counter,
-    pub eresp: Counter,
-    pub wretr: Counter,
-    pub wredis: Counter,
     /// Sessions per second (`rate`, `rate_max`).
     pub sess_rate: RateCell,
-    /// Times the balancer chose this server (`lbtot`).
-    pub lbtot: Counter,
-    /// Bytes of the client's requests and of the responses through this server
-    /// (`bin`, `bout`).
-    pub bin: Counter,
-    pub bout: Counter,
-    /// New connections attempted to this server, connections reused (`connect`, `reuse`).
-    pub connect: Counter,
-    pub reuse: Counter,
-    /// Responses of this server refused by a rule (`dresp`).
-    pub dresp: Counter,
-    /// The server's latency histograms.
-    pub timers: Timers,
+    /// The server's latency histograms, when recorded (`histogram::wanted`).
+    pub timers: Option<Box<Timers>>,
     /// The configured weight (`uweight`; also `weight` until weights change at run time).
     pub weight: u32,
     /// The server's `id` (`sid`): its position in the backend from 1, or `id N`.
     pub sid: u32,
 }
 
+/// The numbers of a server's counters in its set, then the 6 response classes.
+const STOT: usize = 0;
+const REQ: usize = 1;
+const ECON: usize = 2;
+const ERESP: usize = 3;
+const WRETR: usize = 4;
+const WREDIS: usize = 5;
+const LBTOT: usize = 6;
+const BIN: usize = 7;
+const BOUT: usize = 8;
+const CONNECT: usize = 9;
+const REUSE: usize = 10;
+const DRESP: usize = 11;
+const RSP: usize = 12;
+const SERVER_COUNTERS: usize = RSP + 6;
+
 impl ServerStats {
     /// The counters come from `slab`.
     pub fn new(slab: &mut CounterSlab, weight: u32, sid: u32, timed: bool) -> ServerStats {
         let threads = slab.threads();
-        let mut g = slab.group(18);
         ServerStats {
-            stot: g.counter(),
-            req: g.counter(),
-            rsp: ByClass::new(&mut g),
+            counters: CounterSet::new(slab.group(SERVER_COUNTERS)),
             smax: AtomicU32::new(0),
-            econ: g.counter(),
-            eresp: g.counter(),
-            wretr: g.counter(),
-            wredis: g.counter(),
             sess_rate: RateCell::default(),
-            lbtot: g.counter(),
-            bin: g.counter(),
-            bout: g.counter(),
-            connect: g.counter(),
-            reuse: g.counter(),
-            dresp: g.counter(),
-            timers: Timers::new(threads, timed),
+            timers: Timers::boxed(threads, timed),
             weight,
             sid,
         }
+    }
+
+    /// Streams sent to the server (`stot`).
+    #[inline]
+    pub fn stot(&self) -> CounterRef<'_> {
+        self.counters.at(STOT)
+    }
+
+    /// HTTP requests sent to the server (`req_tot`).
+    #[inline]
+    pub fn req(&self) -> CounterRef<'_> {
+        self.counters.at(REQ)
+    }
+
+    /// `econ`, `eresp`, `wretr`, `wredis` of this server (see [`ProxyStats`]).
+    #[inline]
+    pub fn econ(&self) -> CounterRef<'_> {
+        self.counters.at(ECON)
+    }
+
+    #[inline]
+    pub fn eresp(&self) -> CounterRef<'_> {
+        self.counters.at(ERESP)
+    }
+
+    #[inline]
+    pub fn wretr(&self) -> CounterRef<'_> {
+        self.counters.at(WRETR)
+    }
+
+    #[inline]
+    pub fn wredis(&self) -> CounterRef<'_> {
+        self.counters.at(WREDIS)
+    }
+
+    /// Times the balancer chose this server (`lbtot`).
+    #[inline]
+    pub fn lbtot(&self) -> CounterRef<'_> {
+        self.counters.at(LBTOT)
+    }
+
+    /// Bytes of the client's requests and of the responses through this server
+    /// (`bin`, `bout`).
+    #[inline]
+    pub fn bin(&self) -> CounterRef<'_> {
+        self.counters.at(BIN)
+    }
+
+    #[inline]
+    pub fn bout(&self) -> CounterRef<'_> {
+        self.counters.at(BOUT)
+    }
+
+    /// New connections attempted to this server, connections reused (`connect`, `reuse`).
+    #[inline]
+    pub fn connect(&self) -> CounterRef<'_> {
+        self.counters.at(CONNECT)
+    }
+
+    #[inline]
+    pub fn reuse(&self) -> CounterRef<'_> {
+        self.counters.at(REUSE)
+    }
+
+    /// Responses of this server refused by a rule (`dresp`).
+    #[inline]
+    pub fn dresp(&self) -> CounterRef<'_> {
+        self.counters.at(DRESP)
+    }
+
+    /// Responses to requests sent to the server of class `class` (`hrsp_*`, in
+    /// [`ByClass`] order).
+    #[inline]
+    pub fn rsp(&self, class: usize) -> CounterRef<'_> {
+        assert!(class < 6, "response class {class}");
+        self.counters.at(RSP + class)
+    }
+
+    /// Counts one response with `status` (`hrsp_*`).
+    #[inline]
+    pub fn count_rsp(&self, status: u16) {
+        self.rsp(class_of(status)).inc();
+    }
+
+    /// Every counter, for `clear counters all`.
+    pub fn all(&self) -> impl Iterator<Item = CounterRef<'_>> {
+        (0..SERVER_COUNTERS).map(|i| self.counters.at(i))
     }
 }
 
@@ -339,6 +414,20 @@ impl ListenerStats {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn server_counters_are_apart_and_count_their_responses_by_class() {
+        let s = ServerStats::new(&mut CounterSlab::new(1), 1, 1, false);
+        s.stot().inc();
+        s.dresp().add(3);
+        for st in [200, 204, 503, 0] {
+            s.count_rsp(st);
+        }
+        let got: Vec<u64> = s.all().map(CounterRef::get).collect();
+        assert_eq!(got, [1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 2, 0, 0, 1, 1]);
+        s.all().for_each(CounterRef::clear);
+        assert!(s.all().all(|c| c.get() == 0));
+    }
 
     #[test]
     fn statuses_fall_in_their_class_and_the_rest_in_other() {

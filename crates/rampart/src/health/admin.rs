@@ -175,7 +175,7 @@ pub fn force_state_by(px: &ProxyRt, srv: usize, agent: bool, next: OperState, by
     let st = &server.state;
     let up = next != OperState::Stopped;
     if !agent {
-        let (rise, fall) = server.check.as_ref().map_or(server.rise_fall, |c| (c.rise, c.fall));
+        let (rise, fall) = server.check.as_deref().map_or(server.rise_fall, |c| (c.rise, c.fall));
         st.store_health(if up { rise + fall - 1 } else { 0 });
     }
     st.set_verdict(agent, up);

@@ -54,7 +54,7 @@ impl Event {
 /// `observe` on that server).
 pub fn observe(px: &ProxyRt, srv: usize, event: Event) {
     let server = &px.be.servers[srv];
-    let Some(chk) = server.check.as_ref() else { return };
+    let Some(chk) = server.check.as_deref() else { return };
     let Some(mode) = chk.observe else { return };
     let st = &server.state;
     match event.verdict(mode) {

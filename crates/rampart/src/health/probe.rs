@@ -26,7 +26,7 @@ use crate::server::OperState;
 pub(super) async fn run(rt: Arc<Runtime>, be: usize, srv: usize, first: Duration) {
     let px = &rt.proxies[be];
     let server = &px.be.servers[srv];
-    let Some(chk) = server.check.as_ref() else { return };
+    let Some(chk) = server.check.as_deref() else { return };
     let st = &server.state;
     let mut health = Health::new(chk.rise, chk.fall);
     let mut rng = Jitter::new(be, srv);
@@ -118,7 +118,7 @@ impl Ramp {
 pub(super) async fn run_agent(rt: Arc<Runtime>, be: usize, srv: usize, first: Duration) {
     let px = &rt.proxies[be];
     let server = &px.be.servers[srv];
-    let Some(agent) = server.agent.as_ref() else { return };
+    let Some(agent) = server.agent.as_deref() else { return };
     let log_hc = agent.log_health_checks;
     // HAProxy's agent rise and fall are 1: one answer decides
     let mut health = Health::new(1, 1);
@@ -188,7 +188,7 @@ fn apply_agent_reply(
 async fn probe(rt: &Runtime, be: usize, srv: usize, health: &Health) -> Outcome {
     let px = &rt.proxies[be];
     let server = &px.be.servers[srv];
-    let Some(chk) = server.check.as_ref() else { return Outcome::new(CheckStatus::L4Ok, "") };
+    let Some(chk) = server.check.as_deref() else { return Outcome::new(CheckStatus::L4Ok, "") };
     // COMPAT: as HAProxy, a connect may take `inter`, or `timeout connect` when shorter
     // and `timeout check` is set.
     let connect = match (chk.timeout_check, px.timeouts.connect) {

@@ -186,7 +186,7 @@ pub(super) fn cut_sessions(px: &ProxyRt, srv: usize, next: OperState) {
 pub(super) fn change_weight(px: &ProxyRt, srv: usize, weight: u32) {
     let before = available(px);
     px.be.servers[srv].state.set_eweight(weight);
-    let lb = if px.be.servers[srv].backup { px.be.lb_backup.as_ref() } else { Some(&px.be.lb) };
+    let lb = if px.be.servers[srv].backup { px.be.lb_backup.as_deref() } else { Some(&px.be.lb) };
     if let Some(lb) = lb {
         lb.set_weight(srv, weight);
     }
@@ -213,7 +213,7 @@ pub(super) fn no_server_left(px: &ProxyRt) {
 /// it for `hash-type map-based`); call after every state change of the server.
 pub(crate) fn sync_lb(px: &ProxyRt, srv: usize) {
     let server = &px.be.servers[srv];
-    let lb = if server.backup { px.be.lb_backup.as_ref() } else { Some(&px.be.lb) };
+    let lb = if server.backup { px.be.lb_backup.as_deref() } else { Some(&px.be.lb) };
     if let Some(lb) = lb {
         lb.set_active(srv, server.state.is_up());
     }

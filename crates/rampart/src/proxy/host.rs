@@ -163,7 +163,7 @@ impl Host for Runtime {
         let Some(b) = be.map(|b| &self.proxies[b]) else { return };
         b.stats.be_dresp.inc();
         if let Some(s) = srv.and_then(|s| b.be.servers.get(s)) {
-            s.stats.dresp.inc();
+            s.stats.dresp().inc();
         }
     }
 

@@ -32,9 +32,9 @@ pub fn count_http(rt: &Runtime, fe: usize, be: Option<usize>, srv: Option<usize>
         b.stats.be_rsp.count(st);
     }
     if let Some(s) = srv.and_then(|s| b.be.servers.get(s)) {
-        s.stats.req.inc();
+        s.stats.req().inc();
         if let Some(st) = status {
-            s.stats.rsp.count(st);
+            s.stats.count_rsp(st);
         }
     }
 }
@@ -55,8 +55,8 @@ pub fn count_bytes(rt: &Runtime, fe: (usize, u32), be: Option<usize>, srv: Optio
     b.stats.be_bin.add(bin);
     b.stats.be_bout.add(bout);
     if let Some(s) = srv.and_then(|s| b.be.servers.get(s)) {
-        s.stats.bin.add(bin);
-        s.stats.bout.add(bout);
+        s.stats.bin().add(bin);
+        s.stats.bout().add(bout);
     }
 }
 
@@ -67,10 +67,10 @@ pub fn count_server_conn(rt: &Runtime, be: usize, srv: usize, reused: bool) {
     let Some(s) = b.be.servers.get(srv) else { return };
     if reused {
         b.stats.be_reuse.inc();
-        s.stats.reuse.inc();
+        s.stats.reuse().inc();
     } else {
         b.stats.be_connect.inc();
-        s.stats.connect.inc();
+        s.stats.connect().inc();
     }
 }
 
@@ -132,12 +132,7 @@ pub fn clear(rt: &Runtime, all: bool) {
             .chain(h2)
             .for_each(Counter::clear);
         for srv in &px.be.servers {
-            let s = &srv.stats;
-            let server_counters = [
-                &s.stot, &s.req, &s.econ, &s.eresp, &s.wretr, &s.wredis, &s.lbtot, &s.bin, &s.bout, &s.connect,
-                &s.reuse, &s.dresp,
-            ];
-            server_counters.into_iter().chain(&s.rsp.0).for_each(Counter::clear);
+            srv.stats.all().for_each(crate::counters::CounterRef::clear);
         }
     }
     rt.stats.conn_rate.clear_max();
@@ -161,16 +156,16 @@ pub fn count_srv_error(rt: &Runtime, be: usize, srv: Option<usize>, err: SrvErro
     let p = &rt.proxies[be];
     let s = srv.and_then(|s| p.be.servers.get(s)).map(|s| &s.stats);
     let (b, sv) = match err {
-        SrvError::Connect => (&p.stats.be_econ, s.map(|s| &s.econ)),
-        SrvError::Response => (&p.stats.be_eresp, s.map(|s| &s.eresp)),
+        SrvError::Connect => (&p.stats.be_econ, s.map(|s| s.econ())),
+        SrvError::Response => (&p.stats.be_eresp, s.map(|s| s.eresp())),
         SrvError::Retry { redispatch } => {
             if redispatch {
                 p.stats.be_wredis.inc();
                 if let Some(s) = s {
-                    s.wredis.inc();
+                    s.wredis().inc();
                 }
             }
-            (&p.stats.be_wretr, s.map(|s| &s.wretr))
+            (&p.stats.be_wretr, s.map(|s| s.wretr()))
         }
     };
     b.inc();

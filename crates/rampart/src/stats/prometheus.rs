@@ -369,15 +369,15 @@ fn histograms(out: &mut String, rt: &Runtime, part: &str, rows: &[Row]) {
     let timers = |row: Row| {
         let px = &rt.proxies[row.0];
         match row.2 {
-            Some(s) => &px.be.servers[s].stats.timers,
-            None => &px.stats.be_timers,
+            Some(s) => px.be.servers[s].stats.timers.as_deref(),
+            None => px.stats.be_timers.as_deref(),
         }
     };
-    let Some(&first) = rows.first() else { return };
-    for (i, (name, help, _)) in timers(first).named().into_iter().enumerate() {
+    let Some(first) = rows.iter().find_map(|&row| timers(row)) else { return };
+    for (i, (name, help, _)) in first.named().into_iter().enumerate() {
         let snaps: Vec<_> = rows
             .iter()
-            .map(|&row| (row, timers(row).named()[i].2.snapshot()))
+            .filter_map(|&row| Some((row, timers(row)?.named()[i].2.snapshot())))
             .filter(|(_, snap)| snap.count() > 0)
             .collect();
         if snaps.is_empty() {
@@ -575,8 +575,10 @@ mod tests {
                     backend be\n server s1 127.0.0.1:1\n";
         let cfg = rampart_cfg::parse_str("t.cfg", text, &ctx).config.expect("valid");
         let rt = crate::build::build(&cfg, 100, 1).expect("built");
-        rt.proxies[1].stats.be_timers.response.record(std::time::Duration::from_millis(30));
-        rt.proxies[1].be.servers[0].stats.timers.response.record(std::time::Duration::from_millis(30));
+        let be_timers = rt.proxies[1].stats.be_timers.as_deref().expect("recorded with an exporter");
+        be_timers.response.record(std::time::Duration::from_millis(30));
+        let srv_timers = rt.proxies[1].be.servers[0].stats.timers.as_deref().expect("recorded");
+        srv_timers.response.record(std::time::Duration::from_millis(30));
         let text = render(&rt, Scope::from_query(b"").unwrap());
         for line in [
             "# TYPE haproxy_backend_response_time_seconds histogram",

@@ -34,7 +34,7 @@ pub fn sample(rt: &Runtime) {
         if px.cap.backend {
             st.be_sess_rate.sample(px.be.cum_conn.get());
             for srv in &px.be.servers {
-                srv.stats.sess_rate.sample(srv.stats.stot.get());
+                srv.stats.sess_rate.sample(srv.stats.stot().get());
             }
         }
     }

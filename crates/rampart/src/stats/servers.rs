@@ -117,8 +117,8 @@ fn use_ssl(cli: &Cli, px: usize, i: usize, srv: &ServerRt) -> i8 {
 /// `srv_check_port srv_check_addr srv_agent_addr srv_agent_port`: as configured.
 fn check_columns(srv: &ServerRt) -> String {
     let dash = |ip: Option<std::net::IpAddr>| ip.map_or_else(|| "-".to_owned(), |ip| ip.to_string());
-    let (port, addr) = srv.check.as_ref().map_or((0, None), |c| (c.conf_port, c.conf_addr));
-    let (agent_addr, agent_port) = srv.agent.as_ref().map_or((None, 0), |a| (a.conf_addr, a.addr.port()));
+    let (port, addr) = srv.check.as_deref().map_or((0, None), |c| (c.conf_port, c.conf_addr));
+    let (agent_addr, agent_port) = srv.agent.as_deref().map_or((None, 0), |a| (a.conf_addr, a.addr.port()));
     format!("{port} {} {} {agent_port}", dash(addr), dash(agent_addr))
 }
 

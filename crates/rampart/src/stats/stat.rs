@@ -361,9 +361,17 @@ fn comp(c: &crate::counters::stats::CompStats, name: &str) -> Option<Val> {
 }
 
 fn by_class(c: &super::counters::ByClass, name: &str) -> Option<Val> {
-    let i =
-        ["hrsp_1xx", "hrsp_2xx", "hrsp_3xx", "hrsp_4xx", "hrsp_5xx", "hrsp_other"].iter().position(|n| *n == name)?;
-    Some(c.0[i].get().into())
+    Some(c.0[class_index(name)?].get().into())
+}
+
+/// [`by_class`] for a server's counters.
+fn srv_by_class(s: &super::counters::ServerStats, name: &str) -> Option<Val> {
+    Some(s.rsp(class_index(name)?).get().into())
+}
+
+/// The class `hrsp_*` field `name` counts, in `ByClass` order.
+fn class_index(name: &str) -> Option<usize> {
+    ["hrsp_1xx", "hrsp_2xx", "hrsp_3xx", "hrsp_4xx", "hrsp_5xx", "hrsp_other"].iter().position(|n| *n == name)
 }
 
 fn frontend(rt: &Runtime, px: &ProxyRt, name: &str) -> Option<Val> {
@@ -523,19 +531,19 @@ fn server(_rt: &Runtime, px: &ProxyRt, srv: &ServerRt, name: &str, level: Level)
         "qmax" => srv.queue.max().into(),
         "qlimit" => (srv.maxqueue > 0).then_some(srv.maxqueue)?.into(),
         "src_ilim" => srv.pool_max_conn?.into(),
-        "stot" => srv.stats.stot.get().into(),
-        "econ" => srv.stats.econ.get().into(),
-        "bin" => srv.stats.bin.get().into(),
-        "connect" => srv.stats.connect.get().into(),
-        "dresp" => srv.stats.dresp.get().into(),
-        "reuse" => srv.stats.reuse.get().into(),
-        "bout" => srv.stats.bout.get().into(),
-        "lbtot" => srv.stats.lbtot.get().into(),
+        "stot" => srv.stats.stot().get().into(),
+        "econ" => srv.stats.econ().get().into(),
+        "bin" => srv.stats.bin().get().into(),
+        "connect" => srv.stats.connect().get().into(),
+        "dresp" => srv.stats.dresp().get().into(),
+        "reuse" => srv.stats.reuse().get().into(),
+        "bout" => srv.stats.bout().get().into(),
+        "lbtot" => srv.stats.lbtot().get().into(),
         "rate" => srv.stats.sess_rate.current()?.into(),
         "rate_max" => srv.stats.sess_rate.max()?.into(),
-        "eresp" => srv.stats.eresp.get().into(),
-        "wretr" => srv.stats.wretr.get().into(),
-        "wredis" => srv.stats.wredis.get().into(),
+        "eresp" => srv.stats.eresp().get().into(),
+        "wretr" => srv.stats.wretr().get().into(),
+        "wredis" => srv.stats.wredis().get().into(),
         "status" => Val::Str(crate::health::status_text(srv)),
         "weight" | "uweight" => srv.state.eweight().into(),
         "act" => u32::from(!srv.backup).into(),
@@ -544,8 +552,8 @@ fn server(_rt: &Runtime, px: &ProxyRt, srv: &ServerRt, name: &str, level: Level)
         "sid" => srv.stats.sid.into(),
         "type" => 2u32.into(),
         "addr" if level >= Level::Operator => Val::Str(shown_addr(srv)?),
-        "req_tot" if http => srv.stats.req.get().into(),
-        n if n.starts_with("hrsp_") && http => by_class(&srv.stats.rsp, n)?,
+        "req_tot" if http => srv.stats.req().get().into(),
+        n if n.starts_with("hrsp_") && http => srv_by_class(&srv.stats, n)?,
         n => check_cell(srv, n)?,
     })
 }
@@ -571,10 +579,10 @@ fn since(t: u64) -> u64 {
 /// last-check ones empty before its first result, as HAProxy.
 fn check_cell(srv: &ServerRt, name: &str) -> Option<Val> {
     let st = &srv.state;
-    let chk = srv.check.as_ref();
+    let chk = srv.check.as_deref();
     let report = |agent: bool| {
         if agent {
-            srv.agent.as_ref()?;
+            srv.agent.as_deref()?;
             st.last_agent_check()
         } else {
             chk?;
@@ -602,7 +610,7 @@ fn check_cell(srv: &ServerRt, name: &str) -> Option<Val> {
         "check_fall" => chk?.fall.into(),
         "check_health" => st.health_or(chk?.rise).into(),
         "agent_rise" | "agent_fall" => {
-            srv.agent.as_ref()?;
+            srv.agent.as_deref()?;
             1u32.into()
         }
         "check_status" | "agent_status" => report(name == "agent_status")?.status.code().into(),

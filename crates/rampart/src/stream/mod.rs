@@ -253,9 +253,11 @@ fn record_timers(s: &Stream<'_>, txn: &TxnData, start: std::time::Instant) {
         end: std::time::Instant::now(),
     };
     let px = &s.rt.proxies[be];
-    px.stats.be_timers.record(&x);
-    if let Some(srv) = s.srv.and_then(|i| px.be.servers.get(i)) {
-        srv.stats.timers.record(&x);
+    if let Some(t) = px.stats.be_timers.as_deref() {
+        t.record(&x);
+    }
+    if let Some(t) = s.srv.and_then(|i| px.be.servers.get(i)).and_then(|srv| srv.stats.timers.as_deref()) {
+        t.record(&x);
     }
 }
 

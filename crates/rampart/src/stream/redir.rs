@@ -57,6 +57,6 @@ pub(super) fn reply<'rt>(
     {
         out.add_header(name, value).ok()?;
     }
-    sv.stats.stot.inc();
+    sv.stats.stot().inc();
     Some(Synth { close: true, ..Synth::built(Cow::Borrowed(&[])) })
 }

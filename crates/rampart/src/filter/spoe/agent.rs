@@ -275,7 +275,7 @@ impl Slot {
         if let Some(srv) = self.srv {
             let px = &self.rt.proxies[self.be];
             px.stats.be_bin.add(n as u64);
-            px.be.servers[srv].stats.bin.add(n as u64);
+            px.be.servers[srv].stats.bin().add(n as u64);
         }
     }
 
@@ -284,7 +284,7 @@ impl Slot {
         if let Some(srv) = self.srv {
             let px = &self.rt.proxies[self.be];
             px.stats.be_bout.add(n as u64);
-            px.be.servers[srv].stats.bout.add(n as u64);
+            px.be.servers[srv].stats.bout().add(n as u64);
         }
     }
 }

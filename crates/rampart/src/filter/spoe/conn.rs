@@ -246,7 +246,7 @@ pub(super) fn count_open(rt: &Runtime, be: usize, srv: usize, up: bool) {
     let server = &px.be.servers[srv];
     if up {
         px.be.cum_conn.inc();
-        server.stats.stot.inc();
+        server.stats.stot().inc();
         let cur = server.cur_conns.fetch_add(1, Ordering::SeqCst) + 1;
         crate::stats::counters::note_max(&server.stats.smax, cur);
     } else {
