@@ -36,6 +36,7 @@ mod forward;
 mod redir;
 pub mod side;
 mod spoe;
+mod lua_svc;
 mod stats_page;
 pub mod tcp;
 mod txn;
@@ -803,6 +804,10 @@ async fn send_built<'rt, F: HttpFront>(
     reply: Option<Synth<'rt>>,
 ) -> Next {
     let Some(reply) = reply else { return Next::Close };
+    if let Some(svc) = txn.st.lua.stream.take() {
+        // a Lua service's response goes on in pieces
+        return cold(lua_svc::send(front, s, txn, sess, reply, svc)).await;
+    }
     if reply.raw {
         txn.synth.status = raw_status(reply.buf).unwrap_or(0);
         txn.st.log.status = raw_status(reply.buf);
