@@ -90,7 +90,10 @@ fn a_ca_file_that_does_not_load_fails_startup() {
         .check()
         .expect("the check runs");
     assert_ne!(out.code, 0, "{}", out.stderr);
-    let want = format!("httpclient: cannot initialize: cannot initialize SSL verify with 'ca-file \"{}\"'.", missing.display());
+    let want = format!(
+        "httpclient: cannot initialize: cannot initialize SSL verify with 'ca-file \"{}\"'.",
+        missing.display()
+    );
     assert!(out.stderr.contains(&want), "{}", out.stderr);
 }
 

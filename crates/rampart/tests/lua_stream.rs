@@ -175,7 +175,10 @@ fn a_service_streams_and_reads_a_slow_upload_over_http2() {
     });
     assert_eq!(status.as_deref(), Some("200"));
     assert_eq!(body_of(&events, 1), b"piece 1\npiece 2\npiece 3\n");
-    assert!(at.len() >= 3 && at[0] < Duration::from_millis(300) && at[at.len() - 1] >= Duration::from_millis(750), "{at:?}");
+    assert!(
+        at.len() >= 3 && at[0] < Duration::from_millis(300) && at[at.len() - 1] >= Duration::from_millis(750),
+        "{at:?}"
+    );
 
     let mut c = H2Client::connect(p.addr("h2"));
     let head = [(":method", "POST"), (":scheme", "http"), (":path", "/lines"), (":authority", "h")];

@@ -262,7 +262,8 @@ fn start_stream(st: &LuaState, applet: &Table, x: &mut Exec<'_, '_>, id: usize, 
             let _ = out.add_header(n, v);
         }
     }
-    *x.reply = Some(Synth { has_length: length.is_some(), chunked: length.is_none(), ..Synth::built(Cow::Owned(body)) });
+    *x.reply =
+        Some(Synth { has_length: length.is_some(), chunked: length.is_none(), ..Synth::built(Cow::Owned(body)) });
     // the request body it has not read by now is not read for it any more
     feed(st, applet, None, true);
     x.st.lua.stream = Some(HttpStream { id, wait: w, length });

@@ -127,7 +127,10 @@ pub fn prepare(cfg: &Config) -> Vec<Diag> {
 /// when one of the two keywords was set.
 fn httpclient_tls(lua: &LuaSettings) -> Result<Option<Arc<rustls::ClientConfig>>, Diag> {
     let hard = lua.httpclient_ssl_verify.is_some() || lua.httpclient_ssl_ca_file.is_some();
-    match crate::tls::httpclient::config(lua.httpclient_ssl_verify.unwrap_or(true), lua.httpclient_ssl_ca_file.as_deref()) {
+    match crate::tls::httpclient::config(
+        lua.httpclient_ssl_verify.unwrap_or(true),
+        lua.httpclient_ssl_ca_file.as_deref(),
+    ) {
         Ok(c) => Ok(Some(c)),
         Err(m) if hard => Err(Diag::alert(None, format!("httpclient: cannot initialize: {m}"))),
         Err(_) => Ok(None),

@@ -590,12 +590,9 @@ type ConnectArgs = (bool, String, Option<i64>, Option<bool>, Option<bool>, Optio
 
 impl UserData for LuaSock {
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
-        m.add_method_mut(
-            "connect",
-            |lua, s, (first, host, port, ssl, hc, sni): ConnectArgs| {
-                s.connect(lua, first, (host, port), ssl == Some(true), hc == Some(true), sni)
-            },
-        );
+        m.add_method_mut("connect", |lua, s, (first, host, port, ssl, hc, sni): ConnectArgs| {
+            s.connect(lua, first, (host, port), ssl == Some(true), hc == Some(true), sni)
+        });
         m.add_method_mut("receive", |lua, s, (first, pat, prefix): (bool, Value, Option<mlua::String>)| {
             let want = want(&pat)?;
             let prefix = prefix.map(|p| p.as_bytes().to_vec()).unwrap_or_default();

@@ -56,7 +56,13 @@ pub(super) async fn send<'rt, F: HttpFront>(
 /// Runs the script's turns, handing each turn's output to the client half, until it
 /// returns, fails, or the client half is gone.
 // the variables are held mutably (not shared) so that the future stays `Send`
-async fn drive(s: &Stream<'_>, txn: &mut Txn, sess: &mut VarStore, svc: HttpStream, tx: mpsc::Sender<Result<Vec<u8>, ()>>) {
+async fn drive(
+    s: &Stream<'_>,
+    txn: &mut Txn,
+    sess: &mut VarStore,
+    svc: HttpStream,
+    tx: mpsc::Sender<Result<Vec<u8>, ()>>,
+) {
     let mut wait = svc.wait;
     loop {
         tokio::select! {

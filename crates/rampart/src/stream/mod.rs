@@ -33,10 +33,10 @@
 pub mod ana;
 mod cached;
 mod forward;
+mod lua_svc;
 mod redir;
 pub mod side;
 mod spoe;
-mod lua_svc;
 mod stats_page;
 pub mod tcp;
 mod txn;
