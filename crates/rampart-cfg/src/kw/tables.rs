@@ -182,8 +182,8 @@ pub static GLOBAL: &[Kw] = &[
     kw("hard-stop-after", Yes),
     kw("httpclient.resolvers.id", Yes),
     kw("httpclient.resolvers.prefer", Yes),
-    kw("httpclient.ssl.ca-file", No),
-    kw("httpclient.ssl.verify", No),
+    kw("httpclient.ssl.ca-file", Partial(HC_CA_PARTIAL)),
+    kw("httpclient.ssl.verify", Yes),
     kw("insecure-fork-wanted", Yes),
     kw("insecure-setuid-wanted", Yes),
     kw("issuers-chain-path", No),
@@ -349,6 +349,9 @@ const HTTPCHK_PARTIAL: &str = "every rule (connect, send with uri-lf/hdr/body-lf
      to servers), connect addr with a host name";
 const LOGS_PARTIAL: &str = "the variables listed in docs/COMPATIBILITY.md, section Logging";
 const SPLICE_PARTIAL: &str = "rampart splices where it pays off anyway; 'no option' is not supported yet";
+const HC_CA_PARTIAL: &str = "Lua's `core.httpclient()` over https (docs/COMPATIBILITY.md, section Lua); the \
+     default `@system-ca` reads `SSL_CERT_FILE` or `/etc/ssl/certs/ca-certificates.crt`; checked only when a \
+     script is loaded";
 const USERLIST_PARTIAL: &str = "md5, sha256, sha512, bcrypt and yescrypt crypt(3) hashes and insecure \
      passwords; other crypt schemes (DES, ...) are refused at startup";
 const HTTP_REQUEST_PARTIAL: &str = "every action of the http-request action table marked supported or partial";

@@ -29,6 +29,11 @@ pub struct LuaSettings {
     pub httpclient_resolvers: Option<String>,
     /// `httpclient.resolvers.prefer ipv4|ipv6`: `Some(true)` for IPv6.
     pub httpclient_prefer_v6: Option<bool>,
+    /// `httpclient.ssl.verify none|required`: `Some(false)` for `none` (HAProxy's
+    /// default: `required`).
+    pub httpclient_ssl_verify: Option<bool>,
+    /// `httpclient.ssl.ca-file <file>` (HAProxy's default: `@system-ca`).
+    pub httpclient_ssl_ca_file: Option<String>,
 }
 
 /// One `lua-load` or `lua-load-per-thread` line.

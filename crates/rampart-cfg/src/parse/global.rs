@@ -66,6 +66,21 @@ pub(super) fn parse_global_line(p: &mut Parser, words: &[String], kwm: Modifier,
             // any setting makes a missing `default` section an error, as HAProxy
             p.global.lua.httpclient_resolvers.get_or_insert_with(|| "default".to_owned());
         }
+        "httpclient.ssl.ca-file" => {
+            if !too_many(p, words, 1, span) {
+                p.global.lua.httpclient_ssl_ca_file = Some(arg(words, 1).to_owned());
+            }
+        }
+        "httpclient.ssl.verify" => {
+            if too_many(p, words, 1, span) {
+                return;
+            }
+            match arg(words, 1) {
+                "none" => p.global.lua.httpclient_ssl_verify = Some(false),
+                "required" => p.global.lua.httpclient_ssl_verify = Some(true),
+                _ => p.alert(span, format!("'{word}' expects 'none' or 'required' as argument.")),
+            }
+        }
         "h2-workaround-bogus-websocket-clients" => {
             if !too_many(p, words, 0, span) {
                 p.global.h2.no_websocket = true;

@@ -34,6 +34,32 @@ pub struct Slot {
     /// created by the first call), the stream's later calls run in that state: a
     /// function of the other kind fails there.
     pub kind: std::cell::Cell<u8>,
+    /// An HTTP service whose response started and goes on in pieces: the stream sends
+    /// the head, then drives the script ([`LuaRunner::http_service_piece`]).
+    pub stream: Option<HttpStream>,
+}
+
+/// An HTTP service streaming its response ([`Slot::stream`]).
+#[derive(Debug, Clone, Copy)]
+pub struct HttpStream {
+    /// The service's number among those the scripts registered.
+    pub id: usize,
+    /// What the script waits for before its next turn.
+    pub wait: LuaWait,
+    /// The `content-length` the script gave, if any (else the body goes out chunked
+    /// to HTTP/1.1 clients).
+    pub length: Option<u64>,
+}
+
+/// How a turn of a streaming HTTP service ended ([`LuaRunner::http_service_piece`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HttpPiece {
+    /// Wait as asked, then run the next turn.
+    Wait(LuaWait),
+    /// The script returned: the response ends.
+    Done,
+    /// It failed (logged): the response is cut short.
+    Failed,
 }
 
 /// [`Slot::kind`]: the stream's Lua calls run in the state `lua-load` shares.
@@ -43,7 +69,8 @@ pub const KIND_OWN: u8 = 2;
 
 impl std::fmt::Debug for Slot {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Slot").field("data", &self.data.is_some()).field("kind", &self.kind.get()).finish()
+        let mut d = f.debug_struct("Slot");
+        d.field("data", &self.data.is_some()).field("kind", &self.kind.get()).field("stream", &self.stream).finish()
     }
 }
 
@@ -118,7 +145,14 @@ pub trait LuaRunner: Sync + Send {
     fn tcp_action(&self, act: &LuaAct, x: &mut super::tcp::TcpExec<'_>) -> super::TcpFlow;
     /// Runs (or resumes) HTTP service number `id`; once it is done, its response is
     /// built in `x.out` and `x.reply` ([`Flow::Reply`]).
+    /// Once it started its response and waited (a sleep, a socket, a full output), the
+    /// response goes out in pieces: [`Flow::Reply`] then holds the head and what was
+    /// sent so far, and [`Slot::stream`] says how to go on. A service reading more of
+    /// the request body than is in hand asks for it with [`Flow::WaitBody`].
     fn http_service(&self, id: usize, x: &mut Exec<'_, '_>, env: &Env<'_>) -> Flow;
+    /// One more turn of a streaming HTTP service ([`Slot::stream`]): what it sent
+    /// meanwhile is appended to `out`.
+    fn http_service_piece(&self, id: usize, x: &mut Exec<'_, '_>, env: &Env<'_>, out: &mut Vec<u8>) -> HttpPiece;
     /// Runs one turn of a `tcp` service on a TCP stream: starts it on the first call
     /// (`input` then holds what the content rules read), resumes it after that. What
     /// it sent during the turn is appended to `out`, for the stream to write to the

@@ -142,6 +142,8 @@ pub const READERS: &[(&str, &str)] = &[
     ("global tune.idle-pool.shared", "build::build: ServerRt::pool_shared (conn_pool::take)"),
     ("global lua-load", "lua::prepare, lua::state (the shared state)"),
     ("global lua-load-per-thread", "lua::prepare, lua::state (each thread's state)"),
+    ("global httpclient.ssl.ca-file", "lua::prepare (tls::httpclient::config)"),
+    ("global httpclient.ssl.verify", "lua::prepare (tls::httpclient::config)"),
     ("global lua-prepend-path", "lua::state::build (package.path, package.cpath)"),
     ("global tune.lua.forced-yield", "lua::state::LuaState::coroutine (count hook)"),
     ("global tune.lua.maxmem", "lua::state::build (memory limit)"),

@@ -35,6 +35,7 @@
 //! script: the rules only hold Lua actions when one does.
 
 mod addr;
+mod applet_http;
 mod applet_tcp;
 mod channel;
 pub mod cli;
@@ -75,6 +76,9 @@ pub(crate) struct Settings {
     pub service_timeout: Option<Duration>,
     /// `quiet`: Lua's log messages are not copied to stderr.
     pub quiet: bool,
+    /// The TLS configuration of `core.httpclient()`'s `https` requests; `None`: its
+    /// CA file did not load, TLS is disabled for it (as HAProxy 2.6).
+    pub hc_tls: Option<Arc<rustls::ClientConfig>>,
 }
 
 static SETTINGS: OnceLock<Settings> = OnceLock::new();
@@ -100,6 +104,10 @@ pub fn prepare(cfg: &Config) -> Vec<Diag> {
         task_timeout: lua.task_timeout.unwrap_or(None),
         service_timeout: lua.service_timeout.unwrap_or(Some(Duration::from_secs(4))),
         quiet: cfg.global.quiet,
+        hc_tls: match httpclient_tls(lua) {
+            Ok(c) => c,
+            Err(d) => return vec![d],
+        },
     };
     LOADED.store(true, std::sync::atomic::Ordering::Relaxed);
     let (names, diags) = state::check_load(&settings);
@@ -112,6 +120,21 @@ pub fn prepare(cfg: &Config) -> Vec<Diag> {
     let _ = SETTINGS.set(settings);
     run::install();
     Vec::new()
+}
+
+/// The HTTP client's TLS configuration (`httpclient.ssl.verify`, `ca-file`). As HAProxy
+/// 2.6, a CA file that does not load disables TLS for the client, and fails startup
+/// when one of the two keywords was set.
+fn httpclient_tls(lua: &LuaSettings) -> Result<Option<Arc<rustls::ClientConfig>>, Diag> {
+    let hard = lua.httpclient_ssl_verify.is_some() || lua.httpclient_ssl_ca_file.is_some();
+    match crate::tls::httpclient::config(
+        lua.httpclient_ssl_verify.unwrap_or(true),
+        lua.httpclient_ssl_ca_file.as_deref(),
+    ) {
+        Ok(c) => Ok(Some(c)),
+        Err(m) if hard => Err(Diag::alert(None, format!("httpclient: cannot initialize: {m}"))),
+        Err(_) => Ok(None),
+    }
 }
 
 /// Whether the configuration loads Lua scripts (set by [`prepare`]): their servers

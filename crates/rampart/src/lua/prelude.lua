@@ -253,13 +253,18 @@ local function hc_send(meth, t)
   if scheme == nil or (scheme ~= "http" and scheme ~= "https") then
     error("Can't generate the HTTP request", 3)
   end
-  if scheme == "https" then error("core.httpclient() over https is not supported yet by rampart", 3) end
   local res = { status = 0, reason = "", headers = {}, body = "" }
   local s = core.tcp()
   if t.timeout then s:settimeout(t.timeout / 1000) end
   local ok
   -- the URL's host name through the client's resolvers section (httpclient.resolvers.id)
-  if t.dst ~= nil then ok = s:connect(tostring(t.dst)) else ok = io_call(s._ud, "connect", host, port, false, true) end
+  -- https: TLS with the client's verification, the URL's host as the server name
+  local ssl = scheme == "https"
+  if t.dst ~= nil then
+    ok = io_call(s._ud, "connect", tostring(t.dst), nil, ssl, ssl, host)
+  else
+    ok = io_call(s._ud, "connect", host, port, ssl, true, host)
+  end
   if ok ~= 1 then return res end
   local req = hc_request(meth, t, authority, path)
   if s:send(req) == #req and hc_head(s, res) then
@@ -444,6 +449,8 @@ local txn = setmetatable({}, TXN)
 
 -- === AppletHTTP ===
 
+local OUT_MAX_HTTP = 16384
+
 local AppletHTTP = {}
 AppletHTTP.__index = AppletHTTP
 AppletHTTP.f, AppletHTTP.sf, AppletHTTP.c, AppletHTTP.sc = F, SF, C, SC
@@ -454,19 +461,46 @@ end
 function AppletHTTP:start_response()
   self._started = true
 end
+-- What `send` queues goes to the client once the script waits (or ends); past
+-- OUT_MAX bytes it yields to let the stream write it.
 function AppletHTTP:send(data)
   if not self._started then error("AppletHTTP:send() before start_response()", 2) end
-  self._body[#self._body + 1] = tostring(data)
+  data = tostring(data)
+  self._body[#self._body + 1] = data
+  self._outlen = self._outlen + #data
+  if self._outlen >= OUT_MAX_HTTP and coroutine.isyieldable() then coroutine.yield() end
 end
+
+-- The stream hands the body in hand between turns (`applet_feed`): a method that
+-- finds too little yields APPLET_IN, and the stream reads more of the body first.
+local function http_more(a)
+  if a._eof then return false end
+  local had = #a._input
+  a._waiting = true
+  coroutine.yield(APPLET_IN)
+  return #a._input > had or not a._eof
+end
+
 function AppletHTTP:receive(size)
+  if size ~= nil and type(size) ~= "number" then
+    error("bad argument #1 to 'receive' (number expected, got " .. type(size) .. ")", 2)
+  end
+  size = size and math.tointeger(size) or -1
+  if size < 0 then
+    while http_more(self) do end
+  else
+    while #self._input - self._pos + 1 < size and http_more(self) do end
+  end
   local input, pos = self._input, self._pos
   if pos > #input then return "" end
   local last = #input
-  if size ~= nil and size >= 0 then last = math.min(#input, pos + size - 1) end
+  if size >= 0 then last = math.min(#input, pos + size - 1) end
   self._pos = last + 1
   return string.sub(input, pos, last)
 end
+
 function AppletHTTP:getline()
+  while not string.find(self._input, "\n", self._pos, true) and http_more(self) do end
   local input, pos = self._input, self._pos
   if pos > #input then return "" end
   local e = string.find(input, "\n", pos, true) or #input
@@ -479,12 +513,32 @@ function AppletHTTP:unset_var(name) return cur("unset_var", name) end
 function AppletHTTP:get_priv() return cur("get_priv") end
 function AppletHTTP:set_priv(v) return cur("set_priv", v) end
 
-local function new_applet(method, path, qs, version, headers, input)
+local function new_applet(method, path, qs, version, headers, input, complete, length)
   return setmetatable({
     method = method, path = path, qs = qs, version = version, headers = headers,
-    length = #input, _input = input, _pos = 1,
-    _status = 200, _hdrs = {}, _body = {}, _started = false,
+    length = length, _input = input, _pos = 1, _eof = complete, _waiting = false,
+    _status = 200, _hdrs = {}, _body = {}, _outlen = 0, _started = false,
   }, AppletHTTP)
+end
+
+-- The request body in hand after the stream read more of it (nil: no more will
+-- come to this applet); a wait that brought nothing new means the end of it.
+local function applet_feed(a, input, complete)
+  if input == nil then
+    a._eof = true
+    return
+  end
+  if a._waiting and #input <= #a._input then a._eof = true end
+  if #input > #a._input then a._input = input end
+  a._eof = a._eof or complete
+  a._waiting = false
+end
+
+-- What `send` queued since the last call.
+local function applet_take(a)
+  local s = table.concat(a._body)
+  a._body, a._outlen = {}, 0
+  return s
 end
 
 -- === AppletTCP ===
@@ -567,7 +621,7 @@ local function applet_tcp_out(a)
 end
 
 local function applet_response(a)
-  return a._started, math.tointeger(a._status) or 200, a._reason, a._hdrs, table.concat(a._body)
+  return a._started, math.tointeger(a._status) or 200, a._reason, a._hdrs, applet_take(a)
 end
 
 local function reply_parts(r)
@@ -587,6 +641,8 @@ return {
   applet_tcp_out = applet_tcp_out,
   applet_in = APPLET_IN,
   applet_response = applet_response,
+  applet_feed = applet_feed,
+  applet_take = applet_take,
   reply_parts = reply_parts,
   done = DONE,
 }

@@ -11,12 +11,12 @@
 use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
-use mlua::{Function, MultiValue, Table, Thread, ThreadStatus, Value};
+use mlua::{Function, MultiValue, Thread, ThreadStatus, Value};
 
 use super::cur::{slot_key, Cur, Done, On, TcpOn};
 use super::state::{message, route, with_state, LuaState, Pending, Route, TIMEOUT};
 use crate::action::http::{Env, Exec};
-use crate::action::lua::{LuaAct, LuaRunner, LuaWait};
+use crate::action::lua::{HttpPiece, LuaAct, LuaRunner, LuaWait};
 use crate::action::Flow;
 use crate::http::Synth;
 use crate::sample::kw::Arg;
@@ -75,7 +75,8 @@ pub(super) fn resume(
     let took = start.elapsed();
     let turn = match res.and_then(|r| r) {
         Ok(vals) if co.status() == ThreadStatus::Resumable && is_input(st, vals.front()) => {
-            if matches!(cur.on, On::Applet { .. } | On::Cli | On::Tcp(_)) {
+            // (`On::Rule`: an `http` service reads its request body; an action has no applet)
+            if matches!(cur.on, On::Applet { .. } | On::Cli | On::Tcp(_) | On::Rule { .. }) {
                 Turn::Input
             } else {
                 Turn::Failed("an AppletTCP can only be used by its service".to_owned())
@@ -164,7 +165,7 @@ fn cannot_wait(w: LuaWait, rules: &str) -> String {
 }
 
 /// The coroutine a stream (its `slot`) left waiting for rule `rule`, if any.
-fn take_pending(st: &LuaState, slot: &crate::action::lua::Slot, rule: usize) -> Option<Pending> {
+pub(super) fn take_pending(st: &LuaState, slot: &crate::action::lua::Slot, rule: usize) -> Option<Pending> {
     let key = slot.data.as_ref()?.downcast_ref::<super::cur::Slot>()?.key;
     let mut streams = st.streams.borrow_mut();
     let entry = streams.get_mut(&key)?;
@@ -174,7 +175,7 @@ fn take_pending(st: &LuaState, slot: &crate::action::lua::Slot, rule: usize) -> 
     }
 }
 
-fn keep_pending(st: &LuaState, slot: &mut crate::action::lua::Slot, p: Pending) {
+pub(super) fn keep_pending(st: &LuaState, slot: &mut crate::action::lua::Slot, p: Pending) {
     let key = slot_key(st, slot);
     if let Some(e) = st.streams.borrow_mut().get_mut(&key) {
         e.pending = Some(p);
@@ -345,120 +346,17 @@ impl LuaRunner for Runner {
     }
 
     fn http_service(&self, id: usize, x: &mut Exec<'_, '_>, env: &Env<'_>) -> Flow {
-        let Some(st) = route(|r| &r.services, id).and_then(|r| with_state(r.shared).map(|st| (st, r.local))) else {
-            crate::action::reply::build_default(x, env, 500);
-            return Flow::Reply;
-        };
-        let (st, local) = st;
-        let settings = super::settings().expect("a state has settings");
-        let rule = usize::MAX - id;
-        let name = st.reg.borrow().services.get(local).map(|s| s.0.clone()).unwrap_or_default();
-        // the applet stands for the server in the log line: no queue, connected at once
-        let now = Instant::now();
-        let log = &mut x.st.log;
-        log.connect_start.get_or_insert(now);
-        log.queue_ms.get_or_insert(0);
-        log.connected.get_or_insert(now);
-        let (co, spent, applet, args) = match take_pending(&st, &x.st.lua, rule) {
-            Some(p) => (p.co, p.spent, p.applet, MultiValue::new()),
-            None => match start_service(&st, local, x, env) {
-                Ok((co, applet)) => {
-                    (co, Duration::ZERO, Some(applet.clone()), MultiValue::from_vec(vec![Value::Table(applet)]))
-                }
-                Err(m) => {
-                    super::send_err(&failure(st.id(), "Lua applet http", &name, &m));
-                    crate::action::reply::build_default(x, env, 500);
-                    return Flow::Reply;
-                }
-            },
-        };
-        let mut cur = Cur { on: On::Rule { x: &mut *x, env }, st: &st, done: None };
-        let (turn, took) = resume(&st, &co, args, &mut cur, settings.service_timeout, spent);
-        if !matches!(turn, Turn::Wait(_)) {
-            x.st.log.res_head = Some(Instant::now());
-        }
-        match turn {
-            Turn::Wait(w) => {
-                keep_pending(&st, &mut x.st.lua, Pending { rule, co, spent: spent + took, applet });
-                Flow::LuaWait(w)
-            }
-            Turn::Failed(m) => {
-                super::send_err(&failure(st.id(), "Lua applet http", &name, &m));
-                crate::action::reply::build_default(x, env, 500);
-                Flow::Reply
-            }
-            Turn::Input => {
-                keep_pending(&st, &mut x.st.lua, Pending { rule, co, spent: spent + took, applet });
-                Flow::LuaWait(LuaWait::Yield)
-            }
-            Turn::Finished(_) => match applet.map(|a| applet_reply(&st, &a, x)) {
-                Some(Ok(true)) => Flow::Reply,
-                // done without a response: HAProxy answers a 500 (its applet's `error`)
-                Some(Ok(false)) | None => {
-                    crate::action::reply::build_default(x, env, 500);
-                    Flow::Reply
-                }
-                Some(Err(m)) => {
-                    super::send_err(&failure(st.id(), "Lua applet http", &name, &m));
-                    crate::action::reply::build_default(x, env, 500);
-                    Flow::Reply
-                }
-            },
-        }
+        super::applet_http::service(id, x, env)
     }
-}
 
-/// The coroutine of service `id` and the AppletHTTP object of the request.
-fn start_service(st: &LuaState, id: usize, x: &mut Exec<'_, '_>, env: &Env<'_>) -> Result<(Thread, Table), String> {
-    let f = st.reg.borrow().services.get(id).map(|s| s.2.clone()).ok_or("no such service")?;
-    let co = st.coroutine(f).map_err(|e| message(&e))?;
-    let view = x.msg.view(x.buf);
-    let target = view.target();
-    let lua = &st.lua;
-    let s = |b: &[u8]| lua.create_string(b).map_err(|e| message(&e));
-    let version = match x.msg.version {
-        crate::http::Version::Http10 => "1.0",
-        crate::http::Version::Http11 => "1.1",
-        _ => "2.0",
-    };
-    let headers = super::cur::headers_table(lua, view).map_err(|e| message(&e))?;
-    let new: Function = st.prelude.get("new_applet").map_err(|e| message(&e))?;
-    let applet: Table = new
-        .call((
-            s(view.method())?,
-            s(target.path)?,
-            s(target.query.unwrap_or_default())?,
-            version,
-            headers,
-            s(env.req_body.unwrap_or_default())?,
-        ))
-        .map_err(|e| message(&e))?;
-    Ok((co, applet))
-}
-
-/// Builds the response an applet produced in `x.out`; `false` when it never started
-/// one.
-fn applet_reply(st: &LuaState, applet: &Table, x: &mut Exec<'_, '_>) -> Result<bool, String> {
-    let f: Function = st.prelude.get("applet_response").map_err(|e| message(&e))?;
-    let (started, status, reason, hdrs, body): (bool, u16, Option<String>, Table, mlua::String) =
-        f.call(applet.clone()).map_err(|e| message(&e))?;
-    if !started {
-        return Ok(false);
+    fn http_service_piece(&self, id: usize, x: &mut Exec<'_, '_>, env: &Env<'_>, out: &mut Vec<u8>) -> HttpPiece {
+        super::applet_http::piece(id, x, env, out)
     }
-    let mut headers = Vec::new();
-    for pair in hdrs.sequence_values::<Table>() {
-        let pair = pair.map_err(|e| message(&e))?;
-        let (n, v): (mlua::String, mlua::String) =
-            (pair.get(1).map_err(|e| message(&e))?, pair.get(2).map_err(|e| message(&e))?);
-        headers.push((n.as_bytes().to_vec(), v.as_bytes().to_vec()));
-    }
-    build_reply(x, status, reason, headers, body.as_bytes().to_vec());
-    Ok(true)
 }
 
 /// A response built from a script's parts: the body is sent with its length (a
 /// script that announced none gets a `content-length`).
-fn build_reply(
+pub(super) fn build_reply(
     x: &mut Exec<'_, '_>,
     status: u16,
     reason: Option<String>,

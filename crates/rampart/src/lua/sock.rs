@@ -196,6 +196,8 @@ pub(crate) struct LuaSock {
     tls: Option<Box<rustls::ClientConnection>>,
     /// `connect_ssl` asked for TLS, to this server name.
     tls_name: Option<rustls_pki_types::ServerName<'static>>,
+    /// The HTTP client's TLS (its verification settings), not `connect_ssl`'s.
+    hc_tls: bool,
 }
 
 /// A connection as `std::io` reader and writer that never blocks (for rustls).
@@ -248,6 +250,7 @@ impl LuaSock {
             deadline: None,
             tls: None,
             tls_name: None,
+            hc_tls: false,
         }
     }
 
@@ -271,7 +274,15 @@ impl LuaSock {
 
     /// `connect(host [, port])` (and `connect_ssl` with `ssl`): 1, or nil and "Can't
     /// connect".
-    fn connect(&mut self, lua: &mlua::Lua, first: bool, to: (String, Option<i64>), ssl: bool, hc: bool) -> Ret {
+    fn connect(
+        &mut self,
+        lua: &mlua::Lua,
+        first: bool,
+        to: (String, Option<i64>),
+        ssl: bool,
+        hc: bool,
+        sni: Option<String>,
+    ) -> Ret {
         let (host, port) = to;
         let cant = |lua: &mlua::Lua| vals(lua, vec![Value::Nil, Value::String(lua.create_string("Can't connect")?)]);
         if first {
@@ -279,7 +290,15 @@ impl LuaSock {
                 return cant(lua);
             }
             let to = target(&host, port).map_err(mlua::Error::runtime)?;
-            if ssl {
+            if ssl && hc && super::settings().is_some_and(|s| s.hc_tls.is_none()) {
+                // HAProxy 2.6's client has no TLS server then
+                super::send_err("httpclient: SSL was disabled (wrong verify/ca-file)!");
+                return cant(lua);
+            }
+            self.hc_tls = ssl && hc;
+            if let Some(name) = sni.filter(|_| ssl).and_then(|n| rustls_pki_types::ServerName::try_from(n).ok()) {
+                self.tls_name = Some(name);
+            } else if ssl {
                 let name = match &to {
                     Target::Inet(a) => rustls_pki_types::ServerName::IpAddress(a.ip().into()),
                     Target::Name(n, _) => {
@@ -306,7 +325,10 @@ impl LuaSock {
                 Ok(Ok(c)) => {
                     self.state = State::Open(c);
                     if let Some(name) = self.tls_name.take() {
-                        let cfg = crate::tls::client::verify_none_config().map_err(mlua::Error::runtime)?;
+                        let cfg = match super::settings().and_then(|s| s.hc_tls.clone()).filter(|_| self.hc_tls) {
+                            Some(c) => c,
+                            None => crate::tls::client::verify_none_config().map_err(mlua::Error::runtime)?,
+                        };
                         let mut tls = rustls::ClientConnection::new(cfg, name).map_err(mlua::Error::runtime)?;
                         tls.set_buffer_limit(None);
                         self.tls = Some(Box::new(tls));
@@ -562,14 +584,15 @@ fn want(v: &Value) -> mlua::Result<Want> {
     }
 }
 
+/// `connect`'s arguments: whether this is the first call (not a resume), host, port,
+/// TLS, whether the HTTP client calls, and its TLS server name (the URL's host).
+type ConnectArgs = (bool, String, Option<i64>, Option<bool>, Option<bool>, Option<String>);
+
 impl UserData for LuaSock {
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
-        m.add_method_mut(
-            "connect",
-            |lua, s, (first, host, port, ssl, hc): (bool, String, Option<i64>, Option<bool>, Option<bool>)| {
-                s.connect(lua, first, (host, port), ssl == Some(true), hc == Some(true))
-            },
-        );
+        m.add_method_mut("connect", |lua, s, (first, host, port, ssl, hc, sni): ConnectArgs| {
+            s.connect(lua, first, (host, port), ssl == Some(true), hc == Some(true), sni)
+        });
         m.add_method_mut("receive", |lua, s, (first, pat, prefix): (bool, Value, Option<mlua::String>)| {
             let want = want(&pat)?;
             let prefix = prefix.map(|p| p.as_bytes().to_vec()).unwrap_or_default();

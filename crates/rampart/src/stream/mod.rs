@@ -33,6 +33,7 @@
 pub mod ana;
 mod cached;
 mod forward;
+mod lua_svc;
 mod redir;
 pub mod side;
 mod spoe;
@@ -805,6 +806,10 @@ async fn send_built<'rt, F: HttpFront>(
     reply: Option<Synth<'rt>>,
 ) -> Next {
     let Some(reply) = reply else { return Next::Close };
+    if let Some(svc) = txn.st.lua.stream.take() {
+        // a Lua service's response goes on in pieces
+        return cold(lua_svc::send(front, s, txn, sess, reply, svc)).await;
+    }
     if reply.raw {
         txn.synth.status = raw_status(reply.buf).unwrap_or(0);
         txn.st.log.status = raw_status(reply.buf);

@@ -23,6 +23,7 @@ pub mod crtlist;
 mod crtlist_opts;
 pub mod crtlists;
 pub mod gencert;
+pub mod httpclient;
 pub mod limit;
 pub mod ocsp;
 pub mod pem;

@@ -58,7 +58,8 @@ pub fn run<'rt>(
     }
     if let Flow::Service(svc) = flow {
         let v = serve(s, &mut x, &env, svc);
-        if let Verdict::LuaWait(_) = v {
+        // a Lua service waits (a sleep, more of the body): the same rule resumes it
+        if let Verdict::LuaWait(_) | Verdict::WaitBody(_) = v {
             x.st.resume = at;
         }
         return v;
@@ -125,6 +126,7 @@ fn serve<'rt>(s: &Stream<'rt>, x: &mut Exec<'_, 'rt>, env: &crate::action::http:
             s.rt.proxies[s.fe].stats.fe_intercepted.inc();
             match crate::action::lua::runner().map(|r| r.http_service(id, x, env)) {
                 Some(Flow::LuaWait(w)) => Verdict::LuaWait(w),
+                Some(Flow::WaitBody(w)) => Verdict::WaitBody(w),
                 Some(Flow::Reply) => applet_response_rules(s, x, env),
                 _ => Verdict::Close,
             }
@@ -189,11 +191,15 @@ fn applet_response_rules<'rt>(
             Flow::Continue | Flow::Allow => {}
             Flow::Reply | Flow::Tarpit => {
                 // a rule answered in place of the service (`deny`, `return`)
+                x.st.lua.stream = None;
                 *x.out = out;
                 *x.reply = reply;
                 return Verdict::Reply;
             }
-            flow => return verdict(flow),
+            flow => {
+                x.st.lua.stream = None;
+                return verdict(flow);
+            }
         }
     }
     *x.out = res;
