@@ -154,6 +154,9 @@ mod tests {
         assert_eq!(cookie(&cr(b"Cookie: mstshash=alice\rX"), b"mstshash"), Err(Miss::NotCookie));
         assert_eq!(cookie(&cr(b"Cookie: novalue\r\nx"), b""), Err(Miss::NotCookie));
         assert_eq!(cookie(&cr(b"Hello: mstshash=a\r\n"), b""), Err(Miss::NotCookie));
-        assert_eq!(cookie(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\x00\x00\x00\x00\x00\x00\x00", b""), Err(Miss::NotCookie));
+        // a TLS ClientHello: 7 bytes past offset 11 are still "short", as in HAProxy
+        let hello = b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\x00\x00\x00\x00\x00\x00\x00\x00\x00";
+        assert_eq!(cookie(&hello[..18], b""), Err(Miss::Short));
+        assert_eq!(cookie(hello, b""), Err(Miss::NotCookie));
     }
 }
