@@ -51,10 +51,12 @@ fn stat_row(sock: &Path, row: &str) -> Option<HashMap<String, String>> {
 
 /// Whether the check columns of a `show stat` row have settled: no check is running
 /// (haproxy shows the last result with a `* ` prefix while the next check runs, and
-/// its code as 0 then) and an L7 result has its code.
+/// its code as 0 then) and an HTTP status result has its code.
 fn settled(r: &HashMap<String, String>) -> bool {
     let (Some(st), Some(code)) = (r.get("check_status"), r.get("check_code")) else { return false };
-    !st.starts_with("* ") && (!st.starts_with("L7") || !(code.is_empty() || code == "0"))
+    // L7RSP, L7TOUT ... carry no code
+    let coded = matches!(st.as_str(), "L7OK" | "L7OKC" | "L7STS");
+    !st.starts_with("* ") && (!coded || !(code.is_empty() || code == "0"))
 }
 
 /// The check columns of `be/srv` once its `status` column reads `want` and its check
@@ -208,5 +210,6 @@ fn a_row_sampled_mid_check_is_not_settled() {
     assert!(settled(&row("L7OK", "200")));
     assert!(settled(&row("L7STS", "503")));
     assert!(settled(&row("L4CON", "")));
+    assert!(settled(&row("L7RSP", "")));
     assert!(!settled(&HashMap::new()));
 }
