@@ -210,6 +210,58 @@ fn do_log_in_tcp_rules_sends_a_line_where_each_rule_runs() {
     }
 }
 
+/// The lines of `do-log` in `tcp-request connection` and `session` rules of a frontend
+/// in `mode` (`tcp` or `http`), in a log format of the fields a session alone has (no
+/// stream yet: HAProxy 3.2 logs a request the proxy ended, `PR`, before any
+/// measurement), then the line of the session itself (its first fields only).
+fn session_do_log_scenario(binary: &Path, mode: &str) -> Vec<String> {
+    let rx = syslog();
+    let echo = rampart_testkit::TcpEchoBackend::start();
+    // (2.6 refuses HTTP-only variables in a TCP proxy's format)
+    let fmt = if mode == "tcp" {
+        "%ft %b/%s %Tw/%Tc %B %U %ts %rc"
+    } else {
+        "%ft %b/%s %TR/%Tw/%Tc/%Tr %Tw/%Tc %ST %B %U %ts %tsc %{+Q}r %rc"
+    };
+    let cfg = format!(
+        "global\n  nbthread 1\n  log {} local0\n\
+         defaults\n  mode {mode}\n  log global\n  timeout client 5s\n  timeout server 5s\n  timeout connect 1s\n\
+         listen l1\n  bind fd@${{fe1}}\n\
+         \x20 log-format \"{fmt}\"\n\
+         \x20 tcp-request connection do-log\n  tcp-request session do-log\n\
+         \x20 server s1 ${{s1_addr}}:${{s1_port}}\n",
+        rx.local_addr().unwrap()
+    );
+    let proxy = Proxy::new(binary)
+        .listener("fe1")
+        .backend("s1", echo.addr())
+        .config(&cfg)
+        .start()
+        .unwrap_or_else(|e| panic!("{} starts: {e:?}", binary.display()));
+    let _ = exchange(proxy.addr("fe1"), if mode == "tcp" { "ping" } else { "GET / HTTP/1.0\r\n\r\n" });
+    let mut got = lines(&rx);
+    // the session's own line: which server, not its timings
+    if let Some(last) = got.last_mut() {
+        *last = last.split(' ').take(2).collect::<Vec<_>>().join(" ");
+    }
+    got
+}
+
+#[test]
+fn do_log_before_the_stream_logs_what_haproxy_32_does() {
+    let tcp = session_do_log_scenario(Path::new(RAMPART), "tcp");
+    // (`%Ta`, `%Tt`: the milliseconds since the accept, 0 or 1, left out)
+    let early = "l1 l1/<NOSRV> -1/-1 0 0 PR 0";
+    assert_eq!(tcp, [early, early, "l1 l1/s1"]);
+    let http = session_do_log_scenario(Path::new(RAMPART), "http");
+    let early = "l1 l1/<NOSRV> -1/-1/-1/-1 -1/-1 0 0 0 PR PR-- \"<BADREQ>\" 0";
+    assert_eq!(http[..2], [early, early]);
+    if let Some(h32) = haproxy32_or_skip("do_log_before_the_stream_logs_what_haproxy_32_does") {
+        assert_eq!(session_do_log_scenario(&h32, "tcp"), tcp, "HAProxy 3.2's TCP lines");
+        assert_eq!(session_do_log_scenario(&h32, "http")[..2], http[..2], "HAProxy 3.2's HTTP lines");
+    }
+}
+
 // === set-mark, set-tos, set-fc-mark, set-fc-tos ===
 
 /// The `ss` line of the proxy's side of a client connection: `proxy` is the address

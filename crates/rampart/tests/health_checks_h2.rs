@@ -49,13 +49,25 @@ fn stat_row(sock: &Path, row: &str) -> Option<HashMap<String, String>> {
     Some(header.into_iter().zip(line.split(',').map(str::to_owned)).collect())
 }
 
-/// The check columns of `be/srv` once its `status` column reads `want`.
+/// Whether the check columns of a `show stat` row have settled: no check is running
+/// (haproxy shows the last result with a `* ` prefix while the next check runs, and
+/// its code as 0 then) and an HTTP status result has its code.
+fn settled(r: &HashMap<String, String>) -> bool {
+    let (Some(st), Some(code)) = (r.get("check_status"), r.get("check_code")) else { return false };
+    // L7RSP, L7TOUT ... carry no code
+    let coded = matches!(st.as_str(), "L7OK" | "L7OKC" | "L7STS");
+    !st.starts_with("* ") && (!coded || !(code.is_empty() || code == "0"))
+}
+
+/// The check columns of `be/srv` once its `status` column reads `want` and its check
+/// columns have settled (see [`settled`]): sampling a proxy mid-check would compare a
+/// transitional state.
 fn wait_status(proxy: &Running, row: &str, want: &str) -> Vec<String> {
     let sock = proxy.dir().join("admin.sock");
     let deadline = Instant::now() + patience() * 2;
     loop {
         let r = stat_row(&sock, row).unwrap_or_default();
-        if r.get("status").is_some_and(|s| s == want) {
+        if r.get("status").is_some_and(|s| s == want) && settled(&r) {
             let cols = ["status", "check_status", "check_code", "check_desc", "last_chk", "chkdown"];
             return cols.iter().map(|c| format!("{c}={}", r[*c])).collect();
         }
@@ -183,4 +195,21 @@ fn http2_checks_match_haproxy() {
         assert!(theirs.1.contains(&":scheme=https".to_owned()) && ours.1.contains(&":scheme=https".to_owned()));
         assert_eq!(ours.2, theirs.2, "state lines with {line}");
     }
+}
+
+/// What [`wait_status`] waits for: a row sampled mid-check is not settled.
+#[test]
+fn a_row_sampled_mid_check_is_not_settled() {
+    let row = |st: &str, code: &str| -> HashMap<String, String> {
+        [("check_status", st), ("check_code", code)].iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    };
+    assert!(!settled(&row("* L7OK", "0")));
+    assert!(!settled(&row("* L7OK", "200")));
+    assert!(!settled(&row("L7OK", "0")));
+    assert!(!settled(&row("L7STS", "")));
+    assert!(settled(&row("L7OK", "200")));
+    assert!(settled(&row("L7STS", "503")));
+    assert!(settled(&row("L4CON", "")));
+    assert!(settled(&row("L7RSP", "")));
+    assert!(!settled(&HashMap::new()));
 }

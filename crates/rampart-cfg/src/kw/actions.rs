@@ -22,10 +22,12 @@ pub const LOG_LEVEL: Support = Yes;
 
 /// `tcp-request content` / `tcp-response content` actions that need the client socket or the stream's log
 /// record, which TCP-mode response rules do not reach (TODO(#28)).
-/// `do-log` where no stream exists: the session's addresses and accept date only, no
+/// `do-log` where no stream exists: HAProxy 3.2's line for a session alone; no
 /// `log-profile`.
-const DO_LOG_SESSION: Support =
-    Partial("HAProxy 3.x; the line has the session's fields only (no stream yet), no 'profile'");
+const DO_LOG_SESSION: Support = Partial(
+    "HAProxy 3.x; no stream yet: the line is HAProxy 3.2's for a session alone (a request the proxy ended, \
+     'PR', status 0, nothing measured but its total time); no 'profile'",
+);
 /// `do-log` in `tcp-request content`/`tcp-response content`.
 const DO_LOG_TCP: Support = Partial("HAProxy 3.x; in TCP mode the line has what the stream measured when its content rules began (response rules: when it connected); no 'profile'");
 pub const TCP_HTTP_ONLY: Support = Partial("HTTP mode; refused at startup in TCP mode");

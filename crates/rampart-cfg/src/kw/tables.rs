@@ -345,8 +345,8 @@ const TCPCHK_PARTIAL: &str = "every rule (connect with all its options, send, se
      name, expect custom";
 const HTTPCHK_PARTIAL: &str = "every rule (connect, send with uri-lf/hdr/body-lf, expect status/rstatus/string/\
      rstring/string-lf/hdr/fhdr with every option, set-var, set-var-fmt, unset-var, comment, disable-on-404, \
-     send-state) and several send/expect steps; not: connect proto h2/fcgi, connect alpn h2 (rampart speaks HTTP/1 \
-     to servers), connect addr with a host name";
+     send-state), several send/expect steps, HTTP/2 (connect proto h2, alpn h2); not: connect proto fcgi, \
+     connect addr with a host name";
 const LOGS_PARTIAL: &str = "the variables listed in docs/COMPATIBILITY.md, section Logging";
 const SPLICE_PARTIAL: &str = "rampart splices where it pays off anyway; 'no option' is not supported yet";
 const HC_CA_PARTIAL: &str = "Lua's `core.httpclient()` over https (docs/COMPATIBILITY.md, section Lua); the \
@@ -366,7 +366,7 @@ const FILTER_PARTIAL: &str =
 pub static PROXY: &[ProxyKw] = &[
     px("acl", ALL | NAMED, Yes),
     px("backlog", D | F | L, Yes),
-    px("balance", D | L | B, Partial("every algorithm but 'rdp-cookie' and 'url_param check_post'")),
+    px("balance", D | L | B, Partial("every algorithm but 'url_param check_post'")),
     px("bind", F | L, Partial(BIND_PARTIAL)),
     px("bind-process", ALL, Partial("accepted with HAProxy 2.6's deprecation warning: no effect (one process)")),
     px("capture", F | L, Yes),
@@ -425,7 +425,7 @@ pub static PROXY: &[ProxyKw] = &[
     px("monitor", F | L, Yes),
     px("monitor-uri", D | F | L, Yes),
     px("option", ALL, Partial("see the option table")),
-    px("persist", D | L | B, No),
+    px("persist", D | L | B, Yes),
     px("rate-limit", D | F | L, No),
     px("redirect", F | L | B, Yes),
     px("retries", D | L | B, Yes),
@@ -605,7 +605,7 @@ pub static BALANCE_ALGOS: &[Kw] = &[
     kw("url_param", Partial("'check_post' is not supported yet")),
     kw("hdr", Yes),
     kw("random", Yes),
-    kw("rdp-cookie", No),
+    kw("rdp-cookie", Yes),
     kw("hash", Yes),
     kw("peak-ewma", Partial("rampart extension, not in HAProxy: response-time aware power of two choices")),
 ];

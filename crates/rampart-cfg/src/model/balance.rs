@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-/// `balance`; `rdp-cookie` is refused as not supported yet.
+/// `balance`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Balance {
     #[default]
@@ -31,6 +31,11 @@ pub enum Balance {
     /// `random[(<draws>)]` (2 draws by default).
     Random {
         draws: u32,
+    },
+    /// `rdp-cookie[(<name>)]`: the value of the RDP cookie `<name>` (`mstshash` by
+    /// default) in a TCP stream's first bytes.
+    RdpCookie {
+        name: String,
     },
     /// `hash <expr>`: the expression text, compiled by the runtime.
     Hash {
@@ -62,6 +67,7 @@ impl Balance {
             Balance::UrlParam { .. } => "url_param",
             Balance::Hdr { .. } => "hdr",
             Balance::Random { .. } => "random",
+            Balance::RdpCookie { .. } => "rdp-cookie",
             Balance::Hash { .. } => "hash",
             Balance::PeakEwma { .. } => "peak-ewma",
             Balance::PrefixAffinity { .. } => "prefix-affinity",
@@ -76,6 +82,7 @@ impl Balance {
                 | Balance::Uri { .. }
                 | Balance::UrlParam { .. }
                 | Balance::Hdr { .. }
+                | Balance::RdpCookie { .. }
                 | Balance::Hash { .. }
         )
     }

@@ -487,6 +487,9 @@ pub struct Proxy {
     pub use_servers: Vec<UseServer>,
     /// `force-persist` / `ignore-persist` rules in order (backends).
     pub persist_rules: Vec<PersistRule>,
+    /// `persist rdp-cookie[(<name>)]`: the name of the RDP cookie (`msts` by default)
+    /// whose `<ip>.<port>.` value names the server of a TCP stream (backends).
+    pub persist_rdp_cookie: Option<String>,
     /// Proxy-level `redirect` rules in order.
     pub redirects: Vec<RedirectRule>,
     pub servers: Vec<Server>,

@@ -83,7 +83,7 @@ fn balance(args: &[&str]) -> Result<Balance, Refusal> {
             };
             Balance::Hdr { name: name.to_owned(), use_domain_only }
         }
-        _ if algo.starts_with("rdp-cookie") => return Err(Refusal::NotYet("rdp-cookie")),
+        _ if algo.starts_with("rdp-cookie") => rdp_cookie(&algo["rdp-cookie".len()..])?,
         _ => {
             return Err(Refusal::Bad(
                 "only supports 'roundrobin', 'static-rr', 'leastconn', 'source', 'uri', 'url_param', \
@@ -92,6 +92,18 @@ fn balance(args: &[&str]) -> Result<Balance, Refusal> {
             ))
         }
     })
+}
+
+/// `rdp-cookie[(<name>)]`: `mstshash` by default; what follows the `)` is ignored,
+/// as HAProxy 2.6 does.
+fn rdp_cookie(rest: &str) -> Result<Balance, Refusal> {
+    let missing = || Refusal::Bad("rdp-cookie : missing cookie name.".into());
+    let name = match rest.strip_prefix('(') {
+        Some(inner) => inner.split_once(')').map(|(n, _)| n).filter(|n| !n.is_empty()).ok_or_else(missing)?,
+        None if rest.is_empty() => "mstshash",
+        None => return Err(missing()),
+    };
+    Ok(Balance::RdpCookie { name: name.to_owned() })
 }
 
 /// `uri [whole] [len N] [depth N] [path-only]`.
@@ -408,7 +420,12 @@ mod tests {
             a("balance prefix-affinity req.body 5"),
             ["balance prefix-affinity only accepts '[<expr>] [len <n>]'."]
         );
-        assert_eq!(a("balance rdp-cookie"), ["'balance rdp-cookie' is not supported yet"]);
+        let b = |l: &str| be(&format!(" {l}\n")).balance;
+        assert_eq!(b("balance rdp-cookie"), Balance::RdpCookie { name: "mstshash".into() });
+        assert_eq!(b("balance rdp-cookie(user) x"), Balance::RdpCookie { name: "user".into() });
+        assert_eq!(a("balance rdp-cookie()"), ["balance rdp-cookie : missing cookie name."]);
+        assert_eq!(a("balance rdp-cookie(user"), ["balance rdp-cookie : missing cookie name."]);
+        assert_eq!(a("balance rdp-cookiex"), ["balance rdp-cookie : missing cookie name."]);
         assert!(a("balance foo")[0].starts_with("balance only supports 'roundrobin', 'static-rr'"));
         assert_eq!(
             a("hash-type consistent none"),

@@ -172,6 +172,7 @@ fn check_proxy(builds: Builds<'_>, i: usize, proxies: &mut [Proxy], out: &mut Ve
     }
     check_timeouts(b, &mut proxies[i], out);
     check_server_names(b, &proxies[i].servers, out);
+    check_rdp_ports(b, &proxies[i].servers, out);
 }
 
 /// Finds the backend a frontend names; reports a missing one, a loop, or a mode the
@@ -254,6 +255,25 @@ fn check_server_names(b: &ProxyBuild, servers: &[crate::model::Server], out: &mu
                 ),
             ));
         }
+    }
+}
+
+/// `persist rdp-cookie` names a server by address and port: a server whose port follows
+/// the client's (no port, `+N`, `-N`) can never match.
+fn check_rdp_ports(b: &ProxyBuild, servers: &[crate::model::Server], out: &mut Vec<Diag>) {
+    if b.px.persist_rdp_cookie.is_none() {
+        return;
+    }
+    for s in servers.iter().filter(|s| s.port_offset.is_some()) {
+        out.push(Diag::warning(
+            Some(s.span.clone()),
+            format!(
+                "{} '{}' : RDP cookie persistence will not work for server '{}' because it lacks an explicit port number.",
+                b.kind.type_str(),
+                b.px.name,
+                s.name
+            ),
+        ));
     }
 }
 

@@ -269,6 +269,7 @@ fn fresh_proxy(name: &str, cap: Cap, span: &Span) -> Proxy {
         defaults_rules: None,
         use_servers: Vec::new(),
         persist_rules: Vec::new(),
+        persist_rdp_cookie: None,
         redirects: Vec::new(),
         tcp_request_inspect_delay: None,
         tcp_response_inspect_delay: None,

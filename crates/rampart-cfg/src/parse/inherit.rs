@@ -52,6 +52,7 @@ pub(super) fn inherit(def: &ProxyBuild, name: &str, kind: Kind, span: &Span) -> 
     if cap.backend {
         px.balance = d.balance.clone();
         px.cookie = d.cookie.clone();
+        px.persist_rdp_cookie = d.persist_rdp_cookie.clone();
         px.hash_type = d.hash_type;
         px.hash_balance_factor = d.hash_balance_factor;
         px.server_state = d.server_state.clone();

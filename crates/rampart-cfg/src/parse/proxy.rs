@@ -238,6 +238,7 @@ fn dispatch(cx: &mut Ctx<'_>, words: &[String], kwm: Modifier) {
         "use_backend" => switching::parse_use_backend(cx, words),
         "use-server" => switching::parse_use_server(cx, words),
         "force-persist" | "ignore-persist" => switching::parse_persist(cx, words),
+        "persist" => switching::parse_persist_method(cx, words),
         "acl" => switching::parse_acl(cx, words),
         // as HAProxy 2.6 (one process, no effect)
         "bind-process" => {

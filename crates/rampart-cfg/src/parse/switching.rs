@@ -118,6 +118,32 @@ pub(super) fn parse_persist(cx: &mut Ctx<'_>, words: &[String]) {
     cx.pb.px.persist_rules.push(PersistRule { force: kw == "force-persist", cond, span });
 }
 
+/// `persist rdp-cookie[(<name>)]` (the only method); accepted without a word in a
+/// frontend, where it does nothing, as HAProxy 2.6.
+pub(super) fn parse_persist_method(cx: &mut Ctx<'_>, words: &[String]) {
+    let method = arg(words, 1);
+    if method.is_empty() {
+        return cx.alert("missing persist method.");
+    }
+    let Some(rest) = method.strip_prefix("rdp-cookie") else {
+        return cx.alert("unknown persist method.");
+    };
+    let name = match rest.strip_prefix('(') {
+        Some(inner) => {
+            if cx.too_many(words, 1, 0) {
+                return;
+            }
+            match inner.split_once(')') {
+                Some((name, _)) if !name.is_empty() => name,
+                _ => return cx.alert("persist rdp-cookie(name)' requires an rdp cookie name."),
+            }
+        }
+        None if rest.is_empty() => "msts",
+        None => return cx.alert("persist rdp-cookie(name)' requires an rdp cookie name."),
+    };
+    cx.pb.px.persist_rdp_cookie = Some(name.to_owned());
+}
+
 /// `monitor-uri <uri>`.
 pub(super) fn parse_monitor_uri(cx: &mut Ctx<'_>, words: &[String]) {
     cx.ignored_without(true, "monitor-uri", "");
@@ -253,6 +279,31 @@ pub(super) fn parse_unique_id_header(cx: &mut Ctx<'_>, words: &[String]) {
 mod tests {
     use crate::model::{BackendTarget, ServerTarget};
     use crate::parse::tests::{alerts, parse_ok, warnings};
+
+    #[test]
+    fn persist_rdp_cookie_names_its_cookie_as_haproxy_does() {
+        let rdp = |l: &str| parse_ok(&format!("defaults\n mode tcp\n{l}backend b\n")).proxies[0].persist_rdp_cookie.clone();
+        assert_eq!(rdp(" persist rdp-cookie\n").as_deref(), Some("msts"), "inherited from defaults");
+        assert_eq!(rdp(" persist rdp-cookie(user)\n").as_deref(), Some("user"));
+        assert_eq!(rdp("").as_deref(), None);
+        let a = |l: &str| alerts(&format!("backend b\n mode tcp\n {l}\n"));
+        assert_eq!(a("persist"), ["missing persist method."]);
+        assert_eq!(a("persist cookie"), ["unknown persist method."]);
+        let needs = "persist rdp-cookie(name)' requires an rdp cookie name.";
+        assert_eq!(a("persist rdp-cookie()"), [needs]);
+        assert_eq!(a("persist rdp-cookiex"), [needs]);
+        assert_eq!(a("persist rdp-cookie(a) b"), ["'persist' cannot handle unexpected argument 'b'."]);
+        assert!(a("persist rdp-cookie b").is_empty(), "HAProxy checks the arguments of the (name) form only");
+        let (_, diags) = crate::parse::tests::parse(
+            "backend b\n mode tcp\n persist rdp-cookie\n server s1 10.0.0.1\n server s2 10.0.0.2:3389\n\
+             \x20server s3 10.0.0.3:+1\n",
+        );
+        let warned: Vec<&str> = diags.list.iter().map(|d| d.message.as_str()).filter(|m| m.contains("RDP")).collect();
+        let lacks = |s: &str| {
+            format!("backend 'b' : RDP cookie persistence will not work for server '{s}' because it lacks an explicit port number.")
+        };
+        assert_eq!(warned, [lacks("s1"), lacks("s3")]);
+    }
 
     #[test]
     fn switching_rules() {

@@ -1,5 +1,5 @@
 //! The hash key of a hashing backend (`balance source | uri | url_param | hdr |
-//! hash`), read from the stream when the server is picked and hashed the way the
+//! rdp-cookie | hash`), read from the stream when the server is picked and hashed the way the
 //! backend's `hash-type` says. A request without the key gets `None`: the balancer
 //! then falls back to round robin, as HAProxy does.
 //! HAProxy counterpart: the key-reading half of `get_server_sh/uh/ph/hh/expr()` and
@@ -31,6 +31,11 @@ pub fn lb_key(be: &ProxyRt, ctx: &SampleCtx<'_>) -> Option<u32> {
             let v = ctx.req?.values(name.as_bytes()).next().filter(|v| !v.is_empty())?;
             Some(lb.hash(if *domain_only { hash::domain_only(v) } else { v }))
         }
+        KeySource::RdpCookie(name) => {
+            // as HAProxy: no key while the cookie line is incomplete, nor for an empty value
+            let v = crate::sample::fetch::rdp::cookie(ctx.payload?, name.as_bytes()).ok()?;
+            (!v.is_empty()).then(|| lb.hash(v))
+        }
         KeySource::Expr => {
             let smp = be.be.lb_expr.as_ref()?.eval(ctx)?;
             match crate::sample::cast::cast(smp, SmpType::Bin)? {
@@ -43,12 +48,4 @@ pub fn lb_key(be: &ProxyRt, ctx: &SampleCtx<'_>) -> Option<u32> {
             }
         }
     }
-}
-
-/// [`lb_key`] for a TCP stream: the connection only (no request head).
-pub fn tcp_key(rt: &crate::proxy::Runtime, conn: &crate::sample::ctx::ConnInfo, fe: usize, be: usize) -> Option<u32> {
-    let px = &rt.proxies[be];
-    px.be.lb.key_source()?;
-    let ctx = SampleCtx { be: Some(be), ..SampleCtx::new(rt, conn, fe) };
-    lb_key(px, &ctx)
 }

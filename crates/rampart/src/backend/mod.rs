@@ -117,15 +117,19 @@ fn current_maxconn(be: &BackendRt, s: &ServerRt) -> Option<u32> {
     be.current_maxconn(s)
 }
 
-/// Whether server `i` takes a new stream now: usable, below its `maxconn`, and nobody
-/// waits in its own queue (HAProxy's `srv_is_full` test).
+/// Whether server `i` takes a new stream now: usable and [`below_maxconn`].
 fn has_room(be: &BackendRt, i: usize) -> bool {
+    be.servers[i].state.is_usable() && below_maxconn(be, i)
+}
+
+/// Whether server `i` is below its `maxconn` with nobody waiting in its own queue
+/// (HAProxy's `srv_is_full` test).
+fn below_maxconn(be: &BackendRt, i: usize) -> bool {
     let s = &be.servers[i];
-    s.state.is_usable()
-        && match current_maxconn(be, s) {
-            None => true,
-            Some(max) => s.queue.is_empty() && s.cur_conns.load(Ordering::SeqCst) < max,
-        }
+    match current_maxconn(be, s) {
+        None => true,
+        Some(max) => s.queue.is_empty() && s.cur_conns.load(Ordering::SeqCst) < max,
+    }
 }
 
 /// Counts a stream on server `i` if it is below its `maxconn` (atomically, so that
@@ -498,7 +502,11 @@ fn try_take(rt: &Arc<Runtime>, be_idx: usize, forced: Option<usize>, key: Option
     // a pick can race a stream of another thread for the last slot: pick again then
     for _ in 0..4 {
         let srv = match forced {
-            Some(s) => has_room(&be.be, s).then_some(s)?,
+            // a server a persistence rule chose was allowed to take it even down or in
+            // maintenance (`option persist`, `force-persist`): as HAProxy, it is
+            // connected to at once when below its maxconn (`assign_server_and_queue`
+            // checks only that)
+            Some(s) => below_maxconn(&be.be, s).then_some(s)?,
             None => pick_server(be, None, key)?,
         };
         if try_claim(&be.be, srv) {

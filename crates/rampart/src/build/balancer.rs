@@ -28,6 +28,7 @@ pub fn build(cfg: &Config, idx: usize, alerts: &mut Vec<Diag>) -> (Lb, Option<Ex
         Balance::Hdr { name, use_domain_only } => {
             Algo::Hash(KeySource::Hdr { name: name.as_str().into(), domain_only: *use_domain_only })
         }
+        Balance::RdpCookie { name } => Algo::Hash(KeySource::RdpCookie(name.as_str().into())),
         Balance::Hash { .. } => Algo::Hash(KeySource::Expr),
         Balance::PeakEwma { decay } => Algo::PeakEwma(*decay),
         Balance::PrefixAffinity { len, .. } => Algo::PrefixAffinity(*len),

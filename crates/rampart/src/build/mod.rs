@@ -137,6 +137,7 @@ pub fn build_with_warnings(cfg: &Config, maxconn: u32, threads: usize) -> (Resul
             l7_retries: px.retries,
             redispatch: px.options.redispatch,
             persist: px.options.persist,
+            persist_rdp: px.persist_rdp_cookie.as_deref().filter(|_| px.mode == Mode::Tcp).map(Box::from),
             replay_on_close: px.mode == Mode::Http
                 && !px.retry_on_response.explicit
                 && px.options.redispatch

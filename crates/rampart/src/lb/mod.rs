@@ -56,6 +56,9 @@ pub enum KeySource {
     UrlParam(Box<str>),
     /// `balance hdr(<name>) [use_domain_only]`.
     Hdr { name: Box<str>, domain_only: bool },
+    /// `balance rdp-cookie[(<name>)]`: the value of that RDP cookie in a TCP
+    /// stream's request bytes.
+    RdpCookie(Box<str>),
     /// `balance hash <expr>`: the expression is compiled and kept by the proxy.
     Expr,
 }

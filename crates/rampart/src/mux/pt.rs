@@ -129,10 +129,10 @@ impl<S: Sock> TcpFront for PtFront<'_, S> {
         &mut self,
         be: usize,
         forced: Option<usize>,
+        key: Option<u32>,
         cx: backend::send_proxy::ConnectCtx<'_>,
     ) -> Option<usize> {
         let rt = &self.sess.rt;
-        let key = backend::key::tcp_key(rt, cx.conn, self.sess.fe, be);
         if let Some(l) = &mut self.log {
             l.connect_start = Some(std::time::Instant::now());
         }

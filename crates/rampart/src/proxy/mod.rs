@@ -203,6 +203,9 @@ pub struct ProxyRt {
     pub redispatch: bool,
     /// `option persist`: persistence rules may name a server that is down.
     pub persist: bool,
+    /// `persist rdp-cookie[(<name>)]` of a TCP backend: the cookie's name
+    /// (`stream::ana::rdp`). HTTP streams hold no RDP bytes: `None` there.
+    pub persist_rdp: Option<Box<str>>,
     /// No `retry-on` line, `option redispatch` and `retries` above 0: an idempotent
     /// request the server closed on before any response byte is sent to another server
     /// (see `stream::forward`).

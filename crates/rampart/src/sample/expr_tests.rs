@@ -279,7 +279,7 @@ fn prefixes_and_word_lists() {
 #[test]
 fn haproxy_keywords_rampart_lacks_are_not_supported_yet() {
     assert_eq!(err("src_updt_conn_cnt"), "'src_updt_conn_cnt' is not supported yet");
-    assert_eq!(err("req.rdp_cookie(x)"), "'req.rdp_cookie' is not supported yet");
+    assert_eq!(err("distcc_body(x)"), "'distcc_body' is not supported yet");
     assert_eq!(err("str(a),ungrpc(1)"), "'ungrpc' is not supported yet");
     assert_eq!(err("str(a),table_expire(t)"), "'table_expire' is not supported yet");
     // words HAProxy does not know either keep its message

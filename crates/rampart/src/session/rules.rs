@@ -111,8 +111,19 @@ fn run_list<S: Sock>(
     let rt = sess.rt.clone();
     let mut scratch = Vec::new();
     // HAProxy 3.x `do-log` before any stream: a record of the session alone (its
-    // accept is now, the connection and session rules run at the accept)
-    let session_log = rules.iter().any(|r| matches!(r.act, TcpAct::DoLog)).then(crate::log::StreamLog::default);
+    // accept is now, the connection and session rules run at the accept), which
+    // HAProxy 3.2 reports as a request the proxy ended (`PR`), status 0, nothing
+    // measured but its total time (`-1/-1/-1/-1/0 0 0 - - PR--` in `httplog`)
+    let session_log = rules.iter().any(|r| matches!(r.act, TcpAct::DoLog)).then(|| {
+        let mut l = crate::log::StreamLog {
+            cause: crate::log::Cause::Proxy,
+            phase: crate::log::Phase::Request,
+            status: Some(0),
+            ..Default::default()
+        };
+        l.end = Some(l.accept);
+        l
+    });
     // the session's tracked entries so far (those of the connection rules), to add to
     let mut sc = take_trackers(&mut sess.conn);
     let mut x = TcpExec {

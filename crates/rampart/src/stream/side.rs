@@ -383,14 +383,16 @@ pub trait TcpFront {
     /// (`None`: as long as it takes; zero: only what already arrived).
     fn read_req(&mut self, buf: &mut Vec<u8>, wait: Option<Duration>) -> impl Future<Output = Input> + Send;
 
-    /// Connects to a server of backend `be` (`forced`: the one a `use-server` or
-    /// `stick` rule chose); returns the server connected to, `None`: no server (the
-    /// client is then closed).
+    /// Connects to a server of backend `be` (`forced`: the one a `use-server`,
+    /// `persist rdp-cookie` or `stick` rule chose; `key`: the hash key of a hashing
+    /// backend); returns the server connected to, `None`: no server (the client is
+    /// then closed).
     /// `cx` makes the PROXY header of the connection (`server ... send-proxy*`).
     fn connect(
         &mut self,
         be: usize,
         forced: Option<usize>,
+        key: Option<u32>,
         cx: crate::backend::send_proxy::ConnectCtx<'_>,
     ) -> impl Future<Output = Option<usize>> + Send;
 

@@ -181,23 +181,27 @@ impl TcpState<'_> {
         chosen
     }
 
-    /// The server backend `be`'s `use-server` rules, then its `stick` rules choose (as
-    /// in HTTP mode), and what its `force-persist`/`ignore-persist` rules decided;
-    /// fills `stores` with the keys to store the server in.
+    /// The server backend `be`'s `use-server` rules, then `persist rdp-cookie`, then
+    /// its `stick` rules choose (as HAProxy's analysers, in that order), and what its
+    /// `force-persist`/`ignore-persist` rules decided; fills `stores` with the keys to
+    /// store the server in.
     fn server(
         &mut self,
         be: usize,
         payload: &[u8],
         stores: &mut crate::stream::ana::sticking::Stores,
     ) -> (Option<usize>, Persist) {
-        let rules = &self.s.rt.proxies[be].rules;
-        if rules.use_server.is_empty() && rules.stick.is_empty() {
+        let px = &self.s.rt.proxies[be];
+        let rules = &px.rules;
+        if rules.use_server.is_empty() && rules.stick.is_empty() && px.persist_rdp.is_none() {
             return (None, Persist::Normal);
         }
         let mut scratch = std::mem::take(&mut self.scratch);
         let ctx = self.sample_ctx(payload);
         let persist = switching::persist_in(&self.s, be, &ctx);
         let chosen = switching::server_in(&self.s, be, &ctx, persist, &mut scratch);
+        let rdp = px.persist_rdp.as_deref();
+        let chosen = chosen.or_else(|| rdp.and_then(|name| crate::stream::ana::rdp::persist(px, name, payload)));
         let stuck = crate::stream::ana::sticking::request_in(&self.s, be, &ctx, chosen.is_some(), persist, stores);
         self.scratch = scratch;
         (chosen.or(stuck), persist)
@@ -213,6 +217,16 @@ impl TcpState<'_> {
         crate::tls::client::sni_values(px.be.servers.iter().map(|s| s.tls.as_deref()), |e| {
             crate::tls::client::sni_value(e.eval(&ctx)?)
         })
+    }
+
+    /// The hash key of backend `be` when it hashes (`balance source`, `rdp-cookie`,
+    /// `hash <expr>` ...), over the stream's view: its addresses, the request bytes the
+    /// content rules waited for (`payload`), its variables.
+    fn lb_key(&self, be: usize, payload: &[u8]) -> Option<u32> {
+        let px = &self.s.rt.proxies[be];
+        px.be.lb.key_source()?;
+        let ctx = SampleCtx { be: Some(be), ..self.sample_ctx(payload) };
+        crate::backend::key::lb_key(px, &ctx)
     }
 
     /// What sample expressions of the stream see, with `payload` as the request data.
@@ -323,7 +337,8 @@ async fn analyse<F: TcpFront>(front: &mut F, st: &mut TcpState<'_>) -> Option<us
         ws: false,
         bc: st.fc.back,
     };
-    let Some(srv) = front.connect(be, forced, cx).await else {
+    let key = st.lb_key(be, st.req_input(&req));
+    let Some(srv) = front.connect(be, forced, key, cx).await else {
         return end(front, Stop::Close, Some(be));
     };
     st.s.srv = Some(srv);

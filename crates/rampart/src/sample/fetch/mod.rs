@@ -13,6 +13,7 @@
 //! - `ssl_bc`: the TLS connection to the server (`ssl_bc_protocol` ...)
 //! - `payload`, `tls_hello`: raw TCP bytes and TLS ClientHellos (`req.payload`,
 //!   `req.ssl_sni` ...)
+//! - `rdp`: the RDP cookie of a Remote Desktop connection request (`req.rdp_cookie`)
 //! - `ssl`: the client connection's TLS layer (`ssl_fc`, `ssl_fc_sni`, `ssl_c_s_dn` ...)
 //! - `stick`: stick-table counters, tracked (`sc_*`, `sc0_*` ...) or of the client
 //!   address (`src_*`)
@@ -31,6 +32,7 @@ pub mod listener;
 pub mod payload;
 pub mod pp;
 pub mod proxy;
+pub mod rdp;
 pub mod ssl;
 pub mod ssl_bc;
 mod ssl_cert;
@@ -57,6 +59,7 @@ pub const ALL: &[&[FetchKw]] = &[
     http_hdr::KEYWORDS,
     auth::KEYWORDS,
     payload::KEYWORDS,
+    rdp::KEYWORDS,
     ssl::KEYWORDS,
     ssl_bc::KEYWORDS,
     stream::KEYWORDS,

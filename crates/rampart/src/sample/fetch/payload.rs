@@ -14,7 +14,7 @@
 //! accept if WAIT_END` waits for the whole `inspect-delay` (or a full buffer, or the
 //! end of the input).
 //!
-//! Not yet: `req.rdp_cookie*`, `distcc_*`.
+//! Not yet: `distcc_*` (the RDP cookie fetches are in `rdp`).
 
 use std::borrow::Cow;
 

@@ -8,6 +8,7 @@
 //!   `stream::tcp`, which waits for data)
 //! - `http_req`: `http-request` rules of the frontend, then of the backend
 //! - `switching`: `use_backend` / `default_backend`, `use-server`
+//! - `rdp`: `persist rdp-cookie` (TCP mode)
 //! - `sticking`: `stick on|match|store-request` rules (persistence by stick table)
 //! - `cookie`: cookie-based persistence and `capture cookie` (request and response)
 //! - `inner`: unique id, `option forwardfor`, `option originalto`
@@ -22,6 +23,7 @@ pub mod http_req;
 pub mod http_res;
 pub mod inner;
 pub mod inspect;
+pub mod rdp;
 pub mod sticking;
 pub mod switching;
 pub mod wait_http;
