@@ -51,10 +51,8 @@ struct Setup {
 /// `listen fe1` in TCP mode with `lines` and four servers that each answer the
 /// Connection Request with their name.
 fn start(bin: impl Into<std::path::PathBuf>, lines: &str, server_opts: &[(&str, &str)]) -> Setup {
-    let servers: Vec<RawBackend> = NAMES
-        .iter()
-        .map(|n| RawBackend::start(vec![Step::expect_until(NEG_REQ), Step::send(n)]))
-        .collect();
+    let servers: Vec<RawBackend> =
+        NAMES.iter().map(|n| RawBackend::start(vec![Step::expect_until(NEG_REQ), Step::send(n)])).collect();
     let mut cfg = format!(
         "global\n  nbthread 1\ndefaults\n  mode tcp\n  timeout client 5s\n  timeout server 5s\n  timeout connect 1s\n\
          listen fe1\n  bind fd@${{fe1}}\n{lines}"
@@ -108,7 +106,8 @@ impl Setup {
     }
 }
 
-const BALANCE: &str = "  tcp-request inspect-delay 5s\n  tcp-request content accept if RDP_COOKIE\n  balance rdp-cookie\n";
+const BALANCE: &str =
+    "  tcp-request inspect-delay 5s\n  tcp-request content accept if RDP_COOKIE\n  balance rdp-cookie\n";
 
 /// Who served each user, twice over, then connections without a cookie.
 fn balance_scenario(bin: impl Into<std::path::PathBuf>) -> Vec<String> {
@@ -165,7 +164,8 @@ fn balance_rdp_cookie_with_a_named_cookie_and_consistent_hashing() {
     }
 }
 
-const PERSIST: &str = "  tcp-request inspect-delay 5s\n  tcp-request content accept if RDP_COOKIE\n  persist rdp-cookie\n";
+const PERSIST: &str =
+    "  tcp-request inspect-delay 5s\n  tcp-request content accept if RDP_COOKIE\n  persist rdp-cookie\n";
 
 /// Where broker cookies naming s3, then an unknown server, then a malformed value go
 /// (`extra` after the `persist` lines; server options in `opts`).
@@ -221,7 +221,8 @@ fn fetch_scenario(bin: impl Into<std::path::PathBuf>) -> Vec<String> {
                  \x20 use-server s4 if { req.rdp_cookie -m str carol }\n\
                  \x20 use-server s1 if !{ req.rdp_cookie_cnt gt 0 }\n";
     let s = start(bin, lines, &[]);
-    let mut out: Vec<String> = ["bob", "bill", "carol", "mallory"].iter().map(|u| s.who(&format!("Cookie: mstshash={u}"))).collect();
+    let mut out: Vec<String> =
+        ["bob", "bill", "carol", "mallory"].iter().map(|u| s.who(&format!("Cookie: mstshash={u}"))).collect();
     out.push(s.who(""));
     out
 }

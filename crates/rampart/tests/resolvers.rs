@@ -193,7 +193,9 @@ fn unresolved_server_starts_in_maintenance_until_it_resolves() {
     assert_eq!((st[0].1.as_str(), st[0].2), ("-", 0x20), "{st:?}");
     assert!(cli(&proxy, "show stat\n").contains(",MAINT (resolution),"));
     assert_eq!(http_get(proxy.addr("fe1"), "/").status, 503);
-    eventually!(!cli(&proxy, "show resolvers dns\n").contains("  nx:          0\n") && dns.queries_for("late.test") > 0);
+    eventually!(
+        !cli(&proxy, "show resolvers dns\n").contains("  nx:          0\n") && dns.queries_for("late.test") > 0
+    );
     dns.set_a("late.test", &[LOCAL]);
     eventually!(bodies(&proxy, 1) == ["s1"]);
     assert!(proxy.wait_output("Server fe1/s1 ('late.test') is UP/READY (resolves again).", rampart_testkit::patience()));

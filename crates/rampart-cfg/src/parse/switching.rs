@@ -282,7 +282,8 @@ mod tests {
 
     #[test]
     fn persist_rdp_cookie_names_its_cookie_as_haproxy_does() {
-        let rdp = |l: &str| parse_ok(&format!("defaults\n mode tcp\n{l}backend b\n")).proxies[0].persist_rdp_cookie.clone();
+        let rdp =
+            |l: &str| parse_ok(&format!("defaults\n mode tcp\n{l}backend b\n")).proxies[0].persist_rdp_cookie.clone();
         assert_eq!(rdp(" persist rdp-cookie\n").as_deref(), Some("msts"), "inherited from defaults");
         assert_eq!(rdp(" persist rdp-cookie(user)\n").as_deref(), Some("user"));
         assert_eq!(rdp("").as_deref(), None);

@@ -164,7 +164,8 @@ impl CounterSlab {
             self.block = Arc::new(Cells::new(self.threads + 1, self.stride));
             self.used = 0;
         }
-        let group = CounterGroup { cells: self.block.clone(), stride: self.stride, next: self.used, end: self.used + counters };
+        let group =
+            CounterGroup { cells: self.block.clone(), stride: self.stride, next: self.used, end: self.used + counters };
         self.used += counters;
         group
     }

@@ -148,7 +148,8 @@ async fn exchange(
             over_tcp(server.addr, query, wanted, counters).await
         } else {
             let socket = &r.udp[ns];
-            let mut q = socket.ask(server.addr, bufsize, counters, query, random_id).map_err(|_| send_error(counters))?;
+            let mut q =
+                socket.ask(server.addr, bufsize, counters, query, random_id).map_err(|_| send_error(counters))?;
             bump(&counters.sent);
             let Some(msg) = q.answer().await else { return std::future::pending().await };
             judge_ours(&msg, Wanted { id: q.id(), ..wanted }, counters)
