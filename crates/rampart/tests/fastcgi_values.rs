@@ -9,6 +9,8 @@
 //! What is not here: multiplexing (`option mpxs-conns`): rampart sends one request per
 //! connection at a time whatever the application answers (docs/COMPATIBILITY.md).
 
+#![allow(clippy::disallowed_types)] // the test application's threads, not the request path
+
 mod http_common;
 
 use std::io::{Read, Write};

@@ -8,6 +8,9 @@
 //! holds the messages of the latest startup or reload attempt (its parse errors too),
 //! as HAProxy 3.x's master CLI `show startup-logs` does.
 
+// a lock taken at startup and by the CLI command, never on the request path
+#![allow(clippy::disallowed_types)]
+
 use std::sync::Mutex;
 
 /// HAProxy's `STARTUP_LOG_SIZE`.
