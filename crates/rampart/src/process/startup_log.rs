@@ -63,6 +63,9 @@ mod tests {
     fn the_oldest_whole_lines_go_first() {
         let mut t = "aaaa\nbbbb\ncccc\n".to_owned();
         trim(&mut t, 12);
+        assert_eq!(t, "bbbb\ncccc\n");
+        let mut t = "aaaa\nbbbb\ncccc\n".to_owned();
+        trim(&mut t, 9);
         assert_eq!(t, "cccc\n");
         let mut t = "aa\nbb\n".to_owned();
         trim(&mut t, 6);

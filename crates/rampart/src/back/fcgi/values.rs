@@ -114,7 +114,9 @@ mod tests {
     fn an_application_that_does_not_multiplex_takes_one_request() {
         let mut raw = result(Kind::GetValuesResult, 0, &[(b"FCGI_MAX_REQS", b"50"), (b"FCGI_MPXS_CONNS", b"0")]);
         assert_eq!(answer(&mut raw, 10).unwrap(), Some(Values { mpxs_conns: false, max_reqs: 1 }));
-        let mut raw = result(Kind::UnknownType, 0, &[]);
+        // UNKNOWN_TYPE's body: the type it did not know (GET_VALUES, 9) and 7 reserved bytes
+        let mut raw = Vec::new();
+        fcgi::push_record(&mut raw, Kind::UnknownType, 0, &[9, 0, 0, 0, 0, 0, 0, 0]);
         assert_eq!(answer(&mut raw, 10).unwrap(), Some(Values { mpxs_conns: false, max_reqs: 1 }));
         // nothing said of the limit: the configured one
         let mut raw = result(Kind::GetValuesResult, 0, &[(b"FCGI_MPXS_CONNS", b"1")]);
